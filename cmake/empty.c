@@ -1,0 +1,1 @@
+typedef int bfh_empty_module; /* placeholder for a module without sources */

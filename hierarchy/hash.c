@@ -1,0 +1,19 @@
+#include "hierarchy/hash.h"
+
+#include <xxhash.h>
+
+uint64_t bfh_hash64(const void *data, size_t n, uint64_t seed) {
+  return XXH3_64bits_withSeed(data, n, seed);
+}
+
+void probe_init(probe_t *p, uint64_t hash, uint64_t m, uint32_t k) {
+  /* h2 is derived from a remix of the hash and forced odd, so that the k positions are
+     distinct modulo 2^64 and no probe sequence degenerates to one bit. */
+  uint64_t h1 = hash;
+  uint64_t h2 = ((hash >> 32) | (hash << 32)) * 0x9e3779b97f4a7c15ull | 1;
+  p->k = k;
+  for (uint32_t i = 0; i < k; i++) {
+    uint64_t g = h1 + (uint64_t)i * h2;
+    p->pos[i] = (uint64_t)(((unsigned __int128)g * m) >> 64);
+  }
+}

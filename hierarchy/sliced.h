@@ -1,0 +1,49 @@
+/* sliced_t: bit-sliced index over the leaf filters (Flat-Bloofi).
+ *
+ * For each of the m bit positions, a row of slot bits: bit s of row j is bit j of the
+ * filter in leaf slot s. A query ANDs the k rows of its probe positions; the set bits of
+ * the result are the leaves that say maybe. Slots freed by removals are reused.
+ *
+ * Not thread-safe: the caller serializes writers against readers.
+ */
+#ifndef BFH_HIERARCHY_SLICED_H
+#define BFH_HIERARCHY_SLICED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hierarchy/hash.h"
+#include "util/err.h"
+#include "util/vec.h"
+
+typedef struct sliced sliced_t;
+
+/* Returns a new empty index for m-bit filters, or NULL. Client calls sliced_destroy(). */
+sliced_t *sliced_create(uint64_t m);
+void sliced_destroy(sliced_t *s); /* NULL allowed */
+
+/* Adds leaf `id` whose filter is `words` (read during the call only, not kept).
+   BFH_E_INVALID if id is present, BFH_E_NOMEM. */
+int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words);
+/* Removes leaf `id` and frees its slot. BFH_NOT_FOUND if absent. */
+int sliced_remove(sliced_t *s, uint64_t id);
+
+/* Adds n leaves at once (words[i] read during the call only). Same result as n calls of
+   sliced_add, but fills the rows 64 slots at a time by 64x64 bit transposes, which is
+   sequential where sliced_add writes one random row word per set bit: use it for bulk
+   loads. BFH_E_INVALID (nothing added) if an id is present or repeated, BFH_E_NOMEM. */
+int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *words, size_t n);
+/* Makes room for `slots` leaves so that adds up to that count do not re-lay the rows
+   (growth otherwise doubles the capacity). BFH_OK or BFH_E_NOMEM. */
+int sliced_reserve(sliced_t *s, size_t slots);
+
+/* Appends to out the ids of the leaves that say maybe for p. Counters in st (may be NULL):
+   internal_probes += rows read (k), leaf_probes += live leaves covered, leaf_positives +=
+   leaves reported. */
+int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stats_t *st);
+
+size_t sliced_leaf_count(const sliced_t *s);
+int sliced_contains(const sliced_t *s, uint64_t id);
+size_t sliced_size_in_bytes(const sliced_t *s);
+
+#endif

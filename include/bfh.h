@@ -1,0 +1,143 @@
+/* bfh: non-key (value) search in LSM key-value stores with a Bloom filter hierarchy.
+ *
+ * The only public header. A database is a directory written either by bfh's own leveled
+ * LSM engine (BFH_ENGINE_LSM, the default) or by stock LevelDB (BFH_ENGINE_LEVELDB). Every
+ * table file of the database gets a value Bloom filter; the filters are the leaves of a
+ * hierarchy of OR-merged filters, and bfh_search() uses them to read only the tables that
+ * may hold a value.
+ *
+ * Threads: a bfh_db handle may be used from any number of threads at once (puts, gets,
+ * searches, flushes); bfh_close() must not race with other calls on the same handle.
+ * The library never prints and never exits: failures return a status code, and
+ * bfh_last_error() says what failed and where.
+ *
+ * Limits: keys are 1..BFH_MAX_KEY_BYTES bytes and values 0..BFH_MAX_VALUE_BYTES bytes;
+ * longer ones are rejected with BFH_E_INVALID.
+ */
+#ifndef BFH_H
+#define BFH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bfh_db bfh_db; /* opaque */
+
+/* Status codes: every function that can fail returns one of these. */
+enum {
+  BFH_OK = 0,
+  BFH_NOT_FOUND = 1,     /* bfh_get: no live value for the key */
+  BFH_E_INVALID = -1,    /* bad argument or option, with a message in bfh_last_error */
+  BFH_E_IO = -2,         /* a system call failed */
+  BFH_E_CORRUPT = -3,    /* checksum or format violation in a file */
+  BFH_E_NOMEM = -4,      /* out of memory */
+  BFH_E_BUSY = -5,       /* the database is open in another process (or handle) */
+  BFH_E_UNSUPPORTED = -6 /* not available on this engine or build */
+};
+
+#define BFH_MAX_KEY_BYTES (1u << 16)   /* 65,536 */
+#define BFH_MAX_VALUE_BYTES (1u << 26) /* 64 MiB */
+
+typedef enum bfh_engine {
+  BFH_ENGINE_LSM = 0,    /* the project's own leveled LSM (default, embedded) */
+  BFH_ENGINE_LEVELDB = 1 /* stock LevelDB through its C API; directory is a LevelDB db */
+} bfh_engine;
+
+typedef enum bfh_method {
+  BFH_SEARCH_SCAN = 0,      /* read every live table and the memtable ("SSTable scan") */
+  BFH_SEARCH_LEAVES = 1,    /* probe every per-table value filter ("classical Bloom scan") */
+  BFH_SEARCH_HIERARCHY = 2, /* descend the filter hierarchy from the root (the paper) */
+  BFH_SEARCH_SLICED = 3,    /* bit-sliced index over the leaf filters (Flat-Bloofi) */
+  BFH_SEARCH_AUTO = 4       /* the library chooses */
+} bfh_method;
+
+typedef struct bfh_options {
+  bfh_engine engine;            /* default BFH_ENGINE_LSM */
+  int create_if_missing;        /* default 1 */
+  uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; >= 64 */
+  uint32_t value_filter_hashes; /* k; default 3; 1..32 */
+  uint32_t order;               /* d: non-root nodes hold d..2d children; default 5; >= 2 */
+  double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
+  size_t memtable_bytes;        /* default 4 MiB */
+  size_t table_bytes;           /* target table file size; default 2 MiB */
+  int sync;                     /* 1: every write is durable when the call returns; default 0 */
+  /* Additions to the contract of shared/API.md: */
+  int leaves_on_disk;   /* 1: leaf filters are read from the table files on demand (the
+                           paper's setting); 0 (default): kept in memory */
+  int value_filters;    /* 1 (default): build value filters; 0: engine only (for measuring
+                           what the filters cost at ingest; searches then scan) */
+  int placement;        /* 0 (default): similarity placement of new leaves; 1: positional
+                           (table order, as in the paper) */
+  uint64_t hash_seed;   /* seed of the value hash; default 0x62666801 ("bfh" 1) */
+} bfh_options;
+
+typedef struct bfh_search_stats {
+  uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */
+  uint64_t leaf_probes;     /* leaf (per-table) filters tested */
+  uint64_t leaf_positives;  /* leaf filters that said maybe */
+  uint64_t tables_scanned;  /* table files read */
+  uint64_t tables_matched;  /* scanned tables that held the value (before validation) */
+  uint64_t entries_scanned; /* entries decoded from tables and memtables */
+  uint64_t bytes_read;      /* table bytes read */
+  uint64_t candidates;      /* keys found before validation */
+  uint64_t results;         /* keys reported to the callback */
+  uint64_t elapsed_ns;      /* wall time of the whole search */
+  /* Additions: */
+  uint32_t method_used;     /* the method that ran (what BFH_SEARCH_AUTO chose) */
+  uint32_t tables_live;     /* live tables in the version searched */
+} bfh_search_stats;
+
+/* Return nonzero to stop the search early (bfh_search then returns BFH_OK). */
+typedef int (*bfh_match_fn)(void *arg, const void *key, size_t key_len);
+
+/* Fills *opt with the defaults above. */
+void bfh_options_init(bfh_options *opt);
+
+/* Opens (or, with create_if_missing, creates) the database in directory `path`.
+   On BFH_OK, *db is a new handle; release it with bfh_close(). opt may be NULL (defaults).
+   Errors: BFH_E_INVALID for bad options or a directory that is not a database of the
+   chosen engine; BFH_E_BUSY if it is open elsewhere; BFH_E_CORRUPT for damaged files.
+   Without a handle, the message of a failed open is in bfh_last_error(NULL) (this thread). */
+int bfh_open(const char *path, const bfh_options *opt, bfh_db **db);
+/* Closes the handle and frees it. NULL is allowed. Flushes nothing it need not. */
+int bfh_close(bfh_db *db);
+
+int bfh_put(bfh_db *db, const void *key, size_t key_len, const void *val, size_t val_len);
+int bfh_delete(bfh_db *db, const void *key, size_t key_len);
+/* On BFH_OK, *val is allocated by the library; release it with bfh_free. An empty value
+   gives *val_len == 0 and a non-NULL *val. BFH_NOT_FOUND when the key has no live value. */
+int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val_len);
+
+/* Non-key search: report every live key whose current value equals val, exactly once,
+   in any order. stats may be NULL. Safe to call while other threads write. */
+int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
+               void *arg, bfh_search_stats *stats);
+
+/* Write the memtable out as table files (with their value filters). */
+int bfh_flush(bfh_db *db);
+
+/* Sizes of the database and of its value index (an addition to shared/API.md). */
+typedef struct bfh_db_stats {
+  uint64_t tables;              /* live table files */
+  uint64_t table_bytes;         /* their total size */
+  uint64_t leaf_filters;        /* tables with a value filter in the index */
+  uint64_t leaf_filter_bytes;   /* size of all leaf filters (in memory or on disk) */
+  uint64_t internal_bytes;      /* hierarchy internal nodes (non-leaf filters) */
+  uint64_t sliced_bytes;        /* bit-sliced index */
+  uint32_t hierarchy_height;    /* internal levels */
+  double mean_leaf_fill;        /* mean fraction of set bits in the leaf filters */
+} bfh_db_stats;
+int bfh_stats(bfh_db *db, bfh_db_stats *st);
+
+void bfh_free(void *p);
+const char *bfh_strerror(int status);
+/* Message for the last failed call on this handle in this thread; "" if none. */
+const char *bfh_last_error(const bfh_db *db);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFH_H */

@@ -1,0 +1,125 @@
+/* lsm_db_t: bfh's own leveled LSM engine (the key path), in LevelDB's shape.
+ *
+ * A directory holds a write-ahead log, table files of about table_bytes, a manifest of
+ * version edits and CURRENT. Writes go to the log and a skiplist memtable; a full memtable
+ * is flushed by a background thread into an L0 table; leveled compaction (L0 trigger 4
+ * files, L1 10 MiB, x10 per level, 7 levels) runs in the background.
+ * doc/format.md describes every byte; doc/lsm.md how the pieces fit.
+ *
+ * Threads: one writer at a time inside (callers may write from many threads), any number
+ * of concurrent readers. Errors are bfh status codes with a message in err (may be NULL).
+ */
+#ifndef BFH_LSM_DB_H
+#define BFH_LSM_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lsm/table_hook.h"
+#include "util/err.h"
+
+typedef struct lsm_db lsm_db_t;
+
+typedef struct lsm_options {
+  int create_if_missing;    /* default 1 */
+  size_t memtable_bytes;    /* default 4 MiB */
+  size_t table_bytes;       /* default 2 MiB */
+  size_t block_bytes;       /* default 4 KiB */
+  double key_bits_per_key;  /* blocked key filter budget; default 10; 0 = no key filters */
+  int sync;                 /* 1: fsync the log before a write returns; default 0 */
+  const lsm_table_hook_t *hook; /* may be NULL; borrowed, must outlive the db */
+  struct lsm_io *io;        /* NULL: the default (real) I/O layer; tests inject faults */
+} lsm_options_t;
+
+void lsm_options_init(lsm_options_t *opt);
+
+/* Opens or creates the database in dir. On BFH_OK, *db must be closed with lsm_close().
+   BFH_E_BUSY: locked by another open (any process); BFH_E_INVALID: not a bfh LSM database
+   (or missing without create_if_missing, or a bad option); BFH_E_CORRUPT: a damaged file
+   (message names file and offset); BFH_E_UNSUPPORTED: written by an incompatible version. */
+int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **db, err_t *err);
+/* Waits for background work to stop, releases the lock and frees db. NULL allowed. */
+int lsm_close(lsm_db_t *db);
+
+int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
+            err_t *err);
+int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err);
+/* On BFH_OK, *val is malloc'd (non-NULL even for an empty value); free() it.
+   BFH_NOT_FOUND when the key has no live value. */
+int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
+            err_t *err);
+
+/* Writes the memtable out as L0 table(s) and waits until they are installed. */
+int lsm_flush(lsm_db_t *db, err_t *err);
+/* Waits until no flush or compaction is pending (for tests and benchmarks). */
+int lsm_wait_idle(lsm_db_t *db, err_t *err);
+
+/* ---- Consistent views, for scans and non-key search ---------------------------------- */
+
+typedef struct lsm_snapshot lsm_snapshot_t;
+
+typedef struct lsm_table_info {
+  uint64_t number; /* file number */
+  uint64_t size;   /* bytes */
+  int level;
+} lsm_table_info_t;
+
+/* Visitor for raw entries: return nonzero to stop. type is LSM_TYPE_VALUE or _DELETION. */
+typedef int (*lsm_visit_fn)(void *arg, const void *key, size_t key_len, const void *val,
+                            size_t val_len, uint64_t seq, int type);
+
+typedef struct lsm_scan_stats {
+  uint64_t entries;    /* entries decoded */
+  uint64_t bytes_read; /* table bytes read */
+} lsm_scan_stats_t;
+
+/* Pins the current version and memtables: every table it lists stays readable until
+   release. Returns NULL on no memory. */
+lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db);
+void lsm_snapshot_release(lsm_snapshot_t *s); /* NULL allowed */
+/* The live tables of the snapshot (array owned by s): L0 newest first, then by level. */
+size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tables);
+/* Visits every entry of table `number` (which must be in s) in table order, reading only
+   that file. BFH_E_CORRUPT with file and offset on a checksum mismatch. st may be NULL. */
+int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
+                            lsm_scan_stats_t *st, err_t *err);
+/* Visits every entry of the snapshot's memtable and immutable memtable. */
+int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg,
+                                lsm_scan_stats_t *st, err_t *err);
+
+/* Reads the meta block `name` of live table `number` (as stored from the table hook).
+   On BFH_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset
+   in the table file. BFH_NOT_FOUND if the table has no such block. */
+int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data,
+                        size_t *size, uint64_t *offset, err_t *err);
+/* Writes the path of table `number` into buf (cap bytes); returns the length. */
+size_t lsm_table_path(const lsm_db_t *db, uint64_t number, char *buf, size_t cap);
+
+/* ---- Ordered iteration ---------------------------------------------------------------- */
+
+typedef struct lsm_iter lsm_iter_t;
+/* An iterator over the live keys of a consistent view taken at creation (newest version of
+   each key, deletions hidden). Client calls lsm_iter_destroy(). */
+lsm_iter_t *lsm_iter_create(lsm_db_t *db);
+void lsm_iter_destroy(lsm_iter_t *it);
+void lsm_iter_seek_first(lsm_iter_t *it);
+void lsm_iter_seek(lsm_iter_t *it, const void *key, size_t key_len);
+int lsm_iter_valid(const lsm_iter_t *it);
+void lsm_iter_next(lsm_iter_t *it);
+const void *lsm_iter_key(const lsm_iter_t *it, size_t *len);
+const void *lsm_iter_value(const lsm_iter_t *it, size_t *len);
+/* BFH_OK, or the error (e.g. corruption) that stopped the iteration. */
+int lsm_iter_status(const lsm_iter_t *it, err_t *err);
+
+/* ---- Introspection ---------------------------------------------------------------------- */
+
+typedef struct lsm_stats {
+  uint32_t files_per_level[7];
+  uint64_t bytes_per_level[7];
+  uint64_t flushes, compactions;
+  uint64_t bytes_written; /* tables and logs */
+  uint64_t stall_us;      /* time writers waited on L0 slowdown/stop */
+} lsm_stats_t;
+void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st);
+
+#endif

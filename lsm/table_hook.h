@@ -1,0 +1,49 @@
+/* lsm_table_hook_t: what the engine tells the outside while it builds and drops tables.
+ *
+ * The engine knows nothing of value filters: it calls these functions and stores the meta
+ * blocks finish() returns inside the table file. lsm_hooks/value_hook.c uses them to build
+ * one value filter per table (the paper's per-SSTable filter).
+ *
+ * Order of calls for one table (flush or compaction output):
+ *   state = begin(ctx, file_number)
+ *   add(state, ...) for every entry, in table order (values and deletions)
+ *   finish(state, &blocks, &n)       -> meta blocks to store in the table
+ *   end(state, ok)                   -> ok = 1: the file is complete and synced;
+ *                                       ok = 0: the table was abandoned (error); state is
+ *                                       released either way
+ * Later, for a table whose end() said ok = 1:
+ *   table_removed(ctx, file_number)  -> the table left the live version (compacted away
+ *                                       or never installed) and will never be live again
+ * A table that is live when the database is closed gets no table_removed.
+ *
+ * Calls for one table come from one thread; calls for different tables may come from
+ * different threads at once (flush and compaction), so ctx must be thread-safe.
+ */
+#ifndef BFH_LSM_TABLE_HOOK_H
+#define BFH_LSM_TABLE_HOOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { LSM_TYPE_DELETION = 0, LSM_TYPE_VALUE = 1 };
+
+typedef struct lsm_meta_block {
+  const char *name; /* e.g. "bfh.value_filter"; stored in the table's meta index */
+  const void *data; /* owned by the hook state; valid until end() */
+  size_t size;
+} lsm_meta_block_t;
+
+typedef struct lsm_table_hook {
+  void *ctx;
+  /* Returns the per-table state, or NULL on failure (the table build then fails). */
+  void *(*begin)(void *ctx, uint64_t file_number);
+  void (*add)(void *state, const void *key, size_t key_len, const void *val, size_t val_len,
+              uint64_t seq, int type);
+  /* Sets *blocks to an array of *n meta blocks (owned by state). Returns 0, or a bfh error
+     status that fails the table build. */
+  int (*finish)(void *state, const lsm_meta_block_t **blocks, size_t *n);
+  void (*end)(void *state, int ok);
+  void (*table_removed)(void *ctx, uint64_t file_number);
+} lsm_table_hook_t;
+
+#endif

@@ -1,0 +1,77 @@
+/* value_index_t: the leaves (one value filter per live table), the hierarchy over them and
+ * the bit-sliced index, kept in step with the tables an engine adds and removes.
+ *
+ * Engines call value_index_add() when a table with a value filter becomes known (the own
+ * engine from its table-build hook, the LevelDB engine from its emulated hook) and
+ * value_index_remove() when the table leaves the live version. Both go through the
+ * hierarchy's incremental insert/remove and the sliced index's add/remove; nothing is
+ * rebuilt whole.
+ *
+ * Leaves in memory (default): the index owns each leaf's filter words. Leaves on disk (the
+ * paper's setting): the index keeps only where the serialized filter lives (file path and
+ * offset, hierarchy/value_filter.h layout) and reads the k words a probe needs from there.
+ *
+ * Thread-safe: adds/removes take a write lock; candidate queries a read lock.
+ */
+#ifndef BFH_LSM_HOOKS_VALUE_INDEX_H
+#define BFH_LSM_HOOKS_VALUE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfh.h"
+#include "hierarchy/hash.h"
+#include "hierarchy/hierarchy.h"
+#include "hierarchy/value_filter.h"
+#include "util/err.h"
+#include "util/vec.h"
+
+typedef struct value_index value_index_t;
+
+typedef struct value_index_params {
+  uint64_t m;       /* filter bits */
+  uint32_t k;       /* hash functions */
+  uint64_t seed;    /* value hash seed */
+  uint32_t order;   /* hierarchy order d */
+  int leaves_on_disk;
+  hierarchy_placement_t placement;
+} value_index_params_t;
+
+/* Returns a new empty index, or NULL on bad parameters / no memory (message in err).
+   Client calls value_index_destroy(). */
+value_index_t *value_index_create(const value_index_params_t *p, err_t *err);
+void value_index_destroy(value_index_t *vi); /* NULL allowed */
+const value_index_params_t *value_index_params(const value_index_t *vi);
+
+/* Adds the leaf of table `number`. Takes ownership of filter (whose m, k and seed must
+   match the index: BFH_E_INVALID otherwise). path/offset say where the serialized filter
+   is stored (needed when leaves are on disk; path may be NULL otherwise; copied).
+   Adding a number already present replaces nothing and returns BFH_E_INVALID. */
+int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
+                    uint64_t offset, err_t *err);
+/* Removes the leaf of table `number`; BFH_NOT_FOUND if absent. */
+int value_index_remove(value_index_t *vi, uint64_t number);
+int value_index_contains(value_index_t *vi, uint64_t number);
+size_t value_index_leaf_count(value_index_t *vi);
+
+/* The probe of a value under the index's m, k and seed: computed once per search. */
+void value_index_probe(const value_index_t *vi, const void *val, size_t len, probe_t *out);
+
+/* Appends to out the numbers of the tables whose leaf says maybe, found by method
+   BFH_SEARCH_LEAVES (every leaf tested), BFH_SEARCH_HIERARCHY or BFH_SEARCH_SLICED, and adds
+   the filter tests to st. A leaf that cannot be read counts as maybe. */
+int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *p, u64vec_t *out,
+                           probe_stats_t *st, err_t *err);
+
+typedef struct value_index_stats {
+  uint64_t leaves;
+  uint64_t leaf_bytes;     /* leaf filter words held in memory (0 when on disk) */
+  uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
+  uint64_t internal_bytes; /* hierarchy internal nodes */
+  uint64_t sliced_bytes;   /* bit-sliced index */
+  uint32_t height;         /* internal levels of the hierarchy */
+  double mean_fill;        /* mean fill ratio of the leaves */
+} value_index_stats_t;
+void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
+
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages bfh builds and runs with, if any is missing.
+# Needs root (or sudo) only when something has to be installed.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libleveldb-dev libsnappy-dev libxxhash-dev
+          libcmocka-dev gnuplot-nox)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "need root to install ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

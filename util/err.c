@@ -1,0 +1,41 @@
+#include "util/err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int err_set(err_t *e, int code, const char *fmt, ...) {
+  if (!e) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+  e->code = code;
+  return code;
+}
+
+int err_errno(err_t *e, int errnum, const char *fmt, ...) {
+  int code = errnum == ENOMEM ? BFH_E_NOMEM : BFH_E_IO;
+  if (!e) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof e->msg)
+    snprintf(e->msg + n, sizeof e->msg - (size_t)n, ": %s", strerror(errnum));
+  e->code = code;
+  return code;
+}
+
+int err_prefix(err_t *e, const char *fmt, ...) {
+  if (!e) return BFH_E_IO;
+  char head[ERR_MSG_BYTES], old[ERR_MSG_BYTES];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(head, sizeof head, fmt, ap);
+  va_end(ap);
+  memcpy(old, e->msg, sizeof old);
+  snprintf(e->msg, sizeof e->msg, "%s%s", head, old);
+  return e->code;
+}

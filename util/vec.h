@@ -1,0 +1,46 @@
+/* u64vec_t: a growable array of uint64_t (table numbers, leaf ids). Caller-owned struct:
+ * u64vec_init() / u64vec_release(); the array is freed by u64vec_release().
+ */
+#ifndef BFH_UTIL_VEC_H
+#define BFH_UTIL_VEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "bfh.h"
+
+typedef struct u64vec {
+  uint64_t *v;
+  size_t n, cap;
+} u64vec_t;
+
+static inline void u64vec_init(u64vec_t *a) {
+  a->v = NULL;
+  a->n = a->cap = 0;
+}
+
+static inline void u64vec_release(u64vec_t *a) {
+  free(a->v);
+  u64vec_init(a);
+}
+
+/* Returns BFH_OK or BFH_E_NOMEM (a is unchanged then). */
+static inline int u64vec_reserve(u64vec_t *a, size_t cap) {
+  if (cap <= a->cap) return BFH_OK;
+  size_t c = a->cap ? a->cap : 16;
+  while (c < cap) c *= 2;
+  uint64_t *v = realloc(a->v, c * sizeof *v);
+  if (!v) return BFH_E_NOMEM;
+  a->v = v;
+  a->cap = c;
+  return BFH_OK;
+}
+
+static inline int u64vec_push(u64vec_t *a, uint64_t x) {
+  if (a->n == a->cap && u64vec_reserve(a, a->n + 1) != BFH_OK) return BFH_E_NOMEM;
+  a->v[a->n++] = x;
+  return BFH_OK;
+}
+
+#endif
