@@ -50,7 +50,7 @@ typedef struct hierarchy_leaf_source {
   void *ctx;
 } hierarchy_leaf_source_t;
 
-/* Returns a new empty hierarchy of order `order` (>= 2) over m-bit filters, or NULL on bad
+/* Returns a new empty hierarchy of order `order` (2..4096) over m-bit filters, or NULL on bad
    arguments or no memory. source may be NULL if every leaf will be resident; it is copied.
    Client is responsible for calling hierarchy_destroy(). */
 hierarchy_t *hierarchy_create(uint32_t order, uint64_t m, hierarchy_placement_t placement,

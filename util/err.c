@@ -30,12 +30,17 @@ int err_errno(err_t *e, int errnum, const char *fmt, ...) {
 
 int err_prefix(err_t *e, const char *fmt, ...) {
   if (!e) return BFH_E_IO;
-  char head[ERR_MSG_BYTES], old[ERR_MSG_BYTES];
+  char head[ERR_MSG_BYTES];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(head, sizeof head, fmt, ap);
+  int n = vsnprintf(head, sizeof head, fmt, ap);
   va_end(ap);
-  memcpy(old, e->msg, sizeof old);
-  snprintf(e->msg, sizeof e->msg, "%s%s", head, old);
+  if (n <= 0) return e->code;
+  size_t hn = (size_t)n < sizeof e->msg - 1 ? (size_t)n : sizeof e->msg - 1;
+  size_t old = strnlen(e->msg, sizeof e->msg - 1);
+  if (hn + old > sizeof e->msg - 1) old = sizeof e->msg - 1 - hn; /* keep the tail cut */
+  memmove(e->msg + hn, e->msg, old);
+  memcpy(e->msg, head, hn);
+  e->msg[hn + old] = '\0';
   return e->code;
 }

@@ -1,0 +1,242 @@
+/* Bit-sliced index (Flat-Bloofi), see sliced.h.
+ *
+ * Memory layout: rows[j * row_words + c] holds slots 64c .. 64c+63 of bit position j, so
+ * the row of position j is row_words contiguous words and a query reads k short rows.
+ * row_words = capacity / 64; growing the capacity (doubling) re-lays every row.
+ * A freed slot has an all-zero column (sliced_remove clears it), so a query needs no
+ * liveness mask: it ANDs k rows up to the high-water slot and maps set bits to ids.
+ */
+#include "hierarchy/sliced.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/bits.h"
+#include "hierarchy/id_map.h"
+
+struct sliced {
+  uint64_t m;
+  size_t nwords;       /* words of one filter */
+  size_t cap;          /* slots, a multiple of 64 */
+  size_t row_words;    /* cap / 64 */
+  size_t hi;           /* slots [0, hi) have been used; the rest are all zero */
+  uint64_t *rows;      /* m * row_words words, owned */
+  uint64_t *slot_id;   /* cap entries, owned: the id in each live slot */
+  u64vec_t free_slots; /* freed slots below hi, reused last-in first-out */
+  id_map_t map;        /* id -> slot */
+};
+
+sliced_t *sliced_create(uint64_t m) {
+  if (m == 0 || m > ((uint64_t)1 << 40)) return NULL;
+  sliced_t *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->m = m;
+  s->nwords = bits_words(m);
+  u64vec_init(&s->free_slots);
+  id_map_init(&s->map);
+  return s;
+}
+
+void sliced_destroy(sliced_t *s) {
+  if (!s) return;
+  free(s->rows);
+  free(s->slot_id);
+  u64vec_release(&s->free_slots);
+  id_map_release(&s->map);
+  free(s);
+}
+
+/* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 64). */
+static int grow_to(sliced_t *s, size_t slots) {
+  if (slots <= s->cap) return BFH_OK;
+  size_t cap = (slots + 63) / 64 * 64;
+  size_t rw = cap / 64;
+  uint64_t *rows = calloc((size_t)s->m * rw, sizeof *rows);
+  uint64_t *ids = realloc(s->slot_id, cap * sizeof *ids);
+  if (!rows || !ids) {
+    free(rows);
+    if (ids) s->slot_id = ids;
+    return BFH_E_NOMEM;
+  }
+  s->slot_id = ids;
+  if (s->rows) {
+    size_t used = (s->hi + 63) / 64;
+    for (uint64_t j = 0; j < s->m; j++)
+      memcpy(rows + j * rw, s->rows + j * s->row_words, used * sizeof *rows);
+  }
+  free(s->rows);
+  s->rows = rows;
+  s->cap = cap;
+  s->row_words = rw;
+  return BFH_OK;
+}
+
+int sliced_reserve(sliced_t *s, size_t slots) {
+  return grow_to(s, slots);
+}
+
+/* Capacity for `extra` more leaves, doubling. */
+static int make_room(sliced_t *s, size_t extra) {
+  size_t reuse = s->free_slots.n < extra ? s->free_slots.n : extra;
+  size_t need = s->hi + (extra - reuse);
+  if (need <= s->cap) return BFH_OK;
+  size_t cap = s->cap ? s->cap : 64;
+  while (cap < need) cap *= 2;
+  return grow_to(s, cap);
+}
+
+static size_t take_slot(sliced_t *s) {
+  if (s->free_slots.n > 0) return (size_t)s->free_slots.v[--s->free_slots.n];
+  return s->hi++;
+}
+
+/* Sets the column of `slot` from one filter: one row word per set bit. */
+static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
+  size_t c = slot / 64;
+  uint64_t bit = 1ull << (slot & 63);
+  for (size_t w = 0; w < s->nwords; w++) {
+    for (uint64_t x = words[w]; x; x &= x - 1) {
+      uint64_t j = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x);
+      if (j < s->m) s->rows[j * s->row_words + c] |= bit;
+    }
+  }
+}
+
+int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
+  if (id_map_get(&s->map, id, NULL)) return BFH_E_INVALID;
+  if (make_room(s, 1) != BFH_OK || id_map_reserve(&s->map, s->map.n + 1) != BFH_OK)
+    return BFH_E_NOMEM;
+  size_t slot = take_slot(s);
+  id_map_put(&s->map, id, slot); /* cannot fail after the reserve */
+  s->slot_id[slot] = id;
+  fill_sparse(s, slot, words);
+  return BFH_OK;
+}
+
+/* In-place transpose of a 64x64 bit matrix: afterwards bit i of a[j] is what bit j of
+   a[i] was. Six rounds of block swaps (32x32 blocks, then 16x16, ... 1x1). */
+static void transpose64(uint64_t a[64]) {
+  uint64_t mask = 0x00000000ffffffffull;
+  for (unsigned j = 32; j != 0; j >>= 1, mask ^= mask << j) {
+    for (unsigned r = 0; r < 64; r = ((r | j) + 1) & ~j) {
+      uint64_t t = ((a[r] >> j) ^ a[r | j]) & mask;
+      a[r] ^= t << j;
+      a[r | j] ^= t;
+    }
+  }
+}
+
+typedef struct slot_src {
+  size_t slot;
+  const uint64_t *words;
+} slot_src_t;
+
+static int by_slot(const void *a, const void *b) {
+  size_t x = ((const slot_src_t *)a)->slot, y = ((const slot_src_t *)b)->slot;
+  return x < y ? -1 : x > y;
+}
+
+/* Fills the columns of one slot word c from the filters in g[0, n) (all in word c). */
+static void fill_column_word(sliced_t *s, size_t c, const slot_src_t *g, size_t n) {
+  if (n < 8) { /* a transpose per filter word only pays with enough filters */
+    for (size_t i = 0; i < n; i++) fill_sparse(s, g[i].slot, g[i].words);
+    return;
+  }
+  uint64_t a[64];
+  for (size_t w = 0; w < s->nwords; w++) {
+    memset(a, 0, sizeof a);
+    uint64_t any = 0;
+    for (size_t i = 0; i < n; i++) any |= a[g[i].slot & 63] = g[i].words[w];
+    if (!any) continue;
+    transpose64(a);
+    uint64_t base = (uint64_t)w * 64;
+    for (unsigned j = 0; j < 64 && base + j < s->m; j++)
+      if (a[j]) s->rows[(base + j) * s->row_words + c] |= a[j];
+  }
+}
+
+int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *words, size_t n) {
+  if (n == 0) return BFH_OK;
+  if (id_map_reserve(&s->map, s->map.n + n) != BFH_OK) return BFH_E_NOMEM;
+  slot_src_t *g = malloc(n * sizeof *g);
+  if (!g) return BFH_E_NOMEM;
+  /* Claim the ids first (the map cannot fail after the reserve); undo on a duplicate. */
+  for (size_t i = 0; i < n; i++) {
+    if (id_map_get(&s->map, ids[i], NULL)) {
+      for (size_t u = 0; u < i; u++) id_map_del(&s->map, ids[u]);
+      free(g);
+      return BFH_E_INVALID;
+    }
+    id_map_put(&s->map, ids[i], 0);
+  }
+  if (make_room(s, n) != BFH_OK) {
+    for (size_t u = 0; u < n; u++) id_map_del(&s->map, ids[u]);
+    free(g);
+    return BFH_E_NOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t slot = take_slot(s);
+    id_map_put(&s->map, ids[i], slot);
+    s->slot_id[slot] = ids[i];
+    g[i].slot = slot;
+    g[i].words = words[i];
+  }
+  qsort(g, n, sizeof *g, by_slot);
+  for (size_t i = 0; i < n;) {
+    size_t e = i + 1;
+    while (e < n && g[e].slot / 64 == g[i].slot / 64) e++;
+    fill_column_word(s, g[i].slot / 64, g + i, e - i);
+    i = e;
+  }
+  free(g);
+  return BFH_OK;
+}
+
+int sliced_remove(sliced_t *s, uint64_t id) {
+  uint64_t slot;
+  if (!id_map_get(&s->map, id, &slot)) return BFH_NOT_FOUND;
+  if (u64vec_reserve(&s->free_slots, s->free_slots.n + 1) != BFH_OK) return BFH_E_NOMEM;
+  size_t c = (size_t)slot / 64;
+  uint64_t keep = ~(1ull << (slot & 63));
+  for (uint64_t j = 0; j < s->m; j++) s->rows[j * s->row_words + c] &= keep;
+  id_map_del(&s->map, id);
+  s->free_slots.v[s->free_slots.n++] = slot;
+  return BFH_OK;
+}
+
+int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
+  size_t found = 0;
+  size_t lim = (s->hi + 63) / 64;
+  if (lim > 0 && p->k > 0) {
+    const uint64_t *r[BFH_MAX_HASHES];
+    for (uint32_t i = 0; i < p->k; i++) r[i] = s->rows + p->pos[i] * s->row_words;
+    for (size_t c = 0; c < lim; c++) {
+      uint64_t x = r[0][c];
+      for (uint32_t i = 1; i < p->k && x; i++) x &= r[i][c];
+      for (; x; x &= x - 1) {
+        if (u64vec_push(out, s->slot_id[c * 64 + (size_t)__builtin_ctzll(x)]) != BFH_OK)
+          return BFH_E_NOMEM;
+        found++;
+      }
+    }
+  }
+  if (st) {
+    st->internal_probes += p->k;
+    st->leaf_probes += s->map.n;
+    st->leaf_positives += found;
+  }
+  return BFH_OK;
+}
+
+size_t sliced_leaf_count(const sliced_t *s) {
+  return s->map.n;
+}
+
+int sliced_contains(const sliced_t *s, uint64_t id) {
+  return id_map_get(&s->map, id, NULL);
+}
+
+size_t sliced_size_in_bytes(const sliced_t *s) {
+  return sizeof *s + (size_t)s->m * s->row_words * sizeof(uint64_t) + s->cap * sizeof(uint64_t) +
+         s->free_slots.cap * sizeof(uint64_t) + id_map_size_in_bytes(&s->map);
+}

@@ -1,0 +1,193 @@
+/* sliced_t tests: answers equal probing every filter one by one across capacity growth,
+ * slot reuse and batch adds (the 64x64 transpose path); error cases.
+ * (The model test in hierarchy_test.c also checks the index against the hierarchy.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hierarchy/bits.h"
+#include "hierarchy/sliced.h"
+#include "util/random.h"
+
+#define M 1500 /* not a multiple of 64: the last word is partial */
+#define NW ((M + 63) / 64)
+#define MAXL 700
+
+typedef struct leaves {
+  uint64_t words[MAXL][NW];
+  int live[MAXL];
+} leaves_t;
+
+static void fill(rng_t *r, uint64_t *w, uint32_t nbits) {
+  memset(w, 0, NW * sizeof(uint64_t));
+  for (uint32_t i = 0; i < nbits; i++) bits_set(w, rng_below(r, M));
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Checks `queries` random probes against the one-by-one oracle; returns positives. */
+static size_t check(rng_t *r, const sliced_t *s, const leaves_t *L, int queries) {
+  size_t total = 0;
+  for (int q = 0; q < queries; q++) {
+    probe_t p;
+    probe_init(&p, rng_next(r), M, 1 + (uint32_t)rng_below(r, 3));
+    u64vec_t out;
+    u64vec_init(&out);
+    probe_stats_t st = {0};
+    assert_int_equal(sliced_search(s, &p, &out, &st), BFH_OK);
+    assert_int_equal(st.internal_probes, p.k);
+    assert_int_equal(st.leaf_positives, out.n);
+    if (out.n > 1) qsort(out.v, out.n, sizeof(uint64_t), cmp_u64);
+    size_t j = 0;
+    for (uint64_t id = 0; id < MAXL; id++) {
+      if (!L->live[id] || !bits_test_probe(L->words[id], &p)) continue;
+      assert_true(j < out.n);
+      assert_int_equal(out.v[j], id);
+      j++;
+    }
+    assert_int_equal(j, out.n);
+    total += out.n;
+    u64vec_release(&out);
+  }
+  return total;
+}
+
+/* Single adds with growth from 0 to 700 slots (64 -> 1024 capacity), removals that free
+   slots in every column word, reuse of the freed slots. */
+static void test_sliced_matches_oracle_with_growth_and_reuse(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 11);
+  leaves_t *L = calloc(1, sizeof *L);
+  sliced_t *s = sliced_create(M);
+  assert_non_null(s);
+  size_t positives = 0;
+  for (uint64_t id = 0; id < MAXL; id++) {
+    fill(&r, L->words[id], 300); /* ~18% of the bits set: queries hit many leaves */
+    assert_int_equal(sliced_add(s, id, L->words[id]), BFH_OK);
+    L->live[id] = 1;
+    if (id % 50 == 0) positives += check(&r, s, L, 20);
+  }
+  assert_true(sliced_size_in_bytes(s) >= (size_t)M * (MAXL / 64) * 8);
+  for (uint64_t id = 0; id < MAXL; id += 3) {
+    assert_int_equal(sliced_remove(s, id), BFH_OK);
+    L->live[id] = 0;
+  }
+  assert_int_equal(sliced_leaf_count(s), MAXL - (MAXL + 2) / 3);
+  positives += check(&r, s, L, 200);
+  size_t full = sliced_size_in_bytes(s);
+  for (uint64_t id = 0; id < MAXL; id += 3) { /* reuse: no growth */
+    fill(&r, L->words[id], 300);
+    assert_int_equal(sliced_add(s, id, L->words[id]), BFH_OK);
+    L->live[id] = 1;
+  }
+  assert_int_equal(sliced_size_in_bytes(s), full);
+  positives += check(&r, s, L, 200);
+  assert_true(positives > 1000);
+  assert_int_equal(sliced_add(s, 5, L->words[5]), BFH_E_INVALID);
+  assert_int_equal(sliced_remove(s, MAXL + 1), BFH_NOT_FOUND);
+  assert_false(sliced_contains(s, MAXL + 1));
+  assert_true(sliced_contains(s, 5));
+  sliced_destroy(s);
+  sliced_destroy(NULL);
+  free(L);
+}
+
+/* Batch adds (transpose path for >= 8 filters per slot word, sparse path below) answer
+   exactly like single adds, including into freed slots scattered over the columns. */
+static void test_sliced_batch_equals_single(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 12);
+  leaves_t *L = calloc(1, sizeof *L);
+  sliced_t *s = sliced_create(M);
+  assert_int_equal(sliced_reserve(s, 100), BFH_OK);
+  uint64_t ids[MAXL];
+  const uint64_t *w[MAXL];
+  for (uint64_t id = 0; id < 500; id++) {
+    fill(&r, L->words[id], 200);
+    ids[id] = id;
+    w[id] = L->words[id];
+    L->live[id] = 1;
+  }
+  assert_int_equal(sliced_add_batch(s, ids, w, 500), BFH_OK);
+  check(&r, s, L, 300);
+  /* Free a scattered set, then refill it (and some new ids) by one batch. */
+  size_t n = 0;
+  for (uint64_t id = 0; id < 500; id++) {
+    if (rng_below(&r, 100) < 30) {
+      assert_int_equal(sliced_remove(s, id), BFH_OK);
+      L->live[id] = 0;
+    }
+  }
+  check(&r, s, L, 100);
+  for (uint64_t id = 0; id < MAXL; id++) {
+    if (L->live[id]) continue;
+    fill(&r, L->words[id], 200);
+    ids[n] = id;
+    w[n++] = L->words[id];
+    L->live[id] = 1;
+  }
+  assert_int_equal(sliced_add_batch(s, ids, w, n), BFH_OK);
+  assert_int_equal(sliced_leaf_count(s), MAXL);
+  check(&r, s, L, 300);
+  /* A batch with a present or repeated id adds nothing. */
+  sliced_remove(s, 3);
+  sliced_remove(s, 4);
+  L->live[3] = L->live[4] = 0;
+  uint64_t bad1[3] = {3, 4, 5}, bad2[3] = {3, 4, 3};
+  const uint64_t *bw[3] = {L->words[3], L->words[4], L->words[5]};
+  assert_int_equal(sliced_add_batch(s, bad1, bw, 3), BFH_E_INVALID);
+  assert_int_equal(sliced_add_batch(s, bad2, bw, 3), BFH_E_INVALID);
+  assert_false(sliced_contains(s, 3));
+  assert_false(sliced_contains(s, 4));
+  assert_int_equal(sliced_leaf_count(s), MAXL - 2);
+  check(&r, s, L, 100);
+  sliced_destroy(s);
+  free(L);
+}
+
+static void test_sliced_empty(void **state) {
+  (void)state;
+  sliced_t *s = sliced_create(M);
+  assert_null(sliced_create(0));
+  probe_t p;
+  probe_init(&p, 42, M, 3);
+  u64vec_t out;
+  u64vec_init(&out);
+  assert_int_equal(sliced_search(s, &p, &out, NULL), BFH_OK);
+  assert_int_equal(out.n, 0);
+  assert_int_equal(sliced_leaf_count(s), 0);
+  /* An all-ones filter says maybe to everything. */
+  uint64_t ones[NW];
+  memset(ones, 0xff, sizeof ones);
+  ones[NW - 1] = (1ull << (M % 64)) - 1;
+  assert_int_equal(sliced_add(s, 9, ones), BFH_OK);
+  assert_int_equal(sliced_search(s, &p, &out, NULL), BFH_OK);
+  assert_int_equal(out.n, 1);
+  assert_int_equal(out.v[0], 9);
+  assert_int_equal(sliced_remove(s, 9), BFH_OK);
+  out.n = 0;
+  assert_int_equal(sliced_search(s, &p, &out, NULL), BFH_OK);
+  assert_int_equal(out.n, 0);
+  u64vec_release(&out);
+  sliced_destroy(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sliced_empty),
+      cmocka_unit_test(test_sliced_matches_oracle_with_growth_and_reuse),
+      cmocka_unit_test(test_sliced_batch_equals_single),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
