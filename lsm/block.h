@@ -1,0 +1,85 @@
+/* Reading blocks: block handles, the 5-byte block trailer [type u8][masked crc32c fixed32]
+ * and a seekable cursor over a block's entries (doc/format.md "Block").
+ *
+ * block_t and block_cursor_t are caller-owned structs that borrow the block's bytes (in
+ * the table's mapping); block_cursor_t allocates only for keys longer than its inline
+ * buffer. block_iterator_create() wraps a cursor as an iterator_t.
+ */
+#ifndef BFH_LSM_BLOCK_H
+#define BFH_LSM_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lsm/internal_key.h"
+#include "lsm/iterator.h"
+#include "util/err.h"
+
+#define BLOCK_TRAILER_BYTES 5
+#define BLOCK_TYPE_RAW 0 /* the only type: no compression */
+#define BLOCK_HANDLE_MAX_BYTES 20
+
+/* Where a block's contents lie in a file (the trailer follows them). */
+typedef struct block_handle {
+  uint64_t offset;
+  uint64_t size; /* contents, without the trailer */
+} block_handle_t;
+
+/* varint64 offset | varint64 size; returns the byte after (dst needs 20 bytes). */
+uint8_t *block_handle_encode(uint8_t *dst, const block_handle_t *h);
+/* Returns the byte after, or NULL if malformed. */
+const uint8_t *block_handle_decode(const uint8_t *p, const uint8_t *limit, block_handle_t *h);
+
+/* The trailer of contents[0,n): type BLOCK_TYPE_RAW, crc32c(contents | type) masked. */
+void block_trailer_encode(uint8_t trailer[BLOCK_TRAILER_BYTES], const uint8_t *contents, size_t n);
+/* 0 if trailer (the 5 bytes after contents) matches contents[0,n) and has type RAW, else -1. */
+int block_trailer_check(const uint8_t *contents, size_t n);
+
+/* A parsed block. */
+typedef struct block {
+  const uint8_t *data; /* contents (borrowed) */
+  size_t size;
+  uint32_t restarts_offset; /* where the restart array begins = end of the entries */
+  uint32_t nrestarts;
+} block_t;
+
+/* Checks the restart array; returns 0, or -1 if the contents are malformed. */
+int block_parse(block_t *b, const uint8_t *data, size_t size);
+
+#define BLOCK_CURSOR_INLINE_KEY 128
+
+typedef struct block_cursor {
+  const block_t *block;
+  key_compare_fn cmp;
+  uint32_t offset;      /* of the current entry; == restarts_offset when not valid */
+  uint32_t next_offset; /* of the entry after it */
+  uint32_t restart;     /* restart index of the current entry's run */
+  const uint8_t *val;
+  uint32_t val_len;
+  uint8_t *key; /* key_inline or heap */
+  size_t key_len, key_cap;
+  int corrupt; /* an entry was malformed: the cursor is invalid */
+  uint8_t key_inline[BLOCK_CURSOR_INLINE_KEY];
+} block_cursor_t;
+
+/* Borrows b (which must outlive the cursor). Not positioned until a seek. */
+void block_cursor_init(block_cursor_t *c, const block_t *b, key_compare_fn cmp);
+void block_cursor_release(block_cursor_t *c);
+void block_cursor_seek_first(block_cursor_t *c);
+/* First entry with key >= target (binary search over restarts, then a linear scan). */
+void block_cursor_seek(block_cursor_t *c, const void *target, size_t n);
+void block_cursor_next(block_cursor_t *c);
+static inline int block_cursor_valid(const block_cursor_t *c) {
+  return !c->corrupt && c->offset < c->block->restarts_offset;
+}
+/* 1 if stopped by a malformed entry (caller reports BFH_E_CORRUPT with file/offset). */
+static inline int block_cursor_corrupt(const block_cursor_t *c) {
+  return c->corrupt;
+}
+
+/* An iterator over one block (contents borrowed; must outlive it). status() reports a
+   malformed entry as BFH_E_CORRUPT with "block: malformed entry". NULL on no
+   memory. Client calls iterator_destroy(). */
+iterator_t *block_iterator_create(const uint8_t *data, size_t size, key_compare_fn cmp);
+
+#endif

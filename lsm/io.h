@@ -1,0 +1,133 @@
+/* lsm_io_t: every file access of the LSM engine goes through here, so tests can inject
+ * faults (a failing write, sync or rename; a power loss that drops unsynced data).
+ *
+ * lsm_io_default() is the real thing (POSIX calls). lsm_io_create_faulty() is the same
+ * real file system plus a fault plan: "fail the Nth operation of kind K from now on with
+ * BFH_E_IO", optionally "and every later one" (a dead disk), and a power-loss simulation
+ * that truncates every file written through this io to the length it had at its last sync.
+ *
+ * Every function returns a bfh status code; on failure err (may be NULL) names the path
+ * and the failed call ("open /d/000007.log: No such file or directory").
+ * All functions are thread-safe for distinct files; a single lsm_file_t / lsm_rfile_t is
+ * used by one thread at a time (lsm_rfile_pread and lsm_map_t may be shared).
+ */
+#ifndef BFH_LSM_IO_H
+#define BFH_LSM_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+typedef struct lsm_io lsm_io_t;       /* also spelled `struct lsm_io` in lsm/db.h */
+typedef struct lsm_file lsm_file_t;   /* a file open for writing (appending) */
+typedef struct lsm_rfile lsm_rfile_t; /* a file open for positional reads */
+typedef struct lsm_map lsm_map_t;     /* a read-only memory mapping of a whole file */
+typedef struct lsm_lock lsm_lock_t;   /* a held LOCK file */
+
+/* The real I/O layer: a static object, never freed (lsm_io_destroy ignores it). */
+lsm_io_t *lsm_io_default(void);
+
+/* ---- Files written ------------------------------------------------------------------- */
+
+/* Creates path (truncating it if it exists) for writing. On BFH_OK the client closes *f
+   with lsm_file_close(). Writes are buffered in user space (64 KiB): lsm_file_flush()
+   hands them to the kernel (write(2)); lsm_file_sync() flushes and fdatasyncs. */
+int lsm_io_open_write(lsm_io_t *io, const char *path, lsm_file_t **f, err_t *err);
+/* Opens path for appending (created if missing); lsm_file_size() starts at its size. */
+int lsm_io_open_append(lsm_io_t *io, const char *path, lsm_file_t **f, err_t *err);
+/* Appends n bytes (buffered). After a failure the file is in an unknown state: callers
+   give up on it. */
+int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err);
+/* Writes the buffered bytes with write(2) (no fsync): other readers see them. */
+int lsm_file_flush(lsm_file_t *f, err_t *err);
+/* Flushes, then fdatasync()s the file. */
+int lsm_file_sync(lsm_file_t *f, err_t *err);
+/* Flushes and closes (no sync); frees f even on error. NULL allowed (returns BFH_OK). */
+int lsm_file_close(lsm_file_t *f, err_t *err);
+/* Bytes appended so far (including the starting size for append mode and unflushed bytes). */
+uint64_t lsm_file_size(const lsm_file_t *f);
+/* The path given at open (owned by f). */
+const char *lsm_file_path(const lsm_file_t *f);
+
+/* ---- Files read ---------------------------------------------------------------------- */
+
+/* Opens path read-only. The client closes *f with lsm_rfile_close(). */
+int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **f, err_t *err);
+/* Reads up to n bytes at offset into buf; *got = bytes read (< n only at end of file).
+   Thread-safe (pread). */
+int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err);
+uint64_t lsm_rfile_size(const lsm_rfile_t *f); /* size at open */
+void lsm_rfile_close(lsm_rfile_t *f);          /* NULL allowed */
+
+/* Maps the whole file read-only (MAP_SHARED, PROT_READ). The client releases it with
+   lsm_map_close(). An empty file gives a valid map with size 0. */
+int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **m, err_t *err);
+const uint8_t *lsm_map_data(const lsm_map_t *m);
+uint64_t lsm_map_size(const lsm_map_t *m);
+void lsm_map_close(lsm_map_t *m); /* NULL allowed */
+
+/* Reads the whole file into *data (malloc'd, NUL-terminated one past *size; caller frees). */
+int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, err_t *err);
+/* Writes data to path (create/truncate), fdatasyncs it and closes it (e.g. CURRENT.tmp). */
+int lsm_io_write_file(lsm_io_t *io, const char *path, const void *data, size_t n, err_t *err);
+
+/* ---- Names and directories ----------------------------------------------------------- */
+
+int lsm_io_rename(lsm_io_t *io, const char *from, const char *to, err_t *err);
+/* BFH_NOT_FOUND (no message) if path does not exist. */
+int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err);
+/* mkdir(path, 0755); an existing directory is BFH_OK. */
+int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err);
+/* fsync()s the directory itself (after create/rename/unlink of its entries). */
+int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err);
+/* 1 if path exists, 0 if not (or on any error). */
+int lsm_io_exists(lsm_io_t *io, const char *path);
+/* *size = size in bytes of path. BFH_NOT_FOUND (no message) if it does not exist. */
+int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err);
+/* The names in dir (not "." or ".."), in no particular order. On BFH_OK the client frees
+   them with lsm_io_names_free(*names, *n). */
+int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err_t *err);
+void lsm_io_names_free(char **names, size_t n); /* NULL allowed */
+
+/* Creates path if needed and takes flock(LOCK_EX | LOCK_NB) on it. BFH_E_BUSY if another
+   open file description (this or another process) holds it. The client releases it with
+   lsm_io_unlock() (the file itself is left in place). */
+int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err);
+void lsm_io_unlock(lsm_lock_t *lock); /* NULL allowed */
+
+/* ---- Fault injection (tests) --------------------------------------------------------- */
+
+typedef enum lsm_io_op {
+  LSM_IO_OP_OPEN = 0, /* lsm_io_open_write / _append / _read, lsm_io_map, lsm_io_read_file */
+  LSM_IO_OP_WRITE,    /* lsm_file_append (counted per call, before any byte is written) */
+  LSM_IO_OP_SYNC,     /* lsm_file_sync, lsm_io_sync_dir, the sync of lsm_io_write_file */
+  LSM_IO_OP_RENAME,   /* lsm_io_rename */
+  LSM_IO_OP_UNLINK,   /* lsm_io_unlink */
+  LSM_IO_OP_READ,     /* lsm_rfile_pread */
+  LSM_IO_OP_KINDS
+} lsm_io_op_t;
+
+/* A real I/O layer with a fault plan (initially: no faults). Client calls
+   lsm_io_destroy() after every file opened through it is closed. NULL on no memory. */
+lsm_io_t *lsm_io_create_faulty(void);
+/* NULL and lsm_io_default() allowed (no-op). */
+void lsm_io_destroy(lsm_io_t *io);
+/* Makes the nth operation of kind op from now (n >= 1; 1 = the next one) fail with
+   BFH_E_IO and the message "injected fault: <call> <path>"; sticky != 0: every later one
+   fails too. n == 0 disarms op. No effect on lsm_io_default(). */
+void lsm_io_fail(lsm_io_t *io, lsm_io_op_t op, uint64_t n, int sticky);
+/* Disarms every fault. */
+void lsm_io_fail_none(lsm_io_t *io);
+/* Operations of kind op attempted through io since its creation (failed ones included);
+   a test runs once to count, then once per crash point. 0 for lsm_io_default(). */
+uint64_t lsm_io_op_count(const lsm_io_t *io, lsm_io_op_t op);
+/* Simulated power loss: every file written through io (opened with open_write/append or
+   write_file) is truncated to the size it had at its last successful sync (0 if it never
+   was synced); renames carry that record to the new name. Call it with every file of io
+   closed (e.g. after the database handle is closed or dropped). Returns BFH_OK or the
+   truncate error. Directory entries are not rolled back (files created and never synced
+   survive, empty). */
+int lsm_io_drop_unsynced(lsm_io_t *io, err_t *err);
+
+#endif

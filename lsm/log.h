@@ -1,0 +1,66 @@
+/* The write-ahead log (and the manifest's record format): a sequence of records, each
+ * protected by CRC32C, in LevelDB's framing: 32 KiB blocks, records split into
+ * FULL / FIRST / MIDDLE / LAST fragments with a 7-byte header
+ * [masked crc32c fixed32][length fixed16][type u8] (doc/format.md "Log").
+ *
+ * Writer (log_writer.c): appends records; after log_writer_add returns BFH_OK the record is
+ * in the kernel (write(2)); with sync it is also fdatasync'd.
+ * Reader (log_reader.c): returns the records in order. A damaged or truncated tail at the
+ * end of the file (a record cut short, a checksum mismatch in the last record, or zero
+ * bytes up to EOF) is "not yet written": reading stops cleanly with BFH_NOT_FOUND and
+ * log_reader_dropped_bytes() says how many bytes were skipped. A checksum mismatch or a
+ * bad header followed by more non-zero data is BFH_E_CORRUPT, naming file and offset.
+ */
+#ifndef BFH_LSM_LOG_H
+#define BFH_LSM_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lsm/io.h"
+#include "util/err.h"
+
+#define LOG_BLOCK_BYTES 32768
+#define LOG_HEADER_BYTES 7
+enum { LOG_ZERO = 0, LOG_FULL = 1, LOG_FIRST = 2, LOG_MIDDLE = 3, LOG_LAST = 4 };
+
+/* ---- Writer ---------------------------------------------------------------------------- */
+
+typedef struct log_writer log_writer_t;
+
+/* Creates (truncates) path and returns a writer for it. The client calls
+   log_writer_close(). */
+int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **w, err_t *err);
+/* Appends one record of n bytes (n may be 0) and hands it to the kernel; sync != 0 also
+   fdatasyncs. After a failure the writer is dead: every later add/sync returns the same
+   error (the log may hold a partial record, which the reader treats as a torn tail). */
+int log_writer_add(log_writer_t *w, const void *data, size_t n, int sync, err_t *err);
+/* fdatasync of everything added so far. */
+int log_writer_sync(log_writer_t *w, err_t *err);
+/* Closes the file (no sync) and frees w. NULL allowed. */
+int log_writer_close(log_writer_t *w, err_t *err);
+/* Bytes in the file so far. */
+uint64_t log_writer_size(const log_writer_t *w);
+
+/* ---- Reader ---------------------------------------------------------------------------- */
+
+typedef struct log_reader log_reader_t;
+
+/* Opens path for reading (it reads the whole file into memory). The client calls
+   log_reader_close(). */
+int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **r, err_t *err);
+/* Next record: BFH_OK with *data, *n (borrowed, valid until the next call or close);
+   BFH_NOT_FOUND at the end (clean, or after dropping a torn tail); BFH_E_CORRUPT with
+   "log <path>: record at <offset>: checksum mismatch" (or the header problem). After an
+   error, later calls return the same error. */
+int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err);
+/* File offset of the first fragment of the record last returned. */
+uint64_t log_reader_record_offset(const log_reader_t *r);
+/* Bytes skipped as a torn tail at the end of the file (0 when the file ended cleanly);
+   meaningful once log_reader_next returned BFH_NOT_FOUND. */
+uint64_t log_reader_dropped_bytes(const log_reader_t *r);
+/* Offset where valid data ends (= file size - dropped bytes, once at the end). */
+uint64_t log_reader_end_offset(const log_reader_t *r);
+void log_reader_close(log_reader_t *r); /* NULL allowed */
+
+#endif

@@ -1,0 +1,57 @@
+/* memtable_t: the in-memory write buffer, a skiplist over internal keys (LevelDB's shape:
+ * max height 12, branching 4) whose nodes and payloads live in an arena.
+ *
+ * Threads: ONE writer at a time (memtable_add, externally serialized by the db) and any
+ * number of concurrent readers (get, iterators, scan) without locks: next pointers are
+ * published with release stores and read with acquire loads, so a reader sees either the
+ * old list or the list with the new node fully initialized.
+ * Lifetime: reference counted; memtable_create() returns one reference; memtable_ref() /
+ * memtable_unref() (frees at zero). Iterators hold their own reference.
+ * Pointers returned by get (lookup.val) and by iterators point into the arena and stay
+ * valid while the caller holds a reference.
+ */
+#ifndef BFH_LSM_MEMTABLE_H
+#define BFH_LSM_MEMTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lsm/db.h"
+#include "lsm/internal_key.h"
+#include "lsm/iterator.h"
+
+typedef struct memtable memtable_t;
+
+/* An empty memtable with one reference; NULL on no memory. */
+memtable_t *memtable_create(void);
+void memtable_ref(memtable_t *m);
+/* Drops a reference; frees at zero. NULL allowed. */
+void memtable_unref(memtable_t *m);
+
+/* Inserts (key, seq, type) -> val (val ignored for deletions; may be NULL when vlen is 0).
+   REQUIRES: single writer; no entry with the same user key and seq exists; seq <=
+   LSM_MAX_SEQ. Returns BFH_OK or BFH_E_NOMEM. key and val are copied. */
+int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t klen,
+                 const void *val, size_t vlen);
+
+/* Newest entry for user key with seq <= max_seq (LSM_MAX_SEQ: the newest of all).
+   Fills *out and returns out->state: LSM_LOOKUP_VALUE (out->val borrowed),
+   LSM_LOOKUP_DELETED, or LSM_LOOKUP_ABSENT. Lock-free, allocation-free. */
+int memtable_get(const memtable_t *m, const void *key, size_t klen, uint64_t max_seq,
+                 lsm_lookup_t *out);
+
+/* Arena bytes in use (the flush trigger); thread-safe. */
+size_t memtable_memory_usage(const memtable_t *m);
+/* Entries added so far; thread-safe. */
+uint64_t memtable_entries(const memtable_t *m);
+
+/* An iterator over all entries in internal-key order (key = internal key, value = value;
+   deletions have an empty value). Holds a reference on m. NULL on no memory. Client calls
+   iterator_destroy(). */
+iterator_t *memtable_iterator_create(memtable_t *m);
+
+/* Visits every entry in internal-key order (key = user key); fn returning nonzero stops.
+   st (may be NULL) gets entries += visited, bytes_read += key + value bytes. BFH_OK. */
+int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st);
+
+#endif

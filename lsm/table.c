@@ -1,0 +1,491 @@
+/* Table reader (lsm/table.h; the file layout is at the top of table_builder.c).
+ *
+ * The file is mapped read-only. Open verifies and keeps: the footer, the index (parsed into
+ * arrays of separator keys and data block handles), the key filter and the meta index.
+ * Data blocks are checked against their CRC on first use; `verified` (one bit per data
+ * block, atomic) remembers which were checked so a hot block is checked once.
+ */
+#include "lsm/table.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hierarchy/blocked_filter.h"
+#include "lsm/block.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+typedef struct meta_entry {
+  char *name; /* owned, NUL-terminated */
+  block_handle_t h;
+} meta_entry_t;
+
+struct table {
+  atomic_int refs;
+  lsm_map_t *map;
+  const uint8_t *data;
+  uint64_t size;
+  uint64_t number;
+  char name[64]; /* base name of the file, for messages */
+  uint64_t entries;
+  /* index */
+  uint32_t nblocks;
+  block_handle_t *handles;
+  uint8_t *keys;     /* separator keys, concatenated */
+  uint32_t *key_off; /* nblocks + 1 offsets into keys */
+  /* key filter (in the mapping) */
+  const uint8_t *filter;
+  size_t filter_size;
+  /* meta index */
+  meta_entry_t *meta;
+  size_t nmeta;
+  _Atomic uint64_t *verified;
+  size_t index_bytes;
+};
+
+size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap) {
+  int n = snprintf(buf, cap, "%s/%06llu.sst", dir, (unsigned long long)number);
+  return n < 0 ? 0 : (size_t)n;
+}
+
+static int corrupt(const table_t *t, uint64_t offset, const char *what, err_t *err) {
+  return err_set(err, BFH_E_CORRUPT, "table %s: block at %llu: %s", t->name,
+                 (unsigned long long)offset, what);
+}
+
+static void table_free(table_t *t) {
+  if (!t) return;
+  lsm_map_close(t->map);
+  free(t->handles);
+  free(t->keys);
+  free(t->key_off);
+  for (size_t i = 0; i < t->nmeta; i++) free(t->meta[i].name);
+  free(t->meta);
+  free((void *)t->verified);
+  free(t);
+}
+
+/* 1 if [offset, offset + size + trailer) lies before the footer. */
+static int handle_ok(const table_t *t, const block_handle_t *h) {
+  uint64_t limit = t->size - TABLE_FOOTER_BYTES;
+  return h->offset <= limit && h->size <= limit - h->offset &&
+         BLOCK_TRAILER_BYTES <= limit - h->offset - h->size;
+}
+
+/* Verifies the block at h and parses it. */
+static int read_checked(const table_t *t, const block_handle_t *h, block_t *b, err_t *err) {
+  if (!handle_ok(t, h)) return corrupt(t, h->offset, "block handle out of bounds", err);
+  const uint8_t *c = t->data + h->offset;
+  if (block_trailer_check(c, (size_t)h->size))
+    return corrupt(t, h->offset, "checksum mismatch", err);
+  if (b && block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
+  return BFH_OK;
+}
+
+static int load_index(table_t *t, const block_handle_t *ih, err_t *err) {
+  block_t b;
+  int rc = read_checked(t, ih, &b, err);
+  if (rc) return rc;
+  /* Count entries (restart interval 1: one restart per entry). */
+  size_t cap = b.nrestarts, n = 0, kbytes = 0;
+  t->handles = malloc((cap ? cap : 1) * sizeof *t->handles);
+  t->key_off = malloc((cap + 1) * sizeof *t->key_off);
+  size_t kcap = b.restarts_offset ? b.restarts_offset : 1;
+  t->keys = malloc(kcap);
+  if (!t->handles || !t->key_off || !t->keys)
+    return err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+  block_cursor_t c;
+  block_cursor_init(&c, &b, internal_key_compare);
+  for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
+    block_handle_t h;
+    const uint8_t *v = c.val;
+    if (n == cap || c.key_len < INTERNAL_KEY_TAG_BYTES || kbytes + c.key_len > kcap ||
+        block_handle_decode(v, v + c.val_len, &h) != v + c.val_len || !handle_ok(t, &h) ||
+        (n && internal_key_compare(t->keys + t->key_off[n - 1], kbytes - t->key_off[n - 1], c.key,
+                                   c.key_len) >= 0)) {
+      block_cursor_release(&c);
+      return corrupt(t, ih->offset, "malformed index entry", err);
+    }
+    t->key_off[n] = (uint32_t)kbytes;
+    memcpy(t->keys + kbytes, c.key, c.key_len);
+    kbytes += c.key_len;
+    t->handles[n++] = h;
+  }
+  int bad = block_cursor_corrupt(&c);
+  block_cursor_release(&c);
+  if (bad) return corrupt(t, ih->offset, "malformed index block", err);
+  t->key_off[n] = (uint32_t)kbytes;
+  t->nblocks = (uint32_t)n;
+  t->index_bytes = kbytes + n * (sizeof *t->handles + sizeof *t->key_off);
+  return BFH_OK;
+}
+
+static int load_meta(table_t *t, const block_handle_t *mh, err_t *err) {
+  block_t b;
+  int rc = read_checked(t, mh, &b, err);
+  if (rc) return rc;
+  t->meta = calloc(b.nrestarts ? b.nrestarts : 1, sizeof *t->meta);
+  if (!t->meta) return err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+  block_cursor_t c;
+  block_cursor_init(&c, &b, bytewise_compare);
+  rc = BFH_OK;
+  for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
+    block_handle_t h;
+    const uint8_t *v = c.val;
+    if (t->nmeta == b.nrestarts || block_handle_decode(v, v + c.val_len, &h) != v + c.val_len ||
+        !handle_ok(t, &h) || memchr(c.key, 0, c.key_len)) {
+      rc = corrupt(t, mh->offset, "malformed meta index entry", err);
+      break;
+    }
+    meta_entry_t *m = &t->meta[t->nmeta];
+    if (!(m->name = malloc(c.key_len + 1))) {
+      rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+      break;
+    }
+    memcpy(m->name, c.key, c.key_len);
+    m->name[c.key_len] = 0;
+    m->h = h;
+    t->nmeta++;
+  }
+  if (!rc && block_cursor_corrupt(&c)) rc = corrupt(t, mh->offset, "malformed meta index", err);
+  block_cursor_release(&c);
+  return rc;
+}
+
+static const meta_entry_t *find_meta(const table_t *t, const char *name) {
+  for (size_t i = 0; i < t->nmeta; i++)
+    if (strcmp(t->meta[i].name, name) == 0) return &t->meta[i];
+  return NULL;
+}
+
+int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **out, err_t *err) {
+  *out = NULL;
+  table_t *t = calloc(1, sizeof *t);
+  if (!t) return err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  atomic_init(&t->refs, 1);
+  t->number = file_number;
+  const char *base = strrchr(path, '/');
+  snprintf(t->name, sizeof t->name, "%s", base ? base + 1 : path);
+  int rc = lsm_io_map(io, path, &t->map, err);
+  if (rc) goto fail;
+  t->data = lsm_map_data(t->map);
+  t->size = lsm_map_size(t->map);
+  if (t->size < TABLE_FOOTER_BYTES) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: file too short (%llu bytes)", t->name,
+                 (unsigned long long)t->size);
+    goto fail;
+  }
+  const uint8_t *f = t->data + t->size - TABLE_FOOTER_BYTES;
+  uint64_t foff = t->size - TABLE_FOOTER_BYTES;
+  if (decode_fixed64(f + 56) != TABLE_MAGIC) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->name,
+                 (unsigned long long)foff);
+    goto fail;
+  }
+  if (crc32c_unmask(decode_fixed32(f + 52)) != crc32c_value(f, 52)) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: checksum mismatch", t->name,
+                 (unsigned long long)foff);
+    goto fail;
+  }
+  uint32_t version = decode_fixed32(f + 48);
+  if (version != TABLE_FORMAT_VERSION) {
+    rc = err_set(err, BFH_E_UNSUPPORTED, "table %s: format version %u (this build reads %u)",
+                 t->name, version, TABLE_FORMAT_VERSION);
+    goto fail;
+  }
+  t->entries = decode_fixed64(f + 40);
+  block_handle_t mh, ih;
+  const uint8_t *p = block_handle_decode(f, f + 40, &mh);
+  if (!p || !block_handle_decode(p, f + 40, &ih)) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: malformed handles", t->name,
+                 (unsigned long long)foff);
+    goto fail;
+  }
+  if ((rc = load_index(t, &ih, err)) || (rc = load_meta(t, &mh, err))) goto fail;
+  const meta_entry_t *kf = find_meta(t, TABLE_KEY_FILTER_NAME);
+  if (kf) {
+    if ((rc = read_checked(t, &kf->h, NULL, err))) goto fail;
+    t->filter = t->data + kf->h.offset;
+    t->filter_size = (size_t)kf->h.size;
+  }
+  t->verified = calloc((t->nblocks + 63) / 64 + 1, sizeof *t->verified);
+  if (!t->verified) {
+    rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+    goto fail;
+  }
+  *out = t;
+  return BFH_OK;
+fail:
+  table_free(t);
+  return rc;
+}
+
+void table_ref(table_t *t) {
+  atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+}
+
+void table_unref(table_t *t) {
+  if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) table_free(t);
+}
+
+uint64_t table_number(const table_t *t) {
+  return t->number;
+}
+uint64_t table_file_size(const table_t *t) {
+  return t->size;
+}
+int table_has_key_filter(const table_t *t) {
+  return t->filter != NULL;
+}
+
+size_t table_memory_usage(const table_t *t) {
+  size_t n = sizeof *t + t->index_bytes + ((t->nblocks + 63) / 64 + 1) * sizeof(uint64_t);
+  for (size_t i = 0; i < t->nmeta; i++) n += sizeof *t->meta + strlen(t->meta[i].name) + 1;
+  return n;
+}
+
+void table_get_stats(const table_t *t, table_stats_t *st) {
+  st->data_blocks = t->nblocks;
+  st->verified_blocks = 0;
+  for (size_t i = 0; i < (t->nblocks + 63) / 64; i++)
+    st->verified_blocks += (uint64_t)__builtin_popcountll(
+        atomic_load_explicit((_Atomic uint64_t *)&t->verified[i], memory_order_relaxed));
+  st->filter_bytes = t->filter_size;
+  st->index_bytes = t->index_bytes;
+}
+
+int table_key_may_match(const table_t *t, uint64_t key_hash) {
+  return !t->filter || blocked_filter_may_contain(t->filter, t->filter_size, key_hash);
+}
+
+/* Data block i, CRC-verified once. */
+static int data_block(table_t *t, uint32_t i, block_t *b, err_t *err) {
+  const block_handle_t *h = &t->handles[i];
+  const uint8_t *c = t->data + h->offset;
+  _Atomic uint64_t *w = &t->verified[i / 64];
+  uint64_t bit = 1ull << (i % 64);
+  if (!(atomic_load_explicit(w, memory_order_acquire) & bit)) {
+    if (block_trailer_check(c, (size_t)h->size))
+      return corrupt(t, h->offset, "checksum mismatch", err);
+    atomic_fetch_or_explicit(w, bit, memory_order_release);
+  }
+  if (block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
+  return BFH_OK;
+}
+
+/* First data block whose separator (its last key) >= ikey; nblocks if none. */
+static uint32_t index_find(const table_t *t, const uint8_t *ikey, size_t n) {
+  uint32_t lo = 0, hi = t->nblocks;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const uint8_t *k = t->keys + t->key_off[mid];
+    size_t klen = t->key_off[mid + 1] - t->key_off[mid];
+    if (internal_key_compare(k, klen, ikey, n) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+              lsm_lookup_t *out, err_t *err) {
+  out->state = LSM_LOOKUP_ABSENT;
+  out->val = NULL;
+  out->val_len = 0;
+  out->seq = 0;
+  if (t->filter && !blocked_filter_may_contain(t->filter, t->filter_size, key_hash)) return BFH_OK;
+  uint8_t stack[256], *ikey = stack;
+  size_t iklen = klen + INTERNAL_KEY_TAG_BYTES;
+  if (iklen > sizeof stack && !(ikey = malloc(iklen)))
+    return err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+  internal_key_encode(ikey, key, klen, max_seq, LSM_TYPE_VALUE);
+  int rc = BFH_OK;
+  uint32_t i = index_find(t, ikey, iklen);
+  if (i < t->nblocks) {
+    block_t b;
+    rc = data_block(t, i, &b, err);
+    if (!rc) {
+      block_cursor_t c;
+      block_cursor_init(&c, &b, internal_key_compare);
+      block_cursor_seek(&c, ikey, iklen);
+      internal_key_parts_t k;
+      if (block_cursor_corrupt(&c)) {
+        rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
+      } else if (block_cursor_valid(&c)) {
+        if (internal_key_parse(c.key, c.key_len, &k)) {
+          rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
+        } else if (bytewise_compare(k.user_key, k.user_len, key, klen) == 0) {
+          out->seq = k.seq;
+          if (k.type == LSM_TYPE_VALUE) {
+            out->state = LSM_LOOKUP_VALUE;
+            out->val = c.val;
+            out->val_len = c.val_len;
+          } else {
+            out->state = LSM_LOOKUP_DELETED;
+          }
+        }
+      }
+      block_cursor_release(&c);
+    }
+  }
+  if (ikey != stack) free(ikey);
+  return rc;
+}
+
+int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
+  uint64_t entries = 0, bytes = 0;
+  int rc = BFH_OK, stop = 0;
+  for (uint32_t i = 0; i < t->nblocks && !stop && !rc; i++) {
+    block_t b;
+    if ((rc = data_block(t, i, &b, err))) break;
+    bytes += t->handles[i].size + BLOCK_TRAILER_BYTES;
+    block_cursor_t c;
+    block_cursor_init(&c, &b, internal_key_compare);
+    for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
+      internal_key_parts_t k;
+      if (internal_key_parse(c.key, c.key_len, &k)) {
+        rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
+        break;
+      }
+      entries++;
+      if (fn(arg, k.user_key, k.user_len, c.val, c.val_len, k.seq, k.type)) {
+        stop = 1;
+        break;
+      }
+    }
+    if (!rc && block_cursor_corrupt(&c))
+      rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
+    block_cursor_release(&c);
+  }
+  if (st) {
+    st->entries += entries;
+    st->bytes_read += bytes;
+  }
+  return rc;
+}
+
+int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
+                    err_t *err) {
+  const meta_entry_t *m = find_meta(t, name);
+  if (!m) return BFH_NOT_FOUND;
+  int rc = read_checked(t, &m->h, NULL, err);
+  if (rc) return rc;
+  *data = t->data + m->h.offset;
+  *size = (size_t)m->h.size;
+  if (offset) *offset = m->h.offset;
+  return BFH_OK;
+}
+
+/* ---- Two-level iterator ---------------------------------------------------------------- */
+
+typedef struct table_iter {
+  iterator_t base;
+  table_t *t;
+  uint32_t bi; /* current data block; nblocks = none */
+  block_t blk;
+  block_cursor_t cur;
+  err_t status;
+} table_iter_t;
+
+/* Loads data block i and leaves the cursor unpositioned; 0 on success. */
+static int ti_load(table_iter_t *ti, uint32_t i) {
+  block_cursor_release(&ti->cur);
+  ti->bi = i;
+  memset(&ti->blk, 0, sizeof ti->blk);
+  block_cursor_init(&ti->cur, &ti->blk, internal_key_compare);
+  if (i >= ti->t->nblocks) return -1;
+  if (data_block(ti->t, i, &ti->blk, &ti->status)) {
+    memset(&ti->blk, 0, sizeof ti->blk);
+    ti->bi = ti->t->nblocks;
+    return -1;
+  }
+  return 0;
+}
+
+/* Moves forward over exhausted blocks; records a malformed entry as an error. */
+static void ti_settle(table_iter_t *ti) {
+  for (;;) {
+    if (block_cursor_corrupt(&ti->cur)) {
+      corrupt(ti->t, ti->t->handles[ti->bi].offset, "malformed entry", &ti->status);
+      ti->bi = ti->t->nblocks;
+      return;
+    }
+    if (block_cursor_valid(&ti->cur) || ti->bi >= ti->t->nblocks) return;
+    if (ti_load(ti, ti->bi + 1)) return;
+    block_cursor_seek_first(&ti->cur);
+  }
+}
+
+static void ti_seek_first(iterator_t *it) {
+  table_iter_t *ti = (table_iter_t *)it;
+  if (ti->status.code) return;
+  if (ti_load(ti, 0)) return;
+  block_cursor_seek_first(&ti->cur);
+  ti_settle(ti);
+}
+
+static void ti_seek(iterator_t *it, const void *target, size_t n) {
+  table_iter_t *ti = (table_iter_t *)it;
+  if (ti->status.code) return;
+  if (n < INTERNAL_KEY_TAG_BYTES) { /* not an internal key: treat as the smallest */
+    ti_seek_first(it);
+    return;
+  }
+  if (ti_load(ti, index_find(ti->t, target, n))) return;
+  block_cursor_seek(&ti->cur, target, n);
+  ti_settle(ti);
+}
+
+static int ti_valid(const iterator_t *it) {
+  const table_iter_t *ti = (const table_iter_t *)it;
+  return !ti->status.code && ti->bi < ti->t->nblocks && block_cursor_valid(&ti->cur);
+}
+
+static void ti_next(iterator_t *it) {
+  table_iter_t *ti = (table_iter_t *)it;
+  block_cursor_next(&ti->cur);
+  ti_settle(ti);
+}
+
+static const void *ti_key(const iterator_t *it, size_t *n) {
+  const table_iter_t *ti = (const table_iter_t *)it;
+  *n = ti->cur.key_len;
+  return ti->cur.key;
+}
+
+static const void *ti_value(const iterator_t *it, size_t *n) {
+  const table_iter_t *ti = (const table_iter_t *)it;
+  *n = ti->cur.val_len;
+  return ti->cur.val;
+}
+
+static int ti_status(const iterator_t *it, err_t *err) {
+  const table_iter_t *ti = (const table_iter_t *)it;
+  if (err) *err = ti->status;
+  return ti->status.code;
+}
+
+static void ti_destroy(iterator_t *it) {
+  table_iter_t *ti = (table_iter_t *)it;
+  block_cursor_release(&ti->cur);
+  table_unref(ti->t);
+  free(ti);
+}
+
+static const iterator_ops_t table_iter_ops = {ti_seek_first, ti_seek,  ti_valid,  ti_next,
+                                              ti_key,        ti_value, ti_status, ti_destroy};
+
+iterator_t *table_iterator_create(table_t *t) {
+  table_iter_t *ti = calloc(1, sizeof *ti);
+  if (!ti) return NULL;
+  ti->base.ops = &table_iter_ops;
+  table_ref(t);
+  ti->t = t;
+  ti->bi = t->nblocks;
+  err_clear(&ti->status);
+  block_cursor_init(&ti->cur, &ti->blk, internal_key_compare);
+  return &ti->base;
+}

@@ -1,0 +1,86 @@
+/* table_t: a read-only table file, memory-mapped through the io layer (doc/format.md
+ * "Table"). Opening reads and verifies the footer, index, key filter and meta index and
+ * keeps them parsed; data blocks are read from the mapping and their CRC is verified the
+ * first time each is read (a per-table atomic bitmap remembers verified blocks), so every
+ * byte served has been checked once and hot blocks pay no CRC again.
+ *
+ * Threads: any number of threads may use one table_t at once (get, iterators, scan,
+ * read_meta). Lifetime: reference counted; table_open() returns one reference;
+ * table_ref() / table_unref() (closes at zero). Pointers returned into the table (values,
+ * meta blocks, iterator keys) are valid while the caller holds a reference.
+ * Errors: BFH_E_CORRUPT with "table 000123.sst: block at 40960: checksum mismatch" (the
+ * file's base name and the offset of the damaged block) or a format violation.
+ */
+#ifndef BFH_LSM_TABLE_H
+#define BFH_LSM_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lsm/db.h"
+#include "lsm/internal_key.h"
+#include "lsm/io.h"
+#include "lsm/iterator.h"
+#include "util/err.h"
+
+#define TABLE_MAGIC 0x3168666231687362ull /* "bsh1bfh1" */
+#define TABLE_FORMAT_VERSION 1
+#define TABLE_FOOTER_BYTES 64
+#define TABLE_KEY_FILTER_NAME "bfh.key_filter"
+
+typedef struct table table_t;
+
+/* Writes "<dir>/<number %06llu>.sst" into buf (cap bytes); returns the length snprintf
+   would write. The db names its table files with this. */
+size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
+
+/* Maps path and verifies footer, index, key filter and meta index. file_number is used in
+   messages. On BFH_OK *t has one reference (release with table_unref). Errors:
+   BFH_E_CORRUPT (bad magic, bad checksum, malformed block), BFH_E_UNSUPPORTED (a newer
+   format version), BFH_E_IO / BFH_E_NOMEM. */
+int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **t, err_t *err);
+void table_ref(table_t *t);
+/* NULL allowed. */
+void table_unref(table_t *t);
+
+uint64_t table_number(const table_t *t);
+uint64_t table_file_size(const table_t *t);
+/* Heap memory held by the reader (index, parsed metadata, bitmap); the mapping is not
+   counted. */
+size_t table_memory_usage(const table_t *t);
+/* 1 if the table has a key filter. */
+int table_has_key_filter(const table_t *t);
+
+/* Newest entry for user key with seq <= max_seq. key_hash = blocked_filter_key_hash(key,
+   klen), computed once by the caller for every table it probes. Fills *out (out->val
+   points into the mapping) and returns BFH_OK; or BFH_E_CORRUPT. Allocation-free for keys
+   up to 128 bytes. */
+int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+              lsm_lookup_t *out, err_t *err);
+/* 0: the key filter says the user key is absent; 1: it may be present (or no filter). */
+int table_key_may_match(const table_t *t, uint64_t key_hash);
+
+/* A two-level iterator (index, then data blocks) over internal keys. Holds a reference on
+   t. NULL on no memory. Client calls iterator_destroy(). */
+iterator_t *table_iterator_create(table_t *t);
+
+/* Visits every entry in table order (key = user key); fn returning nonzero stops (BFH_OK).
+   st (may be NULL) gets entries += decoded entries and bytes_read += data block bytes
+   (with trailers) read. BFH_E_CORRUPT on a damaged block (entries before it were visited). */
+int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
+
+/* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME): *data
+   borrowed from the mapping (valid while t is referenced), *offset its offset in the file;
+   its checksum is verified on every call. BFH_NOT_FOUND (no message) if absent. */
+int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
+                    err_t *err);
+
+typedef struct table_stats {
+  uint64_t data_blocks;
+  uint64_t verified_blocks; /* data blocks whose CRC was checked so far */
+  uint64_t filter_bytes;
+  uint64_t index_bytes;
+} table_stats_t;
+void table_get_stats(const table_t *t, table_stats_t *st);
+
+#endif

@@ -1,0 +1,197 @@
+/* Tests of blocks (lsm/block_builder.h, lsm/block.h): round trip, seek, prefix
+   compression with restarts, trailers, malformed blocks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/block.h"
+#include "lsm/block_builder.h"
+#include "util/coding.h"
+#include "util/random.h"
+
+/* Key i of a block: sorted, sharing prefixes, some longer than the cursor's inline buffer. */
+static size_t make_key(char *buf, int i) {
+  if (i % 50 == 49) { /* long key */
+    int n = snprintf(buf, 400, "key%06d-", i);
+    memset(buf + n, 'L', 300);
+    return (size_t)n + 300;
+  }
+  return (size_t)snprintf(buf, 400, "key%06d", i);
+}
+
+static size_t make_val(char *buf, int i) {
+  return (size_t)snprintf(buf, 64, "value of %d", i * 3);
+}
+
+static void roundtrip(int interval, int n) {
+  block_builder_t bb;
+  block_builder_init(&bb, interval);
+  char k[400], v[64];
+  for (int i = 0; i < n; i++) {
+    size_t kn = make_key(k, 2 * i), vn = make_val(v, 2 * i); /* even keys only */
+    assert_int_equal(block_builder_add(&bb, k, kn, v, vn), BFH_OK);
+    size_t ln;
+    const uint8_t *last = block_builder_last_key(&bb, &ln);
+    assert_int_equal(ln, kn);
+    assert_memory_equal(last, k, kn);
+  }
+  size_t est = block_builder_size_estimate(&bb), size;
+  const uint8_t *data = block_builder_finish(&bb, &size);
+  assert_non_null(data);
+  assert_int_equal(size, est);
+  int nrestarts = n ? (n + interval - 1) / interval : 1;
+  assert_int_equal(decode_fixed32(data + size - 4), (uint32_t)nrestarts);
+
+  block_t b;
+  assert_int_equal(block_parse(&b, data, size), 0);
+  block_cursor_t c;
+  block_cursor_init(&c, &b, bytewise_compare);
+  int i = 0;
+  for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c), i++) {
+    size_t kn = make_key(k, 2 * i), vn = make_val(v, 2 * i);
+    assert_int_equal(c.key_len, kn);
+    assert_memory_equal(c.key, k, kn);
+    assert_int_equal(c.val_len, vn);
+    assert_memory_equal(c.val, v, vn);
+  }
+  assert_int_equal(i, n);
+  assert_false(block_cursor_corrupt(&c));
+  /* seek to every present key, and to every absent key between them */
+  for (int j = 0; j < 2 * n + 1; j++) {
+    size_t kn = make_key(k, j);
+    block_cursor_seek(&c, k, kn);
+    int want = (j + 1) / 2; /* index of the first even key >= j */
+    if (want >= n) {
+      assert_false(block_cursor_valid(&c));
+      continue;
+    }
+    assert_true(block_cursor_valid(&c));
+    size_t wn = make_key(k, 2 * want);
+    assert_int_equal(c.key_len, wn);
+    assert_memory_equal(c.key, k, wn);
+  }
+  block_cursor_seek(&c, "", 0);
+  assert_int_equal(block_cursor_valid(&c), n > 0);
+  block_cursor_seek(&c, "zzz", 3);
+  assert_false(block_cursor_valid(&c));
+  block_cursor_release(&c);
+
+  /* the iterator wrapper */
+  iterator_t *it = block_iterator_create(data, size, bytewise_compare);
+  i = 0;
+  for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) i++;
+  assert_int_equal(i, n);
+  assert_int_equal(iterator_status(it, NULL), BFH_OK);
+  iterator_destroy(it);
+
+  /* reuse after reset */
+  block_builder_reset(&bb);
+  assert_true(block_builder_empty(&bb));
+  block_builder_release(&bb);
+}
+
+static void test_block_roundtrip_and_seek(void **state) {
+  (void)state;
+  roundtrip(16, 1000);
+  roundtrip(1, 300);
+  roundtrip(3, 7);
+  roundtrip(16, 1);
+  roundtrip(16, 0);
+}
+
+static void test_block_prefix_compression_saves_space(void **state) {
+  (void)state;
+  block_builder_t bb;
+  block_builder_init(&bb, 16);
+  size_t raw = 0;
+  for (int i = 0; i < 1000; i++) {
+    char k[64];
+    size_t kn = (size_t)snprintf(k, sizeof k, "user:0000000000:item:%08d", i);
+    raw += kn + 1;
+    assert_int_equal(block_builder_add(&bb, k, kn, "v", 1), BFH_OK);
+  }
+  size_t size;
+  assert_non_null(block_builder_finish(&bb, &size));
+  /* keys share 29 of 30 bytes within a run: well under half the raw bytes */
+  assert_true(size < raw / 2);
+  block_builder_release(&bb);
+}
+
+static void test_block_trailer_detects_every_flip(void **state) {
+  (void)state;
+  block_builder_t bb;
+  block_builder_init(&bb, 16);
+  for (int i = 0; i < 50; i++) {
+    char k[32];
+    size_t kn = (size_t)snprintf(k, sizeof k, "k%04d", i);
+    assert_int_equal(block_builder_add(&bb, k, kn, k, kn), BFH_OK);
+  }
+  size_t size;
+  const uint8_t *data = block_builder_finish(&bb, &size);
+  uint8_t *copy = malloc(size + BLOCK_TRAILER_BYTES);
+  memcpy(copy, data, size);
+  block_trailer_encode(copy + size, copy, size);
+  assert_int_equal(block_trailer_check(copy, size), 0);
+  for (size_t pos = 0; pos < size + BLOCK_TRAILER_BYTES; pos++) {
+    for (int bit = 0; bit < 8; bit++) {
+      copy[pos] ^= (uint8_t)(1u << bit);
+      assert_int_equal(block_trailer_check(copy, size), -1);
+      copy[pos] ^= (uint8_t)(1u << bit);
+    }
+  }
+  free(copy);
+  block_builder_release(&bb);
+}
+
+static void test_block_malformed_is_rejected(void **state) {
+  (void)state;
+  block_t b;
+  uint8_t tiny[3] = {0};
+  assert_int_equal(block_parse(&b, tiny, sizeof tiny), -1);
+  uint8_t many[8];
+  encode_fixed32(many + 4, 1000); /* more restarts than fit */
+  assert_int_equal(block_parse(&b, many, sizeof many), -1);
+  /* garbage entries: the cursor reports corruption (never reads out of bounds) */
+  rng_t rng;
+  rng_init(&rng, 3);
+  int corrupt = 0;
+  for (int t = 0; t < 2000; t++) {
+    uint8_t buf[64];
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)rng_next(&rng);
+    uint32_t nr = 1 + (uint32_t)rng_below(&rng, 3);
+    encode_fixed32(buf + sizeof buf - 4, nr);
+    if (block_parse(&b, buf, sizeof buf)) continue;
+    block_cursor_t c;
+    block_cursor_init(&c, &b, bytewise_compare);
+    int steps = 0;
+    for (block_cursor_seek_first(&c); block_cursor_valid(&c) && steps < 100; block_cursor_next(&c))
+      steps++;
+    corrupt += block_cursor_corrupt(&c);
+    block_cursor_seek(&c, "m", 1);
+    block_cursor_release(&c);
+  }
+  assert_true(corrupt > 1000);
+  /* handles */
+  uint8_t enc[BLOCK_HANDLE_MAX_BYTES];
+  block_handle_t h = {UINT64_MAX, 12345}, g;
+  uint8_t *end = block_handle_encode(enc, &h);
+  assert_ptr_equal(block_handle_decode(enc, end, &g), end);
+  assert_true(g.offset == h.offset && g.size == h.size);
+  assert_null(block_handle_decode(enc, end - 1, &g));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_block_roundtrip_and_seek),
+      cmocka_unit_test(test_block_prefix_compression_saves_space),
+      cmocka_unit_test(test_block_trailer_detects_every_flip),
+      cmocka_unit_test(test_block_malformed_is_rejected),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,257 @@
+/* Tests of lsm/io.h: the real I/O calls and the fault injection tests rely on. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lsm/io.h"
+
+static char dir[4096];
+
+static void make_tmpdir(void) {
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  mkdir(base, 0755);
+  snprintf(dir, sizeof dir, "%s/io_test_XXXXXX", base);
+  assert_non_null(mkdtemp(dir));
+}
+
+static void remove_tmpdir(void) {
+  char **names;
+  size_t n;
+  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, NULL), BFH_OK);
+  for (size_t i = 0; i < n; i++) {
+    char p[8192];
+    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+    unlink(p);
+  }
+  lsm_io_names_free(names, n);
+  assert_int_equal(rmdir(dir), 0);
+}
+
+static void path_of(char *buf, const char *name) {
+  snprintf(buf, 8192, "%s/%s", dir, name);
+}
+
+static void test_io_write_read_roundtrip(void **state) {
+  (void)state;
+  make_tmpdir();
+  lsm_io_t *io = lsm_io_default();
+  char p[8192];
+  path_of(p, "a");
+  lsm_file_t *f;
+  err_t err;
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  uint8_t buf[200000];
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 7);
+  /* small appends (buffered), then one larger than the buffer */
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(lsm_file_append(f, buf + i * 10, 10, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, buf + 1000, sizeof buf - 1000, &err), BFH_OK);
+  assert_int_equal(lsm_file_size(f), sizeof buf);
+  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+
+  void *data;
+  size_t n;
+  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), BFH_OK);
+  assert_int_equal(n, sizeof buf);
+  assert_memory_equal(data, buf, n);
+  free(data);
+
+  lsm_map_t *m;
+  assert_int_equal(lsm_io_map(io, p, &m, &err), BFH_OK);
+  assert_int_equal(lsm_map_size(m), sizeof buf);
+  assert_memory_equal(lsm_map_data(m), buf, sizeof buf);
+  lsm_map_close(m);
+
+  lsm_rfile_t *rf;
+  assert_int_equal(lsm_io_open_read(io, p, &rf, &err), BFH_OK);
+  uint8_t tmp[100];
+  size_t got;
+  assert_int_equal(lsm_rfile_pread(rf, sizeof buf - 50, tmp, 100, &got, &err), BFH_OK);
+  assert_int_equal(got, 50);
+  assert_memory_equal(tmp, buf + sizeof buf - 50, 50);
+  lsm_rfile_close(rf);
+
+  /* append mode continues at the end */
+  assert_int_equal(lsm_io_open_append(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_file_size(f), sizeof buf);
+  assert_int_equal(lsm_file_append(f, "xyz", 3, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  uint64_t sz;
+  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), BFH_OK);
+  assert_int_equal(sz, sizeof buf + 3);
+
+  /* names */
+  char q[8192];
+  path_of(q, "b");
+  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_OK);
+  assert_false(lsm_io_exists(io, p));
+  assert_true(lsm_io_exists(io, q));
+  assert_int_equal(lsm_io_unlink(io, p, &err), BFH_NOT_FOUND);
+  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), BFH_NOT_FOUND);
+  char d[8192];
+  path_of(d, "sub");
+  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_OK);
+  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_OK);
+  assert_int_equal(lsm_io_sync_dir(io, dir, &err), BFH_OK);
+  char **names;
+  assert_int_equal(lsm_io_list_dir(io, dir, &names, &n, &err), BFH_OK);
+  assert_int_equal(n, 2);
+  int seen_b = 0, seen_sub = 0;
+  for (size_t i = 0; i < n; i++) {
+    seen_b += strcmp(names[i], "b") == 0;
+    seen_sub += strcmp(names[i], "sub") == 0;
+  }
+  lsm_io_names_free(names, n);
+  assert_int_equal(seen_b + seen_sub, 2);
+  rmdir(d);
+
+  /* errors name the path */
+  char missing[8192];
+  path_of(missing, "missing");
+  assert_int_equal(lsm_io_open_read(io, missing, &rf, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, missing));
+  assert_int_equal(lsm_io_map(io, missing, &m, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, missing));
+  remove_tmpdir();
+}
+
+static void test_io_lock_busy(void **state) {
+  (void)state;
+  make_tmpdir();
+  char p[8192];
+  path_of(p, "LOCK");
+  lsm_lock_t *a, *b;
+  err_t err;
+  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &a, &err), BFH_OK);
+  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), BFH_E_BUSY);
+  assert_non_null(strstr(err.msg, p));
+  lsm_io_unlock(a);
+  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), BFH_OK);
+  lsm_io_unlock(b);
+  lsm_io_unlock(NULL);
+  remove_tmpdir();
+}
+
+static void test_io_fail_nth_write(void **state) {
+  (void)state;
+  make_tmpdir();
+  lsm_io_t *io = lsm_io_create_faulty();
+  assert_non_null(io);
+  char p[8192];
+  path_of(p, "f");
+  lsm_file_t *f;
+  err_t err;
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  lsm_io_fail(io, LSM_IO_OP_WRITE, 3, 0);
+  assert_int_equal(lsm_file_append(f, "a", 1, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "b", 1, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "c", 1, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, "injected fault"));
+  assert_non_null(strstr(err.msg, p));
+  assert_int_equal(lsm_file_append(f, "d", 1, &err), BFH_OK); /* not sticky */
+  assert_int_equal(lsm_io_op_count(io, LSM_IO_OP_WRITE), 4);
+  /* sticky: the 2nd from now and every later one */
+  lsm_io_fail(io, LSM_IO_OP_WRITE, 2, 1);
+  assert_int_equal(lsm_file_append(f, "e", 1, &err), BFH_OK);
+  for (int i = 0; i < 5; i++) assert_int_equal(lsm_file_append(f, "x", 1, &err), BFH_E_IO);
+  lsm_io_fail_none(io);
+  assert_int_equal(lsm_file_append(f, "f", 1, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  void *data;
+  size_t n;
+  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), BFH_OK);
+  assert_int_equal(n, 5);
+  assert_memory_equal(data, "abdef", 5);
+  free(data);
+
+  /* sync, rename, open, read */
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 0);
+  assert_int_equal(lsm_file_sync(f, &err), BFH_E_IO);
+  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  char q[8192];
+  path_of(q, "g");
+  lsm_io_fail(io, LSM_IO_OP_RENAME, 1, 0);
+  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_E_IO);
+  assert_true(lsm_io_exists(io, p)); /* a failed rename changes nothing */
+  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_OK);
+  lsm_io_fail(io, LSM_IO_OP_OPEN, 1, 0);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_E_IO);
+  lsm_rfile_t *rf;
+  assert_int_equal(lsm_io_open_read(io, q, &rf, &err), BFH_OK);
+  lsm_io_fail(io, LSM_IO_OP_READ, 1, 0);
+  uint8_t b[4];
+  size_t got;
+  assert_int_equal(lsm_rfile_pread(rf, 0, b, 4, &got, &err), BFH_E_IO);
+  lsm_rfile_close(rf);
+  lsm_io_fail(io, LSM_IO_OP_UNLINK, 1, 0);
+  assert_int_equal(lsm_io_unlink(io, q, &err), BFH_E_IO);
+  assert_true(lsm_io_exists(io, q));
+  /* the default io ignores plans */
+  lsm_io_fail(lsm_io_default(), LSM_IO_OP_WRITE, 1, 1);
+  assert_int_equal(lsm_io_op_count(lsm_io_default(), LSM_IO_OP_WRITE), 0);
+  lsm_io_destroy(io);
+  lsm_io_destroy(NULL);
+  lsm_io_destroy(lsm_io_default());
+  remove_tmpdir();
+}
+
+static void test_io_drop_unsynced(void **state) {
+  (void)state;
+  make_tmpdir();
+  lsm_io_t *io = lsm_io_create_faulty();
+  char p[8192], q[8192], r[8192];
+  path_of(p, "synced");
+  path_of(q, "renamed");
+  path_of(r, "never");
+  err_t err;
+  lsm_file_t *f;
+  uint8_t buf[1000];
+  memset(buf, 0xab, sizeof buf);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, buf, 100, &err), BFH_OK);
+  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, buf, 50, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, r, &f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, buf, 300, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_io_write_file(io, q, buf, 70, &err), BFH_OK); /* synced */
+  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_OK);           /* replaces q */
+  assert_int_equal(lsm_io_drop_unsynced(io, &err), BFH_OK);
+  uint64_t sz;
+  assert_int_equal(lsm_io_file_size(io, q, &sz, &err), BFH_OK);
+  assert_int_equal(sz, 100);
+  assert_int_equal(lsm_io_file_size(io, r, &sz, &err), BFH_OK);
+  assert_int_equal(sz, 0);
+  /* append mode keeps the synced record */
+  assert_int_equal(lsm_io_open_append(io, q, &f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, buf, 10, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_io_drop_unsynced(io, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(io, q, &sz, &err), BFH_OK);
+  assert_int_equal(sz, 100);
+  lsm_io_destroy(io);
+  remove_tmpdir();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_io_write_read_roundtrip),
+      cmocka_unit_test(test_io_lock_busy),
+      cmocka_unit_test(test_io_fail_nth_write),
+      cmocka_unit_test(test_io_drop_unsynced),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

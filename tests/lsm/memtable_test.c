@@ -1,0 +1,269 @@
+/* Tests of the memtable (lsm/memtable.h): order, get semantics, references, and
+   concurrent lock-free readers while one writer adds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/memtable.h"
+#include "util/random.h"
+
+typedef struct entry {
+  char key[24];
+  size_t klen;
+  uint64_t seq;
+  int type;
+  char val[24];
+  size_t vlen;
+} entry_t;
+
+static int cmp_entry(const void *a, const void *b) {
+  const entry_t *x = a, *y = b;
+  int c = bytewise_compare(x->key, x->klen, y->key, y->klen);
+  if (c) return c;
+  return x->seq > y->seq ? -1 : x->seq < y->seq ? 1 : 0;
+}
+
+/* Random keys from a small space (so keys repeat with several seqs), unique seqs. */
+static void test_memtable_iterates_in_internal_key_order(void **state) {
+  (void)state;
+  enum { N = 20000 };
+  entry_t *e = calloc(N, sizeof *e);
+  rng_t rng;
+  rng_init(&rng, 1);
+  memtable_t *m = memtable_create();
+  for (size_t i = 0; i < N; i++) {
+    e[i].klen = (size_t)snprintf(e[i].key, sizeof e[i].key, "k%llu",
+                                 (unsigned long long)rng_below(&rng, 5000));
+    e[i].seq = 1 + rng_below(&rng, 1ull << 40) * N + i; /* unique, random order */
+    e[i].type = rng_below(&rng, 4) == 0 ? LSM_TYPE_DELETION : LSM_TYPE_VALUE;
+    e[i].vlen = e[i].type ? (size_t)snprintf(e[i].val, sizeof e[i].val, "v%zu", i) : 0;
+    assert_int_equal(memtable_add(m, e[i].seq, e[i].type, e[i].key, e[i].klen, e[i].val, e[i].vlen),
+                     BFH_OK);
+  }
+  assert_int_equal(memtable_entries(m), N);
+  assert_true(memtable_memory_usage(m) > N * 40);
+  qsort(e, N, sizeof *e, cmp_entry);
+  iterator_t *it = memtable_iterator_create(m);
+  memtable_unref(m); /* the iterator keeps it alive */
+  size_t i = 0;
+  for (iterator_seek_first(it); iterator_valid(it); iterator_next(it), i++) {
+    size_t kn, vn;
+    const uint8_t *k = iterator_key(it, &kn);
+    const void *v = iterator_value(it, &vn);
+    internal_key_parts_t p;
+    assert_int_equal(internal_key_parse(k, kn, &p), 0);
+    assert_true(i < N);
+    assert_int_equal(p.user_len, e[i].klen);
+    assert_memory_equal(p.user_key, e[i].key, p.user_len);
+    assert_int_equal(p.seq, e[i].seq);
+    assert_int_equal(p.type, e[i].type);
+    assert_int_equal(vn, e[i].vlen);
+    if (vn) assert_memory_equal(v, e[i].val, vn);
+  }
+  assert_int_equal(i, N);
+  /* seek to an internal key lands on the first entry >= it */
+  for (size_t j = 0; j < N; j += 37) {
+    uint8_t target[40];
+    size_t tn = internal_key_encode(target, e[j].key, e[j].klen, e[j].seq, e[j].type);
+    iterator_seek(it, target, tn);
+    assert_true(iterator_valid(it));
+    size_t kn;
+    const void *k = iterator_key(it, &kn);
+    assert_int_equal(internal_key_compare(k, kn, target, tn), 0);
+  }
+  uint8_t past[8 + 4];
+  size_t pn = internal_key_encode(past, "z", 1, 0, 0);
+  iterator_seek(it, past, pn);
+  assert_false(iterator_valid(it));
+  assert_int_equal(iterator_status(it, NULL), BFH_OK);
+  iterator_destroy(it);
+  free(e);
+}
+
+static void test_memtable_get_semantics(void **state) {
+  (void)state;
+  memtable_t *m = memtable_create();
+  lsm_lookup_t r;
+  assert_int_equal(memtable_get(m, "a", 1, LSM_MAX_SEQ, &r), LSM_LOOKUP_ABSENT);
+  assert_int_equal(memtable_add(m, 10, LSM_TYPE_VALUE, "a", 1, "v10", 3), BFH_OK);
+  assert_int_equal(memtable_add(m, 20, LSM_TYPE_DELETION, "a", 1, NULL, 0), BFH_OK);
+  assert_int_equal(memtable_add(m, 30, LSM_TYPE_VALUE, "a", 1, "v30", 3), BFH_OK);
+  assert_int_equal(memtable_add(m, 5, LSM_TYPE_VALUE, "ab", 2, "", 0), BFH_OK);
+  assert_int_equal(memtable_add(m, LSM_MAX_SEQ, LSM_TYPE_VALUE, "", 0, "empty-key", 9), BFH_OK);
+  assert_int_equal(memtable_get(m, "a", 1, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
+  assert_int_equal(r.seq, 30);
+  assert_int_equal(r.val_len, 3);
+  assert_memory_equal(r.val, "v30", 3);
+  assert_int_equal(memtable_get(m, "a", 1, 29, &r), LSM_LOOKUP_DELETED);
+  assert_int_equal(r.seq, 20);
+  assert_int_equal(memtable_get(m, "a", 1, 19, &r), LSM_LOOKUP_VALUE);
+  assert_memory_equal(r.val, "v10", 3);
+  assert_int_equal(memtable_get(m, "a", 1, 9, &r), LSM_LOOKUP_ABSENT);
+  assert_int_equal(memtable_get(m, "ab", 2, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
+  assert_int_equal(r.val_len, 0);
+  assert_int_equal(memtable_get(m, "", 0, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
+  assert_int_equal(r.val_len, 9);
+  assert_int_equal(memtable_get(m, "b", 1, LSM_MAX_SEQ, &r), LSM_LOOKUP_ABSENT);
+  assert_int_equal(memtable_get(m, "aa", 2, LSM_MAX_SEQ, &r), LSM_LOOKUP_ABSENT);
+  /* long keys and values */
+  char big[5000];
+  memset(big, 'x', sizeof big);
+  assert_int_equal(memtable_add(m, 40, LSM_TYPE_VALUE, big, sizeof big, big, sizeof big), BFH_OK);
+  assert_int_equal(memtable_get(m, big, sizeof big, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
+  assert_int_equal(r.val_len, sizeof big);
+  memtable_ref(m);
+  memtable_unref(m);
+  memtable_unref(m);
+  memtable_unref(NULL);
+}
+
+typedef struct scan_ctx {
+  int n;
+  int ordered;
+  char last[64];
+  size_t last_len;
+} scan_ctx_t;
+
+static int scan_visit(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                      uint64_t seq, int type) {
+  (void)val;
+  (void)vlen;
+  (void)seq;
+  (void)type;
+  scan_ctx_t *c = arg;
+  if (c->n && bytewise_compare(c->last, c->last_len, key, klen) > 0) c->ordered = 0;
+  memcpy(c->last, key, klen);
+  c->last_len = klen;
+  return ++c->n == 3; /* stop after 3 */
+}
+
+static void test_memtable_scan_counts_and_stops(void **state) {
+  (void)state;
+  memtable_t *m = memtable_create();
+  for (int i = 0; i < 10; i++) {
+    char k[8];
+    int n = snprintf(k, sizeof k, "k%d", 9 - i);
+    assert_int_equal(memtable_add(m, (uint64_t)i + 1, LSM_TYPE_VALUE, k, (size_t)n, "vv", 2),
+                     BFH_OK);
+  }
+  scan_ctx_t c = {0, 1, {0}, 0};
+  lsm_scan_stats_t st = {0, 0};
+  assert_int_equal(memtable_scan(m, scan_visit, &c, &st), BFH_OK);
+  assert_int_equal(c.n, 3);
+  assert_true(c.ordered);
+  assert_int_equal(st.entries, 3);
+  assert_int_equal(st.bytes_read, 3 * 4);
+  memtable_unref(m);
+}
+
+/* ---- One writer, concurrent readers ---------------------------------------------------- */
+
+enum { CONC_N = 200000, READERS = 2 };
+
+typedef struct conc {
+  memtable_t *m;
+  atomic_uint_fast64_t done; /* keys [0, done) are in the memtable */
+  atomic_int stop;
+  atomic_uint_fast64_t reads, misses, bad;
+} conc_t;
+
+static size_t conc_key(char *buf, uint64_t i) {
+  /* a scrambled order so inserts land all over the list */
+  uint64_t x = (i * 0x9e3779b97f4a7c15ull) >> 20;
+  return (size_t)snprintf(buf, 32, "%016llx-%llu", (unsigned long long)x, (unsigned long long)i);
+}
+
+static void *writer(void *arg) {
+  conc_t *c = arg;
+  char k[32], v[32];
+  for (uint64_t i = 0; i < CONC_N; i++) {
+    size_t kn = conc_key(k, i);
+    size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
+    if (memtable_add(c->m, i + 1, LSM_TYPE_VALUE, k, kn, v, vn) != BFH_OK) abort();
+    atomic_store_explicit(&c->done, i + 1, memory_order_release);
+  }
+  return NULL;
+}
+
+static void *reader(void *arg) {
+  conc_t *c = arg;
+  rng_t rng;
+  rng_init(&rng, 12345); /* fixed seed */
+  char k[32], v[32];
+  uint64_t reads = 0, bad = 0, misses = 0;
+  while (!atomic_load(&c->stop)) {
+    uint64_t done = atomic_load_explicit(&c->done, memory_order_acquire);
+    if (done == 0) continue;
+    /* a key that must be present, and one that may or may not be */
+    uint64_t i = rng_below(&rng, done);
+    size_t kn = conc_key(k, i);
+    lsm_lookup_t r;
+    if (memtable_get(c->m, k, kn, LSM_MAX_SEQ, &r) != LSM_LOOKUP_VALUE) {
+      misses++;
+    } else {
+      size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
+      if (r.val_len != vn || memcmp(r.val, v, vn) != 0 || r.seq != i + 1) bad++;
+    }
+    reads++;
+    if (reads % 4096 == 0) {
+      /* a full ordered walk sees at least `done` entries, in order */
+      iterator_t *it = memtable_iterator_create(c->m);
+      uint64_t n = 0;
+      char last[64];
+      size_t last_len = 0;
+      for (iterator_seek_first(it); iterator_valid(it); iterator_next(it), n++) {
+        size_t kl;
+        const void *key = iterator_key(it, &kl);
+        if (n && internal_key_compare(last, last_len, key, kl) >= 0) bad++;
+        memcpy(last, key, kl);
+        last_len = kl;
+      }
+      if (n < done) bad++;
+      iterator_destroy(it);
+    }
+  }
+  atomic_fetch_add(&c->reads, reads);
+  atomic_fetch_add(&c->misses, misses);
+  atomic_fetch_add(&c->bad, bad);
+  return NULL;
+}
+
+static void test_memtable_concurrent_readers_see_every_published_key(void **state) {
+  (void)state;
+  conc_t c;
+  c.m = memtable_create();
+  atomic_init(&c.done, 0);
+  atomic_init(&c.stop, 0);
+  atomic_init(&c.reads, 0);
+  atomic_init(&c.misses, 0);
+  atomic_init(&c.bad, 0);
+  pthread_t w, r[READERS];
+  for (int i = 0; i < READERS; i++) assert_int_equal(pthread_create(&r[i], NULL, reader, &c), 0);
+  assert_int_equal(pthread_create(&w, NULL, writer, &c), 0);
+  pthread_join(w, NULL);
+  atomic_store(&c.stop, 1);
+  for (int i = 0; i < READERS; i++) pthread_join(r[i], NULL);
+  assert_int_equal(atomic_load(&c.misses), 0);
+  assert_int_equal(atomic_load(&c.bad), 0);
+  assert_true(atomic_load(&c.reads) > 1000);
+  assert_int_equal(memtable_entries(c.m), CONC_N);
+  memtable_unref(c.m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_memtable_iterates_in_internal_key_order),
+      cmocka_unit_test(test_memtable_get_semantics),
+      cmocka_unit_test(test_memtable_scan_counts_and_stops),
+      cmocka_unit_test(test_memtable_concurrent_readers_see_every_published_key),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,706 @@
+/* Tests of tables (lsm/table_builder.h, lsm/table.h), the table cache and the merging
+   iterator: a 100k-entry table with a checking hook, gets, iteration, scans, meta blocks,
+   and damage detection byte by byte. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hierarchy/blocked_filter.h"
+#include "lsm/block.h"
+#include "lsm/memtable.h"
+#include "lsm/table.h"
+#include "lsm/table_builder.h"
+#include "lsm/table_cache.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/random.h"
+
+static char dir[4096];
+
+static void make_tmpdir(void) {
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  mkdir(base, 0755);
+  snprintf(dir, sizeof dir, "%s/table_test_XXXXXX", base);
+  assert_non_null(mkdtemp(dir));
+}
+
+static void remove_tmpdir(void) {
+  char **names;
+  size_t n;
+  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, NULL), BFH_OK);
+  for (size_t i = 0; i < n; i++) {
+    char p[8192];
+    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+    unlink(p);
+  }
+  lsm_io_names_free(names, n);
+  assert_int_equal(rmdir(dir), 0);
+}
+
+/* ---- The data set: user key u (even numbers), newest version first ------------------- */
+
+typedef struct ent {
+  uint32_t user; /* user key number */
+  uint64_t seq;
+  int type;
+} ent_t;
+
+static size_t ukey(char *buf, uint32_t u) {
+  return (size_t)snprintf(buf, 32, "key%08u", u);
+}
+static size_t uval(char *buf, uint32_t u, uint64_t seq) {
+  return (size_t)snprintf(buf, 64, "value-%u-%llu-padding-padding", u, (unsigned long long)seq);
+}
+
+/* nkeys user keys 0, 2, 4, ...; every 4th has an older version; every 7th's newest is a
+   deletion. Returns the entries in table order. */
+static ent_t *make_entries(uint32_t nkeys, size_t *n) {
+  ent_t *e = malloc((size_t)nkeys * 2 * sizeof *e);
+  size_t k = 0;
+  for (uint32_t i = 0; i < nkeys; i++) {
+    e[k].user = 2 * i;
+    e[k].seq = 1000000 + i;
+    e[k].type = i % 7 == 3 ? LSM_TYPE_DELETION : LSM_TYPE_VALUE;
+    k++;
+    if (i % 4 == 1) {
+      e[k].user = 2 * i;
+      e[k].seq = i + 1;
+      e[k].type = LSM_TYPE_VALUE;
+      k++;
+    }
+  }
+  *n = k;
+  return e;
+}
+
+/* ---- A hook that checks the calls it gets -------------------------------------------- */
+
+typedef struct hook_ctx {
+  int begins, ends_ok, ends_fail, finishes;
+  uint64_t adds, last_number, deletions;
+} hook_ctx_t;
+
+typedef struct hook_state {
+  hook_ctx_t *ctx;
+  uint64_t number, adds;
+  char text[64];
+  lsm_meta_block_t blocks[2];
+} hook_state_t;
+
+static void *h_begin(void *ctx, uint64_t number) {
+  hook_ctx_t *c = ctx;
+  c->begins++;
+  c->last_number = number;
+  hook_state_t *s = calloc(1, sizeof *s);
+  s->ctx = c;
+  s->number = number;
+  return s;
+}
+
+static void h_add(void *state, const void *key, size_t klen, const void *val, size_t vlen,
+                  uint64_t seq, int type) {
+  (void)key;
+  (void)klen;
+  (void)val;
+  (void)vlen;
+  (void)seq;
+  hook_state_t *s = state;
+  s->adds++;
+  s->ctx->adds++;
+  if (type == LSM_TYPE_DELETION) s->ctx->deletions++;
+}
+
+static int h_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) {
+  hook_state_t *s = state;
+  s->ctx->finishes++;
+  snprintf(s->text, sizeof s->text, "adds=%llu number=%llu", (unsigned long long)s->adds,
+           (unsigned long long)s->number);
+  s->blocks[0].name = "test.meta";
+  s->blocks[0].data = s->text;
+  s->blocks[0].size = strlen(s->text);
+  s->blocks[1].name = "aaa.empty"; /* sorts before the key filter's name */
+  s->blocks[1].data = NULL;
+  s->blocks[1].size = 0;
+  *blocks = s->blocks;
+  *n = 2;
+  return 0;
+}
+
+static void h_end(void *state, int ok) {
+  hook_state_t *s = state;
+  if (ok)
+    s->ctx->ends_ok++;
+  else
+    s->ctx->ends_fail++;
+  free(s);
+}
+
+static lsm_table_hook_t make_hook(hook_ctx_t *c) {
+  lsm_table_hook_t h = {c, h_begin, h_add, h_finish, h_end, NULL};
+  return h;
+}
+
+static void build_table(const char *path, uint64_t number, const ent_t *e, size_t n,
+                        const table_builder_options_t *opt) {
+  table_builder_t *tb;
+  err_t err;
+  assert_int_equal(table_builder_create(lsm_io_default(), path, number, opt, &tb, &err), BFH_OK);
+  for (size_t i = 0; i < n; i++) {
+    char k[32], v[64];
+    uint8_t ik[40];
+    size_t kn = ukey(k, e[i].user);
+    size_t ikn = internal_key_encode(ik, k, kn, e[i].seq, e[i].type);
+    size_t vn = e[i].type == LSM_TYPE_VALUE ? uval(v, e[i].user, e[i].seq) : 0;
+    assert_int_equal(table_builder_add(tb, ik, ikn, v, vn, &err), BFH_OK);
+  }
+  assert_int_equal(table_builder_entries(tb), n);
+  if (table_builder_finish(tb, &err) != BFH_OK) fail_msg("%s", err.msg);
+  uint64_t size;
+  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), BFH_OK);
+  assert_int_equal(table_builder_file_size(tb), size);
+  table_builder_destroy(tb);
+}
+
+typedef struct scan_ctx {
+  const ent_t *e;
+  size_t n, i;
+  int bad;
+} scan_ctx_t;
+
+static int scan_check(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                      uint64_t seq, int type) {
+  scan_ctx_t *c = arg;
+  char k[32], v[64];
+  if (c->i >= c->n) {
+    c->bad++;
+    return 1;
+  }
+  const ent_t *x = &c->e[c->i++];
+  size_t kn = ukey(k, x->user);
+  size_t vn = x->type == LSM_TYPE_VALUE ? uval(v, x->user, x->seq) : 0;
+  if (klen != kn || memcmp(key, k, kn) || vlen != vn || (vn && memcmp(val, v, vn)) ||
+      seq != x->seq || type != x->type)
+    c->bad++;
+  return 0;
+}
+
+static void test_table_build_get_iterate_scan(void **state) {
+  (void)state;
+  make_tmpdir();
+  size_t n;
+  ent_t *e = make_entries(80000, &n);
+  assert_int_equal(n, 100000);
+  char path[8192];
+  table_file_path(dir, 7, path, sizeof path);
+  hook_ctx_t hc = {0};
+  lsm_table_hook_t hook = make_hook(&hc);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  opt.hook = &hook;
+  build_table(path, 7, e, n, &opt);
+  /* the hook saw every entry once, in one begin/finish/end(1) cycle */
+  assert_int_equal(hc.begins, 1);
+  assert_int_equal(hc.last_number, 7);
+  assert_int_equal(hc.adds, n);
+  assert_int_equal(hc.finishes, 1);
+  assert_int_equal(hc.ends_ok, 1);
+  assert_int_equal(hc.ends_fail, 0);
+
+  table_t *t;
+  err_t err;
+  assert_int_equal(table_open(lsm_io_default(), path, 7, &t, &err), BFH_OK);
+  assert_int_equal(table_number(t), 7);
+  assert_true(table_has_key_filter(t));
+
+  /* get: every user key, newest version and older versions by max_seq */
+  char k[32], v[64];
+  lsm_lookup_t r;
+  for (size_t i = 0; i < n; i++) {
+    size_t kn = ukey(k, e[i].user);
+    uint64_t h = blocked_filter_key_hash(k, kn);
+    assert_int_equal(table_get(t, k, kn, h, e[i].seq, &r, &err), BFH_OK);
+    assert_int_equal(r.seq, e[i].seq);
+    if (e[i].type == LSM_TYPE_VALUE) {
+      assert_int_equal(r.state, LSM_LOOKUP_VALUE);
+      size_t vn = uval(v, e[i].user, e[i].seq);
+      assert_int_equal(r.val_len, vn);
+      assert_memory_equal(r.val, v, vn);
+    } else {
+      assert_int_equal(r.state, LSM_LOOKUP_DELETED);
+    }
+    if (i == 0 || e[i - 1].user != e[i].user) { /* newest: also with LSM_MAX_SEQ */
+      assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &r, &err), BFH_OK);
+      assert_int_equal(r.seq, e[i].seq);
+    }
+    if (i + 1 == n || e[i + 1].user != e[i].user) { /* below the oldest: absent */
+      assert_int_equal(table_get(t, k, kn, h, e[i].seq - 1, &r, &err), BFH_OK);
+      assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
+    }
+  }
+  /* absent keys: odd numbers and keys past both ends. The filter (10 bits/key, model FPR
+     0.96%) passes at most 1.5% of 80,000 absent keys (> 10 standard deviations away). */
+  int passed = 0;
+  for (uint32_t u = 1; u < 160000; u += 2) {
+    size_t kn = ukey(k, u);
+    uint64_t h = blocked_filter_key_hash(k, kn);
+    passed += table_key_may_match(t, h);
+    assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &r, &err), BFH_OK);
+    assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
+  }
+  print_message("key filter: %d of 80000 absent keys passed (%.3f%%)\n", passed,
+                100.0 * passed / 80000);
+  assert_true(passed <= 80000 * 15 / 1000);
+  assert_int_equal(table_get(t, "a", 1, blocked_filter_key_hash("a", 1), LSM_MAX_SEQ, &r, &err),
+                   BFH_OK);
+  assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
+  assert_int_equal(table_get(t, "zz", 2, blocked_filter_key_hash("zz", 2), LSM_MAX_SEQ, &r, &err),
+                   BFH_OK);
+  assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
+
+  /* iterator: order and seek */
+  iterator_t *it = table_iterator_create(t);
+  size_t i = 0;
+  for (iterator_seek_first(it); iterator_valid(it); iterator_next(it), i++) {
+    size_t kl;
+    const void *key = iterator_key(it, &kl);
+    uint8_t want[40];
+    size_t kn = ukey(k, e[i].user);
+    size_t wn = internal_key_encode(want, k, kn, e[i].seq, e[i].type);
+    assert_int_equal(kl, wn);
+    assert_memory_equal(key, want, wn);
+  }
+  assert_int_equal(i, n);
+  assert_int_equal(iterator_status(it, &err), BFH_OK);
+  rng_t rng;
+  rng_init(&rng, 5);
+  for (int j = 0; j < 2000; j++) {
+    uint32_t u = (uint32_t)rng_below(&rng, 160010);
+    uint8_t target[40];
+    size_t kn = ukey(k, u);
+    size_t tn = internal_key_encode(target, k, kn, LSM_MAX_SEQ, LSM_TYPE_VALUE);
+    iterator_seek(it, target, tn);
+    uint32_t want = (u + 1) / 2 * 2; /* first even >= u */
+    if (want >= 160000) {
+      assert_false(iterator_valid(it));
+      continue;
+    }
+    assert_true(iterator_valid(it));
+    size_t kl;
+    const uint8_t *key = iterator_key(it, &kl);
+    size_t wn = ukey(k, want);
+    assert_int_equal(kl, wn + 8);
+    assert_memory_equal(key, k, wn);
+  }
+  iterator_destroy(it);
+
+  /* scan visits every entry in order */
+  scan_ctx_t sc = {e, n, 0, 0};
+  lsm_scan_stats_t st = {0, 0};
+  assert_int_equal(table_scan(t, scan_check, &sc, &st, &err), BFH_OK);
+  assert_int_equal(sc.i, n);
+  assert_int_equal(sc.bad, 0);
+  assert_int_equal(st.entries, n);
+  table_stats_t ts;
+  table_get_stats(t, &ts);
+  assert_int_equal(ts.verified_blocks, ts.data_blocks);
+  assert_true(st.bytes_read > 0 && st.bytes_read < table_file_size(t));
+  print_message("table: %llu bytes, %llu data blocks, index %llu bytes, filter %llu bytes\n",
+                (unsigned long long)table_file_size(t), (unsigned long long)ts.data_blocks,
+                (unsigned long long)ts.index_bytes, (unsigned long long)ts.filter_bytes);
+
+  /* meta blocks read back, at the offset they say */
+  const void *md;
+  size_t ms;
+  uint64_t off;
+  assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &off, &err), BFH_OK);
+  char want[64];
+  snprintf(want, sizeof want, "adds=%zu number=7", n);
+  assert_int_equal(ms, strlen(want));
+  assert_memory_equal(md, want, ms);
+  int fd = open(path, O_RDONLY);
+  char buf[64];
+  assert_int_equal(pread(fd, buf, ms, (off_t)off), (ssize_t)ms);
+  close(fd);
+  assert_memory_equal(buf, want, ms);
+  assert_int_equal(table_read_meta(t, "aaa.empty", &md, &ms, &off, &err), BFH_OK);
+  assert_int_equal(ms, 0);
+  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &off, &err), BFH_OK);
+  assert_int_equal(ms, ts.filter_bytes);
+  assert_int_equal(table_read_meta(t, "nope", &md, &ms, &off, &err), BFH_NOT_FOUND);
+  table_unref(t);
+  free(e);
+  remove_tmpdir();
+}
+
+static void test_table_without_filter_and_empty(void **state) {
+  (void)state;
+  make_tmpdir();
+  size_t n;
+  ent_t *e = make_entries(1000, &n);
+  char path[8192];
+  table_file_path(dir, 8, path, sizeof path);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  opt.key_bits_per_key = 0;
+  build_table(path, 8, e, n, &opt);
+  table_t *t;
+  err_t err;
+  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), BFH_OK);
+  assert_false(table_has_key_filter(t));
+  lsm_lookup_t r;
+  char k[32];
+  size_t kn = ukey(k, 10);
+  assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &r, &err), BFH_OK);
+  assert_int_equal(r.state, LSM_LOOKUP_VALUE);
+  table_unref(t);
+  /* a table with no entries */
+  build_table(path, 8, e, 0, &opt);
+  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), BFH_OK);
+  assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &r, &err), BFH_OK);
+  assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
+  iterator_t *it = table_iterator_create(t);
+  iterator_seek_first(it);
+  assert_false(iterator_valid(it));
+  iterator_destroy(it);
+  table_unref(t);
+  free(e);
+  remove_tmpdir();
+}
+
+static void test_table_builder_hook_abandon_and_order(void **state) {
+  (void)state;
+  make_tmpdir();
+  char path[8192];
+  table_file_path(dir, 9, path, sizeof path);
+  hook_ctx_t hc = {0};
+  lsm_table_hook_t hook = make_hook(&hc);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  opt.hook = &hook;
+  table_builder_t *tb;
+  err_t err;
+  assert_int_equal(table_builder_create(lsm_io_default(), path, 9, &opt, &tb, &err), BFH_OK);
+  uint8_t a[16], b[16];
+  size_t an = internal_key_encode(a, "b", 1, 5, LSM_TYPE_VALUE);
+  size_t bn = internal_key_encode(b, "a", 1, 5, LSM_TYPE_VALUE);
+  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), BFH_OK);
+  assert_int_equal(table_builder_add(tb, b, bn, "x", 1, &err), BFH_E_INVALID); /* out of order */
+  assert_non_null(strstr(err.msg, "out of order"));
+  assert_int_equal(table_builder_finish(tb, &err), BFH_E_INVALID);
+  table_builder_destroy(tb);
+  assert_int_equal(hc.ends_fail, 1); /* end(0) exactly once */
+  assert_int_equal(hc.ends_ok, 0);
+  /* abandoned without finish */
+  assert_int_equal(table_builder_create(lsm_io_default(), path, 10, &opt, &tb, &err), BFH_OK);
+  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), BFH_OK);
+  table_builder_destroy(tb);
+  assert_int_equal(hc.ends_fail, 2);
+  assert_int_equal(hc.finishes, 0);
+  /* a failing write fails the build and gives end(0) */
+  lsm_io_t *io = lsm_io_create_faulty();
+  assert_int_equal(table_builder_create(io, path, 11, &opt, &tb, &err), BFH_OK);
+  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), BFH_OK);
+  lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 0);
+  assert_int_equal(table_builder_finish(tb, &err), BFH_E_IO);
+  table_builder_destroy(tb);
+  assert_int_equal(hc.ends_fail, 3);
+  assert_int_equal(hc.ends_ok, 0);
+  lsm_io_destroy(io);
+  remove_tmpdir();
+}
+
+/* Flips one byte at a time over the data blocks of a small table: every get either returns
+   the right answer or BFH_E_CORRUPT naming the file and a block; never a wrong value. */
+static void test_table_every_data_byte_flip_detected(void **state) {
+  (void)state;
+  make_tmpdir();
+  size_t n;
+  ent_t *e = make_entries(240, &n);
+  char path[8192];
+  table_file_path(dir, 12, path, sizeof path);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  opt.block_bytes = 1024;
+  build_table(path, 12, e, n, &opt);
+  table_t *t;
+  err_t err;
+  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), BFH_OK);
+  const void *md;
+  size_t ms;
+  uint64_t data_end;
+  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &data_end, &err), BFH_OK);
+  table_stats_t ts;
+  table_get_stats(t, &ts);
+  assert_true(ts.data_blocks >= 8);
+  table_unref(t);
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  char k[32], v[64];
+  for (uint64_t pos = 0; pos < data_end; pos++) {
+    uint8_t byte;
+    assert_int_equal(pread(fd, &byte, 1, (off_t)pos), 1);
+    uint8_t flipped = byte ^ (uint8_t)(1u << (pos % 8));
+    assert_int_equal(pwrite(fd, &flipped, 1, (off_t)pos), 1);
+    assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), BFH_OK);
+    int corrupt = 0;
+    for (size_t i = 0; i < n; i++) {
+      lsm_lookup_t r;
+      size_t kn = ukey(k, e[i].user);
+      int rc = table_get(t, k, kn, blocked_filter_key_hash(k, kn), e[i].seq, &r, &err);
+      if (rc == BFH_E_CORRUPT) {
+        assert_non_null(strstr(err.msg, "table 000012.sst: block at "));
+        corrupt++;
+        continue;
+      }
+      assert_int_equal(rc, BFH_OK);
+      assert_int_equal(r.seq, e[i].seq);
+      assert_int_equal(r.state,
+                       e[i].type == LSM_TYPE_VALUE ? LSM_LOOKUP_VALUE : LSM_LOOKUP_DELETED);
+      if (r.state == LSM_LOOKUP_VALUE) {
+        size_t vn = uval(v, e[i].user, e[i].seq);
+        assert_int_equal(r.val_len, vn);
+        assert_memory_equal(r.val, v, vn);
+      }
+    }
+    if (!corrupt) fail_msg("flip at %llu not detected by get", (unsigned long long)pos);
+    scan_ctx_t sc = {e, n, 0, 0};
+    assert_int_equal(table_scan(t, scan_check, &sc, NULL, &err), BFH_E_CORRUPT);
+    assert_int_equal(sc.bad, 0);
+    iterator_t *it = table_iterator_create(t);
+    size_t cnt = 0;
+    for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) cnt++;
+    assert_true(cnt < n);
+    assert_int_equal(iterator_status(it, &err), BFH_E_CORRUPT);
+    iterator_destroy(it);
+    table_unref(t);
+    assert_int_equal(pwrite(fd, &byte, 1, (off_t)pos), 1);
+  }
+  close(fd);
+  free(e);
+  remove_tmpdir();
+}
+
+/* Damage to the footer, index, meta index or key filter makes open fail; a damaged hook
+   meta block fails its read. */
+static void test_table_metadata_damage_rejected(void **state) {
+  (void)state;
+  make_tmpdir();
+  size_t n;
+  ent_t *e = make_entries(500, &n);
+  char path[8192];
+  table_file_path(dir, 13, path, sizeof path);
+  hook_ctx_t hc = {0};
+  lsm_table_hook_t hook = make_hook(&hc);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  opt.hook = &hook;
+  build_table(path, 13, e, n, &opt);
+  void *orig;
+  size_t size;
+  err_t err;
+  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), BFH_OK);
+  table_t *t;
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_OK);
+  const void *md;
+  size_t ms;
+  uint64_t filter_off, meta_off;
+  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &filter_off, &err), BFH_OK);
+  assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &meta_off, &err), BFH_OK);
+  table_unref(t);
+  /* meta index and index start at the meta index handle of the footer */
+  block_handle_t mh;
+  const uint8_t *f = (const uint8_t *)orig + size - TABLE_FOOTER_BYTES;
+  assert_non_null(block_handle_decode(f, f + 40, &mh));
+  int fd = open(path, O_RDWR);
+  for (uint64_t pos = filter_off; pos < size; pos++) {
+    uint8_t byte = ((uint8_t *)orig)[pos], flipped = byte ^ 0x10;
+    assert_int_equal(pwrite(fd, &flipped, 1, (off_t)pos), 1);
+    int rc = table_open(lsm_io_default(), path, 13, &t, &err);
+    if (pos >= meta_off && pos < mh.offset) {
+      /* the hook's meta blocks are verified when read, not at open */
+      assert_int_equal(rc, BFH_OK);
+      int r1 = table_read_meta(t, "test.meta", &md, &ms, NULL, &err);
+      int r2 = table_read_meta(t, "aaa.empty", &md, &ms, NULL, &err);
+      if (r1 != BFH_E_CORRUPT && r2 != BFH_E_CORRUPT)
+        fail_msg("flip in meta blocks at %llu not detected", (unsigned long long)pos);
+      assert_non_null(strstr(err.msg, "table 000013.sst: block at "));
+      table_unref(t);
+    } else {
+      /* key filter, meta index, index, footer: open fails */
+      if (rc != BFH_E_CORRUPT) fail_msg("flip at %llu: open rc %d", (unsigned long long)pos, rc);
+      assert_non_null(strstr(err.msg, "table 000013.sst: "));
+    }
+    assert_int_equal(pwrite(fd, &byte, 1, (off_t)pos), 1);
+  }
+  /* a newer format version with a valid footer checksum */
+  uint8_t footer[TABLE_FOOTER_BYTES];
+  memcpy(footer, f, sizeof footer);
+  encode_fixed32(footer + 48, TABLE_FORMAT_VERSION + 1);
+  encode_fixed32(footer + 52, crc32c_mask(crc32c_value(footer, 52)));
+  assert_int_equal(pwrite(fd, footer, sizeof footer, (off_t)(size - TABLE_FOOTER_BYTES)),
+                   TABLE_FOOTER_BYTES);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_E_UNSUPPORTED);
+  /* truncated files */
+  assert_int_equal(ftruncate(fd, (off_t)(size - 1)), 0);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_E_CORRUPT);
+  assert_int_equal(ftruncate(fd, 10), 0);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "too short"));
+  close(fd);
+  free(orig);
+  free(e);
+  remove_tmpdir();
+}
+
+static void test_table_cache_lru_and_evict(void **state) {
+  (void)state;
+  make_tmpdir();
+  size_t n;
+  ent_t *e = make_entries(100, &n);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  for (uint64_t num = 1; num <= 5; num++) {
+    char path[8192];
+    table_file_path(dir, num, path, sizeof path);
+    build_table(path, num, e, n, &opt);
+  }
+  table_cache_t *tc = table_cache_create(lsm_io_default(), dir, 2);
+  assert_non_null(tc);
+  err_t err;
+  table_t *held;
+  assert_int_equal(table_cache_get(tc, 1, &held, &err), BFH_OK);
+  for (uint64_t num = 1; num <= 5; num++) {
+    table_t *t;
+    assert_int_equal(table_cache_get(tc, num, &t, &err), BFH_OK);
+    assert_int_equal(table_number(t), num);
+    table_unref(t);
+    assert_true(table_cache_size(tc) <= 2);
+  }
+  /* table 1 was evicted from the cache but is still usable through our reference */
+  char k[32];
+  size_t kn = ukey(k, 4);
+  lsm_lookup_t r;
+  assert_int_equal(table_get(held, k, kn, blocked_filter_key_hash(k, kn), LSM_MAX_SEQ, &r, &err),
+                   BFH_OK);
+  assert_int_equal(r.state, LSM_LOOKUP_VALUE);
+  table_unref(held);
+  /* the same table twice is the same reader */
+  table_t *a, *b;
+  assert_int_equal(table_cache_get(tc, 5, &a, &err), BFH_OK);
+  assert_int_equal(table_cache_get(tc, 5, &b, &err), BFH_OK);
+  assert_ptr_equal(a, b);
+  table_unref(b);
+  table_cache_evict(tc, 5);
+  table_cache_evict(tc, 99);
+  assert_int_equal(table_cache_get(tc, 5, &b, &err), BFH_OK);
+  assert_ptr_not_equal(a, b);
+  table_unref(a);
+  table_unref(b);
+  assert_int_equal(table_cache_get(tc, 42, &a, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, "000042.sst"));
+  table_cache_destroy(tc);
+  table_cache_destroy(NULL);
+  free(e);
+  remove_tmpdir();
+}
+
+/* Three tables with interleaved keys and a memtable merge into one ordered stream. */
+static void test_merging_iterator_orders_all_children(void **state) {
+  (void)state;
+  make_tmpdir();
+  size_t n;
+  ent_t *e = make_entries(3000, &n);
+  ent_t *part[4];
+  size_t np[4] = {0};
+  for (int j = 0; j < 4; j++) part[j] = malloc(n * sizeof *e);
+  for (size_t i = 0; i < n; i++) {
+    int j = (int)((e[i].user / 2 * 2654435761u >> 7) % 4);
+    part[j][np[j]++] = e[i];
+  }
+  iterator_t *children[5];
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  err_t err;
+  for (int j = 0; j < 3; j++) {
+    char path[8192];
+    table_file_path(dir, (uint64_t)j + 1, path, sizeof path);
+    build_table(path, (uint64_t)j + 1, part[j], np[j], &opt);
+    table_t *t;
+    assert_int_equal(table_open(lsm_io_default(), path, (uint64_t)j + 1, &t, &err), BFH_OK);
+    children[j] = table_iterator_create(t);
+    table_unref(t); /* the iterator holds its own reference */
+  }
+  memtable_t *m = memtable_create();
+  for (size_t i = 0; i < np[3]; i++) {
+    char k[32], v[64];
+    size_t kn = ukey(k, part[3][i].user);
+    size_t vn = part[3][i].type ? uval(v, part[3][i].user, part[3][i].seq) : 0;
+    assert_int_equal(memtable_add(m, part[3][i].seq, part[3][i].type, k, kn, v, vn), BFH_OK);
+  }
+  children[3] = memtable_iterator_create(m);
+  memtable_unref(m);
+  children[4] = iterator_empty_create(BFH_OK, NULL);
+  iterator_t *it = merging_iterator_create(children, 5);
+  assert_non_null(it);
+  size_t i = 0;
+  for (iterator_seek_first(it); iterator_valid(it); iterator_next(it), i++) {
+    size_t kl;
+    const uint8_t *key = iterator_key(it, &kl);
+    internal_key_parts_t p;
+    assert_int_equal(internal_key_parse(key, kl, &p), 0);
+    char k[32];
+    size_t kn = ukey(k, e[i].user);
+    assert_int_equal(p.user_len, kn);
+    assert_memory_equal(p.user_key, k, kn);
+    assert_int_equal(p.seq, e[i].seq);
+  }
+  assert_int_equal(i, n);
+  /* seek into the middle */
+  uint8_t target[40];
+  char k[32];
+  size_t kn = ukey(k, e[n / 2].user);
+  size_t tn = internal_key_encode(target, k, kn, LSM_MAX_SEQ, LSM_TYPE_VALUE);
+  iterator_seek(it, target, tn);
+  assert_true(iterator_valid(it));
+  size_t kl;
+  const uint8_t *key = iterator_key(it, &kl);
+  assert_memory_equal(key, k, kn);
+  assert_int_equal(iterator_status(it, &err), BFH_OK);
+  iterator_destroy(it);
+  /* an erroring child makes the merge report it */
+  err_t bad;
+  err_set(&bad, BFH_E_CORRUPT, "boom");
+  iterator_t *one[1] = {iterator_empty_create(BFH_E_CORRUPT, &bad)};
+  it = merging_iterator_create(one, 1);
+  iterator_seek_first(it);
+  assert_false(iterator_valid(it));
+  assert_int_equal(iterator_status(it, &err), BFH_E_CORRUPT);
+  assert_string_equal(err.msg, "boom");
+  iterator_destroy(it);
+  for (int j = 0; j < 4; j++) free(part[j]);
+  free(e);
+  remove_tmpdir();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_table_build_get_iterate_scan),
+      cmocka_unit_test(test_table_without_filter_and_empty),
+      cmocka_unit_test(test_table_builder_hook_abandon_and_order),
+      cmocka_unit_test(test_table_every_data_byte_flip_detected),
+      cmocka_unit_test(test_table_metadata_damage_rejected),
+      cmocka_unit_test(test_table_cache_lru_and_evict),
+      cmocka_unit_test(test_merging_iterator_orders_all_children),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
