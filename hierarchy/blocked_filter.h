@@ -26,6 +26,12 @@ size_t blocked_filter_size(size_t n, double bits_per_key);
 /* Builds a filter of `size` bytes (from blocked_filter_size) over n key hashes into out. */
 void blocked_filter_build(uint8_t *out, size_t size, const uint64_t *hashes, size_t n,
                           double bits_per_key);
+/* The same in two steps, for builders that see their keys in pieces:
+   blocked_filter_init writes an empty filter of `size` bytes (from blocked_filter_size) into
+   out; blocked_filter_add adds n key hashes to a filter made by blocked_filter_init (a
+   malformed filter is left alone). init + add over all hashes == blocked_filter_build. */
+void blocked_filter_init(uint8_t *out, size_t size, double bits_per_key);
+void blocked_filter_add(uint8_t *filter, size_t size, const uint64_t *hashes, size_t n);
 /* 1: the key may be present; 0: it is not. A malformed filter (bad trailer) says 1. */
 int blocked_filter_may_contain(const uint8_t *filter, size_t size, uint64_t hash);
 /* out[i] = blocked_filter_may_contain(filter, size, hashes[i]) for i < n, with the block

@@ -48,6 +48,12 @@ bool value_filter_may_contain(const value_filter_t *f, const void *val, size_t l
 /* REQUIRES: p was made for f's m and k. */
 bool value_filter_may_contain_probe(const value_filter_t *f, const probe_t *p);
 
+/* out[i] = value_filter_may_contain_probe(fs[i], p) for i < n, with the first words the probe
+   needs in filter i + D prefetched while filter i is tested (leaf-by-leaf probing of many
+   filters with one shared probe). REQUIRES: p was made for the m and k of every fs[i]. */
+void value_filter_may_contain_probe_batch(const value_filter_t *const *fs, size_t n,
+                                          const probe_t *p, uint8_t *out);
+
 /* dst |= src. BFH_E_INVALID (with a message) if m, k or seed differ. */
 int value_filter_merge(value_filter_t *dst, const value_filter_t *src, err_t *err);
 
@@ -67,6 +73,8 @@ void value_filter_serialize(const value_filter_t *f, uint8_t *out);
    checksum mismatch) gives BFH_E_CORRUPT and a message; it never reads past data[len). */
 int value_filter_deserialize(const uint8_t *data, size_t len, value_filter_t **out, err_t *err);
 /* Byte offset of word i inside the serialized form (for reading single words from disk). */
-static inline uint64_t value_filter_word_offset(uint64_t i) { return VALUE_FILTER_HEADER_BYTES + 8 * i; }
+static inline uint64_t value_filter_word_offset(uint64_t i) {
+  return VALUE_FILTER_HEADER_BYTES + 8 * i;
+}
 
 #endif
