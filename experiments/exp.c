@@ -1,0 +1,530 @@
+/* Shared machinery of the experiment drivers (see exp.h). */
+#include "experiments/exp.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hierarchy/bits.h"
+#include "hierarchy/hash.h"
+
+const char *exp_scale_name(exp_scale_t s) {
+  return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";
+}
+
+const char *exp_engine_name(bfh_engine e) {
+  return e == BFH_ENGINE_LEVELDB ? "leveldb" : "lsm";
+}
+
+const char *exp_method_name(bfh_method m) {
+  switch (m) {
+    case BFH_SEARCH_SCAN:
+      return "scan";
+    case BFH_SEARCH_LEAVES:
+      return "leaves";
+    case BFH_SEARCH_HIERARCHY:
+      return "hierarchy";
+    case BFH_SEARCH_SLICED:
+      return "sliced";
+    case BFH_SEARCH_AUTO:
+      return "auto";
+  }
+  return "?";
+}
+
+double exp_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void exp_progress(const char *fmt, ...) {
+  if (!isatty(STDERR_FILENO)) return;
+  char line[160];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\r\033[K%s", line);
+  fflush(stderr);
+}
+
+void exp_progress_done(void) {
+  if (!isatty(STDERR_FILENO)) return;
+  fprintf(stderr, "\r\033[K");
+  fflush(stderr);
+}
+
+/* ---- CSV --------------------------------------------------------------------------------- */
+
+#define CSV_MAX_COLS 64
+#define CSV_CELL 48
+
+struct exp_csv {
+  FILE *f;
+  char path[1024];
+  size_t ncols;
+  const char *cols[CSV_MAX_COLS];
+  char cells[CSV_MAX_COLS][CSV_CELL];
+  int err;
+};
+
+static int mkdir_p(const char *path) {
+  char tmp[1024];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+  return 0;
+}
+
+exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols) {
+  if (mkdir_p(x->out_dir) != 0) {
+    fprintf(stderr, "bfh: cannot create %s: %s\n", x->out_dir, strerror(errno));
+    return NULL;
+  }
+  exp_csv_t *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  snprintf(c->path, sizeof c->path, "%s/%s.csv", x->out_dir, name);
+  c->f = fopen(c->path, "w");
+  if (!c->f) {
+    fprintf(stderr, "bfh: cannot write %s: %s\n", c->path, strerror(errno));
+    free(c);
+    return NULL;
+  }
+  for (size_t i = 0; cols[i] && c->ncols < CSV_MAX_COLS; i++) {
+    c->cols[c->ncols++] = cols[i];
+    fprintf(c->f, "%s%s", i ? "," : "", cols[i]);
+  }
+  fputc('\n', c->f);
+  return c;
+}
+
+static char *cell(exp_csv_t *c, const char *col) {
+  for (size_t i = 0; i < c->ncols; i++)
+    if (strcmp(c->cols[i], col) == 0) return c->cells[i];
+  if (!c->err) fprintf(stderr, "bfh: %s: no column named '%s' (ignored)\n", c->path, col);
+  c->err = 1;
+  return NULL;
+}
+
+void exp_csv_str(exp_csv_t *c, const char *col, const char *v) {
+  char *p = cell(c, col);
+  if (p) snprintf(p, CSV_CELL, "%s", v);
+}
+
+void exp_csv_u64(exp_csv_t *c, const char *col, uint64_t v) {
+  char *p = cell(c, col);
+  if (p) snprintf(p, CSV_CELL, "%llu", (unsigned long long)v);
+}
+
+void exp_csv_dbl(exp_csv_t *c, const char *col, double v) {
+  char *p = cell(c, col);
+  if (p) snprintf(p, CSV_CELL, "%.6g", v);
+}
+
+void exp_csv_row(exp_csv_t *c) {
+  for (size_t i = 0; i < c->ncols; i++) {
+    fprintf(c->f, "%s%s", i ? "," : "", c->cells[i]);
+    c->cells[i][0] = '\0';
+  }
+  fputc('\n', c->f);
+  fflush(c->f);
+}
+
+int exp_csv_close(exp_csv_t *c) {
+  if (!c) return 0;
+  int rc = ferror(c->f) ? -1 : 0;
+  if (fclose(c->f) != 0) rc = -1;
+  if (rc) fprintf(stderr, "bfh: error writing %s\n", c->path);
+  free(c);
+  return rc;
+}
+
+const char *const EXP_DB_COLS[] = {"engine",    "scale", "n", "domain_pct",  "insert_order",
+                                   "m",         "k",     "d", "table_bytes", "leaves_on_disk",
+                                   "placement", NULL};
+const char *const EXP_SEARCH_COLS[] = {"method",
+                                       "query",
+                                       "queries",
+                                       "wrong",
+                                       "time_s",
+                                       "time_min_s",
+                                       "time_max_s",
+                                       "internal_probes",
+                                       "leaf_probes",
+                                       "leaf_positives",
+                                       "tables_scanned",
+                                       "tables_matched",
+                                       "tables_live",
+                                       "entries_scanned",
+                                       "bytes_read",
+                                       "candidates",
+                                       "results",
+                                       "fpr_leaves",
+                                       NULL};
+
+void exp_cols_cat(const char **out, size_t cap, ...) {
+  size_t n = 0;
+  va_list ap;
+  va_start(ap, cap);
+  const char *const *list;
+  while ((list = va_arg(ap, const char *const *)) != NULL)
+    for (size_t i = 0; list[i] && n + 1 < cap; i++) out[n++] = list[i];
+  va_end(ap);
+  out[n] = NULL;
+}
+
+void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p) {
+  exp_csv_str(c, "engine", exp_engine_name(p->engine));
+  exp_csv_str(c, "scale", exp_scale_name(x->scale));
+  exp_csv_u64(c, "n", p->wl.n);
+  exp_csv_dbl(c, "domain_pct", p->wl.domain_pct);
+  exp_csv_str(c, "insert_order", p->wl.order == WORKLOAD_RANDOM ? "random" : "sequential");
+  exp_csv_u64(c, "m", p->m);
+  exp_csv_u64(c, "k", p->k);
+  exp_csv_u64(c, "d", p->d);
+  exp_csv_u64(c, "table_bytes", p->table_bytes);
+  exp_csv_u64(c, "leaves_on_disk", (uint64_t)p->leaves_on_disk);
+  exp_csv_str(c, "placement", p->placement ? "positional" : "similarity");
+}
+
+void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
+                    const exp_search_result_t *r) {
+  exp_csv_str(c, "method", method);
+  exp_csv_str(c, "query", query);
+  exp_csv_u64(c, "queries", (uint64_t)r->queries);
+  exp_csv_u64(c, "wrong", (uint64_t)r->wrong);
+  exp_csv_dbl(c, "time_s", r->time_s);
+  exp_csv_dbl(c, "time_min_s", r->time_min_s);
+  exp_csv_dbl(c, "time_max_s", r->time_max_s);
+  exp_csv_u64(c, "internal_probes", r->med.internal_probes);
+  exp_csv_u64(c, "leaf_probes", r->med.leaf_probes);
+  exp_csv_u64(c, "leaf_positives", r->med.leaf_positives);
+  exp_csv_u64(c, "tables_scanned", r->med.tables_scanned);
+  exp_csv_u64(c, "tables_matched", r->med.tables_matched);
+  exp_csv_u64(c, "tables_live", r->med.tables_live);
+  exp_csv_u64(c, "entries_scanned", r->med.entries_scanned);
+  exp_csv_u64(c, "bytes_read", r->med.bytes_read);
+  exp_csv_u64(c, "candidates", r->med.candidates);
+  exp_csv_u64(c, "results", r->med.results);
+  if (r->fpr_leaves >= 0) exp_csv_dbl(c, "fpr_leaves", r->fpr_leaves);
+}
+
+/* ---- databases --------------------------------------------------------------------------- */
+
+void exp_db_params_init(exp_db_params_t *p, const exp_ctx_t *x, uint64_t n) {
+  memset(p, 0, sizeof *p);
+  workload_config_init(&p->wl);
+  p->wl.n = n;
+  p->engine = x->engine;
+  p->m = 2000000;
+  p->k = 3;
+  p->d = 5;
+  p->table_bytes = 2u << 20;
+  p->memtable_bytes = 4u << 20;
+  p->value_filters = 1;
+}
+
+void exp_db_params_shrink(exp_db_params_t *p, double f) {
+  if (f <= 1.0) return;
+  p->table_bytes = (size_t)((double)p->table_bytes / f);
+  /* The memtable is not shrunk below 512 KiB: flushes of a few KiB would only add churn. */
+  p->memtable_bytes = (size_t)((double)p->memtable_bytes / f);
+  if (p->memtable_bytes < (512u << 10)) p->memtable_bytes = 512u << 10;
+  p->m = (uint64_t)((double)p->m / f);
+  if (p->m < 64) p->m = 64;
+}
+
+void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
+  bfh_options_init(opt);
+  opt->engine = p->engine;
+  opt->value_filter_bits = p->m;
+  opt->value_filter_hashes = p->k;
+  opt->order = p->d;
+  opt->table_bytes = p->table_bytes;
+  opt->memtable_bytes = p->memtable_bytes;
+  opt->value_filters = p->value_filters;
+  opt->leaves_on_disk = p->leaves_on_disk;
+  opt->placement = p->placement;
+}
+
+void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", x->work_dir, name);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void exp_rmtree(const char *path) {
+  nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db) {
+  bfh_options opt;
+  exp_db_options(p, &opt);
+  int rc = bfh_open(dir, &opt, db);
+  if (rc != BFH_OK)
+    fprintf(stderr, "bfh: open %s: %s: %s\n", dir, bfh_strerror(rc), bfh_last_error(NULL));
+  return rc;
+}
+
+int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
+                 exp_build_result_t *res) {
+  workload_t w;
+  if (workload_init(&w, &p->wl) != BFH_OK) {
+    fprintf(stderr, "bfh: bad workload (n=%llu, domain %.3g%%)\n", (unsigned long long)p->wl.n,
+            p->wl.domain_pct);
+    return BFH_E_INVALID;
+  }
+  if (mkdir_p(x->work_dir) != 0) {
+    fprintf(stderr, "bfh: cannot create %s: %s\n", x->work_dir, strerror(errno));
+    return BFH_E_IO;
+  }
+  exp_rmtree(dir);
+  bfh_db *db;
+  int rc = exp_db_open(p, dir, &db);
+  if (rc != BFH_OK) return rc;
+  char key[WORKLOAD_MAX_BYTES], val[WORKLOAD_MAX_BYTES];
+  double t0 = exp_now(), last = t0;
+  for (uint64_t i = 0; i < p->wl.n; i++) {
+    uint64_t id = workload_entry_id(&w, i);
+    size_t kl = workload_key(&w, id, key);
+    size_t vl = workload_value(&w, workload_value_id(&w, id), val);
+    rc = bfh_put(db, key, kl, val, vl);
+    if (rc != BFH_OK) {
+      fprintf(stderr, "bfh: put #%llu into %s: %s: %s\n", (unsigned long long)i, dir,
+              bfh_strerror(rc), bfh_last_error(db));
+      bfh_close(db);
+      return rc;
+    }
+    if ((i & 0xffff) == 0) {
+      double now = exp_now();
+      if (now - last > 0.5) {
+        exp_progress("loading %s: %.1f%%", dir, 100.0 * (double)i / (double)p->wl.n);
+        last = now;
+      }
+    }
+  }
+  double t1 = exp_now();
+  rc = bfh_flush(db);
+  double t2 = exp_now();
+  exp_progress_done();
+  if (rc != BFH_OK) {
+    fprintf(stderr, "bfh: flush %s: %s: %s\n", dir, bfh_strerror(rc), bfh_last_error(db));
+    bfh_close(db);
+    return rc;
+  }
+  rc = bfh_close(db);
+  if (rc != BFH_OK) {
+    fprintf(stderr, "bfh: close %s: %s\n", dir, bfh_strerror(rc));
+    return rc;
+  }
+  if (res) {
+    res->put_s = t1 - t0;
+    res->flush_s = t2 - t1;
+    res->total_s = t2 - t0;
+  }
+  return BFH_OK;
+}
+
+/* bfh_stats may be missing from an older library: weak, so that the tool still links. */
+extern int bfh_stats(bfh_db *db, bfh_db_stats *st) __attribute__((weak));
+
+int exp_db_stats(bfh_db *db, bfh_db_stats *st) {
+  memset(st, 0, sizeof *st);
+  if (!bfh_stats) return 0;
+  return bfh_stats(db, st) == BFH_OK;
+}
+
+/* ---- searches ---------------------------------------------------------------------------- */
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of a[0..n) (sorts a). The lower middle for even n. */
+static uint64_t median_u64(uint64_t *a, int n) {
+  qsort(a, (size_t)n, sizeof *a, cmp_u64);
+  return a[(n - 1) / 2];
+}
+
+#define MAX_QUERIES 1024
+
+int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int present, int nq,
+                       uint64_t seed, exp_search_result_t *r) {
+  if (nq > MAX_QUERIES) nq = MAX_QUERIES;
+  memset(r, 0, sizeof *r);
+  static double t[MAX_QUERIES];
+  static uint64_t ctr[11][MAX_QUERIES];
+  uint64_t fp = 0, negatives = 0;
+  char val[WORKLOAD_MAX_BYTES];
+  for (int q = -1; q < nq; q++) {
+    /* q = -1: a warm-up query with a value not among the measured ones. */
+    uint64_t qi = q < 0 ? (uint64_t)MAX_QUERIES + 7 : (uint64_t)q;
+    uint64_t vid =
+        present ? workload_present_value_id(w, seed, qi) : workload_absent_value_id(w, seed, qi);
+    size_t vl = workload_value(w, vid, val);
+    bfh_search_stats st;
+    memset(&st, 0, sizeof st);
+    double t0 = exp_now();
+    int rc = bfh_search(db, val, vl, method, NULL, NULL, &st);
+    double t1 = exp_now();
+    if (rc != BFH_OK) {
+      fprintf(stderr, "bfh: search %.*s (%s): %s: %s\n", (int)vl, val, exp_method_name(method),
+              bfh_strerror(rc), bfh_last_error(db));
+      return rc;
+    }
+    if (q < 0) continue;
+    uint64_t expect = present ? workload_value_count(w, vid) : 0;
+    if (st.results != expect) r->wrong++;
+    t[q] = t1 - t0;
+    uint64_t v[11] = {st.internal_probes, st.leaf_probes,     st.leaf_positives, st.tables_scanned,
+                      st.tables_matched,  st.entries_scanned, st.bytes_read,     st.candidates,
+                      st.results,         st.elapsed_ns,      st.tables_live};
+    for (int i = 0; i < 11; i++) ctr[i][q] = v[i];
+    if (st.leaf_probes > st.tables_matched && st.leaf_positives >= st.tables_matched) {
+      fp += st.leaf_positives - st.tables_matched;
+      negatives += st.leaf_probes - st.tables_matched;
+    }
+  }
+  r->queries = nq;
+  qsort(t, (size_t)nq, sizeof t[0], cmp_dbl);
+  r->time_s = t[(nq - 1) / 2];
+  r->time_min_s = t[0];
+  r->time_max_s = t[nq - 1];
+  bfh_search_stats *m = &r->med;
+  m->internal_probes = median_u64(ctr[0], nq);
+  m->leaf_probes = median_u64(ctr[1], nq);
+  m->leaf_positives = median_u64(ctr[2], nq);
+  m->tables_scanned = median_u64(ctr[3], nq);
+  m->tables_matched = median_u64(ctr[4], nq);
+  m->entries_scanned = median_u64(ctr[5], nq);
+  m->bytes_read = median_u64(ctr[6], nq);
+  m->candidates = median_u64(ctr[7], nq);
+  m->results = median_u64(ctr[8], nq);
+  m->elapsed_ns = median_u64(ctr[9], nq);
+  m->tables_live = (uint32_t)median_u64(ctr[10], nq);
+  /* Only meaningful where the leaf filters were consulted. */
+  r->fpr_leaves = (method != BFH_SEARCH_SCAN && negatives) ? (double)fp / (double)negatives : -1;
+  return BFH_OK;
+}
+
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p, bfh_db *db,
+                     const workload_t *w, bfh_method method, int present, exp_search_result_t *r) {
+  exp_progress("n=%llu m=%llu d=%u: %s search (%s values)", (unsigned long long)p->wl.n,
+               (unsigned long long)p->m, p->d, exp_method_name(method),
+               present ? "present" : "absent");
+  int rc = exp_search_measure(db, w, method, present, x->queries, EXP_QUERY_SEED, r);
+  exp_progress_done();
+  if (rc != BFH_OK) return rc;
+  exp_csv_db_params(c, x, p);
+  exp_csv_search(c, exp_method_name(method), present ? "present" : "absent", r);
+  if (r->wrong)
+    fprintf(stderr,
+            "bfh: WARNING: %s search gave a wrong result count for %d of %d queries "
+            "(n=%llu m=%llu d=%u)\n",
+            exp_method_name(method), r->wrong, r->queries, (unsigned long long)p->wl.n,
+            (unsigned long long)p->m, p->d);
+  return BFH_OK;
+}
+
+void exp_db_drop(const exp_ctx_t *x, const char *dir) {
+  if (!x->keep_db) exp_rmtree(dir);
+}
+
+/* ---- synthetic leaves -------------------------------------------------------------------- */
+
+void exp_synth_leaf(uint64_t m, uint32_t k, uint64_t leaf, uint64_t entries, uint64_t *words) {
+  memset(words, 0, bits_words(m) * sizeof *words);
+  char val[WORKLOAD_MAX_BYTES];
+  probe_t p;
+  for (uint64_t j = 0; j < entries; j++) {
+    int n = snprintf(val, sizeof val, "Value%llu", (unsigned long long)(leaf * entries + j));
+    probe_init(&p, bfh_hash64(val, (size_t)n, BFH_DEFAULT_SEED), m, k);
+    for (uint32_t i = 0; i < k; i++) bits_set(words, p.pos[i]);
+  }
+}
+
+/* ---- plots ------------------------------------------------------------------------------- */
+
+static int is_file(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* Finds <plots>/<name>.gp: the --plots flag, $BFH_PLOTS_DIR, ../plots and ../../plots next to
+   the executable, the source tree this file was compiled from. */
+static int find_script(const exp_ctx_t *x, const char *name, char *out, size_t cap) {
+  char cand[4][1024];
+  int nc = 0;
+  if (x->plots_dir) snprintf(cand[nc++], sizeof cand[0], "%s", x->plots_dir);
+  const char *env = getenv("BFH_PLOTS_DIR");
+  if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s", env);
+  char exe[900];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(cand[nc++], sizeof cand[0], "%s/../plots", exe);
+  }
+  char src[900];
+  snprintf(src, sizeof src, "%s", __FILE__);
+  char *e = strstr(src, "experiments/exp.c");
+  if (e && src[0] == '/') {
+    *e = '\0';
+    snprintf(cand[nc++], sizeof cand[0], "%splots", src);
+  }
+  for (int i = 0; i < nc; i++) {
+    int w = snprintf(out, cap, "%s/%s.gp", cand[i], name);
+    if (w > 0 && (size_t)w < cap && is_file(out)) return 1;
+  }
+  return 0;
+}
+
+int exp_plot(const exp_ctx_t *x, const char *name) {
+  if (x->no_plot) return 0;
+  char script[1100];
+  if (!find_script(x, name, script, sizeof script)) {
+    fprintf(stderr, "bfh: plots/%s.gp not found (use --plots DIR); no plot\n", name);
+    return 0;
+  }
+  if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "bfh: gnuplot not installed; %s.csv not plotted\n", name);
+    return 0;
+  }
+  /* gnuplot's chatter goes to a log, shown only if it fails. */
+  char log[1200], cmd[4000];
+  snprintf(log, sizeof log, "%s/%s.gnuplot.log", x->out_dir, name);
+  snprintf(cmd, sizeof cmd, "gnuplot -e \"in='%s/%s.csv'; out='%s/%s'\" '%s' >'%s' 2>&1",
+           x->out_dir, name, x->out_dir, name, script, log);
+  int rc = system(cmd);
+  if (rc != 0) {
+    fprintf(stderr, "bfh: gnuplot failed for %s (status %d); its output is in %s\n", name, rc, log);
+    return -1;
+  }
+  remove(log);
+  return 0;
+}

@@ -1,0 +1,193 @@
+/* The shared machinery of the experiment drivers (experiments/exp_*.c): run context and
+ * scales, CSV output, timing, building a database from a workload, median search
+ * measurements, synthetic leaves for the pure-structure experiments, and plotting.
+ *
+ * Every driver writes <out>/<experiment>.csv (a header row, one row per measured point, every
+ * parameter in its own column, unmeasured cells empty) and renders it with
+ * plots/<experiment>.gp into <out>/<experiment>.png and .svg.
+ */
+#ifndef BFH_EXPERIMENTS_EXP_H
+#define BFH_EXPERIMENTS_EXP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bfh.h"
+#include "workloads/workload.h"
+
+typedef enum exp_scale { EXP_SMALL = 0, EXP_MEDIUM = 1, EXP_PAPER = 2 } exp_scale_t;
+
+/* What `bfh run` was asked to do. Caller-owned; strings borrowed from argv. */
+typedef struct exp_ctx {
+  exp_scale_t scale;
+  bfh_engine engine;
+  const char *out_dir;   /* results directory (created if missing) */
+  const char *work_dir;  /* where the databases are built (default <out>/db) */
+  const char *plots_dir; /* NULL: found next to the executable or in the source tree */
+  int queries;           /* present (and absent) queries per point, >= 5 */
+  int keep_db;           /* 1: leave the databases in work_dir */
+  int no_plot;           /* 1: CSV only */
+} exp_ctx_t;
+
+const char *exp_scale_name(exp_scale_t s);
+const char *exp_engine_name(bfh_engine e);
+const char *exp_method_name(bfh_method m);
+
+/* ---- time ------------------------------------------------------------------------------ */
+double exp_now(void); /* seconds, monotonic */
+
+/* A progress line on stderr, rewritten in place; only when stderr is a terminal. */
+void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void exp_progress_done(void); /* clears the line */
+
+/* ---- CSV ------------------------------------------------------------------------------- */
+typedef struct exp_csv exp_csv_t;
+
+/* Opens <out>/<name>.csv and writes the header row: the columns of cols (NULL-terminated).
+   Returns NULL (and prints why on stderr) on failure. Client calls exp_csv_close(). */
+exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols);
+/* Set a cell of the current row by column name (an unknown name is a programming error: it
+   is reported on stderr once and ignored). Cells not set are written empty. */
+void exp_csv_str(exp_csv_t *c, const char *col, const char *v);
+void exp_csv_u64(exp_csv_t *c, const char *col, uint64_t v);
+void exp_csv_dbl(exp_csv_t *c, const char *col, double v);
+/* Writes the current row and clears it. */
+void exp_csv_row(exp_csv_t *c);
+/* Flushes and closes; 0 or -1 on a write error. NULL allowed. */
+int exp_csv_close(exp_csv_t *c);
+
+/* ---- databases ------------------------------------------------------------------------- */
+
+/* The paper's geometry shrunk by a factor f: tables of 2 MiB/f, memtable 4 MiB/f and value
+   filters of m/f bits keep the paper's table count and filter bits per entry at N/f entries. */
+typedef struct exp_db_params {
+  workload_config_t wl;
+  bfh_engine engine;
+  uint64_t m;
+  uint32_t k, d;
+  size_t table_bytes, memtable_bytes;
+  int value_filters, leaves_on_disk, placement;
+} exp_db_params_t;
+
+/* Defaults: the paper's (m = 2M, k = 3, d = 5, 2 MiB tables, 4 MiB memtable), value filters
+   on, leaves in memory, sequential Key<i>/Value<i>, domain 100%, engine from x. */
+void exp_db_params_init(exp_db_params_t *p, const exp_ctx_t *x, uint64_t n);
+/* Scales table, memtable and m down by f (>= 1). */
+void exp_db_params_shrink(exp_db_params_t *p, double f);
+void exp_db_options(const exp_db_params_t *p, bfh_options *opt);
+
+/* <work_dir>/<name> into buf (cap bytes). */
+void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap);
+/* rm -r path (best effort). */
+void exp_rmtree(const char *path);
+
+typedef struct exp_build_result {
+  double put_s;   /* all bfh_put calls */
+  double flush_s; /* the final bfh_flush */
+  double total_s; /* put_s + flush_s */
+} exp_build_result_t;
+
+/* Removes dir, creates the database, puts the whole workload, flushes and closes it.
+   Returns BFH_OK or a status (message printed on stderr). */
+int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
+                 exp_build_result_t *res);
+/* Opens an existing database built with p (p's order, leaves_on_disk and placement apply).
+   On BFH_OK *db is a new handle (close with bfh_close). Prints the error otherwise. */
+int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
+
+/* ---- searches -------------------------------------------------------------------------- */
+
+typedef struct exp_search_result {
+  int queries;   /* measured queries */
+  int wrong;     /* queries whose result count differs from the workload's truth */
+  double time_s; /* median wall time */
+  double time_min_s, time_max_s;
+  bfh_search_stats med; /* per-counter medians */
+  double fpr_leaves;    /* (leaf_positives - tables_matched) / (leaf_probes - tables_matched),
+                           summed over the queries; < 0 if not applicable */
+} exp_search_result_t;
+
+/* Runs one warm-up query, then nq queries (present values if present, else absent values;
+   the same values for every method given the same seed), each with `method`; fills r.
+   Returns BFH_OK or the first failing status (message printed). */
+int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int present, int nq,
+                       uint64_t seed, exp_search_result_t *r);
+
+/* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
+   insert_order, m, k, d, table_bytes, leaves_on_disk, placement. */
+void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p);
+/* Writes method, query, queries, wrong, time_s, time_min_s, time_max_s and the counters. */
+void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
+                    const exp_search_result_t *r);
+/* The column names written by the two functions above (NULL-terminated lists). */
+extern const char *const EXP_DB_COLS[];
+extern const char *const EXP_SEARCH_COLS[];
+/* Concatenates NULL-terminated column lists into out (cap entries, NULL-terminated). */
+void exp_cols_cat(const char **out, size_t cap, ...);
+
+/* The fixed seed of every query set. */
+#define EXP_QUERY_SEED 1234
+/* Measures `method` (present or absent values, x->queries of them) and sets the database and
+   search columns of the current row of c (the caller adds its own columns, then
+   exp_csv_row). Returns BFH_OK or the failing status. */
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p, bfh_db *db,
+                     const workload_t *w, bfh_method method, int present, exp_search_result_t *r);
+/* Removes a database directory unless x->keep_db. */
+void exp_db_drop(const exp_ctx_t *x, const char *dir);
+
+/* bfh_stats, guarded: 1 if it worked and *st is filled, 0 otherwise. */
+int exp_db_stats(bfh_db *db, bfh_db_stats *st);
+
+/* ---- synthetic leaves (pure-structure experiments) ------------------------------------ */
+
+/* Fills words (ceil(m/64), zeroed first) with the value filter of a table holding the
+   `entries` distinct values Value<leaf*entries> .. Value<leaf*entries + entries - 1>. */
+void exp_synth_leaf(uint64_t m, uint32_t k, uint64_t leaf, uint64_t entries, uint64_t *words);
+
+/* A set of synthetic leaves for the pure-structure experiments (Table II at 500M-1B entries,
+   Fig. 7): `leaves` tables of `entries` distinct values each, m-bit filters with k hashes.
+   The leaves are kept in memory when they fit in resident_limit bytes; otherwise they are
+   regenerated whenever the hierarchy needs them (hierarchy_leaf_source_t). Caller-owned:
+   exp_synth_init() / exp_synth_release(). */
+typedef struct exp_synth {
+  uint64_t m;
+  uint32_t k;
+  uint64_t leaves, entries;
+  uint64_t **words;   /* words[i] = leaf i (id i + 1), or NULL when not resident */
+  uint64_t *scratch;  /* one leaf, for probes of non-resident leaves */
+  uint64_t generated; /* leaf generations so far */
+} exp_synth_t;
+
+/* Returns 0, or -1 if memory is short. */
+int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint64_t entries,
+                   size_t resident_limit);
+void exp_synth_release(exp_synth_t *s);
+/* Builds a hierarchy of order d over the leaves (ids 1..leaves, in order) with the given
+   placement (positional: bulk build; similarity: one insert per leaf). Returns it (caller
+   destroys it with hierarchy_destroy) or NULL; *build_s gets the time taken. */
+struct hierarchy;
+struct hierarchy *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int positional, double *build_s);
+/* The paper's hierarchy has exactly d children per internal node: its node count over B
+   leaves, sum over levels of ceil(B / d^i) until one node. */
+uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);
+
+/* ---- plots ----------------------------------------------------------------------------- */
+
+/* Runs gnuplot -e "in='<out>/<name>.csv'; out='<out>/<name>'" <plots>/<name>.gp. A missing
+   gnuplot or script is reported and skipped (returns 0); -1 if gnuplot failed. */
+int exp_plot(const exp_ctx_t *x, const char *name);
+
+/* ---- the drivers ----------------------------------------------------------------------- */
+typedef int (*exp_driver_fn)(const exp_ctx_t *x);
+int exp_table1(const exp_ctx_t *x);
+int exp_fig6(const exp_ctx_t *x);
+int exp_table2(const exp_ctx_t *x);
+int exp_fig7(const exp_ctx_t *x);
+int exp_fig8(const exp_ctx_t *x);
+int exp_fig9(const exp_ctx_t *x);
+int exp_fig10_12(const exp_ctx_t *x); /* writes fig10.csv and fig12.csv */
+int exp_fig11(const exp_ctx_t *x);
+int exp_fig13(const exp_ctx_t *x); /* Fig. 13 and Table III */
+
+#endif

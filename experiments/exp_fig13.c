@@ -1,0 +1,110 @@
+/* Fig. 13 and Table III: the value domain (distinct values as a % of N) vs search time per
+ * method, and, for the hierarchy, leaf filters positive / tables holding the value / leaf
+ * filters tested.
+ *
+ * Paper: 50M entries in 599 tables, domain 1, 5, 10, 40, 70, 100%: the smaller the domain
+ * (the more repeats of a value), the slower the hierarchy; scan and Bloom scan flat.
+ * Table III: 1%: 56/55/250, 5%: 28/26/190, 10%: 13/11/105, 40%: 5/5/125, 70%: 2/1/70,
+ * 100%: 0/0/65. Ours: paper scale = 50M entries, paper geometry; medium = 10M shrunk by 5;
+ * small = 1M shrunk by 50 (40 KiB tables, m = 40k bits: ~599 tables and the paper's bits
+ * per entry). Values are Value<perm(i) mod D>, each of the D values on floor/ceil(N/D) keys.
+ * table3.csv holds the hierarchy rows in the paper's columns, next to the paper's numbers.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "experiments/exp.h"
+
+static const struct {
+  double pct;
+  int found, tables, scanned;
+} PAPER[] = {{1, 56, 55, 250}, {5, 28, 26, 190}, {10, 13, 11, 105},
+             {40, 5, 5, 125},  {70, 2, 1, 70},   {100, 0, 0, 65}};
+
+int exp_fig13(const exp_ctx_t *x) {
+  uint64_t n = x->scale == EXP_PAPER ? 50000000 : x->scale == EXP_MEDIUM ? 10000000 : 1000000;
+  double shrink = 50000000.0 / (double)n;
+  const char *extra[] = {"series", "value_keys", NULL};
+  const char *cols[64];
+  exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
+  exp_csv_t *csv = exp_csv_open(x, "fig13", cols);
+  const char *t3cols[] = {"engine",
+                          "scale",
+                          "n",
+                          "m",
+                          "d",
+                          "domain_pct",
+                          "tables_live",
+                          "leaf_filters_found",
+                          "sstables_found",
+                          "leaf_filters_scanned",
+                          "internal_probes",
+                          "time_s",
+                          "paper_leaf_filters_found",
+                          "paper_sstables_found",
+                          "paper_leaf_filters_scanned",
+                          NULL};
+  exp_csv_t *t3 = exp_csv_open(x, "table3", t3cols);
+  if (!csv || !t3) {
+    exp_csv_close(csv);
+    exp_csv_close(t3);
+    return -1;
+  }
+  const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
+                                BFH_SEARCH_SLICED};
+  int rc = 0;
+  for (size_t di = 0; di < sizeof PAPER / sizeof PAPER[0] && rc == 0; di++) {
+    exp_db_params_t p;
+    exp_db_params_init(&p, x, n);
+    exp_db_params_shrink(&p, shrink);
+    p.wl.domain_pct = PAPER[di].pct;
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/fig13-%g", x->work_dir, PAPER[di].pct);
+    if (exp_db_build(x, &p, dir, NULL) != BFH_OK) {
+      rc = -1;
+      break;
+    }
+    workload_t w;
+    workload_init(&w, &p.wl);
+    bfh_db *db;
+    if (exp_db_open(&p, dir, &db) != BFH_OK) {
+      rc = -1;
+      break;
+    }
+    for (size_t k = 0; k < sizeof methods / sizeof methods[0] && rc == 0; k++) {
+      exp_search_result_t r;
+      if (exp_measure_into(csv, x, &p, db, &w, methods[k], 1, &r) != BFH_OK) {
+        rc = -1;
+        break;
+      }
+      exp_csv_str(csv, "series", exp_method_name(methods[k]));
+      exp_csv_u64(csv, "value_keys", workload_value_count(&w, 0));
+      exp_csv_row(csv);
+      if (methods[k] == BFH_SEARCH_HIERARCHY) {
+        exp_csv_str(t3, "engine", exp_engine_name(p.engine));
+        exp_csv_str(t3, "scale", exp_scale_name(x->scale));
+        exp_csv_u64(t3, "n", n);
+        exp_csv_u64(t3, "m", p.m);
+        exp_csv_u64(t3, "d", p.d);
+        exp_csv_dbl(t3, "domain_pct", PAPER[di].pct);
+        exp_csv_u64(t3, "tables_live", r.med.tables_live);
+        exp_csv_u64(t3, "leaf_filters_found", r.med.leaf_positives);
+        exp_csv_u64(t3, "sstables_found", r.med.tables_matched);
+        exp_csv_u64(t3, "leaf_filters_scanned", r.med.leaf_probes);
+        exp_csv_u64(t3, "internal_probes", r.med.internal_probes);
+        exp_csv_dbl(t3, "time_s", r.time_s);
+        exp_csv_u64(t3, "paper_leaf_filters_found", (uint64_t)PAPER[di].found);
+        exp_csv_u64(t3, "paper_sstables_found", (uint64_t)PAPER[di].tables);
+        exp_csv_u64(t3, "paper_leaf_filters_scanned", (uint64_t)PAPER[di].scanned);
+        exp_csv_row(t3);
+      }
+    }
+    bfh_close(db);
+    exp_db_drop(x, dir);
+  }
+  if (exp_csv_close(csv) != 0) rc = -1;
+  if (exp_csv_close(t3) != 0) rc = -1;
+  if (rc == 0) rc = exp_plot(x, "fig13");
+  if (rc == 0) rc = exp_plot(x, "table3");
+  return rc;
+}

@@ -1,0 +1,118 @@
+/* Table I: the engine without value filters: time to insert N entries, one non-key lookup
+ * by a full scan (BFH_SEARCH_SCAN), one key lookup.
+ *
+ * Paper (LevelDB, default settings): N = 10M, 50M, 100M, 500M. Ours: the engine chosen with
+ * --engine, default geometry (2 MiB tables, 4 MiB memtable), sequential Key<i>/Value<i>,
+ * value filters off. Insert time = all puts + the final flush. Lookups on a warm cache:
+ * the median of --queries scans of present values, the median of 101 gets of random keys.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiments/exp.h"
+
+/* The paper's Table I, for the rows at its sizes. */
+static const struct {
+  uint64_t n;
+  double insert_s, scan_s, key_s;
+} PAPER[] = {{10000000, 21, 5, 0.000243},
+             {50000000, 103, 27, 0.000088},
+             {100000000, 210, 54, 0.000257},
+             {500000000, 1141, 281, 0.000868}};
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int exp_table1(const exp_ctx_t *x) {
+  static const uint64_t small[] = {100000, 300000, 1000000, 0};
+  static const uint64_t medium[] = {1000000, 3000000, 10000000, 0};
+  static const uint64_t paper[] = {10000000, 50000000, 100000000, 500000000, 0};
+  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const char *extra[] = {"tables",
+                         "insert_s",
+                         "put_s",
+                         "flush_s",
+                         "scan_lookup_s",
+                         "scan_results",
+                         "key_lookup_s",
+                         "key_lookup_min_s",
+                         "key_lookups",
+                         "paper_insert_s",
+                         "paper_scan_lookup_s",
+                         "paper_key_lookup_s",
+                         NULL};
+  const char *cols[64];
+  exp_cols_cat(cols, 64, EXP_DB_COLS, extra, (const char *const *)NULL);
+  exp_csv_t *csv = exp_csv_open(x, "table1", cols);
+  if (!csv) return -1;
+  int rc = 0;
+  for (size_t i = 0; ns[i] && rc == 0; i++) {
+    exp_db_params_t p;
+    exp_db_params_init(&p, x, ns[i]);
+    p.value_filters = 0;
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/table1-%llu", x->work_dir, (unsigned long long)ns[i]);
+    exp_build_result_t b;
+    if (exp_db_build(x, &p, dir, &b) != BFH_OK) {
+      rc = -1;
+      break;
+    }
+    bfh_db *db;
+    if (exp_db_open(&p, dir, &db) != BFH_OK) {
+      rc = -1;
+      break;
+    }
+    workload_t w;
+    workload_init(&w, &p.wl);
+    exp_search_result_t r;
+    if (exp_search_measure(db, &w, BFH_SEARCH_SCAN, 1, x->queries, EXP_QUERY_SEED, &r) != BFH_OK) {
+      bfh_close(db);
+      rc = -1;
+      break;
+    }
+    enum { GETS = 101 };
+    double t[GETS];
+    char key[WORKLOAD_MAX_BYTES];
+    int missing = 0;
+    for (int q = 0; q < GETS; q++) {
+      size_t kl = workload_key(&w, workload_random_entry_id(&w, EXP_QUERY_SEED, (uint64_t)q), key);
+      void *val = NULL;
+      size_t vl;
+      double t0 = exp_now();
+      int grc = bfh_get(db, key, kl, &val, &vl);
+      t[q] = exp_now() - t0;
+      if (grc == BFH_OK)
+        bfh_free(val);
+      else
+        missing++;
+    }
+    if (missing)
+      fprintf(stderr, "bfh: table1: WARNING: %d of %d gets found nothing\n", missing, GETS);
+    qsort(t, GETS, sizeof t[0], cmp_dbl);
+    exp_csv_db_params(csv, x, &p);
+    exp_csv_u64(csv, "tables", r.med.tables_live);
+    exp_csv_dbl(csv, "insert_s", b.total_s);
+    exp_csv_dbl(csv, "put_s", b.put_s);
+    exp_csv_dbl(csv, "flush_s", b.flush_s);
+    exp_csv_dbl(csv, "scan_lookup_s", r.time_s);
+    exp_csv_u64(csv, "scan_results", r.med.results);
+    exp_csv_dbl(csv, "key_lookup_s", t[GETS / 2]);
+    exp_csv_dbl(csv, "key_lookup_min_s", t[0]);
+    exp_csv_u64(csv, "key_lookups", GETS);
+    for (size_t j = 0; j < sizeof PAPER / sizeof PAPER[0]; j++)
+      if (PAPER[j].n == ns[i]) {
+        exp_csv_dbl(csv, "paper_insert_s", PAPER[j].insert_s);
+        exp_csv_dbl(csv, "paper_scan_lookup_s", PAPER[j].scan_s);
+        exp_csv_dbl(csv, "paper_key_lookup_s", PAPER[j].key_s);
+      }
+    exp_csv_row(csv);
+    bfh_close(db);
+    exp_db_drop(x, dir);
+  }
+  if (exp_csv_close(csv) != 0) rc = -1;
+  if (rc == 0) rc = exp_plot(x, "table1");
+  return rc;
+}

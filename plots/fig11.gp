@@ -1,0 +1,33 @@
+# Fig. 11: search time vs m per method.
+# Usage: gnuplot -e "in='results/fig11.csv'; out='results/fig11'" plots/fig11.gp
+if (!exists("in")) in = 'results/fig11.csv'
+if (!exists("out")) out = 'results/fig11'
+set datafile separator ','
+set datafile columnheaders
+# rows(cond): the CSV rows (and the header) for which the awk condition holds; c("name") is
+# the cell of column "name".
+# first(name): the cell of column "name" in the first data row (for titles).
+first(name) = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $(h[\"".name."\"])}' ".in)
+rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
+sel(s) = rows(sprintf('c("series")=="%s"', s))
+set grid
+set key below
+set logscale xy
+set format x "10^{%L}"
+set format y "10^{%L}"
+set xlabel 'filter size m at paper scale (bits; the m column holds the scaled value)'
+set ylabel 'search time (s)'
+series = "scan leaves-disk leaves-mem hierarchy-disk hierarchy-mem sliced-mem"
+titles = "'SSTable scan' 'classical Bloom scan, leaves on disk' 'classical Bloom scan, leaves in RAM' 'hierarchy, leaves on disk' 'hierarchy, leaves in RAM' 'bit-sliced index'"
+do for [t=1:2] {
+  if (t == 1) {
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 900,600 font ",10" } else { set terminal png size 900,600 }
+    set output out.'.png'
+  } else {
+    set terminal svg size 900,600 dynamic font ",10"
+    set output out.'.svg'
+  }
+  set title sprintf("Fig. 11: impact of the filter size m (%s entries, d = 5, present values, median)", first("n"))
+  plot for [i=1:words(series)] sel(word(series,i)) using "m_paper":"time_s" with linespoints lw 2 lc i title word(titles,i)
+  set output
+}

@@ -1,0 +1,93 @@
+/* workload_t: the key/value data and the queries of the experiments, generated on the fly.
+ *
+ * Entries are numbered by an id in [0, n). Entry id j has key "Key<j>" and value
+ * "Value<v(j)>" (WORKLOAD_FORMAT_PAPER, the shape of the paper's public code), or the
+ * fixed-width 16-byte "k%015llu" / "v%015llu" (WORKLOAD_FORMAT_FIXED), where
+ *   v(j) = j                    when the value domain is 100% (every value distinct), and
+ *   v(j) = vperm(j) mod D       otherwise, D = max(1, round(n * domain_pct / 100)),
+ * vperm being a seeded bijection of [0, n) (so every one of the D values occurs, each
+ * floor(n/D) or ceil(n/D) times, spread over the whole key space).
+ *
+ * Insertion order: the i-th put writes entry id i (WORKLOAD_SEQUENTIAL, as in the paper) or
+ * entry id perm(i) (WORKLOAD_RANDOM), perm a seeded bijection of [0, n). Nothing of size n
+ * is stored: the bijections are 4-round Feistel networks over [0, 2^b), b the smallest even
+ * bit count with 2^b >= n, restricted to [0, n) by cycle walking (expected < 4 rounds).
+ *
+ * Queries: present values are drawn uniformly from the D values that occur; absent values
+ * are "Value<n + r>" (ids >= n never occur). Both come from a query rng with a fixed seed.
+ */
+#ifndef BFH_WORKLOADS_WORKLOAD_H
+#define BFH_WORKLOADS_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/random.h"
+
+/* Enough for any formatted key or value of either format. */
+#define WORKLOAD_MAX_BYTES 32
+
+/* A seeded bijection of [0, n). Caller-owned struct, no resources: init only. */
+typedef struct workload_perm {
+  uint64_t n;
+  uint32_t half_bits; /* each Feistel half has half_bits bits */
+  uint64_t half_mask;
+  uint64_t round_keys[4];
+} workload_perm_t;
+
+/* REQUIRES: n >= 1. */
+void workload_perm_init(workload_perm_t *p, uint64_t n, uint64_t seed);
+/* The image of x (x < n) under the permutation; a value in [0, n). */
+uint64_t workload_perm_apply(const workload_perm_t *p, uint64_t x);
+
+typedef enum workload_order { WORKLOAD_SEQUENTIAL = 0, WORKLOAD_RANDOM = 1 } workload_order_t;
+typedef enum workload_format {
+  WORKLOAD_FORMAT_PAPER = 0,
+  WORKLOAD_FORMAT_FIXED = 1
+} workload_format_t;
+
+typedef struct workload_config {
+  uint64_t n;               /* entries; >= 1 */
+  double domain_pct;        /* distinct values as a percentage of n, (0, 100]; default 100 */
+  workload_order_t order;   /* default WORKLOAD_SEQUENTIAL */
+  workload_format_t format; /* default WORKLOAD_FORMAT_PAPER */
+  uint64_t seed;            /* default 42 */
+} workload_config_t;
+
+void workload_config_init(workload_config_t *c);
+
+/* Caller-owned struct: workload_init() only, nothing to release. */
+typedef struct workload {
+  workload_config_t cfg;
+  uint64_t domain; /* D, the number of distinct values */
+  workload_perm_t insert_perm;
+  workload_perm_t value_perm;
+} workload_t;
+
+/* BFH_OK, or BFH_E_INVALID if n == 0 or domain_pct is outside (0, 100]. */
+int workload_init(workload_t *w, const workload_config_t *c);
+
+/* The entry id written by the i-th put (i < n). */
+uint64_t workload_entry_id(const workload_t *w, uint64_t i);
+/* The value id v(j) of entry id j (a number in [0, D)). */
+uint64_t workload_value_id(const workload_t *w, uint64_t j);
+
+/* Formatters: write the bytes (not NUL-terminated, but buf has room for one) into buf
+   (WORKLOAD_MAX_BYTES) and return their length. */
+size_t workload_key(const workload_t *w, uint64_t id, char *buf);
+size_t workload_value(const workload_t *w, uint64_t value_id, char *buf);
+/* Key and value of the i-th put. */
+size_t workload_put_key(const workload_t *w, uint64_t i, char *buf);
+size_t workload_put_value(const workload_t *w, uint64_t i, char *buf);
+
+/* The q-th present-value query under seed: a value id in [0, D), uniform. */
+uint64_t workload_present_value_id(const workload_t *w, uint64_t seed, uint64_t q);
+/* The q-th random entry id under seed (for key lookups), uniform in [0, n). */
+uint64_t workload_random_entry_id(const workload_t *w, uint64_t seed, uint64_t q);
+/* The q-th absent-value query: a value id >= n (never stored). */
+uint64_t workload_absent_value_id(const workload_t *w, uint64_t seed, uint64_t q);
+
+/* Number of entries whose value id is value_id (floor(n/D) or ceil(n/D); 0 if >= D). */
+uint64_t workload_value_count(const workload_t *w, uint64_t value_id);
+
+#endif
