@@ -1,0 +1,362 @@
+/* leveldb_search_bench: value search on a database written by stock LevelDB 1.23.
+ *
+ * 1. Writes --num unique values with stock LevelDB (C API, default options: snappy, 4 MiB
+ *    write buffer, 2 MiB tables), keys in random order.
+ * 2. Ingest cost of the emulated hook: --ingest-num puts into fresh databases by (a) plain
+ *    leveldb_put, (b) bfh_put with value filters (background indexing running alongside),
+ *    (c) bfh_put with value filters off; plus the time for (b)'s index to catch up.
+ * 3. A plain LevelDB iterator scan that compares every value (the baseline), then every
+ *    bfh method on the same database, in the same run: median of --queries present and
+ *    --queries absent values each.
+ * 4. The cost of indexing one table of about 2 MiB: reading it and building its filter.
+ * Prints a header naming every parameter, then CSV.
+ *
+ * Usage: leveldb_search_bench [--num N] [--ingest-num N] [--value-bytes B] [--queries Q]
+ *                             [--ingest-rounds R] [--dir D] [--keep]
+ */
+#include <dirent.h>
+#include <leveldb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bfh.h"
+#include "hierarchy/hash.h"
+#include "lsm_hooks/api_internal.h"
+#include "lsm_hooks/engine_leveldb.h"
+#include "lsm_hooks/ldb_filter.h"
+#include "util/random.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int value_bytes = 100;
+
+static void make_key(uint64_t i, char out[17]) {
+  uint64_t x = i;
+  snprintf(out, 17, "%016llx", (unsigned long long)splitmix64(&x));
+}
+
+/* Unique per i: "v" + 15 digits + letters (half from a PRNG, half repeating). */
+static size_t make_value(uint64_t i, char *out) {
+  int n = snprintf(out, 32, "v%015llu", (unsigned long long)i);
+  rng_t r;
+  rng_init(&r, i);
+  for (int j = n; j < value_bytes; j++)
+    out[j] = j % 2 ? (char)('a' + rng_below(&r, 26)) : (char)('a' + j % 26);
+  return value_bytes > n ? (size_t)value_bytes : (size_t)n;
+}
+
+static void die(const char *what, const char *msg) {
+  fprintf(stderr, "leveldb_search_bench: %s: %s\n", what, msg ? msg : "");
+  exit(1);
+}
+
+static void remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[4400];
+      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+      struct stat sb;
+      if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+        remove_tree(p);
+      else
+        unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+/* Plain LevelDB ingest of n entries; returns ns. */
+static uint64_t ingest_leveldb(const char *path, uint64_t n) {
+  leveldb_options_t *o = leveldb_options_create();
+  leveldb_options_set_create_if_missing(o, 1);
+  char *err = NULL;
+  leveldb_t *db = leveldb_open(o, path, &err);
+  if (err) die(path, err);
+  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  char key[17], val[4096];
+  uint64_t t0 = now_ns();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key(i, key);
+    leveldb_put(db, wo, key, 16, val, make_value(i, val), &err);
+    if (err) die("put", err);
+  }
+  uint64_t t = now_ns() - t0;
+  leveldb_writeoptions_destroy(wo);
+  leveldb_close(db);
+  leveldb_options_destroy(o);
+  return t;
+}
+
+static bfh_db *open_bfh(const char *path, int filters) {
+  bfh_options opt;
+  bfh_options_init(&opt);
+  opt.engine = BFH_ENGINE_LEVELDB;
+  opt.value_filters = filters;
+  bfh_db *db;
+  if (bfh_open(path, &opt, &db) != BFH_OK) die(path, bfh_last_error(NULL));
+  return db;
+}
+
+/* bfh ingest of n entries; returns the put-loop ns, and in *catchup the ns until a search
+   has every table indexed. */
+static uint64_t ingest_bfh(const char *path, uint64_t n, int filters, uint64_t *catchup) {
+  bfh_db *db = open_bfh(path, filters);
+  char key[17], val[4096];
+  uint64_t t0 = now_ns();
+  for (uint64_t i = 0; i < n; i++) {
+    make_key(i, key);
+    if (bfh_put(db, key, 16, val, make_value(i, val)) != BFH_OK) die("bfh_put", bfh_last_error(db));
+  }
+  uint64_t t = now_ns() - t0;
+  t0 = now_ns();
+  bfh_search_stats st;
+  if (bfh_search(db, "absent", 6, BFH_SEARCH_HIERARCHY, NULL, NULL, &st) != BFH_OK)
+    die("search", bfh_last_error(db));
+  *catchup = now_ns() - t0;
+  bfh_close(db);
+  return t;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_u64);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The baseline: a LevelDB iterator over everything, comparing every value. */
+static uint64_t iterator_scan(leveldb_t *db, const char *val, size_t vl, uint64_t *hits) {
+  leveldb_readoptions_t *ro = leveldb_readoptions_create();
+  leveldb_readoptions_set_fill_cache(ro, 0);
+  uint64_t t0 = now_ns();
+  leveldb_iterator_t *it = leveldb_create_iterator(db, ro);
+  *hits = 0;
+  for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
+    size_t n;
+    const char *v = leveldb_iter_value(it, &n);
+    if (n == vl && memcmp(v, val, vl) == 0) (*hits)++;
+  }
+  leveldb_iter_destroy(it);
+  uint64_t t = now_ns() - t0;
+  leveldb_readoptions_destroy(ro);
+  return t;
+}
+
+int main(int argc, char **argv) {
+  uint64_t num = 1000000, ingest_num = 0;
+  int queries = 3, keep = 0, rounds = 3;
+  const char *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--num") && i + 1 < argc)
+      num = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--ingest-num") && i + 1 < argc)
+      ingest_num = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--value-bytes") && i + 1 < argc)
+      value_bytes = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--queries") && i + 1 < argc)
+      queries = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+      dir = argv[++i];
+    else if (!strcmp(argv[i], "--ingest-rounds") && i + 1 < argc)
+      rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--keep"))
+      keep = 1;
+    else {
+      fprintf(stderr,
+              "usage: %s [--num N] [--ingest-num N] [--value-bytes B] [--queries Q] [--dir D] "
+              "[--keep]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (value_bytes < 16 || value_bytes > 4000 || queries < 1 || queries > 100 || num < 1000 ||
+      rounds < 1 || rounds > 16)
+    die("arguments", "value-bytes 16..4000, queries 1..100, num >= 1000, ingest-rounds 1..16");
+  if (!ingest_num) ingest_num = num < 1000000 ? num : 1000000;
+  char base[4096];
+  if (dir) {
+    snprintf(base, sizeof base, "%s", dir);
+    mkdir(base, 0755);
+  } else {
+    snprintf(base, sizeof base, "/tmp/bfh_ldb_bench_XXXXXX");
+    if (!mkdtemp(base)) die("mkdtemp", base);
+  }
+  char path[4200], pa[4200], pb[4200], pc[4200];
+  snprintf(path, sizeof path, "%s/search", base);
+  snprintf(pa, sizeof pa, "%s/ingest_plain", base);
+  snprintf(pb, sizeof pb, "%s/ingest_filters", base);
+  snprintf(pc, sizeof pc, "%s/ingest_nofilters", base);
+  bfh_options dflt;
+  bfh_options_init(&dflt);
+  printf(
+      "# leveldb_search_bench: stock LevelDB 1.23 (C API, default options: snappy, 4 MiB "
+      "write buffer, 2 MiB tables)\n");
+  printf(
+      "# num=%llu ingest_num=%llu ingest_rounds=%d key_bytes=16 value_bytes=%d queries=%d (present "
+      "and absent "
+      "each) m=%llu k=%u order=%u dir=%s\n",
+      (unsigned long long)num, (unsigned long long)ingest_num, rounds, value_bytes, queries,
+      (unsigned long long)dflt.value_filter_bits, dflt.value_filter_hashes, dflt.order, base);
+  printf(
+      "# last column: search rows = iterator median / this median; ingest rows = "
+      "leveldb_put time / this time (filters_on_over_filters_off: time ratio)\n");
+  printf("kind,method,values,median_ms,min_ms,max_ms,tables_scanned,results,speedup_vs_iterator\n");
+  fflush(stdout);
+
+  /* 2. Ingest with and without the indexing alongside (fresh databases), interleaved rounds
+     (the machine is shared: medians). */
+  uint64_t tp[16], ton[16], toff[16], cb[16], cc;
+  for (int round = 0; round < rounds; round++) {
+    remove_tree(pa);
+    remove_tree(pb);
+    remove_tree(pc);
+    tp[round] = ingest_leveldb(pa, ingest_num);
+    toff[round] = ingest_bfh(pc, ingest_num, 0, &cc);
+    ton[round] = ingest_bfh(pb, ingest_num, 1, &cb[round]);
+  }
+  uint64_t t_plain = median(tp, rounds), t_on = median(ton, rounds), t_off = median(toff, rounds);
+  uint64_t catch_b = median(cb, rounds);
+  printf("ingest,leveldb_put,%llu,%.1f,,,,,\n", (unsigned long long)ingest_num, t_plain / 1e6);
+  printf("ingest,filters_on_over_filters_off,%llu,,,,,,%.3f\n", (unsigned long long)ingest_num,
+         (double)t_on / t_off);
+  printf("ingest,bfh_put_filters_off,%llu,%.1f,,,,,%.3f\n", (unsigned long long)ingest_num,
+         t_off / 1e6, (double)t_plain / t_off);
+  printf("ingest,bfh_put_filters_on,%llu,%.1f,,,,,%.3f\n", (unsigned long long)ingest_num,
+         t_on / 1e6, (double)t_plain / t_on);
+  printf("ingest,index_catchup_after_last_put,%llu,%.1f,,,,,\n", (unsigned long long)ingest_num,
+         catch_b / 1e6);
+  fflush(stdout);
+  if (!keep) {
+    remove_tree(pa);
+    remove_tree(pb);
+    remove_tree(pc);
+  }
+
+  /* 1. The search database. */
+  remove_tree(path);
+  uint64_t t_load = ingest_leveldb(path, num);
+  printf("load,leveldb_put,%llu,%.1f,,,,,\n", (unsigned long long)num, t_load / 1e6);
+  fflush(stdout);
+
+  /* 3a. Baseline: iterator scans. */
+  rng_t r;
+  rng_init(&r, 2024);
+  uint64_t *present = malloc(queries * sizeof *present), *absent = malloc(queries * sizeof *absent);
+  for (int q = 0; q < queries; q++) {
+    present[q] = rng_below(&r, num);
+    absent[q] = num + 1000 + (uint64_t)q;
+  }
+  leveldb_options_t *o = leveldb_options_create();
+  char *err = NULL;
+  leveldb_t *ldb = leveldb_open(o, path, &err);
+  if (err) die(path, err);
+  uint64_t it_med[2];
+  char val[4096];
+  for (int kind = 0; kind < 2; kind++) {
+    uint64_t *ids = kind ? absent : present, t[100], hits = 0, total = 0;
+    for (int q = 0; q < queries; q++) {
+      t[q] = iterator_scan(ldb, val, make_value(ids[q], val), &hits);
+      total += hits;
+    }
+    it_med[kind] = median(t, queries);
+    printf("search,leveldb_iterator,%s,%.2f,%.2f,%.2f,,%llu,1.0\n", kind ? "absent" : "present",
+           it_med[kind] / 1e6, t[0] / 1e6, t[queries - 1] / 1e6, (unsigned long long)total);
+    fflush(stdout);
+  }
+  leveldb_close(ldb);
+  leveldb_options_destroy(o);
+
+  /* 3b. bfh: open (indexes every table, then from the cache), then every method. */
+  uint64_t t0 = now_ns();
+  bfh_db *db = open_bfh(path, 1);
+  uint64_t t_open = now_ns() - t0;
+  engine_leveldb_stats_t es;
+  engine_leveldb_get_stats(bfh_internal_engine(db), &es);
+  printf("open,index_all_tables,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
+         (unsigned long long)es.tables_indexed);
+  bfh_close(db);
+  t0 = now_ns();
+  db = open_bfh(path, 1);
+  t_open = now_ns() - t0;
+  engine_leveldb_get_stats(bfh_internal_engine(db), &es);
+  printf("open,from_filter_cache,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
+         (unsigned long long)es.tables_cached);
+  fflush(stdout);
+  static const char *names[] = {"SCAN", "LEAVES", "HIERARCHY", "SLICED", "AUTO"};
+  for (int m = 0; m < 5; m++) {
+    for (int kind = 0; kind < 2; kind++) {
+      uint64_t *ids = kind ? absent : present, t[100], scanned[100], total = 0;
+      for (int q = 0; q < queries; q++) {
+        bfh_search_stats st;
+        if (bfh_search(db, val, make_value(ids[q], val), (bfh_method)m, NULL, NULL, &st) != BFH_OK)
+          die("bfh_search", bfh_last_error(db));
+        t[q] = st.elapsed_ns;
+        scanned[q] = st.tables_scanned;
+        total += st.results;
+      }
+      uint64_t med = median(t, queries);
+      printf("search,%s,%s,%.3f,%.3f,%.3f,%llu,%llu,%.1f\n", names[m], kind ? "absent" : "present",
+             med / 1e6, t[0] / 1e6, t[queries - 1] / 1e6,
+             (unsigned long long)median(scanned, queries), (unsigned long long)total,
+             (double)it_med[kind] / med);
+      fflush(stdout);
+    }
+  }
+  bfh_close(db);
+
+  /* 4. Indexing one table of about 2 MiB (page cache warm): read + build its filter. */
+  DIR *d = opendir(path);
+  struct dirent *de;
+  char best[4600] = "";
+  long long best_size = 0;
+  while ((de = readdir(d))) {
+    if (!strstr(de->d_name, ".ldb")) continue;
+    char p[4600];
+    snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+    struct stat sb;
+    if (stat(p, &sb) == 0 && sb.st_size > best_size && sb.st_size <= (3 << 20)) {
+      best_size = sb.st_size;
+      snprintf(best, sizeof best, "%s", p);
+    }
+  }
+  closedir(d);
+  if (best[0]) {
+    uint64_t t[7], entries = 0;
+    for (int q = 0; q < 7; q++) {
+      value_filter_t *f;
+      ldb_read_stats_t st = {0};
+      err_t e;
+      t0 = now_ns();
+      if (ldb_filter_build(best, dflt.value_filter_bits, dflt.value_filter_hashes, dflt.hash_seed,
+                           &f, &st, &e) != BFH_OK)
+        die("ldb_filter_build", e.msg);
+      t[q] = now_ns() - t0;
+      entries = st.entries;
+      value_filter_destroy(f);
+    }
+    uint64_t med = median(t, 7);
+    printf("index_table,read_and_build_filter,%llu,%.3f,%.3f,%.3f,1,,\n",
+           (unsigned long long)entries, med / 1e6, t[0] / 1e6, t[6] / 1e6);
+    printf("# indexed table: %s (%lld bytes, %llu entries)\n", best, best_size,
+           (unsigned long long)entries);
+  }
+  if (!keep) remove_tree(base);
+  free(present);
+  free(absent);
+  return 0;
+}

@@ -1,0 +1,134 @@
+/* ldb_filter: see ldb_filter.h for the cache file layout. */
+#include "lsm_hooks/ldb_filter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lsm_hooks/ldb_table.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+static int add_value(void *arg, const ldb_entry_t *e) {
+  if (e->type == LDB_TYPE_VALUE) value_filter_add(arg, e->val, e->val_len);
+  return 0;
+}
+
+int ldb_filter_build(const char *path, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
+                     ldb_read_stats_t *st, err_t *err) {
+  value_filter_t *f = value_filter_create(m, k, seed);
+  if (!f) return err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
+  int rc = ldb_table_scan(path, add_value, f, st, err);
+  if (rc != BFH_OK) {
+    value_filter_destroy(f);
+    return rc;
+  }
+  *out = f;
+  return BFH_OK;
+}
+
+int ldb_filter_cache_load(const char *path, uint64_t number, uint64_t size, uint64_t m, uint32_t k,
+                          uint64_t seed, value_filter_t **out, err_t *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
+    return err_errno(err, errno, "filter cache %s: open", path);
+  }
+  size_t want = LDB_FILTER_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
+  uint8_t *buf = malloc(want + 1);
+  if (!buf) {
+    close(fd);
+    return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory", path);
+  }
+  /* Read one byte more than expected to notice a file that is too long. */
+  size_t got = 0;
+  while (got < want + 1) {
+    ssize_t r = pread(fd, buf + got, want + 1 - got, (off_t)got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      free(buf);
+      close(fd);
+      return err_errno(err, e, "filter cache %s: read at %zu", path, got);
+    }
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  int rc = BFH_E_CORRUPT;
+  const uint8_t *h = buf;
+  if (got != want) {
+    err_set(err, rc, "filter cache %s: %zu bytes, expected %zu", path, got, want);
+  } else if (memcmp(h, LDB_FILTER_CACHE_MAGIC, 4) != 0 ||
+             decode_fixed32(h + 4) != LDB_FILTER_CACHE_VERSION) {
+    err_set(err, rc, "filter cache %s: bad magic or version", path);
+  } else if (crc32c_unmask(decode_fixed32(h + 28)) != crc32c_value(h, 28)) {
+    err_set(err, rc, "filter cache %s: header checksum mismatch", path);
+  } else if (decode_fixed32(h + 24) != 0) {
+    err_set(err, rc, "filter cache %s: unknown flags %u", path, decode_fixed32(h + 24));
+  } else if (decode_fixed64(h + 8) != number || decode_fixed64(h + 16) != size) {
+    err_set(err, rc, "filter cache %s: made for table %llu of %llu bytes, not %llu of %llu", path,
+            (unsigned long long)decode_fixed64(h + 8), (unsigned long long)decode_fixed64(h + 16),
+            (unsigned long long)number, (unsigned long long)size);
+  } else {
+    value_filter_t *f = NULL;
+    rc = value_filter_deserialize(h + LDB_FILTER_CACHE_HEADER_BYTES,
+                                  want - LDB_FILTER_CACHE_HEADER_BYTES, &f, err);
+    if (rc != BFH_OK) {
+      err_prefix(err, "filter cache %s: ", path);
+    } else if (f->m != m || f->k != k || f->seed != seed) {
+      value_filter_destroy(f);
+      rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: made with other m, k or seed", path);
+    } else {
+      *out = f;
+    }
+  }
+  free(buf);
+  return rc;
+}
+
+int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
+                           const value_filter_t *f, err_t *err) {
+  size_t n = LDB_FILTER_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
+  uint8_t *buf = malloc(n);
+  if (!buf) return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory", path);
+  memcpy(buf, LDB_FILTER_CACHE_MAGIC, 4);
+  encode_fixed32(buf + 4, LDB_FILTER_CACHE_VERSION);
+  encode_fixed64(buf + 8, number);
+  encode_fixed64(buf + 16, size);
+  encode_fixed32(buf + 24, 0); /* flags */
+  encode_fixed32(buf + 28, crc32c_mask(crc32c_value(buf, 28)));
+  value_filter_serialize(f, buf + LDB_FILTER_CACHE_HEADER_BYTES);
+  char tmp[4200];
+  int rc = BFH_OK;
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+    free(buf);
+    return err_set(err, BFH_E_INVALID, "filter cache %s: path too long", path);
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    rc = err_errno(err, errno, "filter cache %s: create", tmp);
+    free(buf);
+    return rc;
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, buf + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      rc = err_errno(err, errno, "filter cache %s: write at %zu", tmp, done);
+      break;
+    }
+    done += (size_t)w;
+  }
+  if (close(fd) != 0 && rc == BFH_OK) rc = err_errno(err, errno, "filter cache %s: close", tmp);
+  if (rc == BFH_OK && rename(tmp, path) != 0)
+    rc = err_errno(err, errno, "filter cache %s: rename to %s", tmp, path);
+  if (rc != BFH_OK) unlink(tmp);
+  free(buf);
+  return rc;
+}

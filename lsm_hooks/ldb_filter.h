@@ -1,0 +1,49 @@
+/* ldb_filter: the value filter of a LevelDB table file, built by reading the table (the
+ * emulated table-build hook of the LevelDB engine), and its on-disk cache ("sidecar").
+ *
+ * The sidecar keeps the filters of indexed tables in <db>/bfh-filters/NNNNNN.vf so that
+ * reopening a large database does not reread every table. A cache file is keyed by the
+ * table's file number and size (in its header); a file that does not match, does not parse,
+ * fails a checksum or was made with other m, k or seed is stale and must be rebuilt, never
+ * trusted. LevelDB ignores the subdirectory (its file names never parse as LevelDB names).
+ *
+ * Cache file layout (little-endian):
+ *   magic "BFHC" (4 bytes) | version fixed32 (1) | table number fixed64 | table size fixed64
+ *   | flags fixed32 | crc32c fixed32 (masked, over the 28 bytes before it)
+ *   | serialized value filter (hierarchy/value_filter.h, with its own crc) at offset 32
+ * flags: reserved, 0 (a cache file with other flags is stale).
+ * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
+ */
+#ifndef BFH_LSM_HOOKS_LDB_FILTER_H
+#define BFH_LSM_HOOKS_LDB_FILTER_H
+
+#include <stdint.h>
+
+#include "hierarchy/value_filter.h"
+#include "lsm_hooks/ldb_entry.h"
+#include "util/err.h"
+
+#define LDB_FILTER_CACHE_DIR "bfh-filters"
+#define LDB_FILTER_CACHE_MAGIC "BFHC"
+#define LDB_FILTER_CACHE_VERSION 1u
+#define LDB_FILTER_CACHE_HEADER_BYTES 32
+
+/* Builds the value filter (m, k, seed) of the LevelDB table at path: the value of every
+   value entry is added (deletions have none). On BFH_OK *out is a new filter owned by the
+   caller. Errors as ldb_table_scan() (BFH_NOT_FOUND when the file does not exist). */
+int ldb_filter_build(const char *path, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
+                     ldb_read_stats_t *st, err_t *err);
+
+/* Loads the cache file at path for table (number, size) with parameters (m, k, seed).
+   On BFH_OK, *out is a new filter owned by the caller. BFH_NOT_FOUND if
+   the file does not exist; BFH_E_CORRUPT (stale or damaged: rebuild it) or BFH_E_IO with a
+   message naming the file. */
+int ldb_filter_cache_load(const char *path, uint64_t number, uint64_t size, uint64_t m, uint32_t k,
+                          uint64_t seed, value_filter_t **out, err_t *err);
+
+/* Writes the cache file at path (via path.tmp and rename; not fsynced: a torn file fails
+   its checksum and is rebuilt). The filter is borrowed. */
+int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
+                           const value_filter_t *f, err_t *err);
+
+#endif

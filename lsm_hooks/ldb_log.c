@@ -1,0 +1,203 @@
+/* ldb_log: see ldb_log.h for the byte layout. */
+#include "lsm_hooks/ldb_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+enum { REC_ZERO = 0, REC_FULL = 1, REC_FIRST = 2, REC_MIDDLE = 3, REC_LAST = 4 };
+
+#define BATCH_HEADER_BYTES 12
+
+static const uint8_t *get_varstring(const uint8_t *p, const uint8_t *end, const uint8_t **s,
+                                    size_t *n) {
+  uint32_t len;
+  p = decode_varint32(p, end, &len);
+  if (!p || len > (size_t)(end - p)) return NULL;
+  *s = p;
+  *n = len;
+  return p + len;
+}
+
+int ldb_log_decode_batch(const uint8_t *p, size_t n, const char *where, ldb_visit_fn fn, void *arg,
+                         int *stopped, ldb_read_stats_t *st, err_t *err) {
+  *stopped = 0;
+  if (n < BATCH_HEADER_BYTES)
+    return err_set(err, BFH_E_CORRUPT, "%s: write batch of %zu bytes is too short", where, n);
+  uint64_t seq = decode_fixed64(p);
+  uint32_t count = decode_fixed32(p + 8);
+  const uint8_t *q = p + BATCH_HEADER_BYTES, *end = p + n;
+  uint32_t i = 0;
+  for (; q < end; i++) {
+    ldb_entry_t e = {.seq = seq + i};
+    uint8_t tag = *q++;
+    if (tag == LDB_TYPE_VALUE) {
+      q = get_varstring(q, end, &e.key, &e.key_len);
+      if (q) q = get_varstring(q, end, &e.val, &e.val_len);
+      e.type = LDB_TYPE_VALUE;
+    } else if (tag == LDB_TYPE_DELETION) {
+      q = get_varstring(q, end, &e.key, &e.key_len);
+      e.val = (const uint8_t *)"";
+      e.type = LDB_TYPE_DELETION;
+    } else {
+      return err_set(err, BFH_E_CORRUPT, "%s: write batch entry %u: unknown tag %u", where, i, tag);
+    }
+    if (!q) return err_set(err, BFH_E_CORRUPT, "%s: write batch entry %u: truncated", where, i);
+    if (i >= count)
+      return err_set(err, BFH_E_CORRUPT, "%s: write batch holds more than its count %u", where,
+                     count);
+    if (st) st->entries++;
+    if (fn(arg, &e)) {
+      *stopped = 1;
+      return BFH_OK;
+    }
+  }
+  if (i != count)
+    return err_set(err, BFH_E_CORRUPT, "%s: write batch holds %u entries, count says %u", where, i,
+                   count);
+  return BFH_OK;
+}
+
+/* Reads [offset, EOF) of fd into *data (malloc'd). */
+static int read_tail(int fd, const char *path, uint64_t offset, uint8_t **data, uint64_t *n,
+                     err_t *err) {
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) return err_errno(err, errno, "log %s: fstat", path);
+  uint64_t size = (uint64_t)sb.st_size;
+  uint64_t want = size > offset ? size - offset : 0;
+  uint8_t *p = malloc(want ? want : 1);
+  if (!p)
+    return err_set(err, BFH_E_NOMEM, "log %s: no memory for %llu bytes", path,
+                   (unsigned long long)want);
+  uint64_t got = 0;
+  while (got < want) {
+    ssize_t r = pread(fd, p + got, want - got, (off_t)(offset + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      free(p);
+      return err_errno(err, e, "log %s: read at %llu", path, (unsigned long long)(offset + got));
+    }
+    if (r == 0) break; /* cannot shrink (logs only grow); be safe and stop */
+    got += (uint64_t)r;
+  }
+  *data = p;
+  *n = got;
+  return BFH_OK;
+}
+
+int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
+                 uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
+  if (next_offset) *next_offset = offset;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "log %s: no such file", path);
+    return err_errno(err, errno, "log %s: open", path);
+  }
+  uint8_t *data = NULL;
+  uint64_t n = 0;
+  int rc = read_tail(fd, path, offset, &data, &n, err);
+  close(fd);
+  if (rc != BFH_OK) return rc;
+  if (st) st->bytes_read += n;
+
+  /* Fragments of a logical record spanning blocks are gathered in rec. */
+  uint8_t *rec = NULL;
+  size_t rec_len = 0, rec_cap = 0;
+  int in_frag = 0;
+  uint64_t rec_start = offset; /* file offset of the logical record being gathered */
+  uint64_t pos = 0;            /* relative to offset */
+  char where[4200];
+  rc = BFH_OK;
+  for (;;) {
+    uint64_t abs = offset + pos;
+    uint64_t left_in_block = LDB_LOG_BLOCK_BYTES - abs % LDB_LOG_BLOCK_BYTES;
+    if (left_in_block < LDB_LOG_HEADER_BYTES) {
+      if (n - pos < left_in_block) break; /* trailer not yet written */
+      pos += left_in_block;
+      if (!in_frag && next_offset) *next_offset = offset + pos;
+      continue;
+    }
+    if (n - pos < LDB_LOG_HEADER_BYTES) break; /* header not yet written */
+    const uint8_t *h = data + pos;
+    uint32_t len = (uint32_t)h[4] | ((uint32_t)h[5] << 8);
+    uint8_t type = h[6];
+    if (len > left_in_block - LDB_LOG_HEADER_BYTES) {
+      rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: length %u crosses the block", path,
+                   (unsigned long long)abs, len);
+      break;
+    }
+    if (n - pos - LDB_LOG_HEADER_BYTES < len) break; /* payload not yet written */
+    const uint8_t *payload = h + LDB_LOG_HEADER_BYTES;
+    pos += LDB_LOG_HEADER_BYTES + len;
+    if (type == REC_ZERO && len == 0) { /* preallocated zeros: skip */
+      if (!in_frag && next_offset) *next_offset = offset + pos;
+      continue;
+    }
+    uint32_t want = crc32c_unmask(decode_fixed32(h));
+    uint32_t got = crc32c_extend(crc32c_value(&h[6], 1), payload, len);
+    if (want != got) {
+      rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: checksum mismatch", path,
+                   (unsigned long long)abs);
+      break;
+    }
+    if (type == REC_FULL || type == REC_FIRST) {
+      if (in_frag) {
+        rc = err_set(err, BFH_E_CORRUPT,
+                     "log %s: record at %llu: new record inside the fragmented record at %llu",
+                     path, (unsigned long long)abs, (unsigned long long)rec_start);
+        break;
+      }
+      rec_start = abs;
+      rec_len = 0;
+    } else if (type == REC_MIDDLE || type == REC_LAST) {
+      if (!in_frag) {
+        rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: fragment without a first", path,
+                     (unsigned long long)abs);
+        break;
+      }
+    } else {
+      rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: unknown record type %u", path,
+                   (unsigned long long)abs, type);
+      break;
+    }
+    const uint8_t *batch = payload;
+    size_t batch_len = len;
+    if (type != REC_FULL) {
+      if (rec_len + len > rec_cap) {
+        size_t c = rec_cap ? rec_cap : 65536;
+        while (c < rec_len + len) c *= 2;
+        uint8_t *p = realloc(rec, c);
+        if (!p) {
+          rc = err_set(err, BFH_E_NOMEM, "log %s: no memory for a record", path);
+          break;
+        }
+        rec = p;
+        rec_cap = c;
+      }
+      memcpy(rec + rec_len, payload, len);
+      rec_len += len;
+      in_frag = type != REC_LAST;
+      if (in_frag) continue;
+      batch = rec;
+      batch_len = rec_len;
+    }
+    if (st) st->blocks++;
+    snprintf(where, sizeof where, "log %s: record at %llu", path, (unsigned long long)rec_start);
+    int stopped;
+    rc = ldb_log_decode_batch(batch, batch_len, where, fn, arg, &stopped, st, err);
+    if (rc != BFH_OK) break;
+    if (next_offset) *next_offset = offset + pos;
+    if (stopped) break;
+  }
+  free(rec);
+  free(data);
+  return rc;
+}

@@ -1,0 +1,463 @@
+/* Tests of the LevelDB file readers (lsm_hooks/ldb_table, ldb_log, ldb_sstables) against
+ * databases written by stock LevelDB 1.23 through its C API with default options (snappy
+ * blocks, 4 MiB write buffer, 2 MiB tables). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <leveldb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lsm_hooks/ldb_log.h"
+#include "lsm_hooks/ldb_sstables.h"
+#include "lsm_hooks/ldb_table.h"
+#include "util/random.h"
+
+#define NKEYS 120000u    /* key space */
+#define NOPS 330000u     /* puts and deletes, >= 300,000 entries */
+#define BIG_VALUE 100000 /* one value spans several log blocks (FIRST/MIDDLE/LAST) */
+
+static char tmpdir[4096];
+
+static void make_tmpdir(void) {
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  mkdir(base, 0755);
+  snprintf(tmpdir, sizeof tmpdir, "%s/ldb_reader_XXXXXX", base);
+  assert_non_null(mkdtemp(tmpdir));
+}
+
+static void remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d))) {
+      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+      char p[4400];
+      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+      struct stat sb;
+      if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+        remove_tree(p);
+      else
+        unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+static int key_index(const uint8_t *k, size_t n) {
+  if (n != 11 || memcmp(k, "key", 3) != 0) return -1;
+  char buf[9];
+  memcpy(buf, k + 3, 8);
+  buf[8] = 0;
+  return atoi(buf);
+}
+
+/* Values: compressible text of 20..200 bytes (snappy pays), a few repeated, one big. */
+static size_t make_value(rng_t *r, uint32_t op, char *out) {
+  if (op == NOPS / 2) {
+    for (int i = 0; i < BIG_VALUE; i++) out[i] = (char)('a' + i % 26);
+    return BIG_VALUE;
+  }
+  uint64_t id = rng_below(r, 10) == 0 ? rng_below(r, 50) : op;
+  size_t len = 20 + (size_t)rng_below(r, 180);
+  int n = snprintf(out, 64, "value-%llu-", (unsigned long long)id);
+  rng_t vr; /* the value depends on id only, so repeated ids repeat values */
+  rng_init(&vr, id);
+  for (size_t i = (size_t)n; i < len; i++)
+    out[i] = i % 2 ? (char)('a' + rng_below(&vr, 26)) : (char)('a' + (id + i / 8) % 26);
+  return len > (size_t)n ? len : (size_t)n;
+}
+
+typedef struct db_fixture {
+  leveldb_t *db;
+  leveldb_options_t *opt;
+  char path[4200];
+} db_fixture_t;
+
+static int fixture_setup(void **state) {
+  make_tmpdir();
+  db_fixture_t *f = calloc(1, sizeof *f);
+  snprintf(f->path, sizeof f->path, "%s/db", tmpdir);
+  f->opt = leveldb_options_create();
+  leveldb_options_set_create_if_missing(f->opt, 1);
+  char *err = NULL;
+  f->db = leveldb_open(f->opt, f->path, &err);
+  assert_null(err);
+  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  rng_t r;
+  rng_init(&r, 5);
+  char *val = malloc(BIG_VALUE);
+  for (uint32_t op = 0; op < NOPS; op++) {
+    char key[16];
+    snprintf(key, sizeof key, "key%08u", (unsigned)rng_below(&r, NKEYS));
+    if (rng_below(&r, 10) == 0) {
+      leveldb_delete(f->db, wo, key, 11, &err);
+    } else {
+      size_t n = make_value(&r, op, val);
+      leveldb_put(f->db, wo, key, 11, val, n, &err);
+    }
+    assert_null(err);
+  }
+  free(val);
+  leveldb_writeoptions_destroy(wo);
+  *state = f;
+  return 0;
+}
+
+static int fixture_teardown(void **state) {
+  db_fixture_t *f = *state;
+  leveldb_close(f->db);
+  leveldb_options_destroy(f->opt);
+  free(f);
+  remove_tree(tmpdir);
+  return 0;
+}
+
+/* The newest version of every key seen by the readers. */
+typedef struct newest {
+  uint64_t seq[NKEYS];
+  int type[NKEYS]; /* -1: never seen */
+  char *val[NKEYS];
+  size_t val_len[NKEYS];
+  uint64_t entries;
+  uint64_t table_entries, log_entries;
+} newest_t;
+
+static int record(void *arg, const ldb_entry_t *e) {
+  newest_t *nw = arg;
+  int i = key_index(e->key, e->key_len);
+  assert_true(i >= 0 && i < (int)NKEYS);
+  nw->entries++;
+  if (nw->type[i] >= 0 && nw->seq[i] >= e->seq) {
+    assert_true(nw->seq[i] != e->seq || nw->type[i] == e->type); /* same seq: same entry */
+    return 0;
+  }
+  nw->seq[i] = e->seq;
+  nw->type[i] = e->type;
+  free(nw->val[i]);
+  nw->val[i] = malloc(e->val_len + 1);
+  memcpy(nw->val[i], e->val, e->val_len);
+  nw->val_len[i] = e->val_len;
+  return 0;
+}
+
+static int list_numbers(const char *dir, const char *suffix, uint64_t *out, int max) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *de;
+  int n = 0;
+  size_t sl = strlen(suffix);
+  while ((de = readdir(d))) {
+    size_t l = strlen(de->d_name);
+    if (l > sl && !strcmp(de->d_name + l - sl, suffix) && n < max)
+      out[n++] = strtoull(de->d_name, NULL, 10);
+  }
+  closedir(d);
+  return n;
+}
+
+static void test_ldb_reader_accounts_for_every_entry(void **state) {
+  db_fixture_t *f = *state;
+  newest_t *nw = calloc(1, sizeof *nw);
+  for (uint32_t i = 0; i < NKEYS; i++) nw->type[i] = -1;
+  err_t err;
+  ldb_read_stats_t st = {0};
+  /* Logs first, then the pinned table list (shared/LEVELDB_FORMATS.md). */
+  uint64_t logs[64];
+  int nlogs = list_numbers(f->path, ".log", logs, 64);
+  assert_true(nlogs >= 1);
+  for (int i = 0; i < nlogs; i++) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%06llu.log", f->path, (unsigned long long)logs[i]);
+    uint64_t next = 0;
+    int rc = ldb_log_read(p, 0, record, nw, &next, &st, &err);
+    if (rc == BFH_NOT_FOUND) continue;
+    assert_int_equal(rc, BFH_OK);
+  }
+  nw->log_entries = nw->entries;
+  leveldb_readoptions_t *ro = leveldb_readoptions_create();
+  leveldb_iterator_t *pin = NULL;
+  char *list = leveldb_property_value(f->db, "leveldb.sstables");
+  for (;;) {
+    pin = leveldb_create_iterator(f->db, ro);
+    char *again = leveldb_property_value(f->db, "leveldb.sstables");
+    int same = !strcmp(list, again);
+    leveldb_free(list);
+    list = again;
+    if (same) break;
+    leveldb_iter_destroy(pin);
+  }
+  ldb_sstable_t *t;
+  size_t nt;
+  assert_int_equal(ldb_sstables_parse(list, &t, &nt, &err), BFH_OK);
+  leveldb_free(list);
+  assert_true(nt >= 8);
+  int levels_used[8] = {0}, nlevels = 0;
+  for (size_t i = 0; i < nt; i++) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%06llu.ldb", f->path, (unsigned long long)t[i].number);
+    struct stat sb;
+    assert_int_equal(stat(p, &sb), 0);
+    assert_int_equal((uint64_t)sb.st_size, t[i].size);
+    assert_int_equal(ldb_table_scan(p, record, nw, &st, &err), BFH_OK);
+    if (!levels_used[t[i].level]++) nlevels++;
+  }
+  nw->table_entries = nw->entries - nw->log_entries;
+  print_message("readers: %llu log entries, %llu table entries in %zu tables on %d levels\n",
+                (unsigned long long)nw->log_entries, (unsigned long long)nw->table_entries, nt,
+                nlevels);
+  assert_true(nlevels >= 2);
+  assert_true(nw->log_entries > 0);
+  assert_true(nw->table_entries > 100000);
+  free(t);
+
+  /* Every key: the newest version read equals what LevelDB returns. */
+  leveldb_readoptions_t *ro2 = leveldb_readoptions_create();
+  uint64_t live = 0;
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    char key[16];
+    snprintf(key, sizeof key, "key%08u", i);
+    size_t vl;
+    char *e = NULL;
+    char *v = leveldb_get(f->db, ro2, key, 11, &vl, &e);
+    assert_null(e);
+    if (nw->type[i] == LDB_TYPE_VALUE) {
+      assert_non_null(v);
+      assert_int_equal(vl, nw->val_len[i]);
+      assert_memory_equal(v, nw->val[i], vl);
+      live++;
+    } else {
+      assert_null(v);
+    }
+    leveldb_free(v);
+  }
+  /* And a plain iterator sees exactly the live keys. */
+  leveldb_iterator_t *it = leveldb_create_iterator(f->db, ro2);
+  uint64_t seen = 0;
+  for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
+    size_t kl;
+    const char *k = leveldb_iter_key(it, &kl);
+    int i = key_index((const uint8_t *)k, kl);
+    assert_true(i >= 0);
+    assert_int_equal(nw->type[i], LDB_TYPE_VALUE);
+    seen++;
+  }
+  assert_int_equal(seen, live);
+  leveldb_iter_destroy(it);
+  leveldb_iter_destroy(pin);
+  leveldb_readoptions_destroy(ro);
+  leveldb_readoptions_destroy(ro2);
+  for (uint32_t i = 0; i < NKEYS; i++) free(nw->val[i]);
+  free(nw);
+}
+
+static int count_entry(void *arg, const ldb_entry_t *e) {
+  (void)e;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+static void copy_file(const char *from, const char *to, uint64_t max) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  assert_non_null(a);
+  assert_non_null(b);
+  char buf[65536];
+  size_t n;
+  uint64_t done = 0;
+  while (done < max && (n = fread(buf, 1, sizeof buf, a)) > 0) {
+    if (n > max - done) n = (size_t)(max - done);
+    assert_int_equal(fwrite(buf, 1, n, b), n);
+    done += n;
+  }
+  fclose(a);
+  fclose(b);
+}
+
+static void flip_byte(const char *path, uint64_t off) {
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  uint8_t c;
+  assert_int_equal(pread(fd, &c, 1, (off_t)off), 1);
+  c ^= 0x40;
+  assert_int_equal(pwrite(fd, &c, 1, (off_t)off), 1);
+  close(fd);
+}
+
+static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
+  db_fixture_t *f = *state;
+  uint64_t nums[256];
+  int n = list_numbers(f->path, ".ldb", nums, 256);
+  assert_true(n > 0);
+  char src[4400], dst[4400];
+  /* Copy a table while an iterator pins it. */
+  leveldb_readoptions_t *ro = leveldb_readoptions_create();
+  leveldb_iterator_t *pin = leveldb_create_iterator(f->db, ro);
+  char *list = leveldb_property_value(f->db, "leveldb.sstables");
+  ldb_sstable_t *t;
+  size_t nt;
+  err_t err;
+  assert_int_equal(ldb_sstables_parse(list, &t, &nt, &err), BFH_OK);
+  leveldb_free(list);
+  snprintf(src, sizeof src, "%s/%06llu.ldb", f->path, (unsigned long long)t[nt - 1].number);
+  snprintf(dst, sizeof dst, "%s/copy.ldb", tmpdir);
+  copy_file(src, dst, UINT64_MAX);
+  leveldb_iter_destroy(pin);
+  leveldb_readoptions_destroy(ro);
+  free(t);
+  uint64_t cnt = 0;
+  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_OK);
+  assert_true(cnt > 1000);
+
+  flip_byte(dst, 100); /* inside the first data block */
+  cnt = 0;
+  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  print_message("flipped data byte: %s\n", err.msg);
+  assert_non_null(strstr(err.msg, dst));
+  assert_non_null(strstr(err.msg, "block at 0"));
+  assert_non_null(strstr(err.msg, "checksum"));
+  assert_int_equal(cnt, 0);
+  flip_byte(dst, 100);
+
+  struct stat sb;
+  assert_int_equal(stat(dst, &sb), 0);
+  flip_byte(dst, (uint64_t)sb.st_size - 1); /* magic */
+  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "magic"));
+  flip_byte(dst, (uint64_t)sb.st_size - 1);
+
+  /* Truncated table: no footer where it should be. */
+  snprintf(src, sizeof src, "%s/trunc.ldb", tmpdir);
+  copy_file(dst, src, (uint64_t)sb.st_size / 2);
+  assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  /* Absent table. */
+  snprintf(src, sizeof src, "%s/absent.ldb", tmpdir);
+  assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_NOT_FOUND);
+  /* Every single-byte flip in the first 4 KiB and in the index is detected or harmless:
+     the reader never crashes and never reports more entries than the table holds. */
+  uint64_t full = 0;
+  assert_int_equal(ldb_table_scan(dst, count_entry, &full, NULL, &err), BFH_OK);
+  for (uint64_t off = (uint64_t)sb.st_size - 600; off < (uint64_t)sb.st_size; off += 7) {
+    flip_byte(dst, off);
+    cnt = 0;
+    int rc = ldb_table_scan(dst, count_entry, &cnt, NULL, &err);
+    assert_true(rc == BFH_OK || rc == BFH_E_CORRUPT);
+    if (rc == BFH_OK) assert_int_equal(cnt, full);
+    flip_byte(dst, off);
+  }
+}
+
+static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
+  db_fixture_t *f = *state;
+  uint64_t logs[64];
+  int nlogs = list_numbers(f->path, ".log", logs, 64);
+  assert_true(nlogs >= 1);
+  uint64_t newest = 0;
+  for (int i = 0; i < nlogs; i++)
+    if (logs[i] > newest) newest = logs[i];
+  /* Make sure the live log holds a record spanning blocks. */
+  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  char *big = malloc(70000), *e = NULL;
+  memset(big, 'z', 70000);
+  leveldb_put(f->db, wo, "key00000001", 11, big, 70000, &e);
+  assert_null(e);
+  free(big);
+  leveldb_writeoptions_destroy(wo);
+  nlogs = list_numbers(f->path, ".log", logs, 64);
+  newest = 0;
+  for (int i = 0; i < nlogs; i++)
+    if (logs[i] > newest) newest = logs[i];
+  char src[4400], dst[4400];
+  snprintf(src, sizeof src, "%s/%06llu.log", f->path, (unsigned long long)newest);
+  snprintf(dst, sizeof dst, "%s/copy.log", tmpdir);
+  copy_file(src, dst, UINT64_MAX);
+  struct stat sb;
+  assert_int_equal(stat(dst, &sb), 0);
+  uint64_t size = (uint64_t)sb.st_size;
+  err_t err;
+  uint64_t full = 0, next = 0;
+  assert_int_equal(ldb_log_read(dst, 0, count_entry, &full, &next, NULL, &err), BFH_OK);
+  assert_int_equal(next, size);
+  assert_true(full > 0);
+
+  /* Cut the copy at many points: each read stops cleanly, and resuming from next_offset on
+     the whole file gives exactly the remaining entries. */
+  rng_t r;
+  rng_init(&r, 11);
+  char cut[4400];
+  snprintf(cut, sizeof cut, "%s/cut.log", tmpdir);
+  uint64_t points[40];
+  for (int i = 0; i < 36; i++) points[i] = rng_below(&r, size);
+  points[36] = size - 1;
+  points[37] = size > 70000 ? size - 70000 : 1; /* inside the big record */
+  points[38] = 3;
+  points[39] = LDB_LOG_BLOCK_BYTES < size ? LDB_LOG_BLOCK_BYTES + 3 : 2;
+  for (int i = 0; i < 40; i++) {
+    copy_file(dst, cut, points[i]);
+    uint64_t part = 0, resume = 0;
+    assert_int_equal(ldb_log_read(cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
+    assert_true(resume <= points[i]);
+    assert_true(part <= full);
+    uint64_t rest = 0, end = 0;
+    assert_int_equal(ldb_log_read(dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
+    assert_int_equal(part + rest, full);
+    assert_int_equal(end, size);
+  }
+  /* A flipped payload byte in the middle is corruption, with file and offset. */
+  flip_byte(dst, size / 2);
+  uint64_t cnt = 0;
+  assert_int_equal(ldb_log_read(dst, 0, count_entry, &cnt, &next, NULL, &err), BFH_E_CORRUPT);
+  print_message("flipped log byte: %s\n", err.msg);
+  assert_non_null(strstr(err.msg, dst));
+  assert_non_null(strstr(err.msg, "record at"));
+}
+
+static void test_ldb_reader_sstables_parse(void **state) {
+  (void)state;
+  const char *text =
+      "--- level 0 ---\n"
+      " 20:1273633['k0000b768660cf012' @ 203441 : 1 .. 'k7fff23492b54ce15' @ 218920 : 1]\n"
+      " 21:99['a]\\x0a --- level 9 ---' @ 1 : 1 .. 'b' @ 2 : 0]\n"
+      "--- level 1 ---\n"
+      "--- level 2 ---\n"
+      " 7:2097152['x' @ 5 : 1 .. 'y' @ 6 : 1]\n"
+      "--- level 3 ---\n";
+  ldb_sstable_t *t;
+  size_t n;
+  err_t err;
+  assert_int_equal(ldb_sstables_parse(text, &t, &n, &err), BFH_OK);
+  assert_int_equal(n, 3);
+  assert_int_equal(t[0].level, 0);
+  assert_int_equal(t[0].number, 20);
+  assert_int_equal(t[0].size, 1273633);
+  assert_int_equal(t[1].number, 21);
+  assert_int_equal(t[1].size, 99);
+  assert_int_equal(t[2].level, 2);
+  assert_int_equal(t[2].number, 7);
+  assert_int_equal(t[2].size, 2097152);
+  free(t);
+  assert_int_equal(ldb_sstables_parse("", &t, &n, &err), BFH_OK);
+  assert_int_equal(n, 0);
+  assert_int_equal(ldb_sstables_parse("--- level 0 ---\n 12x:3['a']\n", &t, &n, &err),
+                   BFH_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "line 2"));
+  assert_int_equal(ldb_sstables_parse("garbage\n", &t, &n, &err), BFH_E_CORRUPT);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ldb_reader_accounts_for_every_entry),
+      cmocka_unit_test(test_ldb_reader_corrupt_table_names_file_and_offset),
+      cmocka_unit_test(test_ldb_reader_truncated_log_tail_stops_cleanly),
+      cmocka_unit_test(test_ldb_reader_sstables_parse),
+  };
+  return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
+}
