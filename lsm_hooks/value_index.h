@@ -29,10 +29,10 @@
 typedef struct value_index value_index_t;
 
 typedef struct value_index_params {
-  uint64_t m;       /* filter bits */
-  uint32_t k;       /* hash functions */
-  uint64_t seed;    /* value hash seed */
-  uint32_t order;   /* hierarchy order d */
+  uint64_t m;     /* filter bits */
+  uint32_t k;     /* hash functions */
+  uint64_t seed;  /* value hash seed */
+  uint32_t order; /* hierarchy order d */
   int leaves_on_disk;
   hierarchy_placement_t placement;
 } value_index_params_t;
@@ -65,13 +65,54 @@ int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *
 
 typedef struct value_index_stats {
   uint64_t leaves;
-  uint64_t leaf_bytes;     /* leaf filter words held in memory (0 when on disk) */
+  uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: only leaves whose
+                                offset is not known yet, see value_index_resolve) */
   uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
-  uint64_t internal_bytes; /* hierarchy internal nodes */
-  uint64_t sliced_bytes;   /* bit-sliced index */
-  uint32_t height;         /* internal levels of the hierarchy */
-  double mean_fill;        /* mean fill ratio of the leaves */
+  uint64_t internal_bytes;   /* hierarchy internal nodes */
+  uint64_t sliced_bytes;     /* bit-sliced index */
+  uint32_t height;           /* internal levels of the hierarchy */
+  double mean_fill;          /* mean fill ratio of the leaves */
 } value_index_stats_t;
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
+
+/* ---- Additions (h6) ------------------------------------------------------------------- */
+
+/* Offset to pass to value_index_add when the serialized filter's place in the file is not
+   known yet: the leaf keeps its words in memory until value_index_resolve() learns it. */
+#define VALUE_INDEX_OFFSET_UNKNOWN UINT64_MAX
+
+/* Finds where table `number` stores its serialized filter (offset of the "BFHV" magic).
+   Called without any lock of the index held. BFH_OK or an error status. */
+typedef int (*value_index_locator_fn)(void *ctx, uint64_t number, uint64_t *offset);
+void value_index_set_locator(value_index_t *vi, value_index_locator_fn fn, void *ctx);
+/* Leaves on disk: asks the locator for every unknown offset and drops the words of the leaves
+   it locates. Returns how many it located. No-op (0) with leaves in memory. */
+int value_index_resolve(value_index_t *vi);
+
+/* Adds n leaves at once (bulk load at open): the sliced index is filled by transposes.
+   Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves /
+   unknown offsets). Leaves that are invalid or already present are skipped (freed); the
+   first such error is returned, and *added (may be NULL) says how many went in. */
+int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
+                          value_filter_t **filters, const char *const *paths,
+                          const uint64_t *offsets, size_t *added, err_t *err);
+
+/* The tables of a search, atomically: for each numbers[i] (the view's tables), scan[i] = 1 if
+   its leaf says maybe for p by `method`, or if the index has no leaf for it (not indexed:
+   always scanned, never skipped); 0 otherwise. Adds the filter tests to st. */
+int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
+                       const uint64_t *numbers, size_t n, uint8_t *scan, probe_stats_t *st,
+                       err_t *err);
+
+/* Adds and removes are queued (O(1), so that the engine's flush and compaction threads never
+   wait on the hierarchy or the sliced index) and applied, incrementally, in one batch before
+   the next query (candidates, select, stats, validate, resolve) or by this call. A table
+   added and removed between two queries never touches the hierarchy or the sliced index.
+   value_index_contains / value_index_leaf_count see queued operations at once. */
+int value_index_apply(value_index_t *vi, err_t *err);
+
+/* Checks the hierarchy (hierarchy_validate) and that the leaves, the hierarchy and the sliced
+   index hold the same ids. BFH_OK or BFH_E_CORRUPT with the first violation. */
+int value_index_validate(value_index_t *vi, err_t *err);
 
 #endif

@@ -1,0 +1,352 @@
+/* The implementation of include/bfh.h: argument checks, the per-thread last error, and the
+ * wiring of db_params, the value index and an engine.
+ *
+ * Open: check options -> BFH-PARAMS (compare m, k, seed with the stored ones; a mismatch is
+ * BFH_E_INVALID, never silent mixing) -> value_index_create -> engine_*_open (which takes the
+ * database's lock: a second open gets BFH_E_BUSY) -> write BFH-PARAMS if it was absent.
+ *
+ * Last error: each thread keeps a few (handle id, message) pairs in thread-local storage;
+ * handle ids come from a global counter and are never reused, so a message never outlives
+ * its handle's identity. Id 0 is "no handle" (bfh_open failures, NULL handles).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "lsm_hooks/db_params.h"
+#include "lsm_hooks/engine.h"
+#include "lsm_hooks/search.h"
+#include "lsm_hooks/value_index.h"
+#include "util/err.h"
+
+struct bfh_db {
+  uint64_t id;
+  engine_t *engine;
+  value_index_t *index; /* NULL when value filters are off */
+  bfh_options opt;
+};
+
+/* ---- Last error, per thread and handle -------------------------------------------------- */
+
+#define LAST_ERROR_SLOTS 8
+
+typedef struct last_error {
+  uint64_t id;
+  uint64_t stamp;
+  int used;
+  char msg[ERR_MSG_BYTES];
+} last_error_t;
+
+static _Thread_local last_error_t tl_errors[LAST_ERROR_SLOTS];
+static _Thread_local uint64_t tl_stamp;
+static _Atomic uint64_t next_id = 1;
+
+static void remember(uint64_t id, const char *msg) {
+  int slot = -1;
+  for (int i = 0; i < LAST_ERROR_SLOTS && slot < 0; i++)
+    if (tl_errors[i].used && tl_errors[i].id == id) slot = i;
+  for (int i = 0; i < LAST_ERROR_SLOTS && slot < 0; i++)
+    if (!tl_errors[i].used) slot = i;
+  if (slot < 0) { /* every slot taken: replace the least recently written */
+    slot = 0;
+    for (int i = 1; i < LAST_ERROR_SLOTS; i++)
+      if (tl_errors[i].stamp < tl_errors[slot].stamp) slot = i;
+  }
+  last_error_t *e = &tl_errors[slot];
+  e->used = 1;
+  e->id = id;
+  e->stamp = ++tl_stamp;
+  snprintf(e->msg, sizeof e->msg, "%s", msg && msg[0] ? msg : "unknown error");
+}
+
+/* Records err's message for db (NULL: no handle) if rc is a failure; returns rc. */
+static int fail(const bfh_db *db, int rc, const err_t *err) {
+  if (rc < 0) {
+    char buf[ERR_MSG_BYTES];
+    if (err && err->msg[0])
+      snprintf(buf, sizeof buf, "%s", err->msg);
+    else
+      snprintf(buf, sizeof buf, "%s", bfh_strerror(rc));
+    remember(db ? db->id : 0, buf);
+  }
+  return rc;
+}
+
+static int invalid(const bfh_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int invalid(const bfh_db *db, const char *fmt, ...) {
+  err_t e;
+  e.code = BFH_E_INVALID;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+  va_end(ap);
+  return fail(db, BFH_E_INVALID, &e);
+}
+
+const char *bfh_last_error(const bfh_db *db) {
+  uint64_t id = db ? db->id : 0;
+  for (int i = 0; i < LAST_ERROR_SLOTS; i++)
+    if (tl_errors[i].used && tl_errors[i].id == id) return tl_errors[i].msg;
+  return "";
+}
+
+const char *bfh_strerror(int status) {
+  switch (status) {
+    case BFH_OK:
+      return "ok";
+    case BFH_NOT_FOUND:
+      return "not found";
+    case BFH_E_INVALID:
+      return "invalid argument or option";
+    case BFH_E_IO:
+      return "i/o error";
+    case BFH_E_CORRUPT:
+      return "corrupt file";
+    case BFH_E_NOMEM:
+      return "out of memory";
+    case BFH_E_BUSY:
+      return "database is in use by another handle or process";
+    case BFH_E_UNSUPPORTED:
+      return "not supported";
+    default:
+      return "unknown status";
+  }
+}
+
+void bfh_free(void *p) {
+  free(p);
+}
+
+/* ---- Options ------------------------------------------------------------------------- */
+
+void bfh_options_init(bfh_options *opt) {
+  if (!opt) return;
+  memset(opt, 0, sizeof *opt);
+  opt->engine = BFH_ENGINE_LSM;
+  opt->create_if_missing = 1;
+  opt->value_filter_bits = 2000000;
+  opt->value_filter_hashes = 3;
+  opt->order = 5;
+  opt->key_bits_per_key = 10;
+  opt->memtable_bytes = 4u << 20;
+  opt->table_bytes = 2u << 20;
+  opt->sync = 0;
+  opt->leaves_on_disk = 0;
+  opt->value_filters = 1;
+  opt->placement = 0;
+  opt->hash_seed = BFH_DEFAULT_SEED;
+}
+
+/* Largest m accepted: 2^34 bits (2 GiB per filter) keeps every size computation far from
+   overflow. */
+#define MAX_FILTER_BITS (1ull << 34)
+
+static int check_options(const bfh_options *o) {
+  if (o->engine != BFH_ENGINE_LSM && o->engine != BFH_ENGINE_LEVELDB)
+    return invalid(NULL, "bfh_open: unknown engine %d (BFH_ENGINE_LSM or BFH_ENGINE_LEVELDB)",
+                   (int)o->engine);
+  if (o->value_filter_bits < 64)
+    return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; it must be at least 64",
+                   (unsigned long long)o->value_filter_bits);
+  if (o->value_filter_bits > MAX_FILTER_BITS)
+    return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; at most %llu",
+                   (unsigned long long)o->value_filter_bits, MAX_FILTER_BITS);
+  if (o->value_filter_hashes < 1 || o->value_filter_hashes > 32)
+    return invalid(NULL, "bfh_open: value_filter_hashes (k) = %u; it must be in 1..32",
+                   o->value_filter_hashes);
+  if (o->order < 2)
+    return invalid(NULL, "bfh_open: order (d) = %u; it must be at least 2", o->order);
+  if (o->order > (1u << 20))
+    return invalid(NULL, "bfh_open: order (d) = %u; at most %u", o->order, 1u << 20);
+  if (!(o->key_bits_per_key >= 0 && o->key_bits_per_key <= 64))
+    return invalid(NULL, "bfh_open: key_bits_per_key = %g; it must be in 0..64",
+                   o->key_bits_per_key);
+  if (o->memtable_bytes < 1024)
+    return invalid(NULL, "bfh_open: memtable_bytes = %zu; it must be at least 1024",
+                   o->memtable_bytes);
+  if (o->table_bytes < 1024)
+    return invalid(NULL, "bfh_open: table_bytes = %zu; it must be at least 1024", o->table_bytes);
+  if (o->placement != 0 && o->placement != 1)
+    return invalid(NULL, "bfh_open: placement = %d; 0 (similarity) or 1 (positional)",
+                   o->placement);
+  return BFH_OK;
+}
+
+/* ---- Open and close -------------------------------------------------------------------- */
+
+int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
+  if (!out) return invalid(NULL, "bfh_open: db (the output handle pointer) is NULL");
+  *out = NULL;
+  if (!path || !path[0]) return invalid(NULL, "bfh_open: path is NULL or empty");
+  bfh_options opt;
+  if (opt_in)
+    opt = *opt_in;
+  else
+    bfh_options_init(&opt);
+  int rc = check_options(&opt);
+  if (rc != BFH_OK) return rc;
+
+  err_t err;
+  err_clear(&err);
+  db_params_t want = {opt.value_filter_bits, opt.value_filter_hashes, opt.hash_seed};
+  db_params_t stored;
+  int have_params = 0;
+  if (opt.value_filters) {
+    rc = db_params_read(path, &stored, &err);
+    if (rc == BFH_OK) {
+      have_params = 1;
+      rc = db_params_check(path, &stored, &want, &err);
+    } else if (rc == BFH_NOT_FOUND) {
+      rc = BFH_OK;
+    }
+    if (rc != BFH_OK) return fail(NULL, rc, &err);
+  }
+
+  bfh_db *db = calloc(1, sizeof *db);
+  if (!db) return invalid(NULL, "bfh_open: %s: out of memory", path), BFH_E_NOMEM;
+  db->id = atomic_fetch_add(&next_id, 1);
+  db->opt = opt;
+  if (opt.value_filters) {
+    value_index_params_t vp = {want.m,
+                               want.k,
+                               want.seed,
+                               opt.order,
+                               opt.leaves_on_disk != 0,
+                               opt.placement ? HIERARCHY_POSITIONAL : HIERARCHY_SIMILARITY};
+    db->index = value_index_create(&vp, &err);
+    if (!db->index) {
+      free(db);
+      return fail(NULL, err.code ? err.code : BFH_E_NOMEM, &err);
+    }
+  }
+  if (opt.engine == BFH_ENGINE_LSM)
+    rc = engine_lsm_open(path, &opt, db->index, &db->engine, &err);
+  else
+    rc = engine_leveldb_open(path, &opt, db->index, &db->engine, &err);
+  if (rc == BFH_OK && opt.value_filters && !have_params) {
+    rc = db_params_write(path, &want, &err);
+    if (rc != BFH_OK) {
+      db->engine->ops->close(db->engine);
+      db->engine = NULL;
+    }
+  }
+  if (rc != BFH_OK) {
+    value_index_destroy(db->index);
+    free(db);
+    return fail(NULL, rc, &err);
+  }
+  *out = db;
+  return BFH_OK;
+}
+
+int bfh_close(bfh_db *db) {
+  if (!db) return BFH_OK;
+  int rc = db->engine->ops->close(db->engine);
+  value_index_destroy(db->index);
+  free(db);
+  /* The handle is gone: a failure can only be reported without it. */
+  if (rc < 0) return invalid(NULL, "bfh_close: %s", bfh_strerror(rc)), rc;
+  return rc;
+}
+
+/* ---- Argument checks --------------------------------------------------------------------- */
+
+static int check_key(const bfh_db *db, const char *fn, const void *key, size_t len) {
+  if (!key && len) return invalid(db, "%s: key is NULL but key_len is %zu", fn, len);
+  if (len == 0) return invalid(db, "%s: empty key (keys are 1..%u bytes)", fn, BFH_MAX_KEY_BYTES);
+  if (len > BFH_MAX_KEY_BYTES)
+    return invalid(db, "%s: key of %zu bytes; the limit is %u", fn, len, BFH_MAX_KEY_BYTES);
+  return BFH_OK;
+}
+
+static int check_value(const bfh_db *db, const char *fn, const void *val, size_t len) {
+  if (!val && len) return invalid(db, "%s: value is NULL but val_len is %zu", fn, len);
+  if (len > BFH_MAX_VALUE_BYTES)
+    return invalid(db, "%s: value of %zu bytes; the limit is %u", fn, len, BFH_MAX_VALUE_BYTES);
+  return BFH_OK;
+}
+
+#define CHECK_DB(fn)                                            \
+  do {                                                          \
+    if (!db) return invalid(NULL, "%s: db handle is NULL", fn); \
+  } while (0)
+
+int bfh_put(bfh_db *db, const void *key, size_t key_len, const void *val, size_t val_len) {
+  CHECK_DB("bfh_put");
+  int rc = check_key(db, "bfh_put", key, key_len);
+  if (rc == BFH_OK) rc = check_value(db, "bfh_put", val, val_len);
+  if (rc != BFH_OK) return rc;
+  err_t err;
+  err_clear(&err);
+  static const uint8_t empty = 0;
+  rc = db->engine->ops->put(db->engine, key, key_len, val ? val : &empty, val_len, &err);
+  return fail(db, rc, &err);
+}
+
+int bfh_delete(bfh_db *db, const void *key, size_t key_len) {
+  CHECK_DB("bfh_delete");
+  int rc = check_key(db, "bfh_delete", key, key_len);
+  if (rc != BFH_OK) return rc;
+  err_t err;
+  err_clear(&err);
+  rc = db->engine->ops->del(db->engine, key, key_len, &err);
+  return fail(db, rc, &err);
+}
+
+int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val_len) {
+  CHECK_DB("bfh_get");
+  int rc = check_key(db, "bfh_get", key, key_len);
+  if (rc != BFH_OK) return rc;
+  if (!val || !val_len) return invalid(db, "bfh_get: val or val_len is NULL");
+  *val = NULL;
+  *val_len = 0;
+  err_t err;
+  err_clear(&err);
+  rc = db->engine->ops->get(db->engine, key, key_len, val, val_len, &err);
+  if (rc == BFH_OK && !*val) {
+    *val = malloc(1);
+    if (!*val) return invalid(db, "bfh_get: out of memory"), BFH_E_NOMEM;
+  }
+  return fail(db, rc, &err);
+}
+
+int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
+               void *arg, bfh_search_stats *stats) {
+  if (stats) memset(stats, 0, sizeof *stats);
+  CHECK_DB("bfh_search");
+  int rc = check_value(db, "bfh_search", val, val_len);
+  if (rc != BFH_OK) return rc;
+  if ((int)method < (int)BFH_SEARCH_SCAN || (int)method > (int)BFH_SEARCH_AUTO)
+    return invalid(db,
+                   "bfh_search: unknown method %d (0..4: SCAN, LEAVES, HIERARCHY, SLICED, "
+                   "AUTO)",
+                   (int)method);
+  err_t err;
+  err_clear(&err);
+  static const uint8_t empty = 0;
+  rc = search_run(db->engine, val ? val : &empty, val_len, method, fn, arg, stats, &err);
+  return fail(db, rc, &err);
+}
+
+int bfh_flush(bfh_db *db) {
+  CHECK_DB("bfh_flush");
+  err_t err;
+  err_clear(&err);
+  return fail(db, db->engine->ops->flush(db->engine, &err), &err);
+}
+
+/* ---- Internal access for tests and benchmarks (lsm_hooks/api_internal.h) ----------------- */
+
+#include "lsm_hooks/api_internal.h"
+
+engine_t *bfh_internal_engine(bfh_db *db) {
+  return db->engine;
+}
+value_index_t *bfh_internal_index(bfh_db *db) {
+  return db->index;
+}

@@ -1,0 +1,234 @@
+/* Non-key search over engine_t; see search.h. */
+#include "lsm_hooks/search.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hierarchy/hash.h"
+
+/* ---- A set of candidate keys (open addressing, keys copied) -------------------------- */
+
+typedef struct key_entry {
+  uint64_t hash;
+  size_t len;
+  uint8_t *key; /* owned; NULL: empty slot */
+} key_entry_t;
+
+typedef struct key_set {
+  key_entry_t *slots;
+  size_t cap, n; /* cap: 0 or a power of two */
+} key_set_t;
+
+static void key_set_release(key_set_t *s) {
+  for (size_t i = 0; i < s->cap; i++) free(s->slots[i].key);
+  free(s->slots);
+  s->slots = NULL;
+  s->cap = s->n = 0;
+}
+
+static int key_set_grow(key_set_t *s) {
+  size_t cap = s->cap ? s->cap * 2 : 64;
+  key_entry_t *slots = calloc(cap, sizeof *slots);
+  if (!slots) return BFH_E_NOMEM;
+  for (size_t i = 0; i < s->cap; i++) {
+    if (!s->slots[i].key) continue;
+    size_t j = s->slots[i].hash & (cap - 1);
+    while (slots[j].key) j = (j + 1) & (cap - 1);
+    slots[j] = s->slots[i];
+  }
+  free(s->slots);
+  s->slots = slots;
+  s->cap = cap;
+  return BFH_OK;
+}
+
+/* Inserts key if absent. BFH_OK or BFH_E_NOMEM. */
+static int key_set_add(key_set_t *s, const void *key, size_t len) {
+  if ((s->n + 1) * 2 > s->cap && key_set_grow(s) != BFH_OK) return BFH_E_NOMEM;
+  uint64_t h = bfh_hash64(key, len, 0x6b657973ull);
+  size_t j = h & (s->cap - 1);
+  for (; s->slots[j].key; j = (j + 1) & (s->cap - 1))
+    if (s->slots[j].hash == h && s->slots[j].len == len && memcmp(s->slots[j].key, key, len) == 0)
+      return BFH_OK;
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy) return BFH_E_NOMEM;
+  memcpy(copy, key, len);
+  s->slots[j].hash = h;
+  s->slots[j].len = len;
+  s->slots[j].key = copy;
+  s->n++;
+  return BFH_OK;
+}
+
+/* ---- The search ---------------------------------------------------------------------- */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct collect {
+  key_set_t *set;
+  uint64_t matches;
+  int nomem;
+} collect_t;
+
+static int collect_key(void *arg, const void *key, size_t key_len) {
+  collect_t *c = arg;
+  c->matches++;
+  if (key_set_add(c->set, key, key_len) != BFH_OK) {
+    c->nomem = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Scans the tables with scan[i] set, then the memtables, then validates. */
+static int scan_and_validate(engine_t *e, engine_view_t *view, const engine_table_t *tables,
+                             size_t n, const uint8_t *scan, const void *val, size_t val_len,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err) {
+  key_set_t set = {NULL, 0, 0};
+  collect_t c = {&set, 0, 0};
+  engine_scan_stats_t ss = {0, 0};
+  int rc = BFH_OK;
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    if (!scan[i]) continue;
+    uint64_t before = c.matches;
+    st->tables_scanned++;
+    rc = e->ops->scan_table(e, view, tables[i].number, val, val_len, collect_key, &c, &ss, err);
+    if (c.matches > before) st->tables_matched++;
+  }
+  if (rc == BFH_OK) rc = e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
+  if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  st->entries_scanned += ss.entries;
+  st->bytes_read += ss.bytes_read;
+  st->candidates += set.n;
+  /* Validation: the latest version of the key must be live and hold exactly val. */
+  for (size_t i = 0; rc == BFH_OK && i < set.cap; i++) {
+    key_entry_t *k = &set.slots[i];
+    if (!k->key) continue;
+    void *cur = NULL;
+    size_t cur_len = 0;
+    int r = e->ops->get(e, k->key, k->len, &cur, &cur_len, err);
+    if (r == BFH_NOT_FOUND) continue;
+    if (r != BFH_OK) {
+      rc = r;
+      break;
+    }
+    int equal = cur_len == val_len && (val_len == 0 || memcmp(cur, val, val_len) == 0);
+    free(cur);
+    if (!equal) continue;
+    st->results++;
+    if (fn && fn(arg, k->key, k->len)) break;
+  }
+  key_set_release(&set);
+  return rc;
+}
+
+bfh_method search_choose_method(value_index_t *index) {
+  if (!index) return BFH_SEARCH_SCAN;
+  value_index_stats_t vs;
+  value_index_get_stats(index, &vs);
+  if (vs.leaves == 0) return BFH_SEARCH_SCAN;
+  const value_index_params_t *p = value_index_params(index);
+  /* Expected false positive rate of a leaf from its fill ratio: fill^k (approximately; the
+     mean fill is used for every leaf). */
+  double fpr = 1.0;
+  for (uint32_t i = 0; i < p->k; i++) fpr *= vs.mean_fill;
+  /* Saturated filters: most leaves would say maybe; testing them only adds work to what is
+     a full scan anyway. */
+  if (fpr >= 0.5) return BFH_SEARCH_SCAN;
+  /* Few leaves: testing each is as cheap as anything else and needs no internal nodes. */
+  if (vs.leaves < 4u * p->order && !p->leaves_on_disk) return BFH_SEARCH_LEAVES;
+  /* Otherwise the bit-sliced index: k row reads of B/64 words each, in memory, whether the
+     leaves are in memory or on disk; cheaper per query than the hierarchy's descent. */
+  return BFH_SEARCH_SLICED;
+}
+
+static void stats_begin(bfh_search_stats *st) {
+  memset(st, 0, sizeof *st);
+}
+
+int search_run(engine_t *e, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
+               void *arg, bfh_search_stats *out, err_t *err) {
+  uint64_t t0 = now_ns();
+  bfh_search_stats st;
+  stats_begin(&st);
+  value_index_t *vi = e->index;
+  if (method == BFH_SEARCH_AUTO) method = search_choose_method(vi);
+  if (!vi) method = BFH_SEARCH_SCAN; /* value filters off: nothing to prune with */
+  st.method_used = (uint32_t)method;
+
+  engine_view_t *view = NULL;
+  int rc = e->ops->view_acquire(e, &view, err);
+  if (rc != BFH_OK) goto done;
+  const engine_table_t *tables;
+  size_t n = e->ops->view_tables(view, &tables);
+  st.tables_live = (uint32_t)n;
+  uint8_t *scan = malloc(n ? n : 1);
+  uint64_t *numbers = malloc((n ? n : 1) * sizeof *numbers);
+  if (!scan || !numbers) {
+    rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+  } else if (method == BFH_SEARCH_SCAN) {
+    memset(scan, 1, n);
+  } else {
+    probe_t p;
+    value_index_probe(vi, val, val_len, &p);
+    for (size_t i = 0; i < n; i++) numbers[i] = tables[i].number;
+    probe_stats_t ps = {0, 0, 0};
+    rc = value_index_select(vi, method, &p, numbers, n, scan, &ps, err);
+    st.internal_probes = ps.internal_probes;
+    st.leaf_probes = ps.leaf_probes;
+    st.leaf_positives = ps.leaf_positives;
+  }
+  if (rc == BFH_OK)
+    rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
+  free(scan);
+  free(numbers);
+  e->ops->view_release(e, view);
+done:
+  st.elapsed_ns = now_ns() - t0;
+  if (out) *out = st;
+  return rc;
+}
+
+static int has_sorted(const uint64_t *v, size_t n, uint64_t x) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && v[lo] == x;
+}
+
+int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64_t *numbers,
+                      size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
+  uint64_t t0 = now_ns();
+  bfh_search_stats st;
+  stats_begin(&st);
+  st.method_used = BFH_SEARCH_AUTO + 1; /* "oracle" */
+  engine_view_t *view = NULL;
+  int rc = e->ops->view_acquire(e, &view, err);
+  if (rc != BFH_OK) goto done;
+  const engine_table_t *tables;
+  size_t n = e->ops->view_tables(view, &tables);
+  st.tables_live = (uint32_t)n;
+  uint8_t *scan = malloc(n ? n : 1);
+  if (!scan) {
+    rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+  } else {
+    for (size_t i = 0; i < n; i++) scan[i] = (uint8_t)has_sorted(numbers, nn, tables[i].number);
+    rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
+  }
+  free(scan);
+  e->ops->view_release(e, view);
+done:
+  st.elapsed_ns = now_ns() - t0;
+  if (out) *out = st;
+  return rc;
+}

@@ -1,0 +1,37 @@
+/* Non-key search (the paper's Algorithms 1-3) over any engine_t.
+ *
+ *   1. view = engine view (a consistent set of live tables and memtables)
+ *   2. probe = the value's k bit positions, computed once (hash sharing)
+ *   3. tables to read: SCAN: every table of the view; LEAVES / HIERARCHY / SLICED: the
+ *      tables whose leaf says maybe by that method, plus every table of the view the index
+ *      has no leaf for (not indexed yet, or no readable filter: never skipped)
+ *   4. scan those tables, then the memtables, for entries whose value equals v; collect the
+ *      keys (each once)
+ *   5. validate every key against the latest version (engine get: live, value == v) and
+ *      report it; fn returning nonzero stops the search early
+ * BFH_SEARCH_AUTO picks a method with search_choose_method() (doc/search.md).
+ */
+#ifndef BFH_LSM_HOOKS_SEARCH_H
+#define BFH_LSM_HOOKS_SEARCH_H
+
+#include <stddef.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engine.h"
+#include "util/err.h"
+
+/* Runs one search. st may be NULL; fn may be NULL (only counts). REQUIRES: method valid. */
+int search_run(engine_t *e, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
+               void *arg, bfh_search_stats *st, err_t *err);
+
+/* The method BFH_SEARCH_AUTO runs for the index's current state (index may be NULL:
+   BFH_SEARCH_SCAN). See doc/search.md for the rule and the costs behind it. */
+bfh_method search_choose_method(value_index_t *index);
+
+/* Restricts the tables scanned to the given sorted list of numbers (plus the memtables),
+   skipping the filters: the benchmark's oracle, which knows which tables hold the value.
+   Same validation as search_run. */
+int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64_t *numbers,
+                      size_t n, bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
+
+#endif

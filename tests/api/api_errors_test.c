@@ -1,0 +1,445 @@
+/* Every error of shared/API.md through include/bfh.h on BFH_ENGINE_LSM: empty key, NULL
+ * pointer with a non-zero length, limits, bad method, bad options, a second open (BUSY), a
+ * directory that is not a database, other m/k than stored, a damaged BFH-PARAMS, a damaged
+ * table (search and get report BFH_E_CORRUPT or the exact answer, never a wrong one), a
+ * damaged value-filter block (the table is then always scanned, answers stay exact);
+ * bfh_last_error says what failed; bfh_strerror names every code.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+
+static char g_dir[512];
+
+static int setup(void **state) {
+  (void)state;
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !base[0]) base = "/tmp";
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+  if (system(cmd) != 0) return -1;
+  snprintf(g_dir, sizeof g_dir, "%s/api_errors_test.XXXXXX", base);
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A fresh database directory path under g_dir. */
+static void db_path(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/%s", g_dir, name);
+}
+
+static bfh_db *open_mem(const char *path, size_t memtable_bytes) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.value_filter_bits = 8192;
+  o.memtable_bytes = memtable_bytes;
+  o.table_bytes = 32 << 10;
+  bfh_db *db = NULL;
+  int rc = bfh_open(path, &o, &db);
+  if (rc != BFH_OK) fail_msg("bfh_open %s: %d %s", path, rc, bfh_last_error(NULL));
+  return db;
+}
+
+static bfh_db *open_small(const char *path) {
+  return open_mem(path, 256 << 10);
+}
+
+static void expect_msg(const char *msg, const char *needle) {
+  assert_non_null(msg);
+  if (!strstr(msg, needle)) fail_msg("message '%s' does not mention '%s'", msg, needle);
+}
+
+static int count_cb(void *arg, const void *key, size_t len) {
+  (void)key, (void)len;
+  (*(size_t *)arg)++;
+  return 0;
+}
+
+static void test_api_errors_options_defaults(void **state) {
+  (void)state;
+  bfh_options o;
+  bfh_options_init(&o);
+  assert_int_equal(o.engine, BFH_ENGINE_LSM);
+  assert_int_equal(o.create_if_missing, 1);
+  assert_int_equal(o.value_filter_bits, 2000000);
+  assert_int_equal(o.value_filter_hashes, 3);
+  assert_int_equal(o.order, 5);
+  assert_true(o.key_bits_per_key == 10);
+  assert_int_equal(o.memtable_bytes, 4 << 20);
+  assert_int_equal(o.table_bytes, 2 << 20);
+  assert_int_equal(o.sync, 0);
+  assert_int_equal(o.leaves_on_disk, 0);
+  assert_int_equal(o.value_filters, 1);
+  assert_int_equal(o.placement, 0);
+  assert_int_equal(o.hash_seed, 0x62666801ull);
+}
+
+static void test_api_errors_bad_options(void **state) {
+  (void)state;
+  char path[600];
+  db_path(path, sizeof path, "badopts");
+  struct {
+    const char *field;
+    void (*set)(bfh_options *);
+  } cases[] = {
+      {"order", NULL},
+      {"value_filter_bits", NULL},
+      {"value_filter_bits", NULL},
+      {"value_filter_hashes", NULL},
+      {"value_filter_hashes", NULL},
+      {"memtable_bytes", NULL},
+      {"table_bytes", NULL},
+      {"engine", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    bfh_options o;
+    bfh_options_init(&o);
+    switch (i) {
+      case 0:
+        o.order = 1;
+        break;
+      case 1:
+        o.value_filter_bits = 0;
+        break;
+      case 2:
+        o.value_filter_bits = 63;
+        break;
+      case 3:
+        o.value_filter_hashes = 0;
+        break;
+      case 4:
+        o.value_filter_hashes = 33;
+        break;
+      case 5:
+        o.memtable_bytes = 0;
+        break;
+      case 6:
+        o.table_bytes = 0;
+        break;
+      case 7:
+        o.engine = (bfh_engine)7;
+        break;
+    }
+    bfh_db *db = (bfh_db *)0x1;
+    assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+    assert_null(db);
+    expect_msg(bfh_last_error(NULL), cases[i].field);
+  }
+  /* Nothing was created for a refused open. */
+  assert_int_not_equal(access(path, F_OK), 0);
+  assert_int_equal(bfh_open(NULL, NULL, (bfh_db **)&(bfh_db *){NULL}), BFH_E_INVALID);
+  assert_int_equal(bfh_open("", NULL, (bfh_db **)&(bfh_db *){NULL}), BFH_E_INVALID);
+  assert_int_equal(bfh_open(path, NULL, NULL), BFH_E_INVALID);
+}
+
+static void test_api_errors_bad_arguments(void **state) {
+  (void)state;
+  char path[600];
+  db_path(path, sizeof path, "args");
+  bfh_db *db = open_mem(path, 1 << 20); /* room for the largest key */
+  assert_string_equal(bfh_last_error(db), "");
+  void *v = NULL;
+  size_t vlen = 0;
+  assert_int_equal(bfh_put(db, "", 0, "v", 1), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "empty key");
+  assert_int_equal(bfh_get(db, "k", 0, &v, &vlen), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "empty key");
+  assert_int_equal(bfh_delete(db, "k", 0), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "bfh_delete");
+  assert_int_equal(bfh_put(db, NULL, 3, "v", 1), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "key is NULL");
+  assert_int_equal(bfh_put(db, "k", 1, NULL, 5), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "value is NULL");
+  assert_int_equal(bfh_get(db, NULL, 2, &v, &vlen), BFH_E_INVALID);
+  assert_int_equal(bfh_get(db, "k", 1, NULL, &vlen), BFH_E_INVALID);
+  assert_int_equal(bfh_search(db, NULL, 4, BFH_SEARCH_SCAN, NULL, NULL, NULL), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "value is NULL");
+  assert_int_equal(bfh_search(db, "v", 1, (bfh_method)5, NULL, NULL, NULL), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "method");
+  assert_int_equal(bfh_search(db, "v", 1, (bfh_method)-1, NULL, NULL, NULL), BFH_E_INVALID);
+  /* Limits. */
+  size_t big = (size_t)BFH_MAX_KEY_BYTES + 1;
+  char *k = calloc(1, big);
+  assert_non_null(k);
+  assert_int_equal(bfh_put(db, k, big, "v", 1), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "limit");
+  assert_int_equal(bfh_put(db, k, big - 1, "v", 1), BFH_OK); /* the largest key is fine */
+  free(k);
+  assert_int_equal(bfh_put(db, "k", 1, "v", (size_t)BFH_MAX_VALUE_BYTES + 1), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "limit");
+  /* NULL with length 0 is an empty value; it can be found. */
+  assert_int_equal(bfh_put(db, "e", 1, NULL, 0), BFH_OK);
+  assert_int_equal(bfh_get(db, "e", 1, &v, &vlen), BFH_OK);
+  assert_non_null(v);
+  assert_int_equal(vlen, 0);
+  bfh_free(v);
+  size_t n = 0;
+  bfh_search_stats st;
+  assert_int_equal(bfh_search(db, NULL, 0, BFH_SEARCH_AUTO, count_cb, &n, &st), BFH_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(st.results, 1);
+  assert_int_equal(bfh_get(db, "nope", 4, &v, &vlen), BFH_NOT_FOUND);
+  /* NULL handles. */
+  assert_int_equal(bfh_put(NULL, "k", 1, "v", 1), BFH_E_INVALID);
+  expect_msg(bfh_last_error(NULL), "NULL");
+  assert_int_equal(bfh_close(NULL), BFH_OK);
+  /* Last errors are per handle: another handle's message is separate. */
+  char path2[600];
+  db_path(path2, sizeof path2, "args2");
+  bfh_db *db2 = open_small(path2);
+  assert_string_equal(bfh_last_error(db2), "");
+  expect_msg(bfh_last_error(db), "bfh_put");
+  assert_int_equal(bfh_close(db2), BFH_OK);
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void test_api_errors_strerror(void **state) {
+  (void)state;
+  int codes[] = {BFH_OK,        BFH_NOT_FOUND, BFH_E_INVALID, BFH_E_IO,
+                 BFH_E_CORRUPT, BFH_E_NOMEM,   BFH_E_BUSY,    BFH_E_UNSUPPORTED};
+  for (size_t i = 0; i < 8; i++) {
+    assert_true(strlen(bfh_strerror(codes[i])) > 0);
+    for (size_t j = 0; j < i; j++)
+      assert_string_not_equal(bfh_strerror(codes[i]), bfh_strerror(codes[j]));
+  }
+  assert_true(strlen(bfh_strerror(12345)) > 0);
+}
+
+static void test_api_errors_second_open_busy(void **state) {
+  (void)state;
+  char path[600];
+  db_path(path, sizeof path, "busy");
+  bfh_db *db = open_small(path);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.value_filter_bits = 8192;
+  bfh_db *db2 = NULL;
+  assert_int_equal(bfh_open(path, &o, &db2), BFH_E_BUSY);
+  assert_null(db2);
+  assert_true(strlen(bfh_last_error(NULL)) > 0);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  assert_int_equal(bfh_open(path, &o, &db2), BFH_OK); /* after close it opens */
+  assert_int_equal(bfh_close(db2), BFH_OK);
+}
+
+static void test_api_errors_not_a_database(void **state) {
+  (void)state;
+  char path[600], file[700];
+  db_path(path, sizeof path, "notadb");
+  assert_int_equal(mkdir(path, 0755), 0);
+  snprintf(file, sizeof file, "%s/hello.txt", path);
+  FILE *fp = fopen(file, "w");
+  fputs("not a database\n", fp);
+  fclose(fp);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.create_if_missing = 0;
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+  assert_true(strlen(bfh_last_error(NULL)) > 0);
+  /* A missing directory without create_if_missing. */
+  char missing[700];
+  snprintf(missing, sizeof missing, "%s/missing", g_dir);
+  assert_int_equal(bfh_open(missing, &o, &db), BFH_E_INVALID);
+  assert_true(strlen(bfh_last_error(NULL)) > 0);
+  /* A regular file is not a database either. */
+  assert_int_not_equal(bfh_open(file, &o, &db), BFH_OK);
+  assert_null(db);
+}
+
+static void test_api_errors_params_mismatch_and_corrupt(void **state) {
+  (void)state;
+  char path[600];
+  db_path(path, sizeof path, "params");
+  bfh_db *db = open_small(path);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  bfh_options o;
+  bfh_options_init(&o); /* m = 2,000,000: not what is stored */
+  assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+  expect_msg(bfh_last_error(NULL), "m=8192");
+  o.value_filter_bits = 8192;
+  o.value_filter_hashes = 4;
+  assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+  expect_msg(bfh_last_error(NULL), "k=3");
+  /* Damage BFH-PARAMS. */
+  char pf[700];
+  snprintf(pf, sizeof pf, "%s/BFH-PARAMS", path);
+  int fd = open(pf, O_RDWR);
+  assert_true(fd >= 0);
+  uint8_t b;
+  assert_int_equal(pread(fd, &b, 1, 9), 1);
+  b ^= 0x10;
+  assert_int_equal(pwrite(fd, &b, 1, 9), 1);
+  close(fd);
+  o.value_filter_hashes = 3;
+  assert_int_equal(bfh_open(path, &o, &db), BFH_E_CORRUPT);
+  expect_msg(bfh_last_error(NULL), "BFH-PARAMS");
+}
+
+/* Puts n keys key%05d -> val%02d (i % 10), flushes, closes. */
+static void fill_db(const char *path, int n) {
+  bfh_db *db = open_small(path);
+  for (int i = 0; i < n; i++) {
+    char k[16], v[16];
+    int kl = sprintf(k, "key%05d", i), vl = sprintf(v, "val%02d", i % 10);
+    assert_int_equal(bfh_put(db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* The largest table file in path (name into out). */
+static int largest_table(const char *path, char *out, size_t cap) {
+  DIR *d = opendir(path);
+  assert_non_null(d);
+  struct dirent *de;
+  off_t best = -1;
+  while ((de = readdir(d))) {
+    size_t l = strlen(de->d_name);
+    if (l < 4 || strcmp(de->d_name + l - 4, ".sst") != 0) continue;
+    char f[1200];
+    snprintf(f, sizeof f, "%s/%s", path, de->d_name);
+    FILE *fp = fopen(f, "rb");
+    fseek(fp, 0, SEEK_END);
+    off_t sz = ftell(fp);
+    fclose(fp);
+    if (sz > best) {
+      best = sz;
+      snprintf(out, cap, "%s", f);
+    }
+  }
+  closedir(d);
+  return best > 0;
+}
+
+/* After damage, each answer is either BFH_E_CORRUPT or exact. */
+static void check_exact_or_corrupt(const char *path, int n, int *saw_corrupt) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.value_filter_bits = 8192;
+  bfh_db *db = NULL;
+  int rc = bfh_open(path, &o, &db);
+  if (rc == BFH_E_CORRUPT) {
+    expect_msg(bfh_last_error(NULL), "");
+    *saw_corrupt = 1;
+    return;
+  }
+  assert_int_equal(rc, BFH_OK);
+  for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
+    for (int d = 0; d < 10; d++) {
+      char v[16];
+      int vl = sprintf(v, "val%02d", d);
+      size_t cnt = 0;
+      rc = bfh_search(db, v, (size_t)vl, (bfh_method)m, count_cb, &cnt, NULL);
+      if (rc == BFH_E_CORRUPT) {
+        assert_true(strlen(bfh_last_error(db)) > 0);
+        *saw_corrupt = 1;
+        continue;
+      }
+      assert_int_equal(rc, BFH_OK);
+      assert_int_equal(cnt, (size_t)(n / 10)); /* exact, never a wrong answer */
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    char k[16], v[16];
+    int kl = sprintf(k, "key%05d", i), vl = sprintf(v, "val%02d", i % 10);
+    void *got = NULL;
+    size_t gl = 0;
+    rc = bfh_get(db, k, (size_t)kl, &got, &gl);
+    if (rc == BFH_E_CORRUPT) {
+      *saw_corrupt = 1;
+      continue;
+    }
+    assert_int_equal(rc, BFH_OK);
+    assert_int_equal(gl, (size_t)vl);
+    assert_memory_equal(got, v, gl);
+    bfh_free(got);
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void test_api_errors_corrupt_table(void **state) {
+  (void)state;
+  char path[600], table[1200];
+  db_path(path, sizeof path, "corrupt");
+  enum { N = 3000 };
+  fill_db(path, N);
+  assert_true(largest_table(path, table, sizeof table));
+  /* Flip a byte early in the file: inside a data block. */
+  int fd = open(table, O_RDWR);
+  assert_true(fd >= 0);
+  uint8_t b;
+  assert_int_equal(pread(fd, &b, 1, 100), 1);
+  b ^= 0x40;
+  assert_int_equal(pwrite(fd, &b, 1, 100), 1);
+  close(fd);
+  int saw = 0;
+  check_exact_or_corrupt(path, N, &saw);
+  assert_true(saw); /* a damaged data block must be noticed by the full scan */
+}
+
+static void test_api_errors_corrupt_value_filter(void **state) {
+  (void)state;
+  char path[600], table[1200];
+  db_path(path, sizeof path, "corruptvf");
+  enum { N = 3000 };
+  fill_db(path, N);
+  assert_true(largest_table(path, table, sizeof table));
+  /* Find the serialized value filter ("BFHV") and flip a bit in its words. */
+  FILE *fp = fopen(table, "rb");
+  fseek(fp, 0, SEEK_END);
+  long sz = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  uint8_t *buf = malloc((size_t)sz);
+  assert_int_equal(fread(buf, 1, (size_t)sz, fp), (size_t)sz);
+  fclose(fp);
+  long at = -1;
+  for (long i = 0; i + 4 <= sz; i++)
+    if (memcmp(buf + i, "BFHV", 4) == 0) at = i;
+  free(buf);
+  assert_true(at >= 0);
+  int fd = open(table, O_RDWR);
+  uint8_t b;
+  assert_int_equal(pread(fd, &b, 1, at + 40), 1);
+  b ^= 0x01;
+  assert_int_equal(pwrite(fd, &b, 1, at + 40), 1);
+  close(fd);
+  int saw = 0;
+  /* The table's filter is unreadable: it must be scanned always, and the answers stay
+     exact (a damaged filter block never hides the table). */
+  check_exact_or_corrupt(path, N, &saw);
+  assert_false(saw);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_api_errors_options_defaults),
+      cmocka_unit_test(test_api_errors_bad_options),
+      cmocka_unit_test(test_api_errors_bad_arguments),
+      cmocka_unit_test(test_api_errors_strerror),
+      cmocka_unit_test(test_api_errors_second_open_busy),
+      cmocka_unit_test(test_api_errors_not_a_database),
+      cmocka_unit_test(test_api_errors_params_mismatch_and_corrupt),
+      cmocka_unit_test(test_api_errors_corrupt_table),
+      cmocka_unit_test(test_api_errors_corrupt_value_filter),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,272 @@
+/* Model test of include/bfh.h on BFH_ENGINE_LSM against an in-memory oracle.
+ *
+ * 500,000 random operations (puts with overwrites and some empty values, deletes, gets,
+ * searches with every method, flushes, reopens) on a database with tiny memtables (128 KiB)
+ * and tables (16 KiB) and m = 4096-bit value filters, so that flushes, compactions, leaf
+ * inserts and removals happen all the time. Every get must equal the oracle; every search,
+ * by every method, must report exactly the oracle's key set, each key once, and its stats
+ * must be consistent. Zero mismatches. Run once with leaves in memory and once (fewer
+ * operations) with leaves on disk. (Memtable 128 KiB: the engine's arena allocates 64 KiB blocks,
+ * so a smaller budget would flush after every write.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+#include "util/random.h"
+
+#define NKEYS 1500
+#define DOMAIN 150 /* shared values "val-%03u": several keys per value */
+#define MAXV 64
+
+typedef struct entry {
+  int live;
+  uint8_t val[MAXV];
+  size_t len;
+} entry_t;
+
+typedef struct model {
+  entry_t e[NKEYS];
+  char dir[512];
+  bfh_options opt;
+  bfh_db *db;
+} model_t;
+
+typedef struct found {
+  uint8_t seen[NKEYS];
+  size_t n, dups, unknown;
+  size_t stop_after; /* 0: never stop */
+} found_t;
+
+/* Counts a mismatch and describes the first few. */
+#define MISMATCH(counter, ...)                         \
+  do {                                                 \
+    if ((*(counter))++ < 10) print_error(__VA_ARGS__); \
+  } while (0)
+
+static void key_of(uint32_t i, char *buf, size_t *len) {
+  *len = (size_t)sprintf(buf, "key%06u", i);
+}
+
+static int on_match(void *arg, const void *key, size_t len) {
+  found_t *f = arg;
+  char buf[32];
+  unsigned i;
+  if (len >= sizeof buf) {
+    f->unknown++;
+    return 0;
+  }
+  memcpy(buf, key, len);
+  buf[len] = 0;
+  if (sscanf(buf, "key%06u", &i) != 1 || i >= NKEYS) {
+    f->unknown++;
+    return 0;
+  }
+  if (f->seen[i]) f->dups++;
+  f->seen[i] = 1;
+  f->n++;
+  return f->stop_after && f->n >= f->stop_after;
+}
+
+static void make_value(rng_t *r, uint8_t *val, size_t *len) {
+  uint64_t c = rng_below(r, 100);
+  if (c < 8) {
+    *len = 0; /* an empty value is a value */
+  } else if (c < 20) {
+    *len = (size_t)sprintf((char *)val, "unique-%016llx", (unsigned long long)rng_next(r));
+  } else {
+    *len = (size_t)sprintf((char *)val, "val-%03u", (unsigned)rng_below(r, DOMAIN));
+  }
+}
+
+static void open_db(model_t *md) {
+  int rc = bfh_open(md->dir, &md->opt, &md->db);
+  if (rc != BFH_OK) fail_msg("bfh_open: %d %s", rc, bfh_last_error(NULL));
+}
+
+static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method method,
+                         uint64_t *mismatches) {
+  found_t *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  bfh_search_stats st;
+  int rc = bfh_search(md->db, len ? val : NULL, len, method, on_match, f, &st);
+  if (rc != BFH_OK) fail_msg("bfh_search(method %d): %d %s", method, rc, bfh_last_error(md->db));
+  size_t want = 0;
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    int in = md->e[i].live && md->e[i].len == len && memcmp(md->e[i].val, val, len) == 0;
+    want += (size_t)in;
+    if (in != f->seen[i])
+      MISMATCH(mismatches, "search method %d value '%.*s': key %u oracle %d got %d\n", method,
+               (int)len, (const char *)val, i, in, f->seen[i]);
+  }
+  if (f->dups || f->unknown)
+    MISMATCH(mismatches, "method %d: %zu duplicate, %zu unknown keys\n", method, f->dups,
+             f->unknown);
+  if (st.results != f->n || st.results != want)
+    MISMATCH(mismatches, "method %d: results %llu reported %zu oracle %zu\n", method,
+             (unsigned long long)st.results, f->n, want);
+  if (st.candidates < st.results || st.tables_matched > st.tables_scanned ||
+      st.tables_scanned > st.tables_live || st.leaf_positives > st.leaf_probes)
+    MISMATCH(mismatches,
+             "method %d: stats cand %llu res %llu matched %llu scanned %llu live %u pos %llu "
+             "probes %llu\n",
+             method, (unsigned long long)st.candidates, (unsigned long long)st.results,
+             (unsigned long long)st.tables_matched, (unsigned long long)st.tables_scanned,
+             st.tables_live, (unsigned long long)st.leaf_positives,
+             (unsigned long long)st.leaf_probes);
+  if (method != BFH_SEARCH_AUTO && st.method_used != (uint32_t)method)
+    MISMATCH(mismatches, "method %d: method_used %u\n", method, st.method_used);
+  if (method == BFH_SEARCH_SCAN && st.tables_scanned != st.tables_live)
+    MISMATCH(mismatches, "scan: scanned %llu of %u\n", (unsigned long long)st.tables_scanned,
+             st.tables_live);
+  /* (leaf_probes may exceed tables_live: a compaction's outputs get their leaves when built,
+     before the version that lists them is installed.) */
+  free(f);
+}
+
+static void run(int leaves_on_disk, uint64_t ops, uint64_t seed) {
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !base[0]) base = "/tmp";
+  char cmd[1100];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+  assert_int_equal(system(cmd), 0);
+  snprintf(md->dir, sizeof md->dir, "%s/api_model_test.XXXXXX", base);
+  assert_non_null(mkdtemp(md->dir));
+  bfh_options_init(&md->opt);
+  md->opt.memtable_bytes = 128 << 10; /* the arena takes 64 KiB blocks: ~64 KiB of entries */
+  md->opt.table_bytes = 16 << 10;
+  md->opt.value_filter_bits = 4096;
+  md->opt.order = 3;
+  md->opt.leaves_on_disk = leaves_on_disk;
+  open_db(md);
+
+  rng_t r;
+  rng_init(&r, seed);
+  uint64_t mismatches = 0, searches = 0, reopens = 0, gets = 0, found_nonempty = 0;
+  char key[32];
+  size_t klen;
+  for (uint64_t op = 0; op < ops; op++) {
+    uint32_t i = (uint32_t)rng_below(&r, NKEYS);
+    key_of(i, key, &klen);
+    uint64_t c = rng_below(&r, 1000);
+    if (c < 600) {
+      uint8_t val[MAXV];
+      size_t len;
+      make_value(&r, val, &len);
+      int rc = bfh_put(md->db, key, klen, len ? val : NULL, len);
+      if (rc != BFH_OK) fail_msg("bfh_put: %d %s", rc, bfh_last_error(md->db));
+      md->e[i].live = 1;
+      memcpy(md->e[i].val, val, len);
+      md->e[i].len = len;
+    } else if (c < 750) {
+      int rc = bfh_delete(md->db, key, klen);
+      if (rc != BFH_OK) fail_msg("bfh_delete: %d %s", rc, bfh_last_error(md->db));
+      md->e[i].live = 0;
+    } else if (c < 985) {
+      void *v = NULL;
+      size_t len = 0;
+      int rc = bfh_get(md->db, key, klen, &v, &len);
+      gets++;
+      if (md->e[i].live) {
+        if (rc != BFH_OK || len != md->e[i].len || (len && memcmp(v, md->e[i].val, len) != 0))
+          MISMATCH(&mismatches, "get key %u: rc %d len %zu, oracle len %zu\n", i, rc, len,
+                   md->e[i].len);
+        if (rc == BFH_OK && v == NULL) MISMATCH(&mismatches, "get key %u: NULL value\n", i);
+      } else if (rc != BFH_NOT_FOUND) {
+        MISMATCH(&mismatches, "get key %u: rc %d for a deleted key\n", i, rc);
+      }
+      bfh_free(v);
+    } else if (c < 998) {
+      /* A value to search: mostly the current value of a key, sometimes an absent one. */
+      uint8_t val[MAXV];
+      size_t len;
+      if (md->e[i].live && rng_below(&r, 4) != 0) {
+        len = md->e[i].len;
+        memcpy(val, md->e[i].val, len);
+      } else {
+        make_value(&r, val, &len);
+      }
+      for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++)
+        check_search(md, val, len, (bfh_method)m, &mismatches);
+      searches++;
+      if (md->e[i].live) found_nonempty++;
+      /* Early stop: the callback's nonzero return ends the search with one report. */
+      if (md->e[i].live && md->e[i].len == len && memcmp(md->e[i].val, val, len) == 0) {
+        found_t *f = calloc(1, sizeof *f);
+        f->stop_after = 1;
+        bfh_search_stats st;
+        assert_int_equal(bfh_search(md->db, val, len, BFH_SEARCH_HIERARCHY, on_match, f, &st),
+                         BFH_OK);
+        if (f->n != 1 || st.results != 1)
+          MISMATCH(&mismatches, "early stop: %zu reported, results %llu\n", f->n,
+                   (unsigned long long)st.results);
+        free(f);
+      }
+    } else if (c < 999) {
+      int rc = bfh_flush(md->db);
+      if (rc != BFH_OK) fail_msg("bfh_flush: %d %s", rc, bfh_last_error(md->db));
+    } else if (rng_below(&r, 10) == 0) {
+      assert_int_equal(bfh_close(md->db), BFH_OK);
+      md->db = NULL;
+      open_db(md);
+      reopens++;
+    }
+  }
+  /* A last full check of every key and of every value of the domain. */
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    key_of(i, key, &klen);
+    void *v = NULL;
+    size_t len = 0;
+    int rc = bfh_get(md->db, key, klen, &v, &len);
+    if (md->e[i].live
+            ? (rc != BFH_OK || len != md->e[i].len || (len && memcmp(v, md->e[i].val, len) != 0))
+            : rc != BFH_NOT_FOUND)
+      MISMATCH(&mismatches, "final get key %u: rc %d\n", i, rc);
+    bfh_free(v);
+  }
+  for (unsigned d = 0; d < DOMAIN; d += 7) {
+    char val[32];
+    size_t len = (size_t)sprintf(val, "val-%03u", d);
+    for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++)
+      check_search(md, (const uint8_t *)val, len, (bfh_method)m, &mismatches);
+  }
+  print_message("ops %llu searches %llu (x5 methods) gets %llu reopens %llu mismatches %llu\n",
+                (unsigned long long)ops, (unsigned long long)searches, (unsigned long long)gets,
+                (unsigned long long)reopens, (unsigned long long)mismatches);
+  assert_int_equal(mismatches, 0);
+  assert_true(searches > ops / 200);
+  assert_true(reopens >= 2);
+  assert_true(found_nonempty > 0);
+  assert_int_equal(bfh_close(md->db), BFH_OK);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", md->dir);
+  assert_int_equal(system(cmd), 0);
+  free(md);
+}
+
+static void test_api_model_leaves_in_memory(void **state) {
+  (void)state;
+  run(0, 500000, 1);
+}
+
+static void test_api_model_leaves_on_disk(void **state) {
+  (void)state;
+  run(1, 100000, 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_api_model_leaves_in_memory),
+      cmocka_unit_test(test_api_model_leaves_on_disk),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,172 @@
+/* Searches with every method while other threads put, delete and flush and compactions run
+ * (tiny memtables and tables, so the live table set changes all the time).
+ *
+ * A set of stable keys ("stable%05d" -> one of VALUES shared values) is written before the
+ * threads start and never changed during the run. The writers churn other keys with the same
+ * values. Every search must report every stable key that has the searched value (no false
+ * negative while tables come and go), no stable key with another value (no false positive),
+ * and no key twice.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+#include "util/random.h"
+
+#define NSTABLE 2000
+#define VALUES 16
+#define CHURN_KEYS 20000
+#define WRITERS 2
+#define SEARCHES 400 /* per searcher thread (each runs all five methods in turn) */
+#define SEARCHERS 2
+#define MAX_SECONDS 40 /* searchers stop early past this (slow sanitizer builds) */
+
+static bfh_db *g_db;
+static atomic_int g_stop;
+static atomic_ullong g_errors, g_searches, g_writes;
+
+static void value_of(unsigned d, char *buf, size_t *len) {
+  *len = (size_t)sprintf(buf, "value-%02u", d);
+}
+
+static void *writer(void *arg) {
+  rng_t r;
+  rng_init(&r, (uint64_t)(uintptr_t)arg);
+  uint64_t n = 0;
+  while (!atomic_load(&g_stop)) {
+    char k[32], v[32];
+    size_t kl = (size_t)sprintf(k, "churn%06u", (unsigned)rng_below(&r, CHURN_KEYS)), vl;
+    value_of((unsigned)rng_below(&r, VALUES), v, &vl);
+    int rc = rng_below(&r, 5) == 0 ? bfh_delete(g_db, k, kl) : bfh_put(g_db, k, kl, v, vl);
+    if (rc != BFH_OK) atomic_fetch_add(&g_errors, 1);
+    if (++n % 20000 == 0 && bfh_flush(g_db) != BFH_OK) atomic_fetch_add(&g_errors, 1);
+    atomic_fetch_add(&g_writes, 1);
+  }
+  return NULL;
+}
+
+typedef struct seen {
+  uint8_t stable[NSTABLE];
+  unsigned d;
+  int bad;
+} seen_t;
+
+static int on_match(void *arg, const void *key, size_t len) {
+  seen_t *s = arg;
+  char buf[32];
+  unsigned i;
+  if (len >= sizeof buf) return 0;
+  memcpy(buf, key, len);
+  buf[len] = 0;
+  if (sscanf(buf, "stable%05u", &i) == 1 && len == 11) {
+    if (i >= NSTABLE || i % VALUES != s->d || s->stable[i]) s->bad = 1; /* wrong value or dup */
+    if (i < NSTABLE) s->stable[i] = 1;
+  }
+  return 0;
+}
+
+static uint64_t now_s(void) {
+  return (uint64_t)time(NULL);
+}
+
+static void *searcher(void *arg) {
+  rng_t r;
+  rng_init(&r, (uint64_t)(uintptr_t)arg);
+  seen_t *s = malloc(sizeof *s);
+  uint64_t t0 = now_s();
+  for (int q = 0; q < SEARCHES && now_s() - t0 < MAX_SECONDS; q++) {
+    memset(s, 0, sizeof *s);
+    s->d = (unsigned)rng_below(&r, VALUES);
+    char v[32];
+    size_t vl;
+    value_of(s->d, v, &vl);
+    bfh_method m = (bfh_method)(q % 5);
+    bfh_search_stats st;
+    int rc = bfh_search(g_db, v, vl, m, on_match, s, &st);
+    int missing = 0;
+    for (unsigned i = s->d; i < NSTABLE; i += VALUES) missing += !s->stable[i];
+    if (rc != BFH_OK || s->bad || missing) {
+      atomic_fetch_add(&g_errors, 1);
+      if (atomic_load(&g_errors) < 5)
+        fprintf(stderr, "search method %d value %u: rc %d bad %d missing %d (%s)\n", m, s->d, rc,
+                s->bad, missing, bfh_last_error(g_db));
+    }
+    atomic_fetch_add(&g_searches, 1);
+  }
+  free(s);
+  return NULL;
+}
+
+static void run(int leaves_on_disk) {
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !base[0]) base = "/tmp";
+  char dir[512], cmd[600];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+  assert_int_equal(system(cmd), 0);
+  snprintf(dir, sizeof dir, "%s/search_stress_test.XXXXXX", base);
+  assert_non_null(mkdtemp(dir));
+  bfh_options o;
+  bfh_options_init(&o);
+  o.memtable_bytes = 256 << 10;
+  o.table_bytes = 32 << 10;
+  o.value_filter_bits = 16384;
+  o.order = 3;
+  o.leaves_on_disk = leaves_on_disk;
+  int rc = bfh_open(dir, &o, &g_db);
+  if (rc != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+  for (unsigned i = 0; i < NSTABLE; i++) {
+    char k[32], v[32];
+    size_t kl = (size_t)sprintf(k, "stable%05u", i), vl;
+    value_of(i % VALUES, v, &vl);
+    assert_int_equal(bfh_put(g_db, k, kl, v, vl), BFH_OK);
+  }
+  atomic_store(&g_stop, 0);
+  atomic_store(&g_errors, 0);
+  atomic_store(&g_searches, 0);
+  atomic_store(&g_writes, 0);
+  pthread_t w[WRITERS], s[SEARCHERS];
+  for (uintptr_t i = 0; i < WRITERS; i++) pthread_create(&w[i], NULL, writer, (void *)(i + 1));
+  for (uintptr_t i = 0; i < SEARCHERS; i++)
+    pthread_create(&s[i], NULL, searcher, (void *)(i + 100));
+  for (int i = 0; i < SEARCHERS; i++) pthread_join(s[i], NULL);
+  atomic_store(&g_stop, 1);
+  for (int i = 0; i < WRITERS; i++) pthread_join(w[i], NULL);
+  print_message(
+      "searches %llu writes %llu errors %llu\n", (unsigned long long)atomic_load(&g_searches),
+      (unsigned long long)atomic_load(&g_writes), (unsigned long long)atomic_load(&g_errors));
+  assert_int_equal(atomic_load(&g_errors), 0);
+  assert_true(atomic_load(&g_searches) >= 50);
+  assert_true(atomic_load(&g_writes) > 10000); /* the writers did churn the tables */
+  assert_int_equal(bfh_close(g_db), BFH_OK);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_search_stress_leaves_in_memory(void **state) {
+  (void)state;
+  run(0);
+}
+
+static void test_search_stress_leaves_on_disk(void **state) {
+  (void)state;
+  run(1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_search_stress_leaves_in_memory),
+      cmocka_unit_test(test_search_stress_leaves_on_disk),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,421 @@
+/* value_index_t tests: after 10,000 random table adds and removes, the index answers exactly
+ * like probing every live leaf one by one and like a fresh index built from the same leaves,
+ * by every method (LEAVES, HIERARCHY, SLICED), and value_index_validate() passes (each
+ * operation applied at once, or left queued and applied in batches); the same
+ * with leaves on disk (serialized filters in files, read on demand), including leaves whose
+ * offset is found later by the locator; unreadable leaves say maybe; select() marks tables
+ * the index does not know; parameter mismatches are refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hierarchy/bits.h"
+#include "lsm_hooks/value_index.h"
+#include "util/random.h"
+
+#define M 1024 /* small m: leaves overlap a lot, so the hierarchy's pruning is exercised */
+#define K 3
+#define SEED 0x1234ull
+#define MAXT 8192 /* table numbers 1..MAXT-1: more than 10,000 ops can use */
+#define MAXLIVE 300
+
+typedef struct model {
+  value_filter_t *f[MAXT]; /* the oracle's copy of every live leaf */
+  char dir[256];
+} model_t;
+
+static const bfh_method methods[] = {BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED};
+
+static value_filter_t *random_filter(rng_t *r) {
+  value_filter_t *f = value_filter_create(M, K, SEED);
+  assert_non_null(f);
+  uint32_t nvals = 5 + (uint32_t)rng_below(r, 80);
+  for (uint32_t i = 0; i < nvals; i++) {
+    uint64_t v = rng_below(r, 5000);
+    value_filter_add(f, &v, sizeof v);
+  }
+  return f;
+}
+
+static value_filter_t *copy_filter(const value_filter_t *f) {
+  value_filter_t *c = value_filter_create(f->m, f->k, f->seed);
+  assert_non_null(c);
+  memcpy(c->words, f->words, f->nwords * 8);
+  return c;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void make_dir(model_t *md) {
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !base[0]) base = "/tmp";
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+  assert_int_equal(system(cmd), 0);
+  snprintf(md->dir, sizeof md->dir, "%s/value_index_test.XXXXXX", base);
+  assert_non_null(mkdtemp(md->dir));
+}
+
+static void remove_dir(model_t *md) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", md->dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Writes f serialized into dir/<number>.flt after `pad` junk bytes; returns the offset. */
+static uint64_t write_leaf(model_t *md, uint64_t number, const value_filter_t *f, rng_t *r,
+                           char *path, size_t cap) {
+  snprintf(path, cap, "%s/%06llu.flt", md->dir, (unsigned long long)number);
+  size_t pad = (size_t)rng_below(r, 100);
+  size_t n = value_filter_serialized_size(f->m);
+  uint8_t *buf = malloc(pad + n);
+  assert_non_null(buf);
+  memset(buf, 0xa5, pad);
+  value_filter_serialize(f, buf + pad);
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(buf, 1, pad + n, fp), pad + n);
+  fclose(fp);
+  free(buf);
+  return pad;
+}
+
+/* The leaves (of the model) that say maybe for p, sorted. */
+static void oracle(const model_t *md, const probe_t *p, u64vec_t *out) {
+  for (uint64_t t = 1; t < MAXT; t++)
+    if (md->f[t] && bits_test_probe(md->f[t]->words, p)) assert_int_equal(u64vec_push(out, t), 0);
+}
+
+static void expect_same(value_index_t *vi, bfh_method method, const probe_t *p,
+                        const u64vec_t *want) {
+  u64vec_t got;
+  u64vec_init(&got);
+  probe_stats_t st = {0, 0, 0};
+  err_t err;
+  assert_int_equal(value_index_candidates(vi, method, p, &got, &st, &err), BFH_OK);
+  if (got.n > 1) qsort(got.v, got.n, sizeof *got.v, cmp_u64);
+  if (got.n != want->n) fail_msg("method %d: %zu candidates, oracle %zu", method, got.n, want->n);
+  for (size_t i = 0; i < got.n; i++) assert_int_equal(got.v[i], want->v[i]);
+  if (method == BFH_SEARCH_LEAVES) {
+    assert_int_equal(st.leaf_probes, value_index_leaf_count(vi));
+    assert_int_equal(st.leaf_positives, got.n);
+  }
+  u64vec_release(&got);
+}
+
+/* Compares vi, a fresh index built from the model's leaves, and the oracle on `queries`
+   random probes, for every method. */
+static void compare_all(model_t *md, value_index_t *vi, rng_t *r, int queries, int on_disk) {
+  err_t err;
+  if (value_index_validate(vi, &err) != BFH_OK) fail_msg("validate: %s", err.msg);
+  value_index_params_t p = *value_index_params(vi);
+  p.leaves_on_disk = 0;
+  value_index_t *fresh = value_index_create(&p, &err);
+  assert_non_null(fresh);
+  for (uint64_t t = 1; t < MAXT; t++)
+    if (md->f[t])
+      assert_int_equal(value_index_add(fresh, t, copy_filter(md->f[t]), NULL, 0, &err), BFH_OK);
+  assert_int_equal(value_index_leaf_count(fresh), value_index_leaf_count(vi));
+  if (value_index_validate(fresh, &err) != BFH_OK) fail_msg("validate fresh: %s", err.msg);
+  size_t positives = 0;
+  for (int q = 0; q < queries; q++) {
+    probe_t pr;
+    uint64_t v = rng_below(r, 10000); /* half of them present in some leaf */
+    value_index_probe(vi, &v, sizeof v, &pr);
+    u64vec_t want;
+    u64vec_init(&want);
+    oracle(md, &pr, &want);
+    positives += want.n;
+    for (size_t i = 0; i < 3; i++) {
+      expect_same(vi, methods[i], &pr, &want);
+      expect_same(fresh, methods[i], &pr, &want);
+    }
+    u64vec_release(&want);
+  }
+  (void)on_disk;
+  /* The test must look at non-empty answers, or it proves nothing. */
+  if (value_index_leaf_count(vi) > 10) assert_true(positives > 0);
+  value_index_destroy(fresh);
+}
+
+/* apply_each: 1 applies every add and remove at once (each one goes through the hierarchy's
+   incremental insert/remove); 0 leaves them queued until the next query (batches). */
+static void run_model(int on_disk, int placement, int ops, int check_every, int apply_each) {
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  make_dir(md);
+  rng_t r;
+  rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
+  value_index_params_t p = {M, K,       SEED,
+                            3, on_disk, placement ? HIERARCHY_POSITIONAL : HIERARCHY_SIMILARITY};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  uint64_t next = 1;
+  size_t live = 0;
+  for (int op = 0; op < ops; op++) {
+    int add = live < 5 || (live < MAXLIVE && rng_below(&r, 100) < 55);
+    if (add && next < MAXT) {
+      uint64_t t = next++;
+      value_filter_t *f = random_filter(&r);
+      md->f[t] = copy_filter(f);
+      char path[512];
+      uint64_t off = 0;
+      const char *pp = NULL;
+      if (on_disk) {
+        off = write_leaf(md, t, f, &r, path, sizeof path);
+        pp = path;
+      }
+      assert_int_equal(value_index_add(vi, t, f, pp, off, &err), BFH_OK);
+      live++;
+    } else if (live > 0) {
+      uint64_t t;
+      do t = 1 + rng_below(&r, next - 1);
+      while (!md->f[t]);
+      assert_int_equal(value_index_remove(vi, t), BFH_OK);
+      assert_int_equal(value_index_remove(vi, t), BFH_NOT_FOUND);
+      value_filter_destroy(md->f[t]);
+      md->f[t] = NULL;
+      live--;
+    }
+    if (next >= MAXT) next = MAXT; /* no new numbers left: only removes */
+    assert_int_equal(value_index_leaf_count(vi), live);
+    if (apply_each) assert_int_equal(value_index_apply(vi, &err), BFH_OK);
+    if ((op + 1) % check_every == 0) compare_all(md, vi, &r, 50, on_disk);
+  }
+  compare_all(md, vi, &r, 500, on_disk);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.leaves, live);
+  assert_true(live > MAXLIVE / 2); /* the final check saw a well-populated index */
+  assert_true(st.mean_fill > 0 && st.mean_fill < 1);
+  if (on_disk) assert_int_equal(st.leaf_bytes, 0);
+  value_index_destroy(vi);
+  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
+  remove_dir(md);
+  free(md);
+}
+
+/* 10,000 random adds and removes of leaves in memory; checked against the oracle and a
+   fresh build every 1,000 operations and at the end. */
+static void test_value_index_random_ops_match_fresh_build(void **state) {
+  (void)state;
+  run_model(0, 0, 10000, 1000, 1);
+}
+
+/* The same with the operations left queued between checks (applied in batches). */
+static void test_value_index_queued_ops_match_fresh_build(void **state) {
+  (void)state;
+  run_model(0, 0, 10000, 700, 0);
+}
+
+static void test_value_index_random_ops_positional(void **state) {
+  (void)state;
+  run_model(0, 1, 10000, 2500, 1);
+}
+
+/* The same with leaves on disk: every probe preads the words it needs. */
+static void test_value_index_on_disk_leaves_match(void **state) {
+  (void)state;
+  run_model(1, 0, 10000, 2500, 1);
+}
+
+/* Locator: leaves added with an unknown offset keep their words until resolved. */
+static model_t *g_loc_md;
+static uint64_t g_loc_off[64];
+static int locate(void *ctx, uint64_t number, uint64_t *offset) {
+  (void)ctx;
+  if (number >= 64 || g_loc_off[number] == UINT64_MAX) return BFH_E_IO;
+  *offset = g_loc_off[number];
+  return BFH_OK;
+}
+
+static void test_value_index_locator_resolves_offsets(void **state) {
+  (void)state;
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  g_loc_md = md;
+  make_dir(md);
+  rng_t r;
+  rng_init(&r, 7);
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  value_index_set_locator(vi, locate, NULL);
+  for (uint64_t t = 1; t < 40; t++) {
+    value_filter_t *f = random_filter(&r);
+    md->f[t] = copy_filter(f);
+    char path[512];
+    g_loc_off[t] = write_leaf(md, t, f, &r, path, sizeof path);
+    if (t % 5 == 0) g_loc_off[t] = UINT64_MAX; /* the locator fails for these */
+    assert_int_equal(value_index_add(vi, t, f, path, VALUE_INDEX_OFFSET_UNKNOWN, &err), BFH_OK);
+  }
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.leaf_bytes, 39 * (M / 64) * 8); /* all resident until resolved */
+  compare_all(md, vi, &r, 200, 1);
+  assert_int_equal(value_index_resolve(vi), 32);
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.leaf_bytes, 7 * (M / 64) * 8); /* the 7 the locator could not find */
+  compare_all(md, vi, &r, 200, 1);
+  /* Removes reload siblings from disk; answers stay exact. */
+  for (uint64_t t = 1; t < 40; t += 3) {
+    assert_int_equal(value_index_remove(vi, t), BFH_OK);
+    value_filter_destroy(md->f[t]);
+    md->f[t] = NULL;
+  }
+  compare_all(md, vi, &r, 200, 1);
+  value_index_destroy(vi);
+  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
+  remove_dir(md);
+  free(md);
+}
+
+/* A leaf whose file is gone says maybe (never a false negative). */
+static void test_value_index_unreadable_leaf_is_maybe(void **state) {
+  (void)state;
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  make_dir(md);
+  rng_t r;
+  rng_init(&r, 9);
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  value_filter_t *f = value_filter_create(M, K, SEED); /* empty: says no to everything */
+  char path[512];
+  uint64_t off = write_leaf(md, 1, f, &r, path, sizeof path);
+  assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK);
+  probe_t pr;
+  uint64_t v = 77;
+  value_index_probe(vi, &v, sizeof v, &pr);
+  u64vec_t out;
+  u64vec_init(&out);
+  assert_int_equal(value_index_candidates(vi, BFH_SEARCH_LEAVES, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(out.n, 0);
+  unlink(path);
+  /* The fd may be cached from the probe above: a new index reads the missing file. */
+  value_index_destroy(vi);
+  vi = value_index_create(&p, &err);
+  f = value_filter_create(M, K, SEED);
+  assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, BFH_SEARCH_LEAVES, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(out.n, 1);
+  assert_int_equal(out.v[0], 1);
+  u64vec_release(&out);
+  value_index_destroy(vi);
+  remove_dir(md);
+  free(md);
+}
+
+/* select(): a table the index has no leaf for is always scanned; a leaf that says no is not. */
+static void test_value_index_select_marks_unindexed(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  uint64_t a = 1, b = 2;
+  value_filter_t *fa = value_filter_create(M, K, SEED);
+  value_filter_add(fa, &a, sizeof a);
+  value_filter_t *fb = value_filter_create(M, K, SEED);
+  value_filter_add(fb, &b, sizeof b);
+  assert_int_equal(value_index_add(vi, 10, fa, NULL, 0, &err), BFH_OK);
+  assert_int_equal(value_index_add(vi, 11, fb, NULL, 0, &err), BFH_OK);
+  probe_t pr;
+  value_index_probe(vi, &a, sizeof a, &pr);
+  uint64_t nums[3] = {10, 11, 12};
+  for (size_t i = 0; i < 3; i++) {
+    uint8_t scan[3] = {9, 9, 9};
+    assert_int_equal(value_index_select(vi, methods[i], &pr, nums, 3, scan, NULL, &err), BFH_OK);
+    assert_int_equal(scan[0], 1);
+    assert_int_equal(scan[1], bits_test_probe(fb->words, &pr)); /* almost surely 0 */
+    assert_int_equal(scan[2], 1);
+  }
+  value_index_destroy(vi);
+}
+
+static void test_value_index_rejects_mismatch(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  assert_int_equal(value_index_add(vi, 1, value_filter_create(M * 2, K, SEED), NULL, 0, &err),
+                   BFH_E_INVALID);
+  assert_non_null(strstr(err.msg, "m=2048"));
+  assert_int_equal(value_index_add(vi, 1, value_filter_create(M, K + 1, SEED), NULL, 0, &err),
+                   BFH_E_INVALID);
+  assert_int_equal(value_index_add(vi, 1, value_filter_create(M, K, SEED + 1), NULL, 0, &err),
+                   BFH_E_INVALID);
+  assert_int_equal(value_index_add(vi, 1, value_filter_create(M, K, SEED), NULL, 0, &err), BFH_OK);
+  assert_int_equal(value_index_add(vi, 1, value_filter_create(M, K, SEED), NULL, 0, &err),
+                   BFH_E_INVALID);
+  assert_int_equal(value_index_leaf_count(vi), 1);
+  value_index_params_t bad = p;
+  bad.order = 1;
+  assert_null(value_index_create(&bad, &err));
+  assert_int_equal(err.code, BFH_E_INVALID);
+  value_index_destroy(vi);
+  value_index_destroy(NULL);
+}
+
+/* Bulk load gives the same answers as one add at a time. */
+static void test_value_index_batch_equals_single_adds(void **state) {
+  (void)state;
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  make_dir(md);
+  rng_t r;
+  rng_init(&r, 11);
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  enum { N = 200 };
+  uint64_t nums[N + 1];
+  value_filter_t *fs[N + 1];
+  for (size_t i = 0; i < N; i++) {
+    nums[i] = 1 + i * 3;
+    fs[i] = random_filter(&r);
+    md->f[nums[i]] = copy_filter(fs[i]);
+  }
+  nums[N] = nums[0]; /* a repeat: refused, the rest go in */
+  fs[N] = random_filter(&r);
+  size_t added = 0;
+  assert_int_equal(value_index_add_batch(vi, N + 1, nums, fs, NULL, NULL, &added, &err),
+                   BFH_E_INVALID);
+  assert_int_equal(added, N);
+  compare_all(md, vi, &r, 300, 0);
+  value_index_destroy(vi);
+  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
+  remove_dir(md);
+  free(md);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_value_index_random_ops_match_fresh_build),
+      cmocka_unit_test(test_value_index_queued_ops_match_fresh_build),
+      cmocka_unit_test(test_value_index_random_ops_positional),
+      cmocka_unit_test(test_value_index_on_disk_leaves_match),
+      cmocka_unit_test(test_value_index_locator_resolves_offsets),
+      cmocka_unit_test(test_value_index_unreadable_leaf_is_maybe),
+      cmocka_unit_test(test_value_index_select_marks_unindexed),
+      cmocka_unit_test(test_value_index_rejects_mismatch),
+      cmocka_unit_test(test_value_index_batch_equals_single_adds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
