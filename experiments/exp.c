@@ -343,12 +343,8 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
   return BFH_OK;
 }
 
-/* bfh_stats may be missing from an older library: weak, so that the tool still links. */
-extern int bfh_stats(bfh_db *db, bfh_db_stats *st) __attribute__((weak));
-
 int exp_db_stats(bfh_db *db, bfh_db_stats *st) {
   memset(st, 0, sizeof *st);
-  if (!bfh_stats) return 0;
   return bfh_stats(db, st) == BFH_OK;
 }
 

@@ -136,7 +136,7 @@ int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p,
 /* Removes a database directory unless x->keep_db. */
 void exp_db_drop(const exp_ctx_t *x, const char *dir);
 
-/* bfh_stats, guarded: 1 if it worked and *st is filled, 0 otherwise. */
+/* bfh_stats: 1 if it worked and *st is filled, 0 otherwise. */
 int exp_db_stats(bfh_db *db, bfh_db_stats *st);
 
 /* ---- synthetic leaves (pure-structure experiments) ------------------------------------ */

@@ -92,7 +92,7 @@ int exp_table2(const exp_ctx_t *x) {
             (double)exp_paper_internal_nodes(st.leaf_filters, p.d) * (double)(p.m / 8) / 1e6);
       } else if (!warned) {
         fprintf(stderr,
-                "bfh: table2: bfh_stats failed or is missing from the library: %s "
+                "bfh: table2: bfh_stats failed: %s "
                 "(database sizes left empty)\n",
                 bfh_last_error(db));
         warned = 1;

@@ -192,13 +192,21 @@ int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *wo
   return BFH_OK;
 }
 
-int sliced_remove(sliced_t *s, uint64_t id) {
+int sliced_remove(sliced_t *s, uint64_t id) { return sliced_remove_filter(s, id, NULL); }
+
+int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   uint64_t slot;
   if (!id_map_get(&s->map, id, &slot)) return BFH_NOT_FOUND;
   if (u64vec_reserve(&s->free_slots, s->free_slots.n + 1) != BFH_OK) return BFH_E_NOMEM;
   size_t c = (size_t)slot / 64;
   uint64_t keep = ~(1ull << (slot & 63));
-  for (uint64_t j = 0; j < s->m; j++) s->rows[j * s->row_words + c] &= keep;
+  if (words) {
+    for (size_t w = 0; w < bits_words(s->m); w++)
+      for (uint64_t x = words[w]; x; x &= x - 1)
+        s->rows[((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) * s->row_words + c] &= keep;
+  } else {
+    for (uint64_t j = 0; j < s->m; j++) s->rows[j * s->row_words + c] &= keep;
+  }
   id_map_del(&s->map, id);
   s->free_slots.v[s->free_slots.n++] = slot;
   return BFH_OK;

@@ -27,6 +27,10 @@ void sliced_destroy(sliced_t *s); /* NULL allowed */
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words);
 /* Removes leaf `id` and frees its slot. BFH_NOT_FOUND if absent. */
 int sliced_remove(sliced_t *s, uint64_t id);
+/* sliced_remove for a caller that still has the leaf's filter: words must be exactly what
+   the leaf was added with. Clears only the rows of its set bits (O(popcount) instead of
+   O(m)). words == NULL falls back to sliced_remove. */
+int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words);
 
 /* Adds n leaves at once (words[i] read during the call only). Same result as n calls of
    sliced_add, but fills the rows 64 slots at a time by 64x64 bit transposes, which is

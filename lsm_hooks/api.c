@@ -340,6 +340,34 @@ int bfh_flush(bfh_db *db) {
   return fail(db, db->engine->ops->flush(db->engine, &err), &err);
 }
 
+int bfh_stats(bfh_db *db, bfh_db_stats *st) {
+  CHECK_DB("bfh_stats");
+  if (!st) return invalid(db, "bfh_stats: st is NULL");
+  memset(st, 0, sizeof *st);
+  err_t err;
+  err_clear(&err);
+  /* The table list comes from a view, so that it is the same one a search would see. */
+  engine_view_t *view;
+  int rc = db->engine->ops->view_acquire(db->engine, &view, &err);
+  if (rc != BFH_OK) return fail(db, rc, &err);
+  const engine_table_t *tables;
+  size_t n = db->engine->ops->view_tables(view, &tables);
+  st->tables = n;
+  for (size_t i = 0; i < n; i++) st->table_bytes += tables[i].size;
+  db->engine->ops->view_release(db->engine, view);
+  if (db->index) {
+    value_index_stats_t vs;
+    value_index_get_stats(db->index, &vs);
+    st->leaf_filters = vs.leaves;
+    st->leaf_filter_bytes = vs.leaf_bytes_total;
+    st->internal_bytes = vs.internal_bytes;
+    st->sliced_bytes = vs.sliced_bytes;
+    st->hierarchy_height = vs.height;
+    st->mean_leaf_fill = vs.mean_fill;
+  }
+  return BFH_OK;
+}
+
 /* ---- Internal access for tests and benchmarks (lsm_hooks/api_internal.h) ----------------- */
 
 #include "lsm_hooks/api_internal.h"

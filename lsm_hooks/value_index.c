@@ -467,7 +467,7 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
   vi->n--;
   vi->popcount_sum -= l->popcount;
   hierarchy_remove(vi->hier, number);
-  sliced_remove(vi->sliced, number);
+  sliced_remove_filter(vi->sliced, number, l->filter ? l->filter->words : NULL);
   fd_forget(vi, number);
   return l;
 }
