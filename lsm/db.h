@@ -29,6 +29,7 @@ typedef struct lsm_options {
   int sync;                 /* 1: fsync the log before a write returns; default 0 */
   const lsm_table_hook_t *hook; /* may be NULL; borrowed, must outlive the db */
   struct lsm_io *io;        /* NULL: the default (real) I/O layer; tests inject faults */
+  uint64_t level1_bytes;    /* L1 size budget (x10 per deeper level); default 10 MiB */
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);

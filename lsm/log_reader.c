@@ -82,6 +82,7 @@ static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_e
 }
 
 static int scratch_append(log_reader_t *r, const uint8_t *p, size_t n) {
+  if (n == 0) return 0; /* an empty fragment: nothing to copy (scratch may be NULL) */
   if (r->scratch_len + n > r->scratch_cap) {
     size_t cap = r->scratch_cap ? r->scratch_cap : 65536;
     while (cap < r->scratch_len + n) cap *= 2;

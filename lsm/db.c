@@ -1,0 +1,1461 @@
+/* lsm_db_t: open/recovery, the write path (group commit), reads, the background thread
+ * (memtable flush and compaction), snapshots, iterators and file deletion.
+ * doc/lsm.md tells how a put and a get flow and when files are deleted.
+ *
+ * Locking: db->mu guards the version set, the memtable pointers, the writer queue, the
+ * pending outputs and the counters. The head of the writer queue (the leader) appends to
+ * the log and inserts into the memtable without the mutex (the memtable has one writer
+ * and lock-free readers). The background thread releases the mutex while it builds
+ * tables and writes the manifest.
+ */
+#include "lsm/db.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hierarchy/blocked_filter.h"
+#include "lsm/arena.h"
+#include "lsm/compaction.h"
+#include "lsm/filename.h"
+#include "lsm/internal_key.h"
+#include "lsm/io.h"
+#include "lsm/iterator.h"
+#include "lsm/log.h"
+#include "lsm/mem_filter.h"
+#include "lsm/memtable.h"
+#include "lsm/table.h"
+#include "lsm/table_builder.h"
+#include "lsm/table_cache.h"
+#include "lsm/version_set.h"
+#include "lsm/write_batch.h"
+#include "util/vec.h"
+
+#define L0_SLOWDOWN_FILES 8
+#define L0_STOP_FILES 12
+#define MAX_GROUP_BYTES (1u << 20)
+#define MAX_MEM_COMPACT_LEVEL 2
+#define LSM_MAX_KEY_BYTES (1u << 20)
+#define LSM_MAX_VALUE_BYTES (1u << 30)
+
+/* What a get reads: the memtables with their key filters and the current version, replaced
+   (under mu) whenever one of them changes, so that a get takes one reference instead of
+   three. Freed by the last unref (the version unref needs mu). */
+typedef struct read_state {
+  atomic_int refs;
+  memtable_t *mem, *imm;
+  mem_filter_t *mf, *imf;
+  lsm_version_t *v;
+} read_state_t;
+
+typedef struct writer {
+  write_batch_t *batch; /* NULL: a forced memtable switch (lsm_flush) */
+  int done;
+  int status;
+  err_t err;
+  pthread_cond_t cv;
+  struct writer *next;
+} writer_t;
+
+struct lsm_db {
+  char *dir;
+  lsm_options_t opt;
+  lsm_io_t *io;
+  lsm_lock_t *lock;
+  table_cache_t *tc;
+  table_builder_options_t topt;
+
+  pthread_mutex_t mu;
+  pthread_cond_t bg_cv;   /* wakes the background thread */
+  pthread_cond_t done_cv; /* the background thread finished a step */
+  lsm_version_set_t *vs;
+  memtable_t *mem, *imm;
+  mem_filter_t *mf, *imf; /* key filters of mem and imm */
+  read_state_t *rs;
+  atomic_int has_imm;
+  log_writer_t *log;
+  uint64_t log_number;
+  writer_t *wq_head, *wq_tail;
+  write_batch_t group;
+  u64vec_t pending; /* table numbers being written (never deleted as obsolete) */
+
+  int bg_error; /* first background (or log) failure: later writes fail with it */
+  err_t bg_err;
+  atomic_int shutting_down;
+  int bg_busy;
+  int compacting; /* a compaction is running: flushes stay in L0 */
+  pthread_t bg_thread;
+  int bg_started;
+  lsm_stats_t stats;
+};
+
+void lsm_options_init(lsm_options_t *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->create_if_missing = 1;
+  opt->memtable_bytes = 4u << 20;
+  opt->table_bytes = 2u << 20;
+  opt->block_bytes = 4096;
+  opt->key_bits_per_key = 10;
+  opt->sync = 0;
+  opt->level1_bytes = 10u << 20;
+}
+
+static int set_bg_error(lsm_db_t *db, int rc, const err_t *e) {
+  if (!db->bg_error && rc != BFH_OK) {
+    db->bg_error = rc;
+    if (e)
+      db->bg_err = *e;
+    else
+      err_set(&db->bg_err, rc, "background error");
+  }
+  pthread_cond_broadcast(&db->done_cv);
+  return rc;
+}
+
+static int report_bg_error(lsm_db_t *db, err_t *err) {
+  err_set(err, db->bg_error, "%s", db->bg_err.msg);
+  return db->bg_error;
+}
+
+/* ---- tables of file metas ------------------------------------------------------------ */
+
+/* The reader of f (borrowed: valid while a version holding f is referenced). */
+static int file_table(lsm_db_t *db, lsm_file_meta_t *f, table_t **out, err_t *err) {
+  table_t *t = atomic_load_explicit(&f->table, memory_order_acquire);
+  if (!t) {
+    int rc = table_cache_get(db->tc, f->number, &t, err);
+    if (rc != BFH_OK) return rc;
+    table_t *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&f->table, &expected, t, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+      table_unref(t);
+      t = expected;
+    }
+  }
+  *out = t;
+  return BFH_OK;
+}
+
+static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t *err) {
+  return file_table(arg, f, t, err);
+}
+
+/* ---- obsolete files ------------------------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void pending_remove(lsm_db_t *db, uint64_t number) {
+  for (size_t i = 0; i < db->pending.n; i++)
+    if (db->pending.v[i] == number) {
+      db->pending.v[i] = db->pending.v[--db->pending.n];
+      return;
+    }
+}
+
+static void call_table_removed(lsm_db_t *db, uint64_t number) {
+  const lsm_table_hook_t *h = db->opt.hook;
+  if (h && h->table_removed) h->table_removed(h->ctx, number);
+}
+
+/* Deletes every file no live version, pending output or current log needs. REQUIRES mu
+   (released during the unlinks); called only by the background thread, open and close.
+   at_open: orphan tables (written but never installed before a crash) are reported to
+   the hook as removed. */
+static void delete_obsolete_files(lsm_db_t *db, int at_open) {
+  if (db->bg_error) return; /* after an error the state on disk is not trusted */
+  db->vs->obsolete.n = 0;
+  u64vec_t live;
+  u64vec_init(&live);
+  if (lsm_version_set_live_files(db->vs, &live) != BFH_OK) return;
+  for (size_t i = 0; i < db->pending.n; i++)
+    if (u64vec_push(&live, db->pending.v[i])) {
+      u64vec_release(&live);
+      return;
+    }
+  if (live.n) qsort(live.v, live.n, sizeof *live.v, cmp_u64);
+  char **names = NULL;
+  size_t n = 0;
+  if (lsm_io_list_dir(db->io, db->dir, &names, &n, NULL) != BFH_OK) {
+    u64vec_release(&live);
+    return;
+  }
+  uint64_t log_number = db->vs->log_number, manifest_number = db->vs->manifest_number;
+  uint64_t cur_log = db->log_number;
+  pthread_mutex_unlock(&db->mu);
+  char path[LSM_PATH_MAX];
+  for (size_t i = 0; i < n; i++) {
+    uint64_t number;
+    lsm_file_type_t type;
+    if (!lsm_filename_parse(names[i], &number, &type)) continue;
+    int keep = 1;
+    switch (type) {
+      case LSM_FILE_LOG:
+        keep = number >= log_number || number == cur_log;
+        break;
+      case LSM_FILE_MANIFEST:
+        keep = number >= manifest_number;
+        break;
+      case LSM_FILE_TABLE:
+        keep = live.n && bsearch(&number, live.v, live.n, sizeof *live.v, cmp_u64) != NULL;
+        break;
+      case LSM_FILE_TEMP:
+        keep = !at_open;
+        break;
+      default:
+        keep = 1;
+    }
+    if (keep) continue;
+    snprintf(path, sizeof path, "%s/%s", db->dir, names[i]);
+    if (type == LSM_FILE_TABLE) table_cache_evict(db->tc, number);
+    (void)lsm_io_unlink(db->io, path, NULL);
+    if (type == LSM_FILE_TABLE && at_open) call_table_removed(db, number);
+  }
+  pthread_mutex_lock(&db->mu);
+  lsm_io_names_free(names, n);
+  u64vec_release(&live);
+}
+
+/* ---- read state ---------------------------------------------------------------------- */
+
+/* REQUIRES mu. */
+static void read_state_free(read_state_t *rs) {
+  memtable_unref(rs->mem);
+  memtable_unref(rs->imm);
+  mem_filter_unref(rs->mf);
+  mem_filter_unref(rs->imf);
+  lsm_version_unref(rs->v);
+  free(rs);
+}
+
+/* Drops a reference taken by a reader (without mu). */
+static void read_state_unref(lsm_db_t *db, read_state_t *rs) {
+  if (atomic_fetch_sub_explicit(&rs->refs, 1, memory_order_acq_rel) != 1) return;
+  pthread_mutex_lock(&db->mu);
+  read_state_free(rs);
+  if (db->vs->obsolete.n) pthread_cond_signal(&db->bg_cv);
+  pthread_mutex_unlock(&db->mu);
+}
+
+/* Publishes the current memtables and version to readers. REQUIRES mu. On no memory
+   db->rs becomes NULL and gets take the slower path (view_acquire). */
+static void refresh_read_state(lsm_db_t *db) {
+  read_state_t *rs = malloc(sizeof *rs);
+  read_state_t *old = db->rs;
+  db->rs = rs;
+  if (old && atomic_fetch_sub_explicit(&old->refs, 1, memory_order_acq_rel) == 1)
+    read_state_free(old);
+  if (!rs) return; /* readers then take the slow path (view_acquire) */
+  atomic_init(&rs->refs, 1);
+  rs->mem = db->mem;
+  memtable_ref(rs->mem);
+  rs->imm = db->imm;
+  if (rs->imm) memtable_ref(rs->imm);
+  rs->mf = db->mf;
+  if (rs->mf) mem_filter_ref(rs->mf);
+  rs->imf = db->imf;
+  if (rs->imf) mem_filter_ref(rs->imf);
+  rs->v = db->vs->current;
+  lsm_version_ref(rs->v);
+}
+
+static mem_filter_t *new_mem_filter(const lsm_db_t *db) {
+  return mem_filter_create(db->opt.memtable_bytes / 4); /* ~15 bits per 60-byte entry */
+}
+
+static int add_key_hash(void *arg, uint64_t seq, int type, const void *key, size_t klen,
+                        const void *val, size_t vlen) {
+  (void)seq, (void)type, (void)val, (void)vlen;
+  mem_filter_add(arg, blocked_filter_key_hash(key, klen));
+  return 0;
+}
+
+/* ---- flush: memtable -> table -------------------------------------------------------- */
+
+static uint64_t new_pending_file(lsm_db_t *db) {
+  uint64_t number = lsm_version_set_new_file_number(db->vs);
+  (void)u64vec_push(&db->pending, number); /* on no memory: only open/bg delete, safe */
+  return number;
+}
+
+/* The level a flushed table [lo, hi] may go to directly (LevelDB's rule: as deep as level
+   2 while it overlaps nothing on the way and not too much of the level after). */
+static int pick_level_for_flush(lsm_db_t *db, const lsm_version_t *v, const uint8_t *lo,
+                                size_t lo_len, const uint8_t *hi, size_t hi_len) {
+  int level = 0;
+  if (db->compacting || lsm_version_overlaps(v, 0, lo, lo_len, hi, hi_len)) return 0;
+  while (level < MAX_MEM_COMPACT_LEVEL) {
+    if (lsm_version_overlaps(v, level + 1, lo, lo_len, hi, hi_len)) break;
+    if (level + 2 < LSM_NUM_LEVELS) {
+      lsm_file_meta_t **g;
+      size_t ng;
+      if (lsm_version_overlapping_files(v, level + 2, lo, lo_len, hi, hi_len, &g, &ng)) break;
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < ng; i++) bytes += g[i]->size;
+      free(g);
+      if (bytes > 10 * (uint64_t)db->opt.table_bytes) break;
+    }
+    level++;
+  }
+  return level;
+}
+
+/* Writes m as one table and adds it to edit (nothing if m is empty). REQUIRES mu (released
+   while the table is built). *number gets the table's number (0 if none); it stays in
+   pending until the caller installs the edit and removes it. */
+static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, int may_push,
+                        uint64_t *number_out, err_t *err) {
+  *number_out = 0;
+  if (memtable_entries(m) == 0) return BFH_OK;
+  uint64_t number = new_pending_file(db);
+  lsm_version_t *base = db->vs->current;
+  lsm_version_ref(base);
+  pthread_mutex_unlock(&db->mu);
+
+  char path[LSM_PATH_MAX];
+  table_file_path(db->dir, number, path, sizeof path);
+  table_builder_t *tb = NULL;
+  iterator_t *it = memtable_iterator_create(m);
+  int rc = it ? table_builder_create(db->io, path, number, &db->topt, &tb, err)
+              : err_set(err, BFH_E_NOMEM, "flush: out of memory");
+  uint8_t *prev = NULL;
+  size_t prev_len = 0, prev_cap = 0;
+  int has_prev = 0;
+  if (rc == BFH_OK) {
+    for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) {
+      size_t klen, vlen;
+      const uint8_t *key = iterator_key(it, &klen);
+      const void *val = iterator_value(it, &vlen);
+      size_t ulen = klen - INTERNAL_KEY_TAG_BYTES;
+      /* Only the newest entry of a key matters to any reader of the table. */
+      if (has_prev && bytewise_compare(key, ulen, prev, prev_len) == 0) continue;
+      if (ulen > prev_cap) {
+        uint8_t *p = realloc(prev, ulen * 2 + 16);
+        if (!p) {
+          rc = err_set(err, BFH_E_NOMEM, "flush: out of memory");
+          break;
+        }
+        prev = p;
+        prev_cap = ulen * 2 + 16;
+      }
+      memcpy(prev, key, ulen);
+      prev_len = ulen;
+      has_prev = 1;
+      rc = table_builder_add(tb, key, klen, val, vlen, err);
+      if (rc != BFH_OK) break;
+    }
+  }
+  if (rc == BFH_OK) rc = iterator_status(it, err);
+  if (rc == BFH_OK) rc = table_builder_finish(tb, err);
+  uint64_t size = 0;
+  uint8_t *smallest = NULL, *largest = NULL;
+  size_t slen = 0, llen = 0;
+  if (rc == BFH_OK) {
+    size = table_builder_file_size(tb);
+    const uint8_t *s = table_builder_smallest(tb, &slen), *l = table_builder_largest(tb, &llen);
+    smallest = malloc(slen);
+    largest = malloc(llen);
+    if (smallest && largest) {
+      memcpy(smallest, s, slen);
+      memcpy(largest, l, llen);
+    } else {
+      rc = err_set(err, BFH_E_NOMEM, "flush: out of memory");
+      call_table_removed(db, number); /* end(ok = 1) was called */
+    }
+  }
+  table_builder_destroy(tb);
+  iterator_destroy(it);
+  free(prev);
+  if (rc != BFH_OK) (void)lsm_io_unlink(db->io, path, NULL);
+
+  pthread_mutex_lock(&db->mu);
+  if (rc == BFH_OK) {
+    int level =
+        may_push ? pick_level_for_flush(db, base, smallest, slen - 8, largest, llen - 8) : 0;
+    if (lsm_version_edit_add_file(edit, level, number, size, smallest, slen, largest, llen)) {
+      rc = err_set(err, BFH_E_NOMEM, "flush: out of memory");
+      call_table_removed(db, number);
+      (void)lsm_io_unlink(db->io, path, NULL);
+    } else {
+      db->stats.bytes_written += size;
+      *number_out = number;
+    }
+  }
+  if (rc != BFH_OK) pending_remove(db, number);
+  free(smallest);
+  free(largest);
+  lsm_version_unref(base);
+  return rc;
+}
+
+/* Flushes db->imm and installs the table. REQUIRES mu. */
+static int flush_imm(lsm_db_t *db) {
+  err_t e;
+  err_clear(&e);
+  memtable_t *imm = db->imm;
+  uint64_t log_number = db->log_number; /* imm's data lives in older logs only */
+  lsm_version_edit_t edit;
+  lsm_version_edit_init(&edit);
+  uint64_t number = 0;
+  int rc = write_level0(db, imm, &edit, !db->compacting, &number, &e);
+  if (rc == BFH_OK) {
+    lsm_version_edit_set_log_number(&edit, log_number);
+    rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+    if (rc != BFH_OK && number) {
+      pthread_mutex_unlock(&db->mu);
+      call_table_removed(db, number);
+      char path[LSM_PATH_MAX];
+      table_file_path(db->dir, number, path, sizeof path);
+      (void)lsm_io_unlink(db->io, path, NULL);
+      pthread_mutex_lock(&db->mu);
+    }
+  }
+  if (number) pending_remove(db, number);
+  lsm_version_edit_release(&edit);
+  if (rc != BFH_OK) {
+    err_prefix(&e, "flush: ");
+    return set_bg_error(db, rc, &e);
+  }
+  db->imm = NULL;
+  atomic_store(&db->has_imm, 0);
+  memtable_unref(imm);
+  mem_filter_unref(db->imf);
+  db->imf = NULL;
+  refresh_read_state(db);
+  db->stats.flushes++;
+  pthread_cond_broadcast(&db->done_cv);
+  return BFH_OK;
+}
+
+/* ---- compaction ---------------------------------------------------------------------- */
+
+static uint64_t env_new_file(void *arg) {
+  lsm_db_t *db = arg;
+  pthread_mutex_lock(&db->mu);
+  uint64_t n = new_pending_file(db);
+  pthread_mutex_unlock(&db->mu);
+  return n;
+}
+
+/* Between compaction entries: stop on close; flush a waiting memtable first. */
+static int env_interrupt(void *arg) {
+  lsm_db_t *db = arg;
+  if (atomic_load_explicit(&db->shutting_down, memory_order_acquire)) return 1;
+  if (atomic_load_explicit(&db->has_imm, memory_order_acquire)) {
+    pthread_mutex_lock(&db->mu);
+    if (db->imm && !db->bg_error) (void)flush_imm(db);
+    pthread_mutex_unlock(&db->mu);
+  }
+  return 0;
+}
+
+/* Runs one compaction if the current version needs one. REQUIRES mu. */
+static void background_compaction(lsm_db_t *db) {
+  lsm_compaction_t *c = lsm_compaction_pick(db->vs, db->opt.table_bytes);
+  if (!c) {
+    if (db->vs->current->score >= 1)
+      set_bg_error(db, err_set(&db->bg_err, BFH_E_NOMEM, "compaction: out of memory"), NULL);
+    return;
+  }
+  err_t e;
+  err_clear(&e);
+  lsm_version_edit_t edit;
+  lsm_version_edit_init(&edit);
+  int rc;
+  if (lsm_compaction_is_trivial_move(c)) {
+    const lsm_file_meta_t *f = c->inputs[0][0];
+    rc = lsm_version_edit_delete_file(&edit, c->level, f->number);
+    if (rc == BFH_OK)
+      rc = lsm_version_edit_add_file(&edit, c->level + 1, f->number, f->size, f->smallest,
+                                     f->smallest_len, f->largest, f->largest_len);
+    if (rc != BFH_OK) rc = err_set(&e, rc, "compaction: out of memory");
+    if (rc == BFH_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+    if (rc == BFH_OK) refresh_read_state(db);
+    if (rc != BFH_OK) set_bg_error(db, rc, &e);
+    lsm_version_edit_release(&edit);
+    lsm_compaction_destroy(c);
+    return;
+  }
+  lsm_compaction_env_t env = {.io = db->io,
+                              .dir = db->dir,
+                              .topt = db->topt,
+                              .new_file = env_new_file,
+                              .interrupt = env_interrupt,
+                              .open_table = env_open_table,
+                              .arg = db};
+  db->compacting = 1;
+  pthread_mutex_unlock(&db->mu);
+  rc = lsm_compaction_run(c, &env, &e);
+  pthread_mutex_lock(&db->mu);
+  db->compacting = 0;
+  if (rc == BFH_OK) {
+    rc = lsm_compaction_fill_edit(c, &edit);
+    if (rc != BFH_OK) rc = err_set(&e, rc, "compaction: out of memory");
+  }
+  if (rc == BFH_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+  for (size_t i = 0; i < c->noutputs; i++) pending_remove(db, c->outputs[i].number);
+  if (rc == BFH_OK) {
+    refresh_read_state(db);
+    db->stats.compactions++;
+    db->stats.bytes_written += c->bytes_written;
+  }
+  pthread_mutex_unlock(&db->mu);
+  if (rc == BFH_OK) {
+    /* The inputs left the live version. */
+    for (int w = 0; w < 2; w++)
+      for (size_t i = 0; i < c->ninputs[w]; i++) call_table_removed(db, c->inputs[w][i]->number);
+  } else {
+    /* Outputs written but never installed. */
+    char path[LSM_PATH_MAX];
+    for (size_t i = 0; i < c->noutputs; i++) {
+      call_table_removed(db, c->outputs[i].number);
+      table_file_path(db->dir, c->outputs[i].number, path, sizeof path);
+      (void)lsm_io_unlink(db->io, path, NULL);
+    }
+  }
+  pthread_mutex_lock(&db->mu);
+  if (rc != BFH_OK && !atomic_load(&db->shutting_down)) set_bg_error(db, rc, &e);
+  lsm_version_edit_release(&edit);
+  lsm_compaction_destroy(c);
+}
+
+static int bg_work_needed(lsm_db_t *db) {
+  if (db->bg_error) return 0;
+  return db->imm != NULL || db->vs->current->score >= 1 || db->vs->obsolete.n > 0;
+}
+
+static void *bg_main(void *arg) {
+  lsm_db_t *db = arg;
+  pthread_mutex_lock(&db->mu);
+  for (;;) {
+    while (!atomic_load(&db->shutting_down) && !bg_work_needed(db))
+      pthread_cond_wait(&db->bg_cv, &db->mu);
+    if (atomic_load(&db->shutting_down)) break;
+    db->bg_busy = 1;
+    if (db->imm)
+      (void)flush_imm(db);
+    else if (db->vs->current->score >= 1)
+      background_compaction(db);
+    delete_obsolete_files(db, 0);
+    db->bg_busy = 0;
+    pthread_cond_broadcast(&db->done_cv);
+  }
+  db->bg_busy = 0;
+  pthread_cond_broadcast(&db->done_cv);
+  pthread_mutex_unlock(&db->mu);
+  return NULL;
+}
+
+/* ---- write path ---------------------------------------------------------------------- */
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Starts a new log and memtable; the old memtable becomes immutable. REQUIRES mu, the
+   caller is the writer at the head of the queue, db->imm == NULL. */
+static int switch_memtable(lsm_db_t *db, err_t *err) {
+  uint64_t number = lsm_version_set_new_file_number(db->vs);
+  char path[LSM_PATH_MAX];
+  lsm_filename_log(path, sizeof path, db->dir, number);
+  log_writer_t *lw = NULL;
+  int rc = log_writer_open(db->io, path, &lw, err);
+  if (rc == BFH_OK && db->opt.sync) rc = lsm_io_sync_dir(db->io, db->dir, err);
+  memtable_t *m = rc == BFH_OK ? memtable_create() : NULL;
+  mem_filter_t *mf = rc == BFH_OK ? new_mem_filter(db) : NULL;
+  if (rc == BFH_OK && (!m || !mf)) rc = err_set(err, BFH_E_NOMEM, "memtable: out of memory");
+  if (rc != BFH_OK) {
+    memtable_unref(m);
+    mem_filter_unref(mf);
+    (void)log_writer_close(lw, NULL);
+    (void)lsm_io_unlink(db->io, path, NULL);
+    return rc;
+  }
+  (void)log_writer_close(db->log, NULL);
+  db->log = lw;
+  db->log_number = number;
+  db->imm = db->mem;
+  db->imf = db->mf;
+  atomic_store(&db->has_imm, 1);
+  db->mem = m;
+  db->mf = mf;
+  refresh_read_state(db);
+  pthread_cond_signal(&db->bg_cv);
+  return BFH_OK;
+}
+
+/* The arena grows in ARENA_BLOCK_BYTES steps, and a new memtable already holds one block:
+   a memtable is full when its usage passes memtable_bytes by half a block. */
+static size_t memtable_limit(const lsm_db_t *db) {
+  return db->opt.memtable_bytes + ARENA_BLOCK_BYTES / 2;
+}
+
+/* Makes sure the memtable has room (force: switch it if it holds anything). REQUIRES mu;
+   may wait for the background thread. */
+static int make_room_for_write(lsm_db_t *db, int force, err_t *err) {
+  int allow_delay = !force;
+  uint64_t t0 = 0;
+  for (;;) {
+    if (db->bg_error) return report_bg_error(db, err);
+    size_t l0 = db->vs->current->nfiles[0];
+    if (allow_delay && l0 >= L0_SLOWDOWN_FILES) {
+      /* Slow each write down by 1 ms rather than stop one write for seconds. */
+      pthread_mutex_unlock(&db->mu);
+      uint64_t t = now_us();
+      usleep(1000);
+      pthread_mutex_lock(&db->mu);
+      db->stats.stall_us += now_us() - t;
+      allow_delay = 0;
+    } else if (memtable_entries(db->mem) == 0 ||
+               (!force && memtable_memory_usage(db->mem) <= memtable_limit(db))) {
+      break; /* (an empty memtable is never switched: its arena may already exceed a tiny
+                memtable_bytes) */
+    } else if (db->imm || l0 >= L0_STOP_FILES) {
+      if (!t0) t0 = now_us();
+      pthread_cond_signal(&db->bg_cv);
+      pthread_cond_wait(&db->done_cv, &db->mu);
+    } else {
+      int rc = switch_memtable(db, err);
+      if (rc != BFH_OK) return rc;
+      force = 0;
+    }
+  }
+  if (t0) db->stats.stall_us += now_us() - t0;
+  return BFH_OK;
+}
+
+/* Joins the batches of the writers queued after the leader (same sync setting for all:
+   it is a db option). Sets *last to the last writer in the group. REQUIRES mu. */
+static write_batch_t *build_group(lsm_db_t *db, writer_t **last) {
+  writer_t *first = db->wq_head;
+  write_batch_t *result = first->batch;
+  size_t size = result->size;
+  size_t max = size <= (128u << 10) ? size + (128u << 10) : MAX_GROUP_BYTES;
+  *last = first;
+  for (writer_t *w = first->next; w; w = w->next) {
+    if (!w->batch) break; /* a forced switch goes alone */
+    if (size + w->batch->size > max) break;
+    if (result == first->batch) {
+      write_batch_clear(&db->group);
+      if (write_batch_append(&db->group, first->batch) != BFH_OK) break;
+      result = &db->group;
+    }
+    if (write_batch_append(result, w->batch) != BFH_OK) break;
+    size += w->batch->size;
+    *last = w;
+  }
+  return result;
+}
+
+static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
+  writer_t w = {.batch = batch};
+  pthread_cond_init(&w.cv, NULL);
+  err_clear(&w.err);
+  pthread_mutex_lock(&db->mu);
+  if (db->wq_tail)
+    db->wq_tail->next = &w;
+  else
+    db->wq_head = &w;
+  db->wq_tail = &w;
+  while (!w.done && db->wq_head != &w) pthread_cond_wait(&w.cv, &db->mu);
+  if (w.done) {
+    pthread_mutex_unlock(&db->mu);
+    pthread_cond_destroy(&w.cv);
+    if (w.status != BFH_OK) err_set(err, w.status, "%s", w.err.msg);
+    return w.status;
+  }
+  int rc = make_room_for_write(db, batch == NULL, &w.err);
+  writer_t *last = &w;
+  if (rc == BFH_OK && batch) {
+    write_batch_t *group = build_group(db, &last);
+    uint64_t seq = db->vs->last_sequence + 1;
+    write_batch_set_seq(group, seq);
+    uint32_t count = write_batch_count(group);
+    log_writer_t *log = db->log;
+    memtable_t *mem = db->mem;
+    mem_filter_t *mf = db->mf;
+    pthread_mutex_unlock(&db->mu);
+    size_t n;
+    const uint8_t *data = write_batch_data(group, &n);
+    rc = log_writer_add(log, data, n, db->opt.sync, &w.err);
+    int logged = rc == BFH_OK;
+    if (rc == BFH_OK) rc = write_batch_insert(data, n, mem, &w.err);
+    if (rc == BFH_OK) (void)write_batch_iterate(data, n, add_key_hash, mf, NULL);
+    pthread_mutex_lock(&db->mu);
+    if (rc == BFH_OK) {
+      db->vs->last_sequence = seq + count - 1;
+      db->stats.bytes_written += n;
+    } else {
+      /* The log (or memtable) may now hold part of this group: refuse further writes. */
+      err_prefix(&w.err, logged ? "memtable: " : "log: ");
+      set_bg_error(db, rc, &w.err);
+    }
+    if (group == &db->group) write_batch_clear(&db->group);
+  }
+  for (;;) {
+    writer_t *r = db->wq_head;
+    db->wq_head = r->next;
+    if (r != &w) {
+      r->status = rc;
+      if (rc != BFH_OK) r->err = w.err;
+      r->done = 1;
+      pthread_cond_signal(&r->cv);
+    }
+    if (r == last) break;
+  }
+  if (db->wq_head)
+    pthread_cond_signal(&db->wq_head->cv);
+  else
+    db->wq_tail = NULL;
+  pthread_mutex_unlock(&db->mu);
+  pthread_cond_destroy(&w.cv);
+  if (rc != BFH_OK) err_set(err, rc, "%s", w.err.msg);
+  return rc;
+}
+
+static int check_key(const void *key, size_t klen, err_t *err) {
+  if (!key || klen == 0) return err_set(err, BFH_E_INVALID, "empty or NULL key");
+  if (klen > LSM_MAX_KEY_BYTES)
+    return err_set(err, BFH_E_INVALID, "key of %zu bytes is longer than the limit (%u)", klen,
+                   LSM_MAX_KEY_BYTES);
+  return BFH_OK;
+}
+
+int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
+            err_t *err) {
+  int rc = check_key(key, key_len, err);
+  if (rc != BFH_OK) return rc;
+  if (!val && val_len) return err_set(err, BFH_E_INVALID, "NULL value with non-zero length");
+  if (val_len > LSM_MAX_VALUE_BYTES)
+    return err_set(err, BFH_E_INVALID, "value of %zu bytes is longer than the limit (%u)", val_len,
+                   LSM_MAX_VALUE_BYTES);
+  write_batch_t b;
+  write_batch_init(&b);
+  if (write_batch_put(&b, key, key_len, val_len ? val : "", val_len) != BFH_OK) {
+    write_batch_release(&b);
+    return err_set(err, BFH_E_NOMEM, "put: out of memory");
+  }
+  rc = db_write(db, &b, err);
+  write_batch_release(&b);
+  return rc;
+}
+
+int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err) {
+  int rc = check_key(key, key_len, err);
+  if (rc != BFH_OK) return rc;
+  write_batch_t b;
+  write_batch_init(&b);
+  if (write_batch_delete(&b, key, key_len) != BFH_OK) {
+    write_batch_release(&b);
+    return err_set(err, BFH_E_NOMEM, "delete: out of memory");
+  }
+  rc = db_write(db, &b, err);
+  write_batch_release(&b);
+  return rc;
+}
+
+int lsm_flush(lsm_db_t *db, err_t *err) {
+  int rc = db_write(db, NULL, err);
+  if (rc != BFH_OK) return rc;
+  pthread_mutex_lock(&db->mu);
+  while (db->imm && !db->bg_error) pthread_cond_wait(&db->done_cv, &db->mu);
+  rc = db->bg_error ? report_bg_error(db, err) : BFH_OK;
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int lsm_wait_idle(lsm_db_t *db, err_t *err) {
+  pthread_mutex_lock(&db->mu);
+  while (!db->bg_error &&
+         (db->imm || db->bg_busy || db->vs->current->score >= 1 || db->vs->obsolete.n > 0)) {
+    pthread_cond_signal(&db->bg_cv);
+    pthread_cond_wait(&db->done_cv, &db->mu);
+  }
+  int rc = db->bg_error ? report_bg_error(db, err) : BFH_OK;
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+/* ---- reads --------------------------------------------------------------------------- */
+
+/* A consistent read view: memtables, version and the sequence bound. */
+typedef struct view {
+  memtable_t *mem, *imm;
+  lsm_version_t *v;
+  uint64_t seq;
+} view_t;
+
+static void view_acquire(lsm_db_t *db, view_t *vw) {
+  pthread_mutex_lock(&db->mu);
+  vw->mem = db->mem;
+  memtable_ref(vw->mem);
+  vw->imm = db->imm;
+  if (vw->imm) memtable_ref(vw->imm);
+  vw->v = db->vs->current;
+  lsm_version_ref(vw->v);
+  vw->seq = db->vs->last_sequence;
+  pthread_mutex_unlock(&db->mu);
+}
+
+static void view_release(lsm_db_t *db, view_t *vw) {
+  memtable_unref(vw->mem);
+  memtable_unref(vw->imm);
+  pthread_mutex_lock(&db->mu);
+  lsm_version_unref(vw->v);
+  if (db->vs->obsolete.n) pthread_cond_signal(&db->bg_cv);
+  pthread_mutex_unlock(&db->mu);
+}
+
+static int in_range(const lsm_file_meta_t *f, const void *key, size_t klen) {
+  return bytewise_compare(key, klen, f->smallest, f->smallest_len - 8) >= 0 &&
+         bytewise_compare(key, klen, f->largest, f->largest_len - 8) <= 0;
+}
+
+/* Looks key up in the tables of v: L0 newest first, then one table per level. hash is
+   blocked_filter_key_hash(key), computed once for every filter probed. */
+static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
+                       uint64_t seq, void **val, size_t *val_len, err_t *err) {
+  lsm_lookup_t lk;
+  for (int level = 0; level < LSM_NUM_LEVELS; level++) {
+    size_t n = v->nfiles[level];
+    if (n == 0) continue;
+    lsm_file_meta_t *const *files = v->files[level];
+    for (size_t j = 0; j < n; j++) {
+      lsm_file_meta_t *f;
+      if (level == 0) {
+        f = files[n - 1 - j];
+        if (!in_range(f, key, klen)) continue;
+      } else {
+        size_t i = lsm_version_find_file(v, level, key, klen);
+        if (i >= n ||
+            bytewise_compare(key, klen, files[i]->smallest, files[i]->smallest_len - 8) < 0)
+          break;
+        f = files[i];
+        j = n; /* one table per level */
+      }
+      table_t *t;
+      int rc = file_table(db, f, &t, err);
+      if (rc != BFH_OK) return rc;
+      rc = table_get(t, key, klen, hash, seq, &lk, err);
+      if (rc != BFH_OK) return rc;
+      if (lk.state == LSM_LOOKUP_DELETED) return BFH_NOT_FOUND;
+      if (lk.state == LSM_LOOKUP_VALUE) {
+        void *p = malloc(lk.val_len ? lk.val_len : 1);
+        if (!p) return err_set(err, BFH_E_NOMEM, "get: out of memory");
+        if (lk.val_len) memcpy(p, lk.val, lk.val_len);
+        *val = p;
+        *val_len = lk.val_len;
+        return BFH_OK;
+      }
+    }
+  }
+  return BFH_NOT_FOUND;
+}
+
+static int mem_get(memtable_t *m, const void *key, size_t klen, uint64_t seq, void **val,
+                   size_t *val_len, err_t *err) {
+  lsm_lookup_t lk;
+  int st = memtable_get(m, key, klen, seq, &lk);
+  if (st == LSM_LOOKUP_ABSENT) return -100;
+  if (st == LSM_LOOKUP_DELETED) return BFH_NOT_FOUND;
+  void *p = malloc(lk.val_len ? lk.val_len : 1);
+  if (!p) return err_set(err, BFH_E_NOMEM, "get: out of memory");
+  if (lk.val_len) memcpy(p, lk.val, lk.val_len);
+  *val = p;
+  *val_len = lk.val_len;
+  return BFH_OK;
+}
+
+int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
+            err_t *err) {
+  int rc = check_key(key, key_len, err);
+  if (rc != BFH_OK) return rc;
+  uint64_t hash = blocked_filter_key_hash(key, key_len); /* once, for every filter */
+  pthread_mutex_lock(&db->mu);
+  read_state_t *rs = db->rs;
+  if (rs) atomic_fetch_add_explicit(&rs->refs, 1, memory_order_relaxed);
+  uint64_t seq = db->vs->last_sequence;
+  pthread_mutex_unlock(&db->mu);
+  if (!rs) { /* no memory for a read state: the slower path */
+    view_t vw;
+    view_acquire(db, &vw);
+    rc = mem_get(vw.mem, key, key_len, vw.seq, val, val_len, err);
+    if (rc == -100 && vw.imm) rc = mem_get(vw.imm, key, key_len, vw.seq, val, val_len, err);
+    if (rc == -100) rc = version_get(db, vw.v, key, key_len, hash, vw.seq, val, val_len, err);
+    view_release(db, &vw);
+    return rc;
+  }
+  rc = -100;
+  if (mem_filter_may_contain(rs->mf, hash))
+    rc = mem_get(rs->mem, key, key_len, seq, val, val_len, err);
+  if (rc == -100 && rs->imm && mem_filter_may_contain(rs->imf, hash))
+    rc = mem_get(rs->imm, key, key_len, seq, val, val_len, err);
+  if (rc == -100) rc = version_get(db, rs->v, key, key_len, hash, seq, val, val_len, err);
+  read_state_unref(db, rs);
+  return rc;
+}
+
+/* ---- snapshots ----------------------------------------------------------------------- */
+
+struct lsm_snapshot {
+  lsm_db_t *db;
+  view_t vw;
+  lsm_table_info_t *tables;
+  lsm_file_meta_t **metas; /* parallel to tables */
+  size_t ntables;
+};
+
+lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
+  lsm_snapshot_t *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->db = db;
+  view_acquire(db, &s->vw);
+  size_t n = 0;
+  for (int l = 0; l < LSM_NUM_LEVELS; l++) n += s->vw.v->nfiles[l];
+  s->tables = malloc((n + 1) * sizeof *s->tables);
+  s->metas = malloc((n + 1) * sizeof *s->metas);
+  if (!s->tables || !s->metas) {
+    lsm_snapshot_release(s);
+    return NULL;
+  }
+  for (int l = 0; l < LSM_NUM_LEVELS; l++) {
+    size_t nl = s->vw.v->nfiles[l];
+    for (size_t i = 0; i < nl; i++) {
+      lsm_file_meta_t *f = s->vw.v->files[l][l == 0 ? nl - 1 - i : i];
+      s->tables[s->ntables] = (lsm_table_info_t){f->number, f->size, l};
+      s->metas[s->ntables++] = f;
+    }
+  }
+  return s;
+}
+
+void lsm_snapshot_release(lsm_snapshot_t *s) {
+  if (!s) return;
+  view_release(s->db, &s->vw);
+  free(s->tables);
+  free(s->metas);
+  free(s);
+}
+
+size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tables) {
+  *tables = s->tables;
+  return s->ntables;
+}
+
+int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
+                            lsm_scan_stats_t *st, err_t *err) {
+  for (size_t i = 0; i < s->ntables; i++) {
+    if (s->tables[i].number != number) continue;
+    table_t *t;
+    int rc = file_table(s->db, s->metas[i], &t, err);
+    if (rc != BFH_OK) return rc;
+    return table_scan(t, fn, arg, st, err);
+  }
+  return err_set(err, BFH_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot",
+                 number);
+}
+
+typedef struct seq_filter {
+  lsm_visit_fn fn;
+  void *arg;
+  uint64_t seq;
+} seq_filter_t;
+
+static int visit_upto_seq(void *arg, const void *key, size_t key_len, const void *val,
+                          size_t val_len, uint64_t seq, int type) {
+  seq_filter_t *f = arg;
+  if (seq > f->seq) return 0; /* written after the snapshot */
+  return f->fn(f->arg, key, key_len, val, val_len, seq, type);
+}
+
+int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                                err_t *err) {
+  (void)err;
+  seq_filter_t f = {fn, arg, s->vw.seq};
+  int rc = memtable_scan(s->vw.mem, visit_upto_seq, &f, st);
+  if (rc == BFH_OK && s->vw.imm) rc = memtable_scan(s->vw.imm, visit_upto_seq, &f, st);
+  return rc;
+}
+
+int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data, size_t *size,
+                        uint64_t *offset, err_t *err) {
+  table_t *t = NULL;
+  int rc = table_cache_get(db->tc, number, &t, err);
+  if (rc != BFH_OK) return rc;
+  const void *p;
+  size_t n;
+  rc = table_read_meta(t, name, &p, &n, offset, err);
+  if (rc == BFH_OK) {
+    void *copy = malloc(n ? n : 1);
+    if (!copy) {
+      rc = err_set(err, BFH_E_NOMEM, "read meta: out of memory");
+    } else {
+      if (n) memcpy(copy, p, n);
+      *data = copy;
+      *size = n;
+    }
+  }
+  table_unref(t);
+  return rc;
+}
+
+size_t lsm_table_path(const lsm_db_t *db, uint64_t number, char *buf, size_t cap) {
+  return table_file_path(db->dir, number, buf, cap);
+}
+
+/* ---- iterators ----------------------------------------------------------------------- */
+
+struct lsm_iter {
+  lsm_db_t *db;
+  view_t vw;
+  iterator_t *merged;
+  int valid;
+  int status;
+  err_t err;
+  const uint8_t *key; /* user key of the current entry (borrowed from merged) */
+  size_t key_len;
+  const void *val;
+  size_t val_len;
+  uint8_t *skip; /* user key whose older entries are hidden */
+  size_t skip_len, skip_cap;
+  uint8_t *target; /* seek target buffer */
+  size_t target_cap;
+};
+
+lsm_iter_t *lsm_iter_create(lsm_db_t *db) {
+  lsm_iter_t *it = calloc(1, sizeof *it);
+  if (!it) return NULL;
+  it->db = db;
+  view_acquire(db, &it->vw);
+  size_t n = 2;
+  for (int l = 0; l < LSM_NUM_LEVELS; l++) n += it->vw.v->nfiles[l];
+  iterator_t **children = calloc(n, sizeof *children);
+  size_t k = 0;
+  int rc = children ? BFH_OK : BFH_E_NOMEM;
+  if (rc == BFH_OK) {
+    children[k++] = memtable_iterator_create(it->vw.mem);
+    if (it->vw.imm) children[k++] = memtable_iterator_create(it->vw.imm);
+    for (int l = 0; l < LSM_NUM_LEVELS && rc == BFH_OK; l++) {
+      size_t nl = it->vw.v->nfiles[l];
+      for (size_t i = 0; i < nl && rc == BFH_OK; i++) {
+        /* L0 newest first, so that equal keys come from the newest source first. */
+        lsm_file_meta_t *f = it->vw.v->files[l][l == 0 ? nl - 1 - i : i];
+        table_t *t;
+        rc = file_table(db, f, &t, &it->err);
+        children[k++] =
+            rc == BFH_OK ? table_iterator_create(t) : iterator_empty_create(rc, &it->err);
+        rc = BFH_OK; /* the error surfaces through the merged iterator's status */
+      }
+    }
+    for (size_t i = 0; i < k; i++)
+      if (!children[i]) rc = BFH_E_NOMEM;
+  }
+  if (rc == BFH_OK) {
+    it->merged = merging_iterator_create(children, k);
+    if (!it->merged) rc = BFH_E_NOMEM;
+  } else if (children) {
+    for (size_t i = 0; i < k; i++) iterator_destroy(children[i]);
+  }
+  free(children);
+  if (rc != BFH_OK) {
+    lsm_iter_destroy(it);
+    return NULL;
+  }
+  err_clear(&it->err);
+  return it;
+}
+
+void lsm_iter_destroy(lsm_iter_t *it) {
+  if (!it) return;
+  iterator_destroy(it->merged);
+  view_release(it->db, &it->vw);
+  free(it->skip);
+  free(it->target);
+  free(it);
+}
+
+static int set_skip(lsm_iter_t *it, const uint8_t *key, size_t len) {
+  if (len > it->skip_cap) {
+    uint8_t *p = realloc(it->skip, len * 2 + 16);
+    if (!p) return BFH_E_NOMEM;
+    it->skip = p;
+    it->skip_cap = len * 2 + 16;
+  }
+  memcpy(it->skip, key, len);
+  it->skip_len = len;
+  return BFH_OK;
+}
+
+/* Moves the merged iterator to the next visible live entry; has_skip: hide it->skip. */
+static void find_next(lsm_iter_t *it, int has_skip) {
+  iterator_t *m = it->merged;
+  it->valid = 0;
+  for (; iterator_valid(m); iterator_next(m)) {
+    size_t klen;
+    const uint8_t *k = iterator_key(m, &klen);
+    internal_key_parts_t p;
+    if (internal_key_parse(k, klen, &p) != 0) {
+      it->status = err_set(&it->err, BFH_E_CORRUPT, "iterator: malformed internal key");
+      return;
+    }
+    if (p.seq > it->vw.seq) continue;
+    if (has_skip && bytewise_compare(p.user_key, p.user_len, it->skip, it->skip_len) == 0) continue;
+    if (p.type == LSM_TYPE_DELETION) {
+      if (set_skip(it, p.user_key, p.user_len) != BFH_OK) {
+        it->status = err_set(&it->err, BFH_E_NOMEM, "iterator: out of memory");
+        return;
+      }
+      has_skip = 1;
+      continue;
+    }
+    it->key = p.user_key;
+    it->key_len = p.user_len;
+    it->val = iterator_value(m, &it->val_len);
+    it->valid = 1;
+    return;
+  }
+  err_t e;
+  int rc = iterator_status(m, &e);
+  if (rc != BFH_OK) {
+    it->status = rc;
+    it->err = e;
+  }
+}
+
+void lsm_iter_seek_first(lsm_iter_t *it) {
+  if (it->status != BFH_OK) return;
+  iterator_seek_first(it->merged);
+  find_next(it, 0);
+}
+
+void lsm_iter_seek(lsm_iter_t *it, const void *key, size_t key_len) {
+  if (it->status != BFH_OK) return;
+  if (key_len + 8 > it->target_cap) {
+    uint8_t *p = realloc(it->target, key_len + 8);
+    if (!p) {
+      it->valid = 0;
+      it->status = err_set(&it->err, BFH_E_NOMEM, "iterator: out of memory");
+      return;
+    }
+    it->target = p;
+    it->target_cap = key_len + 8;
+  }
+  size_t n = internal_key_encode(it->target, key, key_len, it->vw.seq, LSM_TYPE_VALUE);
+  iterator_seek(it->merged, it->target, n);
+  find_next(it, 0);
+}
+
+int lsm_iter_valid(const lsm_iter_t *it) {
+  return it->valid && it->status == BFH_OK;
+}
+
+void lsm_iter_next(lsm_iter_t *it) {
+  if (!lsm_iter_valid(it)) return;
+  if (set_skip(it, it->key, it->key_len) != BFH_OK) {
+    it->valid = 0;
+    it->status = err_set(&it->err, BFH_E_NOMEM, "iterator: out of memory");
+    return;
+  }
+  iterator_next(it->merged);
+  find_next(it, 1);
+}
+
+const void *lsm_iter_key(const lsm_iter_t *it, size_t *len) {
+  *len = it->key_len;
+  return it->key;
+}
+
+const void *lsm_iter_value(const lsm_iter_t *it, size_t *len) {
+  *len = it->val_len;
+  return it->val;
+}
+
+int lsm_iter_status(const lsm_iter_t *it, err_t *err) {
+  if (it->status != BFH_OK) err_set(err, it->status, "%s", it->err.msg);
+  return it->status;
+}
+
+/* ---- stats --------------------------------------------------------------------------- */
+
+void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st) {
+  pthread_mutex_lock(&db->mu);
+  *st = db->stats;
+  for (int l = 0; l < LSM_NUM_LEVELS; l++) {
+    st->files_per_level[l] = (uint32_t)db->vs->current->nfiles[l];
+    st->bytes_per_level[l] = lsm_version_level_bytes(db->vs->current, l);
+  }
+  pthread_mutex_unlock(&db->mu);
+}
+
+/* ---- open / recovery / close --------------------------------------------------------- */
+
+typedef struct replay {
+  lsm_db_t *db;
+  memtable_t *mem;
+  uint64_t max_seq;
+} replay_t;
+
+static int max_seq_fn(void *arg, uint64_t seq, int type, const void *key, size_t klen,
+                      const void *val, size_t vlen) {
+  (void)type, (void)key, (void)klen, (void)val, (void)vlen;
+  replay_t *r = arg;
+  if (seq > r->max_seq) r->max_seq = seq;
+  return 0;
+}
+
+/* Replays log `number` into r->mem, flushing it into edit whenever it fills up.
+   REQUIRES mu (flushes release it). */
+static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_edit_t *edit,
+                      err_t *err) {
+  char path[LSM_PATH_MAX];
+  lsm_filename_log(path, sizeof path, db->dir, number);
+  log_reader_t *lr = NULL;
+  int rc = log_reader_open(db->io, path, &lr, err);
+  if (rc != BFH_OK) return rc;
+  for (;;) {
+    const void *data;
+    size_t n;
+    rc = log_reader_next(lr, &data, &n, err);
+    if (rc == BFH_NOT_FOUND) {
+      rc = BFH_OK;
+      break;
+    }
+    if (rc != BFH_OK) break;
+    uint64_t off = log_reader_record_offset(lr);
+    rc = write_batch_iterate(data, n, max_seq_fn, r, err);
+    if (rc == BFH_OK) rc = write_batch_insert(data, n, r->mem, err);
+    if (rc != BFH_OK) {
+      err_prefix(err, "log %s: record at %" PRIu64 ": ", path, off);
+      break;
+    }
+    if (memtable_memory_usage(r->mem) > memtable_limit(db)) {
+      uint64_t tnum;
+      rc = write_level0(db, r->mem, edit, 0, &tnum, err);
+      if (rc != BFH_OK) break;
+      memtable_unref(r->mem);
+      r->mem = memtable_create();
+      if (!r->mem) {
+        rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
+        break;
+      }
+    }
+  }
+  log_reader_close(lr);
+  return rc;
+}
+
+static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
+  char **names = NULL;
+  size_t n = 0;
+  int rc = lsm_io_list_dir(db->io, db->dir, &names, &n, err);
+  if (rc != BFH_OK) return rc;
+  u64vec_t logs;
+  u64vec_init(&logs);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t number;
+    lsm_file_type_t type;
+    if (!lsm_filename_parse(names[i], &number, &type)) continue;
+    if (number >= db->vs->next_file) db->vs->next_file = number + 1;
+    if (type == LSM_FILE_LOG && number >= db->vs->log_number &&
+        u64vec_push(&logs, number) != BFH_OK) {
+      rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
+      break;
+    }
+  }
+  lsm_io_names_free(names, n);
+  if (logs.n) qsort(logs.v, logs.n, sizeof *logs.v, cmp_u64);
+  replay_t r = {db, memtable_create(), db->vs->last_sequence};
+  if (!r.mem && rc == BFH_OK) rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
+  for (size_t i = 0; i < logs.n && rc == BFH_OK; i++) rc = replay_log(db, logs.v[i], &r, edit, err);
+  if (rc == BFH_OK && r.mem) {
+    uint64_t tnum;
+    rc = write_level0(db, r.mem, edit, 0, &tnum, err);
+  }
+  if (rc == BFH_OK && r.max_seq > db->vs->last_sequence) db->vs->last_sequence = r.max_seq;
+  memtable_unref(r.mem);
+  u64vec_release(&logs);
+  return rc;
+}
+
+static int check_options(const lsm_options_t *o, err_t *err) {
+  if (o->memtable_bytes < 4096 || o->memtable_bytes > ((size_t)1 << 32))
+    return err_set(err, BFH_E_INVALID, "memtable_bytes %zu out of range [4096, 4 GiB]",
+                   o->memtable_bytes);
+  if (o->table_bytes < 4096 || o->table_bytes > ((size_t)1 << 32))
+    return err_set(err, BFH_E_INVALID, "table_bytes %zu out of range [4096, 4 GiB]",
+                   o->table_bytes);
+  if (o->block_bytes < 256 || o->block_bytes > (1u << 24))
+    return err_set(err, BFH_E_INVALID, "block_bytes %zu out of range [256, 16 MiB]",
+                   o->block_bytes);
+  if (!(o->key_bits_per_key >= 0 && o->key_bits_per_key <= 64))
+    return err_set(err, BFH_E_INVALID, "key_bits_per_key %g out of range [0, 64]",
+                   o->key_bits_per_key);
+  if (o->level1_bytes < 4096)
+    return err_set(err, BFH_E_INVALID, "level1_bytes %" PRIu64 " below 4096", o->level1_bytes);
+  return BFH_OK;
+}
+
+/* Checks that dir is (or may become) a bfh LSM database; *exists = it has a CURRENT. */
+static int check_identity(lsm_io_t *io, const char *dir, int create, int *exists, err_t *err) {
+  char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
+  lsm_filename_identity(ident, sizeof ident, dir);
+  lsm_filename_current(cur, sizeof cur, dir);
+  int has_ident = lsm_io_exists(io, ident), has_cur = lsm_io_exists(io, cur);
+  *exists = has_cur;
+  if (has_ident) {
+    void *data = NULL;
+    size_t n = 0;
+    int rc = lsm_io_read_file(io, ident, &data, &n, err);
+    if (rc == BFH_OK) rc = lsm_identity_check(data, n, ident, err);
+    free(data);
+    if (rc != BFH_OK) return rc;
+    if (!has_cur && !create)
+      return err_set(err, BFH_E_INVALID, "%s: database was never completed (no CURRENT)", dir);
+    return BFH_OK;
+  }
+  if (has_cur)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: not a bfh lsm database (CURRENT without IDENTITY; a LevelDB database?)",
+                   dir);
+  if (!create)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: not a bfh lsm database (no IDENTITY) and "
+                   "create_if_missing is off",
+                   dir);
+  return BFH_OK;
+}
+
+int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *err) {
+  lsm_options_t defaults;
+  if (!opt) {
+    lsm_options_init(&defaults);
+    opt = &defaults;
+  }
+  if (!dir || !*dir) return err_set(err, BFH_E_INVALID, "empty database path");
+  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, BFH_E_INVALID, "database path too long");
+  int rc = check_options(opt, err);
+  if (rc != BFH_OK) return rc;
+  lsm_io_t *io = opt->io ? opt->io : lsm_io_default();
+  if (opt->create_if_missing) {
+    rc = lsm_io_mkdir(io, dir, err);
+    if (rc != BFH_OK) return rc;
+  } else if (!lsm_io_exists(io, dir)) {
+    return err_set(err, BFH_E_INVALID, "%s: does not exist and create_if_missing is off", dir);
+  }
+  int exists = 0;
+  rc = check_identity(io, dir, opt->create_if_missing, &exists, err);
+  if (rc != BFH_OK) return rc;
+
+  lsm_db_t *db = calloc(1, sizeof *db);
+  if (!db || !(db->dir = strdup(dir))) {
+    free(db);
+    return err_set(err, BFH_E_NOMEM, "open: out of memory");
+  }
+  db->opt = *opt;
+  db->io = io;
+  pthread_mutex_init(&db->mu, NULL);
+  pthread_cond_init(&db->bg_cv, NULL);
+  pthread_cond_init(&db->done_cv, NULL);
+  u64vec_init(&db->pending);
+  write_batch_init(&db->group);
+  table_builder_options_init(&db->topt);
+  db->topt.block_bytes = opt->block_bytes;
+  db->topt.key_bits_per_key = opt->key_bits_per_key;
+  db->topt.hook = opt->hook;
+  db->topt.sync = 1;
+
+  char path[LSM_PATH_MAX];
+  lsm_filename_lock(path, sizeof path, dir);
+  rc = lsm_io_lock(io, path, &db->lock, err);
+  if (rc == BFH_E_BUSY) err_set(err, BFH_E_BUSY, "%s: database is open elsewhere (LOCK held)", dir);
+  if (rc == BFH_OK && !exists) {
+    uint8_t id[LSM_IDENTITY_BYTES];
+    lsm_identity_encode(id);
+    lsm_filename_identity(path, sizeof path, dir);
+    rc = lsm_io_write_file(io, path, id, sizeof id, err);
+    if (rc == BFH_OK) rc = lsm_io_sync_dir(io, dir, err);
+  }
+  if (rc == BFH_OK) {
+    db->tc = table_cache_create(io, dir, 0);
+    if (!db->tc) rc = err_set(err, BFH_E_NOMEM, "open: out of memory");
+  }
+  if (rc == BFH_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
+  if (rc == BFH_OK && exists) rc = lsm_version_set_recover(db->vs, err);
+  db->mem = rc == BFH_OK ? memtable_create() : NULL;
+  db->mf = rc == BFH_OK ? new_mem_filter(db) : NULL;
+  if (rc == BFH_OK && (!db->mem || !db->mf)) rc = err_set(err, BFH_E_NOMEM, "open: out of memory");
+
+  pthread_mutex_lock(&db->mu);
+  lsm_version_edit_t edit;
+  lsm_version_edit_init(&edit);
+  if (rc == BFH_OK) rc = recover_logs(db, &edit, err);
+  if (rc == BFH_OK) {
+    db->log_number = lsm_version_set_new_file_number(db->vs);
+    lsm_filename_log(path, sizeof path, dir, db->log_number);
+    rc = log_writer_open(io, path, &db->log, err);
+  }
+  if (rc == BFH_OK) {
+    lsm_version_edit_set_log_number(&edit, db->log_number);
+    rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, err);
+  }
+  for (size_t i = 0; i < edit.nadded; i++) pending_remove(db, edit.added[i].meta->number);
+  lsm_version_edit_release(&edit);
+  if (rc == BFH_OK) refresh_read_state(db);
+  if (rc == BFH_OK) delete_obsolete_files(db, 1);
+  pthread_mutex_unlock(&db->mu);
+  if (rc == BFH_OK) {
+    if (pthread_create(&db->bg_thread, NULL, bg_main, db) != 0)
+      rc = err_set(err, BFH_E_NOMEM, "open: cannot start the background thread");
+    else
+      db->bg_started = 1;
+  }
+  if (rc != BFH_OK) {
+    lsm_close(db);
+    return rc;
+  }
+  pthread_mutex_lock(&db->mu);
+  pthread_cond_signal(&db->bg_cv); /* recovery may have left a compaction due */
+  pthread_mutex_unlock(&db->mu);
+  *out = db;
+  return BFH_OK;
+}
+
+int lsm_close(lsm_db_t *db) {
+  if (!db) return BFH_OK;
+  pthread_mutex_lock(&db->mu);
+  atomic_store(&db->shutting_down, 1);
+  pthread_cond_broadcast(&db->bg_cv);
+  pthread_mutex_unlock(&db->mu);
+  if (db->bg_started) pthread_join(db->bg_thread, NULL);
+  int rc = db->bg_error;
+  (void)log_writer_close(db->log, NULL);
+  pthread_mutex_lock(&db->mu);
+  if (db->rs) read_state_free(db->rs);
+  db->rs = NULL;
+  pthread_mutex_unlock(&db->mu);
+  memtable_unref(db->mem);
+  memtable_unref(db->imm);
+  mem_filter_unref(db->mf);
+  mem_filter_unref(db->imf);
+  lsm_version_set_destroy(db->vs);
+  table_cache_destroy(db->tc);
+  lsm_io_unlock(db->lock);
+  write_batch_release(&db->group);
+  u64vec_release(&db->pending);
+  pthread_cond_destroy(&db->bg_cv);
+  pthread_cond_destroy(&db->done_cv);
+  pthread_mutex_destroy(&db->mu);
+  free(db->dir);
+  free(db);
+  return rc == BFH_OK ? BFH_OK : rc;
+}

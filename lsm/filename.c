@@ -1,0 +1,106 @@
+#include "lsm/filename.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+size_t lsm_filename_log(char *buf, size_t cap, const char *dir, uint64_t number) {
+  return (size_t)snprintf(buf, cap, "%s/%06" PRIu64 ".log", dir, number);
+}
+
+size_t lsm_filename_table(char *buf, size_t cap, const char *dir, uint64_t number) {
+  return (size_t)snprintf(buf, cap, "%s/%06" PRIu64 "." LSM_TABLE_EXT, dir, number);
+}
+
+size_t lsm_filename_manifest(char *buf, size_t cap, const char *dir, uint64_t number) {
+  return (size_t)snprintf(buf, cap, "%s/MANIFEST-%06" PRIu64, dir, number);
+}
+
+size_t lsm_filename_current(char *buf, size_t cap, const char *dir) {
+  return (size_t)snprintf(buf, cap, "%s/CURRENT", dir);
+}
+
+size_t lsm_filename_temp(char *buf, size_t cap, const char *dir) {
+  return (size_t)snprintf(buf, cap, "%s/CURRENT.tmp", dir);
+}
+
+size_t lsm_filename_lock(char *buf, size_t cap, const char *dir) {
+  return (size_t)snprintf(buf, cap, "%s/LOCK", dir);
+}
+
+size_t lsm_filename_identity(char *buf, size_t cap, const char *dir) {
+  return (size_t)snprintf(buf, cap, "%s/IDENTITY", dir);
+}
+
+/* Parses all-digit s[0,n) into *v; 0 on an empty string, a non-digit or overflow. */
+static int parse_number(const char *s, size_t n, uint64_t *v) {
+  if (n == 0) return 0;
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return 0;
+    uint64_t d = (uint64_t)(s[i] - '0');
+    if (x > (UINT64_MAX - d) / 10) return 0;
+    x = x * 10 + d;
+  }
+  *v = x;
+  return 1;
+}
+
+int lsm_filename_parse(const char *name, uint64_t *number, lsm_file_type_t *type) {
+  *number = 0;
+  if (strcmp(name, "CURRENT") == 0) {
+    *type = LSM_FILE_CURRENT;
+    return 1;
+  }
+  if (strcmp(name, "CURRENT.tmp") == 0) {
+    *type = LSM_FILE_TEMP;
+    return 1;
+  }
+  if (strcmp(name, "LOCK") == 0) {
+    *type = LSM_FILE_LOCK;
+    return 1;
+  }
+  if (strcmp(name, "IDENTITY") == 0) {
+    *type = LSM_FILE_IDENTITY;
+    return 1;
+  }
+  if (strncmp(name, "MANIFEST-", 9) == 0) {
+    if (!parse_number(name + 9, strlen(name + 9), number)) return 0;
+    *type = LSM_FILE_MANIFEST;
+    return 1;
+  }
+  const char *dot = strchr(name, '.');
+  if (!dot || !parse_number(name, (size_t)(dot - name), number)) return 0;
+  if (strcmp(dot + 1, "log") == 0) {
+    *type = LSM_FILE_LOG;
+    return 1;
+  }
+  if (strcmp(dot + 1, LSM_TABLE_EXT) == 0) {
+    *type = LSM_FILE_TABLE;
+    return 1;
+  }
+  return 0;
+}
+
+void lsm_identity_encode(uint8_t out[LSM_IDENTITY_BYTES]) {
+  memcpy(out, LSM_IDENTITY_MAGIC, 8);
+  encode_fixed32(out + 8, LSM_FORMAT_VERSION);
+  encode_fixed32(out + 12, crc32c_mask(crc32c_value(out, 12)));
+}
+
+int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *err) {
+  if (n != LSM_IDENTITY_BYTES || memcmp(data, LSM_IDENTITY_MAGIC, 8) != 0)
+    return err_set(err, BFH_E_INVALID, "%s: not a bfh lsm database (bad IDENTITY magic)", path);
+  if (crc32c_unmask(decode_fixed32(data + 12)) != crc32c_value(data, 12))
+    return err_set(err, BFH_E_CORRUPT, "%s: at offset 12: IDENTITY checksum mismatch", path);
+  uint32_t version = decode_fixed32(data + 8);
+  if (version != LSM_FORMAT_VERSION)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "%s: format version %u is not supported (this build reads version %u)", path,
+                   version, LSM_FORMAT_VERSION);
+  return BFH_OK;
+}

@@ -1,0 +1,207 @@
+/* Corruption test: a byte flipped in a table, the log or the manifest gives BFH_E_CORRUPT
+ * with the damaged file and an offset in the message, and never a wrong answer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lsm/db.h"
+#include "tests/lsm/db_test_util.h"
+
+#define NKEYS 3000
+#define MAX_VALUE 100
+
+static void opts(lsm_options_t *o) {
+  lsm_options_init(o);
+  o->memtable_bytes = 1 << 20; /* everything stays in one memtable until lsm_flush */
+}
+
+static lsm_db_t *open_ok(const char *dir) {
+  lsm_options_t o;
+  opts(&o);
+  lsm_db_t *db = NULL;
+  err_t e;
+  int rc = lsm_open(dir, &o, &db, &e);
+  if (rc != BFH_OK) fail_msg("open: %d %s", rc, e.msg);
+  return db;
+}
+
+static void fill(lsm_db_t *db, uint64_t first, uint64_t n) {
+  char key[32];
+  uint8_t val[MAX_VALUE];
+  err_t e;
+  for (uint64_t id = first; id < first + n; id++) {
+    size_t klen = test_key(key, id);
+    size_t vlen = test_value(val, id + 1, MAX_VALUE);
+    assert_int_equal(lsm_put(db, key, klen, val, vlen, &e), BFH_OK);
+  }
+}
+
+/* Finds the one file whose name ends with suffix (or starts with prefix when suffix is
+   NULL) and writes its name into name. With several, the one with the largest name. */
+static void find_file(const char *dir, const char *prefix, const char *suffix, char *name,
+                      size_t cap) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  name[0] = '\0';
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    size_t n = strlen(de->d_name);
+    int match = suffix ? n > strlen(suffix) && strcmp(de->d_name + n - strlen(suffix), suffix) == 0
+                       : strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+    if (match && strcmp(de->d_name, name) > 0) snprintf(name, cap, "%s", de->d_name);
+  }
+  closedir(d);
+  if (!name[0]) fail_msg("no file %s*%s in %s", prefix ? prefix : "", suffix ? suffix : "", dir);
+}
+
+static uint64_t file_size(const char *path) {
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  return (uint64_t)st.st_size;
+}
+
+static void flip_byte(const char *path, uint64_t off) {
+  int fd = open(path, O_RDWR);
+  assert_true(fd >= 0);
+  uint8_t b;
+  assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+  b ^= 0x5a;
+  assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
+  close(fd);
+}
+
+/* Every present key gives its value or BFH_E_CORRUPT naming `file`; returns how many
+   gave BFH_E_CORRUPT. */
+static uint64_t check_answers(lsm_db_t *db, const char *file) {
+  char key[32];
+  uint8_t want[MAX_VALUE];
+  uint64_t corrupt = 0;
+  for (uint64_t id = 0; id < NKEYS; id++) {
+    size_t klen = test_key(key, id);
+    void *val = NULL;
+    size_t vlen = 0;
+    err_t e;
+    err_clear(&e);
+    int rc = lsm_get(db, key, klen, &val, &vlen, &e);
+    if (rc == BFH_E_CORRUPT) {
+      if (!strstr(e.msg, file) || !strstr(e.msg, " at "))
+        fail_msg("corruption message lacks file %s or offset: %s", file, e.msg);
+      corrupt++;
+      continue;
+    }
+    if (rc != BFH_OK) fail_msg("get %s: %d %s (a wrong answer)", key, rc, e.msg);
+    size_t n = test_value(want, id + 1, MAX_VALUE);
+    if (n != vlen || memcmp(want, val, n) != 0) fail_msg("get %s: wrong value", key);
+    free(val);
+  }
+  return corrupt;
+}
+
+/* A table damaged in its first data block and (second run) in its footer. */
+static void table_case(int footer) {
+  char dir[512], name[256], path[1024];
+  test_mkdtemp(dir, sizeof dir, "db_corrupt_table");
+  lsm_db_t *db = open_ok(dir);
+  fill(db, 0, NKEYS);
+  err_t e;
+  assert_int_equal(lsm_flush(db, &e), BFH_OK);
+  assert_int_equal(lsm_close(db), BFH_OK);
+  find_file(dir, NULL, ".sst", name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  uint64_t size = file_size(path);
+  flip_byte(path, footer ? size - 12 : 40);
+  db = open_ok(dir);
+  uint64_t corrupt = check_answers(db, name);
+  print_message("table %s: byte at %llu flipped: %llu of %d gets reported corruption\n", name,
+                (unsigned long long)(footer ? size - 12 : 40), (unsigned long long)corrupt, NKEYS);
+  assert_true(corrupt > 0);
+  /* An iterator stops with the same error rather than skipping the damage. */
+  lsm_iter_t *it = lsm_iter_create(db);
+  assert_non_null(it);
+  uint64_t n = 0;
+  for (lsm_iter_seek_first(it); lsm_iter_valid(it); lsm_iter_next(it)) n++;
+  err_clear(&e);
+  assert_int_equal(lsm_iter_status(it, &e), BFH_E_CORRUPT);
+  assert_non_null(strstr(e.msg, name));
+  assert_true(n < NKEYS);
+  lsm_iter_destroy(it);
+  lsm_close(db);
+  test_rmtree(dir);
+}
+
+static void test_db_corrupt_table_data_block(void **state) {
+  (void)state;
+  table_case(0);
+}
+
+static void test_db_corrupt_table_footer(void **state) {
+  (void)state;
+  table_case(1);
+}
+
+static void expect_open_corrupt(const char *dir, const char *file) {
+  lsm_options_t o;
+  opts(&o);
+  lsm_db_t *db = NULL;
+  err_t e;
+  err_clear(&e);
+  int rc = lsm_open(dir, &o, &db, &e);
+  if (rc != BFH_E_CORRUPT) fail_msg("open: want BFH_E_CORRUPT, got %d (%s)", rc, e.msg);
+  print_message("open: %s\n", e.msg);
+  if (!strstr(e.msg, file) || !strstr(e.msg, " at "))
+    fail_msg("corruption message lacks file %s or offset: %s", file, e.msg);
+  assert_null(db);
+}
+
+static void test_db_corrupt_log_record(void **state) {
+  (void)state;
+  char dir[512], name[256], path[1024];
+  test_mkdtemp(dir, sizeof dir, "db_corrupt_log");
+  lsm_db_t *db = open_ok(dir);
+  fill(db, 0, NKEYS);
+  assert_int_equal(lsm_close(db), BFH_OK); /* the data is only in the log */
+  find_file(dir, NULL, ".log", name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  assert_true(file_size(path) > 10000);
+  flip_byte(path, 30); /* inside the first record, with many records after it */
+  expect_open_corrupt(dir, name);
+  test_rmtree(dir);
+}
+
+static void test_db_corrupt_manifest_record(void **state) {
+  (void)state;
+  char dir[512], name[256], path[1024];
+  test_mkdtemp(dir, sizeof dir, "db_corrupt_manifest");
+  lsm_db_t *db = open_ok(dir);
+  err_t e;
+  for (int i = 0; i < 4; i++) { /* several manifest records after the first */
+    fill(db, (uint64_t)i * (NKEYS / 4), NKEYS / 4);
+    assert_int_equal(lsm_flush(db, &e), BFH_OK);
+  }
+  assert_int_equal(lsm_close(db), BFH_OK);
+  find_file(dir, "MANIFEST-", NULL, name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  flip_byte(path, 12); /* inside the first record (the snapshot) */
+  expect_open_corrupt(dir, name);
+  test_rmtree(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_db_corrupt_table_data_block),
+      cmocka_unit_test(test_db_corrupt_table_footer),
+      cmocka_unit_test(test_db_corrupt_log_record),
+      cmocka_unit_test(test_db_corrupt_manifest_record),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
