@@ -182,7 +182,7 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
         rec = p;
         rec_cap = c;
       }
-      memcpy(rec + rec_len, payload, len);
+      if (len) memcpy(rec + rec_len, payload, len); /* rec is NULL before a first payload */
       rec_len += len;
       in_frag = type != REC_LAST;
       if (in_frag) continue;
