@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every benchmark and keeps its CSV in results/bench/ (one file per bench and size).
+# Long: about an hour at the default sizes on a 2-core machine. Run it on a quiet machine;
+# each bench measures its baseline (stock LevelDB, the full scan, leaf-by-leaf probing) in
+# the same run and prints the ratios.
+#   NUM        entries for the database benches (default 1000000; the goals are stated at
+#              1M and 10M: NUM=10000000)
+#   ONLY       space-separated subset: filter hierarchy db search leveldb
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+build=${BUILD:-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+num=${NUM:-1000000}
+out=results/bench
+mkdir -p "$out"
+
+run() { # name, command...
+  local name=$1; shift
+  echo "$name: $*" >&2
+  "$@" > "$out/$name.csv"
+}
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+
+want filter && run filter_bench "$build/filter_bench"
+want hierarchy && run hierarchy_bench "$build/hierarchy_bench"
+want hierarchy && run hierarchy_bench_6434 "$build/hierarchy_bench" --max-leaves 6434 --sliced-only
+want db && run "db_bench_$num" "$build/db_bench" --num "$num" --rounds 3
+want search && run "search_bench_$num" "$build/search_bench" --num "$num"
+want leveldb && run "leveldb_search_bench_$num" "$build/leveldb_search_bench" --num "$num" \
+  --ingest-num 1000000 --ingest-rounds 3
+echo "results in $out" >&2
