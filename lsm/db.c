@@ -148,11 +148,6 @@ static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t
 
 /* ---- obsolete files ------------------------------------------------------------------ */
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void pending_remove(lsm_db_t *db, uint64_t number) {
   for (size_t i = 0; i < db->pending.n; i++)
     if (db->pending.v[i] == number) {
@@ -181,7 +176,7 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
       u64vec_release(&live);
       return;
     }
-  if (live.n) qsort(live.v, live.n, sizeof *live.v, cmp_u64);
+  u64vec_sort(&live);
   char **names = NULL;
   size_t n = 0;
   if (lsm_io_list_dir(db->io, db->dir, &names, &n, NULL) != BFH_OK) {
@@ -205,7 +200,7 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
         keep = number >= manifest_number;
         break;
       case LSM_FILE_TABLE:
-        keep = live.n && bsearch(&number, live.v, live.n, sizeof *live.v, cmp_u64) != NULL;
+        keep = u64_sorted_contains(live.v, live.n, number);
         break;
       case LSM_FILE_TEMP:
         keep = !at_open;
@@ -1273,7 +1268,7 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
     }
   }
   lsm_io_names_free(names, n);
-  if (logs.n) qsort(logs.v, logs.n, sizeof *logs.v, cmp_u64);
+  u64vec_sort(&logs);
   replay_t r = {db, memtable_create(), db->vs->last_sequence};
   if (!r.mem && rc == BFH_OK) rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
   for (size_t i = 0; i < logs.n && rc == BFH_OK; i++) rc = replay_log(db, logs.v[i], &r, edit, err);

@@ -422,18 +422,13 @@ int lsm_version_set_log_and_apply(lsm_version_set_t *vs, lsm_version_edit_t *edi
   return BFH_OK;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 int lsm_version_set_live_files(const lsm_version_set_t *vs, u64vec_t *out) {
   out->n = 0;
   for (const lsm_version_t *v = vs->list.next; v != &vs->list; v = v->next)
     for (int l = 0; l < LSM_NUM_LEVELS; l++)
       for (size_t i = 0; i < v->nfiles[l]; i++)
         if (u64vec_push(out, v->files[l][i]->number)) return BFH_E_NOMEM;
-  if (out->n) qsort(out->v, out->n, sizeof *out->v, cmp_u64);
+  u64vec_sort(out);
   return BFH_OK;
 }
 

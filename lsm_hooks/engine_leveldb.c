@@ -550,11 +550,6 @@ static engine_view_t *make_view(engine_leveldb_t *el, const ldb_sstable_t *t, si
   return v;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The emulated table-build hook; with view != NULL also makes a view. Holds sync_mu. */
 static int sync_locked(engine_leveldb_t *el, engine_view_t **view, err_t *err) {
   el->stats.syncs++;
@@ -591,7 +586,7 @@ static int sync_locked(engine_leveldb_t *el, engine_view_t **view, err_t *err) {
     uint64_t *listed = malloc((n ? n : 1) * sizeof *listed);
     if (!listed) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
     for (size_t i = 0; listed && i < n; i++) listed[i] = t[i].number;
-    if (listed) qsort(listed, n, sizeof *listed, cmp_u64);
+    if (listed) qsort(listed, n, sizeof *listed, u64_compare);
     for (size_t i = 0, j = 0; listed && i < el->ntbls; i++) {
       tbl_t *tb = &el->tbls[i];
       while (j < n && listed[j] < tb->number) j++;

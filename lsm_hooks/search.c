@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "hierarchy/hash.h"
+#include "util/vec.h"
 
 /* ---- A set of candidate keys (open addressing, keys copied) -------------------------- */
 
@@ -194,18 +195,6 @@ done:
   return rc;
 }
 
-static int has_sorted(const uint64_t *v, size_t n, uint64_t x) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && v[lo] == x;
-}
-
 int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64_t *numbers,
                       size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   uint64_t t0 = now_ns();
@@ -222,7 +211,8 @@ int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64
   if (!scan) {
     rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
   } else {
-    for (size_t i = 0; i < n; i++) scan[i] = (uint8_t)has_sorted(numbers, nn, tables[i].number);
+    for (size_t i = 0; i < n; i++)
+      scan[i] = (uint8_t)u64_sorted_contains(numbers, nn, tables[i].number);
     rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
   }
   free(scan);

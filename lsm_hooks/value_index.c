@@ -660,23 +660,6 @@ int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *
   return rc;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int sorted_has(const uint64_t *v, size_t n, uint64_t x) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && v[lo] == x;
-}
-
 int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
                        const uint64_t *numbers, size_t n, uint8_t *scan, probe_stats_t *st,
                        err_t *err) {
@@ -686,9 +669,9 @@ int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
   pthread_rwlock_rdlock(&vi->lock);
   int rc = candidates_locked(vi, method, p, &cand, st, err);
   if (rc == BFH_OK) {
-    if (cand.n > 1) qsort(cand.v, cand.n, sizeof *cand.v, cmp_u64);
+    u64vec_sort(&cand);
     for (size_t i = 0; i < n; i++)
-      scan[i] = sorted_has(cand.v, cand.n, numbers[i]) || !find_leaf(vi, numbers[i]);
+      scan[i] = u64_sorted_contains(cand.v, cand.n, numbers[i]) || !find_leaf(vi, numbers[i]);
   }
   pthread_rwlock_unlock(&vi->lock);
   u64vec_release(&cand);

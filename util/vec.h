@@ -43,4 +43,26 @@ static inline int u64vec_push(u64vec_t *a, uint64_t x) {
   return BFH_OK;
 }
 
+/* Sorts a->v ascending. */
+static inline int u64_compare(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+static inline void u64vec_sort(u64vec_t *a) {
+  if (a->n > 1) qsort(a->v, a->n, sizeof *a->v, u64_compare);
+}
+
+/* 1 if x is in the ascending array v[0, n), by binary search. */
+static inline int u64_sorted_contains(const uint64_t *v, size_t n, uint64_t x) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && v[lo] == x;
+}
+
 #endif
