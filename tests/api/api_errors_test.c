@@ -20,25 +20,18 @@
 #include <cmocka.h>
 
 #include "bfh.h"
+#include "tests/test_util.h"
 
 static char g_dir[512];
 
 static int setup(void **state) {
   (void)state;
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !base[0]) base = "/tmp";
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
-  if (system(cmd) != 0) return -1;
-  snprintf(g_dir, sizeof g_dir, "%s/api_errors_test.XXXXXX", base);
-  return mkdtemp(g_dir) ? 0 : -1;
+  return test_tmpdir_create(g_dir, sizeof g_dir, "api_errors_test");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return test_rmrf(g_dir);
 }
 
 /* A fresh database directory path under g_dir. */
@@ -282,13 +275,7 @@ static void test_api_errors_params_mismatch_and_corrupt(void **state) {
   /* Damage BFH-PARAMS. */
   char pf[700];
   snprintf(pf, sizeof pf, "%s/BFH-PARAMS", path);
-  int fd = open(pf, O_RDWR);
-  assert_true(fd >= 0);
-  uint8_t b;
-  assert_int_equal(pread(fd, &b, 1, 9), 1);
-  b ^= 0x10;
-  assert_int_equal(pwrite(fd, &b, 1, 9), 1);
-  close(fd);
+  assert_int_equal(test_file_xor_byte(pf, 9, 0x10), 0);
   o.value_filter_hashes = 3;
   assert_int_equal(bfh_open(path, &o, &db), BFH_E_CORRUPT);
   expect_msg(bfh_last_error(NULL), "BFH-PARAMS");
@@ -376,39 +363,21 @@ static void check_exact_or_corrupt(const char *path, int n, int *saw_corrupt) {
   assert_int_equal(bfh_close(db), BFH_OK);
 }
 
-static void test_api_errors_corrupt_table(void **state) {
-  (void)state;
-  char path[600], table[1200];
-  db_path(path, sizeof path, "corrupt");
-  enum { N = 3000 };
-  fill_db(path, N);
-  assert_true(largest_table(path, table, sizeof table));
-  /* Flip a byte early in the file: inside a data block. */
-  int fd = open(table, O_RDWR);
-  assert_true(fd >= 0);
-  uint8_t b;
-  assert_int_equal(pread(fd, &b, 1, 100), 1);
-  b ^= 0x40;
-  assert_int_equal(pwrite(fd, &b, 1, 100), 1);
-  close(fd);
-  int saw = 0;
-  check_exact_or_corrupt(path, N, &saw);
-  assert_true(saw); /* a damaged data block must be noticed by the full scan */
+/* Offset of a byte inside a data block: early in the file. */
+static uint64_t data_block_offset(const char *table) {
+  (void)table;
+  return 100;
 }
 
-static void test_api_errors_corrupt_value_filter(void **state) {
-  (void)state;
-  char path[600], table[1200];
-  db_path(path, sizeof path, "corruptvf");
-  enum { N = 3000 };
-  fill_db(path, N);
-  assert_true(largest_table(path, table, sizeof table));
-  /* Find the serialized value filter ("BFHV") and flip a bit in its words. */
+/* Offset of a byte in the words of the serialized value filter (after its "BFHV"). */
+static uint64_t value_filter_offset(const char *table) {
   FILE *fp = fopen(table, "rb");
+  assert_non_null(fp);
   fseek(fp, 0, SEEK_END);
   long sz = ftell(fp);
   fseek(fp, 0, SEEK_SET);
   uint8_t *buf = malloc((size_t)sz);
+  assert_non_null(buf);
   assert_int_equal(fread(buf, 1, (size_t)sz, fp), (size_t)sz);
   fclose(fp);
   long at = -1;
@@ -416,17 +385,35 @@ static void test_api_errors_corrupt_value_filter(void **state) {
     if (memcmp(buf + i, "BFHV", 4) == 0) at = i;
   free(buf);
   assert_true(at >= 0);
-  int fd = open(table, O_RDWR);
-  uint8_t b;
-  assert_int_equal(pread(fd, &b, 1, at + 40), 1);
-  b ^= 0x01;
-  assert_int_equal(pwrite(fd, &b, 1, at + 40), 1);
-  close(fd);
+  return (uint64_t)at + 40;
+}
+
+/* Fills a database, XORs mask into the byte at offset_of(largest table), then checks every
+   answer is exact or BFH_E_CORRUPT; expect_corrupt says whether some must be BFH_E_CORRUPT. */
+static void corrupt_case(const char *name, uint64_t (*offset_of)(const char *table), uint8_t mask,
+                         int expect_corrupt) {
+  char path[600], table[1200];
+  db_path(path, sizeof path, name);
+  enum { N = 3000 };
+  fill_db(path, N);
+  assert_true(largest_table(path, table, sizeof table));
+  assert_int_equal(test_file_xor_byte(table, offset_of(table), mask), 0);
   int saw = 0;
-  /* The table's filter is unreadable: it must be scanned always, and the answers stay
-     exact (a damaged filter block never hides the table). */
   check_exact_or_corrupt(path, N, &saw);
-  assert_false(saw);
+  assert_int_equal(saw, expect_corrupt);
+}
+
+/* A damaged data block must be noticed by the full scan. */
+static void test_api_errors_corrupt_table(void **state) {
+  (void)state;
+  corrupt_case("corrupt", data_block_offset, 0x40, 1);
+}
+
+/* The table's filter is unreadable: it must be scanned always, and the answers stay exact
+   (a damaged filter block never hides the table). */
+static void test_api_errors_corrupt_value_filter(void **state) {
+  (void)state;
+  corrupt_case("corruptvf", value_filter_offset, 0x01, 0);
 }
 
 int main(void) {

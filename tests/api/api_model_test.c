@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "bfh.h"
+#include "tests/test_util.h"
 #include "util/random.h"
 
 #define NKEYS 1500
@@ -135,13 +136,7 @@ static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method
 static void run(int leaves_on_disk, uint64_t ops, uint64_t seed) {
   model_t *md = calloc(1, sizeof *md);
   assert_non_null(md);
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !base[0]) base = "/tmp";
-  char cmd[1100];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
-  assert_int_equal(system(cmd), 0);
-  snprintf(md->dir, sizeof md->dir, "%s/api_model_test.XXXXXX", base);
-  assert_non_null(mkdtemp(md->dir));
+  assert_int_equal(test_tmpdir_create(md->dir, sizeof md->dir, "api_model_test"), 0);
   bfh_options_init(&md->opt);
   md->opt.memtable_bytes = 128 << 10; /* the arena takes 64 KiB blocks: ~64 KiB of entries */
   md->opt.table_bytes = 16 << 10;
@@ -248,8 +243,7 @@ static void run(int leaves_on_disk, uint64_t ops, uint64_t seed) {
   assert_true(reopens >= 2);
   assert_true(found_nonempty > 0);
   assert_int_equal(bfh_close(md->db), BFH_OK);
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", md->dir);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(test_rmrf(md->dir), 0);
   free(md);
 }
 

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "bfh.h"
+#include "tests/test_util.h"
 #include "util/random.h"
 
 #define NSTABLE 2000
@@ -109,13 +110,8 @@ static void *searcher(void *arg) {
 }
 
 static void run(int leaves_on_disk) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !base[0]) base = "/tmp";
-  char dir[512], cmd[600];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
-  assert_int_equal(system(cmd), 0);
-  snprintf(dir, sizeof dir, "%s/search_stress_test.XXXXXX", base);
-  assert_non_null(mkdtemp(dir));
+  char dir[512];
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "search_stress_test"), 0);
   bfh_options o;
   bfh_options_init(&o);
   o.memtable_bytes = 256 << 10;
@@ -149,8 +145,7 @@ static void run(int leaves_on_disk) {
   assert_true(atomic_load(&g_searches) >= 50);
   assert_true(atomic_load(&g_writes) > 10000); /* the writers did churn the tables */
   assert_int_equal(bfh_close(g_db), BFH_OK);
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_search_stress_leaves_in_memory(void **state) {

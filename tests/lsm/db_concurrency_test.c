@@ -223,7 +223,7 @@ static void *snapshot_main(void *arg) {
 static void test_db_concurrency_readers_during_compaction(void **state) {
   (void)state;
   char dir[512];
-  test_mkdtemp(dir, sizeof dir, "db_concurrency");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_concurrency"), 0);
   shared_t *s = calloc(1, sizeof *s);
   assert_non_null(s);
   pthread_mutex_init(&s->fail_mu, NULL);
@@ -286,7 +286,7 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
   assert_int_equal(lsm_close(s->db), BFH_OK);
   pthread_mutex_destroy(&s->fail_mu);
   free(s);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {

@@ -16,6 +16,7 @@
 
 #include "lsm/db.h"
 #include "tests/lsm/db_test_util.h"
+#include "tests/test_util.h"
 
 #define NKEYS 3000
 #define MAX_VALUE 100
@@ -70,16 +71,6 @@ static uint64_t file_size(const char *path) {
   return (uint64_t)st.st_size;
 }
 
-static void flip_byte(const char *path, uint64_t off) {
-  int fd = open(path, O_RDWR);
-  assert_true(fd >= 0);
-  uint8_t b;
-  assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
-  b ^= 0x5a;
-  assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
-  close(fd);
-}
-
 /* Every present key gives its value or BFH_E_CORRUPT naming `file`; returns how many
    gave BFH_E_CORRUPT. */
 static uint64_t check_answers(lsm_db_t *db, const char *file) {
@@ -110,7 +101,7 @@ static uint64_t check_answers(lsm_db_t *db, const char *file) {
 /* A table damaged in its first data block and (second run) in its footer. */
 static void table_case(int footer) {
   char dir[512], name[256], path[1024];
-  test_mkdtemp(dir, sizeof dir, "db_corrupt_table");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_corrupt_table"), 0);
   lsm_db_t *db = open_ok(dir);
   fill(db, 0, NKEYS);
   err_t e;
@@ -119,7 +110,7 @@ static void table_case(int footer) {
   find_file(dir, NULL, ".sst", name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   uint64_t size = file_size(path);
-  flip_byte(path, footer ? size - 12 : 40);
+  assert_int_equal(test_file_xor_byte(path, footer ? size - 12 : 40, 0x5a), 0);
   db = open_ok(dir);
   uint64_t corrupt = check_answers(db, name);
   print_message("table %s: byte at %llu flipped: %llu of %d gets reported corruption\n", name,
@@ -136,7 +127,7 @@ static void table_case(int footer) {
   assert_true(n < NKEYS);
   lsm_iter_destroy(it);
   lsm_close(db);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_corrupt_table_data_block(void **state) {
@@ -166,22 +157,23 @@ static void expect_open_corrupt(const char *dir, const char *file) {
 static void test_db_corrupt_log_record(void **state) {
   (void)state;
   char dir[512], name[256], path[1024];
-  test_mkdtemp(dir, sizeof dir, "db_corrupt_log");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_corrupt_log"), 0);
   lsm_db_t *db = open_ok(dir);
   fill(db, 0, NKEYS);
   assert_int_equal(lsm_close(db), BFH_OK); /* the data is only in the log */
   find_file(dir, NULL, ".log", name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   assert_true(file_size(path) > 10000);
-  flip_byte(path, 30); /* inside the first record, with many records after it */
+  /* Damage a byte inside the first record, with many records after it. */
+  assert_int_equal(test_file_xor_byte(path, 30, 0x5a), 0);
   expect_open_corrupt(dir, name);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_corrupt_manifest_record(void **state) {
   (void)state;
   char dir[512], name[256], path[1024];
-  test_mkdtemp(dir, sizeof dir, "db_corrupt_manifest");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_corrupt_manifest"), 0);
   lsm_db_t *db = open_ok(dir);
   err_t e;
   for (int i = 0; i < 4; i++) { /* several manifest records after the first */
@@ -191,9 +183,10 @@ static void test_db_corrupt_manifest_record(void **state) {
   assert_int_equal(lsm_close(db), BFH_OK);
   find_file(dir, "MANIFEST-", NULL, name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  flip_byte(path, 12); /* inside the first record (the snapshot) */
+  /* Damage a byte inside the first record (the snapshot). */
+  assert_int_equal(test_file_xor_byte(path, 12, 0x5a), 0);
   expect_open_corrupt(dir, name);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {

@@ -107,7 +107,7 @@ static void apply(uint64_t *model, rec_t *inflight, int *has_inflight, const rec
 static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
   (void)state;
   char dir[512];
-  test_mkdtemp(dir, sizeof dir, "db_crash");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_crash"), 0);
   uint64_t *model = calloc(NKEYS, sizeof *model);
   assert_non_null(model);
   rng_t r;
@@ -207,7 +207,7 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
                 KILLS, (unsigned long long)total_acks, (unsigned long long)inflight_applied);
   assert_true(total_acks > (uint64_t)KILLS); /* the children did make progress */
   free(model);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Power loss: the disk dies (every sync from the nth on fails) at a different moment in
@@ -220,7 +220,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
   rng_init(&r, 4242);
   for (int run = 0; run < RUNS; run++) {
     char dir[512];
-    test_mkdtemp(dir, sizeof dir, "db_powerloss");
+    assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_powerloss"), 0);
     lsm_io_t *io = lsm_io_create_faulty();
     assert_non_null(io);
     lsm_options_t o;
@@ -277,7 +277,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
     }
     assert_int_equal(lsm_close(db), BFH_OK);
     lsm_io_destroy(io);
-    test_rmtree(dir);
+    assert_int_equal(test_rmrf(dir), 0);
     assert_true(acked > 0);
   }
 }

@@ -106,7 +106,7 @@ static void check_iter(lsm_db_t *db, const model_t *m, rng_t *r) {
 static void test_db_model_random_ops(void **state) {
   (void)state;
   char dir[512];
-  test_mkdtemp(dir, sizeof dir, "db_model");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_model"), 0);
   lsm_options_t o;
   small_options(&o);
   model_t m = {calloc(NKEYS, sizeof(uint64_t))};
@@ -176,7 +176,7 @@ static void test_db_model_random_ops(void **state) {
   for (uint64_t id = 0; id < NKEYS; id++) check_get(db, &m, id);
   assert_int_equal(lsm_close(db), BFH_OK);
   free(m.stamp);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {

@@ -41,7 +41,7 @@ static void write_text(const char *dir, const char *name, const void *data, size
 static void test_db_open_second_open_is_busy(void **state) {
   (void)state;
   char dir[512];
-  test_mkdtemp(dir, sizeof dir, "db_open_busy");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_busy"), 0);
   lsm_db_t *db, *db2;
   err_t e;
   assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
@@ -63,13 +63,13 @@ static void test_db_open_second_open_is_busy(void **state) {
   /* Released by close. */
   assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
   assert_int_equal(lsm_close(db), BFH_OK);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_open_leveldb_directory_is_invalid(void **state) {
   (void)state;
   char dir[512], path[1024];
-  test_mkdtemp(dir, sizeof dir, "db_open_leveldb");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_leveldb"), 0);
   /* The files a stock LevelDB database has. */
   write_text(dir, "CURRENT", "MANIFEST-000002\n", 16);
   write_text(dir, "MANIFEST-000002", "\x56\x54\x22\x01\x1c\x00\x01junk", 11);
@@ -83,25 +83,25 @@ static void test_db_open_leveldb_directory_is_invalid(void **state) {
   assert_non_null(strstr(e.msg, "not a bfh lsm database"));
   snprintf(path, sizeof path, "%s/IDENTITY", dir);
   assert_int_not_equal(access(path, F_OK), 0); /* untouched */
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_open_missing_without_create_is_invalid(void **state) {
   (void)state;
   char dir[512], sub[600];
-  test_mkdtemp(dir, sizeof dir, "db_open_missing");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_missing"), 0);
   snprintf(sub, sizeof sub, "%s/nothing", dir);
   lsm_db_t *db;
   err_t e;
   assert_int_equal(try_open(sub, 0, &db, &e), BFH_E_INVALID);
   assert_int_equal(try_open(dir, 0, &db, &e), BFH_E_INVALID); /* empty directory */
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_open_future_version_is_unsupported(void **state) {
   (void)state;
   char dir[512];
-  test_mkdtemp(dir, sizeof dir, "db_open_future");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_future"), 0);
   lsm_db_t *db;
   err_t e;
   assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
@@ -118,14 +118,14 @@ static void test_db_open_future_version_is_unsupported(void **state) {
   id[9] ^= 1;
   write_text(dir, "IDENTITY", id, sizeof id);
   assert_int_equal(try_open(dir, 1, &db, &e), BFH_E_CORRUPT);
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_open_reopen_keeps_data(void **state) {
   (void)state;
   char dir[512], key[32];
   uint8_t val[64];
-  test_mkdtemp(dir, sizeof dir, "db_open_reopen");
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_reopen"), 0);
   lsm_db_t *db;
   err_t e;
   assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
@@ -163,7 +163,7 @@ static void test_db_open_reopen_keeps_data(void **state) {
     assert_int_equal(lsm_put(db, "", 0, "x", 1, &e), BFH_E_INVALID);
     assert_int_equal(lsm_close(db), BFH_OK);
   }
-  test_rmtree(dir);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {

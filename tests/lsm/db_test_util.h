@@ -1,17 +1,15 @@
-/* Helpers shared by the lsm db tests: temp directories, deterministic keys and values,
- * the scale of a run (smaller under sanitizers).
+/* Helpers shared by the lsm db tests: deterministic keys and values, the scale of a run
+ * (smaller under sanitizers). Temporary directories come from tests/test_util.h.
  */
 #ifndef BFH_TESTS_LSM_DB_TEST_UTIL_H
 #define BFH_TESTS_LSM_DB_TEST_UTIL_H
 
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "tests/test_util.h"
 #include "util/random.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -31,27 +29,6 @@ static inline double test_scale(void) {
   const char *s = getenv("BFH_TEST_SCALE");
   if (s && atof(s) > 0) return atof(s);
   return TEST_SANITIZED ? 0.2 : 1.0;
-}
-
-/* A fresh directory under $BFH_TEST_TMPDIR (or /tmp) in buf; aborts on failure. */
-static inline void test_mkdtemp(char *buf, size_t cap, const char *tag) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  mkdir(base, 0755);
-  snprintf(buf, cap, "%s/%s-XXXXXX", base, tag);
-  if (!mkdtemp(buf)) {
-    perror("mkdtemp");
-    abort();
-  }
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb, (void)flag, (void)ftw;
-  return remove(path);
-}
-
-static inline void test_rmtree(const char *dir) {
-  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Key of id: fixed width, so key order is id order. Returns the length. */

@@ -12,29 +12,9 @@
 #include <unistd.h>
 
 #include "lsm/io.h"
+#include "tests/test_util.h"
 
-static char dir[4096];
-
-static void make_tmpdir(void) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  mkdir(base, 0755);
-  snprintf(dir, sizeof dir, "%s/io_test_XXXXXX", base);
-  assert_non_null(mkdtemp(dir));
-}
-
-static void remove_tmpdir(void) {
-  char **names;
-  size_t n;
-  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, NULL), BFH_OK);
-  for (size_t i = 0; i < n; i++) {
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-    unlink(p);
-  }
-  lsm_io_names_free(names, n);
-  assert_int_equal(rmdir(dir), 0);
-}
+static char dir[4096]; /* the current test's temporary directory */
 
 static void path_of(char *buf, const char *name) {
   snprintf(buf, 8192, "%s/%s", dir, name);
@@ -42,7 +22,7 @@ static void path_of(char *buf, const char *name) {
 
 static void test_io_write_read_roundtrip(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   lsm_io_t *io = lsm_io_default();
   char p[8192];
   path_of(p, "a");
@@ -122,12 +102,12 @@ static void test_io_write_read_roundtrip(void **state) {
   assert_non_null(strstr(err.msg, missing));
   assert_int_equal(lsm_io_map(io, missing, &m, &err), BFH_E_IO);
   assert_non_null(strstr(err.msg, missing));
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_io_lock_busy(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   char p[8192];
   path_of(p, "LOCK");
   lsm_lock_t *a, *b;
@@ -139,12 +119,12 @@ static void test_io_lock_busy(void **state) {
   assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), BFH_OK);
   lsm_io_unlock(b);
   lsm_io_unlock(NULL);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_io_fail_nth_write(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   lsm_io_t *io = lsm_io_create_faulty();
   assert_non_null(io);
   char p[8192];
@@ -204,12 +184,12 @@ static void test_io_fail_nth_write(void **state) {
   lsm_io_destroy(io);
   lsm_io_destroy(NULL);
   lsm_io_destroy(lsm_io_default());
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_io_drop_unsynced(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   lsm_io_t *io = lsm_io_create_faulty();
   char p[8192], q[8192], r[8192];
   path_of(p, "synced");
@@ -243,7 +223,7 @@ static void test_io_drop_unsynced(void **state) {
   assert_int_equal(lsm_io_file_size(io, q, &sz, &err), BFH_OK);
   assert_int_equal(sz, 100);
   lsm_io_destroy(io);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {

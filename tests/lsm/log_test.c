@@ -14,30 +14,10 @@
 #include "lsm/log.h"
 #include "lsm/memtable.h"
 #include "lsm/write_batch.h"
+#include "tests/test_util.h"
 #include "util/random.h"
 
-static char dir[4096];
-
-static void make_tmpdir(void) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  mkdir(base, 0755);
-  snprintf(dir, sizeof dir, "%s/log_test_XXXXXX", base);
-  assert_non_null(mkdtemp(dir));
-}
-
-static void remove_tmpdir(void) {
-  char **names;
-  size_t n;
-  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, NULL), BFH_OK);
-  for (size_t i = 0; i < n; i++) {
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-    unlink(p);
-  }
-  lsm_io_names_free(names, n);
-  assert_int_equal(rmdir(dir), 0);
-}
+static char dir[4096]; /* the current test's temporary directory */
 
 /* Record i: length lens[i], bytes derived from (i, position). */
 static void fill(uint8_t *p, size_t n, size_t i) {
@@ -85,7 +65,7 @@ static int read_log(const char *path, const size_t *lens, size_t n, uint64_t *dr
 
 static void test_log_roundtrip_many_sizes(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000001.log", dir);
   enum { N = 3000 };
@@ -118,14 +98,14 @@ static void test_log_roundtrip_many_sizes(void **state) {
   write_log(path, lens, 0);
   assert_int_equal(read_log(path, lens, 0, &dropped, &err), BFH_NOT_FOUND);
   free(lens);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Every truncation point inside the last record (which crosses a block boundary) reads
    back the earlier records and stops cleanly, dropping exactly the partial record. */
 static void test_log_truncated_tail_stops_cleanly(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000002.log", dir);
   enum { N = 6 };
@@ -156,15 +136,10 @@ static void test_log_truncated_tail_stops_cleanly(void **state) {
   /* A torn tail that is garbage rather than short (checksum mismatch in the last record)
      is dropped too. */
   write_log(path, lens, N);
-  FILE *f = fopen(path, "r+b");
-  fseek(f, (long)(size - 10), SEEK_SET);
-  int ch = fgetc(f);
-  fseek(f, (long)(size - 10), SEEK_SET);
-  fputc(ch ^ 0xff, f);
-  fclose(f);
+  assert_int_equal(test_file_xor_byte(path, size - 10, 0xff), 0);
   assert_int_equal(read_log(path, lens, N - 1, &dropped, &err), BFH_NOT_FOUND);
   assert_true(dropped > 0);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static unsigned long long parse_offset(const char *msg) {
@@ -177,7 +152,7 @@ static unsigned long long parse_offset(const char *msg) {
    with the file and the offset of the damaged fragment. */
 static void test_log_flipped_byte_is_corrupt(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000003.log", dir);
   enum { N = 400 };
@@ -223,12 +198,12 @@ static void test_log_flipped_byte_is_corrupt(void **state) {
   }
   assert_true(corrupt > 0.95 * tested);
   free(orig);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_log_writer_dead_after_fault(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000004.log", dir);
   lsm_io_t *io = lsm_io_create_faulty();
@@ -257,7 +232,7 @@ static void test_log_writer_dead_after_fault(void **state) {
   assert_int_equal(read_log(path, lens, 2, &dropped, &err), BFH_NOT_FOUND);
   assert_int_equal(dropped, 0);
   lsm_io_destroy(io);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* ---- Write batches ------------------------------------------------------------------- */

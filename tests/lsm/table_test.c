@@ -20,32 +20,12 @@
 #include "lsm/table.h"
 #include "lsm/table_builder.h"
 #include "lsm/table_cache.h"
+#include "tests/test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/random.h"
 
-static char dir[4096];
-
-static void make_tmpdir(void) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  mkdir(base, 0755);
-  snprintf(dir, sizeof dir, "%s/table_test_XXXXXX", base);
-  assert_non_null(mkdtemp(dir));
-}
-
-static void remove_tmpdir(void) {
-  char **names;
-  size_t n;
-  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, NULL), BFH_OK);
-  for (size_t i = 0; i < n; i++) {
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-    unlink(p);
-  }
-  lsm_io_names_free(names, n);
-  assert_int_equal(rmdir(dir), 0);
-}
+static char dir[4096]; /* the current test's temporary directory */
 
 /* ---- The data set: user key u (even numbers), newest version first ------------------- */
 
@@ -196,7 +176,7 @@ static int scan_check(void *arg, const void *key, size_t klen, const void *val, 
 
 static void test_table_build_get_iterate_scan(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(80000, &n);
   assert_int_equal(n, 100000);
@@ -339,12 +319,12 @@ static void test_table_build_get_iterate_scan(void **state) {
   assert_int_equal(table_read_meta(t, "nope", &md, &ms, &off, &err), BFH_NOT_FOUND);
   table_unref(t);
   free(e);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_table_without_filter_and_empty(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(1000, &n);
   char path[8192];
@@ -374,12 +354,12 @@ static void test_table_without_filter_and_empty(void **state) {
   iterator_destroy(it);
   table_unref(t);
   free(e);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_table_builder_hook_abandon_and_order(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   char path[8192];
   table_file_path(dir, 9, path, sizeof path);
   hook_ctx_t hc = {0};
@@ -416,14 +396,14 @@ static void test_table_builder_hook_abandon_and_order(void **state) {
   assert_int_equal(hc.ends_fail, 3);
   assert_int_equal(hc.ends_ok, 0);
   lsm_io_destroy(io);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Flips one byte at a time over the data blocks of a small table: every get either returns
    the right answer or BFH_E_CORRUPT naming the file and a block; never a wrong value. */
 static void test_table_every_data_byte_flip_detected(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(240, &n);
   char path[8192];
@@ -487,14 +467,14 @@ static void test_table_every_data_byte_flip_detected(void **state) {
   }
   close(fd);
   free(e);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Damage to the footer, index, meta index or key filter makes open fail; a damaged hook
    meta block fails its read. */
 static void test_table_metadata_damage_rejected(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(500, &n);
   char path[8192];
@@ -559,12 +539,12 @@ static void test_table_metadata_damage_rejected(void **state) {
   close(fd);
   free(orig);
   free(e);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_table_cache_lru_and_evict(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(100, &n);
   table_builder_options_t opt;
@@ -611,13 +591,13 @@ static void test_table_cache_lru_and_evict(void **state) {
   table_cache_destroy(tc);
   table_cache_destroy(NULL);
   free(e);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Three tables with interleaved keys and a memtable merge into one ordered stream. */
 static void test_merging_iterator_orders_all_children(void **state) {
   (void)state;
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(3000, &n);
   ent_t *part[4];
@@ -689,7 +669,7 @@ static void test_merging_iterator_orders_all_children(void **state) {
   iterator_destroy(it);
   for (int j = 0; j < 4; j++) free(part[j]);
   free(e);
-  remove_tmpdir();
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {

@@ -19,6 +19,7 @@
 
 #include "hierarchy/bits.h"
 #include "lsm_hooks/value_index.h"
+#include "tests/test_util.h"
 #include "util/random.h"
 
 #define M 1024 /* small m: leaves overlap a lot, so the hierarchy's pruning is exercised */
@@ -57,20 +58,19 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void make_dir(model_t *md) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !base[0]) base = "/tmp";
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
-  assert_int_equal(system(cmd), 0);
-  snprintf(md->dir, sizeof md->dir, "%s/value_index_test.XXXXXX", base);
-  assert_non_null(mkdtemp(md->dir));
+/* An empty model with a fresh directory for its leaf files; freed by model_destroy. */
+static model_t *model_create(void) {
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  assert_int_equal(test_tmpdir_create(md->dir, sizeof md->dir, "value_index_test"), 0);
+  return md;
 }
 
-static void remove_dir(model_t *md) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", md->dir);
-  assert_int_equal(system(cmd), 0);
+/* Frees the oracle's leaves and removes the directory. */
+static void model_destroy(model_t *md) {
+  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
+  assert_int_equal(test_rmrf(md->dir), 0);
+  free(md);
 }
 
 /* Writes f serialized into dir/<number>.flt after `pad` junk bytes; returns the offset. */
@@ -152,9 +152,7 @@ static void compare_all(model_t *md, value_index_t *vi, rng_t *r, int queries, i
 /* apply_each: 1 applies every add and remove at once (each one goes through the hierarchy's
    incremental insert/remove); 0 leaves them queued until the next query (batches). */
 static void run_model(int on_disk, int placement, int ops, int check_every, int apply_each) {
-  model_t *md = calloc(1, sizeof *md);
-  assert_non_null(md);
-  make_dir(md);
+  model_t *md = model_create();
   rng_t r;
   rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
   value_index_params_t p = {M, K,       SEED,
@@ -202,9 +200,7 @@ static void run_model(int on_disk, int placement, int ops, int check_every, int 
   assert_true(st.mean_fill > 0 && st.mean_fill < 1);
   if (on_disk) assert_int_equal(st.leaf_bytes, 0);
   value_index_destroy(vi);
-  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
-  remove_dir(md);
-  free(md);
+  model_destroy(md);
 }
 
 /* 10,000 random adds and removes of leaves in memory; checked against the oracle and a
@@ -243,10 +239,8 @@ static int locate(void *ctx, uint64_t number, uint64_t *offset) {
 
 static void test_value_index_locator_resolves_offsets(void **state) {
   (void)state;
-  model_t *md = calloc(1, sizeof *md);
-  assert_non_null(md);
+  model_t *md = model_create();
   g_loc_md = md;
-  make_dir(md);
   rng_t r;
   rng_init(&r, 7);
   value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
@@ -278,17 +272,13 @@ static void test_value_index_locator_resolves_offsets(void **state) {
   }
   compare_all(md, vi, &r, 200, 1);
   value_index_destroy(vi);
-  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
-  remove_dir(md);
-  free(md);
+  model_destroy(md);
 }
 
 /* A leaf whose file is gone says maybe (never a false negative). */
 static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   (void)state;
-  model_t *md = calloc(1, sizeof *md);
-  assert_non_null(md);
-  make_dir(md);
+  model_t *md = model_create();
   rng_t r;
   rng_init(&r, 9);
   value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
@@ -317,8 +307,7 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   assert_int_equal(out.v[0], 1);
   u64vec_release(&out);
   value_index_destroy(vi);
-  remove_dir(md);
-  free(md);
+  model_destroy(md);
 }
 
 /* select(): a table the index has no leaf for is always scanned; a leaf that says no is not. */
@@ -376,9 +365,7 @@ static void test_value_index_rejects_mismatch(void **state) {
 /* Bulk load gives the same answers as one add at a time. */
 static void test_value_index_batch_equals_single_adds(void **state) {
   (void)state;
-  model_t *md = calloc(1, sizeof *md);
-  assert_non_null(md);
-  make_dir(md);
+  model_t *md = model_create();
   rng_t r;
   rng_init(&r, 11);
   value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY};
@@ -400,9 +387,7 @@ static void test_value_index_batch_equals_single_adds(void **state) {
   assert_int_equal(added, N);
   compare_all(md, vi, &r, 300, 0);
   value_index_destroy(vi);
-  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
-  remove_dir(md);
-  free(md);
+  model_destroy(md);
 }
 
 int main(void) {

@@ -1,0 +1,79 @@
+/* Helpers shared by the test executables: a fresh temporary directory, removing a
+ * directory tree, damaging one byte of a file. Header-only (each test is its own
+ * executable built from its own .c); POSIX only, so the tests of the public API can use it
+ * too. Every function returns 0 on success and -1 (errno set) on failure; the caller
+ * asserts, so a failure is reported at the line of the test. (The build defines
+ * _GNU_SOURCE, which declares nftw, mkdtemp, pread and pwrite.)
+ */
+#ifndef BFH_TESTS_TEST_UTIL_H
+#define BFH_TESTS_TEST_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* mkdir -p path (mode 0755). */
+static inline int test_mkdirs(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof buf) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    buf[i] = c;
+  }
+  return 0;
+}
+
+/* A fresh, empty directory $BFH_TEST_TMPDIR/<prefix>.XXXXXX (base /tmp when the variable is
+   unset or empty; created if missing), its path written to buf (cap bytes). The caller
+   removes it with test_rmrf. */
+static inline int test_tmpdir_create(char *buf, size_t cap, const char *prefix) {
+  const char *base = getenv("BFH_TEST_TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  if (test_mkdirs(base) != 0) return -1;
+  int n = snprintf(buf, cap, "%s/%s.XXXXXX", base, prefix);
+  if (n < 0 || (size_t)n >= cap) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return mkdtemp(buf) ? 0 : -1;
+}
+
+static inline int test_rmrf_entry(const char *path, const struct stat *sb, int flag,
+                                  struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* rm -r path: removes the directory tree (or file) at path, not following symlinks. */
+static inline int test_rmrf(const char *path) {
+  return nftw(path, test_rmrf_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+/* XORs the byte at offset off of the file at path with mask (the file keeps its size). */
+static inline int test_file_xor_byte(const char *path, uint64_t off, uint8_t mask) {
+  int fd = open(path, O_RDWR);
+  if (fd < 0) return -1;
+  uint8_t b;
+  int ok = pread(fd, &b, 1, (off_t)off) == 1;
+  b ^= mask;
+  ok = ok && pwrite(fd, &b, 1, (off_t)off) == 1;
+  if (close(fd) != 0) ok = 0;
+  if (!ok && errno == 0) errno = EIO;
+  return ok ? 0 : -1;
+}
+
+#endif
