@@ -5,10 +5,12 @@
  * otherwise) plus a bloom key filter policy of key_bits_per_key (default 10) bits.
  *
  * The emulated table-build hook ("sync"), serialized by sync_mu, in this order:
- *   1. list the *.log files of the directory and read each from where the last read stopped
- *      (ldb_log.h; a truncated tail is a write in flight, read again next time). Their value
- *      entries are kept in immutable, reference-counted segments: they are the memtables.
- *      A log deleted meanwhile is dropped: its table is installed before the deletion.
+ *   1. (views only) list the *.log files of the directory and read each from where the last
+ *      read stopped (ldb_log.h; a truncated tail is a write in flight, read again next time).
+ *      Their value entries are kept in immutable, reference-counted segments: they are the
+ *      memtables. A log deleted meanwhile is dropped: its table is installed before the
+ *      deletion. Other syncs only drop the segments of deleted logs: nothing but a view
+ *      needs the entries, so ingest pays no log reading.
  *   2. fetch leveldb.sstables, create an iterator (it pins the current version: its files
  *      are not deleted while it lives), fetch the list again; equal lists mean the pinned
  *      version holds every listed file (file numbers are never reused), else retry.
@@ -17,7 +19,15 @@
  *      reading the table (ldb_filter.h), then value_index_add_batch. A listed file that has
  *      vanished makes the sync fetch the list again. A table that cannot be read gets no leaf:
  *      value_index_select scans every table without one, so it counts as always matching and
- *      its scan reports the error; it is never skipped.
+ *      its scan reports the error; it is never skipped. The background sync indexes only
+ *      tables listed for at least BG_MIN_AGE_NS (1 s; younger ones are recorded as deferred),
+ *      so that a table that dies young (L0 and compaction outputs under ingest) costs
+ *      nothing; a view or a flush indexes every listed table, deferred ones included, and a
+ *      table still without a leaf is scanned, as above.
+ *      Cache files: with leaves on disk the file holds the leaf, so it is written before the
+ *      leaf is added. With leaves in memory it only makes a reopen faster: its bytes are
+ *      kept and written once the table has been listed for CACHE_DELAY_NS, or at close for
+ *      every table still listed; a table gone before that never gets a file.
  *   4. tables that left the list lose their leaf (and cache file) once no view that may list
  *      them is alive (epochs: a view taken at sync epoch E lists no table found unlisted at
  *      an epoch <= E), so a search never loses a table between its list and its scan.
@@ -25,9 +35,9 @@
  * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
  * or deleted, and a deleted log's data is in a table listed afterwards.
  *
- * The sync runs in view_acquire (before every search) and every 100 ms in a background
- * thread, so that a search rarely has tables to index itself. A view keeps the pinning
- * iterator, the table list and references to the log segments until it is released.
+ * The sync runs in view_acquire (before every search) and, with a value index, every 100 ms
+ * in a background thread, so that a search rarely has tables to index itself. A view keeps the
+ * pinning iterator, the table list and references to the log segments until it is released.
  *
  * flush: the C API has no flush. leveldb_compact_range(db, "", "") with an empty key range
  * does it: DBImpl::CompactRange (1.23) first forces the memtable out (TEST_CompactMemTable:
@@ -57,7 +67,9 @@
 #include "lsm_hooks/ldb_table.h"
 #include "util/coding.h"
 
-#define BG_PERIOD_NS 100000000ull /* background sync every 100 ms */
+#define BG_PERIOD_NS 100000000ull    /* background sync every 100 ms */
+#define BG_MIN_AGE_NS 1000000000ull  /* the background indexes tables listed for 1 s */
+#define CACHE_DELAY_NS 2000000000ull /* in-memory leaves: cache file of a table live 2 s */
 #define PIN_ATTEMPTS 64
 #define VANISHED_ATTEMPTS 16
 
@@ -81,8 +93,17 @@ typedef struct log_state {
 typedef struct tbl {
   uint64_t number, size;
   uint64_t gone_epoch; /* 0 while listed; else the sync epoch that found it unlisted */
+  uint64_t seen_ns;    /* when a sync first listed it */
   int indexed;         /* has a leaf in the value index */
+  int deferred;        /* listed, not indexed yet: the background sync skipped it (young) */
+  uint8_t *cache_buf;  /* in-memory leaves: its cache file's bytes, not written yet */
+  size_t cache_len;
 } tbl_t;
+
+/* What a sync is for: a view (reads the logs, indexes every listed table), a full sync
+   (flush, open, engine_leveldb_sync: indexes every listed table, no logs), or the
+   background (no logs; indexes only tables listed for BG_MIN_AGE_NS). */
+enum { SYNC_VIEW, SYNC_FULL, SYNC_BG };
 
 struct engine_view {
   engine_view_t *prev, *next; /* the active views */
@@ -205,8 +226,9 @@ static int parse_name(const char *name, const char *suffix, uint64_t *num) {
   return 1;
 }
 
-/* Step 1 of the sync: reads what was appended to every live log since the last sync. */
-static int refresh_logs(engine_leveldb_t *el, err_t *err) {
+/* Step 1 of the sync: reads what was appended to every live log since the last sync. With
+   read == 0 only forgets the logs that were deleted (their segments are freed). */
+static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
   DIR *d = opendir(el->path);
   if (!d) return err_errno(err, errno, "%s: list directory", el->path);
   for (size_t i = 0; i < el->nlogs; i++) el->logs[i].seen = 0;
@@ -226,6 +248,7 @@ static int refresh_logs(engine_leveldb_t *el, err_t *err) {
     log_state_t *l = NULL;
     for (size_t i = 0; i < el->nlogs; i++)
       if (el->logs[i].number == nums.v[j]) l = &el->logs[i];
+    if (!l && !read) continue;
     if (!l) {
       if (el->nlogs == el->logs_cap) {
         size_t c = el->logs_cap ? 2 * el->logs_cap : 8;
@@ -240,6 +263,10 @@ static int refresh_logs(engine_leveldb_t *el, err_t *err) {
       l = &el->logs[el->nlogs++];
       memset(l, 0, sizeof *l);
       l->number = nums.v[j];
+    }
+    if (!read) {
+      l->seen = 1;
+      continue;
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/%06llu.log", el->path, (unsigned long long)l->number);
@@ -348,21 +375,55 @@ static void new_leaves_release(new_leaves_t *nl) {
   free(nl->offsets);
 }
 
-/* Step 3: filters for the listed tables not indexed yet. *vanished is set when a listed
-   table file does not exist (the list must be fetched again). */
-static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n, int *vanished,
-                            err_t *err) {
+/* Writes the pending cache files (in-memory leaves) of the listed tables first listed at
+   least CACHE_DELAY_NS ago (all of them with force). A write that fails is not retried: the
+   cache only makes a reopen faster. */
+static void write_pending_caches(engine_leveldb_t *el, int force) {
+  uint64_t now = force ? UINT64_MAX : now_ns();
+  for (size_t i = 0; i < el->ntbls; i++) {
+    tbl_t *t = &el->tbls[i];
+    if (!t->cache_buf || t->gone_epoch || (!force && now - t->seen_ns < CACHE_DELAY_NS)) continue;
+    char cpath[4200];
+    cache_path(el, t->number, cpath, sizeof cpath);
+    err_t e2;
+    (void)ldb_filter_cache_write(cpath, t->cache_buf, t->cache_len, &e2);
+    free(t->cache_buf);
+    t->cache_buf = NULL;
+  }
+}
+
+/* Is a listed table deferred (and, with min_age, listed for at least min_age ns)? */
+static int any_deferred(const engine_leveldb_t *el, uint64_t min_age) {
+  uint64_t now = min_age ? now_ns() : 0;
+  for (size_t i = 0; i < el->ntbls; i++) {
+    const tbl_t *t = &el->tbls[i];
+    if (t->deferred && !t->gone_epoch && (!min_age || now - t->seen_ns >= min_age)) return 1;
+  }
+  return 0;
+}
+
+/* Step 3: filters for the listed tables not indexed yet (SYNC_BG: a table listed for the
+   first time is only recorded, deferred, and indexed by a sync at least BG_MIN_AGE_NS later
+   if still listed then).
+   *vanished is set when a listed table file does not exist (the list must be fetched
+   again). */
+static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n, int mode,
+                            int *vanished, err_t *err) {
   *vanished = 0;
   value_index_t *vi = el->base.index;
   const value_index_params_t *vp = vi ? value_index_params(vi) : NULL;
   new_leaves_t nl = {0};
-  size_t fresh = 0;
-  for (size_t i = 0; i < n; i++) fresh += find_tbl(el, t[i].number) == NULL;
-  if (fresh == 0) return BFH_OK;
-  nl.numbers = calloc(fresh, sizeof *nl.numbers);
-  nl.filters = calloc(fresh, sizeof *nl.filters);
-  nl.paths = calloc(fresh, sizeof *nl.paths);
-  nl.offsets = calloc(fresh, sizeof *nl.offsets);
+  size_t fresh = 0, todo = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tbl_t *tb = find_tbl(el, t[i].number);
+    fresh += tb == NULL;
+    todo += tb == NULL || tb->deferred;
+  }
+  if (todo == 0) return BFH_OK;
+  nl.numbers = calloc(todo, sizeof *nl.numbers);
+  nl.filters = calloc(todo, sizeof *nl.filters);
+  nl.paths = calloc(todo, sizeof *nl.paths);
+  nl.offsets = calloc(todo, sizeof *nl.offsets);
   size_t old_n = el->ntbls;
   if (el->ntbls + fresh > el->tbls_cap) {
     size_t c = el->tbls_cap ? el->tbls_cap : 64;
@@ -378,13 +439,23 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory to index tables", el->path);
     goto out;
   }
+  uint64_t now = now_ns();
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
-    if (find_tbl_in(el, old_n, t[i].number)) continue; /* the sorted, old part */
-    tbl_t nt = {.number = t[i].number, .size = t[i].size, .gone_epoch = 0, .indexed = 0};
+    tbl_t *tb = find_tbl_in(el, old_n, t[i].number); /* the sorted, old part */
+    if (tb && !tb->deferred) continue;
+    tbl_t nt = {.number = t[i].number, .size = t[i].size, .seen_ns = now};
     if (!vi) {
       el->tbls[el->ntbls++] = nt;
       continue;
     }
+    if (!tb && mode == SYNC_BG) { /* young: it may be gone soon */
+      nt.deferred = 1;
+      el->tbls[el->ntbls++] = nt;
+      continue;
+    }
+    if (tb && mode == SYNC_BG && now - tb->seen_ns < BG_MIN_AGE_NS) continue;
+    if (tb) nt = *tb;
+    nt.deferred = 0;
     char tpath[4200], cpath[4200];
     table_path(el->path, nt.number, tpath, sizeof tpath);
     cache_path(el, nt.number, cpath, sizeof cpath);
@@ -393,6 +464,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
     int r = ldb_filter_cache_load(cpath, nt.number, nt.size, vp->m, vp->k, vp->seed, &f, &e2);
     if (r == BFH_OK) {
       el->stats.tables_cached++;
+      if (!vp->leaves_on_disk) cpath[0] = '\0';
     } else {
       if (r != BFH_NOT_FOUND) unlink(cpath); /* stale or damaged: rebuild */
       uint64_t t0 = now_ns();
@@ -400,7 +472,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
       r = ldb_filter_build(tpath, vp->m, vp->k, vp->seed, &f, &st, &e2);
       el->stats.index_ns += now_ns() - t0;
       el->stats.index_bytes += st.bytes_read;
-      if (r == BFH_NOT_FOUND) {
+      if (r == BFH_NOT_FOUND) { /* a deferred one stays deferred (and is soon unlisted) */
         *vanished = 1;
         continue;
       }
@@ -411,17 +483,26 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
       if (r != BFH_OK) { /* unreadable: no leaf, always scanned */
         el->stats.tables_unreadable++;
         snprintf(el->stats.last_unreadable, sizeof el->stats.last_unreadable, "%.255s", e2.msg);
-        el->tbls[el->ntbls++] = nt;
+        if (tb)
+          *tb = nt;
+        else
+          el->tbls[el->ntbls++] = nt;
         continue;
       }
       el->stats.tables_indexed++;
-      r = ldb_filter_cache_store(cpath, nt.number, nt.size, f, &e2);
-      if (r != BFH_OK && vp->leaves_on_disk) {
-        value_filter_destroy(f);
-        rc = err_set(err, r, "%s", e2.msg);
-        break;
+      if (vp->leaves_on_disk) { /* the leaf lives in the cache file: written first */
+        r = ldb_filter_cache_store(cpath, nt.number, nt.size, f, &e2);
+        if (r != BFH_OK) {
+          value_filter_destroy(f);
+          rc = err_set(err, r, "%s", e2.msg);
+          break;
+        }
+      } else { /* the cache only speeds up a reopen: written if the table lives on */
+        if (ldb_filter_cache_encode(nt.number, nt.size, f, &nt.cache_buf, &nt.cache_len, &e2) !=
+            BFH_OK)
+          nt.cache_buf = NULL;
+        cpath[0] = '\0';
       }
-      if (r != BFH_OK) cpath[0] = '\0'; /* leaves in memory: the cache is optional */
     }
     nl.numbers[nl.n] = nt.number;
     nl.filters[nl.n] = f;
@@ -429,7 +510,10 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
     nl.offsets[nl.n] = LDB_FILTER_CACHE_HEADER_BYTES;
     nl.n++;
     nt.indexed = 1;
-    el->tbls[el->ntbls++] = nt;
+    if (tb)
+      *tb = nt;
+    else
+      el->tbls[el->ntbls++] = nt;
   }
   if (nl.n > 0) {
     /* Leaves not added (an error) stay without a leaf: always scanned. */
@@ -438,8 +522,10 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
                                   nl.offsets, &added, err);
     for (size_t i = 0; i < nl.n; i++) nl.filters[i] = NULL; /* the batch owns them */
     if (r != BFH_OK && rc == BFH_OK) rc = r;
-    for (size_t i = old_n; i < el->ntbls; i++)
-      if (el->tbls[i].indexed) el->tbls[i].indexed = value_index_contains(vi, el->tbls[i].number);
+    if (added < nl.n) {
+      for (size_t i = 0; i < el->ntbls; i++)
+        if (el->tbls[i].indexed) el->tbls[i].indexed = value_index_contains(vi, el->tbls[i].number);
+    }
   }
 out:
   for (size_t i = 0; i < nl.n; i++) value_filter_destroy(nl.filters[i]);
@@ -467,7 +553,9 @@ static void apply_removals(engine_leveldb_t *el) {
     tbl_t *t = &el->tbls[i];
     if (t->gone_epoch && t->gone_epoch <= min_epoch) {
       if (t->indexed) value_index_remove(el->base.index, t->number);
-      if (el->cache_dir) {
+      if (t->cache_buf) { /* its cache file was never written */
+        free(t->cache_buf);
+      } else if (el->cache_dir) {
         char cpath[4200];
         cache_path(el, t->number, cpath, sizeof cpath);
         unlink(cpath);
@@ -550,17 +638,27 @@ static engine_view_t *make_view(engine_leveldb_t *el, const ldb_sstable_t *t, si
   return v;
 }
 
-/* The emulated table-build hook; with view != NULL also makes a view. Holds sync_mu. */
-static int sync_locked(engine_leveldb_t *el, engine_view_t **view, err_t *err) {
+/* The emulated table-build hook; mode SYNC_VIEW (view != NULL) also makes a view. Holds
+   sync_mu. */
+static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
   el->stats.syncs++;
-  int rc = refresh_logs(el, err);
-  if (rc != BFH_OK) return rc;
-  if (!view && el->last_list && !el->pending_removals) {
+  if (mode == SYNC_BG) write_pending_caches(el, 0);
+  int rc = BFH_OK;
+  if (mode == SYNC_VIEW) { /* only a view needs the logs' entries */
+    rc = refresh_logs(el, 1, err);
+    if (rc != BFH_OK) return rc;
+  }
+  int deferred = any_deferred(el, mode == SYNC_BG ? BG_MIN_AGE_NS : 0);
+  if (mode == SYNC_BG && el->last_list && !el->pending_removals && !deferred) {
     /* Background: nothing to do while the list is unchanged. */
     char *cur = leveldb_property_value(el->db, "leveldb.sstables");
     int same = cur && strcmp(cur, el->last_list) == 0;
     leveldb_free(cur);
     if (same) return BFH_OK;
+  }
+  if (mode != SYNC_VIEW && el->nlogs > 0) {
+    rc = refresh_logs(el, 0, err); /* frees the segments of deleted logs */
+    if (rc != BFH_OK) return rc;
   }
   char *list = NULL;
   leveldb_iterator_t *pin = NULL;
@@ -572,8 +670,8 @@ static int sync_locked(engine_leveldb_t *el, engine_view_t **view, err_t *err) {
     if (rc != BFH_OK) return rc;
     rc = ldb_sstables_parse(list, &t, &n, err);
     vanished = 0;
-    if (rc == BFH_OK && (!el->last_list || strcmp(list, el->last_list) != 0))
-      rc = index_new_tables(el, t, n, &vanished, err);
+    if (rc == BFH_OK && (deferred || !el->last_list || strcmp(list, el->last_list) != 0))
+      rc = index_new_tables(el, t, n, mode, &vanished, err);
     if (rc != BFH_OK || !vanished || attempt == VANISHED_ATTEMPTS) break;
     leveldb_iter_destroy(pin);
     leveldb_free(list);
@@ -623,9 +721,9 @@ static int sync_locked(engine_leveldb_t *el, engine_view_t **view, err_t *err) {
   return rc;
 }
 
-static int run_sync(engine_leveldb_t *el, engine_view_t **view, err_t *err) {
+static int run_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
   pthread_mutex_lock(&el->sync_mu);
-  int rc = sync_locked(el, view, err);
+  int rc = sync_locked(el, mode, view, err);
   pthread_mutex_unlock(&el->sync_mu);
   return rc;
 }
@@ -643,7 +741,7 @@ static void *bg_main(void *arg) {
     if (el->bg_stop) break;
     pthread_mutex_unlock(&el->bg_mu);
     err_t err;
-    run_sync(el, NULL, &err); /* a failure is seen (and reported) by the next search */
+    run_sync(el, SYNC_BG, NULL, &err); /* a failure is seen (and reported) by the next search */
     pthread_mutex_lock(&el->bg_mu);
   }
   pthread_mutex_unlock(&el->bg_mu);
@@ -662,6 +760,8 @@ static int e_close(engine_t *e) {
     pthread_mutex_unlock(&el->bg_mu);
     pthread_join(el->bg, NULL);
   }
+  if (el->cache_dir) write_pending_caches(el, 1); /* the live tables' cache files */
+  for (size_t i = 0; i < el->ntbls; i++) free(el->tbls[i].cache_buf);
   if (el->db) leveldb_close(el->db);
   if (el->dir_fd >= 0) close(el->dir_fd); /* releases the flock */
   if (el->options) leveldb_options_destroy(el->options);
@@ -723,11 +823,11 @@ static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_
 static int e_flush(engine_t *e, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   leveldb_compact_range(el->db, "", 0, "", 0); /* see the top of this file */
-  return run_sync(el, NULL, err);
+  return run_sync(el, SYNC_FULL, NULL, err);
 }
 
 static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
-  return run_sync((engine_leveldb_t *)e, view, err);
+  return run_sync((engine_leveldb_t *)e, SYNC_VIEW, view, err);
 }
 
 static void e_view_release(engine_t *e, engine_view_t *v) {
@@ -957,17 +1057,18 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t 
       return rc;
     }
   }
-  rc = run_sync(el, NULL, err); /* index every live table now */
+  rc = run_sync(el, SYNC_FULL, NULL, err); /* index every live table now */
   if (rc != BFH_OK) {
     e_close(&el->base);
     return rc;
   }
   if (el->cache_dir) clean_cache(el);
-  if (pthread_create(&el->bg, NULL, bg_main, el) != 0) {
+  /* Without an index there is nothing to do in the background (logs are read by views). */
+  if (index && pthread_create(&el->bg, NULL, bg_main, el) != 0) {
     e_close(&el->base);
     return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", path);
   }
-  el->bg_started = 1;
+  el->bg_started = index != NULL;
   *out = &el->base;
   return BFH_OK;
 }
@@ -980,5 +1081,5 @@ void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
 }
 
 int engine_leveldb_sync(engine_t *e, err_t *err) {
-  return run_sync((engine_leveldb_t *)e, NULL, err);
+  return run_sync((engine_leveldb_t *)e, SYNC_FULL, NULL, err);
 }

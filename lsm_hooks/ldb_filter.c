@@ -91,11 +91,13 @@ int ldb_filter_cache_load(const char *path, uint64_t number, uint64_t size, uint
   return rc;
 }
 
-int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
-                           const value_filter_t *f, err_t *err) {
+int ldb_filter_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
+                            size_t *len, err_t *err) {
   size_t n = LDB_FILTER_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
   uint8_t *buf = malloc(n);
-  if (!buf) return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory", path);
+  if (!buf)
+    return err_set(err, BFH_E_NOMEM, "filter cache of table %llu: no memory",
+                   (unsigned long long)number);
   memcpy(buf, LDB_FILTER_CACHE_MAGIC, 4);
   encode_fixed32(buf + 4, LDB_FILTER_CACHE_VERSION);
   encode_fixed64(buf + 8, number);
@@ -103,18 +105,18 @@ int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
   encode_fixed32(buf + 24, 0); /* flags */
   encode_fixed32(buf + 28, crc32c_mask(crc32c_value(buf, 28)));
   value_filter_serialize(f, buf + LDB_FILTER_CACHE_HEADER_BYTES);
+  *out = buf;
+  *len = n;
+  return BFH_OK;
+}
+
+int ldb_filter_cache_write(const char *path, const uint8_t *buf, size_t n, err_t *err) {
   char tmp[4200];
   int rc = BFH_OK;
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-    free(buf);
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
     return err_set(err, BFH_E_INVALID, "filter cache %s: path too long", path);
-  }
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    rc = err_errno(err, errno, "filter cache %s: create", tmp);
-    free(buf);
-    return rc;
-  }
+  if (fd < 0) return err_errno(err, errno, "filter cache %s: create", tmp);
   size_t done = 0;
   while (done < n) {
     ssize_t w = write(fd, buf + done, n - done);
@@ -129,6 +131,16 @@ int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
   if (rc == BFH_OK && rename(tmp, path) != 0)
     rc = err_errno(err, errno, "filter cache %s: rename to %s", tmp, path);
   if (rc != BFH_OK) unlink(tmp);
+  return rc;
+}
+
+int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
+                           const value_filter_t *f, err_t *err) {
+  uint8_t *buf = NULL;
+  size_t n = 0;
+  int rc = ldb_filter_cache_encode(number, size, f, &buf, &n, err);
+  if (rc != BFH_OK) return rc;
+  rc = ldb_filter_cache_write(path, buf, n, err);
   free(buf);
   return rc;
 }

@@ -46,4 +46,11 @@ int ldb_filter_cache_load(const char *path, uint64_t number, uint64_t size, uint
 int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
                            const value_filter_t *f, err_t *err);
 
+/* ldb_filter_cache_store in two steps, for a cache file written later than its filter is
+   made: encode makes the file's bytes (*out malloc'd, the caller frees it; *len its size),
+   write writes them at path as ldb_filter_cache_store does. */
+int ldb_filter_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
+                            size_t *len, err_t *err);
+int ldb_filter_cache_write(const char *path, const uint8_t *buf, size_t n, err_t *err);
+
 #endif

@@ -552,6 +552,74 @@ static void test_leveldb_engine_corrupt_table_never_wrong(void **state) {
   free(cur);
 }
 
+static int count_cache_files(const char *path) {
+  char cdir[4500];
+  snprintf(cdir, sizeof cdir, "%s/bfh-filters", path);
+  DIR *d = opendir(cdir);
+  assert_non_null(d);
+  struct dirent *de;
+  int n = 0;
+  while ((de = readdir(d))) n += strstr(de->d_name, ".vf") != NULL && !strstr(de->d_name, ".tmp");
+  closedir(d);
+  return n;
+}
+
+/* In-memory leaves: a new table's cache file is written only once the table has lived a
+   while, or at close; reopening loads it. On-disk leaves: the file is the leaf, written at
+   once. A table younger than one background period is still found by a search. */
+static void test_leveldb_engine_lazy_filter_cache(void **state) {
+  (void)state;
+  for (int on_disk = 0; on_disk < 2; on_disk++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lazy%d", tmpdir, on_disk);
+    bfh_options opt;
+    bfh_options_init(&opt);
+    opt.engine = BFH_ENGINE_LEVELDB;
+    opt.leaves_on_disk = on_disk;
+    bfh_db *db = NULL;
+    assert_int_equal(bfh_open(path, &opt, &db), BFH_OK);
+    char val[512];
+    for (uint32_t i = 0; i < 200; i++) {
+      char key[16];
+      snprintf(key, sizeof key, "z%08u", i);
+      assert_int_equal(bfh_put(db, key, 9, val, make_value(5000000 + i, val)), BFH_OK);
+    }
+    assert_int_equal(bfh_flush(db), BFH_OK); /* one table, indexed by the flush */
+    engine_leveldb_stats_t s;
+    engine_leveldb_get_stats(bfh_internal_engine(db), &s);
+    assert_int_equal(s.tables_indexed, 1);
+    assert_int_equal(count_cache_files(path), on_disk ? 1 : 0);
+    /* A table made just now (the background sync defers it): the search still finds it. */
+    for (uint32_t i = 0; i < 200; i++) {
+      char key[16];
+      snprintf(key, sizeof key, "y%08u", i);
+      assert_int_equal(bfh_put(db, key, 9, val, make_value(6000000 + i, val)), BFH_OK);
+    }
+    assert_int_equal(bfh_flush(db), BFH_OK);
+    for (uint32_t i = 0; i < 200; i += 37) {
+      uint8_t seen[200] = {0};
+      hits_t h = {seen, 200, 0, 0, 0, 'y'};
+      for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        h.stable = 0;
+        memset(seen, 0, sizeof seen);
+        assert_int_equal(
+            bfh_search(db, val, make_value(6000000 + i, val), methods[m], on_match, &h, NULL),
+            BFH_OK);
+        assert_int_equal(h.stable, 1);
+        assert_int_equal(seen[i], 1);
+      }
+    }
+    assert_int_equal(bfh_close(db), BFH_OK);
+    assert_int_equal(count_cache_files(path), 2); /* both live tables, at close at the latest */
+    assert_int_equal(bfh_open(path, &opt, &db), BFH_OK);
+    engine_leveldb_get_stats(bfh_internal_engine(db), &s);
+    assert_int_equal(s.tables_cached, 2);
+    assert_int_equal(s.tables_indexed, 0);
+    assert_int_equal(bfh_close(db), BFH_OK);
+    remove_tree(path);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--try-open")) {
     bfh_options opt;
@@ -578,6 +646,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_leveldb_engine_second_open_is_busy),
       cmocka_unit_test(test_leveldb_engine_rejects_other_directories),
       cmocka_unit_test(test_leveldb_engine_corrupt_table_never_wrong),
+      cmocka_unit_test(test_leveldb_engine_lazy_filter_cache),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
