@@ -10,11 +10,17 @@
 
 #include "hierarchy/hash.h"
 
-static inline size_t bits_words(uint64_t m) { return (size_t)((m + 63) / 64); }
+static inline size_t bits_words(uint64_t m) {
+  return (size_t)((m + 63) / 64);
+}
 
-static inline void bits_set(uint64_t *w, uint64_t pos) { w[pos >> 6] |= 1ull << (pos & 63); }
+static inline void bits_set(uint64_t *w, uint64_t pos) {
+  w[pos >> 6] |= 1ull << (pos & 63);
+}
 
-static inline int bits_get(const uint64_t *w, uint64_t pos) { return (w[pos >> 6] >> (pos & 63)) & 1; }
+static inline int bits_get(const uint64_t *w, uint64_t pos) {
+  return (w[pos >> 6] >> (pos & 63)) & 1;
+}
 
 /* dst |= src */
 static inline void bits_or(uint64_t *restrict dst, const uint64_t *restrict src, size_t nwords) {

@@ -192,7 +192,9 @@ int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *wo
   return BFH_OK;
 }
 
-int sliced_remove(sliced_t *s, uint64_t id) { return sliced_remove_filter(s, id, NULL); }
+int sliced_remove(sliced_t *s, uint64_t id) {
+  return sliced_remove_filter(s, id, NULL);
+}
 
 int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   uint64_t slot;

@@ -65,13 +65,13 @@ typedef struct bfh_options {
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when the call returns; default 0 */
   /* Additions to the contract of shared/API.md: */
-  int leaves_on_disk;   /* 1: leaf filters are read from the table files on demand (the
-                           paper's setting); 0 (default): kept in memory */
-  int value_filters;    /* 1 (default): build value filters; 0: engine only (for measuring
-                           what the filters cost at ingest; searches then scan) */
-  int placement;        /* 0 (default): similarity placement of new leaves; 1: positional
-                           (table order, as in the paper) */
-  uint64_t hash_seed;   /* seed of the value hash; default 0x62666801 ("bfh" 1) */
+  int leaves_on_disk; /* 1: leaf filters are read from the table files on demand (the
+                         paper's setting); 0 (default): kept in memory */
+  int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
+                         what the filters cost at ingest; searches then scan) */
+  int placement;      /* 0 (default): similarity placement of new leaves; 1: positional
+                         (table order, as in the paper) */
+  uint64_t hash_seed; /* seed of the value hash; default 0x62666801 ("bfh" 1) */
 } bfh_options;
 
 typedef struct bfh_search_stats {
@@ -86,8 +86,8 @@ typedef struct bfh_search_stats {
   uint64_t results;         /* keys reported to the callback */
   uint64_t elapsed_ns;      /* wall time of the whole search */
   /* Additions: */
-  uint32_t method_used;     /* the method that ran (what BFH_SEARCH_AUTO chose) */
-  uint32_t tables_live;     /* live tables in the version searched */
+  uint32_t method_used; /* the method that ran (what BFH_SEARCH_AUTO chose) */
+  uint32_t tables_live; /* live tables in the version searched */
 } bfh_search_stats;
 
 /* Return nonzero to stop the search early (bfh_search then returns BFH_OK). */
@@ -121,14 +121,14 @@ int bfh_flush(bfh_db *db);
 
 /* Sizes of the database and of its value index (an addition to shared/API.md). */
 typedef struct bfh_db_stats {
-  uint64_t tables;              /* live table files */
-  uint64_t table_bytes;         /* their total size */
-  uint64_t leaf_filters;        /* tables with a value filter in the index */
-  uint64_t leaf_filter_bytes;   /* size of all leaf filters (in memory or on disk) */
-  uint64_t internal_bytes;      /* hierarchy internal nodes (non-leaf filters) */
-  uint64_t sliced_bytes;        /* bit-sliced index */
-  uint32_t hierarchy_height;    /* internal levels */
-  double mean_leaf_fill;        /* mean fraction of set bits in the leaf filters */
+  uint64_t tables;            /* live table files */
+  uint64_t table_bytes;       /* their total size */
+  uint64_t leaf_filters;      /* tables with a value filter in the index */
+  uint64_t leaf_filter_bytes; /* size of all leaf filters (in memory or on disk) */
+  uint64_t internal_bytes;    /* hierarchy internal nodes (non-leaf filters) */
+  uint64_t sliced_bytes;      /* bit-sliced index */
+  uint32_t hierarchy_height;  /* internal levels */
+  double mean_leaf_fill;      /* mean fraction of set bits in the leaf filters */
 } bfh_db_stats;
 int bfh_stats(bfh_db *db, bfh_db_stats *st);
 

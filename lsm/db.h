@@ -21,15 +21,15 @@
 typedef struct lsm_db lsm_db_t;
 
 typedef struct lsm_options {
-  int create_if_missing;    /* default 1 */
-  size_t memtable_bytes;    /* default 4 MiB */
-  size_t table_bytes;       /* default 2 MiB */
-  size_t block_bytes;       /* default 4 KiB */
-  double key_bits_per_key;  /* blocked key filter budget; default 10; 0 = no key filters */
-  int sync;                 /* 1: fsync the log before a write returns; default 0 */
+  int create_if_missing;        /* default 1 */
+  size_t memtable_bytes;        /* default 4 MiB */
+  size_t table_bytes;           /* default 2 MiB */
+  size_t block_bytes;           /* default 4 KiB */
+  double key_bits_per_key;      /* blocked key filter budget; default 10; 0 = no key filters */
+  int sync;                     /* 1: fsync the log before a write returns; default 0 */
   const lsm_table_hook_t *hook; /* may be NULL; borrowed, must outlive the db */
-  struct lsm_io *io;        /* NULL: the default (real) I/O layer; tests inject faults */
-  uint64_t level1_bytes;    /* L1 size budget (x10 per deeper level); default 10 MiB */
+  struct lsm_io *io;            /* NULL: the default (real) I/O layer; tests inject faults */
+  uint64_t level1_bytes;        /* L1 size budget (x10 per deeper level); default 10 MiB */
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);
@@ -47,8 +47,7 @@ int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size
 int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err);
 /* On BFH_OK, *val is malloc'd (non-NULL even for an empty value); free() it.
    BFH_NOT_FOUND when the key has no live value. */
-int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
-            err_t *err);
+int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len, err_t *err);
 
 /* Writes the memtable out as L0 table(s) and waits until they are installed. */
 int lsm_flush(lsm_db_t *db, err_t *err);
@@ -85,14 +84,14 @@ size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tab
 int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
                             lsm_scan_stats_t *st, err_t *err);
 /* Visits every entry of the snapshot's memtable and immutable memtable. */
-int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg,
-                                lsm_scan_stats_t *st, err_t *err);
+int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                                err_t *err);
 
 /* Reads the meta block `name` of live table `number` (as stored from the table hook).
    On BFH_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset
    in the table file. BFH_NOT_FOUND if the table has no such block. */
-int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data,
-                        size_t *size, uint64_t *offset, err_t *err);
+int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data, size_t *size,
+                        uint64_t *offset, err_t *err);
 /* Writes the path of table `number` into buf (cap bytes); returns the length. */
 size_t lsm_table_path(const lsm_db_t *db, uint64_t number, char *buf, size_t cap);
 

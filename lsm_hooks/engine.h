@@ -39,8 +39,7 @@ typedef struct engine_ops {
              err_t *err);
   int (*del)(engine_t *e, const void *key, size_t key_len, err_t *err);
   /* On BFH_OK *val is malloc'd (non-NULL even if empty). BFH_NOT_FOUND if no live value. */
-  int (*get)(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
-             err_t *err);
+  int (*get)(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len, err_t *err);
   int (*flush)(engine_t *e, err_t *err);
   /* Brings the value index up to date with the live tables and pins a consistent view of
      the live tables and memtables: every table it lists stays readable until release, and

@@ -42,7 +42,9 @@ static inline uint8_t *encode_varint64(uint8_t *p, uint64_t v) {
   return p;
 }
 
-static inline uint8_t *encode_varint32(uint8_t *p, uint32_t v) { return encode_varint64(p, v); }
+static inline uint8_t *encode_varint32(uint8_t *p, uint32_t v) {
+  return encode_varint64(p, v);
+}
 
 static inline size_t varint_length(uint64_t v) {
   size_t n = 1;

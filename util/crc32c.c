@@ -17,7 +17,8 @@ static void table_init(void) {
     table[0][i] = c;
   }
   for (uint32_t i = 0; i < 256; i++)
-    for (int t = 1; t < 8; t++) table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+    for (int t = 1; t < 8; t++)
+      table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
   __atomic_store_n(&table_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -41,7 +42,7 @@ static uint32_t extend_portable(uint32_t crc, const uint8_t *p, size_t n) {
 
 #ifdef HAVE_SSE42_PATH
 __attribute__((target("sse4.2"))) static uint32_t extend_sse42(uint32_t crc, const uint8_t *p,
-                                                                size_t n) {
+                                                               size_t n) {
   uint64_t c = ~crc;
   while (n >= 8) {
     uint64_t w;

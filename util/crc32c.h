@@ -13,7 +13,9 @@ uint32_t crc32c_extend(uint32_t crc, const void *data, size_t n);
 /* crc32c_extend without the SSE4.2 instruction (the table path), for tests. */
 uint32_t crc32c_extend_portable(uint32_t crc, const void *data, size_t n);
 
-static inline uint32_t crc32c_value(const void *data, size_t n) { return crc32c_extend(0, data, n); }
+static inline uint32_t crc32c_value(const void *data, size_t n) {
+  return crc32c_extend(0, data, n);
+}
 
 /* Masked form stored in files (LevelDB's): a CRC of data that embeds CRCs stays useful. */
 #define CRC32C_MASK_DELTA 0xa282ead8u

@@ -41,6 +41,8 @@ static inline uint64_t rng_below(rng_t *r, uint64_t n) {
 }
 
 /* Uniform in [0, 1). */
-static inline double rng_double(rng_t *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+static inline double rng_double(rng_t *r) {
+  return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 #endif
