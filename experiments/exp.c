@@ -524,3 +524,44 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
   remove(log);
   return 0;
 }
+
+int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
+                        int absent_too, void (*cells)(exp_csv_t *c, const void *arg),
+                        const void *arg) {
+  static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
+                                       BFH_SEARCH_SLICED};
+  if (exp_db_build(x, p, dir, NULL) != BFH_OK) return -1;
+  workload_t w;
+  workload_init(&w, &p->wl);
+  int rc = 0;
+  for (int on_disk = 0; on_disk < 2 && rc == 0; on_disk++) {
+    p->leaves_on_disk = on_disk;
+    bfh_db *db;
+    if (exp_db_open(p, dir, &db) != BFH_OK) {
+      rc = -1;
+      break;
+    }
+    for (size_t mi = 0; mi < sizeof methods / sizeof methods[0] && rc == 0; mi++) {
+      int scan = methods[mi] == BFH_SEARCH_SCAN;
+      if (on_disk && scan) continue; /* the scan reads no filter: measured once */
+      for (int present = 1; present >= (absent_too && !scan ? 0 : 1) && rc == 0; present--) {
+        exp_search_result_t r;
+        if (exp_measure_into(c, x, p, db, &w, methods[mi], present, &r) != BFH_OK) {
+          rc = -1;
+          break;
+        }
+        char series[32]; /* "hierarchy-disk" at most */
+        snprintf(series, sizeof series, "%s%s", exp_method_name(methods[mi]),
+                 scan      ? ""
+                 : on_disk ? "-disk"
+                           : "-mem");
+        exp_csv_str(c, "series", series);
+        if (cells) cells(c, arg);
+        exp_csv_row(c);
+      }
+    }
+    bfh_close(db);
+  }
+  exp_db_drop(x, dir);
+  return rc;
+}

@@ -133,6 +133,15 @@ void exp_cols_cat(const char **out, size_t cap, ...);
    exp_csv_row). Returns BFH_OK or the failing status. */
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p, bfh_db *db,
                      const workload_t *w, bfh_method method, int present, exp_search_result_t *r);
+/* The sweep shared by Fig. 8 and Fig. 11: builds the database of *p in dir, then measures
+   SCAN (once, leaves in memory) and LEAVES, HIERARCHY, SLICED with leaves in memory and,
+   after a reopen, on disk; for present values and, with absent_too, absent ones. Each
+   measurement is one CSV row whose "series" cell names method and leaves ("scan",
+   "leaves-mem", "hierarchy-disk", ...); cells(csv, arg), if not NULL, fills the caller's
+   extra cells of every row. The database is dropped afterwards. 0 or -1. */
+int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
+                        int absent_too, void (*cells)(exp_csv_t *c, const void *arg),
+                        const void *arg);
 /* Removes a database directory unless x->keep_db. */
 void exp_db_drop(const exp_ctx_t *x, const char *dir);
 

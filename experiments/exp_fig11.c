@@ -11,6 +11,10 @@
 
 #include "experiments/exp.h"
 
+static void put_m_paper(exp_csv_t *c, const void *m) {
+  exp_csv_u64(c, "m_paper", *(const uint64_t *)m);
+}
+
 int exp_fig11(const exp_ctx_t *x) {
   const uint64_t ms[] = {20000, 200000, 2000000};
   uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
@@ -20,8 +24,6 @@ int exp_fig11(const exp_ctx_t *x) {
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
   exp_csv_t *csv = exp_csv_open(x, "fig11", cols);
   if (!csv) return -1;
-  const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
-                                BFH_SEARCH_SLICED};
   int rc = 0;
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {
     exp_db_params_t p;
@@ -30,38 +32,7 @@ int exp_fig11(const exp_ctx_t *x) {
     exp_db_params_shrink(&p, shrink);
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/fig11-%llu", x->work_dir, (unsigned long long)ms[mi]);
-    if (exp_db_build(x, &p, dir, NULL) != BFH_OK) {
-      rc = -1;
-      break;
-    }
-    workload_t w;
-    workload_init(&w, &p.wl);
-    for (int lod = 0; lod < 2 && rc == 0; lod++) {
-      p.leaves_on_disk = lod;
-      bfh_db *db;
-      if (exp_db_open(&p, dir, &db) != BFH_OK) {
-        rc = -1;
-        break;
-      }
-      for (size_t k = 0; k < sizeof methods / sizeof methods[0] && rc == 0; k++) {
-        if (lod && methods[k] == BFH_SEARCH_SCAN) continue;
-        exp_search_result_t r;
-        if (exp_measure_into(csv, x, &p, db, &w, methods[k], 1, &r) != BFH_OK) {
-          rc = -1;
-          break;
-        }
-        char series[64];
-        snprintf(series, sizeof series, "%s%s", exp_method_name(methods[k]),
-                 methods[k] == BFH_SEARCH_SCAN ? ""
-                 : lod                         ? "-disk"
-                                               : "-mem");
-        exp_csv_u64(csv, "m_paper", ms[mi]);
-        exp_csv_str(csv, "series", series);
-        exp_csv_row(csv);
-      }
-      bfh_close(db);
-    }
-    exp_db_drop(x, dir);
+    rc = exp_measure_methods(csv, x, &p, dir, 0, put_m_paper, &ms[mi]);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig11");

@@ -24,8 +24,6 @@ int exp_fig8(const exp_ctx_t *x) {
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
   exp_csv_t *csv = exp_csv_open(x, "fig8", cols);
   if (!csv) return -1;
-  const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
-                                BFH_SEARCH_SLICED};
   int rc = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {
     exp_db_params_t p;
@@ -33,41 +31,7 @@ int exp_fig8(const exp_ctx_t *x) {
     exp_db_params_shrink(&p, shrink);
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/fig8-%llu", x->work_dir, (unsigned long long)ns[i]);
-    if (exp_db_build(x, &p, dir, NULL) != BFH_OK) {
-      rc = -1;
-      break;
-    }
-    workload_t w;
-    workload_init(&w, &p.wl);
-    for (int lod = 0; lod < 2 && rc == 0; lod++) {
-      p.leaves_on_disk = lod;
-      bfh_db *db;
-      if (exp_db_open(&p, dir, &db) != BFH_OK) {
-        rc = -1;
-        break;
-      }
-      for (size_t mi = 0; mi < sizeof methods / sizeof methods[0] && rc == 0; mi++) {
-        /* The scan does not read filters: measured once, with the in-memory open. */
-        if (lod && methods[mi] == BFH_SEARCH_SCAN) continue;
-        for (int present = 1; present >= 0 && rc == 0; present--) {
-          if (!present && methods[mi] == BFH_SEARCH_SCAN) continue; /* same work either way */
-          exp_search_result_t r;
-          if (exp_measure_into(csv, x, &p, db, &w, methods[mi], present, &r) != BFH_OK) {
-            rc = -1;
-            break;
-          }
-          char series[64];
-          snprintf(series, sizeof series, "%s%s", exp_method_name(methods[mi]),
-                   methods[mi] == BFH_SEARCH_SCAN ? ""
-                   : lod                          ? "-disk"
-                                                  : "-mem");
-          exp_csv_str(csv, "series", series);
-          exp_csv_row(csv);
-        }
-      }
-      bfh_close(db);
-    }
-    exp_db_drop(x, dir);
+    rc = exp_measure_methods(csv, x, &p, dir, 1, NULL, NULL);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig8");
