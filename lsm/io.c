@@ -211,18 +211,28 @@ const char *lsm_file_path(const lsm_file_t *f) {
   return f->path;
 }
 
+/* Opens path read-only and reports its size; on error nothing is left open. */
+static int open_for_reading(const char *path, int *fd, uint64_t *size, err_t *err) {
+  *fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (*fd < 0) return err_errno(err, errno, "open %s", path);
+  struct stat st;
+  if (fstat(*fd, &st) != 0) {
+    int e = errno;
+    close(*fd);
+    return err_errno(err, e, "fstat %s", path);
+  }
+  *size = (uint64_t)st.st_size;
+  return BFH_OK;
+}
+
 int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *err) {
   *out = NULL;
   int rc = inject(io, LSM_IO_OP_OPEN, path, err);
   if (rc) return rc;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return err_errno(err, errno, "open %s", path);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return err_errno(err, e, "fstat %s", path);
-  }
+  int fd;
+  uint64_t size;
+  rc = open_for_reading(path, &fd, &size, err);
+  if (rc) return rc;
   lsm_rfile_t *f = calloc(1, sizeof *f);
   char *p = strdup(path);
   if (!f || !p) {
@@ -234,7 +244,7 @@ int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *e
   f->io = io;
   f->fd = fd;
   f->path = p;
-  f->size = (uint64_t)st.st_size;
+  f->size = size;
   *out = f;
   return BFH_OK;
 }
@@ -272,20 +282,16 @@ int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **out, err_t *err) {
   *out = NULL;
   int rc = inject(io, LSM_IO_OP_OPEN, path, err);
   if (rc) return rc;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return err_errno(err, errno, "open %s", path);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return err_errno(err, e, "fstat %s", path);
-  }
+  int fd;
+  uint64_t size;
+  rc = open_for_reading(path, &fd, &size, err);
+  if (rc) return rc;
   lsm_map_t *m = calloc(1, sizeof *m);
   if (!m) {
     close(fd);
     return err_set(err, BFH_E_NOMEM, "map %s: out of memory", path);
   }
-  m->size = (uint64_t)st.st_size;
+  m->size = size;
   if (m->size > 0) {
     void *p = mmap(NULL, (size_t)m->size, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
