@@ -21,6 +21,7 @@
 #include "bfh.h"
 #include "lsm_hooks/api_internal.h"
 #include "lsm_hooks/engine_leveldb.h"
+#include "tests/test_util.h"
 #include "util/random.h"
 
 #define NKEYS 150000u
@@ -31,25 +32,6 @@
 
 static char tmpdir[4096];
 static const char *self_exe;
-
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *de;
-    while ((de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[4400];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      struct stat sb;
-      if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-        remove_tree(p);
-      else
-        unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(path);
-}
 
 /* Value of id: "" for EMPTY_ID, else "v<id>-" and 10..309 pseudo-random letters (half
    random, half repeating, so that snappy pays). */
@@ -187,11 +169,7 @@ static char dbpath[4400];
 
 static int setup(void **state) {
   (void)state;
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  mkdir(base, 0755);
-  snprintf(tmpdir, sizeof tmpdir, "%s/leveldb_engine_XXXXXX", base);
-  if (!mkdtemp(tmpdir)) return -1;
+  if (test_tmpdir_create(tmpdir, sizeof tmpdir, "leveldb_engine") != 0) return -1;
   snprintf(dbpath, sizeof dbpath, "%s/db", tmpdir);
   oracle = write_stock_db(dbpath, NKEYS, NOPS, 42, 0);
   return 0;
@@ -200,8 +178,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   free(oracle);
-  remove_tree(tmpdir);
-  return 0;
+  return test_rmrf(tmpdir);
 }
 
 static bfh_db *open_leveldb(const char *path) {
@@ -616,7 +593,7 @@ static void test_leveldb_engine_lazy_filter_cache(void **state) {
     assert_int_equal(s.tables_cached, 2);
     assert_int_equal(s.tables_indexed, 0);
     assert_int_equal(bfh_close(db), BFH_OK);
-    remove_tree(path);
+    assert_int_equal(test_rmrf(path), 0);
   }
 }
 

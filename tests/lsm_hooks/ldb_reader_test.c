@@ -18,6 +18,7 @@
 #include "lsm_hooks/ldb_log.h"
 #include "lsm_hooks/ldb_sstables.h"
 #include "lsm_hooks/ldb_table.h"
+#include "tests/test_util.h"
 #include "util/random.h"
 
 #define NKEYS 120000u    /* key space */
@@ -25,33 +26,6 @@
 #define BIG_VALUE 100000 /* one value spans several log blocks (FIRST/MIDDLE/LAST) */
 
 static char tmpdir[4096];
-
-static void make_tmpdir(void) {
-  const char *base = getenv("BFH_TEST_TMPDIR");
-  if (!base || !*base) base = "/tmp";
-  mkdir(base, 0755);
-  snprintf(tmpdir, sizeof tmpdir, "%s/ldb_reader_XXXXXX", base);
-  assert_non_null(mkdtemp(tmpdir));
-}
-
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *de;
-    while ((de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[4400];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      struct stat sb;
-      if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-        remove_tree(p);
-      else
-        unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(path);
-}
 
 static int key_index(const uint8_t *k, size_t n) {
   if (n != 11 || memcmp(k, "key", 3) != 0) return -1;
@@ -84,7 +58,7 @@ typedef struct db_fixture {
 } db_fixture_t;
 
 static int fixture_setup(void **state) {
-  make_tmpdir();
+  assert_int_equal(test_tmpdir_create(tmpdir, sizeof tmpdir, "ldb_reader"), 0);
   db_fixture_t *f = calloc(1, sizeof *f);
   snprintf(f->path, sizeof f->path, "%s/db", tmpdir);
   f->opt = leveldb_options_create();
@@ -118,8 +92,7 @@ static int fixture_teardown(void **state) {
   leveldb_close(f->db);
   leveldb_options_destroy(f->opt);
   free(f);
-  remove_tree(tmpdir);
-  return 0;
+  return test_rmrf(tmpdir);
 }
 
 /* The newest version of every key seen by the readers. */
