@@ -5,7 +5,7 @@
 #   SCALE=paper ENGINE=leveldb OUT=/big/disk/results scripts/run-experiments.sh
 # Environment: SCALE (small|medium|paper, default small), ENGINE (lsm|leveldb, default lsm),
 # OUT (results directory, default <repo>/results), BUILD (build directory, default
-# <repo>/build), WORK (where databases are built, default $OUT/db), JOBS (make -j).
+# <repo>/build-release: Release, apart from the tests' build/), WORK (where databases are built, default $OUT/db), JOBS (make -j).
 # Installs the Debian packages it needs (only if one is missing; needs root or sudo).
 set -euo pipefail
 
@@ -13,7 +13,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 scale=${SCALE:-small}
 engine=${ENGINE:-lsm}
 out=${OUT:-$repo/results}
-build=${BUILD:-$repo/build}
+build=${BUILD:-$repo/build-release}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 say() { printf '%s\n' "$*"; }
@@ -23,29 +23,7 @@ case $scale in small|medium|paper) ;; *) die "SCALE must be small, medium or pap
 case $engine in lsm|leveldb) ;; *) die "ENGINE must be lsm or leveldb (got '$engine')";; esac
 
 # 1. Packages: install only what is missing.
-packages="libleveldb-dev libsnappy-dev libxxhash-dev libcmocka-dev gnuplot-nox cmake gcc g++ pkg-config make"
-missing=""
-if command -v dpkg-query >/dev/null 2>&1; then
-  for p in $packages; do
-    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
-      # gnuplot from another flavour (gnuplot-qt, gnuplot-x11) will do.
-      if [ "$p" = gnuplot-nox ] && command -v gnuplot >/dev/null 2>&1; then continue; fi
-      missing="$missing $p"
-    fi
-  done
-fi
-if [ -n "$missing" ]; then
-  say "installing:$missing"
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "missing packages:$missing (run as root or install them)"
-    sudo=sudo
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq >/dev/null
-  # shellcheck disable=SC2086
-  $sudo apt-get install -y -qq $missing >/dev/null
-fi
+bash "$repo/scripts/install-deps.sh"
 
 # 2. Build (optimized, no tests needed for the experiments).
 say "building in $build"

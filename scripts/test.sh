@@ -9,7 +9,7 @@ bash scripts/install-deps.sh
 
 build=${BUILD_DIR:-build}
 # shellcheck disable=SC2086
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=ON ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
 # shellcheck disable=SC2086
 ctest --test-dir "$build" -j"$(nproc)" --output-on-failure ${CTEST_ARGS:-}
