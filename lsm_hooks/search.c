@@ -148,77 +148,97 @@ bfh_method search_choose_method(value_index_t *index) {
   return BFH_SEARCH_SLICED;
 }
 
-static void stats_begin(bfh_search_stats *st) {
-  memset(st, 0, sizeof *st);
+/* Chooses which of the view's n tables to scan (scan[i] for tables[i]) and adds its filter
+   tests to st. */
+typedef int (*select_fn)(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
+                         bfh_search_stats *st, err_t *err);
+
+/* The frame every search shares: take a view, select the tables, scan them and the
+   memtables, validate, release the view; time it all. */
+static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
+               const void *val, size_t val_len, bfh_match_fn fn, void *arg, bfh_search_stats *out,
+               err_t *err) {
+  uint64_t t0 = now_ns();
+  bfh_search_stats st;
+  memset(&st, 0, sizeof st);
+  st.method_used = method_used;
+  engine_view_t *view = NULL;
+  int rc = e->ops->view_acquire(e, &view, err);
+  if (rc == BFH_OK) {
+    const engine_table_t *tables;
+    size_t n = e->ops->view_tables(view, &tables);
+    st.tables_live = (uint32_t)n;
+    uint8_t *scan = malloc(n ? n : 1);
+    if (!scan)
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+    else
+      rc = select(sel_arg, tables, n, scan, &st, err);
+    if (rc == BFH_OK)
+      rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
+    free(scan);
+    e->ops->view_release(e, view);
+  }
+  st.elapsed_ns = now_ns() - t0;
+  if (out) *out = st;
+  return rc;
+}
+
+typedef struct by_method {
+  value_index_t *index;
+  bfh_method method;
+  const void *val;
+  size_t val_len;
+} by_method_t;
+
+/* SCAN: every table. The filter methods: the index's positives among the view's tables,
+   and every table the index has no leaf for (value_index_select). */
+static int select_by_method(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
+                            bfh_search_stats *st, err_t *err) {
+  const by_method_t *b = arg;
+  if (b->method == BFH_SEARCH_SCAN) {
+    memset(scan, 1, n);
+    return BFH_OK;
+  }
+  uint64_t *numbers = malloc((n ? n : 1) * sizeof *numbers);
+  if (!numbers) return err_set(err, BFH_E_NOMEM, "search: out of memory");
+  for (size_t i = 0; i < n; i++) numbers[i] = tables[i].number;
+  probe_t p;
+  value_index_probe(b->index, b->val, b->val_len, &p);
+  probe_stats_t ps = {0, 0, 0};
+  int rc = value_index_select(b->index, b->method, &p, numbers, n, scan, &ps, err);
+  st->internal_probes = ps.internal_probes;
+  st->leaf_probes = ps.leaf_probes;
+  st->leaf_positives = ps.leaf_positives;
+  free(numbers);
+  return rc;
 }
 
 int search_run(engine_t *e, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
                void *arg, bfh_search_stats *out, err_t *err) {
-  uint64_t t0 = now_ns();
-  bfh_search_stats st;
-  stats_begin(&st);
   value_index_t *vi = e->index;
   if (method == BFH_SEARCH_AUTO) method = search_choose_method(vi);
   if (!vi) method = BFH_SEARCH_SCAN; /* value filters off: nothing to prune with */
-  st.method_used = (uint32_t)method;
+  by_method_t b = {vi, method, val, val_len};
+  return run(e, (uint32_t)method, select_by_method, &b, val, val_len, fn, arg, out, err);
+}
 
-  engine_view_t *view = NULL;
-  int rc = e->ops->view_acquire(e, &view, err);
-  if (rc != BFH_OK) goto done;
-  const engine_table_t *tables;
-  size_t n = e->ops->view_tables(view, &tables);
-  st.tables_live = (uint32_t)n;
-  uint8_t *scan = malloc(n ? n : 1);
-  uint64_t *numbers = malloc((n ? n : 1) * sizeof *numbers);
-  if (!scan || !numbers) {
-    rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
-  } else if (method == BFH_SEARCH_SCAN) {
-    memset(scan, 1, n);
-  } else {
-    probe_t p;
-    value_index_probe(vi, val, val_len, &p);
-    for (size_t i = 0; i < n; i++) numbers[i] = tables[i].number;
-    probe_stats_t ps = {0, 0, 0};
-    rc = value_index_select(vi, method, &p, numbers, n, scan, &ps, err);
-    st.internal_probes = ps.internal_probes;
-    st.leaf_probes = ps.leaf_probes;
-    st.leaf_positives = ps.leaf_positives;
-  }
-  if (rc == BFH_OK)
-    rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
-  free(scan);
-  free(numbers);
-  e->ops->view_release(e, view);
-done:
-  st.elapsed_ns = now_ns() - t0;
-  if (out) *out = st;
-  return rc;
+typedef struct given_tables {
+  const uint64_t *numbers; /* ascending */
+  size_t n;
+} given_tables_t;
+
+static int select_given(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
+                        bfh_search_stats *st, err_t *err) {
+  (void)st, (void)err;
+  const given_tables_t *g = arg;
+  for (size_t i = 0; i < n; i++)
+    scan[i] = (uint8_t)u64_sorted_contains(g->numbers, g->n, tables[i].number);
+  return BFH_OK;
 }
 
 int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64_t *numbers,
                       size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  uint64_t t0 = now_ns();
-  bfh_search_stats st;
-  stats_begin(&st);
-  st.method_used = BFH_SEARCH_AUTO + 1; /* "oracle" */
-  engine_view_t *view = NULL;
-  int rc = e->ops->view_acquire(e, &view, err);
-  if (rc != BFH_OK) goto done;
-  const engine_table_t *tables;
-  size_t n = e->ops->view_tables(view, &tables);
-  st.tables_live = (uint32_t)n;
-  uint8_t *scan = malloc(n ? n : 1);
-  if (!scan) {
-    rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
-  } else {
-    for (size_t i = 0; i < n; i++)
-      scan[i] = (uint8_t)u64_sorted_contains(numbers, nn, tables[i].number);
-    rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
-  }
-  free(scan);
-  e->ops->view_release(e, view);
-done:
-  st.elapsed_ns = now_ns() - t0;
-  if (out) *out = st;
-  return rc;
+  given_tables_t g = {numbers, nn};
+  return run(e, BFH_SEARCH_AUTO + 1 /* "oracle" */, select_given, &g, val, val_len, fn, arg, out,
+             err);
 }
