@@ -565,3 +565,12 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, co
   exp_db_drop(x, dir);
   return rc;
 }
+
+void exp_fig10_db(const exp_ctx_t *x, uint64_t m, const char *name, exp_db_params_t *p, char *dir,
+                  size_t cap) {
+  uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
+  exp_db_params_init(p, x, n);
+  p->m = m;
+  exp_db_params_shrink(p, 10000000.0 / (double)n);
+  snprintf(dir, cap, "%s/%s-%llu", x->work_dir, name, (unsigned long long)m);
+}

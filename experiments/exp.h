@@ -133,6 +133,12 @@ void exp_cols_cat(const char **out, size_t cap, ...);
    exp_csv_row). Returns BFH_OK or the failing status. */
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p, bfh_db *db,
                      const workload_t *w, bfh_method method, int present, exp_search_result_t *r);
+/* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
+   (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small).
+   Fills *p and the directory <work>/<name>-<m> (dir, cap bytes). */
+void exp_fig10_db(const exp_ctx_t *x, uint64_t m, const char *name, exp_db_params_t *p, char *dir,
+                  size_t cap);
+
 /* The sweep shared by Fig. 8 and Fig. 11: builds the database of *p in dir, then measures
    SCAN (once, leaves in memory) and LEAVES, HIERARCHY, SLICED with leaves in memory and,
    after a reopen, on disk; for present values and, with absent_too, absent ones. Each

@@ -18,8 +18,6 @@
 int exp_fig10_12(const exp_ctx_t *x) {
   const uint64_t ms[] = {20000, 200000, 2000000};
   const uint32_t orders[] = {2, 3, 4, 5, 8, 10};
-  uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
-  double shrink = 10000000.0 / (double)n;
   const char *extra[] = {"m_paper", "filters_accessed", "filters_accessed_pct", NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
@@ -28,11 +26,8 @@ int exp_fig10_12(const exp_ctx_t *x) {
   int rc = 0;
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {
     exp_db_params_t p;
-    exp_db_params_init(&p, x, n);
-    p.m = ms[mi];
-    exp_db_params_shrink(&p, shrink);
     char dir[1200];
-    snprintf(dir, sizeof dir, "%s/fig10-%llu", x->work_dir, (unsigned long long)ms[mi]);
+    exp_fig10_db(x, ms[mi], "fig10", &p, dir, sizeof dir);
     if (exp_db_build(x, &p, dir, NULL) != BFH_OK) {
       rc = -1;
       break;

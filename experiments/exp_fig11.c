@@ -17,8 +17,6 @@ static void put_m_paper(exp_csv_t *c, const void *m) {
 
 int exp_fig11(const exp_ctx_t *x) {
   const uint64_t ms[] = {20000, 200000, 2000000};
-  uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
-  double shrink = 10000000.0 / (double)n;
   const char *extra[] = {"m_paper", "series", NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
@@ -27,11 +25,8 @@ int exp_fig11(const exp_ctx_t *x) {
   int rc = 0;
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {
     exp_db_params_t p;
-    exp_db_params_init(&p, x, n);
-    p.m = ms[mi];
-    exp_db_params_shrink(&p, shrink);
     char dir[1200];
-    snprintf(dir, sizeof dir, "%s/fig11-%llu", x->work_dir, (unsigned long long)ms[mi]);
+    exp_fig10_db(x, ms[mi], "fig11", &p, dir, sizeof dir);
     rc = exp_measure_methods(csv, x, &p, dir, 0, put_m_paper, &ms[mi]);
   }
   if (exp_csv_close(csv) != 0) rc = -1;

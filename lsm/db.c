@@ -915,8 +915,7 @@ lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
   if (!s) return NULL;
   s->db = db;
   view_acquire(db, &s->vw);
-  size_t n = 0;
-  for (int l = 0; l < LSM_NUM_LEVELS; l++) n += s->vw.v->nfiles[l];
+  size_t n = lsm_version_file_count(s->vw.v);
   s->tables = malloc((n + 1) * sizeof *s->tables);
   s->metas = malloc((n + 1) * sizeof *s->metas);
   if (!s->tables || !s->metas) {
@@ -1032,8 +1031,7 @@ lsm_iter_t *lsm_iter_create(lsm_db_t *db) {
   if (!it) return NULL;
   it->db = db;
   view_acquire(db, &it->vw);
-  size_t n = 2;
-  for (int l = 0; l < LSM_NUM_LEVELS; l++) n += it->vw.v->nfiles[l];
+  size_t n = 2 + lsm_version_file_count(it->vw.v); /* + the two memtables */
   iterator_t **children = calloc(n, sizeof *children);
   size_t k = 0;
   int rc = children ? BFH_OK : BFH_E_NOMEM;

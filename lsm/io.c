@@ -211,8 +211,11 @@ const char *lsm_file_path(const lsm_file_t *f) {
   return f->path;
 }
 
-/* Opens path read-only and reports its size; on error nothing is left open. */
-static int open_for_reading(const char *path, int *fd, uint64_t *size, err_t *err) {
+/* Opens path read-only (through io's fault injection) and reports its size; on error
+   nothing is left open. */
+static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *size, err_t *err) {
+  int rc = inject(io, LSM_IO_OP_OPEN, path, err);
+  if (rc) return rc;
   *fd = open(path, O_RDONLY | O_CLOEXEC);
   if (*fd < 0) return err_errno(err, errno, "open %s", path);
   struct stat st;
@@ -227,11 +230,9 @@ static int open_for_reading(const char *path, int *fd, uint64_t *size, err_t *er
 
 int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *err) {
   *out = NULL;
-  int rc = inject(io, LSM_IO_OP_OPEN, path, err);
-  if (rc) return rc;
   int fd;
   uint64_t size;
-  rc = open_for_reading(path, &fd, &size, err);
+  int rc = open_for_reading(io, path, &fd, &size, err);
   if (rc) return rc;
   lsm_rfile_t *f = calloc(1, sizeof *f);
   char *p = strdup(path);
@@ -280,11 +281,9 @@ void lsm_rfile_close(lsm_rfile_t *f) {
 
 int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **out, err_t *err) {
   *out = NULL;
-  int rc = inject(io, LSM_IO_OP_OPEN, path, err);
-  if (rc) return rc;
   int fd;
   uint64_t size;
-  rc = open_for_reading(path, &fd, &size, err);
+  int rc = open_for_reading(io, path, &fd, &size, err);
   if (rc) return rc;
   lsm_map_t *m = calloc(1, sizeof *m);
   if (!m) {

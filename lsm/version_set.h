@@ -40,6 +40,13 @@ typedef struct lsm_version {
   struct lsm_version *prev, *next; /* the set's list of live versions */
 } lsm_version_t;
 
+/* Table files in v, over all levels. */
+static inline size_t lsm_version_file_count(const lsm_version_t *v) {
+  size_t n = 0;
+  for (int l = 0; l < LSM_NUM_LEVELS; l++) n += v->nfiles[l];
+  return n;
+}
+
 struct lsm_version_set {
   char *dir;
   lsm_io_t *io;
