@@ -26,7 +26,8 @@
  *      table still without a leaf is scanned, as above.
  *      Cache files: with leaves on disk the file holds the leaf, so it is written before the
  *      leaf is added. With leaves in memory it only makes a reopen faster: its bytes are
- *      kept and written once the table has been listed for CACHE_DELAY_NS, or at close for
+ *      kept and written once the table has been listed for
+ *      ENGINE_LEVELDB_CACHE_DELAY_NS (2 s), or at close for
  *      every table still listed; a table gone before that never gets a file.
  *   4. tables that left the list lose their leaf (and cache file) once no view that may list
  *      them is alive (epochs: a view taken at sync epoch E lists no table found unlisted at
@@ -67,9 +68,8 @@
 #include "lsm_hooks/ldb_table.h"
 #include "util/coding.h"
 
-#define BG_PERIOD_NS 100000000ull    /* background sync every 100 ms */
-#define BG_MIN_AGE_NS 1000000000ull  /* the background indexes tables listed for 1 s */
-#define CACHE_DELAY_NS 2000000000ull /* in-memory leaves: cache file of a table live 2 s */
+#define BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
+#define BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
 #define PIN_ATTEMPTS 64
 #define VANISHED_ATTEMPTS 16
 
@@ -96,7 +96,8 @@ typedef struct tbl {
   uint64_t seen_ns;    /* when a sync first listed it */
   int indexed;         /* has a leaf in the value index */
   int deferred;        /* listed, not indexed yet: the background sync skipped it (young) */
-  uint8_t *cache_buf;  /* in-memory leaves: its cache file's bytes, not written yet */
+  engine_leveldb_leaf_source_t source; /* where its leaf came from, once indexed */
+  uint8_t *cache_buf; /* in-memory leaves: its cache file's bytes, not written yet */
   size_t cache_len;
 } tbl_t;
 
@@ -376,13 +377,15 @@ static void new_leaves_release(new_leaves_t *nl) {
 }
 
 /* Writes the pending cache files (in-memory leaves) of the listed tables first listed at
-   least CACHE_DELAY_NS ago (all of them with force). A write that fails is not retried: the
-   cache only makes a reopen faster. */
+   least ENGINE_LEVELDB_CACHE_DELAY_NS ago (all of them with force). A write that fails is not
+   retried: the cache only makes a reopen faster. */
 static void write_pending_caches(engine_leveldb_t *el, int force) {
   uint64_t now = force ? UINT64_MAX : now_ns();
   for (size_t i = 0; i < el->ntbls; i++) {
     tbl_t *t = &el->tbls[i];
-    if (!t->cache_buf || t->gone_epoch || (!force && now - t->seen_ns < CACHE_DELAY_NS)) continue;
+    if (!t->cache_buf || t->gone_epoch ||
+        (!force && now - t->seen_ns < ENGINE_LEVELDB_CACHE_DELAY_NS))
+      continue;
     char cpath[4200];
     cache_path(el, t->number, cpath, sizeof cpath);
     err_t e2;
@@ -464,6 +467,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
     int r = ldb_filter_cache_load(cpath, nt.number, nt.size, vp->m, vp->k, vp->seed, &f, &e2);
     if (r == BFH_OK) {
       el->stats.tables_cached++;
+      nt.source = ENGINE_LEVELDB_LEAF_CACHED;
       if (!vp->leaves_on_disk) cpath[0] = '\0';
     } else {
       if (r != BFH_NOT_FOUND) unlink(cpath); /* stale or damaged: rebuild */
@@ -482,6 +486,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
       }
       if (r != BFH_OK) { /* unreadable: no leaf, always scanned */
         el->stats.tables_unreadable++;
+        nt.source = ENGINE_LEVELDB_LEAF_UNREADABLE;
         snprintf(el->stats.last_unreadable, sizeof el->stats.last_unreadable, "%.255s", e2.msg);
         if (tb)
           *tb = nt;
@@ -490,6 +495,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
         continue;
       }
       el->stats.tables_indexed++;
+      nt.source = ENGINE_LEVELDB_LEAF_READ;
       if (vp->leaves_on_disk) { /* the leaf lives in the cache file: written first */
         r = ldb_filter_cache_store(cpath, nt.number, nt.size, f, &e2);
         if (r != BFH_OK) {
@@ -1078,6 +1084,15 @@ void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
   pthread_mutex_lock(&el->sync_mu);
   *st = el->stats;
   pthread_mutex_unlock(&el->sync_mu);
+}
+
+engine_leveldb_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  pthread_mutex_lock(&el->sync_mu);
+  const tbl_t *t = find_tbl(el, number);
+  engine_leveldb_leaf_source_t s = t && !t->gone_epoch ? t->source : ENGINE_LEVELDB_LEAF_NONE;
+  pthread_mutex_unlock(&el->sync_mu);
+  return s;
 }
 
 int engine_leveldb_sync(engine_t *e, err_t *err) {

@@ -8,6 +8,10 @@
 
 #include "lsm_hooks/engine.h"
 
+/* With leaves in memory, a table's sidecar cache file is written once the table has been
+   listed for this long (or at close): no cache file is written for a younger table. */
+#define ENGINE_LEVELDB_CACHE_DELAY_NS 2000000000ull
+
 typedef struct engine_leveldb_stats {
   uint64_t syncs;             /* runs of the emulated hook (views + background) */
   uint64_t tables_indexed;    /* leaves built by reading a table file */
@@ -20,7 +24,18 @@ typedef struct engine_leveldb_stats {
   char last_unreadable[256];  /* message of the last table that could not be read */
 } engine_leveldb_stats_t;
 
+/* Where the leaf of a table came from, as recorded by the sync that indexed it. */
+typedef enum engine_leveldb_leaf_source {
+  ENGINE_LEVELDB_LEAF_NONE,       /* not tracked (never listed, or gone), or not indexed yet */
+  ENGINE_LEVELDB_LEAF_CACHED,     /* loaded from its sidecar cache file */
+  ENGINE_LEVELDB_LEAF_READ,       /* built by reading the table file */
+  ENGINE_LEVELDB_LEAF_UNREADABLE, /* the table could not be read: no leaf, always scanned */
+} engine_leveldb_leaf_source_t;
+
 void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st);
+/* The source of the leaf of table `number` (ENGINE_LEVELDB_LEAF_NONE if the engine does not
+   track that table). */
+engine_leveldb_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number);
 /* Runs the emulated table-build hook now (what the background thread does every 100 ms). */
 int engine_leveldb_sync(engine_t *e, err_t *err);
 

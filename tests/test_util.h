@@ -8,6 +8,7 @@
 #ifndef BFH_TESTS_TEST_UTIL_H
 #define BFH_TESTS_TEST_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -61,6 +62,64 @@ static inline int test_rmrf_entry(const char *path, const struct stat *sb, int f
 /* rm -r path: removes the directory tree (or file) at path, not following symlinks. */
 static inline int test_rmrf(const char *path) {
   return nftw(path, test_rmrf_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+/* Copies the first max bytes (all of it if it is shorter) of the file from to the file to,
+   created or truncated. */
+static inline int test_copy_file(const char *from, const char *to, uint64_t max) {
+  int in = open(from, O_RDONLY);
+  if (in < 0) return -1;
+  int out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0) {
+    close(in);
+    return -1;
+  }
+  char buf[65536];
+  uint64_t done = 0;
+  int ok = 1;
+  while (ok && done < max) {
+    size_t want = max - done < sizeof buf ? (size_t)(max - done) : sizeof buf;
+    ssize_t n = read(in, buf, want);
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    ok = write(out, buf, (size_t)n) == n;
+    done += (uint64_t)n;
+  }
+  close(in);
+  if (close(out) != 0) ok = 0;
+  if (!ok && errno == 0) errno = EIO;
+  return ok ? 0 : -1;
+}
+
+/* cp -r from to: copies the directory from (regular files and subdirectories) to the new
+   directory to. */
+static inline int test_copy_dir(const char *from, const char *to) {
+  if (mkdir(to, 0755) != 0) return -1;
+  DIR *d = opendir(from);
+  if (!d) return -1;
+  struct dirent *de;
+  int rc = 0;
+  while (rc == 0 && (de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    char a[4096], b[4096];
+    if ((size_t)snprintf(a, sizeof a, "%s/%s", from, de->d_name) >= sizeof a ||
+        (size_t)snprintf(b, sizeof b, "%s/%s", to, de->d_name) >= sizeof b) {
+      errno = ENAMETOOLONG;
+      rc = -1;
+      break;
+    }
+    struct stat sb;
+    if (lstat(a, &sb) != 0)
+      rc = -1;
+    else if (S_ISDIR(sb.st_mode))
+      rc = test_copy_dir(a, b);
+    else if (S_ISREG(sb.st_mode))
+      rc = test_copy_file(a, b, UINT64_MAX);
+  }
+  closedir(d);
+  return rc;
 }
 
 /* XORs the byte at offset off of the file at path with mask (the file keeps its size). */

@@ -18,14 +18,19 @@
 #include "lsm_hooks/ldb_log.h"
 #include "lsm_hooks/ldb_sstables.h"
 #include "lsm_hooks/ldb_table.h"
+#include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
-#define NKEYS 120000u    /* key space */
-#define NOPS 330000u     /* puts and deletes, >= 300,000 entries */
+#define NKEYS 120000u       /* key space */
+#define NOPS_TABLES 300000u /* puts and deletes, fully compacted: tables on one or two levels */
+#define NOPS_FLUSHED 20000u /* then flushed: one more table, on a level above those */
+#define NOPS_LOG 10000u     /* then written by each test: in the log (well under 4 MiB) */
+#define BIG_OP (NOPS_TABLES + NOPS_FLUSHED + NOPS_LOG / 2) /* a value of BIG_VALUE bytes */
 #define BIG_VALUE 100000 /* one value spans several log blocks (FIRST/MIDDLE/LAST) */
 
 static char tmpdir[4096];
+static char template_db[4200];
 
 static int key_index(const uint8_t *k, size_t n) {
   if (n != 11 || memcmp(k, "key", 3) != 0) return -1;
@@ -37,7 +42,7 @@ static int key_index(const uint8_t *k, size_t n) {
 
 /* Values: compressible text of 20..200 bytes (snappy pays), a few repeated, one big. */
 static size_t make_value(rng_t *r, uint32_t op, char *out) {
-  if (op == NOPS / 2) {
+  if (op == BIG_OP) {
     for (int i = 0; i < BIG_VALUE; i++) out[i] = (char)('a' + i % 26);
     return BIG_VALUE;
   }
@@ -51,48 +56,91 @@ static size_t make_value(rng_t *r, uint32_t op, char *out) {
   return len > (size_t)n ? len : (size_t)n;
 }
 
-typedef struct db_fixture {
-  leveldb_t *db;
-  leveldb_options_t *opt;
-  char path[4200];
-} db_fixture_t;
-
-static int fixture_setup(void **state) {
-  assert_int_equal(test_tmpdir_create(tmpdir, sizeof tmpdir, "ldb_reader"), 0);
-  db_fixture_t *f = calloc(1, sizeof *f);
-  snprintf(f->path, sizeof f->path, "%s/db", tmpdir);
-  f->opt = leveldb_options_create();
-  leveldb_options_set_create_if_missing(f->opt, 1);
-  char *err = NULL;
-  f->db = leveldb_open(f->opt, f->path, &err);
-  assert_null(err);
+/* Operations first_op .. first_op + nops - 1: a put of a random key, or one time in ten a
+   delete. */
+static void write_ops(leveldb_t *db, uint64_t seed, uint32_t first_op, uint32_t nops) {
   leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
   rng_t r;
-  rng_init(&r, 5);
-  char *val = malloc(BIG_VALUE);
-  for (uint32_t op = 0; op < NOPS; op++) {
+  rng_init(&r, seed);
+  char *val = malloc(BIG_VALUE), *err = NULL;
+  assert_non_null(val);
+  for (uint32_t op = first_op; op < first_op + nops; op++) {
     char key[16];
     snprintf(key, sizeof key, "key%08u", (unsigned)rng_below(&r, NKEYS));
     if (rng_below(&r, 10) == 0) {
-      leveldb_delete(f->db, wo, key, 11, &err);
+      leveldb_delete(db, wo, key, 11, &err);
     } else {
       size_t n = make_value(&r, op, val);
-      leveldb_put(f->db, wo, key, 11, val, n, &err);
+      leveldb_put(db, wo, key, 11, val, n, &err);
     }
     assert_null(err);
   }
   free(val);
   leveldb_writeoptions_destroy(wo);
+}
+
+/* The template: NOPS_TABLES operations compacted into tables (every level below 0 that holds
+   them), then NOPS_FLUSHED more flushed into one table. That table overlaps the others, so
+   LevelDB places it on a level above theirs: the readers see tables on at least two levels.
+   It is settled (tests/leveldb_test_util.h): an open of a copy compacts nothing. */
+static int group_setup(void **state) {
+  (void)state;
+  assert_int_equal(test_tmpdir_create(tmpdir, sizeof tmpdir, "ldb_reader"), 0);
+  snprintf(template_db, sizeof template_db, "%s/template", tmpdir);
+  leveldb_options_t *opt = leveldb_options_create();
+  leveldb_options_set_create_if_missing(opt, 1);
+  char *err = NULL;
+  leveldb_t *db = leveldb_open(opt, template_db, &err);
+  assert_null(err);
+  write_ops(db, 5, 0, NOPS_TABLES);
+  leveldb_compact_range(db, NULL, 0, NULL, 0);
+  ldb_test_settle(db);
+  write_ops(db, 6, NOPS_TABLES, NOPS_FLUSHED);
+  ldb_test_settle(db);
+  leveldb_close(db);
+  leveldb_options_destroy(opt);
+  return 0;
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  return test_rmrf(tmpdir);
+}
+
+/* Each test: a copy of the template, open, with NOPS_LOG more operations in its log. */
+typedef struct db_fixture {
+  leveldb_t *db;
+  leveldb_options_t *opt;
+  leveldb_readoptions_t *ro;
+  leveldb_iterator_t *pin; /* a test's pinning iterator, destroyed by the teardown */
+  char path[4300];
+} db_fixture_t;
+
+static int fixture_setup(void **state) {
+  static unsigned count;
+  db_fixture_t *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  snprintf(f->path, sizeof f->path, "%s/test%u", tmpdir, count++);
+  assert_int_equal(test_copy_dir(template_db, f->path), 0);
+  f->opt = leveldb_options_create();
+  f->ro = leveldb_readoptions_create();
+  char *err = NULL;
+  f->db = leveldb_open(f->opt, f->path, &err);
+  assert_null(err);
+  write_ops(f->db, 7, NOPS_TABLES + NOPS_FLUSHED, NOPS_LOG);
   *state = f;
   return 0;
 }
 
 static int fixture_teardown(void **state) {
   db_fixture_t *f = *state;
+  if (f->pin) leveldb_iter_destroy(f->pin); /* LevelDB asserts no version is left in use */
   leveldb_close(f->db);
+  leveldb_readoptions_destroy(f->ro);
   leveldb_options_destroy(f->opt);
+  int rc = test_rmrf(f->path);
   free(f);
-  return test_rmrf(tmpdir);
+  return rc;
 }
 
 /* The newest version of every key seen by the readers. */
@@ -157,23 +205,21 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     assert_int_equal(rc, BFH_OK);
   }
   nw->log_entries = nw->entries;
-  leveldb_readoptions_t *ro = leveldb_readoptions_create();
-  leveldb_iterator_t *pin = NULL;
   char *list = leveldb_property_value(f->db, "leveldb.sstables");
   for (;;) {
-    pin = leveldb_create_iterator(f->db, ro);
+    f->pin = leveldb_create_iterator(f->db, f->ro);
     char *again = leveldb_property_value(f->db, "leveldb.sstables");
     int same = !strcmp(list, again);
     leveldb_free(list);
     list = again;
     if (same) break;
-    leveldb_iter_destroy(pin);
+    leveldb_iter_destroy(f->pin);
+    f->pin = NULL;
   }
   ldb_sstable_t *t;
   size_t nt;
   assert_int_equal(ldb_sstables_parse(list, &t, &nt, &err), BFH_OK);
   leveldb_free(list);
-  assert_true(nt >= 8);
   int levels_used[8] = {0}, nlevels = 0;
   for (size_t i = 0; i < nt; i++) {
     char p[4400];
@@ -226,8 +272,8 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
   }
   assert_int_equal(seen, live);
   leveldb_iter_destroy(it);
-  leveldb_iter_destroy(pin);
-  leveldb_readoptions_destroy(ro);
+  leveldb_iter_destroy(f->pin);
+  f->pin = NULL;
   leveldb_readoptions_destroy(ro2);
   for (uint32_t i = 0; i < NKEYS; i++) free(nw->val[i]);
   free(nw);
@@ -239,30 +285,9 @@ static int count_entry(void *arg, const ldb_entry_t *e) {
   return 0;
 }
 
-static void copy_file(const char *from, const char *to, uint64_t max) {
-  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-  assert_non_null(a);
-  assert_non_null(b);
-  char buf[65536];
-  size_t n;
-  uint64_t done = 0;
-  while (done < max && (n = fread(buf, 1, sizeof buf, a)) > 0) {
-    if (n > max - done) n = (size_t)(max - done);
-    assert_int_equal(fwrite(buf, 1, n, b), n);
-    done += n;
-  }
-  fclose(a);
-  fclose(b);
-}
-
+/* XORs the byte at off with 0x40 (twice restores it). */
 static void flip_byte(const char *path, uint64_t off) {
-  int fd = open(path, O_RDWR);
-  assert_true(fd >= 0);
-  uint8_t c;
-  assert_int_equal(pread(fd, &c, 1, (off_t)off), 1);
-  c ^= 0x40;
-  assert_int_equal(pwrite(fd, &c, 1, (off_t)off), 1);
-  close(fd);
+  assert_int_equal(test_file_xor_byte(path, off, 0x40), 0);
 }
 
 static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
@@ -272,8 +297,7 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   assert_true(n > 0);
   char src[4400], dst[4400];
   /* Copy a table while an iterator pins it. */
-  leveldb_readoptions_t *ro = leveldb_readoptions_create();
-  leveldb_iterator_t *pin = leveldb_create_iterator(f->db, ro);
+  f->pin = leveldb_create_iterator(f->db, f->ro);
   char *list = leveldb_property_value(f->db, "leveldb.sstables");
   ldb_sstable_t *t;
   size_t nt;
@@ -282,9 +306,9 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   leveldb_free(list);
   snprintf(src, sizeof src, "%s/%06llu.ldb", f->path, (unsigned long long)t[nt - 1].number);
   snprintf(dst, sizeof dst, "%s/copy.ldb", tmpdir);
-  copy_file(src, dst, UINT64_MAX);
-  leveldb_iter_destroy(pin);
-  leveldb_readoptions_destroy(ro);
+  assert_int_equal(test_copy_file(src, dst, UINT64_MAX), 0);
+  leveldb_iter_destroy(f->pin);
+  f->pin = NULL;
   free(t);
   uint64_t cnt = 0;
   assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_OK);
@@ -309,7 +333,7 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
 
   /* Truncated table: no footer where it should be. */
   snprintf(src, sizeof src, "%s/trunc.ldb", tmpdir);
-  copy_file(dst, src, (uint64_t)sb.st_size / 2);
+  assert_int_equal(test_copy_file(dst, src, (uint64_t)sb.st_size / 2), 0);
   assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
   /* Absent table. */
   snprintf(src, sizeof src, "%s/absent.ldb", tmpdir);
@@ -351,7 +375,7 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   char src[4400], dst[4400];
   snprintf(src, sizeof src, "%s/%06llu.log", f->path, (unsigned long long)newest);
   snprintf(dst, sizeof dst, "%s/copy.log", tmpdir);
-  copy_file(src, dst, UINT64_MAX);
+  assert_int_equal(test_copy_file(src, dst, UINT64_MAX), 0);
   struct stat sb;
   assert_int_equal(stat(dst, &sb), 0);
   uint64_t size = (uint64_t)sb.st_size;
@@ -374,7 +398,7 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   points[38] = 3;
   points[39] = LDB_LOG_BLOCK_BYTES < size ? LDB_LOG_BLOCK_BYTES + 3 : 2;
   for (int i = 0; i < 40; i++) {
-    copy_file(dst, cut, points[i]);
+    assert_int_equal(test_copy_file(dst, cut, points[i]), 0);
     uint64_t part = 0, resume = 0;
     assert_int_equal(ldb_log_read(cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
     assert_true(resume <= points[i]);
@@ -427,10 +451,13 @@ static void test_ldb_reader_sstables_parse(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ldb_reader_accounts_for_every_entry),
-      cmocka_unit_test(test_ldb_reader_corrupt_table_names_file_and_offset),
-      cmocka_unit_test(test_ldb_reader_truncated_log_tail_stops_cleanly),
+      cmocka_unit_test_setup_teardown(test_ldb_reader_accounts_for_every_entry, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_ldb_reader_corrupt_table_names_file_and_offset,
+                                      fixture_setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_ldb_reader_truncated_log_tail_stops_cleanly,
+                                      fixture_setup, fixture_teardown),
       cmocka_unit_test(test_ldb_reader_sstables_parse),
   };
-  return cmocka_run_group_tests(tests, fixture_setup, fixture_teardown);
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,83 @@
+/* Helpers for the tests that write databases with stock LevelDB 1.23 through its C API:
+ * force the memtable into a table, and wait until LevelDB's background thread has no
+ * compaction left to do. A test that asserts on a table layout builds it, then waits until
+ * it is settled, so that no background compaction changes it under the test (and a reopen
+ * starts none). Header-only; include after cmocka.h. Links the library's internals
+ * (lsm_hooks/ldb_sstables).
+ *
+ * LevelDB 1.23 starts a compaction on its own in two cases (db/version_set.cc):
+ *   - size: level 0 holds kL0_CompactionTrigger = 4 files, or a level L in 1..5 holds more
+ *     than MaxBytesForLevel(L) = 10 MiB * 10^(L-1) bytes of table files (a score >= 1 in
+ *     VersionSet::Finalize). While such a compaction runs, its inputs stay listed, so the
+ *     rule still holds until it is installed: a listing that breaks no rule means none runs.
+ *   - seek: a file was charged allowed_seeks (at least 100) reads that had to look further.
+ *     Only reads charge: gets and iterators' read samples (one per MiB read). The writers of
+ *     these tests read no more than one pass of an iterator, far below that.
+ * The memtable is the third piece of background work; ldb_test_flush finishes it at once.
+ */
+#ifndef BFH_TESTS_LEVELDB_TEST_UTIL_H
+#define BFH_TESTS_LEVELDB_TEST_UTIL_H
+
+#include <leveldb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "lsm_hooks/ldb_sstables.h"
+
+#define LDB_TEST_L0_TRIGGER 4
+#define LDB_TEST_SETTLE_TIMEOUT_S 300 /* a compaction of tens of MB on a loaded machine */
+
+/* Forces the memtable into a table and waits for it: compact_range over the empty key range
+   flushes the memtable (DBImpl::TEST_CompactMemTable) and compacts no level, since no table
+   holds the empty key. */
+static inline void ldb_test_flush(leveldb_t *db) {
+  leveldb_compact_range(db, "", 0, "", 0);
+}
+
+/* 1 if the listing triggers no size compaction (see the top of this file). */
+static inline int ldb_test_settled(const ldb_sstable_t *t, size_t n) {
+  uint64_t bytes[8] = {0};
+  size_t l0 = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].level == 0) l0++;
+    if (t[i].level >= 0 && t[i].level < 8) bytes[t[i].level] += t[i].size;
+  }
+  if (l0 >= LDB_TEST_L0_TRIGGER) return 0;
+  double limit = 10.0 * 1048576.0;
+  for (int level = 1; level <= 5; level++, limit *= 10)
+    if ((double)bytes[level] >= limit) return 0;
+  return 1;
+}
+
+/* Flushes the memtable, then waits until the table list triggers no size compaction (it
+   polls every 10 ms). Fails the test, printing the list, if that takes more than
+   LDB_TEST_SETTLE_TIMEOUT_S seconds. */
+static inline void ldb_test_settle(leveldb_t *db) {
+  ldb_test_flush(db);
+  for (int polls = 0;; polls++) {
+    char *list = leveldb_property_value(db, "leveldb.sstables");
+    assert_non_null(list);
+    ldb_sstable_t *t;
+    size_t n;
+    err_t err;
+    assert_int_equal(ldb_sstables_parse(list, &t, &n, &err), BFH_OK);
+    int settled = ldb_test_settled(t, n);
+    free(t);
+    if (settled) {
+      leveldb_free(list);
+      return;
+    }
+    if (polls >= LDB_TEST_SETTLE_TIMEOUT_S * 100) {
+      print_message("LevelDB still has a compaction to do after %d s:\n%s\n",
+                    LDB_TEST_SETTLE_TIMEOUT_S, list);
+      leveldb_free(list);
+      fail_msg("LevelDB's compactions did not settle");
+    }
+    leveldb_free(list);
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+#endif
