@@ -60,6 +60,9 @@ struct hierarchy {
   leaf_t **loaded;   /* leaves whose tmp points into the pool; pool_cap entries */
   node_t **spare;    /* nodes allocated ahead of a split */
   size_t nspare;
+  /* HIERARCHY_PAPER: rebuilds are put off until hierarchy_batch_end (batch), or the tree is
+     correct but not in the paper's shape because the last rebuild failed (stale). */
+  int batch, stale;
 };
 
 /* ---- nodes ---- */
@@ -215,7 +218,9 @@ static node_t *spare_take(hierarchy_t *h, uint32_t level) {
 hierarchy_t *hierarchy_create(uint32_t order, uint64_t m, hierarchy_placement_t placement,
                               const hierarchy_leaf_source_t *source) {
   if (order < 2 || order > 4096 || m == 0 || m > ((uint64_t)1 << 40)) return NULL;
-  if (placement != HIERARCHY_SIMILARITY && placement != HIERARCHY_POSITIONAL) return NULL;
+  if (placement != HIERARCHY_SIMILARITY && placement != HIERARCHY_POSITIONAL &&
+      placement != HIERARCHY_PAPER)
+    return NULL;
   if (source && (!source->probe || !source->load)) return NULL;
   hierarchy_t *h = calloc(1, sizeof *h);
   if (!h) return NULL;
@@ -249,11 +254,21 @@ void hierarchy_destroy(hierarchy_t *h) {
   free(h);
 }
 
+/* After a change that kept the tree correct: a HIERARCHY_PAPER tree is rebuilt in the
+   paper's shape now, or at the end of the batch. A failed rebuild leaves it stale (correct,
+   B+-tree shaped) until the next change or batch end. */
+static int rebuild_paper(hierarchy_t *h);
+static void changed(hierarchy_t *h) {
+  if (h->placement != HIERARCHY_PAPER) return;
+  h->stale = 1;
+  if (!h->batch) rebuild_paper(h);
+}
+
 /* ---- insert ---- */
 
 /* The child of x (level > 0) the new leaf lw descends into. */
 static uint32_t choose_child(const hierarchy_t *h, const node_t *x, const uint64_t *lw) {
-  if (h->placement == HIERARCHY_POSITIONAL) return x->n - 1;
+  if (h->placement != HIERARCHY_SIMILARITY) return x->n - 1; /* positional, paper: append */
   uint32_t best = 0;
   uint64_t best_dist = UINT64_MAX, best_leaves = UINT64_MAX;
   for (uint32_t i = 0; i < x->n; i++) {
@@ -412,6 +427,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
   release_loads(h);
   spares_free(h); /* none left unless the plan over-counted */
   h->nleaves++;
+  changed(h);
   return BFH_OK;
 }
 
@@ -436,7 +452,7 @@ int hierarchy_remove(hierarchy_t *h, uint64_t id) {
   int rc = BFH_OK;
   for (uint32_t i = 0; i < p->n && rc == BFH_OK; i++)
     if (p->kid[i] != l) rc = preload(h, p->kid[i]);
-  if (rc == BFH_OK && p->parent && p->n - 1 < h->d) {
+  if (rc == BFH_OK && p->parent && p->parent->n > 1 && p->n - 1 < h->d) {
     int is_left;
     node_t *s = sibling_of(p, &is_left);
     if (s->n > h->d) rc = preload_kids(h, s);
@@ -455,7 +471,12 @@ int hierarchy_remove(hierarchy_t *h, uint64_t id) {
   node_t *x = p;
   while (x->parent) {
     node_t *g = x->parent;
-    if (x->n < h->d) {
+    if (x->n < h->d && g->n == 1) { /* the paper's tree: an only child, no sibling */
+      if (x->n == 0) {
+        kid_remove_at(g, 0);
+        node_free(h, x);
+      }
+    } else if (x->n < h->d) {
       int is_left;
       node_t *s = sibling_of(x, &is_left);
       if (s->n > h->d) { /* borrow the child next to x */
@@ -492,14 +513,21 @@ int hierarchy_remove(hierarchy_t *h, uint64_t id) {
     node_free(h, h->root);
     h->root = NULL;
   }
+  changed(h);
   return BFH_OK;
 }
 
-/* ---- positional bulk build ---- */
+/* ---- bottom-up builds ---- */
 
-/* Size of group g of the c items of a level cut into groups of 2d, the last two
-   rebalanced so that none has fewer than d; *groups receives the count. */
-static uint32_t group_size(uint32_t d, size_t c, size_t g, size_t *groups) {
+/* Size of group g of the c items of a level, *groups receives the count. The paper's: groups
+   of exactly d, the last one takes the rest. The others: groups of 2d, the last two
+   rebalanced so that none has fewer than d. */
+static uint32_t group_size(const hierarchy_t *h, size_t c, size_t g, size_t *groups) {
+  uint32_t d = h->d;
+  if (h->placement == HIERARCHY_PAPER) {
+    *groups = (c + d - 1) / d;
+    return (uint32_t)(g + 1 < *groups ? d : c - (*groups - 1) * d);
+  }
   size_t cap = 2 * (size_t)d;
   if (c <= cap) {
     *groups = 1;
@@ -543,7 +571,7 @@ int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64
   /* Level 0: the leaves in order, non-resident ones loaded one at a time. */
   size_t ng = 0;
   for (size_t g = 0, at = 0; rc == BFH_OK && n > 0 && (g == 0 || g < ng); g++) {
-    uint32_t sz = group_size(h->d, n, g, &ng);
+    uint32_t sz = group_size(h, n, g, &ng);
     node_t *x = node_alloc(h, 0);
     if (!x) {
       rc = BFH_E_NOMEM;
@@ -568,7 +596,7 @@ int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64
   for (uint32_t level = 1; rc == BFH_OK && ncur > 1; level++) {
     size_t nn = 0;
     for (size_t g = 0, at = 0; g == 0 || g < ng; g++) {
-      uint32_t sz = group_size(h->d, ncur, g, &ng);
+      uint32_t sz = group_size(h, ncur, g, &ng);
       node_t *x = node_alloc(h, level);
       if (!x) {
         rc = BFH_E_NOMEM;
@@ -606,10 +634,57 @@ int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64
   h->root = ncur ? cur[0] : NULL;
   if (h->root) h->root->parent = NULL;
   h->nleaves = n;
+  h->stale = 0;
   free(leaves);
   free(cur);
   free(next);
   return BFH_OK;
+}
+
+static void collect_leaves(const node_t *x, leaf_t **out, size_t *n) {
+  for (uint32_t i = 0; i < x->n; i++) {
+    if (x->level == 0)
+      out[(*n)++] = x->kid[i];
+    else
+      collect_leaves(x->kid[i], out, n);
+  }
+}
+
+static int by_leaf_id(const void *a, const void *b) {
+  uint64_t x = (*(leaf_t *const *)a)->id, y = (*(leaf_t *const *)b)->id;
+  return (x > y) - (x < y);
+}
+
+/* The paper's tree over the current leaves, in id (table) order. */
+static int rebuild_paper(hierarchy_t *h) {
+  size_t n = h->nleaves;
+  leaf_t **ls = malloc((n ? n : 1) * sizeof *ls);
+  uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  const uint64_t **ws = malloc((n ? n : 1) * sizeof *ws);
+  int rc = ls && ids && ws ? BFH_OK : BFH_E_NOMEM;
+  if (rc == BFH_OK) {
+    size_t got = 0;
+    if (h->root) collect_leaves(h->root, ls, &got);
+    qsort(ls, got, sizeof *ls, by_leaf_id);
+    for (size_t i = 0; i < got; i++) {
+      ids[i] = ls[i]->id;
+      ws[i] = ls[i]->words;
+    }
+    rc = hierarchy_build_positional(h, ids, ws, got);
+  }
+  free(ls);
+  free(ids);
+  free(ws);
+  return rc;
+}
+
+void hierarchy_batch_begin(hierarchy_t *h) {
+  h->batch = 1;
+}
+
+int hierarchy_batch_end(hierarchy_t *h) {
+  h->batch = 0;
+  return h->placement == HIERARCHY_PAPER && h->stale ? rebuild_paper(h) : BFH_OK;
 }
 
 /* ---- search ---- */
@@ -676,8 +751,9 @@ typedef struct vstate {
   size_t leaves;
 } vstate_t;
 
+/* rightmost: x is the last node of its level. */
 static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uint32_t level,
-                         uint32_t index) {
+                         uint32_t index, int rightmost) {
   const hierarchy_t *h = v->h;
   if (x->parent != parent)
     return err_set(v->err, BFH_E_CORRUPT,
@@ -689,6 +765,10 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
                    ": leaves not at equal depth",
                    index, level, x->level);
   uint32_t lo = parent ? h->d : (x->level == 0 ? 1 : 2), hi = 2 * h->d;
+  if (h->placement == HIERARCHY_PAPER && h->stale) /* B+-tree steps on a paper-shaped tree */
+    lo = 1;
+  else if (h->placement == HIERARCHY_PAPER) /* exactly d, the last node of a level fewer */
+    lo = rightmost ? 1 : h->d, hi = h->d;
   if (x->n < lo || x->n > hi)
     return err_set(v->err, BFH_E_CORRUPT,
                    "hierarchy: level %" PRIu32 " node (child %" PRIu32 "): %" PRIu32
@@ -708,7 +788,7 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
       nl++;
       v->leaves++;
     } else {
-      int rc = validate_node(v, x->kid[i], x, level - 1, i);
+      int rc = validate_node(v, x->kid[i], x, level - 1, i, rightmost && i + 1 == x->n);
       if (rc != BFH_OK) return rc;
       nl += ((const node_t *)x->kid[i])->nleaves;
     }
@@ -757,7 +837,7 @@ int hierarchy_validate(const hierarchy_t *h, err_t *err) {
   if (!v.acc || !v.buf)
     rc = err_set(err, BFH_E_NOMEM, "hierarchy: validate: no memory");
   else
-    rc = validate_node(&v, h->root, NULL, h->root->level, 0);
+    rc = validate_node(&v, h->root, NULL, h->root->level, 0, 1);
   free(v.acc);
   free(v.buf);
   if (rc != BFH_OK) return rc;

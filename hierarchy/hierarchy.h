@@ -15,11 +15,18 @@
  *  - HIERARCHY_SIMILARITY: from the root, descend into the child whose filter is closest to
  *    the new leaf (smallest Hamming distance; ties go to the child with fewer leaves, then
  *    the leftmost), OR the leaf into every node on the way, split on overflow.
- *  - HIERARCHY_POSITIONAL: the paper's placement; leaves in insertion (table) order, a new
- *    leaf is appended at the right edge. hierarchy_build_positional() bulk-builds it
+ *  - HIERARCHY_POSITIONAL: leaves in insertion (table) order, a new leaf is appended at the
+ *    right edge, B+-tree rules as above. hierarchy_build_positional() bulk-builds it
  *    bottom-up.
+ *  - HIERARCHY_PAPER: the tree of the paper's authors' code, static: the leaves in id (table)
+ *    order, grouped bottom-up into nodes of exactly d children (the last node of a level
+ *    takes the rest, 1..d), level after level until one node remains. It has no B+-tree
+ *    invariants: every insert or remove rebuilds it whole, O(B) node ORs (and a load of
+ *    every non-resident leaf); hierarchy_batch_begin/end make a batch of changes cost one
+ *    rebuild. Its node counts are ceil(B / d^i) per level.
  * Removing a leaf recomputes the OR of its ancestors and borrows from or merges with a
- * sibling on underflow. Both touch O(d log_d B) nodes; nothing is ever rebuilt whole.
+ * sibling on underflow. Both touch O(d log_d B) nodes; the B+-tree placements never
+ * rebuild whole.
  *
  * Not thread-safe: the caller serializes writers against readers (searches only read).
  */
@@ -37,7 +44,8 @@ typedef struct hierarchy hierarchy_t;
 
 typedef enum hierarchy_placement {
   HIERARCHY_SIMILARITY = 0,
-  HIERARCHY_POSITIONAL = 1
+  HIERARCHY_POSITIONAL = 1,
+  HIERARCHY_PAPER = 2
 } hierarchy_placement_t;
 
 /* How to reach leaves whose words are not resident (inserted with words == NULL). */
@@ -65,18 +73,30 @@ void hierarchy_destroy(hierarchy_t *h); /* NULL allowed */
 int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words);
 /* Removes leaf `id`. BFH_NOT_FOUND if absent. */
 int hierarchy_remove(hierarchy_t *h, uint64_t id);
-/* Replaces the whole content by the n leaves in the given order, built bottom-up with every
-   node as full as the order allows (the paper's positional build). words[i] as in insert. */
+/* Replaces the whole content by the n leaves in the given order, built bottom-up: with every
+   node as full as the order allows (2d children; the last two of a level share the rest so
+   that none has fewer than d), or, for HIERARCHY_PAPER, exactly d children (the last node of
+   a level fewer). words[i] as in insert. On an error the hierarchy is unchanged. */
 int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *words,
                                size_t n);
+
+/* HIERARCHY_PAPER (no effect for the other placements): between begin and end, inserts and
+   removes keep the tree correct with the positional B+-tree steps, and end rebuilds it once
+   in the paper's shape. A search in between is correct (never a false negative); only the
+   shape differs. hierarchy_batch_end returns BFH_OK, or the rebuild's error (BFH_E_NOMEM, a
+   leaf load's status): the tree is then still correct, and the next change or batch end
+   rebuilds it. */
+void hierarchy_batch_begin(hierarchy_t *h);
+int hierarchy_batch_end(hierarchy_t *h);
 
 /* Appends to out the ids of the leaves that say maybe for p, and adds to st (may be NULL)
    the internal nodes and leaves tested. BFH_OK or BFH_E_NOMEM. */
 int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, probe_stats_t *st);
 
-/* Checks every invariant: child counts (root 2..2d, others d..2d), equal leaf depth, parent
-   links, each leaf id once, and every internal node == OR of its children (loading
-   non-resident leaves). BFH_OK, or BFH_E_CORRUPT with the first violation in err. */
+/* Checks every invariant: child counts (root 2..2d, others d..2d; for HIERARCHY_PAPER exactly
+   d, the last node of a level 1..d), equal leaf depth, parent links, each leaf id once, and
+   every internal node == OR of its children (loading non-resident leaves). BFH_OK, or
+   BFH_E_CORRUPT with the first violation in err. */
 int hierarchy_validate(const hierarchy_t *h, err_t *err);
 
 size_t hierarchy_leaf_count(const hierarchy_t *h);

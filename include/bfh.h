@@ -54,6 +54,17 @@ typedef enum bfh_method {
   BFH_SEARCH_AUTO = 4       /* the library chooses */
 } bfh_method;
 
+/* Where the hierarchy puts a table's leaf (bfh_options.placement). Not stored: the index is
+   built again at every open, so a database can be reopened with another placement. */
+typedef enum bfh_placement {
+  BFH_PLACEMENT_SIMILARITY = 0, /* B+-tree of order d (d..2d children); a new leaf goes under
+                                   the most similar filter (Hamming distance) */
+  BFH_PLACEMENT_POSITIONAL = 1, /* B+-tree of order d; leaves in table order, appended */
+  BFH_PLACEMENT_PAPER = 2       /* the paper's static tree: leaves in table order, exactly d
+                                   children per node (the last of a level fewer), rebuilt
+                                   whole when the tables change */
+} bfh_placement;
+
 typedef struct bfh_options {
   bfh_engine engine;            /* default BFH_ENGINE_LSM */
   int create_if_missing;        /* default 1 */
@@ -69,8 +80,7 @@ typedef struct bfh_options {
                          paper's setting); 0 (default): kept in memory */
   int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
                          what the filters cost at ingest; searches then scan) */
-  int placement;      /* 0 (default): similarity placement of new leaves; 1: positional
-                         (table order, as in the paper) */
+  int placement;      /* a bfh_placement; default BFH_PLACEMENT_SIMILARITY */
   uint64_t hash_seed; /* seed of the value hash; default 0x62666801 ("bfh" 1) */
 } bfh_options;
 

@@ -138,7 +138,7 @@ void bfh_options_init(bfh_options *opt) {
   opt->sync = 0;
   opt->leaves_on_disk = 0;
   opt->value_filters = 1;
-  opt->placement = 0;
+  opt->placement = BFH_PLACEMENT_SIMILARITY;
   opt->hash_seed = BFH_DEFAULT_SEED;
 }
 
@@ -171,13 +171,25 @@ static int check_options(const bfh_options *o) {
                    o->memtable_bytes);
   if (o->table_bytes < 1024)
     return invalid(NULL, "bfh_open: table_bytes = %zu; it must be at least 1024", o->table_bytes);
-  if (o->placement != 0 && o->placement != 1)
-    return invalid(NULL, "bfh_open: placement = %d; 0 (similarity) or 1 (positional)",
+  if (o->placement != BFH_PLACEMENT_SIMILARITY && o->placement != BFH_PLACEMENT_POSITIONAL &&
+      o->placement != BFH_PLACEMENT_PAPER)
+    return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",
                    o->placement);
   return BFH_OK;
 }
 
 /* ---- Open and close -------------------------------------------------------------------- */
+
+static hierarchy_placement_t placement_of(int placement) {
+  switch (placement) {
+    case BFH_PLACEMENT_POSITIONAL:
+      return HIERARCHY_POSITIONAL;
+    case BFH_PLACEMENT_PAPER:
+      return HIERARCHY_PAPER;
+    default:
+      return HIERARCHY_SIMILARITY;
+  }
+}
 
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   if (!out) return invalid(NULL, "bfh_open: db (the output handle pointer) is NULL");
@@ -212,12 +224,8 @@ int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   db->id = atomic_fetch_add(&next_id, 1);
   db->opt = opt;
   if (opt.value_filters) {
-    value_index_params_t vp = {want.m,
-                               want.k,
-                               want.seed,
-                               opt.order,
-                               opt.leaves_on_disk != 0,
-                               opt.placement ? HIERARCHY_POSITIONAL : HIERARCHY_SIMILARITY};
+    value_index_params_t vp = {
+        want.m, want.k, want.seed, opt.order, opt.leaves_on_disk != 0, placement_of(opt.placement)};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);

@@ -487,6 +487,7 @@ static int apply_pending(value_index_t *vi, err_t *err) {
   pthread_mutex_unlock(&vi->pend_mu);
   int rc = BFH_OK;
   size_t m = 0;
+  hierarchy_batch_begin(vi->hier); /* the paper's tree: one rebuild for all of them */
   for (size_t i = 0; i < n; i++) {
     if (ops[i].leaf) {
       ops[m++] = ops[i]; /* compact the adds to the front */
@@ -502,6 +503,8 @@ static int apply_pending(value_index_t *vi, err_t *err) {
   } else {
     for (size_t i = 0; i < m; i++) insert_leaves_locked(vi, &ops[i].leaf, 1, &rc, err);
   }
+  /* A failed rebuild leaves a correct tree in B+-tree shape; the next batch retries. */
+  (void)hierarchy_batch_end(vi->hier);
   pthread_rwlock_unlock(&vi->lock);
   free(ops);
   return rc;

@@ -133,7 +133,7 @@ static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method
   free(f);
 }
 
-static void run(int leaves_on_disk, uint64_t ops, uint64_t seed) {
+static void run(int leaves_on_disk, bfh_placement placement, uint64_t ops, uint64_t seed) {
   model_t *md = calloc(1, sizeof *md);
   assert_non_null(md);
   assert_int_equal(test_tmpdir_create(md->dir, sizeof md->dir, "api_model_test"), 0);
@@ -143,6 +143,7 @@ static void run(int leaves_on_disk, uint64_t ops, uint64_t seed) {
   md->opt.value_filter_bits = 4096;
   md->opt.order = 3;
   md->opt.leaves_on_disk = leaves_on_disk;
+  md->opt.placement = placement;
   open_db(md);
 
   rng_t r;
@@ -249,18 +250,25 @@ static void run(int leaves_on_disk, uint64_t ops, uint64_t seed) {
 
 static void test_api_model_leaves_in_memory(void **state) {
   (void)state;
-  run(0, 500000, 1);
+  run(0, BFH_PLACEMENT_SIMILARITY, 500000, 1);
 }
 
 static void test_api_model_leaves_on_disk(void **state) {
   (void)state;
-  run(1, 100000, 2);
+  run(1, BFH_PLACEMENT_SIMILARITY, 100000, 2);
+}
+
+/* The paper's static tree, rebuilt as tables come and go. */
+static void test_api_model_paper_tree(void **state) {
+  (void)state;
+  run(0, BFH_PLACEMENT_PAPER, 100000, 3);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_api_model_leaves_in_memory),
       cmocka_unit_test(test_api_model_leaves_on_disk),
+      cmocka_unit_test(test_api_model_paper_tree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -253,6 +253,116 @@ static void test_hierarchy_model_positional(void **state) {
     model_run(orders[i], HIERARCHY_POSITIONAL, sizes[3 - i], 2000 + i, OPS_PER_RUN, 0);
 }
 
+/* The paper's static tree rebuilds whole on every change: fewer operations per order. */
+static void test_hierarchy_model_paper(void **state) {
+  (void)state;
+  for (size_t i = 0; i < 4; i++)
+    model_run(orders[i], HIERARCHY_PAPER, sizes[i], 2500 + i, OPS_PER_RUN / 10, i == 1);
+}
+
+/* The number of nodes at each level of the paper's tree over n leaves: ceil(n / d^(i+1)). */
+static void assert_paper_shape(const hierarchy_t *h, uint64_t n, uint32_t d) {
+  hierarchy_level_stats_t ls[64];
+  uint32_t levels = hierarchy_level_stats(h, ls, 64);
+  uint64_t want = n, expect_levels = 0;
+  do {
+    want = (want + d - 1) / d;
+    assert_true(expect_levels < levels);
+    assert_int_equal(ls[expect_levels].nodes, want);
+    expect_levels++;
+  } while (want > 1);
+  assert_int_equal(levels, expect_levels);
+  assert_valid(h); /* exactly d children, the last node of a level fewer */
+}
+
+/* The paper's tree: its shape at the paper's 119 tables and d = 3 (40 + 14 + 5 + 2 + 1
+   internal nodes), leaves in id order whatever the insertion order, the shape kept through
+   removals, and a batch of changes that costs one rebuild but is searchable throughout. */
+static void test_hierarchy_paper_shape(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 6501);
+  store_t *s = store_new(1024);
+  hierarchy_leaf_source_t src = {store_probe, store_load, s};
+  hierarchy_t *h = hierarchy_create(3, 1024, HIERARCHY_PAPER, &src);
+  assert_non_null(h);
+  probe_t all;
+  probe_of_value(&all, 999999, 1024);
+  uint64_t ids[119];
+  for (uint64_t i = 0; i < 119; i++) ids[i] = 10 * i + 5;
+  for (size_t i = 118; i > 0; i--) { /* shuffle the insertion order */
+    size_t j = (size_t)rng_below(&r, i + 1);
+    uint64_t t = ids[i];
+    ids[i] = ids[j];
+    ids[j] = t;
+  }
+  for (size_t i = 0; i < 119; i++) {
+    store_fill(s, &r, ids[i], 8, 999999);
+    /* Half resident, half through the source: the rebuild loads the latter. */
+    assert_int_equal(hierarchy_insert(h, ids[i], i % 2 ? s->words[ids[i]] : NULL), BFH_OK);
+    store_add_live(s, ids[i]);
+    assert_paper_shape(h, i + 1, 3);
+  }
+  u64vec_t out;
+  u64vec_init(&out);
+  assert_int_equal(hierarchy_search(h, &all, &out, NULL), BFH_OK);
+  assert_int_equal(out.n, 119);
+  for (size_t i = 0; i < out.n; i++) assert_int_equal(out.v[i], 10 * i + 5); /* id order */
+  u64vec_release(&out);
+  uint64_t internal = 0;
+  hierarchy_level_stats_t ls[64];
+  for (uint32_t l = 0, n = hierarchy_level_stats(h, ls, 64); l < n; l++) internal += ls[l].nodes;
+  assert_int_equal(internal, 40 + 14 + 5 + 2 + 1);
+
+  /* Removals, one at a time: rebuilt to the paper's shape each time. */
+  for (int i = 0; i < 20; i++) {
+    size_t at = (size_t)rng_below(&r, s->nlive);
+    assert_int_equal(hierarchy_remove(h, s->live_ids[at]), BFH_OK);
+    store_del_live(s, at);
+    assert_paper_shape(h, s->nlive, 3);
+  }
+  /* A batch: searches in the middle are exact; the end restores the shape. */
+  hierarchy_batch_begin(h);
+  for (int i = 0; i < 60; i++) {
+    if (i % 3 == 0) {
+      size_t at = (size_t)rng_below(&r, s->nlive);
+      assert_int_equal(hierarchy_remove(h, s->live_ids[at]), BFH_OK);
+      store_del_live(s, at);
+    } else {
+      uint64_t id = 2000 + (uint64_t)i;
+      store_fill(s, &r, id, 8, UINT64_MAX);
+      assert_int_equal(hierarchy_insert(h, id, s->words[id]), BFH_OK);
+      store_add_live(s, id);
+    }
+    probe_t p;
+    probe_of_value(&p, rng_below(&r, UNIVERSE), 1024);
+    check_query(s, h, NULL, &p);
+  }
+  assert_int_equal(hierarchy_batch_end(h), BFH_OK);
+  assert_paper_shape(h, s->nlive, 3);
+  /* A rebuild that cannot load a leaf keeps a correct tree; the next one succeeds. */
+  uint64_t victim = UINT64_MAX; /* a live leaf read through the source (even positions) */
+  for (size_t i = 0; i < 119 && victim == UINT64_MAX; i += 2)
+    if (s->live[ids[i]]) victim = ids[i];
+  assert_true(victim != UINT64_MAX);
+  s->fail_id = (int64_t)victim;
+  hierarchy_batch_begin(h);
+  store_fill(s, &r, 3000, 8, UINT64_MAX);
+  assert_int_equal(hierarchy_insert(h, 3000, s->words[3000]), BFH_OK); /* an append: no load */
+  store_add_live(s, 3000);
+  assert_int_equal(hierarchy_batch_end(h), BFH_E_IO);
+  for (int q = 0; q < 40; q++) {
+    probe_t p;
+    probe_of_value(&p, rng_below(&r, UNIVERSE), 1024);
+    check_query(s, h, NULL, &p);
+  }
+  s->fail_id = -1;
+  assert_int_equal(hierarchy_batch_end(h), BFH_OK);
+  assert_paper_shape(h, s->nlive, 3);
+  hierarchy_destroy(h);
+  free(s);
+}
+
 /* Non-resident leaves, through the source, give the same answers as borrowed words. */
 static void test_hierarchy_nonresident_same_answers(void **state) {
   (void)state;
@@ -510,6 +620,8 @@ int main(void) {
       cmocka_unit_test(test_hierarchy_nonresident_same_answers),
       cmocka_unit_test(test_hierarchy_model_similarity),
       cmocka_unit_test(test_hierarchy_model_positional),
+      cmocka_unit_test(test_hierarchy_model_paper),
+      cmocka_unit_test(test_hierarchy_paper_shape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

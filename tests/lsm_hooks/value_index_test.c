@@ -151,12 +151,12 @@ static void compare_all(model_t *md, value_index_t *vi, rng_t *r, int queries, i
 
 /* apply_each: 1 applies every add and remove at once (each one goes through the hierarchy's
    incremental insert/remove); 0 leaves them queued until the next query (batches). */
-static void run_model(int on_disk, int placement, int ops, int check_every, int apply_each) {
+static void run_model(int on_disk, hierarchy_placement_t placement, int ops, int check_every,
+                      int apply_each) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
-  value_index_params_t p = {M, K,       SEED,
-                            3, on_disk, placement ? HIERARCHY_POSITIONAL : HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, placement};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -207,24 +207,33 @@ static void run_model(int on_disk, int placement, int ops, int check_every, int 
    fresh build every 1,000 operations and at the end. */
 static void test_value_index_random_ops_match_fresh_build(void **state) {
   (void)state;
-  run_model(0, 0, 10000, 1000, 1);
+  run_model(0, HIERARCHY_SIMILARITY, 10000, 1000, 1);
 }
 
 /* The same with the operations left queued between checks (applied in batches). */
 static void test_value_index_queued_ops_match_fresh_build(void **state) {
   (void)state;
-  run_model(0, 0, 10000, 700, 0);
+  run_model(0, HIERARCHY_SIMILARITY, 10000, 700, 0);
 }
 
 static void test_value_index_random_ops_positional(void **state) {
   (void)state;
-  run_model(0, 1, 10000, 2500, 1);
+  run_model(0, HIERARCHY_POSITIONAL, 10000, 2500, 1);
+}
+
+/* The paper's static tree: rebuilt after every change, after every queued batch, and with
+   its leaves on disk (the rebuild reads them all). */
+static void test_value_index_paper_tree(void **state) {
+  (void)state;
+  run_model(0, HIERARCHY_PAPER, 3000, 500, 1);
+  run_model(0, HIERARCHY_PAPER, 10000, 700, 0);
+  run_model(1, HIERARCHY_PAPER, 3000, 500, 0);
 }
 
 /* The same with leaves on disk: every probe preads the words it needs. */
 static void test_value_index_on_disk_leaves_match(void **state) {
   (void)state;
-  run_model(1, 0, 10000, 2500, 1);
+  run_model(1, HIERARCHY_SIMILARITY, 10000, 2500, 1);
 }
 
 /* Locator: leaves added with an unknown offset keep their words until resolved. */
@@ -395,6 +404,7 @@ int main(void) {
       cmocka_unit_test(test_value_index_random_ops_match_fresh_build),
       cmocka_unit_test(test_value_index_queued_ops_match_fresh_build),
       cmocka_unit_test(test_value_index_random_ops_positional),
+      cmocka_unit_test(test_value_index_paper_tree),
       cmocka_unit_test(test_value_index_on_disk_leaves_match),
       cmocka_unit_test(test_value_index_locator_resolves_offsets),
       cmocka_unit_test(test_value_index_unreadable_leaf_is_maybe),
