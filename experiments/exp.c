@@ -22,6 +22,20 @@ const char *exp_engine_name(bfh_engine e) {
   return e == BFH_ENGINE_LEVELDB ? "leveldb" : "lsm";
 }
 
+const int EXP_PLACEMENTS[3] = {BFH_PLACEMENT_PAPER, BFH_PLACEMENT_POSITIONAL,
+                               BFH_PLACEMENT_SIMILARITY};
+
+const char *exp_placement_name(int placement) {
+  switch (placement) {
+    case BFH_PLACEMENT_POSITIONAL:
+      return "positional";
+    case BFH_PLACEMENT_PAPER:
+      return "paper";
+    default:
+      return "similarity";
+  }
+}
+
 const char *exp_method_name(bfh_method m) {
   switch (m) {
     case BFH_SEARCH_SCAN:
@@ -196,7 +210,7 @@ void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *
   exp_csv_u64(c, "d", p->d);
   exp_csv_u64(c, "table_bytes", p->table_bytes);
   exp_csv_u64(c, "leaves_on_disk", (uint64_t)p->leaves_on_disk);
-  exp_csv_str(c, "placement", p->placement ? "positional" : "similarity");
+  exp_csv_str(c, "placement", exp_placement_name(p->placement));
 }
 
 void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
@@ -208,16 +222,16 @@ void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
   exp_csv_dbl(c, "time_s", r->time_s);
   exp_csv_dbl(c, "time_min_s", r->time_min_s);
   exp_csv_dbl(c, "time_max_s", r->time_max_s);
-  exp_csv_u64(c, "internal_probes", r->med.internal_probes);
-  exp_csv_u64(c, "leaf_probes", r->med.leaf_probes);
-  exp_csv_u64(c, "leaf_positives", r->med.leaf_positives);
-  exp_csv_u64(c, "tables_scanned", r->med.tables_scanned);
-  exp_csv_u64(c, "tables_matched", r->med.tables_matched);
-  exp_csv_u64(c, "tables_live", r->med.tables_live);
-  exp_csv_u64(c, "entries_scanned", r->med.entries_scanned);
-  exp_csv_u64(c, "bytes_read", r->med.bytes_read);
-  exp_csv_u64(c, "candidates", r->med.candidates);
-  exp_csv_u64(c, "results", r->med.results);
+  exp_csv_dbl(c, "internal_probes", r->mean.internal_probes);
+  exp_csv_dbl(c, "leaf_probes", r->mean.leaf_probes);
+  exp_csv_dbl(c, "leaf_positives", r->mean.leaf_positives);
+  exp_csv_dbl(c, "tables_scanned", r->mean.tables_scanned);
+  exp_csv_dbl(c, "tables_matched", r->mean.tables_matched);
+  exp_csv_dbl(c, "tables_live", r->mean.tables_live);
+  exp_csv_dbl(c, "entries_scanned", r->mean.entries_scanned);
+  exp_csv_dbl(c, "bytes_read", r->mean.bytes_read);
+  exp_csv_dbl(c, "candidates", r->mean.candidates);
+  exp_csv_dbl(c, "results", r->mean.results);
   if (r->fpr_leaves >= 0) exp_csv_dbl(c, "fpr_leaves", r->fpr_leaves);
 }
 
@@ -355,17 +369,6 @@ static int cmp_dbl(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of a[0..n) (sorts a). The lower middle for even n. */
-static uint64_t median_u64(uint64_t *a, int n) {
-  qsort(a, (size_t)n, sizeof *a, cmp_u64);
-  return a[(n - 1) / 2];
-}
-
 #define MAX_QUERIES 1024
 
 int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int present, int nq,
@@ -373,7 +376,7 @@ int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int p
   if (nq > MAX_QUERIES) nq = MAX_QUERIES;
   memset(r, 0, sizeof *r);
   static double t[MAX_QUERIES];
-  static uint64_t ctr[11][MAX_QUERIES];
+  exp_counters_t sum = {0};
   uint64_t fp = 0, negatives = 0;
   char val[WORKLOAD_MAX_BYTES];
   for (int q = -1; q < nq; q++) {
@@ -396,10 +399,16 @@ int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int p
     uint64_t expect = present ? workload_value_count(w, vid) : 0;
     if (st.results != expect) r->wrong++;
     t[q] = t1 - t0;
-    uint64_t v[11] = {st.internal_probes, st.leaf_probes,     st.leaf_positives, st.tables_scanned,
-                      st.tables_matched,  st.entries_scanned, st.bytes_read,     st.candidates,
-                      st.results,         st.elapsed_ns,      st.tables_live};
-    for (int i = 0; i < 11; i++) ctr[i][q] = v[i];
+    sum.internal_probes += (double)st.internal_probes;
+    sum.leaf_probes += (double)st.leaf_probes;
+    sum.leaf_positives += (double)st.leaf_positives;
+    sum.tables_scanned += (double)st.tables_scanned;
+    sum.tables_matched += (double)st.tables_matched;
+    sum.entries_scanned += (double)st.entries_scanned;
+    sum.bytes_read += (double)st.bytes_read;
+    sum.candidates += (double)st.candidates;
+    sum.results += (double)st.results;
+    sum.tables_live += (double)st.tables_live;
     if (st.leaf_probes > st.tables_matched && st.leaf_positives >= st.tables_matched) {
       fp += st.leaf_positives - st.tables_matched;
       negatives += st.leaf_probes - st.tables_matched;
@@ -410,18 +419,18 @@ int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int p
   r->time_s = t[(nq - 1) / 2];
   r->time_min_s = t[0];
   r->time_max_s = t[nq - 1];
-  bfh_search_stats *m = &r->med;
-  m->internal_probes = median_u64(ctr[0], nq);
-  m->leaf_probes = median_u64(ctr[1], nq);
-  m->leaf_positives = median_u64(ctr[2], nq);
-  m->tables_scanned = median_u64(ctr[3], nq);
-  m->tables_matched = median_u64(ctr[4], nq);
-  m->entries_scanned = median_u64(ctr[5], nq);
-  m->bytes_read = median_u64(ctr[6], nq);
-  m->candidates = median_u64(ctr[7], nq);
-  m->results = median_u64(ctr[8], nq);
-  m->elapsed_ns = median_u64(ctr[9], nq);
-  m->tables_live = (uint32_t)median_u64(ctr[10], nq);
+  r->mean = (exp_counters_t){
+      .internal_probes = sum.internal_probes / nq,
+      .leaf_probes = sum.leaf_probes / nq,
+      .leaf_positives = sum.leaf_positives / nq,
+      .tables_scanned = sum.tables_scanned / nq,
+      .tables_matched = sum.tables_matched / nq,
+      .entries_scanned = sum.entries_scanned / nq,
+      .bytes_read = sum.bytes_read / nq,
+      .candidates = sum.candidates / nq,
+      .results = sum.results / nq,
+      .tables_live = sum.tables_live / nq,
+  };
   /* Only meaningful where the leaf filters were consulted. */
   r->fpr_leaves = (method != BFH_SEARCH_SCAN && negatives) ? (double)fp / (double)negatives : -1;
   return BFH_OK;
@@ -470,10 +479,11 @@ static int is_file(const char *p) {
   return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* Finds <plots>/<name>.gp: the --plots flag, $BFH_PLOTS_DIR, ../plots and ../../plots next to
-   the executable, the source tree this file was compiled from. */
+/* Finds <plots>/<name>.gp: the --plots flag, $BFH_PLOTS_DIR, ../plots and ../share/bfh/plots
+   next to the executable (a build directory, an installed prefix), the source tree this file
+   was compiled from. */
 static int find_script(const exp_ctx_t *x, const char *name, char *out, size_t cap) {
-  char cand[4][1024];
+  char cand[5][1024];
   int nc = 0;
   if (x->plots_dir) snprintf(cand[nc++], sizeof cand[0], "%s", x->plots_dir);
   const char *env = getenv("BFH_PLOTS_DIR");
@@ -485,6 +495,7 @@ static int find_script(const exp_ctx_t *x, const char *name, char *out, size_t c
     char *slash = strrchr(exe, '/');
     if (slash) *slash = '\0';
     snprintf(cand[nc++], sizeof cand[0], "%s/../plots", exe);
+    snprintf(cand[nc++], sizeof cand[0], "%s/../share/bfh/plots", exe);
   }
   char src[900];
   snprintf(src, sizeof src, "%s", __FILE__);

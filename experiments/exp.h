@@ -25,7 +25,7 @@ typedef struct exp_ctx {
   const char *out_dir;   /* results directory (created if missing) */
   const char *work_dir;  /* where the databases are built (default <out>/db) */
   const char *plots_dir; /* NULL: found next to the executable or in the source tree */
-  int queries;           /* present (and absent) queries per point, >= 5 */
+  int queries;           /* present (and absent) queries per point (default 30), >= 5 */
   int keep_db;           /* 1: leave the databases in work_dir */
   int no_plot;           /* 1: CSV only */
 } exp_ctx_t;
@@ -33,6 +33,10 @@ typedef struct exp_ctx {
 const char *exp_scale_name(exp_scale_t s);
 const char *exp_engine_name(bfh_engine e);
 const char *exp_method_name(bfh_method m);
+const char *exp_placement_name(int placement); /* a bfh_placement: "similarity", ... */
+
+/* The placements every placement sweep runs, the paper's first. */
+extern const int EXP_PLACEMENTS[3];
 
 /* ---- time ------------------------------------------------------------------------------ */
 double exp_now(void); /* seconds, monotonic */
@@ -98,14 +102,20 @@ int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
 
 /* ---- searches -------------------------------------------------------------------------- */
 
+/* Per-query means of the counters of bfh_search_stats, over the measured queries. */
+typedef struct exp_counters {
+  double internal_probes, leaf_probes, leaf_positives, tables_scanned, tables_matched,
+      entries_scanned, bytes_read, candidates, results, tables_live;
+} exp_counters_t;
+
 typedef struct exp_search_result {
   int queries;   /* measured queries */
   int wrong;     /* queries whose result count differs from the workload's truth */
   double time_s; /* median wall time */
   double time_min_s, time_max_s;
-  bfh_search_stats med; /* per-counter medians */
-  double fpr_leaves;    /* (leaf_positives - tables_matched) / (leaf_probes - tables_matched),
-                           summed over the queries; < 0 if not applicable */
+  exp_counters_t mean; /* per-query means: every counter is the count of real searches */
+  double fpr_leaves;   /* (leaf_positives - tables_matched) / (leaf_probes - tables_matched),
+                          summed over the queries; < 0 if not applicable */
 } exp_search_result_t;
 
 /* Runs one warm-up query, then nq queries (present values if present, else absent values;
@@ -117,7 +127,8 @@ int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int p
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
    insert_order, m, k, d, table_bytes, leaves_on_disk, placement. */
 void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p);
-/* Writes method, query, queries, wrong, time_s, time_min_s, time_max_s and the counters. */
+/* Writes method, query, queries, wrong, time_s, time_min_s, time_max_s and the counters
+   (per-query means). */
 void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
                     const exp_search_result_t *r);
 /* The column names written by the two functions above (NULL-terminated lists). */

@@ -93,12 +93,12 @@ int exp_table1(const exp_ctx_t *x) {
       fprintf(stderr, "bfh: table1: WARNING: %d of %d gets found nothing\n", missing, GETS);
     qsort(t, GETS, sizeof t[0], cmp_dbl);
     exp_csv_db_params(csv, x, &p);
-    exp_csv_u64(csv, "tables", r.med.tables_live);
+    exp_csv_dbl(csv, "tables", r.mean.tables_live);
     exp_csv_dbl(csv, "insert_s", b.total_s);
     exp_csv_dbl(csv, "put_s", b.put_s);
     exp_csv_dbl(csv, "flush_s", b.flush_s);
     exp_csv_dbl(csv, "scan_lookup_s", r.time_s);
-    exp_csv_u64(csv, "scan_results", r.med.results);
+    exp_csv_dbl(csv, "scan_results", r.mean.results);
     exp_csv_dbl(csv, "key_lookup_s", t[GETS / 2]);
     exp_csv_dbl(csv, "key_lookup_min_s", t[0]);
     exp_csv_u64(csv, "key_lookups", GETS);

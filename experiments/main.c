@@ -26,7 +26,7 @@ static const char USAGE[] =
     "       experiments: table1 fig6 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 (table3)\n"
     "db options: --engine lsm|leveldb --bits M --hashes K --order D --table-bytes B\n"
     "           --memtable-bytes B --no-value-filters --leaves-on-disk\n"
-    "           --placement similarity|positional --sync\n"
+    "           --placement similarity|positional|paper --sync\n"
     "Numbers take k/M/G suffixes (powers of 10; KiB/MiB/GiB for powers of 2).\n"
     "An existing database is opened with the m and k it was created with (BFH-PARAMS).\n";
 
@@ -104,7 +104,7 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
   c->run.scale = EXP_SMALL;
   c->run.engine = BFH_ENGINE_LSM;
   c->run.out_dir = "results";
-  c->run.queries = 7;
+  c->run.queries = 30;
   for (int i = first; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -145,9 +145,11 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
     } else if (strcmp(a, "--placement") == 0) {
       NEED_VALUE();
       if (strcmp(v, "similarity") == 0)
-        c->opt.placement = 0;
+        c->opt.placement = BFH_PLACEMENT_SIMILARITY;
       else if (strcmp(v, "positional") == 0)
-        c->opt.placement = 1;
+        c->opt.placement = BFH_PLACEMENT_POSITIONAL;
+      else if (strcmp(v, "paper") == 0)
+        c->opt.placement = BFH_PLACEMENT_PAPER;
       else
         return usage_error("unknown placement '%s'", v);
     } else if (strcmp(a, "--num") == 0) {
@@ -384,10 +386,15 @@ static int run_one(const exp_ctx_t *x, const char *name, exp_driver_fn fn) {
   int rc = fn(x);
   double dt = exp_now() - t0;
   if (rc == 0)
-    printf("%-8s done in %7.1f s -> %s/%s.csv\n", name, dt, x->out_dir,
-           fn == exp_fig10_12 ? "fig10|fig12"
+    printf("%-8s done in %7.1f s -> %s/%s.csv%s%s%s\n", name, dt, x->out_dir,
+           fn == exp_fig10_12 ? "fig10"
            : fn == exp_fig13  ? "fig13"
-                              : name);
+                              : name,
+           fn == exp_fig10_12 || fn == exp_fig13 ? ", " : "",
+           fn == exp_fig10_12 || fn == exp_fig13 ? x->out_dir : "",
+           fn == exp_fig10_12 ? "/fig12.csv"
+           : fn == exp_fig13  ? "/table3.csv"
+                              : "");
   else
     printf("%-8s FAILED after %.1f s\n", name, dt);
   fflush(stdout);

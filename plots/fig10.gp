@@ -1,38 +1,44 @@
-# Fig. 10: filters accessed, tables scanned and time vs d, per m.
+# Fig. 10: the hierarchy over ~119 tables: leaf filters reached (the paper's "filters
+# accessed"), tables scanned and search time vs the order d, per m and leaf placement.
 # Usage: gnuplot -e "in='results/fig10.csv'; out='results/fig10'" plots/fig10.gp
 if (!exists("in")) in = 'results/fig10.csv'
 if (!exists("out")) out = 'results/fig10'
 set datafile separator ','
 set datafile columnheaders
 # rows(cond): the CSV rows (and the header) for which the awk condition holds; c("name") is
-# the cell of column "name".
-# first(name): the cell of column "name" in the first data row (for titles).
-first(name) = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $(h[\"".name."\"])}' ".in)
-rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
+# the cell of column "name". cell(cond, name): column "name" of the first row where cond holds.
+awkrows = "awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} "
+rows(cond) = "< ".awkrows.cond."' ".in
+cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
 sel(m, pl) = rows(sprintf('c("m_paper")=="%d" && c("placement")=="%s" && c("query")=="present"', m, pl))
-set grid
-set key below
-set xlabel 'hierarchy order d'
+mused(m) = cell(sprintf('c("m_paper")=="%d"', m), "m")
 ms = "20000 200000 2000000"
+pls = "paper positional similarity"
+# Line style: colour by m, dash by placement (solid: the paper's static tree).
+set grid
+set key below maxrows 3
+set xlabel 'hierarchy order d'
+title_of(i, j) = sprintf("m = %s (paper's %s), %s", mused(word(ms,i)+0), word(ms,i), word(pls,j))
+params = sprintf("scale %s, N = %s, about %.0f tables, k = %s, %s present unique values per point (counters: means; time: median, bars min..max), warm cache", \
+  cell('1', "scale"), cell('1', "n"), cell('1', "tables_live")+0.0, cell('1', "k"), cell('1', "queries"))
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1500,560 font ",10" } else { set terminal png size 1500,560 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1600,680 font ",10" } else { set terminal png size 1600,680 }
     set output out.'.png'
   } else {
-    set terminal svg size 1500,560 dynamic font ",10"
+    set terminal svg size 1600,680 dynamic font ",10"
     set output out.'.svg'
   }
-  set multiplot layout 1,3 title sprintf("Fig. 10: impact of m and d (%s entries, %s tables; hierarchy, present unique value; solid: similarity, dashed: positional placement)", first("n"), first("tables_live"))
-  set ylabel 'filters accessed (% of the leaf filters)'
-  plot for [i=1:3] sel(word(ms,i)+0, "similarity") using "d":"filters_accessed_pct" with linespoints lw 2 lc i title 'm = '.word(ms,i).' (paper scale)', \
-       for [i=1:3] sel(word(ms,i)+0, "positional") using "d":"filters_accessed_pct" with linespoints lw 2 dt 2 lc i notitle
-  set ylabel 'tables scanned'
-  plot for [i=1:3] sel(word(ms,i)+0, "similarity") using "d":"tables_scanned" with linespoints lw 2 lc i title 'm = '.word(ms,i), \
-       for [i=1:3] sel(word(ms,i)+0, "positional") using "d":"tables_scanned" with linespoints lw 2 dt 2 lc i notitle
+  set multiplot layout 1,3 title "Fig. 10: impact of m and d on the hierarchy\n".params
+  set ylabel "leaf filters reached (% of the leaves; the paper's metric)"
+  set label 1 "paper: 6% at m = 2M, d = 3" at 3, 6 point pt 7 ps 1.5 offset 1,-1
+  plot for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"leaf_filters_reached_pct" with linespoints lw 2 lc i dt j pt j title title_of(i, j)
+  unset label 1
+  set ylabel 'tables scanned (mean per search)'
+  plot for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"tables_scanned" with linespoints lw 2 lc i dt j pt j notitle
   set logscale y
   set ylabel 'search time (s)'
-  plot for [i=1:3] sel(word(ms,i)+0, "similarity") using "d":"time_s" with linespoints lw 2 lc i title 'm = '.word(ms,i), \
-       for [i=1:3] sel(word(ms,i)+0, "positional") using "d":"time_s" with linespoints lw 2 dt 2 lc i notitle
+  plot for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"time_s":"time_min_s":"time_max_s" with yerrorlines lw 2 lc i dt j pt j notitle
   unset logscale y
   unset multiplot
   set output

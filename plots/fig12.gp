@@ -1,35 +1,38 @@
-# Fig. 12: leaf and non-leaf filters accessed vs m, per d (same sweep as Fig. 10).
+# Fig. 12: leaf filters reached and internal filters tested vs m, per order d and placement
+# (the hierarchy, present unique values; the Fig. 10 sweep).
 # Usage: gnuplot -e "in='results/fig12.csv'; out='results/fig12'" plots/fig12.gp
 if (!exists("in")) in = 'results/fig12.csv'
 if (!exists("out")) out = 'results/fig12'
 set datafile separator ','
 set datafile columnheaders
-# rows(cond): the CSV rows (and the header) for which the awk condition holds; c("name") is
-# the cell of column "name".
-# first(name): the cell of column "name" in the first data row (for titles).
-first(name) = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $(h[\"".name."\"])}' ".in)
-rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
-sel(d) = rows(sprintf('c("d")=="%d" && c("placement")=="similarity" && c("query")=="present"', d))
+awkrows = "awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} "
+rows(cond) = "< ".awkrows.cond."' ".in
+cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
+sel(d, pl) = rows(sprintf('c("d")=="%d" && c("placement")=="%s" && c("query")=="present"', d, pl))
+ds = "2 3 5 10"
+pls = "paper positional similarity"
 set grid
-set key below
+set key below maxrows 4
 set logscale x
 set format x "10^{%L}"
-set xlabel 'filter size m at paper scale (bits; the m column holds the scaled value)'
-ds = "2 3 5 10"
+set xlabel "m at the paper's scale (bits; the run used m x the factor above)"
+params = sprintf("scale %s, N = %s, about %.0f tables, k = %s, m used = paper m x %g, %s present unique values per point (means)", \
+  cell('1', "scale"), cell('1', "n"), cell('1', "tables_live")+0.0, cell('1', "k"), \
+  (cell('1', "m")+0.0)/cell('1', "m_paper"), cell('1', "queries"))
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1200,560 font ",10" } else { set terminal png size 1200,560 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1300,640 font ",10" } else { set terminal png size 1300,640 }
     set output out.'.png'
   } else {
-    set terminal svg size 1200,560 dynamic font ",10"
+    set terminal svg size 1300,640 dynamic font ",10"
     set output out.'.svg'
   }
-  set multiplot layout 1,2 title "Fig. 12: filters accessed vs m (hierarchy, similarity placement, present unique value, median)"
+  set multiplot layout 1,2 title "Fig. 12: leaf and non-leaf filters accessed vs m\n".params
   set logscale y
-  set ylabel 'leaf filters accessed'
-  plot for [i=1:words(ds)] sel(word(ds,i)+0) using "m_paper":"leaf_probes" with linespoints lw 2 lc i title 'd = '.word(ds,i)
-  set ylabel 'non-leaf filters accessed'
-  plot for [i=1:words(ds)] sel(word(ds,i)+0) using "m_paper":"internal_probes" with linespoints lw 2 lc i title 'd = '.word(ds,i)
+  set ylabel 'leaf filters reached (mean per search)'
+  plot for [i=1:words(ds)] for [j=1:3] sel(word(ds,i)+0, word(pls,j)) using "m_paper":"leaf_filters_reached" with linespoints lw 2 lc i dt j pt j title sprintf("d = %s, %s", word(ds,i), word(pls,j))
+  set ylabel 'internal (non-leaf) filters tested (mean per search)'
+  plot for [i=1:words(ds)] for [j=1:3] sel(word(ds,i)+0, word(pls,j)) using "m_paper":"internal_filters_tested" with linespoints lw 2 lc i dt j pt j notitle
   unset logscale y
   unset multiplot
   set output

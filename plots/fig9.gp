@@ -1,35 +1,39 @@
-# Fig. 9: search time and filters checked vs the order d.
+# Fig. 9: search time and filters checked vs the order d (the hierarchy with each placement,
+# next to the methods that do not depend on d).
 # Usage: gnuplot -e "in='results/fig9.csv'; out='results/fig9'" plots/fig9.gp
 if (!exists("in")) in = 'results/fig9.csv'
 if (!exists("out")) out = 'results/fig9'
 set datafile separator ','
 set datafile columnheaders
 # rows(cond): the CSV rows (and the header) for which the awk condition holds; c("name") is
-# the cell of column "name".
-# first(name): the cell of column "name" in the first data row (for titles).
-first(name) = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $(h[\"".name."\"])}' ".in)
+# the cell of column "name". cell(cond, name): column "name" of the first row where cond holds.
 rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
+cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
 sel(s) = rows(sprintf('c("series")=="%s" && c("query")=="present"', s))
 set grid
-set key below
+set key below maxrows 3
 set xlabel 'hierarchy order d'
-series = "scan leaves sliced hierarchy-similarity hierarchy-positional"
-titles = "'SSTable scan' 'classical Bloom scan' 'bit-sliced index' 'hierarchy, similarity placement' 'hierarchy, positional placement (paper)'"
+series = "scan leaves sliced hierarchy-paper hierarchy-positional hierarchy-similarity"
+titles = "'SSTable scan' 'classical Bloom scan' 'bit-sliced index' 'hierarchy, paper tree (exactly d children)' 'hierarchy, positional (d..2d)' 'hierarchy, similarity (d..2d)'"
+params = sprintf("scale %s, N = %s, about %.0f tables, m = %s, k = %s, %s present values per point (time: median, bars min..max; counts: means), warm cache", \
+  cell('1', "scale"), cell('1', "n"), cell('1', "tables_live")+0.0, cell('1', "m"), cell('1', "k"), cell('1', "queries"))
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1200,560 font ",10" } else { set terminal png size 1200,560 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1600,600 font ",10" } else { set terminal png size 1600,600 }
     set output out.'.png'
   } else {
-    set terminal svg size 1200,560 dynamic font ",10"
+    set terminal svg size 1600,600 dynamic font ",10"
     set output out.'.svg'
   }
-  set multiplot layout 1,2 title sprintf("Fig. 9: impact of the order d (%s entries, m = %s bits; present values, median)", first("n"), first("m"))
+  set multiplot layout 1,3 title "Fig. 9: impact of the order d\n".params
   set logscale y
   set ylabel 'search time (s)'
-  plot for [i=1:words(series)] sel(word(series,i)) using "d":"time_s" with linespoints lw 2 lc i title word(titles,i)
+  plot for [i=1:words(series)] sel(word(series,i)) using "d":"time_s":"time_min_s":"time_max_s" with yerrorlines lw 2 lc i pt i title word(titles,i)
   unset logscale y
-  set ylabel 'filters checked (internal + leaf probes)'
-  plot for [i=2:words(series)] sel(word(series,i)) using "d":"filters_checked" with linespoints lw 2 lc i title word(titles,i)
+  set ylabel "leaf filters reached (the paper's trend: more with larger d)"
+  plot for [i=2:words(series)] sel(word(series,i)) using "d":"leaf_filters_reached" with linespoints lw 2 lc i pt i notitle
+  set ylabel 'internal filters tested'
+  plot for [i=4:words(series)] sel(word(series,i)) using "d":"internal_filters_tested" with linespoints lw 2 lc i pt i notitle
   unset multiplot
   set output
 }

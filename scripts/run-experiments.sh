@@ -30,7 +30,7 @@ say "building in $build"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBFH_BUILD_TESTS=OFF \
-    -DBFH_BUILD_BENCH=ON >"$log" 2>&1; then
+    -DBFH_BUILD_BENCH=OFF -DBFH_BUILD_CLI=ON >"$log" 2>&1; then
   cat "$log" >&2
   die "cmake configure failed"
 fi
