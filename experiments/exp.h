@@ -152,9 +152,10 @@ void exp_fig10_db(const exp_ctx_t *x, uint64_t m, const char *name, exp_db_param
 
 /* The sweep shared by Fig. 8 and Fig. 11: builds the database of *p in dir, then measures
    SCAN (once, leaves in memory) and LEAVES, HIERARCHY, SLICED with leaves in memory and,
-   after a reopen, on disk; for present values and, with absent_too, absent ones. Each
-   measurement is one CSV row whose "series" cell names method and leaves ("scan",
-   "leaves-mem", "hierarchy-disk", ...); cells(csv, arg), if not NULL, fills the caller's
+   after reopens, on disk (k words read per probe) and on disk read whole (the paper's
+   cost); for present values and, with absent_too, absent ones. Each measurement is one CSV
+   row whose "series" cell names method and leaves ("scan", "leaves-mem", "hierarchy-disk",
+   "leaves-whole", ...); cells(csv, arg), if not NULL, fills the caller's
    extra cells of every row. The database is dropped afterwards. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
                         int absent_too, void (*cells)(exp_csv_t *c, const void *arg),
@@ -190,10 +191,11 @@ int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint
                    size_t resident_limit);
 void exp_synth_release(exp_synth_t *s);
 /* Builds a hierarchy of order d over the leaves (ids 1..leaves, in order) with the given
-   placement (positional: bulk build; similarity: one insert per leaf). Returns it (caller
-   destroys it with hierarchy_destroy) or NULL; *build_s gets the time taken. */
+   bfh_placement (paper, positional: bottom-up build in leaf order; similarity: one insert per
+   leaf). Returns it (caller destroys it with hierarchy_destroy) or NULL; *build_s gets the
+   time taken. */
 struct hierarchy;
-struct hierarchy *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int positional, double *build_s);
+struct hierarchy *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, double *build_s);
 /* The paper's hierarchy has exactly d children per internal node: its node count over B
    leaves, sum over levels of ceil(B / d^i) until one node. */
 uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);

@@ -2,9 +2,10 @@
  *
  * Paper: 500M entries (6434 SSTables), m = 2M bits: the smaller d, the more memory. A pure
  * structure experiment: the hierarchy is built over synthetic leaves (one per table, ~77.7k
- * distinct values each, the paper's 500M / 6434), with our B+-tree placement rules (nodes of
- * d..2d children; positional bulk build and similarity inserts) and, for comparison, the
- * paper's node count (exactly d children per node). Scales: small 650 leaves (1/10),
+ * distinct values each, the paper's 500M / 6434) with each placement: the paper's static tree
+ * (exactly d children per node, built bottom-up), and our B+-tree rules (nodes of d..2d
+ * children; positional bulk build and similarity inserts); paper_model_* is the paper's
+ * node count computed (the paper placement must equal it). Scales: small 643 leaves (1/10),
  * medium and paper 6434.
  */
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #define PAPER_LEAVES 6434
 #define PAPER_ENTRIES_PER_TABLE 77712 /* 500M / 6434 */
+#define QUERIES 30
 
 int exp_fig7(const exp_ctx_t *x) {
   const uint32_t orders[] = {2, 3, 4, 5, 6, 8, 10, 16};
@@ -38,6 +40,7 @@ int exp_fig7(const exp_ctx_t *x) {
                         "paper_model_nodes",
                         "paper_model_mb",
                         "build_s",
+                        "queries",
                         "query_internal_probes",
                         "query_leaf_probes",
                         NULL};
@@ -52,10 +55,11 @@ int exp_fig7(const exp_ctx_t *x) {
   }
   int rc = 0;
   for (size_t i = 0; i < sizeof orders / sizeof orders[0] && rc == 0; i++) {
-    for (int positional = 1; positional >= 0 && rc == 0; positional--) {
+    for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
+      int placement = EXP_PLACEMENTS[pi];
       double build_s = 0;
-      exp_progress("fig7: d=%u %s", orders[i], positional ? "positional" : "similarity");
-      hierarchy_t *h = exp_synth_hierarchy(&s, orders[i], positional, &build_s);
+      exp_progress("fig7: d=%u %s", orders[i], exp_placement_name(placement));
+      hierarchy_t *h = exp_synth_hierarchy(&s, orders[i], placement, &build_s);
       if (!h) {
         fprintf(stderr, "bfh: fig7: building the hierarchy (d=%u) failed\n", orders[i]);
         rc = -1;
@@ -65,10 +69,11 @@ int exp_fig7(const exp_ctx_t *x) {
       uint32_t nl = hierarchy_level_stats(h, lv, 64);
       uint64_t nodes = 0;
       for (uint32_t l = 0; l < nl && l < 64; l++) nodes += lv[l].nodes;
-      /* A few present values: how many filters a hierarchy search tests (median of 7). */
-      uint64_t ip[7], lp[7];
-      for (int q = 0; q < 7; q++) {
-        uint64_t leaf = (uint64_t)q * (leaves / 7) + 3;
+      /* Present values spread over the leaves: how many filters a hierarchy search tests
+         (per-query means). */
+      double ip = 0, lp = 0;
+      for (int q = 0; q < QUERIES; q++) {
+        uint64_t leaf = (uint64_t)q * (leaves / QUERIES) + 3;
         char val[WORKLOAD_MAX_BYTES];
         int n = snprintf(val, sizeof val, "Value%llu",
                          (unsigned long long)(leaf * PAPER_ENTRIES_PER_TABLE + 11));
@@ -79,21 +84,9 @@ int exp_fig7(const exp_ctx_t *x) {
         probe_stats_t st = {0, 0, 0};
         hierarchy_search(h, &p, &out, &st);
         u64vec_release(&out);
-        ip[q] = st.internal_probes;
-        lp[q] = st.leaf_probes;
+        ip += (double)st.internal_probes / QUERIES;
+        lp += (double)st.leaf_probes / QUERIES;
       }
-      for (int a = 1; a < 7; a++) /* insertion sort, for the medians */
-        for (int b = a; b > 0 && ip[b] < ip[b - 1]; b--) {
-          uint64_t t = ip[b];
-          ip[b] = ip[b - 1];
-          ip[b - 1] = t;
-        }
-      for (int a = 1; a < 7; a++)
-        for (int b = a; b > 0 && lp[b] < lp[b - 1]; b--) {
-          uint64_t t = lp[b];
-          lp[b] = lp[b - 1];
-          lp[b - 1] = t;
-        }
       uint64_t pnodes = exp_paper_internal_nodes(leaves, orders[i]);
       exp_csv_str(csv, "scale", exp_scale_name(x->scale));
       exp_csv_u64(csv, "leaves", leaves);
@@ -102,7 +95,7 @@ int exp_fig7(const exp_ctx_t *x) {
       exp_csv_u64(csv, "m", m);
       exp_csv_u64(csv, "k", k);
       exp_csv_u64(csv, "d", orders[i]);
-      exp_csv_str(csv, "placement", positional ? "positional" : "similarity");
+      exp_csv_str(csv, "placement", exp_placement_name(placement));
       exp_csv_u64(csv, "height", hierarchy_height(h));
       exp_csv_u64(csv, "internal_nodes", nodes);
       exp_csv_u64(csv, "nonleaf_bytes", hierarchy_size_in_bytes(h));
@@ -111,8 +104,9 @@ int exp_fig7(const exp_ctx_t *x) {
       exp_csv_u64(csv, "paper_model_nodes", pnodes);
       exp_csv_dbl(csv, "paper_model_mb", (double)pnodes * (double)(m / 8) / 1e6);
       exp_csv_dbl(csv, "build_s", build_s);
-      exp_csv_u64(csv, "query_internal_probes", ip[3]);
-      exp_csv_u64(csv, "query_leaf_probes", lp[3]);
+      exp_csv_u64(csv, "queries", QUERIES);
+      exp_csv_dbl(csv, "query_internal_probes", ip);
+      exp_csv_dbl(csv, "query_leaf_probes", lp);
       exp_csv_row(csv);
       hierarchy_destroy(h);
     }

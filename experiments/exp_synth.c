@@ -65,14 +65,24 @@ static int synth_probe(void *ctx, uint64_t id, const probe_t *p) {
   return bits_test_probe(s->scratch, p);
 }
 
-hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int positional, double *build_s) {
+static hierarchy_placement_t hierarchy_placement_of(int placement) {
+  switch (placement) {
+    case BFH_PLACEMENT_POSITIONAL:
+      return HIERARCHY_POSITIONAL;
+    case BFH_PLACEMENT_PAPER:
+      return HIERARCHY_PAPER;
+    default:
+      return HIERARCHY_SIMILARITY;
+  }
+}
+
+hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, double *build_s) {
   hierarchy_leaf_source_t src = {.probe = synth_probe, .load = synth_load, .ctx = s};
-  hierarchy_t *h =
-      hierarchy_create(d, s->m, positional ? HIERARCHY_POSITIONAL : HIERARCHY_SIMILARITY, &src);
+  hierarchy_t *h = hierarchy_create(d, s->m, hierarchy_placement_of(placement), &src);
   if (!h) return NULL;
   double t0 = exp_now();
   int rc = BFH_OK;
-  if (positional) {
+  if (placement != BFH_PLACEMENT_SIMILARITY) { /* built bottom-up in leaf order */
     uint64_t *ids = malloc(s->leaves * sizeof *ids);
     if (!ids) rc = BFH_E_NOMEM;
     for (uint64_t i = 0; rc == BFH_OK && i < s->leaves; i++) ids[i] = i + 1;

@@ -2,11 +2,11 @@
  *
  * Paper: N = 10M .. 1B; 500M entries = 6434 SSTables. Ours, two row groups:
  *  - source=db: real databases at this scale's N (default geometry), sizes from bfh_stats;
- *    the hierarchy measured with our similarity placement and, after a reopen, with the
- *    paper's positional placement.
+ *    the hierarchy measured after a reopen with each placement (the paper's static tree,
+ *    positional, similarity).
  *  - source=synthetic: the 500M and 1B points (1/10 of them at small scale) as a pure
  *    structure: 6434 (12868) synthetic leaves of 77,712 distinct values each, the hierarchy
- *    built over them (positional and similarity); no SSTable size.
+ *    built over them with each placement; no SSTable size.
  * paper_model_nonleaf_mb is the paper's hierarchy (exactly d children per node) over the same
  * number of leaves. MB = 10^6 bytes.
  */
@@ -69,8 +69,8 @@ int exp_table2(const exp_ctx_t *x) {
       rc = -1;
       break;
     }
-    for (int positional = 0; positional < 2 && rc == 0; positional++) {
-      p.placement = positional;
+    for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
+      p.placement = EXP_PLACEMENTS[pi];
       bfh_db *db;
       if (exp_db_open(&p, dir, &db) != BFH_OK) {
         rc = -1;
@@ -114,13 +114,13 @@ int exp_table2(const exp_ctx_t *x) {
       rc = -1;
       break;
     }
-    for (int positional = 1; positional >= 0 && rc == 0; positional--) {
+    for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
       exp_db_params_t p;
       exp_db_params_init(&p, x, leaves * ENTRIES_PER_TABLE);
-      p.placement = positional;
+      p.placement = EXP_PLACEMENTS[pi];
       exp_progress("table2: synthetic hierarchy over %llu leaves (%s)", (unsigned long long)leaves,
-                   positional ? "positional" : "similarity");
-      hierarchy_t *h = exp_synth_hierarchy(&s, p.d, positional, NULL);
+                   exp_placement_name(p.placement));
+      hierarchy_t *h = exp_synth_hierarchy(&s, p.d, p.placement, NULL);
       exp_progress_done();
       if (!h) {
         rc = -1;

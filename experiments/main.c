@@ -25,7 +25,7 @@ static const char USAGE[] =
     "           [--out DIR] [--work DIR] [--plots DIR] [--queries Q] [--keep] [--no-plot]\n"
     "       experiments: table1 fig6 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 (table3)\n"
     "db options: --engine lsm|leveldb --bits M --hashes K --order D --table-bytes B\n"
-    "           --memtable-bytes B --no-value-filters --leaves-on-disk\n"
+    "           --memtable-bytes B --no-value-filters --leaves-on-disk --leaves-on-disk-whole\n"
     "           --placement similarity|positional|paper --sync\n"
     "Numbers take k/M/G suffixes (powers of 10; KiB/MiB/GiB for powers of 2).\n"
     "An existing database is opened with the m and k it was created with (BFH-PARAMS).\n";
@@ -139,7 +139,9 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
     } else if (strcmp(a, "--no-value-filters") == 0) {
       c->opt.value_filters = 0;
     } else if (strcmp(a, "--leaves-on-disk") == 0) {
-      c->opt.leaves_on_disk = 1;
+      c->opt.leaves_on_disk = BFH_LEAVES_ON_DISK;
+    } else if (strcmp(a, "--leaves-on-disk-whole") == 0) {
+      c->opt.leaves_on_disk = BFH_LEAVES_ON_DISK_WHOLE;
     } else if (strcmp(a, "--sync") == 0) {
       c->opt.sync = 1;
     } else if (strcmp(a, "--placement") == 0) {

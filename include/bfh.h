@@ -54,6 +54,15 @@ typedef enum bfh_method {
   BFH_SEARCH_AUTO = 4       /* the library chooses */
 } bfh_method;
 
+/* Where the leaf (per-table) filters live (bfh_options.leaves_on_disk). Internal hierarchy
+   nodes and the bit-sliced index are always in memory. */
+typedef enum bfh_leaves {
+  BFH_LEAVES_IN_MEMORY = 0,    /* kept in memory */
+  BFH_LEAVES_ON_DISK = 1,      /* read from the table files on demand: k words per probe */
+  BFH_LEAVES_ON_DISK_WHOLE = 2 /* read whole (m/8 bytes) for every probe, as the paper's
+                                  code loads each leaf filter file: its classical Bloom scan */
+} bfh_leaves;
+
 /* Where the hierarchy puts a table's leaf (bfh_options.placement). Not stored: the index is
    built again at every open, so a database can be reopened with another placement. */
 typedef enum bfh_placement {
@@ -76,8 +85,7 @@ typedef struct bfh_options {
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when the call returns; default 0 */
   /* Additions to the contract of shared/API.md: */
-  int leaves_on_disk; /* 1: leaf filters are read from the table files on demand (the
-                         paper's setting); 0 (default): kept in memory */
+  int leaves_on_disk; /* a bfh_leaves; default BFH_LEAVES_IN_MEMORY */
   int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
                          what the filters cost at ingest; searches then scan) */
   int placement;      /* a bfh_placement; default BFH_PLACEMENT_SIMILARITY */

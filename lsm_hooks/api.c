@@ -136,7 +136,7 @@ void bfh_options_init(bfh_options *opt) {
   opt->memtable_bytes = 4u << 20;
   opt->table_bytes = 2u << 20;
   opt->sync = 0;
-  opt->leaves_on_disk = 0;
+  opt->leaves_on_disk = BFH_LEAVES_IN_MEMORY;
   opt->value_filters = 1;
   opt->placement = BFH_PLACEMENT_SIMILARITY;
   opt->hash_seed = BFH_DEFAULT_SEED;
@@ -175,6 +175,12 @@ static int check_options(const bfh_options *o) {
       o->placement != BFH_PLACEMENT_PAPER)
     return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",
                    o->placement);
+  if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
+      o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
+    return invalid(NULL,
+                   "bfh_open: leaves_on_disk = %d; 0 (in memory), 1 (on disk) or 2 (on disk, "
+                   "read whole)",
+                   o->leaves_on_disk);
   return BFH_OK;
 }
 
@@ -225,7 +231,7 @@ int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   db->opt = opt;
   if (opt.value_filters) {
     value_index_params_t vp = {
-        want.m, want.k, want.seed, opt.order, opt.leaves_on_disk != 0, placement_of(opt.placement)};
+        want.m, want.k, want.seed, opt.order, opt.leaves_on_disk, placement_of(opt.placement)};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);

@@ -198,11 +198,21 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off) {
   return 0;
 }
 
+static int leaf_load(value_index_t *vi, leaf_t *l, uint64_t *out);
+
 /* 1 maybe, 0 no. Any failure is "maybe". */
 static int leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p) {
   if (l->filter) return bits_test_probe(l->filter->words, p);
   if (vi->adding_words && vi->adding_number == l->number)
     return bits_test_probe(vi->adding_words, p);
+  if (vi->params.leaves_on_disk == BFH_LEAVES_ON_DISK_WHOLE) { /* the paper's cost */
+    uint64_t *words = malloc(vi->nwords * 8);
+    if (!words) return 1;
+    (void)leaf_load(vi, l, words); /* a failed read leaves all ones: maybe */
+    int maybe = bits_test_probe(words, p);
+    free(words);
+    return maybe;
+  }
   uint64_t off;
   if (leaf_offset(vi, l, &off) != 0) return 1;
   int slot, fd = fd_get(vi, l, &slot);

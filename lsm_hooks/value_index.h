@@ -29,11 +29,12 @@
 typedef struct value_index value_index_t;
 
 typedef struct value_index_params {
-  uint64_t m;     /* filter bits */
-  uint32_t k;     /* hash functions */
-  uint64_t seed;  /* value hash seed */
-  uint32_t order; /* hierarchy order d */
-  int leaves_on_disk;
+  uint64_t m;         /* filter bits */
+  uint32_t k;         /* hash functions */
+  uint64_t seed;      /* value hash seed */
+  uint32_t order;     /* hierarchy order d */
+  int leaves_on_disk; /* a bfh_leaves: 0 in memory; 1 on disk, k words read per probe; 2 on
+                         disk, the whole filter read per probe */
   hierarchy_placement_t placement;
 } value_index_params_t;
 

@@ -11,23 +11,24 @@ first(name) = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $(h[
 rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
 sel(s) = rows(sprintf('c("series")=="%s"', s))
 set grid
-set key below
+set key below maxrows 4
 set logscale xy
 set format x "10^{%L}"
 set format y "10^{%L}"
 set xlabel 'filter size m at paper scale (bits; the m column holds the scaled value)'
 set ylabel 'search time (s)'
-series = "scan leaves-disk leaves-mem hierarchy-disk hierarchy-mem sliced-mem"
-titles = "'SSTable scan' 'classical Bloom scan, leaves on disk' 'classical Bloom scan, leaves in RAM' 'hierarchy, leaves on disk' 'hierarchy, leaves in RAM' 'bit-sliced index'"
+series = "scan leaves-whole hierarchy-whole leaves-disk hierarchy-disk leaves-mem hierarchy-mem sliced-mem"
+titles = "'SSTable scan' 'classical Bloom scan, leaves read whole (the paper)' 'hierarchy, leaves read whole (the paper)' 'classical Bloom scan, k words per leaf' 'hierarchy, k words per leaf' 'classical Bloom scan, leaves in RAM' 'hierarchy, leaves in RAM' 'bit-sliced index'"
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 900,600 font ",10" } else { set terminal png size 900,600 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1100,700 font ",10" } else { set terminal png size 1100,700 }
     set output out.'.png'
   } else {
-    set terminal svg size 900,600 dynamic font ",10"
+    set terminal svg size 1100,700 dynamic font ",10"
     set output out.'.svg'
   }
-  set title sprintf("Fig. 11: impact of the filter size m (%s entries, d = 5, present values, median)", first("n"))
-  plot for [i=1:words(series)] sel(word(series,i)) using "m_paper":"time_s" with linespoints lw 2 lc i title word(titles,i)
+  set title sprintf("Fig. 11: impact of the filter size m\nscale %s, N = %s, about %.0f tables, k = %s, d = %s, placement %s, %s present values per point (median, bars min..max), warm cache", \
+    first("scale"), first("n"), first("tables_live")+0.0, first("k"), first("d"), first("placement"), first("queries"))
+  plot for [i=1:words(series)] sel(word(series,i)) using "m_paper":"time_s":"time_min_s":"time_max_s" with yerrorlines lw 2 lc i pt i dt 1+(i>5) title word(titles,i)
   set output
 }

@@ -24,8 +24,9 @@ do for [t=1:2] {
     set output out.'.svg'
   }
   set title sprintf("Fig. 7: non-leaf filter memory vs order d (%s leaves, m = 2M bits)", first("leaves"))
-  plot sel("positional") using "d":"nonleaf_mb" with linespoints lw 2 lc 1 pt 7 title 'ours, positional (d..2d children)', \
+  plot sel("paper") using "d":"nonleaf_mb" with linespoints lw 2 lc 4 pt 5 title "the paper's tree, built (exactly d children)", \
+       sel("positional") using "d":"nonleaf_mb" with linespoints lw 2 lc 1 pt 7 title 'ours, positional (d..2d children)', \
        sel("similarity") using "d":"nonleaf_mb" with linespoints lw 2 lc 2 pt 7 title 'ours, similarity (d..2d children)', \
-       sel("positional") using "d":"paper_model_mb" with linespoints lw 2 dt 2 lc 3 pt 6 title "paper's hierarchy (exactly d children)"
+       sel("positional") using "d":"paper_model_mb" with linespoints lw 2 dt 2 lc 3 pt 6 title "the paper's tree, computed: nodes x m/8"
   set output
 }

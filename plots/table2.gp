@@ -31,6 +31,8 @@ do for [t=1:2] {
        db("similarity") using "n":"leaf_mb" with linespoints lw 2 lc 2 pt 7 title 'leaf filters (database)', \
        db("similarity") using "n":"nonleaf_mb" with linespoints lw 2 lc 3 pt 7 title 'non-leaf filters, similarity (database)', \
        db("positional") using "n":"nonleaf_mb" with linespoints lw 2 lc 4 pt 7 title 'non-leaf filters, positional (database)', \
+       db("paper") using "n":"nonleaf_mb" with linespoints lw 2 lc 5 pt 7 title "non-leaf filters, the paper's tree (database)", \
+       syn("paper") using "n":"nonleaf_mb" with linespoints lw 2 dt 2 lc 5 pt 5 title "non-leaf filters, the paper's tree (synthetic)", \
        syn("positional") using "n":"leaf_mb" with linespoints lw 2 dt 2 lc 2 pt 5 title 'leaf filters (synthetic leaves)', \
        syn("positional") using "n":"nonleaf_mb" with linespoints lw 2 dt 2 lc 4 pt 5 title 'non-leaf filters, positional (synthetic)', \
        syn("similarity") using "n":"nonleaf_mb" with linespoints lw 2 dt 2 lc 3 pt 5 title 'non-leaf filters, similarity (synthetic)', \

@@ -79,9 +79,9 @@ static void test_api_errors_options_defaults(void **state) {
   assert_int_equal(o.memtable_bytes, 4 << 20);
   assert_int_equal(o.table_bytes, 2 << 20);
   assert_int_equal(o.sync, 0);
-  assert_int_equal(o.leaves_on_disk, 0);
   assert_int_equal(o.value_filters, 1);
-  assert_int_equal(o.placement, 0);
+  assert_int_equal(o.placement, BFH_PLACEMENT_SIMILARITY);
+  assert_int_equal(o.leaves_on_disk, BFH_LEAVES_IN_MEMORY);
   assert_int_equal(o.hash_seed, 0x62666801ull);
 }
 
@@ -101,6 +101,8 @@ static void test_api_errors_bad_options(void **state) {
       {"memtable_bytes", NULL},
       {"table_bytes", NULL},
       {"engine", NULL},
+      {"placement", NULL},
+      {"leaves_on_disk", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     bfh_options o;
@@ -129,6 +131,12 @@ static void test_api_errors_bad_options(void **state) {
         break;
       case 7:
         o.engine = (bfh_engine)7;
+        break;
+      case 8:
+        o.placement = 3;
+        break;
+      case 9:
+        o.leaves_on_disk = 3;
         break;
     }
     bfh_db *db = (bfh_db *)0x1;

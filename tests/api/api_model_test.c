@@ -258,6 +258,12 @@ static void test_api_model_leaves_on_disk(void **state) {
   run(1, BFH_PLACEMENT_SIMILARITY, 100000, 2);
 }
 
+/* Leaves read whole from disk for every probe (the paper's cost), the positional tree. */
+static void test_api_model_leaves_read_whole(void **state) {
+  (void)state;
+  run(BFH_LEAVES_ON_DISK_WHOLE, BFH_PLACEMENT_POSITIONAL, 50000, 4);
+}
+
 /* The paper's static tree, rebuilt as tables come and go. */
 static void test_api_model_paper_tree(void **state) {
   (void)state;
@@ -269,6 +275,7 @@ int main(void) {
       cmocka_unit_test(test_api_model_leaves_in_memory),
       cmocka_unit_test(test_api_model_leaves_on_disk),
       cmocka_unit_test(test_api_model_paper_tree),
+      cmocka_unit_test(test_api_model_leaves_read_whole),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
