@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -168,25 +170,13 @@ int exp_csv_close(exp_csv_t *c) {
 const char *const EXP_DB_COLS[] = {"engine",    "scale", "n", "domain_pct",  "insert_order",
                                    "m",         "k",     "d", "table_bytes", "leaves_on_disk",
                                    "placement", NULL};
-const char *const EXP_SEARCH_COLS[] = {"method",
-                                       "query",
-                                       "queries",
-                                       "wrong",
-                                       "time_s",
-                                       "time_min_s",
-                                       "time_max_s",
-                                       "internal_probes",
-                                       "leaf_probes",
-                                       "leaf_positives",
-                                       "tables_scanned",
-                                       "tables_matched",
-                                       "tables_live",
-                                       "entries_scanned",
-                                       "bytes_read",
-                                       "candidates",
-                                       "results",
-                                       "fpr_leaves",
-                                       NULL};
+const char *const EXP_SEARCH_COLS[] = {"method",          "query",          "cache",
+                                       "resident_pct",    "queries",        "wrong",
+                                       "time_s",          "time_min_s",     "time_max_s",
+                                       "internal_probes", "leaf_probes",    "leaf_positives",
+                                       "tables_scanned",  "tables_matched", "tables_live",
+                                       "entries_scanned", "bytes_read",     "candidates",
+                                       "results",         "fpr_leaves",     NULL};
 
 void exp_cols_cat(const char **out, size_t cap, ...) {
   size_t n = 0;
@@ -217,6 +207,8 @@ void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
                     const exp_search_result_t *r) {
   exp_csv_str(c, "method", method);
   exp_csv_str(c, "query", query);
+  exp_csv_str(c, "cache", !r->cold ? "warm" : r->drop_caches ? "cold+drop_caches" : "cold");
+  if (r->cold) exp_csv_dbl(c, "resident_pct", r->resident_pct);
   exp_csv_u64(c, "queries", (uint64_t)r->queries);
   exp_csv_u64(c, "wrong", (uint64_t)r->wrong);
   exp_csv_dbl(c, "time_s", r->time_s);
@@ -371,13 +363,56 @@ static int cmp_dbl(const void *a, const void *b) {
 
 #define MAX_QUERIES 1024
 
-int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int present, int nq,
-                       uint64_t seed, exp_search_result_t *r) {
+/* ---- cold cache ---- */
+
+static double evict_resident, evict_total; /* pages, summed by evict_entry */
+
+static int evict_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)ftw;
+  if (flag != FTW_F || !S_ISREG(sb->st_mode) || sb->st_size == 0) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  long page = sysconf(_SC_PAGESIZE);
+  size_t pages = (size_t)((sb->st_size + page - 1) / page);
+  void *map = mmap(NULL, (size_t)sb->st_size, PROT_READ, MAP_SHARED, fd, 0);
+  unsigned char *vec = map != MAP_FAILED ? malloc(pages) : NULL;
+  if (vec && mincore(map, (size_t)sb->st_size, vec) == 0) {
+    for (size_t i = 0; i < pages; i++) evict_resident += vec[i] & 1;
+    evict_total += (double)pages;
+  }
+  free(vec);
+  if (map != MAP_FAILED) munmap(map, (size_t)sb->st_size);
+  close(fd);
+  return 0;
+}
+
+double exp_cache_evict(const char *dir, int *dropped) {
+  if (dropped) { /* system-wide, and slow: once per query, before the reopen */
+    *dropped = 0;
+    sync(); /* dirty pages cannot be dropped */
+    FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+    if (f) {
+      *dropped = fputs("1", f) >= 0;
+      if (fclose(f) != 0) *dropped = 0;
+    }
+  }
+  evict_resident = evict_total = 0;
+  if (nftw(dir, evict_entry, 16, FTW_PHYS) != 0 || evict_total == 0) return -1;
+  return evict_resident / evict_total;
+}
+
+int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method, int present,
+                       int nq, uint64_t seed, int cold, exp_search_result_t *r) {
   if (nq > MAX_QUERIES) nq = MAX_QUERIES;
+  if (cold && nq > EXP_COLD_QUERIES) nq = EXP_COLD_QUERIES;
   memset(r, 0, sizeof *r);
+  r->cold = cold;
   static double t[MAX_QUERIES];
   exp_counters_t sum = {0};
   uint64_t fp = 0, negatives = 0;
+  double resident = 0;
+  int drops = 0;
   char val[WORKLOAD_MAX_BYTES];
   for (int q = -1; q < nq; q++) {
     /* q = -1: a warm-up query with a value not among the measured ones. */
@@ -385,14 +420,29 @@ int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int p
     uint64_t vid =
         present ? workload_present_value_id(w, seed, qi) : workload_absent_value_id(w, seed, qi);
     size_t vl = workload_value(w, vid, val);
+    if (cold && q >= 0) { /* the files leave the cache with the handle that maps them */
+      int rc = bfh_close(tg->db);
+      tg->db = NULL;
+      if (rc != BFH_OK) {
+        fprintf(stderr, "bfh: close %s: %s\n", tg->dir, bfh_strerror(rc));
+        return rc;
+      }
+      int dropped;
+      exp_cache_evict(tg->dir, &dropped);
+      rc = exp_db_open(tg->p, tg->dir, &tg->db);
+      if (rc != BFH_OK) return rc;
+      double res = exp_cache_evict(tg->dir, NULL); /* what the open read */
+      resident += res > 0 ? res : 0;
+      drops += dropped;
+    }
     bfh_search_stats st;
     memset(&st, 0, sizeof st);
     double t0 = exp_now();
-    int rc = bfh_search(db, val, vl, method, NULL, NULL, &st);
+    int rc = bfh_search(tg->db, val, vl, method, NULL, NULL, &st);
     double t1 = exp_now();
     if (rc != BFH_OK) {
       fprintf(stderr, "bfh: search %.*s (%s): %s: %s\n", (int)vl, val, exp_method_name(method),
-              bfh_strerror(rc), bfh_last_error(db));
+              bfh_strerror(rc), bfh_last_error(tg->db));
       return rc;
     }
     if (q < 0) continue;
@@ -431,17 +481,20 @@ int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int p
       .results = sum.results / nq,
       .tables_live = sum.tables_live / nq,
   };
+  r->resident_pct = cold ? 100.0 * resident / nq : 0;
+  r->drop_caches = cold && drops == nq;
   /* Only meaningful where the leaf filters were consulted. */
   r->fpr_leaves = (method != BFH_SEARCH_SCAN && negatives) ? (double)fp / (double)negatives : -1;
   return BFH_OK;
 }
 
-int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p, bfh_db *db,
-                     const workload_t *w, bfh_method method, int present, exp_search_result_t *r) {
-  exp_progress("n=%llu m=%llu d=%u: %s search (%s values)", (unsigned long long)p->wl.n,
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                     bfh_method method, int present, int cold, exp_search_result_t *r) {
+  const exp_db_params_t *p = t->p;
+  exp_progress("n=%llu m=%llu d=%u: %s search (%s values%s)", (unsigned long long)p->wl.n,
                (unsigned long long)p->m, p->d, exp_method_name(method),
-               present ? "present" : "absent");
-  int rc = exp_search_measure(db, w, method, present, x->queries, EXP_QUERY_SEED, r);
+               present ? "present" : "absent", cold ? ", cold" : "");
+  int rc = exp_search_measure(t, w, method, present, x->queries, EXP_QUERY_SEED, cold, r);
   exp_progress_done();
   if (rc != BFH_OK) return rc;
   exp_csv_db_params(c, x, p);
@@ -537,7 +590,7 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
 }
 
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
-                        int absent_too, void (*cells)(exp_csv_t *c, const void *arg),
+                        int absent_too, int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg) {
   static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
                                        BFH_SEARCH_SLICED};
@@ -552,8 +605,8 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, co
   for (int li = 0; li < 3 && rc == 0; li++) {
     int on_disk = leaves[li] != BFH_LEAVES_IN_MEMORY;
     p->leaves_on_disk = leaves[li];
-    bfh_db *db;
-    if (exp_db_open(p, dir, &db) != BFH_OK) {
+    exp_target_t t = {NULL, p, dir};
+    if (exp_db_open(p, dir, &t.db) != BFH_OK) {
       rc = -1;
       break;
     }
@@ -561,20 +614,22 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, co
       int scan = methods[mi] == BFH_SEARCH_SCAN;
       if (on_disk && scan) continue; /* the scan reads no filter: measured once */
       for (int present = 1; present >= (absent_too && !scan ? 0 : 1) && rc == 0; present--) {
-        exp_search_result_t r;
-        if (exp_measure_into(c, x, p, db, &w, methods[mi], present, &r) != BFH_OK) {
-          rc = -1;
-          break;
+        for (int cold = 0; cold <= cold_too && rc == 0; cold++) {
+          exp_search_result_t r;
+          if (exp_measure_into(c, x, &t, &w, methods[mi], present, cold, &r) != BFH_OK) {
+            rc = -1;
+            break;
+          }
+          char series[32]; /* "hierarchy-whole" at most */
+          snprintf(series, sizeof series, "%s%s", exp_method_name(methods[mi]),
+                   scan ? "" : suffix[li]);
+          exp_csv_str(c, "series", series);
+          if (cells) cells(c, arg);
+          exp_csv_row(c);
         }
-        char series[32]; /* "hierarchy-whole" at most */
-        snprintf(series, sizeof series, "%s%s", exp_method_name(methods[mi]),
-                 scan ? "" : suffix[li]);
-        exp_csv_str(c, "series", series);
-        if (cells) cells(c, arg);
-        exp_csv_row(c);
       }
     }
-    bfh_close(db);
+    if (t.db) bfh_close(t.db);
   }
   exp_db_drop(x, dir);
   return rc;

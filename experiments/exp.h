@@ -27,6 +27,7 @@ typedef struct exp_ctx {
   const char *plots_dir; /* NULL: found next to the executable or in the source tree */
   int queries;           /* present (and absent) queries per point (default 30), >= 5 */
   int keep_db;           /* 1: leave the databases in work_dir */
+  int cold;              /* 1: Table I and Fig. 8 also measure every query with a cold cache */
   int no_plot;           /* 1: CSV only */
 } exp_ctx_t;
 
@@ -114,15 +115,36 @@ typedef struct exp_search_result {
   double time_s; /* median wall time */
   double time_min_s, time_max_s;
   exp_counters_t mean; /* per-query means: every counter is the count of real searches */
+  int cold;            /* measured with a cold cache */
+  int drop_caches;     /* ... and the kernel's drop_caches worked for every query */
+  double resident_pct; /* cold: mean % of the database's pages cached at query start */
   double fpr_leaves;   /* (leaf_positives - tables_matched) / (leaf_probes - tables_matched),
                           summed over the queries; < 0 if not applicable */
 } exp_search_result_t;
 
+/* The database being measured: a cold measurement closes and reopens it (db changes). */
+typedef struct exp_target {
+  bfh_db *db;
+  const exp_db_params_t *p;
+  const char *dir;
+} exp_target_t;
+
 /* Runs one warm-up query, then nq queries (present values if present, else absent values;
    the same values for every method given the same seed), each with `method`; fills r.
-   Returns BFH_OK or the first failing status (message printed). */
-int exp_search_measure(bfh_db *db, const workload_t *w, bfh_method method, int present, int nq,
-                       uint64_t seed, exp_search_result_t *r);
+   cold: at most EXP_COLD_QUERIES queries, and before each the database is closed, its files
+   evicted from the page cache (exp_cache_evict) and reopened, so the query reads from storage
+   (r->resident_pct: mean share of the files' pages still cached when the query started). Returns
+   BFH_OK or the first failing status (message printed); t->db is then closed or still valid. */
+#define EXP_COLD_QUERIES 10 /* a cold query costs a close, an eviction and a reopen */
+int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
+                       uint64_t seed, int cold, exp_search_result_t *r);
+
+/* Evicts every file under dir from the page cache (posix_fadvise DONTNEED; pages mapped by
+   a live process stay); with dropped != NULL it first syncs and asks the kernel to drop
+   clean caches (/proc/sys/vm/drop_caches, where permitted: *dropped set to 1 if it was).
+   Returns the share (0..1) of the files' pages still resident afterwards (mincore), or -1
+   if it cannot tell. */
+double exp_cache_evict(const char *dir, int *dropped);
 
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
    insert_order, m, k, d, table_bytes, leaves_on_disk, placement. */
@@ -139,11 +161,11 @@ void exp_cols_cat(const char **out, size_t cap, ...);
 
 /* The fixed seed of every query set. */
 #define EXP_QUERY_SEED 1234
-/* Measures `method` (present or absent values, x->queries of them) and sets the database and
-   search columns of the current row of c (the caller adds its own columns, then
-   exp_csv_row). Returns BFH_OK or the failing status. */
-int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p, bfh_db *db,
-                     const workload_t *w, bfh_method method, int present, exp_search_result_t *r);
+/* Measures `method` (present or absent values, x->queries of them; cold as in
+   exp_search_measure) on t and sets the database and search columns of the current row of c (the
+   caller adds its own columns, then exp_csv_row). Returns BFH_OK or the failing status. */
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                     bfh_method method, int present, int cold, exp_search_result_t *r);
 /* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
    (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small).
    Fills *p and the directory <work>/<name>-<m> (dir, cap bytes). */
@@ -155,10 +177,11 @@ void exp_fig10_db(const exp_ctx_t *x, uint64_t m, const char *name, exp_db_param
    after reopens, on disk (k words read per probe) and on disk read whole (the paper's
    cost); for present values and, with absent_too, absent ones. Each measurement is one CSV
    row whose "series" cell names method and leaves ("scan", "leaves-mem", "hierarchy-disk",
-   "leaves-whole", ...); cells(csv, arg), if not NULL, fills the caller's
+   "leaves-whole", ...); with cold_too every point is measured again with a cold cache (the
+   "cache" cell tells which). cells(csv, arg), if not NULL, fills the caller's
    extra cells of every row. The database is dropped afterwards. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
-                        int absent_too, void (*cells)(exp_csv_t *c, const void *arg),
+                        int absent_too, int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg);
 /* Removes a database directory unless x->keep_db. */
 void exp_db_drop(const exp_ctx_t *x, const char *dir);

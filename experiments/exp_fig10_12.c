@@ -85,14 +85,14 @@ int exp_fig10_12(const exp_ctx_t *x) {
       for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
         p.d = ORDERS[di];
         p.placement = EXP_PLACEMENTS[pi];
-        bfh_db *db;
-        if (exp_db_open(&p, dir, &db) != BFH_OK) {
+        exp_target_t t = {NULL, &p, dir};
+        if (exp_db_open(&p, dir, &t.db) != BFH_OK) {
           rc = -1;
           break;
         }
         for (int present = 1; present >= 0 && rc == 0; present--) {
           exp_search_result_t r;
-          if (exp_measure_into(csv, x, &p, db, &w, BFH_SEARCH_HIERARCHY, present, &r) != BFH_OK) {
+          if (exp_measure_into(csv, x, &t, &w, BFH_SEARCH_HIERARCHY, present, 0, &r) != BFH_OK) {
             rc = -1;
             break;
           }
@@ -112,7 +112,7 @@ int exp_fig10_12(const exp_ctx_t *x) {
           filter_cells(f12, MS[mi], &r);
           exp_csv_row(f12);
         }
-        bfh_close(db);
+        bfh_close(t.db);
       }
     }
     exp_db_drop(x, dir);

@@ -27,7 +27,7 @@ int exp_fig11(const exp_ctx_t *x) {
     exp_db_params_t p;
     char dir[1200];
     exp_fig10_db(x, ms[mi], "fig11", &p, dir, sizeof dir);
-    rc = exp_measure_methods(csv, x, &p, dir, 0, put_m_paper, &ms[mi]);
+    rc = exp_measure_methods(csv, x, &p, dir, 0, 0, put_m_paper, &ms[mi]);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig11");

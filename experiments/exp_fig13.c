@@ -104,8 +104,8 @@ int exp_fig13(const exp_ctx_t *x) {
     workload_init(&w, &p.wl);
     for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
       p.placement = EXP_PLACEMENTS[pi];
-      bfh_db *db;
-      if (exp_db_open(&p, dir, &db) != BFH_OK) {
+      exp_target_t t = {NULL, &p, dir};
+      if (exp_db_open(&p, dir, &t.db) != BFH_OK) {
         rc = -1;
         break;
       }
@@ -113,7 +113,7 @@ int exp_fig13(const exp_ctx_t *x) {
         /* Only the hierarchy depends on the placement. */
         if (pi > 0 && methods[k] != BFH_SEARCH_HIERARCHY) continue;
         exp_search_result_t r;
-        if (exp_measure_into(csv, x, &p, db, &w, methods[k], 1, &r) != BFH_OK) {
+        if (exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r) != BFH_OK) {
           rc = -1;
           break;
         }
@@ -127,7 +127,7 @@ int exp_fig13(const exp_ctx_t *x) {
         exp_csv_row(csv);
         if (methods[k] == BFH_SEARCH_HIERARCHY) table3_row(t3, x, &p, PAPER[di].pct, &r, di);
       }
-      bfh_close(db);
+      bfh_close(t.db);
     }
     exp_db_drop(x, dir);
   }

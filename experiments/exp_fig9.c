@@ -39,8 +39,8 @@ int exp_fig9(const exp_ctx_t *x) {
     for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
       p.d = orders[di];
       p.placement = EXP_PLACEMENTS[pi];
-      bfh_db *db;
-      if (exp_db_open(&p, dir, &db) != BFH_OK) {
+      exp_target_t t = {NULL, &p, dir};
+      if (exp_db_open(&p, dir, &t.db) != BFH_OK) {
         rc = -1;
         break;
       }
@@ -50,7 +50,7 @@ int exp_fig9(const exp_ctx_t *x) {
         for (int present = 1; present >= 0 && rc == 0; present--) {
           if (!present && methods[mi] == BFH_SEARCH_SCAN) continue;
           exp_search_result_t r;
-          if (exp_measure_into(csv, x, &p, db, &w, methods[mi], present, &r) != BFH_OK) {
+          if (exp_measure_into(csv, x, &t, &w, methods[mi], present, 0, &r) != BFH_OK) {
             rc = -1;
             break;
           }
@@ -66,7 +66,7 @@ int exp_fig9(const exp_ctx_t *x) {
           exp_csv_row(csv);
         }
       }
-      bfh_close(db);
+      bfh_close(t.db);
     }
   }
   exp_db_drop(x, dir);

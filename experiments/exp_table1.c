@@ -4,7 +4,9 @@
  * Paper (LevelDB, default settings): N = 10M, 50M, 100M, 500M. Ours: the engine chosen with
  * --engine, default geometry (2 MiB tables, 4 MiB memtable), sequential Key<i>/Value<i>,
  * value filters off. Insert time = all puts + the final flush. Lookups on a warm cache:
- * the median of --queries scans of present values, the median of 101 gets of random keys.
+ * the median of --queries scans of present values, the median of 101 gets of random keys;
+ * with --cold also from storage (the paper's setting): the database closed, its files
+ * evicted from the page cache and reopened before each scan and each of 21 gets.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,22 @@ static int cmp_dbl(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Wall time of a get of the q-th random key of w (missing counts gets that found nothing). */
+static double timed_get(bfh_db *db, const workload_t *w, int q, int *missing) {
+  char key[WORKLOAD_MAX_BYTES];
+  size_t kl = workload_key(w, workload_random_entry_id(w, EXP_QUERY_SEED, (uint64_t)q), key);
+  void *val = NULL;
+  size_t vl;
+  double t0 = exp_now();
+  int grc = bfh_get(db, key, kl, &val, &vl);
+  double dt = exp_now() - t0;
+  if (grc == BFH_OK)
+    bfh_free(val);
+  else
+    (*missing)++;
+  return dt;
+}
+
 int exp_table1(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 300000, 1000000, 0};
   static const uint64_t medium[] = {1000000, 3000000, 10000000, 0};
@@ -35,11 +53,18 @@ int exp_table1(const exp_ctx_t *x) {
                          "insert_s",
                          "put_s",
                          "flush_s",
+                         "queries",
                          "scan_lookup_s",
                          "scan_results",
                          "key_lookup_s",
                          "key_lookup_min_s",
                          "key_lookups",
+                         "cold_cache",
+                         "scan_lookup_cold_s",
+                         "scan_cold_resident_pct",
+                         "key_lookup_cold_s",
+                         "key_lookups_cold",
+                         "key_cold_resident_pct",
                          "paper_insert_s",
                          "paper_scan_lookup_s",
                          "paper_key_lookup_s",
@@ -60,43 +85,61 @@ int exp_table1(const exp_ctx_t *x) {
       rc = -1;
       break;
     }
-    bfh_db *db;
-    if (exp_db_open(&p, dir, &db) != BFH_OK) {
+    exp_target_t tg = {NULL, &p, dir};
+    if (exp_db_open(&p, dir, &tg.db) != BFH_OK) {
       rc = -1;
       break;
     }
     workload_t w;
     workload_init(&w, &p.wl);
-    exp_search_result_t r;
-    if (exp_search_measure(db, &w, BFH_SEARCH_SCAN, 1, x->queries, EXP_QUERY_SEED, &r) != BFH_OK) {
-      bfh_close(db);
+    exp_search_result_t r, rc_cold;
+    if (exp_search_measure(&tg, &w, BFH_SEARCH_SCAN, 1, x->queries, EXP_QUERY_SEED, 0, &r) !=
+            BFH_OK ||
+        (x->cold && exp_search_measure(&tg, &w, BFH_SEARCH_SCAN, 1, x->queries, EXP_QUERY_SEED, 1,
+                                       &rc_cold) != BFH_OK)) {
+      if (tg.db) bfh_close(tg.db);
       rc = -1;
       break;
     }
-    enum { GETS = 101 };
-    double t[GETS];
-    char key[WORKLOAD_MAX_BYTES];
-    int missing = 0;
-    for (int q = 0; q < GETS; q++) {
-      size_t kl = workload_key(&w, workload_random_entry_id(&w, EXP_QUERY_SEED, (uint64_t)q), key);
-      void *val = NULL;
-      size_t vl;
-      double t0 = exp_now();
-      int grc = bfh_get(db, key, kl, &val, &vl);
-      t[q] = exp_now() - t0;
-      if (grc == BFH_OK)
-        bfh_free(val);
-      else
-        missing++;
+    enum { GETS = 101, COLD_GETS = 21 };
+    double t[GETS], tc[COLD_GETS];
+    int missing = 0, cold_drops = 0;
+    double cold_resident = 0;
+    for (int q = 0; q < GETS; q++) t[q] = timed_get(tg.db, &w, q, &missing);
+    for (int q = 0; x->cold && q < COLD_GETS && rc == 0; q++) {
+      /* Cold: closed, evicted and reopened before each get (the reopen is not timed). */
+      int dropped;
+      bfh_close(tg.db);
+      tg.db = NULL;
+      exp_cache_evict(dir, &dropped);
+      if (exp_db_open(&p, dir, &tg.db) != BFH_OK) {
+        rc = -1;
+        break;
+      }
+      double res = exp_cache_evict(dir, NULL);
+      cold_resident += res > 0 ? res / COLD_GETS : 0;
+      cold_drops += dropped;
+      tc[q] = timed_get(tg.db, &w, q, &missing);
     }
-    if (missing)
-      fprintf(stderr, "bfh: table1: WARNING: %d of %d gets found nothing\n", missing, GETS);
+    if (rc != 0) break;
+    if (missing) fprintf(stderr, "bfh: table1: WARNING: %d gets found nothing\n", missing);
     qsort(t, GETS, sizeof t[0], cmp_dbl);
+    if (x->cold) {
+      qsort(tc, COLD_GETS, sizeof tc[0], cmp_dbl);
+      exp_csv_str(csv, "cold_cache",
+                  cold_drops == COLD_GETS && rc_cold.drop_caches ? "cold+drop_caches" : "cold");
+      exp_csv_dbl(csv, "scan_lookup_cold_s", rc_cold.time_s);
+      exp_csv_dbl(csv, "scan_cold_resident_pct", rc_cold.resident_pct);
+      exp_csv_dbl(csv, "key_lookup_cold_s", tc[COLD_GETS / 2]);
+      exp_csv_u64(csv, "key_lookups_cold", COLD_GETS);
+      exp_csv_dbl(csv, "key_cold_resident_pct", 100.0 * cold_resident);
+    }
     exp_csv_db_params(csv, x, &p);
     exp_csv_dbl(csv, "tables", r.mean.tables_live);
     exp_csv_dbl(csv, "insert_s", b.total_s);
     exp_csv_dbl(csv, "put_s", b.put_s);
     exp_csv_dbl(csv, "flush_s", b.flush_s);
+    exp_csv_u64(csv, "queries", (uint64_t)r.queries);
     exp_csv_dbl(csv, "scan_lookup_s", r.time_s);
     exp_csv_dbl(csv, "scan_results", r.mean.results);
     exp_csv_dbl(csv, "key_lookup_s", t[GETS / 2]);
@@ -109,7 +152,7 @@ int exp_table1(const exp_ctx_t *x) {
         exp_csv_dbl(csv, "paper_key_lookup_s", PAPER[j].key_s);
       }
     exp_csv_row(csv);
-    bfh_close(db);
+    bfh_close(tg.db);
     exp_db_drop(x, dir);
   }
   if (exp_csv_close(csv) != 0) rc = -1;

@@ -23,6 +23,7 @@ static const char USAGE[] =
     "  bfh stats DIR [db options]\n"
     "  bfh run EXPERIMENT|all [--scale small|medium|paper] [--engine lsm|leveldb]\n"
     "           [--out DIR] [--work DIR] [--plots DIR] [--queries Q] [--keep] [--no-plot]\n"
+    "           [--cold]  (Table I and Fig. 8 also measured with the page cache evicted)\n"
     "       experiments: table1 fig6 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 (table3)\n"
     "db options: --engine lsm|leveldb --bits M --hashes K --order D --table-bytes B\n"
     "           --memtable-bytes B --no-value-filters --leaves-on-disk --leaves-on-disk-whole\n"
@@ -208,6 +209,8 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
       c->run.queries = num < 5 ? 5 : (int)(num > 1000 ? 1000 : num);
     } else if (strcmp(a, "--keep") == 0) {
       c->run.keep_db = 1;
+    } else if (strcmp(a, "--cold") == 0) {
+      c->run.cold = 1;
     } else if (strcmp(a, "--no-plot") == 0) {
       c->run.no_plot = 1;
     } else if (a[0] == '-' && a[1] == '-') {

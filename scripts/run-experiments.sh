@@ -4,6 +4,8 @@
 #   SCALE=medium scripts/run-experiments.sh
 #   SCALE=paper ENGINE=leveldb OUT=/big/disk/results scripts/run-experiments.sh
 # Environment: SCALE (small|medium|paper, default small), ENGINE (lsm|leveldb, default lsm),
+# COLD (1: Table I and Fig. 8 also from a cold page cache; default 1 at medium and paper
+# scale, 0 at small, where a database fits in any cache and the main job stays short),
 # OUT (results directory, default <repo>/results), BUILD (build directory, default
 # <repo>/build-release: Release, apart from the tests' build/), WORK (where databases are built, default $OUT/db), JOBS (make -j).
 # Installs the Debian packages it needs (only if one is missing; needs root or sudo).
@@ -42,6 +44,9 @@ fi
 # 3. Run every experiment; the tool prints one line per experiment.
 mkdir -p "$out"
 args=(run all --scale "$scale" --engine "$engine" --out "$out" --plots "$repo/plots")
+cold_default=1
+if [ "$scale" = small ]; then cold_default=0; fi
+if [ "${COLD:-$cold_default}" = 1 ]; then args+=(--cold); fi
 if [ -n "${WORK:-}" ]; then args+=(--work "$WORK"); fi
 say "running: $build/bfh ${args[*]}"
 status=0
