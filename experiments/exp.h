@@ -28,6 +28,7 @@ typedef struct exp_ctx {
   int queries;           /* present (and absent) queries per point (default 30), >= 5 */
   int keep_db;           /* 1: leave the databases in work_dir */
   int cold;              /* 1: Table I and Fig. 8 also measure every query with a cold cache */
+  uint64_t max_n;        /* > 0: Table I, II, Fig. 6 and 8 skip their database sizes above it */
   int no_plot;           /* 1: CSV only */
 } exp_ctx_t;
 

@@ -32,6 +32,7 @@ int exp_fig6(const exp_ctx_t *x) {
   if (!csv) return -1;
   int rc = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {
+    if (x->max_n && ns[i] > x->max_n) continue; /* --max-n */
     double tot[2][8], put[2][8], fl[2][8];
     exp_db_params_t p[2];
     for (int r = 0; r < reps && rc == 0; r++) {

@@ -24,6 +24,7 @@ static const char USAGE[] =
     "  bfh run EXPERIMENT|all [--scale small|medium|paper] [--engine lsm|leveldb]\n"
     "           [--out DIR] [--work DIR] [--plots DIR] [--queries Q] [--keep] [--no-plot]\n"
     "           [--cold]  (Table I and Fig. 8 also measured with the page cache evicted)\n"
+    "           [--max-n N]  (Table I, II, Fig. 6, 8: skip database sizes above N)\n"
     "       experiments: table1 fig6 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 (table3)\n"
     "db options: --engine lsm|leveldb --bits M --hashes K --order D --table-bytes B\n"
     "           --memtable-bytes B --no-value-filters --leaves-on-disk --leaves-on-disk-whole\n"
@@ -211,6 +212,9 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
       c->run.keep_db = 1;
     } else if (strcmp(a, "--cold") == 0) {
       c->run.cold = 1;
+    } else if (strcmp(a, "--max-n") == 0) {
+      NEED_NUM();
+      c->run.max_n = num;
     } else if (strcmp(a, "--no-plot") == 0) {
       c->run.no_plot = 1;
     } else if (a[0] == '-' && a[1] == '-') {
