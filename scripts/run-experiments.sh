@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds bfh and reproduces the paper's tables and figures:
+# Builds bfh and reproduces the paper's tables and figures, then writes REPORT.md (the
+# paper's numbers and ours side by side, scripts/report.sh):
 #   scripts/run-experiments.sh            # small scale (minutes), results in ./results
 #   SCALE=medium scripts/run-experiments.sh
 #   SCALE=paper ENGINE=leveldb OUT=/big/disk/results scripts/run-experiments.sh
@@ -52,7 +53,10 @@ say "running: $build/bfh ${args[*]}"
 status=0
 "$build/bfh" "${args[@]}" || status=$?
 
-# 4. What was produced.
+# 4. The paper and ours side by side: results/REPORT.md.
+bash "$repo/scripts/report.sh" "$out" || status=$?
+
+# 5. What was produced.
 say "results in $out:"
-(cd "$out" && ls -1 -- *.csv *.png *.svg 2>/dev/null | sed 's/^/  /') || true
+(cd "$out" && ls -1 -- REPORT.md *.csv *.png *.svg 2>/dev/null | sed 's/^/  /') || true
 exit $status
