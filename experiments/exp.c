@@ -349,6 +349,63 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
   return BFH_OK;
 }
 
+/* The identity of a database: every parameter that changes its content. */
+static void db_identity(const exp_db_params_t *p, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s-n%llu-dom%g-%s-m%llu-k%u-t%zu-mt%zu-vf%d", exp_engine_name(p->engine),
+           (unsigned long long)p->wl.n, p->wl.domain_pct,
+           p->wl.order == WORKLOAD_RANDOM ? "rnd" : "seq", (unsigned long long)p->m, p->k,
+           p->table_bytes, p->memtable_bytes, p->value_filters);
+}
+
+#define BUILT_MARK "BFH-EXP-BUILT" /* identity, then put_s flush_s, once the build is complete */
+
+static char **shared_dirs; /* the databases exp_db_get made or found, for exp_db_cleanup */
+static size_t nshared;
+
+int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
+               exp_build_result_t *res) {
+  char id[256], mark[1400], line[256] = "";
+  db_identity(p, id, sizeof id);
+  snprintf(dir, cap, "%s/db-%s", x->work_dir, id);
+  snprintf(mark, sizeof mark, "%s/" BUILT_MARK, dir);
+  exp_build_result_t b = {0, 0, 0};
+  FILE *f = fopen(mark, "r");
+  int reuse = f && fgets(line, sizeof line, f) && strncmp(line, id, strlen(id)) == 0 &&
+              line[strlen(id)] == '\n' && fscanf(f, "%lf %lf", &b.put_s, &b.flush_s) == 2;
+  if (f) fclose(f);
+  if (!reuse) {
+    int rc = exp_db_build(x, p, dir, &b);
+    if (rc != BFH_OK) return rc;
+    f = fopen(mark, "w");
+    if (!f || fprintf(f, "%s\n%.9g %.9g\n", id, b.put_s, b.flush_s) < 0 || fclose(f) != 0) {
+      fprintf(stderr, "bfh: cannot write %s\n", mark);
+      return BFH_E_IO;
+    }
+  }
+  b.total_s = b.put_s + b.flush_s;
+  if (res) *res = b;
+  for (size_t i = 0; i < nshared; i++)
+    if (strcmp(shared_dirs[i], dir) == 0) return BFH_OK;
+  char **a = realloc(shared_dirs, (nshared + 1) * sizeof *a);
+  if (a && (a[nshared] = strdup(dir))) {
+    shared_dirs = a;
+    nshared++;
+  } else if (a) {
+    shared_dirs = a;
+  }
+  return BFH_OK;
+}
+
+void exp_db_cleanup(const exp_ctx_t *x) {
+  for (size_t i = 0; i < nshared; i++) {
+    if (!x->keep_db) exp_rmtree(shared_dirs[i]);
+    free(shared_dirs[i]);
+  }
+  free(shared_dirs);
+  shared_dirs = NULL;
+  nshared = 0;
+}
+
 int exp_db_stats(bfh_db *db, bfh_db_stats *st) {
   memset(st, 0, sizeof *st);
   return bfh_stats(db, st) == BFH_OK;
@@ -589,12 +646,13 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
   return 0;
 }
 
-int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
-                        int absent_too, int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
+int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
+                        int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg) {
   static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
                                        BFH_SEARCH_SLICED};
-  if (exp_db_build(x, p, dir, NULL) != BFH_OK) return -1;
+  char dir[1200];
+  if (exp_db_get(x, p, dir, sizeof dir, NULL) != BFH_OK) return -1;
   workload_t w;
   workload_init(&w, &p->wl);
   int rc = 0;
@@ -631,15 +689,12 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, co
     }
     if (t.db) bfh_close(t.db);
   }
-  exp_db_drop(x, dir);
   return rc;
 }
 
-void exp_fig10_db(const exp_ctx_t *x, uint64_t m, const char *name, exp_db_params_t *p, char *dir,
-                  size_t cap) {
+void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p) {
   uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
   exp_db_params_init(p, x, n);
   p->m = m;
   exp_db_params_shrink(p, 10000000.0 / (double)n);
-  snprintf(dir, cap, "%s/%s-%llu", x->work_dir, name, (unsigned long long)m);
 }

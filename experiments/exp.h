@@ -98,6 +98,16 @@ typedef struct exp_build_result {
    Returns BFH_OK or a status (message printed on stderr). */
 int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
                  exp_build_result_t *res);
+/* The database of p, built once per run and shared by every artifact that asks for the same
+   content (engine, N, domain, order, m, k, table and memtable size, value filters): in
+   <work>/db-<identity> (written to dir, cap bytes). A directory holding a complete build of
+   the same identity (marker file BFH-EXP-BUILT, left by an earlier run with --keep) is
+   reused. *res (may be NULL) gets the build's times, measured when it was built. BFH_OK or
+   the build's status. */
+int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
+               exp_build_result_t *res);
+/* Removes the databases exp_db_get made or found, unless x->keep_db. */
+void exp_db_cleanup(const exp_ctx_t *x);
 /* Opens an existing database built with p (p's order, leaves_on_disk and placement apply).
    On BFH_OK *db is a new handle (close with bfh_close). Prints the error otherwise. */
 int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
@@ -168,21 +178,19 @@ void exp_cols_cat(const char **out, size_t cap, ...);
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
                      bfh_method method, int present, int cold, exp_search_result_t *r);
 /* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
-   (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small).
-   Fills *p and the directory <work>/<name>-<m> (dir, cap bytes). */
-void exp_fig10_db(const exp_ctx_t *x, uint64_t m, const char *name, exp_db_params_t *p, char *dir,
-                  size_t cap);
+   (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small). */
+void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p);
 
-/* The sweep shared by Fig. 8 and Fig. 11: builds the database of *p in dir, then measures
+/* The sweep shared by Fig. 8 and Fig. 11: gets the database of *p (exp_db_get), then measures
    SCAN (once, leaves in memory) and LEAVES, HIERARCHY, SLICED with leaves in memory and,
    after reopens, on disk (k words read per probe) and on disk read whole (the paper's
    cost); for present values and, with absent_too, absent ones. Each measurement is one CSV
    row whose "series" cell names method and leaves ("scan", "leaves-mem", "hierarchy-disk",
    "leaves-whole", ...); with cold_too every point is measured again with a cold cache (the
    "cache" cell tells which). cells(csv, arg), if not NULL, fills the caller's
-   extra cells of every row. The database is dropped afterwards. 0 or -1. */
-int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, const char *dir,
-                        int absent_too, int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
+   extra cells of every row. 0 or -1. */
+int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
+                        int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg);
 /* Removes a database directory unless x->keep_db. */
 void exp_db_drop(const exp_ctx_t *x, const char *dir);

@@ -74,8 +74,8 @@ int exp_fig10_12(const exp_ctx_t *x) {
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {
     exp_db_params_t p;
     char dir[1200];
-    exp_fig10_db(x, MS[mi], "fig10", &p, dir, sizeof dir);
-    if (exp_db_build(x, &p, dir, NULL) != BFH_OK) {
+    exp_fig10_db(x, MS[mi], &p);
+    if (exp_db_get(x, &p, dir, sizeof dir, NULL) != BFH_OK) {
       rc = -1;
       break;
     }
@@ -115,7 +115,6 @@ int exp_fig10_12(const exp_ctx_t *x) {
         bfh_close(t.db);
       }
     }
-    exp_db_drop(x, dir);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (exp_csv_close(f12) != 0) rc = -1;

@@ -25,9 +25,8 @@ int exp_fig11(const exp_ctx_t *x) {
   int rc = 0;
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {
     exp_db_params_t p;
-    char dir[1200];
-    exp_fig10_db(x, ms[mi], "fig11", &p, dir, sizeof dir);
-    rc = exp_measure_methods(csv, x, &p, dir, 0, 0, put_m_paper, &ms[mi]);
+    exp_fig10_db(x, ms[mi], &p);
+    rc = exp_measure_methods(csv, x, &p, 0, 0, put_m_paper, &ms[mi]);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig11");

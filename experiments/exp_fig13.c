@@ -95,8 +95,7 @@ int exp_fig13(const exp_ctx_t *x) {
     exp_db_params_shrink(&p, shrink);
     p.wl.domain_pct = PAPER[di].pct;
     char dir[1200];
-    snprintf(dir, sizeof dir, "%s/fig13-%g", x->work_dir, PAPER[di].pct);
-    if (exp_db_build(x, &p, dir, NULL) != BFH_OK) {
+    if (exp_db_get(x, &p, dir, sizeof dir, NULL) != BFH_OK) {
       rc = -1;
       break;
     }
@@ -129,7 +128,6 @@ int exp_fig13(const exp_ctx_t *x) {
       }
       bfh_close(t.db);
     }
-    exp_db_drop(x, dir);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (exp_csv_close(t3) != 0) rc = -1;

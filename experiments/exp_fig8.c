@@ -30,9 +30,7 @@ int exp_fig8(const exp_ctx_t *x) {
     exp_db_params_t p;
     exp_db_params_init(&p, x, ns[i]);
     exp_db_params_shrink(&p, shrink);
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s/fig8-%llu", x->work_dir, (unsigned long long)ns[i]);
-    rc = exp_measure_methods(csv, x, &p, dir, 1, x->cold, NULL, NULL);
+    rc = exp_measure_methods(csv, x, &p, 1, x->cold, NULL, NULL);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig8");

@@ -29,8 +29,7 @@ int exp_fig9(const exp_ctx_t *x) {
   p.m = 500000;
   exp_db_params_shrink(&p, shrink);
   char dir[1200];
-  snprintf(dir, sizeof dir, "%s/fig9", x->work_dir);
-  int rc = exp_db_build(x, &p, dir, NULL) == BFH_OK ? 0 : -1;
+  int rc = exp_db_get(x, &p, dir, sizeof dir, NULL) == BFH_OK ? 0 : -1;
   workload_t w;
   workload_init(&w, &p.wl);
   const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_SLICED,
@@ -69,7 +68,6 @@ int exp_fig9(const exp_ctx_t *x) {
       bfh_close(t.db);
     }
   }
-  exp_db_drop(x, dir);
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig9");
   return rc;

@@ -437,6 +437,7 @@ static int cmd_run(cli_t *c) {
     if (i == NEXP) return usage_error("unknown experiment '%s'", what);
     failures = run_one(x, what, EXPERIMENTS[i].fn) != 0;
   }
+  exp_db_cleanup(x);                                    /* the shared databases, unless --keep */
   if (!x->keep_db && own_work) exp_rmtree(x->work_dir); /* only the directory we chose */
   return failures ? 1 : 0;
 }
