@@ -5,7 +5,7 @@
  * g_i = h1 + i * h2 (mod 2^64), each reduced to [0, m) by multiply-shift
  * ((g_i * m) >> 64) rather than by '%'. Because every filter of a database shares m, k and
  * the seed, a query computes its probe once and reuses it for every filter it tests
- * (hash sharing; shared/seeds/004).
+ * (hash sharing: one hash per query, reused by every filter).
  */
 #ifndef BFH_HIERARCHY_HASH_H
 #define BFH_HIERARCHY_HASH_H

@@ -84,7 +84,7 @@ typedef struct bfh_options {
   size_t memtable_bytes;        /* default 4 MiB */
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when the call returns; default 0 */
-  /* Additions to the contract of shared/API.md: */
+  /* Additions to the base contract: */
   int leaves_on_disk; /* a bfh_leaves; default BFH_LEAVES_IN_MEMORY */
   int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
                          what the filters cost at ingest; searches then scan) */
@@ -137,7 +137,7 @@ int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, b
 /* Write the memtable out as table files (with their value filters). */
 int bfh_flush(bfh_db *db);
 
-/* Sizes of the database and of its value index (an addition to shared/API.md). */
+/* Sizes of the database and of its value index (an addition to the base contract). */
 typedef struct bfh_db_stats {
   uint64_t tables;            /* live table files */
   uint64_t table_bytes;       /* their total size */

@@ -2,7 +2,7 @@
  *
  * Two implementations: engine_lsm.c (bfh's own LSM, lsm/db.h, with the value-filter
  * table-build hook) and engine_leveldb.c (stock LevelDB through its C API, with the emulated
- * hook of shared/LEVELDB_FORMATS.md). Both keep the value index given at open in step with
+ * hook of doc/leveldb.md). Both keep the value index given at open in step with
  * their live tables. search.c runs the paper's Algorithms 1-3 over any engine.
  */
 #ifndef BFH_LSM_HOOKS_ENGINE_H

@@ -1,4 +1,4 @@
-/* engine_t over stock LevelDB 1.23 through its C API only (shared/LEVELDB_FORMATS.md).
+/* engine_t over stock LevelDB 1.23 through its C API only (doc/leveldb.md).
  *
  * put, delete and get go to leveldb_put / leveldb_delete / leveldb_get. LevelDB opens with its
  * default options (snappy, 4 MiB write buffer and 2 MiB tables unless bfh_options says

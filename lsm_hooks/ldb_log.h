@@ -1,6 +1,6 @@
 /* ldb_log: a reader of LevelDB 1.23 write-ahead log files (NNNNNN.log), in C.
  *
- * Layout (LevelDB's doc/log_format.md, shared/LEVELDB_FORMATS.md): the file is a sequence of
+ * Layout (LevelDB's doc/log_format.md; bfh's doc/leveldb.md): the file is a sequence of
  * 32,768-byte blocks. A block holds physical records:
  *   crc fixed32 (masked crc32c of type + payload) | length fixed16 | type u8 | payload
  * type 1 FULL, 2 FIRST, 3 MIDDLE, 4 LAST (a logical record split across blocks), 0 zero

@@ -1,6 +1,6 @@
 /* ldb_table: a reader of LevelDB 1.23 table files (.ldb / .sst), in C.
  *
- * Layout (little-endian; LevelDB's doc/table_format.md, shared/LEVELDB_FORMATS.md):
+ * Layout (little-endian; LevelDB's doc/table_format.md; bfh's doc/leveldb.md):
  *   [data block 1] ... [data block N] [meta blocks] [metaindex block] [index block] [footer]
  *   block trailer (5 bytes, after every block): type u8 (0 none, 1 snappy) | masked crc32c
  *     fixed32 over contents + type byte

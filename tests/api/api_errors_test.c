@@ -1,4 +1,4 @@
-/* Every error of shared/API.md through include/bfh.h on BFH_ENGINE_LSM: empty key, NULL
+/* Every error of the API contract, through include/bfh.h on BFH_ENGINE_LSM: empty key, NULL
  * pointer with a non-zero length, limits, bad method, bad options, a second open (BUSY), a
  * directory that is not a database, other m/k than stored, a damaged BFH-PARAMS, a damaged
  * table (search and get report BFH_E_CORRUPT or the exact answer, never a wrong one), a

@@ -192,7 +192,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
   for (uint32_t i = 0; i < NKEYS; i++) nw->type[i] = -1;
   err_t err;
   ldb_read_stats_t st = {0};
-  /* Logs first, then the pinned table list (shared/LEVELDB_FORMATS.md). */
+  /* Logs first, then the pinned table list (doc/leveldb.md). */
   uint64_t logs[64];
   int nlogs = list_numbers(f->path, ".log", logs, 64);
   assert_true(nlogs >= 1);
