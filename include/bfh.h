@@ -79,7 +79,7 @@ typedef struct bfh_options {
   int create_if_missing;        /* default 1 */
   uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; >= 64 */
   uint32_t value_filter_hashes; /* k; default 3; 1..32 */
-  uint32_t order;               /* d: non-root nodes hold d..2d children; default 5; >= 2 */
+  uint32_t order;               /* d, the hierarchy's order (bfh_placement); default 5; >= 2 */
   double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
   size_t memtable_bytes;        /* default 4 MiB */
   size_t table_bytes;           /* target table file size; default 2 MiB */
