@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <time.h>
 
 #include "lsm/memtable.h"
 #include "util/random.h"
@@ -166,14 +168,33 @@ static void test_memtable_scan_counts_and_stops(void **state) {
 
 /* ---- One writer, concurrent readers ---------------------------------------------------- */
 
-enum { CONC_N = 200000, READERS = 2 };
+/* The writer pauses CHECKPOINTS - 1 times until the readers have done another
+   CHECKPOINT_READS reads, so that reads overlap the writes however the threads are
+   scheduled (it gives up after CHECKPOINT_SECONDS and the test fails). */
+enum { CONC_N = 200000, READERS = 2, CHECKPOINTS = 8, CHECKPOINT_READS = 256 };
+#define CHECKPOINT_SECONDS 60
 
 typedef struct conc {
   memtable_t *m;
   atomic_uint_fast64_t done; /* keys [0, done) are in the memtable */
   atomic_int stop;
+  atomic_int starved; /* the writer gave up waiting for the readers */
   atomic_uint_fast64_t reads, misses, bad;
 } conc_t;
+
+/* Waits until the readers have done `reads` reads in all (or CHECKPOINT_SECONDS passed). */
+static void wait_for_reads(conc_t *c, uint64_t reads) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (atomic_load(&c->reads) < reads) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > CHECKPOINT_SECONDS) {
+      atomic_store(&c->starved, 1);
+      return;
+    }
+    sched_yield();
+  }
+}
 
 static size_t conc_key(char *buf, uint64_t i) {
   /* a scrambled order so inserts land all over the list */
@@ -185,6 +206,8 @@ static void *writer(void *arg) {
   conc_t *c = arg;
   char k[32], v[32];
   for (uint64_t i = 0; i < CONC_N; i++) {
+    if (i > 0 && i % (CONC_N / CHECKPOINTS) == 0)
+      wait_for_reads(c, i / (CONC_N / CHECKPOINTS) * CHECKPOINT_READS);
     size_t kn = conc_key(k, i);
     size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
     if (memtable_add(c->m, i + 1, LSM_TYPE_VALUE, k, kn, v, vn) != BFH_OK) abort();
@@ -213,6 +236,7 @@ static void *reader(void *arg) {
       if (r.val_len != vn || memcmp(r.val, v, vn) != 0 || r.seq != i + 1) bad++;
     }
     reads++;
+    atomic_fetch_add(&c->reads, 1);
     if (reads % 4096 == 0) {
       /* a full ordered walk sees at least `done` entries, in order */
       iterator_t *it = memtable_iterator_create(c->m);
@@ -230,7 +254,6 @@ static void *reader(void *arg) {
       iterator_destroy(it);
     }
   }
-  atomic_fetch_add(&c->reads, reads);
   atomic_fetch_add(&c->misses, misses);
   atomic_fetch_add(&c->bad, bad);
   return NULL;
@@ -242,6 +265,7 @@ static void test_memtable_concurrent_readers_see_every_published_key(void **stat
   c.m = memtable_create();
   atomic_init(&c.done, 0);
   atomic_init(&c.stop, 0);
+  atomic_init(&c.starved, 0);
   atomic_init(&c.reads, 0);
   atomic_init(&c.misses, 0);
   atomic_init(&c.bad, 0);
@@ -253,7 +277,10 @@ static void test_memtable_concurrent_readers_see_every_published_key(void **stat
   for (int i = 0; i < READERS; i++) pthread_join(r[i], NULL);
   assert_int_equal(atomic_load(&c.misses), 0);
   assert_int_equal(atomic_load(&c.bad), 0);
-  assert_true(atomic_load(&c.reads) > 1000);
+  /* (Then at least (CHECKPOINTS - 1) * CHECKPOINT_READS reads ran during the writes.) */
+  if (atomic_load(&c.starved))
+    fail_msg("the readers did no %d reads in %d s while the writer waited", CHECKPOINT_READS,
+             CHECKPOINT_SECONDS);
   assert_int_equal(memtable_entries(c.m), CONC_N);
   memtable_unref(c.m);
 }
