@@ -38,6 +38,18 @@ const char *exp_placement_name(int placement) {
   }
 }
 
+const char *exp_series_name(bfh_method m, int placement) {
+  if (m != BFH_SEARCH_HIERARCHY) return exp_method_name(m);
+  switch (placement) {
+    case BFH_PLACEMENT_POSITIONAL:
+      return "hierarchy-positional";
+    case BFH_PLACEMENT_PAPER:
+      return "hierarchy-paper";
+    default:
+      return "hierarchy-similarity";
+  }
+}
+
 const char *exp_method_name(bfh_method m) {
   switch (m) {
     case BFH_SEARCH_SCAN:

@@ -36,6 +36,9 @@ const char *exp_scale_name(exp_scale_t s);
 const char *exp_engine_name(bfh_engine e);
 const char *exp_method_name(bfh_method m);
 const char *exp_placement_name(int placement); /* a bfh_placement: "similarity", ... */
+/* The "series" of a method in a placement sweep: "hierarchy-paper", ..., or the method's
+   name ("scan", ...) for the methods that do not depend on the placement. */
+const char *exp_series_name(bfh_method m, int placement);
 
 /* The placements every placement sweep runs, the paper's first. */
 extern const int EXP_PLACEMENTS[3];

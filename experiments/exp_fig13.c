@@ -116,12 +116,7 @@ int exp_fig13(const exp_ctx_t *x) {
           rc = -1;
           break;
         }
-        char series[64];
-        if (methods[k] == BFH_SEARCH_HIERARCHY)
-          snprintf(series, sizeof series, "hierarchy-%s", exp_placement_name(p.placement));
-        else
-          snprintf(series, sizeof series, "%s", exp_method_name(methods[k]));
-        exp_csv_str(csv, "series", series);
+        exp_csv_str(csv, "series", exp_series_name(methods[k], p.placement));
         exp_csv_u64(csv, "value_keys", workload_value_count(&w, 0));
         exp_csv_row(csv);
         if (methods[k] == BFH_SEARCH_HIERARCHY) table3_row(t3, x, &p, PAPER[di].pct, &r, di);

@@ -53,12 +53,7 @@ int exp_fig9(const exp_ctx_t *x) {
             rc = -1;
             break;
           }
-          char series[64];
-          if (methods[mi] == BFH_SEARCH_HIERARCHY)
-            snprintf(series, sizeof series, "hierarchy-%s", exp_placement_name(p.placement));
-          else
-            snprintf(series, sizeof series, "%s", exp_method_name(methods[mi]));
-          exp_csv_str(csv, "series", series);
+          exp_csv_str(csv, "series", exp_series_name(methods[mi], p.placement));
           exp_csv_dbl(csv, "filters_checked", r.mean.internal_probes + r.mean.leaf_probes);
           exp_csv_dbl(csv, "internal_filters_tested", r.mean.internal_probes);
           exp_csv_dbl(csv, "leaf_filters_reached", r.mean.leaf_probes);

@@ -65,20 +65,10 @@ static int synth_probe(void *ctx, uint64_t id, const probe_t *p) {
   return bits_test_probe(s->scratch, p);
 }
 
-static hierarchy_placement_t hierarchy_placement_of(int placement) {
-  switch (placement) {
-    case BFH_PLACEMENT_POSITIONAL:
-      return HIERARCHY_POSITIONAL;
-    case BFH_PLACEMENT_PAPER:
-      return HIERARCHY_PAPER;
-    default:
-      return HIERARCHY_SIMILARITY;
-  }
-}
-
 hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, double *build_s) {
   hierarchy_leaf_source_t src = {.probe = synth_probe, .load = synth_load, .ctx = s};
-  hierarchy_t *h = hierarchy_create(d, s->m, hierarchy_placement_of(placement), &src);
+  hierarchy_t *h =
+      hierarchy_create(d, s->m, (hierarchy_placement_t)placement, &src); /* same numbers */
   if (!h) return NULL;
   double t0 = exp_now();
   int rc = BFH_OK;

@@ -186,16 +186,11 @@ static int check_options(const bfh_options *o) {
 
 /* ---- Open and close -------------------------------------------------------------------- */
 
-static hierarchy_placement_t placement_of(int placement) {
-  switch (placement) {
-    case BFH_PLACEMENT_POSITIONAL:
-      return HIERARCHY_POSITIONAL;
-    case BFH_PLACEMENT_PAPER:
-      return HIERARCHY_PAPER;
-    default:
-      return HIERARCHY_SIMILARITY;
-  }
-}
+/* hierarchy.h numbers its placements as bfh.h does. */
+_Static_assert(HIERARCHY_SIMILARITY == (int)BFH_PLACEMENT_SIMILARITY &&
+                   HIERARCHY_POSITIONAL == (int)BFH_PLACEMENT_POSITIONAL &&
+                   HIERARCHY_PAPER == (int)BFH_PLACEMENT_PAPER,
+               "placement numbers");
 
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   if (!out) return invalid(NULL, "bfh_open: db (the output handle pointer) is NULL");
@@ -230,8 +225,12 @@ int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   db->id = atomic_fetch_add(&next_id, 1);
   db->opt = opt;
   if (opt.value_filters) {
-    value_index_params_t vp = {
-        want.m, want.k, want.seed, opt.order, opt.leaves_on_disk, placement_of(opt.placement)};
+    value_index_params_t vp = {want.m,
+                               want.k,
+                               want.seed,
+                               opt.order,
+                               opt.leaves_on_disk,
+                               (hierarchy_placement_t)opt.placement};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);
