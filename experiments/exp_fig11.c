@@ -4,7 +4,8 @@
  * Paper: 10M entries (119 tables), m in {20k, 200k, 2M}: at 20k the hierarchy does not beat
  * the others, at 200k the Bloom scan beats the table scan, best at 2M. Ours: the same
  * databases as Fig. 10 (small scale: 1M entries, geometry and m shrunk by 10), d = 5,
- * similarity placement, leaves in memory and on disk.
+ * similarity placement, leaves in memory, on disk (k words per probe) and on disk read whole
+ * (the paper's classical Bloom scan).
  */
 #include <stdio.h>
 #include <string.h>
