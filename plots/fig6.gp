@@ -16,7 +16,7 @@ set grid
 set key top left
 set xlabel 'entries N'
 set ylabel 'creation time (s): puts + final flush; median, bars min..max'
-set title "Fig. 6: database creation time with and without value filters"
+set title sprintf("Fig. 6: database creation time with and without value filters\nscale %s, engine %s, m = %s, k = %s, %s repetitions per point (median, bars min..max)", first("scale"), first("engine"), first("m"), first("k"), first("reps"))
 set offsets graph 0.05, graph 0.05, 0, 0
 do for [t=1:2] {
   if (t == 1) {

@@ -23,7 +23,7 @@ do for [t=1:2] {
     set terminal svg size 900,600 dynamic font ",10"
     set output out.'.svg'
   }
-  set title sprintf("Fig. 7: non-leaf filter memory vs order d (%s leaves, m = 2M bits)", first("leaves"))
+  set title sprintf("Fig. 7: non-leaf filter memory vs order d\nscale %s, %s synthetic leaves of %s values (N = %s), m = %s, k = %s", first("scale"), first("leaves"), first("entries_per_leaf"), first("n_equiv"), first("m"), first("k"))
   plot sel("paper") using "d":"nonleaf_mb" with linespoints lw 2 lc 4 pt 5 title "the paper's tree, built (exactly d children)", \
        sel("positional") using "d":"nonleaf_mb" with linespoints lw 2 lc 1 pt 7 title 'ours, positional (d..2d children)', \
        sel("similarity") using "d":"nonleaf_mb" with linespoints lw 2 lc 2 pt 7 title 'ours, similarity (d..2d children)', \

@@ -18,7 +18,7 @@ set grid
 set key below
 set xlabel 'entries N'
 set ylabel 'size (MB = 10^6 bytes)'
-set title "Table II: SSTables, leaf and non-leaf filters (m = 2M bits, d = 5)"
+set title sprintf("Table II: SSTables, leaf and non-leaf filters\nscale %s, engine %s, m = %s, k = %s, d = %s; non-leaf for each placement", first("scale"), first("engine"), first("m"), first("k"), first("d"))
 do for [t=1:2] {
   if (t == 1) {
     if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1000,650 font ",10" } else { set terminal png size 1000,650 }
