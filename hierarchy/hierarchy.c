@@ -619,9 +619,9 @@ int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64
     ncur = nn;
   }
   if (rc != BFH_OK) { /* undo: the current top level owns every attached node and leaf */
-    for (size_t i = 0; i < ncur; i++) tree_free(h, cur[i]);
-    for (size_t i = 0; i < nleaves; i++)
+    for (size_t i = 0; i < nleaves; i++) /* first: tree_free frees the attached ones */
       if (leaves[i] && !leaves[i]->parent) free(leaves[i]);
+    for (size_t i = 0; i < ncur; i++) tree_free(h, cur[i]);
     free(leaves);
     free(cur);
     free(next);
