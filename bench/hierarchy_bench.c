@@ -293,7 +293,7 @@ int main(int argc, char **argv) {
         int rc = h ? BFH_OK : BFH_E_NOMEM;
         t0 = now_s();
         if (pl)
-          rc = rc == BFH_OK ? hierarchy_build_positional(h, ids, wp, B) : rc;
+          rc = rc == BFH_OK ? hierarchy_build(h, ids, wp, B) : rc;
         else
           for (size_t i = 0; i < B && rc == BFH_OK; i++) rc = hierarchy_insert(h, ids[i], wp[i]);
         double bs = now_s() - t0;

@@ -27,27 +27,22 @@ const char *exp_engine_name(bfh_engine e) {
 const int EXP_PLACEMENTS[3] = {BFH_PLACEMENT_PAPER, BFH_PLACEMENT_POSITIONAL,
                                BFH_PLACEMENT_SIMILARITY};
 
+/* Indexed by bfh_placement. */
+static const char *const PLACEMENT_NAMES[3] = {"similarity", "positional", "paper"};
+static const char *const HIERARCHY_SERIES[3] = {"hierarchy-similarity", "hierarchy-positional",
+                                                "hierarchy-paper"};
+
+static int placement_index(int placement) {
+  return placement == BFH_PLACEMENT_POSITIONAL || placement == BFH_PLACEMENT_PAPER ? placement : 0;
+}
+
 const char *exp_placement_name(int placement) {
-  switch (placement) {
-    case BFH_PLACEMENT_POSITIONAL:
-      return "positional";
-    case BFH_PLACEMENT_PAPER:
-      return "paper";
-    default:
-      return "similarity";
-  }
+  return PLACEMENT_NAMES[placement_index(placement)];
 }
 
 const char *exp_series_name(bfh_method m, int placement) {
-  if (m != BFH_SEARCH_HIERARCHY) return exp_method_name(m);
-  switch (placement) {
-    case BFH_PLACEMENT_POSITIONAL:
-      return "hierarchy-positional";
-    case BFH_PLACEMENT_PAPER:
-      return "hierarchy-paper";
-    default:
-      return "hierarchy-similarity";
-  }
+  return m == BFH_SEARCH_HIERARCHY ? HIERARCHY_SERIES[placement_index(placement)]
+                                   : exp_method_name(m);
 }
 
 const char *exp_method_name(bfh_method m) {
@@ -399,12 +394,9 @@ int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t c
   for (size_t i = 0; i < nshared; i++)
     if (strcmp(shared_dirs[i], dir) == 0) return BFH_OK;
   char **a = realloc(shared_dirs, (nshared + 1) * sizeof *a);
-  if (a && (a[nshared] = strdup(dir))) {
-    shared_dirs = a;
-    nshared++;
-  } else if (a) {
-    shared_dirs = a;
-  }
+  if (!a) return BFH_OK; /* not registered: left on disk, as with --keep */
+  shared_dirs = a;
+  if ((a[nshared] = strdup(dir)) != NULL) nshared++;
   return BFH_OK;
 }
 
@@ -471,6 +463,22 @@ double exp_cache_evict(const char *dir, int *dropped) {
   return evict_resident / evict_total;
 }
 
+int exp_target_cool(exp_target_t *t, double *resident, int *dropped) {
+  /* The files leave the cache only with the handle that maps them. */
+  int rc = bfh_close(t->db);
+  t->db = NULL;
+  if (rc != BFH_OK) {
+    fprintf(stderr, "bfh: close %s: %s\n", t->dir, bfh_strerror(rc));
+    return rc;
+  }
+  exp_cache_evict(t->dir, dropped);
+  rc = exp_db_open(t->p, t->dir, &t->db);
+  if (rc != BFH_OK) return rc;
+  double res = exp_cache_evict(t->dir, NULL); /* what the open read */
+  *resident += res > 0 ? res : 0;
+  return BFH_OK;
+}
+
 int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method, int present,
                        int nq, uint64_t seed, int cold, exp_search_result_t *r) {
   if (nq > MAX_QUERIES) nq = MAX_QUERIES;
@@ -489,19 +497,9 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
     uint64_t vid =
         present ? workload_present_value_id(w, seed, qi) : workload_absent_value_id(w, seed, qi);
     size_t vl = workload_value(w, vid, val);
-    if (cold && q >= 0) { /* the files leave the cache with the handle that maps them */
-      int rc = bfh_close(tg->db);
-      tg->db = NULL;
-      if (rc != BFH_OK) {
-        fprintf(stderr, "bfh: close %s: %s\n", tg->dir, bfh_strerror(rc));
-        return rc;
-      }
-      int dropped;
-      exp_cache_evict(tg->dir, &dropped);
-      rc = exp_db_open(tg->p, tg->dir, &tg->db);
+    if (cold && q >= 0) {
+      int dropped, rc = exp_target_cool(tg, &resident, &dropped);
       if (rc != BFH_OK) return rc;
-      double res = exp_cache_evict(tg->dir, NULL); /* what the open read */
-      resident += res > 0 ? res : 0;
       drops += dropped;
     }
     bfh_search_stats st;

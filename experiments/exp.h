@@ -149,6 +149,11 @@ typedef struct exp_target {
    evicted from the page cache (exp_cache_evict) and reopened, so the query reads from storage
    (r->resident_pct: mean share of the files' pages still cached when the query started). Returns
    BFH_OK or the first failing status (message printed); t->db is then closed or still valid. */
+/* Closes t->db, evicts its files (exp_cache_evict, *dropped as there), reopens it and evicts
+   what the open read; adds the share of pages still cached (0..1) to *resident. BFH_OK or the
+   failing status (t->db is then NULL or still open). */
+int exp_target_cool(exp_target_t *t, double *resident, int *dropped);
+
 #define EXP_COLD_QUERIES 10 /* a cold query costs a close, an eviction and a reopen */
 int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
                        uint64_t seed, int cold, exp_search_result_t *r);

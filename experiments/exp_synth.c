@@ -76,8 +76,7 @@ hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, doub
     uint64_t *ids = malloc(s->leaves * sizeof *ids);
     if (!ids) rc = BFH_E_NOMEM;
     for (uint64_t i = 0; rc == BFH_OK && i < s->leaves; i++) ids[i] = i + 1;
-    if (rc == BFH_OK)
-      rc = hierarchy_build_positional(h, ids, (const uint64_t *const *)s->words, s->leaves);
+    if (rc == BFH_OK) rc = hierarchy_build(h, ids, (const uint64_t *const *)s->words, s->leaves);
     free(ids);
   } else {
     for (uint64_t i = 0; rc == BFH_OK && i < s->leaves; i++) {

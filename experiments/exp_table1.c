@@ -107,21 +107,18 @@ int exp_table1(const exp_ctx_t *x) {
     double cold_resident = 0;
     for (int q = 0; q < GETS; q++) t[q] = timed_get(tg.db, &w, q, &missing);
     for (int q = 0; x->cold && q < COLD_GETS && rc == 0; q++) {
-      /* Cold: closed, evicted and reopened before each get (the reopen is not timed). */
-      int dropped;
-      bfh_close(tg.db);
-      tg.db = NULL;
-      exp_cache_evict(dir, &dropped);
-      if (exp_db_open(&p, dir, &tg.db) != BFH_OK) {
+      int dropped; /* cooled before each get (not timed) */
+      if (exp_target_cool(&tg, &cold_resident, &dropped) != BFH_OK) {
         rc = -1;
         break;
       }
-      double res = exp_cache_evict(dir, NULL);
-      cold_resident += res > 0 ? res / COLD_GETS : 0;
       cold_drops += dropped;
       tc[q] = timed_get(tg.db, &w, q, &missing);
     }
-    if (rc != 0) break;
+    if (rc != 0) {
+      if (tg.db) bfh_close(tg.db);
+      break;
+    }
     if (missing) fprintf(stderr, "bfh: table1: WARNING: %d gets found nothing\n", missing);
     qsort(t, GETS, sizeof t[0], cmp_dbl);
     if (x->cold) {
@@ -132,7 +129,7 @@ int exp_table1(const exp_ctx_t *x) {
       exp_csv_dbl(csv, "scan_cold_resident_pct", rc_cold.resident_pct);
       exp_csv_dbl(csv, "key_lookup_cold_s", tc[COLD_GETS / 2]);
       exp_csv_u64(csv, "key_lookups_cold", COLD_GETS);
-      exp_csv_dbl(csv, "key_cold_resident_pct", 100.0 * cold_resident);
+      exp_csv_dbl(csv, "key_cold_resident_pct", 100.0 * cold_resident / COLD_GETS);
     }
     exp_csv_db_params(csv, x, &p);
     exp_csv_dbl(csv, "tables", r.mean.tables_live);

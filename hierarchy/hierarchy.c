@@ -541,8 +541,7 @@ static uint32_t group_size(const hierarchy_t *h, size_t c, size_t g, size_t *gro
   return (uint32_t)(g + 2 == ng ? d + r : d);
 }
 
-int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *words,
-                               size_t n) {
+int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *words, size_t n) {
   id_map_t map;
   id_map_init(&map);
   leaf_t **leaves = NULL;
@@ -670,7 +669,7 @@ static int rebuild_paper(hierarchy_t *h) {
       ids[i] = ls[i]->id;
       ws[i] = ls[i]->words;
     }
-    rc = hierarchy_build_positional(h, ids, ws, got);
+    rc = hierarchy_build(h, ids, ws, got);
   }
   free(ls);
   free(ids);
@@ -765,10 +764,12 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
                    ": leaves not at equal depth",
                    index, level, x->level);
   uint32_t lo = parent ? h->d : (x->level == 0 ? 1 : 2), hi = 2 * h->d;
-  if (h->placement == HIERARCHY_PAPER && h->stale) /* B+-tree steps on a paper-shaped tree */
-    lo = 1;
-  else if (h->placement == HIERARCHY_PAPER) /* exactly d, the last node of a level fewer */
-    lo = rightmost ? 1 : h->d, hi = h->d;
+  if (h->placement == HIERARCHY_PAPER) {
+    /* Exactly d, the last node of a level fewer; after a failed rebuild (stale), B+-tree
+       steps on a paper-shaped tree: anything from 1 up. */
+    lo = h->stale || rightmost ? 1 : h->d;
+    if (!h->stale) hi = h->d;
+  }
   if (x->n < lo || x->n > hi)
     return err_set(v->err, BFH_E_CORRUPT,
                    "hierarchy: level %" PRIu32 " node (child %" PRIu32 "): %" PRIu32

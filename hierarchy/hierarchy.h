@@ -16,7 +16,7 @@
  *    the new leaf (smallest Hamming distance; ties go to the child with fewer leaves, then
  *    the leftmost), OR the leaf into every node on the way, split on overflow.
  *  - HIERARCHY_POSITIONAL: leaves in insertion (table) order, a new leaf is appended at the
- *    right edge, B+-tree rules as above. hierarchy_build_positional() bulk-builds it
+ *    right edge, B+-tree rules as above. hierarchy_build() bulk-builds it
  *    bottom-up.
  *  - HIERARCHY_PAPER: the tree of the paper's authors' code, static: the leaves in id (table)
  *    order, grouped bottom-up into nodes of exactly d children (the last node of a level
@@ -78,8 +78,7 @@ int hierarchy_remove(hierarchy_t *h, uint64_t id);
    node as full as the order allows (2d children; the last two of a level share the rest so
    that none has fewer than d), or, for HIERARCHY_PAPER, exactly d children (the last node of
    a level fewer). words[i] as in insert. On an error the hierarchy is unchanged. */
-int hierarchy_build_positional(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *words,
-                               size_t n);
+int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *words, size_t n);
 
 /* HIERARCHY_PAPER (no effect for the other placements): between begin and end, inserts and
    removes keep the tree correct with the positional B+-tree steps, and end rebuilds it once

@@ -420,7 +420,7 @@ static void test_hierarchy_nonresident_load_error(void **state) {
 }
 
 /* Positional build: validates, answers like the oracles, level 0 as full as possible. */
-static void test_hierarchy_build_positional(void **state) {
+static void test_hierarchy_build(void **state) {
   (void)state;
   rng_t r;
   rng_init(&r, 5001);
@@ -443,8 +443,8 @@ static void test_hierarchy_build_positional(void **state) {
       /* Start from a non-empty hierarchy: the build replaces it. */
       store_fill(s, &r, 4000, 5, UINT64_MAX);
       assert_int_equal(hierarchy_insert(h, 4000, s->words[4000]), BFH_OK);
-      assert_int_equal(hierarchy_build_positional(h, ids, words, n), BFH_OK);
-      assert_int_equal(hierarchy_build_positional(hn, ids, none, n), BFH_OK);
+      assert_int_equal(hierarchy_build(h, ids, words, n), BFH_OK);
+      assert_int_equal(hierarchy_build(hn, ids, none, n), BFH_OK);
       assert_false(hierarchy_contains(h, 4000));
       assert_int_equal(hierarchy_leaf_count(h), n);
       assert_valid(h);
@@ -478,13 +478,13 @@ static void test_hierarchy_build_positional(void **state) {
   assert_int_equal(hierarchy_insert(h, 9, s->words[1]), BFH_OK);
   uint64_t ids[3] = {1, 2, 1};
   const uint64_t *w[3] = {s->words[1], s->words[2], s->words[1]};
-  assert_int_equal(hierarchy_build_positional(h, ids, w, 3), BFH_E_INVALID);
+  assert_int_equal(hierarchy_build(h, ids, w, 3), BFH_E_INVALID);
   assert_true(hierarchy_contains(h, 9));
   assert_int_equal(hierarchy_leaf_count(h), 1);
   assert_valid(h);
   /* Non-resident without a source is rejected too. */
   const uint64_t *wn[2] = {s->words[1], NULL};
-  assert_int_equal(hierarchy_build_positional(h, ids, wn, 2), BFH_E_INVALID);
+  assert_int_equal(hierarchy_build(h, ids, wn, 2), BFH_E_INVALID);
   assert_int_equal(hierarchy_insert(h, 77, NULL), BFH_E_INVALID);
   assert_valid(h);
   hierarchy_destroy(h);
@@ -614,7 +614,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hierarchy_empty_and_single),
       cmocka_unit_test(test_hierarchy_validate_detects_corruption),
-      cmocka_unit_test(test_hierarchy_build_positional),
+      cmocka_unit_test(test_hierarchy_build),
       cmocka_unit_test(test_hierarchy_positional_keeps_order),
       cmocka_unit_test(test_hierarchy_nonresident_load_error),
       cmocka_unit_test(test_hierarchy_nonresident_same_answers),
