@@ -369,35 +369,78 @@ static void db_identity(const exp_db_params_t *p, char *buf, size_t cap) {
 static char **shared_dirs; /* the databases exp_db_get made or found, for exp_db_cleanup */
 static size_t nshared;
 
-int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
-               exp_build_result_t *res) {
-  char id[256], mark[1400], line[256] = "";
-  db_identity(p, id, sizeof id);
+/* The shared directory of p (into dir) and its identity (into id, 256 bytes). */
+static void shared_dir(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
+                       char *id) {
+  db_identity(p, id, 256);
   snprintf(dir, cap, "%s/db-%s", x->work_dir, id);
+}
+
+/* 1 if dir holds a complete build of identity id (its times into *b). */
+static int built(const char *dir, const char *id, exp_build_result_t *b) {
+  char mark[1400], line[256] = "";
   snprintf(mark, sizeof mark, "%s/" BUILT_MARK, dir);
-  exp_build_result_t b = {0, 0, 0};
   FILE *f = fopen(mark, "r");
-  int reuse = f && fgets(line, sizeof line, f) && strncmp(line, id, strlen(id)) == 0 &&
-              line[strlen(id)] == '\n' && fscanf(f, "%lf %lf", &b.put_s, &b.flush_s) == 2;
+  int ok = f && fgets(line, sizeof line, f) && strncmp(line, id, strlen(id)) == 0 &&
+           line[strlen(id)] == '\n' && fscanf(f, "%lf %lf", &b->put_s, &b->flush_s) == 2;
   if (f) fclose(f);
-  if (!reuse) {
-    int rc = exp_db_build(x, p, dir, &b);
-    if (rc != BFH_OK) return rc;
-    f = fopen(mark, "w");
-    if (!f || fprintf(f, "%s\n%.9g %.9g\n", id, b.put_s, b.flush_s) < 0 || fclose(f) != 0) {
-      fprintf(stderr, "bfh: cannot write %s\n", mark);
-      return BFH_E_IO;
-    }
+  b->total_s = b->put_s + b->flush_s;
+  return ok;
+}
+
+static int mark_built(const char *dir, const char *id, const exp_build_result_t *b) {
+  char mark[1400];
+  snprintf(mark, sizeof mark, "%s/" BUILT_MARK, dir);
+  FILE *f = fopen(mark, "w");
+  if (!f || fprintf(f, "%s\n%.9g %.9g\n", id, b->put_s, b->flush_s) < 0 || fclose(f) != 0) {
+    fprintf(stderr, "bfh: cannot write %s\n", mark);
+    return BFH_E_IO;
   }
-  b.total_s = b.put_s + b.flush_s;
-  if (res) *res = b;
+  return BFH_OK;
+}
+
+/* Remembers dir for exp_db_cleanup. */
+static void register_shared(const char *dir) {
   for (size_t i = 0; i < nshared; i++)
-    if (strcmp(shared_dirs[i], dir) == 0) return BFH_OK;
+    if (strcmp(shared_dirs[i], dir) == 0) return;
   char **a = realloc(shared_dirs, (nshared + 1) * sizeof *a);
-  if (!a) return BFH_OK; /* not registered: left on disk, as with --keep */
+  if (!a) return; /* not registered: left on disk, as with --keep */
   shared_dirs = a;
   if ((a[nshared] = strdup(dir)) != NULL) nshared++;
+}
+
+int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
+               exp_build_result_t *res) {
+  char id[256];
+  shared_dir(x, p, dir, cap, id);
+  exp_build_result_t b = {0, 0, 0};
+  if (!built(dir, id, &b)) {
+    int rc = exp_db_build(x, p, dir, &b);
+    if (rc == BFH_OK) rc = mark_built(dir, id, &b);
+    if (rc != BFH_OK) return rc;
+  }
+  if (res) *res = b;
+  register_shared(dir);
   return BFH_OK;
+}
+
+int exp_db_adopt(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
+                 const exp_build_result_t *b) {
+  char shared[1200], id[256];
+  exp_build_result_t old;
+  shared_dir(x, p, shared, sizeof shared, id);
+  if (built(shared, id, &old)) {
+    exp_db_drop(x, dir);
+    return BFH_OK;
+  }
+  exp_rmtree(shared); /* an incomplete build */
+  if (rename(dir, shared) != 0) {
+    fprintf(stderr, "bfh: cannot move %s to %s: %s\n", dir, shared, strerror(errno));
+    return BFH_E_IO;
+  }
+  int rc = mark_built(shared, id, b);
+  if (rc == BFH_OK) register_shared(shared);
+  return rc;
 }
 
 void exp_db_cleanup(const exp_ctx_t *x) {
@@ -586,8 +629,8 @@ void exp_synth_leaf(uint64_t m, uint32_t k, uint64_t leaf, uint64_t entries, uin
   char val[WORKLOAD_MAX_BYTES];
   probe_t p;
   for (uint64_t j = 0; j < entries; j++) {
-    int n = snprintf(val, sizeof val, "Value%llu", (unsigned long long)(leaf * entries + j));
-    probe_init(&p, bfh_hash64(val, (size_t)n, BFH_DEFAULT_SEED), m, k);
+    size_t n = workload_paper_value(leaf * entries + j, val);
+    probe_init(&p, bfh_hash64(val, n, BFH_DEFAULT_SEED), m, k);
     for (uint32_t i = 0; i < k; i++) bits_set(words, p.pos[i]);
   }
 }

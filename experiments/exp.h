@@ -109,6 +109,12 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
    the build's status. */
 int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
                exp_build_result_t *res);
+/* Hands dir, a complete build of p made with exp_db_build (times *b), to exp_db_get: it
+   becomes the shared database of p's identity, unless one exists already (dir is then
+   dropped). Fig. 6 times fresh builds and leaves its last one to the other artifacts.
+   BFH_OK or BFH_E_IO. */
+int exp_db_adopt(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
+                 const exp_build_result_t *b);
 /* Removes the databases exp_db_get made or found, unless x->keep_db. */
 void exp_db_cleanup(const exp_ctx_t *x);
 /* Opens an existing database built with p (p's order, leaves_on_disk and placement apply).

@@ -75,10 +75,9 @@ int exp_fig7(const exp_ctx_t *x) {
       for (int q = 0; q < QUERIES; q++) {
         uint64_t leaf = (uint64_t)q * (leaves / QUERIES) + 3;
         char val[WORKLOAD_MAX_BYTES];
-        int n = snprintf(val, sizeof val, "Value%llu",
-                         (unsigned long long)(leaf * PAPER_ENTRIES_PER_TABLE + 11));
+        size_t n = workload_paper_value(leaf * PAPER_ENTRIES_PER_TABLE + 11, val);
         probe_t p;
-        probe_init(&p, bfh_hash64(val, (size_t)n, BFH_DEFAULT_SEED), m, k);
+        probe_init(&p, bfh_hash64(val, n, BFH_DEFAULT_SEED), m, k);
         u64vec_t out;
         u64vec_init(&out);
         probe_stats_t st = {0, 0, 0};

@@ -185,6 +185,59 @@ void block_cursor_seek(block_cursor_t *c, const void *target, size_t n) {
   }
 }
 
+/* ---- Scan by value -------------------------------------------------------------------- */
+
+/* Rebuilds the key of the entry at offset `target` by decoding from `from`, an entry that
+   shares nothing with its predecessor; the entries between were checked by the caller. */
+static int key_at(block_cursor_t *c, uint32_t from, uint32_t target) {
+  if (parse_entry(c, from)) return -1;
+  while (c->offset < target)
+    if (parse_entry(c, c->next_offset)) return -1;
+  return 0;
+}
+
+int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
+                     uint64_t *entries) {
+  const uint8_t *base = b->data, *p = base, *limit = base + b->restarts_offset;
+  const uint8_t *want = val;
+  const uint8_t *whole = base; /* the last entry with shared == 0: its key is all there */
+  size_t key_len = 0;
+  uint64_t count = 0;
+  int rc = 0;
+  while (p < limit) {
+    const uint8_t *entry = p;
+    uint32_t shared, non_shared, vlen;
+    p = decode_header(p, limit, &shared, &non_shared, &vlen);
+    /* The same checks as parse_entry, without copying the key. */
+    if (!p || shared > key_len || (size_t)(limit - p) < (size_t)non_shared + vlen) {
+      rc = -1;
+      break;
+    }
+    if (shared == 0) whole = entry;
+    key_len = (size_t)shared + non_shared;
+    const uint8_t *v = p + non_shared;
+    p = v + vlen;
+    count++;
+    /* The last byte first: values often share a prefix ("Value<i>"). */
+    if (vlen != n || (n && (v[n - 1] != want[n - 1] || memcmp(v, want, n) != 0))) continue;
+    block_cursor_t c;
+    block_cursor_init(&c, b, NULL);
+    if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base))) {
+      block_cursor_release(&c);
+      rc = -1;
+      break;
+    }
+    int stop = fn(arg, c.key, c.key_len, v, vlen);
+    block_cursor_release(&c);
+    if (stop) {
+      rc = 1;
+      break;
+    }
+  }
+  *entries += count;
+  return rc;
+}
+
 /* ---- Iterator over one block ----------------------------------------------------------- */
 
 typedef struct block_iter {

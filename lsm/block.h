@@ -77,6 +77,19 @@ static inline int block_cursor_corrupt(const block_cursor_t *c) {
   return c->corrupt;
 }
 
+/* Visitor of block_scan_value: key is the entry's whole (internal) key, borrowed until it
+   returns. Nonzero stops the scan. */
+typedef int (*block_visit_fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                              uint32_t val_len);
+
+/* Calls fn for every entry whose value is exactly val (n bytes), in block order. The other
+   entries are decoded only as far as their value: their keys are not rebuilt, so a scan by
+   value costs little more than reading the block. Returns 0 at the end of the block, 1 if fn
+   stopped it, -1 on a malformed entry (entries before it were visited). *entries += the
+   entries decoded. */
+int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
+                     uint64_t *entries);
+
 /* An iterator over one block (contents borrowed; must outlive it). status() reports a
    malformed entry as BFH_E_CORRUPT with "block: malformed entry". NULL on no
    memory. Client calls iterator_destroy(). */

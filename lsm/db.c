@@ -946,17 +946,26 @@ size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tab
   return s->ntables;
 }
 
-int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
-                            lsm_scan_stats_t *st, err_t *err) {
-  for (size_t i = 0; i < s->ntables; i++) {
-    if (s->tables[i].number != number) continue;
-    table_t *t;
-    int rc = file_table(s->db, s->metas[i], &t, err);
-    if (rc != BFH_OK) return rc;
-    return table_scan(t, fn, arg, st, err);
-  }
+/* The open table `number` of s. */
+static int snapshot_table(lsm_snapshot_t *s, uint64_t number, table_t **t, err_t *err) {
+  for (size_t i = 0; i < s->ntables; i++)
+    if (s->tables[i].number == number) return file_table(s->db, s->metas[i], t, err);
   return err_set(err, BFH_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot",
                  number);
+}
+
+int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
+                            lsm_scan_stats_t *st, err_t *err) {
+  table_t *t = NULL;
+  int rc = snapshot_table(s, number, &t, err);
+  return rc != BFH_OK ? rc : table_scan(t, fn, arg, st, err);
+}
+
+int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val, size_t n,
+                            lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
+  table_t *t = NULL;
+  int rc = snapshot_table(s, number, &t, err);
+  return rc != BFH_OK ? rc : table_scan_value(t, val, n, fn, arg, st, err);
 }
 
 typedef struct seq_filter {

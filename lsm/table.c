@@ -367,6 +367,50 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
   return rc;
 }
 
+typedef struct value_visit {
+  lsm_visit_fn fn;
+  void *arg;
+  int bad_key; /* a matching entry's internal key did not parse */
+} value_visit_t;
+
+static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                       uint32_t val_len) {
+  value_visit_t *vv = arg;
+  internal_key_parts_t k;
+  if (internal_key_parse(key, key_len, &k)) {
+    vv->bad_key = 1;
+    return 1;
+  }
+  return vv->fn(vv->arg, k.user_key, k.user_len, val, val_len, k.seq, k.type);
+}
+
+int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                     lsm_scan_stats_t *st, err_t *err) {
+  uint64_t entries = 0, bytes = 0;
+  value_visit_t vv = {fn, arg, 0};
+  int rc = BFH_OK;
+  for (uint32_t i = 0; i < t->nblocks; i++) {
+    block_t b;
+    if ((rc = data_block(t, i, &b, err))) break;
+    bytes += t->handles[i].size + BLOCK_TRAILER_BYTES;
+    int r = block_scan_value(&b, val, n, visit_value, &vv, &entries);
+    if (vv.bad_key) {
+      rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
+      break;
+    }
+    if (r < 0) {
+      rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
+      break;
+    }
+    if (r > 0) break;
+  }
+  if (st) {
+    st->entries += entries;
+    st->bytes_read += bytes;
+  }
+  return rc;
+}
+
 int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
                     err_t *err) {
   const meta_entry_t *m = find_meta(t, name);

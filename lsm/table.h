@@ -69,6 +69,12 @@ iterator_t *table_iterator_create(table_t *t);
    (with trailers) read. BFH_E_CORRUPT on a damaged block (entries before it were visited). */
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
+/* Visits the entries whose value is exactly val (n bytes), as table_scan would, and decodes
+   the others only as far as their value (block_scan_value). st as table_scan's (entries
+   counts every entry decoded). BFH_E_CORRUPT on a damaged block or a malformed entry. */
+int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                     lsm_scan_stats_t *st, err_t *err);
+
 /* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME): *data
    borrowed from the mapping (valid while t is referenced), *offset its offset in the file;
    its checksum is verified on every call. BFH_NOT_FOUND (no message) if absent. */

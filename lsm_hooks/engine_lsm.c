@@ -118,7 +118,7 @@ static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const vo
   (void)e;
   match_ctx_t m = {val, val_len, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
-  int rc = lsm_snapshot_scan_table(v->snap, number, visit_match, &m, &ls, err);
+  int rc = lsm_snapshot_scan_value(v->snap, number, val, val_len, visit_match, &m, &ls, err);
   if (st) {
     st->entries += ls.entries;
     st->bytes_read += ls.bytes_read;

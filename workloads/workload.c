@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bfh.h"
 
@@ -70,18 +71,38 @@ uint64_t workload_value_id(const workload_t *w, uint64_t j) {
   return workload_perm_apply(&w->value_perm, j) % w->domain;
 }
 
+/* prefix (plen bytes), then id in decimal, zero-padded to width digits (0: no padding).
+   Called for every entry loaded; snprintf was most of a load's CPU time outside the engine. */
+static size_t format_id(char *buf, const char *prefix, size_t plen, uint64_t id, int width) {
+  char digits[20];
+  int n = 0;
+  do {
+    digits[n++] = (char)('0' + id % 10);
+    id /= 10;
+  } while (id);
+  while (n < width) digits[n++] = '0';
+  memcpy(buf, prefix, plen);
+  for (int i = 0; i < n; i++) buf[plen + (size_t)i] = digits[n - 1 - i];
+  buf[plen + (size_t)n] = '\0';
+  return plen + (size_t)n;
+}
+
 size_t workload_key(const workload_t *w, uint64_t id, char *buf) {
-  int n = w->cfg.format == WORKLOAD_FORMAT_FIXED
-              ? snprintf(buf, WORKLOAD_MAX_BYTES, "k%015llu", (unsigned long long)id)
-              : snprintf(buf, WORKLOAD_MAX_BYTES, "Key%llu", (unsigned long long)id);
-  return (size_t)n;
+  return w->cfg.format == WORKLOAD_FORMAT_FIXED ? format_id(buf, "k", 1, id, 15)
+                                                 : format_id(buf, "Key", 3, id, 0);
 }
 
 size_t workload_value(const workload_t *w, uint64_t value_id, char *buf) {
-  int n = w->cfg.format == WORKLOAD_FORMAT_FIXED
-              ? snprintf(buf, WORKLOAD_MAX_BYTES, "v%015llu", (unsigned long long)value_id)
-              : snprintf(buf, WORKLOAD_MAX_BYTES, "Value%llu", (unsigned long long)value_id);
-  return (size_t)n;
+  return w->cfg.format == WORKLOAD_FORMAT_FIXED ? workload_fixed_value(value_id, buf)
+                                                 : workload_paper_value(value_id, buf);
+}
+
+size_t workload_paper_value(uint64_t value_id, char *buf) {
+  return format_id(buf, "Value", 5, value_id, 0);
+}
+
+size_t workload_fixed_value(uint64_t value_id, char *buf) {
+  return format_id(buf, "v", 1, value_id, 15);
 }
 
 size_t workload_put_key(const workload_t *w, uint64_t i, char *buf) {

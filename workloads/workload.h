@@ -72,10 +72,13 @@ uint64_t workload_entry_id(const workload_t *w, uint64_t i);
 /* The value id v(j) of entry id j (a number in [0, D)). */
 uint64_t workload_value_id(const workload_t *w, uint64_t j);
 
-/* Formatters: write the bytes (not NUL-terminated, but buf has room for one) into buf
-   (WORKLOAD_MAX_BYTES) and return their length. */
+/* Formatters: write the bytes (and a NUL after them) into buf (WORKLOAD_MAX_BYTES) and
+   return their length. */
 size_t workload_key(const workload_t *w, uint64_t id, char *buf);
 size_t workload_value(const workload_t *w, uint64_t value_id, char *buf);
+/* The two formats' values, without a workload: "Value<id>" and "v<id, 15 digits>". */
+size_t workload_paper_value(uint64_t value_id, char *buf);
+size_t workload_fixed_value(uint64_t value_id, char *buf);
 /* Key and value of the i-th put. */
 size_t workload_put_key(const workload_t *w, uint64_t i, char *buf);
 size_t workload_put_value(const workload_t *w, uint64_t i, char *buf);

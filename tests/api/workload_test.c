@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -135,6 +136,25 @@ static void test_workload_formats(void **state) {
   assert_string_equal(buf, "k000000000000017");
   assert_int_equal(workload_put_value(&w, 17, buf), 16);
   assert_string_equal(buf, "v000000000000017");
+  /* Every width, as printf would write it. */
+  const uint64_t ids[] = {0, 9, 10, 999999999999999ull, 1000000000000000ull, UINT64_MAX};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "Key%llu", (unsigned long long)ids[i]);
+    w.cfg.format = WORKLOAD_FORMAT_PAPER;
+    assert_int_equal(workload_key(&w, ids[i], buf), strlen(want));
+    assert_string_equal(buf, want);
+    snprintf(want, sizeof want, "Value%llu", (unsigned long long)ids[i]);
+    assert_int_equal(workload_paper_value(ids[i], buf), strlen(want));
+    assert_string_equal(buf, want);
+    snprintf(want, sizeof want, "v%015llu", (unsigned long long)ids[i]);
+    assert_int_equal(workload_fixed_value(ids[i], buf), strlen(want));
+    assert_string_equal(buf, want);
+    w.cfg.format = WORKLOAD_FORMAT_FIXED;
+    snprintf(want, sizeof want, "k%015llu", (unsigned long long)ids[i]);
+    assert_int_equal(workload_key(&w, ids[i], buf), strlen(want));
+    assert_string_equal(buf, want);
+  }
 }
 
 static void test_workload_init_rejects_bad_config(void **state) {

@@ -149,6 +149,88 @@ static void test_block_trailer_detects_every_flip(void **state) {
   block_builder_release(&bb);
 }
 
+/* What block_scan_value must visit: the cursor's entries whose value is val, in order. */
+typedef struct scan_expect {
+  block_cursor_t *c; /* positioned on the next entry to check */
+  const char *val;
+  size_t n;
+  int visited, stop_after;
+} scan_expect_t;
+
+static void skip_to_match(scan_expect_t *x) {
+  while (block_cursor_valid(x->c) &&
+         (x->c->val_len != x->n || memcmp(x->c->val, x->val, x->n) != 0))
+    block_cursor_next(x->c);
+}
+
+static int expect_entry(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                        uint32_t val_len) {
+  scan_expect_t *x = arg;
+  skip_to_match(x);
+  assert_true(block_cursor_valid(x->c));
+  assert_int_equal(key_len, x->c->key_len);
+  assert_memory_equal(key, x->c->key, key_len);
+  assert_int_equal(val_len, x->n);
+  assert_memory_equal(val, x->val, x->n);
+  block_cursor_next(x->c);
+  return ++x->visited == x->stop_after;
+}
+
+/* Values repeat every 7 entries; keys share prefixes and some are longer than the cursor's
+   inline buffer, so a match must rebuild its key across a run of shared prefixes. */
+static void scan_value(int interval) {
+  block_builder_t bb;
+  block_builder_init(&bb, interval);
+  char k[400], v[64];
+  const int n = 1000;
+  for (int i = 0; i < n; i++) {
+    size_t kn = make_key(k, i), vn = (size_t)snprintf(v, sizeof v, "v%d", i % 7);
+    assert_int_equal(block_builder_add(&bb, k, kn, v, vn), BFH_OK);
+  }
+  size_t size;
+  const uint8_t *data = block_builder_finish(&bb, &size);
+  block_t b;
+  assert_int_equal(block_parse(&b, data, size), 0);
+  const char *vals[] = {"v0", "v3", "v6", "v7", "v", ""};
+  const int want[] = {143, 143, 142, 0, 0, 0};
+  for (size_t j = 0; j < sizeof vals / sizeof vals[0]; j++) {
+    block_cursor_t c;
+    block_cursor_init(&c, &b, bytewise_compare);
+    block_cursor_seek_first(&c);
+    scan_expect_t x = {&c, vals[j], strlen(vals[j]), 0, -1};
+    uint64_t entries = 0;
+    assert_int_equal(block_scan_value(&b, x.val, x.n, expect_entry, &x, &entries), 0);
+    assert_int_equal(x.visited, want[j]);
+    assert_int_equal(entries, (uint64_t)n);
+    skip_to_match(&x);
+    assert_false(block_cursor_valid(&c)); /* no match left unvisited */
+    /* stopped by the visitor after 5 matches */
+    block_cursor_seek_first(&c);
+    x.visited = 0;
+    x.stop_after = 5;
+    entries = 0;
+    int r = block_scan_value(&b, x.val, x.n, expect_entry, &x, &entries);
+    assert_int_equal(r, want[j] >= 5 ? 1 : 0);
+    assert_int_equal(x.visited, want[j] >= 5 ? 5 : want[j]);
+    block_cursor_release(&c);
+  }
+  block_builder_release(&bb);
+}
+
+static void test_block_scan_value_visits_exactly_the_matches(void **state) {
+  (void)state;
+  scan_value(16);
+  scan_value(1);
+  scan_value(5);
+}
+
+static int count_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                       uint32_t val_len) {
+  (void)key, (void)key_len, (void)val, (void)val_len;
+  ++*(int *)arg;
+  return 0;
+}
+
 static void test_block_malformed_is_rejected(void **state) {
   (void)state;
   block_t b;
@@ -173,6 +255,11 @@ static void test_block_malformed_is_rejected(void **state) {
     for (block_cursor_seek_first(&c); block_cursor_valid(&c) && steps < 100; block_cursor_next(&c))
       steps++;
     corrupt += block_cursor_corrupt(&c);
+    /* the scan by value makes the cursor's checks (a 64-byte block has < 100 entries) */
+    int visits = 0;
+    uint64_t entries = 0;
+    int r = block_scan_value(&b, "", 0, count_visit, &visits, &entries);
+    assert_int_equal(r == -1, block_cursor_corrupt(&c));
     block_cursor_seek(&c, "m", 1);
     block_cursor_release(&c);
   }
@@ -191,6 +278,7 @@ int main(void) {
       cmocka_unit_test(test_block_roundtrip_and_seek),
       cmocka_unit_test(test_block_prefix_compression_saves_space),
       cmocka_unit_test(test_block_trailer_detects_every_flip),
+      cmocka_unit_test(test_block_scan_value_visits_exactly_the_matches),
       cmocka_unit_test(test_block_malformed_is_rejected),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,6 +174,24 @@ static int scan_check(void *arg, const void *key, size_t klen, const void *val, 
   return 0;
 }
 
+/* table_scan_value must visit exactly the one entry holding a value. */
+typedef struct value_ctx {
+  const ent_t *want;
+  int visits, bad;
+} value_ctx_t;
+
+static int value_check(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                       uint64_t seq, int type) {
+  value_ctx_t *c = arg;
+  char k[32], v[64];
+  size_t kn = ukey(k, c->want->user), vn = uval(v, c->want->user, c->want->seq);
+  c->visits++;
+  if (klen != kn || memcmp(key, k, kn) || vlen != vn || memcmp(val, v, vn) ||
+      seq != c->want->seq || type != LSM_TYPE_VALUE)
+    c->bad++;
+  return 0;
+}
+
 static void test_table_build_get_iterate_scan(void **state) {
   (void)state;
   assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
@@ -290,6 +308,22 @@ static void test_table_build_get_iterate_scan(void **state) {
   assert_int_equal(sc.i, n);
   assert_int_equal(sc.bad, 0);
   assert_int_equal(st.entries, n);
+  /* scan by value: every 997th value entry is found, alone, with its key and sequence */
+  for (size_t i = 0; i < n; i += 997) {
+    if (e[i].type != LSM_TYPE_VALUE) continue;
+    char v[64];
+    size_t vn = uval(v, e[i].user, e[i].seq);
+    value_ctx_t vc = {&e[i], 0, 0};
+    lsm_scan_stats_t vs = {0, 0};
+    assert_int_equal(table_scan_value(t, v, vn, value_check, &vc, &vs, &err), BFH_OK);
+    assert_int_equal(vc.visits, 1);
+    assert_int_equal(vc.bad, 0);
+    assert_int_equal(vs.entries, n);
+    assert_int_equal(vs.bytes_read, st.bytes_read);
+  }
+  value_ctx_t none = {&e[0], 0, 0};
+  assert_int_equal(table_scan_value(t, "value-absent", 12, value_check, &none, NULL, &err), BFH_OK);
+  assert_int_equal(none.visits, 0);
   table_stats_t ts;
   table_get_stats(t, &ts);
   assert_int_equal(ts.verified_blocks, ts.data_blocks);
@@ -456,6 +490,10 @@ static void test_table_every_data_byte_flip_detected(void **state) {
     scan_ctx_t sc = {e, n, 0, 0};
     assert_int_equal(table_scan(t, scan_check, &sc, NULL, &err), BFH_E_CORRUPT);
     assert_int_equal(sc.bad, 0);
+    value_ctx_t vc = {&e[0], 0, 0};
+    assert_int_equal(table_scan_value(t, "value-absent", 12, value_check, &vc, NULL, &err),
+                     BFH_E_CORRUPT);
+    assert_non_null(strstr(err.msg, "table 000012.sst: block at "));
     iterator_t *it = table_iterator_create(t);
     size_t cnt = 0;
     for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) cnt++;
