@@ -220,9 +220,10 @@ void exp_synth_leaf(uint64_t m, uint32_t k, uint64_t leaf, uint64_t entries, uin
 
 /* A set of synthetic leaves for the pure-structure experiments (Table II at 500M-1B entries,
    Fig. 7): `leaves` tables of `entries` distinct values each, m-bit filters with k hashes.
-   The leaves are kept in memory when they fit in resident_limit bytes; otherwise they are
-   regenerated whenever the hierarchy needs them (hierarchy_leaf_source_t). Caller-owned:
-   exp_synth_init() / exp_synth_release(). */
+   The leaves are kept in memory when they fit in a quarter of the physical memory (at least
+   1 GiB); otherwise they are regenerated whenever the hierarchy needs them
+   (hierarchy_leaf_source_t), which is many times slower. Caller-owned: exp_synth_init() /
+   exp_synth_release(). */
 typedef struct exp_synth {
   uint64_t m;
   uint32_t k;
@@ -233,15 +234,15 @@ typedef struct exp_synth {
 } exp_synth_t;
 
 /* Returns 0, or -1 if memory is short. */
-int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint64_t entries,
-                   size_t resident_limit);
+int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint64_t entries);
 void exp_synth_release(exp_synth_t *s);
-/* Builds a hierarchy of order d over the leaves (ids 1..leaves, in order) with the given
-   bfh_placement (paper, positional: bottom-up build in leaf order; similarity: one insert per
-   leaf). Returns it (caller destroys it with hierarchy_destroy) or NULL; *build_s gets the
-   time taken. */
+/* Builds a hierarchy of order d over the first `leaves` leaves (ids 1..leaves, in order;
+   leaves <= s->leaves) with the given bfh_placement (paper, positional: bottom-up build in
+   leaf order; similarity: one insert per leaf). Returns it (caller destroys it with
+   hierarchy_destroy) or NULL; *build_s gets the time taken. */
 struct hierarchy;
-struct hierarchy *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, double *build_s);
+struct hierarchy *exp_synth_hierarchy(exp_synth_t *s, uint64_t leaves, uint32_t d, int placement,
+                                      double *build_s);
 /* The paper's hierarchy has exactly d children per internal node: its node count over B
    leaves, sum over levels of ceil(B / d^i) until one node. */
 uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);

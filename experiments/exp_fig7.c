@@ -47,7 +47,7 @@ int exp_fig7(const exp_ctx_t *x) {
   exp_csv_t *csv = exp_csv_open(x, "fig7", cols);
   if (!csv) return -1;
   exp_synth_t s;
-  if (exp_synth_init(&s, m, k, leaves, PAPER_ENTRIES_PER_TABLE, (size_t)2 << 30) != 0) {
+  if (exp_synth_init(&s, m, k, leaves, PAPER_ENTRIES_PER_TABLE) != 0) {
     fprintf(stderr, "bfh: fig7: out of memory for %llu synthetic leaves\n",
             (unsigned long long)leaves);
     exp_csv_close(csv);
@@ -59,7 +59,7 @@ int exp_fig7(const exp_ctx_t *x) {
       int placement = EXP_PLACEMENTS[pi];
       double build_s = 0;
       exp_progress("fig7: d=%u %s", orders[i], exp_placement_name(placement));
-      hierarchy_t *h = exp_synth_hierarchy(&s, orders[i], placement, &build_s);
+      hierarchy_t *h = exp_synth_hierarchy(&s, leaves, orders[i], placement, &build_s);
       if (!h) {
         fprintf(stderr, "bfh: fig7: building the hierarchy (d=%u) failed\n", orders[i]);
         rc = -1;

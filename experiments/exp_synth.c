@@ -1,13 +1,20 @@
 /* Synthetic leaves and hierarchies over them, for the pure-structure experiments (exp.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "experiments/exp.h"
 #include "hierarchy/bits.h"
 #include "hierarchy/hierarchy.h"
 
-int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint64_t entries,
-                   size_t resident_limit) {
+/* A quarter of the physical memory, at least 1 GiB. */
+static double resident_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  double quarter = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : 0;
+  return quarter > (double)(1u << 30) ? quarter : (double)(1u << 30);
+}
+
+int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint64_t entries) {
   memset(s, 0, sizeof *s);
   s->m = m;
   s->k = k;
@@ -20,7 +27,7 @@ int exp_synth_init(exp_synth_t *s, uint64_t m, uint32_t k, uint64_t leaves, uint
     exp_synth_release(s);
     return -1;
   }
-  if ((double)leaves * (double)bytes <= (double)resident_limit) {
+  if ((double)leaves * (double)bytes <= resident_limit()) {
     for (uint64_t i = 0; i < leaves; i++) {
       if (!(s->words[i] = malloc(bytes))) {
         exp_synth_release(s);
@@ -65,7 +72,9 @@ static int synth_probe(void *ctx, uint64_t id, const probe_t *p) {
   return bits_test_probe(s->scratch, p);
 }
 
-hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, double *build_s) {
+hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint64_t leaves, uint32_t d, int placement,
+                                 double *build_s) {
+  if (leaves > s->leaves) return NULL;
   hierarchy_leaf_source_t src = {.probe = synth_probe, .load = synth_load, .ctx = s};
   hierarchy_t *h =
       hierarchy_create(d, s->m, (hierarchy_placement_t)placement, &src); /* same numbers */
@@ -73,17 +82,17 @@ hierarchy_t *exp_synth_hierarchy(exp_synth_t *s, uint32_t d, int placement, doub
   double t0 = exp_now();
   int rc = BFH_OK;
   if (placement != BFH_PLACEMENT_SIMILARITY) { /* built bottom-up in leaf order */
-    uint64_t *ids = malloc(s->leaves * sizeof *ids);
+    uint64_t *ids = malloc(leaves * sizeof *ids);
     if (!ids) rc = BFH_E_NOMEM;
-    for (uint64_t i = 0; rc == BFH_OK && i < s->leaves; i++) ids[i] = i + 1;
-    if (rc == BFH_OK) rc = hierarchy_build(h, ids, (const uint64_t *const *)s->words, s->leaves);
+    for (uint64_t i = 0; rc == BFH_OK && i < leaves; i++) ids[i] = i + 1;
+    if (rc == BFH_OK) rc = hierarchy_build(h, ids, (const uint64_t *const *)s->words, leaves);
     free(ids);
   } else {
-    for (uint64_t i = 0; rc == BFH_OK && i < s->leaves; i++) {
+    for (uint64_t i = 0; rc == BFH_OK && i < leaves; i++) {
       rc = hierarchy_insert(h, i + 1, s->words[i]);
       if ((i & 63) == 0)
         exp_progress("hierarchy d=%u: leaf %llu/%llu", d, (unsigned long long)i,
-                     (unsigned long long)s->leaves);
+                     (unsigned long long)leaves);
     }
     exp_progress_done();
   }
