@@ -201,8 +201,8 @@ void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p);
    cost); for present values and, with absent_too, absent ones. Each measurement is one CSV
    row whose "series" cell names method and leaves ("scan", "leaves-mem", "hierarchy-disk",
    "leaves-whole", ...); with cold_too every point is measured again with a cold cache (the
-   "cache" cell tells which). cells(csv, arg), if not NULL, fills the caller's
-   extra cells of every row. 0 or -1. */
+   "cache" cell tells which), after all the warm ones. cells(csv, arg), if not NULL, fills
+   the caller's extra cells of every row. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg);
