@@ -18,6 +18,10 @@
 
 typedef enum exp_scale { EXP_SMALL = 0, EXP_MEDIUM = 1, EXP_PAPER = 2 } exp_scale_t;
 
+/* The largest database size of `bfh run --scale paper` without --max-n: the 500M point of
+   Table I and Fig. 8 is run only when asked for. */
+#define EXP_PAPER_DEFAULT_MAX_N 100000000ull
+
 /* What `bfh run` was asked to do. Caller-owned; strings borrowed from argv. */
 typedef struct exp_ctx {
   exp_scale_t scale;

@@ -8,7 +8,9 @@
 # COLD (1: Table I and Fig. 8 also from a cold page cache; default 1 at medium and paper
 # scale, 0 at small, where a database fits in any cache and the main job stays short),
 # OUT (results directory, default <repo>/results), BUILD (build directory, default
-# <repo>/build-release: Release, apart from the tests' build/), WORK (where databases are built, default $OUT/db), JOBS (make -j).
+# <repo>/build-release: Release, apart from the tests' build/), WORK (where databases are built,
+# default $OUT/db), MAX_N (--max-n: skip database sizes above it; the paper scale stops at
+# 100M unless MAX_N=500M asks for its 500M point), JOBS (make -j).
 # Installs the Debian packages it needs (only if one is missing; needs root or sudo).
 set -euo pipefail
 
@@ -49,6 +51,7 @@ cold_default=1
 if [ "$scale" = small ]; then cold_default=0; fi
 if [ "${COLD:-$cold_default}" = 1 ]; then args+=(--cold); fi
 if [ -n "${WORK:-}" ]; then args+=(--work "$WORK"); fi
+if [ -n "${MAX_N:-}" ]; then args+=(--max-n "$MAX_N"); fi
 say "running: $build/bfh ${args[*]}"
 status=0
 "$build/bfh" "${args[@]}" || status=$?
