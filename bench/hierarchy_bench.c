@@ -25,6 +25,7 @@
 #include "hierarchy/hierarchy.h"
 #include "hierarchy/sliced.h"
 #include "util/random.h"
+#include "workloads/workload.h"
 
 #define K 3
 #define MAX_ROUNDS 99
@@ -47,22 +48,9 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* "Value<i>" into buf; returns its length. */
-static size_t value_name(char *buf, uint64_t i) {
-  memcpy(buf, "Value", 5);
-  char d[24];
-  size_t n = 0;
-  do {
-    d[n++] = (char)('0' + i % 10);
-    i /= 10;
-  } while (i);
-  for (size_t j = 0; j < n; j++) buf[5 + j] = d[n - 1 - j];
-  return 5 + n;
-}
-
 static void value_probe(probe_t *p, uint64_t v, uint64_t m) {
-  char buf[32];
-  size_t n = value_name(buf, v);
+  char buf[WORKLOAD_MAX_BYTES];
+  size_t n = workload_paper_value(v, buf);
   probe_init(p, bfh_hash64(buf, n, BFH_DEFAULT_SEED), m, K);
 }
 
