@@ -37,6 +37,49 @@ static void paper_cols(exp_csv_t *csv, uint64_t n) {
 
 #define ENTRIES_PER_TABLE 77712 /* 500M / 6434 */
 
+/* The 500M and 1B points over synthetic leaves (1/10 of them at small scale): the 1B point's
+   leaves, generated once; the 500M point's are their first half. 0 or -1. */
+static int synthetic_rows(exp_csv_t *csv, const exp_ctx_t *x) {
+  const uint64_t tables[] = {6434, 12868};
+  const uint64_t div = x->scale == EXP_SMALL ? 10 : 1;
+  exp_synth_t s;
+  if (exp_synth_init(&s, 2000000, 3, tables[1] / div, ENTRIES_PER_TABLE) != 0) {
+    fprintf(stderr, "bfh: table2: out of memory for %llu synthetic leaves\n",
+            (unsigned long long)(tables[1] / div));
+    return -1;
+  }
+  int rc = 0;
+  for (int t = 0; t < 2 && rc == 0; t++) {
+    uint64_t leaves = tables[t] / div;
+    for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
+      exp_db_params_t p;
+      exp_db_params_init(&p, x, leaves * ENTRIES_PER_TABLE);
+      p.placement = EXP_PLACEMENTS[pi];
+      exp_progress("table2: synthetic hierarchy over %llu leaves (%s)", (unsigned long long)leaves,
+                   exp_placement_name(p.placement));
+      hierarchy_t *h = exp_synth_hierarchy(&s, leaves, p.d, p.placement, NULL);
+      exp_progress_done();
+      if (!h) {
+        rc = -1;
+        break;
+      }
+      exp_csv_db_params(csv, x, &p);
+      exp_csv_str(csv, "source", "synthetic");
+      exp_csv_u64(csv, "tables", leaves);
+      exp_csv_dbl(csv, "leaf_mb", (double)leaves * (double)(p.m / 8) / 1e6);
+      exp_csv_dbl(csv, "nonleaf_mb", (double)hierarchy_size_in_bytes(h) / 1e6);
+      exp_csv_u64(csv, "height", hierarchy_height(h));
+      exp_csv_dbl(csv, "paper_model_nonleaf_mb",
+                  (double)exp_paper_internal_nodes(leaves, p.d) * (double)(p.m / 8) / 1e6);
+      paper_cols(csv, leaves * ENTRIES_PER_TABLE);
+      exp_csv_row(csv);
+      hierarchy_destroy(h);
+    }
+  }
+  exp_synth_release(&s);
+  return rc;
+}
+
 int exp_table2(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 300000, 1000000, 0};
   static const uint64_t medium[] = {1000000, 10000000, 0};
@@ -102,45 +145,7 @@ int exp_table2(const exp_ctx_t *x) {
       bfh_close(db);
     }
   }
-  /* The 500M and 1B points over synthetic leaves: the 1B point's leaves, generated once; the
-     500M point's are its first half. */
-  const uint64_t tables[] = {6434, 12868};
-  const uint64_t div = x->scale == EXP_SMALL ? 10 : 1;
-  exp_synth_t s;
-  if (rc == 0 && exp_synth_init(&s, 2000000, 3, tables[1] / div, ENTRIES_PER_TABLE) != 0) {
-    fprintf(stderr, "bfh: table2: out of memory for %llu synthetic leaves\n",
-            (unsigned long long)(tables[1] / div));
-    rc = -1;
-  } else if (rc == 0) {
-    for (int t = 0; t < 2 && rc == 0; t++) {
-      uint64_t leaves = tables[t] / div;
-      for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
-        exp_db_params_t p;
-        exp_db_params_init(&p, x, leaves * ENTRIES_PER_TABLE);
-        p.placement = EXP_PLACEMENTS[pi];
-        exp_progress("table2: synthetic hierarchy over %llu leaves (%s)",
-                     (unsigned long long)leaves, exp_placement_name(p.placement));
-        hierarchy_t *h = exp_synth_hierarchy(&s, leaves, p.d, p.placement, NULL);
-        exp_progress_done();
-        if (!h) {
-          rc = -1;
-          break;
-        }
-        exp_csv_db_params(csv, x, &p);
-        exp_csv_str(csv, "source", "synthetic");
-        exp_csv_u64(csv, "tables", leaves);
-        exp_csv_dbl(csv, "leaf_mb", (double)leaves * (double)(p.m / 8) / 1e6);
-        exp_csv_dbl(csv, "nonleaf_mb", (double)hierarchy_size_in_bytes(h) / 1e6);
-        exp_csv_u64(csv, "height", hierarchy_height(h));
-        exp_csv_dbl(csv, "paper_model_nonleaf_mb",
-                    (double)exp_paper_internal_nodes(leaves, p.d) * (double)(p.m / 8) / 1e6);
-        paper_cols(csv, leaves * ENTRIES_PER_TABLE);
-        exp_csv_row(csv);
-        hierarchy_destroy(h);
-      }
-    }
-    exp_synth_release(&s);
-  }
+  if (rc == 0) rc = synthetic_rows(csv, x);
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "table2");
   return rc;
