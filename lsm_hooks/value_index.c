@@ -17,6 +17,12 @@
  * probe preads the k words it needs through a small cache of open descriptors; any read
  * failure counts as "maybe" (never a false negative). While value_index_add runs, the new
  * leaf's words are still in memory, so the hierarchy's load() of that leaf reads no file.
+ *
+ * A filter read back from disk is verified before it may say "no": when a leaf is added its
+ * words are in memory (checked by the CRC of the block or file they came from), and the leaf
+ * keeps a CRC32C of every CHUNK_BYTES of them. A probe reads the whole chunk around each word
+ * it needs and checks it; a chunk that does not match (the file changed or went bad under an
+ * open database) counts as "maybe", and so does a whole-filter read that does not match.
  */
 #include "lsm_hooks/value_index.h"
 
@@ -32,8 +38,11 @@
 #include "hierarchy/id_map.h"
 #include "hierarchy/sliced.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 
 #define FD_CACHE_SLOTS 64
+#define CHUNK_WORDS 64 /* a leaf on disk is verified in chunks of 512 bytes */
+#define CHUNK_BYTES (8 * CHUNK_WORDS)
 
 typedef struct leaf {
   uint64_t number;
@@ -41,6 +50,7 @@ typedef struct leaf {
   char *path;             /* owned; may be NULL for in-memory leaves */
   uint64_t offset;        /* of the serialized filter in path; VALUE_INDEX_OFFSET_UNKNOWN */
   uint64_t popcount;
+  uint32_t *crcs; /* owned; leaves on disk: CRC32C of each chunk of words as stored */
 } leaf_t;
 
 typedef struct pending_op {
@@ -105,7 +115,20 @@ static void leaf_free(leaf_t *l) {
   if (!l) return;
   value_filter_destroy(l->filter);
   free(l->path);
+  free(l->crcs);
   free(l);
+}
+
+static size_t chunk_count(size_t nwords) {
+  return (nwords + CHUNK_WORDS - 1) / CHUNK_WORDS;
+}
+
+/* CRC32C of chunk c of a filter's words as they are stored (little-endian). */
+static uint32_t chunk_crc(const uint64_t *words, size_t nwords, size_t c) {
+  uint8_t buf[CHUNK_BYTES];
+  size_t first = c * CHUNK_WORDS, n = nwords - first < CHUNK_WORDS ? nwords - first : CHUNK_WORDS;
+  for (size_t i = 0; i < n; i++) encode_fixed64(buf + 8 * i, words[first + i]);
+  return crc32c_value(buf, 8 * n);
 }
 
 /* ---- Reading leaves from disk ------------------------------------------------------- */
@@ -214,21 +237,41 @@ static int leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p) {
     return maybe;
   }
   uint64_t off;
-  if (leaf_offset(vi, l, &off) != 0) return 1;
+  if (leaf_offset(vi, l, &off) != 0 || !l->crcs) return 1;
   int slot, fd = fd_get(vi, l, &slot);
   if (fd < 0) return 1;
   int maybe = 1;
+  uint8_t chunk[CHUNK_BYTES];
+  size_t have = SIZE_MAX; /* the chunk in `chunk`, verified */
   for (uint32_t i = 0; i < p->k; i++) {
-    uint8_t b[8];
-    uint64_t pos = p->pos[i];
-    if (pread_full(fd, b, 8, off + value_filter_word_offset(pos >> 6)) != 0) break;
-    if (!((decode_fixed64(b) >> (pos & 63)) & 1)) {
+    uint64_t pos = p->pos[i], w = pos >> 6;
+    size_t c = (size_t)(w / CHUNK_WORDS);
+    if (c != have) {
+      size_t first = c * CHUNK_WORDS;
+      size_t n = vi->nwords - first < CHUNK_WORDS ? vi->nwords - first : CHUNK_WORDS;
+      if (pread_full(fd, chunk, 8 * n, off + value_filter_word_offset(first)) != 0 ||
+          crc32c_value(chunk, 8 * n) != l->crcs[c])
+        break; /* unreadable or damaged: maybe */
+      have = c;
+    }
+    if (!((decode_fixed64(chunk + 8 * (w % CHUNK_WORDS)) >> (pos & 63)) & 1)) {
       maybe = 0;
       break;
     }
   }
   fd_put(vi, fd, slot);
   return maybe;
+}
+
+/* 1 if the stored words in buf (nwords of them, little-endian) match l's chunk CRCs. */
+static int chunks_match(const leaf_t *l, const uint8_t *buf, size_t nwords) {
+  if (!l->crcs) return 0;
+  for (size_t c = 0; c < chunk_count(nwords); c++) {
+    size_t first = c * CHUNK_WORDS;
+    size_t n = nwords - first < CHUNK_WORDS ? nwords - first : CHUNK_WORDS;
+    if (crc32c_value(buf + 8 * first, 8 * n) != l->crcs[c]) return 0;
+  }
+  return 1;
 }
 
 /* Copies leaf l's words into out. On a read failure, out is all ones over m bits (an
@@ -248,7 +291,8 @@ static int leaf_load(value_index_t *vi, leaf_t *l, uint64_t *out) {
     int slot, fd = fd_get(vi, l, &slot);
     if (fd >= 0) {
       uint8_t *buf = malloc(vi->nwords * 8);
-      if (buf && pread_full(fd, buf, vi->nwords * 8, off + value_filter_word_offset(0)) == 0) {
+      if (buf && pread_full(fd, buf, vi->nwords * 8, off + value_filter_word_offset(0)) == 0 &&
+          chunks_match(l, buf, vi->nwords)) {
         for (size_t i = 0; i < vi->nwords; i++) out[i] = decode_fixed64(buf + 8 * i);
         rc = BFH_OK;
       }
@@ -399,14 +443,21 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, err_t *err) {
   return BFH_OK;
 }
 
-static leaf_t *leaf_new(uint64_t number, value_filter_t *filter, const char *path,
-                        uint64_t offset) {
+/* A new leaf for filter (not owned until the call succeeds); on_disk: its words will be
+   read back from path, so their chunk CRCs are taken now. NULL on no memory. */
+static leaf_t *leaf_new(uint64_t number, value_filter_t *filter, const char *path, uint64_t offset,
+                        int on_disk) {
   leaf_t *l = calloc(1, sizeof *l);
   if (!l) return NULL;
-  if (path && !(l->path = strdup(path))) {
+  size_t nchunks = chunk_count(filter->nwords);
+  if ((path && !(l->path = strdup(path))) ||
+      (on_disk && !(l->crcs = malloc(nchunks * sizeof *l->crcs)))) {
+    free(l->path);
     free(l);
     return NULL;
   }
+  for (size_t c = 0; on_disk && c < nchunks; c++)
+    l->crcs[c] = chunk_crc(filter->words, filter->nwords, c);
   l->number = number;
   l->filter = filter;
   l->offset = offset;
@@ -531,7 +582,7 @@ static int queue_add(value_index_t *vi, uint64_t number, value_filter_t *filter,
     value_filter_destroy(filter);
     return rc;
   }
-  leaf_t *l = leaf_new(number, filter, path, offset);
+  leaf_t *l = leaf_new(number, filter, path, offset, vi->params.leaves_on_disk);
   if (!l) {
     value_filter_destroy(filter);
     return err_set(err, BFH_E_NOMEM, "value index: out of memory");
@@ -727,8 +778,10 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   pthread_rwlock_rdlock(&vi->lock);
   st->leaves = vi->n;
   uint64_t per_leaf = value_filter_serialized_size(vi->params.m);
-  for (size_t i = 0; i < vi->n; i++)
+  for (size_t i = 0; i < vi->n; i++) {
     if (vi->leaves[i]->filter) st->leaf_bytes += vi->nwords * 8;
+    if (vi->leaves[i]->crcs) st->leaf_bytes += chunk_count(vi->nwords) * 4;
+  }
   st->leaf_bytes_total = vi->n * per_leaf;
   st->internal_bytes = hierarchy_size_in_bytes(vi->hier);
   st->sliced_bytes = sliced_size_in_bytes(vi->sliced);

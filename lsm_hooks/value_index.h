@@ -67,7 +67,8 @@ int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *
 typedef struct value_index_stats {
   uint64_t leaves;
   uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: only leaves whose
-                                offset is not known yet, see value_index_resolve) */
+                                offset is not known yet, see value_index_resolve, plus a
+                                4-byte CRC per 512 bytes of every leaf, see leaf_probe) */
   uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
   uint64_t internal_bytes;   /* hierarchy internal nodes */
   uint64_t sliced_bytes;     /* bit-sliced index */
