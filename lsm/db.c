@@ -85,6 +85,11 @@ struct lsm_db {
   write_batch_t group;
   u64vec_t pending; /* table numbers being written (never deleted as obsolete) */
 
+  /* Recovery dropped a damaged tail (manifest or log) that lost nothing committed: the files
+     found at open stay on disk for this session, whatever the new state says of them. */
+  int damage_seen;
+  uint64_t first_own_file; /* the first file number this session allocated */
+
   int bg_error; /* first background (or log) failure: later writes fail with it */
   err_t bg_err;
   atomic_int shutting_down;
@@ -191,6 +196,7 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
     uint64_t number;
     lsm_file_type_t type;
     if (!lsm_filename_parse(names[i], &number, &type)) continue;
+    if (db->damage_seen && number < db->first_own_file) continue;
     int keep = 1;
     switch (type) {
       case LSM_FILE_LOG:
@@ -1215,6 +1221,21 @@ static int max_seq_fn(void *arg, uint64_t seq, int type, const void *key, size_t
   return 0;
 }
 
+/* After the last record of log `number`: a log the database closed cleanly must have been
+   read whole (a damaged or cut-short tail there is lost data, not a write torn by a crash);
+   any other log may end in a torn tail, which is dropped and noted (damage_seen). */
+static int check_log_end(lsm_db_t *db, log_reader_t *lr, uint64_t number, const char *path,
+                         err_t *err) {
+  uint64_t dropped = log_reader_dropped_bytes(lr), end = log_reader_end_offset(lr);
+  const lsm_version_set_t *vs = db->vs;
+  if (vs->has_closed_log && vs->closed_log == number && (dropped || end != vs->closed_log_size))
+    return err_set(err, BFH_E_CORRUPT,
+                   "log %s: closed cleanly at %" PRIu64 " bytes, but %s at %" PRIu64, path,
+                   vs->closed_log_size, dropped ? "its records end" : "the file ends", end);
+  if (dropped) db->damage_seen = 1;
+  return BFH_OK;
+}
+
 /* Replays log `number` into r->mem, flushing it into edit whenever it fills up.
    REQUIRES mu (flushes release it). */
 static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_edit_t *edit,
@@ -1252,6 +1273,7 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
       }
     }
   }
+  if (rc == BFH_OK) rc = check_log_end(db, lr, number, path, err);
   log_reader_close(lr);
   return rc;
 }
@@ -1275,6 +1297,7 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
     }
   }
   lsm_io_names_free(names, n);
+  db->first_own_file = db->vs->next_file; /* above every file in the directory */
   u64vec_sort(&logs);
   replay_t r = {db, memtable_create(), db->vs->last_sequence};
   if (!r.mem && rc == BFH_OK) rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
@@ -1287,6 +1310,38 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
   memtable_unref(r.mem);
   u64vec_release(&logs);
   return rc;
+}
+
+/* After the manifest is read: every table the recovered version lists, and the log it
+   names as the oldest still needed, must exist (a log is created before any manifest record
+   names it, and deleted only after a later record moved past it). A manifest whose last
+   record was damaged or cut short is accepted only when that holds: then the record was a
+   change that never committed (a crash in the middle of writing it), or one whose old files
+   are all still there, and nothing is lost. Otherwise committed changes are gone, and the
+   open is refused (bfh repair rebuilds the manifest from the tables). */
+static int check_files(lsm_db_t *db, err_t *err) {
+  lsm_version_set_t *vs = db->vs;
+  char path[LSM_PATH_MAX], manifest[LSM_PATH_MAX];
+  lsm_filename_manifest(manifest, sizeof manifest, db->dir, vs->manifest_number);
+  int missing = 0;
+  for (int level = 0; level < LSM_NUM_LEVELS && !missing; level++)
+    for (size_t i = 0; i < vs->current->nfiles[level] && !missing; i++) {
+      table_file_path(db->dir, vs->current->files[level][i]->number, path, sizeof path);
+      missing = !lsm_io_exists(db->io, path);
+    }
+  if (!missing) {
+    lsm_filename_log(path, sizeof path, db->dir, vs->log_number);
+    missing = !lsm_io_exists(db->io, path);
+  }
+  if (vs->manifest_dropped && missing)
+    return err_set(err, BFH_E_CORRUPT,
+                   "%s: the records from offset %" PRIu64 " (%" PRIu64
+                   " bytes) are damaged or cut short, and %s, which the records before them "
+                   "need, is gone: committed changes were lost (bfh repair salvages the tables)",
+                   manifest, vs->manifest_valid_end, vs->manifest_dropped, path);
+  if (missing) return err_set(err, BFH_E_CORRUPT, "%s: missing, but %s lists it", path, manifest);
+  if (vs->manifest_dropped) db->damage_seen = 1;
+  return BFH_OK;
 }
 
 static int check_options(const lsm_options_t *o, err_t *err) {
@@ -1393,6 +1448,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   }
   if (rc == BFH_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
   if (rc == BFH_OK && exists) rc = lsm_version_set_recover(db->vs, err);
+  if (rc == BFH_OK && exists) rc = check_files(db, err);
   db->mem = rc == BFH_OK ? memtable_create() : NULL;
   db->mf = rc == BFH_OK ? new_mem_filter(db) : NULL;
   if (rc == BFH_OK && (!db->mem || !db->mf)) rc = err_set(err, BFH_E_NOMEM, "open: out of memory");
@@ -1432,6 +1488,23 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   return BFH_OK;
 }
 
+/* A clean close syncs the log and says in the manifest how long it is, so that the next
+   open replays all of it and takes no damage there for a write torn by a crash. If this
+   fails the database is still whole: the next open treats the log as after a crash. */
+static int record_clean_close(lsm_db_t *db) {
+  err_t e;
+  int rc = log_writer_sync(db->log, &e);
+  if (rc != BFH_OK) return rc;
+  lsm_version_edit_t edit;
+  lsm_version_edit_init(&edit);
+  lsm_version_edit_set_log_closed(&edit, db->log_number, log_writer_size(db->log));
+  pthread_mutex_lock(&db->mu);
+  rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+  pthread_mutex_unlock(&db->mu);
+  lsm_version_edit_release(&edit);
+  return rc;
+}
+
 int lsm_close(lsm_db_t *db) {
   if (!db) return BFH_OK;
   pthread_mutex_lock(&db->mu);
@@ -1440,6 +1513,7 @@ int lsm_close(lsm_db_t *db) {
   pthread_mutex_unlock(&db->mu);
   if (db->bg_started) pthread_join(db->bg_thread, NULL);
   int rc = db->bg_error;
+  if (rc == BFH_OK && db->bg_started) rc = record_clean_close(db);
   (void)log_writer_close(db->log, NULL);
   pthread_mutex_lock(&db->mu);
   if (db->rs) read_state_free(db->rs);

@@ -39,7 +39,10 @@ void lsm_options_init(lsm_options_t *opt);
    (or missing without create_if_missing, or a bad option); BFH_E_CORRUPT: a damaged file
    (message names file and offset); BFH_E_UNSUPPORTED: written by an incompatible version. */
 int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **db, err_t *err);
-/* Waits for background work to stop, releases the lock and frees db. NULL allowed. */
+/* Waits for background work to stop, syncs the log and records in the manifest that it was
+   closed cleanly (so the next open takes no damage in it for a torn write), releases the
+   lock and frees db. Returns the first background error, or the error of that last record
+   (the database is whole either way). NULL allowed. */
 int lsm_close(lsm_db_t *db);
 
 int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,

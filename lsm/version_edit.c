@@ -13,7 +13,8 @@ enum {
   TAG_COMPACT_POINTER = 4,
   TAG_DELETED_FILE = 5,
   TAG_NEW_FILE = 6,
-  TAG_FORMAT_VERSION = 7
+  TAG_FORMAT_VERSION = 7,
+  TAG_LOG_CLOSED = 8
 };
 
 lsm_file_meta_t *lsm_file_meta_create(uint64_t number, uint64_t size, const void *smallest,
@@ -70,6 +71,12 @@ void lsm_version_edit_set_next_file(lsm_version_edit_t *e, uint64_t n) {
 void lsm_version_edit_set_last_sequence(lsm_version_edit_t *e, uint64_t s) {
   e->has_last_sequence = 1;
   e->last_sequence = s;
+}
+
+void lsm_version_edit_set_log_closed(lsm_version_edit_t *e, uint64_t number, uint64_t size) {
+  e->has_log_closed = 1;
+  e->closed_log = number;
+  e->closed_log_size = size;
 }
 
 int lsm_version_edit_set_compact_pointer(lsm_version_edit_t *e, int level, const void *key,
@@ -160,6 +167,11 @@ int lsm_version_edit_encode(const lsm_version_edit_t *e, uint8_t **out, size_t *
     put_varint(&b, TAG_LAST_SEQUENCE);
     put_varint(&b, e->last_sequence);
   }
+  if (e->has_log_closed) {
+    put_varint(&b, TAG_LOG_CLOSED);
+    put_varint(&b, e->closed_log);
+    put_varint(&b, e->closed_log_size);
+  }
   for (size_t i = 0; i < e->npointers; i++) {
     put_varint(&b, TAG_COMPACT_POINTER);
     put_varint(&b, (uint64_t)e->pointers[i].level);
@@ -247,6 +259,13 @@ int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, c
           goto bad;
         }
         lsm_version_edit_set_log_number(e, v);
+        break;
+      case TAG_LOG_CLOSED:
+        if (!get_varint(&r, &number) || !get_varint(&r, &size)) {
+          what = "closed log";
+          goto bad;
+        }
+        lsm_version_edit_set_log_closed(e, number, size);
         break;
       case TAG_NEXT_FILE:
         if (!get_varint(&r, &v)) {

@@ -12,6 +12,8 @@
  *   6 NEW_FILE        varint32 level, varint64 number, varint64 size,
  *                     varint32 len + smallest internal key, varint32 len + largest
  *   7 FORMAT_VERSION  varint32            (first record of every manifest)
+ *   8 LOG_CLOSED      varint64 number, varint64 size: a clean close left log `number`
+ *                     complete and synced at `size` bytes (its replay must see all of it)
  * Unknown tags are a corruption: an edit is never half understood.
  */
 #ifndef BFH_LSM_VERSION_EDIT_H
@@ -66,8 +68,9 @@ typedef struct lsm_compact_pointer {
 
 /* Caller-owned struct: lsm_version_edit_init / lsm_version_edit_release. */
 typedef struct lsm_version_edit {
-  int has_log_number, has_next_file, has_last_sequence, has_format_version;
+  int has_log_number, has_next_file, has_last_sequence, has_format_version, has_log_closed;
   uint64_t log_number, next_file, last_sequence;
+  uint64_t closed_log, closed_log_size; /* LOG_CLOSED */
   uint32_t format_version;
   lsm_compact_pointer_t *pointers;
   size_t npointers;
@@ -83,6 +86,8 @@ void lsm_version_edit_release(lsm_version_edit_t *e);
 void lsm_version_edit_set_log_number(lsm_version_edit_t *e, uint64_t n);
 void lsm_version_edit_set_next_file(lsm_version_edit_t *e, uint64_t n);
 void lsm_version_edit_set_last_sequence(lsm_version_edit_t *e, uint64_t s);
+/* Records that log `number` was closed cleanly, synced, at `size` bytes. */
+void lsm_version_edit_set_log_closed(lsm_version_edit_t *e, uint64_t number, uint64_t size);
 /* These copy their arguments; BFH_OK or BFH_E_NOMEM. */
 int lsm_version_edit_set_compact_pointer(lsm_version_edit_t *e, int level, const void *key,
                                          size_t len);

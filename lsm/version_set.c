@@ -243,6 +243,8 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
   free(cur);
 
   lsm_filename_manifest(path, sizeof path, vs->dir, mnum);
+  if (!lsm_io_exists(vs->io, path))
+    return err_set(err, BFH_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", vs->dir, path);
   log_reader_t *r = NULL;
   rc = log_reader_open(vs->io, path, &r, err);
   if (rc != BFH_OK) return rc;
@@ -288,6 +290,9 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
         version_free(drop);
       }
     }
+    vs->has_closed_log = e.has_log_closed; /* only the last record can say so */
+    vs->closed_log = e.closed_log;
+    vs->closed_log_size = e.closed_log_size;
     have_log |= e.has_log_number;
     have_next |= e.has_next_file;
     have_last |= e.has_last_sequence;
@@ -295,6 +300,9 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
     records++;
     if (rc != BFH_OK) break;
   }
+  vs->manifest_dropped = log_reader_dropped_bytes(r);
+  vs->manifest_valid_end = log_reader_end_offset(r);
+  if (vs->manifest_dropped) vs->has_closed_log = 0; /* the close record may be what is gone */
   log_reader_close(r);
   if (rc == BFH_OK && (!have_log || !have_next || !have_last))
     rc = err_set(err, BFH_E_CORRUPT, "%s: manifest lacks the %s", path,

@@ -61,6 +61,12 @@ struct lsm_version_set {
   uint8_t *compact_pointer[LSM_NUM_LEVELS]; /* internal keys (owned) or NULL */
   size_t compact_pointer_len[LSM_NUM_LEVELS];
   u64vec_t obsolete; /* numbers of table files whose last version went away */
+  /* What recovery saw (lsm_version_set_recover): */
+  int has_closed_log;          /* the manifest's last record says the database closed cleanly */
+  uint64_t closed_log;         /* ...leaving this log complete */
+  uint64_t closed_log_size;    /* ...at this many bytes */
+  uint64_t manifest_dropped;   /* bytes of a damaged or cut-short tail of the manifest */
+  uint64_t manifest_valid_end; /* where its last good record ends */
 };
 
 /* Creates an empty set for dir (copied). level1_bytes: the L1 budget (x10 per level).
@@ -72,7 +78,9 @@ int lsm_version_set_create(const char *dir, lsm_io_t *io, uint64_t level1_bytes,
 void lsm_version_set_destroy(lsm_version_set_t *vs);
 
 /* Loads the state from CURRENT and the manifest it names. BFH_E_CORRUPT with file and
-   offset; BFH_E_UNSUPPORTED for a manifest of another format version. */
+   offset; BFH_E_UNSUPPORTED for a manifest of another format version. A damaged or
+   cut-short last record is left out and reported in manifest_dropped: whether that loses
+   anything is for the caller to decide against the files on disk (db.c, check_files). */
 int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err);
 /* Writes a new manifest holding a snapshot of the current state and points CURRENT at it;
    the old manifest becomes obsolete. Used at open (new database and after recovery). */
