@@ -77,7 +77,7 @@ typedef enum bfh_placement {
 typedef struct bfh_options {
   bfh_engine engine;            /* default BFH_ENGINE_LSM */
   int create_if_missing;        /* default 1 */
-  uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; >= 64 */
+  uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; 64..2^28 */
   uint32_t value_filter_hashes; /* k; default 3; 1..32 */
   uint32_t order;               /* d, the hierarchy's order (bfh_placement); default 5; >= 2 */
   double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
@@ -149,6 +149,29 @@ typedef struct bfh_db_stats {
   double mean_leaf_fill;      /* mean fraction of set bits in the leaf filters */
 } bfh_db_stats;
 int bfh_stats(bfh_db *db, bfh_db_stats *st);
+
+/* What bfh_repair kept and dropped (own engine; a LevelDB database reports to its LOG). */
+typedef struct bfh_repair_report {
+  uint64_t logs;              /* write-ahead logs read */
+  uint64_t log_records;       /* their records replayed */
+  uint64_t log_bytes_dropped; /* bytes of damaged or torn log records skipped */
+  uint64_t tables;            /* table files found */
+  uint64_t tables_damaged;    /* tables with damaged blocks; their other blocks were kept */
+  uint64_t tables_lost;       /* tables that could not be read at all */
+  uint64_t blocks_dropped;    /* damaged data blocks skipped */
+  uint64_t keys_out;          /* live keys in the repaired database */
+  uint64_t tables_out;        /* table files it now has */
+  uint64_t files_moved;       /* damaged and replaced files moved into <path>/lost/ */
+  int params_rewritten;       /* BFH-PARAMS was damaged or missing and was written from opt */
+} bfh_repair_report;
+/* Makes a database that refuses to open (damaged manifest, log or table) open again,
+   keeping every log record and table block whose checksum holds: the newest version of
+   each key among them is rewritten into new tables (with new value filters) and a new
+   manifest. Damaged files are moved into <path>/lost/, never deleted. The database must
+   not be open. opt (may be NULL) gives the engine and, for BFH-PARAMS that is missing or
+   damaged, the value-filter parameters; report may be NULL. The message of a failure is in
+   bfh_last_error(NULL); after a failure the database is as it was. */
+int bfh_repair(const char *path, const bfh_options *opt, bfh_repair_report *report);
 
 void bfh_free(void *p);
 const char *bfh_strerror(int status);

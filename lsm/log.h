@@ -61,6 +61,11 @@ uint64_t log_reader_record_offset(const log_reader_t *r);
 uint64_t log_reader_dropped_bytes(const log_reader_t *r);
 /* Offset where valid data ends (= file size - dropped bytes, once at the end). */
 uint64_t log_reader_end_offset(const log_reader_t *r);
+/* Repair: after log_reader_next returned BFH_E_CORRUPT, skips from the damaged record to
+   the next 32 KiB block (where a new record starts) so that reading can go on; returns the
+   bytes skipped (0 if the reader was not stopped by corruption). A fragmented record cut
+   by the skip is dropped too (its other fragments read as out of place). */
+uint64_t log_reader_skip_damage(log_reader_t *r);
 void log_reader_close(log_reader_t *r); /* NULL allowed */
 
 #endif

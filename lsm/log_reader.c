@@ -17,6 +17,7 @@ struct log_reader {
   uint64_t dropped;
   int at_end;
   err_t status;     /* sticky error */
+  size_t bad_at;    /* where the record behind status starts */
   uint8_t *scratch; /* reassembled fragmented record */
   size_t scratch_len, scratch_cap;
 };
@@ -77,6 +78,7 @@ static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_e
     return BFH_NOT_FOUND;
   }
   err_set(&r->status, BFH_E_CORRUPT, "log %s: record at %zu: %s", r->path, bad_at, what);
+  r->bad_at = start;
   if (err) *err = r->status;
   return BFH_E_CORRUPT;
 }
@@ -166,4 +168,14 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
       return BFH_OK;
     }
   }
+}
+
+uint64_t log_reader_skip_damage(log_reader_t *r) {
+  if (r->status.code != BFH_E_CORRUPT) return 0;
+  size_t next = (r->bad_at / LOG_BLOCK_BYTES + 1) * (size_t)LOG_BLOCK_BYTES;
+  if (next > r->size) next = r->size;
+  uint64_t skipped = next - r->bad_at;
+  r->pos = next;
+  err_clear(&r->status);
+  return skipped;
 }

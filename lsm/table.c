@@ -367,6 +367,31 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
   return rc;
 }
 
+int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks) {
+  *bad_blocks = 0;
+  for (uint32_t i = 0; i < t->nblocks; i++) {
+    block_t b;
+    err_t ignored;
+    if (data_block(t, i, &b, &ignored)) {
+      (*bad_blocks)++;
+      continue;
+    }
+    block_cursor_t c;
+    block_cursor_init(&c, &b, internal_key_compare);
+    int bad = 0, rc = 0;
+    for (block_cursor_seek_first(&c); block_cursor_valid(&c) && !rc; block_cursor_next(&c)) {
+      internal_key_parts_t k;
+      if ((bad = internal_key_parse(c.key, c.key_len, &k) != 0)) break;
+      if (fn) rc = fn(arg, c.key, c.key_len, c.val, c.val_len);
+    }
+    bad |= block_cursor_corrupt(&c);
+    block_cursor_release(&c);
+    if (rc) return rc;
+    *bad_blocks += bad;
+  }
+  return 0;
+}
+
 typedef struct value_visit {
   lsm_visit_fn fn;
   void *arg;

@@ -75,6 +75,15 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
 int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                      lsm_scan_stats_t *st, err_t *err);
 
+/* Repair: visits, in table order, the entries of every data block that checks out (fn gets
+   each internal key and value, borrowed for the call). A damaged block (checksum mismatch,
+   malformed block) is skipped whole; a malformed entry or internal key in a block whose
+   checksum matched ends that block there. *bad_blocks counts the blocks skipped or cut.
+   fn may be NULL (only count); fn returning nonzero stops with that value, else 0. */
+typedef int (*table_entry_fn)(void *arg, const uint8_t *ikey, size_t iklen, const uint8_t *val,
+                              size_t vlen);
+int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks);
+
 /* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME): *data
    borrowed from the mapping (valid while t is referenced), *offset its offset in the file;
    its checksum is verified on every call. BFH_NOT_FOUND (no message) if absent. */

@@ -18,9 +18,12 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "lsm/repair.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
+#include "lsm_hooks/engine_leveldb.h"
 #include "lsm_hooks/search.h"
+#include "lsm_hooks/value_hook.h"
 #include "lsm_hooks/value_index.h"
 #include "util/err.h"
 
@@ -142,9 +145,10 @@ void bfh_options_init(bfh_options *opt) {
   opt->hash_seed = BFH_DEFAULT_SEED;
 }
 
-/* Largest m accepted: 2^34 bits (2 GiB per filter) keeps every size computation far from
-   overflow. */
-#define MAX_FILTER_BITS (1ull << 34)
+/* Largest m accepted: 2^28 bits, a 32 MiB filter per table. The bit-sliced index keeps one
+   row per bit, 8 bytes per 64 tables, so it already takes 2 GiB at this m (m = 2^32 would
+   ask for 32 GiB before the first table). The paper's filters are 20k..2M bits. */
+#define MAX_FILTER_BITS (1ull << 28)
 
 static int check_options(const bfh_options *o) {
   if (o->engine != BFH_ENGINE_LSM && o->engine != BFH_ENGINE_LEVELDB)
@@ -255,6 +259,71 @@ int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   }
   *out = db;
   return BFH_OK;
+}
+
+/* Own engine: lsm_repair with a value hook, so every table it writes has its filter. */
+static int repair_lsm(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                      err_t *err) {
+  db_params_t params = {opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+  int write_params = 0;
+  value_index_t *index = NULL;
+  value_hook_t *hook = NULL;
+  lsm_options_t lo;
+  lsm_options_init(&lo);
+  lo.table_bytes = opt->table_bytes;
+  lo.key_bits_per_key = opt->key_bits_per_key;
+  if (opt->value_filters) {
+    err_t e;
+    int rc = db_params_read(path, &params, &e);
+    if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
+      *err = e;
+      return rc;
+    }
+    if (rc != BFH_OK) { /* missing or damaged: the caller's parameters */
+      params = (db_params_t){opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+      write_params = 1;
+    }
+    value_index_params_t vp = {params.m,   params.k, params.seed,
+                               opt->order, 0,        (hierarchy_placement_t)opt->placement};
+    if (!(index = value_index_create(&vp, err))) return err->code ? err->code : BFH_E_NOMEM;
+    if (!(hook = value_hook_create(index, path, err))) {
+      value_index_destroy(index);
+      return err->code ? err->code : BFH_E_NOMEM;
+    }
+    lo.hook = value_hook_table_hook(hook);
+  }
+  lsm_repair_stats_t st;
+  memset(&st, 0, sizeof st);
+  int rc = lsm_repair(path, &lo, &st, err);
+  value_hook_destroy(hook);
+  value_index_destroy(index);
+  if (rc == BFH_OK && write_params) rc = db_params_write(path, &params, err);
+  *rep = (bfh_repair_report){
+      st.logs,           st.log_records, st.log_bytes_dropped,        st.tables,
+      st.tables_damaged, st.tables_lost, st.blocks_dropped,           st.keys_out,
+      st.tables_out,     st.files_moved, rc == BFH_OK && write_params};
+  return rc;
+}
+
+int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *report) {
+  if (!path || !path[0]) return invalid(NULL, "bfh_repair: path is NULL or empty");
+  bfh_options opt;
+  if (opt_in)
+    opt = *opt_in;
+  else
+    bfh_options_init(&opt);
+  int rc = check_options(&opt);
+  if (rc != BFH_OK) return rc;
+  bfh_repair_report rep;
+  memset(&rep, 0, sizeof rep);
+  err_t err;
+  err_clear(&err);
+  if (opt.engine == BFH_ENGINE_LSM)
+    rc = repair_lsm(path, &opt, &rep, &err);
+  else
+    rc = engine_leveldb_repair(path, &err);
+  if (report) *report = rep;
+  return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
 }
 
 int bfh_close(bfh_db *db) {

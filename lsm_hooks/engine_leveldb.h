@@ -39,4 +39,8 @@ engine_leveldb_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t nu
 /* Runs the emulated table-build hook now (what the background thread does every 100 ms). */
 int engine_leveldb_sync(engine_t *e, err_t *err);
 
+/* LevelDB's own RepairDB on the (closed) database in path; the filter cache needs nothing:
+   its files are checked against each live table at open and rebuilt when stale. */
+int engine_leveldb_repair(const char *path, err_t *err);
+
 #endif

@@ -1,0 +1,399 @@
+/* lsm_repair: salvage every intact log record and table block, rewrite them as one sorted
+ * run, and write a manifest naming exactly that (lsm/repair.h).
+ */
+#include "lsm/repair.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/filename.h"
+#include "lsm/internal_key.h"
+#include "lsm/iterator.h"
+#include "lsm/log.h"
+#include "lsm/memtable.h"
+#include "lsm/table.h"
+#include "lsm/table_builder.h"
+#include "lsm/version_set.h"
+#include "lsm/write_batch.h"
+#include "util/vec.h"
+
+#define LOST_DIR "lost"
+
+typedef struct repair {
+  const char *dir;
+  lsm_io_t *io;
+  const lsm_options_t *opt;
+  lsm_repair_stats_t st;
+  uint64_t next_file; /* above every file number in the directory */
+  uint64_t max_seq;
+  iterator_t **srcs; /* the merge's inputs (owned until handed to the merge) */
+  size_t nsrc, capsrc;
+  u64vec_t tables, logs, manifests; /* what the directory holds */
+  char **damaged;                   /* names of files to move to lost/ (owned) */
+  size_t ndamaged;
+  u64vec_t written; /* tables written by the repair (unlinked if it fails) */
+  lsm_version_edit_t edit;
+} repair_t;
+
+static int add_source(repair_t *r, iterator_t *it, err_t *err) {
+  if (it && r->nsrc == r->capsrc) {
+    size_t c = r->capsrc ? 2 * r->capsrc : 16;
+    iterator_t **a = realloc(r->srcs, c * sizeof *a);
+    if (!a) {
+      iterator_destroy(it);
+      it = NULL;
+    } else {
+      r->srcs = a;
+      r->capsrc = c;
+    }
+  }
+  if (!it) return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  r->srcs[r->nsrc++] = it;
+  return BFH_OK;
+}
+
+static int note_damaged(repair_t *r, const char *name, err_t *err) {
+  char **a = realloc(r->damaged, (r->ndamaged + 1) * sizeof *a);
+  if (!a || !(a[r->ndamaged] = strdup(name))) {
+    if (a) r->damaged = a;
+    return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  }
+  r->damaged = a;
+  r->ndamaged++;
+  return BFH_OK;
+}
+
+/* ---- Step 1: logs ------------------------------------------------------------------ */
+
+static int batch_ok(void *arg, uint64_t seq, int type, const void *key, size_t klen,
+                    const void *val, size_t vlen) {
+  (void)type, (void)key, (void)klen, (void)val, (void)vlen;
+  repair_t *r = arg;
+  if (seq > r->max_seq) r->max_seq = seq;
+  return 0;
+}
+
+/* Replays log `number` into a memtable of its own, skipping damaged records. */
+static int repair_log(repair_t *r, uint64_t number, err_t *err) {
+  char path[LSM_PATH_MAX];
+  lsm_filename_log(path, sizeof path, r->dir, number);
+  log_reader_t *lr = NULL;
+  int rc = log_reader_open(r->io, path, &lr, err);
+  if (rc != BFH_OK) return rc;
+  memtable_t *mem = memtable_create();
+  if (!mem) {
+    log_reader_close(lr);
+    return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  }
+  uint64_t dropped = 0;
+  for (;;) {
+    const void *data;
+    size_t n;
+    err_t e;
+    rc = log_reader_next(lr, &data, &n, &e);
+    if (rc == BFH_NOT_FOUND) {
+      dropped += log_reader_dropped_bytes(lr);
+      rc = BFH_OK;
+      break;
+    }
+    if (rc == BFH_E_CORRUPT) {
+      dropped += log_reader_skip_damage(lr);
+      continue;
+    }
+    if (rc != BFH_OK) {
+      *err = e;
+      break;
+    }
+    if (write_batch_iterate(data, n, batch_ok, r, &e) != BFH_OK) { /* a malformed batch */
+      dropped += n;
+      continue;
+    }
+    if ((rc = write_batch_insert(data, n, mem, err)) != BFH_OK) break;
+    r->st.log_records++;
+  }
+  log_reader_close(lr);
+  r->st.logs++;
+  r->st.log_bytes_dropped += dropped;
+  if (rc == BFH_OK && dropped) rc = note_damaged(r, strrchr(path, '/') + 1, err);
+  if (rc == BFH_OK) rc = add_source(r, memtable_iterator_create(mem), err);
+  memtable_unref(mem);
+  return rc;
+}
+
+/* ---- Step 2: tables ---------------------------------------------------------------- */
+
+static int salvage_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_t *val,
+                         size_t vlen) {
+  internal_key_parts_t k;
+  if (internal_key_parse(ikey, iklen, &k)) return 0; /* table_salvage checked it */
+  return memtable_add(arg, k.seq, k.type, k.user_key, k.user_len, val, vlen) != BFH_OK;
+}
+
+/* An intact table is read in place by the merge; a damaged one has its good blocks copied
+   into a memtable; one that cannot be opened is lost. */
+static int repair_table(repair_t *r, uint64_t number, err_t *err) {
+  char path[LSM_PATH_MAX];
+  table_file_path(r->dir, number, path, sizeof path);
+  const char *name = strrchr(path, '/') + 1;
+  r->st.tables++;
+  table_t *t = NULL;
+  err_t e;
+  int rc = table_open(r->io, path, number, &t, &e);
+  if (rc == BFH_E_NOMEM) return err_set(err, rc, "%s", e.msg);
+  if (rc != BFH_OK) {
+    r->st.tables_lost++;
+    return note_damaged(r, name, err);
+  }
+  uint64_t bad = 0;
+  (void)table_salvage(t, NULL, NULL, &bad);
+  if (bad == 0) {
+    rc = add_source(r, table_iterator_create(t), err); /* the iterator holds a reference */
+    table_unref(t);
+    return rc;
+  }
+  r->st.tables_damaged++;
+  r->st.blocks_dropped += bad;
+  memtable_t *mem = memtable_create();
+  if (!mem || table_salvage(t, salvage_entry, mem, &bad) != 0)
+    rc = err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  table_unref(t);
+  if (rc == BFH_OK) rc = note_damaged(r, name, err);
+  if (rc == BFH_OK) rc = add_source(r, memtable_iterator_create(mem), err);
+  memtable_unref(mem);
+  return rc;
+}
+
+/* ---- Step 3: one sorted run ---------------------------------------------------------- */
+
+static int finish_table(repair_t *r, table_builder_t *tb, uint64_t number, err_t *err) {
+  int rc = table_builder_finish(tb, err);
+  if (rc == BFH_OK) {
+    size_t sl, ll;
+    const uint8_t *s = table_builder_smallest(tb, &sl), *l = table_builder_largest(tb, &ll);
+    rc = lsm_version_edit_add_file(&r->edit, LSM_NUM_LEVELS - 1, number,
+                                   table_builder_file_size(tb), s, sl, l, ll);
+    if (rc != BFH_OK) rc = err_set(err, rc, "repair: out of memory");
+    r->st.tables_out++;
+  }
+  table_builder_destroy(tb);
+  return rc;
+}
+
+/* Merges every source by internal key and writes the newest version of each live key. */
+static int write_run(repair_t *r, err_t *err) {
+  iterator_t *it = merging_iterator_create(r->srcs, r->nsrc);
+  r->nsrc = 0; /* the merge owns them now (or destroyed them) */
+  if (!it) return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  table_builder_options_t topt;
+  table_builder_options_init(&topt);
+  topt.block_bytes = r->opt->block_bytes;
+  topt.key_bits_per_key = r->opt->key_bits_per_key;
+  topt.hook = r->opt->hook;
+  uint8_t *prev = NULL;
+  size_t prev_len = 0, prev_cap = 0;
+  int have_prev = 0, rc = BFH_OK;
+  table_builder_t *tb = NULL;
+  uint64_t tnum = 0;
+  for (iterator_seek_first(it); rc == BFH_OK && iterator_valid(it); iterator_next(it)) {
+    size_t iklen, vlen;
+    const void *ikey = iterator_key(it, &iklen), *val = iterator_value(it, &vlen);
+    internal_key_parts_t k;
+    if (internal_key_parse(ikey, iklen, &k)) continue; /* the sources checked every key */
+    r->st.entries_in++;
+    if (k.seq > r->max_seq) r->max_seq = k.seq;
+    if (have_prev && bytewise_compare(k.user_key, k.user_len, prev, prev_len) == 0)
+      continue; /* an older version (newest first in internal order) */
+    if (k.user_len > prev_cap) {
+      uint8_t *p = realloc(prev, k.user_len);
+      if (!p) {
+        rc = err_set(err, BFH_E_NOMEM, "repair: out of memory");
+        break;
+      }
+      prev = p;
+      prev_cap = k.user_len;
+    }
+    memcpy(prev, k.user_key, k.user_len);
+    prev_len = k.user_len;
+    have_prev = 1;
+    if (k.type == LSM_TYPE_DELETION) continue; /* nothing older survives the run */
+    if (!tb) {
+      char path[LSM_PATH_MAX];
+      tnum = r->next_file++;
+      table_file_path(r->dir, tnum, path, sizeof path);
+      if ((rc = u64vec_push(&r->written, tnum)) != BFH_OK) {
+        rc = err_set(err, rc, "repair: out of memory");
+        break;
+      }
+      if ((rc = table_builder_create(r->io, path, tnum, &topt, &tb, err)) != BFH_OK) break;
+    }
+    if ((rc = table_builder_add(tb, ikey, iklen, val, vlen, err)) != BFH_OK) break;
+    r->st.keys_out++;
+    if (table_builder_file_size(tb) >= r->opt->table_bytes) {
+      rc = finish_table(r, tb, tnum, err);
+      tb = NULL;
+    }
+  }
+  if (rc == BFH_OK) rc = iterator_status(it, err);
+  if (rc == BFH_OK && tb)
+    rc = finish_table(r, tb, tnum, err);
+  else
+    table_builder_destroy(tb);
+  iterator_destroy(it);
+  free(prev);
+  return rc;
+}
+
+/* ---- Step 4: the new manifest ----------------------------------------------------------- */
+
+static int write_manifest(repair_t *r, err_t *err) {
+  char path[LSM_PATH_MAX];
+  uint64_t log_number = r->next_file++;
+  lsm_filename_log(path, sizeof path, r->dir, log_number);
+  log_writer_t *w = NULL;
+  int rc = log_writer_open(r->io, path, &w, err);
+  if (rc == BFH_OK) rc = log_writer_sync(w, err);
+  int crc = log_writer_close(w, err);
+  if (rc == BFH_OK) rc = crc;
+  if (rc != BFH_OK) return rc;
+  lsm_version_set_t *vs = NULL;
+  rc = lsm_version_set_create(r->dir, r->io, r->opt->level1_bytes, &vs, err);
+  if (rc != BFH_OK) return rc;
+  vs->next_file = r->next_file;
+  vs->last_sequence = r->max_seq;
+  vs->log_number = log_number;
+  lsm_version_edit_set_log_number(&r->edit, log_number);
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&mu);
+  rc = lsm_version_set_log_and_apply(vs, &r->edit, &mu, err);
+  pthread_mutex_unlock(&mu);
+  lsm_version_set_destroy(vs);
+  return rc;
+}
+
+/* Moves the damaged files, and the manifests the new one replaces, into dir/lost/. */
+static int move_to_lost(repair_t *r, err_t *err) {
+  char lost[LSM_PATH_MAX], from[LSM_PATH_MAX + 64], to[2 * LSM_PATH_MAX];
+  snprintf(lost, sizeof lost, "%s/%s", r->dir, LOST_DIR);
+  int rc = BFH_OK;
+  for (size_t i = 0; i < r->manifests.n && rc == BFH_OK; i++) {
+    lsm_filename_manifest(from, sizeof from, r->dir, r->manifests.v[i]);
+    rc = note_damaged(r, strrchr(from, '/') + 1, err);
+  }
+  if (rc == BFH_OK && r->ndamaged) rc = lsm_io_mkdir(r->io, lost, err);
+  for (size_t i = 0; i < r->ndamaged && rc == BFH_OK; i++) {
+    snprintf(from, sizeof from, "%s/%s", r->dir, r->damaged[i]);
+    snprintf(to, sizeof to, "%s/%s", lost, r->damaged[i]);
+    rc = lsm_io_rename(r->io, from, to, err);
+    if (rc == BFH_OK) r->st.files_moved++;
+  }
+  if (rc == BFH_OK) rc = lsm_io_sync_dir(r->io, r->dir, err);
+  return rc;
+}
+
+/* ---- The whole repair ----------------------------------------------------------------- */
+
+/* Sorts the directory's files by kind; next_file goes above every number in it. */
+static int list_files(repair_t *r, err_t *err) {
+  char **names = NULL;
+  size_t n = 0;
+  int rc = lsm_io_list_dir(r->io, r->dir, &names, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    uint64_t number;
+    lsm_file_type_t type;
+    if (!lsm_filename_parse(names[i], &number, &type)) continue;
+    if (number >= r->next_file) r->next_file = number + 1;
+    if (type == LSM_FILE_TABLE) rc = u64vec_push(&r->tables, number);
+    if (type == LSM_FILE_LOG) rc = u64vec_push(&r->logs, number);
+    if (type == LSM_FILE_MANIFEST) rc = u64vec_push(&r->manifests, number);
+    if (rc != BFH_OK) rc = err_set(err, rc, "repair: out of memory");
+  }
+  lsm_io_names_free(names, n);
+  u64vec_sort(&r->tables);
+  u64vec_sort(&r->logs);
+  return rc;
+}
+
+/* dir must be a bfh LSM database: a damaged IDENTITY is written again, a missing one only
+   when the directory holds tables or logs and no CURRENT of another engine. */
+static int check_identity(repair_t *r, err_t *err) {
+  char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
+  lsm_filename_identity(ident, sizeof ident, r->dir);
+  lsm_filename_current(cur, sizeof cur, r->dir);
+  if (lsm_io_exists(r->io, ident)) {
+    void *data = NULL;
+    size_t n = 0;
+    err_t e;
+    int rc = lsm_io_read_file(r->io, ident, &data, &n, &e);
+    if (rc == BFH_OK) rc = lsm_identity_check(data, n, ident, &e);
+    free(data);
+    if (rc != BFH_E_CORRUPT) {
+      if (rc != BFH_OK) *err = e;
+      return rc;
+    }
+  } else if (lsm_io_exists(r->io, cur) || r->tables.n + r->logs.n == 0) {
+    return err_set(err, BFH_E_INVALID, "%s: not a bfh lsm database (no IDENTITY)", r->dir);
+  }
+  uint8_t id[LSM_IDENTITY_BYTES];
+  lsm_identity_encode(id);
+  return lsm_io_write_file(r->io, ident, id, sizeof id, err);
+}
+
+static void repair_release(repair_t *r, int failed) {
+  for (size_t i = 0; i < r->nsrc; i++) iterator_destroy(r->srcs[i]);
+  free(r->srcs);
+  for (size_t i = 0; i < r->ndamaged; i++) free(r->damaged[i]);
+  free(r->damaged);
+  for (size_t i = 0; failed && i < r->written.n; i++) {
+    char path[LSM_PATH_MAX];
+    table_file_path(r->dir, r->written.v[i], path, sizeof path);
+    (void)lsm_io_unlink(r->io, path, NULL);
+  }
+  u64vec_release(&r->tables);
+  u64vec_release(&r->logs);
+  u64vec_release(&r->manifests);
+  u64vec_release(&r->written);
+  lsm_version_edit_release(&r->edit);
+}
+
+int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st, err_t *err) {
+  lsm_options_t defaults;
+  if (!opt) {
+    lsm_options_init(&defaults);
+    opt = &defaults;
+  }
+  if (!dir || !*dir) return err_set(err, BFH_E_INVALID, "empty database path");
+  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, BFH_E_INVALID, "database path too long");
+  repair_t r;
+  memset(&r, 0, sizeof r);
+  r.dir = dir;
+  r.io = opt->io ? opt->io : lsm_io_default();
+  r.opt = opt;
+  r.next_file = 1;
+  u64vec_init(&r.tables);
+  u64vec_init(&r.logs);
+  u64vec_init(&r.manifests);
+  u64vec_init(&r.written);
+  lsm_version_edit_init(&r.edit);
+  if (!lsm_io_exists(r.io, dir))
+    return err_set(err, BFH_E_INVALID, "%s: no such database directory", dir);
+  char path[LSM_PATH_MAX];
+  lsm_filename_lock(path, sizeof path, dir);
+  lsm_lock_t *lock = NULL;
+  int rc = lsm_io_lock(r.io, path, &lock, err);
+  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
+  if (rc == BFH_OK) rc = list_files(&r, err);
+  if (rc == BFH_OK) rc = check_identity(&r, err);
+  for (size_t i = 0; i < r.logs.n && rc == BFH_OK; i++) rc = repair_log(&r, r.logs.v[i], err);
+  for (size_t i = 0; i < r.tables.n && rc == BFH_OK; i++) rc = repair_table(&r, r.tables.v[i], err);
+  if (rc == BFH_OK) rc = write_run(&r, err);
+  if (rc == BFH_OK) rc = write_manifest(&r, err);
+  int installed = rc == BFH_OK;
+  if (rc == BFH_OK) rc = move_to_lost(&r, err);
+  if (st) *st = r.st;
+  repair_release(&r, !installed);
+  lsm_io_unlock(lock);
+  return rc;
+}

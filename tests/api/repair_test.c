@@ -1,0 +1,282 @@
+/* bfh_repair: a database that refuses to open (a manifest cut short, a damaged log) or that
+ * reports damage on reads (a damaged table block) opens again after a repair, with every
+ * key whose records survived, never a value the key did not have, and value searches (every
+ * method) that agree with gets. Damaged files end up in <db>/lost/.
+ *
+ * The database: NKEYS keys written once, then every 7th deleted and every 5th overwritten,
+ * with small memtables and tables (many flushes and compactions), the last writes only in
+ * the log. A key's allowed answers after a repair are its current value, and, where records
+ * were dropped, an older value or no value (the newer record may be what was lost).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+#include "tests/test_util.h"
+
+#define NKEYS 20000
+#define DOMAIN 500 /* values "v1-%03u" shared by several keys; overwrites "v2-%05u" unique */
+
+typedef struct fixture {
+  char dir[512];
+  bfh_options opt;
+} fixture_t;
+
+static size_t key_of(uint32_t i, char *buf) {
+  return (size_t)sprintf(buf, "key%06u", i);
+}
+static size_t first_value(uint32_t i, char *buf) {
+  return (size_t)sprintf(buf, "v1-%03u", i % DOMAIN);
+}
+static size_t second_value(uint32_t i, char *buf) {
+  return (size_t)sprintf(buf, "v2-%05u", i);
+}
+static int deleted(uint32_t i) {
+  return i % 7 == 0 && i % 5 != 0;
+}
+static int overwritten(uint32_t i) {
+  return i % 5 == 0;
+}
+
+static int count_match(void *arg, const void *key, size_t len) {
+  (void)key, (void)len;
+  (*(size_t *)arg)++;
+  return 0;
+}
+
+static int setup(void **state) {
+  fixture_t *fx = calloc(1, sizeof *fx);
+  if (!fx || test_tmpdir_create(fx->dir, sizeof fx->dir, "repair_test") != 0) return -1;
+  bfh_options_init(&fx->opt);
+  fx->opt.memtable_bytes = 256 << 10;
+  fx->opt.table_bytes = 64 << 10;
+  fx->opt.value_filter_bits = 8192;
+  *state = fx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *fx = *state;
+  int rc = access(fx->dir, F_OK) == 0 ? test_rmrf(fx->dir) : 0;
+  free(fx);
+  return rc;
+}
+
+static void build(fixture_t *fx) {
+  bfh_db *db = NULL;
+  if (bfh_open(fx->dir, &fx->opt, &db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+  char k[32], v[32];
+  for (uint32_t i = 0; i < NKEYS; i++)
+    assert_int_equal(bfh_put(db, k, key_of(i, k), v, first_value(i, v)), BFH_OK);
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    if (deleted(i)) assert_int_equal(bfh_delete(db, k, key_of(i, k)), BFH_OK);
+    if (overwritten(i)) assert_int_equal(bfh_put(db, k, key_of(i, k), v, second_value(i, v)), 0);
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* Opens the database; counts keys with their current value (*exact), with an older value or
+   none (*older); fails on any other answer. Then checks every method's search for a sample
+   of values against gets. */
+static void check_db(fixture_t *fx, uint32_t *exact, uint32_t *older) {
+  bfh_options o = fx->opt;
+  o.create_if_missing = 0;
+  bfh_db *db = NULL;
+  if (bfh_open(fx->dir, &o, &db) != BFH_OK) fail_msg("reopen: %s", bfh_last_error(NULL));
+  *exact = *older = 0;
+  static uint8_t holds[NKEYS]; /* 1: the key's value is its first value */
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    char k[32], want1[32], want2[32];
+    size_t kl = key_of(i, k), l1 = first_value(i, want1), l2 = second_value(i, want2);
+    void *val = NULL;
+    size_t vlen = 0;
+    int rc = bfh_get(db, k, kl, &val, &vlen);
+    int is1 = rc == BFH_OK && vlen == l1 && memcmp(val, want1, l1) == 0;
+    int is2 = rc == BFH_OK && vlen == l2 && memcmp(val, want2, l2) == 0;
+    if (rc != BFH_OK && rc != BFH_NOT_FOUND) fail_msg("get %s: %s", k, bfh_last_error(db));
+    if (rc == BFH_OK && !is1 && !is2) fail_msg("get %s: a value it never had", k);
+    int current = overwritten(i) ? is2 : deleted(i) ? rc == BFH_NOT_FOUND : is1;
+    if (current)
+      (*exact)++;
+    else if (is2)
+      fail_msg("get %s: the overwrite, but the key was never overwritten", k);
+    else
+      (*older)++;
+    holds[i] = is1;
+    bfh_free(val);
+  }
+  for (uint32_t d = 0; d < DOMAIN; d += 37) {
+    char v[32];
+    size_t vl = (size_t)sprintf(v, "v1-%03u", d);
+    size_t want = 0;
+    for (uint32_t i = d; i < NKEYS; i += DOMAIN) want += holds[i];
+    for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
+      bfh_search_stats st;
+      size_t got = 0;
+      int rc = bfh_search(db, v, vl, (bfh_method)m, count_match, &got, &st);
+      if (rc != BFH_OK) fail_msg("search %s method %d: %s", v, m, bfh_last_error(db));
+      if (got != want) fail_msg("search %s method %d: %zu keys, gets say %zu", v, m, got, want);
+    }
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void repair_ok(fixture_t *fx, bfh_repair_report *rep) {
+  if (bfh_repair(fx->dir, &fx->opt, rep) != BFH_OK) fail_msg("repair: %s", bfh_last_error(NULL));
+  print_message(
+      "repair: %llu logs (%llu records, %llu bytes dropped), %llu tables (%llu damaged, "
+      "%llu lost, %llu blocks dropped) -> %llu keys in %llu tables, %llu files to lost/\n",
+      (unsigned long long)rep->logs, (unsigned long long)rep->log_records,
+      (unsigned long long)rep->log_bytes_dropped, (unsigned long long)rep->tables,
+      (unsigned long long)rep->tables_damaged, (unsigned long long)rep->tables_lost,
+      (unsigned long long)rep->blocks_dropped, (unsigned long long)rep->keys_out,
+      (unsigned long long)rep->tables_out, (unsigned long long)rep->files_moved);
+}
+
+static void expect_open_corrupt(fixture_t *fx) {
+  bfh_db *db = NULL;
+  int rc = bfh_open(fx->dir, &fx->opt, &db);
+  if (rc != BFH_E_CORRUPT)
+    fail_msg("open of the damaged database: %d %s", rc, bfh_last_error(NULL));
+}
+
+/* The file of the database whose name starts with prefix and ends with suffix: the largest
+   one (largest != 0) or the one with the largest name (the newest). */
+static void find_file(fixture_t *fx, const char *prefix, const char *suffix, char *path, size_t cap,
+                      int largest) {
+  DIR *d = opendir(fx->dir);
+  assert_non_null(d);
+  char best[256] = "";
+  off_t best_size = -1;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    size_t n = strlen(de->d_name), sl = strlen(suffix);
+    if (strncmp(de->d_name, prefix, strlen(prefix)) || n < sl ||
+        strcmp(de->d_name + n - sl, suffix))
+      continue;
+    struct stat sb;
+    snprintf(path, cap, "%s/%s", fx->dir, de->d_name);
+    assert_int_equal(stat(path, &sb), 0);
+    if (!S_ISREG(sb.st_mode)) continue;
+    if (largest ? sb.st_size > best_size : strcmp(de->d_name, best) > 0) {
+      snprintf(best, sizeof best, "%s", de->d_name);
+      best_size = sb.st_size;
+    }
+  }
+  closedir(d);
+  if (!best[0]) fail_msg("no %s*%s in %s", prefix, suffix, fx->dir);
+  snprintf(path, cap, "%s/%s", fx->dir, best);
+}
+
+/* A manifest cut in half: the open refuses; the repair keeps every key exactly. */
+static void test_repair_manifest_cut_short(void **state) {
+  fixture_t *fx = *state;
+  build(fx);
+  char path[1024];
+  find_file(fx, "MANIFEST-", "", path, sizeof path, 0);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(truncate(path, sb.st_size / 2), 0);
+  expect_open_corrupt(fx);
+  bfh_repair_report rep;
+  repair_ok(fx, &rep);
+  assert_int_equal(rep.tables_lost + rep.tables_damaged + rep.blocks_dropped, 0);
+  assert_true(rep.files_moved >= 1); /* the cut manifest */
+  uint32_t exact, older;
+  check_db(fx, &exact, &older);
+  assert_int_equal(exact, NKEYS);
+  /* A second repair of a sound database changes nothing a reader sees. */
+  repair_ok(fx, &rep);
+  assert_int_equal(rep.log_bytes_dropped + rep.blocks_dropped + rep.tables_lost, 0);
+  check_db(fx, &exact, &older);
+  assert_int_equal(exact, NKEYS);
+}
+
+/* A damaged data block: reads report it; the repair drops that block alone. */
+static void test_repair_damaged_table_block(void **state) {
+  fixture_t *fx = *state;
+  build(fx);
+  char path[1024];
+  find_file(fx, "", ".sst", path, sizeof path, 1);
+  assert_int_equal(test_file_xor_byte(path, 100, 0x5a), 0); /* inside the first data block */
+  bfh_repair_report rep;
+  repair_ok(fx, &rep);
+  assert_int_equal(rep.tables_damaged, 1);
+  assert_true(rep.blocks_dropped >= 1);
+  char lost[1100];
+  snprintf(lost, sizeof lost, "%s/lost/%s", fx->dir, strrchr(path, '/') + 1);
+  assert_int_equal(access(lost, F_OK), 0);
+  uint32_t exact, older;
+  check_db(fx, &exact, &older);
+  print_message("after a damaged block: %u keys exact, %u older or gone\n", exact, older);
+  assert_true(older > 0);
+  assert_true(exact > NKEYS * 9 / 10); /* one 4 KiB block of a table holds ~100 keys */
+}
+
+/* A log damaged in its middle, after a clean close: the open refuses; the repair skips the
+   damaged 32 KiB block of the log and keeps the records before and after it. */
+static void test_repair_damaged_log(void **state) {
+  fixture_t *fx = *state;
+  fx->opt.memtable_bytes = 4 << 20; /* the whole second pass stays in the log */
+  build(fx);
+  char path[1024];
+  find_file(fx, "", ".log", path, sizeof path, 1);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_true(sb.st_size > 3 * 32768);
+  assert_int_equal(test_file_xor_byte(path, (uint64_t)sb.st_size / 2, 0x5a), 0);
+  expect_open_corrupt(fx);
+  bfh_repair_report rep;
+  repair_ok(fx, &rep);
+  assert_true(rep.log_bytes_dropped > 0 && rep.log_bytes_dropped <= 2 * 32768);
+  uint32_t exact, older;
+  check_db(fx, &exact, &older);
+  print_message("after a damaged log block: %u keys exact, %u older or gone\n", exact, older);
+  assert_true(older > 0);
+  assert_true(exact > NKEYS * 3 / 4);
+}
+
+/* Repair takes the LOCK: an open database is refused. */
+static void test_repair_refuses_open_database(void **state) {
+  fixture_t *fx = *state;
+  build(fx);
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(fx->dir, &fx->opt, &db), BFH_OK);
+  bfh_repair_report rep;
+  assert_int_equal(bfh_repair(fx->dir, &fx->opt, &rep), BFH_E_BUSY);
+  assert_non_null(strstr(bfh_last_error(NULL), fx->dir));
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* A LevelDB database goes through LevelDB's own RepairDB and reopens with its keys. */
+static void test_repair_leveldb_engine(void **state) {
+  fixture_t *fx = *state;
+  fx->opt.engine = BFH_ENGINE_LEVELDB;
+  build(fx);
+  bfh_repair_report rep;
+  repair_ok(fx, &rep);
+  uint32_t exact, older;
+  check_db(fx, &exact, &older);
+  assert_int_equal(exact, NKEYS);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_repair_manifest_cut_short, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_repair_damaged_table_block, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_repair_damaged_log, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_repair_refuses_open_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_repair_leveldb_engine, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
