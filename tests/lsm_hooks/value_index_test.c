@@ -420,7 +420,8 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
     for (uint64_t v = 0; v < 200; v++) value_filter_add(f, &v, sizeof v);
     char path[512];
     uint64_t off = write_leaf(md, 1, f, &r, path, sizeof path);
-    assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK);
+    size_t nwords = f->nwords;
+    assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK); /* takes f */
     /* Values 1000.. the intact filter rules out: their probes read every chunk in turn. */
     uint64_t absent[64];
     size_t nabsent = 0;
@@ -438,7 +439,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
     FILE *fp = fopen(path, "r+b");
     assert_non_null(fp);
     assert_int_equal(fseek(fp, (long)(off + value_filter_word_offset(0)), SEEK_SET), 0);
-    for (size_t i = 0; i < f->nwords * 8; i++) assert_int_equal(fputc(0, fp), 0);
+    for (size_t i = 0; i < nwords * 8; i++) assert_int_equal(fputc(0, fp), 0);
     fclose(fp);
     for (uint64_t v = 0; v < 264; v++) { /* 200 present, 64 ruled out before */
       uint64_t x = v < 200 ? v : absent[v - 200];
