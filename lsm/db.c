@@ -405,11 +405,11 @@ static int flush_imm(lsm_db_t *db) {
     lsm_version_edit_set_log_number(&edit, log_number);
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
     if (rc != BFH_OK && number) {
+      /* The table stays on disk: the edit naming it may have reached the manifest (a write
+         or sync that failed after its bytes did), and then the next open needs it; if not,
+         that open deletes it as an orphan. */
       pthread_mutex_unlock(&db->mu);
       call_table_removed(db, number);
-      char path[LSM_PATH_MAX];
-      table_file_path(db->dir, number, path, sizeof path);
-      (void)lsm_io_unlink(db->io, path, NULL);
       pthread_mutex_lock(&db->mu);
     }
   }
