@@ -495,7 +495,11 @@ static void background_compaction(lsm_db_t *db) {
     rc = lsm_compaction_fill_edit(c, &edit);
     if (rc != BFH_OK) rc = err_set(&e, rc, "compaction: out of memory");
   }
-  if (rc == BFH_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+  int logged = 0; /* the manifest write was tried: its edit may be on disk */
+  if (rc == BFH_OK) {
+    logged = 1;
+    rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+  }
   for (size_t i = 0; i < c->noutputs; i++) pending_remove(db, c->outputs[i].number);
   if (rc == BFH_OK) {
     refresh_read_state(db);
@@ -508,10 +512,13 @@ static void background_compaction(lsm_db_t *db) {
     for (int w = 0; w < 2; w++)
       for (size_t i = 0; i < c->ninputs[w]; i++) call_table_removed(db, c->inputs[w][i]->number);
   } else {
-    /* Outputs written but never installed. */
+    /* Outputs written but never installed. After a failed manifest write they stay on
+       disk (the next open needs them if the edit reached the manifest, else deletes them
+       as orphans). */
     char path[LSM_PATH_MAX];
     for (size_t i = 0; i < c->noutputs; i++) {
       call_table_removed(db, c->outputs[i].number);
+      if (logged) continue;
       table_file_path(db->dir, c->outputs[i].number, path, sizeof path);
       (void)lsm_io_unlink(db->io, path, NULL);
     }
