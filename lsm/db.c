@@ -1392,6 +1392,8 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     lsm_identity_encode(id);
     lsm_filename_identity(path, sizeof path, dir);
     rc = lsm_io_write_file(io, path, id, sizeof id, err);
+    /* A partial IDENTITY would make the directory unusable: the next create starts over. */
+    if (rc != BFH_OK) (void)lsm_io_unlink(io, path, NULL);
     if (rc == BFH_OK) rc = lsm_io_sync_dir(io, dir, err);
   }
   if (rc == BFH_OK) {
