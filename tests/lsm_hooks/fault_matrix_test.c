@@ -248,7 +248,8 @@ static int on_match(void *arg, const void *key, size_t len) {
 
 /* Every get and every value search (each method) agrees with m; with `resolve`, the keys in
    doubt take the state found (after a reopen), else either state is accepted. */
-static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, const char *when) {
+static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tolerate,
+                     const char *when) {
   char key[32], val[64];
   for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
     size_t kl = key_of(key, id);
@@ -260,6 +261,8 @@ static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, const c
       for (unsigned v = 1; v <= NVALS && !gv; v++)
         if (value_of(val, v) == gl && memcmp(val, got, gl) == 0) gv = v;
       check(c, gv != 0, "%s: get %s: a value never written", when, key);
+    } else if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
+      continue; /* a dead disk may fail a read, with a message; never answer wrong */
     } else {
       check(c, rc == BFH_NOT_FOUND, "%s: get %s: %d %s", when, key, rc, bfh_last_error(db));
     }
@@ -279,6 +282,7 @@ static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, const c
       found_t f;
       memset(&f, 0, sizeof f);
       int rc = bfh_search(db, val, vl, (bfh_method)method, on_match, &f, NULL);
+      if (tolerate && rc < 0 && bfh_last_error(db)[0]) continue;
       check(c, rc == BFH_OK, "%s: search value %u method %d: %d %s", when, v, method, rc,
             bfh_last_error(db));
       check(c, !f.bad, "%s: search value %u method %d: a key reported twice", when, v, method);
@@ -397,7 +401,7 @@ static void ingest(cell_run_t *c, bfh_db *db, model_t *m, rng_t *r, int *first_r
 }
 
 static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_error_t error,
-                          char *why, size_t why_cap) {
+                          int sticky, char *why, size_t why_cap) {
   cell_run_t c = {{0}};
   char dir[4300], path[4400];
   snprintf(dir, sizeof dir, "%s/cell%03d", fx->base, cell_no);
@@ -415,6 +419,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
   lsm_io_fault_t f = {
       .op = t->op,
       .n = t->n,
+      .sticky = sticky,
       .error = error,
       .pattern = t->pattern && strcmp(t->pattern, "@out") == 0 ? fx->out_name : t->pattern};
   bfh_options o;
@@ -464,7 +469,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
         check(&c, rc2 < 0 && bfh_last_error(db)[0], "a refused write said nothing (%d)", rc2);
         check(&c, first_rc != BFH_OK, "a write failed after no error: %s", bfh_last_error(db));
       }
-      check_db(&c, db, &m, 0, "before reopen");
+      check_db(&c, db, &m, 0, sticky, "before reopen");
       (void)bfh_close(db); /* its status repeats the first error */
     }
   }
@@ -478,8 +483,14 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     const char *base = strrchr(fault_path, '/');
     base = base ? base + 1 : fault_path;
     check(&c, first_rc == BFH_E_IO, "the first error is %d, not BFH_E_IO: %s", first_rc, first_msg);
-    check(&c, base[0] && strstr(first_msg, base) != NULL, "the error does not name %s: \"%s\"",
-          base, first_msg);
+    /* It names the file: the one faulted (one fault), or one of the files faulted (a dead
+       disk fails many calls, and the first a caller sees need not be the last injected). */
+    if (!sticky)
+      check(&c, base[0] && strstr(first_msg, base) != NULL, "the error does not name %s: \"%s\"",
+            base, first_msg);
+    else
+      check(&c, strstr(first_msg, "injected fault: ") && strstr(first_msg, dir),
+            "the error does not name a faulted file of %s: \"%s\"", dir, first_msg);
     if (error == LSM_IO_ERR_ENOSPC || error == LSM_IO_ERR_SHORT)
       check(&c, strstr(first_msg, "No space left on device") != NULL,
             "the error does not say the disk is full: \"%s\"", first_msg);
@@ -489,7 +500,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     int rc = bfh_open(path, &o, &db);
     check(&c, rc == BFH_OK, "reopen: %d %s", rc, bfh_last_error(NULL));
     if (rc == BFH_OK) {
-      check_db(&c, db, &m, 1, "after reopen");
+      check_db(&c, db, &m, 1, 0, "after reopen");
       /* and it takes writes again */
       char key[32], val[64];
       check(&c, bfh_put(db, key, key_of(key, 7), val, value_of(val, 3)) == BFH_OK,
@@ -544,7 +555,9 @@ static void find_compaction_output(void **state) {
   assert_int_equal(test_rmrf(dir), 0);
 }
 
-static void test_fault_matrix_every_cell_keeps_acknowledged_writes(void **state) {
+/* Runs every cell (sticky: the fault is a dead disk, every later matching call of the kind
+   fails too, until the database is closed) and prints the matrix. */
+static void run_matrix(void **state, int sticky) {
   fixture_t *fx = *state;
   find_compaction_output(state);
   int cell_no = 0, runs = 0, failed = 0;
@@ -553,7 +566,7 @@ static void test_fault_matrix_every_cell_keeps_acknowledged_writes(void **state)
     for (int e = 0; e < LSM_IO_ERRORS; e++) {
       if (!error_applies(t->op, (lsm_io_error_t)e)) continue;
       char why[1024];
-      outcome_t out = run_cell(fx, cell_no++, t, (lsm_io_error_t)e, why, sizeof why);
+      outcome_t out = run_cell(fx, cell_no++, t, (lsm_io_error_t)e, sticky, why, sizeof why);
       outcome_t *cell = &fx->matrix[t->phase][kind_index(t->op)][e];
       if (out > *cell || (*cell == CELL_ABSORBED && out == CELL_PASSED)) *cell = out;
       runs++;
@@ -580,9 +593,10 @@ static void test_fault_matrix_every_cell_keeps_acknowledged_writes(void **state)
         absorbed += o == CELL_ABSORBED;
       }
   print_message(
-      "fault matrix (own engine): %d cells tried (%d runs), %d passed (%d of them "
+      "fault matrix (own engine, %s): %d cells tried (%d runs), %d passed (%d of them "
       "absorbed), %d failed, %d n/a\n",
-      tried, runs, passed, absorbed, tried - passed, na);
+      sticky ? "dead disk: the fault repeats until close" : "one fault", tried, runs, passed,
+      absorbed, tried - passed, na);
   print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", "phase", "call", "EIO", "ENOSPC", "short",
                 "fsync");
   static const char *marks[] = {"n/a", "ok", "abs", "FAIL"};
@@ -592,13 +606,30 @@ static void test_fault_matrix_every_cell_keeps_acknowledged_writes(void **state)
       print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", k == 0 ? phase_names[p] : "", kind_names[k],
                     marks[row[0]], marks[row[1]], marks[row[2]], marks[row[3]]);
     }
+  print_message(
+      "n/a: filter sidecar write (the own engine keeps each value filter in its table,\n"
+      "  written by flush and compaction; the LevelDB engine's .vf sidecars use POSIX\n"
+      "  calls, not lsm/io.h); table reads (memory-mapped: an open); ENOSPC on reads\n"
+      "  and unlinks; short writes and lost fsyncs outside writes and syncs.\n"
+      "abs: no call failed by design (an obsolete file left for the next cleanup, a\n"
+      "  filter not read back: its table is scanned by every search).\n");
   if (failed) fail_msg("%d runs failed:\n%s", failed, fx->failures);
   assert_true(tried >= 50); /* the matrix ran */
 }
 
+static void test_fault_matrix_one_fault_keeps_acknowledged_writes(void **state) {
+  run_matrix(state, 0);
+}
+
+static void test_fault_matrix_dead_disk_keeps_acknowledged_writes(void **state) {
+  run_matrix(state, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_fault_matrix_every_cell_keeps_acknowledged_writes,
+      cmocka_unit_test_setup_teardown(test_fault_matrix_one_fault_keeps_acknowledged_writes,
+                                      fixture_setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_fault_matrix_dead_disk_keeps_acknowledged_writes,
                                       fixture_setup, fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
