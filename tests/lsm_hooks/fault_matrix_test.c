@@ -46,7 +46,7 @@
 
 #define NKEYS 300
 #define NVALS 16         /* distinct values (1..NVALS); 0 = absent */
-#define CELL_PUTS 30     /* writes of a cell before its flush */
+#define CELL_PUTS 16     /* writes of a cell before its flush */
 #define TEMPLATE_PUTS 60 /* writes per template table */
 #define MAX_CELLS 128
 
