@@ -106,16 +106,20 @@ typedef struct target {
 } target_t;
 
 /* The (phase, kind) pairs that exist in the own engine, with the file that reaches them.
-   A cell with several targets (a manifest edit of a flush and of a compaction) passes when
-   every one does. Tables are read through a memory map (lsm_io_map, an open): no table
-   read is a read call, so compaction and the value-index rebuild have no read cell. */
+   A cell with several targets (a manifest edit of a flush and of a compaction, the first
+   or a later write of a file) passes when every one does. Tables are read through a memory map
+   (lsm_io_map, an open): no table read is a read call, so compaction and the value-index rebuild
+   have no read cell. */
 static const target_t targets[] = {
     {PH_LOG, LSM_IO_OP_OPEN, ACT_INGEST, "*.log", 1},  /* the new log of a memtable switch */
     {PH_LOG, LSM_IO_OP_READ, ACT_RECOVER, "*.log", 1}, /* replayed at open */
     {PH_LOG, LSM_IO_OP_WRITE, ACT_INGEST, "*.log", 1},
+    {PH_LOG, LSM_IO_OP_WRITE, ACT_INGEST, "*.log", 5}, /* after acknowledged writes */
     {PH_LOG, LSM_IO_OP_SYNC, ACT_INGEST, "*.log", 1},
+    {PH_LOG, LSM_IO_OP_SYNC, ACT_INGEST, "*.log", 5},
     {PH_FLUSH, LSM_IO_OP_OPEN, ACT_INGEST, "*.sst", 1},
     {PH_FLUSH, LSM_IO_OP_WRITE, ACT_INGEST, "*.sst", 1},
+    {PH_FLUSH, LSM_IO_OP_WRITE, ACT_INGEST, "*.sst", 3}, /* a later block of the table */
     {PH_FLUSH, LSM_IO_OP_SYNC, ACT_INGEST, "*.sst", 1},
     {PH_FLUSH, LSM_IO_OP_UNLINK, ACT_INGEST, "*.log", 1}, /* the log the flush made obsolete */
     {PH_FLUSH, LSM_IO_OP_OPEN, ACT_RECOVER, "*.sst", 1},  /* the table of a log replayed */
@@ -123,6 +127,7 @@ static const target_t targets[] = {
     {PH_FLUSH, LSM_IO_OP_SYNC, ACT_RECOVER, "*.sst", 1},
     {PH_COMPACTION, LSM_IO_OP_OPEN, ACT_INGEST, "@out", 1},
     {PH_COMPACTION, LSM_IO_OP_WRITE, ACT_INGEST, "@out", 1},
+    {PH_COMPACTION, LSM_IO_OP_WRITE, ACT_INGEST, "@out", 3},
     {PH_COMPACTION, LSM_IO_OP_SYNC, ACT_INGEST, "@out", 1},
     {PH_COMPACTION, LSM_IO_OP_UNLINK, ACT_INGEST, "*.sst", 1},   /* the inputs, once obsolete */
     {PH_MANIFEST, LSM_IO_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 1},  /* the new manifest of an open */
