@@ -411,11 +411,11 @@ static int flush_imm(lsm_db_t *db) {
     lsm_version_edit_set_log_number(&edit, log_number);
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
     if (rc != BFH_OK && number) {
+      /* The table stays on disk: the edit naming it may have reached the manifest (a write
+         or sync that failed after its bytes did), and then the next open needs it; if not,
+         that open deletes it as an orphan. */
       pthread_mutex_unlock(&db->mu);
       call_table_removed(db, number);
-      char path[LSM_PATH_MAX];
-      table_file_path(db->dir, number, path, sizeof path);
-      (void)lsm_io_unlink(db->io, path, NULL);
       pthread_mutex_lock(&db->mu);
     }
   }
@@ -501,7 +501,11 @@ static void background_compaction(lsm_db_t *db) {
     rc = lsm_compaction_fill_edit(c, &edit);
     if (rc != BFH_OK) rc = err_set(&e, rc, "compaction: out of memory");
   }
-  if (rc == BFH_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+  int logged = 0; /* the manifest write was tried: its edit may be on disk */
+  if (rc == BFH_OK) {
+    logged = 1;
+    rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+  }
   for (size_t i = 0; i < c->noutputs; i++) pending_remove(db, c->outputs[i].number);
   if (rc == BFH_OK) {
     refresh_read_state(db);
@@ -514,10 +518,13 @@ static void background_compaction(lsm_db_t *db) {
     for (int w = 0; w < 2; w++)
       for (size_t i = 0; i < c->ninputs[w]; i++) call_table_removed(db, c->inputs[w][i]->number);
   } else {
-    /* Outputs written but never installed. */
+    /* Outputs written but never installed. After a failed manifest write they stay on
+       disk (the next open needs them if the edit reached the manifest, else deletes them
+       as orphans). */
     char path[LSM_PATH_MAX];
     for (size_t i = 0; i < c->noutputs; i++) {
       call_table_removed(db, c->outputs[i].number);
+      if (logged) continue;
       table_file_path(db->dir, c->outputs[i].number, path, sizeof path);
       (void)lsm_io_unlink(db->io, path, NULL);
     }
@@ -1440,6 +1447,8 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     lsm_identity_encode(id);
     lsm_filename_identity(path, sizeof path, dir);
     rc = lsm_io_write_file(io, path, id, sizeof id, err);
+    /* A partial IDENTITY would make the directory unusable: the next create starts over. */
+    if (rc != BFH_OK) (void)lsm_io_unlink(io, path, NULL);
     if (rc == BFH_OK) rc = lsm_io_sync_dir(io, dir, err);
   }
   if (rc == BFH_OK) {

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,13 @@ struct lsm_io {
   int faulty;
   pthread_mutex_t mu;
   uint64_t count[LSM_IO_OP_KINDS];
-  uint64_t fail_at[LSM_IO_OP_KINDS]; /* absolute op count that fails; 0 = none */
+  uint64_t matched[LSM_IO_OP_KINDS]; /* ops of the kind that matched its pattern */
+  uint64_t fail_at[LSM_IO_OP_KINDS]; /* absolute matched count that fails; 0 = none */
   int sticky[LSM_IO_OP_KINDS];
+  lsm_io_error_t error[LSM_IO_OP_KINDS];
+  char *pattern[LSM_IO_OP_KINDS]; /* NULL: every path */
+  uint64_t injected;
+  char last_fault[4096];
   tracked_t *tracked;
   size_t ntracked, cap;
 };
@@ -62,18 +68,46 @@ lsm_io_t *lsm_io_default(void) {
   return &default_io;
 }
 
-static const char *op_names[LSM_IO_OP_KINDS] = {"open",   "write",  "sync",
-                                                "rename", "unlink", "read"};
+static const char *op_names[LSM_IO_OP_KINDS] = {"open",   "write", "sync", "rename",
+                                                "unlink", "read",  "mkdir"};
+
+static int pattern_matches(const char *pattern, const char *path) {
+  if (!pattern) return 1;
+  const char *base = strrchr(path, '/');
+  return fnmatch(pattern, base ? base + 1 : path, 0) == 0;
+}
+
+/* Counts an operation; returns 1 (and the error kind in *kind) if the plan says it
+   fails. */
+static int should_fail(lsm_io_t *io, lsm_io_op_t op, const char *path, lsm_io_error_t *kind) {
+  if (!io || !io->faulty) return 0;
+  pthread_mutex_lock(&io->mu);
+  io->count[op]++;
+  int fail = 0;
+  if (io->fail_at[op] && pattern_matches(io->pattern[op], path)) {
+    uint64_t c = ++io->matched[op];
+    fail = c == io->fail_at[op] || (io->sticky[op] && c > io->fail_at[op]);
+  }
+  if (fail) {
+    *kind = io->error[op];
+    io->injected++;
+    snprintf(io->last_fault, sizeof io->last_fault, "%s", path);
+  }
+  pthread_mutex_unlock(&io->mu);
+  return fail;
+}
+
+/* The message of an injected fault: the call, the path and the errno text. */
+static int fault_error(err_t *err, lsm_io_error_t kind, const char *call, const char *path) {
+  return err_errno(err, kind == LSM_IO_ERR_ENOSPC ? ENOSPC : EIO, "injected fault: %s %s", call,
+                   path);
+}
 
 /* Counts an operation; returns BFH_E_IO (with message) if the plan says it fails. */
 static int inject(lsm_io_t *io, lsm_io_op_t op, const char *path, err_t *err) {
-  if (!io || !io->faulty) return BFH_OK;
-  pthread_mutex_lock(&io->mu);
-  uint64_t c = ++io->count[op];
-  int fail = io->fail_at[op] && (c == io->fail_at[op] || (io->sticky[op] && c > io->fail_at[op]));
-  pthread_mutex_unlock(&io->mu);
-  if (fail) return err_set(err, BFH_E_IO, "injected fault: %s %s", op_names[op], path);
-  return BFH_OK;
+  lsm_io_error_t kind;
+  if (!should_fail(io, op, path, &kind)) return BFH_OK;
+  return fault_error(err, kind, op_names[op], path);
 }
 
 static tracked_t *find_tracked(lsm_io_t *io, const char *path) {
@@ -166,9 +200,25 @@ int lsm_file_flush(lsm_file_t *f, err_t *err) {
   return rc;
 }
 
-int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
-  int rc = inject(f->io, LSM_IO_OP_WRITE, f->path, err);
+/* A short write: the buffer and half of data reach the file, then "no space". */
+static int short_write(lsm_file_t *f, const uint8_t *data, size_t n, err_t *err) {
+  int rc = lsm_file_flush(f, err);
   if (rc) return rc;
+  size_t part = n / 2;
+  rc = write_all(f->fd, data, part, f->path, err);
+  if (rc) return rc;
+  f->size += part;
+  return err_set(err, BFH_E_IO, "injected fault: write %s: short write (%zu of %zu bytes): %s",
+                 f->path, part, n, strerror(ENOSPC));
+}
+
+int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
+  lsm_io_error_t kind;
+  if (should_fail(f->io, LSM_IO_OP_WRITE, f->path, &kind)) {
+    if (kind == LSM_IO_ERR_SHORT) return short_write(f, data, n, err);
+    return fault_error(err, kind, "write", f->path);
+  }
+  int rc;
   const uint8_t *p = data;
   f->size += n;
   if (f->buffered + n <= FILE_BUF_BYTES) {
@@ -187,8 +237,20 @@ int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
 int lsm_file_sync(lsm_file_t *f, err_t *err) {
   int rc = lsm_file_flush(f, err);
   if (rc) return rc;
-  rc = inject(f->io, LSM_IO_OP_SYNC, f->path, err);
-  if (rc) return rc;
+  lsm_io_error_t kind;
+  if (should_fail(f->io, LSM_IO_OP_SYNC, f->path, &kind)) {
+    if (kind == LSM_IO_ERR_FSYNC) {
+      /* The kernel could not write the pages back and dropped them. */
+      pthread_mutex_lock(&f->io->mu);
+      tracked_t *t = find_tracked(f->io, f->path);
+      uint64_t synced = t ? t->synced : 0;
+      pthread_mutex_unlock(&f->io->mu);
+      if (ftruncate(f->fd, (off_t)synced) != 0)
+        return err_errno(err, errno, "ftruncate %s", f->path);
+      return fault_error(err, kind, "fdatasync", f->path);
+    }
+    return fault_error(err, kind, "sync", f->path);
+  }
   if (fdatasync(f->fd) != 0) return err_errno(err, errno, "fdatasync %s", f->path);
   track(f->io, f->path, (int64_t)f->size);
   return BFH_OK;
@@ -399,7 +461,8 @@ int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err) {
 }
 
 int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err) {
-  (void)io;
+  int rc = inject(io, LSM_IO_OP_MKDIR, path, err);
+  if (rc) return rc;
   if (mkdir(path, 0755) != 0) {
     if (errno == EEXIST) {
       struct stat st;
@@ -519,16 +582,50 @@ void lsm_io_destroy(lsm_io_t *io) {
   if (!io || io == &default_io) return;
   for (size_t i = 0; i < io->ntracked; i++) free(io->tracked[i].path);
   free(io->tracked);
+  for (int i = 0; i < LSM_IO_OP_KINDS; i++) free(io->pattern[i]);
   pthread_mutex_destroy(&io->mu);
   free(io);
 }
 
 void lsm_io_fail(lsm_io_t *io, lsm_io_op_t op, uint64_t n, int sticky) {
-  if (!io || !io->faulty || op >= LSM_IO_OP_KINDS) return;
+  lsm_io_fault_t f = {.op = op, .n = n, .sticky = sticky, .error = LSM_IO_ERR_EIO};
+  (void)lsm_io_fail_with(io, &f);
+}
+
+int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f) {
+  if (!io || !io->faulty) return BFH_OK;
+  if ((unsigned)f->op >= LSM_IO_OP_KINDS || (unsigned)f->error >= LSM_IO_ERRORS ||
+      (f->error == LSM_IO_ERR_SHORT && f->op != LSM_IO_OP_WRITE) ||
+      (f->error == LSM_IO_ERR_FSYNC && f->op != LSM_IO_OP_SYNC))
+    return BFH_E_INVALID;
+  char *pattern = NULL;
+  if (f->pattern && !(pattern = strdup(f->pattern))) return BFH_E_NOMEM;
   pthread_mutex_lock(&io->mu);
-  io->fail_at[op] = n ? io->count[op] + n : 0;
-  io->sticky[op] = sticky;
+  free(io->pattern[f->op]);
+  io->pattern[f->op] = pattern;
+  io->matched[f->op] = 0;
+  io->fail_at[f->op] = f->n;
+  io->sticky[f->op] = f->sticky;
+  io->error[f->op] = f->error;
   pthread_mutex_unlock(&io->mu);
+  return BFH_OK;
+}
+
+uint64_t lsm_io_faults_injected(const lsm_io_t *io) {
+  if (!io || !io->faulty) return 0;
+  pthread_mutex_lock((pthread_mutex_t *)&io->mu);
+  uint64_t n = io->injected;
+  pthread_mutex_unlock((pthread_mutex_t *)&io->mu);
+  return n;
+}
+
+size_t lsm_io_last_fault_path(const lsm_io_t *io, char *buf, size_t cap) {
+  if (cap) buf[0] = '\0';
+  if (!io || !io->faulty) return 0;
+  pthread_mutex_lock((pthread_mutex_t *)&io->mu);
+  int n = snprintf(buf, cap, "%s", io->last_fault);
+  pthread_mutex_unlock((pthread_mutex_t *)&io->mu);
+  return n > 0 ? (size_t)n : 0;
 }
 
 void lsm_io_fail_none(lsm_io_t *io) {

@@ -2,9 +2,11 @@
  * faults (a failing write, sync or rename; a power loss that drops unsynced data).
  *
  * lsm_io_default() is the real thing (POSIX calls). lsm_io_create_faulty() is the same
- * real file system plus a fault plan: "fail the Nth operation of kind K from now on with
- * BFH_E_IO", optionally "and every later one" (a dead disk), and a power-loss simulation
- * that truncates every file written through this io to the length it had at its last sync.
+ * real file system plus a fault plan: "fail the Nth operation of kind K (on a path whose
+ * name matches a pattern) from now on with BFH_E_IO", with an error kind (EIO, ENOSPC, a
+ * short write, a failed fsync that loses the unsynced data), optionally "and every later
+ * one" (a dead disk), and a power-loss simulation that truncates every file written
+ * through this io to the length it had at its last sync.
  *
  * Every function returns a bfh status code; on failure err (may be NULL) names the path
  * and the failed call ("open /d/000007.log: No such file or directory").
@@ -105,8 +107,32 @@ typedef enum lsm_io_op {
   LSM_IO_OP_RENAME,   /* lsm_io_rename */
   LSM_IO_OP_UNLINK,   /* lsm_io_unlink */
   LSM_IO_OP_READ,     /* lsm_rfile_pread */
+  LSM_IO_OP_MKDIR,    /* lsm_io_mkdir */
   LSM_IO_OP_KINDS
 } lsm_io_op_t;
+
+/* How an injected fault fails. Every one returns BFH_E_IO with the message
+   "injected fault: <call> <path>: <errno text>". */
+typedef enum lsm_io_error {
+  LSM_IO_ERR_EIO = 0, /* the call does nothing and fails with EIO */
+  LSM_IO_ERR_ENOSPC,  /* the call does nothing and fails with ENOSPC (a full disk) */
+  LSM_IO_ERR_SHORT,   /* LSM_IO_OP_WRITE only: the buffered bytes and half of the new ones
+                         reach the file, then the call fails with ENOSPC */
+  LSM_IO_ERR_FSYNC,   /* LSM_IO_OP_SYNC only: the data reaches the kernel, fdatasync fails
+                         with EIO and the kernel drops the pages it could not write back
+                         (the file is truncated to its size at its last successful sync) */
+  LSM_IO_ERRORS
+} lsm_io_error_t;
+
+/* A fault to arm (lsm_io_fail_with). */
+typedef struct lsm_io_fault {
+  lsm_io_op_t op;       /* the kind of operation that fails */
+  uint64_t n;           /* the nth matching operation of kind op from now fails (>= 1) */
+  int sticky;           /* != 0: every later matching operation of kind op fails too */
+  lsm_io_error_t error; /* how it fails */
+  const char *pattern;  /* fnmatch(3) pattern on the path's last component ("*.log",
+                           "MANIFEST-*", "CURRENT.tmp"); NULL: every path. Copied. */
+} lsm_io_fault_t;
 
 /* A real I/O layer with a fault plan (initially: no faults). Client calls
    lsm_io_destroy() after every file opened through it is closed. NULL on no memory. */
@@ -117,8 +143,17 @@ void lsm_io_destroy(lsm_io_t *io);
    BFH_E_IO and the message "injected fault: <call> <path>"; sticky != 0: every later one
    fails too. n == 0 disarms op. No effect on lsm_io_default(). */
 void lsm_io_fail(lsm_io_t *io, lsm_io_op_t op, uint64_t n, int sticky);
+/* Arms f for its kind of operation (replacing what was armed for that kind); returns
+   BFH_OK, BFH_E_INVALID for an error that does not fit the kind (a short sync) or
+   BFH_E_NOMEM. No effect on lsm_io_default(). */
+int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f);
 /* Disarms every fault. */
 void lsm_io_fail_none(lsm_io_t *io);
+/* Faults injected through io since its creation. 0 for lsm_io_default(). */
+uint64_t lsm_io_faults_injected(const lsm_io_t *io);
+/* Writes the path of the last injected fault into buf (cap bytes, "" if none); returns its
+   length. */
+size_t lsm_io_last_fault_path(const lsm_io_t *io, char *buf, size_t cap);
 /* Operations of kind op attempted through io since its creation (failed ones included);
    a test runs once to count, then once per crash point. 0 for lsm_io_default(). */
 uint64_t lsm_io_op_count(const lsm_io_t *io, lsm_io_op_t op);

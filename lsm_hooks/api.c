@@ -22,6 +22,7 @@
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/engine_leveldb.h"
+#include "lsm_hooks/engine_lsm.h"
 #include "lsm_hooks/search.h"
 #include "lsm_hooks/value_hook.h"
 #include "lsm_hooks/value_index.h"
@@ -196,7 +197,15 @@ _Static_assert(HIERARCHY_SIMILARITY == (int)BFH_PLACEMENT_SIMILARITY &&
                    HIERARCHY_PAPER == (int)BFH_PLACEMENT_PAPER,
                "placement numbers");
 
+static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_io *io,
+                        bfh_db **out);
+
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
+  return open_with_io(path, opt_in, NULL, out);
+}
+
+static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_io *io,
+                        bfh_db **out) {
   if (!out) return invalid(NULL, "bfh_open: db (the output handle pointer) is NULL");
   *out = NULL;
   if (!path || !path[0]) return invalid(NULL, "bfh_open: path is NULL or empty");
@@ -242,7 +251,7 @@ int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
     }
   }
   if (opt.engine == BFH_ENGINE_LSM)
-    rc = engine_lsm_open(path, &opt, db->index, &db->engine, &err);
+    rc = engine_lsm_open_io(path, &opt, io, db->index, &db->engine, &err);
   else
     rc = engine_leveldb_open(path, &opt, db->index, &db->engine, &err);
   if (rc == BFH_OK && opt.value_filters && !have_params) {
@@ -459,4 +468,13 @@ engine_t *bfh_internal_engine(bfh_db *db) {
 }
 value_index_t *bfh_internal_index(bfh_db *db) {
   return db->index;
+}
+
+int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db) {
+  if (io && opt && opt->engine != BFH_ENGINE_LSM) {
+    if (db) *db = NULL;
+    return invalid(NULL,
+                   "bfh_internal_open_io: an I/O layer needs the own engine (BFH_ENGINE_LSM)");
+  }
+  return open_with_io(path, opt, io, db);
 }

@@ -11,4 +11,9 @@
 engine_t *bfh_internal_engine(bfh_db *db);     /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db); /* borrowed; NULL with value filters off */
 
+struct lsm_io;
+/* bfh_open with the own engine's file accesses going through io (lsm/io.h; borrowed, it
+   must outlive the handle): fault-injection tests. BFH_E_INVALID with another engine. */
+int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db);
+
 #endif

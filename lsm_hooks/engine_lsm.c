@@ -233,6 +233,11 @@ out:
 
 int engine_lsm_open(const char *path, const bfh_options *opt, value_index_t *index, engine_t **e,
                     err_t *err) {
+  return engine_lsm_open_io(path, opt, NULL, index, e, err);
+}
+
+int engine_lsm_open_io(const char *path, const bfh_options *opt, struct lsm_io *io,
+                       value_index_t *index, engine_t **e, err_t *err) {
   engine_lsm_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   el->base.ops = &lsm_ops;
@@ -244,6 +249,7 @@ int engine_lsm_open(const char *path, const bfh_options *opt, value_index_t *ind
   lo.table_bytes = opt->table_bytes;
   lo.key_bits_per_key = opt->key_bits_per_key;
   lo.sync = opt->sync;
+  lo.io = io;
   if (index) {
     el->hook = value_hook_create(index, path, err);
     if (!el->hook) {

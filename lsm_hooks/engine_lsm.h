@@ -22,4 +22,9 @@ void engine_lsm_get_open_stats(const engine_t *e, engine_lsm_open_stats_t *st);
 int engine_lsm_wait_idle(engine_t *e, err_t *err);
 lsm_db_t *engine_lsm_db(engine_t *e); /* borrowed */
 
+/* engine_lsm_open with every file access of the engine going through io (borrowed; it
+   must outlive the engine; NULL: the real I/O layer): fault-injection tests. */
+int engine_lsm_open_io(const char *path, const bfh_options *opt, struct lsm_io *io,
+                       value_index_t *index, engine_t **e, err_t *err);
+
 #endif

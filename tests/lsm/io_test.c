@@ -226,12 +226,120 @@ static void test_io_drop_unsynced(void **state) {
   assert_int_equal(test_rmrf(dir), 0);
 }
 
+/* The fault plan's error kinds and path patterns (lsm_io_fail_with). */
+typedef struct fault_fixture {
+  lsm_io_t *io;
+} fault_fixture_t;
+
+static int fault_setup(void **state) {
+  static fault_fixture_t fx;
+  if (test_tmpdir_create(dir, sizeof dir, "io_fault") != 0) return -1;
+  fx.io = lsm_io_create_faulty();
+  *state = &fx;
+  return fx.io ? 0 : -1;
+}
+
+static int fault_teardown(void **state) {
+  fault_fixture_t *fx = *state;
+  lsm_io_destroy(fx->io);
+  return test_rmrf(dir);
+}
+
+static void test_io_fault_pattern_picks_the_file(void **state) {
+  lsm_io_t *io = ((fault_fixture_t *)*state)->io;
+  char a[8192], b[8192], d[8192];
+  path_of(a, "000001.log");
+  path_of(b, "MANIFEST-000002");
+  path_of(d, "sub");
+  err_t err;
+  lsm_io_fault_t f = {
+      .op = LSM_IO_OP_OPEN, .n = 2, .error = LSM_IO_ERR_ENOSPC, .pattern = "MANIFEST-*"};
+  assert_int_equal(lsm_io_fail_with(io, &f), BFH_OK);
+  lsm_file_t *fa, *fb;
+  assert_int_equal(lsm_io_open_write(io, a, &fa, &err), BFH_OK); /* no match */
+  assert_int_equal(lsm_io_open_write(io, b, &fb, &err), BFH_OK); /* 1st match */
+  assert_int_equal(lsm_file_close(fb, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, a, &fb, &err), BFH_OK); /* no match */
+  assert_int_equal(lsm_file_close(fb, &err), BFH_OK);
+  assert_int_equal(lsm_io_faults_injected(io), 0);
+  assert_int_equal(lsm_io_open_write(io, b, &fb, &err), BFH_E_IO); /* 2nd match */
+  assert_non_null(strstr(err.msg, b));
+  assert_non_null(strstr(err.msg, "No space left on device"));
+  assert_int_equal(lsm_io_faults_injected(io), 1);
+  char last[8192];
+  lsm_io_last_fault_path(io, last, sizeof last);
+  assert_string_equal(last, b);
+  assert_int_equal(lsm_file_close(fa, &err), BFH_OK);
+  /* mkdir is a kind of its own */
+  lsm_io_fault_t m = {.op = LSM_IO_OP_MKDIR, .n = 1, .error = LSM_IO_ERR_EIO};
+  assert_int_equal(lsm_io_fail_with(io, &m), BFH_OK);
+  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, "mkdir"));
+  assert_false(lsm_io_exists(io, d));
+  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_OK);
+  assert_int_equal(lsm_io_op_count(io, LSM_IO_OP_MKDIR), 2);
+  /* errors that do not fit the kind are refused */
+  lsm_io_fault_t bad = {.op = LSM_IO_OP_SYNC, .n = 1, .error = LSM_IO_ERR_SHORT};
+  assert_int_equal(lsm_io_fail_with(io, &bad), BFH_E_INVALID);
+  bad = (lsm_io_fault_t){.op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_FSYNC};
+  assert_int_equal(lsm_io_fail_with(io, &bad), BFH_E_INVALID);
+}
+
+static void test_io_fault_short_write_writes_part(void **state) {
+  lsm_io_t *io = ((fault_fixture_t *)*state)->io;
+  char p[8192];
+  path_of(p, "t.sst");
+  err_t err;
+  lsm_file_t *f;
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "0123456789", 10, &err), BFH_OK);
+  lsm_io_fault_t s = {.op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_SHORT};
+  assert_int_equal(lsm_io_fail_with(io, &s), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "abcdefgh", 8, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, "short write (4 of 8 bytes)"));
+  assert_non_null(strstr(err.msg, p));
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  void *data;
+  size_t n;
+  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), BFH_OK);
+  assert_int_equal(n, 14);
+  assert_memory_equal(data, "0123456789abcd", 14);
+  free(data);
+}
+
+static void test_io_fault_fsync_drops_unsynced_bytes(void **state) {
+  lsm_io_t *io = ((fault_fixture_t *)*state)->io;
+  char p[8192];
+  path_of(p, "000003.log");
+  err_t err;
+  lsm_file_t *f;
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "synced", 6, &err), BFH_OK);
+  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "lost", 4, &err), BFH_OK);
+  lsm_io_fault_t s = {.op = LSM_IO_OP_SYNC, .n = 1, .error = LSM_IO_ERR_FSYNC, .pattern = "*.log"};
+  assert_int_equal(lsm_io_fail_with(io, &s), BFH_OK);
+  assert_int_equal(lsm_file_sync(f, &err), BFH_E_IO);
+  assert_non_null(strstr(err.msg, "fdatasync"));
+  assert_non_null(strstr(err.msg, "Input/output error"));
+  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  uint64_t sz;
+  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), BFH_OK);
+  assert_int_equal(sz, 6);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_io_write_read_roundtrip),
       cmocka_unit_test(test_io_lock_busy),
       cmocka_unit_test(test_io_fail_nth_write),
       cmocka_unit_test(test_io_drop_unsynced),
+      cmocka_unit_test_setup_teardown(test_io_fault_pattern_picks_the_file, fault_setup,
+                                      fault_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fault_short_write_writes_part, fault_setup,
+                                      fault_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fault_fsync_drops_unsynced_bytes, fault_setup,
+                                      fault_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
