@@ -231,6 +231,11 @@ static int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err
             msg);
   else if (code == BFH_E_CORRUPT && diagnose_corruption(el, msg, where, sizeof where))
     err_set(err, code, "%s (leveldb %s: %s)", where, op, msg);
+  else if (code == BFH_E_IO && (strstr(msg, ".ldb") || strstr(msg, ".sst")) &&
+           diagnose_corruption(el, msg, where, sizeof where))
+    /* A read past the end of a truncated table is an IO error to LevelDB ("Invalid
+       argument" from its mmap reader): damage, when the table is not what LevelDB listed. */
+    code = err_set(err, BFH_E_CORRUPT, "%s (leveldb %s: %s)", where, op, msg);
   else
     err_set(err, code, "%s: leveldb %s: %s", el->path, op, msg);
   leveldb_free(msg);

@@ -158,6 +158,11 @@ int ldb_precheck_dir(const char *dir, err_t *err) {
   if (rc == BFH_NOT_FOUND)
     return err_set(err, BFH_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", dir, manifest);
   if (rc != BFH_OK) return rc;
+  if (!e.has_log_number) /* every MANIFEST LevelDB writes starts with an edit that has one */
+    return err_set(err, BFH_E_CORRUPT,
+                   "manifest %s: no complete version edit with a log number (truncated or damaged "
+                   "at its start)",
+                   mpath);
 
   DIR *d = opendir(dir);
   if (!d) return err_errno(err, errno, "%s: list directory", dir);
