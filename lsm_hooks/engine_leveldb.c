@@ -353,6 +353,7 @@ static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
       free(b.p);
       memset(&b, 0, sizeof b);
       next = l->resume;
+      el->stats.log_rereads++;
       pthread_rwlock_wrlock(&el->write_lock);
       r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
       pthread_rwlock_unlock(&el->write_lock);
