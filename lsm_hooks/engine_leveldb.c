@@ -44,7 +44,15 @@
  * does it: DBImpl::CompactRange (1.23) first forces the memtable out (TEST_CompactMemTable:
  * a memtable switch and a wait until the immutable memtable is a table), then compacts only
  * the levels overlapping the range: with the empty user key as both ends, none (unless the
- * database holds the empty key, which bfh never writes). Then the sync indexes the new table.
+ * database holds the empty key, which bfh never writes). compact_range returns no status: an
+ * empty batch written after it returns LevelDB's background error (a memtable that could not
+ * be written). Then the sync indexes the new table.
+ *
+ * Damage (doc/leveldb.md, "Damage"): LevelDB runs with paranoid_checks and verify_checksums;
+ * ldb_precheck checks CURRENT, the MANIFEST and the logs before leveldb_open; a Corruption
+ * status is BFH_E_CORRUPT naming the damaged file (diagnose_corruption). A log read that meets
+ * a damaged-looking record reads it again holding write_lock exclusively (puts, deletes and
+ * flushes hold it shared), so that an append in flight is never taken for damage.
  */
 #include <dirent.h>
 #include <errno.h>
