@@ -44,7 +44,15 @@
  * does it: DBImpl::CompactRange (1.23) first forces the memtable out (TEST_CompactMemTable:
  * a memtable switch and a wait until the immutable memtable is a table), then compacts only
  * the levels overlapping the range: with the empty user key as both ends, none (unless the
- * database holds the empty key, which bfh never writes). Then the sync indexes the new table.
+ * database holds the empty key, which bfh never writes). compact_range returns no status: an
+ * empty batch written after it returns LevelDB's background error (a memtable that could not
+ * be written). Then the sync indexes the new table.
+ *
+ * Damage (doc/leveldb.md, "Damage"): LevelDB runs with paranoid_checks and verify_checksums;
+ * ldb_precheck checks CURRENT, the MANIFEST and the logs before leveldb_open; a Corruption
+ * status is BFH_E_CORRUPT naming the damaged file (diagnose_corruption). A log read that meets
+ * a damaged-looking record reads it again holding write_lock exclusively (puts, deletes and
+ * flushes hold it shared), so that an append in flight is never taken for damage.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -64,6 +72,7 @@
 #include "lsm_hooks/engine_leveldb.h"
 #include "lsm_hooks/ldb_filter.h"
 #include "lsm_hooks/ldb_log.h"
+#include "lsm_hooks/ldb_precheck.h"
 #include "lsm_hooks/ldb_sstables.h"
 #include "lsm_hooks/ldb_table.h"
 #include "util/coding.h"
@@ -136,6 +145,15 @@ typedef struct engine_leveldb {
   int pending_removals;
   engine_leveldb_stats_t stats;
 
+  /* Held shared by every call that makes LevelDB write its log (put, delete, flush), taken
+     exclusively by a log read that met a damaged-looking record: with it held no append is in
+     flight, so what the read sees then is what the file holds (see refresh_logs). */
+  pthread_rwlock_t write_lock;
+
+  pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
+  char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
+  char diag_msg[ERR_MSG_BYTES];
+
   pthread_mutex_t views_mu; /* guards the active view list */
   engine_view_t *views;
 
@@ -151,7 +169,60 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Maps a LevelDB error string to a status, sets err, frees msg. */
+static void table_path(const char *dir, uint64_t number, char *out, size_t n);
+
+static int ignore_entry(void *arg, const ldb_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+/* Which file a LevelDB Corruption status is about: LevelDB's messages for damaged table
+   blocks ("block checksum mismatch", "bad block handle", "truncated block read", ...) name no
+   file. Reads every listed table with bfh's own reader (every checksum verified, the size
+   compared with the one LevelDB lists) and writes the first damage found, naming the file and
+   offset, to out. Returns 0 when no listed table is damaged. The last answer is kept for the
+   same LevelDB message: a damaged database fails many calls the same way. */
+static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *out, size_t cap) {
+  pthread_mutex_lock(&el->diag_mu);
+  int found = el->diag_ldb[0] && strncmp(el->diag_ldb, ldb_msg, sizeof el->diag_ldb - 1) == 0;
+  if (found) snprintf(out, cap, "%s", el->diag_msg);
+  pthread_mutex_unlock(&el->diag_mu);
+  if (found || !el->db) return found;
+  char *list = leveldb_property_value(el->db, "leveldb.sstables");
+  ldb_sstable_t *t = NULL;
+  size_t n = 0;
+  err_t e2;
+  if (!list || ldb_sstables_parse(list, &t, &n, &e2) != BFH_OK) {
+    leveldb_free(list);
+    return 0;
+  }
+  leveldb_free(list);
+  for (size_t i = 0; i < n && !found; i++) {
+    char path[4200];
+    table_path(el->path, t[i].number, path, sizeof path);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && (uint64_t)sb.st_size != t[i].size) {
+      snprintf(out, cap,
+               "table %.400s: %llu bytes, but the MANIFEST says %llu (truncated or grown)", path,
+               (unsigned long long)sb.st_size, (unsigned long long)t[i].size);
+      found = 1;
+    } else if (ldb_table_scan(path, ignore_entry, NULL, NULL, &e2) == BFH_E_CORRUPT) {
+      snprintf(out, cap, "%s", e2.msg);
+      found = 1;
+    }
+  }
+  free(t);
+  if (found) {
+    pthread_mutex_lock(&el->diag_mu);
+    snprintf(el->diag_ldb, sizeof el->diag_ldb, "%s", ldb_msg);
+    snprintf(el->diag_msg, sizeof el->diag_msg, "%s", out);
+    pthread_mutex_unlock(&el->diag_mu);
+  }
+  return found;
+}
+
+/* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
+   BFH_E_CORRUPT, its message naming the damaged file (diagnose_corruption). */
 static int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
   int code = BFH_E_IO;
   if (!strncmp(msg, "Corruption", 10))
@@ -162,9 +233,17 @@ static int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err
     code = BFH_E_UNSUPPORTED;
   else if (!strncmp(msg, "IO error: lock ", 15))
     code = BFH_E_BUSY;
+  char where[ERR_MSG_BYTES];
   if (code == BFH_E_BUSY)
     err_set(err, code, "%s: database is open in another process or handle (LevelDB: %s)", el->path,
             msg);
+  else if (code == BFH_E_CORRUPT && diagnose_corruption(el, msg, where, sizeof where))
+    err_set(err, code, "%s (leveldb %s: %s)", where, op, msg);
+  else if (code == BFH_E_IO && (strstr(msg, ".ldb") || strstr(msg, ".sst")) &&
+           diagnose_corruption(el, msg, where, sizeof where))
+    /* A read past the end of a truncated table is an IO error to LevelDB ("Invalid
+       argument" from its mmap reader): damage, when the table is not what LevelDB listed. */
+    code = err_set(err, BFH_E_CORRUPT, "%s (leveldb %s: %s)", where, op, msg);
   else
     err_set(err, code, "%s: leveldb %s: %s", el->path, op, msg);
   leveldb_free(msg);
@@ -275,6 +354,18 @@ static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
     int r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
+    if (r == BFH_E_CORRUPT) {
+      /* A read racing LevelDB's append can see part of a write(2) (a record whose bytes are
+         not all there yet: a false checksum mismatch). Read again with every writer held
+         off: no append is in flight then, so damage seen now is in the file. */
+      free(b.p);
+      memset(&b, 0, sizeof b);
+      next = l->resume;
+      el->stats.log_rereads++;
+      pthread_rwlock_wrlock(&el->write_lock);
+      r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
+      pthread_rwlock_unlock(&el->write_lock);
+    }
     el->stats.log_bytes += st.bytes_read;
     if (r == BFH_OK && b.nomem) r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
     if (r == BFH_NOT_FOUND) { /* deleted since the listing: its table is installed */
@@ -781,6 +872,8 @@ static int e_close(engine_t *e) {
   leveldb_free(el->last_list);
   pthread_mutex_destroy(&el->sync_mu);
   pthread_mutex_destroy(&el->views_mu);
+  pthread_mutex_destroy(&el->diag_mu);
+  pthread_rwlock_destroy(&el->write_lock);
   pthread_mutex_destroy(&el->bg_mu);
   pthread_cond_destroy(&el->bg_cv);
   free(el->path);
@@ -793,14 +886,18 @@ static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, 
                  err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
   leveldb_put(el->db, el->wopt, key, key_len, val, val_len, &msg);
+  pthread_rwlock_unlock(&el->write_lock);
   return msg ? ldb_error(el, msg, "put", err) : BFH_OK;
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
   leveldb_delete(el->db, el->wopt, key, key_len, &msg);
+  pthread_rwlock_unlock(&el->write_lock);
   return msg ? ldb_error(el, msg, "delete", err) : BFH_OK;
 }
 
@@ -828,7 +925,17 @@ static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_
 
 static int e_flush(engine_t *e, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
   leveldb_compact_range(el->db, "", 0, "", 0); /* see the top of this file */
+  /* compact_range returns no status: a memtable that could not be written (a full disk, a
+     damaged input) is LevelDB's background error, which its next write returns. An empty
+     batch is such a write (it appends a 12-byte record with no entries to the log). */
+  leveldb_writebatch_t *b = leveldb_writebatch_create();
+  leveldb_write(el->db, el->wopt, b, &msg);
+  leveldb_writebatch_destroy(b);
+  pthread_rwlock_unlock(&el->write_lock);
+  if (msg) return ldb_error(el, msg, "flush (memtable to table)", err);
   return run_sync(el, SYNC_FULL, NULL, err);
 }
 
@@ -941,6 +1048,14 @@ static int check_directory(const char *path, int create, err_t *err) {
   }
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   char cur[4200];
+  /* The own engine's marker (lsm/filename.h): its directory also has a CURRENT and a
+     MANIFEST, which LevelDB would take for damaged files of its own (and write a LOG). */
+  snprintf(cur, sizeof cur, "%s/IDENTITY", path);
+  if (access(cur, F_OK) == 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: a bfh own-engine (BFH_ENGINE_LSM) database (it has an IDENTITY file), not "
+                   "a LevelDB one",
+                   path);
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
   if (access(cur, F_OK) == 0) return BFH_OK;
   DIR *d = opendir(path);
@@ -995,6 +1110,13 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t 
   el->dir_fd = -1;
   pthread_mutex_init(&el->sync_mu, NULL);
   pthread_mutex_init(&el->views_mu, NULL);
+  pthread_mutex_init(&el->diag_mu, NULL);
+  pthread_rwlockattr_t ra;
+  pthread_rwlockattr_init(&ra);
+  /* A log read that waits for the writers must not wait behind a stream of new ones. */
+  pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&el->write_lock, &ra);
+  pthread_rwlockattr_destroy(&ra);
   pthread_mutex_init(&el->bg_mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -1033,14 +1155,27 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t 
   if (opt->memtable_bytes) leveldb_options_set_write_buffer_size(el->options, opt->memtable_bytes);
   if (opt->table_bytes) leveldb_options_set_max_file_size(el->options, opt->table_bytes);
   leveldb_options_set_compression(el->options, leveldb_snappy_compression);
+  /* Damage is an error, never a silent loss: paranoid_checks makes a damaged log record fail
+     the open (instead of being skipped) and checks the blocks a table open and a compaction
+     read; verify_checksums checks every block a get or an iterator reads (without it a
+     damaged data block can answer a get wrongly, or trip an assertion inside LevelDB). */
+  leveldb_options_set_paranoid_checks(el->options, 1);
   int bits = opt->key_bits_per_key > 0 ? (int)(opt->key_bits_per_key + 0.5) : 10;
   el->policy = leveldb_filterpolicy_create_bloom(bits);
   leveldb_options_set_filter_policy(el->options, el->policy);
   el->ropt = leveldb_readoptions_create();
+  leveldb_readoptions_set_verify_checksums(el->ropt, 1);
   el->pin_ropt = leveldb_readoptions_create();
+  leveldb_readoptions_set_verify_checksums(el->pin_ropt, 1);
   leveldb_readoptions_set_fill_cache(el->pin_ropt, 0);
   el->wopt = leveldb_writeoptions_create();
   leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
+  /* What LevelDB's recovery would accept silently or report without a file name. */
+  rc = ldb_precheck_dir(path, err);
+  if (rc != BFH_OK) {
+    e_close(&el->base);
+    return rc;
+  }
   char *msg = NULL;
   el->db = leveldb_open(el->options, path, &msg);
   if (msg) {

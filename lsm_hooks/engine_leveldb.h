@@ -21,6 +21,8 @@ typedef struct engine_leveldb_stats {
   uint64_t index_ns;          /* time spent reading tables and building their filters */
   uint64_t index_bytes;       /* table bytes read to build filters */
   uint64_t log_bytes;         /* log bytes read */
+  uint64_t log_rereads;       /* log reads repeated with the writers held off (a damaged-looking
+                                 record: an append in flight, or damage) */
   char last_unreadable[256];  /* message of the last table that could not be read */
 } engine_leveldb_stats_t;
 

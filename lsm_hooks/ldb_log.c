@@ -69,12 +69,12 @@ int ldb_log_decode_batch(const uint8_t *p, size_t n, const char *where, ldb_visi
 static int read_tail(int fd, const char *path, uint64_t offset, uint8_t **data, uint64_t *n,
                      err_t *err) {
   struct stat sb;
-  if (fstat(fd, &sb) != 0) return err_errno(err, errno, "log %s: fstat", path);
+  if (fstat(fd, &sb) != 0) return err_errno(err, errno, "%s: fstat", path);
   uint64_t size = (uint64_t)sb.st_size;
   uint64_t want = size > offset ? size - offset : 0;
   uint8_t *p = malloc(want ? want : 1);
   if (!p)
-    return err_set(err, BFH_E_NOMEM, "log %s: no memory for %llu bytes", path,
+    return err_set(err, BFH_E_NOMEM, "%s: no memory for %llu bytes", path,
                    (unsigned long long)want);
   uint64_t got = 0;
   while (got < want) {
@@ -83,7 +83,7 @@ static int read_tail(int fd, const char *path, uint64_t offset, uint8_t **data, 
       if (errno == EINTR) continue;
       int e = errno;
       free(p);
-      return err_errno(err, e, "log %s: read at %llu", path, (unsigned long long)(offset + got));
+      return err_errno(err, e, "%s: read at %llu", path, (unsigned long long)(offset + got));
     }
     if (r == 0) break; /* cannot shrink (logs only grow); be safe and stop */
     got += (uint64_t)r;
@@ -93,13 +93,31 @@ static int read_tail(int fd, const char *path, uint64_t offset, uint8_t **data, 
   return BFH_OK;
 }
 
-int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
-                 uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
+/* A record cut short by the end of the file at h (avail bytes from the header on, at most the
+   rest of its block): is it a record whose length field was damaged rather than a write in
+   flight? It is when the checksum in its header matches the type byte and some prefix of the
+   bytes that follow (the record that was written there, shorter than its length says). A
+   write in flight matches no prefix except by chance (2^-32 per length tried). */
+static int tail_length_damaged(const uint8_t *h, size_t avail) {
+  if (avail < LDB_LOG_HEADER_BYTES) return 0;
+  uint32_t want = crc32c_unmask(decode_fixed32(h));
+  uint32_t c = crc32c_value(&h[6], 1);
+  if (c == want) return 1;
+  for (size_t i = LDB_LOG_HEADER_BYTES; i < avail; i++) {
+    c = crc32c_extend(c, &h[i], 1);
+    if (c == want) return 1;
+  }
+  return 0;
+}
+
+int ldb_log_records(const char *path, const char *kind, uint64_t offset, int flags,
+                    ldb_record_fn fn, void *arg, uint64_t *next_offset, ldb_read_stats_t *st,
+                    err_t *err) {
   if (next_offset) *next_offset = offset;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "log %s: no such file", path);
-    return err_errno(err, errno, "log %s: open", path);
+    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
+    return err_errno(err, errno, "%s %s: open", kind, path);
   }
   uint8_t *data = NULL;
   uint64_t n = 0;
@@ -114,7 +132,6 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
   int in_frag = 0;
   uint64_t rec_start = offset; /* file offset of the logical record being gathered */
   uint64_t pos = 0;            /* relative to offset */
-  char where[4200];
   rc = BFH_OK;
   for (;;) {
     uint64_t abs = offset + pos;
@@ -130,11 +147,18 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
     uint32_t len = (uint32_t)h[4] | ((uint32_t)h[5] << 8);
     uint8_t type = h[6];
     if (len > left_in_block - LDB_LOG_HEADER_BYTES) {
-      rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: length %u crosses the block", path,
-                   (unsigned long long)abs, len);
+      rc = err_set(err, BFH_E_CORRUPT, "%s %s: record at %llu: length %u crosses the block", kind,
+                   path, (unsigned long long)abs, len);
       break;
     }
-    if (n - pos - LDB_LOG_HEADER_BYTES < len) break; /* payload not yet written */
+    if (n - pos - LDB_LOG_HEADER_BYTES < len) { /* payload not yet written */
+      if ((flags & LDB_LOG_CHECK_TAIL) && tail_length_damaged(h, (size_t)(n - pos)))
+        rc = err_set(err, BFH_E_CORRUPT,
+                     "%s %s: record at %llu: length %u runs past the end of the file, but the "
+                     "checksum matches a shorter record (damaged length)",
+                     kind, path, (unsigned long long)abs, len);
+      break;
+    }
     const uint8_t *payload = h + LDB_LOG_HEADER_BYTES;
     pos += LDB_LOG_HEADER_BYTES + len;
     if (type == REC_ZERO && len == 0) { /* preallocated zeros: skip */
@@ -144,14 +168,14 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
     uint32_t want = crc32c_unmask(decode_fixed32(h));
     uint32_t got = crc32c_extend(crc32c_value(&h[6], 1), payload, len);
     if (want != got) {
-      rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: checksum mismatch", path,
+      rc = err_set(err, BFH_E_CORRUPT, "%s %s: record at %llu: checksum mismatch", kind, path,
                    (unsigned long long)abs);
       break;
     }
     if (type == REC_FULL || type == REC_FIRST) {
       if (in_frag) {
         rc = err_set(err, BFH_E_CORRUPT,
-                     "log %s: record at %llu: new record inside the fragmented record at %llu",
+                     "%s %s: record at %llu: new record inside the fragmented record at %llu", kind,
                      path, (unsigned long long)abs, (unsigned long long)rec_start);
         break;
       }
@@ -159,24 +183,24 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
       rec_len = 0;
     } else if (type == REC_MIDDLE || type == REC_LAST) {
       if (!in_frag) {
-        rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: fragment without a first", path,
-                     (unsigned long long)abs);
+        rc = err_set(err, BFH_E_CORRUPT, "%s %s: record at %llu: fragment without a first", kind,
+                     path, (unsigned long long)abs);
         break;
       }
     } else {
-      rc = err_set(err, BFH_E_CORRUPT, "log %s: record at %llu: unknown record type %u", path,
+      rc = err_set(err, BFH_E_CORRUPT, "%s %s: record at %llu: unknown record type %u", kind, path,
                    (unsigned long long)abs, type);
       break;
     }
-    const uint8_t *batch = payload;
-    size_t batch_len = len;
+    const uint8_t *whole = payload;
+    size_t whole_len = len;
     if (type != REC_FULL) {
       if (rec_len + len > rec_cap) {
         size_t c = rec_cap ? rec_cap : 65536;
         while (c < rec_len + len) c *= 2;
         uint8_t *p = realloc(rec, c);
         if (!p) {
-          rc = err_set(err, BFH_E_NOMEM, "log %s: no memory for a record", path);
+          rc = err_set(err, BFH_E_NOMEM, "%s %s: no memory for a record", kind, path);
           break;
         }
         rec = p;
@@ -186,13 +210,12 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
       rec_len += len;
       in_frag = type != REC_LAST;
       if (in_frag) continue;
-      batch = rec;
-      batch_len = rec_len;
+      whole = rec;
+      whole_len = rec_len;
     }
     if (st) st->blocks++;
-    snprintf(where, sizeof where, "log %s: record at %llu", path, (unsigned long long)rec_start);
-    int stopped;
-    rc = ldb_log_decode_batch(batch, batch_len, where, fn, arg, &stopped, st, err);
+    int stopped = 0;
+    rc = fn(arg, whole, whole_len, rec_start, &stopped, err);
     if (rc != BFH_OK) break;
     if (next_offset) *next_offset = offset + pos;
     if (stopped) break;
@@ -200,4 +223,30 @@ int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
   free(rec);
   free(data);
   return rc;
+}
+
+typedef struct batch_reader {
+  const char *path;
+  ldb_visit_fn fn;
+  void *arg;
+  ldb_read_stats_t *st;
+} batch_reader_t;
+
+static int visit_batch(void *arg, const uint8_t *p, size_t n, uint64_t at, int *stopped,
+                       err_t *err) {
+  batch_reader_t *b = arg;
+  char where[4200];
+  snprintf(where, sizeof where, "log %s: record at %llu", b->path, (unsigned long long)at);
+  return ldb_log_decode_batch(p, n, where, b->fn, b->arg, stopped, b->st, err);
+}
+
+int ldb_log_read_flags(const char *path, uint64_t offset, int flags, ldb_visit_fn fn, void *arg,
+                       uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
+  batch_reader_t b = {path, fn, arg, st};
+  return ldb_log_records(path, "log", offset, flags, visit_batch, &b, next_offset, st, err);
+}
+
+int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
+                 uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
+  return ldb_log_read_flags(path, offset, 0, fn, arg, next_offset, st, err);
 }

@@ -38,6 +38,28 @@
 int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
                  uint64_t *next_offset, ldb_read_stats_t *st, err_t *err);
 
+/* ldb_log_read with flags: LDB_LOG_CHECK_TAIL checks a record cut short by the end of the
+   file: when its header's checksum matches a shorter record (its length field, not the
+   write, is what runs past the end) it is BFH_E_CORRUPT, not a write in flight. For files no
+   writer is appending to (a database being opened). */
+#define LDB_LOG_CHECK_TAIL 1
+int ldb_log_read_flags(const char *path, uint64_t offset, int flags, ldb_visit_fn fn, void *arg,
+                       uint64_t *next_offset, ldb_read_stats_t *st, err_t *err);
+
+/* A complete logical record of a log-format file (payload p, n bytes, starting at file offset
+   at). Returns BFH_OK to go on (set *stopped to stop the read) or an error status (with err
+   set), which ends the read with it. */
+typedef int (*ldb_record_fn)(void *arg, const uint8_t *p, size_t n, uint64_t at, int *stopped,
+                             err_t *err);
+
+/* The record layer of ldb_log_read, for any file in LevelDB's log format (write-ahead logs,
+   MANIFEST): calls fn for every complete logical record from offset on, with the same rules,
+   flags and results as ldb_log_read_flags. kind names the file in messages ("log",
+   "manifest"). */
+int ldb_log_records(const char *path, const char *kind, uint64_t offset, int flags,
+                    ldb_record_fn fn, void *arg, uint64_t *next_offset, ldb_read_stats_t *st,
+                    err_t *err);
+
 /* Decodes one WriteBatch (the payload of a logical record) and calls fn for each entry.
    where names it in messages ("log /db/000005.log: record at 1234"). Returns BFH_OK or
    BFH_E_CORRUPT. *stopped is set when fn asked to stop. */

@@ -1,0 +1,484 @@
+/* Corruption sweep through include/bfh.h, for both engines and both places of the leaf
+ * filters: one test body driven by the engine.
+ *
+ * A database is built through bfh.h (NKEYS keys over several tables, overwrites and deletions
+ * flushed, the last LOG_KEYS fresh keys only in the write-ahead log; unique values and a few
+ * shared ones) and closed. Then for every file of every kind (tables, logs, MANIFEST, CURRENT,
+ * BFH-PARAMS, IDENTITY, the LevelDB engine's filter caches bfh-filters/NNNNNN.vf) a copy of
+ * the database is damaged: one byte XORed with a nonzero mask at the first and last byte and
+ * at a fixed-seed sample of offsets, or the file truncated (to 0, half, all but one byte).
+ * Each copy is opened and every key is read and a sample of values searched with every
+ * method. Every answer must be correct or BFH_E_CORRUPT with a message naming the damaged file
+ * (open too may fail with BFH_E_CORRUPT naming it). Nothing may crash.
+ *
+ * What a damage may change:
+ *   - a truncated write-ahead log is a crash's torn tail: its last writes may be lost, but
+ *     only as a suffix of the write order (the keys of the log are fresh, so a lost one reads
+ *     NOT_FOUND), and a search may miss exactly the lost keys;
+ *   - an open that fails must leave every file as it was (same names, same sizes), except
+ *     LevelDB's own text log LOG (and LOG.old, LOCK), which LevelDB rotates at every open;
+ *   - an open that succeeds may delete files as the engine does after any recovery: the
+ *     replayed logs, the older MANIFEST, compacted tables, filter caches it rebuilds; every
+ *     answer is then checked, so a file the database still needed shows as a wrong answer.
+ * Every failure is printed with engine, leaves, file, damage and what happened; the counts per
+ * file kind are printed at the end of each test (trials, all answers correct, corruption
+ * reported, failures), and the test fails unless failures are 0.
+ *
+ * Scale: SAMPLE_FLIPS offsets per file (fewer under BFH_TEST_SCALE < 1 and in sanitizer
+ * builds), MAX_CACHE_FILES filter cache files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfh.h"
+#include "tests/test_util.h"
+#include "util/random.h"
+
+#define NKEYS 3000
+#define PHASE 1200     /* keys per flushed phase */
+#define LOG_FIRST 2400 /* ids LOG_FIRST.. are written last and stay in the log */
+#define NSHARED 5
+#define SAMPLE_FLIPS 12   /* per file, besides the first and last byte */
+#define MAX_CACHE_FILES 2 /* filter cache files damaged (they are all alike) */
+#define MAX_FILES 64
+#define MAX_PRINTED 40 /* failures printed per test */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SWEEP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SWEEP_SANITIZED 1
+#endif
+#endif
+#ifndef SWEEP_SANITIZED
+#define SWEEP_SANITIZED 0
+#endif
+
+enum {
+  KIND_TABLE,
+  KIND_LOG,
+  KIND_MANIFEST,
+  KIND_CURRENT,
+  KIND_PARAMS,
+  KIND_IDENTITY,
+  KIND_CACHE,
+  NKINDS
+};
+static const char *const kind_names[NKINDS] = {"table",      "log",      "MANIFEST",    "CURRENT",
+                                               "BFH-PARAMS", "IDENTITY", "filter cache"};
+
+typedef struct counts {
+  unsigned trials, correct, corrupt, failures;
+} counts_t;
+
+typedef struct sweep {
+  char root[4096];  /* the test's temporary directory */
+  char base[4200];  /* the pristine database */
+  char trial[4200]; /* the damaged copy */
+  bfh_engine engine;
+  int leaves;
+  char *val[NKEYS]; /* the oracle: current value of id, NULL if none */
+  size_t val_len[NKEYS];
+  counts_t counts[NKINDS];
+  unsigned printed;
+  bfh_db *db; /* the open handle, closed by the teardown if a test fails with it open */
+} sweep_t;
+
+/* ---- The database and its oracle ------------------------------------------------------- */
+
+static void options(const sweep_t *s, bfh_options *o) {
+  bfh_options_init(o);
+  o->engine = s->engine;
+  o->value_filter_bits = 8192;
+  o->memtable_bytes = 64 << 10; /* LevelDB's minimum: the log keys stay in one memtable */
+  o->table_bytes = 16 << 10;
+  o->leaves_on_disk = s->leaves;
+}
+
+static size_t key_of(unsigned id, char *buf) {
+  return (size_t)snprintf(buf, 16, "key%06u", id);
+}
+
+/* Shared values for id % 10 == 3, else unique per (id, version). */
+static void set_value(sweep_t *s, unsigned id, unsigned version) {
+  char buf[64];
+  int n = id % 10 == 3 ? snprintf(buf, sizeof buf, "shared-%u", id % NSHARED)
+                       : snprintf(buf, sizeof buf, "u%06u-v%u-%.*s", id, version, (int)(id % 23),
+                                  "abcdefghijklmnopqrstuvwxyz");
+  free(s->val[id]);
+  s->val[id] = malloc((size_t)n);
+  assert_non_null(s->val[id]);
+  memcpy(s->val[id], buf, (size_t)n);
+  s->val_len[id] = (size_t)n;
+}
+
+static void put(sweep_t *s, bfh_db *db, unsigned id, unsigned version) {
+  char k[16];
+  set_value(s, id, version);
+  int rc = bfh_put(db, k, key_of(id, k), s->val[id], s->val_len[id]);
+  if (rc != BFH_OK) fail_msg("put: %s", bfh_last_error(db));
+}
+
+static void build(sweep_t *s) {
+  bfh_options o;
+  options(s, &o);
+  bfh_db *db;
+  if (bfh_open(s->base, &o, &db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+  s->db = db;
+  for (unsigned id = 0; id < LOG_FIRST; id++) {
+    put(s, db, id, 1);
+    if (id % PHASE == PHASE - 1) assert_int_equal(bfh_flush(db), BFH_OK);
+  }
+  for (unsigned id = 0; id < LOG_FIRST; id++) {
+    char k[16];
+    if (id % 7 == 0) put(s, db, id, 2);
+    if (id % 13 == 0) {
+      assert_int_equal(bfh_delete(db, k, key_of(id, k)), BFH_OK);
+      free(s->val[id]);
+      s->val[id] = NULL;
+    }
+  }
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  for (unsigned id = LOG_FIRST; id < NKEYS; id++) put(s, db, id, 1); /* only in the log */
+  s->db = NULL;
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* ---- Files ------------------------------------------------------------------------------ */
+
+typedef struct file {
+  char rel[256]; /* path relative to the database directory */
+  uint64_t size;
+  int kind;
+} file_t;
+
+static int kind_of(const char *name) {
+  size_t n = strlen(name);
+  if (n > 4 && (!strcmp(name + n - 4, ".ldb") || !strcmp(name + n - 4, ".sst"))) return KIND_TABLE;
+  if (n > 4 && !strcmp(name + n - 4, ".log")) return KIND_LOG;
+  if (!strncmp(name, "MANIFEST-", 9)) return KIND_MANIFEST;
+  if (!strcmp(name, "CURRENT")) return KIND_CURRENT;
+  if (!strcmp(name, "BFH-PARAMS")) return KIND_PARAMS;
+  if (!strcmp(name, "IDENTITY")) return KIND_IDENTITY;
+  if (n > 3 && !strcmp(name + n - 3, ".vf")) return KIND_CACHE;
+  return -1; /* LOG, LOG.old, LOCK: not the database's data */
+}
+
+/* Lists dir and its subdirectories (one level: bfh-filters) into f; returns the count. */
+static size_t list_files(const char *dir, const char *sub, file_t *f, size_t n, size_t cap) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s%s%s", dir, sub[0] ? "/" : "", sub);
+  DIR *d = opendir(path);
+  assert_non_null(d);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (de->d_name[0] == '.') continue;
+    char p[4700];
+    snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+    struct stat sb;
+    if (stat(p, &sb) != 0) continue;
+    char rel[256];
+    snprintf(rel, sizeof rel, "%.100s%s%.100s", sub, sub[0] ? "/" : "", de->d_name);
+    if (S_ISDIR(sb.st_mode)) {
+      if (!sub[0]) n = list_files(dir, rel, f, n, cap);
+      continue;
+    }
+    assert_true(n < cap);
+    snprintf(f[n].rel, sizeof f[n].rel, "%s", rel);
+    f[n].size = (uint64_t)sb.st_size;
+    f[n].kind = kind_of(de->d_name);
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* ---- One trial -------------------------------------------------------------------------- */
+
+typedef struct trial {
+  sweep_t *s;
+  const file_t *file;
+  char damage[64];
+  int truncated_log;
+  int reported; /* some answer was BFH_E_CORRUPT naming the file */
+  int failed;
+} trial_t;
+
+static void failure(trial_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failure(trial_t *t, const char *fmt, ...) {
+  t->failed = 1;
+  if (t->s->printed++ >= MAX_PRINTED) return;
+  char what[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  print_message("FAIL %s engine, leaves %s, %s %s, %s: %s\n",
+                t->s->engine == BFH_ENGINE_LSM ? "own" : "leveldb",
+                t->s->leaves == BFH_LEAVES_IN_MEMORY ? "in memory" : "on disk",
+                kind_names[t->file->kind], t->file->rel, t->damage, what);
+}
+
+/* A failed call: BFH_E_CORRUPT naming the damaged file is a report, anything else a failure. */
+static void check_error(trial_t *t, int rc, const char *msg, const char *call) {
+  const char *base = strrchr(t->file->rel, '/');
+  base = base ? base + 1 : t->file->rel;
+  if (rc == BFH_E_CORRUPT && strstr(msg, base)) {
+    t->reported = 1;
+    return;
+  }
+  failure(t, "%s: %s (%d): %s", call, bfh_strerror(rc), rc, msg);
+}
+
+typedef struct found {
+  uint8_t hit[NKEYS];
+  int dup, foreign;
+} found_t;
+
+static int on_match(void *arg, const void *key, size_t len) {
+  found_t *f = arg;
+  char buf[16];
+  unsigned id;
+  if (len != 9 || (memcpy(buf, key, 9), buf[9] = 0, sscanf(buf, "key%06u", &id) != 1) ||
+      id >= NKEYS) {
+    f->foreign = 1;
+    return 0;
+  }
+  f->dup |= f->hit[id];
+  f->hit[id] = 1;
+  return 0;
+}
+
+static void check_answers(trial_t *t, bfh_db *db) {
+  sweep_t *s = t->s;
+  /* Gets. lost[]: log keys that read NOT_FOUND (allowed after a truncated log). */
+  static uint8_t lost[NKEYS];
+  memset(lost, 0, sizeof lost);
+  unsigned first_lost = NKEYS, last_found_log = 0;
+  for (unsigned id = 0; id < NKEYS && !t->failed; id++) {
+    char k[16];
+    void *v = NULL;
+    size_t vl = 0;
+    int rc = bfh_get(db, k, key_of(id, k), &v, &vl);
+    if (rc == BFH_OK && s->val[id] && vl == s->val_len[id] && !memcmp(v, s->val[id], vl)) {
+      if (id >= LOG_FIRST) last_found_log = id;
+    } else if (rc == BFH_NOT_FOUND && !s->val[id]) {
+    } else if (rc == BFH_NOT_FOUND && t->truncated_log && id >= LOG_FIRST) {
+      lost[id] = 1;
+      if (id < first_lost) first_lost = id;
+    } else if (rc < 0) {
+      check_error(t, rc, bfh_last_error(db), "get");
+    } else {
+      failure(t, "get %s: %s, expected %s", k, rc == BFH_OK ? "a wrong value" : "NOT_FOUND",
+              s->val[id] ? "its value" : "NOT_FOUND");
+    }
+    bfh_free(v);
+  }
+  if (!t->failed && first_lost < last_found_log)
+    failure(t, "the truncated log lost key%06u but kept the later key%06u", first_lost,
+            last_found_log);
+  /* Searches: the shared values, unique ones from each phase, an overwritten key's old value
+     (no result), with every method. */
+  static const unsigned probe_ids[] = {14, 1255, 2410, 2999, 21, 700};
+  for (unsigned q = 0; q < NSHARED + 7 && !t->failed; q++) {
+    char buf[64];
+    size_t len;
+    if (q < NSHARED) {
+      len = (size_t)snprintf(buf, sizeof buf, "shared-%u", q);
+    } else if (q < NSHARED + 6) {
+      unsigned id = probe_ids[q - NSHARED];
+      if (!s->val[id]) continue;
+      memcpy(buf, s->val[id], s->val_len[id]);
+      len = s->val_len[id];
+    } else {
+      len = (size_t)snprintf(buf, sizeof buf, "u%06u-v1-%.*s", 14u, 14, "abcdefghijklmn");
+    }
+    for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO && !t->failed; m++) {
+      static found_t f;
+      memset(&f, 0, sizeof f);
+      int rc = bfh_search(db, buf, len, (bfh_method)m, on_match, &f, NULL);
+      if (rc < 0) {
+        check_error(t, rc, bfh_last_error(db), "search");
+        continue;
+      }
+      if (f.dup || f.foreign) {
+        failure(t, "search %.*s method %d: a key twice or a key never written", (int)len, buf, m);
+        continue;
+      }
+      for (unsigned id = 0; id < NKEYS; id++) {
+        int want = s->val[id] && s->val_len[id] == len && !memcmp(s->val[id], buf, len);
+        if (want && !f.hit[id] && lost[id]) continue;
+        if (want != f.hit[id]) {
+          failure(t, "search %.*s method %d: key%06u %s", (int)len, buf, m, id,
+                  want ? "missing" : "reported but its value differs");
+          break;
+        }
+      }
+    }
+  }
+}
+
+static void run_trial(trial_t *t) {
+  sweep_t *s = t->s;
+  bfh_options o;
+  options(s, &o);
+  file_t before[MAX_FILES], after[MAX_FILES];
+  size_t nb = list_files(s->trial, "", before, 0, MAX_FILES);
+  bfh_db *db = NULL;
+  int rc = bfh_open(s->trial, &o, &db);
+  if (rc != BFH_OK) {
+    check_error(t, rc, bfh_last_error(NULL), "open");
+    size_t na = list_files(s->trial, "", after, 0, MAX_FILES);
+    for (size_t i = 0; i < nb; i++) {
+      if (before[i].kind < 0) continue; /* LevelDB's LOG, LOG.old, LOCK */
+      size_t j = 0;
+      while (j < na && strcmp(after[j].rel, before[i].rel)) j++;
+      if (j == na)
+        failure(t, "the failed open deleted %s", before[i].rel);
+      else if (after[j].size != before[i].size)
+        failure(t, "the failed open changed the size of %s from %llu to %llu", before[i].rel,
+                (unsigned long long)before[i].size, (unsigned long long)after[j].size);
+    }
+    return;
+  }
+  s->db = db;
+  check_answers(t, db);
+  s->db = NULL;
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* Copies the base, applies the damage (flip at off with mask, or truncation to off when mask
+   is 0), runs the trial and counts it. */
+static void trial_at(sweep_t *s, const file_t *f, uint64_t off, uint8_t mask) {
+  trial_t t = {.s = s, .file = f};
+  assert_int_equal(test_copy_dir(s->base, s->trial), 0);
+  char path[4500], tmp[4600];
+  snprintf(path, sizeof path, "%s/%s", s->trial, f->rel);
+  if (mask) {
+    snprintf(t.damage, sizeof t.damage, "byte %llu ^= 0x%02x", (unsigned long long)off, mask);
+    assert_int_equal(test_file_xor_byte(path, off, mask), 0);
+  } else {
+    snprintf(t.damage, sizeof t.damage, "truncated to %llu of %llu", (unsigned long long)off,
+             (unsigned long long)f->size);
+    snprintf(tmp, sizeof tmp, "%s.cut", path);
+    assert_int_equal(test_copy_file(path, tmp, off), 0);
+    assert_int_equal(rename(tmp, path), 0);
+    t.truncated_log = f->kind == KIND_LOG;
+  }
+  run_trial(&t);
+  counts_t *c = &s->counts[f->kind];
+  c->trials++;
+  if (t.failed)
+    c->failures++;
+  else if (t.reported)
+    c->corrupt++;
+  else
+    c->correct++;
+  assert_int_equal(test_rmrf(s->trial), 0);
+}
+
+static void sweep(sweep_t *s) {
+  build(s);
+  file_t files[MAX_FILES];
+  size_t n = list_files(s->base, "", files, 0, MAX_FILES);
+  const char *scale_env = getenv("BFH_TEST_SCALE");
+  double scale = scale_env && atof(scale_env) > 0 ? atof(scale_env) : SWEEP_SANITIZED ? 0.2 : 1.0;
+  unsigned flips = (unsigned)(SAMPLE_FLIPS * (scale < 1 ? scale : 1));
+  if (flips < 3) flips = 3;
+  unsigned caches = 0;
+  for (size_t i = 0; i < n; i++) {
+    const file_t *f = &files[i];
+    if (f->kind < 0 || f->size == 0) continue;
+    if (f->kind == KIND_CACHE && caches++ >= MAX_CACHE_FILES) continue;
+    rng_t r;
+    rng_init(&r, 0x5eed0000u + (uint64_t)i);
+    trial_at(s, f, 0, (uint8_t)(1 + rng_below(&r, 255)));
+    trial_at(s, f, f->size - 1, (uint8_t)(1 + rng_below(&r, 255)));
+    for (unsigned j = 0; j < flips; j++)
+      trial_at(s, f, rng_below(&r, f->size), (uint8_t)(1 + rng_below(&r, 255)));
+    trial_at(s, f, 0, 0);
+    trial_at(s, f, f->size / 2, 0);
+    trial_at(s, f, f->size - 1, 0);
+  }
+  unsigned failures = 0;
+  print_message("corruption sweep, %s engine, leaves %s:\n",
+                s->engine == BFH_ENGINE_LSM ? "own" : "leveldb",
+                s->leaves == BFH_LEAVES_IN_MEMORY ? "in memory" : "on disk");
+  print_message("  %-13s %7s %8s %8s %9s\n", "file kind", "trials", "correct", "corrupt",
+                "failures");
+  for (int k = 0; k < NKINDS; k++) {
+    const counts_t *c = &s->counts[k];
+    if (!c->trials) continue;
+    print_message("  %-13s %7u %8u %8u %9u\n", kind_names[k], c->trials, c->correct, c->corrupt,
+                  c->failures);
+    failures += c->failures;
+  }
+  assert_int_equal(failures, 0);
+}
+
+/* ---- Fixtures and tests ------------------------------------------------------------------ */
+
+static int setup(void **state) {
+  sweep_t *s = calloc(1, sizeof *s);
+  if (!s) return -1;
+  if (test_tmpdir_create(s->root, sizeof s->root, "corrupt_sweep") != 0) {
+    free(s);
+    return -1;
+  }
+  snprintf(s->base, sizeof s->base, "%s/base", s->root);
+  snprintf(s->trial, sizeof s->trial, "%s/trial", s->root);
+  *state = s;
+  return 0;
+}
+
+static int teardown(void **state) {
+  sweep_t *s = *state;
+  if (!s) return 0;
+  bfh_close(s->db);
+  for (unsigned i = 0; i < NKEYS; i++) free(s->val[i]);
+  int rc = test_rmrf(s->root);
+  free(s);
+  return rc == 0 ? 0 : -1;
+}
+
+static void run(void **state, bfh_engine engine, int leaves) {
+  sweep_t *s = *state;
+  s->engine = engine;
+  s->leaves = leaves;
+  sweep(s);
+}
+
+static void test_corrupt_sweep_leveldb_leaves_in_memory(void **state) {
+  run(state, BFH_ENGINE_LEVELDB, BFH_LEAVES_IN_MEMORY);
+}
+static void test_corrupt_sweep_leveldb_leaves_on_disk(void **state) {
+  run(state, BFH_ENGINE_LEVELDB, BFH_LEAVES_ON_DISK);
+}
+static void test_corrupt_sweep_lsm_leaves_in_memory(void **state) {
+  run(state, BFH_ENGINE_LSM, BFH_LEAVES_IN_MEMORY);
+}
+static void test_corrupt_sweep_lsm_leaves_on_disk(void **state) {
+  run(state, BFH_ENGINE_LSM, BFH_LEAVES_ON_DISK);
+}
+
+/* An optional argument selects tests by name (a cmocka filter, e.g. "*leveldb*"). */
+int main(int argc, char **argv) {
+  if (argc > 1) cmocka_set_test_filter(argv[1]);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_leaves_in_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_leaves_on_disk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_leaves_in_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_leaves_on_disk, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
