@@ -92,9 +92,20 @@ void lsm_identity_encode(uint8_t out[LSM_IDENTITY_BYTES]) {
   encode_fixed32(out + 12, crc32c_mask(crc32c_value(out, 12)));
 }
 
+/* An IDENTITY that is not ours: not empty, and its first bytes differ from the magic in
+   more than two places (another engine's IDENTITY, e.g. RocksDB's UUID text). Anything
+   closer is our file, damaged. */
+static int foreign_identity(const uint8_t *data, size_t n) {
+  size_t m = n < 8 ? n : 8, same = 0;
+  for (size_t i = 0; i < m; i++) same += data[i] == (uint8_t)LSM_IDENTITY_MAGIC[i];
+  return n > 0 && same + 2 < m;
+}
+
 int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *err) {
-  if (n != LSM_IDENTITY_BYTES || memcmp(data, LSM_IDENTITY_MAGIC, 8) != 0)
+  if (foreign_identity(data, n))
     return err_set(err, BFH_E_INVALID, "%s: not a bfh lsm database (bad IDENTITY magic)", path);
+  if (n != LSM_IDENTITY_BYTES || memcmp(data, LSM_IDENTITY_MAGIC, 8) != 0)
+    return err_set(err, BFH_E_CORRUPT, "%s: at offset 0: damaged IDENTITY (%zu bytes)", path, n);
   if (crc32c_unmask(decode_fixed32(data + 12)) != crc32c_value(data, 12))
     return err_set(err, BFH_E_CORRUPT, "%s: at offset 12: IDENTITY checksum mismatch", path);
   uint32_t version = decode_fixed32(data + 8);
