@@ -471,6 +471,60 @@ static void test_corrupt_sweep_lsm_leaves_on_disk(void **state) {
   run(state, BFH_ENGINE_LSM, BFH_LEAVES_ON_DISK);
 }
 
+/* Leaves on disk, damaged under an open database: every filter's words are zeroed in place
+   (the table files of the own engine, the filter cache files of the LevelDB engine), as a
+   failing disk or a stray writer would leave them. A zeroed filter says "no" to everything;
+   read back unverified it would hide every key. Every answer must stay right. */
+static void zero_filters_while_open(void **state, bfh_engine engine) {
+  sweep_t *s = *state;
+  s->engine = engine;
+  s->leaves = BFH_LEAVES_ON_DISK;
+  build(s);
+  bfh_options o;
+  options(s, &o);
+  o.create_if_missing = 0;
+  if (bfh_open(s->base, &o, &s->db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+  file_t files[MAX_FILES];
+  size_t n = list_files(s->base, "", files, 0, MAX_FILES), zeroed = 0;
+  const int kind = engine == BFH_ENGINE_LSM ? KIND_TABLE : KIND_CACHE;
+  const file_t *first = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (files[i].kind != kind) continue;
+    char path[4600];
+    snprintf(path, sizeof path, "%.4199s/%.255s", s->base, files[i].rel);
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    static uint8_t buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, fp);
+    uint8_t *magic = memmem(buf, len, "BFHV", 4);
+    if (!magic) fail_msg("%s: no value filter in it", path);
+    long words = (long)(magic - buf) + 32; /* the filter's header is 32 bytes */
+    assert_true((size_t)words + o.value_filter_bits / 8 <= len);
+    assert_int_equal(fseek(fp, words, SEEK_SET), 0);
+    for (uint64_t b = 0; b < o.value_filter_bits / 8; b++) assert_int_equal(fputc(0, fp), 0);
+    assert_int_equal(fclose(fp), 0);
+    zeroed++;
+    if (!first) first = &files[i];
+  }
+  assert_true(zeroed >= 2);
+  trial_t t = {.s = s, .file = first};
+  snprintf(t.damage, sizeof t.damage, "every filter zeroed while open");
+  check_answers(&t, s->db);
+  print_message("%s engine: %zu filters zeroed under the open database: answers %s\n",
+                engine == BFH_ENGINE_LSM ? "own" : "leveldb", zeroed,
+                t.failed ? "WRONG" : "all right");
+  assert_false(t.failed);
+  assert_int_equal(bfh_close(s->db), BFH_OK);
+  s->db = NULL;
+}
+
+static void test_corrupt_sweep_lsm_filters_zeroed_while_open(void **state) {
+  zero_filters_while_open(state, BFH_ENGINE_LSM);
+}
+static void test_corrupt_sweep_leveldb_filters_zeroed_while_open(void **state) {
+  zero_filters_while_open(state, BFH_ENGINE_LEVELDB);
+}
+
 /* An optional argument selects tests by name (a cmocka filter, e.g. "*leveldb*"). */
 int main(int argc, char **argv) {
   if (argc > 1) cmocka_set_test_filter(argv[1]);
@@ -479,6 +533,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_leaves_on_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_leaves_in_memory, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_leaves_on_disk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_filters_zeroed_while_open, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_filters_zeroed_while_open, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
