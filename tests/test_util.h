@@ -3,8 +3,7 @@
  * executable built from its own .c); POSIX only, so the tests of the public API can use it
  * too. Every function returns 0 on success and -1 (errno set) on failure; the caller
  * asserts, so a failure is reported at the line of the test. (The build defines
- * _GNU_SOURCE, which declares nftw, mkdtemp, pread, pwrite and
- * program_invocation_short_name.)
+ * _GNU_SOURCE, which declares nftw, mkdtemp, pread and pwrite.)
  */
 #ifndef BFH_TESTS_TEST_UTIL_H
 #define BFH_TESTS_TEST_UTIL_H
@@ -123,28 +122,8 @@ static inline int test_copy_dir(const char *from, const char *to) {
   return rc;
 }
 
-/* A cmocka fixture for a test that needs a temporary directory: *state is a malloc'd
-   TEST_PATH_MAX-byte string, a fresh directory named after the test executable; the teardown
-   removes it with everything the test left in it, even when the test failed. */
+/* Room for a path from test_tmpdir_create (a fixture's directory). */
 #define TEST_PATH_MAX 4096
-
-static inline int test_tmpdir_setup(void **state) {
-  char *dir = malloc(TEST_PATH_MAX);
-  if (!dir) return -1;
-  if (test_tmpdir_create(dir, TEST_PATH_MAX, program_invocation_short_name) != 0) {
-    free(dir);
-    return -1;
-  }
-  *state = dir;
-  return 0;
-}
-
-static inline int test_tmpdir_teardown(void **state) {
-  char *dir = *state;
-  int rc = test_rmrf(dir);
-  free(dir);
-  return rc;
-}
 
 /* XORs the byte at offset off of the file at path with mask (the file keeps its size). */
 static inline int test_file_xor_byte(const char *path, uint64_t off, uint8_t mask) {
