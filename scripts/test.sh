@@ -59,7 +59,7 @@ for run in $(seq 1 "$repeat"); do
   line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
   total=$(sed -nE 's/.*failed out of ([0-9]+).*/\1/p' <<<"$line")
   failed=$(sed -nE 's/.* ([0-9]+) tests? failed.*/\1/p' <<<"$line")
-  failing=$(sed -nE 's/^[[:space:]]*[0-9]+ - ([^ ]+) .*/\1/p' "$log" | tr '\n' ' ')
+  failing=$(sed -nE 's/^[[:space:]]*[0-9]+ - ([^ ]+) .*/\1/p' "$log" | paste -sd ' ' -)
   rm -f "$log"
   if [ -z "$total" ]; then
     summary+=("run $run: ctest gave no summary (exit status $rc), ${secs} s")
