@@ -122,6 +122,9 @@ static inline int test_copy_dir(const char *from, const char *to) {
   return rc;
 }
 
+/* Room for a path from test_tmpdir_create (a fixture's directory). */
+#define TEST_PATH_MAX 4096
+
 /* XORs the byte at offset off of the file at path with mask (the file keeps its size). */
 static inline int test_file_xor_byte(const char *path, uint64_t off, uint8_t mask) {
   int fd = open(path, O_RDWR);

@@ -22,21 +22,66 @@
 #include "bfh.h"
 #include "tests/test_util.h"
 
-static char g_dir[512];
+/* Each test: a fresh directory and the handles it opened, closed by the teardown if the test
+   did not (a failed assertion leaves them open). */
+typedef struct fixture {
+  char dir[512];
+  bfh_db *open[4];
+} fixture_t;
+
+static fixture_t *g_fx; /* the running test's */
 
 static int setup(void **state) {
-  (void)state;
-  return test_tmpdir_create(g_dir, sizeof g_dir, "api_errors_test");
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  if (test_tmpdir_create(f->dir, sizeof f->dir, "api_errors_test") != 0) {
+    free(f);
+    return -1;
+  }
+  *state = g_fx = f;
+  return 0;
 }
 
 static int teardown(void **state) {
-  (void)state;
-  return test_rmrf(g_dir);
+  fixture_t *f = *state;
+  int rc = 0;
+  for (size_t i = 0; i < sizeof f->open / sizeof f->open[0]; i++)
+    if (f->open[i] && bfh_close(f->open[i]) != BFH_OK) rc = -1;
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f);
+  g_fx = NULL;
+  return rc;
 }
 
-/* A fresh database directory path under g_dir. */
+/* Hands db (if not NULL) to the teardown; returns it. */
+static bfh_db *track(bfh_db *db) {
+  if (!db) return NULL;
+  for (size_t i = 0; i < sizeof g_fx->open / sizeof g_fx->open[0]; i++)
+    if (!g_fx->open[i]) return g_fx->open[i] = db;
+  bfh_close(db);
+  fail_msg("a test holds more than %zu handles", sizeof g_fx->open / sizeof g_fx->open[0]);
+  return NULL;
+}
+
+/* Closes a tracked handle (asserting BFH_OK) and forgets it. */
+static void close_db(bfh_db *db) {
+  for (size_t i = 0; i < sizeof g_fx->open / sizeof g_fx->open[0]; i++)
+    if (g_fx->open[i] == db) g_fx->open[i] = NULL;
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* bfh_open, whose result must be want; a handle it gives goes to the teardown. */
+static bfh_db *open_expect(const char *path, const bfh_options *o, int want) {
+  bfh_db *db = NULL;
+  int rc = bfh_open(path, o, &db);
+  track(db);
+  assert_int_equal(rc, want);
+  return db;
+}
+
+/* A fresh database directory path under the test's directory. */
 static void db_path(char *buf, size_t cap, const char *name) {
-  snprintf(buf, cap, "%s/%s", g_dir, name);
+  snprintf(buf, cap, "%s/%s", g_fx->dir, name);
 }
 
 static bfh_db *open_mem(const char *path, size_t memtable_bytes) {
@@ -48,7 +93,7 @@ static bfh_db *open_mem(const char *path, size_t memtable_bytes) {
   bfh_db *db = NULL;
   int rc = bfh_open(path, &o, &db);
   if (rc != BFH_OK) fail_msg("bfh_open %s: %d %s", path, rc, bfh_last_error(NULL));
-  return db;
+  return track(db);
 }
 
 static bfh_db *open_small(const char *path) {
@@ -140,7 +185,9 @@ static void test_api_errors_bad_options(void **state) {
         break;
     }
     bfh_db *db = (bfh_db *)0x1;
-    assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+    int rc = bfh_open(path, &o, &db);
+    if (db != (bfh_db *)0x1) track(db);
+    assert_int_equal(rc, BFH_E_INVALID);
     assert_null(db);
     expect_msg(bfh_last_error(NULL), cases[i].field);
   }
@@ -208,8 +255,8 @@ static void test_api_errors_bad_arguments(void **state) {
   bfh_db *db2 = open_small(path2);
   assert_string_equal(bfh_last_error(db2), "");
   expect_msg(bfh_last_error(db), "bfh_put");
-  assert_int_equal(bfh_close(db2), BFH_OK);
-  assert_int_equal(bfh_close(db), BFH_OK);
+  close_db(db2);
+  close_db(db);
 }
 
 static void test_api_errors_strerror(void **state) {
@@ -232,13 +279,12 @@ static void test_api_errors_second_open_busy(void **state) {
   bfh_options o;
   bfh_options_init(&o);
   o.value_filter_bits = 8192;
-  bfh_db *db2 = NULL;
-  assert_int_equal(bfh_open(path, &o, &db2), BFH_E_BUSY);
+  bfh_db *db2 = open_expect(path, &o, BFH_E_BUSY);
   assert_null(db2);
   assert_true(strlen(bfh_last_error(NULL)) > 0);
-  assert_int_equal(bfh_close(db), BFH_OK);
-  assert_int_equal(bfh_open(path, &o, &db2), BFH_OK); /* after close it opens */
-  assert_int_equal(bfh_close(db2), BFH_OK);
+  close_db(db);
+  db2 = open_expect(path, &o, BFH_OK); /* after close it opens */
+  close_db(db2);
 }
 
 static void test_api_errors_not_a_database(void **state) {
@@ -248,21 +294,24 @@ static void test_api_errors_not_a_database(void **state) {
   assert_int_equal(mkdir(path, 0755), 0);
   snprintf(file, sizeof file, "%s/hello.txt", path);
   FILE *fp = fopen(file, "w");
+  assert_non_null(fp);
   fputs("not a database\n", fp);
-  fclose(fp);
+  assert_int_equal(fclose(fp), 0);
   bfh_options o;
   bfh_options_init(&o);
   o.create_if_missing = 0;
-  bfh_db *db = NULL;
-  assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+  open_expect(path, &o, BFH_E_INVALID);
   assert_true(strlen(bfh_last_error(NULL)) > 0);
   /* A missing directory without create_if_missing. */
   char missing[700];
-  snprintf(missing, sizeof missing, "%s/missing", g_dir);
-  assert_int_equal(bfh_open(missing, &o, &db), BFH_E_INVALID);
+  snprintf(missing, sizeof missing, "%s/missing", g_fx->dir);
+  open_expect(missing, &o, BFH_E_INVALID);
   assert_true(strlen(bfh_last_error(NULL)) > 0);
   /* A regular file is not a database either. */
-  assert_int_not_equal(bfh_open(file, &o, &db), BFH_OK);
+  bfh_db *db = NULL;
+  int rc = bfh_open(file, &o, &db);
+  track(db);
+  assert_int_not_equal(rc, BFH_OK);
   assert_null(db);
 }
 
@@ -270,22 +319,21 @@ static void test_api_errors_params_mismatch_and_corrupt(void **state) {
   (void)state;
   char path[600];
   db_path(path, sizeof path, "params");
-  bfh_db *db = open_small(path);
-  assert_int_equal(bfh_close(db), BFH_OK);
+  close_db(open_small(path));
   bfh_options o;
   bfh_options_init(&o); /* m = 2,000,000: not what is stored */
-  assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+  open_expect(path, &o, BFH_E_INVALID);
   expect_msg(bfh_last_error(NULL), "m=8192");
   o.value_filter_bits = 8192;
   o.value_filter_hashes = 4;
-  assert_int_equal(bfh_open(path, &o, &db), BFH_E_INVALID);
+  open_expect(path, &o, BFH_E_INVALID);
   expect_msg(bfh_last_error(NULL), "k=3");
   /* Damage BFH-PARAMS. */
   char pf[700];
   snprintf(pf, sizeof pf, "%s/BFH-PARAMS", path);
   assert_int_equal(test_file_xor_byte(pf, 9, 0x10), 0);
   o.value_filter_hashes = 3;
-  assert_int_equal(bfh_open(path, &o, &db), BFH_E_CORRUPT);
+  open_expect(path, &o, BFH_E_CORRUPT);
   expect_msg(bfh_last_error(NULL), "BFH-PARAMS");
 }
 
@@ -298,7 +346,7 @@ static void fill_db(const char *path, int n) {
     assert_int_equal(bfh_put(db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
   }
   assert_int_equal(bfh_flush(db), BFH_OK);
-  assert_int_equal(bfh_close(db), BFH_OK);
+  close_db(db);
 }
 
 /* The largest table file in path (name into out). */
@@ -332,6 +380,7 @@ static void check_exact_or_corrupt(const char *path, int n, int *saw_corrupt) {
   o.value_filter_bits = 8192;
   bfh_db *db = NULL;
   int rc = bfh_open(path, &o, &db);
+  track(db);
   if (rc == BFH_E_CORRUPT) {
     expect_msg(bfh_last_error(NULL), "");
     *saw_corrupt = 1;
@@ -368,7 +417,7 @@ static void check_exact_or_corrupt(const char *path, int n, int *saw_corrupt) {
     assert_memory_equal(got, v, gl);
     bfh_free(got);
   }
-  assert_int_equal(bfh_close(db), BFH_OK);
+  close_db(db);
 }
 
 /* Offset of a byte inside a data block: early in the file. */
@@ -426,15 +475,15 @@ static void test_api_errors_corrupt_value_filter(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_api_errors_options_defaults),
-      cmocka_unit_test(test_api_errors_bad_options),
-      cmocka_unit_test(test_api_errors_bad_arguments),
-      cmocka_unit_test(test_api_errors_strerror),
-      cmocka_unit_test(test_api_errors_second_open_busy),
-      cmocka_unit_test(test_api_errors_not_a_database),
-      cmocka_unit_test(test_api_errors_params_mismatch_and_corrupt),
-      cmocka_unit_test(test_api_errors_corrupt_table),
-      cmocka_unit_test(test_api_errors_corrupt_value_filter),
+      cmocka_unit_test_setup_teardown(test_api_errors_options_defaults, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_bad_options, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_bad_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_strerror, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_second_open_busy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_not_a_database, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_params_mismatch_and_corrupt, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_corrupt_table, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_corrupt_value_filter, setup, teardown),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, NULL, NULL);
 }

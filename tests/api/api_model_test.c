@@ -133,10 +133,36 @@ static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method
   free(f);
 }
 
-static void run(int leaves_on_disk, bfh_placement placement, uint64_t ops, uint64_t seed) {
+/* Each test's model: a fresh directory and the database open on it, closed by the teardown
+   if the test did not (a failed assertion leaves it open). */
+static int setup(void **state) {
   model_t *md = calloc(1, sizeof *md);
-  assert_non_null(md);
-  assert_int_equal(test_tmpdir_create(md->dir, sizeof md->dir, "api_model_test"), 0);
+  if (!md) return -1;
+  if (test_tmpdir_create(md->dir, sizeof md->dir, "api_model_test") != 0) {
+    free(md);
+    return -1;
+  }
+  *state = md;
+  return 0;
+}
+
+static int teardown(void **state) {
+  model_t *md = *state;
+  int rc = md->db && bfh_close(md->db) != BFH_OK ? -1 : 0;
+  if (test_rmrf(md->dir) != 0) rc = -1;
+  free(md);
+  return rc;
+}
+
+/* Closes the model's database and forgets it. */
+static void close_db(model_t *md) {
+  bfh_db *db = md->db;
+  md->db = NULL;
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void run(model_t *md, int leaves_on_disk, bfh_placement placement, uint64_t ops,
+                uint64_t seed) {
   bfh_options_init(&md->opt);
   md->opt.memtable_bytes = 128 << 10; /* the arena takes 64 KiB blocks: ~64 KiB of entries */
   md->opt.table_bytes = 16 << 10;
@@ -212,8 +238,7 @@ static void run(int leaves_on_disk, bfh_placement placement, uint64_t ops, uint6
       int rc = bfh_flush(md->db);
       if (rc != BFH_OK) fail_msg("bfh_flush: %d %s", rc, bfh_last_error(md->db));
     } else if (rng_below(&r, 10) == 0) {
-      assert_int_equal(bfh_close(md->db), BFH_OK);
-      md->db = NULL;
+      close_db(md);
       open_db(md);
       reopens++;
     }
@@ -243,39 +268,33 @@ static void run(int leaves_on_disk, bfh_placement placement, uint64_t ops, uint6
   assert_true(searches > ops / 200);
   assert_true(reopens >= 2);
   assert_true(found_nonempty > 0);
-  assert_int_equal(bfh_close(md->db), BFH_OK);
-  assert_int_equal(test_rmrf(md->dir), 0);
-  free(md);
+  close_db(md);
 }
 
 static void test_api_model_leaves_in_memory(void **state) {
-  (void)state;
-  run(0, BFH_PLACEMENT_SIMILARITY, 500000, 1);
+  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 500000, 1);
 }
 
 static void test_api_model_leaves_on_disk(void **state) {
-  (void)state;
-  run(1, BFH_PLACEMENT_SIMILARITY, 100000, 2);
+  run(*state, 1, BFH_PLACEMENT_SIMILARITY, 100000, 2);
 }
 
 /* Leaves read whole from disk for every probe (the paper's cost), the positional tree. */
 static void test_api_model_leaves_read_whole(void **state) {
-  (void)state;
-  run(BFH_LEAVES_ON_DISK_WHOLE, BFH_PLACEMENT_POSITIONAL, 50000, 4);
+  run(*state, BFH_LEAVES_ON_DISK_WHOLE, BFH_PLACEMENT_POSITIONAL, 50000, 4);
 }
 
 /* The paper's static tree, rebuilt as tables come and go. */
 static void test_api_model_paper_tree(void **state) {
-  (void)state;
-  run(0, BFH_PLACEMENT_PAPER, 100000, 3);
+  run(*state, 0, BFH_PLACEMENT_PAPER, 100000, 3);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_api_model_leaves_in_memory),
-      cmocka_unit_test(test_api_model_leaves_on_disk),
-      cmocka_unit_test(test_api_model_paper_tree),
-      cmocka_unit_test(test_api_model_leaves_read_whole),
+      cmocka_unit_test_setup_teardown(test_api_model_leaves_in_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_leaves_on_disk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_paper_tree, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_leaves_read_whole, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,18 +69,37 @@ static int key_index(const void *k, size_t n, char prefix) {
   return atoi(buf);
 }
 
+/* What write_stock_db has open; stock_close releases it (the teardowns too, after a failed
+   assertion in write_stock_db). */
+static struct stock {
+  leveldb_t *db;
+  leveldb_options_t *opt;
+  leveldb_writeoptions_t *wo;
+  leveldb_readoptions_t *ro;
+  leveldb_iterator_t *it;
+} stock;
+
+static void stock_close(void) {
+  if (stock.it) leveldb_iter_destroy(stock.it); /* before the close: it pins a version */
+  if (stock.db) leveldb_close(stock.db);
+  if (stock.ro) leveldb_readoptions_destroy(stock.ro);
+  if (stock.wo) leveldb_writeoptions_destroy(stock.wo);
+  if (stock.opt) leveldb_options_destroy(stock.opt);
+  memset(&stock, 0, sizeof stock);
+}
+
 /* Writes the database with stock LevelDB and returns the oracle: cur[i] = value id of key
    i, NO_VALUE when absent, read back with a plain LevelDB iterator. The database is left
    settled (tests/leveldb_test_util.h): every entry in a table, no compaction to do, so an
    open starts none and its table list stays as it is until the test writes or reads. */
 static uint32_t *write_stock_db(const char *path, uint32_t nkeys, uint32_t nops, uint64_t seed,
                                 int compact) {
-  leveldb_options_t *opt = leveldb_options_create();
+  leveldb_options_t *opt = stock.opt = leveldb_options_create();
   leveldb_options_set_create_if_missing(opt, 1);
   char *err = NULL;
-  leveldb_t *db = leveldb_open(opt, path, &err);
-  assert_null(err);
-  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  leveldb_t *db = stock.db = leveldb_open(opt, path, &err);
+  if (err) fail_msg("leveldb_open %s: %s", path, err);
+  leveldb_writeoptions_t *wo = stock.wo = leveldb_writeoptions_create();
   rng_t r;
   rng_init(&r, seed);
   char val[512];
@@ -98,13 +117,12 @@ static uint32_t *write_stock_db(const char *path, uint32_t nkeys, uint32_t nops,
     }
     assert_null(err);
   }
-  leveldb_writeoptions_destroy(wo);
   if (compact) leveldb_compact_range(db, NULL, 0, NULL, 0);
   ldb_test_settle(db); /* no compaction pending at any later open */
   uint32_t *cur = malloc(nkeys * sizeof *cur);
   for (uint32_t i = 0; i < nkeys; i++) cur[i] = NO_VALUE;
-  leveldb_readoptions_t *ro = leveldb_readoptions_create();
-  leveldb_iterator_t *it = leveldb_create_iterator(db, ro);
+  leveldb_readoptions_t *ro = stock.ro = leveldb_readoptions_create();
+  leveldb_iterator_t *it = stock.it = leveldb_create_iterator(db, ro);
   for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
     size_t kl, vl;
     const char *k = leveldb_iter_key(it, &kl);
@@ -113,15 +131,12 @@ static uint32_t *write_stock_db(const char *path, uint32_t nkeys, uint32_t nops,
     assert_true(i >= 0 && (uint32_t)i < nkeys);
     cur[i] = value_id(v, vl);
   }
-  leveldb_iter_destroy(it);
-  leveldb_readoptions_destroy(ro);
   if (nops >= 300000) {
     char *levels = leveldb_property_value(db, "leveldb.num-files-at-level1");
     assert_true(atoi(levels) > 0); /* several levels: L1 is used (and L0 or L2) */
     leveldb_free(levels);
   }
-  leveldb_close(db);
-  leveldb_options_destroy(opt);
+  stock_close();
   return cur;
 }
 
@@ -182,6 +197,7 @@ typedef struct writer writer_t;
 typedef struct fixture {
   char dir[4300]; /* this test's directory: a copy of the template, or empty */
   bfh_db *db;     /* the database the test has open, if any */
+  uint32_t *cur;  /* an oracle of the test's own, if any */
   writer_t *writer;
   pthread_t writer_thread; /* running while writer != NULL */
 } fixture_t;
@@ -198,6 +214,7 @@ static int group_setup(void **state) {
 
 static int group_teardown(void **state) {
   (void)state;
+  stock_close();
   free(oracle);
   return test_rmrf(tmpdir);
 }
@@ -226,7 +243,9 @@ static int setup_empty(void **state) {
 static int fixture_teardown(void **state) {
   fixture_t *fx = *state;
   writer_stop(fx);
+  stock_close();
   int rc = fx->db && bfh_close(fx->db) != BFH_OK ? -1 : 0;
+  free(fx->cur);
   if (test_rmrf(fx->dir) != 0) rc = -1;
   free(fx);
   return rc;
@@ -620,24 +639,21 @@ static void test_leveldb_engine_corrupt_table_never_wrong(void **state) {
   /* Compacted, so that LevelDB has no compaction to run at the next open: with
      paranoid_checks off, a LevelDB compaction reads blocks without checking their CRC and
      may rewrite the damaged data into new, valid tables (and then the oracle is stale). */
-  uint32_t *cur = write_stock_db(path, nkeys, 60000, 5, 1);
+  uint32_t *cur = fx->cur = write_stock_db(path, nkeys, 60000, 5, 1);
   /* Flip a byte inside a data block of every other table. */
   DIR *d = opendir(path);
+  assert_non_null(d);
   struct dirent *de;
-  int flipped = 0, k = 0;
-  while ((de = readdir(d))) {
+  int flipped = 0, failed = 0, k = 0;
+  while (!failed && (de = readdir(d))) {
     if (!strstr(de->d_name, ".ldb") || k++ % 2) continue;
     char p[4800];
     snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-    int fd = open(p, O_RDWR);
-    uint8_t b;
-    assert_int_equal(pread(fd, &b, 1, 2000), 1);
-    b ^= 0x10;
-    assert_int_equal(pwrite(fd, &b, 1, 2000), 1);
-    close(fd);
-    flipped++;
+    failed = test_file_xor_byte(p, 2000, 0x10) != 0;
+    flipped += !failed;
   }
   closedir(d);
+  assert_false(failed);
   assert_true(flipped >= 1);
   bfh_db *db = fx->db = open_leveldb(path);
   engine_leveldb_stats_t s;
@@ -669,7 +685,6 @@ static void test_leveldb_engine_corrupt_table_never_wrong(void **state) {
   print_message("%d of 150 searches reported: %s\n", reported, bfh_last_error(db));
   assert_true(reported > 0);
   fixture_close(fx);
-  free(cur);
 }
 
 static int count_cache_files(const char *path) {

@@ -122,9 +122,45 @@ static void *searcher(void *arg) {
   return NULL;
 }
 
-static void run(int leaves_on_disk) {
-  char dir[512];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "search_stress_test"), 0);
+/* What a test has open: the directory, the database (g_db) and the threads on it. The
+   teardown stops and joins the threads a failed test left running, then closes the
+   database. */
+typedef struct fixture {
+  char dir[TEST_PATH_MAX];
+  pthread_t w[WRITERS], s[SEARCHERS];
+  int nw, ns; /* threads started and not joined yet */
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  if (test_tmpdir_create(f->dir, sizeof f->dir, "search_stress_test") != 0) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+/* Joins the searchers (they end on their own, by MAX_SECONDS at the latest), then stops
+   and joins the writers. */
+static void join_threads(fixture_t *f) {
+  for (; f->ns > 0; f->ns--) pthread_join(f->s[f->ns - 1], NULL);
+  atomic_store(&g_stop, 1);
+  for (; f->nw > 0; f->nw--) pthread_join(f->w[f->nw - 1], NULL);
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  join_threads(f);
+  int rc = g_db && bfh_close(g_db) != BFH_OK ? -1 : 0;
+  g_db = NULL;
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f);
+  return rc;
+}
+
+static void run(fixture_t *f, int leaves_on_disk) {
   bfh_options o;
   bfh_options_init(&o);
   o.memtable_bytes = 256 << 10;
@@ -132,7 +168,7 @@ static void run(int leaves_on_disk) {
   o.value_filter_bits = 16384;
   o.order = 3;
   o.leaves_on_disk = leaves_on_disk;
-  int rc = bfh_open(dir, &o, &g_db);
+  int rc = bfh_open(f->dir, &o, &g_db);
   if (rc != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
   for (unsigned i = 0; i < NSTABLE; i++) {
     char k[32], v[32];
@@ -144,40 +180,39 @@ static void run(int leaves_on_disk) {
   atomic_store(&g_errors, 0);
   atomic_store(&g_searches, 0);
   atomic_store(&g_writes, 0);
-  pthread_t w[WRITERS], s[SEARCHERS];
-  for (uintptr_t i = 0; i < WRITERS; i++) pthread_create(&w[i], NULL, writer, (void *)(i + 1));
-  for (uintptr_t i = 0; i < SEARCHERS; i++)
-    pthread_create(&s[i], NULL, searcher, (void *)(i + 100));
-  for (int i = 0; i < SEARCHERS; i++) pthread_join(s[i], NULL);
-  atomic_store(&g_stop, 1);
-  for (int i = 0; i < WRITERS; i++) pthread_join(w[i], NULL);
+  for (uintptr_t i = 0; i < WRITERS; i++) {
+    assert_int_equal(pthread_create(&f->w[i], NULL, writer, (void *)(i + 1)), 0);
+    f->nw++;
+  }
+  for (uintptr_t i = 0; i < SEARCHERS; i++) {
+    assert_int_equal(pthread_create(&f->s[i], NULL, searcher, (void *)(i + 100)), 0);
+    f->ns++;
+  }
+  join_threads(f);
   unsigned long long searches = atomic_load(&g_searches), writes = atomic_load(&g_writes);
   print_message("searches %llu writes %llu errors %llu\n", searches, writes,
                 (unsigned long long)atomic_load(&g_errors));
-  int close_rc = bfh_close(g_db); /* first: a failed check must not leave it running */
-  g_db = NULL;
   assert_int_equal(atomic_load(&g_errors), 0);
   if (searches < SEARCHERS * MIN_SEARCHES || writes < MIN_WRITES)
     fail_msg("in %d s: %llu searches (want %d), %llu writes (want %d)", MAX_SECONDS, searches,
              SEARCHERS * MIN_SEARCHES, writes, MIN_WRITES);
-  assert_int_equal(close_rc, BFH_OK);
-  assert_int_equal(test_rmrf(dir), 0);
+  bfh_db *db = g_db;
+  g_db = NULL;
+  assert_int_equal(bfh_close(db), BFH_OK);
 }
 
 static void test_search_stress_leaves_in_memory(void **state) {
-  (void)state;
-  run(0);
+  run(*state, 0);
 }
 
 static void test_search_stress_leaves_on_disk(void **state) {
-  (void)state;
-  run(1);
+  run(*state, 1);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_search_stress_leaves_in_memory),
-      cmocka_unit_test(test_search_stress_leaves_on_disk),
+      cmocka_unit_test_setup_teardown(test_search_stress_leaves_in_memory, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_search_stress_leaves_on_disk, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

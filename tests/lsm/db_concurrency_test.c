@@ -41,6 +41,10 @@ typedef struct shared {
   char failure[256];
   pthread_mutex_t fail_mu;
   atomic_uint_fast64_t gets, scans, snapshots, writes;
+  /* The fixture's: what the teardown releases even when the test failed. */
+  char dir[TEST_PATH_MAX];
+  pthread_t th[8];
+  int nthreads; /* started and not joined yet */
 } shared_t;
 
 static void fail_once(shared_t *s, const char *msg, uint64_t a, uint64_t b) {
@@ -230,13 +234,37 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void test_db_concurrency_readers_during_compaction(void **state) {
-  (void)state;
-  char dir[512];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_concurrency"), 0);
+/* Stops the threads and joins them (none is left running after this). */
+static void stop_threads(shared_t *s) {
+  atomic_store(&s->stop, 1);
+  for (; s->nthreads > 0; s->nthreads--) pthread_join(s->th[s->nthreads - 1], NULL);
+}
+
+static int setup(void **state) {
   shared_t *s = calloc(1, sizeof *s);
-  assert_non_null(s);
+  if (!s) return -1;
+  if (test_tmpdir_create(s->dir, sizeof s->dir, "db_concurrency") != 0) {
+    free(s);
+    return -1;
+  }
   pthread_mutex_init(&s->fail_mu, NULL);
+  *state = s;
+  return 0;
+}
+
+/* Stops the threads before closing the database they use. */
+static int teardown(void **state) {
+  shared_t *s = *state;
+  stop_threads(s);
+  int rc = s->db && lsm_close(s->db) != BFH_OK ? -1 : 0;
+  if (test_rmrf(s->dir) != 0) rc = -1;
+  pthread_mutex_destroy(&s->fail_mu);
+  free(s);
+  return rc;
+}
+
+static void test_db_concurrency_readers_during_compaction(void **state) {
+  shared_t *s = *state;
   lsm_options_t o;
   lsm_options_init(&o);
   o.memtable_bytes = 64 << 10;
@@ -244,19 +272,20 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
   o.level1_bytes = 256 << 10;
   err_t e;
   err_clear(&e);
-  int rc = lsm_open(dir, &o, &s->db, &e);
+  int rc = lsm_open(s->dir, &o, &s->db, &e);
   if (rc != BFH_OK) fail_msg("open: %s", e.msg);
 
   enum { NW = 2, NG = 2, NI = 1, NS = 1, NT = NW + NG + NI + NS };
-  pthread_t th[NT];
-  targ_t args[NT];
+  _Static_assert(NT <= sizeof s->th / sizeof s->th[0], "room for the threads");
+  static targ_t args[NT]; /* outlives the test body: a failed test's threads still run */
   for (int i = 0; i < NT; i++) {
     args[i] = (targ_t){s, i < NW ? i : i};
     void *(*fn)(void *) = i < NW             ? writer_main
                           : i < NW + NG      ? getter_main
                           : i < NW + NG + NI ? iter_main
                                              : snapshot_main;
-    assert_int_equal(pthread_create(&th[i], NULL, fn, &args[i]), 0);
+    assert_int_equal(pthread_create(&s->th[i], NULL, fn, &args[i]), 0);
+    s->nthreads++;
   }
   double seconds = 8 * test_scale();
   if (seconds < 3) seconds = 3;
@@ -280,8 +309,7 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
     struct timespec tick = {0, 10 * 1000 * 1000};
     nanosleep(&tick, NULL);
   }
-  atomic_store(&s->stop, 1);
-  for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+  stop_threads(s);
   print_message(
       "%.1f s: writes %llu gets %llu iterator scans %llu snapshots %llu; flushes %llu "
       "compactions %llu (%llu and %llu of them after every reader's first pass)\n",
@@ -290,15 +318,10 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
       (unsigned long long)atomic_load(&s->snapshots), (unsigned long long)st.flushes,
       (unsigned long long)st.compactions, (unsigned long long)(st.flushes - base.flushes),
       (unsigned long long)(st.compactions - base.compactions));
-  if (atomic_load(&s->failed)) {
-    lsm_close(s->db); /* stop the background thread before leaving the test */
-    fail_msg("%s", s->failure);
-  }
-  if (!overlapped) {
-    lsm_close(s->db);
+  if (atomic_load(&s->failed)) fail_msg("%s", s->failure);
+  if (!overlapped)
     fail_msg("in %d s, no flush and compaction overlapped the readers (counts above)",
              MAX_RUN_SECONDS);
-  }
 
   assert_int_equal(lsm_wait_idle(s->db, &e), BFH_OK);
   /* Final state: every key holds its last acknowledged version. */
@@ -317,15 +340,15 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
     assert_int_equal(version, want);
     free(v);
   }
-  assert_int_equal(lsm_close(s->db), BFH_OK);
-  pthread_mutex_destroy(&s->fail_mu);
-  free(s);
-  assert_int_equal(test_rmrf(dir), 0);
+  lsm_db_t *db = s->db;
+  s->db = NULL;
+  assert_int_equal(lsm_close(db), BFH_OK);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_db_concurrency_readers_during_compaction),
+      cmocka_unit_test_setup_teardown(test_db_concurrency_readers_during_compaction, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

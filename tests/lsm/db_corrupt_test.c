@@ -26,6 +26,42 @@ static void opts(lsm_options_t *o) {
   o->memtable_bytes = 1 << 20; /* everything stays in one memtable until lsm_flush */
 }
 
+/* Each test: a fresh directory, the database and iterator it has open (the teardown closes
+   them if the test did not: a failed assertion leaves them open). */
+typedef struct fixture {
+  char dir[TEST_PATH_MAX];
+  lsm_db_t *db;
+  lsm_iter_t *it;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  if (test_tmpdir_create(f->dir, sizeof f->dir, "db_corrupt") != 0) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  lsm_iter_destroy(f->it);
+  int rc = 0;
+  if (f->db && lsm_close(f->db) != BFH_OK) rc = -1;
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f);
+  return rc;
+}
+
+/* Closes the fixture's database and forgets it. */
+static void close_db(fixture_t *f) {
+  lsm_db_t *db = f->db;
+  f->db = NULL;
+  assert_int_equal(lsm_close(db), BFH_OK);
+}
+
 static lsm_db_t *open_ok(const char *dir) {
   lsm_options_t o;
   opts(&o);
@@ -99,25 +135,24 @@ static uint64_t check_answers(lsm_db_t *db, const char *file) {
 }
 
 /* A table damaged in its first data block and (second run) in its footer. */
-static void table_case(int footer) {
-  char dir[512], name[256], path[1024];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_corrupt_table"), 0);
-  lsm_db_t *db = open_ok(dir);
-  fill(db, 0, NKEYS);
+static void table_case(fixture_t *f, int footer) {
+  char name[256], path[TEST_PATH_MAX + 256];
+  f->db = open_ok(f->dir);
+  fill(f->db, 0, NKEYS);
   err_t e;
-  assert_int_equal(lsm_flush(db, &e), BFH_OK);
-  assert_int_equal(lsm_close(db), BFH_OK);
-  find_file(dir, NULL, ".sst", name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  assert_int_equal(lsm_flush(f->db, &e), BFH_OK);
+  close_db(f);
+  find_file(f->dir, NULL, ".sst", name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
   uint64_t size = file_size(path);
   assert_int_equal(test_file_xor_byte(path, footer ? size - 12 : 40, 0x5a), 0);
-  db = open_ok(dir);
-  uint64_t corrupt = check_answers(db, name);
+  f->db = open_ok(f->dir);
+  uint64_t corrupt = check_answers(f->db, name);
   print_message("table %s: byte at %llu flipped: %llu of %d gets reported corruption\n", name,
                 (unsigned long long)(footer ? size - 12 : 40), (unsigned long long)corrupt, NKEYS);
   assert_true(corrupt > 0);
   /* An iterator stops with the same error rather than skipping the damage. */
-  lsm_iter_t *it = lsm_iter_create(db);
+  lsm_iter_t *it = f->it = lsm_iter_create(f->db);
   assert_non_null(it);
   uint64_t n = 0;
   for (lsm_iter_seek_first(it); lsm_iter_valid(it); lsm_iter_next(it)) n++;
@@ -125,76 +160,72 @@ static void table_case(int footer) {
   assert_int_equal(lsm_iter_status(it, &e), BFH_E_CORRUPT);
   assert_non_null(strstr(e.msg, name));
   assert_true(n < NKEYS);
+  f->it = NULL;
   lsm_iter_destroy(it);
-  lsm_close(db);
-  assert_int_equal(test_rmrf(dir), 0);
+  lsm_close(f->db); /* its status is not the point here */
+  f->db = NULL;
 }
 
 static void test_db_corrupt_table_data_block(void **state) {
-  (void)state;
-  table_case(0);
+  table_case(*state, 0);
 }
 
 static void test_db_corrupt_table_footer(void **state) {
-  (void)state;
-  table_case(1);
+  table_case(*state, 1);
 }
 
-static void expect_open_corrupt(const char *dir, const char *file) {
+/* Opens dir expecting BFH_E_CORRUPT naming file; a database that opens anyway is left in
+ *db for the teardown. */
+static void expect_open_corrupt(const char *dir, const char *file, lsm_db_t **db) {
   lsm_options_t o;
   opts(&o);
-  lsm_db_t *db = NULL;
   err_t e;
   err_clear(&e);
-  int rc = lsm_open(dir, &o, &db, &e);
+  int rc = lsm_open(dir, &o, db, &e);
   if (rc != BFH_E_CORRUPT) fail_msg("open: want BFH_E_CORRUPT, got %d (%s)", rc, e.msg);
   print_message("open: %s\n", e.msg);
   if (!strstr(e.msg, file) || !strstr(e.msg, " at "))
     fail_msg("corruption message lacks file %s or offset: %s", file, e.msg);
-  assert_null(db);
+  assert_null(*db);
 }
 
 static void test_db_corrupt_log_record(void **state) {
-  (void)state;
-  char dir[512], name[256], path[1024];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_corrupt_log"), 0);
-  lsm_db_t *db = open_ok(dir);
-  fill(db, 0, NKEYS);
-  assert_int_equal(lsm_close(db), BFH_OK); /* the data is only in the log */
-  find_file(dir, NULL, ".log", name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  fixture_t *f = *state;
+  char name[256], path[TEST_PATH_MAX + 256];
+  f->db = open_ok(f->dir);
+  fill(f->db, 0, NKEYS);
+  close_db(f); /* the data is only in the log */
+  find_file(f->dir, NULL, ".log", name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
   assert_true(file_size(path) > 10000);
   /* Damage a byte inside the first record, with many records after it. */
   assert_int_equal(test_file_xor_byte(path, 30, 0x5a), 0);
-  expect_open_corrupt(dir, name);
-  assert_int_equal(test_rmrf(dir), 0);
+  expect_open_corrupt(f->dir, name, &f->db);
 }
 
 static void test_db_corrupt_manifest_record(void **state) {
-  (void)state;
-  char dir[512], name[256], path[1024];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_corrupt_manifest"), 0);
-  lsm_db_t *db = open_ok(dir);
+  fixture_t *f = *state;
+  char name[256], path[TEST_PATH_MAX + 256];
+  f->db = open_ok(f->dir);
   err_t e;
   for (int i = 0; i < 4; i++) { /* several manifest records after the first */
-    fill(db, (uint64_t)i * (NKEYS / 4), NKEYS / 4);
-    assert_int_equal(lsm_flush(db, &e), BFH_OK);
+    fill(f->db, (uint64_t)i * (NKEYS / 4), NKEYS / 4);
+    assert_int_equal(lsm_flush(f->db, &e), BFH_OK);
   }
-  assert_int_equal(lsm_close(db), BFH_OK);
-  find_file(dir, "MANIFEST-", NULL, name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  close_db(f);
+  find_file(f->dir, "MANIFEST-", NULL, name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
   /* Damage a byte inside the first record (the snapshot). */
   assert_int_equal(test_file_xor_byte(path, 12, 0x5a), 0);
-  expect_open_corrupt(dir, name);
-  assert_int_equal(test_rmrf(dir), 0);
+  expect_open_corrupt(f->dir, name, &f->db);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_db_corrupt_table_data_block),
-      cmocka_unit_test(test_db_corrupt_table_footer),
-      cmocka_unit_test(test_db_corrupt_log_record),
-      cmocka_unit_test(test_db_corrupt_manifest_record),
+      cmocka_unit_test_setup_teardown(test_db_corrupt_table_data_block, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_corrupt_table_footer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_corrupt_log_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_corrupt_manifest_record, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

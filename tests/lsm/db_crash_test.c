@@ -105,11 +105,56 @@ static void apply(uint64_t *model, rec_t *inflight, int *has_inflight, const rec
   }
 }
 
+/* What a test has open, released by the teardown even when the test failed: the child
+   (killed and reaped), the pipe's read end, the database, the faulty I/O layer, the
+   directory. */
+typedef struct fixture {
+  char dir[TEST_PATH_MAX];
+  pid_t child; /* 0: none running */
+  int fd;      /* -1: closed */
+  lsm_db_t *db;
+  lsm_io_t *io;
+  uint64_t *model;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  f->fd = -1;
+  if (test_tmpdir_create(f->dir, sizeof f->dir, "db_crash") != 0) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  if (f->child > 0) {
+    kill(f->child, SIGKILL);
+    waitpid(f->child, NULL, 0);
+  }
+  if (f->fd >= 0) close(f->fd);
+  int rc = f->db && lsm_close(f->db) != BFH_OK ? -1 : 0;
+  lsm_io_destroy(f->io);
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f->model);
+  free(f);
+  return rc;
+}
+
+/* Closes the fixture's database and forgets it. */
+static void close_db(fixture_t *f) {
+  lsm_db_t *db = f->db;
+  f->db = NULL;
+  assert_int_equal(lsm_close(db), BFH_OK);
+}
+
 static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
-  (void)state;
-  char dir[512];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_crash"), 0);
-  uint64_t *model = calloc(NKEYS, sizeof *model);
+  fixture_t *f = *state;
+  const char *dir = f->dir;
+  uint64_t *model = f->model = calloc(NKEYS, sizeof *model);
   assert_non_null(model);
   rng_t r;
   rng_init(&r, 777);
@@ -118,13 +163,16 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
   for (int kill_no = 0; kill_no < KILLS; kill_no++) {
     int fds[2];
     assert_int_equal(pipe(fds), 0);
+    f->fd = fds[0];
     pid_t pid = fork();
+    if (pid < 0) close(fds[1]);
     assert_true(pid >= 0);
     if (pid == 0) {
       close(fds[0]);
       child_main(dir, fds[1], 1000 + (uint64_t)kill_no, stamp0);
       _exit(0);
     }
+    f->child = pid;
     close(fds[1]);
     /* Let it run for a random time, reading acknowledgements as they come; kill it once
        that time is up and it has acknowledged a write (on a loaded machine the open alone
@@ -162,8 +210,10 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
       if (rec.stamp >= max_stamp) max_stamp = rec.stamp + 1;
     }
     close(fds[0]);
+    f->fd = -1;
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
+    f->child = 0;
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
       fail_msg("child did not die by SIGKILL (status %d): it failed on its own", status);
     if (acks == 0)
@@ -174,11 +224,11 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
     /* Reopen and check every key. */
     lsm_options_t o;
     crash_options(&o);
-    lsm_db_t *db = NULL;
     err_t e;
     err_clear(&e);
-    int rc = lsm_open(dir, &o, &db, &e);
+    int rc = lsm_open(dir, &o, &f->db, &e);
     if (rc != BFH_OK) fail_msg("reopen after kill %d: %d %s", kill_no, rc, e.msg);
+    lsm_db_t *db = f->db;
     char key[32];
     uint8_t want[MAX_VALUE];
     for (uint32_t id = 0; id < NKEYS; id++) {
@@ -208,34 +258,32 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
       model[id] = got; /* the in-flight write did happen */
       inflight_applied++;
     }
-    assert_int_equal(lsm_close(db), BFH_OK);
+    close_db(f);
   }
   print_message("%d kills, %llu acknowledged writes checked, %llu in-flight writes survived\n",
                 KILLS, (unsigned long long)total_acks, (unsigned long long)inflight_applied);
-  free(model);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Power loss: the disk dies (every sync from the nth on fails) at a different moment in
    each run; then every byte not synced is dropped (lsm_io_drop_unsynced) and the
    database reopened: every write acknowledged with sync = 1 must be there. */
 static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
-  (void)state;
+  fixture_t *f = *state;
   enum { RUNS = 12, KEYS = 300 };
   rng_t r;
   rng_init(&r, 4242);
   for (int run = 0; run < RUNS; run++) {
-    char dir[512];
-    assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_powerloss"), 0);
-    lsm_io_t *io = lsm_io_create_faulty();
+    char dir[TEST_PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/run%d", f->dir, run);
+    lsm_io_t *io = f->io = lsm_io_create_faulty();
     assert_non_null(io);
     lsm_options_t o;
     crash_options(&o);
     o.io = io;
-    lsm_db_t *db = NULL;
     err_t e;
     err_clear(&e);
-    assert_int_equal(lsm_open(dir, &o, &db, &e), BFH_OK);
+    assert_int_equal(lsm_open(dir, &o, &f->db, &e), BFH_OK);
+    lsm_db_t *db = f->db;
     uint64_t model[KEYS] = {0};
     uint64_t fail_at = 5 + rng_below(&r, 400);
     lsm_io_fail(io, LSM_IO_OP_SYNC, fail_at, 1);
@@ -255,12 +303,13 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
         break; /* the process "dies" at the first failure */
       }
     }
+    f->db = NULL;
     lsm_close(db); /* may report the background error */
     assert_int_equal(lsm_io_drop_unsynced(io, &e), BFH_OK);
     lsm_io_fail_none(io);
-    db = NULL;
-    int rc = lsm_open(dir, &o, &db, &e);
+    int rc = lsm_open(dir, &o, &f->db, &e);
     if (rc != BFH_OK) fail_msg("run %d: reopen after power loss: %d %s", run, rc, e.msg);
+    db = f->db;
     uint8_t want[MAX_VALUE];
     for (uint32_t id = 0; id < KEYS; id++) {
       void *v = NULL;
@@ -281,7 +330,8 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
       }
       free(v);
     }
-    assert_int_equal(lsm_close(db), BFH_OK);
+    close_db(f);
+    f->io = NULL;
     lsm_io_destroy(io);
     assert_int_equal(test_rmrf(dir), 0);
     assert_true(acked > 0);
@@ -290,8 +340,10 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_db_crash_sigkill_keeps_acknowledged_writes),
-      cmocka_unit_test(test_db_crash_power_loss_keeps_synced_writes),
+      cmocka_unit_test_setup_teardown(test_db_crash_sigkill_keeps_acknowledged_writes, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_db_crash_power_loss_keeps_synced_writes, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,15 +103,42 @@ static void check_iter(lsm_db_t *db, const model_t *m, rng_t *r) {
   lsm_iter_destroy(it);
 }
 
+/* The test's directory, database and model, released by the teardown even when the test
+   failed with the database open. */
+typedef struct fixture {
+  char dir[TEST_PATH_MAX];
+  lsm_db_t *db;
+  model_t m;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  f->m.stamp = calloc(NKEYS, sizeof(uint64_t));
+  if (!f->m.stamp || test_tmpdir_create(f->dir, sizeof f->dir, "db_model") != 0) {
+    free(f->m.stamp);
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  int rc = f->db && lsm_close(f->db) != BFH_OK ? -1 : 0;
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f->m.stamp);
+  free(f);
+  return rc;
+}
+
 static void test_db_model_random_ops(void **state) {
-  (void)state;
-  char dir[512];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_model"), 0);
+  fixture_t *f = *state;
+  model_t m = f->m;
   lsm_options_t o;
   small_options(&o);
-  model_t m = {calloc(NKEYS, sizeof(uint64_t))};
-  assert_non_null(m.stamp);
-  lsm_db_t *db = open_db(dir, &o);
+  lsm_db_t *db = f->db = open_db(f->dir, &o);
   rng_t r;
   rng_init(&r, 20261122);
   const uint64_t total = (uint64_t)(1000000 * test_scale());
@@ -147,8 +174,9 @@ static void test_db_model_random_ops(void **state) {
       lsm_get_stats(db, &st);
       flushes += st.flushes;
       compactions += st.compactions;
+      f->db = NULL;
       assert_int_equal(lsm_close(db), BFH_OK);
-      db = open_db(dir, &o);
+      db = f->db = open_db(f->dir, &o);
       for (int i = 0; i < 200; i++) check_get(db, &m, rng_below(&r, NKEYS));
     }
   }
@@ -174,14 +202,13 @@ static void test_db_model_random_ops(void **state) {
   assert_true(st.files_per_level[2] + st.files_per_level[3] + st.files_per_level[4] > 0);
   check_iter(db, &m, &r);
   for (uint64_t id = 0; id < NKEYS; id++) check_get(db, &m, id);
+  f->db = NULL;
   assert_int_equal(lsm_close(db), BFH_OK);
-  free(m.stamp);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_db_model_random_ops),
+      cmocka_unit_test_setup_teardown(test_db_model_random_ops, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

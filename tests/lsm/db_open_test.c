@@ -29,24 +29,58 @@ static int try_open(const char *dir, int create, lsm_db_t **db, err_t *e) {
   return lsm_open(dir, &o, db, e);
 }
 
+/* Each test: a fresh directory and the databases it opens, closed by the teardown if the
+   test did not (a failed assertion leaves them open). */
+typedef struct fixture {
+  char dir[TEST_PATH_MAX];
+  lsm_db_t *db, *db2;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  if (test_tmpdir_create(f->dir, sizeof f->dir, "db_open") != 0) {
+    free(f);
+    return -1;
+  }
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  int rc = 0;
+  if (f->db && lsm_close(f->db) != BFH_OK) rc = -1;
+  if (f->db2 && lsm_close(f->db2) != BFH_OK) rc = -1;
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f);
+  return rc;
+}
+
+/* Closes *db (the fixture's) and forgets it. */
+static void close_db(lsm_db_t **db) {
+  lsm_db_t *d = *db;
+  *db = NULL;
+  assert_int_equal(lsm_close(d), BFH_OK);
+}
+
 static void write_text(const char *dir, const char *name, const void *data, size_t n) {
-  char path[1024];
+  char path[TEST_PATH_MAX + 256];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(path, "wb");
   assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, n, f), n);
-  fclose(f);
+  size_t written = fwrite(data, 1, n, f);
+  int closed = fclose(f); /* before asserting: a failure leaks no stream */
+  assert_int_equal(written, n);
+  assert_int_equal(closed, 0);
 }
 
 static void test_db_open_second_open_is_busy(void **state) {
-  (void)state;
-  char dir[512];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_busy"), 0);
-  lsm_db_t *db, *db2;
+  fixture_t *f = *state;
   err_t e;
-  assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
-  assert_int_equal(try_open(dir, 1, &db2, &e), BFH_E_BUSY);
-  assert_null(db2);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db2, &e), BFH_E_BUSY);
+  assert_null(f->db2);
   assert_non_null(strstr(e.msg, "LOCK"));
   /* From another process too. */
   pid_t pid = fork();
@@ -54,90 +88,79 @@ static void test_db_open_second_open_is_busy(void **state) {
   if (pid == 0) {
     lsm_db_t *c;
     err_t ce;
-    _exit(try_open(dir, 1, &c, &ce) == BFH_E_BUSY ? 0 : 1);
+    _exit(try_open(f->dir, 1, &c, &ce) == BFH_E_BUSY ? 0 : 1);
   }
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  assert_int_equal(lsm_close(db), BFH_OK);
+  close_db(&f->db);
   /* Released by close. */
-  assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
-  assert_int_equal(lsm_close(db), BFH_OK);
-  assert_int_equal(test_rmrf(dir), 0);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  close_db(&f->db);
 }
 
 static void test_db_open_leveldb_directory_is_invalid(void **state) {
-  (void)state;
-  char dir[512], path[1024];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_leveldb"), 0);
+  fixture_t *f = *state;
+  char path[TEST_PATH_MAX + 64];
   /* The files a stock LevelDB database has. */
-  write_text(dir, "CURRENT", "MANIFEST-000002\n", 16);
-  write_text(dir, "MANIFEST-000002", "\x56\x54\x22\x01\x1c\x00\x01junk", 11);
-  write_text(dir, "000003.log", "", 0);
-  write_text(dir, "LOCK", "", 0);
-  lsm_db_t *db;
+  write_text(f->dir, "CURRENT", "MANIFEST-000002\n", 16);
+  write_text(f->dir, "MANIFEST-000002", "\x56\x54\x22\x01\x1c\x00\x01junk", 11);
+  write_text(f->dir, "000003.log", "", 0);
+  write_text(f->dir, "LOCK", "", 0);
   err_t e;
-  int rc = try_open(dir, 1, &db, &e);
+  int rc = try_open(f->dir, 1, &f->db, &e);
   assert_int_equal(rc, BFH_E_INVALID);
-  assert_null(db);
+  assert_null(f->db);
   assert_non_null(strstr(e.msg, "not a bfh lsm database"));
-  snprintf(path, sizeof path, "%s/IDENTITY", dir);
+  snprintf(path, sizeof path, "%s/IDENTITY", f->dir);
   assert_int_not_equal(access(path, F_OK), 0); /* untouched */
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_db_open_missing_without_create_is_invalid(void **state) {
-  (void)state;
-  char dir[512], sub[600];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_missing"), 0);
-  snprintf(sub, sizeof sub, "%s/nothing", dir);
-  lsm_db_t *db;
+  fixture_t *f = *state;
+  char sub[TEST_PATH_MAX + 64];
+  snprintf(sub, sizeof sub, "%s/nothing", f->dir);
   err_t e;
-  assert_int_equal(try_open(sub, 0, &db, &e), BFH_E_INVALID);
-  assert_int_equal(try_open(dir, 0, &db, &e), BFH_E_INVALID); /* empty directory */
-  assert_int_equal(test_rmrf(dir), 0);
+  assert_int_equal(try_open(sub, 0, &f->db, &e), BFH_E_INVALID);
+  assert_int_equal(try_open(f->dir, 0, &f->db, &e), BFH_E_INVALID); /* empty directory */
 }
 
 static void test_db_open_future_version_is_unsupported(void **state) {
-  (void)state;
-  char dir[512];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_future"), 0);
-  lsm_db_t *db;
+  fixture_t *f = *state;
   err_t e;
-  assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
-  assert_int_equal(lsm_close(db), BFH_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  close_db(&f->db);
   uint8_t id[LSM_IDENTITY_BYTES];
   memcpy(id, LSM_IDENTITY_MAGIC, 8);
   encode_fixed32(id + 8, LSM_FORMAT_VERSION + 1);
   encode_fixed32(id + 12, crc32c_mask(crc32c_value(id, 12)));
-  write_text(dir, "IDENTITY", id, sizeof id);
-  assert_int_equal(try_open(dir, 1, &db, &e), BFH_E_UNSUPPORTED);
+  write_text(f->dir, "IDENTITY", id, sizeof id);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_E_UNSUPPORTED);
   assert_non_null(strstr(e.msg, "version"));
   /* A damaged IDENTITY is corruption, not a foreign directory. */
   lsm_identity_encode(id);
   id[9] ^= 1;
-  write_text(dir, "IDENTITY", id, sizeof id);
-  assert_int_equal(try_open(dir, 1, &db, &e), BFH_E_CORRUPT);
-  assert_int_equal(test_rmrf(dir), 0);
+  write_text(f->dir, "IDENTITY", id, sizeof id);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_E_CORRUPT);
 }
 
 static void test_db_open_reopen_keeps_data(void **state) {
-  (void)state;
-  char dir[512], key[32];
+  fixture_t *f = *state;
+  char key[32];
   uint8_t val[64];
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "db_open_reopen"), 0);
-  lsm_db_t *db;
   err_t e;
-  assert_int_equal(try_open(dir, 1, &db, &e), BFH_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  lsm_db_t *db = f->db;
   for (uint64_t i = 0; i < 5000; i++) {
     size_t vl = test_value(val, i + 1, sizeof val);
     assert_int_equal(lsm_put(db, key, test_key(key, i), val, vl, &e), BFH_OK);
     if (i == 2500) assert_int_equal(lsm_flush(db, &e), BFH_OK);
   }
   assert_int_equal(lsm_delete(db, key, test_key(key, 7), &e), BFH_OK);
-  assert_int_equal(lsm_close(db), BFH_OK);
+  close_db(&f->db);
   for (int round = 0; round < 2; round++) {
-    assert_int_equal(try_open(dir, 0, &db, &e), BFH_OK);
+    assert_int_equal(try_open(f->dir, 0, &f->db, &e), BFH_OK);
+    db = f->db;
     for (uint64_t i = 0; i < 5000; i++) {
       void *v = NULL;
       size_t vl;
@@ -161,18 +184,18 @@ static void test_db_open_reopen_keeps_data(void **state) {
     assert_int_equal(vl, 0);
     free(v);
     assert_int_equal(lsm_put(db, "", 0, "x", 1, &e), BFH_E_INVALID);
-    assert_int_equal(lsm_close(db), BFH_OK);
+    close_db(&f->db);
   }
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_db_open_second_open_is_busy),
-      cmocka_unit_test(test_db_open_leveldb_directory_is_invalid),
-      cmocka_unit_test(test_db_open_missing_without_create_is_invalid),
-      cmocka_unit_test(test_db_open_future_version_is_unsupported),
-      cmocka_unit_test(test_db_open_reopen_keeps_data),
+      cmocka_unit_test_setup_teardown(test_db_open_second_open_is_busy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_leveldb_directory_is_invalid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_missing_without_create_is_invalid, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_future_version_is_unsupported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_reopen_keeps_data, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,13 +16,24 @@
 
 static char dir[4096]; /* the current test's temporary directory */
 
+/* Each test that writes files gets a fresh `dir`; the teardown removes it with whatever the
+   test left in it, even when the test failed. */
+static int dir_setup(void **state) {
+  (void)state;
+  return test_tmpdir_create(dir, sizeof dir, "io_test");
+}
+
+static int dir_teardown(void **state) {
+  (void)state;
+  return test_rmrf(dir);
+}
+
 static void path_of(char *buf, const char *name) {
   snprintf(buf, 8192, "%s/%s", dir, name);
 }
 
 static void test_io_write_read_roundtrip(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   lsm_io_t *io = lsm_io_default();
   char p[8192];
   path_of(p, "a");
@@ -102,12 +113,10 @@ static void test_io_write_read_roundtrip(void **state) {
   assert_non_null(strstr(err.msg, missing));
   assert_int_equal(lsm_io_map(io, missing, &m, &err), BFH_E_IO);
   assert_non_null(strstr(err.msg, missing));
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_io_lock_busy(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   char p[8192];
   path_of(p, "LOCK");
   lsm_lock_t *a, *b;
@@ -119,12 +128,10 @@ static void test_io_lock_busy(void **state) {
   assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), BFH_OK);
   lsm_io_unlock(b);
   lsm_io_unlock(NULL);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_io_fail_nth_write(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   lsm_io_t *io = lsm_io_create_faulty();
   assert_non_null(io);
   char p[8192];
@@ -184,12 +191,10 @@ static void test_io_fail_nth_write(void **state) {
   lsm_io_destroy(io);
   lsm_io_destroy(NULL);
   lsm_io_destroy(lsm_io_default());
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_io_drop_unsynced(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "io_test"), 0);
   lsm_io_t *io = lsm_io_create_faulty();
   char p[8192], q[8192], r[8192];
   path_of(p, "synced");
@@ -223,7 +228,6 @@ static void test_io_drop_unsynced(void **state) {
   assert_int_equal(lsm_io_file_size(io, q, &sz, &err), BFH_OK);
   assert_int_equal(sz, 100);
   lsm_io_destroy(io);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* The fault plan's error kinds and path patterns (lsm_io_fail_with). */
@@ -330,10 +334,10 @@ static void test_io_fault_fsync_drops_unsynced_bytes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_io_write_read_roundtrip),
-      cmocka_unit_test(test_io_lock_busy),
-      cmocka_unit_test(test_io_fail_nth_write),
-      cmocka_unit_test(test_io_drop_unsynced),
+      cmocka_unit_test_setup_teardown(test_io_write_read_roundtrip, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_lock_busy, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fail_nth_write, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_drop_unsynced, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fault_pattern_picks_the_file, fault_setup,
                                       fault_teardown),
       cmocka_unit_test_setup_teardown(test_io_fault_short_write_writes_part, fault_setup,

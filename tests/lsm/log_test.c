@@ -19,6 +19,18 @@
 
 static char dir[4096]; /* the current test's temporary directory */
 
+/* Each test that writes files gets a fresh `dir`; the teardown removes it with whatever the
+   test left in it, even when the test failed. */
+static int dir_setup(void **state) {
+  (void)state;
+  return test_tmpdir_create(dir, sizeof dir, "log_test");
+}
+
+static int dir_teardown(void **state) {
+  (void)state;
+  return test_rmrf(dir);
+}
+
 /* Record i: length lens[i], bytes derived from (i, position). */
 static void fill(uint8_t *p, size_t n, size_t i) {
   for (size_t j = 0; j < n; j++) p[j] = (uint8_t)(i * 131 + j * 7 + (j >> 8));
@@ -65,7 +77,6 @@ static int read_log(const char *path, const size_t *lens, size_t n, uint64_t *dr
 
 static void test_log_roundtrip_many_sizes(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000001.log", dir);
   enum { N = 3000 };
@@ -98,14 +109,12 @@ static void test_log_roundtrip_many_sizes(void **state) {
   write_log(path, lens, 0);
   assert_int_equal(read_log(path, lens, 0, &dropped, &err), BFH_NOT_FOUND);
   free(lens);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Every truncation point inside the last record (which crosses a block boundary) reads
    back the earlier records and stops cleanly, dropping exactly the partial record. */
 static void test_log_truncated_tail_stops_cleanly(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000002.log", dir);
   enum { N = 6 };
@@ -139,7 +148,6 @@ static void test_log_truncated_tail_stops_cleanly(void **state) {
   assert_int_equal(test_file_xor_byte(path, size - 10, 0xff), 0);
   assert_int_equal(read_log(path, lens, N - 1, &dropped, &err), BFH_NOT_FOUND);
   assert_true(dropped > 0);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static unsigned long long parse_offset(const char *msg) {
@@ -152,7 +160,6 @@ static unsigned long long parse_offset(const char *msg) {
    with the file and the offset of the damaged fragment. */
 static void test_log_flipped_byte_is_corrupt(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000003.log", dir);
   enum { N = 400 };
@@ -198,12 +205,10 @@ static void test_log_flipped_byte_is_corrupt(void **state) {
   }
   assert_true(corrupt > 0.95 * tested);
   free(orig);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_log_writer_dead_after_fault(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "log_test"), 0);
   char path[8192];
   snprintf(path, sizeof path, "%s/000004.log", dir);
   lsm_io_t *io = lsm_io_create_faulty();
@@ -232,7 +237,6 @@ static void test_log_writer_dead_after_fault(void **state) {
   assert_int_equal(read_log(path, lens, 2, &dropped, &err), BFH_NOT_FOUND);
   assert_int_equal(dropped, 0);
   lsm_io_destroy(io);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* ---- Write batches ------------------------------------------------------------------- */
@@ -313,10 +317,11 @@ static void test_write_batch_roundtrip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_log_roundtrip_many_sizes),
-      cmocka_unit_test(test_log_truncated_tail_stops_cleanly),
-      cmocka_unit_test(test_log_flipped_byte_is_corrupt),
-      cmocka_unit_test(test_log_writer_dead_after_fault),
+      cmocka_unit_test_setup_teardown(test_log_roundtrip_many_sizes, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_log_truncated_tail_stops_cleanly, dir_setup,
+                                      dir_teardown),
+      cmocka_unit_test_setup_teardown(test_log_flipped_byte_is_corrupt, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_log_writer_dead_after_fault, dir_setup, dir_teardown),
       cmocka_unit_test(test_write_batch_roundtrip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -259,30 +259,67 @@ static void *reader(void *arg) {
   return NULL;
 }
 
-static void test_memtable_concurrent_readers_see_every_published_key(void **state) {
-  (void)state;
+/* The shared state and the threads on it, on the heap: the teardown joins the threads a
+   failed test left running (the writer ends on its own: it never waits longer than
+   CHECKPOINT_SECONDS) before it frees what they use. */
+typedef struct conc_fixture {
   conc_t c;
-  c.m = memtable_create();
-  atomic_init(&c.done, 0);
-  atomic_init(&c.stop, 0);
-  atomic_init(&c.starved, 0);
-  atomic_init(&c.reads, 0);
-  atomic_init(&c.misses, 0);
-  atomic_init(&c.bad, 0);
   pthread_t w, r[READERS];
-  for (int i = 0; i < READERS; i++) assert_int_equal(pthread_create(&r[i], NULL, reader, &c), 0);
-  assert_int_equal(pthread_create(&w, NULL, writer, &c), 0);
-  pthread_join(w, NULL);
-  atomic_store(&c.stop, 1);
-  for (int i = 0; i < READERS; i++) pthread_join(r[i], NULL);
-  assert_int_equal(atomic_load(&c.misses), 0);
-  assert_int_equal(atomic_load(&c.bad), 0);
+  int writer_running, readers_running;
+} conc_fixture_t;
+
+static int conc_setup(void **state) {
+  conc_fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  f->c.m = memtable_create();
+  if (!f->c.m) {
+    free(f);
+    return -1;
+  }
+  atomic_init(&f->c.done, 0);
+  atomic_init(&f->c.stop, 0);
+  atomic_init(&f->c.starved, 0);
+  atomic_init(&f->c.reads, 0);
+  atomic_init(&f->c.misses, 0);
+  atomic_init(&f->c.bad, 0);
+  *state = f;
+  return 0;
+}
+
+/* Joins the writer, then stops and joins the readers. */
+static void conc_join(conc_fixture_t *f) {
+  if (f->writer_running) pthread_join(f->w, NULL);
+  f->writer_running = 0;
+  atomic_store(&f->c.stop, 1);
+  for (; f->readers_running > 0; f->readers_running--)
+    pthread_join(f->r[f->readers_running - 1], NULL);
+}
+
+static int conc_teardown(void **state) {
+  conc_fixture_t *f = *state;
+  conc_join(f);
+  memtable_unref(f->c.m);
+  free(f);
+  return 0;
+}
+
+static void test_memtable_concurrent_readers_see_every_published_key(void **state) {
+  conc_fixture_t *f = *state;
+  conc_t *c = &f->c;
+  for (int i = 0; i < READERS; i++) {
+    assert_int_equal(pthread_create(&f->r[i], NULL, reader, c), 0);
+    f->readers_running++;
+  }
+  assert_int_equal(pthread_create(&f->w, NULL, writer, c), 0);
+  f->writer_running = 1;
+  conc_join(f);
+  assert_int_equal(atomic_load(&c->misses), 0);
+  assert_int_equal(atomic_load(&c->bad), 0);
   /* (Then at least (CHECKPOINTS - 1) * CHECKPOINT_READS reads ran during the writes.) */
-  if (atomic_load(&c.starved))
+  if (atomic_load(&c->starved))
     fail_msg("the readers did no %d reads in %d s while the writer waited", CHECKPOINT_READS,
              CHECKPOINT_SECONDS);
-  assert_int_equal(memtable_entries(c.m), CONC_N);
-  memtable_unref(c.m);
+  assert_int_equal(memtable_entries(c->m), CONC_N);
 }
 
 int main(void) {
@@ -290,7 +327,8 @@ int main(void) {
       cmocka_unit_test(test_memtable_iterates_in_internal_key_order),
       cmocka_unit_test(test_memtable_get_semantics),
       cmocka_unit_test(test_memtable_scan_counts_and_stops),
-      cmocka_unit_test(test_memtable_concurrent_readers_see_every_published_key),
+      cmocka_unit_test_setup_teardown(test_memtable_concurrent_readers_see_every_published_key,
+                                      conc_setup, conc_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

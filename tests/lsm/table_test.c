@@ -27,6 +27,18 @@
 
 static char dir[4096]; /* the current test's temporary directory */
 
+/* Each test that writes files gets a fresh `dir`; the teardown removes it with whatever the
+   test left in it, even when the test failed. */
+static int dir_setup(void **state) {
+  (void)state;
+  return test_tmpdir_create(dir, sizeof dir, "table_test");
+}
+
+static int dir_teardown(void **state) {
+  (void)state;
+  return test_rmrf(dir);
+}
+
 /* ---- The data set: user key u (even numbers), newest version first ------------------- */
 
 typedef struct ent {
@@ -186,15 +198,14 @@ static int value_check(void *arg, const void *key, size_t klen, const void *val,
   char k[32], v[64];
   size_t kn = ukey(k, c->want->user), vn = uval(v, c->want->user, c->want->seq);
   c->visits++;
-  if (klen != kn || memcmp(key, k, kn) || vlen != vn || memcmp(val, v, vn) ||
-      seq != c->want->seq || type != LSM_TYPE_VALUE)
+  if (klen != kn || memcmp(key, k, kn) || vlen != vn || memcmp(val, v, vn) || seq != c->want->seq ||
+      type != LSM_TYPE_VALUE)
     c->bad++;
   return 0;
 }
 
 static void test_table_build_get_iterate_scan(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(80000, &n);
   assert_int_equal(n, 100000);
@@ -353,12 +364,10 @@ static void test_table_build_get_iterate_scan(void **state) {
   assert_int_equal(table_read_meta(t, "nope", &md, &ms, &off, &err), BFH_NOT_FOUND);
   table_unref(t);
   free(e);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_table_without_filter_and_empty(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(1000, &n);
   char path[8192];
@@ -388,12 +397,10 @@ static void test_table_without_filter_and_empty(void **state) {
   iterator_destroy(it);
   table_unref(t);
   free(e);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_table_builder_hook_abandon_and_order(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   char path[8192];
   table_file_path(dir, 9, path, sizeof path);
   hook_ctx_t hc = {0};
@@ -430,14 +437,12 @@ static void test_table_builder_hook_abandon_and_order(void **state) {
   assert_int_equal(hc.ends_fail, 3);
   assert_int_equal(hc.ends_ok, 0);
   lsm_io_destroy(io);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Flips one byte at a time over the data blocks of a small table: every get either returns
    the right answer or BFH_E_CORRUPT naming the file and a block; never a wrong value. */
 static void test_table_every_data_byte_flip_detected(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(240, &n);
   char path[8192];
@@ -505,14 +510,12 @@ static void test_table_every_data_byte_flip_detected(void **state) {
   }
   close(fd);
   free(e);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Damage to the footer, index, meta index or key filter makes open fail; a damaged hook
    meta block fails its read. */
 static void test_table_metadata_damage_rejected(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(500, &n);
   char path[8192];
@@ -577,12 +580,10 @@ static void test_table_metadata_damage_rejected(void **state) {
   close(fd);
   free(orig);
   free(e);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 static void test_table_cache_lru_and_evict(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(100, &n);
   table_builder_options_t opt;
@@ -629,13 +630,11 @@ static void test_table_cache_lru_and_evict(void **state) {
   table_cache_destroy(tc);
   table_cache_destroy(NULL);
   free(e);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Three tables with interleaved keys and a memtable merge into one ordered stream. */
 static void test_merging_iterator_orders_all_children(void **state) {
   (void)state;
-  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "table_test"), 0);
   size_t n;
   ent_t *e = make_entries(3000, &n);
   ent_t *part[4];
@@ -707,18 +706,20 @@ static void test_merging_iterator_orders_all_children(void **state) {
   iterator_destroy(it);
   for (int j = 0; j < 4; j++) free(part[j]);
   free(e);
-  assert_int_equal(test_rmrf(dir), 0);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_table_build_get_iterate_scan),
-      cmocka_unit_test(test_table_without_filter_and_empty),
-      cmocka_unit_test(test_table_builder_hook_abandon_and_order),
-      cmocka_unit_test(test_table_every_data_byte_flip_detected),
-      cmocka_unit_test(test_table_metadata_damage_rejected),
-      cmocka_unit_test(test_table_cache_lru_and_evict),
-      cmocka_unit_test(test_merging_iterator_orders_all_children),
+      cmocka_unit_test_setup_teardown(test_table_build_get_iterate_scan, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_without_filter_and_empty, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_builder_hook_abandon_and_order, dir_setup,
+                                      dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_every_data_byte_flip_detected, dir_setup,
+                                      dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_metadata_damage_rejected, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_cache_lru_and_evict, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_merging_iterator_orders_all_children, dir_setup,
+                                      dir_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,14 +57,15 @@ static size_t make_value(rng_t *r, uint32_t op, char *out) {
 }
 
 /* Operations first_op .. first_op + nops - 1: a put of a random key, or one time in ten a
-   delete. */
-static void write_ops(leveldb_t *db, uint64_t seed, uint32_t first_op, uint32_t nops) {
+   delete. Returns 0, or -1 after printing what failed (it asserts nothing, so that a fixture's
+   setup can release what it opened before it fails). */
+static int write_ops(leveldb_t *db, uint64_t seed, uint32_t first_op, uint32_t nops) {
   leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
   rng_t r;
   rng_init(&r, seed);
   char *val = malloc(BIG_VALUE), *err = NULL;
-  assert_non_null(val);
-  for (uint32_t op = first_op; op < first_op + nops; op++) {
+  int rc = val ? 0 : -1;
+  for (uint32_t op = first_op; rc == 0 && op < first_op + nops; op++) {
     char key[16];
     snprintf(key, sizeof key, "key%08u", (unsigned)rng_below(&r, NKEYS));
     if (rng_below(&r, 10) == 0) {
@@ -73,10 +74,15 @@ static void write_ops(leveldb_t *db, uint64_t seed, uint32_t first_op, uint32_t 
       size_t n = make_value(&r, op, val);
       leveldb_put(db, wo, key, 11, val, n, &err);
     }
-    assert_null(err);
+    if (err) {
+      print_error("write_ops: %s\n", err);
+      leveldb_free(err);
+      rc = -1;
+    }
   }
   free(val);
   leveldb_writeoptions_destroy(wo);
+  return rc;
 }
 
 /* The template: NOPS_TABLES operations compacted into tables (every level below 0 that holds
@@ -92,10 +98,10 @@ static int group_setup(void **state) {
   char *err = NULL;
   leveldb_t *db = leveldb_open(opt, template_db, &err);
   assert_null(err);
-  write_ops(db, 5, 0, NOPS_TABLES);
+  assert_int_equal(write_ops(db, 5, 0, NOPS_TABLES), 0);
   leveldb_compact_range(db, NULL, 0, NULL, 0);
   ldb_test_settle(db);
-  write_ops(db, 6, NOPS_TABLES, NOPS_FLUSHED);
+  assert_int_equal(write_ops(db, 6, NOPS_TABLES, NOPS_FLUSHED), 0);
   ldb_test_settle(db);
   leveldb_close(db);
   leveldb_options_destroy(opt);
@@ -116,31 +122,49 @@ typedef struct db_fixture {
   char path[4300];
 } db_fixture_t;
 
+static int fixture_release(db_fixture_t *f) {
+  if (f->pin) leveldb_iter_destroy(f->pin); /* LevelDB asserts no version is left in use */
+  if (f->db) leveldb_close(f->db);
+  if (f->ro) leveldb_readoptions_destroy(f->ro);
+  if (f->opt) leveldb_options_destroy(f->opt);
+  int rc = test_rmrf(f->path);
+  free(f);
+  return rc;
+}
+
+/* Asserts nothing: cmocka runs no teardown after a failed setup, so the setup releases
+   what it opened itself. */
 static int fixture_setup(void **state) {
   static unsigned count;
   db_fixture_t *f = calloc(1, sizeof *f);
-  assert_non_null(f);
+  if (!f) return -1;
   snprintf(f->path, sizeof f->path, "%s/test%u", tmpdir, count++);
-  assert_int_equal(test_copy_dir(template_db, f->path), 0);
+  if (test_copy_dir(template_db, f->path) != 0) {
+    print_error("cannot copy %s to %s\n", template_db, f->path);
+    fixture_release(f);
+    return -1;
+  }
   f->opt = leveldb_options_create();
   f->ro = leveldb_readoptions_create();
   char *err = NULL;
   f->db = leveldb_open(f->opt, f->path, &err);
-  assert_null(err);
-  write_ops(f->db, 7, NOPS_TABLES + NOPS_FLUSHED, NOPS_LOG);
+  if (err) {
+    print_error("leveldb_open %s: %s\n", f->path, err);
+    leveldb_free(err);
+    f->db = NULL;
+    fixture_release(f);
+    return -1;
+  }
+  if (write_ops(f->db, 7, NOPS_TABLES + NOPS_FLUSHED, NOPS_LOG) != 0) {
+    fixture_release(f);
+    return -1;
+  }
   *state = f;
   return 0;
 }
 
 static int fixture_teardown(void **state) {
-  db_fixture_t *f = *state;
-  if (f->pin) leveldb_iter_destroy(f->pin); /* LevelDB asserts no version is left in use */
-  leveldb_close(f->db);
-  leveldb_readoptions_destroy(f->ro);
-  leveldb_options_destroy(f->opt);
-  int rc = test_rmrf(f->path);
-  free(f);
-  return rc;
+  return fixture_release(*state);
 }
 
 /* The newest version of every key seen by the readers. */

@@ -59,19 +59,40 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* An empty model with a fresh directory for its leaf files; freed by model_destroy. */
-static model_t *model_create(void) {
-  model_t *md = calloc(1, sizeof *md);
-  assert_non_null(md);
-  assert_int_equal(test_tmpdir_create(md->dir, sizeof md->dir, "value_index_test"), 0);
-  return md;
+/* The model a test has (at most one at a time), destroyed by the teardown if the test did
+   not: a failed assertion leaves it, its leaf files and its directory behind. */
+static model_t *g_model;
+
+/* Frees the oracle's leaves and removes the directory; 0 or -1. */
+static int model_free(model_t *md) {
+  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
+  int rc = test_rmrf(md->dir);
+  free(md);
+  return rc;
 }
 
-/* Frees the oracle's leaves and removes the directory. */
+/* An empty model with a fresh directory for its leaf files; freed by model_destroy. */
+static model_t *model_create(void) {
+  assert_null(g_model);
+  model_t *md = calloc(1, sizeof *md);
+  assert_non_null(md);
+  if (test_tmpdir_create(md->dir, sizeof md->dir, "value_index_test") != 0) {
+    free(md);
+    fail_msg("cannot create a temporary directory");
+  }
+  return g_model = md;
+}
+
 static void model_destroy(model_t *md) {
-  for (uint64_t t = 0; t < MAXT; t++) value_filter_destroy(md->f[t]);
-  assert_int_equal(test_rmrf(md->dir), 0);
-  free(md);
+  g_model = NULL;
+  assert_int_equal(model_free(md), 0);
+}
+
+static int model_teardown(void **state) {
+  (void)state;
+  model_t *md = g_model;
+  g_model = NULL;
+  return md ? model_free(md) : 0;
 }
 
 /* Writes f serialized into dir/<number>.flt after `pad` junk bytes; returns the offset. */
@@ -464,17 +485,17 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_value_index_random_ops_match_fresh_build),
-      cmocka_unit_test(test_value_index_queued_ops_match_fresh_build),
-      cmocka_unit_test(test_value_index_random_ops_positional),
-      cmocka_unit_test(test_value_index_paper_tree),
-      cmocka_unit_test(test_value_index_on_disk_leaves_match),
-      cmocka_unit_test(test_value_index_locator_resolves_offsets),
-      cmocka_unit_test(test_value_index_unreadable_leaf_is_maybe),
-      cmocka_unit_test(test_value_index_damaged_leaf_on_disk_is_maybe),
-      cmocka_unit_test(test_value_index_select_marks_unindexed),
-      cmocka_unit_test(test_value_index_rejects_mismatch),
-      cmocka_unit_test(test_value_index_batch_equals_single_adds),
+      cmocka_unit_test_teardown(test_value_index_random_ops_match_fresh_build, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_queued_ops_match_fresh_build, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_random_ops_positional, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_paper_tree, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_on_disk_leaves_match, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_locator_resolves_offsets, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_unreadable_leaf_is_maybe, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_damaged_leaf_on_disk_is_maybe, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_select_marks_unindexed, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_rejects_mismatch, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_batch_equals_single_adds, model_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
