@@ -227,7 +227,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal((uint64_t)sb.st_size, t[i].size);
-    assert_int_equal(ldb_table_scan(p, record, nw, &st, &err), BFH_OK);
+    assert_int_equal(ldb_table_scan(lsm_io_default(), p, record, nw, &st, &err), BFH_OK);
     if (!levels_used[t[i].level]++) nlevels++;
   }
   nw->table_entries = nw->entries - nw->log_entries;
@@ -311,12 +311,13 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   f->pin = NULL;
   free(t);
   uint64_t cnt = 0;
-  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err), BFH_OK);
   assert_true(cnt > 1000);
 
   flip_byte(dst, 100); /* inside the first data block */
   cnt = 0;
-  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err),
+                   BFH_E_CORRUPT);
   print_message("flipped data byte: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));
   assert_non_null(strstr(err.msg, "block at 0"));
@@ -327,25 +328,28 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   struct stat sb;
   assert_int_equal(stat(dst, &sb), 0);
   flip_byte(dst, (uint64_t)sb.st_size - 1); /* magic */
-  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err),
+                   BFH_E_CORRUPT);
   assert_non_null(strstr(err.msg, "magic"));
   flip_byte(dst, (uint64_t)sb.st_size - 1);
 
   /* Truncated table: no footer where it should be. */
   snprintf(src, sizeof src, "%s/trunc.ldb", tmpdir);
   assert_int_equal(test_copy_file(dst, src, (uint64_t)sb.st_size / 2), 0);
-  assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), src, count_entry, &cnt, NULL, &err),
+                   BFH_E_CORRUPT);
   /* Absent table. */
   snprintf(src, sizeof src, "%s/absent.ldb", tmpdir);
-  assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_NOT_FOUND);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), src, count_entry, &cnt, NULL, &err),
+                   BFH_NOT_FOUND);
   /* Every single-byte flip in the first 4 KiB and in the index is detected or harmless:
      the reader never crashes and never reports more entries than the table holds. */
   uint64_t full = 0;
-  assert_int_equal(ldb_table_scan(dst, count_entry, &full, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &full, NULL, &err), BFH_OK);
   for (uint64_t off = (uint64_t)sb.st_size - 600; off < (uint64_t)sb.st_size; off += 7) {
     flip_byte(dst, off);
     cnt = 0;
-    int rc = ldb_table_scan(dst, count_entry, &cnt, NULL, &err);
+    int rc = ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err);
     assert_true(rc == BFH_OK || rc == BFH_E_CORRUPT);
     if (rc == BFH_OK) assert_int_equal(cnt, full);
     flip_byte(dst, off);
