@@ -1142,8 +1142,7 @@ int engine_leveldb_open_io(const char *path, const bfh_options *opt, struct lsm_
      holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
      (POSIX record locks belong to the process), so a second open in this process must never
      reach leveldb_open. flock on the directory conflicts between any two opens. */
-  if (opt->create_if_missing && mkdir(path, 0755) != 0 && errno != EEXIST) {
-    rc = err_errno(err, errno, "%s: mkdir", path);
+  if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
     e_close(&el->base);
     return rc;
   }
