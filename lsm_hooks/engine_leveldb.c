@@ -530,7 +530,9 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
       el->tbls_cap = c;
     }
   }
-  int rc = BFH_OK;
+  int rc = BFH_OK, store_rc = BFH_OK; /* store_rc: a leaf's cache file not written */
+  err_t store_err;
+  err_clear(&store_err);
   if (!nl.numbers || !nl.filters || !nl.paths || !nl.offsets || el->ntbls + fresh > el->tbls_cap) {
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory to index tables", el->path);
     goto out;
@@ -589,16 +591,30 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
           el->tbls[el->ntbls++] = nt;
         continue;
       }
-      el->stats.tables_indexed++;
-      nt.source = ENGINE_LEVELDB_LEAF_READ;
       if (vp->leaves_on_disk) { /* the leaf lives in the cache file: written first */
         r = ldb_filter_cache_store(el->io, cpath, nt.number, nt.size, f, &e2);
         if (r != BFH_OK) {
+          /* No leaf: the table stays deferred, so every search scans it and the next sync
+             tries again. A flush or an open reports the error; a search's sync does not (a
+             full disk must not stop reads). */
           value_filter_destroy(f);
-          rc = err_set(err, r, "%s", e2.msg);
-          break;
+          el->stats.cache_write_failures++;
+          nt.deferred = 1;
+          nt.source = ENGINE_LEVELDB_LEAF_NONE;
+          if (tb)
+            *tb = nt;
+          else
+            el->tbls[el->ntbls++] = nt;
+          if (mode == SYNC_FULL && store_rc == BFH_OK) {
+            store_rc = r;
+            store_err = e2;
+          }
+          continue;
         }
-      } else { /* the cache only speeds up a reopen: written if the table lives on */
+      }
+      el->stats.tables_indexed++;
+      nt.source = ENGINE_LEVELDB_LEAF_READ;
+      if (!vp->leaves_on_disk) { /* the cache only speeds up a reopen: written if it lives on */
         if (ldb_filter_cache_encode(nt.number, nt.size, f, &nt.cache_buf, &nt.cache_len, &e2) !=
             BFH_OK)
           nt.cache_buf = NULL;
@@ -628,6 +644,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
         if (el->tbls[i].indexed) el->tbls[i].indexed = value_index_contains(vi, el->tbls[i].number);
     }
   }
+  if (rc == BFH_OK && store_rc != BFH_OK) rc = err_set(err, store_rc, "%s", store_err.msg);
 out:
   for (size_t i = 0; i < nl.n; i++) value_filter_destroy(nl.filters[i]);
   new_leaves_release(&nl);
