@@ -355,7 +355,7 @@ static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
     seg_builder_t b = {0};
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
-    int r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
+    int r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
     if (r == BFH_E_CORRUPT) {
       /* A read racing LevelDB's append can see part of a write(2) (a record whose bytes are
          not all there yet: a false checksum mismatch). Read again with every writer held
@@ -365,7 +365,7 @@ static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
       next = l->resume;
       el->stats.log_rereads++;
       pthread_rwlock_wrlock(&el->write_lock);
-      r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
+      r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
       pthread_rwlock_unlock(&el->write_lock);
     }
     el->stats.log_bytes += st.bytes_read;
@@ -1197,7 +1197,7 @@ int engine_leveldb_open_io(const char *path, const bfh_options *opt, struct lsm_
   el->wopt = leveldb_writeoptions_create();
   leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
   /* What LevelDB's recovery would accept silently or report without a file name. */
-  rc = ldb_precheck_dir(path, err);
+  rc = ldb_precheck_dir(el->io, path, err);
   if (rc != BFH_OK) {
     e_close(&el->base);
     return rc;

@@ -200,7 +200,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     char p[4400];
     snprintf(p, sizeof p, "%s/%06llu.log", f->path, (unsigned long long)logs[i]);
     uint64_t next = 0;
-    int rc = ldb_log_read(p, 0, record, nw, &next, &st, &err);
+    int rc = ldb_log_read(lsm_io_default(), p, 0, record, nw, &next, &st, &err);
     if (rc == BFH_NOT_FOUND) continue;
     assert_int_equal(rc, BFH_OK);
   }
@@ -385,7 +385,8 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   uint64_t size = (uint64_t)sb.st_size;
   err_t err;
   uint64_t full = 0, next = 0;
-  assert_int_equal(ldb_log_read(dst, 0, count_entry, &full, &next, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_log_read(lsm_io_default(), dst, 0, count_entry, &full, &next, NULL, &err),
+                   BFH_OK);
   assert_int_equal(next, size);
   assert_true(full > 0);
 
@@ -404,18 +405,21 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   for (int i = 0; i < 40; i++) {
     assert_int_equal(test_copy_file(dst, cut, points[i]), 0);
     uint64_t part = 0, resume = 0;
-    assert_int_equal(ldb_log_read(cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
+    assert_int_equal(
+        ldb_log_read(lsm_io_default(), cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
     assert_true(resume <= points[i]);
     assert_true(part <= full);
     uint64_t rest = 0, end = 0;
-    assert_int_equal(ldb_log_read(dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
+    assert_int_equal(
+        ldb_log_read(lsm_io_default(), dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
     assert_int_equal(part + rest, full);
     assert_int_equal(end, size);
   }
   /* A flipped payload byte in the middle is corruption, with file and offset. */
   flip_byte(dst, size / 2);
   uint64_t cnt = 0;
-  assert_int_equal(ldb_log_read(dst, 0, count_entry, &cnt, &next, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_log_read(lsm_io_default(), dst, 0, count_entry, &cnt, &next, NULL, &err),
+                   BFH_E_CORRUPT);
   print_message("flipped log byte: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));
   assert_non_null(strstr(err.msg, "record at"));
