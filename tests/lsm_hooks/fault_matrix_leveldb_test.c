@@ -20,10 +20,15 @@
  *     removal of a stray cache file (absorbed: left for the next open);
  *   - database create: the directory's mkdir, bfh-filters/ mkdir, the BFH-PARAMS write (tmp,
  *     write, fdatasync, rename, directory fsync).
- * Not applicable: LevelDB's own files (its log, tables, MANIFEST, CURRENT) go through
- * LevelDB's Env, which bfh cannot hook: the log append, LevelDB's memtable flush and
- * compaction writes, the manifest write and the CURRENT switch. ENOSPC on reads and unlinks,
- * short writes and lost fsyncs outside writes and syncs do not exist (as for the own engine).
+ *   - log append, manifest write, CURRENT switch: only bfh's reads of these files, the
+ *     checks before leveldb_open (ldb_precheck: CURRENT, the MANIFEST, the live logs, after
+ *     writes that only the log holds): the open fails naming the file.
+ * Not applicable: every write of LevelDB's own files (its log, tables, MANIFEST, CURRENT, and
+ * their syncs, renames and unlinks) goes through LevelDB's Env, which bfh cannot hook: the
+ * log append, LevelDB's memtable flush and compaction writes, the manifest write and the
+ * CURRENT switch. The compaction row is n/a as a whole: bfh reads its output tables as it
+ * reads a flush's (the memtable flush row). ENOSPC on reads and unlinks, short writes and
+ * lost fsyncs outside writes and syncs do not exist (as for the own engine).
  *
  * Each cell, as in fault_matrix_test.c: one fault (or a dead disk: the fault repeats until
  * close) on the next call of a kind on a file whose name matches the target's pattern, while
@@ -99,8 +104,7 @@ static const char *phase_names[PHASES] = {
     "manifest write",    "CURRENT switch",      "sidecar (in memory)",
     "sidecar (on disk)", "value-index rebuild", "database create"};
 /* The phases whose files are LevelDB's only (its Env): n/a. */
-static const int phase_leveldb_only[PHASES] = {
-    [PH_LOG] = 1, [PH_COMPACTION] = 1, [PH_MANIFEST] = 1, [PH_CURRENT] = 1};
+static const int phase_leveldb_only[PHASES] = {[PH_COMPACTION] = 1};
 
 static const lsm_io_op_t kinds[] = {LSM_IO_OP_OPEN, LSM_IO_OP_READ,   LSM_IO_OP_WRITE,
                                     LSM_IO_OP_SYNC, LSM_IO_OP_RENAME, LSM_IO_OP_UNLINK,
@@ -118,7 +122,8 @@ typedef enum action {
   ACT_REOPEN,
   ACT_REOPEN_NOCACHE,
   ACT_REOPEN_STRAY,
-  ACT_INGEST
+  ACT_INGEST,
+  ACT_RECOVER /* before reopening the template after writes that only its log holds */
 } action_t;
 
 typedef struct target {
@@ -132,6 +137,13 @@ typedef struct target {
 /* The (phase, kind) pairs where bfh's own I/O runs, with the file that reaches them. A cell
    with several targets (both leaf placements, two files) passes when every one does. */
 static const target_t targets[] = {
+    /* bfh's checks before leveldb_open (ldb_precheck): CURRENT, the MANIFEST, the logs */
+    {PH_LOG, LSM_IO_OP_OPEN, ACT_RECOVER, "*.log", 0},
+    {PH_LOG, LSM_IO_OP_READ, ACT_RECOVER, "*.log", 0},
+    {PH_MANIFEST, LSM_IO_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 0},
+    {PH_MANIFEST, LSM_IO_OP_READ, ACT_REOPEN, "MANIFEST-*", 0},
+    {PH_CURRENT, LSM_IO_OP_OPEN, ACT_REOPEN, "CURRENT", 0},
+    {PH_CURRENT, LSM_IO_OP_READ, ACT_REOPEN, "CURRENT", 0},
     {PH_FLUSH, LSM_IO_OP_OPEN, ACT_INGEST, "*.ldb", 0}, /* the indexer reads the new table */
     {PH_FLUSH, LSM_IO_OP_READ, ACT_INGEST, "*.ldb", 0},
     {PH_FLUSH, LSM_IO_OP_OPEN, ACT_INGEST, "*.ldb", 1},
@@ -450,6 +462,23 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
   int first_rc = BFH_OK;
   char first_msg[ERR_MSG_BYTES] = "";
   bfh_db *db = NULL;
+  if (!c.msg[0] && t->act == ACT_RECOVER) {
+    /* Writes that only the log holds (no flush), then a close: the reopen reads the log. */
+    bfh_db *pre = NULL;
+    int rc = bfh_open(path, &o, &pre);
+    check(&c, rc == BFH_OK, "open before recovery: %s", bfh_last_error(NULL));
+    if (rc == BFH_OK) {
+      char key[32], val[64];
+      for (int i = 0; i < CELL_PUTS && !c.msg[0]; i++) {
+        unsigned id = (unsigned)rng_below(&r, NKEYS), v = 1 + (unsigned)rng_below(&r, NVALS);
+        check(&c, bfh_put(pre, key, key_of(key, id), val, value_of(val, v)) == BFH_OK,
+              "put before recovery: %s", bfh_last_error(pre));
+        m.v[id] = (uint8_t)v;
+        m.doubt[id] = 0;
+      }
+      check(&c, bfh_close(pre) == BFH_OK, "close before recovery");
+    }
+  }
   if (!c.msg[0]) {
     if (t->act != ACT_INGEST) check(&c, lsm_io_fail_with(io, &f) == BFH_OK, "arm");
     int rc = bfh_internal_open_io(path, &o, io, &db);
@@ -604,10 +633,12 @@ static void run_matrix(void **state, int sticky) {
     }
   }
   print_message(
-      "n/a: log append, compaction, manifest write, CURRENT switch and LevelDB's table writes\n"
-      "  of a memtable flush: LevelDB's own files go through LevelDB's Env, which bfh cannot\n"
-      "  hook; ENOSPC on reads and unlinks; short writes and lost fsyncs outside writes and\n"
-      "  syncs; calls a phase does not make.\n"
+      "n/a: every write of LevelDB's own files (log append, the tables of a memtable flush\n"
+      "  and of a compaction, MANIFEST edits, the CURRENT switch, their fsyncs, renames and\n"
+      "  unlinks): they go through LevelDB's Env, which bfh cannot hook (bfh only reads CURRENT,\n"
+      "  the MANIFEST and the logs before leveldb_open, and the tables to index them);\n"
+      "  compaction: bfh reads its outputs like any table (memtable flush row); ENOSPC on\n"
+      "  reads and unlinks; short writes and lost fsyncs outside writes and syncs.\n"
       "abs: no call failed by design (a cache file of in-memory leaves not written or not\n"
       "  read back: rebuilt from its table at the next open; a table not read: no leaf, it\n"
       "  is scanned by every search; a stray cache file left for the next open).\n");
