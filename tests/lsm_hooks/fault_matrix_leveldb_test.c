@@ -17,7 +17,8 @@
  *   - value-index rebuild at open (both leaf placements): BFH-PARAMS read, bfh-filters/
  *     mkdir, cache load (a cache file that cannot be read is rebuilt from its table), table
  *     reads (caches removed first: an unreadable table gets no leaf and is scanned), the
- *     removal of a stray cache file (absorbed: left for the next open);
+ *     removal of a stray cache file or of a damaged one (absorbed: left for the next open,
+ *     or overwritten by the rebuilt one; a damaged file is never trusted);
  *   - database create: the directory's mkdir, bfh-filters/ mkdir, the BFH-PARAMS write (tmp,
  *     write, fdatasync, rename, directory fsync).
  *   - log append, manifest write, CURRENT switch: only bfh's reads of these files, the
@@ -122,6 +123,7 @@ typedef enum action {
   ACT_REOPEN,
   ACT_REOPEN_NOCACHE,
   ACT_REOPEN_STRAY,
+  ACT_REOPEN_STALE, /* every cache file damaged: deleted and rebuilt at open */
   ACT_INGEST,
   ACT_RECOVER /* before reopening the template after writes that only its log holds */
 } action_t;
@@ -171,7 +173,9 @@ static const target_t targets[] = {
     {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 1},
     {PH_REBUILD, LSM_IO_OP_WRITE, ACT_REOPEN_NOCACHE, "*.vf.tmp", 1}, /* the rebuilt leaf */
     {PH_REBUILD, LSM_IO_OP_UNLINK, ACT_REOPEN_STRAY, "*.vf", 0},      /* a stray cache file */
-    {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, "db", 0},                /* the database directory */
+    {PH_REBUILD, LSM_IO_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 0},      /* a damaged one */
+    {PH_REBUILD, LSM_IO_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 1},
+    {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, "db", 0}, /* the database directory */
     {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, LDB_FILTER_CACHE_DIR, 0},
     {PH_CREATE, LSM_IO_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 0},
     {PH_CREATE, LSM_IO_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 0},
@@ -273,6 +277,26 @@ static int tables_without_leaf(bfh_db *db) {
     missing += !value_index_contains(bfh_internal_index(db), t[i].number);
   e->ops->view_release(e, v);
   return missing;
+}
+
+/* Flips a byte of the filter of every cache file of dir (its checksum then fails); returns
+   how many. */
+static int damage_caches(const char *dir) {
+  char cdir[4400];
+  snprintf(cdir, sizeof cdir, "%s/%s", dir, LDB_FILTER_CACHE_DIR);
+  DIR *d = opendir(cdir);
+  if (!d) return -1;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char p[8192];
+    snprintf(p, sizeof p, "%s/%s", cdir, e->d_name);
+    if (test_file_xor_byte(p, LDB_FILTER_CACHE_HEADER_BYTES + 40, 0x5a) != 0) n = -1000;
+    n++;
+  }
+  closedir(d);
+  return n;
 }
 
 /* ---- searches and gets against the model ----------------------------------------------- */
@@ -446,6 +470,8 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
   }
   if (!c.msg[0] && t->act == ACT_REOPEN_NOCACHE)
     check(&c, remove_caches(dir) >= 1, "remove the cache files of %s", dir);
+  if (!c.msg[0] && t->act == ACT_REOPEN_STALE)
+    check(&c, damage_caches(dir) >= 1, "damage the cache files of %s", dir);
   if (!c.msg[0] && t->act == ACT_REOPEN_STRAY) {
     char stray[4500];
     snprintf(stray, sizeof stray, "%s/%s/999999.vf", dir, LDB_FILTER_CACHE_DIR);
