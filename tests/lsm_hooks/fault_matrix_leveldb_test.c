@@ -23,7 +23,9 @@
  *     write, fdatasync, rename, directory fsync).
  *   - log append, manifest write, CURRENT switch: only bfh's reads of these files, the
  *     checks before leveldb_open (ldb_precheck: CURRENT, the MANIFEST, the live logs, after
- *     writes that only the log holds): the open fails naming the file.
+ *     writes that only the log holds): the open fails naming the file; and the read of the
+ *     live log by a search (the memtable's entries): that search fails naming the log, the
+ *     next one reads it again.
  * Not applicable: every write of LevelDB's own files (its log, tables, MANIFEST, CURRENT, and
  * their syncs, renames and unlinks) goes through LevelDB's Env, which bfh cannot hook: the
  * log append, LevelDB's memtable flush and compaction writes, the manifest write and the
@@ -142,6 +144,7 @@ static const target_t targets[] = {
     /* bfh's checks before leveldb_open (ldb_precheck): CURRENT, the MANIFEST, the logs */
     {PH_LOG, LSM_IO_OP_OPEN, ACT_RECOVER, "*.log", 0},
     {PH_LOG, LSM_IO_OP_READ, ACT_RECOVER, "*.log", 0},
+    {PH_LOG, LSM_IO_OP_READ, ACT_INGEST, "*.log", 0}, /* a search reads the live log */
     {PH_MANIFEST, LSM_IO_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 0},
     {PH_MANIFEST, LSM_IO_OP_READ, ACT_REOPEN, "MANIFEST-*", 0},
     {PH_CURRENT, LSM_IO_OP_OPEN, ACT_REOPEN, "CURRENT", 0},
@@ -324,11 +327,18 @@ static int on_match(void *arg, const void *key, size_t len) {
   return 0;
 }
 
+/* Records rc and msg as the cell's first error if it has none yet (first_rc may be NULL). */
+static void note_error(int rc, const char *msg, int *first_rc, char *first_msg) {
+  if (!first_rc || *first_rc != BFH_OK) return;
+  *first_rc = rc;
+  snprintf(first_msg, ERR_MSG_BYTES, "%s", msg);
+}
+
 /* Every get and every value search (each method) agrees with m; with `resolve`, the keys in
    doubt take the state found (after a reopen), else either state is accepted. With
    `tolerate` (a dead disk), a call may fail with a message, never answer wrongly. */
 static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tolerate,
-                     const char *when) {
+                     const char *when, int *first_rc, char *first_msg) {
   char key[32], val[64];
   for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
     size_t kl = key_of(key, id);
@@ -341,6 +351,7 @@ static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tol
         if (value_of(val, v) == gl && memcmp(val, got, gl) == 0) gv = v;
       check(c, gv != 0, "%s: get %s: a value never written", when, key);
     } else if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
+      note_error(rc, bfh_last_error(db), first_rc, first_msg);
       continue;
     } else {
       check(c, rc == BFH_NOT_FOUND, "%s: get %s: %d %s", when, key, rc, bfh_last_error(db));
@@ -361,7 +372,10 @@ static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tol
       found_t f;
       memset(&f, 0, sizeof f);
       int rc = bfh_search(db, val, vl, (bfh_method)method, on_match, &f, NULL);
-      if (tolerate && rc < 0 && bfh_last_error(db)[0]) continue;
+      if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
+        note_error(rc, bfh_last_error(db), first_rc, first_msg);
+        continue;
+      }
       check(c, rc == BFH_OK, "%s: search value %u method %d: %d %s", when, v, method, rc,
             bfh_last_error(db));
       check(c, !f.bad, "%s: search value %u method %d: a key reported twice", when, v, method);
@@ -529,10 +543,12 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
         check(&c, rc2 < 0 && bfh_last_error(db)[0], "a refused write said nothing (%d)", rc2);
         check(&c, first_rc != BFH_OK, "a write failed after no error: %s", bfh_last_error(db));
       }
-      /* A dead disk may fail a search that must read a table it cannot read, with a
-         message; a fault on any other file of bfh's fails no read. */
-      int tables = t->pattern && strcmp(t->pattern, "*.ldb") == 0;
-      check_db(&c, db, &m, 0, sticky && tables, "before reopen");
+      /* A search that must read a table or a log it cannot read fails, with a message
+         naming the file (the cell's error if none came before); a fault on any other file
+         of bfh's fails no search. */
+      int log = t->pattern && strcmp(t->pattern, "*.log") == 0;
+      int tolerate = (sticky && t->pattern && strcmp(t->pattern, "*.ldb") == 0) || log;
+      check_db(&c, db, &m, 0, tolerate, "before reopen", &first_rc, first_msg);
       if (t->phase == PH_SIDECAR_DISK) {
         /* The leaf whose file was not written was never added (the table was scanned);
            with one fault, the next sync writes it and adds the leaf. */
@@ -580,7 +596,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     int rc = bfh_open(path, &o, &db);
     check(&c, rc == BFH_OK, "reopen: %d %s", rc, bfh_last_error(NULL));
     if (rc == BFH_OK) {
-      check_db(&c, db, &m, 1, 0, "after reopen");
+      check_db(&c, db, &m, 1, 0, "after reopen", NULL, NULL);
       char key[32], val[64];
       check(&c, bfh_put(db, key, key_of(key, 7), val, value_of(val, 3)) == BFH_OK,
             "write after reopen: %s", bfh_last_error(db));
