@@ -1,10 +1,10 @@
 /* The fault matrix of the LevelDB engine (BFH_ENGINE_LEVELDB): the companion of
- * fault_matrix_test.c (the own engine), with the same cells, checks and printed matrix, over
- * the phases in which bfh's own I/O takes part. bfh_internal_open_io routes the engine's own
- * file accesses through a faulty lsm_io_t (lsm/io.h): the bfh-filters/ mkdir (and the
- * database directory's at creation), the filter sidecar files <db>/bfh-filters/NNNNNN.vf
- * (load, write: tmp file, write, fdatasync, rename, directory fsync; removal), the table
- * reads of the indexer, and BFH-PARAMS (read at open, written at creation).
+ * fault_matrix_test.c (the own engine), with the same cells, checks (fault_matrix_util.h,
+ * shared) and printed matrix, over the phases in which bfh's own I/O takes part.
+ * bfh_internal_open_io routes the engine's own file accesses through a faulty lsm_io_t (lsm/io.h):
+ * the bfh-filters/ mkdir (and the database directory's at creation), the filter sidecar files
+ * <db>/bfh-filters/NNNNNN.vf (load, write: tmp file, write, fdatasync, rename, directory fsync;
+ * removal), the table reads of the indexer, and BFH-PARAMS (read at open, written at creation).
  *
  * Phases (rows of the matrix):
  *   - memtable flush: the indexer reads the new table (the emulated table-build hook);
@@ -63,30 +63,12 @@
 #include "lsm_hooks/api_internal.h"
 #include "lsm_hooks/engine_leveldb.h"
 #include "lsm_hooks/ldb_filter.h"
+#include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
-#define NKEYS 300
-#define NVALS 16         /* distinct values (1..NVALS); 0 = absent */
 #define CELL_PUTS 16     /* writes of a cell before its flush */
 #define TEMPLATE_PUTS 80 /* writes of the template's one table */
-
-/* ---- keys, values, the model ----------------------------------------------------------- */
-
-static size_t key_of(char *buf, unsigned id) {
-  return (size_t)snprintf(buf, 32, "key%09u", id);
-}
-
-static size_t value_of(char *buf, unsigned v) {
-  return (size_t)snprintf(buf, 64, "value-%02u-of-the-fault-matrix", v);
-}
-
-/* What the database must hold: v[id] = the acknowledged value (0: absent); doubt[id] = a bit
-   per value (bit 0: absent) that a failed write may have left instead. */
-typedef struct model {
-  uint8_t v[NKEYS];
-  uint32_t doubt[NKEYS];
-} model_t;
 
 /* ---- phases, kinds, errors, cells -------------------------------------------------------- */
 
@@ -108,14 +90,6 @@ static const char *phase_names[PHASES] = {
     "sidecar (on disk)", "value-index rebuild", "database create"};
 /* The phases whose files are LevelDB's only (its Env): n/a. */
 static const int phase_leveldb_only[PHASES] = {[PH_COMPACTION] = 1};
-
-static const lsm_io_op_t kinds[] = {LSM_IO_OP_OPEN, LSM_IO_OP_READ,   LSM_IO_OP_WRITE,
-                                    LSM_IO_OP_SYNC, LSM_IO_OP_RENAME, LSM_IO_OP_UNLINK,
-                                    LSM_IO_OP_MKDIR};
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-static const char *kind_names[NKINDS] = {"open",   "read",   "write", "fsync",
-                                         "rename", "unlink", "mkdir"};
-static const char *error_names[LSM_IO_ERRORS] = {"EIO", "ENOSPC", "short", "fsync"};
 
 /* When the fault is armed: before creating a database; before reopening the template (with
    its cache files, without them, or with a stray cache file added); once the template is
@@ -188,29 +162,6 @@ static const target_t targets[] = {
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
-static int error_applies(lsm_io_op_t op, lsm_io_error_t e) {
-  switch (e) {
-    case LSM_IO_ERR_EIO:
-      return 1;
-    case LSM_IO_ERR_ENOSPC: /* no space: calls that allocate */
-      return op != LSM_IO_OP_READ && op != LSM_IO_OP_UNLINK;
-    case LSM_IO_ERR_SHORT:
-      return op == LSM_IO_OP_WRITE;
-    case LSM_IO_ERR_FSYNC:
-      return op == LSM_IO_OP_SYNC;
-    default:
-      return 0;
-  }
-}
-
-static int kind_index(lsm_io_op_t op) {
-  for (size_t i = 0; i < NKINDS; i++)
-    if (kinds[i] == op) return (int)i;
-  return -1;
-}
-
-typedef enum outcome { CELL_NA = 0, CELL_PASSED, CELL_ABSORBED, CELL_FAILED } outcome_t;
-
 /* ---- the fixture ---------------------------------------------------------------------- */
 
 typedef struct fixture {
@@ -229,22 +180,6 @@ static void options(bfh_options *o, int on_disk) {
   o->value_filter_bits = 8192;
   o->memtable_bytes = 1u << 20; /* switched by bfh_flush only */
   o->leaves_on_disk = on_disk ? BFH_LEAVES_ON_DISK : BFH_LEAVES_IN_MEMORY;
-}
-
-/* ---- checks that record instead of aborting (every cell runs, the matrix is printed) ---- */
-
-typedef struct cell_run {
-  char msg[1024]; /* the first failed check; "" while all passed */
-} cell_run_t;
-
-static void check(cell_run_t *c, int ok, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void check(cell_run_t *c, int ok, const char *fmt, ...) {
-  if (ok || c->msg[0]) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
-  va_end(ap);
 }
 
 /* Removes every file of dir/bfh-filters (the cache files); returns how many. */
@@ -300,93 +235,6 @@ static int damage_caches(const char *dir) {
   }
   closedir(d);
   return n;
-}
-
-/* ---- searches and gets against the model ----------------------------------------------- */
-
-typedef struct found {
-  uint8_t seen[NKEYS];
-  int bad; /* a key out of range or reported twice */
-} found_t;
-
-static int on_match(void *arg, const void *key, size_t len) {
-  found_t *f = arg;
-  char buf[32];
-  if (len < 4 || len >= sizeof buf) {
-    f->bad = 1;
-    return 0;
-  }
-  memcpy(buf, key, len);
-  buf[len] = 0;
-  unsigned long id = strtoul(buf + 3, NULL, 10);
-  if (id >= NKEYS || f->seen[id]) {
-    f->bad = 1;
-    return 0;
-  }
-  f->seen[id] = 1;
-  return 0;
-}
-
-/* Records rc and msg as the cell's first error if it has none yet (first_rc may be NULL). */
-static void note_error(int rc, const char *msg, int *first_rc, char *first_msg) {
-  if (!first_rc || *first_rc != BFH_OK) return;
-  *first_rc = rc;
-  snprintf(first_msg, ERR_MSG_BYTES, "%s", msg);
-}
-
-/* Every get and every value search (each method) agrees with m; with `resolve`, the keys in
-   doubt take the state found (after a reopen), else either state is accepted. With
-   `tolerate` (a dead disk), a call may fail with a message, never answer wrongly. */
-static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tolerate,
-                     const char *when, int *first_rc, char *first_msg) {
-  char key[32], val[64];
-  for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
-    size_t kl = key_of(key, id);
-    void *got = NULL;
-    size_t gl = 0;
-    int rc = bfh_get(db, key, kl, &got, &gl);
-    unsigned gv = 0;
-    if (rc == BFH_OK) {
-      for (unsigned v = 1; v <= NVALS && !gv; v++)
-        if (value_of(val, v) == gl && memcmp(val, got, gl) == 0) gv = v;
-      check(c, gv != 0, "%s: get %s: a value never written", when, key);
-    } else if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
-      note_error(rc, bfh_last_error(db), first_rc, first_msg);
-      continue;
-    } else {
-      check(c, rc == BFH_NOT_FOUND, "%s: get %s: %d %s", when, key, rc, bfh_last_error(db));
-    }
-    bfh_free(got);
-    if (c->msg[0]) return;
-    check(c, gv == m->v[id] || (m->doubt[id] >> gv & 1),
-          "%s: get %s: value %u, acknowledged %u (in doubt: %#x)", when, key, gv, m->v[id],
-          m->doubt[id]);
-    if (resolve) {
-      m->v[id] = (uint8_t)gv;
-      m->doubt[id] = 0;
-    }
-  }
-  for (unsigned v = 1; v <= NVALS + 1 && !c->msg[0]; v++) { /* NVALS + 1: never written */
-    size_t vl = value_of(val, v);
-    for (int method = BFH_SEARCH_SCAN; method <= BFH_SEARCH_AUTO && !c->msg[0]; method++) {
-      found_t f;
-      memset(&f, 0, sizeof f);
-      int rc = bfh_search(db, val, vl, (bfh_method)method, on_match, &f, NULL);
-      if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
-        note_error(rc, bfh_last_error(db), first_rc, first_msg);
-        continue;
-      }
-      check(c, rc == BFH_OK, "%s: search value %u method %d: %d %s", when, v, method, rc,
-            bfh_last_error(db));
-      check(c, !f.bad, "%s: search value %u method %d: a key reported twice", when, v, method);
-      for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
-        int want = m->v[id] == v, may = (m->doubt[id] >> v) & 1;
-        check(c, f.seen[id] == want || may,
-              "%s: search value %u method %d: key %u %s (acknowledged value %u)", when, v, method,
-              id, f.seen[id] ? "reported" : "missed", m->v[id]);
-      }
-    }
-  }
 }
 
 /* ---- the template ------------------------------------------------------------------------ */
@@ -625,10 +473,7 @@ static void run_matrix(void **state, int sticky) {
       char why[1024];
       outcome_t out = run_cell(fx, cell_no++, t, (lsm_io_error_t)e, sticky, why, sizeof why);
       outcome_t *cell = &fx->matrix[t->phase][kind_index(t->op)][e];
-      /* A cell shows its worst run: FAIL, else ok (a clear error), else abs. */
-      static const int rank[] = {
-          [CELL_NA] = 0, [CELL_ABSORBED] = 1, [CELL_PASSED] = 2, [CELL_FAILED] = 3};
-      if (rank[out] > rank[*cell]) *cell = out;
+      cell_merge(cell, out);
       if (getenv("BFH_FAULT_MATRIX_VERBOSE"))
         print_message("  run %d %s / %s / %s%s: %s\n", cell_no - 1, phase_names[t->phase],
                       kind_names[kind_index(t->op)], error_names[e],
