@@ -342,8 +342,8 @@ int main(int argc, char **argv) {
       ldb_read_stats_t st = {0};
       err_t e;
       t0 = now_ns();
-      if (ldb_filter_build(best, dflt.value_filter_bits, dflt.value_filter_hashes, dflt.hash_seed,
-                           &f, &st, &e) != BFH_OK)
+      if (ldb_filter_build(lsm_io_default(), best, dflt.value_filter_bits, dflt.value_filter_hashes,
+                           dflt.hash_seed, &f, &st, &e) != BFH_OK)
         die("ldb_filter_build", e.msg);
       t[q] = now_ns() - t0;
       entries = st.entries;

@@ -8,6 +8,7 @@
 
 #include "bfh.h"
 #include "experiments/exp.h"
+#include "lsm/io.h"
 #include "lsm_hooks/db_params.h"
 #include "workloads/workload.h"
 
@@ -243,7 +244,7 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
 static int open_db(cli_t *c, const char *dir, bfh_db **db) {
   db_params_t stored;
   err_t err;
-  if (db_params_read(dir, &stored, &err) == BFH_OK) {
+  if (db_params_read(lsm_io_default(), dir, &stored, &err) == BFH_OK) {
     if (!c->bits_given) c->opt.value_filter_bits = stored.m;
     if (!c->hashes_given) c->opt.value_filter_hashes = stored.k;
     c->opt.hash_seed = stored.seed;

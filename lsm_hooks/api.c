@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "lsm/io.h"
 #include "lsm/repair.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
@@ -222,8 +223,9 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   db_params_t want = {opt.value_filter_bits, opt.value_filter_hashes, opt.hash_seed};
   db_params_t stored;
   int have_params = 0;
+  lsm_io_t *fio = io ? io : lsm_io_default(); /* bfh's own files: BFH-PARAMS */
   if (opt.value_filters) {
-    rc = db_params_read(path, &stored, &err);
+    rc = db_params_read(fio, path, &stored, &err);
     if (rc == BFH_OK) {
       have_params = 1;
       rc = db_params_check(path, &stored, &want, &err);
@@ -253,9 +255,9 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   if (opt.engine == BFH_ENGINE_LSM)
     rc = engine_lsm_open_io(path, &opt, io, db->index, &db->engine, &err);
   else
-    rc = engine_leveldb_open(path, &opt, db->index, &db->engine, &err);
+    rc = engine_leveldb_open_io(path, &opt, io, db->index, &db->engine, &err);
   if (rc == BFH_OK && opt.value_filters && !have_params) {
-    rc = db_params_write(path, &want, &err);
+    rc = db_params_write(fio, path, &want, &err);
     if (rc != BFH_OK) {
       db->engine->ops->close(db->engine);
       db->engine = NULL;
@@ -283,7 +285,7 @@ static int repair_lsm(const char *path, const bfh_options *opt, bfh_repair_repor
   lo.key_bits_per_key = opt->key_bits_per_key;
   if (opt->value_filters) {
     err_t e;
-    int rc = db_params_read(path, &params, &e);
+    int rc = db_params_read(lsm_io_default(), path, &params, &e);
     if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
       *err = e;
       return rc;
@@ -306,7 +308,7 @@ static int repair_lsm(const char *path, const bfh_options *opt, bfh_repair_repor
   int rc = lsm_repair(path, &lo, &st, err);
   value_hook_destroy(hook);
   value_index_destroy(index);
-  if (rc == BFH_OK && write_params) rc = db_params_write(path, &params, err);
+  if (rc == BFH_OK && write_params) rc = db_params_write(lsm_io_default(), path, &params, err);
   *rep = (bfh_repair_report){
       st.logs,           st.log_records, st.log_bytes_dropped,        st.tables,
       st.tables_damaged, st.tables_lost, st.blocks_dropped,           st.keys_out,
@@ -471,10 +473,5 @@ value_index_t *bfh_internal_index(bfh_db *db) {
 }
 
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db) {
-  if (io && opt && opt->engine != BFH_ENGINE_LSM) {
-    if (db) *db = NULL;
-    return invalid(NULL,
-                   "bfh_internal_open_io: an I/O layer needs the own engine (BFH_ENGINE_LSM)");
-  }
   return open_with_io(path, opt, io, db);
 }

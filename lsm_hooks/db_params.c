@@ -1,11 +1,9 @@
 /* The BFH-PARAMS file: see db_params.h for the byte layout. */
 #include "lsm_hooks/db_params.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -44,71 +42,35 @@ int db_params_decode(const uint8_t *data, size_t n, const char *path, db_params_
   return BFH_OK;
 }
 
-int db_params_read(const char *dir, db_params_t *out, err_t *err) {
+int db_params_read(lsm_io_t *io, const char *dir, db_params_t *out, err_t *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, DB_PARAMS_FILE);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return BFH_NOT_FOUND;
-    return err_errno(err, errno, "%s: open", path);
-  }
-  uint8_t buf[DB_PARAMS_BYTES + 1];
+  if (!lsm_io_exists(io, path)) return BFH_NOT_FOUND; /* no I/O call: nothing to fault */
+  void *data = NULL;
   size_t n = 0;
-  while (n < sizeof buf) {
-    ssize_t r = read(fd, buf + n, sizeof buf - n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      int e = errno;
-      close(fd);
-      return err_errno(err, e, "%s: read at offset %zu", path, n);
-    }
-    if (r == 0) break;
-    n += (size_t)r;
+  int rc = lsm_io_read_file(io, path, &data, &n, err);
+  if (rc != BFH_OK) {
+    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path)) return BFH_NOT_FOUND;
+    return rc; /* the message names the file */
   }
-  close(fd);
-  return db_params_decode(buf, n, path, out, err);
+  rc = db_params_decode(data, n, path, out, err);
+  free(data);
+  return rc;
 }
 
-int db_params_write(const char *dir, const db_params_t *p, err_t *err) {
+int db_params_write(lsm_io_t *io, const char *dir, const db_params_t *p, err_t *err) {
   char path[4096], tmp[4096];
   snprintf(path, sizeof path, "%s/%s", dir, DB_PARAMS_FILE);
   snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, DB_PARAMS_FILE);
   uint8_t buf[DB_PARAMS_BYTES];
   db_params_encode(p, buf);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return err_errno(err, errno, "%s: create", tmp);
-  size_t n = 0;
-  while (n < sizeof buf) {
-    ssize_t w = write(fd, buf + n, sizeof buf - n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      return err_errno(err, e, "%s: write at offset %zu", tmp, n);
-    }
-    n += (size_t)w;
+  int rc = lsm_io_write_file(io, tmp, buf, sizeof buf, err); /* create, write, fdatasync */
+  if (rc == BFH_OK) rc = lsm_io_rename(io, tmp, path, err);
+  if (rc != BFH_OK) {
+    (void)lsm_io_unlink(io, tmp, NULL);
+    return rc;
   }
-  if (fsync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    unlink(tmp);
-    return err_errno(err, e, "%s: fsync", tmp);
-  }
-  close(fd);
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    unlink(tmp);
-    return err_errno(err, e, "%s: rename to %s", tmp, path);
-  }
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    int rc = fsync(dfd);
-    int e = errno;
-    close(dfd);
-    if (rc != 0) return err_errno(err, e, "%s: fsync of the directory", dir);
-  }
-  return BFH_OK;
+  return lsm_io_sync_dir(io, dir, err);
 }
 
 int db_params_check(const char *dir, const db_params_t *stored, const db_params_t *want,

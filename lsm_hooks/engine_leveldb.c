@@ -68,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lsm/io.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/engine_leveldb.h"
 #include "lsm_hooks/ldb_filter.h"
@@ -128,7 +129,8 @@ struct engine_view {
 typedef struct engine_leveldb {
   engine_t base;
   char *path, *cache_dir;
-  int dir_fd; /* holds flock(LOCK_EX) on the directory while open; -1 if none */
+  lsm_io_t *io; /* bfh's own file accesses (borrowed; lsm_io_default() unless a test's) */
+  int dir_fd;   /* holds flock(LOCK_EX) on the directory while open; -1 if none */
   leveldb_t *db;
   leveldb_options_t *options;
   leveldb_filterpolicy_t *policy;
@@ -206,7 +208,7 @@ static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *
                "table %.400s: %llu bytes, but the MANIFEST says %llu (truncated or grown)", path,
                (unsigned long long)sb.st_size, (unsigned long long)t[i].size);
       found = 1;
-    } else if (ldb_table_scan(path, ignore_entry, NULL, NULL, &e2) == BFH_E_CORRUPT) {
+    } else if (ldb_table_scan(el->io, path, ignore_entry, NULL, NULL, &e2) == BFH_E_CORRUPT) {
       snprintf(out, cap, "%s", e2.msg);
       found = 1;
     }
@@ -353,7 +355,7 @@ static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
     seg_builder_t b = {0};
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
-    int r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
+    int r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
     if (r == BFH_E_CORRUPT) {
       /* A read racing LevelDB's append can see part of a write(2) (a record whose bytes are
          not all there yet: a false checksum mismatch). Read again with every writer held
@@ -363,7 +365,7 @@ static int refresh_logs(engine_leveldb_t *el, int read, err_t *err) {
       next = l->resume;
       el->stats.log_rereads++;
       pthread_rwlock_wrlock(&el->write_lock);
-      r = ldb_log_read(path, l->resume, append_entry, &b, &next, &st, err);
+      r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
       pthread_rwlock_unlock(&el->write_lock);
     }
     el->stats.log_bytes += st.bytes_read;
@@ -480,7 +482,7 @@ static void write_pending_caches(engine_leveldb_t *el, int force) {
     char cpath[4200];
     cache_path(el, t->number, cpath, sizeof cpath);
     err_t e2;
-    (void)ldb_filter_cache_write(cpath, t->cache_buf, t->cache_len, &e2);
+    (void)ldb_filter_cache_write(el->io, cpath, t->cache_buf, t->cache_len, &e2);
     free(t->cache_buf);
     t->cache_buf = NULL;
   }
@@ -528,7 +530,9 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
       el->tbls_cap = c;
     }
   }
-  int rc = BFH_OK;
+  int rc = BFH_OK, store_rc = BFH_OK; /* store_rc: a leaf's cache file not written */
+  err_t store_err;
+  err_clear(&store_err);
   if (!nl.numbers || !nl.filters || !nl.paths || !nl.offsets || el->ntbls + fresh > el->tbls_cap) {
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory to index tables", el->path);
     goto out;
@@ -555,16 +559,18 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
     cache_path(el, nt.number, cpath, sizeof cpath);
     value_filter_t *f = NULL;
     err_t e2;
-    int r = ldb_filter_cache_load(cpath, nt.number, nt.size, vp->m, vp->k, vp->seed, &f, &e2);
+    int r =
+        ldb_filter_cache_load(el->io, cpath, nt.number, nt.size, vp->m, vp->k, vp->seed, &f, &e2);
     if (r == BFH_OK) {
       el->stats.tables_cached++;
       nt.source = ENGINE_LEVELDB_LEAF_CACHED;
       if (!vp->leaves_on_disk) cpath[0] = '\0';
     } else {
-      if (r != BFH_NOT_FOUND) unlink(cpath); /* stale or damaged: rebuild */
+      if (r != BFH_NOT_FOUND)
+        (void)lsm_io_unlink(el->io, cpath, NULL); /* stale or damaged: rebuild */
       uint64_t t0 = now_ns();
       ldb_read_stats_t st = {0};
-      r = ldb_filter_build(tpath, vp->m, vp->k, vp->seed, &f, &st, &e2);
+      r = ldb_filter_build(el->io, tpath, vp->m, vp->k, vp->seed, &f, &st, &e2);
       el->stats.index_ns += now_ns() - t0;
       el->stats.index_bytes += st.bytes_read;
       if (r == BFH_NOT_FOUND) { /* a deferred one stays deferred (and is soon unlisted) */
@@ -585,16 +591,30 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
           el->tbls[el->ntbls++] = nt;
         continue;
       }
+      if (vp->leaves_on_disk) { /* the leaf lives in the cache file: written first */
+        r = ldb_filter_cache_store(el->io, cpath, nt.number, nt.size, f, &e2);
+        if (r != BFH_OK) {
+          /* No leaf: the table stays deferred, so every search scans it and the next sync
+             tries again. A flush or an open reports the error; a search's sync does not (a
+             full disk must not stop reads). */
+          value_filter_destroy(f);
+          el->stats.cache_write_failures++;
+          nt.deferred = 1;
+          nt.source = ENGINE_LEVELDB_LEAF_NONE;
+          if (tb)
+            *tb = nt;
+          else
+            el->tbls[el->ntbls++] = nt;
+          if (mode == SYNC_FULL && store_rc == BFH_OK) {
+            store_rc = r;
+            store_err = e2;
+          }
+          continue;
+        }
+      }
       el->stats.tables_indexed++;
       nt.source = ENGINE_LEVELDB_LEAF_READ;
-      if (vp->leaves_on_disk) { /* the leaf lives in the cache file: written first */
-        r = ldb_filter_cache_store(cpath, nt.number, nt.size, f, &e2);
-        if (r != BFH_OK) {
-          value_filter_destroy(f);
-          rc = err_set(err, r, "%s", e2.msg);
-          break;
-        }
-      } else { /* the cache only speeds up a reopen: written if the table lives on */
+      if (!vp->leaves_on_disk) { /* the cache only speeds up a reopen: written if it lives on */
         if (ldb_filter_cache_encode(nt.number, nt.size, f, &nt.cache_buf, &nt.cache_len, &e2) !=
             BFH_OK)
           nt.cache_buf = NULL;
@@ -624,6 +644,7 @@ static int index_new_tables(engine_leveldb_t *el, const ldb_sstable_t *t, size_t
         if (el->tbls[i].indexed) el->tbls[i].indexed = value_index_contains(vi, el->tbls[i].number);
     }
   }
+  if (rc == BFH_OK && store_rc != BFH_OK) rc = err_set(err, store_rc, "%s", store_err.msg);
 out:
   for (size_t i = 0; i < nl.n; i++) value_filter_destroy(nl.filters[i]);
   new_leaves_release(&nl);
@@ -655,7 +676,7 @@ static void apply_removals(engine_leveldb_t *el) {
       } else if (el->cache_dir) {
         char cpath[4200];
         cache_path(el, t->number, cpath, sizeof cpath);
-        unlink(cpath);
+        (void)lsm_io_unlink(el->io, cpath, NULL);
       }
       el->stats.tables_removed++;
       continue;
@@ -990,7 +1011,7 @@ static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const vo
   table_path(el->path, number, path, sizeof path);
   match_t m = {val, val_len, fn, arg, 0};
   ldb_read_stats_t rs = {0};
-  int rc = ldb_table_scan(path, visit_match, &m, &rs, err);
+  int rc = ldb_table_scan(el->io, path, visit_match, &m, &rs, err);
   if (st) {
     st->entries += rs.entries;
     st->bytes_read += rs.bytes_read;
@@ -1094,17 +1115,23 @@ static void clean_cache(engine_leveldb_t *el) {
     if (keep || de->d_name[0] == '.') continue;
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", el->cache_dir, de->d_name);
-    unlink(p);
+    (void)lsm_io_unlink(el->io, p, NULL);
   }
   closedir(d);
 }
 
 int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t *index,
                         engine_t **out, err_t *err) {
+  return engine_leveldb_open_io(path, opt, NULL, index, out, err);
+}
+
+int engine_leveldb_open_io(const char *path, const bfh_options *opt, struct lsm_io *io,
+                           value_index_t *index, engine_t **out, err_t *err) {
   int rc = check_directory(path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
   engine_leveldb_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  el->io = io ? io : lsm_io_default();
   el->base.ops = &leveldb_ops;
   el->base.index = index;
   el->dir_fd = -1;
@@ -1132,8 +1159,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t 
      holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
      (POSIX record locks belong to the process), so a second open in this process must never
      reach leveldb_open. flock on the directory conflicts between any two opens. */
-  if (opt->create_if_missing && mkdir(path, 0755) != 0 && errno != EEXIST) {
-    rc = err_errno(err, errno, "%s: mkdir", path);
+  if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
     e_close(&el->base);
     return rc;
   }
@@ -1171,7 +1197,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t 
   el->wopt = leveldb_writeoptions_create();
   leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
   /* What LevelDB's recovery would accept silently or report without a file name. */
-  rc = ldb_precheck_dir(path, err);
+  rc = ldb_precheck_dir(el->io, path, err);
   if (rc != BFH_OK) {
     e_close(&el->base);
     return rc;
@@ -1192,8 +1218,8 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t 
       return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
     }
     snprintf(el->cache_dir, n, "%s/%s", path, LDB_FILTER_CACHE_DIR);
-    if (mkdir(el->cache_dir, 0755) != 0 && errno != EEXIST) {
-      rc = err_errno(err, errno, "%s: mkdir", el->cache_dir);
+    rc = lsm_io_mkdir(el->io, el->cache_dir, err);
+    if (rc != BFH_OK) {
       e_close(&el->base);
       return rc;
     }

@@ -1,13 +1,9 @@
 /* ldb_filter: see ldb_filter.h for the cache file layout. */
 #include "lsm_hooks/ldb_filter.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lsm_hooks/ldb_table.h"
 #include "util/coding.h"
@@ -18,11 +14,11 @@ static int add_value(void *arg, const ldb_entry_t *e) {
   return 0;
 }
 
-int ldb_filter_build(const char *path, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
-                     ldb_read_stats_t *st, err_t *err) {
+int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+                     value_filter_t **out, ldb_read_stats_t *st, err_t *err) {
   value_filter_t *f = value_filter_create(m, k, seed);
   if (!f) return err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
-  int rc = ldb_table_scan(path, add_value, f, st, err);
+  int rc = ldb_table_scan(io, path, add_value, f, st, err);
   if (rc != BFH_OK) {
     value_filter_destroy(f);
     return rc;
@@ -31,35 +27,31 @@ int ldb_filter_build(const char *path, uint64_t m, uint32_t k, uint64_t seed, va
   return BFH_OK;
 }
 
-int ldb_filter_cache_load(const char *path, uint64_t number, uint64_t size, uint64_t m, uint32_t k,
-                          uint64_t seed, value_filter_t **out, err_t *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
-    return err_errno(err, errno, "filter cache %s: open", path);
+int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+                          uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out, err_t *err) {
+  if (!lsm_io_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
+  lsm_rfile_t *fd = NULL;
+  int rc = lsm_io_open_read(io, path, &fd, err);
+  if (rc != BFH_OK) {
+    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+      return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
+    return err_prefix(err, "filter cache %s: ", path);
   }
   size_t want = LDB_FILTER_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
   uint8_t *buf = malloc(want + 1);
   if (!buf) {
-    close(fd);
+    lsm_rfile_close(fd);
     return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory", path);
   }
   /* Read one byte more than expected to notice a file that is too long. */
   size_t got = 0;
-  while (got < want + 1) {
-    ssize_t r = pread(fd, buf + got, want + 1 - got, (off_t)got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      int e = errno;
-      free(buf);
-      close(fd);
-      return err_errno(err, e, "filter cache %s: read at %zu", path, got);
-    }
-    if (r == 0) break;
-    got += (size_t)r;
+  rc = lsm_rfile_pread(fd, 0, buf, want + 1, &got, err);
+  lsm_rfile_close(fd);
+  if (rc != BFH_OK) {
+    free(buf);
+    return err_prefix(err, "filter cache %s: ", path);
   }
-  close(fd);
-  int rc = BFH_E_CORRUPT;
+  rc = BFH_E_CORRUPT;
   const uint8_t *h = buf;
   if (got != want) {
     err_set(err, rc, "filter cache %s: %zu bytes, expected %zu", path, got, want);
@@ -110,37 +102,36 @@ int ldb_filter_cache_encode(uint64_t number, uint64_t size, const value_filter_t
   return BFH_OK;
 }
 
-int ldb_filter_cache_write(const char *path, const uint8_t *buf, size_t n, err_t *err) {
-  char tmp[4200];
-  int rc = BFH_OK;
+int ldb_filter_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
+                           err_t *err) {
+  char tmp[4200], dir[4200];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
     return err_set(err, BFH_E_INVALID, "filter cache %s: path too long", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return err_errno(err, errno, "filter cache %s: create", tmp);
-  size_t done = 0;
-  while (done < n) {
-    ssize_t w = write(fd, buf + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      rc = err_errno(err, errno, "filter cache %s: write at %zu", tmp, done);
-      break;
-    }
-    done += (size_t)w;
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(dir, sizeof dir, ".");
+  /* tmp: written and fdatasynced, renamed, and the rename made durable (with leaves on disk
+     the leaf lives in this file from the moment it is added). */
+  int rc = lsm_io_write_file(io, tmp, buf, n, err);
+  if (rc == BFH_OK) rc = lsm_io_rename(io, tmp, path, err);
+  if (rc == BFH_OK) rc = lsm_io_sync_dir(io, dir, err);
+  if (rc != BFH_OK) {
+    (void)lsm_io_unlink(io, tmp, NULL);
+    return err_prefix(err, "filter cache %s: ", path);
   }
-  if (close(fd) != 0 && rc == BFH_OK) rc = err_errno(err, errno, "filter cache %s: close", tmp);
-  if (rc == BFH_OK && rename(tmp, path) != 0)
-    rc = err_errno(err, errno, "filter cache %s: rename to %s", tmp, path);
-  if (rc != BFH_OK) unlink(tmp);
-  return rc;
+  return BFH_OK;
 }
 
-int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
+int ldb_filter_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
                            const value_filter_t *f, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;
   int rc = ldb_filter_cache_encode(number, size, f, &buf, &n, err);
   if (rc != BFH_OK) return rc;
-  rc = ldb_filter_cache_write(path, buf, n, err);
+  rc = ldb_filter_cache_write(io, path, buf, n, err);
   free(buf);
   return rc;
 }

@@ -13,6 +13,8 @@
  *   | serialized value filter (hierarchy/value_filter.h, with its own crc) at offset 32
  * flags: reserved, 0 (a cache file with other flags is stale).
  * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
+ * Every file access goes through the lsm_io_t given (borrowed; lsm_io_default() in the engine
+ * unless a test injects faults, lsm/io.h).
  */
 #ifndef BFH_LSM_HOOKS_LDB_FILTER_H
 #define BFH_LSM_HOOKS_LDB_FILTER_H
@@ -20,6 +22,7 @@
 #include <stdint.h>
 
 #include "hierarchy/value_filter.h"
+#include "lsm/io.h"
 #include "lsm_hooks/ldb_entry.h"
 #include "util/err.h"
 
@@ -31,19 +34,21 @@
 /* Builds the value filter (m, k, seed) of the LevelDB table at path: the value of every
    value entry is added (deletions have none). On BFH_OK *out is a new filter owned by the
    caller. Errors as ldb_table_scan() (BFH_NOT_FOUND when the file does not exist). */
-int ldb_filter_build(const char *path, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
-                     ldb_read_stats_t *st, err_t *err);
+int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+                     value_filter_t **out, ldb_read_stats_t *st, err_t *err);
 
 /* Loads the cache file at path for table (number, size) with parameters (m, k, seed).
    On BFH_OK, *out is a new filter owned by the caller. BFH_NOT_FOUND if
    the file does not exist; BFH_E_CORRUPT (stale or damaged: rebuild it) or BFH_E_IO with a
    message naming the file. */
-int ldb_filter_cache_load(const char *path, uint64_t number, uint64_t size, uint64_t m, uint32_t k,
-                          uint64_t seed, value_filter_t **out, err_t *err);
+int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+                          uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out, err_t *err);
 
-/* Writes the cache file at path (via path.tmp and rename; not fsynced: a torn file fails
-   its checksum and is rebuilt). The filter is borrowed. */
-int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
+/* Writes the cache file at path durably: path.tmp is written and fdatasynced, renamed to
+   path, and the directory fsynced (a leaf on disk lives in this file once it is added, so it
+   must survive a crash; a torn file would fail its checksum and be rebuilt anyway). On
+   failure path.tmp is removed and the message names the file. The filter is borrowed. */
+int ldb_filter_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
                            const value_filter_t *f, err_t *err);
 
 /* ldb_filter_cache_store in two steps, for a cache file written later than its filter is
@@ -51,6 +56,7 @@ int ldb_filter_cache_store(const char *path, uint64_t number, uint64_t size,
    write writes them at path as ldb_filter_cache_store does. */
 int ldb_filter_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
                             size_t *len, err_t *err);
-int ldb_filter_cache_write(const char *path, const uint8_t *buf, size_t n, err_t *err);
+int ldb_filter_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
+                           err_t *err);
 
 #endif

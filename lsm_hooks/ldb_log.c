@@ -1,13 +1,9 @@
 /* ldb_log: see ldb_log.h for the byte layout. */
 #include "lsm_hooks/ldb_log.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -65,28 +61,22 @@ int ldb_log_decode_batch(const uint8_t *p, size_t n, const char *where, ldb_visi
   return BFH_OK;
 }
 
-/* Reads [offset, EOF) of fd into *data (malloc'd). */
-static int read_tail(int fd, const char *path, uint64_t offset, uint8_t **data, uint64_t *n,
-                     err_t *err) {
-  struct stat sb;
-  if (fstat(fd, &sb) != 0) return err_errno(err, errno, "%s: fstat", path);
-  uint64_t size = (uint64_t)sb.st_size;
+/* Reads [offset, EOF) of f into *data (malloc'd). */
+static int read_tail(lsm_rfile_t *f, const char *kind, const char *path, uint64_t offset,
+                     uint8_t **data, uint64_t *n, err_t *err) {
+  uint64_t size = lsm_rfile_size(f);
   uint64_t want = size > offset ? size - offset : 0;
   uint8_t *p = malloc(want ? want : 1);
   if (!p)
     return err_set(err, BFH_E_NOMEM, "%s: no memory for %llu bytes", path,
                    (unsigned long long)want);
-  uint64_t got = 0;
-  while (got < want) {
-    ssize_t r = pread(fd, p + got, want - got, (off_t)(offset + got));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
+  size_t got = 0;
+  if (want > 0) {
+    int rc = lsm_rfile_pread(f, offset, p, (size_t)want, &got, err);
+    if (rc != BFH_OK) {
       free(p);
-      return err_errno(err, e, "%s: read at %llu", path, (unsigned long long)(offset + got));
+      return err_prefix(err, "%s %s: ", kind, path);
     }
-    if (r == 0) break; /* cannot shrink (logs only grow); be safe and stop */
-    got += (uint64_t)r;
   }
   *data = p;
   *n = got;
@@ -110,19 +100,23 @@ static int tail_length_damaged(const uint8_t *h, size_t avail) {
   return 0;
 }
 
-int ldb_log_records(const char *path, const char *kind, uint64_t offset, int flags,
+int ldb_log_records(lsm_io_t *io, const char *path, const char *kind, uint64_t offset, int flags,
                     ldb_record_fn fn, void *arg, uint64_t *next_offset, ldb_read_stats_t *st,
                     err_t *err) {
   if (next_offset) *next_offset = offset;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
-    return err_errno(err, errno, "%s %s: open", kind, path);
+  if (!lsm_io_exists(io, path))
+    return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
+  lsm_rfile_t *f = NULL;
+  int rc = lsm_io_open_read(io, path, &f, err);
+  if (rc != BFH_OK) {
+    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+      return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
+    return err_prefix(err, "%s %s: ", kind, path);
   }
   uint8_t *data = NULL;
   uint64_t n = 0;
-  int rc = read_tail(fd, path, offset, &data, &n, err);
-  close(fd);
+  rc = read_tail(f, kind, path, offset, &data, &n, err);
+  lsm_rfile_close(f);
   if (rc != BFH_OK) return rc;
   if (st) st->bytes_read += n;
 
@@ -240,13 +234,13 @@ static int visit_batch(void *arg, const uint8_t *p, size_t n, uint64_t at, int *
   return ldb_log_decode_batch(p, n, where, b->fn, b->arg, stopped, b->st, err);
 }
 
-int ldb_log_read_flags(const char *path, uint64_t offset, int flags, ldb_visit_fn fn, void *arg,
-                       uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
+int ldb_log_read_flags(lsm_io_t *io, const char *path, uint64_t offset, int flags, ldb_visit_fn fn,
+                       void *arg, uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
   batch_reader_t b = {path, fn, arg, st};
-  return ldb_log_records(path, "log", offset, flags, visit_batch, &b, next_offset, st, err);
+  return ldb_log_records(io, path, "log", offset, flags, visit_batch, &b, next_offset, st, err);
 }
 
-int ldb_log_read(const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
+int ldb_log_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
                  uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
-  return ldb_log_read_flags(path, offset, 0, fn, arg, next_offset, st, err);
+  return ldb_log_read_flags(io, path, offset, 0, fn, arg, next_offset, st, err);
 }

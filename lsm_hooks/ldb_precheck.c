@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,19 +114,21 @@ static int log_number_of(const char *name, uint64_t *num) {
 }
 
 /* Reads CURRENT into manifest (the file name it holds, checked). BFH_NOT_FOUND without one. */
-static int read_current(const char *dir, char *manifest, size_t cap, err_t *err) {
+static int read_current(lsm_io_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/CURRENT", dir);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return BFH_NOT_FOUND;
-    return err_errno(err, errno, "%s: open", path);
+  if (!lsm_io_exists(io, path)) return BFH_NOT_FOUND;
+  void *data = NULL;
+  size_t len = 0;
+  int rc = lsm_io_read_file(io, path, &data, &len, err);
+  if (rc != BFH_OK) {
+    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path)) return BFH_NOT_FOUND;
+    return rc; /* the message names the file */
   }
   char buf[256];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  int e = errno;
-  close(fd);
-  if (n < 0) return err_errno(err, e, "%s: read", path);
+  ssize_t n = (ssize_t)(len < sizeof buf - 1 ? len : sizeof buf - 1);
+  memcpy(buf, data, (size_t)n);
+  free(data);
   size_t i = 0;
   static const char prefix[] = "MANIFEST-";
   for (; i < sizeof prefix - 1; i++)
@@ -146,15 +147,16 @@ static int read_current(const char *dir, char *manifest, size_t cap, err_t *err)
   return BFH_OK;
 }
 
-int ldb_precheck_dir(const char *dir, err_t *err) {
+int ldb_precheck_dir(lsm_io_t *io, const char *dir, err_t *err) {
   char manifest[256];
-  int rc = read_current(dir, manifest, sizeof manifest, err);
+  int rc = read_current(io, dir, manifest, sizeof manifest, err);
   if (rc == BFH_NOT_FOUND) return BFH_OK;
   if (rc != BFH_OK) return rc;
   char mpath[4400];
   snprintf(mpath, sizeof mpath, "%s/%s", dir, manifest);
   edits_t e = {.path = mpath};
-  rc = ldb_log_records(mpath, "manifest", 0, LDB_LOG_CHECK_TAIL, visit_edit, &e, NULL, NULL, err);
+  rc = ldb_log_records(io, mpath, "manifest", 0, LDB_LOG_CHECK_TAIL, visit_edit, &e, NULL, NULL,
+                       err);
   if (rc == BFH_NOT_FOUND)
     return err_set(err, BFH_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", dir, manifest);
   if (rc != BFH_OK) return rc;
@@ -175,7 +177,7 @@ int ldb_precheck_dir(const char *dir, err_t *err) {
     if (e.has_log_number && num == e.log_number) have_live_log = 1;
     if (e.has_log_number && num < e.log_number) continue; /* obsolete: LevelDB ignores it */
     snprintf(lpath, sizeof lpath, "%s/%s", dir, de->d_name);
-    rc = ldb_log_read_flags(lpath, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, NULL, NULL, err);
+    rc = ldb_log_read_flags(io, lpath, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, NULL, NULL, err);
     if (rc == BFH_NOT_FOUND) rc = BFH_OK; /* cannot happen: the database is locked */
   }
   closedir(d);

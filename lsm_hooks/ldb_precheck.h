@@ -18,12 +18,14 @@
 #ifndef BFH_LSM_HOOKS_LDB_PRECHECK_H
 #define BFH_LSM_HOOKS_LDB_PRECHECK_H
 
+#include "lsm/io.h"
 #include "util/err.h"
 
-/* Checks the LevelDB database in directory dir. BFH_OK when it has no CURRENT (nothing to
-   recover) or every check passed; BFH_E_CORRUPT with a message naming the file and offset
+/* Checks the LevelDB database in directory dir (its files read through io, borrowed). BFH_OK when
+   it has no CURRENT (nothing to recover) or every check passed; BFH_E_CORRUPT with a message naming
+   the file and offset
    ("manifest /db/MANIFEST-000005: record at 120: checksum mismatch", "log /db/000007.log:
    record at 40960: ...", "/db/CURRENT: ..."); BFH_E_IO, BFH_E_NOMEM. */
-int ldb_precheck_dir(const char *dir, err_t *err);
+int ldb_precheck_dir(lsm_io_t *io, const char *dir, err_t *err);
 
 #endif

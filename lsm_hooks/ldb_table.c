@@ -1,14 +1,10 @@
 /* ldb_table: see ldb_table.h for the byte layout. */
 #include "lsm_hooks/ldb_table.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -48,46 +44,40 @@ static int buf_reserve(buf_t *b, size_t n) {
   return BFH_OK;
 }
 
-/* Reads the whole file at path into *data (malloc'd, caller frees). */
-static int read_file(const char *path, uint8_t **data, uint64_t *size, err_t *err) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
-    return err_errno(err, errno, "table %s: open", path);
+/* Reads the whole file at path into *data (malloc'd, caller frees), through io. */
+static int read_file(lsm_io_t *io, const char *path, uint8_t **data, uint64_t *size, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = lsm_io_open_read(io, path, &f, err);
+  if (rc != BFH_OK) {
+    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+      return err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
+    return err_prefix(err, "table %s: ", path);
   }
-  struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    int e = errno;
-    close(fd);
-    return err_errno(err, e, "table %s: fstat", path);
-  }
-  uint64_t n = (uint64_t)sb.st_size;
+  uint64_t n = lsm_rfile_size(f);
   uint8_t *p = malloc(n ? n : 1);
   if (!p) {
-    close(fd);
+    lsm_rfile_close(f);
     return err_set(err, BFH_E_NOMEM, "table %s: no memory for %llu bytes", path,
                    (unsigned long long)n);
   }
   uint64_t got = 0;
   while (got < n) {
-    size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got);
-    ssize_t r = pread(fd, p + got, want, (off_t)got);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
+    size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got), r = 0;
+    rc = lsm_rfile_pread(f, got, p + got, want, &r, err);
+    if (rc != BFH_OK) {
       free(p);
-      close(fd);
-      return err_errno(err, e, "table %s: read at %llu", path, (unsigned long long)got);
+      lsm_rfile_close(f);
+      return err_prefix(err, "table %s: ", path);
     }
     if (r == 0) {
       free(p);
-      close(fd);
+      lsm_rfile_close(f);
       return err_set(err, BFH_E_CORRUPT, "table %s: file shrank to %llu bytes while read", path,
                      (unsigned long long)got);
     }
     got += (uint64_t)r;
   }
-  close(fd);
+  lsm_rfile_close(f);
   *data = p;
   *size = n;
   return BFH_OK;
@@ -209,10 +199,11 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
   return BFH_OK;
 }
 
-int ldb_table_scan(const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
+int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                   err_t *err) {
   uint8_t *file = NULL;
   uint64_t size = 0;
-  int rc = read_file(path, &file, &size, err);
+  int rc = read_file(io, path, &file, &size, err);
   if (rc != BFH_OK) return rc;
   if (st) st->bytes_read += size;
   reader_t r = {

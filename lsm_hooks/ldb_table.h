@@ -11,7 +11,8 @@
  *   index block: key = separator >= the last key of a data block, value = its handle
  *   data-block keys are internal keys: user key | fixed64 (sequence << 8 | type)
  *
- * The file is read into memory with pread (one pass, no mmap, so a file that shrinks under
+ * The file is read into memory with pread through an lsm_io_t (lsm/io.h: tests inject faults
+ * there; lsm_io_default() otherwise) (one pass, no mmap, so a file that shrinks under
  * the reader cannot fault it); every length is checked against the bytes at hand, so a
  * damaged file gives BFH_E_CORRUPT, never a read out of bounds. Every checksum is verified.
  * Messages name the file and the offset: "table /db/000123.ldb: block at 40960: checksum
@@ -24,17 +25,19 @@
 #include <stdint.h>
 
 #include "lsm_hooks/ldb_entry.h"
+#include "lsm/io.h"
 #include "util/err.h"
 
 #define LDB_TABLE_MAGIC 0xdb4775248b80fb57ull
 #define LDB_FOOTER_BYTES 48
 #define LDB_BLOCK_TRAILER_BYTES 5
 
-/* Calls fn for every entry of the table file at path, in file order (ascending internal
-   key), with borrowed pointers valid during the call. Adds to st (may be NULL).
+/* Calls fn for every entry of the table file at path (read through io, borrowed), in file order
+   (ascending internal key), with borrowed pointers valid during the call. Adds to st (may be NULL).
    Returns BFH_OK (also when fn stopped the read); BFH_NOT_FOUND if the file does not exist
    (a table deleted under the reader); BFH_E_IO, BFH_E_NOMEM; BFH_E_CORRUPT for any format or
    checksum violation. Messages name the file and offset. Thread-safe (no shared state). */
-int ldb_table_scan(const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err);
+int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                   err_t *err);
 
 #endif

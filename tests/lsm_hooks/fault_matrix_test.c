@@ -13,9 +13,13 @@
  *   - while it is still open, and after a reopen with the real I/O layer, every
  *     acknowledged write is there (a write that failed may or may not be) and every value
  *     search, with every method, reports exactly the keys that hold the value.
- * The matrix (cells tried / passed / absorbed / not applicable) is printed. Cells that do
- * not apply are listed as n/a: the own engine has no filter sidecar (its value filters are
- * a meta block of each table, written by flush and compaction), reads and unlinks do not
+ * The matrix (cells tried / passed / absorbed / not applicable) is printed; a cell shows its
+ * worst run (FAIL, else ok, else abs). BFH-PARAMS (the value-filter parameters, bfh's own
+ * file) is read at open (value-index rebuild row) and written at creation (database create
+ * row) through the same I/O layer. Cells that do not apply are listed as n/a: the own engine
+ * has no filter sidecar (its value filters are a meta block of each table, written by flush
+ * and compaction; the LevelDB engine's sidecar files are the matrix of
+ * fault_matrix_leveldb_test.c; both share fault_matrix_util.h), reads and unlinks do not
  * run out of space, and a short write or a lost fsync exists only for writes and syncs.
  * Every applicable cell must reach its fault: a cell whose fault never fires fails.
  *
@@ -41,31 +45,13 @@
 #include "lsm/io.h"
 #include "lsm_hooks/api_internal.h"
 #include "lsm_hooks/engine_lsm.h"
+#include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
-#define NKEYS 300
-#define NVALS 16         /* distinct values (1..NVALS); 0 = absent */
 #define CELL_PUTS 16     /* writes of a cell before its flush */
 #define TEMPLATE_PUTS 60 /* writes per template table */
 #define MAX_CELLS 128
-
-/* ---- keys, values, the model ----------------------------------------------------------- */
-
-static size_t key_of(char *buf, unsigned id) {
-  return (size_t)snprintf(buf, 32, "key%09u", id);
-}
-
-static size_t value_of(char *buf, unsigned v) {
-  return (size_t)snprintf(buf, 64, "value-%02u-of-the-fault-matrix", v);
-}
-
-/* What the database must hold: model[id] = the acknowledged value (0: absent); doubt[id] =
-   a bit per value (bit 0: absent) that a failed write may have left instead. */
-typedef struct model {
-  uint8_t v[NKEYS];
-  uint32_t doubt[NKEYS];
-} model_t;
 
 /* ---- phases, kinds, errors, cells -------------------------------------------------------- */
 
@@ -83,14 +69,6 @@ enum {
 static const char *phase_names[PHASES] = {
     "log append",     "memtable flush",       "compaction",          "manifest write",
     "CURRENT switch", "filter sidecar write", "value-index rebuild", "database create"};
-
-static const lsm_io_op_t kinds[] = {LSM_IO_OP_OPEN, LSM_IO_OP_READ,   LSM_IO_OP_WRITE,
-                                    LSM_IO_OP_SYNC, LSM_IO_OP_RENAME, LSM_IO_OP_UNLINK,
-                                    LSM_IO_OP_MKDIR};
-#define NKINDS (sizeof kinds / sizeof kinds[0])
-static const char *kind_names[NKINDS] = {"open",   "read",   "write", "fsync",
-                                         "rename", "unlink", "mkdir"};
-static const char *error_names[LSM_IO_ERRORS] = {"EIO", "ENOSPC", "short", "fsync"};
 
 /* When the fault is armed: before opening a new database, before reopening the template,
    once the template is open (before the cell's writes, flush and compaction), or before
@@ -143,36 +121,19 @@ static const target_t targets[] = {
     {PH_CURRENT, LSM_IO_OP_RENAME, ACT_REOPEN, "CURRENT.tmp", 1},
     {PH_CURRENT, LSM_IO_OP_UNLINK, ACT_REOPEN, "MANIFEST-*", 1}, /* the manifest replaced */
     {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "*.sst", 1},
+    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 1}, /* the filter parameters */
+    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN, "BFH-PARAMS", 1},
     {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, NULL, 1},
     {PH_CREATE, LSM_IO_OP_OPEN, ACT_CREATE, NULL, 1},
     {PH_CREATE, LSM_IO_OP_WRITE, ACT_CREATE, NULL, 1},
     {PH_CREATE, LSM_IO_OP_SYNC, ACT_CREATE, NULL, 1},
     {PH_CREATE, LSM_IO_OP_RENAME, ACT_CREATE, NULL, 1},
+    {PH_CREATE, LSM_IO_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 1}, /* written after the engine */
+    {PH_CREATE, LSM_IO_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 1},
+    {PH_CREATE, LSM_IO_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 1},
+    {PH_CREATE, LSM_IO_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 1},
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
-
-static int error_applies(lsm_io_op_t op, lsm_io_error_t e) {
-  switch (e) {
-    case LSM_IO_ERR_EIO:
-      return 1;
-    case LSM_IO_ERR_ENOSPC: /* no space: calls that allocate */
-      return op != LSM_IO_OP_READ && op != LSM_IO_OP_UNLINK;
-    case LSM_IO_ERR_SHORT:
-      return op == LSM_IO_OP_WRITE;
-    case LSM_IO_ERR_FSYNC:
-      return op == LSM_IO_OP_SYNC;
-    default:
-      return 0;
-  }
-}
-
-static int kind_index(lsm_io_op_t op) {
-  for (size_t i = 0; i < NKINDS; i++)
-    if (kinds[i] == op) return (int)i;
-  return -1;
-}
-
-typedef enum outcome { CELL_NA = 0, CELL_PASSED, CELL_ABSORBED, CELL_FAILED } outcome_t;
 
 /* ---- the fixture ---------------------------------------------------------------------- */
 
@@ -193,22 +154,6 @@ static void options(bfh_options *o) {
   o->memtable_bytes = 1u << 20; /* switched by bfh_flush only */
 }
 
-/* ---- checks that record instead of aborting (every cell runs, the matrix is printed) ---- */
-
-typedef struct cell_run {
-  char msg[1024]; /* the first failed check; "" while all passed */
-} cell_run_t;
-
-static void check(cell_run_t *c, int ok, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void check(cell_run_t *c, int ok, const char *fmt, ...) {
-  if (ok || c->msg[0]) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
-  va_end(ap);
-}
-
 static int copy_dir(const char *from, const char *to) {
   if (mkdir(to, 0755) != 0) return -1;
   DIR *d = opendir(from);
@@ -224,81 +169,6 @@ static int copy_dir(const char *from, const char *to) {
   }
   closedir(d);
   return rc;
-}
-
-/* ---- searches and gets against the model ----------------------------------------------- */
-
-typedef struct found {
-  uint8_t seen[NKEYS];
-  int bad; /* a key out of range or reported twice */
-} found_t;
-
-static int on_match(void *arg, const void *key, size_t len) {
-  found_t *f = arg;
-  char buf[32];
-  if (len < 4 || len >= sizeof buf) {
-    f->bad = 1;
-    return 0;
-  }
-  memcpy(buf, key, len);
-  buf[len] = 0;
-  unsigned long id = strtoul(buf + 3, NULL, 10);
-  if (id >= NKEYS || f->seen[id]) {
-    f->bad = 1;
-    return 0;
-  }
-  f->seen[id] = 1;
-  return 0;
-}
-
-/* Every get and every value search (each method) agrees with m; with `resolve`, the keys in
-   doubt take the state found (after a reopen), else either state is accepted. */
-static void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tolerate,
-                     const char *when) {
-  char key[32], val[64];
-  for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
-    size_t kl = key_of(key, id);
-    void *got = NULL;
-    size_t gl = 0;
-    int rc = bfh_get(db, key, kl, &got, &gl);
-    unsigned gv = 0;
-    if (rc == BFH_OK) {
-      for (unsigned v = 1; v <= NVALS && !gv; v++)
-        if (value_of(val, v) == gl && memcmp(val, got, gl) == 0) gv = v;
-      check(c, gv != 0, "%s: get %s: a value never written", when, key);
-    } else if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
-      continue; /* a dead disk may fail a read, with a message; never answer wrong */
-    } else {
-      check(c, rc == BFH_NOT_FOUND, "%s: get %s: %d %s", when, key, rc, bfh_last_error(db));
-    }
-    bfh_free(got);
-    if (c->msg[0]) return;
-    check(c, gv == m->v[id] || (m->doubt[id] >> gv & 1),
-          "%s: get %s: value %u, acknowledged %u (in doubt: %#x)", when, key, gv, m->v[id],
-          m->doubt[id]);
-    if (resolve) {
-      m->v[id] = (uint8_t)gv;
-      m->doubt[id] = 0;
-    }
-  }
-  for (unsigned v = 1; v <= NVALS + 1 && !c->msg[0]; v++) { /* NVALS + 1: never written */
-    size_t vl = value_of(val, v);
-    for (int method = BFH_SEARCH_SCAN; method <= BFH_SEARCH_AUTO && !c->msg[0]; method++) {
-      found_t f;
-      memset(&f, 0, sizeof f);
-      int rc = bfh_search(db, val, vl, (bfh_method)method, on_match, &f, NULL);
-      if (tolerate && rc < 0 && bfh_last_error(db)[0]) continue;
-      check(c, rc == BFH_OK, "%s: search value %u method %d: %d %s", when, v, method, rc,
-            bfh_last_error(db));
-      check(c, !f.bad, "%s: search value %u method %d: a key reported twice", when, v, method);
-      for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
-        int want = m->v[id] == v, may = (m->doubt[id] >> v) & 1;
-        check(c, f.seen[id] == want || may,
-              "%s: search value %u method %d: key %u %s (acknowledged value %u)", when, v, method,
-              id, f.seen[id] ? "reported" : "missed", m->v[id]);
-      }
-    }
-  }
 }
 
 /* ---- the template ------------------------------------------------------------------------ */
@@ -474,7 +344,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
         check(&c, rc2 < 0 && bfh_last_error(db)[0], "a refused write said nothing (%d)", rc2);
         check(&c, first_rc != BFH_OK, "a write failed after no error: %s", bfh_last_error(db));
       }
-      check_db(&c, db, &m, 0, sticky, "before reopen");
+      check_db(&c, db, &m, 0, sticky, "before reopen", NULL, NULL);
       (void)bfh_close(db); /* its status repeats the first error */
     }
   }
@@ -505,7 +375,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     int rc = bfh_open(path, &o, &db);
     check(&c, rc == BFH_OK, "reopen: %d %s", rc, bfh_last_error(NULL));
     if (rc == BFH_OK) {
-      check_db(&c, db, &m, 1, 0, "after reopen");
+      check_db(&c, db, &m, 1, 0, "after reopen", NULL, NULL);
       /* and it takes writes again */
       char key[32], val[64];
       check(&c, bfh_put(db, key, key_of(key, 7), val, value_of(val, 3)) == BFH_OK,
@@ -573,7 +443,7 @@ static void run_matrix(void **state, int sticky) {
       char why[1024];
       outcome_t out = run_cell(fx, cell_no++, t, (lsm_io_error_t)e, sticky, why, sizeof why);
       outcome_t *cell = &fx->matrix[t->phase][kind_index(t->op)][e];
-      if (out > *cell || (*cell == CELL_ABSORBED && out == CELL_PASSED)) *cell = out;
+      cell_merge(cell, out);
       runs++;
       if (out == CELL_FAILED) {
         failed++;
@@ -613,9 +483,9 @@ static void run_matrix(void **state, int sticky) {
     }
   print_message(
       "n/a: filter sidecar write (the own engine keeps each value filter in its table,\n"
-      "  written by flush and compaction; the LevelDB engine's .vf sidecars use POSIX\n"
-      "  calls, not lsm/io.h); table reads (memory-mapped: an open); ENOSPC on reads\n"
-      "  and unlinks; short writes and lost fsyncs outside writes and syncs.\n"
+      "  written by flush and compaction; the LevelDB engine's .vf sidecars are the\n"
+      "  matrix of fault_matrix_leveldb_test); table reads (memory-mapped: an open);\n"
+      "  ENOSPC on reads and unlinks; short writes and lost fsyncs outside writes and syncs.\n"
       "abs: no call failed by design (an obsolete file left for the next cleanup, a\n"
       "  filter not read back: its table is scanned by every search).\n");
   if (failed) fail_msg("%d runs failed:\n%s", failed, fx->failures);

@@ -224,7 +224,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     char p[4400];
     snprintf(p, sizeof p, "%s/%06llu.log", f->path, (unsigned long long)logs[i]);
     uint64_t next = 0;
-    int rc = ldb_log_read(p, 0, record, nw, &next, &st, &err);
+    int rc = ldb_log_read(lsm_io_default(), p, 0, record, nw, &next, &st, &err);
     if (rc == BFH_NOT_FOUND) continue;
     assert_int_equal(rc, BFH_OK);
   }
@@ -251,7 +251,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal((uint64_t)sb.st_size, t[i].size);
-    assert_int_equal(ldb_table_scan(p, record, nw, &st, &err), BFH_OK);
+    assert_int_equal(ldb_table_scan(lsm_io_default(), p, record, nw, &st, &err), BFH_OK);
     if (!levels_used[t[i].level]++) nlevels++;
   }
   nw->table_entries = nw->entries - nw->log_entries;
@@ -335,12 +335,13 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   f->pin = NULL;
   free(t);
   uint64_t cnt = 0;
-  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err), BFH_OK);
   assert_true(cnt > 1000);
 
   flip_byte(dst, 100); /* inside the first data block */
   cnt = 0;
-  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err),
+                   BFH_E_CORRUPT);
   print_message("flipped data byte: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));
   assert_non_null(strstr(err.msg, "block at 0"));
@@ -351,25 +352,28 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   struct stat sb;
   assert_int_equal(stat(dst, &sb), 0);
   flip_byte(dst, (uint64_t)sb.st_size - 1); /* magic */
-  assert_int_equal(ldb_table_scan(dst, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err),
+                   BFH_E_CORRUPT);
   assert_non_null(strstr(err.msg, "magic"));
   flip_byte(dst, (uint64_t)sb.st_size - 1);
 
   /* Truncated table: no footer where it should be. */
   snprintf(src, sizeof src, "%s/trunc.ldb", tmpdir);
   assert_int_equal(test_copy_file(dst, src, (uint64_t)sb.st_size / 2), 0);
-  assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), src, count_entry, &cnt, NULL, &err),
+                   BFH_E_CORRUPT);
   /* Absent table. */
   snprintf(src, sizeof src, "%s/absent.ldb", tmpdir);
-  assert_int_equal(ldb_table_scan(src, count_entry, &cnt, NULL, &err), BFH_NOT_FOUND);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), src, count_entry, &cnt, NULL, &err),
+                   BFH_NOT_FOUND);
   /* Every single-byte flip in the first 4 KiB and in the index is detected or harmless:
      the reader never crashes and never reports more entries than the table holds. */
   uint64_t full = 0;
-  assert_int_equal(ldb_table_scan(dst, count_entry, &full, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &full, NULL, &err), BFH_OK);
   for (uint64_t off = (uint64_t)sb.st_size - 600; off < (uint64_t)sb.st_size; off += 7) {
     flip_byte(dst, off);
     cnt = 0;
-    int rc = ldb_table_scan(dst, count_entry, &cnt, NULL, &err);
+    int rc = ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err);
     assert_true(rc == BFH_OK || rc == BFH_E_CORRUPT);
     if (rc == BFH_OK) assert_int_equal(cnt, full);
     flip_byte(dst, off);
@@ -405,7 +409,8 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   uint64_t size = (uint64_t)sb.st_size;
   err_t err;
   uint64_t full = 0, next = 0;
-  assert_int_equal(ldb_log_read(dst, 0, count_entry, &full, &next, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_log_read(lsm_io_default(), dst, 0, count_entry, &full, &next, NULL, &err),
+                   BFH_OK);
   assert_int_equal(next, size);
   assert_true(full > 0);
 
@@ -424,18 +429,21 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   for (int i = 0; i < 40; i++) {
     assert_int_equal(test_copy_file(dst, cut, points[i]), 0);
     uint64_t part = 0, resume = 0;
-    assert_int_equal(ldb_log_read(cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
+    assert_int_equal(
+        ldb_log_read(lsm_io_default(), cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
     assert_true(resume <= points[i]);
     assert_true(part <= full);
     uint64_t rest = 0, end = 0;
-    assert_int_equal(ldb_log_read(dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
+    assert_int_equal(
+        ldb_log_read(lsm_io_default(), dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
     assert_int_equal(part + rest, full);
     assert_int_equal(end, size);
   }
   /* A flipped payload byte in the middle is corruption, with file and offset. */
   flip_byte(dst, size / 2);
   uint64_t cnt = 0;
-  assert_int_equal(ldb_log_read(dst, 0, count_entry, &cnt, &next, NULL, &err), BFH_E_CORRUPT);
+  assert_int_equal(ldb_log_read(lsm_io_default(), dst, 0, count_entry, &cnt, &next, NULL, &err),
+                   BFH_E_CORRUPT);
   print_message("flipped log byte: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));
   assert_non_null(strstr(err.msg, "record at"));

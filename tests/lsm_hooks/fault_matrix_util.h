@@ -1,0 +1,185 @@
+/* Shared by the fault matrices of both engines (fault_matrix_test.c: the own engine;
+ * fault_matrix_leveldb_test.c: the LevelDB engine): the keys and values the cells write, the
+ * model of what a database must hold, the kinds of I/O call and errors of the matrix, checks
+ * that record instead of aborting (every cell runs, the matrix is printed), and the check of
+ * every get and every search, by every method, against the model. Header-only; include after
+ * cmocka.h and bfh.h.
+ */
+#ifndef BFH_TESTS_LSM_HOOKS_FAULT_MATRIX_UTIL_H
+#define BFH_TESTS_LSM_HOOKS_FAULT_MATRIX_UTIL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "lsm/io.h"
+#include "util/err.h"
+
+#define NKEYS 300
+#define NVALS 16 /* distinct values (1..NVALS); 0 = absent */
+
+/* ---- keys, values, the model ----------------------------------------------------------- */
+
+static inline size_t key_of(char *buf, unsigned id) {
+  return (size_t)snprintf(buf, 32, "key%09u", id);
+}
+
+static inline size_t value_of(char *buf, unsigned v) {
+  return (size_t)snprintf(buf, 64, "value-%02u-of-the-fault-matrix", v);
+}
+
+/* What the database must hold: v[id] = the acknowledged value (0: absent); doubt[id] = a bit
+   per value (bit 0: absent) that a failed write may have left instead. */
+typedef struct model {
+  uint8_t v[NKEYS];
+  uint32_t doubt[NKEYS];
+} model_t;
+
+/* ---- kinds, errors, outcomes ---------------------------------------------------------- */
+
+static const lsm_io_op_t kinds[] = {LSM_IO_OP_OPEN, LSM_IO_OP_READ,   LSM_IO_OP_WRITE,
+                                    LSM_IO_OP_SYNC, LSM_IO_OP_RENAME, LSM_IO_OP_UNLINK,
+                                    LSM_IO_OP_MKDIR};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+static const char *kind_names[NKINDS] = {"open",   "read",   "write", "fsync",
+                                         "rename", "unlink", "mkdir"};
+static const char *error_names[LSM_IO_ERRORS] = {"EIO", "ENOSPC", "short", "fsync"};
+
+static inline int error_applies(lsm_io_op_t op, lsm_io_error_t e) {
+  switch (e) {
+    case LSM_IO_ERR_EIO:
+      return 1;
+    case LSM_IO_ERR_ENOSPC: /* no space: calls that allocate */
+      return op != LSM_IO_OP_READ && op != LSM_IO_OP_UNLINK;
+    case LSM_IO_ERR_SHORT:
+      return op == LSM_IO_OP_WRITE;
+    case LSM_IO_ERR_FSYNC:
+      return op == LSM_IO_OP_SYNC;
+    default:
+      return 0;
+  }
+}
+
+static inline int kind_index(lsm_io_op_t op) {
+  for (size_t i = 0; i < NKINDS; i++)
+    if (kinds[i] == op) return (int)i;
+  return -1;
+}
+
+typedef enum outcome { CELL_NA = 0, CELL_PASSED, CELL_ABSORBED, CELL_FAILED } outcome_t;
+
+/* ---- checks that record instead of aborting (every cell runs, the matrix is printed) ---- */
+
+typedef struct cell_run {
+  char msg[1024]; /* the first failed check; "" while all passed */
+} cell_run_t;
+
+static inline void check(cell_run_t *c, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline void check(cell_run_t *c, int ok, const char *fmt, ...) {
+  if (ok || c->msg[0]) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- searches and gets against the model ----------------------------------------------- */
+
+typedef struct found {
+  uint8_t seen[NKEYS];
+  int bad; /* a key out of range or reported twice */
+} found_t;
+
+static inline int on_match(void *arg, const void *key, size_t len) {
+  found_t *f = arg;
+  char buf[32];
+  if (len < 4 || len >= sizeof buf) {
+    f->bad = 1;
+    return 0;
+  }
+  memcpy(buf, key, len);
+  buf[len] = 0;
+  unsigned long id = strtoul(buf + 3, NULL, 10);
+  if (id >= NKEYS || f->seen[id]) {
+    f->bad = 1;
+    return 0;
+  }
+  f->seen[id] = 1;
+  return 0;
+}
+
+/* Records rc and msg as the cell's first error if it has none yet (first_rc may be NULL). */
+static inline void note_error(int rc, const char *msg, int *first_rc, char *first_msg) {
+  if (!first_rc || *first_rc != BFH_OK) return;
+  *first_rc = rc;
+  snprintf(first_msg, ERR_MSG_BYTES, "%s", msg);
+}
+
+/* Every get and every value search (each method) agrees with m; with `resolve`, the keys in
+   doubt take the state found (after a reopen), else either state is accepted. With
+   `tolerate` (a dead disk), a call may fail with a message, never answer wrongly. */
+static inline void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, int tolerate,
+                            const char *when, int *first_rc, char *first_msg) {
+  char key[32], val[64];
+  for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
+    size_t kl = key_of(key, id);
+    void *got = NULL;
+    size_t gl = 0;
+    int rc = bfh_get(db, key, kl, &got, &gl);
+    unsigned gv = 0;
+    if (rc == BFH_OK) {
+      for (unsigned v = 1; v <= NVALS && !gv; v++)
+        if (value_of(val, v) == gl && memcmp(val, got, gl) == 0) gv = v;
+      check(c, gv != 0, "%s: get %s: a value never written", when, key);
+    } else if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
+      note_error(rc, bfh_last_error(db), first_rc, first_msg);
+      continue;
+    } else {
+      check(c, rc == BFH_NOT_FOUND, "%s: get %s: %d %s", when, key, rc, bfh_last_error(db));
+    }
+    bfh_free(got);
+    if (c->msg[0]) return;
+    check(c, gv == m->v[id] || (m->doubt[id] >> gv & 1),
+          "%s: get %s: value %u, acknowledged %u (in doubt: %#x)", when, key, gv, m->v[id],
+          m->doubt[id]);
+    if (resolve) {
+      m->v[id] = (uint8_t)gv;
+      m->doubt[id] = 0;
+    }
+  }
+  for (unsigned v = 1; v <= NVALS + 1 && !c->msg[0]; v++) { /* NVALS + 1: never written */
+    size_t vl = value_of(val, v);
+    for (int method = BFH_SEARCH_SCAN; method <= BFH_SEARCH_AUTO && !c->msg[0]; method++) {
+      found_t f;
+      memset(&f, 0, sizeof f);
+      int rc = bfh_search(db, val, vl, (bfh_method)method, on_match, &f, NULL);
+      if (tolerate && rc < 0 && bfh_last_error(db)[0]) {
+        note_error(rc, bfh_last_error(db), first_rc, first_msg);
+        continue;
+      }
+      check(c, rc == BFH_OK, "%s: search value %u method %d: %d %s", when, v, method, rc,
+            bfh_last_error(db));
+      check(c, !f.bad, "%s: search value %u method %d: a key reported twice", when, v, method);
+      for (unsigned id = 0; id < NKEYS && !c->msg[0]; id++) {
+        int want = m->v[id] == v, may = (m->doubt[id] >> v) & 1;
+        check(c, f.seen[id] == want || may,
+              "%s: search value %u method %d: key %u %s (acknowledged value %u)", when, v, method,
+              id, f.seen[id] ? "reported" : "missed", m->v[id]);
+      }
+    }
+  }
+}
+
+/* Merges a run's outcome into its cell: a cell shows its worst run (FAIL, else ok: a clear
+   error, else abs). */
+static inline void cell_merge(outcome_t *cell, outcome_t out) {
+  static const int rank[] = {
+      [CELL_NA] = 0, [CELL_ABSORBED] = 1, [CELL_PASSED] = 2, [CELL_FAILED] = 3};
+  if (rank[out] > rank[*cell]) *cell = out;
+}
+
+#endif
