@@ -35,7 +35,7 @@ work="$build/fuzz-work"
 corpus="$build/fuzz-corpus"
 crashes="$build/fuzz-crashes"
 logs="$build/fuzz-logs"
-rm -rf "$work" "$corpus" "$logs"
+rm -rf "$work" "$corpus" "$logs" "$crashes"
 mkdir -p "$crashes" "$logs"
 # LevelDB's C++ library is not instrumented; the generator's leaks are not the parsers'.
 ASAN_OPTIONS=detect_leaks=0 "$build/tests/fuzz/fuzz_seeds" "$work" "$corpus" >/dev/null
