@@ -219,7 +219,8 @@ static int get_bytes(reader_t *r, const uint8_t **data, size_t *len) {
 
 int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, const char *where,
                             err_t *err) {
-  reader_t r = {p, p, p + n};
+  /* n == 0 may come with p == NULL (an empty record), where p + n is undefined. */
+  reader_t r = {p, p, n ? p + n : p};
   const char *what = NULL;
   while (r.p < r.end) {
     const uint8_t *field = r.p;
