@@ -181,10 +181,9 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
       if (r->st) r->st->blocks++;
       continue;
     }
-    /* At least one byte: an entry whose key is empty so far must not memcpy into NULL. */
-    if (buf_reserve(&r->key, (size_t)shared + non_shared + 1) != BFH_OK)
+    if (buf_reserve(&r->key, (size_t)shared + non_shared) != BFH_OK)
       return err_set(r->err, BFH_E_NOMEM, "table %s: no memory for a key", r->path);
-    memcpy(r->key.p + shared, kdelta, non_shared);
+    if (non_shared) memcpy(r->key.p + shared, kdelta, non_shared); /* key.p may be NULL */
     key_len = (size_t)shared + non_shared;
     if (key_len < 8) {
       snprintf(what, sizeof what, "entry at +%zu: internal key shorter than 8 bytes", at);

@@ -14,11 +14,14 @@
 
 #include "lsm_hooks/ldb_table.h"
 
+/* Reads the first and last byte of the key and the value, so that ASan checks the bounds the
+   reader handed out. */
+static volatile uint8_t sink;
+
 static int visit(void *arg, const ldb_entry_t *e) {
   fuzz_check(e->type == LDB_TYPE_VALUE || e->type == LDB_TYPE_DELETION);
-  if (e->key_len)
-    fuzz_check(e->key[0] == e->key[0] && e->key[e->key_len - 1] == e->key[e->key_len - 1]);
-  if (e->val_len) fuzz_check(e->val[e->val_len - 1] == e->val[e->val_len - 1]);
+  if (e->key_len) sink ^= e->key[0] ^ e->key[e->key_len - 1];
+  if (e->val_len) sink ^= e->val[0] ^ e->val[e->val_len - 1];
   (*(uint64_t *)arg)++;
   return 0;
 }
