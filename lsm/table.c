@@ -67,6 +67,15 @@ static void table_free(table_t *t) {
   free(t);
 }
 
+/* internal_key_compare for cursors over data blocks, whose keys are checked only when an
+   entry is used (internal_key_parse): a key shorter than the tag, which a crafted block with
+   a valid CRC can hold, compares bytewise instead of making the comparison read before it. */
+static int data_key_compare(const void *a, size_t alen, const void *b, size_t blen) {
+  if (alen < INTERNAL_KEY_TAG_BYTES || blen < INTERNAL_KEY_TAG_BYTES)
+    return bytewise_compare(a, alen, b, blen);
+  return internal_key_compare(a, alen, b, blen);
+}
+
 /* 1 if [offset, offset + size + trailer) lies before the footer. */
 static int handle_ok(const table_t *t, const block_handle_t *h) {
   uint64_t limit = t->size - TABLE_FOOTER_BYTES;
@@ -309,7 +318,7 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
     rc = data_block(t, i, &b, err);
     if (!rc) {
       block_cursor_t c;
-      block_cursor_init(&c, &b, internal_key_compare);
+      block_cursor_init(&c, &b, data_key_compare);
       block_cursor_seek(&c, ikey, iklen);
       internal_key_parts_t k;
       if (block_cursor_corrupt(&c)) {
@@ -343,7 +352,7 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
     if ((rc = data_block(t, i, &b, err))) break;
     bytes += t->handles[i].size + BLOCK_TRAILER_BYTES;
     block_cursor_t c;
-    block_cursor_init(&c, &b, internal_key_compare);
+    block_cursor_init(&c, &b, data_key_compare);
     for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
       internal_key_parts_t k;
       if (internal_key_parse(c.key, c.key_len, &k)) {
@@ -464,7 +473,7 @@ static int ti_load(table_iter_t *ti, uint32_t i) {
   block_cursor_release(&ti->cur);
   ti->bi = i;
   memset(&ti->blk, 0, sizeof ti->blk);
-  block_cursor_init(&ti->cur, &ti->blk, internal_key_compare);
+  block_cursor_init(&ti->cur, &ti->blk, data_key_compare);
   if (i >= ti->t->nblocks) return -1;
   if (data_block(ti->t, i, &ti->blk, &ti->status)) {
     memset(&ti->blk, 0, sizeof ti->blk);
@@ -555,6 +564,6 @@ iterator_t *table_iterator_create(table_t *t) {
   ti->t = t;
   ti->bi = t->nblocks;
   err_clear(&ti->status);
-  block_cursor_init(&ti->cur, &ti->blk, internal_key_compare);
+  block_cursor_init(&ti->cur, &ti->blk, data_key_compare);
   return &ti->base;
 }

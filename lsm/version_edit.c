@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lsm/internal_key.h"
 #include "lsm/table.h"
 #include "util/coding.h"
 
@@ -231,7 +232,8 @@ static int get_bytes(reader_t *r, const uint8_t **data, size_t *len) {
 
 int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, const char *where,
                             err_t *err) {
-  reader_t r = {p, p, p + n};
+  /* n == 0 may come with p == NULL (an empty record), where p + n is undefined. */
+  reader_t r = {p, p, n ? p + n : p};
   const char *what = NULL;
   while (r.p < r.end) {
     const uint8_t *field = r.p;
@@ -282,7 +284,8 @@ int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, c
         lsm_version_edit_set_last_sequence(e, v);
         break;
       case TAG_COMPACT_POINTER:
-        if (!get_level(&r, &level) || !get_bytes(&r, &k1, &l1)) {
+        /* Keys are internal keys: compared by internal_key_compare, which needs the tag. */
+        if (!get_level(&r, &level) || !get_bytes(&r, &k1, &l1) || l1 < INTERNAL_KEY_TAG_BYTES) {
           what = "compact pointer";
           goto bad;
         }
@@ -297,7 +300,8 @@ int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, c
         break;
       case TAG_NEW_FILE:
         if (!get_level(&r, &level) || !get_varint(&r, &number) || !get_varint(&r, &size) ||
-            !get_bytes(&r, &k1, &l1) || !get_bytes(&r, &k2, &l2)) {
+            !get_bytes(&r, &k1, &l1) || !get_bytes(&r, &k2, &l2) || l1 < INTERNAL_KEY_TAG_BYTES ||
+            l2 < INTERNAL_KEY_TAG_BYTES) {
           what = "new file";
           goto bad;
         }

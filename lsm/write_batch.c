@@ -121,9 +121,10 @@ int write_batch_set_data(write_batch_t *b, const void *data, size_t n) {
 }
 
 int write_batch_iterate(const void *data, size_t n, write_batch_fn fn, void *arg, err_t *err) {
-  const uint8_t *p = data, *limit = p + n;
+  /* Checked before any pointer arithmetic: an empty record may come with data == NULL. */
   if (n < WRITE_BATCH_HEADER_BYTES)
     return err_set(err, BFH_E_CORRUPT, "write batch: %zu bytes, shorter than its header", n);
+  const uint8_t *p = data, *limit = p + n;
   uint64_t seq = decode_fixed64(p);
   uint32_t count = decode_fixed32(p + 8);
   p += WRITE_BATCH_HEADER_BYTES;

@@ -35,7 +35,7 @@ int ldb_sstables_parse(const char *text, ldb_sstable_t **out, size_t *n, err_t *
     uint64_t a, b;
     if (strncmp(q, "--- level ", 10) == 0) {
       q += 10;
-      if (!get_number(&q, &a) || a > 1000 || strncmp(q, " ---", 4) != 0) goto bad;
+      if (!get_number(&q, &a) || a >= LDB_SSTABLES_LEVELS || strncmp(q, " ---", 4) != 0) goto bad;
       level = (int)a;
     } else if (q[0] == ' ' && level >= 0) {
       q++;

@@ -18,6 +18,9 @@
 
 #include "util/err.h"
 
+/* LevelDB 1.23's config::kNumLevels: a level outside 0..6 is not LevelDB's text. */
+#define LDB_SSTABLES_LEVELS 7
+
 typedef struct ldb_sstable {
   int level;
   uint64_t number;
@@ -26,7 +29,8 @@ typedef struct ldb_sstable {
 
 /* Parses text into *out (malloc'd array, client frees with free(); NULL when empty) and
    *n, in the order listed (level by level). BFH_E_CORRUPT for text that does not follow
-   the format (with the line number); BFH_E_NOMEM. */
+   the format, a level outside 0..LDB_SSTABLES_LEVELS - 1 included (with the line number);
+   BFH_E_NOMEM. */
 int ldb_sstables_parse(const char *text, ldb_sstable_t **out, size_t *n, err_t *err);
 
 #endif
