@@ -483,11 +483,15 @@ static int ti_load(table_iter_t *ti, uint32_t i) {
   return 0;
 }
 
-/* Moves forward over exhausted blocks; records a malformed entry as an error. */
+/* Moves forward over exhausted blocks; records a malformed entry, or a key too short to be
+   an internal key (only a crafted block with a valid checksum has one), as an error: no
+   consumer of the iterator (merge, compaction, repair) ever sees such a key. */
 static void ti_settle(table_iter_t *ti) {
   for (;;) {
-    if (block_cursor_corrupt(&ti->cur)) {
-      corrupt(ti->t, ti->t->handles[ti->bi].offset, "malformed entry", &ti->status);
+    int short_key = block_cursor_valid(&ti->cur) && ti->cur.key_len < INTERNAL_KEY_TAG_BYTES;
+    if (block_cursor_corrupt(&ti->cur) || short_key) {
+      corrupt(ti->t, ti->t->handles[ti->bi].offset,
+              short_key ? "malformed internal key" : "malformed entry", &ti->status);
       ti->bi = ti->t->nblocks;
       return;
     }
