@@ -247,6 +247,7 @@ int main(int argc, char **argv) {
   seed_files(dir, "", ".ldb", "ldb_table", NULL);
   seed_files(dir, "", ".log", "ldb_log", NULL);
   seed_files(dir, "MANIFEST-", "", "ldb_log", NULL);
+  seed_files(dir, "MANIFEST-", "", "ldb_precheck", NULL);
   snprintf(sub, sizeof sub, "%s/%s", dir, "bfh-filters");
   seed_files(sub, "", ".vf", "ldb_filter", NULL);
   seed_sstables(dir, "ldb_snappy-sstables");
@@ -258,9 +259,10 @@ int main(int argc, char **argv) {
   seed_files(dir, "", ".log", "ldb_log", NULL);
   seed_sstables(dir, "ldb_raw-sstables");
 
-  static const char *const targets[] = {"block",     "table",     "log",          "version_edit",
-                                        "manifest",  "db_params", "value_filter", "blocked_filter",
-                                        "ldb_table", "ldb_log",   "ldb_sstables", "ldb_filter"};
+  static const char *const targets[] = {
+      "block",        "table",          "log",       "version_edit", "manifest",     "db_params",
+      "value_filter", "blocked_filter", "ldb_table", "ldb_log",      "ldb_sstables", "ldb_filter",
+      "ldb_precheck"};
   for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
     snprintf(sub, sizeof sub, "%s/%s", corpus, targets[i]);
     DIR *d = opendir(sub);
