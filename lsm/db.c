@@ -1351,7 +1351,9 @@ static int check_files(lsm_db_t *db, err_t *err) {
   return BFH_OK;
 }
 
-static int check_options(const lsm_options_t *o, err_t *err) {
+int lsm_options_check(const char *dir, const lsm_options_t *o, err_t *err) {
+  if (!dir || !*dir) return err_set(err, BFH_E_INVALID, "empty database path");
+  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, BFH_E_INVALID, "database path too long");
   if (o->memtable_bytes < 4096 || o->memtable_bytes > ((size_t)1 << 32))
     return err_set(err, BFH_E_INVALID, "memtable_bytes %zu out of range [4096, 4 GiB]",
                    o->memtable_bytes);
@@ -1405,9 +1407,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     lsm_options_init(&defaults);
     opt = &defaults;
   }
-  if (!dir || !*dir) return err_set(err, BFH_E_INVALID, "empty database path");
-  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, BFH_E_INVALID, "database path too long");
-  int rc = check_options(opt, err);
+  int rc = lsm_options_check(dir, opt, err);
   if (rc != BFH_OK) return rc;
   lsm_io_t *io = opt->io ? opt->io : lsm_io_default();
   if (opt->create_if_missing) {

@@ -33,6 +33,9 @@ typedef struct lsm_options {
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);
+/* BFH_OK, or BFH_E_INVALID naming what is wrong: an empty or too long dir, a size out of
+   range. lsm_open and lsm_repair check with it. */
+int lsm_options_check(const char *dir, const lsm_options_t *opt, err_t *err);
 
 /* Opens or creates the database in dir. On BFH_OK, *db must be closed with lsm_close().
    BFH_E_BUSY: locked by another open (any process); BFH_E_INVALID: not a bfh LSM database

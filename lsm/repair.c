@@ -364,8 +364,8 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
     lsm_options_init(&defaults);
     opt = &defaults;
   }
-  if (!dir || !*dir) return err_set(err, BFH_E_INVALID, "empty database path");
-  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, BFH_E_INVALID, "database path too long");
+  int rc = lsm_options_check(dir, opt, err);
+  if (rc != BFH_OK) return rc;
   repair_t r;
   memset(&r, 0, sizeof r);
   r.dir = dir;
@@ -382,7 +382,7 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
   lsm_lock_t *lock = NULL;
-  int rc = lsm_io_lock(r.io, path, &lock, err);
+  rc = lsm_io_lock(r.io, path, &lock, err);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
   if (rc == BFH_OK) rc = list_files(&r, err);
   if (rc == BFH_OK) rc = check_identity(&r, err);

@@ -190,6 +190,15 @@ static int check_options(const bfh_options *o) {
   return BFH_OK;
 }
 
+/* *out = *in, or the defaults when in is NULL; then check_options. */
+static int options_or_defaults(const bfh_options *in, bfh_options *out) {
+  if (in)
+    *out = *in;
+  else
+    bfh_options_init(out);
+  return check_options(out);
+}
+
 /* ---- Open and close -------------------------------------------------------------------- */
 
 /* hierarchy.h numbers its placements as bfh.h does. */
@@ -211,11 +220,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   *out = NULL;
   if (!path || !path[0]) return invalid(NULL, "bfh_open: path is NULL or empty");
   bfh_options opt;
-  if (opt_in)
-    opt = *opt_in;
-  else
-    bfh_options_init(&opt);
-  int rc = check_options(&opt);
+  int rc = options_or_defaults(opt_in, &opt);
   if (rc != BFH_OK) return rc;
 
   err_t err;
@@ -319,11 +324,7 @@ static int repair_lsm(const char *path, const bfh_options *opt, bfh_repair_repor
 int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *report) {
   if (!path || !path[0]) return invalid(NULL, "bfh_repair: path is NULL or empty");
   bfh_options opt;
-  if (opt_in)
-    opt = *opt_in;
-  else
-    bfh_options_init(&opt);
-  int rc = check_options(&opt);
+  int rc = options_or_defaults(opt_in, &opt);
   if (rc != BFH_OK) return rc;
   bfh_repair_report rep;
   memset(&rep, 0, sizeof rep);

@@ -67,7 +67,6 @@
 #include "tests/test_util.h"
 #include "util/random.h"
 
-#define CELL_PUTS 16     /* writes of a cell before its flush */
 #define TEMPLATE_PUTS 80 /* writes of the template's one table */
 
 /* ---- phases, kinds, errors, cells -------------------------------------------------------- */
@@ -285,37 +284,6 @@ static int fixture_teardown(void **state) {
 
 /* ---- one cell -------------------------------------------------------------------------- */
 
-/* Runs the cell's writes (sync) and a flush; records the first failure. */
-static void ingest(cell_run_t *c, bfh_db *db, model_t *m, rng_t *r, int *first_rc,
-                   char *first_msg) {
-  char key[32], val[64];
-  for (int i = 0; i <= CELL_PUTS; i++) {
-    int rc;
-    char msg[ERR_MSG_BYTES] = "";
-    if (i == CELL_PUTS) {
-      rc = bfh_flush(db);
-      if (rc != BFH_OK) snprintf(msg, sizeof msg, "%s", bfh_last_error(db));
-    } else {
-      unsigned id = (unsigned)rng_below(r, NKEYS), v = 1 + (unsigned)rng_below(r, NVALS);
-      int del = rng_below(r, 10) == 0;
-      rc = del ? bfh_delete(db, key, key_of(key, id))
-               : bfh_put(db, key, key_of(key, id), val, value_of(val, v));
-      if (rc == BFH_OK) {
-        m->v[id] = del ? 0 : (uint8_t)v;
-        m->doubt[id] = 0;
-      } else {
-        m->doubt[id] |= 1u << (del ? 0 : v);
-        snprintf(msg, sizeof msg, "%s", bfh_last_error(db));
-        check(c, rc < 0 && msg[0], "a failed write returned %d without a message", rc);
-      }
-    }
-    if (rc != BFH_OK && *first_rc == BFH_OK) {
-      *first_rc = rc;
-      snprintf(first_msg, ERR_MSG_BYTES, "%s", msg);
-    }
-  }
-}
-
 static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_error_t error,
                           int sticky, char *why, size_t why_cap) {
   cell_run_t c = {{0}};
@@ -378,7 +346,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     }
     if (db && t->act == ACT_INGEST) check(&c, lsm_io_fail_with(io, &f) == BFH_OK, "arm");
     if (db) {
-      ingest(&c, db, &m, &r, &first_rc, first_msg);
+      ingest(&c, db, &m, &r, NULL, &first_rc, first_msg);
       /* It keeps working, or it refuses writes with an error. */
       char key[32], val[64];
       unsigned id = (unsigned)rng_below(&r, NKEYS), v = 1 + (unsigned)rng_below(&r, NVALS);

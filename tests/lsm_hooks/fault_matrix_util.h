@@ -17,9 +17,11 @@
 #include "bfh.h"
 #include "lsm/io.h"
 #include "util/err.h"
+#include "util/random.h"
 
 #define NKEYS 300
-#define NVALS 16 /* distinct values (1..NVALS); 0 = absent */
+#define NVALS 16     /* distinct values (1..NVALS); 0 = absent */
+#define CELL_PUTS 16 /* writes of a cell before its flush */
 
 /* ---- keys, values, the model ----------------------------------------------------------- */
 
@@ -117,6 +119,38 @@ static inline void note_error(int rc, const char *msg, int *first_rc, char *firs
   if (!first_rc || *first_rc != BFH_OK) return;
   *first_rc = rc;
   snprintf(first_msg, ERR_MSG_BYTES, "%s", msg);
+}
+
+/* Runs a cell's writes (sync) and a flush, then settle(db) if given (the own engine waits
+   for its background work); records the first failure. */
+typedef int (*settle_fn)(bfh_db *db, char *msg, size_t cap);
+static inline void ingest(cell_run_t *c, bfh_db *db, model_t *m, rng_t *r, settle_fn settle,
+                          int *first_rc, char *first_msg) {
+  char key[32], val[64];
+  for (int i = 0; i <= CELL_PUTS + (settle != NULL); i++) {
+    int rc;
+    char msg[ERR_MSG_BYTES] = "";
+    if (i == CELL_PUTS) {
+      rc = bfh_flush(db);
+      if (rc != BFH_OK) snprintf(msg, sizeof msg, "%s", bfh_last_error(db));
+    } else if (i == CELL_PUTS + 1) {
+      rc = settle(db, msg, sizeof msg);
+    } else {
+      unsigned id = (unsigned)rng_below(r, NKEYS), v = 1 + (unsigned)rng_below(r, NVALS);
+      int del = rng_below(r, 10) == 0;
+      rc = del ? bfh_delete(db, key, key_of(key, id))
+               : bfh_put(db, key, key_of(key, id), val, value_of(val, v));
+      if (rc == BFH_OK) {
+        m->v[id] = del ? 0 : (uint8_t)v;
+        m->doubt[id] = 0;
+      } else {
+        m->doubt[id] |= 1u << (del ? 0 : v);
+        snprintf(msg, sizeof msg, "%s", bfh_last_error(db));
+        check(c, rc < 0 && msg[0], "a failed write returned %d without a message", rc);
+      }
+    }
+    if (rc != BFH_OK) note_error(rc, msg, first_rc, first_msg);
+  }
 }
 
 /* Every get and every value search (each method) agrees with m; with `resolve`, the keys in
