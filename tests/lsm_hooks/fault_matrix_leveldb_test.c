@@ -181,8 +181,9 @@ static void options(bfh_options *o, int on_disk) {
   o->leaves_on_disk = on_disk ? BFH_LEAVES_ON_DISK : BFH_LEAVES_IN_MEMORY;
 }
 
-/* Removes every file of dir/bfh-filters (the cache files); returns how many. */
-static int remove_caches(const char *dir) {
+/* Calls fn on the path of every file of dir/bfh-filters (the cache files); returns how many,
+   or a negative number if the directory cannot be read or fn failed on one. */
+static int for_each_cache(const char *dir, int (*fn)(const char *path)) {
   char cdir[4400];
   snprintf(cdir, sizeof cdir, "%s/%s", dir, LDB_FILTER_CACHE_DIR);
   DIR *d = opendir(cdir);
@@ -193,11 +194,16 @@ static int remove_caches(const char *dir) {
     if (e->d_name[0] == '.') continue;
     char p[8192];
     snprintf(p, sizeof p, "%s/%s", cdir, e->d_name);
-    if (remove(p) != 0) n = -1000;
+    if (fn(p) != 0) n = -1000;
     n++;
   }
   closedir(d);
   return n;
+}
+
+/* Removes every cache file of dir; returns how many. */
+static int remove_caches(const char *dir) {
+  return for_each_cache(dir, remove);
 }
 
 /* The tables a view lists that have no leaf (-1 if no view could be taken). */
@@ -216,24 +222,14 @@ static int tables_without_leaf(bfh_db *db) {
   return missing;
 }
 
-/* Flips a byte of the filter of every cache file of dir (its checksum then fails); returns
-   how many. */
+/* Flips a byte of the filter of a cache file (its checksum then fails). */
+static int damage_cache(const char *path) {
+  return test_file_xor_byte(path, LDB_FILTER_CACHE_HEADER_BYTES + 40, 0x5a);
+}
+
+/* Damages every cache file of dir; returns how many. */
 static int damage_caches(const char *dir) {
-  char cdir[4400];
-  snprintf(cdir, sizeof cdir, "%s/%s", dir, LDB_FILTER_CACHE_DIR);
-  DIR *d = opendir(cdir);
-  if (!d) return -1;
-  struct dirent *e;
-  int n = 0;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", cdir, e->d_name);
-    if (test_file_xor_byte(p, LDB_FILTER_CACHE_HEADER_BYTES + 40, 0x5a) != 0) n = -1000;
-    n++;
-  }
-  closedir(d);
-  return n;
+  return for_each_cache(dir, damage_cache);
 }
 
 /* ---- the template ------------------------------------------------------------------------ */
@@ -392,41 +388,8 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
   check(&c, lsm_io_drop_unsynced(io, &pe) == BFH_OK, "power loss: %s", pe.msg);
   lsm_io_destroy(io);
   check(&c, fired > 0, "the fault was never reached");
-  int absorbed = first_rc == BFH_OK;
-  if (!absorbed) {
-    const char *base = strrchr(fault_path, '/');
-    base = base ? base + 1 : fault_path;
-    check(&c, first_rc == BFH_E_IO, "the first error is %d, not BFH_E_IO: %s", first_rc, first_msg);
-    if (!sticky)
-      check(&c, base[0] && strstr(first_msg, base) != NULL, "the error does not name %s: \"%s\"",
-            base, first_msg);
-    else
-      check(&c, strstr(first_msg, "injected fault: ") && strstr(first_msg, dir),
-            "the error does not name a faulted file of %s: \"%s\"", dir, first_msg);
-    if (error == LSM_IO_ERR_ENOSPC || error == LSM_IO_ERR_SHORT)
-      check(&c, strstr(first_msg, "No space left on device") != NULL,
-            "the error does not say the disk is full: \"%s\"", first_msg);
-  }
-  /* Reopen with the real I/O layer: every acknowledged write, right answers. */
-  if (!c.msg[0]) {
-    int rc = bfh_open(path, &o, &db);
-    check(&c, rc == BFH_OK, "reopen: %d %s", rc, bfh_last_error(NULL));
-    if (rc == BFH_OK) {
-      check_db(&c, db, &m, 1, 0, "after reopen", NULL, NULL);
-      char key[32], val[64];
-      check(&c, bfh_put(db, key, key_of(key, 7), val, value_of(val, 3)) == BFH_OK,
-            "write after reopen: %s", bfh_last_error(db));
-      check(&c, bfh_flush(db) == BFH_OK, "flush after reopen: %s", bfh_last_error(db));
-      (void)bfh_close(db);
-    }
-  }
-  (void)test_rmrf(dir);
-  if (c.msg[0]) {
-    snprintf(why, why_cap, "%s", c.msg);
-    return CELL_FAILED;
-  }
-  snprintf(why, why_cap, "%s", absorbed ? "absorbed" : first_msg);
-  return absorbed ? CELL_ABSORBED : CELL_PASSED;
+  return cell_verdict(&c, dir, path, &o, &m, fault_path, sticky, error, first_rc, first_msg, why,
+                      why_cap);
 }
 
 /* Runs every cell (sticky: a dead disk, every later matching call of the kind fails too,

@@ -319,44 +319,8 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
   lsm_io_last_fault_path(io, fault_path, sizeof fault_path);
   lsm_io_destroy(io);
   check(&c, fired > 0, "the fault was never reached");
-  int absorbed = first_rc == BFH_OK;
-  if (!absorbed) {
-    const char *base = strrchr(fault_path, '/');
-    base = base ? base + 1 : fault_path;
-    check(&c, first_rc == BFH_E_IO, "the first error is %d, not BFH_E_IO: %s", first_rc, first_msg);
-    /* It names the file: the one faulted (one fault), or one of the files faulted (a dead
-       disk fails many calls, and the first a caller sees need not be the last injected). */
-    if (!sticky)
-      check(&c, base[0] && strstr(first_msg, base) != NULL, "the error does not name %s: \"%s\"",
-            base, first_msg);
-    else
-      check(&c, strstr(first_msg, "injected fault: ") && strstr(first_msg, dir),
-            "the error does not name a faulted file of %s: \"%s\"", dir, first_msg);
-    if (error == LSM_IO_ERR_ENOSPC || error == LSM_IO_ERR_SHORT)
-      check(&c, strstr(first_msg, "No space left on device") != NULL,
-            "the error does not say the disk is full: \"%s\"", first_msg);
-  }
-  /* Reopen with the real I/O layer: every acknowledged write, right answers. */
-  if (!c.msg[0]) {
-    int rc = bfh_open(path, &o, &db);
-    check(&c, rc == BFH_OK, "reopen: %d %s", rc, bfh_last_error(NULL));
-    if (rc == BFH_OK) {
-      check_db(&c, db, &m, 1, 0, "after reopen", NULL, NULL);
-      /* and it takes writes again */
-      char key[32], val[64];
-      check(&c, bfh_put(db, key, key_of(key, 7), val, value_of(val, 3)) == BFH_OK,
-            "write after reopen: %s", bfh_last_error(db));
-      check(&c, bfh_flush(db) == BFH_OK, "flush after reopen: %s", bfh_last_error(db));
-      (void)bfh_close(db);
-    }
-  }
-  (void)test_rmrf(dir);
-  if (c.msg[0]) {
-    snprintf(why, why_cap, "%s", c.msg);
-    return CELL_FAILED;
-  }
-  snprintf(why, why_cap, "%s", absorbed ? "absorbed" : first_msg);
-  return absorbed ? CELL_ABSORBED : CELL_PASSED;
+  return cell_verdict(&c, dir, path, &o, &m, fault_path, sticky, error, first_rc, first_msg, why,
+                      why_cap);
 }
 
 /* The first compaction output of the template's next flush (a dry run without faults). */

@@ -18,6 +18,7 @@
 #include "lsm/io.h"
 #include "util/err.h"
 #include "util/random.h"
+#include "tests/test_util.h"
 
 #define NKEYS 300
 #define NVALS 16     /* distinct values (1..NVALS); 0 = absent */
@@ -206,6 +207,57 @@ static inline void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, 
       }
     }
   }
+}
+
+/* The end of a cell, after the database was closed and its faulty io destroyed: the first
+   error (unless the fault was absorbed: no call failed) is BFH_E_IO and names the faulted
+   file (fault_path; with a dead disk, some faulted file of dir), and says the disk is full
+   for ENOSPC and short writes; then a reopen of path with the real I/O layer (options o)
+   has every acknowledged write of m, right answers, and takes writes again. dir is removed.
+   The cell's outcome, with the reason (or the first error) in why. */
+static inline outcome_t cell_verdict(cell_run_t *c, const char *dir, const char *path,
+                                     const bfh_options *o, model_t *m, const char *fault_path,
+                                     int sticky, lsm_io_error_t error, int first_rc,
+                                     const char *first_msg, char *why, size_t why_cap) {
+  int absorbed = first_rc == BFH_OK;
+  if (!absorbed) {
+    const char *base = strrchr(fault_path, '/');
+    base = base ? base + 1 : fault_path;
+    check(c, first_rc == BFH_E_IO, "the first error is %d, not BFH_E_IO: %s", first_rc, first_msg);
+    /* It names the file: the one faulted (one fault), or one of the files faulted (a dead
+       disk fails many calls, and the first a caller sees need not be the last injected). */
+    if (!sticky)
+      check(c, base[0] && strstr(first_msg, base) != NULL, "the error does not name %s: \"%s\"",
+            base, first_msg);
+    else
+      check(c, strstr(first_msg, "injected fault: ") && strstr(first_msg, dir),
+            "the error does not name a faulted file of %s: \"%s\"", dir, first_msg);
+    if (error == LSM_IO_ERR_ENOSPC || error == LSM_IO_ERR_SHORT)
+      check(c, strstr(first_msg, "No space left on device") != NULL,
+            "the error does not say the disk is full: \"%s\"", first_msg);
+  }
+  /* Reopen with the real I/O layer: every acknowledged write, right answers. */
+  if (!c->msg[0]) {
+    bfh_db *db = NULL;
+    int rc = bfh_open(path, o, &db);
+    check(c, rc == BFH_OK, "reopen: %d %s", rc, bfh_last_error(NULL));
+    if (rc == BFH_OK) {
+      check_db(c, db, m, 1, 0, "after reopen", NULL, NULL);
+      /* and it takes writes again */
+      char key[32], val[64];
+      check(c, bfh_put(db, key, key_of(key, 7), val, value_of(val, 3)) == BFH_OK,
+            "write after reopen: %s", bfh_last_error(db));
+      check(c, bfh_flush(db) == BFH_OK, "flush after reopen: %s", bfh_last_error(db));
+      (void)bfh_close(db);
+    }
+  }
+  (void)test_rmrf(dir);
+  if (c->msg[0]) {
+    snprintf(why, why_cap, "%s", c->msg);
+    return CELL_FAILED;
+  }
+  snprintf(why, why_cap, "%s", absorbed ? "absorbed" : first_msg);
+  return absorbed ? CELL_ABSORBED : CELL_PASSED;
 }
 
 /* Merges a run's outcome into its cell: a cell shows its worst run (FAIL, else ok: a clear
