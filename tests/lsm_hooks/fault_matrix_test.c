@@ -287,29 +287,10 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     }
   }
   if (!c.msg[0]) {
-    if (t->act != ACT_INGEST) check(&c, lsm_io_fail_with(io, &f) == BFH_OK, "arm");
-    int rc = bfh_internal_open_io(path, &o, io, &db);
-    if (rc != BFH_OK) {
-      first_rc = rc;
-      snprintf(first_msg, sizeof first_msg, "%s", bfh_last_error(NULL));
-      check(&c, db == NULL, "a failed open left a handle");
-      check(&c, t->act != ACT_INGEST, "open without a fault failed: %s", first_msg);
-    }
-    if (db && t->act == ACT_INGEST) check(&c, lsm_io_fail_with(io, &f) == BFH_OK, "arm");
+    db = cell_open(&c, path, &o, io, &f, t->act == ACT_INGEST, &first_rc, first_msg);
     if (db) {
       ingest(&c, db, &m, &r, wait_idle, &first_rc, first_msg);
-      /* It keeps working, or it refuses writes with an error. */
-      char key[32], val[64];
-      unsigned id = (unsigned)rng_below(&r, NKEYS), v = 1 + (unsigned)rng_below(&r, NVALS);
-      int rc2 = bfh_put(db, key, key_of(key, id), val, value_of(val, v));
-      if (rc2 == BFH_OK) {
-        m.v[id] = (uint8_t)v;
-        m.doubt[id] = 0;
-      } else {
-        m.doubt[id] |= 1u << v;
-        check(&c, rc2 < 0 && bfh_last_error(db)[0], "a refused write said nothing (%d)", rc2);
-        check(&c, first_rc != BFH_OK, "a write failed after no error: %s", bfh_last_error(db));
-      }
+      cell_write_after(&c, db, &m, &r, first_rc);
       check_db(&c, db, &m, 0, sticky, "before reopen", NULL, NULL);
       (void)bfh_close(db); /* its status repeats the first error */
     }

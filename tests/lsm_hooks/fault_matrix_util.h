@@ -16,6 +16,7 @@
 
 #include "bfh.h"
 #include "lsm/io.h"
+#include "lsm_hooks/api_internal.h"
 #include "util/err.h"
 #include "util/random.h"
 #include "tests/test_util.h"
@@ -206,6 +207,42 @@ static inline void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, 
               id, f.seen[id] ? "reported" : "missed", m->v[id]);
       }
     }
+  }
+}
+
+/* Opens path over io with fault f armed before the open (a fault in recovery), or after it
+   when arm_after_open (a fault in what the cell then does). A failed open is the cell's
+   first error; it must leave no handle, and may fail only with a fault armed. Returns the
+   handle or NULL. */
+static inline bfh_db *cell_open(cell_run_t *c, const char *path, const bfh_options *o, lsm_io_t *io,
+                                const lsm_io_fault_t *f, int arm_after_open, int *first_rc,
+                                char *first_msg) {
+  bfh_db *db = NULL;
+  if (!arm_after_open) check(c, lsm_io_fail_with(io, f) == BFH_OK, "arm");
+  int rc = bfh_internal_open_io(path, o, io, &db);
+  if (rc != BFH_OK) {
+    *first_rc = rc;
+    snprintf(first_msg, ERR_MSG_BYTES, "%s", bfh_last_error(NULL));
+    check(c, db == NULL, "a failed open left a handle");
+    check(c, !arm_after_open, "open without a fault failed: %s", first_msg);
+  }
+  if (db && arm_after_open) check(c, lsm_io_fail_with(io, f) == BFH_OK, "arm");
+  return db;
+}
+
+/* After the cell's writes: the database keeps working, or refuses a write with an error
+   (and only after an error came). m follows the write. */
+static inline void cell_write_after(cell_run_t *c, bfh_db *db, model_t *m, rng_t *r, int first_rc) {
+  char key[32], val[64];
+  unsigned id = (unsigned)rng_below(r, NKEYS), v = 1 + (unsigned)rng_below(r, NVALS);
+  int rc = bfh_put(db, key, key_of(key, id), val, value_of(val, v));
+  if (rc == BFH_OK) {
+    m->v[id] = (uint8_t)v;
+    m->doubt[id] = 0;
+  } else {
+    m->doubt[id] |= 1u << v;
+    check(c, rc < 0 && bfh_last_error(db)[0], "a refused write said nothing (%d)", rc);
+    check(c, first_rc != BFH_OK, "a write failed after no error: %s", bfh_last_error(db));
   }
 }
 
