@@ -83,12 +83,12 @@ enum {
   PH_CREATE,
   PHASES
 };
-static const char *phase_names[PHASES] = {
+static const char *const phase_names[PHASES] = {
     "log append",        "memtable flush",      "compaction",
     "manifest write",    "CURRENT switch",      "sidecar (in memory)",
     "sidecar (on disk)", "value-index rebuild", "database create"};
-/* The phases whose files are LevelDB's only (its Env): n/a. */
-static const int phase_leveldb_only[PHASES] = {[PH_COMPACTION] = 1};
+/* The phases whose files are LevelDB's only (its Env): n/a, for this reason. */
+static const char *const whole_row_na[PHASES] = {[PH_COMPACTION] = "LevelDB's own files (its Env)"};
 
 /* When the fault is armed: before creating a database; before reopening the template (with
    its cache files, without them, or with a stray cache file added); once the template is
@@ -402,35 +402,8 @@ static void run_matrix(void **state, int sticky) {
       }
     }
   }
-  int tried = 0, passed = 0, absorbed = 0, na = 0;
-  for (int p = 0; p < PHASES; p++)
-    for (size_t k = 0; k < NKINDS; k++)
-      for (int e = 0; e < LSM_IO_ERRORS; e++) {
-        outcome_t o = fx->matrix[p][k][e];
-        na += o == CELL_NA;
-        tried += o != CELL_NA;
-        passed += o == CELL_PASSED || o == CELL_ABSORBED;
-        absorbed += o == CELL_ABSORBED;
-      }
-  print_message(
-      "fault matrix (LevelDB engine, %s): %d cells tried (%d runs), %d passed (%d of them "
-      "absorbed), %d failed, %d n/a\n",
-      sticky ? "dead disk: the fault repeats until close" : "one fault", tried, runs, passed,
-      absorbed, tried - passed, na);
-  print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", "phase", "call", "EIO", "ENOSPC", "short",
-                "fsync");
-  static const char *marks[] = {"n/a", "ok", "abs", "FAIL"};
-  for (int p = 0; p < PHASES; p++) {
-    if (phase_leveldb_only[p]) {
-      print_message("%-21s (all)   n/a: LevelDB's own files (its Env)\n", phase_names[p]);
-      continue;
-    }
-    for (size_t k = 0; k < NKINDS; k++) {
-      outcome_t *row = fx->matrix[p][k];
-      print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", k == 0 ? phase_names[p] : "", kind_names[k],
-                    marks[row[0]], marks[row[1]], marks[row[2]], marks[row[3]]);
-    }
-  }
+  int tried =
+      matrix_report("LevelDB engine", sticky, runs, fx->matrix, PHASES, phase_names, whole_row_na);
   print_message(
       "n/a: every write of LevelDB's own files (log append, the tables of a memtable flush\n"
       "  and of a compaction, MANIFEST edits, the CURRENT switch, their fsyncs, renames and\n"

@@ -65,7 +65,7 @@ enum {
   PH_CREATE,
   PHASES
 };
-static const char *phase_names[PHASES] = {
+static const char *const phase_names[PHASES] = {
     "log append",     "memtable flush",       "compaction",          "manifest write",
     "CURRENT switch", "filter sidecar write", "value-index rebuild", "database create"};
 
@@ -368,30 +368,7 @@ static void run_matrix(void **state, int sticky) {
   }
   /* The matrix: ok = a clear error and every check passed; abs = absorbed (no call failed,
      every check passed); FAIL; n/a. */
-  int tried = 0, passed = 0, absorbed = 0, na = 0;
-  for (int p = 0; p < PHASES; p++)
-    for (size_t k = 0; k < NKINDS; k++)
-      for (int e = 0; e < LSM_IO_ERRORS; e++) {
-        outcome_t o = fx->matrix[p][k][e];
-        na += o == CELL_NA;
-        tried += o != CELL_NA;
-        passed += o == CELL_PASSED || o == CELL_ABSORBED;
-        absorbed += o == CELL_ABSORBED;
-      }
-  print_message(
-      "fault matrix (own engine, %s): %d cells tried (%d runs), %d passed (%d of them "
-      "absorbed), %d failed, %d n/a\n",
-      sticky ? "dead disk: the fault repeats until close" : "one fault", tried, runs, passed,
-      absorbed, tried - passed, na);
-  print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", "phase", "call", "EIO", "ENOSPC", "short",
-                "fsync");
-  static const char *marks[] = {"n/a", "ok", "abs", "FAIL"};
-  for (int p = 0; p < PHASES; p++)
-    for (size_t k = 0; k < NKINDS; k++) {
-      outcome_t *row = fx->matrix[p][k];
-      print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", k == 0 ? phase_names[p] : "", kind_names[k],
-                    marks[row[0]], marks[row[1]], marks[row[2]], marks[row[3]]);
-    }
+  int tried = matrix_report("own engine", sticky, runs, fx->matrix, PHASES, phase_names, NULL);
   print_message(
       "n/a: filter sidecar write (the own engine keeps each value filter in its table,\n"
       "  written by flush and compaction; the LevelDB engine's .vf sidecars are the\n"

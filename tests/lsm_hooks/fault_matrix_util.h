@@ -210,6 +210,45 @@ static inline void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, 
   }
 }
 
+/* Counts and prints a matrix of `phases` rows of cells (outcome_t [phases][NKINDS]
+   [LSM_IO_ERRORS]): a summary line for `engine`, then one line per phase and call kind. A
+   phase with whole_row_na[p] set (may be NULL) prints as one n/a line with that reason.
+   Returns the cells tried. */
+static inline int matrix_report(const char *engine, int sticky, int runs,
+                                outcome_t (*matrix)[NKINDS][LSM_IO_ERRORS], int phases,
+                                const char *const *phase_names, const char *const *whole_row_na) {
+  int tried = 0, passed = 0, absorbed = 0, na = 0;
+  for (int p = 0; p < phases; p++)
+    for (size_t k = 0; k < NKINDS; k++)
+      for (int e = 0; e < LSM_IO_ERRORS; e++) {
+        outcome_t o = matrix[p][k][e];
+        na += o == CELL_NA;
+        tried += o != CELL_NA;
+        passed += o == CELL_PASSED || o == CELL_ABSORBED;
+        absorbed += o == CELL_ABSORBED;
+      }
+  print_message(
+      "fault matrix (%s, %s): %d cells tried (%d runs), %d passed (%d of them absorbed), %d "
+      "failed, %d n/a\n",
+      engine, sticky ? "dead disk: the fault repeats until close" : "one fault", tried, runs,
+      passed, absorbed, tried - passed, na);
+  print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", "phase", "call", "EIO", "ENOSPC", "short",
+                "fsync");
+  static const char *marks[] = {"n/a", "ok", "abs", "FAIL"};
+  for (int p = 0; p < phases; p++) {
+    if (whole_row_na && whole_row_na[p]) {
+      print_message("%-21s (all)   n/a: %s\n", phase_names[p], whole_row_na[p]);
+      continue;
+    }
+    for (size_t k = 0; k < NKINDS; k++) {
+      outcome_t *row = matrix[p][k];
+      print_message("%-21s %-7s %-6s %-6s %-6s %-6s\n", k == 0 ? phase_names[p] : "", kind_names[k],
+                    marks[row[0]], marks[row[1]], marks[row[2]], marks[row[3]]);
+    }
+  }
+  return tried;
+}
+
 /* Opens path over io with fault f armed before the open (a fault in recovery), or after it
    when arm_after_open (a fault in what the cell then does). A failed open is the cell's
    first error; it must leave no handle, and may fail only with a fault armed. Returns the
