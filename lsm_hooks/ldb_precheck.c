@@ -40,6 +40,7 @@ static int visit_edit(void *arg, const uint8_t *p, size_t n, uint64_t at, int *s
                       err_t *err) {
   edits_t *e = arg;
   (void)stopped;
+  if (n == 0) return BFH_OK; /* an empty record (p may be NULL): no field */
   const uint8_t *q = p, *end = p + n;
   while (q && q < end) {
     size_t field = (size_t)(q - p);
