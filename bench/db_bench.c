@@ -108,7 +108,7 @@ static void engine_open(engine_t *e, int kind, const char *dir) {
     lsm_options_t o;
     lsm_options_init(&o);
     err_t err;
-    if (lsm_open(dir, &o, &e->bfh, &err) != BFH_OK) die("lsm_open", err.msg);
+    if (lsm_open(dir, &o, &e->bfh, &err) != ST_OK) die("lsm_open", err.msg);
   } else {
     e->lopt = leveldb_options_create();
     leveldb_options_set_create_if_missing(e->lopt, 1);
@@ -137,7 +137,7 @@ static void engine_close(engine_t *e) {
 static void engine_put(engine_t *e, const char *k, size_t kl, const void *v, size_t vl) {
   if (e->kind == E_BFH) {
     err_t err;
-    if (lsm_put(e->bfh, k, kl, v, vl, &err) != BFH_OK) die("lsm_put", err.msg);
+    if (lsm_put(e->bfh, k, kl, v, vl, &err) != ST_OK) die("lsm_put", err.msg);
   } else {
     char *errp = NULL;
     leveldb_put(e->ldb, e->lw, k, kl, v, vl, &errp);
@@ -152,9 +152,9 @@ static int engine_get(engine_t *e, const char *k, size_t kl) {
     size_t vl;
     err_t err;
     int rc = lsm_get(e->bfh, k, kl, &v, &vl, &err);
-    if (rc != BFH_OK && rc != BFH_NOT_FOUND) die("lsm_get", err.msg);
+    if (rc != ST_OK && rc != ST_NOT_FOUND) die("lsm_get", err.msg);
     free(v);
-    return rc == BFH_OK;
+    return rc == ST_OK;
   }
   char *errp = NULL;
   size_t vl;

@@ -28,8 +28,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "hierarchy/blocked_filter.h"
-#include "hierarchy/value_filter.h"
+#include "filters/blocked_filter.h"
+#include "filters/value_filter.h"
 #include "util/coding.h"
 #include "util/random.h"
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/hierarchy.h"
 #include "hierarchy/sliced.h"
 #include "util/random.h"
@@ -78,12 +78,12 @@ static int search_all(const void *ix, const probe_t *p, u64vec_t *out, probe_sta
   for (size_t i = 0; i < L->n; i++) {
     if (bits_test_probe(L->words + i * L->nwords, p)) {
       pos++;
-      if (u64vec_push(out, i) != BFH_OK) return BFH_E_NOMEM;
+      if (u64vec_push(out, i) != ST_OK) return ST_E_NOMEM;
     }
   }
   st->leaf_probes += L->n;
   st->leaf_positives += pos;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int search_hier(const void *ix, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
@@ -105,7 +105,7 @@ static result_t run_queries(const cfg_t *c, search_fn fn, const void *ix, const 
     double t0 = now_s();
     for (size_t i = 0; i < nq; i++) {
       out.n = 0;
-      if (fn(ix, &q[i], &out, &st) != BFH_OK) {
+      if (fn(ix, &q[i], &out, &st) != ST_OK) {
         fprintf(stderr, "hierarchy_bench: search failed (out of memory)\n");
         exit(1);
       }
@@ -260,7 +260,7 @@ int main(int argc, char **argv) {
 
     t0 = now_s();
     sliced_t *s = sliced_create(c.m);
-    if (!s || sliced_reserve(s, B) != BFH_OK || sliced_add_batch(s, ids, wp, B) != BFH_OK) {
+    if (!s || sliced_reserve(s, B) != ST_OK || sliced_add_batch(s, ids, wp, B) != ST_OK) {
       fprintf(stderr, "hierarchy_bench: sliced index for B=%zu: out of memory\n", B);
       return 1;
     }
@@ -278,14 +278,14 @@ int main(int argc, char **argv) {
         hierarchy_placement_t placement = pl ? HIERARCHY_POSITIONAL : HIERARCHY_SIMILARITY;
         const char *pname = pl ? "positional" : "similarity";
         hierarchy_t *h = hierarchy_create(orders[di], c.m, placement, NULL);
-        int rc = h ? BFH_OK : BFH_E_NOMEM;
+        int rc = h ? ST_OK : ST_E_NOMEM;
         t0 = now_s();
         if (pl)
-          rc = rc == BFH_OK ? hierarchy_build(h, ids, wp, B) : rc;
+          rc = rc == ST_OK ? hierarchy_build(h, ids, wp, B) : rc;
         else
-          for (size_t i = 0; i < B && rc == BFH_OK; i++) rc = hierarchy_insert(h, ids[i], wp[i]);
+          for (size_t i = 0; i < B && rc == ST_OK; i++) rc = hierarchy_insert(h, ids[i], wp[i]);
         double bs = now_s() - t0;
-        if (rc != BFH_OK) {
+        if (rc != ST_OK) {
           fprintf(stderr, "hierarchy_bench: build B=%zu d=%u %s: status %d\n", B, orders[di], pname,
                   rc);
           return 1;

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 #include "lsm_hooks/api_internal.h"
 #include "lsm_hooks/engine_leveldb.h"
 #include "lsm_hooks/ldb_filter.h"

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hierarchy/bits.h"
-#include "hierarchy/hash.h"
+#include "filters/bits.h"
+#include "filters/hash.h"
 
 const char *exp_scale_name(exp_scale_t s) {
   return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "experiments/exp.h"
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/hierarchy.h"
 
 /* A quarter of the physical memory, at least 1 GiB. */

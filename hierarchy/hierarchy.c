@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/id_map.h"
 
 #define MAX_DEPTH 64 /* non-root nodes have >= 2 children, so height <= log2(2^64) */
@@ -158,41 +158,41 @@ static void kid_remove_at(node_t *x, uint32_t pos) {
 /* ---- loading non-resident leaves ---- */
 
 static int pool_reserve(hierarchy_t *h, size_t need) {
-  if (need <= h->pool_cap) return BFH_OK;
+  if (need <= h->pool_cap) return ST_OK;
   uint64_t **pool = realloc(h->pool, need * sizeof *pool);
-  if (!pool) return BFH_E_NOMEM;
+  if (!pool) return ST_E_NOMEM;
   h->pool = pool;
   leaf_t **loaded = realloc(h->loaded, need * sizeof *loaded);
-  if (!loaded) return BFH_E_NOMEM;
+  if (!loaded) return ST_E_NOMEM;
   h->loaded = loaded;
   while (h->pool_cap < need) {
     uint64_t *b = malloc(h->nwords * sizeof(uint64_t));
-    if (!b) return BFH_E_NOMEM;
+    if (!b) return ST_E_NOMEM;
     h->pool[h->pool_cap++] = b;
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* Makes leaf l readable for the current operation. */
 static int preload(hierarchy_t *h, leaf_t *l) {
-  if (leaf_words(l)) return BFH_OK;
+  if (leaf_words(l)) return ST_OK;
   int rc = pool_reserve(h, h->pool_used + 1);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   uint64_t *b = h->pool[h->pool_used];
   rc = h->source.load(h->source.ctx, l->id, b);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   l->tmp = b;
   h->loaded[h->pool_used++] = l;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int preload_kids(hierarchy_t *h, node_t *x) {
-  if (x->level != 0) return BFH_OK;
+  if (x->level != 0) return ST_OK;
   for (uint32_t i = 0; i < x->n; i++) {
     int rc = preload(h, x->kid[i]);
-    if (rc != BFH_OK) return rc;
+    if (rc != ST_OK) return rc;
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 static void release_loads(hierarchy_t *h) {
@@ -340,18 +340,18 @@ static node_t *split(hierarchy_t *h, node_t *x) {
 }
 
 int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
-  if (id_map_get(&h->map, id, NULL)) return BFH_E_INVALID;
+  if (id_map_get(&h->map, id, NULL)) return ST_E_INVALID;
   const uint64_t *lw = words;
   if (!lw) {
-    if (!h->has_source) return BFH_E_INVALID;
-    if (!h->newleaf && !(h->newleaf = malloc(h->nwords * sizeof(uint64_t)))) return BFH_E_NOMEM;
+    if (!h->has_source) return ST_E_INVALID;
+    if (!h->newleaf && !(h->newleaf = malloc(h->nwords * sizeof(uint64_t)))) return ST_E_NOMEM;
     int rc = h->source.load(h->source.ctx, id, h->newleaf);
-    if (rc != BFH_OK) return rc;
+    if (rc != ST_OK) return rc;
     lw = h->newleaf;
   }
-  if (id_map_reserve(&h->map, h->map.n + 1) != BFH_OK) return BFH_E_NOMEM;
+  if (id_map_reserve(&h->map, h->map.n + 1) != ST_OK) return ST_E_NOMEM;
   leaf_t *l = malloc(sizeof *l);
-  if (!l) return BFH_E_NOMEM;
+  if (!l) return ST_E_NOMEM;
   l->id = id;
   l->words = words;
   l->tmp = words ? NULL : lw;
@@ -361,7 +361,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
     node_t *r = node_alloc(h, 0);
     if (!r) {
       free(l);
-      return BFH_E_NOMEM;
+      return ST_E_NOMEM;
     }
     memcpy(r->words, lw, h->nwords * sizeof(uint64_t));
     r->kid[0] = l;
@@ -372,7 +372,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
     h->root = r;
     id_map_put(&h->map, id, (uint64_t)(uintptr_t)l);
     h->nleaves = 1;
-    return BFH_OK;
+    return ST_OK;
   }
 
   /* Plan: the target level-0 node, and how many nodes the splits will need. */
@@ -385,16 +385,16 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
     x = x->parent;
   }
   if (need > 0 && !x) need++; /* the root splits: a new root */
-  int rc = BFH_OK;
-  while (h->nspare < need && rc == BFH_OK) {
+  int rc = ST_OK;
+  while (h->nspare < need && rc == ST_OK) {
     node_t *s = node_alloc(h, 0);
     if (s)
       h->spare[h->nspare++] = s;
     else
-      rc = BFH_E_NOMEM;
+      rc = ST_E_NOMEM;
   }
-  if (rc == BFH_OK && target->n == 2 * h->d) rc = preload_kids(h, target);
-  if (rc != BFH_OK) {
+  if (rc == ST_OK && target->n == 2 * h->d) rc = preload_kids(h, target);
+  if (rc != ST_OK) {
     release_loads(h);
     spares_free(h);
     free(l);
@@ -428,7 +428,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
   spares_free(h); /* none left unless the plan over-counted */
   h->nleaves++;
   changed(h);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- remove ---- */
@@ -443,21 +443,21 @@ static node_t *sibling_of(const node_t *x, int *is_left) {
 
 int hierarchy_remove(hierarchy_t *h, uint64_t id) {
   uint64_t v;
-  if (!id_map_get(&h->map, id, &v)) return BFH_NOT_FOUND;
+  if (!id_map_get(&h->map, id, &v)) return ST_NOT_FOUND;
   leaf_t *l = (leaf_t *)(uintptr_t)v;
   node_t *p = l->parent;
 
   /* Plan the level-0 work and load what it reads: p's other leaves, and the sibling's
      leaves when p will borrow from it (the sibling's filter is then recomputed). */
-  int rc = BFH_OK;
-  for (uint32_t i = 0; i < p->n && rc == BFH_OK; i++)
+  int rc = ST_OK;
+  for (uint32_t i = 0; i < p->n && rc == ST_OK; i++)
     if (p->kid[i] != l) rc = preload(h, p->kid[i]);
-  if (rc == BFH_OK && p->parent && p->parent->n > 1 && p->n - 1 < h->d) {
+  if (rc == ST_OK && p->parent && p->parent->n > 1 && p->n - 1 < h->d) {
     int is_left;
     node_t *s = sibling_of(p, &is_left);
     if (s->n > h->d) rc = preload_kids(h, s);
   }
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     release_loads(h);
     return rc;
   }
@@ -514,7 +514,7 @@ int hierarchy_remove(hierarchy_t *h, uint64_t id) {
     h->root = NULL;
   }
   changed(h);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- bottom-up builds ---- */
@@ -548,19 +548,19 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
   node_t **cur = NULL, **next = NULL;
   size_t ncur = 0, nleaves = 0;
   int rc = id_map_reserve(&map, n);
-  if (rc == BFH_OK && n > 0) {
+  if (rc == ST_OK && n > 0) {
     leaves = calloc(n, sizeof *leaves);
     cur = calloc(n, sizeof *cur);
     next = calloc(n, sizeof *next);
-    if (!leaves || !cur || !next) rc = BFH_E_NOMEM;
+    if (!leaves || !cur || !next) rc = ST_E_NOMEM;
   }
-  if (rc == BFH_OK && n > 0 && !h->newleaf && !(h->newleaf = malloc(h->nwords * sizeof(uint64_t))))
-    rc = BFH_E_NOMEM;
-  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+  if (rc == ST_OK && n > 0 && !h->newleaf && !(h->newleaf = malloc(h->nwords * sizeof(uint64_t))))
+    rc = ST_E_NOMEM;
+  for (size_t i = 0; i < n && rc == ST_OK; i++) {
     if (id_map_get(&map, ids[i], NULL) || (!words[i] && !h->has_source)) {
-      rc = BFH_E_INVALID;
+      rc = ST_E_INVALID;
     } else if (!(leaves[i] = malloc(sizeof(leaf_t)))) {
-      rc = BFH_E_NOMEM;
+      rc = ST_E_NOMEM;
     } else {
       nleaves = i + 1;
       *leaves[i] = (leaf_t){.id = ids[i], .words = words[i], .tmp = NULL, .parent = NULL};
@@ -569,16 +569,16 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
   }
   /* Level 0: the leaves in order, non-resident ones loaded one at a time. */
   size_t ng = 0;
-  for (size_t g = 0, at = 0; rc == BFH_OK && n > 0 && (g == 0 || g < ng); g++) {
+  for (size_t g = 0, at = 0; rc == ST_OK && n > 0 && (g == 0 || g < ng); g++) {
     uint32_t sz = group_size(h, n, g, &ng);
     node_t *x = node_alloc(h, 0);
     if (!x) {
-      rc = BFH_E_NOMEM;
+      rc = ST_E_NOMEM;
       break;
     }
     cur[ncur++] = x;
     memset(x->words, 0, h->nwords * sizeof(uint64_t));
-    for (uint32_t i = 0; i < sz && rc == BFH_OK; i++, at++) {
+    for (uint32_t i = 0; i < sz && rc == ST_OK; i++, at++) {
       leaf_t *l = leaves[at];
       x->kid[x->n++] = l;
       l->parent = x;
@@ -587,18 +587,18 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
         rc = h->source.load(h->source.ctx, l->id, h->newleaf);
         w = h->newleaf;
       }
-      if (rc == BFH_OK) bits_or(x->words, w, h->nwords);
+      if (rc == ST_OK) bits_or(x->words, w, h->nwords);
     }
     x->nleaves = x->n;
   }
   /* Upper levels until one node remains. */
-  for (uint32_t level = 1; rc == BFH_OK && ncur > 1; level++) {
+  for (uint32_t level = 1; rc == ST_OK && ncur > 1; level++) {
     size_t nn = 0;
     for (size_t g = 0, at = 0; g == 0 || g < ng; g++) {
       uint32_t sz = group_size(h, ncur, g, &ng);
       node_t *x = node_alloc(h, level);
       if (!x) {
-        rc = BFH_E_NOMEM;
+        rc = ST_E_NOMEM;
         break;
       }
       next[nn++] = x;
@@ -608,7 +608,7 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
       }
       recompute(h, x);
     }
-    if (rc != BFH_OK) {
+    if (rc != ST_OK) {
       for (size_t i = 0; i < nn; i++) node_free(h, next[i]); /* children stay in cur */
       break;
     }
@@ -617,7 +617,7 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
     next = t;
     ncur = nn;
   }
-  if (rc != BFH_OK) { /* undo: the current top level owns every attached node and leaf */
+  if (rc != ST_OK) { /* undo: the current top level owns every attached node and leaf */
     for (size_t i = 0; i < nleaves; i++) /* first: tree_free frees the attached ones */
       if (leaves[i] && !leaves[i]->parent) free(leaves[i]);
     for (size_t i = 0; i < ncur; i++) tree_free(h, cur[i]);
@@ -637,7 +637,7 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
   free(leaves);
   free(cur);
   free(next);
-  return BFH_OK;
+  return ST_OK;
 }
 
 static void collect_leaves(const node_t *x, leaf_t **out, size_t *n) {
@@ -660,8 +660,8 @@ static int rebuild_paper(hierarchy_t *h) {
   leaf_t **ls = malloc((n ? n : 1) * sizeof *ls);
   uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
   const uint64_t **ws = malloc((n ? n : 1) * sizeof *ws);
-  int rc = ls && ids && ws ? BFH_OK : BFH_E_NOMEM;
-  if (rc == BFH_OK) {
+  int rc = ls && ids && ws ? ST_OK : ST_E_NOMEM;
+  if (rc == ST_OK) {
     size_t got = 0;
     if (h->root) collect_leaves(h->root, ls, &got);
     qsort(ls, got, sizeof *ls, by_leaf_id);
@@ -683,7 +683,7 @@ void hierarchy_batch_begin(hierarchy_t *h) {
 
 int hierarchy_batch_end(hierarchy_t *h) {
   h->batch = 0;
-  return h->placement == HIERARCHY_PAPER && h->stale ? rebuild_paper(h) : BFH_OK;
+  return h->placement == HIERARCHY_PAPER && h->stale ? rebuild_paper(h) : ST_OK;
 }
 
 /* ---- search ---- */
@@ -695,7 +695,7 @@ static int leaf_maybe(const hierarchy_t *h, const leaf_t *l, const probe_t *p) {
 
 int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
   uint64_t ip = 0, lp = 0, pos = 0;
-  int rc = BFH_OK;
+  int rc = ST_OK;
   struct {
     const node_t *x;
     uint32_t next;
@@ -709,10 +709,10 @@ int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, prob
       top = 0;
     }
   }
-  while (top >= 0 && rc == BFH_OK) {
+  while (top >= 0 && rc == ST_OK) {
     const node_t *x = stack[top].x;
     if (x->level == 0) {
-      for (uint32_t i = 0; i < x->n && rc == BFH_OK; i++) {
+      for (uint32_t i = 0; i < x->n && rc == ST_OK; i++) {
         const leaf_t *l = x->kid[i];
         lp++;
         if (leaf_maybe(h, l, p)) {
@@ -755,11 +755,11 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
                          uint32_t index, int rightmost) {
   const hierarchy_t *h = v->h;
   if (x->parent != parent)
-    return err_set(v->err, BFH_E_CORRUPT,
+    return err_set(v->err, ST_E_CORRUPT,
                    "hierarchy: level %" PRIu32 " node (child %" PRIu32 "): wrong parent link",
                    level, index);
   if (x->level != level)
-    return err_set(v->err, BFH_E_CORRUPT,
+    return err_set(v->err, ST_E_CORRUPT,
                    "hierarchy: node (child %" PRIu32 ") at level %" PRIu32 " says level %" PRIu32
                    ": leaves not at equal depth",
                    index, level, x->level);
@@ -771,7 +771,7 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
     if (!h->stale) hi = h->d;
   }
   if (x->n < lo || x->n > hi)
-    return err_set(v->err, BFH_E_CORRUPT,
+    return err_set(v->err, ST_E_CORRUPT,
                    "hierarchy: level %" PRIu32 " node (child %" PRIu32 "): %" PRIu32
                    " children, outside %" PRIu32 "..%" PRIu32,
                    level, index, x->n, lo, hi);
@@ -781,21 +781,21 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
       const leaf_t *l = x->kid[i];
       uint64_t mv;
       if (l->parent != x)
-        return err_set(v->err, BFH_E_CORRUPT, "hierarchy: leaf %" PRIu64 ": wrong parent link",
+        return err_set(v->err, ST_E_CORRUPT, "hierarchy: leaf %" PRIu64 ": wrong parent link",
                        l->id);
       if (!id_map_get(&h->map, l->id, &mv) || mv != (uint64_t)(uintptr_t)l)
-        return err_set(v->err, BFH_E_CORRUPT,
+        return err_set(v->err, ST_E_CORRUPT,
                        "hierarchy: leaf %" PRIu64 ": not in the id map, or present twice", l->id);
       nl++;
       v->leaves++;
     } else {
       int rc = validate_node(v, x->kid[i], x, level - 1, i, rightmost && i + 1 == x->n);
-      if (rc != BFH_OK) return rc;
+      if (rc != ST_OK) return rc;
       nl += ((const node_t *)x->kid[i])->nleaves;
     }
   }
   if (nl != x->nleaves)
-    return err_set(v->err, BFH_E_CORRUPT,
+    return err_set(v->err, ST_E_CORRUPT,
                    "hierarchy: level %" PRIu32 " node (child %" PRIu32 "): leaf count %" PRIu64
                    " but %" PRIu64 " leaves below",
                    level, index, x->nleaves, nl);
@@ -806,7 +806,7 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
     if (x->level == 0 && !((const leaf_t *)x->kid[i])->words) {
       const leaf_t *l = x->kid[i];
       int rc = h->source.load(h->source.ctx, l->id, v->buf);
-      if (rc != BFH_OK)
+      if (rc != ST_OK)
         return err_set(v->err, rc, "hierarchy: leaf %" PRIu64 ": load failed", l->id);
       w = v->buf;
     } else {
@@ -816,37 +816,37 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
   }
   for (size_t i = 0; i < h->nwords; i++)
     if (v->acc[i] != x->words[i])
-      return err_set(v->err, BFH_E_CORRUPT,
+      return err_set(v->err, ST_E_CORRUPT,
                      "hierarchy: level %" PRIu32 " node (child %" PRIu32 "): word %zu is %#" PRIx64
                      ", the OR of its children is %#" PRIx64,
                      level, index, i, x->words[i], v->acc[i]);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int hierarchy_validate(const hierarchy_t *h, err_t *err) {
   if (!h->root) {
     if (h->nleaves != 0 || h->map.n != 0)
-      return err_set(err, BFH_E_CORRUPT, "hierarchy: no root but %zu leaves", h->nleaves);
-    return BFH_OK;
+      return err_set(err, ST_E_CORRUPT, "hierarchy: no root but %zu leaves", h->nleaves);
+    return ST_OK;
   }
   if (h->root->level == 0 && h->root->n == 1 && h->nleaves != 1)
-    return err_set(err, BFH_E_CORRUPT, "hierarchy: root has one leaf of %zu", h->nleaves);
+    return err_set(err, ST_E_CORRUPT, "hierarchy: root has one leaf of %zu", h->nleaves);
   vstate_t v = {.h = h, .err = err, .leaves = 0};
   v.acc = malloc(h->nwords * sizeof(uint64_t));
   v.buf = malloc(h->nwords * sizeof(uint64_t));
-  int rc = BFH_OK;
+  int rc = ST_OK;
   if (!v.acc || !v.buf)
-    rc = err_set(err, BFH_E_NOMEM, "hierarchy: validate: no memory");
+    rc = err_set(err, ST_E_NOMEM, "hierarchy: validate: no memory");
   else
     rc = validate_node(&v, h->root, NULL, h->root->level, 0, 1);
   free(v.acc);
   free(v.buf);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   if (v.leaves != h->nleaves || h->map.n != h->nleaves)
-    return err_set(err, BFH_E_CORRUPT,
+    return err_set(err, ST_E_CORRUPT,
                    "hierarchy: %zu leaves in the tree, %zu counted, %zu in the id map", v.leaves,
                    h->nleaves, h->map.n);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- accessors and stats ---- */
@@ -893,9 +893,9 @@ size_t hierarchy_size_in_bytes(const hierarchy_t *h) {
 }
 
 int hierarchy_debug_flip_bit(hierarchy_t *h, uint32_t level, uint64_t pos) {
-  if (!h->root || level > h->root->level || pos >= h->m) return BFH_E_INVALID;
+  if (!h->root || level > h->root->level || pos >= h->m) return ST_E_INVALID;
   node_t *x = h->root;
   while (x->level > level) x = x->kid[0];
   x->words[pos >> 6] ^= 1ull << (pos & 63);
-  return BFH_OK;
+  return ST_OK;
 }

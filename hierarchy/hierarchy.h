@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 #include "util/err.h"
 #include "util/vec.h"
 
@@ -54,7 +54,7 @@ typedef struct hierarchy_leaf_source {
   /* Tests leaf `id` against p: 1 maybe, 0 no. On error it must return 1 (never a false
      negative). */
   int (*probe)(void *ctx, uint64_t id, const probe_t *p);
-  /* Copies leaf `id`'s words (ceil(m/64) words) into out; BFH_OK or an error status. */
+  /* Copies leaf `id`'s words (ceil(m/64) words) into out; ST_OK or an error status. */
   int (*load)(void *ctx, uint64_t id, uint64_t *out);
   void *ctx;
 } hierarchy_leaf_source_t;
@@ -69,10 +69,10 @@ void hierarchy_destroy(hierarchy_t *h); /* NULL allowed */
 /* Adds leaf `id` with filter `words` (ceil(m/64) words). words is borrowed: it must stay
    valid and unchanged until the leaf is removed or the hierarchy destroyed. words == NULL
    means "not resident": the source's load() is called to read it when needed.
-   Returns BFH_OK, BFH_E_INVALID if id is already present, BFH_E_NOMEM, or the source's
+   Returns ST_OK, ST_E_INVALID if id is already present, ST_E_NOMEM, or the source's
    error status (the hierarchy is then unchanged). */
 int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words);
-/* Removes leaf `id`. BFH_NOT_FOUND if absent. */
+/* Removes leaf `id`. ST_NOT_FOUND if absent. */
 int hierarchy_remove(hierarchy_t *h, uint64_t id);
 /* Replaces the whole content by the n leaves in the given order, built bottom-up: with every
    node as full as the order allows (2d children; the last two of a level share the rest so
@@ -83,20 +83,20 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
 /* HIERARCHY_PAPER (no effect for the other placements): between begin and end, inserts and
    removes keep the tree correct with the positional B+-tree steps, and end rebuilds it once
    in the paper's shape. A search in between is correct (never a false negative); only the
-   shape differs. hierarchy_batch_end returns BFH_OK, or the rebuild's error (BFH_E_NOMEM, a
+   shape differs. hierarchy_batch_end returns ST_OK, or the rebuild's error (ST_E_NOMEM, a
    leaf load's status): the tree is then still correct, and the next change or batch end
    rebuilds it. */
 void hierarchy_batch_begin(hierarchy_t *h);
 int hierarchy_batch_end(hierarchy_t *h);
 
 /* Appends to out the ids of the leaves that say maybe for p, and adds to st (may be NULL)
-   the internal nodes and leaves tested. BFH_OK or BFH_E_NOMEM. */
+   the internal nodes and leaves tested. ST_OK or ST_E_NOMEM. */
 int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, probe_stats_t *st);
 
 /* Checks every invariant: child counts (root 2..2d, others d..2d; for HIERARCHY_PAPER exactly
    d, the last node of a level 1..d), equal leaf depth, parent links, each leaf id once, and
-   every internal node == OR of its children (loading non-resident leaves). BFH_OK, or
-   BFH_E_CORRUPT with the first violation in err. */
+   every internal node == OR of its children (loading non-resident leaves). ST_OK, or
+   ST_E_CORRUPT with the first violation in err. */
 int hierarchy_validate(const hierarchy_t *h, err_t *err);
 
 size_t hierarchy_leaf_count(const hierarchy_t *h);
@@ -117,7 +117,7 @@ size_t hierarchy_size_in_bytes(const hierarchy_t *h);
 
 /* FOR TESTS ONLY: flips bit pos of the leftmost internal node at `level` (0 = parents of
    leaves), so that a test can prove hierarchy_validate() detects a damaged node.
-   BFH_OK, or BFH_E_INVALID if there is no such level or pos >= m. */
+   ST_OK, or ST_E_INVALID if there is no such level or pos >= m. */
 int hierarchy_debug_flip_bit(hierarchy_t *h, uint32_t level, uint64_t pos);
 
 #endif

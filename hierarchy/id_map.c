@@ -2,7 +2,8 @@
 
 #include <stdlib.h>
 
-#include "bfh.h"
+#include "util/status.h"
+
 
 static size_t slot_of(uint64_t id, size_t cap) {
   uint64_t x = id;
@@ -51,7 +52,7 @@ static void put_raw(id_map_entry_t *slots, uint8_t *used, size_t cap, uint64_t i
 }
 
 int id_map_reserve(id_map_t *m, size_t n) {
-  if (n * 2 <= m->cap) return BFH_OK;
+  if (n * 2 <= m->cap) return ST_OK;
   size_t cap = m->cap ? m->cap : 16;
   while (cap < n * 2) cap *= 2;
   id_map_entry_t *slots = malloc(cap * sizeof *slots);
@@ -59,7 +60,7 @@ int id_map_reserve(id_map_t *m, size_t n) {
   if (!slots || !used) {
     free(slots);
     free(used);
-    return BFH_E_NOMEM;
+    return ST_E_NOMEM;
   }
   size_t cnt = 0;
   for (size_t i = 0; i < m->cap; i++)
@@ -69,14 +70,14 @@ int id_map_reserve(id_map_t *m, size_t n) {
   m->slots = slots;
   m->used = used;
   m->cap = cap;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int id_map_put(id_map_t *m, uint64_t id, uint64_t value) {
   int rc = id_map_reserve(m, m->n + 1);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   put_raw(m->slots, m->used, m->cap, id, value, &m->n);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int id_map_del(id_map_t *m, uint64_t id) {

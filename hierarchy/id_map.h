@@ -28,9 +28,9 @@ void id_map_release(id_map_t *m); /* frees the arrays; m may be NULL */
 /* 1 and *value set if id is present, else 0 (value may be NULL). */
 int id_map_get(const id_map_t *m, uint64_t id, uint64_t *value);
 /* Makes room for n entries in total, so that the next puts up to n cannot fail.
-   BFH_OK or BFH_E_NOMEM (m unchanged). */
+   ST_OK or ST_E_NOMEM (m unchanged). */
 int id_map_reserve(id_map_t *m, size_t n);
-/* Inserts or overwrites. BFH_OK or BFH_E_NOMEM (m unchanged). */
+/* Inserts or overwrites. ST_OK or ST_E_NOMEM (m unchanged). */
 int id_map_put(id_map_t *m, uint64_t id, uint64_t value);
 /* Removes id; 1 if it was present, 0 if not. Never allocates. */
 int id_map_del(id_map_t *m, uint64_t id);

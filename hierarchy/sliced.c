@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/id_map.h"
 
 struct sliced {
@@ -48,7 +48,7 @@ void sliced_destroy(sliced_t *s) {
 
 /* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 64). */
 static int grow_to(sliced_t *s, size_t slots) {
-  if (slots <= s->cap) return BFH_OK;
+  if (slots <= s->cap) return ST_OK;
   size_t cap = (slots + 63) / 64 * 64;
   size_t rw = cap / 64;
   uint64_t *rows = calloc((size_t)s->m * rw, sizeof *rows);
@@ -56,7 +56,7 @@ static int grow_to(sliced_t *s, size_t slots) {
   if (!rows || !ids) {
     free(rows);
     if (ids) s->slot_id = ids;
-    return BFH_E_NOMEM;
+    return ST_E_NOMEM;
   }
   s->slot_id = ids;
   if (s->rows) {
@@ -68,7 +68,7 @@ static int grow_to(sliced_t *s, size_t slots) {
   s->rows = rows;
   s->cap = cap;
   s->row_words = rw;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int sliced_reserve(sliced_t *s, size_t slots) {
@@ -79,7 +79,7 @@ int sliced_reserve(sliced_t *s, size_t slots) {
 static int make_room(sliced_t *s, size_t extra) {
   size_t reuse = s->free_slots.n < extra ? s->free_slots.n : extra;
   size_t need = s->hi + (extra - reuse);
-  if (need <= s->cap) return BFH_OK;
+  if (need <= s->cap) return ST_OK;
   size_t cap = s->cap ? s->cap : 64;
   while (cap < need) cap *= 2;
   return grow_to(s, cap);
@@ -103,14 +103,14 @@ static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
 }
 
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
-  if (id_map_get(&s->map, id, NULL)) return BFH_E_INVALID;
-  if (make_room(s, 1) != BFH_OK || id_map_reserve(&s->map, s->map.n + 1) != BFH_OK)
-    return BFH_E_NOMEM;
+  if (id_map_get(&s->map, id, NULL)) return ST_E_INVALID;
+  if (make_room(s, 1) != ST_OK || id_map_reserve(&s->map, s->map.n + 1) != ST_OK)
+    return ST_E_NOMEM;
   size_t slot = take_slot(s);
   id_map_put(&s->map, id, slot); /* cannot fail after the reserve */
   s->slot_id[slot] = id;
   fill_sparse(s, slot, words);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* In-place transpose of a 64x64 bit matrix: afterwards bit i of a[j] is what bit j of
@@ -156,23 +156,23 @@ static void fill_column_word(sliced_t *s, size_t c, const slot_src_t *g, size_t 
 }
 
 int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *words, size_t n) {
-  if (n == 0) return BFH_OK;
-  if (id_map_reserve(&s->map, s->map.n + n) != BFH_OK) return BFH_E_NOMEM;
+  if (n == 0) return ST_OK;
+  if (id_map_reserve(&s->map, s->map.n + n) != ST_OK) return ST_E_NOMEM;
   slot_src_t *g = malloc(n * sizeof *g);
-  if (!g) return BFH_E_NOMEM;
+  if (!g) return ST_E_NOMEM;
   /* Claim the ids first (the map cannot fail after the reserve); undo on a duplicate. */
   for (size_t i = 0; i < n; i++) {
     if (id_map_get(&s->map, ids[i], NULL)) {
       for (size_t u = 0; u < i; u++) id_map_del(&s->map, ids[u]);
       free(g);
-      return BFH_E_INVALID;
+      return ST_E_INVALID;
     }
     id_map_put(&s->map, ids[i], 0);
   }
-  if (make_room(s, n) != BFH_OK) {
+  if (make_room(s, n) != ST_OK) {
     for (size_t u = 0; u < n; u++) id_map_del(&s->map, ids[u]);
     free(g);
-    return BFH_E_NOMEM;
+    return ST_E_NOMEM;
   }
   for (size_t i = 0; i < n; i++) {
     size_t slot = take_slot(s);
@@ -189,7 +189,7 @@ int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *wo
     i = e;
   }
   free(g);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int sliced_remove(sliced_t *s, uint64_t id) {
@@ -198,8 +198,8 @@ int sliced_remove(sliced_t *s, uint64_t id) {
 
 int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   uint64_t slot;
-  if (!id_map_get(&s->map, id, &slot)) return BFH_NOT_FOUND;
-  if (u64vec_reserve(&s->free_slots, s->free_slots.n + 1) != BFH_OK) return BFH_E_NOMEM;
+  if (!id_map_get(&s->map, id, &slot)) return ST_NOT_FOUND;
+  if (u64vec_reserve(&s->free_slots, s->free_slots.n + 1) != ST_OK) return ST_E_NOMEM;
   size_t c = (size_t)slot / 64;
   uint64_t keep = ~(1ull << (slot & 63));
   if (words) {
@@ -211,7 +211,7 @@ int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   }
   id_map_del(&s->map, id);
   s->free_slots.v[s->free_slots.n++] = slot;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
@@ -224,8 +224,8 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
       uint64_t x = r[0][c];
       for (uint32_t i = 1; i < p->k && x; i++) x &= r[i][c];
       for (; x; x &= x - 1) {
-        if (u64vec_push(out, s->slot_id[c * 64 + (size_t)__builtin_ctzll(x)]) != BFH_OK)
-          return BFH_E_NOMEM;
+        if (u64vec_push(out, s->slot_id[c * 64 + (size_t)__builtin_ctzll(x)]) != ST_OK)
+          return ST_E_NOMEM;
         found++;
       }
     }
@@ -235,7 +235,7 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
     st->leaf_probes += s->map.n;
     st->leaf_positives += found;
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 size_t sliced_leaf_count(const sliced_t *s) {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 #include "util/err.h"
 #include "util/vec.h"
 
@@ -23,9 +23,9 @@ sliced_t *sliced_create(uint64_t m);
 void sliced_destroy(sliced_t *s); /* NULL allowed */
 
 /* Adds leaf `id` whose filter is `words` (read during the call only, not kept).
-   BFH_E_INVALID if id is present, BFH_E_NOMEM. */
+   ST_E_INVALID if id is present, ST_E_NOMEM. */
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words);
-/* Removes leaf `id` and frees its slot. BFH_NOT_FOUND if absent. */
+/* Removes leaf `id` and frees its slot. ST_NOT_FOUND if absent. */
 int sliced_remove(sliced_t *s, uint64_t id);
 /* sliced_remove for a caller that still has the leaf's filter: words must be exactly what
    the leaf was added with. Clears only the rows of its set bits (O(popcount) instead of
@@ -35,10 +35,10 @@ int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words);
 /* Adds n leaves at once (words[i] read during the call only). Same result as n calls of
    sliced_add, but fills the rows 64 slots at a time by 64x64 bit transposes, which is
    sequential where sliced_add writes one random row word per set bit: use it for bulk
-   loads. BFH_E_INVALID (nothing added) if an id is present or repeated, BFH_E_NOMEM. */
+   loads. ST_E_INVALID (nothing added) if an id is present or repeated, ST_E_NOMEM. */
 int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *words, size_t n);
 /* Makes room for `slots` leaves so that adds up to that count do not re-lay the rows
-   (growth otherwise doubles the capacity). BFH_OK or BFH_E_NOMEM. */
+   (growth otherwise doubles the capacity). ST_OK or ST_E_NOMEM. */
 int sliced_reserve(sliced_t *s, size_t slots);
 
 /* Appends to out the ids of the leaves that say maybe for p. Counters in st (may be NULL):

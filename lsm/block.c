@@ -274,10 +274,10 @@ static const void *bi_value(const iterator_t *it, size_t *n) {
 }
 static int bi_status(const iterator_t *it, err_t *err) {
   const block_iter_t *bi = (const block_iter_t *)it;
-  if (bi->bad) return err_set(err, BFH_E_CORRUPT, "block: malformed restart array");
-  if (bi->cur.corrupt) return err_set(err, BFH_E_CORRUPT, "block: malformed entry");
+  if (bi->bad) return err_set(err, ST_E_CORRUPT, "block: malformed restart array");
+  if (bi->cur.corrupt) return err_set(err, ST_E_CORRUPT, "block: malformed entry");
   err_clear(err);
-  return BFH_OK;
+  return ST_OK;
 }
 static void bi_destroy(iterator_t *it) {
   block_iter_t *bi = (block_iter_t *)it;

@@ -72,7 +72,7 @@ void block_cursor_next(block_cursor_t *c);
 static inline int block_cursor_valid(const block_cursor_t *c) {
   return !c->corrupt && c->offset < c->block->restarts_offset;
 }
-/* 1 if stopped by a malformed entry (caller reports BFH_E_CORRUPT with file/offset). */
+/* 1 if stopped by a malformed entry (caller reports ST_E_CORRUPT with file/offset). */
 static inline int block_cursor_corrupt(const block_cursor_t *c) {
   return c->corrupt;
 }
@@ -91,7 +91,7 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
                      uint64_t *entries);
 
 /* An iterator over one block (contents borrowed; must outlive it). status() reports a
-   malformed entry as BFH_E_CORRUPT with "block: malformed entry". NULL on no
+   malformed entry as ST_E_CORRUPT with "block: malformed entry". NULL on no
    memory. Client calls iterator_destroy(). */
 iterator_t *block_iterator_create(const uint8_t *data, size_t size, key_compare_fn cmp);
 

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bfh.h"
 #include "util/coding.h"
+#include "util/status.h"
 
 static int grow(uint8_t **p, size_t *cap, size_t need) {
   if (need <= *cap) return 0;
@@ -81,7 +81,7 @@ const uint8_t *block_builder_last_key(const block_builder_t *b, size_t *n) {
 
 int block_builder_add(block_builder_t *b, const void *key, size_t klen, const void *val,
                       size_t vlen) {
-  if (b->nomem) return BFH_E_NOMEM;
+  if (b->nomem) return ST_E_NOMEM;
   const uint8_t *k = key;
   size_t shared = 0;
   if (b->counter < b->interval) {
@@ -90,7 +90,7 @@ int block_builder_add(block_builder_t *b, const void *key, size_t klen, const vo
   } else {
     if (b->nrestarts == b->restarts_cap) {
       uint32_t *r = realloc(b->restarts, 2 * b->restarts_cap * sizeof *r);
-      if (!r) return b->nomem = 1, BFH_E_NOMEM;
+      if (!r) return b->nomem = 1, ST_E_NOMEM;
       b->restarts = r;
       b->restarts_cap *= 2;
     }
@@ -100,7 +100,7 @@ int block_builder_add(block_builder_t *b, const void *key, size_t klen, const vo
   size_t non_shared = klen - shared;
   if (grow(&b->buf, &b->cap, b->size + 3 * VARINT32_MAX_BYTES + non_shared + vlen) ||
       grow(&b->last, &b->last_cap, klen))
-    return b->nomem = 1, BFH_E_NOMEM;
+    return b->nomem = 1, ST_E_NOMEM;
   uint8_t *p = b->buf + b->size;
   p = encode_varint32(p, (uint32_t)shared);
   p = encode_varint32(p, (uint32_t)non_shared);
@@ -113,7 +113,7 @@ int block_builder_add(block_builder_t *b, const void *key, size_t klen, const vo
   memcpy(b->last + shared, k + shared, non_shared);
   b->last_len = klen;
   b->counter++;
-  return BFH_OK;
+  return ST_OK;
 }
 
 const uint8_t *block_builder_finish(block_builder_t *b, size_t *n) {

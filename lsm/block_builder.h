@@ -29,7 +29,7 @@ void block_builder_release(block_builder_t *b);
 /* Empties the builder for a new block (keeps its buffers). */
 void block_builder_reset(block_builder_t *b);
 /* REQUIRES: not finished; key > every key added since reset (in the block's order).
-   Returns BFH_OK or BFH_E_NOMEM. */
+   Returns ST_OK or ST_E_NOMEM. */
 int block_builder_add(block_builder_t *b, const void *key, size_t klen, const void *val,
                       size_t vlen);
 /* Appends the restart array; returns the contents (borrowed, valid until reset/release)

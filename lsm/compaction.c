@@ -117,12 +117,12 @@ int lsm_compaction_fill_edit(const lsm_compaction_t *c, lsm_version_edit_t *edit
   for (int w = 0; w < 2; w++)
     for (size_t i = 0; i < c->ninputs[w]; i++)
       if (lsm_version_edit_delete_file(edit, c->level + w, c->inputs[w][i]->number))
-        return BFH_E_NOMEM;
+        return ST_E_NOMEM;
   for (size_t i = 0; i < c->noutputs; i++) {
     const lsm_output_t *o = &c->outputs[i];
     if (lsm_version_edit_add_file(edit, c->level + 1, o->number, o->size, o->smallest,
                                   o->smallest_len, o->largest, o->largest_len))
-      return BFH_E_NOMEM;
+      return ST_E_NOMEM;
   }
   /* The next compaction of this level starts after the largest key compacted now. */
   const lsm_file_meta_t *last = c->inputs[0][0];
@@ -132,8 +132,8 @@ int lsm_compaction_fill_edit(const lsm_compaction_t *c, lsm_version_edit_t *edit
       last = c->inputs[0][i];
   if (c->level > 0 &&
       lsm_version_edit_set_compact_pointer(edit, c->level, last->largest, last->largest_len))
-    return BFH_E_NOMEM;
-  return BFH_OK;
+    return ST_E_NOMEM;
+  return ST_OK;
 }
 
 /* 1 if no level below the output level holds user key ukey (keys arrive in order, so the
@@ -181,7 +181,7 @@ static uint8_t *dup_bytes(const void *p, size_t n) {
 static int finish_output(lsm_compaction_t *c, const lsm_compaction_env_t *env, table_builder_t *tb,
                          uint64_t number, const char *path, err_t *err) {
   int rc = table_builder_finish(tb, err);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     lsm_output_t o = {.number = number, .size = table_builder_file_size(tb)};
     const uint8_t *s, *l;
     s = table_builder_smallest(tb, &o.smallest_len);
@@ -198,7 +198,7 @@ static int finish_output(lsm_compaction_t *c, const lsm_compaction_env_t *env, t
       /* end(ok = 1) was called: the hook must still hear that the table is gone. */
       const lsm_table_hook_t *h = env->topt.hook;
       if (h && h->table_removed) h->table_removed(h->ctx, number);
-      return err_set(err, BFH_E_NOMEM, "compaction: out of memory");
+      return err_set(err, ST_E_NOMEM, "compaction: out of memory");
     }
     c->outputs[c->noutputs++] = o;
     c->bytes_written += o.size;
@@ -212,28 +212,28 @@ static int finish_output(lsm_compaction_t *c, const lsm_compaction_env_t *env, t
 int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err_t *err) {
   size_t n = c->ninputs[0] + c->ninputs[1];
   iterator_t **children = calloc(n ? n : 1, sizeof *children);
-  if (!children) return err_set(err, BFH_E_NOMEM, "compaction: out of memory");
-  int rc = BFH_OK;
+  if (!children) return err_set(err, ST_E_NOMEM, "compaction: out of memory");
+  int rc = ST_OK;
   size_t k = 0;
-  for (int w = 0; w < 2 && rc == BFH_OK; w++) {
-    for (size_t i = 0; i < c->ninputs[w] && rc == BFH_OK; i++) {
+  for (int w = 0; w < 2 && rc == ST_OK; w++) {
+    for (size_t i = 0; i < c->ninputs[w] && rc == ST_OK; i++) {
       struct table *t;
       rc = env->open_table(env->arg, c->inputs[w][i], &t, err);
-      if (rc != BFH_OK) break;
+      if (rc != ST_OK) break;
       c->bytes_read += c->inputs[w][i]->size;
       children[k] = table_iterator_create(t);
-      if (!children[k]) rc = err_set(err, BFH_E_NOMEM, "compaction: out of memory");
+      if (!children[k]) rc = err_set(err, ST_E_NOMEM, "compaction: out of memory");
       k++;
     }
   }
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     for (size_t i = 0; i < k; i++) iterator_destroy(children[i]);
     free(children);
     return rc;
   }
   iterator_t *it = merging_iterator_create(children, k);
   free(children);
-  if (!it) return err_set(err, BFH_E_NOMEM, "compaction: out of memory");
+  if (!it) return err_set(err, ST_E_NOMEM, "compaction: out of memory");
 
   uint8_t *prev = NULL;
   size_t prev_len = 0, prev_cap = 0;
@@ -243,7 +243,7 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
   char path[LSM_PATH_MAX];
   for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) {
     if (env->interrupt(env->arg)) {
-      rc = err_set(err, BFH_E_IO, "compaction: interrupted by close");
+      rc = err_set(err, ST_E_IO, "compaction: interrupted by close");
       break;
     }
     size_t klen, vlen;
@@ -251,14 +251,14 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
     const void *val = iterator_value(it, &vlen);
     internal_key_parts_t parts;
     if (internal_key_parse(key, klen, &parts) != 0) {
-      rc = err_set(err, BFH_E_CORRUPT, "compaction: malformed internal key in level %d/%d input",
+      rc = err_set(err, ST_E_CORRUPT, "compaction: malformed internal key in level %d/%d input",
                    c->level, c->level + 1);
       break;
     }
     if (tb && should_stop_before(c, key, klen)) {
       rc = finish_output(c, env, tb, out_number, path, err);
       tb = NULL;
-      if (rc != BFH_OK) break;
+      if (rc != ST_OK) break;
     }
     int drop = 0;
     if (has_prev && bytewise_compare(parts.user_key, parts.user_len, prev, prev_len) == 0) {
@@ -268,7 +268,7 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
         size_t cap = parts.user_len * 2 + 16;
         uint8_t *p = realloc(prev, cap);
         if (!p) {
-          rc = err_set(err, BFH_E_NOMEM, "compaction: out of memory");
+          rc = err_set(err, ST_E_NOMEM, "compaction: out of memory");
           break;
         }
         prev = p;
@@ -286,22 +286,22 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
       out_number = env->new_file(env->arg);
       table_file_path(env->dir, out_number, path, sizeof path);
       rc = table_builder_create(env->io, path, out_number, &env->topt, &tb, err);
-      if (rc != BFH_OK) {
+      if (rc != ST_OK) {
         tb = NULL;
         (void)lsm_io_unlink(env->io, path, NULL);
         break;
       }
     }
     rc = table_builder_add(tb, key, klen, val, vlen, err);
-    if (rc != BFH_OK) break;
+    if (rc != ST_OK) break;
     if (table_builder_file_size(tb) >= c->max_output_bytes) {
       rc = finish_output(c, env, tb, out_number, path, err);
       tb = NULL;
-      if (rc != BFH_OK) break;
+      if (rc != ST_OK) break;
     }
   }
-  if (rc == BFH_OK) rc = iterator_status(it, err);
-  if (rc == BFH_OK && tb) {
+  if (rc == ST_OK) rc = iterator_status(it, err);
+  if (rc == ST_OK && tb) {
     rc = finish_output(c, env, tb, out_number, path, err);
     tb = NULL;
   }

@@ -78,11 +78,11 @@ int lsm_compaction_is_trivial_move(const lsm_compaction_t *c);
 
 /* Merges the inputs into new tables (c->outputs). On failure the outputs written so far
    stay listed in c->outputs (their files exist; the caller reports and unlinks them).
-   BFH_E_CORRUPT names the damaged input file and offset. */
+   ST_E_CORRUPT names the damaged input file and offset. */
 int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err_t *err);
 
 /* Adds to edit: deletion of every input, the outputs at level + 1, the compact pointer.
-   BFH_OK or BFH_E_NOMEM. */
+   ST_OK or ST_E_NOMEM. */
 int lsm_compaction_fill_edit(const lsm_compaction_t *c, lsm_version_edit_t *edit);
 
 /* Frees the key copies of an output array. */

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 #include "lsm/arena.h"
 #include "lsm/compaction.h"
 #include "lsm/filename.h"
@@ -112,7 +112,7 @@ void lsm_options_init(lsm_options_t *opt) {
 }
 
 static int set_bg_error(lsm_db_t *db, int rc, const err_t *e) {
-  if (!db->bg_error && rc != BFH_OK) {
+  if (!db->bg_error && rc != ST_OK) {
     db->bg_error = rc;
     if (e)
       db->bg_err = *e;
@@ -135,7 +135,7 @@ static int file_table(lsm_db_t *db, lsm_file_meta_t *f, table_t **out, err_t *er
   table_t *t = atomic_load_explicit(&f->table, memory_order_acquire);
   if (!t) {
     int rc = table_cache_get(db->tc, f->number, &t, err);
-    if (rc != BFH_OK) return rc;
+    if (rc != ST_OK) return rc;
     table_t *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(&f->table, &expected, t, memory_order_acq_rel,
                                                  memory_order_acquire)) {
@@ -144,7 +144,7 @@ static int file_table(lsm_db_t *db, lsm_file_meta_t *f, table_t **out, err_t *er
     }
   }
   *out = t;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t *err) {
@@ -175,7 +175,7 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
   db->vs->obsolete.n = 0;
   u64vec_t live;
   u64vec_init(&live);
-  if (lsm_version_set_live_files(db->vs, &live) != BFH_OK) return;
+  if (lsm_version_set_live_files(db->vs, &live) != ST_OK) return;
   for (size_t i = 0; i < db->pending.n; i++)
     if (u64vec_push(&live, db->pending.v[i])) {
       u64vec_release(&live);
@@ -184,7 +184,7 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
   u64vec_sort(&live);
   char **names = NULL;
   size_t n = 0;
-  if (lsm_io_list_dir(db->io, db->dir, &names, &n, NULL) != BFH_OK) {
+  if (lsm_io_list_dir(db->io, db->dir, &names, &n, NULL) != ST_OK) {
     u64vec_release(&live);
     return;
   }
@@ -315,7 +315,7 @@ static int pick_level_for_flush(lsm_db_t *db, const lsm_version_t *v, const uint
 static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, int may_push,
                         uint64_t *number_out, err_t *err) {
   *number_out = 0;
-  if (memtable_entries(m) == 0) return BFH_OK;
+  if (memtable_entries(m) == 0) return ST_OK;
   uint64_t number = new_pending_file(db);
   lsm_version_t *base = db->vs->current;
   lsm_version_ref(base);
@@ -326,11 +326,11 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
   table_builder_t *tb = NULL;
   iterator_t *it = memtable_iterator_create(m);
   int rc = it ? table_builder_create(db->io, path, number, &db->topt, &tb, err)
-              : err_set(err, BFH_E_NOMEM, "flush: out of memory");
+              : err_set(err, ST_E_NOMEM, "flush: out of memory");
   uint8_t *prev = NULL;
   size_t prev_len = 0, prev_cap = 0;
   int has_prev = 0;
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) {
       size_t klen, vlen;
       const uint8_t *key = iterator_key(it, &klen);
@@ -341,7 +341,7 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
       if (ulen > prev_cap) {
         uint8_t *p = realloc(prev, ulen * 2 + 16);
         if (!p) {
-          rc = err_set(err, BFH_E_NOMEM, "flush: out of memory");
+          rc = err_set(err, ST_E_NOMEM, "flush: out of memory");
           break;
         }
         prev = p;
@@ -351,15 +351,15 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
       prev_len = ulen;
       has_prev = 1;
       rc = table_builder_add(tb, key, klen, val, vlen, err);
-      if (rc != BFH_OK) break;
+      if (rc != ST_OK) break;
     }
   }
-  if (rc == BFH_OK) rc = iterator_status(it, err);
-  if (rc == BFH_OK) rc = table_builder_finish(tb, err);
+  if (rc == ST_OK) rc = iterator_status(it, err);
+  if (rc == ST_OK) rc = table_builder_finish(tb, err);
   uint64_t size = 0;
   uint8_t *smallest = NULL, *largest = NULL;
   size_t slen = 0, llen = 0;
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     size = table_builder_file_size(tb);
     const uint8_t *s = table_builder_smallest(tb, &slen), *l = table_builder_largest(tb, &llen);
     smallest = malloc(slen);
@@ -368,21 +368,21 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
       memcpy(smallest, s, slen);
       memcpy(largest, l, llen);
     } else {
-      rc = err_set(err, BFH_E_NOMEM, "flush: out of memory");
+      rc = err_set(err, ST_E_NOMEM, "flush: out of memory");
       call_table_removed(db, number); /* end(ok = 1) was called */
     }
   }
   table_builder_destroy(tb);
   iterator_destroy(it);
   free(prev);
-  if (rc != BFH_OK) (void)lsm_io_unlink(db->io, path, NULL);
+  if (rc != ST_OK) (void)lsm_io_unlink(db->io, path, NULL);
 
   pthread_mutex_lock(&db->mu);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     int level =
         may_push ? pick_level_for_flush(db, base, smallest, slen - 8, largest, llen - 8) : 0;
     if (lsm_version_edit_add_file(edit, level, number, size, smallest, slen, largest, llen)) {
-      rc = err_set(err, BFH_E_NOMEM, "flush: out of memory");
+      rc = err_set(err, ST_E_NOMEM, "flush: out of memory");
       call_table_removed(db, number);
       (void)lsm_io_unlink(db->io, path, NULL);
     } else {
@@ -390,7 +390,7 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
       *number_out = number;
     }
   }
-  if (rc != BFH_OK) pending_remove(db, number);
+  if (rc != ST_OK) pending_remove(db, number);
   free(smallest);
   free(largest);
   lsm_version_unref(base);
@@ -407,10 +407,10 @@ static int flush_imm(lsm_db_t *db) {
   lsm_version_edit_init(&edit);
   uint64_t number = 0;
   int rc = write_level0(db, imm, &edit, !db->compacting, &number, &e);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     lsm_version_edit_set_log_number(&edit, log_number);
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
-    if (rc != BFH_OK && number) {
+    if (rc != ST_OK && number) {
       /* The table stays on disk: the edit naming it may have reached the manifest (a write
          or sync that failed after its bytes did), and then the next open needs it; if not,
          that open deletes it as an orphan. */
@@ -421,7 +421,7 @@ static int flush_imm(lsm_db_t *db) {
   }
   if (number) pending_remove(db, number);
   lsm_version_edit_release(&edit);
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     err_prefix(&e, "flush: ");
     return set_bg_error(db, rc, &e);
   }
@@ -433,7 +433,7 @@ static int flush_imm(lsm_db_t *db) {
   refresh_read_state(db);
   db->stats.flushes++;
   pthread_cond_broadcast(&db->done_cv);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- compaction ---------------------------------------------------------------------- */
@@ -463,7 +463,7 @@ static void background_compaction(lsm_db_t *db) {
   lsm_compaction_t *c = lsm_compaction_pick(db->vs, db->opt.table_bytes);
   if (!c) {
     if (db->vs->current->score >= 1)
-      set_bg_error(db, err_set(&db->bg_err, BFH_E_NOMEM, "compaction: out of memory"), NULL);
+      set_bg_error(db, err_set(&db->bg_err, ST_E_NOMEM, "compaction: out of memory"), NULL);
     return;
   }
   err_t e;
@@ -474,13 +474,13 @@ static void background_compaction(lsm_db_t *db) {
   if (lsm_compaction_is_trivial_move(c)) {
     const lsm_file_meta_t *f = c->inputs[0][0];
     rc = lsm_version_edit_delete_file(&edit, c->level, f->number);
-    if (rc == BFH_OK)
+    if (rc == ST_OK)
       rc = lsm_version_edit_add_file(&edit, c->level + 1, f->number, f->size, f->smallest,
                                      f->smallest_len, f->largest, f->largest_len);
-    if (rc != BFH_OK) rc = err_set(&e, rc, "compaction: out of memory");
-    if (rc == BFH_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
-    if (rc == BFH_OK) refresh_read_state(db);
-    if (rc != BFH_OK) set_bg_error(db, rc, &e);
+    if (rc != ST_OK) rc = err_set(&e, rc, "compaction: out of memory");
+    if (rc == ST_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+    if (rc == ST_OK) refresh_read_state(db);
+    if (rc != ST_OK) set_bg_error(db, rc, &e);
     lsm_version_edit_release(&edit);
     lsm_compaction_destroy(c);
     return;
@@ -497,23 +497,23 @@ static void background_compaction(lsm_db_t *db) {
   rc = lsm_compaction_run(c, &env, &e);
   pthread_mutex_lock(&db->mu);
   db->compacting = 0;
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     rc = lsm_compaction_fill_edit(c, &edit);
-    if (rc != BFH_OK) rc = err_set(&e, rc, "compaction: out of memory");
+    if (rc != ST_OK) rc = err_set(&e, rc, "compaction: out of memory");
   }
   int logged = 0; /* the manifest write was tried: its edit may be on disk */
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     logged = 1;
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
   }
   for (size_t i = 0; i < c->noutputs; i++) pending_remove(db, c->outputs[i].number);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     refresh_read_state(db);
     db->stats.compactions++;
     db->stats.bytes_written += c->bytes_written;
   }
   pthread_mutex_unlock(&db->mu);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     /* The inputs left the live version. */
     for (int w = 0; w < 2; w++)
       for (size_t i = 0; i < c->ninputs[w]; i++) call_table_removed(db, c->inputs[w][i]->number);
@@ -530,7 +530,7 @@ static void background_compaction(lsm_db_t *db) {
     }
   }
   pthread_mutex_lock(&db->mu);
-  if (rc != BFH_OK && !atomic_load(&db->shutting_down)) set_bg_error(db, rc, &e);
+  if (rc != ST_OK && !atomic_load(&db->shutting_down)) set_bg_error(db, rc, &e);
   lsm_version_edit_release(&edit);
   lsm_compaction_destroy(c);
 }
@@ -578,11 +578,11 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
   lsm_filename_log(path, sizeof path, db->dir, number);
   log_writer_t *lw = NULL;
   int rc = log_writer_open(db->io, path, &lw, err);
-  if (rc == BFH_OK && db->opt.sync) rc = lsm_io_sync_dir(db->io, db->dir, err);
-  memtable_t *m = rc == BFH_OK ? memtable_create() : NULL;
-  mem_filter_t *mf = rc == BFH_OK ? new_mem_filter(db) : NULL;
-  if (rc == BFH_OK && (!m || !mf)) rc = err_set(err, BFH_E_NOMEM, "memtable: out of memory");
-  if (rc != BFH_OK) {
+  if (rc == ST_OK && db->opt.sync) rc = lsm_io_sync_dir(db->io, db->dir, err);
+  memtable_t *m = rc == ST_OK ? memtable_create() : NULL;
+  mem_filter_t *mf = rc == ST_OK ? new_mem_filter(db) : NULL;
+  if (rc == ST_OK && (!m || !mf)) rc = err_set(err, ST_E_NOMEM, "memtable: out of memory");
+  if (rc != ST_OK) {
     memtable_unref(m);
     mem_filter_unref(mf);
     (void)log_writer_close(lw, NULL);
@@ -599,7 +599,7 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
   db->mf = mf;
   refresh_read_state(db);
   pthread_cond_signal(&db->bg_cv);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* The arena grows in ARENA_BLOCK_BYTES steps, and a new memtable already holds one block:
@@ -634,12 +634,12 @@ static int make_room_for_write(lsm_db_t *db, int force, err_t *err) {
       pthread_cond_wait(&db->done_cv, &db->mu);
     } else {
       int rc = switch_memtable(db, err);
-      if (rc != BFH_OK) return rc;
+      if (rc != ST_OK) return rc;
       force = 0;
     }
   }
   if (t0) db->stats.stall_us += now_us() - t0;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* Joins the batches of the writers queued after the leader (same sync setting for all:
@@ -655,10 +655,10 @@ static write_batch_t *build_group(lsm_db_t *db, writer_t **last) {
     if (size + w->batch->size > max) break;
     if (result == first->batch) {
       write_batch_clear(&db->group);
-      if (write_batch_append(&db->group, first->batch) != BFH_OK) break;
+      if (write_batch_append(&db->group, first->batch) != ST_OK) break;
       result = &db->group;
     }
-    if (write_batch_append(result, w->batch) != BFH_OK) break;
+    if (write_batch_append(result, w->batch) != ST_OK) break;
     size += w->batch->size;
     *last = w;
   }
@@ -679,12 +679,12 @@ static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
   if (w.done) {
     pthread_mutex_unlock(&db->mu);
     pthread_cond_destroy(&w.cv);
-    if (w.status != BFH_OK) err_set(err, w.status, "%s", w.err.msg);
+    if (w.status != ST_OK) err_set(err, w.status, "%s", w.err.msg);
     return w.status;
   }
   int rc = make_room_for_write(db, batch == NULL, &w.err);
   writer_t *last = &w;
-  if (rc == BFH_OK && batch) {
+  if (rc == ST_OK && batch) {
     write_batch_t *group = build_group(db, &last);
     uint64_t seq = db->vs->last_sequence + 1;
     write_batch_set_seq(group, seq);
@@ -696,11 +696,11 @@ static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
     size_t n;
     const uint8_t *data = write_batch_data(group, &n);
     rc = log_writer_add(log, data, n, db->opt.sync, &w.err);
-    int logged = rc == BFH_OK;
-    if (rc == BFH_OK) rc = write_batch_insert(data, n, mem, &w.err);
-    if (rc == BFH_OK) (void)write_batch_iterate(data, n, add_key_hash, mf, NULL);
+    int logged = rc == ST_OK;
+    if (rc == ST_OK) rc = write_batch_insert(data, n, mem, &w.err);
+    if (rc == ST_OK) (void)write_batch_iterate(data, n, add_key_hash, mf, NULL);
     pthread_mutex_lock(&db->mu);
-    if (rc == BFH_OK) {
+    if (rc == ST_OK) {
       db->vs->last_sequence = seq + count - 1;
       db->stats.bytes_written += n;
     } else {
@@ -715,7 +715,7 @@ static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
     db->wq_head = r->next;
     if (r != &w) {
       r->status = rc;
-      if (rc != BFH_OK) r->err = w.err;
+      if (rc != ST_OK) r->err = w.err;
       r->done = 1;
       pthread_cond_signal(&r->cv);
     }
@@ -727,31 +727,31 @@ static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
     db->wq_tail = NULL;
   pthread_mutex_unlock(&db->mu);
   pthread_cond_destroy(&w.cv);
-  if (rc != BFH_OK) err_set(err, rc, "%s", w.err.msg);
+  if (rc != ST_OK) err_set(err, rc, "%s", w.err.msg);
   return rc;
 }
 
 static int check_key(const void *key, size_t klen, err_t *err) {
-  if (!key || klen == 0) return err_set(err, BFH_E_INVALID, "empty or NULL key");
+  if (!key || klen == 0) return err_set(err, ST_E_INVALID, "empty or NULL key");
   if (klen > LSM_MAX_KEY_BYTES)
-    return err_set(err, BFH_E_INVALID, "key of %zu bytes is longer than the limit (%u)", klen,
+    return err_set(err, ST_E_INVALID, "key of %zu bytes is longer than the limit (%u)", klen,
                    LSM_MAX_KEY_BYTES);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
             err_t *err) {
   int rc = check_key(key, key_len, err);
-  if (rc != BFH_OK) return rc;
-  if (!val && val_len) return err_set(err, BFH_E_INVALID, "NULL value with non-zero length");
+  if (rc != ST_OK) return rc;
+  if (!val && val_len) return err_set(err, ST_E_INVALID, "NULL value with non-zero length");
   if (val_len > LSM_MAX_VALUE_BYTES)
-    return err_set(err, BFH_E_INVALID, "value of %zu bytes is longer than the limit (%u)", val_len,
+    return err_set(err, ST_E_INVALID, "value of %zu bytes is longer than the limit (%u)", val_len,
                    LSM_MAX_VALUE_BYTES);
   write_batch_t b;
   write_batch_init(&b);
-  if (write_batch_put(&b, key, key_len, val_len ? val : "", val_len) != BFH_OK) {
+  if (write_batch_put(&b, key, key_len, val_len ? val : "", val_len) != ST_OK) {
     write_batch_release(&b);
-    return err_set(err, BFH_E_NOMEM, "put: out of memory");
+    return err_set(err, ST_E_NOMEM, "put: out of memory");
   }
   rc = db_write(db, &b, err);
   write_batch_release(&b);
@@ -760,12 +760,12 @@ int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size
 
 int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err) {
   int rc = check_key(key, key_len, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   write_batch_t b;
   write_batch_init(&b);
-  if (write_batch_delete(&b, key, key_len) != BFH_OK) {
+  if (write_batch_delete(&b, key, key_len) != ST_OK) {
     write_batch_release(&b);
-    return err_set(err, BFH_E_NOMEM, "delete: out of memory");
+    return err_set(err, ST_E_NOMEM, "delete: out of memory");
   }
   rc = db_write(db, &b, err);
   write_batch_release(&b);
@@ -774,10 +774,10 @@ int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err) {
 
 int lsm_flush(lsm_db_t *db, err_t *err) {
   int rc = db_write(db, NULL, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   pthread_mutex_lock(&db->mu);
   while (db->imm && !db->bg_error) pthread_cond_wait(&db->done_cv, &db->mu);
-  rc = db->bg_error ? report_bg_error(db, err) : BFH_OK;
+  rc = db->bg_error ? report_bg_error(db, err) : ST_OK;
   pthread_mutex_unlock(&db->mu);
   return rc;
 }
@@ -789,7 +789,7 @@ int lsm_wait_idle(lsm_db_t *db, err_t *err) {
     pthread_cond_signal(&db->bg_cv);
     pthread_cond_wait(&db->done_cv, &db->mu);
   }
-  int rc = db->bg_error ? report_bg_error(db, err) : BFH_OK;
+  int rc = db->bg_error ? report_bg_error(db, err) : ST_OK;
   pthread_mutex_unlock(&db->mu);
   return rc;
 }
@@ -853,21 +853,21 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
       }
       table_t *t;
       int rc = file_table(db, f, &t, err);
-      if (rc != BFH_OK) return rc;
+      if (rc != ST_OK) return rc;
       rc = table_get(t, key, klen, hash, seq, &lk, err);
-      if (rc != BFH_OK) return rc;
-      if (lk.state == LSM_LOOKUP_DELETED) return BFH_NOT_FOUND;
+      if (rc != ST_OK) return rc;
+      if (lk.state == LSM_LOOKUP_DELETED) return ST_NOT_FOUND;
       if (lk.state == LSM_LOOKUP_VALUE) {
         void *p = malloc(lk.val_len ? lk.val_len : 1);
-        if (!p) return err_set(err, BFH_E_NOMEM, "get: out of memory");
+        if (!p) return err_set(err, ST_E_NOMEM, "get: out of memory");
         if (lk.val_len) memcpy(p, lk.val, lk.val_len);
         *val = p;
         *val_len = lk.val_len;
-        return BFH_OK;
+        return ST_OK;
       }
     }
   }
-  return BFH_NOT_FOUND;
+  return ST_NOT_FOUND;
 }
 
 static int mem_get(memtable_t *m, const void *key, size_t klen, uint64_t seq, void **val,
@@ -875,19 +875,19 @@ static int mem_get(memtable_t *m, const void *key, size_t klen, uint64_t seq, vo
   lsm_lookup_t lk;
   int st = memtable_get(m, key, klen, seq, &lk);
   if (st == LSM_LOOKUP_ABSENT) return -100;
-  if (st == LSM_LOOKUP_DELETED) return BFH_NOT_FOUND;
+  if (st == LSM_LOOKUP_DELETED) return ST_NOT_FOUND;
   void *p = malloc(lk.val_len ? lk.val_len : 1);
-  if (!p) return err_set(err, BFH_E_NOMEM, "get: out of memory");
+  if (!p) return err_set(err, ST_E_NOMEM, "get: out of memory");
   if (lk.val_len) memcpy(p, lk.val, lk.val_len);
   *val = p;
   *val_len = lk.val_len;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
             err_t *err) {
   int rc = check_key(key, key_len, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   uint64_t hash = blocked_filter_key_hash(key, key_len); /* once, for every filter */
   pthread_mutex_lock(&db->mu);
   read_state_t *rs = db->rs;
@@ -963,7 +963,7 @@ size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tab
 static int snapshot_table(lsm_snapshot_t *s, uint64_t number, table_t **t, err_t *err) {
   for (size_t i = 0; i < s->ntables; i++)
     if (s->tables[i].number == number) return file_table(s->db, s->metas[i], t, err);
-  return err_set(err, BFH_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot",
+  return err_set(err, ST_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot",
                  number);
 }
 
@@ -971,14 +971,14 @@ int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn,
                             lsm_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != BFH_OK ? rc : table_scan(t, fn, arg, st, err);
+  return rc != ST_OK ? rc : table_scan(t, fn, arg, st, err);
 }
 
 int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val, size_t n,
                             lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != BFH_OK ? rc : table_scan_value(t, val, n, fn, arg, st, err);
+  return rc != ST_OK ? rc : table_scan_value(t, val, n, fn, arg, st, err);
 }
 
 typedef struct seq_filter {
@@ -999,7 +999,7 @@ int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, l
   (void)err;
   seq_filter_t f = {fn, arg, s->vw.seq};
   int rc = memtable_scan(s->vw.mem, visit_upto_seq, &f, st);
-  if (rc == BFH_OK && s->vw.imm) rc = memtable_scan(s->vw.imm, visit_upto_seq, &f, st);
+  if (rc == ST_OK && s->vw.imm) rc = memtable_scan(s->vw.imm, visit_upto_seq, &f, st);
   return rc;
 }
 
@@ -1007,14 +1007,14 @@ int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **
                         uint64_t *offset, err_t *err) {
   table_t *t = NULL;
   int rc = table_cache_get(db->tc, number, &t, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   const void *p;
   size_t n;
   rc = table_read_meta(t, name, &p, &n, offset, err);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     void *copy = malloc(n ? n : 1);
     if (!copy) {
-      rc = err_set(err, BFH_E_NOMEM, "read meta: out of memory");
+      rc = err_set(err, ST_E_NOMEM, "read meta: out of memory");
     } else {
       if (n) memcpy(copy, p, n);
       *data = copy;
@@ -1056,33 +1056,33 @@ lsm_iter_t *lsm_iter_create(lsm_db_t *db) {
   size_t n = 2 + lsm_version_file_count(it->vw.v); /* + the two memtables */
   iterator_t **children = calloc(n, sizeof *children);
   size_t k = 0;
-  int rc = children ? BFH_OK : BFH_E_NOMEM;
-  if (rc == BFH_OK) {
+  int rc = children ? ST_OK : ST_E_NOMEM;
+  if (rc == ST_OK) {
     children[k++] = memtable_iterator_create(it->vw.mem);
     if (it->vw.imm) children[k++] = memtable_iterator_create(it->vw.imm);
-    for (int l = 0; l < LSM_NUM_LEVELS && rc == BFH_OK; l++) {
+    for (int l = 0; l < LSM_NUM_LEVELS && rc == ST_OK; l++) {
       size_t nl = it->vw.v->nfiles[l];
-      for (size_t i = 0; i < nl && rc == BFH_OK; i++) {
+      for (size_t i = 0; i < nl && rc == ST_OK; i++) {
         /* L0 newest first, so that equal keys come from the newest source first. */
         lsm_file_meta_t *f = it->vw.v->files[l][l == 0 ? nl - 1 - i : i];
         table_t *t;
         rc = file_table(db, f, &t, &it->err);
         children[k++] =
-            rc == BFH_OK ? table_iterator_create(t) : iterator_empty_create(rc, &it->err);
-        rc = BFH_OK; /* the error surfaces through the merged iterator's status */
+            rc == ST_OK ? table_iterator_create(t) : iterator_empty_create(rc, &it->err);
+        rc = ST_OK; /* the error surfaces through the merged iterator's status */
       }
     }
     for (size_t i = 0; i < k; i++)
-      if (!children[i]) rc = BFH_E_NOMEM;
+      if (!children[i]) rc = ST_E_NOMEM;
   }
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     it->merged = merging_iterator_create(children, k);
-    if (!it->merged) rc = BFH_E_NOMEM;
+    if (!it->merged) rc = ST_E_NOMEM;
   } else if (children) {
     for (size_t i = 0; i < k; i++) iterator_destroy(children[i]);
   }
   free(children);
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     lsm_iter_destroy(it);
     return NULL;
   }
@@ -1102,13 +1102,13 @@ void lsm_iter_destroy(lsm_iter_t *it) {
 static int set_skip(lsm_iter_t *it, const uint8_t *key, size_t len) {
   if (len > it->skip_cap) {
     uint8_t *p = realloc(it->skip, len * 2 + 16);
-    if (!p) return BFH_E_NOMEM;
+    if (!p) return ST_E_NOMEM;
     it->skip = p;
     it->skip_cap = len * 2 + 16;
   }
   memcpy(it->skip, key, len);
   it->skip_len = len;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* Moves the merged iterator to the next visible live entry; has_skip: hide it->skip. */
@@ -1120,14 +1120,14 @@ static void find_next(lsm_iter_t *it, int has_skip) {
     const uint8_t *k = iterator_key(m, &klen);
     internal_key_parts_t p;
     if (internal_key_parse(k, klen, &p) != 0) {
-      it->status = err_set(&it->err, BFH_E_CORRUPT, "iterator: malformed internal key");
+      it->status = err_set(&it->err, ST_E_CORRUPT, "iterator: malformed internal key");
       return;
     }
     if (p.seq > it->vw.seq) continue;
     if (has_skip && bytewise_compare(p.user_key, p.user_len, it->skip, it->skip_len) == 0) continue;
     if (p.type == LSM_TYPE_DELETION) {
-      if (set_skip(it, p.user_key, p.user_len) != BFH_OK) {
-        it->status = err_set(&it->err, BFH_E_NOMEM, "iterator: out of memory");
+      if (set_skip(it, p.user_key, p.user_len) != ST_OK) {
+        it->status = err_set(&it->err, ST_E_NOMEM, "iterator: out of memory");
         return;
       }
       has_skip = 1;
@@ -1141,25 +1141,25 @@ static void find_next(lsm_iter_t *it, int has_skip) {
   }
   err_t e;
   int rc = iterator_status(m, &e);
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     it->status = rc;
     it->err = e;
   }
 }
 
 void lsm_iter_seek_first(lsm_iter_t *it) {
-  if (it->status != BFH_OK) return;
+  if (it->status != ST_OK) return;
   iterator_seek_first(it->merged);
   find_next(it, 0);
 }
 
 void lsm_iter_seek(lsm_iter_t *it, const void *key, size_t key_len) {
-  if (it->status != BFH_OK) return;
+  if (it->status != ST_OK) return;
   if (key_len + 8 > it->target_cap) {
     uint8_t *p = realloc(it->target, key_len + 8);
     if (!p) {
       it->valid = 0;
-      it->status = err_set(&it->err, BFH_E_NOMEM, "iterator: out of memory");
+      it->status = err_set(&it->err, ST_E_NOMEM, "iterator: out of memory");
       return;
     }
     it->target = p;
@@ -1171,14 +1171,14 @@ void lsm_iter_seek(lsm_iter_t *it, const void *key, size_t key_len) {
 }
 
 int lsm_iter_valid(const lsm_iter_t *it) {
-  return it->valid && it->status == BFH_OK;
+  return it->valid && it->status == ST_OK;
 }
 
 void lsm_iter_next(lsm_iter_t *it) {
   if (!lsm_iter_valid(it)) return;
-  if (set_skip(it, it->key, it->key_len) != BFH_OK) {
+  if (set_skip(it, it->key, it->key_len) != ST_OK) {
     it->valid = 0;
-    it->status = err_set(&it->err, BFH_E_NOMEM, "iterator: out of memory");
+    it->status = err_set(&it->err, ST_E_NOMEM, "iterator: out of memory");
     return;
   }
   iterator_next(it->merged);
@@ -1196,7 +1196,7 @@ const void *lsm_iter_value(const lsm_iter_t *it, size_t *len) {
 }
 
 int lsm_iter_status(const lsm_iter_t *it, err_t *err) {
-  if (it->status != BFH_OK) err_set(err, it->status, "%s", it->err.msg);
+  if (it->status != ST_OK) err_set(err, it->status, "%s", it->err.msg);
   return it->status;
 }
 
@@ -1236,11 +1236,11 @@ static int check_log_end(lsm_db_t *db, log_reader_t *lr, uint64_t number, const 
   uint64_t dropped = log_reader_dropped_bytes(lr), end = log_reader_end_offset(lr);
   const lsm_version_set_t *vs = db->vs;
   if (vs->has_closed_log && vs->closed_log == number && (dropped || end != vs->closed_log_size))
-    return err_set(err, BFH_E_CORRUPT,
+    return err_set(err, ST_E_CORRUPT,
                    "log %s: closed cleanly at %" PRIu64 " bytes, but %s at %" PRIu64, path,
                    vs->closed_log_size, dropped ? "its records end" : "the file ends", end);
   if (dropped) db->damage_seen = 1;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* Replays log `number` into r->mem, flushing it into edit whenever it fills up.
@@ -1251,36 +1251,36 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
   lsm_filename_log(path, sizeof path, db->dir, number);
   log_reader_t *lr = NULL;
   int rc = log_reader_open(db->io, path, &lr, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   for (;;) {
     const void *data;
     size_t n;
     rc = log_reader_next(lr, &data, &n, err);
-    if (rc == BFH_NOT_FOUND) {
-      rc = BFH_OK;
+    if (rc == ST_NOT_FOUND) {
+      rc = ST_OK;
       break;
     }
-    if (rc != BFH_OK) break;
+    if (rc != ST_OK) break;
     uint64_t off = log_reader_record_offset(lr);
     rc = write_batch_iterate(data, n, max_seq_fn, r, err);
-    if (rc == BFH_OK) rc = write_batch_insert(data, n, r->mem, err);
-    if (rc != BFH_OK) {
+    if (rc == ST_OK) rc = write_batch_insert(data, n, r->mem, err);
+    if (rc != ST_OK) {
       err_prefix(err, "log %s: record at %" PRIu64 ": ", path, off);
       break;
     }
     if (memtable_memory_usage(r->mem) > memtable_limit(db)) {
       uint64_t tnum;
       rc = write_level0(db, r->mem, edit, 0, &tnum, err);
-      if (rc != BFH_OK) break;
+      if (rc != ST_OK) break;
       memtable_unref(r->mem);
       r->mem = memtable_create();
       if (!r->mem) {
-        rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
+        rc = err_set(err, ST_E_NOMEM, "recovery: out of memory");
         break;
       }
     }
   }
-  if (rc == BFH_OK) rc = check_log_end(db, lr, number, path, err);
+  if (rc == ST_OK) rc = check_log_end(db, lr, number, path, err);
   log_reader_close(lr);
   return rc;
 }
@@ -1289,7 +1289,7 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
   char **names = NULL;
   size_t n = 0;
   int rc = lsm_io_list_dir(db->io, db->dir, &names, &n, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   u64vec_t logs;
   u64vec_init(&logs);
   for (size_t i = 0; i < n; i++) {
@@ -1298,8 +1298,8 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
     if (!lsm_filename_parse(names[i], &number, &type)) continue;
     if (number >= db->vs->next_file) db->vs->next_file = number + 1;
     if (type == LSM_FILE_LOG && number >= db->vs->log_number &&
-        u64vec_push(&logs, number) != BFH_OK) {
-      rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
+        u64vec_push(&logs, number) != ST_OK) {
+      rc = err_set(err, ST_E_NOMEM, "recovery: out of memory");
       break;
     }
   }
@@ -1307,13 +1307,13 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
   db->first_own_file = db->vs->next_file; /* above every file in the directory */
   u64vec_sort(&logs);
   replay_t r = {db, memtable_create(), db->vs->last_sequence};
-  if (!r.mem && rc == BFH_OK) rc = err_set(err, BFH_E_NOMEM, "recovery: out of memory");
-  for (size_t i = 0; i < logs.n && rc == BFH_OK; i++) rc = replay_log(db, logs.v[i], &r, edit, err);
-  if (rc == BFH_OK && r.mem) {
+  if (!r.mem && rc == ST_OK) rc = err_set(err, ST_E_NOMEM, "recovery: out of memory");
+  for (size_t i = 0; i < logs.n && rc == ST_OK; i++) rc = replay_log(db, logs.v[i], &r, edit, err);
+  if (rc == ST_OK && r.mem) {
     uint64_t tnum;
     rc = write_level0(db, r.mem, edit, 0, &tnum, err);
   }
-  if (rc == BFH_OK && r.max_seq > db->vs->last_sequence) db->vs->last_sequence = r.max_seq;
+  if (rc == ST_OK && r.max_seq > db->vs->last_sequence) db->vs->last_sequence = r.max_seq;
   memtable_unref(r.mem);
   u64vec_release(&logs);
   return rc;
@@ -1341,34 +1341,34 @@ static int check_files(lsm_db_t *db, err_t *err) {
     missing = !lsm_io_exists(db->io, path);
   }
   if (vs->manifest_dropped && missing)
-    return err_set(err, BFH_E_CORRUPT,
+    return err_set(err, ST_E_CORRUPT,
                    "%s: the records from offset %" PRIu64 " (%" PRIu64
                    " bytes) are damaged or cut short, and %s, which the records before them "
                    "need, is gone: committed changes were lost (bfh repair salvages the tables)",
                    manifest, vs->manifest_valid_end, vs->manifest_dropped, path);
-  if (missing) return err_set(err, BFH_E_CORRUPT, "%s: missing, but %s lists it", path, manifest);
+  if (missing) return err_set(err, ST_E_CORRUPT, "%s: missing, but %s lists it", path, manifest);
   if (vs->manifest_dropped) db->damage_seen = 1;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_options_check(const char *dir, const lsm_options_t *o, err_t *err) {
-  if (!dir || !*dir) return err_set(err, BFH_E_INVALID, "empty database path");
-  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, BFH_E_INVALID, "database path too long");
+  if (!dir || !*dir) return err_set(err, ST_E_INVALID, "empty database path");
+  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, ST_E_INVALID, "database path too long");
   if (o->memtable_bytes < 4096 || o->memtable_bytes > ((size_t)1 << 32))
-    return err_set(err, BFH_E_INVALID, "memtable_bytes %zu out of range [4096, 4 GiB]",
+    return err_set(err, ST_E_INVALID, "memtable_bytes %zu out of range [4096, 4 GiB]",
                    o->memtable_bytes);
   if (o->table_bytes < 4096 || o->table_bytes > ((size_t)1 << 32))
-    return err_set(err, BFH_E_INVALID, "table_bytes %zu out of range [4096, 4 GiB]",
+    return err_set(err, ST_E_INVALID, "table_bytes %zu out of range [4096, 4 GiB]",
                    o->table_bytes);
   if (o->block_bytes < 256 || o->block_bytes > (1u << 24))
-    return err_set(err, BFH_E_INVALID, "block_bytes %zu out of range [256, 16 MiB]",
+    return err_set(err, ST_E_INVALID, "block_bytes %zu out of range [256, 16 MiB]",
                    o->block_bytes);
   if (!(o->key_bits_per_key >= 0 && o->key_bits_per_key <= 64))
-    return err_set(err, BFH_E_INVALID, "key_bits_per_key %g out of range [0, 64]",
+    return err_set(err, ST_E_INVALID, "key_bits_per_key %g out of range [0, 64]",
                    o->key_bits_per_key);
   if (o->level1_bytes < 4096)
-    return err_set(err, BFH_E_INVALID, "level1_bytes %" PRIu64 " below 4096", o->level1_bytes);
-  return BFH_OK;
+    return err_set(err, ST_E_INVALID, "level1_bytes %" PRIu64 " below 4096", o->level1_bytes);
+  return ST_OK;
 }
 
 /* Checks that dir is (or may become) a bfh LSM database; *exists = it has a CURRENT. */
@@ -1382,23 +1382,23 @@ static int check_identity(lsm_io_t *io, const char *dir, int create, int *exists
     void *data = NULL;
     size_t n = 0;
     int rc = lsm_io_read_file(io, ident, &data, &n, err);
-    if (rc == BFH_OK) rc = lsm_identity_check(data, n, ident, err);
+    if (rc == ST_OK) rc = lsm_identity_check(data, n, ident, err);
     free(data);
-    if (rc != BFH_OK) return rc;
+    if (rc != ST_OK) return rc;
     if (!has_cur && !create)
-      return err_set(err, BFH_E_INVALID, "%s: database was never completed (no CURRENT)", dir);
-    return BFH_OK;
+      return err_set(err, ST_E_INVALID, "%s: database was never completed (no CURRENT)", dir);
+    return ST_OK;
   }
   if (has_cur)
-    return err_set(err, BFH_E_INVALID,
+    return err_set(err, ST_E_INVALID,
                    "%s: not a bfh lsm database (CURRENT without IDENTITY; a LevelDB database?)",
                    dir);
   if (!create)
-    return err_set(err, BFH_E_INVALID,
+    return err_set(err, ST_E_INVALID,
                    "%s: not a bfh lsm database (no IDENTITY) and "
                    "create_if_missing is off",
                    dir);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *err) {
@@ -1408,22 +1408,22 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     opt = &defaults;
   }
   int rc = lsm_options_check(dir, opt, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   lsm_io_t *io = opt->io ? opt->io : lsm_io_default();
   if (opt->create_if_missing) {
     rc = lsm_io_mkdir(io, dir, err);
-    if (rc != BFH_OK) return rc;
+    if (rc != ST_OK) return rc;
   } else if (!lsm_io_exists(io, dir)) {
-    return err_set(err, BFH_E_INVALID, "%s: does not exist and create_if_missing is off", dir);
+    return err_set(err, ST_E_INVALID, "%s: does not exist and create_if_missing is off", dir);
   }
   int exists = 0;
   rc = check_identity(io, dir, opt->create_if_missing, &exists, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
 
   lsm_db_t *db = calloc(1, sizeof *db);
   if (!db || !(db->dir = strdup(dir))) {
     free(db);
-    return err_set(err, BFH_E_NOMEM, "open: out of memory");
+    return err_set(err, ST_E_NOMEM, "open: out of memory");
   }
   db->opt = *opt;
   db->io = io;
@@ -1441,52 +1441,52 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
   rc = lsm_io_lock(io, path, &db->lock, err);
-  if (rc == BFH_E_BUSY) err_set(err, BFH_E_BUSY, "%s: database is open elsewhere (LOCK held)", dir);
-  if (rc == BFH_OK && !exists) {
+  if (rc == ST_E_BUSY) err_set(err, ST_E_BUSY, "%s: database is open elsewhere (LOCK held)", dir);
+  if (rc == ST_OK && !exists) {
     uint8_t id[LSM_IDENTITY_BYTES];
     lsm_identity_encode(id);
     lsm_filename_identity(path, sizeof path, dir);
     rc = lsm_io_write_file(io, path, id, sizeof id, err);
     /* A partial IDENTITY would make the directory unusable: the next create starts over. */
-    if (rc != BFH_OK) (void)lsm_io_unlink(io, path, NULL);
-    if (rc == BFH_OK) rc = lsm_io_sync_dir(io, dir, err);
+    if (rc != ST_OK) (void)lsm_io_unlink(io, path, NULL);
+    if (rc == ST_OK) rc = lsm_io_sync_dir(io, dir, err);
   }
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     db->tc = table_cache_create(io, dir, 0);
-    if (!db->tc) rc = err_set(err, BFH_E_NOMEM, "open: out of memory");
+    if (!db->tc) rc = err_set(err, ST_E_NOMEM, "open: out of memory");
   }
-  if (rc == BFH_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
-  if (rc == BFH_OK && exists) rc = lsm_version_set_recover(db->vs, err);
-  if (rc == BFH_OK && exists) rc = check_files(db, err);
-  db->mem = rc == BFH_OK ? memtable_create() : NULL;
-  db->mf = rc == BFH_OK ? new_mem_filter(db) : NULL;
-  if (rc == BFH_OK && (!db->mem || !db->mf)) rc = err_set(err, BFH_E_NOMEM, "open: out of memory");
+  if (rc == ST_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
+  if (rc == ST_OK && exists) rc = lsm_version_set_recover(db->vs, err);
+  if (rc == ST_OK && exists) rc = check_files(db, err);
+  db->mem = rc == ST_OK ? memtable_create() : NULL;
+  db->mf = rc == ST_OK ? new_mem_filter(db) : NULL;
+  if (rc == ST_OK && (!db->mem || !db->mf)) rc = err_set(err, ST_E_NOMEM, "open: out of memory");
 
   pthread_mutex_lock(&db->mu);
   lsm_version_edit_t edit;
   lsm_version_edit_init(&edit);
-  if (rc == BFH_OK) rc = recover_logs(db, &edit, err);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) rc = recover_logs(db, &edit, err);
+  if (rc == ST_OK) {
     db->log_number = lsm_version_set_new_file_number(db->vs);
     lsm_filename_log(path, sizeof path, dir, db->log_number);
     rc = log_writer_open(io, path, &db->log, err);
   }
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     lsm_version_edit_set_log_number(&edit, db->log_number);
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, err);
   }
   for (size_t i = 0; i < edit.nadded; i++) pending_remove(db, edit.added[i].meta->number);
   lsm_version_edit_release(&edit);
-  if (rc == BFH_OK) refresh_read_state(db);
-  if (rc == BFH_OK) delete_obsolete_files(db, 1);
+  if (rc == ST_OK) refresh_read_state(db);
+  if (rc == ST_OK) delete_obsolete_files(db, 1);
   pthread_mutex_unlock(&db->mu);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     if (pthread_create(&db->bg_thread, NULL, bg_main, db) != 0)
-      rc = err_set(err, BFH_E_NOMEM, "open: cannot start the background thread");
+      rc = err_set(err, ST_E_NOMEM, "open: cannot start the background thread");
     else
       db->bg_started = 1;
   }
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     lsm_close(db);
     return rc;
   }
@@ -1494,7 +1494,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   pthread_cond_signal(&db->bg_cv); /* recovery may have left a compaction due */
   pthread_mutex_unlock(&db->mu);
   *out = db;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* A clean close syncs the log and says in the manifest how long it is, so that the next
@@ -1503,7 +1503,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
 static int record_clean_close(lsm_db_t *db) {
   err_t e;
   int rc = log_writer_sync(db->log, &e);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   lsm_version_edit_t edit;
   lsm_version_edit_init(&edit);
   lsm_version_edit_set_log_closed(&edit, db->log_number, log_writer_size(db->log));
@@ -1515,14 +1515,14 @@ static int record_clean_close(lsm_db_t *db) {
 }
 
 int lsm_close(lsm_db_t *db) {
-  if (!db) return BFH_OK;
+  if (!db) return ST_OK;
   pthread_mutex_lock(&db->mu);
   atomic_store(&db->shutting_down, 1);
   pthread_cond_broadcast(&db->bg_cv);
   pthread_mutex_unlock(&db->mu);
   if (db->bg_started) pthread_join(db->bg_thread, NULL);
   int rc = db->bg_error;
-  if (rc == BFH_OK && db->bg_started) rc = record_clean_close(db);
+  if (rc == ST_OK && db->bg_started) rc = record_clean_close(db);
   (void)log_writer_close(db->log, NULL);
   pthread_mutex_lock(&db->mu);
   if (db->rs) read_state_free(db->rs);
@@ -1542,5 +1542,5 @@ int lsm_close(lsm_db_t *db) {
   pthread_mutex_destroy(&db->mu);
   free(db->dir);
   free(db);
-  return rc == BFH_OK ? BFH_OK : rc;
+  return rc == ST_OK ? ST_OK : rc;
 }

@@ -33,14 +33,14 @@ typedef struct lsm_options {
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);
-/* BFH_OK, or BFH_E_INVALID naming what is wrong: an empty or too long dir, a size out of
+/* ST_OK, or ST_E_INVALID naming what is wrong: an empty or too long dir, a size out of
    range. lsm_open and lsm_repair check with it. */
 int lsm_options_check(const char *dir, const lsm_options_t *opt, err_t *err);
 
-/* Opens or creates the database in dir. On BFH_OK, *db must be closed with lsm_close().
-   BFH_E_BUSY: locked by another open (any process); BFH_E_INVALID: not a bfh LSM database
-   (or missing without create_if_missing, or a bad option); BFH_E_CORRUPT: a damaged file
-   (message names file and offset); BFH_E_UNSUPPORTED: written by an incompatible version. */
+/* Opens or creates the database in dir. On ST_OK, *db must be closed with lsm_close().
+   ST_E_BUSY: locked by another open (any process); ST_E_INVALID: not a bfh LSM database
+   (or missing without create_if_missing, or a bad option); ST_E_CORRUPT: a damaged file
+   (message names file and offset); ST_E_UNSUPPORTED: written by an incompatible version. */
 int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **db, err_t *err);
 /* Waits for background work to stop, syncs the log and records in the manifest that it was
    closed cleanly (so the next open takes no damage in it for a torn write), releases the
@@ -51,8 +51,8 @@ int lsm_close(lsm_db_t *db);
 int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
             err_t *err);
 int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err);
-/* On BFH_OK, *val is malloc'd (non-NULL even for an empty value); free() it.
-   BFH_NOT_FOUND when the key has no live value. */
+/* On ST_OK, *val is malloc'd (non-NULL even for an empty value); free() it.
+   ST_NOT_FOUND when the key has no live value. */
 int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len, err_t *err);
 
 /* Writes the memtable out as L0 table(s) and waits until they are installed. */
@@ -86,7 +86,7 @@ void lsm_snapshot_release(lsm_snapshot_t *s); /* NULL allowed */
 /* The live tables of the snapshot (array owned by s): L0 newest first, then by level. */
 size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tables);
 /* Visits every entry of table `number` (which must be in s) in table order, reading only
-   that file. BFH_E_CORRUPT with file and offset on a checksum mismatch. st may be NULL. */
+   that file. ST_E_CORRUPT with file and offset on a checksum mismatch. st may be NULL. */
 int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
                             lsm_scan_stats_t *st, err_t *err);
 /* Visits the entries of table `number` whose value is exactly val (n bytes): the same
@@ -99,8 +99,8 @@ int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, l
                                 err_t *err);
 
 /* Reads the meta block `name` of live table `number` (as stored from the table hook).
-   On BFH_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset
-   in the table file. BFH_NOT_FOUND if the table has no such block. */
+   On ST_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset
+   in the table file. ST_NOT_FOUND if the table has no such block. */
 int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data, size_t *size,
                         uint64_t *offset, err_t *err);
 /* Writes the path of table `number` into buf (cap bytes); returns the length. */
@@ -119,7 +119,7 @@ int lsm_iter_valid(const lsm_iter_t *it);
 void lsm_iter_next(lsm_iter_t *it);
 const void *lsm_iter_key(const lsm_iter_t *it, size_t *len);
 const void *lsm_iter_value(const lsm_iter_t *it, size_t *len);
-/* BFH_OK, or the error (e.g. corruption) that stopped the iteration. */
+/* ST_OK, or the error (e.g. corruption) that stopped the iteration. */
 int lsm_iter_status(const lsm_iter_t *it, err_t *err);
 
 /* ---- Introspection ---------------------------------------------------------------------- */

@@ -103,15 +103,15 @@ static int foreign_identity(const uint8_t *data, size_t n) {
 
 int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *err) {
   if (foreign_identity(data, n))
-    return err_set(err, BFH_E_INVALID, "%s: not a bfh lsm database (bad IDENTITY magic)", path);
+    return err_set(err, ST_E_INVALID, "%s: not a bfh lsm database (bad IDENTITY magic)", path);
   if (n != LSM_IDENTITY_BYTES || memcmp(data, LSM_IDENTITY_MAGIC, 8) != 0)
-    return err_set(err, BFH_E_CORRUPT, "%s: at offset 0: damaged IDENTITY (%zu bytes)", path, n);
+    return err_set(err, ST_E_CORRUPT, "%s: at offset 0: damaged IDENTITY (%zu bytes)", path, n);
   if (crc32c_unmask(decode_fixed32(data + 12)) != crc32c_value(data, 12))
-    return err_set(err, BFH_E_CORRUPT, "%s: at offset 12: IDENTITY checksum mismatch", path);
+    return err_set(err, ST_E_CORRUPT, "%s: at offset 12: IDENTITY checksum mismatch", path);
   uint32_t version = decode_fixed32(data + 8);
   if (version != LSM_FORMAT_VERSION)
-    return err_set(err, BFH_E_UNSUPPORTED,
+    return err_set(err, ST_E_UNSUPPORTED,
                    "%s: format version %u is not supported (this build reads version %u)", path,
                    version, LSM_FORMAT_VERSION);
-  return BFH_OK;
+  return ST_OK;
 }

@@ -54,10 +54,10 @@ int lsm_filename_parse(const char *name, uint64_t *number, lsm_file_type_t *type
 
 /* Encodes the IDENTITY contents (LSM_IDENTITY_BYTES) for the current format version. */
 void lsm_identity_encode(uint8_t out[LSM_IDENTITY_BYTES]);
-/* Checks IDENTITY contents read from `path`. BFH_OK; BFH_E_INVALID "not a bfh lsm
+/* Checks IDENTITY contents read from `path`. ST_OK; ST_E_INVALID "not a bfh lsm
    database" (another engine's IDENTITY: its first bytes differ from the magic in more than
-   two places); BFH_E_CORRUPT (ours but damaged: empty, cut short, a magic byte or two
-   flipped, a checksum mismatch); BFH_E_UNSUPPORTED (a format version this code does not
+   two places); ST_E_CORRUPT (ours but damaged: empty, cut short, a magic byte or two
+   flipped, a checksum mismatch); ST_E_UNSUPPORTED (a format version this code does not
    read). */
 int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *err);
 

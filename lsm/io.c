@@ -103,10 +103,10 @@ static int fault_error(err_t *err, lsm_io_error_t kind, const char *call, const 
                    path);
 }
 
-/* Counts an operation; returns BFH_E_IO (with message) if the plan says it fails. */
+/* Counts an operation; returns ST_E_IO (with message) if the plan says it fails. */
 static int inject(lsm_io_t *io, lsm_io_op_t op, const char *path, err_t *err) {
   lsm_io_error_t kind;
-  if (!should_fail(io, op, path, &kind)) return BFH_OK;
+  if (!should_fail(io, op, path, &kind)) return ST_OK;
   return fault_error(err, kind, op_names[op], path);
 }
 
@@ -145,7 +145,7 @@ static int open_write(lsm_io_t *io, const char *path, int flags, lsm_file_t **ou
   int rc = inject(io, LSM_IO_OP_OPEN, path, err);
   if (rc) return rc;
   lsm_file_t *f = calloc(1, sizeof *f);
-  if (!f) return err_set(err, BFH_E_NOMEM, "open %s: out of memory", path);
+  if (!f) return err_set(err, ST_E_NOMEM, "open %s: out of memory", path);
   f->io = io;
   f->path = strdup(path);
   f->buf = malloc(FILE_BUF_BYTES);
@@ -153,7 +153,7 @@ static int open_write(lsm_io_t *io, const char *path, int flags, lsm_file_t **ou
     free(f->path);
     free(f->buf);
     free(f);
-    return err_set(err, BFH_E_NOMEM, "open %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "open %s: out of memory", path);
   }
   f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
   if (f->fd < 0) {
@@ -169,7 +169,7 @@ static int open_write(lsm_io_t *io, const char *path, int flags, lsm_file_t **ou
   }
   track(io, path, (flags & O_TRUNC) ? 0 : -1);
   *out = f;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_open_write(lsm_io_t *io, const char *path, lsm_file_t **f, err_t *err) {
@@ -190,11 +190,11 @@ static int write_all(int fd, const uint8_t *p, size_t n, const char *path, err_t
     p += w;
     n -= (size_t)w;
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_file_flush(lsm_file_t *f, err_t *err) {
-  if (f->buffered == 0) return BFH_OK;
+  if (f->buffered == 0) return ST_OK;
   int rc = write_all(f->fd, f->buf, f->buffered, f->path, err);
   f->buffered = 0;
   return rc;
@@ -208,7 +208,7 @@ static int short_write(lsm_file_t *f, const uint8_t *data, size_t n, err_t *err)
   rc = write_all(f->fd, data, part, f->path, err);
   if (rc) return rc;
   f->size += part;
-  return err_set(err, BFH_E_IO, "injected fault: write %s: short write (%zu of %zu bytes): %s",
+  return err_set(err, ST_E_IO, "injected fault: write %s: short write (%zu of %zu bytes): %s",
                  f->path, part, n, strerror(ENOSPC));
 }
 
@@ -224,14 +224,14 @@ int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
   if (f->buffered + n <= FILE_BUF_BYTES) {
     if (n) memcpy(f->buf + f->buffered, p, n);
     f->buffered += n;
-    return BFH_OK;
+    return ST_OK;
   }
   rc = lsm_file_flush(f, err);
   if (rc) return rc;
   if (n >= FILE_BUF_BYTES / 2) return write_all(f->fd, p, n, f->path, err);
   memcpy(f->buf, p, n);
   f->buffered = n;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_file_sync(lsm_file_t *f, err_t *err) {
@@ -253,13 +253,13 @@ int lsm_file_sync(lsm_file_t *f, err_t *err) {
   }
   if (fdatasync(f->fd) != 0) return err_errno(err, errno, "fdatasync %s", f->path);
   track(f->io, f->path, (int64_t)f->size);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_file_close(lsm_file_t *f, err_t *err) {
-  if (!f) return BFH_OK;
+  if (!f) return ST_OK;
   int rc = lsm_file_flush(f, err);
-  if (close(f->fd) != 0 && rc == BFH_OK) rc = err_errno(err, errno, "close %s", f->path);
+  if (close(f->fd) != 0 && rc == ST_OK) rc = err_errno(err, errno, "close %s", f->path);
   free(f->buf);
   free(f->path);
   free(f);
@@ -287,7 +287,7 @@ static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *s
     return err_errno(err, e, "fstat %s", path);
   }
   *size = (uint64_t)st.st_size;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *err) {
@@ -302,14 +302,14 @@ int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *e
     free(f);
     free(p);
     close(fd);
-    return err_set(err, BFH_E_NOMEM, "open %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "open %s: out of memory", path);
   }
   f->io = io;
   f->fd = fd;
   f->path = p;
   f->size = size;
   *out = f;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err) {
@@ -327,7 +327,7 @@ int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t
     if (r == 0) break;
     *got += (size_t)r;
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 uint64_t lsm_rfile_size(const lsm_rfile_t *f) {
@@ -350,7 +350,7 @@ int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **out, err_t *err) {
   lsm_map_t *m = calloc(1, sizeof *m);
   if (!m) {
     close(fd);
-    return err_set(err, BFH_E_NOMEM, "map %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "map %s: out of memory", path);
   }
   m->size = size;
   if (m->size > 0) {
@@ -365,7 +365,7 @@ int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **out, err_t *err) {
   }
   close(fd);
   *out = m;
-  return BFH_OK;
+  return ST_OK;
 }
 
 const uint8_t *lsm_map_data(const lsm_map_t *m) {
@@ -391,10 +391,10 @@ int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, 
   uint8_t *buf = malloc(n + 1);
   if (!buf) {
     lsm_rfile_close(f);
-    return err_set(err, BFH_E_NOMEM, "read %s: out of memory (%zu bytes)", path, n);
+    return err_set(err, ST_E_NOMEM, "read %s: out of memory (%zu bytes)", path, n);
   }
   size_t got = 0;
-  rc = n ? lsm_rfile_pread(f, 0, buf, n, &got, err) : BFH_OK;
+  rc = n ? lsm_rfile_pread(f, 0, buf, n, &got, err) : ST_OK;
   lsm_rfile_close(f);
   if (rc) {
     free(buf);
@@ -403,7 +403,7 @@ int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, 
   buf[got] = 0;
   *data = buf;
   *size = got;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_write_file(lsm_io_t *io, const char *path, const void *data, size_t n, err_t *err) {
@@ -438,14 +438,14 @@ int lsm_io_rename(lsm_io_t *io, const char *from, const char *to, err_t *err) {
     }
     pthread_mutex_unlock(&io->mu);
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err) {
   int rc = inject(io, LSM_IO_OP_UNLINK, path, err);
   if (rc) return rc;
   if (unlink(path) != 0) {
-    if (errno == ENOENT) return BFH_NOT_FOUND;
+    if (errno == ENOENT) return ST_NOT_FOUND;
     return err_errno(err, errno, "unlink %s", path);
   }
   if (io->faulty) {
@@ -457,7 +457,7 @@ int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err) {
     }
     pthread_mutex_unlock(&io->mu);
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err) {
@@ -466,11 +466,11 @@ int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err) {
   if (mkdir(path, 0755) != 0) {
     if (errno == EEXIST) {
       struct stat st;
-      if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return BFH_OK;
+      if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return ST_OK;
     }
     return err_errno(err, errno, "mkdir %s", path);
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err) {
@@ -484,7 +484,7 @@ int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err) {
     return err_errno(err, e, "fsync %s", dir);
   }
   close(fd);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_exists(lsm_io_t *io, const char *path) {
@@ -496,11 +496,11 @@ int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err)
   (void)io;
   struct stat st;
   if (stat(path, &st) != 0) {
-    if (errno == ENOENT) return BFH_NOT_FOUND;
+    if (errno == ENOENT) return ST_NOT_FOUND;
     return err_errno(err, errno, "stat %s", path);
   }
   *size = (uint64_t)st.st_size;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err_t *err) {
@@ -528,11 +528,11 @@ int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err
   closedir(d);
   *names = v;
   *n = cnt;
-  return BFH_OK;
+  return ST_OK;
 nomem:
   closedir(d);
   lsm_io_names_free(v, cnt);
-  return err_set(err, BFH_E_NOMEM, "list %s: out of memory", dir);
+  return err_set(err, ST_E_NOMEM, "list %s: out of memory", dir);
 }
 
 void lsm_io_names_free(char **names, size_t n) {
@@ -550,17 +550,17 @@ int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
     int e = errno;
     close(fd);
     if (e == EWOULDBLOCK)
-      return err_set(err, BFH_E_BUSY, "lock %s: held by another open database", path);
+      return err_set(err, ST_E_BUSY, "lock %s: held by another open database", path);
     return err_errno(err, e, "flock %s", path);
   }
   lsm_lock_t *l = malloc(sizeof *l);
   if (!l) {
     close(fd);
-    return err_set(err, BFH_E_NOMEM, "lock %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "lock %s: out of memory", path);
   }
   l->fd = fd;
   *lock = l;
-  return BFH_OK;
+  return ST_OK;
 }
 
 void lsm_io_unlock(lsm_lock_t *lock) {
@@ -593,13 +593,13 @@ void lsm_io_fail(lsm_io_t *io, lsm_io_op_t op, uint64_t n, int sticky) {
 }
 
 int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f) {
-  if (!io || !io->faulty) return BFH_OK;
+  if (!io || !io->faulty) return ST_OK;
   if ((unsigned)f->op >= LSM_IO_OP_KINDS || (unsigned)f->error >= LSM_IO_ERRORS ||
       (f->error == LSM_IO_ERR_SHORT && f->op != LSM_IO_OP_WRITE) ||
       (f->error == LSM_IO_ERR_FSYNC && f->op != LSM_IO_OP_SYNC))
-    return BFH_E_INVALID;
+    return ST_E_INVALID;
   char *pattern = NULL;
-  if (f->pattern && !(pattern = strdup(f->pattern))) return BFH_E_NOMEM;
+  if (f->pattern && !(pattern = strdup(f->pattern))) return ST_E_NOMEM;
   pthread_mutex_lock(&io->mu);
   free(io->pattern[f->op]);
   io->pattern[f->op] = pattern;
@@ -608,7 +608,7 @@ int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f) {
   io->sticky[f->op] = f->sticky;
   io->error[f->op] = f->error;
   pthread_mutex_unlock(&io->mu);
-  return BFH_OK;
+  return ST_OK;
 }
 
 uint64_t lsm_io_faults_injected(const lsm_io_t *io) {
@@ -644,15 +644,15 @@ uint64_t lsm_io_op_count(const lsm_io_t *io, lsm_io_op_t op) {
 }
 
 int lsm_io_drop_unsynced(lsm_io_t *io, err_t *err) {
-  if (!io || !io->faulty) return BFH_OK;
-  int rc = BFH_OK;
+  if (!io || !io->faulty) return ST_OK;
+  int rc = ST_OK;
   pthread_mutex_lock(&io->mu);
   for (size_t i = 0; i < io->ntracked; i++) {
     tracked_t *t = &io->tracked[i];
     struct stat st;
     if (stat(t->path, &st) != 0) continue; /* deleted behind our back */
     if ((uint64_t)st.st_size <= t->synced) continue;
-    if (truncate(t->path, (off_t)t->synced) != 0 && rc == BFH_OK)
+    if (truncate(t->path, (off_t)t->synced) != 0 && rc == ST_OK)
       rc = err_errno(err, errno, "truncate %s", t->path);
   }
   pthread_mutex_unlock(&io->mu);

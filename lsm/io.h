@@ -3,7 +3,7 @@
  *
  * lsm_io_default() is the real thing (POSIX calls). lsm_io_create_faulty() is the same
  * real file system plus a fault plan: "fail the Nth operation of kind K (on a path whose
- * name matches a pattern) from now on with BFH_E_IO", with an error kind (EIO, ENOSPC, a
+ * name matches a pattern) from now on with ST_E_IO", with an error kind (EIO, ENOSPC, a
  * short write, a failed fsync that loses the unsynced data), optionally "and every later
  * one" (a dead disk), and a power-loss simulation that truncates every file written
  * through this io to the length it had at its last sync.
@@ -32,7 +32,7 @@ lsm_io_t *lsm_io_default(void);
 
 /* ---- Files written ------------------------------------------------------------------- */
 
-/* Creates path (truncating it if it exists) for writing. On BFH_OK the client closes *f
+/* Creates path (truncating it if it exists) for writing. On ST_OK the client closes *f
    with lsm_file_close(). Writes are buffered in user space (64 KiB): lsm_file_flush()
    hands them to the kernel (write(2)); lsm_file_sync() flushes and fdatasyncs. */
 int lsm_io_open_write(lsm_io_t *io, const char *path, lsm_file_t **f, err_t *err);
@@ -45,7 +45,7 @@ int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err);
 int lsm_file_flush(lsm_file_t *f, err_t *err);
 /* Flushes, then fdatasync()s the file. */
 int lsm_file_sync(lsm_file_t *f, err_t *err);
-/* Flushes and closes (no sync); frees f even on error. NULL allowed (returns BFH_OK). */
+/* Flushes and closes (no sync); frees f even on error. NULL allowed (returns ST_OK). */
 int lsm_file_close(lsm_file_t *f, err_t *err);
 /* Bytes appended so far (including the starting size for append mode and unflushed bytes). */
 uint64_t lsm_file_size(const lsm_file_t *f);
@@ -77,22 +77,22 @@ int lsm_io_write_file(lsm_io_t *io, const char *path, const void *data, size_t n
 /* ---- Names and directories ----------------------------------------------------------- */
 
 int lsm_io_rename(lsm_io_t *io, const char *from, const char *to, err_t *err);
-/* BFH_NOT_FOUND (no message) if path does not exist. */
+/* ST_NOT_FOUND (no message) if path does not exist. */
 int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err);
-/* mkdir(path, 0755); an existing directory is BFH_OK. */
+/* mkdir(path, 0755); an existing directory is ST_OK. */
 int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err);
 /* fsync()s the directory itself (after create/rename/unlink of its entries). */
 int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err);
 /* 1 if path exists, 0 if not (or on any error). */
 int lsm_io_exists(lsm_io_t *io, const char *path);
-/* *size = size in bytes of path. BFH_NOT_FOUND (no message) if it does not exist. */
+/* *size = size in bytes of path. ST_NOT_FOUND (no message) if it does not exist. */
 int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err);
-/* The names in dir (not "." or ".."), in no particular order. On BFH_OK the client frees
+/* The names in dir (not "." or ".."), in no particular order. On ST_OK the client frees
    them with lsm_io_names_free(*names, *n). */
 int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err_t *err);
 void lsm_io_names_free(char **names, size_t n); /* NULL allowed */
 
-/* Creates path if needed and takes flock(LOCK_EX | LOCK_NB) on it. BFH_E_BUSY if another
+/* Creates path if needed and takes flock(LOCK_EX | LOCK_NB) on it. ST_E_BUSY if another
    open file description (this or another process) holds it. The client releases it with
    lsm_io_unlock() (the file itself is left in place). */
 int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err);
@@ -111,7 +111,7 @@ typedef enum lsm_io_op {
   LSM_IO_OP_KINDS
 } lsm_io_op_t;
 
-/* How an injected fault fails. Every one returns BFH_E_IO with the message
+/* How an injected fault fails. Every one returns ST_E_IO with the message
    "injected fault: <call> <path>: <errno text>". */
 typedef enum lsm_io_error {
   LSM_IO_ERR_EIO = 0, /* the call does nothing and fails with EIO */
@@ -140,12 +140,12 @@ lsm_io_t *lsm_io_create_faulty(void);
 /* NULL and lsm_io_default() allowed (no-op). */
 void lsm_io_destroy(lsm_io_t *io);
 /* Makes the nth operation of kind op from now (n >= 1; 1 = the next one) fail with
-   BFH_E_IO and the message "injected fault: <call> <path>"; sticky != 0: every later one
+   ST_E_IO and the message "injected fault: <call> <path>"; sticky != 0: every later one
    fails too. n == 0 disarms op. No effect on lsm_io_default(). */
 void lsm_io_fail(lsm_io_t *io, lsm_io_op_t op, uint64_t n, int sticky);
 /* Arms f for its kind of operation (replacing what was armed for that kind); returns
-   BFH_OK, BFH_E_INVALID for an error that does not fit the kind (a short sync) or
-   BFH_E_NOMEM. No effect on lsm_io_default(). */
+   ST_OK, ST_E_INVALID for an error that does not fit the kind (a short sync) or
+   ST_E_NOMEM. No effect on lsm_io_default(). */
 int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f);
 /* Disarms every fault. */
 void lsm_io_fail_none(lsm_io_t *io);
@@ -160,7 +160,7 @@ uint64_t lsm_io_op_count(const lsm_io_t *io, lsm_io_op_t op);
 /* Simulated power loss: every file written through io (opened with open_write/append or
    write_file) is truncated to the size it had at its last successful sync (0 if it never
    was synced); renames carry that record to the new name. Call it with every file of io
-   closed (e.g. after the database handle is closed or dropped). Returns BFH_OK or the
+   closed (e.g. after the database handle is closed or dropped). Returns ST_OK or the
    truncate error. Directory entries are not rolled back (files created and never synced
    survive, empty). */
 int lsm_io_drop_unsynced(lsm_io_t *io, err_t *err);

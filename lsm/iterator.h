@@ -4,7 +4,7 @@
  * Keys are internal keys (lsm/internal_key.h) except for blocks read with another
  * comparator. key()/value() are borrowed and valid until the next move or destroy;
  * REQUIRES valid() for key/value/next. An error (e.g. a block checksum mismatch) makes the
- * iterator invalid with status() != BFH_OK. Not thread-safe: one thread per iterator.
+ * iterator invalid with status() != ST_OK. Not thread-safe: one thread per iterator.
  */
 #ifndef BFH_LSM_ITERATOR_H
 #define BFH_LSM_ITERATOR_H
@@ -23,7 +23,7 @@ typedef struct iterator_ops {
   void (*next)(iterator_t *it);
   const void *(*key)(const iterator_t *it, size_t *n);
   const void *(*value)(const iterator_t *it, size_t *n);
-  /* BFH_OK or the error that stopped the iterator (message copied into err). */
+  /* ST_OK or the error that stopped the iterator (message copied into err). */
   int (*status)(const iterator_t *it, err_t *err);
   void (*destroy)(iterator_t *it);
 } iterator_ops_t;
@@ -59,7 +59,7 @@ static inline void iterator_destroy(iterator_t *it) {
   if (it) it->ops->destroy(it);
 }
 
-/* An iterator with no entries and the given status (BFH_OK, or an error with msg's text;
+/* An iterator with no entries and the given status (ST_OK, or an error with msg's text;
    msg may be NULL). NULL on no memory. Client calls iterator_destroy(). */
 iterator_t *iterator_empty_create(int status, const err_t *msg);
 

@@ -3,13 +3,13 @@
  * FULL / FIRST / MIDDLE / LAST fragments with a 7-byte header
  * [masked crc32c fixed32][length fixed16][type u8] (doc/format.md "Log").
  *
- * Writer (log_writer.c): appends records; after log_writer_add returns BFH_OK the record is
+ * Writer (log_writer.c): appends records; after log_writer_add returns ST_OK the record is
  * in the kernel (write(2)); with sync it is also fdatasync'd.
  * Reader (log_reader.c): returns the records in order. A damaged or truncated tail at the
  * end of the file (a record cut short, a checksum mismatch in the last record, or zero
- * bytes up to EOF) is "not yet written": reading stops cleanly with BFH_NOT_FOUND and
+ * bytes up to EOF) is "not yet written": reading stops cleanly with ST_NOT_FOUND and
  * log_reader_dropped_bytes() says how many bytes were skipped. A checksum mismatch or a
- * bad header followed by more non-zero data is BFH_E_CORRUPT, naming file and offset.
+ * bad header followed by more non-zero data is ST_E_CORRUPT, naming file and offset.
  */
 #ifndef BFH_LSM_LOG_H
 #define BFH_LSM_LOG_H
@@ -49,19 +49,19 @@ typedef struct log_reader log_reader_t;
 /* Opens path for reading (it reads the whole file into memory). The client calls
    log_reader_close(). */
 int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **r, err_t *err);
-/* Next record: BFH_OK with *data, *n (borrowed, valid until the next call or close);
-   BFH_NOT_FOUND at the end (clean, or after dropping a torn tail); BFH_E_CORRUPT with
+/* Next record: ST_OK with *data, *n (borrowed, valid until the next call or close);
+   ST_NOT_FOUND at the end (clean, or after dropping a torn tail); ST_E_CORRUPT with
    "log <path>: record at <offset>: checksum mismatch" (or the header problem). After an
    error, later calls return the same error. */
 int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err);
 /* File offset of the first fragment of the record last returned. */
 uint64_t log_reader_record_offset(const log_reader_t *r);
 /* Bytes skipped as a torn tail at the end of the file (0 when the file ended cleanly);
-   meaningful once log_reader_next returned BFH_NOT_FOUND. */
+   meaningful once log_reader_next returned ST_NOT_FOUND. */
 uint64_t log_reader_dropped_bytes(const log_reader_t *r);
 /* Offset where valid data ends (= file size - dropped bytes, once at the end). */
 uint64_t log_reader_end_offset(const log_reader_t *r);
-/* Repair: after log_reader_next returned BFH_E_CORRUPT, skips from the damaged record to
+/* Repair: after log_reader_next returned ST_E_CORRUPT, skips from the damaged record to
    the next 32 KiB block (where a new record starts) so that reading can go on; returns the
    bytes skipped (0 if the reader was not stopped by corruption). A fragmented record cut
    by the skip is dropped too (its other fragments read as out of place). */

@@ -27,7 +27,7 @@ int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **out, err_t *e
   log_reader_t *r = calloc(1, sizeof *r);
   if (!r || !(r->path = strdup(path))) {
     free(r);
-    return err_set(err, BFH_E_NOMEM, "log %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "log %s: out of memory", path);
   }
   void *data;
   int rc = lsm_io_read_file(io, path, &data, &r->size, err);
@@ -39,7 +39,7 @@ int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **out, err_t *e
   r->buf = data;
   err_clear(&r->status);
   *out = r;
-  return BFH_OK;
+  return ST_OK;
 }
 
 void log_reader_close(log_reader_t *r) {
@@ -75,12 +75,12 @@ static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_e
     r->at_end = 1;
     r->dropped = r->size - start;
     r->pos = r->size;
-    return BFH_NOT_FOUND;
+    return ST_NOT_FOUND;
   }
-  err_set(&r->status, BFH_E_CORRUPT, "log %s: record at %zu: %s", r->path, bad_at, what);
+  err_set(&r->status, ST_E_CORRUPT, "log %s: record at %zu: %s", r->path, bad_at, what);
   r->bad_at = start;
   if (err) *err = r->status;
-  return BFH_E_CORRUPT;
+  return ST_E_CORRUPT;
 }
 
 static int scratch_append(log_reader_t *r, const uint8_t *p, size_t n) {
@@ -103,7 +103,7 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
     if (err) *err = r->status;
     return r->status.code;
   }
-  if (r->at_end) return BFH_NOT_FOUND;
+  if (r->at_end) return ST_NOT_FOUND;
   int in_frag = 0;
   size_t start = r->pos; /* first fragment of the record being assembled */
   r->scratch_len = 0;
@@ -117,7 +117,7 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
       r->pos = r->size;
       r->at_end = 1;
       r->dropped = in_frag ? r->size - start : 0;
-      return BFH_NOT_FOUND;
+      return ST_NOT_FOUND;
     }
     size_t at = r->pos;
     if (!in_frag) start = at;
@@ -145,7 +145,7 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
         r->record_offset = at;
         *data = payload;
         *n = len;
-        return BFH_OK;
+        return ST_OK;
       case LOG_FIRST:
         if (in_frag)
           return bad_record(r, start, at, end, "FIRST record inside a fragmented one", err);
@@ -157,21 +157,21 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
         break;
     }
     if (scratch_append(r, payload, len) != 0) {
-      err_set(&r->status, BFH_E_NOMEM, "log %s: out of memory", r->path);
+      err_set(&r->status, ST_E_NOMEM, "log %s: out of memory", r->path);
       if (err) *err = r->status;
-      return BFH_E_NOMEM;
+      return ST_E_NOMEM;
     }
     if (type == LOG_LAST) {
       r->record_offset = start;
       *data = r->scratch;
       *n = r->scratch_len;
-      return BFH_OK;
+      return ST_OK;
     }
   }
 }
 
 uint64_t log_reader_skip_damage(log_reader_t *r) {
-  if (r->status.code != BFH_E_CORRUPT) return 0;
+  if (r->status.code != ST_E_CORRUPT) return 0;
   size_t next = (r->bad_at / LOG_BLOCK_BYTES + 1) * (size_t)LOG_BLOCK_BYTES;
   if (next > r->size) next = r->size;
   uint64_t skipped = next - r->bad_at;

@@ -19,13 +19,13 @@ struct log_writer {
   lsm_file_t *file;
   size_t block_offset; /* bytes used in the current block */
   uint32_t type_crc[LOG_LAST + 1];
-  err_t dead; /* code != BFH_OK: a write failed */
+  err_t dead; /* code != ST_OK: a write failed */
 };
 
 int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **out, err_t *err) {
   *out = NULL;
   log_writer_t *w = calloc(1, sizeof *w);
-  if (!w) return err_set(err, BFH_E_NOMEM, "log %s: out of memory", path);
+  if (!w) return err_set(err, ST_E_NOMEM, "log %s: out of memory", path);
   int rc = lsm_io_open_write(io, path, &w->file, err);
   if (rc) {
     free(w);
@@ -37,7 +37,7 @@ int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **out, err_t *e
   }
   err_clear(&w->dead);
   *out = w;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int fail(log_writer_t *w, int rc, err_t *err) {
@@ -90,18 +90,18 @@ int log_writer_add(log_writer_t *w, const void *data, size_t n, int sync, err_t 
   } while (left > 0);
   rc = sync ? lsm_file_sync(w->file, err) : lsm_file_flush(w->file, err);
   if (rc) return fail(w, rc, err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int log_writer_sync(log_writer_t *w, err_t *err) {
   if (w->dead.code) return dead(w, err);
   int rc = lsm_file_sync(w->file, err);
   if (rc) return fail(w, rc, err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int log_writer_close(log_writer_t *w, err_t *err) {
-  if (!w) return BFH_OK;
+  if (!w) return ST_OK;
   int rc = lsm_file_close(w->file, err);
   free(w);
   return rc;

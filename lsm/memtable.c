@@ -107,7 +107,7 @@ static int random_height(memtable_t *m) {
 
 int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t klen,
                  const void *val, size_t vlen) {
-  if (klen > UINT32_MAX || vlen > UINT32_MAX) return BFH_E_INVALID;
+  if (klen > UINT32_MAX || vlen > UINT32_MAX) return ST_E_INVALID;
   if (type == LSM_TYPE_DELETION) vlen = 0;
   uint64_t tag = internal_key_tag(seq, type);
   node_t *prev[MAX_HEIGHT];
@@ -124,7 +124,7 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
      search touches one cache line per node where the key is short. */
   size_t links = sizeof(node_t) + (size_t)height * sizeof(_Atomic(node_t *));
   node_t *n = arena_alloc_aligned(&m->arena, links + klen + INTERNAL_KEY_TAG_BYTES + vlen);
-  if (!n) return BFH_E_NOMEM;
+  if (!n) return ST_E_NOMEM;
   for (int i = 0; i < height; i++) atomic_init(&n->next[i], NULL);
   uint8_t *data = (uint8_t *)n + links;
   internal_key_encode(data, key, klen, seq, type);
@@ -138,7 +138,7 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
     atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
   }
   atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int memtable_get(const memtable_t *m, const void *key, size_t klen, uint64_t max_seq,
@@ -185,7 +185,7 @@ int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stat
     st->entries += entries;
     st->bytes_read += bytes;
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- Iterator -------------------------------------------------------------------------- */
@@ -238,7 +238,7 @@ static const void *mi_value(const iterator_t *it, size_t *n) {
 static int mi_status(const iterator_t *it, err_t *err) {
   (void)it;
   err_clear(err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 static void mi_destroy(iterator_t *it) {

@@ -30,7 +30,7 @@ void memtable_unref(memtable_t *m);
 
 /* Inserts (key, seq, type) -> val (val ignored for deletions; may be NULL when vlen is 0).
    REQUIRES: single writer; no entry with the same user key and seq exists; seq <=
-   LSM_MAX_SEQ. Returns BFH_OK or BFH_E_NOMEM. key and val are copied. */
+   LSM_MAX_SEQ. Returns ST_OK or ST_E_NOMEM. key and val are copied. */
 int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t klen,
                  const void *val, size_t vlen);
 
@@ -51,7 +51,7 @@ uint64_t memtable_entries(const memtable_t *m);
 iterator_t *memtable_iterator_create(memtable_t *m);
 
 /* Visits every entry in internal-key order (key = user key); fn returning nonzero stops.
-   st (may be NULL) gets entries += visited, bytes_read += key + value bytes. BFH_OK. */
+   st (may be NULL) gets entries += visited, bytes_read += key + value bytes. ST_OK. */
 int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st);
 
 #endif

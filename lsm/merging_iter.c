@@ -138,7 +138,7 @@ static int mg_status(const iterator_t *it, err_t *err) {
     if (rc) return rc;
   }
   err_clear(err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 static void mg_destroy(iterator_t *it) {

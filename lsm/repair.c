@@ -50,20 +50,20 @@ static int add_source(repair_t *r, iterator_t *it, err_t *err) {
       r->capsrc = c;
     }
   }
-  if (!it) return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  if (!it) return err_set(err, ST_E_NOMEM, "repair: out of memory");
   r->srcs[r->nsrc++] = it;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int note_damaged(repair_t *r, const char *name, err_t *err) {
   char **a = realloc(r->damaged, (r->ndamaged + 1) * sizeof *a);
   if (!a || !(a[r->ndamaged] = strdup(name))) {
     if (a) r->damaged = a;
-    return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+    return err_set(err, ST_E_NOMEM, "repair: out of memory");
   }
   r->damaged = a;
   r->ndamaged++;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- Step 1: logs ------------------------------------------------------------------ */
@@ -82,11 +82,11 @@ static int repair_log(repair_t *r, uint64_t number, err_t *err) {
   lsm_filename_log(path, sizeof path, r->dir, number);
   log_reader_t *lr = NULL;
   int rc = log_reader_open(r->io, path, &lr, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   memtable_t *mem = memtable_create();
   if (!mem) {
     log_reader_close(lr);
-    return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+    return err_set(err, ST_E_NOMEM, "repair: out of memory");
   }
   uint64_t dropped = 0;
   for (;;) {
@@ -94,31 +94,31 @@ static int repair_log(repair_t *r, uint64_t number, err_t *err) {
     size_t n;
     err_t e;
     rc = log_reader_next(lr, &data, &n, &e);
-    if (rc == BFH_NOT_FOUND) {
+    if (rc == ST_NOT_FOUND) {
       dropped += log_reader_dropped_bytes(lr);
-      rc = BFH_OK;
+      rc = ST_OK;
       break;
     }
-    if (rc == BFH_E_CORRUPT) {
+    if (rc == ST_E_CORRUPT) {
       dropped += log_reader_skip_damage(lr);
       continue;
     }
-    if (rc != BFH_OK) {
+    if (rc != ST_OK) {
       *err = e;
       break;
     }
-    if (write_batch_iterate(data, n, batch_ok, r, &e) != BFH_OK) { /* a malformed batch */
+    if (write_batch_iterate(data, n, batch_ok, r, &e) != ST_OK) { /* a malformed batch */
       dropped += n;
       continue;
     }
-    if ((rc = write_batch_insert(data, n, mem, err)) != BFH_OK) break;
+    if ((rc = write_batch_insert(data, n, mem, err)) != ST_OK) break;
     r->st.log_records++;
   }
   log_reader_close(lr);
   r->st.logs++;
   r->st.log_bytes_dropped += dropped;
-  if (rc == BFH_OK && dropped) rc = note_damaged(r, strrchr(path, '/') + 1, err);
-  if (rc == BFH_OK) rc = add_source(r, memtable_iterator_create(mem), err);
+  if (rc == ST_OK && dropped) rc = note_damaged(r, strrchr(path, '/') + 1, err);
+  if (rc == ST_OK) rc = add_source(r, memtable_iterator_create(mem), err);
   memtable_unref(mem);
   return rc;
 }
@@ -129,7 +129,7 @@ static int salvage_entry(void *arg, const uint8_t *ikey, size_t iklen, const uin
                          size_t vlen) {
   internal_key_parts_t k;
   if (internal_key_parse(ikey, iklen, &k)) return 0; /* table_salvage checked it */
-  return memtable_add(arg, k.seq, k.type, k.user_key, k.user_len, val, vlen) != BFH_OK;
+  return memtable_add(arg, k.seq, k.type, k.user_key, k.user_len, val, vlen) != ST_OK;
 }
 
 /* An intact table is read in place by the merge; a damaged one has its good blocks copied
@@ -142,8 +142,8 @@ static int repair_table(repair_t *r, uint64_t number, err_t *err) {
   table_t *t = NULL;
   err_t e;
   int rc = table_open(r->io, path, number, &t, &e);
-  if (rc == BFH_E_NOMEM) return err_set(err, rc, "%s", e.msg);
-  if (rc != BFH_OK) {
+  if (rc == ST_E_NOMEM) return err_set(err, rc, "%s", e.msg);
+  if (rc != ST_OK) {
     r->st.tables_lost++;
     return note_damaged(r, name, err);
   }
@@ -158,10 +158,10 @@ static int repair_table(repair_t *r, uint64_t number, err_t *err) {
   r->st.blocks_dropped += bad;
   memtable_t *mem = memtable_create();
   if (!mem || table_salvage(t, salvage_entry, mem, &bad) != 0)
-    rc = err_set(err, BFH_E_NOMEM, "repair: out of memory");
+    rc = err_set(err, ST_E_NOMEM, "repair: out of memory");
   table_unref(t);
-  if (rc == BFH_OK) rc = note_damaged(r, name, err);
-  if (rc == BFH_OK) rc = add_source(r, memtable_iterator_create(mem), err);
+  if (rc == ST_OK) rc = note_damaged(r, name, err);
+  if (rc == ST_OK) rc = add_source(r, memtable_iterator_create(mem), err);
   memtable_unref(mem);
   return rc;
 }
@@ -170,12 +170,12 @@ static int repair_table(repair_t *r, uint64_t number, err_t *err) {
 
 static int finish_table(repair_t *r, table_builder_t *tb, uint64_t number, err_t *err) {
   int rc = table_builder_finish(tb, err);
-  if (rc == BFH_OK) {
+  if (rc == ST_OK) {
     size_t sl, ll;
     const uint8_t *s = table_builder_smallest(tb, &sl), *l = table_builder_largest(tb, &ll);
     rc = lsm_version_edit_add_file(&r->edit, LSM_NUM_LEVELS - 1, number,
                                    table_builder_file_size(tb), s, sl, l, ll);
-    if (rc != BFH_OK) rc = err_set(err, rc, "repair: out of memory");
+    if (rc != ST_OK) rc = err_set(err, rc, "repair: out of memory");
     r->st.tables_out++;
   }
   table_builder_destroy(tb);
@@ -186,7 +186,7 @@ static int finish_table(repair_t *r, table_builder_t *tb, uint64_t number, err_t
 static int write_run(repair_t *r, err_t *err) {
   iterator_t *it = merging_iterator_create(r->srcs, r->nsrc);
   r->nsrc = 0; /* the merge owns them now (or destroyed them) */
-  if (!it) return err_set(err, BFH_E_NOMEM, "repair: out of memory");
+  if (!it) return err_set(err, ST_E_NOMEM, "repair: out of memory");
   table_builder_options_t topt;
   table_builder_options_init(&topt);
   topt.block_bytes = r->opt->block_bytes;
@@ -194,10 +194,10 @@ static int write_run(repair_t *r, err_t *err) {
   topt.hook = r->opt->hook;
   uint8_t *prev = NULL;
   size_t prev_len = 0, prev_cap = 0;
-  int have_prev = 0, rc = BFH_OK;
+  int have_prev = 0, rc = ST_OK;
   table_builder_t *tb = NULL;
   uint64_t tnum = 0;
-  for (iterator_seek_first(it); rc == BFH_OK && iterator_valid(it); iterator_next(it)) {
+  for (iterator_seek_first(it); rc == ST_OK && iterator_valid(it); iterator_next(it)) {
     size_t iklen, vlen;
     const void *ikey = iterator_key(it, &iklen), *val = iterator_value(it, &vlen);
     internal_key_parts_t k;
@@ -209,7 +209,7 @@ static int write_run(repair_t *r, err_t *err) {
     if (k.user_len > prev_cap) {
       uint8_t *p = realloc(prev, k.user_len);
       if (!p) {
-        rc = err_set(err, BFH_E_NOMEM, "repair: out of memory");
+        rc = err_set(err, ST_E_NOMEM, "repair: out of memory");
         break;
       }
       prev = p;
@@ -223,21 +223,21 @@ static int write_run(repair_t *r, err_t *err) {
       char path[LSM_PATH_MAX];
       tnum = r->next_file++;
       table_file_path(r->dir, tnum, path, sizeof path);
-      if ((rc = u64vec_push(&r->written, tnum)) != BFH_OK) {
+      if ((rc = u64vec_push(&r->written, tnum)) != ST_OK) {
         rc = err_set(err, rc, "repair: out of memory");
         break;
       }
-      if ((rc = table_builder_create(r->io, path, tnum, &topt, &tb, err)) != BFH_OK) break;
+      if ((rc = table_builder_create(r->io, path, tnum, &topt, &tb, err)) != ST_OK) break;
     }
-    if ((rc = table_builder_add(tb, ikey, iklen, val, vlen, err)) != BFH_OK) break;
+    if ((rc = table_builder_add(tb, ikey, iklen, val, vlen, err)) != ST_OK) break;
     r->st.keys_out++;
     if (table_builder_file_size(tb) >= r->opt->table_bytes) {
       rc = finish_table(r, tb, tnum, err);
       tb = NULL;
     }
   }
-  if (rc == BFH_OK) rc = iterator_status(it, err);
-  if (rc == BFH_OK && tb)
+  if (rc == ST_OK) rc = iterator_status(it, err);
+  if (rc == ST_OK && tb)
     rc = finish_table(r, tb, tnum, err);
   else
     table_builder_destroy(tb);
@@ -254,13 +254,13 @@ static int write_manifest(repair_t *r, err_t *err) {
   lsm_filename_log(path, sizeof path, r->dir, log_number);
   log_writer_t *w = NULL;
   int rc = log_writer_open(r->io, path, &w, err);
-  if (rc == BFH_OK) rc = log_writer_sync(w, err);
+  if (rc == ST_OK) rc = log_writer_sync(w, err);
   int crc = log_writer_close(w, err);
-  if (rc == BFH_OK) rc = crc;
-  if (rc != BFH_OK) return rc;
+  if (rc == ST_OK) rc = crc;
+  if (rc != ST_OK) return rc;
   lsm_version_set_t *vs = NULL;
   rc = lsm_version_set_create(r->dir, r->io, r->opt->level1_bytes, &vs, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   vs->next_file = r->next_file;
   vs->last_sequence = r->max_seq;
   vs->log_number = log_number;
@@ -277,19 +277,19 @@ static int write_manifest(repair_t *r, err_t *err) {
 static int move_to_lost(repair_t *r, err_t *err) {
   char lost[LSM_PATH_MAX], from[LSM_PATH_MAX + 64], to[2 * LSM_PATH_MAX];
   snprintf(lost, sizeof lost, "%s/%s", r->dir, LOST_DIR);
-  int rc = BFH_OK;
-  for (size_t i = 0; i < r->manifests.n && rc == BFH_OK; i++) {
+  int rc = ST_OK;
+  for (size_t i = 0; i < r->manifests.n && rc == ST_OK; i++) {
     lsm_filename_manifest(from, sizeof from, r->dir, r->manifests.v[i]);
     rc = note_damaged(r, strrchr(from, '/') + 1, err);
   }
-  if (rc == BFH_OK && r->ndamaged) rc = lsm_io_mkdir(r->io, lost, err);
-  for (size_t i = 0; i < r->ndamaged && rc == BFH_OK; i++) {
+  if (rc == ST_OK && r->ndamaged) rc = lsm_io_mkdir(r->io, lost, err);
+  for (size_t i = 0; i < r->ndamaged && rc == ST_OK; i++) {
     snprintf(from, sizeof from, "%s/%s", r->dir, r->damaged[i]);
     snprintf(to, sizeof to, "%s/%s", lost, r->damaged[i]);
     rc = lsm_io_rename(r->io, from, to, err);
-    if (rc == BFH_OK) r->st.files_moved++;
+    if (rc == ST_OK) r->st.files_moved++;
   }
-  if (rc == BFH_OK) rc = lsm_io_sync_dir(r->io, r->dir, err);
+  if (rc == ST_OK) rc = lsm_io_sync_dir(r->io, r->dir, err);
   return rc;
 }
 
@@ -300,7 +300,7 @@ static int list_files(repair_t *r, err_t *err) {
   char **names = NULL;
   size_t n = 0;
   int rc = lsm_io_list_dir(r->io, r->dir, &names, &n, err);
-  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+  for (size_t i = 0; i < n && rc == ST_OK; i++) {
     uint64_t number;
     lsm_file_type_t type;
     if (!lsm_filename_parse(names[i], &number, &type)) continue;
@@ -308,7 +308,7 @@ static int list_files(repair_t *r, err_t *err) {
     if (type == LSM_FILE_TABLE) rc = u64vec_push(&r->tables, number);
     if (type == LSM_FILE_LOG) rc = u64vec_push(&r->logs, number);
     if (type == LSM_FILE_MANIFEST) rc = u64vec_push(&r->manifests, number);
-    if (rc != BFH_OK) rc = err_set(err, rc, "repair: out of memory");
+    if (rc != ST_OK) rc = err_set(err, rc, "repair: out of memory");
   }
   lsm_io_names_free(names, n);
   u64vec_sort(&r->tables);
@@ -327,14 +327,14 @@ static int check_identity(repair_t *r, err_t *err) {
     size_t n = 0;
     err_t e;
     int rc = lsm_io_read_file(r->io, ident, &data, &n, &e);
-    if (rc == BFH_OK) rc = lsm_identity_check(data, n, ident, &e);
+    if (rc == ST_OK) rc = lsm_identity_check(data, n, ident, &e);
     free(data);
-    if (rc != BFH_E_CORRUPT) {
-      if (rc != BFH_OK) *err = e;
+    if (rc != ST_E_CORRUPT) {
+      if (rc != ST_OK) *err = e;
       return rc;
     }
   } else if (lsm_io_exists(r->io, cur) || r->tables.n + r->logs.n == 0) {
-    return err_set(err, BFH_E_INVALID, "%s: not a bfh lsm database (no IDENTITY)", r->dir);
+    return err_set(err, ST_E_INVALID, "%s: not a bfh lsm database (no IDENTITY)", r->dir);
   }
   uint8_t id[LSM_IDENTITY_BYTES];
   lsm_identity_encode(id);
@@ -365,7 +365,7 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
     opt = &defaults;
   }
   int rc = lsm_options_check(dir, opt, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   repair_t r;
   memset(&r, 0, sizeof r);
   r.dir = dir;
@@ -378,20 +378,20 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   u64vec_init(&r.written);
   lsm_version_edit_init(&r.edit);
   if (!lsm_io_exists(r.io, dir))
-    return err_set(err, BFH_E_INVALID, "%s: no such database directory", dir);
+    return err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
   lsm_lock_t *lock = NULL;
   rc = lsm_io_lock(r.io, path, &lock, err);
-  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
-  if (rc == BFH_OK) rc = list_files(&r, err);
-  if (rc == BFH_OK) rc = check_identity(&r, err);
-  for (size_t i = 0; i < r.logs.n && rc == BFH_OK; i++) rc = repair_log(&r, r.logs.v[i], err);
-  for (size_t i = 0; i < r.tables.n && rc == BFH_OK; i++) rc = repair_table(&r, r.tables.v[i], err);
-  if (rc == BFH_OK) rc = write_run(&r, err);
-  if (rc == BFH_OK) rc = write_manifest(&r, err);
-  int installed = rc == BFH_OK;
-  if (rc == BFH_OK) rc = move_to_lost(&r, err);
+  if (rc == ST_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
+  if (rc == ST_OK) rc = list_files(&r, err);
+  if (rc == ST_OK) rc = check_identity(&r, err);
+  for (size_t i = 0; i < r.logs.n && rc == ST_OK; i++) rc = repair_log(&r, r.logs.v[i], err);
+  for (size_t i = 0; i < r.tables.n && rc == ST_OK; i++) rc = repair_table(&r, r.tables.v[i], err);
+  if (rc == ST_OK) rc = write_run(&r, err);
+  if (rc == ST_OK) rc = write_manifest(&r, err);
+  int installed = rc == ST_OK;
+  if (rc == ST_OK) rc = move_to_lost(&r, err);
   if (st) *st = r.st;
   repair_release(&r, !installed);
   lsm_io_unlock(lock);

@@ -16,7 +16,7 @@
  * tables, logs and manifests are left for the next open to delete as obsolete. If repair
  * fails before the new manifest is in place, the database is as it was.
  *
- * It holds the LOCK: BFH_E_BUSY if the database is open.
+ * It holds the LOCK: ST_E_BUSY if the database is open.
  */
 #ifndef BFH_LSM_REPAIR_H
 #define BFH_LSM_REPAIR_H
@@ -42,7 +42,7 @@ typedef struct lsm_repair_stats {
 
 /* Repairs the database in dir with opt's table shape, hook and io (create_if_missing is
    ignored; dir must be a bfh LSM database: IDENTITY present, or at least one table or log).
-   st (may be NULL) gets what was kept and dropped. BFH_OK when the database opens again;
+   st (may be NULL) gets what was kept and dropped. ST_OK when the database opens again;
    an error (message in err) leaves it as it was. */
 int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st, err_t *err);
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 #include "lsm/block.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -51,7 +51,7 @@ size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap) 
 }
 
 static int corrupt(const table_t *t, uint64_t offset, const char *what, err_t *err) {
-  return err_set(err, BFH_E_CORRUPT, "table %s: block at %llu: %s", t->name,
+  return err_set(err, ST_E_CORRUPT, "table %s: block at %llu: %s", t->name,
                  (unsigned long long)offset, what);
 }
 
@@ -90,7 +90,7 @@ static int read_checked(const table_t *t, const block_handle_t *h, block_t *b, e
   if (block_trailer_check(c, (size_t)h->size))
     return corrupt(t, h->offset, "checksum mismatch", err);
   if (b && block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int load_index(table_t *t, const block_handle_t *ih, err_t *err) {
@@ -104,7 +104,7 @@ static int load_index(table_t *t, const block_handle_t *ih, err_t *err) {
   size_t kcap = b.restarts_offset ? b.restarts_offset : 1;
   t->keys = malloc(kcap);
   if (!t->handles || !t->key_off || !t->keys)
-    return err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+    return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
   block_cursor_t c;
   block_cursor_init(&c, &b, internal_key_compare);
   for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
@@ -128,7 +128,7 @@ static int load_index(table_t *t, const block_handle_t *ih, err_t *err) {
   t->key_off[n] = (uint32_t)kbytes;
   t->nblocks = (uint32_t)n;
   t->index_bytes = kbytes + n * (sizeof *t->handles + sizeof *t->key_off);
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int load_meta(table_t *t, const block_handle_t *mh, err_t *err) {
@@ -136,10 +136,10 @@ static int load_meta(table_t *t, const block_handle_t *mh, err_t *err) {
   int rc = read_checked(t, mh, &b, err);
   if (rc) return rc;
   t->meta = calloc(b.nrestarts ? b.nrestarts : 1, sizeof *t->meta);
-  if (!t->meta) return err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+  if (!t->meta) return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
   block_cursor_t c;
   block_cursor_init(&c, &b, bytewise_compare);
-  rc = BFH_OK;
+  rc = ST_OK;
   for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
     block_handle_t h;
     const uint8_t *v = c.val;
@@ -150,7 +150,7 @@ static int load_meta(table_t *t, const block_handle_t *mh, err_t *err) {
     }
     meta_entry_t *m = &t->meta[t->nmeta];
     if (!(m->name = malloc(c.key_len + 1))) {
-      rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+      rc = err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
       break;
     }
     memcpy(m->name, c.key, c.key_len);
@@ -172,7 +172,7 @@ static const meta_entry_t *find_meta(const table_t *t, const char *name) {
 int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **out, err_t *err) {
   *out = NULL;
   table_t *t = calloc(1, sizeof *t);
-  if (!t) return err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  if (!t) return err_set(err, ST_E_NOMEM, "table %s: out of memory", path);
   atomic_init(&t->refs, 1);
   t->number = file_number;
   const char *base = strrchr(path, '/');
@@ -182,25 +182,25 @@ int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **o
   t->data = lsm_map_data(t->map);
   t->size = lsm_map_size(t->map);
   if (t->size < TABLE_FOOTER_BYTES) {
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: file too short (%llu bytes)", t->name,
+    rc = err_set(err, ST_E_CORRUPT, "table %s: file too short (%llu bytes)", t->name,
                  (unsigned long long)t->size);
     goto fail;
   }
   const uint8_t *f = t->data + t->size - TABLE_FOOTER_BYTES;
   uint64_t foff = t->size - TABLE_FOOTER_BYTES;
   if (decode_fixed64(f + 56) != TABLE_MAGIC) {
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->name,
+    rc = err_set(err, ST_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->name,
                  (unsigned long long)foff);
     goto fail;
   }
   if (crc32c_unmask(decode_fixed32(f + 52)) != crc32c_value(f, 52)) {
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: checksum mismatch", t->name,
+    rc = err_set(err, ST_E_CORRUPT, "table %s: footer at %llu: checksum mismatch", t->name,
                  (unsigned long long)foff);
     goto fail;
   }
   uint32_t version = decode_fixed32(f + 48);
   if (version != TABLE_FORMAT_VERSION) {
-    rc = err_set(err, BFH_E_UNSUPPORTED, "table %s: format version %u (this build reads %u)",
+    rc = err_set(err, ST_E_UNSUPPORTED, "table %s: format version %u (this build reads %u)",
                  t->name, version, TABLE_FORMAT_VERSION);
     goto fail;
   }
@@ -208,7 +208,7 @@ int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **o
   block_handle_t mh, ih;
   const uint8_t *p = block_handle_decode(f, f + 40, &mh);
   if (!p || !block_handle_decode(p, f + 40, &ih)) {
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: malformed handles", t->name,
+    rc = err_set(err, ST_E_CORRUPT, "table %s: footer at %llu: malformed handles", t->name,
                  (unsigned long long)foff);
     goto fail;
   }
@@ -221,11 +221,11 @@ int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **o
   }
   t->verified = calloc((t->nblocks + 63) / 64 + 1, sizeof *t->verified);
   if (!t->verified) {
-    rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+    rc = err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
     goto fail;
   }
   *out = t;
-  return BFH_OK;
+  return ST_OK;
 fail:
   table_free(t);
   return rc;
@@ -281,7 +281,7 @@ static int data_block(table_t *t, uint32_t i, block_t *b, err_t *err) {
     atomic_fetch_or_explicit(w, bit, memory_order_release);
   }
   if (block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* First data block whose separator (its last key) >= ikey; nblocks if none. */
@@ -305,13 +305,13 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
   out->val = NULL;
   out->val_len = 0;
   out->seq = 0;
-  if (t->filter && !blocked_filter_may_contain(t->filter, t->filter_size, key_hash)) return BFH_OK;
+  if (t->filter && !blocked_filter_may_contain(t->filter, t->filter_size, key_hash)) return ST_OK;
   uint8_t stack[256], *ikey = stack;
   size_t iklen = klen + INTERNAL_KEY_TAG_BYTES;
   if (iklen > sizeof stack && !(ikey = malloc(iklen)))
-    return err_set(err, BFH_E_NOMEM, "table %s: out of memory", t->name);
+    return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
   internal_key_encode(ikey, key, klen, max_seq, LSM_TYPE_VALUE);
-  int rc = BFH_OK;
+  int rc = ST_OK;
   uint32_t i = index_find(t, ikey, iklen);
   if (i < t->nblocks) {
     block_t b;
@@ -346,7 +346,7 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
 
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
   uint64_t entries = 0, bytes = 0;
-  int rc = BFH_OK, stop = 0;
+  int rc = ST_OK, stop = 0;
   for (uint32_t i = 0; i < t->nblocks && !stop && !rc; i++) {
     block_t b;
     if ((rc = data_block(t, i, &b, err))) break;
@@ -422,7 +422,7 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
                      lsm_scan_stats_t *st, err_t *err) {
   uint64_t entries = 0, bytes = 0;
   value_visit_t vv = {fn, arg, 0};
-  int rc = BFH_OK;
+  int rc = ST_OK;
   for (uint32_t i = 0; i < t->nblocks; i++) {
     block_t b;
     if ((rc = data_block(t, i, &b, err))) break;
@@ -448,13 +448,13 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
 int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
                     err_t *err) {
   const meta_entry_t *m = find_meta(t, name);
-  if (!m) return BFH_NOT_FOUND;
+  if (!m) return ST_NOT_FOUND;
   int rc = read_checked(t, &m->h, NULL, err);
   if (rc) return rc;
   *data = t->data + m->h.offset;
   *size = (size_t)m->h.size;
   if (offset) *offset = m->h.offset;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- Two-level iterator ---------------------------------------------------------------- */

@@ -8,7 +8,7 @@
  * read_meta). Lifetime: reference counted; table_open() returns one reference;
  * table_ref() / table_unref() (closes at zero). Pointers returned into the table (values,
  * meta blocks, iterator keys) are valid while the caller holds a reference.
- * Errors: BFH_E_CORRUPT with "table 000123.sst: block at 40960: checksum mismatch" (the
+ * Errors: ST_E_CORRUPT with "table 000123.sst: block at 40960: checksum mismatch" (the
  * file's base name and the offset of the damaged block) or a format violation.
  */
 #ifndef BFH_LSM_TABLE_H
@@ -35,9 +35,9 @@ typedef struct table table_t;
 size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
 
 /* Maps path and verifies footer, index, key filter and meta index. file_number is used in
-   messages. On BFH_OK *t has one reference (release with table_unref). Errors:
-   BFH_E_CORRUPT (bad magic, bad checksum, malformed block), BFH_E_UNSUPPORTED (a newer
-   format version), BFH_E_IO / BFH_E_NOMEM. */
+   messages. On ST_OK *t has one reference (release with table_unref). Errors:
+   ST_E_CORRUPT (bad magic, bad checksum, malformed block), ST_E_UNSUPPORTED (a newer
+   format version), ST_E_IO / ST_E_NOMEM. */
 int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **t, err_t *err);
 void table_ref(table_t *t);
 /* NULL allowed. */
@@ -53,7 +53,7 @@ int table_has_key_filter(const table_t *t);
 
 /* Newest entry for user key with seq <= max_seq. key_hash = blocked_filter_key_hash(key,
    klen), computed once by the caller for every table it probes. Fills *out (out->val
-   points into the mapping) and returns BFH_OK; or BFH_E_CORRUPT. Allocation-free for keys
+   points into the mapping) and returns ST_OK; or ST_E_CORRUPT. Allocation-free for keys
    up to 128 bytes. */
 int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
               lsm_lookup_t *out, err_t *err);
@@ -64,14 +64,14 @@ int table_key_may_match(const table_t *t, uint64_t key_hash);
    t. NULL on no memory. Client calls iterator_destroy(). */
 iterator_t *table_iterator_create(table_t *t);
 
-/* Visits every entry in table order (key = user key); fn returning nonzero stops (BFH_OK).
+/* Visits every entry in table order (key = user key); fn returning nonzero stops (ST_OK).
    st (may be NULL) gets entries += decoded entries and bytes_read += data block bytes
-   (with trailers) read. BFH_E_CORRUPT on a damaged block (entries before it were visited). */
+   (with trailers) read. ST_E_CORRUPT on a damaged block (entries before it were visited). */
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* Visits the entries whose value is exactly val (n bytes), as table_scan would, and decodes
    the others only as far as their value (block_scan_value). st as table_scan's (entries
-   counts every entry decoded). BFH_E_CORRUPT on a damaged block or a malformed entry. */
+   counts every entry decoded). ST_E_CORRUPT on a damaged block or a malformed entry. */
 int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                      lsm_scan_stats_t *st, err_t *err);
 
@@ -86,7 +86,7 @@ int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks
 
 /* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME): *data
    borrowed from the mapping (valid while t is referenced), *offset its offset in the file;
-   its checksum is verified on every call. BFH_NOT_FOUND (no message) if absent. */
+   its checksum is verified on every call. ST_NOT_FOUND (no message) if absent. */
 int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
                     err_t *err);
 

@@ -6,7 +6,7 @@
  *   ...                                 keys = internal keys in order, values = values
  *   data block N-1 | trailer
  *   key filter | trailer                (if key_bits_per_key > 0) blocked Bloom filter over
- *                                       the distinct user keys (hierarchy/blocked_filter.h)
+ *                                       the distinct user keys (filters/blocked_filter.h)
  *   hook meta block | trailer           one per block returned by the hook's finish()
  *   ...
  *   meta index block | trailer          block format, restart interval 1; key = meta block
@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 #include "lsm/block.h"
 #include "lsm/block_builder.h"
 #include "lsm/internal_key.h"
@@ -76,7 +76,7 @@ int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
   table_builder_t *tb = calloc(1, sizeof *tb);
   if (!tb || !(tb->path = strdup(path))) {
     free(tb);
-    return err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "table %s: out of memory", path);
   }
   tb->opt = *opt;
   if (!tb->opt.block_bytes) tb->opt.block_bytes = 4096;
@@ -98,11 +98,11 @@ int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
     if (!tb->hook_state) {
       tb->ended = 1;
       table_builder_destroy(tb);
-      return err_set(err, BFH_E_NOMEM, "table %s: table hook begin failed", path);
+      return err_set(err, ST_E_NOMEM, "table %s: table hook begin failed", path);
     }
   }
   *out = tb;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int set_key(uint8_t **buf, size_t *cap, size_t *len, const void *k, size_t n) {
@@ -135,16 +135,16 @@ static int write_block(table_builder_t *tb, const uint8_t *contents, size_t n, b
   if (!rc) rc = lsm_file_append(tb->file, trailer, sizeof trailer, err);
   if (rc) return fail(tb, rc);
   tb->offset += n + BLOCK_TRAILER_BYTES;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int nomem(table_builder_t *tb, err_t *err) {
-  fail(tb, BFH_E_NOMEM);
-  return err_set(err, BFH_E_NOMEM, "table %s: out of memory", tb->path);
+  fail(tb, ST_E_NOMEM);
+  return err_set(err, ST_E_NOMEM, "table %s: out of memory", tb->path);
 }
 
 static int flush_data(table_builder_t *tb, err_t *err) {
-  if (block_builder_empty(&tb->data)) return BFH_OK;
+  if (block_builder_empty(&tb->data)) return ST_OK;
   size_t n;
   const uint8_t *c = block_builder_finish(&tb->data, &n);
   if (!c) return nomem(tb, err);
@@ -155,21 +155,21 @@ static int flush_data(table_builder_t *tb, err_t *err) {
   size_t elen = (size_t)(block_handle_encode(enc, &h) - enc);
   if (block_builder_add(&tb->index, tb->last, tb->last_len, enc, elen)) return nomem(tb, err);
   block_builder_reset(&tb->data);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int table_builder_add(table_builder_t *tb, const void *ikey, size_t iklen, const void *val,
                       size_t vlen, err_t *err) {
   if (tb->dead || tb->finished)
-    return err_set(err, tb->dead ? tb->dead : BFH_E_INVALID, "table %s: builder is %s", tb->path,
+    return err_set(err, tb->dead ? tb->dead : ST_E_INVALID, "table %s: builder is %s", tb->path,
                    tb->dead ? "dead after an error" : "finished");
   internal_key_parts_t k;
   if (internal_key_parse(ikey, iklen, &k))
-    return fail(tb, err_set(err, BFH_E_INVALID, "table %s: malformed internal key", tb->path));
+    return fail(tb, err_set(err, ST_E_INVALID, "table %s: malformed internal key", tb->path));
   int new_user_key = 1;
   if (tb->entries) {
     if (internal_key_compare(tb->last, tb->last_len, ikey, iklen) >= 0)
-      return fail(tb, err_set(err, BFH_E_INVALID, "table %s: keys added out of order at entry %llu",
+      return fail(tb, err_set(err, ST_E_INVALID, "table %s: keys added out of order at entry %llu",
                               tb->path, (unsigned long long)tb->entries));
     new_user_key = bytewise_compare(tb->last, tb->last_len - INTERNAL_KEY_TAG_BYTES, k.user_key,
                                     k.user_len) != 0;
@@ -187,7 +187,7 @@ int table_builder_add(table_builder_t *tb, const void *ikey, size_t iklen, const
   if (h && h->add && tb->hook_state)
     h->add(tb->hook_state, k.user_key, k.user_len, val, vlen, k.seq, k.type);
   if (block_builder_size_estimate(&tb->data) >= tb->opt.block_bytes) return flush_data(tb, err);
-  return BFH_OK;
+  return ST_OK;
 }
 
 typedef struct named_handle {
@@ -212,7 +212,7 @@ static int write_footer(table_builder_t *tb, const block_handle_t *meta,
   int rc = lsm_file_append(tb->file, f, sizeof f, err);
   if (rc) return fail(tb, rc);
   tb->offset += sizeof f;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int finish(table_builder_t *tb, err_t *err) {
@@ -246,7 +246,7 @@ static int finish(table_builder_t *tb, err_t *err) {
   }
   for (size_t i = 0; i < nblocks; i++) {
     if (!blocks[i].name || !blocks[i].name[0] || (blocks[i].size && !blocks[i].data)) {
-      rc = fail(tb, err_set(err, BFH_E_INVALID, "table %s: hook meta block %zu is malformed",
+      rc = fail(tb, err_set(err, ST_E_INVALID, "table %s: hook meta block %zu is malformed",
                             tb->path, i));
       goto out;
     }
@@ -262,7 +262,7 @@ static int finish(table_builder_t *tb, err_t *err) {
   for (size_t i = 0; i < nmeta; i++) {
     if (i && strcmp(metas[i - 1].name, metas[i].name) == 0) {
       block_builder_release(&mb);
-      rc = fail(tb, err_set(err, BFH_E_INVALID, "table %s: two meta blocks named \"%s\"", tb->path,
+      rc = fail(tb, err_set(err, ST_E_INVALID, "table %s: two meta blocks named \"%s\"", tb->path,
                             metas[i].name));
       goto out;
     }
@@ -297,7 +297,7 @@ out:
 
 int table_builder_finish(table_builder_t *tb, err_t *err) {
   if (tb->dead || tb->finished) {
-    int rc = err_set(err, tb->dead ? tb->dead : BFH_E_INVALID, "table %s: builder is %s", tb->path,
+    int rc = err_set(err, tb->dead ? tb->dead : ST_E_INVALID, "table %s: builder is %s", tb->path,
                      tb->dead ? "dead after an error" : "already finished");
     hook_end(tb, 0);
     return rc;
@@ -309,7 +309,7 @@ int table_builder_finish(table_builder_t *tb, err_t *err) {
   }
   tb->finished = 1;
   hook_end(tb, 1);
-  return BFH_OK;
+  return ST_OK;
 }
 
 void table_builder_destroy(table_builder_t *tb) {

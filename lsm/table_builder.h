@@ -31,8 +31,8 @@ void table_builder_options_init(table_builder_options_t *o);
 
 typedef struct table_builder table_builder_t;
 
-/* Creates (truncates) path and calls hook->begin(ctx, file_number) (NULL -> BFH_E_NOMEM,
-   "table hook begin failed"). opt is copied. On BFH_OK the client calls
+/* Creates (truncates) path and calls hook->begin(ctx, file_number) (NULL -> ST_E_NOMEM,
+   "table hook begin failed"). opt is copied. On ST_OK the client calls
    table_builder_finish() and/or table_builder_destroy(). */
 int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
                          const table_builder_options_t *opt, table_builder_t **tb, err_t *err);

@@ -99,13 +99,13 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
     table_ref(e->table);
     *out = e->table;
     pthread_mutex_unlock(&tc->mu);
-    return BFH_OK;
+    return ST_OK;
   }
   pthread_mutex_unlock(&tc->mu);
 
   char path[4096];
   if (table_file_path(tc->dir, number, path, sizeof path) >= sizeof path)
-    return err_set(err, BFH_E_INVALID, "table %06llu: path too long", (unsigned long long)number);
+    return err_set(err, ST_E_INVALID, "table %06llu: path too long", (unsigned long long)number);
   table_t *t;
   int rc = table_open(tc->io, path, number, &t, err);
   if (rc) return rc;
@@ -113,7 +113,7 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   if (!ne) {
     /* Serve it uncached. */
     *out = t;
-    return BFH_OK;
+    return ST_OK;
   }
   table_t *victim = NULL, *dup = NULL;
   pthread_mutex_lock(&tc->mu);
@@ -139,7 +139,7 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   table_unref(dup);
   table_unref(victim);
   *out = t;
-  return BFH_OK;
+  return ST_OK;
 }
 
 void table_cache_evict(table_cache_t *tc, uint64_t number) {

@@ -24,7 +24,7 @@ table_cache_t *table_cache_create(lsm_io_t *io, const char *dir, size_t capacity
    table_unref). NULL allowed. */
 void table_cache_destroy(table_cache_t *tc);
 
-/* The table `number`, opening it if needed. On BFH_OK *t carries a reference for the
+/* The table `number`, opening it if needed. On ST_OK *t carries a reference for the
    caller: release it with table_unref(). Errors from table_open (not cached: a later call
    retries). */
 int table_cache_get(table_cache_t *tc, uint64_t number, table_t **t, err_t *err);

@@ -83,34 +83,34 @@ void lsm_version_edit_set_log_closed(lsm_version_edit_t *e, uint64_t number, uin
 int lsm_version_edit_set_compact_pointer(lsm_version_edit_t *e, int level, const void *key,
                                          size_t len) {
   lsm_compact_pointer_t *p = realloc(e->pointers, (e->npointers + 1) * sizeof *p);
-  if (!p) return BFH_E_NOMEM;
+  if (!p) return ST_E_NOMEM;
   e->pointers = p;
   uint8_t *k = malloc(len ? len : 1);
-  if (!k) return BFH_E_NOMEM;
+  if (!k) return ST_E_NOMEM;
   if (len) memcpy(k, key, len);
   p[e->npointers++] = (lsm_compact_pointer_t){level, k, len};
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_version_edit_delete_file(lsm_version_edit_t *e, int level, uint64_t number) {
   lsm_deleted_file_t *d = realloc(e->deleted, (e->ndeleted + 1) * sizeof *d);
-  if (!d) return BFH_E_NOMEM;
+  if (!d) return ST_E_NOMEM;
   e->deleted = d;
   d[e->ndeleted++] = (lsm_deleted_file_t){level, number};
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_version_edit_add_file(lsm_version_edit_t *e, int level, uint64_t number, uint64_t size,
                               const void *smallest, size_t smallest_len, const void *largest,
                               size_t largest_len) {
   lsm_new_file_t *a = realloc(e->added, (e->nadded + 1) * sizeof *a);
-  if (!a) return BFH_E_NOMEM;
+  if (!a) return ST_E_NOMEM;
   e->added = a;
   lsm_file_meta_t *f =
       lsm_file_meta_create(number, size, smallest, smallest_len, largest, largest_len);
-  if (!f) return BFH_E_NOMEM;
+  if (!f) return ST_E_NOMEM;
   a[e->nadded++] = (lsm_new_file_t){level, f};
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- encoding ---------------------------------------------------------------------- */
@@ -194,11 +194,11 @@ int lsm_version_edit_encode(const lsm_version_edit_t *e, uint8_t **out, size_t *
   }
   if (b.oom || !buf_room(&b, 1)) {
     free(b.p);
-    return BFH_E_NOMEM;
+    return ST_E_NOMEM;
   }
   *out = b.p;
   *len = b.n;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- decoding ---------------------------------------------------------------------- */
@@ -238,7 +238,7 @@ int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, c
   while (r.p < r.end) {
     const uint8_t *field = r.p;
     uint64_t tag, v;
-    int level, rc = BFH_OK;
+    int level, rc = ST_OK;
     const uint8_t *k1, *k2;
     size_t l1, l2;
     uint64_t number, size;
@@ -312,11 +312,11 @@ int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, c
         what = "unknown tag";
         goto bad;
     }
-    if (rc != BFH_OK) return err_set(err, rc, "%s: out of memory decoding a version edit", where);
+    if (rc != ST_OK) return err_set(err, rc, "%s: out of memory decoding a version edit", where);
     continue;
   bad:
-    return err_set(err, BFH_E_CORRUPT, "%s: version edit byte %zu: bad %s", where,
+    return err_set(err, ST_E_CORRUPT, "%s: version edit byte %zu: bad %s", where,
                    (size_t)(field - r.base), what);
   }
-  return BFH_OK;
+  return ST_OK;
 }

@@ -88,7 +88,7 @@ void lsm_version_edit_set_next_file(lsm_version_edit_t *e, uint64_t n);
 void lsm_version_edit_set_last_sequence(lsm_version_edit_t *e, uint64_t s);
 /* Records that log `number` was closed cleanly, synced, at `size` bytes. */
 void lsm_version_edit_set_log_closed(lsm_version_edit_t *e, uint64_t number, uint64_t size);
-/* These copy their arguments; BFH_OK or BFH_E_NOMEM. */
+/* These copy their arguments; ST_OK or ST_E_NOMEM. */
 int lsm_version_edit_set_compact_pointer(lsm_version_edit_t *e, int level, const void *key,
                                          size_t len);
 int lsm_version_edit_delete_file(lsm_version_edit_t *e, int level, uint64_t number);
@@ -96,10 +96,10 @@ int lsm_version_edit_add_file(lsm_version_edit_t *e, int level, uint64_t number,
                               const void *smallest, size_t smallest_len, const void *largest,
                               size_t largest_len);
 
-/* Encodes e into a malloc'd buffer (*out, caller frees). BFH_OK or BFH_E_NOMEM. */
+/* Encodes e into a malloc'd buffer (*out, caller frees). ST_OK or ST_E_NOMEM. */
 int lsm_version_edit_encode(const lsm_version_edit_t *e, uint8_t **out, size_t *len);
 /* Decodes [p, p+n) into e (initialized by the caller, released by the caller even on
-   failure). BFH_E_CORRUPT names `where` (e.g. "MANIFEST-000005: record at 1234"). */
+   failure). ST_E_CORRUPT names `where` (e.g. "MANIFEST-000005: record at 1234"). */
 int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, const char *where,
                             err_t *err);
 

@@ -105,15 +105,15 @@ static int cmp_by_smallest(const void *a, const void *b) {
 }
 
 /* Builds into v (empty) the files of base (may be NULL) changed by edit. Takes the new
-   files' metas out of edit (steal != 0) or copies them. BFH_OK, BFH_E_NOMEM, or
-   BFH_E_CORRUPT when the edit breaks the level invariants. */
+   files' metas out of edit (steal != 0) or copies them. ST_OK, ST_E_NOMEM, or
+   ST_E_CORRUPT when the edit breaks the level invariants. */
 static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_version_edit_t *edit,
                          int steal, err_t *err) {
   for (int l = 0; l < LSM_NUM_LEVELS; l++) {
     size_t nbase = base ? base->nfiles[l] : 0, nadd = 0;
     for (size_t i = 0; i < edit->nadded; i++) nadd += edit->added[i].level == l;
     lsm_file_meta_t **arr = malloc((nbase + nadd + 1) * sizeof *arr);
-    if (!arr) return err_set(err, BFH_E_NOMEM, "version: out of memory");
+    if (!arr) return err_set(err, ST_E_NOMEM, "version: out of memory");
     size_t n = 0;
     for (size_t i = 0; i < nbase; i++) {
       lsm_file_meta_t *f = base->files[l][i];
@@ -134,7 +134,7 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
           v->files[l] = arr;
           v->nfiles[l] = n;
           for (size_t k = 0; k < n; k++) arr[k]->refs++;
-          return err_set(err, BFH_E_NOMEM, "version: out of memory");
+          return err_set(err, ST_E_NOMEM, "version: out of memory");
         }
       }
       arr[n++] = f;
@@ -147,14 +147,14 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
       for (size_t k = 1; k < n; k++) {
         const lsm_file_meta_t *a = arr[k - 1], *b = arr[k];
         if (bytewise_compare(a->largest, a->largest_len - 8, b->smallest, b->smallest_len - 8) >= 0)
-          return err_set(err, BFH_E_CORRUPT,
+          return err_set(err, ST_E_CORRUPT,
                          "version: level %d: tables %06" PRIu64 " and %06" PRIu64 " overlap", l,
                          a->number, b->number);
       }
     }
   }
   compute_score(v);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- the set ----------------------------------------------------------------------- */
@@ -164,7 +164,7 @@ int lsm_version_set_create(const char *dir, lsm_io_t *io, uint64_t level1_bytes,
   lsm_version_set_t *vs = calloc(1, sizeof *vs);
   if (!vs || !(vs->dir = strdup(dir))) {
     free(vs);
-    return err_set(err, BFH_E_NOMEM, "version set: out of memory");
+    return err_set(err, ST_E_NOMEM, "version set: out of memory");
   }
   vs->io = io;
   vs->level1_bytes = level1_bytes;
@@ -174,12 +174,12 @@ int lsm_version_set_create(const char *dir, lsm_io_t *io, uint64_t level1_bytes,
   lsm_version_t *v = version_new(vs);
   if (!v) {
     lsm_version_set_destroy(vs);
-    return err_set(err, BFH_E_NOMEM, "version set: out of memory");
+    return err_set(err, ST_E_NOMEM, "version set: out of memory");
   }
   compute_score(v);
   install(vs, v);
   *out = vs;
-  return BFH_OK;
+  return ST_OK;
 }
 
 void lsm_version_set_destroy(lsm_version_set_t *vs) {
@@ -201,12 +201,12 @@ void lsm_version_set_destroy(lsm_version_set_t *vs) {
 
 static int set_compact_pointer(lsm_version_set_t *vs, int level, const uint8_t *key, size_t len) {
   uint8_t *k = malloc(len ? len : 1);
-  if (!k) return BFH_E_NOMEM;
+  if (!k) return ST_E_NOMEM;
   if (len) memcpy(k, key, len);
   free(vs->compact_pointer[level]);
   vs->compact_pointer[level] = k;
   vs->compact_pointer_len[level] = len;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* Takes the scalar fields and compact pointers of e into vs. */
@@ -217,8 +217,8 @@ static int absorb_fields(lsm_version_set_t *vs, const lsm_version_edit_t *e) {
     vs->last_sequence = e->last_sequence;
   for (size_t i = 0; i < e->npointers; i++)
     if (set_compact_pointer(vs, e->pointers[i].level, e->pointers[i].key, e->pointers[i].len))
-      return BFH_E_NOMEM;
-  return BFH_OK;
+      return ST_E_NOMEM;
+  return ST_OK;
 }
 
 int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
@@ -227,66 +227,66 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
   void *cur = NULL;
   size_t cur_len = 0;
   int rc = lsm_io_read_file(vs->io, path, &cur, &cur_len, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
   uint64_t mnum = 0;
   lsm_file_type_t type;
   char *text = cur;
   if (cur_len < 2 || text[cur_len - 1] != '\n' || memchr(text, '\0', cur_len)) {
     free(cur);
-    return err_set(err, BFH_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
+    return err_set(err, ST_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
   }
   text[cur_len - 1] = '\0';
   if (!lsm_filename_parse(text, &mnum, &type) || type != LSM_FILE_MANIFEST) {
     free(cur);
-    return err_set(err, BFH_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
+    return err_set(err, ST_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
   }
   free(cur);
 
   lsm_filename_manifest(path, sizeof path, vs->dir, mnum);
   if (!lsm_io_exists(vs->io, path))
-    return err_set(err, BFH_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", vs->dir, path);
+    return err_set(err, ST_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", vs->dir, path);
   log_reader_t *r = NULL;
   rc = log_reader_open(vs->io, path, &r, err);
-  if (rc != BFH_OK) return rc;
+  if (rc != ST_OK) return rc;
 
   /* Accumulate the files in a scratch version built edit by edit. */
   lsm_version_t *v = version_new(vs);
   if (!v) {
     log_reader_close(r);
-    return err_set(err, BFH_E_NOMEM, "manifest: out of memory");
+    return err_set(err, ST_E_NOMEM, "manifest: out of memory");
   }
   int have_log = 0, have_next = 0, have_last = 0, records = 0;
   for (;;) {
     const void *data;
     size_t n;
     rc = log_reader_next(r, &data, &n, err);
-    if (rc == BFH_NOT_FOUND) {
-      rc = BFH_OK;
+    if (rc == ST_NOT_FOUND) {
+      rc = ST_OK;
       break;
     }
-    if (rc != BFH_OK) break;
+    if (rc != ST_OK) break;
     char where[LSM_PATH_MAX + 64];
     uint64_t off = log_reader_record_offset(r);
     snprintf(where, sizeof where, "%s: record at offset %" PRIu64, path, off);
     lsm_version_edit_t e;
     lsm_version_edit_init(&e);
     rc = lsm_version_edit_decode(&e, data, n, where, err);
-    if (rc == BFH_OK && records == 0 && !e.has_format_version)
-      rc = err_set(err, BFH_E_CORRUPT, "%s: first edit has no format version", where);
-    if (rc == BFH_OK && e.has_format_version && e.format_version != LSM_FORMAT_VERSION)
-      rc = err_set(err, BFH_E_UNSUPPORTED,
+    if (rc == ST_OK && records == 0 && !e.has_format_version)
+      rc = err_set(err, ST_E_CORRUPT, "%s: first edit has no format version", where);
+    if (rc == ST_OK && e.has_format_version && e.format_version != LSM_FORMAT_VERSION)
+      rc = err_set(err, ST_E_UNSUPPORTED,
                    "%s: manifest format version %u is not supported (this build reads %u)", where,
                    e.format_version, LSM_FORMAT_VERSION);
-    if (rc == BFH_OK) rc = absorb_fields(vs, &e);
-    if (rc == BFH_OK) {
+    if (rc == ST_OK) rc = absorb_fields(vs, &e);
+    if (rc == ST_OK) {
       lsm_version_t *nv = version_new(vs);
       if (!nv) {
-        rc = err_set(err, BFH_E_NOMEM, "manifest: out of memory");
+        rc = err_set(err, ST_E_NOMEM, "manifest: out of memory");
       } else {
         rc = version_build(nv, v, &e, 1, err);
-        if (rc != BFH_OK) err_prefix(err, "%s: ", where);
-        lsm_version_t *drop = rc == BFH_OK ? v : nv;
-        if (rc == BFH_OK) v = nv;
+        if (rc != ST_OK) err_prefix(err, "%s: ", where);
+        lsm_version_t *drop = rc == ST_OK ? v : nv;
+        if (rc == ST_OK) v = nv;
         version_free(drop);
       }
     }
@@ -298,18 +298,18 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
     have_last |= e.has_last_sequence;
     lsm_version_edit_release(&e);
     records++;
-    if (rc != BFH_OK) break;
+    if (rc != ST_OK) break;
   }
   vs->manifest_dropped = log_reader_dropped_bytes(r);
   vs->manifest_valid_end = log_reader_end_offset(r);
   if (vs->manifest_dropped) vs->has_closed_log = 0; /* the close record may be what is gone */
   log_reader_close(r);
-  if (rc == BFH_OK && (!have_log || !have_next || !have_last))
-    rc = err_set(err, BFH_E_CORRUPT, "%s: manifest lacks the %s", path,
+  if (rc == ST_OK && (!have_log || !have_next || !have_last))
+    rc = err_set(err, ST_E_CORRUPT, "%s: manifest lacks the %s", path,
                  !have_log    ? "log number"
                  : !have_next ? "next file number"
                               : "last sequence");
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     version_free(v);
     vs->obsolete.n = 0;
     return rc;
@@ -318,7 +318,7 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
   if (vs->next_file <= mnum) vs->next_file = mnum + 1;
   vs->manifest_number = mnum;
   install(vs, v);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* The edit that describes the whole current state. */
@@ -331,22 +331,22 @@ static int snapshot_edit(lsm_version_set_t *vs, lsm_version_edit_t *e) {
   for (int l = 0; l < LSM_NUM_LEVELS; l++) {
     if (vs->compact_pointer[l] && lsm_version_edit_set_compact_pointer(e, l, vs->compact_pointer[l],
                                                                        vs->compact_pointer_len[l]))
-      return BFH_E_NOMEM;
+      return ST_E_NOMEM;
     for (size_t i = 0; i < vs->current->nfiles[l]; i++) {
       const lsm_file_meta_t *f = vs->current->files[l][i];
       if (lsm_version_edit_add_file(e, l, f->number, f->size, f->smallest, f->smallest_len,
                                     f->largest, f->largest_len))
-        return BFH_E_NOMEM;
+        return ST_E_NOMEM;
     }
   }
-  return BFH_OK;
+  return ST_OK;
 }
 
 static int add_record(log_writer_t *w, const lsm_version_edit_t *e, err_t *err) {
   uint8_t *rec;
   size_t n;
-  if (lsm_version_edit_encode(e, &rec, &n) != BFH_OK)
-    return err_set(err, BFH_E_NOMEM, "manifest: out of memory");
+  if (lsm_version_edit_encode(e, &rec, &n) != ST_OK)
+    return err_set(err, ST_E_NOMEM, "manifest: out of memory");
   int rc = log_writer_add(w, rec, n, 1, err);
   free(rec);
   return rc;
@@ -358,9 +358,9 @@ static int set_current(lsm_version_set_t *vs, uint64_t mnum, err_t *err) {
   lsm_filename_current(cur, sizeof cur, vs->dir);
   int n = snprintf(text, sizeof text, "MANIFEST-%06" PRIu64 "\n", mnum);
   int rc = lsm_io_write_file(vs->io, tmp, text, (size_t)n, err);
-  if (rc == BFH_OK) rc = lsm_io_rename(vs->io, tmp, cur, err);
-  if (rc == BFH_OK) rc = lsm_io_sync_dir(vs->io, vs->dir, err);
-  if (rc != BFH_OK) (void)lsm_io_unlink(vs->io, tmp, NULL);
+  if (rc == ST_OK) rc = lsm_io_rename(vs->io, tmp, cur, err);
+  if (rc == ST_OK) rc = lsm_io_sync_dir(vs->io, vs->dir, err);
+  if (rc != ST_OK) (void)lsm_io_unlink(vs->io, tmp, NULL);
   return rc;
 }
 
@@ -374,12 +374,12 @@ static int new_manifest(lsm_version_set_t *vs, err_t *err) {
   lsm_version_edit_init(&e);
   log_writer_t *w = NULL;
   int rc = snapshot_edit(vs, &e);
-  if (rc != BFH_OK) rc = err_set(err, rc, "manifest: out of memory");
-  if (rc == BFH_OK) rc = log_writer_open(vs->io, path, &w, err);
-  if (rc == BFH_OK) rc = add_record(w, &e, err);
-  if (rc == BFH_OK) rc = set_current(vs, mnum, err);
+  if (rc != ST_OK) rc = err_set(err, rc, "manifest: out of memory");
+  if (rc == ST_OK) rc = log_writer_open(vs->io, path, &w, err);
+  if (rc == ST_OK) rc = add_record(w, &e, err);
+  if (rc == ST_OK) rc = set_current(vs, mnum, err);
   lsm_version_edit_release(&e);
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     (void)log_writer_close(w, NULL);
     (void)lsm_io_unlink(vs->io, path, NULL);
     return rc;
@@ -387,7 +387,7 @@ static int new_manifest(lsm_version_set_t *vs, err_t *err) {
   (void)log_writer_close(vs->manifest, NULL);
   vs->manifest = w;
   vs->manifest_number = mnum;
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_version_set_write_snapshot(lsm_version_set_t *vs, err_t *err) {
@@ -396,18 +396,18 @@ int lsm_version_set_write_snapshot(lsm_version_set_t *vs, err_t *err) {
 
 int lsm_version_set_log_and_apply(lsm_version_set_t *vs, lsm_version_edit_t *edit,
                                   pthread_mutex_t *mu, err_t *err) {
-  int rc = BFH_OK;
+  int rc = ST_OK;
   /* After a failed write the manifest may end in a partial record: start a new one (its
      snapshot holds the current state; this edit follows as the next record). */
   if (!vs->manifest) rc = new_manifest(vs, err);
-  if (rc != BFH_OK) return err_prefix(err, "manifest: ");
+  if (rc != ST_OK) return err_prefix(err, "manifest: ");
   if (!edit->has_log_number) lsm_version_edit_set_log_number(edit, vs->log_number);
   lsm_version_edit_set_next_file(edit, vs->next_file);
   lsm_version_edit_set_last_sequence(edit, vs->last_sequence);
   lsm_version_t *v = version_new(vs);
-  if (!v) return err_set(err, BFH_E_NOMEM, "version: out of memory");
+  if (!v) return err_set(err, ST_E_NOMEM, "version: out of memory");
   rc = version_build(v, vs->current, edit, 0, err);
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     version_free(v);
     return rc;
   }
@@ -416,7 +416,7 @@ int lsm_version_set_log_and_apply(lsm_version_set_t *vs, lsm_version_edit_t *edi
   pthread_mutex_unlock(mu);
   rc = add_record(w, edit, err);
   pthread_mutex_lock(mu);
-  if (rc != BFH_OK) {
+  if (rc != ST_OK) {
     (void)log_writer_close(vs->manifest, NULL);
     vs->manifest = NULL;
     version_free(v);
@@ -427,7 +427,7 @@ int lsm_version_set_log_and_apply(lsm_version_set_t *vs, lsm_version_edit_t *edi
                               edit->pointers[i].len);
   vs->log_number = edit->log_number;
   install(vs, v);
-  return BFH_OK;
+  return ST_OK;
 }
 
 int lsm_version_set_live_files(const lsm_version_set_t *vs, u64vec_t *out) {
@@ -435,9 +435,9 @@ int lsm_version_set_live_files(const lsm_version_set_t *vs, u64vec_t *out) {
   for (const lsm_version_t *v = vs->list.next; v != &vs->list; v = v->next)
     for (int l = 0; l < LSM_NUM_LEVELS; l++)
       for (size_t i = 0; i < v->nfiles[l]; i++)
-        if (u64vec_push(out, v->files[l][i]->number)) return BFH_E_NOMEM;
+        if (u64vec_push(out, v->files[l][i]->number)) return ST_E_NOMEM;
   u64vec_sort(out);
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* ---- lookups by key range ---------------------------------------------------------- */
@@ -480,7 +480,7 @@ int lsm_version_overlapping_files(const lsm_version_t *v, int level, const void 
                                   size_t *n) {
   size_t cap = v->nfiles[level] + 1, k = 0;
   lsm_file_meta_t **arr = malloc(cap * sizeof *arr);
-  if (!arr) return BFH_E_NOMEM;
+  if (!arr) return ST_E_NOMEM;
   if (level == 0) {
     /* An L0 file that overlaps widens the range; restart until it is stable. */
     const void *clo = lo, *chi = hi;
@@ -516,5 +516,5 @@ int lsm_version_overlapping_files(const lsm_version_t *v, int level, const void 
   }
   *out = arr;
   *n = k;
-  return BFH_OK;
+  return ST_OK;
 }

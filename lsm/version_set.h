@@ -70,15 +70,15 @@ struct lsm_version_set {
 };
 
 /* Creates an empty set for dir (copied). level1_bytes: the L1 budget (x10 per level).
-   Client calls lsm_version_set_destroy. BFH_OK or BFH_E_NOMEM. */
+   Client calls lsm_version_set_destroy. ST_OK or ST_E_NOMEM. */
 int lsm_version_set_create(const char *dir, lsm_io_t *io, uint64_t level1_bytes,
                            lsm_version_set_t **vs, err_t *err);
 /* Releases the current version and frees vs (every other version must be released).
    NULL allowed. */
 void lsm_version_set_destroy(lsm_version_set_t *vs);
 
-/* Loads the state from CURRENT and the manifest it names. BFH_E_CORRUPT with file and
-   offset; BFH_E_UNSUPPORTED for a manifest of another format version. A damaged or
+/* Loads the state from CURRENT and the manifest it names. ST_E_CORRUPT with file and
+   offset; ST_E_UNSUPPORTED for a manifest of another format version. A damaged or
    cut-short last record is left out and reported in manifest_dropped: whether that loses
    anything is for the caller to decide against the files on disk (db.c, check_files). */
 int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err);
@@ -102,7 +102,7 @@ void lsm_version_ref(lsm_version_t *v);
 /* At refs 0 the version is freed; files no version lists any more go to vs->obsolete. */
 void lsm_version_unref(lsm_version_t *v);
 
-/* Sorted numbers of every table file listed by a live version. BFH_OK or BFH_E_NOMEM. */
+/* Sorted numbers of every table file listed by a live version. ST_OK or ST_E_NOMEM. */
 int lsm_version_set_live_files(const lsm_version_set_t *vs, u64vec_t *out);
 
 /* Bytes of the files of one level of v. */
@@ -118,7 +118,7 @@ int lsm_version_overlaps(const lsm_version_t *v, int level, const void *lo, size
                          const void *hi, size_t hi_len);
 /* Appends to *out the files of `level` that overlap [lo, hi] (user keys; NULL =
    unbounded). For level 0 the range grows to cover every overlapping file (as LevelDB).
-   out is a malloc'd array (caller frees); BFH_OK or BFH_E_NOMEM. */
+   out is a malloc'd array (caller frees); ST_OK or ST_E_NOMEM. */
 int lsm_version_overlapping_files(const lsm_version_t *v, int level, const void *lo, size_t lo_len,
                                   const void *hi, size_t hi_len, lsm_file_meta_t ***out, size_t *n);
 

@@ -31,7 +31,7 @@ void write_batch_release(write_batch_t *b);
 /* Back to empty (keeps the buffer). */
 void write_batch_clear(write_batch_t *b);
 
-/* BFH_OK or BFH_E_NOMEM (b unchanged then). key and val are copied. */
+/* ST_OK or ST_E_NOMEM (b unchanged then). key and val are copied. */
 int write_batch_put(write_batch_t *b, const void *key, size_t klen, const void *val, size_t vlen);
 int write_batch_delete(write_batch_t *b, const void *key, size_t klen);
 /* Appends src's records to dst (group commit); dst keeps its seq. */
@@ -42,7 +42,7 @@ uint64_t write_batch_seq(const write_batch_t *b);
 void write_batch_set_seq(write_batch_t *b, uint64_t seq);
 /* The encoding (borrowed; valid until b changes). */
 const uint8_t *write_batch_data(const write_batch_t *b, size_t *n);
-/* Replaces b's contents by a copy of an encoding (e.g. a log record). BFH_E_CORRUPT
+/* Replaces b's contents by a copy of an encoding (e.g. a log record). ST_E_CORRUPT
    (no message) if n < 12; the records are checked by write_batch_iterate. */
 int write_batch_set_data(write_batch_t *b, const void *data, size_t n);
 
@@ -50,11 +50,11 @@ int write_batch_set_data(write_batch_t *b, const void *data, size_t n);
    returns that value). key/val are borrowed from the encoding. */
 typedef int (*write_batch_fn)(void *arg, uint64_t seq, int type, const void *key, size_t klen,
                               const void *val, size_t vlen);
-/* Decodes an encoding. BFH_E_CORRUPT with "write batch: ..." if it is malformed or its
+/* Decodes an encoding. ST_E_CORRUPT with "write batch: ..." if it is malformed or its
    record count differs from the header. */
 int write_batch_iterate(const void *data, size_t n, write_batch_fn fn, void *arg, err_t *err);
 /* memtable_add() of every record (REQUIRES: the caller is the memtable's single writer).
-   BFH_E_CORRUPT as write_batch_iterate, BFH_E_NOMEM. */
+   ST_E_CORRUPT as write_batch_iterate, ST_E_NOMEM. */
 int write_batch_insert(const void *data, size_t n, struct memtable *m, err_t *err);
 
 #endif

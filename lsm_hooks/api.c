@@ -28,6 +28,15 @@
 #include "lsm_hooks/value_hook.h"
 #include "lsm_hooks/value_index.h"
 #include "util/err.h"
+#include "util/status.h"
+
+/* The internal status codes are the public ones: a status goes up unchanged. */
+#define SAME_STATUS(name) ((int)ST_##name == (int)BFH_##name)
+_Static_assert(SAME_STATUS(OK) && SAME_STATUS(NOT_FOUND) && SAME_STATUS(E_INVALID) &&
+                   SAME_STATUS(E_IO) && SAME_STATUS(E_CORRUPT) && SAME_STATUS(E_NOMEM) &&
+                   SAME_STATUS(E_BUSY) && SAME_STATUS(E_UNSUPPORTED),
+               "util/status.h and include/bfh.h disagree");
+#undef SAME_STATUS
 
 struct bfh_db {
   uint64_t id;

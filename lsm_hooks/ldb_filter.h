@@ -10,7 +10,7 @@
  * Cache file layout (little-endian):
  *   magic "BFHC" (4 bytes) | version fixed32 (1) | table number fixed64 | table size fixed64
  *   | flags fixed32 | crc32c fixed32 (masked, over the 28 bytes before it)
- *   | serialized value filter (hierarchy/value_filter.h, with its own crc) at offset 32
+ *   | serialized value filter (filters/value_filter.h, with its own crc) at offset 32
  * flags: reserved, 0 (a cache file with other flags is stale).
  * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
  * Every file access goes through the lsm_io_t given (borrowed; lsm_io_default() in the engine
@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "hierarchy/value_filter.h"
+#include "filters/value_filter.h"
 #include "lsm/io.h"
 #include "lsm_hooks/ldb_entry.h"
 #include "util/err.h"

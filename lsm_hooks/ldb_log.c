@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bfh.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bfh.h"
 #include "lsm_hooks/ldb_log.h"
 #include "util/coding.h"
 

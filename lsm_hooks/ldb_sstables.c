@@ -1,4 +1,5 @@
 /* ldb_sstables: see ldb_sstables.h for the text format. */
+#include "bfh.h"
 #include "lsm_hooks/ldb_sstables.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 #include "util/vec.h"
 
 /* ---- A set of candidate keys (open addressing, keys copied) -------------------------- */

@@ -3,7 +3,7 @@
  *
  *   begin    creates an empty value filter with the index's m, k and seed
  *   add      hashes the value of every LSM_TYPE_VALUE entry into it (deletions carry none)
- *   finish   serializes it as the meta block "bfh.value_filter" (hierarchy/value_filter.h)
+ *   finish   serializes it as the meta block "bfh.value_filter" (filters/value_filter.h)
  *   end(ok)  ok = 1: hands the filter to the value index as the table's leaf, with the table
  *            path (the offset of the stored filter, needed for leaves on disk, is found
  *            later by the engine's locator; value_index.h); O(1): the index queues it

@@ -10,7 +10,7 @@
  * which BFH_SEARCH_LEAVES tests them.
  *
  * Leaves on disk: a leaf keeps the path of the file holding its serialized filter
- * (hierarchy/value_filter.h layout) and the offset of that serialized form. The offset may
+ * (filters/value_filter.h layout) and the offset of that serialized form. The offset may
  * be unknown when the leaf is added (the own engine learns it only once the table is
  * installed): the leaf then keeps its words in memory until value_index_resolve() asks the
  * locator (value_index_set_locator) for the offset, outside every lock of the index. A
@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/id_map.h"
 #include "hierarchy/sliced.h"
 #include "util/coding.h"

@@ -9,7 +9,7 @@
  *
  * Leaves in memory (default): the index owns each leaf's filter words. Leaves on disk (the
  * paper's setting): the index keeps only where the serialized filter lives (file path and
- * offset, hierarchy/value_filter.h layout) and reads the k words a probe needs from there.
+ * offset, filters/value_filter.h layout) and reads the k words a probe needs from there.
  *
  * Thread-safe: adds/removes take a write lock; candidate queries a read lock.
  */
@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 #include "bfh.h"
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 #include "hierarchy/hierarchy.h"
-#include "hierarchy/value_filter.h"
+#include "filters/value_filter.h"
 #include "util/err.h"
 #include "util/vec.h"
 

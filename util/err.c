@@ -16,7 +16,7 @@ int err_set(err_t *e, int code, const char *fmt, ...) {
 }
 
 int err_errno(err_t *e, int errnum, const char *fmt, ...) {
-  int code = errnum == ENOMEM ? BFH_E_NOMEM : BFH_E_IO;
+  int code = errnum == ENOMEM ? ST_E_NOMEM : ST_E_IO;
   if (!e) return code;
   va_list ap;
   va_start(ap, fmt);
@@ -29,7 +29,7 @@ int err_errno(err_t *e, int errnum, const char *fmt, ...) {
 }
 
 int err_prefix(err_t *e, const char *fmt, ...) {
-  if (!e) return BFH_E_IO;
+  if (!e) return ST_E_IO;
   char head[ERR_MSG_BYTES];
   va_list ap;
   va_start(ap, fmt);

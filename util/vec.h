@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "bfh.h"
+#include "util/status.h"
 
 typedef struct u64vec {
   uint64_t *v;
@@ -25,22 +25,22 @@ static inline void u64vec_release(u64vec_t *a) {
   u64vec_init(a);
 }
 
-/* Returns BFH_OK or BFH_E_NOMEM (a is unchanged then). */
+/* Returns ST_OK or ST_E_NOMEM (a is unchanged then). */
 static inline int u64vec_reserve(u64vec_t *a, size_t cap) {
-  if (cap <= a->cap) return BFH_OK;
+  if (cap <= a->cap) return ST_OK;
   size_t c = a->cap ? a->cap : 16;
   while (c < cap) c *= 2;
   uint64_t *v = realloc(a->v, c * sizeof *v);
-  if (!v) return BFH_E_NOMEM;
+  if (!v) return ST_E_NOMEM;
   a->v = v;
   a->cap = c;
-  return BFH_OK;
+  return ST_OK;
 }
 
 static inline int u64vec_push(u64vec_t *a, uint64_t x) {
-  if (a->n == a->cap && u64vec_reserve(a, a->n + 1) != BFH_OK) return BFH_E_NOMEM;
+  if (a->n == a->cap && u64vec_reserve(a, a->n + 1) != ST_OK) return ST_E_NOMEM;
   a->v[a->n++] = x;
-  return BFH_OK;
+  return ST_OK;
 }
 
 /* Sorts a->v ascending. */

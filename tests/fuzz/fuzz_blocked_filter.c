@@ -1,4 +1,4 @@
-/* Fuzz target: the blocked key filter reader (hierarchy/blocked_filter.c): a filter read
+/* Fuzz target: the blocked key filter reader (filters/blocked_filter.c): a filter read
  * from a table is self-describing (nblocks, probes and version in its trailer), so every
  * function taking a stored filter must cope with any bytes.
  *
@@ -10,7 +10,7 @@
  */
 #include "fuzz_util.h"
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *c = fuzz_copy(data, size);

@@ -8,7 +8,7 @@
  */
 #include "fuzz_util.h"
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 #include "lsm/io.h"
 #include "lsm/table.h"
 

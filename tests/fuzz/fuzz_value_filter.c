@@ -1,5 +1,5 @@
 /* Fuzz target: the value filter decoder (value_filter_deserialize in
- * hierarchy/value_filter.c).
+ * filters/value_filter.c).
  *
  * Each input is decoded as given and again with its trailing CRC recomputed over all the
  * bytes before it, so that the header and length checks behind the checksum are reached.
@@ -8,7 +8,7 @@
  */
 #include "fuzz_util.h"
 
-#include "hierarchy/value_filter.h"
+#include "filters/value_filter.h"
 
 static void exercise(const uint8_t *data, size_t size) {
   value_filter_t *f = NULL;

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/hierarchy.h"
 #include "hierarchy/sliced.h"
 #include "util/random.h"
@@ -45,10 +45,10 @@ static int store_probe(void *ctx, uint64_t id, const probe_t *p) {
 
 static int store_load(void *ctx, uint64_t id, uint64_t *out) {
   store_t *s = ctx;
-  if ((int64_t)id == s->fail_id) return BFH_E_IO;
+  if ((int64_t)id == s->fail_id) return ST_E_IO;
   s->loads++;
   memcpy(out, s->words[id], s->nwords * sizeof(uint64_t));
-  return BFH_OK;
+  return ST_OK;
 }
 
 static store_t *store_new(uint64_t m) {
@@ -105,7 +105,7 @@ static void assert_valid(const hierarchy_t *h) {
   err_t e;
   err_clear(&e);
   int rc = hierarchy_validate(h, &e);
-  if (rc != BFH_OK) fail_msg("validate: %d %s", rc, e.msg);
+  if (rc != ST_OK) fail_msg("validate: %d %s", rc, e.msg);
 }
 
 /* The three answers for p must be equal as sets; returns the number of positives. */
@@ -116,15 +116,15 @@ static size_t check_query(const store_t *s, const hierarchy_t *h, const sliced_t
   u64vec_init(&b);
   u64vec_init(&c);
   probe_stats_t st = {0};
-  assert_int_equal(hierarchy_search(h, p, &a, &st), BFH_OK);
+  assert_int_equal(hierarchy_search(h, p, &a, &st), ST_OK);
   assert_int_equal(st.leaf_positives, a.n);
   assert_true(st.leaf_probes <= s->nlive);
   for (size_t i = 0; i < s->nlive; i++)
     if (bits_test_probe(s->words[s->live_ids[i]], p))
-      assert_int_equal(u64vec_push(&b, s->live_ids[i]), BFH_OK);
+      assert_int_equal(u64vec_push(&b, s->live_ids[i]), ST_OK);
   if (sl) {
     probe_stats_t ss = {0};
-    assert_int_equal(sliced_search(sl, p, &c, &ss), BFH_OK);
+    assert_int_equal(sliced_search(sl, p, &c, &ss), ST_OK);
     assert_int_equal(ss.leaf_positives, c.n);
     assert_int_equal(ss.leaf_probes, s->nlive);
   }
@@ -170,20 +170,20 @@ static void model_run(uint32_t d, hierarchy_placement_t pl, uint64_t m, uint64_t
       do id = rng_below(&r, MAX_IDS);
       while (s->live[id]);
       store_fill(s, &r, id, 12, UINT64_MAX);
-      assert_int_equal(hierarchy_insert(h, id, s->words[id]), BFH_OK);
-      assert_int_equal(sliced_add(sl, id, s->words[id]), BFH_OK);
-      if (hn) assert_int_equal(hierarchy_insert(hn, id, NULL), BFH_OK);
+      assert_int_equal(hierarchy_insert(h, id, s->words[id]), ST_OK);
+      assert_int_equal(sliced_add(sl, id, s->words[id]), ST_OK);
+      if (hn) assert_int_equal(hierarchy_insert(hn, id, NULL), ST_OK);
       store_add_live(s, id);
     } else {
       size_t at = (size_t)rng_below(&r, s->nlive);
       uint64_t id = s->live_ids[at];
-      assert_int_equal(hierarchy_remove(h, id), BFH_OK);
+      assert_int_equal(hierarchy_remove(h, id), ST_OK);
       /* Both removal paths of the sliced index: every row, or only the leaf's set bits. */
       if (id & 1)
-        assert_int_equal(sliced_remove(sl, id), BFH_OK);
+        assert_int_equal(sliced_remove(sl, id), ST_OK);
       else
-        assert_int_equal(sliced_remove_filter(sl, id, s->words[id]), BFH_OK);
-      if (hn) assert_int_equal(hierarchy_remove(hn, id), BFH_OK);
+        assert_int_equal(sliced_remove_filter(sl, id, s->words[id]), ST_OK);
+      if (hn) assert_int_equal(hierarchy_remove(hn, id), ST_OK);
       store_del_live(s, at);
     }
     assert_int_equal(hierarchy_leaf_count(h), s->nlive);
@@ -203,8 +203,8 @@ static void model_run(uint32_t d, hierarchy_placement_t pl, uint64_t m, uint64_t
         u64vec_init(&a);
         u64vec_init(&b);
         probe_stats_t sa = {0}, sb = {0};
-        assert_int_equal(hierarchy_search(h, &p, &a, &sa), BFH_OK);
-        assert_int_equal(hierarchy_search(hn, &p, &b, &sb), BFH_OK);
+        assert_int_equal(hierarchy_search(h, &p, &a, &sa), ST_OK);
+        assert_int_equal(hierarchy_search(hn, &p, &b, &sb), ST_OK);
         assert_int_equal(a.n, b.n);
         for (size_t i = 0; i < a.n; i++) assert_int_equal(a.v[i], b.v[i]);
         assert_memory_equal(&sa, &sb, sizeof sa);
@@ -216,14 +216,14 @@ static void model_run(uint32_t d, hierarchy_placement_t pl, uint64_t m, uint64_t
       uint64_t absent;
       do absent = rng_below(&r, MAX_IDS);
       while (s->live[absent]);
-      assert_int_equal(hierarchy_remove(h, absent), BFH_NOT_FOUND);
-      assert_int_equal(sliced_remove(sl, absent), BFH_NOT_FOUND);
+      assert_int_equal(hierarchy_remove(h, absent), ST_NOT_FOUND);
+      assert_int_equal(sliced_remove(sl, absent), ST_NOT_FOUND);
       assert_false(hierarchy_contains(h, absent));
       if (s->nlive > 0) {
         uint64_t dup = s->live_ids[rng_below(&r, s->nlive)];
         assert_true(hierarchy_contains(h, dup));
-        assert_int_equal(hierarchy_insert(h, dup, s->words[dup]), BFH_E_INVALID);
-        assert_int_equal(sliced_add(sl, dup, s->words[dup]), BFH_E_INVALID);
+        assert_int_equal(hierarchy_insert(h, dup, s->words[dup]), ST_E_INVALID);
+        assert_int_equal(sliced_add(sl, dup, s->words[dup]), ST_E_INVALID);
       }
     }
   }
@@ -299,13 +299,13 @@ static void test_hierarchy_paper_shape(void **state) {
   for (size_t i = 0; i < 119; i++) {
     store_fill(s, &r, ids[i], 8, 999999);
     /* Half resident, half through the source: the rebuild loads the latter. */
-    assert_int_equal(hierarchy_insert(h, ids[i], i % 2 ? s->words[ids[i]] : NULL), BFH_OK);
+    assert_int_equal(hierarchy_insert(h, ids[i], i % 2 ? s->words[ids[i]] : NULL), ST_OK);
     store_add_live(s, ids[i]);
     assert_paper_shape(h, i + 1, 3);
   }
   u64vec_t out;
   u64vec_init(&out);
-  assert_int_equal(hierarchy_search(h, &all, &out, NULL), BFH_OK);
+  assert_int_equal(hierarchy_search(h, &all, &out, NULL), ST_OK);
   assert_int_equal(out.n, 119);
   for (size_t i = 0; i < out.n; i++) assert_int_equal(out.v[i], 10 * i + 5); /* id order */
   u64vec_release(&out);
@@ -317,7 +317,7 @@ static void test_hierarchy_paper_shape(void **state) {
   /* Removals, one at a time: rebuilt to the paper's shape each time. */
   for (int i = 0; i < 20; i++) {
     size_t at = (size_t)rng_below(&r, s->nlive);
-    assert_int_equal(hierarchy_remove(h, s->live_ids[at]), BFH_OK);
+    assert_int_equal(hierarchy_remove(h, s->live_ids[at]), ST_OK);
     store_del_live(s, at);
     assert_paper_shape(h, s->nlive, 3);
   }
@@ -326,19 +326,19 @@ static void test_hierarchy_paper_shape(void **state) {
   for (int i = 0; i < 60; i++) {
     if (i % 3 == 0) {
       size_t at = (size_t)rng_below(&r, s->nlive);
-      assert_int_equal(hierarchy_remove(h, s->live_ids[at]), BFH_OK);
+      assert_int_equal(hierarchy_remove(h, s->live_ids[at]), ST_OK);
       store_del_live(s, at);
     } else {
       uint64_t id = 2000 + (uint64_t)i;
       store_fill(s, &r, id, 8, UINT64_MAX);
-      assert_int_equal(hierarchy_insert(h, id, s->words[id]), BFH_OK);
+      assert_int_equal(hierarchy_insert(h, id, s->words[id]), ST_OK);
       store_add_live(s, id);
     }
     probe_t p;
     probe_of_value(&p, rng_below(&r, UNIVERSE), 1024);
     check_query(s, h, NULL, &p);
   }
-  assert_int_equal(hierarchy_batch_end(h), BFH_OK);
+  assert_int_equal(hierarchy_batch_end(h), ST_OK);
   assert_paper_shape(h, s->nlive, 3);
   /* A rebuild that cannot load a leaf keeps a correct tree; the next one succeeds. */
   uint64_t victim = UINT64_MAX; /* a live leaf read through the source (even positions) */
@@ -348,16 +348,16 @@ static void test_hierarchy_paper_shape(void **state) {
   s->fail_id = (int64_t)victim;
   hierarchy_batch_begin(h);
   store_fill(s, &r, 3000, 8, UINT64_MAX);
-  assert_int_equal(hierarchy_insert(h, 3000, s->words[3000]), BFH_OK); /* an append: no load */
+  assert_int_equal(hierarchy_insert(h, 3000, s->words[3000]), ST_OK); /* an append: no load */
   store_add_live(s, 3000);
-  assert_int_equal(hierarchy_batch_end(h), BFH_E_IO);
+  assert_int_equal(hierarchy_batch_end(h), ST_E_IO);
   for (int q = 0; q < 40; q++) {
     probe_t p;
     probe_of_value(&p, rng_below(&r, UNIVERSE), 1024);
     check_query(s, h, NULL, &p);
   }
   s->fail_id = -1;
-  assert_int_equal(hierarchy_batch_end(h), BFH_OK);
+  assert_int_equal(hierarchy_batch_end(h), ST_OK);
   assert_paper_shape(h, s->nlive, 3);
   hierarchy_destroy(h);
   free(s);
@@ -381,13 +381,13 @@ static void test_hierarchy_nonresident_load_error(void **state) {
   assert_non_null(h);
   for (uint64_t id = 0; id < 40; id++) {
     store_fill(s, &r, id, 10, UINT64_MAX);
-    assert_int_equal(hierarchy_insert(h, id, NULL), BFH_OK);
+    assert_int_equal(hierarchy_insert(h, id, NULL), ST_OK);
     store_add_live(s, id);
   }
   /* Inserting a leaf whose load fails. */
   store_fill(s, &r, 100, 10, UINT64_MAX);
   s->fail_id = 100;
-  assert_int_equal(hierarchy_insert(h, 100, NULL), BFH_E_IO);
+  assert_int_equal(hierarchy_insert(h, 100, NULL), ST_E_IO);
   assert_false(hierarchy_contains(h, 100));
   assert_int_equal(hierarchy_leaf_count(h), 40);
   s->fail_id = -1;
@@ -399,17 +399,17 @@ static void test_hierarchy_nonresident_load_error(void **state) {
       if (other == victim) continue;
       s->fail_id = (int64_t)other;
       int rc = hierarchy_remove(h, victim);
-      if (rc == BFH_E_IO) {
+      if (rc == ST_E_IO) {
         failures++;
         assert_true(hierarchy_contains(h, victim));
         s->fail_id = -1;
         assert_valid(h);
         break;
       }
-      assert_int_equal(rc, BFH_OK); /* the failing leaf was not needed */
+      assert_int_equal(rc, ST_OK); /* the failing leaf was not needed */
       s->fail_id = -1;
       assert_valid(h);
-      assert_int_equal(hierarchy_insert(h, victim, NULL), BFH_OK);
+      assert_int_equal(hierarchy_insert(h, victim, NULL), ST_OK);
     }
   }
   assert_true(failures >= 20); /* every removal reads at least one sibling */
@@ -442,9 +442,9 @@ static void test_hierarchy_build(void **state) {
       hierarchy_t *hn = hierarchy_create(d, 1024, HIERARCHY_POSITIONAL, &src);
       /* Start from a non-empty hierarchy: the build replaces it. */
       store_fill(s, &r, 4000, 5, UINT64_MAX);
-      assert_int_equal(hierarchy_insert(h, 4000, s->words[4000]), BFH_OK);
-      assert_int_equal(hierarchy_build(h, ids, words, n), BFH_OK);
-      assert_int_equal(hierarchy_build(hn, ids, none, n), BFH_OK);
+      assert_int_equal(hierarchy_insert(h, 4000, s->words[4000]), ST_OK);
+      assert_int_equal(hierarchy_build(h, ids, words, n), ST_OK);
+      assert_int_equal(hierarchy_build(hn, ids, none, n), ST_OK);
       assert_false(hierarchy_contains(h, 4000));
       assert_int_equal(hierarchy_leaf_count(h), n);
       assert_valid(h);
@@ -462,7 +462,7 @@ static void test_hierarchy_build(void **state) {
       }
       /* The built hierarchy stays maintainable. */
       for (size_t i = 0; i < n; i += 3) {
-        assert_int_equal(hierarchy_remove(h, ids[i]), BFH_OK);
+        assert_int_equal(hierarchy_remove(h, ids[i]), ST_OK);
         assert_valid(h);
       }
       hierarchy_destroy(h);
@@ -475,17 +475,17 @@ static void test_hierarchy_build(void **state) {
   hierarchy_t *h = hierarchy_create(3, 512, HIERARCHY_POSITIONAL, NULL);
   store_fill(s, &r, 1, 5, UINT64_MAX);
   store_fill(s, &r, 2, 5, UINT64_MAX);
-  assert_int_equal(hierarchy_insert(h, 9, s->words[1]), BFH_OK);
+  assert_int_equal(hierarchy_insert(h, 9, s->words[1]), ST_OK);
   uint64_t ids[3] = {1, 2, 1};
   const uint64_t *w[3] = {s->words[1], s->words[2], s->words[1]};
-  assert_int_equal(hierarchy_build(h, ids, w, 3), BFH_E_INVALID);
+  assert_int_equal(hierarchy_build(h, ids, w, 3), ST_E_INVALID);
   assert_true(hierarchy_contains(h, 9));
   assert_int_equal(hierarchy_leaf_count(h), 1);
   assert_valid(h);
   /* Non-resident without a source is rejected too. */
   const uint64_t *wn[2] = {s->words[1], NULL};
-  assert_int_equal(hierarchy_build(h, ids, wn, 2), BFH_E_INVALID);
-  assert_int_equal(hierarchy_insert(h, 77, NULL), BFH_E_INVALID);
+  assert_int_equal(hierarchy_build(h, ids, wn, 2), ST_E_INVALID);
+  assert_int_equal(hierarchy_insert(h, 77, NULL), ST_E_INVALID);
   assert_valid(h);
   hierarchy_destroy(h);
   free(s);
@@ -508,18 +508,18 @@ static void test_hierarchy_positional_keeps_order(void **state) {
         uint64_t id = next++ % MAX_IDS;
         assert_false(s->live[id]);
         store_fill(s, &r, id, 8, 999999);
-        assert_int_equal(hierarchy_insert(h, id, s->words[id]), BFH_OK);
+        assert_int_equal(hierarchy_insert(h, id, s->words[id]), ST_OK);
         store_add_live(s, id);
       } else {
         size_t at = (size_t)rng_below(&r, s->nlive);
-        assert_int_equal(hierarchy_remove(h, s->live_ids[at]), BFH_OK);
+        assert_int_equal(hierarchy_remove(h, s->live_ids[at]), ST_OK);
         store_del_live(s, at);
       }
       if (step % 10 == 0) {
         assert_valid(h);
         u64vec_t out;
         u64vec_init(&out);
-        assert_int_equal(hierarchy_search(h, &all, &out, NULL), BFH_OK);
+        assert_int_equal(hierarchy_search(h, &all, &out, NULL), ST_OK);
         assert_int_equal(out.n, s->nlive);
         for (size_t i = 0; i < out.n; i++) assert_int_equal(out.v[i], s->live_ids[i]);
         u64vec_release(&out);
@@ -544,30 +544,30 @@ static void test_hierarchy_empty_and_single(void **state) {
   u64vec_t out;
   u64vec_init(&out);
   probe_stats_t st = {0};
-  assert_int_equal(hierarchy_search(h, &p, &out, &st), BFH_OK);
+  assert_int_equal(hierarchy_search(h, &p, &out, &st), ST_OK);
   assert_int_equal(out.n, 0);
   assert_int_equal(st.internal_probes + st.leaf_probes, 0);
   assert_int_equal(hierarchy_height(h), 0);
   assert_int_equal(hierarchy_leaf_count(h), 0);
-  assert_int_equal(hierarchy_remove(h, 5), BFH_NOT_FOUND);
+  assert_int_equal(hierarchy_remove(h, 5), ST_NOT_FOUND);
   assert_valid(h);
   /* One leaf holding value 3. */
   memset(s->words[5], 0, sizeof s->words[5]);
   for (uint32_t j = 0; j < p.k; j++) bits_set(s->words[5], p.pos[j]);
-  assert_int_equal(hierarchy_insert(h, 5, s->words[5]), BFH_OK);
-  assert_int_equal(hierarchy_insert(h, 5, s->words[5]), BFH_E_INVALID);
+  assert_int_equal(hierarchy_insert(h, 5, s->words[5]), ST_OK);
+  assert_int_equal(hierarchy_insert(h, 5, s->words[5]), ST_E_INVALID);
   assert_valid(h);
   assert_int_equal(hierarchy_height(h), 1);
   assert_int_equal(hierarchy_order(h), 2);
-  assert_int_equal(hierarchy_search(h, &p, &out, &st), BFH_OK);
+  assert_int_equal(hierarchy_search(h, &p, &out, &st), ST_OK);
   assert_int_equal(out.n, 1);
   assert_int_equal(out.v[0], 5);
   assert_int_equal(st.internal_probes, 1);
   assert_int_equal(st.leaf_probes, 1);
   assert_int_equal(st.leaf_positives, 1);
   assert_true(hierarchy_size_in_bytes(h) > 512 / 8);
-  assert_int_equal(hierarchy_remove(h, 5), BFH_OK);
-  assert_int_equal(hierarchy_remove(h, 5), BFH_NOT_FOUND);
+  assert_int_equal(hierarchy_remove(h, 5), ST_OK);
+  assert_int_equal(hierarchy_remove(h, 5), ST_NOT_FOUND);
   assert_int_equal(hierarchy_height(h), 0);
   assert_valid(h);
   u64vec_release(&out);
@@ -586,7 +586,7 @@ static void test_hierarchy_validate_detects_corruption(void **state) {
   hierarchy_t *h = hierarchy_create(2, 1024, HIERARCHY_SIMILARITY, NULL);
   for (uint64_t id = 0; id < 60; id++) {
     store_fill(s, &r, id, 10, UINT64_MAX);
-    assert_int_equal(hierarchy_insert(h, id, s->words[id]), BFH_OK);
+    assert_int_equal(hierarchy_insert(h, id, s->words[id]), ST_OK);
   }
   assert_valid(h);
   uint32_t height = hierarchy_height(h);
@@ -594,18 +594,18 @@ static void test_hierarchy_validate_detects_corruption(void **state) {
   size_t detected = 0;
   for (uint32_t level = 0; level < height; level++) {
     for (uint64_t pos = 0; pos < 1024; pos += 101) {
-      assert_int_equal(hierarchy_debug_flip_bit(h, level, pos), BFH_OK);
+      assert_int_equal(hierarchy_debug_flip_bit(h, level, pos), ST_OK);
       err_t e;
       err_clear(&e);
-      assert_int_equal(hierarchy_validate(h, &e), BFH_E_CORRUPT);
+      assert_int_equal(hierarchy_validate(h, &e), ST_E_CORRUPT);
       assert_non_null(strstr(e.msg, "OR of its children"));
       detected++;
-      assert_int_equal(hierarchy_debug_flip_bit(h, level, pos), BFH_OK);
+      assert_int_equal(hierarchy_debug_flip_bit(h, level, pos), ST_OK);
       assert_valid(h);
     }
   }
   assert_int_equal(detected, height * 11);
-  assert_int_equal(hierarchy_debug_flip_bit(h, height, 0), BFH_E_INVALID);
+  assert_int_equal(hierarchy_debug_flip_bit(h, height, 0), ST_E_INVALID);
   hierarchy_destroy(h);
   free(s);
 }

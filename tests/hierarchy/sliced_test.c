@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "hierarchy/sliced.h"
 #include "util/random.h"
 
@@ -43,7 +43,7 @@ static size_t check(rng_t *r, const sliced_t *s, const leaves_t *L, int queries)
     u64vec_t out;
     u64vec_init(&out);
     probe_stats_t st = {0};
-    assert_int_equal(sliced_search(s, &p, &out, &st), BFH_OK);
+    assert_int_equal(sliced_search(s, &p, &out, &st), ST_OK);
     assert_int_equal(st.internal_probes, p.k);
     assert_int_equal(st.leaf_positives, out.n);
     if (out.n > 1) qsort(out.v, out.n, sizeof(uint64_t), cmp_u64);
@@ -73,13 +73,13 @@ static void test_sliced_matches_oracle_with_growth_and_reuse(void **state) {
   size_t positives = 0;
   for (uint64_t id = 0; id < MAXL; id++) {
     fill(&r, L->words[id], 300); /* ~18% of the bits set: queries hit many leaves */
-    assert_int_equal(sliced_add(s, id, L->words[id]), BFH_OK);
+    assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
     L->live[id] = 1;
     if (id % 50 == 0) positives += check(&r, s, L, 20);
   }
   assert_true(sliced_size_in_bytes(s) >= (size_t)M * (MAXL / 64) * 8);
   for (uint64_t id = 0; id < MAXL; id += 3) {
-    assert_int_equal(sliced_remove(s, id), BFH_OK);
+    assert_int_equal(sliced_remove(s, id), ST_OK);
     L->live[id] = 0;
   }
   assert_int_equal(sliced_leaf_count(s), MAXL - (MAXL + 2) / 3);
@@ -87,14 +87,14 @@ static void test_sliced_matches_oracle_with_growth_and_reuse(void **state) {
   size_t full = sliced_size_in_bytes(s);
   for (uint64_t id = 0; id < MAXL; id += 3) { /* reuse: no growth */
     fill(&r, L->words[id], 300);
-    assert_int_equal(sliced_add(s, id, L->words[id]), BFH_OK);
+    assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
     L->live[id] = 1;
   }
   assert_int_equal(sliced_size_in_bytes(s), full);
   positives += check(&r, s, L, 200);
   assert_true(positives > 1000);
-  assert_int_equal(sliced_add(s, 5, L->words[5]), BFH_E_INVALID);
-  assert_int_equal(sliced_remove(s, MAXL + 1), BFH_NOT_FOUND);
+  assert_int_equal(sliced_add(s, 5, L->words[5]), ST_E_INVALID);
+  assert_int_equal(sliced_remove(s, MAXL + 1), ST_NOT_FOUND);
   assert_false(sliced_contains(s, MAXL + 1));
   assert_true(sliced_contains(s, 5));
   sliced_destroy(s);
@@ -110,7 +110,7 @@ static void test_sliced_batch_equals_single(void **state) {
   rng_init(&r, 12);
   leaves_t *L = calloc(1, sizeof *L);
   sliced_t *s = sliced_create(M);
-  assert_int_equal(sliced_reserve(s, 100), BFH_OK);
+  assert_int_equal(sliced_reserve(s, 100), ST_OK);
   uint64_t ids[MAXL];
   const uint64_t *w[MAXL];
   for (uint64_t id = 0; id < 500; id++) {
@@ -119,13 +119,13 @@ static void test_sliced_batch_equals_single(void **state) {
     w[id] = L->words[id];
     L->live[id] = 1;
   }
-  assert_int_equal(sliced_add_batch(s, ids, w, 500), BFH_OK);
+  assert_int_equal(sliced_add_batch(s, ids, w, 500), ST_OK);
   check(&r, s, L, 300);
   /* Free a scattered set, then refill it (and some new ids) by one batch. */
   size_t n = 0;
   for (uint64_t id = 0; id < 500; id++) {
     if (rng_below(&r, 100) < 30) {
-      assert_int_equal(sliced_remove(s, id), BFH_OK);
+      assert_int_equal(sliced_remove(s, id), ST_OK);
       L->live[id] = 0;
     }
   }
@@ -137,7 +137,7 @@ static void test_sliced_batch_equals_single(void **state) {
     w[n++] = L->words[id];
     L->live[id] = 1;
   }
-  assert_int_equal(sliced_add_batch(s, ids, w, n), BFH_OK);
+  assert_int_equal(sliced_add_batch(s, ids, w, n), ST_OK);
   assert_int_equal(sliced_leaf_count(s), MAXL);
   check(&r, s, L, 300);
   /* A batch with a present or repeated id adds nothing. */
@@ -146,8 +146,8 @@ static void test_sliced_batch_equals_single(void **state) {
   L->live[3] = L->live[4] = 0;
   uint64_t bad1[3] = {3, 4, 5}, bad2[3] = {3, 4, 3};
   const uint64_t *bw[3] = {L->words[3], L->words[4], L->words[5]};
-  assert_int_equal(sliced_add_batch(s, bad1, bw, 3), BFH_E_INVALID);
-  assert_int_equal(sliced_add_batch(s, bad2, bw, 3), BFH_E_INVALID);
+  assert_int_equal(sliced_add_batch(s, bad1, bw, 3), ST_E_INVALID);
+  assert_int_equal(sliced_add_batch(s, bad2, bw, 3), ST_E_INVALID);
   assert_false(sliced_contains(s, 3));
   assert_false(sliced_contains(s, 4));
   assert_int_equal(sliced_leaf_count(s), MAXL - 2);
@@ -164,20 +164,20 @@ static void test_sliced_empty(void **state) {
   probe_init(&p, 42, M, 3);
   u64vec_t out;
   u64vec_init(&out);
-  assert_int_equal(sliced_search(s, &p, &out, NULL), BFH_OK);
+  assert_int_equal(sliced_search(s, &p, &out, NULL), ST_OK);
   assert_int_equal(out.n, 0);
   assert_int_equal(sliced_leaf_count(s), 0);
   /* An all-ones filter says maybe to everything. */
   uint64_t ones[NW];
   memset(ones, 0xff, sizeof ones);
   ones[NW - 1] = (1ull << (M % 64)) - 1;
-  assert_int_equal(sliced_add(s, 9, ones), BFH_OK);
-  assert_int_equal(sliced_search(s, &p, &out, NULL), BFH_OK);
+  assert_int_equal(sliced_add(s, 9, ones), ST_OK);
+  assert_int_equal(sliced_search(s, &p, &out, NULL), ST_OK);
   assert_int_equal(out.n, 1);
   assert_int_equal(out.v[0], 9);
-  assert_int_equal(sliced_remove(s, 9), BFH_OK);
+  assert_int_equal(sliced_remove(s, 9), ST_OK);
   out.n = 0;
-  assert_int_equal(sliced_search(s, &p, &out, NULL), BFH_OK);
+  assert_int_equal(sliced_search(s, &p, &out, NULL), ST_OK);
   assert_int_equal(out.n, 0);
   u64vec_release(&out);
   sliced_destroy(s);

@@ -35,7 +35,7 @@ static void roundtrip(int interval, int n) {
   char k[400], v[64];
   for (int i = 0; i < n; i++) {
     size_t kn = make_key(k, 2 * i), vn = make_val(v, 2 * i); /* even keys only */
-    assert_int_equal(block_builder_add(&bb, k, kn, v, vn), BFH_OK);
+    assert_int_equal(block_builder_add(&bb, k, kn, v, vn), ST_OK);
     size_t ln;
     const uint8_t *last = block_builder_last_key(&bb, &ln);
     assert_int_equal(ln, kn);
@@ -87,7 +87,7 @@ static void roundtrip(int interval, int n) {
   i = 0;
   for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) i++;
   assert_int_equal(i, n);
-  assert_int_equal(iterator_status(it, NULL), BFH_OK);
+  assert_int_equal(iterator_status(it, NULL), ST_OK);
   iterator_destroy(it);
 
   /* reuse after reset */
@@ -114,7 +114,7 @@ static void test_block_prefix_compression_saves_space(void **state) {
     char k[64];
     size_t kn = (size_t)snprintf(k, sizeof k, "user:0000000000:item:%08d", i);
     raw += kn + 1;
-    assert_int_equal(block_builder_add(&bb, k, kn, "v", 1), BFH_OK);
+    assert_int_equal(block_builder_add(&bb, k, kn, "v", 1), ST_OK);
   }
   size_t size;
   assert_non_null(block_builder_finish(&bb, &size));
@@ -130,7 +130,7 @@ static void test_block_trailer_detects_every_flip(void **state) {
   for (int i = 0; i < 50; i++) {
     char k[32];
     size_t kn = (size_t)snprintf(k, sizeof k, "k%04d", i);
-    assert_int_equal(block_builder_add(&bb, k, kn, k, kn), BFH_OK);
+    assert_int_equal(block_builder_add(&bb, k, kn, k, kn), ST_OK);
   }
   size_t size;
   const uint8_t *data = block_builder_finish(&bb, &size);
@@ -185,7 +185,7 @@ static void scan_value(int interval) {
   const int n = 1000;
   for (int i = 0; i < n; i++) {
     size_t kn = make_key(k, i), vn = (size_t)snprintf(v, sizeof v, "v%d", i % 7);
-    assert_int_equal(block_builder_add(&bb, k, kn, v, vn), BFH_OK);
+    assert_int_equal(block_builder_add(&bb, k, kn, v, vn), ST_OK);
   }
   size_t size;
   const uint8_t *data = block_builder_finish(&bb, &size);

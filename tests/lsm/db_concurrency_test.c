@@ -90,7 +90,7 @@ static void *writer_main(void *arg) {
     make_value(val, id, version);
     err_t e;
     int rc = lsm_put(s->db, key, test_key(key, id), val, VALUE_BYTES, &e);
-    if (rc != BFH_OK) {
+    if (rc != ST_OK) {
       fail_once(s, "put failed", id, (uint64_t)-rc);
       break;
     }
@@ -114,9 +114,9 @@ static void *getter_main(void *arg) {
     err_t e;
     int rc = lsm_get(s->db, key, test_key(key, id), &v, &n, &e);
     uint64_t version = 0;
-    if (rc == BFH_NOT_FOUND) {
+    if (rc == ST_NOT_FOUND) {
       if (before) fail_once(s, "get: acknowledged key not found", id, before);
-    } else if (rc != BFH_OK) {
+    } else if (rc != ST_OK) {
       fail_once(s, "get failed", id, (uint64_t)-rc);
     } else if (!check_value(v, n, id, &version)) {
       fail_once(s, "get: malformed value", id, n);
@@ -171,7 +171,7 @@ static void *iter_main(void *arg) {
       count++;
     }
     err_t e;
-    if (lsm_iter_status(it, &e) != BFH_OK) fail_once(s, "iterator error", 0, 0);
+    if (lsm_iter_status(it, &e) != ST_OK) fail_once(s, "iterator error", 0, 0);
     size_t acked_keys = 0;
     for (int i = 0; i < NKEYS; i++) acked_keys += before[i] != 0;
     if (!atomic_load(&s->failed) && count < acked_keys)
@@ -217,10 +217,10 @@ static void *snapshot_main(void *arg) {
       err_t e;
       lsm_scan_stats_t st = {0};
       int rc = lsm_snapshot_scan_table(snap, tables[i].number, visit, &c, &st, &e);
-      if (rc != BFH_OK) fail_once(s, "snapshot table scan failed", tables[i].number, (uint64_t)-rc);
+      if (rc != ST_OK) fail_once(s, "snapshot table scan failed", tables[i].number, (uint64_t)-rc);
     }
     err_t e;
-    if (lsm_snapshot_scan_memtables(snap, visit, &c, NULL, &e) != BFH_OK)
+    if (lsm_snapshot_scan_memtables(snap, visit, &c, NULL, &e) != ST_OK)
       fail_once(s, "snapshot memtable scan failed", 0, 0);
     lsm_snapshot_release(snap);
     atomic_fetch_add(&s->snapshots, 1);
@@ -256,7 +256,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   shared_t *s = *state;
   stop_threads(s);
-  int rc = s->db && lsm_close(s->db) != BFH_OK ? -1 : 0;
+  int rc = s->db && lsm_close(s->db) != ST_OK ? -1 : 0;
   if (test_rmrf(s->dir) != 0) rc = -1;
   pthread_mutex_destroy(&s->fail_mu);
   free(s);
@@ -273,7 +273,7 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
   err_t e;
   err_clear(&e);
   int rc = lsm_open(s->dir, &o, &s->db, &e);
-  if (rc != BFH_OK) fail_msg("open: %s", e.msg);
+  if (rc != ST_OK) fail_msg("open: %s", e.msg);
 
   enum { NW = 2, NG = 2, NI = 1, NS = 1, NT = NW + NG + NI + NS };
   _Static_assert(NT <= sizeof s->th / sizeof s->th[0], "room for the threads");
@@ -323,7 +323,7 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
     fail_msg("in %d s, no flush and compaction overlapped the readers (counts above)",
              MAX_RUN_SECONDS);
 
-  assert_int_equal(lsm_wait_idle(s->db, &e), BFH_OK);
+  assert_int_equal(lsm_wait_idle(s->db, &e), ST_OK);
   /* Final state: every key holds its last acknowledged version. */
   char key[32];
   for (uint64_t id = 0; id < NKEYS; id++) {
@@ -332,17 +332,17 @@ static void test_db_concurrency_readers_during_compaction(void **state) {
     size_t n;
     rc = lsm_get(s->db, key, test_key(key, id), &v, &n, &e);
     if (!want) {
-      assert_int_equal(rc, BFH_NOT_FOUND);
+      assert_int_equal(rc, ST_NOT_FOUND);
       continue;
     }
-    assert_int_equal(rc, BFH_OK);
+    assert_int_equal(rc, ST_OK);
     assert_true(check_value(v, n, id, &version));
     assert_int_equal(version, want);
     free(v);
   }
   lsm_db_t *db = s->db;
   s->db = NULL;
-  assert_int_equal(lsm_close(db), BFH_OK);
+  assert_int_equal(lsm_close(db), ST_OK);
 }
 
 int main(void) {

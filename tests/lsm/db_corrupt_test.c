@@ -1,4 +1,4 @@
-/* Corruption test: a byte flipped in a table, the log or the manifest gives BFH_E_CORRUPT
+/* Corruption test: a byte flipped in a table, the log or the manifest gives ST_E_CORRUPT
  * with the damaged file and an offset in the message, and never a wrong answer.
  */
 #include <setjmp.h>
@@ -49,7 +49,7 @@ static int teardown(void **state) {
   fixture_t *f = *state;
   lsm_iter_destroy(f->it);
   int rc = 0;
-  if (f->db && lsm_close(f->db) != BFH_OK) rc = -1;
+  if (f->db && lsm_close(f->db) != ST_OK) rc = -1;
   if (test_rmrf(f->dir) != 0) rc = -1;
   free(f);
   return rc;
@@ -59,7 +59,7 @@ static int teardown(void **state) {
 static void close_db(fixture_t *f) {
   lsm_db_t *db = f->db;
   f->db = NULL;
-  assert_int_equal(lsm_close(db), BFH_OK);
+  assert_int_equal(lsm_close(db), ST_OK);
 }
 
 static lsm_db_t *open_ok(const char *dir) {
@@ -68,7 +68,7 @@ static lsm_db_t *open_ok(const char *dir) {
   lsm_db_t *db = NULL;
   err_t e;
   int rc = lsm_open(dir, &o, &db, &e);
-  if (rc != BFH_OK) fail_msg("open: %d %s", rc, e.msg);
+  if (rc != ST_OK) fail_msg("open: %d %s", rc, e.msg);
   return db;
 }
 
@@ -79,7 +79,7 @@ static void fill(lsm_db_t *db, uint64_t first, uint64_t n) {
   for (uint64_t id = first; id < first + n; id++) {
     size_t klen = test_key(key, id);
     size_t vlen = test_value(val, id + 1, MAX_VALUE);
-    assert_int_equal(lsm_put(db, key, klen, val, vlen, &e), BFH_OK);
+    assert_int_equal(lsm_put(db, key, klen, val, vlen, &e), ST_OK);
   }
 }
 
@@ -107,8 +107,8 @@ static uint64_t file_size(const char *path) {
   return (uint64_t)st.st_size;
 }
 
-/* Every present key gives its value or BFH_E_CORRUPT naming `file`; returns how many
-   gave BFH_E_CORRUPT. */
+/* Every present key gives its value or ST_E_CORRUPT naming `file`; returns how many
+   gave ST_E_CORRUPT. */
 static uint64_t check_answers(lsm_db_t *db, const char *file) {
   char key[32];
   uint8_t want[MAX_VALUE];
@@ -120,13 +120,13 @@ static uint64_t check_answers(lsm_db_t *db, const char *file) {
     err_t e;
     err_clear(&e);
     int rc = lsm_get(db, key, klen, &val, &vlen, &e);
-    if (rc == BFH_E_CORRUPT) {
+    if (rc == ST_E_CORRUPT) {
       if (!strstr(e.msg, file) || !strstr(e.msg, " at "))
         fail_msg("corruption message lacks file %s or offset: %s", file, e.msg);
       corrupt++;
       continue;
     }
-    if (rc != BFH_OK) fail_msg("get %s: %d %s (a wrong answer)", key, rc, e.msg);
+    if (rc != ST_OK) fail_msg("get %s: %d %s (a wrong answer)", key, rc, e.msg);
     size_t n = test_value(want, id + 1, MAX_VALUE);
     if (n != vlen || memcmp(want, val, n) != 0) fail_msg("get %s: wrong value", key);
     free(val);
@@ -140,7 +140,7 @@ static void table_case(fixture_t *f, int footer) {
   f->db = open_ok(f->dir);
   fill(f->db, 0, NKEYS);
   err_t e;
-  assert_int_equal(lsm_flush(f->db, &e), BFH_OK);
+  assert_int_equal(lsm_flush(f->db, &e), ST_OK);
   close_db(f);
   find_file(f->dir, NULL, ".sst", name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
@@ -157,7 +157,7 @@ static void table_case(fixture_t *f, int footer) {
   uint64_t n = 0;
   for (lsm_iter_seek_first(it); lsm_iter_valid(it); lsm_iter_next(it)) n++;
   err_clear(&e);
-  assert_int_equal(lsm_iter_status(it, &e), BFH_E_CORRUPT);
+  assert_int_equal(lsm_iter_status(it, &e), ST_E_CORRUPT);
   assert_non_null(strstr(e.msg, name));
   assert_true(n < NKEYS);
   f->it = NULL;
@@ -174,7 +174,7 @@ static void test_db_corrupt_table_footer(void **state) {
   table_case(*state, 1);
 }
 
-/* Opens dir expecting BFH_E_CORRUPT naming file; a database that opens anyway is left in
+/* Opens dir expecting ST_E_CORRUPT naming file; a database that opens anyway is left in
  *db for the teardown. */
 static void expect_open_corrupt(const char *dir, const char *file, lsm_db_t **db) {
   lsm_options_t o;
@@ -182,7 +182,7 @@ static void expect_open_corrupt(const char *dir, const char *file, lsm_db_t **db
   err_t e;
   err_clear(&e);
   int rc = lsm_open(dir, &o, db, &e);
-  if (rc != BFH_E_CORRUPT) fail_msg("open: want BFH_E_CORRUPT, got %d (%s)", rc, e.msg);
+  if (rc != ST_E_CORRUPT) fail_msg("open: want ST_E_CORRUPT, got %d (%s)", rc, e.msg);
   print_message("open: %s\n", e.msg);
   if (!strstr(e.msg, file) || !strstr(e.msg, " at "))
     fail_msg("corruption message lacks file %s or offset: %s", file, e.msg);
@@ -210,7 +210,7 @@ static void test_db_corrupt_manifest_record(void **state) {
   err_t e;
   for (int i = 0; i < 4; i++) { /* several manifest records after the first */
     fill(f->db, (uint64_t)i * (NKEYS / 4), NKEYS / 4);
-    assert_int_equal(lsm_flush(f->db, &e), BFH_OK);
+    assert_int_equal(lsm_flush(f->db, &e), ST_OK);
   }
   close_db(f);
   find_file(f->dir, "MANIFEST-", NULL, name, sizeof name);

@@ -65,7 +65,7 @@ static void child_main(const char *dir, int fd, uint64_t seed, uint64_t stamp0) 
   crash_options(&o);
   lsm_db_t *db = NULL;
   err_t e;
-  if (lsm_open(dir, &o, &db, &e) != BFH_OK) _exit(2);
+  if (lsm_open(dir, &o, &db, &e) != ST_OK) _exit(2);
   rng_t r;
   rng_init(&r, seed);
   char key[32];
@@ -82,7 +82,7 @@ static void child_main(const char *dir, int fd, uint64_t seed, uint64_t stamp0) 
     } else {
       rc = lsm_delete(db, key, klen, &e);
     }
-    if (rc != BFH_OK) _exit(4);
+    if (rc != ST_OK) _exit(4);
     rec.kind = REC_ACK;
     write_all(fd, &rec, sizeof rec);
   }
@@ -136,7 +136,7 @@ static int teardown(void **state) {
     waitpid(f->child, NULL, 0);
   }
   if (f->fd >= 0) close(f->fd);
-  int rc = f->db && lsm_close(f->db) != BFH_OK ? -1 : 0;
+  int rc = f->db && lsm_close(f->db) != ST_OK ? -1 : 0;
   lsm_io_destroy(f->io);
   if (test_rmrf(f->dir) != 0) rc = -1;
   free(f->model);
@@ -148,7 +148,7 @@ static int teardown(void **state) {
 static void close_db(fixture_t *f) {
   lsm_db_t *db = f->db;
   f->db = NULL;
-  assert_int_equal(lsm_close(db), BFH_OK);
+  assert_int_equal(lsm_close(db), ST_OK);
 }
 
 static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
@@ -227,7 +227,7 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
     err_t e;
     err_clear(&e);
     int rc = lsm_open(dir, &o, &f->db, &e);
-    if (rc != BFH_OK) fail_msg("reopen after kill %d: %d %s", kill_no, rc, e.msg);
+    if (rc != ST_OK) fail_msg("reopen after kill %d: %d %s", kill_no, rc, e.msg);
     lsm_db_t *db = f->db;
     char key[32];
     uint8_t want[MAX_VALUE];
@@ -236,9 +236,9 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
       void *val = NULL;
       size_t vlen = 0;
       rc = lsm_get(db, key, klen, &val, &vlen, &e);
-      if (rc != BFH_OK && rc != BFH_NOT_FOUND) fail_msg("get: %d %s", rc, e.msg);
+      if (rc != ST_OK && rc != ST_NOT_FOUND) fail_msg("get: %d %s", rc, e.msg);
       uint64_t got = 0; /* 0 = absent; else the stamp it matches */
-      if (rc == BFH_OK) {
+      if (rc == ST_OK) {
         uint64_t cands[2] = {model[id], has_inflight && inflight.key == id ? inflight.stamp : 0};
         for (int c = 0; c < 2 && !got; c++) {
           if (!cands[c]) continue;
@@ -282,7 +282,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
     o.io = io;
     err_t e;
     err_clear(&e);
-    assert_int_equal(lsm_open(dir, &o, &f->db, &e), BFH_OK);
+    assert_int_equal(lsm_open(dir, &o, &f->db, &e), ST_OK);
     lsm_db_t *db = f->db;
     uint64_t model[KEYS] = {0};
     uint64_t fail_at = 5 + rng_below(&r, 400);
@@ -295,7 +295,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
       size_t klen = test_key(key, id);
       size_t vlen = test_value(val, stamp, MAX_VALUE);
       int rc = lsm_put(db, key, klen, val, vlen, &e);
-      if (rc == BFH_OK) {
+      if (rc == ST_OK) {
         model[id] = stamp;
         acked++;
       } else {
@@ -305,10 +305,10 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
     }
     f->db = NULL;
     lsm_close(db); /* may report the background error */
-    assert_int_equal(lsm_io_drop_unsynced(io, &e), BFH_OK);
+    assert_int_equal(lsm_io_drop_unsynced(io, &e), ST_OK);
     lsm_io_fail_none(io);
     int rc = lsm_open(dir, &o, &f->db, &e);
-    if (rc != BFH_OK) fail_msg("run %d: reopen after power loss: %d %s", run, rc, e.msg);
+    if (rc != ST_OK) fail_msg("run %d: reopen after power loss: %d %s", run, rc, e.msg);
     db = f->db;
     uint8_t want[MAX_VALUE];
     for (uint32_t id = 0; id < KEYS; id++) {
@@ -317,9 +317,9 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
       rc = lsm_get(db, key, test_key(key, id), &v, &vl, &e);
       if (!model[id]) {
         /* Never acknowledged: at most the failed write may have landed. */
-        if (rc != BFH_NOT_FOUND && rc != BFH_OK) fail_msg("get: %d %s", rc, e.msg);
+        if (rc != ST_NOT_FOUND && rc != ST_OK) fail_msg("get: %d %s", rc, e.msg);
       } else {
-        if (rc != BFH_OK) fail_msg("run %d: key %s lost (rc %d %s)", run, key, rc, e.msg);
+        if (rc != ST_OK) fail_msg("run %d: key %s lost (rc %d %s)", run, key, rc, e.msg);
         size_t n = test_value(want, model[id], MAX_VALUE);
         /* The failed put (one past the last acknowledged) may have reached the disk. */
         if (!(vl == n && memcmp(v, want, n) == 0)) {

@@ -34,7 +34,7 @@ static lsm_db_t *open_db(const char *dir, const lsm_options_t *o) {
   err_t e;
   err_clear(&e);
   int rc = lsm_open(dir, o, &db, &e);
-  if (rc != BFH_OK) fail_msg("lsm_open: %d %s", rc, e.msg);
+  if (rc != ST_OK) fail_msg("lsm_open: %d %s", rc, e.msg);
   return db;
 }
 
@@ -48,9 +48,9 @@ static void check_get(lsm_db_t *db, const model_t *m, uint64_t id) {
   err_clear(&e);
   int rc = lsm_get(db, key, klen, &val, &vlen, &e);
   if (m->stamp[id] == 0) {
-    if (rc != BFH_NOT_FOUND) fail_msg("get %s: want NOT_FOUND, got %d %s", key, rc, e.msg);
+    if (rc != ST_NOT_FOUND) fail_msg("get %s: want NOT_FOUND, got %d %s", key, rc, e.msg);
   } else {
-    if (rc != BFH_OK) fail_msg("get %s: want a value, got %d %s", key, rc, e.msg);
+    if (rc != ST_OK) fail_msg("get %s: want a value, got %d %s", key, rc, e.msg);
     size_t n = test_value(want, m->stamp[id], MAX_VALUE);
     if (vlen != n || memcmp(val, want, n) != 0)
       fail_msg("get %s: wrong value (len %zu, want %zu)", key, vlen, n);
@@ -81,7 +81,7 @@ static void check_iter(lsm_db_t *db, const model_t *m, rng_t *r) {
   }
   err_t e;
   err_clear(&e);
-  assert_int_equal(lsm_iter_status(it, &e), BFH_OK);
+  assert_int_equal(lsm_iter_status(it, &e), ST_OK);
   while (id < NKEYS && m->stamp[id] == 0) id++;
   assert_int_equal(id, NKEYS);
   /* Seek to a random key: the first live key at or after it. */
@@ -126,7 +126,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture_t *f = *state;
-  int rc = f->db && lsm_close(f->db) != BFH_OK ? -1 : 0;
+  int rc = f->db && lsm_close(f->db) != ST_OK ? -1 : 0;
   if (test_rmrf(f->dir) != 0) rc = -1;
   free(f->m.stamp);
   free(f);
@@ -155,13 +155,13 @@ static void test_db_model_random_ops(void **state) {
       size_t klen = test_key(key, id);
       size_t vlen = test_value(val, stamp, MAX_VALUE);
       int rc = lsm_put(db, key, klen, val, vlen, &e);
-      if (rc != BFH_OK) fail_msg("put: %d %s", rc, e.msg);
+      if (rc != ST_OK) fail_msg("put: %d %s", rc, e.msg);
       m.stamp[id] = stamp++;
       puts++;
     } else if (kind < 60) {
       size_t klen = test_key(key, id);
       int rc = lsm_delete(db, key, klen, &e);
-      if (rc != BFH_OK) fail_msg("delete: %d %s", rc, e.msg);
+      if (rc != ST_OK) fail_msg("delete: %d %s", rc, e.msg);
       m.stamp[id] = 0;
       dels++;
     } else {
@@ -171,20 +171,20 @@ static void test_db_model_random_ops(void **state) {
     if (op % iter_every == 0) check_iter(db, &m, &r);
     if (op % reopen_every == 0) {
       err_t we;
-      assert_int_equal(lsm_wait_idle(db, &we), BFH_OK); /* every compaction due has run */
+      assert_int_equal(lsm_wait_idle(db, &we), ST_OK); /* every compaction due has run */
       lsm_stats_t st;
       lsm_get_stats(db, &st);
       flushes += st.flushes;
       compactions += st.compactions;
       f->db = NULL;
-      assert_int_equal(lsm_close(db), BFH_OK);
+      assert_int_equal(lsm_close(db), ST_OK);
       db = f->db = open_db(f->dir, &o);
       for (int i = 0; i < 200; i++) check_get(db, &m, rng_below(&r, NKEYS));
     }
   }
   err_t e;
   err_clear(&e);
-  assert_int_equal(lsm_wait_idle(db, &e), BFH_OK);
+  assert_int_equal(lsm_wait_idle(db, &e), ST_OK);
   lsm_stats_t st;
   lsm_get_stats(db, &st);
   flushes += st.flushes;
@@ -209,7 +209,7 @@ static void test_db_model_random_ops(void **state) {
   check_iter(db, &m, &r);
   for (uint64_t id = 0; id < NKEYS; id++) check_get(db, &m, id);
   f->db = NULL;
-  assert_int_equal(lsm_close(db), BFH_OK);
+  assert_int_equal(lsm_close(db), ST_OK);
 }
 
 int main(void) {

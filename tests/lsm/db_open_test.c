@@ -1,6 +1,6 @@
-/* Opening and locking: a second open (same process or another) is BFH_E_BUSY; a
- * directory that is not a bfh LSM database (e.g. a LevelDB one) is BFH_E_INVALID and is
- * left untouched; a database of a future format version is BFH_E_UNSUPPORTED; data
+/* Opening and locking: a second open (same process or another) is ST_E_BUSY; a
+ * directory that is not a bfh LSM database (e.g. a LevelDB one) is ST_E_INVALID and is
+ * left untouched; a database of a future format version is ST_E_UNSUPPORTED; data
  * survives close and reopen.
  */
 #include <setjmp.h>
@@ -50,8 +50,8 @@ static int setup(void **state) {
 static int teardown(void **state) {
   fixture_t *f = *state;
   int rc = 0;
-  if (f->db && lsm_close(f->db) != BFH_OK) rc = -1;
-  if (f->db2 && lsm_close(f->db2) != BFH_OK) rc = -1;
+  if (f->db && lsm_close(f->db) != ST_OK) rc = -1;
+  if (f->db2 && lsm_close(f->db2) != ST_OK) rc = -1;
   if (test_rmrf(f->dir) != 0) rc = -1;
   free(f);
   return rc;
@@ -61,7 +61,7 @@ static int teardown(void **state) {
 static void close_db(lsm_db_t **db) {
   lsm_db_t *d = *db;
   *db = NULL;
-  assert_int_equal(lsm_close(d), BFH_OK);
+  assert_int_equal(lsm_close(d), ST_OK);
 }
 
 static void write_text(const char *dir, const char *name, const void *data, size_t n) {
@@ -78,8 +78,8 @@ static void write_text(const char *dir, const char *name, const void *data, size
 static void test_db_open_second_open_is_busy(void **state) {
   fixture_t *f = *state;
   err_t e;
-  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
-  assert_int_equal(try_open(f->dir, 1, &f->db2, &e), BFH_E_BUSY);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db2, &e), ST_E_BUSY);
   assert_null(f->db2);
   assert_non_null(strstr(e.msg, "LOCK"));
   /* From another process too. */
@@ -88,14 +88,14 @@ static void test_db_open_second_open_is_busy(void **state) {
   if (pid == 0) {
     lsm_db_t *c;
     err_t ce;
-    _exit(try_open(f->dir, 1, &c, &ce) == BFH_E_BUSY ? 0 : 1);
+    _exit(try_open(f->dir, 1, &c, &ce) == ST_E_BUSY ? 0 : 1);
   }
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   close_db(&f->db);
   /* Released by close. */
-  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
   close_db(&f->db);
 }
 
@@ -109,7 +109,7 @@ static void test_db_open_leveldb_directory_is_invalid(void **state) {
   write_text(f->dir, "LOCK", "", 0);
   err_t e;
   int rc = try_open(f->dir, 1, &f->db, &e);
-  assert_int_equal(rc, BFH_E_INVALID);
+  assert_int_equal(rc, ST_E_INVALID);
   assert_null(f->db);
   assert_non_null(strstr(e.msg, "not a bfh lsm database"));
   snprintf(path, sizeof path, "%s/IDENTITY", f->dir);
@@ -121,27 +121,27 @@ static void test_db_open_missing_without_create_is_invalid(void **state) {
   char sub[TEST_PATH_MAX + 64];
   snprintf(sub, sizeof sub, "%s/nothing", f->dir);
   err_t e;
-  assert_int_equal(try_open(sub, 0, &f->db, &e), BFH_E_INVALID);
-  assert_int_equal(try_open(f->dir, 0, &f->db, &e), BFH_E_INVALID); /* empty directory */
+  assert_int_equal(try_open(sub, 0, &f->db, &e), ST_E_INVALID);
+  assert_int_equal(try_open(f->dir, 0, &f->db, &e), ST_E_INVALID); /* empty directory */
 }
 
 static void test_db_open_future_version_is_unsupported(void **state) {
   fixture_t *f = *state;
   err_t e;
-  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
   close_db(&f->db);
   uint8_t id[LSM_IDENTITY_BYTES];
   memcpy(id, LSM_IDENTITY_MAGIC, 8);
   encode_fixed32(id + 8, LSM_FORMAT_VERSION + 1);
   encode_fixed32(id + 12, crc32c_mask(crc32c_value(id, 12)));
   write_text(f->dir, "IDENTITY", id, sizeof id);
-  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_E_UNSUPPORTED);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_E_UNSUPPORTED);
   assert_non_null(strstr(e.msg, "version"));
   /* A damaged IDENTITY is corruption, not a foreign directory. */
   lsm_identity_encode(id);
   id[9] ^= 1;
   write_text(f->dir, "IDENTITY", id, sizeof id);
-  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_E_CORRUPT);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_E_CORRUPT);
 }
 
 static void test_db_open_reopen_keeps_data(void **state) {
@@ -149,41 +149,41 @@ static void test_db_open_reopen_keeps_data(void **state) {
   char key[32];
   uint8_t val[64];
   err_t e;
-  assert_int_equal(try_open(f->dir, 1, &f->db, &e), BFH_OK);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
   lsm_db_t *db = f->db;
   for (uint64_t i = 0; i < 5000; i++) {
     size_t vl = test_value(val, i + 1, sizeof val);
-    assert_int_equal(lsm_put(db, key, test_key(key, i), val, vl, &e), BFH_OK);
-    if (i == 2500) assert_int_equal(lsm_flush(db, &e), BFH_OK);
+    assert_int_equal(lsm_put(db, key, test_key(key, i), val, vl, &e), ST_OK);
+    if (i == 2500) assert_int_equal(lsm_flush(db, &e), ST_OK);
   }
-  assert_int_equal(lsm_delete(db, key, test_key(key, 7), &e), BFH_OK);
+  assert_int_equal(lsm_delete(db, key, test_key(key, 7), &e), ST_OK);
   close_db(&f->db);
   for (int round = 0; round < 2; round++) {
-    assert_int_equal(try_open(f->dir, 0, &f->db, &e), BFH_OK);
+    assert_int_equal(try_open(f->dir, 0, &f->db, &e), ST_OK);
     db = f->db;
     for (uint64_t i = 0; i < 5000; i++) {
       void *v = NULL;
       size_t vl;
       int rc = lsm_get(db, key, test_key(key, i), &v, &vl, &e);
       if (i == 7) {
-        assert_int_equal(rc, BFH_NOT_FOUND);
+        assert_int_equal(rc, ST_NOT_FOUND);
         continue;
       }
-      assert_int_equal(rc, BFH_OK);
+      assert_int_equal(rc, ST_OK);
       size_t n = test_value(val, i + 1, sizeof val);
       assert_int_equal(vl, n);
       assert_memory_equal(v, val, n);
       free(v);
     }
     /* Empty values are values; empty keys are refused. */
-    assert_int_equal(lsm_put(db, "e", 1, NULL, 0, &e), BFH_OK);
+    assert_int_equal(lsm_put(db, "e", 1, NULL, 0, &e), ST_OK);
     void *v = NULL;
     size_t vl = 99;
-    assert_int_equal(lsm_get(db, "e", 1, &v, &vl, &e), BFH_OK);
+    assert_int_equal(lsm_get(db, "e", 1, &v, &vl, &e), ST_OK);
     assert_non_null(v);
     assert_int_equal(vl, 0);
     free(v);
-    assert_int_equal(lsm_put(db, "", 0, "x", 1, &e), BFH_E_INVALID);
+    assert_int_equal(lsm_put(db, "", 0, "x", 1, &e), ST_E_INVALID);
     close_db(&f->db);
   }
 }

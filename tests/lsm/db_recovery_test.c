@@ -1,5 +1,5 @@
 /* Recovery that meets damage: a manifest or a cleanly closed log that lost records refuses
- * to open with BFH_E_CORRUPT naming the file, and deletes nothing; a tail torn by a crash
+ * to open with ST_E_CORRUPT naming the file, and deletes nothing; a tail torn by a crash
  * (a change that never committed) still opens, with every key, and deletes nothing either.
  */
 #include <setjmp.h>
@@ -43,7 +43,7 @@ static void put_all(lsm_db_t *db, uint64_t n) {
   for (uint64_t id = 0; id < n; id++) {
     size_t klen = test_key(key, id);
     size_t vlen = test_value(val, id + 1, MAX_VALUE);
-    if (lsm_put(db, key, klen, val, vlen, &e) != BFH_OK) fail_msg("put: %s", e.msg);
+    if (lsm_put(db, key, klen, val, vlen, &e) != ST_OK) fail_msg("put: %s", e.msg);
   }
 }
 
@@ -74,10 +74,10 @@ static void build(fixture_t *fx, int flush_at_end) {
   opts(&o);
   lsm_db_t *db = NULL;
   err_t e;
-  if (lsm_open(fx->dir, &o, &db, &e) != BFH_OK) fail_msg("open: %s", e.msg);
+  if (lsm_open(fx->dir, &o, &db, &e) != ST_OK) fail_msg("open: %s", e.msg);
   put_all(db, NKEYS);
-  if (flush_at_end) assert_int_equal(lsm_flush(db, &e), BFH_OK);
-  assert_int_equal(lsm_close(db), BFH_OK);
+  if (flush_at_end) assert_int_equal(lsm_flush(db, &e), ST_OK);
+  assert_int_equal(lsm_close(db), ST_OK);
 }
 
 /* The names in dir, sorted; returns how many. */
@@ -128,7 +128,7 @@ static uint64_t file_size(const char *path) {
   return (uint64_t)st.st_size;
 }
 
-/* Opens dir: BFH_E_CORRUPT whose message names `file` (returns 0), or BFH_OK with every key
+/* Opens dir: ST_E_CORRUPT whose message names `file` (returns 0), or ST_OK with every key
    and its value (returns 1). Anything else fails the test. */
 static int open_corrupt_or_whole(const char *dir, const char *file) {
   lsm_options_t o;
@@ -138,12 +138,12 @@ static int open_corrupt_or_whole(const char *dir, const char *file) {
   err_t e;
   err_clear(&e);
   int rc = lsm_open(dir, &o, &db, &e);
-  if (rc == BFH_E_CORRUPT) {
+  if (rc == ST_E_CORRUPT) {
     if (!strstr(e.msg, file)) fail_msg("corruption message does not name %s: %s", file, e.msg);
     assert_null(db);
     return 0;
   }
-  if (rc != BFH_OK) fail_msg("open: want OK or BFH_E_CORRUPT, got %d (%s)", rc, e.msg);
+  if (rc != ST_OK) fail_msg("open: want OK or ST_E_CORRUPT, got %d (%s)", rc, e.msg);
   char key[32];
   uint8_t want[MAX_VALUE];
   for (uint64_t id = 0; id < NKEYS; id++) {
@@ -151,12 +151,12 @@ static int open_corrupt_or_whole(const char *dir, const char *file) {
     void *val = NULL;
     size_t vlen = 0;
     rc = lsm_get(db, key, klen, &val, &vlen, &e);
-    if (rc != BFH_OK) fail_msg("opened with OK, but get %s: %d %s", key, rc, e.msg);
+    if (rc != ST_OK) fail_msg("opened with OK, but get %s: %d %s", key, rc, e.msg);
     size_t n = test_value(want, id + 1, MAX_VALUE);
     if (n != vlen || memcmp(want, val, n) != 0) fail_msg("get %s: wrong value", key);
     free(val);
   }
-  assert_int_equal(lsm_close(db), BFH_OK);
+  assert_int_equal(lsm_close(db), ST_OK);
   return 1;
 }
 

@@ -39,63 +39,63 @@ static void test_io_write_read_roundtrip(void **state) {
   path_of(p, "a");
   lsm_file_t *f;
   err_t err;
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_OK);
   uint8_t buf[200000];
   for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 7);
   /* small appends (buffered), then one larger than the buffer */
   for (int i = 0; i < 100; i++)
-    assert_int_equal(lsm_file_append(f, buf + i * 10, 10, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, buf + 1000, sizeof buf - 1000, &err), BFH_OK);
+    assert_int_equal(lsm_file_append(f, buf + i * 10, 10, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, buf + 1000, sizeof buf - 1000, &err), ST_OK);
   assert_int_equal(lsm_file_size(f), sizeof buf);
-  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_sync(f, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
 
   void *data;
   size_t n;
-  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), BFH_OK);
+  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), ST_OK);
   assert_int_equal(n, sizeof buf);
   assert_memory_equal(data, buf, n);
   free(data);
 
   lsm_map_t *m;
-  assert_int_equal(lsm_io_map(io, p, &m, &err), BFH_OK);
+  assert_int_equal(lsm_io_map(io, p, &m, &err), ST_OK);
   assert_int_equal(lsm_map_size(m), sizeof buf);
   assert_memory_equal(lsm_map_data(m), buf, sizeof buf);
   lsm_map_close(m);
 
   lsm_rfile_t *rf;
-  assert_int_equal(lsm_io_open_read(io, p, &rf, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_read(io, p, &rf, &err), ST_OK);
   uint8_t tmp[100];
   size_t got;
-  assert_int_equal(lsm_rfile_pread(rf, sizeof buf - 50, tmp, 100, &got, &err), BFH_OK);
+  assert_int_equal(lsm_rfile_pread(rf, sizeof buf - 50, tmp, 100, &got, &err), ST_OK);
   assert_int_equal(got, 50);
   assert_memory_equal(tmp, buf + sizeof buf - 50, 50);
   lsm_rfile_close(rf);
 
   /* append mode continues at the end */
-  assert_int_equal(lsm_io_open_append(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_append(io, p, &f, &err), ST_OK);
   assert_int_equal(lsm_file_size(f), sizeof buf);
-  assert_int_equal(lsm_file_append(f, "xyz", 3, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "xyz", 3, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
   uint64_t sz;
-  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), ST_OK);
   assert_int_equal(sz, sizeof buf + 3);
 
   /* names */
   char q[8192];
   path_of(q, "b");
-  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_OK);
+  assert_int_equal(lsm_io_rename(io, p, q, &err), ST_OK);
   assert_false(lsm_io_exists(io, p));
   assert_true(lsm_io_exists(io, q));
-  assert_int_equal(lsm_io_unlink(io, p, &err), BFH_NOT_FOUND);
-  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), BFH_NOT_FOUND);
+  assert_int_equal(lsm_io_unlink(io, p, &err), ST_NOT_FOUND);
+  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), ST_NOT_FOUND);
   char d[8192];
   path_of(d, "sub");
-  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_OK);
-  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_OK);
-  assert_int_equal(lsm_io_sync_dir(io, dir, &err), BFH_OK);
+  assert_int_equal(lsm_io_mkdir(io, d, &err), ST_OK);
+  assert_int_equal(lsm_io_mkdir(io, d, &err), ST_OK);
+  assert_int_equal(lsm_io_sync_dir(io, dir, &err), ST_OK);
   char **names;
-  assert_int_equal(lsm_io_list_dir(io, dir, &names, &n, &err), BFH_OK);
+  assert_int_equal(lsm_io_list_dir(io, dir, &names, &n, &err), ST_OK);
   assert_int_equal(n, 2);
   int seen_b = 0, seen_sub = 0;
   for (size_t i = 0; i < n; i++) {
@@ -109,9 +109,9 @@ static void test_io_write_read_roundtrip(void **state) {
   /* errors name the path */
   char missing[8192];
   path_of(missing, "missing");
-  assert_int_equal(lsm_io_open_read(io, missing, &rf, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_open_read(io, missing, &rf, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, missing));
-  assert_int_equal(lsm_io_map(io, missing, &m, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_map(io, missing, &m, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, missing));
 }
 
@@ -121,11 +121,11 @@ static void test_io_lock_busy(void **state) {
   path_of(p, "LOCK");
   lsm_lock_t *a, *b;
   err_t err;
-  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &a, &err), BFH_OK);
-  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), BFH_E_BUSY);
+  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &a, &err), ST_OK);
+  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), ST_E_BUSY);
   assert_non_null(strstr(err.msg, p));
   lsm_io_unlock(a);
-  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), BFH_OK);
+  assert_int_equal(lsm_io_lock(lsm_io_default(), p, &b, &err), ST_OK);
   lsm_io_unlock(b);
   lsm_io_unlock(NULL);
 }
@@ -138,52 +138,52 @@ static void test_io_fail_nth_write(void **state) {
   path_of(p, "f");
   lsm_file_t *f;
   err_t err;
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_OK);
   lsm_io_fail(io, LSM_IO_OP_WRITE, 3, 0);
-  assert_int_equal(lsm_file_append(f, "a", 1, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, "b", 1, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, "c", 1, &err), BFH_E_IO);
+  assert_int_equal(lsm_file_append(f, "a", 1, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, "b", 1, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, "c", 1, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, "injected fault"));
   assert_non_null(strstr(err.msg, p));
-  assert_int_equal(lsm_file_append(f, "d", 1, &err), BFH_OK); /* not sticky */
+  assert_int_equal(lsm_file_append(f, "d", 1, &err), ST_OK); /* not sticky */
   assert_int_equal(lsm_io_op_count(io, LSM_IO_OP_WRITE), 4);
   /* sticky: the 2nd from now and every later one */
   lsm_io_fail(io, LSM_IO_OP_WRITE, 2, 1);
-  assert_int_equal(lsm_file_append(f, "e", 1, &err), BFH_OK);
-  for (int i = 0; i < 5; i++) assert_int_equal(lsm_file_append(f, "x", 1, &err), BFH_E_IO);
+  assert_int_equal(lsm_file_append(f, "e", 1, &err), ST_OK);
+  for (int i = 0; i < 5; i++) assert_int_equal(lsm_file_append(f, "x", 1, &err), ST_E_IO);
   lsm_io_fail_none(io);
-  assert_int_equal(lsm_file_append(f, "f", 1, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_append(f, "f", 1, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
   void *data;
   size_t n;
-  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), BFH_OK);
+  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), ST_OK);
   assert_int_equal(n, 5);
   assert_memory_equal(data, "abdef", 5);
   free(data);
 
   /* sync, rename, open, read */
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_OK);
   lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 0);
-  assert_int_equal(lsm_file_sync(f, &err), BFH_E_IO);
-  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_sync(f, &err), ST_E_IO);
+  assert_int_equal(lsm_file_sync(f, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
   char q[8192];
   path_of(q, "g");
   lsm_io_fail(io, LSM_IO_OP_RENAME, 1, 0);
-  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_rename(io, p, q, &err), ST_E_IO);
   assert_true(lsm_io_exists(io, p)); /* a failed rename changes nothing */
-  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_OK);
+  assert_int_equal(lsm_io_rename(io, p, q, &err), ST_OK);
   lsm_io_fail(io, LSM_IO_OP_OPEN, 1, 0);
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_E_IO);
   lsm_rfile_t *rf;
-  assert_int_equal(lsm_io_open_read(io, q, &rf, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_read(io, q, &rf, &err), ST_OK);
   lsm_io_fail(io, LSM_IO_OP_READ, 1, 0);
   uint8_t b[4];
   size_t got;
-  assert_int_equal(lsm_rfile_pread(rf, 0, b, 4, &got, &err), BFH_E_IO);
+  assert_int_equal(lsm_rfile_pread(rf, 0, b, 4, &got, &err), ST_E_IO);
   lsm_rfile_close(rf);
   lsm_io_fail(io, LSM_IO_OP_UNLINK, 1, 0);
-  assert_int_equal(lsm_io_unlink(io, q, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_unlink(io, q, &err), ST_E_IO);
   assert_true(lsm_io_exists(io, q));
   /* the default io ignores plans */
   lsm_io_fail(lsm_io_default(), LSM_IO_OP_WRITE, 1, 1);
@@ -204,28 +204,28 @@ static void test_io_drop_unsynced(void **state) {
   lsm_file_t *f;
   uint8_t buf[1000];
   memset(buf, 0xab, sizeof buf);
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, buf, 100, &err), BFH_OK);
-  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, buf, 50, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
-  assert_int_equal(lsm_io_open_write(io, r, &f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, buf, 300, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
-  assert_int_equal(lsm_io_write_file(io, q, buf, 70, &err), BFH_OK); /* synced */
-  assert_int_equal(lsm_io_rename(io, p, q, &err), BFH_OK);           /* replaces q */
-  assert_int_equal(lsm_io_drop_unsynced(io, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, buf, 100, &err), ST_OK);
+  assert_int_equal(lsm_file_sync(f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, buf, 50, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
+  assert_int_equal(lsm_io_open_write(io, r, &f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, buf, 300, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
+  assert_int_equal(lsm_io_write_file(io, q, buf, 70, &err), ST_OK); /* synced */
+  assert_int_equal(lsm_io_rename(io, p, q, &err), ST_OK);           /* replaces q */
+  assert_int_equal(lsm_io_drop_unsynced(io, &err), ST_OK);
   uint64_t sz;
-  assert_int_equal(lsm_io_file_size(io, q, &sz, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(io, q, &sz, &err), ST_OK);
   assert_int_equal(sz, 100);
-  assert_int_equal(lsm_io_file_size(io, r, &sz, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(io, r, &sz, &err), ST_OK);
   assert_int_equal(sz, 0);
   /* append mode keeps the synced record */
-  assert_int_equal(lsm_io_open_append(io, q, &f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, buf, 10, &err), BFH_OK);
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
-  assert_int_equal(lsm_io_drop_unsynced(io, &err), BFH_OK);
-  assert_int_equal(lsm_io_file_size(io, q, &sz, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_append(io, q, &f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, buf, 10, &err), ST_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
+  assert_int_equal(lsm_io_drop_unsynced(io, &err), ST_OK);
+  assert_int_equal(lsm_io_file_size(io, q, &sz, &err), ST_OK);
   assert_int_equal(sz, 100);
   lsm_io_destroy(io);
 }
@@ -258,35 +258,35 @@ static void test_io_fault_pattern_picks_the_file(void **state) {
   err_t err;
   lsm_io_fault_t f = {
       .op = LSM_IO_OP_OPEN, .n = 2, .error = LSM_IO_ERR_ENOSPC, .pattern = "MANIFEST-*"};
-  assert_int_equal(lsm_io_fail_with(io, &f), BFH_OK);
+  assert_int_equal(lsm_io_fail_with(io, &f), ST_OK);
   lsm_file_t *fa, *fb;
-  assert_int_equal(lsm_io_open_write(io, a, &fa, &err), BFH_OK); /* no match */
-  assert_int_equal(lsm_io_open_write(io, b, &fb, &err), BFH_OK); /* 1st match */
-  assert_int_equal(lsm_file_close(fb, &err), BFH_OK);
-  assert_int_equal(lsm_io_open_write(io, a, &fb, &err), BFH_OK); /* no match */
-  assert_int_equal(lsm_file_close(fb, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, a, &fa, &err), ST_OK); /* no match */
+  assert_int_equal(lsm_io_open_write(io, b, &fb, &err), ST_OK); /* 1st match */
+  assert_int_equal(lsm_file_close(fb, &err), ST_OK);
+  assert_int_equal(lsm_io_open_write(io, a, &fb, &err), ST_OK); /* no match */
+  assert_int_equal(lsm_file_close(fb, &err), ST_OK);
   assert_int_equal(lsm_io_faults_injected(io), 0);
-  assert_int_equal(lsm_io_open_write(io, b, &fb, &err), BFH_E_IO); /* 2nd match */
+  assert_int_equal(lsm_io_open_write(io, b, &fb, &err), ST_E_IO); /* 2nd match */
   assert_non_null(strstr(err.msg, b));
   assert_non_null(strstr(err.msg, "No space left on device"));
   assert_int_equal(lsm_io_faults_injected(io), 1);
   char last[8192];
   lsm_io_last_fault_path(io, last, sizeof last);
   assert_string_equal(last, b);
-  assert_int_equal(lsm_file_close(fa, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(fa, &err), ST_OK);
   /* mkdir is a kind of its own */
   lsm_io_fault_t m = {.op = LSM_IO_OP_MKDIR, .n = 1, .error = LSM_IO_ERR_EIO};
-  assert_int_equal(lsm_io_fail_with(io, &m), BFH_OK);
-  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_fail_with(io, &m), ST_OK);
+  assert_int_equal(lsm_io_mkdir(io, d, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, "mkdir"));
   assert_false(lsm_io_exists(io, d));
-  assert_int_equal(lsm_io_mkdir(io, d, &err), BFH_OK);
+  assert_int_equal(lsm_io_mkdir(io, d, &err), ST_OK);
   assert_int_equal(lsm_io_op_count(io, LSM_IO_OP_MKDIR), 2);
   /* errors that do not fit the kind are refused */
   lsm_io_fault_t bad = {.op = LSM_IO_OP_SYNC, .n = 1, .error = LSM_IO_ERR_SHORT};
-  assert_int_equal(lsm_io_fail_with(io, &bad), BFH_E_INVALID);
+  assert_int_equal(lsm_io_fail_with(io, &bad), ST_E_INVALID);
   bad = (lsm_io_fault_t){.op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_FSYNC};
-  assert_int_equal(lsm_io_fail_with(io, &bad), BFH_E_INVALID);
+  assert_int_equal(lsm_io_fail_with(io, &bad), ST_E_INVALID);
 }
 
 static void test_io_fault_short_write_writes_part(void **state) {
@@ -295,17 +295,17 @@ static void test_io_fault_short_write_writes_part(void **state) {
   path_of(p, "t.sst");
   err_t err;
   lsm_file_t *f;
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, "0123456789", 10, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, "0123456789", 10, &err), ST_OK);
   lsm_io_fault_t s = {.op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_SHORT};
-  assert_int_equal(lsm_io_fail_with(io, &s), BFH_OK);
-  assert_int_equal(lsm_file_append(f, "abcdefgh", 8, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_fail_with(io, &s), ST_OK);
+  assert_int_equal(lsm_file_append(f, "abcdefgh", 8, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, "short write (4 of 8 bytes)"));
   assert_non_null(strstr(err.msg, p));
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
   void *data;
   size_t n;
-  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), BFH_OK);
+  assert_int_equal(lsm_io_read_file(io, p, &data, &n, &err), ST_OK);
   assert_int_equal(n, 14);
   assert_memory_equal(data, "0123456789abcd", 14);
   free(data);
@@ -317,18 +317,18 @@ static void test_io_fault_fsync_drops_unsynced_bytes(void **state) {
   path_of(p, "000003.log");
   err_t err;
   lsm_file_t *f;
-  assert_int_equal(lsm_io_open_write(io, p, &f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, "synced", 6, &err), BFH_OK);
-  assert_int_equal(lsm_file_sync(f, &err), BFH_OK);
-  assert_int_equal(lsm_file_append(f, "lost", 4, &err), BFH_OK);
+  assert_int_equal(lsm_io_open_write(io, p, &f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, "synced", 6, &err), ST_OK);
+  assert_int_equal(lsm_file_sync(f, &err), ST_OK);
+  assert_int_equal(lsm_file_append(f, "lost", 4, &err), ST_OK);
   lsm_io_fault_t s = {.op = LSM_IO_OP_SYNC, .n = 1, .error = LSM_IO_ERR_FSYNC, .pattern = "*.log"};
-  assert_int_equal(lsm_io_fail_with(io, &s), BFH_OK);
-  assert_int_equal(lsm_file_sync(f, &err), BFH_E_IO);
+  assert_int_equal(lsm_io_fail_with(io, &s), ST_OK);
+  assert_int_equal(lsm_file_sync(f, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, "fdatasync"));
   assert_non_null(strstr(err.msg, "Input/output error"));
-  assert_int_equal(lsm_file_close(f, &err), BFH_OK);
+  assert_int_equal(lsm_file_close(f, &err), ST_OK);
   uint64_t sz;
-  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(io, p, &sz, &err), ST_OK);
   assert_int_equal(sz, 6);
 }
 

@@ -39,35 +39,35 @@ static void fill(uint8_t *p, size_t n, size_t i) {
 static void write_log(const char *path, const size_t *lens, size_t n) {
   log_writer_t *w;
   err_t err;
-  assert_int_equal(log_writer_open(lsm_io_default(), path, &w, &err), BFH_OK);
+  assert_int_equal(log_writer_open(lsm_io_default(), path, &w, &err), ST_OK);
   uint8_t *buf = malloc(200000);
   for (size_t i = 0; i < n; i++) {
     fill(buf, lens[i], i);
-    assert_int_equal(log_writer_add(w, buf, lens[i], i % 1000 == 999, &err), BFH_OK);
+    assert_int_equal(log_writer_add(w, buf, lens[i], i % 1000 == 999, &err), ST_OK);
   }
-  assert_int_equal(log_writer_close(w, &err), BFH_OK);
+  assert_int_equal(log_writer_close(w, &err), ST_OK);
   free(buf);
 }
 
 /* Reads path and checks that it holds records 0..n-1 exactly; returns the reader's last rc. */
 static int read_log(const char *path, const size_t *lens, size_t n, uint64_t *dropped, err_t *err) {
   log_reader_t *r;
-  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, err), BFH_OK);
+  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, err), ST_OK);
   uint8_t *buf = malloc(200000);
   size_t i = 0;
   int rc;
   const void *data;
   size_t len;
-  while ((rc = log_reader_next(r, &data, &len, err)) == BFH_OK) {
+  while ((rc = log_reader_next(r, &data, &len, err)) == ST_OK) {
     assert_true(i < n);
     assert_int_equal(len, lens[i]);
     fill(buf, len, i);
     assert_memory_equal(data, buf, len);
     i++;
   }
-  if (rc == BFH_NOT_FOUND) {
+  if (rc == ST_NOT_FOUND) {
     assert_int_equal(i, n);
-    assert_int_equal(log_reader_next(r, &data, &len, err), BFH_NOT_FOUND);
+    assert_int_equal(log_reader_next(r, &data, &len, err), ST_NOT_FOUND);
   }
   *dropped = log_reader_dropped_bytes(r);
   log_reader_close(r);
@@ -103,11 +103,11 @@ static void test_log_roundtrip_many_sizes(void **state) {
   write_log(path, lens, N);
   uint64_t dropped = 99;
   err_t err;
-  assert_int_equal(read_log(path, lens, N, &dropped, &err), BFH_NOT_FOUND);
+  assert_int_equal(read_log(path, lens, N, &dropped, &err), ST_NOT_FOUND);
   assert_int_equal(dropped, 0);
   /* an empty log */
   write_log(path, lens, 0);
-  assert_int_equal(read_log(path, lens, 0, &dropped, &err), BFH_NOT_FOUND);
+  assert_int_equal(read_log(path, lens, 0, &dropped, &err), ST_NOT_FOUND);
   free(lens);
 }
 
@@ -129,24 +129,24 @@ static void test_log_truncated_tail_stops_cleanly(void **state) {
   write_log(path, lens, N);
   uint64_t size;
   err_t err;
-  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), ST_OK);
   /* The last record starts after the 3-byte trailer at the block boundary. */
   uint64_t start = LOG_BLOCK_BYTES;
   assert_int_equal(size, start + 40000 + 2 * LOG_HEADER_BYTES);
   uint64_t dropped;
-  assert_int_equal(read_log(path, lens, N, &dropped, &err), BFH_NOT_FOUND);
+  assert_int_equal(read_log(path, lens, N, &dropped, &err), ST_NOT_FOUND);
   assert_int_equal(dropped, 0);
   for (uint64_t cut = size - 1; cut > start - 3; cut--) {
     assert_int_equal(truncate(path, (off_t)cut), 0);
     int rc = read_log(path, lens, N - 1, &dropped, &err);
-    if (rc != BFH_NOT_FOUND) fail_msg("cut %llu: %s", (unsigned long long)cut, err.msg);
+    if (rc != ST_NOT_FOUND) fail_msg("cut %llu: %s", (unsigned long long)cut, err.msg);
     assert_int_equal(dropped, cut > start ? cut - start : 0);
   }
   /* A torn tail that is garbage rather than short (checksum mismatch in the last record)
      is dropped too. */
   write_log(path, lens, N);
   assert_int_equal(test_file_xor_byte(path, size - 10, 0xff), 0);
-  assert_int_equal(read_log(path, lens, N - 1, &dropped, &err), BFH_NOT_FOUND);
+  assert_int_equal(read_log(path, lens, N - 1, &dropped, &err), ST_NOT_FOUND);
   assert_true(dropped > 0);
 }
 
@@ -171,7 +171,7 @@ static void test_log_flipped_byte_is_corrupt(void **state) {
   void *orig;
   size_t size;
   err_t err;
-  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), BFH_OK);
+  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), ST_OK);
   assert_true(size > 3 * LOG_BLOCK_BYTES);
   size_t limit = size - LOG_BLOCK_BYTES - LOG_HEADER_BYTES;
   int corrupt = 0, tested = 0;
@@ -195,8 +195,8 @@ static void test_log_flipped_byte_is_corrupt(void **state) {
     uint64_t dropped;
     int rc = read_log(path, lens, N, &dropped, &err);
     tested++;
-    if (trailer && rc == BFH_NOT_FOUND) continue;
-    if (rc != BFH_E_CORRUPT) fail_msg("flip at %zu: rc %d", pos, rc);
+    if (trailer && rc == ST_NOT_FOUND) continue;
+    if (rc != ST_E_CORRUPT) fail_msg("flip at %zu: rc %d", pos, rc);
     assert_non_null(strstr(err.msg, path));
     unsigned long long off = parse_offset(err.msg);
     assert_true(off <= pos);
@@ -214,27 +214,27 @@ static void test_log_writer_dead_after_fault(void **state) {
   lsm_io_t *io = lsm_io_create_faulty();
   log_writer_t *w;
   err_t err;
-  assert_int_equal(log_writer_open(io, path, &w, &err), BFH_OK);
+  assert_int_equal(log_writer_open(io, path, &w, &err), ST_OK);
   size_t lens[3] = {10, 20, 30};
   uint8_t buf[64];
   for (int i = 0; i < 2; i++) {
     fill(buf, lens[i], (size_t)i);
-    assert_int_equal(log_writer_add(w, buf, lens[i], 1, &err), BFH_OK);
+    assert_int_equal(log_writer_add(w, buf, lens[i], 1, &err), ST_OK);
   }
   lsm_io_fail(io, LSM_IO_OP_WRITE, 2, 0); /* the payload write of the next record */
   fill(buf, lens[2], 2);
-  assert_int_equal(log_writer_add(w, buf, lens[2], 1, &err), BFH_E_IO);
-  assert_int_equal(log_writer_add(w, buf, lens[2], 1, &err), BFH_E_IO);
+  assert_int_equal(log_writer_add(w, buf, lens[2], 1, &err), ST_E_IO);
+  assert_int_equal(log_writer_add(w, buf, lens[2], 1, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, path));
-  assert_int_equal(log_writer_sync(w, &err), BFH_E_IO);
-  assert_int_equal(log_writer_close(w, &err), BFH_OK);
+  assert_int_equal(log_writer_sync(w, &err), ST_E_IO);
+  assert_int_equal(log_writer_close(w, &err), ST_OK);
   /* The header without payload is a torn tail: the synced records read back. */
   uint64_t dropped;
-  assert_int_equal(read_log(path, lens, 2, &dropped, &err), BFH_NOT_FOUND);
+  assert_int_equal(read_log(path, lens, 2, &dropped, &err), ST_NOT_FOUND);
   assert_int_equal(dropped, LOG_HEADER_BYTES);
   /* Power loss keeps the synced records only. */
-  assert_int_equal(lsm_io_drop_unsynced(io, &err), BFH_OK);
-  assert_int_equal(read_log(path, lens, 2, &dropped, &err), BFH_NOT_FOUND);
+  assert_int_equal(lsm_io_drop_unsynced(io, &err), ST_OK);
+  assert_int_equal(read_log(path, lens, 2, &dropped, &err), ST_NOT_FOUND);
   assert_int_equal(dropped, 0);
   lsm_io_destroy(io);
 }
@@ -268,10 +268,10 @@ static void test_write_batch_roundtrip(void **state) {
   write_batch_init(&b);
   write_batch_init(&c);
   assert_int_equal(write_batch_count(&b), 0);
-  assert_int_equal(write_batch_put(&b, "k1", 2, "v1", 2), BFH_OK);
-  assert_int_equal(write_batch_delete(&b, "k2", 2), BFH_OK);
-  assert_int_equal(write_batch_put(&c, "k3", 2, "", 0), BFH_OK);
-  assert_int_equal(write_batch_append(&b, &c), BFH_OK);
+  assert_int_equal(write_batch_put(&b, "k1", 2, "v1", 2), ST_OK);
+  assert_int_equal(write_batch_delete(&b, "k2", 2), ST_OK);
+  assert_int_equal(write_batch_put(&c, "k3", 2, "", 0), ST_OK);
+  assert_int_equal(write_batch_append(&b, &c), ST_OK);
   write_batch_set_seq(&b, 100);
   assert_int_equal(write_batch_count(&b), 3);
   assert_int_equal(write_batch_seq(&b), 100);
@@ -280,7 +280,7 @@ static void test_write_batch_roundtrip(void **state) {
   assert_int_equal(n, 12 + (1 + 1 + 2 + 1 + 2) + (1 + 1 + 2) + (1 + 1 + 2 + 1));
   seen_t s = {0};
   err_t err;
-  assert_int_equal(write_batch_iterate(d, n, collect, &s, &err), BFH_OK);
+  assert_int_equal(write_batch_iterate(d, n, collect, &s, &err), ST_OK);
   assert_int_equal(s.n, 3);
   assert_int_equal(s.seq[0], 100);
   assert_int_equal(s.seq[2], 102);
@@ -289,16 +289,16 @@ static void test_write_batch_roundtrip(void **state) {
   assert_string_equal(s.val[0], "v1");
   assert_string_equal(s.val[2], "");
   /* malformed: truncated, wrong count */
-  assert_int_equal(write_batch_iterate(d, n - 1, collect, &s, &err), BFH_E_CORRUPT);
-  assert_int_equal(write_batch_iterate(d, 5, collect, &s, &err), BFH_E_CORRUPT);
+  assert_int_equal(write_batch_iterate(d, n - 1, collect, &s, &err), ST_E_CORRUPT);
+  assert_int_equal(write_batch_iterate(d, 5, collect, &s, &err), ST_E_CORRUPT);
   uint8_t bad[64];
   memcpy(bad, d, n);
   bad[8] = 4;
-  assert_int_equal(write_batch_iterate(bad, n, collect, &s, &err), BFH_E_CORRUPT);
+  assert_int_equal(write_batch_iterate(bad, n, collect, &s, &err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "write batch"));
   /* into a memtable */
   memtable_t *m = memtable_create();
-  assert_int_equal(write_batch_insert(d, n, m, &err), BFH_OK);
+  assert_int_equal(write_batch_insert(d, n, m, &err), ST_OK);
   lsm_lookup_t r;
   assert_int_equal(memtable_get(m, "k1", 2, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
   assert_int_equal(r.seq, 100);
@@ -307,7 +307,7 @@ static void test_write_batch_roundtrip(void **state) {
   assert_int_equal(r.val_len, 0);
   memtable_unref(m);
   /* copy in and clear */
-  assert_int_equal(write_batch_set_data(&c, d, n), BFH_OK);
+  assert_int_equal(write_batch_set_data(&c, d, n), ST_OK);
   assert_int_equal(write_batch_count(&c), 3);
   write_batch_clear(&c);
   assert_int_equal(write_batch_count(&c), 0);

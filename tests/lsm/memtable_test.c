@@ -48,7 +48,7 @@ static void test_memtable_iterates_in_internal_key_order(void **state) {
     e[i].type = rng_below(&rng, 4) == 0 ? LSM_TYPE_DELETION : LSM_TYPE_VALUE;
     e[i].vlen = e[i].type ? (size_t)snprintf(e[i].val, sizeof e[i].val, "v%zu", i) : 0;
     assert_int_equal(memtable_add(m, e[i].seq, e[i].type, e[i].key, e[i].klen, e[i].val, e[i].vlen),
-                     BFH_OK);
+                     ST_OK);
   }
   assert_int_equal(memtable_entries(m), N);
   assert_true(memtable_memory_usage(m) > N * 40);
@@ -85,7 +85,7 @@ static void test_memtable_iterates_in_internal_key_order(void **state) {
   size_t pn = internal_key_encode(past, "z", 1, 0, 0);
   iterator_seek(it, past, pn);
   assert_false(iterator_valid(it));
-  assert_int_equal(iterator_status(it, NULL), BFH_OK);
+  assert_int_equal(iterator_status(it, NULL), ST_OK);
   iterator_destroy(it);
   free(e);
 }
@@ -95,11 +95,11 @@ static void test_memtable_get_semantics(void **state) {
   memtable_t *m = memtable_create();
   lsm_lookup_t r;
   assert_int_equal(memtable_get(m, "a", 1, LSM_MAX_SEQ, &r), LSM_LOOKUP_ABSENT);
-  assert_int_equal(memtable_add(m, 10, LSM_TYPE_VALUE, "a", 1, "v10", 3), BFH_OK);
-  assert_int_equal(memtable_add(m, 20, LSM_TYPE_DELETION, "a", 1, NULL, 0), BFH_OK);
-  assert_int_equal(memtable_add(m, 30, LSM_TYPE_VALUE, "a", 1, "v30", 3), BFH_OK);
-  assert_int_equal(memtable_add(m, 5, LSM_TYPE_VALUE, "ab", 2, "", 0), BFH_OK);
-  assert_int_equal(memtable_add(m, LSM_MAX_SEQ, LSM_TYPE_VALUE, "", 0, "empty-key", 9), BFH_OK);
+  assert_int_equal(memtable_add(m, 10, LSM_TYPE_VALUE, "a", 1, "v10", 3), ST_OK);
+  assert_int_equal(memtable_add(m, 20, LSM_TYPE_DELETION, "a", 1, NULL, 0), ST_OK);
+  assert_int_equal(memtable_add(m, 30, LSM_TYPE_VALUE, "a", 1, "v30", 3), ST_OK);
+  assert_int_equal(memtable_add(m, 5, LSM_TYPE_VALUE, "ab", 2, "", 0), ST_OK);
+  assert_int_equal(memtable_add(m, LSM_MAX_SEQ, LSM_TYPE_VALUE, "", 0, "empty-key", 9), ST_OK);
   assert_int_equal(memtable_get(m, "a", 1, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
   assert_int_equal(r.seq, 30);
   assert_int_equal(r.val_len, 3);
@@ -118,7 +118,7 @@ static void test_memtable_get_semantics(void **state) {
   /* long keys and values */
   char big[5000];
   memset(big, 'x', sizeof big);
-  assert_int_equal(memtable_add(m, 40, LSM_TYPE_VALUE, big, sizeof big, big, sizeof big), BFH_OK);
+  assert_int_equal(memtable_add(m, 40, LSM_TYPE_VALUE, big, sizeof big, big, sizeof big), ST_OK);
   assert_int_equal(memtable_get(m, big, sizeof big, LSM_MAX_SEQ, &r), LSM_LOOKUP_VALUE);
   assert_int_equal(r.val_len, sizeof big);
   memtable_ref(m);
@@ -154,11 +154,11 @@ static void test_memtable_scan_counts_and_stops(void **state) {
     char k[8];
     int n = snprintf(k, sizeof k, "k%d", 9 - i);
     assert_int_equal(memtable_add(m, (uint64_t)i + 1, LSM_TYPE_VALUE, k, (size_t)n, "vv", 2),
-                     BFH_OK);
+                     ST_OK);
   }
   scan_ctx_t c = {0, 1, {0}, 0};
   lsm_scan_stats_t st = {0, 0};
-  assert_int_equal(memtable_scan(m, scan_visit, &c, &st), BFH_OK);
+  assert_int_equal(memtable_scan(m, scan_visit, &c, &st), ST_OK);
   assert_int_equal(c.n, 3);
   assert_true(c.ordered);
   assert_int_equal(st.entries, 3);
@@ -210,7 +210,7 @@ static void *writer(void *arg) {
       wait_for_reads(c, i / (CONC_N / CHECKPOINTS) * CHECKPOINT_READS);
     size_t kn = conc_key(k, i);
     size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
-    if (memtable_add(c->m, i + 1, LSM_TYPE_VALUE, k, kn, v, vn) != BFH_OK) abort();
+    if (memtable_add(c->m, i + 1, LSM_TYPE_VALUE, k, kn, v, vn) != ST_OK) abort();
     atomic_store_explicit(&c->done, i + 1, memory_order_release);
   }
   return NULL;

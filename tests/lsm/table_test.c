@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 #include "lsm/block.h"
 #include "lsm/memtable.h"
 #include "lsm/table.h"
@@ -146,19 +146,19 @@ static void build_table(const char *path, uint64_t number, const ent_t *e, size_
                         const table_builder_options_t *opt) {
   table_builder_t *tb;
   err_t err;
-  assert_int_equal(table_builder_create(lsm_io_default(), path, number, opt, &tb, &err), BFH_OK);
+  assert_int_equal(table_builder_create(lsm_io_default(), path, number, opt, &tb, &err), ST_OK);
   for (size_t i = 0; i < n; i++) {
     char k[32], v[64];
     uint8_t ik[40];
     size_t kn = ukey(k, e[i].user);
     size_t ikn = internal_key_encode(ik, k, kn, e[i].seq, e[i].type);
     size_t vn = e[i].type == LSM_TYPE_VALUE ? uval(v, e[i].user, e[i].seq) : 0;
-    assert_int_equal(table_builder_add(tb, ik, ikn, v, vn, &err), BFH_OK);
+    assert_int_equal(table_builder_add(tb, ik, ikn, v, vn, &err), ST_OK);
   }
   assert_int_equal(table_builder_entries(tb), n);
-  if (table_builder_finish(tb, &err) != BFH_OK) fail_msg("%s", err.msg);
+  if (table_builder_finish(tb, &err) != ST_OK) fail_msg("%s", err.msg);
   uint64_t size;
-  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), BFH_OK);
+  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), ST_OK);
   assert_int_equal(table_builder_file_size(tb), size);
   table_builder_destroy(tb);
 }
@@ -227,7 +227,7 @@ static void test_table_build_get_iterate_scan(void **state) {
 
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 7, &t, &err), BFH_OK);
+  assert_int_equal(table_open(lsm_io_default(), path, 7, &t, &err), ST_OK);
   assert_int_equal(table_number(t), 7);
   assert_true(table_has_key_filter(t));
 
@@ -237,7 +237,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   for (size_t i = 0; i < n; i++) {
     size_t kn = ukey(k, e[i].user);
     uint64_t h = blocked_filter_key_hash(k, kn);
-    assert_int_equal(table_get(t, k, kn, h, e[i].seq, &r, &err), BFH_OK);
+    assert_int_equal(table_get(t, k, kn, h, e[i].seq, &r, &err), ST_OK);
     assert_int_equal(r.seq, e[i].seq);
     if (e[i].type == LSM_TYPE_VALUE) {
       assert_int_equal(r.state, LSM_LOOKUP_VALUE);
@@ -248,11 +248,11 @@ static void test_table_build_get_iterate_scan(void **state) {
       assert_int_equal(r.state, LSM_LOOKUP_DELETED);
     }
     if (i == 0 || e[i - 1].user != e[i].user) { /* newest: also with LSM_MAX_SEQ */
-      assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &r, &err), BFH_OK);
+      assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &r, &err), ST_OK);
       assert_int_equal(r.seq, e[i].seq);
     }
     if (i + 1 == n || e[i + 1].user != e[i].user) { /* below the oldest: absent */
-      assert_int_equal(table_get(t, k, kn, h, e[i].seq - 1, &r, &err), BFH_OK);
+      assert_int_equal(table_get(t, k, kn, h, e[i].seq - 1, &r, &err), ST_OK);
       assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
     }
   }
@@ -263,17 +263,17 @@ static void test_table_build_get_iterate_scan(void **state) {
     size_t kn = ukey(k, u);
     uint64_t h = blocked_filter_key_hash(k, kn);
     passed += table_key_may_match(t, h);
-    assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &r, &err), BFH_OK);
+    assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &r, &err), ST_OK);
     assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
   }
   print_message("key filter: %d of 80000 absent keys passed (%.3f%%)\n", passed,
                 100.0 * passed / 80000);
   assert_true(passed <= 80000 * 15 / 1000);
   assert_int_equal(table_get(t, "a", 1, blocked_filter_key_hash("a", 1), LSM_MAX_SEQ, &r, &err),
-                   BFH_OK);
+                   ST_OK);
   assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
   assert_int_equal(table_get(t, "zz", 2, blocked_filter_key_hash("zz", 2), LSM_MAX_SEQ, &r, &err),
-                   BFH_OK);
+                   ST_OK);
   assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
 
   /* iterator: order and seek */
@@ -289,7 +289,7 @@ static void test_table_build_get_iterate_scan(void **state) {
     assert_memory_equal(key, want, wn);
   }
   assert_int_equal(i, n);
-  assert_int_equal(iterator_status(it, &err), BFH_OK);
+  assert_int_equal(iterator_status(it, &err), ST_OK);
   rng_t rng;
   rng_init(&rng, 5);
   for (int j = 0; j < 2000; j++) {
@@ -315,7 +315,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   /* scan visits every entry in order */
   scan_ctx_t sc = {e, n, 0, 0};
   lsm_scan_stats_t st = {0, 0};
-  assert_int_equal(table_scan(t, scan_check, &sc, &st, &err), BFH_OK);
+  assert_int_equal(table_scan(t, scan_check, &sc, &st, &err), ST_OK);
   assert_int_equal(sc.i, n);
   assert_int_equal(sc.bad, 0);
   assert_int_equal(st.entries, n);
@@ -326,14 +326,14 @@ static void test_table_build_get_iterate_scan(void **state) {
     size_t vn = uval(v, e[i].user, e[i].seq);
     value_ctx_t vc = {&e[i], 0, 0};
     lsm_scan_stats_t vs = {0, 0};
-    assert_int_equal(table_scan_value(t, v, vn, value_check, &vc, &vs, &err), BFH_OK);
+    assert_int_equal(table_scan_value(t, v, vn, value_check, &vc, &vs, &err), ST_OK);
     assert_int_equal(vc.visits, 1);
     assert_int_equal(vc.bad, 0);
     assert_int_equal(vs.entries, n);
     assert_int_equal(vs.bytes_read, st.bytes_read);
   }
   value_ctx_t none = {&e[0], 0, 0};
-  assert_int_equal(table_scan_value(t, "value-absent", 12, value_check, &none, NULL, &err), BFH_OK);
+  assert_int_equal(table_scan_value(t, "value-absent", 12, value_check, &none, NULL, &err), ST_OK);
   assert_int_equal(none.visits, 0);
   table_stats_t ts;
   table_get_stats(t, &ts);
@@ -347,7 +347,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   const void *md;
   size_t ms;
   uint64_t off;
-  assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &off, &err), BFH_OK);
+  assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &off, &err), ST_OK);
   char want[64];
   snprintf(want, sizeof want, "adds=%zu number=7", n);
   assert_int_equal(ms, strlen(want));
@@ -357,11 +357,11 @@ static void test_table_build_get_iterate_scan(void **state) {
   assert_int_equal(pread(fd, buf, ms, (off_t)off), (ssize_t)ms);
   close(fd);
   assert_memory_equal(buf, want, ms);
-  assert_int_equal(table_read_meta(t, "aaa.empty", &md, &ms, &off, &err), BFH_OK);
+  assert_int_equal(table_read_meta(t, "aaa.empty", &md, &ms, &off, &err), ST_OK);
   assert_int_equal(ms, 0);
-  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &off, &err), BFH_OK);
+  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &off, &err), ST_OK);
   assert_int_equal(ms, ts.filter_bytes);
-  assert_int_equal(table_read_meta(t, "nope", &md, &ms, &off, &err), BFH_NOT_FOUND);
+  assert_int_equal(table_read_meta(t, "nope", &md, &ms, &off, &err), ST_NOT_FOUND);
   table_unref(t);
   free(e);
 }
@@ -378,18 +378,18 @@ static void test_table_without_filter_and_empty(void **state) {
   build_table(path, 8, e, n, &opt);
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), BFH_OK);
+  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), ST_OK);
   assert_false(table_has_key_filter(t));
   lsm_lookup_t r;
   char k[32];
   size_t kn = ukey(k, 10);
-  assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &r, &err), BFH_OK);
+  assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &r, &err), ST_OK);
   assert_int_equal(r.state, LSM_LOOKUP_VALUE);
   table_unref(t);
   /* a table with no entries */
   build_table(path, 8, e, 0, &opt);
-  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), BFH_OK);
-  assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &r, &err), BFH_OK);
+  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), ST_OK);
+  assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &r, &err), ST_OK);
   assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
   iterator_t *it = table_iterator_create(t);
   iterator_seek_first(it);
@@ -400,7 +400,7 @@ static void test_table_without_filter_and_empty(void **state) {
 }
 
 /* A key shorter than an internal key's 8-byte tag, in a block whose checksum is right (a
-   crafted or buggy file): the iterator stops with BFH_E_CORRUPT instead of handing it to
+   crafted or buggy file): the iterator stops with ST_E_CORRUPT instead of handing it to
    the merge and compaction, which would read before it; table_salvage skips it. */
 static void test_table_short_internal_key_is_corrupt(void **state) {
   (void)state;
@@ -414,12 +414,12 @@ static void test_table_short_internal_key_is_corrupt(void **state) {
       0);
   err_t err;
   table_t *t;
-  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), BFH_OK);
+  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), ST_OK);
   iterator_t *it = table_iterator_create(t);
   iterator_seek_first(it);
   assert_false(iterator_valid(it));
   err_clear(&err);
-  assert_int_equal(iterator_status(it, &err), BFH_E_CORRUPT);
+  assert_int_equal(iterator_status(it, &err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "malformed internal key"));
   iterator_destroy(it);
   uint64_t bad = 0;
@@ -439,29 +439,29 @@ static void test_table_builder_hook_abandon_and_order(void **state) {
   opt.hook = &hook;
   table_builder_t *tb;
   err_t err;
-  assert_int_equal(table_builder_create(lsm_io_default(), path, 9, &opt, &tb, &err), BFH_OK);
+  assert_int_equal(table_builder_create(lsm_io_default(), path, 9, &opt, &tb, &err), ST_OK);
   uint8_t a[16], b[16];
   size_t an = internal_key_encode(a, "b", 1, 5, LSM_TYPE_VALUE);
   size_t bn = internal_key_encode(b, "a", 1, 5, LSM_TYPE_VALUE);
-  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), BFH_OK);
-  assert_int_equal(table_builder_add(tb, b, bn, "x", 1, &err), BFH_E_INVALID); /* out of order */
+  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), ST_OK);
+  assert_int_equal(table_builder_add(tb, b, bn, "x", 1, &err), ST_E_INVALID); /* out of order */
   assert_non_null(strstr(err.msg, "out of order"));
-  assert_int_equal(table_builder_finish(tb, &err), BFH_E_INVALID);
+  assert_int_equal(table_builder_finish(tb, &err), ST_E_INVALID);
   table_builder_destroy(tb);
   assert_int_equal(hc.ends_fail, 1); /* end(0) exactly once */
   assert_int_equal(hc.ends_ok, 0);
   /* abandoned without finish */
-  assert_int_equal(table_builder_create(lsm_io_default(), path, 10, &opt, &tb, &err), BFH_OK);
-  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), BFH_OK);
+  assert_int_equal(table_builder_create(lsm_io_default(), path, 10, &opt, &tb, &err), ST_OK);
+  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), ST_OK);
   table_builder_destroy(tb);
   assert_int_equal(hc.ends_fail, 2);
   assert_int_equal(hc.finishes, 0);
   /* a failing write fails the build and gives end(0) */
   lsm_io_t *io = lsm_io_create_faulty();
-  assert_int_equal(table_builder_create(io, path, 11, &opt, &tb, &err), BFH_OK);
-  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), BFH_OK);
+  assert_int_equal(table_builder_create(io, path, 11, &opt, &tb, &err), ST_OK);
+  assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), ST_OK);
   lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 0);
-  assert_int_equal(table_builder_finish(tb, &err), BFH_E_IO);
+  assert_int_equal(table_builder_finish(tb, &err), ST_E_IO);
   table_builder_destroy(tb);
   assert_int_equal(hc.ends_fail, 3);
   assert_int_equal(hc.ends_ok, 0);
@@ -469,7 +469,7 @@ static void test_table_builder_hook_abandon_and_order(void **state) {
 }
 
 /* Flips one byte at a time over the data blocks of a small table: every get either returns
-   the right answer or BFH_E_CORRUPT naming the file and a block; never a wrong value. */
+   the right answer or ST_E_CORRUPT naming the file and a block; never a wrong value. */
 static void test_table_every_data_byte_flip_detected(void **state) {
   (void)state;
   size_t n;
@@ -482,11 +482,11 @@ static void test_table_every_data_byte_flip_detected(void **state) {
   build_table(path, 12, e, n, &opt);
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), BFH_OK);
+  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), ST_OK);
   const void *md;
   size_t ms;
   uint64_t data_end;
-  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &data_end, &err), BFH_OK);
+  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &data_end, &err), ST_OK);
   table_stats_t ts;
   table_get_stats(t, &ts);
   assert_true(ts.data_blocks >= 8);
@@ -499,18 +499,18 @@ static void test_table_every_data_byte_flip_detected(void **state) {
     assert_int_equal(pread(fd, &byte, 1, (off_t)pos), 1);
     uint8_t flipped = byte ^ (uint8_t)(1u << (pos % 8));
     assert_int_equal(pwrite(fd, &flipped, 1, (off_t)pos), 1);
-    assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), BFH_OK);
+    assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), ST_OK);
     int corrupt = 0;
     for (size_t i = 0; i < n; i++) {
       lsm_lookup_t r;
       size_t kn = ukey(k, e[i].user);
       int rc = table_get(t, k, kn, blocked_filter_key_hash(k, kn), e[i].seq, &r, &err);
-      if (rc == BFH_E_CORRUPT) {
+      if (rc == ST_E_CORRUPT) {
         assert_non_null(strstr(err.msg, "table 000012.sst: block at "));
         corrupt++;
         continue;
       }
-      assert_int_equal(rc, BFH_OK);
+      assert_int_equal(rc, ST_OK);
       assert_int_equal(r.seq, e[i].seq);
       assert_int_equal(r.state,
                        e[i].type == LSM_TYPE_VALUE ? LSM_LOOKUP_VALUE : LSM_LOOKUP_DELETED);
@@ -522,17 +522,17 @@ static void test_table_every_data_byte_flip_detected(void **state) {
     }
     if (!corrupt) fail_msg("flip at %llu not detected by get", (unsigned long long)pos);
     scan_ctx_t sc = {e, n, 0, 0};
-    assert_int_equal(table_scan(t, scan_check, &sc, NULL, &err), BFH_E_CORRUPT);
+    assert_int_equal(table_scan(t, scan_check, &sc, NULL, &err), ST_E_CORRUPT);
     assert_int_equal(sc.bad, 0);
     value_ctx_t vc = {&e[0], 0, 0};
     assert_int_equal(table_scan_value(t, "value-absent", 12, value_check, &vc, NULL, &err),
-                     BFH_E_CORRUPT);
+                     ST_E_CORRUPT);
     assert_non_null(strstr(err.msg, "table 000012.sst: block at "));
     iterator_t *it = table_iterator_create(t);
     size_t cnt = 0;
     for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) cnt++;
     assert_true(cnt < n);
-    assert_int_equal(iterator_status(it, &err), BFH_E_CORRUPT);
+    assert_int_equal(iterator_status(it, &err), ST_E_CORRUPT);
     iterator_destroy(it);
     table_unref(t);
     assert_int_equal(pwrite(fd, &byte, 1, (off_t)pos), 1);
@@ -558,14 +558,14 @@ static void test_table_metadata_damage_rejected(void **state) {
   void *orig;
   size_t size;
   err_t err;
-  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), BFH_OK);
+  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), ST_OK);
   table_t *t;
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_OK);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_OK);
   const void *md;
   size_t ms;
   uint64_t filter_off, meta_off;
-  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &filter_off, &err), BFH_OK);
-  assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &meta_off, &err), BFH_OK);
+  assert_int_equal(table_read_meta(t, TABLE_KEY_FILTER_NAME, &md, &ms, &filter_off, &err), ST_OK);
+  assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &meta_off, &err), ST_OK);
   table_unref(t);
   /* meta index and index start at the meta index handle of the footer */
   block_handle_t mh;
@@ -578,16 +578,16 @@ static void test_table_metadata_damage_rejected(void **state) {
     int rc = table_open(lsm_io_default(), path, 13, &t, &err);
     if (pos >= meta_off && pos < mh.offset) {
       /* the hook's meta blocks are verified when read, not at open */
-      assert_int_equal(rc, BFH_OK);
+      assert_int_equal(rc, ST_OK);
       int r1 = table_read_meta(t, "test.meta", &md, &ms, NULL, &err);
       int r2 = table_read_meta(t, "aaa.empty", &md, &ms, NULL, &err);
-      if (r1 != BFH_E_CORRUPT && r2 != BFH_E_CORRUPT)
+      if (r1 != ST_E_CORRUPT && r2 != ST_E_CORRUPT)
         fail_msg("flip in meta blocks at %llu not detected", (unsigned long long)pos);
       assert_non_null(strstr(err.msg, "table 000013.sst: block at "));
       table_unref(t);
     } else {
       /* key filter, meta index, index, footer: open fails */
-      if (rc != BFH_E_CORRUPT) fail_msg("flip at %llu: open rc %d", (unsigned long long)pos, rc);
+      if (rc != ST_E_CORRUPT) fail_msg("flip at %llu: open rc %d", (unsigned long long)pos, rc);
       assert_non_null(strstr(err.msg, "table 000013.sst: "));
     }
     assert_int_equal(pwrite(fd, &byte, 1, (off_t)pos), 1);
@@ -599,12 +599,12 @@ static void test_table_metadata_damage_rejected(void **state) {
   encode_fixed32(footer + 52, crc32c_mask(crc32c_value(footer, 52)));
   assert_int_equal(pwrite(fd, footer, sizeof footer, (off_t)(size - TABLE_FOOTER_BYTES)),
                    TABLE_FOOTER_BYTES);
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_E_UNSUPPORTED);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_E_UNSUPPORTED);
   /* truncated files */
   assert_int_equal(ftruncate(fd, (off_t)(size - 1)), 0);
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_E_CORRUPT);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_E_CORRUPT);
   assert_int_equal(ftruncate(fd, 10), 0);
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), BFH_E_CORRUPT);
+  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "too short"));
   close(fd);
   free(orig);
@@ -626,10 +626,10 @@ static void test_table_cache_lru_and_evict(void **state) {
   assert_non_null(tc);
   err_t err;
   table_t *held;
-  assert_int_equal(table_cache_get(tc, 1, &held, &err), BFH_OK);
+  assert_int_equal(table_cache_get(tc, 1, &held, &err), ST_OK);
   for (uint64_t num = 1; num <= 5; num++) {
     table_t *t;
-    assert_int_equal(table_cache_get(tc, num, &t, &err), BFH_OK);
+    assert_int_equal(table_cache_get(tc, num, &t, &err), ST_OK);
     assert_int_equal(table_number(t), num);
     table_unref(t);
     assert_true(table_cache_size(tc) <= 2);
@@ -639,22 +639,22 @@ static void test_table_cache_lru_and_evict(void **state) {
   size_t kn = ukey(k, 4);
   lsm_lookup_t r;
   assert_int_equal(table_get(held, k, kn, blocked_filter_key_hash(k, kn), LSM_MAX_SEQ, &r, &err),
-                   BFH_OK);
+                   ST_OK);
   assert_int_equal(r.state, LSM_LOOKUP_VALUE);
   table_unref(held);
   /* the same table twice is the same reader */
   table_t *a, *b;
-  assert_int_equal(table_cache_get(tc, 5, &a, &err), BFH_OK);
-  assert_int_equal(table_cache_get(tc, 5, &b, &err), BFH_OK);
+  assert_int_equal(table_cache_get(tc, 5, &a, &err), ST_OK);
+  assert_int_equal(table_cache_get(tc, 5, &b, &err), ST_OK);
   assert_ptr_equal(a, b);
   table_unref(b);
   table_cache_evict(tc, 5);
   table_cache_evict(tc, 99);
-  assert_int_equal(table_cache_get(tc, 5, &b, &err), BFH_OK);
+  assert_int_equal(table_cache_get(tc, 5, &b, &err), ST_OK);
   assert_ptr_not_equal(a, b);
   table_unref(a);
   table_unref(b);
-  assert_int_equal(table_cache_get(tc, 42, &a, &err), BFH_E_IO);
+  assert_int_equal(table_cache_get(tc, 42, &a, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, "000042.sst"));
   table_cache_destroy(tc);
   table_cache_destroy(NULL);
@@ -682,7 +682,7 @@ static void test_merging_iterator_orders_all_children(void **state) {
     table_file_path(dir, (uint64_t)j + 1, path, sizeof path);
     build_table(path, (uint64_t)j + 1, part[j], np[j], &opt);
     table_t *t;
-    assert_int_equal(table_open(lsm_io_default(), path, (uint64_t)j + 1, &t, &err), BFH_OK);
+    assert_int_equal(table_open(lsm_io_default(), path, (uint64_t)j + 1, &t, &err), ST_OK);
     children[j] = table_iterator_create(t);
     table_unref(t); /* the iterator holds its own reference */
   }
@@ -691,11 +691,11 @@ static void test_merging_iterator_orders_all_children(void **state) {
     char k[32], v[64];
     size_t kn = ukey(k, part[3][i].user);
     size_t vn = part[3][i].type ? uval(v, part[3][i].user, part[3][i].seq) : 0;
-    assert_int_equal(memtable_add(m, part[3][i].seq, part[3][i].type, k, kn, v, vn), BFH_OK);
+    assert_int_equal(memtable_add(m, part[3][i].seq, part[3][i].type, k, kn, v, vn), ST_OK);
   }
   children[3] = memtable_iterator_create(m);
   memtable_unref(m);
-  children[4] = iterator_empty_create(BFH_OK, NULL);
+  children[4] = iterator_empty_create(ST_OK, NULL);
   iterator_t *it = merging_iterator_create(children, 5);
   assert_non_null(it);
   size_t i = 0;
@@ -721,16 +721,16 @@ static void test_merging_iterator_orders_all_children(void **state) {
   size_t kl;
   const uint8_t *key = iterator_key(it, &kl);
   assert_memory_equal(key, k, kn);
-  assert_int_equal(iterator_status(it, &err), BFH_OK);
+  assert_int_equal(iterator_status(it, &err), ST_OK);
   iterator_destroy(it);
   /* an erroring child makes the merge report it */
   err_t bad;
-  err_set(&bad, BFH_E_CORRUPT, "boom");
-  iterator_t *one[1] = {iterator_empty_create(BFH_E_CORRUPT, &bad)};
+  err_set(&bad, ST_E_CORRUPT, "boom");
+  iterator_t *one[1] = {iterator_empty_create(ST_E_CORRUPT, &bad)};
   it = merging_iterator_create(one, 1);
   iterator_seek_first(it);
   assert_false(iterator_valid(it));
-  assert_int_equal(iterator_status(it, &err), BFH_E_CORRUPT);
+  assert_int_equal(iterator_status(it, &err), ST_E_CORRUPT);
   assert_string_equal(err.msg, "boom");
   iterator_destroy(it);
   for (int j = 0; j < 4; j++) free(part[j]);

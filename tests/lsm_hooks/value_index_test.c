@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "lsm_hooks/value_index.h"
 #include "tests/test_util.h"
 #include "util/random.h"

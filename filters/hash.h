@@ -7,8 +7,8 @@
  * the seed, a query computes its probe once and reuses it for every filter it tests
  * (hash sharing: one hash per query, reused by every filter).
  */
-#ifndef BFH_HIERARCHY_HASH_H
-#define BFH_HIERARCHY_HASH_H
+#ifndef BFH_FILTERS_HASH_H
+#define BFH_FILTERS_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* Tests of the value Bloom filter (hierarchy/value_filter.h). */
+/* Tests of the value Bloom filter (filters/value_filter.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "hierarchy/value_filter.h"
+#include "filters/value_filter.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -163,7 +163,7 @@ static void test_value_filter_merge_is_union(void **state) {
   uint64_t pa = value_filter_popcount(a);
   err_t err;
   err_clear(&err);
-  assert_int_equal(value_filter_merge(a, b, &err), BFH_OK);
+  assert_int_equal(value_filter_merge(a, b, &err), ST_OK);
   assert_contains_all(a, 'a', n);
   assert_contains_all(a, 'b', n);
   assert_memory_equal(a->words, u->words, a->nwords * 8);
@@ -179,10 +179,10 @@ static void test_value_filter_merge_is_union(void **state) {
     assert_non_null(bad[i]);
     value_filter_add(bad[i], "x", 1);
     err_clear(&err);
-    assert_int_equal(value_filter_merge(a, bad[i], &err), BFH_E_INVALID);
-    assert_int_equal(err.code, BFH_E_INVALID);
+    assert_int_equal(value_filter_merge(a, bad[i], &err), ST_E_INVALID);
+    assert_int_equal(err.code, ST_E_INVALID);
     assert_true(strstr(err.msg, "merge") != NULL);
-    assert_int_equal(value_filter_merge(a, bad[i], NULL), BFH_E_INVALID);
+    assert_int_equal(value_filter_merge(a, bad[i], NULL), ST_E_INVALID);
     value_filter_destroy(bad[i]);
   }
   assert_int_equal(value_filter_popcount(a), before);
@@ -212,7 +212,7 @@ static void test_value_filter_serialize_round_trip(void **state) {
     assert_int_equal(decode_fixed64(buf + value_filter_word_offset(0)), f->words[0]);
     value_filter_t *g = NULL;
     err_t err;
-    assert_int_equal(value_filter_deserialize(buf, len, &g, &err), BFH_OK);
+    assert_int_equal(value_filter_deserialize(buf, len, &g, &err), ST_OK);
     assert_non_null(g);
     assert_true(g->m == f->m && g->k == f->k && g->seed == f->seed && g->nwords == f->nwords);
     assert_memory_equal(g->words, f->words, f->nwords * 8);
@@ -229,10 +229,10 @@ static void expect_corrupt(const uint8_t *buf, size_t len, const char *what, siz
   err_t err;
   err_clear(&err);
   int rc = value_filter_deserialize(buf, len, &g, &err);
-  if (rc != BFH_E_CORRUPT)
+  if (rc != ST_E_CORRUPT)
     fail_msg("%s at %zu (len %zu) not detected: rc %d", what, where, len, rc);
   assert_null(g);
-  assert_int_equal(err.code, BFH_E_CORRUPT);
+  assert_int_equal(err.code, ST_E_CORRUPT);
   assert_true(strlen(err.msg) > 0);
 }
 
@@ -318,7 +318,7 @@ static void test_value_filter_deserialize_rejects_bad_fields(void **state) {
   encode_fixed64(copy + 8, 1024);
   reseal(copy, len);
   value_filter_t *g = NULL;
-  assert_int_equal(value_filter_deserialize(copy, len, &g, NULL), BFH_OK);
+  assert_int_equal(value_filter_deserialize(copy, len, &g, NULL), ST_OK);
   assert_int_equal(g->m, 1024);
   value_filter_destroy(g);
   free(copy);

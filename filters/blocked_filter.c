@@ -35,9 +35,9 @@
  * so it is ~0.7% (relative) optimistic: at 10 bits/key this filter measures 0.965% (mean of
  * 4 x 10M negatives over 1M random hashes), the same as with ideal independent positions
  * (splitmix64 per probe), so the multiplicative positions cost nothing measurable.
- * tests/hierarchy/blocked_filter_test.c checks <= 1.0% at 10 bits/key over 1M negatives.
+ * tests/filters/blocked_filter_test.c checks <= 1.0% at 10 bits/key over 1M negatives.
  */
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 
 #include <math.h>
 #include <string.h>

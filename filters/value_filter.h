@@ -2,7 +2,7 @@
  *
  * m bits (any m >= 64) in 64-bit words, k hash functions (1..32) and the hash seed. All
  * filters of one database share m, k and the seed, so they can be OR-merged and probed with
- * one probe_t per query (hierarchy/hash.h).
+ * one probe_t per query (filters/hash.h).
  *
  * Lifecycle: value_filter_create -> value_filter_add* -> value_filter_may_contain* ->
  * value_filter_serialize / value_filter_deserialize -> value_filter_destroy.
@@ -13,14 +13,14 @@
  * Bits at positions >= m in the last word are zero; deserialize rejects a filter that has
  * any set.
  */
-#ifndef BFH_HIERARCHY_VALUE_FILTER_H
-#define BFH_HIERARCHY_VALUE_FILTER_H
+#ifndef BFH_FILTERS_VALUE_FILTER_H
+#define BFH_FILTERS_VALUE_FILTER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 #include "util/err.h"
 
 #define VALUE_FILTER_MIN_BITS 64
@@ -54,7 +54,7 @@ bool value_filter_may_contain_probe(const value_filter_t *f, const probe_t *p);
 void value_filter_may_contain_probe_batch(const value_filter_t *const *fs, size_t n,
                                           const probe_t *p, uint8_t *out);
 
-/* dst |= src. BFH_E_INVALID (with a message) if m, k or seed differ. */
+/* dst |= src. ST_E_INVALID (with a message) if m, k or seed differ. */
 int value_filter_merge(value_filter_t *dst, const value_filter_t *src, err_t *err);
 
 uint64_t value_filter_popcount(const value_filter_t *f);
@@ -68,9 +68,9 @@ size_t value_filter_size_in_bytes(const value_filter_t *f);
 size_t value_filter_serialized_size(uint64_t m);
 /* Writes the serialized filter into out (value_filter_serialized_size(f->m) bytes). */
 void value_filter_serialize(const value_filter_t *f, uint8_t *out);
-/* Parses a serialized filter. On BFH_OK, *out is a new filter owned by the caller.
+/* Parses a serialized filter. On ST_OK, *out is a new filter owned by the caller.
    Anything malformed (short, bad magic or version, bad m or k, length mismatch, stray bits,
-   checksum mismatch) gives BFH_E_CORRUPT and a message; it never reads past data[len). */
+   checksum mismatch) gives ST_E_CORRUPT and a message; it never reads past data[len). */
 int value_filter_deserialize(const uint8_t *data, size_t len, value_filter_t **out, err_t *err);
 /* Byte offset of word i inside the serialized form (for reading single words from disk). */
 static inline uint64_t value_filter_word_offset(uint64_t i) {

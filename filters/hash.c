@@ -1,4 +1,4 @@
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 
 #include <xxhash.h>
 

@@ -8,8 +8,8 @@
  * Layout (doc/format.md "Key filter"): blocks[nblocks * 64] | nblocks fixed32 | probes u8
  * | version u8 (1). The filter is self-describing: readers take the probe count from it.
  */
-#ifndef BFH_HIERARCHY_BLOCKED_FILTER_H
-#define BFH_HIERARCHY_BLOCKED_FILTER_H
+#ifndef BFH_FILTERS_BLOCKED_FILTER_H
+#define BFH_FILTERS_BLOCKED_FILTER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +39,7 @@ int blocked_filter_may_contain(const uint8_t *filter, size_t size, uint64_t hash
 void blocked_filter_may_contain_batch(const uint8_t *filter, size_t size, const uint64_t *hashes,
                                       size_t n, uint8_t *out);
 
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 static inline uint64_t blocked_filter_key_hash(const void *key, size_t len) {
   return bfh_hash64(key, len, BLOCKED_FILTER_KEY_SEED);
 }

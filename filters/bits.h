@@ -2,13 +2,13 @@
  * probe test that value filters, hierarchy nodes and the bit-sliced index are built on.
  * Plain loops the compiler vectorizes.
  */
-#ifndef BFH_HIERARCHY_BITS_H
-#define BFH_HIERARCHY_BITS_H
+#ifndef BFH_FILTERS_BITS_H
+#define BFH_FILTERS_BITS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hierarchy/hash.h"
+#include "filters/hash.h"
 
 static inline size_t bits_words(uint64_t m) {
   return (size_t)((m + 63) / 64);

@@ -11,12 +11,12 @@
  *   end - 4    crc       fixed32  crc32c_mask(crc32c of bytes [0, end - 4))
  * Total: value_filter_serialized_size(m) = 36 + 8 * ceil(m/64) bytes.
  */
-#include "hierarchy/value_filter.h"
+#include "filters/value_filter.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "hierarchy/bits.h"
+#include "filters/bits.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -100,13 +100,13 @@ void value_filter_may_contain_probe_batch(const value_filter_t *const *fs, size_
 
 int value_filter_merge(value_filter_t *dst, const value_filter_t *src, err_t *err) {
   if (dst->m != src->m || dst->k != src->k || dst->seed != src->seed)
-    return err_set(err, BFH_E_INVALID,
+    return err_set(err, ST_E_INVALID,
                    "value filter merge: parameters differ (m %llu vs %llu, k %u vs %u, "
                    "seed %#llx vs %#llx)",
                    (unsigned long long)dst->m, (unsigned long long)src->m, dst->k, src->k,
                    (unsigned long long)dst->seed, (unsigned long long)src->seed);
   bits_or(dst->words, src->words, dst->nwords);
-  return BFH_OK;
+  return ST_OK;
 }
 
 uint64_t value_filter_popcount(const value_filter_t *f) {
@@ -149,14 +149,14 @@ void value_filter_serialize(const value_filter_t *f, uint8_t *out) {
 int value_filter_deserialize(const uint8_t *data, size_t len, value_filter_t **out, err_t *err) {
   *out = NULL;
   if (len < VALUE_FILTER_HEADER_BYTES + TRAILER_BYTES)
-    return err_set(err, BFH_E_CORRUPT, "value filter: %zu bytes, shorter than the minimum %d", len,
+    return err_set(err, ST_E_CORRUPT, "value filter: %zu bytes, shorter than the minimum %d", len,
                    VALUE_FILTER_HEADER_BYTES + TRAILER_BYTES);
   uint32_t magic = decode_fixed32(data);
   if (magic != MAGIC)
-    return err_set(err, BFH_E_CORRUPT, "value filter: offset 0: bad magic %#x", magic);
+    return err_set(err, ST_E_CORRUPT, "value filter: offset 0: bad magic %#x", magic);
   uint32_t version = decode_fixed32(data + 4);
   if (version != VERSION)
-    return err_set(err, BFH_E_CORRUPT, "value filter: offset 4: unsupported version %u", version);
+    return err_set(err, ST_E_CORRUPT, "value filter: offset 4: unsupported version %u", version);
   uint64_t m = decode_fixed64(data + 8);
   uint32_t k = decode_fixed32(data + 16);
   uint32_t reserved = decode_fixed32(data + 20);
@@ -165,34 +165,34 @@ int value_filter_deserialize(const uint8_t *data, size_t len, value_filter_t **o
   size_t body = len - VALUE_FILTER_HEADER_BYTES - TRAILER_BYTES;
   if (m < VALUE_FILTER_MIN_BITS || body % 8 != 0 || m > (uint64_t)body * 8 ||
       bits_words(m) != body / 8)
-    return err_set(err, BFH_E_CORRUPT,
+    return err_set(err, ST_E_CORRUPT,
                    "value filter: offset 8: m = %llu does not match the %zu bytes of bit words",
                    (unsigned long long)m, body);
   if (k < 1 || k > BFH_MAX_HASHES)
-    return err_set(err, BFH_E_CORRUPT, "value filter: offset 16: k = %u is outside 1..%d", k,
+    return err_set(err, ST_E_CORRUPT, "value filter: offset 16: k = %u is outside 1..%d", k,
                    BFH_MAX_HASHES);
   if (reserved != 0)
-    return err_set(err, BFH_E_CORRUPT, "value filter: offset 20: reserved field is %#x, not 0",
+    return err_set(err, ST_E_CORRUPT, "value filter: offset 20: reserved field is %#x, not 0",
                    reserved);
   size_t crc_off = len - TRAILER_BYTES;
   uint32_t stored = crc32c_unmask(decode_fixed32(data + crc_off));
   uint32_t actual = crc32c_value(data, crc_off);
   if (stored != actual)
-    return err_set(err, BFH_E_CORRUPT,
+    return err_set(err, ST_E_CORRUPT,
                    "value filter: offset %zu: checksum mismatch (stored %#x, computed %#x)",
                    crc_off, stored, actual);
   value_filter_t *f = value_filter_create(m, k, seed);
   if (!f)
-    return err_set(err, BFH_E_NOMEM, "value filter: cannot allocate %zu bytes of words", body);
+    return err_set(err, ST_E_NOMEM, "value filter: cannot allocate %zu bytes of words", body);
   const uint8_t *p = data + VALUE_FILTER_HEADER_BYTES;
   for (size_t i = 0; i < f->nwords; i++, p += 8) f->words[i] = decode_fixed64(p);
   unsigned tail = (unsigned)(m & 63);
   if (tail != 0 && (f->words[f->nwords - 1] >> tail) != 0) {
     value_filter_destroy(f);
-    return err_set(err, BFH_E_CORRUPT,
+    return err_set(err, ST_E_CORRUPT,
                    "value filter: offset %zu: bits set at positions >= m = %llu",
                    (size_t)value_filter_word_offset(bits_words(m) - 1), (unsigned long long)m);
   }
   *out = f;
-  return BFH_OK;
+  return ST_OK;
 }

@@ -1,4 +1,4 @@
-/* Tests of the cache-line blocked key filter (hierarchy/blocked_filter.h). */
+/* Tests of the cache-line blocked key filter (filters/blocked_filter.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "hierarchy/blocked_filter.h"
+#include "filters/blocked_filter.h"
 #include "util/random.h"
 
 #define SEED 0xb10c3dull
