@@ -182,15 +182,13 @@ int value_filter_deserialize(const uint8_t *data, size_t len, value_filter_t **o
                    "value filter: offset %zu: checksum mismatch (stored %#x, computed %#x)",
                    crc_off, stored, actual);
   value_filter_t *f = value_filter_create(m, k, seed);
-  if (!f)
-    return err_set(err, ST_E_NOMEM, "value filter: cannot allocate %zu bytes of words", body);
+  if (!f) return err_set(err, ST_E_NOMEM, "value filter: cannot allocate %zu bytes of words", body);
   const uint8_t *p = data + VALUE_FILTER_HEADER_BYTES;
   for (size_t i = 0; i < f->nwords; i++, p += 8) f->words[i] = decode_fixed64(p);
   unsigned tail = (unsigned)(m & 63);
   if (tail != 0 && (f->words[f->nwords - 1] >> tail) != 0) {
     value_filter_destroy(f);
-    return err_set(err, ST_E_CORRUPT,
-                   "value filter: offset %zu: bits set at positions >= m = %llu",
+    return err_set(err, ST_E_CORRUPT, "value filter: offset %zu: bits set at positions >= m = %llu",
                    (size_t)value_filter_word_offset(bits_words(m) - 1), (unsigned long long)m);
   }
   *out = f;

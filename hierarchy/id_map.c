@@ -4,7 +4,6 @@
 
 #include "util/status.h"
 
-
 static size_t slot_of(uint64_t id, size_t cap) {
   uint64_t x = id;
   x ^= x >> 33;

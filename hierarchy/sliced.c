@@ -104,8 +104,7 @@ static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
 
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
   if (id_map_get(&s->map, id, NULL)) return ST_E_INVALID;
-  if (make_room(s, 1) != ST_OK || id_map_reserve(&s->map, s->map.n + 1) != ST_OK)
-    return ST_E_NOMEM;
+  if (make_room(s, 1) != ST_OK || id_map_reserve(&s->map, s->map.n + 1) != ST_OK) return ST_E_NOMEM;
   size_t slot = take_slot(s);
   id_map_put(&s->map, id, slot); /* cannot fail after the reserve */
   s->slot_id[slot] = id;

@@ -963,8 +963,7 @@ size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tab
 static int snapshot_table(lsm_snapshot_t *s, uint64_t number, table_t **t, err_t *err) {
   for (size_t i = 0; i < s->ntables; i++)
     if (s->tables[i].number == number) return file_table(s->db, s->metas[i], t, err);
-  return err_set(err, ST_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot",
-                 number);
+  return err_set(err, ST_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot", number);
 }
 
 int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn, void *arg,
@@ -1358,11 +1357,9 @@ int lsm_options_check(const char *dir, const lsm_options_t *o, err_t *err) {
     return err_set(err, ST_E_INVALID, "memtable_bytes %zu out of range [4096, 4 GiB]",
                    o->memtable_bytes);
   if (o->table_bytes < 4096 || o->table_bytes > ((size_t)1 << 32))
-    return err_set(err, ST_E_INVALID, "table_bytes %zu out of range [4096, 4 GiB]",
-                   o->table_bytes);
+    return err_set(err, ST_E_INVALID, "table_bytes %zu out of range [4096, 4 GiB]", o->table_bytes);
   if (o->block_bytes < 256 || o->block_bytes > (1u << 24))
-    return err_set(err, ST_E_INVALID, "block_bytes %zu out of range [256, 16 MiB]",
-                   o->block_bytes);
+    return err_set(err, ST_E_INVALID, "block_bytes %zu out of range [256, 16 MiB]", o->block_bytes);
   if (!(o->key_bits_per_key >= 0 && o->key_bits_per_key <= 64))
     return err_set(err, ST_E_INVALID, "key_bits_per_key %g out of range [0, 64]",
                    o->key_bits_per_key);

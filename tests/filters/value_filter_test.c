@@ -229,8 +229,7 @@ static void expect_corrupt(const uint8_t *buf, size_t len, const char *what, siz
   err_t err;
   err_clear(&err);
   int rc = value_filter_deserialize(buf, len, &g, &err);
-  if (rc != ST_E_CORRUPT)
-    fail_msg("%s at %zu (len %zu) not detected: rc %d", what, where, len, rc);
+  if (rc != ST_E_CORRUPT) fail_msg("%s at %zu (len %zu) not detected: rc %d", what, where, len, rc);
   assert_null(g);
   assert_int_equal(err.code, ST_E_CORRUPT);
   assert_true(strlen(err.msg) > 0);

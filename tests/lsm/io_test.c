@@ -43,8 +43,7 @@ static void test_io_write_read_roundtrip(void **state) {
   uint8_t buf[200000];
   for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 7);
   /* small appends (buffered), then one larger than the buffer */
-  for (int i = 0; i < 100; i++)
-    assert_int_equal(lsm_file_append(f, buf + i * 10, 10, &err), ST_OK);
+  for (int i = 0; i < 100; i++) assert_int_equal(lsm_file_append(f, buf + i * 10, 10, &err), ST_OK);
   assert_int_equal(lsm_file_append(f, buf + 1000, sizeof buf - 1000, &err), ST_OK);
   assert_int_equal(lsm_file_size(f), sizeof buf);
   assert_int_equal(lsm_file_sync(f, &err), ST_OK);
