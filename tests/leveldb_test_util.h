@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bfh.h"
 #include "lsm_hooks/ldb_sstables.h"
 
 #define LDB_TEST_L0_TRIGGER 4

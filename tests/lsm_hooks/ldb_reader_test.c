@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bfh.h"
 #include "lsm_hooks/ldb_log.h"
 #include "lsm_hooks/ldb_sstables.h"
 #include "lsm_hooks/ldb_table.h"
