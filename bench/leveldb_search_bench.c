@@ -26,8 +26,8 @@
 #include "bfh.h"
 #include "filters/hash.h"
 #include "lsm_hooks/api_internal.h"
-#include "lsm_hooks/engine_leveldb.h"
-#include "lsm_hooks/ldb_filter.h"
+#include "lsm_hooks/leveldb/engine.h"
+#include "lsm_hooks/leveldb/filter.h"
 #include "util/random.h"
 
 static uint64_t now_ns(void) {

@@ -166,6 +166,24 @@ static void call_table_removed(lsm_db_t *db, uint64_t number) {
   if (h && h->table_removed) h->table_removed(h->ctx, number);
 }
 
+/* Tells the hook that the tables of an installed edit are live. REQUIRES mu. */
+static void call_tables_added(lsm_db_t *db, const lsm_version_edit_t *edit) {
+  const lsm_table_hook_t *h = db->opt.hook;
+  if (!h || !h->table_added) return;
+  for (size_t i = 0; i < edit->nadded; i++)
+    h->table_added(h->ctx, edit->added[i].meta->number, edit->added[i].meta->size);
+}
+
+/* At open: every table of the recovered version is live. REQUIRES mu. */
+static void call_tables_live(lsm_db_t *db) {
+  const lsm_table_hook_t *h = db->opt.hook;
+  if (!h || !h->table_added) return;
+  const lsm_version_t *v = db->vs->current;
+  for (int level = 0; level < LSM_NUM_LEVELS; level++)
+    for (size_t i = 0; i < v->nfiles[level]; i++)
+      h->table_added(h->ctx, v->files[level][i]->number, v->files[level][i]->size);
+}
+
 /* Deletes every file no live version, pending output or current log needs. REQUIRES mu
    (released during the unlinks); called only by the background thread, open and close.
    at_open: orphan tables (written but never installed before a crash) are reported to
@@ -410,6 +428,7 @@ static int flush_imm(lsm_db_t *db) {
   if (rc == ST_OK) {
     lsm_version_edit_set_log_number(&edit, log_number);
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+    if (rc == ST_OK) call_tables_added(db, &edit);
     if (rc != ST_OK && number) {
       /* The table stays on disk: the edit naming it may have reached the manifest (a write
          or sync that failed after its bytes did), and then the next open needs it; if not,
@@ -505,6 +524,7 @@ static void background_compaction(lsm_db_t *db) {
   if (rc == ST_OK) {
     logged = 1;
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
+    if (rc == ST_OK) call_tables_added(db, &edit);
   }
   for (size_t i = 0; i < c->noutputs; i++) pending_remove(db, c->outputs[i].number);
   if (rc == ST_OK) {
@@ -1475,6 +1495,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   for (size_t i = 0; i < edit.nadded; i++) pending_remove(db, edit.added[i].meta->number);
   lsm_version_edit_release(&edit);
   if (rc == ST_OK) refresh_read_state(db);
+  if (rc == ST_OK) call_tables_live(db);
   if (rc == ST_OK) delete_obsolete_files(db, 1);
   pthread_mutex_unlock(&db->mu);
   if (rc == ST_OK) {

@@ -50,6 +50,7 @@ struct table_builder {
   size_t first_len, last_len, first_cap, last_cap;
   uint64_t entries;
   void *hook_state;
+  uint64_t *hook_offsets; /* where each hook meta block's contents start */
   int ended;    /* hook end() called */
   int finished; /* finish succeeded */
   int dead;     /* an error happened */
@@ -67,7 +68,10 @@ static void hook_end(table_builder_t *tb, int ok) {
   if (tb->ended) return;
   tb->ended = 1;
   const lsm_table_hook_t *h = tb->opt.hook;
-  if (h && tb->hook_state && h->end) h->end(tb->hook_state, ok);
+  if (h && tb->hook_state && h->end) {
+    static const uint64_t no_blocks[1];
+    h->end(tb->hook_state, !ok ? NULL : tb->hook_offsets ? tb->hook_offsets : no_blocks);
+  }
 }
 
 int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
@@ -230,6 +234,10 @@ static int finish(table_builder_t *tb, err_t *err) {
   }
   metas = calloc(nblocks + 1, sizeof *metas);
   if (!metas) return nomem(tb, err);
+  if (nblocks && !(tb->hook_offsets = calloc(nblocks, sizeof *tb->hook_offsets))) {
+    free(metas);
+    return nomem(tb, err);
+  }
   if (tb->opt.key_bits_per_key > 0) {
     size_t fsize = blocked_filter_size(tb->hashes.n, tb->opt.key_bits_per_key);
     uint8_t *filter = malloc(fsize);
@@ -253,6 +261,7 @@ static int finish(table_builder_t *tb, err_t *err) {
     metas[nmeta].name = blocks[i].name;
     rc = write_block(tb, blocks[i].size ? blocks[i].data : (const uint8_t *)"", blocks[i].size,
                      &metas[nmeta].h, err);
+    tb->hook_offsets[i] = metas[nmeta].h.offset;
     nmeta++;
     if (rc) goto out;
   }
@@ -321,6 +330,7 @@ void table_builder_destroy(table_builder_t *tb) {
   u64vec_release(&tb->hashes);
   free(tb->first);
   free(tb->last);
+  free(tb->hook_offsets);
   free(tb->path);
   free(tb);
 }

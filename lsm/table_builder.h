@@ -4,8 +4,8 @@
  *
  * Table hook calls (lsm/table_hook.h): begin(ctx, file_number) in table_builder_create,
  * add() for every entry in table_builder_add, finish() in table_builder_finish (its blocks
- * are stored in the file), end(state, 1) after the file is complete, synced and closed,
- * or end(state, 0) when the build fails or is abandoned. table_removed is the db's
+ * are stored in the file), end(state, offsets) after the file is complete, synced and closed,
+ * or end(state, NULL) when the build fails or is abandoned. table_added and table_removed are the db's
  * business.
  */
 #ifndef BFH_LSM_TABLE_BUILDER_H
@@ -43,11 +43,12 @@ int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
 int table_builder_add(table_builder_t *tb, const void *ikey, size_t iklen, const void *val,
                       size_t vlen, err_t *err);
 /* Flushes the last data block, writes filter, meta blocks, meta index, index and footer,
-   syncs (if opt.sync) and closes the file, then calls hook end(state, 1). On error the
-   hook gets end(state, 0) and the (partial) file stays on disk: the caller unlinks it. */
+   syncs (if opt.sync) and closes the file, then calls hook end(state, offsets) with the
+   offset of each hook meta block. On error the hook gets end(state, NULL) and the
+   (partial) file stays on disk: the caller unlinks it. */
 int table_builder_finish(table_builder_t *tb, err_t *err);
 /* Frees tb; if it was not finished successfully, closes the file and calls hook
-   end(state, 0) (once). The file is not unlinked. NULL allowed. */
+   end(state, NULL) (once). The file is not unlinked. NULL allowed. */
 void table_builder_destroy(table_builder_t *tb);
 
 uint64_t table_builder_entries(const table_builder_t *tb);

@@ -1,4 +1,5 @@
-/* lsm_table_hook_t: what the engine tells the outside while it builds and drops tables.
+/* lsm_table_hook_t: what the engine tells the outside while it builds, installs and drops
+ * tables.
  *
  * The engine knows nothing of value filters: it calls these functions and stores the meta
  * blocks finish() returns inside the table file. lsm_hooks/value_hook.c uses them to build
@@ -8,16 +9,23 @@
  *   state = begin(ctx, file_number)
  *   add(state, ...) for every entry, in table order (values and deletions)
  *   finish(state, &blocks, &n)       -> meta blocks to store in the table
- *   end(state, ok)                   -> ok = 1: the file is complete and synced;
- *                                       ok = 0: the table was abandoned (error); state is
- *                                       released either way
- * Later, for a table whose end() said ok = 1:
+ *   end(state, offsets)              -> offsets != NULL: the file is complete and synced,
+ *                                       and offsets[i] is where the contents of blocks[i]
+ *                                       start in it; NULL: the table was abandoned (error).
+ *                                       state is released either way
+ * Then, for a table whose end() had offsets:
+ *   table_added(ctx, file_number, size)  -> a version holding the table was installed: it
+ *                                       is live (searches see it from now on)
  *   table_removed(ctx, file_number)  -> the table left the live version (compacted away
  *                                       or never installed) and will never be live again
- * A table that is live when the database is closed gets no table_removed.
+ * At open, every table of the recovered version gets table_added (with no begin/end before
+ * it unless recovery built it). A table that is live when the database is closed gets no
+ * table_removed. A table moved to another level keeps its number and gets neither.
  *
- * Calls for one table come from one thread; calls for different tables may come from
- * different threads at once (flush and compaction), so ctx must be thread-safe.
+ * table_added is called with the engine's lock held: it must be quick and must not call
+ * into the engine. Calls for one table come from one thread; calls for different tables
+ * may come from different threads at once (flush and compaction), so ctx must be
+ * thread-safe.
  */
 #ifndef BFH_LSM_TABLE_HOOK_H
 #define BFH_LSM_TABLE_HOOK_H
@@ -42,7 +50,8 @@ typedef struct lsm_table_hook {
   /* Sets *blocks to an array of *n meta blocks (owned by state). Returns 0, or a bfh error
      status that fails the table build. */
   int (*finish)(void *state, const lsm_meta_block_t **blocks, size_t *n);
-  void (*end)(void *state, int ok);
+  void (*end)(void *state, const uint64_t *block_offsets);
+  void (*table_added)(void *ctx, uint64_t file_number, uint64_t size);
   void (*table_removed)(void *ctx, uint64_t file_number);
 } lsm_table_hook_t;
 

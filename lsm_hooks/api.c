@@ -22,10 +22,8 @@
 #include "lsm/repair.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
-#include "lsm_hooks/engine_leveldb.h"
-#include "lsm_hooks/engine_lsm.h"
+#include "lsm_hooks/index_sync.h"
 #include "lsm_hooks/search.h"
-#include "lsm_hooks/value_hook.h"
 #include "lsm_hooks/value_index.h"
 #include "util/err.h"
 #include "util/status.h"
@@ -42,6 +40,7 @@ struct bfh_db {
   uint64_t id;
   engine_t *engine;
   value_index_t *index; /* NULL when value filters are off */
+  index_sync_t *sync;   /* the index's only writer, fed by the engine; NULL with the index */
   bfh_options opt;
 };
 
@@ -266,10 +265,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
       return fail(NULL, err.code ? err.code : BFH_E_NOMEM, &err);
     }
   }
-  if (opt.engine == BFH_ENGINE_LSM)
-    rc = engine_lsm_open_io(path, &opt, io, db->index, &db->engine, &err);
-  else
-    rc = engine_leveldb_open_io(path, &opt, io, db->index, &db->engine, &err);
+  if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
+  if (rc == BFH_OK) rc = engine_kind(opt.engine)->open(path, &opt, io, db->sync, &db->engine, &err);
   if (rc == BFH_OK && opt.value_filters && !have_params) {
     rc = db_params_write(fio, path, &want, &err);
     if (rc != BFH_OK) {
@@ -278,56 +275,13 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
     }
   }
   if (rc != BFH_OK) {
+    index_sync_destroy(db->sync);
     value_index_destroy(db->index);
     free(db);
     return fail(NULL, rc, &err);
   }
   *out = db;
   return BFH_OK;
-}
-
-/* Own engine: lsm_repair with a value hook, so every table it writes has its filter. */
-static int repair_lsm(const char *path, const bfh_options *opt, bfh_repair_report *rep,
-                      err_t *err) {
-  db_params_t params = {opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
-  int write_params = 0;
-  value_index_t *index = NULL;
-  value_hook_t *hook = NULL;
-  lsm_options_t lo;
-  lsm_options_init(&lo);
-  lo.table_bytes = opt->table_bytes;
-  lo.key_bits_per_key = opt->key_bits_per_key;
-  if (opt->value_filters) {
-    err_t e;
-    int rc = db_params_read(lsm_io_default(), path, &params, &e);
-    if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
-      *err = e;
-      return rc;
-    }
-    if (rc != BFH_OK) { /* missing or damaged: the caller's parameters */
-      params = (db_params_t){opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
-      write_params = 1;
-    }
-    value_index_params_t vp = {params.m,   params.k, params.seed,
-                               opt->order, 0,        (hierarchy_placement_t)opt->placement};
-    if (!(index = value_index_create(&vp, err))) return err->code ? err->code : BFH_E_NOMEM;
-    if (!(hook = value_hook_create(index, path, err))) {
-      value_index_destroy(index);
-      return err->code ? err->code : BFH_E_NOMEM;
-    }
-    lo.hook = value_hook_table_hook(hook);
-  }
-  lsm_repair_stats_t st;
-  memset(&st, 0, sizeof st);
-  int rc = lsm_repair(path, &lo, &st, err);
-  value_hook_destroy(hook);
-  value_index_destroy(index);
-  if (rc == BFH_OK && write_params) rc = db_params_write(lsm_io_default(), path, &params, err);
-  *rep = (bfh_repair_report){
-      st.logs,           st.log_records, st.log_bytes_dropped,        st.tables,
-      st.tables_damaged, st.tables_lost, st.blocks_dropped,           st.keys_out,
-      st.tables_out,     st.files_moved, rc == BFH_OK && write_params};
-  return rc;
 }
 
 int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *report) {
@@ -339,10 +293,7 @@ int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *r
   memset(&rep, 0, sizeof rep);
   err_t err;
   err_clear(&err);
-  if (opt.engine == BFH_ENGINE_LSM)
-    rc = repair_lsm(path, &opt, &rep, &err);
-  else
-    rc = engine_leveldb_repair(path, &err);
+  rc = engine_kind(opt.engine)->repair(path, &opt, &rep, &err);
   if (report) *report = rep;
   return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
 }
@@ -350,6 +301,7 @@ int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *r
 int bfh_close(bfh_db *db) {
   if (!db) return BFH_OK;
   int rc = db->engine->ops->close(db->engine);
+  index_sync_destroy(db->sync);
   value_index_destroy(db->index);
   free(db);
   /* The handle is gone: a failure can only be reported without it. */
@@ -432,7 +384,7 @@ int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, b
   err_t err;
   err_clear(&err);
   static const uint8_t empty = 0;
-  rc = search_run(db->engine, val ? val : &empty, val_len, method, fn, arg, stats, &err);
+  rc = search_run(db->engine, db->index, val ? val : &empty, val_len, method, fn, arg, stats, &err);
   return fail(db, rc, &err);
 }
 

@@ -1,18 +1,22 @@
 /* engine_t: what the public API and non-key search need from a key-value engine.
  *
  * Two implementations: engine_lsm.c (bfh's own LSM, lsm/db.h, with the value-filter
- * table-build hook) and engine_leveldb.c (stock LevelDB through its C API, with the emulated
- * hook of doc/leveldb.md). Both keep the value index given at open in step with
- * their live tables. search.c runs the paper's Algorithms 1-3 over any engine.
+ * table-build hook) and leveldb/engine.c (stock LevelDB through its C API, with the
+ * emulated hook of doc/leveldb.md). An engine reports the tables it makes live and drops to
+ * the index_sync_t given at open (index_sync.h), which alone writes the value index; the
+ * engine never touches the index. search.c runs the paper's Algorithms 1-3 over any engine.
+ *
+ * Adding an engine is adding its file and a row to the table in engines.c.
  */
 #ifndef BFH_LSM_HOOKS_ENGINE_H
 #define BFH_LSM_HOOKS_ENGINE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "bfh.h"
-#include "lsm_hooks/value_index.h"
+#include "lsm_hooks/index_sync.h"
 #include "util/err.h"
 
 typedef struct engine engine_t;
@@ -34,17 +38,18 @@ typedef struct engine_scan_stats {
 
 typedef struct engine_ops {
   const char *name;
-  int (*close)(engine_t *e); /* frees e (not the value index) */
+  int (*close)(engine_t *e); /* frees e (not its index_sync) */
   int (*put)(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
              err_t *err);
   int (*del)(engine_t *e, const void *key, size_t key_len, err_t *err);
   /* On BFH_OK *val is malloc'd (non-NULL even if empty). BFH_NOT_FOUND if no live value. */
   int (*get)(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len, err_t *err);
   int (*flush)(engine_t *e, err_t *err);
-  /* Brings the value index up to date with the live tables and pins a consistent view of
-     the live tables and memtables: every table it lists stays readable until release, and
-     every entry acknowledged before the call is in a listed table or in the memtables the
-     view scans. On BFH_OK, release *view with view_release. */
+  /* Pins a consistent view of the live tables and memtables: every table it lists stays
+     readable until release, and every entry acknowledged before the call is in a listed
+     table or in the memtables the view scans. It reads no table: a table the value index
+     has no leaf for yet is scanned by the search. On BFH_OK, release *view with
+     view_release. */
   int (*view_acquire)(engine_t *e, engine_view_t **view, err_t *err);
   void (*view_release)(engine_t *e, engine_view_t *view);
   /* The view's live tables (array owned by the view). */
@@ -61,14 +66,31 @@ typedef struct engine_ops {
 
 struct engine {
   const engine_ops_t *ops;
-  value_index_t *index; /* borrowed from the caller of the engine's open */
 };
 
-/* Opening. On BFH_OK *e is new (close with e->ops->close). index is borrowed and must outlive
-   the engine; NULL when value filters are off. Messages name the directory. */
-int engine_lsm_open(const char *path, const bfh_options *opt, value_index_t *index, engine_t **e,
-                    err_t *err);
-int engine_leveldb_open(const char *path, const bfh_options *opt, value_index_t *index,
-                        engine_t **e, err_t *err);
+struct lsm_io;
+
+/* An engine kind: how to open and repair its databases. */
+typedef struct engine_kind {
+  bfh_engine id;
+  const char *name;
+  /* On BFH_OK *e is new (close with e->ops->close). io: bfh's own file accesses (NULL: the
+     real I/O layer; tests inject faults). sync is borrowed and must outlive the engine;
+     NULL when value filters are off. Messages name the directory. */
+  int (*open)(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+              engine_t **e, err_t *err);
+  /* Repairs the closed database in path (bfh_repair; rep is zeroed by the caller). */
+  int (*repair)(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+} engine_kind_t;
+
+/* The kind of engine id, or NULL for an unknown id. */
+const engine_kind_t *engine_kind(bfh_engine id);
+
+/* Does an entry (type, value) of a table or memtable match the value searched for? Values
+   match when they are the same bytes; deletions never match. */
+static inline int engine_value_matches(int is_value, const void *val, size_t val_len,
+                                       const void *want, size_t want_len) {
+  return is_value && val_len == want_len && (val_len == 0 || memcmp(val, want, val_len) == 0);
+}
 
 #endif

@@ -1,15 +1,18 @@
 /* engine_t over bfh's own LSM engine (lsm/db.h), with the value-filter table-build hook.
  *
- * The hook keeps the value index in step with every table the engine writes or drops. At
- * open, the leaves of the live tables are rebuilt from their "bfh.value_filter" meta blocks
- * (bulk load: value_index_add_batch); a table whose filter is missing or unreadable gets no
- * leaf, and search then scans it always (it is never skipped). A view is an lsm snapshot.
+ * The hook (value_hook.c) reports every table the engine builds, installs and drops to
+ * index_sync. At open the engine reports its live tables, and index_sync reads each one's
+ * "bfh.value_filter" meta block through read_leaf below; a table whose filter is missing or
+ * unreadable gets no leaf, and search then scans it always (it is never skipped). A view is
+ * an lsm snapshot.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "lsm/db.h"
+#include "lsm/repair.h"
+#include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/engine_lsm.h"
 #include "lsm_hooks/value_hook.h"
@@ -17,6 +20,7 @@
 typedef struct engine_lsm {
   engine_t base;
   lsm_db_t *db;
+  index_sync_t *sync; /* borrowed; NULL when value filters are off */
   value_hook_t *hook; /* NULL when value filters are off */
   engine_lsm_open_stats_t open_stats;
 } engine_lsm_t;
@@ -56,9 +60,6 @@ static int e_flush(engine_t *e, err_t *err) {
 
 static int e_view_acquire(engine_t *e, engine_view_t **out, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
-  /* Leaves on disk whose filter offset the hook could not find: locate them now, outside
-     every lock, so that their words can leave memory. */
-  if (e->index) value_index_resolve(e->index);
   engine_view_t *v = calloc(1, sizeof *v);
   if (!v) return err_set(err, BFH_E_NOMEM, "search: out of memory for a view");
   v->snap = lsm_snapshot_acquire(el->db);
@@ -107,8 +108,7 @@ static int visit_match(void *arg, const void *key, size_t key_len, const void *v
                        uint64_t seq, int type) {
   (void)seq;
   match_ctx_t *m = arg;
-  if (type != LSM_TYPE_VALUE || val_len != m->len) return 0;
-  if (val_len && memcmp(val, m->val, val_len) != 0) return 0;
+  if (!engine_value_matches(type == LSM_TYPE_VALUE, val, val_len, m->val, m->len)) return 0;
   return m->fn(m->arg, key, key_len);
 }
 
@@ -150,15 +150,28 @@ static const engine_ops_t lsm_ops = {
     .scan_memtables = e_scan_memtables,
 };
 
-/* The locator of leaves on disk: the offset of the stored filter, from the table's meta
-   index. */
-static int locate_filter(void *ctx, uint64_t number, uint64_t *offset) {
+/* index_source_t.read_leaf: the filter stored in the table's meta block. */
+static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                     value_filter_t **filter, char **path, uint64_t *offset, uint64_t *bytes_read,
+                     err_t *err) {
+  (void)p; /* the stored filter says its m, k and seed; the index checks them */
   engine_lsm_t *el = ctx;
   void *data = NULL;
   size_t size = 0;
-  int rc = lsm_table_read_meta(el->db, number, VALUE_HOOK_META_NAME, &data, &size, offset, NULL);
+  int rc = lsm_table_read_meta(el->db, number, VALUE_HOOK_META_NAME, &data, &size, offset, err);
+  *bytes_read = size;
+  if (rc == BFH_OK) rc = value_filter_deserialize(data, size, filter, err);
   free(data);
-  return rc;
+  if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? err_set(err, BFH_E_CORRUPT, "table %llu: no "
+                                                         "value filter", (unsigned long long)number)
+                                               : rc;
+  char tpath[4096];
+  lsm_table_path(el->db, number, tpath, sizeof tpath);
+  if (!(*path = strdup(tpath))) {
+    value_filter_destroy(*filter);
+    return err_set(err, BFH_E_NOMEM, "table %llu: out of memory", (unsigned long long)number);
+  }
+  return BFH_OK;
 }
 
 static uint64_t now_ns(void) {
@@ -167,81 +180,33 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Gives every live table that has no leaf yet the filter stored in it. */
-static int rebuild_index(engine_lsm_t *el, err_t *err) {
-  value_index_t *vi = el->base.index;
+/* The live tables were reported at open (lsm/table_hook.h): read their filters now. */
+static int index_live_tables(engine_lsm_t *el, err_t *err) {
   uint64_t t0 = now_ns();
+  index_source_t src = {.read_leaf = read_leaf, .ctx = el};
+  int rc = index_sync_set_source(el->sync, &src, err);
+  if (rc == BFH_OK) rc = index_sync_run(el->sync, INDEX_RUN_ALL, 0, err);
+  index_sync_stats_t st;
+  index_sync_get_stats(el->sync, &st);
+  el->open_stats.read_ns = st.read_ns;
+  el->open_stats.tables_indexed = st.tables_read;
+  el->open_stats.tables_unindexed = st.tables_unreadable + st.add_errors;
   lsm_snapshot_t *snap = lsm_snapshot_acquire(el->db);
-  if (!snap) return err_set(err, BFH_E_NOMEM, "value index rebuild: out of memory");
-  const lsm_table_info_t *ti;
-  size_t n = lsm_snapshot_tables(snap, &ti);
-  uint64_t *numbers = calloc(n ? n : 1, sizeof *numbers);
-  value_filter_t **filters = calloc(n ? n : 1, sizeof *filters);
-  char **paths = calloc(n ? n : 1, sizeof *paths);
-  uint64_t *offsets = calloc(n ? n : 1, sizeof *offsets);
-  int rc = BFH_OK;
-  if (!numbers || !filters || !paths || !offsets) {
-    rc = err_set(err, BFH_E_NOMEM, "value index rebuild: out of memory");
-    goto out;
+  if (snap) {
+    const lsm_table_info_t *ti;
+    el->open_stats.tables_live = lsm_snapshot_tables(snap, &ti);
+    lsm_snapshot_release(snap);
   }
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (value_index_contains(vi, ti[i].number)) continue; /* the hook added it at open */
-    void *data = NULL;
-    size_t size = 0;
-    uint64_t off = 0;
-    err_t e;
-    int r = lsm_table_read_meta(el->db, ti[i].number, VALUE_HOOK_META_NAME, &data, &size, &off, &e);
-    value_filter_t *f = NULL;
-    if (r == BFH_OK) r = value_filter_deserialize(data, size, &f, &e);
-    free(data);
-    if (r != BFH_OK) {
-      /* No usable filter: the table stays unindexed and every search scans it. */
-      el->open_stats.tables_unindexed++;
-      continue;
-    }
-    char path[4096];
-    lsm_table_path(el->db, ti[i].number, path, sizeof path);
-    numbers[m] = ti[i].number;
-    filters[m] = f;
-    paths[m] = strdup(path);
-    offsets[m] = off;
-    if (!paths[m]) {
-      value_filter_destroy(f);
-      rc = err_set(err, BFH_E_NOMEM, "value index rebuild: out of memory");
-      goto out;
-    }
-    m++;
-  }
-  el->open_stats.read_ns = now_ns() - t0;
-  size_t added = 0;
-  err_t e;
-  value_index_add_batch(vi, m, numbers, filters, (const char *const *)paths, offsets, &added, &e);
-  el->open_stats.tables_indexed = added;
-  el->open_stats.tables_unindexed += m - added;
-  for (size_t i = 0; i < m; i++) free(paths[i]);
-out:
-  free(numbers);
-  free(filters);
-  if (paths) free(paths);
-  free(offsets);
-  lsm_snapshot_release(snap);
   el->open_stats.rebuild_ns = now_ns() - t0;
-  el->open_stats.tables_live = n;
   return rc;
 }
 
-int engine_lsm_open(const char *path, const bfh_options *opt, value_index_t *index, engine_t **e,
-                    err_t *err) {
-  return engine_lsm_open_io(path, opt, NULL, index, e, err);
-}
-
-int engine_lsm_open_io(const char *path, const bfh_options *opt, struct lsm_io *io,
-                       value_index_t *index, engine_t **e, err_t *err) {
+int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+                    index_sync_t *sync, engine_t **e, err_t *err) {
   engine_lsm_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   el->base.ops = &lsm_ops;
-  el->base.index = index;
+  el->sync = sync;
   lsm_options_t lo;
   lsm_options_init(&lo);
   lo.create_if_missing = opt->create_if_missing;
@@ -250,8 +215,9 @@ int engine_lsm_open_io(const char *path, const bfh_options *opt, struct lsm_io *
   lo.key_bits_per_key = opt->key_bits_per_key;
   lo.sync = opt->sync;
   lo.io = io;
-  if (index) {
-    el->hook = value_hook_create(index, path, err);
+  if (sync) {
+    const value_index_params_t *p = index_sync_params(sync);
+    el->hook = value_hook_create(sync, p->m, p->k, p->seed, path, err);
     if (!el->hook) {
       free(el);
       return err_prefix(err, "%s: ", path);
@@ -264,9 +230,8 @@ int engine_lsm_open_io(const char *path, const bfh_options *opt, struct lsm_io *
     free(el);
     return rc;
   }
-  if (index) {
-    value_index_set_locator(index, locate_filter, el);
-    rc = rebuild_index(el, err);
+  if (sync) {
+    rc = index_live_tables(el, err);
     if (rc != BFH_OK) {
       e_close(&el->base);
       return err_prefix(err, "%s: ", path);
@@ -274,6 +239,43 @@ int engine_lsm_open_io(const char *path, const bfh_options *opt, struct lsm_io *
   }
   *e = &el->base;
   return BFH_OK;
+}
+
+int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                      err_t *err) {
+  db_params_t params = {opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+  int write_params = 0;
+  value_hook_t *hook = NULL;
+  lsm_options_t lo;
+  lsm_options_init(&lo);
+  lo.table_bytes = opt->table_bytes;
+  lo.key_bits_per_key = opt->key_bits_per_key;
+  if (opt->value_filters) {
+    err_t e;
+    int rc = db_params_read(lsm_io_default(), path, &params, &e);
+    if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
+      *err = e;
+      return rc;
+    }
+    if (rc != BFH_OK) { /* missing or damaged: the caller's parameters */
+      params = (db_params_t){opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+      write_params = 1;
+    }
+    /* Every table repair writes gets its filter; there is no index to report to. */
+    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, path, err)))
+      return err->code ? err->code : BFH_E_NOMEM;
+    lo.hook = value_hook_table_hook(hook);
+  }
+  lsm_repair_stats_t st;
+  memset(&st, 0, sizeof st);
+  int rc = lsm_repair(path, &lo, &st, err);
+  value_hook_destroy(hook);
+  if (rc == BFH_OK && write_params) rc = db_params_write(lsm_io_default(), path, &params, err);
+  *rep = (bfh_repair_report){
+      st.logs,           st.log_records, st.log_bytes_dropped,        st.tables,
+      st.tables_damaged, st.tables_lost, st.blocks_dropped,           st.keys_out,
+      st.tables_out,     st.files_moved, rc == BFH_OK && write_params};
+  return rc;
 }
 
 void engine_lsm_get_open_stats(const engine_t *e, engine_lsm_open_stats_t *st) {

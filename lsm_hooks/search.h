@@ -18,10 +18,12 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engine.h"
+#include "lsm_hooks/value_index.h"
 #include "util/err.h"
 
-/* Runs one search. st may be NULL; fn may be NULL (only counts). REQUIRES: method valid. */
-int search_run(engine_t *e, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
+/* Runs one search over e's view, with index's leaves (NULL: value filters off, only
+   BFH_SEARCH_SCAN). st may be NULL; fn may be NULL (only counts). REQUIRES: method valid. */
+int search_run(engine_t *e, value_index_t *index, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
                void *arg, bfh_search_stats *st, err_t *err);
 
 /* The method BFH_SEARCH_AUTO runs for the index's current state (index may be NULL:

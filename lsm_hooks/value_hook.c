@@ -8,10 +8,12 @@
 #include "lsm/table.h"
 
 struct value_hook {
-  value_index_t *index; /* borrowed */
-  char *dir;            /* owned */
+  index_sync_t *sync; /* borrowed; may be NULL */
+  uint64_t m, seed;
+  uint32_t k;
+  char *dir; /* owned */
   lsm_table_hook_t hook;
-  _Atomic uint64_t built, failed, removed, add_errors, values;
+  _Atomic uint64_t built, failed, values;
 };
 
 typedef struct table_state {
@@ -26,12 +28,11 @@ typedef struct table_state {
 
 static void *hook_begin(void *ctx, uint64_t file_number) {
   value_hook_t *h = ctx;
-  const value_index_params_t *p = value_index_params(h->index);
   table_state_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->h = h;
   s->number = file_number;
-  s->filter = value_filter_create(p->m, p->k, p->seed);
+  s->filter = value_filter_create(h->m, h->k, h->seed);
   if (!s->filter) {
     free(s);
     return NULL;
@@ -62,20 +63,18 @@ static int hook_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) 
   return BFH_OK;
 }
 
-static void hook_end(void *state, int ok) {
+static void hook_end(void *state, const uint64_t *block_offsets) {
   table_state_t *s = state;
   value_hook_t *h = s->h;
-  if (ok && s->ser) {
-    char path[4096];
-    table_file_path(h->dir, s->number, path, sizeof path);
-    /* The offset of the stored filter is not known here: the engine's locator finds it
-       once the table is installed (value_index_resolve, before a search). */
-    int rc =
-        value_index_add(h->index, s->number, s->filter, path, VALUE_INDEX_OFFSET_UNKNOWN, NULL);
-    s->filter = NULL; /* the index owns it now (or freed it) */
+  if (block_offsets && s->ser) {
     atomic_fetch_add(&h->built, 1);
     atomic_fetch_add(&h->values, s->values);
-    if (rc != BFH_OK) atomic_fetch_add(&h->add_errors, 1);
+    if (h->sync) {
+      char path[4096];
+      table_file_path(h->dir, s->number, path, sizeof path);
+      index_sync_table_built(h->sync, s->number, s->filter, path, block_offsets[0]);
+      s->filter = NULL; /* index_sync owns it now */
+    }
   } else {
     atomic_fetch_add(&h->failed, 1);
   }
@@ -84,24 +83,34 @@ static void hook_end(void *state, int ok) {
   free(s);
 }
 
-static void hook_table_removed(void *ctx, uint64_t file_number) {
+static void hook_table_added(void *ctx, uint64_t file_number, uint64_t size) {
   value_hook_t *h = ctx;
-  if (value_index_remove(h->index, file_number) == BFH_OK) atomic_fetch_add(&h->removed, 1);
+  if (h->sync) index_sync_table_added(h->sync, file_number, size);
 }
 
-value_hook_t *value_hook_create(value_index_t *index, const char *dir, err_t *err) {
+static void hook_table_removed(void *ctx, uint64_t file_number) {
+  value_hook_t *h = ctx;
+  if (h->sync) index_sync_table_removed(h->sync, file_number);
+}
+
+value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint64_t seed,
+                                const char *dir, err_t *err) {
   value_hook_t *h = calloc(1, sizeof *h);
   if (!h || !(h->dir = strdup(dir))) {
     free(h);
     err_set(err, BFH_E_NOMEM, "value hook: out of memory");
     return NULL;
   }
-  h->index = index;
+  h->sync = sync;
+  h->m = m;
+  h->k = k;
+  h->seed = seed;
   h->hook.ctx = h;
   h->hook.begin = hook_begin;
   h->hook.add = hook_add;
   h->hook.finish = hook_finish;
   h->hook.end = hook_end;
+  h->hook.table_added = hook_table_added;
   h->hook.table_removed = hook_table_removed;
   return h;
 }
@@ -119,7 +128,5 @@ const lsm_table_hook_t *value_hook_table_hook(value_hook_t *h) {
 void value_hook_get_stats(value_hook_t *h, value_hook_stats_t *st) {
   st->tables_built = atomic_load(&h->built);
   st->tables_failed = atomic_load(&h->failed);
-  st->tables_removed = atomic_load(&h->removed);
-  st->add_errors = atomic_load(&h->add_errors);
   st->values_added = atomic_load(&h->values);
 }

@@ -1,20 +1,21 @@
 /* value_hook_t: the own engine's table-build hook that gives every table its value filter
- * (the paper's per-SSTable filter) and keeps the value index in step with the tables.
+ * (the paper's per-SSTable filter) and reports the tables to index_sync.
  *
- *   begin    creates an empty value filter with the index's m, k and seed
+ *   begin    creates an empty value filter with the database's m, k and seed
  *   add      hashes the value of every LSM_TYPE_VALUE entry into it (deletions carry none)
  *   finish   serializes it as the meta block "bfh.value_filter" (filters/value_filter.h)
- *   end(ok)  ok = 1: hands the filter to the value index as the table's leaf, with the table
- *            path (the offset of the stored filter, needed for leaves on disk, is found
- *            later by the engine's locator; value_index.h); O(1): the index queues it
- *   table_removed  removes the table's leaf
- * With value filters off the hook is simply not installed.
+ *   end      the table is complete: hands the filter, the table's path and the offset its
+ *            meta block landed at to index_sync (index_sync_table_built)
+ *   table_added / table_removed  index_sync_table_added / index_sync_table_removed: the
+ *            leaf enters the index when the version holding the table is installed
+ * Without an index_sync (bfh_repair) it only writes the meta blocks. With value filters off
+ * the hook is simply not installed.
  */
 #ifndef BFH_LSM_HOOKS_VALUE_HOOK_H
 #define BFH_LSM_HOOKS_VALUE_HOOK_H
 
 #include "lsm/table_hook.h"
-#include "lsm_hooks/value_index.h"
+#include "lsm_hooks/index_sync.h"
 #include "util/err.h"
 
 #define VALUE_HOOK_META_NAME "bfh.value_filter"
@@ -22,17 +23,17 @@
 typedef struct value_hook value_hook_t;
 
 typedef struct value_hook_stats {
-  uint64_t tables_built;   /* end(ok = 1) */
-  uint64_t tables_failed;  /* end(ok = 0) */
-  uint64_t tables_removed; /* table_removed with a leaf */
-  uint64_t add_errors;     /* leaves the index refused (those tables are always scanned) */
+  uint64_t tables_built;  /* end() of a complete table */
+  uint64_t tables_failed; /* end() of an abandoned one */
   uint64_t values_added;
 } value_hook_stats_t;
 
-/* Returns a new hook feeding index (borrowed; must outlive the hook) for the database in
-   directory dir (copied), or NULL (message in err). Client calls value_hook_destroy() after
-   the database is closed. */
-value_hook_t *value_hook_create(value_index_t *index, const char *dir, err_t *err);
+/* Returns a new hook making filters with m, k and seed for the database in directory dir
+   (copied) and reporting to sync (borrowed; must outlive the hook; NULL: report nothing),
+   or NULL (message in err). Client calls value_hook_destroy() after the database is
+   closed. */
+value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint64_t seed,
+                                const char *dir, err_t *err);
 void value_hook_destroy(value_hook_t *h); /* NULL allowed */
 /* The lsm_table_hook_t to put in lsm_options_t.hook (owned by h). */
 const lsm_table_hook_t *value_hook_table_hook(value_hook_t *h);

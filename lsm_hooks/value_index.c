@@ -10,11 +10,7 @@
  * which BFH_SEARCH_LEAVES tests them.
  *
  * Leaves on disk: a leaf keeps the path of the file holding its serialized filter
- * (filters/value_filter.h layout) and the offset of that serialized form. The offset may
- * be unknown when the leaf is added (the own engine learns it only once the table is
- * installed): the leaf then keeps its words in memory until value_index_resolve() asks the
- * locator (value_index_set_locator) for the offset, outside every lock of the index. A
- * probe preads the k words it needs through a small cache of open descriptors; any read
+ * (filters/value_filter.h layout) and the offset of that serialized form. A probe preads the k words it needs through a small cache of open descriptors; any read
  * failure counts as "maybe" (never a false negative). While value_index_add runs, the new
  * leaf's words are still in memory, so the hierarchy's load() of that leaf reads no file.
  *
@@ -48,7 +44,7 @@ typedef struct leaf {
   uint64_t number;
   value_filter_t *filter; /* owned; NULL when the leaf lives on disk */
   char *path;             /* owned; may be NULL for in-memory leaves */
-  uint64_t offset;        /* of the serialized filter in path; VALUE_INDEX_OFFSET_UNKNOWN */
+  uint64_t offset;        /* of the serialized filter in path */
   uint64_t popcount;
   uint32_t *crcs; /* owned; leaves on disk: CRC32C of each chunk of words as stored */
 } leaf_t;
@@ -76,8 +72,6 @@ struct value_index {
   sliced_t *sliced;
   const uint64_t *adding_words; /* words of the leaf being added (for load()) */
   uint64_t adding_number;
-  value_index_locator_fn locator;
-  void *locator_ctx;
   /* Adds and removes are queued (O(1) for the engine's flush and compaction threads) and
      applied in one go before the next query; tables that come and go between two queries
      never touch the hierarchy or the sliced index. Lock order: lock, then pend_mu. */
@@ -86,7 +80,7 @@ struct value_index {
   size_t npend, cappend;
   _Atomic size_t npend_atomic;
   id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
-  pthread_mutex_t fd_mu; /* guards fds, clock and every leaf's offset once published */
+  pthread_mutex_t fd_mu; /* guards fds and clock */
   fd_slot_t fds[FD_CACHE_SLOTS];
   uint64_t clock;
 };
@@ -197,16 +191,6 @@ static void fd_forget(value_index_t *vi, uint64_t number) {
   pthread_mutex_unlock(&vi->fd_mu);
 }
 
-/* The offset of l's serialized filter; -1 if not known yet (the leaf's words are then still
-   in memory, see value_index_resolve). */
-static int leaf_offset(value_index_t *vi, leaf_t *l, uint64_t *off) {
-  pthread_mutex_lock(&vi->fd_mu);
-  uint64_t o = l->offset;
-  pthread_mutex_unlock(&vi->fd_mu);
-  if (o == VALUE_INDEX_OFFSET_UNKNOWN) return -1;
-  *off = o;
-  return 0;
-}
 
 static int pread_full(int fd, void *buf, size_t n, uint64_t off) {
   uint8_t *p = buf;
@@ -236,8 +220,8 @@ static int leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p) {
     free(words);
     return maybe;
   }
-  uint64_t off;
-  if (leaf_offset(vi, l, &off) != 0 || !l->crcs) return 1;
+  uint64_t off = l->offset;
+  if (!l->crcs) return 1;
   int slot, fd = fd_get(vi, l, &slot);
   if (fd < 0) return 1;
   int maybe = 1;
@@ -285,20 +269,17 @@ static int leaf_load(value_index_t *vi, leaf_t *l, uint64_t *out) {
     memcpy(out, vi->adding_words, vi->nwords * 8);
     return BFH_OK;
   }
-  uint64_t off;
   int rc = BFH_E_IO;
-  if (leaf_offset(vi, l, &off) == 0) {
-    int slot, fd = fd_get(vi, l, &slot);
-    if (fd >= 0) {
-      uint8_t *buf = malloc(vi->nwords * 8);
-      if (buf && pread_full(fd, buf, vi->nwords * 8, off + value_filter_word_offset(0)) == 0 &&
-          chunks_match(l, buf, vi->nwords)) {
-        for (size_t i = 0; i < vi->nwords; i++) out[i] = decode_fixed64(buf + 8 * i);
-        rc = BFH_OK;
-      }
-      free(buf);
-      fd_put(vi, fd, slot);
+  int slot, fd = fd_get(vi, l, &slot);
+  if (fd >= 0) {
+    uint8_t *buf = malloc(vi->nwords * 8);
+    if (buf && pread_full(fd, buf, vi->nwords * 8, l->offset + value_filter_word_offset(0)) == 0 &&
+        chunks_match(l, buf, vi->nwords)) {
+      for (size_t i = 0; i < vi->nwords; i++) out[i] = decode_fixed64(buf + 8 * i);
+      rc = BFH_OK;
     }
+    free(buf);
+    fd_put(vi, fd, slot);
   }
   if (rc != BFH_OK) {
     memset(out, 0xff, vi->nwords * 8);
@@ -382,13 +363,6 @@ const value_index_params_t *value_index_params(const value_index_t *vi) {
   return &vi->params;
 }
 
-void value_index_set_locator(value_index_t *vi, value_index_locator_fn fn, void *ctx) {
-  pthread_rwlock_wrlock(&vi->lock);
-  vi->locator = fn;
-  vi->locator_ctx = ctx;
-  pthread_rwlock_unlock(&vi->lock);
-}
-
 /* ---- Adding and removing leaves ----------------------------------------------------- */
 
 static int check_filter(const value_index_t *vi, uint64_t number, const value_filter_t *f,
@@ -436,7 +410,7 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, err_t *err) {
   vi->leaves[i] = l;
   vi->n++;
   vi->popcount_sum += l->popcount;
-  if (vi->params.leaves_on_disk && l->offset != VALUE_INDEX_OFFSET_UNKNOWN) {
+  if (vi->params.leaves_on_disk) {
     value_filter_destroy(l->filter);
     l->filter = NULL;
   }
@@ -615,7 +589,7 @@ int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
   for (size_t i = 0; i < n; i++) {
     err_t e;
     int rc = queue_add(vi, numbers[i], filters[i], paths ? paths[i] : NULL,
-                       offsets ? offsets[i] : VALUE_INDEX_OFFSET_UNKNOWN, &e);
+                       offsets ? offsets[i] : 0, &e);
     if (rc == BFH_OK) {
       queued++;
     } else if (first == BFH_OK) {
@@ -740,36 +714,6 @@ int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
   pthread_rwlock_unlock(&vi->lock);
   u64vec_release(&cand);
   return rc;
-}
-
-int value_index_resolve(value_index_t *vi) {
-  apply_pending(vi, NULL);
-  if (!vi->params.leaves_on_disk) return 0;
-  u64vec_t todo;
-  u64vec_init(&todo);
-  pthread_rwlock_rdlock(&vi->lock);
-  value_index_locator_fn fn = vi->locator;
-  void *ctx = vi->locator_ctx;
-  for (size_t i = 0; fn && i < vi->n; i++)
-    if (vi->leaves[i]->filter && vi->leaves[i]->offset == VALUE_INDEX_OFFSET_UNKNOWN)
-      if (u64vec_push(&todo, vi->leaves[i]->number) != BFH_OK) break;
-  pthread_rwlock_unlock(&vi->lock);
-  int resolved = 0;
-  for (size_t i = 0; i < todo.n; i++) {
-    uint64_t off;
-    if (fn(ctx, todo.v[i], &off) != BFH_OK) continue;
-    pthread_rwlock_wrlock(&vi->lock);
-    leaf_t *l = find_leaf(vi, todo.v[i]);
-    if (l && l->filter && l->offset == VALUE_INDEX_OFFSET_UNKNOWN) {
-      l->offset = off;
-      value_filter_destroy(l->filter);
-      l->filter = NULL;
-      resolved++;
-    }
-    pthread_rwlock_unlock(&vi->lock);
-  }
-  u64vec_release(&todo);
-  return resolved;
 }
 
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {

@@ -1,9 +1,9 @@
 /* value_index_t: the leaves (one value filter per live table), the hierarchy over them and
  * the bit-sliced index, kept in step with the tables an engine adds and removes.
  *
- * Engines call value_index_add() when a table with a value filter becomes known (the own
- * engine from its table-build hook, the LevelDB engine from its emulated hook) and
- * value_index_remove() when the table leaves the live version. Both go through the
+ * Its only writer is lsm_hooks/index_sync.c, which calls value_index_add() when a table
+ * with a value filter becomes live and value_index_remove() when it leaves the live version
+ * (engines report those events to index_sync, never to the index). Both go through the
  * hierarchy's incremental insert/remove and the sliced index's add/remove; nothing is
  * rebuilt whole.
  *
@@ -66,9 +66,8 @@ int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *
 
 typedef struct value_index_stats {
   uint64_t leaves;
-  uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: only leaves whose
-                                offset is not known yet, see value_index_resolve, plus a
-                                4-byte CRC per 512 bytes of every leaf, see leaf_probe) */
+  uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: a 4-byte CRC per
+                                512 bytes of every leaf, see value_index.c) */
   uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
   uint64_t internal_bytes;   /* hierarchy internal nodes */
   uint64_t sliced_bytes;     /* bit-sliced index */
@@ -77,23 +76,8 @@ typedef struct value_index_stats {
 } value_index_stats_t;
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
 
-/* ---- Additions (h6) ------------------------------------------------------------------- */
-
-/* Offset to pass to value_index_add when the serialized filter's place in the file is not
-   known yet: the leaf keeps its words in memory until value_index_resolve() learns it. */
-#define VALUE_INDEX_OFFSET_UNKNOWN UINT64_MAX
-
-/* Finds where table `number` stores its serialized filter (offset of the "BFHV" magic).
-   Called without any lock of the index held. BFH_OK or an error status. */
-typedef int (*value_index_locator_fn)(void *ctx, uint64_t number, uint64_t *offset);
-void value_index_set_locator(value_index_t *vi, value_index_locator_fn fn, void *ctx);
-/* Leaves on disk: asks the locator for every unknown offset and drops the words of the leaves
-   it locates. Returns how many it located. No-op (0) with leaves in memory. */
-int value_index_resolve(value_index_t *vi);
-
 /* Adds n leaves at once (bulk load at open): the sliced index is filled by transposes.
-   Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves /
-   unknown offsets). Leaves that are invalid or already present are skipped (freed); the
+   Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves). Leaves that are invalid or already present are skipped (freed); the
    first such error is returned, and *added (may be NULL) says how many went in. */
 int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
                           value_filter_t **filters, const char *const *paths,
@@ -108,7 +92,7 @@ int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
 
 /* Adds and removes are queued (O(1), so that the engine's flush and compaction threads never
    wait on the hierarchy or the sliced index) and applied, incrementally, in one batch before
-   the next query (candidates, select, stats, validate, resolve) or by this call. A table
+   the next query (candidates, select, stats, validate) or by this call. A table
    added and removed between two queries never touches the hierarchy or the sliced index.
    value_index_contains / value_index_leaf_count see queued operations at once. */
 int value_index_apply(value_index_t *vi, err_t *err);

@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "bfh.h"
-#include "lsm_hooks/ldb_sstables.h"
+#include "lsm_hooks/leveldb/sstables.h"
 
 #define LDB_TEST_L0_TRIGGER 4
 #define LDB_TEST_SETTLE_TIMEOUT_S 300 /* a compaction of tens of MB on a loaded machine */

@@ -31,7 +31,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/api_internal.h"
-#include "lsm_hooks/engine_leveldb.h"
+#include "lsm_hooks/leveldb/engine.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/ldb_log.h"
+#include "lsm_hooks/leveldb/log.h"
 #include "tests/test_util.h"
 
 #define NKEYS 2000

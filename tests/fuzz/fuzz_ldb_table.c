@@ -1,4 +1,4 @@
-/* Fuzz target: the LevelDB table reader (ldb_table_scan in lsm_hooks/ldb_table.c): footer,
+/* Fuzz target: the LevelDB table reader (ldb_table_scan in lsm_hooks/leveldb/table.c): footer,
  * index block, data blocks, raw and snappy-compressed.
  *
  * The input is a whole .ldb file, written to a scratch file (the reader takes a path). It
@@ -12,7 +12,7 @@
 
 #include <snappy-c.h>
 
-#include "lsm_hooks/ldb_table.h"
+#include "lsm_hooks/leveldb/table.h"
 
 /* Reads the first and last byte of the key and the value, so that ASan checks the bounds the
    reader handed out. */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bfh.h"
 #include "lsm/block.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

@@ -80,6 +80,7 @@ static ent_t *make_entries(uint32_t nkeys, size_t *n) {
 typedef struct hook_ctx {
   int begins, ends_ok, ends_fail, finishes;
   uint64_t adds, last_number, deletions;
+  uint64_t offsets[2]; /* what the last end() said of the two meta blocks */
 } hook_ctx_t;
 
 typedef struct hook_state {
@@ -128,17 +129,19 @@ static int h_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) {
   return 0;
 }
 
-static void h_end(void *state, int ok) {
+static void h_end(void *state, const uint64_t *offsets) {
   hook_state_t *s = state;
-  if (ok)
+  if (offsets) {
     s->ctx->ends_ok++;
-  else
+    memcpy(s->ctx->offsets, offsets, sizeof s->ctx->offsets);
+  } else {
     s->ctx->ends_fail++;
+  }
   free(s);
 }
 
 static lsm_table_hook_t make_hook(hook_ctx_t *c) {
-  lsm_table_hook_t h = {c, h_begin, h_add, h_finish, h_end, NULL};
+  lsm_table_hook_t h = {c, h_begin, h_add, h_finish, h_end, NULL, NULL};
   return h;
 }
 
@@ -348,6 +351,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   size_t ms;
   uint64_t off;
   assert_int_equal(table_read_meta(t, "test.meta", &md, &ms, &off, &err), ST_OK);
+  assert_int_equal(off, hc.offsets[0]); /* end() told the hook where its block landed */
   char want[64];
   snprintf(want, sizeof want, "adds=%zu number=7", n);
   assert_int_equal(ms, strlen(want));

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/ldb_log.h"
-#include "lsm_hooks/ldb_sstables.h"
-#include "lsm_hooks/ldb_table.h"
+#include "lsm_hooks/leveldb/log.h"
+#include "lsm_hooks/leveldb/sstables.h"
+#include "lsm_hooks/leveldb/table.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"

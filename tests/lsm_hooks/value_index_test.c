@@ -258,44 +258,26 @@ static void test_value_index_on_disk_leaves_match(void **state) {
   run_model(1, HIERARCHY_SIMILARITY, 10000, 2500, 1);
 }
 
-/* Locator: leaves added with an unknown offset keep their words until resolved. */
-static model_t *g_loc_md;
-static uint64_t g_loc_off[64];
-static int locate(void *ctx, uint64_t number, uint64_t *offset) {
-  (void)ctx;
-  if (number >= 64 || g_loc_off[number] == UINT64_MAX) return BFH_E_IO;
-  *offset = g_loc_off[number];
-  return BFH_OK;
-}
-
-static void test_value_index_locator_resolves_offsets(void **state) {
+/* Leaves on disk keep no words in memory, only their chunk CRCs; answers stay exact. */
+static void test_value_index_on_disk_leaves_keep_only_crcs(void **state) {
   (void)state;
   model_t *md = model_create();
-  g_loc_md = md;
   rng_t r;
   rng_init(&r, 7);
   value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
-  value_index_set_locator(vi, locate, NULL);
   for (uint64_t t = 1; t < 40; t++) {
     value_filter_t *f = random_filter(&r);
     md->f[t] = copy_filter(f);
     char path[512];
-    g_loc_off[t] = write_leaf(md, t, f, &r, path, sizeof path);
-    if (t % 5 == 0) g_loc_off[t] = UINT64_MAX; /* the locator fails for these */
-    assert_int_equal(value_index_add(vi, t, f, path, VALUE_INDEX_OFFSET_UNKNOWN, &err), BFH_OK);
+    uint64_t off = write_leaf(md, t, f, &r, path, sizeof path);
+    assert_int_equal(value_index_add(vi, t, f, path, off, &err), BFH_OK);
   }
   value_index_stats_t st;
   value_index_get_stats(vi, &st);
-  assert_int_equal(st.leaf_bytes,
-                   39 * ((M / 64) * 8 + CRC_BYTES)); /* all resident until resolved */
-  compare_all(md, vi, &r, 200, 1);
-  assert_int_equal(value_index_resolve(vi), 32);
-  value_index_get_stats(vi, &st);
-  /* The words of the 7 the locator could not find, and the chunk CRCs of all 39. */
-  assert_int_equal(st.leaf_bytes, 7 * (M / 64) * 8 + 39 * CRC_BYTES);
+  assert_int_equal(st.leaf_bytes, 39 * CRC_BYTES);
   compare_all(md, vi, &r, 200, 1);
   /* Removes reload siblings from disk; answers stay exact. */
   for (uint64_t t = 1; t < 40; t += 3) {
@@ -490,7 +472,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_random_ops_positional, model_teardown),
       cmocka_unit_test_teardown(test_value_index_paper_tree, model_teardown),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_match, model_teardown),
-      cmocka_unit_test_teardown(test_value_index_locator_resolves_offsets, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
       cmocka_unit_test_teardown(test_value_index_unreadable_leaf_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_damaged_leaf_on_disk_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_select_marks_unindexed, model_teardown),

@@ -1,5 +1,5 @@
-/* ldb_table: see ldb_table.h for the byte layout. */
-#include "lsm_hooks/ldb_table.h"
+/* ldb_table: see leveldb/table.h for the byte layout. */
+#include "lsm_hooks/leveldb/table.h"
 
 #include <snappy-c.h>
 #include <stdio.h>

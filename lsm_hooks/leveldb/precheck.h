@@ -10,13 +10,13 @@
  *     version: the tables those edits added are deleted as obsolete, and the logs they made
  *     obsolete are gone already, so their keys are lost.
  * This module reads CURRENT, the MANIFEST it names and every log LevelDB would replay with
- * bfh's own readers (ldb_log.h, every checksum verified, LDB_LOG_CHECK_TAIL), parses every
+ * bfh's own readers (leveldb/log.h, every checksum verified, LDB_LOG_CHECK_TAIL), parses every
  * version edit, and checks that the oldest live log the MANIFEST names still exists (LevelDB
  * deletes a log only after an edit naming a newer one is written, so a missing one means lost
  * edits). It writes nothing.
  */
-#ifndef BFH_LSM_HOOKS_LDB_PRECHECK_H
-#define BFH_LSM_HOOKS_LDB_PRECHECK_H
+#ifndef BFH_LSM_HOOKS_LEVELDB_PRECHECK_H
+#define BFH_LSM_HOOKS_LEVELDB_PRECHECK_H
 
 #include "lsm/io.h"
 #include "util/err.h"

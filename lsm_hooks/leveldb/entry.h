@@ -1,10 +1,10 @@
 /* ldb_entry_t: one entry decoded from a LevelDB file (table or log), as the readers
- * ldb_table.h and ldb_log.h hand it to their visitors.
+ * leveldb/table.h and leveldb/log.h hand it to their visitors.
  *
  * The pointers are borrowed: they are valid only during the visitor call.
  */
-#ifndef BFH_LSM_HOOKS_LDB_ENTRY_H
-#define BFH_LSM_HOOKS_LDB_ENTRY_H
+#ifndef BFH_LSM_HOOKS_LEVELDB_ENTRY_H
+#define BFH_LSM_HOOKS_LEVELDB_ENTRY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * (bytes outside ' '..'~' become \xNN), so a newline never occurs inside a line; only the
  * number and size at the start of each line are read.
  */
-#ifndef BFH_LSM_HOOKS_LDB_SSTABLES_H
-#define BFH_LSM_HOOKS_LDB_SSTABLES_H
+#ifndef BFH_LSM_HOOKS_LEVELDB_SSTABLES_H
+#define BFH_LSM_HOOKS_LEVELDB_SSTABLES_H
 
 #include <stddef.h>
 #include <stdint.h>

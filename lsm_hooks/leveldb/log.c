@@ -1,5 +1,5 @@
-/* ldb_log: see ldb_log.h for the byte layout. */
-#include "lsm_hooks/ldb_log.h"
+/* ldb_log: see leveldb/log.h for the byte layout. */
+#include "lsm_hooks/leveldb/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

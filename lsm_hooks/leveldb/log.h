@@ -15,13 +15,13 @@
  * length past the block, fragments out of order, a batch that does not parse) is
  * BFH_E_CORRUPT with the file and offset.
  */
-#ifndef BFH_LSM_HOOKS_LDB_LOG_H
-#define BFH_LSM_HOOKS_LDB_LOG_H
+#ifndef BFH_LSM_HOOKS_LEVELDB_LOG_H
+#define BFH_LSM_HOOKS_LEVELDB_LOG_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm_hooks/ldb_entry.h"
+#include "lsm_hooks/leveldb/entry.h"
 #include "lsm/io.h"
 #include "util/err.h"
 

@@ -18,13 +18,13 @@
  * Messages name the file and the offset: "table /db/000123.ldb: block at 40960: checksum
  * mismatch".
  */
-#ifndef BFH_LSM_HOOKS_LDB_TABLE_H
-#define BFH_LSM_HOOKS_LDB_TABLE_H
+#ifndef BFH_LSM_HOOKS_LEVELDB_TABLE_H
+#define BFH_LSM_HOOKS_LEVELDB_TABLE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm_hooks/ldb_entry.h"
+#include "lsm_hooks/leveldb/entry.h"
 #include "lsm/io.h"
 #include "util/err.h"
 

@@ -1,34 +1,15 @@
-/* ldb_filter: see ldb_filter.h for the cache file layout. */
-#include "lsm_hooks/ldb_filter.h"
+/* The sidecar cache files of leaves; see leaf_cache.h for their layout. */
+#include "lsm_hooks/leaf_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bfh.h"
-#include "lsm_hooks/ldb_table.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
-static int add_value(void *arg, const ldb_entry_t *e) {
-  if (e->type == LDB_TYPE_VALUE) value_filter_add(arg, e->val, e->val_len);
-  return 0;
-}
-
-int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
-                     value_filter_t **out, ldb_read_stats_t *st, err_t *err) {
-  value_filter_t *f = value_filter_create(m, k, seed);
-  if (!f) return err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
-  int rc = ldb_table_scan(io, path, add_value, f, st, err);
-  if (rc != BFH_OK) {
-    value_filter_destroy(f);
-    return rc;
-  }
-  *out = f;
-  return BFH_OK;
-}
-
-int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
                           uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out, err_t *err) {
   if (!lsm_io_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
   lsm_rfile_t *fd = NULL;
@@ -38,7 +19,7 @@ int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint6
       return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
     return err_prefix(err, "filter cache %s: ", path);
   }
-  size_t want = LDB_FILTER_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
+  size_t want = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
   uint8_t *buf = malloc(want + 1);
   if (!buf) {
     lsm_rfile_close(fd);
@@ -56,8 +37,8 @@ int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint6
   const uint8_t *h = buf;
   if (got != want) {
     err_set(err, rc, "filter cache %s: %zu bytes, expected %zu", path, got, want);
-  } else if (memcmp(h, LDB_FILTER_CACHE_MAGIC, 4) != 0 ||
-             decode_fixed32(h + 4) != LDB_FILTER_CACHE_VERSION) {
+  } else if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0 ||
+             decode_fixed32(h + 4) != LEAF_CACHE_VERSION) {
     err_set(err, rc, "filter cache %s: bad magic or version", path);
   } else if (crc32c_unmask(decode_fixed32(h + 28)) != crc32c_value(h, 28)) {
     err_set(err, rc, "filter cache %s: header checksum mismatch", path);
@@ -69,8 +50,8 @@ int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint6
             (unsigned long long)number, (unsigned long long)size);
   } else {
     value_filter_t *f = NULL;
-    rc = value_filter_deserialize(h + LDB_FILTER_CACHE_HEADER_BYTES,
-                                  want - LDB_FILTER_CACHE_HEADER_BYTES, &f, err);
+    rc = value_filter_deserialize(h + LEAF_CACHE_HEADER_BYTES,
+                                  want - LEAF_CACHE_HEADER_BYTES, &f, err);
     if (rc != BFH_OK) {
       err_prefix(err, "filter cache %s: ", path);
     } else if (f->m != m || f->k != k || f->seed != seed) {
@@ -84,26 +65,26 @@ int ldb_filter_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint6
   return rc;
 }
 
-int ldb_filter_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
+int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
                             size_t *len, err_t *err) {
-  size_t n = LDB_FILTER_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
+  size_t n = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
   uint8_t *buf = malloc(n);
   if (!buf)
     return err_set(err, BFH_E_NOMEM, "filter cache of table %llu: no memory",
                    (unsigned long long)number);
-  memcpy(buf, LDB_FILTER_CACHE_MAGIC, 4);
-  encode_fixed32(buf + 4, LDB_FILTER_CACHE_VERSION);
+  memcpy(buf, LEAF_CACHE_MAGIC, 4);
+  encode_fixed32(buf + 4, LEAF_CACHE_VERSION);
   encode_fixed64(buf + 8, number);
   encode_fixed64(buf + 16, size);
   encode_fixed32(buf + 24, 0); /* flags */
   encode_fixed32(buf + 28, crc32c_mask(crc32c_value(buf, 28)));
-  value_filter_serialize(f, buf + LDB_FILTER_CACHE_HEADER_BYTES);
+  value_filter_serialize(f, buf + LEAF_CACHE_HEADER_BYTES);
   *out = buf;
   *len = n;
   return BFH_OK;
 }
 
-int ldb_filter_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
+int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
                            err_t *err) {
   char tmp[4200], dir[4200];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
@@ -126,13 +107,13 @@ int ldb_filter_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, s
   return BFH_OK;
 }
 
-int ldb_filter_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+int leaf_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
                            const value_filter_t *f, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;
-  int rc = ldb_filter_cache_encode(number, size, f, &buf, &n, err);
+  int rc = leaf_cache_encode(number, size, f, &buf, &n, err);
   if (rc != BFH_OK) return rc;
-  rc = ldb_filter_cache_write(io, path, buf, n, err);
+  rc = leaf_cache_write(io, path, buf, n, err);
   free(buf);
   return rc;
 }

@@ -1,6 +1,6 @@
-/* ldb_sstables: see ldb_sstables.h for the text format. */
+/* ldb_sstables: see leveldb/sstables.h for the text format. */
 #include "bfh.h"
-#include "lsm_hooks/ldb_sstables.h"
+#include "lsm_hooks/leveldb/sstables.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* ldb_precheck: see ldb_precheck.h. */
-#include "lsm_hooks/ldb_precheck.h"
+/* ldb_precheck: see leveldb/precheck.h. */
+#include "lsm_hooks/leveldb/precheck.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/ldb_log.h"
+#include "lsm_hooks/leveldb/log.h"
 #include "util/coding.h"
 
 /* VersionEdit tags (LevelDB 1.23 db/version_edit.cc). */

@@ -1,0 +1,56 @@
+/* leaf_cache: the sidecar cache of leaves, one file per table, for engines whose tables
+ * cannot carry bfh's value filter (stock LevelDB). index_sync.c is its only user.
+ *
+ * The cache keeps the filters of indexed tables in <db>/bfh-filters/NNNNNN.vf so that
+ * reopening a large database does not reread every table, and with leaves on disk the file
+ * is the leaf the index reads. A cache file is keyed by the table's file number and size (in
+ * its header); a file that does not match, does not parse, fails a checksum or was made with
+ * other m, k or seed is stale and is rebuilt, never trusted. LevelDB ignores the
+ * subdirectory (its file names never parse as LevelDB names).
+ *
+ * Cache file layout (little-endian; doc/format.md "LevelDB filter cache (sidecar)"):
+ *   magic "BFHC" (4 bytes) | version fixed32 (1) | table number fixed64 | table size fixed64
+ *   | flags fixed32 | crc32c fixed32 (masked, over the 28 bytes before it)
+ *   | serialized value filter (filters/value_filter.h, with its own crc) at offset 32
+ * flags: reserved, 0 (a cache file with other flags is stale).
+ * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
+ * Every file access goes through the lsm_io_t given (borrowed; lsm/io.h).
+ */
+#ifndef BFH_LSM_HOOKS_LEAF_CACHE_H
+#define BFH_LSM_HOOKS_LEAF_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filters/value_filter.h"
+#include "lsm/io.h"
+#include "util/err.h"
+
+#define LEAF_CACHE_DIR "bfh-filters"
+#define LEAF_CACHE_MAGIC "BFHC"
+#define LEAF_CACHE_VERSION 1u
+#define LEAF_CACHE_HEADER_BYTES 32
+
+/* Loads the cache file at path for table (number, size) with parameters (m, k, seed).
+   On BFH_OK, *out is a new filter owned by the caller. BFH_NOT_FOUND if
+   the file does not exist; BFH_E_CORRUPT (stale or damaged: rebuild it) or BFH_E_IO with a
+   message naming the file. */
+int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+                          uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out, err_t *err);
+
+/* Writes the cache file at path durably: path.tmp is written and fdatasynced, renamed to
+   path, and the directory fsynced (a leaf on disk lives in this file once it is added, so it
+   must survive a crash; a torn file would fail its checksum and be rebuilt anyway). On
+   failure path.tmp is removed and the message names the file. The filter is borrowed. */
+int leaf_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+                           const value_filter_t *f, err_t *err);
+
+/* leaf_cache_store in two steps, for a cache file written later than its filter is
+   made: encode makes the file's bytes (*out malloc'd, the caller frees it; *len its size),
+   write writes them at path as leaf_cache_store does. */
+int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
+                            size_t *len, err_t *err);
+int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
+                           err_t *err);
+
+#endif

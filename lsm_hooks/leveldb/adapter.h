@@ -1,0 +1,142 @@
+/* What the files of the LevelDB adapter share (internal to lsm_hooks/leveldb/).
+ *
+ *   engine.c   the engine_ops (put, delete, get, flush, scans), open and close
+ *   errors.c   LevelDB's error strings as bfh statuses; which file a Corruption is about
+ *   logs.c     the live logs read into immutable segments: the memtables of a view
+ *   sync.c     the emulated table-build hook: the live list pinned, reported to index_sync,
+ *              views, and the background thread that has index_sync read new tables
+ *   table.c, log.c, sstables.c, precheck.c, filter.c  readers of LevelDB's files, in C
+ *
+ * The emulated hook ("sync"), serialized by sync_mu:
+ *   1. (views only) list the *.log files of the directory and read each from where the last
+ *      read stopped (log.h; a truncated tail is a write in flight, read again next time).
+ *      Their value entries are kept in immutable, reference-counted segments: they are the
+ *      memtables. A log deleted meanwhile is dropped: its table is installed before the
+ *      deletion. Other syncs only drop the segments of deleted logs: nothing but a view
+ *      needs the entries, so ingest pays no log reading.
+ *   2. fetch leveldb.sstables, create an iterator (it pins the current version: its files
+ *      are not deleted while it lives), fetch the list again; equal lists mean the pinned
+ *      version holds every listed file (file numbers are never reused), else retry.
+ *   3. report the list to index_sync (index_sync_tables_listed); a view pins its epoch there,
+ *      so no leaf of a table it lists is dropped while it lives.
+ * Then, outside sync_mu, a flush, the open and the background thread (every 100 ms, for the
+ * tables listed for at least a second, so that tables that die young cost nothing) have
+ * index_sync read the filters of new tables: from the sidecar cache <db>/bfh-filters/
+ * (leaf_cache.h) when it matches, else by reading the table (filter.h). A search never
+ * waits for that: a table without a leaf yet is scanned.
+ * Reading logs before fetching the list is what makes a search miss no acknowledged write:
+ * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
+ * or deleted, and a deleted log's data is in a table listed afterwards.
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_ADAPTER_H
+#define BFH_LSM_HOOKS_LEVELDB_ADAPTER_H
+
+#include <leveldb/c.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lsm/io.h"
+#include "lsm_hooks/engine.h"
+#include "lsm_hooks/leveldb/engine.h"
+#include "lsm_hooks/leveldb/entry.h"
+
+#define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
+#define LDB_BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
+
+/* Value entries read from one stretch of a log: n x (varint32 key_len | key | varint32
+   val_len | val). Immutable once made; freed with its last reference. */
+typedef struct log_seg {
+  atomic_int refs;
+  uint64_t n;
+  size_t len;
+  uint8_t data[];
+} log_seg_t;
+
+typedef struct log_state {
+  uint64_t number;
+  uint64_t resume; /* where the next read starts */
+  log_seg_t **segs;
+  size_t nsegs, cap;
+  int seen;
+} log_state_t;
+
+struct engine_view {
+  uint64_t epoch; /* pinned in index_sync (0: no index) */
+  leveldb_iterator_t *pin;
+  engine_table_t *tables; /* sorted by number */
+  size_t ntables;
+  log_seg_t **segs;
+  size_t nsegs;
+};
+
+typedef struct engine_leveldb {
+  engine_t base;
+  char *path, *cache_dir;
+  lsm_io_t *io;       /* bfh's own file accesses (borrowed; lsm_io_default() unless a test's) */
+  index_sync_t *sync; /* borrowed; NULL when value filters are off */
+  int dir_fd;         /* holds flock(LOCK_EX) on the directory while open; -1 if none */
+  int opened;         /* the open succeeded (a close then leaves the cache files behind) */
+  leveldb_t *db;
+  leveldb_options_t *options;
+  leveldb_filterpolicy_t *policy;
+  leveldb_readoptions_t *ropt, *pin_ropt;
+  leveldb_writeoptions_t *wopt;
+
+  pthread_mutex_t sync_mu; /* one sync at a time; guards the logs, last_list and stats */
+  log_state_t *logs;
+  size_t nlogs, logs_cap;
+  char *last_list; /* leveldb.sstables at the last sync (malloc'd) */
+  engine_leveldb_stats_t stats;
+
+  /* Held shared by every call that makes LevelDB write its log (put, delete, flush), taken
+     exclusively by a log read that met a damaged-looking record: with it held no append is in
+     flight, so what the read sees then is what the file holds (see logs.c). */
+  pthread_rwlock_t write_lock;
+
+  pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
+  char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
+  char diag_msg[ERR_MSG_BYTES];
+
+  pthread_mutex_t bg_mu;
+  pthread_cond_t bg_cv;
+  pthread_t bg;
+  int bg_started, bg_stop;
+} engine_leveldb_t;
+
+/* errors.c */
+/* The path of table `number`: NNNNNN.ldb, or NNNNNN.sst when only that exists. */
+void ldb_table_path(const char *dir, uint64_t number, char *out, size_t n);
+/* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
+   BFH_E_CORRUPT, its message naming the damaged file. */
+int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);
+
+/* logs.c */
+/* Step 1 of the sync: reads what was appended to every live log since the last sync. With
+   read == 0 only forgets the logs that were deleted (their segments are freed). REQUIRES
+   sync_mu. */
+int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err);
+void ldb_logs_release(engine_leveldb_t *el);
+void ldb_seg_unref(log_seg_t *s);
+/* Calls fn for every entry of the segments whose value equals val; stops when fn says so. */
+void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                   engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* Is name "<digits>.<suffix>"? Sets *num. */
+int ldb_parse_name(const char *name, const char *suffix, uint64_t *num);
+
+/* sync.c */
+enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };
+/* The emulated hook (steps 1-3); LDB_SYNC_VIEW also makes *view; LDB_SYNC_FULL then has
+   index_sync read every new table, LDB_SYNC_BG those listed for LDB_BG_MIN_AGE_NS. */
+int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err);
+void ldb_view_release(engine_leveldb_t *el, engine_view_t *v);
+/* Starts / stops the background thread (only with a value index). */
+int ldb_bg_start(engine_leveldb_t *el, err_t *err);
+void ldb_bg_stop(engine_leveldb_t *el);
+/* Sets index_sync's source (the table reader, the cache directory) and creates the cache
+   directory. */
+int ldb_index_source_init(engine_leveldb_t *el, err_t *err);
+/* Deletes the cache files of tables that are not live (and leftover temporary files). */
+void ldb_clean_cache(engine_leveldb_t *el);
+
+#endif

@@ -1,0 +1,393 @@
+/* engine_t over stock LevelDB 1.23 through its C API only (doc/leveldb.md); the emulated
+ * table-build hook and the file layout of this folder are described in adapter.h.
+ *
+ * put, delete and get go to leveldb_put / leveldb_delete / leveldb_get. LevelDB opens with its
+ * default options (snappy, 4 MiB write buffer and 2 MiB tables unless bfh_options says
+ * otherwise) plus a bloom key filter policy of key_bits_per_key (default 10) bits.
+ *
+ * flush: the C API has no flush. leveldb_compact_range(db, "", "") with an empty key range
+ * does it: DBImpl::CompactRange (1.23) first forces the memtable out (TEST_CompactMemTable:
+ * a memtable switch and a wait until the immutable memtable is a table), then compacts only
+ * the levels overlapping the range: with the empty user key as both ends, none (unless the
+ * database holds the empty key, which bfh never writes). compact_range returns no status: an
+ * empty batch written after it returns LevelDB's background error (a memtable that could not
+ * be written). Then the sync has index_sync read the new table.
+ *
+ * Damage (doc/leveldb.md, "Damage"): LevelDB runs with paranoid_checks and verify_checksums;
+ * ldb_precheck checks CURRENT, the MANIFEST and the logs before leveldb_open; a Corruption
+ * status is BFH_E_CORRUPT naming the damaged file (errors.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfh.h"
+#include "lsm_hooks/leveldb/adapter.h"
+#include "lsm_hooks/leveldb/precheck.h"
+#include "lsm_hooks/leveldb/table.h"
+
+/* ---- engine_ops ------------------------------------------------------------------------ */
+
+static int e_close(engine_t *e) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  if (!el) return BFH_OK;
+  ldb_bg_stop(el);
+  if (el->sync && el->opened) {
+    /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
+       yet are read now (the next open would read them anyway). */
+    err_t e;
+    (void)ldb_sync(el, LDB_SYNC_FULL, NULL, &e);
+    index_sync_close_caches(el->sync);
+  }
+  if (el->db) leveldb_close(el->db);
+  if (el->dir_fd >= 0) close(el->dir_fd); /* releases the flock */
+  if (el->options) leveldb_options_destroy(el->options);
+  if (el->policy) leveldb_filterpolicy_destroy(el->policy);
+  if (el->ropt) leveldb_readoptions_destroy(el->ropt);
+  if (el->pin_ropt) leveldb_readoptions_destroy(el->pin_ropt);
+  if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
+  ldb_logs_release(el);
+  leveldb_free(el->last_list);
+  pthread_mutex_destroy(&el->sync_mu);
+  pthread_mutex_destroy(&el->diag_mu);
+  pthread_rwlock_destroy(&el->write_lock);
+  pthread_mutex_destroy(&el->bg_mu);
+  pthread_cond_destroy(&el->bg_cv);
+  free(el->path);
+  free(el->cache_dir);
+  free(el);
+  return BFH_OK;
+}
+
+static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
+  leveldb_put(el->db, el->wopt, key, key_len, val, val_len, &msg);
+  pthread_rwlock_unlock(&el->write_lock);
+  return msg ? ldb_error(el, msg, "put", err) : BFH_OK;
+}
+
+static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
+  leveldb_delete(el->db, el->wopt, key, key_len, &msg);
+  pthread_rwlock_unlock(&el->write_lock);
+  return msg ? ldb_error(el, msg, "delete", err) : BFH_OK;
+}
+
+static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
+                 err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char *msg = NULL;
+  size_t n = 0;
+  /* leveldb_get returns malloc'd memory (LevelDB's CopyString); bfh_free is free(). */
+  char *v = leveldb_get(el->db, el->ropt, key, key_len, &n, &msg);
+  if (msg) {
+    leveldb_free(v);
+    return ldb_error(el, msg, "get", err);
+  }
+  if (!v) return BFH_NOT_FOUND;
+  if (n == 0) { /* malloc(0) may be any pointer: give a real one */
+    leveldb_free(v);
+    v = malloc(1);
+    if (!v) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", el->path);
+  }
+  *val = v;
+  *val_len = n;
+  return BFH_OK;
+}
+
+static int e_flush(engine_t *e, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
+  leveldb_compact_range(el->db, "", 0, "", 0); /* see the top of this file */
+  /* compact_range returns no status: a memtable that could not be written (a full disk, a
+     damaged input) is LevelDB's background error, which its next write returns. An empty
+     batch is such a write (it appends a 12-byte record with no entries to the log). */
+  leveldb_writebatch_t *b = leveldb_writebatch_create();
+  leveldb_write(el->db, el->wopt, b, &msg);
+  leveldb_writebatch_destroy(b);
+  pthread_rwlock_unlock(&el->write_lock);
+  if (msg) return ldb_error(el, msg, "flush (memtable to table)", err);
+  return ldb_sync(el, LDB_SYNC_FULL, NULL, err);
+}
+
+static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_VIEW, view, err);
+}
+
+static void e_view_release(engine_t *e, engine_view_t *v) {
+  ldb_view_release((engine_leveldb_t *)e, v);
+}
+
+static size_t e_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->ntables;
+}
+
+typedef struct match {
+  const void *val;
+  size_t val_len;
+  engine_match_fn fn;
+  void *arg;
+  int stopped;
+} match_t;
+
+static int visit_match(void *arg, const ldb_entry_t *e) {
+  match_t *m = arg;
+  if (!engine_value_matches(e->type == LDB_TYPE_VALUE, e->val, e->val_len, m->val, m->val_len))
+    return 0;
+  if (m->fn(m->arg, e->key, e->key_len)) m->stopped = 1;
+  return m->stopped;
+}
+
+/* A number not in the view is not part of its state (a table made after the view was
+   taken): nothing is reported for it. */
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
+                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  size_t lo = 0, hi = v->ntables; /* v->tables is sorted by number */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v->tables[mid].number < number)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == v->ntables || v->tables[lo].number != number) return BFH_OK;
+  char path[4200];
+  ldb_table_path(el->path, number, path, sizeof path);
+  match_t m = {val, val_len, fn, arg, 0};
+  ldb_read_stats_t rs = {0};
+  int rc = ldb_table_scan(el->io, path, visit_match, &m, &rs, err);
+  if (st) {
+    st->entries += rs.entries;
+    st->bytes_read += rs.bytes_read;
+  }
+  if (rc == BFH_NOT_FOUND)
+    rc = err_set(err, BFH_E_IO, "table %s: listed in the live version but deleted under the search",
+                 path);
+  return rc;
+}
+
+static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  (void)err;
+  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
+static const engine_ops_t leveldb_ops = {
+    .name = "leveldb",
+    .close = e_close,
+    .put = e_put,
+    .del = e_del,
+    .get = e_get,
+    .flush = e_flush,
+    .view_acquire = e_view_acquire,
+    .view_release = e_view_release,
+    .view_tables = e_view_tables,
+    .scan_table = e_scan_table,
+    .scan_memtables = e_scan_memtables,
+};
+
+/* ---- Opening --------------------------------------------------------------------------- */
+
+/* What a directory must hold before LevelDB may open or create a database in it. */
+static int check_directory(const char *path, int create, err_t *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    if (errno != ENOENT) return err_errno(err, errno, "%s: stat", path);
+    if (!create)
+      return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
+    return BFH_OK;
+  }
+  if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  char cur[4200];
+  /* The own engine's marker (lsm/filename.h): its directory also has a CURRENT and a
+     MANIFEST, which LevelDB would take for damaged files of its own (and write a LOG). */
+  snprintf(cur, sizeof cur, "%s/IDENTITY", path);
+  if (access(cur, F_OK) == 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: a bfh own-engine (BFH_ENGINE_LSM) database (it has an IDENTITY file), not "
+                   "a LevelDB one",
+                   path);
+  snprintf(cur, sizeof cur, "%s/CURRENT", path);
+  if (access(cur, F_OK) == 0) return BFH_OK;
+  DIR *d = opendir(path);
+  if (!d) return err_errno(err, errno, "%s: list directory", path);
+  struct dirent *de;
+  const char *other = NULL;
+  while ((de = readdir(d)) && !other) {
+    const char *n = de->d_name;
+    /* bfh's own files, and what a LevelDB create that failed early leaves. */
+    if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) ||
+        !strcmp(n, "LOCK") || !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
+      continue;
+    other = n;
+  }
+  int rc = BFH_OK;
+  if (other)
+    rc = err_set(err, BFH_E_INVALID,
+                 "%s: not a LevelDB database (no CURRENT file, and it holds other files such "
+                 "as '%s')",
+                 path, other);
+  else if (!create)
+    rc = err_set(err, BFH_E_INVALID,
+                 "%s: not a LevelDB database (no CURRENT file; create_if_missing is off)", path);
+  closedir(d);
+  return rc;
+}
+
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+                        index_sync_t *sync, engine_t **out, err_t *err) {
+  int rc = check_directory(path, opt->create_if_missing, err);
+  if (rc != BFH_OK) return rc;
+  engine_leveldb_t *el = calloc(1, sizeof *el);
+  if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  el->io = io ? io : lsm_io_default();
+  el->base.ops = &leveldb_ops;
+  el->sync = sync;
+  el->dir_fd = -1;
+  pthread_mutex_init(&el->sync_mu, NULL);
+  pthread_mutex_init(&el->diag_mu, NULL);
+  pthread_rwlockattr_t ra;
+  pthread_rwlockattr_init(&ra);
+  /* A log read that waits for the writers must not wait behind a stream of new ones. */
+  pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&el->write_lock, &ra);
+  pthread_rwlockattr_destroy(&ra);
+  pthread_mutex_init(&el->bg_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&el->bg_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  el->path = strdup(path);
+  if (!el->path) {
+    e_close(&el->base);
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  }
+  /* Our own lock before LevelDB's: a failed leveldb_open of a database this process already
+     holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
+     (POSIX record locks belong to the process), so a second open in this process must never
+     reach leveldb_open. flock on the directory conflicts between any two opens. */
+  if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
+    e_close(&el->base);
+    return rc;
+  }
+  el->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (el->dir_fd < 0) {
+    rc = err_errno(err, errno, "%s: open directory", path);
+    e_close(&el->base);
+    return rc;
+  }
+  if (flock(el->dir_fd, LOCK_EX | LOCK_NB) != 0) {
+    rc = errno == EWOULDBLOCK
+             ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
+             : err_errno(err, errno, "%s: lock directory", path);
+    e_close(&el->base);
+    return rc;
+  }
+  el->options = leveldb_options_create();
+  leveldb_options_set_create_if_missing(el->options, opt->create_if_missing != 0);
+  if (opt->memtable_bytes) leveldb_options_set_write_buffer_size(el->options, opt->memtable_bytes);
+  if (opt->table_bytes) leveldb_options_set_max_file_size(el->options, opt->table_bytes);
+  leveldb_options_set_compression(el->options, leveldb_snappy_compression);
+  /* Damage is an error, never a silent loss: paranoid_checks makes a damaged log record fail
+     the open (instead of being skipped) and checks the blocks a table open and a compaction
+     read; verify_checksums checks every block a get or an iterator reads (without it a
+     damaged data block can answer a get wrongly, or trip an assertion inside LevelDB). */
+  leveldb_options_set_paranoid_checks(el->options, 1);
+  int bits = opt->key_bits_per_key > 0 ? (int)(opt->key_bits_per_key + 0.5) : 10;
+  el->policy = leveldb_filterpolicy_create_bloom(bits);
+  leveldb_options_set_filter_policy(el->options, el->policy);
+  el->ropt = leveldb_readoptions_create();
+  leveldb_readoptions_set_verify_checksums(el->ropt, 1);
+  el->pin_ropt = leveldb_readoptions_create();
+  leveldb_readoptions_set_verify_checksums(el->pin_ropt, 1);
+  leveldb_readoptions_set_fill_cache(el->pin_ropt, 0);
+  el->wopt = leveldb_writeoptions_create();
+  leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
+  /* What LevelDB's recovery would accept silently or report without a file name. */
+  rc = ldb_precheck_dir(el->io, path, err);
+  if (rc != BFH_OK) {
+    e_close(&el->base);
+    return rc;
+  }
+  char *msg = NULL;
+  el->db = leveldb_open(el->options, path, &msg);
+  if (msg) {
+    rc = ldb_error(el, msg, "open", err);
+    el->db = NULL;
+    e_close(&el->base);
+    return rc;
+  }
+  if (sync && (rc = ldb_index_source_init(el, err)) != BFH_OK) {
+    e_close(&el->base);
+    return rc;
+  }
+  rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
+  if (rc == BFH_OK && sync) ldb_clean_cache(el);
+  if (rc == BFH_OK) rc = ldb_bg_start(el, err);
+  if (rc != BFH_OK) {
+    e_close(&el->base);
+    return rc;
+  }
+  el->opened = 1;
+  *out = &el->base;
+  return BFH_OK;
+}
+
+void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  pthread_mutex_lock(&el->sync_mu);
+  *st = el->stats;
+  pthread_mutex_unlock(&el->sync_mu);
+  if (!el->sync) return;
+  index_sync_stats_t is;
+  index_sync_get_stats(el->sync, &is);
+  st->tables_indexed = is.tables_read;
+  st->tables_cached = is.tables_cached;
+  st->tables_unreadable = is.tables_unreadable;
+  st->tables_removed = is.tables_removed;
+  st->cache_write_failures = is.cache_write_failures;
+  st->index_ns = is.read_ns;
+  st->index_bytes = is.read_bytes;
+  snprintf(st->last_unreadable, sizeof st->last_unreadable, "%s", is.last_unreadable);
+}
+
+index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  return el->sync ? index_sync_leaf_source(el->sync, number) : INDEX_LEAF_NONE;
+}
+
+int engine_leveldb_sync(engine_t *e, err_t *err) {
+  return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_FULL, NULL, err);
+}
+
+int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                          err_t *err) {
+  (void)opt, (void)rep; /* LevelDB reports what it kept to its LOG file */
+  leveldb_options_t *o = leveldb_options_create();
+  if (!o) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
+  char *lerr = NULL;
+  leveldb_repair_db(o, path, &lerr);
+  leveldb_options_destroy(o);
+  if (!lerr) return BFH_OK;
+  int rc = err_set(err, BFH_E_IO, "%s: LevelDB repair: %s", path, lerr);
+  leveldb_free(lerr);
+  return rc;
+}

@@ -1,0 +1,54 @@
+/* The LevelDB engine (lsm_hooks/leveldb/): its engine_kind_t entry points, and extras beyond
+ * engine.h for tests and benchmarks.
+ * REQUIRES for every function taking e: e was opened by engine_leveldb_open.
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_ENGINE_H
+#define BFH_LSM_HOOKS_LEVELDB_ENGINE_H
+
+#include <stdint.h>
+
+#include "lsm_hooks/engine.h"
+
+struct lsm_io;
+
+/* With leaves in memory, a table's sidecar cache file is written once the table has been
+   listed for this long (or at close): no cache file is written for a younger table. */
+#define ENGINE_LEVELDB_CACHE_DELAY_NS 2000000000ull
+
+/* The index_sync figures (index_sync_stats_t) are repeated here for the engine's tables. */
+typedef struct engine_leveldb_stats {
+  uint64_t syncs;                /* runs of the emulated hook (views + background) */
+  uint64_t tables_indexed;       /* leaves built by reading a table file */
+  uint64_t tables_cached;        /* leaves loaded from the sidecar cache */
+  uint64_t tables_unreadable;    /* tables that could not be read: no leaf, always scanned */
+  uint64_t tables_removed;       /* leaves dropped after their table left the live list */
+  uint64_t cache_write_failures; /* leaves on disk: a cache file (the leaf) not written; the
+                                    table stays without a leaf (scanned) until a sync writes it */
+  uint64_t index_ns;             /* time spent reading tables and building their filters */
+  uint64_t index_bytes;          /* table bytes read to build filters */
+  uint64_t log_bytes;            /* log bytes read */
+  uint64_t log_rereads;          /* log reads repeated with the writers held off (a damaged-looking
+                                    record: an append in flight, or damage) */
+  char last_unreadable[256];     /* message of the last table that could not be read */
+} engine_leveldb_stats_t;
+
+/* The engine_kind_t entry points (engine.h). open: bfh's own file accesses of the engine go
+   through io: the bfh-filters/ mkdir, the filter cache files and the table reads of the
+   indexer and of scans. LevelDB's own files (log, tables, MANIFEST, CURRENT) go through
+   LevelDB's Env, which this cannot reach. repair: LevelDB's own RepairDB; the filter cache
+   needs nothing (its files are checked against each live table at open and rebuilt when
+   stale). */
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+                        index_sync_t *sync, engine_t **e, err_t *err);
+int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                          err_t *err);
+
+void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st);
+/* The source of the leaf of table `number` (INDEX_LEAF_NONE if it is not live, or has no
+   leaf yet, or value filters are off). */
+index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number);
+/* Runs the emulated table-build hook now and indexes every live table (what the background
+   thread does every 100 ms for the tables listed for a second). */
+int engine_leveldb_sync(engine_t *e, err_t *err);
+
+#endif

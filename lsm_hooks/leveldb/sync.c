@@ -1,0 +1,249 @@
+/* The emulated table-build hook of the LevelDB engine (adapter.h, steps 1-3), its views, the
+ * background thread, and the table reader index_sync calls for new tables.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bfh.h"
+#include "lsm_hooks/leaf_cache.h"
+#include "lsm_hooks/leveldb/adapter.h"
+#include "lsm_hooks/leveldb/filter.h"
+#include "lsm_hooks/leveldb/sstables.h"
+
+#define PIN_ATTEMPTS 64
+
+/* ---- Reading a table's filter (index_source_t) ------------------------------------------ */
+
+static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                     value_filter_t **filter, char **path, uint64_t *offset, uint64_t *bytes_read,
+                     err_t *err) {
+  engine_leveldb_t *el = ctx;
+  char tpath[4200];
+  ldb_table_path(el->path, number, tpath, sizeof tpath);
+  ldb_read_stats_t st = {0};
+  int rc = ldb_filter_build(el->io, tpath, p->m, p->k, p->seed, filter, &st, err);
+  *bytes_read = st.bytes_read;
+  *path = NULL; /* the leaf lives in its cache file (index_sync writes it) */
+  *offset = 0;
+  return rc;
+}
+
+int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
+  size_t n = strlen(el->path) + sizeof("/" LEAF_CACHE_DIR);
+  el->cache_dir = malloc(n);
+  if (!el->cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
+  snprintf(el->cache_dir, n, "%s/%s", el->path, LEAF_CACHE_DIR);
+  int rc = lsm_io_mkdir(el->io, el->cache_dir, err);
+  if (rc != BFH_OK) return rc;
+  index_source_t src = {.read_leaf = read_leaf,
+                        .ctx = el,
+                        .cache_dir = el->cache_dir,
+                        .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
+                        .io = el->io};
+  return index_sync_set_source(el->sync, &src, err);
+}
+
+void ldb_clean_cache(engine_leveldb_t *el) {
+  DIR *d = opendir(el->cache_dir);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    uint64_t num;
+    int keep = 0;
+    if (ldb_parse_name(de->d_name, "vf", &num)) {
+      index_leaf_source_t s = index_sync_leaf_source(el->sync, num);
+      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
+    }
+    if (keep || de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", el->cache_dir, de->d_name);
+    (void)lsm_io_unlink(el->io, p, NULL);
+  }
+  closedir(d);
+}
+
+/* ---- Views ------------------------------------------------------------------------------ */
+
+/* Step 2: the live list with the version holding it pinned. On BFH_OK *list is malloc'd
+   (leveldb_free) and *pin an iterator (leveldb_iter_destroy). */
+static int pin_list(engine_leveldb_t *el, char **list, leveldb_iterator_t **pin, err_t *err) {
+  char *a = leveldb_property_value(el->db, "leveldb.sstables");
+  for (int attempt = 0; a; attempt++) {
+    leveldb_iterator_t *it = leveldb_create_iterator(el->db, el->pin_ropt);
+    char *b = leveldb_property_value(el->db, "leveldb.sstables");
+    if (!b) {
+      leveldb_iter_destroy(it);
+      break;
+    }
+    int same = strcmp(a, b) == 0;
+    leveldb_free(a);
+    a = b;
+    if (same || attempt == PIN_ATTEMPTS) {
+      /* After PIN_ATTEMPTS changing lists the last one is used unpinned: a file that
+         vanishes then is reported by scan_table, never skipped. */
+      *list = a;
+      *pin = it;
+      return BFH_OK;
+    }
+    leveldb_iter_destroy(it);
+  }
+  leveldb_free(a);
+  return err_set(err, BFH_E_IO, "%s: leveldb.sstables is not available", el->path);
+}
+
+static int cmp_table(const void *a, const void *b) {
+  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
+  return x < y ? -1 : x > y;
+}
+
+static void view_free(engine_view_t *v) {
+  if (!v) return;
+  if (v->pin) leveldb_iter_destroy(v->pin);
+  for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
+  free(v->segs);
+  free(v->tables);
+  free(v);
+}
+
+/* A view of tables t[0, n) and of the logs' segments read so far. REQUIRES sync_mu. */
+static engine_view_t *make_view(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n) {
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  size_t ns = 0;
+  for (size_t i = 0; i < el->nlogs; i++) ns += el->logs[i].nsegs;
+  v->tables = malloc((n ? n : 1) * sizeof *v->tables);
+  v->segs = malloc((ns ? ns : 1) * sizeof *v->segs);
+  if (!v->tables || !v->segs) {
+    view_free(v);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++)
+    v->tables[i] = (engine_table_t){.number = t[i].number, .size = t[i].size, .level = t[i].level};
+  qsort(v->tables, n, sizeof *v->tables, cmp_table);
+  v->ntables = n;
+  for (size_t i = 0; i < el->nlogs; i++)
+    for (size_t j = 0; j < el->logs[i].nsegs; j++) {
+      log_seg_t *s = el->logs[i].segs[j];
+      atomic_fetch_add(&s->refs, 1);
+      v->segs[v->nsegs++] = s;
+    }
+  return v;
+}
+
+void ldb_view_release(engine_leveldb_t *el, engine_view_t *v) {
+  if (!v) return;
+  if (el->sync && v->epoch) index_sync_view_unpin(el->sync, v->epoch);
+  view_free(v);
+}
+
+/* ---- The sync --------------------------------------------------------------------------- */
+
+/* Reports the list to index_sync (and pins a view's epoch). REQUIRES sync_mu. */
+static int report_list(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n,
+                       uint64_t *view_epoch, err_t *err) {
+  if (!el->sync) return BFH_OK;
+  index_table_t *live = malloc((n ? n : 1) * sizeof *live);
+  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
+  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size};
+  int rc = index_sync_tables_listed(el->sync, live, n, view_epoch, err);
+  free(live);
+  return rc;
+}
+
+static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
+  el->stats.syncs++;
+  int rc = BFH_OK;
+  if (mode == LDB_SYNC_VIEW) { /* only a view needs the logs' entries */
+    rc = ldb_logs_refresh(el, 1, err);
+    if (rc != BFH_OK) return rc;
+  } else if (el->nlogs > 0) {
+    rc = ldb_logs_refresh(el, 0, err); /* frees the segments of deleted logs */
+    if (rc != BFH_OK) return rc;
+  }
+  if (mode == LDB_SYNC_BG && el->last_list) {
+    /* Background: nothing to report while the list is unchanged. */
+    char *cur = leveldb_property_value(el->db, "leveldb.sstables");
+    int same = cur && strcmp(cur, el->last_list) == 0;
+    leveldb_free(cur);
+    if (same) return BFH_OK;
+  }
+  char *list = NULL;
+  leveldb_iterator_t *pin = NULL;
+  ldb_sstable_t *t = NULL;
+  size_t n = 0;
+  rc = pin_list(el, &list, &pin, err);
+  if (rc != BFH_OK) return rc;
+  rc = ldb_sstables_parse(list, &t, &n, err);
+  engine_view_t *v = NULL;
+  if (rc == BFH_OK && view && !(v = make_view(el, t, n)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
+  if (rc == BFH_OK) rc = report_list(el, t, n, v ? &v->epoch : NULL, err);
+  if (rc == BFH_OK) {
+    leveldb_free(el->last_list);
+    el->last_list = list;
+    list = NULL;
+    if (v) {
+      v->pin = pin; /* the view keeps the version pinned */
+      pin = NULL;
+      *view = v;
+      v = NULL;
+    }
+  }
+  view_free(v);
+  if (pin) leveldb_iter_destroy(pin);
+  leveldb_free(list);
+  free(t);
+  return rc;
+}
+
+int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
+  pthread_mutex_lock(&el->sync_mu);
+  int rc = sync_locked(el, mode, view, err);
+  pthread_mutex_unlock(&el->sync_mu);
+  if (rc != BFH_OK || !el->sync || mode == LDB_SYNC_VIEW) return rc;
+  return index_sync_run(el->sync, mode == LDB_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
+                        LDB_BG_MIN_AGE_NS, err);
+}
+
+/* ---- The background thread -------------------------------------------------------------- */
+
+static void *bg_main(void *arg) {
+  engine_leveldb_t *el = arg;
+  pthread_mutex_lock(&el->bg_mu);
+  while (!el->bg_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + LDB_BG_PERIOD_NS;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_cond_timedwait(&el->bg_cv, &el->bg_mu, &ts);
+    if (el->bg_stop) break;
+    pthread_mutex_unlock(&el->bg_mu);
+    err_t err;
+    ldb_sync(el, LDB_SYNC_BG, NULL, &err); /* a failure is seen (and reported) by a search */
+    pthread_mutex_lock(&el->bg_mu);
+  }
+  pthread_mutex_unlock(&el->bg_mu);
+  return NULL;
+}
+
+int ldb_bg_start(engine_leveldb_t *el, err_t *err) {
+  if (!el->sync) return BFH_OK; /* nothing to index: logs are read by views */
+  if (pthread_create(&el->bg, NULL, bg_main, el) != 0)
+    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", el->path);
+  el->bg_started = 1;
+  return BFH_OK;
+}
+
+void ldb_bg_stop(engine_leveldb_t *el) {
+  if (!el->bg_started) return;
+  pthread_mutex_lock(&el->bg_mu);
+  el->bg_stop = 1;
+  pthread_cond_signal(&el->bg_cv);
+  pthread_mutex_unlock(&el->bg_mu);
+  pthread_join(el->bg, NULL);
+  el->bg_started = 0;
+}
