@@ -467,6 +467,15 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st) {
     st->sliced_bytes = vs.sliced_bytes;
     st->hierarchy_height = vs.height;
     st->mean_leaf_fill = vs.mean_fill;
+    st->leaf_memory_bytes = vs.leaf_bytes;
+    /* What the index was built with: m, k and seed are the stored ones (open checked them). */
+    const value_index_params_t *p = value_index_params(db->index);
+    st->value_filters = 1;
+    st->value_filter_bits = p->m;
+    st->value_filter_hashes = p->k;
+    st->order = p->order;
+    st->placement = (int)p->placement;
+    st->hash_seed = p->seed;
   }
   return BFH_OK;
 }
