@@ -60,7 +60,7 @@
 
 #include "bfh.h"
 #include "lsm/io.h"
-#include "lsm_hooks/api_internal.h"
+#include "lsm_hooks/testbed.h"
 #include "lsm_hooks/engine_leveldb.h"
 #include "lsm_hooks/ldb_filter.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
