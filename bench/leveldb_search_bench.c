@@ -25,9 +25,10 @@
 
 #include "bfh.h"
 #include "filters/hash.h"
-#include "lsm_hooks/api_internal.h"
-#include "lsm_hooks/leveldb/engine.h"
-#include "lsm_hooks/leveldb/filter.h"
+/* Not public (lsm_hooks/testbed.h): how many leaves an open built by reading tables and how
+   many it loaded from the filter cache (bfh_stats counts only their sum), and the build of
+   one table's filter (ldb_filter_build). */
+#include "lsm_hooks/testbed.h"
 #include "util/random.h"
 
 static uint64_t now_ns(void) {

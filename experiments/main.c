@@ -8,8 +8,9 @@
 
 #include "bfh.h"
 #include "experiments/exp.h"
-#include "lsm/io.h"
-#include "lsm_hooks/db_params.h"
+/* Only for open_db: the stored m, k and seed before the open (bfh_open refuses others, and
+   nothing public reads them without a handle). */
+#include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
 
 static const char USAGE[] =
@@ -242,12 +243,12 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
 
 /* Opens DIR; an existing database keeps its stored m and k unless given on the command line. */
 static int open_db(cli_t *c, const char *dir, bfh_db **db) {
-  db_params_t stored;
-  err_t err;
-  if (db_params_read(lsm_io_default(), dir, &stored, &err) == BFH_OK) {
-    if (!c->bits_given) c->opt.value_filter_bits = stored.m;
-    if (!c->hashes_given) c->opt.value_filter_hashes = stored.k;
-    c->opt.hash_seed = stored.seed;
+  uint64_t m, seed;
+  uint32_t k;
+  if (bfh_internal_stored_params(dir, &m, &k, &seed) == BFH_OK) {
+    if (!c->bits_given) c->opt.value_filter_bits = m;
+    if (!c->hashes_given) c->opt.value_filter_hashes = k;
+    c->opt.hash_seed = seed;
   }
   int rc = bfh_open(dir, &c->opt, db);
   if (rc != BFH_OK)
@@ -397,9 +398,13 @@ static int cmd_stats(cli_t *c) {
   bfh_db_stats st;
   if (!exp_db_stats(db, &st)) return fail(db, "stats", BFH_E_UNSUPPORTED);
   int rc;
+  /* What the handle uses; with value filters off it has none, and the options (with the m
+     and k open_db read from BFH-PARAMS) are shown. */
+  uint64_t m = st.value_filters ? st.value_filter_bits : c->opt.value_filter_bits;
+  uint32_t k = st.value_filters ? st.value_filter_hashes : c->opt.value_filter_hashes;
+  uint32_t d = st.value_filters ? st.order : c->opt.order;
   printf("engine            %s\n", exp_engine_name(c->opt.engine));
-  printf("m, k, d           %llu, %u, %u\n", (unsigned long long)c->opt.value_filter_bits,
-         c->opt.value_filter_hashes, c->opt.order);
+  printf("m, k, d           %llu, %u, %u\n", (unsigned long long)m, k, d);
   printf("tables            %llu\n", (unsigned long long)st.tables);
   printf("table bytes       %llu\n", (unsigned long long)st.table_bytes);
   printf("leaf filters      %llu\n", (unsigned long long)st.leaf_filters);

@@ -147,6 +147,21 @@ typedef struct bfh_db_stats {
   uint64_t sliced_bytes;      /* bit-sliced index */
   uint32_t hierarchy_height;  /* internal levels */
   double mean_leaf_fill;      /* mean fraction of set bits in the leaf filters */
+  /* Additions: the value filters of the handle. m, k and the seed are the database's own,
+     stored at its creation (BFH-PARAMS; an open asking for others fails with BFH_E_INVALID);
+     d and the placement are this open's (not stored). With value filters off the handle
+     reads no stored parameters and keeps no index: value_filters is 0 and so is every other
+     field of this group. */
+  int value_filters;            /* 1: value filters on; 0: engine only (bfh_options) */
+  uint64_t value_filter_bits;   /* m, bits in every value filter */
+  uint32_t value_filter_hashes; /* k, hash functions */
+  uint32_t order;               /* d, the hierarchy's order */
+  int placement;                /* a bfh_placement */
+  uint64_t hash_seed;           /* seed of the value hash */
+  uint64_t leaf_memory_bytes;   /* memory the leaf filters hold: m/8 bytes per leaf with
+                                   leaves in memory; with leaves on disk only the leaves not
+                                   located on disk yet, plus 4 bytes of checksum per 512 bytes
+                                   of every leaf */
 } bfh_db_stats;
 int bfh_stats(bfh_db *db, bfh_db_stats *st);
 

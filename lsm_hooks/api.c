@@ -419,13 +419,22 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st) {
     st->sliced_bytes = vs.sliced_bytes;
     st->hierarchy_height = vs.height;
     st->mean_leaf_fill = vs.mean_fill;
+    st->leaf_memory_bytes = vs.leaf_bytes;
+    /* What the index was built with: m, k and seed are the stored ones (open checked them). */
+    const value_index_params_t *p = value_index_params(db->index);
+    st->value_filters = 1;
+    st->value_filter_bits = p->m;
+    st->value_filter_hashes = p->k;
+    st->order = p->order;
+    st->placement = (int)p->placement;
+    st->hash_seed = p->seed;
   }
   return BFH_OK;
 }
 
-/* ---- Internal access for tests and benchmarks (lsm_hooks/api_internal.h) ----------------- */
+/* ---- The testbed's access, for tests, benchmarks and the CLI (lsm_hooks/testbed.h) ------- */
 
-#include "lsm_hooks/api_internal.h"
+#include "lsm_hooks/testbed.h"
 
 engine_t *bfh_internal_engine(bfh_db *db) {
   return db->engine;
@@ -436,4 +445,18 @@ value_index_t *bfh_internal_index(bfh_db *db) {
 
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db) {
   return open_with_io(path, opt, io, db);
+}
+
+int bfh_internal_stored_params(const char *path, uint64_t *m, uint32_t *k, uint64_t *seed) {
+  if (!path || !path[0] || !m || !k || !seed)
+    return invalid(NULL, "bfh_internal_stored_params: path, m, k or seed is NULL or empty");
+  db_params_t p;
+  err_t err;
+  err_clear(&err);
+  int rc = db_params_read(lsm_io_default(), path, &p, &err);
+  if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? rc : fail(NULL, rc, &err);
+  *m = p.m;
+  *k = p.k;
+  *seed = p.seed;
+  return BFH_OK;
 }

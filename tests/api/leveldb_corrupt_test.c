@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/leveldb/log.h"
+/* Not public (lsm_hooks/testbed.h): the log reader, to find the records to damage. */
+#include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
 
 #define NKEYS 2000

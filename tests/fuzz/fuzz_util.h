@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bfh.h"
+#include "bfh.h" /* the status codes the targets check (BFH_OK, BFH_E_*) */
 #include "lsm/block.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

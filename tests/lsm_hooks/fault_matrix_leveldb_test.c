@@ -60,9 +60,7 @@
 
 #include "bfh.h"
 #include "lsm/io.h"
-#include "lsm_hooks/api_internal.h"
-#include "lsm_hooks/leveldb/engine.h"
-#include "lsm_hooks/leaf_cache.h"
+#include "lsm_hooks/testbed.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"

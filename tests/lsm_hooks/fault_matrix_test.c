@@ -43,7 +43,7 @@
 #include "bfh.h"
 #include "lsm/db.h"
 #include "lsm/io.h"
-#include "lsm_hooks/api_internal.h"
+#include "lsm_hooks/testbed.h"
 #include "lsm_hooks/engine_lsm.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"

@@ -16,7 +16,7 @@
 
 #include "bfh.h"
 #include "lsm/io.h"
-#include "lsm_hooks/api_internal.h"
+#include "lsm_hooks/testbed.h"
 #include "util/err.h"
 #include "util/random.h"
 #include "tests/test_util.h"

@@ -1,4 +1,4 @@
-/* Tests of the LevelDB file readers (lsm_hooks/ldb_table, ldb_log, ldb_sstables) against
+/* Tests of the LevelDB file readers (lsm_hooks/leveldb/table, log, sstables) against
  * databases written by stock LevelDB 1.23 through its C API with default options (snappy
  * blocks, 4 MiB write buffer, 2 MiB tables). */
 #include <stdarg.h>

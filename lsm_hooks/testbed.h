@@ -1,0 +1,70 @@
+/* testbed.h: the one door into the library's internals for the programs of this repository
+ * that measure or check more than include/bfh.h shows. NOT PART OF THE PUBLIC API: it is
+ * not installed, promises no compatibility, and changes whenever lsm_hooks/ does.
+ *
+ * Who may include it: bench/, experiments/ (the bfh CLI) and tests/ (tests/api/ and the
+ * helpers they share). Nothing in the library itself: lsm_hooks/ and the modules below it
+ * include the headers they need directly. Outside lsm_hooks/, no file includes an
+ * lsm_hooks/ header other than this one. Use include/bfh.h wherever it does the job
+ * (bfh_search with BFH_SEARCH_SCAN as a search oracle, bfh_stats for the index's sizes and
+ * the database's m, k and seed) and say, at the #include, what only this header gives.
+ *
+ * What it offers:
+ *   - the engine and the value index behind a handle (bfh_internal_engine,
+ *     bfh_internal_index), and with them the interfaces to use them: engine.h (views, the
+ *     live tables, one table's scan), engine_lsm.h (the own engine: wait for compactions, the
+ *     cost of the index rebuild at open), leveldb/engine.h (the LevelDB engine: indexing and
+ *     filter-cache counters, where each leaf came from, a sync of the emulated hook),
+ *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
+ *     value_index.h and search.h (a search over a chosen list of tables);
+ *   - bfh_open with bfh's file accesses going through an injected I/O layer
+ *     (bfh_internal_open_io), for fault injection;
+ *   - the stored value-filter parameters of a database without opening it
+ *     (bfh_internal_stored_params), for the CLI, which opens an existing database with them;
+ *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;
+ *     leveldb/log.h: the write-ahead log; leveldb/sstables.h: the live table list) for benches and tests that build,
+ *     read or damage those files themselves.
+ *
+ * The modules below lsm_hooks/ (util/, filters/, hierarchy/, lsm/, workloads/) are units
+ * with their own headers, not behind this door: the unit benchmarks and the synthetic-leaf
+ * experiments (Fig. 7 and Table II build hierarchies over leaves they make, with no database)
+ * include hierarchy/hierarchy.h and the like directly.
+ *
+ * Every pointer these functions return is borrowed from the handle: valid until bfh_close.
+ */
+#ifndef BFH_LSM_HOOKS_TESTBED_H
+#define BFH_LSM_HOOKS_TESTBED_H
+
+#include <stdint.h>
+
+#include "bfh.h"
+#include "lsm/io.h"
+#include "lsm_hooks/engine.h"
+#include "lsm_hooks/engine_lsm.h"
+#include "lsm_hooks/index_sync.h"
+#include "lsm_hooks/leaf_cache.h"
+#include "lsm_hooks/leveldb/engine.h"
+#include "lsm_hooks/leveldb/filter.h"
+#include "lsm_hooks/leveldb/log.h"
+#include "lsm_hooks/leveldb/sstables.h"
+#include "lsm_hooks/search.h"
+#include "lsm_hooks/value_index.h"
+
+engine_t *bfh_internal_engine(bfh_db *db);     /* borrowed */
+value_index_t *bfh_internal_index(bfh_db *db); /* borrowed; NULL with value filters off */
+
+/* bfh_open with bfh's file accesses going through io (lsm/io.h; borrowed, it must outlive
+   the handle; NULL: the real I/O layer): fault-injection tests. Both engines: BFH-PARAMS,
+   and with the own engine every file of the engine; with the LevelDB engine the filter
+   cache (bfh-filters/ and its .vf files) and the table reads of the indexer and of scans
+   (LevelDB's own files go through LevelDB's Env, which bfh cannot hook). */
+int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db);
+
+/* Reads path/BFH-PARAMS, the value-filter parameters the database was created with, without
+   opening it: BFH_OK and *m, *k, *seed; BFH_NOT_FOUND if the file does not exist (a new
+   database, or one never opened with value filters); BFH_E_IO, BFH_E_CORRUPT or
+   BFH_E_UNSUPPORTED with a message in bfh_last_error(NULL). bfh_open refuses other m, k or
+   seed than the stored ones, and bfh_stats reports them only from an open handle. */
+int bfh_internal_stored_params(const char *path, uint64_t *m, uint32_t *k, uint64_t *seed);
+
+#endif

@@ -1,0 +1,202 @@
+/* bfh_stats reports the value filters a handle uses, on both engines (one body per test,
+ * driven by the engine): m, k and the seed are the database's, stored at its creation, and
+ * stay so at every reopen (an open asking for others fails, one with value filters off leaves
+ * them alone); d and the placement are each open's own. It also checks the sizes that follow
+ * from them: every leaf is m/8 bytes in memory, and leaves on disk hold less than that.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+#include "tests/test_util.h"
+
+#define NKEYS 3000
+#define DEFAULT_SEED 0x62666801ull /* bfh_options_init's hash_seed */
+
+/* The parameters the database is created with: none of them a default. */
+#define STORED_M 4096u
+#define STORED_K 5u
+#define STORED_SEED 0x1234567890abcdefull
+#define CREATE_ORDER 3u
+#define CREATE_PLACEMENT BFH_PLACEMENT_POSITIONAL
+
+typedef struct fixture {
+  bfh_engine engine;
+  char dir[512];
+  char path[600];
+  bfh_db *db; /* open handle, closed by the teardown if a test failed with it open */
+} fixture_t;
+
+static bfh_engine g_engines[] = {BFH_ENGINE_LSM, BFH_ENGINE_LEVELDB};
+
+static int setup(void **state) {
+  bfh_engine engine = *(bfh_engine *)*state;
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f) return -1;
+  f->engine = engine;
+  if (test_tmpdir_create(f->dir, sizeof f->dir, "api_stats_test") != 0) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->path, sizeof f->path, "%s/db", f->dir);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  int rc = 0;
+  if (f->db && bfh_close(f->db) != BFH_OK) rc = -1;
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f);
+  return rc;
+}
+
+static void small_options(const fixture_t *f, bfh_options *o) {
+  bfh_options_init(o);
+  o->engine = f->engine;
+  o->memtable_bytes = 64 << 10;
+  o->table_bytes = 16 << 10;
+}
+
+static void open_ok(fixture_t *f, const bfh_options *o) {
+  assert_null(f->db);
+  int rc = bfh_open(f->path, o, &f->db);
+  if (rc != BFH_OK) fail_msg("bfh_open: %s: %s", bfh_strerror(rc), bfh_last_error(NULL));
+}
+
+static void close_ok(fixture_t *f) {
+  bfh_db *db = f->db;
+  f->db = NULL;
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void fill(fixture_t *f) {
+  for (int i = 0; i < NKEYS; i++) {
+    char k[16], v[16];
+    int kl = snprintf(k, sizeof k, "key%05d", i), vl = snprintf(v, sizeof v, "val%03d", i % 100);
+    assert_int_equal(bfh_put(f->db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(f->db), BFH_OK);
+}
+
+static bfh_db_stats stats(fixture_t *f) {
+  bfh_db_stats st;
+  int rc = bfh_stats(f->db, &st);
+  if (rc != BFH_OK) fail_msg("bfh_stats: %s: %s", bfh_strerror(rc), bfh_last_error(f->db));
+  return st;
+}
+
+static void expect_params(const bfh_db_stats *st, uint64_t m, uint32_t k, uint32_t d, int placement,
+                          uint64_t seed) {
+  assert_int_equal(st->value_filters, 1);
+  assert_int_equal(st->value_filter_bits, m);
+  assert_int_equal(st->value_filter_hashes, k);
+  assert_int_equal(st->order, d);
+  assert_int_equal(st->placement, placement);
+  assert_int_equal(st->hash_seed, seed);
+}
+
+/* A database created with the defaults reports bfh_options_init's values. */
+static void test_api_stats_defaults(void **state) {
+  fixture_t *f = *state;
+  bfh_options o;
+  small_options(f, &o);
+  open_ok(f, &o);
+  fill(f);
+  bfh_db_stats st = stats(f);
+  expect_params(&st, 2000000, 3, 5, BFH_PLACEMENT_SIMILARITY, DEFAULT_SEED);
+  assert_true(st.leaf_filters >= 1);
+  /* Leaves in memory: each holds its m bits. */
+  assert_int_equal(st.leaf_memory_bytes, st.leaf_filters * (2000000 / 8));
+  close_ok(f);
+}
+
+/* m, k and the seed stay the database's at every reopen; d and the placement are the open's. */
+static void test_api_stats_stored_params_win(void **state) {
+  fixture_t *f = *state;
+  bfh_options o;
+  small_options(f, &o);
+  o.value_filter_bits = STORED_M;
+  o.value_filter_hashes = STORED_K;
+  o.hash_seed = STORED_SEED;
+  o.order = CREATE_ORDER;
+  o.placement = CREATE_PLACEMENT;
+  open_ok(f, &o);
+  fill(f);
+  bfh_db_stats created = stats(f);
+  expect_params(&created, STORED_M, STORED_K, CREATE_ORDER, CREATE_PLACEMENT, STORED_SEED);
+  assert_true(created.tables >= 1);
+  assert_int_equal(created.leaf_filters, created.tables);
+  assert_int_equal(created.leaf_memory_bytes, created.leaf_filters * (STORED_M / 8));
+  close_ok(f);
+
+  /* The defaults ask for other m, k and seed: the open fails, naming the stored values. */
+  bfh_options other;
+  small_options(f, &other);
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(f->path, &other, &db), BFH_E_INVALID);
+  assert_null(db);
+  assert_non_null(strstr(bfh_last_error(NULL), "m=4096"));
+  other.value_filter_bits = STORED_M; /* k and the seed still differ */
+  assert_int_equal(bfh_open(f->path, &other, &db), BFH_E_INVALID);
+  assert_null(db);
+
+  /* The stored m, k and seed with another order, placement and leaves on disk. */
+  o.order = 7;
+  o.placement = BFH_PLACEMENT_PAPER;
+  o.leaves_on_disk = BFH_LEAVES_ON_DISK;
+  open_ok(f, &o);
+  bfh_db_stats st = stats(f);
+  expect_params(&st, STORED_M, STORED_K, 7, BFH_PLACEMENT_PAPER, STORED_SEED);
+  assert_int_equal(st.tables, created.tables);
+  assert_int_equal(st.leaf_filters, created.leaf_filters);
+  assert_int_equal(st.leaf_filter_bytes, created.leaf_filter_bytes);
+  assert_true(st.leaf_memory_bytes < st.leaf_filters * (STORED_M / 8));
+  close_ok(f);
+
+  /* Value filters off: the handle has none and reports none; the tables are still there. */
+  other.value_filters = 0;
+  open_ok(f, &other);
+  st = stats(f);
+  assert_int_equal(st.value_filters, 0);
+  assert_int_equal(st.value_filter_bits, 0);
+  assert_int_equal(st.value_filter_hashes, 0);
+  assert_int_equal(st.order, 0);
+  assert_int_equal(st.hash_seed, 0);
+  assert_int_equal(st.leaf_filters, 0);
+  assert_int_equal(st.leaf_memory_bytes, 0);
+  assert_int_equal(st.tables, created.tables);
+  close_ok(f);
+
+  /* ... and left BFH-PARAMS alone: the stored values still hold. */
+  o.order = CREATE_ORDER;
+  o.placement = CREATE_PLACEMENT;
+  o.leaves_on_disk = BFH_LEAVES_IN_MEMORY;
+  open_ok(f, &o);
+  st = stats(f);
+  expect_params(&st, STORED_M, STORED_K, CREATE_ORDER, CREATE_PLACEMENT, STORED_SEED);
+  assert_int_equal(st.leaf_filters, created.leaf_filters);
+  close_ok(f);
+}
+
+/* One body per test, run once per engine under its own name (..._lsm, ..._leveldb). */
+#define ON_BOTH_ENGINES(test)                              \
+  {#test "_lsm", test, setup, teardown, &g_engines[0]}, {  \
+#test "_leveldb", test, setup, teardown, &g_engines[1] \
+  }
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      ON_BOTH_ENGINES(test_api_stats_defaults),
+      ON_BOTH_ENGINES(test_api_stats_stored_params_win),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
