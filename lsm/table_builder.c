@@ -51,9 +51,9 @@ struct table_builder {
   uint64_t entries;
   void *hook_state;
   uint64_t *hook_offsets; /* where each hook meta block's contents start */
-  int ended;    /* hook end() called */
-  int finished; /* finish succeeded */
-  int dead;     /* an error happened */
+  int ended;              /* hook end() called */
+  int finished;           /* finish succeeded */
+  int dead;               /* an error happened */
 };
 
 void table_builder_options_init(table_builder_options_t *o) {

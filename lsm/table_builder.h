@@ -5,8 +5,8 @@
  * Table hook calls (lsm/table_hook.h): begin(ctx, file_number) in table_builder_create,
  * add() for every entry in table_builder_add, finish() in table_builder_finish (its blocks
  * are stored in the file), end(state, offsets) after the file is complete, synced and closed,
- * or end(state, NULL) when the build fails or is abandoned. table_added and table_removed are the db's
- * business.
+ * or end(state, NULL) when the build fails or is abandoned. table_added and table_removed are the
+ * db's business.
  */
 #ifndef BFH_LSM_TABLE_BUILDER_H
 #define BFH_LSM_TABLE_BUILDER_H

@@ -162,9 +162,12 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
   *bytes_read = size;
   if (rc == BFH_OK) rc = value_filter_deserialize(data, size, filter, err);
   free(data);
-  if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? err_set(err, BFH_E_CORRUPT, "table %llu: no "
-                                                         "value filter", (unsigned long long)number)
-                                               : rc;
+  if (rc != BFH_OK)
+    return rc == BFH_NOT_FOUND ? err_set(err, BFH_E_CORRUPT,
+                                         "table %llu: no "
+                                         "value filter",
+                                         (unsigned long long)number)
+                               : rc;
   char tpath[4096];
   lsm_table_path(el->db, number, tpath, sizeof tpath);
   if (!(*path = strdup(tpath))) {
@@ -201,8 +204,8 @@ static int index_live_tables(engine_lsm_t *el, err_t *err) {
   return rc;
 }
 
-int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io,
-                    index_sync_t *sync, engine_t **e, err_t *err) {
+int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, err_t *err) {
   engine_lsm_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   el->base.ops = &lsm_ops;

@@ -25,9 +25,8 @@ lsm_db_t *engine_lsm_db(engine_t *e); /* borrowed */
 /* The engine_kind_t entry points (engine.h). open: every file access of the engine goes
    through io. repair: lsm_repair with a value hook, so that every table it writes has its
    filter; BFH-PARAMS that is missing or damaged is written from opt. */
-int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io,
-                    index_sync_t *sync, engine_t **e, err_t *err);
-int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
-                      err_t *err);
+int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, err_t *err);
+int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
 
 #endif

@@ -31,8 +31,8 @@ typedef struct record {
   uint64_t number, size;
   int state;
   index_leaf_source_t source;
-  uint64_t live_ns;    /* when it was reported live */
-  uint64_t gone_epoch; /* 0 while live (or built) */
+  uint64_t live_ns;       /* when it was reported live */
+  uint64_t gone_epoch;    /* 0 while live (or built) */
   value_filter_t *filter; /* REC_BUILT: the hook's filter (owned) */
   char *path;             /* REC_BUILT: where it is stored (owned, may be NULL) */
   uint64_t offset;
@@ -369,8 +369,8 @@ static void read_job(index_sync_t *s, job_t *j) {
   uint64_t t0 = now_ns();
   if (s->src.cache_dir) {
     cache_path(s, j->number, cpath, sizeof cpath);
-    int r = leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed,
-                            &j->filter, &e);
+    int r =
+        leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed, &j->filter, &e);
     if (r == BFH_OK) {
       j->source = INDEX_LEAF_CACHED;
       j->rc = BFH_OK;
@@ -382,8 +382,7 @@ static void read_job(index_sync_t *s, job_t *j) {
     if (r != BFH_NOT_FOUND) (void)lsm_io_unlink(s->src.io, cpath, NULL); /* stale: rebuild */
   }
   uint64_t bytes = 0;
-  j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->filter, &j->path, &j->offset, &bytes,
-                           &e);
+  j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->filter, &j->path, &j->offset, &bytes, &e);
   pthread_mutex_lock(&s->mu);
   s->stats.read_ns += now_ns() - t0;
   s->stats.read_bytes += bytes;
@@ -495,7 +494,7 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
       continue;
     }
     if (j->rc == BFH_NOT_FOUND) continue; /* the file vanished: the next list says gone */
-    if (j->retry) { /* stays marked: the next run tries again */
+    if (j->retry) {                       /* stays marked: the next run tries again */
       if (j->rc != BFH_E_NOMEM) s->stats.cache_write_failures++;
       if (rc == BFH_OK) rc = err_set(err, j->rc, "%s", j->msg);
       continue;

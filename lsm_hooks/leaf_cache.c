@@ -9,8 +9,8 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 
-int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
-                          uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out, err_t *err) {
+int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size, uint64_t m,
+                    uint32_t k, uint64_t seed, value_filter_t **out, err_t *err) {
   if (!lsm_io_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
   lsm_rfile_t *fd = NULL;
   int rc = lsm_io_open_read(io, path, &fd, err);
@@ -37,8 +37,7 @@ int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t si
   const uint8_t *h = buf;
   if (got != want) {
     err_set(err, rc, "filter cache %s: %zu bytes, expected %zu", path, got, want);
-  } else if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0 ||
-             decode_fixed32(h + 4) != LEAF_CACHE_VERSION) {
+  } else if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0 || decode_fixed32(h + 4) != LEAF_CACHE_VERSION) {
     err_set(err, rc, "filter cache %s: bad magic or version", path);
   } else if (crc32c_unmask(decode_fixed32(h + 28)) != crc32c_value(h, 28)) {
     err_set(err, rc, "filter cache %s: header checksum mismatch", path);
@@ -50,8 +49,8 @@ int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t si
             (unsigned long long)number, (unsigned long long)size);
   } else {
     value_filter_t *f = NULL;
-    rc = value_filter_deserialize(h + LEAF_CACHE_HEADER_BYTES,
-                                  want - LEAF_CACHE_HEADER_BYTES, &f, err);
+    rc = value_filter_deserialize(h + LEAF_CACHE_HEADER_BYTES, want - LEAF_CACHE_HEADER_BYTES, &f,
+                                  err);
     if (rc != BFH_OK) {
       err_prefix(err, "filter cache %s: ", path);
     } else if (f->m != m || f->k != k || f->seed != seed) {
@@ -66,7 +65,7 @@ int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t si
 }
 
 int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
-                            size_t *len, err_t *err) {
+                      size_t *len, err_t *err) {
   size_t n = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
   uint8_t *buf = malloc(n);
   if (!buf)
@@ -84,8 +83,7 @@ int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, u
   return BFH_OK;
 }
 
-int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
-                           err_t *err) {
+int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err) {
   char tmp[4200], dir[4200];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
     return err_set(err, BFH_E_INVALID, "filter cache %s: path too long", path);
@@ -108,7 +106,7 @@ int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t 
 }
 
 int leaf_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
-                           const value_filter_t *f, err_t *err) {
+                     const value_filter_t *f, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;
   int rc = leaf_cache_encode(number, size, f, &buf, &n, err);

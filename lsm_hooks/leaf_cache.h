@@ -35,22 +35,21 @@
    On BFH_OK, *out is a new filter owned by the caller. BFH_NOT_FOUND if
    the file does not exist; BFH_E_CORRUPT (stale or damaged: rebuild it) or BFH_E_IO with a
    message naming the file. */
-int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
-                          uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out, err_t *err);
+int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size, uint64_t m,
+                    uint32_t k, uint64_t seed, value_filter_t **out, err_t *err);
 
 /* Writes the cache file at path durably: path.tmp is written and fdatasynced, renamed to
    path, and the directory fsynced (a leaf on disk lives in this file once it is added, so it
    must survive a crash; a torn file would fail its checksum and be rebuilt anyway). On
    failure path.tmp is removed and the message names the file. The filter is borrowed. */
 int leaf_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
-                           const value_filter_t *f, err_t *err);
+                     const value_filter_t *f, err_t *err);
 
 /* leaf_cache_store in two steps, for a cache file written later than its filter is
    made: encode makes the file's bytes (*out malloc'd, the caller frees it; *len its size),
    write writes them at path as leaf_cache_store does. */
 int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
-                            size_t *len, err_t *err);
-int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n,
-                           err_t *err);
+                      size_t *len, err_t *err);
+int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err);
 
 #endif

@@ -213,8 +213,8 @@ static int select_by_method(const void *arg, const engine_table_t *tables, size_
   return rc;
 }
 
-int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
-               void *arg, bfh_search_stats *out, err_t *err) {
+int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method,
+               bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   if (method == BFH_SEARCH_AUTO) method = search_choose_method(vi);
   if (!vi) method = BFH_SEARCH_SCAN; /* value filters off: nothing to prune with */
   by_method_t b = {vi, method, val, val_len};

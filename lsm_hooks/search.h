@@ -23,8 +23,8 @@
 
 /* Runs one search over e's view, with index's leaves (NULL: value filters off, only
    BFH_SEARCH_SCAN). st may be NULL; fn may be NULL (only counts). REQUIRES: method valid. */
-int search_run(engine_t *e, value_index_t *index, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
-               void *arg, bfh_search_stats *st, err_t *err);
+int search_run(engine_t *e, value_index_t *index, const void *val, size_t val_len,
+               bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 
 /* The method BFH_SEARCH_AUTO runs for the index's current state (index may be NULL:
    BFH_SEARCH_SCAN). See doc/search.md for the rule and the costs behind it. */

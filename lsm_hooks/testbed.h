@@ -22,8 +22,8 @@
  *   - the stored value-filter parameters of a database without opening it
  *     (bfh_internal_stored_params), for the CLI, which opens an existing database with them;
  *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;
- *     leveldb/log.h: the write-ahead log; leveldb/sstables.h: the live table list) for benches and tests that build,
- *     read or damage those files themselves.
+ *     leveldb/log.h: the write-ahead log; leveldb/sstables.h: the live table list) for benches and
+ * tests that build, read or damage those files themselves.
  *
  * The modules below lsm_hooks/ (util/, filters/, hierarchy/, lsm/, workloads/) are units
  * with their own headers, not behind this door: the unit benchmarks and the synthetic-leaf

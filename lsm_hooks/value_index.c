@@ -10,9 +10,10 @@
  * which BFH_SEARCH_LEAVES tests them.
  *
  * Leaves on disk: a leaf keeps the path of the file holding its serialized filter
- * (filters/value_filter.h layout) and the offset of that serialized form. A probe preads the k words it needs through a small cache of open descriptors; any read
- * failure counts as "maybe" (never a false negative). While value_index_add runs, the new
- * leaf's words are still in memory, so the hierarchy's load() of that leaf reads no file.
+ * (filters/value_filter.h layout) and the offset of that serialized form. A probe preads the k
+ * words it needs through a small cache of open descriptors; any read failure counts as "maybe"
+ * (never a false negative). While value_index_add runs, the new leaf's words are still in memory,
+ * so the hierarchy's load() of that leaf reads no file.
  *
  * A filter read back from disk is verified before it may say "no": when a leaf is added its
  * words are in memory (checked by the CRC of the block or file they came from), and the leaf
@@ -190,7 +191,6 @@ static void fd_forget(value_index_t *vi, uint64_t number) {
   }
   pthread_mutex_unlock(&vi->fd_mu);
 }
-
 
 static int pread_full(int fd, void *buf, size_t n, uint64_t off) {
   uint8_t *p = buf;

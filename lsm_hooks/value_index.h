@@ -77,8 +77,9 @@ typedef struct value_index_stats {
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
 
 /* Adds n leaves at once (bulk load at open): the sliced index is filled by transposes.
-   Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves). Leaves that are invalid or already present are skipped (freed); the
-   first such error is returned, and *added (may be NULL) says how many went in. */
+   Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves). Leaves that
+   are invalid or already present are skipped (freed); the first such error is returned, and *added
+   (may be NULL) says how many went in. */
 int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
                           value_filter_t **filters, const char *const *paths,
                           const uint64_t *offsets, size_t *added, err_t *err);

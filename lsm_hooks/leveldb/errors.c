@@ -98,4 +98,3 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
   leveldb_free(msg);
   return code;
 }
-

@@ -142,8 +142,8 @@ void ldb_view_release(engine_leveldb_t *el, engine_view_t *v) {
 /* ---- The sync --------------------------------------------------------------------------- */
 
 /* Reports the list to index_sync (and pins a view's epoch). REQUIRES sync_mu. */
-static int report_list(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n,
-                       uint64_t *view_epoch, err_t *err) {
+static int report_list(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n, uint64_t *view_epoch,
+                       err_t *err) {
   if (!el->sync) return BFH_OK;
   index_table_t *live = malloc((n ? n : 1) * sizeof *live);
   if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);

@@ -32,8 +32,7 @@ static void exercise(const uint8_t *data, size_t size) {
   fuzz_write_file("000011.vf", data, size, path, sizeof path);
   value_filter_t *f = NULL;
   err_t err;
-  if (leaf_cache_load(lsm_io_default(), path, number, tsize, m, k, seed, &f, &err) ==
-      BFH_OK) {
+  if (leaf_cache_load(lsm_io_default(), path, number, tsize, m, k, seed, &f, &err) == BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
     value_filter_destroy(f);
   }
@@ -45,9 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size >= LEAF_CACHE_HEADER_BYTES) {
     encode_fixed32(c + 28, crc32c_mask(crc32c_value(c, 28)));
     if (size >= LEAF_CACHE_HEADER_BYTES + 4)
-      encode_fixed32(c + size - 4,
-                     crc32c_mask(crc32c_value(c + LEAF_CACHE_HEADER_BYTES,
-                                              size - 4 - LEAF_CACHE_HEADER_BYTES)));
+      encode_fixed32(c + size - 4, crc32c_mask(crc32c_value(c + LEAF_CACHE_HEADER_BYTES,
+                                                            size - 4 - LEAF_CACHE_HEADER_BYTES)));
     if (memcmp(c, data, size) != 0) exercise(c, size);
   }
   free(c);

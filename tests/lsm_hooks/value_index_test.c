@@ -2,8 +2,8 @@
  * like probing every live leaf one by one and like a fresh index built from the same leaves,
  * by every method (LEAVES, HIERARCHY, SLICED), and value_index_validate() passes (each
  * operation applied at once, or left queued and applied in batches); the same
- * with leaves on disk (serialized filters in files, read on demand), including leaves whose
- * offset is found later by the locator; unreadable leaves say maybe; select() marks tables
+ * with leaves on disk (serialized filters in files, read on demand, only chunk CRCs kept in
+ * memory); unreadable leaves say maybe; select() marks tables
  * the index does not know; parameter mismatches are refused.
  */
 #include <setjmp.h>
