@@ -64,9 +64,32 @@ typedef struct engine_ops {
                         engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 } engine_ops_t;
 
+/* The operations table of an engine whose file names its static functions e_close, e_put,
+   e_del, e_get, e_flush, e_view_acquire, e_view_release, e_view_tables, e_scan_table and
+   e_scan_memtables: static const engine_ops_t ops = ENGINE_OPS("name"); */
+#define ENGINE_OPS(engine_name)                                                                  \
+  {                                                                                              \
+    .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,             \
+    .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,            \
+    .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables \
+  }
+
 struct engine {
   const engine_ops_t *ops;
 };
+
+/* Is table `number` in tables[0, n) (sorted by number)? */
+static inline int engine_tables_contain(const engine_table_t *tables, size_t n, uint64_t number) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (tables[mid].number < number)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && tables[lo].number == number;
+}
 
 struct lsm_io;
 

@@ -136,19 +136,7 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
   return rc;
 }
 
-static const engine_ops_t lsm_ops = {
-    .name = "lsm",
-    .close = e_close,
-    .put = e_put,
-    .del = e_del,
-    .get = e_get,
-    .flush = e_flush,
-    .view_acquire = e_view_acquire,
-    .view_release = e_view_release,
-    .view_tables = e_view_tables,
-    .scan_table = e_scan_table,
-    .scan_memtables = e_scan_memtables,
-};
+static const engine_ops_t lsm_ops = ENGINE_OPS("lsm");
 
 /* index_source_t.read_leaf: the filter stored in the table's meta block. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,

@@ -157,15 +157,7 @@ static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const vo
                         size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                         err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  size_t lo = 0, hi = v->ntables; /* v->tables is sorted by number */
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v->tables[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == v->ntables || v->tables[lo].number != number) return BFH_OK;
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   char path[4200];
   ldb_table_path(el->path, number, path, sizeof path);
   match_t m = {val, val_len, fn, arg, 0};
@@ -189,19 +181,7 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
   return BFH_OK;
 }
 
-static const engine_ops_t leveldb_ops = {
-    .name = "leveldb",
-    .close = e_close,
-    .put = e_put,
-    .del = e_del,
-    .get = e_get,
-    .flush = e_flush,
-    .view_acquire = e_view_acquire,
-    .view_release = e_view_release,
-    .view_tables = e_view_tables,
-    .scan_table = e_scan_table,
-    .scan_memtables = e_scan_memtables,
-};
+static const engine_ops_t leveldb_ops = ENGINE_OPS("leveldb");
 
 /* ---- Opening --------------------------------------------------------------------------- */
 
