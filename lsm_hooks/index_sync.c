@@ -279,7 +279,7 @@ int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t 
                              uint64_t *view_epoch, err_t *err) {
   index_table_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
   if (!sorted) return err_set(err, BFH_E_NOMEM, "index sync: out of memory");
-  memcpy(sorted, live, n * sizeof *sorted);
+  if (n) memcpy(sorted, live, n * sizeof *sorted); /* live may be NULL when n == 0 */
   qsort(sorted, n, sizeof *sorted, cmp_table);
   u64vec_t unlink;
   u64vec_init(&unlink);
