@@ -8,9 +8,6 @@
 
 #include "bfh.h"
 #include "experiments/exp.h"
-/* Only for open_db: the stored m, k and seed before the open (bfh_open refuses others, and
-   nothing public reads them without a handle). */
-#include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
 
 static const char USAGE[] =
@@ -243,12 +240,11 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
 
 /* Opens DIR; an existing database keeps its stored m and k unless given on the command line. */
 static int open_db(cli_t *c, const char *dir, bfh_db **db) {
-  uint64_t m, seed;
-  uint32_t k;
-  if (bfh_internal_stored_params(dir, &m, &k, &seed) == BFH_OK) {
-    if (!c->bits_given) c->opt.value_filter_bits = m;
-    if (!c->hashes_given) c->opt.value_filter_hashes = k;
-    c->opt.hash_seed = seed;
+  bfh_options stored = c->opt;
+  if (bfh_stored_params(dir, &stored) == BFH_OK) {
+    if (!c->bits_given) c->opt.value_filter_bits = stored.value_filter_bits;
+    if (!c->hashes_given) c->opt.value_filter_hashes = stored.value_filter_hashes;
+    c->opt.hash_seed = stored.hash_seed;
   }
   int rc = bfh_open(dir, &c->opt, db);
   if (rc != BFH_OK)

@@ -165,6 +165,14 @@ typedef struct bfh_db_stats {
 } bfh_db_stats;
 int bfh_stats(bfh_db *db, bfh_db_stats *st);
 
+/* Sets opt's value_filter_bits (m), value_filter_hashes (k) and hash_seed to the ones the
+   database in path was created with (its BFH-PARAMS file), without opening it, so that a
+   program can open a database it did not create (bfh_open refuses other values). Returns
+   BFH_OK; BFH_NOT_FOUND if the directory records none (a new database, or one never opened
+   with value filters): opt is unchanged then; BFH_E_CORRUPT, BFH_E_IO or BFH_E_UNSUPPORTED
+   with a message in bfh_last_error(NULL). */
+int bfh_stored_params(const char *path, bfh_options *opt);
+
 /* What bfh_repair kept and dropped (own engine; a LevelDB database reports to its LOG). */
 typedef struct bfh_repair_report {
   uint64_t logs;              /* write-ahead logs read */

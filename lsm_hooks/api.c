@@ -432,7 +432,21 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st) {
   return BFH_OK;
 }
 
-/* ---- The testbed's access, for tests, benchmarks and the CLI (lsm_hooks/testbed.h) ------- */
+int bfh_stored_params(const char *path, bfh_options *opt) {
+  if (!path || !path[0] || !opt)
+    return invalid(NULL, "bfh_stored_params: path is NULL or empty, or opt is NULL");
+  db_params_t p;
+  err_t err;
+  err_clear(&err);
+  int rc = db_params_read(lsm_io_default(), path, &p, &err);
+  if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? rc : fail(NULL, rc, &err);
+  opt->value_filter_bits = p.m;
+  opt->value_filter_hashes = p.k;
+  opt->hash_seed = p.seed;
+  return BFH_OK;
+}
+
+/* ---- The testbed's access, for tests and benchmarks (lsm_hooks/testbed.h) ------------------ */
 
 #include "lsm_hooks/testbed.h"
 
@@ -445,18 +459,4 @@ value_index_t *bfh_internal_index(bfh_db *db) {
 
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db) {
   return open_with_io(path, opt, io, db);
-}
-
-int bfh_internal_stored_params(const char *path, uint64_t *m, uint32_t *k, uint64_t *seed) {
-  if (!path || !path[0] || !m || !k || !seed)
-    return invalid(NULL, "bfh_internal_stored_params: path, m, k or seed is NULL or empty");
-  db_params_t p;
-  err_t err;
-  err_clear(&err);
-  int rc = db_params_read(lsm_io_default(), path, &p, &err);
-  if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? rc : fail(NULL, rc, &err);
-  *m = p.m;
-  *k = p.k;
-  *seed = p.seed;
-  return BFH_OK;
 }

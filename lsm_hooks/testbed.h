@@ -2,7 +2,7 @@
  * that measure or check more than include/bfh.h shows. NOT PART OF THE PUBLIC API: it is
  * not installed, promises no compatibility, and changes whenever lsm_hooks/ does.
  *
- * Who may include it: bench/, experiments/ (the bfh CLI) and tests/ (tests/api/ and the
+ * Who may include it: bench/, experiments/ and tests/ (tests/api/ and the
  * helpers they share). Nothing in the library itself: lsm_hooks/ and the modules below it
  * include the headers they need directly. Outside lsm_hooks/, no file includes an
  * lsm_hooks/ header other than this one. Use include/bfh.h wherever it does the job
@@ -19,8 +19,6 @@
  *     value_index.h and search.h (a search over a chosen list of tables);
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
- *   - the stored value-filter parameters of a database without opening it
- *     (bfh_internal_stored_params), for the CLI, which opens an existing database with them;
  *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;
  *     leveldb/log.h: the write-ahead log; leveldb/sstables.h: the live table list) for benches and
  * tests that build, read or damage those files themselves.
@@ -59,12 +57,5 @@ value_index_t *bfh_internal_index(bfh_db *db); /* borrowed; NULL with value filt
    cache (bfh-filters/ and its .vf files) and the table reads of the indexer and of scans
    (LevelDB's own files go through LevelDB's Env, which bfh cannot hook). */
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db);
-
-/* Reads path/BFH-PARAMS, the value-filter parameters the database was created with, without
-   opening it: BFH_OK and *m, *k, *seed; BFH_NOT_FOUND if the file does not exist (a new
-   database, or one never opened with value filters); BFH_E_IO, BFH_E_CORRUPT or
-   BFH_E_UNSUPPORTED with a message in bfh_last_error(NULL). bfh_open refuses other m, k or
-   seed than the stored ones, and bfh_stats reports them only from an open handle. */
-int bfh_internal_stored_params(const char *path, uint64_t *m, uint32_t *k, uint64_t *seed);
 
 #endif

@@ -104,6 +104,26 @@ static void expect_params(const bfh_db_stats *st, uint64_t m, uint32_t k, uint32
   assert_int_equal(st->hash_seed, seed);
 }
 
+/* bfh_stored_params: nothing recorded in a new directory (opt unchanged); a damaged
+   BFH-PARAMS is BFH_E_CORRUPT naming the file. */
+static void test_api_stats_stored_params_without_open(void **state) {
+  fixture_t *f = *state;
+  bfh_options o, before;
+  bfh_options_init(&o);
+  before = o;
+  assert_int_equal(bfh_stored_params(f->dir, &o), BFH_NOT_FOUND);
+  assert_memory_equal(&o, &before, sizeof o);
+  assert_int_equal(bfh_stored_params(f->dir, NULL), BFH_E_INVALID);
+  small_options(f, &o);
+  open_ok(f, &o);
+  close_ok(f);
+  char params[700];
+  snprintf(params, sizeof params, "%s/BFH-PARAMS", f->path);
+  assert_int_equal(test_file_xor_byte(params, 10, 0x5a), 0);
+  assert_int_equal(bfh_stored_params(f->path, &o), BFH_E_CORRUPT);
+  assert_non_null(strstr(bfh_last_error(NULL), "BFH-PARAMS"));
+}
+
 /* A database created with the defaults reports bfh_options_init's values. */
 static void test_api_stats_defaults(void **state) {
   fixture_t *f = *state;
@@ -148,6 +168,19 @@ static void test_api_stats_stored_params_win(void **state) {
   other.value_filter_bits = STORED_M; /* k and the seed still differ */
   assert_int_equal(bfh_open(f->path, &other, &db), BFH_E_INVALID);
   assert_null(db);
+  /* bfh_stored_params reads them without an open; with them the open succeeds. */
+  bfh_options stored;
+  bfh_options_init(&stored);
+  assert_int_equal(bfh_stored_params(f->path, &stored), BFH_OK);
+  assert_int_equal(stored.value_filter_bits, STORED_M);
+  assert_int_equal(stored.value_filter_hashes, STORED_K);
+  assert_int_equal(stored.hash_seed, STORED_SEED);
+  small_options(f, &o); /* only m, k and seed taken from `stored` */
+  o.value_filter_bits = stored.value_filter_bits;
+  o.value_filter_hashes = stored.value_filter_hashes;
+  o.hash_seed = stored.hash_seed;
+  open_ok(f, &o);
+  close_ok(f);
 
   /* The stored m, k and seed with another order, placement and leaves on disk. */
   o.order = 7;
@@ -195,6 +228,7 @@ static void test_api_stats_stored_params_win(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      ON_BOTH_ENGINES(test_api_stats_stored_params_without_open),
       ON_BOTH_ENGINES(test_api_stats_defaults),
       ON_BOTH_ENGINES(test_api_stats_stored_params_win),
   };
