@@ -249,7 +249,7 @@ int main(int argc, char **argv) {
   seed_files(dir, "MANIFEST-", "", "ldb_log", NULL);
   seed_files(dir, "MANIFEST-", "", "ldb_precheck", NULL);
   snprintf(sub, sizeof sub, "%s/%s", dir, "bfh-filters");
-  seed_files(sub, "", ".vf", "ldb_filter", NULL);
+  seed_files(sub, "", ".vf", "leaf_cache", NULL);
   seed_sstables(dir, "ldb_snappy-sstables");
 
   /* LevelDB through its C API, uncompressed. */
@@ -261,7 +261,7 @@ int main(int argc, char **argv) {
 
   static const char *const targets[] = {
       "block",        "table",          "log",       "version_edit", "manifest",     "db_params",
-      "value_filter", "blocked_filter", "ldb_table", "ldb_log",      "ldb_sstables", "ldb_filter",
+      "value_filter", "blocked_filter", "ldb_table", "ldb_log",      "ldb_sstables", "leaf_cache",
       "ldb_precheck"};
   for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
     snprintf(sub, sizeof sub, "%s/%s", corpus, targets[i]);

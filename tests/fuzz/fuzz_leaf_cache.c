@@ -1,5 +1,5 @@
-/* Fuzz target: the LevelDB engine's filter cache file (leaf_cache_load in
- * lsm_hooks/leveldb/filter.c): the 32-byte header, then the serialized value filter.
+/* Fuzz target: the sidecar filter cache file of the LevelDB engine (leaf_cache_load in
+ * lsm_hooks/leaf_cache.c): the 32-byte header, then the serialized value filter.
  *
  * The input is a whole .vf file, written to a scratch file (the loader takes a path). It is
  * loaded twice with the expectations (table number and size; m, k, seed) taken from the
