@@ -121,8 +121,6 @@ void ldb_seg_unref(log_seg_t *s);
 /* Calls fn for every entry of the segments whose value equals val; stops when fn says so. */
 void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* Is name "<digits>.<suffix>"? Sets *num. */
-int ldb_parse_name(const char *name, const char *suffix, uint64_t *num);
 
 /* sync.c */
 enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };

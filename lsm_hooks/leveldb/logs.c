@@ -15,6 +15,7 @@
 #include "bfh.h"
 #include "lsm_hooks/leveldb/adapter.h"
 #include "lsm_hooks/leveldb/log.h"
+#include "lsm_hooks/leveldb/precheck.h"
 #include "util/coding.h"
 #include "util/vec.h"
 
@@ -58,19 +59,6 @@ static void log_state_release(log_state_t *l) {
   free(l->segs);
 }
 
-int ldb_parse_name(const char *name, const char *suffix, uint64_t *num) {
-  const char *p = name;
-  uint64_t x = 0;
-  if (*p < '0' || *p > '9') return 0;
-  while (*p >= '0' && *p <= '9') {
-    if (x > UINT64_MAX / 10 - 1) return 0;
-    x = x * 10 + (uint64_t)(*p++ - '0');
-  }
-  if (*p++ != '.' || strcmp(p, suffix) != 0) return 0;
-  *num = x;
-  return 1;
-}
-
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
   DIR *d = opendir(el->path);
   if (!d) return err_errno(err, errno, "%s: list directory", el->path);
@@ -81,7 +69,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
   u64vec_init(&nums);
   while ((de = readdir(d))) {
     uint64_t num;
-    if (ldb_parse_name(de->d_name, "log", &num) && u64vec_push(&nums, num) != BFH_OK) {
+    if (ldb_file_number(de->d_name, "log", &num) && u64vec_push(&nums, num) != BFH_OK) {
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
       break;
     }

@@ -101,8 +101,7 @@ static int ignore_entry(void *arg, const ldb_entry_t *e) {
   return 0;
 }
 
-/* Is name "<digits>.log"? Sets *num. */
-static int log_number_of(const char *name, uint64_t *num) {
+int ldb_file_number(const char *name, const char *suffix, uint64_t *num) {
   const char *p = name;
   uint64_t x = 0;
   if (*p < '0' || *p > '9') return 0;
@@ -110,7 +109,7 @@ static int log_number_of(const char *name, uint64_t *num) {
     if (x > UINT64_MAX / 10 - 1) return 0;
     x = x * 10 + (uint64_t)(*p++ - '0');
   }
-  if (strcmp(p, ".log") != 0) return 0;
+  if (*p++ != '.' || strcmp(p, suffix) != 0) return 0;
   *num = x;
   return 1;
 }
@@ -175,7 +174,7 @@ int ldb_precheck_dir(lsm_io_t *io, const char *dir, err_t *err) {
   char lpath[4400];
   while (rc == BFH_OK && (de = readdir(d))) {
     uint64_t num;
-    if (!log_number_of(de->d_name, &num)) continue;
+    if (!ldb_file_number(de->d_name, "log", &num)) continue;
     if (e.has_log_number && num == e.log_number) have_live_log = 1;
     if (e.has_log_number && num < e.log_number) continue; /* obsolete: LevelDB ignores it */
     snprintf(lpath, sizeof lpath, "%s/%s", dir, de->d_name);

@@ -11,6 +11,7 @@
 #include "lsm_hooks/leaf_cache.h"
 #include "lsm_hooks/leveldb/adapter.h"
 #include "lsm_hooks/leveldb/filter.h"
+#include "lsm_hooks/leveldb/precheck.h"
 #include "lsm_hooks/leveldb/sstables.h"
 
 #define PIN_ATTEMPTS 64
@@ -53,7 +54,7 @@ void ldb_clean_cache(engine_leveldb_t *el) {
   while ((de = readdir(d))) {
     uint64_t num;
     int keep = 0;
-    if (ldb_parse_name(de->d_name, "vf", &num)) {
+    if (ldb_file_number(de->d_name, "vf", &num)) {
       index_leaf_source_t s = index_sync_leaf_source(el->sync, num);
       keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
     }
