@@ -289,14 +289,14 @@ int main(int argc, char **argv) {
   engine_leveldb_stats_t es;
   engine_leveldb_get_stats(bfh_internal_engine(db), &es);
   printf("open,index_all_tables,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
-         (unsigned long long)es.tables_indexed);
+         (unsigned long long)es.index.tables_read);
   bfh_close(db);
   t0 = now_ns();
   db = open_bfh(path, 1);
   t_open = now_ns() - t0;
   engine_leveldb_get_stats(bfh_internal_engine(db), &es);
   printf("open,from_filter_cache,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
-         (unsigned long long)es.tables_cached);
+         (unsigned long long)es.index.tables_cached);
   fflush(stdout);
   static const char *names[] = {"SCAN", "LEAVES", "HIERARCHY", "SLICED", "AUTO"};
   for (int m = 0; m < 5; m++) {

@@ -150,12 +150,9 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
   *bytes_read = size;
   if (rc == BFH_OK) rc = value_filter_deserialize(data, size, filter, err);
   free(data);
-  if (rc != BFH_OK)
-    return rc == BFH_NOT_FOUND ? err_set(err, BFH_E_CORRUPT,
-                                         "table %llu: no "
-                                         "value filter",
-                                         (unsigned long long)number)
-                               : rc;
+  if (rc == BFH_NOT_FOUND) /* the table has no filter block: never read again, always scanned */
+    rc = err_set(err, BFH_E_CORRUPT, "table %llu: no value filter", (unsigned long long)number);
+  if (rc != BFH_OK) return rc;
   char tpath[4096];
   lsm_table_path(el->db, number, tpath, sizeof tpath);
   if (!(*path = strdup(tpath))) {

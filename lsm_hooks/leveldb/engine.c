@@ -336,17 +336,7 @@ void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
   pthread_mutex_lock(&el->sync_mu);
   *st = el->stats;
   pthread_mutex_unlock(&el->sync_mu);
-  if (!el->sync) return;
-  index_sync_stats_t is;
-  index_sync_get_stats(el->sync, &is);
-  st->tables_indexed = is.tables_read;
-  st->tables_cached = is.tables_cached;
-  st->tables_unreadable = is.tables_unreadable;
-  st->tables_removed = is.tables_removed;
-  st->cache_write_failures = is.cache_write_failures;
-  st->index_ns = is.read_ns;
-  st->index_bytes = is.read_bytes;
-  snprintf(st->last_unreadable, sizeof st->last_unreadable, "%s", is.last_unreadable);
+  if (el->sync) index_sync_get_stats(el->sync, &st->index);
 }
 
 index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {

@@ -15,21 +15,13 @@ struct lsm_io;
    listed for this long (or at close): no cache file is written for a younger table. */
 #define ENGINE_LEVELDB_CACHE_DELAY_NS 2000000000ull
 
-/* The index_sync figures (index_sync_stats_t) are repeated here for the engine's tables. */
 typedef struct engine_leveldb_stats {
-  uint64_t syncs;                /* runs of the emulated hook (views + background) */
-  uint64_t tables_indexed;       /* leaves built by reading a table file */
-  uint64_t tables_cached;        /* leaves loaded from the sidecar cache */
-  uint64_t tables_unreadable;    /* tables that could not be read: no leaf, always scanned */
-  uint64_t tables_removed;       /* leaves dropped after their table left the live list */
-  uint64_t cache_write_failures; /* leaves on disk: a cache file (the leaf) not written; the
-                                    table stays without a leaf (scanned) until a sync writes it */
-  uint64_t index_ns;             /* time spent reading tables and building their filters */
-  uint64_t index_bytes;          /* table bytes read to build filters */
-  uint64_t log_bytes;            /* log bytes read */
-  uint64_t log_rereads;          /* log reads repeated with the writers held off (a damaged-looking
-                                    record: an append in flight, or damage) */
-  char last_unreadable[256];     /* message of the last table that could not be read */
+  uint64_t syncs;           /* runs of the emulated hook (views, flushes, background) */
+  uint64_t log_bytes;       /* log bytes read */
+  uint64_t log_rereads;     /* log reads repeated with the writers held off (a damaged-looking
+                               record: an append in flight, or damage) */
+  index_sync_stats_t index; /* the indexing of the engine's tables (all 0 with value
+                               filters off) */
 } engine_leveldb_stats_t;
 
 /* The engine_kind_t entry points (engine.h). open: bfh's own file accesses of the engine go

@@ -220,7 +220,7 @@ static engine_leveldb_stats_t engine_stats(void) {
 }
 
 static uint64_t tables_indexed(void) {
-  return engine_stats().tables_indexed;
+  return engine_stats().index.tables_read;
 }
 
 /* What the run still lacks ("" when nothing). */

@@ -387,7 +387,7 @@ static void test_leveldb_engine_writes_found_without_flush(void **state) {
   engine_leveldb_get_stats(e, &s0);
   assert_int_equal(bfh_flush(db), BFH_OK);
   engine_leveldb_get_stats(e, &s1);
-  assert_true(s1.tables_indexed > s0.tables_indexed);
+  assert_true(s1.index.tables_read > s0.index.tables_read);
   err_t err;
   engine_view_t *v;
   assert_int_equal(e->ops->view_acquire(e, &v, &err), BFH_OK);
@@ -504,10 +504,10 @@ static void test_leveldb_engine_search_during_heavy_writes(void **state) {
       "%u searches (writer %s); of %zu tables before, %zu are gone; %llu tables "
       "indexed, %llu leaves removed\n",
       searches, writer_ended ? "had ended" : "still writing", nbefore, gone,
-      (unsigned long long)(s1.tables_indexed - s0.tables_indexed),
-      (unsigned long long)(s1.tables_removed - s0.tables_removed));
+      (unsigned long long)(s1.index.tables_read - s0.index.tables_read),
+      (unsigned long long)(s1.index.tables_removed - s0.index.tables_removed));
   free(before);
-  assert_true(s1.tables_removed - s0.tables_removed >= gone);
+  assert_true(s1.index.tables_removed - s0.index.tables_removed >= gone);
   for (size_t m = 0; m < 5; m++) check_search(db, oracle, NKEYS, 77, methods[m], 1);
   fixture_close(fx);
 }
@@ -569,11 +569,11 @@ static void test_leveldb_engine_reopen_uses_filter_cache(void **state) {
   print_message(
       "reopen: %zu cache files, %zu live tables from them; %llu leaves loaded, %llu "
       "tables read\n",
-      ncached, from_cache, (unsigned long long)s.tables_cached,
-      (unsigned long long)s.tables_indexed);
+      ncached, from_cache, (unsigned long long)s.index.tables_cached,
+      (unsigned long long)s.index.tables_read);
   assert_int_equal(from_cache, ncached);
-  assert_int_equal(s.tables_cached, ncached);
-  assert_int_equal(s.tables_indexed, 0);
+  assert_int_equal(s.index.tables_cached, ncached);
+  assert_int_equal(s.index.tables_read, 0);
   fixture_close(fx);
 
   /* Damage one cache file and make another stale (other table size in its header): those two
@@ -588,7 +588,7 @@ static void test_leveldb_engine_reopen_uses_filter_cache(void **state) {
   from_cache = check_leaf_sources(db, cached, ncached, damaged, 2);
   engine_leveldb_get_stats(bfh_internal_engine(db), &s);
   assert_int_equal(from_cache, ncached - 2);
-  assert_int_equal(s.tables_indexed, 2);
+  assert_int_equal(s.index.tables_read, 2);
   free(cached);
   for (uint32_t p = 1; p <= 20; p++) check_search(db, oracle, NKEYS, p, BFH_SEARCH_LEAVES, 1);
   fixture_close(fx);
@@ -675,8 +675,8 @@ static void test_leveldb_engine_corrupt_table_never_wrong(void **state) {
   bfh_db *db = fx->db = open_leveldb(path);
   engine_leveldb_stats_t s;
   engine_leveldb_get_stats(bfh_internal_engine(db), &s);
-  assert_int_equal(s.tables_unreadable, (uint64_t)flipped);
-  print_message("unreadable: %s\n", s.last_unreadable);
+  assert_int_equal(s.index.tables_unreadable, (uint64_t)flipped);
+  print_message("unreadable: %s\n", s.index.last_unreadable);
   int reported = 0;
   for (uint32_t id = 1; id <= 30; id++) {
     for (size_t m = 0; m < 5; m++) {
@@ -745,7 +745,7 @@ static void test_leveldb_engine_lazy_filter_cache(void **state) {
     assert_int_equal(bfh_flush(db), BFH_OK); /* one table, indexed by the flush */
     engine_leveldb_stats_t s;
     engine_leveldb_get_stats(bfh_internal_engine(db), &s);
-    assert_int_equal(s.tables_indexed, 1);
+    assert_int_equal(s.index.tables_read, 1);
     int files = count_cache_files(path);
     if (on_disk)
       assert_int_equal(files, 1);
@@ -777,8 +777,8 @@ static void test_leveldb_engine_lazy_filter_cache(void **state) {
     assert_int_equal(count_cache_files(path), 2); /* both live tables, at close at the latest */
     assert_int_equal(bfh_open(path, &opt, &fx->db), BFH_OK);
     engine_leveldb_get_stats(bfh_internal_engine(fx->db), &s);
-    assert_int_equal(s.tables_cached, 2);
-    assert_int_equal(s.tables_indexed, 0);
+    assert_int_equal(s.index.tables_cached, 2);
+    assert_int_equal(s.index.tables_read, 0);
     fixture_close(fx);
   }
 }

@@ -345,7 +345,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
            with one fault, the next sync writes it and adds the leaf. */
         engine_leveldb_stats_t st;
         engine_leveldb_get_stats(bfh_internal_engine(db), &st);
-        check(&c, st.cache_write_failures >= 1, "no cache write failure was counted");
+        check(&c, st.index.cache_write_failures >= 1, "no cache write failure was counted");
         if (!sticky) {
           /* LevelDB may be compacting still: a table listed after the sync has no leaf
              until the next one. Sync until every listed table has a leaf (a table whose
