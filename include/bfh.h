@@ -90,6 +90,14 @@ typedef struct bfh_options {
                          what the filters cost at ingest; searches then scan) */
   int placement;      /* a bfh_placement; default BFH_PLACEMENT_SIMILARITY */
   uint64_t hash_seed; /* seed of the value hash; default 0x62666801 ("bfh" 1) */
+  /* Beyond the paper (doc/search.md "AUTO"), used by BFH_SEARCH_AUTO only: */
+  uint32_t block_filter_bits; /* bits per value of each table's block filter, which names
+                                 the data blocks that may hold a value; default 10; 0: none;
+                                 at most 32. Per table (stored in it, or in the LevelDB
+                                 engine's filter cache): a reopen may change it */
+  int memtable_index;         /* 1 (default): the own engine's memtables keep a value index,
+                                 so that AUTO never scans them; 0: none. (The LevelDB
+                                 engine indexes the log entries it reads either way.) */
 } bfh_options;
 
 typedef struct bfh_search_stats {
@@ -106,6 +114,10 @@ typedef struct bfh_search_stats {
   /* Additions: */
   uint32_t method_used; /* the method that ran (what BFH_SEARCH_AUTO chose) */
   uint32_t tables_live; /* live tables in the version searched */
+  /* AUTO's block path (bfh_options.block_filter_bits): */
+  uint64_t block_filters_probed; /* selected tables whose block filter was probed */
+  uint64_t blocks_read;          /* data blocks read through block filters (tables_scanned
+                                    counts a table read this way too; bytes_read their bytes) */
 } bfh_search_stats;
 
 /* Return nonzero to stop the search early (bfh_search then returns BFH_OK). */
@@ -152,16 +164,21 @@ typedef struct bfh_db_stats {
      d and the placement are this open's (not stored). With value filters off the handle
      reads no stored parameters and keeps no index: value_filters is 0 and so is every other
      field of this group. */
-  int value_filters;            /* 1: value filters on; 0: engine only (bfh_options) */
-  uint64_t value_filter_bits;   /* m, bits in every value filter */
-  uint32_t value_filter_hashes; /* k, hash functions */
-  uint32_t order;               /* d, the hierarchy's order */
-  int placement;                /* a bfh_placement */
-  uint64_t hash_seed;           /* seed of the value hash */
-  uint64_t leaf_memory_bytes;   /* memory the leaf filters hold: m/8 bytes per leaf with
-                                   leaves in memory; with leaves on disk only the leaves not
-                                   located on disk yet, plus 4 bytes of checksum per 512 bytes
-                                   of every leaf */
+  int value_filters;              /* 1: value filters on; 0: engine only (bfh_options) */
+  uint64_t value_filter_bits;     /* m, bits in every value filter */
+  uint32_t value_filter_hashes;   /* k, hash functions */
+  uint32_t order;                 /* d, the hierarchy's order */
+  int placement;                  /* a bfh_placement */
+  uint64_t hash_seed;             /* seed of the value hash */
+  uint64_t leaf_memory_bytes;     /* memory the leaf filters hold: m/8 bytes per leaf with
+                                     leaves in memory; with leaves on disk only the leaves not
+                                     located on disk yet, plus 4 bytes of checksum per 512 bytes
+                                     of every leaf */
+  uint64_t block_filter_tables;   /* live tables with a block filter (always in memory) */
+  uint64_t block_filter_bytes;    /* memory they hold */
+  uint64_t block_filters_damaged; /* block filters that failed their checksum or did not
+                                     match their table since the open: those tables are
+                                     read whole, never skipped */
 } bfh_db_stats;
 int bfh_stats(bfh_db *db, bfh_db_stats *st);
 

@@ -418,29 +418,64 @@ static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint
   return vv->fn(vv->arg, k.user_key, k.user_len, val, val_len, k.seq, k.type);
 }
 
+/* Scans data block i for val (the body of table_scan_value's loop); *stopped is set when fn
+   asks to stop. */
+static int scan_value_block(table_t *t, uint32_t i, const void *val, size_t n, value_visit_t *vv,
+                            int *stopped, lsm_scan_stats_t *st, err_t *err) {
+  block_t b;
+  int rc = data_block(t, i, &b, err);
+  if (rc) return rc;
+  st->bytes_read += t->handles[i].size + BLOCK_TRAILER_BYTES;
+  int r = block_scan_value(&b, val, n, visit_value, vv, &st->entries);
+  if (vv->bad_key) return corrupt(t, t->handles[i].offset, "malformed internal key", err);
+  if (r < 0) return corrupt(t, t->handles[i].offset, "malformed entry", err);
+  *stopped = r > 0;
+  return ST_OK;
+}
+
 int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                      lsm_scan_stats_t *st, err_t *err) {
-  uint64_t entries = 0, bytes = 0;
+  lsm_scan_stats_t acc = {0, 0};
   value_visit_t vv = {fn, arg, 0};
-  int rc = ST_OK;
-  for (uint32_t i = 0; i < t->nblocks; i++) {
-    block_t b;
-    if ((rc = data_block(t, i, &b, err))) break;
-    bytes += t->handles[i].size + BLOCK_TRAILER_BYTES;
-    int r = block_scan_value(&b, val, n, visit_value, &vv, &entries);
-    if (vv.bad_key) {
-      rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
-      break;
-    }
-    if (r < 0) {
-      rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
-      break;
-    }
-    if (r > 0) break;
+  int rc = ST_OK, stopped = 0;
+  for (uint32_t i = 0; i < t->nblocks && rc == ST_OK && !stopped; i++)
+    rc = scan_value_block(t, i, val, n, &vv, &stopped, &acc, err);
+  if (st) {
+    st->entries += acc.entries;
+    st->bytes_read += acc.bytes_read;
+  }
+  return rc;
+}
+
+/* The data block whose handle is exactly ref, or nblocks if none. */
+static uint32_t block_at(const table_t *t, const block_ref_t *ref) {
+  uint32_t lo = 0, hi = t->nblocks;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->handles[mid].offset < ref->offset)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int exact =
+      lo < t->nblocks && t->handles[lo].offset == ref->offset && t->handles[lo].size == ref->size;
+  return exact ? lo : t->nblocks;
+}
+
+int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
+                            size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                            err_t *err) {
+  lsm_scan_stats_t acc = {0, 0};
+  value_visit_t vv = {fn, arg, 0};
+  int rc = ST_OK, stopped = 0;
+  for (size_t j = 0; j < nrefs && rc == ST_OK && !stopped; j++) {
+    uint32_t i = block_at(t, &refs[j]);
+    rc = i < t->nblocks ? scan_value_block(t, i, val, n, &vv, &stopped, &acc, err)
+                        : corrupt(t, refs[j].offset, "block filter names no data block", err);
   }
   if (st) {
-    st->entries += entries;
-    st->bytes_read += bytes;
+    st->entries += acc.entries;
+    st->bytes_read += acc.bytes_read;
   }
   return rc;
 }

@@ -159,6 +159,9 @@ static int flush_data(table_builder_t *tb, err_t *err) {
   size_t elen = (size_t)(block_handle_encode(enc, &h) - enc);
   if (block_builder_add(&tb->index, tb->last, tb->last_len, enc, elen)) return nomem(tb, err);
   block_builder_reset(&tb->data);
+  const lsm_table_hook_t *hook = tb->opt.hook;
+  if (hook && hook->block_written && tb->hook_state)
+    hook->block_written(tb->hook_state, h.offset, h.size);
   return ST_OK;
 }
 

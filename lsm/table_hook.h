@@ -8,6 +8,9 @@
  * Order of calls for one table (flush or compaction output):
  *   state = begin(ctx, file_number)
  *   add(state, ...) for every entry, in table order (values and deletions)
+ *   block_written(state, offset, size) after the entries of each data block: the entries
+ *                                       added since the previous call are that block's,
+ *                                       whose contents lie at [offset, offset + size)
  *   finish(state, &blocks, &n)       -> meta blocks to store in the table
  *   end(state, offsets)              -> offsets != NULL: the file is complete and synced,
  *                                       and offsets[i] is where the contents of blocks[i]
@@ -47,6 +50,8 @@ typedef struct lsm_table_hook {
   void *(*begin)(void *ctx, uint64_t file_number);
   void (*add)(void *state, const void *key, size_t key_len, const void *val, size_t val_len,
               uint64_t seq, int type);
+  /* May be NULL. */
+  void (*block_written)(void *state, uint64_t offset, uint64_t size);
   /* Sets *blocks to an array of *n meta blocks (owned by state). Returns 0, or a bfh error
      status that fails the table build. */
   int (*finish)(void *state, const lsm_meta_block_t **blocks, size_t *n);

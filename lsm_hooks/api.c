@@ -153,6 +153,8 @@ void bfh_options_init(bfh_options *opt) {
   opt->value_filters = 1;
   opt->placement = BFH_PLACEMENT_SIMILARITY;
   opt->hash_seed = BFH_DEFAULT_SEED;
+  opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
+  opt->memtable_index = 1;
 }
 
 /* Largest m accepted: 2^28 bits, a 32 MiB filter per table. The bit-sliced index keeps one
@@ -189,6 +191,9 @@ static int check_options(const bfh_options *o) {
       o->placement != BFH_PLACEMENT_PAPER)
     return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",
                    o->placement);
+  if (o->block_filter_bits > BLOCK_FILTER_MAX_BITS)
+    return invalid(NULL, "bfh_open: block_filter_bits = %u; 0 (none) to %d", o->block_filter_bits,
+                   BLOCK_FILTER_MAX_BITS);
   if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
       o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
     return invalid(NULL,
@@ -258,7 +263,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
                                want.seed,
                                opt.order,
                                opt.leaves_on_disk,
-                               (hierarchy_placement_t)opt.placement};
+                               (hierarchy_placement_t)opt.placement,
+                               opt.block_filter_bits};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);
@@ -428,6 +434,13 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st) {
     st->order = p->order;
     st->placement = (int)p->placement;
     st->hash_seed = p->seed;
+    block_index_stats_t bs;
+    block_index_get_stats(value_index_blocks(db->index), &bs);
+    index_sync_stats_t ss;
+    index_sync_get_stats(db->sync, &ss);
+    st->block_filter_tables = bs.tables;
+    st->block_filter_bytes = bs.bytes;
+    st->block_filters_damaged = bs.damaged + ss.blocks_damaged;
   }
   return BFH_OK;
 }

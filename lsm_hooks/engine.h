@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "filters/block_filter.h"
 #include "lsm_hooks/index_sync.h"
 #include "util/err.h"
 
@@ -62,16 +63,28 @@ typedef struct engine_ops {
   /* The same over the view's memtables (for LevelDB: its live log files). */
   int (*scan_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
                         engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
+  /* scan_table over the data blocks refs[0, n) of table `number` only (from its block
+     filter, filters/block_filter.h). BFH_E_CORRUPT when a ref is not a data block of the
+     table, or a block is damaged (the message says which). */
+  int (*scan_blocks)(engine_t *e, engine_view_t *view, uint64_t number, const block_ref_t *refs,
+                     size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                     engine_scan_stats_t *st, err_t *err);
+  /* scan_memtables through the memtables' value index: the same entries, found by a hash
+     lookup instead of a scan (st->entries counts the entries compared). */
+  int (*find_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+                        engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 } engine_ops_t;
 
 /* The operations table of an engine whose file names its static functions e_close, e_put,
-   e_del, e_get, e_flush, e_view_acquire, e_view_release, e_view_tables, e_scan_table and
-   e_scan_memtables: static const engine_ops_t ops = ENGINE_OPS("name"); */
-#define ENGINE_OPS(engine_name)                                                                  \
-  {                                                                                              \
-    .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,             \
-    .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,            \
-    .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables \
+   e_del, e_get, e_flush, e_view_acquire, e_view_release, e_view_tables, e_scan_table,
+   e_scan_memtables, e_scan_blocks and e_find_memtables:
+   static const engine_ops_t ops = ENGINE_OPS("name"); */
+#define ENGINE_OPS(engine_name)                                                                   \
+  {                                                                                               \
+    .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
+    .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
+    .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables, \
+    .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables                              \
   }
 
 struct engine {

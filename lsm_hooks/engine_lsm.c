@@ -136,29 +136,69 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
   return rc;
 }
 
+static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  match_ctx_t m = {val, val_len, fn, arg};
+  lsm_scan_stats_t ls = {0, 0};
+  int rc = lsm_snapshot_scan_value_blocks(v->snap, number, refs, n, val, val_len, visit_match, &m,
+                                          &ls, err);
+  st->entries += ls.entries;
+  st->bytes_read += ls.bytes_read;
+  return rc;
+}
+
+static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  match_ctx_t m = {val, val_len, fn, arg};
+  lsm_scan_stats_t ls = {0, 0};
+  int rc = lsm_snapshot_scan_memtables_value(v->snap, val, val_len, visit_match, &m, &ls, err);
+  st->entries += ls.entries;
+  return rc;
+}
+
 static const engine_ops_t lsm_ops = ENGINE_OPS("lsm");
 
-/* index_source_t.read_leaf: the filter stored in the table's meta block. */
+/* The block filter of table `number` from its "bfh.block_filter" meta block into out; a
+   table built without one (block filters off, or made before them) has none. */
+static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out) {
+  void *data = NULL;
+  size_t size = 0;
+  uint64_t offset;
+  int rc = lsm_table_read_meta(el->db, number, VALUE_HOOK_BLOCKS_META_NAME, &data, &size, &offset,
+                               &out->blocks_err);
+  if (rc == BFH_OK) rc = block_filter_deserialize(data, size, &out->blocks, &out->blocks_err);
+  free(data);
+  out->bytes_read += size;
+  if (rc == BFH_NOT_FOUND) err_clear(&out->blocks_err);
+  if (rc != BFH_OK && rc != BFH_NOT_FOUND)
+    err_prefix(&out->blocks_err, "table %llu: block filter: ", (unsigned long long)number);
+}
+
+/* index_source_t.read_leaf: the filters stored in the table's meta blocks. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
-                     value_filter_t **filter, char **path, uint64_t *offset, uint64_t *bytes_read,
-                     err_t *err) {
-  (void)p; /* the stored filter says its m, k and seed; the index checks them */
+                     index_leaf_read_t *out, err_t *err) {
   engine_lsm_t *el = ctx;
   void *data = NULL;
   size_t size = 0;
-  int rc = lsm_table_read_meta(el->db, number, VALUE_HOOK_META_NAME, &data, &size, offset, err);
-  *bytes_read = size;
-  if (rc == BFH_OK) rc = value_filter_deserialize(data, size, filter, err);
+  int rc =
+      lsm_table_read_meta(el->db, number, VALUE_HOOK_META_NAME, &data, &size, &out->offset, err);
+  out->bytes_read = size;
+  if (rc == BFH_OK) rc = value_filter_deserialize(data, size, &out->filter, err);
   free(data);
   if (rc == BFH_NOT_FOUND) /* the table has no filter block: never read again, always scanned */
     rc = err_set(err, BFH_E_CORRUPT, "table %llu: no value filter", (unsigned long long)number);
   if (rc != BFH_OK) return rc;
   char tpath[4096];
   lsm_table_path(el->db, number, tpath, sizeof tpath);
-  if (!(*path = strdup(tpath))) {
-    value_filter_destroy(*filter);
+  if (!(out->path = strdup(tpath))) {
+    value_filter_destroy(out->filter);
+    out->filter = NULL;
     return err_set(err, BFH_E_NOMEM, "table %llu: out of memory", (unsigned long long)number);
   }
+  if (p->block_bits) read_blocks(el, number, out);
   return BFH_OK;
 }
 
@@ -203,9 +243,10 @@ int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io,
   lo.key_bits_per_key = opt->key_bits_per_key;
   lo.sync = opt->sync;
   lo.io = io;
+  lo.memtable_value_index = opt->value_filters && opt->memtable_index;
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
-    el->hook = value_hook_create(sync, p->m, p->k, p->seed, path, err);
+    el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);
     if (!el->hook) {
       free(el);
       return err_prefix(err, "%s: ", path);
@@ -250,7 +291,8 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
       write_params = 1;
     }
     /* Every table repair writes gets its filter; there is no index to report to. */
-    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, path, err)))
+    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, opt->block_filter_bits,
+                                   path, err)))
       return err->code ? err->code : BFH_E_NOMEM;
     lo.hook = value_hook_table_hook(hook);
   }

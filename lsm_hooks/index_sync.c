@@ -6,6 +6,8 @@
  *   to read   live, no leaf yet: index_sync_run will read its filter
  *   indexed   live, its leaf is in the value index (or queued there)
  *   unreadable  live, its filter could not be read: no leaf, always scanned
+ * An indexed record whose leaf came from a cache file without a block filter, while block
+ * filters are on, also wants its block filter (wants_blocks): a run reads the table for it.
  * and, once its table left the live version, gone (gone_epoch != 0) until no pinned view
  * may list it; then its leaf and cache file are removed and the record dropped.
  *
@@ -34,6 +36,8 @@ typedef struct record {
   uint64_t live_ns;       /* when it was reported live */
   uint64_t gone_epoch;    /* 0 while live (or built) */
   value_filter_t *filter; /* REC_BUILT: the hook's filter (owned) */
+  block_filter_t *blocks; /* REC_BUILT: the hook's block filter (owned, may be NULL) */
+  int wants_blocks;       /* REC_INDEXED: a cached leaf to upgrade with a block filter */
   char *path;             /* REC_BUILT: where it is stored (owned, may be NULL) */
   uint64_t offset;
   uint8_t *cache_buf; /* leaves in memory: its cache file's bytes, not written yet */
@@ -103,6 +107,8 @@ static record_t *find_or_insert(index_sync_t *s, uint64_t number) {
 
 static void record_release(record_t *r) {
   value_filter_destroy(r->filter);
+  block_filter_destroy(r->blocks);
+  r->blocks = NULL;
   free(r->path);
   free(r->cache_buf);
   r->filter = NULL;
@@ -130,8 +136,10 @@ static void remove_gone(index_sync_t *s, u64vec_t *unlink) {
     if (r->gone_epoch && r->gone_epoch <= oldest) {
       if (r->state == REC_INDEXED && value_index_remove(s->index, r->number) == BFH_OK)
         s->stats.tables_removed++;
-      /* A cache file exists unless its bytes were still waiting to be written. */
-      if (s->src.cache_dir && !r->cache_buf && r->state == REC_INDEXED)
+      /* A cache file exists unless its bytes were still waiting to be written (an upgraded
+         leaf's old file exists while its new bytes wait). */
+      int has_file = !r->cache_buf || r->source == INDEX_LEAF_CACHED;
+      if (s->src.cache_dir && has_file && r->state == REC_INDEXED)
         (void)u64vec_push(unlink, r->number);
       record_release(r);
       continue;
@@ -204,7 +212,7 @@ const value_index_params_t *index_sync_params(const index_sync_t *s) {
 /* ---- Pushed reports --------------------------------------------------------------------- */
 
 void index_sync_table_built(index_sync_t *s, uint64_t number, value_filter_t *filter,
-                            const char *path, uint64_t offset) {
+                            block_filter_t *blocks, const char *path, uint64_t offset) {
   pthread_mutex_lock(&s->mu);
   record_t *r = find_or_insert(s, number);
   char *p = path ? strdup(path) : NULL;
@@ -212,13 +220,21 @@ void index_sync_table_built(index_sync_t *s, uint64_t number, value_filter_t *fi
     /* No memory, or a number reported twice: the table gets no built leaf (at install it is
        marked to be read). */
     value_filter_destroy(filter);
+    block_filter_destroy(blocks);
     free(p);
   } else {
     r->filter = filter;
+    r->blocks = blocks;
     r->path = p;
     r->offset = offset;
   }
   pthread_mutex_unlock(&s->mu);
+}
+
+/* Puts a table's block filter (taking it; NULL: none) into the block index. REQUIRES mu. */
+static void add_blocks(index_sync_t *s, uint64_t number, block_filter_t *blocks) {
+  if (blocks && block_index_put(value_index_blocks(s->index), number, blocks) == BFH_OK)
+    s->stats.blocks_added++;
 }
 
 /* r's table is live: the built filter becomes its leaf, or it is marked to be read.
@@ -236,10 +252,14 @@ static void make_live(index_sync_t *s, record_t *r, uint64_t size, uint64_t now)
       r->path = NULL;
       r->state = rc == BFH_OK ? REC_INDEXED : REC_UNREADABLE;
       r->source = rc == BFH_OK ? INDEX_LEAF_BUILT : INDEX_LEAF_NONE;
-      if (rc == BFH_OK)
+      if (rc == BFH_OK) {
         s->stats.tables_built++;
-      else
+        add_blocks(s, number, r->blocks);
+      } else {
         s->stats.add_errors++;
+        block_filter_destroy(r->blocks);
+      }
+      r->blocks = NULL;
     } else {
       r->state = REC_TO_READ;
     }
@@ -349,43 +369,60 @@ void index_sync_view_unpin(index_sync_t *s, uint64_t epoch) {
 
 typedef struct job {
   uint64_t number, size;
-  value_filter_t *filter; /* read; NULL if not */
-  char *path;             /* of the leaf (malloc'd) or NULL */
-  uint64_t offset;
-  int rc;    /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
-  int retry; /* rc is not the table's fault (no memory, a cache file not written) */
+  int upgrade;           /* the table is indexed: only its block filter is wanted */
+  index_leaf_read_t got; /* what was read */
+  int rc;                /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
+  int retry;             /* rc is not the table's fault (no memory, a cache file not written) */
   index_leaf_source_t source;
   uint8_t *cache_buf; /* leaves in memory: the cache file to write later */
   size_t cache_len;
   char msg[ERR_MSG_BYTES];
 } job_t;
 
-/* The leaf of one table, with mu released: the cache file first, else read_leaf (and with
-   leaves on disk the cache file written, since it is the leaf). */
+static void job_release(job_t *j) {
+  value_filter_destroy(j->got.filter);
+  block_filter_destroy(j->got.blocks);
+  free(j->got.path);
+  free(j->cache_buf);
+}
+
+/* The leaf of one table from its cache file. BFH_OK, or why not (a stale file is
+   removed: it will be rebuilt). */
+static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
+  const value_index_params_t *p = value_index_params(s->index);
+  err_t e;
+  int r = leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed, &j->got.filter,
+                          &j->got.blocks, &e);
+  if (r != BFH_OK) {
+    if (r != BFH_NOT_FOUND) (void)lsm_io_unlink(s->src.io, cpath, NULL);
+    return r;
+  }
+  if (!p->block_bits) { /* block filters are off for this open */
+    block_filter_destroy(j->got.blocks);
+    j->got.blocks = NULL;
+  }
+  j->source = INDEX_LEAF_CACHED;
+  j->rc = BFH_OK;
+  if (p->leaves_on_disk && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
+  j->retry = j->rc != BFH_OK;
+  j->got.offset = LEAF_CACHE_HEADER_BYTES;
+  return BFH_OK;
+}
+
+/* The leaf of one table (or, for an upgrade, its block filter), with mu released: the cache
+   file first, else read_leaf (and then the cache file: with leaves on disk written now,
+   since it is the leaf; otherwise its bytes kept to be written later). */
 static void read_job(index_sync_t *s, job_t *j) {
   const value_index_params_t *p = value_index_params(s->index);
   char cpath[4200] = "";
   err_t e;
   uint64_t t0 = now_ns();
-  if (s->src.cache_dir) {
-    cache_path(s, j->number, cpath, sizeof cpath);
-    int r =
-        leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed, &j->filter, &e);
-    if (r == BFH_OK) {
-      j->source = INDEX_LEAF_CACHED;
-      j->rc = BFH_OK;
-      if (p->leaves_on_disk && !(j->path = strdup(cpath))) j->rc = BFH_E_NOMEM;
-      j->retry = j->rc != BFH_OK;
-      j->offset = LEAF_CACHE_HEADER_BYTES;
-      return;
-    }
-    if (r != BFH_NOT_FOUND) (void)lsm_io_unlink(s->src.io, cpath, NULL); /* stale: rebuild */
-  }
-  uint64_t bytes = 0;
-  j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->filter, &j->path, &j->offset, &bytes, &e);
+  if (s->src.cache_dir) cache_path(s, j->number, cpath, sizeof cpath);
+  if (s->src.cache_dir && !j->upgrade && load_cached(s, j, cpath) == BFH_OK) return;
+  j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
   pthread_mutex_lock(&s->mu);
   s->stats.read_ns += now_ns() - t0;
-  s->stats.read_bytes += bytes;
+  s->stats.read_bytes += j->got.bytes_read;
   pthread_mutex_unlock(&s->mu);
   if (j->rc != BFH_OK) {
     j->retry = j->rc == BFH_E_NOMEM;
@@ -394,20 +431,21 @@ static void read_job(index_sync_t *s, job_t *j) {
   }
   j->source = INDEX_LEAF_READ;
   if (!s->src.cache_dir) return;
-  free(j->path); /* the cache file is where the leaf lives */
-  j->path = NULL;
-  if (p->leaves_on_disk) {
-    j->rc = leaf_cache_store(s->src.io, cpath, j->number, j->size, j->filter, &e);
-    if (j->rc == BFH_OK && !(j->path = strdup(cpath))) j->rc = BFH_E_NOMEM;
-    j->offset = LEAF_CACHE_HEADER_BYTES;
+  free(j->got.path); /* the cache file is where the leaf lives */
+  j->got.path = NULL;
+  if (p->leaves_on_disk && !j->upgrade) {
+    j->rc =
+        leaf_cache_store(s->src.io, cpath, j->number, j->size, j->got.filter, j->got.blocks, &e);
+    if (j->rc == BFH_OK && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
+    j->got.offset = LEAF_CACHE_HEADER_BYTES;
     if (j->rc != BFH_OK) {
       j->retry = 1;
       snprintf(j->msg, sizeof j->msg, "%s", e.msg);
-      value_filter_destroy(j->filter);
-      j->filter = NULL;
+      value_filter_destroy(j->got.filter);
+      j->got.filter = NULL;
     }
-  } else if (leaf_cache_encode(j->number, j->size, j->filter, &j->cache_buf, &j->cache_len, &e) !=
-             BFH_OK) {
+  } else if (leaf_cache_encode(j->number, j->size, j->got.filter, j->got.blocks, &j->cache_buf,
+                               &j->cache_len, &e) != BFH_OK) {
     j->cache_buf = NULL; /* the cache only speeds up a reopen */
   }
 }
@@ -455,7 +493,70 @@ static void write_due_caches(index_sync_t *s, int force) {
 }
 
 static int due(const record_t *r, uint64_t now, uint64_t min_age_ns) {
-  return r->state == REC_TO_READ && !r->gone_epoch && now - r->live_ns >= min_age_ns;
+  int wanted = r->state == REC_TO_READ || (r->state == REC_INDEXED && r->wants_blocks);
+  return wanted && !r->gone_epoch && now - r->live_ns >= min_age_ns;
+}
+
+/* Notes a block filter that could not be read. REQUIRES mu. */
+static void note_blocks_damage(index_sync_t *s, const err_t *e) {
+  if (e->code == BFH_OK) return;
+  s->stats.blocks_damaged++;
+  snprintf(s->stats.last_blocks_damaged, sizeof s->stats.last_blocks_damaged, "%.255s", e->msg);
+}
+
+/* The result of an upgrade job for the indexed record r. REQUIRES mu. */
+static void finish_upgrade(index_sync_t *s, record_t *r, job_t *j) {
+  if (j->retry) return; /* stays wanted: the next run tries again */
+  r->wants_blocks = 0;  /* whatever happened, the table is not read again for it */
+  note_blocks_damage(s, &j->got.blocks_err);
+  if (j->rc != BFH_OK || !j->got.blocks) return;
+  add_blocks(s, r->number, j->got.blocks);
+  j->got.blocks = NULL;
+  s->stats.blocks_upgraded++;
+  free(r->cache_buf); /* the cache file is rewritten with the block filter */
+  r->cache_buf = j->cache_buf;
+  r->cache_len = j->cache_len;
+  j->cache_buf = NULL;
+}
+
+/* The result of a job that read the leaf of r (REC_TO_READ): err gets the first error
+   that is not the table's fault. REQUIRES mu. */
+static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *err) {
+  if (j->rc == BFH_NOT_FOUND) return; /* the file vanished: the next list says gone */
+  if (j->retry) {                     /* stays marked: the next run tries again */
+    if (j->rc != BFH_E_NOMEM) s->stats.cache_write_failures++;
+    if (*rc == BFH_OK) *rc = err_set(err, j->rc, "%s", j->msg);
+    return;
+  }
+  if (j->rc != BFH_OK) {
+    r->state = REC_UNREADABLE;
+    r->source = INDEX_LEAF_UNREADABLE;
+    s->stats.tables_unreadable++;
+    snprintf(s->stats.last_unreadable, sizeof s->stats.last_unreadable, "%.255s", j->msg);
+    return;
+  }
+  err_t e;
+  int r2 = value_index_add(s->index, j->number, j->got.filter, j->got.path, j->got.offset, &e);
+  j->got.filter = NULL; /* the index owns it now (or freed it) */
+  if (r2 != BFH_OK) {
+    s->stats.add_errors++;
+    r->state = REC_UNREADABLE;
+    return;
+  }
+  r->state = REC_INDEXED;
+  r->source = j->source;
+  if (j->source == INDEX_LEAF_CACHED)
+    s->stats.tables_cached++;
+  else
+    s->stats.tables_read++;
+  note_blocks_damage(s, &j->got.blocks_err);
+  const value_index_params_t *p = value_index_params(s->index);
+  r->wants_blocks = !j->got.blocks && j->source == INDEX_LEAF_CACHED && p->block_bits;
+  add_blocks(s, r->number, j->got.blocks);
+  j->got.blocks = NULL;
+  r->cache_buf = j->cache_buf;
+  r->cache_len = j->cache_len;
+  j->cache_buf = NULL;
 }
 
 int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
@@ -469,9 +570,11 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
   for (size_t i = 0; s->src.read_leaf && i < s->n; i++) njobs += due(&s->recs[i], now, min_age_ns);
   job_t *jobs = njobs ? calloc(njobs, sizeof *jobs) : NULL;
   size_t k = 0;
-  for (size_t i = 0; jobs && i < s->n; i++)
-    if (due(&s->recs[i], now, min_age_ns))
-      jobs[k++] = (job_t){.number = s->recs[i].number, .size = s->recs[i].size};
+  for (size_t i = 0; jobs && i < s->n; i++) {
+    const record_t *r = &s->recs[i];
+    if (due(r, now, min_age_ns))
+      jobs[k++] = (job_t){.number = r->number, .size = r->size, .upgrade = r->state != REC_TO_READ};
+  }
   pthread_mutex_unlock(&s->mu);
   int rc = BFH_OK;
   if (njobs && !jobs) {
@@ -486,53 +589,24 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
   for (size_t i = 0; i < njobs; i++) {
     job_t *j = &jobs[i];
     record_t *r = find(s, j->number);
-    if (!r || r->gone_epoch || r->state != REC_TO_READ) {
+    int want = j->upgrade ? REC_INDEXED : REC_TO_READ;
+    if (!r || r->gone_epoch || r->state != want) {
       /* Gone while it was read: a cache file written for it goes too. */
       if (j->rc == BFH_OK && j->source == INDEX_LEAF_READ && s->src.cache_dir &&
-          value_index_params(s->index)->leaves_on_disk)
+          value_index_params(s->index)->leaves_on_disk && !j->upgrade)
         (void)u64vec_push(&unlink, j->number);
       continue;
     }
-    if (j->rc == BFH_NOT_FOUND) continue; /* the file vanished: the next list says gone */
-    if (j->retry) {                       /* stays marked: the next run tries again */
-      if (j->rc != BFH_E_NOMEM) s->stats.cache_write_failures++;
-      if (rc == BFH_OK) rc = err_set(err, j->rc, "%s", j->msg);
-      continue;
-    }
-    if (j->rc != BFH_OK) {
-      r->state = REC_UNREADABLE;
-      r->source = INDEX_LEAF_UNREADABLE;
-      s->stats.tables_unreadable++;
-      snprintf(s->stats.last_unreadable, sizeof s->stats.last_unreadable, "%.255s", j->msg);
-      continue;
-    }
-    err_t e;
-    int r2 = value_index_add(s->index, j->number, j->filter, j->path, j->offset, &e);
-    j->filter = NULL; /* the index owns it now (or freed it) */
-    if (r2 != BFH_OK) {
-      s->stats.add_errors++;
-      r->state = REC_UNREADABLE;
-      continue;
-    }
-    r->state = REC_INDEXED;
-    r->source = j->source;
-    if (j->source == INDEX_LEAF_CACHED)
-      s->stats.tables_cached++;
+    if (j->upgrade)
+      finish_upgrade(s, r, j);
     else
-      s->stats.tables_read++;
-    r->cache_buf = j->cache_buf;
-    r->cache_len = j->cache_len;
-    j->cache_buf = NULL;
+      finish_read(s, r, j, &rc, err);
   }
   remove_gone(s, &unlink);
   pthread_mutex_unlock(&s->mu);
   unlink_caches(s, &unlink);
 out:
-  for (size_t i = 0; i < njobs && jobs; i++) {
-    value_filter_destroy(jobs[i].filter);
-    free(jobs[i].path);
-    free(jobs[i].cache_buf);
-  }
+  for (size_t i = 0; i < njobs && jobs; i++) job_release(&jobs[i]);
   free(jobs);
   pthread_mutex_unlock(&s->run_mu);
   return rc;

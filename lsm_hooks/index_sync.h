@@ -19,6 +19,12 @@
  * whole table). run reads files without holding the lock the reports take, so a report (a
  * flush, a compaction, a search's view) never waits for table reads.
  *
+ * Block filters travel with the leaves: a table's block filter enters the value index's
+ * block index (value_index_blocks) with its leaf and leaves with it. A leaf loaded from a
+ * cache file made before block filters (or with them off) gets its block filter later, in
+ * a run (INDEX_RUN_AGED included), by reading the table again; its cache file is rewritten
+ * then. Until that, the table is read whole when its leaf says maybe.
+ *
  * A table without a leaf is never skipped (value_index_select scans every table it has no
  * leaf for), so a table not indexed yet, or whose filter cannot be read, costs a scan, never
  * an answer.
@@ -37,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm/io.h"
 #include "lsm_hooks/value_index.h"
@@ -44,18 +51,31 @@
 
 typedef struct index_sync index_sync_t;
 
+/* What index_source_t.read_leaf gives for one table. */
+typedef struct index_leaf_read {
+  value_filter_t *filter; /* new, owned by the caller */
+  /* The table's block filter (new, owned by the caller), or NULL: the table has none, or it
+     is damaged (blocks_err.code != BFH_OK says which, with a message): the table is then
+     read whole when its leaf says maybe. */
+  block_filter_t *blocks;
+  err_t blocks_err;
+  /* The file a leaf on disk is read from (malloc'd), or NULL (the filter is not stored in a
+     file of its own: with a cache_dir the cache file holds the leaf); offset: where the
+     serialized filter starts in it. */
+  char *path;
+  uint64_t offset;
+  uint64_t bytes_read; /* what the read cost */
+} index_leaf_read_t;
+
 /* Where the filters of an engine's tables come from. */
 typedef struct index_source {
-  /* Reads the value filter (m, k, seed of p) of table `number`. On BFH_OK *filter is new
-     (the caller owns it), *path is malloc'd (the file a leaf on disk is read from) or NULL
-     (the filter is not stored in a file of its own: with a cache_dir the cache file holds
-     the leaf), *offset where the serialized filter starts in *path, and *bytes_read what
-     the read cost. BFH_NOT_FOUND: the table file is gone (it will be reported gone);
+  /* Reads the value filter (m, k, seed of p) of table `number`, and its block filter (of
+     p->block_bits bits per value; none when 0), into *out (zeroed by the caller). On BFH_OK
+     out->filter is set. BFH_NOT_FOUND: the table file is gone (it will be reported gone);
      another error: the table cannot be read (no leaf, always scanned). Called from
      index_sync_run with no lock of index_sync held. */
   int (*read_leaf)(void *ctx, uint64_t number, const value_index_params_t *p,
-                   value_filter_t **filter, char **path, uint64_t *offset, uint64_t *bytes_read,
-                   err_t *err);
+                   index_leaf_read_t *out, err_t *err);
   void *ctx;
   /* The sidecar cache directory (leaf_cache.h), or NULL for none. With leaves on disk a
      table's cache file is its leaf (written before the leaf is added); with leaves in
@@ -86,6 +106,10 @@ typedef struct index_sync_stats {
   uint64_t read_ns;              /* time in read_leaf and cache loads */
   uint64_t read_bytes;           /* what read_leaf read */
   char last_unreadable[256];     /* message of the last table that could not be read */
+  uint64_t blocks_added;         /* tables given a block filter (built, read or cached) */
+  uint64_t blocks_upgraded;      /* of those, cached leaves without one, upgraded later */
+  uint64_t blocks_damaged;       /* tables whose block filter could not be read */
+  char last_blocks_damaged[256]; /* message of the last one */
 } index_sync_stats_t;
 
 /* index: borrowed, it must outlive the index_sync. NULL on no memory (message in err). */
@@ -96,10 +120,11 @@ int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err
 const value_index_params_t *index_sync_params(const index_sync_t *s);
 
 /* ---- Pushed reports (table-build hook) ------------------------------------------------ */
-/* Takes ownership of filter. path (copied; may be NULL with leaves in memory) and offset
-   say where its serialized form lies. */
+/* Takes ownership of filter and blocks (the table's block filter; may be NULL). path
+   (copied; may be NULL with leaves in memory) and offset say where the filter's serialized
+   form lies. */
 void index_sync_table_built(index_sync_t *s, uint64_t number, value_filter_t *filter,
-                            const char *path, uint64_t offset);
+                            block_filter_t *blocks, const char *path, uint64_t offset);
 void index_sync_table_added(index_sync_t *s, uint64_t number, uint64_t size);
 void index_sync_table_removed(index_sync_t *s, uint64_t number);
 
@@ -124,7 +149,8 @@ enum {
    memory, a cache file of a leaf on disk not written); those tables stay marked and the
    next run tries again. Unreadable tables are counted, not returned. */
 int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err);
-/* Is a live table still marked to be read (with min_age_ns, one live that long)? */
+/* Is a live table still marked to be read, or waiting for its block filter (with
+   min_age_ns, one live that long)? */
 int index_sync_pending(index_sync_t *s, uint64_t min_age_ns);
 /* Writes every cache file not written yet (at close). */
 void index_sync_close_caches(index_sync_t *s);

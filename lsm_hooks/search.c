@@ -86,10 +86,57 @@ static int collect_key(void *arg, const void *key, size_t key_len) {
   return 0;
 }
 
-/* Scans the tables with scan[i] set, then the memtables, then validates. */
-static int scan_and_validate(engine_t *e, engine_view_t *view, const engine_table_t *tables,
-                             size_t n, const uint8_t *scan, const void *val, size_t val_len,
-                             bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err) {
+/* How the selected tables and the memtables are read: whole (the paper's methods), or,
+   with AUTO, through the block filters and the memtables' value index. */
+typedef struct reader {
+  int by_blocks;
+  block_index_t *blocks; /* the index's block filters (by_blocks) */
+  uint64_t hash;         /* the value's hash (by_blocks) */
+  block_refs_t refs;     /* the blocks of one table's probe */
+} reader_t;
+
+/* A table whose block filter says maybe for more than this share of its blocks is read
+   whole: reading block by block would save little and costs a lookup per block. */
+#define WHOLE_TABLE_SHARE 0.5
+
+static int scan_whole(engine_t *e, engine_view_t *view, uint64_t number, const void *val,
+                      size_t val_len, collect_t *c, engine_scan_stats_t *ss, bfh_search_stats *st,
+                      err_t *err) {
+  st->tables_scanned++;
+  return e->ops->scan_table(e, view, number, val, val_len, collect_key, c, ss, err);
+}
+
+/* Reads table `number` through its block filter: only the blocks that may hold val. A
+   table without one is read whole. So is one whose read through its filter fails as
+   corrupt: if the whole read succeeds, the filter did not describe the table and is
+   dropped; if it fails too, the table is damaged and that error is returned. */
+static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                          const void *val, size_t val_len, collect_t *c, engine_scan_stats_t *ss,
+                          bfh_search_stats *st, err_t *err) {
+  uint32_t nblocks = 0;
+  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks);
+  if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  if (rc != BFH_OK) return err_set(err, rc, "search: out of memory for block references");
+  st->block_filters_probed++;
+  if (rd->refs.n == 0) return BFH_OK;
+  if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)
+    return scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  st->tables_scanned++;
+  st->blocks_read += rd->refs.n;
+  rc = e->ops->scan_blocks(e, view, number, rd->refs.v, rd->refs.n, val, val_len, collect_key, c,
+                           ss, err);
+  if (rc != BFH_E_CORRUPT) return rc;
+  err_t why = *err;
+  rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
+  return rc;
+}
+
+/* Reads the tables with scan[i] set, then the memtables; then validates. */
+static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
+                             const engine_table_t *tables, size_t n, const uint8_t *scan,
+                             const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+                             bfh_search_stats *st, err_t *err) {
   key_set_t set = {NULL, 0, 0};
   collect_t c = {&set, 0, 0};
   engine_scan_stats_t ss = {0, 0};
@@ -97,11 +144,15 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, const engine_tabl
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     if (!scan[i]) continue;
     uint64_t before = c.matches;
-    st->tables_scanned++;
-    rc = e->ops->scan_table(e, view, tables[i].number, val, val_len, collect_key, &c, &ss, err);
+    if (rd->by_blocks)
+      rc = scan_by_blocks(e, view, rd, tables[i].number, val, val_len, &c, &ss, st, err);
+    else
+      rc = scan_whole(e, view, tables[i].number, val, val_len, &c, &ss, st, err);
     if (c.matches > before) st->tables_matched++;
   }
-  if (rc == BFH_OK) rc = e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
+  if (rc == BFH_OK)
+    rc = rd->by_blocks ? e->ops->find_memtables(e, view, val, val_len, collect_key, &c, &ss, err)
+                       : e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
@@ -128,24 +179,46 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, const engine_tabl
   return rc;
 }
 
-bfh_method search_choose_method(value_index_t *index) {
-  if (!index) return BFH_SEARCH_SCAN;
+/* AUTO's cost model (doc/search.md "AUTO"): the cost of a search by each table selection
+   is the cost of selecting plus the cost of reading each table selected, in ns. The
+   constants were measured with bench/search_bench and bench/block_filter_bench (release
+   build, 1M entries); only their ratios matter. */
+#define COST_LEAF_NS 40.0        /* one leaf probed in memory (k bits, mostly cache misses) */
+#define COST_LEAF_DISK_NS 4000.0 /* one leaf probed on disk (k preads) */
+#define COST_SLICED_ROW_NS 60.0  /* one row of the bit-sliced index, start-up */
+#define COST_SLICED_WORD_NS 0.5  /* ... and per 64 leaves */
+#define COST_TABLE_NS 1000000.0  /* one table read whole (~2 MiB, ~30k entries) */
+#define COST_BLOCKS_NS 5000.0    /* one table through its block filter: probe + ~1 block */
+
+search_plan_t search_plan(value_index_t *index, bfh_method method) {
+  search_plan_t plan = {method, 0};
+  if (!index) return (search_plan_t){BFH_SEARCH_SCAN, 0};
+  if (method != BFH_SEARCH_AUTO) return plan;
+  block_index_stats_t bs;
+  block_index_get_stats(value_index_blocks(index), &bs);
+  plan.by_blocks = bs.tables > 0;
   value_index_stats_t vs;
   value_index_get_stats(index, &vs);
-  if (vs.leaves == 0) return BFH_SEARCH_SCAN;
+  double leaves = (double)vs.leaves;
   const value_index_params_t *p = value_index_params(index);
-  /* Expected false positive rate of a leaf from its fill ratio: fill^k (approximately; the
-     mean fill is used for every leaf). */
+  /* A leaf's false positive rate from the mean fill ratio: fill^k. */
   double fpr = 1.0;
   for (uint32_t i = 0; i < p->k; i++) fpr *= vs.mean_fill;
-  /* Saturated filters: most leaves would say maybe; testing them only adds work to what is
-     a full scan anyway. */
-  if (fpr >= 0.5) return BFH_SEARCH_SCAN;
-  /* Few leaves: testing each is as cheap as anything else and needs no internal nodes. */
-  if (vs.leaves < 4u * p->order && !p->leaves_on_disk) return BFH_SEARCH_LEAVES;
-  /* Otherwise the bit-sliced index: k row reads of B/64 words each, in memory, whether the
-     leaves are in memory or on disk; cheaper per query than the hierarchy's descent. */
-  return BFH_SEARCH_SLICED;
+  double per_table = plan.by_blocks ? COST_BLOCKS_NS : COST_TABLE_NS;
+  double selected = leaves * fpr + 1.0; /* a present value's table, and the false ones */
+  double cost_scan = leaves * per_table;
+  double cost_leaves =
+      leaves * (p->leaves_on_disk ? COST_LEAF_DISK_NS : COST_LEAF_NS) + selected * per_table;
+  double cost_sliced =
+      p->k * (COST_SLICED_ROW_NS + (leaves / 64.0) * COST_SLICED_WORD_NS) + selected * per_table;
+  plan.method = BFH_SEARCH_SCAN;
+  double best = cost_scan;
+  if (vs.leaves > 0 && cost_leaves < best) {
+    plan.method = BFH_SEARCH_LEAVES;
+    best = cost_leaves;
+  }
+  if (vs.leaves > 0 && cost_sliced < best) plan.method = BFH_SEARCH_SLICED;
+  return plan;
 }
 
 /* Chooses which of the view's n tables to scan (scan[i] for tables[i]) and adds its filter
@@ -156,8 +229,8 @@ typedef int (*select_fn)(const void *arg, const engine_table_t *tables, size_t n
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
-               const void *val, size_t val_len, bfh_match_fn fn, void *arg, bfh_search_stats *out,
-               err_t *err) {
+               reader_t *rd, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+               bfh_search_stats *out, err_t *err) {
   uint64_t t0 = now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
@@ -174,7 +247,7 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
     else
       rc = select(sel_arg, tables, n, scan, &st, err);
     if (rc == BFH_OK)
-      rc = scan_and_validate(e, view, tables, n, scan, val, val_len, fn, arg, &st, err);
+      rc = scan_and_validate(e, view, rd, tables, n, scan, val, val_len, fn, arg, &st, err);
     free(scan);
     e->ops->view_release(e, view);
   }
@@ -215,10 +288,17 @@ static int select_by_method(const void *arg, const engine_table_t *tables, size_
 
 int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method,
                bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  if (method == BFH_SEARCH_AUTO) method = search_choose_method(vi);
-  if (!vi) method = BFH_SEARCH_SCAN; /* value filters off: nothing to prune with */
-  by_method_t b = {vi, method, val, val_len};
-  return run(e, (uint32_t)method, select_by_method, &b, val, val_len, fn, arg, out, err);
+  search_plan_t plan = search_plan(vi, method);
+  by_method_t b = {vi, plan.method, val, val_len};
+  reader_t rd = {.by_blocks = plan.by_blocks};
+  if (plan.by_blocks) {
+    rd.blocks = value_index_blocks(vi);
+    rd.hash = bfh_hash64(val, val_len, value_index_params(vi)->seed);
+  }
+  int rc =
+      run(e, (uint32_t)plan.method, select_by_method, &b, &rd, val, val_len, fn, arg, out, err);
+  block_refs_release(&rd.refs);
+  return rc;
 }
 
 typedef struct given_tables {
@@ -238,6 +318,7 @@ static int select_given(const void *arg, const engine_table_t *tables, size_t n,
 int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64_t *numbers,
                       size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   given_tables_t g = {numbers, nn};
-  return run(e, BFH_SEARCH_AUTO + 1 /* "oracle" */, select_given, &g, val, val_len, fn, arg, out,
-             err);
+  reader_t rd = {.by_blocks = 0};
+  return run(e, BFH_SEARCH_AUTO + 1 /* "oracle" */, select_given, &g, &rd, val, val_len, fn, arg,
+             out, err);
 }

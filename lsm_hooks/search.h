@@ -9,7 +9,11 @@
  *      keys (each once)
  *   5. validate every key against the latest version (engine get: live, value == v) and
  *      report it; fn returning nonzero stops the search early
- * BFH_SEARCH_AUTO picks a method with search_choose_method() (doc/search.md).
+ * The four named methods are the paper's: they read each selected table whole and scan the
+ * memtables. BFH_SEARCH_AUTO goes beyond it (search_plan, doc/search.md "AUTO"): it picks
+ * the cheapest table selection by a cost model, reads each selected table through its
+ * block filter (only the data blocks that may hold v; a table without one whole), and
+ * finds the memtables' entries through their value index.
  */
 #ifndef BFH_LSM_HOOKS_SEARCH_H
 #define BFH_LSM_HOOKS_SEARCH_H
@@ -26,9 +30,16 @@
 int search_run(engine_t *e, value_index_t *index, const void *val, size_t val_len,
                bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 
-/* The method BFH_SEARCH_AUTO runs for the index's current state (index may be NULL:
-   BFH_SEARCH_SCAN). See doc/search.md for the rule and the costs behind it. */
-bfh_method search_choose_method(value_index_t *index);
+/* How a search runs: which tables it selects (method: never AUTO) and whether it reads
+   them through their block filters and the memtables through their value index. */
+typedef struct search_plan {
+  bfh_method method;
+  int by_blocks;
+} search_plan_t;
+/* The plan of a search by method with the index's current state (index may be NULL: a
+   plain SCAN). A named method is run as the paper runs it; AUTO is planned by the cost
+   model of doc/search.md. */
+search_plan_t search_plan(value_index_t *index, bfh_method method);
 
 /* Restricts the tables scanned to the given sorted list of numbers (plus the memtables),
    skipping the filters: the benchmark's oracle, which knows which tables hold the value.

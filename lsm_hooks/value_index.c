@@ -81,6 +81,7 @@ struct value_index {
   size_t npend, cappend;
   _Atomic size_t npend_atomic;
   id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
+  block_index_t *blocks; /* the block filters under the leaves (owned) */
   pthread_mutex_t fd_mu; /* guards fds and clock */
   fd_slot_t fds[FD_CACHE_SLOTS];
   uint64_t clock;
@@ -332,7 +333,8 @@ value_index_t *value_index_create(const value_index_params_t *p, err_t *err) {
   hierarchy_leaf_source_t src = {source_probe, source_load, vi};
   vi->hier = hierarchy_create(p->order, p->m, p->placement, &src);
   vi->sliced = sliced_create(p->m);
-  if (!vi->hier || !vi->sliced) {
+  vi->blocks = block_index_create();
+  if (!vi->hier || !vi->sliced || !vi->blocks) {
     value_index_destroy(vi);
     goto nomem;
   }
@@ -346,6 +348,7 @@ void value_index_destroy(value_index_t *vi) {
   if (!vi) return;
   hierarchy_destroy(vi->hier);
   sliced_destroy(vi->sliced);
+  block_index_destroy(vi->blocks);
   for (size_t i = 0; i < vi->n; i++) leaf_free(vi->leaves[i]);
   free(vi->leaves);
   for (size_t i = 0; i < vi->npend; i++) leaf_free(vi->pend[i].leaf);
@@ -636,7 +639,12 @@ int value_index_remove(value_index_t *vi, uint64_t number) {
   }
   pthread_mutex_unlock(&vi->pend_mu);
   leaf_free(drop);
+  if (rc == BFH_OK) block_index_remove(vi->blocks, number);
   return rc;
+}
+
+block_index_t *value_index_blocks(value_index_t *vi) {
+  return vi->blocks;
 }
 
 int value_index_contains(value_index_t *vi, uint64_t number) {

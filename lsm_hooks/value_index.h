@@ -22,6 +22,7 @@
 #include "bfh.h"
 #include "filters/hash.h"
 #include "hierarchy/hierarchy.h"
+#include "lsm_hooks/block_index.h"
 #include "filters/value_filter.h"
 #include "util/err.h"
 #include "util/vec.h"
@@ -36,6 +37,7 @@ typedef struct value_index_params {
   int leaves_on_disk; /* a bfh_leaves: 0 in memory; 1 on disk, k words read per probe; 2 on
                          disk, the whole filter read per probe */
   hierarchy_placement_t placement;
+  uint32_t block_bits; /* bits per value of the tables' block filters; 0: none built */
 } value_index_params_t;
 
 /* Returns a new empty index, or NULL on bad parameters / no memory (message in err).
@@ -50,8 +52,10 @@ const value_index_params_t *value_index_params(const value_index_t *vi);
    Adding a number already present replaces nothing and returns BFH_E_INVALID. */
 int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
                     uint64_t offset, err_t *err);
-/* Removes the leaf of table `number`; BFH_NOT_FOUND if absent. */
+/* Removes the leaf of table `number`, and its block filter; BFH_NOT_FOUND if absent. */
 int value_index_remove(value_index_t *vi, uint64_t number);
+/* The block filters under the leaves (owned by vi; index_sync puts them, searches probe). */
+block_index_t *value_index_blocks(value_index_t *vi);
 int value_index_contains(value_index_t *vi, uint64_t number);
 size_t value_index_leaf_count(value_index_t *vi);
 

@@ -181,6 +181,32 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
   return BFH_OK;
 }
 
+static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  char path[4200];
+  ldb_table_path(el->path, number, path, sizeof path);
+  match_t m = {val, val_len, fn, arg, 0};
+  ldb_read_stats_t rs = {0};
+  int rc = ldb_table_read_blocks(el->io, path, refs, n, visit_match, &m, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  if (rc == BFH_NOT_FOUND)
+    rc = err_set(err, BFH_E_IO, "table %s: listed in the live version but deleted under the search",
+                 path);
+  return rc;
+}
+
+static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  (void)err;
+  ldb_segs_lookup(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
 static const engine_ops_t leveldb_ops = ENGINE_OPS("leveldb");
 
 /* ---- Opening --------------------------------------------------------------------------- */
