@@ -10,10 +10,10 @@
  * The emulated hook ("sync"), serialized by sync_mu:
  *   1. (views only) list the *.log files of the directory and read each from where the last
  *      read stopped (log.h; a truncated tail is a write in flight, read again next time).
- *      Their value entries are kept in immutable, reference-counted segments: they are the
- *      memtables. A log deleted meanwhile is dropped: its table is installed before the
- *      deletion. Other syncs only drop the segments of deleted logs: nothing but a view
- *      needs the entries, so ingest pays no log reading.
+ *      Their value entries are kept in immutable, reference-counted segments, each indexed
+ *      by value when made: they are the memtables. A log deleted meanwhile is dropped: its table is
+ * installed before the deletion. Other syncs only drop the segments of deleted logs: nothing but a
+ * view needs the entries, so ingest pays no log reading.
  *   2. fetch leveldb.sstables, create an iterator (it pins the current version: its files
  *      are not deleted while it lives), fetch the list again; equal lists mean the pinned
  *      version holds every listed file (file numbers are never reused), else retry.
@@ -44,14 +44,34 @@
 #define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
 #define LDB_BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
 
-/* Value entries read from one stretch of a log: n x (varint32 key_len | key | varint32
-   val_len | val). Immutable once made; freed with its last reference. */
+/* Value entries read from one stretch of a log, and an index of them by value, so that a
+   search looks up the entries of its value instead of comparing every entry. Immutable once
+   made (ldb_seg_builder_finish); freed with its last reference (ldb_seg_unref). One
+   allocation: the header, then
+     data: n x (varint32 key_len | key | varint32 val_len | val), len bytes;
+     (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
+     one slot per entry: tag << LDB_SEG_OFF_BITS | the entry's offset in data, where h =
+     bfh_hash64(val, LDB_SEG_HASH_SEED), the home slot is h & slot_mask and the tag is
+     h >> LDB_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. */
+#define LDB_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1" */
+#define LDB_SEG_OFF_BITS 40                     /* segments are under 1 TiB; 24-bit tags */
 typedef struct log_seg {
   atomic_int refs;
   uint64_t n;
   size_t len;
+  uint64_t *slots; /* into this allocation, after data */
+  size_t slot_mask;
   uint8_t data[];
 } log_seg_t;
+
+/* The entries of a segment being collected. Caller-owned: zero it to start, release it after
+   (ldb_seg_builder_release). */
+typedef struct ldb_seg_builder {
+  uint8_t *p; /* the data so far (malloc'd) */
+  size_t len, cap;
+  uint64_t n;
+  int nomem; /* an add ran out of memory: the entries are incomplete */
+} ldb_seg_builder_t;
 
 typedef struct log_state {
   uint64_t number;
@@ -117,10 +137,24 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);
    sync_mu. */
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err);
 void ldb_logs_release(engine_leveldb_t *el);
+/* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
+int ldb_seg_builder_add(ldb_seg_builder_t *b, const void *key, size_t key_len, const void *val,
+                        size_t val_len);
+/* A new segment (one reference, the caller's) of the entries added, with its value index; b is
+   unchanged. NULL if no memory (or 1 TiB of entries). */
+log_seg_t *ldb_seg_builder_finish(const ldb_seg_builder_t *b);
+/* Frees b's data (b may then be reused, zeroed). */
+void ldb_seg_builder_release(ldb_seg_builder_t *b);
+/* Drops a reference; the last frees s. s may be NULL. */
 void ldb_seg_unref(log_seg_t *s);
-/* Calls fn for every entry of the segments whose value equals val; stops when fn says so. */
+/* Calls fn for every entry of the segments whose value equals val, in segment and entry order;
+   stops when fn says so. st->entries (st may be NULL) counts every entry of the segments. */
 void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* ldb_segs_scan through the segments' value indexes: the same calls of fn in the same order,
+   but st->entries counts only the entries whose value was compared with val. */
+void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                     engine_match_fn fn, void *arg, engine_scan_stats_t *st);
 
 /* sync.c */
 enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };

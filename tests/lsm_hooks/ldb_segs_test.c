@@ -1,0 +1,263 @@
+/* Tests of the LevelDB adapter's log segments (lsm_hooks/leveldb/logs.c): a search through a
+ * segment's value index (ldb_segs_lookup) reports what a scan of every entry (ldb_segs_scan)
+ * reports, in the same order, and both report what a model of the entries says.
+ *
+ * The model is the list of (key, value) pairs of each segment; the segments are made from it
+ * by ldb_seg_builder, as logs.c makes them from a log. Fixed seeds: every run is the same.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "filters/hash.h"
+#include "lsm_hooks/leveldb/adapter.h"
+#include "util/random.h"
+
+#define KEY_BYTES 16
+#define VAL_BYTES 64
+#define MAX_SEGS 256
+#define MAX_ENTRIES 4096
+
+typedef struct pair {
+  char key[KEY_BYTES];
+  uint8_t val[VAL_BYTES];
+  size_t val_len;
+} pair_t;
+
+/* The model: segment i holds pairs [first[i], first[i + 1]). */
+typedef struct model {
+  pair_t pairs[MAX_ENTRIES];
+  size_t first[MAX_SEGS + 1];
+  size_t nsegs, npairs;
+  log_seg_t *segs[MAX_SEGS];
+} model_t;
+
+static void model_add(model_t *m, const char *key, const void *val, size_t val_len) {
+  assert_true(m->npairs < MAX_ENTRIES && val_len <= VAL_BYTES);
+  pair_t *p = &m->pairs[m->npairs++];
+  snprintf(p->key, sizeof p->key, "%s", key);
+  if (val_len) memcpy(p->val, val, val_len);
+  p->val_len = val_len;
+}
+
+/* Closes the segment of the pairs added since the last one: builds it as logs.c does. */
+static void model_end_seg(model_t *m) {
+  assert_true(m->nsegs < MAX_SEGS);
+  ldb_seg_builder_t b = {0};
+  for (size_t i = m->first[m->nsegs]; i < m->npairs; i++) {
+    const pair_t *p = &m->pairs[i];
+    assert_int_equal(ldb_seg_builder_add(&b, p->key, strlen(p->key), p->val, p->val_len), BFH_OK);
+  }
+  m->segs[m->nsegs] = ldb_seg_builder_finish(&b);
+  assert_non_null(m->segs[m->nsegs]);
+  ldb_seg_builder_release(&b);
+  m->first[++m->nsegs] = m->npairs;
+}
+
+static void model_release(model_t *m) {
+  for (size_t i = 0; i < m->nsegs; i++) ldb_seg_unref(m->segs[i]);
+}
+
+/* The keys fn was called with, in order; fn stops the search at the stop_after-th (0: never). */
+typedef struct hits {
+  char keys[MAX_ENTRIES][KEY_BYTES];
+  size_t n, stop_after;
+} hits_t;
+
+static int record_hit(void *arg, const void *key, size_t key_len) {
+  hits_t *h = arg;
+  assert_true(h->n < MAX_ENTRIES && key_len < KEY_BYTES);
+  memcpy(h->keys[h->n], key, key_len);
+  h->keys[h->n][key_len] = 0;
+  h->n++;
+  return h->stop_after && h->n == h->stop_after;
+}
+
+typedef void (*segs_search_fn)(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                               engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+
+/* The model's answer: the keys of the pairs whose value is val, in segment and entry order. */
+static void model_search(const model_t *m, const void *val, size_t val_len, hits_t *want) {
+  want->n = 0;
+  for (size_t i = 0; i < m->npairs; i++)
+    if (m->pairs[i].val_len == val_len && memcmp(m->pairs[i].val, val, val_len) == 0)
+      snprintf(want->keys[want->n++], KEY_BYTES, "%s", m->pairs[i].key);
+}
+
+static void assert_hits_equal(const hits_t *got, const hits_t *want, size_t n) {
+  assert_int_equal(got->n, n);
+  for (size_t i = 0; i < n; i++) assert_string_equal(got->keys[i], want->keys[i]);
+}
+
+/* Scan and lookup both report the model's keys for val, whole and stopped after every j-th
+   call of fn; the lookup compares at least the matches and at most every entry. Returns the
+   entries the lookup compared. */
+static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
+  static hits_t want, got;
+  model_search(m, val, val_len, &want);
+  segs_search_fn search[2] = {ldb_segs_scan, ldb_segs_lookup};
+  engine_scan_stats_t st[2] = {{0, 0}, {0, 0}};
+  for (int f = 0; f < 2; f++) {
+    for (size_t stop = 0; stop <= want.n; stop++) {
+      got.n = 0;
+      got.stop_after = stop;
+      engine_scan_stats_t *s = stop == 0 ? &st[f] : NULL;
+      search[f](m->segs, m->nsegs, val, val_len, record_hit, &got, s);
+      assert_hits_equal(&got, &want, stop ? stop : want.n);
+    }
+  }
+  assert_int_equal(st[0].entries, m->npairs);
+  assert_true(st[1].entries >= want.n && st[1].entries <= st[0].entries);
+  return st[1].entries;
+}
+
+/* Value id: 0 is the empty value, others "v<id>-" and 0..31 letters (distinct ids, distinct
+   values). */
+static size_t pool_value(uint32_t id, uint8_t *out) {
+  if (id == 0) return 0;
+  char buf[VAL_BYTES];
+  int n = snprintf(buf, sizeof buf, "v%u-", (unsigned)id);
+  size_t len = (size_t)n + (id * 7) % 32;
+  for (size_t i = (size_t)n; i < len; i++) buf[i] = (char)('a' + (id + i) % 26);
+  memcpy(out, buf, len);
+  return len;
+}
+
+/* Values drawn from a small pool, so that they repeat within and across segments, with keys
+   from a small key space, so that keys repeat too; one segment is empty, one has one entry. */
+static void test_segs_lookup_reports_what_scan_reports(void **state) {
+  (void)state;
+  static model_t m;
+  memset(&m, 0, sizeof m);
+  rng_t r;
+  rng_init(&r, 0x5e65);
+  const size_t sizes[] = {300, 0, 1, 17, 900, 64, 400};
+  const uint32_t pool = 64;
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    for (size_t i = 0; i < sizes[s]; i++) {
+      char key[KEY_BYTES];
+      uint8_t val[VAL_BYTES];
+      snprintf(key, sizeof key, "k%04u", (unsigned)rng_below(&r, 500));
+      /* skewed: the first ids are frequent, the last ones rare or absent */
+      uint32_t id = (uint32_t)rng_below(&r, 1 + rng_below(&r, pool));
+      model_add(&m, key, val, pool_value(id, val));
+    }
+    model_end_seg(&m);
+  }
+  for (uint32_t id = 0; id < 2 * pool; id++) { /* ids >= pool are absent */
+    uint8_t val[VAL_BYTES + 1];
+    size_t len = pool_value(id, val);
+    check_query(&m, val, len);
+    if (len > 0) check_query(&m, val, len - 1); /* a prefix of a value is another value */
+    val[len] = 'z';
+    check_query(&m, val, len + 1); /* and so is a value with one byte more */
+  }
+  model_release(&m);
+}
+
+/* Many segments of 1..8 entries with distinct values: tables of 2..16 slots, where many values
+   share a home slot and probe past each other (the test checks that they do). */
+static void test_segs_lookup_small_segments_many_values(void **state) {
+  (void)state;
+  static model_t m;
+  memset(&m, 0, sizeof m);
+  rng_t r;
+  rng_init(&r, 0x5e66);
+  uint32_t id = 1;
+  size_t shared_home = 0;
+  while (m.nsegs < 200) {
+    size_t n = 1 + (size_t)rng_below(&r, 8), first = m.npairs;
+    for (size_t i = 0; i < n; i++) {
+      char key[KEY_BYTES];
+      uint8_t val[VAL_BYTES];
+      snprintf(key, sizeof key, "k%05u", id);
+      model_add(&m, key, val, pool_value(id++, val));
+    }
+    model_end_seg(&m);
+    const log_seg_t *s = m.segs[m.nsegs - 1];
+    for (size_t i = first; i < m.npairs; i++)
+      for (size_t j = first; j < i; j++) {
+        uint64_t hi = bfh_hash64(m.pairs[i].val, m.pairs[i].val_len, LDB_SEG_HASH_SEED);
+        uint64_t hj = bfh_hash64(m.pairs[j].val, m.pairs[j].val_len, LDB_SEG_HASH_SEED);
+        shared_home += (hi & s->slot_mask) == (hj & s->slot_mask);
+      }
+  }
+  assert_true(shared_home >= 50);
+  for (uint32_t q = 0; q < id + 50; q++) { /* every value, the empty one and 50 absent ones */
+    uint8_t val[VAL_BYTES];
+    check_query(&m, val, pool_value(q, val));
+  }
+  model_release(&m);
+}
+
+typedef struct tagged {
+  uint64_t key; /* the tag and the low 4 bits of the hash */
+  uint32_t id;
+} tagged_t;
+
+static int cmp_tagged(const void *a, const void *b) {
+  const tagged_t *x = a, *y = b;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Two distinct values with the same tag and the same low 4 bits of their hashes: in a table of
+   up to 16 slots they share a home slot and their slots look alike. A birthday search over
+   120,000 values on those 28 bits expects about 27 such pairs (fixed names: the same pair every
+   run). */
+static void find_tag_twins(char a[KEY_BYTES], char b[KEY_BYTES]) {
+  enum { N = 120000 };
+  tagged_t *t = malloc(N * sizeof *t);
+  assert_non_null(t);
+  for (uint32_t i = 0; i < N; i++) {
+    char v[KEY_BYTES];
+    int n = snprintf(v, sizeof v, "twin%07u", (unsigned)i);
+    uint64_t h = bfh_hash64(v, (size_t)n, LDB_SEG_HASH_SEED);
+    t[i] = (tagged_t){(h >> LDB_SEG_OFF_BITS) << 4 | (h & 15), i};
+  }
+  qsort(t, N, sizeof *t, cmp_tagged);
+  size_t i = 1;
+  while (i < N && t[i].key != t[i - 1].key) i++;
+  assert_true(i < N);
+  snprintf(a, KEY_BYTES, "twin%07u", (unsigned)t[i - 1].id);
+  snprintf(b, KEY_BYTES, "twin%07u", (unsigned)t[i].id);
+  free(t);
+}
+
+/* A value met in the table with the same tag as the one searched for is compared, not taken:
+   the lookup of a value reports only its own entries, and finds nothing when only its twin is
+   there. */
+static void test_segs_lookup_tag_twins_are_compared(void **state) {
+  (void)state;
+  static model_t m;
+  memset(&m, 0, sizeof m);
+  char a[KEY_BYTES], b[KEY_BYTES];
+  find_tag_twins(a, b);
+  model_add(&m, "ka1", a, strlen(a));
+  model_add(&m, "kfill1", "fill1", 5);
+  model_add(&m, "kb", b, strlen(b));
+  model_add(&m, "ka2", a, strlen(a));
+  model_add(&m, "kfill2", "fill2", 5);
+  model_end_seg(&m); /* 5 entries: 16 slots */
+  model_add(&m, "ka3", a, strlen(a));
+  model_add(&m, "kfill3", "fill3", 5);
+  model_end_seg(&m); /* b absent: its lookup meets only a's entry */
+  assert_int_equal(check_query(&m, a, strlen(a)), 4); /* a's three and b's one */
+  assert_int_equal(check_query(&m, b, strlen(b)), 4);
+  assert_int_equal(check_query(&m, "fill1", 5), 1);
+  model_release(&m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_segs_lookup_reports_what_scan_reports),
+      cmocka_unit_test(test_segs_lookup_small_segments_many_values),
+      cmocka_unit_test(test_segs_lookup_tag_twins_are_compared),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
