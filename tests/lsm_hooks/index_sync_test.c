@@ -5,7 +5,8 @@
  *   pulled reports (lists mark, a later list drops, an unreadable table is never retried, a
  *   vanished one stays pending); pinned views keep a gone table's leaf until unpinned;
  *   INDEX_RUN_AGED; the sidecar cache (written at close, loaded at reopen, a damaged or
- *   stale file rebuilt, leaves on disk living in it); the value hook driven by hand.
+ *   stale file rebuilt, leaves on disk living in it); a cache without block filters upgraded
+ *   lazily; the value hook driven by hand (with its block filter).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm/table_hook.h"
 #include "lsm_hooks/index_sync.h"
@@ -42,9 +44,11 @@ typedef struct fixture {
   value_index_t *index;
   index_sync_t *sync;
   /* the test source */
-  int calls;          /* read_leaf calls */
-  int calls_of[MAXT]; /* per table */
-  int fail_of[MAXT];  /* status read_leaf returns for a table (BFH_OK: a filter) */
+  int calls;                   /* read_leaf calls */
+  int calls_of[MAXT];          /* per table */
+  int fail_of[MAXT];           /* status read_leaf returns for a table (BFH_OK: a filter) */
+  int damaged_blocks_of[MAXT]; /* read_leaf says the table's block filter is damaged */
+  uint32_t block_bits;         /* of the next fx_open's index (0: no block filters) */
 } fixture_t;
 
 static fixture_t *g_fx; /* the current test's fixture; released by the teardown */
@@ -86,9 +90,25 @@ static value_filter_t *table_filter(uint64_t number, uint64_t m, uint32_t k, uin
   return f;
 }
 
+/* The block filter of test table `number`: its values in two blocks, at 0 and 4096. */
+static block_filter_t *table_blocks(uint64_t number, uint32_t bits) {
+  block_filter_builder_t *b = block_filter_builder_create(bits);
+  assert_non_null(b);
+  for (uint64_t i = 0; i < NVALS; i++) {
+    uint64_t v = number * 1000 + i;
+    assert_int_equal(block_filter_builder_add(b, bfh_hash64(&v, sizeof v, SEED)), BFH_OK);
+    if (i == NVALS / 2 - 1) assert_int_equal(block_filter_builder_end_block(b, 0, 4000), BFH_OK);
+  }
+  assert_int_equal(block_filter_builder_end_block(b, 4096, 4000), BFH_OK);
+  block_filter_t *f;
+  err_t err;
+  assert_int_equal(block_filter_builder_finish(b, &f, &err), BFH_OK);
+  block_filter_builder_destroy(b);
+  return f;
+}
+
 static int test_read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
-                          value_filter_t **filter, char **path, uint64_t *offset,
-                          uint64_t *bytes_read, err_t *err) {
+                          index_leaf_read_t *out, err_t *err) {
   fixture_t *fx = ctx;
   assert_true(number < MAXT);
   fx->calls++;
@@ -96,10 +116,13 @@ static int test_read_leaf(void *ctx, uint64_t number, const value_index_params_t
   if (fx->fail_of[number] != BFH_OK)
     return err_set(err, fx->fail_of[number], "test table %llu: cannot read",
                    (unsigned long long)number);
-  *filter = table_filter(number, p->m, p->k, p->seed);
-  *path = NULL;
-  *offset = 0;
-  *bytes_read = 100;
+  out->filter = table_filter(number, p->m, p->k, p->seed);
+  out->bytes_read = 100;
+  if (p->block_bits && fx->damaged_blocks_of[number])
+    err_set(&out->blocks_err, BFH_E_CORRUPT, "test table %llu: block filter: checksum mismatch",
+            (unsigned long long)number);
+  else if (p->block_bits)
+    out->blocks = table_blocks(number, p->block_bits);
   return BFH_OK;
 }
 
@@ -107,7 +130,7 @@ static int test_read_leaf(void *ctx, uint64_t number, const value_index_params_t
    with the cache directory if cache != 0. */
 static void fx_open(fixture_t *fx, int on_disk, int cache, uint64_t cache_delay_ns) {
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY, fx->block_bits};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);
@@ -196,7 +219,7 @@ static void test_pushed_reports(void **state) {
   index_sync_stats_t st;
 
   /* built, then added: the built filter is the leaf; nothing is read. */
-  index_sync_table_built(fx->sync, 1, table_filter(1, M, K, SEED), NULL, 0);
+  index_sync_table_built(fx->sync, 1, table_filter(1, M, K, SEED), NULL, NULL, 0);
   assert_false(value_index_contains(fx->index, 1));
   assert_int_equal(index_sync_leaf_source(fx->sync, 1), INDEX_LEAF_NONE);
   index_sync_table_added(fx->sync, 1, 100);
@@ -212,7 +235,7 @@ static void test_pushed_reports(void **state) {
   expect_probes_agree(fx->index, live1, 1);
 
   /* built but never added: not in the index. */
-  index_sync_table_built(fx->sync, 2, table_filter(2, M, K, SEED), NULL, 0);
+  index_sync_table_built(fx->sync, 2, table_filter(2, M, K, SEED), NULL, NULL, 0);
   assert_false(value_index_contains(fx->index, 2));
   run_ok(fx, INDEX_RUN_ALL, 0);
   assert_false(value_index_contains(fx->index, 2));
@@ -491,8 +514,10 @@ static void test_cache_leaves_in_memory(void **state) {
     /* It loads as table t's filter. */
     value_filter_t *f = NULL, *want = table_filter(t, M, K, SEED);
     err_t err;
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, t, t * 100, M, K, SEED, &f, &err),
-                     BFH_OK);
+    block_filter_t *blocks = NULL;
+    assert_int_equal(
+        leaf_cache_load(lsm_io_default(), path, t, t * 100, M, K, SEED, &f, &blocks, &err), BFH_OK);
+    assert_null(blocks); /* block filters are off in this index */
     assert_memory_equal(f->words, want->words, want->nwords * 8);
     value_filter_destroy(f);
     value_filter_destroy(want);
@@ -534,11 +559,14 @@ static void test_cache_leaves_in_memory(void **state) {
   index_sync_close_caches(fx->sync);
   {
     value_filter_t *f = NULL;
+    block_filter_t *blocks = NULL;
     err_t err;
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 2, 200, M, K, SEED, &f, &err), BFH_OK);
+    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 2, 200, M, K, SEED, &f, &blocks, &err),
+                     BFH_OK);
     value_filter_destroy(f);
     cache_file(fx, 3, path, sizeof path);
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 3, 301, M, K, SEED, &f, &err), BFH_OK);
+    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 3, 301, M, K, SEED, &f, &blocks, &err),
+                     BFH_OK);
     value_filter_destroy(f);
   }
 
@@ -597,22 +625,122 @@ static void test_cache_leaves_on_disk(void **state) {
   fx_close(fx);
 }
 
+/* A cache made without block filters (with them off, or by a version before them) is
+   upgraded lazily: a reopen with block filters on loads every leaf from the cache at once
+   and reads no table; a later run (not before the tables are min_age old) reads each table
+   again for its block filter, and the cache files are rewritten with it, so that the next
+   reopen reads no table. A block filter read_leaf reports damaged is counted with its
+   message; the table keeps its leaf and is not read again for it in this open. */
+static void test_cache_upgrade(void **state) {
+  (void)state;
+  fixture_t *fx = fx_get();
+  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}};
+  uint64_t live[] = {1, 2, 3};
+  block_index_stats_t bs;
+  index_sync_stats_t st;
+  fx->block_bits = 0;
+  fx_open(fx, 0, 1, 0);
+  list_ok(fx, all, 3, NULL);
+  run_ok(fx, INDEX_RUN_ALL, 0);
+  index_sync_close_caches(fx->sync);
+  fx_close(fx);
+
+  fx->block_bits = BLOCK_FILTER_DEFAULT_BITS;
+  fx->damaged_blocks_of[3] = 1;
+  fx_open(fx, 0, 1, 0);
+  list_ok(fx, all, 3, NULL);
+  run_ok(fx, INDEX_RUN_ALL, 0);
+  assert_int_equal(fx->calls, 0);
+  block_index_get_stats(value_index_blocks(fx->index), &bs);
+  assert_int_equal(bs.tables, 0);
+  assert_true(index_sync_pending(fx->sync, 0));
+  run_ok(fx, INDEX_RUN_AGED, UINT64_MAX / 2); /* not old enough */
+  assert_int_equal(fx->calls, 0);
+  run_ok(fx, INDEX_RUN_AGED, 0);
+  assert_int_equal(fx->calls, 3);
+  assert_false(index_sync_pending(fx->sync, 0));
+  index_sync_get_stats(fx->sync, &st);
+  assert_int_equal(st.blocks_upgraded, 2);
+  assert_int_equal(st.blocks_damaged, 1);
+  assert_non_null(strstr(st.last_blocks_damaged, "test table 3: block filter"));
+  assert_int_equal(st.tables_cached, 3);
+  for (uint64_t t = 1; t <= 3; t++) {
+    assert_int_equal(index_sync_leaf_source(fx->sync, t), INDEX_LEAF_CACHED);
+    assert_int_equal(block_index_has(value_index_blocks(fx->index), t), t != 3);
+  }
+  expect_probes_agree(fx->index, live, 3);
+  run_ok(fx, INDEX_RUN_ALL, 0); /* nothing left to do */
+  assert_int_equal(fx->calls, 3);
+  index_sync_close_caches(fx->sync);
+  fx_close(fx);
+
+  /* The rewritten files hold the block filters: the reopen reads only table 3, whose
+     filter was damaged (its file was not rewritten), for its block filter. */
+  char path[TEST_PATH_MAX];
+  cache_file(fx, 1, path, sizeof path);
+  value_filter_t *f = NULL;
+  block_filter_t *blocks = NULL;
+  err_t err;
+  assert_int_equal(leaf_cache_load(lsm_io_default(), path, 1, 100, M, K, SEED, &f, &blocks, &err),
+                   BFH_OK);
+  assert_non_null(blocks);
+  assert_int_equal(block_filter_blocks(blocks), 2);
+  value_filter_destroy(f);
+  block_filter_destroy(blocks);
+  fx->damaged_blocks_of[3] = 0;
+  fx_open(fx, 0, 1, 0);
+  list_ok(fx, all, 3, NULL);
+  run_ok(fx, INDEX_RUN_ALL, 0);
+  assert_int_equal(fx->calls, 0);
+  index_sync_get_stats(fx->sync, &st);
+  assert_int_equal(st.blocks_added, 2);
+  run_ok(fx, INDEX_RUN_ALL, 0);
+  assert_int_equal(fx->calls, 1);
+  assert_int_equal(fx->calls_of[3], 1);
+  assert_true(block_index_has(value_index_blocks(fx->index), 3));
+  fx_close(fx);
+}
+
 /* ---- 6. The value hook -------------------------------------------------------------------- */
 
 static const char *const g_values[] = {"apple", "banana", "cherry"};
 
-/* Drives one table through begin/add/finish and checks its meta block; returns the state
-   for end(). Adds apple and banana as values and cherry as a deletion. */
-static void *hook_build(const lsm_table_hook_t *hook, uint64_t number) {
+/* Checks the hook's block filter meta block: apple in the data block at (0, 100), banana in
+   the one at (100, 200), whose other entry (cherry) is a deletion. */
+static void expect_block_meta(const lsm_meta_block_t *meta) {
+  assert_string_equal(meta->name, "bfh.block_filter");
+  assert_string_equal(meta->name, VALUE_HOOK_BLOCKS_META_NAME);
+  block_filter_t *bf = NULL;
+  err_t err;
+  assert_int_equal(block_filter_deserialize(meta->data, meta->size, &bf, &err), BFH_OK);
+  assert_int_equal(block_filter_blocks(bf), 2);
+  assert_int_equal(block_filter_values(bf), 2);
+  for (uint32_t i = 0; i < 2; i++) {
+    uint32_t out[2];
+    uint32_t n = block_filter_probe(bf, bfh_hash64(g_values[i], strlen(g_values[i]), SEED), out);
+    int named = 0;
+    for (uint32_t j = 0; j < n; j++) named |= block_filter_ref(bf, out[j]).offset == 100 * i;
+    assert_true(named);
+  }
+  block_filter_destroy(bf);
+}
+
+/* Drives one table through begin/add/block_written/finish and checks its meta blocks (the
+   block filter's too, with_blocks); returns the state for end(). Adds apple and banana as
+   values and cherry as a deletion, in two data blocks. */
+static void *hook_build(const lsm_table_hook_t *hook, uint64_t number, int with_blocks) {
   void *ts = hook->begin(hook->ctx, number);
   assert_non_null(ts);
   hook->add(ts, "k1", 2, g_values[0], strlen(g_values[0]), 1, LSM_TYPE_VALUE);
+  hook->block_written(ts, 0, 100);
   hook->add(ts, "k2", 2, g_values[1], strlen(g_values[1]), 2, LSM_TYPE_VALUE);
   hook->add(ts, "k3", 2, g_values[2], strlen(g_values[2]), 3, LSM_TYPE_DELETION);
+  hook->block_written(ts, 100, 200);
   const lsm_meta_block_t *blocks = NULL;
   size_t n = 0;
   assert_int_equal(hook->finish(ts, &blocks, &n), BFH_OK);
-  assert_int_equal(n, 1);
+  assert_int_equal(n, with_blocks ? 2 : 1);
+  if (with_blocks) expect_block_meta(&blocks[1]);
   assert_non_null(blocks);
   assert_string_equal(blocks[0].name, "bfh.value_filter");
   assert_string_equal(blocks[0].name, VALUE_HOOK_META_NAME);
@@ -653,23 +781,26 @@ static void test_value_hook(void **state) {
   fixture_t *fx = fx_get();
   fx_open(fx, 0, 0, 0);
   err_t err;
-  value_hook_t *h = value_hook_create(fx->sync, M, K, SEED, fx->dir, &err);
+  value_hook_t *h =
+      value_hook_create(fx->sync, M, K, SEED, BLOCK_FILTER_DEFAULT_BITS, fx->dir, &err);
   assert_non_null(h);
   const lsm_table_hook_t *hook = value_hook_table_hook(h);
   assert_non_null(hook);
   value_hook_stats_t hs;
 
   /* A complete table: built, then installed, then dropped. */
-  void *ts = hook_build(hook, 7);
-  uint64_t offsets[] = {4096};
+  void *ts = hook_build(hook, 7, 1);
+  uint64_t offsets[] = {4096, 8192};
   hook->end(ts, offsets);
   value_hook_get_stats(h, &hs);
   assert_int_equal(hs.tables_built, 1);
   assert_int_equal(hs.tables_failed, 0);
   assert_int_equal(hs.values_added, 2);
   assert_false(value_index_contains(fx->index, 7)); /* not live yet */
+  assert_false(block_index_has(value_index_blocks(fx->index), 7));
   hook->table_added(hook->ctx, 7, 5000);
   assert_true(value_index_contains(fx->index, 7));
+  assert_true(block_index_has(value_index_blocks(fx->index), 7)); /* with its leaf */
   assert_int_equal(index_sync_leaf_source(fx->sync, 7), INDEX_LEAF_BUILT);
   assert_true(index_has_value(fx->index, "apple", 7));
   assert_true(index_has_value(fx->index, "banana", 7));
@@ -677,11 +808,12 @@ static void test_value_hook(void **state) {
   assert_int_equal(fx->calls, 0);
   hook->table_removed(hook->ctx, 7);
   assert_false(value_index_contains(fx->index, 7));
+  assert_false(block_index_has(value_index_blocks(fx->index), 7));
   assert_int_equal(index_sync_leaf_source(fx->sync, 7), INDEX_LEAF_NONE);
 
   /* An abandoned table: end(state, NULL) hands nothing over; if it were installed anyway it
      would only be marked to be read. */
-  ts = hook_build(hook, 8);
+  ts = hook_build(hook, 8, 1);
   hook->end(ts, NULL);
   value_hook_get_stats(h, &hs);
   assert_int_equal(hs.tables_built, 1);
@@ -699,10 +831,10 @@ static void test_value_hook(void **state) {
   value_hook_destroy(h);
 
   /* Without an index_sync the hook only writes meta blocks. */
-  h = value_hook_create(NULL, M, K, SEED, fx->dir, &err);
+  h = value_hook_create(NULL, M, K, SEED, 0, fx->dir, &err);
   assert_non_null(h);
   hook = value_hook_table_hook(h);
-  ts = hook_build(hook, 10);
+  ts = hook_build(hook, 10, 0); /* and, with block bits 0, no block filter */
   hook->end(ts, offsets);
   hook->table_added(hook->ctx, 10, 1000);
   assert_false(value_index_contains(fx->index, 10));
@@ -724,6 +856,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_run_aged, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_leaves_in_memory, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_leaves_on_disk, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_cache_upgrade, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_value_hook, fx_setup, fx_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

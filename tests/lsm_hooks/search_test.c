@@ -18,7 +18,12 @@
  *   counters) match the engine's; stale, deleted and longer values are not reported; get,
  *   scan_table, scan_memtables and view_acquire errors come back with their message and the
  *   view is always released; fn returning nonzero stops the search; index == NULL runs
- *   SCAN; search_choose_method's rule; search_run_tables scans only the given tables.
+ *   SCAN; search_plan's choices; search_run_tables scans only the given tables.
+ * AUTO's block path (tables with block filters built here over blocks of BLOCK_ENTRIES
+ * entries; the memtable through e_find_memtables): results equal the oracle for every value,
+ * only the blocks a filter names are read and none holding the value is missed, the block
+ * counters match; a read through a filter that fails as corrupt falls back to the whole
+ * table and drops the filter, unless the table itself is damaged (then that error).
  * Nothing here is probabilistic except one stated non-vacuity bound: which leaf says maybe
  * is computed from the same filters, so a false positive is expected, never a failure.
  */
@@ -33,6 +38,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/search.h"
@@ -64,8 +70,10 @@ typedef struct entry {
 typedef struct test_table {
   entry_t e[MAXE];
   size_t n;
-  int in_view; /* listed by the views acquired from now on */
-  int scans;   /* scan_table calls */
+  int in_view;     /* listed by the views acquired from now on */
+  int scans;       /* scan_table calls */
+  int block_scans; /* scan_blocks calls */
+  int blocks_read; /* blocks they read */
 } test_table_t;
 
 typedef struct latest {
@@ -83,9 +91,9 @@ typedef struct test_engine {
   latest_t latest[MAXK]; /* the latest version of every key: what get answers */
   size_t nlatest;
   /* counters (engine_reset_counters zeroes them; table scans live in t[]) */
-  int acquires, releases, mem_scans, gets;
+  int acquires, releases, mem_scans, mem_finds, gets;
   /* injected failures: a status to return (BFH_OK: none) */
-  int fail_acquire, fail_mem, fail_scan_of[MAXT], fail_get;
+  int fail_acquire, fail_mem, fail_scan_of[MAXT], fail_blocks_of[MAXT], fail_get;
   char fail_get_key[STR];
 } test_engine_t;
 
@@ -237,11 +245,64 @@ static int e_scan_memtables(engine_t *e, engine_view_t *view, const void *val, s
   return BFH_OK;
 }
 
+/* A table's data blocks: entries [BLOCK_ENTRIES * b, BLOCK_ENTRIES * (b + 1)) form block b,
+   which the test engine says lies at block_ref(b). */
+#define BLOCK_ENTRIES 4
+static block_ref_t block_ref(size_t b) {
+  return (block_ref_t){100 + 1000 * b, BLOCK_ENTRIES * ENTRY_BYTES};
+}
+static size_t block_count(const test_table_t *t) {
+  return (t->n + BLOCK_ENTRIES - 1) / BLOCK_ENTRIES;
+}
+
+static int e_scan_blocks(engine_t *e, engine_view_t *view, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  test_engine_t *te = (test_engine_t *)e;
+  assert_ptr_equal(view->owner, te);
+  assert_true(number < MAXT && engine_tables_contain(view->tables, view->n, number));
+  test_table_t *t = &te->t[number];
+  t->block_scans++;
+  if (te->fail_blocks_of[number] != BFH_OK)
+    return err_set(err, te->fail_blocks_of[number], "table %06llu: injected block failure",
+                   (unsigned long long)number);
+  for (size_t i = 0; i < n; i++) {
+    size_t b = (refs[i].offset - 100) / 1000;
+    block_ref_t want = block_ref(b);
+    if (b >= block_count(t) || want.offset != refs[i].offset || want.size != refs[i].size)
+      return err_set(err, BFH_E_CORRUPT, "table %06llu: no block at %llu",
+                     (unsigned long long)number, (unsigned long long)refs[i].offset);
+    size_t first = b * BLOCK_ENTRIES,
+           end = first + BLOCK_ENTRIES < t->n ? first + BLOCK_ENTRIES : t->n;
+    t->blocks_read++;
+    st->bytes_read += (end - first) * ENTRY_BYTES;
+    scan_entries(t->e + first, end - first, val, val_len, fn, arg, st);
+  }
+  return BFH_OK;
+}
+
+/* The memtable's value index: only the entries holding val are compared. */
+static int e_find_memtables(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  test_engine_t *te = (test_engine_t *)e;
+  assert_ptr_equal(view->owner, te);
+  te->mem_finds++;
+  if (te->fail_mem != BFH_OK) return err_set(err, te->fail_mem, "memtable: injected read failure");
+  for (size_t i = 0; i < te->nmem; i++) {
+    const entry_t *en = &te->mem[i];
+    if (!engine_value_matches(en->is_value, en->val, strlen(en->val), val, val_len)) continue;
+    st->entries++;
+    if (fn(arg, en->key, strlen(en->key))) break;
+  }
+  return BFH_OK;
+}
+
 static const engine_ops_t test_ops = ENGINE_OPS("test");
 
 static void engine_reset_counters(test_engine_t *te) {
-  for (size_t i = 0; i < MAXT; i++) te->t[i].scans = 0;
-  te->acquires = te->releases = te->mem_scans = te->gets = 0;
+  for (size_t i = 0; i < MAXT; i++)
+    te->t[i].scans = te->t[i].block_scans = te->t[i].blocks_read = 0;
+  te->acquires = te->releases = te->mem_scans = te->mem_finds = te->gets = 0;
 }
 
 static void put(test_engine_t *te, const char *key, const char *val) {
@@ -281,6 +342,32 @@ static void index_table(value_index_t *vi, test_engine_t *te, uint64_t number) {
   if (rc != BFH_OK) fail_msg("value_index_add %llu: %s", (unsigned long long)number, err.msg);
 }
 
+/* The block filter of table t (BLOCK_FILTER_DEFAULT_BITS bits per value). Client destroys it. */
+static block_filter_t *table_blocks(const test_table_t *t) {
+  block_filter_builder_t *b = block_filter_builder_create(BLOCK_FILTER_DEFAULT_BITS);
+  assert_non_null(b);
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->e[i].is_value)
+      assert_int_equal(
+          block_filter_builder_add(b, bfh_hash64(t->e[i].val, strlen(t->e[i].val), SEED)), BFH_OK);
+    if ((i + 1) % BLOCK_ENTRIES == 0 || i + 1 == t->n) {
+      block_ref_t r = block_ref(i / BLOCK_ENTRIES);
+      assert_int_equal(block_filter_builder_end_block(b, r.offset, r.size), BFH_OK);
+    }
+  }
+  block_filter_t *f;
+  err_t err;
+  assert_int_equal(block_filter_builder_finish(b, &f, &err), BFH_OK);
+  block_filter_builder_destroy(b);
+  return f;
+}
+
+/* Gives table `number` its block filter (built from its entries now) in vi. */
+static void index_blocks(value_index_t *vi, test_engine_t *te, uint64_t number) {
+  assert_int_equal(block_index_put(value_index_blocks(vi), number, table_blocks(&te->t[number])),
+                   BFH_OK);
+}
+
 /* Does the leaf of table `number` say maybe for val? (The same filter the index holds.) */
 static int leaf_says_maybe(const test_engine_t *te, uint64_t number, const char *val) {
   value_filter_t *f = table_filter(&te->t[number]);
@@ -313,7 +400,7 @@ static void fx_open(void) {
   assert_non_null(g_fx.te);
   g_fx.te->base.ops = &test_ops;
   g_fx.te->next = 1;
-  value_index_params_t p = {M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY, BLOCK_FILTER_DEFAULT_BITS};
   err_t err;
   g_fx.vi = value_index_create(&p, &err);
   assert_non_null(g_fx.vi);
@@ -369,7 +456,7 @@ static void expect_oracle(const test_engine_t *te, const found_t *f, const char 
 /* The method search_run runs for `method` with index vi. */
 static bfh_method method_run(value_index_t *vi, bfh_method method) {
   if (!vi) return BFH_SEARCH_SCAN;
-  return method == BFH_SEARCH_AUTO ? search_choose_method(vi) : method;
+  return search_plan(vi, method).method;
 }
 
 /* Runs search_run(vi, val, method) on te and checks: BFH_OK; the oracle's keys, each once;
@@ -700,29 +787,43 @@ static void test_search_without_index(void **state) {
         search_run(&g_fx.te->base, g_fx.vi, "v000", 4, all_methods[m], NULL, NULL, NULL, &err),
         BFH_OK);
   }
-  assert_int_equal(search_choose_method(NULL), BFH_SEARCH_SCAN);
+  assert_int_equal(search_plan(NULL, BFH_SEARCH_AUTO).method, BFH_SEARCH_SCAN);
 }
 
-/* search_choose_method: no index or no leaves: SCAN; a few sparse leaves in memory: LEAVES;
-   4 * order of them or more: SLICED; saturated leaves (fill^k >= 0.5): SCAN. */
-static void test_search_choose_method(void **state) {
+/* search_plan: no index: a plain SCAN; a named method runs as named, never by blocks; AUTO
+   with no leaves: SCAN; with one sparse leaf in memory: LEAVES (a probe is cheaper than the
+   sliced index's k rows); with 4 * order of them: SLICED; with a saturated leaf (fill^k >=
+   0.5): SCAN. AUTO reads by blocks as soon as the index holds a block filter. */
+static void test_search_plan(void **state) {
   (void)state;
   fx_open();
-  assert_int_equal(search_choose_method(NULL), BFH_SEARCH_SCAN);
-  assert_int_equal(search_choose_method(g_fx.vi), BFH_SEARCH_SCAN);
+  for (size_t m = 0; m < NMETHODS; m++) {
+    assert_int_equal(search_plan(NULL, all_methods[m]).method, BFH_SEARCH_SCAN);
+    assert_false(search_plan(NULL, all_methods[m]).by_blocks);
+  }
+  assert_int_equal(search_plan(g_fx.vi, BFH_SEARCH_AUTO).method, BFH_SEARCH_SCAN);
   char val[STR];
   for (uint64_t number = 1; number <= 4 * ORDER; number++) {
     snprintf(val, sizeof val, "v%llu", (unsigned long long)number);
     put(g_fx.te, "k", val);
     flush(g_fx.te);
     index_table(g_fx.vi, g_fx.te, number);
-    assert_int_equal(search_choose_method(g_fx.vi),
-                     number < 4 * ORDER ? BFH_SEARCH_LEAVES : BFH_SEARCH_SLICED);
+    if (number == 1)
+      assert_int_equal(search_plan(g_fx.vi, BFH_SEARCH_AUTO).method, BFH_SEARCH_LEAVES);
   }
+  assert_int_equal(search_plan(g_fx.vi, BFH_SEARCH_AUTO).method, BFH_SEARCH_SLICED);
+  assert_false(search_plan(g_fx.vi, BFH_SEARCH_AUTO).by_blocks);
   check_search(g_fx.te, g_fx.vi, "v3", BFH_SEARCH_AUTO, NULL);
+  index_blocks(g_fx.vi, g_fx.te, 1);
+  assert_true(search_plan(g_fx.vi, BFH_SEARCH_AUTO).by_blocks);
+  for (size_t m = 0; m + 1 < NMETHODS; m++) {
+    search_plan_t plan = search_plan(g_fx.vi, all_methods[m]);
+    assert_int_equal(plan.method, all_methods[m]);
+    assert_false(plan.by_blocks);
+  }
   /* An index whose one leaf is saturated: 3000 values in 4096 bits fill 1 - e^{-9000/4096}
      ~ 89% of it, fill^3 ~ 0.70 >= 0.5. */
-  value_index_params_t p = {M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY, 0};
   err_t err;
   value_index_t *full = value_index_create(&p, &err);
   assert_non_null(full);
@@ -731,8 +832,109 @@ static void test_search_choose_method(void **state) {
   for (uint32_t i = 0; i < 3000; i++) value_filter_add(f, &i, sizeof i);
   assert_true(value_filter_fpr_estimate(f) >= 0.5);
   assert_int_equal(value_index_add(full, 1, f, NULL, 0, &err), BFH_OK);
-  assert_int_equal(search_choose_method(full), BFH_SEARCH_SCAN);
+  assert_int_equal(search_plan(full, BFH_SEARCH_AUTO).method, BFH_SEARCH_SCAN);
   value_index_destroy(full);
+}
+
+/* Runs AUTO for val over tables that have block filters and checks: the oracle's keys, each
+   once; the memtables searched through their index, never scanned; every selected table
+   with a block filter read through it (only the blocks it names, or whole when it names
+   more than half of them), every other selected table whole; no block holding val left
+   unread; the block counters against the engine's. Returns the stats. */
+static bfh_search_stats check_block_search(test_engine_t *te, value_index_t *vi, const char *val) {
+  size_t len = strlen(val);
+  found_t f = {.n = 0};
+  bfh_search_stats st;
+  err_t err;
+  engine_reset_counters(te);
+  int rc = search_run(&te->base, vi, val, len, BFH_SEARCH_AUTO, on_match, &f, &st, &err);
+  if (rc != BFH_OK) fail_msg("value '%s': %d %s", val, rc, err.msg);
+  expect_oracle(te, &f, val);
+  assert_int_equal(te->mem_scans, 0);
+  assert_int_equal(te->mem_finds, 1);
+  uint64_t hash = bfh_hash64(val, len, SEED);
+  uint64_t probed = 0, blocks = 0;
+  for (uint64_t number = 1; number < MAXT; number++) {
+    const test_table_t *t = &te->t[number];
+    assert_true(t->scans <= 1 && t->block_scans <= 1);
+    if (!t->in_view) continue;
+    int has = block_index_has(value_index_blocks(vi), number);
+    if (has && (t->scans || t->block_scans)) probed++;
+    blocks += (uint64_t)t->blocks_read;
+    if (t->block_scans) assert_true(has);
+    /* every block holding val is read: by scan_table, or named by the filter and read */
+    for (size_t i = 0; i < t->n; i++) {
+      if (!t->e[i].is_value || strcmp(t->e[i].val, val) != 0) continue;
+      if (t->scans) continue;
+      assert_true(t->block_scans == 1);
+      block_filter_t *bf = table_blocks(t);
+      uint32_t out[MAXE];
+      uint32_t n = block_filter_probe(bf, hash, out);
+      int named = 0;
+      for (uint32_t j = 0; j < n; j++)
+        named |= block_filter_ref(bf, out[j]).offset == block_ref(i / BLOCK_ENTRIES).offset;
+      block_filter_destroy(bf);
+      assert_true(named);
+    }
+  }
+  assert_int_equal(st.block_filters_probed, probed);
+  assert_int_equal(st.blocks_read, blocks);
+  return st;
+}
+
+/* AUTO by blocks over the random model: every table with a leaf also has a block filter but
+   5; table 3 (no leaf) has one, table 7 (no leaf) has none. Across every value the results
+   equal the oracle, and most tables holding a value are read by a block or two. */
+static void test_search_by_blocks(void **state) {
+  (void)state;
+  fx_open();
+  test_engine_t *te = g_fx.te;
+  build_random(te, g_fx.vi, 11);
+  for (uint64_t number = 1; number < te->next; number++)
+    if (number != 5 && number != 7) index_blocks(g_fx.vi, te, number);
+  char val[STR];
+  uint64_t blocks = 0, probed = 0;
+  for (int v = 0; v < NVALUES + 20; v++) { /* 20 values no table holds */
+    snprintf(val, sizeof val, "v%03d", v);
+    bfh_search_stats st = check_block_search(te, g_fx.vi, val);
+    blocks += st.blocks_read;
+    probed += st.block_filters_probed;
+  }
+  check_block_search(te, g_fx.vi, "");
+  check_block_search(te, g_fx.vi, "memonly");
+  /* Non-vacuity: the block path ran, and read fewer blocks than the tables it probed hold
+     (each table has ~11 blocks; a value sits in about one of them). */
+  assert_true(probed > 0);
+  assert_true(blocks < probed * 4);
+}
+
+/* A table whose read through its block filter fails as corrupt is read whole: the answer is
+   the oracle's, the filter is dropped and counted as damaged. If the whole read fails too,
+   the table itself is damaged: that error is the search's, and the filter is kept. */
+static void test_search_damaged_block_filter(void **state) {
+  (void)state;
+  fx_open();
+  test_engine_t *te = g_fx.te;
+  build_hand(te, g_fx.vi);
+  for (uint64_t number = 1; number <= 3; number++) index_blocks(g_fx.vi, te, number);
+  block_index_t *bi = value_index_blocks(g_fx.vi);
+  te->fail_blocks_of[1] = BFH_E_CORRUPT;
+  te->fail_scan_of[1] = BFH_E_CORRUPT;
+  err_t err;
+  assert_int_equal(search_run(&te->base, g_fx.vi, "v", 1, BFH_SEARCH_AUTO, NULL, NULL, NULL, &err),
+                   BFH_E_CORRUPT);
+  assert_true(block_index_has(bi, 1));
+  te->fail_scan_of[1] = BFH_OK;
+  check_block_search(te, g_fx.vi, "v");
+  assert_int_equal(te->t[1].scans, 1); /* read whole after the failed block read */
+  assert_false(block_index_has(bi, 1));
+  block_index_stats_t bs;
+  block_index_get_stats(bi, &bs);
+  assert_int_equal(bs.damaged, 1);
+  assert_non_null(strstr(bs.last_damaged, "injected block failure"));
+  te->fail_blocks_of[1] = BFH_OK;
+  check_block_search(te, g_fx.vi, "v"); /* table 1 now read whole, table 2 by blocks */
+  assert_int_equal(te->t[1].scans, 1);
 }
 
 /* search_run_tables scans only the given tables (of the view) and the memtables. */
@@ -807,7 +1009,9 @@ int main(void) {
       cmocka_unit_test_teardown(test_search_unindexed_tables_scanned, fx_teardown),
       cmocka_unit_test_teardown(test_search_stops_early, fx_teardown),
       cmocka_unit_test_teardown(test_search_without_index, fx_teardown),
-      cmocka_unit_test_teardown(test_search_choose_method, fx_teardown),
+      cmocka_unit_test_teardown(test_search_plan, fx_teardown),
+      cmocka_unit_test_teardown(test_search_by_blocks, fx_teardown),
+      cmocka_unit_test_teardown(test_search_damaged_block_filter, fx_teardown),
       cmocka_unit_test_teardown(test_search_run_tables, fx_teardown),
       cmocka_unit_test_teardown(test_search_scan_errors, fx_teardown),
   };

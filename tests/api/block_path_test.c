@@ -1,0 +1,294 @@
+/* AUTO's path beyond the paper, through include/bfh.h on both engines: the block filters
+ * under the leaves and the memtables' value index (doc/search.md "AUTO").
+ *
+ *   - Own engine, a table whose "bfh.block_filter" meta block is damaged: the open succeeds,
+ *     bfh_stats counts the damaged filter, and AUTO answers exactly as SCAN for every value
+ *     (that table is read whole); the other tables are read by blocks.
+ *   - Own engine, values only in the memtable (new, overwritten, deleted): AUTO answers as
+ *     SCAN and compares only the entries holding the value (entries_scanned), not the whole
+ *     memtable.
+ *   - LevelDB engine, a sidecar cache file whose block filter bytes are damaged: the file is
+ *     stale, rebuilt from the table at the reopen; AUTO answers as SCAN and reads by blocks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "lsm/table.h"
+/* Not public (lsm_hooks/testbed.h): the LevelDB engine's counters of where leaves came from,
+   and the cache file's layout. */
+#include "lsm_hooks/testbed.h"
+#include "tests/test_util.h"
+
+#define NKEYS 20000
+#define NVALUES 5000 /* value id = key id % NVALUES: 4 keys per value */
+
+typedef struct fixture {
+  char root[4096];
+  char dir[4200];
+  bfh_db *db;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f || test_tmpdir_create(f->root, sizeof f->root, "block_path") != 0) {
+    free(f);
+    return -1;
+  }
+  snprintf(f->dir, sizeof f->dir, "%s/db", f->root);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  bfh_close(f->db);
+  int rc = test_rmrf(f->root);
+  free(f);
+  return rc == 0 ? 0 : -1;
+}
+
+static void options(bfh_options *o, bfh_engine engine) {
+  bfh_options_init(o);
+  o->engine = engine;
+  o->value_filter_bits = 1 << 16;
+  o->memtable_bytes = 256 << 10;
+  o->table_bytes = 64 << 10;
+}
+
+static void open_ok(fixture_t *f, const bfh_options *o) {
+  int rc = bfh_open(f->dir, o, &f->db);
+  if (rc != BFH_OK) fail_msg("bfh_open %s: %s", f->dir, bfh_last_error(NULL));
+}
+
+static void close_ok(fixture_t *f) {
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
+static size_t value_of(uint32_t id, char *buf) {
+  return (size_t)sprintf(buf, "val-%05u", id);
+}
+
+static void load(fixture_t *f) {
+  char key[32], val[32];
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    int kl = sprintf(key, "key-%06u", (i * 7919u) % NKEYS);
+    size_t vl = value_of(((i * 7919u) % NKEYS) % NVALUES, val);
+    assert_int_equal(bfh_put(f->db, key, (size_t)kl, val, vl), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(f->db), BFH_OK);
+}
+
+/* The keys a search reports, sorted into one string for comparison. */
+#define KEYS_BYTES (64 << 10)
+#define MAX_KEYS 4096
+
+typedef struct keys {
+  char buf[KEYS_BYTES];
+  size_t len;
+  int n;
+} keys_t;
+
+static int collect(void *arg, const void *key, size_t len) {
+  keys_t *k = arg;
+  assert_true(k->len + len + 1 < sizeof k->buf);
+  memcpy(k->buf + k->len, key, len);
+  k->len += len;
+  k->buf[k->len++] = ' ';
+  k->n++;
+  return 0;
+}
+
+static int cmp_key(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts the space-separated keys of k in place. */
+static void sort_keys(keys_t *k) {
+  static char *words[MAX_KEYS];
+  static char copy[KEYS_BYTES];
+  int n = 0;
+  memcpy(copy, k->buf, k->len);
+  copy[k->len] = '\0';
+  for (char *w = strtok(copy, " "); w; w = strtok(NULL, " ")) {
+    assert_true(n < MAX_KEYS);
+    words[n++] = w;
+  }
+  qsort(words, (size_t)n, sizeof *words, cmp_key);
+  k->len = 0;
+  for (int i = 0; i < n; i++) k->len += (size_t)sprintf(k->buf + k->len, "%s ", words[i]);
+}
+
+/* AUTO reports the same keys as SCAN for val; returns AUTO's stats. */
+static bfh_search_stats expect_auto_as_scan(bfh_db *db, const void *val, size_t len) {
+  static keys_t scan, autom;
+  scan.len = autom.len = 0;
+  scan.n = autom.n = 0;
+  bfh_search_stats st;
+  assert_int_equal(bfh_search(db, val, len, BFH_SEARCH_SCAN, collect, &scan, NULL), BFH_OK);
+  assert_int_equal(bfh_search(db, val, len, BFH_SEARCH_AUTO, collect, &autom, &st), BFH_OK);
+  sort_keys(&scan);
+  sort_keys(&autom);
+  if (scan.n != autom.n || scan.len != autom.len || memcmp(scan.buf, autom.buf, scan.len) != 0)
+    fail_msg("value %.*s: SCAN [%.*s], AUTO [%.*s]", (int)len, (const char *)val, (int)scan.len,
+             scan.buf, (int)autom.len, autom.buf);
+  return st;
+}
+
+/* The first table file (*.sst) of dir, by name. */
+static void first_table(const char *dir, char *path, size_t cap, uint64_t *number) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  unsigned long long best = UINT64_MAX;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    unsigned long long n;
+    char ext[8];
+    if (sscanf(de->d_name, "%llu.%7s", &n, ext) == 2 && strcmp(ext, "sst") == 0 && n < best)
+      best = n;
+  }
+  closedir(d);
+  assert_true(best != UINT64_MAX);
+  snprintf(path, cap, "%s/%06llu.sst", dir, best);
+  *number = best;
+}
+
+static void test_lsm_damaged_block_filter(void **state) {
+  fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM);
+  open_ok(f, &o);
+  load(f);
+  bfh_db_stats ds;
+  assert_int_equal(bfh_stats(f->db, &ds), BFH_OK);
+  assert_true(ds.tables >= 4);
+  assert_int_equal(ds.block_filter_tables, ds.tables);
+  assert_int_equal(ds.block_filters_damaged, 0);
+  close_ok(f);
+
+  /* Flip a byte in the middle of one table's block filter. */
+  char path[4400];
+  uint64_t number;
+  first_table(f->dir, path, sizeof path, &number);
+  table_t *t = NULL;
+  err_t err;
+  assert_int_equal(table_open(lsm_io_default(), path, number, &t, &err), BFH_OK);
+  const void *data;
+  size_t size;
+  uint64_t offset;
+  assert_int_equal(table_read_meta(t, "bfh.block_filter", &data, &size, &offset, &err), BFH_OK);
+  table_unref(t);
+  assert_int_equal(test_file_xor_byte(path, offset + size / 2, 0x40), 0);
+
+  open_ok(f, &o);
+  assert_int_equal(bfh_stats(f->db, &ds), BFH_OK);
+  assert_int_equal(ds.block_filters_damaged, 1);
+  assert_int_equal(ds.block_filter_tables, ds.tables - 1);
+  assert_int_equal(ds.leaf_filters, ds.tables); /* the leaf is fine: the table is still pruned */
+  char val[32];
+  uint64_t blocks = 0, results = 0;
+  for (uint32_t v = 0; v < NVALUES + 50; v += 7) { /* v >= NVALUES: absent */
+    bfh_search_stats st = expect_auto_as_scan(f->db, val, value_of(v, val));
+    blocks += st.blocks_read;
+    results += st.results;
+  }
+  assert_true(blocks > 0); /* the other tables were read by blocks */
+  assert_true(results > 0);
+  close_ok(f);
+}
+
+static void test_lsm_memtable_index(void **state) {
+  fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM);
+  o.memtable_bytes = 8 << 20; /* everything below stays in the memtable */
+  open_ok(f, &o);
+  load(f); /* flushed */
+  char key[32], val[32];
+  for (uint32_t i = 0; i < 3000; i++) {
+    int kl = sprintf(key, "mem-%05u", i);
+    assert_int_equal(bfh_put(f->db, key, (size_t)kl, "memval", 6), BFH_OK);
+  }
+  /* key-000001 overwritten in the memtable; key-000002 deleted there. */
+  assert_int_equal(bfh_put(f->db, "key-000001", 10, "fresh", 5), BFH_OK);
+  assert_int_equal(bfh_delete(f->db, "key-000002", 10), BFH_OK);
+
+  bfh_search_stats st = expect_auto_as_scan(f->db, "fresh", 5);
+  assert_int_equal(st.results, 1);
+  assert_true(st.entries_scanned < 10); /* one entry holds it; no memtable scan */
+  st = expect_auto_as_scan(f->db, "memval", 6);
+  assert_int_equal(st.results, 3000);
+  assert_true(st.entries_scanned < 3100);
+  st = expect_auto_as_scan(f->db, val, value_of(1, val)); /* key-000001's old value */
+  st = expect_auto_as_scan(f->db, val, value_of(2, val)); /* key-000002's, deleted */
+  st = expect_auto_as_scan(f->db, "nowhere", 7);
+  assert_int_equal(st.results, 0);
+  assert_true(st.entries_scanned < 10);
+  /* The same after a reopen (the log replayed into an indexed memtable). */
+  close_ok(f);
+  open_ok(f, &o);
+  st = expect_auto_as_scan(f->db, "fresh", 5);
+  assert_int_equal(st.results, 1);
+  assert_true(st.entries_scanned < 10);
+  close_ok(f);
+}
+
+static void test_leveldb_damaged_cache_blocks(void **state) {
+  fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LEVELDB);
+  open_ok(f, &o);
+  load(f);
+  bfh_db_stats ds;
+  assert_int_equal(bfh_stats(f->db, &ds), BFH_OK);
+  assert_true(ds.tables >= 1);
+  close_ok(f); /* writes the cache files */
+
+  /* Damage the block filter section (after the leaf) of one cache file. */
+  char cache[4400], path[4800];
+  snprintf(cache, sizeof cache, "%s/%s", f->dir, LEAF_CACHE_DIR);
+  DIR *d = opendir(cache);
+  assert_non_null(d);
+  struct dirent *de;
+  path[0] = '\0';
+  while ((de = readdir(d)) && !path[0])
+    if (strstr(de->d_name, ".vf")) snprintf(path, sizeof path, "%s/%s", cache, de->d_name);
+  closedir(d);
+  assert_true(path[0] != '\0');
+  uint64_t at = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(o.value_filter_bits) + 20;
+  assert_int_equal(test_file_xor_byte(path, at, 0x08), 0);
+
+  open_ok(f, &o);
+  engine_leveldb_stats_t ls;
+  engine_leveldb_get_stats(bfh_internal_engine(f->db), &ls);
+  assert_int_equal(ls.index.tables_read, 1); /* the damaged file's table, read again */
+  assert_int_equal(ls.index.tables_cached + 1, ds.tables);
+  assert_int_equal(bfh_stats(f->db, &ds), BFH_OK);
+  assert_int_equal(ds.block_filter_tables, ds.tables);
+  char val[32];
+  uint64_t blocks = 0;
+  for (uint32_t v = 0; v < NVALUES + 50; v += 11) {
+    bfh_search_stats st = expect_auto_as_scan(f->db, val, value_of(v, val));
+    blocks += st.blocks_read;
+  }
+  assert_true(blocks > 0);
+  close_ok(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_lsm_damaged_block_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_memtable_index, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_damaged_cache_blocks, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
