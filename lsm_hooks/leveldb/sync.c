@@ -25,7 +25,7 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
   char tpath[4200];
   ldb_table_path(el->path, number, tpath, sizeof tpath);
   ldb_read_stats_t st = {0};
-  int rc = ldb_filter_build(el->io, tpath, p->m, p->k, p->seed, filter, &st, err);
+  int rc = ldb_filter_build(el->io, tpath, p->m, p->k, p->seed, 0, filter, NULL, &st, err);
   *bytes_read = st.bytes_read;
   *path = NULL; /* the leaf lives in its cache file (index_sync writes it) */
   *offset = 0;
