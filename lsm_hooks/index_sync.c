@@ -369,8 +369,8 @@ static void read_job(index_sync_t *s, job_t *j) {
   uint64_t t0 = now_ns();
   if (s->src.cache_dir) {
     cache_path(s, j->number, cpath, sizeof cpath);
-    int r =
-        leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed, &j->filter, &e);
+    int r = leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed, &j->filter,
+                            NULL, &e);
     if (r == BFH_OK) {
       j->source = INDEX_LEAF_CACHED;
       j->rc = BFH_OK;
@@ -397,7 +397,7 @@ static void read_job(index_sync_t *s, job_t *j) {
   free(j->path); /* the cache file is where the leaf lives */
   j->path = NULL;
   if (p->leaves_on_disk) {
-    j->rc = leaf_cache_store(s->src.io, cpath, j->number, j->size, j->filter, &e);
+    j->rc = leaf_cache_store(s->src.io, cpath, j->number, j->size, j->filter, NULL, &e);
     if (j->rc == BFH_OK && !(j->path = strdup(cpath))) j->rc = BFH_E_NOMEM;
     j->offset = LEAF_CACHE_HEADER_BYTES;
     if (j->rc != BFH_OK) {
@@ -406,8 +406,8 @@ static void read_job(index_sync_t *s, job_t *j) {
       value_filter_destroy(j->filter);
       j->filter = NULL;
     }
-  } else if (leaf_cache_encode(j->number, j->size, j->filter, &j->cache_buf, &j->cache_len, &e) !=
-             BFH_OK) {
+  } else if (leaf_cache_encode(j->number, j->size, j->filter, NULL, &j->cache_buf, &j->cache_len,
+                               &e) != BFH_OK) {
     j->cache_buf = NULL; /* the cache only speeds up a reopen */
   }
 }

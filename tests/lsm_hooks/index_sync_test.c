@@ -491,8 +491,8 @@ static void test_cache_leaves_in_memory(void **state) {
     /* It loads as table t's filter. */
     value_filter_t *f = NULL, *want = table_filter(t, M, K, SEED);
     err_t err;
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, t, t * 100, M, K, SEED, &f, &err),
-                     BFH_OK);
+    assert_int_equal(
+        leaf_cache_load(lsm_io_default(), path, t, t * 100, M, K, SEED, &f, NULL, &err), BFH_OK);
     assert_memory_equal(f->words, want->words, want->nwords * 8);
     value_filter_destroy(f);
     value_filter_destroy(want);
@@ -535,10 +535,12 @@ static void test_cache_leaves_in_memory(void **state) {
   {
     value_filter_t *f = NULL;
     err_t err;
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 2, 200, M, K, SEED, &f, &err), BFH_OK);
+    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 2, 200, M, K, SEED, &f, NULL, &err),
+                     BFH_OK);
     value_filter_destroy(f);
     cache_file(fx, 3, path, sizeof path);
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 3, 301, M, K, SEED, &f, &err), BFH_OK);
+    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 3, 301, M, K, SEED, &f, NULL, &err),
+                     BFH_OK);
     value_filter_destroy(f);
   }
 
