@@ -9,8 +9,8 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 
-int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size, uint64_t m,
-                    uint32_t k, uint64_t seed, value_filter_t **out, err_t *err) {
+/* Reads the whole cache file at path into *buf (malloc'd, the caller frees it). */
+static int read_cache_file(lsm_io_t *io, const char *path, uint8_t **buf, size_t *len, err_t *err) {
   if (!lsm_io_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
   lsm_rfile_t *fd = NULL;
   int rc = lsm_io_open_read(io, path, &fd, err);
@@ -19,54 +19,103 @@ int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t si
       return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
     return err_prefix(err, "filter cache %s: ", path);
   }
-  size_t want = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
-  uint8_t *buf = malloc(want + 1);
-  if (!buf) {
+  size_t n = (size_t)lsm_rfile_size(fd), got = 0;
+  uint8_t *p = malloc(n ? n : 1);
+  if (!p) {
     lsm_rfile_close(fd);
-    return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory", path);
+    return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory for %zu bytes", path, n);
   }
-  /* Read one byte more than expected to notice a file that is too long. */
-  size_t got = 0;
-  rc = lsm_rfile_pread(fd, 0, buf, want + 1, &got, err);
+  rc = lsm_rfile_pread(fd, 0, p, n, &got, err);
   lsm_rfile_close(fd);
   if (rc != BFH_OK) {
-    free(buf);
+    free(p);
     return err_prefix(err, "filter cache %s: ", path);
   }
-  rc = BFH_E_CORRUPT;
-  const uint8_t *h = buf;
-  if (got != want) {
-    err_set(err, rc, "filter cache %s: %zu bytes, expected %zu", path, got, want);
-  } else if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0 || decode_fixed32(h + 4) != LEAF_CACHE_VERSION) {
-    err_set(err, rc, "filter cache %s: bad magic or version", path);
-  } else if (crc32c_unmask(decode_fixed32(h + 28)) != crc32c_value(h, 28)) {
-    err_set(err, rc, "filter cache %s: header checksum mismatch", path);
-  } else if (decode_fixed32(h + 24) != 0) {
-    err_set(err, rc, "filter cache %s: unknown flags %u", path, decode_fixed32(h + 24));
-  } else if (decode_fixed64(h + 8) != number || decode_fixed64(h + 16) != size) {
-    err_set(err, rc, "filter cache %s: made for table %llu of %llu bytes, not %llu of %llu", path,
-            (unsigned long long)decode_fixed64(h + 8), (unsigned long long)decode_fixed64(h + 16),
-            (unsigned long long)number, (unsigned long long)size);
-  } else {
-    value_filter_t *f = NULL;
-    rc = value_filter_deserialize(h + LEAF_CACHE_HEADER_BYTES, want - LEAF_CACHE_HEADER_BYTES, &f,
-                                  err);
-    if (rc != BFH_OK) {
-      err_prefix(err, "filter cache %s: ", path);
-    } else if (f->m != m || f->k != k || f->seed != seed) {
-      value_filter_destroy(f);
-      rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: made with other m, k or seed", path);
-    } else {
-      *out = f;
-    }
-  }
-  free(buf);
-  return rc;
+  *buf = p;
+  *len = got; /* less than n if the file shrank: then its length is wrong */
+  return BFH_OK;
 }
 
-int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, uint8_t **out,
-                      size_t *len, err_t *err) {
-  size_t n = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
+/* Checks the header of a cache file of len bytes for table (number, size). On BFH_OK *flags
+   are its flags (those of version 2). Anything else is BFH_E_CORRUPT: the file is stale. */
+static int check_header(const uint8_t *h, size_t len, const char *path, uint64_t number,
+                        uint64_t size, uint32_t *flags, err_t *err) {
+  const int rc = BFH_E_CORRUPT;
+  if (len < LEAF_CACHE_HEADER_BYTES)
+    return err_set(err, rc, "filter cache %s: %zu bytes, too short for its header", path, len);
+  uint32_t version = decode_fixed32(h + 4);
+  if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0 ||
+      (version != LEAF_CACHE_VERSION && version != LEAF_CACHE_VERSION_LEAF_ONLY))
+    return err_set(err, rc, "filter cache %s: bad magic or version", path);
+  if (crc32c_unmask(decode_fixed32(h + 28)) != crc32c_value(h, 28))
+    return err_set(err, rc, "filter cache %s: header checksum mismatch", path);
+  uint32_t known = version == LEAF_CACHE_VERSION ? LEAF_CACHE_HAS_BLOCKS : 0;
+  *flags = decode_fixed32(h + 24);
+  if (*flags & ~known)
+    return err_set(err, rc, "filter cache %s: unknown flags %u in version %u", path, *flags,
+                   version);
+  if (decode_fixed64(h + 8) != number || decode_fixed64(h + 16) != size)
+    return err_set(err, rc, "filter cache %s: made for table %llu of %llu bytes, not %llu of %llu",
+                   path, (unsigned long long)decode_fixed64(h + 8),
+                   (unsigned long long)decode_fixed64(h + 16), (unsigned long long)number,
+                   (unsigned long long)size);
+  return BFH_OK;
+}
+
+/* The leaf at p[0, len) (exactly its serialized size), with parameters (m, k, seed). */
+static int load_leaf(const uint8_t *p, size_t len, const char *path, uint64_t m, uint32_t k,
+                     uint64_t seed, value_filter_t **out, err_t *err) {
+  value_filter_t *f = NULL;
+  int rc = value_filter_deserialize(p, len, &f, err);
+  if (rc != BFH_OK) return err_prefix(err, "filter cache %s: ", path);
+  if (f->m != m || f->k != k || f->seed != seed) {
+    value_filter_destroy(f);
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: made with other m, k or seed", path);
+  }
+  *out = f;
+  return BFH_OK;
+}
+
+int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size, uint64_t m,
+                    uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
+                    err_t *err) {
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  int rc = read_cache_file(io, path, &buf, &len, err);
+  if (rc != BFH_OK) return rc;
+  uint32_t flags = 0;
+  size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
+  rc = check_header(buf, len, path, number, size, &flags, err);
+  int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0;
+  if (rc == BFH_OK && (has_blocks ? len < leaf_end : len != leaf_end))
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %zu bytes, expected %s%zu", path, len,
+                 has_blocks ? "at least " : "", leaf_end);
+  value_filter_t *f = NULL;
+  block_filter_t *bf = NULL;
+  if (rc == BFH_OK)
+    rc = load_leaf(buf + LEAF_CACHE_HEADER_BYTES, leaf_end - LEAF_CACHE_HEADER_BYTES, path, m, k,
+                   seed, &f, err);
+  if (rc == BFH_OK && has_blocks) {
+    rc = block_filter_deserialize(buf + leaf_end, len - leaf_end, &bf, err);
+    if (rc != BFH_OK) err_prefix(err, "filter cache %s: ", path);
+  }
+  free(buf);
+  if (rc != BFH_OK) {
+    value_filter_destroy(f);
+    return rc;
+  }
+  *out = f;
+  if (blocks)
+    *blocks = bf;
+  else
+    block_filter_destroy(bf);
+  return BFH_OK;
+}
+
+int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f,
+                      const block_filter_t *blocks, uint8_t **out, size_t *len, err_t *err) {
+  size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
+  size_t n = leaf_end + (blocks ? block_filter_serialized_size(blocks) : 0);
   uint8_t *buf = malloc(n);
   if (!buf)
     return err_set(err, BFH_E_NOMEM, "filter cache of table %llu: no memory",
@@ -75,9 +124,10 @@ int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f, u
   encode_fixed32(buf + 4, LEAF_CACHE_VERSION);
   encode_fixed64(buf + 8, number);
   encode_fixed64(buf + 16, size);
-  encode_fixed32(buf + 24, 0); /* flags */
+  encode_fixed32(buf + 24, blocks ? LEAF_CACHE_HAS_BLOCKS : 0); /* flags */
   encode_fixed32(buf + 28, crc32c_mask(crc32c_value(buf, 28)));
   value_filter_serialize(f, buf + LEAF_CACHE_HEADER_BYTES);
+  if (blocks) block_filter_serialize(blocks, buf + leaf_end);
   *out = buf;
   *len = n;
   return BFH_OK;
@@ -106,10 +156,10 @@ int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t 
 }
 
 int leaf_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
-                     const value_filter_t *f, err_t *err) {
+                     const value_filter_t *f, const block_filter_t *blocks, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;
-  int rc = leaf_cache_encode(number, size, f, &buf, &n, err);
+  int rc = leaf_cache_encode(number, size, f, blocks, &buf, &n, err);
   if (rc != BFH_OK) return rc;
   rc = leaf_cache_write(io, path, buf, n, err);
   free(buf);

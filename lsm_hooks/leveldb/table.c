@@ -21,13 +21,14 @@ typedef struct buf {
 
 typedef struct reader {
   const char *path;
-  const uint8_t *file; /* whole file */
+  const uint8_t *file; /* whole file (NULL when single blocks are read) */
   uint64_t size;
   uint64_t blocks_end; /* blocks and trailers lie in [0, blocks_end) */
   buf_t index_buf;     /* decompressed index block */
   buf_t data_buf;      /* decompressed data block */
   buf_t key;           /* current data key */
   ldb_visit_fn fn;
+  ldb_block_fn block_fn; /* NULL: block ends not reported */
   void *arg;
   ldb_read_stats_t *st;
   int stopped;
@@ -45,15 +46,37 @@ static int buf_reserve(buf_t *b, size_t n) {
   return BFH_OK;
 }
 
+/* Opens the table at path through io: BFH_NOT_FOUND if it does not exist. */
+static int open_table(lsm_io_t *io, const char *path, lsm_rfile_t **f, err_t *err) {
+  int rc = lsm_io_open_read(io, path, f, err);
+  if (rc == BFH_OK) return BFH_OK;
+  if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+    return err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
+  return err_prefix(err, "table %s: ", path);
+}
+
+/* Reads exactly n bytes at off into p: a file that ends before is one that shrank under the
+   reader (its size was taken at open), which is damage. */
+static int read_at(lsm_rfile_t *f, const char *path, uint64_t off, uint8_t *p, uint64_t n,
+                   err_t *err) {
+  uint64_t got = 0;
+  while (got < n) {
+    size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got), r = 0;
+    int rc = lsm_rfile_pread(f, off + got, p + got, want, &r, err);
+    if (rc != BFH_OK) return err_prefix(err, "table %s: ", path);
+    if (r == 0)
+      return err_set(err, BFH_E_CORRUPT, "table %s: file shrank to %llu bytes while read", path,
+                     (unsigned long long)(off + got));
+    got += (uint64_t)r;
+  }
+  return BFH_OK;
+}
+
 /* Reads the whole file at path into *data (malloc'd, caller frees), through io. */
 static int read_file(lsm_io_t *io, const char *path, uint8_t **data, uint64_t *size, err_t *err) {
   lsm_rfile_t *f = NULL;
-  int rc = lsm_io_open_read(io, path, &f, err);
-  if (rc != BFH_OK) {
-    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
-      return err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
-    return err_prefix(err, "table %s: ", path);
-  }
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
   uint64_t n = lsm_rfile_size(f);
   uint8_t *p = malloc(n ? n : 1);
   if (!p) {
@@ -61,24 +84,12 @@ static int read_file(lsm_io_t *io, const char *path, uint8_t **data, uint64_t *s
     return err_set(err, BFH_E_NOMEM, "table %s: no memory for %llu bytes", path,
                    (unsigned long long)n);
   }
-  uint64_t got = 0;
-  while (got < n) {
-    size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got), r = 0;
-    rc = lsm_rfile_pread(f, got, p + got, want, &r, err);
-    if (rc != BFH_OK) {
-      free(p);
-      lsm_rfile_close(f);
-      return err_prefix(err, "table %s: ", path);
-    }
-    if (r == 0) {
-      free(p);
-      lsm_rfile_close(f);
-      return err_set(err, BFH_E_CORRUPT, "table %s: file shrank to %llu bytes while read", path,
-                     (unsigned long long)got);
-    }
-    got += (uint64_t)r;
-  }
+  rc = read_at(f, path, 0, p, n, err);
   lsm_rfile_close(f);
+  if (rc != BFH_OK) {
+    free(p);
+    return rc;
+  }
   *data = p;
   *size = n;
   return BFH_OK;
@@ -89,14 +100,19 @@ static int corrupt(reader_t *r, uint64_t off, const char *what) {
                  (unsigned long long)off, what);
 }
 
-/* Checks the trailer of the block at [off, off+n) and returns its contents in *out and *out_len
-   (pointing into the file or into b after decompression). */
-static int read_block(reader_t *r, uint64_t off, uint64_t n, buf_t *b, const uint8_t **out,
-                      size_t *out_len) {
+/* Checks that the block at [off, off+n) and its trailer lie before the footer. */
+static int check_handle(reader_t *r, uint64_t off, uint64_t n) {
   if (off > r->blocks_end || n > r->blocks_end - off ||
       LDB_BLOCK_TRAILER_BYTES > r->blocks_end - off - n)
     return corrupt(r, off, "handle points past the end of the file");
-  const uint8_t *p = r->file + off;
+  return BFH_OK;
+}
+
+/* Checks the trailer of the block at off, whose n bytes of contents and trailer are at p,
+   and returns its contents in *out and *out_len (pointing into p or into b after
+   decompression). */
+static int decode_block(reader_t *r, uint64_t off, const uint8_t *p, uint64_t n, buf_t *b,
+                        const uint8_t **out, size_t *out_len) {
   uint8_t type = p[n];
   uint32_t want = crc32c_unmask(decode_fixed32(p + n + 1));
   uint32_t got = crc32c_extend(crc32c_value(p, (size_t)n), &type, 1);
@@ -120,6 +136,26 @@ static int read_block(reader_t *r, uint64_t off, uint64_t n, buf_t *b, const uin
     return corrupt(r, off, "snappy data does not decompress");
   *out = b->p;
   *out_len = ulen;
+  return BFH_OK;
+}
+
+/* The block at [off, off+n) of the file in memory, as decode_block. */
+static int read_block(reader_t *r, uint64_t off, uint64_t n, buf_t *b, const uint8_t **out,
+                      size_t *out_len) {
+  int rc = check_handle(r, off, n);
+  if (rc != BFH_OK) return rc;
+  return decode_block(r, off, r->file + off, n, b, out, out_len);
+}
+
+static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int data);
+
+/* Hands every entry of the data block at off (contents n bytes in the file, decoded to
+   b[0, len)) to fn, then reports the block's end to block_fn. */
+static int visit_data_block(reader_t *r, uint64_t off, uint64_t n, const uint8_t *b, size_t len) {
+  int rc = walk_block(r, off, b, len, 1);
+  if (rc != BFH_OK || r->stopped) return rc;
+  if (r->st) r->st->blocks++;
+  if (r->block_fn && r->block_fn(r->arg, off, n)) r->stopped = 1;
   return BFH_OK;
 }
 
@@ -167,9 +203,8 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
       const uint8_t *db;
       size_t dlen;
       int rc = read_block(r, boff, bsize, &r->data_buf, &db, &dlen);
-      if (rc == BFH_OK) rc = walk_block(r, boff, db, dlen, 1);
+      if (rc == BFH_OK) rc = visit_data_block(r, boff, bsize, db, dlen);
       if (rc != BFH_OK || r->stopped) return rc;
-      if (r->st) r->st->blocks++;
       continue;
     }
     if (buf_reserve(&r->key, (size_t)shared + non_shared) != BFH_OK)
@@ -202,13 +237,24 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
 
 int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                    err_t *err) {
+  return ldb_table_scan_blocks(io, path, fn, NULL, arg, st, err);
+}
+
+int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                          void *arg, ldb_read_stats_t *st, err_t *err) {
   uint8_t *file = NULL;
   uint64_t size = 0;
   int rc = read_file(io, path, &file, &size, err);
   if (rc != BFH_OK) return rc;
   if (st) st->bytes_read += size;
-  reader_t r = {
-      .path = path, .file = file, .size = size, .fn = fn, .arg = arg, .st = st, .err = err};
+  reader_t r = {.path = path,
+                .file = file,
+                .size = size,
+                .fn = fn,
+                .block_fn = block_fn,
+                .arg = arg,
+                .st = st,
+                .err = err};
   if (size < LDB_FOOTER_BYTES) {
     rc = err_set(err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer", path,
                  (unsigned long long)size);
@@ -238,5 +284,45 @@ out:
   free(r.data_buf.p);
   free(r.key.p);
   free(file);
+  return rc;
+}
+
+/* One data block read on its own: contents and trailer with one pread. */
+static int read_ref(reader_t *r, lsm_rfile_t *f, block_ref_t ref, buf_t *raw) {
+  int rc = check_handle(r, ref.offset, ref.size);
+  if (rc != BFH_OK) return rc;
+  uint64_t n = ref.size + LDB_BLOCK_TRAILER_BYTES;
+  if (buf_reserve(raw, (size_t)n) != BFH_OK)
+    return err_set(r->err, BFH_E_NOMEM, "table %s: block at %llu: no memory", r->path,
+                   (unsigned long long)ref.offset);
+  rc = read_at(f, r->path, ref.offset, raw->p, n, r->err);
+  if (rc != BFH_OK) return rc;
+  if (r->st) r->st->bytes_read += n;
+  const uint8_t *b;
+  size_t len;
+  rc = decode_block(r, ref.offset, raw->p, ref.size, &r->data_buf, &b, &len);
+  if (rc != BFH_OK) return rc;
+  return visit_data_block(r, ref.offset, ref.size, b, len);
+}
+
+int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *refs, size_t n,
+                          ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
+  uint64_t size = lsm_rfile_size(f);
+  reader_t r = {.path = path,
+                .size = size,
+                .blocks_end = size > LDB_FOOTER_BYTES ? size - LDB_FOOTER_BYTES : 0,
+                .fn = fn,
+                .arg = arg,
+                .st = st,
+                .err = err};
+  buf_t raw = {0};
+  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) rc = read_ref(&r, f, refs[i], &raw);
+  lsm_rfile_close(f);
+  free(raw.p);
+  free(r.data_buf.p);
+  free(r.key.p);
   return rc;
 }

@@ -17,6 +17,10 @@
  * damaged file gives BFH_E_CORRUPT, never a read out of bounds. Every checksum is verified.
  * Messages name the file and the offset: "table /db/000123.ldb: block at 40960: checksum
  * mismatch".
+ *
+ * Single data blocks can also be read on their own (ldb_table_read_blocks), by the place the
+ * index gives them (a block_ref_t, as the whole-table read reports it): each with one pread
+ * of its contents and trailer, checked and decoded as above, without the footer or index.
  */
 #ifndef BFH_LSM_HOOKS_LEVELDB_TABLE_H
 #define BFH_LSM_HOOKS_LEVELDB_TABLE_H
@@ -24,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filters/block_filter.h"
 #include "lsm_hooks/leveldb/entry.h"
 #include "lsm/io.h"
 #include "util/err.h"
@@ -39,5 +44,24 @@
    checksum violation. Messages name the file and offset. Thread-safe (no shared state). */
 int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                    err_t *err);
+
+/* Told the end of each data block: the place of its contents (offset and size, without the
+   trailer, as the index block gives them). Return 0 to go on, nonzero to stop the read early
+   (the read then returns BFH_OK). */
+typedef int (*ldb_block_fn)(void *arg, uint64_t offset, uint64_t size);
+
+/* ldb_table_scan, and block_fn (may be NULL) is called with the same arg after the last entry
+   of each data block (also of a block without entries), before the next block's first. */
+int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                          void *arg, ldb_read_stats_t *st, err_t *err);
+
+/* Calls fn for every entry of the data blocks refs[0, n) of the table at path, block by block
+   in the order of refs, reading only those blocks (contents and trailer each; bytes_read in st
+   counts them). Each block is checked as ldb_table_scan checks it (inside the file before its
+   footer, checksum, compression, block format). Errors as ldb_table_scan: BFH_NOT_FOUND if
+   the file does not exist, BFH_E_CORRUPT naming the file and the block's offset for a damaged
+   block or a ref outside the file. Thread-safe. */
+int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *refs, size_t n,
+                          ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err);
 
 #endif

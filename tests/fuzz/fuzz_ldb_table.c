@@ -1,12 +1,16 @@
-/* Fuzz target: the LevelDB table reader (ldb_table_scan in lsm_hooks/leveldb/table.c): footer,
- * index block, data blocks, raw and snappy-compressed.
+/* Fuzz target: the LevelDB table reader (ldb_table_scan_blocks and ldb_table_read_blocks in
+ * lsm_hooks/leveldb/table.c): footer, index block, data blocks, raw and snappy-compressed.
  *
  * The input is a whole .ldb file, written to a scratch file (the reader takes a path). It
  * is scanned as given and again as a copy whose checksums were recomputed: the index
  * block's trailer, then (after decompressing the index if it is snappy) the trailer of
  * every data block the index lists, so that fuzzing reaches the block decoding behind the
- * checks. Invariant checked: entries handed to the visitor have a known type and
- * in-bounds lengths.
+ * checks. Each time the data blocks the whole-table read reported are then read again on
+ * their own, and one more block at a place taken from the input's first 16 bytes (anywhere,
+ * the file's end and beyond included).
+ * Invariants checked: entries handed to the visitor have a known type and in-bounds
+ * lengths; the reported blocks are ascending and non-overlapping; reading them on their own
+ * succeeds when the whole read did, with the same entries, and counts their bytes.
  */
 #include "fuzz_util.h"
 
@@ -55,13 +59,49 @@ static void fix_crcs(uint8_t *p, size_t n) {
   fuzz_fix_block_trailer(p, limit, ih.offset, ih.size);
 }
 
+#define MAX_REFS 4096
+
+typedef struct blocks {
+  block_ref_t refs[MAX_REFS];
+  size_t n;
+  uint64_t entries; /* in those blocks */
+  uint64_t bytes;   /* their contents and trailers */
+} blocks_t;
+
+static int end_block(void *arg, uint64_t offset, uint64_t size) {
+  blocks_t *b = arg;
+  fuzz_check(b->n == 0 || offset >= b->refs[b->n - 1].offset + b->refs[b->n - 1].size);
+  if (b->n == MAX_REFS) return 1;
+  b->refs[b->n++] = (block_ref_t){offset, size};
+  b->bytes += size + LDB_BLOCK_TRAILER_BYTES;
+  return 0;
+}
+
+static int visit_counted(void *arg, const ldb_entry_t *e) {
+  return visit(&((blocks_t *)arg)->entries, e);
+}
+
 static void exercise(const uint8_t *data, size_t size) {
   char path[512];
   fuzz_write_file("000009.ldb", data, size, path, sizeof path);
-  uint64_t n = 0;
+  static blocks_t b;
+  memset(&b, 0, sizeof b);
   ldb_read_stats_t st = {0};
   err_t err;
-  ldb_table_scan(lsm_io_default(), path, visit, &n, &st, &err);
+  int rc = ldb_table_scan_blocks(lsm_io_default(), path, visit_counted, end_block, &b, &st, &err);
+  uint64_t entries = b.entries;
+  ldb_read_stats_t st2 = {0};
+  b.entries = 0;
+  int rc2 =
+      ldb_table_read_blocks(lsm_io_default(), path, b.refs, b.n, visit, &b.entries, &st2, &err);
+  if (rc == BFH_OK && b.n < MAX_REFS) { /* the whole read ended each block it visited */
+    fuzz_check(rc2 == BFH_OK && b.entries == entries && st2.bytes_read == b.bytes);
+  }
+  if (size >= 16) {
+    block_ref_t any = {decode_fixed64(data) % (size + 64), decode_fixed64(data + 8) % (size + 64)};
+    uint64_t n = 0;
+    ldb_table_read_blocks(lsm_io_default(), path, &any, 1, visit, &n, NULL, &err);
+  }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,13 +1,15 @@
 /* Fuzz target: the sidecar filter cache file of the LevelDB engine (leaf_cache_load in
- * lsm_hooks/leaf_cache.c): the 32-byte header, then the serialized value filter.
+ * lsm_hooks/leaf_cache.c): the 32-byte header, the serialized value filter, then (version 2,
+ * flag LEAF_CACHE_HAS_BLOCKS) the serialized block filter.
  *
  * The input is a whole .vf file, written to a scratch file (the loader takes a path). It is
  * loaded twice with the expectations (table number and size; m, k, seed) taken from the
- * input itself, so that the comparisons can pass: once as given, once with the header CRC
- * and the filter's trailing CRC recomputed, so that the value filter decoder behind them is
- * reached. m is capped (it sizes the loader's buffer: in the engine it comes from the
- * options, never from the file).
- * Invariant checked: a filter that loads has the m, k and seed asked for.
+ * input itself, so that the comparisons can pass: once as given, once with the header CRC,
+ * the value filter's trailing CRC and the block filter's trailing CRC (at the end of the
+ * input) recomputed, so that the decoders behind them are reached. m is capped (it sizes
+ * the loader's buffer: in the engine it comes from the options, never from the file).
+ * Invariants checked: a filter that loads has the m, k and seed asked for; a block filter
+ * comes only with the flag, and its refs are ascending and non-overlapping.
  */
 #include "fuzz_util.h"
 
@@ -15,8 +17,17 @@
 
 #define MAX_M (1u << 22)
 
-static void exercise(const uint8_t *data, size_t size) {
-  uint64_t number = 0, tsize = 0, m = 2000000, seed = 0;
+static void check_blocks(const block_filter_t *b) {
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < block_filter_blocks(b); i++) {
+    block_ref_t r = block_filter_ref(b, i);
+    fuzz_check(i == 0 || r.offset >= end);
+    end = r.offset + r.size;
+  }
+}
+
+static void exercise(const uint8_t *data, size_t size, uint64_t m) {
+  uint64_t number = 0, tsize = 0, seed = 0;
   uint32_t k = 3;
   if (size >= LEAF_CACHE_HEADER_BYTES) {
     number = decode_fixed64(data + 8);
@@ -24,29 +35,46 @@ static void exercise(const uint8_t *data, size_t size) {
   }
   if (size >= LEAF_CACHE_HEADER_BYTES + VALUE_FILTER_HEADER_BYTES) {
     const uint8_t *v = data + LEAF_CACHE_HEADER_BYTES;
-    m = decode_fixed64(v + 8) % MAX_M;
     k = decode_fixed32(v + 16);
     seed = decode_fixed64(v + 24);
   }
   char path[512];
   fuzz_write_file("000011.vf", data, size, path, sizeof path);
   value_filter_t *f = NULL;
+  block_filter_t *blocks = NULL;
   err_t err;
-  if (leaf_cache_load(lsm_io_default(), path, number, tsize, m, k, seed, &f, &err) == BFH_OK) {
+  if (leaf_cache_load(lsm_io_default(), path, number, tsize, m, k, seed, &f, &blocks, &err) ==
+      BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
+    fuzz_check(!blocks || (decode_fixed32(data + 24) & LEAF_CACHE_HAS_BLOCKS));
+    if (blocks) check_blocks(blocks);
     value_filter_destroy(f);
+    block_filter_destroy(blocks);
   }
 }
 
+/* The CRC of p[from, to - 4) written at to - 4, if that fits in size bytes. */
+static void fix_crc(uint8_t *p, size_t size, size_t from, size_t to) {
+  if (to >= from + 4 && to <= size)
+    encode_fixed32(p + to - 4, crc32c_mask(crc32c_value(p + from, to - 4 - from)));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  exercise(data, size);
+  uint64_t m = 2000000;
+  if (size >= LEAF_CACHE_HEADER_BYTES + VALUE_FILTER_HEADER_BYTES)
+    m = decode_fixed64(data + LEAF_CACHE_HEADER_BYTES + 8) % MAX_M;
+  exercise(data, size, m);
   uint8_t *c = fuzz_copy(data, size);
   if (size >= LEAF_CACHE_HEADER_BYTES) {
     encode_fixed32(c + 28, crc32c_mask(crc32c_value(c, 28)));
-    if (size >= LEAF_CACHE_HEADER_BYTES + 4)
-      encode_fixed32(c + size - 4, crc32c_mask(crc32c_value(c + LEAF_CACHE_HEADER_BYTES,
-                                                            size - 4 - LEAF_CACHE_HEADER_BYTES)));
-    if (memcmp(c, data, size) != 0) exercise(c, size);
+    size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
+    if (size > leaf_end) { /* a block filter after the leaf */
+      fix_crc(c, size, LEAF_CACHE_HEADER_BYTES, leaf_end);
+      fix_crc(c, size, leaf_end, size);
+    } else {
+      fix_crc(c, size, LEAF_CACHE_HEADER_BYTES, size);
+    }
+    if (memcmp(c, data, size) != 0) exercise(c, size, m);
   }
   free(c);
   return 0;

@@ -5,7 +5,8 @@
  * makes three small databases under WORK (the own engine through bfh.h; the LevelDB
  * engine through bfh.h, whose tables are snappy-compressed; and a LevelDB database made
  * through the LevelDB C API with compression off), then copies their files, and the blocks,
- * records and filters inside them, into CORPUS/<target>/ (one directory per fuzz target,
+ * records and filters inside them (and filter cache files with block filters, built from the
+ * LevelDB tables), into CORPUS/<target>/ (one directory per fuzz target,
  * named as the fuzz_<target>.c files). Keys, values and sizes come from a fixed seed.
  * Exits non-zero, with a message, if a database cannot be made or a target gets no seed.
  */
@@ -22,6 +23,8 @@
 #include "lsm/io.h"
 #include "lsm/log.h"
 #include "lsm/table.h"
+#include "lsm_hooks/leaf_cache.h"
+#include "lsm_hooks/leveldb/filter.h"
 #include "util/coding.h"
 #include "util/random.h"
 
@@ -159,6 +162,27 @@ static void seed_files(const char *dir, const char *prefix, const char *suffix, 
   closedir(d);
 }
 
+/* A filter cache file with a block filter (the engine writes none yet): the filters of the
+   LevelDB table at path. */
+static void seed_cache_with_blocks(const char *path, const char *base) {
+  value_filter_t *leaf;
+  block_filter_t *blocks;
+  err_t err;
+  if (ldb_filter_build(lsm_io_default(), path, 4096, 3, BFH_DEFAULT_SEED, BLOCK_FILTER_DEFAULT_BITS,
+                       &leaf, &blocks, NULL, &err) != BFH_OK)
+    die("ldb_filter_build", err.msg);
+  uint8_t *buf;
+  size_t n;
+  if (leaf_cache_encode(1, 2, leaf, blocks, &buf, &n, &err) != BFH_OK)
+    die("leaf_cache_encode", err.msg);
+  char name[600];
+  snprintf(name, sizeof name, "%s-blocks.vf", base);
+  put_seed("leaf_cache", name, buf, n);
+  free(buf);
+  value_filter_destroy(leaf);
+  block_filter_destroy(blocks);
+}
+
 static bfh_db *open_db(const char *dir, bfh_engine engine) {
   bfh_options opt;
   bfh_options_init(&opt);
@@ -250,6 +274,7 @@ int main(int argc, char **argv) {
   seed_files(dir, "MANIFEST-", "", "ldb_precheck", NULL);
   snprintf(sub, sizeof sub, "%s/%s", dir, "bfh-filters");
   seed_files(sub, "", ".vf", "leaf_cache", NULL);
+  seed_files(dir, "", ".ldb", NULL, seed_cache_with_blocks);
   seed_sstables(dir, "ldb_snappy-sstables");
 
   /* LevelDB through its C API, uncompressed. */

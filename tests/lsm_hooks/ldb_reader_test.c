@@ -1,6 +1,7 @@
 /* Tests of the LevelDB file readers (lsm_hooks/leveldb/table, log, sstables) against
  * databases written by stock LevelDB 1.23 through its C API with default options (snappy
- * blocks, 4 MiB write buffer, 2 MiB tables). */
+ * blocks, 4 MiB write buffer, 2 MiB tables), and of the filters built from a table
+ * (lsm_hooks/leveldb/filter). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,11 +17,13 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm_hooks/leveldb/filter.h"
 #include "lsm_hooks/leveldb/log.h"
 #include "lsm_hooks/leveldb/sstables.h"
 #include "lsm_hooks/leveldb/table.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
+#include "util/coding.h"
 #include "util/random.h"
 
 #define NKEYS 120000u       /* key space */
@@ -315,13 +318,8 @@ static void flip_byte(const char *path, uint64_t off) {
   assert_int_equal(test_file_xor_byte(path, off, 0x40), 0);
 }
 
-static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
-  db_fixture_t *f = *state;
-  uint64_t nums[256];
-  int n = list_numbers(f->path, ".ldb", nums, 256);
-  assert_true(n > 0);
-  char src[4400], dst[4400];
-  /* Copy a table while an iterator pins it. */
+/* Copies the last table of the list to dst, while an iterator pins it. */
+static void copy_last_table(db_fixture_t *f, const char *dst) {
   f->pin = leveldb_create_iterator(f->db, f->ro);
   char *list = leveldb_property_value(f->db, "leveldb.sstables");
   ldb_sstable_t *t;
@@ -329,12 +327,24 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   err_t err;
   assert_int_equal(ldb_sstables_parse(list, &t, &nt, &err), BFH_OK);
   leveldb_free(list);
+  assert_true(nt > 0);
+  char src[4400];
   snprintf(src, sizeof src, "%s/%06llu.ldb", f->path, (unsigned long long)t[nt - 1].number);
-  snprintf(dst, sizeof dst, "%s/copy.ldb", tmpdir);
   assert_int_equal(test_copy_file(src, dst, UINT64_MAX), 0);
   leveldb_iter_destroy(f->pin);
   f->pin = NULL;
   free(t);
+}
+
+static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
+  db_fixture_t *f = *state;
+  uint64_t nums[256];
+  int n = list_numbers(f->path, ".ldb", nums, 256);
+  assert_true(n > 0);
+  char src[4400], dst[4400];
+  snprintf(dst, sizeof dst, "%s/copy.ldb", tmpdir);
+  copy_last_table(f, dst);
+  err_t err;
   uint64_t cnt = 0;
   assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err), BFH_OK);
   assert_true(cnt > 1000);
@@ -379,6 +389,290 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
     if (rc == BFH_OK) assert_int_equal(cnt, full);
     flip_byte(dst, off);
   }
+}
+
+/* ---- Reading single data blocks ----------------------------------------------------------- */
+
+/* An entry as read, for comparing reads. */
+typedef struct seen_entry {
+  int key;
+  int type;
+  uint64_t seq;
+  uint64_t val_hash;
+} seen_entry_t;
+
+/* The entries of a read in order and, from ldb_table_scan_blocks, its data blocks: block i
+   lies at refs[i] and holds entries [ends[i - 1], ends[i]) (ends[-1] = 0). */
+typedef struct table_read {
+  seen_entry_t *e;
+  size_t n, cap;
+  block_ref_t *refs;
+  size_t *ends;
+  size_t nblocks, bcap;
+  size_t stop_after_blocks; /* block_fn stops the read after that many (0: never) */
+  uint64_t hash_seed;       /* of val_hash */
+} table_read_t;
+
+static int add_entry(void *arg, const ldb_entry_t *e) {
+  table_read_t *r = arg;
+  if (r->n == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 4096;
+    r->e = realloc(r->e, r->cap * sizeof *r->e);
+    assert_non_null(r->e);
+  }
+  r->e[r->n++] = (seen_entry_t){.key = key_index(e->key, e->key_len),
+                                .type = e->type,
+                                .seq = e->seq,
+                                .val_hash = bfh_hash64(e->val, e->val_len, r->hash_seed)};
+  return 0;
+}
+
+static int add_block(void *arg, uint64_t offset, uint64_t size) {
+  table_read_t *r = arg;
+  if (r->nblocks == r->bcap) {
+    r->bcap = r->bcap ? 2 * r->bcap : 256;
+    r->refs = realloc(r->refs, r->bcap * sizeof *r->refs);
+    r->ends = realloc(r->ends, r->bcap * sizeof *r->ends);
+    assert_true(r->refs && r->ends);
+  }
+  r->refs[r->nblocks] = (block_ref_t){offset, size};
+  r->ends[r->nblocks++] = r->n;
+  return r->stop_after_blocks && r->nblocks == r->stop_after_blocks;
+}
+
+static void table_read_release(table_read_t *r) {
+  free(r->e);
+  free(r->refs);
+  free(r->ends);
+  memset(r, 0, sizeof *r);
+}
+
+static size_t block_first(const table_read_t *r, size_t i) {
+  return i ? r->ends[i - 1] : 0;
+}
+
+/* The metaindex handle's offset, from the footer of the table file at path. */
+static uint64_t metaindex_offset(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  uint8_t footer[LDB_FOOTER_BYTES];
+  assert_int_equal(fseek(fp, -(long)LDB_FOOTER_BYTES, SEEK_END), 0);
+  assert_int_equal(fread(footer, 1, sizeof footer, fp), sizeof footer);
+  fclose(fp);
+  uint64_t off;
+  assert_non_null(decode_varint64(footer, footer + 40, &off));
+  return off;
+}
+
+static uint64_t file_size(const char *path) {
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  return (uint64_t)sb.st_size;
+}
+
+/* The whole-table read with block ends: every entry lies in exactly one reported block, and
+   the blocks are the table's data blocks, back to back from offset 0 up to the metaindex
+   (LevelDB writes them so; with the C API's default options there is no filter block). */
+static void expect_blocks_cover_table(const char *path, table_read_t *whole) {
+  err_t err;
+  ldb_read_stats_t st = {0};
+  assert_int_equal(
+      ldb_table_scan_blocks(lsm_io_default(), path, add_entry, add_block, whole, &st, &err),
+      BFH_OK);
+  assert_true(whole->nblocks > 10);
+  assert_int_equal(st.blocks, whole->nblocks);
+  assert_int_equal(st.entries, whole->n);
+  assert_int_equal(whole->ends[whole->nblocks - 1], whole->n); /* no entry after the last */
+  uint64_t at = 0;
+  for (size_t i = 0; i < whole->nblocks; i++) {
+    assert_int_equal(whole->refs[i].offset, at);
+    assert_true(whole->ends[i] > block_first(whole, i)); /* LevelDB writes no empty block */
+    at += whole->refs[i].size + LDB_BLOCK_TRAILER_BYTES;
+  }
+  assert_int_equal(at, metaindex_offset(path));
+  /* And ldb_table_scan sees the same entries. */
+  table_read_t plain = {0};
+  assert_int_equal(ldb_table_scan(lsm_io_default(), path, add_entry, &plain, NULL, &err), BFH_OK);
+  assert_int_equal(plain.n, whole->n);
+  assert_memory_equal(plain.e, whole->e, whole->n * sizeof *whole->e);
+  table_read_release(&plain);
+  /* block_fn can stop the read: after the third block's end, no entry of the fourth. */
+  table_read_t part = {.stop_after_blocks = 3};
+  assert_int_equal(
+      ldb_table_scan_blocks(lsm_io_default(), path, add_entry, add_block, &part, NULL, &err),
+      BFH_OK);
+  assert_int_equal(part.nblocks, 3);
+  assert_int_equal(part.n, whole->ends[2]);
+  table_read_release(&part);
+}
+
+/* Reads refs with ldb_table_read_blocks and checks it visits exactly the entries the whole
+   read found in those blocks, in the order of refs, reading only those blocks. */
+static void expect_read_blocks(const char *path, const table_read_t *whole, const size_t *idx,
+                               size_t n) {
+  block_ref_t *refs = calloc(n ? n : 1, sizeof *refs);
+  assert_non_null(refs);
+  uint64_t bytes = 0;
+  size_t entries = 0;
+  for (size_t i = 0; i < n; i++) {
+    refs[i] = whole->refs[idx[i]];
+    bytes += refs[i].size + LDB_BLOCK_TRAILER_BYTES;
+    entries += whole->ends[idx[i]] - block_first(whole, idx[i]);
+  }
+  table_read_t got = {0};
+  ldb_read_stats_t st = {0};
+  err_t err;
+  assert_int_equal(
+      ldb_table_read_blocks(lsm_io_default(), path, refs, n, add_entry, &got, &st, &err), BFH_OK);
+  assert_int_equal(got.n, entries);
+  assert_int_equal(st.entries, entries);
+  assert_int_equal(st.blocks, n);
+  assert_int_equal(st.bytes_read, bytes);
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t first = block_first(whole, idx[i]), len = whole->ends[idx[i]] - first;
+    assert_memory_equal(got.e + at, whole->e + first, len * sizeof *got.e);
+    at += len;
+  }
+  table_read_release(&got);
+  free(refs);
+}
+
+static void test_ldb_reader_reads_single_blocks(void **state) {
+  db_fixture_t *f = *state;
+  char dst[4400];
+  snprintf(dst, sizeof dst, "%s/blocks.ldb", tmpdir);
+  copy_last_table(f, dst);
+  table_read_t whole = {0};
+  expect_blocks_cover_table(dst, &whole);
+  print_message("table: %zu entries in %zu data blocks\n", whole.n, whole.nblocks);
+
+  size_t nb = whole.nblocks, *idx = calloc(nb, sizeof *idx);
+  assert_non_null(idx);
+  for (size_t i = 0; i < nb; i++) idx[i] = i;
+  expect_read_blocks(dst, &whole, idx, nb); /* all: the whole table's entries */
+  size_t n = 0;
+  for (size_t i = 1; i < nb; i += 3) idx[n++] = i;
+  expect_read_blocks(dst, &whole, idx, n); /* every third */
+  idx[0] = nb - 1, idx[1] = 0, idx[2] = nb / 2;
+  expect_read_blocks(dst, &whole, idx, 3); /* out of file order: read in the order given */
+  expect_read_blocks(dst, &whole, idx, 0);
+
+  /* A damaged block: its read fails naming the file and the block; others still read. */
+  size_t bad = nb / 2;
+  block_ref_t ref = whole.refs[bad];
+  assert_int_equal(test_file_xor_byte(dst, ref.offset + ref.size / 2, 0x40), 0);
+  table_read_t got = {0};
+  err_t err;
+  char at[64];
+  snprintf(at, sizeof at, "block at %llu:", (unsigned long long)ref.offset);
+  assert_int_equal(
+      ldb_table_read_blocks(lsm_io_default(), dst, &ref, 1, add_entry, &got, NULL, &err),
+      BFH_E_CORRUPT);
+  print_message("damaged block: %s\n", err.msg);
+  assert_non_null(strstr(err.msg, dst));
+  assert_non_null(strstr(err.msg, at));
+  assert_int_equal(got.n, 0);
+  idx[0] = bad - 1, idx[1] = bad + 1;
+  expect_read_blocks(dst, &whole, idx, 2);
+  assert_int_equal(test_file_xor_byte(dst, ref.offset + ref.size / 2, 0x40), 0);
+
+  /* Refs outside the file: past its end, and running into the footer. */
+  uint64_t size = file_size(dst);
+  block_ref_t outside[] = {{size, 10},
+                           {size - LDB_FOOTER_BYTES - 10, 10},
+                           {whole.refs[0].offset, size - LDB_BLOCK_TRAILER_BYTES},
+                           {UINT64_MAX - 2, 4}};
+  for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
+    ldb_read_stats_t st = {0};
+    assert_int_equal(
+        ldb_table_read_blocks(lsm_io_default(), dst, &outside[i], 1, add_entry, &got, &st, &err),
+        BFH_E_CORRUPT);
+    snprintf(at, sizeof at, "block at %llu:", (unsigned long long)outside[i].offset);
+    assert_non_null(strstr(err.msg, at));
+    assert_non_null(strstr(err.msg, "past the end"));
+    assert_int_equal(st.bytes_read, 0);
+  }
+  assert_int_equal(got.n, 0);
+
+  /* A table deleted under the reader. */
+  assert_int_equal(unlink(dst), 0);
+  assert_int_equal(
+      ldb_table_read_blocks(lsm_io_default(), dst, whole.refs, 1, add_entry, &got, NULL, &err),
+      BFH_NOT_FOUND);
+  free(idx);
+  table_read_release(&got);
+  table_read_release(&whole);
+}
+
+/* ldb_filter_build with a block filter: the leaf is the one built value by value, and the
+   filter's blocks are exactly the data blocks holding a value entry, each found by the hash
+   (bfh_hash64 under the seed) of every value it holds: a Bloom filter has no false
+   negatives. */
+static int add_to_leaf(void *arg, const ldb_entry_t *e) {
+  if (e->type == LDB_TYPE_VALUE) value_filter_add(arg, e->val, e->val_len);
+  return 0;
+}
+
+static void test_ldb_reader_filter_build_blocks(void **state) {
+  db_fixture_t *f = *state;
+  char dst[4400];
+  snprintf(dst, sizeof dst, "%s/filter.ldb", tmpdir);
+  copy_last_table(f, dst);
+  const uint64_t m = 1 << 20, seed = 99;
+  const uint32_t k = 5;
+  value_filter_t *leaf = NULL, *plain = NULL, *want = value_filter_create(m, k, seed);
+  block_filter_t *blocks = NULL, *none = (block_filter_t *)&none;
+  ldb_read_stats_t st = {0};
+  err_t err;
+  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, add_to_leaf, want, NULL, &err), BFH_OK);
+  assert_int_equal(
+      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 0, &plain, &none, NULL, &err), BFH_OK);
+  assert_null(none);
+  assert_int_equal(
+      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 10, &leaf, &blocks, &st, &err), BFH_OK);
+  assert_non_null(blocks);
+  assert_memory_equal(plain->words, want->words, want->nwords * 8);
+  assert_memory_equal(leaf->words, want->words, want->nwords * 8);
+  assert_int_equal(ldb_filter_build(lsm_io_default(), dst, m, k, seed, BLOCK_FILTER_MAX_BITS + 1,
+                                    &plain, &blocks, NULL, &err),
+                   BFH_E_INVALID);
+
+  table_read_t whole = {.hash_seed = seed};
+  assert_int_equal(
+      ldb_table_scan_blocks(lsm_io_default(), dst, add_entry, add_block, &whole, NULL, &err),
+      BFH_OK);
+  assert_int_equal(st.blocks, whole.nblocks);
+  uint32_t nb = block_filter_blocks(blocks), j = 0; /* j: the filter's index of block i */
+  uint32_t *may = calloc(nb ? nb : 1, sizeof *may);
+  assert_non_null(may);
+  uint64_t values = 0, probed = 0;
+  for (size_t i = 0; i < whole.nblocks; i++) {
+    uint64_t before = values;
+    for (size_t e = block_first(&whole, i); e < whole.ends[i]; e++) {
+      if (whole.e[e].type != LDB_TYPE_VALUE) continue;
+      assert_true(j < nb);
+      uint32_t n = block_filter_probe(blocks, whole.e[e].val_hash, may), hit = 0;
+      for (uint32_t q = 0; q < n; q++) hit |= may[q] == j;
+      assert_true(hit);
+      probed += n;
+      values++;
+    }
+    if (values == before) continue; /* a block of deletions only is left out */
+    block_ref_t r = block_filter_ref(blocks, j++);
+    assert_int_equal(r.offset, whole.refs[i].offset);
+    assert_int_equal(r.size, whole.refs[i].size);
+  }
+  assert_int_equal(j, nb);
+  assert_int_equal(values, block_filter_values(blocks));
+  print_message("block filter: %llu values in %u blocks; a present value names %.2f blocks\n",
+                (unsigned long long)values, nb, (double)probed / (double)values);
+  free(may);
+  table_read_release(&whole);
+  value_filter_destroy(want);
+  value_filter_destroy(leaf);
+  value_filter_destroy(plain);
+  block_filter_destroy(blocks);
 }
 
 static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
@@ -488,6 +782,10 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_ldb_reader_corrupt_table_names_file_and_offset,
                                       fixture_setup, fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_ldb_reader_reads_single_blocks, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_ldb_reader_filter_build_blocks, fixture_setup,
+                                      fixture_teardown),
       cmocka_unit_test_setup_teardown(test_ldb_reader_truncated_log_tail_stops_cleanly,
                                       fixture_setup, fixture_teardown),
       cmocka_unit_test(test_ldb_reader_sstables_parse),

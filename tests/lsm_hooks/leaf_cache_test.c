@@ -1,0 +1,311 @@
+/* Tests of the sidecar cache files of leaves (lsm_hooks/leaf_cache): version 2 round trips
+ * with and without a block filter, version-1 files, and damage that makes a file stale. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfh.h"
+#include "lsm_hooks/leaf_cache.h"
+#include "tests/test_util.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+#define M 4096
+#define K 3
+#define SEED 0x5eedull
+#define NUMBER 42
+#define TSIZE 123456
+#define NBLOCKS 8
+#define VALUES_PER_BLOCK 20
+
+static char tmpdir[TEST_PATH_MAX];
+
+typedef struct fixture {
+  char path[TEST_PATH_MAX + 32];
+  value_filter_t *leaf;
+  block_filter_t *blocks;
+} fixture_t;
+
+static uint64_t value_hash(uint32_t i) {
+  return bfh_hash64(&i, sizeof i, SEED);
+}
+
+/* A leaf and a block filter of NBLOCKS blocks, 4 KiB apart, with VALUES_PER_BLOCK values each
+   (block 3 holds none: it is left out of the filter). */
+static int setup(void **state) {
+  static unsigned count;
+  fixture_t *fx = calloc(1, sizeof *fx);
+  if (!fx) return -1;
+  snprintf(fx->path, sizeof fx->path, "%s/%06u.vf", tmpdir, count++);
+  fx->leaf = value_filter_create(M, K, SEED);
+  block_filter_builder_t *b = block_filter_builder_create(10);
+  if (!fx->leaf || !b) return -1;
+  for (uint32_t blk = 0; blk < NBLOCKS; blk++) {
+    for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
+      uint64_t h = value_hash(blk * 1000 + v);
+      value_filter_add_hash(fx->leaf, h);
+      if (block_filter_builder_add(b, h) != BFH_OK) return -1;
+    }
+    if (block_filter_builder_end_block(b, 4096ull * blk, 4000) != BFH_OK) return -1;
+  }
+  err_t err;
+  int rc = block_filter_builder_finish(b, &fx->blocks, &err);
+  block_filter_builder_destroy(b);
+  *state = fx;
+  return rc == BFH_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture_t *fx = *state;
+  value_filter_destroy(fx->leaf);
+  block_filter_destroy(fx->blocks);
+  unlink(fx->path);
+  free(fx);
+  return 0;
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  return test_tmpdir_create(tmpdir, sizeof tmpdir, "leaf_cache");
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  return test_rmrf(tmpdir);
+}
+
+static uint8_t *read_all(const char *path, size_t *n) {
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+  long len = ftell(fp);
+  assert_true(len >= 0);
+  rewind(fp);
+  uint8_t *p = malloc((size_t)len + 1);
+  assert_non_null(p);
+  assert_int_equal(fread(p, 1, (size_t)len, fp), (size_t)len);
+  fclose(fp);
+  *n = (size_t)len;
+  return p;
+}
+
+static void write_all(const char *path, const uint8_t *p, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(p, 1, n, fp), n);
+  assert_int_equal(fclose(fp), 0);
+}
+
+static void expect_blocks_equal(const block_filter_t *a, const block_filter_t *b) {
+  size_t n = block_filter_serialized_size(a);
+  assert_int_equal(block_filter_serialized_size(b), n);
+  uint8_t *x = malloc(n), *y = malloc(n);
+  assert_true(x && y);
+  block_filter_serialize(a, x);
+  block_filter_serialize(b, y);
+  assert_memory_equal(x, y, n);
+  free(x);
+  free(y);
+}
+
+/* Loads fx->path expecting BFH_OK; returns the leaf and the block filter (NULL if none). */
+static block_filter_t *load_ok(const fixture_t *fx) {
+  value_filter_t *f = NULL;
+  block_filter_t *b = (block_filter_t *)&f; /* overwritten */
+  err_t err;
+  int rc = leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, &b, &err);
+  if (rc != BFH_OK) fail_msg("load %s: %d %s", fx->path, rc, err.msg);
+  assert_memory_equal(f->words, fx->leaf->words, fx->leaf->nwords * 8);
+  value_filter_destroy(f);
+  return b;
+}
+
+static void expect_stale(const fixture_t *fx, const char *what) {
+  value_filter_t *f = NULL;
+  block_filter_t *b = NULL;
+  err_t err;
+  int rc = leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, &b, &err);
+  if (rc != BFH_E_CORRUPT) fail_msg("%s: load gave %d, not BFH_E_CORRUPT", what, rc);
+  assert_non_null(strstr(err.msg, fx->path));
+  assert_null(f);
+  assert_null(b);
+}
+
+static void test_leaf_cache_round_trip_without_blocks(void **state) {
+  fixture_t *fx = *state;
+  err_t err;
+  assert_int_equal(
+      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, NULL, &err), BFH_OK);
+  size_t n;
+  uint8_t *p = read_all(fx->path, &n);
+  assert_int_equal(n, LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M));
+  assert_int_equal(decode_fixed32(p + 4), LEAF_CACHE_VERSION);
+  assert_int_equal(decode_fixed32(p + 24), 0);
+  free(p);
+  assert_null(load_ok(fx));
+}
+
+static void test_leaf_cache_round_trip_with_blocks(void **state) {
+  fixture_t *fx = *state;
+  assert_int_equal(block_filter_blocks(fx->blocks), NBLOCKS - 1);
+  err_t err;
+  assert_int_equal(
+      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, fx->blocks, &err),
+      BFH_OK);
+  size_t n, leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M);
+  uint8_t *p = read_all(fx->path, &n);
+  assert_int_equal(n, leaf_end + block_filter_serialized_size(fx->blocks));
+  assert_int_equal(decode_fixed32(p + 4), LEAF_CACHE_VERSION);
+  assert_int_equal(decode_fixed32(p + 24), LEAF_CACHE_HAS_BLOCKS);
+  /* The leaf stays at offset LEAF_CACHE_HEADER_BYTES (with leaves on disk it is read there). */
+  uint8_t *leaf = malloc(value_filter_serialized_size(M));
+  assert_non_null(leaf);
+  value_filter_serialize(fx->leaf, leaf);
+  assert_memory_equal(p + LEAF_CACHE_HEADER_BYTES, leaf, value_filter_serialized_size(M));
+  free(leaf);
+  free(p);
+  block_filter_t *b = load_ok(fx);
+  assert_non_null(b);
+  expect_blocks_equal(b, fx->blocks);
+  /* No false negatives after the trip: a value of block blk names it. */
+  for (uint32_t blk = 0; blk < NBLOCKS; blk++) {
+    if (blk == 3) continue; /* no values */
+    uint32_t may[NBLOCKS], n = block_filter_probe(b, value_hash(blk * 1000 + 7), may), hit = 0;
+    for (uint32_t q = 0; q < n; q++) hit |= block_filter_ref(b, may[q]).offset == 4096ull * blk;
+    assert_true(hit);
+  }
+  block_filter_destroy(b);
+  /* blocks == NULL: the leaf alone, the block filter checked and dropped. */
+  value_filter_t *f = NULL;
+  assert_int_equal(
+      leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, NULL, &err),
+      BFH_OK);
+  value_filter_destroy(f);
+}
+
+/* A version-1 file, written byte by byte as the old code wrote it. */
+static void write_v1(const fixture_t *fx, uint32_t flags, const block_filter_t *after) {
+  size_t leaf = value_filter_serialized_size(M);
+  size_t n = LEAF_CACHE_HEADER_BYTES + leaf + (after ? block_filter_serialized_size(after) : 0);
+  uint8_t *p = calloc(1, n);
+  assert_non_null(p);
+  memcpy(p, "BFHC", 4);
+  encode_fixed32(p + 4, 1);
+  encode_fixed64(p + 8, NUMBER);
+  encode_fixed64(p + 16, TSIZE);
+  encode_fixed32(p + 24, flags);
+  encode_fixed32(p + 28, crc32c_mask(crc32c_value(p, 28)));
+  value_filter_serialize(fx->leaf, p + LEAF_CACHE_HEADER_BYTES);
+  if (after) block_filter_serialize(after, p + LEAF_CACHE_HEADER_BYTES + leaf);
+  write_all(fx->path, p, n);
+  free(p);
+}
+
+static void test_leaf_cache_v1_file_loads_without_blocks(void **state) {
+  fixture_t *fx = *state;
+  write_v1(fx, 0, NULL);
+  assert_null(load_ok(fx));
+  /* Version 1 knows no flags: one with the block bit (and a block filter after) is stale. */
+  write_v1(fx, LEAF_CACHE_HAS_BLOCKS, fx->blocks);
+  expect_stale(fx, "v1 with flags");
+}
+
+/* Rewrites the header's flags (and its checksum). */
+static void set_flags(const char *path, uint32_t flags) {
+  size_t n;
+  uint8_t *p = read_all(path, &n);
+  encode_fixed32(p + 24, flags);
+  encode_fixed32(p + 28, crc32c_mask(crc32c_value(p, 28)));
+  write_all(path, p, n);
+  free(p);
+}
+
+static void test_leaf_cache_damaged_block_filter_is_stale(void **state) {
+  fixture_t *fx = *state;
+  err_t err;
+  assert_int_equal(
+      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, fx->blocks, &err),
+      BFH_OK);
+  size_t n, leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M);
+  uint8_t *good = read_all(fx->path, &n);
+  /* A flipped byte anywhere in the block filter section: its magic, sizes, refs, rows, crc. */
+  for (size_t off = leaf_end; off < n; off += 13) {
+    uint8_t *p = malloc(n);
+    assert_non_null(p);
+    memcpy(p, good, n);
+    p[off] ^= 0x20;
+    write_all(fx->path, p, n);
+    free(p);
+    char what[64];
+    snprintf(what, sizeof what, "flip at +%zu", off - leaf_end);
+    expect_stale(fx, what);
+  }
+  write_all(fx->path, good, n - 1); /* cut short */
+  expect_stale(fx, "block filter cut short");
+  write_all(fx->path, good, leaf_end); /* the flag, and nothing after the leaf */
+  expect_stale(fx, "flag without a block filter");
+  uint8_t *longer = malloc(n + 1);
+  assert_non_null(longer);
+  memcpy(longer, good, n);
+  longer[n] = 0;
+  write_all(fx->path, longer, n + 1); /* a byte too many */
+  expect_stale(fx, "a byte after the block filter");
+  free(longer);
+  write_all(fx->path, good, n);
+  set_flags(fx->path, 0); /* a block filter the flags do not announce */
+  expect_stale(fx, "block filter without the flag");
+  set_flags(fx->path, LEAF_CACHE_HAS_BLOCKS | 2); /* an unknown flag */
+  expect_stale(fx, "unknown flag");
+  set_flags(fx->path, LEAF_CACHE_HAS_BLOCKS);
+  block_filter_destroy(load_ok(fx)); /* restored */
+  free(good);
+}
+
+static void test_leaf_cache_mismatch_or_absent(void **state) {
+  fixture_t *fx = *state;
+  err_t err;
+  value_filter_t *f = NULL;
+  block_filter_t *b = NULL;
+  assert_int_equal(
+      leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, &b, &err),
+      BFH_NOT_FOUND);
+  assert_int_equal(
+      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, fx->blocks, &err),
+      BFH_OK);
+  struct {
+    uint64_t number, size, m;
+    uint32_t k;
+    uint64_t seed;
+  } other[] = {{NUMBER + 1, TSIZE, M, K, SEED},
+               {NUMBER, TSIZE + 1, M, K, SEED},
+               {NUMBER, TSIZE, 2 * M, K, SEED},
+               {NUMBER, TSIZE, M, K + 1, SEED},
+               {NUMBER, TSIZE, M, K, SEED + 1}};
+  for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+    assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, other[i].number, other[i].size,
+                                     other[i].m, other[i].k, other[i].seed, &f, &b, &err),
+                     BFH_E_CORRUPT);
+    assert_null(b);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_without_blocks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_with_blocks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_v1_file_loads_without_blocks, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_damaged_block_filter_is_stale, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_mismatch_or_absent, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
