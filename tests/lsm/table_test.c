@@ -81,6 +81,10 @@ typedef struct hook_ctx {
   int begins, ends_ok, ends_fail, finishes;
   uint64_t adds, last_number, deletions;
   uint64_t offsets[2]; /* what the last end() said of the two meta blocks */
+  /* block_written calls: where each data block lies and how many adds came before it */
+  block_ref_t refs[4096];
+  uint64_t adds_before[4096];
+  size_t nrefs;
 } hook_ctx_t;
 
 typedef struct hook_state {
@@ -113,6 +117,14 @@ static void h_add(void *state, const void *key, size_t klen, const void *val, si
   if (type == LSM_TYPE_DELETION) s->ctx->deletions++;
 }
 
+static void h_block_written(void *state, uint64_t offset, uint64_t size) {
+  hook_state_t *s = state;
+  hook_ctx_t *c = s->ctx;
+  assert_true(c->nrefs < 4096);
+  c->refs[c->nrefs] = (block_ref_t){offset, size};
+  c->adds_before[c->nrefs++] = s->adds;
+}
+
 static int h_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) {
   hook_state_t *s = state;
   s->ctx->finishes++;
@@ -141,8 +153,55 @@ static void h_end(void *state, const uint64_t *offsets) {
 }
 
 static lsm_table_hook_t make_hook(hook_ctx_t *c) {
-  lsm_table_hook_t h = {c, h_begin, h_add, h_finish, h_end, NULL, NULL};
+  lsm_table_hook_t h = {c, h_begin, h_add, h_block_written, h_finish, h_end, NULL, NULL};
   return h;
+}
+
+static int count_entry(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
+                       uint64_t seq, int type) {
+  (void)key, (void)key_len, (void)val, (void)val_len, (void)seq, (void)type;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+/* The hook's block_written calls tile the data blocks: one per block, in file order, with
+   the adds before each; table_scan_value_blocks over each ref visits exactly the entries
+   added in that block (here: the entries with a given value), over all refs the same as
+   table_scan_value; a ref that is not a data block's handle is ST_E_CORRUPT. */
+static void expect_block_refs(table_t *t, const hook_ctx_t *hc, const ent_t *e, size_t n) {
+  table_stats_t ts;
+  table_get_stats(t, &ts);
+  assert_int_equal(hc->nrefs, ts.data_blocks);
+  assert_true(hc->nrefs > 1);
+  assert_int_equal(hc->adds_before[hc->nrefs - 1], n);
+  for (size_t b = 0; b < hc->nrefs; b++) {
+    if (b) assert_int_equal(hc->refs[b].offset, hc->refs[b - 1].offset + hc->refs[b - 1].size + 5);
+    /* every value entry of block b is found by a scan of block b alone */
+    uint64_t first = b ? hc->adds_before[b - 1] : 0;
+    for (uint64_t i = first; i < hc->adds_before[b]; i++) {
+      if (e[i].type != LSM_TYPE_VALUE) continue;
+      char v[64];
+      size_t vn = uval(v, e[i].user, e[i].seq);
+      uint64_t in_block = 0, in_table = 0, in_all = 0;
+      err_t err;
+      assert_int_equal(
+          table_scan_value_blocks(t, &hc->refs[b], 1, v, vn, count_entry, &in_block, NULL, &err),
+          ST_OK);
+      assert_int_equal(table_scan_value(t, v, vn, count_entry, &in_table, NULL, &err), ST_OK);
+      assert_int_equal(
+          table_scan_value_blocks(t, hc->refs, hc->nrefs, v, vn, count_entry, &in_all, NULL, &err),
+          ST_OK);
+      assert_true(in_block >= 1);
+      assert_int_equal(in_all, in_table);
+      break; /* one value per block is enough */
+    }
+  }
+  block_ref_t bad = {hc->refs[0].offset + 1, hc->refs[0].size};
+  err_t err;
+  uint64_t cnt = 0;
+  assert_int_equal(table_scan_value_blocks(t, &bad, 1, "x", 1, count_entry, &cnt, NULL, &err),
+                   ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "block filter names no data block"));
 }
 
 static void build_table(const char *path, uint64_t number, const ent_t *e, size_t n,
@@ -233,6 +292,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   assert_int_equal(table_open(lsm_io_default(), path, 7, &t, &err), ST_OK);
   assert_int_equal(table_number(t), 7);
   assert_true(table_has_key_filter(t));
+  expect_block_refs(t, &hc, e, n);
 
   /* get: every user key, newest version and older versions by max_seq */
   char k[32], v[64];
