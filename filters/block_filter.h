@@ -8,7 +8,7 @@
  * was added to. A probe ANDs the k rows it names: the set bits left are the blocks that may
  * hold the value. rows = ceil(bits_per_value * values / nblocks), so each column is a
  * Bloom filter of about bits_per_value bits per value of its block; k = round(bits_per_value
- * * ln 2). Probing all blocks of a table touches k rows, not one filter per block.
+ * * ln 2), at most 16. Probing all blocks of a table touches k rows, not one filter per block.
  *
  * Values are given by their 64-bit hash (filters/hash.h, bfh_hash64 under the database's
  * seed, the same hash the leaves use); the rows are derived from a remix of it, so the
@@ -54,7 +54,8 @@ void block_filter_builder_destroy(block_filter_builder_t *b); /* NULL allowed */
 int block_filter_builder_add(block_filter_builder_t *b, uint64_t value_hash);
 /* Closes the block being built: it lies at (offset, size). A block with no value added is
    left out. Blocks must be ended in file order. ST_OK, ST_E_NOMEM, or ST_E_INVALID if the
-   block does not lie after the previous one. */
+   block begins before the previous one (kept or not) ends, if offset + size overflows, or if
+   it holds values and size is 0. */
 int block_filter_builder_end_block(block_filter_builder_t *b, uint64_t offset, uint64_t size);
 /* The filter of the blocks ended so far (values added after the last end_block are an
    ST_E_INVALID error). On ST_OK *out is new, owned by the caller. The builder may then only
@@ -67,7 +68,8 @@ void block_filter_destroy(block_filter_t *f); /* NULL allowed */
 uint32_t block_filter_blocks(const block_filter_t *f);
 block_ref_t block_filter_ref(const block_filter_t *f, uint32_t i);
 uint64_t block_filter_values(const block_filter_t *f);
-uint32_t block_filter_bits_per_value(const block_filter_t *f); /* as built (rounded) */
+/* The builder's bits_per_value, recovered from rows, blocks and values (block_filter.c). */
+uint32_t block_filter_bits_per_value(const block_filter_t *f);
 
 /* The blocks that may hold a value of this hash: writes their indexes, ascending, to out
    (room for block_filter_blocks(f) entries) and returns how many. Never leaves out a block
