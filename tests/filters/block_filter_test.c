@@ -423,6 +423,16 @@ static void test_block_filter_deserialize_rejects_bad_fields(void **state) {
     reseal(copy, len);
     expect_corrupt(copy, len, "bad field", bad[b].off);
   }
+  /* A hostile header whose refs alone would need more bytes than the filter has (64 blocks,
+     1024 bytes of refs, in 8 bytes): read as "the rest is words" the length would wrap to
+     rows = 2^61 - 127, which values = 2 rows make consistent at 32 bits per value. */
+  uint8_t hostile[44] = {0};
+  memcpy(hostile, buf, 32);
+  put(hostile, 8, 4, 64);
+  put(hostile, 16, 8, (1ull << 61) - 127);
+  put(hostile, 24, 8, 2 * ((1ull << 61) - 127));
+  reseal(hostile, sizeof hostile);
+  expect_corrupt(hostile, sizeof hostile, "refs past the end", 8);
   /* A bit at column 65 (past the last block) of row 7 is rejected. */
   memcpy(copy, buf, len);
   size_t last = 32 + 16 * 65 + 8 * (7 * 2 + 1);
