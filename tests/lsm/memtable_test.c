@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "filters/hash.h"
 #include "lsm/memtable.h"
 #include "util/random.h"
 
@@ -298,6 +299,56 @@ static void test_memtable_scan_value_matches_filtered_scan(void **state) {
   assert_true(examined < 2 * value_entries);
 }
 
+typedef struct hashed {
+  uint32_t hash_hi;
+  uint32_t id;
+} hashed_t;
+
+static int cmp_hashed(const void *a, const void *b) {
+  const hashed_t *x = a, *y = b;
+  if (x->hash_hi != y->hash_hi) return x->hash_hi < y->hash_hi ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Two values whose hashes agree in the 32 bits a chain node keeps (the memtable hashes
+   with bfh_hash64 under BFH_DEFAULT_SEED): by the birthday bound, 2^18 values hold about
+   8 such pairs; the sort finds the first. */
+static void colliding_values(uint64_t *a, uint64_t *b) {
+  enum { CANDIDATES = 1 << 18 };
+  hashed_t *h = malloc(CANDIDATES * sizeof *h);
+  assert_non_null(h);
+  for (uint32_t i = 0; i < CANDIDATES; i++) {
+    uint64_t v = i;
+    h[i] = (hashed_t){(uint32_t)(bfh_hash64(&v, sizeof v, BFH_DEFAULT_SEED) >> 32), i};
+  }
+  qsort(h, CANDIDATES, sizeof *h, cmp_hashed);
+  size_t i = 1;
+  while (i < CANDIDATES && h[i].hash_hi != h[i - 1].hash_hi) i++;
+  assert_true(i < CANDIDATES);
+  *a = h[i - 1].id;
+  *b = h[i].id;
+  free(h);
+}
+
+/* Values of the same length whose kept hash bits agree, in one chain: a search compares
+   the bytes too, and finds only its own. */
+static void test_memtable_scan_value_tells_apart_hash_collisions(void **state) {
+  (void)state;
+  uint64_t v[2];
+  colliding_values(&v[0], &v[1]);
+  memtable_t *m = memtable_create_indexed(1);
+  assert_int_equal(memtable_add(m, 1, LSM_TYPE_VALUE, "a", 1, &v[0], sizeof v[0]), ST_OK);
+  assert_int_equal(memtable_add(m, 2, LSM_TYPE_VALUE, "b", 1, &v[1], sizeof v[1]), ST_OK);
+  for (int i = 0; i < 2; i++) {
+    hits_t got = {0};
+    assert_int_equal(memtable_scan_value(m, &v[i], sizeof v[i], collect, &got, NULL), ST_OK);
+    assert_int_equal(got.n, 1);
+    assert_int_equal(got.v[0].seq, (uint64_t)i + 1);
+    free(got.v);
+  }
+  memtable_unref(m);
+}
+
 static int stop_after_one(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
                           uint64_t seq, int type) {
   (void)key, (void)klen, (void)val, (void)vlen, (void)seq, (void)type;
@@ -539,6 +590,7 @@ int main(void) {
       cmocka_unit_test(test_memtable_get_semantics),
       cmocka_unit_test(test_memtable_scan_counts_and_stops),
       cmocka_unit_test(test_memtable_scan_value_matches_filtered_scan),
+      cmocka_unit_test(test_memtable_scan_value_tells_apart_hash_collisions),
       cmocka_unit_test(test_memtable_value_index_stops_and_reports_memory),
       cmocka_unit_test_setup_teardown(test_memtable_concurrent_readers_see_every_published_key,
                                       conc_setup_plain, conc_teardown),
