@@ -32,8 +32,8 @@ typedef struct lsm_options {
   uint64_t level1_bytes;        /* L1 size budget (x10 per deeper level); default 10 MiB */
   /* Nonzero: the memtables keep a value index (lsm/memtable.h), so that
      lsm_snapshot_scan_memtables_value reads only the entries holding the value. It costs a
-     bucket array of about memtable_bytes / 8 per memtable, outside memtable_bytes, and 16
-     bytes per value entry, inside it. Default 0. */
+     bucket array of memtable_bytes / 8 to / 4 (at least 8 KiB) per memtable, outside
+     memtable_bytes, and 16 bytes per value entry, inside it. Default 0. */
   int memtable_value_index;
 } lsm_options_t;
 
