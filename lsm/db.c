@@ -109,6 +109,7 @@ void lsm_options_init(lsm_options_t *opt) {
   opt->key_bits_per_key = 10;
   opt->sync = 0;
   opt->level1_bytes = 10u << 20;
+  opt->memtable_value_index = 0;
 }
 
 static int set_bg_error(lsm_db_t *db, int rc, const err_t *e) {
@@ -284,6 +285,18 @@ static void refresh_read_state(lsm_db_t *db) {
   if (rs->imf) mem_filter_ref(rs->imf);
   rs->v = db->vs->current;
   lsm_version_ref(rs->v);
+}
+
+/* A memtable for writes and reads, with the value index if the options ask for it. One
+   bucket per 64 bytes of budget: the smallest entries take about 64 arena bytes (link, node
+   and one next pointer, a short key and value), so a full memtable's chains hold about one
+   entry each and a search compares about one value besides its matches; the array then
+   costs 8 bytes per 64 (memtable_bytes / 8, up to / 4 after rounding to a power of two).
+   At least 1024 buckets, so that a tiny memtable does not chain everything. */
+static memtable_t *new_memtable(const lsm_db_t *db) {
+  if (!db->opt.memtable_value_index) return memtable_create();
+  size_t buckets = db->opt.memtable_bytes / 64;
+  return memtable_create_indexed(buckets < 1024 ? 1024 : buckets);
 }
 
 static mem_filter_t *new_mem_filter(const lsm_db_t *db) {
@@ -599,7 +612,7 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
   log_writer_t *lw = NULL;
   int rc = log_writer_open(db->io, path, &lw, err);
   if (rc == ST_OK && db->opt.sync) rc = lsm_io_sync_dir(db->io, db->dir, err);
-  memtable_t *m = rc == ST_OK ? memtable_create() : NULL;
+  memtable_t *m = rc == ST_OK ? new_memtable(db) : NULL;
   mem_filter_t *mf = rc == ST_OK ? new_mem_filter(db) : NULL;
   if (rc == ST_OK && (!m || !mf)) rc = err_set(err, ST_E_NOMEM, "memtable: out of memory");
   if (rc != ST_OK) {
@@ -623,9 +636,12 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
 }
 
 /* The arena grows in ARENA_BLOCK_BYTES steps, and a new memtable already holds one block:
-   a memtable is full when its usage passes memtable_bytes by half a block. */
-static size_t memtable_limit(const lsm_db_t *db) {
-  return db->opt.memtable_bytes + ARENA_BLOCK_BYTES / 2;
+   a memtable is full when its usage passes memtable_bytes by half a block. The value index's
+   bucket array does not count: allocated whole at creation, it does not grow with the
+   entries, and counting it would leave a small memtable_bytes room for no entry at all. */
+static int memtable_full(const lsm_db_t *db, const memtable_t *m) {
+  size_t entry_bytes = memtable_memory_usage(m) - memtable_value_index_bytes(m);
+  return entry_bytes > db->opt.memtable_bytes + ARENA_BLOCK_BYTES / 2;
 }
 
 /* Makes sure the memtable has room (force: switch it if it holds anything). REQUIRES mu;
@@ -644,8 +660,7 @@ static int make_room_for_write(lsm_db_t *db, int force, err_t *err) {
       pthread_mutex_lock(&db->mu);
       db->stats.stall_us += now_us() - t;
       allow_delay = 0;
-    } else if (memtable_entries(db->mem) == 0 ||
-               (!force && memtable_memory_usage(db->mem) <= memtable_limit(db))) {
+    } else if (memtable_entries(db->mem) == 0 || (!force && !memtable_full(db, db->mem))) {
       break; /* (an empty memtable is never switched: its arena may already exceed a tiny
                 memtable_bytes) */
     } else if (db->imm || l0 >= L0_STOP_FILES) {
@@ -1030,6 +1045,15 @@ int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, l
   return rc;
 }
 
+int lsm_snapshot_scan_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, lsm_visit_fn fn,
+                                      void *arg, lsm_scan_stats_t *st, err_t *err) {
+  (void)err;
+  seq_filter_t f = {fn, arg, s->vw.seq};
+  int rc = memtable_scan_value(s->vw.mem, val, n, visit_upto_seq, &f, st);
+  if (rc == ST_OK && s->vw.imm) rc = memtable_scan_value(s->vw.imm, val, n, visit_upto_seq, &f, st);
+  return rc;
+}
+
 int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data, size_t *size,
                         uint64_t *offset, err_t *err) {
   table_t *t = NULL;
@@ -1295,7 +1319,7 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
       err_prefix(err, "log %s: record at %" PRIu64 ": ", path, off);
       break;
     }
-    if (memtable_memory_usage(r->mem) > memtable_limit(db)) {
+    if (memtable_full(db, r->mem)) {
       uint64_t tnum;
       rc = write_level0(db, r->mem, edit, 0, &tnum, err);
       if (rc != ST_OK) break;
@@ -1333,6 +1357,7 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
   lsm_io_names_free(names, n);
   db->first_own_file = db->vs->next_file; /* above every file in the directory */
   u64vec_sort(&logs);
+  /* The replayed memtables only become L0 tables, nothing searches them: no value index. */
   replay_t r = {db, memtable_create(), db->vs->last_sequence};
   if (!r.mem && rc == ST_OK) rc = err_set(err, ST_E_NOMEM, "recovery: out of memory");
   for (size_t i = 0; i < logs.n && rc == ST_OK; i++) rc = replay_log(db, logs.v[i], &r, edit, err);
@@ -1483,7 +1508,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   if (rc == ST_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
   if (rc == ST_OK && exists) rc = lsm_version_set_recover(db->vs, err);
   if (rc == ST_OK && exists) rc = check_files(db, err);
-  db->mem = rc == ST_OK ? memtable_create() : NULL;
+  db->mem = rc == ST_OK ? new_memtable(db) : NULL;
   db->mf = rc == ST_OK ? new_mem_filter(db) : NULL;
   if (rc == ST_OK && (!db->mem || !db->mf)) rc = err_set(err, ST_E_NOMEM, "open: out of memory");
 

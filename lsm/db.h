@@ -31,6 +31,11 @@ typedef struct lsm_options {
   const lsm_table_hook_t *hook; /* may be NULL; borrowed, must outlive the db */
   struct lsm_io *io;            /* NULL: the default (real) I/O layer; tests inject faults */
   uint64_t level1_bytes;        /* L1 size budget (x10 per deeper level); default 10 MiB */
+  /* Nonzero: the memtables keep a value index (lsm/memtable.h), so that
+     lsm_snapshot_scan_memtables_value reads only the entries holding the value. It costs a
+     bucket array of memtable_bytes / 8 to / 4 (at least 8 KiB) per memtable, outside
+     memtable_bytes, and 16 bytes per value entry, inside it. Default 0. */
+  int memtable_value_index;
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);
@@ -104,6 +109,13 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
 /* Visits every entry of the snapshot's memtable and immutable memtable. */
 int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                                 err_t *err);
+/* Visits the value entries (not deletions) of the snapshot's memtable, then of its immutable
+   memtable, whose value is exactly val (n bytes; val may be NULL when n is 0): the entries
+   lsm_snapshot_scan_memtables visits that hold val, in no particular order within a
+   memtable. With memtable_value_index it reads only the entries of the value's hash chain
+   (st->entries counts them), without it every entry. st may be NULL. */
+int lsm_snapshot_scan_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, lsm_visit_fn fn,
+                                      void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* Reads the meta block `name` of live table `number` (as stored from the table hook).
    On ST_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset

@@ -4,6 +4,14 @@
  * its payload (user key | fixed64 tag | value, so an iterator can hand out the encoded
  * internal key without copying), then `height` atomic next pointers, then the payload
  * itself (one arena allocation). Nothing is freed before the memtable.
+ *
+ * The value index, when the memtable has one: a fixed array of buckets, each the newest node
+ * of a chain of value entries whose value hash falls in that bucket. A value entry of an
+ * indexed memtable is allocated with a value_link_t right before its node (the chain link
+ * and 32 bits of the value hash), so the index costs nothing on memtables without it and
+ * nothing on deletions. An insert fills the node and its link, then publishes the node as
+ * the bucket's head with a release store (readers load heads and links with acquire), the
+ * same way a skiplist insert publishes: a reader sees the old chain or the new one.
  */
 #include "lsm/memtable.h"
 
@@ -11,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/hash.h"
 #include "lsm/arena.h"
 #include "util/random.h"
 
@@ -23,9 +32,17 @@ typedef struct node {
   _Atomic(struct node *) next[];
 } node_t;
 
+/* Sits right before a value entry's node in an indexed memtable (see link_of). */
+typedef struct value_link {
+  _Atomic(node_t *) next; /* the previous head of the bucket: an older entry */
+  uint32_t hash_hi;       /* the value hash's upper bits (the bucket took the lower ones) */
+} value_link_t;
+
 struct memtable {
   arena_t arena;
   node_t *head;
+  _Atomic(node_t *) *value_buckets; /* NULL: no value index */
+  size_t value_mask;                /* buckets - 1 (a power of two) */
   atomic_int max_height;
   atomic_int refs;
   atomic_uint_fast64_t entries;
@@ -39,13 +56,28 @@ static node_t *new_node(memtable_t *m, int height) {
   return n;
 }
 
-memtable_t *memtable_create(void) {
+static size_t round_up_pow2(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+memtable_t *memtable_create_indexed(size_t value_buckets) {
+  if (value_buckets > SIZE_MAX / 2 / sizeof(_Atomic(node_t *))) return NULL;
   memtable_t *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   arena_init(&m->arena);
   m->head = new_node(m, MAX_HEIGHT);
-  if (!m->head) {
+  if (value_buckets) {
+    value_buckets = round_up_pow2(value_buckets);
+    /* calloc: all-zero bits are a NULL atomic pointer on every platform bfh builds on, and
+       the pages of a large array are only touched as buckets fill. */
+    m->value_buckets = calloc(value_buckets, sizeof *m->value_buckets);
+    m->value_mask = value_buckets - 1;
+  }
+  if (!m->head || (value_buckets && !m->value_buckets)) {
     arena_release(&m->arena);
+    free(m->value_buckets);
     free(m);
     return NULL;
   }
@@ -59,6 +91,10 @@ memtable_t *memtable_create(void) {
   return m;
 }
 
+memtable_t *memtable_create(void) {
+  return memtable_create_indexed(0);
+}
+
 void memtable_ref(memtable_t *m) {
   atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
 }
@@ -67,6 +103,7 @@ void memtable_unref(memtable_t *m) {
   if (!m) return;
   if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1) {
     arena_release(&m->arena);
+    free(m->value_buckets);
     free(m);
   }
 }
@@ -99,6 +136,25 @@ static node_t *find_ge(const memtable_t *m, const uint8_t *key, size_t klen, uin
   }
 }
 
+/* Any fixed seed does: the index never leaves memory. */
+static uint64_t value_hash(const void *val, size_t vlen) {
+  return bfh_hash64(val, vlen, BFH_DEFAULT_SEED);
+}
+
+static inline value_link_t *link_of(const node_t *n) {
+  return (value_link_t *)n - 1;
+}
+
+/* Makes value entry n (allocated with its link) the head of its bucket. REQUIRES: the
+   single writer; n fully initialized. */
+static void index_value(memtable_t *m, node_t *n, uint64_t hash) {
+  _Atomic(node_t *) *bucket = &m->value_buckets[hash & m->value_mask];
+  value_link_t *l = link_of(n);
+  l->hash_hi = (uint32_t)(hash >> 32);
+  atomic_init(&l->next, atomic_load_explicit(bucket, memory_order_relaxed));
+  atomic_store_explicit(bucket, n, memory_order_release);
+}
+
 static int random_height(memtable_t *m) {
   int h = 1;
   while (h < MAX_HEIGHT && (rng_next(&m->rng) & 3) == 0) h++;
@@ -120,11 +176,16 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
        which is fine. */
     atomic_store_explicit(&m->max_height, height, memory_order_relaxed);
   }
-  /* One allocation: the node, its next pointers, then the payload right after them, so a
-     search touches one cache line per node where the key is short. */
+  /* One allocation: the value link (indexed value entries only), the node, its next
+     pointers, then the payload right after them, so a search touches one cache line per
+     node where the key is short. */
+  int indexed = m->value_buckets && type == LSM_TYPE_VALUE;
+  size_t vlink = indexed ? sizeof(value_link_t) : 0;
   size_t links = sizeof(node_t) + (size_t)height * sizeof(_Atomic(node_t *));
-  node_t *n = arena_alloc_aligned(&m->arena, links + klen + INTERNAL_KEY_TAG_BYTES + vlen);
-  if (!n) return ST_E_NOMEM;
+  uint8_t *block =
+      arena_alloc_aligned(&m->arena, vlink + links + klen + INTERNAL_KEY_TAG_BYTES + vlen);
+  if (!block) return ST_E_NOMEM;
+  node_t *n = (node_t *)(block + vlink);
   for (int i = 0; i < height; i++) atomic_init(&n->next[i], NULL);
   uint8_t *data = (uint8_t *)n + links;
   internal_key_encode(data, key, klen, seq, type);
@@ -137,6 +198,7 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
     atomic_store_explicit(&n->next[i], next_of(prev[i], i), memory_order_relaxed);
     atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
   }
+  if (indexed) index_value(m, n, value_hash(val, vlen));
   atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
   return ST_OK;
 }
@@ -164,8 +226,12 @@ int memtable_get(const memtable_t *m, const void *key, size_t klen, uint64_t max
   return out->state;
 }
 
+size_t memtable_value_index_bytes(const memtable_t *m) {
+  return m->value_buckets ? (m->value_mask + 1) * sizeof *m->value_buckets : 0;
+}
+
 size_t memtable_memory_usage(const memtable_t *m) {
-  return arena_memory_usage(&m->arena);
+  return arena_memory_usage(&m->arena) + memtable_value_index_bytes(m);
 }
 
 uint64_t memtable_entries(const memtable_t *m) {
@@ -180,6 +246,48 @@ int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stat
     if (fn(arg, n->data, n->klen, n->data + n->klen + INTERNAL_KEY_TAG_BYTES, n->vlen, n->tag >> 8,
            (int)(n->tag & 0xff)))
       break;
+  }
+  if (st) {
+    st->entries += entries;
+    st->bytes_read += bytes;
+  }
+  return ST_OK;
+}
+
+/* (memcmp must not see NULL, even for 0 bytes: an empty value may be NULL.) */
+static int same_value(const void *a, size_t an, const void *b, size_t bn) {
+  return an == bn && (an == 0 || memcmp(a, b, an) == 0);
+}
+
+typedef struct value_filter {
+  const void *val;
+  size_t vlen;
+  lsm_visit_fn fn;
+  void *arg;
+} value_filter_t;
+
+static int visit_if_value(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                          uint64_t seq, int type) {
+  value_filter_t *f = arg;
+  if (type != LSM_TYPE_VALUE || !same_value(val, vlen, f->val, f->vlen)) return 0;
+  return f->fn(f->arg, key, klen, val, vlen, seq, type);
+}
+
+int memtable_scan_value(const memtable_t *m, const void *val, size_t vlen, lsm_visit_fn fn,
+                        void *arg, lsm_scan_stats_t *st) {
+  if (!m->value_buckets) {
+    value_filter_t f = {val, vlen, fn, arg};
+    return memtable_scan(m, visit_if_value, &f, st);
+  }
+  uint64_t hash = value_hash(val, vlen), entries = 0, bytes = 0;
+  uint32_t hash_hi = (uint32_t)(hash >> 32);
+  node_t *n = atomic_load_explicit(&m->value_buckets[hash & m->value_mask], memory_order_acquire);
+  for (; n; n = atomic_load_explicit(&link_of(n)->next, memory_order_acquire)) {
+    entries++;
+    const uint8_t *nval = n->data + n->klen + INTERNAL_KEY_TAG_BYTES;
+    if (link_of(n)->hash_hi != hash_hi || !same_value(nval, n->vlen, val, vlen)) continue;
+    bytes += n->klen + n->vlen;
+    if (fn(arg, n->data, n->klen, nval, n->vlen, n->tag >> 8, LSM_TYPE_VALUE)) break;
   }
   if (st) {
     st->entries += entries;

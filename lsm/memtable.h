@@ -1,6 +1,10 @@
 /* memtable_t: the in-memory write buffer, a skiplist over internal keys (LevelDB's shape:
  * max height 12, branching 4) whose nodes and payloads live in an arena.
  *
+ * Optionally (chosen at creation) a value index: every value entry (not deletions, which
+ * never match a value search) is also chained in a fixed hash table keyed by its value, so
+ * memtable_scan_value finds the entries holding a value without walking the skiplist.
+ *
  * Threads: ONE writer at a time (memtable_add, externally serialized by the db) and any
  * number of concurrent readers (get, iterators, scan) without locks: next pointers are
  * published with release stores and read with acquire loads, so a reader sees either the
@@ -22,8 +26,13 @@
 
 typedef struct memtable memtable_t;
 
-/* An empty memtable with one reference; NULL on no memory. */
+/* An empty memtable without value index, with one reference; NULL on no memory. */
 memtable_t *memtable_create(void);
+/* An empty memtable with a value index of value_buckets chains (rounded up to a power of
+   two; fixed for the memtable's life: readers hold no lock, so it is never rehashed; a
+   memtable filled past what it was sized for gets longer chains, still correct). 0: no
+   index, as memtable_create(). One reference; NULL on no memory. */
+memtable_t *memtable_create_indexed(size_t value_buckets);
 void memtable_ref(memtable_t *m);
 /* Drops a reference; frees at zero. NULL allowed. */
 void memtable_unref(memtable_t *m);
@@ -40,8 +49,11 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
 int memtable_get(const memtable_t *m, const void *key, size_t klen, uint64_t max_seq,
                  lsm_lookup_t *out);
 
-/* Arena bytes in use (the flush trigger); thread-safe. */
+/* Bytes in use: the arena plus the value index's bucket array; thread-safe. */
 size_t memtable_memory_usage(const memtable_t *m);
+/* The value index's bucket array, allocated whole at creation (0 without index): the part
+   of memtable_memory_usage that does not grow with the entries. */
+size_t memtable_value_index_bytes(const memtable_t *m);
 /* Entries added so far; thread-safe. */
 uint64_t memtable_entries(const memtable_t *m);
 
@@ -53,5 +65,14 @@ iterator_t *memtable_iterator_create(memtable_t *m);
 /* Visits every entry in internal-key order (key = user key); fn returning nonzero stops.
    st (may be NULL) gets entries += visited, bytes_read += key + value bytes. ST_OK. */
 int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st);
+
+/* Visits the value entries (type LSM_TYPE_VALUE) whose value is exactly val (vlen bytes; val
+   may be NULL when vlen is 0), newest insert first on an indexed memtable, in internal-key
+   order otherwise; fn returning nonzero stops. These are the entries memtable_scan visits
+   that hold val. Lock-free, allocation-free. st (may be NULL) gets entries += chain nodes
+   examined, bytes_read += key + value bytes of the entries visited; on a memtable without
+   index it falls back to a full scan and counts as memtable_scan does. ST_OK. */
+int memtable_scan_value(const memtable_t *m, const void *val, size_t vlen, lsm_visit_fn fn,
+                        void *arg, lsm_scan_stats_t *st);
 
 #endif

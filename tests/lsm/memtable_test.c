@@ -1,5 +1,5 @@
-/* Tests of the memtable (lsm/memtable.h): order, get semantics, references, and
-   concurrent lock-free readers while one writer adds. */
+/* Tests of the memtable (lsm/memtable.h): order, get semantics, references, the value index
+   (against a filtered full scan), and concurrent lock-free readers while one writer adds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "filters/hash.h"
 #include "lsm/memtable.h"
 #include "util/random.h"
 
@@ -166,6 +167,217 @@ static void test_memtable_scan_counts_and_stops(void **state) {
   memtable_unref(m);
 }
 
+/* ---- The value index ------------------------------------------------------------------ */
+
+/* What a visitor was shown: (user key, seq, type, value) per entry, in visiting order. */
+typedef struct hit {
+  char key[24];
+  size_t klen;
+  uint64_t seq;
+  int type;
+  char val[40];
+  size_t vlen;
+} hit_t;
+
+typedef struct hits {
+  hit_t *v;
+  size_t n, cap;
+  const char *want; /* collect_if_value: only value entries holding want[0, want_len) */
+  size_t want_len;
+} hits_t;
+
+static int collect(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                   uint64_t seq, int type) {
+  hits_t *h = arg;
+  if (h->n == h->cap) {
+    h->cap = h->cap ? h->cap * 2 : 64;
+    h->v = realloc(h->v, h->cap * sizeof *h->v);
+    assert_non_null(h->v);
+  }
+  hit_t *x = &h->v[h->n++];
+  assert_true(klen <= sizeof x->key && vlen <= sizeof x->val);
+  memcpy(x->key, key, klen);
+  x->klen = klen;
+  x->seq = seq;
+  x->type = type;
+  if (vlen) memcpy(x->val, val, vlen);
+  x->vlen = vlen;
+  return 0;
+}
+
+/* The oracle: a full scan keeping the value entries that hold h->want. */
+static int collect_if_value(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                            uint64_t seq, int type) {
+  hits_t *h = arg;
+  if (type != LSM_TYPE_VALUE || vlen != h->want_len || memcmp(val, h->want, vlen) != 0) return 0;
+  return collect(arg, key, klen, val, vlen, seq, type);
+}
+
+static int cmp_hit_seq(const void *a, const void *b) {
+  const hit_t *x = a, *y = b;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The same entries, whatever the order (seqs are unique). */
+static void assert_same_hits(hits_t *got, hits_t *want) {
+  assert_int_equal(got->n, want->n);
+  if (got->n == 0) return; /* (qsort must not see the NULL array of no hits) */
+  qsort(got->v, got->n, sizeof *got->v, cmp_hit_seq);
+  qsort(want->v, want->n, sizeof *want->v, cmp_hit_seq);
+  for (size_t i = 0; i < got->n; i++) {
+    const hit_t *g = &got->v[i], *w = &want->v[i];
+    assert_int_equal(g->seq, w->seq);
+    assert_int_equal(g->type, w->type);
+    assert_int_equal(g->klen, w->klen);
+    assert_memory_equal(g->key, w->key, g->klen);
+    assert_int_equal(g->vlen, w->vlen);
+    assert_memory_equal(g->val, w->val, g->vlen);
+  }
+}
+
+/* Value `id` of the pool: id 0 is empty; others have lengths 1..33, and values that differ
+   in their last byte only, so comparing a prefix is not enough. */
+static size_t pool_value(char *buf, uint64_t id) {
+  if (id == 0) return 0;
+  size_t n = (size_t)snprintf(buf, 40, "%0*llu", (int)(1 + id % 33), (unsigned long long)id);
+  return n;
+}
+
+enum { VALUE_POOL = 300, VALUE_OPS = 20000, VALUE_KEYS = 2000 };
+
+/* Random puts (overwrites: 2000 keys), deletions (15%) and empty values from the pool into
+   a memtable of `buckets` value buckets (0: none); for every value of the pool and one
+   absent value, memtable_scan_value gives exactly the entries of a filtered full scan.
+   Returns the chain nodes the searches examined. */
+static uint64_t check_scan_value(size_t buckets, uint64_t *value_entries) {
+  memtable_t *m = memtable_create_indexed(buckets);
+  assert_non_null(m);
+  rng_t rng;
+  rng_init(&rng, 77); /* fixed seed */
+  *value_entries = 0;
+  for (uint64_t seq = 1; seq <= VALUE_OPS; seq++) {
+    char k[24], v[40];
+    size_t kn =
+        (size_t)snprintf(k, sizeof k, "k%llu", (unsigned long long)rng_below(&rng, VALUE_KEYS));
+    int del = rng_below(&rng, 100) < 15;
+    size_t vn = pool_value(v, rng_below(&rng, VALUE_POOL));
+    assert_int_equal(memtable_add(m, seq, del ? LSM_TYPE_DELETION : LSM_TYPE_VALUE, k, kn,
+                                  del ? NULL : v, del ? 0 : vn),
+                     ST_OK);
+    *value_entries += !del;
+  }
+  uint64_t examined = 0;
+  for (uint64_t id = 0; id <= VALUE_POOL; id++) {
+    char v[40];
+    size_t vn = id == VALUE_POOL ? 3 : pool_value(v, id); /* VALUE_POOL: absent */
+    if (id == VALUE_POOL) memcpy(v, "abs", 3);
+    hits_t got = {0}, want = {.want = v, .want_len = vn};
+    lsm_scan_stats_t st = {0, 0}, full = {0, 0};
+    assert_int_equal(memtable_scan_value(m, vn ? v : NULL, vn, collect, &got, &st), ST_OK);
+    assert_int_equal(memtable_scan(m, collect_if_value, &want, &full), ST_OK);
+    assert_same_hits(&got, &want);
+    examined += st.entries;
+    if (!buckets) assert_int_equal(st.entries, VALUE_OPS); /* the fallback scans everything */
+    free(got.v);
+    free(want.v);
+  }
+  memtable_unref(m);
+  return examined;
+}
+
+static void test_memtable_scan_value_matches_filtered_scan(void **state) {
+  (void)state;
+  uint64_t value_entries;
+  check_scan_value(0, &value_entries);
+  /* One bucket: a single chain holds every value entry and nothing else (deletions are not
+     indexed), and each search walks all of it. */
+  uint64_t examined = check_scan_value(1, &value_entries);
+  assert_int_equal(examined, (VALUE_POOL + 1) * value_entries);
+  check_scan_value(16, &value_entries);
+  /* Buckets aplenty: a search examines few entries besides its matches (each value entry
+     matches one search of the pool), far from the 301 x 17000 of a full scan each. */
+  examined = check_scan_value(1 << 16, &value_entries);
+  assert_true(examined < 2 * value_entries);
+}
+
+typedef struct hashed {
+  uint32_t hash_hi;
+  uint32_t id;
+} hashed_t;
+
+static int cmp_hashed(const void *a, const void *b) {
+  const hashed_t *x = a, *y = b;
+  if (x->hash_hi != y->hash_hi) return x->hash_hi < y->hash_hi ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Two values whose hashes agree in the 32 bits a chain node keeps (the memtable hashes
+   with bfh_hash64 under BFH_DEFAULT_SEED): by the birthday bound, 2^18 values hold about
+   8 such pairs; the sort finds the first. */
+static void colliding_values(uint64_t *a, uint64_t *b) {
+  enum { CANDIDATES = 1 << 18 };
+  hashed_t *h = malloc(CANDIDATES * sizeof *h);
+  assert_non_null(h);
+  for (uint32_t i = 0; i < CANDIDATES; i++) {
+    uint64_t v = i;
+    h[i] = (hashed_t){(uint32_t)(bfh_hash64(&v, sizeof v, BFH_DEFAULT_SEED) >> 32), i};
+  }
+  qsort(h, CANDIDATES, sizeof *h, cmp_hashed);
+  size_t i = 1;
+  while (i < CANDIDATES && h[i].hash_hi != h[i - 1].hash_hi) i++;
+  assert_true(i < CANDIDATES);
+  *a = h[i - 1].id;
+  *b = h[i].id;
+  free(h);
+}
+
+/* Values of the same length whose kept hash bits agree, in one chain: a search compares
+   the bytes too, and finds only its own. */
+static void test_memtable_scan_value_tells_apart_hash_collisions(void **state) {
+  (void)state;
+  uint64_t v[2];
+  colliding_values(&v[0], &v[1]);
+  memtable_t *m = memtable_create_indexed(1);
+  assert_int_equal(memtable_add(m, 1, LSM_TYPE_VALUE, "a", 1, &v[0], sizeof v[0]), ST_OK);
+  assert_int_equal(memtable_add(m, 2, LSM_TYPE_VALUE, "b", 1, &v[1], sizeof v[1]), ST_OK);
+  for (int i = 0; i < 2; i++) {
+    hits_t got = {0};
+    assert_int_equal(memtable_scan_value(m, &v[i], sizeof v[i], collect, &got, NULL), ST_OK);
+    assert_int_equal(got.n, 1);
+    assert_int_equal(got.v[0].seq, (uint64_t)i + 1);
+    free(got.v);
+  }
+  memtable_unref(m);
+}
+
+static int stop_after_one(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                          uint64_t seq, int type) {
+  (void)key, (void)klen, (void)val, (void)vlen, (void)seq, (void)type;
+  ++*(int *)arg;
+  return 1;
+}
+
+static void test_memtable_value_index_stops_and_reports_memory(void **state) {
+  (void)state;
+  memtable_t *plain = memtable_create(), *m = memtable_create_indexed(1000);
+  assert_int_equal(memtable_value_index_bytes(plain), 0);
+  assert_int_equal(memtable_value_index_bytes(m), 1024 * sizeof(void *)); /* rounded up */
+  assert_true(memtable_memory_usage(m) >= memtable_memory_usage(plain) + 1024 * sizeof(void *));
+  for (uint64_t seq = 1; seq <= 5; seq++) {
+    char k[8];
+    size_t kn = (size_t)snprintf(k, sizeof k, "k%llu", (unsigned long long)seq);
+    assert_int_equal(memtable_add(m, seq, LSM_TYPE_VALUE, k, kn, "same", 4), ST_OK);
+    assert_int_equal(memtable_add(plain, seq, LSM_TYPE_VALUE, k, kn, "same", 4), ST_OK);
+  }
+  int visits = 0;
+  assert_int_equal(memtable_scan_value(m, "same", 4, stop_after_one, &visits, NULL), ST_OK);
+  assert_int_equal(visits, 1);
+  assert_int_equal(memtable_scan_value(plain, "same", 4, stop_after_one, &visits, NULL), ST_OK);
+  assert_int_equal(visits, 2);
+  memtable_unref(plain);
+  memtable_unref(m);
+}
+
 /* ---- One writer, concurrent readers ---------------------------------------------------- */
 
 /* The writer pauses CHECKPOINTS - 1 times until the readers have done another
@@ -176,6 +388,7 @@ enum { CONC_N = 200000, READERS = 2, CHECKPOINTS = 8, CHECKPOINT_READS = 256 };
 
 typedef struct conc {
   memtable_t *m;
+  int indexed;               /* readers also search values */
   atomic_uint_fast64_t done; /* keys [0, done) are in the memtable */
   atomic_int stop;
   atomic_int starved; /* the writer gave up waiting for the readers */
@@ -202,6 +415,11 @@ static size_t conc_key(char *buf, uint64_t i) {
   return (size_t)snprintf(buf, 32, "%016llx-%llu", (unsigned long long)x, (unsigned long long)i);
 }
 
+/* Entries 2j and 2j + 1 share a value, so a value's chain grows while readers walk it. */
+static size_t conc_value(char *buf, uint64_t i) {
+  return (size_t)snprintf(buf, 32, "value-%llu", (unsigned long long)(i / 2));
+}
+
 static void *writer(void *arg) {
   conc_t *c = arg;
   char k[32], v[32];
@@ -209,11 +427,37 @@ static void *writer(void *arg) {
     if (i > 0 && i % (CONC_N / CHECKPOINTS) == 0)
       wait_for_reads(c, i / (CONC_N / CHECKPOINTS) * CHECKPOINT_READS);
     size_t kn = conc_key(k, i);
-    size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
+    size_t vn = conc_value(v, i);
     if (memtable_add(c->m, i + 1, LSM_TYPE_VALUE, k, kn, v, vn) != ST_OK) abort();
     atomic_store_explicit(&c->done, i + 1, memory_order_release);
   }
   return NULL;
+}
+
+typedef struct value_probe {
+  char key[32], val[32];
+  size_t klen, vlen;
+  uint64_t seq;
+  int found, bad;
+} value_probe_t;
+
+static int probe_visit(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                       uint64_t seq, int type) {
+  value_probe_t *p = arg;
+  if (type != LSM_TYPE_VALUE || vlen != p->vlen || memcmp(val, p->val, vlen) != 0) p->bad = 1;
+  if (seq == p->seq) p->found = klen == p->klen && memcmp(key, p->key, klen) == 0;
+  return 0;
+}
+
+/* Whether a search for entry i's value shows entry i; every entry it shows must hold that
+   value (else ++*bad). */
+static int value_search_finds(const memtable_t *m, uint64_t i, uint64_t *bad) {
+  value_probe_t p = {.seq = i + 1};
+  p.klen = conc_key(p.key, i);
+  p.vlen = conc_value(p.val, i);
+  memtable_scan_value(m, p.val, p.vlen, probe_visit, &p, NULL);
+  *bad += (uint64_t)p.bad;
+  return p.found;
 }
 
 static void *reader(void *arg) {
@@ -232,9 +476,10 @@ static void *reader(void *arg) {
     if (memtable_get(c->m, k, kn, LSM_MAX_SEQ, &r) != LSM_LOOKUP_VALUE) {
       misses++;
     } else {
-      size_t vn = (size_t)snprintf(v, sizeof v, "value-%llu", (unsigned long long)i);
+      size_t vn = conc_value(v, i);
       if (r.val_len != vn || memcmp(r.val, v, vn) != 0 || r.seq != i + 1) bad++;
     }
+    if (c->indexed && !value_search_finds(c->m, i, &bad)) misses++;
     reads++;
     atomic_fetch_add(&c->reads, 1);
     if (reads % 4096 == 0) {
@@ -268,10 +513,12 @@ typedef struct conc_fixture {
   int writer_running, readers_running;
 } conc_fixture_t;
 
-static int conc_setup(void **state) {
+/* value_buckets: 0 for a memtable without value index; else the readers search values too. */
+static int conc_setup(void **state, size_t value_buckets) {
   conc_fixture_t *f = calloc(1, sizeof *f);
   if (!f) return -1;
-  f->c.m = memtable_create();
+  f->c.m = memtable_create_indexed(value_buckets);
+  f->c.indexed = value_buckets != 0;
   if (!f->c.m) {
     free(f);
     return -1;
@@ -284,6 +531,16 @@ static int conc_setup(void **state) {
   atomic_init(&f->c.bad, 0);
   *state = f;
   return 0;
+}
+
+static int conc_setup_plain(void **state) {
+  return conc_setup(state, 0);
+}
+
+/* 1024 buckets for 200,000 entries: chains of ~200 that readers walk while the writer
+   prepends to them. */
+static int conc_setup_indexed(void **state) {
+  return conc_setup(state, 1024);
 }
 
 /* Joins the writer, then stops and joins the readers. */
@@ -322,13 +579,25 @@ static void test_memtable_concurrent_readers_see_every_published_key(void **stat
   assert_int_equal(memtable_entries(c->m), CONC_N);
 }
 
+/* The same, on an indexed memtable: readers also search the value of a published entry
+   (memtable_scan_value) and must be shown it, and only entries holding that value. */
+static void test_memtable_concurrent_value_search_sees_every_published_value(void **state) {
+  test_memtable_concurrent_readers_see_every_published_key(state);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_memtable_iterates_in_internal_key_order),
       cmocka_unit_test(test_memtable_get_semantics),
       cmocka_unit_test(test_memtable_scan_counts_and_stops),
+      cmocka_unit_test(test_memtable_scan_value_matches_filtered_scan),
+      cmocka_unit_test(test_memtable_scan_value_tells_apart_hash_collisions),
+      cmocka_unit_test(test_memtable_value_index_stops_and_reports_memory),
       cmocka_unit_test_setup_teardown(test_memtable_concurrent_readers_see_every_published_key,
-                                      conc_setup, conc_teardown),
+                                      conc_setup_plain, conc_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_memtable_concurrent_value_search_sees_every_published_value, conc_setup_indexed,
+          conc_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
