@@ -121,10 +121,12 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   if (rd->refs.n == 0) return BFH_OK;
   if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)
     return scan_whole(e, view, number, val, val_len, c, ss, st, err);
-  st->tables_scanned++;
-  st->blocks_read += rd->refs.n;
   rc = e->ops->scan_blocks(e, view, number, rd->refs.v, rd->refs.n, val, val_len, collect_key, c,
                            ss, err);
+  if (rc == BFH_OK) {
+    st->tables_scanned++;
+    st->blocks_read += rd->refs.n;
+  }
   if (rc != BFH_E_CORRUPT) return rc;
   err_t why = *err;
   rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
@@ -205,7 +207,10 @@ search_plan_t search_plan(value_index_t *index, bfh_method method) {
   double fpr = 1.0;
   for (uint32_t i = 0; i < p->k; i++) fpr *= vs.mean_fill;
   double per_table = plan.by_blocks ? COST_BLOCKS_NS : COST_TABLE_NS;
-  double selected = leaves * fpr + 1.0; /* a present value's table, and the false ones */
+  /* Tables a filter method reads: the false positives, and half the time (present or absent
+     value alike) the one table holding the value. */
+  double selected = leaves * fpr + 0.5;
+  if (selected > leaves) selected = leaves;
   double cost_scan = leaves * per_table;
   double cost_leaves =
       leaves * (p->leaves_on_disk ? COST_LEAF_DISK_NS : COST_LEAF_NS) + selected * per_table;

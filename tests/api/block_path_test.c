@@ -6,7 +6,7 @@
  *     (that table is read whole); the other tables are read by blocks.
  *   - Own engine, values only in the memtable (new, overwritten, deleted): AUTO answers as
  *     SCAN and compares only the entries holding the value (entries_scanned), not the whole
- *     memtable.
+ *     memtable; after a reopen (the log written to a table) it reads one block.
  *   - LevelDB engine, a sidecar cache file whose block filter bytes are damaged: the file is
  *     stale, rebuilt from the table at the reopen; AUTO answers as SCAN and reads by blocks.
  */
@@ -233,12 +233,13 @@ static void test_lsm_memtable_index(void **state) {
   st = expect_auto_as_scan(f->db, "nowhere", 7);
   assert_int_equal(st.results, 0);
   assert_true(st.entries_scanned < 10);
-  /* The same after a reopen (the log replayed into an indexed memtable). */
+  /* After a reopen the log's entries are in a new table: found by a block of it. */
   close_ok(f);
   open_ok(f, &o);
   st = expect_auto_as_scan(f->db, "fresh", 5);
   assert_int_equal(st.results, 1);
-  assert_true(st.entries_scanned < 10);
+  assert_true(st.blocks_read >= 1);
+  assert_true(st.tables_scanned <= 2);
   close_ok(f);
 }
 

@@ -100,7 +100,11 @@ static int setup(void **state) {
   pthread_mutex_init(&f->gate.mu, NULL);
   pthread_cond_init(&f->gate.cv, NULL);
   f->gate.open = 1;
-  f->hook = (lsm_table_hook_t){&f->gate, gate_begin, gate_add, gate_finish, gate_end, NULL, NULL};
+  f->hook = (lsm_table_hook_t){.ctx = &f->gate,
+                               .begin = gate_begin,
+                               .add = gate_add,
+                               .finish = gate_finish,
+                               .end = gate_end};
   lsm_options_init(&f->opt);
   f->opt.memtable_bytes = 1 << 20; /* OPS entries fit: no switch but the test's own */
   f->opt.memtable_value_index = 1;

@@ -854,14 +854,19 @@ static bfh_search_stats check_block_search(test_engine_t *te, value_index_t *vi,
   assert_int_equal(te->mem_finds, 1);
   uint64_t hash = bfh_hash64(val, len, SEED);
   uint64_t probed = 0, blocks = 0;
+  bfh_method used = search_plan(vi, BFH_SEARCH_AUTO).method;
+  assert_int_equal(st.method_used, used);
   for (uint64_t number = 1; number < MAXT; number++) {
     const test_table_t *t = &te->t[number];
     assert_true(t->scans <= 1 && t->block_scans <= 1);
     if (!t->in_view) continue;
-    int has = block_index_has(value_index_blocks(vi), number);
-    if (has && (t->scans || t->block_scans)) probed++;
+    /* it has a block filter, or had one until a read through it failed */
+    int has = block_index_has(value_index_blocks(vi), number) || t->block_scans;
+    int leaf = value_index_contains(vi, number);
+    int selected = used == BFH_SEARCH_SCAN || !leaf || leaf_says_maybe(te, number, val);
+    probed += (uint64_t)(has && selected);
+    if (!selected) assert_int_equal(t->scans + t->block_scans, 0);
     blocks += (uint64_t)t->blocks_read;
-    if (t->block_scans) assert_true(has);
     /* every block holding val is read: by scan_table, or named by the filter and read */
     for (size_t i = 0; i < t->n; i++) {
       if (!t->e[i].is_value || strcmp(t->e[i].val, val) != 0) continue;
@@ -918,23 +923,28 @@ static void test_search_damaged_block_filter(void **state) {
   build_hand(te, g_fx.vi);
   for (uint64_t number = 1; number <= 3; number++) index_blocks(g_fx.vi, te, number);
   block_index_t *bi = value_index_blocks(g_fx.vi);
-  te->fail_blocks_of[1] = BFH_E_CORRUPT;
-  te->fail_scan_of[1] = BFH_E_CORRUPT;
+  /* x4 is in table 3's block 1 of 3: read by that block alone. */
+  te->fail_blocks_of[3] = BFH_E_CORRUPT;
+  te->fail_scan_of[3] = BFH_E_CORRUPT;
   err_t err;
-  assert_int_equal(search_run(&te->base, g_fx.vi, "v", 1, BFH_SEARCH_AUTO, NULL, NULL, NULL, &err),
+  assert_int_equal(search_run(&te->base, g_fx.vi, "x4", 2, BFH_SEARCH_AUTO, NULL, NULL, NULL, &err),
                    BFH_E_CORRUPT);
-  assert_true(block_index_has(bi, 1));
-  te->fail_scan_of[1] = BFH_OK;
-  check_block_search(te, g_fx.vi, "v");
-  assert_int_equal(te->t[1].scans, 1); /* read whole after the failed block read */
-  assert_false(block_index_has(bi, 1));
+  assert_non_null(strstr(err.msg, "injected read failure"));
+  assert_true(block_index_has(bi, 3));
+  assert_int_equal(te->t[3].block_scans, 1);
+  te->fail_scan_of[3] = BFH_OK;
+  check_block_search(te, g_fx.vi, "x4");
+  assert_int_equal(te->t[3].block_scans, 1);
+  assert_int_equal(te->t[3].scans, 1); /* read whole after the failed block read */
+  assert_false(block_index_has(bi, 3));
   block_index_stats_t bs;
   block_index_get_stats(bi, &bs);
   assert_int_equal(bs.damaged, 1);
   assert_non_null(strstr(bs.last_damaged, "injected block failure"));
-  te->fail_blocks_of[1] = BFH_OK;
-  check_block_search(te, g_fx.vi, "v"); /* table 1 now read whole, table 2 by blocks */
-  assert_int_equal(te->t[1].scans, 1);
+  te->fail_blocks_of[3] = BFH_OK;
+  check_block_search(te, g_fx.vi, "x4"); /* table 3 now read whole */
+  assert_int_equal(te->t[3].scans, 1);
+  assert_int_equal(te->t[3].block_scans, 0);
 }
 
 /* search_run_tables scans only the given tables (of the view) and the memtables. */

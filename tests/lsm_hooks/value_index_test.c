@@ -178,7 +178,7 @@ static void run_model(int on_disk, hierarchy_placement_t placement, int ops, int
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
-  value_index_params_t p = {M, K, SEED, 3, on_disk, placement};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -264,7 +264,7 @@ static void test_value_index_on_disk_leaves_keep_only_crcs(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 7);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -296,7 +296,7 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 9);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -328,7 +328,7 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
 /* select(): a table the index has no leaf for is always scanned; a leaf that says no is not. */
 static void test_value_index_select_marks_unindexed(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -354,7 +354,7 @@ static void test_value_index_select_marks_unindexed(void **state) {
 
 static void test_value_index_rejects_mismatch(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -383,7 +383,7 @@ static void test_value_index_batch_equals_single_adds(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 11);
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   enum { N = 200 };
@@ -415,7 +415,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
     model_t *md = model_create();
     rng_t r;
     rng_init(&r, 11);
-    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY};
+    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0};
     err_t err;
     value_index_t *vi = value_index_create(&p, &err);
     assert_non_null(vi);
