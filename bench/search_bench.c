@@ -9,9 +9,17 @@
  * (after a reopen) leaves on disk. It also times the ingest with value filters on and off on
  * the same engine (the filters' cost at ingest) and the value-index rebuild at open.
  *
+ * With --beyond it measures, instead, what goes beyond the paper (run_beyond): N entries
+ * loaded, then --unflushed U more left in the memtable; for values present in a table,
+ * present only in the memtable, and absent, every method's median time, its speedup over
+ * SCAN, and the bytes and blocks it read; AUTO reads tables through their block filters and
+ * the memtable through its value index. It also times the ingest with every value index on
+ * and off (--ingest-runs loads each, median ratio).
+ *
  * Usage: search_bench [--num N] [--queries Q] [--domains 100,10,1] [--m BITS] [--k K]
  *                     [--order D] [--table-bytes B] [--dir PATH] [--seq] [--no-ingest-compare]
  *                     [--no-disk]
+ *        search_bench --beyond [--unflushed U] [--ingest-runs R] (and the options above)
  * Prints a header naming every parameter, then CSV.
  */
 #include <stdint.h>
@@ -31,6 +39,9 @@
 
 typedef struct cfg {
   uint64_t num, queries;
+  int beyond;         /* --beyond: the block path and the memtable index (run_beyond) */
+  uint64_t unflushed; /* --unflushed: entries left in the memtable (beyond) */
+  int ingest_runs;    /* --ingest-runs: loads with indexing on and off each (beyond) */
   double domains[8];
   int ndomains;
   uint64_t m;
@@ -241,13 +252,192 @@ static void usage(void) {
   fprintf(stderr,
           "usage: search_bench [--num N] [--queries Q] [--domains 100,10,1] [--m BITS] [--k K]\n"
           "                    [--order D] [--table-bytes B] [--dir PATH] [--seq]\n"
-          "                    [--no-ingest-compare] [--no-disk]\n");
+          "                    [--no-ingest-compare] [--no-disk]\n"
+          "       search_bench --beyond [--num N] [--unflushed U] [--queries Q] [--domains ...]\n"
+          "                    [--ingest-runs R] (and the options above)\n");
   exit(2);
 }
 
+/* ---- Beyond the paper (--beyond) ------------------------------------------------------- */
+
+enum { Q_TABLE, Q_MEMTABLE, Q_ABSENT, NCLASSES };
+static const char *class_name[] = {"table", "memtable", "absent"};
+#define NMETHODS 5 /* SCAN .. AUTO */
+
+/* The value of query q of class cl: a value of the loaded tables, one of the unflushed
+   entries (their own unique values), or one no entry holds. */
+static size_t class_value(const cfg_t *c, const workload_t *w, int cl, uint64_t q, char *v) {
+  if (cl == Q_TABLE) return workload_value(w, workload_present_value_id(w, 1234, q), v);
+  if (cl == Q_MEMTABLE)
+    return (size_t)sprintf(v, "unflushed-%llu", (unsigned long long)((q * 7919) % c->unflushed));
+  return workload_value(w, workload_absent_value_id(w, 4321, q), v);
+}
+
+/* Puts c->unflushed entries with unique values that stay in the memtable. */
+static void put_unflushed(const cfg_t *c, bfh_db *db) {
+  char k[64], v[64];
+  for (uint64_t i = 0; i < c->unflushed; i++) {
+    int kl = sprintf(k, "unflushed-key-%llu", (unsigned long long)i);
+    int vl = sprintf(v, "unflushed-%llu", (unsigned long long)i);
+    int rc = bfh_put(db, k, (size_t)kl, v, (size_t)vl);
+    if (rc != BFH_OK) die("put", rc, db);
+  }
+}
+
+typedef struct beyond_acc {
+  uint64_t ns[4096];
+  double bytes, blocks, probed, entries, scanned, results;
+  uint64_t max_bytes;
+} beyond_acc_t;
+
+/* Times every method on the same query values of each class and prints one CSV line per
+   class and method. The memtable is big enough that the unflushed entries stay there. */
+static void run_beyond(const cfg_t *c, const workload_t *w, const char *dir, double domain,
+                       double ingest_ratio) {
+  bfh_options o;
+  options(c, &o, 1, 0);
+  o.memtable_bytes = 256u << 20;
+  bfh_db *db;
+  int rc = bfh_open(dir, &o, &db);
+  if (rc != BFH_OK) die("reopen", rc, NULL);
+  bfh_db_stats before, ds;
+  if ((rc = bfh_stats(db, &before)) != BFH_OK) die("stats", rc, db);
+  put_unflushed(c, db);
+  if ((rc = bfh_stats(db, &ds)) != BFH_OK) die("stats", rc, db);
+  if (ds.tables != before.tables) die("the unflushed entries were flushed", BFH_E_INVALID, db);
+  static beyond_acc_t acc[NCLASSES][NMETHODS];
+  memset(acc, 0, sizeof acc);
+  uint64_t nq = c->queries < 4096 ? c->queries : 4096;
+  for (int cl = 0; cl < NCLASSES; cl++)
+    for (uint64_t q = 0; q < nq; q++) {
+      char v[WORKLOAD_MAX_BYTES];
+      size_t vl = class_value(c, w, cl, q, v);
+      uint64_t want = UINT64_MAX;
+      for (int j = 0; j < NMETHODS; j++) {
+        int m = (int)((q + (uint64_t)j) % NMETHODS); /* rotate: none always runs warm */
+        bfh_search_stats st;
+        uint64_t hits = 0;
+        if ((rc = bfh_search(db, v, vl, (bfh_method)m, count_match, &hits, &st)) != BFH_OK)
+          die("search", rc, db);
+        if (want == UINT64_MAX) want = hits;
+        if (hits != want) die("methods disagree on a result count", BFH_E_CORRUPT, db);
+        beyond_acc_t *a = &acc[cl][m];
+        a->ns[q] = st.elapsed_ns;
+        a->bytes += (double)st.bytes_read;
+        if (st.bytes_read > a->max_bytes) a->max_bytes = st.bytes_read;
+        a->blocks += (double)st.blocks_read;
+        a->probed += (double)st.block_filters_probed;
+        a->entries += (double)st.entries_scanned;
+        a->scanned += (double)st.tables_scanned;
+        a->results += (double)st.results;
+      }
+    }
+  for (int cl = 0; cl < NCLASSES; cl++) {
+    double scan_ms = median_ms(acc[cl][BFH_SEARCH_SCAN].ns, nq);
+    for (int m = 0; m < NMETHODS; m++) {
+      beyond_acc_t *a = &acc[cl][m];
+      double ms = median_ms(a->ns, nq);
+      printf(
+          "%llu,%g,%llu,%s,%s,%llu,%.4f,%.1f,%.0f,%llu,%.2f,%.2f,%.0f,%.2f,%.2f,%llu,%.3f,"
+          "%.2f,%.3f\n",
+          (unsigned long long)c->num, domain, (unsigned long long)c->unflushed, class_name[cl],
+          method_name[m], (unsigned long long)nq, ms, ms > 0 ? scan_ms / ms : 0,
+          a->bytes / (double)nq, (unsigned long long)a->max_bytes, a->blocks / (double)nq,
+          a->probed / (double)nq, a->entries / (double)nq, a->scanned / (double)nq,
+          a->results / (double)nq, (unsigned long long)ds.tables,
+          (double)ds.block_filter_bytes / 1048576.0,
+          ds.block_filter_tables ? (double)ds.block_filter_bytes / (double)c->num : 0,
+          ingest_ratio);
+      fflush(stdout);
+    }
+  }
+  bfh_close(db);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Loads the workload c->ingest_runs times with every value index on and as often with value
+   filters off, alternating; prints each time and returns the median on/off ratio (0 if no
+   runs). dir is left loaded with indexing on. */
+static double ingest_on_off(const cfg_t *c, const workload_t *w, const char *dir) {
+  if (c->ingest_runs <= 0) {
+    load(c, w, dir, 1);
+    return 0;
+  }
+  char dir_off[1100];
+  snprintf(dir_off, sizeof dir_off, "%s-off", dir);
+  double on[16], off[16], ratio[16];
+  int runs = c->ingest_runs < 16 ? c->ingest_runs : 16;
+  for (int r = 0; r < runs; r++) {
+    off[r] = (double)load(c, w, dir_off, 0) / 1e9;
+    on[r] = (double)load(c, w, dir, 1) / 1e9;
+    ratio[r] = on[r] / off[r];
+    printf("# ingest run %d: indexing on %.2f s, off %.2f s, on/off %.3f\n", r + 1, on[r], off[r],
+           ratio[r]);
+  }
+  rm_rf(dir_off);
+  qsort(ratio, (size_t)runs, sizeof *ratio, cmp_double);
+  qsort(on, (size_t)runs, sizeof *on, cmp_double);
+  qsort(off, (size_t)runs, sizeof *off, cmp_double);
+  printf("# ingest num=%llu: median on %.2f s, off %.2f s; median on/off ratio %.3f\n",
+         (unsigned long long)c->num, on[runs / 2], off[runs / 2], ratio[runs / 2]);
+  fflush(stdout);
+  return ratio[runs / 2];
+}
+
+static void main_beyond(const cfg_t *c) {
+  printf("# search_bench --beyond: own engine, AUTO's block path and memtable index against\n");
+  printf(
+      "# the paper's methods; num=%llu unflushed=%llu queries=%llu per class m=%llu k=%u "
+      "order=%u table_bytes=%zu block_filter_bits=%u ingest_runs=%d dir=%s\n",
+      (unsigned long long)c->num, (unsigned long long)c->unflushed, (unsigned long long)c->queries,
+      (unsigned long long)c->m, c->k, c->order, c->table_bytes, BLOCK_FILTER_DEFAULT_BITS,
+      c->ingest_runs, c->dir);
+  printf(
+      "# classes: table = a loaded value, memtable = a value only in the unflushed entries, "
+      "absent = no entry; times are medians, counters means; speedup = SCAN / method\n");
+  printf(
+      "num,domain_pct,unflushed,class,method,queries,median_ms,speedup_vs_scan,bytes_read,"
+      "max_bytes_read,blocks_read,block_filters_probed,entries_scanned,tables_scanned,"
+      "results,tables,block_filter_mib,block_filter_bytes_per_entry,ingest_on_off\n");
+  fflush(stdout);
+  for (int d = 0; d < c->ndomains; d++) {
+    workload_config_t wc;
+    workload_config_init(&wc);
+    wc.n = c->num;
+    wc.domain_pct = c->domains[d];
+    wc.order = c->sequential ? WORKLOAD_SEQUENTIAL : WORKLOAD_RANDOM;
+    workload_t w;
+    if (workload_init(&w, &wc) != BFH_OK) usage();
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/beyond-d%g", c->dir, c->domains[d]);
+    double ratio = 0; /* the ingest is compared at the first domain only */
+    if (d == 0)
+      ratio = ingest_on_off(c, &w, dir);
+    else
+      load(c, &w, dir, 1);
+    run_beyond(c, &w, dir, c->domains[d], ratio);
+    rm_rf(dir);
+  }
+}
+
 int main(int argc, char **argv) {
-  cfg_t c = {1000000, 25, {100, 10, 1}, 3, 2000000, 3, 5, 2u << 20, "/tmp/bfh_search_bench", 0,
-             1,       1};
+  cfg_t c = {.num = 1000000,
+             .queries = 25,
+             .unflushed = 30000,
+             .ingest_runs = 3,
+             .domains = {100, 10, 1},
+             .ndomains = 3,
+             .m = 2000000,
+             .k = 3,
+             .order = 5,
+             .table_bytes = 2u << 20,
+             .dir = "/tmp/bfh_search_bench",
+             .ingest_compare = 1,
+             .disk = 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -271,6 +461,12 @@ int main(int argc, char **argv) {
       c.ingest_compare = 0;
     else if (!strcmp(a, "--no-disk"))
       c.disk = 0;
+    else if (!strcmp(a, "--beyond"))
+      c.beyond = 1;
+    else if (!strcmp(a, "--unflushed") && next)
+      c.unflushed = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--ingest-runs") && next)
+      c.ingest_runs = atoi(argv[++i]);
     else if (!strcmp(a, "--domains") && next) {
       c.ndomains = 0;
       char *s = argv[++i];
@@ -279,7 +475,14 @@ int main(int argc, char **argv) {
     } else
       usage();
   }
-  if (c.num == 0 || c.queries == 0) usage();
+  if (c.num == 0 || c.queries == 0 || (c.beyond && c.unflushed == 0)) usage();
+  char mk0[1100];
+  snprintf(mk0, sizeof mk0, "mkdir -p '%s'", c.dir);
+  if (c.beyond) {
+    if (system(mk0) != 0) die("mkdir", BFH_E_IO, NULL);
+    main_beyond(&c);
+    return 0;
+  }
   printf("# search_bench: own engine (BFH_ENGINE_LSM), non-key search per method\n");
   printf(
       "# num=%llu queries=%llu m=%llu k=%u order=%u table_bytes=%zu order_of_puts=%s "
