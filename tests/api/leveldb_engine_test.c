@@ -338,6 +338,16 @@ static void test_leveldb_engine_methods_equal_oracle(void **state) {
   assert_true(st.tables_live >= 10);
   assert_true(st.tables_scanned <= 3);
   assert_int_equal(st.results, 1);
+  /* AUTO on the same indexed tables reads the value's table by a block or two (block
+     filters built with the leaves), and reads no more tables. */
+  assert_int_equal(bfh_search(db, val, make_value(ids[0], val), BFH_SEARCH_AUTO, NULL, NULL, &st),
+                   BFH_OK);
+  print_message("auto: %llu block filters probed, %llu blocks read, %llu bytes\n",
+                (unsigned long long)st.block_filters_probed, (unsigned long long)st.blocks_read,
+                (unsigned long long)st.bytes_read);
+  assert_int_equal(st.results, 1);
+  assert_true(st.block_filters_probed >= 1 && st.blocks_read >= 1);
+  assert_true(st.bytes_read <= 64 << 10);
   fixture_close(fx);
 }
 
