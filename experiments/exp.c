@@ -177,13 +177,29 @@ int exp_csv_close(exp_csv_t *c) {
 const char *const EXP_DB_COLS[] = {"engine",    "scale", "n", "domain_pct",  "insert_order",
                                    "m",         "k",     "d", "table_bytes", "leaves_on_disk",
                                    "placement", NULL};
-const char *const EXP_SEARCH_COLS[] = {"method",          "query",          "cache",
-                                       "resident_pct",    "queries",        "wrong",
-                                       "time_s",          "time_min_s",     "time_max_s",
-                                       "internal_probes", "leaf_probes",    "leaf_positives",
-                                       "tables_scanned",  "tables_matched", "tables_live",
-                                       "entries_scanned", "bytes_read",     "candidates",
-                                       "results",         "fpr_leaves",     NULL};
+const char *const EXP_SEARCH_COLS[] = {"method",
+                                       "query",
+                                       "cache",
+                                       "resident_pct",
+                                       "queries",
+                                       "wrong",
+                                       "time_s",
+                                       "time_min_s",
+                                       "time_max_s",
+                                       "internal_probes",
+                                       "leaf_probes",
+                                       "leaf_positives",
+                                       "tables_scanned",
+                                       "tables_matched",
+                                       "tables_live",
+                                       "entries_scanned",
+                                       "bytes_read",
+                                       "candidates",
+                                       "results",
+                                       "fpr_leaves",
+                                       "block_filters_probed",
+                                       "blocks_read",
+                                       NULL};
 
 void exp_cols_cat(const char **out, size_t cap, ...) {
   size_t n = 0;
@@ -232,6 +248,8 @@ void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
   exp_csv_dbl(c, "candidates", r->mean.candidates);
   exp_csv_dbl(c, "results", r->mean.results);
   if (r->fpr_leaves >= 0) exp_csv_dbl(c, "fpr_leaves", r->fpr_leaves);
+  exp_csv_dbl(c, "block_filters_probed", r->mean.block_filters_probed);
+  exp_csv_dbl(c, "blocks_read", r->mean.blocks_read);
 }
 
 /* ---- databases --------------------------------------------------------------------------- */
@@ -270,6 +288,10 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->value_filters = p->value_filters;
   opt->leaves_on_disk = p->leaves_on_disk;
   opt->placement = p->placement;
+  if (!p->beyond) { /* the paper's structures only */
+    opt->block_filter_bits = 0;
+    opt->memtable_index = 0;
+  }
 }
 
 void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap) {
@@ -358,10 +380,10 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
 
 /* The identity of a database: every parameter that changes its content. */
 static void db_identity(const exp_db_params_t *p, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s-n%llu-dom%g-%s-m%llu-k%u-t%zu-mt%zu-vf%d", exp_engine_name(p->engine),
+  snprintf(buf, cap, "%s-n%llu-dom%g-%s-m%llu-k%u-t%zu-mt%zu-vf%d%s", exp_engine_name(p->engine),
            (unsigned long long)p->wl.n, p->wl.domain_pct,
            p->wl.order == WORKLOAD_RANDOM ? "rnd" : "seq", (unsigned long long)p->m, p->k,
-           p->table_bytes, p->memtable_bytes, p->value_filters);
+           p->table_bytes, p->memtable_bytes, p->value_filters, p->beyond ? "-beyond" : "");
 }
 
 #define BUILT_MARK "BFH-EXP-BUILT" /* identity, then put_s flush_s, once the build is complete */
@@ -569,6 +591,8 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
     sum.candidates += (double)st.candidates;
     sum.results += (double)st.results;
     sum.tables_live += (double)st.tables_live;
+    sum.block_filters_probed += (double)st.block_filters_probed;
+    sum.blocks_read += (double)st.blocks_read;
     if (st.leaf_probes > st.tables_matched && st.leaf_positives >= st.tables_matched) {
       fp += st.leaf_positives - st.tables_matched;
       negatives += st.leaf_probes - st.tables_matched;
@@ -590,6 +614,8 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
       .candidates = sum.candidates / nq,
       .results = sum.results / nq,
       .tables_live = sum.tables_live / nq,
+      .block_filters_probed = sum.block_filters_probed / nq,
+      .blocks_read = sum.blocks_read / nq,
   };
   r->resident_pct = cold ? 100.0 * resident / nq : 0;
   r->drop_caches = cold && drops == nq;

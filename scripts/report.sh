@@ -126,5 +126,13 @@ scale=$(awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="scale")s=i} NR==2&&s{print $s;e
       paper_leaf_filters_found sstables_found paper_sstables_found leaf_filters_scanned \
       paper_leaf_filters_scanned leaf_filters_scanned_pct paper_leaf_filters_scanned_pct
   fi
+  if section beyond "Beyond the paper: search time vs N, AUTO's block path included"; then
+    printf 'Not in the paper. The named methods read each selected table whole; AUTO reads only
+'
+    printf 'the data blocks its block filters name (PAPER_NOTES "Beyond the paper").
+
+'
+    table "$out/beyond.csv" 1 n query series time_s tables_scanned blocks_read bytes_read
+  fi
 } >"$report"
 echo "report: $report"
