@@ -13,8 +13,9 @@
  * their value. Any search error fails the test: a log read racing an append is not damage.
  *
  * Runs for BFH_CONCURRENCY_SECONDS seconds (default 5; CI's ThreadSanitizer step runs 30), and
- * on until every method has run, a flush has happened and the background indexer has indexed
- * a table during the run (at most MAX_SECONDS, then it fails saying what never happened).
+ * on until every method has run, a flush has happened, the background indexer has indexed
+ * a table during the run and an AUTO search has probed a table's block filter (at most
+ * MAX_SECONDS, then it fails saying what never happened).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,6 +53,7 @@ typedef struct shared {
   atomic_uint_fast64_t started[NKEYS], acked[NKEYS];
   atomic_int stop, failed;
   atomic_uint_fast64_t writes, flushes, searches[NMETHODS];
+  atomic_uint_fast64_t block_reads; /* AUTO searches that probed a table's block filter */
   pthread_mutex_t fail_mu;
   char failure[768];
 } shared_t;
@@ -180,7 +182,8 @@ static void *searcher(void *arg) {
       if (a == 0) continue; /* never written yet */
       vl = value_of(h->want, a, val);
     }
-    int rc = bfh_search(g->db, val, vl, m, on_match, h, NULL);
+    bfh_search_stats st;
+    int rc = bfh_search(g->db, val, vl, m, on_match, h, &st);
     if (rc != BFH_OK) {
       fail_once("search method %d for %.*s: %s", m, (int)vl, val, bfh_last_error(g->db));
       break;
@@ -202,6 +205,7 @@ static void *searcher(void *arg) {
     }
     if (atomic_load(&g->failed)) break;
     atomic_fetch_add(&g->searches[m], 1);
+    if (st.block_filters_probed) atomic_fetch_add(&g->block_reads, 1);
   }
   free(h);
   return NULL;
@@ -229,6 +233,7 @@ static const char *missing_work(uint64_t indexed0) {
     if (atomic_load(&g->searches[m]) == 0) return "a search of every method";
   if (atomic_load(&g->flushes) == 0) return "a flush";
   if (tables_indexed() == indexed0) return "a table indexed during the run";
+  if (atomic_load(&g->block_reads) == 0) return "an AUTO search through block filters";
   return "";
 }
 
