@@ -151,26 +151,38 @@ static int visit_match(void *arg, const ldb_entry_t *e) {
   return m->stopped;
 }
 
-/* A number not in the view is not part of its state (a table made after the view was
-   taken): nothing is reported for it. */
-static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
-                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                        err_t *err) {
-  engine_leveldb_t *el = (engine_leveldb_t *)e;
+/* Reads table `number` of the view for val: the whole table (refs NULL) or the data blocks
+   refs[0, n). A number not in the view is not part of its state (a table made after the
+   view was taken): nothing is reported for it. */
+static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
+                      const block_ref_t *refs, size_t n, match_t *m, engine_scan_stats_t *st,
+                      err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   char path[4200];
   ldb_table_path(el->path, number, path, sizeof path);
-  match_t m = {val, val_len, fn, arg, 0};
   ldb_read_stats_t rs = {0};
-  int rc = ldb_table_scan(el->io, path, visit_match, &m, &rs, err);
-  if (st) {
-    st->entries += rs.entries;
-    st->bytes_read += rs.bytes_read;
-  }
+  int rc = refs ? ldb_table_read_blocks(el->io, path, refs, n, visit_match, m, &rs, err)
+                : ldb_table_scan(el->io, path, visit_match, m, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
   if (rc == BFH_NOT_FOUND)
     rc = err_set(err, BFH_E_IO, "table %s: listed in the live version but deleted under the search",
                  path);
   return rc;
+}
+
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
+                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err) {
+  match_t m = {val, val_len, fn, arg, 0};
+  return read_table((engine_leveldb_t *)e, v, number, NULL, 0, &m, st, err);
+}
+
+static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  match_t m = {val, val_len, fn, arg, 0};
+  return read_table((engine_leveldb_t *)e, v, number, refs, n, &m, st, err);
 }
 
 static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
@@ -179,24 +191,6 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
   (void)err;
   ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
   return BFH_OK;
-}
-
-static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
-                         engine_scan_stats_t *st, err_t *err) {
-  engine_leveldb_t *el = (engine_leveldb_t *)e;
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  char path[4200];
-  ldb_table_path(el->path, number, path, sizeof path);
-  match_t m = {val, val_len, fn, arg, 0};
-  ldb_read_stats_t rs = {0};
-  int rc = ldb_table_read_blocks(el->io, path, refs, n, visit_match, &m, &rs, err);
-  st->entries += rs.entries;
-  st->bytes_read += rs.bytes_read;
-  if (rc == BFH_NOT_FOUND)
-    rc = err_set(err, BFH_E_IO, "table %s: listed in the live version but deleted under the search",
-                 path);
-  return rc;
 }
 
 static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
