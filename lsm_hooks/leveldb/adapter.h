@@ -16,7 +16,10 @@
  * view needs the entries, so ingest pays no log reading.
  *   2. fetch leveldb.sstables, create an iterator (it pins the current version: its files
  *      are not deleted while it lives), fetch the list again; equal lists mean the pinned
- *      version holds every listed file (file numbers are never reused), else retry.
+ *      version holds every listed file (file numbers are never reused), else retry. The
+ *      pin is shared by the views made while the list stays the same, and taken without
+ *      asking LevelDB while the directory watch has seen no file created or removed (see
+ *      pin_list in sync.c, and logs.c for how the watch spares the listing of logs).
  *   3. report the list to index_sync (index_sync_tables_listed); a view pins its epoch there,
  *      so no leaf of a table it lists is dropped while it lives.
  * Then, outside sync_mu, a flush, the open and the background thread (every 100 ms, for the
@@ -81,9 +84,19 @@ typedef struct log_state {
   int seen;
 } log_state_t;
 
+/* An iterator pinning a version, with the table list it was taken for: shared by the views
+   made while the list stays the same (a new iterator per search would cost more than the
+   rest of a search). Freed with its last reference. */
+typedef struct ldb_pin {
+  atomic_int refs;
+  leveldb_iterator_t *it;
+  char *list;          /* leveldb.sstables when it was pinned (leveldb_free) */
+  uint64_t dir_events; /* the engine's dir_events before the list was fetched */
+} ldb_pin_t;
+
 struct engine_view {
   uint64_t epoch; /* pinned in index_sync (0: no index) */
-  leveldb_iterator_t *pin;
+  ldb_pin_t *pin;
   engine_table_t *tables; /* sorted by number */
   size_t ntables;
   log_seg_t **segs;
@@ -106,7 +119,13 @@ typedef struct engine_leveldb {
   pthread_mutex_t sync_mu; /* one sync at a time; guards the logs, last_list and stats */
   log_state_t *logs;
   size_t nlogs, logs_cap;
-  char *last_list; /* leveldb.sstables at the last sync (malloc'd) */
+  char *last_list;   /* leveldb.sstables at the last sync (malloc'd) */
+  ldb_pin_t *pinned; /* the last pin made, for the next view with the same list (a ref) */
+  /* An inotify watch on the directory (-1: none): while it reports no file created, removed
+     or renamed, the log files are those of the last listing, which is then not repeated. */
+  int watch_fd;
+  int dir_changed;     /* an event (or none yet listed) since the last complete listing */
+  uint64_t dir_events; /* reads of the watch that found events (every read, without one) */
   engine_leveldb_stats_t stats;
 
   /* Held shared by every call that makes LevelDB write its log (put, delete, flush), taken
@@ -137,6 +156,11 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);
    sync_mu. */
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err);
 void ldb_logs_release(engine_leveldb_t *el);
+/* Starts the directory watch (best effort: without it every refresh lists the directory). */
+void ldb_logs_watch(engine_leveldb_t *el);
+/* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
+   and counts in dir_events. REQUIRES sync_mu. */
+void ldb_dir_events(engine_leveldb_t *el);
 /* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
 int ldb_seg_builder_add(ldb_seg_builder_t *b, const void *key, size_t key_len, const void *val,
                         size_t val_len);
@@ -157,6 +181,7 @@ void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t v
                      engine_match_fn fn, void *arg, engine_scan_stats_t *st);
 
 /* sync.c */
+void ldb_pin_unref(ldb_pin_t *p); /* NULL allowed */
 enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };
 /* The emulated hook (steps 1-3); LDB_SYNC_VIEW also makes *view; LDB_SYNC_FULL then has
    index_sync read every new table, LDB_SYNC_BG those listed for LDB_BG_MIN_AGE_NS. */

@@ -45,6 +45,7 @@ static int e_close(engine_t *e) {
     (void)ldb_sync(el, LDB_SYNC_FULL, NULL, &e);
     index_sync_close_caches(el->sync);
   }
+  ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
   if (el->db) leveldb_close(el->db);
   if (el->dir_fd >= 0) close(el->dir_fd); /* releases the flock */
   if (el->options) leveldb_options_destroy(el->options);
@@ -53,7 +54,8 @@ static int e_close(engine_t *e) {
   if (el->pin_ropt) leveldb_readoptions_destroy(el->pin_ropt);
   if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
   ldb_logs_release(el);
-  leveldb_free(el->last_list);
+  free(el->last_list);
+  if (el->watch_fd >= 0) close(el->watch_fd);
   pthread_mutex_destroy(&el->sync_mu);
   pthread_mutex_destroy(&el->diag_mu);
   pthread_rwlock_destroy(&el->write_lock);
@@ -261,6 +263,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   el->base.ops = &leveldb_ops;
   el->sync = sync;
   el->dir_fd = -1;
+  el->watch_fd = -1;
   pthread_mutex_init(&el->sync_mu, NULL);
   pthread_mutex_init(&el->diag_mu, NULL);
   pthread_rwlockattr_t ra;
@@ -328,6 +331,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
     return rc;
   }
   char *msg = NULL;
+  ldb_logs_watch(el);
   el->db = leveldb_open(el->options, path, &msg);
   if (msg) {
     rc = ldb_error(el, msg, "open", err);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include "bfh.h"
 #include "filters/hash.h"
@@ -130,22 +132,71 @@ static void log_state_release(log_state_t *l) {
   free(l->segs);
 }
 
-int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
+void ldb_logs_watch(engine_leveldb_t *el) {
+  el->dir_changed = 1;
+  el->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (el->watch_fd < 0) return;
+  if (inotify_add_watch(el->watch_fd, el->path,
+                        IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) < 0) {
+    close(el->watch_fd);
+    el->watch_fd = -1;
+  }
+}
+
+/* The kernel queues a creation's event before the creating call returns, so a log (or a
+   table) that LevelDB made before a put was acknowledged has its event queued before any
+   later read of the watch. */
+void ldb_dir_events(engine_leveldb_t *el) {
+  int any = el->watch_fd < 0;
+  char buf[4096] __attribute__((aligned(8)));
+  ssize_t n;
+  while (!any && (n = read(el->watch_fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    any = 1; /* an event, or an error reading them: assume a change */
+  }
+  if (any) {
+    el->dir_changed = 1;
+    el->dir_events++;
+  }
+}
+
+/* Must the directory be listed again? */
+static int dir_changed(engine_leveldb_t *el) {
+  ldb_dir_events(el);
+  return el->dir_changed;
+}
+
+/* The numbers of the live log files into nums: listed from the directory (*listed = 1), or,
+   while the watch reports nothing since the last refresh that listed and read every log
+   without error, the logs known then. */
+static int live_logs(engine_leveldb_t *el, u64vec_t *nums, int *listed, err_t *err) {
+  *listed = 0;
+  if (!dir_changed(el)) {
+    for (size_t i = 0; i < el->nlogs; i++)
+      if (u64vec_push(nums, el->logs[i].number) != BFH_OK)
+        return err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
+    return BFH_OK;
+  }
   DIR *d = opendir(el->path);
   if (!d) return err_errno(err, errno, "%s: list directory", el->path);
-  for (size_t i = 0; i < el->nlogs; i++) el->logs[i].seen = 0;
   int rc = BFH_OK;
   struct dirent *de;
-  u64vec_t nums;
-  u64vec_init(&nums);
-  while ((de = readdir(d))) {
+  while (rc == BFH_OK && (de = readdir(d))) {
     uint64_t num;
-    if (ldb_file_number(de->d_name, "log", &num) && u64vec_push(&nums, num) != BFH_OK) {
+    if (ldb_file_number(de->d_name, "log", &num) && u64vec_push(nums, num) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
-      break;
-    }
   }
   closedir(d);
+  *listed = rc == BFH_OK;
+  return rc;
+}
+
+int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
+  for (size_t i = 0; i < el->nlogs; i++) el->logs[i].seen = 0;
+  u64vec_t nums;
+  u64vec_init(&nums);
+  int listed;
+  int rc = live_logs(el, &nums, &listed, err);
   for (size_t j = 0; rc == BFH_OK && j < nums.n; j++) {
     log_state_t *l = NULL;
     for (size_t i = 0; i < el->nlogs; i++)
@@ -172,6 +223,16 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/%06llu.log", el->path, (unsigned long long)l->number);
+    /* LevelDB only appends to a log: one no longer than where the last read stopped holds
+       nothing new. */
+    uint64_t size;
+    err_t e;
+    int r0 = lsm_io_file_size(el->io, path, &size, &e);
+    if (r0 == BFH_NOT_FOUND) continue; /* deleted: its table is installed */
+    if (r0 == BFH_OK && size <= l->resume) {
+      l->seen = 1;
+      continue;
+    }
     ldb_seg_builder_t b = {0};
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
@@ -210,6 +271,9 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       log_state_release(&el->logs[i]);
   }
   el->nlogs = w;
+  /* A listing that read every log leaves the logs known complete (events queued meanwhile
+     are read next time); one that did not read adds no new log to them. */
+  if (listed && read) el->dir_changed = 0;
   return BFH_OK;
 }
 

@@ -66,10 +66,49 @@ void ldb_clean_cache(engine_leveldb_t *el) {
 
 /* ---- Views ------------------------------------------------------------------------------ */
 
-/* Step 2: the live list with the version holding it pinned. On BFH_OK *list is malloc'd
-   (leveldb_free) and *pin an iterator (leveldb_iter_destroy). */
-static int pin_list(engine_leveldb_t *el, char **list, leveldb_iterator_t **pin, err_t *err) {
+void ldb_pin_unref(ldb_pin_t *p) {
+  if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+  leveldb_iter_destroy(p->it);
+  leveldb_free(p->list);
+  free(p);
+}
+
+/* The last pin made, if it was made for `list` (fetched after the watch's events up to
+   `events` were read): a new reference to it, current again up to those events; else
+   NULL. */
+static ldb_pin_t *reuse_pin(engine_leveldb_t *el, const char *list, uint64_t events) {
+  ldb_pin_t *p = el->pinned;
+  if (!p || strcmp(p->list, list) != 0) return NULL;
+  p->dir_events = events;
+  atomic_fetch_add(&p->refs, 1);
+  return p;
+}
+
+/* Step 2: the live list with the version holding it pinned. On BFH_OK *pin is a reference
+   (ldb_pin_unref) holding the list. The list is fetched, an iterator made (it pins the
+   current version) and the list fetched again: equal lists mean the pinned version holds
+   every listed file. While the list is the one of the last pin, that pin is shared: its
+   version holds the same files.
+   While the directory watch has seen no file created or removed since the last pin was
+   made, that pin is shared without asking LevelDB: no table was written since, so every
+   entry a table could have taken from a log is still in a log the view read (a log is
+   deleted only after its table exists, and that table's creation would have been seen by
+   this call, which reads the watch after the logs were read). A version installed since
+   can only have moved files between levels or dropped entries no version shows any more.
+   REQUIRES sync_mu, and the logs read (step 1) before it. */
+static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
+  ldb_dir_events(el);
+  if (el->pinned && el->pinned->dir_events == el->dir_events) {
+    atomic_fetch_add(&el->pinned->refs, 1);
+    *pin = el->pinned;
+    return BFH_OK;
+  }
+  uint64_t events = el->dir_events; /* events read after this make the new pin stale */
   char *a = leveldb_property_value(el->db, "leveldb.sstables");
+  if (a && (*pin = reuse_pin(el, a, events))) {
+    leveldb_free(a);
+    return BFH_OK;
+  }
   for (int attempt = 0; a; attempt++) {
     leveldb_iterator_t *it = leveldb_create_iterator(el->db, el->pin_ropt);
     char *b = leveldb_property_value(el->db, "leveldb.sstables");
@@ -83,8 +122,18 @@ static int pin_list(engine_leveldb_t *el, char **list, leveldb_iterator_t **pin,
     if (same || attempt == PIN_ATTEMPTS) {
       /* After PIN_ATTEMPTS changing lists the last one is used unpinned: a file that
          vanishes then is reported by scan_table, never skipped. */
-      *list = a;
-      *pin = it;
+      ldb_pin_t *p = malloc(sizeof *p);
+      if (!p) {
+        leveldb_iter_destroy(it);
+        break;
+      }
+      atomic_init(&p->refs, 2); /* the caller's and el->pinned's */
+      p->it = it;
+      p->list = a;
+      p->dir_events = events;
+      ldb_pin_unref(el->pinned);
+      el->pinned = p;
+      *pin = p;
       return BFH_OK;
     }
     leveldb_iter_destroy(it);
@@ -100,7 +149,7 @@ static int cmp_table(const void *a, const void *b) {
 
 static void view_free(engine_view_t *v) {
   if (!v) return;
-  if (v->pin) leveldb_iter_destroy(v->pin);
+  ldb_pin_unref(v->pin);
   for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
   free(v->segs);
   free(v->tables);
@@ -169,31 +218,31 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
     leveldb_free(cur);
     if (same) return BFH_OK;
   }
-  char *list = NULL;
-  leveldb_iterator_t *pin = NULL;
+  ldb_pin_t *pin = NULL;
   ldb_sstable_t *t = NULL;
   size_t n = 0;
-  rc = pin_list(el, &list, &pin, err);
+  rc = pin_list(el, &pin, err);
   if (rc != BFH_OK) return rc;
-  rc = ldb_sstables_parse(list, &t, &n, err);
+  rc = ldb_sstables_parse(pin->list, &t, &n, err);
   engine_view_t *v = NULL;
   if (rc == BFH_OK && view && !(v = make_view(el, t, n)))
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
   if (rc == BFH_OK) rc = report_list(el, t, n, v ? &v->epoch : NULL, err);
-  if (rc == BFH_OK) {
-    leveldb_free(el->last_list);
-    el->last_list = list;
-    list = NULL;
-    if (v) {
-      v->pin = pin; /* the view keeps the version pinned */
-      pin = NULL;
-      *view = v;
-      v = NULL;
+  if (rc == BFH_OK && (!el->last_list || strcmp(el->last_list, pin->list) != 0)) {
+    char *copy = strdup(pin->list);
+    if (copy) { /* without it the background thread only reports an unchanged list again */
+      free(el->last_list);
+      el->last_list = copy;
     }
   }
+  if (rc == BFH_OK && v) {
+    v->pin = pin; /* the view keeps the version pinned */
+    pin = NULL;
+    *view = v;
+    v = NULL;
+  }
   view_free(v);
-  if (pin) leveldb_iter_destroy(pin);
-  leveldb_free(list);
+  ldb_pin_unref(pin);
   free(t);
   return rc;
 }
