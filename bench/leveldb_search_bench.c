@@ -450,13 +450,13 @@ static void wait_indexed(bfh_db *db, bfh_db_stats *st) {
   }
 }
 
-/* Every method on every query; the methods of one query run back to back, so that the
-   machine's load drifts over all of them alike. */
+/* Every method on every query; the classes and methods of query q run back to back, so that
+   the machine's load drifts over all of them alike. */
 static void search_all(bfh_db *db, uint64_t ids[CLASSES][MAX_QUERIES], int queries,
                        tally_t tallies[CLASSES][METHODS]) {
   char val[4096];
-  for (int c = 0; c < CLASSES; c++)
-    for (int q = 0; q < queries; q++) {
+  for (int q = 0; q < queries; q++)
+    for (int c = 0; c < CLASSES; c++) {
       size_t vl = make_value(ids[c][q], val);
       for (int m = 0; m < METHODS; m++) {
         bfh_search_stats st;
@@ -469,14 +469,16 @@ static void search_all(bfh_db *db, uint64_t ids[CLASSES][MAX_QUERIES], int queri
 
 /* The baseline on the database reopened by stock LevelDB: while bfh has it open, LevelDB's
    lock keeps a second handle out, and a handle opened after bfh's has recovered the log (the
-   unflushed entries) into a level-0 table. The iterator reads the same entries either way. */
+   unflushed entries) into a level-0 table. The iterator reads the same entries either way.
+   Its read sampling may start compactions (LevelDB's seek compactions) under the first scans:
+   the classes take turns, so that they share those alike. */
 static void baseline_all(const char *path, uint64_t ids[CLASSES][MAX_QUERIES], int queries,
                          tally_t base[CLASSES]) {
   leveldb_options_t *o = leveldb_options_create();
   leveldb_t *ldb = open_settled(path, o);
   char val[4096];
-  for (int c = 0; c < CLASSES; c++)
-    for (int q = 0; q < queries; q++)
+  for (int q = 0; q < queries; q++)
+    for (int c = 0; c < CLASSES; c++)
       base[c].ns[q] = iterator_scan(ldb, val, make_value(ids[c][q], val), &base[c].results[q]);
   leveldb_close(ldb);
   leveldb_options_destroy(o);
