@@ -179,6 +179,7 @@ static uint64_t iterator_scan(leveldb_t *db, const char *val, size_t vl, uint64_
 }
 
 static const char *method_names[] = {"SCAN", "LEAVES", "HIERARCHY", "SLICED", "AUTO"};
+#define METHODS 5 /* bfh_method SCAN..AUTO */
 
 /* The paper's measurement (steps 1-4 at the top of this file). */
 static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int queries, int rounds,
@@ -284,7 +285,7 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
   printf("open,from_filter_cache,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
          (unsigned long long)es.index.tables_cached);
   fflush(stdout);
-  for (int m = 0; m < 5; m++) {
+  for (int m = 0; m < METHODS; m++) {
     for (int kind = 0; kind < 2; kind++) {
       uint64_t *ids = kind ? absent : present, t[100], scanned[100], total = 0;
       for (int q = 0; q < queries; q++) {
@@ -349,7 +350,6 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
 
 enum { PRESENT_TABLE, PRESENT_MEMTABLE, ABSENT, CLASSES };
 static const char *class_names[CLASSES] = {"present_table", "present_memtable", "absent"};
-#define METHODS 5 /* bfh_method SCAN..AUTO */
 #define MAX_QUERIES 100
 
 /* One method's searches of one query class (the baseline's: ns and results only). */
