@@ -13,13 +13,16 @@
  *
  * --beyond measures what bfh adds beyond the paper (per-table block filters, the value index
  * over the entries of LevelDB's live logs) instead, with its own header and CSV:
- * 1. Writes --num unique values with stock LevelDB, opens the database with bfh (defaults),
- *    waits until every table is indexed, then bfh_puts --unflushed (default 25,000) more
- *    unique values that stay in LevelDB's memtable and log (the table count before and after
- *    proves it; 30,000 entries of 100-byte values would fill the 4 MiB write buffer).
+ * 1. Writes --num unique values with stock LevelDB and lets its compactions end, opens the
+ *    database with bfh (defaults), waits until every table is indexed, then bfh_puts
+ *    --unflushed (default 25,000) more unique values that stay in LevelDB's memtable and log
+ *    (the table count before and after proves it; 30,000 entries of 100-byte values would
+ *    fill the 4 MiB write buffer).
  * 2. Three query classes of --queries values each: in a table, only in the memtable, absent.
  *    Every method (SCAN, LEAVES, HIERARCHY, SLICED: the paper's; AUTO: through the block
- *    filters and the log index) against the LevelDB iterator scan, with their counters.
+ *    filters and the log index) against the LevelDB iterator scan (run once bfh's handle is
+ *    closed: LevelDB admits one handle), with their counters. A method finding a value other
+ *    than the iterator does stops the bench.
  * 3. Ingest: --ingest-num bfh_puts with all value indexing on (defaults) and off, alternating,
  *    --ingest-rounds runs.
  *
@@ -40,8 +43,9 @@
 #include "bfh.h"
 #include "filters/hash.h"
 /* Not public (lsm_hooks/testbed.h): how many leaves an open built by reading tables and how
-   many it loaded from the filter cache (bfh_stats counts only their sum), and the build of
-   one table's filter (ldb_filter_build). */
+   many it loaded from the filter cache (bfh_stats counts only their sum), the build of one
+   table's filter (ldb_filter_build); for --beyond a full index sync (engine_leveldb_sync),
+   the view every search takes, and LevelDB's table list parsed (ldb_sstables_parse). */
 #include "lsm_hooks/testbed.h"
 #include "util/random.h"
 
