@@ -133,6 +133,11 @@ typedef struct engine_leveldb {
      flight, so what the read sees then is what the file holds (see logs.c). */
   pthread_rwlock_t write_lock;
 
+  /* The first LevelDB write (put, delete, a flush's batch) that failed: later writes are
+     refused with it (engine.c, write_refused). */
+  pthread_mutex_t write_err_mu;
+  err_t write_err;
+
   pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
   char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
   char diag_msg[ERR_MSG_BYTES];

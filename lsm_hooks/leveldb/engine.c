@@ -58,6 +58,7 @@ static int e_close(engine_t *e) {
   if (el->watch_fd >= 0) close(el->watch_fd);
   pthread_mutex_destroy(&el->sync_mu);
   pthread_mutex_destroy(&el->diag_mu);
+  pthread_mutex_destroy(&el->write_err_mu);
   pthread_rwlock_destroy(&el->write_lock);
   pthread_mutex_destroy(&el->bg_mu);
   pthread_cond_destroy(&el->bg_cv);
@@ -67,23 +68,51 @@ static int e_close(engine_t *e) {
   return BFH_OK;
 }
 
+/* A log append that failed (a full disk) may have left part of a record in the log, and
+   LevelDB appends its next write right after it: the log would then hold damage in its
+   middle, which bfh's open refuses (it cannot tell it from a damaged disk). So after one
+   failed write the handle refuses writes, with that error, until it is reopened, as the own
+   engine does; the torn record is then the log's tail, a write that was never acknowledged.
+   BFH_OK, or the stored error (into err). */
+static int write_refused(engine_leveldb_t *el, err_t *err) {
+  pthread_mutex_lock(&el->write_err_mu);
+  int rc = el->write_err.code;
+  if (rc != BFH_OK) *err = el->write_err;
+  pthread_mutex_unlock(&el->write_err_mu);
+  return rc;
+}
+
+/* The status of a LevelDB write (msg from LevelDB, or NULL); a failure is kept. */
+static int write_status(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
+  if (!msg) return BFH_OK;
+  int rc = ldb_error(el, msg, op, err);
+  pthread_mutex_lock(&el->write_err_mu);
+  if (el->write_err.code == BFH_OK) el->write_err = *err;
+  pthread_mutex_unlock(&el->write_err_mu);
+  return rc;
+}
+
 static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
                  err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
+  int rc = write_refused(el, err);
+  if (rc != BFH_OK) return rc;
   char *msg = NULL;
   pthread_rwlock_rdlock(&el->write_lock);
   leveldb_put(el->db, el->wopt, key, key_len, val, val_len, &msg);
   pthread_rwlock_unlock(&el->write_lock);
-  return msg ? ldb_error(el, msg, "put", err) : BFH_OK;
+  return write_status(el, msg, "put", err);
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
+  int rc = write_refused(el, err);
+  if (rc != BFH_OK) return rc;
   char *msg = NULL;
   pthread_rwlock_rdlock(&el->write_lock);
   leveldb_delete(el->db, el->wopt, key, key_len, &msg);
   pthread_rwlock_unlock(&el->write_lock);
-  return msg ? ldb_error(el, msg, "delete", err) : BFH_OK;
+  return write_status(el, msg, "delete", err);
 }
 
 static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
@@ -110,6 +139,8 @@ static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_
 
 static int e_flush(engine_t *e, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
+  int rc = write_refused(el, err);
+  if (rc != BFH_OK) return rc;
   char *msg = NULL;
   pthread_rwlock_rdlock(&el->write_lock);
   leveldb_compact_range(el->db, "", 0, "", 0); /* see the top of this file */
@@ -120,7 +151,7 @@ static int e_flush(engine_t *e, err_t *err) {
   leveldb_write(el->db, el->wopt, b, &msg);
   leveldb_writebatch_destroy(b);
   pthread_rwlock_unlock(&el->write_lock);
-  if (msg) return ldb_error(el, msg, "flush (memtable to table)", err);
+  if (msg) return write_status(el, msg, "flush (memtable to table)", err);
   return ldb_sync(el, LDB_SYNC_FULL, NULL, err);
 }
 
@@ -266,6 +297,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   el->watch_fd = -1;
   pthread_mutex_init(&el->sync_mu, NULL);
   pthread_mutex_init(&el->diag_mu, NULL);
+  pthread_mutex_init(&el->write_err_mu, NULL);
   pthread_rwlockattr_t ra;
   pthread_rwlockattr_init(&ra);
   /* A log read that waits for the writers must not wait behind a stream of new ones. */
