@@ -138,4 +138,31 @@ static inline int test_file_xor_byte(const char *path, uint64_t off, uint8_t mas
   return ok ? 0 : -1;
 }
 
+/* Calls expect(copy, n, what, at) for every damaged copy of buf[0, len): each byte XORed
+   with 0x01 and with 0xff, every truncation, and extra zero bytes at the end. Each copy is
+   allocated at exactly its length (so a read past it is a sanitizer report). */
+typedef void (*test_corrupt_fn)(const uint8_t *copy, size_t n, const char *what, size_t at);
+static inline void test_corruption_sweep(const uint8_t *buf, size_t len, size_t extra,
+                                         test_corrupt_fn expect) {
+  static const uint8_t xors[] = {0x01, 0xff};
+  for (size_t x = 0; x < sizeof xors; x++)
+    for (size_t off = 0; off < len; off++) {
+      uint8_t *copy = malloc(len);
+      memcpy(copy, buf, len);
+      copy[off] ^= xors[x];
+      expect(copy, len, "byte change", off);
+      free(copy);
+    }
+  for (size_t cut = 0; cut < len; cut++) {
+    uint8_t *copy = malloc(cut ? cut : 1);
+    memcpy(copy, buf, cut);
+    expect(copy, cut, "truncation", cut);
+    free(copy);
+  }
+  uint8_t *longer = calloc(len + extra, 1);
+  memcpy(longer, buf, len);
+  expect(longer, len + extra, "extension", len);
+  free(longer);
+}
+
 #endif
