@@ -116,10 +116,9 @@ typedef struct engine_leveldb {
   leveldb_readoptions_t *ropt, *pin_ropt;
   leveldb_writeoptions_t *wopt;
 
-  pthread_mutex_t sync_mu; /* one sync at a time; guards the logs, last_list and stats */
+  pthread_mutex_t sync_mu; /* one sync at a time; guards the logs, the pin and stats */
   log_state_t *logs;
   size_t nlogs, logs_cap;
-  char *last_list;   /* leveldb.sstables at the last sync (malloc'd) */
   ldb_pin_t *pinned; /* the last pin made, for the next view with the same list (a ref) */
   /* An inotify watch on the directory (-1: none): while it reports no file created, removed
      or renamed, the log files are those of the last listing, which is then not repeated. */

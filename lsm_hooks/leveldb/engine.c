@@ -54,7 +54,6 @@ static int e_close(engine_t *e) {
   if (el->pin_ropt) leveldb_readoptions_destroy(el->pin_ropt);
   if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
   ldb_logs_release(el);
-  free(el->last_list);
   if (el->watch_fd >= 0) close(el->watch_fd);
   pthread_mutex_destroy(&el->sync_mu);
   pthread_mutex_destroy(&el->diag_mu);

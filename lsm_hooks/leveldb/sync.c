@@ -211,13 +211,6 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
     rc = ldb_logs_refresh(el, 0, err); /* frees the segments of deleted logs */
     if (rc != BFH_OK) return rc;
   }
-  if (mode == LDB_SYNC_BG && el->last_list) {
-    /* Background: nothing to report while the list is unchanged. */
-    char *cur = leveldb_property_value(el->db, "leveldb.sstables");
-    int same = cur && strcmp(cur, el->last_list) == 0;
-    leveldb_free(cur);
-    if (same) return BFH_OK;
-  }
   ldb_pin_t *pin = NULL;
   ldb_sstable_t *t = NULL;
   size_t n = 0;
@@ -228,13 +221,6 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
   if (rc == BFH_OK && view && !(v = make_view(el, t, n)))
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
   if (rc == BFH_OK) rc = report_list(el, t, n, v ? &v->epoch : NULL, err);
-  if (rc == BFH_OK && (!el->last_list || strcmp(el->last_list, pin->list) != 0)) {
-    char *copy = strdup(pin->list);
-    if (copy) { /* without it the background thread only reports an unchanged list again */
-      free(el->last_list);
-      el->last_list = copy;
-    }
-  }
   if (rc == BFH_OK && v) {
     v->pin = pin; /* the view keeps the version pinned */
     pin = NULL;

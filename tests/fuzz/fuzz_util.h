@@ -93,6 +93,20 @@ static inline uint8_t *fuzz_copy(const uint8_t *data, size_t n) {
   return p;
 }
 
+/* Runs exercise on a copy of the input as given, then, for a format ending in a masked
+   crc32c of everything before it, once more with that checksum made right, so that the
+   fuzzer reaches the decoding behind the checksum. */
+static inline void fuzz_as_given_and_checksummed(const uint8_t *data, size_t size,
+                                                 void (*exercise)(const uint8_t *, size_t)) {
+  uint8_t *c = fuzz_copy(data, size);
+  exercise(c, size);
+  if (size >= 4) {
+    encode_fixed32(c + size - 4, crc32c_mask(crc32c_value(c, size - 4)));
+    exercise(c, size);
+  }
+  free(c);
+}
+
 /* Log framing (lsm/log.h and LevelDB's, which are the same): rewrites the CRC of every
    physical record whose header and payload fit in their 32 KiB block. */
 static inline void fuzz_fix_log_crcs(uint8_t *p, size_t n) {

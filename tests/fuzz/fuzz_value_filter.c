@@ -27,12 +27,6 @@ static void exercise(const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  uint8_t *c = fuzz_copy(data, size);
-  exercise(c, size);
-  if (size >= 4) {
-    encode_fixed32(c + size - 4, crc32c_mask(crc32c_value(c, size - 4)));
-    exercise(c, size);
-  }
-  free(c);
+  fuzz_as_given_and_checksummed(data, size, exercise);
   return 0;
 }
