@@ -57,6 +57,8 @@ const char *exp_method_name(bfh_method m) {
       return "sliced";
     case BFH_SEARCH_AUTO:
       return "auto";
+    case BFH_SEARCH_STANDALONE:
+      return "standalone";
   }
   return "?";
 }

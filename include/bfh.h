@@ -51,7 +51,10 @@ typedef enum bfh_method {
   BFH_SEARCH_LEAVES = 1,    /* probe every per-table value filter ("classical Bloom scan") */
   BFH_SEARCH_HIERARCHY = 2, /* descend the filter hierarchy from the root (the paper) */
   BFH_SEARCH_SLICED = 3,    /* bit-sliced index over the leaf filters (Flat-Bloofi) */
-  BFH_SEARCH_AUTO = 4       /* the library chooses */
+  BFH_SEARCH_AUTO = 4,      /* the library chooses */
+  BFH_SEARCH_STANDALONE = 5 /* a prefix seek on the stand-alone index
+                               (bfh_options.standalone_index): the baseline bfh is measured
+                               against; BFH_E_UNSUPPORTED on a handle without one */
 } bfh_method;
 
 /* Where the leaf (per-table) filters live (bfh_options.leaves_on_disk). Internal hierarchy
@@ -98,6 +101,15 @@ typedef struct bfh_options {
   int memtable_index;         /* 1 (default): the own engine's memtables keep a value index,
                                  so that AUTO never scans them; 0: none. (The LevelDB
                                  engine indexes the log entries it reads either way.) */
+  /* The baseline (doc/standalone.md): */
+  int standalone_index; /* 1: also keep a stand-alone secondary index, a second store in
+                           <path>/bfh-standalone/ whose keys are value||key, updated by
+                           every bfh_put and bfh_delete (which then read the old value
+                           first) and searched by BFH_SEARCH_STANDALONE. A database without
+                           one gets it built from its entries at the open; a database that
+                           has one refuses an open without it (BFH_E_INVALID), so that the
+                           index never misses a write. Own engine only (BFH_E_UNSUPPORTED on
+                           the LevelDB engine). Default 0 */
 } bfh_options;
 
 typedef struct bfh_search_stats {
@@ -179,6 +191,17 @@ typedef struct bfh_db_stats {
   uint64_t block_filters_damaged; /* block filters that failed their checksum or did not
                                      match their table since the open: those tables are
                                      read whole, never skipped */
+  uint64_t bytes_written; /* own engine: bytes written to its logs and tables since the open
+                             (write amplification = this / bytes put); 0 on LevelDB */
+  /* The stand-alone index (bfh_options.standalone_index); all 0 without one: */
+  int standalone_index;        /* 1: the handle keeps one */
+  uint64_t standalone_entries; /* entries written to it since the open (puts of new index
+                                  entries, including those of a build or a replay) */
+  uint64_t standalone_tables;  /* its live table files */
+  uint64_t standalone_bytes;   /* their total size */
+  uint64_t standalone_bytes_written; /* bytes it wrote (logs and tables) since the open */
+  uint64_t old_value_reads;          /* reads of the old value before a write, since the open */
+  uint64_t old_value_read_ns;        /* the time they took */
 } bfh_db_stats;
 int bfh_stats(bfh_db *db, bfh_db_stats *st);
 

@@ -1279,6 +1279,13 @@ static int max_seq_fn(void *arg, uint64_t seq, int type, const void *key, size_t
   return 0;
 }
 
+/* lsm_options.replay for one record of a replayed log. */
+static int tell_replay(void *arg, uint64_t seq, int type, const void *key, size_t klen,
+                       const void *val, size_t vlen) {
+  const lsm_db_t *db = arg;
+  return db->opt.replay(db->opt.replay_arg, key, klen, val, vlen, seq, type) ? 1 : 0;
+}
+
 /* After the last record of log `number`: a log the database closed cleanly must have been
    read whole (a damaged or cut-short tail there is lost data, not a write torn by a crash);
    any other log may end in a torn tail, which is dropped and noted (damage_seen). */
@@ -1314,6 +1321,8 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
     if (rc != ST_OK) break;
     uint64_t off = log_reader_record_offset(lr);
     rc = write_batch_iterate(data, n, max_seq_fn, r, err);
+    if (rc == ST_OK && db->opt.replay && write_batch_iterate(data, n, tell_replay, db, NULL) != 0)
+      rc = err_set(err, ST_E_NOMEM, "replay callback failed");
     if (rc == ST_OK) rc = write_batch_insert(data, n, r->mem, err);
     if (rc != ST_OK) {
       err_prefix(err, "log %s: record at %" PRIu64 ": ", path, off);

@@ -21,6 +21,10 @@
 
 typedef struct lsm_db lsm_db_t;
 
+/* Visitor for raw entries: return nonzero to stop. type is LSM_TYPE_VALUE or _DELETION. */
+typedef int (*lsm_visit_fn)(void *arg, const void *key, size_t key_len, const void *val,
+                            size_t val_len, uint64_t seq, int type);
+
 typedef struct lsm_options {
   int create_if_missing;        /* default 1 */
   size_t memtable_bytes;        /* default 4 MiB */
@@ -36,6 +40,14 @@ typedef struct lsm_options {
      bucket array of memtable_bytes / 8 to / 4 (at least 8 KiB) per memtable, outside
      memtable_bytes, and 16 bytes per value entry, inside it. Default 0. */
   int memtable_value_index;
+  /* May be NULL. Called at open for every record replayed from a write-ahead log (the
+     writes that were in no table yet), in log order, before the open returns; seq is the
+     record's sequence number, type LSM_TYPE_VALUE or LSM_TYPE_DELETION. A nonzero return
+     fails the open with ST_E_NOMEM. A second store derived from this one (the stand-alone
+     index, lsm_hooks/standalone.c) uses it to learn of every write a crash may have left
+     in this store's log alone. */
+  lsm_visit_fn replay;
+  void *replay_arg;
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);
@@ -76,9 +88,6 @@ typedef struct lsm_table_info {
   int level;
 } lsm_table_info_t;
 
-/* Visitor for raw entries: return nonzero to stop. type is LSM_TYPE_VALUE or _DELETION. */
-typedef int (*lsm_visit_fn)(void *arg, const void *key, size_t key_len, const void *val,
-                            size_t val_len, uint64_t seq, int type);
 
 typedef struct lsm_scan_stats {
   uint64_t entries;    /* entries decoded */

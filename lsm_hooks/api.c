@@ -22,8 +22,10 @@
 #include "lsm/repair.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
+#include "lsm_hooks/engine_lsm.h"
 #include "lsm_hooks/index_sync.h"
 #include "lsm_hooks/search.h"
+#include "lsm_hooks/standalone.h"
 #include "lsm_hooks/value_index.h"
 #include "util/err.h"
 #include "util/status.h"
@@ -41,6 +43,7 @@ struct bfh_db {
   engine_t *engine;
   value_index_t *index; /* NULL when value filters are off */
   index_sync_t *sync;   /* the index's only writer, fed by the engine; NULL with the index */
+  standalone_t *standalone; /* bfh_options.standalone_index; NULL without */
   bfh_options opt;
 };
 
@@ -90,15 +93,31 @@ static int fail(const bfh_db *db, int rc, const err_t *err) {
   return rc;
 }
 
+/* Records a formatted message for a failure code; returns code. */
+static int vfailf(const bfh_db *db, int code, const char *fmt, va_list ap) {
+  err_t e;
+  e.code = code;
+  vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+  return fail(db, code, &e);
+}
+
 static int invalid(const bfh_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int invalid(const bfh_db *db, const char *fmt, ...) {
-  err_t e;
-  e.code = BFH_E_INVALID;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+  int rc = vfailf(db, BFH_E_INVALID, fmt, ap);
   va_end(ap);
-  return fail(db, BFH_E_INVALID, &e);
+  return rc;
+}
+
+static int unsupported(const bfh_db *db, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int unsupported(const bfh_db *db, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = vfailf(db, BFH_E_UNSUPPORTED, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 const char *bfh_last_error(const bfh_db *db) {
@@ -194,6 +213,12 @@ static int check_options(const bfh_options *o) {
   if (o->block_filter_bits > BLOCK_FILTER_MAX_BITS)
     return invalid(NULL, "bfh_open: block_filter_bits = %u; 0 (none) to %d", o->block_filter_bits,
                    BLOCK_FILTER_MAX_BITS);
+  if (o->standalone_index != 0 && o->standalone_index != 1)
+    return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
+  if (o->standalone_index && o->engine == BFH_ENGINE_LEVELDB)
+    return unsupported(NULL,
+                       "bfh_open: standalone_index needs the own engine: bfh does not see the "
+                       "writes of a LevelDB database");
   if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
       o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
     return invalid(NULL,
@@ -236,6 +261,11 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   int rc = options_or_defaults(opt_in, &opt);
   if (rc != BFH_OK) return rc;
 
+  if (opt.engine == BFH_ENGINE_LSM && !opt.standalone_index && standalone_exists(path))
+    return invalid(NULL,
+                   "bfh_open: %s has a stand-alone index (%s/): open it with standalone_index = 1, "
+                   "or remove that directory to drop the index",
+                   path, STANDALONE_DIR);
   err_t err;
   err_clear(&err);
   db_params_t want = {opt.value_filter_bits, opt.value_filter_hashes, opt.hash_seed};
@@ -272,12 +302,16 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
     }
   }
   if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
-  if (rc == BFH_OK) rc = engine_kind(opt.engine)->open(path, &opt, io, db->sync, &db->engine, &err);
+  if (rc == BFH_OK && opt.standalone_index)
+    rc = standalone_open(path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
+  else if (rc == BFH_OK)
+    rc = engine_kind(opt.engine)->open(path, &opt, io, db->sync, &db->engine, &err);
   if (rc == BFH_OK && opt.value_filters && !have_params) {
     rc = db_params_write(fio, path, &want, &err);
     if (rc != BFH_OK) {
       db->engine->ops->close(db->engine);
       db->engine = NULL;
+      standalone_close(db->standalone);
     }
   }
   if (rc != BFH_OK) {
@@ -307,6 +341,8 @@ int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *r
 int bfh_close(bfh_db *db) {
   if (!db) return BFH_OK;
   int rc = db->engine->ops->close(db->engine);
+  int rc2 = standalone_close(db->standalone); /* after the engine: every write reached both */
+  if (rc == BFH_OK) rc = rc2;
   index_sync_destroy(db->sync);
   value_index_destroy(db->index);
   free(db);
@@ -345,7 +381,10 @@ int bfh_put(bfh_db *db, const void *key, size_t key_len, const void *val, size_t
   err_t err;
   err_clear(&err);
   static const uint8_t empty = 0;
-  rc = db->engine->ops->put(db->engine, key, key_len, val ? val : &empty, val_len, &err);
+  if (db->standalone)
+    rc = standalone_put(db->standalone, key, key_len, val ? val : &empty, val_len, &err);
+  else
+    rc = db->engine->ops->put(db->engine, key, key_len, val ? val : &empty, val_len, &err);
   return fail(db, rc, &err);
 }
 
@@ -355,7 +394,8 @@ int bfh_delete(bfh_db *db, const void *key, size_t key_len) {
   if (rc != BFH_OK) return rc;
   err_t err;
   err_clear(&err);
-  rc = db->engine->ops->del(db->engine, key, key_len, &err);
+  rc = db->standalone ? standalone_delete(db->standalone, key, key_len, &err)
+                      : db->engine->ops->del(db->engine, key, key_len, &err);
   return fail(db, rc, &err);
 }
 
@@ -382,15 +422,28 @@ int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, b
   CHECK_DB("bfh_search");
   int rc = check_value(db, "bfh_search", val, val_len);
   if (rc != BFH_OK) return rc;
-  if ((int)method < (int)BFH_SEARCH_SCAN || (int)method > (int)BFH_SEARCH_AUTO)
+  if ((int)method < (int)BFH_SEARCH_SCAN || (int)method > (int)BFH_SEARCH_STANDALONE)
     return invalid(db,
-                   "bfh_search: unknown method %d (0..4: SCAN, LEAVES, HIERARCHY, SLICED, "
-                   "AUTO)",
+                   "bfh_search: unknown method %d (0..5: SCAN, LEAVES, HIERARCHY, SLICED, "
+                   "AUTO, STANDALONE)",
                    (int)method);
+  if (method == BFH_SEARCH_STANDALONE && !db->standalone)
+    return unsupported(db,
+                       "bfh_search: BFH_SEARCH_STANDALONE needs a handle opened with "
+                       "standalone_index = 1");
   err_t err;
   err_clear(&err);
   static const uint8_t empty = 0;
-  rc = search_run(db->engine, db->index, val ? val : &empty, val_len, method, fn, arg, stats, &err);
+  if (val == NULL) val = &empty;
+  /* AUTO takes the stand-alone index only when the embedded plan would cost more. */
+  int standalone =
+      method == BFH_SEARCH_STANDALONE ||
+      (method == BFH_SEARCH_AUTO && db->standalone &&
+       standalone_cost_ns(db->standalone) < search_plan(db->index, method).cost_ns);
+  if (standalone)
+    rc = standalone_search(db->standalone, val, val_len, fn, arg, stats, &err);
+  else
+    rc = search_run(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
   return fail(db, rc, &err);
 }
 
@@ -416,6 +469,22 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st) {
   st->tables = n;
   for (size_t i = 0; i < n; i++) st->table_bytes += tables[i].size;
   db->engine->ops->view_release(db->engine, view);
+  if (db->opt.engine == BFH_ENGINE_LSM) {
+    lsm_stats_t ls;
+    lsm_get_stats(engine_lsm_db(db->engine), &ls);
+    st->bytes_written = ls.bytes_written;
+  }
+  if (db->standalone) {
+    standalone_stats_t ss;
+    standalone_get_stats(db->standalone, &ss);
+    st->standalone_index = 1;
+    st->standalone_entries = ss.entries_put;
+    st->standalone_tables = ss.tables;
+    st->standalone_bytes = ss.bytes;
+    st->standalone_bytes_written = ss.bytes_written;
+    st->old_value_reads = ss.old_reads;
+    st->old_value_read_ns = ss.old_read_ns;
+  }
   if (db->index) {
     value_index_stats_t vs;
     value_index_get_stats(db->index, &vs);
@@ -468,6 +537,9 @@ engine_t *bfh_internal_engine(bfh_db *db) {
 }
 value_index_t *bfh_internal_index(bfh_db *db) {
   return db->index;
+}
+standalone_t *bfh_internal_standalone(bfh_db *db) {
+  return db->standalone;
 }
 
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db) {

@@ -231,6 +231,12 @@ static int index_live_tables(engine_lsm_t *el, err_t *err) {
 
 int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
                     engine_t **e, err_t *err) {
+  return engine_lsm_open_replaying(path, opt, io, sync, NULL, NULL, e, err);
+}
+
+int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
+                              index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
+                              engine_t **e, err_t *err) {
   engine_lsm_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   el->base.ops = &lsm_ops;
@@ -244,6 +250,8 @@ int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io,
   lo.sync = opt->sync;
   lo.io = io;
   lo.memtable_value_index = opt->value_filters && opt->memtable_index;
+  lo.replay = replay;
+  lo.replay_arg = replay_arg;
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
     el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);

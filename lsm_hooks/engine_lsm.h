@@ -27,6 +27,11 @@ lsm_db_t *engine_lsm_db(engine_t *e); /* borrowed */
    filter; BFH-PARAMS that is missing or damaged is written from opt. */
 int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
                     engine_t **e, err_t *err);
+/* engine_lsm_open with lsm_options.replay (lsm/db.h): replay(replay_arg, ...) sees every
+   record the open replays from the write-ahead logs. */
+int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
+                              index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
+                              engine_t **e, err_t *err);
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* Non-key search over engine_t; see search.h. */
 #include "lsm_hooks/search.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -200,8 +201,8 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
 #define COST_BLOCKS_NS 5000.0
 
 search_plan_t search_plan(value_index_t *index, bfh_method method) {
-  search_plan_t plan = {method, 0};
-  if (!index) return (search_plan_t){BFH_SEARCH_SCAN, 0};
+  search_plan_t plan = {method, 0, 0};
+  if (!index) return (search_plan_t){BFH_SEARCH_SCAN, 0, HUGE_VAL};
   if (method != BFH_SEARCH_AUTO) return plan;
   block_index_stats_t bs;
   block_index_get_stats(value_index_blocks(index), &bs);
@@ -229,7 +230,11 @@ search_plan_t search_plan(value_index_t *index, bfh_method method) {
     plan.method = BFH_SEARCH_LEAVES;
     best = cost_leaves;
   }
-  if (vs.leaves > 0 && cost_sliced < best) plan.method = BFH_SEARCH_SLICED;
+  if (vs.leaves > 0 && cost_sliced < best) {
+    plan.method = BFH_SEARCH_SLICED;
+    best = cost_sliced;
+  }
+  plan.cost_ns = best;
   return plan;
 }
 
@@ -331,6 +336,6 @@ int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64
                       size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   given_tables_t g = {numbers, nn};
   reader_t rd = {.by_blocks = 0};
-  return run(e, BFH_SEARCH_AUTO + 1 /* "oracle" */, select_given, &g, &rd, val, val_len, fn, arg,
+  return run(e, SEARCH_ORACLE, select_given, &g, &rd, val, val_len, fn, arg,
              out, err);
 }

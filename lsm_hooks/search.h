@@ -35,7 +35,13 @@ int search_run(engine_t *e, value_index_t *index, const void *val, size_t val_le
 typedef struct search_plan {
   bfh_method method;
   int by_blocks;
+  double cost_ns; /* the cost model's estimate for AUTO (doc/search.md); a named method's
+                     is not estimated (0) and neither is a search without an index
+                     (HUGE_VAL: every table is read) */
 } search_plan_t;
+
+/* search_run_tables's method_used: not a bfh_method. */
+#define SEARCH_ORACLE 100
 /* The plan of a search by method with the index's current state (index may be NULL: a
    plain SCAN). A named method is run as the paper runs it; AUTO is planned by the cost
    model of doc/search.md. */

@@ -46,10 +46,12 @@
 #include "lsm_hooks/leveldb/log.h"
 #include "lsm_hooks/leveldb/sstables.h"
 #include "lsm_hooks/search.h"
+#include "lsm_hooks/standalone.h"
 #include "lsm_hooks/value_index.h"
 
 engine_t *bfh_internal_engine(bfh_db *db);     /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db); /* borrowed; NULL with value filters off */
+standalone_t *bfh_internal_standalone(bfh_db *db); /* borrowed; NULL without one */
 
 /* bfh_open with bfh's file accesses going through io (lsm/io.h; borrowed, it must outlive
    the handle; NULL: the real I/O layer): fault-injection tests. Both engines: BFH-PARAMS,

@@ -220,8 +220,11 @@ static void test_api_errors_bad_arguments(void **state) {
   assert_int_equal(bfh_get(db, "k", 1, NULL, &vlen), BFH_E_INVALID);
   assert_int_equal(bfh_search(db, NULL, 4, BFH_SEARCH_SCAN, NULL, NULL, NULL), BFH_E_INVALID);
   expect_msg(bfh_last_error(db), "value is NULL");
-  assert_int_equal(bfh_search(db, "v", 1, (bfh_method)5, NULL, NULL, NULL), BFH_E_INVALID);
+  assert_int_equal(bfh_search(db, "v", 1, (bfh_method)6, NULL, NULL, NULL), BFH_E_INVALID);
   expect_msg(bfh_last_error(db), "method");
+  assert_int_equal(bfh_search(db, "v", 1, BFH_SEARCH_STANDALONE, NULL, NULL, NULL),
+                   BFH_E_UNSUPPORTED);
+  expect_msg(bfh_last_error(db), "standalone_index = 1");
   assert_int_equal(bfh_search(db, "v", 1, (bfh_method)-1, NULL, NULL, NULL), BFH_E_INVALID);
   /* Limits. */
   size_t big = (size_t)BFH_MAX_KEY_BYTES + 1;
