@@ -7,7 +7,8 @@
  * by every method, must report exactly the oracle's key set, each key once, and its stats
  * must be consistent. AUTO runs through the block filters and the memtable index (and the
  * run checks it did read by blocks); the paper's methods never do. Zero mismatches. Run
- * once with leaves in memory and once (fewer operations) with leaves on disk. (Memtable
+ * once with leaves in memory and once (fewer operations) with leaves on disk; once with the
+ * stand-alone index kept too, every search then also run by BFH_SEARCH_STANDALONE. (Memtable
  * 128 KiB: the engine's arena allocates 64 KiB blocks, so a smaller budget would flush after
  * every write.)
  */
@@ -172,8 +173,10 @@ static void close_db(model_t *md) {
   assert_int_equal(bfh_close(db), BFH_OK);
 }
 
-static void run(model_t *md, int leaves_on_disk, bfh_placement placement, uint64_t ops,
-                uint64_t seed) {
+static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int standalone,
+                uint64_t ops, uint64_t seed) {
+  /* With the stand-alone index every search also runs by STANDALONE. */
+  int last_method = standalone ? BFH_SEARCH_STANDALONE : BFH_SEARCH_AUTO;
   g_auto_blocks_probed = g_auto_blocks_read = 0;
   bfh_options_init(&md->opt);
   md->opt.memtable_bytes = 128 << 10; /* the arena takes 64 KiB blocks: ~64 KiB of entries */
@@ -182,6 +185,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, uint64
   md->opt.order = 3;
   md->opt.leaves_on_disk = leaves_on_disk;
   md->opt.placement = placement;
+  md->opt.standalone_index = standalone;
   open_db(md);
 
   rng_t r;
@@ -230,7 +234,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, uint64
       } else {
         make_value(&r, val, &len);
       }
-      for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++)
+      for (int m = BFH_SEARCH_SCAN; m <= last_method; m++)
         check_search(md, val, len, (bfh_method)m, &mismatches);
       searches++;
       if (md->e[i].live) found_nonempty++;
@@ -270,16 +274,23 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, uint64
   for (unsigned d = 0; d < DOMAIN; d += 7) {
     char val[32];
     size_t len = (size_t)sprintf(val, "val-%03u", d);
-    for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++)
+    for (int m = BFH_SEARCH_SCAN; m <= last_method; m++)
       check_search(md, (const uint8_t *)val, len, (bfh_method)m, &mismatches);
   }
-  print_message("ops %llu searches %llu (x5 methods) gets %llu reopens %llu mismatches %llu\n",
-                (unsigned long long)ops, (unsigned long long)searches, (unsigned long long)gets,
+  print_message("ops %llu searches %llu (x%d methods) gets %llu reopens %llu mismatches %llu\n",
+                (unsigned long long)ops, (unsigned long long)searches, last_method + 1,
+                (unsigned long long)gets,
                 (unsigned long long)reopens, (unsigned long long)mismatches);
   assert_int_equal(mismatches, 0);
   print_message("AUTO: %llu block filters probed, %llu blocks read\n",
                 (unsigned long long)g_auto_blocks_probed, (unsigned long long)g_auto_blocks_read);
   assert_true(g_auto_blocks_probed > 0 && g_auto_blocks_read > 0);
+  if (standalone) {
+    bfh_db_stats ds;
+    assert_int_equal(bfh_stats(md->db, &ds), BFH_OK);
+    assert_int_equal(ds.standalone_index, 1);
+    assert_true(ds.old_value_reads > 0 && ds.standalone_entries > 0);
+  }
   assert_true(searches > ops / 200);
   assert_true(reopens >= 2);
   assert_true(found_nonempty > 0);
@@ -287,21 +298,27 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, uint64
 }
 
 static void test_api_model_leaves_in_memory(void **state) {
-  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 500000, 1);
+  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 0, 500000, 1);
 }
 
 static void test_api_model_leaves_on_disk(void **state) {
-  run(*state, 1, BFH_PLACEMENT_SIMILARITY, 100000, 2);
+  run(*state, 1, BFH_PLACEMENT_SIMILARITY, 0, 100000, 2);
 }
 
 /* Leaves read whole from disk for every probe (the paper's cost), the positional tree. */
 static void test_api_model_leaves_read_whole(void **state) {
-  run(*state, BFH_LEAVES_ON_DISK_WHOLE, BFH_PLACEMENT_POSITIONAL, 50000, 4);
+  run(*state, BFH_LEAVES_ON_DISK_WHOLE, BFH_PLACEMENT_POSITIONAL, 0, 50000, 4);
 }
 
 /* The paper's static tree, rebuilt as tables come and go. */
 static void test_api_model_paper_tree(void **state) {
-  run(*state, 0, BFH_PLACEMENT_PAPER, 100000, 3);
+  run(*state, 0, BFH_PLACEMENT_PAPER, 0, 100000, 3);
+}
+
+/* The stand-alone index kept beside the value filters: STANDALONE (and AUTO, whichever it
+   picks) equals the oracle under overwrites, deletes, empty values and reopens. */
+static void test_api_model_standalone(void **state) {
+  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 1, 200000, 5);
 }
 
 int main(void) {
@@ -310,6 +327,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_api_model_leaves_on_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_paper_tree, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_leaves_read_whole, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_standalone, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
