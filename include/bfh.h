@@ -191,14 +191,14 @@ typedef struct bfh_db_stats {
   uint64_t block_filters_damaged; /* block filters that failed their checksum or did not
                                      match their table since the open: those tables are
                                      read whole, never skipped */
-  uint64_t bytes_written; /* own engine: bytes written to its logs and tables since the open
-                             (write amplification = this / bytes put); 0 on LevelDB */
+  uint64_t bytes_written;         /* own engine: bytes written to its logs and tables since the open
+                                     (write amplification = this / bytes put); 0 on LevelDB */
   /* The stand-alone index (bfh_options.standalone_index); all 0 without one: */
-  int standalone_index;        /* 1: the handle keeps one */
-  uint64_t standalone_entries; /* entries written to it since the open (puts of new index
-                                  entries, including those of a build or a replay) */
-  uint64_t standalone_tables;  /* its live table files */
-  uint64_t standalone_bytes;   /* their total size */
+  int standalone_index;              /* 1: the handle keeps one */
+  uint64_t standalone_entries;       /* entries written to it since the open (puts of new index
+                                        entries, including those of a build or a replay) */
+  uint64_t standalone_tables;        /* its live table files */
+  uint64_t standalone_bytes;         /* their total size */
   uint64_t standalone_bytes_written; /* bytes it wrote (logs and tables) since the open */
   uint64_t old_value_reads;          /* reads of the old value before a write, since the open */
   uint64_t old_value_read_ns;        /* the time they took */
@@ -226,14 +226,17 @@ typedef struct bfh_repair_report {
   uint64_t tables_out;        /* table files it now has */
   uint64_t files_moved;       /* damaged and replaced files moved into <path>/lost/ */
   int params_rewritten;       /* BFH-PARAMS was damaged or missing and was written from opt */
+  int standalone_rebuilt;     /* the stand-alone index was built again from the repaired
+                                 database (bfh_options.standalone_index) */
 } bfh_repair_report;
 /* Makes a database that refuses to open (damaged manifest, log or table) open again,
    keeping every log record and table block whose checksum holds: the newest version of
    each key among them is rewritten into new tables (with new value filters) and a new
    manifest. Damaged files are moved into <path>/lost/, never deleted. The database must
    not be open. opt (may be NULL) gives the engine and, for BFH-PARAMS that is missing or
-   damaged, the value-filter parameters; report may be NULL. The message of a failure is in
-   bfh_last_error(NULL); after a failure the database is as it was. */
+   damaged, the value-filter parameters; report may be NULL. A stand-alone index is built
+   again from the repaired database, whatever opt->standalone_index says. The message of a failure
+   is in bfh_last_error(NULL); after a failure the database is as it was. */
 int bfh_repair(const char *path, const bfh_options *opt, bfh_repair_report *report);
 
 void bfh_free(void *p);

@@ -88,7 +88,6 @@ typedef struct lsm_table_info {
   int level;
 } lsm_table_info_t;
 
-
 typedef struct lsm_scan_stats {
   uint64_t entries;    /* entries decoded */
   uint64_t bytes_read; /* table bytes read */

@@ -41,8 +41,8 @@ _Static_assert(SAME_STATUS(OK) && SAME_STATUS(NOT_FOUND) && SAME_STATUS(E_INVALI
 struct bfh_db {
   uint64_t id;
   engine_t *engine;
-  value_index_t *index; /* NULL when value filters are off */
-  index_sync_t *sync;   /* the index's only writer, fed by the engine; NULL with the index */
+  value_index_t *index;     /* NULL when value filters are off */
+  index_sync_t *sync;       /* the index's only writer, fed by the engine; NULL with the index */
   standalone_t *standalone; /* bfh_options.standalone_index; NULL without */
   bfh_options opt;
 };
@@ -324,6 +324,21 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   return BFH_OK;
 }
 
+/* Drops the stand-alone index and opens the database with one, which builds it. */
+static int rebuild_standalone(const char *path, const bfh_options *opt, err_t *err) {
+  int rc = standalone_drop(path, err);
+  if (rc != BFH_OK) return rc;
+  bfh_options o = *opt;
+  o.standalone_index = 1;
+  o.create_if_missing = 0;
+  bfh_db *db;
+  rc = open_with_io(path, &o, NULL, &db);
+  if (rc != BFH_OK) return err_set(err, rc, "%s", bfh_last_error(NULL));
+  rc = bfh_close(db);
+  if (rc != BFH_OK) return err_set(err, rc, "%s", bfh_last_error(NULL));
+  return BFH_OK;
+}
+
 int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *report) {
   if (!path || !path[0]) return invalid(NULL, "bfh_repair: path is NULL or empty");
   bfh_options opt;
@@ -334,6 +349,11 @@ int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *r
   err_t err;
   err_clear(&err);
   rc = engine_kind(opt.engine)->repair(path, &opt, &rep, &err);
+  if (rc == BFH_OK && opt.engine == BFH_ENGINE_LSM && standalone_exists(path)) {
+    /* The repaired database may hold writes the index lost, or have lost some it has. */
+    rc = rebuild_standalone(path, &opt, &err);
+    rep.standalone_rebuilt = rc == BFH_OK;
+  }
   if (report) *report = rep;
   return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
 }
@@ -436,10 +456,9 @@ int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, b
   static const uint8_t empty = 0;
   if (val == NULL) val = &empty;
   /* AUTO takes the stand-alone index only when the embedded plan would cost more. */
-  int standalone =
-      method == BFH_SEARCH_STANDALONE ||
-      (method == BFH_SEARCH_AUTO && db->standalone &&
-       standalone_cost_ns(db->standalone) < search_plan(db->index, method).cost_ns);
+  int standalone = method == BFH_SEARCH_STANDALONE ||
+                   (method == BFH_SEARCH_AUTO && db->standalone &&
+                    standalone_cost_ns(db->standalone) < search_plan(db->index, method).cost_ns);
   if (standalone)
     rc = standalone_search(db->standalone, val, val_len, fn, arg, stats, &err);
   else

@@ -309,10 +309,17 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
   int rc = lsm_repair(path, &lo, &st, err);
   value_hook_destroy(hook);
   if (rc == BFH_OK && write_params) rc = db_params_write(lsm_io_default(), path, &params, err);
-  *rep = (bfh_repair_report){
-      st.logs,           st.log_records, st.log_bytes_dropped,        st.tables,
-      st.tables_damaged, st.tables_lost, st.blocks_dropped,           st.keys_out,
-      st.tables_out,     st.files_moved, rc == BFH_OK && write_params};
+  *rep = (bfh_repair_report){.logs = st.logs,
+                             .log_records = st.log_records,
+                             .log_bytes_dropped = st.log_bytes_dropped,
+                             .tables = st.tables,
+                             .tables_damaged = st.tables_damaged,
+                             .tables_lost = st.tables_lost,
+                             .blocks_dropped = st.blocks_dropped,
+                             .keys_out = st.keys_out,
+                             .tables_out = st.tables_out,
+                             .files_moved = st.files_moved,
+                             .params_rewritten = rc == BFH_OK && write_params};
   return rc;
 }
 

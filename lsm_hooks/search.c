@@ -336,6 +336,5 @@ int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64
                       size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   given_tables_t g = {numbers, nn};
   reader_t rd = {.by_blocks = 0};
-  return run(e, SEARCH_ORACLE, select_given, &g, &rd, val, val_len, fn, arg,
-             out, err);
+  return run(e, SEARCH_ORACLE, select_given, &g, &rd, val, val_len, fn, arg, out, err);
 }

@@ -174,8 +174,8 @@ typedef struct found {
   size_t n, cap;
 } found_t;
 
-static int append(uint8_t **data, size_t *n, size_t *cap, const void *a, size_t alen,
-                  const void *b, size_t blen) {
+static int append(uint8_t **data, size_t *n, size_t *cap, const void *a, size_t alen, const void *b,
+                  size_t blen) {
   size_t need = *n + 10 + alen + blen;
   if (need > *cap) {
     size_t cap2 = *cap ? *cap : 256;
@@ -360,6 +360,16 @@ static int remove_dir(lsm_io_t *io, const char *dir, err_t *err) {
   return rc;
 }
 
+int standalone_drop(const char *path, err_t *err) {
+  char *dir = join(path, STANDALONE_DIR);
+  if (!dir) return err_set(err, BFH_E_NOMEM, "out of memory");
+  lsm_io_t *io = lsm_io_default();
+  int rc = lsm_io_exists(io, dir) ? remove_dir(io, dir, err) : BFH_OK;
+  if (rc == BFH_OK) rc = lsm_io_sync_dir(io, path, err);
+  free(dir);
+  return rc;
+}
+
 static void index_options(const bfh_options *opt, lsm_io_t *io, lsm_options_t *lo) {
   lsm_options_init(lo);
   lo->create_if_missing = 1;
@@ -442,8 +452,8 @@ static int open_index(standalone_t *s, const bfh_options *opt, const replayed_t 
   return rc;
 }
 
-int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io,
-                    index_sync_t *sync, engine_t **e, standalone_t **out, err_t *err) {
+int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, standalone_t **out, err_t *err) {
   *out = NULL;
   *e = NULL;
   standalone_t *s = standalone_new(path, io);

@@ -50,13 +50,18 @@ typedef struct standalone standalone_t;
    its stand-alone index, building the index if the database has none. io: the file layer
    of both stores (NULL: the real one). sync: the value index's feeder (NULL without value
    filters). On failure nothing stays open. */
-int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io,
-                    index_sync_t *sync, engine_t **e, standalone_t **out, err_t *err);
+int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, standalone_t **out, err_t *err);
 /* Closes the index (not the engine, which the caller closes first). NULL allowed. */
 int standalone_close(standalone_t *s);
 
 /* Does the database in path have a stand-alone index (a bfh-standalone directory)? */
 int standalone_exists(const char *path);
+
+/* Removes the (closed) database's stand-alone index: the next open with standalone_index
+   builds it again. bfh_repair does this, for a repair may keep writes the index lost or drop
+   ones it has. */
+int standalone_drop(const char *path, err_t *err);
 
 /* The write protocol above. */
 int standalone_put(standalone_t *s, const void *key, size_t key_len, const void *val,
@@ -73,13 +78,13 @@ int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_matc
 double standalone_cost_ns(standalone_t *s);
 
 typedef struct standalone_stats {
-  uint64_t entries_put;       /* index entries written since the open */
-  uint64_t tables, bytes;     /* the index's live tables and their size */
-  uint64_t bytes_written;     /* its logs and tables, since the open */
-  uint64_t old_reads;         /* reads of the old value */
-  uint64_t old_read_ns;       /* their time */
-  uint64_t replayed_indexed;  /* entries re-indexed from the database's replayed logs */
-  uint64_t built_entries;     /* entries of a build at this open (0: the index existed) */
+  uint64_t entries_put;      /* index entries written since the open */
+  uint64_t tables, bytes;    /* the index's live tables and their size */
+  uint64_t bytes_written;    /* its logs and tables, since the open */
+  uint64_t old_reads;        /* reads of the old value */
+  uint64_t old_read_ns;      /* their time */
+  uint64_t replayed_indexed; /* entries re-indexed from the database's replayed logs */
+  uint64_t built_entries;    /* entries of a build at this open (0: the index existed) */
 } standalone_stats_t;
 void standalone_get_stats(standalone_t *s, standalone_stats_t *st);
 

@@ -279,8 +279,8 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
   }
   print_message("ops %llu searches %llu (x%d methods) gets %llu reopens %llu mismatches %llu\n",
                 (unsigned long long)ops, (unsigned long long)searches, last_method + 1,
-                (unsigned long long)gets,
-                (unsigned long long)reopens, (unsigned long long)mismatches);
+                (unsigned long long)gets, (unsigned long long)reopens,
+                (unsigned long long)mismatches);
   assert_int_equal(mismatches, 0);
   print_message("AUTO: %llu block filters probed, %llu blocks read\n",
                 (unsigned long long)g_auto_blocks_probed, (unsigned long long)g_auto_blocks_read);

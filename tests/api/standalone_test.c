@@ -111,8 +111,8 @@ static size_t expect_same_as_scan(bfh_db *db, const void *val, size_t len) {
   keys_t *a = search_keys(db, val, len, BFH_SEARCH_STANDALONE, NULL);
   keys_t *b = search_keys(db, val, len, BFH_SEARCH_SCAN, NULL);
   if (a->n != b->n || memcmp(a->k, b->k, a->n * sizeof a->k[0]) != 0)
-    fail_msg("value '%.*s': STANDALONE found %zu keys, SCAN %zu", (int)len, (const char *)val,
-             a->n, b->n);
+    fail_msg("value '%.*s': STANDALONE found %zu keys, SCAN %zu", (int)len, (const char *)val, a->n,
+             b->n);
   size_t n = a->n;
   free(a);
   free(b);
@@ -264,8 +264,8 @@ static void test_standalone_build(void **state) {
   free(ks);
   double embedded = search_plan(bfh_internal_index(db), BFH_SEARCH_AUTO).cost_ns;
   double seek = standalone_cost_ns(bfh_internal_standalone(db));
-  print_message("AUTO: embedded plan %.0f ns, stand-alone seek %.0f ns: ran method %u\n",
-                embedded, seek, st.method_used);
+  print_message("AUTO: embedded plan %.0f ns, stand-alone seek %.0f ns: ran method %u\n", embedded,
+                seek, st.method_used);
   assert_int_equal(st.method_used == BFH_SEARCH_STANDALONE, seek < embedded);
   assert_int_equal(bfh_close(db), BFH_OK);
   /* Without value filters AUTO's only other way is a scan: it takes the index. */
@@ -325,8 +325,10 @@ static void *searcher(void *arg) {
       break;
     }
     size_t stable = 0;
-    for (size_t i = 0; i < ks->n && i < MAX_FOUND; i++) stable += strncmp(ks->k[i], "stable", 6) == 0;
-    size_t want = STABLE_KEYS / DOMAIN + (d < STABLE_KEYS % DOMAIN); /* keys i with i % DOMAIN == d */
+    for (size_t i = 0; i < ks->n && i < MAX_FOUND; i++)
+      stable += strncmp(ks->k[i], "stable", 6) == 0;
+    size_t want =
+        STABLE_KEYS / DOMAIN + (d < STABLE_KEYS % DOMAIN); /* keys i with i % DOMAIN == d */
     if (stable != want) atomic_fetch_add(&g_errors, 1);
     free(ks);
     atomic_fetch_add(&g_searches, 1);
@@ -399,8 +401,7 @@ static atomic_int g_step_calls;
 
 static void kill_at_step(void *arg, int step) {
   (void)arg;
-  if (step == g_kill_step && atomic_fetch_add(&g_step_calls, 1) + 1 == g_kill_after)
-    raise(SIGKILL);
+  if (step == g_kill_step && atomic_fetch_add(&g_step_calls, 1) + 1 == g_kill_after) raise(SIGKILL);
 }
 
 /* The child: opens the database and writes until killed (or ops done), reporting each
@@ -515,8 +516,8 @@ static void test_standalone_crash_after_index_write(void **state) {
   fixture_t *f = *state;
   size_t stale = 0;
   for (int round = 0; round < 4; round++) {
-    crash_result_t r = crash_and_check(f->dir, 100 + round, STANDALONE_STEP_INDEXED,
-                                       300 + 500 * round, 0);
+    crash_result_t r =
+        crash_and_check(f->dir, 100 + round, STANDALONE_STEP_INDEXED, 300 + 500 * round, 0);
     assert_true(r.acked >= 299);
     stale += r.stale_candidates;
   }
@@ -528,8 +529,8 @@ static void test_standalone_crash_after_database_write(void **state) {
   fixture_t *f = *state;
   size_t stale = 0;
   for (int round = 0; round < 4; round++) {
-    crash_result_t r = crash_and_check(f->dir, 200 + round, STANDALONE_STEP_STORED,
-                                       400 + 700 * round, 0);
+    crash_result_t r =
+        crash_and_check(f->dir, 200 + round, STANDALONE_STEP_STORED, 400 + 700 * round, 0);
     assert_true(r.acked >= 399);
     stale += r.stale_candidates;
   }
@@ -580,16 +581,49 @@ static void test_standalone_replay_reindexes(void **state) {
   assert_int_equal(bfh_close(db), BFH_OK);
 }
 
+/* A damaged index refuses the open with the file named; bfh_repair builds it again. */
+static void test_standalone_damaged_index_repaired(void **state) {
+  fixture_t *f = *state;
+  bfh_options o;
+  small_options(&o, 1);
+  bfh_db *db = open_or_fail(f->dir, &o);
+  char k[24], v[24];
+  for (int i = 0; i < 3000; i++) {
+    sprintf(k, "k%04d", i);
+    sprintf(v, "v%d", i % 30);
+    put_str(db, k, v);
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+  char current[600];
+  snprintf(current, sizeof current, "%s/bfh-standalone/CURRENT", f->dir);
+  FILE *fp = fopen(current, "w");
+  assert_non_null(fp);
+  fputs("MANIFEST-999999\n", fp); /* names a manifest that does not exist */
+  fclose(fp);
+  int rc = bfh_open(f->dir, &o, &db);
+  assert_true(rc < 0);
+  print_message("open of a damaged index: %s\n", bfh_last_error(NULL));
+  assert_non_null(strstr(bfh_last_error(NULL), "bfh-standalone"));
+  bfh_repair_report rep;
+  assert_int_equal(bfh_repair(f->dir, &o, &rep), BFH_OK);
+  assert_int_equal(rep.standalone_rebuilt, 1);
+  db = open_or_fail(f->dir, &o);
+  size_t total = 0;
+  for (int d = 0; d < 30; d++) total += expect_same_as_scan(db, v, (size_t)sprintf(v, "v%d", d));
+  assert_int_equal(total, 3000);
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_basics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_standalone_build, setup, teardown),
       cmocka_unit_test_setup_teardown(test_standalone_concurrent_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_standalone_crash_after_index_write, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_crash_after_database_write, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_crash_after_database_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_standalone_crash_anywhere, setup, teardown),
       cmocka_unit_test_setup_teardown(test_standalone_replay_reindexes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_damaged_index_repaired, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
