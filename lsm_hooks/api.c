@@ -94,31 +94,19 @@ static int fail(const bfh_db *db, int rc, const err_t *err) {
 }
 
 /* Records a formatted message for a failure code; returns code. */
-static int vfailf(const bfh_db *db, int code, const char *fmt, va_list ap) {
+static int failf(const bfh_db *db, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int failf(const bfh_db *db, int code, const char *fmt, ...) {
   err_t e;
   e.code = code;
+  va_list ap;
+  va_start(ap, fmt);
   vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+  va_end(ap);
   return fail(db, code, &e);
 }
 
-static int invalid(const bfh_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int invalid(const bfh_db *db, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int rc = vfailf(db, BFH_E_INVALID, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
-static int unsupported(const bfh_db *db, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int unsupported(const bfh_db *db, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int rc = vfailf(db, BFH_E_UNSUPPORTED, fmt, ap);
-  va_end(ap);
-  return rc;
-}
+#define invalid(db, ...) failf(db, BFH_E_INVALID, __VA_ARGS__)
 
 const char *bfh_last_error(const bfh_db *db) {
   uint64_t id = db ? db->id : 0;
@@ -216,9 +204,9 @@ static int check_options(const bfh_options *o) {
   if (o->standalone_index != 0 && o->standalone_index != 1)
     return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
   if (o->standalone_index && o->engine == BFH_ENGINE_LEVELDB)
-    return unsupported(NULL,
-                       "bfh_open: standalone_index needs the own engine: bfh does not see the "
-                       "writes of a LevelDB database");
+    return failf(NULL, BFH_E_UNSUPPORTED,
+                 "bfh_open: standalone_index needs the own engine: bfh does not see the "
+                 "writes of a LevelDB database");
   if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
       o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
     return invalid(NULL,
@@ -448,9 +436,9 @@ int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, b
                    "AUTO, STANDALONE)",
                    (int)method);
   if (method == BFH_SEARCH_STANDALONE && !db->standalone)
-    return unsupported(db,
-                       "bfh_search: BFH_SEARCH_STANDALONE needs a handle opened with "
-                       "standalone_index = 1");
+    return failf(db, BFH_E_UNSUPPORTED,
+                 "bfh_search: BFH_SEARCH_STANDALONE needs a handle opened with "
+                 "standalone_index = 1");
   err_t err;
   err_clear(&err);
   static const uint8_t empty = 0;

@@ -135,6 +135,18 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   return rc;
 }
 
+int search_key_holds(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                     err_t *err) {
+  void *cur = NULL;
+  size_t cur_len = 0;
+  int rc = e->ops->get(e, key, key_len, &cur, &cur_len, err);
+  if (rc == BFH_NOT_FOUND) return 0;
+  if (rc != BFH_OK) return rc;
+  int equal = cur_len == val_len && (val_len == 0 || memcmp(cur, val, val_len) == 0);
+  free(cur);
+  return equal;
+}
+
 /* Reads the tables with scan[i] set, then the memtables; then validates. */
 static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
                              const engine_table_t *tables, size_t n, const uint8_t *scan,
@@ -160,21 +172,12 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
   st->candidates += set.n;
-  /* Validation: the latest version of the key must be live and hold exactly val. */
   for (size_t i = 0; rc == BFH_OK && i < set.cap; i++) {
     key_entry_t *k = &set.slots[i];
     if (!k->key) continue;
-    void *cur = NULL;
-    size_t cur_len = 0;
-    int r = e->ops->get(e, k->key, k->len, &cur, &cur_len, err);
-    if (r == BFH_NOT_FOUND) continue;
-    if (r != BFH_OK) {
-      rc = r;
-      break;
-    }
-    int equal = cur_len == val_len && (val_len == 0 || memcmp(cur, val, val_len) == 0);
-    free(cur);
-    if (!equal) continue;
+    int holds = search_key_holds(e, k->key, k->len, val, val_len, err);
+    if (holds < 0) rc = holds;
+    if (holds <= 0) continue;
     st->results++;
     if (fn && fn(arg, k->key, k->len)) break;
   }

@@ -13,6 +13,7 @@
 #include "lsm/db.h"
 #include "lsm/io.h"
 #include "lsm_hooks/engine_lsm.h"
+#include "lsm_hooks/search.h"
 #include "util/coding.h"
 
 #define CLEAN_MARKER "CLOSED-CLEANLY" /* in the index directory while nothing is open */
@@ -27,9 +28,10 @@ typedef struct replayed {
 } replayed_t;
 
 struct standalone {
-  lsm_db_t *db;    /* the database (borrowed from its engine) */
-  lsm_db_t *index; /* bfh-standalone/ */
-  char *dir;       /* path of bfh-standalone/ */
+  engine_t *engine; /* the database's (borrowed) */
+  lsm_db_t *db;     /* its lsm_db_t */
+  lsm_db_t *index;  /* bfh-standalone/ */
+  char *dir;        /* path of bfh-standalone/ */
   lsm_io_t *io;
   pthread_mutex_t stripes[STANDALONE_STRIPES];
   void (*step_hook)(void *arg, int step);
@@ -239,22 +241,13 @@ int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_matc
   st.method_used = BFH_SEARCH_STANDALONE;
   found_t f = {NULL, 0, 0};
   int rc = seek_keys(s, val, val_len, &f, &st.entries_scanned, err);
-  /* Validation: the latest version of the key must be live and hold exactly val. */
   const uint8_t *p = f.data, *end = f.data + f.n, *key;
   size_t key_len;
   while (rc == BFH_OK && (key = next_item(&p, end, &key_len))) {
     st.candidates++;
-    void *cur = NULL;
-    size_t cur_len = 0;
-    int r = lsm_get(s->db, key, key_len, &cur, &cur_len, err);
-    if (r == BFH_NOT_FOUND) continue;
-    if (r != BFH_OK) {
-      rc = r;
-      break;
-    }
-    int equal = cur_len == val_len && (val_len == 0 || memcmp(cur, val, val_len) == 0);
-    free(cur);
-    if (!equal) continue;
+    int holds = search_key_holds(s->engine, key, key_len, val, val_len, err);
+    if (holds < 0) rc = holds;
+    if (holds <= 0) continue;
     st.results++;
     if (fn && fn(arg, key, key_len)) break;
   }
@@ -329,19 +322,11 @@ static int index_replayed(standalone_t *s, const replayed_t *r, err_t *err) {
   int rc = BFH_OK;
   while (rc == BFH_OK && (key = next_item(&p, end, &key_len)) &&
          (val = next_item(&p, end, &val_len))) {
-    void *cur = NULL;
-    size_t cur_len = 0;
-    rc = lsm_get(s->db, key, key_len, &cur, &cur_len, err);
-    if (rc == BFH_NOT_FOUND) {
-      rc = BFH_OK;
-      continue;
-    }
-    int equal = rc == BFH_OK && cur_len == val_len && memcmp(cur, val, val_len) == 0;
-    free(cur);
-    if (equal) {
-      rc = index_put(s, key, key_len, val, val_len, err);
-      s->replayed_indexed++;
-    }
+    int holds = search_key_holds(s->engine, key, key_len, val, val_len, err);
+    if (holds < 0) rc = holds;
+    if (holds <= 0) continue;
+    rc = index_put(s, key, key_len, val, val_len, err);
+    s->replayed_indexed++;
   }
   return rc;
 }
@@ -465,6 +450,7 @@ int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io,
   int built = 0;
   int rc = engine_lsm_open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
   if (rc == BFH_OK) {
+    s->engine = *e;
     s->db = engine_lsm_db(*e);
     if (!lsm_io_exists(s->io, s->dir)) {
       rc = build(s, path, opt, err);

@@ -49,8 +49,8 @@
 #include "lsm_hooks/standalone.h"
 #include "lsm_hooks/value_index.h"
 
-engine_t *bfh_internal_engine(bfh_db *db);     /* borrowed */
-value_index_t *bfh_internal_index(bfh_db *db); /* borrowed; NULL with value filters off */
+engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
+value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */
 standalone_t *bfh_internal_standalone(bfh_db *db); /* borrowed; NULL without one */
 
 /* bfh_open with bfh's file accesses going through io (lsm/io.h; borrowed, it must outlive
