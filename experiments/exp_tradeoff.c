@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,7 +328,7 @@ static void write_goals(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NC
   int a = auto_series();
   const exp_search_result_t *au = pts[BFH].probe.r[a], *sa = pts[STANDALONE].probe.r[0];
   goal(csv, x, &pts[BFH], "a", "bfh ingest overhead / standalone's",
-       ov_sa > 0 ? ov_bfh / ov_sa : 1.0 / 0.0, 0.2);
+       ov_sa > 0 ? ov_bfh / ov_sa : INFINITY, 0.2);
   goal(csv, x, &pts[BFH], "b", "AUTO present latency / STANDALONE's", au[0].time_s / sa[0].time_s,
        2.0);
   goal(csv, x, &pts[BFH], "c", "AUTO absent latency / STANDALONE's", au[1].time_s / sa[1].time_s,
