@@ -294,6 +294,7 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
     opt->block_filter_bits = 0;
     opt->memtable_index = 0;
   }
+  opt->standalone_index = p->standalone;
 }
 
 void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap) {
@@ -338,12 +339,14 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
   int rc = exp_db_open(p, dir, &db);
   if (rc != BFH_OK) return rc;
   char key[WORKLOAD_MAX_BYTES], val[WORKLOAD_MAX_BYTES];
+  uint64_t bytes_put = 0;
   double t0 = exp_now(), last = t0;
   for (uint64_t i = 0; i < p->wl.n; i++) {
     uint64_t id = workload_entry_id(&w, i);
     size_t kl = workload_key(&w, id, key);
     size_t vl = workload_value(&w, workload_value_id(&w, id), val);
     rc = bfh_put(db, key, kl, val, vl);
+    bytes_put += kl + vl;
     if (rc != BFH_OK) {
       fprintf(stderr, "bfh: put #%llu into %s: %s: %s\n", (unsigned long long)i, dir,
               bfh_strerror(rc), bfh_last_error(db));
@@ -367,6 +370,9 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
     bfh_close(db);
     return rc;
   }
+  /* Before the close: its counters (bytes written since the open) go with the handle. */
+  bfh_db_stats st;
+  int have_stats = exp_db_stats(db, &st);
   rc = bfh_close(db);
   if (rc != BFH_OK) {
     fprintf(stderr, "bfh: close %s: %s\n", dir, bfh_strerror(rc));
@@ -376,16 +382,20 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
     res->put_s = t1 - t0;
     res->flush_s = t2 - t1;
     res->total_s = t2 - t0;
+    res->bytes_put = bytes_put;
+    res->have_stats = have_stats;
+    res->stats = st;
   }
   return BFH_OK;
 }
 
 /* The identity of a database: every parameter that changes its content. */
 static void db_identity(const exp_db_params_t *p, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s-n%llu-dom%g-%s-m%llu-k%u-t%zu-mt%zu-vf%d%s", exp_engine_name(p->engine),
+  snprintf(buf, cap, "%s-n%llu-dom%g-%s-m%llu-k%u-t%zu-mt%zu-vf%d%s%s", exp_engine_name(p->engine),
            (unsigned long long)p->wl.n, p->wl.domain_pct,
            p->wl.order == WORKLOAD_RANDOM ? "rnd" : "seq", (unsigned long long)p->m, p->k,
-           p->table_bytes, p->memtable_bytes, p->value_filters, p->beyond ? "-beyond" : "");
+           p->table_bytes, p->memtable_bytes, p->value_filters, p->beyond ? "-beyond" : "",
+           p->standalone ? "-standalone" : "");
 }
 
 #define BUILT_MARK "BFH-EXP-BUILT" /* identity, then put_s flush_s, once the build is complete */
@@ -437,7 +447,7 @@ int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t c
                exp_build_result_t *res) {
   char id[256];
   shared_dir(x, p, dir, cap, id);
-  exp_build_result_t b = {0, 0, 0};
+  exp_build_result_t b = {0};
   if (!built(dir, id, &b)) {
     int rc = exp_db_build(x, p, dir, &b);
     if (rc == BFH_OK) rc = mark_built(dir, id, &b);

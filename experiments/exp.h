@@ -85,6 +85,8 @@ typedef struct exp_db_params {
      BFH_SEARCH_AUTO uses; 0 (default): the paper's structures only, so that the paper's
      artifacts measure the paper's costs. */
   int beyond;
+  /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
+  int standalone;
 } exp_db_params_t;
 
 /* Defaults: the paper's (m = 2M, k = 3, d = 5, 2 MiB tables, 4 MiB memtable), value filters
@@ -100,13 +102,17 @@ void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap);
 void exp_rmtree(const char *path);
 
 typedef struct exp_build_result {
-  double put_s;   /* all bfh_put calls */
-  double flush_s; /* the final bfh_flush */
-  double total_s; /* put_s + flush_s */
+  double put_s;       /* all bfh_put calls */
+  double flush_s;     /* the final bfh_flush */
+  double total_s;     /* put_s + flush_s */
+  uint64_t bytes_put; /* sum of the key and value lengths put */
+  int have_stats;     /* 1: stats holds bfh_stats taken after the flush, before the close */
+  bfh_db_stats stats;
 } exp_build_result_t;
 
 /* Removes dir, creates the database, puts the whole workload, flushes and closes it.
-   Returns BFH_OK or a status (message printed on stderr). */
+   Returns BFH_OK or a status (message printed on stderr). Only exp_db_build fills bytes_put
+   and stats; the times exp_db_get returns for a reused database come without them. */
 int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
                  exp_build_result_t *res);
 /* The database of p, built once per run and shared by every artifact that asks for the same
@@ -274,5 +280,8 @@ int exp_fig10_12(const exp_ctx_t *x); /* writes fig10.csv and fig12.csv */
 int exp_fig11(const exp_ctx_t *x);
 int exp_fig13(const exp_ctx_t *x);  /* Fig. 13 and Table III */
 int exp_beyond(const exp_ctx_t *x); /* beyond the paper: time vs N with AUTO's block path */
+/* Beyond the paper: write cost against search time, bfh's embedded index against a
+   stand-alone one (writes tradeoff.csv and tradeoff_goals.csv). */
+int exp_tradeoff(const exp_ctx_t *x);
 
 #endif

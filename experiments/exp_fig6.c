@@ -46,7 +46,7 @@ int exp_fig6(const exp_ctx_t *x) {
         p[vf].value_filters = vf;
         char dir[1200];
         snprintf(dir, sizeof dir, "%s/fig6-%llu-%d", x->work_dir, (unsigned long long)ns[i], vf);
-        exp_build_result_t b = {0, 0, 0};
+        exp_build_result_t b = {0};
         if (exp_db_build(x, &p[vf], dir, &b) != BFH_OK) rc = -1;
         tot[vf][r] = b.total_s;
         put[vf][r] = b.put_s;
