@@ -17,7 +17,8 @@ static const char USAGE[] =
     "  bfh put DIR KEY VALUE [db options]\n"
     "  bfh get DIR KEY [db options]\n"
     "  bfh delete DIR KEY [db options]\n"
-    "  bfh search DIR VALUE [--method scan|leaves|hierarchy|sliced|auto] [--count]\n"
+    "  bfh search DIR VALUE [--method scan|leaves|hierarchy|sliced|auto|standalone]\n"
+    "           [--count]\n"
     "           [db options]\n"
     "  bfh stats DIR [db options]\n"
     "  bfh repair DIR [db options]  (salvage a database that refuses to open; damaged\n"
@@ -34,6 +35,8 @@ static const char USAGE[] =
     "db options: --engine lsm|leveldb --bits M --hashes K --order D --table-bytes B\n"
     "           --memtable-bytes B --no-value-filters --leaves-on-disk --leaves-on-disk-whole\n"
     "           --placement similarity|positional|paper --sync\n"
+    "           --standalone-index  (own engine: also keep a value||key index; once a\n"
+    "                                database has one, every open must say so)\n"
     "Numbers take k/M/G suffixes (powers of 10; KiB/MiB/GiB for powers of 2).\n"
     "An existing database is opened with the m and k it was created with (BFH-PARAMS).\n";
 
@@ -95,9 +98,8 @@ static int parse_engine(const char *s, bfh_engine *e) {
 }
 
 static int parse_method(const char *s, bfh_method *m) {
-  const char *names[] = {"scan", "leaves", "hierarchy", "sliced", "auto"};
-  for (int i = 0; i < 5; i++)
-    if (strcmp(s, names[i]) == 0) {
+  for (int i = BFH_SEARCH_SCAN; i <= BFH_SEARCH_STANDALONE; i++)
+    if (strcmp(s, exp_method_name((bfh_method)i)) == 0) {
       *m = (bfh_method)i;
       return 0;
     }
@@ -155,6 +157,8 @@ static int parse_args(int argc, char **argv, int first, cli_t *c) {
       c->opt.leaves_on_disk = BFH_LEAVES_ON_DISK_WHOLE;
     } else if (strcmp(a, "--sync") == 0) {
       c->opt.sync = 1;
+    } else if (strcmp(a, "--standalone-index") == 0) {
+      c->opt.standalone_index = 1;
     } else if (strcmp(a, "--placement") == 0) {
       NEED_VALUE();
       if (strcmp(v, "similarity") == 0)
