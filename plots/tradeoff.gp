@@ -22,7 +22,7 @@ configs = "bare bfh standalone"
 ctitles = "'bare engine (SCAN)' 'bfh: value filters + block filters + memtable index' 'stand-alone index (value||key store)'"
 xcols = "ingest_us_per_put write_amp"
 xlabels = "'ingest: microseconds per put (puts + final flush)' 'write amplification: bytes written / bytes put'"
-params = sprintf("own engine, scale %s, m = %s, k = %s, d = %s, random insert order; ingest: median of %s build(s); search: median of %s queries, warm cache", \
+params = sprintf("own engine, scale %s, m = %s, k = %s, d = %s, random insert order; ingest: median of %s build(s); search: median of %s queries, second pass (warm)", \
   cell('1', "scale"), cell('1', "m"), cell('1', "k"), cell('1', "d"), cell('1', "reps"), cell('1', "queries"))
 set logscale xy
 set format y "10^{%L}"
