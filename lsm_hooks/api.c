@@ -1,9 +1,11 @@
 /* The implementation of include/bfh.h: argument checks, the per-thread last error, and the
- * wiring of db_params, the value index and an engine.
+ * wiring of db_params, the value index, an engine and the optional stand-alone index.
  *
  * Open: check options -> BFH-PARAMS (compare m, k, seed with the stored ones; a mismatch is
  * BFH_E_INVALID, never silent mixing) -> value_index_create -> engine_*_open (which takes the
- * database's lock: a second open gets BFH_E_BUSY) -> write BFH-PARAMS if it was absent.
+ * database's lock: a second open gets BFH_E_BUSY), or with standalone_index standalone_open
+ * (the own engine, then the index) -> write BFH-PARAMS if it was absent. With the stand-alone
+ * index, puts and deletes go through standalone.c's write protocol.
  *
  * Last error: each thread keeps a few (handle id, message) pairs in thread-local storage;
  * handle ids come from a global counter and are never reused, so a message never outlives
