@@ -27,33 +27,13 @@
    and the cache file's layout. */
 #include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
+#include "tests/api/db_fixture.h"
 
 #define NKEYS 20000
 #define NVALUES 5000 /* value id = key id % NVALUES: 4 keys per value */
 
-typedef struct fixture {
-  char root[4096];
-  char dir[4200];
-  bfh_db *db;
-} fixture_t;
-
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof *f);
-  if (!f || test_tmpdir_create(f->root, sizeof f->root, "block_path") != 0) {
-    free(f);
-    return -1;
-  }
-  snprintf(f->dir, sizeof f->dir, "%s/db", f->root);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  bfh_close(f->db);
-  int rc = test_rmrf(f->root);
-  free(f);
-  return rc == 0 ? 0 : -1;
+  return db_fixture_setup(state, "block_path");
 }
 
 static void options(bfh_options *o, bfh_engine engine) {
@@ -64,12 +44,12 @@ static void options(bfh_options *o, bfh_engine engine) {
   o->table_bytes = 64 << 10;
 }
 
-static void open_ok(fixture_t *f, const bfh_options *o) {
+static void open_ok(db_fixture_t *f, const bfh_options *o) {
   int rc = bfh_open(f->dir, o, &f->db);
   if (rc != BFH_OK) fail_msg("bfh_open %s: %s", f->dir, bfh_last_error(NULL));
 }
 
-static void close_ok(fixture_t *f) {
+static void close_ok(db_fixture_t *f) {
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
 }
@@ -78,7 +58,7 @@ static size_t value_of(uint32_t id, char *buf) {
   return (size_t)sprintf(buf, "val-%05u", id);
 }
 
-static void load(fixture_t *f) {
+static void load(db_fixture_t *f) {
   char key[32], val[32];
   for (uint32_t i = 0; i < NKEYS; i++) {
     int kl = sprintf(key, "key-%06u", (i * 7919u) % NKEYS);
@@ -163,7 +143,7 @@ static void first_table(const char *dir, char *path, size_t cap, uint64_t *numbe
 }
 
 static void test_lsm_damaged_block_filter(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   options(&o, BFH_ENGINE_LSM);
   open_ok(f, &o);
@@ -207,7 +187,7 @@ static void test_lsm_damaged_block_filter(void **state) {
 }
 
 static void test_lsm_memtable_index(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   options(&o, BFH_ENGINE_LSM);
   o.memtable_bytes = 8 << 20; /* everything below stays in the memtable */
@@ -244,7 +224,7 @@ static void test_lsm_memtable_index(void **state) {
 }
 
 static void test_leveldb_damaged_cache_blocks(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   options(&o, BFH_ENGINE_LEVELDB);
   open_ok(f, &o);
@@ -287,9 +267,10 @@ static void test_leveldb_damaged_cache_blocks(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_lsm_damaged_block_filter, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_lsm_memtable_index, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_leveldb_damaged_cache_blocks, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_damaged_block_filter, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_memtable_index, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_damaged_cache_blocks, setup,
+                                      db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,32 +27,12 @@
 /* Not public (lsm_hooks/testbed.h): the log reader, to find the records to damage. */
 #include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
+#include "tests/api/db_fixture.h"
 
 #define NKEYS 2000
 
-typedef struct fixture {
-  char root[4096];
-  char dir[4200];
-  bfh_db *db; /* closed by the teardown if a test fails with it open */
-} fixture_t;
-
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof *f);
-  if (!f || test_tmpdir_create(f->root, sizeof f->root, "leveldb_corrupt") != 0) {
-    free(f);
-    return -1;
-  }
-  snprintf(f->dir, sizeof f->dir, "%s/db", f->root);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  bfh_close(f->db);
-  int rc = test_rmrf(f->root);
-  free(f);
-  return rc == 0 ? 0 : -1;
+  return db_fixture_setup(state, "leveldb_corrupt");
 }
 
 static void options(bfh_options *o, bfh_engine engine) {
@@ -72,7 +52,7 @@ static size_t value_of(unsigned i, char *buf) {
 }
 
 /* Opens dir with engine, puts keys [first, first + n), flushes if asked, closes. */
-static void fill(fixture_t *f, bfh_engine engine, unsigned first, unsigned n, int flush) {
+static void fill(db_fixture_t *f, bfh_engine engine, unsigned first, unsigned n, int flush) {
   bfh_options o;
   options(&o, engine);
   if (bfh_open(f->dir, &o, &f->db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
@@ -126,7 +106,7 @@ static uint64_t file_size(const char *path) {
   return (uint64_t)sb.st_size;
 }
 
-static void expect_open_corrupt(fixture_t *f, const char *names) {
+static void expect_open_corrupt(db_fixture_t *f, const char *names) {
   bfh_options o;
   options(&o, BFH_ENGINE_LEVELDB);
   int rc = bfh_open(f->dir, &o, &f->db);
@@ -136,7 +116,7 @@ static void expect_open_corrupt(fixture_t *f, const char *names) {
 }
 
 static void test_leveldb_corrupt_own_engine_directory_is_invalid(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   fill(f, BFH_ENGINE_LSM, 0, 100, 0);
   struct dirent **before, **after;
   int nb = scandir(f->dir, &before, NULL, alphasort);
@@ -178,7 +158,7 @@ static int flush_over_limit(const char *dir) {
 }
 
 static void test_leveldb_corrupt_flush_failure_is_reported(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
@@ -190,7 +170,7 @@ static void test_leveldb_corrupt_flush_failure_is_reported(void **state) {
 }
 
 static void test_leveldb_corrupt_log_length_past_end_fails_open(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   fill(f, BFH_ENGINE_LEVELDB, 0, NKEYS, 0); /* all in the log */
   char log[4400];
   only_file(f->dir, ".log", 0, log, sizeof log);
@@ -210,7 +190,7 @@ static void test_leveldb_corrupt_log_length_past_end_fails_open(void **state) {
 }
 
 static void test_leveldb_corrupt_torn_log_tail_opens(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   fill(f, BFH_ENGINE_LEVELDB, 0, NKEYS, 0);
   char log[4400], cut[4500];
   only_file(f->dir, ".log", 0, log, sizeof log);
@@ -240,7 +220,7 @@ static void test_leveldb_corrupt_torn_log_tail_opens(void **state) {
 }
 
 static void test_leveldb_corrupt_manifest_lost_edit_fails_open(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   fill(f, BFH_ENGINE_LEVELDB, 0, NKEYS, 1); /* the flush's edit names a new log */
   char manifest[4400], cut[4500];
   only_file(f->dir, "MANIFEST-", 1, manifest, sizeof manifest);
@@ -254,14 +234,15 @@ static void test_leveldb_corrupt_manifest_lost_edit_fails_open(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_leveldb_corrupt_own_engine_directory_is_invalid, setup,
-                                      teardown),
+                                      db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_corrupt_flush_failure_is_reported, setup,
-                                      teardown),
+                                      db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_corrupt_log_length_past_end_fails_open, setup,
-                                      teardown),
-      cmocka_unit_test_setup_teardown(test_leveldb_corrupt_torn_log_tail_opens, setup, teardown),
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_corrupt_torn_log_tail_opens, setup,
+                                      db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_corrupt_manifest_lost_edit_fails_open, setup,
-                                      teardown),
+                                      db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

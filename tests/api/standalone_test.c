@@ -32,27 +32,11 @@
    past the index as a machine crash can leave it). */
 #include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
+#include "tests/api/db_fixture.h"
 #include "util/random.h"
 
-typedef struct fixture {
-  char dir[512];
-} fixture_t;
-
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof *f);
-  if (!f || test_tmpdir_create(f->dir, sizeof f->dir, "standalone_test") != 0) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  int rc = test_rmrf(f->dir) != 0 ? -1 : 0;
-  free(f);
-  return rc;
+  return db_fixture_setup(state, "standalone_test");
 }
 
 static void small_options(bfh_options *o, int standalone) {
@@ -127,11 +111,11 @@ static void put_str(bfh_db *db, const char *k, const char *v) {
 /* ---- The contract ------------------------------------------------------------------------ */
 
 static void test_standalone_basics(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   small_options(&o, 1);
   bfh_db *db = open_or_fail(f->dir, &o);
-  char path[600];
+  char path[4400];
   snprintf(path, sizeof path, "%s/bfh-standalone", f->dir);
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
@@ -204,7 +188,7 @@ static void test_standalone_basics(void **state) {
   bfh_options_init(&lo);
   lo.engine = BFH_ENGINE_LEVELDB;
   lo.standalone_index = 1;
-  char ldir[600];
+  char ldir[4400];
   snprintf(ldir, sizeof ldir, "%s/ldb", f->dir);
   assert_int_equal(bfh_open(ldir, &lo, &db), BFH_E_UNSUPPORTED);
   assert_non_null(strstr(bfh_last_error(NULL), "own engine"));
@@ -217,7 +201,7 @@ static void test_standalone_basics(void **state) {
 /* A database written without the index gets it built at the first open that asks for it;
    a build cut short (its tmp directory left behind) is removed and done again. */
 static void test_standalone_build(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   small_options(&o, 0);
   bfh_db *db = open_or_fail(f->dir, &o);
@@ -235,7 +219,7 @@ static void test_standalone_build(void **state) {
     live07 -= i % 50 == 7;
   }
   assert_int_equal(bfh_close(db), BFH_OK);
-  char tmp[600], junk[700];
+  char tmp[4400], junk[4500];
   snprintf(tmp, sizeof tmp, "%s/bfh-standalone.tmp", f->dir);
   assert_int_equal(mkdir(tmp, 0755), 0);
   snprintf(junk, sizeof junk, "%s/000007.log", tmp);
@@ -345,7 +329,7 @@ static void pause_after_store(void *arg, int step) {
 }
 
 static void test_standalone_concurrent_writes(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   small_options(&o, 1);
   g_db = open_or_fail(f->dir, &o);
@@ -526,17 +510,17 @@ static void crash_at_step(const char *dir, int step, int after, int stride, uint
 
 /* Killed right after the new index entry, before the database write: that entry is stale. */
 static void test_standalone_crash_after_index_write(void **state) {
-  crash_at_step(((fixture_t *)*state)->dir, STANDALONE_STEP_INDEXED, 300, 500, 100);
+  crash_at_step(((db_fixture_t *)*state)->dir, STANDALONE_STEP_INDEXED, 300, 500, 100);
 }
 
 /* Killed after the database write, before the old entry's removal: the old one is stale. */
 static void test_standalone_crash_after_database_write(void **state) {
-  crash_at_step(((fixture_t *)*state)->dir, STANDALONE_STEP_STORED, 400, 700, 200);
+  crash_at_step(((db_fixture_t *)*state)->dir, STANDALONE_STEP_STORED, 400, 700, 200);
 }
 
 /* Killed by the parent at whatever point the child has reached after some acknowledgements. */
 static void test_standalone_crash_anywhere(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   for (int round = 0; round < 6; round++) {
     crash_result_t r = crash_and_check(f->dir, 300 + round, 0, 0, 200 + 1500 * round);
     assert_true(r.acked >= (size_t)(200 + 1500 * round));
@@ -546,7 +530,7 @@ static void test_standalone_crash_anywhere(void **state) {
 /* A write the database kept and the index lost (a machine crash with sync = 0 can leave
    this): the open re-indexes the records it replays from the database's log. */
 static void test_standalone_replay_reindexes(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   small_options(&o, 1);
   bfh_db *db = open_or_fail(f->dir, &o);
@@ -580,7 +564,7 @@ static void test_standalone_replay_reindexes(void **state) {
 
 /* A damaged index refuses the open with the file named; bfh_repair builds it again. */
 static void test_standalone_damaged_index_repaired(void **state) {
-  fixture_t *f = *state;
+  db_fixture_t *f = *state;
   bfh_options o;
   small_options(&o, 1);
   bfh_db *db = open_or_fail(f->dir, &o);
@@ -591,7 +575,7 @@ static void test_standalone_damaged_index_repaired(void **state) {
     put_str(db, k, v);
   }
   assert_int_equal(bfh_close(db), BFH_OK);
-  char current[600];
+  char current[4400];
   snprintf(current, sizeof current, "%s/bfh-standalone/CURRENT", f->dir);
   FILE *fp = fopen(current, "w");
   assert_non_null(fp);
@@ -613,14 +597,18 @@ static void test_standalone_damaged_index_repaired(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_standalone_basics, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_build, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_concurrent_writes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_crash_after_index_write, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_crash_after_database_write, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_crash_anywhere, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_replay_reindexes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_standalone_damaged_index_repaired, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_basics, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_build, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_concurrent_writes, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_crash_after_index_write, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_crash_after_database_write, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_crash_anywhere, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_replay_reindexes, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_damaged_index_repaired, setup,
+                                      db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
