@@ -20,12 +20,12 @@
 #define KEY_STRIPE_SEED 0x73747269706573ull
 #define VALUE_HASH_SEED 0x7361696478ull
 
-/* Records replayed from the database's logs at open: (varint32 klen, k, varint32 vlen, v)
-   for every put. */
-typedef struct replayed {
+/* A list of byte strings, each stored as varint32(length) then the bytes: the keys a search
+   finds, and the (key, value) pairs the open replays from the database's logs. */
+typedef struct items {
   uint8_t *data;
   size_t n, cap;
-} replayed_t;
+} items_t;
 
 struct standalone {
   engine_t *engine; /* the database's (borrowed) */
@@ -170,37 +170,24 @@ void standalone_set_step_hook(standalone_t *s, void (*fn)(void *arg, int step), 
 
 /* ---- Search ------------------------------------------------------------------------------ */
 
-/* The keys found, each (varint32 len, bytes). */
-typedef struct found {
-  uint8_t *data;
-  size_t n, cap;
-} found_t;
-
-static int append(uint8_t **data, size_t *n, size_t *cap, const void *a, size_t alen, const void *b,
-                  size_t blen) {
-  size_t need = *n + 10 + alen + blen;
-  if (need > *cap) {
-    size_t cap2 = *cap ? *cap : 256;
-    while (cap2 < need) cap2 *= 2;
-    uint8_t *d = realloc(*data, cap2);
+static int items_add(items_t *l, const void *bytes, size_t len) {
+  size_t need = l->n + 5 + len;
+  if (need > l->cap) {
+    size_t cap = l->cap ? l->cap : 256;
+    while (cap < need) cap *= 2;
+    uint8_t *d = realloc(l->data, cap);
     if (!d) return BFH_E_NOMEM;
-    *data = d;
-    *cap = cap2;
+    l->data = d;
+    l->cap = cap;
   }
-  uint8_t *p = encode_varint32(*data + *n, (uint32_t)alen);
-  if (alen) memcpy(p, a, alen);
-  p += alen;
-  if (b) {
-    p = encode_varint32(p, (uint32_t)blen);
-    if (blen) memcpy(p, b, blen);
-    p += blen;
-  }
-  *n = (size_t)(p - *data);
+  uint8_t *p = encode_varint32(l->data + l->n, (uint32_t)len);
+  if (len) memcpy(p, bytes, len);
+  l->n = (size_t)(p + len - l->data);
   return BFH_OK;
 }
 
-/* The next (bytes, len) of a list written by append; NULL at its end. */
-static const uint8_t *next_item(const uint8_t **p, const uint8_t *end, size_t *len) {
+/* The string at *p (advanced past it) of a list ending at end; NULL at its end. */
+static const uint8_t *items_next(const uint8_t **p, const uint8_t *end, size_t *len) {
   uint32_t n;
   const uint8_t *q = *p < end ? decode_varint32(*p, end, &n) : NULL;
   if (!q) return NULL;
@@ -210,7 +197,7 @@ static const uint8_t *next_item(const uint8_t **p, const uint8_t *end, size_t *l
 }
 
 /* Collects the keys of the index entries that start with v's prefix. */
-static int seek_keys(standalone_t *s, const void *val, size_t val_len, found_t *f,
+static int seek_keys(standalone_t *s, const void *val, size_t val_len, items_t *f,
                      uint64_t *entries, err_t *err) {
   uint8_t *prefix = malloc(prefix_bytes(val_len));
   if (!prefix) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
@@ -223,7 +210,7 @@ static int seek_keys(standalone_t *s, const void *val, size_t val_len, found_t *
     const uint8_t *k = lsm_iter_key(it, &klen);
     if (klen < plen || memcmp(k, prefix, plen) != 0) break;
     (*entries)++;
-    if (append(&f->data, &f->n, &f->cap, k + plen, klen - plen, NULL, 0) != BFH_OK)
+    if (items_add(f, k + plen, klen - plen) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
   }
   if (rc == BFH_OK && it) rc = lsm_iter_status(it, err);
@@ -239,11 +226,11 @@ int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_matc
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = BFH_SEARCH_STANDALONE;
-  found_t f = {NULL, 0, 0};
+  items_t f = {NULL, 0, 0};
   int rc = seek_keys(s, val, val_len, &f, &st.entries_scanned, err);
   const uint8_t *p = f.data, *end = f.data + f.n, *key;
   size_t key_len;
-  while (rc == BFH_OK && (key = next_item(&p, end, &key_len))) {
+  while (rc == BFH_OK && (key = items_next(&p, end, &key_len))) {
     st.candidates++;
     int holds = search_key_holds(s->engine, key, key_len, val, val_len, err);
     if (holds < 0) rc = holds;
@@ -308,20 +295,20 @@ int standalone_exists(const char *path) {
 static int remember_replayed(void *arg, const void *key, size_t key_len, const void *val,
                              size_t val_len, uint64_t seq, int type) {
   (void)seq;
-  replayed_t *r = arg;
+  items_t *r = arg;
   if (type != LSM_TYPE_VALUE) return 0;
-  return append(&r->data, &r->n, &r->cap, key, key_len, val, val_len) != BFH_OK;
+  return items_add(r, key, key_len) != BFH_OK || items_add(r, val, val_len) != BFH_OK;
 }
 
 /* Indexes again every replayed put that is still the key's value: the index may have lost
    it in a machine crash that the database's log survived. Puts of an entry the index
    has are no-ops for the search. */
-static int index_replayed(standalone_t *s, const replayed_t *r, err_t *err) {
+static int index_replayed(standalone_t *s, const items_t *r, err_t *err) {
   const uint8_t *p = r->data, *end = r->data + r->n, *key, *val;
   size_t key_len, val_len;
   int rc = BFH_OK;
-  while (rc == BFH_OK && (key = next_item(&p, end, &key_len)) &&
-         (val = next_item(&p, end, &val_len))) {
+  while (rc == BFH_OK && (key = items_next(&p, end, &key_len)) &&
+         (val = items_next(&p, end, &val_len))) {
     int holds = search_key_holds(s->engine, key, key_len, val, val_len, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
@@ -422,7 +409,7 @@ static void standalone_free(standalone_t *s) {
 
 /* Opens the existing index, noting that it is open (the clean marker goes), and re-indexes
    the replayed puts unless the last close was clean: then every write had reached both. */
-static int open_index(standalone_t *s, const bfh_options *opt, const replayed_t *r, err_t *err) {
+static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r, err_t *err) {
   char *marker = join(s->dir, CLEAN_MARKER);
   if (!marker) return err_set(err, BFH_E_NOMEM, "out of memory");
   lsm_options_t lo;
@@ -446,7 +433,7 @@ int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io,
   *e = NULL;
   standalone_t *s = standalone_new(path, io);
   if (!s) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
-  replayed_t r = {NULL, 0, 0}, none = {NULL, 0, 0};
+  items_t r = {NULL, 0, 0}, none = {NULL, 0, 0};
   int built = 0;
   int rc = engine_lsm_open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
   if (rc == BFH_OK) {
