@@ -28,7 +28,8 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
                         err_t *err);
 
 /* Checks the LevelDB database in dir (through io, borrowed): CURRENT, the MANIFEST it names
-   (every record's checksum), every table file (footer, index, every block's checksum) and
+   (every record's checksum), every table file (footer, index, every data block's checksum;
+   not the meta index and key filter block, which bfh never reads) and
    every live log (every record's checksum, every write batch) of the directory, and, when m
    is not 0, the filter cache's files against their tables (made with m, k, seed). Damage goes
    to damage(arg, ...) and into st; damage of the filter cache is told with "(harmless: ...)"
