@@ -266,19 +266,15 @@ static int verify_files(verify_t *v, err_t *err) {
 static int verify_identity(verify_t *v, err_t *err) {
   char path[LSM_PATH_MAX];
   lsm_filename_identity(path, sizeof path, v->dir);
-  void *data = NULL;
-  size_t n = 0;
   err_t e;
-  int rc = lsm_io_read_file(v->io, path, &data, &n, &e);
-  if (rc == ST_OK) rc = lsm_identity_check(data, n, path, &e);
-  free(data);
+  int rc = lsm_identity_read(v->io, v->dir, &e);
   if (rc == ST_NOT_FOUND)
     return err_set(err, ST_E_INVALID, "%s: not a bfh lsm database (no IDENTITY)", v->dir);
   if (rc == ST_E_INVALID) {
     if (err) *err = e;
     return rc;
   }
-  if (rc == ST_OK) count_file(v, path);
+  count_file(v, path);
   return rc == ST_OK ? ST_OK : damage_from(v, "IDENTITY", rc, &e, err);
 }
 

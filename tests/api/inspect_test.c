@@ -301,16 +301,20 @@ static void check_busy(void **state, bfh_engine engine) {
   assert_int_equal(check(f, engine, &d, &rep), BFH_OK);
 }
 
-/* The name (without the directory) of the first file of dir whose name ends in suffix. */
-static void first_file(const char *dir, const char *suffix, char *out, size_t cap) {
+/* The name (without the directory) of the first file of dir, by name, that starts with
+   prefix and ends with suffix. */
+static void first_file(const char *dir, const char *prefix, const char *suffix, char *out,
+                       size_t cap) {
   struct dirent **names;
   int n = scandir(dir, &names, NULL, by_name);
   assert_true(n >= 0);
   out[0] = '\0';
   for (int i = 0; i < n; i++) {
-    size_t len = strlen(names[i]->d_name), sl = strlen(suffix);
-    if (!out[0] && len > sl && strcmp(names[i]->d_name + len - sl, suffix) == 0)
-      snprintf(out, cap, "%s", names[i]->d_name);
+    const char *s = names[i]->d_name;
+    size_t len = strlen(s), pl = strlen(prefix), sl = strlen(suffix);
+    if (!out[0] && len > pl + sl && strncmp(s, prefix, pl) == 0 &&
+        strcmp(s + len - sl, suffix) == 0)
+      snprintf(out, cap, "%s", s);
     free(names[i]);
   }
   free(names);
@@ -359,7 +363,7 @@ static void check_table_block(void **state, bfh_engine engine) {
   fill(f, engine, 1);
   close_db(f);
   char name[256], path[TEST_PATH_MAX + 512];
-  first_file(f->dir, engine == BFH_ENGINE_LSM ? ".sst" : ".ldb", name, sizeof name);
+  first_file(f->dir, "", engine == BFH_ENGINE_LSM ? ".sst" : ".ldb", name, sizeof name);
   block_ref_t b = middle_block(f, engine, name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   assert_int_equal(test_file_xor_byte(path, b.offset + b.size / 2, 0x40), 0);
@@ -387,8 +391,8 @@ static void record_place(const char *path, int i, uint64_t *offset, uint64_t *le
   log_reader_close(r);
 }
 
-/* Flips a byte inside the payload of the first record of the first file named like
-   `suffix` (a manifest: prefix match): the damage is that record, at its offset. */
+/* Flips a byte inside the payload of the first record of log-format file `name`: the damage
+   is that record, at its offset. */
 static void check_record(db_fixture_t *f, bfh_engine engine, const char *name) {
   char path[TEST_PATH_MAX + 512];
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
@@ -408,7 +412,7 @@ static void check_log_record(void **state, bfh_engine engine) {
   fill(f, engine, 0);
   close_db(f);
   char name[256];
-  first_file(f->dir, ".log", name, sizeof name);
+  first_file(f->dir, "", ".log", name, sizeof name);
   check_record(f, engine, name);
 }
 
@@ -416,16 +420,8 @@ static void check_manifest_record(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
   fill(f, engine, 1);
   close_db(f);
-  struct dirent **names;
-  int n = scandir(f->dir, &names, NULL, by_name);
-  char name[256] = "";
-  for (int i = 0; i < n; i++) {
-    if (strncmp(names[i]->d_name, "MANIFEST-", 9) == 0)
-      snprintf(name, sizeof name, "%s", names[i]->d_name);
-    free(names[i]);
-  }
-  free(names);
-  assert_true(name[0] != '\0');
+  char name[256];
+  first_file(f->dir, "MANIFEST-", "", name, sizeof name);
   check_record(f, engine, name);
 }
 
@@ -451,7 +447,7 @@ static void test_check_leveldb_cache(void **state) {
   close_db(f);
   char dir[TEST_PATH_MAX + 512], name[256], path[TEST_PATH_MAX + 1024];
   snprintf(dir, sizeof dir, "%s/%s", f->dir, LEAF_CACHE_DIR);
-  first_file(dir, ".vf", name, sizeof name);
+  first_file(dir, "", ".vf", name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   assert_int_equal(test_file_xor_byte(path, LEAF_CACHE_HEADER_BYTES + 100, 0x01), 0);
   damage_t d;
@@ -462,6 +458,35 @@ static void test_check_leveldb_cache(void **state) {
   assert_int_equal(rep.cache_damaged, 1);
   assert_non_null(strstr(d.file, name));
   assert_non_null(strstr(d.what, "harmless"));
+}
+
+/* Own engine: the stand-alone index is checked too, its files named under its directory. */
+static void test_check_standalone(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM);
+  o.standalone_index = 1;
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  for (unsigned i = 0; i < NKEYS; i++) {
+    char k[16], v[128];
+    assert_int_equal(bfh_put(f->db, k, key_of(i, k), v, value_of(i % NVALUES, v)), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(f->db), BFH_OK);
+  close_db(f);
+  damage_t d;
+  bfh_check_report clean, rep;
+  assert_int_equal(check(f, BFH_ENGINE_LSM, &d, &clean), BFH_OK);
+  char dir[TEST_PATH_MAX + 512], name[256], path[TEST_PATH_MAX + 1024], want[300];
+  snprintf(dir, sizeof dir, "%s/bfh-standalone", f->dir);
+  first_file(dir, "", ".sst", name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  assert_int_equal(test_file_xor_byte(path, 10, 0x40), 0); /* in the first data block, at 0 */
+  assert_int_equal(check(f, BFH_ENGINE_LSM, &d, &rep), BFH_E_CORRUPT);
+  assert_int_equal(d.n, 1);
+  snprintf(want, sizeof want, "bfh-standalone/%s", name);
+  assert_string_equal(d.file, want);
+  assert_int_equal(d.offset, 0);
+  assert_int_equal(rep.files, clean.files);
 }
 
 /* One test per body and engine. */
@@ -501,6 +526,7 @@ int main(void) {
       T(test_check_params_lsm),
       T(test_check_params_leveldb),
       T(test_check_leveldb_cache),
+      T(test_check_standalone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
