@@ -312,24 +312,34 @@ static void check_busy(void **state, bfh_engine engine) {
   assert_int_equal(check(f, engine, &d, &rep), BFH_OK);
 }
 
-/* The name (without the directory) of the first file of dir, by name, that starts with
-   prefix and ends with suffix. */
-static void first_file(const char *dir, const char *prefix, const char *suffix, char *out,
-                       size_t cap) {
+/* The name (without the directory) of the newest file of dir whose name ends in suffix: the
+   one with the highest number, which is live (older logs and compacted tables may linger
+   until the next open deletes them). */
+static void newest_file(const char *dir, const char *suffix, char *out, size_t cap) {
   struct dirent **names;
   int n = scandir(dir, &names, NULL, by_name);
   assert_true(n >= 0);
   out[0] = '\0';
   for (int i = 0; i < n; i++) {
     const char *s = names[i]->d_name;
-    size_t len = strlen(s), pl = strlen(prefix), sl = strlen(suffix);
-    if (!out[0] && len > pl + sl && strncmp(s, prefix, pl) == 0 &&
-        strcmp(s + len - sl, suffix) == 0)
-      snprintf(out, cap, "%s", s);
+    size_t len = strlen(s), sl = strlen(suffix);
+    if (len > sl && strcmp(s + len - sl, suffix) == 0) snprintf(out, cap, "%s", s);
     free(names[i]);
   }
   free(names);
   assert_true(out[0] != '\0');
+}
+
+/* The file name of the first table bfh_tables lists: a live one (a compacted table may still
+   be in the directory until the next open deletes it, and is no part of the database). */
+static uint64_t live_table(db_fixture_t *f, bfh_engine engine, char *out, size_t cap) {
+  static listed_t l;
+  memset(&l, 0, sizeof l);
+  assert_int_equal(bfh_tables(f->db, collect, &l), BFH_OK);
+  assert_true(l.n > 0);
+  snprintf(out, cap, "%06llu.%s", (unsigned long long)l.t[0].number,
+           engine == BFH_ENGINE_LSM ? "sst" : "ldb");
+  return l.t[0].number;
 }
 
 /* The data block in the middle of table `name` of f->dir, from the table's block filter: in
@@ -372,9 +382,9 @@ static block_ref_t middle_block(db_fixture_t *f, bfh_engine engine, const char *
 static void check_table_block(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
   fill(f, engine, 1);
-  close_db(f);
   char name[256], path[TEST_PATH_MAX + 512];
-  first_file(f->dir, "", engine == BFH_ENGINE_LSM ? ".sst" : ".ldb", name, sizeof name);
+  live_table(f, engine, name, sizeof name);
+  close_db(f);
   block_ref_t b = middle_block(f, engine, name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   assert_int_equal(test_file_xor_byte(path, b.offset + b.size / 2, 0x40), 0);
@@ -429,7 +439,7 @@ static void check_log_record(void **state, bfh_engine engine) {
   fill_with(f, &o, 0);
   close_db(f);
   char name[256], path[TEST_PATH_MAX + 512];
-  first_file(f->dir, "", ".log", name, sizeof name);
+  newest_file(f->dir, ".log", name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
@@ -441,8 +451,13 @@ static void check_manifest_record(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
   fill(f, engine, 1);
   close_db(f);
-  char name[256];
-  first_file(f->dir, "MANIFEST-", "", name, sizeof name);
+  char name[256] = "", path[TEST_PATH_MAX + 512];
+  snprintf(path, sizeof path, "%s/CURRENT", f->dir); /* the live one: an old one may linger */
+  FILE *fp = fopen(path, "r");
+  assert_non_null(fp);
+  assert_non_null(fgets(name, sizeof name, fp));
+  fclose(fp);
+  name[strcspn(name, "\n")] = '\0';
   check_record(f, engine, name);
 }
 
@@ -465,11 +480,11 @@ static void check_params(void **state, bfh_engine engine) {
 static void test_check_leveldb_cache(void **state) {
   db_fixture_t *f = *state;
   fill(f, BFH_ENGINE_LEVELDB, 1);
-  close_db(f);
-  char dir[TEST_PATH_MAX + 512], name[256], path[TEST_PATH_MAX + 1024];
-  snprintf(dir, sizeof dir, "%s/%s", f->dir, LEAF_CACHE_DIR);
-  first_file(dir, "", ".vf", name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char table[256], name[256], path[TEST_PATH_MAX + 1024];
+  uint64_t number = live_table(f, BFH_ENGINE_LEVELDB, table, sizeof table);
+  close_db(f); /* writes the cache files of the live tables */
+  snprintf(name, sizeof name, "%06llu.vf", (unsigned long long)number);
+  snprintf(path, sizeof path, "%s/%s/%s", f->dir, LEAF_CACHE_DIR, name);
   assert_int_equal(test_file_xor_byte(path, LEAF_CACHE_HEADER_BYTES + 100, 0x01), 0);
   damage_t d;
   bfh_check_report rep;
@@ -486,9 +501,9 @@ static void test_check_leveldb_cache(void **state) {
 static void test_check_value_filter(void **state) {
   db_fixture_t *f = *state;
   fill(f, BFH_ENGINE_LSM, 1);
-  close_db(f);
   char name[256], path[TEST_PATH_MAX + 512];
-  first_file(f->dir, "", ".sst", name, sizeof name);
+  live_table(f, BFH_ENGINE_LSM, name, sizeof name);
+  close_db(f);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   table_t *t;
   err_t e;
@@ -520,7 +535,7 @@ static void test_check_standalone(void **state) {
   assert_int_equal(check(f, BFH_ENGINE_LSM, &d, &clean), BFH_OK);
   char dir[TEST_PATH_MAX + 512], name[256], path[TEST_PATH_MAX + 1024], want[300];
   snprintf(dir, sizeof dir, "%s/bfh-standalone", f->dir);
-  first_file(dir, "", ".sst", name, sizeof name);
+  newest_file(dir, ".sst", name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   assert_int_equal(test_file_xor_byte(path, 10, 0x40), 0); /* in the first data block, at 0 */
   assert_int_equal(check(f, BFH_ENGINE_LSM, &d, &rep), BFH_E_CORRUPT);
