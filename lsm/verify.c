@@ -143,15 +143,15 @@ static int manifest_record(verify_t *v, const void *data, size_t n, uint64_t at,
 static int verify_manifest(verify_t *v, err_t *err) {
   char path[LSM_PATH_MAX];
   lsm_filename_current(path, sizeof path, v->dir);
+  if (!lsm_io_exists(v->io, path)) {
+    damage(v, "CURRENT", 0, "missing");
+    return ST_OK;
+  }
   void *cur = NULL;
   size_t n = 0;
   err_t e;
   int rc = lsm_io_read_file(v->io, path, &cur, &n, &e);
-  if (rc != ST_OK) {
-    free(cur);
-    return rc == ST_NOT_FOUND ? (damage(v, "CURRENT", 0, "missing"), ST_OK)
-                              : damage_from(v, "CURRENT", rc, &e, err);
-  }
+  if (rc != ST_OK) return damage_from(v, "CURRENT", rc, &e, err);
   count_file(v, path);
   char *text = cur;
   uint64_t number = 0;
