@@ -190,8 +190,11 @@ static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db
     if (err) *err = e;
     return rc;
   }
-  st->files++;
-  st->bytes += DB_PARAMS_BYTES;
+  uint64_t size = 0;
+  char file[LSM_PATH_MAX];
+  snprintf(file, sizeof file, "%s/%s", path, DB_PARAMS_FILE);
+  if (lsm_io_file_size(lsm_io_default(), file, &size, NULL) == ST_OK) st->files++;
+  st->bytes += size;
   return ST_OK;
 }
 

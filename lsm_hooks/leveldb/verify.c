@@ -263,6 +263,9 @@ int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64
   snprintf(path, sizeof path, "%s/CURRENT", dir);
   if (!lsm_io_exists(io, path))
     return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
+  snprintf(path, sizeof path, "%s/IDENTITY", dir); /* the own engine's marker (lsm/filename.h) */
+  if (lsm_io_exists(io, path))
+    return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
   lsm_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
   int rc = lsm_io_lock_shared(io, dir, &lock, err);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);

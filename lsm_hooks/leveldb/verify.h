@@ -35,7 +35,8 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
    to damage(arg, ...) and into st; damage of the filter cache is told with "(harmless: ...)"
    in what and counted in *cache_damaged instead. A record cut short at the end of a log is a
    torn tail (st). BFH_OK when the check ran; BFH_E_BUSY if a bfh handle has the database
-   open (it flocks the directory); BFH_E_INVALID if dir has no CURRENT; BFH_E_IO, BFH_E_NOMEM. */
+   open (it flocks the directory); BFH_E_INVALID if dir has no CURRENT, or is the own
+   engine's (an IDENTITY file); BFH_E_IO, BFH_E_NOMEM. */
 int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
                    err_t *err);

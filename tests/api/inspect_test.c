@@ -570,6 +570,22 @@ static void test_check_standalone(void **state) {
   assert_int_equal(rep.files, clean.files);
 }
 
+/* A database of the other engine is no database of the engine asked for. */
+static void test_check_wrong_engine(void **state) {
+  db_fixture_t *f = *state;
+  fill(f, BFH_ENGINE_LSM, 0);
+  close_db(f);
+  damage_t d;
+  bfh_check_report rep;
+  assert_int_equal(check(f, BFH_ENGINE_LEVELDB, &d, &rep), BFH_E_INVALID);
+  assert_int_equal(d.n, 0);
+  assert_int_equal(test_rmrf(f->dir), 0);
+  fill(f, BFH_ENGINE_LEVELDB, 0);
+  close_db(f);
+  assert_int_equal(check(f, BFH_ENGINE_LSM, &d, &rep), BFH_E_INVALID);
+  assert_int_equal(d.n, 0);
+}
+
 /* One test per body and engine. */
 #define BOTH_ENGINES(body)                          \
   static void test_##body##_lsm(void **state) {     \
@@ -612,6 +628,7 @@ int main(void) {
       T(test_check_leveldb_cache),
       T(test_check_value_filter),
       T(test_check_standalone),
+      T(test_check_wrong_engine),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
