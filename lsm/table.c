@@ -376,13 +376,6 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
   return rc;
 }
 
-/* The last part of a reader message ("table x: block at 8: checksum mismatch" gives
-   "checksum mismatch"): a damage callback is told the file and offset apart. */
-static const char *what_of(const err_t *e) {
-  const char *p = strrchr(e->msg, ':');
-  return p ? p + 2 : e->msg;
-}
-
 int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
                uint64_t *bad_blocks) {
   *bad_blocks = 0;
@@ -392,7 +385,7 @@ int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
     err_t e;
     if (data_block(t, i, &b, &e)) {
       (*bad_blocks)++;
-      if (damage) damage(arg, h->offset, what_of(&e));
+      if (damage) damage(arg, h->offset, e.msg);
       continue;
     }
     block_cursor_t c;
@@ -406,8 +399,10 @@ int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
     int bad_entry = block_cursor_corrupt(&c);
     block_cursor_release(&c);
     if (rc) return rc;
-    if (damage && (bad_key || bad_entry))
-      damage(arg, h->offset, bad_key ? "malformed internal key" : "malformed entry");
+    if (damage && (bad_key || bad_entry)) {
+      corrupt(t, h->offset, bad_key ? "malformed internal key" : "malformed entry", &e);
+      damage(arg, h->offset, e.msg);
+    }
     *bad_blocks += bad_key || bad_entry;
   }
   return 0;
@@ -423,7 +418,7 @@ uint64_t table_check_meta(const table_t *t, table_damage_fn damage, void *arg) {
     err_t e;
     if (read_checked(t, &t->meta[i].h, NULL, &e) == ST_OK) continue;
     bad++;
-    if (damage) damage(arg, t->meta[i].h.offset, what_of(&e));
+    if (damage) damage(arg, t->meta[i].h.offset, e.msg);
   }
   return bad;
 }

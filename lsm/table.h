@@ -91,8 +91,8 @@ typedef int (*table_entry_fn)(void *arg, const uint8_t *ikey, size_t iklen, cons
                               size_t vlen);
 int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks);
 
-/* A damaged block: its offset in the file and what is wrong ("checksum mismatch"), borrowed
-   for the call. */
+/* A damaged block: its offset in the file, and the reader's message saying what is wrong
+   ("table 000007.sst: block at 4096: checksum mismatch"), borrowed for the call. */
 typedef void (*table_damage_fn)(void *arg, uint64_t offset, const char *what);
 /* table_salvage that also tells damage (may be NULL) about every block it skips or cuts, in
    table order: the one walk over the data blocks that repair and check (lsm/verify.h) share.

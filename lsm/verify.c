@@ -183,9 +183,9 @@ typedef struct table_damage {
   const char *name;
 } table_damage_t;
 
-static void on_table_damage(void *arg, uint64_t offset, const char *what) {
+static void on_table_damage(void *arg, uint64_t offset, const char *msg) {
   table_damage_t *td = arg;
-  damage(td->v, td->name, offset, what);
+  damage(td->v, td->name, offset, lsm_verify_message_what(msg));
 }
 
 static int verify_table(verify_t *v, uint64_t number, err_t *err) {
