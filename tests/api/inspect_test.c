@@ -429,22 +429,28 @@ static void check_record(db_fixture_t *f, bfh_engine engine, const char *name) {
   assert_true(d.offset >= off && d.offset < off + len);
 }
 
-/* The log holds every put (no memtable is written out), so it spans several 32 KiB blocks:
-   reading on after the damaged record meets the rest of a record the skip cut, which is not
-   damage of its own. */
-static void check_log_record(void **state, bfh_engine engine) {
-  db_fixture_t *f = *state;
+/* A closed database whose log holds every put (no memtable is written out), so that it spans
+   several 32 KiB blocks; name and path get the log's. Returns its size. */
+static uint64_t fill_log(db_fixture_t *f, bfh_engine engine, char *name, char *path) {
   bfh_options o;
   options(&o, engine);
   o.memtable_bytes = 4 << 20;
   fill_with(f, &o, 0);
   close_db(f);
-  char name[256], path[TEST_PATH_MAX + 512];
-  newest_file(f->dir, ".log", name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", f->dir, name);
+  newest_file(f->dir, ".log", name, 256);
+  snprintf(path, TEST_PATH_MAX + 512, "%s/%s", f->dir, name);
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
   assert_true(sb.st_size > 2 * LOG_BLOCK_BYTES);
+  return (uint64_t)sb.st_size;
+}
+
+/* Reading on after the damaged record meets the rest of a record the skip cut, which is not
+   damage of its own. */
+static void check_log_record(void **state, bfh_engine engine) {
+  db_fixture_t *f = *state;
+  char name[256], path[TEST_PATH_MAX + 512];
+  fill_log(f, engine, name, path);
   check_record(f, engine, name);
 }
 
@@ -452,17 +458,9 @@ static void check_log_record(void **state, bfh_engine engine) {
    damage. */
 static void check_torn_tail(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
-  bfh_options o;
-  options(&o, engine);
-  o.memtable_bytes = 4 << 20;
-  fill_with(f, &o, 0);
-  close_db(f);
   char name[256], path[TEST_PATH_MAX + 512];
-  newest_file(f->dir, ".log", name, sizeof name);
-  snprintf(path, sizeof path, "%s/%s", f->dir, name);
-  struct stat sb;
-  assert_int_equal(stat(path, &sb), 0);
-  assert_int_equal(truncate(path, sb.st_size - 3), 0);
+  uint64_t size = fill_log(f, engine, name, path);
+  assert_int_equal(truncate(path, (off_t)size - 3), 0);
   damage_t d;
   bfh_check_report rep;
   assert_int_equal(check(f, engine, &d, &rep), BFH_OK);
