@@ -244,6 +244,79 @@ const char *bfh_strerror(int status);
 /* Message for the last failed call on this handle in this thread; "" if none. */
 const char *bfh_last_error(const bfh_db *db);
 
+/* ---- Inspection: the live tables, and a check of every checksum ---------------------------- */
+
+/* One live table file, as bfh_tables reports it. The library owns the struct and everything
+   it points to: the callback may read it only during the call (copy what it keeps). Because
+   the caller never allocates one, fields may be added at the end without breaking programs
+   built against an older header. */
+typedef struct bfh_table_info {
+  uint64_t number;              /* file number (NNNNNN.sst, or .ldb on LevelDB) */
+  int level;                    /* LSM level, 0..6 */
+  uint64_t entries;             /* entries in the file: values and deletions, all versions */
+  uint64_t bytes;               /* file size */
+  const void *smallest;         /* smallest user key in the file */
+  size_t smallest_len;          /* (0 with smallest NULL for a table without entries) */
+  const void *largest;          /* largest user key in the file */
+  size_t largest_len;           /* (same) */
+  int has_value_filter;         /* 1: the table has a value filter (a leaf of the index) */
+  double value_filter_fill;     /* its fraction of set bits; 0 without one */
+  double value_filter_fpr;      /* its false-positive rate estimated as fill^k; 0 without */
+  int has_block_filter;         /* 1: the table has a block filter (bfh_options) */
+  uint64_t value_filter_bits;   /* m of its value filter; 0 without one */
+  uint32_t value_filter_hashes; /* k of its value filter; 0 without one */
+} bfh_table_info;
+
+/* Return nonzero to stop bfh_tables early (it then returns BFH_OK). */
+typedef int (*bfh_table_fn)(void *arg, const bfh_table_info *t);
+
+/* Calls fn for every live table of the database, level by level and by file number within a
+   level (the tables a search sees at the time of the call; they stay readable until
+   bfh_tables returns). Reads each table: on the own engine its footer, index, first data
+   block and value filter (the entry count is in the footer); on the LevelDB engine the whole
+   file (LevelDB records no entry count, and no key range the C API shows), and the whole
+   file once more to build its value filter as the index did (the filter cache gets its copy
+   only later). A table the index has no leaf for yet (LevelDB indexes new tables in the
+   background) reports has_value_filter 0. BFH_E_CORRUPT if a table cannot be read (the
+   message names it). Safe to call while other threads write. */
+int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg);
+
+/* A damaged file found by bfh_check: its name relative to the database directory (a table
+   of the stand-alone index is "bfh-standalone/000012.sst"), the byte offset of the damaged
+   record or block in it (0 when the file is missing or damaged as a whole), and what is
+   wrong. The strings are the library's, valid during the call. */
+typedef void (*bfh_damage_fn)(void *arg, const char *file, uint64_t offset, const char *what);
+
+typedef struct bfh_check_report {
+  uint64_t files;           /* files read */
+  uint64_t bytes;           /* their bytes */
+  uint64_t blocks;          /* table blocks checked */
+  uint64_t records;         /* log and manifest records checked */
+  uint64_t damaged;         /* damaged records, blocks and files (each reported to fn) */
+  uint64_t torn_tails;      /* logs (and manifests) ending in a record cut short: a write in
+                               flight at a crash, which the next open drops. Not damage, and
+                               not reported to fn */
+  uint64_t torn_tail_bytes; /* the bytes of those records */
+  uint64_t cache_damaged;   /* LevelDB engine: damaged files of the filter cache
+                               (bfh-filters/), reported to fn but harmless: the next open
+                               rebuilds them from their tables. Not counted in damaged */
+} bfh_check_report;
+
+/* Verifies every checksum of the database in path without changing anything, and reports
+   every damaged record or block to fn (may be NULL). opt (may be NULL: defaults) gives the
+   engine; rep (may be NULL) is filled. What is read, by engine, is in doc/api.md
+   ("Inspection"); the cost is one read of every live file.
+   The database must not be open: BFH_E_BUSY if a handle (in this or another process) has
+   it open, since a live database changes under the reader (a table deleted by a compaction
+   would read as missing). The check holds a shared lock meanwhile, so no open starts during
+   it. (A LevelDB database opened by a program other than bfh is not detected: LevelDB's
+   LOCK cannot be tested without breaking that program's lock when the test ends.)
+   Returns BFH_OK when nothing is damaged; BFH_E_CORRUPT when damage was found (all of it
+   reported through fn); BFH_E_INVALID (not a database of the engine), BFH_E_BUSY, BFH_E_IO,
+   BFH_E_NOMEM with a message in bfh_last_error(NULL). */
+int bfh_check(const char *path, const bfh_options *opt, bfh_damage_fn fn, void *arg,
+              bfh_check_report *rep);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1438,11 +1438,7 @@ static int check_identity(lsm_io_t *io, const char *dir, int create, int *exists
   int has_ident = lsm_io_exists(io, ident), has_cur = lsm_io_exists(io, cur);
   *exists = has_cur;
   if (has_ident) {
-    void *data = NULL;
-    size_t n = 0;
-    int rc = lsm_io_read_file(io, ident, &data, &n, err);
-    if (rc == ST_OK) rc = lsm_identity_check(data, n, ident, err);
-    free(data);
+    int rc = lsm_identity_read(io, dir, err);
     if (rc != ST_OK) return rc;
     if (!has_cur && !create)
       return err_set(err, ST_E_INVALID, "%s: database was never completed (no CURRENT)", dir);

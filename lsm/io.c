@@ -541,12 +541,9 @@ void lsm_io_names_free(char **names, size_t n) {
   free(names);
 }
 
-int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
-  (void)io;
-  *lock = NULL;
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return err_errno(err, errno, "open %s", path);
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+/* flock(how | LOCK_NB) on fd, which the lock then owns; fd is closed on failure. */
+static int lock_fd(int fd, int how, const char *path, lsm_lock_t **lock, err_t *err) {
+  if (flock(fd, how | LOCK_NB) != 0) {
     int e = errno;
     close(fd);
     if (e == EWOULDBLOCK)
@@ -561,6 +558,22 @@ int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
   l->fd = fd;
   *lock = l;
   return ST_OK;
+}
+
+int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
+  (void)io;
+  *lock = NULL;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return err_errno(err, errno, "open %s", path);
+  return lock_fd(fd, LOCK_EX, path, lock, err);
+}
+
+int lsm_io_lock_shared(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
+  (void)io;
+  *lock = NULL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? ST_NOT_FOUND : err_errno(err, errno, "open %s", path);
+  return lock_fd(fd, LOCK_SH, path, lock, err);
 }
 
 void lsm_io_unlock(lsm_lock_t *lock) {

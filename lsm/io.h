@@ -97,6 +97,11 @@ void lsm_io_names_free(char **names, size_t n); /* NULL allowed */
    lsm_io_unlock() (the file itself is left in place). */
 int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err);
 void lsm_io_unlock(lsm_lock_t *lock); /* NULL allowed */
+/* A reader's lock: opens path read-only (a file or a directory; nothing is created) and takes
+   flock(LOCK_SH | LOCK_NB), so that no holder of lsm_io_lock's exclusive lock is open now and
+   none can open until lsm_io_unlock. ST_NOT_FOUND (no message) if path does not exist;
+   ST_E_BUSY if an exclusive lock is held. */
+int lsm_io_lock_shared(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err);
 
 /* ---- Fault injection (tests) --------------------------------------------------------- */
 

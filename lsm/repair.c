@@ -323,12 +323,8 @@ static int check_identity(repair_t *r, err_t *err) {
   lsm_filename_identity(ident, sizeof ident, r->dir);
   lsm_filename_current(cur, sizeof cur, r->dir);
   if (lsm_io_exists(r->io, ident)) {
-    void *data = NULL;
-    size_t n = 0;
     err_t e;
-    int rc = lsm_io_read_file(r->io, ident, &data, &n, &e);
-    if (rc == ST_OK) rc = lsm_identity_check(data, n, ident, &e);
-    free(data);
+    int rc = lsm_identity_read(r->io, r->dir, &e);
     if (rc != ST_E_CORRUPT) {
       if (rc != ST_OK) *err = e;
       return rc;

@@ -376,29 +376,68 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
   return rc;
 }
 
-int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks) {
+int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
+               uint64_t *bad_blocks) {
   *bad_blocks = 0;
   for (uint32_t i = 0; i < t->nblocks; i++) {
+    const block_handle_t *h = &t->handles[i];
     block_t b;
-    err_t ignored;
-    if (data_block(t, i, &b, &ignored)) {
+    err_t e;
+    if (data_block(t, i, &b, &e)) {
       (*bad_blocks)++;
+      if (damage) damage(arg, h->offset, e.msg);
       continue;
     }
     block_cursor_t c;
     block_cursor_init(&c, &b, internal_key_compare);
-    int bad = 0, rc = 0;
+    int bad_key = 0, rc = 0;
     for (block_cursor_seek_first(&c); block_cursor_valid(&c) && !rc; block_cursor_next(&c)) {
       internal_key_parts_t k;
-      if ((bad = internal_key_parse(c.key, c.key_len, &k) != 0)) break;
+      if ((bad_key = internal_key_parse(c.key, c.key_len, &k) != 0)) break;
       if (fn) rc = fn(arg, c.key, c.key_len, c.val, c.val_len);
     }
-    bad |= block_cursor_corrupt(&c);
+    int bad_entry = block_cursor_corrupt(&c);
     block_cursor_release(&c);
     if (rc) return rc;
-    *bad_blocks += bad;
+    if (damage && (bad_key || bad_entry)) {
+      corrupt(t, h->offset, bad_key ? "malformed internal key" : "malformed entry", &e);
+      damage(arg, h->offset, e.msg);
+    }
+    *bad_blocks += bad_key || bad_entry;
   }
   return 0;
+}
+
+int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks) {
+  return table_walk(t, fn, NULL, arg, bad_blocks);
+}
+
+uint64_t table_check_meta(const table_t *t, table_damage_fn damage, void *arg) {
+  uint64_t bad = 0;
+  for (size_t i = 0; i < t->nmeta; i++) {
+    err_t e;
+    if (read_checked(t, &t->meta[i].h, NULL, &e) == ST_OK) continue;
+    bad++;
+    if (damage) damage(arg, t->meta[i].h.offset, e.msg);
+  }
+  return bad;
+}
+
+size_t table_meta_count(const table_t *t) {
+  return t->nmeta;
+}
+
+uint64_t table_entries(const table_t *t) {
+  return t->entries;
+}
+
+const uint8_t *table_largest(const table_t *t, size_t *n) {
+  if (t->nblocks == 0) {
+    *n = 0;
+    return NULL;
+  }
+  *n = t->key_off[t->nblocks] - t->key_off[t->nblocks - 1];
+  return t->keys + t->key_off[t->nblocks - 1];
 }
 
 typedef struct value_visit {

@@ -91,6 +91,26 @@ typedef int (*table_entry_fn)(void *arg, const uint8_t *ikey, size_t iklen, cons
                               size_t vlen);
 int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks);
 
+/* A damaged block: its offset in the file, and the reader's message saying what is wrong
+   ("table 000007.sst: block at 4096: checksum mismatch"), borrowed for the call. */
+typedef void (*table_damage_fn)(void *arg, uint64_t offset, const char *what);
+/* table_salvage that also tells damage (may be NULL) about every block it skips or cuts, in
+   table order: the one walk over the data blocks that repair and check (lsm/verify.h) share.
+   fn and damage get the same arg. */
+int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
+               uint64_t *bad_blocks);
+/* Verifies the checksum of every meta block (the key filter and what the table hook stored:
+   the value and block filters), telling damage (may be NULL) about each bad one; returns how
+   many were bad. */
+uint64_t table_check_meta(const table_t *t, table_damage_fn damage, void *arg);
+size_t table_meta_count(const table_t *t);
+
+/* Entries in the table, as its footer records them (no block is read). */
+uint64_t table_entries(const table_t *t);
+/* The largest internal key of the table (the index's last separator is the last key of the
+   last data block), borrowed from the reader; NULL and *n = 0 for a table without entries. */
+const uint8_t *table_largest(const table_t *t, size_t *n);
+
 /* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME): *data
    borrowed from the mapping (valid while t is referenced), *offset its offset in the file;
    its checksum is verified on every call. ST_NOT_FOUND (no message) if absent. */

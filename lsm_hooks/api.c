@@ -22,6 +22,7 @@
 #include "bfh.h"
 #include "lsm/io.h"
 #include "lsm/repair.h"
+#include "lsm_hooks/db_inspect.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/engine_lsm.h"
@@ -535,6 +536,32 @@ int bfh_stored_params(const char *path, bfh_options *opt) {
   opt->value_filter_hashes = p.k;
   opt->hash_seed = p.seed;
   return BFH_OK;
+}
+
+/* ---- Inspection (lsm_hooks/db_inspect.h) ------------------------------------------------- */
+
+int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg) {
+  CHECK_DB("bfh_tables");
+  if (!fn) return invalid(db, "bfh_tables: fn is NULL");
+  err_t err;
+  err_clear(&err);
+  int rc = db_inspect_tables(db->engine, db->opt.engine, db->index, fn, arg, &err);
+  return rc == BFH_OK ? BFH_OK : fail(db, rc, &err);
+}
+
+int bfh_check(const char *path, const bfh_options *opt_in, bfh_damage_fn fn, void *arg,
+              bfh_check_report *report) {
+  if (!path || !path[0]) return invalid(NULL, "bfh_check: path is NULL or empty");
+  bfh_options opt;
+  int rc = options_or_defaults(opt_in, &opt);
+  if (rc != BFH_OK) return rc;
+  bfh_check_report rep;
+  memset(&rep, 0, sizeof rep);
+  err_t err;
+  err_clear(&err);
+  rc = db_inspect_check(path, &opt, fn, arg, &rep, &err);
+  if (report) *report = rep;
+  return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
 }
 
 /* ---- The testbed's access, for tests and benchmarks (lsm_hooks/testbed.h) ------------------ */
