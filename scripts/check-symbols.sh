@@ -14,7 +14,7 @@ stray=$(grep -Ev '^(bfh_|_init$|_fini$|_edata$|_end$|__bss_start$)' <<<"$symbols
 count=$(grep -c '^bfh_' <<<"$symbols" || true)
 if [ -n "$stray" ]; then
   echo "check-symbols: $lib exports symbols outside the bfh_ API:" >&2
-  sed 's/^/  /' <<<"$stray" >&2
+  while read -r name; do echo "  $name" >&2; done <<<"$stray"
   exit 1
 fi
 if [ "$count" -eq 0 ]; then
