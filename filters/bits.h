@@ -1,6 +1,7 @@
 /* Word loops over bit arrays of 64-bit words: the OR-merge, popcount, Hamming distance and
  * probe test that value filters, hierarchy nodes and the bit-sliced index are built on.
- * Plain loops the compiler vectorizes.
+ * Plain loops the compiler vectorizes; the two that count bits are in bits.c, compiled for
+ * the CPU found at run time (the POPCNT instruction is not in baseline x86-64).
  */
 #ifndef BFH_FILTERS_BITS_H
 #define BFH_FILTERS_BITS_H
@@ -27,18 +28,11 @@ static inline void bits_or(uint64_t *restrict dst, const uint64_t *restrict src,
   for (size_t i = 0; i < nwords; i++) dst[i] |= src[i];
 }
 
-static inline uint64_t bits_popcount(const uint64_t *w, size_t nwords) {
-  uint64_t c = 0;
-  for (size_t i = 0; i < nwords; i++) c += (uint64_t)__builtin_popcountll(w[i]);
-  return c;
-}
+/* Number of set bits. */
+uint64_t bits_popcount(const uint64_t *w, size_t nwords);
 
-/* Number of bit positions where a and b differ. */
-static inline uint64_t bits_hamming(const uint64_t *a, const uint64_t *b, size_t nwords) {
-  uint64_t c = 0;
-  for (size_t i = 0; i < nwords; i++) c += (uint64_t)__builtin_popcountll(a[i] ^ b[i]);
-  return c;
-}
+/* Number of bit positions where a and b differ: the similarity placement's distance. */
+uint64_t bits_hamming(const uint64_t *a, const uint64_t *b, size_t nwords);
 
 /* 1 if every probe position is set ("maybe"), 0 if one is clear ("no"). */
 static inline int bits_test_probe(const uint64_t *w, const probe_t *p) {

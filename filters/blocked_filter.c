@@ -105,12 +105,15 @@ static inline int block_test(const uint8_t *blk, uint32_t h, uint32_t k) {
   return (int)(~miss & 1);
 }
 
-#if defined(__AVX2__)
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_AVX2_PATH 1
 #include <immintrin.h>
 /* The same test for k <= 8, all probes at once: lane i computes pos_i, fetches the 32-bit
    word pos_i / 32 of the block with two in-register permutes (one per 32-byte half) and a
-   blend, and checks bit pos_i % 32. Lanes >= k require no bit. */
-static inline int block_test_avx2(const uint8_t *blk, uint32_t h, uint32_t k) {
+   blend, and checks bit pos_i % 32. Lanes >= k require no bit. Compiled for AVX2 whatever
+   the build's -march; run only where the CPU has it (use_avx2). */
+__attribute__((target("avx2"))) static inline int block_test_avx2(const uint8_t *blk, uint32_t h,
+                                                                  uint32_t k) {
   const __m256i pow = _mm256_loadu_si256((const __m256i *)kPow);
   __m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32((int)h), pow), 23);
   __m256i widx = _mm256_srli_epi32(pos, 5);
@@ -125,9 +128,18 @@ static inline int block_test_avx2(const uint8_t *blk, uint32_t h, uint32_t k) {
       _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   return _mm256_testc_si256(w, _mm256_and_si256(bit, active)); /* (~w & bit) == 0 */
 }
-#define BLOCK_TEST(blk, h, k) ((k) <= 8 ? block_test_avx2(blk, h, k) : block_test(blk, h, k))
-#else
-#define BLOCK_TEST(blk, h, k) block_test(blk, h, k)
+
+/* Whether the CPU has AVX2, asked once: 0 unknown, 1 no, 2 yes. A race only asks twice. */
+static int use_avx2(void) {
+  static int known;
+  int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+  if (v == 0) {
+    __builtin_cpu_init();
+    v = __builtin_cpu_supports("avx2") ? 2 : 1;
+    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+  }
+  return v == 2;
+}
 #endif
 
 /* Parses the trailer; returns 0 (and the block count and probes) if the filter is well formed. */
@@ -170,12 +182,45 @@ void blocked_filter_build(uint8_t *out, size_t size, const uint64_t *hashes, siz
 int blocked_filter_may_contain(const uint8_t *filter, size_t size, uint64_t hash) {
   uint32_t nblocks, k;
   if (parse(filter, size, &nblocks, &k) != 0) return 1;
-  return BLOCK_TEST(filter + block_offset(hash, nblocks), (uint32_t)hash, k);
+  const uint8_t *blk = filter + block_offset(hash, nblocks);
+#ifdef HAVE_AVX2_PATH
+  if (k <= 8 && use_avx2()) return block_test_avx2(blk, (uint32_t)hash, k);
+#endif
+  return block_test(blk, (uint32_t)hash, k);
 }
 
 /* How many keys ahead the batch prefetches: enough misses in flight to cover DRAM latency. */
 #ifndef PREFETCH_DISTANCE
 #define PREFETCH_DISTANCE 16
+#endif
+
+/* The batch loop, prefetching PREFETCH_DISTANCE keys ahead; TEST is the block test. Expanded
+   once per block test, so that each loop inlines its own (the AVX2 one in an AVX2 function). */
+#define BATCH_LOOP(TEST)                                                                         \
+  do {                                                                                           \
+    size_t head = n < PREFETCH_DISTANCE ? n : PREFETCH_DISTANCE;                                 \
+    for (size_t i = 0; i < head; i++)                                                            \
+      __builtin_prefetch(filter + block_offset(hashes[i], nblocks), 0, 3);                       \
+    size_t i = 0;                                                                                \
+    for (; i + PREFETCH_DISTANCE < n; i++) {                                                     \
+      __builtin_prefetch(filter + block_offset(hashes[i + PREFETCH_DISTANCE], nblocks), 0, 3);   \
+      out[i] = (uint8_t)TEST(filter + block_offset(hashes[i], nblocks), (uint32_t)hashes[i], k); \
+    }                                                                                            \
+    for (; i < n; i++)                                                                           \
+      out[i] = (uint8_t)TEST(filter + block_offset(hashes[i], nblocks), (uint32_t)hashes[i], k); \
+  } while (0)
+
+static void batch_portable(const uint8_t *filter, uint32_t nblocks, uint32_t k,
+                           const uint64_t *hashes, size_t n, uint8_t *out) {
+  BATCH_LOOP(block_test);
+}
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static void batch_avx2(const uint8_t *filter, uint32_t nblocks,
+                                                       uint32_t k, const uint64_t *hashes, size_t n,
+                                                       uint8_t *out) {
+  BATCH_LOOP(block_test_avx2);
+}
 #endif
 
 void blocked_filter_may_contain_batch(const uint8_t *filter, size_t size, const uint64_t *hashes,
@@ -185,14 +230,11 @@ void blocked_filter_may_contain_batch(const uint8_t *filter, size_t size, const 
     memset(out, 1, n);
     return;
   }
-  size_t head = n < PREFETCH_DISTANCE ? n : PREFETCH_DISTANCE;
-  for (size_t i = 0; i < head; i++)
-    __builtin_prefetch(filter + block_offset(hashes[i], nblocks), 0, 3);
-  size_t i = 0;
-  for (; i + PREFETCH_DISTANCE < n; i++) {
-    __builtin_prefetch(filter + block_offset(hashes[i + PREFETCH_DISTANCE], nblocks), 0, 3);
-    out[i] = (uint8_t)BLOCK_TEST(filter + block_offset(hashes[i], nblocks), (uint32_t)hashes[i], k);
+#ifdef HAVE_AVX2_PATH
+  if (k <= 8 && use_avx2()) {
+    batch_avx2(filter, nblocks, k, hashes, n, out);
+    return;
   }
-  for (; i < n; i++)
-    out[i] = (uint8_t)BLOCK_TEST(filter + block_offset(hashes[i], nblocks), (uint32_t)hashes[i], k);
+#endif
+  batch_portable(filter, nblocks, k, hashes, n, out);
 }

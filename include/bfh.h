@@ -24,6 +24,20 @@
 extern "C" {
 #endif
 
+/* Marks the functions libbfh.so exports; everything else in it is hidden. */
+#if defined(__GNUC__)
+#define BFH_API __attribute__((visibility("default")))
+#else
+#define BFH_API
+#endif
+
+/* The version of this header; bfh_version() gives the library's, as "MAJOR.MINOR.PATCH".
+   While MAJOR is 0, a new MINOR may change the binary interface (doc/api.md "Versions"). */
+#define BFH_VERSION_MAJOR 0
+#define BFH_VERSION_MINOR 2
+#define BFH_VERSION_PATCH 0
+BFH_API const char *bfh_version(void);
+
 typedef struct bfh_db bfh_db; /* opaque */
 
 /* Status codes: every function that can fail returns one of these. */
@@ -77,7 +91,14 @@ typedef enum bfh_placement {
                                    whole when the tables change */
 } bfh_placement;
 
+/* Options of bfh_open and bfh_repair. Versioned by its size (doc/api.md "ABI"): start from
+   bfh_options_init, which sets struct_size and the defaults, then change fields. A caller
+   compiled against an older, shorter bfh_options gets the defaults for the fields it does
+   not have; a struct_size of 0 (options zeroed by hand) or larger than the library's own
+   layout is refused with BFH_E_INVALID. */
 typedef struct bfh_options {
+  size_t struct_size;           /* sizeof(bfh_options) where the caller was compiled; set by
+                                   bfh_options_init: leave it alone */
   bfh_engine engine;            /* default BFH_ENGINE_LSM */
   int create_if_missing;        /* default 1 */
   uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; 64..2^28 */
@@ -132,34 +153,61 @@ typedef struct bfh_search_stats {
                                     counts a table read this way too; bytes_read their bytes) */
 } bfh_search_stats;
 
-/* Return nonzero to stop the search early (bfh_search then returns BFH_OK). */
+/* Called by bfh_search once per key found. Return nonzero to stop the search early
+   (bfh_search then returns BFH_OK).
+   key is borrowed: it is valid only during the call and is not NUL-terminated; copy it to
+   keep it.
+   fn may call back into the same handle (bfh_get, bfh_put, bfh_delete, bfh_search,
+   bfh_flush): a search holds no lock while it calls fn, only its view of the tables (which
+   delays the deletion of the files it lists), so such calls neither deadlock nor change the
+   keys this search reports (each key whose value equalled val at the search's start and still
+   equals it when the search reaches it, once). Never bfh_close the handle from fn. */
 typedef int (*bfh_match_fn)(void *arg, const void *key, size_t key_len);
 
+/* Fills the first `size` bytes of *opt with the defaults above and sets opt->struct_size
+   to size. Call it through bfh_options_init, which passes the size this program knows. */
+BFH_API void bfh_options_init_sized(bfh_options *opt, size_t size);
 /* Fills *opt with the defaults above. */
-void bfh_options_init(bfh_options *opt);
+static inline void bfh_options_init(bfh_options *opt) {
+  bfh_options_init_sized(opt, sizeof(bfh_options));
+}
 
 /* Opens (or, with create_if_missing, creates) the database in directory `path`.
    On BFH_OK, *db is a new handle; release it with bfh_close(). opt may be NULL (defaults).
    Errors: BFH_E_INVALID for bad options or a directory that is not a database of the
    chosen engine; BFH_E_BUSY if it is open elsewhere; BFH_E_CORRUPT for damaged files.
    Without a handle, the message of a failed open is in bfh_last_error(NULL) (this thread). */
-int bfh_open(const char *path, const bfh_options *opt, bfh_db **db);
-/* Closes the handle and frees it. NULL is allowed. Flushes nothing it need not. */
-int bfh_close(bfh_db *db);
+BFH_API int bfh_open(const char *path, const bfh_options *opt, bfh_db **db);
+/* Closes the handle and frees it. NULL is allowed. The memtable is not written out as
+   tables: its entries stay in the write-ahead log, replayed by the next open.
+   Own engine: the close syncs the log and records its length in the manifest, so that
+   nothing acknowledged is lost after bfh_close returns BFH_OK, even with sync = 0 and a
+   power loss right after it. LevelDB engine: LevelDB does not sync its log at the close,
+   so with sync = 0 a power loss (not a process crash) may still lose the last writes;
+   with value filters on, the close first gives every live table its value filter and
+   writes their sidecar cache files (bfh-filters/), so that the next open reads no table. */
+BFH_API int bfh_close(bfh_db *db);
 
-int bfh_put(bfh_db *db, const void *key, size_t key_len, const void *val, size_t val_len);
-int bfh_delete(bfh_db *db, const void *key, size_t key_len);
+BFH_API int bfh_put(bfh_db *db, const void *key, size_t key_len, const void *val, size_t val_len);
+BFH_API int bfh_delete(bfh_db *db, const void *key, size_t key_len);
 /* On BFH_OK, *val is allocated by the library; release it with bfh_free. An empty value
    gives *val_len == 0 and a non-NULL *val. BFH_NOT_FOUND when the key has no live value. */
-int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val_len);
+BFH_API int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val_len);
 
 /* Non-key search: report every live key whose current value equals val, exactly once,
-   in any order. stats may be NULL. Safe to call while other threads write. */
-int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
-               void *arg, bfh_search_stats *stats);
+   in any order, to fn (see bfh_match_fn). fn may be NULL: the keys are then only counted,
+   in stats->results. stats may be NULL; on any return it is filled (zero on a failure
+   before the search began). Safe to call while other threads write. */
+BFH_API int bfh_search_sized(bfh_db *db, const void *val, size_t val_len, bfh_method method,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *stats,
+                             size_t stats_size);
+static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *stats) {
+  return bfh_search_sized(db, val, val_len, method, fn, arg, stats, sizeof(bfh_search_stats));
+}
 
 /* Write the memtable out as table files (with their value filters). */
-int bfh_flush(bfh_db *db);
+BFH_API int bfh_flush(bfh_db *db);
 
 /* Sizes of the database and of its value index (an addition to the base contract). */
 typedef struct bfh_db_stats {
@@ -203,7 +251,11 @@ typedef struct bfh_db_stats {
   uint64_t old_value_reads;          /* reads of the old value before a write, since the open */
   uint64_t old_value_read_ns;        /* the time they took */
 } bfh_db_stats;
-int bfh_stats(bfh_db *db, bfh_db_stats *st);
+/* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
+BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);
+static inline int bfh_stats(bfh_db *db, bfh_db_stats *st) {
+  return bfh_stats_sized(db, st, sizeof(bfh_db_stats));
+}
 
 /* Sets opt's value_filter_bits (m), value_filter_hashes (k) and hash_seed to the ones the
    database in path was created with (its BFH-PARAMS file), without opening it, so that a
@@ -211,7 +263,7 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st);
    BFH_OK; BFH_NOT_FOUND if the directory records none (a new database, or one never opened
    with value filters): opt is unchanged then; BFH_E_CORRUPT, BFH_E_IO or BFH_E_UNSUPPORTED
    with a message in bfh_last_error(NULL). */
-int bfh_stored_params(const char *path, bfh_options *opt);
+BFH_API int bfh_stored_params(const char *path, bfh_options *opt);
 
 /* What bfh_repair kept and dropped (own engine; a LevelDB database reports to its LOG). */
 typedef struct bfh_repair_report {
@@ -237,12 +289,22 @@ typedef struct bfh_repair_report {
    damaged, the value-filter parameters; report may be NULL. A stand-alone index is built
    again from the repaired database, whatever opt->standalone_index says. The message of a failure
    is in bfh_last_error(NULL); after a failure the database is as it was. */
-int bfh_repair(const char *path, const bfh_options *opt, bfh_repair_report *report);
+BFH_API int bfh_repair_sized(const char *path, const bfh_options *opt, bfh_repair_report *report,
+                             size_t report_size);
+static inline int bfh_repair(const char *path, const bfh_options *opt, bfh_repair_report *report) {
+  return bfh_repair_sized(path, opt, report, sizeof(bfh_repair_report));
+}
 
-void bfh_free(void *p);
-const char *bfh_strerror(int status);
-/* Message for the last failed call on this handle in this thread; "" if none. */
-const char *bfh_last_error(const bfh_db *db);
+BFH_API void bfh_free(void *p);
+BFH_API const char *bfh_strerror(int status);
+/* Message for the last failed call on this handle (NULL: bfh_open, bfh_repair and other
+   calls without a handle) in this thread; "" if none. The string is owned by the library
+   and stays valid and unchanged until the next call that fails on the same handle in the
+   same thread; successful calls, other handles and other threads leave it alone (a thread
+   keeps the messages of eight handles, NULL counting as one: a ninth evicts the one whose
+   last failure is the oldest). The
+   message of a handle ends with bfh_close: query bfh_last_error(NULL) for a failed close. */
+BFH_API const char *bfh_last_error(const bfh_db *db);
 
 /* ---- Inspection: the live tables, and a check of every checksum ---------------------------- */
 

@@ -145,11 +145,25 @@ void bfh_free(void *p) {
   free(p);
 }
 
+const char *bfh_version(void) {
+  return BFH_VERSION_STRING;
+}
+
+/* ---- Versioned structs (doc/api.md "ABI") ------------------------------------------------- */
+
+/* Gives a caller's struct of dst_size bytes the first bytes of the library's own src: an
+   older caller gets the fields it knows; a newer one gets zeros past the library's. */
+static void copy_out(void *dst, size_t dst_size, const void *src, size_t src_size) {
+  size_t n = dst_size < src_size ? dst_size : src_size;
+  memcpy(dst, src, n);
+  if (dst_size > n) memset((char *)dst + n, 0, dst_size - n);
+}
+
 /* ---- Options ------------------------------------------------------------------------- */
 
-void bfh_options_init(bfh_options *opt) {
-  if (!opt) return;
+static void options_defaults(bfh_options *opt) {
   memset(opt, 0, sizeof *opt);
+  opt->struct_size = sizeof *opt;
   opt->engine = BFH_ENGINE_LSM;
   opt->create_if_missing = 1;
   opt->value_filter_bits = 2000000;
@@ -165,6 +179,30 @@ void bfh_options_init(bfh_options *opt) {
   opt->hash_seed = BFH_DEFAULT_SEED;
   opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
   opt->memtable_index = 1;
+}
+
+void bfh_options_init_sized(bfh_options *opt, size_t size) {
+  if (!opt || size < sizeof opt->struct_size) return;
+  bfh_options d;
+  options_defaults(&d);
+  copy_out(opt, size, &d, sizeof d);
+  opt->struct_size = size;
+}
+
+/* *out = the defaults overlaid with the caller's struct, as far as its struct_size reaches. */
+static int options_copy_in(const char *fn, const bfh_options *in, bfh_options *out) {
+  options_defaults(out);
+  if (!in) return BFH_OK;
+  if (in->struct_size == 0)
+    return invalid(NULL, "%s: bfh_options.struct_size is 0: start from bfh_options_init", fn);
+  if (in->struct_size > sizeof *out)
+    return invalid(NULL,
+                   "%s: bfh_options of %zu bytes, but this library (%s) knows %zu: the program "
+                   "was built against a newer bfh.h",
+                   fn, in->struct_size, bfh_version(), sizeof *out);
+  memcpy(out, in, in->struct_size);
+  out->struct_size = sizeof *out;
+  return BFH_OK;
 }
 
 /* Largest m accepted: 2^28 bits, a 32 MiB filter per table. The bit-sliced index keeps one
@@ -219,13 +257,11 @@ static int check_options(const bfh_options *o) {
   return BFH_OK;
 }
 
-/* *out = *in, or the defaults when in is NULL; then check_options. */
-static int options_or_defaults(const bfh_options *in, bfh_options *out) {
-  if (in)
-    *out = *in;
-  else
-    bfh_options_init(out);
-  return check_options(out);
+/* *out = *in (the defaults for what in lacks, or for everything when in is NULL); then
+   check_options. */
+static int options_or_defaults(const char *fn, const bfh_options *in, bfh_options *out) {
+  int rc = options_copy_in(fn, in, out);
+  return rc == BFH_OK ? check_options(out) : rc;
 }
 
 /* ---- Open and close -------------------------------------------------------------------- */
@@ -249,7 +285,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   *out = NULL;
   if (!path || !path[0]) return invalid(NULL, "bfh_open: path is NULL or empty");
   bfh_options opt;
-  int rc = options_or_defaults(opt_in, &opt);
+  int rc = options_or_defaults("bfh_open", opt_in, &opt);
   if (rc != BFH_OK) return rc;
 
   if (opt.engine == BFH_ENGINE_LSM && !opt.standalone_index && standalone_exists(path))
@@ -330,13 +366,15 @@ static int rebuild_standalone(const char *path, const bfh_options *opt, err_t *e
   return BFH_OK;
 }
 
-int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *report) {
-  if (!path || !path[0]) return invalid(NULL, "bfh_repair: path is NULL or empty");
-  bfh_options opt;
-  int rc = options_or_defaults(opt_in, &opt);
-  if (rc != BFH_OK) return rc;
+int bfh_repair_sized(const char *path, const bfh_options *opt_in, bfh_repair_report *report,
+                     size_t report_size) {
   bfh_repair_report rep;
   memset(&rep, 0, sizeof rep);
+  if (report) copy_out(report, report_size, &rep, sizeof rep);
+  if (!path || !path[0]) return invalid(NULL, "bfh_repair: path is NULL or empty");
+  bfh_options opt;
+  int rc = options_or_defaults("bfh_repair", opt_in, &opt);
+  if (rc != BFH_OK) return rc;
   err_t err;
   err_clear(&err);
   rc = engine_kind(opt.engine)->repair(path, &opt, &rep, &err);
@@ -345,7 +383,7 @@ int bfh_repair(const char *path, const bfh_options *opt_in, bfh_repair_report *r
     rc = rebuild_standalone(path, &opt, &err);
     rep.standalone_rebuilt = rc == BFH_OK;
   }
-  if (report) *report = rep;
+  if (report) copy_out(report, report_size, &rep, sizeof rep);
   return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
 }
 
@@ -427,9 +465,8 @@ int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val
   return fail(db, rc, &err);
 }
 
-int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
-               void *arg, bfh_search_stats *stats) {
-  if (stats) memset(stats, 0, sizeof *stats);
+static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
+                  void *arg, bfh_search_stats *stats) {
   CHECK_DB("bfh_search");
   int rc = check_value(db, "bfh_search", val, val_len);
   if (rc != BFH_OK) return rc;
@@ -457,6 +494,15 @@ int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_method method, b
   return fail(db, rc, &err);
 }
 
+int bfh_search_sized(bfh_db *db, const void *val, size_t val_len, bfh_method method,
+                     bfh_match_fn fn, void *arg, bfh_search_stats *stats, size_t stats_size) {
+  bfh_search_stats st;
+  memset(&st, 0, sizeof st);
+  int rc = search(db, val, val_len, method, fn, arg, &st);
+  if (stats) copy_out(stats, stats_size, &st, sizeof st);
+  return rc;
+}
+
 int bfh_flush(bfh_db *db) {
   CHECK_DB("bfh_flush");
   err_t err;
@@ -464,9 +510,7 @@ int bfh_flush(bfh_db *db) {
   return fail(db, db->engine->ops->flush(db->engine, &err), &err);
 }
 
-int bfh_stats(bfh_db *db, bfh_db_stats *st) {
-  CHECK_DB("bfh_stats");
-  if (!st) return invalid(db, "bfh_stats: st is NULL");
+static int db_stats(bfh_db *db, bfh_db_stats *st) {
   memset(st, 0, sizeof *st);
   err_t err;
   err_clear(&err);
@@ -524,17 +568,31 @@ int bfh_stats(bfh_db *db, bfh_db_stats *st) {
   return BFH_OK;
 }
 
+int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size) {
+  CHECK_DB("bfh_stats");
+  if (!st) return invalid(db, "bfh_stats: st is NULL");
+  bfh_db_stats full;
+  int rc = db_stats(db, &full);
+  copy_out(st, st_size, &full, sizeof full);
+  return rc;
+}
+
 int bfh_stored_params(const char *path, bfh_options *opt) {
   if (!path || !path[0] || !opt)
     return invalid(NULL, "bfh_stored_params: path is NULL or empty, or opt is NULL");
+  bfh_options o;
+  int rc = options_copy_in("bfh_stored_params", opt, &o);
+  if (rc != BFH_OK) return rc;
   db_params_t p;
   err_t err;
   err_clear(&err);
-  int rc = db_params_read(lsm_io_default(), path, &p, &err);
+  rc = db_params_read(lsm_io_default(), path, &p, &err);
   if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? rc : fail(NULL, rc, &err);
-  opt->value_filter_bits = p.m;
-  opt->value_filter_hashes = p.k;
-  opt->hash_seed = p.seed;
+  o.value_filter_bits = p.m;
+  o.value_filter_hashes = p.k;
+  o.hash_seed = p.seed;
+  o.struct_size = opt->struct_size;
+  copy_out(opt, opt->struct_size, &o, sizeof o); /* only the fields the caller has */
   return BFH_OK;
 }
 

@@ -1,8 +1,10 @@
-/* An outside program built only from the installed header and bfh.pc (see .ci/run):
+/* An outside program built only from what bfh installs (see .ci/run): the header with bfh.pc,
+   or with the CMake package (tests/install/cmake/), against libbfh.so and against libbfh.a:
    it writes, searches by value with every method, and checks the answers. */
 #include <bfh.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int count(void *arg, const void *key, size_t len) {
   (void)key;
@@ -15,6 +17,14 @@ int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
     return 2;
+  }
+  /* The installed header and library are one release. */
+  char header[32];
+  snprintf(header, sizeof header, "%d.%d.%d", BFH_VERSION_MAJOR, BFH_VERSION_MINOR,
+           BFH_VERSION_PATCH);
+  if (strcmp(header, bfh_version()) != 0) {
+    fprintf(stderr, "bfh.h is %s, libbfh %s\n", header, bfh_version());
+    return 1;
   }
   bfh_options opt;
   bfh_options_init(&opt);
