@@ -341,7 +341,7 @@ typedef int (*bfh_table_fn)(void *arg, const bfh_table_info *t);
    only later). A table the index has no leaf for yet (LevelDB indexes new tables in the
    background) reports has_value_filter 0. BFH_E_CORRUPT if a table cannot be read (the
    message names it). Safe to call while other threads write. */
-int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg);
+BFH_API int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg);
 
 /* A damaged file found by bfh_check: its name relative to the database directory (a table
    of the stand-alone index is "bfh-standalone/000012.sst"), the byte offset of the damaged
@@ -376,8 +376,12 @@ typedef struct bfh_check_report {
    Returns BFH_OK when nothing is damaged; BFH_E_CORRUPT when damage was found (all of it
    reported through fn); BFH_E_INVALID (not a database of the engine), BFH_E_BUSY, BFH_E_IO,
    BFH_E_NOMEM with a message in bfh_last_error(NULL). */
-int bfh_check(const char *path, const bfh_options *opt, bfh_damage_fn fn, void *arg,
-              bfh_check_report *rep);
+BFH_API int bfh_check_sized(const char *path, const bfh_options *opt, bfh_damage_fn fn,
+                            void *arg, bfh_check_report *rep, size_t rep_size);
+static inline int bfh_check(const char *path, const bfh_options *opt, bfh_damage_fn fn,
+                            void *arg, bfh_check_report *rep) {
+  return bfh_check_sized(path, opt, fn, arg, rep, sizeof(bfh_check_report));
+}
 
 #ifdef __cplusplus
 }

@@ -607,18 +607,18 @@ int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg) {
   return rc == BFH_OK ? BFH_OK : fail(db, rc, &err);
 }
 
-int bfh_check(const char *path, const bfh_options *opt_in, bfh_damage_fn fn, void *arg,
-              bfh_check_report *report) {
+int bfh_check_sized(const char *path, const bfh_options *opt_in, bfh_damage_fn fn, void *arg,
+                    bfh_check_report *report, size_t report_size) {
   if (!path || !path[0]) return invalid(NULL, "bfh_check: path is NULL or empty");
   bfh_options opt;
-  int rc = options_or_defaults(opt_in, &opt);
+  int rc = options_or_defaults("bfh_check", opt_in, &opt);
   if (rc != BFH_OK) return rc;
   bfh_check_report rep;
   memset(&rep, 0, sizeof rep);
   err_t err;
   err_clear(&err);
   rc = db_inspect_check(path, &opt, fn, arg, &rep, &err);
-  if (report) *report = rep;
+  if (report) copy_out(report, report_size, &rep, sizeof rep);
   return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
 }
 
