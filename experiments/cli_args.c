@@ -298,7 +298,10 @@ void cli_args_help(const cli_cmd_t *cmd, FILE *out) {
     if (!(sp->groups & cmd->groups)) continue;
     char left[80];
     snprintf(left, sizeof left, "--%s%s%s", sp->name, sp->arg ? " " : "", sp->arg ? sp->arg : "");
-    fprintf(out, "  %-26s %s\n", left, sp->help);
+    if (strlen(left) > 26)
+      fprintf(out, "  %s\n  %-26s %s\n", left, "", sp->help); /* a long choice list */
+    else
+      fprintf(out, "  %-26s %s\n", left, sp->help);
   }
   fprintf(out, "  %-26s %s\n", "-h, --help", "this help");
   if (cmd->groups & (CLI_DB | CLI_SYNTH | CLI_FROM | CLI_RUN))
