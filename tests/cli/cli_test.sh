@@ -136,6 +136,15 @@ expect_in search.json '"multi\\\\nline"'
 expect_in search.json '"count":3'
 expect_in stats.json '"tables":'
 
+check "load --header skips the first record; --batch N flushes every N puts"
+printf '%s\n' key,value h1,x h2,x h3,x >hdr.csv
+expect_status 0 "$bfh" load hdrdb --from hdr.csv --header --batch 2
+expect_in err "3 entries"
+expect_status 1 "$bfh" get hdrdb key
+expect_status 0 "$bfh" stats hdrdb --json
+tables=$(grep -o '"tables":[0-9]*' out | cut -d: -f2)
+[ "$tables" -ge 2 ] || die "--batch 2 over 3 entries made $tables tables, expected 2"
+
 check "a bad record: file:line named, entries written before it counted, exit 2"
 printf '%s\n' 'a,1' 'b,2' 'c,"unclosed' >bad.csv
 expect_status 2 "$bfh" load baddb --from bad.csv
