@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lsm/db.h"
+#include "lsm/filename.h"
 #include "lsm/io.h"
 #include "tests/lsm/db_test_util.h"
 
@@ -408,12 +409,69 @@ static void test_db_crash_reused_log_keeps_synced_writes(void **state) {
   close_db(f);
 }
 
+static void put_ok(lsm_db_t *db, const char *key, const char *val) {
+  err_t e;
+  if (lsm_put(db, key, strlen(key), val, strlen(val), &e) != ST_OK) fail_msg("put: %s", e.msg);
+}
+
+static void expect_stored(lsm_db_t *db, const char *key, const char *want) {
+  void *v = NULL;
+  size_t n = 0;
+  err_t e;
+  if (lsm_get(db, key, strlen(key), &v, &n, &e) != ST_OK) fail_msg("get %s: %s", key, e.msg);
+  assert_int_equal(n, strlen(want));
+  assert_memory_equal(v, want, n);
+  free(v);
+}
+
+/* A log whose tail a crash tore is not reused: records appended after the torn bytes would
+   follow garbage the reader cannot skip. Its entries go to a table and a new log starts;
+   the writes of every session are there afterwards. */
+static void test_db_crash_torn_log_is_not_reused(void **state) {
+  fixture_t *f = *state;
+  char dir[TEST_PATH_MAX + 32], log[TEST_PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s/torn", f->dir);
+  lsm_io_t *io = f->io = lsm_io_create_faulty();
+  assert_non_null(io);
+  lsm_options_t o;
+  crash_options(&o);
+  o.memtable_bytes = 4 << 20; /* one log, 000001.log, holds every write */
+  o.io = io;
+  err_t e;
+  assert_int_equal(lsm_open(dir, &o, &f->db, &e), ST_OK);
+  put_ok(f->db, "a", "1");
+  put_ok(f->db, "b", "2");
+  /* The crash: the clean-close record's log sync fails, so the manifest does not say the log
+     was closed whole; then a torn header at its end. */
+  lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 1);
+  lsm_db_t *db = f->db;
+  f->db = NULL;
+  lsm_close(db);
+  lsm_io_fail_none(io);
+  lsm_filename_log(log, sizeof log, dir, 1);
+  FILE *fp = fopen(log, "ab");
+  assert_non_null(fp);
+  assert_int_equal(fwrite("\xff\xff\xff\xff\xff", 1, 5, fp), 5);
+  assert_int_equal(fclose(fp), 0);
+
+  if (lsm_open(dir, &o, &f->db, &e) != ST_OK) fail_msg("open after the crash: %s", e.msg);
+  assert_int_equal(live_tables(f), 1); /* the torn log's entries */
+  put_ok(f->db, "c", "3");
+  close_db(f);
+  if (lsm_open(dir, &o, &f->db, &e) != ST_OK) fail_msg("reopen: %s", e.msg);
+  expect_stored(f->db, "a", "1");
+  expect_stored(f->db, "b", "2");
+  expect_stored(f->db, "c", "3");
+  close_db(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_db_crash_sigkill_keeps_acknowledged_writes, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_db_crash_reused_log_keeps_synced_writes, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_db_crash_torn_log_is_not_reused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_db_crash_power_loss_keeps_synced_writes, setup,
                                       teardown),
   };
