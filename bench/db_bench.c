@@ -19,11 +19,13 @@
  *
  * Example: db_bench --num 1000000 --value_size 16 --rounds 3 --engines bfh,leveldb
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <leveldb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -317,6 +319,20 @@ static void usage(void) {
   exit(2);
 }
 
+/* mkdir -p: --tmp may name a directory that does not exist yet. */
+static void make_dirs(const char *path) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) die("--tmp", "path too long");
+  for (char *p = buf + 1;; p++) {
+    int end = *p == 0;
+    if (*p != '/' && !end) continue;
+    *p = 0;
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) die(buf, strerror(errno));
+    if (end) return;
+    *p = '/';
+  }
+}
+
 int main(int argc, char **argv) {
   params_t p = {.num = 1000000, .value_size = 16, .key_size = 16, .rounds = 3, .seed = 42};
   p.tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -359,6 +375,7 @@ int main(int argc, char **argv) {
     for (size_t d = 0; d < p.key_size - 1; d++) lim *= 10;
     if (p.num > lim) die("--num", "too many keys for --key_size");
   }
+  make_dirs(p.tmp);
 
   printf("# db_bench: bfh lsm engine vs stock LevelDB %d.%d (C API), one process\n",
          leveldb_major_version(), leveldb_minor_version());

@@ -1,379 +1,423 @@
-/* bfh: the command-line tool. Ad-hoc use of a database (load, put, get, delete, search,
- * stats) and `bfh run` for the paper's tables and figures (one driver per artifact in
- * experiments/exp_*.c). Run `bfh help` for the usage. */
+/* bfh: the command-line tool. One subcommand per verb (load, put, get, delete, search, scan,
+ * stats, repair) for ad-hoc use of a database, and `bfh run` for the paper's tables and
+ * figures (one driver per artifact in experiments/exp_*.c). Every subcommand has its own
+ * --help (cli_args.c holds the options); doc/bfh.1 is the manual.
+ *
+ * Output: results on stdout, one per line, in the escaped form of cli_kv.h; everything else
+ * (statistics, progress, summaries, errors) on stderr, or with --json one object on stdout.
+ * Exit status: 0 success (search, get: found), 1 nothing found, 2 error or bad usage.
+ */
 #include <errno.h>
+#include <leveldb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bfh.h"
+#include "experiments/cli_args.h"
+#include "experiments/cli_kv.h"
 #include "experiments/exp.h"
+/* scan: the own engine's ordered iterator (the public API has none). */
+#include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
 
-static const char USAGE[] =
-    "usage:\n"
-    "  bfh load DIR --num N [db options] [--domain PCT] [--insert seq|random]\n"
-    "           [--keys paper|fixed] [--seed S]\n"
-    "  bfh put DIR KEY VALUE [db options]\n"
-    "  bfh get DIR KEY [db options]\n"
-    "  bfh delete DIR KEY [db options]\n"
-    "  bfh search DIR VALUE [--method scan|leaves|hierarchy|sliced|auto|standalone]\n"
-    "           [--count]\n"
-    "           [db options]\n"
-    "  bfh stats DIR [db options]\n"
-    "  bfh repair DIR [db options]  (salvage a database that refuses to open; damaged\n"
-    "           files go to DIR/lost/; m, k from BFH-PARAMS or, if it is damaged, the options)\n"
-    "  bfh run EXPERIMENT|all [--scale small|medium|paper] [--engine lsm|leveldb]\n"
-    "           [--out DIR] [--work DIR] [--plots DIR] [--queries Q] [--keep] [--no-plot]\n"
-    "           [--cold]  (Table I and Fig. 8 also measured with the page cache evicted)\n"
-    "           [--max-n N]  (Table I, II, Fig. 6, 8: skip database sizes above N; 0: none;\n"
-    "                         default at paper scale 100M: --max-n 500M adds the 500M point)\n"
-    "       experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 (table3)\n"
-    "                    beyond (not the paper's: time vs N with AUTO's block path)\n"
-    "                    tradeoff (not the paper's: write cost vs search time, bfh against\n"
-    "                    a stand-alone index; own engine)\n"
-    "db options: --engine lsm|leveldb --bits M --hashes K --order D --table-bytes B\n"
-    "           --memtable-bytes B --no-value-filters --leaves-on-disk --leaves-on-disk-whole\n"
-    "           --placement similarity|positional|paper --sync\n"
-    "           --standalone-index  (own engine: also keep a value||key index; once a\n"
-    "                                database has one, every open must say so)\n"
-    "Numbers take k/M/G suffixes (powers of 10; KiB/MiB/GiB for powers of 2).\n"
-    "An existing database is opened with the m and k it was created with (BFH-PARAMS).\n";
+enum { EXIT_FOUND = 0, EXIT_NONE = 1, EXIT_ERROR = 2 };
 
-static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "bfh: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n%s", USAGE);
-  return 2;
-}
+static const cli_cmd_t *current; /* the subcommand running, for its messages */
 
-/* Parses an unsigned number with an optional k/M/G (10^3..) or KiB/MiB/GiB suffix. */
-static int parse_num(const char *s, uint64_t *out) {
-  errno = 0;
-  char *end;
-  double v = strtod(s, &end);
-  if (errno || end == s || v < 0) return -1;
-  double mul = 1;
-  if (strcmp(end, "") == 0)
-    mul = 1;
-  else if (strcmp(end, "k") == 0 || strcmp(end, "K") == 0)
-    mul = 1e3;
-  else if (strcmp(end, "M") == 0)
-    mul = 1e6;
-  else if (strcmp(end, "G") == 0)
-    mul = 1e9;
-  else if (strcmp(end, "KiB") == 0)
-    mul = 1024.0;
-  else if (strcmp(end, "MiB") == 0)
-    mul = 1048576.0;
-  else if (strcmp(end, "GiB") == 0)
-    mul = 1073741824.0;
-  else
-    return -1;
-  *out = (uint64_t)(v * mul + 0.5);
-  return 0;
-}
-
-/* Everything the ad-hoc subcommands accept. */
-typedef struct cli {
-  bfh_options opt;
-  int bits_given, hashes_given;
-  workload_config_t wl;
-  bfh_method method;
-  int count_only;
-  exp_ctx_t run;
-  int max_n_given;
-  const char *pos[4]; /* positional arguments */
-  int npos;
-} cli_t;
-
-static int parse_engine(const char *s, bfh_engine *e) {
-  if (strcmp(s, "lsm") == 0)
-    *e = BFH_ENGINE_LSM;
-  else if (strcmp(s, "leveldb") == 0)
-    *e = BFH_ENGINE_LEVELDB;
-  else
-    return -1;
-  return 0;
-}
-
-static int parse_method(const char *s, bfh_method *m) {
-  for (int i = BFH_SEARCH_SCAN; i <= BFH_SEARCH_STANDALONE; i++)
-    if (strcmp(s, exp_method_name((bfh_method)i)) == 0) {
-      *m = (bfh_method)i;
-      return 0;
-    }
-  return -1;
-}
-
-/* Parses argv[first..argc). Returns 0, or an exit status (2) after printing the usage. */
-static int parse_args(int argc, char **argv, int first, cli_t *c) {
-  bfh_options_init(&c->opt);
-  workload_config_init(&c->wl);
-  c->method = BFH_SEARCH_AUTO;
-  c->run.scale = EXP_SMALL;
-  c->run.engine = BFH_ENGINE_LSM;
-  c->run.out_dir = "results";
-  c->run.queries = 30;
-  for (int i = first; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    uint64_t num = 0;
-#define NEED_VALUE()                                 \
-  if (!v) return usage_error("%s needs a value", a); \
-  i++
-#define NEED_NUM() \
-  NEED_VALUE();    \
-  if (parse_num(v, &num) != 0) return usage_error("bad number '%s'", v)
-#define NEED_U32() \
-  NEED_NUM();      \
-  if (num > UINT32_MAX) return usage_error("%s is out of range (at most 4294967295)", v)
-    if (strcmp(a, "--engine") == 0) {
-      NEED_VALUE();
-      if (parse_engine(v, &c->opt.engine) != 0) return usage_error("unknown engine '%s'", v);
-      c->run.engine = c->opt.engine;
-    } else if (strcmp(a, "--bits") == 0) {
-      NEED_NUM();
-      c->opt.value_filter_bits = num;
-      c->bits_given = 1;
-    } else if (strcmp(a, "--hashes") == 0) {
-      NEED_U32();
-      c->opt.value_filter_hashes = (uint32_t)num;
-      c->hashes_given = 1;
-    } else if (strcmp(a, "--order") == 0) {
-      NEED_U32();
-      c->opt.order = (uint32_t)num;
-    } else if (strcmp(a, "--table-bytes") == 0) {
-      NEED_NUM();
-      c->opt.table_bytes = (size_t)num;
-    } else if (strcmp(a, "--memtable-bytes") == 0) {
-      NEED_NUM();
-      c->opt.memtable_bytes = (size_t)num;
-    } else if (strcmp(a, "--no-value-filters") == 0) {
-      c->opt.value_filters = 0;
-    } else if (strcmp(a, "--leaves-on-disk") == 0) {
-      c->opt.leaves_on_disk = BFH_LEAVES_ON_DISK;
-    } else if (strcmp(a, "--leaves-on-disk-whole") == 0) {
-      c->opt.leaves_on_disk = BFH_LEAVES_ON_DISK_WHOLE;
-    } else if (strcmp(a, "--sync") == 0) {
-      c->opt.sync = 1;
-    } else if (strcmp(a, "--standalone-index") == 0) {
-      c->opt.standalone_index = 1;
-    } else if (strcmp(a, "--placement") == 0) {
-      NEED_VALUE();
-      if (strcmp(v, "similarity") == 0)
-        c->opt.placement = BFH_PLACEMENT_SIMILARITY;
-      else if (strcmp(v, "positional") == 0)
-        c->opt.placement = BFH_PLACEMENT_POSITIONAL;
-      else if (strcmp(v, "paper") == 0)
-        c->opt.placement = BFH_PLACEMENT_PAPER;
-      else
-        return usage_error("unknown placement '%s'", v);
-    } else if (strcmp(a, "--num") == 0) {
-      NEED_NUM();
-      c->wl.n = num;
-    } else if (strcmp(a, "--domain") == 0) {
-      NEED_VALUE();
-      c->wl.domain_pct = strtod(v, NULL);
-    } else if (strcmp(a, "--insert") == 0) {
-      NEED_VALUE();
-      if (strcmp(v, "seq") == 0 || strcmp(v, "sequential") == 0)
-        c->wl.order = WORKLOAD_SEQUENTIAL;
-      else if (strcmp(v, "random") == 0)
-        c->wl.order = WORKLOAD_RANDOM;
-      else
-        return usage_error("unknown insertion order '%s'", v);
-    } else if (strcmp(a, "--keys") == 0) {
-      NEED_VALUE();
-      if (strcmp(v, "paper") == 0)
-        c->wl.format = WORKLOAD_FORMAT_PAPER;
-      else if (strcmp(v, "fixed") == 0)
-        c->wl.format = WORKLOAD_FORMAT_FIXED;
-      else
-        return usage_error("unknown key format '%s'", v);
-    } else if (strcmp(a, "--seed") == 0) {
-      NEED_NUM();
-      c->wl.seed = num;
-    } else if (strcmp(a, "--method") == 0) {
-      NEED_VALUE();
-      if (parse_method(v, &c->method) != 0) return usage_error("unknown method '%s'", v);
-    } else if (strcmp(a, "--count") == 0) {
-      c->count_only = 1;
-    } else if (strcmp(a, "--scale") == 0) {
-      NEED_VALUE();
-      if (strcmp(v, "small") == 0)
-        c->run.scale = EXP_SMALL;
-      else if (strcmp(v, "medium") == 0)
-        c->run.scale = EXP_MEDIUM;
-      else if (strcmp(v, "paper") == 0)
-        c->run.scale = EXP_PAPER;
-      else
-        return usage_error("unknown scale '%s'", v);
-    } else if (strcmp(a, "--out") == 0) {
-      NEED_VALUE();
-      c->run.out_dir = v;
-    } else if (strcmp(a, "--work") == 0) {
-      NEED_VALUE();
-      c->run.work_dir = v;
-    } else if (strcmp(a, "--plots") == 0) {
-      NEED_VALUE();
-      c->run.plots_dir = v;
-    } else if (strcmp(a, "--queries") == 0) {
-      NEED_NUM();
-      c->run.queries = num < 5 ? 5 : (int)(num > 1000 ? 1000 : num);
-    } else if (strcmp(a, "--keep") == 0) {
-      c->run.keep_db = 1;
-    } else if (strcmp(a, "--cold") == 0) {
-      c->run.cold = 1;
-    } else if (strcmp(a, "--max-n") == 0) {
-      NEED_NUM();
-      c->run.max_n = num;
-      c->max_n_given = 1;
-    } else if (strcmp(a, "--no-plot") == 0) {
-      c->run.no_plot = 1;
-    } else if (a[0] == '-' && a[1] == '-') {
-      return usage_error("unknown option '%s'", a);
-    } else if (c->npos < 4) {
-      c->pos[c->npos++] = a;
-    } else {
-      return usage_error("too many arguments at '%s'", a);
-    }
-#undef NEED_VALUE
-#undef NEED_NUM
-#undef NEED_U32
-  }
-  return 0;
-}
-
-/* Opens DIR; an existing database keeps its stored m and k unless given on the command line. */
-static int open_db(cli_t *c, const char *dir, bfh_db **db) {
-  bfh_options stored = c->opt;
-  if (bfh_stored_params(dir, &stored) == BFH_OK) {
-    if (!c->bits_given) c->opt.value_filter_bits = stored.value_filter_bits;
-    if (!c->hashes_given) c->opt.value_filter_hashes = stored.value_filter_hashes;
-    c->opt.hash_seed = stored.hash_seed;
-  }
-  int rc = bfh_open(dir, &c->opt, db);
-  if (rc != BFH_OK)
-    fprintf(stderr, "bfh: open %s: %s: %s\n", dir, bfh_strerror(rc), bfh_last_error(NULL));
-  return rc;
-}
+/* ---- Errors and the database -------------------------------------------------------------- */
 
 static int fail(bfh_db *db, const char *what, int rc) {
-  fprintf(stderr, "bfh: %s: %s: %s\n", what, bfh_strerror(rc), bfh_last_error(db));
+  fprintf(stderr, "bfh %s: %s: %s: %s\n", current->name, what, bfh_strerror(rc),
+          bfh_last_error(db));
   bfh_close(db);
-  return 1;
+  return EXIT_ERROR;
 }
 
-static int cmd_load(cli_t *c) {
-  if (c->npos != 1) return usage_error("load needs DIR%s", "");
-  workload_t w;
-  if (workload_init(&w, &c->wl) != BFH_OK) return usage_error("bad --num or --domain%s", "");
-  bfh_db *db;
-  if (open_db(c, c->pos[0], &db) != BFH_OK) return 1;
-  char key[WORKLOAD_MAX_BYTES], val[WORKLOAD_MAX_BYTES];
-  double t0 = exp_now(), last = t0;
-  for (uint64_t i = 0; i < c->wl.n; i++) {
-    size_t kl = workload_put_key(&w, i, key), vl = workload_put_value(&w, i, val);
-    int rc = bfh_put(db, key, kl, val, vl);
-    if (rc != BFH_OK) return fail(db, "put", rc);
-    if ((i & 0xffff) == 0 && exp_now() - last > 0.5) {
-      last = exp_now();
-      exp_progress("loading: %.1f%%", 100.0 * (double)i / (double)c->wl.n);
-    }
-  }
-  double t1 = exp_now();
-  int rc = bfh_flush(db);
-  double t2 = exp_now();
-  exp_progress_done();
-  if (rc != BFH_OK) return fail(db, "flush", rc);
-  printf(
-      "loaded %llu entries (%llu distinct values, %s order) in %.3f s (puts %.3f s, flush "
-      "%.3f s)\n",
-      (unsigned long long)c->wl.n, (unsigned long long)w.domain,
-      c->wl.order == WORKLOAD_RANDOM ? "random" : "sequential", t2 - t0, t1 - t0, t2 - t1);
-  rc = bfh_close(db);
-  if (rc != BFH_OK) return fail(NULL, "close", rc);
-  return 0;
-}
-
-static int cmd_put(cli_t *c) {
-  if (c->npos != 3) return usage_error("put needs DIR KEY VALUE%s", "");
-  bfh_db *db;
-  if (open_db(c, c->pos[0], &db) != BFH_OK) return 1;
-  int rc = bfh_put(db, c->pos[1], strlen(c->pos[1]), c->pos[2], strlen(c->pos[2]));
-  if (rc != BFH_OK) return fail(db, "put", rc);
-  rc = bfh_close(db);
-  return rc == BFH_OK ? 0 : fail(NULL, "close", rc);
-}
-
-static int cmd_delete(cli_t *c) {
-  if (c->npos != 2) return usage_error("delete needs DIR KEY%s", "");
-  bfh_db *db;
-  if (open_db(c, c->pos[0], &db) != BFH_OK) return 1;
-  int rc = bfh_delete(db, c->pos[1], strlen(c->pos[1]));
-  if (rc != BFH_OK) return fail(db, "delete", rc);
-  rc = bfh_close(db);
-  return rc == BFH_OK ? 0 : fail(NULL, "close", rc);
-}
-
-static int cmd_get(cli_t *c) {
-  if (c->npos != 2) return usage_error("get needs DIR KEY%s", "");
-  bfh_db *db;
-  if (open_db(c, c->pos[0], &db) != BFH_OK) return 1;
-  void *val = NULL;
-  size_t len = 0;
-  int rc = bfh_get(db, c->pos[1], strlen(c->pos[1]), &val, &len);
-  int status = 0;
-  if (rc == BFH_OK) {
-    fwrite(val, 1, len, stdout);
-    fputc('\n', stdout);
-    bfh_free(val);
-  } else if (rc == BFH_NOT_FOUND) {
-    fprintf(stderr, "bfh: %s: not found\n", c->pos[1]);
-    status = 1;
-  } else {
-    return fail(db, "get", rc);
-  }
-  rc = bfh_close(db);
+static int close_db(bfh_db *db, int status) {
+  int rc = bfh_close(db);
   return rc == BFH_OK ? status : fail(NULL, "close", rc);
 }
 
-static int print_key(void *arg, const void *key, size_t len) {
-  (void)arg;
-  fwrite(key, 1, len, stdout);
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Commands other than load and put never create a database: DIR must exist. 0, or the exit
+   status after a message. */
+static int require_db(const char *dir) {
+  if (is_dir(dir)) return 0;
+  fprintf(stderr, "bfh %s: %s: no such database (only load and put create one)\n", current->name,
+          dir);
+  return EXIT_ERROR;
+}
+
+/* Opens DIR; an existing database keeps its stored m and k unless given on the command line.
+   Only create makes a database where there is none. 0, or the exit status after a message. */
+static int open_db(cli_t *c, const char *dir, int create, bfh_db **db) {
+  if (!create && require_db(dir)) return EXIT_ERROR;
+  c->opt.create_if_missing = create;
+  bfh_options stored = c->opt;
+  if (bfh_stored_params(dir, &stored) == BFH_OK) {
+    if (!cli_args_given(c, "bits")) c->opt.value_filter_bits = stored.value_filter_bits;
+    if (!cli_args_given(c, "hashes")) c->opt.value_filter_hashes = stored.value_filter_hashes;
+    c->opt.hash_seed = stored.hash_seed;
+  }
+  int rc = bfh_open(dir, &c->opt, db);
+  if (rc == BFH_OK) return 0;
+  fprintf(stderr, "bfh %s: open %s: %s: %s\n", current->name, dir, bfh_strerror(rc),
+          bfh_last_error(NULL));
+  return EXIT_ERROR;
+}
+
+/* ---- Progress: a line on a terminal, a summary at the end ---------------------------------- */
+
+typedef struct progress {
+  const char *what;
+  uint64_t total; /* 0: unknown */
+  double t0, last;
+  int tty;
+} progress_t;
+
+static void progress_start(progress_t *p, const char *what, uint64_t total) {
+  p->what = what;
+  p->total = total;
+  p->t0 = p->last = exp_now();
+  p->tty = isatty(STDERR_FILENO);
+}
+
+/* At most four updates a second, so that the terminal costs nothing. */
+static void progress_tick(progress_t *p, uint64_t done) {
+  if (!p->tty || (done & 1023) != 0) return;
+  double now = exp_now();
+  if (now - p->last < 0.25) return;
+  p->last = now;
+  double rate = done / (now - p->t0);
+  if (p->total)
+    fprintf(stderr, "\r\033[K%s: %llu of %llu (%.1f%%), %.0f ops/s, ETA %.0f s", p->what,
+            (unsigned long long)done, (unsigned long long)p->total, 100.0 * done / p->total, rate,
+            (p->total - done) / rate);
+  else
+    fprintf(stderr, "\r\033[K%s: %llu, %.0f ops/s", p->what, (unsigned long long)done, rate);
+  fflush(stderr);
+}
+
+static void progress_end(progress_t *p, uint64_t done) {
+  double dt = exp_now() - p->t0;
+  if (p->tty) fputs("\r\033[K", stderr);
+  fprintf(stderr, "bfh %s: %llu entries in %.3f s (%.0f ops/s)\n", p->what,
+          (unsigned long long)done, dt, dt > 0 ? done / dt : 0.0);
+}
+
+/* ---- load ---------------------------------------------------------------------------------- */
+
+/* After every --batch puts: flush, so that the entries so far are in tables. */
+static int batch_boundary(const cli_t *c, bfh_db *db, uint64_t done) {
+  return c->batch && done % c->batch == 0 ? bfh_flush(db) : BFH_OK;
+}
+
+static int load_synthetic(cli_t *c, bfh_db *db) {
+  workload_t w;
+  if (workload_init(&w, &c->wl) != BFH_OK) {
+    bfh_close(db);
+    return cli_args_usage_error(current, "bad --synthetic or --domain");
+  }
+  char key[WORKLOAD_MAX_BYTES], val[WORKLOAD_MAX_BYTES];
+  progress_t p;
+  progress_start(&p, "load", c->wl.n);
+  for (uint64_t i = 0; i < c->wl.n; i++) {
+    size_t kl = workload_put_key(&w, i, key), vl = workload_put_value(&w, i, val);
+    int rc = bfh_put(db, key, kl, val, vl);
+    if (rc == BFH_OK) rc = batch_boundary(c, db, i + 1);
+    if (rc != BFH_OK) return fail(db, "put", rc);
+    progress_tick(&p, i + 1);
+  }
+  int rc = bfh_flush(db);
+  if (rc != BFH_OK) return fail(db, "flush", rc);
+  progress_end(&p, c->wl.n);
+  return close_db(db, 0);
+}
+
+static cli_kv_format_t format_of(const cli_t *c, const char *path) {
+  if (c->format >= 0) return (cli_kv_format_t)c->format;
+  size_t n = strlen(path);
+  return n > 4 && strcmp(path + n - 4, ".tsv") == 0 ? CLI_KV_TSV : CLI_KV_CSV;
+}
+
+/* Puts every record of r; 0, or the exit status after a message naming file:line. */
+static int load_records(cli_t *c, bfh_db *db, cli_kv_reader_t *r, const char *name) {
+  progress_t p;
+  progress_start(&p, "load", 0);
+  uint64_t done = 0;
+  int got = c->header ? cli_kv_reader_next(r) : 1; /* the header, unread */
+  while (got == 1 && (got = cli_kv_reader_next(r)) == 1) {
+    int rc = bfh_put(db, r->key, r->klen, r->val, r->vlen);
+    if (rc == BFH_OK) rc = batch_boundary(c, db, done + 1);
+    if (rc != BFH_OK) {
+      fprintf(stderr, "bfh load: %s:%llu: %s: %s; %llu entries written before it\n", name,
+              (unsigned long long)r->line, bfh_strerror(rc), bfh_last_error(db),
+              (unsigned long long)done);
+      return close_db(db, EXIT_ERROR);
+    }
+    progress_tick(&p, ++done);
+  }
+  if (got < 0 || ferror(r->in)) {
+    fprintf(stderr, "bfh load: %s:%llu: %s; %llu entries written before it\n", name,
+            (unsigned long long)r->line, ferror(r->in) ? strerror(errno) : r->why,
+            (unsigned long long)done);
+    return close_db(db, EXIT_ERROR);
+  }
+  int rc = bfh_flush(db);
+  if (rc != BFH_OK) return fail(db, "flush", rc);
+  progress_end(&p, done);
+  return close_db(db, 0);
+}
+
+static int load_from(cli_t *c, bfh_db *db) {
+  int is_stdin = strcmp(c->from, "-") == 0;
+  FILE *in = is_stdin ? stdin : fopen(c->from, "rb");
+  if (!in) {
+    fprintf(stderr, "bfh load: %s: %s\n", c->from, strerror(errno));
+    bfh_close(db);
+    return EXIT_ERROR;
+  }
+  cli_kv_reader_t r;
+  cli_kv_reader_init(&r, in, format_of(c, c->from));
+  int status = load_records(c, db, &r, is_stdin ? "<stdin>" : c->from);
+  cli_kv_reader_release(&r);
+  if (!is_stdin) fclose(in);
+  return status;
+}
+
+static int cmd_load(cli_t *c) {
+  int synthetic = cli_args_given(c, "synthetic") || cli_args_given(c, "num");
+  if (synthetic == !!c->from)
+    return cli_args_usage_error(current, "give either --from FILE or --synthetic N");
+  if (c->from && !strcmp(c->from, "-") && isatty(STDIN_FILENO))
+    fprintf(stderr, "bfh load: reading key,value records from the terminal\n");
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 1, &db);
+  if (rc) return rc;
+  return synthetic ? load_synthetic(c, db) : load_from(c, db);
+}
+
+/* ---- put, get, delete ---------------------------------------------------------------------- */
+
+static int cmd_put(cli_t *c) {
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 1, &db);
+  if (rc) return rc;
+  rc = bfh_put(db, c->pos[1], strlen(c->pos[1]), c->pos[2], strlen(c->pos[2]));
+  return rc == BFH_OK ? close_db(db, 0) : fail(db, "put", rc);
+}
+
+static int cmd_delete(cli_t *c) {
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 0, &db);
+  if (rc) return rc;
+  rc = bfh_delete(db, c->pos[1], strlen(c->pos[1]));
+  return rc == BFH_OK ? close_db(db, 0) : fail(db, "delete", rc);
+}
+
+static int cmd_get(cli_t *c) {
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 0, &db);
+  if (rc) return rc;
+  void *val = NULL;
+  size_t len = 0;
+  rc = bfh_get(db, c->pos[1], strlen(c->pos[1]), &val, &len);
+  if (rc == BFH_NOT_FOUND) return close_db(db, EXIT_NONE);
+  if (rc != BFH_OK) return fail(db, "get", rc);
+  cli_kv_write_field(stdout, val, len, 0);
   fputc('\n', stdout);
+  bfh_free(val);
+  return close_db(db, EXIT_FOUND);
+}
+
+/* ---- search -------------------------------------------------------------------------------- */
+
+typedef struct hits {
+  int json;
+  uint64_t n;
+} hits_t;
+
+static int print_key(void *arg, const void *key, size_t len) {
+  hits_t *h = arg;
+  if (h->json) {
+    fputs(h->n ? "," : "", stdout);
+    cli_kv_write_json(stdout, key, len);
+  } else {
+    cli_kv_write_field(stdout, key, len, 0);
+    fputc('\n', stdout);
+  }
+  h->n++;
   return 0;
 }
 
+#define STAT_FIELDS(X)                                                                          \
+  X(internal_probes)                                                                            \
+  X(leaf_probes)                                                                                \
+  X(leaf_positives)                                                                             \
+  X(tables_scanned) X(tables_matched) X(entries_scanned) X(bytes_read) X(candidates) X(results) \
+      X(elapsed_ns) X(block_filters_probed) X(blocks_read)
+
+static void search_stats_json(const bfh_search_stats *st) {
+  fputs("\"stats\":{", stdout);
+#define JSON_FIELD(f) printf("\"" #f "\":%llu,", (unsigned long long)st->f);
+  STAT_FIELDS(JSON_FIELD)
+#undef JSON_FIELD
+  printf("\"tables_live\":%u}", st->tables_live);
+}
+
+static void search_stats_text(const cli_t *c, const bfh_search_stats *st, double secs) {
+  fprintf(stderr, "# method %s (ran %s): %llu results in %.6f s\n#",
+          exp_method_name((bfh_method)c->method), exp_method_name((bfh_method)st->method_used),
+          (unsigned long long)st->results, secs);
+#define TEXT_FIELD(f) fprintf(stderr, " " #f " %llu", (unsigned long long)st->f);
+  STAT_FIELDS(TEXT_FIELD)
+#undef TEXT_FIELD
+  fprintf(stderr, " tables_live %u\n", st->tables_live);
+}
+
 static int cmd_search(cli_t *c) {
-  if (c->npos != 2) return usage_error("search needs DIR VALUE%s", "");
   bfh_db *db;
-  if (open_db(c, c->pos[0], &db) != BFH_OK) return 1;
+  int rc = open_db(c, c->pos[0], 0, &db);
+  if (rc) return rc;
+  const char *val = c->pos[1];
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
+  hits_t hits = {c->json, 0};
+  if (c->json) {
+    fputs("{\"value\":", stdout);
+    cli_kv_write_json(stdout, val, strlen(val));
+    printf(",\"method\":\"%s\",\"keys\":[", exp_method_name((bfh_method)c->method));
+  }
   double t0 = exp_now();
-  int rc = bfh_search(db, c->pos[1], strlen(c->pos[1]), c->method, c->count_only ? NULL : print_key,
-                      NULL, &st);
-  double t1 = exp_now();
-  if (rc != BFH_OK) return fail(db, "search", rc);
-  printf("# method %s (ran %s): %llu results in %.6f s\n", exp_method_name(c->method),
-         exp_method_name((bfh_method)st.method_used), (unsigned long long)st.results, t1 - t0);
-  printf("# internal_probes %llu leaf_probes %llu leaf_positives %llu tables_live %u\n",
-         (unsigned long long)st.internal_probes, (unsigned long long)st.leaf_probes,
-         (unsigned long long)st.leaf_positives, st.tables_live);
-  printf(
-      "# tables_scanned %llu tables_matched %llu entries_scanned %llu bytes_read %llu "
-      "candidates %llu elapsed_ns %llu\n",
-      (unsigned long long)st.tables_scanned, (unsigned long long)st.tables_matched,
-      (unsigned long long)st.entries_scanned, (unsigned long long)st.bytes_read,
-      (unsigned long long)st.candidates, (unsigned long long)st.elapsed_ns);
-  rc = bfh_close(db);
-  return rc == BFH_OK ? 0 : fail(NULL, "close", rc);
+  rc = bfh_search(db, val, strlen(val), (bfh_method)c->method, c->count_only ? NULL : print_key,
+                  &hits, &st);
+  double secs = exp_now() - t0;
+  if (rc != BFH_OK) {
+    if (c->json) puts("]}"); /* the object stays whole; the status says it failed */
+    return fail(db, "search", rc);
+  }
+  if (c->json) {
+    printf("],\"method_used\":\"%s\",\"count\":%llu,\"seconds\":%.6f,",
+           exp_method_name((bfh_method)st.method_used), (unsigned long long)st.results, secs);
+    search_stats_json(&st);
+    puts("}");
+  } else {
+    if (c->count_only) printf("%llu\n", (unsigned long long)st.results);
+    search_stats_text(c, &st, secs);
+  }
+  return close_db(db, st.results ? EXIT_FOUND : EXIT_NONE);
+}
+
+/* ---- scan ---------------------------------------------------------------------------------- */
+
+static int scan_own(bfh_db *db, cli_kv_format_t fmt) {
+  lsm_iter_t *it = lsm_iter_create(engine_lsm_db(bfh_internal_engine(db)));
+  if (!it) return fail(db, "scan", BFH_E_NOMEM);
+  for (lsm_iter_seek_first(it); lsm_iter_valid(it); lsm_iter_next(it)) {
+    size_t kl, vl;
+    const void *k = lsm_iter_key(it, &kl), *v = lsm_iter_value(it, &vl);
+    cli_kv_write_record(stdout, fmt, k, kl, v, vl);
+  }
+  err_t e;
+  err_clear(&e);
+  int rc = lsm_iter_status(it, &e);
+  lsm_iter_destroy(it);
+  if (rc != ST_OK) {
+    fprintf(stderr, "bfh scan: %s\n", e.msg);
+    return close_db(db, EXIT_ERROR);
+  }
+  return close_db(db, 0);
+}
+
+/* LevelDB's own iterator, through its C API (bfh's engine keeps no ordered view). */
+static int scan_leveldb(const char *dir, cli_kv_format_t fmt) {
+  leveldb_options_t *o = leveldb_options_create();
+  char *err = NULL;
+  leveldb_t *ldb = leveldb_open(o, dir, &err);
+  leveldb_options_destroy(o);
+  if (err) {
+    fprintf(stderr, "bfh scan: open %s: %s\n", dir, err);
+    leveldb_free(err);
+    return EXIT_ERROR;
+  }
+  leveldb_readoptions_t *ro = leveldb_readoptions_create();
+  leveldb_iterator_t *it = leveldb_create_iterator(ldb, ro);
+  for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
+    size_t kl, vl;
+    const char *k = leveldb_iter_key(it, &kl), *v = leveldb_iter_value(it, &vl);
+    cli_kv_write_record(stdout, fmt, k, kl, v, vl);
+  }
+  leveldb_iter_get_error(it, &err);
+  leveldb_iter_destroy(it);
+  leveldb_readoptions_destroy(ro);
+  leveldb_close(ldb);
+  if (!err) return 0;
+  fprintf(stderr, "bfh scan: %s: %s\n", dir, err);
+  leveldb_free(err);
+  return EXIT_ERROR;
+}
+
+static int cmd_scan(cli_t *c) {
+  cli_kv_format_t fmt = c->format >= 0 ? (cli_kv_format_t)c->format : CLI_KV_CSV;
+  if (c->opt.engine == BFH_ENGINE_LEVELDB) {
+    return require_db(c->pos[0]) ? EXIT_ERROR : scan_leveldb(c->pos[0], fmt);
+  }
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 0, &db);
+  return rc ? rc : scan_own(db, fmt);
+}
+
+/* ---- stats, repair ------------------------------------------------------------------------- */
+
+static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint32_t k,
+                        uint32_t d) {
+  if (c->json) {
+    printf(
+        "{\"engine\":\"%s\",\"m\":%llu,\"k\":%u,\"d\":%u,\"tables\":%llu,\"table_bytes\":%llu,"
+        "\"leaf_filters\":%llu,\"leaf_bytes\":%llu,\"internal_bytes\":%llu,"
+        "\"sliced_bytes\":%llu,\"hierarchy_height\":%u,\"mean_leaf_fill\":%.4f}\n",
+        exp_engine_name(c->opt.engine), (unsigned long long)m, k, d, (unsigned long long)st->tables,
+        (unsigned long long)st->table_bytes, (unsigned long long)st->leaf_filters,
+        (unsigned long long)st->leaf_filter_bytes, (unsigned long long)st->internal_bytes,
+        (unsigned long long)st->sliced_bytes, st->hierarchy_height, st->mean_leaf_fill);
+    return;
+  }
+  printf("engine            %s\n", exp_engine_name(c->opt.engine));
+  printf("m, k, d           %llu, %u, %u\n", (unsigned long long)m, k, d);
+  printf("tables            %llu\n", (unsigned long long)st->tables);
+  printf("table bytes       %llu\n", (unsigned long long)st->table_bytes);
+  printf("leaf filters      %llu\n", (unsigned long long)st->leaf_filters);
+  printf("leaf bytes        %llu\n", (unsigned long long)st->leaf_filter_bytes);
+  printf("internal bytes    %llu\n", (unsigned long long)st->internal_bytes);
+  printf("sliced bytes      %llu\n", (unsigned long long)st->sliced_bytes);
+  printf("hierarchy height  %u\n", st->hierarchy_height);
+  printf("mean leaf fill    %.4f\n", st->mean_leaf_fill);
+}
+
+static int cmd_stats(cli_t *c) {
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 0, &db);
+  if (rc) return rc;
+  bfh_db_stats st;
+  if (!exp_db_stats(db, &st)) return fail(db, "stats", BFH_E_UNSUPPORTED);
+  /* What the handle uses; with value filters off it has none, and the options (with the m
+     and k open_db read from BFH-PARAMS) are shown. */
+  uint64_t m = st.value_filters ? st.value_filter_bits : c->opt.value_filter_bits;
+  uint32_t k = st.value_filters ? st.value_filter_hashes : c->opt.value_filter_hashes;
+  uint32_t d = st.value_filters ? st.order : c->opt.order;
+  stats_print(c, &st, m, k, d);
+  return close_db(db, 0);
 }
 
 static int cmd_repair(cli_t *c) {
-  if (c->npos != 1) return usage_error("repair needs DIR%s", "");
+  if (require_db(c->pos[0])) return EXIT_ERROR;
   bfh_repair_report r;
   int rc = bfh_repair(c->pos[0], &c->opt, &r);
   if (rc != BFH_OK) return fail(NULL, "repair", rc);
@@ -394,31 +438,7 @@ static int cmd_repair(cli_t *c) {
   return 0;
 }
 
-static int cmd_stats(cli_t *c) {
-  if (c->npos != 1) return usage_error("stats needs DIR%s", "");
-  bfh_db *db;
-  if (open_db(c, c->pos[0], &db) != BFH_OK) return 1;
-  bfh_db_stats st;
-  if (!exp_db_stats(db, &st)) return fail(db, "stats", BFH_E_UNSUPPORTED);
-  int rc;
-  /* What the handle uses; with value filters off it has none, and the options (with the m
-     and k open_db read from BFH-PARAMS) are shown. */
-  uint64_t m = st.value_filters ? st.value_filter_bits : c->opt.value_filter_bits;
-  uint32_t k = st.value_filters ? st.value_filter_hashes : c->opt.value_filter_hashes;
-  uint32_t d = st.value_filters ? st.order : c->opt.order;
-  printf("engine            %s\n", exp_engine_name(c->opt.engine));
-  printf("m, k, d           %llu, %u, %u\n", (unsigned long long)m, k, d);
-  printf("tables            %llu\n", (unsigned long long)st.tables);
-  printf("table bytes       %llu\n", (unsigned long long)st.table_bytes);
-  printf("leaf filters      %llu\n", (unsigned long long)st.leaf_filters);
-  printf("leaf bytes        %llu\n", (unsigned long long)st.leaf_filter_bytes);
-  printf("internal bytes    %llu\n", (unsigned long long)st.internal_bytes);
-  printf("sliced bytes      %llu\n", (unsigned long long)st.sliced_bytes);
-  printf("hierarchy height  %u\n", st.hierarchy_height);
-  printf("mean leaf fill    %.4f\n", st.mean_leaf_fill);
-  rc = bfh_close(db);
-  return rc == BFH_OK ? 0 : fail(NULL, "close", rc);
-}
+/* ---- run ----------------------------------------------------------------------------------- */
 
 static const struct {
   const char *name;
@@ -453,9 +473,26 @@ static int run_one(const exp_ctx_t *x, const char *name, exp_driver_fn fn) {
   return rc;
 }
 
+/* Runs the experiments `what` names; returns how many failed, or -1 for an unknown name. */
+static int run_experiments(exp_ctx_t *x, const char *what) {
+  if (strcmp(what, "all") != 0) {
+    size_t i = 0;
+    while (i < NEXP && strcmp(EXPERIMENTS[i].name, what) != 0) i++;
+    return i == NEXP ? -1 : run_one(x, what, EXPERIMENTS[i].fn) != 0;
+  }
+  int failures = 0;
+  for (size_t i = 0; i < NEXP; i++) {
+    /* fig12 shares fig10's sweep and table3 is fig13's: run each driver once. */
+    if (strcmp(EXPERIMENTS[i].name, "fig12") == 0 || strcmp(EXPERIMENTS[i].name, "table3") == 0)
+      continue;
+    failures += run_one(x, EXPERIMENTS[i].name, EXPERIMENTS[i].fn) != 0;
+  }
+  return failures;
+}
+
 static int cmd_run(cli_t *c) {
-  if (c->npos != 1) return usage_error("run needs an experiment name or 'all'%s", "");
   exp_ctx_t *x = &c->run;
+  const char *what = c->pos[0];
   char work[1100];
   int own_work = !x->work_dir;
   if (own_work) {
@@ -464,51 +501,110 @@ static int cmd_run(cli_t *c) {
   }
   /* The 500M point of Table I and Fig. 8 alone would take longer than the rest of the paper
      scale together (~25 GB of inserts, then cold scans of it): asked for, not by default. */
-  if (x->scale == EXP_PAPER && !c->max_n_given) {
+  if (x->scale == EXP_PAPER && !cli_args_given(c, "max-n")) {
     x->max_n = EXP_PAPER_DEFAULT_MAX_N;
     printf("paper scale: database sizes up to %llu (--max-n 500M adds the 500M point)\n",
            (unsigned long long)x->max_n);
   }
-  const char *what = c->pos[0];
-  int failures = 0;
   double t0 = exp_now();
-  if (strcmp(what, "all") == 0) {
-    for (size_t i = 0; i < NEXP; i++) {
-      /* fig12 shares fig10's sweep and table3 is fig13's: run each driver once. */
-      if (strcmp(EXPERIMENTS[i].name, "fig12") == 0 || strcmp(EXPERIMENTS[i].name, "table3") == 0)
-        continue;
-      failures += run_one(x, EXPERIMENTS[i].name, EXPERIMENTS[i].fn) != 0;
-    }
+  int failures = run_experiments(x, what);
+  if (failures < 0) return cli_args_usage_error(current, "unknown experiment '%s'", what);
+  if (strcmp(what, "all") == 0)
     printf("all      done in %7.1f s (%s scale, engine %s), %d failed\n", exp_now() - t0,
            exp_scale_name(x->scale), exp_engine_name(x->engine), failures);
-  } else {
-    size_t i = 0;
-    while (i < NEXP && strcmp(EXPERIMENTS[i].name, what) != 0) i++;
-    if (i == NEXP) return usage_error("unknown experiment '%s'", what);
-    failures = run_one(x, what, EXPERIMENTS[i].fn) != 0;
-  }
+  fprintf(stderr, "bfh run: %s in %.1f s, %d failed\n", what, exp_now() - t0, failures);
   exp_db_cleanup(x);                                    /* the shared databases, unless --keep */
   if (!x->keep_db && own_work) exp_rmtree(x->work_dir); /* only the directory we chose */
   return failures ? 1 : 0;
 }
 
+/* ---- The subcommands ----------------------------------------------------------------------- */
+
+static int cmd_version(cli_t *c) {
+  (void)c;
+  printf("bfh %s\n", bfh_version());
+  return 0;
+}
+
+static const char LOAD_HELP[] =
+    "Records (--from): one key,value pair per record; CSV per RFC 4180 (fields may be\n"
+    "enclosed in double quotes, \"\" is a quote inside them, and quoted fields may hold\n"
+    "commas and line breaks) or TSV (one tab between the fields, no quoting). In both\n"
+    "formats, after the quotes are removed, \\\\ \\n \\t \\r \\0 and \\xHH stand for one byte\n"
+    "each (so a literal backslash is \\\\); no other backslash sequence is allowed. Blank\n"
+    "lines are skipped. `bfh scan` writes this form. A bad record stops the load with\n"
+    "FILE:LINE and the number of entries written before it (those stay in the database).\n"
+    "The entries are flushed into tables at the end (and every --batch N puts).\n";
+
+static const char SEARCH_HELP[] =
+    "Prints every key whose value is VALUE, one per line, escaped as `bfh scan` writes\n"
+    "keys (\\\\ \\n \\t \\r \\0 \\xHH; a leading # as \\x23). Statistics go to stderr; with\n"
+    "--json, one object on stdout: {\"value\", \"method\", \"keys\": [...], \"method_used\",\n"
+    "\"count\", \"seconds\", \"stats\": {the bfh_search_stats fields}}, strings in the\n"
+    "escaped form. Exit status: 0 found, 1 nothing found, 2 error.\n";
+
+static const char RUN_HELP[] =
+    "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"
+    "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
+    "stand-alone index; own engine), or all.\n";
+
+/* One row per subcommand: `tables` and `check` are a row each. */
+static const cli_cmd_t COMMANDS[] = {
+    {"load", cmd_load, CLI_DB | CLI_FROM | CLI_SYNTH, 1, 1, "DIR (--from FILE|- | --synthetic N)",
+     "load key,value records, or generated entries, into DIR (created if missing)", LOAD_HELP},
+    {"put", cmd_put, CLI_DB, 3, 3, "DIR KEY VALUE", "write one entry (DIR created if missing)",
+     NULL},
+    {"get", cmd_get, CLI_DB, 2, 2, "DIR KEY",
+     "print KEY's value, escaped; exit 0 found, 1 not found, 2 error", NULL},
+    {"delete", cmd_delete, CLI_DB, 2, 2, "DIR KEY", "delete one key", NULL},
+    {"search", cmd_search, CLI_DB | CLI_SEARCH | CLI_JSON, 2, 2, "DIR VALUE",
+     "print the keys whose value is VALUE", SEARCH_HELP},
+    {"scan", cmd_scan, CLI_DB | CLI_SCAN, 1, 1, "DIR",
+     "print every live key,value in key order, in the form load --from reads", NULL},
+    {"stats", cmd_stats, CLI_DB | CLI_JSON, 1, 1, "DIR", "sizes of the database and its filters",
+     NULL},
+    {"repair", cmd_repair, CLI_DB, 1, 1, "DIR",
+     "salvage a database that refuses to open (damaged files go to DIR/lost/)", NULL},
+    {"run", cmd_run, CLI_RUN, 1, 1, "EXPERIMENT|all",
+     "reproduce the paper's tables and figures (CSV, plots)", RUN_HELP},
+    {"version", cmd_version, 0, 0, 0, "", "print the version", NULL},
+};
+#define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void usage(FILE *out) {
+  fputs("usage: bfh COMMAND [ARGS] [OPTIONS]   (bfh COMMAND --help for its options)\n\n", out);
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fputs("\n  --version  print the version\n  --help     this help\n", out);
+}
+
+static const cli_cmd_t *find_command(const char *name) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(COMMANDS[i].name, name) == 0) return &COMMANDS[i];
+  return NULL;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-      strcmp(argv[1], "-h") == 0) {
-    fputs(USAGE, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_ERROR;
+  }
+  const char *name = argv[1];
+  if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
+    const cli_cmd_t *cmd = argc > 2 ? find_command(argv[2]) : NULL;
+    if (cmd)
+      cli_args_help(cmd, stdout);
+    else
+      usage(stdout);
+    return 0;
+  }
+  if (!strcmp(name, "--version")) name = "version";
+  current = find_command(name);
+  if (!current) {
+    fprintf(stderr, "bfh: unknown command '%s'\nTry 'bfh --help'.\n", name);
+    return EXIT_ERROR;
   }
   static cli_t c;
-  int rc = parse_args(argc, argv, 2, &c);
-  if (rc) return rc;
-  const char *cmd = argv[1];
-  if (strcmp(cmd, "load") == 0) return cmd_load(&c);
-  if (strcmp(cmd, "put") == 0) return cmd_put(&c);
-  if (strcmp(cmd, "get") == 0) return cmd_get(&c);
-  if (strcmp(cmd, "delete") == 0) return cmd_delete(&c);
-  if (strcmp(cmd, "search") == 0) return cmd_search(&c);
-  if (strcmp(cmd, "stats") == 0) return cmd_stats(&c);
-  if (strcmp(cmd, "repair") == 0) return cmd_repair(&c);
-  if (strcmp(cmd, "run") == 0) return cmd_run(&c);
-  return usage_error("unknown command '%s'", cmd);
+  int rc = cli_args_parse(current, argc - 1, argv + 1, &c);
+  return rc >= 0 ? rc : current->run(&c);
 }

@@ -1267,8 +1267,11 @@ void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st) {
 
 typedef struct replay {
   lsm_db_t *db;
-  memtable_t *mem;
+  memtable_t *mem;  /* what the logs hold that no table holds yet */
+  mem_filter_t *mf; /* the keys of mem, for lsm_get */
   uint64_t max_seq;
+  int flushed; /* mem filled up and went to a table during the replay */
+  int whole;   /* the last log replayed was read to its end with nothing dropped */
 } replay_t;
 
 static int max_seq_fn(void *arg, uint64_t seq, int type, const void *key, size_t klen,
@@ -1301,6 +1304,26 @@ static int check_log_end(lsm_db_t *db, log_reader_t *lr, uint64_t number, const 
   return ST_OK;
 }
 
+/* A fresh memtable and key filter for r after r->mem went to a table. */
+static int replay_restart(replay_t *r, err_t *err) {
+  memtable_unref(r->mem);
+  mem_filter_unref(r->mf);
+  r->mem = new_memtable(r->db);
+  r->mf = new_mem_filter(r->db);
+  if (!r->mem || !r->mf) return err_set(err, ST_E_NOMEM, "recovery: out of memory");
+  return ST_OK;
+}
+
+static int replay_record(replay_t *r, const void *data, size_t n, err_t *err) {
+  lsm_db_t *db = r->db;
+  int rc = write_batch_iterate(data, n, max_seq_fn, r, err);
+  if (rc == ST_OK && db->opt.replay && write_batch_iterate(data, n, tell_replay, db, NULL) != 0)
+    rc = err_set(err, ST_E_NOMEM, "replay callback failed");
+  if (rc == ST_OK) rc = write_batch_insert(data, n, r->mem, err);
+  if (rc == ST_OK) (void)write_batch_iterate(data, n, add_key_hash, r->mf, NULL);
+  return rc;
+}
+
 /* Replays log `number` into r->mem, flushing it into edit whenever it fills up.
    REQUIRES mu (flushes release it). */
 static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_edit_t *edit,
@@ -1320,10 +1343,7 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
     }
     if (rc != ST_OK) break;
     uint64_t off = log_reader_record_offset(lr);
-    rc = write_batch_iterate(data, n, max_seq_fn, r, err);
-    if (rc == ST_OK && db->opt.replay && write_batch_iterate(data, n, tell_replay, db, NULL) != 0)
-      rc = err_set(err, ST_E_NOMEM, "replay callback failed");
-    if (rc == ST_OK) rc = write_batch_insert(data, n, r->mem, err);
+    rc = replay_record(r, data, n, err);
     if (rc != ST_OK) {
       err_prefix(err, "log %s: record at %" PRIu64 ": ", path, off);
       break;
@@ -1331,21 +1351,27 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
     if (memtable_full(db, r->mem)) {
       uint64_t tnum;
       rc = write_level0(db, r->mem, edit, 0, &tnum, err);
+      if (rc == ST_OK) rc = replay_restart(r, err);
       if (rc != ST_OK) break;
-      memtable_unref(r->mem);
-      r->mem = memtable_create();
-      if (!r->mem) {
-        rc = err_set(err, ST_E_NOMEM, "recovery: out of memory");
-        break;
-      }
+      r->flushed = 1;
     }
   }
   if (rc == ST_OK) rc = check_log_end(db, lr, number, path, err);
+  uint64_t size = 0;
+  r->whole = rc == ST_OK && log_reader_dropped_bytes(lr) == 0 &&
+             lsm_io_file_size(db->io, path, &size, NULL) == ST_OK &&
+             size == log_reader_end_offset(lr);
   log_reader_close(lr);
   return rc;
 }
 
-static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
+/* Replays the logs the manifest still needs. When there is one, read whole, whose entries
+   all fit in a memtable, that memtable becomes db->mem and *reuse is the log's number: the
+   open keeps appending to it instead of writing its entries into a level-0 table (LevelDB's
+   reuse_logs), so that a program that opens, writes a little and closes does not leave a
+   table per run. Otherwise the entries go to level-0 tables and *reuse is 0. */
+static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, uint64_t *reuse, err_t *err) {
+  *reuse = 0;
   char **names = NULL;
   size_t n = 0;
   int rc = lsm_io_list_dir(db->io, db->dir, &names, &n, err);
@@ -1366,16 +1392,24 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, err_t *err) {
   lsm_io_names_free(names, n);
   db->first_own_file = db->vs->next_file; /* above every file in the directory */
   u64vec_sort(&logs);
-  /* The replayed memtables only become L0 tables, nothing searches them: no value index. */
-  replay_t r = {db, memtable_create(), db->vs->last_sequence};
-  if (!r.mem && rc == ST_OK) rc = err_set(err, ST_E_NOMEM, "recovery: out of memory");
+  replay_t r = {.db = db, .max_seq = db->vs->last_sequence};
+  if (rc == ST_OK) rc = replay_restart(&r, err);
   for (size_t i = 0; i < logs.n && rc == ST_OK; i++) rc = replay_log(db, logs.v[i], &r, edit, err);
-  if (rc == ST_OK && r.mem) {
+  if (rc == ST_OK && logs.n == 1 && !r.flushed && r.whole) {
+    *reuse = logs.v[0];
+    memtable_unref(db->mem);
+    mem_filter_unref(db->mf);
+    db->mem = r.mem;
+    db->mf = r.mf;
+    r.mem = NULL;
+    r.mf = NULL;
+  } else if (rc == ST_OK) {
     uint64_t tnum;
     rc = write_level0(db, r.mem, edit, 0, &tnum, err);
   }
   if (rc == ST_OK && r.max_seq > db->vs->last_sequence) db->vs->last_sequence = r.max_seq;
   memtable_unref(r.mem);
+  mem_filter_unref(r.mf);
   u64vec_release(&logs);
   return rc;
 }
@@ -1520,11 +1554,13 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   pthread_mutex_lock(&db->mu);
   lsm_version_edit_t edit;
   lsm_version_edit_init(&edit);
-  if (rc == ST_OK) rc = recover_logs(db, &edit, err);
+  uint64_t reuse = 0;
+  if (rc == ST_OK) rc = recover_logs(db, &edit, &reuse, err);
   if (rc == ST_OK) {
-    db->log_number = lsm_version_set_new_file_number(db->vs);
+    db->log_number = reuse ? reuse : lsm_version_set_new_file_number(db->vs);
     lsm_filename_log(path, sizeof path, dir, db->log_number);
-    rc = log_writer_open(io, path, &db->log, err);
+    rc = reuse ? log_writer_open_append(io, path, &db->log, err)
+               : log_writer_open(io, path, &db->log, err);
   }
   if (rc == ST_OK) {
     lsm_version_edit_set_log_number(&edit, db->log_number);

@@ -31,6 +31,11 @@ typedef struct log_writer log_writer_t;
 /* Creates (truncates) path and returns a writer for it. The client calls
    log_writer_close(). */
 int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **w, err_t *err);
+/* Returns a writer that appends to the existing log at path, whose records end exactly at
+   its current size (a reader read it whole, with nothing dropped): the next record goes
+   where a writer that never closed the file would have put it. The client calls
+   log_writer_close(). */
+int log_writer_open_append(lsm_io_t *io, const char *path, log_writer_t **w, err_t *err);
 /* Appends one record of n bytes (n may be 0) and hands it to the kernel; sync != 0 also
    fdatasyncs. After a failure the writer is dead: every later add/sync returns the same
    error (the log may hold a partial record, which the reader treats as a torn tail). */

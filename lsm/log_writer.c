@@ -22,11 +22,13 @@ struct log_writer {
   err_t dead; /* code != ST_OK: a write failed */
 };
 
-int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **out, err_t *err) {
+static int writer_create(lsm_io_t *io, const char *path, int append, log_writer_t **out,
+                         err_t *err) {
   *out = NULL;
   log_writer_t *w = calloc(1, sizeof *w);
   if (!w) return err_set(err, ST_E_NOMEM, "log %s: out of memory", path);
-  int rc = lsm_io_open_write(io, path, &w->file, err);
+  int rc = append ? lsm_io_open_append(io, path, &w->file, err)
+                  : lsm_io_open_write(io, path, &w->file, err);
   if (rc) {
     free(w);
     return rc;
@@ -35,9 +37,20 @@ int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **out, err_t *e
     uint8_t b = (uint8_t)t;
     w->type_crc[t] = crc32c_value(&b, 1);
   }
+  /* Records never span blocks, so the position in the last block is all the state an
+     earlier writer left. */
+  w->block_offset = (size_t)(lsm_file_size(w->file) % LOG_BLOCK_BYTES);
   err_clear(&w->dead);
   *out = w;
   return ST_OK;
+}
+
+int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **out, err_t *err) {
+  return writer_create(io, path, 0, out, err);
+}
+
+int log_writer_open_append(lsm_io_t *io, const char *path, log_writer_t **out, err_t *err) {
+  return writer_create(io, path, 1, out, err);
 }
 
 static int fail(log_writer_t *w, int rc, err_t *err) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lsm/db.h"
+#include "lsm/filename.h"
 #include "lsm/io.h"
 #include "tests/lsm/db_test_util.h"
 
@@ -338,10 +339,139 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
   }
 }
 
+/* The live tables of f->db. */
+static size_t live_tables(fixture_t *f) {
+  lsm_snapshot_t *s = lsm_snapshot_acquire(f->db);
+  assert_non_null(s);
+  const lsm_table_info_t *t;
+  size_t n = lsm_snapshot_tables(s, &t);
+  lsm_snapshot_release(s);
+  return n;
+}
+
+/* A reused log (lsm_open keeps appending to the one log it replays): sessions that each
+   open, write a little and close leave every write in that one log, and no table. Then the
+   disk dies in the middle of a session and the unsynced bytes are dropped: every write
+   acknowledged with sync = 1, in any session, must be there after the reopen. Appending
+   at the wrong place in the log's last block would make its records unreadable. */
+static void test_db_crash_reused_log_keeps_synced_writes(void **state) {
+  fixture_t *f = *state;
+  enum { SESSIONS = 8, PUTS = 60, KEYS = 300 };
+  rng_t r;
+  rng_init(&r, 777);
+  char dir[TEST_PATH_MAX + 32];
+  snprintf(dir, sizeof dir, "%s/reuse", f->dir);
+  lsm_io_t *io = f->io = lsm_io_create_faulty();
+  assert_non_null(io);
+  lsm_options_t o;
+  crash_options(&o);
+  o.memtable_bytes = 4 << 20; /* every session's writes fit: the log is always reused */
+  o.io = io;
+  uint64_t model[KEYS] = {0}, stamp = 0, failed = 0;
+  char key[32];
+  uint8_t val[MAX_VALUE], want[MAX_VALUE];
+  err_t e;
+  for (int session = 0; session < SESSIONS && !failed; session++) {
+    assert_int_equal(lsm_open(dir, &o, &f->db, &e), ST_OK);
+    assert_int_equal(live_tables(f), 0);
+    if (session == SESSIONS - 1) lsm_io_fail(io, LSM_IO_OP_SYNC, 1 + rng_below(&r, PUTS), 1);
+    for (int i = 0; i < PUTS; i++) {
+      uint32_t id = (uint32_t)rng_below(&r, KEYS);
+      size_t klen = test_key(key, id), vlen = test_value(val, ++stamp, MAX_VALUE);
+      if (lsm_put(f->db, key, klen, val, vlen, &e) != ST_OK) {
+        failed = stamp;
+        break;
+      }
+      model[id] = stamp;
+    }
+    lsm_db_t *db = f->db;
+    f->db = NULL;
+    lsm_close(db); /* after the failure: reports it */
+  }
+  assert_true(failed > 0);
+  assert_int_equal(lsm_io_drop_unsynced(io, &e), ST_OK);
+  lsm_io_fail_none(io);
+  int rc = lsm_open(dir, &o, &f->db, &e);
+  if (rc != ST_OK) fail_msg("reopen after power loss: %d %s", rc, e.msg);
+  for (uint32_t id = 0; id < KEYS; id++) {
+    void *v = NULL;
+    size_t vl = 0;
+    rc = lsm_get(f->db, key, test_key(key, id), &v, &vl, &e);
+    if (model[id]) {
+      if (rc != ST_OK) fail_msg("key %s lost (rc %d %s)", key, rc, e.msg);
+      size_t n = test_value(want, model[id], MAX_VALUE), m = test_value(val, failed, MAX_VALUE);
+      /* The failed put may have reached the disk. */
+      if (!(vl == n && memcmp(v, want, n) == 0) && !(vl == m && memcmp(v, val, m) == 0))
+        fail_msg("key %s has a stale value", key);
+    }
+    free(v);
+  }
+  close_db(f);
+}
+
+static void put_ok(lsm_db_t *db, const char *key, const char *val) {
+  err_t e;
+  if (lsm_put(db, key, strlen(key), val, strlen(val), &e) != ST_OK) fail_msg("put: %s", e.msg);
+}
+
+static void expect_stored(lsm_db_t *db, const char *key, const char *want) {
+  void *v = NULL;
+  size_t n = 0;
+  err_t e;
+  if (lsm_get(db, key, strlen(key), &v, &n, &e) != ST_OK) fail_msg("get %s: %s", key, e.msg);
+  assert_int_equal(n, strlen(want));
+  assert_memory_equal(v, want, n);
+  free(v);
+}
+
+/* A log whose tail a crash tore is not reused: records appended after the torn bytes would
+   follow garbage the reader cannot skip. Its entries go to a table and a new log starts;
+   the writes of every session are there afterwards. */
+static void test_db_crash_torn_log_is_not_reused(void **state) {
+  fixture_t *f = *state;
+  char dir[TEST_PATH_MAX + 32], log[TEST_PATH_MAX + 64];
+  snprintf(dir, sizeof dir, "%s/torn", f->dir);
+  lsm_io_t *io = f->io = lsm_io_create_faulty();
+  assert_non_null(io);
+  lsm_options_t o;
+  crash_options(&o);
+  o.memtable_bytes = 4 << 20; /* one log, 000001.log, holds every write */
+  o.io = io;
+  err_t e;
+  assert_int_equal(lsm_open(dir, &o, &f->db, &e), ST_OK);
+  put_ok(f->db, "a", "1");
+  put_ok(f->db, "b", "2");
+  /* The crash: the clean-close record's log sync fails, so the manifest does not say the log
+     was closed whole; then a torn header at its end. */
+  lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 1);
+  lsm_db_t *db = f->db;
+  f->db = NULL;
+  lsm_close(db);
+  lsm_io_fail_none(io);
+  lsm_filename_log(log, sizeof log, dir, 1);
+  FILE *fp = fopen(log, "ab");
+  assert_non_null(fp);
+  assert_int_equal(fwrite("\xff\xff\xff\xff\xff", 1, 5, fp), 5);
+  assert_int_equal(fclose(fp), 0);
+
+  if (lsm_open(dir, &o, &f->db, &e) != ST_OK) fail_msg("open after the crash: %s", e.msg);
+  assert_int_equal(live_tables(f), 1); /* the torn log's entries */
+  put_ok(f->db, "c", "3");
+  close_db(f);
+  if (lsm_open(dir, &o, &f->db, &e) != ST_OK) fail_msg("reopen: %s", e.msg);
+  expect_stored(f->db, "a", "1");
+  expect_stored(f->db, "b", "2");
+  expect_stored(f->db, "c", "3");
+  close_db(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_db_crash_sigkill_keeps_acknowledged_writes, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_db_crash_reused_log_keeps_synced_writes, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_db_crash_torn_log_is_not_reused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_db_crash_power_loss_keeps_synced_writes, setup,
                                       teardown),
   };

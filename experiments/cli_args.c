@@ -1,0 +1,319 @@
+/* The option table of the bfh command and its getopt_long parser (cli_args.h). */
+#include "experiments/cli_args.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiments/cli_kv.h"
+
+/* How an option's argument is stored into its field of cli_t. */
+typedef enum kind { K_FLAG, K_U64, K_U32, K_SIZE, K_INT, K_DOUBLE, K_STR, K_CHOICE } kind_t;
+
+typedef struct choice {
+  const char *name;
+  int value;
+} choice_t;
+
+typedef struct spec {
+  const char *name;
+  int groups;
+  kind_t kind;
+  size_t offset;           /* of the field in cli_t */
+  int flag_value;          /* K_FLAG: the value stored */
+  const choice_t *choices; /* K_CHOICE: ended by {NULL} */
+  const char *arg, *help;  /* arg: the argument's name in the help (NULL: none) */
+} spec_t;
+
+#define AT(field) offsetof(cli_t, field)
+
+static const choice_t ENGINES[] = {{"lsm", BFH_ENGINE_LSM}, {"leveldb", BFH_ENGINE_LEVELDB}, {0}};
+static const choice_t PLACEMENTS[] = {{"similarity", BFH_PLACEMENT_SIMILARITY},
+                                      {"positional", BFH_PLACEMENT_POSITIONAL},
+                                      {"paper", BFH_PLACEMENT_PAPER},
+                                      {0}};
+static const choice_t METHODS[] = {{"scan", BFH_SEARCH_SCAN},
+                                   {"leaves", BFH_SEARCH_LEAVES},
+                                   {"hierarchy", BFH_SEARCH_HIERARCHY},
+                                   {"sliced", BFH_SEARCH_SLICED},
+                                   {"auto", BFH_SEARCH_AUTO},
+                                   {"standalone", BFH_SEARCH_STANDALONE},
+                                   {0}};
+static const choice_t FORMATS[] = {{"csv", CLI_KV_CSV}, {"tsv", CLI_KV_TSV}, {0}};
+static const choice_t ORDERS[] = {{"seq", WORKLOAD_SEQUENTIAL},
+                                  {"sequential", WORKLOAD_SEQUENTIAL},
+                                  {"random", WORKLOAD_RANDOM},
+                                  {0}};
+static const choice_t KEY_FORMATS[] = {
+    {"paper", WORKLOAD_FORMAT_PAPER}, {"fixed", WORKLOAD_FORMAT_FIXED}, {0}};
+static const choice_t SCALES[] = {
+    {"small", EXP_SMALL}, {"medium", EXP_MEDIUM}, {"paper", EXP_PAPER}, {0}};
+
+/* Every long option, one row each. */
+static const spec_t SPECS[] = {
+    {"engine", CLI_DB | CLI_RUN, K_CHOICE, AT(opt.engine), 0, ENGINES, "lsm|leveldb",
+     "engine of the database (default lsm)"},
+    {"bits", CLI_DB, K_U64, AT(opt.value_filter_bits), 0, NULL, "M",
+     "bits per value filter, for a new database (default 2M)"},
+    {"hashes", CLI_DB, K_U32, AT(opt.value_filter_hashes), 0, NULL, "K",
+     "hash functions per value filter, for a new database (default 3)"},
+    {"order", CLI_DB, K_U32, AT(opt.order), 0, NULL, "D", "order of the hierarchy (default 5)"},
+    {"table-bytes", CLI_DB, K_SIZE, AT(opt.table_bytes), 0, NULL, "B",
+     "target table file size (default 2MiB)"},
+    {"memtable-bytes", CLI_DB, K_SIZE, AT(opt.memtable_bytes), 0, NULL, "B",
+     "memtable size (default 4MiB)"},
+    {"no-value-filters", CLI_DB, K_FLAG, AT(opt.value_filters), 0, NULL, NULL,
+     "engine only: no value filters (searches scan)"},
+    {"leaves-on-disk", CLI_DB, K_FLAG, AT(opt.leaves_on_disk), BFH_LEAVES_ON_DISK, NULL, NULL,
+     "read leaf filters from the table files on demand"},
+    {"leaves-on-disk-whole", CLI_DB, K_FLAG, AT(opt.leaves_on_disk), BFH_LEAVES_ON_DISK_WHOLE, NULL,
+     NULL, "read each leaf filter whole for every probe (the paper's code)"},
+    {"placement", CLI_DB, K_CHOICE, AT(opt.placement), 0, PLACEMENTS, "similarity|positional|paper",
+     "where the hierarchy puts a new leaf"},
+    {"sync", CLI_DB, K_FLAG, AT(opt.sync), 1, NULL, NULL, "every write durable when it returns"},
+    {"standalone-index", CLI_DB, K_FLAG, AT(opt.standalone_index), 1, NULL, NULL,
+     "own engine: also keep a value||key index (once a database has one, every open must say so)"},
+    {"from", CLI_FROM, K_STR, AT(from), 0, NULL, "FILE",
+     "read key,value records from FILE (- for stdin)"},
+    {"format", CLI_FROM | CLI_SCAN, K_CHOICE, AT(format), 0, FORMATS, "csv|tsv",
+     "record format (load: default from the file name's .tsv, else csv; scan: csv)"},
+    {"header", CLI_FROM, K_FLAG, AT(header), 1, NULL, NULL, "skip the first line of the input"},
+    {"batch", CLI_FROM | CLI_SYNTH, K_U64, AT(batch), 0, NULL, "N",
+     "flush after every N puts, writing them into tables (default 0: once, at the end)"},
+    {"synthetic", CLI_SYNTH, K_U64, AT(synthetic), 0, NULL, "N", "generate N entries"},
+    {"num", CLI_SYNTH, K_U64, AT(synthetic), 0, NULL, "N", "same as --synthetic N"},
+    {"domain", CLI_SYNTH, K_DOUBLE, AT(wl.domain_pct), 0, NULL, "PCT",
+     "distinct values as a percentage of N (default 100)"},
+    {"insert", CLI_SYNTH, K_CHOICE, AT(wl.order), 0, ORDERS, "seq|random",
+     "insertion order (default seq)"},
+    {"keys", CLI_SYNTH, K_CHOICE, AT(wl.format), 0, KEY_FORMATS, "paper|fixed",
+     "key format (default paper)"},
+    {"seed", CLI_SYNTH, K_U64, AT(wl.seed), 0, NULL, "S", "generator seed (default 42)"},
+    {"method", CLI_SEARCH, K_CHOICE, AT(method), 0, METHODS,
+     "scan|leaves|hierarchy|sliced|auto|standalone", "search method (default auto)"},
+    {"count", CLI_SEARCH, K_FLAG, AT(count_only), 1, NULL, NULL,
+     "print the number of keys found only"},
+    {"json", CLI_JSON, K_FLAG, AT(json), 1, NULL, NULL, "one JSON object on stdout"},
+    {"scale", CLI_RUN, K_CHOICE, AT(run.scale), 0, SCALES, "small|medium|paper",
+     "database sizes (default small)"},
+    {"out", CLI_RUN, K_STR, AT(run.out_dir), 0, NULL, "DIR", "results directory (default results)"},
+    {"work", CLI_RUN, K_STR, AT(run.work_dir), 0, NULL, "DIR",
+     "where the databases are built (default OUT/db, removed after)"},
+    {"plots", CLI_RUN, K_STR, AT(run.plots_dir), 0, NULL, "DIR", "gnuplot scripts directory"},
+    {"queries", CLI_RUN, K_INT, AT(run.queries), 0, NULL, "Q",
+     "queries per point, 5..1000 (default 30)"},
+    {"keep", CLI_RUN, K_FLAG, AT(run.keep_db), 1, NULL, NULL,
+     "keep the databases (--work reuses them)"},
+    {"no-plot", CLI_RUN, K_FLAG, AT(run.no_plot), 1, NULL, NULL, "write the CSV files only"},
+    {"cold", CLI_RUN, K_FLAG, AT(run.cold), 1, NULL, NULL,
+     "Table I and Fig. 8 also measured with the page cache evicted"},
+    {"max-n", CLI_RUN, K_U64, AT(run.max_n), 0, NULL, "N",
+     "skip database sizes above N (0: none; paper scale default 100M)"},
+};
+#define NSPECS (sizeof SPECS / sizeof SPECS[0])
+_Static_assert(NSPECS <= CLI_MAX_OPTS, "cli_t.given holds a flag per option");
+
+/* getopt_long's val for row i (above every short option). */
+#define VAL(i) (256 + (int)(i))
+
+static void set_defaults(cli_t *c) {
+  memset(c, 0, sizeof *c);
+  bfh_options_init(&c->opt);
+  workload_config_init(&c->wl);
+  c->method = BFH_SEARCH_AUTO;
+  c->format = -1;
+  c->run.scale = EXP_SMALL;
+  c->run.engine = BFH_ENGINE_LSM;
+  c->run.out_dir = "results";
+  c->run.queries = 30;
+}
+
+static const uint64_t POW10[] = {1,      10,      100,      1000,      10000,
+                                 100000, 1000000, 10000000, 100000000, 1000000000};
+
+static int suffix_multiplier(const char *s, uint64_t *mul) {
+  static const struct {
+    const char *s;
+    uint64_t mul;
+  } SUFFIXES[] = {{"", 1},           {"k", 1000},       {"K", 1000},       {"M", 1000000},
+                  {"G", 1000000000}, {"KiB", 1u << 10}, {"MiB", 1u << 20}, {"GiB", 1u << 30}};
+  for (size_t i = 0; i < sizeof SUFFIXES / sizeof SUFFIXES[0]; i++)
+    if (strcmp(s, SUFFIXES[i].s) == 0) {
+      *mul = SUFFIXES[i].mul;
+      return 0;
+    }
+  return -1;
+}
+
+int cli_args_parse_num(const char *s, uint64_t *out) {
+  const char *p = s;
+  uint64_t whole = 0, frac = 0, mul;
+  size_t fdigits = 0;
+  if (*p < '0' || *p > '9') return -1;
+  for (; *p >= '0' && *p <= '9'; p++)
+    if (__builtin_mul_overflow(whole, 10, &whole) ||
+        __builtin_add_overflow(whole, *p - '0', &whole))
+      return -1;
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++) {
+      if (fdigits == 9) return -1; /* finer than any suffix can make whole */
+      frac = frac * 10 + (uint64_t)(*p - '0');
+      fdigits++;
+    }
+  if (suffix_multiplier(p, &mul) != 0) return -1;
+  uint64_t v, fpart;
+  if (__builtin_mul_overflow(whole, mul, &v)) return -1;
+  /* frac / 10^fdigits * mul must be whole: (frac * mul) divisible by 10^fdigits. */
+  if (__builtin_mul_overflow(frac, mul, &fpart) || fpart % POW10[fdigits] != 0) return -1;
+  if (__builtin_add_overflow(v, fpart / POW10[fdigits], &v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+  errno = 0;
+  char *end;
+  *out = strtod(s, &end);
+  return errno || end == s || *end ? -1 : 0;
+}
+
+/* Stores arg into sp's field. 0, or 2 after a usage error. */
+static int store(const cli_cmd_t *cmd, const spec_t *sp, const char *arg, cli_t *c) {
+  void *field = (char *)c + sp->offset;
+  uint64_t num = 0;
+  int is_num = sp->kind == K_U64 || sp->kind == K_U32 || sp->kind == K_SIZE || sp->kind == K_INT;
+  if (is_num && cli_args_parse_num(arg, &num) != 0)
+    return cli_args_usage_error(
+        cmd, "--%s: '%s' is not a whole number (k/M/G, KiB/MiB/GiB suffixes)", sp->name, arg);
+  if ((sp->kind == K_U32 || sp->kind == K_INT) && num > INT32_MAX)
+    return cli_args_usage_error(cmd, "--%s: %s is out of range", sp->name, arg);
+  switch (sp->kind) {
+    case K_FLAG:
+      *(int *)field = sp->flag_value;
+      break;
+    case K_U64:
+      *(uint64_t *)field = num;
+      break;
+    case K_U32:
+      *(uint32_t *)field = (uint32_t)num;
+      break;
+    case K_SIZE:
+      *(size_t *)field = (size_t)num;
+      break;
+    case K_INT:
+      *(int *)field = (int)num;
+      break;
+    case K_STR:
+      *(const char **)field = arg;
+      break;
+    case K_DOUBLE:
+      if (parse_double(arg, (double *)field) != 0)
+        return cli_args_usage_error(cmd, "--%s: '%s' is not a number", sp->name, arg);
+      break;
+    case K_CHOICE: {
+      const choice_t *ch = sp->choices;
+      while (ch->name && strcmp(ch->name, arg) != 0) ch++;
+      if (!ch->name)
+        return cli_args_usage_error(cmd, "--%s: unknown value '%s' (one of %s)", sp->name, arg,
+                                    sp->arg);
+      *(int *)field = ch->value;
+      break;
+    }
+  }
+  return 0;
+}
+
+/* The long options of cmd's groups, for getopt_long; n rows then a zero row. */
+static void long_options(const cli_cmd_t *cmd, struct option *lo) {
+  size_t n = 0;
+  for (size_t i = 0; i < NSPECS; i++)
+    if (SPECS[i].groups & cmd->groups)
+      lo[n++] = (struct option){
+          SPECS[i].name, SPECS[i].kind == K_FLAG ? no_argument : required_argument, NULL, VAL(i)};
+  lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
+  lo[n] = (struct option){0, 0, 0, 0};
+}
+
+/* The option argv[optind - 1] that getopt stopped at, for a message. */
+static const char *offending(char **argv, int opt) {
+  static char name[64];
+  if (opt >= 256) {
+    snprintf(name, sizeof name, "--%s", SPECS[opt - 256].name);
+    return name;
+  }
+  return argv[optind - 1];
+}
+
+static void after_parse(cli_t *c) {
+  c->run.engine = c->opt.engine;
+  c->wl.n = c->synthetic;
+  if (c->run.queries < 5) c->run.queries = 5;
+  if (c->run.queries > 1000) c->run.queries = 1000;
+}
+
+int cli_args_parse(const cli_cmd_t *cmd, int argc, char **argv, cli_t *c) {
+  set_defaults(c);
+  struct option lo[NSPECS + 2];
+  long_options(cmd, lo);
+  opterr = 0;
+  optind = 1;
+  int ch, rc;
+  while ((ch = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    if (ch == 'h') {
+      cli_args_help(cmd, stdout);
+      return 0;
+    }
+    if (ch == ':')
+      return cli_args_usage_error(cmd, "option '%s' needs an argument", offending(argv, optopt));
+    if (ch == '?') return cli_args_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    c->given[ch - 256] = 1;
+    if ((rc = store(cmd, &SPECS[ch - 256], optarg, c)) != 0) return rc;
+  }
+  for (int i = optind; i < argc; i++) {
+    if (c->npos == cmd->max_pos)
+      return cli_args_usage_error(cmd, "too many arguments at '%s'", argv[i]);
+    c->pos[c->npos++] = argv[i];
+  }
+  if (c->npos < cmd->min_pos) return cli_args_usage_error(cmd, "%s needs %s", cmd->name, cmd->args);
+  after_parse(c);
+  return -1;
+}
+
+int cli_args_given(const cli_t *c, const char *name) {
+  for (size_t i = 0; i < NSPECS; i++)
+    if (strcmp(SPECS[i].name, name) == 0) return c->given[i];
+  return 0;
+}
+
+void cli_args_help(const cli_cmd_t *cmd, FILE *out) {
+  fprintf(out, "usage: bfh %s %s%s\n  %s\n", cmd->name, cmd->args, cmd->groups ? " [options]" : "",
+          cmd->summary);
+  if (cmd->help) fprintf(out, "\n%s", cmd->help);
+  fprintf(out, "\noptions:\n");
+  for (size_t i = 0; i < NSPECS; i++) {
+    const spec_t *sp = &SPECS[i];
+    if (!(sp->groups & cmd->groups)) continue;
+    char left[80];
+    snprintf(left, sizeof left, "--%s%s%s", sp->name, sp->arg ? " " : "", sp->arg ? sp->arg : "");
+    if (strlen(left) > 26)
+      fprintf(out, "  %s\n  %-26s %s\n", left, "", sp->help); /* a long choice list */
+    else
+      fprintf(out, "  %-26s %s\n", left, sp->help);
+  }
+  fprintf(out, "  %-26s %s\n", "-h, --help", "this help");
+  if (cmd->groups & (CLI_DB | CLI_SYNTH | CLI_FROM | CLI_RUN))
+    fprintf(out, "Numbers take k/M/G (powers of 10) or KiB/MiB/GiB suffixes.\n");
+}
+
+int cli_args_usage_error(const cli_cmd_t *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "bfh %s: ", cmd->name);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry 'bfh %s --help'.\n", cmd->name);
+  return 2;
+}

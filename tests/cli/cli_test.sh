@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The bfh command as a user runs it: options, help, exit statuses, the record format (load,
+# scan, search, get), no database made by mistake, machine-readable output, put without a
+# flush, and the manual against --help.
+# usage: cli_test.sh BFH_BINARY [DB_BENCH_BINARY]
+#   BFH_MAN: the manual to check (default: doc/bfh.1 next to this script)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bfh=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+db_bench=${2:+$(cd "$(dirname "$2")" && pwd)/$(basename "$2")}
+man=${BFH_MAN:-$here/../../doc/bfh.1}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" # a stray database would appear here
+checks=0
+
+check() { echo "check: $*"; checks=$((checks + 1)); }
+die() { echo "FAIL: $*" >&2; exit 1; }
+# expect_status N CMD...: runs CMD (stdout to out, stderr to err), wants exit status N.
+expect_status() {
+  local want=$1 got=0
+  shift
+  "$@" >out 2>err || got=$?
+  [ "$got" = "$want" ] || { cat err >&2; die "'$*' exited $got, expected $want"; }
+}
+expect_in() { grep -q -- "$2" "$1" || { cat "$1" >&2; die "$1 lacks '$2'"; }; }
+expect_same() { cmp -s "$1" "$2" || { diff "$1" "$2" >&2 || true; die "$1 and $2 differ"; }; }
+no_entry() { [ ! -e "$1" ] || die "$1 was created"; }
+
+check "--version and version print the version"
+expect_status 0 "$bfh" --version
+grep -Eq '^bfh [0-9]+\.[0-9]+\.[0-9]+$' out || die "--version printed '$(cat out)'"
+cp out v1
+expect_status 0 "$bfh" version
+expect_same out v1
+
+check "every subcommand's --help and -h: usage on stdout, exit 0, nothing created"
+for c in load put get delete search scan stats repair run version; do
+  expect_status 0 "$bfh" "$c" --help
+  expect_in out "usage: bfh $c"
+done
+expect_status 0 "$bfh" stats -h
+expect_in out "usage: bfh stats"
+no_entry ./-h
+
+check "unknown option and missing argument: named on stderr, exit 2"
+expect_status 2 "$bfh" search db v --frobnicate
+expect_in err "'--frobnicate'"
+expect_in err "bfh search --help"
+expect_status 2 "$bfh" search db v --method
+expect_in err "'--method' needs an argument"
+expect_status 2 "$bfh" nosuchcommand
+expect_status 2 "$bfh"
+
+check "get, search, stats, scan, delete, repair on a missing directory: exit 2, nothing created"
+for c in "get typo k" "search typo v" "stats typo" "scan typo" "delete typo k" "repair typo"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "$bfh" $c
+  expect_in err "no such database"
+  no_entry typo
+done
+
+check "numbers are whole: 1.5 and 10x rejected, 1.5k is 1500"
+expect_status 2 "$bfh" load num --synthetic 1.5
+expect_in err "not a whole number"
+expect_status 2 "$bfh" load num --synthetic 10x
+expect_status 2 "$bfh" load num --synthetic 2.0001k
+no_entry num
+expect_status 0 "$bfh" load num --synthetic 1.5k
+expect_in err "1500 entries"
+
+check "load with neither --from nor --synthetic: exit 2"
+expect_status 2 "$bfh" load none
+expect_in err "either --from FILE or --synthetic N"
+no_entry none
+
+check "load --from CSV: quotes, doubled quotes, comma and newline in quotes, escapes, binary"
+printf '%s\n' 'k1,v1' '"k,2","a ""q"" b"' '"multi' 'line",v1' '\x00bin\xff,\\back' '#hash,v1' >in.csv
+expect_status 0 "$bfh" load csvdb --from in.csv
+expect_in err "5 entries"
+# Key order: \0bin < #hash < k,2 < k1 < multi\nline.
+printf '%s\n' '\0bin\xff,\\back' '\x23hash,v1' '"k,2","a ""q"" b"' 'k1,v1' 'multi\nline,v1' >want.csv
+expect_status 0 "$bfh" scan csvdb
+expect_same out want.csv
+
+check "get: the value escaped, exit 0; a missing key exits 1"
+expect_status 0 "$bfh" get csvdb '#hash'
+[ "$(cat out)" = v1 ] || die "get printed '$(cat out)'"
+expect_status 0 "$bfh" get csvdb "$(printf 'k,2')"
+[ "$(cat out)" = 'a "q" b' ] || die "get printed '$(cat out)'"
+expect_status 1 "$bfh" get csvdb nokey
+[ ! -s out ] || die "get of a missing key printed '$(cat out)'"
+
+check "scan round trip: load the dump into another database, scan it again"
+"$bfh" scan csvdb >dump1.csv
+expect_status 0 "$bfh" load copy --from - <dump1.csv
+"$bfh" scan copy >dump2.csv
+expect_same dump1.csv dump2.csv
+
+check "load --from TSV (by the .tsv name) and scan --format tsv"
+printf 'a\\tb\tx,y\nq"uote\t\\n\n' >in.tsv
+expect_status 0 "$bfh" load tsvdb --from in.tsv
+printf 'a\\tb\tx,y\nq"uote\t\\n\n' >want.tsv
+expect_status 0 "$bfh" scan tsvdb --format tsv
+expect_same out want.tsv
+expect_status 0 "$bfh" scan tsvdb
+printf '%s\n' 'a\tb,"x,y"' '"q""uote",\n' >want-tsv.csv
+expect_same out want-tsv.csv
+
+check "search: keys escaped one per line on stdout, statistics on stderr; exit 0, 1, 2"
+expect_status 0 "$bfh" search csvdb v1
+sort out >got
+printf '%s\n' '\x23hash' k1 'multi\nline' | sort >want
+expect_same got want
+expect_in err "# method auto"
+expect_status 1 "$bfh" search csvdb nothing-has-this
+[ ! -s out ] || die "a search that found nothing printed '$(cat out)'"
+expect_status 0 "$bfh" search csvdb v1 --count
+[ "$(cat out)" = 3 ] || die "--count printed '$(cat out)'"
+expect_status 2 "$bfh" search csvdb v1 --method nosuch
+
+check "search --json and stats --json: one well-formed object on stdout"
+expect_status 0 "$bfh" search csvdb v1 --json
+cp out search.json
+expect_status 0 "$bfh" stats csvdb --json
+cp out stats.json
+for f in search.json stats.json; do
+  [ "$(wc -l <$f)" = 1 ] || die "$f is not one line"
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -m json.tool $f >/dev/null || die "$f does not parse"
+  fi
+  grep -Eq '^\{.*\}$' $f || die "$f is not an object"
+done
+expect_in search.json '"keys":\['
+expect_in search.json '"multi\\\\nline"'
+expect_in search.json '"count":3'
+expect_in stats.json '"tables":'
+
+check "load --header skips the first record; --batch N flushes every N puts"
+printf '%s\n' key,value h1,x h2,x h3,x >hdr.csv
+expect_status 0 "$bfh" load hdrdb --from hdr.csv --header --batch 2
+expect_in err "3 entries"
+expect_status 1 "$bfh" get hdrdb key
+expect_status 0 "$bfh" stats hdrdb --json
+tables=$(grep -o '"tables":[0-9]*' out | cut -d: -f2)
+[ "$tables" -ge 2 ] || die "--batch 2 over 3 entries made $tables tables, expected 2"
+
+check "a bad record: file:line named, entries written before it counted, exit 2"
+printf '%s\n' 'a,1' 'b,2' 'c,"unclosed' >bad.csv
+expect_status 2 "$bfh" load baddb --from bad.csv
+expect_in err "bad.csv:3:"
+expect_in err "2 entries written before it"
+printf 'a,1\nb\\q,2\n' >esc.csv
+expect_status 2 "$bfh" load baddb --from esc.csv
+expect_in err "esc.csv:2: bad escape"
+
+check "put twice, then stats --json: the puts are in the log, no table"
+expect_status 0 "$bfh" put putdb a 1
+expect_status 0 "$bfh" put putdb b 1
+expect_status 0 "$bfh" stats putdb --json
+expect_in out '"tables":0,'
+expect_status 0 "$bfh" search putdb 1 --count
+[ "$(cat out)" = 2 ] || die "the two puts: search found '$(cat out)'"
+
+if [ -n "$db_bench" ]; then
+  check "db_bench --tmp on a directory that does not exist"
+  expect_status 0 "$db_bench" --num 1000 --engines bfh --benchmarks fillseq --tmp "$work/no/such/dir"
+  [ -d "$work/no/such/dir" ] || die "db_bench did not create --tmp"
+fi
+
+check "the manual and --help list the same long options"
+bash "$here/man_vs_help.sh" "$bfh" "$man"
+
+echo "cli_test: $checks checks passed"
