@@ -253,7 +253,9 @@ static int check_directory(const char *path, int create, err_t *err) {
   snprintf(cur, sizeof cur, "%s/IDENTITY", path);
   if (access(cur, F_OK) == 0)
     return err_set(err, BFH_E_INVALID,
-                   "%s is a bfh (own engine) database; open it with the lsm engine", path);
+                   "%s is a bfh (own engine) database (it has an IDENTITY file); open it with the "
+                   "lsm engine",
+                   path);
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
   if (access(cur, F_OK) == 0) return BFH_OK;
   DIR *d = opendir(path);

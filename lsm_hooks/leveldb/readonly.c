@@ -861,7 +861,9 @@ static int check_directory(const char *path, err_t *err) {
   snprintf(p, sizeof p, "%s/IDENTITY", path);
   if (access(p, F_OK) == 0)
     return err_set(err, BFH_E_INVALID,
-                   "%s is a bfh (own engine) database; open it with the lsm engine", path);
+                   "%s is a bfh (own engine) database (it has an IDENTITY file); open it with the "
+                   "lsm engine",
+                   path);
   snprintf(p, sizeof p, "%s/CURRENT", path);
   if (access(p, F_OK) != 0)
     return err_set(err, BFH_E_INVALID,
