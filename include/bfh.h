@@ -131,6 +131,18 @@ typedef struct bfh_options {
                            has one refuses an open without it (BFH_E_INVALID), so that the
                            index never misses a write. Own engine only (BFH_E_UNSUPPORTED on
                            the LevelDB engine). Default 0 */
+  /* Searching a live LevelDB database read-only (doc/leveldb.md): */
+  int read_only; /* 1: open a LevelDB database (BFH_ENGINE_LEVELDB only; the own engine gives
+                    BFH_E_UNSUPPORTED) without LevelDB: no LOCK taken (its owner may hold it
+                    open and keep writing), nothing written into its directory. Searches,
+                    bfh_get and bfh_stats read its newest version; bfh_put, bfh_delete and
+                    bfh_flush give BFH_E_UNSUPPORTED. create_if_missing is ignored. Default 0 */
+  const char *index_dir; /* read_only: where the handle keeps its filter cache
+                            (<index_dir>/bfh-filters/) and m, k, seed (<index_dir>/BFH-PARAMS),
+                            outside the database; created if missing; read only during
+                            bfh_open. NULL (default): in memory only, m, k and seed from these
+                            options, every leaf built again at each open. Leaves on disk need
+                            one */
 } bfh_options;
 
 typedef struct bfh_search_stats {

@@ -5,7 +5,10 @@
  * BFH_E_INVALID, never silent mixing) -> value_index_create -> engine_*_open (which takes the
  * database's lock: a second open gets BFH_E_BUSY), or with standalone_index standalone_open
  * (the own engine, then the index) -> write BFH-PARAMS if it was absent. With the stand-alone
- * index, puts and deletes go through standalone.c's write protocol.
+ * index, puts and deletes go through standalone.c's write protocol. A read-only handle
+ * (LevelDB only) opens leveldb/readonly.h's engine instead, keeps BFH-PARAMS in its index
+ * directory (or nowhere), and searches through engine_leveldb_ro_search, which starts a
+ * search over when the owner of the database deletes a file under it.
  *
  * Last error: each thread keeps a few (handle id, message) pairs in thread-local storage;
  * handle ids come from a global counter and are never reused, so a message never outlives
@@ -26,6 +29,7 @@
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/engine_lsm.h"
+#include "lsm_hooks/leveldb/readonly.h"
 #include "lsm_hooks/index_sync.h"
 #include "lsm_hooks/search.h"
 #include "lsm_hooks/standalone.h"
@@ -178,6 +182,8 @@ static void options_defaults(bfh_options *opt) {
   opt->placement = BFH_PLACEMENT_SIMILARITY;
   opt->hash_seed = BFH_DEFAULT_SEED;
   opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
+  opt->read_only = 0;
+  opt->index_dir = NULL;
   opt->memtable_index = 1;
 }
 
@@ -248,6 +254,16 @@ static int check_options(const bfh_options *o) {
     return failf(NULL, BFH_E_UNSUPPORTED,
                  "bfh_open: standalone_index needs the own engine: bfh does not see the "
                  "writes of a LevelDB database");
+  if (o->read_only != 0 && o->read_only != 1)
+    return invalid(NULL, "bfh_open: read_only = %d; 0 or 1", o->read_only);
+  if (o->read_only && o->engine != BFH_ENGINE_LEVELDB)
+    return failf(NULL, BFH_E_UNSUPPORTED,
+                 "bfh_open: read_only needs the LevelDB engine (BFH_ENGINE_LEVELDB); the own "
+                 "engine has no read-only mode");
+  if (o->read_only && o->leaves_on_disk && !o->index_dir)
+    return invalid(NULL,
+                   "bfh_open: read_only with leaves on disk needs an index_dir to keep "
+                   "them in (nothing is written into the database)");
   if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
       o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
     return invalid(NULL,
@@ -299,11 +315,13 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   db_params_t stored;
   int have_params = 0;
   lsm_io_t *fio = io ? io : lsm_io_default(); /* bfh's own files: BFH-PARAMS */
-  if (opt.value_filters) {
-    rc = db_params_read(fio, path, &stored, &err);
+  /* A read-only handle keeps its BFH-PARAMS in its index directory, or nowhere. */
+  const char *params_dir = opt.read_only ? opt.index_dir : path;
+  if (opt.value_filters && params_dir) {
+    rc = db_params_read(fio, params_dir, &stored, &err);
     if (rc == BFH_OK) {
       have_params = 1;
-      rc = db_params_check(path, &stored, &want, &err);
+      rc = db_params_check(params_dir, &stored, &want, &err);
     } else if (rc == BFH_NOT_FOUND) {
       rc = BFH_OK;
     }
@@ -331,10 +349,12 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
   if (rc == BFH_OK && opt.standalone_index)
     rc = standalone_open(path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
+  else if (rc == BFH_OK && opt.read_only)
+    rc = engine_leveldb_ro_open(path, &opt, io, db->sync, &db->engine, &err);
   else if (rc == BFH_OK)
     rc = engine_kind(opt.engine)->open(path, &opt, io, db->sync, &db->engine, &err);
-  if (rc == BFH_OK && opt.value_filters && !have_params) {
-    rc = db_params_write(fio, path, &want, &err);
+  if (rc == BFH_OK && opt.value_filters && params_dir && !have_params) {
+    rc = db_params_write(fio, params_dir, &want, &err);
     if (rc != BFH_OK) {
       db->engine->ops->close(db->engine);
       db->engine = NULL;
@@ -489,6 +509,9 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
                     standalone_cost_ns(db->standalone) < search_plan(db->index, method).cost_ns);
   if (standalone)
     rc = standalone_search(db->standalone, val, val_len, fn, arg, stats, &err);
+  else if (db->opt.read_only)
+    rc =
+        engine_leveldb_ro_search(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
   else
     rc = search_run(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
   return fail(db, rc, &err);

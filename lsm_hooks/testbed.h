@@ -17,6 +17,8 @@
  *     filter-cache counters, where each leaf came from, a sync of the emulated hook),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
+ *   - the read-only LevelDB engine's test hook (leveldb/readonly.h: run code before each table
+ *     read, to make the file vanish there) and its retry counter;
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
  *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;
@@ -44,6 +46,7 @@
 #include "lsm_hooks/leveldb/engine.h"
 #include "lsm_hooks/leveldb/filter.h"
 #include "lsm_hooks/leveldb/log.h"
+#include "lsm_hooks/leveldb/readonly.h"
 #include "lsm_hooks/leveldb/sstables.h"
 #include "lsm_hooks/search.h"
 #include "lsm_hooks/standalone.h"

@@ -6,6 +6,8 @@
  *   sync.c     the emulated table-build hook: the live list pinned, reported to index_sync,
  *              views, and the background thread that has index_sync read new tables
  *   table.c, log.c, sstables.c, precheck.c, filter.c  readers of LevelDB's files, in C
+ *   readonly.c, version_edit.c  the read-only engine (bfh_options.read_only): no LevelDB, the
+ *              MANIFEST replayed by bfh (its own consistency argument is in readonly.c)
  *
  * The emulated hook ("sync"), serialized by sync_mu:
  *   1. (views only) list the *.log files of the directory and read each from where the last
@@ -101,6 +103,8 @@ struct engine_view {
   size_t ntables;
   log_seg_t **segs;
   size_t nsegs;
+  struct ro_state *ro_state; /* the read-only engine's (readonly.c): the state the view reads,
+                                which owns tables and segs; NULL in the read-write engine */
 };
 
 typedef struct engine_leveldb {

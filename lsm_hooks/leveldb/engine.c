@@ -253,8 +253,8 @@ static int check_directory(const char *path, int create, err_t *err) {
   snprintf(cur, sizeof cur, "%s/IDENTITY", path);
   if (access(cur, F_OK) == 0)
     return err_set(err, BFH_E_INVALID,
-                   "%s: a bfh own-engine (BFH_ENGINE_LSM) database (it has an IDENTITY file), not "
-                   "a LevelDB one",
+                   "%s is a bfh (own engine) database (it has an IDENTITY file); open it with the "
+                   "lsm engine",
                    path);
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
   if (access(cur, F_OK) == 0) return BFH_OK;
