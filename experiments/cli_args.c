@@ -96,7 +96,14 @@ static const spec_t SPECS[] = {
      "scan|leaves|hierarchy|sliced|auto|standalone", "search method (default auto)"},
     {"count", CLI_SEARCH, K_FLAG, AT(count_only), 1, NULL, NULL,
      "print the number of keys found only"},
-    {"json", CLI_JSON, K_FLAG, AT(json), 1, NULL, NULL, "one JSON object on stdout"},
+    {"json", CLI_JSON, K_FLAG, AT(json), 1, NULL, NULL, "one JSON document on stdout"},
+    {"csv", CLI_JSON, K_FLAG, AT(csv), 1, NULL, NULL, "CSV on stdout: a header line, then rows"},
+    {"read-only", CLI_READ, K_FLAG, AT(opt.read_only), 1, NULL, NULL,
+     "LevelDB engine: read the files without LevelDB, its LOCK or any write (the default)"},
+    {"read-write", CLI_READ, K_FLAG, AT(read_write), 1, NULL, NULL,
+     "LevelDB engine: open the database with LevelDB itself (takes its LOCK; may write)"},
+    {"index-dir", CLI_READ, K_STR, AT(index_dir), 0, NULL, "DIR|none",
+     "read-only: where its filters are kept (default: under $XDG_CACHE_HOME/bfh); none: memory"},
     {"scale", CLI_RUN, K_CHOICE, AT(run.scale), 0, SCALES, "small|medium|paper",
      "database sizes (default small)"},
     {"out", CLI_RUN, K_STR, AT(run.out_dir), 0, NULL, "DIR", "results directory (default results)"},
@@ -278,6 +285,7 @@ int cli_args_parse(const cli_cmd_t *cmd, int argc, char **argv, cli_t *c) {
     c->pos[c->npos++] = argv[i];
   }
   if (c->npos < cmd->min_pos) return cli_args_usage_error(cmd, "%s needs %s", cmd->name, cmd->args);
+  if (c->json && c->csv) return cli_args_usage_error(cmd, "--json and --csv exclude each other");
   after_parse(c);
   return -1;
 }

@@ -21,7 +21,8 @@ enum {
   CLI_SEARCH = 1 << 3, /* search's method and count */
   CLI_JSON = 1 << 4,   /* machine-readable output */
   CLI_SCAN = 1 << 5,   /* scan's output format */
-  CLI_RUN = 1 << 6     /* bfh run */
+  CLI_RUN = 1 << 6,    /* bfh run */
+  CLI_READ = 1 << 7    /* commands that only read: how a LevelDB database is read */
 };
 
 #define CLI_MAX_POS 4
@@ -34,11 +35,14 @@ typedef struct cli {
   int method; /* a bfh_method */
   int count_only;
   int json;
-  const char *from;   /* load --from: a file, or "-" for stdin */
-  int format;         /* a cli_kv_format_t, or -1: from the file name */
-  int header;         /* load: skip the first line */
-  uint64_t batch;     /* load: puts between flushes (0: one flush at the end) */
-  uint64_t synthetic; /* load --synthetic N */
+  int csv;
+  int read_write;        /* LevelDB engine: open it with LevelDB even to read */
+  const char *index_dir; /* read-only mode: --index-dir DIR|none; NULL: the default */
+  const char *from;      /* load --from: a file, or "-" for stdin */
+  int format;            /* a cli_kv_format_t, or -1: from the file name */
+  int header;            /* load: skip the first line */
+  uint64_t batch;        /* load: puts between flushes (0: one flush at the end) */
+  uint64_t synthetic;    /* load --synthetic N */
   exp_ctx_t run;
   unsigned char given[CLI_MAX_OPTS]; /* per row of the option table: set on the command line */
   const char *pos[CLI_MAX_POS];

@@ -4,22 +4,12 @@
  */
 #include "experiments/inspect.h"
 
+#include "experiments/cli_kv.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-void inspect_escape(FILE *out, const void *p, size_t n) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '\\')
-      fputs("\\\\", out);
-    else if (s[i] >= ' ' && s[i] <= '~')
-      fputc(s[i], out);
-    else
-      fprintf(out, "\\x%02x", s[i]);
-  }
-}
 
 /* ---- Cells ------------------------------------------------------------------------------- */
 
@@ -58,7 +48,7 @@ static char *cell_key(const void *p, size_t n) {
   size_t len = 0;
   FILE *m = open_memstream(&s, &len);
   if (!m) return NULL;
-  inspect_escape(m, p, n);
+  cli_kv_write_field(m, p, n, 0);
   if (fclose(m) == 0) return s;
   free(s);
   return NULL;
@@ -186,7 +176,7 @@ static const column_t table_cols[] = {
 
 static int table_row(void *arg, const bfh_table_info *t) {
   char *cells[TABLE_COLS] = {
-      cell_printf("%" PRIu64, t->number),      cell_printf("%d", t->level),
+      cell_printf("%" PRIu64, t->number),        cell_printf("%d", t->level),
       cell_printf("%" PRIu64, t->entries),       cell_printf("%" PRIu64, t->bytes),
       cell_key(t->smallest, t->smallest_len),    cell_key(t->largest, t->largest_len),
       cell_printf("%.6g", t->value_filter_fill), cell_printf("%.3g", t->value_filter_fpr),

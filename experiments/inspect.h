@@ -1,8 +1,8 @@
 /* The printing side of `bfh tables DIR` and `bfh check DIR` (include/bfh.h, bfh_tables and
  * bfh_check): an aligned table for people, one JSON document or CSV with a header for programs.
  *
- * Keys are binary: every printed key goes through inspect_escape (printable ASCII as is but
- * the backslash, every other byte as \xHH), and in JSON and CSV that text is then quoted as
+ * Keys are binary: every printed key is escaped as bfh scan and bfh search print keys
+ * (experiments/cli_kv.h: \\, \n, \xHH, ...), and in JSON and CSV that text is then quoted as
  * those formats quote any string (so JSON shows "\\x00" for the byte 0).
  */
 #ifndef BFH_EXPERIMENTS_INSPECT_H
@@ -14,10 +14,6 @@
 #include "bfh.h"
 
 typedef enum { INSPECT_TEXT, INSPECT_JSON, INSPECT_CSV } inspect_format;
-
-/* Writes p[0, n) to out: bytes ' '..'~' as they are except '\', which becomes "\\"; every
-   other byte as "\xHH" (two lower-case hex digits). The text reads back unambiguously. */
-void inspect_escape(FILE *out, const void *p, size_t n);
 
 /* Prints every live table of db (bfh_tables): number, level, entries, bytes, smallest and
    largest key, value filter fill and estimated FPR, and whether the table has a value filter

@@ -19,6 +19,7 @@
 #include "experiments/cli_args.h"
 #include "experiments/cli_kv.h"
 #include "experiments/exp.h"
+#include "experiments/inspect.h"
 /* scan: the own engine's ordered iterator (the public API has none). */
 #include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
@@ -55,18 +56,58 @@ static int require_db(const char *dir) {
   return EXIT_ERROR;
 }
 
-/* Opens DIR; an existing database keeps its stored m and k unless given on the command line.
-   Only create makes a database where there is none. 0, or the exit status after a message. */
+/* The read-only mode's default filter cache: $XDG_CACHE_HOME/bfh/leveldb-H (or under
+   ~/.cache), H a hash of the database's real path, so that each database keeps its own
+   filters across runs, outside its directory. NULL: no home to put it in (memory then). */
+static char *default_index_dir(const char *dir) {
+  char *real = realpath(dir, NULL);
+  if (!real) return NULL;
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+  for (const char *p = real; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  free(real);
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char *path = NULL;
+  int n = xdg && xdg[0] ? asprintf(&path, "%s/bfh/leveldb-%016llx", xdg, (unsigned long long)h)
+          : home && home[0]
+              ? asprintf(&path, "%s/.cache/bfh/leveldb-%016llx", home, (unsigned long long)h)
+              : -1;
+  return n < 0 ? NULL : path;
+}
+
+/* A command that only reads opens a LevelDB database read-only unless --read-write: the
+   program that owns it may hold it open, and nothing is written into its directory. Says so
+   on stderr. *owned: the index directory to free after the open. */
+static void choose_read_only(cli_t *c, const char *dir, char **owned) {
+  *owned = NULL;
+  if (!(current->groups & CLI_READ) || c->opt.engine != BFH_ENGINE_LEVELDB || c->read_write) return;
+  c->opt.read_only = 1;
+  if (c->index_dir && strcmp(c->index_dir, "none") == 0)
+    c->opt.index_dir = NULL;
+  else
+    c->opt.index_dir = c->index_dir ? c->index_dir : (*owned = default_index_dir(dir));
+  fprintf(stderr, "bfh %s: reading %s read-only (no LevelDB, no LOCK, no write; filters %s%s)\n",
+          current->name, dir, c->opt.index_dir ? "in " : "in memory",
+          c->opt.index_dir ? c->opt.index_dir : "");
+}
+
+/* Opens DIR; an existing database keeps its stored m and k unless given on the command line
+   (read-only: those its filter cache was made with, else the database's). Only create makes
+   a database where there is none. 0, or the exit status after a message. */
 static int open_db(cli_t *c, const char *dir, int create, bfh_db **db) {
   if (!create && require_db(dir)) return EXIT_ERROR;
   c->opt.create_if_missing = create;
+  char *owned;
+  choose_read_only(c, dir, &owned);
   bfh_options stored = c->opt;
-  if (bfh_stored_params(dir, &stored) == BFH_OK) {
+  if ((c->opt.index_dir && bfh_stored_params(c->opt.index_dir, &stored) == BFH_OK) ||
+      bfh_stored_params(dir, &stored) == BFH_OK) {
     if (!cli_args_given(c, "bits")) c->opt.value_filter_bits = stored.value_filter_bits;
     if (!cli_args_given(c, "hashes")) c->opt.value_filter_hashes = stored.value_filter_hashes;
     c->opt.hash_seed = stored.hash_seed;
   }
   int rc = bfh_open(dir, &c->opt, db);
+  c->opt.index_dir = NULL; /* read during the open only */
+  free(owned);
   if (rc == BFH_OK) return 0;
   fprintf(stderr, "bfh %s: open %s: %s: %s\n", current->name, dir, bfh_strerror(rc),
           bfh_last_error(NULL));
@@ -240,7 +281,7 @@ static int cmd_get(cli_t *c) {
 /* ---- search -------------------------------------------------------------------------------- */
 
 typedef struct hits {
-  int json;
+  int json, csv;
   uint64_t n;
 } hits_t;
 
@@ -250,19 +291,21 @@ static int print_key(void *arg, const void *key, size_t len) {
     fputs(h->n ? "," : "", stdout);
     cli_kv_write_json(stdout, key, len);
   } else {
-    cli_kv_write_field(stdout, key, len, 0);
+    cli_kv_write_field(stdout, key, len, h->csv);
     fputc('\n', stdout);
   }
   h->n++;
   return 0;
 }
 
-#define STAT_FIELDS(X)                                                                          \
-  X(internal_probes)                                                                            \
-  X(leaf_probes)                                                                                \
-  X(leaf_positives)                                                                             \
-  X(tables_scanned) X(tables_matched) X(entries_scanned) X(bytes_read) X(candidates) X(results) \
-      X(elapsed_ns) X(block_filters_probed) X(blocks_read)
+#define STAT_FIELDS(X)                                                                            \
+  X(internal_probes)                                                                              \
+  X(leaf_probes)                                                                                  \
+  X(leaf_positives)                                                                               \
+  X(tables_scanned)                                                                               \
+  X(tables_matched)                                                                               \
+  X(entries_scanned) X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) \
+      X(blocks_read)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);
@@ -289,7 +332,8 @@ static int cmd_search(cli_t *c) {
   const char *val = c->pos[1];
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
-  hits_t hits = {c->json, 0};
+  hits_t hits = {c->json, c->csv, 0};
+  if (c->csv && !c->count_only) puts("key");
   if (c->json) {
     fputs("{\"value\":", stdout);
     cli_kv_write_json(stdout, val, strlen(val));
@@ -376,29 +420,54 @@ static int cmd_scan(cli_t *c) {
 
 /* ---- stats, repair ------------------------------------------------------------------------- */
 
+/* One figure of `bfh stats`: its JSON and CSV name, its label in the text form, its value. */
+typedef struct stat_row {
+  const char *name, *label;
+  char value[32];
+} stat_row_t;
+
 static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint32_t k,
                         uint32_t d) {
-  if (c->json) {
-    printf(
-        "{\"engine\":\"%s\",\"m\":%llu,\"k\":%u,\"d\":%u,\"tables\":%llu,\"table_bytes\":%llu,"
-        "\"leaf_filters\":%llu,\"leaf_bytes\":%llu,\"internal_bytes\":%llu,"
-        "\"sliced_bytes\":%llu,\"hierarchy_height\":%u,\"mean_leaf_fill\":%.4f}\n",
-        exp_engine_name(c->opt.engine), (unsigned long long)m, k, d, (unsigned long long)st->tables,
-        (unsigned long long)st->table_bytes, (unsigned long long)st->leaf_filters,
-        (unsigned long long)st->leaf_filter_bytes, (unsigned long long)st->internal_bytes,
-        (unsigned long long)st->sliced_bytes, st->hierarchy_height, st->mean_leaf_fill);
-    return;
+  stat_row_t rows[] = {{"engine", "engine", ""},
+                       {"m", "m (filter bits)", ""},
+                       {"k", "k (hashes)", ""},
+                       {"d", "d (order)", ""},
+                       {"tables", "tables", ""},
+                       {"table_bytes", "table bytes", ""},
+                       {"leaf_filters", "leaf filters", ""},
+                       {"leaf_bytes", "leaf bytes", ""},
+                       {"internal_bytes", "internal bytes", ""},
+                       {"sliced_bytes", "sliced bytes", ""},
+                       {"hierarchy_height", "hierarchy height", ""},
+                       {"mean_leaf_fill", "mean leaf fill", ""}};
+  const unsigned long long u[] = {0,
+                                  m,
+                                  k,
+                                  d,
+                                  st->tables,
+                                  st->table_bytes,
+                                  st->leaf_filters,
+                                  st->leaf_filter_bytes,
+                                  st->internal_bytes,
+                                  st->sliced_bytes,
+                                  st->hierarchy_height};
+  size_t n = sizeof rows / sizeof rows[0];
+  snprintf(rows[0].value, sizeof rows[0].value, "%s", exp_engine_name(c->opt.engine));
+  for (size_t i = 1; i + 1 < n; i++) snprintf(rows[i].value, sizeof rows[i].value, "%llu", u[i]);
+  snprintf(rows[n - 1].value, sizeof rows[n - 1].value, "%.4f", st->mean_leaf_fill);
+  for (size_t i = 0; i < n; i++) {
+    if (c->json) /* the engine is the one string */
+      printf(i ? ",\"%s\":%s" : "{\"%s\":\"%s\"", rows[i].name, rows[i].value);
+    else if (c->csv)
+      printf("%s%s", i ? "," : "", rows[i].name);
+    else
+      printf("%-18s%s\n", rows[i].label, rows[i].value);
   }
-  printf("engine            %s\n", exp_engine_name(c->opt.engine));
-  printf("m, k, d           %llu, %u, %u\n", (unsigned long long)m, k, d);
-  printf("tables            %llu\n", (unsigned long long)st->tables);
-  printf("table bytes       %llu\n", (unsigned long long)st->table_bytes);
-  printf("leaf filters      %llu\n", (unsigned long long)st->leaf_filters);
-  printf("leaf bytes        %llu\n", (unsigned long long)st->leaf_filter_bytes);
-  printf("internal bytes    %llu\n", (unsigned long long)st->internal_bytes);
-  printf("sliced bytes      %llu\n", (unsigned long long)st->sliced_bytes);
-  printf("hierarchy height  %u\n", st->hierarchy_height);
-  printf("mean leaf fill    %.4f\n", st->mean_leaf_fill);
+  if (c->json) puts("}");
+  if (!c->csv) return;
+  putchar('\n');
+  for (size_t i = 0; i < n; i++) printf("%s%s", i ? "," : "", rows[i].value);
+  putchar('\n');
 }
 
 static int cmd_stats(cli_t *c) {
@@ -414,6 +483,26 @@ static int cmd_stats(cli_t *c) {
   uint32_t d = st.value_filters ? st.order : c->opt.order;
   stats_print(c, &st, m, k, d);
   return close_db(db, 0);
+}
+
+/* ---- tables, check ------------------------------------------------------------------------ */
+
+static inspect_format output_format(const cli_t *c) {
+  return c->json ? INSPECT_JSON : c->csv ? INSPECT_CSV : INSPECT_TEXT;
+}
+
+static int cmd_tables(cli_t *c) {
+  bfh_db *db;
+  int rc = open_db(c, c->pos[0], 0, &db);
+  if (rc) return rc;
+  rc = inspect_tables(db, output_format(c), stdout);
+  if (rc) fprintf(stderr, "bfh tables: %s\n", bfh_last_error(db));
+  return close_db(db, rc);
+}
+
+static int cmd_check(cli_t *c) {
+  if (require_db(c->pos[0])) return EXIT_ERROR;
+  return inspect_check(c->pos[0], &c->opt, output_format(c), stdout, stderr);
 }
 
 static int cmd_repair(cli_t *c) {
@@ -541,27 +630,36 @@ static const char SEARCH_HELP[] =
     "keys (\\\\ \\n \\t \\r \\0 \\xHH; a leading # as \\x23). Statistics go to stderr; with\n"
     "--json, one object on stdout: {\"value\", \"method\", \"keys\": [...], \"method_used\",\n"
     "\"count\", \"seconds\", \"stats\": {the bfh_search_stats fields}}, strings in the\n"
-    "escaped form. Exit status: 0 found, 1 nothing found, 2 error.\n";
+    "escaped form; with --csv, a line \"key\" then one key per line as a CSV field.\n"
+    "Exit status: 0 found, 1 nothing found, 2 error.\n"
+    "With --engine leveldb it reads the database read-only, as tables, get and stats do: bfh's\n"
+    "own readers of CURRENT, the MANIFEST, the tables and the logs, without LevelDB, without its\n"
+    "LOCK and without writing into its directory, so a database its program holds open can be\n"
+    "searched; its filters are cached in --index-dir. --read-write opens it with LevelDB.\n";
 
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
     "stand-alone index; own engine), or all.\n";
 
-/* One row per subcommand: `tables` and `check` are a row each. */
 static const cli_cmd_t COMMANDS[] = {
     {"load", cmd_load, CLI_DB | CLI_FROM | CLI_SYNTH, 1, 1, "DIR (--from FILE|- | --synthetic N)",
      "load key,value records, or generated entries, into DIR (created if missing)", LOAD_HELP},
     {"put", cmd_put, CLI_DB, 3, 3, "DIR KEY VALUE", "write one entry (DIR created if missing)",
      NULL},
-    {"get", cmd_get, CLI_DB, 2, 2, "DIR KEY",
+    {"get", cmd_get, CLI_DB | CLI_READ, 2, 2, "DIR KEY",
      "print KEY's value, escaped; exit 0 found, 1 not found, 2 error", NULL},
     {"delete", cmd_delete, CLI_DB, 2, 2, "DIR KEY", "delete one key", NULL},
-    {"search", cmd_search, CLI_DB | CLI_SEARCH | CLI_JSON, 2, 2, "DIR VALUE",
+    {"search", cmd_search, CLI_DB | CLI_READ | CLI_SEARCH | CLI_JSON, 2, 2, "DIR VALUE",
      "print the keys whose value is VALUE", SEARCH_HELP},
     {"scan", cmd_scan, CLI_DB | CLI_SCAN, 1, 1, "DIR",
      "print every live key,value in key order, in the form load --from reads", NULL},
-    {"stats", cmd_stats, CLI_DB | CLI_JSON, 1, 1, "DIR", "sizes of the database and its filters",
+    {"stats", cmd_stats, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",
+     "sizes of the database and its filters", NULL},
+    {"tables", cmd_tables, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",
+     "per live table: number, level, entries, bytes, key range, value filter fill and FPR", NULL},
+    {"check", cmd_check, CLI_DB | CLI_JSON, 1, 1, "DIR",
+     "verify every checksum; report damage by file and offset; exit 0 clean, 1 damaged, 2 error",
      NULL},
     {"repair", cmd_repair, CLI_DB, 1, 1, "DIR",
      "salvage a database that refuses to open (damaged files go to DIR/lost/)", NULL},
