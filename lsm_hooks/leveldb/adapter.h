@@ -5,6 +5,7 @@
  *   logs.c     the live logs read into immutable segments: the memtables of a view
  *   sync.c     the emulated table-build hook: the live list pinned, reported to index_sync,
  *              views, and the background thread that has index_sync read new tables
+ *   reads.c    a table read for a search or for its filters (both engines)
  *   table.c, log.c, sstables.c, precheck.c, filter.c  readers of LevelDB's files, in C
  *   readonly.c, version_edit.c  the read-only engine (bfh_options.read_only): no LevelDB, the
  *              MANIFEST replayed by bfh (its own consistency argument is in readonly.c)
@@ -150,6 +151,23 @@ typedef struct engine_leveldb {
   pthread_t bg;
   int bg_started, bg_stop;
 } engine_leveldb_t;
+
+/* reads.c: a table read for a search, and for its filters, as both engines make them. */
+typedef struct ldb_match {
+  const void *val;
+  size_t val_len;
+  engine_match_fn fn; /* told each key whose value is val; nonzero stops the read */
+  void *arg;
+} ldb_match_t;
+/* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
+   data blocks refs[0, n). Adds what it read to st. BFH_NOT_FOUND when the file is gone: the
+   caller says what that means for its search. */
+int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
+                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
+   block filter) built by reading it (filter.h). */
+int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                  index_leaf_read_t *out, err_t *err);
 
 /* errors.c */
 /* The path of table `number`: NNNNNN.ldb, or NNNNNN.sst when only that exists. */

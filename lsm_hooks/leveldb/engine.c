@@ -167,53 +167,31 @@ static size_t e_view_tables(const engine_view_t *v, const engine_table_t **table
   return v->ntables;
 }
 
-typedef struct match {
-  const void *val;
-  size_t val_len;
-  engine_match_fn fn;
-  void *arg;
-  int stopped;
-} match_t;
-
-static int visit_match(void *arg, const ldb_entry_t *e) {
-  match_t *m = arg;
-  if (!engine_value_matches(e->type == LDB_TYPE_VALUE, e->val, e->val_len, m->val, m->val_len))
-    return 0;
-  if (m->fn(m->arg, e->key, e->key_len)) m->stopped = 1;
-  return m->stopped;
-}
-
-/* Reads table `number` of the view for val: the whole table (refs NULL) or the data blocks
-   refs[0, n). A number not in the view is not part of its state (a table made after the
-   view was taken): nothing is reported for it. */
+/* Reads table `number` of the view for m->val (ldb_table_match). A number not in the view is
+   not part of its state (a table made after the view was taken): nothing is reported for it. */
 static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
-                      const block_ref_t *refs, size_t n, match_t *m, engine_scan_stats_t *st,
-                      err_t *err) {
+                      const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                      engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  char path[4200];
-  ldb_table_path(el->path, number, path, sizeof path);
-  ldb_read_stats_t rs = {0};
-  int rc = refs ? ldb_table_read_blocks(el->io, path, refs, n, visit_match, m, &rs, err)
-                : ldb_table_scan(el->io, path, visit_match, m, &rs, err);
-  st->entries += rs.entries;
-  st->bytes_read += rs.bytes_read;
+  int rc = ldb_table_match(el->io, el->path, number, refs, n, m, st, err);
   if (rc == BFH_NOT_FOUND)
-    rc = err_set(err, BFH_E_IO, "table %s: listed in the live version but deleted under the search",
-                 path);
+    rc = err_set(err, BFH_E_IO,
+                 "%s: table %06llu listed in the live version but deleted under the search",
+                 el->path, (unsigned long long)number);
   return rc;
 }
 
 static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
                         size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                         err_t *err) {
-  match_t m = {val, val_len, fn, arg, 0};
+  ldb_match_t m = {val, val_len, fn, arg};
   return read_table((engine_leveldb_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
-  match_t m = {val, val_len, fn, arg, 0};
+  ldb_match_t m = {val, val_len, fn, arg};
   return read_table((engine_leveldb_t *)e, v, number, refs, n, &m, st, err);
 }
 

@@ -10,19 +10,8 @@
 
 #include "bfh.h"
 #include "lsm_hooks/leveldb/log.h"
+#include "lsm_hooks/leveldb/version_edit.h"
 #include "util/coding.h"
-
-/* VersionEdit tags (LevelDB 1.23 db/version_edit.cc). */
-enum {
-  TAG_COMPARATOR = 1,
-  TAG_LOG_NUMBER = 2,
-  TAG_NEXT_FILE = 3,
-  TAG_LAST_SEQUENCE = 4,
-  TAG_COMPACT_POINTER = 5,
-  TAG_DELETED_FILE = 6,
-  TAG_NEW_FILE = 7,
-  TAG_PREV_LOG_NUMBER = 9
-};
 
 typedef struct edits {
   const char *path;
@@ -50,30 +39,30 @@ static int visit_edit(void *arg, const uint8_t *p, size_t n, uint64_t at, int *s
     q = decode_varint32(q, end, &tag);
     if (!q) break;
     switch (tag) {
-      case TAG_COMPARATOR:
+      case LDB_TAG_COMPARATOR:
         q = skip_slice(q, end);
         break;
-      case TAG_LOG_NUMBER:
+      case LDB_TAG_LOG_NUMBER:
         q = decode_varint64(q, end, &u64);
         if (q) {
           e->has_log_number = 1;
           e->log_number = u64;
         }
         break;
-      case TAG_NEXT_FILE:
-      case TAG_LAST_SEQUENCE:
-      case TAG_PREV_LOG_NUMBER:
+      case LDB_TAG_NEXT_FILE:
+      case LDB_TAG_LAST_SEQUENCE:
+      case LDB_TAG_PREV_LOG_NUMBER:
         q = decode_varint64(q, end, &u64);
         break;
-      case TAG_COMPACT_POINTER:
+      case LDB_TAG_COMPACT_POINTER:
         q = decode_varint32(q, end, &u32);
         if (q) q = skip_slice(q, end);
         break;
-      case TAG_DELETED_FILE:
+      case LDB_TAG_DELETED_FILE:
         q = decode_varint32(q, end, &u32);
         if (q) q = decode_varint64(q, end, &u64);
         break;
-      case TAG_NEW_FILE:
+      case LDB_TAG_NEW_FILE:
         q = decode_varint32(q, end, &u32);
         if (q) q = decode_varint64(q, end, &u64);
         if (q) q = decode_varint64(q, end, &u64);

@@ -458,32 +458,11 @@ static int table_status(engine_ro_t *r, int rc, uint64_t number, err_t *err) {
                  r->path, (unsigned long long)number);
 }
 
-typedef struct match {
-  const void *val;
-  size_t val_len;
-  engine_match_fn fn;
-  void *arg;
-} match_t;
-
-static int visit_match(void *arg, const ldb_entry_t *e) {
-  match_t *m = arg;
-  if (!engine_value_matches(e->type == LDB_TYPE_VALUE, e->val, e->val_len, m->val, m->val_len))
-    return 0;
-  return m->fn(m->arg, e->key, e->key_len);
-}
-
 static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                      size_t n, match_t *m, engine_scan_stats_t *st, err_t *err) {
+                      size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   if (r->read_hook) r->read_hook(r->read_hook_arg, number);
-  char path[4200];
-  ldb_table_path(r->path, number, path, sizeof path);
-  ldb_read_stats_t rs = {0};
-  int rc = refs ? ldb_table_read_blocks(r->io, path, refs, n, visit_match, m, &rs, err)
-                : ldb_table_scan(r->io, path, visit_match, m, &rs, err);
-  st->entries += rs.entries;
-  st->bytes_read += rs.bytes_read;
-  return table_status(r, rc, number, err);
+  return table_status(r, ldb_table_match(r->io, r->path, number, refs, n, m, st, err), number, err);
 }
 
 /* A point lookup: the newest entry of key in one table. */
@@ -696,14 +675,14 @@ static size_t e_view_tables(const engine_view_t *v, const engine_table_t **table
 static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
                         size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                         err_t *err) {
-  match_t m = {val, val_len, fn, arg};
+  ldb_match_t m = {val, val_len, fn, arg};
   return read_table((engine_ro_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
-  match_t m = {val, val_len, fn, arg};
+  ldb_match_t m = {val, val_len, fn, arg};
   return read_table((engine_ro_t *)e, v, number, refs, n, &m, st, err);
 }
 
@@ -797,13 +776,7 @@ int engine_leveldb_ro_search(engine_t *e, value_index_t *index, const void *val,
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
   engine_ro_t *r = ctx;
-  char path[4200];
-  ldb_table_path(r->path, number, path, sizeof path);
-  ldb_read_stats_t st = {0};
-  int rc = ldb_filter_build(r->io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
-                            &out->blocks, &st, err);
-  out->bytes_read = st.bytes_read;
-  return rc;
+  return ldb_leaf_read(r->io, r->path, number, p, out, err);
 }
 
 /* mkdir -p dir. */

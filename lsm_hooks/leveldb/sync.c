@@ -21,13 +21,8 @@
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
   engine_leveldb_t *el = ctx;
-  char tpath[4200];
-  ldb_table_path(el->path, number, tpath, sizeof tpath);
-  ldb_read_stats_t st = {0};
-  int rc = ldb_filter_build(el->io, tpath, p->m, p->k, p->seed, p->block_bits, &out->filter,
-                            &out->blocks, &st, err);
-  out->bytes_read = st.bytes_read;
-  return rc; /* no path: the leaf lives in its cache file (index_sync writes it) */
+  /* no path: the leaf lives in its cache file (index_sync writes it) */
+  return ldb_leaf_read(el->io, el->path, number, p, out, err);
 }
 
 int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {

@@ -9,18 +9,6 @@
 #include "lsm_hooks/leveldb/log.h"
 #include "util/coding.h"
 
-/* VersionEdit tags (LevelDB 1.23 db/version_edit.cc). */
-enum {
-  TAG_COMPARATOR = 1,
-  TAG_LOG_NUMBER = 2,
-  TAG_NEXT_FILE = 3,
-  TAG_LAST_SEQUENCE = 4,
-  TAG_COMPACT_POINTER = 5,
-  TAG_DELETED_FILE = 6,
-  TAG_NEW_FILE = 7,
-  TAG_PREV_LOG_NUMBER = 9
-};
-
 static void file_release(ldb_file_t *f) {
   free(f->smallest);
   free(f->largest);
@@ -131,31 +119,31 @@ int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *
     q = decode_varint32(q, end, &tag);
     if (!q) break;
     switch (tag) {
-      case TAG_COMPARATOR:
+      case LDB_TAG_COMPARATOR:
         q = get_slice(q, end, &s, &slen);
         break;
-      case TAG_LOG_NUMBER:
+      case LDB_TAG_LOG_NUMBER:
         if ((q = decode_varint64(q, end, &v->log_number))) v->has_log_number = 1;
         break;
-      case TAG_NEXT_FILE:
+      case LDB_TAG_NEXT_FILE:
         q = decode_varint64(q, end, &v->next_file);
         break;
-      case TAG_LAST_SEQUENCE:
+      case LDB_TAG_LAST_SEQUENCE:
         q = decode_varint64(q, end, &v->last_sequence);
         break;
-      case TAG_PREV_LOG_NUMBER:
+      case LDB_TAG_PREV_LOG_NUMBER:
         q = decode_varint64(q, end, &v->prev_log_number);
         break;
-      case TAG_COMPACT_POINTER:
+      case LDB_TAG_COMPACT_POINTER:
         q = decode_varint32(q, end, &u32);
         if (q) q = get_slice(q, end, &s, &slen);
         break;
-      case TAG_DELETED_FILE:
+      case LDB_TAG_DELETED_FILE:
         q = decode_varint32(q, end, &u32);
         if (q) q = decode_varint64(q, end, &u64);
         if (q) delete_file(v, (int)u32, u64);
         break;
-      case TAG_NEW_FILE:
+      case LDB_TAG_NEW_FILE:
         q = get_new_file(q, end, &f);
         if (q && add_file(v, &f) != BFH_OK)
           return err_set(err, BFH_E_NOMEM, "%s: no memory for the file list", where);

@@ -25,6 +25,18 @@
 #include "lsm/io.h"
 #include "util/err.h"
 
+/* VersionEdit tags of a MANIFEST record (LevelDB 1.23 db/version_edit.cc). */
+enum {
+  LDB_TAG_COMPARATOR = 1,
+  LDB_TAG_LOG_NUMBER = 2,
+  LDB_TAG_NEXT_FILE = 3,
+  LDB_TAG_LAST_SEQUENCE = 4,
+  LDB_TAG_COMPACT_POINTER = 5,
+  LDB_TAG_DELETED_FILE = 6,
+  LDB_TAG_NEW_FILE = 7,
+  LDB_TAG_PREV_LOG_NUMBER = 9
+};
+
 #define LDB_NUM_LEVELS 7 /* config::kNumLevels */
 
 typedef struct ldb_file {
