@@ -120,7 +120,7 @@ typedef struct progress {
   const char *what;
   uint64_t total; /* 0: unknown */
   double t0, last;
-  int tty;
+  int tty, shown;
 } progress_t;
 
 static void progress_start(progress_t *p, const char *what, uint64_t total) {
@@ -128,13 +128,16 @@ static void progress_start(progress_t *p, const char *what, uint64_t total) {
   p->total = total;
   p->t0 = p->last = exp_now();
   p->tty = isatty(STDERR_FILENO);
+  p->shown = 0;
 }
 
-/* At most four updates a second, so that the terminal costs nothing. */
+/* From the first 1024 entries on, then at most four updates a second, so that the terminal
+   costs nothing. */
 static void progress_tick(progress_t *p, uint64_t done) {
   if (!p->tty || (done & 1023) != 0) return;
   double now = exp_now();
-  if (now - p->last < 0.25) return;
+  if (p->shown && now - p->last < 0.25) return;
+  p->shown = 1;
   p->last = now;
   double rate = done / (now - p->t0);
   if (p->total)
@@ -298,14 +301,14 @@ static int print_key(void *arg, const void *key, size_t len) {
   return 0;
 }
 
-#define STAT_FIELDS(X)                                                                            \
-  X(internal_probes)                                                                              \
-  X(leaf_probes)                                                                                  \
-  X(leaf_positives)                                                                               \
-  X(tables_scanned)                                                                               \
-  X(tables_matched)                                                                               \
-  X(entries_scanned) X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) \
-      X(blocks_read)
+#define STAT_FIELDS(X) \
+  X(internal_probes)   \
+  X(leaf_probes)       \
+  X(leaf_positives)    \
+  X(tables_scanned)    \
+  X(tables_matched)    \
+  X(entries_scanned)   \
+  X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);

@@ -2,8 +2,8 @@
  * macros; a program built against an older, shorter bfh_options gets the defaults for the
  * fields it lacks, and the library reads nothing past its struct_size; zeroed options and
  * options longer than the library's are refused; the output structs (bfh_db_stats,
- * bfh_search_stats, bfh_repair_report and bfh_stored_params' options) are written only as
- * far as the caller's size, checked with a guard pattern right after the caller's bytes.
+ * bfh_search_stats, bfh_repair_report, bfh_check_report and bfh_stored_params' options) are written
+ * only as far as the caller's size, checked with a guard pattern right after the caller's bytes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -151,6 +151,20 @@ static void test_older_repair_report_written_to_its_end(void **state) {
   assert_true(guarded(&rep, old, sizeof rep));
 }
 
+static void test_older_check_report_written_to_its_end(void **state) {
+  db_fixture_t *f = *state;
+  open_loaded(f);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+  size_t old = offsetof(bfh_check_report, torn_tails);
+  bfh_check_report rep;
+  memset(&rep, GUARD, sizeof rep);
+  assert_int_equal(bfh_check_sized(f->dir, NULL, NULL, NULL, &rep, old), BFH_OK);
+  assert_true(rep.files >= 3); /* CURRENT, the manifest, the table at least */
+  assert_int_equal(rep.damaged, 0);
+  assert_true(guarded(&rep, old, sizeof rep));
+}
+
 static void test_stored_params_written_to_options_end(void **state) {
   db_fixture_t *f = *state;
   open_loaded(f);
@@ -178,6 +192,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_newer_search_stats_tail_zeroed, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_older_repair_report_written_to_its_end, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_older_check_report_written_to_its_end, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_stored_params_written_to_options_end, setup,
                                       db_fixture_teardown),

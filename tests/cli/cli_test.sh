@@ -157,6 +157,17 @@ printf 'a,1\nb\\q,2\n' >esc.csv
 expect_status 2 "$bfh" load baddb --from esc.csv
 expect_in err "esc.csv:2: bad escape"
 
+if command -v script >/dev/null 2>&1; then
+  check "load on a terminal: a progress line with the rate and an ETA, then a summary with ops/s"
+  script -qec "'$bfh' load progdb --synthetic 5000" /dev/null >tty.out || die "load on a terminal failed"
+  expect_in tty.out "of 5000 .*ops/s, ETA"
+  expect_in tty.out "5000 entries in .* ops/s)"
+  expect_status 0 "$bfh" load progdb2 --synthetic 5000
+  if grep -q ETA err; then die "a progress line went to stderr that is not a terminal"; fi
+else
+  echo "skipped: the progress line (no script(1) to give load a terminal)"
+fi
+
 check "put twice, then stats --json: the puts are in the log, no table"
 expect_status 0 "$bfh" put putdb a 1
 expect_status 0 "$bfh" put putdb b 1
