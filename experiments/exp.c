@@ -356,7 +356,9 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
     if ((i & 0xffff) == 0) {
       double now = exp_now();
       if (now - last > 0.5) {
-        exp_progress("loading %s: %.1f%%", dir, 100.0 * (double)i / (double)p->wl.n);
+        double rate = (double)i / (now - t0);
+        exp_progress("loading %s: %.1f%%, %.0f puts/s, ETA %.0f s", dir,
+                     100.0 * (double)i / (double)p->wl.n, rate, (double)(p->wl.n - i) / rate);
         last = now;
       }
     }
@@ -378,6 +380,9 @@ int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
     fprintf(stderr, "bfh: close %s: %s\n", dir, bfh_strerror(rc));
     return rc;
   }
+  if (isatty(STDERR_FILENO))
+    fprintf(stderr, "loaded %s: %llu entries in %.1f s (%.0f ops/s, flush included)\n", dir,
+            (unsigned long long)p->wl.n, t2 - t0, (double)p->wl.n / (t2 - t0));
   if (res) {
     res->put_s = t1 - t0;
     res->flush_s = t2 - t1;
