@@ -68,7 +68,7 @@
 
 /* The entries of one stretch of a log, immutable once made: their values indexed by value
    (vals, for searches) and every entry, deletions included, indexed by key (for gets).
-   data: n x (type u8 | varint32 key_len | key | varint32 val_len | val); slots: open
+   data: n x (type u8 | fixed32 key_len | key | fixed32 val_len | val); slots: open
    addressing by bfh_hash64(key), offset + 1 of the key's last entry in the chunk. */
 typedef struct chunk {
   atomic_int refs;
@@ -97,7 +97,7 @@ static void chunk_unref(chunk_t *c) {
 
 static int builder_add(void *arg, const ldb_entry_t *e) {
   chunk_builder_t *b = arg;
-  size_t need = b->len + 1 + 2 * VARINT32_MAX_BYTES + e->key_len + e->val_len;
+  size_t need = b->len + 1 + 2 * 4 + e->key_len + e->val_len;
   if (need > b->cap) {
     size_t c = b->cap ? b->cap : 65536;
     while (c < need) c *= 2;
@@ -108,9 +108,12 @@ static int builder_add(void *arg, const ldb_entry_t *e) {
   }
   uint8_t *q = b->p + b->len;
   *q++ = (uint8_t)e->type;
-  q = encode_varint32(q, (uint32_t)e->key_len);
+  encode_fixed32(q, (uint32_t)e->key_len);
+  q += 4;
   if (e->key_len) memcpy(q, e->key, e->key_len);
-  q = encode_varint32(q + e->key_len, (uint32_t)e->val_len);
+  q += e->key_len;
+  encode_fixed32(q, (uint32_t)e->val_len);
+  q += 4;
   if (e->val_len) memcpy(q, e->val, e->val_len);
   b->len = (size_t)(q + e->val_len - b->p);
   b->n++;
@@ -125,16 +128,17 @@ static void builder_release(chunk_builder_t *b) {
   free(b->p);
 }
 
-/* The entry at p: type, key, value; returns the next one. */
-static const uint8_t *decode_chunk_entry(const uint8_t *p, const uint8_t *end, int *type,
-                                         const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                         uint32_t *vl) {
+/* The entry at p (written by builder_add, so well formed): type, key, value; returns the
+   next one. */
+static const uint8_t *decode_chunk_entry(const uint8_t *p, int *type, const uint8_t **k,
+                                         uint32_t *kl, const uint8_t **v, uint32_t *vl) {
   *type = *p++;
-  p = decode_varint32(p, end, kl);
-  *k = p;
-  p = decode_varint32(p + *kl, end, vl);
-  *v = p;
-  return p + *vl;
+  *kl = decode_fixed32(p);
+  *k = p + 4;
+  p = *k + *kl;
+  *vl = decode_fixed32(p);
+  *v = p + 4;
+  return *v + *vl;
 }
 
 static int same_key(const uint8_t *a, size_t al, const void *b, size_t bl) {
@@ -163,13 +167,13 @@ static chunk_t *chunk_make(chunk_builder_t *b) {
     int type;
     const uint8_t *k, *v;
     uint32_t kl, vl;
-    p = decode_chunk_entry(p, end, &type, &k, &kl, &v, &vl);
+    p = decode_chunk_entry(p, &type, &k, &kl, &v, &vl);
     size_t i = (size_t)bfh_hash64(k, kl, KEY_HASH_SEED) & c->mask;
     for (; c->slots[i]; i = (i + 1) & c->mask) {
       int t2;
       const uint8_t *k2, *v2;
       uint32_t kl2, vl2;
-      decode_chunk_entry(c->data + c->slots[i] - 1, end, &t2, &k2, &kl2, &v2, &vl2);
+      decode_chunk_entry(c->data + c->slots[i] - 1, &t2, &k2, &kl2, &v2, &vl2);
       if (same_key(k2, kl2, k, kl)) break; /* a later entry of the key replaces it */
     }
     c->slots[i] = off + 1;
@@ -180,12 +184,11 @@ static chunk_t *chunk_make(chunk_builder_t *b) {
 /* The last entry of key in c: 1 (and *type, *v, *vl) or 0. */
 static int chunk_find(const chunk_t *c, const void *key, size_t key_len, int *type,
                       const uint8_t **v, uint32_t *vl) {
-  const uint8_t *end = c->data + c->len;
   for (size_t i = (size_t)bfh_hash64(key, key_len, KEY_HASH_SEED) & c->mask; c->slots[i];
        i = (i + 1) & c->mask) {
     const uint8_t *k;
     uint32_t kl;
-    decode_chunk_entry(c->data + c->slots[i] - 1, end, type, &k, &kl, v, vl);
+    decode_chunk_entry(c->data + c->slots[i] - 1, type, &k, &kl, v, vl);
     if (same_key(k, kl, key, key_len)) return 1;
   }
   return 0;
