@@ -17,8 +17,9 @@
  *     filter-cache counters, where each leaf came from, a sync of the emulated hook),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
- *   - the read-only LevelDB engine's test hook (leveldb/readonly.h: run code before each table
- *     read, to make the file vanish there) and its retry counter;
+ *   - the read-only LevelDB engine's test hooks (leveldb/readonly.h: run code before each table
+ *     read, to make the file vanish there, or between a refresh's log reads and its second
+ *     MANIFEST read) and its retry counter;
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
  *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;

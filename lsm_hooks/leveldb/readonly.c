@@ -221,6 +221,8 @@ typedef struct engine_ro {
   index_sync_t *sync;
   void (*read_hook)(void *arg, uint64_t number);
   void *read_hook_arg;
+  void (*logs_hook)(void *arg);
+  void *logs_hook_arg;
   atomic_ullong retries;
 
   pthread_mutex_t mu; /* guards everything below */
@@ -424,6 +426,7 @@ static int refresh_once(engine_ro_t *r, err_t *err) {
   if (!r->version.has_log_number) return AGAIN; /* a new MANIFEST still being written */
   uint64_t log_number = r->version.log_number;
   rc = read_logs(r, err);
+  if (rc == BFH_OK && r->logs_hook) r->logs_hook(r->logs_hook_arg);
   if (rc == BFH_OK) rc = read_manifest(r, err);
   if (rc != BFH_OK) return rc;
   if (r->version.log_number != log_number) return AGAIN;
@@ -880,6 +883,12 @@ void engine_leveldb_ro_set_read_hook(engine_t *e, void (*fn)(void *arg, uint64_t
   engine_ro_t *r = (engine_ro_t *)e;
   r->read_hook = fn;
   r->read_hook_arg = arg;
+}
+
+void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
+  engine_ro_t *r = (engine_ro_t *)e;
+  r->logs_hook = fn;
+  r->logs_hook_arg = arg;
 }
 
 uint64_t engine_leveldb_ro_retries(engine_t *e) {

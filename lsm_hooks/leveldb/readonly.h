@@ -46,6 +46,11 @@ int engine_leveldb_ro_search(engine_t *e, value_index_t *index, const void *val,
 void engine_leveldb_ro_set_read_hook(engine_t *e, void (*fn)(void *arg, uint64_t number),
                                      void *arg);
 
+/* Tests: fn(arg) runs in every refresh between its log reads and its second MANIFEST read
+   (steps 2 and 3 at the top of readonly.c), so that a test can make the owner flush its
+   memtable there. NULL removes the hook. */
+void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg);
+
 /* How many refreshes and searches started over because the database changed under them. */
 uint64_t engine_leveldb_ro_retries(engine_t *e);
 

@@ -1,6 +1,7 @@
 /* The read-only LevelDB mode (bfh_options.read_only, doc/leveldb.md "Searching a live LevelDB
  * database read-only"): searches of a database another process holds open and keeps writing,
- * a table that vanishes under a search, files never created or changed, writes refused, and
+ * a table that vanishes under a search, a memtable flushed between a refresh's MANIFEST read
+ * and its log read, files never created or changed, writes refused, and
  * engine detection in both directions without creating a file.
  *
  * The live test forks a writer that owns the database through LevelDB's C API. It runs first:
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the read-only engine's table-read hook and its retry
+/* Not public (lsm_hooks/testbed.h): the read-only engine's test hooks and its retry
    counter. */
 #include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
@@ -469,6 +470,86 @@ static void test_readonly_table_vanishes(void **state) {
   }
 }
 
+/* ---- A memtable flushed in the middle of a refresh --------------------------------------- */
+
+typedef struct flush_hook {
+  leveldb_t *owner;
+  leveldb_writeoptions_t *wo;
+  int first, armed;
+} flush_hook_t;
+
+enum { BATCH = 200, V_LOG = 5, V_TABLE = 6 };
+
+/* The owner overwrites keys first..first+BATCH-1 with value id v (~26 KB of values: they stay
+   in its 64 KiB memtable and its log). */
+static void overwrite(leveldb_t *owner, leveldb_writeoptions_t *wo, int first, int v) {
+  char k[32], val[128], *err = NULL;
+  for (int key = first; key < first + BATCH; key++) {
+    leveldb_put(owner, wo, k, key_bytes(key, k), val, value_bytes(v, val), &err);
+    assert_null(err);
+  }
+}
+
+/* Once armed, after the refresh has read the log: the owner overwrites the batch again and
+   flushes its memtable into a table. In the MANIFEST the refresh is about to read again,
+   that raises the log number, and the log it read is deleted. */
+static void flush_hook(void *arg) {
+  flush_hook_t *h = arg;
+  if (!h->armed) return;
+  h->armed = 0;
+  overwrite(h->owner, h->wo, h->first, V_TABLE);
+  leveldb_compact_range(h->owner, NULL, 0, NULL, 0);
+}
+
+/* Counts the *.log files of dir. */
+static int count_logs(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += numbered(e->d_name, "log");
+  closedir(d);
+  return n;
+}
+
+/* The owner keeps the database open and writes a batch of overwrites (value V_LOG) into its
+   log. A refresh reads that log; then the owner overwrites the batch again (V_TABLE),
+   flushes the memtable into a table and deletes the log; then the refresh reads the
+   MANIFEST again. Its log number moved: the refresh must start over. Otherwise it would put
+   the V_LOG entries it read from the old log on top of the new version's tables, which hold
+   V_TABLE, and miss every key of the batch. Once per method. */
+static void test_readonly_log_flushed_under_refresh(void **state) {
+  (void)state;
+  char dir[4300];
+  snprintf(dir, sizeof dir, "%s/flushed", tmpdir);
+  static int model[NKEYS];
+  make_db(dir, model);
+  leveldb_options_t *o;
+  leveldb_t *owner = ldb_open_small(dir, &o);
+  assert_non_null(owner);
+  flush_hook_t h = {owner, leveldb_writeoptions_create(), 0, 0};
+  bfh_db *db = open_ro(dir, NULL);
+  engine_t *e = bfh_internal_engine(db);
+  engine_leveldb_ro_set_logs_hook(e, flush_hook, &h);
+  for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+    h.first = (int)m * BATCH;
+    overwrite(owner, h.wo, h.first, V_LOG);
+    assert_int_equal(count_logs(dir), 1);
+    uint64_t before = engine_leveldb_ro_retries(e);
+    h.armed = 1;
+    for (int key = h.first; key < h.first + BATCH; key++) model[key] = V_TABLE;
+    check_search(db, V_TABLE, methods[m], model, NULL);
+    assert_int_equal(h.armed, 0);
+    assert_true(engine_leveldb_ro_retries(e) > before);
+    check_search(db, V_LOG, methods[m], model, NULL);
+    check_gets(db, model, (int)m);
+  }
+  engine_leveldb_ro_set_logs_hook(e, NULL, NULL);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  leveldb_writeoptions_destroy(h.wo);
+  leveldb_close(owner);
+  leveldb_options_destroy(o);
+}
+
 /* ---- Options and engine detection -------------------------------------------------------- */
 
 static void test_readonly_options(void **state) {
@@ -556,6 +637,7 @@ int main(void) {
       cmocka_unit_test(test_readonly_live_writer), /* first: it forks a LevelDB writer */
       cmocka_unit_test(test_readonly_leaves_files_untouched),
       cmocka_unit_test(test_readonly_table_vanishes),
+      cmocka_unit_test(test_readonly_log_flushed_under_refresh),
       cmocka_unit_test(test_readonly_options),
       cmocka_unit_test(test_engine_detection),
   };
