@@ -383,8 +383,8 @@ typedef struct bfh_check_report {
    The database must not be open: BFH_E_BUSY if a handle (in this or another process) has
    it open, since a live database changes under the reader (a table deleted by a compaction
    would read as missing). The check holds a shared lock meanwhile, so no open starts during
-   it. (A LevelDB database opened by a program other than bfh is not detected: LevelDB's
-   LOCK cannot be tested without breaking that program's lock when the test ends.)
+   it. A LevelDB database that another program holds open is BFH_E_BUSY too: its POSIX lock
+   on LOCK is looked up in /proc/locks (on Linux; elsewhere it is not detected).
    Returns BFH_OK when nothing is damaged; BFH_E_CORRUPT when damage was found (all of it
    reported through fn); BFH_E_INVALID (not a database of the engine), BFH_E_BUSY, BFH_E_IO,
    BFH_E_NOMEM with a message in bfh_last_error(NULL). */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
@@ -14,6 +16,7 @@
 #include "lsm_hooks/leveldb/log.h"
 #include "lsm_hooks/leveldb/precheck.h"
 #include "lsm_hooks/leveldb/table.h"
+#include "lsm_hooks/leveldb/version_edit.h"
 
 /* ---- bfh_tables ------------------------------------------------------------------------ */
 
@@ -95,6 +98,8 @@ typedef struct check {
   lsm_damage_fn damage;
   void *arg;
   lsm_verify_stats_t *st;
+  ldb_version_t version; /* the MANIFEST's, when live_known */
+  int live_known;        /* the MANIFEST was read whole, without damage */
 } check_t;
 
 static void report(check_t *c, const char *file, uint64_t offset, const char *what) {
@@ -120,19 +125,13 @@ static void count_file(check_t *c, const char *path, uint64_t *size) {
   c->st->bytes += *size;
 }
 
-static int ignore_record(void *arg, const uint8_t *p, size_t n, uint64_t at, int *stopped,
-                         err_t *err) {
-  (void)arg, (void)p, (void)n, (void)at, (void)stopped, (void)err;
-  return BFH_OK;
-}
-
 static int ignore_entry(void *arg, const ldb_entry_t *e) {
   (void)arg, (void)e;
   return 0;
 }
 
-/* CURRENT and the MANIFEST it names (record checksums: the version edits are LevelDB's to
-   read, and a damaged one fails its checksum). */
+/* CURRENT and the MANIFEST it names: every record's checksum, and every version edit parsed
+   and applied, which gives the live files. */
 static int check_manifest(check_t *c, err_t *err) {
   char path[4400];
   snprintf(path, sizeof path, "%s/CURRENT", c->dir);
@@ -165,9 +164,9 @@ static int check_manifest(check_t *c, err_t *err) {
   }
   count_file(c, path, &size);
   ldb_read_stats_t rs = {0};
-  rc = ldb_log_records(c->io, path, "manifest", 0, LDB_LOG_CHECK_TAIL, ignore_record, NULL, NULL,
-                       &rs, &e);
+  rc = ldb_version_check(c->io, path, &c->version, &rs, &e);
   c->st->records += rs.blocks;
+  c->live_known = rc == BFH_OK && c->version.has_log_number;
   return reader_result(c, name, rc, &e, err);
 }
 
@@ -240,20 +239,63 @@ static int check_cache(check_t *c, uint64_t m, uint32_t k, uint64_t seed, uint64
   return rc;
 }
 
-/* Every table and log of the directory: LevelDB deletes the obsolete ones itself. */
+/* The live tables (one missing is damage: LevelDB refuses to open without it) and the logs
+   LevelDB would replay; every table and log of the directory when the MANIFEST could not say
+   which are live. The other tables and logs are obsolete, such as the output of a compaction
+   a crash cut short: LevelDB deletes them at its next open without reading them. */
 static int check_files(check_t *c, err_t *err) {
   char **names = NULL;
   size_t n = 0;
+  const ldb_version_t *v = &c->version;
   int rc = lsm_io_list_dir(c->io, c->dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    if (ldb_file_number(names[i], "ldb", &number) || ldb_file_number(names[i], "sst", &number))
-      rc = check_table(c, names[i], err);
-    else if (ldb_file_number(names[i], "log", &number))
-      rc = check_log(c, names[i], err);
+    if (ldb_file_number(names[i], "ldb", &number) || ldb_file_number(names[i], "sst", &number)) {
+      if (!c->live_known) rc = check_table(c, names[i], err);
+    } else if (ldb_file_number(names[i], "log", &number)) {
+      if (!c->live_known || number >= v->log_number || number == v->prev_log_number)
+        rc = check_log(c, names[i], err);
+    }
   }
   lsm_io_names_free(names, n);
+  for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
+    char path[4400];
+    ldb_table_path(c->dir, v->files[i].number, path, sizeof path);
+    const char *name = strrchr(path, '/') + 1;
+    if (lsm_io_exists(c->io, path))
+      rc = check_table(c, name, err);
+    else
+      report(c, name, 0, "missing (named by the MANIFEST)");
+  }
   return rc;
+}
+
+/* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open,
+   read from /proc/locks (Linux): the file is not opened, since closing any descriptor of it
+   would release a lock this very process holds. 0 if none is held or it cannot be told. */
+static long lock_holder(const char *dir) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/LOCK", dir);
+  struct stat sb;
+  FILE *f = stat(path, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
+  if (!f) return 0;
+  long holder = 0;
+  char line[256];
+  while (!holder && fgets(line, sizeof line, f)) {
+    /* "1: POSIX  ADVISORY  WRITE 4242 08:01:1234567 0 EOF"; blocked waiters have "->". */
+    long pid;
+    unsigned maj, min;
+    unsigned long long ino;
+    char kind[16];
+    if (strstr(line, "->") ||
+        sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5)
+      continue;
+    if (strcmp(kind, "POSIX") == 0 && ino == (unsigned long long)sb.st_ino &&
+        maj == major(sb.st_dev) && min == minor(sb.st_dev))
+      holder = pid;
+  }
+  fclose(f);
+  return holder;
 }
 
 int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
@@ -269,10 +311,17 @@ int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64
   lsm_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
   int rc = lsm_io_lock_shared(io, dir, &lock, err);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
-  check_t c = {io, dir, damage, arg, st};
+  long holder = rc == BFH_OK ? lock_holder(dir) : 0;
+  if (holder)
+    rc = err_set(err, BFH_E_BUSY,
+                 "%s: database is open in process %ld (it holds LevelDB's LOCK): close it to "
+                 "check, or search it read-only",
+                 dir, holder);
+  check_t c = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st};
   if (rc == BFH_OK) rc = check_manifest(&c, err);
   if (rc == BFH_OK) rc = check_files(&c, err);
   if (rc == BFH_OK && m) rc = check_cache(&c, m, k, seed, cache_damaged, err);
+  ldb_version_release(&c.version);
   lsm_io_unlock(lock);
   return rc;
 }

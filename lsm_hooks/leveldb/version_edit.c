@@ -178,3 +178,10 @@ int ldb_version_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_versio
   replay_t r = {v, path};
   return ldb_log_records(io, path, "manifest", offset, 0, replay_edit, &r, next_offset, NULL, err);
 }
+
+int ldb_version_check(lsm_io_t *io, const char *path, ldb_version_t *v, ldb_read_stats_t *st,
+                      err_t *err) {
+  replay_t r = {v, path};
+  return ldb_log_records(io, path, "manifest", 0, LDB_LOG_CHECK_TAIL, replay_edit, &r, NULL, st,
+                         err);
+}

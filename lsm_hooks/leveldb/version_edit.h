@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "lsm/io.h"
+#include "lsm_hooks/leveldb/entry.h"
 #include "util/err.h"
 
 /* VersionEdit tags of a MANIFEST record (LevelDB 1.23 db/version_edit.cc). */
@@ -72,5 +73,10 @@ int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *
    ldb_log_records (BFH_NOT_FOUND: the file does not exist) and ldb_version_apply. */
 int ldb_version_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_version_t *v,
                      uint64_t *next_offset, err_t *err);
+
+/* ldb_version_read of a whole MANIFEST that no writer is appending to (bfh_check): with
+   LDB_LOG_CHECK_TAIL (log.h), and the records read added to st (may be NULL). */
+int ldb_version_check(lsm_io_t *io, const char *path, ldb_version_t *v, ldb_read_stats_t *st,
+                      err_t *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <leveldb/c.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@
 #include "filters/block_filter.h"
 #include "lsm/log.h"
 #include "lsm/table.h"
+#include "lsm_hooks/leveldb/table.h"
+#include "lsm_hooks/leveldb/version_edit.h"
 /* Not public (lsm_hooks/testbed.h): the views and table scans (every entry of a table), the
    own engine's compaction wait, the LevelDB engine's indexing, and the filter cache. */
 #include "lsm_hooks/testbed.h"
@@ -343,35 +346,73 @@ static uint64_t live_table(db_fixture_t *f, bfh_engine engine, char *out, size_t
   return l.t[0].number;
 }
 
-/* The data block in the middle of table `name` of f->dir, from the table's block filter: in
-   the table itself (own engine) or in its filter cache file (LevelDB). */
+/* After close_db: the name of a table that is live in the database at rest, for a test to
+   damage. Own engine: live_table's pick, made before the close. LevelDB: the largest table
+   the MANIFEST names, since a table bfh_tables listed before the close may have been
+   compacted away since, and yet still be in the directory (LevelDB deletes an obsolete file
+   only when no reader holds it); bfh_check rightly skips it. */
+static void table_at_rest(db_fixture_t *f, bfh_engine engine, char *name, size_t cap) {
+  if (engine == BFH_ENGINE_LSM) return;
+  char path[TEST_PATH_MAX + 512], manifest[64] = "";
+  snprintf(path, sizeof path, "%s/CURRENT", f->dir);
+  FILE *fp = fopen(path, "r");
+  assert_non_null(fp);
+  assert_non_null(fgets(manifest, sizeof manifest, fp));
+  fclose(fp);
+  manifest[strcspn(manifest, "\n")] = '\0';
+  snprintf(path, sizeof path, "%s/%s", f->dir, manifest);
+  ldb_version_t v = {0};
+  uint64_t next;
+  err_t e;
+  assert_int_equal(ldb_version_read(lsm_io_default(), path, 0, &v, &next, &e), BFH_OK);
+  assert_true(v.nfiles > 0);
+  const ldb_file_t *largest = &v.files[0];
+  for (size_t i = 1; i < v.nfiles; i++)
+    if (v.files[i].size > largest->size) largest = &v.files[i];
+  snprintf(name, cap, "%06llu.ldb", (unsigned long long)largest->number);
+  ldb_version_release(&v);
+}
+
+typedef struct blocks {
+  block_ref_t b[4096];
+  size_t n;
+} blocks_t;
+
+static int note_block(void *arg, uint64_t offset, uint64_t size) {
+  blocks_t *bs = arg;
+  assert_true(bs->n < 4096);
+  bs->b[bs->n++] = (block_ref_t){.offset = offset, .size = size};
+  return 0;
+}
+
+static int skip_entry(void *arg, const ldb_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+/* The data block in the middle of table `name` of f->dir: from the table's block filter (own
+   engine), or from a scan of the table's blocks (LevelDB). */
 static block_ref_t middle_block(db_fixture_t *f, bfh_engine engine, const char *name) {
   char path[TEST_PATH_MAX + 512];
-  uint64_t number = strtoull(name, NULL, 10);
-  block_filter_t *bf = NULL;
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
   err_t e;
-  if (engine == BFH_ENGINE_LSM) {
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    table_t *t;
-    assert_int_equal(table_open(lsm_io_default(), path, number, &t, &e), BFH_OK);
-    const void *data;
-    size_t size;
-    assert_int_equal(table_read_meta(t, "bfh.block_filter", &data, &size, NULL, &e), BFH_OK);
-    assert_int_equal(block_filter_deserialize(data, size, &bf, &e), BFH_OK);
-    table_unref(t);
-  } else {
-    struct stat sb;
-    snprintf(path, sizeof path, "%s/%s", f->dir, name);
-    assert_int_equal(stat(path, &sb), 0);
-    snprintf(path, sizeof path, "%s/%s/%06llu.vf", f->dir, LEAF_CACHE_DIR,
-             (unsigned long long)number);
-    value_filter_t *leaf;
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, number, (uint64_t)sb.st_size, M_BITS,
-                                     3, 0x62666801, &leaf, &bf, &e),
-                     BFH_OK);
-    value_filter_destroy(leaf);
+  if (engine == BFH_ENGINE_LEVELDB) {
+    static blocks_t bs;
+    bs.n = 0;
+    assert_int_equal(
+        ldb_table_scan_blocks(lsm_io_default(), path, skip_entry, note_block, &bs, NULL, &e),
+        BFH_OK);
+    assert_true(bs.n >= 3);
+    return bs.b[bs.n / 2];
   }
-  assert_non_null(bf);
+  table_t *t;
+  assert_int_equal(table_open(lsm_io_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
+  const void *data;
+  size_t size;
+  assert_int_equal(table_read_meta(t, "bfh.block_filter", &data, &size, NULL, &e), BFH_OK);
+  block_filter_t *bf = NULL;
+  assert_int_equal(block_filter_deserialize(data, size, &bf, &e), BFH_OK);
+  table_unref(t);
   assert_true(block_filter_blocks(bf) >= 3);
   block_ref_t r = block_filter_ref(bf, block_filter_blocks(bf) / 2);
   block_filter_destroy(bf);
@@ -386,6 +427,7 @@ static void check_table_block(void **state, bfh_engine engine) {
   char name[256], path[TEST_PATH_MAX + 512];
   live_table(f, engine, name, sizeof name);
   close_db(f);
+  table_at_rest(f, engine, name, sizeof name);
   block_ref_t b = middle_block(f, engine, name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   assert_int_equal(test_file_xor_byte(path, b.offset + b.size / 2, 0x40), 0);
@@ -498,6 +540,72 @@ static void check_params(void **state, bfh_engine engine) {
   assert_int_equal(d.offset, 0); /* one record, one checksum: the whole file */
 }
 
+/* A table a crash cut short while a compaction wrote it (the first half of a live table, under
+   a number no version names) is no part of the database: the next open deletes it unread. */
+static void check_leftover(void **state, bfh_engine engine) {
+  db_fixture_t *f = *state;
+  fill(f, engine, 1);
+  char name[256], path[TEST_PATH_MAX + 512], leftover[TEST_PATH_MAX + 512];
+  live_table(f, engine, name, sizeof name);
+  close_db(f);
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
+  snprintf(leftover, sizeof leftover, "%s/900000.%s", f->dir,
+           engine == BFH_ENGINE_LSM ? "sst" : "ldb");
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(test_copy_file(path, leftover, (uint64_t)sb.st_size / 2), 0);
+  damage_t d;
+  bfh_check_report rep;
+  assert_int_equal(check(f, engine, &d, &rep), BFH_OK);
+  assert_int_equal(d.n, 0);
+  assert_int_equal(rep.damaged, 0);
+}
+
+/* A live table deleted: damage, named. */
+static void check_missing_table(void **state, bfh_engine engine) {
+  db_fixture_t *f = *state;
+  fill(f, engine, 1);
+  char name[256], path[TEST_PATH_MAX + 512];
+  live_table(f, engine, name, sizeof name);
+  close_db(f);
+  table_at_rest(f, engine, name, sizeof name);
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
+  assert_int_equal(unlink(path), 0);
+  damage_t d;
+  bfh_check_report rep;
+  assert_int_equal(check(f, engine, &d, &rep), BFH_E_CORRUPT);
+  assert_int_equal(d.n, 1);
+  assert_int_equal(rep.damaged, 1);
+  assert_string_equal(d.file, name);
+  assert_non_null(strstr(d.what, "missing"));
+}
+
+/* LevelDB: a database that a program other than bfh holds open (here stock LevelDB in this
+   very process) is refused, twice: the first check did not release the holder's lock (closing
+   any descriptor of LOCK would have, which is why this test cannot use check(): it reads
+   every file). Once closed, it checks clean. */
+static void test_check_leveldb_held(void **state) {
+  db_fixture_t *f = *state;
+  fill(f, BFH_ENGINE_LEVELDB, 1);
+  close_db(f);
+  leveldb_options_t *lo = leveldb_options_create();
+  char *err = NULL;
+  leveldb_t *held = leveldb_open(lo, f->dir, &err);
+  assert_null(err);
+  bfh_options o;
+  options(&o, BFH_ENGINE_LEVELDB);
+  damage_t d = {0};
+  bfh_check_report rep;
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(bfh_check(f->dir, &o, note_damage, &d, &rep), BFH_E_BUSY);
+    assert_non_null(strstr(bfh_last_error(NULL), "holds LevelDB's LOCK"));
+    assert_int_equal(d.n, 0);
+  }
+  leveldb_close(held);
+  leveldb_options_destroy(lo);
+  assert_int_equal(check(f, BFH_ENGINE_LEVELDB, &d, &rep), BFH_OK);
+}
+
 /* LevelDB: a damaged filter cache file is reported as harmless, and the database is clean. */
 static void test_check_leveldb_cache(void **state) {
   db_fixture_t *f = *state;
@@ -601,6 +709,8 @@ BOTH_ENGINES(check_log_record)
 BOTH_ENGINES(check_torn_tail)
 BOTH_ENGINES(check_manifest_record)
 BOTH_ENGINES(check_params)
+BOTH_ENGINES(check_leftover)
+BOTH_ENGINES(check_missing_table)
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, db_fixture_teardown)
 int main(void) {
@@ -623,6 +733,11 @@ int main(void) {
       T(test_check_manifest_record_leveldb),
       T(test_check_params_lsm),
       T(test_check_params_leveldb),
+      T(test_check_leftover_lsm),
+      T(test_check_leftover_leveldb),
+      T(test_check_missing_table_lsm),
+      T(test_check_missing_table_leveldb),
+      T(test_check_leveldb_held),
       T(test_check_leveldb_cache),
       T(test_check_value_filter),
       T(test_check_standalone),

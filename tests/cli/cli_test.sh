@@ -214,7 +214,7 @@ expect_status 1 "$bfh" check tabdb --json
 expect_in out '"offset": *0[,}]'
 
 if [ -n "$ldb_hold" ]; then
-  check "search a LevelDB database that a stock LevelDB program holds open: read-only, nothing written"
+  check "search a LevelDB database that a stock LevelDB program holds open: read-only, nothing written; check refuses it"
   mkfifo hold.in
   "$ldb_hold" live 20000 <hold.in >hold.out &
   holder=$!
@@ -236,6 +236,9 @@ if [ -n "$ldb_hold" ]; then
   expect_status 0 "$bfh" stats live --engine leveldb --json --index-dir "$work/idx"
   expect_in out '"engine":"leveldb"'
   [ -s "$work/idx/BFH-PARAMS" ] || die "the index directory holds no BFH-PARAMS"
+  # check refuses it: a table the owner is writing would read as damaged.
+  expect_status 2 "$bfh" check live --engine leveldb
+  expect_in err "holds LevelDB's LOCK"
   ls -l --time-style=+%s.%N live >after.ls
   cksum live/* >after.sum
   expect_same before.ls after.ls
