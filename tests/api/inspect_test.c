@@ -2,9 +2,11 @@
  *   - bfh_tables lists what bfh_stats counts (tables, bytes, the leaves' mean fill), every
  *     entry of a table lies in the key range it reports, and the entry counts add up to the
  *     keys put (each key is put once, so no table holds an older version);
- *   - bfh_check finds nothing in a clean database, refuses an open one, and names the file
- *     and the damaged block or record of a byte flipped in a table's data block, a MANIFEST
- *     record, a log record or BFH-PARAMS; it changes no byte of the database.
+ *   - bfh_check finds nothing in a clean database, refuses an open one (also one stock
+ *     LevelDB holds), and names the file and the damaged block or record of a byte flipped in
+ *     a table's data block, a MANIFEST record, a log record or BFH-PARAMS, and a live table
+ *     that is missing; a crash's leftover table is no damage; it changes no byte of the
+ *     database.
  * Block and record places are taken from the files themselves: a table's block filter names
  * its data blocks (filters/block_filter.h), the log reader the records (lsm/log.h).
  */
@@ -346,12 +348,16 @@ static uint64_t live_table(db_fixture_t *f, bfh_engine engine, char *out, size_t
   return l.t[0].number;
 }
 
-/* After close_db: the name of a table that is live in the database at rest, for a test to
-   damage. Own engine: live_table's pick, made before the close. LevelDB: the largest table
-   the MANIFEST names, since a table bfh_tables listed before the close may have been
-   compacted away since, and yet still be in the directory (LevelDB deletes an obsolete file
-   only when no reader holds it); bfh_check rightly skips it. */
-static void table_at_rest(db_fixture_t *f, bfh_engine engine, char *name, size_t cap) {
+/* Fills f's database (flushed), closes it, and names in name a table that is live in the
+   database at rest, for a test to damage. Own engine: live_table's pick, made before the
+   close. LevelDB: the largest table the MANIFEST names, since a table bfh_tables listed
+   before the close may have been compacted away since, and yet still be in the directory
+   (LevelDB deletes an obsolete file only when no reader holds it); bfh_check rightly skips
+   it. */
+static void fill_closed(db_fixture_t *f, bfh_engine engine, char *name, size_t cap) {
+  fill(f, engine, 1);
+  live_table(f, engine, name, cap);
+  close_db(f);
   if (engine == BFH_ENGINE_LSM) return;
   char path[TEST_PATH_MAX + 512], manifest[64] = "";
   snprintf(path, sizeof path, "%s/CURRENT", f->dir);
@@ -419,26 +425,29 @@ static block_ref_t middle_block(db_fixture_t *f, bfh_engine engine, const char *
   return r;
 }
 
-/* Flips a byte in the middle of a data block in the middle of a table: the damage is that
-   block, at its offset. */
-static void check_table_block(void **state, bfh_engine engine) {
-  db_fixture_t *f = *state;
-  fill(f, engine, 1);
-  char name[256], path[TEST_PATH_MAX + 512];
-  live_table(f, engine, name, sizeof name);
-  close_db(f);
-  table_at_rest(f, engine, name, sizeof name);
-  block_ref_t b = middle_block(f, engine, name);
-  snprintf(path, sizeof path, "%s/%s", f->dir, name);
-  assert_int_equal(test_file_xor_byte(path, b.offset + b.size / 2, 0x40), 0);
+/* Checks f's database: exactly one damage, in file name, described with `what` in it. */
+static damage_t expect_one_damage(db_fixture_t *f, bfh_engine engine, const char *name,
+                                  const char *what) {
   damage_t d;
   bfh_check_report rep;
   assert_int_equal(check(f, engine, &d, &rep), BFH_E_CORRUPT);
   assert_int_equal(d.n, 1);
   assert_int_equal(rep.damaged, 1);
   assert_string_equal(d.file, name);
-  assert_int_equal(d.offset, b.offset);
-  assert_non_null(strstr(d.what, "checksum"));
+  assert_non_null(strstr(d.what, what));
+  return d;
+}
+
+/* Flips a byte in the middle of a data block in the middle of a table: the damage is that
+   block, at its offset. */
+static void check_table_block(void **state, bfh_engine engine) {
+  db_fixture_t *f = *state;
+  char name[256], path[TEST_PATH_MAX + 512];
+  fill_closed(f, engine, name, sizeof name);
+  block_ref_t b = middle_block(f, engine, name);
+  snprintf(path, sizeof path, "%s/%s", f->dir, name);
+  assert_int_equal(test_file_xor_byte(path, b.offset + b.size / 2, 0x40), 0);
+  assert_int_equal(expect_one_damage(f, engine, name, "checksum").offset, b.offset);
 }
 
 /* The offset and length (header included) of record i of the log-format file at path. */
@@ -544,10 +553,8 @@ static void check_params(void **state, bfh_engine engine) {
    a number no version names) is no part of the database: the next open deletes it unread. */
 static void check_leftover(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
-  fill(f, engine, 1);
   char name[256], path[TEST_PATH_MAX + 512], leftover[TEST_PATH_MAX + 512];
-  live_table(f, engine, name, sizeof name);
-  close_db(f);
+  fill_closed(f, engine, name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   snprintf(leftover, sizeof leftover, "%s/900000.%s", f->dir,
            engine == BFH_ENGINE_LSM ? "sst" : "ldb");
@@ -564,20 +571,11 @@ static void check_leftover(void **state, bfh_engine engine) {
 /* A live table deleted: damage, named. */
 static void check_missing_table(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
-  fill(f, engine, 1);
   char name[256], path[TEST_PATH_MAX + 512];
-  live_table(f, engine, name, sizeof name);
-  close_db(f);
-  table_at_rest(f, engine, name, sizeof name);
+  fill_closed(f, engine, name, sizeof name);
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   assert_int_equal(unlink(path), 0);
-  damage_t d;
-  bfh_check_report rep;
-  assert_int_equal(check(f, engine, &d, &rep), BFH_E_CORRUPT);
-  assert_int_equal(d.n, 1);
-  assert_int_equal(rep.damaged, 1);
-  assert_string_equal(d.file, name);
-  assert_non_null(strstr(d.what, "missing"));
+  expect_one_damage(f, engine, name, "missing");
 }
 
 /* LevelDB: a database that a program other than bfh holds open (here stock LevelDB in this
