@@ -1,5 +1,5 @@
 /* Helpers shared by the test executables: a fresh temporary directory, removing a
- * directory tree, damaging one byte of a file. Header-only (each test is its own
+ * directory tree, damaging one byte of a file, the manifest CURRENT names. Header-only (each test is its own
  * executable built from its own .c); POSIX only, so the tests of the public API can use it
  * too. Every function returns 0 on success and -1 (errno set) on failure; the caller
  * asserts, so a failure is reported at the line of the test. (The build defines
@@ -124,6 +124,20 @@ static inline int test_copy_dir(const char *from, const char *to) {
 
 /* Room for a path from test_tmpdir_create (a fixture's directory). */
 #define TEST_PATH_MAX 4096
+
+/* The name of the manifest that the CURRENT file of the database in dir names (both engines
+   write "MANIFEST-NNNNNN\n"), into name (cap bytes). */
+static inline int test_current_manifest(const char *dir, char *name, size_t cap) {
+  char path[TEST_PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/CURRENT", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char *got = fgets(name, (int)cap, f);
+  fclose(f);
+  if (!got) return -1;
+  name[strcspn(name, "\n")] = '\0';
+  return 0;
+}
 
 /* XORs the byte at offset off of the file at path with mask (the file keeps its size). */
 static inline int test_file_xor_byte(const char *path, uint64_t off, uint8_t mask) {

@@ -359,13 +359,8 @@ static void fill_closed(db_fixture_t *f, bfh_engine engine, char *name, size_t c
   live_table(f, engine, name, cap);
   close_db(f);
   if (engine == BFH_ENGINE_LSM) return;
-  char path[TEST_PATH_MAX + 512], manifest[64] = "";
-  snprintf(path, sizeof path, "%s/CURRENT", f->dir);
-  FILE *fp = fopen(path, "r");
-  assert_non_null(fp);
-  assert_non_null(fgets(manifest, sizeof manifest, fp));
-  fclose(fp);
-  manifest[strcspn(manifest, "\n")] = '\0';
+  char path[TEST_PATH_MAX + 512], manifest[64];
+  assert_int_equal(test_current_manifest(f->dir, manifest, sizeof manifest), 0);
   snprintf(path, sizeof path, "%s/%s", f->dir, manifest);
   ldb_version_t v = {0};
   uint64_t next;
@@ -524,13 +519,8 @@ static void check_manifest_record(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
   fill(f, engine, 1);
   close_db(f);
-  char name[256] = "", path[TEST_PATH_MAX + 512];
-  snprintf(path, sizeof path, "%s/CURRENT", f->dir); /* the live one: an old one may linger */
-  FILE *fp = fopen(path, "r");
-  assert_non_null(fp);
-  assert_non_null(fgets(name, sizeof name, fp));
-  fclose(fp);
-  name[strcspn(name, "\n")] = '\0';
+  char name[256]; /* the live one: an old one may linger */
+  assert_int_equal(test_current_manifest(f->dir, name, sizeof name), 0);
   check_record(f, engine, name);
 }
 

@@ -152,14 +152,8 @@ static void test_version_apply_rejects_malformed(void **state) {
 /* ---- Against stock LevelDB --------------------------------------------------------------- */
 
 static void current_manifest(const char *dir, char *out, size_t cap) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s/CURRENT", dir);
-  FILE *f = fopen(p, "r");
-  assert_non_null(f);
   char name[128];
-  assert_non_null(fgets(name, sizeof name, f));
-  fclose(f);
-  name[strcspn(name, "\n")] = '\0';
+  assert_int_equal(test_current_manifest(dir, name, sizeof name), 0);
   snprintf(out, cap, "%s/%s", dir, name);
 }
 
