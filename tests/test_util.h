@@ -128,9 +128,12 @@ static inline int test_copy_dir(const char *from, const char *to) {
 /* The name of the manifest that the CURRENT file of the database in dir names (both engines
    write "MANIFEST-NNNNNN\n"), into name (cap bytes). */
 static inline int test_current_manifest(const char *dir, char *name, size_t cap) {
-  char path[TEST_PATH_MAX + 16];
-  snprintf(path, sizeof path, "%s/CURRENT", dir);
+  size_t n = strlen(dir) + sizeof "/CURRENT";
+  char *path = malloc(n);
+  if (!path) return -1;
+  snprintf(path, n, "%s/CURRENT", dir);
   FILE *f = fopen(path, "r");
+  free(path);
   if (!f) return -1;
   char *got = fgets(name, (int)cap, f);
   fclose(f);
