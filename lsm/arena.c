@@ -69,3 +69,7 @@ void *arena_alloc_aligned(arena_t *a, size_t n) {
 size_t arena_memory_usage(const arena_t *a) {
   return atomic_load_explicit(&((arena_t *)a)->usage, memory_order_relaxed);
 }
+
+size_t arena_bytes_used(const arena_t *a) {
+  return arena_memory_usage(a) - a->remaining;
+}

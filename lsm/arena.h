@@ -26,5 +26,9 @@ void *arena_alloc(arena_t *a, size_t n);
 /* n bytes aligned to 8 (pointer/atomic alignment); NULL on no memory. */
 void *arena_alloc_aligned(arena_t *a, size_t n);
 size_t arena_memory_usage(const arena_t *a);
+/* Bytes handed out so far, with the alignment slop and the tails of blocks left behind, but
+   not the unused rest of the current block: what the entries take, however small the blocks
+   are next to it. REQUIRES: the allocating thread (reads the current block's remainder). */
+size_t arena_bytes_used(const arena_t *a);
 
 #endif

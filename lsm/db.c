@@ -635,13 +635,13 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
   return ST_OK;
 }
 
-/* The arena grows in ARENA_BLOCK_BYTES steps, and a new memtable already holds one block:
-   a memtable is full when its usage passes memtable_bytes by half a block. The value index's
-   bucket array does not count: allocated whole at creation, it does not grow with the
-   entries, and counting it would leave a small memtable_bytes room for no entry at all. */
+/* A memtable is full when its entries take more than memtable_bytes of its arena. What the
+   arena's blocks hold is not the measure: a block is 64 KiB, so a memtable_bytes below
+   that would be full at its first entry (one table per put). The value index's bucket array
+   does not count either: allocated whole at creation, it does not grow with the entries.
+   REQUIRES: the writer (make_room_for_write under mu, or the replay). */
 static int memtable_full(const lsm_db_t *db, const memtable_t *m) {
-  size_t entry_bytes = memtable_memory_usage(m) - memtable_value_index_bytes(m);
-  return entry_bytes > db->opt.memtable_bytes + ARENA_BLOCK_BYTES / 2;
+  return memtable_entry_bytes(m) > db->opt.memtable_bytes;
 }
 
 /* Makes sure the memtable has room (force: switch it if it holds anything). REQUIRES mu;
@@ -869,7 +869,11 @@ static int in_range(const lsm_file_meta_t *f, const void *key, size_t klen) {
 static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
                        uint64_t seq, void **val, size_t *val_len, err_t *err) {
   lsm_lookup_t lk;
-  for (int level = 0; level < LSM_NUM_LEVELS; level++) {
+  uint8_t stack[8192]; /* a data block of the default 4 KiB, and more */
+  table_buf_t buf;
+  table_buf_init(&buf, stack, sizeof stack);
+  int rc = ST_NOT_FOUND;
+  for (int level = 0; level < LSM_NUM_LEVELS && rc == ST_NOT_FOUND; level++) {
     size_t n = v->nfiles[level];
     if (n == 0) continue;
     lsm_file_meta_t *const *files = v->files[level];
@@ -887,22 +891,25 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
         j = n; /* one table per level */
       }
       table_t *t;
-      int rc = file_table(db, f, &t, err);
-      if (rc != ST_OK) return rc;
-      rc = table_get(t, key, klen, hash, seq, &lk, err);
-      if (rc != ST_OK) return rc;
-      if (lk.state == LSM_LOOKUP_DELETED) return ST_NOT_FOUND;
+      rc = file_table(db, f, &t, err);
+      if (rc == ST_OK) rc = table_get(t, key, klen, hash, seq, &buf, &lk, err);
+      if (rc != ST_OK || lk.state == LSM_LOOKUP_DELETED) break;
       if (lk.state == LSM_LOOKUP_VALUE) {
         void *p = malloc(lk.val_len ? lk.val_len : 1);
-        if (!p) return err_set(err, ST_E_NOMEM, "get: out of memory");
-        if (lk.val_len) memcpy(p, lk.val, lk.val_len);
-        *val = p;
-        *val_len = lk.val_len;
-        return ST_OK;
+        if (!p) {
+          rc = err_set(err, ST_E_NOMEM, "get: out of memory");
+        } else {
+          if (lk.val_len) memcpy(p, lk.val, lk.val_len);
+          *val = p;
+          *val_len = lk.val_len;
+        }
+        break;
       }
+      rc = ST_NOT_FOUND;
     }
   }
-  return ST_NOT_FOUND;
+  table_buf_release(&buf);
+  return rc == ST_OK && lk.state == LSM_LOOKUP_DELETED ? ST_NOT_FOUND : rc;
 }
 
 static int mem_get(memtable_t *m, const void *key, size_t klen, uint64_t seq, void **val,
@@ -1059,19 +1066,7 @@ int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **
   table_t *t = NULL;
   int rc = table_cache_get(db->tc, number, &t, err);
   if (rc != ST_OK) return rc;
-  const void *p;
-  size_t n;
-  rc = table_read_meta(t, name, &p, &n, offset, err);
-  if (rc == ST_OK) {
-    void *copy = malloc(n ? n : 1);
-    if (!copy) {
-      rc = err_set(err, ST_E_NOMEM, "read meta: out of memory");
-    } else {
-      if (n) memcpy(copy, p, n);
-      *data = copy;
-      *size = n;
-    }
-  }
+  rc = table_read_meta(t, name, data, size, offset, err);
   table_unref(t);
   return rc;
 }

@@ -230,6 +230,10 @@ size_t memtable_value_index_bytes(const memtable_t *m) {
   return m->value_buckets ? (m->value_mask + 1) * sizeof *m->value_buckets : 0;
 }
 
+size_t memtable_entry_bytes(const memtable_t *m) {
+  return arena_bytes_used(&m->arena);
+}
+
 size_t memtable_memory_usage(const memtable_t *m) {
   return arena_memory_usage(&m->arena) + memtable_value_index_bytes(m);
 }

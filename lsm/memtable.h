@@ -54,6 +54,9 @@ size_t memtable_memory_usage(const memtable_t *m);
 /* The value index's bucket array, allocated whole at creation (0 without index): the part
    of memtable_memory_usage that does not grow with the entries. */
 size_t memtable_value_index_bytes(const memtable_t *m);
+/* Bytes the entries take in the arena (arena_bytes_used): what a memtable size limit is
+   measured against. REQUIRES: the writer's thread. */
+size_t memtable_entry_bytes(const memtable_t *m);
 /* Entries added so far; thread-safe. */
 uint64_t memtable_entries(const memtable_t *m);
 

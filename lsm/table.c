@@ -1,9 +1,12 @@
 /* Table reader (lsm/table.h; the file layout is at the top of table_builder.c).
  *
- * The file is mapped read-only. Open verifies and keeps: the footer, the index (parsed into
- * arrays of separator keys and data block handles), the key filter and the meta index.
- * Data blocks are checked against their CRC on first use; `verified` (one bit per data
- * block, atomic) remembers which were checked so a hot block is checked once.
+ * The file is read with pread(2), never mapped. Open reads, verifies and keeps in memory:
+ * the footer, the index (parsed into arrays of separator keys and data block handles), the
+ * key filter and the meta index. Every later read copies a block (or a run of blocks) into a
+ * buffer of the caller's and checks each block's CRC there, every time: the bytes served are
+ * the bytes checked. A table changed under an open handle therefore gives a checksum error,
+ * never a wrong answer, and a truncated one a short read, never SIGBUS (which a mapping
+ * would raise on a page past the new end of the file).
  */
 #include "lsm/table.h"
 
@@ -22,11 +25,13 @@ typedef struct meta_entry {
   block_handle_t h;
 } meta_entry_t;
 
+/* How far ahead a sequential walk over the data blocks reads in one pread. */
+#define RUN_BYTES (256u << 10)
+
 struct table {
   atomic_int refs;
-  lsm_map_t *map;
-  const uint8_t *data;
-  uint64_t size;
+  lsm_rfile_t *file;
+  uint64_t size; /* at open */
   uint64_t number;
   char name[64]; /* base name of the file, for messages */
   uint64_t entries;
@@ -35,15 +40,40 @@ struct table {
   block_handle_t *handles;
   uint8_t *keys;     /* separator keys, concatenated */
   uint32_t *key_off; /* nblocks + 1 offsets into keys */
-  /* key filter (in the mapping) */
-  const uint8_t *filter;
+  /* key filter (a copy, owned) */
+  uint8_t *filter;
   size_t filter_size;
   /* meta index */
   meta_entry_t *meta;
   size_t nmeta;
-  _Atomic uint64_t *verified;
+  _Atomic uint64_t blocks_read; /* data blocks read and checked, for table_get_stats */
   size_t index_bytes;
 };
+
+void table_buf_init(table_buf_t *b, uint8_t *stack, size_t cap) {
+  b->p = stack;
+  b->cap = stack ? cap : 0;
+  b->heap = NULL;
+}
+
+void table_buf_release(table_buf_t *b) {
+  if (!b) return;
+  free(b->heap);
+  b->heap = NULL;
+  b->p = NULL;
+  b->cap = 0;
+}
+
+/* Makes room for n bytes (the contents need not be kept); 0 or -1 on no memory. */
+static int buf_reserve(table_buf_t *b, size_t n) {
+  if (n <= b->cap) return 0;
+  uint8_t *p = malloc(n);
+  if (!p) return -1;
+  free(b->heap);
+  b->heap = b->p = p;
+  b->cap = n;
+  return 0;
+}
 
 size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap) {
   int n = snprintf(buf, cap, "%s/%06llu.sst", dir, (unsigned long long)number);
@@ -57,13 +87,13 @@ static int corrupt(const table_t *t, uint64_t offset, const char *what, err_t *e
 
 static void table_free(table_t *t) {
   if (!t) return;
-  lsm_map_close(t->map);
+  lsm_rfile_close(t->file);
+  free(t->filter);
   free(t->handles);
   free(t->keys);
   free(t->key_off);
   for (size_t i = 0; i < t->nmeta; i++) free(t->meta[i].name);
   free(t->meta);
-  free((void *)t->verified);
   free(t);
 }
 
@@ -83,20 +113,51 @@ static int handle_ok(const table_t *t, const block_handle_t *h) {
          BLOCK_TRAILER_BYTES <= limit - h->offset - h->size;
 }
 
-/* Verifies the block at h and parses it. */
-static int read_checked(const table_t *t, const block_handle_t *h, block_t *b, err_t *err) {
-  if (!handle_ok(t, h)) return corrupt(t, h->offset, "block handle out of bounds", err);
-  const uint8_t *c = t->data + h->offset;
-  if (block_trailer_check(c, (size_t)h->size))
-    return corrupt(t, h->offset, "checksum mismatch", err);
-  if (b && block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
+/* Reads `n` bytes at `offset` into buf->p: ST_OK, the io layer's error, or ST_E_CORRUPT
+   naming `block` if the file now ends before them (it shrank since the open). */
+static int read_span(const table_t *t, uint64_t offset, size_t n, uint64_t block, table_buf_t *buf,
+                     err_t *err) {
+  if (buf_reserve(buf, n)) return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
+  size_t got;
+  int rc = lsm_rfile_pread(t->file, offset, buf->p, n, &got, err);
+  if (rc) return rc;
+  if (got < n) return corrupt(t, block, "truncated: the file ends inside the block", err);
   return ST_OK;
 }
 
-static int load_index(table_t *t, const block_handle_t *ih, err_t *err) {
-  block_t b;
-  int rc = read_checked(t, ih, &b, err);
+/* Reads the block at h into buf, verifies its CRC there and parses it (b may be NULL: only
+   read and verify). The block's contents are buf->p[0, h->size). */
+static int read_checked(const table_t *t, const block_handle_t *h, table_buf_t *buf, block_t *b,
+                        err_t *err) {
+  if (!handle_ok(t, h)) return corrupt(t, h->offset, "block handle out of bounds", err);
+  int rc = read_span(t, h->offset, (size_t)h->size + BLOCK_TRAILER_BYTES, h->offset, buf, err);
   if (rc) return rc;
+  if (block_trailer_check(buf->p, (size_t)h->size))
+    return corrupt(t, h->offset, "checksum mismatch", err);
+  if (b && block_parse(b, buf->p, (size_t)h->size))
+    return corrupt(t, h->offset, "malformed block", err);
+  return ST_OK;
+}
+
+/* The index and the meta index are parsed into arrays owned by t; their block is read into a
+   buffer freed when the parse ends. */
+static int parse_index(table_t *t, const block_handle_t *ih, const block_t *bp, err_t *err);
+static int parse_meta(table_t *t, const block_handle_t *mh, const block_t *bp, err_t *err);
+
+static int load_block(table_t *t, const block_handle_t *h,
+                      int (*parse)(table_t *, const block_handle_t *, const block_t *, err_t *),
+                      err_t *err) {
+  table_buf_t buf;
+  table_buf_init(&buf, NULL, 0);
+  block_t b;
+  int rc = read_checked(t, h, &buf, &b, err);
+  if (!rc) rc = parse(t, h, &b, err);
+  table_buf_release(&buf);
+  return rc;
+}
+
+static int parse_index(table_t *t, const block_handle_t *ih, const block_t *bp, err_t *err) {
+  block_t b = *bp;
   /* Count entries (restart interval 1: one restart per entry). */
   size_t cap = b.nrestarts, n = 0, kbytes = 0;
   t->handles = malloc((cap ? cap : 1) * sizeof *t->handles);
@@ -131,10 +192,9 @@ static int load_index(table_t *t, const block_handle_t *ih, err_t *err) {
   return ST_OK;
 }
 
-static int load_meta(table_t *t, const block_handle_t *mh, err_t *err) {
-  block_t b;
-  int rc = read_checked(t, mh, &b, err);
-  if (rc) return rc;
+static int parse_meta(table_t *t, const block_handle_t *mh, const block_t *bp, err_t *err) {
+  block_t b = *bp;
+  int rc;
   t->meta = calloc(b.nrestarts ? b.nrestarts : 1, sizeof *t->meta);
   if (!t->meta) return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
   block_cursor_t c;
@@ -177,17 +237,19 @@ int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **o
   t->number = file_number;
   const char *base = strrchr(path, '/');
   snprintf(t->name, sizeof t->name, "%s", base ? base + 1 : path);
-  int rc = lsm_io_map(io, path, &t->map, err);
+  int rc = lsm_io_open_read(io, path, &t->file, err);
   if (rc) goto fail;
-  t->data = lsm_map_data(t->map);
-  t->size = lsm_map_size(t->map);
+  t->size = lsm_rfile_size(t->file);
   if (t->size < TABLE_FOOTER_BYTES) {
     rc = err_set(err, ST_E_CORRUPT, "table %s: file too short (%llu bytes)", t->name,
                  (unsigned long long)t->size);
     goto fail;
   }
-  const uint8_t *f = t->data + t->size - TABLE_FOOTER_BYTES;
   uint64_t foff = t->size - TABLE_FOOTER_BYTES;
+  uint8_t f[TABLE_FOOTER_BYTES];
+  table_buf_t fb;
+  table_buf_init(&fb, f, sizeof f);
+  if ((rc = read_span(t, foff, TABLE_FOOTER_BYTES, foff, &fb, err))) goto fail;
   if (decode_fixed64(f + 56) != TABLE_MAGIC) {
     rc = err_set(err, ST_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->name,
                  (unsigned long long)foff);
@@ -212,18 +274,20 @@ int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **o
                  (unsigned long long)foff);
     goto fail;
   }
-  if ((rc = load_index(t, &ih, err)) || (rc = load_meta(t, &mh, err))) goto fail;
+  if ((rc = load_block(t, &ih, parse_index, err)) || (rc = load_block(t, &mh, parse_meta, err)))
+    goto fail;
   const meta_entry_t *kf = find_meta(t, TABLE_KEY_FILTER_NAME);
   if (kf) {
-    if ((rc = read_checked(t, &kf->h, NULL, err))) goto fail;
-    t->filter = t->data + kf->h.offset;
+    table_buf_t kb;
+    table_buf_init(&kb, NULL, 0);
+    if ((rc = read_checked(t, &kf->h, &kb, NULL, err))) {
+      table_buf_release(&kb);
+      goto fail;
+    }
+    t->filter = kb.heap; /* the key filter keeps the buffer */
     t->filter_size = (size_t)kf->h.size;
   }
-  t->verified = calloc((t->nblocks + 63) / 64 + 1, sizeof *t->verified);
-  if (!t->verified) {
-    rc = err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
-    goto fail;
-  }
+  atomic_init(&t->blocks_read, 0);
   *out = t;
   return ST_OK;
 fail:
@@ -250,17 +314,15 @@ int table_has_key_filter(const table_t *t) {
 }
 
 size_t table_memory_usage(const table_t *t) {
-  size_t n = sizeof *t + t->index_bytes + ((t->nblocks + 63) / 64 + 1) * sizeof(uint64_t);
+  size_t n = sizeof *t + t->index_bytes + t->filter_size;
   for (size_t i = 0; i < t->nmeta; i++) n += sizeof *t->meta + strlen(t->meta[i].name) + 1;
   return n;
 }
 
 void table_get_stats(const table_t *t, table_stats_t *st) {
   st->data_blocks = t->nblocks;
-  st->verified_blocks = 0;
-  for (size_t i = 0; i < (t->nblocks + 63) / 64; i++)
-    st->verified_blocks += (uint64_t)__builtin_popcountll(
-        atomic_load_explicit((_Atomic uint64_t *)&t->verified[i], memory_order_relaxed));
+  st->blocks_read =
+      atomic_load_explicit((_Atomic uint64_t *)&t->blocks_read, memory_order_relaxed);
   st->filter_bytes = t->filter_size;
   st->index_bytes = t->index_bytes;
 }
@@ -269,19 +331,64 @@ int table_key_may_match(const table_t *t, uint64_t key_hash) {
   return !t->filter || blocked_filter_may_contain(t->filter, t->filter_size, key_hash);
 }
 
-/* Data block i, CRC-verified once. */
-static int data_block(table_t *t, uint32_t i, block_t *b, err_t *err) {
+/* Checks and parses data block i, whose contents (and trailer) are at c. */
+static int check_data_block(table_t *t, uint32_t i, const uint8_t *c, block_t *b, err_t *err) {
   const block_handle_t *h = &t->handles[i];
-  const uint8_t *c = t->data + h->offset;
-  _Atomic uint64_t *w = &t->verified[i / 64];
-  uint64_t bit = 1ull << (i % 64);
-  if (!(atomic_load_explicit(w, memory_order_acquire) & bit)) {
-    if (block_trailer_check(c, (size_t)h->size))
-      return corrupt(t, h->offset, "checksum mismatch", err);
-    atomic_fetch_or_explicit(w, bit, memory_order_release);
-  }
+  atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
+  if (block_trailer_check(c, (size_t)h->size))
+    return corrupt(t, h->offset, "checksum mismatch", err);
   if (block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
   return ST_OK;
+}
+
+/* Data block i, read into buf and checked there. */
+static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_t *err) {
+  const block_handle_t *h = &t->handles[i];
+  int rc = read_span(t, h->offset, (size_t)h->size + BLOCK_TRAILER_BYTES, h->offset, buf, err);
+  return rc ? rc : check_data_block(t, i, buf->p, b, err);
+}
+
+/* A walk over the data blocks in file order that reads them in runs of up to RUN_BYTES (one
+   pread for many blocks) and checks each as it is served. */
+typedef struct run {
+  table_t *t;
+  table_buf_t buf;
+  uint32_t lo, hi; /* the blocks [lo, hi) are in buf */
+  uint64_t base;   /* file offset of buf->p[0] */
+} run_t;
+
+static void run_init(run_t *r, table_t *t) {
+  r->t = t;
+  table_buf_init(&r->buf, NULL, 0);
+  r->lo = r->hi = 0;
+  r->base = 0;
+}
+
+/* Data block i (checked) from the run, reading the run that starts at i if it is not there. */
+static int run_block(run_t *r, uint32_t i, block_t *b, err_t *err) {
+  table_t *t = r->t;
+  if (i < r->lo || i >= r->hi) {
+    uint64_t start = t->handles[i].offset, end = start;
+    uint32_t j = i;
+    while (j < t->nblocks) { /* at least block i; then while the run stays short */
+      const block_handle_t *h = &t->handles[j];
+      uint64_t e = h->offset + h->size + BLOCK_TRAILER_BYTES;
+      if (j > i && (h->offset < start || e - start > RUN_BYTES)) break;
+      if (e > end) end = e;
+      j++;
+    }
+    r->lo = r->hi = 0; /* nothing valid if the read fails */
+    int rc = read_span(t, start, (size_t)(end - start), start, &r->buf, err);
+    if (rc) return rc;
+    r->lo = i;
+    r->hi = j;
+    r->base = start;
+  }
+  return check_data_block(t, i, r->buf.p + (t->handles[i].offset - r->base), b, err);
+}
+
+static void run_release(run_t *r) {
+  table_buf_release(&r->buf);
 }
 
 /* First data block whose separator (its last key) >= ikey; nblocks if none. */
@@ -300,7 +407,7 @@ static uint32_t index_find(const table_t *t, const uint8_t *ikey, size_t n) {
 }
 
 int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
-              lsm_lookup_t *out, err_t *err) {
+              table_buf_t *buf, lsm_lookup_t *out, err_t *err) {
   out->state = LSM_LOOKUP_ABSENT;
   out->val = NULL;
   out->val_len = 0;
@@ -315,7 +422,7 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
   uint32_t i = index_find(t, ikey, iklen);
   if (i < t->nblocks) {
     block_t b;
-    rc = data_block(t, i, &b, err);
+    rc = data_block(t, i, buf, &b, err);
     if (!rc) {
       block_cursor_t c;
       block_cursor_init(&c, &b, data_key_compare);
@@ -347,9 +454,11 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
   uint64_t entries = 0, bytes = 0;
   int rc = ST_OK, stop = 0;
+  run_t run;
+  run_init(&run, t);
   for (uint32_t i = 0; i < t->nblocks && !stop && !rc; i++) {
     block_t b;
-    if ((rc = data_block(t, i, &b, err))) break;
+    if ((rc = run_block(&run, i, &b, err))) break;
     bytes += t->handles[i].size + BLOCK_TRAILER_BYTES;
     block_cursor_t c;
     block_cursor_init(&c, &b, data_key_compare);
@@ -369,6 +478,7 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
       rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
     block_cursor_release(&c);
   }
+  run_release(&run);
   if (st) {
     st->entries += entries;
     st->bytes_read += bytes;
@@ -379,18 +489,21 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
 int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
                uint64_t *bad_blocks) {
   *bad_blocks = 0;
-  for (uint32_t i = 0; i < t->nblocks; i++) {
+  run_t run;
+  run_init(&run, t);
+  int rc = 0;
+  for (uint32_t i = 0; i < t->nblocks && !rc; i++) {
     const block_handle_t *h = &t->handles[i];
     block_t b;
     err_t e;
-    if (data_block(t, i, &b, &e)) {
+    if (run_block(&run, i, &b, &e)) {
       (*bad_blocks)++;
       if (damage) damage(arg, h->offset, e.msg);
       continue;
     }
     block_cursor_t c;
     block_cursor_init(&c, &b, internal_key_compare);
-    int bad_key = 0, rc = 0;
+    int bad_key = 0;
     for (block_cursor_seek_first(&c); block_cursor_valid(&c) && !rc; block_cursor_next(&c)) {
       internal_key_parts_t k;
       if ((bad_key = internal_key_parse(c.key, c.key_len, &k) != 0)) break;
@@ -398,14 +511,15 @@ int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
     }
     int bad_entry = block_cursor_corrupt(&c);
     block_cursor_release(&c);
-    if (rc) return rc;
+    if (rc) break;
     if (damage && (bad_key || bad_entry)) {
       corrupt(t, h->offset, bad_key ? "malformed internal key" : "malformed entry", &e);
       damage(arg, h->offset, e.msg);
     }
     *bad_blocks += bad_key || bad_entry;
   }
-  return 0;
+  run_release(&run);
+  return rc;
 }
 
 int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks) {
@@ -414,12 +528,15 @@ int table_salvage(table_t *t, table_entry_fn fn, void *arg, uint64_t *bad_blocks
 
 uint64_t table_check_meta(const table_t *t, table_damage_fn damage, void *arg) {
   uint64_t bad = 0;
+  table_buf_t buf;
+  table_buf_init(&buf, NULL, 0);
   for (size_t i = 0; i < t->nmeta; i++) {
     err_t e;
-    if (read_checked(t, &t->meta[i].h, NULL, &e) == ST_OK) continue;
+    if (read_checked(t, &t->meta[i].h, &buf, NULL, &e) == ST_OK) continue;
     bad++;
     if (damage) damage(arg, t->meta[i].h.offset, e.msg);
   }
+  table_buf_release(&buf);
   return bad;
 }
 
@@ -459,10 +576,11 @@ static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint
 
 /* Scans data block i for val (the body of table_scan_value's loop); *stopped is set when fn
    asks to stop. */
-static int scan_value_block(table_t *t, uint32_t i, const void *val, size_t n, value_visit_t *vv,
+static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, value_visit_t *vv,
                             int *stopped, lsm_scan_stats_t *st, err_t *err) {
+  table_t *t = run->t;
   block_t b;
-  int rc = data_block(t, i, &b, err);
+  int rc = run_block(run, i, &b, err);
   if (rc) return rc;
   st->bytes_read += t->handles[i].size + BLOCK_TRAILER_BYTES;
   int r = block_scan_value(&b, val, n, visit_value, vv, &st->entries);
@@ -477,8 +595,11 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
   lsm_scan_stats_t acc = {0, 0};
   value_visit_t vv = {fn, arg, 0};
   int rc = ST_OK, stopped = 0;
+  run_t run;
+  run_init(&run, t);
   for (uint32_t i = 0; i < t->nblocks && rc == ST_OK && !stopped; i++)
-    rc = scan_value_block(t, i, val, n, &vv, &stopped, &acc, err);
+    rc = scan_value_block(&run, i, val, n, &vv, &stopped, &acc, err);
+  run_release(&run);
   if (st) {
     st->entries += acc.entries;
     st->bytes_read += acc.bytes_read;
@@ -507,11 +628,14 @@ int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, c
   lsm_scan_stats_t acc = {0, 0};
   value_visit_t vv = {fn, arg, 0};
   int rc = ST_OK, stopped = 0;
+  run_t run;
+  run_init(&run, t);
   for (size_t j = 0; j < nrefs && rc == ST_OK && !stopped; j++) {
     uint32_t i = block_at(t, &refs[j]);
-    rc = i < t->nblocks ? scan_value_block(t, i, val, n, &vv, &stopped, &acc, err)
+    rc = i < t->nblocks ? scan_value_block(&run, i, val, n, &vv, &stopped, &acc, err)
                         : corrupt(t, refs[j].offset, "block filter names no data block", err);
   }
+  run_release(&run);
   if (st) {
     st->entries += acc.entries;
     st->bytes_read += acc.bytes_read;
@@ -519,13 +643,18 @@ int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, c
   return rc;
 }
 
-int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
+int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uint64_t *offset,
                     err_t *err) {
   const meta_entry_t *m = find_meta(t, name);
   if (!m) return ST_NOT_FOUND;
-  int rc = read_checked(t, &m->h, NULL, err);
-  if (rc) return rc;
-  *data = t->data + m->h.offset;
+  table_buf_t buf;
+  table_buf_init(&buf, NULL, 0);
+  int rc = read_checked(t, &m->h, &buf, NULL, err); /* reads at least the trailer: heap */
+  if (rc) {
+    table_buf_release(&buf);
+    return rc;
+  }
+  *data = buf.heap; /* the caller's now */
   *size = (size_t)m->h.size;
   if (offset) *offset = m->h.offset;
   return ST_OK;
@@ -537,6 +666,7 @@ typedef struct table_iter {
   iterator_t base;
   table_t *t;
   uint32_t bi; /* current data block; nblocks = none */
+  table_buf_t buf; /* its bytes: the keys and values served point here */
   block_t blk;
   block_cursor_t cur;
   err_t status;
@@ -549,7 +679,7 @@ static int ti_load(table_iter_t *ti, uint32_t i) {
   memset(&ti->blk, 0, sizeof ti->blk);
   block_cursor_init(&ti->cur, &ti->blk, data_key_compare);
   if (i >= ti->t->nblocks) return -1;
-  if (data_block(ti->t, i, &ti->blk, &ti->status)) {
+  if (data_block(ti->t, i, &ti->buf, &ti->blk, &ti->status)) {
     memset(&ti->blk, 0, sizeof ti->blk);
     ti->bi = ti->t->nblocks;
     return -1;
@@ -627,6 +757,7 @@ static int ti_status(const iterator_t *it, err_t *err) {
 static void ti_destroy(iterator_t *it) {
   table_iter_t *ti = (table_iter_t *)it;
   block_cursor_release(&ti->cur);
+  table_buf_release(&ti->buf);
   table_unref(ti->t);
   free(ti);
 }
@@ -641,6 +772,7 @@ iterator_t *table_iterator_create(table_t *t) {
   table_ref(t);
   ti->t = t;
   ti->bi = t->nblocks;
+  table_buf_init(&ti->buf, NULL, 0);
   err_clear(&ti->status);
   block_cursor_init(&ti->cur, &ti->blk, data_key_compare);
   return &ti->base;

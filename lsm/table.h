@@ -1,13 +1,15 @@
-/* table_t: a read-only table file, memory-mapped through the io layer (doc/format.md
+/* table_t: a read-only table file, read through the io layer with pread (doc/format.md
  * "Table"). Opening reads and verifies the footer, index, key filter and meta index and
- * keeps them parsed; data blocks are read from the mapping and their CRC is verified the
- * first time each is read (a per-table atomic bitmap remembers verified blocks), so every
- * byte served has been checked once and hot blocks pay no CRC again.
+ * keeps them parsed in memory. Every read of a data or meta block copies it into a buffer
+ * and verifies its CRC in that buffer, every time: what a reader serves is what was
+ * checked, so a table file changed under an open handle gives ST_E_CORRUPT naming the block,
+ * never a wrong answer, and a truncated one a "truncated" error, never a crash.
  *
  * Threads: any number of threads may use one table_t at once (get, iterators, scan,
- * read_meta). Lifetime: reference counted; table_open() returns one reference;
- * table_ref() / table_unref() (closes at zero). Pointers returned into the table (values,
- * meta blocks, iterator keys) are valid while the caller holds a reference.
+ * read_meta), each with its own buffers. Lifetime: reference counted; table_open() returns
+ * one reference; table_ref() / table_unref() (closes at zero). What a read returns points
+ * into the caller's table_buf_t (get), the iterator (until it moves) or the visitor's
+ * arguments (for the call); table_read_meta returns a copy.
  * Errors: ST_E_CORRUPT with "table 000123.sst: block at 40960: checksum mismatch" (the
  * file's base name and the offset of the damaged block) or a format violation.
  */
@@ -30,11 +32,24 @@
 
 typedef struct table table_t;
 
+/* A caller's buffer for the blocks a read copies in: optional storage of the caller's
+   (typically on the stack), then the heap when a block does not fit. Caller-owned:
+   table_buf_init(), table_buf_release(). */
+typedef struct table_buf {
+  uint8_t *p;    /* the storage in use */
+  size_t cap;    /* its size */
+  uint8_t *heap; /* owned, or NULL */
+} table_buf_t;
+/* stack (may be NULL) of cap bytes is used until a block needs more. */
+void table_buf_init(table_buf_t *b, uint8_t *stack, size_t cap);
+/* Frees what the buffer allocated (NULL allowed); the buffer may be initialized again. */
+void table_buf_release(table_buf_t *b);
+
 /* Writes "<dir>/<number %06llu>.sst" into buf (cap bytes); returns the length snprintf
    would write. The db names its table files with this. */
 size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
 
-/* Maps path and verifies footer, index, key filter and meta index. file_number is used in
+/* Opens path and verifies footer, index, key filter and meta index. file_number is used in
    messages. On ST_OK *t has one reference (release with table_unref). Errors:
    ST_E_CORRUPT (bad magic, bad checksum, malformed block), ST_E_UNSUPPORTED (a newer
    format version), ST_E_IO / ST_E_NOMEM. */
@@ -45,26 +60,28 @@ void table_unref(table_t *t);
 
 uint64_t table_number(const table_t *t);
 uint64_t table_file_size(const table_t *t);
-/* Heap memory held by the reader (index, parsed metadata, bitmap); the mapping is not
-   counted. */
+/* Heap memory held by the reader (index, key filter, parsed metadata). */
 size_t table_memory_usage(const table_t *t);
 /* 1 if the table has a key filter. */
 int table_has_key_filter(const table_t *t);
 
 /* Newest entry for user key with seq <= max_seq. key_hash = blocked_filter_key_hash(key,
-   klen), computed once by the caller for every table it probes. Fills *out (out->val
-   points into the mapping) and returns ST_OK; or ST_E_CORRUPT. Allocation-free for keys
-   up to 128 bytes. */
+   klen), computed once by the caller for every table it probes. The block read goes into
+   buf. Fills *out (out->val points into buf: valid until buf is reused or released) and
+   returns ST_OK; or ST_E_CORRUPT. Allocation-free for keys up to 128 bytes and blocks that
+   fit buf's storage. */
 int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
-              lsm_lookup_t *out, err_t *err);
+              table_buf_t *buf, lsm_lookup_t *out, err_t *err);
 /* 0: the key filter says the user key is absent; 1: it may be present (or no filter). */
 int table_key_may_match(const table_t *t, uint64_t key_hash);
 
 /* A two-level iterator (index, then data blocks) over internal keys. Holds a reference on
-   t. NULL on no memory. Client calls iterator_destroy(). */
+   t and a buffer for the current block: a key or value it serves is valid until it moves.
+   NULL on no memory. Client calls iterator_destroy(). */
 iterator_t *table_iterator_create(table_t *t);
 
-/* Visits every entry in table order (key = user key); fn returning nonzero stops (ST_OK).
+/* Visits every entry in table order (key = user key; key and value borrowed for the call),
+   reading the data blocks in runs of up to 256 KiB; fn returning nonzero stops (ST_OK).
    st (may be NULL) gets entries += decoded entries and bytes_read += data block bytes
    (with trailers) read. ST_E_CORRUPT on a damaged block (entries before it were visited). */
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
@@ -111,15 +128,15 @@ uint64_t table_entries(const table_t *t);
    last data block), borrowed from the reader; NULL and *n = 0 for a table without entries. */
 const uint8_t *table_largest(const table_t *t, size_t *n);
 
-/* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME): *data
-   borrowed from the mapping (valid while t is referenced), *offset its offset in the file;
-   its checksum is verified on every call. ST_NOT_FOUND (no message) if absent. */
-int table_read_meta(table_t *t, const char *name, const void **data, size_t *size, uint64_t *offset,
+/* The meta block `name` (stored from the table hook, or TABLE_KEY_FILTER_NAME), read and
+   checked against its CRC: *data a malloc'd copy of its *size bytes (the caller frees it),
+   *offset (may be NULL) its offset in the file. ST_NOT_FOUND (no message) if absent. */
+int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uint64_t *offset,
                     err_t *err);
 
 typedef struct table_stats {
   uint64_t data_blocks;
-  uint64_t verified_blocks; /* data blocks whose CRC was checked so far */
+  uint64_t blocks_read; /* data blocks read (and checked) so far, repeats included */
   uint64_t filter_bytes;
   uint64_t index_bytes;
 } table_stats_t;

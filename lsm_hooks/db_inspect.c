@@ -48,12 +48,14 @@ static int describe_keys(table_t *t, bfh_table_info *info, err_t *err) {
 
 /* The value filter and block filter the table hook stored in the table's meta blocks. */
 static int describe_filters(table_t *t, bfh_table_info *info, err_t *err) {
-  const void *data;
+  void *data;
   size_t size;
   int rc = table_read_meta(t, VALUE_HOOK_META_NAME, &data, &size, NULL, err);
   if (rc == ST_OK) {
     value_filter_t *f = NULL;
-    if ((rc = value_filter_deserialize(data, size, &f, err)) != ST_OK) return rc;
+    rc = value_filter_deserialize(data, size, &f, err);
+    free(data);
+    if (rc != ST_OK) return rc;
     info->has_value_filter = 1;
     info->value_filter_fill = value_filter_fill_ratio(f);
     info->value_filter_fpr = value_filter_fpr_estimate(f);
@@ -65,6 +67,7 @@ static int describe_filters(table_t *t, bfh_table_info *info, err_t *err) {
   }
   rc = table_read_meta(t, VALUE_HOOK_BLOCKS_META_NAME, &data, &size, NULL, err);
   info->has_block_filter = rc == ST_OK;
+  if (rc == ST_OK) free(data);
   return rc == ST_NOT_FOUND ? ST_OK : rc;
 }
 
@@ -149,7 +152,7 @@ static void on_damage(void *arg, const char *file, uint64_t offset, const char *
    (its own checksum, its header). A meta block that failed its checksum was reported by
    lsm_verify already. */
 static uint64_t check_filter(check_t *c, table_t *t, const char *file, const char *meta) {
-  const void *data;
+  void *data;
   size_t size;
   uint64_t offset;
   if (table_read_meta(t, meta, &data, &size, &offset, NULL) != ST_OK) return 0;
@@ -164,6 +167,7 @@ static uint64_t check_filter(check_t *c, table_t *t, const char *file, const cha
     rc = block_filter_deserialize(data, size, &f, &e);
     block_filter_destroy(f);
   }
+  free(data);
   if (rc != ST_E_CORRUPT && rc != ST_E_UNSUPPORTED) return 0;
   on_damage(c, file, offset, lsm_verify_message_what(e.msg));
   return 1;

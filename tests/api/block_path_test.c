@@ -166,10 +166,11 @@ static void test_lsm_damaged_block_filter(void **state) {
   table_t *t = NULL;
   err_t err;
   assert_int_equal(table_open(lsm_io_default(), path, number, &t, &err), BFH_OK);
-  const void *data;
+  void *data;
   size_t size;
   uint64_t offset;
   assert_int_equal(table_read_meta(t, "bfh.block_filter", &data, &size, &offset, &err), BFH_OK);
+  free(data);
   table_unref(t);
   assert_int_equal(test_file_xor_byte(path, offset + size / 2, 0x40), 0);
 

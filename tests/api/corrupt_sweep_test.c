@@ -24,6 +24,15 @@
  * file kind are printed at the end of each test (trials, all answers correct, corruption
  * reported, failures), and the test fails unless failures are 0.
  *
+ * The same damage done under an open handle (the *_under_open_handle tests): the copy is opened
+ * and every answer read once (so each block has been read and checked before), then one of
+ * its table files is damaged in place, and every answer is read again: each must be right or
+ * BFH_E_CORRUPT naming the table and the offset of the block, and nothing may crash (a
+ * truncated table, read through a memory map, would raise SIGBUS). The own engine and the
+ * read-only LevelDB engine get flips and truncations; the read-write LevelDB engine gets flips
+ * only: stock LevelDB maps its tables, and a table truncated under it kills the process inside
+ * LevelDB (doc/leveldb.md).
+ *
  * Scale: SAMPLE_FLIPS offsets per file (fewer under BFH_TEST_SCALE < 1 and in sanitizer
  * builds), MAX_CACHE_FILES filter cache files.
  */
@@ -87,6 +96,8 @@ typedef struct sweep {
   char trial[4200]; /* the damaged copy */
   bfh_engine engine;
   int leaves;
+  int read_only;   /* the LevelDB engine's read-only mode (the database is built read-write) */
+  int under_open;  /* damage the tables of an open handle (the *_under_open_handle tests) */
   char *val[NKEYS]; /* the oracle: current value of id, NULL if none */
   size_t val_len[NKEYS];
   counts_t counts[NKINDS];
@@ -235,6 +246,7 @@ static void check_error(trial_t *t, int rc, const char *msg, const char *call) {
   base = base ? base + 1 : t->file->rel;
   if (rc == BFH_E_CORRUPT && strstr(msg, base)) {
     t->reported = 1;
+    if (getenv("SWEEP_SHOW")) print_message("  %s: %s\n", t->damage, msg);
     return;
   }
   failure(t, "%s: %s (%d): %s", call, bfh_strerror(rc), rc, msg);
@@ -328,6 +340,43 @@ static void check_answers(trial_t *t, bfh_db *db) {
   }
 }
 
+/* The copy opened, every answer read (and checked: all must be right), then the damage done
+   to the open handle's files by damage(path, arg), then every answer read again. */
+static void run_trial_under_open(trial_t *t, void (*damage)(const char *path, void *arg),
+                                 void *arg) {
+  sweep_t *s = t->s;
+  bfh_options o;
+  options(s, &o);
+  o.create_if_missing = 0;
+  o.read_only = s->read_only;
+  bfh_db *db = NULL;
+  if (bfh_open(s->trial, &o, &db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+  s->db = db;
+  check_answers(t, db);
+  if (t->failed || t->reported) fail_msg("the undamaged copy answered wrong: %s", t->damage);
+  char path[4500];
+  snprintf(path, sizeof path, "%s/%s", s->trial, t->file->rel);
+  damage(path, arg);
+  check_answers(t, db);
+  s->db = NULL;
+  int rc = bfh_close(db);
+  if (rc != BFH_OK) check_error(t, rc, bfh_last_error(NULL), "close");
+}
+
+typedef struct damage_spec {
+  uint64_t off;
+  uint8_t mask; /* 0: truncate to off */
+} damage_spec_t;
+
+static void damage_file(const char *path, void *arg) {
+  const damage_spec_t *d = arg;
+  if (d->mask) {
+    assert_int_equal(test_file_xor_byte(path, d->off, d->mask), 0);
+  } else {
+    assert_int_equal(truncate(path, (off_t)d->off), 0); /* in place: the handle's file */
+  }
+}
+
 static void run_trial(trial_t *t) {
   sweep_t *s = t->s;
   bfh_options o;
@@ -364,7 +413,16 @@ static void trial_at(sweep_t *s, const file_t *f, uint64_t off, uint8_t mask) {
   assert_int_equal(test_copy_dir(s->base, s->trial), 0);
   char path[4500], tmp[4600];
   snprintf(path, sizeof path, "%s/%s", s->trial, f->rel);
-  if (mask) {
+  if (s->under_open) {
+    damage_spec_t d = {off, mask};
+    if (mask)
+      snprintf(t.damage, sizeof t.damage, "byte %llu ^= 0x%02x under the open handle",
+               (unsigned long long)off, mask);
+    else
+      snprintf(t.damage, sizeof t.damage, "truncated to %llu of %llu under the open handle",
+               (unsigned long long)off, (unsigned long long)f->size);
+    run_trial_under_open(&t, damage_file, &d);
+  } else if (mask) {
     snprintf(t.damage, sizeof t.damage, "byte %llu ^= 0x%02x", (unsigned long long)off, mask);
     assert_int_equal(test_file_xor_byte(path, off, mask), 0);
   } else {
@@ -396,9 +454,13 @@ static void sweep(sweep_t *s) {
   unsigned flips = (unsigned)(SAMPLE_FLIPS * (scale < 1 ? scale : 1));
   if (flips < 3) flips = 3;
   unsigned caches = 0;
+  /* Under an open handle only the tables are read after the open; stock LevelDB's mapped
+     tables are not truncated (see the top). */
+  int truncations = !s->under_open || s->engine == BFH_ENGINE_LSM || s->read_only;
   for (size_t i = 0; i < n; i++) {
     const file_t *f = &files[i];
     if (f->kind < 0 || f->size == 0) continue;
+    if (s->under_open && f->kind != KIND_TABLE) continue;
     if (f->kind == KIND_CACHE && caches++ >= MAX_CACHE_FILES) continue;
     rng_t r;
     rng_init(&r, 0x5eed0000u + (uint64_t)i);
@@ -406,14 +468,16 @@ static void sweep(sweep_t *s) {
     trial_at(s, f, f->size - 1, (uint8_t)(1 + rng_below(&r, 255)));
     for (unsigned j = 0; j < flips; j++)
       trial_at(s, f, rng_below(&r, f->size), (uint8_t)(1 + rng_below(&r, 255)));
+    if (!truncations) continue;
     trial_at(s, f, 0, 0);
     trial_at(s, f, f->size / 2, 0);
     trial_at(s, f, f->size - 1, 0);
   }
   unsigned failures = 0;
-  print_message("corruption sweep, %s engine, leaves %s:\n",
-                s->engine == BFH_ENGINE_LSM ? "own" : "leveldb",
-                s->leaves == BFH_LEAVES_IN_MEMORY ? "in memory" : "on disk");
+  print_message("corruption sweep, %s engine%s, leaves %s%s:\n",
+                s->engine == BFH_ENGINE_LSM ? "own" : "leveldb", s->read_only ? " read-only" : "",
+                s->leaves == BFH_LEAVES_IN_MEMORY ? "in memory" : "on disk",
+                s->under_open ? ", damage under an open handle" : "");
   print_message("  %-13s %7s %8s %8s %9s\n", "file kind", "trials", "correct", "corrupt",
                 "failures");
   for (int k = 0; k < NKINDS; k++) {
@@ -456,6 +520,25 @@ static void run(void **state, bfh_engine engine, int leaves) {
   s->engine = engine;
   s->leaves = leaves;
   sweep(s);
+}
+
+static void run_under_open(void **state, bfh_engine engine, int read_only) {
+  sweep_t *s = *state;
+  s->engine = engine;
+  s->leaves = BFH_LEAVES_IN_MEMORY;
+  s->read_only = read_only;
+  s->under_open = 1;
+  sweep(s);
+}
+
+static void test_corrupt_sweep_lsm_under_open_handle(void **state) {
+  run_under_open(state, BFH_ENGINE_LSM, 0);
+}
+static void test_corrupt_sweep_leveldb_under_open_handle(void **state) {
+  run_under_open(state, BFH_ENGINE_LEVELDB, 0);
+}
+static void test_corrupt_sweep_leveldb_read_only_under_open_handle(void **state) {
+  run_under_open(state, BFH_ENGINE_LEVELDB, 1);
 }
 
 static void test_corrupt_sweep_leveldb_leaves_in_memory(void **state) {
@@ -537,6 +620,11 @@ int main(int argc, char **argv) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_filters_zeroed_while_open, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_under_open_handle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_under_open_handle, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_read_only_under_open_handle,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -408,11 +408,12 @@ static block_ref_t middle_block(db_fixture_t *f, bfh_engine engine, const char *
   }
   table_t *t;
   assert_int_equal(table_open(lsm_io_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
-  const void *data;
+  void *data;
   size_t size;
   assert_int_equal(table_read_meta(t, "bfh.block_filter", &data, &size, NULL, &e), BFH_OK);
   block_filter_t *bf = NULL;
   assert_int_equal(block_filter_deserialize(data, size, &bf, &e), BFH_OK);
+  free(data);
   table_unref(t);
   assert_true(block_filter_blocks(bf) >= 3);
   block_ref_t r = block_filter_ref(bf, block_filter_blocks(bf) / 2);
@@ -626,10 +627,11 @@ static void test_check_value_filter(void **state) {
   table_t *t;
   err_t e;
   assert_int_equal(table_open(lsm_io_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
-  const void *data;
+  void *data;
   size_t size;
   uint64_t offset;
   assert_int_equal(table_read_meta(t, "bfh.value_filter", &data, &size, &offset, &e), BFH_OK);
+  free(data);
   table_unref(t);
   assert_int_equal(test_file_xor_byte(path, offset + size / 2, 0x01), 0);
   damage_t d;

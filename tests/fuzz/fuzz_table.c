@@ -57,13 +57,20 @@ static void exercise(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
     size_t kl = strlen(keys[i]);
     lsm_lookup_t out;
-    table_get(t, keys[i], kl, blocked_filter_key_hash(keys[i], kl), UINT64_MAX >> 8, &out, &err);
+    uint8_t stack[64]; /* small: a block of the input spills to the heap */
+    table_buf_t buf;
+    table_buf_init(&buf, stack, sizeof stack);
+    table_get(t, keys[i], kl, blocked_filter_key_hash(keys[i], kl), UINT64_MAX >> 8, &buf, &out,
+              &err);
+    table_buf_release(&buf);
   }
-  const void *meta;
-  size_t msize;
-  uint64_t moff;
-  table_read_meta(t, TABLE_KEY_FILTER_NAME, &meta, &msize, &moff, &err);
-  table_read_meta(t, "bfh.value_filter", &meta, &msize, &moff, &err);
+  static const char *const metas[] = {TABLE_KEY_FILTER_NAME, "bfh.value_filter"};
+  for (size_t i = 0; i < sizeof metas / sizeof *metas; i++) {
+    void *meta;
+    size_t msize;
+    uint64_t moff;
+    if (table_read_meta(t, metas[i], &meta, &msize, &moff, &err) == BFH_OK) free(meta);
+  }
   table_stats_t ts;
   table_get_stats(t, &ts);
   table_unref(t);

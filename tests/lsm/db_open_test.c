@@ -188,6 +188,47 @@ static void test_db_open_reopen_keeps_data(void **state) {
   }
 }
 
+/* A memtable smaller than the arena's 64 KiB block still holds memtable_bytes of entries:
+   measured against the whole block, every memtable of 32 KiB or less was full at its first
+   entry, and the database wrote one table per put. Bound: an entry here takes at most 200
+   bytes of arena (16-byte key, 64-byte value, the tag, the node and its tower), so a memtable
+   flushed only when full holds at least memtable_bytes / 200 entries. */
+static void test_db_open_small_memtable_holds_many_entries(void **state) {
+  fixture_t *f = *state;
+  static const size_t sizes[] = {4096, 32 << 10};
+  enum { N = 3000 };
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    char dir[TEST_PATH_MAX + 16], key[32];
+    snprintf(dir, sizeof dir, "%s/m%zu", f->dir, s);
+    lsm_options_t o;
+    lsm_options_init(&o);
+    o.create_if_missing = 1;
+    o.memtable_bytes = sizes[s];
+    err_t e;
+    assert_int_equal(lsm_open(dir, &o, &f->db, &e), ST_OK);
+    uint8_t val[64];
+    for (uint64_t i = 0; i < N; i++) {
+      size_t vl = test_value(val, i + 1, sizeof val);
+      assert_int_equal(lsm_put(f->db, key, test_key(key, i), val, vl, &e), ST_OK);
+    }
+    lsm_stats_t st;
+    lsm_get_stats(f->db, &st);
+    print_message("memtable_bytes %zu: %llu puts, %llu flushes\n", sizes[s], (unsigned long long)N,
+                  (unsigned long long)st.flushes);
+    assert_true(st.flushes >= 1);
+    assert_true(st.flushes <= (uint64_t)N * 200 / sizes[s]);
+    for (uint64_t i = 0; i < N; i += 97) {
+      void *v = NULL;
+      size_t vl;
+      assert_int_equal(lsm_get(f->db, key, test_key(key, i), &v, &vl, &e), ST_OK);
+      assert_int_equal(vl, test_value(val, i + 1, sizeof val));
+      assert_memory_equal(v, val, vl);
+      free(v);
+    }
+    close_db(&f->db);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_db_open_second_open_is_busy, setup, teardown),
@@ -196,6 +237,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_db_open_future_version_is_unsupported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_db_open_reopen_keeps_data, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_small_memtable_holds_many_entries, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
