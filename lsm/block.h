@@ -2,7 +2,7 @@
  * and a seekable cursor over a block's entries (doc/format.md "Block").
  *
  * block_t and block_cursor_t are caller-owned structs that borrow the block's bytes (in
- * the table's mapping); block_cursor_t allocates only for keys longer than its inline
+ * the buffer the table reader read them into); block_cursor_t allocates only for keys longer than its inline
  * buffer. block_iterator_create() wraps a cursor as an iterator_t.
  */
 #ifndef BFH_LSM_BLOCK_H

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,11 +49,6 @@ struct lsm_rfile {
   lsm_io_t *io;
   int fd;
   char *path;
-  uint64_t size;
-};
-
-struct lsm_map {
-  const uint8_t *data;
   uint64_t size;
 };
 
@@ -292,8 +286,8 @@ static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *s
 
 int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *err) {
   *out = NULL;
-  int fd;
-  uint64_t size;
+  int fd = -1;
+  uint64_t size = 0;
   int rc = open_for_reading(io, path, &fd, &size, err);
   if (rc) return rc;
   lsm_rfile_t *f = calloc(1, sizeof *f);
@@ -339,46 +333,6 @@ void lsm_rfile_close(lsm_rfile_t *f) {
   close(f->fd);
   free(f->path);
   free(f);
-}
-
-int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **out, err_t *err) {
-  *out = NULL;
-  int fd;
-  uint64_t size;
-  int rc = open_for_reading(io, path, &fd, &size, err);
-  if (rc) return rc;
-  lsm_map_t *m = calloc(1, sizeof *m);
-  if (!m) {
-    close(fd);
-    return err_set(err, ST_E_NOMEM, "map %s: out of memory", path);
-  }
-  m->size = size;
-  if (m->size > 0) {
-    void *p = mmap(NULL, (size_t)m->size, PROT_READ, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-      int e = errno;
-      close(fd);
-      free(m);
-      return err_errno(err, e, "mmap %s", path);
-    }
-    m->data = p;
-  }
-  close(fd);
-  *out = m;
-  return ST_OK;
-}
-
-const uint8_t *lsm_map_data(const lsm_map_t *m) {
-  return m->data;
-}
-uint64_t lsm_map_size(const lsm_map_t *m) {
-  return m->size;
-}
-
-void lsm_map_close(lsm_map_t *m) {
-  if (!m) return;
-  if (m->size > 0) munmap((void *)m->data, (size_t)m->size);
-  free(m);
 }
 
 int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, err_t *err) {

@@ -11,7 +11,7 @@
  * Every function returns a bfh status code; on failure err (may be NULL) names the path
  * and the failed call ("open /d/000007.log: No such file or directory").
  * All functions are thread-safe for distinct files; a single lsm_file_t / lsm_rfile_t is
- * used by one thread at a time (lsm_rfile_pread and lsm_map_t may be shared).
+ * used by one thread at a time (lsm_rfile_pread may be shared).
  */
 #ifndef BFH_LSM_IO_H
 #define BFH_LSM_IO_H
@@ -24,7 +24,6 @@
 typedef struct lsm_io lsm_io_t;       /* also spelled `struct lsm_io` in lsm/db.h */
 typedef struct lsm_file lsm_file_t;   /* a file open for writing (appending) */
 typedef struct lsm_rfile lsm_rfile_t; /* a file open for positional reads */
-typedef struct lsm_map lsm_map_t;     /* a read-only memory mapping of a whole file */
 typedef struct lsm_lock lsm_lock_t;   /* a held LOCK file */
 
 /* The real I/O layer: a static object, never freed (lsm_io_destroy ignores it). */
@@ -61,13 +60,6 @@ int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **f, err_t *err
 int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err);
 uint64_t lsm_rfile_size(const lsm_rfile_t *f); /* size at open */
 void lsm_rfile_close(lsm_rfile_t *f);          /* NULL allowed */
-
-/* Maps the whole file read-only (MAP_SHARED, PROT_READ). The client releases it with
-   lsm_map_close(). An empty file gives a valid map with size 0. */
-int lsm_io_map(lsm_io_t *io, const char *path, lsm_map_t **m, err_t *err);
-const uint8_t *lsm_map_data(const lsm_map_t *m);
-uint64_t lsm_map_size(const lsm_map_t *m);
-void lsm_map_close(lsm_map_t *m); /* NULL allowed */
 
 /* Reads the whole file into *data (malloc'd, NUL-terminated one past *size; caller frees). */
 int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, err_t *err);
@@ -106,7 +98,7 @@ int lsm_io_lock_shared(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t 
 /* ---- Fault injection (tests) --------------------------------------------------------- */
 
 typedef enum lsm_io_op {
-  LSM_IO_OP_OPEN = 0, /* lsm_io_open_write / _append / _read, lsm_io_map, lsm_io_read_file */
+  LSM_IO_OP_OPEN = 0, /* lsm_io_open_write / _append / _read, lsm_io_read_file */
   LSM_IO_OP_WRITE,    /* lsm_file_append (counted per call, before any byte is written) */
   LSM_IO_OP_SYNC,     /* lsm_file_sync, lsm_io_sync_dir, the sync of lsm_io_write_file */
   LSM_IO_OP_RENAME,   /* lsm_io_rename */

@@ -56,12 +56,6 @@ static void test_io_write_read_roundtrip(void **state) {
   assert_memory_equal(data, buf, n);
   free(data);
 
-  lsm_map_t *m;
-  assert_int_equal(lsm_io_map(io, p, &m, &err), ST_OK);
-  assert_int_equal(lsm_map_size(m), sizeof buf);
-  assert_memory_equal(lsm_map_data(m), buf, sizeof buf);
-  lsm_map_close(m);
-
   lsm_rfile_t *rf;
   assert_int_equal(lsm_io_open_read(io, p, &rf, &err), ST_OK);
   uint8_t tmp[100];
@@ -109,8 +103,6 @@ static void test_io_write_read_roundtrip(void **state) {
   char missing[8192];
   path_of(missing, "missing");
   assert_int_equal(lsm_io_open_read(io, missing, &rf, &err), ST_E_IO);
-  assert_non_null(strstr(err.msg, missing));
-  assert_int_equal(lsm_io_map(io, missing, &m, &err), ST_E_IO);
   assert_non_null(strstr(err.msg, missing));
 }
 
