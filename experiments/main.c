@@ -308,7 +308,8 @@ static int print_key(void *arg, const void *key, size_t len) {
   X(tables_scanned)    \
   X(tables_matched)    \
   X(entries_scanned)   \
-  X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read)
+  X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read) \
+      X(internal_maybe)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);
