@@ -211,8 +211,9 @@ static int section(report_t *rp, const char *name, const char *title) {
 
 /* The scale of the run: the scale cell of the first CSV found. */
 static void scale_of(const report_t *rp, char *out, size_t cap) {
-  static const char *const names[] = {"table1", "fig6",  "table2", "fig8",  "fig9",    "fig10",
-                                      "fig11",  "fig13", "fig7",   "beyond", "tradeoff", NULL};
+  static const char *const names[] = {"table1", "fig6",  "table2", "fig7",   "fig8",
+                                      "fig9",   "fig10", "fig11",  "fig12",  "fig13",
+                                      "table3", "beyond", "tradeoff", NULL};
   snprintf(out, cap, "unknown");
   for (size_t i = 0; names[i]; i++) {
     char path[1200];
