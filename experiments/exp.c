@@ -192,34 +192,18 @@ int exp_csv_close(exp_csv_t *c) {
   return rc;
 }
 
-const char *const EXP_DB_COLS[] = {"engine",    "scale", "n", "domain_pct",  "insert_order",
-                                   "m",         "k",     "d", "table_bytes", "leaves_on_disk",
+const char *const EXP_DB_COLS[] = {"engine",    "scale",       "n", "domain_pct",  "insert_order",
+                                   "m",         "k",           "d", "table_bytes", "leaves_on_disk",
                                    "placement", "domain_mode", NULL};
 const char *const EXP_COMMON_COLS[] = {"commit", "entries_per_table", "bits_per_value", NULL};
-const char *const EXP_SEARCH_COLS[] = {"method",
-                                       "query",
-                                       "cache",
-                                       "resident_pct",
-                                       "queries",
-                                       "wrong",
-                                       "time_s",
-                                       "time_min_s",
-                                       "time_max_s",
-                                       "internal_probes",
-                                       "leaf_probes",
-                                       "leaf_positives",
-                                       "tables_scanned",
-                                       "tables_matched",
-                                       "tables_live",
-                                       "entries_scanned",
-                                       "bytes_read",
-                                       "candidates",
-                                       "results",
-                                       "fpr_leaves",
-                                       "block_filters_probed",
-                                       "blocks_read",
-                                       "internal_maybe",
-                                       NULL};
+const char *const EXP_SEARCH_COLS[] = {"method",          "query",          "cache",
+                                       "resident_pct",    "queries",        "wrong",
+                                       "time_s",          "time_min_s",     "time_max_s",
+                                       "internal_probes", "leaf_probes",    "leaf_positives",
+                                       "tables_scanned",  "tables_matched", "tables_live",
+                                       "entries_scanned", "bytes_read",     "candidates",
+                                       "results",         "fpr_leaves",     "block_filters_probed",
+                                       "blocks_read",     "internal_maybe", NULL};
 
 void exp_cols_cat(const char **out, size_t cap, ...) {
   size_t n = 0;
@@ -612,7 +596,7 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   for (int q = -1; q < nq; q++) {
     /* q = -1: a warm-up query with a value not among the measured ones. */
     uint64_t qi = q < 0 ? (uint64_t)MAX_QUERIES + 7 : (uint64_t)q;
-    uint64_t vid = q >= 0  ? vids[q]
+    uint64_t vid = q >= 0    ? vids[q]
                    : present ? workload_present_value_id(w, seed, qi)
                              : workload_absent_value_id(w, seed, qi);
     size_t vl = workload_value(w, vid, val);

@@ -116,8 +116,7 @@ int exp_fig10_12(const exp_ctx_t *x) {
           exp_csv_dbl(f12, "tables_live", r.mean.tables_live);
           exp_csv_dbl(f12, "tables_scanned", r.mean.tables_scanned);
           filter_cells(f12, MS[mi], &r);
-          if (r.mean.tables_live > 0)
-            exp_csv_shape(f12, (double)p.wl.n / r.mean.tables_live, p.m);
+          if (r.mean.tables_live > 0) exp_csv_shape(f12, (double)p.wl.n / r.mean.tables_live, p.m);
           exp_csv_row(f12);
         }
         bfh_close(t.db);

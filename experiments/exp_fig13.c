@@ -152,10 +152,9 @@ int exp_fig13(const exp_ctx_t *x) {
           /* The authors' mode: the 30 values of the domain, then (hierarchy) their one query. */
           for (int fixed = 0; fixed <= (authors && methods[k] == BFH_SEARCH_HIERARCHY); fixed++) {
             exp_search_result_t r;
-            int rc2 =
-                fixed ? exp_search_measure(&t, &w, methods[k], EXP_QUERY_FIXED, x->queries,
-                                           AUTHORS_QUERY, 0, &r)
-                      : exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r);
+            int rc2 = fixed ? exp_search_measure(&t, &w, methods[k], EXP_QUERY_FIXED, x->queries,
+                                                 AUTHORS_QUERY, 0, &r)
+                            : exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r);
             if (rc2 != BFH_OK) {
               rc = -1;
               break;

@@ -28,7 +28,7 @@
 enum { EXIT_FOUND = 0, EXIT_NONE = 1, EXIT_ERROR = 2 };
 
 static const cli_cmd_t *current; /* the subcommand running, for its messages */
-static char cmdline[4096];        /* the command line, for REPORT.md */
+static char cmdline[4096];       /* the command line, for REPORT.md */
 
 /* ---- Errors and the database -------------------------------------------------------------- */
 
@@ -310,8 +310,8 @@ static int print_key(void *arg, const void *key, size_t len) {
   X(tables_scanned)    \
   X(tables_matched)    \
   X(entries_scanned)   \
-  X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read) \
-      X(internal_maybe)
+  X(bytes_read)        \
+  X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read) X(internal_maybe)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);

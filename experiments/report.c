@@ -211,8 +211,8 @@ static int section(report_t *rp, const char *name, const char *title) {
 
 /* The scale of the run: the scale cell of the first CSV found. */
 static void scale_of(const report_t *rp, char *out, size_t cap) {
-  static const char *const names[] = {"table1", "fig6",  "table2", "fig7",   "fig8",
-                                      "fig9",   "fig10", "fig11",  "fig12",  "fig13",
+  static const char *const names[] = {"table1", "fig6",   "table2",   "fig7",  "fig8",
+                                      "fig9",   "fig10",  "fig11",    "fig12", "fig13",
                                       "table3", "beyond", "tradeoff", NULL};
   snprintf(out, cap, "unknown");
   for (size_t i = 0; names[i]; i++) {
@@ -231,20 +231,22 @@ static void body(report_t *rp, const exp_report_run_t *run) {
   char scale[32];
   scale_of(rp, scale, sizeof scale);
   say(rp, "# bfh: the paper and our measurements side by side\n\n");
-  say(rp, "Macyna & Ordonez, \"A Bloom Filter Hierarchy for Non-key Search in Key-Value "
-          "Stores\".\n\n");
+  say(rp,
+      "Macyna & Ordonez, \"A Bloom Filter Hierarchy for Non-key Search in Key-Value "
+      "Stores\".\n\n");
   say(rp, "- Commit: %s (the source `bfh` was built from)\n", rp->commit);
   say(rp, "- Command: `%s`\n", run->cmdline ? run->cmdline : "(unknown)");
   if (run->elapsed_s >= 0)
     say(rp, "- Run time: %.1f s, %d experiment(s) failed\n", run->elapsed_s, run->failures);
   say(rp, "- Scale: %s\n\n", scale);
-  say(rp, "Written by `bfh run` from the CSVs in this directory; PAPER_NOTES.md in the source\n"
-          "tree has the reasoning behind each comparison. Placements: paper = the authors' "
-          "static\ntree (exactly d children per node); positional and similarity = ours "
-          "(B+-tree, d..2d\nchildren). Counters are per-query means; times are medians. At "
-          "small scale the geometry\nis shrunk so that the table count and the filter bits "
-          "per entry are the paper's (the m\ncolumn is the value used; every CSV has "
-          "entries_per_table and bits_per_value).\n");
+  say(rp,
+      "Written by `bfh run` from the CSVs in this directory; PAPER_NOTES.md in the source\n"
+      "tree has the reasoning behind each comparison. Placements: paper = the authors' "
+      "static\ntree (exactly d children per node); positional and similarity = ours "
+      "(B+-tree, d..2d\nchildren). Counters are per-query means; times are medians. At "
+      "small scale the geometry\nis shrunk so that the table count and the filter bits "
+      "per entry are the paper's (the m\ncolumn is the value used; every CSV has "
+      "entries_per_table and bits_per_value).\n");
 
   if (section(rp, "table1", "Table I: basic operations without value filters") == 0) {
     say(rp, "Paper (LevelDB), seconds: insert / non-key lookup / key lookup.\n\n");
@@ -257,10 +259,10 @@ static void body(report_t *rp, const exp_report_run_t *run) {
     table(rp, "fig6", "value_filters=1",
           "n reps insert_s insert_min_s overhead_pct overhead_min_pct");
   }
-  if (section(rp, "table2", "Table II: SSTable, leaf-filter and non-leaf filter sizes (MB)") ==
-      0) {
-    say(rp, "Paper, MB: 10M 293/29/7; 50M 1200/148/37; 100M 2420/296/75; 500M "
-            "12500/1540/405.\n\n");
+  if (section(rp, "table2", "Table II: SSTable, leaf-filter and non-leaf filter sizes (MB)") == 0) {
+    say(rp,
+        "Paper, MB: 10M 293/29/7; 50M 1200/148/37; 100M 2420/296/75; 500M "
+        "12500/1540/405.\n\n");
     table(rp, "table2", NULL,
           "source n placement tables sst_mb paper_sst_mb leaf_mb paper_leaf_mb nonleaf_mb "
           "paper_nonleaf_mb paper_model_nonleaf_mb");
@@ -272,8 +274,9 @@ static void body(report_t *rp, const exp_report_run_t *run) {
           "query_leaf_probes");
   }
   if (section(rp, "fig8", "Fig. 8: search time vs N") == 0) {
-    say(rp, "Paper: SSTable scan and classical Bloom scan (leaves read whole from disk)\n"
-            "indistinguishable; the hierarchy far faster. Present values, seconds.\n\n");
+    say(rp,
+        "Paper: SSTable scan and classical Bloom scan (leaves read whole from disk)\n"
+        "indistinguishable; the hierarchy far faster. Present values, seconds.\n\n");
     table(rp, "fig8", "query=present",
           "n series cache tables_live time_s tables_scanned leaf_probes internal_probes");
   }
@@ -283,44 +286,49 @@ static void body(report_t *rp, const exp_report_run_t *run) {
           "d series time_s leaf_filters_reached internal_filters_tested tables_live");
   }
   if (section(rp, "fig10", "Fig. 10: filters accessed vs d and m") == 0) {
-    say(rp, "Paper: at m = 2M and d = 3, 6%% of the filters accessed (leaf filters reached: "
-            "about\n7 of 119) and 1 table scanned. The paper's metric is "
-            "leaf_filters_reached_pct; internal\nnodes are counted both as the authors' code "
-            "does (internal_maybe: those that said maybe)\nand as bfh does "
-            "(internal_filters_tested: every one tested).\n\n");
+    say(rp,
+        "Paper: at m = 2M and d = 3, 6%% of the filters accessed (leaf filters reached: "
+        "about\n7 of 119) and 1 table scanned. The paper's metric is "
+        "leaf_filters_reached_pct; internal\nnodes are counted both as the authors' code "
+        "does (internal_maybe: those that said maybe)\nand as bfh does "
+        "(internal_filters_tested: every one tested).\n\n");
     table(rp, "fig10", "query=present m_paper=2000000",
           "d placement tables_live leaf_filters_reached leaf_filters_reached_pct "
           "internal_maybe internal_filters_tested tables_scanned time_s");
   }
   if (section(rp, "fig11", "Fig. 11: search time vs m") == 0) {
-    say(rp, "Paper: at 20k the hierarchy does not beat the others; at 200k the classical "
-            "Bloom\nscan beats the table scan; best at 2M. Present values, seconds.\n\n");
+    say(rp,
+        "Paper: at 20k the hierarchy does not beat the others; at 200k the classical "
+        "Bloom\nscan beats the table scan; best at 2M. Present values, seconds.\n\n");
     table(rp, "fig11", NULL, "m_paper series time_s tables_scanned");
   }
   if (section(rp, "fig12", "Fig. 12: leaf and non-leaf filters accessed vs m") == 0) {
-    say(rp, "Paper: small m, many filters; at 2M about two leaf filters and a few non-leaf "
-            "ones\n(non-leaf: those that said maybe, internal_maybe, as the authors' code "
-            "counts).\n\n");
+    say(rp,
+        "Paper: small m, many filters; at 2M about two leaf filters and a few non-leaf "
+        "ones\n(non-leaf: those that said maybe, internal_maybe, as the authors' code "
+        "counts).\n\n");
     table(rp, "fig12", "query=present d=3",
           "m_paper d placement leaf_filters_reached internal_maybe internal_filters_tested "
           "tables_scanned");
   }
   if (section(rp, "fig13", "Fig. 13: search time vs the value domain") == 0) {
-    say(rp, "Paper: the smaller the domain, the slower the hierarchy; scan and Bloom scan "
-            "flat.\nexact: each value on N/D keys; authors: values drawn with replacement, "
-            "as their code.\n\n");
+    say(rp,
+        "Paper: the smaller the domain, the slower the hierarchy; scan and Bloom scan "
+        "flat.\nexact: each value on N/D keys; authors: values drawn with replacement, "
+        "as their code.\n\n");
     table(rp, "fig13", NULL, "domain_pct domain_mode series time_s tables_scanned results");
   }
   if (section(rp, "table3",
               "Table III: leaf filters positive / SSTables found / leaf filters scanned") == 0) {
-    say(rp, "Paper (50M, 599 tables): 1%%: 56/55/250, 5%%: 28/26/190, 10%%: 13/11/105,\n"
-            "40%%: 5/5/125, 70%%: 2/1/70, 100%%: 0/0/65. Its \"SSTables found\" sums the "
-            "occurrences\nin the tables read (entries_found); sstables_found counts distinct "
-            "tables (bfh's). The\nauthors' workload (domain_mode authors) draws values with "
-            "replacement over 2..100%% (their\ncode runs 2%% for the paper's 1%% row, "
-            "paper_domain_pct); query domain = the mean of\nvalues drawn from the domain "
-            "(some occur nowhere), fixed = their one query Value1879,\nwhich at 100%% occurs "
-            "Poisson(1) times (0 with probability 37%%).\n\n");
+    say(rp,
+        "Paper (50M, 599 tables): 1%%: 56/55/250, 5%%: 28/26/190, 10%%: 13/11/105,\n"
+        "40%%: 5/5/125, 70%%: 2/1/70, 100%%: 0/0/65. Its \"SSTables found\" sums the "
+        "occurrences\nin the tables read (entries_found); sstables_found counts distinct "
+        "tables (bfh's). The\nauthors' workload (domain_mode authors) draws values with "
+        "replacement over 2..100%% (their\ncode runs 2%% for the paper's 1%% row, "
+        "paper_domain_pct); query domain = the mean of\nvalues drawn from the domain "
+        "(some occur nowhere), fixed = their one query Value1879,\nwhich at 100%% occurs "
+        "Poisson(1) times (0 with probability 37%%).\n\n");
     table(rp, "table3", NULL,
           "domain_pct mode=domain_mode paper_pct=paper_domain_pct placement query "
           "tables_live leaf_filters_found paper_leaf_filters_found entries_found "
@@ -329,28 +337,31 @@ static void body(report_t *rp, const exp_report_run_t *run) {
   }
   if (section(rp, "beyond", "Beyond the paper: search time vs N, AUTO's block path included") ==
       0) {
-    say(rp, "Not in the paper. The named methods read each selected table whole; AUTO reads "
-            "only\nthe data blocks its block filters name (PAPER_NOTES \"Beyond the paper\").\n\n");
+    say(rp,
+        "Not in the paper. The named methods read each selected table whole; AUTO reads "
+        "only\nthe data blocks its block filters name (PAPER_NOTES \"Beyond the paper\").\n\n");
     table(rp, "beyond", NULL, "n query series time_s tables_scanned blocks_read bytes_read");
   }
   if (section(rp, "tradeoff", "Beyond the paper: the stand-alone index trade-off") == 0) {
-    say(rp, "Not in the paper. Own engine; bare = value filters off (SCAN), bfh = value "
-            "filters,\nblock filters and memtable index (HIERARCHY, SLICED, AUTO), standalone "
-            "= a second\nstore keyed by value||key (LevelDB++'s stand-alone index). Ingest = "
-            "puts + final\nflush (median of reps builds), overhead over bare; write_amp = "
-            "bytes written (both\nstores) / bytes put; index_mem = bfh_stats value-index "
-            "memory (bfh only); rss_over_bare\n= measured RssAnon of a process that opened "
-            "the database and ran the queries, minus\nbare's. Latencies: medians of the "
-            "second pass of the same queries; first = the\nfirst pass, which also opens "
-            "tables at their first read (PAPER_NOTES \"Beyond the\npaper: the stand-alone "
-            "index trade-off\").\n\n");
+    say(rp,
+        "Not in the paper. Own engine; bare = value filters off (SCAN), bfh = value "
+        "filters,\nblock filters and memtable index (HIERARCHY, SLICED, AUTO), standalone "
+        "= a second\nstore keyed by value||key (LevelDB++'s stand-alone index). Ingest = "
+        "puts + final\nflush (median of reps builds), overhead over bare; write_amp = "
+        "bytes written (both\nstores) / bytes put; index_mem = bfh_stats value-index "
+        "memory (bfh only); rss_over_bare\n= measured RssAnon of a process that opened "
+        "the database and ran the queries, minus\nbare's. Latencies: medians of the "
+        "second pass of the same queries; first = the\nfirst pass, which also opens "
+        "tables at their first read (PAPER_NOTES \"Beyond the\npaper: the stand-alone "
+        "index trade-off\").\n\n");
     table(rp, "tradeoff", NULL,
           "n domain_pct config series reps ingest_s ingest_overhead write_amp disk_bytes "
           "index_mem=index_memory_stats_bytes rss_over_bare=rss_anon_over_bare_bytes "
           "present_time_s absent_time_s present_first=present_first_pass_s wrong");
     if (exists(rp, "tradeoff_goals", "csv")) {
-      say(rp, "\nGoals: (a) bfh ingest overhead <= 1/5 of standalone's; (b) AUTO present "
-              "latency\n<= 2x STANDALONE's; (c) AUTO absent latency <= STANDALONE's.\n\n");
+      say(rp,
+          "\nGoals: (a) bfh ingest overhead <= 1/5 of standalone's; (b) AUTO present "
+          "latency\n<= 2x STANDALONE's; (c) AUTO absent latency <= STANDALONE's.\n\n");
       table(rp, "tradeoff_goals", NULL, "n domain_pct goal what ratio bound met");
     }
   }

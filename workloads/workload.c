@@ -157,8 +157,7 @@ uint64_t workload_value_count(const workload_t *w, uint64_t value_id) {
   return (w->cfg.n - 1 - value_id) / w->domain + 1;
 }
 
-int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids,
-                          uint64_t *counts) {
+int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids, uint64_t *counts) {
   if (w->cfg.values != WORKLOAD_VALUES_DRAWN || nids == 0) {
     for (size_t i = 0; i < nids; i++) counts[i] = workload_value_count(w, ids[i]);
     return BFH_OK;
