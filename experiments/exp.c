@@ -147,7 +147,7 @@ const char *exp_commit(void) {
 void exp_csv_shape(exp_csv_t *c, double entries_per_table, uint64_t m) {
   if (!(entries_per_table > 0)) return;
   exp_csv_dbl(c, "entries_per_table", entries_per_table);
-  exp_csv_dbl(c, "bits_per_value", (double)m / entries_per_table);
+  if (m) exp_csv_dbl(c, "bits_per_value", (double)m / entries_per_table);
 }
 
 static char *cell(exp_csv_t *c, const char *col) {
@@ -674,7 +674,8 @@ int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const wo
   if (rc != BFH_OK) return rc;
   exp_csv_db_params(c, x, p);
   exp_csv_search(c, exp_method_name(method), present ? "present" : "absent", r);
-  if (r->mean.tables_live > 0) exp_csv_shape(c, (double)p->wl.n / r->mean.tables_live, p->m);
+  if (r->mean.tables_live > 0)
+    exp_csv_shape(c, (double)p->wl.n / r->mean.tables_live, p->value_filters ? p->m : 0);
   if (r->wrong)
     fprintf(stderr,
             "bfh: WARNING: %s search gave a wrong result count for %d of %d queries "

@@ -73,8 +73,8 @@ extern const char *const EXP_COMMON_COLS[];
 /* `git describe --always --dirty` of the source this binary was built from, "unknown" if it
    was not built from a git checkout (baked in at build time). */
 const char *exp_commit(void);
-/* Sets entries_per_table and bits_per_value (= m / entries_per_table) of the current row;
-   nothing if entries_per_table <= 0. */
+/* Sets entries_per_table and bits_per_value (= m / entries_per_table; left empty if m is 0:
+   no value filters) of the current row; nothing if entries_per_table <= 0. */
 void exp_csv_shape(exp_csv_t *c, double entries_per_table, uint64_t m);
 /* Flushes and closes; 0 or -1 on a write error. NULL allowed. */
 int exp_csv_close(exp_csv_t *c);

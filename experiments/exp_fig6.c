@@ -74,9 +74,8 @@ int exp_fig6(const exp_ctx_t *x) {
       med[vf] = tot[vf][(reps - 1) / 2];
       exp_csv_db_params(csv, x, &p[vf]);
       exp_csv_u64(csv, "value_filters", (uint64_t)vf);
-      if (tables[vf] && vf) exp_csv_shape(csv, (double)ns[i] / (double)tables[vf], p[vf].m);
-      if (tables[vf] && !vf) /* no value filters: no bits per value */
-        exp_csv_dbl(csv, "entries_per_table", (double)ns[i] / (double)tables[vf]);
+      if (tables[vf]) /* without value filters no bits per value */
+        exp_csv_shape(csv, (double)ns[i] / (double)tables[vf], vf ? p[vf].m : 0);
       exp_csv_u64(csv, "reps", (uint64_t)reps);
       exp_csv_dbl(csv, "insert_s", med[vf]);
       exp_csv_dbl(csv, "insert_min_s", tot[vf][0]);
