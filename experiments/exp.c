@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bfh_commit.h" /* BFH_COMMIT, generated at build time (cmake/bfhCommit.cmake) */
 #include "filters/bits.h"
 #include "filters/hash.h"
 
@@ -127,12 +128,26 @@ exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const 
     free(c);
     return NULL;
   }
-  for (size_t i = 0; cols[i] && c->ncols < CSV_MAX_COLS; i++) {
-    c->cols[c->ncols++] = cols[i];
-    fprintf(c->f, "%s%s", i ? "," : "", cols[i]);
+  for (size_t i = 0; cols[i] && c->ncols < CSV_MAX_COLS; i++) c->cols[c->ncols++] = cols[i];
+  /* Every CSV has the columns of EXP_COMMON_COLS, at the end unless cols has them. */
+  for (size_t j = 0; EXP_COMMON_COLS[j] && c->ncols < CSV_MAX_COLS; j++) {
+    size_t i = 0;
+    while (i < c->ncols && strcmp(c->cols[i], EXP_COMMON_COLS[j]) != 0) i++;
+    if (i == c->ncols) c->cols[c->ncols++] = EXP_COMMON_COLS[j];
   }
+  for (size_t i = 0; i < c->ncols; i++) fprintf(c->f, "%s%s", i ? "," : "", c->cols[i]);
   fputc('\n', c->f);
   return c;
+}
+
+const char *exp_commit(void) {
+  return BFH_COMMIT;
+}
+
+void exp_csv_shape(exp_csv_t *c, double entries_per_table, uint64_t m) {
+  if (!(entries_per_table > 0)) return;
+  exp_csv_dbl(c, "entries_per_table", entries_per_table);
+  if (m) exp_csv_dbl(c, "bits_per_value", (double)m / entries_per_table);
 }
 
 static char *cell(exp_csv_t *c, const char *col) {
@@ -159,6 +174,7 @@ void exp_csv_dbl(exp_csv_t *c, const char *col, double v) {
 }
 
 void exp_csv_row(exp_csv_t *c) {
+  exp_csv_str(c, "commit", BFH_COMMIT);
   for (size_t i = 0; i < c->ncols; i++) {
     fprintf(c->f, "%s%s", i ? "," : "", c->cells[i]);
     c->cells[i][0] = '\0';
@@ -176,32 +192,18 @@ int exp_csv_close(exp_csv_t *c) {
   return rc;
 }
 
-const char *const EXP_DB_COLS[] = {"engine",    "scale", "n", "domain_pct",  "insert_order",
-                                   "m",         "k",     "d", "table_bytes", "leaves_on_disk",
-                                   "placement", NULL};
-const char *const EXP_SEARCH_COLS[] = {"method",
-                                       "query",
-                                       "cache",
-                                       "resident_pct",
-                                       "queries",
-                                       "wrong",
-                                       "time_s",
-                                       "time_min_s",
-                                       "time_max_s",
-                                       "internal_probes",
-                                       "leaf_probes",
-                                       "leaf_positives",
-                                       "tables_scanned",
-                                       "tables_matched",
-                                       "tables_live",
-                                       "entries_scanned",
-                                       "bytes_read",
-                                       "candidates",
-                                       "results",
-                                       "fpr_leaves",
-                                       "block_filters_probed",
-                                       "blocks_read",
-                                       NULL};
+const char *const EXP_DB_COLS[] = {"engine",    "scale",       "n", "domain_pct",  "insert_order",
+                                   "m",         "k",           "d", "table_bytes", "leaves_on_disk",
+                                   "placement", "domain_mode", NULL};
+const char *const EXP_COMMON_COLS[] = {"commit", "entries_per_table", "bits_per_value", NULL};
+const char *const EXP_SEARCH_COLS[] = {"method",          "query",          "cache",
+                                       "resident_pct",    "queries",        "wrong",
+                                       "time_s",          "time_min_s",     "time_max_s",
+                                       "internal_probes", "leaf_probes",    "leaf_positives",
+                                       "tables_scanned",  "tables_matched", "tables_live",
+                                       "entries_scanned", "bytes_read",     "candidates",
+                                       "results",         "fpr_leaves",     "block_filters_probed",
+                                       "blocks_read",     "internal_maybe", NULL};
 
 void exp_cols_cat(const char **out, size_t cap, ...) {
   size_t n = 0;
@@ -226,6 +228,7 @@ void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *
   exp_csv_u64(c, "table_bytes", p->table_bytes);
   exp_csv_u64(c, "leaves_on_disk", (uint64_t)p->leaves_on_disk);
   exp_csv_str(c, "placement", exp_placement_name(p->placement));
+  exp_csv_str(c, "domain_mode", workload_values_name(p->wl.values));
 }
 
 void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
@@ -252,6 +255,7 @@ void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
   if (r->fpr_leaves >= 0) exp_csv_dbl(c, "fpr_leaves", r->fpr_leaves);
   exp_csv_dbl(c, "block_filters_probed", r->mean.block_filters_probed);
   exp_csv_dbl(c, "blocks_read", r->mean.blocks_read);
+  exp_csv_dbl(c, "internal_maybe", r->mean.internal_maybe);
 }
 
 /* ---- databases --------------------------------------------------------------------------- */
@@ -401,6 +405,10 @@ static void db_identity(const exp_db_params_t *p, char *buf, size_t cap) {
            p->wl.order == WORKLOAD_RANDOM ? "rnd" : "seq", (unsigned long long)p->m, p->k,
            p->table_bytes, p->memtable_bytes, p->value_filters, p->beyond ? "-beyond" : "",
            p->standalone ? "-standalone" : "");
+  if (p->wl.values == WORKLOAD_VALUES_DRAWN) { /* the exact mode keeps the older names */
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, "-drawn");
+  }
 }
 
 #define BUILT_MARK "BFH-EXP-BUILT" /* identity, then put_s flush_s, once the build is complete */
@@ -568,6 +576,18 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   memset(r, 0, sizeof *r);
   r->cold = cold;
   static double t[MAX_QUERIES];
+  static uint64_t vids[MAX_QUERIES], expect[MAX_QUERIES];
+  for (int q = 0; q < nq; q++)
+    vids[q] = present == EXP_QUERY_FIXED ? seed
+              : present                  ? workload_present_value_id(w, seed, (uint64_t)q)
+                                         : workload_absent_value_id(w, seed, (uint64_t)q);
+  /* The truth: the entries holding each value (one pass over the workload for drawn values). */
+  if (present) {
+    int rc = workload_value_counts(w, vids, (size_t)nq, expect);
+    if (rc != BFH_OK) return rc;
+  } else {
+    memset(expect, 0, (size_t)nq * sizeof expect[0]);
+  }
   exp_counters_t sum = {0};
   uint64_t fp = 0, negatives = 0;
   double resident = 0;
@@ -576,8 +596,9 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   for (int q = -1; q < nq; q++) {
     /* q = -1: a warm-up query with a value not among the measured ones. */
     uint64_t qi = q < 0 ? (uint64_t)MAX_QUERIES + 7 : (uint64_t)q;
-    uint64_t vid =
-        present ? workload_present_value_id(w, seed, qi) : workload_absent_value_id(w, seed, qi);
+    uint64_t vid = q >= 0    ? vids[q]
+                   : present ? workload_present_value_id(w, seed, qi)
+                             : workload_absent_value_id(w, seed, qi);
     size_t vl = workload_value(w, vid, val);
     if (cold && q >= 0) {
       int dropped, rc = exp_target_cool(tg, &resident, &dropped);
@@ -595,8 +616,7 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
       return rc;
     }
     if (q < 0) continue;
-    uint64_t expect = present ? workload_value_count(w, vid) : 0;
-    if (st.results != expect) r->wrong++;
+    if (st.results != expect[q]) r->wrong++;
     t[q] = t1 - t0;
     sum.internal_probes += (double)st.internal_probes;
     sum.leaf_probes += (double)st.leaf_probes;
@@ -610,6 +630,7 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
     sum.tables_live += (double)st.tables_live;
     sum.block_filters_probed += (double)st.block_filters_probed;
     sum.blocks_read += (double)st.blocks_read;
+    sum.internal_maybe += (double)st.internal_maybe;
     if (st.leaf_probes > st.tables_matched && st.leaf_positives >= st.tables_matched) {
       fp += st.leaf_positives - st.tables_matched;
       negatives += st.leaf_probes - st.tables_matched;
@@ -633,6 +654,7 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
       .tables_live = sum.tables_live / nq,
       .block_filters_probed = sum.block_filters_probed / nq,
       .blocks_read = sum.blocks_read / nq,
+      .internal_maybe = sum.internal_maybe / nq,
   };
   r->resident_pct = cold ? 100.0 * resident / nq : 0;
   r->drop_caches = cold && drops == nq;
@@ -652,6 +674,8 @@ int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const wo
   if (rc != BFH_OK) return rc;
   exp_csv_db_params(c, x, p);
   exp_csv_search(c, exp_method_name(method), present ? "present" : "absent", r);
+  if (r->mean.tables_live > 0)
+    exp_csv_shape(c, (double)p->wl.n / r->mean.tables_live, p->value_filters ? p->m : 0);
   if (r->wrong)
     fprintf(stderr,
             "bfh: WARNING: %s search gave a wrong result count for %d of %d queries "

@@ -65,8 +65,17 @@ exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const 
 void exp_csv_str(exp_csv_t *c, const char *col, const char *v);
 void exp_csv_u64(exp_csv_t *c, const char *col, uint64_t v);
 void exp_csv_dbl(exp_csv_t *c, const char *col, double v);
-/* Writes the current row and clears it. */
+/* Writes the current row (its commit cell set to exp_commit()) and clears it. */
 void exp_csv_row(exp_csv_t *c);
+/* The columns every CSV has (exp_csv_open appends those its cols lack): commit (exp_commit),
+   entries_per_table and bits_per_value (exp_csv_shape; empty where a driver has no tables). */
+extern const char *const EXP_COMMON_COLS[];
+/* `git describe --always --dirty` of the source this binary was built from, "unknown" if it
+   was not built from a git checkout (baked in at build time). */
+const char *exp_commit(void);
+/* Sets entries_per_table and bits_per_value (= m / entries_per_table; left empty if m is 0:
+   no value filters) of the current row; nothing if entries_per_table <= 0. */
+void exp_csv_shape(exp_csv_t *c, double entries_per_table, uint64_t m);
 /* Flushes and closes; 0 or -1 on a write error. NULL allowed. */
 int exp_csv_close(exp_csv_t *c);
 
@@ -141,7 +150,7 @@ int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
 typedef struct exp_counters {
   double internal_probes, leaf_probes, leaf_positives, tables_scanned, tables_matched,
       entries_scanned, bytes_read, candidates, results, tables_live, block_filters_probed,
-      blocks_read;
+      blocks_read, internal_maybe;
 } exp_counters_t;
 
 typedef struct exp_search_result {
@@ -176,6 +185,12 @@ typedef struct exp_target {
 int exp_target_cool(exp_target_t *t, double *resident, int *dropped);
 
 #define EXP_COLD_QUERIES 10 /* a cold query costs a close, an eviction and a reopen */
+/* `present` of exp_search_measure: absent values, present ones (values of the domain, drawn
+   uniformly: with drawn workload values some occur on no entry), or one fixed value, the value
+   id given as `seed`, searched nq times (the authors' one query, e.g. Value1879). */
+#define EXP_QUERY_ABSENT 0
+#define EXP_QUERY_PRESENT 1
+#define EXP_QUERY_FIXED 2
 int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
                        uint64_t seed, int cold, exp_search_result_t *r);
 
@@ -187,10 +202,11 @@ int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, 
 double exp_cache_evict(const char *dir, int *dropped);
 
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
-   insert_order, m, k, d, table_bytes, leaves_on_disk, placement. */
+   insert_order, m, k, d, table_bytes, leaves_on_disk, placement, domain_mode (the workload's
+   values: "exact" or "authors", workload_values_name). */
 void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p);
 /* Writes method, query, queries, wrong, time_s, time_min_s, time_max_s and the counters
-   (per-query means). */
+   (per-query means; internal_maybe: the internal nodes that said maybe). */
 void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
                     const exp_search_result_t *r);
 /* The column names written by the two functions above (NULL-terminated lists). */
@@ -203,7 +219,8 @@ void exp_cols_cat(const char **out, size_t cap, ...);
 #define EXP_QUERY_SEED 1234
 /* Measures `method` (present or absent values, x->queries of them; cold as in
    exp_search_measure) on t and sets the database and search columns of the current row of c (the
-   caller adds its own columns, then exp_csv_row). Returns BFH_OK or the failing status. */
+   caller adds its own columns, then exp_csv_row), entries_per_table (n / live tables) and
+   bits_per_value included. Returns BFH_OK or the failing status. */
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
                      bfh_method method, int present, int cold, exp_search_result_t *r);
 /* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits

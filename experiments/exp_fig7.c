@@ -80,7 +80,7 @@ int exp_fig7(const exp_ctx_t *x) {
         probe_init(&p, bfh_hash64(val, n, BFH_DEFAULT_SEED), m, k);
         u64vec_t out;
         u64vec_init(&out);
-        probe_stats_t st = {0, 0, 0};
+        probe_stats_t st = {0, 0, 0, 0};
         hierarchy_search(h, &p, &out, &st);
         u64vec_release(&out);
         ip += (double)st.internal_probes / QUERIES;
@@ -90,6 +90,7 @@ int exp_fig7(const exp_ctx_t *x) {
       exp_csv_str(csv, "scale", exp_scale_name(x->scale));
       exp_csv_u64(csv, "leaves", leaves);
       exp_csv_u64(csv, "entries_per_leaf", PAPER_ENTRIES_PER_TABLE);
+      exp_csv_shape(csv, PAPER_ENTRIES_PER_TABLE, m);
       exp_csv_u64(csv, "n_equiv", leaves * PAPER_ENTRIES_PER_TABLE);
       exp_csv_u64(csv, "m", m);
       exp_csv_u64(csv, "k", k);

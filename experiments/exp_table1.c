@@ -138,6 +138,8 @@ int exp_table1(const exp_ctx_t *x) {
     }
     exp_csv_db_params(csv, x, &p);
     exp_csv_dbl(csv, "tables", r.mean.tables_live);
+    if (r.mean.tables_live > 0)
+      exp_csv_shape(csv, (double)p.wl.n / r.mean.tables_live, 0); /* no filters */
     exp_csv_dbl(csv, "insert_s", b.total_s);
     exp_csv_dbl(csv, "put_s", b.put_s);
     exp_csv_dbl(csv, "flush_s", b.flush_s);

@@ -64,6 +64,7 @@ static int synthetic_rows(exp_csv_t *csv, const exp_ctx_t *x) {
         break;
       }
       exp_csv_db_params(csv, x, &p);
+      exp_csv_shape(csv, ENTRIES_PER_TABLE, p.m);
       exp_csv_str(csv, "source", "synthetic");
       exp_csv_u64(csv, "tables", leaves);
       exp_csv_dbl(csv, "leaf_mb", (double)leaves * (double)(p.m / 8) / 1e6);
@@ -124,6 +125,7 @@ int exp_table2(const exp_ctx_t *x) {
       exp_csv_str(csv, "source", "db");
       if (exp_db_stats(db, &st)) {
         exp_csv_u64(csv, "tables", st.tables);
+        if (st.tables) exp_csv_shape(csv, (double)p.wl.n / (double)st.tables, p.m);
         exp_csv_dbl(csv, "sst_mb", (double)st.table_bytes / 1e6);
         exp_csv_dbl(csv, "leaf_mb", (double)st.leaf_filter_bytes / 1e6);
         exp_csv_dbl(csv, "nonleaf_mb", (double)st.internal_bytes / 1e6);

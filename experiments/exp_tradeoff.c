@@ -281,6 +281,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, int reps, const point
       exp_csv_u64(csv, "disk_bytes", pt->disk_bytes);
       if (pt->probe.have_stats) {
         exp_csv_u64(csv, "tables", qs->tables);
+        if (qs->tables) exp_csv_shape(csv, n / (double)qs->tables, qs->value_filter_bits);
         exp_csv_u64(csv, "table_bytes_live", qs->table_bytes);
         exp_csv_u64(csv, "standalone_tables", qs->standalone_tables);
         exp_csv_u64(csv, "standalone_bytes", qs->standalone_bytes);
@@ -328,6 +329,9 @@ static void goal(exp_csv_t *csv, const exp_ctx_t *x, const point_t *pt, const ch
   exp_csv_dbl(csv, "ratio", ratio);
   exp_csv_dbl(csv, "bound", bound);
   exp_csv_u64(csv, "met", (uint64_t)met);
+  if (pt->probe.have_stats && pt->probe.stats.tables)
+    exp_csv_shape(csv, (double)pt->p.wl.n / (double)pt->probe.stats.tables,
+                  pt->probe.stats.value_filter_bits);
   exp_csv_row(csv);
   /* The goals are stated for unique values; at low cardinality the ratios are for reference
      (bfh reads a block in most tables for a value's many keys, the index one range). */

@@ -20,6 +20,7 @@
 #include "experiments/cli_kv.h"
 #include "experiments/exp.h"
 #include "experiments/inspect.h"
+#include "experiments/report.h"
 /* scan: the own engine's ordered iterator (the public API has none). */
 #include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
@@ -27,6 +28,7 @@
 enum { EXIT_FOUND = 0, EXIT_NONE = 1, EXIT_ERROR = 2 };
 
 static const cli_cmd_t *current; /* the subcommand running, for its messages */
+static char cmdline[4096];       /* the command line, for REPORT.md */
 
 /* ---- Errors and the database -------------------------------------------------------------- */
 
@@ -308,7 +310,8 @@ static int print_key(void *arg, const void *key, size_t len) {
   X(tables_scanned)    \
   X(tables_matched)    \
   X(entries_scanned)   \
-  X(bytes_read) X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read)
+  X(bytes_read)        \
+  X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read) X(internal_maybe)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);
@@ -567,6 +570,12 @@ static int run_one(const exp_ctx_t *x, const char *name, exp_driver_fn fn) {
 
 /* Runs the experiments `what` names; returns how many failed, or -1 for an unknown name. */
 static int run_experiments(exp_ctx_t *x, const char *what) {
+  if (strcmp(what, "report") == 0) { /* REPORT.md from the CSVs already in --out */
+    exp_report_run_t run = {cmdline, -1, 0};
+    if (exp_report_write(x, &run) != 0) return 1;
+    printf("report   -> %s/REPORT.md\n", x->out_dir);
+    return 0;
+  }
   if (strcmp(what, "all") != 0) {
     size_t i = 0;
     while (i < NEXP && strcmp(EXPERIMENTS[i].name, what) != 0) i++;
@@ -593,7 +602,7 @@ static int cmd_run(cli_t *c) {
   }
   /* The 500M point of Table I and Fig. 8 alone would take longer than the rest of the paper
      scale together (~25 GB of inserts, then cold scans of it): asked for, not by default. */
-  if (x->scale == EXP_PAPER && !cli_args_given(c, "max-n")) {
+  if (x->scale == EXP_PAPER && !cli_args_given(c, "max-n") && strcmp(what, "report") != 0) {
     x->max_n = EXP_PAPER_DEFAULT_MAX_N;
     printf("paper scale: database sizes up to %llu (--max-n 500M adds the 500M point)\n",
            (unsigned long long)x->max_n);
@@ -601,9 +610,16 @@ static int cmd_run(cli_t *c) {
   double t0 = exp_now();
   int failures = run_experiments(x, what);
   if (failures < 0) return cli_args_usage_error(current, "unknown experiment '%s'", what);
-  if (strcmp(what, "all") == 0)
+  if (strcmp(what, "all") == 0) {
     printf("all      done in %7.1f s (%s scale, engine %s), %d failed\n", exp_now() - t0,
            exp_scale_name(x->scale), exp_engine_name(x->engine), failures);
+    /* The paper and ours side by side, from the CSVs just written. */
+    exp_report_run_t run = {cmdline, exp_now() - t0, failures};
+    if (exp_report_write(x, &run) == 0)
+      printf("report   -> %s/REPORT.md\n", x->out_dir);
+    else
+      failures++;
+  }
   fprintf(stderr, "bfh run: %s in %.1f s, %d failed\n", what, exp_now() - t0, failures);
   exp_db_cleanup(x);                                    /* the shared databases, unless --keep */
   if (!x->keep_db && own_work) exp_rmtree(x->work_dir); /* only the directory we chose */
@@ -643,7 +659,9 @@ static const char SEARCH_HELP[] =
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
-    "stand-alone index; own engine), or all.\n";
+    "stand-alone index; own engine), or all (then REPORT.md, the paper's numbers and ours side\n"
+    "by side, commit and command line included); report writes REPORT.md alone from the CSVs\n"
+    "already in --out.\n";
 
 static const cli_cmd_t COMMANDS[] = {
     {"load", cmd_load, CLI_DB | CLI_FROM | CLI_SYNTH, 1, 1, "DIR (--from FILE|- | --synthetic N)",
@@ -705,6 +723,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bfh: unknown command '%s'\nTry 'bfh --help'.\n", name);
     return EXIT_ERROR;
   }
+  /* The command line as typed, quoted where a shell would need it. */
+  size_t len = 0;
+  for (int i = 0; i < argc && len + 1 < sizeof cmdline; i++) {
+    const char *a = i == 0 ? "bfh" : argv[i];
+    int quote = *a == '\0' || strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") != NULL;
+    int w = snprintf(cmdline + len, sizeof cmdline - len, "%s%s%s%s", i ? " " : "",
+                     quote ? "'" : "", a, quote ? "'" : "");
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  if (len >= sizeof cmdline) len = sizeof cmdline - 1;
+  cmdline[len] = '\0';
   static cli_t c;
   int rc = cli_args_parse(current, argc - 1, argv + 1, &c);
   return rc >= 0 ? rc : current->run(&c);

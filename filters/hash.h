@@ -34,6 +34,8 @@ typedef struct probe_stats {
   uint64_t internal_probes; /* internal nodes (or bit-slice rows) tested */
   uint64_t leaf_probes;     /* leaf filters tested (or leaf slots examined) */
   uint64_t leaf_positives;  /* leaves that said maybe */
+  uint64_t internal_maybe;  /* internal nodes tested that said maybe (the hierarchy only; the
+                               count the paper's authors' code reports) */
 } probe_stats_t;
 
 #endif

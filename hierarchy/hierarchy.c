@@ -694,7 +694,7 @@ static int leaf_maybe(const hierarchy_t *h, const leaf_t *l, const probe_t *p) {
 }
 
 int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
-  uint64_t ip = 0, lp = 0, pos = 0;
+  uint64_t ip = 0, im = 0, lp = 0, pos = 0;
   int rc = ST_OK;
   struct {
     const node_t *x;
@@ -704,6 +704,7 @@ int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, prob
   if (h->root) {
     ip++;
     if (bits_test_probe(h->root->words, p)) {
+      im++;
       stack[0].x = h->root;
       stack[0].next = 0;
       top = 0;
@@ -727,6 +728,7 @@ int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, prob
       const node_t *c = x->kid[stack[top].next++];
       ip++;
       if (bits_test_probe(c->words, p)) {
+        im++;
         top++;
         stack[top].x = c;
         stack[top].next = 0;
@@ -735,6 +737,7 @@ int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, prob
   }
   if (st) {
     st->internal_probes += ip;
+    st->internal_maybe += im;
     st->leaf_probes += lp;
     st->leaf_positives += pos;
   }

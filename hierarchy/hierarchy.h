@@ -90,7 +90,9 @@ void hierarchy_batch_begin(hierarchy_t *h);
 int hierarchy_batch_end(hierarchy_t *h);
 
 /* Appends to out the ids of the leaves that say maybe for p, and adds to st (may be NULL)
-   the internal nodes and leaves tested. ST_OK or ST_E_NOMEM. */
+   the internal nodes tested (internal_probes) and, of those, the ones that said maybe
+   (internal_maybe: the root included; its children are then tested), the leaves tested and
+   the leaves that said maybe. ST_OK or ST_E_NOMEM. */
 int hierarchy_search(const hierarchy_t *h, const probe_t *p, u64vec_t *out, probe_stats_t *st);
 
 /* Checks every invariant: child counts (root 2..2d, others d..2d; for HIERARCHY_PAPER exactly

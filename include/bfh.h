@@ -163,6 +163,10 @@ typedef struct bfh_search_stats {
   uint64_t block_filters_probed; /* selected tables whose block filter was probed */
   uint64_t blocks_read;          /* data blocks read through block filters (tables_scanned
                                     counts a table read this way too; bytes_read their bytes) */
+  /* The hierarchy (BFH_SEARCH_HIERARCHY): */
+  uint64_t internal_maybe; /* internal nodes tested whose filter said maybe (the root
+                              included): the non-leaf count the paper's authors' code
+                              reports; internal_probes counts those tested */
 } bfh_search_stats;
 
 /* Called by bfh_search once per key found. Return nonzero to stop the search early

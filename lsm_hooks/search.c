@@ -297,11 +297,12 @@ static int select_by_method(const void *arg, const engine_table_t *tables, size_
   for (size_t i = 0; i < n; i++) numbers[i] = tables[i].number;
   probe_t p;
   value_index_probe(b->index, b->val, b->val_len, &p);
-  probe_stats_t ps = {0, 0, 0};
+  probe_stats_t ps = {0, 0, 0, 0};
   int rc = value_index_select(b->index, b->method, &p, numbers, n, scan, &ps, err);
   st->internal_probes = ps.internal_probes;
   st->leaf_probes = ps.leaf_probes;
   st->leaf_positives = ps.leaf_positives;
+  st->internal_maybe = ps.internal_maybe;
   free(numbers);
   return rc;
 }

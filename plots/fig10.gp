@@ -1,5 +1,7 @@
 # Fig. 10: the hierarchy over ~119 tables: leaf filters reached (the paper's "filters
-# accessed"), tables scanned and search time vs the order d, per m and leaf placement.
+# accessed": the leaves its code reaches), the non-leaf filters that said maybe (its code's
+# count) and, for comparison, those tested (bfh's count), tables scanned and search time vs
+# the order d, per m and leaf placement.
 # Usage: gnuplot -e "in='results/fig10.csv'; out='results/fig10'" plots/fig10.gp
 if (!exists("in")) in = 'results/fig10.csv'
 if (!exists("out")) out = 'results/fig10'
@@ -19,21 +21,26 @@ set grid
 set key below maxrows 3
 set xlabel 'hierarchy order d'
 title_of(i, j) = sprintf("m = %s (paper's %s), %s", mused(word(ms,i)+0), word(ms,i), word(pls,j))
-params = sprintf("scale %s, N = %s, about %.0f tables, k = %s, %s present unique values per point (counters: means; time: median, bars min..max), warm cache", \
-  cell('1', "scale"), cell('1', "n"), cell('1', "tables_live")+0.0, cell('1', "k"), cell('1', "queries"))
+params = sprintf("scale %s, N = %s, about %.0f tables, k = %s, %s present unique values per point (counters: means; time: median, bars min..max), warm cache, commit %s", \
+  cell('1', "scale"), cell('1', "n"), cell('1', "tables_live")+0.0, cell('1', "k"), cell('1', "queries"), cell('1', "commit"))
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1600,680 font ",10" } else { set terminal png size 1600,680 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 2000,680 font ",10" } else { set terminal png size 2000,680 }
     set output out.'.png'
   } else {
-    set terminal svg size 1600,680 dynamic font ",10"
+    set terminal svg size 2000,680 dynamic font ",10"
     set output out.'.svg'
   }
-  set multiplot layout 1,3 title "Fig. 10: impact of m and d on the hierarchy\n".params
-  set ylabel "leaf filters reached (% of the leaves; the paper's metric)"
+  set multiplot layout 1,4 title "Fig. 10: impact of m and d on the hierarchy\n".params
+  set ylabel "leaf filters reached (% of the leaves; the paper's metric and def.)"
   set label 1 "paper: 6% at m = 2M, d = 3" at 3, 6 point pt 7 ps 1.5 offset 1,-1
   plot for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"leaf_filters_reached_pct" with linespoints lw 2 lc i dt j pt j title title_of(i, j)
   unset label 1
+  set logscale y
+  set ylabel "non-leaf filters per search: said maybe (points; authors' def.), tested (no points; bfh's)"
+  plot for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"internal_maybe" with linespoints lw 2 lc i dt j pt j notitle, \
+       for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"internal_filters_tested" with lines lw 1 lc i dt j notitle
+  unset logscale y
   set ylabel 'tables scanned (mean per search)'
   plot for [i=1:3] for [j=1:3] sel(word(ms,i)+0, word(pls,j)) using "d":"tables_scanned" with linespoints lw 2 lc i dt j pt j notitle
   set logscale y

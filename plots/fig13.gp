@@ -8,7 +8,7 @@ set datafile columnheaders
 # the cell of column "name". cell(cond, name): column "name" of the first row where cond holds.
 rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
 cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
-sel(s) = rows(sprintf('c("series")=="%s"', s))
+sel(s) = rows(sprintf('c("series")=="%s" && c("domain_mode")!="authors"', s))
 set grid
 set key below maxrows 3
 set logscale y

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds bfh and reproduces the paper's tables and figures, then writes REPORT.md (the
-# paper's numbers and ours side by side, scripts/report.sh):
+# Builds bfh and reproduces the paper's tables and figures with `bfh run all`, which also
+# writes REPORT.md (the paper's numbers and ours side by side, with the commit and the
+# command line; `bfh run report --out DIR` writes it again from the CSVs in DIR):
 #   scripts/run-experiments.sh            # small scale (minutes), results in ./results
 #   SCALE=medium scripts/run-experiments.sh
 #   SCALE=paper ENGINE=leveldb OUT=/big/disk/results scripts/run-experiments.sh
@@ -45,7 +46,7 @@ if ! cmake --build "$build" --target bfh_cli -j "$jobs" >"$log" 2>&1; then
   die "build failed"
 fi
 
-# 3. Run every experiment; the tool prints one line per experiment.
+# 3. Run every experiment, then REPORT.md; the tool prints one line per experiment.
 mkdir -p "$out"
 args=(run all --scale "$scale" --engine "$engine" --out "$out" --plots "$repo/plots")
 cold_default=1
@@ -57,10 +58,7 @@ say "running: $build/bfh ${args[*]}"
 status=0
 "$build/bfh" "${args[@]}" || status=$?
 
-# 4. The paper and ours side by side: results/REPORT.md.
-bash "$repo/scripts/report.sh" "$out" || status=$?
-
-# 5. What was produced.
+# 4. What was produced.
 say "results in $out:"
 (cd "$out" && ls -1 -- REPORT.md *.csv *.png *.svg 2>/dev/null | sed 's/^/  /') || true
 exit $status

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bfh.h"
@@ -49,10 +50,13 @@ void workload_config_init(workload_config_t *c) {
   c->order = WORKLOAD_SEQUENTIAL;
   c->format = WORKLOAD_FORMAT_PAPER;
   c->seed = 42;
+  c->values = WORKLOAD_VALUES_EXACT;
 }
 
 int workload_init(workload_t *w, const workload_config_t *c) {
   if (c->n == 0 || !(c->domain_pct > 0.0) || c->domain_pct > 100.0) return BFH_E_INVALID;
+  if (c->values != WORKLOAD_VALUES_EXACT && c->values != WORKLOAD_VALUES_DRAWN)
+    return BFH_E_INVALID;
   w->cfg = *c;
   double d = round((double)c->n * c->domain_pct / 100.0);
   w->domain = d < 1.0 ? 1 : (uint64_t)d;
@@ -66,7 +70,14 @@ uint64_t workload_entry_id(const workload_t *w, uint64_t i) {
   return w->cfg.order == WORKLOAD_RANDOM ? workload_perm_apply(&w->insert_perm, i) : i;
 }
 
+static uint64_t draw(uint64_t seed, uint64_t q, uint64_t bound);
+
+/* The seed of the drawn values' generator, apart from the query generators' seeds. */
+#define DRAWN_SEED_MIX 0x647261776eull /* "drawn" */
+
 uint64_t workload_value_id(const workload_t *w, uint64_t j) {
+  if (w->cfg.values == WORKLOAD_VALUES_DRAWN)
+    return draw(w->cfg.seed ^ DRAWN_SEED_MIX, j, w->domain);
   if (w->domain == w->cfg.n) return j;
   return workload_perm_apply(&w->value_perm, j) % w->domain;
 }
@@ -131,7 +142,49 @@ uint64_t workload_absent_value_id(const workload_t *w, uint64_t seed, uint64_t q
   return w->cfg.n + draw(seed ^ 0xab5e47ull, q, w->cfg.n);
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
 uint64_t workload_value_count(const workload_t *w, uint64_t value_id) {
   if (value_id >= w->domain) return 0;
+  if (w->cfg.values == WORKLOAD_VALUES_DRAWN) {
+    uint64_t count = 0;
+    for (uint64_t j = 0; j < w->cfg.n; j++) count += workload_value_id(w, j) == value_id;
+    return count;
+  }
   return (w->cfg.n - 1 - value_id) / w->domain + 1;
+}
+
+int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids, uint64_t *counts) {
+  if (w->cfg.values != WORKLOAD_VALUES_DRAWN || nids == 0) {
+    for (size_t i = 0; i < nids; i++) counts[i] = workload_value_count(w, ids[i]);
+    return BFH_OK;
+  }
+  /* Sorted distinct ids and their tallies; one pass over the entries. */
+  uint64_t *sorted = malloc(nids * sizeof *sorted), *tally = calloc(nids, sizeof *tally);
+  if (!sorted || !tally) {
+    free(sorted);
+    free(tally);
+    return BFH_E_NOMEM;
+  }
+  memcpy(sorted, ids, nids * sizeof *sorted);
+  qsort(sorted, nids, sizeof *sorted, cmp_u64);
+  for (uint64_t j = 0; j < w->cfg.n; j++) {
+    uint64_t v = workload_value_id(w, j);
+    const uint64_t *hit = bsearch(&v, sorted, nids, sizeof *sorted, cmp_u64);
+    if (hit) tally[hit - sorted]++;
+  }
+  for (size_t i = 0; i < nids; i++) {
+    const uint64_t *hit = bsearch(&ids[i], sorted, nids, sizeof *sorted, cmp_u64);
+    counts[i] = tally[hit - sorted];
+  }
+  free(sorted);
+  free(tally);
+  return BFH_OK;
+}
+
+const char *workload_values_name(workload_values_t v) {
+  return v == WORKLOAD_VALUES_DRAWN ? "authors" : "exact";
 }

@@ -6,7 +6,12 @@
  *   v(j) = j                    when the value domain is 100% (every value distinct), and
  *   v(j) = vperm(j) mod D       otherwise, D = max(1, round(n * domain_pct / 100)),
  * vperm being a seeded bijection of [0, n) (so every one of the D values occurs, each
- * floor(n/D) or ceil(n/D) times, spread over the whole key space).
+ * floor(n/D) or ceil(n/D) times, spread over the whole key space): WORKLOAD_VALUES_EXACT.
+ * WORKLOAD_VALUES_DRAWN is the workload of the paper's authors' code (its Fig. 13 / Table III
+ * driver): v(j) is drawn uniformly from [0, D) with replacement, independently for every
+ * entry (a stateless seeded hash of j), so a value occurs Binomial(n, 1/D) times, possibly
+ * never. (The authors draw from [1, D] with an unseeded generator; which names the D values
+ * carry does not change any count.) The domain sizes are the same in both modes.
  *
  * Insertion order: the i-th put writes entry id i (WORKLOAD_SEQUENTIAL, as in the paper) or
  * entry id perm(i) (WORKLOAD_RANDOM), perm a seeded bijection of [0, n). Nothing of size n
@@ -41,6 +46,10 @@ void workload_perm_init(workload_perm_t *p, uint64_t n, uint64_t seed);
 uint64_t workload_perm_apply(const workload_perm_t *p, uint64_t x);
 
 typedef enum workload_order { WORKLOAD_SEQUENTIAL = 0, WORKLOAD_RANDOM = 1 } workload_order_t;
+typedef enum workload_values {
+  WORKLOAD_VALUES_EXACT = 0, /* each of the D values on floor(n/D) or ceil(n/D) entries */
+  WORKLOAD_VALUES_DRAWN = 1  /* drawn uniformly with replacement (the authors' workload) */
+} workload_values_t;
 typedef enum workload_format {
   WORKLOAD_FORMAT_PAPER = 0,
   WORKLOAD_FORMAT_FIXED = 1
@@ -52,6 +61,7 @@ typedef struct workload_config {
   workload_order_t order;   /* default WORKLOAD_SEQUENTIAL */
   workload_format_t format; /* default WORKLOAD_FORMAT_PAPER */
   uint64_t seed;            /* default 42 */
+  workload_values_t values; /* default WORKLOAD_VALUES_EXACT */
 } workload_config_t;
 
 void workload_config_init(workload_config_t *c);
@@ -90,7 +100,15 @@ uint64_t workload_random_entry_id(const workload_t *w, uint64_t seed, uint64_t q
 /* The q-th absent-value query: a value id >= n (never stored). */
 uint64_t workload_absent_value_id(const workload_t *w, uint64_t seed, uint64_t q);
 
-/* Number of entries whose value id is value_id (floor(n/D) or ceil(n/D); 0 if >= D). */
+/* Number of entries whose value id is value_id (exact values: floor(n/D) or ceil(n/D); 0 if
+   >= D). Drawn values: counted by going over all n entries, O(n); for several values use
+   workload_value_counts. */
 uint64_t workload_value_count(const workload_t *w, uint64_t value_id);
+/* counts[i] = workload_value_count(w, ids[i]) for i < nids, in one pass over the n entries
+   for drawn values (O(n log nids)). Returns BFH_OK, or BFH_E_NOMEM (counts untouched). */
+int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids,
+                          uint64_t *counts);
+/* "exact" or "authors" (the drawn values), the name of the mode in the experiments' CSVs. */
+const char *workload_values_name(workload_values_t v);
 
 #endif

@@ -122,6 +122,25 @@ static void test_older_search_stats_written_to_their_end(void **state) {
   assert_true(guarded(&st, old, sizeof st));
 }
 
+/* A program built before internal_maybe was added: the library stops at blocks_read; the
+   full struct gets it (the root said maybe: one table holds "V"). */
+static void test_search_stats_before_internal_maybe(void **state) {
+  db_fixture_t *f = *state;
+  bfh_db *db = open_loaded(f);
+  size_t old = offsetof(bfh_search_stats, internal_maybe);
+  bfh_search_stats st;
+  memset(&st, GUARD, sizeof st);
+  assert_int_equal(bfh_search_sized(db, "V", 1, BFH_SEARCH_HIERARCHY, NULL, NULL, &st, old),
+                   BFH_OK);
+  assert_int_equal(st.results, 100);
+  assert_true(guarded(&st, old, sizeof st));
+  assert_int_equal(bfh_search(db, "V", 1, BFH_SEARCH_HIERARCHY, NULL, NULL, &st), BFH_OK);
+  assert_true(st.internal_maybe >= 1);
+  assert_true(st.internal_maybe <= st.internal_probes);
+  assert_int_equal(bfh_search(db, "V", 1, BFH_SEARCH_SCAN, NULL, NULL, &st), BFH_OK);
+  assert_int_equal(st.internal_maybe, 0);
+}
+
 /* A newer program's struct is longer: the library zeroes what it does not know. */
 static void test_newer_search_stats_tail_zeroed(void **state) {
   db_fixture_t *f = *state;
@@ -188,6 +207,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_older_db_stats_written_to_their_end, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_older_search_stats_written_to_their_end, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_search_stats_before_internal_maybe, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newer_search_stats_tail_zeroed, setup,
                                       db_fixture_teardown),

@@ -259,6 +259,21 @@ if [ -n "$db_bench" ]; then
   [ -d "$work/no/such/dir" ] || die "db_bench did not create --tmp"
 fi
 
+check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
+mkdir -p res
+printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv
+printf 'lsm,small,1000,2,authors,paper,fixed,9,3,7.5,abc1234\n' >>res/table3.csv
+printf 'lsm,small,1000,2,authors,paper,domain,9,2.123456,48.86667,abc1234\n' >>res/table3.csv
+expect_status 0 "$bfh" run report --out res
+expect_in res/REPORT.md "^- Commit: "
+expect_in res/REPORT.md "^- Command: \`bfh run report --out res\`"
+expect_in res/REPORT.md "^- Scale: small"
+expect_in res/REPORT.md "table3.csv was measured at commit abc1234"
+expect_in res/REPORT.md "| 2 | authors |  | paper | fixed | 9 | 3 |  | 7.5 |"
+expect_in res/REPORT.md "| 2 | authors |  | paper | domain | 9 | 2.123 |  | 48.87 |"
+expect_in res/REPORT.md "Not run (no fig8.csv)"
+[ ! -e res/REPORT.md.tmp ] || die "REPORT.md.tmp left behind"
+
 check "the manual and --help list the same long options, and the manual the same version"
 bash "$here/man_vs_help.sh" "$bfh" "$man"
 version=$("$bfh" --version | cut -d' ' -f2)

@@ -576,6 +576,62 @@ static void test_hierarchy_empty_and_single(void **state) {
   free(s);
 }
 
+/* The paper's tree of order 2 over 8 leaves (ids 1..8 in order) is complete: leaves pair
+   under 4 nodes, those under 2, those under the root. Each leaf holds only the values put in
+   it, so with m = 2048 and 3 bits per value no filter says maybe for a value it does not
+   hold (the values below were checked to collide nowhere). The counts follow from the shape:
+   a node is tested when its parent said maybe; internal_maybe counts the tested internal
+   nodes that said maybe, root included (the authors' code's count). */
+static void test_hierarchy_search_counts_internal_maybe(void **state) {
+  (void)state;
+  store_t *s = store_new(2048);
+  hierarchy_t *h = hierarchy_create(2, 2048, HIERARCHY_PAPER, NULL);
+  assert_non_null(h);
+  probe_t in1, in1and8, absent;
+  probe_of_value(&in1, 1000, 2048);
+  probe_of_value(&in1and8, 1001, 2048);
+  probe_of_value(&absent, 1002, 2048);
+  uint64_t ids[8];
+  const uint64_t *words[8];
+  for (uint64_t i = 0; i < 8; i++) {
+    ids[i] = i + 1;
+    words[i] = s->words[i + 1];
+  }
+  for (uint32_t j = 0; j < K; j++) {
+    bits_set(s->words[1], in1.pos[j]);
+    bits_set(s->words[1], in1and8.pos[j]);
+    bits_set(s->words[8], in1and8.pos[j]);
+  }
+  assert_int_equal(hierarchy_build(h, ids, words, 8), ST_OK);
+  assert_valid(h);
+  assert_int_equal(hierarchy_height(h), 3);
+  const struct {
+    const probe_t *p;
+    uint64_t internal, maybe, leaves, positives;
+  } cases[] = {
+      /* root, its 2 children, the 2 children of the left one; maybe: root, left, left-left */
+      {&in1, 5, 3, 2, 1},
+      /* every internal node on the paths to leaves 1 and 8 and their siblings: 1 + 2 + 4 */
+      {&in1and8, 7, 5, 4, 2},
+      /* the root says no */
+      {&absent, 1, 0, 0, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    u64vec_t out;
+    u64vec_init(&out);
+    probe_stats_t st = {0};
+    assert_int_equal(hierarchy_search(h, cases[c].p, &out, &st), ST_OK);
+    assert_int_equal(out.n, cases[c].positives);
+    assert_int_equal(st.internal_probes, cases[c].internal);
+    assert_int_equal(st.internal_maybe, cases[c].maybe);
+    assert_int_equal(st.leaf_probes, cases[c].leaves);
+    assert_int_equal(st.leaf_positives, cases[c].positives);
+    u64vec_release(&out);
+  }
+  hierarchy_destroy(h);
+  free(s);
+}
+
 /* validate() detects a flipped bit in an internal node at any level, in either
    direction (a missing 1 and an extra 1). */
 static void test_hierarchy_validate_detects_corruption(void **state) {
@@ -615,6 +671,7 @@ int main(void) {
       cmocka_unit_test(test_hierarchy_empty_and_single),
       cmocka_unit_test(test_hierarchy_validate_detects_corruption),
       cmocka_unit_test(test_hierarchy_build),
+      cmocka_unit_test(test_hierarchy_search_counts_internal_maybe),
       cmocka_unit_test(test_hierarchy_positional_keeps_order),
       cmocka_unit_test(test_hierarchy_nonresident_load_error),
       cmocka_unit_test(test_hierarchy_nonresident_same_answers),

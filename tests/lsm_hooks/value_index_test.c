@@ -123,7 +123,7 @@ static void expect_same(value_index_t *vi, bfh_method method, const probe_t *p,
                         const u64vec_t *want) {
   u64vec_t got;
   u64vec_init(&got);
-  probe_stats_t st = {0, 0, 0};
+  probe_stats_t st = {0, 0, 0, 0};
   err_t err;
   assert_int_equal(value_index_candidates(vi, method, p, &got, &st, &err), BFH_OK);
   if (got.n > 1) qsort(got.v, got.n, sizeof *got.v, cmp_u64);

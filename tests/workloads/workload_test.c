@@ -115,6 +115,67 @@ static void test_workload_domain_respected(void **state) {
   }
 }
 
+/* The authors' workload: values drawn with replacement. Over n = 100000 entries and a 100%
+   domain a value is on Binomial(n, 1/n) ~ Poisson(1) entries, so a share e^-1 = 0.368 of
+   the domain never occurs (standard deviation of that share over n values ~0.0015; the bound
+   is 0.01); at 2% (D = 2000) a value is on 50 entries on average. The counts of
+   workload_value_count and workload_value_counts are what the entries hold, and sum to n. */
+static void test_workload_drawn_values(void **state) {
+  (void)state;
+  const double pcts[] = {2, 100};
+  const uint64_t n = 100000;
+  for (size_t t = 0; t < 2; t++) {
+    workload_config_t c;
+    workload_config_init(&c);
+    c.n = n;
+    c.domain_pct = pcts[t];
+    c.values = WORKLOAD_VALUES_DRAWN;
+    workload_t w;
+    assert_int_equal(workload_init(&w, &c), BFH_OK);
+    assert_int_equal(w.domain, (uint64_t)(n * pcts[t] / 100));
+    uint64_t *count = calloc(w.domain, sizeof *count), *ids = malloc(w.domain * sizeof *ids),
+             *got = malloc(w.domain * sizeof *got);
+    assert_true(count && ids && got);
+    for (uint64_t j = 0; j < n; j++) {
+      uint64_t v = workload_value_id(&w, j);
+      assert_true(v < w.domain);
+      count[v]++;
+    }
+    /* ids in reverse order, and one repeated, to exercise the lookup. */
+    for (uint64_t v = 0; v < w.domain; v++) ids[v] = w.domain - 1 - v;
+    ids[0] = ids[1];
+    assert_int_equal(workload_value_counts(&w, ids, w.domain, got), BFH_OK);
+    uint64_t never = 0, sum = 0;
+    for (uint64_t v = 0; v < w.domain; v++) {
+      assert_int_equal(got[v], count[ids[v]]);
+      never += count[v] == 0;
+      sum += count[v];
+    }
+    assert_int_equal(sum, n);
+    for (uint64_t v = 0; v < 5; v++) assert_int_equal(workload_value_count(&w, v), count[v]);
+    assert_int_equal(workload_value_count(&w, w.domain), 0);
+    if (pcts[t] == 100) {
+      double share = (double)never / (double)w.domain;
+      assert_true(share > 0.368 - 0.01 && share < 0.368 + 0.01);
+    } else {
+      assert_int_equal(never, 0); /* P(a value of mean 50 never drawn) = e^-50 */
+    }
+    /* Not the exact mode's bijection: some value is off floor/ceil(n/D). */
+    workload_t e;
+    c.values = WORKLOAD_VALUES_EXACT;
+    assert_int_equal(workload_init(&e, &c), BFH_OK);
+    int differs = 0;
+    for (uint64_t v = 0; v < w.domain && !differs; v++)
+      differs = count[v] != workload_value_count(&e, v);
+    assert_true(differs);
+    assert_string_equal(workload_values_name(WORKLOAD_VALUES_DRAWN), "authors");
+    assert_string_equal(workload_values_name(WORKLOAD_VALUES_EXACT), "exact");
+    free(count);
+    free(ids);
+    free(got);
+  }
+}
+
 static void test_workload_formats(void **state) {
   (void)state;
   workload_config_t c;
@@ -172,6 +233,8 @@ static void test_workload_init_rejects_bad_config(void **state) {
   c.domain_pct = 0.001; /* rounds to zero distinct values: at least one is kept */
   assert_int_equal(workload_init(&w, &c), BFH_OK);
   assert_int_equal(w.domain, 1);
+  c.values = (workload_values_t)2;
+  assert_int_equal(workload_init(&w, &c), BFH_E_INVALID);
 }
 
 int main(void) {
@@ -180,6 +243,7 @@ int main(void) {
       cmocka_unit_test(test_workload_perm_is_not_identity),
       cmocka_unit_test(test_workload_seeds_reproduce),
       cmocka_unit_test(test_workload_domain_respected),
+      cmocka_unit_test(test_workload_drawn_values),
       cmocka_unit_test(test_workload_formats),
       cmocka_unit_test(test_workload_init_rejects_bad_config),
   };
