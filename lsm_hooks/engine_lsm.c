@@ -252,6 +252,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct l
   lo.memtable_value_index = opt->value_filters && opt->memtable_index;
   lo.replay = replay;
   lo.replay_arg = replay_arg;
+  lo.marker_file = DB_PARAMS_FILE; /* written after the first open: CURRENT existed */
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
     el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);

@@ -239,17 +239,30 @@ static int check_directory(const char *path, int create, err_t *err) {
   DIR *d = opendir(path);
   if (!d) return err_errno(err, errno, "%s: list directory", path);
   struct dirent *de;
-  const char *other = NULL;
-  while ((de = readdir(d)) && !other) {
+  char other[256] = "", dbfile[256] = "";
+  while ((de = readdir(d)) && !dbfile[0]) {
     const char *n = de->d_name;
+    uint64_t num;
     /* bfh's own files, and what a LevelDB create that failed early leaves. */
     if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) ||
         !strcmp(n, "LOCK") || !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
       continue;
-    other = n;
+    if (ldb_file_number(n, "ldb", &num) || ldb_file_number(n, "sst", &num) ||
+        ldb_file_number(n, "log", &num) || !strncmp(n, "MANIFEST-", 9))
+      snprintf(dbfile, sizeof dbfile, "%s", n);
+    else if (!other[0])
+      snprintf(other, sizeof other, "%s", n);
   }
   int rc = BFH_OK;
-  if (other)
+  if (dbfile[0])
+    /* CURRENT lost: LevelDB's create_if_missing would start a new database over the old
+       one's files, and delete them as obsolete. */
+    rc = err_set(err, BFH_E_CORRUPT,
+                 "%s: damaged LevelDB database: CURRENT is missing, but the directory holds "
+                 "'%s' (a file of a database); nothing was changed: run `bfh repair --engine "
+                 "leveldb %s` to rebuild it",
+                 path, dbfile, path);
+  else if (other[0])
     rc = err_set(err, BFH_E_INVALID,
                  "%s: not a LevelDB database (no CURRENT file, and it holds other files such "
                  "as '%s')",

@@ -421,6 +421,55 @@ static void test_repair_keeps_the_newest_surviving_version(void **state) {
   assert_int_equal(reverted, 1);
 }
 
+static int count_suffix(const char *dir, const char *suffix) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int n = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    size_t l = strlen(de->d_name), sl = strlen(suffix);
+    n += l >= sl && strcmp(de->d_name + l - sl, suffix) == 0;
+  }
+  closedir(d);
+  return n;
+}
+
+/* CURRENT removed: an open that may create refuses the database (BFH_E_CORRUPT, saying to
+   repair it) and leaves its tables and logs, where it used to create a new database over
+   them and delete them; the repair then brings back every key. A database opened once and
+   never written has only BFH-PARAMS to show for it: refused too. */
+static void test_missing_current_is_refused_then_repaired(void **state) {
+  fixture_t *fx = *state;
+  build(fx);
+  char cur[600];
+  snprintf(cur, sizeof cur, "%s/CURRENT", fx->dir);
+  int tables = count_suffix(fx->dir, ".sst");
+  assert_true(tables > 0);
+  assert_int_equal(unlink(cur), 0);
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(fx->dir, &fx->opt, &db), BFH_E_CORRUPT);
+  assert_null(db);
+  print_message("%s\n", bfh_last_error(NULL));
+  assert_non_null(strstr(bfh_last_error(NULL), fx->dir));
+  assert_non_null(strstr(bfh_last_error(NULL), "bfh repair"));
+  assert_int_equal(count_suffix(fx->dir, ".sst"), tables);
+  assert_int_not_equal(access(cur, F_OK), 0);
+  bfh_repair_report rep;
+  repair_ok(fx, &rep);
+  uint32_t exact, older;
+  check_db(fx, &exact, &older);
+  assert_int_equal(exact, NKEYS);
+  assert_int_equal(test_rmrf(fx->dir), 0);
+
+  assert_int_equal(test_tmpdir_create(fx->dir, sizeof fx->dir, "repair_test"), 0);
+  assert_int_equal(bfh_open(fx->dir, &fx->opt, &db), BFH_OK);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  snprintf(cur, sizeof cur, "%s/CURRENT", fx->dir);
+  assert_int_equal(unlink(cur), 0);
+  assert_int_equal(bfh_open(fx->dir, &fx->opt, &db), BFH_E_CORRUPT);
+  assert_non_null(strstr(bfh_last_error(NULL), "BFH-PARAMS"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_repair_manifest_cut_short, setup, teardown),
@@ -428,6 +477,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_repair_damaged_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repair_resyncs_after_a_damaged_record, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repair_keeps_the_newest_surviving_version, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_missing_current_is_refused_then_repaired, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_repair_refuses_open_database, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repair_leveldb_engine, setup, teardown),
