@@ -1668,10 +1668,13 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
 /* A clean close syncs the log and says in the manifest how long it is, so that the next
    open replays all of it and takes no damage there for a write torn by a crash. If this
    fails the database is still whole: the next open treats the log as after a crash. */
-static int record_clean_close(lsm_db_t *db) {
+static int record_clean_close(lsm_db_t *db, err_t *err) {
   err_t e;
   int rc = log_writer_sync(db->log, &e);
-  if (rc != ST_OK) return rc;
+  if (rc != ST_OK) {
+    if (err) *err = e;
+    return rc;
+  }
   lsm_version_edit_t edit;
   lsm_version_edit_init(&edit);
   lsm_version_edit_set_log_closed(&edit, db->log_number, log_writer_size(db->log));
@@ -1679,10 +1682,15 @@ static int record_clean_close(lsm_db_t *db) {
   rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
   pthread_mutex_unlock(&db->mu);
   lsm_version_edit_release(&edit);
+  if (rc != ST_OK && err) *err = e;
   return rc;
 }
 
 int lsm_close(lsm_db_t *db) {
+  return lsm_close_err(db, NULL);
+}
+
+int lsm_close_err(lsm_db_t *db, err_t *err) {
   if (!db) return ST_OK;
   pthread_mutex_lock(&db->mu);
   atomic_store(&db->shutting_down, 1);
@@ -1690,7 +1698,8 @@ int lsm_close(lsm_db_t *db) {
   pthread_mutex_unlock(&db->mu);
   if (db->bg_started) pthread_join(db->bg_thread, NULL);
   int rc = db->bg_error;
-  if (rc == ST_OK && db->bg_started) rc = record_clean_close(db);
+  if (rc != ST_OK && err) report_bg_error(db, err);
+  if (rc == ST_OK && db->bg_started) rc = record_clean_close(db, err);
   (void)log_writer_close(db->log, NULL);
   pthread_mutex_lock(&db->mu);
   if (db->rs) read_state_free(db->rs);

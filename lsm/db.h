@@ -74,6 +74,9 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **db, err_t *er
    lock and frees db. Returns the first background error, or the error of that last record
    (the database is whole either way). NULL allowed. */
 int lsm_close(lsm_db_t *db);
+/* lsm_close, with the error's message (naming the file and what failed) in err (may be
+   NULL). */
+int lsm_close_err(lsm_db_t *db, err_t *err);
 
 int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
             err_t *err);

@@ -34,7 +34,8 @@
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
-static int e_close(engine_t *e) {
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   if (!el) return BFH_OK;
   ldb_bg_stop(el);
@@ -302,7 +303,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   pthread_condattr_destroy(&ca);
   el->path = strdup(path);
   if (!el->path) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   }
   /* Our own lock before LevelDB's: a failed leveldb_open of a database this process already
@@ -310,20 +311,20 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
      (POSIX record locks belong to the process), so a second open in this process must never
      reach leveldb_open. flock on the directory conflicts between any two opens. */
   if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   el->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (el->dir_fd < 0) {
     rc = err_errno(err, errno, "%s: open directory", path);
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   if (flock(el->dir_fd, LOCK_EX | LOCK_NB) != 0) {
     rc = errno == EWOULDBLOCK
              ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
              : err_errno(err, errno, "%s: lock directory", path);
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   el->options = leveldb_options_create();
@@ -349,7 +350,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   /* What LevelDB's recovery would accept silently or report without a file name. */
   rc = ldb_precheck_dir(el->io, path, err);
   if (rc != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   char *msg = NULL;
@@ -358,18 +359,18 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   if (msg) {
     rc = ldb_error(el, msg, "open", err);
     el->db = NULL;
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   if (sync && (rc = ldb_index_source_init(el, err)) != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
   if (rc == BFH_OK && sync) ldb_clean_cache(el);
   if (rc == BFH_OK) rc = ldb_bg_start(el, err);
   if (rc != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   el->opened = 1;
