@@ -1515,7 +1515,10 @@ static int check_no_old_files(lsm_io_t *io, const char *dir, const char *marker,
       continue;
     }
     if (!lsm_filename_parse(names[i], &number, &type)) continue;
-    int rank = type == LSM_FILE_TABLE ? 0 : type == LSM_FILE_LOG ? 1 : type == LSM_FILE_MANIFEST ? 2 : 3;
+    int rank = type == LSM_FILE_TABLE      ? 0
+               : type == LSM_FILE_LOG      ? 1
+               : type == LSM_FILE_MANIFEST ? 2
+                                           : 3;
     if (rank >= found_rank) continue;
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     if (type == LSM_FILE_TABLE ||

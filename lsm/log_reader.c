@@ -150,8 +150,7 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
     uint32_t got = crc32c_value(h + 6, 1 + (size_t)len);
     if (type == LOG_ZERO || type > LOG_LAST)
       return bad_record(r, start, at, end, RESUME_GUESS, "bad record type", err);
-    if (want != got)
-      return bad_record(r, start, at, end, RESUME_GUESS, "checksum mismatch", err);
+    if (want != got) return bad_record(r, start, at, end, RESUME_GUESS, "checksum mismatch", err);
     const uint8_t *payload = h + LOG_HEADER_BYTES;
     r->pos = end;
     switch (type) {

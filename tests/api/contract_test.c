@@ -206,8 +206,8 @@ static void test_close_error_names_the_file(void **state) {
   o.value_filter_bits = 1 << 14;
   assert_int_equal(bfh_internal_open_io(f->dir, &o, io, &f->db), BFH_OK);
   load(f->db);
-  lsm_io_fault_t fault = {.op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_ENOSPC,
-                          .pattern = "MANIFEST-*"};
+  lsm_io_fault_t fault = {
+      .op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_ENOSPC, .pattern = "MANIFEST-*"};
   assert_int_equal(lsm_io_fail_with(io, &fault), BFH_OK);
   assert_int_equal(bfh_close(f->db), BFH_E_IO);
   f->db = NULL;

@@ -308,7 +308,8 @@ static void put_rounds(fixture_t *fx, unsigned nkeys, unsigned from, unsigned to
   char k[32], v[96];
   for (unsigned r = from; r < to; r++)
     for (unsigned i = 0; i < nkeys; i++) {
-      int vl = snprintf(v, sizeof v, "r%02u-%05u-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", r, i);
+      int vl =
+          snprintf(v, sizeof v, "r%02u-%05u-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", r, i);
       assert_int_equal(bfh_put(db, k, key_of(i, k), v, (size_t)vl), BFH_OK);
     }
   assert_int_equal(bfh_close(db), BFH_OK);

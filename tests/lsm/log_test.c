@@ -339,8 +339,8 @@ static void salvage_log(const char *path, size_t *lens, uint64_t *offsets) {
 
 /* Reads path as repair does (past every damaged record); got[i] = record i was returned,
    intact. Returns the damage reports; *skipped = the bytes skip_damage passed over. */
-static int salvage_read(const char *path, const size_t *lens, const uint64_t *offsets,
-                        uint8_t *got, uint64_t *skipped) {
+static int salvage_read(const char *path, const size_t *lens, const uint64_t *offsets, uint8_t *got,
+                        uint64_t *skipped) {
   log_reader_t *r;
   err_t err;
   assert_int_equal(log_reader_open(lsm_io_default(), path, &r, &err), ST_OK);
@@ -363,8 +363,8 @@ static int salvage_read(const char *path, const size_t *lens, const uint64_t *of
     assert_int_equal(rc, ST_OK);
     uint64_t at = log_reader_record_offset(r);
     while (j < SALVAGE_N && offsets[j] < at) j++;
-    if (j == SALVAGE_N || offsets[j] != at) fail_msg("a record at %llu, where none starts",
-                                                     (unsigned long long)at);
+    if (j == SALVAGE_N || offsets[j] != at)
+      fail_msg("a record at %llu, where none starts", (unsigned long long)at);
     assert_int_equal(len, lens[j]);
     fill(buf, len, j);
     assert_memory_equal(data, buf, len);
@@ -421,8 +421,8 @@ static void test_log_skip_damage_resyncs_at_next_record(void **state) {
   for (size_t i = 0; i < SALVAGE_N; i++) {
     int kept = offsets[i] < offsets[m] || offsets[i] >= next_block;
     want += (size_t)kept;
-    if (got[i] != kept) fail_msg("record %zu (at %llu): read %d", i,
-                                 (unsigned long long)offsets[i], got[i]);
+    if (got[i] != kept)
+      fail_msg("record %zu (at %llu): read %d", i, (unsigned long long)offsets[i], got[i]);
   }
   print_message("length of record %zu damaged: %zu of %d records read\n", m, count_got(got),
                 SALVAGE_N);
