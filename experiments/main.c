@@ -165,12 +165,8 @@ static int batch_boundary(const cli_t *c, bfh_db *db, uint64_t done) {
   return c->batch && done % c->batch == 0 ? bfh_flush(db) : BFH_OK;
 }
 
-static int load_synthetic(cli_t *c, bfh_db *db) {
-  workload_t w;
-  if (workload_init(&w, &c->wl) != BFH_OK) {
-    bfh_close(db);
-    return cli_args_usage_error(current, "bad --synthetic or --domain");
-  }
+static int load_synthetic(cli_t *c, bfh_db *db, workload_t *wl) {
+  workload_t w = *wl;
   char key[WORKLOAD_MAX_BYTES], val[WORKLOAD_MAX_BYTES];
   progress_t p;
   progress_start(&p, "load", c->wl.n);
@@ -222,14 +218,9 @@ static int load_records(cli_t *c, bfh_db *db, cli_kv_reader_t *r, const char *na
   return close_db(db, 0);
 }
 
-static int load_from(cli_t *c, bfh_db *db) {
-  int is_stdin = strcmp(c->from, "-") == 0;
-  FILE *in = is_stdin ? stdin : fopen(c->from, "rb");
-  if (!in) {
-    fprintf(stderr, "bfh load: %s: %s\n", c->from, strerror(errno));
-    bfh_close(db);
-    return EXIT_ERROR;
-  }
+/* Reads the records of in (c->from, opened by cmd_load; closed here). */
+static int load_from(cli_t *c, bfh_db *db, FILE *in) {
+  int is_stdin = in == stdin;
   cli_kv_reader_t r;
   cli_kv_reader_init(&r, in, format_of(c, c->from));
   int status = load_records(c, db, &r, is_stdin ? "<stdin>" : c->from);
@@ -244,10 +235,22 @@ static int cmd_load(cli_t *c) {
     return cli_args_usage_error(current, "give either --from FILE or --synthetic N");
   if (c->from && !strcmp(c->from, "-") && isatty(STDIN_FILENO))
     fprintf(stderr, "bfh load: reading key,value records from the terminal\n");
+  /* The input first: a bad one creates nothing in DIR. */
+  workload_t w;
+  FILE *in = NULL;
+  if (synthetic && workload_init(&w, &c->wl) != BFH_OK)
+    return cli_args_usage_error(current, "bad --synthetic or --domain");
+  if (!synthetic && !(in = strcmp(c->from, "-") == 0 ? stdin : fopen(c->from, "rb"))) {
+    fprintf(stderr, "bfh load: %s: %s\n", c->from, strerror(errno));
+    return EXIT_ERROR;
+  }
   bfh_db *db;
   int rc = open_db(c, c->pos[0], 1, &db);
-  if (rc) return rc;
-  return synthetic ? load_synthetic(c, db) : load_from(c, db);
+  if (rc) {
+    if (in && in != stdin) fclose(in);
+    return rc;
+  }
+  return synthetic ? load_synthetic(c, db, &w) : load_from(c, db, in);
 }
 
 /* ---- put, get, delete ---------------------------------------------------------------------- */

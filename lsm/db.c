@@ -1459,13 +1459,92 @@ int lsm_options_check(const char *dir, const lsm_options_t *o, err_t *err) {
   return ST_OK;
 }
 
+/* Does the manifest at path hold anything of a database that was used: a table, a write
+   (a sequence number above 0), or a record that does not check out (which could have been
+   either)? A create that failed before writing CURRENT leaves a manifest with none. */
+static int manifest_holds_data(lsm_io_t *io, const char *path) {
+  log_reader_t *r = NULL;
+  if (log_reader_open(io, path, &r, NULL) != ST_OK) return 1;
+  int data = 0;
+  for (;;) {
+    const void *rec;
+    size_t n;
+    int rc = log_reader_next(r, &rec, &n, NULL);
+    if (rc == ST_NOT_FOUND) break; /* a torn tail is a write in flight, not data */
+    if (rc != ST_OK) {
+      data = 1;
+      break;
+    }
+    lsm_version_edit_t e;
+    lsm_version_edit_init(&e);
+    data = lsm_version_edit_decode(&e, rec, n, path, NULL) != ST_OK || e.nadded > 0 ||
+           (e.has_last_sequence && e.last_sequence > 0);
+    lsm_version_edit_release(&e);
+    if (data) break;
+  }
+  log_reader_close(r);
+  return data;
+}
+
+/* A directory without CURRENT may become a new database only if it holds no file of an
+   old one: what a create that failed before CURRENT was written leaves (IDENTITY, LOCK,
+   CURRENT.tmp, empty logs, a manifest without tables or writes) holds nothing. A table, a
+   log with records, a manifest that says the database was used or the caller's marker file
+   (written once an open completed) means CURRENT was lost:
+   a damaged database, which a create would start over on (and whose files the new
+   database's first cleanup would delete). ST_E_CORRUPT naming the first such file. */
+static int check_no_old_files(lsm_io_t *io, const char *dir, const char *marker, err_t *err) {
+  char **names = NULL;
+  size_t n = 0;
+  int rc = lsm_io_list_dir(io, dir, &names, &n, err);
+  if (rc != ST_OK) return rc;
+  const char *found = NULL; /* the message names a table, else a log, else a manifest */
+  int found_rank = 3;
+  char path[LSM_PATH_MAX];
+  for (size_t i = 0; i < n && found_rank > 0; i++) {
+    uint64_t number, size = 0;
+    lsm_file_type_t type;
+    if (marker && strcmp(names[i], marker) == 0 && found_rank > 2) {
+      found = names[i];
+      found_rank = 2;
+      continue;
+    }
+    if (!lsm_filename_parse(names[i], &number, &type)) continue;
+    int rank = type == LSM_FILE_TABLE      ? 0
+               : type == LSM_FILE_LOG      ? 1
+               : type == LSM_FILE_MANIFEST ? 2
+                                           : 3;
+    if (rank >= found_rank) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (type == LSM_FILE_TABLE ||
+        (type == LSM_FILE_LOG && (lsm_io_file_size(io, path, &size, NULL) != ST_OK || size > 0)) ||
+        (type == LSM_FILE_MANIFEST && manifest_holds_data(io, path))) {
+      found = names[i];
+      found_rank = rank;
+    }
+  }
+  if (found)
+    rc = err_set(err, ST_E_CORRUPT,
+                 "%s: damaged database: CURRENT is missing, but the directory holds %s (a "
+                 "file of a database); nothing was changed: run `bfh repair %s` (bfh_repair) "
+                 "to rebuild it from its tables and logs",
+                 dir, found, dir);
+  lsm_io_names_free(names, n);
+  return rc;
+}
+
 /* Checks that dir is (or may become) a bfh LSM database; *exists = it has a CURRENT. */
-static int check_identity(lsm_io_t *io, const char *dir, int create, int *exists, err_t *err) {
+static int check_identity(lsm_io_t *io, const char *dir, int create, const char *marker,
+                          int *exists, err_t *err) {
   char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
   lsm_filename_identity(ident, sizeof ident, dir);
   lsm_filename_current(cur, sizeof cur, dir);
   int has_ident = lsm_io_exists(io, ident), has_cur = lsm_io_exists(io, cur);
   *exists = has_cur;
+  if (!has_cur) {
+    int rc = check_no_old_files(io, dir, marker, err);
+    if (rc != ST_OK) return rc;
+  }
   if (has_ident) {
     int rc = lsm_identity_read(io, dir, err);
     if (rc != ST_OK) return rc;
@@ -1501,7 +1580,7 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     return err_set(err, ST_E_INVALID, "%s: does not exist and create_if_missing is off", dir);
   }
   int exists = 0;
-  rc = check_identity(io, dir, opt->create_if_missing, &exists, err);
+  rc = check_identity(io, dir, opt->create_if_missing, opt->marker_file, &exists, err);
   if (rc != ST_OK) return rc;
 
   lsm_db_t *db = calloc(1, sizeof *db);
@@ -1587,10 +1666,13 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
 /* A clean close syncs the log and says in the manifest how long it is, so that the next
    open replays all of it and takes no damage there for a write torn by a crash. If this
    fails the database is still whole: the next open treats the log as after a crash. */
-static int record_clean_close(lsm_db_t *db) {
+static int record_clean_close(lsm_db_t *db, err_t *err) {
   err_t e;
   int rc = log_writer_sync(db->log, &e);
-  if (rc != ST_OK) return rc;
+  if (rc != ST_OK) {
+    if (err) *err = e;
+    return rc;
+  }
   lsm_version_edit_t edit;
   lsm_version_edit_init(&edit);
   lsm_version_edit_set_log_closed(&edit, db->log_number, log_writer_size(db->log));
@@ -1598,10 +1680,15 @@ static int record_clean_close(lsm_db_t *db) {
   rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
   pthread_mutex_unlock(&db->mu);
   lsm_version_edit_release(&edit);
+  if (rc != ST_OK && err) *err = e;
   return rc;
 }
 
 int lsm_close(lsm_db_t *db) {
+  return lsm_close_err(db, NULL);
+}
+
+int lsm_close_err(lsm_db_t *db, err_t *err) {
   if (!db) return ST_OK;
   pthread_mutex_lock(&db->mu);
   atomic_store(&db->shutting_down, 1);
@@ -1609,7 +1696,8 @@ int lsm_close(lsm_db_t *db) {
   pthread_mutex_unlock(&db->mu);
   if (db->bg_started) pthread_join(db->bg_thread, NULL);
   int rc = db->bg_error;
-  if (rc == ST_OK && db->bg_started) rc = record_clean_close(db);
+  if (rc != ST_OK && err) report_bg_error(db, err);
+  if (rc == ST_OK && db->bg_started) rc = record_clean_close(db, err);
   (void)log_writer_close(db->log, NULL);
   pthread_mutex_lock(&db->mu);
   if (db->rs) read_state_free(db->rs);

@@ -48,6 +48,10 @@ typedef struct lsm_options {
      in this store's log alone. */
   lsm_visit_fn replay;
   void *replay_arg;
+  /* May be NULL. The name of a file the caller keeps in dir once an open completed (bfh's
+     BFH-PARAMS): without CURRENT, a directory holding it is a damaged database, refused as
+     one holding a table is (lsm_open). */
+  const char *marker_file;
 } lsm_options_t;
 
 void lsm_options_init(lsm_options_t *opt);
@@ -58,13 +62,21 @@ int lsm_options_check(const char *dir, const lsm_options_t *opt, err_t *err);
 /* Opens or creates the database in dir. On ST_OK, *db must be closed with lsm_close().
    ST_E_BUSY: locked by another open (any process); ST_E_INVALID: not a bfh LSM database
    (or missing without create_if_missing, or a bad option); ST_E_CORRUPT: a damaged file
-   (message names file and offset); ST_E_UNSUPPORTED: written by an incompatible version. */
+   (message names file and offset); ST_E_UNSUPPORTED: written by an incompatible version.
+   A directory without CURRENT that holds a table, a log with records, a manifest of a used
+   database or opt->marker_file lost its CURRENT: ST_E_CORRUPT (repair it, lsm/repair.h),
+   with create_if_missing too, and nothing in it is changed. What a create that failed
+   before writing CURRENT leaves (IDENTITY, empty logs, a manifest naming no table and no
+   write) holds no data: such a directory is created again. */
 int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **db, err_t *err);
 /* Waits for background work to stop, syncs the log and records in the manifest that it was
    closed cleanly (so the next open takes no damage in it for a torn write), releases the
    lock and frees db. Returns the first background error, or the error of that last record
    (the database is whole either way). NULL allowed. */
 int lsm_close(lsm_db_t *db);
+/* lsm_close, with the error's message (naming the file and what failed) in err (may be
+   NULL). */
+int lsm_close_err(lsm_db_t *db, err_t *err);
 
 int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
             err_t *err);

@@ -66,10 +66,18 @@ uint64_t log_reader_record_offset(const log_reader_t *r);
 uint64_t log_reader_dropped_bytes(const log_reader_t *r);
 /* Offset where valid data ends (= file size - dropped bytes, once at the end). */
 uint64_t log_reader_end_offset(const log_reader_t *r);
-/* Repair: after log_reader_next returned ST_E_CORRUPT, skips from the damaged record to
-   the next 32 KiB block (where a new record starts) so that reading can go on; returns the
-   bytes skipped (0 if the reader was not stopped by corruption). A fragmented record cut
-   by the skip is dropped too (its other fragments read as out of place). */
+/* Repair and check: after log_reader_next returned ST_E_CORRUPT, moves past the damage to
+   the next record that can be read, and returns the bytes skipped (0 if the reader was not
+   stopped by corruption). Where reading goes on:
+     - after a record whose checksum or type is bad: where its length says it ends, if a
+       record whose checksum checks out starts there (a payload byte flipped loses only its
+       own record); otherwise, and after a bad length, at the next 32 KiB block, which always
+       starts a record (LevelDB's reader drops the rest of the block);
+     - after a fragment without a FIRST: right after it; after a fragmented record cut short
+       by a FULL or FIRST record: at that record.
+   MIDDLE and LAST fragments right there belong to a record whose start was lost: they are
+   skipped too (and counted). Reading then goes on with the next record; if that is damaged
+   as well, log_reader_next reports it as damage of its own. */
 uint64_t log_reader_skip_damage(log_reader_t *r);
 void log_reader_close(log_reader_t *r); /* NULL allowed */
 

@@ -18,6 +18,9 @@ struct log_reader {
   int at_end;
   err_t status;     /* sticky error */
   size_t bad_at;    /* where the record behind status starts */
+  size_t resume;    /* where log_reader_skip_damage may go on (see bad_record) */
+  int resume_check; /* resume is only a guess (a damaged record's own length): verify it */
+  size_t fallback;  /* where it goes on if the guess fails: the next block */
   uint8_t *scratch; /* reassembled fragmented record */
   size_t scratch_len, scratch_cap;
 };
@@ -66,9 +69,17 @@ static int all_zero(const uint8_t *p, size_t n) {
   return 1;
 }
 
+/* Where reading may go on after a bad record, for log_reader_skip_damage: */
+enum {
+  RESUME_BLOCK, /* the next block: the record's length cannot be trusted */
+  RESUME_GUESS, /* bad_end, if a valid record starts there (the length may be damaged) */
+  RESUME_EXACT  /* bad_end: the bad record's extent is known (its header checked out) */
+};
+
 /* The data from `start` on is not a valid record: a torn tail if nothing but zeros
-   follows the bad record (ending at `bad_end`), corruption otherwise. */
-static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_end,
+   follows the bad record (ending at `bad_end`), corruption otherwise. `bad_at` is the
+   offset the message names; `resume` says where log_reader_skip_damage may go on. */
+static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_end, int resume,
                       const char *what, err_t *err) {
   if (bad_end > r->size) bad_end = r->size;
   if (all_zero(r->buf + bad_end, r->size - bad_end)) {
@@ -79,6 +90,9 @@ static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_e
   }
   err_set(&r->status, ST_E_CORRUPT, "log %s: record at %zu: %s", r->path, bad_at, what);
   r->bad_at = start;
+  r->fallback = (bad_at / LOG_BLOCK_BYTES + 1) * (size_t)LOG_BLOCK_BYTES;
+  r->resume = resume == RESUME_BLOCK ? r->fallback : bad_end;
+  r->resume_check = resume == RESUME_GUESS;
   if (err) *err = r->status;
   return ST_E_CORRUPT;
 }
@@ -122,38 +136,42 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
     size_t at = r->pos;
     if (!in_frag) start = at;
     if (r->size - at < LOG_HEADER_BYTES)
-      return bad_record(r, start, at, r->size, "truncated header", err);
+      return bad_record(r, start, at, r->size, RESUME_EXACT, "truncated header", err);
     const uint8_t *h = r->buf + at;
     uint32_t len = (uint32_t)h[4] | ((uint32_t)h[5] << 8);
     int type = h[6];
     size_t block_left2 = LOG_BLOCK_BYTES - at % LOG_BLOCK_BYTES;
     if (LOG_HEADER_BYTES + len > block_left2)
-      return bad_record(r, start, at, at + block_left2, "bad length", err);
+      return bad_record(r, start, at, at + block_left2, RESUME_BLOCK, "bad length", err);
     size_t end = at + LOG_HEADER_BYTES + len;
-    if (end > r->size) return bad_record(r, start, at, r->size, "truncated record", err);
+    if (end > r->size)
+      return bad_record(r, start, at, r->size, RESUME_EXACT, "truncated record", err);
     uint32_t want = crc32c_unmask(decode_fixed32(h));
     uint32_t got = crc32c_value(h + 6, 1 + (size_t)len);
     if (type == LOG_ZERO || type > LOG_LAST)
-      return bad_record(r, start, at, end, "bad record type", err);
-    if (want != got) return bad_record(r, start, at, end, "checksum mismatch", err);
+      return bad_record(r, start, at, end, RESUME_GUESS, "bad record type", err);
+    if (want != got) return bad_record(r, start, at, end, RESUME_GUESS, "checksum mismatch", err);
     const uint8_t *payload = h + LOG_HEADER_BYTES;
     r->pos = end;
     switch (type) {
       case LOG_FULL:
-        if (in_frag)
-          return bad_record(r, start, at, end, "FULL record inside a fragmented one", err);
+        if (in_frag) /* the fragmented record before it lost its LAST: drop it, keep this */
+          return bad_record(r, start, start, at, RESUME_EXACT, "fragmented record without a LAST",
+                            err);
         r->record_offset = at;
         *data = payload;
         *n = len;
         return ST_OK;
       case LOG_FIRST:
         if (in_frag)
-          return bad_record(r, start, at, end, "FIRST record inside a fragmented one", err);
+          return bad_record(r, start, start, at, RESUME_EXACT, "fragmented record without a LAST",
+                            err);
         in_frag = 1;
         r->scratch_len = 0;
         break;
       default: /* MIDDLE, LAST */
-        if (!in_frag) return bad_record(r, start, at, end, "fragment without a FIRST", err);
+        if (!in_frag)
+          return bad_record(r, start, at, end, RESUME_EXACT, "fragment without a FIRST", err);
         break;
     }
     if (scratch_append(r, payload, len) != 0) {
@@ -170,12 +188,49 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
   }
 }
 
+/* The physical record at pos, if it checks out: 1 and its type and end. A block's zero
+   trailer is not a record (0). */
+static int record_ok(const log_reader_t *r, size_t pos, int *type, size_t *end) {
+  size_t block_left = LOG_BLOCK_BYTES - pos % LOG_BLOCK_BYTES;
+  if (block_left < LOG_HEADER_BYTES || r->size - pos < LOG_HEADER_BYTES) return 0;
+  const uint8_t *h = r->buf + pos;
+  size_t len = (size_t)h[4] | ((size_t)h[5] << 8);
+  if (LOG_HEADER_BYTES + len > block_left || pos + LOG_HEADER_BYTES + len > r->size) return 0;
+  if (h[6] == LOG_ZERO || h[6] > LOG_LAST) return 0;
+  if (crc32c_unmask(decode_fixed32(h)) != crc32c_value(h + 6, 1 + len)) return 0;
+  *type = h[6];
+  *end = pos + LOG_HEADER_BYTES + len;
+  return 1;
+}
+
+/* pos, or the start of the next block if pos is in a block's zero trailer. */
+static size_t past_trailer(size_t pos) {
+  size_t block_left = LOG_BLOCK_BYTES - pos % LOG_BLOCK_BYTES;
+  return block_left < LOG_HEADER_BYTES ? pos + block_left : pos;
+}
+
 uint64_t log_reader_skip_damage(log_reader_t *r) {
   if (r->status.code != ST_E_CORRUPT) return 0;
-  size_t next = (r->bad_at / LOG_BLOCK_BYTES + 1) * (size_t)LOG_BLOCK_BYTES;
-  if (next > r->size) next = r->size;
-  uint64_t skipped = next - r->bad_at;
-  r->pos = next;
+  size_t pos = past_trailer(r->resume), end;
+  int type;
+  /* A damaged record's length is trusted only if a valid record starts where it ends (a
+     checksum over a false start matches by chance once in 2^32); a block boundary is always
+     a record boundary. */
+  if (r->resume_check && pos % LOG_BLOCK_BYTES != 0 && pos < r->size &&
+      !record_ok(r, pos, &type, &end))
+    pos = r->fallback;
+  /* The MIDDLE and LAST fragments of a record whose start was lost belong to the damage
+     (LevelDB's reader resynchronises the same way): skip them, stop at a FULL or FIRST
+     record, or at anything that does not check out (damage of its own, reported next). */
+  for (;;) {
+    pos = past_trailer(pos);
+    if (pos >= r->size || !record_ok(r, pos, &type, &end)) break;
+    if (type == LOG_FULL || type == LOG_FIRST) break;
+    pos = end;
+  }
+  if (pos > r->size) pos = r->size;
+  uint64_t skipped = pos - r->bad_at;
+  r->pos = pos;
   err_clear(&r->status);
   return skipped;
 }

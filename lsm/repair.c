@@ -316,22 +316,34 @@ static int list_files(repair_t *r, err_t *err) {
   return rc;
 }
 
-/* dir must be a bfh LSM database: a damaged IDENTITY is written again, a missing one only
-   when the directory holds tables or logs and no CURRENT of another engine. */
-static int check_identity(repair_t *r, err_t *err) {
+/* dir must be a bfh LSM database: IDENTITY present (*rewrite = it is damaged), or, without
+   it, tables or logs and no CURRENT of another engine. Writes nothing. */
+static int check_identity(repair_t *r, int *rewrite, err_t *err) {
   char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
   lsm_filename_identity(ident, sizeof ident, r->dir);
   lsm_filename_current(cur, sizeof cur, r->dir);
+  *rewrite = 1;
   if (lsm_io_exists(r->io, ident)) {
     err_t e;
     int rc = lsm_identity_read(r->io, r->dir, &e);
     if (rc != ST_E_CORRUPT) {
       if (rc != ST_OK) *err = e;
+      *rewrite = 0;
       return rc;
     }
   } else if (lsm_io_exists(r->io, cur) || r->tables.n + r->logs.n == 0) {
-    return err_set(err, ST_E_INVALID, "%s: not a bfh lsm database (no IDENTITY)", r->dir);
+    return err_set(err, ST_E_INVALID,
+                   "%s: not a bfh lsm database (no IDENTITY, and %s): nothing to repair, "
+                   "nothing changed",
+                   r->dir,
+                   lsm_io_exists(r->io, cur) ? "a CURRENT of another engine" : "no table or log");
   }
+  return ST_OK;
+}
+
+static int write_identity(repair_t *r, err_t *err) {
+  char ident[LSM_PATH_MAX];
+  lsm_filename_identity(ident, sizeof ident, r->dir);
   uint8_t id[LSM_IDENTITY_BYTES];
   lsm_identity_encode(id);
   return lsm_io_write_file(r->io, ident, id, sizeof id, err);
@@ -375,13 +387,24 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   lsm_version_edit_init(&r.edit);
   if (!lsm_io_exists(r.io, dir))
     return err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
+  /* Whether dir is a database at all, before the LOCK (which creates a file): a directory
+     that is not one is left as it was. Then again under the LOCK, which the check relies on. */
+  int rewrite = 0;
+  rc = list_files(&r, err);
+  if (rc == ST_OK) rc = check_identity(&r, &rewrite, err);
+  if (rc != ST_OK) {
+    repair_release(&r, 0);
+    return rc;
+  }
+  r.tables.n = r.logs.n = r.manifests.n = 0;
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
   lsm_lock_t *lock = NULL;
   rc = lsm_io_lock(r.io, path, &lock, err);
   if (rc == ST_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
   if (rc == ST_OK) rc = list_files(&r, err);
-  if (rc == ST_OK) rc = check_identity(&r, err);
+  if (rc == ST_OK) rc = check_identity(&r, &rewrite, err);
+  if (rc == ST_OK && rewrite) rc = write_identity(&r, err);
   for (size_t i = 0; i < r.logs.n && rc == ST_OK; i++) rc = repair_log(&r, r.logs.v[i], err);
   for (size_t i = 0; i < r.tables.n && rc == ST_OK; i++) rc = repair_table(&r, r.tables.v[i], err);
   if (rc == ST_OK) rc = write_run(&r, err);

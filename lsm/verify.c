@@ -88,7 +88,6 @@ static int read_records(verify_t *v, const char *path, record_fn record, err_t *
   int rc = log_reader_open(v->io, path, &r, &e);
   if (rc != ST_OK) return damage_from(v, name, rc, &e, err);
   count_file(v, path);
-  uint64_t resumed = UINT64_MAX; /* where reading went on after the last damage */
   for (;;) {
     const void *data;
     size_t n;
@@ -98,11 +97,10 @@ static int read_records(verify_t *v, const char *path, record_fn record, err_t *
       break;
     }
     if (rc == ST_E_CORRUPT) {
-      uint64_t at = lsm_verify_message_offset(e.msg);
-      if (at != resumed) /* else the rest of a record the skip cut: not damage of its own */
-        damage(v, name, at, lsm_verify_message_what(e.msg));
+      /* The skip takes the fragments of a record cut by the damage with it: what fails
+         after it is damage of its own. */
+      damage(v, name, lsm_verify_message_offset(e.msg), lsm_verify_message_what(e.msg));
       log_reader_skip_damage(r);
-      resumed = log_reader_end_offset(r); /* the next block: reading goes on there */
       continue;
     }
     if (rc != ST_OK) {

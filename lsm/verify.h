@@ -11,11 +11,10 @@
  *     table hook stored); the caller may look further into an intact table (hooks.table);
  *   - every live log: every record's checksum, every write batch decoded.
  * With a damaged CURRENT or manifest the live set is unknown: every table and log of the
- * directory is checked then. A damaged record is skipped to the next 32 KiB log block and
- * the reading goes on, so that every damage is reported, not only the first; the records
- * after it in its block go unchecked, and so do those in the block of the fragment that
- * continues it, if the skip cut a record in two (the framing offers no safe place to resume
- * in between).
+ * directory is checked then. A damaged record is skipped (log_reader_skip_damage: to the
+ * next record that checks out, or to the next 32 KiB log block when its length cannot be
+ * trusted) and the reading goes on to the end of the file, so that every damaged region is
+ * reported, each once, by file and offset; only records inside a skipped region go unchecked.
  *
  * A record cut short at the end of a log or of the manifest (a write in flight at a crash) is
  * a torn tail, not damage: it is counted in torn_tails, never passed to damage. The reader

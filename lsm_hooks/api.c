@@ -356,7 +356,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   if (rc == BFH_OK && opt.value_filters && params_dir && !have_params) {
     rc = db_params_write(fio, params_dir, &want, &err);
     if (rc != BFH_OK) {
-      db->engine->ops->close(db->engine);
+      db->engine->ops->close(db->engine, NULL);
       db->engine = NULL;
       standalone_close(db->standalone);
     }
@@ -409,13 +409,16 @@ int bfh_repair_sized(const char *path, const bfh_options *opt_in, bfh_repair_rep
 
 int bfh_close(bfh_db *db) {
   if (!db) return BFH_OK;
-  int rc = db->engine->ops->close(db->engine);
+  err_t err;
+  err_clear(&err);
+  int rc = db->engine->ops->close(db->engine, &err);
   int rc2 = standalone_close(db->standalone); /* after the engine: every write reached both */
   if (rc == BFH_OK) rc = rc2;
   index_sync_destroy(db->sync);
   value_index_destroy(db->index);
   free(db);
   /* The handle is gone: a failure can only be reported without it. */
+  if (rc < 0 && err.code != BFH_OK) return invalid(NULL, "bfh_close: %s", err.msg), rc;
   if (rc < 0) return invalid(NULL, "bfh_close: %s", bfh_strerror(rc)), rc;
   return rc;
 }

@@ -39,7 +39,9 @@ typedef struct engine_scan_stats {
 
 typedef struct engine_ops {
   const char *name;
-  int (*close)(engine_t *e); /* frees e (not its index_sync) */
+  /* Frees e (not its index_sync). A failure's message (naming the file) goes to err (may be
+     NULL). */
+  int (*close)(engine_t *e, err_t *err);
   int (*put)(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
              err_t *err);
   int (*del)(engine_t *e, const void *key, size_t key_len, err_t *err);

@@ -31,10 +31,10 @@ struct engine_view {
   size_t n;
 };
 
-static int e_close(engine_t *e) {
+static int e_close(engine_t *e, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
   if (!el) return BFH_OK;
-  int rc = lsm_close(el->db);
+  int rc = lsm_close_err(el->db, err);
   value_hook_destroy(el->hook);
   free(el);
   return rc;
@@ -252,6 +252,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct l
   lo.memtable_value_index = opt->value_filters && opt->memtable_index;
   lo.replay = replay;
   lo.replay_arg = replay_arg;
+  lo.marker_file = DB_PARAMS_FILE; /* written after the first open: CURRENT existed */
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
     el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);
@@ -270,7 +271,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct l
   if (sync) {
     rc = index_live_tables(el, err);
     if (rc != BFH_OK) {
-      e_close(&el->base);
+      e_close(&el->base, NULL);
       return err_prefix(err, "%s: ", path);
     }
   }

@@ -449,7 +449,7 @@ int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io,
   free(r.data);
   if (rc != BFH_OK) {
     if (s->index) (void)lsm_close(s->index);
-    if (*e) (*e)->ops->close(*e);
+    if (*e) (*e)->ops->close(*e, NULL);
     *e = NULL;
     standalone_free(s);
     return rc;

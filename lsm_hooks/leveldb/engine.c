@@ -34,7 +34,8 @@
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
-static int e_close(engine_t *e) {
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   if (!el) return BFH_OK;
   ldb_bg_stop(el);
@@ -239,17 +240,30 @@ static int check_directory(const char *path, int create, err_t *err) {
   DIR *d = opendir(path);
   if (!d) return err_errno(err, errno, "%s: list directory", path);
   struct dirent *de;
-  const char *other = NULL;
-  while ((de = readdir(d)) && !other) {
+  char other[256] = "", dbfile[256] = "";
+  while ((de = readdir(d)) && !dbfile[0]) {
     const char *n = de->d_name;
+    uint64_t num;
     /* bfh's own files, and what a LevelDB create that failed early leaves. */
     if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) ||
         !strcmp(n, "LOCK") || !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
       continue;
-    other = n;
+    if (ldb_file_number(n, "ldb", &num) || ldb_file_number(n, "sst", &num) ||
+        ldb_file_number(n, "log", &num) || !strncmp(n, "MANIFEST-", 9))
+      snprintf(dbfile, sizeof dbfile, "%s", n);
+    else if (!other[0])
+      snprintf(other, sizeof other, "%s", n);
   }
   int rc = BFH_OK;
-  if (other)
+  if (dbfile[0])
+    /* CURRENT lost: LevelDB's create_if_missing would start a new database over the old
+       one's files, and delete them as obsolete. */
+    rc = err_set(err, BFH_E_CORRUPT,
+                 "%s: damaged LevelDB database: CURRENT is missing, but the directory holds "
+                 "'%s' (a file of a database); nothing was changed: run `bfh repair --engine "
+                 "leveldb %s` to rebuild it",
+                 path, dbfile, path);
+  else if (other[0])
     rc = err_set(err, BFH_E_INVALID,
                  "%s: not a LevelDB database (no CURRENT file, and it holds other files such "
                  "as '%s')",
@@ -289,7 +303,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   pthread_condattr_destroy(&ca);
   el->path = strdup(path);
   if (!el->path) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   }
   /* Our own lock before LevelDB's: a failed leveldb_open of a database this process already
@@ -297,20 +311,20 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
      (POSIX record locks belong to the process), so a second open in this process must never
      reach leveldb_open. flock on the directory conflicts between any two opens. */
   if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   el->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (el->dir_fd < 0) {
     rc = err_errno(err, errno, "%s: open directory", path);
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   if (flock(el->dir_fd, LOCK_EX | LOCK_NB) != 0) {
     rc = errno == EWOULDBLOCK
              ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
              : err_errno(err, errno, "%s: lock directory", path);
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   el->options = leveldb_options_create();
@@ -336,7 +350,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   /* What LevelDB's recovery would accept silently or report without a file name. */
   rc = ldb_precheck_dir(el->io, path, err);
   if (rc != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   char *msg = NULL;
@@ -345,18 +359,18 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
   if (msg) {
     rc = ldb_error(el, msg, "open", err);
     el->db = NULL;
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   if (sync && (rc = ldb_index_source_init(el, err)) != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
   if (rc == BFH_OK && sync) ldb_clean_cache(el);
   if (rc == BFH_OK) rc = ldb_bg_start(el, err);
   if (rc != BFH_OK) {
-    e_close(&el->base);
+    e_close(&el->base, NULL);
     return rc;
   }
   el->opened = 1;

@@ -561,7 +561,8 @@ static int state_get(engine_ro_t *r, const ro_state_t *s, const void *key, size_
 
 /* ---- engine_ops ------------------------------------------------------------------------- */
 
-static int e_close(engine_t *e) {
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
   engine_ro_t *r = (engine_ro_t *)e;
   if (!r) return BFH_OK;
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
@@ -871,7 +872,7 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_
   }
   if (rc == BFH_OK && r->cache_dir) clean_cache(r);
   if (rc != BFH_OK) {
-    e_close(&r->base);
+    e_close(&r->base, NULL);
     return rc;
   }
   *out = &r->base;

@@ -195,6 +195,35 @@ static void test_close_syncs_the_log(void **state) {
   assert_int_equal(n, KEYS);
 }
 
+/* A close that fails (a full disk when it records the clean close in the manifest) says
+   which file and what failed, not only "i/o error"; the database opens again whole. */
+static void test_close_error_names_the_file(void **state) {
+  db_fixture_t *f = *state;
+  lsm_io_t *io = lsm_io_create_faulty();
+  assert_non_null(io);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.value_filter_bits = 1 << 14;
+  assert_int_equal(bfh_internal_open_io(f->dir, &o, io, &f->db), BFH_OK);
+  load(f->db);
+  lsm_io_fault_t fault = {
+      .op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_ENOSPC, .pattern = "MANIFEST-*"};
+  assert_int_equal(lsm_io_fail_with(io, &fault), BFH_OK);
+  assert_int_equal(bfh_close(f->db), BFH_E_IO);
+  f->db = NULL;
+  const char *msg = bfh_last_error(NULL);
+  print_message("%s\n", msg);
+  assert_true(lsm_io_faults_injected(io) >= 1);
+  assert_non_null(strstr(msg, "bfh_close"));
+  assert_non_null(strstr(msg, "MANIFEST-"));
+  assert_non_null(strstr(msg, "No space left on device"));
+  lsm_io_destroy(io);
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  int n = 0;
+  assert_int_equal(bfh_search(f->db, "V", 1, BFH_SEARCH_AUTO, count_match, &n, NULL), BFH_OK);
+  assert_int_equal(n, KEYS);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_callback_reenters_lsm_hierarchy, setup,
@@ -209,6 +238,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_last_error_lives_until_next_failure_on_handle, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_close_syncs_the_log, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_close_error_names_the_file, setup, db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

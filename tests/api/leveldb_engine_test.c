@@ -658,6 +658,47 @@ static void test_leveldb_engine_rejects_other_directories(void **state) {
   assert_int_equal(access(file, F_OK), 0); /* a LevelDB database */
 }
 
+/* A LevelDB database whose CURRENT is gone: stock LevelDB with create_if_missing would start
+   a new database over its tables and logs (and delete them as obsolete). bfh refuses it
+   before leveldb_open, as damage to repair, and changes nothing. */
+static void test_leveldb_engine_missing_current_is_corrupt(void **state) {
+  fixture_t *fx = *state;
+  char dir[4500], file[4600];
+  snprintf(dir, sizeof dir, "%s/nocurrent", fx->dir);
+  bfh_options opt;
+  bfh_options_init(&opt);
+  opt.engine = BFH_ENGINE_LEVELDB;
+  assert_int_equal(bfh_open(dir, &opt, &fx->db), BFH_OK);
+  char k[32], v[32];
+  for (int i = 0; i < 2000; i++) {
+    int kl = snprintf(k, sizeof k, "key%05d", i), vl = snprintf(v, sizeof v, "val%05d", i);
+    assert_int_equal(bfh_put(fx->db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(fx->db), BFH_OK);
+  fixture_close(fx);
+  snprintf(file, sizeof file, "%s/CURRENT", dir);
+  assert_int_equal(unlink(file), 0);
+  int tables = 0;
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *de;
+  while ((de = readdir(d))) tables += strstr(de->d_name, ".ldb") != NULL;
+  closedir(d);
+  assert_true(tables > 0);
+  assert_int_equal(bfh_open(dir, &opt, &fx->db), BFH_E_CORRUPT);
+  assert_null(fx->db);
+  print_message("%s\n", bfh_last_error(NULL));
+  assert_non_null(strstr(bfh_last_error(NULL), dir));
+  assert_non_null(strstr(bfh_last_error(NULL), "bfh repair"));
+  assert_int_not_equal(access(file, F_OK), 0); /* no new CURRENT */
+  int after = 0;
+  d = opendir(dir);
+  assert_non_null(d);
+  while ((de = readdir(d))) after += strstr(de->d_name, ".ldb") != NULL;
+  closedir(d);
+  assert_int_equal(after, tables);
+}
+
 static void test_leveldb_engine_corrupt_table_never_wrong(void **state) {
   fixture_t *fx = *state;
   char path[4500];
@@ -823,6 +864,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_leveldb_engine_second_open_is_busy, setup_copy,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_engine_rejects_other_directories, setup_empty,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_engine_missing_current_is_corrupt, setup_empty,
                                       fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_engine_corrupt_table_never_wrong, setup_empty,
                                       fixture_teardown),

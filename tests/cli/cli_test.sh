@@ -213,6 +213,46 @@ expect_in out "$(basename "$table")"
 expect_status 1 "$bfh" check tabdb --json
 expect_in out '"offset": *0[,}]'
 
+check "a damaged log record: check reports it alone; repair keeps every other record"
+for i in $(seq 100 159); do "$bfh" put logdb "k$i" "v$i-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; done
+log=$(ls logdb/*.log)
+size=$(wc -c <"$log")
+[ "$size" = $((60 * 67)) ] || die "$log: $size bytes, expected 60 records of 67"
+# A payload byte of the 11th record (a 7-byte header, then the write batch).
+printf '\xff' | dd of="$log" bs=1 seek=$((10 * 67 + 7 + 30)) conv=notrunc status=none
+expect_status 1 "$bfh" check logdb
+expect_in out "$(basename "$log") *670 *checksum mismatch"
+[ "$(grep -c 'checksum' out)" = 1 ] || { cat out >&2; die "check reported more than one damage"; }
+expect_status 0 "$bfh" repair logdb
+expect_in out "59 records kept"
+expect_status 0 "$bfh" scan logdb
+[ "$(wc -l <out)" = 59 ] || die "scan after repair: $(wc -l <out) keys, expected 59"
+
+check "CURRENT removed: put refuses (exit 2, says to repair), deletes nothing; repair brings all back"
+expect_status 0 "$bfh" load nocur --synthetic 3000
+tables=$(ls nocur/*.sst | wc -l)
+rm nocur/CURRENT
+expect_status 2 "$bfh" put nocur k v
+expect_in err "CURRENT is missing"
+expect_in err "bfh repair"
+[ "$(ls nocur/*.sst | wc -l)" = "$tables" ] || die "put deleted tables"
+no_entry nocur/CURRENT
+expect_status 2 "$bfh" load nocur --synthetic 10
+expect_status 0 "$bfh" repair nocur
+expect_status 0 "$bfh" scan nocur
+[ "$(wc -l <out)" = 3000 ] || die "after repair: $(wc -l <out) keys, expected 3000"
+
+check "load with a missing input or a bad option creates nothing; repair leaves a non-database alone"
+expect_status 2 "$bfh" load noin --from /nonexistent.csv
+no_entry noin
+expect_status 2 "$bfh" load noin --synthetic 10 --domain 0
+no_entry noin
+mkdir plain
+echo notes >plain/notes
+expect_status 2 "$bfh" repair plain
+expect_in err "not a bfh lsm database"
+[ "$(ls plain)" = notes ] || die "repair changed a plain directory: $(ls plain | tr '\n' ' ')"
+
 if [ -n "$ldb_hold" ]; then
   check "search a LevelDB database that a stock LevelDB program holds open: read-only, nothing written; check refuses it"
   mkfifo hold.in

@@ -11,11 +11,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "lsm/db.h"
 #include "lsm/filename.h"
+#include "lsm/io.h"
 #include "tests/lsm/db_test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -227,6 +229,73 @@ static void test_db_open_small_memtable_holds_many_entries(void **state) {
     }
     close_db(&f->db);
   }
+/* The names in dir, sorted and joined, for comparing a directory before and after. */
+static void list_names(const char *dir, char *out, size_t cap) {
+  char **names = NULL;
+  size_t n = 0;
+  err_t e;
+  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, &e), ST_OK);
+  for (size_t i = 0; i + 1 < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (strcmp(names[i], names[j]) > 0) {
+        char *t = names[i];
+        names[i] = names[j];
+        names[j] = t;
+      }
+  out[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    strncat(out, names[i], cap - strlen(out) - 1);
+    strncat(out, " ", cap - strlen(out) - 1);
+  }
+  lsm_io_names_free(names, n);
+}
+
+/* Writes n keys; with flush, into a table, else only into the log. */
+static void fill_db(fixture_t *f, int n, int flush) {
+  err_t e;
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
+  char key[32];
+  uint8_t val[64];
+  for (int i = 0; i < n; i++) {
+    size_t vl = test_value(val, (uint64_t)i + 1, sizeof val);
+    assert_int_equal(lsm_put(f->db, key, test_key(key, (uint64_t)i), val, vl, &e), ST_OK);
+  }
+  if (flush) assert_int_equal(lsm_flush(f->db, &e), ST_OK);
+  close_db(&f->db);
+}
+
+/* A database whose CURRENT is gone is damaged, not missing: an open that may create refuses
+   it (ST_E_CORRUPT naming the directory and saying to repair it) and changes nothing, where
+   it used to start a new database over it and delete its tables and logs. A directory with
+   only what a create that failed before CURRENT leaves (IDENTITY, an empty log, a manifest
+   without tables or writes) still becomes a database. */
+static void test_db_open_missing_current_is_corrupt(void **state) {
+  fixture_t *f = *state;
+  char cur[TEST_PATH_MAX + 64], before[4096], after[4096];
+  snprintf(cur, sizeof cur, "%s/CURRENT", f->dir);
+  err_t e;
+  for (int flush = 1; flush >= 0; flush--) {
+    fill_db(f, 3000, flush); /* tables and a log, or a log alone */
+    assert_int_equal(unlink(cur), 0);
+    list_names(f->dir, before, sizeof before);
+    for (int create = 1; create >= 0; create--) {
+      assert_int_equal(try_open(f->dir, create, &f->db, &e), ST_E_CORRUPT);
+      assert_null(f->db);
+      print_message("%s\n", e.msg);
+      assert_non_null(strstr(e.msg, f->dir));
+      assert_non_null(strstr(e.msg, "CURRENT is missing"));
+      assert_non_null(strstr(e.msg, "repair"));
+      list_names(f->dir, after, sizeof after);
+      assert_string_equal(before, after); /* nothing created, nothing deleted */
+    }
+    assert_int_equal(test_rmrf(f->dir), 0);
+    assert_int_equal(mkdir(f->dir, 0755), 0);
+  }
+  /* Opened and closed without a write: nothing to lose, so it may be created again. */
+  fill_db(f, 0, 0);
+  assert_int_equal(unlink(cur), 0);
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
+  close_db(&f->db);
 }
 
 int main(void) {
@@ -239,6 +308,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_db_open_reopen_keeps_data, setup, teardown),
       cmocka_unit_test_setup_teardown(test_db_open_small_memtable_holds_many_entries, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_missing_current_is_corrupt, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

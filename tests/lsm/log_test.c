@@ -315,6 +315,131 @@ static void test_write_batch_roundtrip(void **state) {
   write_batch_release(&c);
 }
 
+/* ---- Reading past damage (repair and check) ---------------------------------------------- */
+
+enum { SALVAGE_N = 2000 };
+
+/* The log of the salvage tests: small records, every 150th one 40,000 bytes (fragments over
+   two or three blocks). offsets[i] = where record i starts, from a clean read. */
+static void salvage_log(const char *path, size_t *lens, uint64_t *offsets) {
+  rng_t rng;
+  rng_init(&rng, 11);
+  for (size_t i = 0; i < SALVAGE_N; i++)
+    lens[i] = i % 150 == 75 ? 40000 : 20 + (size_t)rng_below(&rng, 380);
+  write_log(path, lens, SALVAGE_N);
+  log_reader_t *r;
+  err_t err;
+  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, &err), ST_OK);
+  const void *data;
+  size_t len, i = 0;
+  while (log_reader_next(r, &data, &len, &err) == ST_OK) offsets[i++] = log_reader_record_offset(r);
+  assert_int_equal(i, SALVAGE_N);
+  log_reader_close(r);
+}
+
+/* Reads path as repair does (past every damaged record); got[i] = record i was returned,
+   intact. Returns the damage reports; *skipped = the bytes skip_damage passed over. */
+static int salvage_read(const char *path, const size_t *lens, const uint64_t *offsets, uint8_t *got,
+                        uint64_t *skipped) {
+  log_reader_t *r;
+  err_t err;
+  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, &err), ST_OK);
+  uint8_t *buf = malloc(200000);
+  memset(got, 0, SALVAGE_N);
+  int damages = 0;
+  size_t j = 0;
+  *skipped = 0;
+  for (;;) {
+    const void *data;
+    size_t len;
+    int rc = log_reader_next(r, &data, &len, &err);
+    if (rc == ST_NOT_FOUND) break;
+    if (rc == ST_E_CORRUPT) {
+      damages++;
+      *skipped += log_reader_skip_damage(r);
+      assert_true(damages < 100);
+      continue;
+    }
+    assert_int_equal(rc, ST_OK);
+    uint64_t at = log_reader_record_offset(r);
+    while (j < SALVAGE_N && offsets[j] < at) j++;
+    if (j == SALVAGE_N || offsets[j] != at)
+      fail_msg("a record at %llu, where none starts", (unsigned long long)at);
+    assert_int_equal(len, lens[j]);
+    fill(buf, len, j);
+    assert_memory_equal(data, buf, len);
+    got[j] = 1;
+  }
+  log_reader_close(r);
+  free(buf);
+  return damages;
+}
+
+static size_t count_got(const uint8_t *got) {
+  size_t n = 0;
+  for (size_t i = 0; i < SALVAGE_N; i++) n += got[i];
+  return n;
+}
+
+/* One damaged record loses that record, not the rest of the log: a payload byte flipped
+   costs its own record (the next one, where its length says, checks out); a damaged length
+   costs the rest of its 32 KiB block (LevelDB's resync); a damaged first fragment costs its
+   record, whose other fragments are skipped without a report of their own. Each is one
+   damage. */
+static void test_log_skip_damage_resyncs_at_next_record(void **state) {
+  (void)state;
+  char path[8192];
+  snprintf(path, sizeof path, "%s/000003.log", dir);
+  static size_t lens[SALVAGE_N];
+  static uint64_t offsets[SALVAGE_N];
+  static uint8_t got[SALVAGE_N];
+  salvage_log(path, lens, offsets);
+  void *orig;
+  size_t size;
+  err_t err;
+  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), ST_OK);
+  uint64_t skipped;
+
+  /* A payload byte of record 10 (in the first block). */
+  assert_int_equal(test_file_xor_byte(path, offsets[10] + LOG_HEADER_BYTES + lens[10] / 2, 0x40),
+                   0);
+  assert_int_equal(salvage_read(path, lens, offsets, got, &skipped), 1);
+  print_message("payload byte of record 10 flipped: %zu of %d records read, %llu bytes skipped\n",
+                count_got(got), SALVAGE_N, (unsigned long long)skipped);
+  assert_int_equal(count_got(got), SALVAGE_N - 1);
+  assert_false(got[10]);
+  assert_int_equal(skipped, LOG_HEADER_BYTES + lens[10]);
+
+  /* The length of record 1000 (a small one): the rest of its block goes, nothing else. */
+  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, orig, size, &err), ST_OK);
+  size_t m = 1000;
+  assert_true(lens[m] < 400);
+  assert_int_equal(test_file_xor_byte(path, offsets[m] + 4, 0x03), 0);
+  assert_int_equal(salvage_read(path, lens, offsets, got, &skipped), 1);
+  uint64_t next_block = (offsets[m] / LOG_BLOCK_BYTES + 1) * LOG_BLOCK_BYTES;
+  size_t want = 0;
+  for (size_t i = 0; i < SALVAGE_N; i++) {
+    int kept = offsets[i] < offsets[m] || offsets[i] >= next_block;
+    want += (size_t)kept;
+    if (got[i] != kept)
+      fail_msg("record %zu (at %llu): read %d", i, (unsigned long long)offsets[i], got[i]);
+  }
+  print_message("length of record %zu damaged: %zu of %d records read\n", m, count_got(got),
+                SALVAGE_N);
+  assert_int_equal(count_got(got), want);
+
+  /* A payload byte of the first fragment of a 40,000-byte record. */
+  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, orig, size, &err), ST_OK);
+  size_t big = 75 + 150 * 5;
+  assert_int_equal(lens[big], 40000);
+  assert_int_equal(test_file_xor_byte(path, offsets[big] + LOG_HEADER_BYTES + 3, 0x40), 0);
+  assert_int_equal(salvage_read(path, lens, offsets, got, &skipped), 1);
+  assert_int_equal(count_got(got), SALVAGE_N - 1);
+  assert_false(got[big]);
+  assert_true(skipped > 40000);
+  free(orig);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_log_roundtrip_many_sizes, dir_setup, dir_teardown),
@@ -322,6 +447,8 @@ int main(void) {
                                       dir_teardown),
       cmocka_unit_test_setup_teardown(test_log_flipped_byte_is_corrupt, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_log_writer_dead_after_fault, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_log_skip_damage_resyncs_at_next_record, dir_setup,
+                                      dir_teardown),
       cmocka_unit_test(test_write_batch_roundtrip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

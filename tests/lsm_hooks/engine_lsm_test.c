@@ -83,7 +83,7 @@ static int fx_setup(void **state) {
 /* Closes the engine, then destroys the index_sync and the index (in that order: the engine
    borrows the sync, the sync the index). */
 static void fx_close(fixture_t *fx) {
-  if (fx->e) assert_int_equal(fx->e->ops->close(fx->e), BFH_OK);
+  if (fx->e) assert_int_equal(fx->e->ops->close(fx->e, NULL), BFH_OK);
   fx->e = NULL;
   index_sync_destroy(fx->sync);
   value_index_destroy(fx->index);
@@ -96,7 +96,7 @@ static int fx_teardown(void **state) {
   fixture_t *fx = g_fx;
   g_fx = NULL;
   if (!fx) return 0;
-  if (fx->e) fx->e->ops->close(fx->e);
+  if (fx->e) fx->e->ops->close(fx->e, NULL);
   index_sync_destroy(fx->sync);
   value_index_destroy(fx->index);
   int rc = fx->dir[0] ? test_rmrf(fx->dir) : 0;

@@ -136,7 +136,8 @@ static int mem_append(test_engine_t *te, const void *key, size_t key_len, const 
   return BFH_OK;
 }
 
-static int e_close(engine_t *e) {
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
   free(e);
   return BFH_OK;
 }
@@ -387,7 +388,7 @@ static fixture_t g_fx; /* the current test's engine and index; freed by the tear
 
 static int fx_teardown(void **state) {
   (void)state;
-  if (g_fx.te) e_close(&g_fx.te->base);
+  if (g_fx.te) e_close(&g_fx.te->base, NULL);
   value_index_destroy(g_fx.vi);
   memset(&g_fx, 0, sizeof g_fx);
   return 0;
