@@ -238,25 +238,41 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
 
 /* ---- The table's tag ------------------------------------------------------------------ */
 
-/* Where the tag's bytes come from: the whole file in memory (file != NULL) or f. */
+/* Where the tag's bytes come from: the whole file in memory (file != NULL) or f, read through
+   a window of TAG_WINDOW_BYTES (the data blocks' trailers lie ascending, about one every
+   4 KiB: one pread per window instead of one per trailer). */
+#define TAG_WINDOW_BYTES (256u << 10)
 typedef struct tag_src {
   const char *path;
   const uint8_t *file;
   lsm_rfile_t *f;
   uint64_t size;
+  buf_t win; /* file bytes [win_at, win_at + win_len) */
+  uint64_t win_at, win_len;
 } tag_src_t;
 
-static int tag_read(const tag_src_t *t, uint64_t off, uint8_t *p, uint64_t n, err_t *err) {
+static int tag_read(tag_src_t *t, uint64_t off, uint8_t *p, uint64_t n, err_t *err) {
   if (off > t->size || n > t->size - off)
     return err_set(err, BFH_E_CORRUPT,
-                   "table %s: block at %llu: handle points past the end of "
-                   "the file",
-                   t->path, (unsigned long long)off);
+                   "table %s: block at %llu: handle points past the end of the file", t->path,
+                   (unsigned long long)off);
   if (t->file) {
     memcpy(p, t->file + off, (size_t)n);
     return BFH_OK;
   }
-  return read_at(t->f, t->path, off, p, n, err);
+  if (n > LDB_BLOCK_TRAILER_BYTES) return read_at(t->f, t->path, off, p, n, err);
+  if (off < t->win_at || off + n > t->win_at + t->win_len) {
+    uint64_t len = t->size - off < TAG_WINDOW_BYTES ? t->size - off : TAG_WINDOW_BYTES;
+    if (buf_reserve(&t->win, (size_t)len) != BFH_OK)
+      return err_set(err, BFH_E_NOMEM, "table %s: no memory for its tag", t->path);
+    t->win_len = 0;
+    int rc = read_at(t->f, t->path, off, t->win.p, len, err);
+    if (rc != BFH_OK) return rc;
+    t->win_at = off;
+    t->win_len = len;
+  }
+  memcpy(p, t->win.p + (off - t->win_at), (size_t)n);
+  return BFH_OK;
 }
 
 /* Appends n bytes to the tag's input d (grown as needed). */
@@ -269,7 +285,7 @@ static int tag_append(buf_t *d, size_t *len, uint64_t n, const char *path, err_t
 
 /* The tag of the table t: the bytes of its footer, its index block (contents and trailer,
    checked) and the trailer of every data block the index lists, in index order, hashed. */
-static int table_tag(const tag_src_t *t, uint64_t *tag, err_t *err) {
+static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
   if (t->size < LDB_FOOTER_BYTES)
     return err_set(err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer",
                    t->path, (unsigned long long)t->size);
@@ -339,6 +355,7 @@ int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err) {
   tag_src_t t = {.path = path, .f = f, .size = lsm_rfile_size(f)};
   rc = table_tag(&t, tag, err);
   lsm_rfile_close(f);
+  free(t.win.p);
   return rc;
 }
 

@@ -24,7 +24,8 @@
  * (seed LDB_TABLE_TAG_SEED) of the footer (48 bytes), the index block's contents and trailer,
  * then the 5-byte trailer of every data block the index lists, in index order. Each trailer
  * holds the CRC32C of its block's contents, so the tag covers every key and value the index
- * reaches without the data blocks being read: one pread per data block trailer.
+ * reaches without the data blocks being decoded (the trailers are read through 256 KiB
+ * windows, one pread each).
  *
  * Single data blocks can also be read on their own (ldb_table_read_blocks), by the place the
  * index gives them (a block_ref_t, as the whole-table read reports it): each with one pread
