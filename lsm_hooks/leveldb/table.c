@@ -320,7 +320,8 @@ static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
   uint32_t nrestarts = rc == BFH_OK ? decode_fixed32(index + blen - 4) : 0;
   if (rc == BFH_OK && nrestarts > (blen - 4) / 4)
     rc = corrupt(&r, h[2], "restart count exceeds the block");
-  const uint8_t *p = index, *end = index + (rc == BFH_OK ? blen - 4 - 4 * (size_t)nrestarts : 0);
+  const uint8_t *p = index, *end = index; /* index is NULL after a failure */
+  if (rc == BFH_OK) end = index + blen - 4 - 4 * (size_t)nrestarts;
   while (rc == BFH_OK && p < end) {
     uint32_t shared, non_shared, vlen;
     uint64_t boff = 0, bsize = 0;
