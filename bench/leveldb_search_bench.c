@@ -334,7 +334,7 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       err_t e;
       t0 = now_ns();
       if (ldb_filter_build(lsm_io_default(), best, dflt.value_filter_bits, dflt.value_filter_hashes,
-                           dflt.hash_seed, 0, &f, NULL, &st, &e) != BFH_OK)
+                           dflt.hash_seed, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
         die("ldb_filter_build", e.msg);
       t[q] = now_ns() - t0;
       entries = st.entries;

@@ -196,6 +196,8 @@ void index_sync_destroy(index_sync_t *s) {
 
 int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err) {
   char *dir = NULL;
+  if (src->cache_dir && !src->table_tag)
+    return err_set(err, BFH_E_INVALID, "index sync: a filter cache needs the tables' tags");
   if (src->cache_dir && !(dir = strdup(src->cache_dir)))
     return err_set(err, BFH_E_NOMEM, "index sync: out of memory");
   free((char *)s->src.cache_dir);
@@ -391,12 +393,23 @@ static void job_release(job_t *j) {
 static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
   const value_index_params_t *p = value_index_params(s->index);
   err_t e;
-  int r = leaf_cache_load(s->src.io, cpath, j->number, j->size, p->m, p->k, p->seed, &j->got.filter,
-                          &j->got.blocks, &e);
+  if (!lsm_io_exists(s->src.io, cpath)) return BFH_NOT_FOUND;
+  /* The table's tag first: a file made for other bytes under this number is stale. */
+  leaf_cache_table_t t = {.number = j->number, .size = j->size};
+  int r = s->src.table_tag(s->src.ctx, j->number, &t.tag, &e);
+  if (r != BFH_OK) return r; /* the table is gone or damaged: read_leaf tells which */
+  r = leaf_cache_load(s->src.io, cpath, &t, p->m, p->k, p->seed, &j->got.filter, &j->got.blocks,
+                      &e);
   if (r != BFH_OK) {
-    if (r != BFH_NOT_FOUND) (void)lsm_io_unlink(s->src.io, cpath, NULL);
+    if (r != BFH_NOT_FOUND) {
+      (void)lsm_io_unlink(s->src.io, cpath, NULL);
+      pthread_mutex_lock(&s->mu);
+      s->stats.cache_stale += r == BFH_E_CORRUPT;
+      pthread_mutex_unlock(&s->mu);
+    }
     return r;
   }
+  j->got.tag = t.tag;
   if (!p->block_bits) { /* block filters are off for this open */
     block_filter_destroy(j->got.blocks);
     j->got.blocks = NULL;
@@ -433,9 +446,9 @@ static void read_job(index_sync_t *s, job_t *j) {
   if (!s->src.cache_dir) return;
   free(j->got.path); /* the cache file is where the leaf lives */
   j->got.path = NULL;
+  const leaf_cache_table_t t = {.number = j->number, .size = j->size, .tag = j->got.tag};
   if (p->leaves_on_disk && !j->upgrade) {
-    j->rc =
-        leaf_cache_store(s->src.io, cpath, j->number, j->size, j->got.filter, j->got.blocks, &e);
+    j->rc = leaf_cache_store(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &e);
     if (j->rc == BFH_OK && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
     j->got.offset = LEAF_CACHE_HEADER_BYTES;
     if (j->rc != BFH_OK) {
@@ -444,8 +457,8 @@ static void read_job(index_sync_t *s, job_t *j) {
       value_filter_destroy(j->got.filter);
       j->got.filter = NULL;
     }
-  } else if (leaf_cache_encode(j->number, j->size, j->got.filter, j->got.blocks, &j->cache_buf,
-                               &j->cache_len, &e) != BFH_OK) {
+  } else if (leaf_cache_encode(&t, j->got.filter, j->got.blocks, &j->cache_buf, &j->cache_len,
+                               &e) != BFH_OK) {
     j->cache_buf = NULL; /* the cache only speeds up a reopen */
   }
 }

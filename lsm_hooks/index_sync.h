@@ -65,6 +65,9 @@ typedef struct index_leaf_read {
   char *path;
   uint64_t offset;
   uint64_t bytes_read; /* what the read cost */
+  /* The tag of the table's bytes the filters were built from (with a cache_dir; see
+     index_source_t.table_tag): it binds the cache file to them. */
+  uint64_t tag;
 } index_leaf_read_t;
 
 /* Where the filters of an engine's tables come from. */
@@ -82,6 +85,12 @@ typedef struct index_source {
      memory it only makes a reopen faster and is written once the table has been live for
      cache_delay_ns (or at index_sync_close_caches). */
   const char *cache_dir;
+  /* Required with a cache_dir: the tag of table `number` as it is now, a digest of its bytes
+     (for LevelDB, ldb_table_tag). A cache file is trusted only when the tag it was made with
+     is this one; else it is stale and the table is read again. Any error (the table gone or
+     damaged): the cache file is not used, read_leaf says what the table is. Called from
+     index_sync_run with no lock of index_sync held. */
+  int (*table_tag)(void *ctx, uint64_t number, uint64_t *tag, err_t *err);
   uint64_t cache_delay_ns;
   lsm_io_t *io; /* for the cache files (borrowed; NULL: lsm_io_default()) */
 } index_source_t;
@@ -99,6 +108,7 @@ typedef struct index_sync_stats {
   uint64_t tables_built;         /* leaves handed over by the hook and added */
   uint64_t tables_read;          /* leaves made by read_leaf */
   uint64_t tables_cached;        /* leaves loaded from the sidecar cache */
+  uint64_t cache_stale;          /* cache files found stale or damaged, and rebuilt */
   uint64_t tables_unreadable;    /* tables whose filter could not be read */
   uint64_t tables_removed;       /* leaves dropped after their table left the live version */
   uint64_t add_errors;           /* leaves the value index refused (those tables are scanned) */
@@ -115,7 +125,8 @@ typedef struct index_sync_stats {
 /* index: borrowed, it must outlive the index_sync. NULL on no memory (message in err). */
 index_sync_t *index_sync_create(value_index_t *index, err_t *err);
 void index_sync_destroy(index_sync_t *s); /* NULL allowed; writes no cache file */
-/* Sets where run reads filters from (copied). Call once, before the first run. */
+/* Sets where run reads filters from (copied). Call once, before the first run. BFH_E_INVALID
+   for a cache_dir without table_tag. */
 int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err);
 const value_index_params_t *index_sync_params(const index_sync_t *s);
 

@@ -36,29 +36,35 @@ static int read_cache_file(lsm_io_t *io, const char *path, uint8_t **buf, size_t
   return BFH_OK;
 }
 
-/* Checks the header of a cache file of len bytes for table (number, size). On BFH_OK *flags
-   are its flags (those of version 2). Anything else is BFH_E_CORRUPT: the file is stale. */
-static int check_header(const uint8_t *h, size_t len, const char *path, uint64_t number,
-                        uint64_t size, uint32_t *flags, err_t *err) {
+/* Checks the header of a cache file of len bytes for table t. On BFH_OK *flags are its flags.
+   Anything else is BFH_E_CORRUPT: the file is stale. */
+static int check_header(const uint8_t *h, size_t len, const char *path, const leaf_cache_table_t *t,
+                        uint32_t *flags, err_t *err) {
   const int rc = BFH_E_CORRUPT;
   if (len < LEAF_CACHE_HEADER_BYTES)
     return err_set(err, rc, "filter cache %s: %zu bytes, too short for its header", path, len);
   uint32_t version = decode_fixed32(h + 4);
-  if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0 ||
-      (version != LEAF_CACHE_VERSION && version != LEAF_CACHE_VERSION_LEAF_ONLY))
-    return err_set(err, rc, "filter cache %s: bad magic or version", path);
-  if (crc32c_unmask(decode_fixed32(h + 28)) != crc32c_value(h, 28))
+  if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0)
+    return err_set(err, rc, "filter cache %s: bad magic", path);
+  if (version != LEAF_CACHE_VERSION) /* 1 and 2 are not bound to their table's bytes */
+    return err_set(err, rc, "filter cache %s: stale, of version %u, not %u", path, version,
+                   LEAF_CACHE_VERSION);
+  if (crc32c_unmask(decode_fixed32(h + 36)) != crc32c_value(h, 36))
     return err_set(err, rc, "filter cache %s: header checksum mismatch", path);
-  uint32_t known = version == LEAF_CACHE_VERSION ? LEAF_CACHE_HAS_BLOCKS : 0;
-  *flags = decode_fixed32(h + 24);
-  if (*flags & ~known)
-    return err_set(err, rc, "filter cache %s: unknown flags %u in version %u", path, *flags,
-                   version);
-  if (decode_fixed64(h + 8) != number || decode_fixed64(h + 16) != size)
-    return err_set(err, rc, "filter cache %s: made for table %llu of %llu bytes, not %llu of %llu",
-                   path, (unsigned long long)decode_fixed64(h + 8),
-                   (unsigned long long)decode_fixed64(h + 16), (unsigned long long)number,
-                   (unsigned long long)size);
+  *flags = decode_fixed32(h + 32);
+  if (*flags & ~LEAF_CACHE_HAS_BLOCKS)
+    return err_set(err, rc, "filter cache %s: unknown flags %u", path, *flags);
+  if (decode_fixed64(h + 8) != t->number || decode_fixed64(h + 16) != t->size)
+    return err_set(
+        err, rc, "filter cache %s: stale, made for table %llu of %llu bytes, not %llu of %llu",
+        path, (unsigned long long)decode_fixed64(h + 8), (unsigned long long)decode_fixed64(h + 16),
+        (unsigned long long)t->number, (unsigned long long)t->size);
+  if (decode_fixed64(h + 24) != t->tag)
+    return err_set(err, rc,
+                   "filter cache %s: stale, made for other contents of table %llu (tag %016llx; "
+                   "the table's is %016llx)",
+                   path, (unsigned long long)t->number, (unsigned long long)decode_fixed64(h + 24),
+                   (unsigned long long)t->tag);
   return BFH_OK;
 }
 
@@ -76,7 +82,7 @@ static int load_leaf(const uint8_t *p, size_t len, const char *path, uint64_t m,
   return BFH_OK;
 }
 
-int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t size, uint64_t m,
+int leaf_cache_load(lsm_io_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err) {
   uint8_t *buf = NULL;
@@ -85,7 +91,7 @@ int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t si
   if (rc != BFH_OK) return rc;
   uint32_t flags = 0;
   size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
-  rc = check_header(buf, len, path, number, size, &flags, err);
+  rc = check_header(buf, len, path, t, &flags, err);
   int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0;
   if (rc == BFH_OK && (has_blocks ? len < leaf_end : len != leaf_end))
     rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %zu bytes, expected %s%zu", path, len,
@@ -112,20 +118,21 @@ int leaf_cache_load(lsm_io_t *io, const char *path, uint64_t number, uint64_t si
   return BFH_OK;
 }
 
-int leaf_cache_encode(uint64_t number, uint64_t size, const value_filter_t *f,
+int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
                       const block_filter_t *blocks, uint8_t **out, size_t *len, err_t *err) {
   size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
   size_t n = leaf_end + (blocks ? block_filter_serialized_size(blocks) : 0);
   uint8_t *buf = malloc(n);
   if (!buf)
     return err_set(err, BFH_E_NOMEM, "filter cache of table %llu: no memory",
-                   (unsigned long long)number);
+                   (unsigned long long)t->number);
   memcpy(buf, LEAF_CACHE_MAGIC, 4);
   encode_fixed32(buf + 4, LEAF_CACHE_VERSION);
-  encode_fixed64(buf + 8, number);
-  encode_fixed64(buf + 16, size);
-  encode_fixed32(buf + 24, blocks ? LEAF_CACHE_HAS_BLOCKS : 0); /* flags */
-  encode_fixed32(buf + 28, crc32c_mask(crc32c_value(buf, 28)));
+  encode_fixed64(buf + 8, t->number);
+  encode_fixed64(buf + 16, t->size);
+  encode_fixed64(buf + 24, t->tag);
+  encode_fixed32(buf + 32, blocks ? LEAF_CACHE_HAS_BLOCKS : 0); /* flags */
+  encode_fixed32(buf + 36, crc32c_mask(crc32c_value(buf, 36)));
   value_filter_serialize(f, buf + LEAF_CACHE_HEADER_BYTES);
   if (blocks) block_filter_serialize(blocks, buf + leaf_end);
   *out = buf;
@@ -155,11 +162,11 @@ int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t 
   return BFH_OK;
 }
 
-int leaf_cache_store(lsm_io_t *io, const char *path, uint64_t number, uint64_t size,
+int leaf_cache_store(lsm_io_t *io, const char *path, const leaf_cache_table_t *t,
                      const value_filter_t *f, const block_filter_t *blocks, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;
-  int rc = leaf_cache_encode(number, size, f, blocks, &buf, &n, err);
+  int rc = leaf_cache_encode(t, f, blocks, &buf, &n, err);
   if (rc != BFH_OK) return rc;
   rc = leaf_cache_write(io, path, buf, n, err);
   free(buf);

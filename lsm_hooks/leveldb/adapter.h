@@ -168,6 +168,9 @@ int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_
    block filter) built by reading it (filter.h). */
 int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err);
+/* index_source_t.table_tag for table `number` of the database in dir (table.h,
+   ldb_table_tag). */
+int ldb_table_tag_of(lsm_io_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 /* errors.c */
 /* The path of table `number`: NNNNNN.ldb, or NNNNNN.sst when only that exists. */

@@ -42,7 +42,7 @@ static int build_error(const build_t *b, const char *path, err_t *err) {
 
 int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
                      uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
-                     ldb_read_stats_t *st, err_t *err) {
+                     uint64_t *tag, ldb_read_stats_t *st, err_t *err) {
   if (block_bits > BLOCK_FILTER_MAX_BITS)
     return err_set(err, BFH_E_INVALID,
                    "table %s: %u bits per value for a block filter (at most %u)", path, block_bits,
@@ -53,7 +53,8 @@ int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uin
   if (!b.leaf || (block_bits && !b.blocks))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   if (rc == BFH_OK)
-    rc = ldb_table_scan_blocks(io, path, add_value, b.blocks ? end_block : NULL, &b, st, err);
+    rc = ldb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, st, tag,
+                               err);
   if (rc == BFH_OK && b.rc != BFH_OK) rc = build_error(&b, path, err);
   block_filter_t *bf = NULL;
   if (rc == BFH_OK && b.blocks) {

@@ -22,9 +22,11 @@
    hash, bfh_hash64(value, seed); with block_bits == 0 *blocks is set to NULL (blocks itself may
    then be NULL). On BFH_OK *leaf and *blocks are new, owned by the caller. Errors as
    ldb_table_scan() (BFH_NOT_FOUND when the file does not exist; BFH_E_CORRUPT also for data blocks
-   the index lists out of file order); BFH_E_INVALID if block_bits exceeds BLOCK_FILTER_MAX_BITS. */
+   the index lists out of file order); BFH_E_INVALID if block_bits exceeds BLOCK_FILTER_MAX_BITS.
+   With tag != NULL, *tag is the table's tag (table.h) from the bytes the filters were built
+   from: what binds them to this table in the filter cache. */
 int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
                      uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
-                     ldb_read_stats_t *st, err_t *err);
+                     uint64_t *tag, ldb_read_stats_t *st, err_t *err);
 
 #endif

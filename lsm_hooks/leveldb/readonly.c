@@ -786,6 +786,11 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
   return ldb_leaf_read(r->io, r->path, number, p, out, err);
 }
 
+static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
+  engine_ro_t *r = ctx;
+  return ldb_table_tag_of(r->io, r->path, number, tag, err);
+}
+
 /* mkdir -p dir. */
 static int make_dirs(const char *dir, err_t *err) {
   char p[4200];
@@ -812,6 +817,7 @@ static int source_init(engine_ro_t *r, const char *index_dir, err_t *err) {
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = r,
                         .cache_dir = r->cache_dir,
+                        .table_tag = table_tag,
                         .cache_delay_ns = 0,
                         .io = r->io};
   return index_sync_set_source(r->sync, &src, err);

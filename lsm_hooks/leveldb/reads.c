@@ -31,7 +31,13 @@ int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_in
   ldb_table_path(dir, number, path, sizeof path);
   ldb_read_stats_t st = {0};
   int rc = ldb_filter_build(io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
-                            &out->blocks, &st, err);
+                            &out->blocks, &out->tag, &st, err);
   out->bytes_read = st.bytes_read;
   return rc;
+}
+
+int ldb_table_tag_of(lsm_io_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
+  char path[4200];
+  ldb_table_path(dir, number, path, sizeof path);
+  return ldb_table_tag(io, path, tag, err);
 }

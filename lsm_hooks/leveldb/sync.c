@@ -25,6 +25,11 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
   return ldb_leaf_read(el->io, el->path, number, p, out, err);
 }
 
+static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
+  engine_leveldb_t *el = ctx;
+  return ldb_table_tag_of(el->io, el->path, number, tag, err);
+}
+
 int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
   size_t n = strlen(el->path) + sizeof("/" LEAF_CACHE_DIR);
   el->cache_dir = malloc(n);
@@ -35,6 +40,7 @@ int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = el,
                         .cache_dir = el->cache_dir,
+                        .table_tag = table_tag,
                         .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
                         .io = el->io};
   return index_sync_set_source(el->sync, &src, err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "filters/hash.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -235,13 +236,144 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
   return BFH_OK;
 }
 
+/* ---- The table's tag ------------------------------------------------------------------ */
+
+/* Where the tag's bytes come from: the whole file in memory (file != NULL) or f, read through
+   a window of TAG_WINDOW_BYTES (the data blocks' trailers lie ascending, about one every
+   4 KiB: one pread per window instead of one per trailer). */
+#define TAG_WINDOW_BYTES (256u << 10)
+typedef struct tag_src {
+  const char *path;
+  const uint8_t *file;
+  lsm_rfile_t *f;
+  uint64_t size;
+  buf_t win; /* file bytes [win_at, win_at + win_len) */
+  uint64_t win_at, win_len;
+} tag_src_t;
+
+static int tag_read(tag_src_t *t, uint64_t off, uint8_t *p, uint64_t n, err_t *err) {
+  if (off > t->size || n > t->size - off)
+    return err_set(err, BFH_E_CORRUPT,
+                   "table %s: block at %llu: handle points past the end of the file", t->path,
+                   (unsigned long long)off);
+  if (t->file) {
+    memcpy(p, t->file + off, (size_t)n);
+    return BFH_OK;
+  }
+  if (n > LDB_BLOCK_TRAILER_BYTES) return read_at(t->f, t->path, off, p, n, err);
+  if (off < t->win_at || off + n > t->win_at + t->win_len) {
+    uint64_t len = t->size - off < TAG_WINDOW_BYTES ? t->size - off : TAG_WINDOW_BYTES;
+    if (buf_reserve(&t->win, (size_t)len) != BFH_OK)
+      return err_set(err, BFH_E_NOMEM, "table %s: no memory for its tag", t->path);
+    t->win_len = 0;
+    int rc = read_at(t->f, t->path, off, t->win.p, len, err);
+    if (rc != BFH_OK) return rc;
+    t->win_at = off;
+    t->win_len = len;
+  }
+  memcpy(p, t->win.p + (off - t->win_at), (size_t)n);
+  return BFH_OK;
+}
+
+/* Appends n bytes to the tag's input d (grown as needed). */
+static int tag_append(buf_t *d, size_t *len, uint64_t n, const char *path, err_t *err) {
+  if (buf_reserve(d, *len + (size_t)n) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "table %s: no memory for its tag", path);
+  *len += (size_t)n;
+  return BFH_OK;
+}
+
+/* The tag of the table t: the bytes of its footer, its index block (contents and trailer,
+   checked) and the trailer of every data block the index lists, in index order, hashed. */
+static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
+  if (t->size < LDB_FOOTER_BYTES)
+    return err_set(err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer",
+                   t->path, (unsigned long long)t->size);
+  buf_t d = {0}, ib = {0};
+  size_t len = 0;
+  uint64_t footer_at = t->size - LDB_FOOTER_BYTES, h[4];
+  int rc = tag_append(&d, &len, LDB_FOOTER_BYTES, t->path, err);
+  if (rc == BFH_OK) rc = tag_read(t, footer_at, d.p, LDB_FOOTER_BYTES, err);
+  const uint8_t *q = d.p;
+  if (rc == BFH_OK && decode_fixed64(d.p + 40) != LDB_TABLE_MAGIC)
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->path,
+                 (unsigned long long)footer_at);
+  for (int i = 0; rc == BFH_OK && i < 4 && q; i++) q = decode_varint64(q, d.p + 40, &h[i]);
+  if (rc == BFH_OK && !q)
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad block handles", t->path,
+                 (unsigned long long)footer_at);
+  reader_t r = {.path = t->path, .size = t->size, .blocks_end = footer_at, .err = err};
+  if (rc == BFH_OK) rc = check_handle(&r, h[2], h[3]);
+  if (rc == BFH_OK && h[3] > MAX_BLOCK_BYTES) rc = corrupt(&r, h[2], "index block too large");
+  size_t at = len;
+  if (rc == BFH_OK) rc = tag_append(&d, &len, h[3] + LDB_BLOCK_TRAILER_BYTES, t->path, err);
+  if (rc == BFH_OK) rc = tag_read(t, h[2], d.p + at, h[3] + LDB_BLOCK_TRAILER_BYTES, err);
+  const uint8_t *b = NULL;
+  size_t blen = 0;
+  if (rc == BFH_OK) rc = decode_block(&r, h[2], d.p + at, h[3], &ib, &b, &blen);
+  /* b points into d or ib: the index is walked from a copy, since d grows. */
+  uint8_t *index = NULL;
+  if (rc == BFH_OK && !(index = malloc(blen ? blen : 1)))
+    rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its index", t->path);
+  if (rc == BFH_OK) memcpy(index, b, blen);
+  if (rc == BFH_OK && blen < 4) rc = corrupt(&r, h[2], "block shorter than its restart count");
+  uint32_t nrestarts = rc == BFH_OK ? decode_fixed32(index + blen - 4) : 0;
+  if (rc == BFH_OK && nrestarts > (blen - 4) / 4)
+    rc = corrupt(&r, h[2], "restart count exceeds the block");
+  const uint8_t *p = index, *end = index; /* index is NULL after a failure */
+  if (rc == BFH_OK) end = index + blen - 4 - 4 * (size_t)nrestarts;
+  while (rc == BFH_OK && p < end) {
+    uint32_t shared, non_shared, vlen;
+    uint64_t boff = 0, bsize = 0;
+    p = decode_varint32(p, end, &shared);
+    if (p) p = decode_varint32(p, end, &non_shared);
+    if (p) p = decode_varint32(p, end, &vlen);
+    if (!p || non_shared > (size_t)(end - p) || vlen > (size_t)(end - p) - non_shared) {
+      rc = corrupt(&r, h[2], "index entry: bad lengths");
+      break;
+    }
+    const uint8_t *v = p + non_shared;
+    p = v + vlen;
+    const uint8_t *e = decode_varint64(v, p, &boff);
+    if (e) e = decode_varint64(e, p, &bsize);
+    if (!e) rc = corrupt(&r, h[2], "index entry: bad block handle");
+    if (rc == BFH_OK) rc = check_handle(&r, boff, bsize);
+    at = len;
+    if (rc == BFH_OK) rc = tag_append(&d, &len, LDB_BLOCK_TRAILER_BYTES, t->path, err);
+    if (rc == BFH_OK) rc = tag_read(t, boff + bsize, d.p + at, LDB_BLOCK_TRAILER_BYTES, err);
+  }
+  if (rc == BFH_OK) *tag = bfh_hash64(d.p, len, LDB_TABLE_TAG_SEED);
+  free(index);
+  free(ib.p);
+  free(d.p);
+  return rc;
+}
+
+int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
+  tag_src_t t = {.path = path, .f = f, .size = lsm_rfile_size(f)};
+  rc = table_tag(&t, tag, err);
+  lsm_rfile_close(f);
+  free(t.win.p);
+  return rc;
+}
+
+/* ---- Reading a table ------------------------------------------------------------------- */
+
 int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                    err_t *err) {
-  return ldb_table_scan_blocks(io, path, fn, NULL, arg, st, err);
+  return ldb_table_scan_tagged(io, path, fn, NULL, arg, st, NULL, err);
 }
 
 int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, err_t *err) {
+  return ldb_table_scan_tagged(io, path, fn, block_fn, arg, st, NULL, err);
+}
+
+int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                          void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
   uint8_t *file = NULL;
   uint64_t size = 0;
   int rc = read_file(io, path, &file, &size, err);
@@ -279,6 +411,10 @@ int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_b
   size_t ilen;
   rc = read_block(&r, h[2], h[3], &r.index_buf, &ib, &ilen);
   if (rc == BFH_OK) rc = walk_block(&r, h[2], ib, ilen, 0);
+  if (rc == BFH_OK && tag) { /* from the bytes the entries came from */
+    tag_src_t t = {.path = path, .file = file, .size = size};
+    rc = table_tag(&t, tag, err);
+  }
 out:
   free(r.index_buf.p);
   free(r.data_buf.p);

@@ -18,6 +18,15 @@
  * Messages name the file and the offset: "table /db/000123.ldb: block at 40960: checksum
  * mismatch".
  *
+ * A table's tag (ldb_table_tag) is a 64-bit digest that binds what bfh derives from the table
+ * (its filters, kept in the sidecar cache, lsm_hooks/leaf_cache.h) to the table's bytes, not
+ * to its number and size, which a database made again in the same directory reuses: XXH3-64
+ * (seed LDB_TABLE_TAG_SEED) of the footer (48 bytes), the index block's contents and trailer,
+ * then the 5-byte trailer of every data block the index lists, in index order. Each trailer
+ * holds the CRC32C of its block's contents, so the tag covers every key and value the index
+ * reaches without the data blocks being decoded (the trailers are read through 256 KiB
+ * windows, one pread each).
+ *
  * Single data blocks can also be read on their own (ldb_table_read_blocks), by the place the
  * index gives them (a block_ref_t, as the whole-table read reports it): each with one pread
  * of its contents and trailer, checked and decoded as above, without the footer or index.
@@ -37,6 +46,14 @@
 #define LDB_FOOTER_BYTES 48
 #define LDB_BLOCK_TRAILER_BYTES 5
 
+#define LDB_TABLE_TAG_SEED 0x6266687461673031ull /* "bfhtag01" */
+
+/* The tag of the table file at path (see above), read through io (borrowed): the footer, the
+   index block (its checksum verified) and each data block's trailer. BFH_NOT_FOUND if the file
+   does not exist; BFH_E_CORRUPT (a bad footer, index block or handle), BFH_E_IO, BFH_E_NOMEM,
+   naming the file and offset. The data blocks themselves are not checked. Thread-safe. */
+int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err);
+
 /* Calls fn for every entry of the table file at path (read through io, borrowed), in file order
    (ascending internal key), with borrowed pointers valid during the call. Adds to st (may be NULL).
    Returns BFH_OK (also when fn stopped the read); BFH_NOT_FOUND if the file does not exist
@@ -54,6 +71,11 @@ typedef int (*ldb_block_fn)(void *arg, uint64_t offset, uint64_t size);
    of each data block (also of a block without entries), before the next block's first. */
 int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, err_t *err);
+
+/* ldb_table_scan_blocks, and with tag != NULL (and BFH_OK) *tag is the table's tag, taken from
+   the very bytes the entries were read from (as ldb_table_tag would give it for them). */
+int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                          void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err);
 
 /* Calls fn for every entry of the data blocks refs[0, n) of the table at path, block by block
    in the order of refs, reading only those blocks (contents and trailer each; bytes_read in st

@@ -58,7 +58,7 @@ static int describe_filter(engine_leveldb_t *el, value_index_t *vi, const char *
   if (!vi || !value_index_contains(vi, number)) return BFH_OK; /* not indexed (yet) */
   const value_index_params_t *p = value_index_params(vi);
   value_filter_t *leaf = NULL;
-  int rc = ldb_filter_build(el->io, path, p->m, p->k, p->seed, 0, &leaf, NULL, NULL, err);
+  int rc = ldb_filter_build(el->io, path, p->m, p->k, p->seed, 0, &leaf, NULL, NULL, NULL, err);
   if (rc != BFH_OK) return rc;
   info->has_value_filter = 1;
   info->value_filter_fill = value_filter_fill_ratio(leaf);
@@ -212,7 +212,10 @@ static void check_cache_file(check_t *c, const char *name, uint64_t m, uint32_t 
   value_filter_t *leaf = NULL;
   block_filter_t *blocks = NULL;
   err_t e;
-  int rc = leaf_cache_load(c->io, path, number, tsize, m, k, seed, &leaf, &blocks, &e);
+  leaf_cache_table_t t = {.number = number, .size = tsize};
+  /* A table that does not give its tag is damaged: that is reported with the table. */
+  if (ldb_table_tag(c->io, table, &t.tag, &e) != BFH_OK) return;
+  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
   value_filter_destroy(leaf);
   block_filter_destroy(blocks);
   if (rc != BFH_E_CORRUPT) return;

@@ -1,5 +1,6 @@
-/* Fuzz target: the LevelDB table reader (ldb_table_scan_blocks and ldb_table_read_blocks in
- * lsm_hooks/leveldb/table.c): footer, index block, data blocks, raw and snappy-compressed.
+/* Fuzz target: the LevelDB table reader (ldb_table_scan_tagged, ldb_table_read_blocks and
+ * ldb_table_tag in lsm_hooks/leveldb/table.c): footer, index block, data blocks, raw and
+ * snappy-compressed, and the table's tag.
  *
  * The input is a whole .ldb file, written to a scratch file (the reader takes a path). It
  * is scanned as given and again as a copy whose checksums were recomputed: the index
@@ -10,7 +11,8 @@
  * the file's end and beyond included).
  * Invariants checked: entries handed to the visitor have a known type and in-bounds
  * lengths; the reported blocks are ascending and non-overlapping; reading them on their own
- * succeeds when the whole read did, with the same entries, and counts their bytes.
+ * succeeds when the whole read did, with the same entries, and counts their bytes; the tag
+ * the whole read took from its bytes is the one ldb_table_tag reads from the file.
  */
 #include "fuzz_util.h"
 
@@ -88,7 +90,11 @@ static void exercise(const uint8_t *data, size_t size) {
   memset(&b, 0, sizeof b);
   ldb_read_stats_t st = {0};
   err_t err;
-  int rc = ldb_table_scan_blocks(lsm_io_default(), path, visit_counted, end_block, &b, &st, &err);
+  uint64_t tag = 0, file_tag = 1;
+  int rc =
+      ldb_table_scan_tagged(lsm_io_default(), path, visit_counted, end_block, &b, &st, &tag, &err);
+  int rc_tag = ldb_table_tag(lsm_io_default(), path, &file_tag, &err);
+  if (rc == BFH_OK) fuzz_check(rc_tag == BFH_OK && tag == file_tag);
   uint64_t entries = b.entries;
   ldb_read_stats_t st2 = {0};
   b.entries = 0;

@@ -1,14 +1,15 @@
 /* Fuzz target: the sidecar filter cache file of the LevelDB engine (leaf_cache_load in
- * lsm_hooks/leaf_cache.c): the 32-byte header, the serialized value filter, then (version 2,
- * flag LEAF_CACHE_HAS_BLOCKS) the serialized block filter.
+ * lsm_hooks/leaf_cache.c): the 40-byte header (version 3: table number, size and tag), the
+ * serialized value filter, then (flag LEAF_CACHE_HAS_BLOCKS) the serialized block filter.
  *
  * The input is a whole .vf file, written to a scratch file (the loader takes a path). It is
- * loaded twice with the expectations (table number and size; m, k, seed) taken from the
+ * loaded twice with the expectations (table number, size and tag; m, k, seed) taken from the
  * input itself, so that the comparisons can pass: once as given, once with the header CRC,
  * the value filter's trailing CRC and the block filter's trailing CRC (at the end of the
  * input) recomputed, so that the decoders behind them are reached. m is capped (it sizes
  * the loader's buffer: in the engine it comes from the options, never from the file).
- * Invariants checked: a filter that loads has the m, k and seed asked for; a block filter
+ * Invariants checked: a filter that loads has the m, k and seed asked for, and a header of
+ * version 3 that names the table asked for (a file of another tag never loads); a block filter
  * comes only with the flag, and its refs are ascending and non-overlapping.
  */
 #include "fuzz_util.h"
@@ -27,11 +28,13 @@ static void check_blocks(const block_filter_t *b) {
 }
 
 static void exercise(const uint8_t *data, size_t size, uint64_t m) {
-  uint64_t number = 0, tsize = 0, seed = 0;
+  leaf_cache_table_t t = {0};
+  uint64_t seed = 0;
   uint32_t k = 3;
   if (size >= LEAF_CACHE_HEADER_BYTES) {
-    number = decode_fixed64(data + 8);
-    tsize = decode_fixed64(data + 16);
+    t.number = decode_fixed64(data + 8);
+    t.size = decode_fixed64(data + 16);
+    t.tag = decode_fixed64(data + 24);
   }
   if (size >= LEAF_CACHE_HEADER_BYTES + VALUE_FILTER_HEADER_BYTES) {
     const uint8_t *v = data + LEAF_CACHE_HEADER_BYTES;
@@ -43,13 +46,21 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
   value_filter_t *f = NULL;
   block_filter_t *blocks = NULL;
   err_t err;
-  if (leaf_cache_load(lsm_io_default(), path, number, tsize, m, k, seed, &f, &blocks, &err) ==
-      BFH_OK) {
+  if (leaf_cache_load(lsm_io_default(), path, &t, m, k, seed, &f, &blocks, &err) == BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
-    fuzz_check(!blocks || (decode_fixed32(data + 24) & LEAF_CACHE_HAS_BLOCKS));
+    fuzz_check(decode_fixed32(data + 4) == LEAF_CACHE_VERSION);
+    fuzz_check(!blocks || (decode_fixed32(data + 32) & LEAF_CACHE_HAS_BLOCKS));
     if (blocks) check_blocks(blocks);
     value_filter_destroy(f);
     block_filter_destroy(blocks);
+    /* The same file for other contents of the same table is stale. */
+    leaf_cache_table_t other = t;
+    other.tag ^= 1;
+    f = NULL;
+    blocks = NULL;
+    fuzz_check(leaf_cache_load(lsm_io_default(), path, &other, m, k, seed, &f, &blocks, &err) ==
+               BFH_E_CORRUPT);
+    fuzz_check(!f && !blocks);
   }
 }
 
@@ -66,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   exercise(data, size, m);
   uint8_t *c = fuzz_copy(data, size);
   if (size >= LEAF_CACHE_HEADER_BYTES) {
-    encode_fixed32(c + 28, crc32c_mask(crc32c_value(c, 28)));
+    encode_fixed32(c + 36, crc32c_mask(crc32c_value(c, 36)));
     size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
     if (size > leaf_end) { /* a block filter after the leaf */
       fix_crc(c, size, LEAF_CACHE_HEADER_BYTES, leaf_end);

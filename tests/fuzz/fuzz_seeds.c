@@ -199,18 +199,19 @@ static void seed_files(const char *dir, const char *prefix, const char *suffix, 
   closedir(d);
 }
 
-/* A filter cache file with a block filter (the engine writes none yet): the filters of the
-   LevelDB table at path. */
+/* A filter cache file with a block filter: the filters of the LevelDB table at path, bound to
+   its tag. */
 static void seed_cache_with_blocks(const char *path, const char *base) {
   value_filter_t *leaf;
   block_filter_t *blocks;
   err_t err;
+  leaf_cache_table_t t = {.number = 1, .size = 2};
   if (ldb_filter_build(lsm_io_default(), path, 4096, 3, BFH_DEFAULT_SEED, BLOCK_FILTER_DEFAULT_BITS,
-                       &leaf, &blocks, NULL, &err) != BFH_OK)
+                       &leaf, &blocks, &t.tag, NULL, &err) != BFH_OK)
     die("ldb_filter_build", err.msg);
   uint8_t *buf;
   size_t n;
-  if (leaf_cache_encode(1, 2, leaf, blocks, &buf, &n, &err) != BFH_OK)
+  if (leaf_cache_encode(&t, leaf, blocks, &buf, &n, &err) != BFH_OK)
     die("leaf_cache_encode", err.msg);
   char name[600];
   snprintf(name, sizeof name, "%s-blocks.vf", base);

@@ -48,6 +48,7 @@ typedef struct fixture {
   int calls_of[MAXT];          /* per table */
   int fail_of[MAXT];           /* status read_leaf returns for a table (BFH_OK: a filter) */
   int damaged_blocks_of[MAXT]; /* read_leaf says the table's block filter is damaged */
+  uint64_t tag_of[MAXT];       /* the tag of each table's contents (table_tag, read_leaf) */
   uint32_t block_bits;         /* of the next fx_open's index (0: no block filters) */
 } fixture_t;
 
@@ -59,6 +60,7 @@ static int fx_setup(void **state) {
   if (!g_fx) return -1;
   if (test_tmpdir_create(g_fx->dir, sizeof g_fx->dir, "index_sync_test") != 0) return -1;
   snprintf(g_fx->cache, sizeof g_fx->cache, "%s/%s", g_fx->dir, LEAF_CACHE_DIR);
+  for (uint64_t t = 0; t < MAXT; t++) g_fx->tag_of[t] = 0x7a670000ull + t;
   return mkdir(g_fx->cache, 0755);
 }
 
@@ -118,12 +120,30 @@ static int test_read_leaf(void *ctx, uint64_t number, const value_index_params_t
                    (unsigned long long)number);
   out->filter = table_filter(number, p->m, p->k, p->seed);
   out->bytes_read = 100;
+  out->tag = fx->tag_of[number];
   if (p->block_bits && fx->damaged_blocks_of[number])
     err_set(&out->blocks_err, BFH_E_CORRUPT, "test table %llu: block filter: checksum mismatch",
             (unsigned long long)number);
   else if (p->block_bits)
     out->blocks = table_blocks(number, p->block_bits);
   return BFH_OK;
+}
+
+static int test_table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
+  fixture_t *fx = ctx;
+  assert_true(number < MAXT);
+  if (fx->fail_of[number] != BFH_OK)
+    return err_set(err, fx->fail_of[number], "test table %llu: cannot read",
+                   (unsigned long long)number);
+  *tag = fx->tag_of[number];
+  return BFH_OK;
+}
+
+/* The cache file at path as table (number, size) of the test source has it now. */
+static int cache_load(const fixture_t *fx, const char *path, uint64_t number, uint64_t size,
+                      value_filter_t **f, block_filter_t **blocks, err_t *err) {
+  leaf_cache_table_t t = {.number = number, .size = size, .tag = fx->tag_of[number]};
+  return leaf_cache_load(lsm_io_default(), path, &t, M, K, SEED, f, blocks, err);
 }
 
 /* A new index (leaves in memory or on disk) and index_sync reading from the test source,
@@ -138,6 +158,7 @@ static void fx_open(fixture_t *fx, int on_disk, int cache, uint64_t cache_delay_
   index_source_t src = {.read_leaf = test_read_leaf,
                         .ctx = fx,
                         .cache_dir = cache ? fx->cache : NULL,
+                        .table_tag = test_table_tag,
                         .cache_delay_ns = cache_delay_ns};
   assert_int_equal(index_sync_set_source(fx->sync, &src, &err), BFH_OK);
   fx->calls = 0;
@@ -515,8 +536,7 @@ static void test_cache_leaves_in_memory(void **state) {
     value_filter_t *f = NULL, *want = table_filter(t, M, K, SEED);
     err_t err;
     block_filter_t *blocks = NULL;
-    assert_int_equal(
-        leaf_cache_load(lsm_io_default(), path, t, t * 100, M, K, SEED, &f, &blocks, &err), BFH_OK);
+    assert_int_equal(cache_load(fx, path, t, t * 100, &f, &blocks, &err), BFH_OK);
     assert_null(blocks); /* block filters are off in this index */
     assert_memory_equal(f->words, want->words, want->nwords * 8);
     value_filter_destroy(f);
@@ -561,12 +581,10 @@ static void test_cache_leaves_in_memory(void **state) {
     value_filter_t *f = NULL;
     block_filter_t *blocks = NULL;
     err_t err;
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 2, 200, M, K, SEED, &f, &blocks, &err),
-                     BFH_OK);
+    assert_int_equal(cache_load(fx, path, 2, 200, &f, &blocks, &err), BFH_OK);
     value_filter_destroy(f);
     cache_file(fx, 3, path, sizeof path);
-    assert_int_equal(leaf_cache_load(lsm_io_default(), path, 3, 301, M, K, SEED, &f, &blocks, &err),
-                     BFH_OK);
+    assert_int_equal(cache_load(fx, path, 3, 301, &f, &blocks, &err), BFH_OK);
     value_filter_destroy(f);
   }
 
@@ -625,6 +643,58 @@ static void test_cache_leaves_on_disk(void **state) {
   fx_close(fx);
 }
 
+/* A cache file is bound to its table's contents by the tag: a table made again under the same
+   number and size (a database destroyed and made anew in the same directory) has another tag,
+   and its old cache file is stale: the table is read again and the file rewritten, whether the
+   leaves live in memory or on disk. A filter cache without the tables' tags is refused. */
+static void test_cache_bound_to_tag(void **state) {
+  (void)state;
+  fixture_t *fx = fx_get();
+  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}};
+  uint64_t live[] = {1, 2, 3};
+  char path[TEST_PATH_MAX];
+  for (int on_disk = 0; on_disk <= 1; on_disk++) {
+    fx_open(fx, on_disk, 1, 0);
+    list_ok(fx, all, 3, NULL);
+    run_ok(fx, INDEX_RUN_ALL, 0);
+    index_sync_close_caches(fx->sync);
+    fx_close(fx);
+
+    fx->tag_of[2] ^= 0x100; /* table 2: same number and size, other bytes */
+    fx_open(fx, on_disk, 1, 0);
+    list_ok(fx, all, 3, NULL);
+    run_ok(fx, INDEX_RUN_ALL, 0);
+    assert_int_equal(fx->calls, 1);
+    assert_int_equal(fx->calls_of[2], 1);
+    assert_int_equal(index_sync_leaf_source(fx->sync, 1), INDEX_LEAF_CACHED);
+    assert_int_equal(index_sync_leaf_source(fx->sync, 2), INDEX_LEAF_READ);
+    assert_int_equal(index_sync_leaf_source(fx->sync, 3), INDEX_LEAF_CACHED);
+    index_sync_stats_t st;
+    index_sync_get_stats(fx->sync, &st);
+    assert_int_equal(st.cache_stale, 1);
+    expect_probes_agree(fx->index, live, 3);
+    index_sync_close_caches(fx->sync);
+    fx_close(fx);
+    /* The file was rewritten for the new contents. */
+    cache_file(fx, 2, path, sizeof path);
+    value_filter_t *f = NULL;
+    block_filter_t *blocks = NULL;
+    err_t err;
+    assert_int_equal(cache_load(fx, path, 2, 200, &f, &blocks, &err), BFH_OK);
+    value_filter_destroy(f);
+    block_filter_destroy(blocks);
+  }
+
+  err_t err;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0};
+  fx->index = value_index_create(&p, &err);
+  assert_non_null(fx->index);
+  fx->sync = index_sync_create(fx->index, &err);
+  assert_non_null(fx->sync);
+  index_source_t src = {.read_leaf = test_read_leaf, .ctx = fx, .cache_dir = fx->cache};
+  assert_int_equal(index_sync_set_source(fx->sync, &src, &err), BFH_E_INVALID);
+}
+
 /* A cache made without block filters (with them off, or by a version before them) is
    upgraded lazily: a reopen with block filters on loads every leaf from the cache at once
    and reads no table; a later run (not before the tables are min_age old) reads each table
@@ -681,8 +751,7 @@ static void test_cache_upgrade(void **state) {
   value_filter_t *f = NULL;
   block_filter_t *blocks = NULL;
   err_t err;
-  assert_int_equal(leaf_cache_load(lsm_io_default(), path, 1, 100, M, K, SEED, &f, &blocks, &err),
-                   BFH_OK);
+  assert_int_equal(cache_load(fx, path, 1, 100, &f, &blocks, &err), BFH_OK);
   assert_non_null(blocks);
   assert_int_equal(block_filter_blocks(blocks), 2);
   value_filter_destroy(f);
@@ -857,6 +926,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_cache_leaves_in_memory, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_leaves_on_disk, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_upgrade, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_cache_bound_to_tag, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_value_hook, fx_setup, fx_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -627,15 +627,21 @@ static void test_ldb_reader_filter_build_blocks(void **state) {
   err_t err;
   assert_int_equal(ldb_table_scan(lsm_io_default(), dst, add_to_leaf, want, NULL, &err), BFH_OK);
   assert_int_equal(
-      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 0, &plain, &none, NULL, &err), BFH_OK);
+      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 0, &plain, &none, NULL, NULL, &err),
+      BFH_OK);
   assert_null(none);
+  uint64_t tag = 0, file_tag = 1;
   assert_int_equal(
-      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 10, &leaf, &blocks, &st, &err), BFH_OK);
+      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 10, &leaf, &blocks, &tag, &st, &err),
+      BFH_OK);
   assert_non_null(blocks);
+  /* The tag of the bytes the filters came from is the one a later check reads from the file. */
+  assert_int_equal(ldb_table_tag(lsm_io_default(), dst, &file_tag, &err), BFH_OK);
+  assert_true(tag == file_tag);
   assert_memory_equal(plain->words, want->words, want->nwords * 8);
   assert_memory_equal(leaf->words, want->words, want->nwords * 8);
   assert_int_equal(ldb_filter_build(lsm_io_default(), dst, m, k, seed, BLOCK_FILTER_MAX_BITS + 1,
-                                    &plain, &blocks, NULL, &err),
+                                    &plain, &blocks, NULL, NULL, &err),
                    BFH_E_INVALID);
 
   table_read_t whole = {.hash_seed = seed};

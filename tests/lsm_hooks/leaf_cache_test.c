@@ -1,5 +1,6 @@
-/* Tests of the sidecar cache files of leaves (lsm_hooks/leaf_cache): version 2 round trips
- * with and without a block filter, version-1 files, and damage that makes a file stale. */
+/* Tests of the sidecar cache files of leaves (lsm_hooks/leaf_cache): version 3 round trips
+ * with and without a block filter, files of versions 1 and 2 (stale: not bound to their
+ * table's bytes), another table's number, size or tag, and damage that makes a file stale. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +24,9 @@
 #define SEED 0x5eedull
 #define NUMBER 42
 #define TSIZE 123456
+#define TAG 0x0123456789abcdefull
+
+static const leaf_cache_table_t TABLE = {NUMBER, TSIZE, TAG};
 #define NBLOCKS 8
 #define VALUES_PER_BLOCK 20
 
@@ -121,7 +125,7 @@ static block_filter_t *load_ok(const fixture_t *fx) {
   value_filter_t *f = NULL;
   block_filter_t *b = (block_filter_t *)&f; /* overwritten */
   err_t err;
-  int rc = leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, &b, &err);
+  int rc = leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err);
   if (rc != BFH_OK) fail_msg("load %s: %d %s", fx->path, rc, err.msg);
   assert_memory_equal(f->words, fx->leaf->words, fx->leaf->nwords * 8);
   value_filter_destroy(f);
@@ -132,7 +136,7 @@ static void expect_stale(const fixture_t *fx, const char *what) {
   value_filter_t *f = NULL;
   block_filter_t *b = NULL;
   err_t err;
-  int rc = leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, &b, &err);
+  int rc = leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err);
   if (rc != BFH_E_CORRUPT) fail_msg("%s: load gave %d, not BFH_E_CORRUPT", what, rc);
   assert_non_null(strstr(err.msg, fx->path));
   assert_null(f);
@@ -142,13 +146,14 @@ static void expect_stale(const fixture_t *fx, const char *what) {
 static void test_leaf_cache_round_trip_without_blocks(void **state) {
   fixture_t *fx = *state;
   err_t err;
-  assert_int_equal(
-      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, NULL, &err), BFH_OK);
+  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, NULL, &err),
+                   BFH_OK);
   size_t n;
   uint8_t *p = read_all(fx->path, &n);
   assert_int_equal(n, LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M));
   assert_int_equal(decode_fixed32(p + 4), LEAF_CACHE_VERSION);
-  assert_int_equal(decode_fixed32(p + 24), 0);
+  assert_true(decode_fixed64(p + 24) == TAG);
+  assert_int_equal(decode_fixed32(p + 32), 0);
   free(p);
   assert_null(load_ok(fx));
 }
@@ -157,14 +162,14 @@ static void test_leaf_cache_round_trip_with_blocks(void **state) {
   fixture_t *fx = *state;
   assert_int_equal(block_filter_blocks(fx->blocks), NBLOCKS - 1);
   err_t err;
-  assert_int_equal(
-      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, fx->blocks, &err),
-      BFH_OK);
+  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
+                   BFH_OK);
   size_t n, leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M);
   uint8_t *p = read_all(fx->path, &n);
   assert_int_equal(n, leaf_end + block_filter_serialized_size(fx->blocks));
   assert_int_equal(decode_fixed32(p + 4), LEAF_CACHE_VERSION);
-  assert_int_equal(decode_fixed32(p + 24), LEAF_CACHE_HAS_BLOCKS);
+  assert_true(decode_fixed64(p + 24) == TAG);
+  assert_int_equal(decode_fixed32(p + 32), LEAF_CACHE_HAS_BLOCKS);
   /* The leaf stays at offset LEAF_CACHE_HEADER_BYTES (with leaves on disk it is read there). */
   uint8_t *leaf = malloc(value_filter_serialized_size(M));
   assert_non_null(leaf);
@@ -185,45 +190,49 @@ static void test_leaf_cache_round_trip_with_blocks(void **state) {
   block_filter_destroy(b);
   /* blocks == NULL: the leaf alone, the block filter checked and dropped. */
   value_filter_t *f = NULL;
-  assert_int_equal(
-      leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, NULL, &err),
-      BFH_OK);
+  assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, NULL, &err),
+                   BFH_OK);
   value_filter_destroy(f);
 }
 
-/* A version-1 file, written byte by byte as the old code wrote it. */
-static void write_v1(const fixture_t *fx, uint32_t flags, const block_filter_t *after) {
-  size_t leaf = value_filter_serialized_size(M);
-  size_t n = LEAF_CACHE_HEADER_BYTES + leaf + (after ? block_filter_serialized_size(after) : 0);
+/* A file of version 1 or 2, written byte by byte as the old code wrote it: a 32-byte header
+   with the table's number and size but no tag. */
+static void write_old(const fixture_t *fx, uint32_t version, uint32_t flags,
+                      const block_filter_t *after) {
+  size_t leaf = value_filter_serialized_size(M), hdr = 32;
+  size_t n = hdr + leaf + (after ? block_filter_serialized_size(after) : 0);
   uint8_t *p = calloc(1, n);
   assert_non_null(p);
   memcpy(p, "BFHC", 4);
-  encode_fixed32(p + 4, 1);
+  encode_fixed32(p + 4, version);
   encode_fixed64(p + 8, NUMBER);
   encode_fixed64(p + 16, TSIZE);
   encode_fixed32(p + 24, flags);
   encode_fixed32(p + 28, crc32c_mask(crc32c_value(p, 28)));
-  value_filter_serialize(fx->leaf, p + LEAF_CACHE_HEADER_BYTES);
-  if (after) block_filter_serialize(after, p + LEAF_CACHE_HEADER_BYTES + leaf);
+  value_filter_serialize(fx->leaf, p + hdr);
+  if (after) block_filter_serialize(after, p + hdr + leaf);
   write_all(fx->path, p, n);
   free(p);
 }
 
-static void test_leaf_cache_v1_file_loads_without_blocks(void **state) {
+/* Versions 1 and 2 named their table by number and size only, which a database made again in
+   the same directory reuses: such a file is stale, never trusted. */
+static void test_leaf_cache_old_versions_are_stale(void **state) {
   fixture_t *fx = *state;
-  write_v1(fx, 0, NULL);
-  assert_null(load_ok(fx));
-  /* Version 1 knows no flags: one with the block bit (and a block filter after) is stale. */
-  write_v1(fx, LEAF_CACHE_HAS_BLOCKS, fx->blocks);
-  expect_stale(fx, "v1 with flags");
+  write_old(fx, 1, 0, NULL);
+  expect_stale(fx, "version 1");
+  write_old(fx, 2, 0, NULL);
+  expect_stale(fx, "version 2");
+  write_old(fx, 2, LEAF_CACHE_HAS_BLOCKS, fx->blocks);
+  expect_stale(fx, "version 2 with a block filter");
 }
 
 /* Rewrites the header's flags (and its checksum). */
 static void set_flags(const char *path, uint32_t flags) {
   size_t n;
   uint8_t *p = read_all(path, &n);
-  encode_fixed32(p + 24, flags);
-  encode_fixed32(p + 28, crc32c_mask(crc32c_value(p, 28)));
+  encode_fixed32(p + 32, flags);
+  encode_fixed32(p + 36, crc32c_mask(crc32c_value(p, 36)));
   write_all(path, p, n);
   free(p);
 }
@@ -231,9 +240,8 @@ static void set_flags(const char *path, uint32_t flags) {
 static void test_leaf_cache_damaged_block_filter_is_stale(void **state) {
   fixture_t *fx = *state;
   err_t err;
-  assert_int_equal(
-      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, fx->blocks, &err),
-      BFH_OK);
+  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
+                   BFH_OK);
   size_t n, leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M);
   uint8_t *good = read_all(fx->path, &n);
   /* A flipped byte anywhere in the block filter section: its magic, sizes, refs, rows, crc. */
@@ -274,26 +282,25 @@ static void test_leaf_cache_mismatch_or_absent(void **state) {
   err_t err;
   value_filter_t *f = NULL;
   block_filter_t *b = NULL;
-  assert_int_equal(
-      leaf_cache_load(lsm_io_default(), fx->path, NUMBER, TSIZE, M, K, SEED, &f, &b, &err),
-      BFH_NOT_FOUND);
-  assert_int_equal(
-      leaf_cache_store(lsm_io_default(), fx->path, NUMBER, TSIZE, fx->leaf, fx->blocks, &err),
-      BFH_OK);
+  assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err),
+                   BFH_NOT_FOUND);
+  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
+                   BFH_OK);
   struct {
-    uint64_t number, size, m;
+    uint64_t number, size, tag, m;
     uint32_t k;
     uint64_t seed;
-  } other[] = {{NUMBER + 1, TSIZE, M, K, SEED},
-               {NUMBER, TSIZE + 1, M, K, SEED},
-               {NUMBER, TSIZE, 2 * M, K, SEED},
-               {NUMBER, TSIZE, M, K + 1, SEED},
-               {NUMBER, TSIZE, M, K, SEED + 1}};
+  } other[] = {{NUMBER + 1, TSIZE, TAG, M, K, SEED}, {NUMBER, TSIZE + 1, TAG, M, K, SEED},
+               {NUMBER, TSIZE, TAG ^ 1, M, K, SEED}, /* same number and size, other bytes */
+               {NUMBER, TSIZE, TAG, 2 * M, K, SEED}, {NUMBER, TSIZE, TAG, M, K + 1, SEED},
+               {NUMBER, TSIZE, TAG, M, K, SEED + 1}};
   for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
-    assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, other[i].number, other[i].size,
-                                     other[i].m, other[i].k, other[i].seed, &f, &b, &err),
+    leaf_cache_table_t t = {other[i].number, other[i].size, other[i].tag};
+    assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, &t, other[i].m, other[i].k,
+                                     other[i].seed, &f, &b, &err),
                      BFH_E_CORRUPT);
     assert_null(b);
+    if (i < 3) assert_non_null(strstr(err.msg, "stale"));
   }
 }
 
@@ -301,8 +308,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_without_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_with_blocks, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_leaf_cache_v1_file_loads_without_blocks, setup,
-                                      teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_old_versions_are_stale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_damaged_block_filter_is_stale, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_mismatch_or_absent, setup, teardown),

@@ -1,0 +1,305 @@
+/* The LevelDB engine's filter cache is bound to its tables' bytes (doc/format.md "LevelDB
+ * filter cache"): a database destroyed and made again at the same path, whose tables come out
+ * with the same numbers and sizes (stock LevelDB reuses both), is searched right by every
+ * method, read-write (the cache in the database's bfh-filters/, which leveldb_destroy_db
+ * leaves behind) and read-only (the cache in an index directory kept across the two
+ * databases, as bfh's CLI keeps one per database path; and in memory). bfh_check reports the
+ * stale cache files as harmless.
+ *
+ * The databases are written with stock LevelDB through its C API in this process and closed
+ * before bfh opens them: no live LevelDB program is needed. Both are written by the same
+ * operations in the same order, with values of the same length (no compression), so that
+ * their tables have the same numbers and sizes; the test checks that first (without it the
+ * scenario would not be the one under test). Values are random bytes, one generation per
+ * database: a value of the second database is in no table of the first, so a leaf of the
+ * first database says "no" to it (but for its false positive rate, about 0.5% here: 16 bits
+ * per value, k = 3), and every one of the SAMPLES values searched would be missed by a stale
+ * filter. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <leveldb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bfh.h"
+#include "tests/leveldb_test_util.h"
+#include "tests/test_util.h"
+#include "util/random.h"
+
+#define ROUNDS 3 /* tables: one per round, each of KEYS_PER_ROUND disjoint keys */
+#define KEYS_PER_ROUND 1000
+#define NKEYS (ROUNDS * KEYS_PER_ROUND)
+#define VAL_BYTES 100
+#define SAMPLES 12 /* values searched per method */
+
+static char tmpdir[4096];
+
+static size_t key_bytes(int key, char *out) {
+  return (size_t)snprintf(out, 32, "key%06d", key);
+}
+
+/* The value of key in database generation gen: VAL_BYTES random bytes. */
+static size_t value_bytes(int gen, int key, char *out) {
+  rng_t g;
+  rng_init(&g, (uint64_t)gen * 1000003u + (uint64_t)key);
+  for (int i = 0; i < VAL_BYTES; i++) out[i] = (char)rng_below(&g, 256);
+  return VAL_BYTES;
+}
+
+/* Writes generation gen into dir with LevelDB (a new database) and returns its table list
+   ("leveldb.sstables", malloc'd). */
+static char *write_db(const char *dir, int gen) {
+  leveldb_options_t *o = leveldb_options_create();
+  leveldb_options_set_create_if_missing(o, 1);
+  leveldb_options_set_error_if_exists(o, 1);
+  leveldb_options_set_compression(o, leveldb_no_compression);
+  char *err = NULL;
+  leveldb_t *db = leveldb_open(o, dir, &err);
+  if (err) fail_msg("leveldb_open %s: %s", dir, err);
+  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int k = r * KEYS_PER_ROUND; k < (r + 1) * KEYS_PER_ROUND && !err; k++) {
+      char kb[32], vb[VAL_BYTES];
+      leveldb_put(db, wo, kb, key_bytes(k, kb), vb, value_bytes(gen, k, vb), &err);
+    }
+    assert_null(err);
+    ldb_test_settle(db); /* one table per round, no compaction left */
+  }
+  char *list = leveldb_property_value(db, "leveldb.sstables");
+  assert_non_null(list);
+  char *copy = strdup(list);
+  leveldb_free(list);
+  leveldb_writeoptions_destroy(wo);
+  leveldb_close(db);
+  leveldb_options_destroy(o);
+  return copy;
+}
+
+static void destroy_db(const char *dir) {
+  leveldb_options_t *o = leveldb_options_create();
+  char *err = NULL;
+  leveldb_destroy_db(o, dir, &err);
+  if (err) fail_msg("leveldb_destroy_db %s: %s", dir, err);
+  leveldb_options_destroy(o);
+}
+
+/* The (number, size) pairs of a table list, sorted by number, as one string. */
+static void tables_of(const char *list, char *out, size_t n) {
+  ldb_sstable_t *t;
+  size_t nt;
+  err_t err;
+  assert_int_equal(ldb_sstables_parse(list, &t, &nt, &err), BFH_OK);
+  assert_true(nt >= 2);
+  for (size_t i = 0; i < nt; i++)
+    for (size_t j = i + 1; j < nt; j++)
+      if (t[j].number < t[i].number) {
+        ldb_sstable_t x = t[i];
+        t[i] = t[j];
+        t[j] = x;
+      }
+  size_t at = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < nt && at < n; i++)
+    at += (size_t)snprintf(out + at, n - at, "%llu:%llu ", (unsigned long long)t[i].number,
+                           (unsigned long long)t[i].size);
+  free(t);
+}
+
+typedef struct hits {
+  int count[NKEYS];
+  int bad;
+} hits_t;
+
+static int on_hit(void *arg, const void *key, size_t len) {
+  hits_t *h = arg;
+  char buf[32];
+  int k;
+  if (len >= sizeof buf) return h->bad++, 0;
+  memcpy(buf, key, len);
+  buf[len] = '\0';
+  if (sscanf(buf, "key%d", &k) != 1 || k < 0 || k >= NKEYS) return h->bad++, 0;
+  h->count[k]++;
+  return 0;
+}
+
+static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
+                                     BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
+static const char *const method_names[] = {"scan", "leaves", "hierarchy", "sliced", "auto"};
+
+/* Every method finds exactly key k for the value of k in generation gen, for SAMPLES keys
+   spread over every table. Misses are counted per method and reported together (naming the
+   method, the first key missed and the handle), then fail the test. */
+static void expect_found(bfh_db *db, int gen, const char *what) {
+  static hits_t h;
+  int failed = 0;
+  for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+    int missed = 0, first = -1;
+    for (int s = 0; s < SAMPLES; s++) {
+      int k = (int)((uint64_t)s * (NKEYS - 1) / (SAMPLES - 1));
+      char vb[VAL_BYTES];
+      memset(&h, 0, sizeof h);
+      int rc = bfh_search(db, vb, value_bytes(gen, k, vb), methods[m], on_hit, &h, NULL);
+      if (rc != BFH_OK) fail_msg("%s, %s: search: %s", what, method_names[m], bfh_last_error(db));
+      assert_int_equal(h.bad, 0);
+      for (int j = 0; j < NKEYS; j++)
+        if (j != k && h.count[j])
+          fail_msg("%s, %s: key%06d reported for the value of key%06d", what, method_names[m], j,
+                   k);
+      assert_true(h.count[k] <= 1);
+      if (!h.count[k] && !missed++) first = k;
+    }
+    if (missed)
+      print_message("%s, %s: %d of %d values missed (first: the value of key%06d)\n", what,
+                    method_names[m], missed, SAMPLES, first);
+    failed |= missed != 0;
+  }
+  if (failed) fail_msg("%s: values missed", what);
+}
+
+static bfh_options options(int read_only, const char *index_dir, int leaves) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.engine = BFH_ENGINE_LEVELDB;
+  o.create_if_missing = 0;
+  o.value_filter_bits = 1 << 14; /* ~16 bits per value of a table */
+  o.leaves_on_disk = leaves;
+  o.read_only = read_only;
+  o.index_dir = index_dir;
+  return o;
+}
+
+static bfh_db *open_db(const char *dir, const bfh_options *o) {
+  bfh_db *db = NULL;
+  int rc = bfh_open(dir, o, &db);
+  if (rc != BFH_OK) fail_msg("bfh_open %s: %s", dir, bfh_last_error(NULL));
+  return db;
+}
+
+typedef struct stale {
+  int files;
+  int harmless; /* each said so */
+} stale_t;
+
+static void on_damage(void *arg, const char *file, uint64_t offset, const char *what) {
+  stale_t *s = arg;
+  (void)offset;
+  if (strncmp(file, "bfh-filters/", 12) != 0)
+    fail_msg("bfh_check: %s: %s (damage outside the filter cache)", file, what);
+  s->files++;
+  s->harmless += strstr(what, "stale") && strstr(what, "harmless");
+}
+
+/* One scenario: generation 1 written, opened by bfh with o (its filters cached), closed;
+   the database destroyed (bfh's files stay) and generation 2 written at the same path with
+   the same table numbers and sizes; bfh with o again must find generation 2's values. With
+   check, bfh_check runs on the rebuilt database first (read-write cache only). */
+static void run_scenario(const char *name, const bfh_options *o, int check) {
+  char dir[4300], l1[4096], l2[4096];
+  snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+  char *list = write_db(dir, 1);
+  tables_of(list, l1, sizeof l1);
+  free(list);
+  bfh_db *db = open_db(dir, o);
+  expect_found(db, 1, "generation 1");
+  assert_int_equal(bfh_close(db), BFH_OK);
+
+  destroy_db(dir);
+  list = write_db(dir, 2);
+  tables_of(list, l2, sizeof l2);
+  free(list);
+  if (strcmp(l1, l2) != 0)
+    fail_msg(
+        "the rebuilt database's tables differ (the scenario needs equal numbers and "
+        "sizes):\n  %s\n  %s",
+        l1, l2);
+
+  if (check) {
+    struct stat sb;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/bfh-filters", dir);
+    assert_int_equal(stat(p, &sb), 0); /* leveldb_destroy_db left the cache behind */
+    stale_t s = {0};
+    bfh_check_report rep;
+    bfh_options co = options(0, NULL, 0);
+    assert_int_equal(bfh_check(dir, &co, on_damage, &s, &rep), BFH_OK);
+    assert_int_equal(rep.damaged, 0);
+    assert_true(s.files > 0);
+    assert_int_equal(s.harmless, s.files);
+    assert_int_equal(rep.cache_damaged, (uint64_t)s.files);
+  }
+
+  db = open_db(dir, o);
+  expect_found(db, 2, name);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  if (check) { /* the rebuilt cache checks clean */
+    stale_t s = {0};
+    bfh_check_report rep;
+    bfh_options co = options(0, NULL, 0);
+    assert_int_equal(bfh_check(dir, &co, on_damage, &s, &rep), BFH_OK);
+    assert_int_equal(s.files, 0);
+  }
+  /* And once more, from the rewritten cache. */
+  db = open_db(dir, o);
+  expect_found(db, 2, name);
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void test_read_write_leaves_in_memory(void **state) {
+  (void)state;
+  bfh_options o = options(0, NULL, BFH_LEAVES_IN_MEMORY);
+  run_scenario("rw_memory", &o, 1);
+}
+
+static void test_read_write_leaves_on_disk(void **state) {
+  (void)state;
+  bfh_options o = options(0, NULL, BFH_LEAVES_ON_DISK);
+  run_scenario("rw_disk", &o, 1);
+}
+
+static void test_read_only_index_dir(void **state) {
+  (void)state;
+  char index_dir[4300];
+  snprintf(index_dir, sizeof index_dir, "%s/index/leveldb-ro", tmpdir);
+  bfh_options o = options(1, index_dir, BFH_LEAVES_IN_MEMORY);
+  run_scenario("ro_index", &o, 0);
+}
+
+static void test_read_only_index_dir_leaves_on_disk(void **state) {
+  (void)state;
+  char index_dir[4300];
+  snprintf(index_dir, sizeof index_dir, "%s/index/leveldb-ro-disk", tmpdir);
+  bfh_options o = options(1, index_dir, BFH_LEAVES_ON_DISK);
+  run_scenario("ro_index_disk", &o, 0);
+}
+
+static void test_read_only_in_memory(void **state) {
+  (void)state;
+  bfh_options o = options(1, NULL, BFH_LEAVES_IN_MEMORY);
+  run_scenario("ro_memory", &o, 0);
+}
+
+static int group_setup(void **state) {
+  (void)state;
+  return test_tmpdir_create(tmpdir, sizeof tmpdir, "leveldb_cache_identity");
+}
+
+static int group_teardown(void **state) {
+  (void)state;
+  return test_rmrf(tmpdir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_read_write_leaves_in_memory),
+      cmocka_unit_test(test_read_write_leaves_on_disk),
+      cmocka_unit_test(test_read_only_index_dir),
+      cmocka_unit_test(test_read_only_index_dir_leaves_on_disk),
+      cmocka_unit_test(test_read_only_in_memory),
+  };
+  return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
