@@ -229,6 +229,8 @@ static void test_db_open_small_memtable_holds_many_entries(void **state) {
     }
     close_db(&f->db);
   }
+}
+
 /* The names in dir, sorted and joined, for comparing a directory before and after. */
 static void list_names(const char *dir, char *out, size_t cap) {
   char **names = NULL;
