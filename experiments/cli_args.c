@@ -121,7 +121,7 @@ static const spec_t SPECS[] = {
     {"max-n", CLI_RUN, K_U64, AT(run.max_n), 0, NULL, "N",
      "skip database sizes above N (0: none; paper scale default 100M)"},
     {"costs", CLI_RUN, K_CHOICE, AT(run.costs), 0, COSTS, "bfh|authors",
-     "cost profile: bfh's searches, or the authors' implementation costs (default bfh)"},
+     "cost profile (default bfh; authors: see above)"},
 };
 #define NSPECS (sizeof SPECS / sizeof SPECS[0])
 _Static_assert(NSPECS <= CLI_MAX_OPTS, "cli_t.given holds a flag per option");

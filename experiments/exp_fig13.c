@@ -8,7 +8,9 @@
  * 100%: 0/0/65. Ours: paper scale = 50M entries, paper geometry; medium = 5M shrunk by 10
  * (200 KiB tables, m = 200k bits); small = 1M shrunk by 50 (40 KiB tables, m = 40k bits):
  * always ~599 tables and the paper's bits per entry. Values are Value<perm(i) mod D>, each of the D values on floor/ceil(N/D) keys.
- * The hierarchy runs with each placement (the paper's static tree first); table3.csv holds its
+ * The hierarchy runs with each placement (the paper's static tree first), every filter method
+ * with leaves in memory ("-mem" series) and on disk read whole per probe ("-whole"); with
+ * --costs authors, leaves loaded from their files ("-file"; no bit-sliced index); table3.csv holds its
  * rows in the paper's columns (per-query means), with leaf_filters_scanned also as a share of
  * the tables, next to the paper's numbers. (The paper's own 100% row is inconsistent: every
  * queried value is present, yet 0 tables are reported to hold it.)
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "experiments/exp.h"
+#include "experiments/exp_authors.h"
 
 static const struct {
   double pct;
@@ -101,27 +104,44 @@ int exp_fig13(const exp_ctx_t *x) {
     }
     workload_t w;
     workload_init(&w, &p.wl);
-    for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
-      p.placement = EXP_PLACEMENTS[pi];
-      exp_target_t t = {NULL, &p, dir};
-      if (exp_db_open(&p, dir, &t.db) != BFH_OK) {
-        rc = -1;
-        break;
-      }
-      for (size_t k = 0; k < sizeof methods / sizeof methods[0] && rc == 0; k++) {
-        /* Only the hierarchy depends on the placement. */
-        if (pi > 0 && methods[k] != BFH_SEARCH_HIERARCHY) continue;
-        exp_search_result_t r;
-        if (exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r) != BFH_OK) {
+    /* Leaves in memory, then on disk read whole per probe (the paper's cost); with the
+       authors' costs, leaves loaded from their files. Table III: the first pass. */
+    const int authors = x->costs == EXP_COSTS_AUTHORS;
+    const int leaves[] = {BFH_LEAVES_IN_MEMORY, BFH_LEAVES_ON_DISK_WHOLE};
+    for (int li = authors ? 1 : 0; li < 2 && rc == 0; li++) {
+      const char *suffix = authors ? "-file" : li ? "-whole" : "-mem";
+      for (size_t pi = 0; pi < 3 && rc == 0; pi++) {
+        p.placement = EXP_PLACEMENTS[pi];
+        p.leaves_on_disk = leaves[li];
+        exp_target_t t = {NULL, &p, dir};
+        if (authors ? exp_authors_target(&p, dir, &p.authors) != BFH_OK
+                    : exp_db_open(&p, dir, &t.db) != BFH_OK) {
           rc = -1;
           break;
         }
-        exp_csv_str(csv, "series", exp_series_name(methods[k], p.placement));
-        exp_csv_u64(csv, "value_keys", workload_value_count(&w, 0));
-        exp_csv_row(csv);
-        if (methods[k] == BFH_SEARCH_HIERARCHY) table3_row(t3, x, &p, PAPER[di].pct, &r, di);
+        for (size_t k = 0; k < sizeof methods / sizeof methods[0] && rc == 0; k++) {
+          /* Only the hierarchy depends on the placement; the scan reads no filter. */
+          if (pi > 0 && methods[k] != BFH_SEARCH_HIERARCHY) continue;
+          if (li > 0 && !authors && methods[k] == BFH_SEARCH_SCAN) continue;
+          if (authors && methods[k] == BFH_SEARCH_SLICED) continue; /* not in their code */
+          exp_search_result_t r;
+          if (exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r) != BFH_OK) {
+            rc = -1;
+            break;
+          }
+          char series[48];
+          snprintf(series, sizeof series, "%s%s", exp_series_name(methods[k], p.placement),
+                   methods[k] == BFH_SEARCH_SCAN ? "" : suffix);
+          exp_csv_str(csv, "series", series);
+          exp_csv_u64(csv, "value_keys", workload_value_count(&w, 0));
+          exp_csv_row(csv);
+          if (methods[k] == BFH_SEARCH_HIERARCHY && li == (authors ? 1 : 0))
+            table3_row(t3, x, &p, PAPER[di].pct, &r, di);
+        }
+        if (t.db) bfh_close(t.db);
+        exp_authors_close(p.authors);
+        p.authors = NULL;
       }
-      bfh_close(t.db);
     }
   }
   if (exp_csv_close(csv) != 0) rc = -1;
