@@ -11,7 +11,7 @@ rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h
 cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
 sel(s) = rows(sprintf('c("series")=="%s" && c("query")=="present" && c("costs")=="%s"', word(s,1), word(s,2)))
 set grid
-set key below maxrows 4
+set key below maxrows 7 left Left reverse
 set xlabel 'hierarchy order d'
 # A series is "name costs" joined by '|' (gnuplot words split at blanks).
 series = "scan|bfh leaves-mem|bfh hierarchy-paper-mem|bfh hierarchy-paper-whole|bfh hierarchy-similarity-mem|bfh hierarchy-similarity-whole|bfh hierarchy-paper-file|authors"
@@ -21,10 +21,10 @@ params = sprintf("scale %s, N = %s, about %.0f tables, m = %s, k = %s, %s presen
   cell('1', "scale"), cell('1', "n"), cell('1', "tables_live")+0.0, cell('1', "m"), cell('1', "k"), cell('1', "queries"))
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1600,600 font ",10" } else { set terminal png size 1600,600 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1600,700 font ",10" } else { set terminal png size 1600,700 }
     set output out.'.png'
   } else {
-    set terminal svg size 1600,600 dynamic font ",10"
+    set terminal svg size 1600,700 dynamic font ",10"
     set output out.'.svg'
   }
   set multiplot layout 1,3 title "Fig. 9: impact of the order d\n".params
