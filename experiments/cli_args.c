@@ -49,6 +49,7 @@ static const choice_t ORDERS[] = {{"seq", WORKLOAD_SEQUENTIAL},
                                   {0}};
 static const choice_t KEY_FORMATS[] = {
     {"paper", WORKLOAD_FORMAT_PAPER}, {"fixed", WORKLOAD_FORMAT_FIXED}, {0}};
+static const choice_t COSTS[] = {{"bfh", EXP_COSTS_BFH}, {"authors", EXP_COSTS_AUTHORS}, {0}};
 static const choice_t SCALES[] = {
     {"small", EXP_SMALL}, {"medium", EXP_MEDIUM}, {"paper", EXP_PAPER}, {0}};
 
@@ -119,6 +120,8 @@ static const spec_t SPECS[] = {
      "Table I and Fig. 8 also measured with the page cache evicted"},
     {"max-n", CLI_RUN, K_U64, AT(run.max_n), 0, NULL, "N",
      "skip database sizes above N (0: none; paper scale default 100M)"},
+    {"costs", CLI_RUN, K_CHOICE, AT(run.costs), 0, COSTS, "bfh|authors",
+     "cost profile (default bfh; authors: see above)"},
 };
 #define NSPECS (sizeof SPECS / sizeof SPECS[0])
 _Static_assert(NSPECS <= CLI_MAX_OPTS, "cli_t.given holds a flag per option");

@@ -14,11 +14,16 @@
 #include <unistd.h>
 
 #include "bfh_commit.h" /* BFH_COMMIT, generated at build time (cmake/bfhCommit.cmake) */
+#include "experiments/exp_authors.h"
 #include "filters/bits.h"
 #include "filters/hash.h"
 
 const char *exp_scale_name(exp_scale_t s) {
   return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";
+}
+
+const char *exp_costs_name(int costs) {
+  return costs == EXP_COSTS_AUTHORS ? "authors" : "bfh";
 }
 
 const char *exp_engine_name(bfh_engine e) {
@@ -99,6 +104,7 @@ struct exp_csv {
   const char *cols[CSV_MAX_COLS];
   char cells[CSV_MAX_COLS][CSV_CELL];
   int err;
+  const char *costs; /* the run's cost profile, the costs cell of every row not set */
 };
 
 static int mkdir_p(const char *path) {
@@ -114,6 +120,47 @@ static int mkdir_p(const char *path) {
   return 0;
 }
 
+/* The rows of c's existing file whose costs cell names another profile than c's, if its
+   header is c's (malloc'd text, or NULL). The drivers write no quoted cells. */
+static char *keep_other_costs(const exp_csv_t *c) {
+  FILE *f = fopen(c->path, "r");
+  if (!f) return NULL;
+  char header[4096] = "", want[4096] = "";
+  size_t w = 0;
+  int col = -1;
+  for (size_t i = 0; i < c->ncols && w < sizeof want; i++) {
+    if (strcmp(c->cols[i], "costs") == 0) col = (int)i;
+    w += (size_t)snprintf(want + w, sizeof want - w, "%s%s", i ? "," : "", c->cols[i]);
+  }
+  char *out = NULL, *line = NULL;
+  size_t len = 0, cap = 0, lcap = 0;
+  if (col >= 0 && fgets(header, sizeof header, f) && strcspn(header, "\n") == strlen(want) &&
+      strncmp(header, want, strlen(want)) == 0) {
+    ssize_t n;
+    while ((n = getline(&line, &lcap, f)) > 0) {
+      const char *cell = line; /* the costs cell */
+      for (int i = 0; i < col && cell; i++) {
+        cell = strchr(cell, ',');
+        if (cell) cell++;
+      }
+      size_t cl = cell ? strcspn(cell, ",\n") : 0;
+      if (!cell || (cl == strlen(c->costs) && strncmp(cell, c->costs, cl) == 0)) continue;
+      if (len + (size_t)n + 1 > cap) {
+        cap = (len + (size_t)n + 1) * 2;
+        char *o = realloc(out, cap);
+        if (!o) break;
+        out = o;
+      }
+      memcpy(out + len, line, (size_t)n);
+      len += (size_t)n;
+      out[len] = '\0';
+    }
+  }
+  free(line);
+  fclose(f);
+  return out;
+}
+
 exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols) {
   if (mkdir_p(x->out_dir) != 0) {
     fprintf(stderr, "bfh: cannot create %s: %s\n", x->out_dir, strerror(errno));
@@ -122,21 +169,31 @@ exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const 
   exp_csv_t *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   snprintf(c->path, sizeof c->path, "%s/%s.csv", x->out_dir, name);
-  c->f = fopen(c->path, "w");
-  if (!c->f) {
-    fprintf(stderr, "bfh: cannot write %s: %s\n", c->path, strerror(errno));
-    free(c);
-    return NULL;
+  c->costs = exp_costs_name(x->costs);
+  int has_costs = 0;
+  for (size_t i = 0; cols[i] && c->ncols < CSV_MAX_COLS; i++) {
+    c->cols[c->ncols++] = cols[i];
+    has_costs |= strcmp(cols[i], "costs") == 0;
   }
-  for (size_t i = 0; cols[i] && c->ncols < CSV_MAX_COLS; i++) c->cols[c->ncols++] = cols[i];
+  if (!has_costs && c->ncols < CSV_MAX_COLS) c->cols[c->ncols++] = "costs";
   /* Every CSV has the columns of EXP_COMMON_COLS, at the end unless cols has them. */
   for (size_t j = 0; EXP_COMMON_COLS[j] && c->ncols < CSV_MAX_COLS; j++) {
     size_t i = 0;
     while (i < c->ncols && strcmp(c->cols[i], EXP_COMMON_COLS[j]) != 0) i++;
     if (i == c->ncols) c->cols[c->ncols++] = EXP_COMMON_COLS[j];
   }
+  char *kept = keep_other_costs(c);
+  c->f = fopen(c->path, "w");
+  if (!c->f) {
+    fprintf(stderr, "bfh: cannot write %s: %s\n", c->path, strerror(errno));
+    free(kept);
+    free(c);
+    return NULL;
+  }
   for (size_t i = 0; i < c->ncols; i++) fprintf(c->f, "%s%s", i ? "," : "", c->cols[i]);
   fputc('\n', c->f);
+  if (kept) fputs(kept, c->f);
+  free(kept);
   return c;
 }
 
@@ -175,6 +232,8 @@ void exp_csv_dbl(exp_csv_t *c, const char *col, double v) {
 
 void exp_csv_row(exp_csv_t *c) {
   exp_csv_str(c, "commit", BFH_COMMIT);
+  char *costs = cell(c, "costs");
+  if (costs && !costs[0]) snprintf(costs, CSV_CELL, "%s", c->costs);
   for (size_t i = 0; i < c->ncols; i++) {
     fprintf(c->f, "%s%s", i ? "," : "", c->cells[i]);
     c->cells[i][0] = '\0';
@@ -192,18 +251,36 @@ int exp_csv_close(exp_csv_t *c) {
   return rc;
 }
 
-const char *const EXP_DB_COLS[] = {"engine",    "scale",       "n", "domain_pct",  "insert_order",
-                                   "m",         "k",           "d", "table_bytes", "leaves_on_disk",
-                                   "placement", "domain_mode", NULL};
+const char *const EXP_DB_COLS[] = {
+    "engine",      "scale",          "n",         "domain_pct",  "insert_order", "m", "k", "d",
+    "table_bytes", "leaves_on_disk", "placement", "domain_mode", "costs",        NULL};
 const char *const EXP_COMMON_COLS[] = {"commit", "entries_per_table", "bits_per_value", NULL};
-const char *const EXP_SEARCH_COLS[] = {"method",          "query",          "cache",
-                                       "resident_pct",    "queries",        "wrong",
-                                       "time_s",          "time_min_s",     "time_max_s",
-                                       "internal_probes", "leaf_probes",    "leaf_positives",
-                                       "tables_scanned",  "tables_matched", "tables_live",
-                                       "entries_scanned", "bytes_read",     "candidates",
-                                       "results",         "fpr_leaves",     "block_filters_probed",
-                                       "blocks_read",     "internal_maybe", NULL};
+const char *const EXP_SEARCH_COLS[] = {"method",
+                                       "query",
+                                       "cache",
+                                       "resident_pct",
+                                       "queries",
+                                       "wrong",
+                                       "time_s",
+                                       "time_min_s",
+                                       "time_max_s",
+                                       "time_q1_s",
+                                       "time_q3_s",
+                                       "internal_probes",
+                                       "leaf_probes",
+                                       "leaf_positives",
+                                       "tables_scanned",
+                                       "tables_matched",
+                                       "tables_live",
+                                       "entries_scanned",
+                                       "bytes_read",
+                                       "candidates",
+                                       "results",
+                                       "fpr_leaves",
+                                       "block_filters_probed",
+                                       "blocks_read",
+                                       "internal_maybe",
+                                       NULL};
 
 void exp_cols_cat(const char **out, size_t cap, ...) {
   size_t n = 0;
@@ -229,6 +306,7 @@ void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *
   exp_csv_u64(c, "leaves_on_disk", (uint64_t)p->leaves_on_disk);
   exp_csv_str(c, "placement", exp_placement_name(p->placement));
   exp_csv_str(c, "domain_mode", workload_values_name(p->wl.values));
+  exp_csv_str(c, "costs", exp_costs_name(x->costs));
 }
 
 void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
@@ -242,6 +320,8 @@ void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
   exp_csv_dbl(c, "time_s", r->time_s);
   exp_csv_dbl(c, "time_min_s", r->time_min_s);
   exp_csv_dbl(c, "time_max_s", r->time_max_s);
+  exp_csv_dbl(c, "time_q1_s", r->time_q1_s);
+  exp_csv_dbl(c, "time_q3_s", r->time_q3_s);
   exp_csv_dbl(c, "internal_probes", r->mean.internal_probes);
   exp_csv_dbl(c, "leaf_probes", r->mean.leaf_probes);
   exp_csv_dbl(c, "leaf_positives", r->mean.leaf_positives);
@@ -514,6 +594,13 @@ static int cmp_dbl(const void *a, const void *b) {
 
 #define MAX_QUERIES 1024
 
+/* The q-quantile of the n sorted values of t, interpolated between the two nearest ranks. */
+static double quantile(const double *t, int n, double q) {
+  double pos = q * (n - 1);
+  int lo = (int)pos;
+  return lo + 1 < n ? t[lo] + (pos - lo) * (t[lo + 1] - t[lo]) : t[n - 1];
+}
+
 /* ---- cold cache ---- */
 
 static double evict_resident, evict_total; /* pages, summed by evict_entry */
@@ -573,6 +660,10 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
                        int nq, uint64_t seed, int cold, exp_search_result_t *r) {
   if (nq > MAX_QUERIES) nq = MAX_QUERIES;
   if (cold && nq > EXP_COLD_QUERIES) nq = EXP_COLD_QUERIES;
+  if (tg->p->authors) {
+    cold = 0;
+    if (nq > EXP_AUTHORS_QUERIES) nq = EXP_AUTHORS_QUERIES;
+  }
   memset(r, 0, sizeof *r);
   r->cold = cold;
   static double t[MAX_QUERIES];
@@ -608,8 +699,10 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
     bfh_search_stats st;
     memset(&st, 0, sizeof st);
     double t0 = exp_now();
-    int rc = bfh_search(tg->db, val, vl, method, NULL, NULL, &st);
+    int rc = tg->p->authors ? exp_authors_search(tg->p->authors, val, vl, method, &st)
+                            : bfh_search(tg->db, val, vl, method, NULL, NULL, &st);
     double t1 = exp_now();
+    if (rc != BFH_OK && tg->p->authors) return rc; /* printed */
     if (rc != BFH_OK) {
       fprintf(stderr, "bfh: search %.*s (%s): %s: %s\n", (int)vl, val, exp_method_name(method),
               bfh_strerror(rc), bfh_last_error(tg->db));
@@ -641,6 +734,8 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   r->time_s = t[(nq - 1) / 2];
   r->time_min_s = t[0];
   r->time_max_s = t[nq - 1];
+  r->time_q1_s = quantile(t, nq, 0.25);
+  r->time_q3_s = quantile(t, nq, 0.75);
   r->mean = (exp_counters_t){
       .internal_probes = sum.internal_probes / nq,
       .leaf_probes = sum.leaf_probes / nq,
@@ -766,6 +861,61 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
   return 0;
 }
 
+int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_authors **out) {
+  *out = NULL;
+  if (p->engine != BFH_ENGINE_LSM) {
+    fprintf(stderr,
+            "bfh: the authors' costs are measured with the own engine only (--engine lsm)\n");
+    return BFH_E_UNSUPPORTED;
+  }
+  bfh_options opt;
+  exp_db_options(p, &opt);
+  return exp_authors_open(dir, p->m, p->k, opt.hash_seed, p->d, p->placement, out);
+}
+
+/* The placements of the hierarchy series: the paper's tree and ours. */
+static const int SWEEP_PLACEMENTS[] = {BFH_PLACEMENT_PAPER, BFH_PLACEMENT_SIMILARITY};
+
+/* Measures method on t (present values, and absent ones with absent_too) and writes a row
+   each, named series. */
+static int measure_rows(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                        bfh_method method, int absent_too, int cold, const char *series,
+                        void (*cells)(exp_csv_t *c, const void *arg), const void *arg) {
+  for (int present = 1; present >= (absent_too ? 0 : 1); present--) {
+    exp_search_result_t r;
+    if (exp_measure_into(c, x, t, w, method, present, cold, &r) != BFH_OK) return -1;
+    exp_csv_str(c, "series", series);
+    if (cells) cells(c, arg);
+    exp_csv_row(c);
+  }
+  return 0;
+}
+
+/* exp_measure_methods with the authors' costs. */
+static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p,
+                                   const char *dir, const workload_t *w, int absent_too,
+                                   void (*cells)(exp_csv_t *c, const void *arg), const void *arg) {
+  int rc = 0;
+  p->leaves_on_disk = BFH_LEAVES_ON_DISK_WHOLE; /* a file per leaf, read whole */
+  for (size_t pi = 0; pi < 2 && rc == 0; pi++) {
+    p->placement = SWEEP_PLACEMENTS[pi];
+    exp_target_t t = {NULL, p, dir};
+    if (exp_authors_target(p, dir, &p->authors) != BFH_OK) return -1;
+    char series[40];
+    if (pi == 0) {
+      rc = measure_rows(c, x, &t, w, BFH_SEARCH_SCAN, 0, 0, "scan", cells, arg);
+      if (rc == 0)
+        rc = measure_rows(c, x, &t, w, BFH_SEARCH_LEAVES, absent_too, 0, "leaves-file", cells, arg);
+    }
+    snprintf(series, sizeof series, "%s-file", exp_series_name(BFH_SEARCH_HIERARCHY, p->placement));
+    if (rc == 0)
+      rc = measure_rows(c, x, &t, w, BFH_SEARCH_HIERARCHY, absent_too, 0, series, cells, arg);
+    exp_authors_close(p->authors);
+    p->authors = NULL;
+  }
+  return rc;
+}
+
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg) {
@@ -775,6 +925,8 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, in
   if (exp_db_get(x, p, dir, sizeof dir, NULL) != BFH_OK) return -1;
   workload_t w;
   workload_init(&w, &p->wl);
+  if (x->costs == EXP_COSTS_AUTHORS)
+    return measure_methods_authors(c, x, p, dir, &w, absent_too, cells, arg);
   int rc = 0;
   /* Leaves in memory; on disk, k words read per probe (ours); on disk, read whole per probe
      (the paper's classical Bloom scan). Every warm point first: a cold point evicts the
@@ -783,31 +935,27 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, in
   static const char *const suffix[] = {"-mem", "-disk", "-whole"};
   for (int cold = 0; cold <= cold_too && rc == 0; cold++) {
     for (int li = 0; li < 3 && rc == 0; li++) {
-      int on_disk = leaves[li] != BFH_LEAVES_IN_MEMORY;
-      p->leaves_on_disk = leaves[li];
-      exp_target_t t = {NULL, p, dir};
-      if (exp_db_open(p, dir, &t.db) != BFH_OK) {
-        rc = -1;
-        break;
-      }
-      for (size_t mi = 0; mi < sizeof methods / sizeof methods[0] && rc == 0; mi++) {
-        int scan = methods[mi] == BFH_SEARCH_SCAN;
-        if (on_disk && scan) continue; /* the scan reads no filter: measured once */
-        for (int present = 1; present >= (absent_too && !scan ? 0 : 1) && rc == 0; present--) {
-          exp_search_result_t r;
-          if (exp_measure_into(c, x, &t, &w, methods[mi], present, cold, &r) != BFH_OK) {
-            rc = -1;
-            break;
-          }
-          char series[32]; /* "hierarchy-whole" at most */
-          snprintf(series, sizeof series, "%s%s", exp_method_name(methods[mi]),
-                   scan ? "" : suffix[li]);
-          exp_csv_str(c, "series", series);
-          if (cells) cells(c, arg);
-          exp_csv_row(c);
+      for (size_t pi = 0; pi < 2 && rc == 0; pi++) {
+        p->leaves_on_disk = leaves[li];
+        p->placement = SWEEP_PLACEMENTS[pi];
+        exp_target_t t = {NULL, p, dir};
+        if (exp_db_open(p, dir, &t.db) != BFH_OK) {
+          rc = -1;
+          break;
         }
+        for (size_t mi = 0; mi < sizeof methods / sizeof methods[0] && rc == 0; mi++) {
+          int scan = methods[mi] == BFH_SEARCH_SCAN;
+          /* The scan reads no filter: measured once; only the hierarchy has a placement. */
+          if (scan && (li > 0 || pi > 0)) continue;
+          if (pi > 0 && methods[mi] != BFH_SEARCH_HIERARCHY) continue;
+          char series[48]; /* "hierarchy-similarity-whole" at most */
+          snprintf(series, sizeof series, "%s%s", exp_series_name(methods[mi], p->placement),
+                   scan ? "" : suffix[li]);
+          rc = measure_rows(c, x, &t, &w, methods[mi], absent_too && !scan, cold, series, cells,
+                            arg);
+        }
+        if (t.db) bfh_close(t.db);
       }
-      if (t.db) bfh_close(t.db);
     }
   }
   return rc;

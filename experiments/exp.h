@@ -18,6 +18,11 @@
 
 typedef enum exp_scale { EXP_SMALL = 0, EXP_MEDIUM = 1, EXP_PAPER = 2 } exp_scale_t;
 
+/* Cost profiles (`bfh run --costs`, doc/costs.md): bfh's own searches, or the paper's searches
+   with the authors' implementation costs (experiments/exp_authors.h). */
+typedef enum exp_costs { EXP_COSTS_BFH = 0, EXP_COSTS_AUTHORS = 1 } exp_costs_t;
+const char *exp_costs_name(int costs); /* "bfh", "authors" */
+
 /* The largest database size of `bfh run --scale paper` without --max-n: the 500M point of
    Table I and Fig. 8 is run only when asked for. */
 #define EXP_PAPER_DEFAULT_MAX_N 100000000ull
@@ -34,6 +39,7 @@ typedef struct exp_ctx {
   int cold;              /* 1: Table I and Fig. 8 also measure every query with a cold cache */
   uint64_t max_n;        /* > 0: Table I, II, Fig. 6 and 8 skip their database sizes above it */
   int no_plot;           /* 1: CSV only */
+  int costs;             /* an exp_costs_t (default EXP_COSTS_BFH) */
 } exp_ctx_t;
 
 const char *exp_scale_name(exp_scale_t s);
@@ -57,8 +63,11 @@ void exp_progress_done(void); /* clears the line */
 /* ---- CSV ------------------------------------------------------------------------------- */
 typedef struct exp_csv exp_csv_t;
 
-/* Opens <out>/<name>.csv and writes the header row: the columns of cols (NULL-terminated).
-   Returns NULL (and prints why on stderr) on failure. Client calls exp_csv_close(). */
+/* Opens <out>/<name>.csv and writes the header row: the columns of cols (NULL-terminated),
+   and a "costs" column after them if cols has none (every row's costs cell is x->costs's name
+   unless set). The rows of the other cost profile in an existing file with the same header
+   are kept (a run replaces only its own profile's rows). Returns NULL (and prints why on
+   stderr) on failure. Client calls exp_csv_close(). */
 exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols);
 /* Set a cell of the current row by column name (an unknown name is a programming error: it
    is reported on stderr once and ignored). Cells not set are written empty. */
@@ -96,6 +105,9 @@ typedef struct exp_db_params {
   int beyond;
   /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
   int standalone;
+  /* Not NULL: the database is searched with the authors' costs (exp_authors_search, at most
+     EXP_AUTHORS_QUERIES queries, never cold; the target's db may be NULL). Borrowed. */
+  struct exp_authors *authors;
 } exp_db_params_t;
 
 /* Defaults: the paper's (m = 2M, k = 3, d = 5, 2 MiB tables, 4 MiB memtable), value filters
@@ -158,6 +170,7 @@ typedef struct exp_search_result {
   int wrong;     /* queries whose result count differs from the workload's truth */
   double time_s; /* median wall time */
   double time_min_s, time_max_s;
+  double time_q1_s, time_q3_s; /* first and third quartiles (interpolated) */
   exp_counters_t mean; /* per-query means: every counter is the count of real searches */
   int cold;            /* measured with a cold cache */
   int drop_caches;     /* ... and the kernel's drop_caches worked for every query */
@@ -172,6 +185,12 @@ typedef struct exp_target {
   const exp_db_params_t *p;
   const char *dir;
 } exp_target_t;
+
+/* Queries per point with the authors' costs: a scan at 10M entries takes seconds. */
+#define EXP_AUTHORS_QUERIES 10
+/* Opens the authors' cost profile on p's database in dir (closed; own engine only: another
+   engine prints why and gives BFH_E_UNSUPPORTED), with p's order and placement. */
+int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_authors **out);
 
 /* Runs one warm-up query, then nq queries (present values if present, else absent values;
    the same values for every method given the same seed), each with `method`; fills r.
@@ -203,10 +222,11 @@ double exp_cache_evict(const char *dir, int *dropped);
 
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
    insert_order, m, k, d, table_bytes, leaves_on_disk, placement, domain_mode (the workload's
-   values: "exact" or "authors", workload_values_name). */
+   values: "exact" or "authors", workload_values_name), costs. */
 void exp_csv_db_params(exp_csv_t *c, const exp_ctx_t *x, const exp_db_params_t *p);
-/* Writes method, query, queries, wrong, time_s, time_min_s, time_max_s and the counters
-   (per-query means; internal_maybe: the internal nodes that said maybe). */
+/* Writes method, query, queries, wrong, time_s, time_min_s, time_max_s, time_q1_s,
+   time_q3_s and the counters (per-query means; internal_maybe: the internal nodes that said
+   maybe). */
 void exp_csv_search(exp_csv_t *c, const char *method, const char *query,
                     const exp_search_result_t *r);
 /* The column names written by the two functions above (NULL-terminated lists). */
@@ -228,13 +248,16 @@ int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const wo
 void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p);
 
 /* The sweep shared by Fig. 8 and Fig. 11: gets the database of *p (exp_db_get), then measures
-   SCAN (once, leaves in memory) and LEAVES, HIERARCHY, SLICED with leaves in memory and,
-   after reopens, on disk (k words read per probe) and on disk read whole (the paper's
-   cost); for present values and, with absent_too, absent ones. Each measurement is one CSV
-   row whose "series" cell names method and leaves ("scan", "leaves-mem", "hierarchy-disk",
-   "leaves-whole", ...); with cold_too every point is measured again with a cold cache (the
-   "cache" cell tells which), after all the warm ones. cells(csv, arg), if not NULL, fills
-   the caller's extra cells of every row. 0 or -1. */
+   SCAN (once, leaves in memory), LEAVES and SLICED, and HIERARCHY in the paper's tree and the
+   similarity placement, with leaves in memory and, after reopens, on disk (k words read per
+   probe) and on disk read whole (the paper's cost); for present values and, with absent_too,
+   absent ones. Each measurement is one CSV row whose "series" cell names method, placement
+   and leaves ("scan", "leaves-mem", "hierarchy-paper-disk", "sliced-whole", ...); with
+   cold_too every point is measured again with a cold cache (the "cache" cell tells which),
+   after all the warm ones. With x->costs == EXP_COSTS_AUTHORS: SCAN, LEAVES and HIERARCHY
+   (both placements) with the authors' costs, leaves loaded from files ("leaves-file",
+   "hierarchy-paper-file", ...), warm only. cells(csv, arg), if not NULL, fills the caller's
+   extra cells of every row. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg);

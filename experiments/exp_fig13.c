@@ -24,11 +24,17 @@
  * occurrences in the tables read (entries_found), ours counts distinct tables holding the
  * value (sstables_found); the authors count the internal nodes that said maybe
  * (internal_maybe), ours every internal node tested (internal_probes).
+ *
+ * Every filter method runs with leaves in memory ("-mem" series) and on disk read whole per
+ * probe ("-whole"); with --costs authors, leaves loaded from their files ("-file"; no
+ * bit-sliced index, which their code lacks). The drawn workload runs with leaves in memory
+ * only (bfh's costs) or from their files (the authors'). Table III holds the first pass.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "experiments/exp.h"
+#include "experiments/exp_authors.h"
 
 static const struct {
   double pct;
@@ -122,15 +128,17 @@ int exp_fig13(const exp_ctx_t *x) {
   const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
                                 BFH_SEARCH_SLICED};
   int rc = 0;
+  const int authors = x->costs == EXP_COSTS_AUTHORS;
+  const int leaves[] = {BFH_LEAVES_IN_MEMORY, BFH_LEAVES_ON_DISK_WHOLE};
   for (int mode = 0; mode < 2 && rc == 0; mode++) {
-    int authors = mode == 1;
+    int drawn = mode == 1; /* the authors' workload */
     for (size_t di = 0; di < sizeof PAPER / sizeof PAPER[0] && rc == 0; di++) {
-      double pct = authors ? AUTHORS_PCT[di] : PAPER[di].pct;
+      double pct = drawn ? AUTHORS_PCT[di] : PAPER[di].pct;
       exp_db_params_t p;
       exp_db_params_init(&p, x, n);
       exp_db_params_shrink(&p, shrink);
       p.wl.domain_pct = pct;
-      p.wl.values = authors ? WORKLOAD_VALUES_DRAWN : WORKLOAD_VALUES_EXACT;
+      p.wl.values = drawn ? WORKLOAD_VALUES_DRAWN : WORKLOAD_VALUES_EXACT;
       char dir[1200];
       if (exp_db_get(x, &p, dir, sizeof dir, NULL) != BFH_OK) {
         rc = -1;
@@ -138,44 +146,60 @@ int exp_fig13(const exp_ctx_t *x) {
       }
       workload_t w;
       workload_init(&w, &p.wl);
-      /* The authors ran their own tree only. */
-      for (size_t pi = 0; pi < (authors ? 1u : 3u) && rc == 0; pi++) {
-        p.placement = EXP_PLACEMENTS[pi];
-        exp_target_t t = {NULL, &p, dir};
-        if (exp_db_open(&p, dir, &t.db) != BFH_OK) {
-          rc = -1;
-          break;
-        }
-        for (size_t k = 0; k < sizeof methods / sizeof methods[0] && rc == 0; k++) {
-          /* Only the hierarchy depends on the placement. */
-          if (pi > 0 && methods[k] != BFH_SEARCH_HIERARCHY) continue;
-          /* The authors' mode: the 30 values of the domain, then (hierarchy) their one query. */
-          for (int fixed = 0; fixed <= (authors && methods[k] == BFH_SEARCH_HIERARCHY); fixed++) {
-            exp_search_result_t r;
-            int rc2 = fixed ? exp_search_measure(&t, &w, methods[k], EXP_QUERY_FIXED, x->queries,
-                                                 AUTHORS_QUERY, 0, &r)
-                            : exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r);
-            if (rc2 != BFH_OK) {
-              rc = -1;
-              break;
-            }
-            if (fixed && r.wrong)
-              fprintf(stderr, "bfh: WARNING: fig13: Value%d: wrong result count (domain %g%%)\n",
-                      AUTHORS_QUERY, pct);
-            const char *query = fixed ? "fixed" : authors ? "domain" : "present";
-            if (!fixed) {
-              exp_csv_str(csv, "query", query);
-              exp_csv_str(csv, "series", exp_series_name(methods[k], p.placement));
-              if (authors)
-                exp_csv_dbl(csv, "value_keys", (double)n / (double)w.domain);
-              else
-                exp_csv_u64(csv, "value_keys", workload_value_count(&w, 0));
-              exp_csv_row(csv);
-            }
-            if (methods[k] == BFH_SEARCH_HIERARCHY) table3_row(t3, x, &p, pct, query, &r, di);
+      /* Leaves in memory, then on disk read whole per probe (the paper's cost); with the
+         authors' costs, leaves loaded from their files. */
+      int li_end = drawn && !authors ? 1 : 2;
+      for (int li = authors ? 1 : 0; li < li_end && rc == 0; li++) {
+        const char *suffix = authors ? "-file" : li ? "-whole" : "-mem";
+        /* The authors ran their own tree only. */
+        for (size_t pi = 0; pi < (drawn ? 1u : 3u) && rc == 0; pi++) {
+          p.placement = EXP_PLACEMENTS[pi];
+          p.leaves_on_disk = leaves[li];
+          exp_target_t t = {NULL, &p, dir};
+          if (authors ? exp_authors_target(&p, dir, &p.authors) != BFH_OK
+                      : exp_db_open(&p, dir, &t.db) != BFH_OK) {
+            rc = -1;
+            break;
           }
+          for (size_t k = 0; k < sizeof methods / sizeof methods[0] && rc == 0; k++) {
+            /* Only the hierarchy depends on the placement; the scan reads no filter. */
+            if (pi > 0 && methods[k] != BFH_SEARCH_HIERARCHY) continue;
+            if (li > 0 && !authors && methods[k] == BFH_SEARCH_SCAN) continue;
+            if (authors && methods[k] == BFH_SEARCH_SLICED) continue; /* not in their code */
+            /* The drawn workload: the 30 values of the domain, then (hierarchy) their query. */
+            for (int fixed = 0; fixed <= (drawn && methods[k] == BFH_SEARCH_HIERARCHY); fixed++) {
+              exp_search_result_t r;
+              int rc2 = fixed ? exp_search_measure(&t, &w, methods[k], EXP_QUERY_FIXED, x->queries,
+                                                   AUTHORS_QUERY, 0, &r)
+                              : exp_measure_into(csv, x, &t, &w, methods[k], 1, 0, &r);
+              if (rc2 != BFH_OK) {
+                rc = -1;
+                break;
+              }
+              if (fixed && r.wrong)
+                fprintf(stderr, "bfh: WARNING: fig13: Value%d: wrong result count (domain %g%%)\n",
+                        AUTHORS_QUERY, pct);
+              const char *query = fixed ? "fixed" : drawn ? "domain" : "present";
+              if (!fixed) {
+                char series[48];
+                snprintf(series, sizeof series, "%s%s", exp_series_name(methods[k], p.placement),
+                         methods[k] == BFH_SEARCH_SCAN ? "" : suffix);
+                exp_csv_str(csv, "query", query);
+                exp_csv_str(csv, "series", series);
+                if (drawn)
+                  exp_csv_dbl(csv, "value_keys", (double)n / (double)w.domain);
+                else
+                  exp_csv_u64(csv, "value_keys", workload_value_count(&w, 0));
+                exp_csv_row(csv);
+              }
+              if (methods[k] == BFH_SEARCH_HIERARCHY && li == (authors ? 1 : 0))
+                table3_row(t3, x, &p, pct, query, &r, di);
+            }
+          }
+          if (t.db) bfh_close(t.db);
+          exp_authors_close(p.authors);
+          p.authors = NULL;
         }
-        bfh_close(t.db);
       }
     }
   }

@@ -26,7 +26,7 @@ n,insert_s,scan_lookup_s,key_lookup_s
 EOD
 has_cold = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i==\"scan_lookup_cold_s\")c=i} NR==2&&c&&$c!=\"\"{print 1;exit} END{}' ".in) eq "1"
 set key below maxrows 3
-set title sprintf("Table I: engine without value filters (ours: lines, dashed = cold cache; the paper's LevelDB, from storage: open points)\nscale %s, engine %s, %s scans (median), 101 warm / 21 cold gets (median)", first("scale"), first("engine"), first("queries"))
+set title sprintf("Table I: engine without value filters (ours: lines, dashed = cold cache; the paper's LevelDB: open points)\nscale %s, engine %s, %s scans (median), 101 warm / 21 cold gets (median)", first("scale"), first("engine"), first("queries"))
 do for [t=1:2] {
   if (t == 1) {
     if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1000,680 font ",10" } else { set terminal png size 1000,680 }

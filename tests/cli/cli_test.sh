@@ -299,6 +299,21 @@ if [ -n "$db_bench" ]; then
   [ -d "$work/no/such/dir" ] || die "db_bench did not create --tmp"
 fi
 
+check "run --costs authors then --costs bfh: one fig8.csv with the rows of both profiles"
+run_fig8() { expect_status 0 "$bfh" run fig8 --scale small --max-n 100000 --queries 5 --no-plot \
+  --out "$work/res" --work "$work/res/db" --keep "$@"; }
+costs_of() { awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="costs")c=i;next}{print $c}' "$work/res/fig8.csv" | sort | uniq -c; }
+run_fig8 --costs authors
+run_fig8 --costs bfh
+costs_of >costs
+grep -Eq '^ +7 authors$' costs || { cat costs >&2; die "the authors' rows are not kept"; }
+grep -Eq '^ +[0-9]+ bfh$' costs || { cat costs >&2; die "no rows with bfh's costs"; }
+ls "$work"/res/db/*/authors-leaves/*.bloom >/dev/null || die "no leaf files written"
+run_fig8 # again, bfh's costs: its rows replaced, the authors' kept
+costs_of >costs2
+expect_same costs costs2
+expect_status 2 "$bfh" run fig8 --costs nobody
+rm -rf "$work/res"
 check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
 mkdir -p res
 printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv

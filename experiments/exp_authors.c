@@ -1,0 +1,531 @@
+/* The authors' cost profile; see exp_authors.h. Built with -O0 (CMakeLists.txt): its small
+ * helpers stand for the C++ library calls the authors' unoptimised build makes (a string
+ * copy, a bitset element reference and its assignment), each a real call. */
+#include "experiments/exp_authors.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "filters/bits.h"
+#include "filters/hash.h"
+#include "filters/value_filter.h"
+#include "hierarchy/hierarchy.h"
+#include "lsm/filename.h"
+#include "lsm/internal_key.h"
+#include "lsm/io.h"
+#include "lsm/table.h"
+#include "util/vec.h"
+
+struct exp_authors {
+  char dir[1024], leaf_dir[1100];
+  uint64_t m, seed;
+  uint32_t k;
+  size_t n;
+  uint64_t *numbers; /* the table files found, ascending */
+  hierarchy_t *hier;
+  bfh_search_stats *st; /* the search under way: the leaf source counts into it */
+};
+
+/* ---- strings, as the C++ library holds them ------------------------------------------- */
+
+/* Up to 15 bytes inline, longer ones on the heap. Never copied as a struct. */
+typedef struct astr {
+  char *p;
+  size_t len;
+  char inline_buf[16];
+} astr_t;
+
+static void astr_assign(astr_t *s, const char *src, size_t n) {
+  s->p = n < sizeof s->inline_buf ? s->inline_buf : malloc(n + 1);
+  if (!s->p) abort(); /* as std::bad_alloc would end the authors' program */
+  if (n) memcpy(s->p, src, n);
+  s->p[n] = '\0';
+  s->len = n;
+}
+
+static void astr_release(astr_t *s) {
+  if (s->p != s->inline_buf) free(s->p);
+  s->p = NULL;
+}
+
+static void astr_copy(astr_t *dst, const astr_t *src) { astr_assign(dst, src->p, src->len); }
+
+static void astr_substr(astr_t *dst, const astr_t *s, size_t pos, size_t n) {
+  if (pos > s->len) pos = s->len;
+  if (n > s->len - pos) n = s->len - pos;
+  astr_assign(dst, s->p + pos, n);
+}
+
+static size_t astr_find(const astr_t *s, char c) {
+  const char *q = memchr(s->p, c, s->len);
+  return q ? (size_t)(q - s->p) : (size_t)-1;
+}
+
+static int astr_equals(const astr_t *s, const void *v, size_t n) {
+  return s->len == n && (n == 0 || memcmp(s->p, v, n) == 0);
+}
+
+/* A growing text buffer (the dump's line). */
+typedef struct line {
+  char *p;
+  size_t len, cap;
+} line_t;
+
+static void line_put(line_t *l, const char *s, size_t n) {
+  if (l->len + n + 1 > l->cap) {
+    size_t cap = l->cap ? l->cap : 64;
+    while (cap < l->len + n + 1) cap *= 2;
+    char *p = realloc(l->p, cap);
+    if (!p) abort();
+    l->p = p;
+    l->cap = cap;
+  }
+  memcpy(l->p + l->len, s, n);
+  l->len += n;
+  l->p[l->len] = '\0';
+}
+
+/* Printable bytes as they are, the others as \xHH (LevelDB's escaping in its dump). */
+static void line_put_escaped(line_t *l, const uint8_t *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char c = (char)s[i];
+    if (c >= ' ' && c <= '~') {
+      line_put(l, &c, 1);
+    } else {
+      char hex[8];
+      int w = snprintf(hex, sizeof hex, "\\x%02x", s[i]);
+      line_put(l, hex, (size_t)w);
+    }
+  }
+}
+
+static void line_put_number(line_t *l, uint64_t v) {
+  char num[24];
+  int w = snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+  line_put(l, num, (size_t)w);
+}
+
+/* ---- a table read as the authors' dump reads it ---------------------------------------- */
+
+typedef struct record {
+  astr_t key, val;
+} record_t;
+
+typedef struct records {
+  record_t *v;
+  size_t n, cap;
+} records_t;
+
+static void record_copy(record_t *dst, const record_t *src) {
+  astr_copy(&dst->key, &src->key);
+  astr_copy(&dst->val, &src->val);
+}
+
+static void record_release(record_t *r) {
+  astr_release(&r->key);
+  astr_release(&r->val);
+}
+
+/* Appends a copy of r; a full array is replaced by one twice its size, every record copied
+   over (the records have no cheaper move). */
+static void records_push(records_t *rs, const record_t *r) {
+  if (rs->n == rs->cap) {
+    size_t cap = rs->cap ? rs->cap * 2 : 1;
+    record_t *v = malloc(cap * sizeof *v);
+    if (!v) abort();
+    for (size_t i = 0; i < rs->n; i++) {
+      record_copy(&v[i], &rs->v[i]);
+      record_release(&rs->v[i]);
+    }
+    free(rs->v);
+    rs->v = v;
+    rs->cap = cap;
+  }
+  record_copy(&rs->v[rs->n++], r);
+}
+
+static void records_release(records_t *rs) {
+  for (size_t i = 0; i < rs->n; i++) record_release(&rs->v[i]);
+  free(rs->v);
+  memset(rs, 0, sizeof *rs);
+}
+
+/* The dump's receiving end: the line is copied, cut at its quotes (each cut a copy of the
+   rest of the line), and its key and value become a record. */
+static void dump_line_parse(const line_t *l, records_t *rs) {
+  astr_t line, rest, key, val;
+  astr_assign(&line, l->p, l->len);
+  size_t key_first = astr_find(&line, '\'') + 1;
+  astr_substr(&rest, &line, key_first, (size_t)-1);
+  size_t key_last = astr_find(&rest, '\'') - 1 + key_first;
+  astr_release(&rest);
+  astr_substr(&key, &line, key_first, key_last - key_first + 1);
+  astr_substr(&rest, &line, key_last + 2, (size_t)-1);
+  size_t val_first = astr_find(&rest, '\'') + 1 + key_last + 2;
+  astr_release(&rest);
+  astr_substr(&rest, &line, val_first, (size_t)-1);
+  size_t val_last = astr_find(&rest, '\'') - 1 + val_first;
+  astr_release(&rest);
+  astr_substr(&val, &line, val_first, val_last - val_first + 1);
+  record_t tmp;
+  astr_copy(&tmp.key, &key);
+  astr_copy(&tmp.val, &val);
+  records_push(rs, &tmp);
+  record_release(&tmp);
+  astr_release(&key);
+  astr_release(&val);
+  astr_release(&line);
+}
+
+typedef struct dump {
+  line_t line;
+  records_t recs;
+} dump_t;
+
+/* Formats one entry as the dump's text line and hands it over. */
+static int dump_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_t *val,
+                      size_t vlen) {
+  dump_t *d = arg;
+  internal_key_parts_t k;
+  d->line.len = 0;
+  if (internal_key_parse(ikey, iklen, &k) != 0) {
+    line_put(&d->line, "badkey '", 8);
+    line_put_escaped(&d->line, ikey, iklen);
+  } else {
+    line_put(&d->line, "'", 1);
+    line_put_escaped(&d->line, k.user_key, k.user_len);
+    line_put(&d->line, "' @ ", 4);
+    line_put_number(&d->line, k.seq);
+    line_put(&d->line, k.type == LSM_TYPE_VALUE ? " : val" : " : del", 6);
+  }
+  line_put(&d->line, " => '", 5);
+  line_put_escaped(&d->line, val, vlen);
+  line_put(&d->line, "'\n", 2);
+  dump_line_parse(&d->line, &d->recs);
+  return 0;
+}
+
+/* Reads table `number` as the authors' scan does; *matches gets the entries holding val. */
+static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t len,
+                      uint64_t *matches, bfh_search_stats *st) {
+  char path[1200];
+  table_file_path(a->dir, number, path, sizeof path);
+  table_t *t = NULL;
+  err_t err;
+  err_clear(&err);
+  int rc = table_open(lsm_io_default(), path, number, &t, &err);
+  if (rc != ST_OK) {
+    fprintf(stderr, "bfh: authors' costs: %s\n", err.msg);
+    return rc;
+  }
+  dump_t d;
+  memset(&d, 0, sizeof d);
+  uint64_t bad = 0;
+  rc = table_walk(t, dump_entry, NULL, &d, &bad);
+  st->bytes_read += table_file_size(t);
+  table_unref(t);
+  free(d.line.p);
+  if (rc != 0 || bad) {
+    records_release(&d.recs);
+    fprintf(stderr, "bfh: authors' costs: table %s: %llu damaged blocks\n", path,
+            (unsigned long long)bad);
+    return BFH_E_CORRUPT;
+  }
+  /* The records handed back are a copy of those gathered; each is copied again as the loop
+     takes it, and its value once more. */
+  records_t copy;
+  memset(&copy, 0, sizeof copy);
+  for (size_t i = 0; i < d.recs.n; i++) records_push(&copy, &d.recs.v[i]);
+  records_release(&d.recs);
+  uint64_t found = 0;
+  for (size_t i = 0; i < copy.n; i++) {
+    record_t r;
+    record_copy(&r, &copy.v[i]);
+    astr_t v;
+    astr_copy(&v, &r.val);
+    found += (uint64_t)astr_equals(&v, val, len);
+    astr_release(&v);
+    record_release(&r);
+  }
+  st->entries_scanned += copy.n;
+  st->tables_scanned++;
+  if (found) st->tables_matched++;
+  *matches += found;
+  records_release(&copy);
+  return BFH_OK;
+}
+
+/* ---- leaf files ------------------------------------------------------------------------- */
+
+/* A bitset and a reference to one of its bits, as the C++ library's std::bitset. */
+typedef struct bitset {
+  uint64_t *words;
+  size_t nbits;
+} bitset_t;
+
+typedef struct bitref {
+  uint64_t *word;
+  size_t bit;
+} bitref_t;
+
+static size_t bitset_size(const bitset_t *b) { return b->nbits; }
+static size_t which_word(size_t i) { return i / 64; }
+static size_t which_bit(size_t i) { return i % 64; }
+static uint64_t mask_bit(size_t i) { return (uint64_t)1 << which_bit(i); }
+static uint64_t *get_word(bitset_t *b, size_t i) { return &b->words[which_word(i)]; }
+
+static bitref_t bitset_at(bitset_t *b, size_t i) {
+  bitref_t r;
+  r.word = get_word(b, i);
+  r.bit = which_bit(i);
+  return r;
+}
+
+static void bitref_assign(const bitref_t *r, int v) {
+  if (v)
+    *r->word |= mask_bit(r->bit);
+  else
+    *r->word &= ~mask_bit(r->bit);
+}
+
+static int bitset_test(bitset_t *b, size_t i) { return (*get_word(b, i) & mask_bit(i)) != 0; }
+
+static const char *byte_at(const char *buf, size_t i) { return &buf[i]; }
+
+static void leaf_path(const exp_authors_t *a, uint64_t number, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%06llu.bloom", a->leaf_dir, (unsigned long long)number);
+}
+
+static size_t leaf_bytes(uint64_t m) { return (size_t)((m + 7) / 8); }
+
+/* Loads leaf `number` as the authors' code does: the file read whole into a buffer, then
+   the bitset set from it one bit at a time. 0, or -1 if the file cannot be read. */
+static int leaf_load_bitwise(const exp_authors_t *a, uint64_t number, bitset_t *b) {
+  char path[1300];
+  leaf_path(a, number, path, sizeof path);
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  int32_t k = 0;
+  size_t nb = leaf_bytes(a->m);
+  char *buf = calloc(nb, 1);
+  int ok = buf && fread(&k, sizeof k, 1, f) == 1 && fread(buf, 1, nb, f) == nb;
+  fclose(f);
+  if (ok) {
+    for (size_t i = 0; i < bitset_size(b); i++) {
+      bitref_t r = bitset_at(b, i);
+      bitref_assign(&r, (*byte_at(buf, i / 8) >> (i % 8)) & 1);
+    }
+  }
+  free(buf);
+  return ok ? 0 : -1;
+}
+
+/* Loads leaf `number` and tests p against it: 1 maybe (also when unreadable), 0 no. */
+static int leaf_probe_file(exp_authors_t *a, uint64_t number, const probe_t *p) {
+  bitset_t b = {calloc(bits_words(a->m), sizeof(uint64_t)), (size_t)a->m};
+  if (!b.words) return 1;
+  int maybe = 1;
+  if (leaf_load_bitwise(a, number, &b) == 0)
+    for (uint32_t i = 0; i < p->k && maybe; i++) maybe = bitset_test(&b, (size_t)p->pos[i]);
+  free(b.words);
+  a->st->leaf_probes++;
+  a->st->leaf_positives += (uint64_t)maybe;
+  return maybe;
+}
+
+/* hierarchy_leaf_source_t: a reached leaf is loaded from its file; the build reads the
+   files directly (untimed). */
+static int source_probe(void *ctx, uint64_t id, const probe_t *p) {
+  return leaf_probe_file(ctx, id, p);
+}
+
+static int source_load(void *ctx, uint64_t id, uint64_t *out) {
+  const exp_authors_t *a = ctx;
+  char path[1300];
+  leaf_path(a, id, path, sizeof path);
+  size_t nb = leaf_bytes(a->m);
+  uint8_t *buf = malloc(nb);
+  FILE *f = fopen(path, "rb");
+  int32_t k;
+  int ok = buf && f && fread(&k, sizeof k, 1, f) == 1 && fread(buf, 1, nb, f) == nb;
+  if (f) fclose(f);
+  if (ok) {
+    memset(out, 0, bits_words(a->m) * sizeof *out);
+    for (size_t i = 0; i < nb; i++) out[i / 8] |= (uint64_t)buf[i] << (8 * (i % 8));
+  }
+  free(buf);
+  return ok ? ST_OK : ST_E_IO;
+}
+
+typedef struct filler {
+  value_filter_t *f;
+} filler_t;
+
+static int fill_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_t *val,
+                      size_t vlen) {
+  filler_t *fl = arg;
+  internal_key_parts_t k;
+  if (internal_key_parse(ikey, iklen, &k) == 0 && k.type == LSM_TYPE_VALUE)
+    value_filter_add(fl->f, val, vlen);
+  return 0;
+}
+
+/* Writes the leaf file of table `number` unless one of the right size is there. */
+static int leaf_write(exp_authors_t *a, uint64_t number) {
+  char path[1300], tpath[1200], tmp[1320];
+  leaf_path(a, number, path, sizeof path);
+  struct stat sb;
+  size_t nb = leaf_bytes(a->m);
+  if (stat(path, &sb) == 0 && (size_t)sb.st_size == sizeof(int32_t) + nb) return BFH_OK;
+  table_file_path(a->dir, number, tpath, sizeof tpath);
+  table_t *t = NULL;
+  err_t err;
+  err_clear(&err);
+  if (table_open(lsm_io_default(), tpath, number, &t, &err) != ST_OK) {
+    fprintf(stderr, "bfh: authors' costs: %s\n", err.msg);
+    return BFH_E_IO;
+  }
+  filler_t fl = {value_filter_create(a->m, a->k, a->seed)};
+  uint64_t bad = 0;
+  int rc = fl.f ? table_walk(t, fill_entry, NULL, &fl, &bad) : -1;
+  table_unref(t);
+  if (rc != 0 || bad) {
+    value_filter_destroy(fl.f);
+    fprintf(stderr, "bfh: authors' costs: cannot read %s\n", tpath);
+    return BFH_E_CORRUPT;
+  }
+  uint8_t *buf = calloc(nb, 1);
+  for (size_t i = 0; buf && i < nb; i++) buf[i] = (uint8_t)(fl.f->words[i / 8] >> (8 * (i % 8)));
+  value_filter_destroy(fl.f);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = buf ? fopen(tmp, "wb") : NULL;
+  int32_t k = (int32_t)a->k;
+  int ok = f && fwrite(&k, sizeof k, 1, f) == 1 && fwrite(buf, 1, nb, f) == nb;
+  if (f && fclose(f) != 0) ok = 0;
+  free(buf);
+  if (!ok || rename(tmp, path) != 0) {
+    fprintf(stderr, "bfh: authors' costs: cannot write %s: %s\n", path, strerror(errno));
+    remove(tmp);
+    return BFH_E_IO;
+  }
+  return BFH_OK;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* The table files of the directory (every NNNNNN.sst, as the authors list every .ldb). */
+static int list_tables(exp_authors_t *a) {
+  DIR *d = opendir(a->dir);
+  if (!d) {
+    fprintf(stderr, "bfh: authors' costs: cannot list %s: %s\n", a->dir, strerror(errno));
+    return BFH_E_IO;
+  }
+  struct dirent *e;
+  size_t cap = 0;
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    unsigned long long num = strtoull(e->d_name, &end, 10);
+    if (end == e->d_name || strcmp(end, "." LSM_TABLE_EXT) != 0) continue;
+    if (a->n == cap) {
+      cap = cap ? cap * 2 : 256;
+      uint64_t *v = realloc(a->numbers, cap * sizeof *v);
+      if (!v) {
+        closedir(d);
+        return BFH_E_NOMEM;
+      }
+      a->numbers = v;
+    }
+    a->numbers[a->n++] = num;
+  }
+  closedir(d);
+  qsort(a->numbers, a->n, sizeof *a->numbers, cmp_u64);
+  return BFH_OK;
+}
+
+int exp_authors_open(const char *dir, uint64_t m, uint32_t k, uint64_t seed, uint32_t d,
+                     int placement, exp_authors_t **out) {
+  *out = NULL;
+  exp_authors_t *a = calloc(1, sizeof *a);
+  if (!a) return BFH_E_NOMEM;
+  snprintf(a->dir, sizeof a->dir, "%s", dir);
+  snprintf(a->leaf_dir, sizeof a->leaf_dir, "%s/authors-leaves", dir);
+  a->m = m;
+  a->k = k;
+  a->seed = seed;
+  int rc = list_tables(a);
+  if (rc == BFH_OK && mkdir(a->leaf_dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "bfh: authors' costs: cannot create %s: %s\n", a->leaf_dir, strerror(errno));
+    rc = BFH_E_IO;
+  }
+  for (size_t i = 0; i < a->n && rc == BFH_OK; i++) rc = leaf_write(a, a->numbers[i]);
+  hierarchy_leaf_source_t src = {source_probe, source_load, a};
+  if (rc == BFH_OK &&
+      !(a->hier = hierarchy_create(d, m, (hierarchy_placement_t)placement, &src))) {
+    fprintf(stderr, "bfh: authors' costs: cannot create a hierarchy (d=%u m=%llu)\n", d,
+            (unsigned long long)m);
+    rc = BFH_E_NOMEM;
+  }
+  if (rc == BFH_OK) {
+    if (placement == BFH_PLACEMENT_SIMILARITY) {
+      for (size_t i = 0; i < a->n && rc == ST_OK; i++)
+        rc = hierarchy_insert(a->hier, a->numbers[i], NULL);
+    } else {
+      const uint64_t **words = calloc(a->n ? a->n : 1, sizeof *words);
+      rc = words ? hierarchy_build(a->hier, a->numbers, words, a->n) : ST_E_NOMEM;
+      free(words);
+    }
+    if (rc != ST_OK) fprintf(stderr, "bfh: authors' costs: hierarchy build failed (%d)\n", rc);
+  }
+  if (rc != BFH_OK) {
+    exp_authors_close(a);
+    return rc;
+  }
+  *out = a;
+  return BFH_OK;
+}
+
+void exp_authors_close(exp_authors_t *a) {
+  if (!a) return;
+  hierarchy_destroy(a->hier);
+  free(a->numbers);
+  free(a);
+}
+
+int exp_authors_search(exp_authors_t *a, const void *val, size_t len, bfh_method method,
+                       bfh_search_stats *st) {
+  memset(st, 0, sizeof *st);
+  st->method_used = (uint32_t)method;
+  st->tables_live = (uint32_t)a->n;
+  a->st = st;
+  probe_t p;
+  probe_init(&p, bfh_hash64(val, len, a->seed), a->m, a->k);
+  uint64_t matches = 0;
+  int rc = BFH_OK;
+  if (method == BFH_SEARCH_SCAN || method == BFH_SEARCH_LEAVES) {
+    for (size_t i = 0; i < a->n && rc == BFH_OK; i++)
+      if (method == BFH_SEARCH_SCAN || leaf_probe_file(a, a->numbers[i], &p))
+        rc = dump_table(a, a->numbers[i], val, len, &matches, st);
+  } else if (method == BFH_SEARCH_HIERARCHY) {
+    u64vec_t reached = {0};
+    probe_stats_t ps = {0};
+    rc = hierarchy_search(a->hier, &p, &reached, &ps) == ST_OK ? BFH_OK : BFH_E_NOMEM;
+    st->internal_probes = ps.internal_probes;
+    st->internal_maybe = ps.internal_maybe;
+    for (size_t i = 0; i < reached.n && rc == BFH_OK; i++)
+      rc = dump_table(a, reached.v[i], val, len, &matches, st);
+    u64vec_release(&reached);
+  } else {
+    rc = BFH_E_INVALID;
+    fprintf(stderr, "bfh: the authors' costs have no %d search\n", (int)method);
+  }
+  st->results = matches;
+  a->st = NULL;
+  return rc;
+}
