@@ -31,7 +31,11 @@
  * truncated table, read through a memory map, would raise SIGBUS). The own engine and the
  * read-only LevelDB engine get flips and truncations; the read-write LevelDB engine gets flips
  * only: stock LevelDB maps its tables, and a table truncated under it kills the process inside
- * LevelDB (doc/leveldb.md).
+ * LevelDB (doc/leveldb.md). Stock LevelDB also checks a table's index and filter blocks once,
+ * when it opens the table, and then reads them from its memory map: a flip there under its
+ * open handle can make a get miss or misread, which bfh cannot reach. Such trials (the byte
+ * between the last data block and the footer) are counted apart ("ldb-trust": each wrong
+ * answer printed); every other one must be right or reported, as for the other engines.
  *
  * Scale: SAMPLE_FLIPS offsets per file (fewer under BFH_TEST_SCALE < 1 and in sanitizer
  * builds), MAX_CACHE_FILES filter cache files.
@@ -50,6 +54,8 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm/io.h"
+#include "lsm_hooks/leveldb/table.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
@@ -87,7 +93,7 @@ static const char *const kind_names[NKINDS] = {"table",      "log",      "MANIFE
                                                "BFH-PARAMS", "IDENTITY", "filter cache"};
 
 typedef struct counts {
-  unsigned trials, correct, corrupt, failures;
+  unsigned trials, correct, corrupt, failures, ldb_trust;
 } counts_t;
 
 typedef struct sweep {
@@ -96,8 +102,8 @@ typedef struct sweep {
   char trial[4200]; /* the damaged copy */
   bfh_engine engine;
   int leaves;
-  int read_only;   /* the LevelDB engine's read-only mode (the database is built read-write) */
-  int under_open;  /* damage the tables of an open handle (the *_under_open_handle tests) */
+  int read_only;    /* the LevelDB engine's read-only mode (the database is built read-write) */
+  int under_open;   /* damage the tables of an open handle (the *_under_open_handle tests) */
   char *val[NKEYS]; /* the oracle: current value of id, NULL if none */
   size_t val_len[NKEYS];
   counts_t counts[NKINDS];
@@ -171,6 +177,7 @@ typedef struct file {
   char rel[256]; /* path relative to the database directory */
   uint64_t size;
   int kind;
+  uint64_t data_end; /* LevelDB tables: where the last data block's trailer ends */
 } file_t;
 
 static int kind_of(const char *name) {
@@ -223,18 +230,23 @@ typedef struct trial {
   int truncated_log;
   int reported; /* some answer was BFH_E_CORRUPT naming the file */
   int failed;
+  int ldb_trust;  /* damage in blocks stock LevelDB checks only at open (see the top) */
+  int ldb_missed; /* ... and some answer was wrong */
 } trial_t;
 
 static void failure(trial_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void failure(trial_t *t, const char *fmt, ...) {
-  t->failed = 1;
+  if (t->ldb_trust)
+    t->ldb_missed = 1;
+  else
+    t->failed = 1;
   if (t->s->printed++ >= MAX_PRINTED) return;
   char what[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  print_message("FAIL %s engine, leaves %s, %s %s, %s: %s\n",
+  print_message("%s %s engine, leaves %s, %s %s, %s: %s\n", t->ldb_trust ? "LDB-TRUST" : "FAIL",
                 t->s->engine == BFH_ENGINE_LSM ? "own" : "leveldb",
                 t->s->leaves == BFH_LEAVES_IN_MEMORY ? "in memory" : "on disk",
                 kind_names[t->file->kind], t->file->rel, t->damage, what);
@@ -277,7 +289,7 @@ static void check_answers(trial_t *t, bfh_db *db) {
   static uint8_t lost[NKEYS];
   memset(lost, 0, sizeof lost);
   unsigned first_lost = NKEYS, last_found_log = 0;
-  for (unsigned id = 0; id < NKEYS && !t->failed; id++) {
+  for (unsigned id = 0; id < NKEYS && !t->failed && !t->ldb_missed; id++) {
     char k[16];
     void *v = NULL;
     size_t vl = 0;
@@ -302,7 +314,7 @@ static void check_answers(trial_t *t, bfh_db *db) {
   /* Searches: the shared values, unique ones from each phase, an overwritten key's old value
      (no result), with every method. */
   static const unsigned probe_ids[] = {14, 1255, 2410, 2999, 21, 700};
-  for (unsigned q = 0; q < NSHARED + 7 && !t->failed; q++) {
+  for (unsigned q = 0; q < NSHARED + 7 && !t->failed && !t->ldb_missed; q++) {
     char buf[64];
     size_t len;
     if (q < NSHARED) {
@@ -421,6 +433,8 @@ static void trial_at(sweep_t *s, const file_t *f, uint64_t off, uint8_t mask) {
     else
       snprintf(t.damage, sizeof t.damage, "truncated to %llu of %llu under the open handle",
                (unsigned long long)off, (unsigned long long)f->size);
+    t.ldb_trust = s->engine == BFH_ENGINE_LEVELDB && !s->read_only && f->data_end &&
+                  off >= f->data_end && off + 48 < f->size; /* not the 48-byte footer */
     run_trial_under_open(&t, damage_file, &d);
   } else if (mask) {
     snprintf(t.damage, sizeof t.damage, "byte %llu ^= 0x%02x", (unsigned long long)off, mask);
@@ -438,6 +452,8 @@ static void trial_at(sweep_t *s, const file_t *f, uint64_t off, uint8_t mask) {
   c->trials++;
   if (t.failed)
     c->failures++;
+  else if (t.ldb_missed)
+    c->ldb_trust++;
   else if (t.reported)
     c->corrupt++;
   else
@@ -445,10 +461,32 @@ static void trial_at(sweep_t *s, const file_t *f, uint64_t off, uint8_t mask) {
   assert_int_equal(test_rmrf(s->trial), 0);
 }
 
+static int on_block_end(void *arg, uint64_t offset, uint64_t size) {
+  uint64_t *end = arg;
+  if (offset + size + 5 > *end) *end = offset + size + 5; /* the 5-byte trailer */
+  return 0;
+}
+
+static int no_entry(void *arg, const ldb_entry_t *e) {
+  (void)arg;
+  (void)e;
+  return 0;
+}
+
 static void sweep(sweep_t *s) {
   build(s);
   file_t files[MAX_FILES];
   size_t n = list_files(s->base, "", files, 0, MAX_FILES);
+  for (size_t i = 0; i < n; i++) { /* LevelDB tables: where their data blocks end */
+    files[i].data_end = 0;
+    if (s->engine != BFH_ENGINE_LEVELDB || files[i].kind != KIND_TABLE) continue;
+    char path[4500];
+    err_t e;
+    snprintf(path, sizeof path, "%s/%s", s->base, files[i].rel);
+    if (ldb_table_scan_blocks(lsm_io_default(), path, no_entry, on_block_end, &files[i].data_end,
+                              NULL, &e) != BFH_OK)
+      fail_msg("%s: %s", path, e.msg);
+  }
   const char *scale_env = getenv("BFH_TEST_SCALE");
   double scale = scale_env && atof(scale_env) > 0 ? atof(scale_env) : SWEEP_SANITIZED ? 0.2 : 1.0;
   unsigned flips = (unsigned)(SAMPLE_FLIPS * (scale < 1 ? scale : 1));
@@ -478,13 +516,13 @@ static void sweep(sweep_t *s) {
                 s->engine == BFH_ENGINE_LSM ? "own" : "leveldb", s->read_only ? " read-only" : "",
                 s->leaves == BFH_LEAVES_IN_MEMORY ? "in memory" : "on disk",
                 s->under_open ? ", damage under an open handle" : "");
-  print_message("  %-13s %7s %8s %8s %9s\n", "file kind", "trials", "correct", "corrupt",
-                "failures");
+  print_message("  %-13s %7s %8s %8s %9s %9s\n", "file kind", "trials", "correct", "corrupt",
+                "failures", "ldb-trust");
   for (int k = 0; k < NKINDS; k++) {
     const counts_t *c = &s->counts[k];
     if (!c->trials) continue;
-    print_message("  %-13s %7u %8u %8u %9u\n", kind_names[k], c->trials, c->correct, c->corrupt,
-                  c->failures);
+    print_message("  %-13s %7u %8u %8u %9u %9u\n", kind_names[k], c->trials, c->correct, c->corrupt,
+                  c->failures, c->ldb_trust);
     failures += c->failures;
   }
   assert_int_equal(failures, 0);
@@ -623,8 +661,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_corrupt_sweep_lsm_under_open_handle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_under_open_handle, setup,
                                       teardown),
-      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_read_only_under_open_handle,
-                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt_sweep_leveldb_read_only_under_open_handle, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
