@@ -1,6 +1,6 @@
 /* Tests of CRC32C (util/crc32c.h): known vectors, extension, masking, and agreement of the
  * SSE4.2 paths (one chain; three chains joined with PCLMULQDQ) with the portable table path.
- * The three-chain path is taken from 192 bytes on, in passes of up to 6 KiB: the lengths
+ * The three-chain path is taken from 96 bytes on, in passes of up to 6 KiB: the lengths
  * below cover passes of every stretch length, several passes and every tail. */
 #include <stdlib.h>
 #include <setjmp.h>
