@@ -331,10 +331,9 @@ int table_key_may_match(const table_t *t, uint64_t key_hash) {
   return !t->filter || blocked_filter_may_contain(t->filter, t->filter_size, key_hash);
 }
 
-/* Checks and parses data block i, whose contents (and trailer) are at c. */
-static int check_data_block(table_t *t, uint32_t i, const uint8_t *c, block_t *b, err_t *err) {
-  const block_handle_t *h = &t->handles[i];
-  atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
+/* Checks and parses the data block at h, whose contents (and trailer) are at c. */
+static int check_block(const table_t *t, const block_handle_t *h, const uint8_t *c, block_t *b,
+                       err_t *err) {
   if (block_trailer_check(c, (size_t)h->size))
     return corrupt(t, h->offset, "checksum mismatch", err);
   if (block_parse(b, c, (size_t)h->size)) return corrupt(t, h->offset, "malformed block", err);
@@ -345,23 +344,44 @@ static int check_data_block(table_t *t, uint32_t i, const uint8_t *c, block_t *b
 static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_t *err) {
   const block_handle_t *h = &t->handles[i];
   int rc = read_span(t, h->offset, (size_t)h->size + BLOCK_TRAILER_BYTES, h->offset, buf, err);
-  return rc ? rc : check_data_block(t, i, buf->p, b, err);
+  if (rc) return rc;
+  atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
+  return check_block(t, h, buf->p, b, err);
 }
 
 /* A walk over the data blocks in file order that reads them in runs of up to RUN_BYTES (one
-   pread for many blocks) and checks each as it is served. */
+   pread for many blocks) and checks each as it is served.
+
+   Its buffer comes from a few kept for the process (up to SPARE_RUNS of RUN_BYTES, 1 MiB;
+   never freed, reachable from `spare`), else from malloc: a search scans table after table,
+   and a fresh 256 KiB buffer each time cost its 64 page faults (each a page the kernel zeroes
+   just before pread overwrites it) and left the copy writing to memory not in any cache. A
+   buffer is taken by one walk at a time (atomic exchange), so the bytes a walk checks and
+   serves are its own. */
+#define SPARE_RUNS 4
+static _Atomic(uint8_t *) spare[SPARE_RUNS];
+
 typedef struct run {
   table_t *t;
   table_buf_t buf;
-  uint32_t lo, hi; /* the blocks [lo, hi) are in buf */
-  uint64_t base;   /* file offset of buf->p[0] */
+  uint32_t lo, hi;  /* the blocks [lo, hi) are in buf */
+  uint64_t base;    /* file offset of buf->p[0] */
+  uint64_t checked; /* blocks checked, added to t->blocks_read at release */
 } run_t;
 
 static void run_init(run_t *r, table_t *t) {
   r->t = t;
   table_buf_init(&r->buf, NULL, 0);
+  for (int i = 0; i < SPARE_RUNS && !r->buf.heap; i++) {
+    uint8_t *p = atomic_exchange_explicit(&spare[i], NULL, memory_order_acquire);
+    if (p) {
+      r->buf.heap = r->buf.p = p;
+      r->buf.cap = RUN_BYTES;
+    }
+  }
   r->lo = r->hi = 0;
   r->base = 0;
+  r->checked = 0;
 }
 
 /* Data block i (checked) from the run, reading the run that starts at i if it is not there. */
@@ -378,16 +398,32 @@ static int run_block(run_t *r, uint32_t i, block_t *b, err_t *err) {
       j++;
     }
     r->lo = r->hi = 0; /* nothing valid if the read fails */
+    /* a buffer of RUN_BYTES at least, so that it may be kept for the next walk */
+    if (buf_reserve(&r->buf, RUN_BYTES))
+      return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
     int rc = read_span(t, start, (size_t)(end - start), start, &r->buf, err);
     if (rc) return rc;
     r->lo = i;
     r->hi = j;
     r->base = start;
   }
-  return check_data_block(t, i, r->buf.p + (t->handles[i].offset - r->base), b, err);
+  r->checked++;
+  return check_block(t, &t->handles[i], r->buf.p + (t->handles[i].offset - r->base), b, err);
 }
 
 static void run_release(run_t *r) {
+  atomic_fetch_add_explicit(&r->t->blocks_read, r->checked, memory_order_relaxed);
+  if (r->buf.heap && r->buf.cap == RUN_BYTES) {
+    for (int i = 0; i < SPARE_RUNS; i++) {
+      uint8_t *none = NULL;
+      if (atomic_compare_exchange_strong_explicit(&spare[i], &none, r->buf.heap,
+                                                  memory_order_release, memory_order_relaxed)) {
+        r->buf.heap = r->buf.p = NULL;
+        r->buf.cap = 0;
+        return;
+      }
+    }
+  }
   table_buf_release(&r->buf);
 }
 

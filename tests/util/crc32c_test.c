@@ -1,5 +1,8 @@
 /* Tests of CRC32C (util/crc32c.h): known vectors, extension, masking, and agreement of the
- * SSE4.2 path with the portable table path. */
+ * SSE4.2 paths (one chain; three chains joined with PCLMULQDQ) with the portable table path.
+ * The three-chain path is taken from 96 bytes on, in passes of up to 6 KiB: the lengths
+ * below cover passes of every stretch length, several passes and every tail. */
+#include <stdlib.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,17 +33,27 @@ static void check_vectors(extend_fn fn) {
   assert_int_equal(fn(0, "123456789", 9), 0xe3069283u);
   assert_int_equal(fn(0, "", 0), 0);
   assert_int_equal(fn(0, "a", 1), 0xc1d04330u);
+  /* Long vectors (computed bit by bit, outside bfh): one pass of the three chains, one pass
+     and a tail, several passes. */
+  enum { LONG = 65536 };
+  uint8_t *big = malloc(LONG);
+  assert_non_null(big);
+  memset(big, 0, 4096);
+  assert_int_equal(fn(0, big, 4096), 0x98f94189u);
+  for (uint32_t i = 0; i < 6145; i++) big[i] = (uint8_t)((i * i + i / 256) & 0xff);
+  assert_int_equal(fn(0, big, 6145), 0x8ce980f8u);
+  for (uint32_t i = 0; i < LONG; i++) big[i] = (uint8_t)((i * 31 + 7) % 251);
+  assert_int_equal(fn(0, big, LONG), 0x5b652db7u);
+  free(big);
 }
 
 static void test_crc32c_known_vectors(void **state) {
   (void)state;
   check_vectors(crc32c_extend);
   check_vectors(crc32c_extend_portable);
+  check_vectors(crc32c_extend_single_chain);
   assert_int_equal(crc32c_value("123456789", 9), 0xe3069283u);
-#if defined(__x86_64__)
-  print_message("crc32c_extend uses the %s path\n",
-                __builtin_cpu_supports("sse4.2") ? "SSE4.2" : "portable");
-#endif
+  print_message("crc32c_extend uses the %s path\n", crc32c_path_name());
 }
 
 /* extend(value(A), B) == value(A B) for every split of a 300-byte buffer, both paths. */
@@ -83,23 +96,64 @@ static void test_crc32c_mask_round_trip(void **state) {
     assert_int_equal(crc32c_unmask(crc32c_mask(edge[i])), edge[i]);
 }
 
-/* The dispatching function (SSE4.2 on this CPU when available) and the table path agree on
-   random buffers of every length 0..300, at every start alignment 0..7, from random initial
-   crcs. */
+/* fn and the table path agree on random bytes at p[0, len), from a random initial crc. */
+static void check_agree(extend_fn fn, const char *name, rng_t *r, const uint8_t *p, size_t len,
+                        size_t align) {
+  uint32_t init = (rng_next(r) & 1) ? (uint32_t)rng_next(r) : 0;
+  uint32_t a = fn(init, p, len), b = crc32c_extend_portable(init, p, len);
+  if (a != b)
+    fail_msg("%s and portable differ: len %zu align %zu: %#x vs %#x", name, len, align, a, b);
+}
+
+/* The dispatching function (three chains on a CPU with SSE4.2 and PCLMULQDQ) and the single
+   chain agree with the table path on random bytes of every length 0..4096, at a random start
+   alignment 0..63 each time (seeded), and at every alignment 0..7 for the lengths up to 300
+   and around the boundaries of the three-chain passes. */
 static void test_crc32c_paths_agree(void **state) {
   (void)state;
-  uint8_t buf[300 + 8];
+  enum { MAX = 4096, PAD = 64 };
+  static uint8_t buf[MAX + PAD];
   rng_t r;
   rng_init(&r, SEED + 2);
-  for (size_t len = 0; len <= 300; len++) {
-    for (size_t align = 0; align < 8; align++) {
-      for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)rng_next(&r);
-      uint32_t init = (align & 1) ? (uint32_t)rng_next(&r) : 0;
-      uint32_t a = crc32c_extend(init, buf + align, len);
-      uint32_t b = crc32c_extend_portable(init, buf + align, len);
-      if (a != b) fail_msg("paths differ: len %zu align %zu: %#x vs %#x", len, align, a, b);
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)rng_next(&r);
+  for (size_t len = 0; len <= MAX; len++) {
+    size_t align = rng_next(&r) % PAD;
+    /* fresh bytes where this length looks, so no two lengths read the same data */
+    for (size_t i = 0; i < 16; i++) buf[rng_next(&r) % sizeof buf] = (uint8_t)rng_next(&r);
+    check_agree(crc32c_extend, "dispatch", &r, buf + align, len, align);
+    check_agree(crc32c_extend_single_chain, "single chain", &r, buf + align, len, align);
+    int edge = len <= 300 || len % 24 < 2 || len % 24 > 22;
+    for (size_t a = 0; edge && a < 8; a++) {
+      check_agree(crc32c_extend, "dispatch", &r, buf + a, len, a);
+      check_agree(crc32c_extend_single_chain, "single chain", &r, buf + a, len, a);
     }
   }
+}
+
+/* The same on long buffers: 200 random lengths up to 300 KiB (several full 6 KiB passes and
+   a shorter last one) at random offsets, and the 256 KiB of a table read run. */
+static void test_crc32c_paths_agree_long(void **state) {
+  (void)state;
+  enum { MAX = 300 << 10, PAD = 64 };
+  uint8_t *buf = malloc(MAX + PAD);
+  assert_non_null(buf);
+  rng_t r;
+  rng_init(&r, SEED + 3);
+  for (size_t i = 0; i < MAX + PAD; i++) buf[i] = (uint8_t)rng_next(&r);
+  for (int i = 0; i < 200; i++) {
+    size_t len = rng_next(&r) % (MAX + 1), align = rng_next(&r) % PAD;
+    check_agree(crc32c_extend, "dispatch", &r, buf + align, len, align);
+    check_agree(crc32c_extend_single_chain, "single chain", &r, buf + align, len, align);
+  }
+  check_agree(crc32c_extend, "dispatch", &r, buf, 256 << 10, 0);
+  /* extension across pass boundaries: split a 20000-byte buffer at 300 random points */
+  uint32_t whole = crc32c_extend_portable(0, buf + 3, 20000);
+  for (int i = 0; i < 300; i++) {
+    size_t split = rng_next(&r) % 20001;
+    assert_int_equal(crc32c_extend(crc32c_value(buf + 3, split), buf + 3 + split, 20000 - split),
+                     whole);
+  }
+  free(buf);
 }
 
 int main(void) {
@@ -108,6 +162,7 @@ int main(void) {
       cmocka_unit_test(test_crc32c_extend_equals_one_shot),
       cmocka_unit_test(test_crc32c_mask_round_trip),
       cmocka_unit_test(test_crc32c_paths_agree),
+      cmocka_unit_test(test_crc32c_paths_agree_long),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
