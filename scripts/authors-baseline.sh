@@ -31,7 +31,8 @@
 # Rows are appended to the CSVs in OUT, so runs at other sizes can be added later.
 # Environment: OUT (default <repo>/results/authors), SIZES (default "1M 10M"; k, M suffixes),
 # BUILDS (default "shipped O2"), EXPS (default "two ten"), DOMAINS (default "2 5 10 40 70 100"),
-# RUNS (repetitions of each experiment, default 1), KEY_REPEATS (default 5), BUILD_DIR
+# RUNS (repetitions of each experiment, default 1), RUN_FIRST (number of the first, default 1,
+# so that a later invocation adds runs to the same CSVs), KEY_REPEATS (default 5), BUILD_DIR
 # (default $OUT/build), WORK (databases, default $OUT/work), KEEP=1 keeps the databases.
 # Installs the Debian packages it needs (build-essential, cmake) if missing, as
 # scripts/install-deps.sh does; nothing else is fetched.
@@ -55,6 +56,7 @@ builds=${BUILDS:-shipped O2}
 exps=${EXPS:-two ten}
 domains=${DOMAINS:-2 5 10 40 70 100}
 runs=${RUNS:-1}
+run_first=${RUN_FIRST:-1}
 key_repeats=${KEY_REPEATS:-5}
 mkdir -p "$out" "$build" "$work"
 out=$(cd "$out" && pwd); build=$(cd "$build" && pwd); work=$(cd "$work" && pwd)
@@ -111,7 +113,8 @@ to_n() {
 run() { # driver arguments...
   rm -rf "$work/out/db"
   local t0=$SECONDS
-  printf '== %s %s\n' "$(date -u +%FT%TZ)" "$*" >>"$log"
+  printf '== %s load %s: build %s run %s %s\n' "$(date -u +%FT%TZ)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$b" "$r" "$*" >>"$log"
   "$build/$b/authors_driver" --build "$b" --run "$r" --work "$work" --out "$out" \
     --key-repeats "$key_repeats" "$@" >>"$log" 2>&1 || die "run failed: $* (see $log)"
   say "done in $((SECONDS - t0)) s: build $b run $r $*"
@@ -120,7 +123,7 @@ run() { # driver arguments...
 for size in $sizes; do
   n=$(to_n "$size")
   for b in $builds; do
-    for r in $(seq 1 "$runs"); do
+    for r in $(seq "$run_first" $((run_first + runs - 1))); do
       for e in $exps; do
         case $e in
           two) run --exp two --n "$n";;
