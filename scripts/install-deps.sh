@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages bfh builds and runs with, if any is missing.
+# Installs the Debian packages bfh builds and runs with, if any is missing; with arguments,
+# those packages instead (scripts/authors-baseline.sh passes the ones the authors' code needs).
 # Needs root (or sudo) only when something has to be installed.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libleveldb-dev libsnappy-dev libxxhash-dev
           libcmocka-dev gnuplot-nox)
+[ $# -gt 0 ] && packages=("$@")
 
 missing=()
 for p in "${packages[@]}"; do
