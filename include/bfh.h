@@ -304,7 +304,10 @@ typedef struct bfh_repair_report {
    not be open. opt (may be NULL) gives the engine and, for BFH-PARAMS that is missing or
    damaged, the value-filter parameters; report may be NULL. A stand-alone index is built
    again from the repaired database, whatever opt->standalone_index says. The message of a failure
-   is in bfh_last_error(NULL); after a failure the database is as it was. */
+   is in bfh_last_error(NULL); after a failure the database is as it was. BFH_E_INVALID (and
+   nothing written) for a directory that is not of opt->engine (with BFH_ENGINE_LEVELDB: the own
+   engine's, or one without any LevelDB file); BFH_E_BUSY when the database is open, in a bfh
+   handle or (LevelDB) in any process holding LevelDB's LOCK. */
 BFH_API int bfh_repair_sized(const char *path, const bfh_options *opt, bfh_repair_report *report,
                              size_t report_size);
 static inline int bfh_repair(const char *path, const bfh_options *opt, bfh_repair_report *report) {

@@ -19,7 +19,8 @@
  *     value_index.h and search.h (a search over a chosen list of tables);
  *   - the read-only LevelDB engine's test hooks (leveldb/readonly.h: run code before each table
  *     read, to make the file vanish there, or between a refresh's log reads and its second
- *     MANIFEST read) and its retry counter;
+ *     MANIFEST read), its retry counter and the table files it holds open (a limit to set);
+ *   - a hook run while the LevelDB engine's repair holds its locks (leveldb/engine.h);
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
  *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;

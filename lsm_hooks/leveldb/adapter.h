@@ -164,6 +164,9 @@ typedef struct ldb_match {
    caller says what that means for its search. */
 int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
                     size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* ldb_table_match over table file f, already open (borrowed), named path in messages. */
+int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
    block filter) built by reading it (filter.h). */
 int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,

@@ -394,17 +394,3 @@ index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
 int engine_leveldb_sync(engine_t *e, err_t *err) {
   return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_FULL, NULL, err);
 }
-
-int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
-                          err_t *err) {
-  (void)opt, (void)rep; /* LevelDB reports what it kept to its LOG file */
-  leveldb_options_t *o = leveldb_options_create();
-  if (!o) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
-  char *lerr = NULL;
-  leveldb_repair_db(o, path, &lerr);
-  leveldb_options_destroy(o);
-  if (!lerr) return BFH_OK;
-  int rc = err_set(err, BFH_E_IO, "%s: LevelDB repair: %s", path, lerr);
-  leveldb_free(lerr);
-  return rc;
-}

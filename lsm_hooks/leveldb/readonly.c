@@ -22,11 +22,16 @@
  * which 3 sees (it reads after the deletion). The entries read in 2 are a prefix of the
  * writes in sequence order on top of V''s tables: a state the database passed through.
  * Files of V' may still vanish after 3 (a compaction's inputs are deleted once its edit is
- * written): a table read that finds its file gone (ENOENT) makes the search start over with
- * a new refresh (engine_leveldb_ro_search), and its keys are reported only by the attempt
- * that read every table it listed, so each once. A MANIFEST replaced between reading CURRENT
- * and reading it is the same: start over. Retries are bounded (ENGINE_LEVELDB_RO_ATTEMPTS),
- * then BFH_E_BUSY.
+ * written). So the refresh ends by opening every table of V' (a pin_t per table, shared by
+ * the states that list it): an unlinked file stays readable through its descriptor, and
+ * every later read of the state goes through it. A table gone before its open was deleted
+ * after an edit the next MANIFEST read sees: start over at 1 (gone again with nothing new in
+ * the MANIFEST: the MANIFEST names a missing table, damage). Beyond pin_max descriptors a
+ * table is read by name: a table read that finds its file gone (ENOENT) then makes the
+ * search start over with a new refresh (engine_leveldb_ro_search), and its keys are
+ * reported only by the attempt that read every table it listed, so each once. A MANIFEST
+ * replaced between reading CURRENT and reading it is the same: start over. Retries are
+ * bounded (ENGINE_LEVELDB_RO_ATTEMPTS), then BFH_E_BUSY.
  *
  * A search validates its candidates against its own view (the state of its refresh): the
  * gets it makes run in its thread while it holds the view (tl_view), and read that state:
@@ -44,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,6 +214,7 @@ typedef struct ro_state {
   atomic_int refs;
   ldb_version_t version;
   engine_table_t *tables; /* version's files, sorted by number */
+  struct pin **pins;      /* parallel to tables: each file held open, or NULL (not pinned) */
   size_t ntables;
   chunk_t **chunks; /* oldest first */
   log_seg_t **segs; /* chunks[i]->vals */
@@ -224,6 +231,11 @@ typedef struct engine_ro {
   void (*logs_hook)(void *arg);
   void *logs_hook_arg;
   atomic_ullong retries;
+  atomic_ullong pinned;          /* table files held open now (pin_t) */
+  unsigned long long pin_max;    /* at most this many held open at once */
+  uint64_t missing;              /* a table the last refresh found missing (0: none) ... */
+  char missing_manifest[64];     /* ... with this MANIFEST name ... */
+  uint64_t missing_resume;       /* ... read up to here */
 
   pthread_mutex_t mu; /* guards everything below */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */
@@ -242,8 +254,40 @@ static _Thread_local struct {
   ro_state_t *s;
 } tl_view;
 
+/* A table file held open from the refresh that listed it until the last state listing it
+   goes: an unlinked file stays readable through its descriptor, so the compaction that
+   deletes it cannot take it from a search of a state that lists it (top of the file). */
+typedef struct pin {
+  atomic_int refs;
+  lsm_rfile_t *f;
+  atomic_ullong *count; /* the engine's count of pins */
+  char path[];          /* the table's name in messages */
+} pin_t;
+
+static void pin_unref(pin_t *p) {
+  if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+  lsm_rfile_close(p->f);
+  atomic_fetch_sub(p->count, 1);
+  free(p);
+}
+
+/* The pin of table `number` in s, or NULL. */
+static pin_t *state_pin(const ro_state_t *s, uint64_t number) {
+  size_t lo = 0, hi = s->ntables;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->tables[mid].number < number)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->ntables && s->tables[lo].number == number && s->pins ? s->pins[lo] : NULL;
+}
+
 static void state_unref(ro_state_t *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+  for (size_t i = 0; s->pins && i < s->ntables; i++) pin_unref(s->pins[i]);
+  free(s->pins);
   ldb_version_release(&s->version);
   for (size_t i = 0; i < s->nchunks; i++) chunk_unref(s->chunks[i]);
   free(s->chunks);
@@ -257,10 +301,57 @@ static int cmp_table(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* A new state from r's version and logs (one reference), or NULL without memory. */
-static ro_state_t *state_make(engine_ro_t *r) {
+/* Holds table `number` open for state s (slot i): the pin of the previous state, or a new
+   one while fewer than pin_max are held (beyond, or when the open fails for another reason
+   than the file being gone, the table stays unpinned: read by name, as it vanishes it makes
+   the search start over). BFH_OK; BFH_NOT_FOUND when the file is gone; BFH_E_NOMEM. */
+static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
+  uint64_t number = s->tables[i].number;
+  pin_t *p = r->state && r->pin_max ? state_pin(r->state, number) : NULL;
+  if (p) {
+    atomic_fetch_add(&p->refs, 1);
+    s->pins[i] = p;
+    return BFH_OK;
+  }
+  if (atomic_load(&r->pinned) >= r->pin_max) return BFH_OK;
+  char path[4200];
+  ldb_table_path(r->path, number, path, sizeof path);
+  size_t n = strlen(path) + 1;
+  if (!(p = malloc(sizeof *p + n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  memcpy(p->path, path, n);
+  err_t e;
+  int rc = lsm_io_open_read(r->io, path, &p->f, &e);
+  if (rc != BFH_OK) {
+    free(p);
+    if (rc == BFH_E_NOMEM) return err_set(err, rc, "%s", e.msg);
+    return lsm_io_exists(r->io, path) ? BFH_OK : BFH_NOT_FOUND;
+  }
+  atomic_init(&p->refs, 1);
+  p->count = &r->pinned;
+  atomic_fetch_add(&r->pinned, 1);
+  s->pins[i] = p;
+  return BFH_OK;
+}
+
+/* A table of the version was gone when pinned: deleted by a compaction whose edit the next
+   MANIFEST read sees (AGAIN), unless that read finds nothing new and the same table gone
+   again: then the MANIFEST names a table that does not exist (damage). REQUIRES mu. */
+static int table_gone(engine_ro_t *r, uint64_t number, err_t *err) {
+  if (r->missing == number && r->missing_resume == r->manifest_resume &&
+      strcmp(r->missing_manifest, r->manifest) == 0)
+    return err_set(err, BFH_E_CORRUPT, "%s: table %06llu, named by the live version of %s, is "
+                   "missing", r->path, (unsigned long long)number, r->manifest);
+  r->missing = number;
+  r->missing_resume = r->manifest_resume;
+  snprintf(r->missing_manifest, sizeof r->missing_manifest, "%s", r->manifest);
+  return AGAIN;
+}
+
+/* A new state from r's version and logs (one reference) into *out: BFH_OK, AGAIN (a table
+   of the version was deleted since the MANIFEST was read), or an error. REQUIRES mu. */
+static int state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
   ro_state_t *s = calloc(1, sizeof *s);
-  if (!s) return NULL;
+  if (!s) return err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
   atomic_init(&s->refs, 1);
   size_t nc = 0;
   for (size_t i = 0; i < r->nlogs; i++) nc += r->logs[i].n;
@@ -269,7 +360,7 @@ static ro_state_t *state_make(engine_ro_t *r) {
   s->segs = malloc((nc + 1) * sizeof *s->segs);
   if (!s->tables || !s->chunks || !s->segs || ldb_version_copy(&s->version, &r->version)) {
     state_unref(s);
-    return NULL;
+    return err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
   }
   for (size_t i = 0; i < r->version.nfiles; i++) {
     const ldb_file_t *f = &r->version.files[i];
@@ -277,6 +368,15 @@ static ro_state_t *state_make(engine_ro_t *r) {
   }
   s->ntables = r->version.nfiles;
   qsort(s->tables, s->ntables, sizeof *s->tables, cmp_table);
+  s->pins = calloc(s->ntables + 1, sizeof *s->pins);
+  int rc = s->pins ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
+  for (size_t i = 0; i < s->ntables && rc == BFH_OK; i++)
+    if ((rc = pin_table(r, s, i, err)) == BFH_NOT_FOUND) rc = table_gone(r, s->tables[i].number, err);
+  if (rc != BFH_OK) {
+    state_unref(s);
+    return rc;
+  }
+  r->missing = 0;
   for (size_t i = 0; i < r->nlogs; i++)
     for (size_t j = 0; j < r->logs[i].n; j++) {
       chunk_t *c = r->logs[i].chunks[j];
@@ -284,7 +384,8 @@ static ro_state_t *state_make(engine_ro_t *r) {
       s->segs[s->nchunks] = c->vals;
       s->chunks[s->nchunks++] = c;
     }
-  return s;
+  *out = s;
+  return BFH_OK;
 }
 
 /* ---- Refresh ------------------------------------------------------------------------------ */
@@ -431,8 +532,9 @@ static int refresh_once(engine_ro_t *r, err_t *err) {
   if (rc != BFH_OK) return rc;
   if (r->version.log_number != log_number) return AGAIN;
   if (r->state && !r->version_changed && !r->logs_changed) return BFH_OK;
-  ro_state_t *s = state_make(r);
-  if (!s) return err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
+  ro_state_t *s = NULL;
+  rc = state_make(r, &s, err);
+  if (rc != BFH_OK) return rc;
   state_unref(r->state);
   r->state = s;
   r->version_changed = r->logs_changed = 0;
@@ -468,6 +570,8 @@ static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const b
                       size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   if (r->read_hook) r->read_hook(r->read_hook_arg, number);
+  pin_t *p = state_pin(v->ro_state, number);
+  if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
   return table_status(r, ldb_table_match(r->io, r->path, number, refs, n, m, st, err), number, err);
 }
 
@@ -525,6 +629,11 @@ static int get_from_tables(engine_ro_t *r, const ro_state_t *s, lookup_t *l, err
   int rc = BFH_OK;
   for (size_t i = 0; i < n && rc == BFH_OK && !l->found; i++) {
     if (r->read_hook) r->read_hook(r->read_hook_arg, order[i]->number);
+    pin_t *p = state_pin(s, order[i]->number);
+    if (p) {
+      rc = ldb_table_scan_rfile(p->f, p->path, visit_lookup, l, NULL, err);
+      continue;
+    }
     char path[4200];
     ldb_table_path(r->path, order[i]->number, path, sizeof path);
     rc = table_status(r, ldb_table_scan(r->io, path, visit_lookup, l, NULL, err), order[i]->number,
@@ -867,6 +976,11 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_
   r->base.ops = &ro_ops;
   r->io = io ? io : lsm_io_default();
   r->sync = sync;
+  /* Half of the descriptors the process may open: the rest stay for everything else. */
+  struct rlimit rl;
+  r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
+               : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
+                                               : (unsigned long long)rl.rlim_cur / 2;
   pthread_mutex_init(&r->mu, NULL);
   if (!(r->path = strdup(path))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
@@ -900,4 +1014,16 @@ void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *a
 
 uint64_t engine_leveldb_ro_retries(engine_t *e) {
   return atomic_load(&((engine_ro_t *)e)->retries);
+}
+
+void engine_leveldb_ro_set_pin_max(engine_t *e, uint64_t n) {
+  engine_ro_t *r = (engine_ro_t *)e;
+  pthread_mutex_lock(&r->mu);
+  r->pin_max = n;
+  r->version_changed = 1; /* the next refresh makes a new state, pinned anew */
+  pthread_mutex_unlock(&r->mu);
+}
+
+uint64_t engine_leveldb_ro_pinned(engine_t *e) {
+  return atomic_load(&((engine_ro_t *)e)->pinned);
 }

@@ -33,8 +33,9 @@ struct lsm_io;
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_io *io,
                            index_sync_t *sync, engine_t **e, err_t *err);
 
-/* bfh_search on a read-only engine: search_run, repeated from a newer MANIFEST when a file
-   of the version it read vanished under it (at most ENGINE_LEVELDB_RO_ATTEMPTS times, then
+/* bfh_search on a read-only engine: search_run over a state whose table files the engine
+   holds open (readonly.c), repeated from a newer MANIFEST when a file it reads by name (beyond
+   the descriptors it may hold) vanished under it (at most ENGINE_LEVELDB_RO_ATTEMPTS times, then
    BFH_E_BUSY); the keys of the attempt that completed are reported to fn afterwards, each
    once. index may be NULL (value filters off). */
 int engine_leveldb_ro_search(engine_t *e, value_index_t *index, const void *val, size_t val_len,
@@ -53,5 +54,12 @@ void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *a
 
 /* How many refreshes and searches started over because the database changed under them. */
 uint64_t engine_leveldb_ro_retries(engine_t *e);
+
+/* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
+uint64_t engine_leveldb_ro_pinned(engine_t *e);
+/* Tests: hold at most n table files open from the next refresh on, which makes a new state
+   (the default is half of the process's RLIMIT_NOFILE); 0 turns pinning off, so that a table
+   compacted away under a search makes the search start over. */
+void engine_leveldb_ro_set_pin_max(engine_t *e, uint64_t n);
 
 #endif

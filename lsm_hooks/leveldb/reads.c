@@ -25,6 +25,16 @@ int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_
   return rc;
 }
 
+int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  ldb_read_stats_t rs = {0};
+  int rc = refs ? ldb_table_read_blocks_rfile(f, path, refs, n, visit_match, (void *)m, &rs, err)
+                : ldb_table_scan_rfile(f, path, visit_match, (void *)m, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  return rc;
+}
+
 int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err) {
   char path[4200];

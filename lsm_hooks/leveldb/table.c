@@ -73,20 +73,15 @@ static int read_at(lsm_rfile_t *f, const char *path, uint64_t off, uint8_t *p, u
   return BFH_OK;
 }
 
-/* Reads the whole file at path into *data (malloc'd, caller frees), through io. */
-static int read_file(lsm_io_t *io, const char *path, uint8_t **data, uint64_t *size, err_t *err) {
-  lsm_rfile_t *f = NULL;
-  int rc = open_table(io, path, &f, err);
-  if (rc != BFH_OK) return rc;
+/* Reads the whole of the open table f (named path) into *data (malloc'd, caller frees). */
+static int read_file(lsm_rfile_t *f, const char *path, uint8_t **data, uint64_t *size,
+                     err_t *err) {
   uint64_t n = lsm_rfile_size(f);
   uint8_t *p = malloc(n ? n : 1);
-  if (!p) {
-    lsm_rfile_close(f);
+  if (!p)
     return err_set(err, BFH_E_NOMEM, "table %s: no memory for %llu bytes", path,
                    (unsigned long long)n);
-  }
-  rc = read_at(f, path, 0, p, n, err);
-  lsm_rfile_close(f);
+  int rc = read_at(f, path, 0, p, n, err);
   if (rc != BFH_OK) {
     free(p);
     return rc;
@@ -361,6 +356,8 @@ int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err) {
 }
 
 /* ---- Reading a table ------------------------------------------------------------------- */
+static int scan_file(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                     void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err);
 
 int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                    err_t *err) {
@@ -374,9 +371,24 @@ int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_b
 
 int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
+  rc = scan_file(f, path, fn, block_fn, arg, st, tag, err);
+  lsm_rfile_close(f);
+  return rc;
+}
+
+int ldb_table_scan_rfile(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
+                         ldb_read_stats_t *st, err_t *err) {
+  return scan_file(f, path, fn, NULL, arg, st, NULL, err);
+}
+
+static int scan_file(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                     void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
   uint8_t *file = NULL;
   uint64_t size = 0;
-  int rc = read_file(io, path, &file, &size, err);
+  int rc = read_file(f, path, &file, &size, err);
   if (rc != BFH_OK) return rc;
   if (st) st->bytes_read += size;
   reader_t r = {.path = path,
@@ -446,6 +458,15 @@ int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *ref
   lsm_rfile_t *f = NULL;
   int rc = open_table(io, path, &f, err);
   if (rc != BFH_OK) return rc;
+  rc = ldb_table_read_blocks_rfile(f, path, refs, n, fn, arg, st, err);
+  lsm_rfile_close(f);
+  return rc;
+}
+
+int ldb_table_read_blocks_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs,
+                                size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                                err_t *err) {
+  int rc = BFH_OK;
   uint64_t size = lsm_rfile_size(f);
   reader_t r = {.path = path,
                 .size = size,
@@ -456,7 +477,6 @@ int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *ref
                 .err = err};
   buf_t raw = {0};
   for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) rc = read_ref(&r, f, refs[i], &raw);
-  lsm_rfile_close(f);
   free(raw.p);
   free(r.data_buf.p);
   free(r.key.p);

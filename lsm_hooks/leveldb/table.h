@@ -86,4 +86,15 @@ int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_b
 int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *refs, size_t n,
                           ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err);
 
+/* ldb_table_scan and ldb_table_read_blocks over a table already open for reading (f,
+   borrowed; lsm_io_open_read), named path in messages: what a reader that holds the file open
+   uses, so that a table unlinked since its open (a compaction's input) is still read whole.
+   The file's size is the one taken at its open. Thread-safe: any number of reads of one f
+   may run at once. */
+int ldb_table_scan_rfile(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
+                         ldb_read_stats_t *st, err_t *err);
+int ldb_table_read_blocks_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs,
+                                size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                                err_t *err);
+
 #endif

@@ -275,8 +275,8 @@ static int check_files(check_t *c, err_t *err) {
 
 /* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open,
    read from /proc/locks (Linux): the file is not opened, since closing any descriptor of it
-   would release a lock this very process holds. 0 if none is held or it cannot be told. */
-static long lock_holder(const char *dir) {
+   would release a lock this very process holds (verify.h). */
+long ldb_lock_holder(const char *dir) {
   char path[4400];
   snprintf(path, sizeof path, "%s/LOCK", dir);
   struct stat sb;
@@ -314,7 +314,7 @@ int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64
   lsm_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
   int rc = lsm_io_lock_shared(io, dir, &lock, err);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
-  long holder = rc == BFH_OK ? lock_holder(dir) : 0;
+  long holder = rc == BFH_OK ? ldb_lock_holder(dir) : 0;
   if (holder)
     rc = err_set(err, BFH_E_BUSY,
                  "%s: database is open in process %ld (it holds LevelDB's LOCK): close it to "

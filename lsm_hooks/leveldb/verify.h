@@ -41,4 +41,10 @@ int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64
                    lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
                    err_t *err);
 
+/* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open
+   (check and repair refuse such a database), read from /proc/locks on Linux without opening
+   LOCK: closing any descriptor of it would release a lock this process holds. 0 if none is
+   held or it cannot be told (no LOCK file, no /proc/locks). */
+long ldb_lock_holder(const char *dir);
+
 #endif

@@ -411,6 +411,18 @@ static void test_readonly_leaves_files_untouched(void **state) {
 
 /* ---- A table that vanishes under a search ------------------------------------------------ */
 
+/* engine_match_fn: counts the keys "keyNNNNNN" found in seen[]. */
+static int count_key(void *arg, const void *key, size_t len) {
+  int *seen = arg, k;
+  char buf[32];
+  assert_true(len < sizeof buf);
+  memcpy(buf, key, len);
+  buf[len] = '\0';
+  assert_int_equal(sscanf(buf, "key%d", &k), 1);
+  seen[k]++;
+  return 0;
+}
+
 typedef struct vanish {
   const char *dir;
   int fired;
@@ -447,27 +459,96 @@ static void vanish_hook(void *arg, uint64_t number) {
     fail_msg("table %llu: still there after the compaction", (unsigned long long)number);
 }
 
-/* The table a search is about to read is compacted away and the MANIFEST replaced: the search
-   starts over from the new MANIFEST and answers exactly, each key once. */
+/* The table a search is about to read is compacted away and the MANIFEST replaced. Pinned
+   (the default: the handle holds the files of the version it read open), the search reads
+   the unlinked file through its descriptor and answers exactly without starting over; with
+   pinning off it starts over from the new MANIFEST and answers exactly. Each key once. */
 static void test_readonly_table_vanishes(void **state) {
   (void)state;
+  for (int pinned = 1; pinned >= 0; pinned--) {
+    char dir[4300];
+    snprintf(dir, sizeof dir, "%s/vanish%d", tmpdir, pinned);
+    static int model[NKEYS];
+    make_db(dir, model);
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+      bfh_db *db = open_ro(dir, NULL);
+      engine_t *e = bfh_internal_engine(db);
+      if (!pinned) { /* from the next refresh on: the one of the search below */
+        engine_leveldb_ro_set_pin_max(e, 0);
+        check_gets(db, model, (int)m);
+        assert_int_equal(engine_leveldb_ro_pinned(e), 0);
+      }
+      assert_true(pinned ? engine_leveldb_ro_pinned(e) > 0 : 1);
+      vanish_t h = {dir, 0};
+      engine_leveldb_ro_set_read_hook(e, vanish_hook, &h);
+      uint64_t before = engine_leveldb_ro_retries(e);
+      check_search(db, (int)m, methods[m], model, NULL);
+      assert_true(h.fired > 0);
+      if (pinned)
+        assert_int_equal(engine_leveldb_ro_retries(e), before);
+      else
+        assert_true(engine_leveldb_ro_retries(e) > before);
+      engine_leveldb_ro_set_read_hook(e, NULL, NULL);
+      check_gets(db, model, (int)m);
+      assert_int_equal(bfh_close(db), BFH_OK);
+    }
+  }
+}
+
+/* Every table file of the version a handle read is deleted while it holds them open: its
+   view's scans, and searches and gets of that unchanged state, answer exactly from the open
+   files. A new handle, which finds the tables the MANIFEST names gone twice with no edit in
+   between, reports the damage (BFH_E_CORRUPT naming a table), not BUSY. */
+static void test_readonly_pinned_files_outlive_unlink(void **state) {
+  (void)state;
   char dir[4300];
-  snprintf(dir, sizeof dir, "%s/vanish", tmpdir);
+  snprintf(dir, sizeof dir, "%s/pinned", tmpdir);
   static int model[NKEYS];
   make_db(dir, model);
-  for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
-    bfh_db *db = open_ro(dir, NULL);
-    engine_t *e = bfh_internal_engine(db);
-    vanish_t h = {dir, 0};
-    engine_leveldb_ro_set_read_hook(e, vanish_hook, &h);
-    uint64_t before = engine_leveldb_ro_retries(e);
-    check_search(db, (int)m, methods[m], model, NULL);
-    assert_true(h.fired > 0);
-    assert_true(engine_leveldb_ro_retries(e) > before);
-    engine_leveldb_ro_set_read_hook(e, NULL, NULL);
-    check_gets(db, model, (int)m);
-    assert_int_equal(bfh_close(db), BFH_OK);
+  bfh_db *db = open_ro(dir, NULL);
+  engine_t *e = bfh_internal_engine(db);
+  check_gets(db, model, 0); /* a refresh: every table of the version is held open */
+  uint64_t pinned = engine_leveldb_ro_pinned(e);
+  assert_true(pinned > 0);
+  engine_view_t *v = NULL;
+  err_t err;
+  assert_int_equal(e->ops->view_acquire(e, &v, &err), BFH_OK);
+  const engine_table_t *t;
+  size_t nt = e->ops->view_tables(v, &t);
+  assert_int_equal(nt, pinned);
+  for (size_t i = 0; i < nt; i++) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%06llu.ldb", dir, (unsigned long long)t[i].number);
+    assert_int_equal(unlink(p), 0);
   }
+  /* The view's own reads: every table scanned through the open files. */
+  for (int val = 0; val < NVALS; val++) {
+    char vb[128];
+    size_t vl = value_bytes(val, vb);
+    static int seen[NKEYS];
+    memset(seen, 0, sizeof seen);
+    for (size_t i = 0; i < nt; i++) {
+      engine_scan_stats_t st = {0};
+      assert_int_equal(e->ops->scan_table(e, v, t[i].number, vb, vl, count_key, seen, &st, &err),
+                       BFH_OK);
+      assert_true(st.entries > 0);
+    }
+    for (int k = 300; k < NKEYS; k++) /* keys above 300 live in the tables only */
+      assert_int_equal(seen[k] > 0, model[k] == val);
+  }
+  e->ops->view_release(e, v);
+  exact_searches(db, model);
+  check_gets(db, model, 1);
+  assert_int_equal(engine_leveldb_ro_retries(e), 0);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.engine = BFH_ENGINE_LEVELDB;
+  o.read_only = 1;
+  bfh_db *db2 = NULL;
+  assert_int_equal(bfh_open(dir, &o, &db2), BFH_E_CORRUPT);
+  if (!strstr(bfh_last_error(NULL), "is missing"))
+    fail_msg("message \"%s\" lacks \"is missing\"", bfh_last_error(NULL));
+  assert_int_equal(bfh_close(db), BFH_OK);
 }
 
 /* ---- A memtable flushed in the middle of a refresh --------------------------------------- */
@@ -637,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_readonly_live_writer), /* first: it forks a LevelDB writer */
       cmocka_unit_test(test_readonly_leaves_files_untouched),
       cmocka_unit_test(test_readonly_table_vanishes),
+      cmocka_unit_test(test_readonly_pinned_files_outlive_unlink),
       cmocka_unit_test(test_readonly_log_flushed_under_refresh),
       cmocka_unit_test(test_readonly_options),
       cmocka_unit_test(test_engine_detection),

@@ -279,6 +279,9 @@ if [ -n "$ldb_hold" ]; then
   # check refuses it: a table the owner is writing would read as damaged.
   expect_status 2 "$bfh" check live --engine leveldb
   expect_in err "holds LevelDB's LOCK"
+  # So does repair: LevelDB's RepairDB under the owner would break its database.
+  expect_status 2 "$bfh" repair live --engine leveldb
+  expect_in err "holds LevelDB's LOCK"
   ls -l --time-style=+%s.%N live >after.ls
   cksum live/* >after.sum
   expect_same before.ls after.ls
