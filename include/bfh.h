@@ -68,7 +68,9 @@ enum {
   BFH_ENGINE_CAN_REPAIR = 1u << 3,         /* bfh_repair */
   BFH_ENGINE_CAN_CHECK = 1u << 4,          /* bfh_check */
   BFH_ENGINE_CAN_ITERATE = 1u << 5,        /* bfh_iter_create */
-  BFH_ENGINE_CAN_MEMTABLE_INDEX = 1u << 6  /* bfh_options.memtable_index has an effect */
+  BFH_ENGINE_CAN_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
+  BFH_ENGINE_CAN_REPAIR_REPORT = 1u << 7   /* bfh_repair fills bfh_repair_report (else the
+                                              engine's own repair reports to its own log) */
 };
 
 /* An engine this library has, from its table of engines. The library owns the struct and

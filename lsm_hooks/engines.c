@@ -19,7 +19,8 @@ static const engine_kind_t kinds[] = {
      .row = "lsm",
      .what = "bfh's own leveled LSM engine: value filters built into its tables",
      .caps = ENGINE_CAP_WRITES | ENGINE_CAP_STANDALONE | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK |
-             ENGINE_CAP_ITERATE | ENGINE_CAP_MEMTABLE_INDEX | ENGINE_CAP_OWN,
+             ENGINE_CAP_ITERATE | ENGINE_CAP_MEMTABLE_INDEX | ENGINE_CAP_OWN |
+             ENGINE_CAP_REPAIR_REPORT,
      .open = engine_lsm_open,
      .open_replaying = engine_lsm_open_replay,
      .repair = engine_lsm_repair,
@@ -88,6 +89,7 @@ static unsigned public_caps(unsigned caps) {
   if (caps & ENGINE_CAP_CHECK) c |= BFH_ENGINE_CAN_CHECK;
   if (caps & ENGINE_CAP_ITERATE) c |= BFH_ENGINE_CAN_ITERATE;
   if (caps & ENGINE_CAP_MEMTABLE_INDEX) c |= BFH_ENGINE_CAN_MEMTABLE_INDEX;
+  if (caps & ENGINE_CAP_REPAIR_REPORT) c |= BFH_ENGINE_CAN_REPAIR_REPORT;
   return c;
 }
 
