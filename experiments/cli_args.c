@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -30,7 +31,9 @@ typedef struct spec {
 
 #define AT(field) offsetof(cli_t, field)
 
-static const choice_t ENGINES[] = {{"lsm", BFH_ENGINE_LSM}, {"leveldb", BFH_ENGINE_LEVELDB}, {0}};
+/* From the library's table of engines (bfh_engine_at), filled by set_defaults. */
+static choice_t ENGINES[16];
+static char engine_names[128]; /* "lsm|leveldb" */
 static const choice_t PLACEMENTS[] = {{"similarity", BFH_PLACEMENT_SIMILARITY},
                                       {"positional", BFH_PLACEMENT_POSITIONAL},
                                       {"paper", BFH_PLACEMENT_PAPER},
@@ -55,7 +58,7 @@ static const choice_t SCALES[] = {
 
 /* Every long option, one row each. */
 static const spec_t SPECS[] = {
-    {"engine", CLI_DB | CLI_RUN, K_CHOICE, AT(opt.engine), 0, ENGINES, "lsm|leveldb",
+    {"engine", CLI_DB | CLI_RUN, K_CHOICE, AT(opt.engine), 0, ENGINES, engine_names,
      "engine of the database (default lsm)"},
     {"bits", CLI_DB, K_U64, AT(opt.value_filter_bits), 0, NULL, "M",
      "bits per value filter, for a new database (default 2M)"},
@@ -129,14 +132,25 @@ _Static_assert(NSPECS <= CLI_MAX_OPTS, "cli_t.given holds a flag per option");
 /* getopt_long's val for row i (above every short option). */
 #define VAL(i) (256 + (int)(i))
 
+static void engines_list(void) {
+  const bfh_engine_info *e;
+  engine_names[0] = 0;
+  for (size_t i = 0; i + 1 < sizeof ENGINES / sizeof ENGINES[0] && (e = bfh_engine_at(i)); i++) {
+    ENGINES[i] = (choice_t){e->name, (int)e->engine};
+    snprintf(engine_names + strlen(engine_names), sizeof engine_names - strlen(engine_names),
+             "%s%s", i ? "|" : "", e->name);
+  }
+}
+
 static void set_defaults(cli_t *c) {
+  engines_list();
   memset(c, 0, sizeof *c);
   bfh_options_init(&c->opt);
   workload_config_init(&c->wl);
   c->method = BFH_SEARCH_AUTO;
   c->format = -1;
   c->run.scale = EXP_SMALL;
-  c->run.engine = BFH_ENGINE_LSM;
+  c->run.engine = c->opt.engine; /* the library's default */
   c->run.out_dir = "results";
   c->run.queries = 30;
 }

@@ -17,6 +17,8 @@
 #include "experiments/exp_authors.h"
 #include "filters/bits.h"
 #include "filters/hash.h"
+/* exp_engine_is_own: the engine kinds' capabilities (engine.h) */
+#include "lsm_hooks/testbed.h"
 
 const char *exp_scale_name(exp_scale_t s) {
   return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";
@@ -27,7 +29,20 @@ const char *exp_costs_name(int costs) {
 }
 
 const char *exp_engine_name(bfh_engine e) {
-  return e == BFH_ENGINE_LEVELDB ? "leveldb" : "lsm";
+  const char *name = bfh_engine_name(e);
+  return name ? name : "unknown";
+}
+
+bfh_engine exp_engine_with(unsigned caps) {
+  const bfh_engine_info *e;
+  for (size_t i = 0; (e = bfh_engine_at(i)); i++)
+    if ((e->caps & caps) == caps) return e->engine;
+  return bfh_engine_at(0)->engine;
+}
+
+int exp_engine_is_own(bfh_engine e) {
+  const engine_kind_t *k = engine_kind(e);
+  return k && (k->caps & ENGINE_CAP_OWN);
 }
 
 const int EXP_PLACEMENTS[3] = {BFH_PLACEMENT_PAPER, BFH_PLACEMENT_POSITIONAL,
@@ -863,7 +878,7 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
 
 int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_authors **out) {
   *out = NULL;
-  if (p->engine != BFH_ENGINE_LSM) {
+  if (!exp_engine_is_own(p->engine)) {
     fprintf(stderr,
             "bfh: the authors' costs are measured with the own engine only (--engine lsm)\n");
     return BFH_E_UNSUPPORTED;

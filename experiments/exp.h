@@ -43,7 +43,14 @@ typedef struct exp_ctx {
 } exp_ctx_t;
 
 const char *exp_scale_name(exp_scale_t s);
+/* bfh_engine_name, or "unknown". */
 const char *exp_engine_name(bfh_engine e);
+/* The first engine of the library's table with every BFH_ENGINE_CAN_* of caps (the first
+   engine if none has them). */
+bfh_engine exp_engine_with(unsigned caps);
+/* Is e bfh's own LSM engine (ENGINE_CAP_OWN, engine.h), whose internals the authors' cost
+   profile measures? */
+int exp_engine_is_own(bfh_engine e);
 const char *exp_method_name(bfh_method m);
 const char *exp_placement_name(int placement); /* a bfh_placement: "similarity", ... */
 /* The "series" of a method in a placement sweep: "hierarchy-paper", ..., or the method's

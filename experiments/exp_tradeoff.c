@@ -214,7 +214,7 @@ static int probe(const exp_ctx_t *x, const config_t *cfg, point_t *pt) {
 static void point_params(const exp_ctx_t *x, uint64_t n, double domain, const config_t *cfg,
                          point_t *pt) {
   exp_db_params_init(&pt->p, x, n);
-  pt->p.engine = BFH_ENGINE_LSM; /* the stand-alone index is the own engine's */
+  pt->p.engine = exp_engine_with(BFH_ENGINE_CAN_STANDALONE); /* the stand-alone index's */
   if (n < 1000000) exp_db_params_shrink(&pt->p, 1000000.0 / (double)n);
   pt->p.wl.order = WORKLOAD_RANDOM;
   pt->p.wl.domain_pct = domain;
@@ -405,8 +405,9 @@ int exp_tradeoff(const exp_ctx_t *x) {
   exp_csv_t *csv = exp_csv_open(x, "tradeoff", cols);
   exp_csv_t *goals = csv ? exp_csv_open(x, "tradeoff_goals", GOAL_COLS) : NULL;
   int rc = csv && goals ? 0 : -1;
-  if (x->engine != BFH_ENGINE_LSM)
-    fprintf(stderr, "bfh: tradeoff runs on the own engine only (the stand-alone index is its)\n");
+  if (x->engine != exp_engine_with(BFH_ENGINE_CAN_STANDALONE))
+    fprintf(stderr, "bfh: tradeoff runs on the %s engine only (the stand-alone index is its)\n",
+            exp_engine_name(exp_engine_with(BFH_ENGINE_CAN_STANDALONE)));
   for (size_t i = 0; rc == 0 && ns[i]; i++) {
     if (x->max_n && ns[i] > x->max_n) continue; /* --max-n */
     for (size_t d = 0; rc == 0 && d < NDOMAINS; d++) {

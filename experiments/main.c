@@ -8,7 +8,6 @@
  * Exit status: 0 success (search, get: found), 1 nothing found, 2 error or bad usage.
  */
 #include <errno.h>
-#include <leveldb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,6 @@
 #include "experiments/exp.h"
 #include "experiments/inspect.h"
 #include "experiments/report.h"
-/* scan: the own engine's ordered iterator (the public API has none). */
-#include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
 
 enum { EXIT_FOUND = 0, EXIT_NONE = 1, EXIT_ERROR = 2 };
@@ -81,7 +78,10 @@ static char *default_index_dir(const char *dir) {
    on stderr. *owned: the index directory to free after the open. */
 static void choose_read_only(cli_t *c, const char *dir, char **owned) {
   *owned = NULL;
-  if (!(current->groups & CLI_READ) || c->opt.engine != BFH_ENGINE_LEVELDB || c->read_write) return;
+  const bfh_engine_info *eng = bfh_engine_get(c->opt.engine);
+  if (!(current->groups & CLI_READ) || !eng || !(eng->caps & BFH_ENGINE_CAN_READ_ONLY) ||
+      c->read_write)
+    return;
   c->opt.read_only = 1;
   if (c->index_dir && strcmp(c->index_dir, "none") == 0)
     c->opt.index_dir = NULL;
@@ -370,61 +370,34 @@ static int cmd_search(cli_t *c) {
 
 /* ---- scan ---------------------------------------------------------------------------------- */
 
-static int scan_own(bfh_db *db, cli_kv_format_t fmt) {
-  lsm_iter_t *it = lsm_iter_create(engine_lsm_db(bfh_internal_engine(db)));
-  if (!it) return fail(db, "scan", BFH_E_NOMEM);
-  for (lsm_iter_seek_first(it); lsm_iter_valid(it); lsm_iter_next(it)) {
+/* Every live entry through the public ordered iterator (bfh_iter_*). */
+static int scan_db(bfh_db *db, cli_kv_format_t fmt) {
+  bfh_iter *it;
+  int rc = bfh_iter_create(db, &it);
+  if (rc != BFH_OK) return fail(db, "scan", rc);
+  for (bfh_iter_seek_first(it); bfh_iter_valid(it); bfh_iter_next(it)) {
     size_t kl, vl;
-    const void *k = lsm_iter_key(it, &kl), *v = lsm_iter_value(it, &vl);
+    const void *k = bfh_iter_key(it, &kl), *v = bfh_iter_value(it, &vl);
     cli_kv_write_record(stdout, fmt, k, kl, v, vl);
   }
-  err_t e;
-  err_clear(&e);
-  int rc = lsm_iter_status(it, &e);
-  lsm_iter_destroy(it);
-  if (rc != ST_OK) {
-    fprintf(stderr, "bfh scan: %s\n", e.msg);
-    return close_db(db, EXIT_ERROR);
-  }
+  rc = bfh_iter_status(it);
+  bfh_iter_destroy(it);
+  if (rc != BFH_OK) return fail(db, "scan", rc);
   return close_db(db, 0);
-}
-
-/* LevelDB's own iterator, through its C API (bfh's engine keeps no ordered view). */
-static int scan_leveldb(const char *dir, cli_kv_format_t fmt) {
-  leveldb_options_t *o = leveldb_options_create();
-  char *err = NULL;
-  leveldb_t *ldb = leveldb_open(o, dir, &err);
-  leveldb_options_destroy(o);
-  if (err) {
-    fprintf(stderr, "bfh scan: open %s: %s\n", dir, err);
-    leveldb_free(err);
-    return EXIT_ERROR;
-  }
-  leveldb_readoptions_t *ro = leveldb_readoptions_create();
-  leveldb_iterator_t *it = leveldb_create_iterator(ldb, ro);
-  for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
-    size_t kl, vl;
-    const char *k = leveldb_iter_key(it, &kl), *v = leveldb_iter_value(it, &vl);
-    cli_kv_write_record(stdout, fmt, k, kl, v, vl);
-  }
-  leveldb_iter_get_error(it, &err);
-  leveldb_iter_destroy(it);
-  leveldb_readoptions_destroy(ro);
-  leveldb_close(ldb);
-  if (!err) return 0;
-  fprintf(stderr, "bfh scan: %s: %s\n", dir, err);
-  leveldb_free(err);
-  return EXIT_ERROR;
 }
 
 static int cmd_scan(cli_t *c) {
   cli_kv_format_t fmt = c->format >= 0 ? (cli_kv_format_t)c->format : CLI_KV_CSV;
-  if (c->opt.engine == BFH_ENGINE_LEVELDB) {
-    return require_db(c->pos[0]) ? EXIT_ERROR : scan_leveldb(c->pos[0], fmt);
+  const bfh_engine_info *eng = bfh_engine_get(c->opt.engine);
+  /* Read-only where the engine can (unless --read-write): a scan needs no value filters, so
+     none are built or kept. */
+  if (eng && (eng->caps & BFH_ENGINE_CAN_READ_ONLY) && !c->read_write) {
+    c->opt.value_filters = 0;
+    if (!c->index_dir) c->index_dir = "none";
   }
   bfh_db *db;
   int rc = open_db(c, c->pos[0], 0, &db);
-  return rc ? rc : scan_own(db, fmt);
+  return rc ? rc : scan_db(db, fmt);
 }
 
 /* ---- stats, repair ------------------------------------------------------------------------- */
@@ -519,8 +492,9 @@ static int cmd_repair(cli_t *c) {
   bfh_repair_report r;
   int rc = bfh_repair(c->pos[0], &c->opt, &r);
   if (rc != BFH_OK) return fail(NULL, "repair", rc);
-  if (c->opt.engine == BFH_ENGINE_LEVELDB) {
-    printf("repaired by LevelDB's RepairDB (its LOG file says what it kept)\n");
+  const bfh_engine_info *eng = bfh_engine_get(c->opt.engine);
+  if (eng && !(eng->caps & BFH_ENGINE_CAN_REPAIR_REPORT)) {
+    printf("repaired by the %s engine's own repair (its log says what it kept)\n", eng->name);
     return 0;
   }
   printf("logs              %llu read, %llu records kept, %llu bytes dropped\n",
@@ -622,7 +596,7 @@ static int cmd_run(cli_t *c) {
   /* `all` at small and medium scale with the own engine shows Fig. 8 and Fig. 13 under both
      cost profiles, unless --costs names one. */
   int both_costs = strcmp(what, "all") == 0 && !cli_args_given(c, "costs") &&
-                   x->scale != EXP_PAPER && x->engine == BFH_ENGINE_LSM;
+                   x->scale != EXP_PAPER && exp_engine_is_own(x->engine);
   int failures = run_experiments(x, what, both_costs);
   if (failures < 0) return cli_args_usage_error(current, "unknown experiment '%s'", what);
   if (strcmp(what, "all") == 0) {
@@ -695,7 +669,7 @@ static const cli_cmd_t COMMANDS[] = {
     {"delete", cmd_delete, CLI_DB, 2, 2, "DIR KEY", "delete one key", NULL},
     {"search", cmd_search, CLI_DB | CLI_READ | CLI_SEARCH | CLI_JSON, 2, 2, "DIR VALUE",
      "print the keys whose value is VALUE", SEARCH_HELP},
-    {"scan", cmd_scan, CLI_DB | CLI_SCAN, 1, 1, "DIR",
+    {"scan", cmd_scan, CLI_DB | CLI_READ | CLI_SCAN, 1, 1, "DIR",
      "print every live key,value in key order, in the form load --from reads", NULL},
     {"stats", cmd_stats, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",
      "sizes of the database and its filters", NULL},

@@ -34,7 +34,7 @@ extern "C" {
 /* The version of this header; bfh_version() gives the library's, as "MAJOR.MINOR.PATCH".
    While MAJOR is 0, a new MINOR may change the binary interface (doc/api.md "Versions"). */
 #define BFH_VERSION_MAJOR 0
-#define BFH_VERSION_MINOR 2
+#define BFH_VERSION_MINOR 3
 #define BFH_VERSION_PATCH 0
 BFH_API const char *bfh_version(void);
 
@@ -59,6 +59,29 @@ typedef enum bfh_engine {
   BFH_ENGINE_LSM = 0,    /* the project's own leveled LSM (default, embedded) */
   BFH_ENGINE_LEVELDB = 1 /* stock LevelDB through its C API; directory is a LevelDB db */
 } bfh_engine;
+
+/* What an engine can do (bfh_engine_info.caps). */
+enum {
+  BFH_ENGINE_CAN_WRITE = 1u << 0,          /* bfh_put, bfh_delete, bfh_flush */
+  BFH_ENGINE_CAN_READ_ONLY = 1u << 1,      /* bfh_options.read_only */
+  BFH_ENGINE_CAN_STANDALONE = 1u << 2,     /* bfh_options.standalone_index */
+  BFH_ENGINE_CAN_REPAIR = 1u << 3,         /* bfh_repair */
+  BFH_ENGINE_CAN_CHECK = 1u << 4,          /* bfh_check */
+  BFH_ENGINE_CAN_ITERATE = 1u << 5,        /* bfh_iter_create */
+  BFH_ENGINE_CAN_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
+  BFH_ENGINE_CAN_REPAIR_REPORT = 1u << 7   /* bfh_repair fills bfh_repair_report (else the
+                                              engine's own repair reports to its own log) */
+};
+
+/* An engine this library has, from its table of engines. The library owns the struct and
+   its strings for the life of the process; fields may be added at the end (the caller never
+   allocates one). */
+typedef struct bfh_engine_info {
+  bfh_engine engine;       /* bfh_options.engine */
+  const char *name;        /* short name: "lsm", "leveldb" */
+  const char *description; /* one line */
+  unsigned caps;           /* BFH_ENGINE_CAN_* */
+} bfh_engine_info;
 
 typedef enum bfh_method {
   BFH_SEARCH_SCAN = 0,      /* read every live table and the memtable ("SSTable scan") */
@@ -324,6 +347,53 @@ BFH_API const char *bfh_strerror(int status);
    last failure is the oldest). The
    message of a handle ends with bfh_close: query bfh_last_error(NULL) for a failed close. */
 BFH_API const char *bfh_last_error(const bfh_db *db);
+
+/* ---- Engines: names and capabilities ------------------------------------------------------- */
+
+/* The engines of this library, i = 0, 1, ... (NULL past the last): a front end lists them
+   for its --help and decides by caps, never by engine number. */
+BFH_API const bfh_engine_info *bfh_engine_at(size_t i);
+/* The engine of that number, or NULL for one this library does not have. */
+BFH_API const bfh_engine_info *bfh_engine_get(bfh_engine engine);
+/* The engine of that name ("lsm", "leveldb"), or NULL. */
+BFH_API const bfh_engine_info *bfh_engine_find(const char *name);
+/* Its name, or NULL for an unknown engine. */
+BFH_API const char *bfh_engine_name(bfh_engine engine);
+
+/* ---- Ordered iteration --------------------------------------------------------------------- */
+
+typedef struct bfh_iter bfh_iter; /* opaque */
+
+/* A new iterator over the live keys of db in ascending bytewise order, each with its value:
+   one consistent version, the newest at the call (later writes are not seen). It starts not
+   valid: call bfh_iter_seek_first or bfh_iter_seek. On BFH_OK release *it with
+   bfh_iter_destroy before bfh_close. One thread at a time per iterator; other threads may use
+   the handle meanwhile.
+   The own engine and LevelDB hold their version's files while the iterator lives. A read-only
+   handle (bfh_options.read_only) works on a live database that its owner keeps writing: it
+   reads the whole version at the call (every table and log, into memory as big as its live
+   entries), starting over when the owner deletes a file under it (BFH_E_BUSY after
+   ENGINE_LEVELDB_RO_ATTEMPTS tries), so that the files may go afterwards.
+   BFH_E_UNSUPPORTED for an engine without BFH_ENGINE_CAN_ITERATE; BFH_E_NOMEM, BFH_E_IO,
+   BFH_E_CORRUPT, BFH_E_BUSY with a message in bfh_last_error(db). */
+BFH_API int bfh_iter_create(bfh_db *db, bfh_iter **it);
+/* Frees it. NULL is allowed. */
+BFH_API void bfh_iter_destroy(bfh_iter *it);
+BFH_API void bfh_iter_seek_first(bfh_iter *it);
+/* Positions it at the first key >= key. */
+BFH_API void bfh_iter_seek(bfh_iter *it, const void *key, size_t key_len);
+/* 1 while it is at an entry; 0 past the last one, before a seek, or after an error. */
+BFH_API int bfh_iter_valid(const bfh_iter *it);
+/* REQUIRES: bfh_iter_valid. */
+BFH_API void bfh_iter_next(bfh_iter *it);
+/* The entry's key and value (REQUIRES: bfh_iter_valid), borrowed: valid until the next call
+   that moves it or bfh_iter_destroy. */
+BFH_API const void *bfh_iter_key(const bfh_iter *it, size_t *key_len);
+BFH_API const void *bfh_iter_value(const bfh_iter *it, size_t *val_len);
+/* BFH_OK, or the error that ended the iteration early (a damaged block, an I/O error), with
+   its message in bfh_last_error of the handle (this thread). Check it once bfh_iter_valid
+   turns 0. */
+BFH_API int bfh_iter_status(const bfh_iter *it);
 
 /* ---- Inspection: the live tables, and a check of every checksum ---------------------------- */
 

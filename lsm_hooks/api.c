@@ -1,14 +1,15 @@
 /* The implementation of include/bfh.h: argument checks, the per-thread last error, and the
  * wiring of db_params, the value index, an engine and the optional stand-alone index.
  *
- * Open: check options -> BFH-PARAMS (compare m, k, seed with the stored ones; a mismatch is
- * BFH_E_INVALID, never silent mixing) -> value_index_create -> engine_*_open (which takes the
- * database's lock: a second open gets BFH_E_BUSY), or with standalone_index standalone_open
- * (the own engine, then the index) -> write BFH-PARAMS if it was absent. With the stand-alone
- * index, puts and deletes go through standalone.c's write protocol. A read-only handle
- * (LevelDB only) opens leveldb/readonly.h's engine instead, keeps BFH-PARAMS in its index
- * directory (or nowhere), and searches through engine_leveldb_ro_search, which starts a
- * search over when the owner of the database deletes a file under it.
+ * Open: check options (against the capabilities of the engine kind that opens them,
+ * engine.h) -> BFH-PARAMS (compare m, k, seed with the stored ones; a mismatch is
+ * BFH_E_INVALID, never silent mixing) -> value_index_create -> the kind's open (which takes
+ * the database's lock: a second open gets BFH_E_BUSY), or with standalone_index
+ * standalone_open (the kind's open_replaying, then the index) -> write BFH-PARAMS if it was
+ * absent. With the stand-alone index, puts and deletes go through standalone.c's write
+ * protocol. A read-only handle opens the kind with ENGINE_CAP_READ_ONLY, keeps BFH-PARAMS in
+ * its index directory (or nowhere), and searches through its kind's search (which starts a
+ * search over when the owner of the database deletes a file under it).
  *
  * Last error: each thread keeps a few (handle id, message) pairs in thread-local storage;
  * handle ids come from a global counter and are never reused, so a message never outlives
@@ -28,8 +29,6 @@
 #include "lsm_hooks/db_inspect.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine.h"
-#include "lsm_hooks/engine_lsm.h"
-#include "lsm_hooks/leveldb/readonly.h"
 #include "lsm_hooks/index_sync.h"
 #include "lsm_hooks/search.h"
 #include "lsm_hooks/standalone.h"
@@ -48,6 +47,7 @@ _Static_assert(SAME_STATUS(OK) && SAME_STATUS(NOT_FOUND) && SAME_STATUS(E_INVALI
 struct bfh_db {
   uint64_t id;
   engine_t *engine;
+  const engine_kind_t *kind; /* the row that opened engine */
   value_index_t *index;     /* NULL when value filters are off */
   index_sync_t *sync;       /* the index's only writer, fed by the engine; NULL with the index */
   standalone_t *standalone; /* bfh_options.standalone_index; NULL without */
@@ -168,7 +168,7 @@ static void copy_out(void *dst, size_t dst_size, const void *src, size_t src_siz
 static void options_defaults(bfh_options *opt) {
   memset(opt, 0, sizeof *opt);
   opt->struct_size = sizeof *opt;
-  opt->engine = BFH_ENGINE_LSM;
+  opt->engine = engine_kind_at(0)->id; /* the first row of engines.c */
   opt->create_if_missing = 1;
   opt->value_filter_bits = 2000000;
   opt->value_filter_hashes = 3;
@@ -216,10 +216,28 @@ static int options_copy_in(const char *fn, const bfh_options *in, bfh_options *o
    ask for 32 GiB before the first table). The paper's filters are 20k..2M bits. */
 #define MAX_FILTER_BITS (1ull << 28)
 
+/* The names of the engines with a row that has caps, ", "-separated, into buf. */
+static const char *rows_with(unsigned caps, char *buf, size_t cap) {
+  buf[0] = 0;
+  const engine_kind_t *k;
+  for (size_t i = 0; (k = engine_kind_at(i)); i++)
+    if ((k->caps & caps) == caps && !strstr(buf, k->name))
+      snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? ", " : "", k->name);
+  return buf;
+}
+
 static int check_options(const bfh_options *o) {
-  if (o->engine != BFH_ENGINE_LSM && o->engine != BFH_ENGINE_LEVELDB)
-    return invalid(NULL, "bfh_open: unknown engine %d (BFH_ENGINE_LSM or BFH_ENGINE_LEVELDB)",
-                   (int)o->engine);
+  char buf[256];
+  const engine_kind_t *kind = engine_kind(o->engine);
+  if (!kind) {
+    char known[256] = "";
+    const engine_kind_t *k;
+    for (size_t i = 0; (k = engine_kind_at(i)); i++)
+      if (!strstr(known, k->name))
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%d %s", i ? ", " : "",
+                 (int)k->id, k->name);
+    return invalid(NULL, "bfh_open: unknown engine %d (%s)", (int)o->engine, known);
+  }
   if (o->value_filter_bits < 64)
     return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; it must be at least 64",
                    (unsigned long long)o->value_filter_bits);
@@ -250,16 +268,21 @@ static int check_options(const bfh_options *o) {
                    BLOCK_FILTER_MAX_BITS);
   if (o->standalone_index != 0 && o->standalone_index != 1)
     return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
-  if (o->standalone_index && o->engine == BFH_ENGINE_LEVELDB)
+  if (o->standalone_index && !(kind->caps & ENGINE_CAP_STANDALONE))
     return failf(NULL, BFH_E_UNSUPPORTED,
-                 "bfh_open: standalone_index needs the own engine: bfh does not see the "
-                 "writes of a LevelDB database");
+                 "bfh_open: standalone_index needs an engine that tells bfh every write (%s); "
+                 "the %s engine does not",
+                 rows_with(ENGINE_CAP_STANDALONE, buf, sizeof buf), kind->name);
   if (o->read_only != 0 && o->read_only != 1)
     return invalid(NULL, "bfh_open: read_only = %d; 0 or 1", o->read_only);
-  if (o->read_only && o->engine != BFH_ENGINE_LEVELDB)
+  if (o->read_only && !engine_kind_for(o->engine, 1))
     return failf(NULL, BFH_E_UNSUPPORTED,
-                 "bfh_open: read_only needs the LevelDB engine (BFH_ENGINE_LEVELDB); the own "
-                 "engine has no read-only mode");
+                 "bfh_open: read_only needs an engine with a read-only mode (%s); the %s engine "
+                 "has none",
+                 rows_with(ENGINE_CAP_READ_ONLY, buf, sizeof buf), kind->name);
+  if (o->standalone_index && o->read_only)
+    return failf(NULL, BFH_E_UNSUPPORTED,
+                 "bfh_open: standalone_index and read_only: a read-only handle writes no index");
   if (o->read_only && o->leaves_on_disk && !o->index_dir)
     return invalid(NULL,
                    "bfh_open: read_only with leaves on disk needs an index_dir to keep "
@@ -304,7 +327,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   int rc = options_or_defaults("bfh_open", opt_in, &opt);
   if (rc != BFH_OK) return rc;
 
-  if (opt.engine == BFH_ENGINE_LSM && !opt.standalone_index && standalone_exists(path))
+  const engine_kind_t *kind = engine_kind_for(opt.engine, opt.read_only);
+  if ((kind->caps & ENGINE_CAP_STANDALONE) && !opt.standalone_index && standalone_exists(path))
     return invalid(NULL,
                    "bfh_open: %s has a stand-alone index (%s/): open it with standalone_index = 1, "
                    "or remove that directory to drop the index",
@@ -332,6 +356,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   if (!db) return invalid(NULL, "bfh_open: %s: out of memory", path), BFH_E_NOMEM;
   db->id = atomic_fetch_add(&next_id, 1);
   db->opt = opt;
+  db->kind = kind;
   if (opt.value_filters) {
     value_index_params_t vp = {want.m,
                                want.k,
@@ -348,11 +373,9 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   }
   if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
   if (rc == BFH_OK && opt.standalone_index)
-    rc = standalone_open(path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
-  else if (rc == BFH_OK && opt.read_only)
-    rc = engine_leveldb_ro_open(path, &opt, io, db->sync, &db->engine, &err);
+    rc = standalone_open(kind, path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
   else if (rc == BFH_OK)
-    rc = engine_kind(opt.engine)->open(path, &opt, io, db->sync, &db->engine, &err);
+    rc = kind->open(path, &opt, io, db->sync, &db->engine, &err);
   if (rc == BFH_OK && opt.value_filters && params_dir && !have_params) {
     rc = db_params_write(fio, params_dir, &want, &err);
     if (rc != BFH_OK) {
@@ -397,8 +420,11 @@ int bfh_repair_sized(const char *path, const bfh_options *opt_in, bfh_repair_rep
   if (rc != BFH_OK) return rc;
   err_t err;
   err_clear(&err);
-  rc = engine_kind(opt.engine)->repair(path, &opt, &rep, &err);
-  if (rc == BFH_OK && opt.engine == BFH_ENGINE_LSM && standalone_exists(path)) {
+  const engine_kind_t *kind = engine_kind(opt.engine);
+  if (!(kind->caps & ENGINE_CAP_REPAIR))
+    return failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair", kind->name);
+  rc = kind->repair(path, &opt, &rep, &err);
+  if (rc == BFH_OK && (kind->caps & ENGINE_CAP_STANDALONE) && standalone_exists(path)) {
     /* The repaired database may hold writes the index lost, or have lost some it has. */
     rc = rebuild_standalone(path, &opt, &err);
     rep.standalone_rebuilt = rc == BFH_OK;
@@ -480,7 +506,7 @@ int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val
   *val_len = 0;
   err_t err;
   err_clear(&err);
-  rc = db->engine->ops->get(db->engine, key, key_len, val, val_len, &err);
+  rc = db->engine->ops->get(db->engine, NULL, key, key_len, val, val_len, &err);
   if (rc == BFH_OK && !*val) {
     *val = malloc(1);
     if (!*val) return invalid(db, "bfh_get: out of memory"), BFH_E_NOMEM;
@@ -512,9 +538,8 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
                     standalone_cost_ns(db->standalone) < search_plan(db->index, method).cost_ns);
   if (standalone)
     rc = standalone_search(db->standalone, val, val_len, fn, arg, stats, &err);
-  else if (db->opt.read_only)
-    rc =
-        engine_leveldb_ro_search(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
+  else if (db->kind->search)
+    rc = db->kind->search(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
   else
     rc = search_run(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
   return fail(db, rc, &err);
@@ -549,11 +574,7 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
   st->tables = n;
   for (size_t i = 0; i < n; i++) st->table_bytes += tables[i].size;
   db->engine->ops->view_release(db->engine, view);
-  if (db->opt.engine == BFH_ENGINE_LSM) {
-    lsm_stats_t ls;
-    lsm_get_stats(engine_lsm_db(db->engine), &ls);
-    st->bytes_written = ls.bytes_written;
-  }
+  if (db->engine->ops->stats) db->engine->ops->stats(db->engine, st);
   if (db->standalone) {
     standalone_stats_t ss;
     standalone_get_stats(db->standalone, &ss);
@@ -629,7 +650,7 @@ int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg) {
   if (!fn) return invalid(db, "bfh_tables: fn is NULL");
   err_t err;
   err_clear(&err);
-  int rc = db_inspect_tables(db->engine, db->opt.engine, db->index, fn, arg, &err);
+  int rc = db_inspect_tables(db->engine, db->kind, db->index, fn, arg, &err);
   return rc == BFH_OK ? BFH_OK : fail(db, rc, &err);
 }
 
@@ -643,9 +664,78 @@ int bfh_check_sized(const char *path, const bfh_options *opt_in, bfh_damage_fn f
   memset(&rep, 0, sizeof rep);
   err_t err;
   err_clear(&err);
-  rc = db_inspect_check(path, &opt, fn, arg, &rep, &err);
+  const engine_kind_t *kind = engine_kind(opt.engine);
+  if (!(kind->caps & ENGINE_CAP_CHECK))
+    return failf(NULL, BFH_E_UNSUPPORTED, "bfh_check: the %s engine has no check", kind->name);
+  rc = db_inspect_check(path, kind, fn, arg, &rep, &err);
   if (report) copy_out(report, report_size, &rep, sizeof rep);
   return rc == BFH_OK ? BFH_OK : fail(NULL, rc, &err);
+}
+
+/* ---- Ordered iteration ------------------------------------------------------------------- */
+
+struct bfh_iter {
+  bfh_db *db; /* for the last error */
+  engine_iter_t *it;
+};
+
+int bfh_iter_create(bfh_db *db, bfh_iter **out) {
+  CHECK_DB("bfh_iter_create");
+  if (!out) return invalid(db, "bfh_iter_create: it (the output pointer) is NULL");
+  *out = NULL;
+  if (!(db->kind->caps & ENGINE_CAP_ITERATE))
+    return failf(db, BFH_E_UNSUPPORTED, "bfh_iter_create: the %s engine has no ordered iterator",
+                 db->kind->name);
+  bfh_iter *it = calloc(1, sizeof *it);
+  if (!it) return failf(db, BFH_E_NOMEM, "bfh_iter_create: out of memory");
+  err_t err;
+  err_clear(&err);
+  int rc = db->engine->ops->iter_create(db->engine, &it->it, &err);
+  if (rc != BFH_OK) {
+    free(it);
+    return fail(db, rc, &err);
+  }
+  it->db = db;
+  *out = it;
+  return BFH_OK;
+}
+
+void bfh_iter_destroy(bfh_iter *it) {
+  if (!it) return;
+  it->it->ops->destroy(it->it);
+  free(it);
+}
+
+void bfh_iter_seek_first(bfh_iter *it) {
+  it->it->ops->seek_first(it->it);
+}
+
+void bfh_iter_seek(bfh_iter *it, const void *key, size_t key_len) {
+  static const uint8_t empty = 0;
+  it->it->ops->seek(it->it, key ? key : &empty, key_len);
+}
+
+int bfh_iter_valid(const bfh_iter *it) {
+  return it && it->it->ops->valid(it->it);
+}
+
+void bfh_iter_next(bfh_iter *it) {
+  it->it->ops->next(it->it);
+}
+
+const void *bfh_iter_key(const bfh_iter *it, size_t *key_len) {
+  return it->it->ops->key(it->it, key_len);
+}
+
+const void *bfh_iter_value(const bfh_iter *it, size_t *val_len) {
+  return it->it->ops->value(it->it, val_len);
+}
+
+int bfh_iter_status(const bfh_iter *it) {
+  if (!it) return invalid(NULL, "bfh_iter_status: it is NULL");
+  err_t err;
+  err_clear(&err);
+  return fail(it->db, it->it->ops->status(it->it, &err), &err);
 }
 
 /* ---- The testbed's access, for tests and benchmarks (lsm_hooks/testbed.h) ------------------ */

@@ -14,7 +14,6 @@
 #include "lsm/verify.h"
 #include "lsm_hooks/db_params.h"
 #include "lsm_hooks/engine_lsm.h"
-#include "lsm_hooks/leveldb/verify.h"
 #include "lsm_hooks/standalone.h"
 #include "lsm_hooks/value_hook.h"
 
@@ -71,7 +70,9 @@ static int describe_filters(table_t *t, bfh_table_info *info, err_t *err) {
   return rc == ST_NOT_FOUND ? ST_OK : rc;
 }
 
-static int describe_lsm(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
+int db_inspect_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
+                            err_t *err) {
+  (void)vi; /* the own engine's tables carry their filters */
   char path[LSM_PATH_MAX];
   lsm_table_path(engine_lsm_db(e), number, path, sizeof path);
   table_t *t = NULL;
@@ -91,7 +92,7 @@ static int by_level_number(const void *a, const void *b) {
 }
 
 /* Describes each table of the list and hands it to fn. */
-static int visit_tables(engine_t *e, bfh_engine engine, value_index_t *vi,
+static int visit_tables(engine_t *e, const engine_kind_t *kind, value_index_t *vi,
                         const engine_table_t *tables, size_t n, bfh_table_fn fn, void *arg,
                         err_t *err) {
   int rc = ST_OK, stop = 0;
@@ -101,10 +102,7 @@ static int visit_tables(engine_t *e, bfh_engine engine, value_index_t *vi,
     info.number = tables[i].number;
     info.level = tables[i].level;
     info.bytes = tables[i].size;
-    if (engine == BFH_ENGINE_LSM)
-      rc = describe_lsm(e, info.number, &info, err);
-    else
-      rc = ldb_verify_describe(e, vi, info.number, &info, err);
+    rc = kind->describe(e, vi, info.number, &info, err);
     if (rc == ST_OK) stop = fn(arg, &info);
     free((void *)info.smallest);
     free((void *)info.largest);
@@ -112,8 +110,8 @@ static int visit_tables(engine_t *e, bfh_engine engine, value_index_t *vi,
   return rc;
 }
 
-int db_inspect_tables(engine_t *e, bfh_engine engine, value_index_t *vi, bfh_table_fn fn, void *arg,
-                      err_t *err) {
+int db_inspect_tables(engine_t *e, const engine_kind_t *kind, value_index_t *vi, bfh_table_fn fn,
+                      void *arg, err_t *err) {
   engine_view_t *view;
   int rc = e->ops->view_acquire(e, &view, err);
   if (rc != ST_OK) return rc;
@@ -125,7 +123,7 @@ int db_inspect_tables(engine_t *e, bfh_engine engine, value_index_t *vi, bfh_tab
   } else {
     memcpy(tables, listed, n * sizeof *tables);
     qsort(tables, n, sizeof *tables, by_level_number);
-    rc = visit_tables(e, engine, vi, tables, n, fn, arg, err);
+    rc = visit_tables(e, kind, vi, tables, n, fn, arg, err);
   }
   free(tables);
   e->ops->view_release(e, view);
@@ -134,8 +132,9 @@ int db_inspect_tables(engine_t *e, bfh_engine engine, value_index_t *vi, bfh_tab
 
 /* ---- bfh_check ------------------------------------------------------------------------- */
 
+/* Where damage goes: the caller's bfh_damage_fn, each file name behind a prefix. */
 typedef struct check {
-  bfh_damage_fn fn;
+  lsm_damage_fn fn; /* may be NULL */
   void *arg;
   const char *prefix; /* "" or the stand-alone index's directory and '/' */
 } check_t;
@@ -202,28 +201,28 @@ static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db
   return ST_OK;
 }
 
-static int check_lsm(const char *path, check_t *c, lsm_verify_stats_t *st, err_t *err) {
-  lsm_verify_hooks_t hooks = {on_damage, check_table_filters, c};
+int db_inspect_lsm_check(const char *path, const db_params_t *p, lsm_damage_fn damage, void *arg,
+                         lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+  (void)p, (void)cache_damaged; /* the filters are checked against their own checksums */
+  check_t c = {damage, arg, ""};
+  lsm_verify_hooks_t hooks = {on_damage, check_table_filters, &c};
   int rc = lsm_verify(path, lsm_io_default(), &hooks, st, err);
   if (rc != ST_OK || !standalone_exists(path)) return rc;
   char dir[LSM_PATH_MAX];
   snprintf(dir, sizeof dir, "%s/%s", path, STANDALONE_DIR);
-  check_t sc = {c->fn, c->arg, STANDALONE_DIR "/"};
+  check_t sc = {damage, arg, STANDALONE_DIR "/"};
   hooks.arg = &sc;
   return lsm_verify(dir, lsm_io_default(), &hooks, st, err);
 }
 
-int db_inspect_check(const char *path, const bfh_options *opt, bfh_damage_fn fn, void *arg,
+int db_inspect_check(const char *path, const engine_kind_t *kind, bfh_damage_fn fn, void *arg,
                      bfh_check_report *rep, err_t *err) {
   check_t c = {fn, arg, ""};
   lsm_verify_stats_t st;
   memset(&st, 0, sizeof st);
   db_params_t p;
   int rc = check_params(path, &c, &st, &p, err);
-  if (rc == ST_OK && opt->engine == BFH_ENGINE_LSM) rc = check_lsm(path, &c, &st, err);
-  if (rc == ST_OK && opt->engine == BFH_ENGINE_LEVELDB)
-    rc = ldb_verify_dir(lsm_io_default(), path, p.m, p.k, p.seed, on_damage, &c, &st,
-                        &rep->cache_damaged, err);
+  if (rc == ST_OK) rc = kind->check(path, &p, fn, arg, &st, &rep->cache_damaged, err);
   rep->files = st.files;
   rep->bytes = st.bytes;
   rep->blocks = st.blocks;

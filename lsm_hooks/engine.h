@@ -6,7 +6,13 @@
  * the index_sync_t given at open (index_sync.h), which alone writes the value index; the
  * engine never touches the index. search.c runs the paper's Algorithms 1-3 over any engine.
  *
- * Adding an engine is adding its file and a row to the table in engines.c.
+ * An engine kind (engine_kind_t, below) is one row of the table in engines.c: a name,
+ * capability flags and the functions that work on a closed database (open, repair, check)
+ * or on an open one beyond engine_ops_t (describe a table, search). Every front end asks
+ * that table (engine_kind_find, or bfh_engine_info through bfh.h) what an engine is called
+ * and what it can do; only the table and the engines' own files name a bfh_engine value.
+ * Adding an engine is one folder (its files), one row, one enum value and one build line
+ * (doc/architecture.md, "Adding an engine").
  */
 #ifndef BFH_LSM_HOOKS_ENGINE_H
 #define BFH_LSM_HOOKS_ENGINE_H
@@ -17,11 +23,33 @@
 
 #include "bfh.h"
 #include "filters/block_filter.h"
+#include "lsm/verify.h"
 #include "lsm_hooks/index_sync.h"
 #include "util/err.h"
 
 typedef struct engine engine_t;
 typedef struct engine_view engine_view_t; /* engine-specific */
+typedef struct engine_iter engine_iter_t;
+
+/* An ordered iterator (bfh_iter_* in bfh.h is one over the handle's engine), in the shape of
+   LevelDB's Iterator: seek_first or seek, then valid/key/value/next. key and value are
+   borrowed until the next call that moves the iterator. status: BFH_OK, or the error that
+   made valid() false early (with its message in err). Not thread-safe: one thread at a
+   time. */
+typedef struct engine_iter_ops {
+  void (*destroy)(engine_iter_t *it); /* NULL is allowed */
+  void (*seek_first)(engine_iter_t *it);
+  void (*seek)(engine_iter_t *it, const void *key, size_t key_len); /* first key >= key */
+  int (*valid)(const engine_iter_t *it);
+  void (*next)(engine_iter_t *it); /* REQUIRES: valid */
+  const void *(*key)(const engine_iter_t *it, size_t *len);   /* REQUIRES: valid */
+  const void *(*value)(const engine_iter_t *it, size_t *len); /* REQUIRES: valid */
+  int (*status)(const engine_iter_t *it, err_t *err);
+} engine_iter_ops_t;
+
+struct engine_iter {
+  const engine_iter_ops_t *ops;
+};
 
 typedef struct engine_table {
   uint64_t number; /* file number: the value index's leaf id */
@@ -45,8 +73,13 @@ typedef struct engine_ops {
   int (*put)(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
              err_t *err);
   int (*del)(engine_t *e, const void *key, size_t key_len, err_t *err);
-  /* On BFH_OK *val is malloc'd (non-NULL even if empty). BFH_NOT_FOUND if no live value. */
-  int (*get)(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len, err_t *err);
+  /* On BFH_OK *val is malloc'd (non-NULL even if empty). BFH_NOT_FOUND if no live value.
+     view: NULL (bfh_get: the newest version), or a view the caller holds on e (a search
+     validating its candidates): the get then reads a version at least as new as the view's.
+     An engine whose writes it sees itself reads its newest (the own engine, LevelDB); the
+     read-only engine, which learns of newer versions only by a refresh, reads the view's. */
+  int (*get)(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+             size_t *val_len, err_t *err);
   int (*flush)(engine_t *e, err_t *err);
   /* Pins a consistent view of the live tables and memtables: every table it lists stays
      readable until release, and every entry acknowledged before the call is in a listed
@@ -75,18 +108,26 @@ typedef struct engine_ops {
      lookup instead of a scan (st->entries counts the entries compared). */
   int (*find_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
                         engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
+  /* An ordered iterator over the live entries of one consistent version, the newest when
+     it is made (engine_iter_t below). On BFH_OK *it is new; destroy it with
+     (*it)->ops->destroy before the engine closes. NULL in a kind without
+     ENGINE_CAP_ITERATE. */
+  int (*iter_create)(engine_t *e, engine_iter_t **it, err_t *err);
+  /* Adds what the engine counts to st (bfh_stats: bytes_written). May be NULL: none. */
+  void (*stats)(engine_t *e, bfh_db_stats *st);
 } engine_ops_t;
 
 /* The operations table of an engine whose file names its static functions e_close, e_put,
    e_del, e_get, e_flush, e_view_acquire, e_view_release, e_view_tables, e_scan_table,
-   e_scan_memtables, e_scan_blocks and e_find_memtables:
+   e_scan_memtables, e_scan_blocks, e_find_memtables, e_iter_create and e_stats:
    static const engine_ops_t ops = ENGINE_OPS("name"); */
 #define ENGINE_OPS(engine_name)                                                                   \
   {                                                                                               \
     .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
     .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
     .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables, \
-    .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables                              \
+    .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables,                             \
+    .iter_create = e_iter_create, .stats = e_stats                                                \
   }
 
 struct engine {
@@ -107,22 +148,80 @@ static inline int engine_tables_contain(const engine_table_t *tables, size_t n, 
 }
 
 struct lsm_io;
+struct db_params;
+struct value_index;
 
-/* An engine kind: how to open and repair its databases. */
+/* What an engine kind can do (engine_kind_t.caps). bfh_open and bfh's front ends decide by
+   these, never by the engine's name or number. */
+enum {
+  ENGINE_CAP_WRITES = 1u << 0,     /* put, delete and flush (else BFH_E_UNSUPPORTED) */
+  ENGINE_CAP_READ_ONLY = 1u << 1,  /* the row bfh_options.read_only opens: no lock taken,
+                                      nothing written into the database's directory */
+  ENGINE_CAP_STANDALONE = 1u << 2, /* the stand-alone index can be kept (open_replaying:
+                                      the index must see every write the open replays) */
+  ENGINE_CAP_REPAIR = 1u << 3,     /* repair */
+  ENGINE_CAP_CHECK = 1u << 4,      /* check */
+  ENGINE_CAP_ITERATE = 1u << 5,    /* engine_ops_t.iter_create (bfh_iter_*) */
+  ENGINE_CAP_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
+  ENGINE_CAP_OWN = 1u << 7, /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
+                               (testbed code that measures the engine's internals) */
+  ENGINE_CAP_REPAIR_REPORT = 1u << 8 /* repair fills bfh_repair_report */
+};
+
+/* A write an open replays from a log (is_value 0: a deletion); nonzero stops the open with
+   BFH_E_NOMEM. */
+typedef int (*engine_replay_fn)(void *arg, const void *key, size_t key_len, const void *val,
+                                size_t val_len, int is_value);
+
+#define ENGINE_KIND_VERSION 1
+
+/* An engine kind: one row of the table in engines.c, in the shape of a VFS registry entry
+   (a versioned struct of capability flags and functions, found by name or number). A
+   function the caps do not promise may be NULL. */
 typedef struct engine_kind {
-  bfh_engine id;
-  const char *name;
+  int version;      /* ENGINE_KIND_VERSION */
+  bfh_engine id;    /* bfh_options.engine */
+  const char *name; /* bfh_engine_name: "lsm", "leveldb" (rows of one id share it) */
+  const char *row;  /* this row's own name: "leveldb-readonly" */
+  const char *what; /* one line for --help and doc/ */
+  unsigned caps;    /* ENGINE_CAP_* */
   /* On BFH_OK *e is new (close with e->ops->close). io: bfh's own file accesses (NULL: the
      real I/O layer; tests inject faults). sync is borrowed and must outlive the engine;
      NULL when value filters are off. Messages name the directory. */
   int (*open)(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
               engine_t **e, err_t *err);
+  /* open, calling replay(arg, key, key_len, val, val_len, is_value) for every write its
+     recovery replays from logs, before it returns (ENGINE_CAP_STANDALONE). */
+  int (*open_replaying)(const char *path, const bfh_options *opt, struct lsm_io *io,
+                        index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
+                        engine_t **e, err_t *err);
   /* Repairs the closed database in path (bfh_repair; rep is zeroed by the caller). */
   int (*repair)(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+  /* Checks every file of the closed database in path (bfh_check) with the stored value-filter
+     parameters p (all 0 when unknown), reporting damage to damage(arg, ...) and adding to st
+     (and to *cache_damaged the damaged files of a cache bfh rebuilds by itself: harmless).
+     BFH_OK when the check ran, whatever it found. */
+  int (*check)(const char *path, const struct db_params *p, lsm_damage_fn damage, void *arg,
+               lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+  /* Fills the engine's part of info (entries, key range as malloc'd copies the caller frees
+     whatever the result, the filters) for live table `number` of the open engine e, whose
+     value index is vi (NULL with value filters off) (bfh_tables). */
+  int (*describe)(engine_t *e, struct value_index *vi, uint64_t number, bfh_table_info *info,
+                  err_t *err);
+  /* bfh_search over the engine, when search_run (search.h) is not enough as it is (the
+     read-only engine starts a search over when a file vanishes under it). NULL: search_run. */
+  int (*search)(engine_t *e, struct value_index *vi, const void *val, size_t val_len,
+                bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 } engine_kind_t;
 
-/* The kind of engine id, or NULL for an unknown id. */
+/* The row that opens opt (its engine and read_only), or NULL for none. */
+const engine_kind_t *engine_kind_for(bfh_engine id, int read_only);
+/* The read-write row of engine id (the read-only one when it has no other), or NULL. */
 const engine_kind_t *engine_kind(bfh_engine id);
+/* The first row named name (bfh_engine_name), or NULL. */
+const engine_kind_t *engine_kind_find(const char *name);
+/* Row i of the table (0, 1, ...), NULL past the last. */
+const engine_kind_t *engine_kind_at(size_t i);
 
 /* Does an entry (type, value) of a table or memtable match the value searched for? Values
    match when they are the same bytes; deletions never match. */

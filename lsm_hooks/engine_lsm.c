@@ -49,8 +49,10 @@ static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   return lsm_delete(((engine_lsm_t *)e)->db, key, key_len, err);
 }
 
-static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
-                 err_t *err) {
+/* Reads the newest version, also under a search's view (engine.h). */
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
+  (void)view;
   return lsm_get(((engine_lsm_t *)e)->db, key, key_len, val, val_len, err);
 }
 
@@ -159,6 +161,63 @@ static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size
   return rc;
 }
 
+/* ---- Ordered iteration: lsm_iter_t (a consistent view taken at its creation) ---------- */
+
+typedef struct lsm_engine_iter {
+  engine_iter_t base;
+  lsm_iter_t *it;
+} lsm_engine_iter_t;
+
+#define LIT(it) (((const lsm_engine_iter_t *)(it))->it)
+
+static void it_destroy(engine_iter_t *it) {
+  if (!it) return;
+  lsm_iter_destroy(LIT(it));
+  free(it);
+}
+static void it_seek_first(engine_iter_t *it) {
+  lsm_iter_seek_first(LIT(it));
+}
+static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
+  lsm_iter_seek(LIT(it), key, key_len);
+}
+static int it_valid(const engine_iter_t *it) {
+  return lsm_iter_valid(LIT(it));
+}
+static void it_next(engine_iter_t *it) {
+  lsm_iter_next(LIT(it));
+}
+static const void *it_key(const engine_iter_t *it, size_t *len) {
+  return lsm_iter_key(LIT(it), len);
+}
+static const void *it_value(const engine_iter_t *it, size_t *len) {
+  return lsm_iter_value(LIT(it), len);
+}
+static int it_status(const engine_iter_t *it, err_t *err) {
+  return lsm_iter_status(LIT(it), err);
+}
+
+static const engine_iter_ops_t lsm_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
+                                               it_next,    it_key,        it_value, it_status};
+
+static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
+  lsm_engine_iter_t *it = calloc(1, sizeof *it);
+  if (it) it->it = lsm_iter_create(((engine_lsm_t *)e)->db);
+  if (!it || !it->it) {
+    free(it);
+    return err_set(err, BFH_E_NOMEM, "iterator: out of memory");
+  }
+  it->base.ops = &lsm_iter_ops;
+  *out = &it->base;
+  return BFH_OK;
+}
+
+static void e_stats(engine_t *e, bfh_db_stats *st) {
+  lsm_stats_t ls;
+  lsm_get_stats(((engine_lsm_t *)e)->db, &ls);
+  st->bytes_written = ls.bytes_written;
+}
+
 static const engine_ops_t lsm_ops = ENGINE_OPS("lsm");
 
 /* The block filter of table `number` from its "bfh.block_filter" meta block into out; a
@@ -232,6 +291,25 @@ static int index_live_tables(engine_lsm_t *el, err_t *err) {
 int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
                     engine_t **e, err_t *err) {
   return engine_lsm_open_replaying(path, opt, io, sync, NULL, NULL, e, err);
+}
+
+typedef struct replay_ctx {
+  engine_replay_fn fn;
+  void *arg;
+} replay_ctx_t;
+
+static int replay_one(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
+                      uint64_t seq, int type) {
+  (void)seq;
+  replay_ctx_t *r = arg;
+  return r->fn(r->arg, key, key_len, val, val_len, type == LSM_TYPE_VALUE);
+}
+
+int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct lsm_io *io,
+                           index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
+                           engine_t **e, err_t *err) {
+  replay_ctx_t r = {replay, replay_arg}; /* replays run inside the open only */
+  return engine_lsm_open_replaying(path, opt, io, sync, replay ? replay_one : NULL, &r, e, err);
 }
 
 int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,

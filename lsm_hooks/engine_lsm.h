@@ -32,6 +32,11 @@ int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io,
 int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
                               index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
                               engine_t **e, err_t *err);
+/* engine_kind_t.open_replaying (engine.h): engine_lsm_open_replaying with the engine's
+   replay callback. */
+int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct lsm_io *io,
+                           index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
+                           engine_t **e, err_t *err);
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
 
 #endif

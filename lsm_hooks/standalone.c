@@ -12,7 +12,6 @@
 #include "filters/hash.h"
 #include "lsm/db.h"
 #include "lsm/io.h"
-#include "lsm_hooks/engine_lsm.h"
 #include "lsm_hooks/search.h"
 #include "util/coding.h"
 
@@ -29,7 +28,6 @@ typedef struct items {
 
 struct standalone {
   engine_t *engine; /* the database's (borrowed) */
-  lsm_db_t *db;     /* its lsm_db_t */
   lsm_db_t *index;  /* bfh-standalone/ */
   char *dir;        /* path of bfh-standalone/ */
   lsm_io_t *io;
@@ -110,7 +108,7 @@ static void step(standalone_t *s, int where) {
 static int read_old(standalone_t *s, const void *key, size_t key_len, void **old, size_t *old_len,
                     err_t *err) {
   uint64_t t0 = now_ns();
-  int rc = lsm_get(s->db, key, key_len, old, old_len, err);
+  int rc = s->engine->ops->get(s->engine, NULL, key, key_len, old, old_len, err);
   atomic_fetch_add_explicit(&s->old_reads, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->old_read_ns, now_ns() - t0, memory_order_relaxed);
   if (rc == BFH_NOT_FOUND) {
@@ -131,7 +129,7 @@ int standalone_put(standalone_t *s, const void *key, size_t key_len, const void 
   if (rc == BFH_OK) rc = index_put(s, key, key_len, val, val_len, err);
   if (rc == BFH_OK) {
     step(s, STANDALONE_STEP_INDEXED);
-    rc = lsm_put(s->db, key, key_len, val, val_len, err);
+    rc = s->engine->ops->put(s->engine, key, key_len, val, val_len, err);
   }
   if (rc == BFH_OK) {
     step(s, STANDALONE_STEP_STORED);
@@ -151,7 +149,7 @@ int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *e
   void *old = NULL;
   size_t old_len = 0;
   int rc = read_old(s, key, key_len, &old, &old_len, err);
-  if (rc == BFH_OK) rc = lsm_delete(s->db, key, key_len, err);
+  if (rc == BFH_OK) rc = s->engine->ops->del(s->engine, key, key_len, err);
   if (rc == BFH_OK) {
     step(s, STANDALONE_STEP_STORED);
     if (old) rc = index_delete(s, key, key_len, old, old_len, err);
@@ -232,7 +230,7 @@ int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_matc
   size_t key_len;
   while (rc == BFH_OK && (key = items_next(&p, end, &key_len))) {
     st.candidates++;
-    int holds = search_key_holds(s->engine, key, key_len, val, val_len, err);
+    int holds = search_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     st.results++;
@@ -291,12 +289,11 @@ int standalone_exists(const char *path) {
   return yes;
 }
 
-/* lsm_options.replay: remembers every put the database's open replays from its logs. */
+/* engine_replay_fn: remembers every put the database's open replays from its logs. */
 static int remember_replayed(void *arg, const void *key, size_t key_len, const void *val,
-                             size_t val_len, uint64_t seq, int type) {
-  (void)seq;
+                             size_t val_len, int is_value) {
   items_t *r = arg;
-  if (type != LSM_TYPE_VALUE) return 0;
+  if (!is_value) return 0;
   return items_add(r, key, key_len) != BFH_OK || items_add(r, val, val_len) != BFH_OK;
 }
 
@@ -309,7 +306,7 @@ static int index_replayed(standalone_t *s, const items_t *r, err_t *err) {
   int rc = BFH_OK;
   while (rc == BFH_OK && (key = items_next(&p, end, &key_len)) &&
          (val = items_next(&p, end, &val_len))) {
-    int holds = search_key_holds(s->engine, key, key_len, val, val_len, err);
+    int holds = search_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     rc = index_put(s, key, key_len, val, val_len, err);
@@ -365,18 +362,18 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
   lsm_options_t lo;
   index_options(opt, s->io, &lo);
   if (rc == BFH_OK) rc = lsm_open(tmp, &lo, &s->index, err);
-  lsm_iter_t *it = rc == BFH_OK ? lsm_iter_create(s->db) : NULL;
-  if (rc == BFH_OK && !it) rc = err_set(err, BFH_E_NOMEM, "out of memory");
-  if (it) lsm_iter_seek_first(it);
-  for (; rc == BFH_OK && lsm_iter_valid(it); lsm_iter_next(it)) {
+  engine_iter_t *it = NULL;
+  if (rc == BFH_OK) rc = s->engine->ops->iter_create(s->engine, &it, err);
+  if (it) it->ops->seek_first(it);
+  for (; rc == BFH_OK && it->ops->valid(it); it->ops->next(it)) {
     size_t klen, vlen;
-    const void *k = lsm_iter_key(it, &klen);
-    const void *v = lsm_iter_value(it, &vlen);
+    const void *k = it->ops->key(it, &klen);
+    const void *v = it->ops->value(it, &vlen);
     rc = index_put(s, k, klen, v, vlen, err);
     s->built_entries++;
   }
-  if (rc == BFH_OK && it) rc = lsm_iter_status(it, err);
-  lsm_iter_destroy(it);
+  if (rc == BFH_OK && it) rc = it->ops->status(it, err);
+  if (it) it->ops->destroy(it);
   if (s->index) {
     int rc2 = lsm_close(s->index); /* syncs its log: the build is durable */
     s->index = NULL;
@@ -427,7 +424,7 @@ static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r,
   return rc;
 }
 
-int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
                     engine_t **e, standalone_t **out, err_t *err) {
   *out = NULL;
   *e = NULL;
@@ -435,10 +432,13 @@ int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io,
   if (!s) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   items_t r = {NULL, 0, 0}, none = {NULL, 0, 0};
   int built = 0;
-  int rc = engine_lsm_open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
+  int rc = BFH_OK;
+  if (!(kind->caps & ENGINE_CAP_STANDALONE) || !kind->open_replaying || !kind->open)
+    rc = err_set(err, BFH_E_UNSUPPORTED, "%s: the %s engine cannot keep a stand-alone index",
+                 path, kind->name);
+  if (rc == BFH_OK) rc = kind->open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
   if (rc == BFH_OK) {
     s->engine = *e;
-    s->db = engine_lsm_db(*e);
     if (!lsm_io_exists(s->io, s->dir)) {
       rc = build(s, path, opt, err);
       built = 1;

@@ -25,7 +25,8 @@
  * for all but a write both flushed into a table and lost from the index (doc/standalone.md
  * "Crashes").
  *
- * Opening: standalone_open opens the database (the own engine) and then its index. A
+ * Opening: standalone_open opens the database (any engine kind with ENGINE_CAP_STANDALONE,
+ * engine.h: today the own engine) and then its index. A
  * database without an index gets one built from all its live entries, written into
  * bfh-standalone.tmp/ and renamed into place once complete (a crash during the build
  * leaves the tmp directory, which the next open removes and builds again).
@@ -46,11 +47,12 @@
 
 typedef struct standalone standalone_t;
 
-/* Opens the database in path with the own engine (as engine_lsm_open does, *e is new) and
-   its stand-alone index, building the index if the database has none. io: the file layer
-   of both stores (NULL: the real one). sync: the value index's feeder (NULL without value
-   filters). On failure nothing stays open. */
-int standalone_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+/* Opens the database in path with engine kind `kind` (which must have ENGINE_CAP_STANDALONE:
+   its open_replaying tells the writes its recovery replays; *e is new, as from kind->open)
+   and its stand-alone index, building the index from the engine's ordered iterator if the
+   database has none. io: the file layer of both stores (NULL: the real one). sync: the value
+   index's feeder (NULL without value filters). On failure nothing stays open. */
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
                     engine_t **e, standalone_t **out, err_t *err);
 /* Closes the index (not the engine, which the caller closes first). NULL allowed. */
 int standalone_close(standalone_t *s);

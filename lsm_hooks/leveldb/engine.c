@@ -115,8 +115,10 @@ static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   return write_status(el, msg, "delete", err);
 }
 
-static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
-                 err_t *err) {
+/* Reads the newest version, also under a search's view (engine.h). */
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
+  (void)view;
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   char *msg = NULL;
   size_t n = 0;
@@ -211,6 +213,68 @@ static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size
   ldb_segs_lookup(v->segs, v->nsegs, val, val_len, fn, arg, st);
   return BFH_OK;
 }
+
+/* ---- Ordered iteration: LevelDB's own iterator (an implicit snapshot at its creation) ---- */
+
+typedef struct ldb_engine_iter {
+  engine_iter_t base;
+  leveldb_iterator_t *it;
+  const char *path; /* the engine's, for messages */
+} ldb_engine_iter_t;
+
+#define LIT(it) (((const ldb_engine_iter_t *)(it))->it)
+
+static void it_destroy(engine_iter_t *it) {
+  if (!it) return;
+  leveldb_iter_destroy(LIT(it));
+  free(it);
+}
+static void it_seek_first(engine_iter_t *it) {
+  leveldb_iter_seek_to_first(LIT(it));
+}
+static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
+  leveldb_iter_seek(LIT(it), key, key_len);
+}
+static int it_valid(const engine_iter_t *it) {
+  return leveldb_iter_valid(LIT(it));
+}
+static void it_next(engine_iter_t *it) {
+  leveldb_iter_next(LIT(it));
+}
+static const void *it_key(const engine_iter_t *it, size_t *len) {
+  return leveldb_iter_key(LIT(it), len);
+}
+static const void *it_value(const engine_iter_t *it, size_t *len) {
+  return leveldb_iter_value(LIT(it), len);
+}
+static int it_status(const engine_iter_t *it, err_t *err) {
+  char *msg = NULL;
+  leveldb_iter_get_error(LIT(it), &msg);
+  if (!msg) return BFH_OK;
+  int rc = err_set(err, strstr(msg, "Corruption") ? BFH_E_CORRUPT : BFH_E_IO, "%s: iterator: %s",
+                   ((const ldb_engine_iter_t *)it)->path, msg);
+  leveldb_free(msg);
+  return rc;
+}
+
+static const engine_iter_ops_t ldb_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
+                                               it_next,    it_key,        it_value, it_status};
+
+static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  ldb_engine_iter_t *it = calloc(1, sizeof *it);
+  if (it) it->it = leveldb_create_iterator(el->db, el->ropt);
+  if (!it || !it->it) {
+    free(it);
+    return err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", el->path);
+  }
+  it->base.ops = &ldb_iter_ops;
+  it->path = el->path;
+  *out = &it->base;
+  return BFH_OK;
+}
+
+#define e_stats NULL /* LevelDB counts no bytes written that its C API shows */
 
 static const engine_ops_t leveldb_ops = ENGINE_OPS("leveldb");
 

@@ -34,9 +34,14 @@
  * bounded (ENGINE_LEVELDB_RO_ATTEMPTS), then BFH_E_BUSY.
  *
  * A search validates its candidates against its own view (the state of its refresh): the
- * gets it makes run in its thread while it holds the view (tl_view), and read that state:
- * logs newest first, then the tables by level (level 0 newest first), each table only if its
- * key range holds the key. A bfh_get outside a search refreshes first.
+ * gets it makes pass that view (engine_ops_t.get), and read its state: logs newest first,
+ * then the tables by level (level 0 newest first), each table only if its key range holds
+ * the key. A bfh_get (no view) refreshes first.
+ *
+ * An iterator (bfh_iter_*) refreshes, then reads every entry of that state (its logs and
+ * every table of its version) into memory (sorted_iter.h) and iterates there: the files it
+ * read may vanish afterwards without harm. A table gone before it was read starts the read
+ * over from a new refresh, as a search does.
  *
  * A log read can race the owner's append and see part of a write(2): a record that looks
  * damaged. Such a refresh is started over too; damage that stays for every attempt is
@@ -61,6 +66,7 @@
 #include "lsm_hooks/leveldb/filter.h"
 #include "lsm_hooks/leveldb/log.h"
 #include "lsm_hooks/leveldb/precheck.h"
+#include "lsm_hooks/leveldb/sorted_iter.h"
 #include "lsm_hooks/leveldb/table.h"
 #include "lsm_hooks/leveldb/version_edit.h"
 #include "lsm_hooks/search.h"
@@ -247,12 +253,6 @@ typedef struct engine_ro {
   int logs_changed;
   ro_state_t *state; /* the newest state made (a reference), NULL before the first */
 } engine_ro_t;
-
-/* The view a search of this thread holds, for its validating gets. */
-static _Thread_local struct {
-  engine_ro_t *r;
-  ro_state_t *s;
-} tl_view;
 
 /* A table file held open from the refresh that listed it until the last state listing it
    goes: an unlinked file stays readable through its descriptor, so the compaction that
@@ -714,11 +714,11 @@ static int current_state(engine_ro_t *r, ro_state_t **s, err_t *err) {
   return rc;
 }
 
-static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
-                 err_t *err) {
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
   engine_ro_t *r = (engine_ro_t *)e;
-  if (tl_view.r == r) /* a search validating its candidates: its own state */
-    return state_get(r, tl_view.s, key, key_len, val, val_len, err);
+  if (view) /* a search validating its candidates: its own state */
+    return state_get(r, view->ro_state, key, key_len, val, val_len, err);
   int rc = BFH_E_BUSY;
   for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
     ro_state_t *s;
@@ -768,8 +768,6 @@ static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   v->ntables = s->ntables;
   v->segs = s->segs;
   v->nsegs = s->nchunks;
-  tl_view.r = r;
-  tl_view.s = s;
   *view = v;
   return BFH_OK;
 }
@@ -777,7 +775,6 @@ static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
 static void e_view_release(engine_t *e, engine_view_t *v) {
   engine_ro_t *r = (engine_ro_t *)e;
   if (!v) return;
-  if (tl_view.s == v->ro_state) tl_view.r = NULL, tl_view.s = NULL;
   if (r->sync && v->epoch) index_sync_view_unpin(r->sync, v->epoch);
   state_unref(v->ro_state);
   free(v);
@@ -815,6 +812,75 @@ static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size
   ldb_segs_lookup(v->segs, v->nsegs, val, val_len, fn, arg, st);
   return BFH_OK;
 }
+
+/* ---- Ordered iteration ------------------------------------------------------------------ */
+
+/* Log entries rank above every table entry (sequence numbers are below 2^56), in the order
+   they were written. */
+#define LOG_RANK (1ull << 56)
+
+typedef struct gather {
+  ldb_sorted_t *sorted;
+  int nomem;
+} gather_t;
+
+static int gather_table_entry(void *arg, const ldb_entry_t *e) {
+  gather_t *g = arg;
+  if (ldb_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len,
+                     e->type == LDB_TYPE_VALUE, e->seq) != BFH_OK)
+    return g->nomem = 1;
+  return 0;
+}
+
+/* Every entry of s into g: its log chunks, then every table of its version. */
+static int gather_state(engine_ro_t *r, const ro_state_t *s, gather_t *g, err_t *err) {
+  uint64_t rank = LOG_RANK;
+  for (size_t i = 0; i < s->nchunks && !g->nomem; i++) {
+    const chunk_t *c = s->chunks[i];
+    for (const uint8_t *p = c->data, *end = c->data + c->len; p < end && !g->nomem;) {
+      int type;
+      const uint8_t *k, *v;
+      uint32_t kl, vl;
+      p = decode_chunk_entry(p, &type, &k, &kl, &v, &vl);
+      if (ldb_sorted_add(g->sorted, k, kl, v, vl, type == LDB_TYPE_VALUE, rank++) != BFH_OK)
+        g->nomem = 1;
+    }
+  }
+  int rc = BFH_OK;
+  for (size_t i = 0; i < s->version.nfiles && rc == BFH_OK && !g->nomem; i++) {
+    uint64_t number = s->version.files[i].number;
+    if (r->read_hook) r->read_hook(r->read_hook_arg, number);
+    char path[4200];
+    ldb_table_path(r->path, number, path, sizeof path);
+    rc = table_status(r, ldb_table_scan(r->io, path, gather_table_entry, g, NULL, err), number,
+                      err);
+  }
+  if (rc == BFH_OK && g->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
+  return rc;
+}
+
+static int e_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
+  engine_ro_t *r = (engine_ro_t *)e;
+  int rc = BFH_E_BUSY;
+  for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
+    if (attempt) atomic_fetch_add(&r->retries, 1);
+    ro_state_t *s;
+    rc = current_state(r, &s, err);
+    if (rc != BFH_OK) return rc;
+    gather_t g = {ldb_sorted_create(), 0};
+    if (!g.sorted) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
+    if (rc == BFH_OK) rc = gather_state(r, s, &g, err);
+    state_unref(s);
+    if (rc == BFH_OK) return ldb_sorted_finish(g.sorted, it, err);
+    ldb_sorted_destroy(g.sorted);
+  }
+  if (rc == BFH_E_BUSY)
+    err_prefix(err, "iterator gave up after %d attempts (the database changed under each): ",
+               ENGINE_LEVELDB_RO_ATTEMPTS);
+  return rc;
+}
+
+#define e_stats NULL /* nothing written */
 
 static const engine_ops_t ro_ops = ENGINE_OPS("leveldb-readonly");
 

@@ -10,6 +10,7 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm_hooks/block_index.h"
+#include "lsm_hooks/db_params.h"
 #include "lsm_hooks/leaf_cache.h"
 #include "lsm_hooks/leveldb/filter.h"
 #include "lsm_hooks/leveldb/adapter.h"
@@ -327,4 +328,10 @@ int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64
   ldb_version_release(&c.version);
   lsm_io_unlock(lock);
   return rc;
+}
+
+int ldb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
+                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+  return ldb_verify_dir(lsm_io_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
+                        err);
 }

@@ -219,7 +219,7 @@ static void expect_gets(fixture_t *fx) {
     size_t len = 0;
     err_t err;
     err_clear(&err);
-    int rc = fx->e->ops->get(fx->e, key, kl, &val, &len, &err);
+    int rc = fx->e->ops->get(fx->e, NULL, key, kl, &val, &len, &err);
     if (fx->cur[id] < 0) {
       if (rc != BFH_NOT_FOUND) fail_msg("get %s: %d, want BFH_NOT_FOUND", key, rc);
       continue;
@@ -517,7 +517,7 @@ static void expect_get(fixture_t *fx, int id, int want_rc, int v) {
   size_t len = 99;
   err_t err;
   err_clear(&err);
-  int rc = fx->e->ops->get(fx->e, key, kl, &val, &len, &err);
+  int rc = fx->e->ops->get(fx->e, NULL, key, kl, &val, &len, &err);
   if (rc != want_rc) fail_msg("get %s: %d, want %d (%s)", key, rc, want_rc, err.msg);
   if (rc != BFH_OK) return;
   size_t wl = value_of(v, want);

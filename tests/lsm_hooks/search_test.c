@@ -151,8 +151,9 @@ static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   return mem_append((test_engine_t *)e, key, key_len, NULL, 0, err);
 }
 
-static int e_get(engine_t *e, const void *key, size_t key_len, void **val, size_t *val_len,
-                 err_t *err) {
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
+  (void)view;
   test_engine_t *te = (test_engine_t *)e;
   char k[STR];
   copy_str(k, key, key_len);
@@ -298,6 +299,8 @@ static int e_find_memtables(engine_t *e, engine_view_t *view, const void *val, s
   return BFH_OK;
 }
 
+#define e_iter_create NULL /* not ordered */
+#define e_stats NULL
 static const engine_ops_t test_ops = ENGINE_OPS("test");
 
 static void engine_reset_counters(test_engine_t *te) {
