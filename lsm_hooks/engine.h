@@ -72,9 +72,12 @@ typedef struct engine_ops {
                      size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st, err_t *err);
   /* scan_memtables through the memtables' value index: the same entries, found by a hash
-     lookup instead of a scan (st->entries counts the entries compared). */
+     lookup instead of a scan (st->entries counts the entries compared). hash is the search's
+     one hash of val, bfh_value_hash(val, val_len, seed) under the seed of the handle's value
+     filters: the index hashes nothing again. */
   int (*find_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
-                        engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
+                        uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err);
 } engine_ops_t;
 
 /* The operations table of an engine whose file names its static functions e_close, e_put,
