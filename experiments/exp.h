@@ -44,6 +44,7 @@ typedef struct exp_ctx {
 
 const char *exp_scale_name(exp_scale_t s);
 const char *exp_engine_name(bfh_engine e);
+/* bfh_method_name, or "?" for a value that names no method (a result's method_used). */
 const char *exp_method_name(bfh_method m);
 const char *exp_placement_name(int placement); /* a bfh_placement: "similarity", ... */
 /* The "series" of a method in a placement sweep: "hierarchy-paper", ..., or the method's
