@@ -10,9 +10,19 @@
 
 #include "experiments/cli_kv.h"
 
-/* How an option's argument is stored into its field of cli_t. */
-/* K_METHOD: a search method, by its name in the library's one table (bfh_method_name). */
-typedef enum kind { K_FLAG, K_U64, K_U32, K_SIZE, K_INT, K_DOUBLE, K_STR, K_CHOICE, K_METHOD } kind_t;
+/* How an option's argument is stored into its field of cli_t. K_METHOD: a search method, by
+   its name in the library's one table (bfh_method_name). */
+typedef enum kind {
+  K_FLAG,
+  K_U64,
+  K_U32,
+  K_SIZE,
+  K_INT,
+  K_DOUBLE,
+  K_STR,
+  K_CHOICE,
+  K_METHOD
+} kind_t;
 
 typedef struct choice {
   const char *name;
@@ -227,7 +237,8 @@ static int store(const cli_cmd_t *cmd, const spec_t *sp, const char *arg, cli_t 
       break;
     case K_METHOD: {
       int m = 0;
-      while (bfh_method_name((bfh_method)m) && strcmp(bfh_method_name((bfh_method)m), arg) != 0) m++;
+      while (bfh_method_name((bfh_method)m) && strcmp(bfh_method_name((bfh_method)m), arg) != 0)
+        m++;
       char names[160];
       if (!bfh_method_name((bfh_method)m))
         return cli_args_usage_error(cmd, "--%s: unknown value '%s' (one of %s)", sp->name, arg,

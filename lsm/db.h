@@ -141,8 +141,7 @@ int lsm_snapshot_scan_memtables_value(lsm_snapshot_t *s, const void *val, size_t
 /* lsm_snapshot_scan_memtables_value with the value's hash given (REQUIRES: hash ==
    bfh_value_hash(val, n, memtable_value_seed)): nothing is hashed again. */
 int lsm_snapshot_find_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, uint64_t hash,
-                                      lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
-                                      err_t *err);
+                                      lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* Reads the meta block `name` of live table `number` (as stored from the table hook).
    On ST_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset

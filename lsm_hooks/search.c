@@ -234,8 +234,7 @@ static int select_planned(const void *arg, const engine_table_t *tables, size_t 
 
 int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
                    bfh_search_stats *out, err_t *err) {
-  if (q->provider->caps & SEARCH_CAP_OWN_STORE)
-    return q->provider->search(c, q, fn, arg, out, err);
+  if (q->provider->caps & SEARCH_CAP_OWN_STORE) return q->provider->search(c, q, fn, arg, out, err);
   planned_t p = {c, q};
   reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash};
   if (q->by_blocks) rd.blocks = value_index_blocks(c->index);

@@ -112,10 +112,10 @@ static int select_by(value_index_by_fn by, const search_ctx_t *c, const search_q
   return rc;
 }
 
-#define SELECT_BY(fn, by)                                                                    \
+#define SELECT_BY(fn, by)                                                                     \
   static int fn(const search_ctx_t *c, const search_query_t *q, const engine_table_t *tables, \
                 size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {                  \
-    return select_by(by, c, q, tables, n, scan, st, err);                                    \
+    return select_by(by, c, q, tables, n, scan, st, err);                                     \
   }
 SELECT_BY(select_leaves, value_index_by_leaves)
 SELECT_BY(select_hierarchy, value_index_by_hierarchy)
@@ -238,11 +238,12 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   q->val_len = val_len;
   plan(c, asked, q);
   /* A named filter method without an index runs as SCAN (value filters off). */
-  if (!c->index && (q->provider->caps & SEARCH_CAP_INDEX)) q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
+  if (!c->index && (q->provider->caps & SEARCH_CAP_INDEX))
+    q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
   const search_provider_t *p = q->provider;
-  uint64_t seed = p->hash_seed        ? p->hash_seed(c)
-                  : c->index          ? value_index_params(c->index)->seed
-                                      : BFH_DEFAULT_SEED;
+  uint64_t seed = p->hash_seed ? p->hash_seed(c)
+                  : c->index   ? value_index_params(c->index)->seed
+                               : BFH_DEFAULT_SEED;
   q->hash = bfh_value_hash(val, val_len, seed); /* the one hash of this search */
   q->probe.k = 0;
   if ((p->caps & SEARCH_CAP_INDEX) && c->index) {

@@ -58,11 +58,11 @@ typedef struct search_query search_query_t;
 
 /* What a cost estimate knows of the index, gathered once per plan. */
 typedef struct search_costs {
-  double leaves;     /* leaves in the index */
-  double fpr;        /* a leaf's false positive rate, fill^k */
-  double selected;   /* tables a filter method reads: leaves * fpr + 0.5 (at most leaves) */
-  double per_table;  /* ns to read one selected table with the chosen reader */
-  uint32_t k;        /* probes per filter */
+  double leaves;    /* leaves in the index */
+  double fpr;       /* a leaf's false positive rate, fill^k */
+  double selected;  /* tables a filter method reads: leaves * fpr + 0.5 (at most leaves) */
+  double per_table; /* ns to read one selected table with the chosen reader */
+  uint32_t k;       /* probes per filter */
   int leaves_on_disk;
 } search_costs_t;
 
@@ -91,7 +91,7 @@ struct search_query {
   const void *val; /* borrowed: must outlive the query */
   size_t val_len;
   const search_provider_t *provider; /* the chosen one: never AUTO */
-  int by_blocks; /* the blocks reader: tables through block filters, memtables by index */
+  int by_blocks;  /* the blocks reader: tables through block filters, memtables by index */
   double cost_ns; /* AUTO's estimate; 0 for a named method, HUGE_VAL without an index */
   uint64_t hash;  /* the value's one hash, bfh_value_hash under the provider's seed */
   probe_t probe;  /* the k positions from hash (providers with SEARCH_CAP_INDEX) */

@@ -394,7 +394,8 @@ static void test_pulled_reports(void **state) {
   uint64_t nums[] = {6, 8};
   uint8_t scan[2];
   assert_int_equal(
-      value_index_select(fx->index, value_index_by_hierarchy, &pr, nums, 2, scan, NULL, &err), BFH_OK);
+      value_index_select(fx->index, value_index_by_hierarchy, &pr, nums, 2, scan, NULL, &err),
+      BFH_OK);
   assert_int_equal(scan[0], 1);
   assert_int_equal(scan[1], 1);
 
@@ -840,7 +841,8 @@ static int index_has_value(value_index_t *vi, const char *val, uint64_t number) 
   u64vec_t out;
   u64vec_init(&out);
   err_t err;
-  assert_int_equal(value_index_candidates(vi, value_index_by_hierarchy, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, value_index_by_hierarchy, &pr, &out, NULL, &err),
+                   BFH_OK);
   int has = in_vec(&out, number);
   u64vec_release(&out);
   return has;

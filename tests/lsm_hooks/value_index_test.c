@@ -310,7 +310,8 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   value_index_probe(vi, &v, sizeof v, &pr);
   u64vec_t out;
   u64vec_init(&out);
-  assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err),
+                   BFH_OK);
   assert_int_equal(out.n, 0);
   unlink(path);
   /* The fd may be cached from the probe above: a new index reads the missing file. */
@@ -318,7 +319,8 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   vi = value_index_create(&p, &err);
   f = value_filter_create(M, K, SEED);
   assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK);
-  assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err),
+                   BFH_OK);
   assert_int_equal(out.n, 1);
   assert_int_equal(out.v[0], 1);
   u64vec_release(&out);
