@@ -11,8 +11,19 @@
 
 #include "experiments/cli_kv.h"
 
-/* How an option's argument is stored into its field of cli_t. */
-typedef enum kind { K_FLAG, K_U64, K_U32, K_SIZE, K_INT, K_DOUBLE, K_STR, K_CHOICE } kind_t;
+/* How an option's argument is stored into its field of cli_t. K_METHOD: a search method, by
+   its name in the library's one table (bfh_method_name). */
+typedef enum kind {
+  K_FLAG,
+  K_U64,
+  K_U32,
+  K_SIZE,
+  K_INT,
+  K_DOUBLE,
+  K_STR,
+  K_CHOICE,
+  K_METHOD
+} kind_t;
 
 typedef struct choice {
   const char *name;
@@ -38,13 +49,6 @@ static const choice_t PLACEMENTS[] = {{"similarity", BFH_PLACEMENT_SIMILARITY},
                                       {"positional", BFH_PLACEMENT_POSITIONAL},
                                       {"paper", BFH_PLACEMENT_PAPER},
                                       {0}};
-static const choice_t METHODS[] = {{"scan", BFH_SEARCH_SCAN},
-                                   {"leaves", BFH_SEARCH_LEAVES},
-                                   {"hierarchy", BFH_SEARCH_HIERARCHY},
-                                   {"sliced", BFH_SEARCH_SLICED},
-                                   {"auto", BFH_SEARCH_AUTO},
-                                   {"standalone", BFH_SEARCH_STANDALONE},
-                                   {0}};
 static const choice_t FORMATS[] = {{"csv", CLI_KV_CSV}, {"tsv", CLI_KV_TSV}, {0}};
 static const choice_t ORDERS[] = {{"seq", WORKLOAD_SEQUENTIAL},
                                   {"sequential", WORKLOAD_SEQUENTIAL},
@@ -96,8 +100,7 @@ static const spec_t SPECS[] = {
     {"keys", CLI_SYNTH, K_CHOICE, AT(wl.format), 0, KEY_FORMATS, "paper|fixed",
      "key format (default paper)"},
     {"seed", CLI_SYNTH, K_U64, AT(wl.seed), 0, NULL, "S", "generator seed (default 42)"},
-    {"method", CLI_SEARCH, K_CHOICE, AT(method), 0, METHODS,
-     "scan|leaves|hierarchy|sliced|auto|standalone", "search method (default auto)"},
+    {"method", CLI_SEARCH, K_METHOD, AT(method), 0, NULL, NULL, "search method (default auto)"},
     {"count", CLI_SEARCH, K_FLAG, AT(count_only), 1, NULL, NULL,
      "print the number of keys found only"},
     {"json", CLI_JSON, K_FLAG, AT(json), 1, NULL, NULL, "one JSON document on stdout"},
@@ -204,6 +207,15 @@ static int parse_double(const char *s, double *out) {
   return errno || end == s || *end ? -1 : 0;
 }
 
+/* "scan|leaves|...": every search method's name, from the library's table. */
+static const char *method_names(char *buf, size_t n) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int m = 0; bfh_method_name((bfh_method)m) && at < n; m++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%s", m ? "|" : "", bfh_method_name((bfh_method)m));
+  return buf;
+}
+
 /* Stores arg into sp's field. 0, or 2 after a usage error. */
 static int store(const cli_cmd_t *cmd, const spec_t *sp, const char *arg, cli_t *c) {
   void *field = (char *)c + sp->offset;
@@ -237,6 +249,17 @@ static int store(const cli_cmd_t *cmd, const spec_t *sp, const char *arg, cli_t 
       if (parse_double(arg, (double *)field) != 0)
         return cli_args_usage_error(cmd, "--%s: '%s' is not a number", sp->name, arg);
       break;
+    case K_METHOD: {
+      int m = 0;
+      while (bfh_method_name((bfh_method)m) && strcmp(bfh_method_name((bfh_method)m), arg) != 0)
+        m++;
+      char names[160];
+      if (!bfh_method_name((bfh_method)m))
+        return cli_args_usage_error(cmd, "--%s: unknown value '%s' (one of %s)", sp->name, arg,
+                                    method_names(names, sizeof names));
+      *(int *)field = m;
+      break;
+    }
     case K_CHOICE: {
       const choice_t *ch = sp->choices;
       while (ch->name && strcmp(ch->name, arg) != 0) ch++;
@@ -321,8 +344,9 @@ void cli_args_help(const cli_cmd_t *cmd, FILE *out) {
   for (size_t i = 0; i < NSPECS; i++) {
     const spec_t *sp = &SPECS[i];
     if (!(sp->groups & cmd->groups)) continue;
-    char left[80];
-    snprintf(left, sizeof left, "--%s%s%s", sp->name, sp->arg ? " " : "", sp->arg ? sp->arg : "");
+    char left[80], names[160];
+    const char *arg = sp->kind == K_METHOD ? method_names(names, sizeof names) : sp->arg;
+    snprintf(left, sizeof left, "--%s%s%s", sp->name, arg ? " " : "", arg ? arg : "");
     if (strlen(left) > 26)
       fprintf(out, "  %s\n  %-26s %s\n", left, "", sp->help); /* a long choice list */
     else

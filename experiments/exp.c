@@ -67,21 +67,8 @@ const char *exp_series_name(bfh_method m, int placement) {
 }
 
 const char *exp_method_name(bfh_method m) {
-  switch (m) {
-    case BFH_SEARCH_SCAN:
-      return "scan";
-    case BFH_SEARCH_LEAVES:
-      return "leaves";
-    case BFH_SEARCH_HIERARCHY:
-      return "hierarchy";
-    case BFH_SEARCH_SLICED:
-      return "sliced";
-    case BFH_SEARCH_AUTO:
-      return "auto";
-    case BFH_SEARCH_STANDALONE:
-      return "standalone";
-  }
-  return "?";
+  const char *name = bfh_method_name(m); /* the library's one table of names */
+  return name ? name : "?";
 }
 
 double exp_now(void) {

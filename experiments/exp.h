@@ -51,6 +51,7 @@ bfh_engine exp_engine_with(unsigned caps);
 /* Is e bfh's own LSM engine (ENGINE_CAP_OWN, engine.h), whose internals the authors' cost
    profile measures? */
 int exp_engine_is_own(bfh_engine e);
+/* bfh_method_name, or "?" for a value that names no method (a result's method_used). */
 const char *exp_method_name(bfh_method m);
 const char *exp_placement_name(int placement); /* a bfh_placement: "similarity", ... */
 /* The "series" of a method in a placement sweep: "hierarchy-paper", ..., or the method's

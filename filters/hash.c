@@ -6,6 +6,17 @@ uint64_t bfh_hash64(const void *data, size_t n, uint64_t seed) {
   return XXH3_64bits_withSeed(data, n, seed);
 }
 
+static _Thread_local uint64_t value_hashes;
+
+uint64_t bfh_value_hash(const void *val, size_t n, uint64_t seed) {
+  value_hashes++;
+  return XXH3_64bits_withSeed(val, n, seed);
+}
+
+uint64_t bfh_value_hash_count(void) {
+  return value_hashes;
+}
+
 void probe_init(probe_t *p, uint64_t hash, uint64_t m, uint32_t k) {
   /* h2 is derived from a remix of the hash and forced odd, so that the k positions are
      distinct modulo 2^64 and no probe sequence degenerates to one bit. */

@@ -19,6 +19,15 @@
 /* The 64-bit hash of data[0,n) under seed (XXH3-64). */
 uint64_t bfh_hash64(const void *data, size_t n, uint64_t seed);
 
+/* The hash of a value (not a key): bfh_hash64, counted. Every structure that indexes values
+   (value filters, block filters, the memtables' value index, the LevelDB log segments, the
+   stand-alone index) hashes with this, when it adds a value and when it is asked for one;
+   a search hashes its value once (lsm_hooks/search_plan.c) and passes the hash down. */
+uint64_t bfh_value_hash(const void *val, size_t n, uint64_t seed);
+/* The number of bfh_value_hash calls made by this thread so far: a test hook, which lets a
+   test see that a search hashed its value exactly once. */
+uint64_t bfh_value_hash_count(void);
+
 /* The k bit positions of one value in an m-bit filter. */
 typedef struct probe {
   uint32_t k;

@@ -56,11 +56,11 @@ void value_filter_add_hash(value_filter_t *f, uint64_t hash) {
 }
 
 void value_filter_add(value_filter_t *f, const void *val, size_t len) {
-  value_filter_add_hash(f, bfh_hash64(val, len, f->seed));
+  value_filter_add_hash(f, bfh_value_hash(val, len, f->seed));
 }
 
 void value_filter_probe(const value_filter_t *f, const void *val, size_t len, probe_t *out) {
-  probe_init(out, bfh_hash64(val, len, f->seed), f->m, f->k);
+  probe_init(out, bfh_value_hash(val, len, f->seed), f->m, f->k);
 }
 
 bool value_filter_may_contain(const value_filter_t *f, const void *val, size_t len) {

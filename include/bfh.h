@@ -94,6 +94,12 @@ typedef enum bfh_method {
                                against; BFH_E_UNSUPPORTED on a handle without one */
 } bfh_method;
 
+/* The name of a search method ("scan", "leaves", "hierarchy", "sliced", "auto",
+   "standalone"): the one table of names, which the bfh command and the experiment drivers
+   use too. NULL for a value that names no method; the methods are numbered from 0 without
+   gaps, so `for (m = 0; bfh_method_name(m); m++)` visits them all. */
+BFH_API const char *bfh_method_name(bfh_method method);
+
 /* Where the leaf (per-table) filters live (bfh_options.leaves_on_disk). Internal hierarchy
    nodes and the bit-sliced index are always in memory. */
 typedef enum bfh_leaves {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "filters/blocked_filter.h"
+#include "filters/hash.h"
 #include "lsm/arena.h"
 #include "lsm/compaction.h"
 #include "lsm/filename.h"
@@ -110,6 +111,7 @@ void lsm_options_init(lsm_options_t *opt) {
   opt->sync = 0;
   opt->level1_bytes = 10u << 20;
   opt->memtable_value_index = 0;
+  opt->memtable_value_seed = BFH_DEFAULT_SEED;
 }
 
 static int set_bg_error(lsm_db_t *db, int rc, const err_t *e) {
@@ -296,7 +298,8 @@ static void refresh_read_state(lsm_db_t *db) {
 static memtable_t *new_memtable(const lsm_db_t *db) {
   if (!db->opt.memtable_value_index) return memtable_create();
   size_t buckets = db->opt.memtable_bytes / 64;
-  return memtable_create_indexed(buckets < 1024 ? 1024 : buckets);
+  return memtable_create_indexed_seeded(buckets < 1024 ? 1024 : buckets,
+                                        db->opt.memtable_value_seed);
 }
 
 static mem_filter_t *new_mem_filter(const lsm_db_t *db) {
@@ -1058,6 +1061,17 @@ int lsm_snapshot_scan_memtables_value(lsm_snapshot_t *s, const void *val, size_t
   seq_filter_t f = {fn, arg, s->vw.seq};
   int rc = memtable_scan_value(s->vw.mem, val, n, visit_upto_seq, &f, st);
   if (rc == ST_OK && s->vw.imm) rc = memtable_scan_value(s->vw.imm, val, n, visit_upto_seq, &f, st);
+  return rc;
+}
+
+int lsm_snapshot_find_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, uint64_t hash,
+                                      lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                                      err_t *err) {
+  (void)err;
+  seq_filter_t f = {fn, arg, s->vw.seq};
+  int rc = memtable_scan_value_hashed(s->vw.mem, val, n, hash, visit_upto_seq, &f, st);
+  if (rc == ST_OK && s->vw.imm)
+    rc = memtable_scan_value_hashed(s->vw.imm, val, n, hash, visit_upto_seq, &f, st);
   return rc;
 }
 

@@ -40,6 +40,8 @@ typedef struct lsm_options {
      bucket array of memtable_bytes / 8 to / 4 (at least 8 KiB) per memtable, outside
      memtable_bytes, and 16 bytes per value entry, inside it. Default 0. */
   int memtable_value_index;
+  uint64_t memtable_value_seed; /* the seed of that index's value hash (bfh_value_hash); default
+                                   BFH_DEFAULT_SEED */
   /* May be NULL. Called at open for every record replayed from a write-ahead log (the
      writes that were in no table yet), in log order, before the open returns; seq is the
      record's sequence number, type LSM_TYPE_VALUE or LSM_TYPE_DELETION. A nonzero return
@@ -136,6 +138,10 @@ int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, l
    (st->entries counts them), without it every entry. st may be NULL. */
 int lsm_snapshot_scan_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, lsm_visit_fn fn,
                                       void *arg, lsm_scan_stats_t *st, err_t *err);
+/* lsm_snapshot_scan_memtables_value with the value's hash given (REQUIRES: hash ==
+   bfh_value_hash(val, n, memtable_value_seed)): nothing is hashed again. */
+int lsm_snapshot_find_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, uint64_t hash,
+                                      lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* Reads the meta block `name` of live table `number` (as stored from the table hook).
    On ST_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset

@@ -43,6 +43,7 @@ struct memtable {
   node_t *head;
   _Atomic(node_t *) *value_buckets; /* NULL: no value index */
   size_t value_mask;                /* buckets - 1 (a power of two) */
+  uint64_t value_seed;              /* of the value index's hash */
   atomic_int max_height;
   atomic_int refs;
   atomic_uint_fast64_t entries;
@@ -63,6 +64,10 @@ static size_t round_up_pow2(size_t n) {
 }
 
 memtable_t *memtable_create_indexed(size_t value_buckets) {
+  return memtable_create_indexed_seeded(value_buckets, BFH_DEFAULT_SEED);
+}
+
+memtable_t *memtable_create_indexed_seeded(size_t value_buckets, uint64_t seed) {
   if (value_buckets > SIZE_MAX / 2 / sizeof(_Atomic(node_t *))) return NULL;
   memtable_t *m = calloc(1, sizeof *m);
   if (!m) return NULL;
@@ -74,6 +79,7 @@ memtable_t *memtable_create_indexed(size_t value_buckets) {
        the pages of a large array are only touched as buckets fill. */
     m->value_buckets = calloc(value_buckets, sizeof *m->value_buckets);
     m->value_mask = value_buckets - 1;
+    m->value_seed = seed;
   }
   if (!m->head || (value_buckets && !m->value_buckets)) {
     arena_release(&m->arena);
@@ -136,9 +142,10 @@ static node_t *find_ge(const memtable_t *m, const uint8_t *key, size_t klen, uin
   }
 }
 
-/* Any fixed seed does: the index never leaves memory. */
-static uint64_t value_hash(const void *val, size_t vlen) {
-  return bfh_hash64(val, vlen, BFH_DEFAULT_SEED);
+/* The index never leaves memory; its seed is the database's value seed, so that a search
+   passes down the hash it made once (memtable_scan_value_hashed). */
+static uint64_t value_hash(const memtable_t *m, const void *val, size_t vlen) {
+  return bfh_value_hash(val, vlen, m->value_seed);
 }
 
 static inline value_link_t *link_of(const node_t *n) {
@@ -198,7 +205,7 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
     atomic_store_explicit(&n->next[i], next_of(prev[i], i), memory_order_relaxed);
     atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
   }
-  if (indexed) index_value(m, n, value_hash(val, vlen));
+  if (indexed) index_value(m, n, value_hash(m, val, vlen));
   atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
   return ST_OK;
 }
@@ -279,11 +286,17 @@ static int visit_if_value(void *arg, const void *key, size_t klen, const void *v
 
 int memtable_scan_value(const memtable_t *m, const void *val, size_t vlen, lsm_visit_fn fn,
                         void *arg, lsm_scan_stats_t *st) {
+  return memtable_scan_value_hashed(m, val, vlen, m->value_buckets ? value_hash(m, val, vlen) : 0,
+                                    fn, arg, st);
+}
+
+int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen, uint64_t hash,
+                               lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st) {
   if (!m->value_buckets) {
     value_filter_t f = {val, vlen, fn, arg};
     return memtable_scan(m, visit_if_value, &f, st);
   }
-  uint64_t hash = value_hash(val, vlen), entries = 0, bytes = 0;
+  uint64_t entries = 0, bytes = 0;
   uint32_t hash_hi = (uint32_t)(hash >> 32);
   node_t *n = atomic_load_explicit(&m->value_buckets[hash & m->value_mask], memory_order_acquire);
   for (; n; n = atomic_load_explicit(&link_of(n)->next, memory_order_acquire)) {

@@ -31,8 +31,12 @@ memtable_t *memtable_create(void);
 /* An empty memtable with a value index of value_buckets chains (rounded up to a power of
    two; fixed for the memtable's life: readers hold no lock, so it is never rehashed; a
    memtable filled past what it was sized for gets longer chains, still correct). 0: no
-   index, as memtable_create(). One reference; NULL on no memory. */
+   index, as memtable_create(). One reference; NULL on no memory. Its values are hashed
+   with BFH_DEFAULT_SEED. */
 memtable_t *memtable_create_indexed(size_t value_buckets);
+/* memtable_create_indexed whose value index hashes values with bfh_value_hash(v, seed):
+   the seed of the database's value filters, so that a search hashes its value once. */
+memtable_t *memtable_create_indexed_seeded(size_t value_buckets, uint64_t seed);
 void memtable_ref(memtable_t *m);
 /* Drops a reference; frees at zero. NULL allowed. */
 void memtable_unref(memtable_t *m);
@@ -77,5 +81,9 @@ int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stat
    index it falls back to a full scan and counts as memtable_scan does. ST_OK. */
 int memtable_scan_value(const memtable_t *m, const void *val, size_t vlen, lsm_visit_fn fn,
                         void *arg, lsm_scan_stats_t *st);
+/* memtable_scan_value with the value's hash given: hash == bfh_value_hash(val, vlen, seed)
+   under the memtable's seed (REQUIRES), so that the memtable hashes nothing. */
+int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen, uint64_t hash,
+                               lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st);
 
 #endif

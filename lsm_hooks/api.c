@@ -48,9 +48,9 @@ struct bfh_db {
   uint64_t id;
   engine_t *engine;
   const engine_kind_t *kind; /* the row that opened engine */
-  value_index_t *index;     /* NULL when value filters are off */
-  index_sync_t *sync;       /* the index's only writer, fed by the engine; NULL with the index */
-  standalone_t *standalone; /* bfh_options.standalone_index; NULL without */
+  value_index_t *index;      /* NULL when value filters are off */
+  index_sync_t *sync;        /* the index's only writer, fed by the engine; NULL with the index */
+  standalone_t *standalone;  /* bfh_options.standalone_index; NULL without */
   bfh_options opt;
 };
 
@@ -519,29 +519,22 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   CHECK_DB("bfh_search");
   int rc = check_value(db, "bfh_search", val, val_len);
   if (rc != BFH_OK) return rc;
-  if ((int)method < (int)BFH_SEARCH_SCAN || (int)method > (int)BFH_SEARCH_STANDALONE)
-    return invalid(db,
-                   "bfh_search: unknown method %d (0..5: SCAN, LEAVES, HIERARCHY, SLICED, "
-                   "AUTO, STANDALONE)",
-                   (int)method);
-  if (method == BFH_SEARCH_STANDALONE && !db->standalone)
-    return failf(db, BFH_E_UNSUPPORTED,
-                 "bfh_search: BFH_SEARCH_STANDALONE needs a handle opened with "
-                 "standalone_index = 1");
   err_t err;
   err_clear(&err);
   static const uint8_t empty = 0;
   if (val == NULL) val = &empty;
-  /* AUTO takes the stand-alone index only when the embedded plan would cost more. */
-  int standalone = method == BFH_SEARCH_STANDALONE ||
-                   (method == BFH_SEARCH_AUTO && db->standalone &&
-                    standalone_cost_ns(db->standalone) < search_plan(db->index, method).cost_ns);
-  if (standalone)
-    rc = standalone_search(db->standalone, val, val_len, fn, arg, stats, &err);
-  else if (db->kind->search)
-    rc = db->kind->search(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
+  /* One plan (search_plan.h), AUTO's choice among the providers included, and one hash. */
+  search_ctx_t ctx = {db->engine, db->index, db->standalone};
+  search_query_t q;
+  rc = search_prepare(&ctx, val, val_len, method, &q, &err);
+  if (rc != BFH_OK) {
+    err_prefix(&err, "bfh_search: ");
+    return fail(db, rc, &err);
+  }
+  if (db->kind->search)
+    rc = db->kind->search(&ctx, &q, fn, arg, stats, &err);
   else
-    rc = search_run(db->engine, db->index, val, val_len, method, fn, arg, stats, &err);
+    rc = search_execute(&ctx, &q, fn, arg, stats, &err);
   return fail(db, rc, &err);
 }
 

@@ -27,6 +27,9 @@
 #include "lsm_hooks/index_sync.h"
 #include "util/err.h"
 
+struct search_ctx;   /* search_plan.h */
+struct search_query; /* search_plan.h */
+
 typedef struct engine engine_t;
 typedef struct engine_view engine_view_t; /* engine-specific */
 typedef struct engine_iter engine_iter_t;
@@ -41,7 +44,7 @@ typedef struct engine_iter_ops {
   void (*seek_first)(engine_iter_t *it);
   void (*seek)(engine_iter_t *it, const void *key, size_t key_len); /* first key >= key */
   int (*valid)(const engine_iter_t *it);
-  void (*next)(engine_iter_t *it); /* REQUIRES: valid */
+  void (*next)(engine_iter_t *it);                            /* REQUIRES: valid */
   const void *(*key)(const engine_iter_t *it, size_t *len);   /* REQUIRES: valid */
   const void *(*value)(const engine_iter_t *it, size_t *len); /* REQUIRES: valid */
   int (*status)(const engine_iter_t *it, err_t *err);
@@ -105,9 +108,12 @@ typedef struct engine_ops {
                      size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st, err_t *err);
   /* scan_memtables through the memtables' value index: the same entries, found by a hash
-     lookup instead of a scan (st->entries counts the entries compared). */
+     lookup instead of a scan (st->entries counts the entries compared). hash is the search's
+     one hash of val, bfh_value_hash(val, val_len, seed) under the seed of the handle's value
+     filters: the index hashes nothing again. */
   int (*find_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
-                        engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
+                        uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err);
   /* An ordered iterator over the live entries of one consistent version, the newest when
      it is made (engine_iter_t below). On BFH_OK *it is new; destroy it with
      (*it)->ops->destroy before the engine closes. NULL in a kind without
@@ -154,17 +160,17 @@ struct value_index;
 /* What an engine kind can do (engine_kind_t.caps). bfh_open and bfh's front ends decide by
    these, never by the engine's name or number. */
 enum {
-  ENGINE_CAP_WRITES = 1u << 0,     /* put, delete and flush (else BFH_E_UNSUPPORTED) */
-  ENGINE_CAP_READ_ONLY = 1u << 1,  /* the row bfh_options.read_only opens: no lock taken,
-                                      nothing written into the database's directory */
-  ENGINE_CAP_STANDALONE = 1u << 2, /* the stand-alone index can be kept (open_replaying:
-                                      the index must see every write the open replays) */
-  ENGINE_CAP_REPAIR = 1u << 3,     /* repair */
-  ENGINE_CAP_CHECK = 1u << 4,      /* check */
-  ENGINE_CAP_ITERATE = 1u << 5,    /* engine_ops_t.iter_create (bfh_iter_*) */
+  ENGINE_CAP_WRITES = 1u << 0,         /* put, delete and flush (else BFH_E_UNSUPPORTED) */
+  ENGINE_CAP_READ_ONLY = 1u << 1,      /* the row bfh_options.read_only opens: no lock taken,
+                                          nothing written into the database's directory */
+  ENGINE_CAP_STANDALONE = 1u << 2,     /* the stand-alone index can be kept (open_replaying:
+                                          the index must see every write the open replays) */
+  ENGINE_CAP_REPAIR = 1u << 3,         /* repair */
+  ENGINE_CAP_CHECK = 1u << 4,          /* check */
+  ENGINE_CAP_ITERATE = 1u << 5,        /* engine_ops_t.iter_create (bfh_iter_*) */
   ENGINE_CAP_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
-  ENGINE_CAP_OWN = 1u << 7, /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
-                               (testbed code that measures the engine's internals) */
+  ENGINE_CAP_OWN = 1u << 7,          /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
+                                        (testbed code that measures the engine's internals) */
   ENGINE_CAP_REPAIR_REPORT = 1u << 8 /* repair fills bfh_repair_report */
 };
 
@@ -193,8 +199,8 @@ typedef struct engine_kind {
   /* open, calling replay(arg, key, key_len, val, val_len, is_value) for every write its
      recovery replays from logs, before it returns (ENGINE_CAP_STANDALONE). */
   int (*open_replaying)(const char *path, const bfh_options *opt, struct lsm_io *io,
-                        index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
-                        engine_t **e, err_t *err);
+                        index_sync_t *sync, engine_replay_fn replay, void *replay_arg, engine_t **e,
+                        err_t *err);
   /* Repairs the closed database in path (bfh_repair; rep is zeroed by the caller). */
   int (*repair)(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
   /* Checks every file of the closed database in path (bfh_check) with the stored value-filter
@@ -208,10 +214,11 @@ typedef struct engine_kind {
      value index is vi (NULL with value filters off) (bfh_tables). */
   int (*describe)(engine_t *e, struct value_index *vi, uint64_t number, bfh_table_info *info,
                   err_t *err);
-  /* bfh_search over the engine, when search_run (search.h) is not enough as it is (the
-     read-only engine starts a search over when a file vanishes under it). NULL: search_run. */
-  int (*search)(engine_t *e, struct value_index *vi, const void *val, size_t val_len,
-                bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
+  /* bfh_search of the planned query q (search_plan.h) over the engine c->engine, when
+     search_execute is not enough as it is (the read-only engine starts a search over, with the
+     same plan and hash, when a file vanishes under it). NULL: search_execute. */
+  int (*search)(const struct search_ctx *c, const struct search_query *q, bfh_match_fn fn,
+                void *arg, bfh_search_stats *st, err_t *err);
 } engine_kind_t;
 
 /* The row that opens opt (its engine and read_only), or NULL for none. */

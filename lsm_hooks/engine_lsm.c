@@ -152,11 +152,13 @@ static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
 }
 
 static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
   (void)e;
   match_ctx_t m = {val, val_len, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
-  int rc = lsm_snapshot_scan_memtables_value(v->snap, val, val_len, visit_match, &m, &ls, err);
+  int rc =
+      lsm_snapshot_find_memtables_value(v->snap, val, val_len, hash, visit_match, &m, &ls, err);
   st->entries += ls.entries;
   return rc;
 }
@@ -333,6 +335,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct l
   lo.marker_file = DB_PARAMS_FILE; /* written after the first open: CURRENT existed */
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
+    lo.memtable_value_seed = p->seed; /* a search's one hash finds the memtables' entries */
     el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);
     if (!el->hook) {
       free(el);

@@ -1,12 +1,12 @@
 /* Non-key search over engine_t; see search.h. */
 #include "lsm_hooks/search.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "filters/hash.h"
+#include "lsm_hooks/search_plan.h"
 #include "util/vec.h"
 
 /* ---- A set of candidate keys (open addressing, keys copied) -------------------------- */
@@ -92,7 +92,7 @@ static int collect_key(void *arg, const void *key, size_t key_len) {
 typedef struct reader {
   int by_blocks;
   block_index_t *blocks; /* the index's block filters (by_blocks) */
-  uint64_t hash;         /* the value's hash (by_blocks) */
+  uint64_t hash;         /* the search's one hash of the value (by_blocks) */
   block_refs_t refs;     /* the blocks of one table's probe */
 } reader_t;
 
@@ -166,8 +166,9 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
     if (c.matches > before) st->tables_matched++;
   }
   if (rc == BFH_OK)
-    rc = rd->by_blocks ? e->ops->find_memtables(e, view, val, val_len, collect_key, &c, &ss, err)
-                       : e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
+    rc = rd->by_blocks
+             ? e->ops->find_memtables(e, view, val, val_len, rd->hash, collect_key, &c, &ss, err)
+             : e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
@@ -183,62 +184,6 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   }
   key_set_release(&set);
   return rc;
-}
-
-/* AUTO's cost model (doc/search.md "AUTO"): the cost of a search by each table selection is
-   the cost of selecting plus the cost of reading each table selected, in ns. Measured on
-   the 2-core test machine, release build; only their ratios matter:
-     leaf probe, in memory: 37-50 ns (hierarchy_bench, 119 and 599 leaves of 2,000,000 bits);
-     on disk: ~5 us (search_bench, LEAVES with leaves on disk: +0.62 ms for 126 leaves);
-     bit-sliced index: 35 ns at 119 leaves, 290 ns at 599 (hierarchy_bench): k rows of
-     ~12 ns plus ~9 ns per 64 leaves;
-     a 2 MiB table read whole: ~250 us (search_bench --beyond, 1M entries: SCAN 3.5 ms over
-     13 tables);
-     a table read through its block filter: ~5 us (the same run: AUTO 7.7 us per present
-     value, 1.2 us per absent one, 5.6 blocks). */
-#define COST_LEAF_NS 45.0
-#define COST_LEAF_DISK_NS 5000.0
-#define COST_SLICED_ROW_NS 12.0
-#define COST_SLICED_WORD_NS 9.0
-#define COST_TABLE_NS 250000.0
-#define COST_BLOCKS_NS 5000.0
-
-search_plan_t search_plan(value_index_t *index, bfh_method method) {
-  search_plan_t plan = {method, 0, 0};
-  if (!index) return (search_plan_t){BFH_SEARCH_SCAN, 0, HUGE_VAL};
-  if (method != BFH_SEARCH_AUTO) return plan;
-  block_index_stats_t bs;
-  block_index_get_stats(value_index_blocks(index), &bs);
-  plan.by_blocks = bs.tables > 0;
-  value_index_stats_t vs;
-  value_index_get_stats(index, &vs);
-  double leaves = (double)vs.leaves;
-  const value_index_params_t *p = value_index_params(index);
-  /* A leaf's false positive rate from the mean fill ratio: fill^k. */
-  double fpr = 1.0;
-  for (uint32_t i = 0; i < p->k; i++) fpr *= vs.mean_fill;
-  double per_table = plan.by_blocks ? COST_BLOCKS_NS : COST_TABLE_NS;
-  /* Tables a filter method reads: the false positives, and half the time (present or absent
-     value alike) the one table holding the value. */
-  double selected = leaves * fpr + 0.5;
-  if (selected > leaves) selected = leaves;
-  double cost_scan = leaves * per_table;
-  double cost_leaves =
-      leaves * (p->leaves_on_disk ? COST_LEAF_DISK_NS : COST_LEAF_NS) + selected * per_table;
-  double cost_sliced =
-      p->k * (COST_SLICED_ROW_NS + (leaves / 64.0) * COST_SLICED_WORD_NS) + selected * per_table;
-  plan.method = BFH_SEARCH_SCAN;
-  double best = cost_scan;
-  if (vs.leaves > 0 && cost_leaves < best) {
-    plan.method = BFH_SEARCH_LEAVES;
-    best = cost_leaves;
-  }
-  if (vs.leaves > 0 && cost_sliced < best) {
-    plan.method = BFH_SEARCH_SLICED;
-    best = cost_sliced;
-  }
-  plan.cost_ns = best;
-  return plan;
 }
 
 /* Chooses which of the view's n tables to scan (scan[i] for tables[i]) and adds its filter
@@ -276,50 +221,39 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
   return rc;
 }
 
-typedef struct by_method {
-  value_index_t *index;
-  bfh_method method;
-  const void *val;
-  size_t val_len;
-} by_method_t;
+typedef struct planned {
+  const search_ctx_t *c;
+  const search_query_t *q;
+} planned_t;
 
-/* SCAN: every table. The filter methods: the index's positives among the view's tables,
-   and every table the index has no leaf for (value_index_select). */
-static int select_by_method(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
-                            bfh_search_stats *st, err_t *err) {
-  const by_method_t *b = arg;
-  if (b->method == BFH_SEARCH_SCAN) {
-    memset(scan, 1, n);
-    return BFH_OK;
-  }
-  uint64_t *numbers = malloc((n ? n : 1) * sizeof *numbers);
-  if (!numbers) return err_set(err, BFH_E_NOMEM, "search: out of memory");
-  for (size_t i = 0; i < n; i++) numbers[i] = tables[i].number;
-  probe_t p;
-  value_index_probe(b->index, b->val, b->val_len, &p);
-  probe_stats_t ps = {0, 0, 0, 0};
-  int rc = value_index_select(b->index, b->method, &p, numbers, n, scan, &ps, err);
-  st->internal_probes = ps.internal_probes;
-  st->leaf_probes = ps.leaf_probes;
-  st->leaf_positives = ps.leaf_positives;
-  st->internal_maybe = ps.internal_maybe;
-  free(numbers);
+static int select_planned(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
+                          bfh_search_stats *st, err_t *err) {
+  const planned_t *p = arg;
+  return p->q->provider->select(p->c, p->q, tables, n, scan, st, err);
+}
+
+int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
+                   bfh_search_stats *out, err_t *err) {
+  if (q->provider->caps & SEARCH_CAP_OWN_STORE) return q->provider->search(c, q, fn, arg, out, err);
+  planned_t p = {c, q};
+  reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash};
+  if (q->by_blocks) rd.blocks = value_index_blocks(c->index);
+  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, q->val,
+               q->val_len, fn, arg, out, err);
+  block_refs_release(&rd.refs);
   return rc;
 }
 
 int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method,
                bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  search_plan_t plan = search_plan(vi, method);
-  by_method_t b = {vi, plan.method, val, val_len};
-  reader_t rd = {.by_blocks = plan.by_blocks};
-  if (plan.by_blocks) {
-    rd.blocks = value_index_blocks(vi);
-    rd.hash = bfh_hash64(val, val_len, value_index_params(vi)->seed);
+  search_ctx_t c = {e, vi, NULL};
+  search_query_t q;
+  int rc = search_prepare(&c, val, val_len, method, &q, err);
+  if (rc != BFH_OK) {
+    if (out) memset(out, 0, sizeof *out);
+    return rc;
   }
-  int rc =
-      run(e, (uint32_t)plan.method, select_by_method, &b, &rd, val, val_len, fn, arg, out, err);
-  block_refs_release(&rd.refs);
-  return rc;
+  return search_execute(&c, &q, fn, arg, out, err);
 }
 
 typedef struct given_tables {

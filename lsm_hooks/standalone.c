@@ -46,15 +46,16 @@ static uint64_t now_ns(void) {
 
 /* ---- The composite key ------------------------------------------------------------------- */
 
-/* The prefix that names v: varint32(len v), then v or its hash. Returns its length; buf
-   holds at least 5 + 8 bytes, or 5 + len v when v is inline. */
-static size_t encode_prefix(uint8_t *buf, const void *val, size_t val_len) {
+/* The prefix that names v: varint32(len v), then v or its hash (bfh_value_hash under
+   VALUE_HASH_SEED: *hash if given, a search's one hash of v). Returns its length; buf holds
+   at least 5 + 8 bytes, or 5 + len v when v is inline. */
+static size_t encode_prefix(uint8_t *buf, const void *val, size_t val_len, const uint64_t *hash) {
   uint8_t *p = encode_varint32(buf, (uint32_t)val_len);
   if (val_len <= STANDALONE_INLINE_MAX) {
     if (val_len) memcpy(p, val, val_len);
     return (size_t)(p - buf) + val_len;
   }
-  encode_fixed64(p, bfh_hash64(val, val_len, VALUE_HASH_SEED));
+  encode_fixed64(p, hash ? *hash : bfh_value_hash(val, val_len, VALUE_HASH_SEED));
   return (size_t)(p - buf) + 8;
 }
 
@@ -67,7 +68,7 @@ static uint8_t *index_key(const void *key, size_t key_len, const void *val, size
                           size_t *len) {
   uint8_t *buf = malloc(prefix_bytes(val_len) + key_len);
   if (!buf) return NULL;
-  size_t n = encode_prefix(buf, val, val_len);
+  size_t n = encode_prefix(buf, val, val_len, NULL);
   memcpy(buf + n, key, key_len);
   *len = n + key_len;
   return buf;
@@ -195,11 +196,11 @@ static const uint8_t *items_next(const uint8_t **p, const uint8_t *end, size_t *
 }
 
 /* Collects the keys of the index entries that start with v's prefix. */
-static int seek_keys(standalone_t *s, const void *val, size_t val_len, items_t *f,
+static int seek_keys(standalone_t *s, const void *val, size_t val_len, uint64_t hash, items_t *f,
                      uint64_t *entries, err_t *err) {
   uint8_t *prefix = malloc(prefix_bytes(val_len));
   if (!prefix) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
-  size_t plen = encode_prefix(prefix, val, val_len);
+  size_t plen = encode_prefix(prefix, val, val_len, &hash);
   lsm_iter_t *it = lsm_iter_create(s->index);
   int rc = it ? BFH_OK : err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
   if (it) lsm_iter_seek(it, prefix, plen);
@@ -218,14 +219,24 @@ static int seek_keys(standalone_t *s, const void *val, size_t val_len, items_t *
   return rc;
 }
 
+uint64_t standalone_value_seed(void) {
+  return VALUE_HASH_SEED;
+}
+
 int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
                       bfh_search_stats *out, err_t *err) {
+  uint64_t hash = bfh_value_hash(val, val_len, VALUE_HASH_SEED);
+  return standalone_search_hashed(s, val, val_len, hash, fn, arg, out, err);
+}
+
+int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   uint64_t t0 = now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = BFH_SEARCH_STANDALONE;
   items_t f = {NULL, 0, 0};
-  int rc = seek_keys(s, val, val_len, &f, &st.entries_scanned, err);
+  int rc = seek_keys(s, val, val_len, hash, &f, &st.entries_scanned, err);
   const uint8_t *p = f.data, *end = f.data + f.n, *key;
   size_t key_len;
   while (rc == BFH_OK && (key = items_next(&p, end, &key_len))) {
@@ -246,7 +257,7 @@ int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_matc
    has tables, and the memtables. Measured on the 2-core test machine, release build, 1M
    unique values, warm cache: 7 runs, 7.0-9.6 us per present value (the seek and one get)
    and 1.7 us per absent one; 1.5 us per run puts AUTO's estimate at 10.5 us, in the units
-   of search_plan's model (search.c), where a present value by blocks measured 7.4 us. */
+   of the planner's cost model (search_plan.c), where a present value by blocks measured 7.4 us. */
 #define COST_SEEK_RUN_NS 1500.0
 
 double standalone_cost_ns(standalone_t *s) {

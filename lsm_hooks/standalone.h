@@ -74,9 +74,16 @@ int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *e
    candidates, results, elapsed_ns; st may be NULL). fn may be NULL. */
 int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
                       bfh_search_stats *st, err_t *err);
+/* standalone_search with val's hash given: hash == bfh_value_hash(val, val_len,
+   standalone_value_seed()) (the planner's one hash; used only for values too long to be
+   stored inline). */
+int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
+/* The seed of the index's value hashes: part of its stored keys. */
+uint64_t standalone_value_seed(void);
 
-/* AUTO's estimate of a search on the index, in the ns of search_plan's cost model: a seek in
-   every sorted run of the index. */
+/* AUTO's estimate of a search on the index, in the ns of the planner's cost model
+   (search_plan.c): a seek in every sorted run of the index. */
 double standalone_cost_ns(standalone_t *s);
 
 typedef struct standalone_stats {

@@ -58,7 +58,7 @@ static void hook_add(void *state, const void *key, size_t key_len, const void *v
   (void)key, (void)key_len, (void)seq;
   table_state_t *s = state;
   if (type != LSM_TYPE_VALUE) return;
-  uint64_t hash = bfh_hash64(val, val_len, s->filter->seed);
+  uint64_t hash = bfh_value_hash(val, val_len, s->filter->seed);
   value_filter_add_hash(s->filter, hash);
   if (s->blocks && block_filter_builder_add(s->blocks, hash) != BFH_OK) s->nomem = 1;
   s->values++;

@@ -668,52 +668,54 @@ int value_index_apply(value_index_t *vi, err_t *err) {
 /* ---- Queries ------------------------------------------------------------------------ */
 
 void value_index_probe(const value_index_t *vi, const void *val, size_t len, probe_t *out) {
-  probe_init(out, bfh_hash64(val, len, vi->params.seed), vi->params.m, vi->params.k);
+  probe_init(out, bfh_value_hash(val, len, vi->params.seed), vi->params.m, vi->params.k);
 }
 
-static int candidates_locked(value_index_t *vi, bfh_method method, const probe_t *p, u64vec_t *out,
-                             probe_stats_t *st, err_t *err) {
-  int rc = BFH_OK;
-  switch (method) {
-    case BFH_SEARCH_LEAVES:
-      for (size_t i = 0; i < vi->n; i++) {
-        if (st) st->leaf_probes++;
-        if (leaf_probe(vi, vi->leaves[i], p)) {
-          if (st) st->leaf_positives++;
-          if ((rc = u64vec_push(out, vi->leaves[i]->number)) != BFH_OK) break;
-        }
-      }
-      break;
-    case BFH_SEARCH_HIERARCHY:
-      rc = hierarchy_search(vi->hier, p, out, st);
-      break;
-    case BFH_SEARCH_SLICED:
-      rc = sliced_search(vi->sliced, p, out, st);
-      break;
-    default:
-      return err_set(err, BFH_E_INVALID, "value index: method %d has no candidates", (int)method);
+int value_index_by_leaves(value_index_t *vi, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
+  for (size_t i = 0; i < vi->n; i++) {
+    if (st) st->leaf_probes++;
+    if (leaf_probe(vi, vi->leaves[i], p)) {
+      if (st) st->leaf_positives++;
+      int rc = u64vec_push(out, vi->leaves[i]->number);
+      if (rc != BFH_OK) return rc;
+    }
   }
+  return BFH_OK;
+}
+
+int value_index_by_hierarchy(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                             probe_stats_t *st) {
+  return hierarchy_search(vi->hier, p, out, st);
+}
+
+int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
+  return sliced_search(vi->sliced, p, out, st);
+}
+
+static int candidates_locked(value_index_t *vi, value_index_by_fn by, const probe_t *p,
+                             u64vec_t *out, probe_stats_t *st, err_t *err) {
+  int rc = by(vi, p, out, st);
   if (rc != BFH_OK) return err_set(err, rc, "value index: candidate search failed");
   return BFH_OK;
 }
 
-int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *p, u64vec_t *out,
+int value_index_candidates(value_index_t *vi, value_index_by_fn by, const probe_t *p, u64vec_t *out,
                            probe_stats_t *st, err_t *err) {
   apply_pending(vi, NULL);
   pthread_rwlock_rdlock(&vi->lock);
-  int rc = candidates_locked(vi, method, p, out, st, err);
+  int rc = candidates_locked(vi, by, p, out, st, err);
   pthread_rwlock_unlock(&vi->lock);
   return rc;
 }
 
-int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
+int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p,
                        const uint64_t *numbers, size_t n, uint8_t *scan, probe_stats_t *st,
                        err_t *err) {
   u64vec_t cand;
   u64vec_init(&cand);
   apply_pending(vi, NULL);
   pthread_rwlock_rdlock(&vi->lock);
-  int rc = candidates_locked(vi, method, p, &cand, st, err);
+  int rc = candidates_locked(vi, by, p, &cand, st, err);
   if (rc == BFH_OK) {
     u64vec_sort(&cand);
     for (size_t i = 0; i < n; i++)

@@ -59,13 +59,27 @@ block_index_t *value_index_blocks(value_index_t *vi);
 int value_index_contains(value_index_t *vi, uint64_t number);
 size_t value_index_leaf_count(value_index_t *vi);
 
-/* The probe of a value under the index's m, k and seed: computed once per search. */
+/* The probe of a value under the index's m, k and seed (hashes it: a search instead makes
+   its probe from its one hash, probe_init with value_index_params). */
 void value_index_probe(const value_index_t *vi, const void *val, size_t len, probe_t *out);
 
-/* Appends to out the numbers of the tables whose leaf says maybe, found by method
-   BFH_SEARCH_LEAVES (every leaf tested), BFH_SEARCH_HIERARCHY or BFH_SEARCH_SLICED, and adds
-   the filter tests to st. A leaf that cannot be read counts as maybe. */
-int value_index_candidates(value_index_t *vi, bfh_method method, const probe_t *p, u64vec_t *out,
+/* How the index finds the tables whose leaf says maybe for p: one function per structure,
+   each appending their numbers to out and adding its filter tests to st (a leaf that cannot
+   be read counts as maybe). The search providers (lsm_hooks/search_plan.c) name them.
+   REQUIRES the index's read lock: pass them to value_index_candidates or value_index_select,
+   never call them directly. */
+typedef int (*value_index_by_fn)(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                                 probe_stats_t *st);
+int value_index_by_leaves(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                          probe_stats_t *st); /* every leaf tested */
+int value_index_by_hierarchy(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                             probe_stats_t *st); /* descends the hierarchy */
+int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                          probe_stats_t *st); /* ANDs k rows of the bit-sliced index */
+
+/* Appends to out the numbers of the tables whose leaf says maybe for p, found by `by`, and
+   adds the filter tests to st. */
+int value_index_candidates(value_index_t *vi, value_index_by_fn by, const probe_t *p, u64vec_t *out,
                            probe_stats_t *st, err_t *err);
 
 typedef struct value_index_stats {
@@ -89,9 +103,9 @@ int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
                           const uint64_t *offsets, size_t *added, err_t *err);
 
 /* The tables of a search, atomically: for each numbers[i] (the view's tables), scan[i] = 1 if
-   its leaf says maybe for p by `method`, or if the index has no leaf for it (not indexed:
+   its leaf says maybe for p by `by`, or if the index has no leaf for it (not indexed:
    always scanned, never skipped); 0 otherwise. Adds the filter tests to st. */
-int value_index_select(value_index_t *vi, bfh_method method, const probe_t *p,
+int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p,
                        const uint64_t *numbers, size_t n, uint8_t *scan, probe_stats_t *st,
                        err_t *err);
 

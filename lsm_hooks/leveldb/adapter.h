@@ -57,9 +57,10 @@
      data: n x (varint32 key_len | key | varint32 val_len | val), len bytes;
      (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
      one slot per entry: tag << LDB_SEG_OFF_BITS | the entry's offset in data, where h =
-     bfh_hash64(val, LDB_SEG_HASH_SEED), the home slot is h & slot_mask and the tag is
+     bfh_value_hash(val, seed) (the builder's seed: the database's value seed, so that a
+     search passes down the hash it made once), the home slot is h & slot_mask and the tag is
      h >> LDB_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. */
-#define LDB_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1" */
+#define LDB_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1": the seed without value filters */
 #define LDB_SEG_OFF_BITS 40                     /* segments are under 1 TiB; 24-bit tags */
 typedef struct log_seg {
   atomic_int refs;
@@ -67,6 +68,7 @@ typedef struct log_seg {
   size_t len;
   uint64_t *slots; /* into this allocation, after data */
   size_t slot_mask;
+  uint64_t seed; /* of the slots' value hash */
   uint8_t data[];
 } log_seg_t;
 
@@ -76,7 +78,8 @@ typedef struct ldb_seg_builder {
   uint8_t *p; /* the data so far (malloc'd) */
   size_t len, cap;
   uint64_t n;
-  int nomem; /* an add ran out of memory: the entries are incomplete */
+  int nomem;     /* an add ran out of memory: the entries are incomplete */
+  uint64_t seed; /* of the segment's value index (ldb_value_seed); zeroed: 0 */
 } ldb_seg_builder_t;
 
 typedef struct log_state {
@@ -211,6 +214,13 @@ void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val
    but st->entries counts only the entries whose value was compared with val. */
 void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                      engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* ldb_segs_lookup with val's hash given: hash == bfh_value_hash(val, val_len, seed). A
+   segment indexed under another seed hashes val again for itself. */
+void ldb_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len, uint64_t seed,
+                   uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* The seed the log segments of a handle index values under: its value filters' (sync may
+   be NULL: value filters off, LDB_SEG_HASH_SEED). */
+uint64_t ldb_value_seed(const index_sync_t *sync);
 
 /* sync.c */
 void ldb_pin_unref(ldb_pin_t *p); /* NULL allowed */

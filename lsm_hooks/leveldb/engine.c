@@ -207,10 +207,11 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
 }
 
 static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)e;
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
   (void)err;
-  ldb_segs_lookup(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  uint64_t seed = ldb_value_seed(((engine_leveldb_t *)e)->sync);
+  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
   return BFH_OK;
 }
 

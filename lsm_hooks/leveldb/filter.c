@@ -17,7 +17,7 @@ typedef struct build {
 static int add_value(void *arg, const ldb_entry_t *e) {
   build_t *b = arg;
   if (e->type != LDB_TYPE_VALUE) return 0;
-  uint64_t h = bfh_hash64(e->val, e->val_len, b->seed);
+  uint64_t h = bfh_value_hash(e->val, e->val_len, b->seed);
   value_filter_add_hash(b->leaf, h);
   if (b->blocks) b->rc = block_filter_builder_add(b->blocks, h);
   return b->rc != BFH_OK;

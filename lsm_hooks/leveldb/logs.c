@@ -73,7 +73,7 @@ static void index_entries(log_seg_t *s) {
     uint32_t kl = 0, vl = 0;
     uint64_t off = (uint64_t)(p - s->data);
     p = decode_entry(p, end, &k, &kl, &v, &vl);
-    uint64_t h = bfh_hash64(v, vl, LDB_SEG_HASH_SEED);
+    uint64_t h = bfh_value_hash(v, vl, s->seed);
     size_t i = (size_t)h & s->slot_mask;
     while (s->slots[i]) i = (i + 1) & s->slot_mask;
     s->slots[i] = slot_tag(h) << LDB_SEG_OFF_BITS | off;
@@ -93,6 +93,7 @@ log_seg_t *ldb_seg_builder_finish(const ldb_seg_builder_t *b) {
   if (b->len) memcpy(s->data, b->p, b->len);
   s->slots = (uint64_t *)(s->data + at);
   s->slot_mask = nslots - 1;
+  s->seed = b->seed;
   memset(s->slots, 0, nslots * sizeof(uint64_t));
   index_entries(s);
   return s;
@@ -234,6 +235,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       continue;
     }
     ldb_seg_builder_t b = {0};
+    b.seed = ldb_value_seed(el->sync);
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
     int r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
@@ -324,7 +326,19 @@ static int seg_lookup(const log_seg_t *s, uint64_t h, const void *val, size_t va
 
 void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                      engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
-  uint64_t h = bfh_hash64(val, val_len, LDB_SEG_HASH_SEED);
-  for (size_t i = 0; i < n; i++)
+  if (n == 0) return;
+  uint64_t seed = segs[0]->seed;
+  ldb_segs_find(segs, n, val, val_len, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
+}
+
+void ldb_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len, uint64_t seed,
+                   uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t h = segs[i]->seed == seed ? hash : bfh_value_hash(val, val_len, segs[i]->seed);
     if (seg_lookup(segs[i], h, val, val_len, fn, arg, st)) return;
+  }
+}
+
+uint64_t ldb_value_seed(const index_sync_t *sync) {
+  return sync ? index_sync_params(sync)->seed : LDB_SEG_HASH_SEED;
 }

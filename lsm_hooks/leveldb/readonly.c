@@ -468,6 +468,7 @@ static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
   if (rc == BFH_NOT_FOUND) return AGAIN; /* its table is in a newer version */
   if (rc != BFH_OK || size <= l->resume) return rc;
   chunk_builder_t b = {0};
+  b.vals.seed = ldb_value_seed(r->sync);
   uint64_t next = l->resume;
   rc = ldb_log_read(r->io, path, l->resume, builder_add, &b, &next, NULL, err);
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
@@ -807,9 +808,11 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size
 }
 
 static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)e, (void)err;
-  ldb_segs_lookup(v->segs, v->nsegs, val, val_len, fn, arg, st);
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
+  (void)err;
+  uint64_t seed = ldb_value_seed(((engine_ro_t *)e)->sync);
+  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
   return BFH_OK;
 }
 
@@ -923,10 +926,9 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int engine_leveldb_ro_search(engine_t *e, value_index_t *index, const void *val, size_t val_len,
-                             bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st,
-                             err_t *err) {
-  engine_ro_t *r = (engine_ro_t *)e;
+int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
+                             void *arg, bfh_search_stats *st, err_t *err) {
+  engine_ro_t *r = (engine_ro_t *)c->engine;
   uint64_t t0 = now_ns();
   found_t f = {0};
   bfh_search_stats s;
@@ -934,7 +936,7 @@ int engine_leveldb_ro_search(engine_t *e, value_index_t *index, const void *val,
   for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
     if (attempt) atomic_fetch_add(&r->retries, 1);
     found_clear(&f);
-    rc = search_run(e, index, val, val_len, method, collect, &f, &s, err);
+    rc = search_execute(c, q, collect, &f, &s, err); /* the same plan and hash every time */
     if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   }
   if (rc == BFH_E_BUSY)

@@ -16,6 +16,7 @@
 #include "bfh.h"
 #include "lsm_hooks/engine.h"
 #include "lsm_hooks/index_sync.h"
+#include "lsm_hooks/search_plan.h"
 #include "lsm_hooks/value_index.h"
 #include "util/err.h"
 
@@ -33,14 +34,12 @@ struct lsm_io;
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_io *io,
                            index_sync_t *sync, engine_t **e, err_t *err);
 
-/* bfh_search on a read-only engine: search_run over a state whose table files the engine
-   holds open (readonly.c), repeated from a newer MANIFEST when a file it reads by name (beyond
-   the descriptors it may hold) vanished under it (at most ENGINE_LEVELDB_RO_ATTEMPTS times, then
-   BFH_E_BUSY); the keys of the attempt that completed are reported to fn afterwards, each
-   once. index may be NULL (value filters off). */
-int engine_leveldb_ro_search(engine_t *e, value_index_t *index, const void *val, size_t val_len,
-                             bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st,
-                             err_t *err);
+/* bfh_search on a read-only engine (c->engine): search_execute of the planned q, repeated
+   (same plan, same hash) from a newer MANIFEST when a file of the version it read vanished
+   under it (at most ENGINE_LEVELDB_RO_ATTEMPTS times, then BFH_E_BUSY); the keys of the
+   attempt that completed are reported to fn afterwards, each once. */
+int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
+                             void *arg, bfh_search_stats *st, err_t *err);
 
 /* Tests: fn(arg, number) runs before every read of a table file (scans, gets), so that a
    test can make the file vanish there. NULL removes the hook. */

@@ -438,7 +438,7 @@ static int leaf_says_maybe(fixture_t *fx, uint64_t number, int v) {
   u64vec_init(&out);
   err_t err;
   err_clear(&err);
-  int rc = value_index_candidates(fx->index, BFH_SEARCH_LEAVES, &pr, &out, NULL, &err);
+  int rc = value_index_candidates(fx->index, value_index_by_leaves, &pr, &out, NULL, &err);
   if (rc != BFH_OK) fail_msg("value_index_candidates: %d %s", rc, err.msg);
   int found = 0;
   for (size_t i = 0; i < out.n; i++) found |= out.v[i] == number;

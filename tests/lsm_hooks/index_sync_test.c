@@ -202,7 +202,8 @@ static int in_vec(const u64vec_t *v, uint64_t x) {
 /* For every value of tables 1..MAXT-1 and some absent ones, by every method: the candidates
    are exactly the tables in `live` whose filter (table_filter) says maybe. */
 static void expect_probes_agree(value_index_t *vi, const uint64_t *live, size_t n) {
-  static const bfh_method methods[] = {BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED};
+  static const value_index_by_fn methods[] = {value_index_by_leaves, value_index_by_hierarchy,
+                                              value_index_by_sliced};
   value_filter_t *fs[MAXT] = {0};
   for (size_t i = 0; i < n; i++) fs[i] = table_filter(live[i], M, K, SEED);
   for (uint64_t t = 1; t < 12; t++)
@@ -220,7 +221,7 @@ static void expect_probes_agree(value_index_t *vi, const uint64_t *live, size_t 
           int maybe = value_filter_may_contain(fs[j], &v, sizeof v);
           want += (size_t)maybe;
           if (maybe != in_vec(&out, live[j]))
-            fail_msg("method %d value %llu table %llu: index %d, filter %d", methods[mi],
+            fail_msg("method %d value %llu table %llu: index %d, filter %d", (int)mi,
                      (unsigned long long)v, (unsigned long long)live[j], in_vec(&out, live[j]),
                      maybe);
         }
@@ -393,7 +394,8 @@ static void test_pulled_reports(void **state) {
   uint64_t nums[] = {6, 8};
   uint8_t scan[2];
   assert_int_equal(
-      value_index_select(fx->index, BFH_SEARCH_HIERARCHY, &pr, nums, 2, scan, NULL, &err), BFH_OK);
+      value_index_select(fx->index, value_index_by_hierarchy, &pr, nums, 2, scan, NULL, &err),
+      BFH_OK);
   assert_int_equal(scan[0], 1);
   assert_int_equal(scan[1], 1);
 
@@ -839,7 +841,8 @@ static int index_has_value(value_index_t *vi, const char *val, uint64_t number) 
   u64vec_t out;
   u64vec_init(&out);
   err_t err;
-  assert_int_equal(value_index_candidates(vi, BFH_SEARCH_HIERARCHY, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, value_index_by_hierarchy, &pr, &out, NULL, &err),
+                   BFH_OK);
   int has = in_vec(&out, number);
   u64vec_release(&out);
   return has;

@@ -50,6 +50,7 @@ static void model_add(model_t *m, const char *key, const void *val, size_t val_l
 static void model_end_seg(model_t *m) {
   assert_true(m->nsegs < MAX_SEGS);
   ldb_seg_builder_t b = {0};
+  b.seed = LDB_SEG_HASH_SEED; /* the twins below are found under it */
   for (size_t i = m->first[m->nsegs]; i < m->npairs; i++) {
     const pair_t *p = &m->pairs[i];
     assert_int_equal(ldb_seg_builder_add(&b, p->key, strlen(p->key), p->val, p->val_len), BFH_OK);

@@ -283,11 +283,14 @@ static int e_scan_blocks(engine_t *e, engine_view_t *view, uint64_t number, cons
   return BFH_OK;
 }
 
-/* The memtable's value index: only the entries holding val are compared. */
+/* The memtable's value index: only the entries holding val are compared. hash must be the
+   search's one hash of val under the index's seed. */
 static int e_find_memtables(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
-                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
   test_engine_t *te = (test_engine_t *)e;
   assert_ptr_equal(view->owner, te);
+  assert_true(hash == bfh_hash64(val, val_len, SEED));
   te->mem_finds++;
   if (te->fail_mem != BFH_OK) return err_set(err, te->fail_mem, "memtable: injected read failure");
   for (size_t i = 0; i < te->nmem; i++) {

@@ -34,7 +34,9 @@ typedef struct model {
   char dir[256];
 } model_t;
 
-static const bfh_method methods[] = {BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED};
+/* The index's three structures: leaf by leaf, the hierarchy, the bit-sliced index. */
+static const value_index_by_fn methods[] = {value_index_by_leaves, value_index_by_hierarchy,
+                                            value_index_by_sliced};
 
 static value_filter_t *random_filter(rng_t *r) {
   value_filter_t *f = value_filter_create(M, K, SEED);
@@ -119,17 +121,16 @@ static void oracle(const model_t *md, const probe_t *p, u64vec_t *out) {
     if (md->f[t] && bits_test_probe(md->f[t]->words, p)) assert_int_equal(u64vec_push(out, t), 0);
 }
 
-static void expect_same(value_index_t *vi, bfh_method method, const probe_t *p,
-                        const u64vec_t *want) {
+static void expect_same(value_index_t *vi, int method, const probe_t *p, const u64vec_t *want) {
   u64vec_t got;
   u64vec_init(&got);
   probe_stats_t st = {0, 0, 0, 0};
   err_t err;
-  assert_int_equal(value_index_candidates(vi, method, p, &got, &st, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, methods[method], p, &got, &st, &err), BFH_OK);
   if (got.n > 1) qsort(got.v, got.n, sizeof *got.v, cmp_u64);
   if (got.n != want->n) fail_msg("method %d: %zu candidates, oracle %zu", method, got.n, want->n);
   for (size_t i = 0; i < got.n; i++) assert_int_equal(got.v[i], want->v[i]);
-  if (method == BFH_SEARCH_LEAVES) {
+  if (methods[method] == value_index_by_leaves) {
     assert_int_equal(st.leaf_probes, value_index_leaf_count(vi));
     assert_int_equal(st.leaf_positives, got.n);
   }
@@ -160,8 +161,8 @@ static void compare_all(model_t *md, value_index_t *vi, rng_t *r, int queries, i
     oracle(md, &pr, &want);
     positives += want.n;
     for (size_t i = 0; i < 3; i++) {
-      expect_same(vi, methods[i], &pr, &want);
-      expect_same(fresh, methods[i], &pr, &want);
+      expect_same(vi, (int)i, &pr, &want);
+      expect_same(fresh, (int)i, &pr, &want);
     }
     u64vec_release(&want);
   }
@@ -309,7 +310,8 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   value_index_probe(vi, &v, sizeof v, &pr);
   u64vec_t out;
   u64vec_init(&out);
-  assert_int_equal(value_index_candidates(vi, BFH_SEARCH_LEAVES, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err),
+                   BFH_OK);
   assert_int_equal(out.n, 0);
   unlink(path);
   /* The fd may be cached from the probe above: a new index reads the missing file. */
@@ -317,7 +319,8 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   vi = value_index_create(&p, &err);
   f = value_filter_create(M, K, SEED);
   assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK);
-  assert_int_equal(value_index_candidates(vi, BFH_SEARCH_LEAVES, &pr, &out, NULL, &err), BFH_OK);
+  assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err),
+                   BFH_OK);
   assert_int_equal(out.n, 1);
   assert_int_equal(out.v[0], 1);
   u64vec_release(&out);
@@ -433,7 +436,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
       value_index_probe(vi, &v, sizeof v, &pr);
       u64vec_t out;
       u64vec_init(&out);
-      assert_int_equal(value_index_candidates(vi, BFH_SEARCH_LEAVES, &pr, &out, NULL, &err),
+      assert_int_equal(value_index_candidates(vi, value_index_by_leaves, &pr, &out, NULL, &err),
                        BFH_OK);
       if (out.n == 0) absent[nabsent++] = v;
       u64vec_release(&out);
@@ -455,7 +458,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
         u64vec_init(&out);
         assert_int_equal(value_index_candidates(vi, methods[mi], &pr, &out, NULL, &err), BFH_OK);
         if (out.n != 1)
-          fail_msg("mode %d method %d value %llu: the damaged leaf said no", mode, methods[mi],
+          fail_msg("mode %d method %d value %llu: the damaged leaf said no", mode, (int)mi,
                    (unsigned long long)x);
         u64vec_release(&out);
       }
