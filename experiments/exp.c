@@ -863,6 +863,17 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
   return 0;
 }
 
+int exp_target_open(exp_target_t *t, exp_db_params_t *p, int authors) {
+  return authors ? exp_authors_target(p, t->dir, &p->authors) : exp_db_open(p, t->dir, &t->db);
+}
+
+void exp_target_close(exp_target_t *t, exp_db_params_t *p) {
+  if (t->db) bfh_close(t->db);
+  t->db = NULL;
+  exp_authors_close(p->authors);
+  p->authors = NULL;
+}
+
 int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_authors **out) {
   *out = NULL;
   if (!exp_engine_is_own(p->engine)) {

@@ -179,12 +179,12 @@ typedef struct exp_search_result {
   double time_s; /* median wall time */
   double time_min_s, time_max_s;
   double time_q1_s, time_q3_s; /* first and third quartiles (interpolated) */
-  exp_counters_t mean; /* per-query means: every counter is the count of real searches */
-  int cold;            /* measured with a cold cache */
-  int drop_caches;     /* ... and the kernel's drop_caches worked for every query */
-  double resident_pct; /* cold: mean % of the database's pages cached at query start */
-  double fpr_leaves;   /* (leaf_positives - tables_matched) / (leaf_probes - tables_matched),
-                          summed over the queries; < 0 if not applicable */
+  exp_counters_t mean;         /* per-query means: every counter is the count of real searches */
+  int cold;                    /* measured with a cold cache */
+  int drop_caches;             /* ... and the kernel's drop_caches worked for every query */
+  double resident_pct;         /* cold: mean % of the database's pages cached at query start */
+  double fpr_leaves; /* (leaf_positives - tables_matched) / (leaf_probes - tables_matched),
+                        summed over the queries; < 0 if not applicable */
 } exp_search_result_t;
 
 /* The database being measured: a cold measurement closes and reopens it (db changes). */
@@ -199,6 +199,11 @@ typedef struct exp_target {
 /* Opens the authors' cost profile on p's database in dir (closed; own engine only: another
    engine prints why and gives BFH_E_UNSUPPORTED), with p's order and placement. */
 int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_authors **out);
+/* Opens t (t->p and t->dir set, t->db NULL) for measuring: the authors' cost profile in
+   t->p->authors when `authors`, else a bfh handle in t->db (exp_db_open). BFH_OK or the
+   status (printed). exp_target_close() closes whichever was opened. */
+int exp_target_open(exp_target_t *t, exp_db_params_t *p, int authors);
+void exp_target_close(exp_target_t *t, exp_db_params_t *p);
 
 /* Runs one warm-up query, then nq queries (present values if present, else absent values;
    the same values for every method given the same seed), each with `method`; fills r.

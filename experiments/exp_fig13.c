@@ -156,8 +156,7 @@ int exp_fig13(const exp_ctx_t *x) {
           p.placement = EXP_PLACEMENTS[pi];
           p.leaves_on_disk = leaves[li];
           exp_target_t t = {NULL, &p, dir};
-          if (authors ? exp_authors_target(&p, dir, &p.authors) != BFH_OK
-                      : exp_db_open(&p, dir, &t.db) != BFH_OK) {
+          if (exp_target_open(&t, &p, authors) != BFH_OK) {
             rc = -1;
             break;
           }
@@ -196,9 +195,7 @@ int exp_fig13(const exp_ctx_t *x) {
                 table3_row(t3, x, &p, pct, query, &r, di);
             }
           }
-          if (t.db) bfh_close(t.db);
-          exp_authors_close(p.authors);
-          p.authors = NULL;
+          exp_target_close(&t, &p);
         }
       }
     }

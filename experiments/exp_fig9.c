@@ -49,8 +49,7 @@ int exp_fig9(const exp_ctx_t *x) {
         p.placement = EXP_PLACEMENTS[pi];
         p.leaves_on_disk = leaves[li];
         exp_target_t t = {NULL, &p, dir};
-        if (authors ? exp_authors_target(&p, dir, &p.authors) != BFH_OK
-                    : exp_db_open(&p, dir, &t.db) != BFH_OK) {
+        if (exp_target_open(&t, &p, authors) != BFH_OK) {
           rc = -1;
           break;
         }
@@ -76,9 +75,7 @@ int exp_fig9(const exp_ctx_t *x) {
             exp_csv_row(csv);
           }
         }
-        if (t.db) bfh_close(t.db);
-        exp_authors_close(p.authors);
-        p.authors = NULL;
+        exp_target_close(&t, &p);
       }
     }
   }
