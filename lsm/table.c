@@ -367,12 +367,17 @@ typedef struct run {
   uint32_t lo, hi;  /* the blocks [lo, hi) are in buf */
   uint64_t base;    /* file offset of buf->p[0] */
   uint64_t checked; /* blocks checked, added to t->blocks_read at release */
+  uint32_t run_bytes; /* RUN_BYTES for a walk in file order; 0: one block per read */
 } run_t;
 
-static void run_init(run_t *r, table_t *t) {
+/* sequential: the walk goes through the blocks in file order (runs of RUN_BYTES); else it
+   reads the few blocks it is asked for one by one (a block filter's picks: a run would read
+   up to 256 KiB for each 4 KiB block). */
+static void run_init(run_t *r, table_t *t, int sequential) {
   r->t = t;
+  r->run_bytes = sequential ? RUN_BYTES : 0;
   table_buf_init(&r->buf, NULL, 0);
-  for (int i = 0; i < SPARE_RUNS && !r->buf.heap; i++) {
+  for (int i = 0; sequential && i < SPARE_RUNS && !r->buf.heap; i++) {
     uint8_t *p = atomic_exchange_explicit(&spare[i], NULL, memory_order_acquire);
     if (p) {
       r->buf.heap = r->buf.p = p;
@@ -393,13 +398,13 @@ static int run_block(run_t *r, uint32_t i, block_t *b, err_t *err) {
     while (j < t->nblocks) { /* at least block i; then while the run stays short */
       const block_handle_t *h = &t->handles[j];
       uint64_t e = h->offset + h->size + BLOCK_TRAILER_BYTES;
-      if (j > i && (h->offset < start || e - start > RUN_BYTES)) break;
+      if (j > i && (h->offset < start || e - start > r->run_bytes)) break;
       if (e > end) end = e;
       j++;
     }
     r->lo = r->hi = 0; /* nothing valid if the read fails */
-    /* a buffer of RUN_BYTES at least, so that it may be kept for the next walk */
-    if (buf_reserve(&r->buf, RUN_BYTES))
+    /* a walk's buffer is RUN_BYTES at least, so that it may be kept for the next walk */
+    if (buf_reserve(&r->buf, r->run_bytes))
       return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
     int rc = read_span(t, start, (size_t)(end - start), start, &r->buf, err);
     if (rc) return rc;
@@ -491,7 +496,7 @@ int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err
   uint64_t entries = 0, bytes = 0;
   int rc = ST_OK, stop = 0;
   run_t run;
-  run_init(&run, t);
+  run_init(&run, t, 1);
   for (uint32_t i = 0; i < t->nblocks && !stop && !rc; i++) {
     block_t b;
     if ((rc = run_block(&run, i, &b, err))) break;
@@ -526,7 +531,7 @@ int table_walk(table_t *t, table_entry_fn fn, table_damage_fn damage, void *arg,
                uint64_t *bad_blocks) {
   *bad_blocks = 0;
   run_t run;
-  run_init(&run, t);
+  run_init(&run, t, 1);
   int rc = 0;
   for (uint32_t i = 0; i < t->nblocks && !rc; i++) {
     const block_handle_t *h = &t->handles[i];
@@ -632,7 +637,7 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
   value_visit_t vv = {fn, arg, 0};
   int rc = ST_OK, stopped = 0;
   run_t run;
-  run_init(&run, t);
+  run_init(&run, t, 1);
   for (uint32_t i = 0; i < t->nblocks && rc == ST_OK && !stopped; i++)
     rc = scan_value_block(&run, i, val, n, &vv, &stopped, &acc, err);
   run_release(&run);
@@ -665,7 +670,7 @@ int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, c
   value_visit_t vv = {fn, arg, 0};
   int rc = ST_OK, stopped = 0;
   run_t run;
-  run_init(&run, t);
+  run_init(&run, t, 0);
   for (size_t j = 0; j < nrefs && rc == ST_OK && !stopped; j++) {
     uint32_t i = block_at(t, &refs[j]);
     rc = i < t->nblocks ? scan_value_block(&run, i, val, n, &vv, &stopped, &acc, err)
