@@ -50,6 +50,7 @@ struct lsm_rfile {
   int fd;
   char *path;
   uint64_t size;
+  lsm_file_id_t id;
 };
 
 struct lsm_lock {
@@ -269,7 +270,8 @@ const char *lsm_file_path(const lsm_file_t *f) {
 
 /* Opens path read-only (through io's fault injection) and reports its size; on error
    nothing is left open. */
-static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *size, err_t *err) {
+static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *size,
+                            lsm_file_id_t *id, err_t *err) {
   int rc = inject(io, LSM_IO_OP_OPEN, path, err);
   if (rc) return rc;
   *fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -281,6 +283,7 @@ static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *s
     return err_errno(err, e, "fstat %s", path);
   }
   *size = (uint64_t)st.st_size;
+  if (id) *id = (lsm_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
   return ST_OK;
 }
 
@@ -288,7 +291,8 @@ int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *e
   *out = NULL;
   int fd = -1;
   uint64_t size = 0;
-  int rc = open_for_reading(io, path, &fd, &size, err);
+  lsm_file_id_t id;
+  int rc = open_for_reading(io, path, &fd, &size, &id, err);
   if (rc) return rc;
   lsm_rfile_t *f = calloc(1, sizeof *f);
   char *p = strdup(path);
@@ -302,6 +306,7 @@ int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *e
   f->fd = fd;
   f->path = p;
   f->size = size;
+  f->id = id;
   *out = f;
   return ST_OK;
 }
@@ -326,6 +331,10 @@ int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t
 
 uint64_t lsm_rfile_size(const lsm_rfile_t *f) {
   return f->size;
+}
+
+lsm_file_id_t lsm_rfile_id(const lsm_rfile_t *f) {
+  return f->id;
 }
 
 void lsm_rfile_close(lsm_rfile_t *f) {
@@ -454,6 +463,19 @@ int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err)
     return err_errno(err, errno, "stat %s", path);
   }
   *size = (uint64_t)st.st_size;
+  return ST_OK;
+}
+
+int lsm_io_file_stat(lsm_io_t *io, const char *path, uint64_t *size, lsm_file_id_t *id,
+                     err_t *err) {
+  (void)io;
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT) return ST_NOT_FOUND;
+    return err_errno(err, errno, "stat %s", path);
+  }
+  *size = (uint64_t)st.st_size;
+  *id = (lsm_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
   return ST_OK;
 }
 

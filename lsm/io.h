@@ -53,12 +53,23 @@ const char *lsm_file_path(const lsm_file_t *f);
 
 /* ---- Files read ---------------------------------------------------------------------- */
 
+/* Which file a name or an open file is: device and inode. While a file is held open its
+   inode is not reused, so a name whose id differs from an open file's names another file. */
+typedef struct lsm_file_id {
+  uint64_t dev, ino;
+} lsm_file_id_t;
+
+static inline int lsm_file_id_equal(lsm_file_id_t a, lsm_file_id_t b) {
+  return a.dev == b.dev && a.ino == b.ino;
+}
+
 /* Opens path read-only. The client closes *f with lsm_rfile_close(). */
 int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **f, err_t *err);
 /* Reads up to n bytes at offset into buf; *got = bytes read (< n only at end of file).
    Thread-safe (pread). */
 int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err);
 uint64_t lsm_rfile_size(const lsm_rfile_t *f); /* size at open */
+lsm_file_id_t lsm_rfile_id(const lsm_rfile_t *f); /* the file opened */
 void lsm_rfile_close(lsm_rfile_t *f);          /* NULL allowed */
 
 /* Reads the whole file into *data (malloc'd, NUL-terminated one past *size; caller frees). */
@@ -79,6 +90,8 @@ int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err);
 int lsm_io_exists(lsm_io_t *io, const char *path);
 /* *size = size in bytes of path. ST_NOT_FOUND (no message) if it does not exist. */
 int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err);
+/* lsm_io_file_size, and *id = the file path names now (one stat). */
+int lsm_io_file_stat(lsm_io_t *io, const char *path, uint64_t *size, lsm_file_id_t *id, err_t *err);
 /* The names in dir (not "." or ".."), in no particular order. On ST_OK the client frees
    them with lsm_io_names_free(*names, *n). */
 int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err_t *err);

@@ -31,6 +31,7 @@ enum { REC_BUILT, REC_TO_READ, REC_INDEXED, REC_UNREADABLE };
 
 typedef struct record {
   uint64_t number, size;
+  uint64_t id; /* index_table_t.id of the file the record is for (0: not known) */
   int state;
   index_leaf_source_t source;
   uint64_t live_ns;       /* when it was reported live */
@@ -297,6 +298,21 @@ static int cmp_table(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* r's number names another file than the one its leaf describes: the leaf (and block
+   filter, and cache bytes not written yet) go at once, and the table is read again. Its cache
+   file is left: it is bound to the old table's tag, so the next load finds it stale. A view
+   still reading the old file meanwhile scans the table (it has no leaf). REQUIRES mu. */
+static void forget_leaf(index_sync_t *s, record_t *r, uint64_t size, uint64_t now) {
+  if (r->state == REC_INDEXED) (void)value_index_remove(s->index, r->number);
+  record_release(r);
+  r->state = REC_TO_READ;
+  r->source = INDEX_LEAF_NONE;
+  r->wants_blocks = 0;
+  r->size = size;
+  r->live_ns = now;
+  s->stats.tables_replaced++;
+}
+
 int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t n,
                              uint64_t *view_epoch, err_t *err) {
   index_table_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
@@ -335,10 +351,14 @@ int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t 
     while (j < n && sorted[j].number < r->number) j++;
     if (r->state != REC_BUILT && (j == n || sorted[j].number != r->number)) mark_gone(s, r);
   }
-  /* New: listed tables without a record. */
+  /* New: listed tables without a record; replaced: listed tables whose number names another
+     file now. */
   uint64_t now = now_ns();
   for (size_t j = 0; j < n; j++) {
     record_t *r = find_or_insert(s, sorted[j].number); /* cannot fail: room was made */
+    if (sorted[j].id && r->id && r->id != sorted[j].id && !r->gone_epoch && r->state != REC_BUILT)
+      forget_leaf(s, r, sorted[j].size, now);
+    if (sorted[j].id) r->id = sorted[j].id;
     make_live(s, r, sorted[j].size, now);
   }
   if (view_epoch) {
@@ -371,6 +391,7 @@ void index_sync_view_unpin(index_sync_t *s, uint64_t epoch) {
 
 typedef struct job {
   uint64_t number, size;
+  uint64_t id;           /* the record's id when the job was made */
   int upgrade;           /* the table is indexed: only its block filter is wanted */
   index_leaf_read_t got; /* what was read */
   int rc;                /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
@@ -586,7 +607,8 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
   for (size_t i = 0; jobs && i < s->n; i++) {
     const record_t *r = &s->recs[i];
     if (due(r, now, min_age_ns))
-      jobs[k++] = (job_t){.number = r->number, .size = r->size, .upgrade = r->state != REC_TO_READ};
+      jobs[k++] = (job_t){
+          .number = r->number, .size = r->size, .id = r->id, .upgrade = r->state != REC_TO_READ};
   }
   pthread_mutex_unlock(&s->mu);
   int rc = BFH_OK;
@@ -603,8 +625,9 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
     job_t *j = &jobs[i];
     record_t *r = find(s, j->number);
     int want = j->upgrade ? REC_INDEXED : REC_TO_READ;
-    if (!r || r->gone_epoch || r->state != want) {
-      /* Gone while it was read: a cache file written for it goes too. */
+    if (!r || r->gone_epoch || r->state != want || r->id != j->id) {
+      /* Gone (or replaced by another file) while it was read: a cache file written for it goes
+         too. */
       if (j->rc == BFH_OK && j->source == INDEX_LEAF_READ && s->src.cache_dir &&
           value_index_params(s->index)->leaves_on_disk && !j->upgrade)
         (void)u64vec_push(&unlink, j->number);

@@ -111,6 +111,7 @@ typedef struct index_sync_stats {
   uint64_t cache_stale;          /* cache files found stale or damaged, and rebuilt */
   uint64_t tables_unreadable;    /* tables whose filter could not be read */
   uint64_t tables_removed;       /* leaves dropped after their table left the live version */
+  uint64_t tables_replaced;      /* leaves dropped because their number named another file */
   uint64_t add_errors;           /* leaves the value index refused (those tables are scanned) */
   uint64_t cache_write_failures; /* leaves on disk whose cache file could not be written */
   uint64_t read_ns;              /* time in read_leaf and cache loads */
@@ -142,6 +143,11 @@ void index_sync_table_removed(index_sync_t *s, uint64_t number);
 /* ---- Pulled reports (a live list) ------------------------------------------------------- */
 typedef struct index_table {
   uint64_t number, size;
+  /* Which file the number names (0: not known). A live table listed again with another id
+     than before is another file under the same number (a database replaced at its path): its
+     leaf is dropped at once (the table is scanned until it has a new one) and read again;
+     a leaf read for the old id never enters. */
+  uint64_t id;
 } index_table_t;
 /* The live tables are exactly live[0, n). With view_epoch != NULL, also pins a view of this
    list: *view_epoch is its epoch, to unpin later. BFH_E_NOMEM leaves the state as it was. */

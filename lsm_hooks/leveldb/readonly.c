@@ -46,6 +46,24 @@
  * A log read can race the owner's append and see part of a write(2): a record that looks
  * damaged. Such a refresh is started over too; damage that stays for every attempt is
  * reported (BFH_E_CORRUPT).
+ *
+ * A database replaced at the path (removed, and another made there: stock LevelDB gives the
+ * new one the same MANIFEST name, log and table numbers, often the same sizes) must not be
+ * read as the old one went on. Names are not identities, so the engine holds open the MANIFEST
+ * it reads, each log it reads and (pins) each table of its state, and compares the file a name
+ * gives now (one stat, which the refresh made for the size anyway) with the file it holds
+ * (device and inode: a file held open keeps its inode, so another file cannot have it):
+ *   - the MANIFEST (every read): another file under the name, or a shorter one, is a new
+ *     database: what was read of the MANIFEST and the logs is dropped, and the refresh starts
+ *     over (step 3 sees a change made after step 1);
+ *   - a log (every read): another file is read from its start, its old entries dropped;
+ *   - the tables: after the MANIFEST was read whole (another name or another file), the pin a
+ *     table number had is kept only if its name still gives that file, else the new file is
+ *     pinned. Every table's identity goes to index_sync with the live list
+ *     (index_table_t.id), which drops a leaf made from another file and reads the table again.
+ * A table beyond pin_max is not held: its identity is its name's device and inode, taken after
+ * each whole MANIFEST read (an inode freed and given again to the new table would go
+ * unnoticed there). A search running across the replacement answers from its own state.
  */
 #include "lsm_hooks/leveldb/readonly.h"
 
@@ -210,6 +228,7 @@ static int chunk_find(const chunk_t *c, const void *key, size_t key_len, int *ty
 
 typedef struct ro_log {
   uint64_t number, resume;
+  lsm_rfile_t *file; /* held open from its first read: which file was read (NULL before) */
   chunk_t **chunks;
   size_t n, cap;
 } ro_log_t;
@@ -221,6 +240,7 @@ typedef struct ro_state {
   ldb_version_t version;
   engine_table_t *tables; /* version's files, sorted by number */
   struct pin **pins;      /* parallel to tables: each file held open, or NULL (not pinned) */
+  uint64_t *ids;          /* parallel to tables: which file each is (index_table_t.id) */
   size_t ntables;
   chunk_t **chunks; /* oldest first */
   log_seg_t **segs; /* chunks[i]->vals */
@@ -245,7 +265,9 @@ typedef struct engine_ro {
 
   pthread_mutex_t mu; /* guards everything below */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */
+  lsm_rfile_t *manifest_file; /* held open: which file under that name was read */
   uint64_t manifest_resume;
+  int recheck; /* the MANIFEST was read whole: check the tables' names against their files */
   ldb_version_t version;
   int version_changed; /* since the last state was made */
   ro_log_t *logs;      /* ascending numbers */
@@ -288,6 +310,7 @@ static void state_unref(ro_state_t *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
   for (size_t i = 0; s->pins && i < s->ntables; i++) pin_unref(s->pins[i]);
   free(s->pins);
+  free(s->ids);
   ldb_version_release(&s->version);
   for (size_t i = 0; i < s->nchunks; i++) chunk_unref(s->chunks[i]);
   free(s->chunks);
@@ -307,15 +330,23 @@ static int cmp_table(const void *a, const void *b) {
    the search start over). BFH_OK; BFH_NOT_FOUND when the file is gone; BFH_E_NOMEM. */
 static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
   uint64_t number = s->tables[i].number;
+  char path[4200];
+  ldb_table_path(r->path, number, path, sizeof path);
   pin_t *p = r->state && r->pin_max ? state_pin(r->state, number) : NULL;
+  if (p && r->recheck) { /* the database may be another one: is the name still this file? */
+    uint64_t size;
+    lsm_file_id_t id;
+    err_t e;
+    int rc = lsm_io_file_stat(r->io, path, &size, &id, &e);
+    if (rc == BFH_NOT_FOUND) return rc;
+    if (rc != BFH_OK || !lsm_file_id_equal(id, lsm_rfile_id(p->f))) p = NULL; /* pin anew */
+  }
   if (p) {
     atomic_fetch_add(&p->refs, 1);
     s->pins[i] = p;
     return BFH_OK;
   }
   if (atomic_load(&r->pinned) >= r->pin_max) return BFH_OK;
-  char path[4200];
-  ldb_table_path(r->path, number, path, sizeof path);
   size_t n = strlen(path) + 1;
   if (!(p = malloc(sizeof *p + n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   memcpy(p->path, path, n);
@@ -347,6 +378,39 @@ static int table_gone(engine_ro_t *r, uint64_t number, err_t *err) {
   return AGAIN;
 }
 
+static uint64_t fold_id(lsm_file_id_t id) {
+  uint64_t h = bfh_hash64(&id, sizeof id, KEY_HASH_SEED);
+  return h ? h : 1;
+}
+
+/* s->ids[i]: the identity of table i's file: its pin's, else (not held) the previous state's
+   unless the MANIFEST was read whole since, else its name's now. BFH_OK or BFH_NOT_FOUND (the
+   file is gone). REQUIRES mu. */
+static int table_id(engine_ro_t *r, ro_state_t *s, size_t i) {
+  if (s->pins[i]) {
+    s->ids[i] = fold_id(lsm_rfile_id(s->pins[i]->f));
+    return BFH_OK;
+  }
+  const ro_state_t *prev = r->state;
+  if (prev && !r->recheck) {
+    const engine_table_t *t =
+        bsearch(&s->tables[i], prev->tables, prev->ntables, sizeof *prev->tables, cmp_table);
+    if (t && prev->ids[t - prev->tables]) {
+      s->ids[i] = prev->ids[t - prev->tables];
+      return BFH_OK;
+    }
+  }
+  char path[4200];
+  ldb_table_path(r->path, s->tables[i].number, path, sizeof path);
+  uint64_t size;
+  lsm_file_id_t id;
+  err_t e;
+  int rc = lsm_io_file_stat(r->io, path, &size, &id, &e);
+  if (rc == BFH_NOT_FOUND) return rc;
+  s->ids[i] = rc == BFH_OK ? fold_id(id) : 0; /* 0: not known (the leaf is kept as it is) */
+  return BFH_OK;
+}
+
 /* A new state from r's version and logs (one reference) into *out: BFH_OK, AGAIN (a table
    of the version was deleted since the MANIFEST was read), or an error. REQUIRES mu. */
 static int state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
@@ -370,13 +434,19 @@ static int state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
   qsort(s->tables, s->ntables, sizeof *s->tables, cmp_table);
   s->pins = calloc(s->ntables + 1, sizeof *s->pins);
   int rc = s->pins ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
-  for (size_t i = 0; i < s->ntables && rc == BFH_OK; i++)
-    if ((rc = pin_table(r, s, i, err)) == BFH_NOT_FOUND) rc = table_gone(r, s->tables[i].number, err);
+  s->ids = calloc(s->ntables + 1, sizeof *s->ids);
+  if (rc == BFH_OK && !s->ids)
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
+  for (size_t i = 0; i < s->ntables && rc == BFH_OK; i++) {
+    if ((rc = pin_table(r, s, i, err)) == BFH_OK) rc = table_id(r, s, i);
+    if (rc == BFH_NOT_FOUND) rc = table_gone(r, s->tables[i].number, err);
+  }
   if (rc != BFH_OK) {
     state_unref(s);
     return rc;
   }
   r->missing = 0;
+  r->recheck = 0;
   for (size_t i = 0; i < r->nlogs; i++)
     for (size_t j = 0; j < r->logs[i].n; j++) {
       chunk_t *c = r->logs[i].chunks[j];
@@ -389,6 +459,28 @@ static int state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
 }
 
 /* ---- Refresh ------------------------------------------------------------------------------ */
+
+static void log_release(ro_log_t *l) {
+  for (size_t i = 0; i < l->n; i++) chunk_unref(l->chunks[i]);
+  free(l->chunks);
+  lsm_rfile_close(l->file);
+}
+
+/* Another MANIFEST (by name or by file): what was read of the old one and of the logs is
+   dropped, the next state checks every table's name against its pin. REQUIRES mu. */
+static void forget_manifest(engine_ro_t *r) {
+  ldb_version_release(&r->version);
+  r->manifest_resume = 0;
+  r->version_changed = 1;
+  lsm_rfile_close(r->manifest_file);
+  r->manifest_file = NULL;
+  for (size_t i = 0; i < r->nlogs; i++) log_release(&r->logs[i]);
+  free(r->logs);
+  r->logs = NULL;
+  r->nlogs = 0;
+  r->logs_changed = 1;
+  r->recheck = 1;
+}
 
 /* Step 1 (and 3): CURRENT and the MANIFEST's new edits into r->version. REQUIRES mu. */
 static int read_manifest(engine_ro_t *r, err_t *err) {
@@ -408,16 +500,29 @@ static int read_manifest(engine_ro_t *r, err_t *err) {
   free(data);
   if (!ok) return err_set(err, BFH_E_CORRUPT, "%s: not \"MANIFEST-<number>\\n\"", path);
   if (strcmp(name, r->manifest) != 0) { /* a new MANIFEST: its first edit is a snapshot */
-    ldb_version_release(&r->version);
-    r->manifest_resume = 0;
+    forget_manifest(r);
     snprintf(r->manifest, sizeof r->manifest, "%s", name);
-    r->version_changed = 1;
   }
   snprintf(path, sizeof path, "%s/%s", r->path, r->manifest);
   uint64_t size;
-  rc = lsm_io_file_size(r->io, path, &size, err);
+  lsm_file_id_t id;
+  rc = lsm_io_file_stat(r->io, path, &size, &id, err);
   if (rc == BFH_NOT_FOUND) return AGAIN; /* replaced since CURRENT was read */
   if (rc != BFH_OK) return rc;
+  if (r->manifest_file &&
+      (!lsm_file_id_equal(id, lsm_rfile_id(r->manifest_file)) || size < r->manifest_resume)) {
+    forget_manifest(r); /* another file under the name: the database was replaced */
+    return AGAIN;
+  }
+  if (!r->manifest_file) { /* held from its first read on, to know it again (top of the file) */
+    rc = lsm_io_open_read(r->io, path, &r->manifest_file, err);
+    if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !lsm_io_exists(r->io, path))) return AGAIN;
+    if (rc != BFH_OK) return rc;
+    if (!lsm_file_id_equal(id, lsm_rfile_id(r->manifest_file))) {
+      forget_manifest(r);
+      return AGAIN;
+    }
+  }
   if (size == r->manifest_resume) return BFH_OK; /* nothing appended */
   uint64_t next = r->manifest_resume;
   rc = ldb_version_read(r->io, path, r->manifest_resume, &r->version, &next, err);
@@ -425,11 +530,6 @@ static int read_manifest(engine_ro_t *r, err_t *err) {
   if (rc == BFH_OK) r->manifest_resume = next;
   if (rc != BFH_OK) r->manifest[0] = '\0'; /* the version may be half-applied: read it whole */
   return rc == BFH_NOT_FOUND ? AGAIN : rc;
-}
-
-static void log_release(ro_log_t *l) {
-  for (size_t i = 0; i < l->n; i++) chunk_unref(l->chunks[i]);
-  free(l->chunks);
 }
 
 /* Is log `number` one version `v` needs? */
@@ -464,9 +564,23 @@ static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/%06llu.log", r->path, (unsigned long long)l->number);
   uint64_t size;
-  int rc = lsm_io_file_size(r->io, path, &size, err);
+  lsm_file_id_t id;
+  int rc = lsm_io_file_stat(r->io, path, &size, &id, err);
   if (rc == BFH_NOT_FOUND) return AGAIN; /* its table is in a newer version */
-  if (rc != BFH_OK || size <= l->resume) return rc;
+  if (rc != BFH_OK) return rc;
+  if (l->file && (!lsm_file_id_equal(id, lsm_rfile_id(l->file)) || size < l->resume)) {
+    uint64_t number = l->number; /* another file under the number: read it from its start */
+    log_release(l);
+    *l = (ro_log_t){.number = number};
+    r->logs_changed = 1;
+  }
+  if (!l->file && size > 0) {
+    rc = lsm_io_open_read(r->io, path, &l->file, err);
+    if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !lsm_io_exists(r->io, path))) return AGAIN;
+    if (rc != BFH_OK) return rc;
+    if (!lsm_file_id_equal(id, lsm_rfile_id(l->file))) return AGAIN; /* replaced meanwhile */
+  }
+  if (size <= l->resume) return BFH_OK;
   chunk_builder_t b = {0};
   b.vals.seed = ldb_value_seed(r->sync);
   uint64_t next = l->resume;
@@ -679,6 +793,7 @@ static int e_close(engine_t *e, err_t *err) {
   state_unref(r->state);
   for (size_t i = 0; i < r->nlogs; i++) log_release(&r->logs[i]);
   free(r->logs);
+  lsm_rfile_close(r->manifest_file);
   ldb_version_release(&r->version);
   pthread_mutex_destroy(&r->mu);
   free(r->path);
@@ -736,7 +851,7 @@ static int index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err
   index_table_t *live = malloc((s->ntables + 1) * sizeof *live);
   if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   for (size_t i = 0; i < s->ntables; i++)
-    live[i] = (index_table_t){s->tables[i].number, s->tables[i].size};
+    live[i] = (index_table_t){s->tables[i].number, s->tables[i].size, s->ids[i]};
   int rc = index_sync_tables_listed(r->sync, live, s->ntables, epoch, err);
   free(live);
   return rc;

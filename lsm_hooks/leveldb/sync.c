@@ -196,7 +196,9 @@ static int report_list(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n, u
   if (!el->sync) return BFH_OK;
   index_table_t *live = malloc((n ? n : 1) * sizeof *live);
   if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
-  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size};
+  /* id 0: the tables of the database this engine holds open (with its LOCK) are never
+     replaced under it. */
+  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size, 0};
   int rc = index_sync_tables_listed(el->sync, live, n, view_epoch, err);
   free(live);
   return rc;

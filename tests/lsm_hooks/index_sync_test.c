@@ -303,13 +303,47 @@ static void test_pushed_reports(void **state) {
 
 /* ---- 2. Pulled reports -------------------------------------------------------------------- */
 
+/* A table listed again with another id (another file under its number, same size): its leaf
+   goes at once and is read again; an id of 0 (not known) changes nothing. */
+static void test_listed_replaced(void **state) {
+  (void)state;
+  fixture_t *fx = fx_get();
+  fx_open(fx, 0, 0, 0);
+  index_table_t first[] = {{1, 100, 11}, {2, 200, 22}};
+  list_ok(fx, first, 2, NULL);
+  run_ok(fx, INDEX_RUN_ALL, 0);
+  assert_int_equal(fx->calls, 2);
+  index_table_t unknown[] = {{1, 100, 0}, {2, 200, 22}};
+  list_ok(fx, unknown, 2, NULL);
+  assert_false(index_sync_pending(fx->sync, 0));
+  index_table_t replaced[] = {{1, 100, 11}, {2, 200, 23}};
+  list_ok(fx, replaced, 2, NULL);
+  assert_true(value_index_contains(fx->index, 1));
+  assert_false(value_index_contains(fx->index, 2)); /* scanned until read again */
+  assert_int_equal(index_sync_leaf_source(fx->sync, 2), INDEX_LEAF_NONE);
+  assert_true(index_sync_pending(fx->sync, 0));
+  index_sync_stats_t st;
+  index_sync_get_stats(fx->sync, &st);
+  assert_int_equal(st.tables_replaced, 1);
+  run_ok(fx, INDEX_RUN_ALL, 0);
+  assert_int_equal(fx->calls_of[2], 2);
+  assert_int_equal(fx->calls_of[1], 1);
+  assert_true(value_index_contains(fx->index, 2));
+  assert_int_equal(index_sync_leaf_source(fx->sync, 2), INDEX_LEAF_READ);
+  list_ok(fx, replaced, 2, NULL); /* the same id again: nothing to read */
+  assert_false(index_sync_pending(fx->sync, 0));
+  uint64_t live[] = {1, 2};
+  expect_probes_agree(fx->index, live, 2);
+}
+
 static void test_pulled_reports(void **state) {
   (void)state;
   fixture_t *fx = fx_get();
   fx_open(fx, 0, 0, 0);
   index_sync_stats_t st;
 
-  index_table_t all[] = {{5, 500}, {1, 100}, {4, 400}, {2, 200}, {3, 300}}; /* unsorted */
+  /* unsorted */
+  index_table_t all[] = {{5, 500, 0}, {1, 100, 0}, {4, 400, 0}, {2, 200, 0}, {3, 300, 0}};
   list_ok(fx, all, 5, NULL);
   assert_true(index_sync_pending(fx->sync, 0));
   for (uint64_t t = 1; t <= 5; t++) {
@@ -335,7 +369,7 @@ static void test_pulled_reports(void **state) {
   assert_int_equal(fx->calls, 5);
 
   /* A list without 2 and 4: gone at once (no view pinned). */
-  index_table_t some[] = {{1, 100}, {3, 300}, {5, 500}};
+  index_table_t some[] = {{1, 100, 0}, {3, 300, 0}, {5, 500, 0}};
   list_ok(fx, some, 3, NULL);
   assert_false(value_index_contains(fx->index, 2));
   assert_false(value_index_contains(fx->index, 4));
@@ -349,7 +383,8 @@ static void test_pulled_reports(void **state) {
   /* 6 cannot be read (corrupt), 7 has vanished (NOT_FOUND), 8 is fine. */
   fx->fail_of[6] = BFH_E_CORRUPT;
   fx->fail_of[7] = BFH_NOT_FOUND;
-  index_table_t more[] = {{1, 100}, {3, 300}, {5, 500}, {6, 600}, {7, 700}, {8, 800}};
+  index_table_t more[] = {{1, 100, 0}, {3, 300, 0}, {5, 500, 0},
+                          {6, 600, 0}, {7, 700, 0}, {8, 800, 0}};
   list_ok(fx, more, 6, NULL);
   err_t err;
   assert_int_equal(index_sync_run(fx->sync, INDEX_RUN_ALL, 0, &err), BFH_OK); /* not returned */
@@ -400,7 +435,7 @@ static void test_pulled_reports(void **state) {
   assert_int_equal(scan[1], 1);
 
   /* The empty list: everything goes, the unreadable table with no leaf to remove. */
-  index_table_t none[1] = {{0, 0}}; /* n = 0 with a valid pointer; NULL: see below */
+  index_table_t none[1] = {{0, 0, 0}}; /* n = 0 with a valid pointer; NULL: see below */
   list_ok(fx, none, 0, NULL);
   assert_int_equal(value_index_leaf_count(fx->index), 0);
   index_sync_get_stats(fx->sync, &st);
@@ -414,7 +449,7 @@ static void test_listed_null_empty(void **state) {
   (void)state;
   fixture_t *fx = fx_get();
   fx_open(fx, 0, 0, 0);
-  index_table_t all[] = {{1, 100}};
+  index_table_t all[] = {{1, 100, 0}};
   list_ok(fx, all, 1, NULL);
   run_ok(fx, INDEX_RUN_ALL, 0);
   assert_true(value_index_contains(fx->index, 1));
@@ -430,14 +465,14 @@ static void test_views_keep_leaves(void **state) {
   fx_open(fx, 0, 0, 0);
   index_sync_stats_t st;
 
-  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}};
+  index_table_t all[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}};
   uint64_t e1 = 0, e2 = 0;
   list_ok(fx, all, 3, &e1);
   run_ok(fx, INDEX_RUN_ALL, 0);
   for (uint64_t t = 1; t <= 3; t++) assert_true(value_index_contains(fx->index, t));
 
   /* A list without 2 (itself pinning a view): the view at e1 may still list 2. */
-  index_table_t some[] = {{1, 100}, {3, 300}};
+  index_table_t some[] = {{1, 100, 0}, {3, 300, 0}};
   list_ok(fx, some, 2, &e2);
   assert_true(e2 > e1);
   assert_true(value_index_contains(fx->index, 2));
@@ -465,7 +500,7 @@ static void test_views_keep_leaves(void **state) {
   uint64_t a = 0, b = 0;
   list_ok(fx, some, 2, &a);
   list_ok(fx, some, 2, &b);
-  index_table_t one[] = {{1, 100}};
+  index_table_t one[] = {{1, 100, 0}};
   list_ok(fx, one, 1, NULL);
   assert_true(value_index_contains(fx->index, 3));
   index_sync_view_unpin(fx->sync, a);
@@ -483,7 +518,7 @@ static void test_run_aged(void **state) {
   fixture_t *fx = fx_get();
   fx_open(fx, 0, 0, 0);
   const uint64_t old = UINT64_MAX / 2;
-  index_table_t all[] = {{1, 100}, {2, 200}};
+  index_table_t all[] = {{1, 100, 0}, {2, 200, 0}};
   list_ok(fx, all, 2, NULL);
   run_ok(fx, INDEX_RUN_AGED, old);
   assert_int_equal(fx->calls, 0);
@@ -491,7 +526,7 @@ static void test_run_aged(void **state) {
   assert_false(index_sync_pending(fx->sync, old));
   assert_true(index_sync_pending(fx->sync, 0));
   /* RUN_ALL ignores min_age_ns. */
-  index_table_t three[] = {{1, 100}, {2, 200}, {3, 300}};
+  index_table_t three[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}};
   list_ok(fx, three, 3, NULL);
   run_ok(fx, INDEX_RUN_AGED, 0);
   assert_int_equal(fx->calls, 3);
@@ -499,7 +534,7 @@ static void test_run_aged(void **state) {
     assert_true(value_index_contains(fx->index, t));
     assert_int_equal(index_sync_leaf_source(fx->sync, t), INDEX_LEAF_READ);
   }
-  index_table_t four[] = {{1, 100}, {2, 200}, {3, 300}, {4, 400}};
+  index_table_t four[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}, {4, 400, 0}};
   list_ok(fx, four, 4, NULL);
   run_ok(fx, INDEX_RUN_ALL, old);
   assert_int_equal(fx->calls, 4);
@@ -514,7 +549,7 @@ static void test_cache_leaves_in_memory(void **state) {
   fixture_t *fx = fx_get();
   char path[TEST_PATH_MAX];
   index_sync_stats_t st;
-  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}};
+  index_table_t all[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}};
   uint64_t live[] = {1, 2, 3};
 
   /* First open: read, cache files only at close (the delay never passes). */
@@ -566,7 +601,7 @@ static void test_cache_leaves_in_memory(void **state) {
   cache_file(fx, 2, path, sizeof path);
   assert_int_equal(
       test_file_xor_byte(path, LEAF_CACHE_HEADER_BYTES + VALUE_FILTER_HEADER_BYTES + 5, 0x10), 0);
-  index_table_t resized[] = {{1, 100}, {2, 200}, {3, 301}};
+  index_table_t resized[] = {{1, 100, 0}, {2, 200, 0}, {3, 301, 0}};
   fx_open(fx, 0, 1, UINT64_MAX / 2);
   list_ok(fx, resized, 3, NULL);
   run_ok(fx, INDEX_RUN_ALL, 0);
@@ -591,7 +626,7 @@ static void test_cache_leaves_in_memory(void **state) {
   }
 
   /* A table that goes takes its cache file with it. */
-  index_table_t two[] = {{2, 200}, {3, 301}};
+  index_table_t two[] = {{2, 200, 0}, {3, 301, 0}};
   list_ok(fx, two, 2, NULL);
   assert_false(value_index_contains(fx->index, 1));
   cache_file(fx, 1, path, sizeof path);
@@ -603,7 +638,7 @@ static void test_cache_leaves_on_disk(void **state) {
   (void)state;
   fixture_t *fx = fx_get();
   char path[TEST_PATH_MAX];
-  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}, {4, 400}};
+  index_table_t all[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}, {4, 400, 0}};
   uint64_t live[] = {1, 2, 3, 4};
 
   /* The cache file is the leaf: written by the run itself, no close needed. */
@@ -633,7 +668,7 @@ static void test_cache_leaves_on_disk(void **state) {
   expect_probes_agree(fx->index, live, 4);
 
   /* Dropping a table removes its leaf and its file; the others still answer. */
-  index_table_t three[] = {{1, 100}, {3, 300}, {4, 400}};
+  index_table_t three[] = {{1, 100, 0}, {3, 300, 0}, {4, 400, 0}};
   uint64_t live3[] = {1, 3, 4};
   list_ok(fx, three, 3, NULL);
   assert_false(value_index_contains(fx->index, 2));
@@ -652,7 +687,7 @@ static void test_cache_leaves_on_disk(void **state) {
 static void test_cache_bound_to_tag(void **state) {
   (void)state;
   fixture_t *fx = fx_get();
-  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}};
+  index_table_t all[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}};
   uint64_t live[] = {1, 2, 3};
   char path[TEST_PATH_MAX];
   for (int on_disk = 0; on_disk <= 1; on_disk++) {
@@ -706,7 +741,7 @@ static void test_cache_bound_to_tag(void **state) {
 static void test_cache_upgrade(void **state) {
   (void)state;
   fixture_t *fx = fx_get();
-  index_table_t all[] = {{1, 100}, {2, 200}, {3, 300}};
+  index_table_t all[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}};
   uint64_t live[] = {1, 2, 3};
   block_index_stats_t bs;
   index_sync_stats_t st;
@@ -924,6 +959,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_pushed_reports, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_pulled_reports, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_listed_null_empty, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_listed_replaced, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_views_keep_leaves, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_run_aged, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_leaves_in_memory, fx_setup, fx_teardown),
