@@ -916,7 +916,8 @@ static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, exp_db_para
     if (exp_authors_target(p, dir, &p->authors) != BFH_OK) return -1;
     char series[40];
     if (pi == 0) {
-      rc = measure_rows(c, x, &t, w, BFH_SEARCH_SCAN, 0, 0, "scan", cells, arg);
+      rc = measure_rows(c, x, &t, w, BFH_SEARCH_SCAN, 0, 0, bfh_method_name(BFH_SEARCH_SCAN), cells,
+                        arg);
       if (rc == 0)
         rc = measure_rows(c, x, &t, w, BFH_SEARCH_LEAVES, absent_too, 0, "leaves-file", cells, arg);
     }
