@@ -221,9 +221,10 @@ static void scale_of(const report_t *rp, char *out, size_t cap) {
     csv_t c;
     if (csv_load(path, &c) != 0) continue;
     const char *s = c.nrows > 1 ? csv_cell(&c, 1, "scale") : "";
-    if (*s) snprintf(out, cap, "%s", s);
-    csv_release(&c);
-    if (*s) return;
+    int found = *s != '\0';
+    if (found) snprintf(out, cap, "%s", s);
+    csv_release(&c); /* s pointed into c */
+    if (found) return;
   }
 }
 
