@@ -526,6 +526,7 @@ int exp_authors_search(exp_authors_t *a, const void *val, size_t len, bfh_method
     fprintf(stderr, "bfh: the authors' costs have no %d search\n", (int)method);
   }
   st->results = matches;
+  st->candidates = matches; /* the entries found in the tables read (no validation step) */
   a->st = NULL;
   return rc;
 }
