@@ -144,7 +144,6 @@ static int on_hit(void *arg, const void *key, size_t len) {
 
 static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
                                      BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
-static const char *const method_names[] = {"scan", "leaves", "hierarchy", "sliced", "auto"};
 
 /* Every method finds exactly key k for the value of k in generation gen (and bfh_get gives
    that value), for SAMPLES keys spread over every table and the log. Misses are counted per
@@ -159,18 +158,19 @@ static void expect_found(bfh_db *db, int gen, const char *what) {
       char vb[VAL_BYTES];
       memset(&h, 0, sizeof h);
       int rc = bfh_search(db, vb, value_bytes(gen, k, vb), methods[m], on_hit, &h, NULL);
-      if (rc != BFH_OK) fail_msg("%s, %s: search: %s", what, method_names[m], bfh_last_error(db));
+      if (rc != BFH_OK)
+        fail_msg("%s, %s: search: %s", what, bfh_method_name(methods[m]), bfh_last_error(db));
       assert_int_equal(h.bad, 0);
       for (int j = 0; j < NKEYS; j++)
         if (j != k && h.count[j])
-          fail_msg("%s, %s: key%06d reported for the value of key%06d", what, method_names[m], j,
-                   k);
+          fail_msg("%s, %s: key%06d reported for the value of key%06d", what,
+                   bfh_method_name(methods[m]), j, k);
       assert_true(h.count[k] <= 1);
       if (!h.count[k] && !missed++) first = k;
     }
     if (missed)
       print_message("%s, %s: %d of %d values missed (first: the value of key%06d)\n", what,
-                    method_names[m], missed, SAMPLES, first);
+                    bfh_method_name(methods[m]), missed, SAMPLES, first);
     failed |= missed != 0;
   }
   int wrong = 0;
