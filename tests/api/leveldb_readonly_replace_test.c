@@ -48,17 +48,7 @@
 
 static char tmpdir[4096];
 
-static size_t key_bytes(int key, char *out) {
-  return (size_t)snprintf(out, 32, "key%06d", key);
-}
-
-/* The value of key in database generation gen: VAL_BYTES random bytes. */
-static size_t value_bytes(int gen, int key, char *out) {
-  rng_t g;
-  rng_init(&g, (uint64_t)gen * 1000003u + (uint64_t)key);
-  for (int i = 0; i < VAL_BYTES; i++) out[i] = (char)rng_below(&g, 256);
-  return VAL_BYTES;
-}
+#include "tests/api/ldb_generations.h" /* after NKEYS, VAL_BYTES, SAMPLES */
 
 /* Writes generation gen into dir with LevelDB (a new database) and returns its table list
    as "number:size " pairs sorted by number (malloc'd). */
@@ -125,54 +115,10 @@ static void replace_db(const char *dir, int gen, const char *tables) {
   free(l2);
 }
 
-typedef struct hits {
-  int count[NKEYS];
-  int bad;
-} hits_t;
-
-static int on_hit(void *arg, const void *key, size_t len) {
-  hits_t *h = arg;
-  char buf[32];
-  int k;
-  if (len >= sizeof buf) return h->bad++, 0;
-  memcpy(buf, key, len);
-  buf[len] = '\0';
-  if (sscanf(buf, "key%d", &k) != 1 || k < 0 || k >= NKEYS) return h->bad++, 0;
-  h->count[k]++;
-  return 0;
-}
-
-static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
-                                     BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
-
-/* Every method finds exactly key k for the value of k in generation gen (and bfh_get gives
-   that value), for SAMPLES keys spread over every table and the log. Misses are counted per
-   method and reported together, then fail the test. */
+/* generation_missed, and bfh_get gives each sampled key its value of generation gen (the
+   log's keys included). */
 static void expect_found(bfh_db *db, int gen, const char *what) {
-  static hits_t h;
-  int failed = 0;
-  for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
-    int missed = 0, first = -1;
-    for (int s = 0; s < SAMPLES; s++) {
-      int k = (int)((uint64_t)s * (NKEYS - 1) / (SAMPLES - 1));
-      char vb[VAL_BYTES];
-      memset(&h, 0, sizeof h);
-      int rc = bfh_search(db, vb, value_bytes(gen, k, vb), methods[m], on_hit, &h, NULL);
-      if (rc != BFH_OK)
-        fail_msg("%s, %s: search: %s", what, bfh_method_name(methods[m]), bfh_last_error(db));
-      assert_int_equal(h.bad, 0);
-      for (int j = 0; j < NKEYS; j++)
-        if (j != k && h.count[j])
-          fail_msg("%s, %s: key%06d reported for the value of key%06d", what,
-                   bfh_method_name(methods[m]), j, k);
-      assert_true(h.count[k] <= 1);
-      if (!h.count[k] && !missed++) first = k;
-    }
-    if (missed)
-      print_message("%s, %s: %d of %d values missed (first: the value of key%06d)\n", what,
-                    bfh_method_name(methods[m]), missed, SAMPLES, first);
-    failed |= missed != 0;
-  }
+  int failed = generation_missed(db, gen, what);
   int wrong = 0;
   for (int s = 0; s < SAMPLES; s++) {
     int k = (int)((uint64_t)s * (NKEYS - 1) / (SAMPLES - 1));
