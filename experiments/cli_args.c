@@ -126,6 +126,8 @@ static const spec_t SPECS[] = {
      "Table I and Fig. 8 also measured with the page cache evicted"},
     {"max-n", CLI_RUN, K_U64, AT(run.max_n), 0, NULL, "N",
      "skip database sizes above N (0: none; paper scale default 100M)"},
+    {"min-n", CLI_RUN, K_U64, AT(run.min_n), 0, NULL, "N",
+     "skip database sizes below N (--scale paper --min-n 500M: the 500M point alone)"},
     {"costs", CLI_RUN, K_CHOICE, AT(run.costs), 0, COSTS, "bfh|authors",
      "cost profile (default bfh; authors: see above)"},
 };

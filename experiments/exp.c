@@ -24,6 +24,10 @@ const char *exp_scale_name(exp_scale_t s) {
   return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";
 }
 
+int exp_size_wanted(const exp_ctx_t *x, uint64_t n) {
+  return (!x->max_n || n <= x->max_n) && n >= x->min_n;
+}
+
 const char *exp_costs_name(int costs) {
   return costs == EXP_COSTS_AUTHORS ? "authors" : "bfh";
 }

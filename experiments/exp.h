@@ -37,12 +37,15 @@ typedef struct exp_ctx {
   int queries;           /* present (and absent) queries per point (default 30), >= 5 */
   int keep_db;           /* 1: leave the databases in work_dir */
   int cold;              /* 1: Table I and Fig. 8 also measure every query with a cold cache */
-  uint64_t max_n;        /* > 0: Table I, II, Fig. 6 and 8 skip their database sizes above it */
+  uint64_t max_n;        /* > 0: the drivers skip their database sizes above it (--max-n) */
+  uint64_t min_n;        /* > 0: ... and below it (--min-n: the 500M point alone) */
   int no_plot;           /* 1: CSV only */
   int costs;             /* an exp_costs_t (default EXP_COSTS_BFH) */
 } exp_ctx_t;
 
 const char *exp_scale_name(exp_scale_t s);
+/* 1 if a driver runs its database size n: within --min-n and --max-n. */
+int exp_size_wanted(const exp_ctx_t *x, uint64_t n);
 /* bfh_engine_name, or "unknown". */
 const char *exp_engine_name(bfh_engine e);
 /* The first engine of the library's table with every BFH_ENGINE_CAN_* of caps (the first

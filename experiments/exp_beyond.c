@@ -26,7 +26,7 @@ int exp_beyond(const exp_ctx_t *x) {
   if (!csv) return -1;
   int rc = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {
-    if (x->max_n && ns[i] > x->max_n) continue; /* --max-n */
+    if (!exp_size_wanted(x, ns[i])) continue;
     exp_db_params_t p;
     exp_db_params_init(&p, x, ns[i]);
     p.wl.order = WORKLOAD_RANDOM;

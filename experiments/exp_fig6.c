@@ -34,7 +34,7 @@ int exp_fig6(const exp_ctx_t *x) {
   if (!csv) return -1;
   int rc = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {
-    if (x->max_n && ns[i] > x->max_n) continue; /* --max-n */
+    if (!exp_size_wanted(x, ns[i])) continue;
     /* Three alternating builds of each kind up to 3M entries, one above: at 10M a build
        takes half a minute, and the paper's sizes take many minutes each. */
     const int reps = ns[i] <= 3000000 ? 3 : 1;

@@ -105,7 +105,7 @@ int exp_table2(const exp_ctx_t *x) {
   if (!csv) return -1;
   int rc = 0, warned = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {
-    if (x->max_n && ns[i] > x->max_n) continue; /* --max-n */
+    if (!exp_size_wanted(x, ns[i])) continue;
     exp_db_params_t p;
     exp_db_params_init(&p, x, ns[i]);
     char dir[1200];

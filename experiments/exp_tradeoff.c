@@ -409,7 +409,7 @@ int exp_tradeoff(const exp_ctx_t *x) {
     fprintf(stderr, "bfh: tradeoff runs on the %s engine only (the stand-alone index is its)\n",
             exp_engine_name(exp_engine_with(BFH_ENGINE_CAN_STANDALONE)));
   for (size_t i = 0; rc == 0 && ns[i]; i++) {
-    if (x->max_n && ns[i] > x->max_n) continue; /* --max-n */
+    if (!exp_size_wanted(x, ns[i])) continue;
     for (size_t d = 0; rc == 0 && d < NDOMAINS; d++) {
       static point_t pts[NCONFIGS];
       memset(pts, 0, sizeof pts);

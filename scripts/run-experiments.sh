@@ -11,7 +11,8 @@
 # OUT (results directory, default <repo>/results), BUILD (build directory, default
 # <repo>/build-release: Release, apart from the tests' build/), WORK (where databases are built,
 # default $OUT/db), MAX_N (--max-n: skip database sizes above it; the paper scale stops at
-# 100M unless MAX_N=500M asks for its 500M point), JOBS (make -j).
+# 100M unless MAX_N=500M asks for its 500M point), MIN_N (--min-n: skip sizes below it;
+# MIN_N=500M runs that point alone), JOBS (make -j).
 # Installs the Debian packages it needs (only if one is missing; needs root or sudo).
 set -euo pipefail
 
@@ -54,6 +55,7 @@ if [ "$scale" = small ]; then cold_default=0; fi
 if [ "${COLD:-$cold_default}" = 1 ]; then args+=(--cold); fi
 if [ -n "${WORK:-}" ]; then args+=(--work "$WORK"); fi
 if [ -n "${MAX_N:-}" ]; then args+=(--max-n "$MAX_N"); fi
+if [ -n "${MIN_N:-}" ]; then args+=(--min-n "$MIN_N"); fi
 say "running: $build/bfh ${args[*]}"
 status=0
 "$build/bfh" "${args[@]}" || status=$?
