@@ -2,7 +2,7 @@
  * tables.
  *
  * The engine knows nothing of value filters: it calls these functions and stores the meta
- * blocks finish() returns inside the table file. lsm_hooks/value_hook.c uses them to build
+ * blocks finish() returns inside the table file. lsm_hooks/engines/lsm/value_hook.c uses them to build
  * one value filter per table (the paper's per-SSTable filter).
  *
  * Order of calls for one table (flush or compaction output):

@@ -13,18 +13,18 @@
  *   - the engine and the value index behind a handle (bfh_internal_engine,
  *     bfh_internal_index), and with them the interfaces to use them: engine.h (views, the
  *     live tables, one table's scan), engine_lsm.h (the own engine: wait for compactions, the
- *     cost of the index rebuild at open), leveldb/engine.h (the LevelDB engine: indexing and
+ *     cost of the index rebuild at open), engines/leveldb/ldb_engine.h (the LevelDB engine: indexing and
  *     filter-cache counters, where each leaf came from, a sync of the emulated hook),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
- *   - the read-only LevelDB engine's test hooks (leveldb/readonly.h: run code before each table
+ *   - the read-only LevelDB engine's test hooks (engines/leveldb_ro/readonly.h: run code before each table
  *     read, to make the file vanish there, or between a refresh's log reads and its second
  *     MANIFEST read), its retry counter and the table files it holds open (a limit to set);
- *   - a hook run while the LevelDB engine's repair holds its locks (leveldb/engine.h);
+ *   - a hook run while the LevelDB engine's repair holds its locks (engines/leveldb/ldb_engine.h);
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
- *   - the readers of LevelDB's files (leveldb/filter.h: a table's value filter;
- *     leveldb/log.h: the write-ahead log; leveldb/sstables.h: the live table list) for benches and
+ *   - the readers of LevelDB's files (engines/leveldb/filter.h: a table's value filter;
+ *     leveldb_format/ldb_log.h: the write-ahead log; leveldb_format/ldb_sstables.h: the live table list) for benches and
  * tests that build, read or damage those files themselves.
  *
  * The modules below lsm_hooks/ (util/, filters/, hierarchy/, lsm/, workloads/) are units
@@ -41,18 +41,18 @@
 
 #include "bfh.h"
 #include "lsm/io.h"
-#include "lsm_hooks/engine.h"
-#include "lsm_hooks/engine_lsm.h"
-#include "lsm_hooks/index_sync.h"
-#include "lsm_hooks/leaf_cache.h"
-#include "lsm_hooks/leveldb/engine.h"
-#include "lsm_hooks/leveldb/filter.h"
-#include "lsm_hooks/leveldb/log.h"
-#include "lsm_hooks/leveldb/readonly.h"
-#include "lsm_hooks/leveldb/sstables.h"
-#include "lsm_hooks/search.h"
-#include "lsm_hooks/standalone.h"
-#include "lsm_hooks/value_index.h"
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/lsm/engine_lsm.h"
+#include "lsm_hooks/index/index_sync.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/leveldb_format/ldb_log.h"
+#include "lsm_hooks/engines/leveldb_ro/readonly.h"
+#include "lsm_hooks/leveldb_format/ldb_sstables.h"
+#include "lsm_hooks/search/search.h"
+#include "lsm_hooks/search/standalone.h"
+#include "lsm_hooks/index/value_index.h"
 
 engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */

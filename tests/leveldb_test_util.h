@@ -3,7 +3,7 @@
  * compaction left to do. A test that asserts on a table layout builds it, then waits until
  * it is settled, so that no background compaction changes it under the test (and a reopen
  * starts none). Header-only; include after cmocka.h. Links the library's internals
- * (lsm_hooks/leveldb/sstables, through lsm_hooks/testbed.h).
+ * (lsm_hooks/leveldb_format/ldb_sstables, through lsm_hooks/testbed.h).
  *
  * LevelDB 1.23 starts a compaction on its own in two cases (db/version_set.cc):
  *   - size: level 0 holds kL0_CompactionTrigger = 4 files, or a level L in 1..5 holds more

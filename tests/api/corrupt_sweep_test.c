@@ -55,7 +55,7 @@
 
 #include "bfh.h"
 #include "lsm/io.h"
-#include "lsm_hooks/leveldb/table.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

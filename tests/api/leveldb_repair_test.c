@@ -1,5 +1,5 @@
 /* bfh_repair with BFH_ENGINE_LEVELDB (LevelDB's RepairDB behind bfh's checks,
- * lsm_hooks/leveldb/repair.c): it refuses, writing nothing, a directory of the own engine
+ * lsm_hooks/engines/leveldb/ldb_repair.c): it refuses, writing nothing, a directory of the own engine
  * (with or without its IDENTITY), a plain or missing directory, and a database that a LevelDB
  * program holds open, in another process (which goes on writing, and reopens its database
  * intact afterwards) or in this one (whose lock survives the refusal); while it repairs it

@@ -1,4 +1,4 @@
-/* Fuzz target: the LevelDB log reader (lsm_hooks/leveldb/log.c): physical records, fragment
+/* Fuzz target: the LevelDB log reader (lsm_hooks/leveldb_format/ldb_log.c): physical records, fragment
  * assembly, the torn-tail rule, and the WriteBatch decoder.
  *
  * The input is a whole .log file, written to a scratch file (the reader takes a path). It
@@ -10,7 +10,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/leveldb/log.h"
+#include "lsm_hooks/leveldb_format/ldb_log.h"
 
 static int visit(void *arg, const ldb_entry_t *e) {
   fuzz_check(e->type == LDB_TYPE_VALUE || e->type == LDB_TYPE_DELETION);

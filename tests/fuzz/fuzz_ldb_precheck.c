@@ -1,4 +1,4 @@
-/* Fuzz target: the LevelDB engine's check before leveldb_open (lsm_hooks/leveldb/precheck.c):
+/* Fuzz target: the LevelDB engine's check before leveldb_open (lsm_hooks/engines/leveldb/precheck.c):
  * CURRENT, every record and version edit of the MANIFEST it names, and the logs it would
  * replay.
  *
@@ -11,7 +11,7 @@
 #include "fuzz_util.h"
 
 #include "lsm/io.h"
-#include "lsm_hooks/leveldb/precheck.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 
 static void check(const uint8_t *data, size_t size) {
   char path[512];

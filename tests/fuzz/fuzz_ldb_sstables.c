@@ -1,11 +1,11 @@
 /* Fuzz target: the parser of LevelDB's "leveldb.sstables" property text
- * (ldb_sstables_parse in lsm_hooks/leveldb/sstables.c). The input is the text (a NUL is
+ * (ldb_sstables_parse in lsm_hooks/leveldb_format/ldb_sstables.c). The input is the text (a NUL is
  * appended, as leveldb_property_value returns a C string; an embedded NUL ends the text).
  * Invariant checked: every table parsed has a level in 0..6.
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/leveldb/sstables.h"
+#include "lsm_hooks/leveldb_format/ldb_sstables.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *c = fuzz_copy(data, size);

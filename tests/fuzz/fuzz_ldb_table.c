@@ -1,5 +1,5 @@
 /* Fuzz target: the LevelDB table reader (ldb_table_scan_tagged, ldb_table_read_blocks and
- * ldb_table_tag in lsm_hooks/leveldb/table.c): footer, index block, data blocks, raw and
+ * ldb_table_tag in lsm_hooks/leveldb_format/ldb_table.c): footer, index block, data blocks, raw and
  * snappy-compressed, and the table's tag.
  *
  * The input is a whole .ldb file, written to a scratch file (the reader takes a path). It
@@ -18,7 +18,7 @@
 
 #include <snappy-c.h>
 
-#include "lsm_hooks/leveldb/table.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
 
 /* Reads the first and last byte of the key and the value, so that ASan checks the bounds the
    reader handed out. */

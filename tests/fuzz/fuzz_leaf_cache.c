@@ -1,5 +1,5 @@
 /* Fuzz target: the sidecar filter cache file of the LevelDB engine (leaf_cache_load in
- * lsm_hooks/leaf_cache.c): the 40-byte header (version 3: table number, size and tag), the
+ * lsm_hooks/index/leaf_cache.c): the 40-byte header (version 3: table number, size and tag), the
  * serialized value filter, then (flag LEAF_CACHE_HAS_BLOCKS) the serialized block filter.
  *
  * The input is a whole .vf file, written to a scratch file (the loader takes a path). It is
@@ -14,7 +14,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/leaf_cache.h"
+#include "lsm_hooks/index/leaf_cache.h"
 
 #define MAX_M (1u << 22)
 

@@ -25,8 +25,8 @@
 #include "lsm/io.h"
 #include "lsm/log.h"
 #include "lsm/table.h"
-#include "lsm_hooks/leaf_cache.h"
-#include "lsm_hooks/leveldb/filter.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
 #include "util/coding.h"
 #include "util/random.h"
 

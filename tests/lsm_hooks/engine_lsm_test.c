@@ -1,4 +1,4 @@
-/* engine_lsm tests (lsm_hooks/engine_lsm.h, and lsm_hooks/value_hook.c through it): the own
+/* engine_lsm tests (lsm_hooks/engines/lsm/engine_lsm.h, and lsm_hooks/engines/lsm/value_hook.c through it): the own
  * engine opened for real, with a real index_sync_t over a real value_index_t, small
  * memtables and tables so that flushes and compactions happen:
  *   put/get/del/flush through e->ops (and with value filters off);
@@ -25,11 +25,11 @@
 #include "bfh.h"
 #include "lsm/db.h"
 #include "lsm/table_hook.h"
-#include "lsm_hooks/engine.h"
-#include "lsm_hooks/engine_lsm.h"
-#include "lsm_hooks/index_sync.h"
-#include "lsm_hooks/value_hook.h"
-#include "lsm_hooks/value_index.h"
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/lsm/engine_lsm.h"
+#include "lsm_hooks/index/index_sync.h"
+#include "lsm_hooks/engines/lsm/value_hook.h"
+#include "lsm_hooks/index/value_index.h"
 #include "tests/lsm/db_test_util.h"
 #include "util/random.h"
 #include "util/vec.h"

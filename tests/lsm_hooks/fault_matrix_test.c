@@ -44,7 +44,7 @@
 #include "lsm/db.h"
 #include "lsm/io.h"
 #include "lsm_hooks/testbed.h"
-#include "lsm_hooks/engine_lsm.h"
+#include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"

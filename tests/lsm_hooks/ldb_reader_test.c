@@ -1,7 +1,7 @@
-/* Tests of the LevelDB file readers (lsm_hooks/leveldb/table, log, sstables) against
+/* Tests of the LevelDB file readers (lsm_hooks/engines/leveldb/table, log, sstables) against
  * databases written by stock LevelDB 1.23 through its C API with default options (snappy
  * blocks, 4 MiB write buffer, 2 MiB tables), and of the filters built from a table
- * (lsm_hooks/leveldb/filter). */
+ * (lsm_hooks/engines/leveldb/filter). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/leveldb/filter.h"
-#include "lsm_hooks/leveldb/log.h"
-#include "lsm_hooks/leveldb/sstables.h"
-#include "lsm_hooks/leveldb/table.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/leveldb_format/ldb_log.h"
+#include "lsm_hooks/leveldb_format/ldb_sstables.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "util/coding.h"

@@ -1,4 +1,4 @@
-/* Tests of the LevelDB adapter's log segments (lsm_hooks/leveldb/logs.c): a search through a
+/* Tests of the LevelDB adapter's log segments (lsm_hooks/engines/leveldb/logs.c): a search through a
  * segment's value index (ldb_segs_lookup) reports what a scan of every entry (ldb_segs_scan)
  * reports, in the same order, and both report what a model of the entries says.
  *
@@ -16,7 +16,7 @@
 
 #include "bfh.h"
 #include "filters/hash.h"
-#include "lsm_hooks/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
 #include "util/random.h"
 
 #define KEY_BYTES 16

@@ -1,4 +1,4 @@
-/* Tests of the MANIFEST reader (lsm_hooks/leveldb/version_edit): edits encoded by hand, and
+/* Tests of the MANIFEST reader (lsm_hooks/engines/leveldb/version_edit): edits encoded by hand, and
  * the live file set replayed from MANIFESTs that stock LevelDB 1.23 wrote, compared with what
  * LevelDB itself lists (leveldb.sstables). */
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "bfh.h"
-#include "lsm_hooks/leveldb/sstables.h"
-#include "lsm_hooks/leveldb/version_edit.h"
+#include "lsm_hooks/leveldb_format/ldb_sstables.h"
+#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "util/coding.h"

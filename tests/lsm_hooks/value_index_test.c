@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "filters/bits.h"
-#include "lsm_hooks/value_index.h"
+#include "lsm_hooks/index/value_index.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

@@ -1,0 +1,240 @@
+/* engine_t: what the public API and non-key search need from a key-value engine.
+ *
+ * Two implementations: engine_lsm.c (bfh's own LSM, lsm/db.h, with the value-filter
+ * table-build hook) and engines/leveldb/ldb_engine.c (stock LevelDB through its C API, with the
+ * emulated hook of doc/leveldb.md). An engine reports the tables it makes live and drops to
+ * the index_sync_t given at open (index_sync.h), which alone writes the value index; the
+ * engine never touches the index. search.c runs the paper's Algorithms 1-3 over any engine.
+ *
+ * An engine kind (engine_kind_t, below) is one row of the table in engines.c: a name,
+ * capability flags and the functions that work on a closed database (open, repair, check)
+ * or on an open one beyond engine_ops_t (describe a table, search). Every front end asks
+ * that table (engine_kind_find, or bfh_engine_info through bfh.h) what an engine is called
+ * and what it can do; only the table and the engines' own files name a bfh_engine value.
+ * Adding an engine is one folder (its files), one row, one enum value and one build line
+ * (doc/architecture.md, "Adding an engine").
+ */
+#ifndef BFH_LSM_HOOKS_ENGINE_H
+#define BFH_LSM_HOOKS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "filters/block_filter.h"
+#include "lsm/verify.h"
+#include "lsm_hooks/index/index_sync.h"
+#include "util/err.h"
+
+struct search_ctx;   /* search_plan.h */
+struct search_query; /* search_plan.h */
+
+typedef struct engine engine_t;
+typedef struct engine_view engine_view_t; /* engine-specific */
+typedef struct engine_iter engine_iter_t;
+
+/* An ordered iterator (bfh_iter_* in bfh.h is one over the handle's engine), in the shape of
+   LevelDB's Iterator: seek_first or seek, then valid/key/value/next. key and value are
+   borrowed until the next call that moves the iterator. status: BFH_OK, or the error that
+   made valid() false early (with its message in err). Not thread-safe: one thread at a
+   time. */
+typedef struct engine_iter_ops {
+  void (*destroy)(engine_iter_t *it); /* NULL is allowed */
+  void (*seek_first)(engine_iter_t *it);
+  void (*seek)(engine_iter_t *it, const void *key, size_t key_len); /* first key >= key */
+  int (*valid)(const engine_iter_t *it);
+  void (*next)(engine_iter_t *it);                            /* REQUIRES: valid */
+  const void *(*key)(const engine_iter_t *it, size_t *len);   /* REQUIRES: valid */
+  const void *(*value)(const engine_iter_t *it, size_t *len); /* REQUIRES: valid */
+  int (*status)(const engine_iter_t *it, err_t *err);
+} engine_iter_ops_t;
+
+struct engine_iter {
+  const engine_iter_ops_t *ops;
+};
+
+typedef struct engine_table {
+  uint64_t number; /* file number: the value index's leaf id */
+  uint64_t size;   /* bytes */
+  int level;
+} engine_table_t;
+
+/* Called for each entry whose value equals the value searched; return nonzero to stop. */
+typedef int (*engine_match_fn)(void *arg, const void *key, size_t key_len);
+
+typedef struct engine_scan_stats {
+  uint64_t entries;    /* entries decoded */
+  uint64_t bytes_read; /* file bytes read */
+} engine_scan_stats_t;
+
+typedef struct engine_ops {
+  const char *name;
+  /* Frees e (not its index_sync). A failure's message (naming the file) goes to err (may be
+     NULL). */
+  int (*close)(engine_t *e, err_t *err);
+  int (*put)(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+             err_t *err);
+  int (*del)(engine_t *e, const void *key, size_t key_len, err_t *err);
+  /* On BFH_OK *val is malloc'd (non-NULL even if empty). BFH_NOT_FOUND if no live value.
+     view: NULL (bfh_get: the newest version), or a view the caller holds on e (a search
+     validating its candidates): the get then reads a version at least as new as the view's.
+     An engine whose writes it sees itself reads its newest (the own engine, LevelDB); the
+     read-only engine, which learns of newer versions only by a refresh, reads the view's. */
+  int (*get)(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+             size_t *val_len, err_t *err);
+  int (*flush)(engine_t *e, err_t *err);
+  /* Pins a consistent view of the live tables and memtables: every table it lists stays
+     readable until release, and every entry acknowledged before the call is in a listed
+     table or in the memtables the view scans. It reads no table: a table the value index
+     has no leaf for yet is scanned by the search. On BFH_OK, release *view with
+     view_release. */
+  int (*view_acquire)(engine_t *e, engine_view_t **view, err_t *err);
+  void (*view_release)(engine_t *e, engine_view_t *view);
+  /* The view's live tables (array owned by the view). */
+  size_t (*view_tables)(const engine_view_t *view, const engine_table_t **tables);
+  /* Calls fn for every value entry of table `number` (in the view) whose value equals val;
+     reads only that table. */
+  int (*scan_table)(engine_t *e, engine_view_t *view, uint64_t number, const void *val,
+                    size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                    err_t *err);
+  /* The same over the view's memtables (for LevelDB: its live log files). */
+  int (*scan_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+                        engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
+  /* scan_table over the data blocks refs[0, n) of table `number` only (from its block
+     filter, filters/block_filter.h). BFH_E_CORRUPT when a ref is not a data block of the
+     table, or a block is damaged (the message says which). */
+  int (*scan_blocks)(engine_t *e, engine_view_t *view, uint64_t number, const block_ref_t *refs,
+                     size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                     engine_scan_stats_t *st, err_t *err);
+  /* scan_memtables through the memtables' value index: the same entries, found by a hash
+     lookup instead of a scan (st->entries counts the entries compared). hash is the search's
+     one hash of val, bfh_value_hash(val, val_len, seed) under the seed of the handle's value
+     filters: the index hashes nothing again. */
+  int (*find_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+                        uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err);
+  /* An ordered iterator over the live entries of one consistent version, the newest when
+     it is made (engine_iter_t below). On BFH_OK *it is new; destroy it with
+     (*it)->ops->destroy before the engine closes. NULL in a kind without
+     ENGINE_CAP_ITERATE. */
+  int (*iter_create)(engine_t *e, engine_iter_t **it, err_t *err);
+  /* Adds what the engine counts to st (bfh_stats: bytes_written). May be NULL: none. */
+  void (*stats)(engine_t *e, bfh_db_stats *st);
+} engine_ops_t;
+
+/* The operations table of an engine whose file names its static functions e_close, e_put,
+   e_del, e_get, e_flush, e_view_acquire, e_view_release, e_view_tables, e_scan_table,
+   e_scan_memtables, e_scan_blocks, e_find_memtables, e_iter_create and e_stats:
+   static const engine_ops_t ops = ENGINE_OPS("name"); */
+#define ENGINE_OPS(engine_name)                                                                   \
+  {                                                                                               \
+    .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
+    .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
+    .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables, \
+    .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables,                             \
+    .iter_create = e_iter_create, .stats = e_stats                                                \
+  }
+
+struct engine {
+  const engine_ops_t *ops;
+};
+
+/* Is table `number` in tables[0, n) (sorted by number)? */
+static inline int engine_tables_contain(const engine_table_t *tables, size_t n, uint64_t number) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (tables[mid].number < number)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && tables[lo].number == number;
+}
+
+struct lsm_io;
+struct db_params;
+struct value_index;
+
+/* What an engine kind can do (engine_kind_t.caps). bfh_open and bfh's front ends decide by
+   these, never by the engine's name or number. */
+enum {
+  ENGINE_CAP_WRITES = 1u << 0,         /* put, delete and flush (else BFH_E_UNSUPPORTED) */
+  ENGINE_CAP_READ_ONLY = 1u << 1,      /* the row bfh_options.read_only opens: no lock taken,
+                                          nothing written into the database's directory */
+  ENGINE_CAP_STANDALONE = 1u << 2,     /* the stand-alone index can be kept (open_replaying:
+                                          the index must see every write the open replays) */
+  ENGINE_CAP_REPAIR = 1u << 3,         /* repair */
+  ENGINE_CAP_CHECK = 1u << 4,          /* check */
+  ENGINE_CAP_ITERATE = 1u << 5,        /* engine_ops_t.iter_create (bfh_iter_*) */
+  ENGINE_CAP_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
+  ENGINE_CAP_OWN = 1u << 7,          /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
+                                        (testbed code that measures the engine's internals) */
+  ENGINE_CAP_REPAIR_REPORT = 1u << 8 /* repair fills bfh_repair_report */
+};
+
+/* A write an open replays from a log (is_value 0: a deletion); nonzero stops the open with
+   BFH_E_NOMEM. */
+typedef int (*engine_replay_fn)(void *arg, const void *key, size_t key_len, const void *val,
+                                size_t val_len, int is_value);
+
+#define ENGINE_KIND_VERSION 1
+
+/* An engine kind: one row of the table in engines.c, in the shape of a VFS registry entry
+   (a versioned struct of capability flags and functions, found by name or number). A
+   function the caps do not promise may be NULL. */
+typedef struct engine_kind {
+  int version;      /* ENGINE_KIND_VERSION */
+  bfh_engine id;    /* bfh_options.engine */
+  const char *name; /* bfh_engine_name: "lsm", "leveldb" (rows of one id share it) */
+  const char *row;  /* this row's own name: "leveldb-readonly" */
+  const char *what; /* one line for --help and doc/ */
+  unsigned caps;    /* ENGINE_CAP_* */
+  /* On BFH_OK *e is new (close with e->ops->close). io: bfh's own file accesses (NULL: the
+     real I/O layer; tests inject faults). sync is borrowed and must outlive the engine;
+     NULL when value filters are off. Messages name the directory. */
+  int (*open)(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+              engine_t **e, err_t *err);
+  /* open, calling replay(arg, key, key_len, val, val_len, is_value) for every write its
+     recovery replays from logs, before it returns (ENGINE_CAP_STANDALONE). */
+  int (*open_replaying)(const char *path, const bfh_options *opt, struct lsm_io *io,
+                        index_sync_t *sync, engine_replay_fn replay, void *replay_arg, engine_t **e,
+                        err_t *err);
+  /* Repairs the closed database in path (bfh_repair; rep is zeroed by the caller). */
+  int (*repair)(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+  /* Checks every file of the closed database in path (bfh_check) with the stored value-filter
+     parameters p (all 0 when unknown), reporting damage to damage(arg, ...) and adding to st
+     (and to *cache_damaged the damaged files of a cache bfh rebuilds by itself: harmless).
+     BFH_OK when the check ran, whatever it found. */
+  int (*check)(const char *path, const struct db_params *p, lsm_damage_fn damage, void *arg,
+               lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+  /* Fills the engine's part of info (entries, key range as malloc'd copies the caller frees
+     whatever the result, the filters) for live table `number` of the open engine e, whose
+     value index is vi (NULL with value filters off) (bfh_tables). */
+  int (*describe)(engine_t *e, struct value_index *vi, uint64_t number, bfh_table_info *info,
+                  err_t *err);
+  /* bfh_search of the planned query q (search_plan.h) over the engine c->engine, when
+     search_execute is not enough as it is (the read-only engine starts a search over, with the
+     same plan and hash, when a file vanishes under it). NULL: search_execute. */
+  int (*search)(const struct search_ctx *c, const struct search_query *q, bfh_match_fn fn,
+                void *arg, bfh_search_stats *st, err_t *err);
+} engine_kind_t;
+
+/* The row that opens opt (its engine and read_only), or NULL for none. */
+const engine_kind_t *engine_kind_for(bfh_engine id, int read_only);
+/* The read-write row of engine id (the read-only one when it has no other), or NULL. */
+const engine_kind_t *engine_kind(bfh_engine id);
+/* The first row named name (bfh_engine_name), or NULL. */
+const engine_kind_t *engine_kind_find(const char *name);
+/* Row i of the table (0, 1, ...), NULL past the last. */
+const engine_kind_t *engine_kind_at(size_t i);
+
+/* Does an entry (type, value) of a table or memtable match the value searched for? Values
+   match when they are the same bytes; deletions never match. */
+static inline int engine_value_matches(int is_value, const void *val, size_t val_len,
+                                       const void *want, size_t want_len) {
+  return is_value && val_len == want_len && (val_len == 0 || memcmp(val, want, val_len) == 0);
+}
+
+#endif

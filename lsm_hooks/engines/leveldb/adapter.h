@@ -1,0 +1,241 @@
+/* What the files of the LevelDB adapter share (internal to lsm_hooks/engines/leveldb/).
+ *
+ *   engine.c   the engine_ops (put, delete, get, flush, scans), open and close
+ *   errors.c   LevelDB's error strings as bfh statuses; which file a Corruption is about
+ *   logs.c     the live logs read into immutable segments: the memtables of a view
+ *   sync.c     the emulated table-build hook: the live list pinned, reported to index_sync,
+ *              views, and the background thread that has index_sync read new tables
+ *   reads.c    a table read for a search or for its filters (both engines)
+ *   table.c, log.c, sstables.c, precheck.c, filter.c  readers of LevelDB's files, in C
+ *   readonly.c, version_edit.c  the read-only engine (bfh_options.read_only): no LevelDB, the
+ *              MANIFEST replayed by bfh (its own consistency argument is in readonly.c)
+ *
+ * The emulated hook ("sync"), serialized by sync_mu:
+ *   1. (views only) list the *.log files of the directory and read each from where the last
+ *      read stopped (log.h; a truncated tail is a write in flight, read again next time).
+ *      Their value entries are kept in immutable, reference-counted segments, each indexed
+ *      by value when made: they are the memtables. A log deleted meanwhile is dropped: its table is
+ * installed before the deletion. Other syncs only drop the segments of deleted logs: nothing but a
+ * view needs the entries, so ingest pays no log reading.
+ *   2. fetch leveldb.sstables, create an iterator (it pins the current version: its files
+ *      are not deleted while it lives), fetch the list again; equal lists mean the pinned
+ *      version holds every listed file (file numbers are never reused), else retry. The
+ *      pin is shared by the views made while the list stays the same, and taken without
+ *      asking LevelDB while the directory watch has seen no file created or removed (see
+ *      pin_list in sync.c, and logs.c for how the watch spares the listing of logs).
+ *   3. report the list to index_sync (index_sync_tables_listed); a view pins its epoch there,
+ *      so no leaf of a table it lists is dropped while it lives.
+ * Then, outside sync_mu, a flush, the open and the background thread (every 100 ms, for the
+ * tables listed for at least a second, so that tables that die young cost nothing) have
+ * index_sync read the filters of new tables: from the sidecar cache <db>/bfh-filters/
+ * (leaf_cache.h) when it matches, else by reading the table (filter.h). A search never
+ * waits for that: a table without a leaf yet is scanned.
+ * Reading logs before fetching the list is what makes a search miss no acknowledged write:
+ * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
+ * or deleted, and a deleted log's data is in a table listed afterwards.
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_ADAPTER_H
+#define BFH_LSM_HOOKS_LEVELDB_ADAPTER_H
+
+#include <leveldb/c.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lsm/io.h"
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
+#include "lsm_hooks/leveldb_format/ldb_entry.h"
+
+#define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
+#define LDB_BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
+
+/* Value entries read from one stretch of a log, and an index of them by value, so that a
+   search looks up the entries of its value instead of comparing every entry. Immutable once
+   made (ldb_seg_builder_finish); freed with its last reference (ldb_seg_unref). One
+   allocation: the header, then
+     data: n x (varint32 key_len | key | varint32 val_len | val), len bytes;
+     (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
+     one slot per entry: tag << LDB_SEG_OFF_BITS | the entry's offset in data, where h =
+     bfh_value_hash(val, seed) (the builder's seed: the database's value seed, so that a
+     search passes down the hash it made once), the home slot is h & slot_mask and the tag is
+     h >> LDB_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. */
+#define LDB_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1": the seed without value filters */
+#define LDB_SEG_OFF_BITS 40                     /* segments are under 1 TiB; 24-bit tags */
+typedef struct log_seg {
+  atomic_int refs;
+  uint64_t n;
+  size_t len;
+  uint64_t *slots; /* into this allocation, after data */
+  size_t slot_mask;
+  uint64_t seed; /* of the slots' value hash */
+  uint8_t data[];
+} log_seg_t;
+
+/* The entries of a segment being collected. Caller-owned: zero it to start, release it after
+   (ldb_seg_builder_release). */
+typedef struct ldb_seg_builder {
+  uint8_t *p; /* the data so far (malloc'd) */
+  size_t len, cap;
+  uint64_t n;
+  int nomem;     /* an add ran out of memory: the entries are incomplete */
+  uint64_t seed; /* of the segment's value index (ldb_value_seed); zeroed: 0 */
+} ldb_seg_builder_t;
+
+typedef struct log_state {
+  uint64_t number;
+  uint64_t resume; /* where the next read starts */
+  log_seg_t **segs;
+  size_t nsegs, cap;
+  int seen;
+} log_state_t;
+
+/* An iterator pinning a version, with the table list it was taken for: shared by the views
+   made while the list stays the same (a new iterator per search would cost more than the
+   rest of a search). Freed with its last reference. */
+typedef struct ldb_pin {
+  atomic_int refs;
+  leveldb_iterator_t *it;
+  char *list;          /* leveldb.sstables when it was pinned (leveldb_free) */
+  uint64_t dir_events; /* the engine's dir_events before the list was fetched */
+} ldb_pin_t;
+
+struct engine_view {
+  uint64_t epoch; /* pinned in index_sync (0: no index) */
+  ldb_pin_t *pin;
+  engine_table_t *tables; /* sorted by number */
+  size_t ntables;
+  log_seg_t **segs;
+  size_t nsegs;
+  struct ro_state *ro_state; /* the read-only engine's (readonly.c): the state the view reads,
+                                which owns tables and segs; NULL in the read-write engine */
+};
+
+typedef struct engine_leveldb {
+  engine_t base;
+  char *path, *cache_dir;
+  lsm_io_t *io;       /* bfh's own file accesses (borrowed; lsm_io_default() unless a test's) */
+  index_sync_t *sync; /* borrowed; NULL when value filters are off */
+  int dir_fd;         /* holds flock(LOCK_EX) on the directory while open; -1 if none */
+  int opened;         /* the open succeeded (a close then leaves the cache files behind) */
+  leveldb_t *db;
+  leveldb_options_t *options;
+  leveldb_filterpolicy_t *policy;
+  leveldb_readoptions_t *ropt, *pin_ropt;
+  leveldb_writeoptions_t *wopt;
+
+  pthread_mutex_t sync_mu; /* one sync at a time; guards the logs, the pin and stats */
+  log_state_t *logs;
+  size_t nlogs, logs_cap;
+  ldb_pin_t *pinned; /* the last pin made, for the next view with the same list (a ref) */
+  /* An inotify watch on the directory (-1: none): while it reports no file created, removed
+     or renamed, the log files are those of the last listing, which is then not repeated. */
+  int watch_fd;
+  int dir_changed;     /* an event (or none yet listed) since the last complete listing */
+  uint64_t dir_events; /* reads of the watch that found events (every read, without one) */
+  engine_leveldb_stats_t stats;
+
+  /* Held shared by every call that makes LevelDB write its log (put, delete, flush), taken
+     exclusively by a log read that met a damaged-looking record: with it held no append is in
+     flight, so what the read sees then is what the file holds (see logs.c). */
+  pthread_rwlock_t write_lock;
+
+  /* The first LevelDB write (put, delete, a flush's batch) that failed: later writes are
+     refused with it (engine.c, write_refused). */
+  pthread_mutex_t write_err_mu;
+  err_t write_err;
+
+  pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
+  char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
+  char diag_msg[ERR_MSG_BYTES];
+
+  pthread_mutex_t bg_mu;
+  pthread_cond_t bg_cv;
+  pthread_t bg;
+  int bg_started, bg_stop;
+} engine_leveldb_t;
+
+/* reads.c: a table read for a search, and for its filters, as both engines make them. */
+typedef struct ldb_match {
+  const void *val;
+  size_t val_len;
+  engine_match_fn fn; /* told each key whose value is val; nonzero stops the read */
+  void *arg;
+} ldb_match_t;
+/* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
+   data blocks refs[0, n). Adds what it read to st. BFH_NOT_FOUND when the file is gone: the
+   caller says what that means for its search. */
+int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
+                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* ldb_table_match over table file f, already open (borrowed), named path in messages. */
+int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
+   block filter) built by reading it (filter.h). */
+int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                  index_leaf_read_t *out, err_t *err);
+/* index_source_t.table_tag for table `number` of the database in dir (table.h,
+   ldb_table_tag). */
+int ldb_table_tag_of(lsm_io_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
+
+/* errors.c */
+/* The path of table `number`: NNNNNN.ldb, or NNNNNN.sst when only that exists. */
+void ldb_table_path(const char *dir, uint64_t number, char *out, size_t n);
+/* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
+   BFH_E_CORRUPT, its message naming the damaged file. */
+int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);
+
+/* logs.c */
+/* Step 1 of the sync: reads what was appended to every live log since the last sync. With
+   read == 0 only forgets the logs that were deleted (their segments are freed). REQUIRES
+   sync_mu. */
+int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err);
+void ldb_logs_release(engine_leveldb_t *el);
+/* Starts the directory watch (best effort: without it every refresh lists the directory). */
+void ldb_logs_watch(engine_leveldb_t *el);
+/* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
+   and counts in dir_events. REQUIRES sync_mu. */
+void ldb_dir_events(engine_leveldb_t *el);
+/* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
+int ldb_seg_builder_add(ldb_seg_builder_t *b, const void *key, size_t key_len, const void *val,
+                        size_t val_len);
+/* A new segment (one reference, the caller's) of the entries added, with its value index; b is
+   unchanged. NULL if no memory (or 1 TiB of entries). */
+log_seg_t *ldb_seg_builder_finish(const ldb_seg_builder_t *b);
+/* Frees b's data (b may then be reused, zeroed). */
+void ldb_seg_builder_release(ldb_seg_builder_t *b);
+/* Drops a reference; the last frees s. s may be NULL. */
+void ldb_seg_unref(log_seg_t *s);
+/* Calls fn for every entry of the segments whose value equals val, in segment and entry order;
+   stops when fn says so. st->entries (st may be NULL) counts every entry of the segments. */
+void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                   engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* ldb_segs_scan through the segments' value indexes: the same calls of fn in the same order,
+   but st->entries counts only the entries whose value was compared with val. */
+void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                     engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* ldb_segs_lookup with val's hash given: hash == bfh_value_hash(val, val_len, seed). A
+   segment indexed under another seed hashes val again for itself. */
+void ldb_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len, uint64_t seed,
+                   uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* The seed the log segments of a handle index values under: its value filters' (sync may
+   be NULL: value filters off, LDB_SEG_HASH_SEED). */
+uint64_t ldb_value_seed(const index_sync_t *sync);
+
+/* sync.c */
+void ldb_pin_unref(ldb_pin_t *p); /* NULL allowed */
+enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };
+/* The emulated hook (steps 1-3); LDB_SYNC_VIEW also makes *view; LDB_SYNC_FULL then has
+   index_sync read every new table, LDB_SYNC_BG those listed for LDB_BG_MIN_AGE_NS. */
+int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err);
+void ldb_view_release(engine_leveldb_t *el, engine_view_t *v);
+/* Starts / stops the background thread (only with a value index). */
+int ldb_bg_start(engine_leveldb_t *el, err_t *err);
+void ldb_bg_stop(engine_leveldb_t *el);
+/* Sets index_sync's source (the table reader, the cache directory) and creates the cache
+   directory. */
+int ldb_index_source_init(engine_leveldb_t *el, err_t *err);
+/* Deletes the cache files of tables that are not live (and leftover temporary files). */
+void ldb_clean_cache(engine_leveldb_t *el);
+
+#endif

@@ -1,0 +1,72 @@
+/* ldb_filter: the value filters of a LevelDB table; see engines/leveldb/filter.h. */
+#include "lsm_hooks/engines/leveldb/filter.h"
+
+#include <stdlib.h>
+
+#include "bfh.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+
+typedef struct build {
+  value_filter_t *leaf;
+  block_filter_builder_t *blocks; /* NULL: no block filter */
+  uint64_t seed;
+  int rc; /* the first failure of a builder (it stops the read) */
+  uint64_t rc_offset;
+} build_t;
+
+static int add_value(void *arg, const ldb_entry_t *e) {
+  build_t *b = arg;
+  if (e->type != LDB_TYPE_VALUE) return 0;
+  uint64_t h = bfh_value_hash(e->val, e->val_len, b->seed);
+  value_filter_add_hash(b->leaf, h);
+  if (b->blocks) b->rc = block_filter_builder_add(b->blocks, h);
+  return b->rc != BFH_OK;
+}
+
+static int end_block(void *arg, uint64_t offset, uint64_t size) {
+  build_t *b = arg;
+  b->rc = block_filter_builder_end_block(b->blocks, offset, size);
+  b->rc_offset = offset;
+  return b->rc != BFH_OK;
+}
+
+/* The message of a builder's failure: a block out of order is the table's damage. */
+static int build_error(const build_t *b, const char *path, err_t *err) {
+  if (b->rc == BFH_E_NOMEM)
+    return err_set(err, BFH_E_NOMEM, "table %s: no memory for its block filter", path);
+  return err_set(err, BFH_E_CORRUPT,
+                 "table %s: block at %llu: the index lists it before a block it overlaps or "
+                 "follows",
+                 path, (unsigned long long)b->rc_offset);
+}
+
+int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+                     uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
+                     uint64_t *tag, ldb_read_stats_t *st, err_t *err) {
+  if (block_bits > BLOCK_FILTER_MAX_BITS)
+    return err_set(err, BFH_E_INVALID,
+                   "table %s: %u bits per value for a block filter (at most %u)", path, block_bits,
+                   BLOCK_FILTER_MAX_BITS);
+  build_t b = {.leaf = value_filter_create(m, k, seed), .seed = seed, .rc = BFH_OK};
+  if (block_bits) b.blocks = block_filter_builder_create(block_bits);
+  int rc = BFH_OK;
+  if (!b.leaf || (block_bits && !b.blocks))
+    rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
+  if (rc == BFH_OK)
+    rc = ldb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, st, tag,
+                               err);
+  if (rc == BFH_OK && b.rc != BFH_OK) rc = build_error(&b, path, err);
+  block_filter_t *bf = NULL;
+  if (rc == BFH_OK && b.blocks) {
+    rc = block_filter_builder_finish(b.blocks, &bf, err);
+    if (rc != BFH_OK) err_prefix(err, "table %s: ", path);
+  }
+  block_filter_builder_destroy(b.blocks);
+  if (rc != BFH_OK) {
+    value_filter_destroy(b.leaf);
+    return rc;
+  }
+  *leaf = b.leaf;
+  if (blocks) *blocks = bf;
+  return BFH_OK;
+}

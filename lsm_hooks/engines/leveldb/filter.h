@@ -1,0 +1,32 @@
+/* ldb_filter: the value filters of a LevelDB table file, built by reading the table (the
+ * emulated table-build hook of the LevelDB engine): its leaf and, optionally, its block
+ * filter (filters/block_filter.h), in one pass over the table.
+ *
+ * The filters it builds are kept in the sidecar cache (lsm_hooks/index/leaf_cache.h) by index_sync.
+ * Every file access goes through the lsm_io_t given (borrowed; lsm/io.h).
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_FILTER_H
+#define BFH_LSM_HOOKS_LEVELDB_FILTER_H
+
+#include <stdint.h>
+
+#include "filters/block_filter.h"
+#include "filters/value_filter.h"
+#include "lsm/io.h"
+#include "lsm_hooks/leveldb_format/ldb_entry.h"
+#include "util/err.h"
+
+/* Builds the value filter (m, k, seed) of the LevelDB table at path: the value of every
+   value entry is added (deletions have none). With block_bits > 0 it also builds the table's
+   block filter of block_bits bits per value, each value added to its data block by the same
+   hash, bfh_hash64(value, seed); with block_bits == 0 *blocks is set to NULL (blocks itself may
+   then be NULL). On BFH_OK *leaf and *blocks are new, owned by the caller. Errors as
+   ldb_table_scan() (BFH_NOT_FOUND when the file does not exist; BFH_E_CORRUPT also for data blocks
+   the index lists out of file order); BFH_E_INVALID if block_bits exceeds BLOCK_FILTER_MAX_BITS.
+   With tag != NULL, *tag is the table's tag (table.h) from the bytes the filters were built
+   from: what binds them to this table in the filter cache. */
+int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+                     uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
+                     uint64_t *tag, ldb_read_stats_t *st, err_t *err);
+
+#endif

@@ -1,0 +1,461 @@
+/* engine_t over stock LevelDB 1.23 through its C API only (doc/leveldb.md); the emulated
+ * table-build hook and the file layout of this folder are described in adapter.h.
+ *
+ * put, delete and get go to leveldb_put / leveldb_delete / leveldb_get. LevelDB opens with its
+ * default options (snappy, 4 MiB write buffer and 2 MiB tables unless bfh_options says
+ * otherwise) plus a bloom key filter policy of key_bits_per_key (default 10) bits.
+ *
+ * flush: the C API has no flush. leveldb_compact_range(db, "", "") with an empty key range
+ * does it: DBImpl::CompactRange (1.23) first forces the memtable out (TEST_CompactMemTable:
+ * a memtable switch and a wait until the immutable memtable is a table), then compacts only
+ * the levels overlapping the range: with the empty user key as both ends, none (unless the
+ * database holds the empty key, which bfh never writes). compact_range returns no status: an
+ * empty batch written after it returns LevelDB's background error (a memtable that could not
+ * be written). Then the sync has index_sync read the new table.
+ *
+ * Damage (doc/leveldb.md, "Damage"): LevelDB runs with paranoid_checks and verify_checksums;
+ * ldb_precheck checks CURRENT, the MANIFEST and the logs before leveldb_open; a Corruption
+ * status is BFH_E_CORRUPT naming the damaged file (errors.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+
+/* ---- engine_ops ------------------------------------------------------------------------ */
+
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  if (!el) return BFH_OK;
+  ldb_bg_stop(el);
+  if (el->sync && el->opened) {
+    /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
+       yet are read now (the next open would read them anyway). */
+    err_t e;
+    (void)ldb_sync(el, LDB_SYNC_FULL, NULL, &e);
+    index_sync_close_caches(el->sync);
+  }
+  ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
+  if (el->db) leveldb_close(el->db);
+  if (el->dir_fd >= 0) close(el->dir_fd); /* releases the flock */
+  if (el->options) leveldb_options_destroy(el->options);
+  if (el->policy) leveldb_filterpolicy_destroy(el->policy);
+  if (el->ropt) leveldb_readoptions_destroy(el->ropt);
+  if (el->pin_ropt) leveldb_readoptions_destroy(el->pin_ropt);
+  if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
+  ldb_logs_release(el);
+  if (el->watch_fd >= 0) close(el->watch_fd);
+  pthread_mutex_destroy(&el->sync_mu);
+  pthread_mutex_destroy(&el->diag_mu);
+  pthread_mutex_destroy(&el->write_err_mu);
+  pthread_rwlock_destroy(&el->write_lock);
+  pthread_mutex_destroy(&el->bg_mu);
+  pthread_cond_destroy(&el->bg_cv);
+  free(el->path);
+  free(el->cache_dir);
+  free(el);
+  return BFH_OK;
+}
+
+/* A log append that failed (a full disk) may have left part of a record in the log, and
+   LevelDB appends its next write right after it: the log would then hold damage in its
+   middle, which bfh's open refuses (it cannot tell it from a damaged disk). So after one
+   failed write the handle refuses writes, with that error, until it is reopened, as the own
+   engine does; the torn record is then the log's tail, a write that was never acknowledged.
+   BFH_OK, or the stored error (into err). */
+static int write_refused(engine_leveldb_t *el, err_t *err) {
+  pthread_mutex_lock(&el->write_err_mu);
+  int rc = el->write_err.code;
+  if (rc != BFH_OK) *err = el->write_err;
+  pthread_mutex_unlock(&el->write_err_mu);
+  return rc;
+}
+
+/* The status of a LevelDB write (msg from LevelDB, or NULL); a failure is kept. */
+static int write_status(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
+  if (!msg) return BFH_OK;
+  int rc = ldb_error(el, msg, op, err);
+  pthread_mutex_lock(&el->write_err_mu);
+  if (el->write_err.code == BFH_OK) el->write_err = *err;
+  pthread_mutex_unlock(&el->write_err_mu);
+  return rc;
+}
+
+static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  int rc = write_refused(el, err);
+  if (rc != BFH_OK) return rc;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
+  leveldb_put(el->db, el->wopt, key, key_len, val, val_len, &msg);
+  pthread_rwlock_unlock(&el->write_lock);
+  return write_status(el, msg, "put", err);
+}
+
+static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  int rc = write_refused(el, err);
+  if (rc != BFH_OK) return rc;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
+  leveldb_delete(el->db, el->wopt, key, key_len, &msg);
+  pthread_rwlock_unlock(&el->write_lock);
+  return write_status(el, msg, "delete", err);
+}
+
+/* Reads the newest version, also under a search's view (engine.h). */
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
+  (void)view;
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char *msg = NULL;
+  size_t n = 0;
+  /* leveldb_get returns malloc'd memory (LevelDB's CopyString); bfh_free is free(). */
+  char *v = leveldb_get(el->db, el->ropt, key, key_len, &n, &msg);
+  if (msg) {
+    leveldb_free(v);
+    return ldb_error(el, msg, "get", err);
+  }
+  if (!v) return BFH_NOT_FOUND;
+  if (n == 0) { /* malloc(0) may be any pointer: give a real one */
+    leveldb_free(v);
+    v = malloc(1);
+    if (!v) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", el->path);
+  }
+  *val = v;
+  *val_len = n;
+  return BFH_OK;
+}
+
+static int e_flush(engine_t *e, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  int rc = write_refused(el, err);
+  if (rc != BFH_OK) return rc;
+  char *msg = NULL;
+  pthread_rwlock_rdlock(&el->write_lock);
+  leveldb_compact_range(el->db, "", 0, "", 0); /* see the top of this file */
+  /* compact_range returns no status: a memtable that could not be written (a full disk, a
+     damaged input) is LevelDB's background error, which its next write returns. An empty
+     batch is such a write (it appends a 12-byte record with no entries to the log). */
+  leveldb_writebatch_t *b = leveldb_writebatch_create();
+  leveldb_write(el->db, el->wopt, b, &msg);
+  leveldb_writebatch_destroy(b);
+  pthread_rwlock_unlock(&el->write_lock);
+  if (msg) return write_status(el, msg, "flush (memtable to table)", err);
+  return ldb_sync(el, LDB_SYNC_FULL, NULL, err);
+}
+
+static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_VIEW, view, err);
+}
+
+static void e_view_release(engine_t *e, engine_view_t *v) {
+  ldb_view_release((engine_leveldb_t *)e, v);
+}
+
+static size_t e_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->ntables;
+}
+
+/* Reads table `number` of the view for m->val (ldb_table_match). A number not in the view is
+   not part of its state (a table made after the view was taken): nothing is reported for it. */
+static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
+                      const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                      engine_scan_stats_t *st, err_t *err) {
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  int rc = ldb_table_match(el->io, el->path, number, refs, n, m, st, err);
+  if (rc == BFH_NOT_FOUND)
+    rc = err_set(err, BFH_E_IO,
+                 "%s: table %06llu listed in the live version but deleted under the search",
+                 el->path, (unsigned long long)number);
+  return rc;
+}
+
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
+                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((engine_leveldb_t *)e, v, number, NULL, 0, &m, st, err);
+}
+
+static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((engine_leveldb_t *)e, v, number, refs, n, &m, st, err);
+}
+
+static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  (void)err;
+  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
+static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
+  (void)err;
+  uint64_t seed = ldb_value_seed(((engine_leveldb_t *)e)->sync);
+  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
+  return BFH_OK;
+}
+
+/* ---- Ordered iteration: LevelDB's own iterator (an implicit snapshot at its creation) ---- */
+
+typedef struct ldb_engine_iter {
+  engine_iter_t base;
+  leveldb_iterator_t *it;
+  const char *path; /* the engine's, for messages */
+} ldb_engine_iter_t;
+
+#define LIT(it) (((const ldb_engine_iter_t *)(it))->it)
+
+static void it_destroy(engine_iter_t *it) {
+  if (!it) return;
+  leveldb_iter_destroy(LIT(it));
+  free(it);
+}
+static void it_seek_first(engine_iter_t *it) {
+  leveldb_iter_seek_to_first(LIT(it));
+}
+static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
+  leveldb_iter_seek(LIT(it), key, key_len);
+}
+static int it_valid(const engine_iter_t *it) {
+  return leveldb_iter_valid(LIT(it));
+}
+static void it_next(engine_iter_t *it) {
+  leveldb_iter_next(LIT(it));
+}
+static const void *it_key(const engine_iter_t *it, size_t *len) {
+  return leveldb_iter_key(LIT(it), len);
+}
+static const void *it_value(const engine_iter_t *it, size_t *len) {
+  return leveldb_iter_value(LIT(it), len);
+}
+static int it_status(const engine_iter_t *it, err_t *err) {
+  char *msg = NULL;
+  leveldb_iter_get_error(LIT(it), &msg);
+  if (!msg) return BFH_OK;
+  int rc = err_set(err, strstr(msg, "Corruption") ? BFH_E_CORRUPT : BFH_E_IO, "%s: iterator: %s",
+                   ((const ldb_engine_iter_t *)it)->path, msg);
+  leveldb_free(msg);
+  return rc;
+}
+
+static const engine_iter_ops_t ldb_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
+                                               it_next,    it_key,        it_value, it_status};
+
+static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  ldb_engine_iter_t *it = calloc(1, sizeof *it);
+  if (it) it->it = leveldb_create_iterator(el->db, el->ropt);
+  if (!it || !it->it) {
+    free(it);
+    return err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", el->path);
+  }
+  it->base.ops = &ldb_iter_ops;
+  it->path = el->path;
+  *out = &it->base;
+  return BFH_OK;
+}
+
+#define e_stats NULL /* LevelDB counts no bytes written that its C API shows */
+
+static const engine_ops_t leveldb_ops = ENGINE_OPS("leveldb");
+
+/* ---- Opening --------------------------------------------------------------------------- */
+
+/* What a directory must hold before LevelDB may open or create a database in it. */
+static int check_directory(const char *path, int create, err_t *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    if (errno != ENOENT) return err_errno(err, errno, "%s: stat", path);
+    if (!create)
+      return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
+    return BFH_OK;
+  }
+  if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  char cur[4200];
+  /* The own engine's marker (lsm/filename.h): its directory also has a CURRENT and a
+     MANIFEST, which LevelDB would take for damaged files of its own (and write a LOG). */
+  snprintf(cur, sizeof cur, "%s/IDENTITY", path);
+  if (access(cur, F_OK) == 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s is a bfh (own engine) database (it has an IDENTITY file); open it with the "
+                   "lsm engine",
+                   path);
+  snprintf(cur, sizeof cur, "%s/CURRENT", path);
+  if (access(cur, F_OK) == 0) return BFH_OK;
+  DIR *d = opendir(path);
+  if (!d) return err_errno(err, errno, "%s: list directory", path);
+  struct dirent *de;
+  char other[256] = "", dbfile[256] = "";
+  while ((de = readdir(d)) && !dbfile[0]) {
+    const char *n = de->d_name;
+    uint64_t num;
+    /* bfh's own files, and what a LevelDB create that failed early leaves. */
+    if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) ||
+        !strcmp(n, "LOCK") || !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
+      continue;
+    if (ldb_file_number(n, "ldb", &num) || ldb_file_number(n, "sst", &num) ||
+        ldb_file_number(n, "log", &num) || !strncmp(n, "MANIFEST-", 9))
+      snprintf(dbfile, sizeof dbfile, "%s", n);
+    else if (!other[0])
+      snprintf(other, sizeof other, "%s", n);
+  }
+  int rc = BFH_OK;
+  if (dbfile[0])
+    /* CURRENT lost: LevelDB's create_if_missing would start a new database over the old
+       one's files, and delete them as obsolete. */
+    rc = err_set(err, BFH_E_CORRUPT,
+                 "%s: damaged LevelDB database: CURRENT is missing, but the directory holds "
+                 "'%s' (a file of a database); nothing was changed: run `bfh repair --engine "
+                 "leveldb %s` to rebuild it",
+                 path, dbfile, path);
+  else if (other[0])
+    rc = err_set(err, BFH_E_INVALID,
+                 "%s: not a LevelDB database (no CURRENT file, and it holds other files such "
+                 "as '%s')",
+                 path, other);
+  else if (!create)
+    rc = err_set(err, BFH_E_INVALID,
+                 "%s: not a LevelDB database (no CURRENT file; create_if_missing is off)", path);
+  closedir(d);
+  return rc;
+}
+
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+                        index_sync_t *sync, engine_t **out, err_t *err) {
+  int rc = check_directory(path, opt->create_if_missing, err);
+  if (rc != BFH_OK) return rc;
+  engine_leveldb_t *el = calloc(1, sizeof *el);
+  if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  el->io = io ? io : lsm_io_default();
+  el->base.ops = &leveldb_ops;
+  el->sync = sync;
+  el->dir_fd = -1;
+  el->watch_fd = -1;
+  pthread_mutex_init(&el->sync_mu, NULL);
+  pthread_mutex_init(&el->diag_mu, NULL);
+  pthread_mutex_init(&el->write_err_mu, NULL);
+  pthread_rwlockattr_t ra;
+  pthread_rwlockattr_init(&ra);
+  /* A log read that waits for the writers must not wait behind a stream of new ones. */
+  pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&el->write_lock, &ra);
+  pthread_rwlockattr_destroy(&ra);
+  pthread_mutex_init(&el->bg_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&el->bg_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  el->path = strdup(path);
+  if (!el->path) {
+    e_close(&el->base, NULL);
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  }
+  /* Our own lock before LevelDB's: a failed leveldb_open of a database this process already
+     holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
+     (POSIX record locks belong to the process), so a second open in this process must never
+     reach leveldb_open. flock on the directory conflicts between any two opens. */
+  if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  el->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (el->dir_fd < 0) {
+    rc = err_errno(err, errno, "%s: open directory", path);
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  if (flock(el->dir_fd, LOCK_EX | LOCK_NB) != 0) {
+    rc = errno == EWOULDBLOCK
+             ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
+             : err_errno(err, errno, "%s: lock directory", path);
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  el->options = leveldb_options_create();
+  leveldb_options_set_create_if_missing(el->options, opt->create_if_missing != 0);
+  if (opt->memtable_bytes) leveldb_options_set_write_buffer_size(el->options, opt->memtable_bytes);
+  if (opt->table_bytes) leveldb_options_set_max_file_size(el->options, opt->table_bytes);
+  leveldb_options_set_compression(el->options, leveldb_snappy_compression);
+  /* Damage is an error, never a silent loss: paranoid_checks makes a damaged log record fail
+     the open (instead of being skipped) and checks the blocks a table open and a compaction
+     read; verify_checksums checks every block a get or an iterator reads (without it a
+     damaged data block can answer a get wrongly, or trip an assertion inside LevelDB). */
+  leveldb_options_set_paranoid_checks(el->options, 1);
+  int bits = opt->key_bits_per_key > 0 ? (int)(opt->key_bits_per_key + 0.5) : 10;
+  el->policy = leveldb_filterpolicy_create_bloom(bits);
+  leveldb_options_set_filter_policy(el->options, el->policy);
+  el->ropt = leveldb_readoptions_create();
+  leveldb_readoptions_set_verify_checksums(el->ropt, 1);
+  el->pin_ropt = leveldb_readoptions_create();
+  leveldb_readoptions_set_verify_checksums(el->pin_ropt, 1);
+  leveldb_readoptions_set_fill_cache(el->pin_ropt, 0);
+  el->wopt = leveldb_writeoptions_create();
+  leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
+  /* What LevelDB's recovery would accept silently or report without a file name. */
+  rc = ldb_precheck_dir(el->io, path, err);
+  if (rc != BFH_OK) {
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  char *msg = NULL;
+  ldb_logs_watch(el);
+  el->db = leveldb_open(el->options, path, &msg);
+  if (msg) {
+    rc = ldb_error(el, msg, "open", err);
+    el->db = NULL;
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  if (sync && (rc = ldb_index_source_init(el, err)) != BFH_OK) {
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
+  if (rc == BFH_OK && sync) ldb_clean_cache(el);
+  if (rc == BFH_OK) rc = ldb_bg_start(el, err);
+  if (rc != BFH_OK) {
+    e_close(&el->base, NULL);
+    return rc;
+  }
+  el->opened = 1;
+  *out = &el->base;
+  return BFH_OK;
+}
+
+void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  pthread_mutex_lock(&el->sync_mu);
+  *st = el->stats;
+  pthread_mutex_unlock(&el->sync_mu);
+  if (el->sync) index_sync_get_stats(el->sync, &st->index);
+}
+
+index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  return el->sync ? index_sync_leaf_source(el->sync, number) : INDEX_LEAF_NONE;
+}
+
+int engine_leveldb_sync(engine_t *e, err_t *err) {
+  return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_FULL, NULL, err);
+}

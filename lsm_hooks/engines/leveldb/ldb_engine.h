@@ -1,0 +1,53 @@
+/* The LevelDB engine (lsm_hooks/engines/leveldb/): its engine_kind_t entry points, and extras beyond
+ * engine.h for tests and benchmarks.
+ * REQUIRES for every function taking e: e was opened by engine_leveldb_open.
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_ENGINE_H
+#define BFH_LSM_HOOKS_LEVELDB_ENGINE_H
+
+#include <stdint.h>
+
+#include "lsm_hooks/engines/engine.h"
+
+struct lsm_io;
+
+/* With leaves in memory, a table's sidecar cache file is written once the table has been
+   listed for this long (or at close): no cache file is written for a younger table. */
+#define ENGINE_LEVELDB_CACHE_DELAY_NS 2000000000ull
+
+typedef struct engine_leveldb_stats {
+  uint64_t syncs;           /* runs of the emulated hook (views, flushes, background) */
+  uint64_t log_bytes;       /* log bytes read */
+  uint64_t log_rereads;     /* log reads repeated with the writers held off (a damaged-looking
+                               record: an append in flight, or damage) */
+  index_sync_stats_t index; /* the indexing of the engine's tables (all 0 with value
+                               filters off) */
+} engine_leveldb_stats_t;
+
+/* The engine_kind_t entry points (engine.h). open: bfh's own file accesses of the engine go
+   through io: the bfh-filters/ mkdir, the filter cache files and the table reads of the
+   indexer and of scans. LevelDB's own files (log, tables, MANIFEST, CURRENT) go through
+   LevelDB's Env, which this cannot reach. repair (repair.c): LevelDB's own RepairDB, run only
+   on a directory that holds LevelDB's files and none of the own engine's (else
+   BFH_E_INVALID, nothing written) and that no process has open (else BFH_E_BUSY naming it),
+   with LevelDB's LOCK held during the repair; the filter cache needs nothing (its files are
+   checked against each live table at open and rebuilt when stale). */
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+                        index_sync_t *sync, engine_t **e, err_t *err);
+int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                          err_t *err);
+
+/* Tests: fn(arg, path) runs in every engine_leveldb_repair once its locks are held, just
+   before RepairDB, so that a test can try to open the database there. Process-wide; NULL
+   removes it. Not thread-safe against a running repair. */
+void engine_leveldb_repair_set_hook(void (*fn)(void *arg, const char *path), void *arg);
+
+void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st);
+/* The source of the leaf of table `number` (INDEX_LEAF_NONE if it is not live, or has no
+   leaf yet, or value filters are off). */
+index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number);
+/* Runs the emulated table-build hook now and indexes every live table (what the background
+   thread does every 100 ms for the tables listed for a second). */
+int engine_leveldb_sync(engine_t *e, err_t *err);
+
+#endif

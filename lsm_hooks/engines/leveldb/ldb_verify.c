@@ -1,0 +1,337 @@
+/* ldb_verify: the LevelDB database as bfh_tables and bfh_check see it (engines/leveldb/ldb_verify.h). */
+#include "lsm_hooks/engines/leveldb/ldb_verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "filters/block_filter.h"
+#include "filters/value_filter.h"
+#include "lsm_hooks/index/block_index.h"
+#include "lsm_hooks/api/db_params.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/leveldb_format/ldb_log.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
+
+/* ---- bfh_tables ------------------------------------------------------------------------ */
+
+typedef struct key_range {
+  uint8_t *smallest, *largest; /* owned */
+  size_t smallest_len, largest_len, largest_cap;
+  int nomem;
+} key_range_t;
+
+static uint8_t *copy_key(const uint8_t *key, size_t n) {
+  uint8_t *p = malloc(n ? n : 1);
+  if (p) memcpy(p, key, n);
+  return p;
+}
+
+/* Entries come in ascending internal key order: the first is the smallest, the last the
+   largest. */
+static int visit_range(void *arg, const ldb_entry_t *e) {
+  key_range_t *r = arg;
+  if (!r->smallest) {
+    if (!(r->smallest = copy_key(e->key, e->key_len))) return r->nomem = 1;
+    r->smallest_len = e->key_len;
+  }
+  if (e->key_len > r->largest_cap) {
+    uint8_t *p = realloc(r->largest, e->key_len);
+    if (!p) return r->nomem = 1;
+    r->largest = p;
+    r->largest_cap = e->key_len;
+  }
+  memcpy(r->largest, e->key, e->key_len);
+  r->largest_len = e->key_len;
+  return 0;
+}
+
+/* The value filter of a table the index has a leaf for: built again from the table as the
+   leaf was (filter.h), since the filter cache gets its file only some time after the leaf. */
+static int describe_filter(engine_leveldb_t *el, value_index_t *vi, const char *path,
+                           uint64_t number, bfh_table_info *info, err_t *err) {
+  if (!vi || !value_index_contains(vi, number)) return BFH_OK; /* not indexed (yet) */
+  const value_index_params_t *p = value_index_params(vi);
+  value_filter_t *leaf = NULL;
+  int rc = ldb_filter_build(el->io, path, p->m, p->k, p->seed, 0, &leaf, NULL, NULL, NULL, err);
+  if (rc != BFH_OK) return rc;
+  info->has_value_filter = 1;
+  info->value_filter_fill = value_filter_fill_ratio(leaf);
+  info->value_filter_fpr = value_filter_fpr_estimate(leaf);
+  info->value_filter_bits = p->m;
+  info->value_filter_hashes = p->k;
+  info->has_block_filter = block_index_has(value_index_blocks(vi), number);
+  value_filter_destroy(leaf);
+  return BFH_OK;
+}
+
+int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
+                        err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  char path[4200];
+  ldb_table_path(el->path, number, path, sizeof path);
+  key_range_t r = {0};
+  ldb_read_stats_t st = {0};
+  int rc = ldb_table_scan(el->io, path, visit_range, &r, &st, err);
+  if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  if (rc == BFH_NOT_FOUND) /* the view pins the version: a table cannot go away under it */
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
+  if (rc == BFH_OK) rc = describe_filter(el, vi, path, number, info, err);
+  info->entries = st.entries;
+  info->smallest = r.smallest;
+  info->smallest_len = r.smallest_len;
+  info->largest = r.largest;
+  info->largest_len = r.largest_len;
+  return rc;
+}
+
+/* ---- bfh_check ------------------------------------------------------------------------- */
+
+typedef struct check {
+  lsm_io_t *io;
+  const char *dir;
+  lsm_damage_fn damage;
+  void *arg;
+  lsm_verify_stats_t *st;
+  ldb_version_t version; /* the MANIFEST's, when live_known */
+  int live_known;        /* the MANIFEST was read whole, without damage */
+} check_t;
+
+static void report(check_t *c, const char *file, uint64_t offset, const char *what) {
+  c->st->damaged++;
+  if (c->damage) c->damage(c->arg, file, offset, what);
+}
+
+/* A reader's result for file: damage is reported, an I/O or memory failure returned. */
+static int reader_result(check_t *c, const char *file, int rc, const err_t *e, err_t *err) {
+  if (rc == BFH_OK || rc == BFH_NOT_FOUND) return BFH_OK; /* read whole, or deleted meanwhile */
+  if (rc == BFH_E_CORRUPT) {
+    report(c, file, lsm_verify_message_offset(e->msg), lsm_verify_message_what(e->msg));
+    return BFH_OK;
+  }
+  if (err) *err = *e;
+  return rc;
+}
+
+static void count_file(check_t *c, const char *path, uint64_t *size) {
+  *size = 0;
+  if (lsm_io_file_size(c->io, path, size, NULL) != BFH_OK) return;
+  c->st->files++;
+  c->st->bytes += *size;
+}
+
+static int ignore_entry(void *arg, const ldb_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+/* CURRENT and the MANIFEST it names: every record's checksum, and every version edit parsed
+   and applied, which gives the live files. */
+static int check_manifest(check_t *c, err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/CURRENT", c->dir);
+  void *data = NULL;
+  size_t n = 0;
+  err_t e;
+  int rc = lsm_io_read_file(c->io, path, &data, &n, &e);
+  if (rc != BFH_OK) {
+    if (err) *err = e;
+    return rc;
+  }
+  uint64_t size;
+  count_file(c, path, &size);
+  char name[64];
+  int ok = n > 10 && n < sizeof name && ((char *)data)[n - 1] == '\n';
+  if (ok) {
+    memcpy(name, data, n - 1);
+    name[n - 1] = '\0';
+    ok = strncmp(name, "MANIFEST-", 9) == 0 && strspn(name + 9, "0123456789") == n - 10;
+  }
+  free(data);
+  if (!ok) {
+    report(c, "CURRENT", 0, "not \"MANIFEST-<number>\\n\"");
+    return BFH_OK;
+  }
+  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  if (!lsm_io_exists(c->io, path)) {
+    report(c, name, 0, "missing (named by CURRENT)");
+    return BFH_OK;
+  }
+  count_file(c, path, &size);
+  ldb_read_stats_t rs = {0};
+  rc = ldb_version_check(c->io, path, &c->version, &rs, &e);
+  c->st->records += rs.blocks;
+  c->live_known = rc == BFH_OK && c->version.has_log_number;
+  return reader_result(c, name, rc, &e, err);
+}
+
+static int check_table(check_t *c, const char *name, err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  uint64_t size;
+  count_file(c, path, &size);
+  ldb_read_stats_t rs = {0};
+  err_t e;
+  int rc = ldb_table_scan(c->io, path, ignore_entry, NULL, &rs, &e);
+  c->st->blocks += rs.blocks;
+  return reader_result(c, name, rc, &e, err);
+}
+
+static int check_log(check_t *c, const char *name, err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  uint64_t size, end = 0;
+  count_file(c, path, &size);
+  ldb_read_stats_t rs = {0};
+  err_t e;
+  int rc =
+      ldb_log_read_flags(c->io, path, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, &end, &rs, &e);
+  c->st->records += rs.blocks;
+  if (rc == BFH_OK && end < size) {
+    c->st->torn_tails++;
+    c->st->torn_tail_bytes += size - end;
+  }
+  return reader_result(c, name, rc, &e, err);
+}
+
+/* A cache file that does not load is rebuilt at the next open: harmless damage. */
+static void check_cache_file(check_t *c, const char *name, uint64_t m, uint32_t k, uint64_t seed,
+                             uint64_t *cache_damaged) {
+  uint64_t number, tsize, size;
+  char path[4400], table[4400];
+  if (!ldb_file_number(name, "vf", &number)) return;
+  snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
+  ldb_table_path(c->dir, number, table, sizeof table);
+  if (lsm_io_file_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
+  count_file(c, path, &size);
+  value_filter_t *leaf = NULL;
+  block_filter_t *blocks = NULL;
+  err_t e;
+  leaf_cache_table_t t = {.number = number, .size = tsize};
+  /* A table that does not give its tag is damaged: that is reported with the table. */
+  if (ldb_table_tag(c->io, table, &t.tag, &e) != BFH_OK) return;
+  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
+  value_filter_destroy(leaf);
+  block_filter_destroy(blocks);
+  if (rc != BFH_E_CORRUPT) return;
+  char what[ERR_MSG_BYTES + 64];
+  snprintf(what, sizeof what, "%s (harmless: the next open rebuilds it from its table)",
+           lsm_verify_message_what(e.msg));
+  char file[300];
+  snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
+  (*cache_damaged)++;
+  if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
+}
+
+static int check_cache(check_t *c, uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged,
+                       err_t *err) {
+  char dir[4400];
+  snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
+  if (!lsm_io_exists(c->io, dir)) return BFH_OK;
+  char **names = NULL;
+  size_t n = 0;
+  int rc = lsm_io_list_dir(c->io, dir, &names, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++)
+    check_cache_file(c, names[i], m, k, seed, cache_damaged);
+  lsm_io_names_free(names, n);
+  return rc;
+}
+
+/* The live tables (one missing is damage: LevelDB refuses to open without it) and the logs
+   LevelDB would replay; every table and log of the directory when the MANIFEST could not say
+   which are live. The other tables and logs are obsolete, such as the output of a compaction
+   a crash cut short: LevelDB deletes them at its next open without reading them. */
+static int check_files(check_t *c, err_t *err) {
+  char **names = NULL;
+  size_t n = 0;
+  const ldb_version_t *v = &c->version;
+  int rc = lsm_io_list_dir(c->io, c->dir, &names, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    uint64_t number;
+    if (ldb_file_number(names[i], "ldb", &number) || ldb_file_number(names[i], "sst", &number)) {
+      if (!c->live_known) rc = check_table(c, names[i], err);
+    } else if (ldb_file_number(names[i], "log", &number)) {
+      if (!c->live_known || number >= v->log_number || number == v->prev_log_number)
+        rc = check_log(c, names[i], err);
+    }
+  }
+  lsm_io_names_free(names, n);
+  for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
+    char path[4400];
+    ldb_table_path(c->dir, v->files[i].number, path, sizeof path);
+    const char *name = strrchr(path, '/') + 1;
+    if (lsm_io_exists(c->io, path))
+      rc = check_table(c, name, err);
+    else
+      report(c, name, 0, "missing (named by the MANIFEST)");
+  }
+  return rc;
+}
+
+/* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open,
+   read from /proc/locks (Linux): the file is not opened, since closing any descriptor of it
+   would release a lock this very process holds (verify.h). */
+long ldb_lock_holder(const char *dir) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/LOCK", dir);
+  struct stat sb;
+  FILE *f = stat(path, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
+  if (!f) return 0;
+  long holder = 0;
+  char line[256];
+  while (!holder && fgets(line, sizeof line, f)) {
+    /* "1: POSIX  ADVISORY  WRITE 4242 08:01:1234567 0 EOF"; blocked waiters have "->". */
+    long pid;
+    unsigned maj, min;
+    unsigned long long ino;
+    char kind[16];
+    if (strstr(line, "->") ||
+        sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5)
+      continue;
+    if (strcmp(kind, "POSIX") == 0 && ino == (unsigned long long)sb.st_ino &&
+        maj == major(sb.st_dev) && min == minor(sb.st_dev))
+      holder = pid;
+  }
+  fclose(f);
+  return holder;
+}
+
+int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
+                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
+                   err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/CURRENT", dir);
+  if (!lsm_io_exists(io, path))
+    return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
+  snprintf(path, sizeof path, "%s/IDENTITY", dir); /* the own engine's marker (lsm/filename.h) */
+  if (lsm_io_exists(io, path))
+    return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
+  lsm_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
+  int rc = lsm_io_lock_shared(io, dir, &lock, err);
+  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
+  long holder = rc == BFH_OK ? ldb_lock_holder(dir) : 0;
+  if (holder)
+    rc = err_set(err, BFH_E_BUSY,
+                 "%s: database is open in process %ld (it holds LevelDB's LOCK): close it to "
+                 "check, or search it read-only",
+                 dir, holder);
+  check_t c = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st};
+  if (rc == BFH_OK) rc = check_manifest(&c, err);
+  if (rc == BFH_OK) rc = check_files(&c, err);
+  if (rc == BFH_OK && m) rc = check_cache(&c, m, k, seed, cache_damaged, err);
+  ldb_version_release(&c.version);
+  lsm_io_unlock(lock);
+  return rc;
+}
+
+int ldb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
+                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+  return ldb_verify_dir(lsm_io_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
+                        err);
+}

@@ -1,0 +1,54 @@
+/* ldb_verify: what the inspection functions of include/bfh.h (bfh_tables, bfh_check) read
+ * from the files of a LevelDB database, with bfh's own readers (leveldb_format/ldb_table.h, log.h) and
+ * the filter cache's (leaf_cache.h). It writes nothing.
+ *
+ * The readers stop at the first damage of a file (a LevelDB file has no intact part worth
+ * reading on for bfh: repair is LevelDB's), so a damaged file is reported once, at the offset
+ * of its first damaged record or block.
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_VERIFY_H
+#define BFH_LSM_HOOKS_LEVELDB_VERIFY_H
+
+#include <stdint.h>
+
+#include "bfh.h"
+#include "lsm/io.h"
+#include "lsm/verify.h"
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/index/value_index.h"
+#include "util/err.h"
+
+/* Describes live table `number` of the open LevelDB engine e for bfh_tables: reads the whole
+   table (entries, smallest and largest user key) and, when the value index vi (NULL with
+   value filters off) has a leaf for it, reads it again to build that leaf's filter (the filter
+   cache gets the leaf's file only some time later). info->smallest and info->largest are
+   malloc'd copies, which the caller frees whatever the result (NULL for a table without
+   entries). BFH_E_CORRUPT, BFH_E_IO, BFH_E_NOMEM with the table named. */
+int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
+                        err_t *err);
+
+/* Checks the LevelDB database in dir (through io, borrowed): CURRENT, the MANIFEST it names
+   (every record's checksum), every table file (footer, index, every data block's checksum;
+   not the meta index and key filter block, which bfh never reads) and
+   every live log (every record's checksum, every write batch) of the directory, and, when m
+   is not 0, the filter cache's files against their tables (made with m, k, seed). Damage goes
+   to damage(arg, ...) and into st; damage of the filter cache is told with "(harmless: ...)"
+   in what and counted in *cache_damaged instead. A record cut short at the end of a log is a
+   torn tail (st). BFH_OK when the check ran; BFH_E_BUSY if a bfh handle has the database
+   open (it flocks the directory); BFH_E_INVALID if dir has no CURRENT, or is the own
+   engine's (an IDENTITY file); BFH_E_IO, BFH_E_NOMEM. */
+int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
+                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
+                   err_t *err);
+
+/* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open
+   (check and repair refuse such a database), read from /proc/locks on Linux without opening
+   LOCK: closing any descriptor of it would release a lock this process holds. 0 if none is
+   held or it cannot be told (no LOCK file, no /proc/locks). */
+long ldb_lock_holder(const char *dir);
+/* engine_kind_t.check (engine.h) of both LevelDB rows: ldb_verify_dir with the real I/O layer
+   and the stored parameters p (m 0: the filter cache is not checked). */
+int ldb_verify_check(const char *dir, const struct db_params *p, lsm_damage_fn damage, void *arg,
+                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+
+#endif

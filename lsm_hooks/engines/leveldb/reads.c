@@ -1,0 +1,53 @@
+/* The table reads both LevelDB engines make (adapter.h): the read-write one and the read-only
+ * one (readonly.c) differ in where their list of live tables comes from, not in how a table
+ * is read for a search or for its filters. */
+#include "bfh.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+
+static int visit_match(void *arg, const ldb_entry_t *e) {
+  const ldb_match_t *m = arg;
+  if (!engine_value_matches(e->type == LDB_TYPE_VALUE, e->val, e->val_len, m->val, m->val_len))
+    return 0;
+  return m->fn(m->arg, e->key, e->key_len);
+}
+
+int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
+                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  char path[4200];
+  ldb_table_path(dir, number, path, sizeof path);
+  ldb_read_stats_t rs = {0};
+  int rc = refs ? ldb_table_read_blocks(io, path, refs, n, visit_match, (void *)m, &rs, err)
+                : ldb_table_scan(io, path, visit_match, (void *)m, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  return rc;
+}
+
+int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  ldb_read_stats_t rs = {0};
+  int rc = refs ? ldb_table_read_blocks_rfile(f, path, refs, n, visit_match, (void *)m, &rs, err)
+                : ldb_table_scan_rfile(f, path, visit_match, (void *)m, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  return rc;
+}
+
+int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                  index_leaf_read_t *out, err_t *err) {
+  char path[4200];
+  ldb_table_path(dir, number, path, sizeof path);
+  ldb_read_stats_t st = {0};
+  int rc = ldb_filter_build(io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
+                            &out->blocks, &out->tag, &st, err);
+  out->bytes_read = st.bytes_read;
+  return rc;
+}
+
+int ldb_table_tag_of(lsm_io_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
+  char path[4200];
+  ldb_table_path(dir, number, path, sizeof path);
+  return ldb_table_tag(io, path, tag, err);
+}

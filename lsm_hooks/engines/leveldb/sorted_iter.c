@@ -1,0 +1,150 @@
+/* An ordered iterator over entries gathered in memory; see sorted_iter.h. */
+#include "lsm_hooks/engines/leveldb/sorted_iter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rec {
+  size_t off; /* of the key in the arena; the value follows it */
+  const uint8_t *key;
+  uint32_t key_len, val_len;
+  uint64_t rank;
+  int is_value;
+} rec_t;
+
+struct ldb_sorted {
+  uint8_t *arena;
+  size_t len, cap;
+  rec_t *recs;
+  size_t n, ncap;
+};
+
+typedef struct sorted_iter {
+  engine_iter_t base;
+  ldb_sorted_t *s; /* recs[0, n): live entries sorted by key */
+  size_t pos;      /* n: not valid */
+} sorted_iter_t;
+
+ldb_sorted_t *ldb_sorted_create(void) {
+  return calloc(1, sizeof(ldb_sorted_t));
+}
+
+void ldb_sorted_destroy(ldb_sorted_t *s) {
+  if (!s) return;
+  free(s->arena);
+  free(s->recs);
+  free(s);
+}
+
+int ldb_sorted_add(ldb_sorted_t *s, const void *key, size_t key_len, const void *val,
+                   size_t val_len, int is_value, uint64_t rank) {
+  size_t need = key_len + (is_value ? val_len : 0);
+  if (s->len + need > s->cap) {
+    size_t c = s->cap ? s->cap : 1u << 16;
+    while (c < s->len + need) c *= 2;
+    uint8_t *a = realloc(s->arena, c);
+    if (!a) return BFH_E_NOMEM;
+    s->arena = a;
+    s->cap = c;
+  }
+  if (s->n == s->ncap) {
+    size_t c = s->ncap ? 2 * s->ncap : 1024;
+    rec_t *r = realloc(s->recs, c * sizeof *r);
+    if (!r) return BFH_E_NOMEM;
+    s->recs = r;
+    s->ncap = c;
+  }
+  rec_t *r = &s->recs[s->n++];
+  *r = (rec_t){.off = s->len,
+               .key_len = (uint32_t)key_len,
+               .val_len = is_value ? (uint32_t)val_len : 0,
+               .rank = rank,
+               .is_value = is_value};
+  if (key_len) memcpy(s->arena + s->len, key, key_len);
+  if (r->val_len) memcpy(s->arena + s->len + key_len, val, val_len);
+  s->len += need;
+  return BFH_OK;
+}
+
+static int cmp_key(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (al > bl) - (al < bl);
+}
+
+/* By key ascending, then rank descending: the newest entry of a key first. */
+static int cmp_rec(const void *x, const void *y) {
+  const rec_t *a = x, *b = y;
+  int c = cmp_key(a->key, a->key_len, b->key, b->key_len);
+  if (c) return c;
+  return a->rank < b->rank ? 1 : a->rank > b->rank ? -1 : 0;
+}
+
+#define SIT(it) ((sorted_iter_t *)(it))
+#define CSIT(it) ((const sorted_iter_t *)(it))
+
+static void it_destroy(engine_iter_t *it) {
+  if (!it) return;
+  ldb_sorted_destroy(SIT(it)->s);
+  free(it);
+}
+static void it_seek_first(engine_iter_t *it) {
+  SIT(it)->pos = 0;
+}
+static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
+  const ldb_sorted_t *s = SIT(it)->s;
+  size_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cmp_key(s->recs[mid].key, s->recs[mid].key_len, key, key_len) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  SIT(it)->pos = lo;
+}
+static int it_valid(const engine_iter_t *it) {
+  return CSIT(it)->pos < CSIT(it)->s->n;
+}
+static void it_next(engine_iter_t *it) {
+  SIT(it)->pos++;
+}
+static const void *it_key(const engine_iter_t *it, size_t *len) {
+  const rec_t *r = &CSIT(it)->s->recs[CSIT(it)->pos];
+  *len = r->key_len;
+  return r->key;
+}
+static const void *it_value(const engine_iter_t *it, size_t *len) {
+  const rec_t *r = &CSIT(it)->s->recs[CSIT(it)->pos];
+  *len = r->val_len;
+  return r->key + r->key_len;
+}
+static int it_status(const engine_iter_t *it, err_t *err) {
+  (void)it, (void)err;
+  return BFH_OK; /* every read happened before the iterator was made */
+}
+
+static const engine_iter_ops_t sorted_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
+                                             it_next,    it_key,        it_value, it_status};
+
+int ldb_sorted_finish(ldb_sorted_t *s, engine_iter_t **out, err_t *err) {
+  sorted_iter_t *it = calloc(1, sizeof *it);
+  if (!it) {
+    ldb_sorted_destroy(s);
+    return err_set(err, BFH_E_NOMEM, "iterator: out of memory");
+  }
+  static const uint8_t empty = 0;
+  for (size_t i = 0; i < s->n; i++) s->recs[i].key = s->arena ? s->arena + s->recs[i].off : &empty;
+  qsort(s->recs, s->n, sizeof *s->recs, cmp_rec);
+  size_t live = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    int newest = i == 0 || cmp_key(s->recs[i].key, s->recs[i].key_len, s->recs[i - 1].key,
+                                   s->recs[i - 1].key_len) != 0;
+    if (newest && s->recs[i].is_value) s->recs[live++] = s->recs[i];
+  }
+  s->n = live;
+  it->base.ops = &sorted_ops;
+  it->s = s;
+  it->pos = live; /* not valid before a seek */
+  *out = &it->base;
+  return BFH_OK;
+}

@@ -1,0 +1,286 @@
+/* The emulated table-build hook of the LevelDB engine (adapter.h, steps 1-3), its views, the
+ * background thread, and the table reader index_sync calls for new tables.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bfh.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/leveldb_format/ldb_sstables.h"
+
+#define PIN_ATTEMPTS 64
+
+/* ---- Reading a table's filter (index_source_t) ------------------------------------------ */
+
+static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                     index_leaf_read_t *out, err_t *err) {
+  engine_leveldb_t *el = ctx;
+  /* no path: the leaf lives in its cache file (index_sync writes it) */
+  return ldb_leaf_read(el->io, el->path, number, p, out, err);
+}
+
+static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
+  engine_leveldb_t *el = ctx;
+  return ldb_table_tag_of(el->io, el->path, number, tag, err);
+}
+
+int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
+  size_t n = strlen(el->path) + sizeof("/" LEAF_CACHE_DIR);
+  el->cache_dir = malloc(n);
+  if (!el->cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
+  snprintf(el->cache_dir, n, "%s/%s", el->path, LEAF_CACHE_DIR);
+  int rc = lsm_io_mkdir(el->io, el->cache_dir, err);
+  if (rc != BFH_OK) return rc;
+  index_source_t src = {.read_leaf = read_leaf,
+                        .ctx = el,
+                        .cache_dir = el->cache_dir,
+                        .table_tag = table_tag,
+                        .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
+                        .io = el->io};
+  return index_sync_set_source(el->sync, &src, err);
+}
+
+void ldb_clean_cache(engine_leveldb_t *el) {
+  DIR *d = opendir(el->cache_dir);
+  if (!d) return;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    uint64_t num;
+    int keep = 0;
+    if (ldb_file_number(de->d_name, "vf", &num)) {
+      index_leaf_source_t s = index_sync_leaf_source(el->sync, num);
+      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
+    }
+    if (keep || de->d_name[0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", el->cache_dir, de->d_name);
+    (void)lsm_io_unlink(el->io, p, NULL);
+  }
+  closedir(d);
+}
+
+/* ---- Views ------------------------------------------------------------------------------ */
+
+void ldb_pin_unref(ldb_pin_t *p) {
+  if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+  leveldb_iter_destroy(p->it);
+  leveldb_free(p->list);
+  free(p);
+}
+
+/* The last pin made, if it was made for `list` (fetched after the watch's events up to
+   `events` were read): a new reference to it, current again up to those events; else
+   NULL. */
+static ldb_pin_t *reuse_pin(engine_leveldb_t *el, const char *list, uint64_t events) {
+  ldb_pin_t *p = el->pinned;
+  if (!p || strcmp(p->list, list) != 0) return NULL;
+  p->dir_events = events;
+  atomic_fetch_add(&p->refs, 1);
+  return p;
+}
+
+/* Step 2: the live list with the version holding it pinned. On BFH_OK *pin is a reference
+   (ldb_pin_unref) holding the list. The list is fetched, an iterator made (it pins the
+   current version) and the list fetched again: equal lists mean the pinned version holds
+   every listed file. While the list is the one of the last pin, that pin is shared: its
+   version holds the same files.
+   While the directory watch has seen no file created or removed since the last pin was
+   made, that pin is shared without asking LevelDB: no table was written since, so every
+   entry a table could have taken from a log is still in a log the view read (a log is
+   deleted only after its table exists, and that table's creation would have been seen by
+   this call, which reads the watch after the logs were read). A version installed since
+   can only have moved files between levels or dropped entries no version shows any more.
+   REQUIRES sync_mu, and the logs read (step 1) before it. */
+static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
+  ldb_dir_events(el);
+  if (el->pinned && el->pinned->dir_events == el->dir_events) {
+    atomic_fetch_add(&el->pinned->refs, 1);
+    *pin = el->pinned;
+    return BFH_OK;
+  }
+  uint64_t events = el->dir_events; /* events read after this make the new pin stale */
+  char *a = leveldb_property_value(el->db, "leveldb.sstables");
+  if (a && (*pin = reuse_pin(el, a, events))) {
+    leveldb_free(a);
+    return BFH_OK;
+  }
+  for (int attempt = 0; a; attempt++) {
+    leveldb_iterator_t *it = leveldb_create_iterator(el->db, el->pin_ropt);
+    char *b = leveldb_property_value(el->db, "leveldb.sstables");
+    if (!b) {
+      leveldb_iter_destroy(it);
+      break;
+    }
+    int same = strcmp(a, b) == 0;
+    leveldb_free(a);
+    a = b;
+    if (same || attempt == PIN_ATTEMPTS) {
+      /* After PIN_ATTEMPTS changing lists the last one is used unpinned: a file that
+         vanishes then is reported by scan_table, never skipped. */
+      ldb_pin_t *p = malloc(sizeof *p);
+      if (!p) {
+        leveldb_iter_destroy(it);
+        break;
+      }
+      atomic_init(&p->refs, 2); /* the caller's and el->pinned's */
+      p->it = it;
+      p->list = a;
+      p->dir_events = events;
+      ldb_pin_unref(el->pinned);
+      el->pinned = p;
+      *pin = p;
+      return BFH_OK;
+    }
+    leveldb_iter_destroy(it);
+  }
+  leveldb_free(a);
+  return err_set(err, BFH_E_IO, "%s: leveldb.sstables is not available", el->path);
+}
+
+static int cmp_table(const void *a, const void *b) {
+  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
+  return x < y ? -1 : x > y;
+}
+
+static void view_free(engine_view_t *v) {
+  if (!v) return;
+  ldb_pin_unref(v->pin);
+  for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
+  free(v->segs);
+  free(v->tables);
+  free(v);
+}
+
+/* A view of tables t[0, n) and of the logs' segments read so far. REQUIRES sync_mu. */
+static engine_view_t *make_view(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n) {
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  size_t ns = 0;
+  for (size_t i = 0; i < el->nlogs; i++) ns += el->logs[i].nsegs;
+  v->tables = malloc((n ? n : 1) * sizeof *v->tables);
+  v->segs = malloc((ns ? ns : 1) * sizeof *v->segs);
+  if (!v->tables || !v->segs) {
+    view_free(v);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++)
+    v->tables[i] = (engine_table_t){.number = t[i].number, .size = t[i].size, .level = t[i].level};
+  qsort(v->tables, n, sizeof *v->tables, cmp_table);
+  v->ntables = n;
+  for (size_t i = 0; i < el->nlogs; i++)
+    for (size_t j = 0; j < el->logs[i].nsegs; j++) {
+      log_seg_t *s = el->logs[i].segs[j];
+      atomic_fetch_add(&s->refs, 1);
+      v->segs[v->nsegs++] = s;
+    }
+  return v;
+}
+
+void ldb_view_release(engine_leveldb_t *el, engine_view_t *v) {
+  if (!v) return;
+  if (el->sync && v->epoch) index_sync_view_unpin(el->sync, v->epoch);
+  view_free(v);
+}
+
+/* ---- The sync --------------------------------------------------------------------------- */
+
+/* Reports the list to index_sync (and pins a view's epoch). REQUIRES sync_mu. */
+static int report_list(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n, uint64_t *view_epoch,
+                       err_t *err) {
+  if (!el->sync) return BFH_OK;
+  index_table_t *live = malloc((n ? n : 1) * sizeof *live);
+  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
+  /* id 0: the tables of the database this engine holds open (with its LOCK) are never
+     replaced under it. */
+  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size, 0};
+  int rc = index_sync_tables_listed(el->sync, live, n, view_epoch, err);
+  free(live);
+  return rc;
+}
+
+static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
+  el->stats.syncs++;
+  int rc = BFH_OK;
+  if (mode == LDB_SYNC_VIEW) { /* only a view needs the logs' entries */
+    rc = ldb_logs_refresh(el, 1, err);
+    if (rc != BFH_OK) return rc;
+  } else if (el->nlogs > 0) {
+    rc = ldb_logs_refresh(el, 0, err); /* frees the segments of deleted logs */
+    if (rc != BFH_OK) return rc;
+  }
+  ldb_pin_t *pin = NULL;
+  ldb_sstable_t *t = NULL;
+  size_t n = 0;
+  rc = pin_list(el, &pin, err);
+  if (rc != BFH_OK) return rc;
+  rc = ldb_sstables_parse(pin->list, &t, &n, err);
+  engine_view_t *v = NULL;
+  if (rc == BFH_OK && view && !(v = make_view(el, t, n)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
+  if (rc == BFH_OK) rc = report_list(el, t, n, v ? &v->epoch : NULL, err);
+  if (rc == BFH_OK && v) {
+    v->pin = pin; /* the view keeps the version pinned */
+    pin = NULL;
+    *view = v;
+    v = NULL;
+  }
+  view_free(v);
+  ldb_pin_unref(pin);
+  free(t);
+  return rc;
+}
+
+int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
+  pthread_mutex_lock(&el->sync_mu);
+  int rc = sync_locked(el, mode, view, err);
+  pthread_mutex_unlock(&el->sync_mu);
+  if (rc != BFH_OK || !el->sync || mode == LDB_SYNC_VIEW) return rc;
+  return index_sync_run(el->sync, mode == LDB_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
+                        LDB_BG_MIN_AGE_NS, err);
+}
+
+/* ---- The background thread -------------------------------------------------------------- */
+
+static void *bg_main(void *arg) {
+  engine_leveldb_t *el = arg;
+  pthread_mutex_lock(&el->bg_mu);
+  while (!el->bg_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + LDB_BG_PERIOD_NS;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_cond_timedwait(&el->bg_cv, &el->bg_mu, &ts);
+    if (el->bg_stop) break;
+    pthread_mutex_unlock(&el->bg_mu);
+    err_t err;
+    ldb_sync(el, LDB_SYNC_BG, NULL, &err); /* a failure is seen (and reported) by a search */
+    pthread_mutex_lock(&el->bg_mu);
+  }
+  pthread_mutex_unlock(&el->bg_mu);
+  return NULL;
+}
+
+int ldb_bg_start(engine_leveldb_t *el, err_t *err) {
+  if (!el->sync) return BFH_OK; /* nothing to index: logs are read by views */
+  if (pthread_create(&el->bg, NULL, bg_main, el) != 0)
+    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", el->path);
+  el->bg_started = 1;
+  return BFH_OK;
+}
+
+void ldb_bg_stop(engine_leveldb_t *el) {
+  if (!el->bg_started) return;
+  pthread_mutex_lock(&el->bg_mu);
+  el->bg_stop = 1;
+  pthread_cond_signal(&el->bg_cv);
+  pthread_mutex_unlock(&el->bg_mu);
+  pthread_join(el->bg, NULL);
+  el->bg_started = 0;
+}

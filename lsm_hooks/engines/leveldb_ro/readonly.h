@@ -1,0 +1,64 @@
+/* The read-only LevelDB engine (bfh_options.read_only): searches a LevelDB database that
+ * another program holds open, without LevelDB and without writing into its directory.
+ *
+ * It never calls leveldb_open (which would take the LOCK, rotate the LOG, write a MANIFEST
+ * and turn the logs into a table). It reads, with bfh's own readers: CURRENT, the MANIFEST it
+ * names (version_edit.h: replayed to the live file set, then read on from where it stopped),
+ * the live tables (table.h) and the live logs (log.h). The value filters of the tables live in
+ * memory, and with an index directory also in <index_dir>/bfh-filters/ (leaf_cache.h) next to
+ * <index_dir>/BFH-PARAMS (db_params.h). The consistency argument is at the top of readonly.c.
+ */
+#ifndef BFH_LSM_HOOKS_LEVELDB_READONLY_H
+#define BFH_LSM_HOOKS_LEVELDB_READONLY_H
+
+#include <stdint.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/index/index_sync.h"
+#include "lsm_hooks/search/search_plan.h"
+#include "lsm_hooks/index/value_index.h"
+#include "util/err.h"
+
+struct lsm_io;
+
+/* Reads of the MANIFEST and the logs, and searches, tried before BFH_E_BUSY: each retry
+   follows a change the owner made meanwhile (a compaction, a memtable flush). */
+#define ENGINE_LEVELDB_RO_ATTEMPTS 16
+
+/* Opens the LevelDB database in path read-only. opt->index_dir (may be NULL: memory only)
+   is created if missing (with its parents) and gets the filter cache. io: bfh's file
+   accesses (NULL: the real I/O layer); sync: borrowed, NULL with value filters off. On
+   BFH_OK *e is new (close with e->ops->close). BFH_E_INVALID if path holds no LevelDB
+   database (no CURRENT) or holds a bfh own-engine database; nothing is created in path. */
+int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+                           index_sync_t *sync, engine_t **e, err_t *err);
+
+/* bfh_search on a read-only engine (c->engine): search_execute of the planned q, repeated
+   (same plan, same hash) from a newer MANIFEST when a file of the version it read vanished
+   under it (at most ENGINE_LEVELDB_RO_ATTEMPTS times, then BFH_E_BUSY); the keys of the
+   attempt that completed are reported to fn afterwards, each once. */
+int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
+                             void *arg, bfh_search_stats *st, err_t *err);
+
+/* Tests: fn(arg, number) runs before every read of a table file (scans, gets), so that a
+   test can make the file vanish there. NULL removes the hook. */
+void engine_leveldb_ro_set_read_hook(engine_t *e, void (*fn)(void *arg, uint64_t number),
+                                     void *arg);
+
+/* Tests: fn(arg) runs in every refresh between its log reads and its second MANIFEST read
+   (steps 2 and 3 at the top of readonly.c), so that a test can make the owner flush its
+   memtable there. NULL removes the hook. */
+void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg);
+
+/* How many refreshes and searches started over because the database changed under them. */
+uint64_t engine_leveldb_ro_retries(engine_t *e);
+
+/* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
+uint64_t engine_leveldb_ro_pinned(engine_t *e);
+/* Tests: hold at most n table files open from the next refresh on, which makes a new state
+   (the default is half of the process's RLIMIT_NOFILE); 0 turns pinning off, so that a table
+   compacted away under a search makes the search start over. */
+void engine_leveldb_ro_set_pin_max(engine_t *e, uint64_t n);
+
+#endif

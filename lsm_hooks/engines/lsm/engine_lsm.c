@@ -1,0 +1,418 @@
+/* engine_t over bfh's own LSM engine (lsm/db.h), with the value-filter table-build hook.
+ *
+ * The hook (value_hook.c) reports every table the engine builds, installs and drops to
+ * index_sync. At open the engine reports its live tables, and index_sync reads each one's
+ * "bfh.value_filter" meta block through read_leaf below; a table whose filter is missing or
+ * unreadable gets no leaf, and search then scans it always (it is never skipped). A view is
+ * an lsm snapshot.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lsm/db.h"
+#include "lsm/repair.h"
+#include "lsm_hooks/api/db_params.h"
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/lsm/engine_lsm.h"
+#include "lsm_hooks/engines/lsm/value_hook.h"
+
+typedef struct engine_lsm {
+  engine_t base;
+  lsm_db_t *db;
+  index_sync_t *sync; /* borrowed; NULL when value filters are off */
+  value_hook_t *hook; /* NULL when value filters are off */
+  engine_lsm_open_stats_t open_stats;
+} engine_lsm_t;
+
+struct engine_view {
+  lsm_snapshot_t *snap;
+  engine_table_t *tables;
+  size_t n;
+};
+
+static int e_close(engine_t *e, err_t *err) {
+  engine_lsm_t *el = (engine_lsm_t *)e;
+  if (!el) return BFH_OK;
+  int rc = lsm_close_err(el->db, err);
+  value_hook_destroy(el->hook);
+  free(el);
+  return rc;
+}
+
+static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  return lsm_put(((engine_lsm_t *)e)->db, key, key_len, val, val_len, err);
+}
+
+static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  return lsm_delete(((engine_lsm_t *)e)->db, key, key_len, err);
+}
+
+/* Reads the newest version, also under a search's view (engine.h). */
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
+  (void)view;
+  return lsm_get(((engine_lsm_t *)e)->db, key, key_len, val, val_len, err);
+}
+
+static int e_flush(engine_t *e, err_t *err) {
+  return lsm_flush(((engine_lsm_t *)e)->db, err);
+}
+
+static int e_view_acquire(engine_t *e, engine_view_t **out, err_t *err) {
+  engine_lsm_t *el = (engine_lsm_t *)e;
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "search: out of memory for a view");
+  v->snap = lsm_snapshot_acquire(el->db);
+  if (!v->snap) {
+    free(v);
+    return err_set(err, BFH_E_NOMEM, "search: out of memory for a snapshot");
+  }
+  const lsm_table_info_t *ti;
+  v->n = lsm_snapshot_tables(v->snap, &ti);
+  v->tables = malloc((v->n ? v->n : 1) * sizeof *v->tables);
+  if (!v->tables) {
+    lsm_snapshot_release(v->snap);
+    free(v);
+    return err_set(err, BFH_E_NOMEM, "search: out of memory for a view");
+  }
+  for (size_t i = 0; i < v->n; i++) {
+    v->tables[i].number = ti[i].number;
+    v->tables[i].size = ti[i].size;
+    v->tables[i].level = ti[i].level;
+  }
+  *out = v;
+  return BFH_OK;
+}
+
+static void e_view_release(engine_t *e, engine_view_t *v) {
+  (void)e;
+  if (!v) return;
+  lsm_snapshot_release(v->snap);
+  free(v->tables);
+  free(v);
+}
+
+static size_t e_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->n;
+}
+
+typedef struct match_ctx {
+  const void *val;
+  size_t len;
+  engine_match_fn fn;
+  void *arg;
+} match_ctx_t;
+
+static int visit_match(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
+                       uint64_t seq, int type) {
+  (void)seq;
+  match_ctx_t *m = arg;
+  if (!engine_value_matches(type == LSM_TYPE_VALUE, val, val_len, m->val, m->len)) return 0;
+  return m->fn(m->arg, key, key_len);
+}
+
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
+                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err) {
+  (void)e;
+  match_ctx_t m = {val, val_len, fn, arg};
+  lsm_scan_stats_t ls = {0, 0};
+  int rc = lsm_snapshot_scan_value(v->snap, number, val, val_len, visit_match, &m, &ls, err);
+  if (st) {
+    st->entries += ls.entries;
+    st->bytes_read += ls.bytes_read;
+  }
+  return rc;
+}
+
+static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  match_ctx_t m = {val, val_len, fn, arg};
+  lsm_scan_stats_t ls = {0, 0};
+  int rc = lsm_snapshot_scan_memtables(v->snap, visit_match, &m, &ls, err);
+  if (st) st->entries += ls.entries;
+  return rc;
+}
+
+static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  (void)e;
+  match_ctx_t m = {val, val_len, fn, arg};
+  lsm_scan_stats_t ls = {0, 0};
+  int rc = lsm_snapshot_scan_value_blocks(v->snap, number, refs, n, val, val_len, visit_match, &m,
+                                          &ls, err);
+  st->entries += ls.entries;
+  st->bytes_read += ls.bytes_read;
+  return rc;
+}
+
+static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
+  (void)e;
+  match_ctx_t m = {val, val_len, fn, arg};
+  lsm_scan_stats_t ls = {0, 0};
+  int rc =
+      lsm_snapshot_find_memtables_value(v->snap, val, val_len, hash, visit_match, &m, &ls, err);
+  st->entries += ls.entries;
+  return rc;
+}
+
+/* ---- Ordered iteration: lsm_iter_t (a consistent view taken at its creation) ---------- */
+
+typedef struct lsm_engine_iter {
+  engine_iter_t base;
+  lsm_iter_t *it;
+} lsm_engine_iter_t;
+
+#define LIT(it) (((const lsm_engine_iter_t *)(it))->it)
+
+static void it_destroy(engine_iter_t *it) {
+  if (!it) return;
+  lsm_iter_destroy(LIT(it));
+  free(it);
+}
+static void it_seek_first(engine_iter_t *it) {
+  lsm_iter_seek_first(LIT(it));
+}
+static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
+  lsm_iter_seek(LIT(it), key, key_len);
+}
+static int it_valid(const engine_iter_t *it) {
+  return lsm_iter_valid(LIT(it));
+}
+static void it_next(engine_iter_t *it) {
+  lsm_iter_next(LIT(it));
+}
+static const void *it_key(const engine_iter_t *it, size_t *len) {
+  return lsm_iter_key(LIT(it), len);
+}
+static const void *it_value(const engine_iter_t *it, size_t *len) {
+  return lsm_iter_value(LIT(it), len);
+}
+static int it_status(const engine_iter_t *it, err_t *err) {
+  return lsm_iter_status(LIT(it), err);
+}
+
+static const engine_iter_ops_t lsm_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
+                                               it_next,    it_key,        it_value, it_status};
+
+static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
+  lsm_engine_iter_t *it = calloc(1, sizeof *it);
+  if (it) it->it = lsm_iter_create(((engine_lsm_t *)e)->db);
+  if (!it || !it->it) {
+    free(it);
+    return err_set(err, BFH_E_NOMEM, "iterator: out of memory");
+  }
+  it->base.ops = &lsm_iter_ops;
+  *out = &it->base;
+  return BFH_OK;
+}
+
+static void e_stats(engine_t *e, bfh_db_stats *st) {
+  lsm_stats_t ls;
+  lsm_get_stats(((engine_lsm_t *)e)->db, &ls);
+  st->bytes_written = ls.bytes_written;
+}
+
+static const engine_ops_t lsm_ops = ENGINE_OPS("lsm");
+
+/* The block filter of table `number` from its "bfh.block_filter" meta block into out; a
+   table built without one (block filters off, or made before them) has none. */
+static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out) {
+  void *data = NULL;
+  size_t size = 0;
+  uint64_t offset;
+  int rc = lsm_table_read_meta(el->db, number, VALUE_HOOK_BLOCKS_META_NAME, &data, &size, &offset,
+                               &out->blocks_err);
+  if (rc == BFH_OK) rc = block_filter_deserialize(data, size, &out->blocks, &out->blocks_err);
+  free(data);
+  out->bytes_read += size;
+  if (rc == BFH_NOT_FOUND) err_clear(&out->blocks_err);
+  if (rc != BFH_OK && rc != BFH_NOT_FOUND)
+    err_prefix(&out->blocks_err, "table %llu: block filter: ", (unsigned long long)number);
+}
+
+/* index_source_t.read_leaf: the filters stored in the table's meta blocks. */
+static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                     index_leaf_read_t *out, err_t *err) {
+  engine_lsm_t *el = ctx;
+  void *data = NULL;
+  size_t size = 0;
+  int rc =
+      lsm_table_read_meta(el->db, number, VALUE_HOOK_META_NAME, &data, &size, &out->offset, err);
+  out->bytes_read = size;
+  if (rc == BFH_OK) rc = value_filter_deserialize(data, size, &out->filter, err);
+  free(data);
+  if (rc == BFH_NOT_FOUND) /* the table has no filter block: never read again, always scanned */
+    rc = err_set(err, BFH_E_CORRUPT, "table %llu: no value filter", (unsigned long long)number);
+  if (rc != BFH_OK) return rc;
+  char tpath[4096];
+  lsm_table_path(el->db, number, tpath, sizeof tpath);
+  if (!(out->path = strdup(tpath))) {
+    value_filter_destroy(out->filter);
+    out->filter = NULL;
+    return err_set(err, BFH_E_NOMEM, "table %llu: out of memory", (unsigned long long)number);
+  }
+  if (p->block_bits) read_blocks(el, number, out);
+  return BFH_OK;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The live tables were reported at open (lsm/table_hook.h): read their filters now. */
+static int index_live_tables(engine_lsm_t *el, err_t *err) {
+  uint64_t t0 = now_ns();
+  index_source_t src = {.read_leaf = read_leaf, .ctx = el};
+  int rc = index_sync_set_source(el->sync, &src, err);
+  if (rc == BFH_OK) rc = index_sync_run(el->sync, INDEX_RUN_ALL, 0, err);
+  index_sync_stats_t st;
+  index_sync_get_stats(el->sync, &st);
+  el->open_stats.read_ns = st.read_ns;
+  el->open_stats.tables_indexed = st.tables_read;
+  el->open_stats.tables_unindexed = st.tables_unreadable + st.add_errors;
+  lsm_snapshot_t *snap = lsm_snapshot_acquire(el->db);
+  if (snap) {
+    const lsm_table_info_t *ti;
+    el->open_stats.tables_live = lsm_snapshot_tables(snap, &ti);
+    lsm_snapshot_release(snap);
+  }
+  el->open_stats.rebuild_ns = now_ns() - t0;
+  return rc;
+}
+
+int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, err_t *err) {
+  return engine_lsm_open_replaying(path, opt, io, sync, NULL, NULL, e, err);
+}
+
+typedef struct replay_ctx {
+  engine_replay_fn fn;
+  void *arg;
+} replay_ctx_t;
+
+static int replay_one(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
+                      uint64_t seq, int type) {
+  (void)seq;
+  replay_ctx_t *r = arg;
+  return r->fn(r->arg, key, key_len, val, val_len, type == LSM_TYPE_VALUE);
+}
+
+int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct lsm_io *io,
+                           index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
+                           engine_t **e, err_t *err) {
+  replay_ctx_t r = {replay, replay_arg}; /* replays run inside the open only */
+  return engine_lsm_open_replaying(path, opt, io, sync, replay ? replay_one : NULL, &r, e, err);
+}
+
+int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
+                              index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
+                              engine_t **e, err_t *err) {
+  engine_lsm_t *el = calloc(1, sizeof *el);
+  if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
+  el->base.ops = &lsm_ops;
+  el->sync = sync;
+  lsm_options_t lo;
+  lsm_options_init(&lo);
+  lo.create_if_missing = opt->create_if_missing;
+  lo.memtable_bytes = opt->memtable_bytes;
+  lo.table_bytes = opt->table_bytes;
+  lo.key_bits_per_key = opt->key_bits_per_key;
+  lo.sync = opt->sync;
+  lo.io = io;
+  lo.memtable_value_index = opt->value_filters && opt->memtable_index;
+  lo.replay = replay;
+  lo.replay_arg = replay_arg;
+  lo.marker_file = DB_PARAMS_FILE; /* written after the first open: CURRENT existed */
+  if (sync) {
+    const value_index_params_t *p = index_sync_params(sync);
+    lo.memtable_value_seed = p->seed; /* a search's one hash finds the memtables' entries */
+    el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);
+    if (!el->hook) {
+      free(el);
+      return err_prefix(err, "%s: ", path);
+    }
+    lo.hook = value_hook_table_hook(el->hook);
+  }
+  int rc = lsm_open(path, &lo, &el->db, err);
+  if (rc != BFH_OK) {
+    value_hook_destroy(el->hook);
+    free(el);
+    return rc;
+  }
+  if (sync) {
+    rc = index_live_tables(el, err);
+    if (rc != BFH_OK) {
+      e_close(&el->base, NULL);
+      return err_prefix(err, "%s: ", path);
+    }
+  }
+  *e = &el->base;
+  return BFH_OK;
+}
+
+int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                      err_t *err) {
+  db_params_t params = {opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+  int write_params = 0;
+  value_hook_t *hook = NULL;
+  lsm_options_t lo;
+  lsm_options_init(&lo);
+  lo.table_bytes = opt->table_bytes;
+  lo.key_bits_per_key = opt->key_bits_per_key;
+  if (opt->value_filters) {
+    err_t e;
+    int rc = db_params_read(lsm_io_default(), path, &params, &e);
+    if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
+      *err = e;
+      return rc;
+    }
+    if (rc != BFH_OK) { /* missing or damaged: the caller's parameters */
+      params = (db_params_t){opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+      write_params = 1;
+    }
+    /* Every table repair writes gets its filter; there is no index to report to. */
+    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, opt->block_filter_bits,
+                                   path, err)))
+      return err->code ? err->code : BFH_E_NOMEM;
+    lo.hook = value_hook_table_hook(hook);
+  }
+  lsm_repair_stats_t st;
+  memset(&st, 0, sizeof st);
+  int rc = lsm_repair(path, &lo, &st, err);
+  value_hook_destroy(hook);
+  if (rc == BFH_OK && write_params) rc = db_params_write(lsm_io_default(), path, &params, err);
+  *rep = (bfh_repair_report){.logs = st.logs,
+                             .log_records = st.log_records,
+                             .log_bytes_dropped = st.log_bytes_dropped,
+                             .tables = st.tables,
+                             .tables_damaged = st.tables_damaged,
+                             .tables_lost = st.tables_lost,
+                             .blocks_dropped = st.blocks_dropped,
+                             .keys_out = st.keys_out,
+                             .tables_out = st.tables_out,
+                             .files_moved = st.files_moved,
+                             .params_rewritten = rc == BFH_OK && write_params};
+  return rc;
+}
+
+void engine_lsm_get_open_stats(const engine_t *e, engine_lsm_open_stats_t *st) {
+  *st = ((const engine_lsm_t *)e)->open_stats;
+}
+
+int engine_lsm_wait_idle(engine_t *e, err_t *err) {
+  return lsm_wait_idle(((engine_lsm_t *)e)->db, err);
+}
+
+lsm_db_t *engine_lsm_db(engine_t *e) {
+  return ((engine_lsm_t *)e)->db;
+}

@@ -1,0 +1,42 @@
+/* The own engine (engine_lsm.c): its engine_kind_t entry points, and extras beyond engine.h:
+ * what indexing the live tables at open cost, and access to the lsm_db_t for tests and
+ * benchmarks. REQUIRES for every function taking e: e was opened by engine_lsm_open.
+ */
+#ifndef BFH_LSM_HOOKS_ENGINE_LSM_H
+#define BFH_LSM_HOOKS_ENGINE_LSM_H
+
+#include <stdint.h>
+
+#include "lsm/db.h"
+#include "lsm_hooks/engines/engine.h"
+
+typedef struct engine_lsm_open_stats {
+  uint64_t tables_live;      /* live tables at open */
+  uint64_t tables_indexed;   /* leaves read from the tables' filter blocks */
+  uint64_t tables_unindexed; /* tables without a readable filter (always scanned) */
+  uint64_t read_ns;          /* reading and parsing the filter blocks */
+  uint64_t rebuild_ns;       /* the whole rebuild (reading + hierarchy + sliced index) */
+} engine_lsm_open_stats_t;
+
+void engine_lsm_get_open_stats(const engine_t *e, engine_lsm_open_stats_t *st);
+int engine_lsm_wait_idle(engine_t *e, err_t *err);
+lsm_db_t *engine_lsm_db(engine_t *e); /* borrowed */
+
+/* The engine_kind_t entry points (engine.h). open: every file access of the engine goes
+   through io. repair: lsm_repair with a value hook, so that every table it writes has its
+   filter; BFH-PARAMS that is missing or damaged is written from opt. */
+int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, err_t *err);
+/* engine_lsm_open with lsm_options.replay (lsm/db.h): replay(replay_arg, ...) sees every
+   record the open replays from the write-ahead logs. */
+int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
+                              index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
+                              engine_t **e, err_t *err);
+/* engine_kind_t.open_replaying (engine.h): engine_lsm_open_replaying with the engine's
+   replay callback. */
+int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct lsm_io *io,
+                           index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
+                           engine_t **e, err_t *err);
+int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+
+#endif

@@ -1,0 +1,161 @@
+/* The value-filter table-build hook; see value_hook.h. */
+#include "lsm_hooks/engines/lsm/value_hook.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/table.h"
+
+struct value_hook {
+  index_sync_t *sync; /* borrowed; may be NULL */
+  uint64_t m, seed;
+  uint32_t k;
+  uint32_t block_bits; /* bits per value of the block filters; 0: none */
+  char *dir;           /* owned */
+  lsm_table_hook_t hook;
+  _Atomic uint64_t built, failed, values;
+};
+
+typedef struct table_state {
+  value_hook_t *h;
+  uint64_t number;
+  value_filter_t *filter;         /* owned until handed to the index */
+  block_filter_builder_t *blocks; /* owned; NULL without block filters */
+  block_filter_t *block_filter;   /* owned until handed to the index */
+  int nomem;                      /* the block filter builder ran out of memory */
+  uint8_t *ser[2];                /* serialized leaf and block filter, owned */
+  uint64_t values;
+  lsm_meta_block_t meta[2];
+} table_state_t;
+
+static void state_free(table_state_t *s) {
+  value_filter_destroy(s->filter);
+  block_filter_builder_destroy(s->blocks);
+  block_filter_destroy(s->block_filter);
+  free(s->ser[0]);
+  free(s->ser[1]);
+  free(s);
+}
+
+static void *hook_begin(void *ctx, uint64_t file_number) {
+  value_hook_t *h = ctx;
+  table_state_t *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->h = h;
+  s->number = file_number;
+  s->filter = value_filter_create(h->m, h->k, h->seed);
+  if (h->block_bits) s->blocks = block_filter_builder_create(h->block_bits);
+  if (!s->filter || (h->block_bits && !s->blocks)) {
+    state_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void hook_add(void *state, const void *key, size_t key_len, const void *val, size_t val_len,
+                     uint64_t seq, int type) {
+  (void)key, (void)key_len, (void)seq;
+  table_state_t *s = state;
+  if (type != LSM_TYPE_VALUE) return;
+  uint64_t hash = bfh_value_hash(val, val_len, s->filter->seed);
+  value_filter_add_hash(s->filter, hash);
+  if (s->blocks && block_filter_builder_add(s->blocks, hash) != BFH_OK) s->nomem = 1;
+  s->values++;
+}
+
+static void hook_block_written(void *state, uint64_t offset, uint64_t size) {
+  table_state_t *s = state;
+  if (s->blocks && block_filter_builder_end_block(s->blocks, offset, size) != BFH_OK) s->nomem = 1;
+}
+
+static int hook_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) {
+  table_state_t *s = state;
+  if (s->nomem) return BFH_E_NOMEM;
+  size_t leaf_size = value_filter_serialized_size(s->filter->m);
+  if (!(s->ser[0] = malloc(leaf_size))) return BFH_E_NOMEM;
+  value_filter_serialize(s->filter, s->ser[0]);
+  s->meta[0] = (lsm_meta_block_t){VALUE_HOOK_META_NAME, s->ser[0], leaf_size};
+  *blocks = s->meta;
+  *n = 1;
+  if (!s->blocks) return BFH_OK;
+  err_t err;
+  int rc = block_filter_builder_finish(s->blocks, &s->block_filter, &err);
+  if (rc != BFH_OK) return rc;
+  size_t size = block_filter_serialized_size(s->block_filter);
+  if (!(s->ser[1] = malloc(size))) return BFH_E_NOMEM;
+  block_filter_serialize(s->block_filter, s->ser[1]);
+  s->meta[1] = (lsm_meta_block_t){VALUE_HOOK_BLOCKS_META_NAME, s->ser[1], size};
+  *n = 2;
+  return BFH_OK;
+}
+
+static void hook_end(void *state, const uint64_t *block_offsets) {
+  table_state_t *s = state;
+  value_hook_t *h = s->h;
+  if (block_offsets && s->ser[0]) {
+    atomic_fetch_add(&h->built, 1);
+    atomic_fetch_add(&h->values, s->values);
+    if (h->sync) {
+      char path[4096];
+      table_file_path(h->dir, s->number, path, sizeof path);
+      index_sync_table_built(h->sync, s->number, s->filter, s->block_filter, path,
+                             block_offsets[0]);
+      s->filter = NULL; /* index_sync owns them now */
+      s->block_filter = NULL;
+    }
+  } else {
+    atomic_fetch_add(&h->failed, 1);
+  }
+  state_free(s);
+}
+
+static void hook_table_added(void *ctx, uint64_t file_number, uint64_t size) {
+  value_hook_t *h = ctx;
+  if (h->sync) index_sync_table_added(h->sync, file_number, size);
+}
+
+static void hook_table_removed(void *ctx, uint64_t file_number) {
+  value_hook_t *h = ctx;
+  if (h->sync) index_sync_table_removed(h->sync, file_number);
+}
+
+value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint64_t seed,
+                                uint32_t block_bits, const char *dir, err_t *err) {
+  value_hook_t *h = calloc(1, sizeof *h);
+  if (!h || !(h->dir = strdup(dir))) {
+    free(h);
+    err_set(err, BFH_E_NOMEM, "value hook: out of memory");
+    return NULL;
+  }
+  h->sync = sync;
+  h->m = m;
+  h->k = k;
+  h->seed = seed;
+  h->block_bits = block_bits;
+  h->hook.ctx = h;
+  h->hook.begin = hook_begin;
+  h->hook.add = hook_add;
+  h->hook.block_written = hook_block_written;
+  h->hook.finish = hook_finish;
+  h->hook.end = hook_end;
+  h->hook.table_added = hook_table_added;
+  h->hook.table_removed = hook_table_removed;
+  return h;
+}
+
+void value_hook_destroy(value_hook_t *h) {
+  if (!h) return;
+  free(h->dir);
+  free(h);
+}
+
+const lsm_table_hook_t *value_hook_table_hook(value_hook_t *h) {
+  return &h->hook;
+}
+
+void value_hook_get_stats(value_hook_t *h, value_hook_stats_t *st) {
+  st->tables_built = atomic_load(&h->built);
+  st->tables_failed = atomic_load(&h->failed);
+  st->values_added = atomic_load(&h->values);
+}

@@ -1,0 +1,132 @@
+/* The block filters of the live tables; see block_index.h. An id_map from table number to
+ * filter pointer under a rwlock: probes (searches) share it, puts and removes (index_sync,
+ * a few per flush or compaction) take it alone. */
+#include "lsm_hooks/index/block_index.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bfh.h"
+#include "hierarchy/id_map.h"
+
+struct block_index {
+  pthread_rwlock_t lock;
+  id_map_t filters; /* number -> block_filter_t * (owned) */
+  block_index_stats_t st;
+};
+
+void block_refs_release(block_refs_t *r) {
+  free(r->v);
+  free(r->scratch);
+  *r = (block_refs_t){0};
+}
+
+block_index_t *block_index_create(void) {
+  block_index_t *bi = calloc(1, sizeof *bi);
+  if (!bi) return NULL;
+  if (pthread_rwlock_init(&bi->lock, NULL)) {
+    free(bi);
+    return NULL;
+  }
+  id_map_init(&bi->filters);
+  return bi;
+}
+
+void block_index_destroy(block_index_t *bi) {
+  if (!bi) return;
+  for (size_t i = 0; i < bi->filters.cap; i++)
+    if (bi->filters.used[i]) block_filter_destroy((block_filter_t *)bi->filters.slots[i].value);
+  id_map_release(&bi->filters);
+  pthread_rwlock_destroy(&bi->lock);
+  free(bi);
+}
+
+static block_filter_t *find(const block_index_t *bi, uint64_t number) {
+  uint64_t v;
+  return id_map_get(&bi->filters, number, &v) ? (block_filter_t *)(uintptr_t)v : NULL;
+}
+
+static void count(block_index_t *bi, const block_filter_t *f, int sign) {
+  bi->st.tables += (uint64_t)sign;
+  bi->st.bytes += (uint64_t)sign * block_filter_memory(f);
+  bi->st.values += (uint64_t)sign * block_filter_values(f);
+}
+
+int block_index_put(block_index_t *bi, uint64_t number, block_filter_t *f) {
+  pthread_rwlock_wrlock(&bi->lock);
+  block_filter_t *old = find(bi, number);
+  int rc = id_map_put(&bi->filters, number, (uint64_t)(uintptr_t)f);
+  if (rc == BFH_OK) {
+    if (old) count(bi, old, -1);
+    count(bi, f, 1);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+  block_filter_destroy(rc == BFH_OK ? old : f);
+  return rc;
+}
+
+void block_index_remove(block_index_t *bi, uint64_t number) {
+  pthread_rwlock_wrlock(&bi->lock);
+  block_filter_t *old = find(bi, number);
+  if (old) {
+    id_map_del(&bi->filters, number);
+    count(bi, old, -1);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+  block_filter_destroy(old);
+}
+
+void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *why) {
+  block_index_remove(bi, number);
+  pthread_rwlock_wrlock(&bi->lock);
+  bi->st.damaged++;
+  snprintf(bi->st.last_damaged, sizeof bi->st.last_damaged, "%.255s", why->msg);
+  pthread_rwlock_unlock(&bi->lock);
+}
+
+int block_index_has(block_index_t *bi, uint64_t number) {
+  pthread_rwlock_rdlock(&bi->lock);
+  int has = find(bi, number) != NULL;
+  pthread_rwlock_unlock(&bi->lock);
+  return has;
+}
+
+/* Room for n refs and n scratch indexes. */
+static int refs_reserve(block_refs_t *r, size_t n) {
+  if (n > r->cap) {
+    block_ref_t *v = realloc(r->v, n * sizeof *v);
+    if (!v) return BFH_E_NOMEM;
+    r->v = v;
+    r->cap = n;
+  }
+  if (n > r->scratch_cap) {
+    uint32_t *s = realloc(r->scratch, n * sizeof *s);
+    if (!s) return BFH_E_NOMEM;
+    r->scratch = s;
+    r->scratch_cap = n;
+  }
+  return BFH_OK;
+}
+
+int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, block_refs_t *out,
+                      uint32_t *blocks) {
+  out->n = 0;
+  pthread_rwlock_rdlock(&bi->lock);
+  const block_filter_t *f = find(bi, number);
+  int rc = !f ? BFH_NOT_FOUND : refs_reserve(out, block_filter_blocks(f));
+  if (rc == BFH_OK) {
+    uint32_t n = block_filter_probe(f, value_hash, out->scratch);
+    for (uint32_t i = 0; i < n; i++) out->v[i] = block_filter_ref(f, out->scratch[i]);
+    out->n = n;
+    if (blocks) *blocks = block_filter_blocks(f);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+  return rc;
+}
+
+void block_index_get_stats(block_index_t *bi, block_index_stats_t *st) {
+  pthread_rwlock_rdlock(&bi->lock);
+  *st = bi->st;
+  pthread_rwlock_unlock(&bi->lock);
+}

@@ -1,0 +1,77 @@
+/* leaf_cache: the sidecar cache of leaves, one file per table, for engines whose tables
+ * cannot carry bfh's value filter (stock LevelDB). index_sync.c is its only user.
+ *
+ * The cache keeps the filters of indexed tables in <db>/bfh-filters/NNNNNN.vf so that
+ * reopening a large database does not reread every table, and with leaves on disk the file
+ * is the leaf the index reads. A file holds the table's leaf and, optionally, its block
+ * filter (filters/block_filter.h). A cache file is bound to the bytes of its table: its
+ * header holds the table's number, size and tag, a digest of the table's contents
+ * (lsm_hooks/leveldb_format/ldb_table.h, ldb_table_tag), taken from the bytes the filters were built
+ * from. Number and size alone do not name a table: a database destroyed and made again in the
+ * same directory reuses both. A file whose tag is not the table's tag of now, that does not
+ * parse, fails a checksum, was made with other m, k or seed, or is of an older version (1 and
+ * 2 held no tag) is stale: it is rebuilt from the table, never trusted. LevelDB ignores the
+ * subdirectory (its file names never parse as LevelDB names).
+ *
+ * Cache file layout (little-endian; doc/format.md "LevelDB filter cache (sidecar)"):
+ *   magic "BFHC" (4 bytes) | version fixed32 (3) | table number fixed64 | table size fixed64
+ *   | table tag fixed64 | flags fixed32 | crc32c fixed32 (masked, over the 36 bytes before it)
+ *   | serialized value filter (filters/value_filter.h, with its own crc) at offset 40
+ *   | with flag LEAF_CACHE_HAS_BLOCKS: serialized block filter (filters/block_filter.h, with
+ *     its own crc) to the end of the file
+ * flags: bit 0 LEAF_CACHE_HAS_BLOCKS; the others reserved, 0 (a cache file with any of them
+ * set is stale).
+ * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
+ * Every file access goes through the lsm_io_t given (borrowed; lsm/io.h).
+ */
+#ifndef BFH_LSM_HOOKS_LEAF_CACHE_H
+#define BFH_LSM_HOOKS_LEAF_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filters/block_filter.h"
+#include "filters/value_filter.h"
+#include "lsm/io.h"
+#include "util/err.h"
+
+#define LEAF_CACHE_DIR "bfh-filters"
+#define LEAF_CACHE_MAGIC "BFHC"
+#define LEAF_CACHE_VERSION 3u
+#define LEAF_CACHE_HAS_BLOCKS 1u /* flags: a block filter follows the leaf */
+#define LEAF_CACHE_HEADER_BYTES 40
+
+/* The identity of a table a cache file is made for: its number, its size and its tag. */
+typedef struct leaf_cache_table {
+  uint64_t number, size, tag;
+} leaf_cache_table_t;
+
+/* Loads the cache file at path for table t with parameters (m, k, seed).
+   On BFH_OK, *out is a new filter owned by the caller, and *blocks the file's block filter
+   (new, owned by the caller) or NULL if it has none. blocks may be NULL: the block filter is
+   then checked and dropped. Whether a block filter was built with the bits per value the
+   caller wants is the caller's to check. BFH_NOT_FOUND if the file does not exist;
+   BFH_E_CORRUPT (stale: made for another table, by number, size or tag, of an older version,
+   or damaged, in the leaf or the block filter: rebuild it) or BFH_E_IO with a message naming
+   the file. */
+int leaf_cache_load(lsm_io_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+                    uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
+                    err_t *err);
+
+/* Writes the cache file at path for table t durably: path.tmp is written and fdatasynced,
+   renamed to path, and the directory fsynced (a leaf on disk lives in this file once it is
+   added, so it must survive a crash; a torn file would fail its checksum and be rebuilt
+   anyway). On failure path.tmp is removed and the message names the file. The filters are
+   borrowed; blocks may be NULL (a file without a block filter). t->tag must be the tag of the
+   bytes the filters were built from. */
+int leaf_cache_store(lsm_io_t *io, const char *path, const leaf_cache_table_t *t,
+                     const value_filter_t *f, const block_filter_t *blocks, err_t *err);
+
+/* leaf_cache_store in two steps, for a cache file written later than its filter is
+   made: encode makes the file's bytes (*out malloc'd, the caller frees it; *len its size),
+   write writes them at path as leaf_cache_store does. */
+int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
+                      const block_filter_t *blocks, uint8_t **out, size_t *len, err_t *err);
+int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err);
+
+#endif

@@ -1,0 +1,123 @@
+/* value_index_t: the leaves (one value filter per live table), the hierarchy over them and
+ * the bit-sliced index, kept in step with the tables an engine adds and removes.
+ *
+ * Its only writer is lsm_hooks/index/index_sync.c, which calls value_index_add() when a table
+ * with a value filter becomes live and value_index_remove() when it leaves the live version
+ * (engines report those events to index_sync, never to the index). Both go through the
+ * hierarchy's incremental insert/remove and the sliced index's add/remove; nothing is
+ * rebuilt whole.
+ *
+ * Leaves in memory (default): the index owns each leaf's filter words. Leaves on disk (the
+ * paper's setting): the index keeps only where the serialized filter lives (file path and
+ * offset, filters/value_filter.h layout) and reads the k words a probe needs from there.
+ *
+ * Thread-safe: adds/removes take a write lock; candidate queries a read lock.
+ */
+#ifndef BFH_LSM_HOOKS_VALUE_INDEX_H
+#define BFH_LSM_HOOKS_VALUE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfh.h"
+#include "filters/hash.h"
+#include "hierarchy/hierarchy.h"
+#include "lsm_hooks/index/block_index.h"
+#include "filters/value_filter.h"
+#include "util/err.h"
+#include "util/vec.h"
+
+typedef struct value_index value_index_t;
+
+typedef struct value_index_params {
+  uint64_t m;         /* filter bits */
+  uint32_t k;         /* hash functions */
+  uint64_t seed;      /* value hash seed */
+  uint32_t order;     /* hierarchy order d */
+  int leaves_on_disk; /* a bfh_leaves: 0 in memory; 1 on disk, k words read per probe; 2 on
+                         disk, the whole filter read per probe */
+  hierarchy_placement_t placement;
+  uint32_t block_bits; /* bits per value of the tables' block filters; 0: none built */
+} value_index_params_t;
+
+/* Returns a new empty index, or NULL on bad parameters / no memory (message in err).
+   Client calls value_index_destroy(). */
+value_index_t *value_index_create(const value_index_params_t *p, err_t *err);
+void value_index_destroy(value_index_t *vi); /* NULL allowed */
+const value_index_params_t *value_index_params(const value_index_t *vi);
+
+/* Adds the leaf of table `number`. Takes ownership of filter (whose m, k and seed must
+   match the index: BFH_E_INVALID otherwise). path/offset say where the serialized filter
+   is stored (needed when leaves are on disk; path may be NULL otherwise; copied).
+   Adding a number already present replaces nothing and returns BFH_E_INVALID. */
+int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
+                    uint64_t offset, err_t *err);
+/* Removes the leaf of table `number`, and its block filter; BFH_NOT_FOUND if absent. */
+int value_index_remove(value_index_t *vi, uint64_t number);
+/* The block filters under the leaves (owned by vi; index_sync puts them, searches probe). */
+block_index_t *value_index_blocks(value_index_t *vi);
+int value_index_contains(value_index_t *vi, uint64_t number);
+size_t value_index_leaf_count(value_index_t *vi);
+
+/* The probe of a value under the index's m, k and seed (hashes it: a search instead makes
+   its probe from its one hash, probe_init with value_index_params). */
+void value_index_probe(const value_index_t *vi, const void *val, size_t len, probe_t *out);
+
+/* How the index finds the tables whose leaf says maybe for p: one function per structure,
+   each appending their numbers to out and adding its filter tests to st (a leaf that cannot
+   be read counts as maybe). The search providers (lsm_hooks/search/search_plan.c) name them.
+   REQUIRES the index's read lock: pass them to value_index_candidates or value_index_select,
+   never call them directly. */
+typedef int (*value_index_by_fn)(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                                 probe_stats_t *st);
+int value_index_by_leaves(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                          probe_stats_t *st); /* every leaf tested */
+int value_index_by_hierarchy(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                             probe_stats_t *st); /* descends the hierarchy */
+int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out,
+                          probe_stats_t *st); /* ANDs k rows of the bit-sliced index */
+
+/* Appends to out the numbers of the tables whose leaf says maybe for p, found by `by`, and
+   adds the filter tests to st. */
+int value_index_candidates(value_index_t *vi, value_index_by_fn by, const probe_t *p, u64vec_t *out,
+                           probe_stats_t *st, err_t *err);
+
+typedef struct value_index_stats {
+  uint64_t leaves;
+  uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: a 4-byte CRC per
+                                512 bytes of every leaf, see value_index.c) */
+  uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
+  uint64_t internal_bytes;   /* hierarchy internal nodes */
+  uint64_t sliced_bytes;     /* bit-sliced index */
+  uint32_t height;           /* internal levels of the hierarchy */
+  double mean_fill;          /* mean fill ratio of the leaves */
+} value_index_stats_t;
+void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
+
+/* Adds n leaves at once (bulk load at open): the sliced index is filled by transposes.
+   Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves). Leaves that
+   are invalid or already present are skipped (freed); the first such error is returned, and *added
+   (may be NULL) says how many went in. */
+int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
+                          value_filter_t **filters, const char *const *paths,
+                          const uint64_t *offsets, size_t *added, err_t *err);
+
+/* The tables of a search, atomically: for each numbers[i] (the view's tables), scan[i] = 1 if
+   its leaf says maybe for p by `by`, or if the index has no leaf for it (not indexed:
+   always scanned, never skipped); 0 otherwise. Adds the filter tests to st. */
+int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p,
+                       const uint64_t *numbers, size_t n, uint8_t *scan, probe_stats_t *st,
+                       err_t *err);
+
+/* Adds and removes are queued (O(1), so that the engine's flush and compaction threads never
+   wait on the hierarchy or the sliced index) and applied, incrementally, in one batch before
+   the next query (candidates, select, stats, validate) or by this call. A table
+   added and removed between two queries never touches the hierarchy or the sliced index.
+   value_index_contains / value_index_leaf_count see queued operations at once. */
+int value_index_apply(value_index_t *vi, err_t *err);
+
+/* Checks the hierarchy (hierarchy_validate) and that the leaves, the hierarchy and the sliced
+   index hold the same ids. BFH_OK or BFH_E_CORRUPT with the first violation. */
+int value_index_validate(value_index_t *vi, err_t *err);
+
+#endif

@@ -1,0 +1,484 @@
+/* ldb_table: see leveldb_format/ldb_table.h for the byte layout. */
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "filters/hash.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+/* A block bigger than this after decompression is taken as damage (LevelDB blocks are
+   ~4 KiB; one holding a single maximal value is ~64 MiB). */
+#define MAX_BLOCK_BYTES (256u << 20)
+
+typedef struct buf {
+  uint8_t *p;
+  size_t cap;
+} buf_t;
+
+typedef struct reader {
+  const char *path;
+  const uint8_t *file; /* whole file (NULL when single blocks are read) */
+  uint64_t size;
+  uint64_t blocks_end; /* blocks and trailers lie in [0, blocks_end) */
+  buf_t index_buf;     /* decompressed index block */
+  buf_t data_buf;      /* decompressed data block */
+  buf_t key;           /* current data key */
+  ldb_visit_fn fn;
+  ldb_block_fn block_fn; /* NULL: block ends not reported */
+  void *arg;
+  ldb_read_stats_t *st;
+  int stopped;
+  err_t *err;
+} reader_t;
+
+static int buf_reserve(buf_t *b, size_t n) {
+  if (n <= b->cap) return BFH_OK;
+  size_t c = b->cap ? b->cap : 4096;
+  while (c < n) c *= 2;
+  uint8_t *p = realloc(b->p, c);
+  if (!p) return BFH_E_NOMEM;
+  b->p = p;
+  b->cap = c;
+  return BFH_OK;
+}
+
+/* Opens the table at path through io: BFH_NOT_FOUND if it does not exist. */
+static int open_table(lsm_io_t *io, const char *path, lsm_rfile_t **f, err_t *err) {
+  int rc = lsm_io_open_read(io, path, f, err);
+  if (rc == BFH_OK) return BFH_OK;
+  if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+    return err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
+  return err_prefix(err, "table %s: ", path);
+}
+
+/* Reads exactly n bytes at off into p: a file that ends before is one that shrank under the
+   reader (its size was taken at open), which is damage. */
+static int read_at(lsm_rfile_t *f, const char *path, uint64_t off, uint8_t *p, uint64_t n,
+                   err_t *err) {
+  uint64_t got = 0;
+  while (got < n) {
+    size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got), r = 0;
+    int rc = lsm_rfile_pread(f, off + got, p + got, want, &r, err);
+    if (rc != BFH_OK) return err_prefix(err, "table %s: ", path);
+    if (r == 0)
+      return err_set(err, BFH_E_CORRUPT, "table %s: file shrank to %llu bytes while read", path,
+                     (unsigned long long)(off + got));
+    got += (uint64_t)r;
+  }
+  return BFH_OK;
+}
+
+/* Reads the whole of the open table f (named path) into *data (malloc'd, caller frees). */
+static int read_file(lsm_rfile_t *f, const char *path, uint8_t **data, uint64_t *size,
+                     err_t *err) {
+  uint64_t n = lsm_rfile_size(f);
+  uint8_t *p = malloc(n ? n : 1);
+  if (!p)
+    return err_set(err, BFH_E_NOMEM, "table %s: no memory for %llu bytes", path,
+                   (unsigned long long)n);
+  int rc = read_at(f, path, 0, p, n, err);
+  if (rc != BFH_OK) {
+    free(p);
+    return rc;
+  }
+  *data = p;
+  *size = n;
+  return BFH_OK;
+}
+
+static int corrupt(reader_t *r, uint64_t off, const char *what) {
+  return err_set(r->err, BFH_E_CORRUPT, "table %s: block at %llu: %s", r->path,
+                 (unsigned long long)off, what);
+}
+
+/* Checks that the block at [off, off+n) and its trailer lie before the footer. */
+static int check_handle(reader_t *r, uint64_t off, uint64_t n) {
+  if (off > r->blocks_end || n > r->blocks_end - off ||
+      LDB_BLOCK_TRAILER_BYTES > r->blocks_end - off - n)
+    return corrupt(r, off, "handle points past the end of the file");
+  return BFH_OK;
+}
+
+/* Checks the trailer of the block at off, whose n bytes of contents and trailer are at p,
+   and returns its contents in *out and *out_len (pointing into p or into b after
+   decompression). */
+static int decode_block(reader_t *r, uint64_t off, const uint8_t *p, uint64_t n, buf_t *b,
+                        const uint8_t **out, size_t *out_len) {
+  uint8_t type = p[n];
+  uint32_t want = crc32c_unmask(decode_fixed32(p + n + 1));
+  uint32_t got = crc32c_extend(crc32c_value(p, (size_t)n), &type, 1);
+  if (want != got) return corrupt(r, off, "checksum mismatch");
+  if (type == 0) {
+    *out = p;
+    *out_len = (size_t)n;
+    return BFH_OK;
+  }
+  if (type != 1) return corrupt(r, off, "unknown compression type");
+  size_t ulen;
+  if (snappy_uncompressed_length((const char *)p, (size_t)n, &ulen) != SNAPPY_OK ||
+      ulen > MAX_BLOCK_BYTES)
+    return corrupt(r, off, "bad snappy length");
+  if (buf_reserve(b, ulen ? ulen : 1) != BFH_OK)
+    return err_set(r->err, BFH_E_NOMEM, "table %s: block at %llu: no memory", r->path,
+                   (unsigned long long)off);
+  size_t outn = b->cap;
+  if (snappy_uncompress((const char *)p, (size_t)n, (char *)b->p, &outn) != SNAPPY_OK ||
+      outn != ulen)
+    return corrupt(r, off, "snappy data does not decompress");
+  *out = b->p;
+  *out_len = ulen;
+  return BFH_OK;
+}
+
+/* The block at [off, off+n) of the file in memory, as decode_block. */
+static int read_block(reader_t *r, uint64_t off, uint64_t n, buf_t *b, const uint8_t **out,
+                      size_t *out_len) {
+  int rc = check_handle(r, off, n);
+  if (rc != BFH_OK) return rc;
+  return decode_block(r, off, r->file + off, n, b, out, out_len);
+}
+
+static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int data);
+
+/* Hands every entry of the data block at off (contents n bytes in the file, decoded to
+   b[0, len)) to fn, then reports the block's end to block_fn. */
+static int visit_data_block(reader_t *r, uint64_t off, uint64_t n, const uint8_t *b, size_t len) {
+  int rc = walk_block(r, off, b, len, 1);
+  if (rc != BFH_OK || r->stopped) return rc;
+  if (r->st) r->st->blocks++;
+  if (r->block_fn && r->block_fn(r->arg, off, n)) r->stopped = 1;
+  return BFH_OK;
+}
+
+/* Walks the entries of one block. For the index block (data == 0) every value is a block
+   handle whose data block is walked in turn; for a data block every entry goes to fn. */
+static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int data) {
+  char what[96];
+  if (len < 4) return corrupt(r, off, "block shorter than its restart count");
+  uint32_t nrestarts = decode_fixed32(b + len - 4);
+  if (nrestarts > (len - 4) / 4) return corrupt(r, off, "restart count exceeds the block");
+  size_t limit = len - 4 - 4 * (size_t)nrestarts;
+  uint32_t prev_restart = 0;
+  for (uint32_t i = 0; i < nrestarts; i++) {
+    uint32_t rs = decode_fixed32(b + limit + 4 * (size_t)i);
+    if ((rs >= limit && !(rs == 0 && limit == 0)) || rs < prev_restart) {
+      snprintf(what, sizeof what, "restart point %u (%u) out of order or range", i, rs);
+      return corrupt(r, off, what);
+    }
+    prev_restart = rs;
+  }
+  const uint8_t *p = b, *end = b + limit;
+  size_t key_len = 0;
+  while (p < end) {
+    size_t at = (size_t)(p - b);
+    uint32_t shared, non_shared, vlen;
+    p = decode_varint32(p, end, &shared);
+    if (p) p = decode_varint32(p, end, &non_shared);
+    if (p) p = decode_varint32(p, end, &vlen);
+    if (!p || shared > key_len || non_shared > (size_t)(end - p) ||
+        vlen > (size_t)(end - p) - non_shared) {
+      snprintf(what, sizeof what, "entry at +%zu: bad lengths", at);
+      return corrupt(r, off, what);
+    }
+    const uint8_t *kdelta = p, *val = p + non_shared;
+    p = val + vlen;
+    if (!data) {
+      key_len = (size_t)shared + non_shared;
+      uint64_t boff, bsize;
+      const uint8_t *q = decode_varint64(val, val + vlen, &boff);
+      if (q) q = decode_varint64(q, val + vlen, &bsize);
+      if (!q) {
+        snprintf(what, sizeof what, "index entry at +%zu: bad block handle", at);
+        return corrupt(r, off, what);
+      }
+      const uint8_t *db;
+      size_t dlen;
+      int rc = read_block(r, boff, bsize, &r->data_buf, &db, &dlen);
+      if (rc == BFH_OK) rc = visit_data_block(r, boff, bsize, db, dlen);
+      if (rc != BFH_OK || r->stopped) return rc;
+      continue;
+    }
+    if (buf_reserve(&r->key, (size_t)shared + non_shared) != BFH_OK)
+      return err_set(r->err, BFH_E_NOMEM, "table %s: no memory for a key", r->path);
+    if (non_shared) memcpy(r->key.p + shared, kdelta, non_shared); /* key.p may be NULL */
+    key_len = (size_t)shared + non_shared;
+    if (key_len < 8) {
+      snprintf(what, sizeof what, "entry at +%zu: internal key shorter than 8 bytes", at);
+      return corrupt(r, off, what);
+    }
+    uint64_t tag = decode_fixed64(r->key.p + key_len - 8);
+    ldb_entry_t e = {.key = r->key.p,
+                     .key_len = key_len - 8,
+                     .val = val,
+                     .val_len = vlen,
+                     .seq = tag >> 8,
+                     .type = (int)(tag & 0xff)};
+    if (e.type != LDB_TYPE_VALUE && e.type != LDB_TYPE_DELETION) {
+      snprintf(what, sizeof what, "entry at +%zu: unknown value type %d", at, e.type);
+      return corrupt(r, off, what);
+    }
+    if (r->st) r->st->entries++;
+    if (r->fn(r->arg, &e)) {
+      r->stopped = 1;
+      return BFH_OK;
+    }
+  }
+  return BFH_OK;
+}
+
+/* ---- The table's tag ------------------------------------------------------------------ */
+
+/* Where the tag's bytes come from: the whole file in memory (file != NULL) or f, read through
+   a window of TAG_WINDOW_BYTES (the data blocks' trailers lie ascending, about one every
+   4 KiB: one pread per window instead of one per trailer). */
+#define TAG_WINDOW_BYTES (256u << 10)
+typedef struct tag_src {
+  const char *path;
+  const uint8_t *file;
+  lsm_rfile_t *f;
+  uint64_t size;
+  buf_t win; /* file bytes [win_at, win_at + win_len) */
+  uint64_t win_at, win_len;
+} tag_src_t;
+
+static int tag_read(tag_src_t *t, uint64_t off, uint8_t *p, uint64_t n, err_t *err) {
+  if (off > t->size || n > t->size - off)
+    return err_set(err, BFH_E_CORRUPT,
+                   "table %s: block at %llu: handle points past the end of the file", t->path,
+                   (unsigned long long)off);
+  if (t->file) {
+    memcpy(p, t->file + off, (size_t)n);
+    return BFH_OK;
+  }
+  if (n > LDB_BLOCK_TRAILER_BYTES) return read_at(t->f, t->path, off, p, n, err);
+  if (off < t->win_at || off + n > t->win_at + t->win_len) {
+    uint64_t len = t->size - off < TAG_WINDOW_BYTES ? t->size - off : TAG_WINDOW_BYTES;
+    if (buf_reserve(&t->win, (size_t)len) != BFH_OK)
+      return err_set(err, BFH_E_NOMEM, "table %s: no memory for its tag", t->path);
+    t->win_len = 0;
+    int rc = read_at(t->f, t->path, off, t->win.p, len, err);
+    if (rc != BFH_OK) return rc;
+    t->win_at = off;
+    t->win_len = len;
+  }
+  memcpy(p, t->win.p + (off - t->win_at), (size_t)n);
+  return BFH_OK;
+}
+
+/* Appends n bytes to the tag's input d (grown as needed). */
+static int tag_append(buf_t *d, size_t *len, uint64_t n, const char *path, err_t *err) {
+  if (buf_reserve(d, *len + (size_t)n) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "table %s: no memory for its tag", path);
+  *len += (size_t)n;
+  return BFH_OK;
+}
+
+/* The tag of the table t: the bytes of its footer, its index block (contents and trailer,
+   checked) and the trailer of every data block the index lists, in index order, hashed. */
+static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
+  if (t->size < LDB_FOOTER_BYTES)
+    return err_set(err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer",
+                   t->path, (unsigned long long)t->size);
+  buf_t d = {0}, ib = {0};
+  size_t len = 0;
+  uint64_t footer_at = t->size - LDB_FOOTER_BYTES, h[4];
+  int rc = tag_append(&d, &len, LDB_FOOTER_BYTES, t->path, err);
+  if (rc == BFH_OK) rc = tag_read(t, footer_at, d.p, LDB_FOOTER_BYTES, err);
+  const uint8_t *q = d.p;
+  if (rc == BFH_OK && decode_fixed64(d.p + 40) != LDB_TABLE_MAGIC)
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->path,
+                 (unsigned long long)footer_at);
+  for (int i = 0; rc == BFH_OK && i < 4 && q; i++) q = decode_varint64(q, d.p + 40, &h[i]);
+  if (rc == BFH_OK && !q)
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad block handles", t->path,
+                 (unsigned long long)footer_at);
+  reader_t r = {.path = t->path, .size = t->size, .blocks_end = footer_at, .err = err};
+  if (rc == BFH_OK) rc = check_handle(&r, h[2], h[3]);
+  if (rc == BFH_OK && h[3] > MAX_BLOCK_BYTES) rc = corrupt(&r, h[2], "index block too large");
+  size_t at = len;
+  if (rc == BFH_OK) rc = tag_append(&d, &len, h[3] + LDB_BLOCK_TRAILER_BYTES, t->path, err);
+  if (rc == BFH_OK) rc = tag_read(t, h[2], d.p + at, h[3] + LDB_BLOCK_TRAILER_BYTES, err);
+  const uint8_t *b = NULL;
+  size_t blen = 0;
+  if (rc == BFH_OK) rc = decode_block(&r, h[2], d.p + at, h[3], &ib, &b, &blen);
+  /* b points into d or ib: the index is walked from a copy, since d grows. */
+  uint8_t *index = NULL;
+  if (rc == BFH_OK && !(index = malloc(blen ? blen : 1)))
+    rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its index", t->path);
+  if (rc == BFH_OK) memcpy(index, b, blen);
+  if (rc == BFH_OK && blen < 4) rc = corrupt(&r, h[2], "block shorter than its restart count");
+  uint32_t nrestarts = rc == BFH_OK ? decode_fixed32(index + blen - 4) : 0;
+  if (rc == BFH_OK && nrestarts > (blen - 4) / 4)
+    rc = corrupt(&r, h[2], "restart count exceeds the block");
+  const uint8_t *p = index, *end = index; /* index is NULL after a failure */
+  if (rc == BFH_OK) end = index + blen - 4 - 4 * (size_t)nrestarts;
+  while (rc == BFH_OK && p < end) {
+    uint32_t shared, non_shared, vlen;
+    uint64_t boff = 0, bsize = 0;
+    p = decode_varint32(p, end, &shared);
+    if (p) p = decode_varint32(p, end, &non_shared);
+    if (p) p = decode_varint32(p, end, &vlen);
+    if (!p || non_shared > (size_t)(end - p) || vlen > (size_t)(end - p) - non_shared) {
+      rc = corrupt(&r, h[2], "index entry: bad lengths");
+      break;
+    }
+    const uint8_t *v = p + non_shared;
+    p = v + vlen;
+    const uint8_t *e = decode_varint64(v, p, &boff);
+    if (e) e = decode_varint64(e, p, &bsize);
+    if (!e) rc = corrupt(&r, h[2], "index entry: bad block handle");
+    if (rc == BFH_OK) rc = check_handle(&r, boff, bsize);
+    at = len;
+    if (rc == BFH_OK) rc = tag_append(&d, &len, LDB_BLOCK_TRAILER_BYTES, t->path, err);
+    if (rc == BFH_OK) rc = tag_read(t, boff + bsize, d.p + at, LDB_BLOCK_TRAILER_BYTES, err);
+  }
+  if (rc == BFH_OK) *tag = bfh_hash64(d.p, len, LDB_TABLE_TAG_SEED);
+  free(index);
+  free(ib.p);
+  free(d.p);
+  return rc;
+}
+
+int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
+  tag_src_t t = {.path = path, .f = f, .size = lsm_rfile_size(f)};
+  rc = table_tag(&t, tag, err);
+  lsm_rfile_close(f);
+  free(t.win.p);
+  return rc;
+}
+
+/* ---- Reading a table ------------------------------------------------------------------- */
+static int scan_file(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                     void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err);
+
+int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                   err_t *err) {
+  return ldb_table_scan_tagged(io, path, fn, NULL, arg, st, NULL, err);
+}
+
+int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                          void *arg, ldb_read_stats_t *st, err_t *err) {
+  return ldb_table_scan_tagged(io, path, fn, block_fn, arg, st, NULL, err);
+}
+
+int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                          void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
+  rc = scan_file(f, path, fn, block_fn, arg, st, tag, err);
+  lsm_rfile_close(f);
+  return rc;
+}
+
+int ldb_table_scan_rfile(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
+                         ldb_read_stats_t *st, err_t *err) {
+  return scan_file(f, path, fn, NULL, arg, st, NULL, err);
+}
+
+static int scan_file(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+                     void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
+  uint8_t *file = NULL;
+  uint64_t size = 0;
+  int rc = read_file(f, path, &file, &size, err);
+  if (rc != BFH_OK) return rc;
+  if (st) st->bytes_read += size;
+  reader_t r = {.path = path,
+                .file = file,
+                .size = size,
+                .fn = fn,
+                .block_fn = block_fn,
+                .arg = arg,
+                .st = st,
+                .err = err};
+  if (size < LDB_FOOTER_BYTES) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer", path,
+                 (unsigned long long)size);
+    goto out;
+  }
+  const uint8_t *footer = file + size - LDB_FOOTER_BYTES;
+  if (decode_fixed64(footer + 40) != LDB_TABLE_MAGIC) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", path,
+                 (unsigned long long)(size - LDB_FOOTER_BYTES));
+    goto out;
+  }
+  uint64_t h[4];
+  const uint8_t *q = footer;
+  for (int i = 0; i < 4 && q; i++) q = decode_varint64(q, footer + 40, &h[i]);
+  if (!q) {
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad block handles", path,
+                 (unsigned long long)(size - LDB_FOOTER_BYTES));
+    goto out;
+  }
+  r.blocks_end = size - LDB_FOOTER_BYTES;
+  const uint8_t *ib;
+  size_t ilen;
+  rc = read_block(&r, h[2], h[3], &r.index_buf, &ib, &ilen);
+  if (rc == BFH_OK) rc = walk_block(&r, h[2], ib, ilen, 0);
+  if (rc == BFH_OK && tag) { /* from the bytes the entries came from */
+    tag_src_t t = {.path = path, .file = file, .size = size};
+    rc = table_tag(&t, tag, err);
+  }
+out:
+  free(r.index_buf.p);
+  free(r.data_buf.p);
+  free(r.key.p);
+  free(file);
+  return rc;
+}
+
+/* One data block read on its own: contents and trailer with one pread. */
+static int read_ref(reader_t *r, lsm_rfile_t *f, block_ref_t ref, buf_t *raw) {
+  int rc = check_handle(r, ref.offset, ref.size);
+  if (rc != BFH_OK) return rc;
+  uint64_t n = ref.size + LDB_BLOCK_TRAILER_BYTES;
+  if (buf_reserve(raw, (size_t)n) != BFH_OK)
+    return err_set(r->err, BFH_E_NOMEM, "table %s: block at %llu: no memory", r->path,
+                   (unsigned long long)ref.offset);
+  rc = read_at(f, r->path, ref.offset, raw->p, n, r->err);
+  if (rc != BFH_OK) return rc;
+  if (r->st) r->st->bytes_read += n;
+  const uint8_t *b;
+  size_t len;
+  rc = decode_block(r, ref.offset, raw->p, ref.size, &r->data_buf, &b, &len);
+  if (rc != BFH_OK) return rc;
+  return visit_data_block(r, ref.offset, ref.size, b, len);
+}
+
+int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *refs, size_t n,
+                          ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
+  lsm_rfile_t *f = NULL;
+  int rc = open_table(io, path, &f, err);
+  if (rc != BFH_OK) return rc;
+  rc = ldb_table_read_blocks_rfile(f, path, refs, n, fn, arg, st, err);
+  lsm_rfile_close(f);
+  return rc;
+}
+
+int ldb_table_read_blocks_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs,
+                                size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                                err_t *err) {
+  int rc = BFH_OK;
+  uint64_t size = lsm_rfile_size(f);
+  reader_t r = {.path = path,
+                .size = size,
+                .blocks_end = size > LDB_FOOTER_BYTES ? size - LDB_FOOTER_BYTES : 0,
+                .fn = fn,
+                .arg = arg,
+                .st = st,
+                .err = err};
+  buf_t raw = {0};
+  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) rc = read_ref(&r, f, refs[i], &raw);
+  free(raw.p);
+  free(r.data_buf.p);
+  free(r.key.p);
+  return rc;
+}

@@ -1,0 +1,264 @@
+/* The search providers and the planner; see search_plan.h. */
+#include "lsm_hooks/search/search_plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- The cost model (doc/search.md "AUTO") --------------------------------------------- */
+
+/* The cost of a search by each provider is the cost of selecting plus the cost of reading
+   each table selected, in ns. Measured on the 2-core test machine, release build; only their
+   ratios matter:
+     leaf probe, in memory: 37-50 ns (hierarchy_bench, 119 and 599 leaves of 2,000,000 bits);
+     on disk: ~5 us (search_bench, LEAVES with leaves on disk: +0.62 ms for 126 leaves);
+     bit-sliced index: 35 ns at 119 leaves, 290 ns at 599 (hierarchy_bench): k rows of
+     ~12 ns plus ~9 ns per 64 leaves;
+     a 2 MiB table read whole: ~250 us (search_bench --beyond, 1M entries: SCAN 3.5 ms over
+     13 tables);
+     a table read through its block filter: ~5 us (the same run: AUTO 7.7 us per present
+     value, 1.2 us per absent one, 5.6 blocks). */
+#define COST_LEAF_NS 45.0
+#define COST_LEAF_DISK_NS 5000.0
+#define COST_SLICED_ROW_NS 12.0
+#define COST_SLICED_WORD_NS 9.0
+#define COST_TABLE_NS 250000.0
+#define COST_BLOCKS_NS 5000.0
+
+/* ---- The readers -------------------------------------------------------------------------- */
+
+typedef struct search_reader {
+  const char *name;
+  int by_blocks;
+  double table_ns; /* reading one selected table */
+  int (*available)(const search_ctx_t *c);
+} search_reader_t;
+
+static int has_block_filters(const search_ctx_t *c) {
+  block_index_stats_t bs;
+  block_index_get_stats(value_index_blocks(c->index), &bs);
+  return bs.tables > 0;
+}
+
+/* Cheapest first: AUTO takes the first available. */
+static const search_reader_t READERS[] = {
+    {"blocks", 1, COST_BLOCKS_NS, has_block_filters},
+    {"whole", 0, COST_TABLE_NS, NULL},
+};
+#define NREADERS (sizeof READERS / sizeof READERS[0])
+
+/* ---- The providers ------------------------------------------------------------------------ */
+
+static int has_index(const search_ctx_t *c) {
+  return c->index != NULL;
+}
+
+static int has_standalone(const search_ctx_t *c) {
+  return c->standalone != NULL;
+}
+
+static double cost_scan(const search_ctx_t *c, const search_costs_t *k) {
+  (void)c;
+  return k->leaves * k->per_table;
+}
+
+static double cost_leaves(const search_ctx_t *c, const search_costs_t *k) {
+  (void)c;
+  if (k->leaves == 0) return HUGE_VAL;
+  return k->leaves * (k->leaves_on_disk ? COST_LEAF_DISK_NS : COST_LEAF_NS) +
+         k->selected * k->per_table;
+}
+
+static double cost_sliced(const search_ctx_t *c, const search_costs_t *k) {
+  (void)c;
+  if (k->leaves == 0) return HUGE_VAL;
+  return k->k * (COST_SLICED_ROW_NS + (k->leaves / 64.0) * COST_SLICED_WORD_NS) +
+         k->selected * k->per_table;
+}
+
+static double cost_standalone(const search_ctx_t *c, const search_costs_t *k) {
+  (void)k;
+  return standalone_cost_ns(c->standalone);
+}
+
+static uint64_t standalone_seed(const search_ctx_t *c) {
+  (void)c;
+  return standalone_value_seed();
+}
+
+static int select_all(const search_ctx_t *c, const search_query_t *q, const engine_table_t *tables,
+                      size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
+  (void)c, (void)q, (void)tables, (void)st, (void)err;
+  memset(scan, 1, n);
+  return BFH_OK;
+}
+
+/* The index's positives by `by` among the view's tables, and every table the index has no
+   leaf for (value_index_select). */
+static int select_by(value_index_by_fn by, const search_ctx_t *c, const search_query_t *q,
+                     const engine_table_t *tables, size_t n, uint8_t *scan, bfh_search_stats *st,
+                     err_t *err) {
+  uint64_t *numbers = malloc((n ? n : 1) * sizeof *numbers);
+  if (!numbers) return err_set(err, BFH_E_NOMEM, "search: out of memory");
+  for (size_t i = 0; i < n; i++) numbers[i] = tables[i].number;
+  probe_stats_t ps = {0, 0, 0, 0};
+  int rc = value_index_select(c->index, by, &q->probe, numbers, n, scan, &ps, err);
+  st->internal_probes = ps.internal_probes;
+  st->leaf_probes = ps.leaf_probes;
+  st->leaf_positives = ps.leaf_positives;
+  st->internal_maybe = ps.internal_maybe;
+  free(numbers);
+  return rc;
+}
+
+#define SELECT_BY(fn, by)                                                                     \
+  static int fn(const search_ctx_t *c, const search_query_t *q, const engine_table_t *tables, \
+                size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {                  \
+    return select_by(by, c, q, tables, n, scan, st, err);                                     \
+  }
+SELECT_BY(select_leaves, value_index_by_leaves)
+SELECT_BY(select_hierarchy, value_index_by_hierarchy)
+SELECT_BY(select_sliced, value_index_by_sliced)
+
+static int search_standalone(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
+                             void *arg, bfh_search_stats *st, err_t *err) {
+  return standalone_search_hashed(c->standalone, q->val, q->val_len, q->hash, fn, arg, st, err);
+}
+
+/* In bfh_method order: PROVIDERS[m].method == m. */
+static const search_provider_t PROVIDERS[] = {
+    {BFH_SEARCH_SCAN, "scan", SEARCH_CAP_AUTO, NULL, NULL, cost_scan, NULL, select_all, NULL},
+    {BFH_SEARCH_LEAVES, "leaves", SEARCH_CAP_AUTO | SEARCH_CAP_INDEX, has_index,
+     "value filters (value_filters = 1)", cost_leaves, NULL, select_leaves, NULL},
+    {BFH_SEARCH_HIERARCHY, "hierarchy", SEARCH_CAP_INDEX, has_index,
+     "value filters (value_filters = 1)", NULL, NULL, select_hierarchy, NULL},
+    {BFH_SEARCH_SLICED, "sliced", SEARCH_CAP_AUTO | SEARCH_CAP_INDEX, has_index,
+     "value filters (value_filters = 1)", cost_sliced, NULL, select_sliced, NULL},
+    {BFH_SEARCH_AUTO, "auto", SEARCH_CAP_PLANNER, NULL, NULL, NULL, NULL, NULL, NULL},
+    {BFH_SEARCH_STANDALONE, "standalone", SEARCH_CAP_AUTO | SEARCH_CAP_OWN_STORE, has_standalone,
+     "a handle opened with standalone_index = 1", cost_standalone, standalone_seed, NULL,
+     search_standalone},
+};
+#define NPROVIDERS (sizeof PROVIDERS / sizeof PROVIDERS[0])
+
+const search_provider_t *search_provider_of(bfh_method method) {
+  if ((int)method < 0 || (size_t)method >= NPROVIDERS) return NULL;
+  return &PROVIDERS[method];
+}
+
+const char *bfh_method_name(bfh_method method) {
+  const search_provider_t *p = search_provider_of(method);
+  return p ? p->name : NULL;
+}
+
+const char *search_methods_list(char *buf, size_t n) {
+  size_t at = (size_t)snprintf(buf, n, "0..%zu:", NPROVIDERS - 1);
+  for (size_t i = 0; i < NPROVIDERS && at < n; i++)
+    at += (size_t)snprintf(buf + at, n - at, "%s %s", i ? "," : "", PROVIDERS[i].name);
+  return buf;
+}
+
+/* ---- The planner -------------------------------------------------------------------------- */
+
+static int available(const search_provider_t *p, const search_ctx_t *c) {
+  if ((p->caps & SEARCH_CAP_INDEX) && !c->index) return 0;
+  return !p->available || p->available(c);
+}
+
+/* What the cost estimates know, with the cheapest available reader. */
+static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_reader_t **rd) {
+  *rd = &READERS[NREADERS - 1];
+  for (size_t i = 0; i < NREADERS; i++)
+    if (!READERS[i].available || READERS[i].available(c)) {
+      *rd = &READERS[i];
+      break;
+    }
+  value_index_stats_t vs;
+  value_index_get_stats(c->index, &vs);
+  const value_index_params_t *p = value_index_params(c->index);
+  k->leaves = (double)vs.leaves;
+  k->fpr = 1.0;
+  for (uint32_t i = 0; i < p->k; i++) k->fpr *= vs.mean_fill;
+  /* Tables a filter method reads: the false positives, and half the time (present or absent
+     value alike) the one table holding the value. */
+  k->selected = k->leaves * k->fpr + 0.5;
+  if (k->selected > k->leaves) k->selected = k->leaves;
+  k->per_table = (*rd)->table_ns;
+  k->k = p->k;
+  k->leaves_on_disk = p->leaves_on_disk;
+}
+
+/* Fills q's provider, by_blocks and cost_ns for method (known and available). */
+static void plan(const search_ctx_t *c, const search_provider_t *asked, search_query_t *q) {
+  q->by_blocks = 0;
+  q->cost_ns = 0;
+  q->provider = asked;
+  if (!c->index) {
+    /* No leaves: a named method (SCAN) runs as named; AUTO takes the stand-alone index if
+       there is one (no embedded estimate: every table would be read), else SCAN. */
+    q->cost_ns = HUGE_VAL;
+    if (asked->caps & SEARCH_CAP_PLANNER)
+      q->provider = c->standalone ? &PROVIDERS[BFH_SEARCH_STANDALONE] : &PROVIDERS[BFH_SEARCH_SCAN];
+    return;
+  }
+  if (!(asked->caps & SEARCH_CAP_PLANNER)) return;
+  const search_reader_t *rd;
+  search_costs_t k;
+  gather_costs(c, &k, &rd);
+  /* Table order breaks ties: SCAN first, then the filters, the stand-alone index last (a
+     later row is taken only when strictly cheaper). */
+  double best = HUGE_VAL;
+  const search_provider_t *choice = NULL;
+  for (size_t i = 0; i < NPROVIDERS; i++) {
+    const search_provider_t *p = &PROVIDERS[i];
+    if (!(p->caps & SEARCH_CAP_AUTO) || !p->cost_estimate || !available(p, c)) continue;
+    double cost = p->cost_estimate(c, &k);
+    if (!choice || cost < best) {
+      best = cost;
+      choice = p;
+    }
+  }
+  q->provider = choice;
+  q->by_blocks = !(choice->caps & SEARCH_CAP_OWN_STORE) && rd->by_blocks;
+  q->cost_ns = best;
+}
+
+int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_method method,
+                   search_query_t *q, err_t *err) {
+  const search_provider_t *asked = search_provider_of(method);
+  if (!asked) {
+    char list[160];
+    return err_set(err, BFH_E_INVALID, "unknown method %d (%s)", (int)method,
+                   search_methods_list(list, sizeof list));
+  }
+  if ((asked->caps & SEARCH_CAP_OWN_STORE) && !available(asked, c))
+    return err_set(err, BFH_E_UNSUPPORTED, "method %s needs %s", asked->name, asked->unavailable);
+  q->val = val;
+  q->val_len = val_len;
+  plan(c, asked, q);
+  /* A named filter method without an index runs as SCAN (value filters off). */
+  if (!c->index && (q->provider->caps & SEARCH_CAP_INDEX))
+    q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
+  const search_provider_t *p = q->provider;
+  uint64_t seed = p->hash_seed ? p->hash_seed(c)
+                  : c->index   ? value_index_params(c->index)->seed
+                               : BFH_DEFAULT_SEED;
+  q->hash = bfh_value_hash(val, val_len, seed); /* the one hash of this search */
+  q->probe.k = 0;
+  if ((p->caps & SEARCH_CAP_INDEX) && c->index) {
+    const value_index_params_t *vp = value_index_params(c->index);
+    probe_init(&q->probe, q->hash, vp->m, vp->k);
+  }
+  return BFH_OK;
+}
+
+search_plan_t search_plan(value_index_t *index, bfh_method method) {
+  search_ctx_t c = {NULL, index, NULL};
+  const search_provider_t *asked = search_provider_of(method);
+  if (!asked) asked = &PROVIDERS[BFH_SEARCH_SCAN];
+  search_query_t q;
+  plan(&c, asked, &q);
+  if (!index) q.provider = &PROVIDERS[BFH_SEARCH_SCAN];
+  return (search_plan_t){q.provider->method, q.by_blocks, q.cost_ns};
+}

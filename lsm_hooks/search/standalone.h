@@ -1,0 +1,105 @@
+/* standalone_t: the stand-alone secondary index, the baseline bfh's embedded index is
+ * measured against (bfh_options.standalone_index, doc/standalone.md).
+ *
+ * A second own-engine store in <db>/bfh-standalone/ holds one entry per live (key, value)
+ * of the database, LevelDB++'s "composite" index. Its key is
+ *     varint32(len v) || v || k          when len v <= STANDALONE_INLINE_MAX
+ *     varint32(len v) || hash64(v) || k  otherwise (a store key is at most 1 MiB)
+ * and its value is empty. The length first makes the prefix of v name v alone: a search
+ * seeks it and reads the index's keys while they start with it, then validates every key
+ * against the database as every bfh search does.
+ *
+ * Writes (standalone_put, standalone_delete) hold one of STANDALONE_STRIPES locks, chosen by
+ * the key, so that two writes of one key never interleave. A put of (k, v):
+ *     1. read k's old value o from the database (the read before the write)
+ *     2. index: put  len(v) v k           (STANDALONE_STEP_INDEXED after it)
+ *     3. database: put k -> v             (STANDALONE_STEP_STORED after it)
+ *     4. index: delete  len(o) o k        (when o exists and o != v)
+ * A delete is 1, then the database's delete, then 4. The index gains an entry before the
+ * database does and loses one only after the database no longer holds it, so a crash
+ * between any two steps leaves at most a stale entry, which validation drops; no write
+ * the database kept lacks its entry. With sync = 1 both stores sync each write, so this
+ * holds across a machine crash too. With sync = 0 a machine crash may keep a database
+ * write whose index entry the OS had not written yet: the open re-indexes every record it
+ * replays from the database's logs (the writes in no table yet), which closes that window
+ * for all but a write both flushed into a table and lost from the index (doc/standalone.md
+ * "Crashes").
+ *
+ * Opening: standalone_open opens the database (any engine kind with ENGINE_CAP_STANDALONE,
+ * engine.h: today the own engine) and then its index. A
+ * database without an index gets one built from all its live entries, written into
+ * bfh-standalone.tmp/ and renamed into place once complete (a crash during the build
+ * leaves the tmp directory, which the next open removes and builds again).
+ */
+#ifndef BFH_LSM_HOOKS_STANDALONE_H
+#define BFH_LSM_HOOKS_STANDALONE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/engine.h"
+#include "util/err.h"
+
+#define STANDALONE_DIR "bfh-standalone"
+#define STANDALONE_INLINE_MAX (1u << 19) /* longer values are indexed by their hash */
+#define STANDALONE_STRIPES 64
+
+typedef struct standalone standalone_t;
+
+/* Opens the database in path with engine kind `kind` (which must have ENGINE_CAP_STANDALONE:
+   its open_replaying tells the writes its recovery replays; *e is new, as from kind->open)
+   and its stand-alone index, building the index from the engine's ordered iterator if the
+   database has none. io: the file layer of both stores (NULL: the real one). sync: the value
+   index's feeder (NULL without value filters). On failure nothing stays open. */
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+                    engine_t **e, standalone_t **out, err_t *err);
+/* Closes the index (not the engine, which the caller closes first). NULL allowed. */
+int standalone_close(standalone_t *s);
+
+/* Does the database in path have a stand-alone index (a bfh-standalone directory)? */
+int standalone_exists(const char *path);
+
+/* Removes the (closed) database's stand-alone index: the next open with standalone_index
+   builds it again. bfh_repair does this, for a repair may keep writes the index lost or drop
+   ones it has. */
+int standalone_drop(const char *path, err_t *err);
+
+/* The write protocol above. */
+int standalone_put(standalone_t *s, const void *key, size_t key_len, const void *val,
+                   size_t val_len, err_t *err);
+int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *err);
+
+/* BFH_SEARCH_STANDALONE: fills st (method_used, entries_scanned: index entries read,
+   candidates, results, elapsed_ns; st may be NULL). fn may be NULL. */
+int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+                      bfh_search_stats *st, err_t *err);
+/* standalone_search with val's hash given: hash == bfh_value_hash(val, val_len,
+   standalone_value_seed()) (the planner's one hash; used only for values too long to be
+   stored inline). */
+int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
+/* The seed of the index's value hashes: part of its stored keys. */
+uint64_t standalone_value_seed(void);
+
+/* AUTO's estimate of a search on the index, in the ns of the planner's cost model
+   (search_plan.c): a seek in every sorted run of the index. */
+double standalone_cost_ns(standalone_t *s);
+
+typedef struct standalone_stats {
+  uint64_t entries_put;      /* index entries written since the open */
+  uint64_t tables, bytes;    /* the index's live tables and their size */
+  uint64_t bytes_written;    /* its logs and tables, since the open */
+  uint64_t old_reads;        /* reads of the old value */
+  uint64_t old_read_ns;      /* their time */
+  uint64_t replayed_indexed; /* entries re-indexed from the database's replayed logs */
+  uint64_t built_entries;    /* entries of a build at this open (0: the index existed) */
+} standalone_stats_t;
+void standalone_get_stats(standalone_t *s, standalone_stats_t *st);
+
+/* Tests: fn(arg, step) is called at each STANDALONE_STEP of every write (a crash test kills
+   the process there). NULL: none. */
+enum { STANDALONE_STEP_INDEXED = 1, STANDALONE_STEP_STORED = 2 };
+void standalone_set_step_hook(standalone_t *s, void (*fn)(void *arg, int step), void *arg);
+
+#endif
