@@ -333,7 +333,7 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       ldb_read_stats_t st = {0};
       err_t e;
       t0 = now_ns();
-      if (ldb_filter_build(lsm_io_default(), best, dflt.value_filter_bits, dflt.value_filter_hashes,
+      if (ldb_filter_build(env_default(), best, dflt.value_filter_bits, dflt.value_filter_hashes,
                            dflt.hash_seed, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
         die("ldb_filter_build", e.msg);
       t[q] = now_ns() - t0;

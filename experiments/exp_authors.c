@@ -16,7 +16,7 @@
 #include "hierarchy/hierarchy.h"
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table.h"
 #include "util/vec.h"
 
@@ -217,7 +217,7 @@ static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t
   table_t *t = NULL;
   err_t err;
   err_clear(&err);
-  int rc = table_open(lsm_io_default(), path, number, &t, &err);
+  int rc = table_open(env_default(), path, number, &t, &err);
   if (rc != ST_OK) {
     fprintf(stderr, "bfh: authors' costs: %s\n", err.msg);
     return rc;
@@ -385,7 +385,7 @@ static int leaf_write(exp_authors_t *a, uint64_t number) {
   table_t *t = NULL;
   err_t err;
   err_clear(&err);
-  if (table_open(lsm_io_default(), tpath, number, &t, &err) != ST_OK) {
+  if (table_open(env_default(), tpath, number, &t, &err) != ST_OK) {
     fprintf(stderr, "bfh: authors' costs: %s\n", err.msg);
     return BFH_E_IO;
   }

@@ -194,7 +194,7 @@ static int finish_output(lsm_compaction_t *c, const lsm_compaction_env_t *env, t
       free(o.smallest);
       free(o.largest);
       table_builder_destroy(tb);
-      (void)lsm_io_unlink(env->io, path, NULL);
+      (void)env_unlink(env->io, path, NULL);
       /* end(ok = 1) was called: the hook must still hear that the table is gone. */
       const lsm_table_hook_t *h = env->topt.hook;
       if (h && h->table_removed) h->table_removed(h->ctx, number);
@@ -203,7 +203,7 @@ static int finish_output(lsm_compaction_t *c, const lsm_compaction_env_t *env, t
     c->outputs[c->noutputs++] = o;
     c->bytes_written += o.size;
   } else {
-    (void)lsm_io_unlink(env->io, path, NULL);
+    (void)env_unlink(env->io, path, NULL);
   }
   table_builder_destroy(tb);
   return rc;
@@ -288,7 +288,7 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
       rc = table_builder_create(env->io, path, out_number, &env->topt, &tb, err);
       if (rc != ST_OK) {
         tb = NULL;
-        (void)lsm_io_unlink(env->io, path, NULL);
+        (void)env_unlink(env->io, path, NULL);
         break;
       }
     }
@@ -307,7 +307,7 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
   }
   if (tb) {
     table_builder_destroy(tb);
-    (void)lsm_io_unlink(env->io, path, NULL);
+    (void)env_unlink(env->io, path, NULL);
   }
   free(prev);
   iterator_destroy(it);

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table_builder.h"
 #include "lsm/version_set.h"
 #include "util/err.h"
@@ -54,7 +54,7 @@ typedef struct lsm_compaction {
 
 /* What run needs from the database. */
 typedef struct lsm_compaction_env {
-  lsm_io_t *io;
+  env_t *io;
   const char *dir;
   table_builder_options_t topt;
   /* Returns a fresh file number, already protected from deletion (takes the db mutex). */

@@ -26,7 +26,7 @@
 #include "lsm/compaction.h"
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/iterator.h"
 #include "lsm/log.h"
 #include "lsm/mem_filter.h"
@@ -67,8 +67,8 @@ typedef struct writer {
 struct lsm_db {
   char *dir;
   lsm_options_t opt;
-  lsm_io_t *io;
-  lsm_lock_t *lock;
+  env_t *io;
+  env_lock_t *lock;
   table_cache_t *tc;
   table_builder_options_t topt;
 
@@ -205,7 +205,7 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
   u64vec_sort(&live);
   char **names = NULL;
   size_t n = 0;
-  if (lsm_io_list_dir(db->io, db->dir, &names, &n, NULL) != ST_OK) {
+  if (env_list_dir(db->io, db->dir, &names, &n, NULL) != ST_OK) {
     u64vec_release(&live);
     return;
   }
@@ -238,11 +238,11 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
     if (keep) continue;
     snprintf(path, sizeof path, "%s/%s", db->dir, names[i]);
     if (type == LSM_FILE_TABLE) table_cache_evict(db->tc, number);
-    (void)lsm_io_unlink(db->io, path, NULL);
+    (void)env_unlink(db->io, path, NULL);
     if (type == LSM_FILE_TABLE && at_open) call_table_removed(db, number);
   }
   pthread_mutex_lock(&db->mu);
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   u64vec_release(&live);
 }
 
@@ -409,7 +409,7 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
   table_builder_destroy(tb);
   iterator_destroy(it);
   free(prev);
-  if (rc != ST_OK) (void)lsm_io_unlink(db->io, path, NULL);
+  if (rc != ST_OK) (void)env_unlink(db->io, path, NULL);
 
   pthread_mutex_lock(&db->mu);
   if (rc == ST_OK) {
@@ -418,7 +418,7 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
     if (lsm_version_edit_add_file(edit, level, number, size, smallest, slen, largest, llen)) {
       rc = err_set(err, ST_E_NOMEM, "flush: out of memory");
       call_table_removed(db, number);
-      (void)lsm_io_unlink(db->io, path, NULL);
+      (void)env_unlink(db->io, path, NULL);
     } else {
       db->stats.bytes_written += size;
       *number_out = number;
@@ -562,7 +562,7 @@ static void background_compaction(lsm_db_t *db) {
       call_table_removed(db, c->outputs[i].number);
       if (logged) continue;
       table_file_path(db->dir, c->outputs[i].number, path, sizeof path);
-      (void)lsm_io_unlink(db->io, path, NULL);
+      (void)env_unlink(db->io, path, NULL);
     }
   }
   pthread_mutex_lock(&db->mu);
@@ -614,7 +614,7 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
   lsm_filename_log(path, sizeof path, db->dir, number);
   log_writer_t *lw = NULL;
   int rc = log_writer_open(db->io, path, &lw, err);
-  if (rc == ST_OK && db->opt.sync) rc = lsm_io_sync_dir(db->io, db->dir, err);
+  if (rc == ST_OK && db->opt.sync) rc = env_sync_dir(db->io, db->dir, err);
   memtable_t *m = rc == ST_OK ? new_memtable(db) : NULL;
   mem_filter_t *mf = rc == ST_OK ? new_mem_filter(db) : NULL;
   if (rc == ST_OK && (!m || !mf)) rc = err_set(err, ST_E_NOMEM, "memtable: out of memory");
@@ -622,7 +622,7 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
     memtable_unref(m);
     mem_filter_unref(mf);
     (void)log_writer_close(lw, NULL);
-    (void)lsm_io_unlink(db->io, path, NULL);
+    (void)env_unlink(db->io, path, NULL);
     return rc;
   }
   (void)log_writer_close(db->log, NULL);
@@ -1368,7 +1368,7 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
   if (rc == ST_OK) rc = check_log_end(db, lr, number, path, err);
   uint64_t size = 0;
   r->whole = rc == ST_OK && log_reader_dropped_bytes(lr) == 0 &&
-             lsm_io_file_size(db->io, path, &size, NULL) == ST_OK &&
+             env_path_size(db->io, path, &size, NULL) == ST_OK &&
              size == log_reader_end_offset(lr);
   log_reader_close(lr);
   return rc;
@@ -1383,7 +1383,7 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, uint64_t *reuse,
   *reuse = 0;
   char **names = NULL;
   size_t n = 0;
-  int rc = lsm_io_list_dir(db->io, db->dir, &names, &n, err);
+  int rc = env_list_dir(db->io, db->dir, &names, &n, err);
   if (rc != ST_OK) return rc;
   u64vec_t logs;
   u64vec_init(&logs);
@@ -1398,7 +1398,7 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, uint64_t *reuse,
       break;
     }
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   db->first_own_file = db->vs->next_file; /* above every file in the directory */
   u64vec_sort(&logs);
   replay_t r = {.db = db, .max_seq = db->vs->last_sequence};
@@ -1438,11 +1438,11 @@ static int check_files(lsm_db_t *db, err_t *err) {
   for (int level = 0; level < LSM_NUM_LEVELS && !missing; level++)
     for (size_t i = 0; i < vs->current->nfiles[level] && !missing; i++) {
       table_file_path(db->dir, vs->current->files[level][i]->number, path, sizeof path);
-      missing = !lsm_io_exists(db->io, path);
+      missing = !env_exists(db->io, path);
     }
   if (!missing) {
     lsm_filename_log(path, sizeof path, db->dir, vs->log_number);
-    missing = !lsm_io_exists(db->io, path);
+    missing = !env_exists(db->io, path);
   }
   if (vs->manifest_dropped && missing)
     return err_set(err, ST_E_CORRUPT,
@@ -1476,7 +1476,7 @@ int lsm_options_check(const char *dir, const lsm_options_t *o, err_t *err) {
 /* Does the manifest at path hold anything of a database that was used: a table, a write
    (a sequence number above 0), or a record that does not check out (which could have been
    either)? A create that failed before writing CURRENT leaves a manifest with none. */
-static int manifest_holds_data(lsm_io_t *io, const char *path) {
+static int manifest_holds_data(env_t *io, const char *path) {
   log_reader_t *r = NULL;
   if (log_reader_open(io, path, &r, NULL) != ST_OK) return 1;
   int data = 0;
@@ -1507,10 +1507,10 @@ static int manifest_holds_data(lsm_io_t *io, const char *path) {
    (written once an open completed) means CURRENT was lost:
    a damaged database, which a create would start over on (and whose files the new
    database's first cleanup would delete). ST_E_CORRUPT naming the first such file. */
-static int check_no_old_files(lsm_io_t *io, const char *dir, const char *marker, err_t *err) {
+static int check_no_old_files(env_t *io, const char *dir, const char *marker, err_t *err) {
   char **names = NULL;
   size_t n = 0;
-  int rc = lsm_io_list_dir(io, dir, &names, &n, err);
+  int rc = env_list_dir(io, dir, &names, &n, err);
   if (rc != ST_OK) return rc;
   const char *found = NULL; /* the message names a table, else a log, else a manifest */
   int found_rank = 3;
@@ -1531,7 +1531,7 @@ static int check_no_old_files(lsm_io_t *io, const char *dir, const char *marker,
     if (rank >= found_rank) continue;
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     if (type == LSM_FILE_TABLE ||
-        (type == LSM_FILE_LOG && (lsm_io_file_size(io, path, &size, NULL) != ST_OK || size > 0)) ||
+        (type == LSM_FILE_LOG && (env_path_size(io, path, &size, NULL) != ST_OK || size > 0)) ||
         (type == LSM_FILE_MANIFEST && manifest_holds_data(io, path))) {
       found = names[i];
       found_rank = rank;
@@ -1543,17 +1543,17 @@ static int check_no_old_files(lsm_io_t *io, const char *dir, const char *marker,
                  "file of a database); nothing was changed: run `bfh repair %s` (bfh_repair) "
                  "to rebuild it from its tables and logs",
                  dir, found, dir);
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   return rc;
 }
 
 /* Checks that dir is (or may become) a bfh LSM database; *exists = it has a CURRENT. */
-static int check_identity(lsm_io_t *io, const char *dir, int create, const char *marker,
+static int check_identity(env_t *io, const char *dir, int create, const char *marker,
                           int *exists, err_t *err) {
   char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
   lsm_filename_identity(ident, sizeof ident, dir);
   lsm_filename_current(cur, sizeof cur, dir);
-  int has_ident = lsm_io_exists(io, ident), has_cur = lsm_io_exists(io, cur);
+  int has_ident = env_exists(io, ident), has_cur = env_exists(io, cur);
   *exists = has_cur;
   if (!has_cur) {
     int rc = check_no_old_files(io, dir, marker, err);
@@ -1586,11 +1586,11 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   }
   int rc = lsm_options_check(dir, opt, err);
   if (rc != ST_OK) return rc;
-  lsm_io_t *io = opt->io ? opt->io : lsm_io_default();
+  env_t *io = opt->io ? opt->io : env_default();
   if (opt->create_if_missing) {
-    rc = lsm_io_mkdir(io, dir, err);
+    rc = env_mkdir(io, dir, err);
     if (rc != ST_OK) return rc;
-  } else if (!lsm_io_exists(io, dir)) {
+  } else if (!env_exists(io, dir)) {
     return err_set(err, ST_E_INVALID, "%s: does not exist and create_if_missing is off", dir);
   }
   int exists = 0;
@@ -1617,16 +1617,16 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
 
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
-  rc = lsm_io_lock(io, path, &db->lock, err);
+  rc = env_lock(io, path, &db->lock, err);
   if (rc == ST_E_BUSY) err_set(err, ST_E_BUSY, "%s: database is open elsewhere (LOCK held)", dir);
   if (rc == ST_OK && !exists) {
     uint8_t id[LSM_IDENTITY_BYTES];
     lsm_identity_encode(id);
     lsm_filename_identity(path, sizeof path, dir);
-    rc = lsm_io_write_file(io, path, id, sizeof id, err);
+    rc = env_write_file(io, path, id, sizeof id, err);
     /* A partial IDENTITY would make the directory unusable: the next create starts over. */
-    if (rc != ST_OK) (void)lsm_io_unlink(io, path, NULL);
-    if (rc == ST_OK) rc = lsm_io_sync_dir(io, dir, err);
+    if (rc != ST_OK) (void)env_unlink(io, path, NULL);
+    if (rc == ST_OK) rc = env_sync_dir(io, dir, err);
   }
   if (rc == ST_OK) {
     db->tc = table_cache_create(io, dir, 0);
@@ -1723,7 +1723,7 @@ int lsm_close_err(lsm_db_t *db, err_t *err) {
   mem_filter_unref(db->imf);
   lsm_version_set_destroy(db->vs);
   table_cache_destroy(db->tc);
-  lsm_io_unlock(db->lock);
+  env_unlock(db->lock);
   write_batch_release(&db->group);
   u64vec_release(&db->pending);
   pthread_cond_destroy(&db->bg_cv);

@@ -33,7 +33,7 @@ typedef struct lsm_options {
   double key_bits_per_key;      /* blocked key filter budget; default 10; 0 = no key filters */
   int sync;                     /* 1: fsync the log before a write returns; default 0 */
   const lsm_table_hook_t *hook; /* may be NULL; borrowed, must outlive the db */
-  struct lsm_io *io;            /* NULL: the default (real) I/O layer; tests inject faults */
+  struct env *io;            /* NULL: the default (real) I/O layer; tests inject faults */
   uint64_t level1_bytes;        /* L1 size budget (x10 per deeper level); default 10 MiB */
   /* Nonzero: the memtables keep a value index (lsm/memtable.h), so that
      lsm_snapshot_scan_memtables_value reads only the entries holding the value. It costs a

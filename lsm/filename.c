@@ -116,13 +116,13 @@ int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *e
   return ST_OK;
 }
 
-int lsm_identity_read(lsm_io_t *io, const char *dir, err_t *err) {
+int lsm_identity_read(env_t *io, const char *dir, err_t *err) {
   char path[LSM_PATH_MAX];
   lsm_filename_identity(path, sizeof path, dir);
-  if (!lsm_io_exists(io, path)) return ST_NOT_FOUND;
+  if (!env_exists(io, path)) return ST_NOT_FOUND;
   void *data = NULL;
   size_t n = 0;
-  int rc = lsm_io_read_file(io, path, &data, &n, err);
+  int rc = env_read_file(io, path, &data, &n, err);
   if (rc == ST_OK) rc = lsm_identity_check(data, n, path, err);
   free(data);
   return rc;

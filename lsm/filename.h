@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 typedef enum lsm_file_type {
@@ -63,6 +63,6 @@ void lsm_identity_encode(uint8_t out[LSM_IDENTITY_BYTES]);
 int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *err);
 /* Reads dir/IDENTITY (through io) and checks it as lsm_identity_check does. ST_NOT_FOUND (no
    message) if the file does not exist; ST_E_IO on a failed read. */
-int lsm_identity_read(lsm_io_t *io, const char *dir, err_t *err);
+int lsm_identity_read(env_t *io, const char *dir, err_t *err);
 
 #endif

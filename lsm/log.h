@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 #define LOG_BLOCK_BYTES 32768
@@ -30,12 +30,12 @@ typedef struct log_writer log_writer_t;
 
 /* Creates (truncates) path and returns a writer for it. The client calls
    log_writer_close(). */
-int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **w, err_t *err);
+int log_writer_open(env_t *io, const char *path, log_writer_t **w, err_t *err);
 /* Returns a writer that appends to the existing log at path, whose records end exactly at
    its current size (a reader read it whole, with nothing dropped): the next record goes
    where a writer that never closed the file would have put it. The client calls
    log_writer_close(). */
-int log_writer_open_append(lsm_io_t *io, const char *path, log_writer_t **w, err_t *err);
+int log_writer_open_append(env_t *io, const char *path, log_writer_t **w, err_t *err);
 /* Appends one record of n bytes (n may be 0) and hands it to the kernel; sync != 0 also
    fdatasyncs. After a failure the writer is dead: every later add/sync returns the same
    error (the log may hold a partial record, which the reader treats as a torn tail). */
@@ -53,7 +53,7 @@ typedef struct log_reader log_reader_t;
 
 /* Opens path for reading (it reads the whole file into memory). The client calls
    log_reader_close(). */
-int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **r, err_t *err);
+int log_reader_open(env_t *io, const char *path, log_reader_t **r, err_t *err);
 /* Next record: ST_OK with *data, *n (borrowed, valid until the next call or close);
    ST_NOT_FOUND at the end (clean, or after dropping a torn tail); ST_E_CORRUPT with
    "log <path>: record at <offset>: checksum mismatch" (or the header problem). After an

@@ -25,7 +25,7 @@ struct log_reader {
   size_t scratch_len, scratch_cap;
 };
 
-int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **out, err_t *err) {
+int log_reader_open(env_t *io, const char *path, log_reader_t **out, err_t *err) {
   *out = NULL;
   log_reader_t *r = calloc(1, sizeof *r);
   if (!r || !(r->path = strdup(path))) {
@@ -33,7 +33,7 @@ int log_reader_open(lsm_io_t *io, const char *path, log_reader_t **out, err_t *e
     return err_set(err, ST_E_NOMEM, "log %s: out of memory", path);
   }
   void *data;
-  int rc = lsm_io_read_file(io, path, &data, &r->size, err);
+  int rc = env_read_file(io, path, &data, &r->size, err);
   if (rc) {
     free(r->path);
     free(r);

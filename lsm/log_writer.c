@@ -16,19 +16,19 @@
 #include "util/crc32c.h"
 
 struct log_writer {
-  lsm_file_t *file;
+  env_file_t *file;
   size_t block_offset; /* bytes used in the current block */
   uint32_t type_crc[LOG_LAST + 1];
   err_t dead; /* code != ST_OK: a write failed */
 };
 
-static int writer_create(lsm_io_t *io, const char *path, int append, log_writer_t **out,
+static int writer_create(env_t *io, const char *path, int append, log_writer_t **out,
                          err_t *err) {
   *out = NULL;
   log_writer_t *w = calloc(1, sizeof *w);
   if (!w) return err_set(err, ST_E_NOMEM, "log %s: out of memory", path);
-  int rc = append ? lsm_io_open_append(io, path, &w->file, err)
-                  : lsm_io_open_write(io, path, &w->file, err);
+  int rc = append ? env_open_append(io, path, &w->file, err)
+                  : env_open_write(io, path, &w->file, err);
   if (rc) {
     free(w);
     return rc;
@@ -39,17 +39,17 @@ static int writer_create(lsm_io_t *io, const char *path, int append, log_writer_
   }
   /* Records never span blocks, so the position in the last block is all the state an
      earlier writer left. */
-  w->block_offset = (size_t)(lsm_file_size(w->file) % LOG_BLOCK_BYTES);
+  w->block_offset = (size_t)(env_file_size(w->file) % LOG_BLOCK_BYTES);
   err_clear(&w->dead);
   *out = w;
   return ST_OK;
 }
 
-int log_writer_open(lsm_io_t *io, const char *path, log_writer_t **out, err_t *err) {
+int log_writer_open(env_t *io, const char *path, log_writer_t **out, err_t *err) {
   return writer_create(io, path, 0, out, err);
 }
 
-int log_writer_open_append(lsm_io_t *io, const char *path, log_writer_t **out, err_t *err) {
+int log_writer_open_append(env_t *io, const char *path, log_writer_t **out, err_t *err) {
   return writer_create(io, path, 1, out, err);
 }
 
@@ -57,7 +57,7 @@ static int fail(log_writer_t *w, int rc, err_t *err) {
   if (err)
     w->dead = *err;
   else
-    err_set(&w->dead, rc, "log %s: write failed", lsm_file_path(w->file));
+    err_set(&w->dead, rc, "log %s: write failed", env_file_path(w->file));
   w->dead.code = rc;
   return rc;
 }
@@ -74,8 +74,8 @@ static int emit(log_writer_t *w, int type, const uint8_t *p, size_t n, err_t *er
   h[4] = (uint8_t)n;
   h[5] = (uint8_t)(n >> 8);
   h[6] = (uint8_t)type;
-  int rc = lsm_file_append(w->file, h, sizeof h, err);
-  if (!rc && n) rc = lsm_file_append(w->file, p, n, err);
+  int rc = env_file_append(w->file, h, sizeof h, err);
+  if (!rc && n) rc = env_file_append(w->file, p, n, err);
   w->block_offset += LOG_HEADER_BYTES + n;
   return rc;
 }
@@ -89,7 +89,7 @@ int log_writer_add(log_writer_t *w, const void *data, size_t n, int sync, err_t 
   do {
     size_t room = LOG_BLOCK_BYTES - w->block_offset;
     if (room < LOG_HEADER_BYTES) {
-      if (room && (rc = lsm_file_append(w->file, zeros, room, err))) return fail(w, rc, err);
+      if (room && (rc = env_file_append(w->file, zeros, room, err))) return fail(w, rc, err);
       w->block_offset = 0;
     }
     size_t avail = LOG_BLOCK_BYTES - w->block_offset - LOG_HEADER_BYTES;
@@ -101,25 +101,25 @@ int log_writer_add(log_writer_t *w, const void *data, size_t n, int sync, err_t 
     left -= frag;
     begin = 0;
   } while (left > 0);
-  rc = sync ? lsm_file_sync(w->file, err) : lsm_file_flush(w->file, err);
+  rc = sync ? env_file_sync(w->file, err) : env_file_flush(w->file, err);
   if (rc) return fail(w, rc, err);
   return ST_OK;
 }
 
 int log_writer_sync(log_writer_t *w, err_t *err) {
   if (w->dead.code) return dead(w, err);
-  int rc = lsm_file_sync(w->file, err);
+  int rc = env_file_sync(w->file, err);
   if (rc) return fail(w, rc, err);
   return ST_OK;
 }
 
 int log_writer_close(log_writer_t *w, err_t *err) {
   if (!w) return ST_OK;
-  int rc = lsm_file_close(w->file, err);
+  int rc = env_file_close(w->file, err);
   free(w);
   return rc;
 }
 
 uint64_t log_writer_size(const log_writer_t *w) {
-  return lsm_file_size(w->file);
+  return env_file_size(w->file);
 }

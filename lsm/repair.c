@@ -24,7 +24,7 @@
 
 typedef struct repair {
   const char *dir;
-  lsm_io_t *io;
+  env_t *io;
   const lsm_options_t *opt;
   lsm_repair_stats_t st;
   uint64_t next_file; /* above every file number in the directory */
@@ -282,14 +282,14 @@ static int move_to_lost(repair_t *r, err_t *err) {
     lsm_filename_manifest(from, sizeof from, r->dir, r->manifests.v[i]);
     rc = note_damaged(r, strrchr(from, '/') + 1, err);
   }
-  if (rc == ST_OK && r->ndamaged) rc = lsm_io_mkdir(r->io, lost, err);
+  if (rc == ST_OK && r->ndamaged) rc = env_mkdir(r->io, lost, err);
   for (size_t i = 0; i < r->ndamaged && rc == ST_OK; i++) {
     snprintf(from, sizeof from, "%s/%s", r->dir, r->damaged[i]);
     snprintf(to, sizeof to, "%s/%s", lost, r->damaged[i]);
-    rc = lsm_io_rename(r->io, from, to, err);
+    rc = env_rename(r->io, from, to, err);
     if (rc == ST_OK) r->st.files_moved++;
   }
-  if (rc == ST_OK) rc = lsm_io_sync_dir(r->io, r->dir, err);
+  if (rc == ST_OK) rc = env_sync_dir(r->io, r->dir, err);
   return rc;
 }
 
@@ -299,7 +299,7 @@ static int move_to_lost(repair_t *r, err_t *err) {
 static int list_files(repair_t *r, err_t *err) {
   char **names = NULL;
   size_t n = 0;
-  int rc = lsm_io_list_dir(r->io, r->dir, &names, &n, err);
+  int rc = env_list_dir(r->io, r->dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == ST_OK; i++) {
     uint64_t number;
     lsm_file_type_t type;
@@ -310,7 +310,7 @@ static int list_files(repair_t *r, err_t *err) {
     if (type == LSM_FILE_MANIFEST) rc = u64vec_push(&r->manifests, number);
     if (rc != ST_OK) rc = err_set(err, rc, "repair: out of memory");
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   u64vec_sort(&r->tables);
   u64vec_sort(&r->logs);
   return rc;
@@ -323,7 +323,7 @@ static int check_identity(repair_t *r, int *rewrite, err_t *err) {
   lsm_filename_identity(ident, sizeof ident, r->dir);
   lsm_filename_current(cur, sizeof cur, r->dir);
   *rewrite = 1;
-  if (lsm_io_exists(r->io, ident)) {
+  if (env_exists(r->io, ident)) {
     err_t e;
     int rc = lsm_identity_read(r->io, r->dir, &e);
     if (rc != ST_E_CORRUPT) {
@@ -331,12 +331,12 @@ static int check_identity(repair_t *r, int *rewrite, err_t *err) {
       *rewrite = 0;
       return rc;
     }
-  } else if (lsm_io_exists(r->io, cur) || r->tables.n + r->logs.n == 0) {
+  } else if (env_exists(r->io, cur) || r->tables.n + r->logs.n == 0) {
     return err_set(err, ST_E_INVALID,
                    "%s: not a bfh lsm database (no IDENTITY, and %s): nothing to repair, "
                    "nothing changed",
                    r->dir,
-                   lsm_io_exists(r->io, cur) ? "a CURRENT of another engine" : "no table or log");
+                   env_exists(r->io, cur) ? "a CURRENT of another engine" : "no table or log");
   }
   return ST_OK;
 }
@@ -346,7 +346,7 @@ static int write_identity(repair_t *r, err_t *err) {
   lsm_filename_identity(ident, sizeof ident, r->dir);
   uint8_t id[LSM_IDENTITY_BYTES];
   lsm_identity_encode(id);
-  return lsm_io_write_file(r->io, ident, id, sizeof id, err);
+  return env_write_file(r->io, ident, id, sizeof id, err);
 }
 
 static void repair_release(repair_t *r, int failed) {
@@ -357,7 +357,7 @@ static void repair_release(repair_t *r, int failed) {
   for (size_t i = 0; failed && i < r->written.n; i++) {
     char path[LSM_PATH_MAX];
     table_file_path(r->dir, r->written.v[i], path, sizeof path);
-    (void)lsm_io_unlink(r->io, path, NULL);
+    (void)env_unlink(r->io, path, NULL);
   }
   u64vec_release(&r->tables);
   u64vec_release(&r->logs);
@@ -377,7 +377,7 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   repair_t r;
   memset(&r, 0, sizeof r);
   r.dir = dir;
-  r.io = opt->io ? opt->io : lsm_io_default();
+  r.io = opt->io ? opt->io : env_default();
   r.opt = opt;
   r.next_file = 1;
   u64vec_init(&r.tables);
@@ -385,7 +385,7 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   u64vec_init(&r.manifests);
   u64vec_init(&r.written);
   lsm_version_edit_init(&r.edit);
-  if (!lsm_io_exists(r.io, dir))
+  if (!env_exists(r.io, dir))
     return err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
   /* Whether dir is a database at all, before the LOCK (which creates a file): a directory
      that is not one is left as it was. Then again under the LOCK, which the check relies on. */
@@ -399,8 +399,8 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   r.tables.n = r.logs.n = r.manifests.n = 0;
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
-  lsm_lock_t *lock = NULL;
-  rc = lsm_io_lock(r.io, path, &lock, err);
+  env_lock_t *lock = NULL;
+  rc = env_lock(r.io, path, &lock, err);
   if (rc == ST_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
   if (rc == ST_OK) rc = list_files(&r, err);
   if (rc == ST_OK) rc = check_identity(&r, &rewrite, err);
@@ -413,6 +413,6 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   if (rc == ST_OK) rc = move_to_lost(&r, err);
   if (st) *st = r.st;
   repair_release(&r, !installed);
-  lsm_io_unlock(lock);
+  env_unlock(lock);
   return rc;
 }

@@ -30,7 +30,7 @@ typedef struct meta_entry {
 
 struct table {
   atomic_int refs;
-  lsm_rfile_t *file;
+  env_rfile_t *file;
   uint64_t size; /* at open */
   uint64_t number;
   char name[64]; /* base name of the file, for messages */
@@ -87,7 +87,7 @@ static int corrupt(const table_t *t, uint64_t offset, const char *what, err_t *e
 
 static void table_free(table_t *t) {
   if (!t) return;
-  lsm_rfile_close(t->file);
+  env_rfile_close(t->file);
   free(t->filter);
   free(t->handles);
   free(t->keys);
@@ -119,7 +119,7 @@ static int read_span(const table_t *t, uint64_t offset, size_t n, uint64_t block
                      err_t *err) {
   if (buf_reserve(buf, n)) return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
   size_t got;
-  int rc = lsm_rfile_pread(t->file, offset, buf->p, n, &got, err);
+  int rc = env_rfile_pread(t->file, offset, buf->p, n, &got, err);
   if (rc) return rc;
   if (got < n) return corrupt(t, block, "truncated: the file ends inside the block", err);
   return ST_OK;
@@ -229,7 +229,7 @@ static const meta_entry_t *find_meta(const table_t *t, const char *name) {
   return NULL;
 }
 
-int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **out, err_t *err) {
+int table_open(env_t *io, const char *path, uint64_t file_number, table_t **out, err_t *err) {
   *out = NULL;
   table_t *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, ST_E_NOMEM, "table %s: out of memory", path);
@@ -237,9 +237,9 @@ int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **o
   t->number = file_number;
   const char *base = strrchr(path, '/');
   snprintf(t->name, sizeof t->name, "%s", base ? base + 1 : path);
-  int rc = lsm_io_open_read(io, path, &t->file, err);
+  int rc = env_open_read(io, path, &t->file, err);
   if (rc) goto fail;
-  t->size = lsm_rfile_size(t->file);
+  t->size = env_rfile_size(t->file);
   if (t->size < TABLE_FOOTER_BYTES) {
     rc = err_set(err, ST_E_CORRUPT, "table %s: file too short (%llu bytes)", t->name,
                  (unsigned long long)t->size);

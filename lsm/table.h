@@ -21,7 +21,7 @@
 
 #include "lsm/db.h"
 #include "lsm/internal_key.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/iterator.h"
 #include "util/err.h"
 
@@ -53,7 +53,7 @@ size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
    messages. On ST_OK *t has one reference (release with table_unref). Errors:
    ST_E_CORRUPT (bad magic, bad checksum, malformed block), ST_E_UNSUPPORTED (a newer
    format version), ST_E_IO / ST_E_NOMEM. */
-int table_open(lsm_io_t *io, const char *path, uint64_t file_number, table_t **t, err_t *err);
+int table_open(env_t *io, const char *path, uint64_t file_number, table_t **t, err_t *err);
 void table_ref(table_t *t);
 /* NULL allowed. */
 void table_unref(table_t *t);

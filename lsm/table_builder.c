@@ -40,7 +40,7 @@
 
 struct table_builder {
   table_builder_options_t opt;
-  lsm_file_t *file;
+  env_file_t *file;
   char *path;
   uint64_t number;
   uint64_t offset; /* bytes written */
@@ -74,7 +74,7 @@ static void hook_end(table_builder_t *tb, int ok) {
   }
 }
 
-int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
+int table_builder_create(env_t *io, const char *path, uint64_t file_number,
                          const table_builder_options_t *opt, table_builder_t **out, err_t *err) {
   *out = NULL;
   table_builder_t *tb = calloc(1, sizeof *tb);
@@ -90,7 +90,7 @@ int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
   block_builder_init(&tb->data, tb->opt.restart_interval);
   block_builder_init(&tb->index, 1);
   u64vec_init(&tb->hashes);
-  int rc = lsm_io_open_write(io, path, &tb->file, err);
+  int rc = env_open_write(io, path, &tb->file, err);
   if (rc) {
     tb->ended = 1;
     table_builder_destroy(tb);
@@ -135,8 +135,8 @@ static int write_block(table_builder_t *tb, const uint8_t *contents, size_t n, b
   block_trailer_encode(trailer, contents, n);
   h->offset = tb->offset;
   h->size = n;
-  int rc = lsm_file_append(tb->file, contents, n, err);
-  if (!rc) rc = lsm_file_append(tb->file, trailer, sizeof trailer, err);
+  int rc = env_file_append(tb->file, contents, n, err);
+  if (!rc) rc = env_file_append(tb->file, trailer, sizeof trailer, err);
   if (rc) return fail(tb, rc);
   tb->offset += n + BLOCK_TRAILER_BYTES;
   return ST_OK;
@@ -216,7 +216,7 @@ static int write_footer(table_builder_t *tb, const block_handle_t *meta,
   encode_fixed32(f + 48, TABLE_FORMAT_VERSION);
   encode_fixed32(f + 52, crc32c_mask(crc32c_value(f, 52)));
   encode_fixed64(f + 56, TABLE_MAGIC);
-  int rc = lsm_file_append(tb->file, f, sizeof f, err);
+  int rc = env_file_append(tb->file, f, sizeof f, err);
   if (rc) return fail(tb, rc);
   tb->offset += sizeof f;
   return ST_OK;
@@ -297,9 +297,9 @@ static int finish(table_builder_t *tb, err_t *err) {
   if (rc) goto out;
   rc = write_footer(tb, &meta_h, &index_h, err);
   if (rc) goto out;
-  rc = tb->opt.sync ? lsm_file_sync(tb->file, err) : lsm_file_flush(tb->file, err);
+  rc = tb->opt.sync ? env_file_sync(tb->file, err) : env_file_flush(tb->file, err);
   if (rc) goto out;
-  rc = lsm_file_close(tb->file, err);
+  rc = env_file_close(tb->file, err);
   tb->file = NULL;
 out:
   free(metas);
@@ -327,7 +327,7 @@ int table_builder_finish(table_builder_t *tb, err_t *err) {
 void table_builder_destroy(table_builder_t *tb) {
   if (!tb) return;
   if (!tb->finished) hook_end(tb, 0);
-  lsm_file_close(tb->file, NULL);
+  env_file_close(tb->file, NULL);
   block_builder_release(&tb->data);
   block_builder_release(&tb->index);
   u64vec_release(&tb->hashes);

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table_hook.h"
 #include "util/err.h"
 
@@ -34,7 +34,7 @@ typedef struct table_builder table_builder_t;
 /* Creates (truncates) path and calls hook->begin(ctx, file_number) (NULL -> ST_E_NOMEM,
    "table hook begin failed"). opt is copied. On ST_OK the client calls
    table_builder_finish() and/or table_builder_destroy(). */
-int table_builder_create(lsm_io_t *io, const char *path, uint64_t file_number,
+int table_builder_create(env_t *io, const char *path, uint64_t file_number,
                          const table_builder_options_t *opt, table_builder_t **tb, err_t *err);
 /* Adds an entry. REQUIRES: ikey is a valid internal key, larger than every key added before
    (internal order; the same user key may repeat with smaller seqs). val is stored and

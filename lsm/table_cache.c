@@ -16,7 +16,7 @@ typedef struct entry {
 } entry_t;
 
 struct table_cache {
-  lsm_io_t *io;
+  env_t *io;
   char *dir;
   size_t capacity;
   pthread_mutex_t mu;
@@ -30,7 +30,7 @@ static size_t bucket_of(const table_cache_t *tc, uint64_t number) {
   return (size_t)((number * 0x9e3779b97f4a7c15ull) >> 32) & (tc->nbuckets - 1);
 }
 
-table_cache_t *table_cache_create(lsm_io_t *io, const char *dir, size_t capacity) {
+table_cache_t *table_cache_create(env_t *io, const char *dir, size_t capacity) {
   table_cache_t *tc = calloc(1, sizeof *tc);
   if (!tc) return NULL;
   tc->io = io;

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table.h"
 #include "util/err.h"
 
@@ -19,7 +19,7 @@ typedef struct table_cache table_cache_t;
 /* Tables are opened at table_file_path(dir, number). io and dir are borrowed/copied: io
    must outlive the cache; dir is copied. capacity 0 means the default. NULL on no memory.
    Client calls table_cache_destroy(). */
-table_cache_t *table_cache_create(lsm_io_t *io, const char *dir, size_t capacity);
+table_cache_t *table_cache_create(env_t *io, const char *dir, size_t capacity);
 /* Drops the cache's references (tables still referenced by users stay open until
    table_unref). NULL allowed. */
 void table_cache_destroy(table_cache_t *tc);

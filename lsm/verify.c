@@ -14,7 +14,7 @@
 
 typedef struct verify {
   const char *dir;
-  lsm_io_t *io;
+  env_t *io;
   const lsm_verify_hooks_t *hooks;
   lsm_verify_stats_t *st;
   int live_known;      /* the manifest was read whole: live and log_number hold */
@@ -52,7 +52,7 @@ static int damage_from(verify_t *v, const char *file, int rc, const err_t *e, er
 
 static void count_file(verify_t *v, const char *path) {
   uint64_t size = 0;
-  if (lsm_io_file_size(v->io, path, &size, NULL) != ST_OK) return;
+  if (env_path_size(v->io, path, &size, NULL) != ST_OK) return;
   v->st->files++;
   v->st->bytes += size;
 }
@@ -141,14 +141,14 @@ static int manifest_record(verify_t *v, const void *data, size_t n, uint64_t at,
 static int verify_manifest(verify_t *v, err_t *err) {
   char path[LSM_PATH_MAX];
   lsm_filename_current(path, sizeof path, v->dir);
-  if (!lsm_io_exists(v->io, path)) {
+  if (!env_exists(v->io, path)) {
     damage(v, "CURRENT", 0, "missing");
     return ST_OK;
   }
   void *cur = NULL;
   size_t n = 0;
   err_t e;
-  int rc = lsm_io_read_file(v->io, path, &cur, &n, &e);
+  int rc = env_read_file(v->io, path, &cur, &n, &e);
   if (rc != ST_OK) return damage_from(v, "CURRENT", rc, &e, err);
   count_file(v, path);
   char *text = cur;
@@ -163,7 +163,7 @@ static int verify_manifest(verify_t *v, err_t *err) {
     return ST_OK;
   }
   lsm_filename_manifest(path, sizeof path, v->dir, number);
-  if (!lsm_io_exists(v->io, path)) {
+  if (!env_exists(v->io, path)) {
     damage(v, base_name(path), 0, "missing (named by CURRENT)");
     return ST_OK;
   }
@@ -190,7 +190,7 @@ static int verify_table(verify_t *v, uint64_t number, err_t *err) {
   char path[LSM_PATH_MAX];
   table_file_path(v->dir, number, path, sizeof path);
   const char *name = base_name(path);
-  if (!lsm_io_exists(v->io, path)) {
+  if (!env_exists(v->io, path)) {
     damage(v, name, 0, "missing (listed in the manifest)");
     return ST_OK;
   }
@@ -231,7 +231,7 @@ static int log_record(verify_t *v, const void *data, size_t n, uint64_t at, cons
 static int verify_files(verify_t *v, err_t *err) {
   char **names = NULL;
   size_t n = 0;
-  int rc = lsm_io_list_dir(v->io, v->dir, &names, &n, err);
+  int rc = env_list_dir(v->io, v->dir, &names, &n, err);
   u64vec_t logs, tables;
   u64vec_init(&logs);
   u64vec_init(&tables);
@@ -244,7 +244,7 @@ static int verify_files(verify_t *v, err_t *err) {
     if (type == LSM_FILE_TABLE && !v->live_known) rc = u64vec_push(&tables, number);
     if (rc != ST_OK) rc = err_set(err, rc, "check: out of memory");
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   const u64vec_t *check = v->live_known ? &v->live : &tables;
   u64vec_sort(&logs);
   u64vec_sort(&v->live);
@@ -276,20 +276,20 @@ static int verify_identity(verify_t *v, err_t *err) {
   return rc == ST_OK ? ST_OK : damage_from(v, "IDENTITY", rc, &e, err);
 }
 
-int lsm_verify(const char *dir, lsm_io_t *io, const lsm_verify_hooks_t *hooks,
+int lsm_verify(const char *dir, env_t *io, const lsm_verify_hooks_t *hooks,
                lsm_verify_stats_t *st, err_t *err) {
   verify_t v = {.dir = dir, .io = io, .hooks = hooks, .st = st};
   u64vec_init(&v.live);
   char path[LSM_PATH_MAX];
   lsm_filename_lock(path, sizeof path, dir);
-  lsm_lock_t *lock = NULL;
-  int rc = lsm_io_lock_shared(io, path, &lock, err);
+  env_lock_t *lock = NULL;
+  int rc = env_lock_shared(io, path, &lock, err);
   if (rc == ST_E_BUSY) err_set(err, rc, "%s: database is open (LOCK held): close it to check", dir);
   if (rc == ST_NOT_FOUND) rc = ST_OK; /* never opened: nothing can hold it */
   if (rc == ST_OK) rc = verify_identity(&v, err);
   if (rc == ST_OK) rc = verify_manifest(&v, err);
   if (rc == ST_OK) rc = verify_files(&v, err);
-  lsm_io_unlock(lock);
+  env_unlock(lock);
   u64vec_release(&v.live);
   return rc;
 }

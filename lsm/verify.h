@@ -21,7 +21,7 @@
  * cannot tell a byte flipped in the very last record of a file from such a write (lsm/log.h),
  * so that damage is counted as a torn tail too.
  *
- * Nothing is opened for writing: the LOCK is taken shared (lsm_io_lock_shared), so a
+ * Nothing is opened for writing: the LOCK is taken shared (env_lock_shared), so a
  * database open elsewhere gives ST_E_BUSY, and no open can start while the check runs.
  */
 #ifndef BFH_LSM_VERIFY_H
@@ -29,7 +29,7 @@
 
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table.h"
 #include "util/err.h"
 
@@ -59,7 +59,7 @@ typedef struct lsm_verify_stats {
 /* Checks the database in dir (read through io, borrowed). Adds to *st. ST_OK when the check
    ran (st->damaged says whether damage was found); ST_E_BUSY if the database is open;
    ST_E_INVALID if dir is not a database of this engine; ST_E_IO, ST_E_NOMEM. */
-int lsm_verify(const char *dir, lsm_io_t *io, const lsm_verify_hooks_t *hooks,
+int lsm_verify(const char *dir, env_t *io, const lsm_verify_hooks_t *hooks,
                lsm_verify_stats_t *st, err_t *err);
 
 /* The offset a reader's message names ("table 000007.sst: block at 4096: checksum mismatch"

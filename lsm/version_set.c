@@ -159,7 +159,7 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
 
 /* ---- the set ----------------------------------------------------------------------- */
 
-int lsm_version_set_create(const char *dir, lsm_io_t *io, uint64_t level1_bytes,
+int lsm_version_set_create(const char *dir, env_t *io, uint64_t level1_bytes,
                            lsm_version_set_t **out, err_t *err) {
   lsm_version_set_t *vs = calloc(1, sizeof *vs);
   if (!vs || !(vs->dir = strdup(dir))) {
@@ -226,7 +226,7 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
   lsm_filename_current(path, sizeof path, vs->dir);
   void *cur = NULL;
   size_t cur_len = 0;
-  int rc = lsm_io_read_file(vs->io, path, &cur, &cur_len, err);
+  int rc = env_read_file(vs->io, path, &cur, &cur_len, err);
   if (rc != ST_OK) return rc;
   uint64_t mnum = 0;
   lsm_file_type_t type;
@@ -243,7 +243,7 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
   free(cur);
 
   lsm_filename_manifest(path, sizeof path, vs->dir, mnum);
-  if (!lsm_io_exists(vs->io, path))
+  if (!env_exists(vs->io, path))
     return err_set(err, ST_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", vs->dir, path);
   log_reader_t *r = NULL;
   rc = log_reader_open(vs->io, path, &r, err);
@@ -357,10 +357,10 @@ static int set_current(lsm_version_set_t *vs, uint64_t mnum, err_t *err) {
   lsm_filename_temp(tmp, sizeof tmp, vs->dir);
   lsm_filename_current(cur, sizeof cur, vs->dir);
   int n = snprintf(text, sizeof text, "MANIFEST-%06" PRIu64 "\n", mnum);
-  int rc = lsm_io_write_file(vs->io, tmp, text, (size_t)n, err);
-  if (rc == ST_OK) rc = lsm_io_rename(vs->io, tmp, cur, err);
-  if (rc == ST_OK) rc = lsm_io_sync_dir(vs->io, vs->dir, err);
-  if (rc != ST_OK) (void)lsm_io_unlink(vs->io, tmp, NULL);
+  int rc = env_write_file(vs->io, tmp, text, (size_t)n, err);
+  if (rc == ST_OK) rc = env_rename(vs->io, tmp, cur, err);
+  if (rc == ST_OK) rc = env_sync_dir(vs->io, vs->dir, err);
+  if (rc != ST_OK) (void)env_unlink(vs->io, tmp, NULL);
   return rc;
 }
 
@@ -381,7 +381,7 @@ static int new_manifest(lsm_version_set_t *vs, err_t *err) {
   lsm_version_edit_release(&e);
   if (rc != ST_OK) {
     (void)log_writer_close(w, NULL);
-    (void)lsm_io_unlink(vs->io, path, NULL);
+    (void)env_unlink(vs->io, path, NULL);
     return rc;
   }
   (void)log_writer_close(vs->manifest, NULL);

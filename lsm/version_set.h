@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/log.h"
 #include "lsm/version_edit.h"
 #include "util/err.h"
@@ -49,7 +49,7 @@ static inline size_t lsm_version_file_count(const lsm_version_t *v) {
 
 struct lsm_version_set {
   char *dir;
-  lsm_io_t *io;
+  env_t *io;
   uint64_t level1_bytes;
   uint64_t next_file;
   uint64_t last_sequence;
@@ -71,7 +71,7 @@ struct lsm_version_set {
 
 /* Creates an empty set for dir (copied). level1_bytes: the L1 budget (x10 per level).
    Client calls lsm_version_set_destroy. ST_OK or ST_E_NOMEM. */
-int lsm_version_set_create(const char *dir, lsm_io_t *io, uint64_t level1_bytes,
+int lsm_version_set_create(const char *dir, env_t *io, uint64_t level1_bytes,
                            lsm_version_set_t **vs, err_t *err);
 /* Releases the current version and frees vs (every other version must be released).
    NULL allowed. */

@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/index/index_sync.h"
@@ -58,11 +58,11 @@ engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */
 standalone_t *bfh_internal_standalone(bfh_db *db); /* borrowed; NULL without one */
 
-/* bfh_open with bfh's file accesses going through io (lsm/io.h; borrowed, it must outlive
+/* bfh_open with bfh's file accesses going through io (util/env.h; borrowed, it must outlive
    the handle; NULL: the real I/O layer): fault-injection tests. Both engines: BFH-PARAMS,
    and with the own engine every file of the engine; with the LevelDB engine the filter
    cache (bfh-filters/ and its .vf files) and the table reads of the indexer and of scans
    (LevelDB's own files go through LevelDB's Env, which bfh cannot hook). */
-int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db);
+int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *io, bfh_db **db);
 
 #endif

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/repair.h"
 #include "lsm_hooks/api/db_inspect.h"
 #include "lsm_hooks/api/db_params.h"
@@ -311,14 +311,14 @@ _Static_assert(HIERARCHY_SIMILARITY == (int)BFH_PLACEMENT_SIMILARITY &&
                    HIERARCHY_PAPER == (int)BFH_PLACEMENT_PAPER,
                "placement numbers");
 
-static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_io *io,
+static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io,
                         bfh_db **out);
 
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   return open_with_io(path, opt_in, NULL, out);
 }
 
-static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_io *io,
+static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io,
                         bfh_db **out) {
   if (!out) return invalid(NULL, "bfh_open: db (the output handle pointer) is NULL");
   *out = NULL;
@@ -338,7 +338,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct lsm_
   db_params_t want = {opt.value_filter_bits, opt.value_filter_hashes, opt.hash_seed};
   db_params_t stored;
   int have_params = 0;
-  lsm_io_t *fio = io ? io : lsm_io_default(); /* bfh's own files: BFH-PARAMS */
+  env_t *fio = io ? io : env_default(); /* bfh's own files: BFH-PARAMS */
   /* A read-only handle keeps its BFH-PARAMS in its index directory, or nowhere. */
   const char *params_dir = opt.read_only ? opt.index_dir : path;
   if (opt.value_filters && params_dir) {
@@ -626,7 +626,7 @@ int bfh_stored_params(const char *path, bfh_options *opt) {
   db_params_t p;
   err_t err;
   err_clear(&err);
-  rc = db_params_read(lsm_io_default(), path, &p, &err);
+  rc = db_params_read(env_default(), path, &p, &err);
   if (rc != BFH_OK) return rc == BFH_NOT_FOUND ? rc : fail(NULL, rc, &err);
   o.value_filter_bits = p.m;
   o.value_filter_hashes = p.k;
@@ -745,6 +745,6 @@ standalone_t *bfh_internal_standalone(bfh_db *db) {
   return db->standalone;
 }
 
-int bfh_internal_open_io(const char *path, const bfh_options *opt, struct lsm_io *io, bfh_db **db) {
+int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *io, bfh_db **db) {
   return open_with_io(path, opt, io, db);
 }

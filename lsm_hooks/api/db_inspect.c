@@ -76,7 +76,7 @@ int db_inspect_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh
   char path[LSM_PATH_MAX];
   lsm_table_path(engine_lsm_db(e), number, path, sizeof path);
   table_t *t = NULL;
-  int rc = table_open(lsm_io_default(), path, number, &t, err);
+  int rc = table_open(env_default(), path, number, &t, err);
   if (rc != ST_OK) return rc;
   info->entries = table_entries(t);
   rc = describe_keys(t, info, err);
@@ -183,7 +183,7 @@ static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db
                         err_t *err) {
   memset(p, 0, sizeof *p);
   err_t e;
-  int rc = db_params_read(lsm_io_default(), path, p, &e);
+  int rc = db_params_read(env_default(), path, p, &e);
   if (rc == ST_NOT_FOUND) return ST_OK;
   if (rc == ST_E_CORRUPT || rc == ST_E_UNSUPPORTED) {
     memset(p, 0, sizeof *p);
@@ -196,7 +196,7 @@ static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db
   uint64_t size = 0;
   char file[LSM_PATH_MAX];
   snprintf(file, sizeof file, "%s/%s", path, DB_PARAMS_FILE);
-  if (lsm_io_file_size(lsm_io_default(), file, &size, NULL) == ST_OK) st->files++;
+  if (env_path_size(env_default(), file, &size, NULL) == ST_OK) st->files++;
   st->bytes += size;
   return ST_OK;
 }
@@ -206,13 +206,13 @@ int db_inspect_lsm_check(const char *path, const db_params_t *p, lsm_damage_fn d
   (void)p, (void)cache_damaged; /* the filters are checked against their own checksums */
   check_t c = {damage, arg, ""};
   lsm_verify_hooks_t hooks = {on_damage, check_table_filters, &c};
-  int rc = lsm_verify(path, lsm_io_default(), &hooks, st, err);
+  int rc = lsm_verify(path, env_default(), &hooks, st, err);
   if (rc != ST_OK || !standalone_exists(path)) return rc;
   char dir[LSM_PATH_MAX];
   snprintf(dir, sizeof dir, "%s/%s", path, STANDALONE_DIR);
   check_t sc = {damage, arg, STANDALONE_DIR "/"};
   hooks.arg = &sc;
-  return lsm_verify(dir, lsm_io_default(), &hooks, st, err);
+  return lsm_verify(dir, env_default(), &hooks, st, err);
 }
 
 int db_inspect_check(const char *path, const engine_kind_t *kind, bfh_damage_fn fn, void *arg,

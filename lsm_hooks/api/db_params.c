@@ -43,15 +43,15 @@ int db_params_decode(const uint8_t *data, size_t n, const char *path, db_params_
   return BFH_OK;
 }
 
-int db_params_read(lsm_io_t *io, const char *dir, db_params_t *out, err_t *err) {
+int db_params_read(env_t *io, const char *dir, db_params_t *out, err_t *err) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, DB_PARAMS_FILE);
-  if (!lsm_io_exists(io, path)) return BFH_NOT_FOUND; /* no I/O call: nothing to fault */
+  if (!env_exists(io, path)) return BFH_NOT_FOUND; /* no I/O call: nothing to fault */
   void *data = NULL;
   size_t n = 0;
-  int rc = lsm_io_read_file(io, path, &data, &n, err);
+  int rc = env_read_file(io, path, &data, &n, err);
   if (rc != BFH_OK) {
-    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path)) return BFH_NOT_FOUND;
+    if (rc != BFH_E_NOMEM && !env_exists(io, path)) return BFH_NOT_FOUND;
     return rc; /* the message names the file */
   }
   rc = db_params_decode(data, n, path, out, err);
@@ -59,19 +59,19 @@ int db_params_read(lsm_io_t *io, const char *dir, db_params_t *out, err_t *err) 
   return rc;
 }
 
-int db_params_write(lsm_io_t *io, const char *dir, const db_params_t *p, err_t *err) {
+int db_params_write(env_t *io, const char *dir, const db_params_t *p, err_t *err) {
   char path[4096], tmp[4096];
   snprintf(path, sizeof path, "%s/%s", dir, DB_PARAMS_FILE);
   snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, DB_PARAMS_FILE);
   uint8_t buf[DB_PARAMS_BYTES];
   db_params_encode(p, buf);
-  int rc = lsm_io_write_file(io, tmp, buf, sizeof buf, err); /* create, write, fdatasync */
-  if (rc == BFH_OK) rc = lsm_io_rename(io, tmp, path, err);
+  int rc = env_write_file(io, tmp, buf, sizeof buf, err); /* create, write, fdatasync */
+  if (rc == BFH_OK) rc = env_rename(io, tmp, path, err);
   if (rc != BFH_OK) {
-    (void)lsm_io_unlink(io, tmp, NULL);
+    (void)env_unlink(io, tmp, NULL);
     return rc;
   }
-  return lsm_io_sync_dir(io, dir, err);
+  return env_sync_dir(io, dir, err);
 }
 
 int db_params_check(const char *dir, const db_params_t *stored, const db_params_t *want,

@@ -7,15 +7,15 @@
  *   magic "BFHP" (4 bytes) | version fixed32 (1) | m fixed64 | k fixed32 | reserved fixed32 (0)
  *   | seed fixed64 | crc32c fixed32 (masked, over the 32 bytes before it)
  * Written once, at the first open with value filters, via BFH-PARAMS.tmp + fsync + rename.
- * Read and written through an lsm_io_t (borrowed; lsm_io_default() unless a test injects
- * faults, lsm/io.h).
+ * Read and written through an env_t (borrowed; env_default() unless a test injects
+ * faults, util/env.h).
  */
 #ifndef BFH_LSM_HOOKS_DB_PARAMS_H
 #define BFH_LSM_HOOKS_DB_PARAMS_H
 
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 #define DB_PARAMS_FILE "BFH-PARAMS"
@@ -37,9 +37,9 @@ int db_params_decode(const uint8_t *data, size_t n, const char *path, db_params_
 
 /* Reads dir/BFH-PARAMS. BFH_OK and *out; BFH_NOT_FOUND if the file does not exist; BFH_E_IO,
    BFH_E_CORRUPT, BFH_E_UNSUPPORTED with a message naming the file. */
-int db_params_read(lsm_io_t *io, const char *dir, db_params_t *out, err_t *err);
+int db_params_read(env_t *io, const char *dir, db_params_t *out, err_t *err);
 /* Writes dir/BFH-PARAMS atomically (tmp file, fsync, rename, fsync of dir). */
-int db_params_write(lsm_io_t *io, const char *dir, const db_params_t *p, err_t *err);
+int db_params_write(env_t *io, const char *dir, const db_params_t *p, err_t *err);
 /* Compares the stored parameters with the wanted ones. BFH_OK if m, k and seed are equal;
    BFH_E_INVALID with a message naming the stored values otherwise. */
 int db_params_check(const char *dir, const db_params_t *stored, const db_params_t *want,

@@ -153,7 +153,7 @@ static inline int engine_tables_contain(const engine_table_t *tables, size_t n, 
   return lo < n && tables[lo].number == number;
 }
 
-struct lsm_io;
+struct env;
 struct db_params;
 struct value_index;
 
@@ -194,11 +194,11 @@ typedef struct engine_kind {
   /* On BFH_OK *e is new (close with e->ops->close). io: bfh's own file accesses (NULL: the
      real I/O layer; tests inject faults). sync is borrowed and must outlive the engine;
      NULL when value filters are off. Messages name the directory. */
-  int (*open)(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+  int (*open)(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
               engine_t **e, err_t *err);
   /* open, calling replay(arg, key, key_len, val, val_len, is_value) for every write its
      recovery replays from logs, before it returns (ENGINE_CAP_STANDALONE). */
-  int (*open_replaying)(const char *path, const bfh_options *opt, struct lsm_io *io,
+  int (*open_replaying)(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_replay_fn replay, void *replay_arg, engine_t **e,
                         err_t *err);
   /* Repairs the closed database in path (bfh_repair; rep is zeroed by the caller). */

@@ -156,7 +156,7 @@ static void unlink_caches(index_sync_t *s, u64vec_t *numbers) {
   for (size_t i = 0; i < numbers->n; i++) {
     char path[4200];
     cache_path(s, numbers->v[i], path, sizeof path);
-    (void)lsm_io_unlink(s->src.io, path, NULL);
+    (void)env_unlink(s->src.io, path, NULL);
   }
   u64vec_release(numbers);
 }
@@ -177,7 +177,7 @@ index_sync_t *index_sync_create(value_index_t *index, err_t *err) {
     return NULL;
   }
   s->index = index;
-  s->src.io = lsm_io_default();
+  s->src.io = env_default();
   s->epoch = 1;
   pthread_mutex_init(&s->run_mu, NULL);
   pthread_mutex_init(&s->mu, NULL);
@@ -204,7 +204,7 @@ int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err
   free((char *)s->src.cache_dir);
   s->src = *src;
   s->src.cache_dir = dir;
-  if (!s->src.io) s->src.io = lsm_io_default();
+  if (!s->src.io) s->src.io = env_default();
   return BFH_OK;
 }
 
@@ -414,7 +414,7 @@ static void job_release(job_t *j) {
 static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
   const value_index_params_t *p = value_index_params(s->index);
   err_t e;
-  if (!lsm_io_exists(s->src.io, cpath)) return BFH_NOT_FOUND;
+  if (!env_exists(s->src.io, cpath)) return BFH_NOT_FOUND;
   /* The table's tag first: a file made for other bytes under this number is stale. */
   leaf_cache_table_t t = {.number = j->number, .size = j->size};
   int r = s->src.table_tag(s->src.ctx, j->number, &t.tag, &e);
@@ -423,7 +423,7 @@ static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
                       &e);
   if (r != BFH_OK) {
     if (r != BFH_NOT_FOUND) {
-      (void)lsm_io_unlink(s->src.io, cpath, NULL);
+      (void)env_unlink(s->src.io, cpath, NULL);
       pthread_mutex_lock(&s->mu);
       s->stats.cache_stale += r == BFH_E_CORRUPT;
       pthread_mutex_unlock(&s->mu);

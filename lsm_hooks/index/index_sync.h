@@ -45,7 +45,7 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/index/value_index.h"
 #include "util/err.h"
 
@@ -92,7 +92,7 @@ typedef struct index_source {
      index_sync_run with no lock of index_sync held. */
   int (*table_tag)(void *ctx, uint64_t number, uint64_t *tag, err_t *err);
   uint64_t cache_delay_ns;
-  lsm_io_t *io; /* for the cache files (borrowed; NULL: lsm_io_default()) */
+  env_t *io; /* for the cache files (borrowed; NULL: env_default()) */
 } index_source_t;
 
 /* Where the leaf of a table came from. */

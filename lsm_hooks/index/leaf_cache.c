@@ -10,23 +10,23 @@
 #include "util/crc32c.h"
 
 /* Reads the whole cache file at path into *buf (malloc'd, the caller frees it). */
-static int read_cache_file(lsm_io_t *io, const char *path, uint8_t **buf, size_t *len, err_t *err) {
-  if (!lsm_io_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
-  lsm_rfile_t *fd = NULL;
-  int rc = lsm_io_open_read(io, path, &fd, err);
+static int read_cache_file(env_t *io, const char *path, uint8_t **buf, size_t *len, err_t *err) {
+  if (!env_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
+  env_rfile_t *fd = NULL;
+  int rc = env_open_read(io, path, &fd, err);
   if (rc != BFH_OK) {
-    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+    if (rc != BFH_E_NOMEM && !env_exists(io, path))
       return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
     return err_prefix(err, "filter cache %s: ", path);
   }
-  size_t n = (size_t)lsm_rfile_size(fd), got = 0;
+  size_t n = (size_t)env_rfile_size(fd), got = 0;
   uint8_t *p = malloc(n ? n : 1);
   if (!p) {
-    lsm_rfile_close(fd);
+    env_rfile_close(fd);
     return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory for %zu bytes", path, n);
   }
-  rc = lsm_rfile_pread(fd, 0, p, n, &got, err);
-  lsm_rfile_close(fd);
+  rc = env_rfile_pread(fd, 0, p, n, &got, err);
+  env_rfile_close(fd);
   if (rc != BFH_OK) {
     free(p);
     return err_prefix(err, "filter cache %s: ", path);
@@ -82,7 +82,7 @@ static int load_leaf(const uint8_t *p, size_t len, const char *path, uint64_t m,
   return BFH_OK;
 }
 
-int leaf_cache_load(lsm_io_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err) {
   uint8_t *buf = NULL;
@@ -140,7 +140,7 @@ int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
   return BFH_OK;
 }
 
-int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err) {
+int leaf_cache_write(env_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err) {
   char tmp[4200], dir[4200];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
     return err_set(err, BFH_E_INVALID, "filter cache %s: path too long", path);
@@ -152,17 +152,17 @@ int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t 
     snprintf(dir, sizeof dir, ".");
   /* tmp: written and fdatasynced, renamed, and the rename made durable (with leaves on disk
      the leaf lives in this file from the moment it is added). */
-  int rc = lsm_io_write_file(io, tmp, buf, n, err);
-  if (rc == BFH_OK) rc = lsm_io_rename(io, tmp, path, err);
-  if (rc == BFH_OK) rc = lsm_io_sync_dir(io, dir, err);
+  int rc = env_write_file(io, tmp, buf, n, err);
+  if (rc == BFH_OK) rc = env_rename(io, tmp, path, err);
+  if (rc == BFH_OK) rc = env_sync_dir(io, dir, err);
   if (rc != BFH_OK) {
-    (void)lsm_io_unlink(io, tmp, NULL);
+    (void)env_unlink(io, tmp, NULL);
     return err_prefix(err, "filter cache %s: ", path);
   }
   return BFH_OK;
 }
 
-int leaf_cache_store(lsm_io_t *io, const char *path, const leaf_cache_table_t *t,
+int leaf_cache_store(env_t *io, const char *path, const leaf_cache_table_t *t,
                      const value_filter_t *f, const block_filter_t *blocks, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;

@@ -22,7 +22,7 @@
  * flags: bit 0 LEAF_CACHE_HAS_BLOCKS; the others reserved, 0 (a cache file with any of them
  * set is stale).
  * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
- * Every file access goes through the lsm_io_t given (borrowed; lsm/io.h).
+ * Every file access goes through the env_t given (borrowed; util/env.h).
  */
 #ifndef BFH_LSM_HOOKS_LEAF_CACHE_H
 #define BFH_LSM_HOOKS_LEAF_CACHE_H
@@ -32,7 +32,7 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 #define LEAF_CACHE_DIR "bfh-filters"
@@ -54,7 +54,7 @@ typedef struct leaf_cache_table {
    BFH_E_CORRUPT (stale: made for another table, by number, size or tag, of an older version,
    or damaged, in the leaf or the block filter: rebuild it) or BFH_E_IO with a message naming
    the file. */
-int leaf_cache_load(lsm_io_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err);
 
@@ -64,7 +64,7 @@ int leaf_cache_load(lsm_io_t *io, const char *path, const leaf_cache_table_t *t,
    anyway). On failure path.tmp is removed and the message names the file. The filters are
    borrowed; blocks may be NULL (a file without a block filter). t->tag must be the tag of the
    bytes the filters were built from. */
-int leaf_cache_store(lsm_io_t *io, const char *path, const leaf_cache_table_t *t,
+int leaf_cache_store(env_t *io, const char *path, const leaf_cache_table_t *t,
                      const value_filter_t *f, const block_filter_t *blocks, err_t *err);
 
 /* leaf_cache_store in two steps, for a cache file written later than its filter is
@@ -72,6 +72,6 @@ int leaf_cache_store(lsm_io_t *io, const char *path, const leaf_cache_table_t *t
    write writes them at path as leaf_cache_store does. */
 int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
                       const block_filter_t *blocks, uint8_t **out, size_t *len, err_t *err);
-int leaf_cache_write(lsm_io_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err);
+int leaf_cache_write(env_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err);
 
 #endif

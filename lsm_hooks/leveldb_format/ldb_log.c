@@ -63,9 +63,9 @@ int ldb_log_decode_batch(const uint8_t *p, size_t n, const char *where, ldb_visi
 }
 
 /* Reads [offset, EOF) of f into *data (malloc'd). */
-static int read_tail(lsm_rfile_t *f, const char *kind, const char *path, uint64_t offset,
+static int read_tail(env_rfile_t *f, const char *kind, const char *path, uint64_t offset,
                      uint8_t **data, uint64_t *n, err_t *err) {
-  uint64_t size = lsm_rfile_size(f);
+  uint64_t size = env_rfile_size(f);
   uint64_t want = size > offset ? size - offset : 0;
   uint8_t *p = malloc(want ? want : 1);
   if (!p)
@@ -73,7 +73,7 @@ static int read_tail(lsm_rfile_t *f, const char *kind, const char *path, uint64_
                    (unsigned long long)want);
   size_t got = 0;
   if (want > 0) {
-    int rc = lsm_rfile_pread(f, offset, p, (size_t)want, &got, err);
+    int rc = env_rfile_pread(f, offset, p, (size_t)want, &got, err);
     if (rc != BFH_OK) {
       free(p);
       return err_prefix(err, "%s %s: ", kind, path);
@@ -101,23 +101,23 @@ static int tail_length_damaged(const uint8_t *h, size_t avail) {
   return 0;
 }
 
-int ldb_log_records(lsm_io_t *io, const char *path, const char *kind, uint64_t offset, int flags,
+int ldb_log_records(env_t *io, const char *path, const char *kind, uint64_t offset, int flags,
                     ldb_record_fn fn, void *arg, uint64_t *next_offset, ldb_read_stats_t *st,
                     err_t *err) {
   if (next_offset) *next_offset = offset;
-  if (!lsm_io_exists(io, path))
+  if (!env_exists(io, path))
     return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
-  lsm_rfile_t *f = NULL;
-  int rc = lsm_io_open_read(io, path, &f, err);
+  env_rfile_t *f = NULL;
+  int rc = env_open_read(io, path, &f, err);
   if (rc != BFH_OK) {
-    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+    if (rc != BFH_E_NOMEM && !env_exists(io, path))
       return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
     return err_prefix(err, "%s %s: ", kind, path);
   }
   uint8_t *data = NULL;
   uint64_t n = 0;
   rc = read_tail(f, kind, path, offset, &data, &n, err);
-  lsm_rfile_close(f);
+  env_rfile_close(f);
   if (rc != BFH_OK) return rc;
   if (st) st->bytes_read += n;
 
@@ -235,13 +235,13 @@ static int visit_batch(void *arg, const uint8_t *p, size_t n, uint64_t at, int *
   return ldb_log_decode_batch(p, n, where, b->fn, b->arg, stopped, b->st, err);
 }
 
-int ldb_log_read_flags(lsm_io_t *io, const char *path, uint64_t offset, int flags, ldb_visit_fn fn,
+int ldb_log_read_flags(env_t *io, const char *path, uint64_t offset, int flags, ldb_visit_fn fn,
                        void *arg, uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
   batch_reader_t b = {path, fn, arg, st};
   return ldb_log_records(io, path, "log", offset, flags, visit_batch, &b, next_offset, st, err);
 }
 
-int ldb_log_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
+int ldb_log_read(env_t *io, const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
                  uint64_t *next_offset, ldb_read_stats_t *st, err_t *err) {
   return ldb_log_read_flags(io, path, offset, 0, fn, arg, next_offset, st, err);
 }

@@ -22,20 +22,20 @@
 #include <stdint.h>
 
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 #define LDB_LOG_BLOCK_BYTES 32768
 #define LDB_LOG_HEADER_BYTES 7
 
-/* Reads the log file at path (through io, borrowed: lsm/io.h) from byte `offset` (0, or a value
+/* Reads the log file at path (through io, borrowed: util/env.h) from byte `offset` (0, or a value
    returned in *next_offset by an earlier read of the same file) to its end, and calls fn for every
    entry of every complete WriteBatch, in file order. *next_offset (may be NULL) receives the offset
    where the next read should resume: the end of the last complete record (a truncated tail is left
    for later). Adds to st (may be NULL). Returns BFH_OK (also when fn stopped the read; *next_offset
    is then the end of the batch being visited); BFH_NOT_FOUND if the file does not exist; BFH_E_IO,
    BFH_E_NOMEM; BFH_E_CORRUPT with "log PATH: record at OFF: ...". Thread-safe (no shared state). */
-int ldb_log_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
+int ldb_log_read(env_t *io, const char *path, uint64_t offset, ldb_visit_fn fn, void *arg,
                  uint64_t *next_offset, ldb_read_stats_t *st, err_t *err);
 
 /* ldb_log_read with flags: LDB_LOG_CHECK_TAIL checks a record cut short by the end of the
@@ -43,7 +43,7 @@ int ldb_log_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_visit_fn f
    write, is what runs past the end) it is BFH_E_CORRUPT, not a write in flight. For files no
    writer is appending to (a database being opened). */
 #define LDB_LOG_CHECK_TAIL 1
-int ldb_log_read_flags(lsm_io_t *io, const char *path, uint64_t offset, int flags, ldb_visit_fn fn,
+int ldb_log_read_flags(env_t *io, const char *path, uint64_t offset, int flags, ldb_visit_fn fn,
                        void *arg, uint64_t *next_offset, ldb_read_stats_t *st, err_t *err);
 
 /* A complete logical record of a log-format file (payload p, n bytes, starting at file offset
@@ -56,7 +56,7 @@ typedef int (*ldb_record_fn)(void *arg, const uint8_t *p, size_t n, uint64_t at,
    MANIFEST): calls fn for every complete logical record from offset on, with the same rules,
    flags and results as ldb_log_read_flags. kind names the file in messages ("log",
    "manifest"). */
-int ldb_log_records(lsm_io_t *io, const char *path, const char *kind, uint64_t offset, int flags,
+int ldb_log_records(env_t *io, const char *path, const char *kind, uint64_t offset, int flags,
                     ldb_record_fn fn, void *arg, uint64_t *next_offset, ldb_read_stats_t *st,
                     err_t *err);
 

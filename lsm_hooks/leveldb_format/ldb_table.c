@@ -48,22 +48,22 @@ static int buf_reserve(buf_t *b, size_t n) {
 }
 
 /* Opens the table at path through io: BFH_NOT_FOUND if it does not exist. */
-static int open_table(lsm_io_t *io, const char *path, lsm_rfile_t **f, err_t *err) {
-  int rc = lsm_io_open_read(io, path, f, err);
+static int open_table(env_t *io, const char *path, env_rfile_t **f, err_t *err) {
+  int rc = env_open_read(io, path, f, err);
   if (rc == BFH_OK) return BFH_OK;
-  if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path))
+  if (rc != BFH_E_NOMEM && !env_exists(io, path))
     return err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
   return err_prefix(err, "table %s: ", path);
 }
 
 /* Reads exactly n bytes at off into p: a file that ends before is one that shrank under the
    reader (its size was taken at open), which is damage. */
-static int read_at(lsm_rfile_t *f, const char *path, uint64_t off, uint8_t *p, uint64_t n,
+static int read_at(env_rfile_t *f, const char *path, uint64_t off, uint8_t *p, uint64_t n,
                    err_t *err) {
   uint64_t got = 0;
   while (got < n) {
     size_t want = n - got > (1u << 30) ? (1u << 30) : (size_t)(n - got), r = 0;
-    int rc = lsm_rfile_pread(f, off + got, p + got, want, &r, err);
+    int rc = env_rfile_pread(f, off + got, p + got, want, &r, err);
     if (rc != BFH_OK) return err_prefix(err, "table %s: ", path);
     if (r == 0)
       return err_set(err, BFH_E_CORRUPT, "table %s: file shrank to %llu bytes while read", path,
@@ -74,9 +74,9 @@ static int read_at(lsm_rfile_t *f, const char *path, uint64_t off, uint8_t *p, u
 }
 
 /* Reads the whole of the open table f (named path) into *data (malloc'd, caller frees). */
-static int read_file(lsm_rfile_t *f, const char *path, uint8_t **data, uint64_t *size,
+static int read_file(env_rfile_t *f, const char *path, uint8_t **data, uint64_t *size,
                      err_t *err) {
-  uint64_t n = lsm_rfile_size(f);
+  uint64_t n = env_rfile_size(f);
   uint8_t *p = malloc(n ? n : 1);
   if (!p)
     return err_set(err, BFH_E_NOMEM, "table %s: no memory for %llu bytes", path,
@@ -240,7 +240,7 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
 typedef struct tag_src {
   const char *path;
   const uint8_t *file;
-  lsm_rfile_t *f;
+  env_rfile_t *f;
   uint64_t size;
   buf_t win; /* file bytes [win_at, win_at + win_len) */
   uint64_t win_at, win_len;
@@ -344,47 +344,47 @@ static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
   return rc;
 }
 
-int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err) {
-  lsm_rfile_t *f = NULL;
+int ldb_table_tag(env_t *io, const char *path, uint64_t *tag, err_t *err) {
+  env_rfile_t *f = NULL;
   int rc = open_table(io, path, &f, err);
   if (rc != BFH_OK) return rc;
-  tag_src_t t = {.path = path, .f = f, .size = lsm_rfile_size(f)};
+  tag_src_t t = {.path = path, .f = f, .size = env_rfile_size(f)};
   rc = table_tag(&t, tag, err);
-  lsm_rfile_close(f);
+  env_rfile_close(f);
   free(t.win.p);
   return rc;
 }
 
 /* ---- Reading a table ------------------------------------------------------------------- */
-static int scan_file(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+static int scan_file(env_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                      void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err);
 
-int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+int ldb_table_scan(env_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                    err_t *err) {
   return ldb_table_scan_tagged(io, path, fn, NULL, arg, st, NULL, err);
 }
 
-int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+int ldb_table_scan_blocks(env_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, err_t *err) {
   return ldb_table_scan_tagged(io, path, fn, block_fn, arg, st, NULL, err);
 }
 
-int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+int ldb_table_scan_tagged(env_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
-  lsm_rfile_t *f = NULL;
+  env_rfile_t *f = NULL;
   int rc = open_table(io, path, &f, err);
   if (rc != BFH_OK) return rc;
   rc = scan_file(f, path, fn, block_fn, arg, st, tag, err);
-  lsm_rfile_close(f);
+  env_rfile_close(f);
   return rc;
 }
 
-int ldb_table_scan_rfile(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
+int ldb_table_scan_rfile(env_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
                          ldb_read_stats_t *st, err_t *err) {
   return scan_file(f, path, fn, NULL, arg, st, NULL, err);
 }
 
-static int scan_file(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+static int scan_file(env_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                      void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err) {
   uint8_t *file = NULL;
   uint64_t size = 0;
@@ -436,7 +436,7 @@ out:
 }
 
 /* One data block read on its own: contents and trailer with one pread. */
-static int read_ref(reader_t *r, lsm_rfile_t *f, block_ref_t ref, buf_t *raw) {
+static int read_ref(reader_t *r, env_rfile_t *f, block_ref_t ref, buf_t *raw) {
   int rc = check_handle(r, ref.offset, ref.size);
   if (rc != BFH_OK) return rc;
   uint64_t n = ref.size + LDB_BLOCK_TRAILER_BYTES;
@@ -453,21 +453,21 @@ static int read_ref(reader_t *r, lsm_rfile_t *f, block_ref_t ref, buf_t *raw) {
   return visit_data_block(r, ref.offset, ref.size, b, len);
 }
 
-int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *refs, size_t n,
+int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
-  lsm_rfile_t *f = NULL;
+  env_rfile_t *f = NULL;
   int rc = open_table(io, path, &f, err);
   if (rc != BFH_OK) return rc;
   rc = ldb_table_read_blocks_rfile(f, path, refs, n, fn, arg, st, err);
-  lsm_rfile_close(f);
+  env_rfile_close(f);
   return rc;
 }
 
-int ldb_table_read_blocks_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs,
+int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
                                 size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                                 err_t *err) {
   int rc = BFH_OK;
-  uint64_t size = lsm_rfile_size(f);
+  uint64_t size = env_rfile_size(f);
   reader_t r = {.path = path,
                 .size = size,
                 .blocks_end = size > LDB_FOOTER_BYTES ? size - LDB_FOOTER_BYTES : 0,

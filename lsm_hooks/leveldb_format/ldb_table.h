@@ -11,8 +11,8 @@
  *   index block: key = separator >= the last key of a data block, value = its handle
  *   data-block keys are internal keys: user key | fixed64 (sequence << 8 | type)
  *
- * The file is read into memory with pread through an lsm_io_t (lsm/io.h: tests inject faults
- * there; lsm_io_default() otherwise) (one pass, no mmap, so a file that shrinks under
+ * The file is read into memory with pread through an env_t (util/env.h: tests inject faults
+ * there; env_default() otherwise) (one pass, no mmap, so a file that shrinks under
  * the reader cannot fault it); every length is checked against the bytes at hand, so a
  * damaged file gives BFH_E_CORRUPT, never a read out of bounds. Every checksum is verified.
  * Messages name the file and the offset: "table /db/000123.ldb: block at 40960: checksum
@@ -39,7 +39,7 @@
 
 #include "filters/block_filter.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 #define LDB_TABLE_MAGIC 0xdb4775248b80fb57ull
@@ -52,14 +52,14 @@
    index block (its checksum verified) and each data block's trailer. BFH_NOT_FOUND if the file
    does not exist; BFH_E_CORRUPT (a bad footer, index block or handle), BFH_E_IO, BFH_E_NOMEM,
    naming the file and offset. The data blocks themselves are not checked. Thread-safe. */
-int ldb_table_tag(lsm_io_t *io, const char *path, uint64_t *tag, err_t *err);
+int ldb_table_tag(env_t *io, const char *path, uint64_t *tag, err_t *err);
 
 /* Calls fn for every entry of the table file at path (read through io, borrowed), in file order
    (ascending internal key), with borrowed pointers valid during the call. Adds to st (may be NULL).
    Returns BFH_OK (also when fn stopped the read); BFH_NOT_FOUND if the file does not exist
    (a table deleted under the reader); BFH_E_IO, BFH_E_NOMEM; BFH_E_CORRUPT for any format or
    checksum violation. Messages name the file and offset. Thread-safe (no shared state). */
-int ldb_table_scan(lsm_io_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+int ldb_table_scan(env_t *io, const char *path, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                    err_t *err);
 
 /* Told the end of each data block: the place of its contents (offset and size, without the
@@ -69,12 +69,12 @@ typedef int (*ldb_block_fn)(void *arg, uint64_t offset, uint64_t size);
 
 /* ldb_table_scan, and block_fn (may be NULL) is called with the same arg after the last entry
    of each data block (also of a block without entries), before the next block's first. */
-int ldb_table_scan_blocks(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+int ldb_table_scan_blocks(env_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, err_t *err);
 
 /* ldb_table_scan_blocks, and with tag != NULL (and BFH_OK) *tag is the table's tag, taken from
    the very bytes the entries were read from (as ldb_table_tag would give it for them). */
-int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
+int ldb_table_scan_tagged(env_t *io, const char *path, ldb_visit_fn fn, ldb_block_fn block_fn,
                           void *arg, ldb_read_stats_t *st, uint64_t *tag, err_t *err);
 
 /* Calls fn for every entry of the data blocks refs[0, n) of the table at path, block by block
@@ -83,17 +83,17 @@ int ldb_table_scan_tagged(lsm_io_t *io, const char *path, ldb_visit_fn fn, ldb_b
    footer, checksum, compression, block format). Errors as ldb_table_scan: BFH_NOT_FOUND if
    the file does not exist, BFH_E_CORRUPT naming the file and the block's offset for a damaged
    block or a ref outside the file. Thread-safe. */
-int ldb_table_read_blocks(lsm_io_t *io, const char *path, const block_ref_t *refs, size_t n,
+int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err);
 
 /* ldb_table_scan and ldb_table_read_blocks over a table already open for reading (f,
-   borrowed; lsm_io_open_read), named path in messages: what a reader that holds the file open
+   borrowed; env_open_read), named path in messages: what a reader that holds the file open
    uses, so that a table unlinked since its open (a compaction's input) is still read whole.
    The file's size is the one taken at its open. Thread-safe: any number of reads of one f
    may run at once. */
-int ldb_table_scan_rfile(lsm_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
+int ldb_table_scan_rfile(env_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
                          ldb_read_stats_t *st, err_t *err);
-int ldb_table_read_blocks_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs,
+int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
                                 size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
                                 err_t *err);
 

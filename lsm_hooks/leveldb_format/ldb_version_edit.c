@@ -173,13 +173,13 @@ static int replay_edit(void *arg, const uint8_t *p, size_t n, uint64_t at, int *
   return ldb_version_apply(r->v, p, n, where, err);
 }
 
-int ldb_version_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_version_t *v,
+int ldb_version_read(env_t *io, const char *path, uint64_t offset, ldb_version_t *v,
                      uint64_t *next_offset, err_t *err) {
   replay_t r = {v, path};
   return ldb_log_records(io, path, "manifest", offset, 0, replay_edit, &r, next_offset, NULL, err);
 }
 
-int ldb_version_check(lsm_io_t *io, const char *path, ldb_version_t *v, ldb_read_stats_t *st,
+int ldb_version_check(env_t *io, const char *path, ldb_version_t *v, ldb_read_stats_t *st,
                       err_t *err) {
   replay_t r = {v, path};
   return ldb_log_records(io, path, "manifest", 0, LDB_LOG_CHECK_TAIL, replay_edit, &r, NULL, st,

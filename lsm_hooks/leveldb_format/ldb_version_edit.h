@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 #include "util/err.h"
 
@@ -71,12 +71,12 @@ int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *
    *next_offset while the file only grew) to v; *next_offset is where the next read resumes
    (a record cut short by the end of the file is a write in flight, read next time). Errors as
    ldb_log_records (BFH_NOT_FOUND: the file does not exist) and ldb_version_apply. */
-int ldb_version_read(lsm_io_t *io, const char *path, uint64_t offset, ldb_version_t *v,
+int ldb_version_read(env_t *io, const char *path, uint64_t offset, ldb_version_t *v,
                      uint64_t *next_offset, err_t *err);
 
 /* ldb_version_read of a whole MANIFEST that no writer is appending to (bfh_check): with
    LDB_LOG_CHECK_TAIL (log.h), and the records read added to st (may be NULL). */
-int ldb_version_check(lsm_io_t *io, const char *path, ldb_version_t *v, ldb_read_stats_t *st,
+int ldb_version_check(env_t *io, const char *path, ldb_version_t *v, ldb_read_stats_t *st,
                       err_t *err);
 
 #endif

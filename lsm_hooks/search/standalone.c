@@ -11,7 +11,7 @@
 
 #include "filters/hash.h"
 #include "lsm/db.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/search/search.h"
 #include "util/coding.h"
 
@@ -30,7 +30,7 @@ struct standalone {
   engine_t *engine; /* the database's (borrowed) */
   lsm_db_t *index;  /* bfh-standalone/ */
   char *dir;        /* path of bfh-standalone/ */
-  lsm_io_t *io;
+  env_t *io;
   pthread_mutex_t stripes[STANDALONE_STRIPES];
   void (*step_hook)(void *arg, int step);
   void *step_arg;
@@ -295,7 +295,7 @@ static char *join(const char *a, const char *b) {
 
 int standalone_exists(const char *path) {
   char *dir = join(path, STANDALONE_DIR);
-  int yes = dir && lsm_io_exists(lsm_io_default(), dir);
+  int yes = dir && env_exists(env_default(), dir);
   free(dir);
   return yes;
 }
@@ -327,17 +327,17 @@ static int index_replayed(standalone_t *s, const items_t *r, err_t *err) {
 }
 
 /* Removes the directory dir and the files in it (a store's files: no subdirectories). */
-static int remove_dir(lsm_io_t *io, const char *dir, err_t *err) {
+static int remove_dir(env_t *io, const char *dir, err_t *err) {
   char **names = NULL;
   size_t n = 0;
-  int rc = lsm_io_list_dir(io, dir, &names, &n, err);
+  int rc = env_list_dir(io, dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     char *p = join(dir, names[i]);
-    rc = p ? lsm_io_unlink(io, p, err) : err_set(err, BFH_E_NOMEM, "out of memory");
+    rc = p ? env_unlink(io, p, err) : err_set(err, BFH_E_NOMEM, "out of memory");
     if (rc == BFH_NOT_FOUND) rc = BFH_OK;
     free(p);
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   if (rc == BFH_OK && rmdir(dir) != 0)
     rc = err_set(err, BFH_E_IO, "%s: cannot remove the directory", dir);
   return rc;
@@ -346,14 +346,14 @@ static int remove_dir(lsm_io_t *io, const char *dir, err_t *err) {
 int standalone_drop(const char *path, err_t *err) {
   char *dir = join(path, STANDALONE_DIR);
   if (!dir) return err_set(err, BFH_E_NOMEM, "out of memory");
-  lsm_io_t *io = lsm_io_default();
-  int rc = lsm_io_exists(io, dir) ? remove_dir(io, dir, err) : BFH_OK;
-  if (rc == BFH_OK) rc = lsm_io_sync_dir(io, path, err);
+  env_t *io = env_default();
+  int rc = env_exists(io, dir) ? remove_dir(io, dir, err) : BFH_OK;
+  if (rc == BFH_OK) rc = env_sync_dir(io, path, err);
   free(dir);
   return rc;
 }
 
-static void index_options(const bfh_options *opt, lsm_io_t *io, lsm_options_t *lo) {
+static void index_options(const bfh_options *opt, env_t *io, lsm_options_t *lo) {
   lsm_options_init(lo);
   lo->create_if_missing = 1;
   lo->memtable_bytes = opt->memtable_bytes;
@@ -369,7 +369,7 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
   char *tmp = join(path, STANDALONE_DIR ".tmp");
   if (!tmp) return err_set(err, BFH_E_NOMEM, "out of memory");
   int rc = BFH_OK;
-  if (lsm_io_exists(s->io, tmp)) rc = remove_dir(s->io, tmp, err); /* an interrupted build */
+  if (env_exists(s->io, tmp)) rc = remove_dir(s->io, tmp, err); /* an interrupted build */
   lsm_options_t lo;
   index_options(opt, s->io, &lo);
   if (rc == BFH_OK) rc = lsm_open(tmp, &lo, &s->index, err);
@@ -390,21 +390,21 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
     s->index = NULL;
     if (rc == BFH_OK && rc2 != BFH_OK) rc = err_set(err, rc2, "closing the built index failed");
   }
-  if (rc == BFH_OK) rc = lsm_io_rename(s->io, tmp, s->dir, err);
-  if (rc == BFH_OK) rc = lsm_io_sync_dir(s->io, path, err);
+  if (rc == BFH_OK) rc = env_rename(s->io, tmp, s->dir, err);
+  if (rc == BFH_OK) rc = env_sync_dir(s->io, path, err);
   if (rc != BFH_OK) err_prefix(err, "building the stand-alone index %s: ", tmp);
   free(tmp);
   return rc;
 }
 
-static standalone_t *standalone_new(const char *path, lsm_io_t *io) {
+static standalone_t *standalone_new(const char *path, env_t *io) {
   standalone_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   if (!(s->dir = join(path, STANDALONE_DIR))) {
     free(s);
     return NULL;
   }
-  s->io = io ? io : lsm_io_default();
+  s->io = io ? io : env_default();
   for (int i = 0; i < STANDALONE_STRIPES; i++) pthread_mutex_init(&s->stripes[i], NULL);
   return s;
 }
@@ -424,10 +424,10 @@ static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r,
   index_options(opt, s->io, &lo);
   lo.create_if_missing = 0;
   int rc = lsm_open(s->dir, &lo, &s->index, err);
-  int clean = rc == BFH_OK && lsm_io_exists(s->io, marker);
+  int clean = rc == BFH_OK && env_exists(s->io, marker);
   if (clean) {
-    rc = lsm_io_unlink(s->io, marker, err);
-    if (rc == BFH_OK) rc = lsm_io_sync_dir(s->io, s->dir, err);
+    rc = env_unlink(s->io, marker, err);
+    if (rc == BFH_OK) rc = env_sync_dir(s->io, s->dir, err);
   }
   if (rc == BFH_OK && !clean) rc = index_replayed(s, r, err);
   if (rc != BFH_OK) err_prefix(err, "stand-alone index %s: ", s->dir);
@@ -435,7 +435,7 @@ static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r,
   return rc;
 }
 
-int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
                     engine_t **e, standalone_t **out, err_t *err) {
   *out = NULL;
   *e = NULL;
@@ -450,7 +450,7 @@ int standalone_open(const engine_kind_t *kind, const char *path, const bfh_optio
   if (rc == BFH_OK) rc = kind->open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
   if (rc == BFH_OK) {
     s->engine = *e;
-    if (!lsm_io_exists(s->io, s->dir)) {
+    if (!env_exists(s->io, s->dir)) {
       rc = build(s, path, opt, err);
       built = 1;
     }
@@ -477,7 +477,7 @@ int standalone_close(standalone_t *s) {
        re-index its replayed logs. */
     char *marker = join(s->dir, CLEAN_MARKER);
     err_t err;
-    rc = marker ? lsm_io_write_file(s->io, marker, "", 0, &err) : BFH_E_NOMEM;
+    rc = marker ? env_write_file(s->io, marker, "", 0, &err) : BFH_E_NOMEM;
     free(marker);
   }
   standalone_free(s);

@@ -52,7 +52,7 @@ typedef struct standalone standalone_t;
    and its stand-alone index, building the index from the engine's ordered iterator if the
    database has none. io: the file layer of both stores (NULL: the real one). sync: the value
    index's feeder (NULL without value filters). On failure nothing stays open. */
-int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
                     engine_t **e, standalone_t **out, err_t *err);
 /* Closes the index (not the engine, which the caller closes first). NULL allowed. */
 int standalone_close(standalone_t *s);

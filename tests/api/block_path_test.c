@@ -165,7 +165,7 @@ static void test_lsm_damaged_block_filter(void **state) {
   first_table(f->dir, path, sizeof path, &number);
   table_t *t = NULL;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, number, &t, &err), BFH_OK);
+  assert_int_equal(table_open(env_default(), path, number, &t, &err), BFH_OK);
   void *data;
   size_t size;
   uint64_t offset;

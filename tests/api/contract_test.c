@@ -4,7 +4,7 @@
  * are only counted); bfh_last_error's message lives until the next failure on that handle
  * in that thread, whatever succeeds or fails elsewhere meanwhile; bfh_close of the own
  * engine syncs its log, so that a power loss right after it loses nothing even with
- * sync = 0 (lsm_io_drop_unsynced plays the power loss).
+ * sync = 0 (env_drop_unsynced plays the power loss).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,7 +175,7 @@ static void test_last_error_lives_until_next_failure_on_handle(void **state) {
 
 static void test_close_syncs_the_log(void **state) {
   db_fixture_t *f = *state;
-  lsm_io_t *io = lsm_io_create_faulty();
+  env_t *io = env_create_faulty();
   assert_non_null(io);
   bfh_options o;
   bfh_options_init(&o);
@@ -186,8 +186,8 @@ static void test_close_syncs_the_log(void **state) {
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
   err_t e;
-  assert_int_equal(lsm_io_drop_unsynced(io, &e), BFH_OK); /* power loss */
-  lsm_io_destroy(io);
+  assert_int_equal(env_drop_unsynced(io, &e), BFH_OK); /* power loss */
+  env_destroy(io);
 
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
   int n = 0;
@@ -199,25 +199,25 @@ static void test_close_syncs_the_log(void **state) {
    which file and what failed, not only "i/o error"; the database opens again whole. */
 static void test_close_error_names_the_file(void **state) {
   db_fixture_t *f = *state;
-  lsm_io_t *io = lsm_io_create_faulty();
+  env_t *io = env_create_faulty();
   assert_non_null(io);
   bfh_options o;
   bfh_options_init(&o);
   o.value_filter_bits = 1 << 14;
   assert_int_equal(bfh_internal_open_io(f->dir, &o, io, &f->db), BFH_OK);
   load(f->db);
-  lsm_io_fault_t fault = {
-      .op = LSM_IO_OP_WRITE, .n = 1, .error = LSM_IO_ERR_ENOSPC, .pattern = "MANIFEST-*"};
-  assert_int_equal(lsm_io_fail_with(io, &fault), BFH_OK);
+  env_fault_t fault = {
+      .op = ENV_OP_WRITE, .n = 1, .error = ENV_ERR_ENOSPC, .pattern = "MANIFEST-*"};
+  assert_int_equal(env_fail_with(io, &fault), BFH_OK);
   assert_int_equal(bfh_close(f->db), BFH_E_IO);
   f->db = NULL;
   const char *msg = bfh_last_error(NULL);
   print_message("%s\n", msg);
-  assert_true(lsm_io_faults_injected(io) >= 1);
+  assert_true(env_faults_injected(io) >= 1);
   assert_non_null(strstr(msg, "bfh_close"));
   assert_non_null(strstr(msg, "MANIFEST-"));
   assert_non_null(strstr(msg, "No space left on device"));
-  lsm_io_destroy(io);
+  env_destroy(io);
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
   int n = 0;
   assert_int_equal(bfh_search(f->db, "V", 1, BFH_SEARCH_AUTO, count_match, &n, NULL), BFH_OK);

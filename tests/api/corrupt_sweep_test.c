@@ -54,7 +54,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "tests/test_util.h"
 #include "util/random.h"
@@ -483,7 +483,7 @@ static void sweep(sweep_t *s) {
     char path[4500];
     err_t e;
     snprintf(path, sizeof path, "%s/%s", s->base, files[i].rel);
-    if (ldb_table_scan_blocks(lsm_io_default(), path, no_entry, on_block_end, &files[i].data_end,
+    if (ldb_table_scan_blocks(env_default(), path, no_entry, on_block_end, &files[i].data_end,
                               NULL, &e) != BFH_OK)
       fail_msg("%s: %s", path, e.msg);
   }

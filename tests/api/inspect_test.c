@@ -365,7 +365,7 @@ static void fill_closed(db_fixture_t *f, bfh_engine engine, char *name, size_t c
   ldb_version_t v = {0};
   uint64_t next;
   err_t e;
-  assert_int_equal(ldb_version_read(lsm_io_default(), path, 0, &v, &next, &e), BFH_OK);
+  assert_int_equal(ldb_version_read(env_default(), path, 0, &v, &next, &e), BFH_OK);
   assert_true(v.nfiles > 0);
   const ldb_file_t *largest = &v.files[0];
   for (size_t i = 1; i < v.nfiles; i++)
@@ -401,13 +401,13 @@ static block_ref_t middle_block(db_fixture_t *f, bfh_engine engine, const char *
     static blocks_t bs;
     bs.n = 0;
     assert_int_equal(
-        ldb_table_scan_blocks(lsm_io_default(), path, skip_entry, note_block, &bs, NULL, &e),
+        ldb_table_scan_blocks(env_default(), path, skip_entry, note_block, &bs, NULL, &e),
         BFH_OK);
     assert_true(bs.n >= 3);
     return bs.b[bs.n / 2];
   }
   table_t *t;
-  assert_int_equal(table_open(lsm_io_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
+  assert_int_equal(table_open(env_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
   void *data;
   size_t size;
   assert_int_equal(table_read_meta(t, "bfh.block_filter", &data, &size, NULL, &e), BFH_OK);
@@ -450,7 +450,7 @@ static void check_table_block(void **state, bfh_engine engine) {
 static void record_place(const char *path, int i, uint64_t *offset, uint64_t *len) {
   log_reader_t *r;
   err_t e;
-  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, &e), BFH_OK);
+  assert_int_equal(log_reader_open(env_default(), path, &r, &e), BFH_OK);
   const void *data;
   size_t n = 0;
   for (int k = 0; k <= i; k++) assert_int_equal(log_reader_next(r, &data, &n, &e), BFH_OK);
@@ -626,7 +626,7 @@ static void test_check_value_filter(void **state) {
   snprintf(path, sizeof path, "%s/%s", f->dir, name);
   table_t *t;
   err_t e;
-  assert_int_equal(table_open(lsm_io_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
+  assert_int_equal(table_open(env_default(), path, strtoull(name, NULL, 10), &t, &e), BFH_OK);
   void *data;
   size_t size;
   uint64_t offset;

@@ -94,7 +94,7 @@ static int note_record(void *arg, const uint8_t *p, size_t n, uint64_t at, int *
 static uint64_t last_record(const char *path, const char *kind) {
   uint64_t at = UINT64_MAX;
   err_t err;
-  int rc = ldb_log_records(lsm_io_default(), path, kind, 0, 0, note_record, &at, NULL, NULL, &err);
+  int rc = ldb_log_records(env_default(), path, kind, 0, 0, note_record, &at, NULL, NULL, &err);
   if (rc != BFH_OK) fail_msg("%s", err.msg);
   assert_true(at != UINT64_MAX);
   return at;

@@ -24,12 +24,12 @@ static void exercise(const uint8_t *data, size_t size, int resume) {
   uint64_t n = 0, next = 0;
   ldb_read_stats_t st = {0};
   err_t err;
-  if (ldb_log_read(lsm_io_default(), path, 0, visit, &n, &next, &st, &err) == BFH_OK) {
+  if (ldb_log_read(env_default(), path, 0, visit, &n, &next, &st, &err) == BFH_OK) {
     fuzz_check(next <= size);
-    if (resume) ldb_log_read(lsm_io_default(), path, next, visit, &n, &next, &st, &err);
+    if (resume) ldb_log_read(env_default(), path, next, visit, &n, &next, &st, &err);
   }
   if (resume && size > 7)
-    ldb_log_read(lsm_io_default(), path, size / 2, visit, &n, &next, &st, &err);
+    ldb_log_read(env_default(), path, size / 2, visit, &n, &next, &st, &err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -10,7 +10,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
 static void check(const uint8_t *data, size_t size) {
@@ -19,7 +19,7 @@ static void check(const uint8_t *data, size_t size) {
   fuzz_write_file("000003.log", (const uint8_t *)"", 0, path, sizeof path);
   fuzz_write_file("MANIFEST-000002", data, size, path, sizeof path);
   err_t err;
-  int rc = ldb_precheck_dir(lsm_io_default(), fuzz_dir(), &err);
+  int rc = ldb_precheck_dir(env_default(), fuzz_dir(), &err);
   fuzz_check(rc == BFH_OK || rc == BFH_E_CORRUPT || rc == BFH_E_NOMEM);
 }
 

@@ -92,21 +92,21 @@ static void exercise(const uint8_t *data, size_t size) {
   err_t err;
   uint64_t tag = 0, file_tag = 1;
   int rc =
-      ldb_table_scan_tagged(lsm_io_default(), path, visit_counted, end_block, &b, &st, &tag, &err);
-  int rc_tag = ldb_table_tag(lsm_io_default(), path, &file_tag, &err);
+      ldb_table_scan_tagged(env_default(), path, visit_counted, end_block, &b, &st, &tag, &err);
+  int rc_tag = ldb_table_tag(env_default(), path, &file_tag, &err);
   if (rc == BFH_OK) fuzz_check(rc_tag == BFH_OK && tag == file_tag);
   uint64_t entries = b.entries;
   ldb_read_stats_t st2 = {0};
   b.entries = 0;
   int rc2 =
-      ldb_table_read_blocks(lsm_io_default(), path, b.refs, b.n, visit, &b.entries, &st2, &err);
+      ldb_table_read_blocks(env_default(), path, b.refs, b.n, visit, &b.entries, &st2, &err);
   if (rc == BFH_OK && b.n < MAX_REFS) { /* the whole read ended each block it visited */
     fuzz_check(rc2 == BFH_OK && b.entries == entries && st2.bytes_read == b.bytes);
   }
   if (size >= 16) {
     block_ref_t any = {decode_fixed64(data) % (size + 64), decode_fixed64(data + 8) % (size + 64)};
     uint64_t n = 0;
-    ldb_table_read_blocks(lsm_io_default(), path, &any, 1, visit, &n, NULL, &err);
+    ldb_table_read_blocks(env_default(), path, &any, 1, visit, &n, NULL, &err);
   }
 }
 

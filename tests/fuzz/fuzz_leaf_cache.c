@@ -46,7 +46,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
   value_filter_t *f = NULL;
   block_filter_t *blocks = NULL;
   err_t err;
-  if (leaf_cache_load(lsm_io_default(), path, &t, m, k, seed, &f, &blocks, &err) == BFH_OK) {
+  if (leaf_cache_load(env_default(), path, &t, m, k, seed, &f, &blocks, &err) == BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
     fuzz_check(decode_fixed32(data + 4) == LEAF_CACHE_VERSION);
     fuzz_check(!blocks || (decode_fixed32(data + 32) & LEAF_CACHE_HAS_BLOCKS));
@@ -58,7 +58,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
     other.tag ^= 1;
     f = NULL;
     blocks = NULL;
-    fuzz_check(leaf_cache_load(lsm_io_default(), path, &other, m, k, seed, &f, &blocks, &err) ==
+    fuzz_check(leaf_cache_load(env_default(), path, &other, m, k, seed, &f, &blocks, &err) ==
                BFH_E_CORRUPT);
     fuzz_check(!f && !blocks);
   }

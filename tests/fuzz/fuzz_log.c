@@ -13,7 +13,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/log.h"
 #include "lsm/write_batch.h"
 
@@ -29,7 +29,7 @@ static void exercise(const uint8_t *data, size_t size) {
   fuzz_write_file("000005.log", data, size, path, sizeof path);
   log_reader_t *r = NULL;
   err_t err;
-  if (log_reader_open(lsm_io_default(), path, &r, &err) != BFH_OK) return;
+  if (log_reader_open(env_default(), path, &r, &err) != BFH_OK) return;
   int rc;
   uint64_t records = 0;
   for (;;) {
@@ -57,7 +57,7 @@ static void exercise(const uint8_t *data, size_t size) {
 static void salvage(const char *path, size_t size) {
   log_reader_t *r = NULL;
   err_t err;
-  if (log_reader_open(lsm_io_default(), path, &r, &err) != BFH_OK) return;
+  if (log_reader_open(env_default(), path, &r, &err) != BFH_OK) return;
   uint64_t skipped = 0, steps = 0;
   for (;;) {
     const void *rec;

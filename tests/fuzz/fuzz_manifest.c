@@ -8,7 +8,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/version_set.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_write_file("MANIFEST-000002", c, size, path, sizeof path);
   lsm_version_set_t *vs = NULL;
   err_t err;
-  fuzz_check(lsm_version_set_create(fuzz_dir(), lsm_io_default(), 1 << 20, &vs, &err) == BFH_OK);
+  fuzz_check(lsm_version_set_create(fuzz_dir(), env_default(), 1 << 20, &vs, &err) == BFH_OK);
   if (lsm_version_set_recover(vs, &err) == BFH_OK) {
     u64vec_t live;
     u64vec_init(&live);

@@ -22,7 +22,7 @@
 #include "bfh.h"
 #include "filters/block_filter.h"
 #include "lsm/block.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/log.h"
 #include "lsm/table.h"
 #include "lsm_hooks/index/leaf_cache.h"
@@ -49,7 +49,7 @@ static void put_seed(const char *target, const char *name, const void *data, siz
 static void *read_all(const char *path, size_t *n) {
   void *data = NULL;
   err_t err;
-  if (lsm_io_read_file(lsm_io_default(), path, &data, n, &err) != BFH_OK) die("read", err.msg);
+  if (env_read_file(env_default(), path, &data, n, &err) != BFH_OK) die("read", err.msg);
   return data;
 }
 
@@ -130,7 +130,7 @@ static void seed_own_manifest(const char *path, const char *base) {
   free(file);
   log_reader_t *r;
   err_t err;
-  if (log_reader_open(lsm_io_default(), path, &r, &err) != BFH_OK) die("manifest", err.msg);
+  if (log_reader_open(env_default(), path, &r, &err) != BFH_OK) die("manifest", err.msg);
   const void *rec;
   size_t len;
   char name[256];
@@ -206,7 +206,7 @@ static void seed_cache_with_blocks(const char *path, const char *base) {
   block_filter_t *blocks;
   err_t err;
   leaf_cache_table_t t = {.number = 1, .size = 2};
-  if (ldb_filter_build(lsm_io_default(), path, 4096, 3, BFH_DEFAULT_SEED, BLOCK_FILTER_DEFAULT_BITS,
+  if (ldb_filter_build(env_default(), path, 4096, 3, BFH_DEFAULT_SEED, BLOCK_FILTER_DEFAULT_BITS,
                        &leaf, &blocks, &t.tag, NULL, &err) != BFH_OK)
     die("ldb_filter_build", err.msg);
   uint8_t *buf;

@@ -9,7 +9,7 @@
 #include "fuzz_util.h"
 
 #include "filters/blocked_filter.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table.h"
 
 static int visit(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
@@ -43,7 +43,7 @@ static void exercise(const uint8_t *data, size_t size) {
   fuzz_write_file("000007.sst", data, size, path, sizeof path);
   table_t *t = NULL;
   err_t err;
-  if (table_open(lsm_io_default(), path, 7, &t, &err) != BFH_OK) return;
+  if (table_open(env_default(), path, 7, &t, &err) != BFH_OK) return;
   uint64_t n = 0;
   iterator_t *it = table_iterator_create(t);
   fuzz_check(it != NULL);

@@ -20,7 +20,7 @@
 #include "lsm/compaction.h"
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/table.h"
 #include "lsm/table_builder.h"
 #include "lsm/version_edit.h"
@@ -82,7 +82,7 @@ static uint64_t build_table(lsm_version_edit_t *e, int level, entry_t *ents, siz
   opt.sync = 0;
   table_builder_t *tb;
   err_t err;
-  assert_int_equal(table_builder_create(lsm_io_default(), path, number, &opt, &tb, &err), ST_OK);
+  assert_int_equal(table_builder_create(env_default(), path, number, &opt, &tb, &err), ST_OK);
   for (size_t i = 0; i < n; i++) {
     char k[16], v[256];
     uint8_t ik[32];
@@ -156,7 +156,7 @@ static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t
   if (!cur) {
     char path[TEST_PATH_MAX];
     table_file_path(dir, f->number, path, sizeof path);
-    int rc = table_open(lsm_io_default(), path, f->number, &cur, err);
+    int rc = table_open(env_default(), path, f->number, &cur, err);
     if (rc != ST_OK) return rc;
     atomic_store(&f->table, cur);
   }
@@ -165,7 +165,7 @@ static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t
 }
 
 static lsm_compaction_env_t make_env(env_ctx_t *c) {
-  lsm_compaction_env_t env = {.io = lsm_io_default(),
+  lsm_compaction_env_t env = {.io = env_default(),
                               .dir = dir,
                               .new_file = env_new_file,
                               .interrupt = env_interrupt,
@@ -223,7 +223,7 @@ static entry_t *read_outputs(const lsm_compaction_t *c, size_t *n) {
     table_file_path(dir, x->number, path, sizeof path);
     table_t *t;
     err_t err;
-    assert_int_equal(table_open(lsm_io_default(), path, x->number, &t, &err), ST_OK);
+    assert_int_equal(table_open(env_default(), path, x->number, &t, &err), ST_OK);
     assert_int_equal(table_file_size(t), x->size);
     iterator_t *it = table_iterator_create(t);
     size_t first = k;
@@ -376,7 +376,7 @@ static void build_scene(scene_t *s, uint64_t seed, int with_deeper_levels) {
 static void test_compaction_level0_pick_run_fill_edit(void **state) {
   (void)state;
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 1 << 20, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 1 << 20, &vs, &err), ST_OK);
   scene_t s;
   build_scene(&s, 2024, 1);
   assert_int_equal(vs->current->score_level, 0);
@@ -462,7 +462,7 @@ static void test_compaction_bottom_level_drops_every_deletion(void **state) {
   (void)state;
   /* The same merge with nothing below L1: every deletion goes. */
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 1 << 20, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 1 << 20, &vs, &err), ST_OK);
   scene_t s;
   build_scene(&s, 77, 0);
   lsm_compaction_t *c = pick(1 << 20);
@@ -494,7 +494,7 @@ static void test_compaction_outputs_split_at_table_bytes(void **state) {
      one that crossed the mark) + 2 KiB for the index, key filter and footer. */
   const uint64_t table_bytes = 16 << 10;
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 1 << 30, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 1 << 30, &vs, &err), ST_OK);
   value_bytes = 100;
   rng_t r;
   rng_init(&r, 5);
@@ -558,7 +558,7 @@ static void test_compaction_outputs_split_at_grandparent_overlap(void **state) {
      bound 12 files of L2 per output, and with 40 of them at least 4 outputs. */
   const uint64_t mib = 1 << 20;
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 100 * mib, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 100 * mib, &vs, &err), ST_OK);
   lsm_version_edit_t e;
   lsm_version_edit_init(&e);
   for (unsigned i = 0; i < 40; i++) add_fake_file(&e, 2, 10 * i, 10 * i + 5, mib);
@@ -606,7 +606,7 @@ static void test_compaction_level1_round_robin_and_trivial_move(void **state) {
   /* L1 a [0, 100), b [100, 200), c [200, 300) over a budget of 2000 bytes; L2 d [150, 250]
      overlaps b and c; L3 f [0, 50] lies under a. */
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 2000, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 2000, &vs, &err), ST_OK);
   entry_t buf[100];
   size_t n;
   lsm_version_edit_t e;
@@ -712,7 +712,7 @@ static void test_compaction_level1_round_robin_and_trivial_move(void **state) {
 static void test_compaction_level0_disjoint_is_trivial_and_none_below_trigger(void **state) {
   (void)state;
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 1 << 20, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 1 << 20, &vs, &err), ST_OK);
   entry_t buf[20];
   size_t n;
   lsm_version_edit_t e;
@@ -767,7 +767,7 @@ static void test_compaction_interrupted_keeps_finished_outputs(void **state) {
   /* Interrupted in the middle (the 3000th entry, outputs of 8 KiB): ST_E_IO, the outputs
      finished so far are listed and on disk, and the one being built is gone. */
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 1 << 30, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 1 << 30, &vs, &err), ST_OK);
   entry_t *buf = malloc(2000 * sizeof *buf);
   lsm_version_edit_t e;
   lsm_version_edit_init(&e);
@@ -811,7 +811,7 @@ static void test_compaction_interrupted_keeps_finished_outputs(void **state) {
 static void test_compaction_damaged_input_is_corrupt(void **state) {
   (void)state;
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), 1 << 20, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), 1 << 20, &vs, &err), ST_OK);
   scene_t s;
   build_scene(&s, 3, 0);
   /* A byte inside the first data block of the third L0 table. */

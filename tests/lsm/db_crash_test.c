@@ -23,7 +23,7 @@
 
 #include "lsm/db.h"
 #include "lsm/filename.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "tests/lsm/db_test_util.h"
 
 #define NKEYS 2000
@@ -114,7 +114,7 @@ typedef struct fixture {
   pid_t child; /* 0: none running */
   int fd;      /* -1: closed */
   lsm_db_t *db;
-  lsm_io_t *io;
+  env_t *io;
   uint64_t *model;
 } fixture_t;
 
@@ -138,7 +138,7 @@ static int teardown(void **state) {
   }
   if (f->fd >= 0) close(f->fd);
   int rc = f->db && lsm_close(f->db) != ST_OK ? -1 : 0;
-  lsm_io_destroy(f->io);
+  env_destroy(f->io);
   if (test_rmrf(f->dir) != 0) rc = -1;
   free(f->model);
   free(f);
@@ -266,7 +266,7 @@ static void test_db_crash_sigkill_keeps_acknowledged_writes(void **state) {
 }
 
 /* Power loss: the disk dies (every sync from the nth on fails) at a different moment in
-   each run; then every byte not synced is dropped (lsm_io_drop_unsynced) and the
+   each run; then every byte not synced is dropped (env_drop_unsynced) and the
    database reopened: every write acknowledged with sync = 1 must be there. */
 static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
   fixture_t *f = *state;
@@ -276,7 +276,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
   for (int run = 0; run < RUNS; run++) {
     char dir[TEST_PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s/run%d", f->dir, run);
-    lsm_io_t *io = f->io = lsm_io_create_faulty();
+    env_t *io = f->io = env_create_faulty();
     assert_non_null(io);
     lsm_options_t o;
     crash_options(&o);
@@ -287,7 +287,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
     lsm_db_t *db = f->db;
     uint64_t model[KEYS] = {0};
     uint64_t fail_at = 5 + rng_below(&r, 400);
-    lsm_io_fail(io, LSM_IO_OP_SYNC, fail_at, 1);
+    env_fail(io, ENV_OP_SYNC, fail_at, 1);
     char key[32];
     uint8_t val[MAX_VALUE];
     uint64_t acked = 0, failed = 0;
@@ -306,8 +306,8 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
     }
     f->db = NULL;
     lsm_close(db); /* may report the background error */
-    assert_int_equal(lsm_io_drop_unsynced(io, &e), ST_OK);
-    lsm_io_fail_none(io);
+    assert_int_equal(env_drop_unsynced(io, &e), ST_OK);
+    env_fail_none(io);
     int rc = lsm_open(dir, &o, &f->db, &e);
     if (rc != ST_OK) fail_msg("run %d: reopen after power loss: %d %s", run, rc, e.msg);
     db = f->db;
@@ -333,7 +333,7 @@ static void test_db_crash_power_loss_keeps_synced_writes(void **state) {
     }
     close_db(f);
     f->io = NULL;
-    lsm_io_destroy(io);
+    env_destroy(io);
     assert_int_equal(test_rmrf(dir), 0);
     assert_true(acked > 0);
   }
@@ -361,7 +361,7 @@ static void test_db_crash_reused_log_keeps_synced_writes(void **state) {
   rng_init(&r, 777);
   char dir[TEST_PATH_MAX + 32];
   snprintf(dir, sizeof dir, "%s/reuse", f->dir);
-  lsm_io_t *io = f->io = lsm_io_create_faulty();
+  env_t *io = f->io = env_create_faulty();
   assert_non_null(io);
   lsm_options_t o;
   crash_options(&o);
@@ -374,7 +374,7 @@ static void test_db_crash_reused_log_keeps_synced_writes(void **state) {
   for (int session = 0; session < SESSIONS && !failed; session++) {
     assert_int_equal(lsm_open(dir, &o, &f->db, &e), ST_OK);
     assert_int_equal(live_tables(f), 0);
-    if (session == SESSIONS - 1) lsm_io_fail(io, LSM_IO_OP_SYNC, 1 + rng_below(&r, PUTS), 1);
+    if (session == SESSIONS - 1) env_fail(io, ENV_OP_SYNC, 1 + rng_below(&r, PUTS), 1);
     for (int i = 0; i < PUTS; i++) {
       uint32_t id = (uint32_t)rng_below(&r, KEYS);
       size_t klen = test_key(key, id), vlen = test_value(val, ++stamp, MAX_VALUE);
@@ -389,8 +389,8 @@ static void test_db_crash_reused_log_keeps_synced_writes(void **state) {
     lsm_close(db); /* after the failure: reports it */
   }
   assert_true(failed > 0);
-  assert_int_equal(lsm_io_drop_unsynced(io, &e), ST_OK);
-  lsm_io_fail_none(io);
+  assert_int_equal(env_drop_unsynced(io, &e), ST_OK);
+  env_fail_none(io);
   int rc = lsm_open(dir, &o, &f->db, &e);
   if (rc != ST_OK) fail_msg("reopen after power loss: %d %s", rc, e.msg);
   for (uint32_t id = 0; id < KEYS; id++) {
@@ -431,7 +431,7 @@ static void test_db_crash_torn_log_is_not_reused(void **state) {
   fixture_t *f = *state;
   char dir[TEST_PATH_MAX + 32], log[TEST_PATH_MAX + 64];
   snprintf(dir, sizeof dir, "%s/torn", f->dir);
-  lsm_io_t *io = f->io = lsm_io_create_faulty();
+  env_t *io = f->io = env_create_faulty();
   assert_non_null(io);
   lsm_options_t o;
   crash_options(&o);
@@ -443,11 +443,11 @@ static void test_db_crash_torn_log_is_not_reused(void **state) {
   put_ok(f->db, "b", "2");
   /* The crash: the clean-close record's log sync fails, so the manifest does not say the log
      was closed whole; then a torn header at its end. */
-  lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 1);
+  env_fail(io, ENV_OP_SYNC, 1, 1);
   lsm_db_t *db = f->db;
   f->db = NULL;
   lsm_close(db);
-  lsm_io_fail_none(io);
+  env_fail_none(io);
   lsm_filename_log(log, sizeof log, dir, 1);
   FILE *fp = fopen(log, "ab");
   assert_non_null(fp);

@@ -17,7 +17,7 @@
 
 #include "lsm/db.h"
 #include "lsm/filename.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "tests/lsm/db_test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -236,7 +236,7 @@ static void list_names(const char *dir, char *out, size_t cap) {
   char **names = NULL;
   size_t n = 0;
   err_t e;
-  assert_int_equal(lsm_io_list_dir(lsm_io_default(), dir, &names, &n, &e), ST_OK);
+  assert_int_equal(env_list_dir(env_default(), dir, &names, &n, &e), ST_OK);
   for (size_t i = 0; i + 1 < n; i++)
     for (size_t j = i + 1; j < n; j++)
       if (strcmp(names[i], names[j]) > 0) {
@@ -249,7 +249,7 @@ static void list_names(const char *dir, char *out, size_t cap) {
     strncat(out, names[i], cap - strlen(out) - 1);
     strncat(out, " ", cap - strlen(out) - 1);
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
 }
 
 /* Writes n keys; with flush, into a table, else only into the log. */

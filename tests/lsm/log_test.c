@@ -39,7 +39,7 @@ static void fill(uint8_t *p, size_t n, size_t i) {
 static void write_log(const char *path, const size_t *lens, size_t n) {
   log_writer_t *w;
   err_t err;
-  assert_int_equal(log_writer_open(lsm_io_default(), path, &w, &err), ST_OK);
+  assert_int_equal(log_writer_open(env_default(), path, &w, &err), ST_OK);
   uint8_t *buf = malloc(200000);
   for (size_t i = 0; i < n; i++) {
     fill(buf, lens[i], i);
@@ -52,7 +52,7 @@ static void write_log(const char *path, const size_t *lens, size_t n) {
 /* Reads path and checks that it holds records 0..n-1 exactly; returns the reader's last rc. */
 static int read_log(const char *path, const size_t *lens, size_t n, uint64_t *dropped, err_t *err) {
   log_reader_t *r;
-  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, err), ST_OK);
+  assert_int_equal(log_reader_open(env_default(), path, &r, err), ST_OK);
   uint8_t *buf = malloc(200000);
   size_t i = 0;
   int rc;
@@ -129,7 +129,7 @@ static void test_log_truncated_tail_stops_cleanly(void **state) {
   write_log(path, lens, N);
   uint64_t size;
   err_t err;
-  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), ST_OK);
+  assert_int_equal(env_path_size(env_default(), path, &size, &err), ST_OK);
   /* The last record starts after the 3-byte trailer at the block boundary. */
   uint64_t start = LOG_BLOCK_BYTES;
   assert_int_equal(size, start + 40000 + 2 * LOG_HEADER_BYTES);
@@ -171,7 +171,7 @@ static void test_log_flipped_byte_is_corrupt(void **state) {
   void *orig;
   size_t size;
   err_t err;
-  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), ST_OK);
+  assert_int_equal(env_read_file(env_default(), path, &orig, &size, &err), ST_OK);
   assert_true(size > 3 * LOG_BLOCK_BYTES);
   size_t limit = size - LOG_BLOCK_BYTES - LOG_HEADER_BYTES;
   int corrupt = 0, tested = 0;
@@ -211,7 +211,7 @@ static void test_log_writer_dead_after_fault(void **state) {
   (void)state;
   char path[8192];
   snprintf(path, sizeof path, "%s/000004.log", dir);
-  lsm_io_t *io = lsm_io_create_faulty();
+  env_t *io = env_create_faulty();
   log_writer_t *w;
   err_t err;
   assert_int_equal(log_writer_open(io, path, &w, &err), ST_OK);
@@ -221,7 +221,7 @@ static void test_log_writer_dead_after_fault(void **state) {
     fill(buf, lens[i], (size_t)i);
     assert_int_equal(log_writer_add(w, buf, lens[i], 1, &err), ST_OK);
   }
-  lsm_io_fail(io, LSM_IO_OP_WRITE, 2, 0); /* the payload write of the next record */
+  env_fail(io, ENV_OP_WRITE, 2, 0); /* the payload write of the next record */
   fill(buf, lens[2], 2);
   assert_int_equal(log_writer_add(w, buf, lens[2], 1, &err), ST_E_IO);
   assert_int_equal(log_writer_add(w, buf, lens[2], 1, &err), ST_E_IO);
@@ -233,10 +233,10 @@ static void test_log_writer_dead_after_fault(void **state) {
   assert_int_equal(read_log(path, lens, 2, &dropped, &err), ST_NOT_FOUND);
   assert_int_equal(dropped, LOG_HEADER_BYTES);
   /* Power loss keeps the synced records only. */
-  assert_int_equal(lsm_io_drop_unsynced(io, &err), ST_OK);
+  assert_int_equal(env_drop_unsynced(io, &err), ST_OK);
   assert_int_equal(read_log(path, lens, 2, &dropped, &err), ST_NOT_FOUND);
   assert_int_equal(dropped, 0);
-  lsm_io_destroy(io);
+  env_destroy(io);
 }
 
 /* ---- Write batches ------------------------------------------------------------------- */
@@ -329,7 +329,7 @@ static void salvage_log(const char *path, size_t *lens, uint64_t *offsets) {
   write_log(path, lens, SALVAGE_N);
   log_reader_t *r;
   err_t err;
-  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, &err), ST_OK);
+  assert_int_equal(log_reader_open(env_default(), path, &r, &err), ST_OK);
   const void *data;
   size_t len, i = 0;
   while (log_reader_next(r, &data, &len, &err) == ST_OK) offsets[i++] = log_reader_record_offset(r);
@@ -343,7 +343,7 @@ static int salvage_read(const char *path, const size_t *lens, const uint64_t *of
                         uint64_t *skipped) {
   log_reader_t *r;
   err_t err;
-  assert_int_equal(log_reader_open(lsm_io_default(), path, &r, &err), ST_OK);
+  assert_int_equal(log_reader_open(env_default(), path, &r, &err), ST_OK);
   uint8_t *buf = malloc(200000);
   memset(got, 0, SALVAGE_N);
   int damages = 0;
@@ -397,7 +397,7 @@ static void test_log_skip_damage_resyncs_at_next_record(void **state) {
   void *orig;
   size_t size;
   err_t err;
-  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), ST_OK);
+  assert_int_equal(env_read_file(env_default(), path, &orig, &size, &err), ST_OK);
   uint64_t skipped;
 
   /* A payload byte of record 10 (in the first block). */
@@ -411,7 +411,7 @@ static void test_log_skip_damage_resyncs_at_next_record(void **state) {
   assert_int_equal(skipped, LOG_HEADER_BYTES + lens[10]);
 
   /* The length of record 1000 (a small one): the rest of its block goes, nothing else. */
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, orig, size, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, orig, size, &err), ST_OK);
   size_t m = 1000;
   assert_true(lens[m] < 400);
   assert_int_equal(test_file_xor_byte(path, offsets[m] + 4, 0x03), 0);
@@ -429,7 +429,7 @@ static void test_log_skip_damage_resyncs_at_next_record(void **state) {
   assert_int_equal(count_got(got), want);
 
   /* A payload byte of the first fragment of a 40,000-byte record. */
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, orig, size, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, orig, size, &err), ST_OK);
   size_t big = 75 + 150 * 5;
   assert_int_equal(lens[big], 40000);
   assert_int_equal(test_file_xor_byte(path, offsets[big] + LOG_HEADER_BYTES + 3, 0x40), 0);

@@ -224,7 +224,7 @@ static void build_table(const char *path, uint64_t number, const ent_t *e, size_
                         const table_builder_options_t *opt) {
   table_builder_t *tb;
   err_t err;
-  assert_int_equal(table_builder_create(lsm_io_default(), path, number, opt, &tb, &err), ST_OK);
+  assert_int_equal(table_builder_create(env_default(), path, number, opt, &tb, &err), ST_OK);
   for (size_t i = 0; i < n; i++) {
     char k[32], v[64];
     uint8_t ik[40];
@@ -236,7 +236,7 @@ static void build_table(const char *path, uint64_t number, const ent_t *e, size_
   assert_int_equal(table_builder_entries(tb), n);
   if (table_builder_finish(tb, &err) != ST_OK) fail_msg("%s", err.msg);
   uint64_t size;
-  assert_int_equal(lsm_io_file_size(lsm_io_default(), path, &size, &err), ST_OK);
+  assert_int_equal(env_path_size(env_default(), path, &size, &err), ST_OK);
   assert_int_equal(table_builder_file_size(tb), size);
   table_builder_destroy(tb);
 }
@@ -305,7 +305,7 @@ static void test_table_build_get_iterate_scan(void **state) {
 
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 7, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 7, &t, &err), ST_OK);
   assert_int_equal(table_number(t), 7);
   assert_true(table_has_key_filter(t));
   expect_block_refs(t, &hc, e, n);
@@ -461,7 +461,7 @@ static void test_table_without_filter_and_empty(void **state) {
   build_table(path, 8, e, n, &opt);
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 8, &t, &err), ST_OK);
   assert_false(table_has_key_filter(t));
   lsm_lookup_t r;
   char k[32];
@@ -471,7 +471,7 @@ static void test_table_without_filter_and_empty(void **state) {
   table_unref(t);
   /* a table with no entries */
   build_table(path, 8, e, 0, &opt);
-  assert_int_equal(table_open(lsm_io_default(), path, 8, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 8, &t, &err), ST_OK);
   assert_int_equal(table_get(t, k, kn, 0, LSM_MAX_SEQ, &tbuf, &r, &err), ST_OK);
   assert_int_equal(r.state, LSM_LOOKUP_ABSENT);
   iterator_t *it = table_iterator_create(t);
@@ -497,7 +497,7 @@ static void test_table_short_internal_key_is_corrupt(void **state) {
       0);
   err_t err;
   table_t *t;
-  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 12, &t, &err), ST_OK);
   iterator_t *it = table_iterator_create(t);
   iterator_seek_first(it);
   assert_false(iterator_valid(it));
@@ -522,7 +522,7 @@ static void test_table_builder_hook_abandon_and_order(void **state) {
   opt.hook = &hook;
   table_builder_t *tb;
   err_t err;
-  assert_int_equal(table_builder_create(lsm_io_default(), path, 9, &opt, &tb, &err), ST_OK);
+  assert_int_equal(table_builder_create(env_default(), path, 9, &opt, &tb, &err), ST_OK);
   uint8_t a[16], b[16];
   size_t an = internal_key_encode(a, "b", 1, 5, LSM_TYPE_VALUE);
   size_t bn = internal_key_encode(b, "a", 1, 5, LSM_TYPE_VALUE);
@@ -534,21 +534,21 @@ static void test_table_builder_hook_abandon_and_order(void **state) {
   assert_int_equal(hc.ends_fail, 1); /* end(0) exactly once */
   assert_int_equal(hc.ends_ok, 0);
   /* abandoned without finish */
-  assert_int_equal(table_builder_create(lsm_io_default(), path, 10, &opt, &tb, &err), ST_OK);
+  assert_int_equal(table_builder_create(env_default(), path, 10, &opt, &tb, &err), ST_OK);
   assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), ST_OK);
   table_builder_destroy(tb);
   assert_int_equal(hc.ends_fail, 2);
   assert_int_equal(hc.finishes, 0);
   /* a failing write fails the build and gives end(0) */
-  lsm_io_t *io = lsm_io_create_faulty();
+  env_t *io = env_create_faulty();
   assert_int_equal(table_builder_create(io, path, 11, &opt, &tb, &err), ST_OK);
   assert_int_equal(table_builder_add(tb, a, an, "x", 1, &err), ST_OK);
-  lsm_io_fail(io, LSM_IO_OP_SYNC, 1, 0);
+  env_fail(io, ENV_OP_SYNC, 1, 0);
   assert_int_equal(table_builder_finish(tb, &err), ST_E_IO);
   table_builder_destroy(tb);
   assert_int_equal(hc.ends_fail, 3);
   assert_int_equal(hc.ends_ok, 0);
-  lsm_io_destroy(io);
+  env_destroy(io);
 }
 
 /* Flips one byte at a time over the data blocks of a small table: every get either returns
@@ -565,7 +565,7 @@ static void test_table_every_data_byte_flip_detected(void **state) {
   build_table(path, 12, e, n, &opt);
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 12, &t, &err), ST_OK);
   const void *md;
   size_t ms;
   uint64_t data_end;
@@ -582,7 +582,7 @@ static void test_table_every_data_byte_flip_detected(void **state) {
     assert_int_equal(pread(fd, &byte, 1, (off_t)pos), 1);
     uint8_t flipped = byte ^ (uint8_t)(1u << (pos % 8));
     assert_int_equal(pwrite(fd, &flipped, 1, (off_t)pos), 1);
-    assert_int_equal(table_open(lsm_io_default(), path, 12, &t, &err), ST_OK);
+    assert_int_equal(table_open(env_default(), path, 12, &t, &err), ST_OK);
     int corrupt = 0;
     for (size_t i = 0; i < n; i++) {
       lsm_lookup_t r;
@@ -639,7 +639,7 @@ static void test_table_scan_after_damage_under_open_handle(void **state) {
   build_table(path, 13, e, n, &opt);
   table_t *t;
   err_t err;
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 13, &t, &err), ST_OK);
   const void *md;
   size_t ms;
   uint64_t data_end;
@@ -698,9 +698,9 @@ static void test_table_metadata_damage_rejected(void **state) {
   void *orig;
   size_t size;
   err_t err;
-  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &orig, &size, &err), ST_OK);
+  assert_int_equal(env_read_file(env_default(), path, &orig, &size, &err), ST_OK);
   table_t *t;
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_OK);
+  assert_int_equal(table_open(env_default(), path, 13, &t, &err), ST_OK);
   const void *md;
   size_t ms;
   uint64_t filter_off, meta_off;
@@ -715,7 +715,7 @@ static void test_table_metadata_damage_rejected(void **state) {
   for (uint64_t pos = filter_off; pos < size; pos++) {
     uint8_t byte = ((uint8_t *)orig)[pos], flipped = byte ^ 0x10;
     assert_int_equal(pwrite(fd, &flipped, 1, (off_t)pos), 1);
-    int rc = table_open(lsm_io_default(), path, 13, &t, &err);
+    int rc = table_open(env_default(), path, 13, &t, &err);
     if (pos >= meta_off && pos < mh.offset) {
       /* the hook's meta blocks are verified when read, not at open */
       assert_int_equal(rc, ST_OK);
@@ -739,12 +739,12 @@ static void test_table_metadata_damage_rejected(void **state) {
   encode_fixed32(footer + 52, crc32c_mask(crc32c_value(footer, 52)));
   assert_int_equal(pwrite(fd, footer, sizeof footer, (off_t)(size - TABLE_FOOTER_BYTES)),
                    TABLE_FOOTER_BYTES);
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_E_UNSUPPORTED);
+  assert_int_equal(table_open(env_default(), path, 13, &t, &err), ST_E_UNSUPPORTED);
   /* truncated files */
   assert_int_equal(ftruncate(fd, (off_t)(size - 1)), 0);
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_E_CORRUPT);
+  assert_int_equal(table_open(env_default(), path, 13, &t, &err), ST_E_CORRUPT);
   assert_int_equal(ftruncate(fd, 10), 0);
-  assert_int_equal(table_open(lsm_io_default(), path, 13, &t, &err), ST_E_CORRUPT);
+  assert_int_equal(table_open(env_default(), path, 13, &t, &err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "too short"));
   close(fd);
   free(orig);
@@ -762,7 +762,7 @@ static void test_table_cache_lru_and_evict(void **state) {
     table_file_path(dir, num, path, sizeof path);
     build_table(path, num, e, n, &opt);
   }
-  table_cache_t *tc = table_cache_create(lsm_io_default(), dir, 2);
+  table_cache_t *tc = table_cache_create(env_default(), dir, 2);
   assert_non_null(tc);
   err_t err;
   table_t *held;
@@ -822,7 +822,7 @@ static void test_merging_iterator_orders_all_children(void **state) {
     table_file_path(dir, (uint64_t)j + 1, path, sizeof path);
     build_table(path, (uint64_t)j + 1, part[j], np[j], &opt);
     table_t *t;
-    assert_int_equal(table_open(lsm_io_default(), path, (uint64_t)j + 1, &t, &err), ST_OK);
+    assert_int_equal(table_open(env_default(), path, (uint64_t)j + 1, &t, &err), ST_OK);
     children[j] = table_iterator_create(t);
     table_unref(t); /* the iterator holds its own reference */
   }

@@ -19,7 +19,7 @@
 
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/log.h"
 #include "lsm/version_edit.h"
 #include "lsm/version_set.h"
@@ -456,7 +456,7 @@ static int apply(lsm_version_set_t *vs, lsm_version_edit_t *e, err_t *err) {
 static lsm_version_set_t *new_set(uint64_t level1_bytes) {
   lsm_version_set_t *vs = NULL;
   err_t err;
-  assert_int_equal(lsm_version_set_create(dir, lsm_io_default(), level1_bytes, &vs, &err), ST_OK);
+  assert_int_equal(lsm_version_set_create(dir, env_default(), level1_bytes, &vs, &err), ST_OK);
   return vs;
 }
 
@@ -568,7 +568,7 @@ static void test_version_set_apply_and_recover_random(void **state) {
   lsm_filename_current(path, sizeof path, dir);
   void *cur;
   size_t cur_len;
-  assert_int_equal(lsm_io_read_file(lsm_io_default(), path, &cur, &cur_len, &err), ST_OK);
+  assert_int_equal(env_read_file(env_default(), path, &cur, &cur_len, &err), ST_OK);
   snprintf(want, sizeof want, "MANIFEST-%06" PRIu64 "\n", vs->manifest_number);
   assert_int_equal(cur_len, strlen(want));
   assert_memory_equal(cur, want, cur_len);
@@ -676,7 +676,7 @@ static void write_manifest(lsm_version_edit_t *edits, size_t n) {
   err_t err;
   lsm_filename_manifest(path, sizeof path, dir, 9);
   log_writer_t *w;
-  assert_int_equal(log_writer_open(lsm_io_default(), path, &w, &err), ST_OK);
+  assert_int_equal(log_writer_open(env_default(), path, &w, &err), ST_OK);
   for (size_t i = 0; i < n; i++) {
     uint8_t *rec;
     size_t len;
@@ -687,7 +687,7 @@ static void write_manifest(lsm_version_edit_t *edits, size_t n) {
   }
   assert_int_equal(log_writer_close(w, &err), ST_OK);
   lsm_filename_current(path, sizeof path, dir);
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, "MANIFEST-000009\n", 16, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, "MANIFEST-000009\n", 16, &err), ST_OK);
 }
 
 static int recover_status(err_t *err) {
@@ -721,13 +721,13 @@ static void test_version_set_recover_refuses_bad_manifests(void **state) {
   assert_int_equal(recover_status(&err), ST_OK);
 
   /* CURRENT without its newline, or naming something that is not a manifest. */
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, "MANIFEST-000009", 15, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, "MANIFEST-000009", 15, &err), ST_OK);
   assert_int_equal(recover_status(&err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "CURRENT"));
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, "000009.log\n", 11, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, "000009.log\n", 11, &err), ST_OK);
   assert_int_equal(recover_status(&err), ST_E_CORRUPT);
   /* CURRENT naming a manifest that does not exist. */
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, "MANIFEST-000010\n", 16, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, "MANIFEST-000010\n", 16, &err), ST_OK);
   assert_int_equal(recover_status(&err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "MANIFEST-000010"));
 
@@ -763,7 +763,7 @@ static void test_version_set_recover_refuses_bad_manifests(void **state) {
   char mpath[TEST_PATH_MAX];
   lsm_filename_manifest(mpath, sizeof mpath, dir, 9);
   log_writer_t *w;
-  assert_int_equal(log_writer_open(lsm_io_default(), mpath, &w, &err), ST_OK);
+  assert_int_equal(log_writer_open(env_default(), mpath, &w, &err), ST_OK);
   full_edit(&e[0], LSM_FORMAT_VERSION);
   uint8_t *rec;
   size_t len;
@@ -775,7 +775,7 @@ static void test_version_set_recover_refuses_bad_manifests(void **state) {
   assert_int_equal(log_writer_add(w, rec, len, 0, &err), ST_OK);
   free(rec);
   assert_int_equal(log_writer_close(w, &err), ST_OK);
-  assert_int_equal(lsm_io_write_file(lsm_io_default(), path, "MANIFEST-000009\n", 16, &err), ST_OK);
+  assert_int_equal(env_write_file(env_default(), path, "MANIFEST-000009\n", 16, &err), ST_OK);
   assert_int_equal(recover_status(&err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "MANIFEST-000009: record at offset"));
   assert_non_null(strstr(err.msg, "unknown tag"));

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/api/db_params.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
@@ -55,7 +55,7 @@ static void read_bytes(uint8_t *data, size_t cap, size_t *n) {
 /* db_params_read's status; its message must name the file when it is an error. */
 static int read_status(db_params_t *out, err_t *err) {
   err_clear(err);
-  int rc = db_params_read(lsm_io_default(), dir, out, err);
+  int rc = db_params_read(env_default(), dir, out, err);
   if (rc < 0 && !strstr(err->msg, path))
     fail_msg("status %d: message \"%s\" does not name %s", rc, err->msg, path);
   return rc;
@@ -80,7 +80,7 @@ static void test_db_params_layout_is_the_documented_one(void **state) {
   err_t err;
   p.k = 7; /* a k the reader accepts */
   db_params_encode(&p, b);
-  assert_int_equal(db_params_write(lsm_io_default(), dir, &p, &err), BFH_OK);
+  assert_int_equal(db_params_write(env_default(), dir, &p, &err), BFH_OK);
   uint8_t f[64];
   size_t n;
   read_bytes(f, sizeof f, &n);
@@ -113,7 +113,7 @@ static void test_db_params_round_trip_each_field(void **state) {
                                .seed = rng_next(&r)};
   for (size_t i = 0; i < n; i++) {
     err_t err;
-    assert_int_equal(db_params_write(lsm_io_default(), dir, &cases[i], &err), BFH_OK);
+    assert_int_equal(db_params_write(env_default(), dir, &cases[i], &err), BFH_OK);
     db_params_t got;
     memset(&got, 0xee, sizeof got);
     assert_int_equal(read_status(&got, &err), BFH_OK);
@@ -131,7 +131,7 @@ static void test_db_params_missing_is_not_found(void **state) {
   /* The directory itself missing: the same. */
   char gone[TEST_PATH_MAX];
   snprintf(gone, sizeof gone, "%s/nope", dir);
-  assert_int_equal(db_params_read(lsm_io_default(), gone, &p, &err), BFH_NOT_FOUND);
+  assert_int_equal(db_params_read(env_default(), gone, &p, &err), BFH_NOT_FOUND);
 }
 
 static void test_db_params_damage_is_corrupt(void **state) {
@@ -212,18 +212,18 @@ static void test_db_params_failed_write_keeps_the_old_file(void **state) {
      temporary file. */
   db_params_t old = {.m = 1000, .k = 4, .seed = 1}, neu = {.m = 2000, .k = 5, .seed = 2}, got;
   err_t err;
-  assert_int_equal(db_params_write(lsm_io_default(), dir, &old, &err), BFH_OK);
-  const lsm_io_op_t ops[] = {LSM_IO_OP_OPEN, LSM_IO_OP_WRITE, LSM_IO_OP_SYNC, LSM_IO_OP_RENAME};
+  assert_int_equal(db_params_write(env_default(), dir, &old, &err), BFH_OK);
+  const env_op_t ops[] = {ENV_OP_OPEN, ENV_OP_WRITE, ENV_OP_SYNC, ENV_OP_RENAME};
   char tmp[TEST_PATH_MAX + 8];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-    lsm_io_t *io = lsm_io_create_faulty();
+    env_t *io = env_create_faulty();
     assert_non_null(io);
-    lsm_io_fail(io, ops[i], 1, 1);
+    env_fail(io, ops[i], 1, 1);
     err_clear(&err);
     assert_int_equal(db_params_write(io, dir, &neu, &err), BFH_E_IO);
-    assert_true(lsm_io_faults_injected(io) >= 1);
-    lsm_io_destroy(io);
+    assert_true(env_faults_injected(io) >= 1);
+    env_destroy(io);
     assert_int_equal(read_status(&got, &err), BFH_OK);
     assert_int_equal(got.m, old.m);
     assert_int_equal(got.k, old.k);
@@ -231,12 +231,12 @@ static void test_db_params_failed_write_keeps_the_old_file(void **state) {
     assert_int_equal(access(tmp, F_OK), -1);
   }
   /* A read whose open fails is an I/O error naming the file, not "missing". */
-  lsm_io_t *io = lsm_io_create_faulty();
-  lsm_io_fail(io, LSM_IO_OP_OPEN, 1, 0);
+  env_t *io = env_create_faulty();
+  env_fail(io, ENV_OP_OPEN, 1, 0);
   err_clear(&err);
   assert_int_equal(db_params_read(io, dir, &got, &err), BFH_E_IO);
   assert_non_null(strstr(err.msg, path));
-  lsm_io_destroy(io);
+  env_destroy(io);
 }
 
 static void test_db_params_check_compares_every_field(void **state) {

@@ -112,7 +112,7 @@ static fixture_t *fx_get(void) {
 /* A new index (leaves in memory or on disk) and index_sync, and the engine over them opened
    through open_fn (engine_lsm_open or engine_kind's). with_index 0: value filters off. */
 static void fx_open_with(fixture_t *fx, int on_disk, int with_index,
-                         int (*open_fn)(const char *, const bfh_options *, struct lsm_io *,
+                         int (*open_fn)(const char *, const bfh_options *, struct env *,
                                         index_sync_t *, engine_t **, err_t *)) {
   err_t err;
   err_clear(&err);

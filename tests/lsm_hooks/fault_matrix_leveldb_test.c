@@ -1,7 +1,7 @@
 /* The fault matrix of the LevelDB engine (BFH_ENGINE_LEVELDB): the companion of
  * fault_matrix_test.c (the own engine), with the same cells, checks (fault_matrix_util.h,
  * shared) and printed matrix, over the phases in which bfh's own I/O takes part.
- * bfh_internal_open_io routes the engine's own file accesses through a faulty lsm_io_t (lsm/io.h):
+ * bfh_internal_open_io routes the engine's own file accesses through a faulty env_t (util/env.h):
  * the bfh-filters/ mkdir (and the database directory's at creation), the filter sidecar files
  * <db>/bfh-filters/NNNNNN.vf (load, write: tmp file, write, fdatasync, rename, directory fsync;
  * removal), the table reads of the indexer, and BFH-PARAMS (read at open, written at creation).
@@ -59,7 +59,7 @@
 #include <sys/stat.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/testbed.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
@@ -103,7 +103,7 @@ typedef enum action {
 
 typedef struct target {
   int phase;
-  lsm_io_op_t op;
+  env_op_t op;
   action_t act;
   const char *pattern; /* NULL: every path */
   int on_disk;         /* leaves on disk (bfh_options.leaves_on_disk) */
@@ -113,49 +113,49 @@ typedef struct target {
    with several targets (both leaf placements, two files) passes when every one does. */
 static const target_t targets[] = {
     /* bfh's checks before leveldb_open (ldb_precheck): CURRENT, the MANIFEST, the logs */
-    {PH_LOG, LSM_IO_OP_OPEN, ACT_RECOVER, "*.log", 0},
-    {PH_LOG, LSM_IO_OP_READ, ACT_RECOVER, "*.log", 0},
-    {PH_LOG, LSM_IO_OP_READ, ACT_INGEST, "*.log", 0}, /* a search reads the live log */
-    {PH_MANIFEST, LSM_IO_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 0},
-    {PH_MANIFEST, LSM_IO_OP_READ, ACT_REOPEN, "MANIFEST-*", 0},
-    {PH_CURRENT, LSM_IO_OP_OPEN, ACT_REOPEN, "CURRENT", 0},
-    {PH_CURRENT, LSM_IO_OP_READ, ACT_REOPEN, "CURRENT", 0},
-    {PH_FLUSH, LSM_IO_OP_OPEN, ACT_INGEST, "*.ldb", 0}, /* the indexer reads the new table */
-    {PH_FLUSH, LSM_IO_OP_READ, ACT_INGEST, "*.ldb", 0},
-    {PH_FLUSH, LSM_IO_OP_OPEN, ACT_INGEST, "*.ldb", 1},
-    {PH_FLUSH, LSM_IO_OP_READ, ACT_INGEST, "*.ldb", 1},
-    {PH_SIDECAR_MEM, LSM_IO_OP_OPEN, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_MEM, LSM_IO_OP_WRITE, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_MEM, LSM_IO_OP_SYNC, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_MEM, LSM_IO_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 0}, /* the rename's */
-    {PH_SIDECAR_MEM, LSM_IO_OP_RENAME, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_DISK, LSM_IO_OP_OPEN, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_SIDECAR_DISK, LSM_IO_OP_WRITE, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_SIDECAR_DISK, LSM_IO_OP_SYNC, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_SIDECAR_DISK, LSM_IO_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 1},
-    {PH_SIDECAR_DISK, LSM_IO_OP_RENAME, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 0},
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN, "BFH-PARAMS", 0},
-    {PH_REBUILD, LSM_IO_OP_MKDIR, ACT_REOPEN, LEAF_CACHE_DIR, 0},
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "*.vf", 0}, /* the cache load */
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN, "*.vf", 0},
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "*.vf", 1},
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN, "*.vf", 1},
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN_NOCACHE, "*.ldb", 0}, /* the table reads */
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 0},
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN_NOCACHE, "*.ldb", 1},
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 1},
-    {PH_REBUILD, LSM_IO_OP_WRITE, ACT_REOPEN_NOCACHE, "*.vf.tmp", 1}, /* the rebuilt leaf */
-    {PH_REBUILD, LSM_IO_OP_UNLINK, ACT_REOPEN_STRAY, "*.vf", 0},      /* a stray cache file */
-    {PH_REBUILD, LSM_IO_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 0},      /* a damaged one */
-    {PH_REBUILD, LSM_IO_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 1},
-    {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, "db", 0}, /* the database directory */
-    {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, LEAF_CACHE_DIR, 0},
-    {PH_CREATE, LSM_IO_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 0},
-    {PH_CREATE, LSM_IO_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 0},
-    {PH_CREATE, LSM_IO_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 0},
-    {PH_CREATE, LSM_IO_OP_SYNC, ACT_CREATE, "db", 0}, /* the directory, after the rename */
-    {PH_CREATE, LSM_IO_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 0},
+    {PH_LOG, ENV_OP_OPEN, ACT_RECOVER, "*.log", 0},
+    {PH_LOG, ENV_OP_READ, ACT_RECOVER, "*.log", 0},
+    {PH_LOG, ENV_OP_READ, ACT_INGEST, "*.log", 0}, /* a search reads the live log */
+    {PH_MANIFEST, ENV_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 0},
+    {PH_MANIFEST, ENV_OP_READ, ACT_REOPEN, "MANIFEST-*", 0},
+    {PH_CURRENT, ENV_OP_OPEN, ACT_REOPEN, "CURRENT", 0},
+    {PH_CURRENT, ENV_OP_READ, ACT_REOPEN, "CURRENT", 0},
+    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, "*.ldb", 0}, /* the indexer reads the new table */
+    {PH_FLUSH, ENV_OP_READ, ACT_INGEST, "*.ldb", 0},
+    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, "*.ldb", 1},
+    {PH_FLUSH, ENV_OP_READ, ACT_INGEST, "*.ldb", 1},
+    {PH_SIDECAR_MEM, ENV_OP_OPEN, ACT_INGEST, "*.vf.tmp", 0},
+    {PH_SIDECAR_MEM, ENV_OP_WRITE, ACT_INGEST, "*.vf.tmp", 0},
+    {PH_SIDECAR_MEM, ENV_OP_SYNC, ACT_INGEST, "*.vf.tmp", 0},
+    {PH_SIDECAR_MEM, ENV_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 0}, /* the rename's */
+    {PH_SIDECAR_MEM, ENV_OP_RENAME, ACT_INGEST, "*.vf.tmp", 0},
+    {PH_SIDECAR_DISK, ENV_OP_OPEN, ACT_INGEST, "*.vf.tmp", 1},
+    {PH_SIDECAR_DISK, ENV_OP_WRITE, ACT_INGEST, "*.vf.tmp", 1},
+    {PH_SIDECAR_DISK, ENV_OP_SYNC, ACT_INGEST, "*.vf.tmp", 1},
+    {PH_SIDECAR_DISK, ENV_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 1},
+    {PH_SIDECAR_DISK, ENV_OP_RENAME, ACT_INGEST, "*.vf.tmp", 1},
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 0},
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "BFH-PARAMS", 0},
+    {PH_REBUILD, ENV_OP_MKDIR, ACT_REOPEN, LEAF_CACHE_DIR, 0},
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.vf", 0}, /* the cache load */
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.vf", 0},
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.vf", 1},
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.vf", 1},
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN_NOCACHE, "*.ldb", 0}, /* the table reads */
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 0},
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN_NOCACHE, "*.ldb", 1},
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 1},
+    {PH_REBUILD, ENV_OP_WRITE, ACT_REOPEN_NOCACHE, "*.vf.tmp", 1}, /* the rebuilt leaf */
+    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STRAY, "*.vf", 0},      /* a stray cache file */
+    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 0},      /* a damaged one */
+    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 1},
+    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, "db", 0}, /* the database directory */
+    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, LEAF_CACHE_DIR, 0},
+    {PH_CREATE, ENV_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 0},
+    {PH_CREATE, ENV_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 0},
+    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 0},
+    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "db", 0}, /* the directory, after the rename */
+    {PH_CREATE, ENV_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 0},
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
@@ -165,7 +165,7 @@ typedef struct fixture {
   char base[4096];     /* the test's directory */
   char templ[4200];    /* the template database */
   model_t templ_model; /* what it holds */
-  outcome_t matrix[PHASES][NKINDS][LSM_IO_ERRORS];
+  outcome_t matrix[PHASES][NKINDS][ENV_ERRORS];
   char failures[8192]; /* what the failed cells said */
   size_t failures_len;
 } fixture_t;
@@ -278,7 +278,7 @@ static int fixture_teardown(void **state) {
 
 /* ---- one cell -------------------------------------------------------------------------- */
 
-static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_error_t error,
+static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, env_error_t error,
                           int sticky, char *why, size_t why_cap) {
   cell_run_t c = {{0}};
   char dir[4300], path[4400];
@@ -302,9 +302,9 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     FILE *sf = fopen(stray, "w");
     check(&c, sf && fputs("stray", sf) >= 0 && fclose(sf) == 0, "write %s", stray);
   }
-  lsm_io_t *io = lsm_io_create_faulty();
+  env_t *io = env_create_faulty();
   check(&c, io != NULL, "no memory for an io");
-  lsm_io_fault_t f = {.op = t->op, .n = 1, .sticky = sticky, .error = error, .pattern = t->pattern};
+  env_fault_t f = {.op = t->op, .n = 1, .sticky = sticky, .error = error, .pattern = t->pattern};
   bfh_options o;
   options(&o, t->on_disk);
   rng_t r;
@@ -364,15 +364,15 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
       (void)bfh_close(db); /* the cache files of in-memory leaves are written here */
     }
   }
-  uint64_t fired = lsm_io_faults_injected(io);
+  uint64_t fired = env_faults_injected(io);
   char fault_path[4096];
-  lsm_io_last_fault_path(io, fault_path, sizeof fault_path);
+  env_last_fault_path(io, fault_path, sizeof fault_path);
   /* A power loss after the close: bfh's files written through io (cache files, BFH-PARAMS)
      lose what was not synced (LevelDB's own files are not written through io). */
   err_t pe;
   err_clear(&pe);
-  check(&c, lsm_io_drop_unsynced(io, &pe) == BFH_OK, "power loss: %s", pe.msg);
-  lsm_io_destroy(io);
+  check(&c, env_drop_unsynced(io, &pe) == BFH_OK, "power loss: %s", pe.msg);
+  env_destroy(io);
   check(&c, fired > 0, "the fault was never reached");
   return cell_verdict(&c, dir, path, &o, &m, fault_path, sticky, error, first_rc, first_msg, why,
                       why_cap);
@@ -385,10 +385,10 @@ static void run_matrix(void **state, int sticky) {
   int cell_no = 0, runs = 0, failed = 0;
   for (size_t i = 0; i < NTARGETS; i++) {
     const target_t *t = &targets[i];
-    for (int e = 0; e < LSM_IO_ERRORS; e++) {
-      if (!error_applies(t->op, (lsm_io_error_t)e)) continue;
+    for (int e = 0; e < ENV_ERRORS; e++) {
+      if (!error_applies(t->op, (env_error_t)e)) continue;
       char why[1024];
-      outcome_t out = run_cell(fx, cell_no++, t, (lsm_io_error_t)e, sticky, why, sizeof why);
+      outcome_t out = run_cell(fx, cell_no++, t, (env_error_t)e, sticky, why, sizeof why);
       outcome_t *cell = &fx->matrix[t->phase][kind_index(t->op)][e];
       cell_merge(cell, out);
       if (getenv("BFH_FAULT_MATRIX_VERBOSE"))

@@ -2,7 +2,7 @@
  * compaction, manifest write, CURRENT switch, filter sidecar write, value-index rebuild, and
  * the creation of a database), each kind of I/O call (open, read, write, sync, rename,
  * unlink, mkdir) and each error (EIO, ENOSPC, a short write, a failed fsync that loses the
- * unsynced pages), one fault is injected (lsm/io.h: the next call of that kind on a file
+ * unsynced pages), one fault is injected (util/env.h: the next call of that kind on a file
  * whose name matches the phase's pattern) while the database runs through the public API
  * with sync = 1. Every cell checks that:
  *   - the first call that fails returns BFH_E_IO with a message naming the file (and "No
@@ -42,7 +42,7 @@
 
 #include "bfh.h"
 #include "lsm/db.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/testbed.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
@@ -76,7 +76,7 @@ typedef enum action { ACT_CREATE, ACT_REOPEN, ACT_INGEST, ACT_RECOVER } action_t
 
 typedef struct target {
   int phase;
-  lsm_io_op_t op;
+  env_op_t op;
   action_t act;
   const char *pattern; /* NULL: every path; "@out": the compaction's first output table */
   uint64_t n;          /* the nth matching call fails */
@@ -88,51 +88,51 @@ typedef struct target {
    call): the first read of a table file fails in the compaction cell (its inputs) and in the
    rebuild cell (a table's footer at the reopen). */
 static const target_t targets[] = {
-    {PH_LOG, LSM_IO_OP_OPEN, ACT_INGEST, "*.log", 1},  /* the new log of a memtable switch */
-    {PH_LOG, LSM_IO_OP_READ, ACT_RECOVER, "*.log", 1}, /* replayed at open */
-    {PH_LOG, LSM_IO_OP_WRITE, ACT_INGEST, "*.log", 1},
-    {PH_LOG, LSM_IO_OP_WRITE, ACT_INGEST, "*.log", 5}, /* after acknowledged writes */
-    {PH_LOG, LSM_IO_OP_SYNC, ACT_INGEST, "*.log", 1},
-    {PH_LOG, LSM_IO_OP_SYNC, ACT_INGEST, "*.log", 5},
-    {PH_FLUSH, LSM_IO_OP_OPEN, ACT_INGEST, "*.sst", 1},
-    {PH_FLUSH, LSM_IO_OP_WRITE, ACT_INGEST, "*.sst", 1},
-    {PH_FLUSH, LSM_IO_OP_WRITE, ACT_INGEST, "*.sst", 3}, /* a later block of the table */
-    {PH_FLUSH, LSM_IO_OP_SYNC, ACT_INGEST, "*.sst", 1},
-    {PH_FLUSH, LSM_IO_OP_UNLINK, ACT_INGEST, "*.log", 1}, /* the log the flush made obsolete */
-    {PH_FLUSH, LSM_IO_OP_OPEN, ACT_RECOVER, "*.sst", 1},  /* the table of a log replayed */
-    {PH_FLUSH, LSM_IO_OP_WRITE, ACT_RECOVER, "*.sst", 1},
-    {PH_FLUSH, LSM_IO_OP_SYNC, ACT_RECOVER, "*.sst", 1},
-    {PH_COMPACTION, LSM_IO_OP_OPEN, ACT_INGEST, "@out", 1},
-    {PH_COMPACTION, LSM_IO_OP_WRITE, ACT_INGEST, "@out", 1},
-    {PH_COMPACTION, LSM_IO_OP_WRITE, ACT_INGEST, "@out", 3},
-    {PH_COMPACTION, LSM_IO_OP_SYNC, ACT_INGEST, "@out", 1},
-    {PH_COMPACTION, LSM_IO_OP_READ, ACT_INGEST, "*.sst", 1},
-    {PH_COMPACTION, LSM_IO_OP_UNLINK, ACT_INGEST, "*.sst", 1},   /* the inputs, once obsolete */
-    {PH_MANIFEST, LSM_IO_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 1},  /* the new manifest of an open */
-    {PH_MANIFEST, LSM_IO_OP_READ, ACT_REOPEN, "MANIFEST-*", 1},  /* recovery */
-    {PH_MANIFEST, LSM_IO_OP_WRITE, ACT_INGEST, "MANIFEST-*", 1}, /* the flush's edit */
-    {PH_MANIFEST, LSM_IO_OP_WRITE, ACT_INGEST, "MANIFEST-*", 2}, /* the compaction's edit */
-    {PH_MANIFEST, LSM_IO_OP_SYNC, ACT_INGEST, "MANIFEST-*", 1},
-    {PH_MANIFEST, LSM_IO_OP_SYNC, ACT_INGEST, "MANIFEST-*", 2},
-    {PH_CURRENT, LSM_IO_OP_OPEN, ACT_REOPEN, "CURRENT.tmp", 1},
-    {PH_CURRENT, LSM_IO_OP_READ, ACT_REOPEN, "CURRENT", 1},
-    {PH_CURRENT, LSM_IO_OP_WRITE, ACT_REOPEN, "CURRENT.tmp", 1},
-    {PH_CURRENT, LSM_IO_OP_SYNC, ACT_REOPEN, "CURRENT.tmp", 1},
-    {PH_CURRENT, LSM_IO_OP_RENAME, ACT_REOPEN, "CURRENT.tmp", 1},
-    {PH_CURRENT, LSM_IO_OP_UNLINK, ACT_REOPEN, "MANIFEST-*", 1}, /* the manifest replaced */
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "*.sst", 1},
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN, "*.sst", 1},
-    {PH_REBUILD, LSM_IO_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 1}, /* the filter parameters */
-    {PH_REBUILD, LSM_IO_OP_READ, ACT_REOPEN, "BFH-PARAMS", 1},
-    {PH_CREATE, LSM_IO_OP_MKDIR, ACT_CREATE, NULL, 1},
-    {PH_CREATE, LSM_IO_OP_OPEN, ACT_CREATE, NULL, 1},
-    {PH_CREATE, LSM_IO_OP_WRITE, ACT_CREATE, NULL, 1},
-    {PH_CREATE, LSM_IO_OP_SYNC, ACT_CREATE, NULL, 1},
-    {PH_CREATE, LSM_IO_OP_RENAME, ACT_CREATE, NULL, 1},
-    {PH_CREATE, LSM_IO_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 1}, /* written after the engine */
-    {PH_CREATE, LSM_IO_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 1},
-    {PH_CREATE, LSM_IO_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 1},
-    {PH_CREATE, LSM_IO_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 1},
+    {PH_LOG, ENV_OP_OPEN, ACT_INGEST, "*.log", 1},  /* the new log of a memtable switch */
+    {PH_LOG, ENV_OP_READ, ACT_RECOVER, "*.log", 1}, /* replayed at open */
+    {PH_LOG, ENV_OP_WRITE, ACT_INGEST, "*.log", 1},
+    {PH_LOG, ENV_OP_WRITE, ACT_INGEST, "*.log", 5}, /* after acknowledged writes */
+    {PH_LOG, ENV_OP_SYNC, ACT_INGEST, "*.log", 1},
+    {PH_LOG, ENV_OP_SYNC, ACT_INGEST, "*.log", 5},
+    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, "*.sst", 1},
+    {PH_FLUSH, ENV_OP_WRITE, ACT_INGEST, "*.sst", 1},
+    {PH_FLUSH, ENV_OP_WRITE, ACT_INGEST, "*.sst", 3}, /* a later block of the table */
+    {PH_FLUSH, ENV_OP_SYNC, ACT_INGEST, "*.sst", 1},
+    {PH_FLUSH, ENV_OP_UNLINK, ACT_INGEST, "*.log", 1}, /* the log the flush made obsolete */
+    {PH_FLUSH, ENV_OP_OPEN, ACT_RECOVER, "*.sst", 1},  /* the table of a log replayed */
+    {PH_FLUSH, ENV_OP_WRITE, ACT_RECOVER, "*.sst", 1},
+    {PH_FLUSH, ENV_OP_SYNC, ACT_RECOVER, "*.sst", 1},
+    {PH_COMPACTION, ENV_OP_OPEN, ACT_INGEST, "@out", 1},
+    {PH_COMPACTION, ENV_OP_WRITE, ACT_INGEST, "@out", 1},
+    {PH_COMPACTION, ENV_OP_WRITE, ACT_INGEST, "@out", 3},
+    {PH_COMPACTION, ENV_OP_SYNC, ACT_INGEST, "@out", 1},
+    {PH_COMPACTION, ENV_OP_READ, ACT_INGEST, "*.sst", 1},
+    {PH_COMPACTION, ENV_OP_UNLINK, ACT_INGEST, "*.sst", 1},   /* the inputs, once obsolete */
+    {PH_MANIFEST, ENV_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 1},  /* the new manifest of an open */
+    {PH_MANIFEST, ENV_OP_READ, ACT_REOPEN, "MANIFEST-*", 1},  /* recovery */
+    {PH_MANIFEST, ENV_OP_WRITE, ACT_INGEST, "MANIFEST-*", 1}, /* the flush's edit */
+    {PH_MANIFEST, ENV_OP_WRITE, ACT_INGEST, "MANIFEST-*", 2}, /* the compaction's edit */
+    {PH_MANIFEST, ENV_OP_SYNC, ACT_INGEST, "MANIFEST-*", 1},
+    {PH_MANIFEST, ENV_OP_SYNC, ACT_INGEST, "MANIFEST-*", 2},
+    {PH_CURRENT, ENV_OP_OPEN, ACT_REOPEN, "CURRENT.tmp", 1},
+    {PH_CURRENT, ENV_OP_READ, ACT_REOPEN, "CURRENT", 1},
+    {PH_CURRENT, ENV_OP_WRITE, ACT_REOPEN, "CURRENT.tmp", 1},
+    {PH_CURRENT, ENV_OP_SYNC, ACT_REOPEN, "CURRENT.tmp", 1},
+    {PH_CURRENT, ENV_OP_RENAME, ACT_REOPEN, "CURRENT.tmp", 1},
+    {PH_CURRENT, ENV_OP_UNLINK, ACT_REOPEN, "MANIFEST-*", 1}, /* the manifest replaced */
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.sst", 1},
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.sst", 1},
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 1}, /* the filter parameters */
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "BFH-PARAMS", 1},
+    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, NULL, 1},
+    {PH_CREATE, ENV_OP_OPEN, ACT_CREATE, NULL, 1},
+    {PH_CREATE, ENV_OP_WRITE, ACT_CREATE, NULL, 1},
+    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, NULL, 1},
+    {PH_CREATE, ENV_OP_RENAME, ACT_CREATE, NULL, 1},
+    {PH_CREATE, ENV_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 1}, /* written after the engine */
+    {PH_CREATE, ENV_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 1},
+    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 1},
+    {PH_CREATE, ENV_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 1},
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
@@ -143,7 +143,7 @@ typedef struct fixture {
   char templ[4200];    /* the template database */
   model_t templ_model; /* what it holds */
   char out_name[64];   /* its compaction's first output table, e.g. "000012.sst" */
-  outcome_t matrix[PHASES][NKINDS][LSM_IO_ERRORS];
+  outcome_t matrix[PHASES][NKINDS][ENV_ERRORS];
   char failures[8192]; /* what the failed cells said */
   size_t failures_len;
 } fixture_t;
@@ -243,7 +243,7 @@ static int fixture_teardown(void **state) {
 
 /* ---- one cell -------------------------------------------------------------------------- */
 
-static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_error_t error,
+static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, env_error_t error,
                           int sticky, char *why, size_t why_cap) {
   cell_run_t c = {{0}};
   char dir[4300], path[4400];
@@ -257,9 +257,9 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
     check(&c, copy_dir(fx->templ, dir) == 0, "copy the template to %s", dir);
     snprintf(path, sizeof path, "%s", dir);
   }
-  lsm_io_t *io = lsm_io_create_faulty();
+  env_t *io = env_create_faulty();
   check(&c, io != NULL, "no memory for an io");
-  lsm_io_fault_t f = {
+  env_fault_t f = {
       .op = t->op,
       .n = t->n,
       .sticky = sticky,
@@ -297,10 +297,10 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, lsm_io_
       (void)bfh_close(db); /* its status repeats the first error */
     }
   }
-  uint64_t fired = lsm_io_faults_injected(io);
+  uint64_t fired = env_faults_injected(io);
   char fault_path[4096];
-  lsm_io_last_fault_path(io, fault_path, sizeof fault_path);
-  lsm_io_destroy(io);
+  env_last_fault_path(io, fault_path, sizeof fault_path);
+  env_destroy(io);
   check(&c, fired > 0, "the fault was never reached");
   return cell_verdict(&c, dir, path, &o, &m, fault_path, sticky, error, first_rc, first_msg, why,
                       why_cap);
@@ -351,10 +351,10 @@ static void run_matrix(void **state, int sticky) {
   int cell_no = 0, runs = 0, failed = 0;
   for (size_t i = 0; i < NTARGETS; i++) {
     const target_t *t = &targets[i];
-    for (int e = 0; e < LSM_IO_ERRORS; e++) {
-      if (!error_applies(t->op, (lsm_io_error_t)e)) continue;
+    for (int e = 0; e < ENV_ERRORS; e++) {
+      if (!error_applies(t->op, (env_error_t)e)) continue;
       char why[1024];
-      outcome_t out = run_cell(fx, cell_no++, t, (lsm_io_error_t)e, sticky, why, sizeof why);
+      outcome_t out = run_cell(fx, cell_no++, t, (env_error_t)e, sticky, why, sizeof why);
       outcome_t *cell = &fx->matrix[t->phase][kind_index(t->op)][e];
       cell_merge(cell, out);
       runs++;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/testbed.h"
 #include "util/err.h"
 #include "util/random.h"
@@ -44,30 +44,30 @@ typedef struct model {
 
 /* ---- kinds, errors, outcomes ---------------------------------------------------------- */
 
-static const lsm_io_op_t kinds[] = {LSM_IO_OP_OPEN, LSM_IO_OP_READ,   LSM_IO_OP_WRITE,
-                                    LSM_IO_OP_SYNC, LSM_IO_OP_RENAME, LSM_IO_OP_UNLINK,
-                                    LSM_IO_OP_MKDIR};
+static const env_op_t kinds[] = {ENV_OP_OPEN, ENV_OP_READ,   ENV_OP_WRITE,
+                                    ENV_OP_SYNC, ENV_OP_RENAME, ENV_OP_UNLINK,
+                                    ENV_OP_MKDIR};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 static const char *kind_names[NKINDS] = {"open",   "read",   "write", "fsync",
                                          "rename", "unlink", "mkdir"};
-static const char *error_names[LSM_IO_ERRORS] = {"EIO", "ENOSPC", "short", "fsync"};
+static const char *error_names[ENV_ERRORS] = {"EIO", "ENOSPC", "short", "fsync"};
 
-static inline int error_applies(lsm_io_op_t op, lsm_io_error_t e) {
+static inline int error_applies(env_op_t op, env_error_t e) {
   switch (e) {
-    case LSM_IO_ERR_EIO:
+    case ENV_ERR_EIO:
       return 1;
-    case LSM_IO_ERR_ENOSPC: /* no space: calls that allocate */
-      return op != LSM_IO_OP_READ && op != LSM_IO_OP_UNLINK;
-    case LSM_IO_ERR_SHORT:
-      return op == LSM_IO_OP_WRITE;
-    case LSM_IO_ERR_FSYNC:
-      return op == LSM_IO_OP_SYNC;
+    case ENV_ERR_ENOSPC: /* no space: calls that allocate */
+      return op != ENV_OP_READ && op != ENV_OP_UNLINK;
+    case ENV_ERR_SHORT:
+      return op == ENV_OP_WRITE;
+    case ENV_ERR_FSYNC:
+      return op == ENV_OP_SYNC;
     default:
       return 0;
   }
 }
 
-static inline int kind_index(lsm_io_op_t op) {
+static inline int kind_index(env_op_t op) {
   for (size_t i = 0; i < NKINDS; i++)
     if (kinds[i] == op) return (int)i;
   return -1;
@@ -211,16 +211,16 @@ static inline void check_db(cell_run_t *c, bfh_db *db, model_t *m, int resolve, 
 }
 
 /* Counts and prints a matrix of `phases` rows of cells (outcome_t [phases][NKINDS]
-   [LSM_IO_ERRORS]): a summary line for `engine`, then one line per phase and call kind. A
+   [ENV_ERRORS]): a summary line for `engine`, then one line per phase and call kind. A
    phase with whole_row_na[p] set (may be NULL) prints as one n/a line with that reason.
    Returns the cells tried. */
 static inline int matrix_report(const char *engine, int sticky, int runs,
-                                outcome_t (*matrix)[NKINDS][LSM_IO_ERRORS], int phases,
+                                outcome_t (*matrix)[NKINDS][ENV_ERRORS], int phases,
                                 const char *const *phase_names, const char *const *whole_row_na) {
   int tried = 0, passed = 0, absorbed = 0, na = 0;
   for (int p = 0; p < phases; p++)
     for (size_t k = 0; k < NKINDS; k++)
-      for (int e = 0; e < LSM_IO_ERRORS; e++) {
+      for (int e = 0; e < ENV_ERRORS; e++) {
         outcome_t o = matrix[p][k][e];
         na += o == CELL_NA;
         tried += o != CELL_NA;
@@ -253,11 +253,11 @@ static inline int matrix_report(const char *engine, int sticky, int runs,
    when arm_after_open (a fault in what the cell then does). A failed open is the cell's
    first error; it must leave no handle, and may fail only with a fault armed. Returns the
    handle or NULL. */
-static inline bfh_db *cell_open(cell_run_t *c, const char *path, const bfh_options *o, lsm_io_t *io,
-                                const lsm_io_fault_t *f, int arm_after_open, int *first_rc,
+static inline bfh_db *cell_open(cell_run_t *c, const char *path, const bfh_options *o, env_t *io,
+                                const env_fault_t *f, int arm_after_open, int *first_rc,
                                 char *first_msg) {
   bfh_db *db = NULL;
-  if (!arm_after_open) check(c, lsm_io_fail_with(io, f) == BFH_OK, "arm");
+  if (!arm_after_open) check(c, env_fail_with(io, f) == BFH_OK, "arm");
   int rc = bfh_internal_open_io(path, o, io, &db);
   if (rc != BFH_OK) {
     *first_rc = rc;
@@ -265,7 +265,7 @@ static inline bfh_db *cell_open(cell_run_t *c, const char *path, const bfh_optio
     check(c, db == NULL, "a failed open left a handle");
     check(c, !arm_after_open, "open without a fault failed: %s", first_msg);
   }
-  if (db && arm_after_open) check(c, lsm_io_fail_with(io, f) == BFH_OK, "arm");
+  if (db && arm_after_open) check(c, env_fail_with(io, f) == BFH_OK, "arm");
   return db;
 }
 
@@ -293,7 +293,7 @@ static inline void cell_write_after(cell_run_t *c, bfh_db *db, model_t *m, rng_t
    The cell's outcome, with the reason (or the first error) in why. */
 static inline outcome_t cell_verdict(cell_run_t *c, const char *dir, const char *path,
                                      const bfh_options *o, model_t *m, const char *fault_path,
-                                     int sticky, lsm_io_error_t error, int first_rc,
+                                     int sticky, env_error_t error, int first_rc,
                                      const char *first_msg, char *why, size_t why_cap) {
   int absorbed = first_rc == BFH_OK;
   if (!absorbed) {
@@ -308,7 +308,7 @@ static inline outcome_t cell_verdict(cell_run_t *c, const char *dir, const char 
     else
       check(c, strstr(first_msg, "injected fault: ") && strstr(first_msg, dir),
             "the error does not name a faulted file of %s: \"%s\"", dir, first_msg);
-    if (error == LSM_IO_ERR_ENOSPC || error == LSM_IO_ERR_SHORT)
+    if (error == ENV_ERR_ENOSPC || error == ENV_ERR_SHORT)
       check(c, strstr(first_msg, "No space left on device") != NULL,
             "the error does not say the disk is full: \"%s\"", first_msg);
   }

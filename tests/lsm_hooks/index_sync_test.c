@@ -143,7 +143,7 @@ static int test_table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err)
 static int cache_load(const fixture_t *fx, const char *path, uint64_t number, uint64_t size,
                       value_filter_t **f, block_filter_t **blocks, err_t *err) {
   leaf_cache_table_t t = {.number = number, .size = size, .tag = fx->tag_of[number]};
-  return leaf_cache_load(lsm_io_default(), path, &t, M, K, SEED, f, blocks, err);
+  return leaf_cache_load(env_default(), path, &t, M, K, SEED, f, blocks, err);
 }
 
 /* A new index (leaves in memory or on disk) and index_sync reading from the test source,

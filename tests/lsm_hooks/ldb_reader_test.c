@@ -228,7 +228,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     char p[4400];
     snprintf(p, sizeof p, "%s/%06llu.log", f->path, (unsigned long long)logs[i]);
     uint64_t next = 0;
-    int rc = ldb_log_read(lsm_io_default(), p, 0, record, nw, &next, &st, &err);
+    int rc = ldb_log_read(env_default(), p, 0, record, nw, &next, &st, &err);
     if (rc == BFH_NOT_FOUND) continue;
     assert_int_equal(rc, BFH_OK);
   }
@@ -255,7 +255,7 @@ static void test_ldb_reader_accounts_for_every_entry(void **state) {
     struct stat sb;
     assert_int_equal(stat(p, &sb), 0);
     assert_int_equal((uint64_t)sb.st_size, t[i].size);
-    assert_int_equal(ldb_table_scan(lsm_io_default(), p, record, nw, &st, &err), BFH_OK);
+    assert_int_equal(ldb_table_scan(env_default(), p, record, nw, &st, &err), BFH_OK);
     if (!levels_used[t[i].level]++) nlevels++;
   }
   nw->table_entries = nw->entries - nw->log_entries;
@@ -346,12 +346,12 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   copy_last_table(f, dst);
   err_t err;
   uint64_t cnt = 0;
-  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(env_default(), dst, count_entry, &cnt, NULL, &err), BFH_OK);
   assert_true(cnt > 1000);
 
   flip_byte(dst, 100); /* inside the first data block */
   cnt = 0;
-  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err),
+  assert_int_equal(ldb_table_scan(env_default(), dst, count_entry, &cnt, NULL, &err),
                    BFH_E_CORRUPT);
   print_message("flipped data byte: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));
@@ -363,7 +363,7 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   struct stat sb;
   assert_int_equal(stat(dst, &sb), 0);
   flip_byte(dst, (uint64_t)sb.st_size - 1); /* magic */
-  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err),
+  assert_int_equal(ldb_table_scan(env_default(), dst, count_entry, &cnt, NULL, &err),
                    BFH_E_CORRUPT);
   assert_non_null(strstr(err.msg, "magic"));
   flip_byte(dst, (uint64_t)sb.st_size - 1);
@@ -371,20 +371,20 @@ static void test_ldb_reader_corrupt_table_names_file_and_offset(void **state) {
   /* Truncated table: no footer where it should be. */
   snprintf(src, sizeof src, "%s/trunc.ldb", tmpdir);
   assert_int_equal(test_copy_file(dst, src, (uint64_t)sb.st_size / 2), 0);
-  assert_int_equal(ldb_table_scan(lsm_io_default(), src, count_entry, &cnt, NULL, &err),
+  assert_int_equal(ldb_table_scan(env_default(), src, count_entry, &cnt, NULL, &err),
                    BFH_E_CORRUPT);
   /* Absent table. */
   snprintf(src, sizeof src, "%s/absent.ldb", tmpdir);
-  assert_int_equal(ldb_table_scan(lsm_io_default(), src, count_entry, &cnt, NULL, &err),
+  assert_int_equal(ldb_table_scan(env_default(), src, count_entry, &cnt, NULL, &err),
                    BFH_NOT_FOUND);
   /* Every single-byte flip in the first 4 KiB and in the index is detected or harmless:
      the reader never crashes and never reports more entries than the table holds. */
   uint64_t full = 0;
-  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, count_entry, &full, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(env_default(), dst, count_entry, &full, NULL, &err), BFH_OK);
   for (uint64_t off = (uint64_t)sb.st_size - 600; off < (uint64_t)sb.st_size; off += 7) {
     flip_byte(dst, off);
     cnt = 0;
-    int rc = ldb_table_scan(lsm_io_default(), dst, count_entry, &cnt, NULL, &err);
+    int rc = ldb_table_scan(env_default(), dst, count_entry, &cnt, NULL, &err);
     assert_true(rc == BFH_OK || rc == BFH_E_CORRUPT);
     if (rc == BFH_OK) assert_int_equal(cnt, full);
     flip_byte(dst, off);
@@ -477,7 +477,7 @@ static void expect_blocks_cover_table(const char *path, table_read_t *whole) {
   err_t err;
   ldb_read_stats_t st = {0};
   assert_int_equal(
-      ldb_table_scan_blocks(lsm_io_default(), path, add_entry, add_block, whole, &st, &err),
+      ldb_table_scan_blocks(env_default(), path, add_entry, add_block, whole, &st, &err),
       BFH_OK);
   assert_true(whole->nblocks > 10);
   assert_int_equal(st.blocks, whole->nblocks);
@@ -492,14 +492,14 @@ static void expect_blocks_cover_table(const char *path, table_read_t *whole) {
   assert_int_equal(at, metaindex_offset(path));
   /* And ldb_table_scan sees the same entries. */
   table_read_t plain = {0};
-  assert_int_equal(ldb_table_scan(lsm_io_default(), path, add_entry, &plain, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(env_default(), path, add_entry, &plain, NULL, &err), BFH_OK);
   assert_int_equal(plain.n, whole->n);
   assert_memory_equal(plain.e, whole->e, whole->n * sizeof *whole->e);
   table_read_release(&plain);
   /* block_fn can stop the read: after the third block's end, no entry of the fourth. */
   table_read_t part = {.stop_after_blocks = 3};
   assert_int_equal(
-      ldb_table_scan_blocks(lsm_io_default(), path, add_entry, add_block, &part, NULL, &err),
+      ldb_table_scan_blocks(env_default(), path, add_entry, add_block, &part, NULL, &err),
       BFH_OK);
   assert_int_equal(part.nblocks, 3);
   assert_int_equal(part.n, whole->ends[2]);
@@ -523,7 +523,7 @@ static void expect_read_blocks(const char *path, const table_read_t *whole, cons
   ldb_read_stats_t st = {0};
   err_t err;
   assert_int_equal(
-      ldb_table_read_blocks(lsm_io_default(), path, refs, n, add_entry, &got, &st, &err), BFH_OK);
+      ldb_table_read_blocks(env_default(), path, refs, n, add_entry, &got, &st, &err), BFH_OK);
   assert_int_equal(got.n, entries);
   assert_int_equal(st.entries, entries);
   assert_int_equal(st.blocks, n);
@@ -567,7 +567,7 @@ static void test_ldb_reader_reads_single_blocks(void **state) {
   char at[64];
   snprintf(at, sizeof at, "block at %llu:", (unsigned long long)ref.offset);
   assert_int_equal(
-      ldb_table_read_blocks(lsm_io_default(), dst, &ref, 1, add_entry, &got, NULL, &err),
+      ldb_table_read_blocks(env_default(), dst, &ref, 1, add_entry, &got, NULL, &err),
       BFH_E_CORRUPT);
   print_message("damaged block: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));
@@ -586,7 +586,7 @@ static void test_ldb_reader_reads_single_blocks(void **state) {
   for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
     ldb_read_stats_t st = {0};
     assert_int_equal(
-        ldb_table_read_blocks(lsm_io_default(), dst, &outside[i], 1, add_entry, &got, &st, &err),
+        ldb_table_read_blocks(env_default(), dst, &outside[i], 1, add_entry, &got, &st, &err),
         BFH_E_CORRUPT);
     snprintf(at, sizeof at, "block at %llu:", (unsigned long long)outside[i].offset);
     assert_non_null(strstr(err.msg, at));
@@ -598,7 +598,7 @@ static void test_ldb_reader_reads_single_blocks(void **state) {
   /* A table deleted under the reader. */
   assert_int_equal(unlink(dst), 0);
   assert_int_equal(
-      ldb_table_read_blocks(lsm_io_default(), dst, whole.refs, 1, add_entry, &got, NULL, &err),
+      ldb_table_read_blocks(env_default(), dst, whole.refs, 1, add_entry, &got, NULL, &err),
       BFH_NOT_FOUND);
   free(idx);
   table_read_release(&got);
@@ -625,28 +625,28 @@ static void test_ldb_reader_filter_build_blocks(void **state) {
   block_filter_t *blocks = NULL, *none = (block_filter_t *)&none;
   ldb_read_stats_t st = {0};
   err_t err;
-  assert_int_equal(ldb_table_scan(lsm_io_default(), dst, add_to_leaf, want, NULL, &err), BFH_OK);
+  assert_int_equal(ldb_table_scan(env_default(), dst, add_to_leaf, want, NULL, &err), BFH_OK);
   assert_int_equal(
-      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 0, &plain, &none, NULL, NULL, &err),
+      ldb_filter_build(env_default(), dst, m, k, seed, 0, &plain, &none, NULL, NULL, &err),
       BFH_OK);
   assert_null(none);
   uint64_t tag = 0, file_tag = 1;
   assert_int_equal(
-      ldb_filter_build(lsm_io_default(), dst, m, k, seed, 10, &leaf, &blocks, &tag, &st, &err),
+      ldb_filter_build(env_default(), dst, m, k, seed, 10, &leaf, &blocks, &tag, &st, &err),
       BFH_OK);
   assert_non_null(blocks);
   /* The tag of the bytes the filters came from is the one a later check reads from the file. */
-  assert_int_equal(ldb_table_tag(lsm_io_default(), dst, &file_tag, &err), BFH_OK);
+  assert_int_equal(ldb_table_tag(env_default(), dst, &file_tag, &err), BFH_OK);
   assert_true(tag == file_tag);
   assert_memory_equal(plain->words, want->words, want->nwords * 8);
   assert_memory_equal(leaf->words, want->words, want->nwords * 8);
-  assert_int_equal(ldb_filter_build(lsm_io_default(), dst, m, k, seed, BLOCK_FILTER_MAX_BITS + 1,
+  assert_int_equal(ldb_filter_build(env_default(), dst, m, k, seed, BLOCK_FILTER_MAX_BITS + 1,
                                     &plain, &blocks, NULL, NULL, &err),
                    BFH_E_INVALID);
 
   table_read_t whole = {.hash_seed = seed};
   assert_int_equal(
-      ldb_table_scan_blocks(lsm_io_default(), dst, add_entry, add_block, &whole, NULL, &err),
+      ldb_table_scan_blocks(env_default(), dst, add_entry, add_block, &whole, NULL, &err),
       BFH_OK);
   assert_int_equal(st.blocks, whole.nblocks);
   uint32_t nb = block_filter_blocks(blocks), j = 0; /* j: the filter's index of block i */
@@ -710,7 +710,7 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   uint64_t size = (uint64_t)sb.st_size;
   err_t err;
   uint64_t full = 0, next = 0;
-  assert_int_equal(ldb_log_read(lsm_io_default(), dst, 0, count_entry, &full, &next, NULL, &err),
+  assert_int_equal(ldb_log_read(env_default(), dst, 0, count_entry, &full, &next, NULL, &err),
                    BFH_OK);
   assert_int_equal(next, size);
   assert_true(full > 0);
@@ -731,19 +731,19 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
     assert_int_equal(test_copy_file(dst, cut, points[i]), 0);
     uint64_t part = 0, resume = 0;
     assert_int_equal(
-        ldb_log_read(lsm_io_default(), cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
+        ldb_log_read(env_default(), cut, 0, count_entry, &part, &resume, NULL, &err), BFH_OK);
     assert_true(resume <= points[i]);
     assert_true(part <= full);
     uint64_t rest = 0, end = 0;
     assert_int_equal(
-        ldb_log_read(lsm_io_default(), dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
+        ldb_log_read(env_default(), dst, resume, count_entry, &rest, &end, NULL, &err), BFH_OK);
     assert_int_equal(part + rest, full);
     assert_int_equal(end, size);
   }
   /* A flipped payload byte in the middle is corruption, with file and offset. */
   flip_byte(dst, size / 2);
   uint64_t cnt = 0;
-  assert_int_equal(ldb_log_read(lsm_io_default(), dst, 0, count_entry, &cnt, &next, NULL, &err),
+  assert_int_equal(ldb_log_read(env_default(), dst, 0, count_entry, &cnt, &next, NULL, &err),
                    BFH_E_CORRUPT);
   print_message("flipped log byte: %s\n", err.msg);
   assert_non_null(strstr(err.msg, dst));

@@ -215,7 +215,7 @@ static void test_version_read_matches_leveldb(void **state) {
   ldb_version_t v = {0};
   err_t err;
   uint64_t next = 0;
-  assert_int_equal(ldb_version_read(lsm_io_default(), manifest, 0, &v, &next, &err), BFH_OK);
+  assert_int_equal(ldb_version_read(env_default(), manifest, 0, &v, &next, &err), BFH_OK);
   assert_true(next > 0);
   assert_true(v.nfiles >= 2); /* tables of at least 1 MiB (LevelDB clips max_file_size) */
   assert_same_files(db, &v);
@@ -226,7 +226,7 @@ static void test_version_read_matches_leveldb(void **state) {
   current_manifest(dir, again, sizeof again);
   assert_string_equal(again, manifest); /* one open: LevelDB appends to its MANIFEST */
   uint64_t next2 = 0;
-  assert_int_equal(ldb_version_read(lsm_io_default(), manifest, next, &v, &next2, &err), BFH_OK);
+  assert_int_equal(ldb_version_read(env_default(), manifest, next, &v, &next2, &err), BFH_OK);
   assert_true(next2 > next);
   assert_same_files(db, &v);
   ldb_version_release(&v);

@@ -125,7 +125,7 @@ static block_filter_t *load_ok(const fixture_t *fx) {
   value_filter_t *f = NULL;
   block_filter_t *b = (block_filter_t *)&f; /* overwritten */
   err_t err;
-  int rc = leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err);
+  int rc = leaf_cache_load(env_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err);
   if (rc != BFH_OK) fail_msg("load %s: %d %s", fx->path, rc, err.msg);
   assert_memory_equal(f->words, fx->leaf->words, fx->leaf->nwords * 8);
   value_filter_destroy(f);
@@ -136,7 +136,7 @@ static void expect_stale(const fixture_t *fx, const char *what) {
   value_filter_t *f = NULL;
   block_filter_t *b = NULL;
   err_t err;
-  int rc = leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err);
+  int rc = leaf_cache_load(env_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err);
   if (rc != BFH_E_CORRUPT) fail_msg("%s: load gave %d, not BFH_E_CORRUPT", what, rc);
   assert_non_null(strstr(err.msg, fx->path));
   assert_null(f);
@@ -146,7 +146,7 @@ static void expect_stale(const fixture_t *fx, const char *what) {
 static void test_leaf_cache_round_trip_without_blocks(void **state) {
   fixture_t *fx = *state;
   err_t err;
-  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, NULL, &err),
+  assert_int_equal(leaf_cache_store(env_default(), fx->path, &TABLE, fx->leaf, NULL, &err),
                    BFH_OK);
   size_t n;
   uint8_t *p = read_all(fx->path, &n);
@@ -162,7 +162,7 @@ static void test_leaf_cache_round_trip_with_blocks(void **state) {
   fixture_t *fx = *state;
   assert_int_equal(block_filter_blocks(fx->blocks), NBLOCKS - 1);
   err_t err;
-  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
+  assert_int_equal(leaf_cache_store(env_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
                    BFH_OK);
   size_t n, leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M);
   uint8_t *p = read_all(fx->path, &n);
@@ -190,7 +190,7 @@ static void test_leaf_cache_round_trip_with_blocks(void **state) {
   block_filter_destroy(b);
   /* blocks == NULL: the leaf alone, the block filter checked and dropped. */
   value_filter_t *f = NULL;
-  assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, NULL, &err),
+  assert_int_equal(leaf_cache_load(env_default(), fx->path, &TABLE, M, K, SEED, &f, NULL, &err),
                    BFH_OK);
   value_filter_destroy(f);
 }
@@ -240,7 +240,7 @@ static void set_flags(const char *path, uint32_t flags) {
 static void test_leaf_cache_damaged_block_filter_is_stale(void **state) {
   fixture_t *fx = *state;
   err_t err;
-  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
+  assert_int_equal(leaf_cache_store(env_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
                    BFH_OK);
   size_t n, leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M);
   uint8_t *good = read_all(fx->path, &n);
@@ -282,9 +282,9 @@ static void test_leaf_cache_mismatch_or_absent(void **state) {
   err_t err;
   value_filter_t *f = NULL;
   block_filter_t *b = NULL;
-  assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err),
+  assert_int_equal(leaf_cache_load(env_default(), fx->path, &TABLE, M, K, SEED, &f, &b, &err),
                    BFH_NOT_FOUND);
-  assert_int_equal(leaf_cache_store(lsm_io_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
+  assert_int_equal(leaf_cache_store(env_default(), fx->path, &TABLE, fx->leaf, fx->blocks, &err),
                    BFH_OK);
   struct {
     uint64_t number, size, tag, m;
@@ -296,7 +296,7 @@ static void test_leaf_cache_mismatch_or_absent(void **state) {
                {NUMBER, TSIZE, TAG, M, K, SEED + 1}};
   for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
     leaf_cache_table_t t = {other[i].number, other[i].size, other[i].tag};
-    assert_int_equal(leaf_cache_load(lsm_io_default(), fx->path, &t, other[i].m, other[i].k,
+    assert_int_equal(leaf_cache_load(env_default(), fx->path, &t, other[i].m, other[i].k,
                                      other[i].seed, &f, &b, &err),
                      BFH_E_CORRUPT);
     assert_null(b);

@@ -42,7 +42,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
@@ -114,7 +114,7 @@ struct engine_view {
 typedef struct engine_leveldb {
   engine_t base;
   char *path, *cache_dir;
-  lsm_io_t *io;       /* bfh's own file accesses (borrowed; lsm_io_default() unless a test's) */
+  env_t *io;       /* bfh's own file accesses (borrowed; env_default() unless a test's) */
   index_sync_t *sync; /* borrowed; NULL when value filters are off */
   int dir_fd;         /* holds flock(LOCK_EX) on the directory while open; -1 if none */
   int opened;         /* the open succeeded (a close then leaves the cache files behind) */
@@ -165,18 +165,18 @@ typedef struct ldb_match {
 /* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
    data blocks refs[0, n). Adds what it read to st. BFH_NOT_FOUND when the file is gone: the
    caller says what that means for its search. */
-int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
+int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
                     size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* ldb_table_match over table file f, already open (borrowed), named path in messages. */
-int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                           const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
    block filter) built by reading it (filter.h). */
-int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err);
 /* index_source_t.table_tag for table `number` of the database in dir (table.h,
    ldb_table_tag). */
-int ldb_table_tag_of(lsm_io_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
+int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 /* errors.c */
 /* The path of table `number`: NNNNNN.ldb, or NNNNNN.sst when only that exists. */

@@ -40,7 +40,7 @@ static int build_error(const build_t *b, const char *path, err_t *err) {
                  path, (unsigned long long)b->rc_offset);
 }
 
-int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+int ldb_filter_build(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
                      uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
                      uint64_t *tag, ldb_read_stats_t *st, err_t *err) {
   if (block_bits > BLOCK_FILTER_MAX_BITS)

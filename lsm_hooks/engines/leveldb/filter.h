@@ -3,7 +3,7 @@
  * filter (filters/block_filter.h), in one pass over the table.
  *
  * The filters it builds are kept in the sidecar cache (lsm_hooks/index/leaf_cache.h) by index_sync.
- * Every file access goes through the lsm_io_t given (borrowed; lsm/io.h).
+ * Every file access goes through the env_t given (borrowed; util/env.h).
  */
 #ifndef BFH_LSM_HOOKS_LEVELDB_FILTER_H
 #define BFH_LSM_HOOKS_LEVELDB_FILTER_H
@@ -12,7 +12,7 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 #include "util/err.h"
 
@@ -25,7 +25,7 @@
    the index lists out of file order); BFH_E_INVALID if block_bits exceeds BLOCK_FILTER_MAX_BITS.
    With tag != NULL, *tag is the table's tag (table.h) from the bytes the filters were built
    from: what binds them to this table in the filter cache. */
-int ldb_filter_build(lsm_io_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+int ldb_filter_build(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
                      uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
                      uint64_t *tag, ldb_read_stats_t *st, err_t *err);
 

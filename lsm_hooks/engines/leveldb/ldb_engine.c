@@ -340,13 +340,13 @@ static int check_directory(const char *path, int create, err_t *err) {
   return rc;
 }
 
-int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **out, err_t *err) {
   int rc = check_directory(path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
   engine_leveldb_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  el->io = io ? io : lsm_io_default();
+  el->io = io ? io : env_default();
   el->base.ops = &leveldb_ops;
   el->sync = sync;
   el->dir_fd = -1;
@@ -375,7 +375,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io 
      holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
      (POSIX record locks belong to the process), so a second open in this process must never
      reach leveldb_open. flock on the directory conflicts between any two opens. */
-  if (opt->create_if_missing && (rc = lsm_io_mkdir(el->io, path, err)) != BFH_OK) {
+  if (opt->create_if_missing && (rc = env_mkdir(el->io, path, err)) != BFH_OK) {
     e_close(&el->base, NULL);
     return rc;
   }

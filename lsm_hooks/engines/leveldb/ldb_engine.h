@@ -9,7 +9,7 @@
 
 #include "lsm_hooks/engines/engine.h"
 
-struct lsm_io;
+struct env;
 
 /* With leaves in memory, a table's sidecar cache file is written once the table has been
    listed for this long (or at close): no cache file is written for a younger table. */
@@ -32,7 +32,7 @@ typedef struct engine_leveldb_stats {
    BFH_E_INVALID, nothing written) and that no process has open (else BFH_E_BUSY naming it),
    with LevelDB's LOCK held during the repair; the filter cache needs nothing (its files are
    checked against each live table at open and rebuilt when stale). */
-int engine_leveldb_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **e, err_t *err);
 int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err);

@@ -94,7 +94,7 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
 /* ---- bfh_check ------------------------------------------------------------------------- */
 
 typedef struct check {
-  lsm_io_t *io;
+  env_t *io;
   const char *dir;
   lsm_damage_fn damage;
   void *arg;
@@ -121,7 +121,7 @@ static int reader_result(check_t *c, const char *file, int rc, const err_t *e, e
 
 static void count_file(check_t *c, const char *path, uint64_t *size) {
   *size = 0;
-  if (lsm_io_file_size(c->io, path, size, NULL) != BFH_OK) return;
+  if (env_path_size(c->io, path, size, NULL) != BFH_OK) return;
   c->st->files++;
   c->st->bytes += *size;
 }
@@ -139,7 +139,7 @@ static int check_manifest(check_t *c, err_t *err) {
   void *data = NULL;
   size_t n = 0;
   err_t e;
-  int rc = lsm_io_read_file(c->io, path, &data, &n, &e);
+  int rc = env_read_file(c->io, path, &data, &n, &e);
   if (rc != BFH_OK) {
     if (err) *err = e;
     return rc;
@@ -159,7 +159,7 @@ static int check_manifest(check_t *c, err_t *err) {
     return BFH_OK;
   }
   snprintf(path, sizeof path, "%s/%s", c->dir, name);
-  if (!lsm_io_exists(c->io, path)) {
+  if (!env_exists(c->io, path)) {
     report(c, name, 0, "missing (named by CURRENT)");
     return BFH_OK;
   }
@@ -208,7 +208,7 @@ static void check_cache_file(check_t *c, const char *name, uint64_t m, uint32_t 
   if (!ldb_file_number(name, "vf", &number)) return;
   snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
   ldb_table_path(c->dir, number, table, sizeof table);
-  if (lsm_io_file_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
+  if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
   count_file(c, path, &size);
   value_filter_t *leaf = NULL;
   block_filter_t *blocks = NULL;
@@ -233,13 +233,13 @@ static int check_cache(check_t *c, uint64_t m, uint32_t k, uint64_t seed, uint64
                        err_t *err) {
   char dir[4400];
   snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
-  if (!lsm_io_exists(c->io, dir)) return BFH_OK;
+  if (!env_exists(c->io, dir)) return BFH_OK;
   char **names = NULL;
   size_t n = 0;
-  int rc = lsm_io_list_dir(c->io, dir, &names, &n, err);
+  int rc = env_list_dir(c->io, dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++)
     check_cache_file(c, names[i], m, k, seed, cache_damaged);
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   return rc;
 }
 
@@ -251,7 +251,7 @@ static int check_files(check_t *c, err_t *err) {
   char **names = NULL;
   size_t n = 0;
   const ldb_version_t *v = &c->version;
-  int rc = lsm_io_list_dir(c->io, c->dir, &names, &n, err);
+  int rc = env_list_dir(c->io, c->dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
     if (ldb_file_number(names[i], "ldb", &number) || ldb_file_number(names[i], "sst", &number)) {
@@ -261,12 +261,12 @@ static int check_files(check_t *c, err_t *err) {
         rc = check_log(c, names[i], err);
     }
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
     char path[4400];
     ldb_table_path(c->dir, v->files[i].number, path, sizeof path);
     const char *name = strrchr(path, '/') + 1;
-    if (lsm_io_exists(c->io, path))
+    if (env_exists(c->io, path))
       rc = check_table(c, name, err);
     else
       report(c, name, 0, "missing (named by the MANIFEST)");
@@ -302,18 +302,18 @@ long ldb_lock_holder(const char *dir) {
   return holder;
 }
 
-int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
+int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
                    err_t *err) {
   char path[4400];
   snprintf(path, sizeof path, "%s/CURRENT", dir);
-  if (!lsm_io_exists(io, path))
+  if (!env_exists(io, path))
     return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
   snprintf(path, sizeof path, "%s/IDENTITY", dir); /* the own engine's marker (lsm/filename.h) */
-  if (lsm_io_exists(io, path))
+  if (env_exists(io, path))
     return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
-  lsm_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
-  int rc = lsm_io_lock_shared(io, dir, &lock, err);
+  env_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
+  int rc = env_lock_shared(io, dir, &lock, err);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
   long holder = rc == BFH_OK ? ldb_lock_holder(dir) : 0;
   if (holder)
@@ -326,12 +326,12 @@ int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64
   if (rc == BFH_OK) rc = check_files(&c, err);
   if (rc == BFH_OK && m) rc = check_cache(&c, m, k, seed, cache_damaged, err);
   ldb_version_release(&c.version);
-  lsm_io_unlock(lock);
+  env_unlock(lock);
   return rc;
 }
 
 int ldb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
                      lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
-  return ldb_verify_dir(lsm_io_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
+  return ldb_verify_dir(env_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
                         err);
 }

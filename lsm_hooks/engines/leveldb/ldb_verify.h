@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "bfh.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm/verify.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/index/value_index.h"
@@ -37,7 +37,7 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
    torn tail (st). BFH_OK when the check ran; BFH_E_BUSY if a bfh handle has the database
    open (it flocks the directory); BFH_E_INVALID if dir has no CURRENT, or is the own
    engine's (an IDENTITY file); BFH_E_IO, BFH_E_NOMEM. */
-int ldb_verify_dir(lsm_io_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
+int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
                    err_t *err);
 

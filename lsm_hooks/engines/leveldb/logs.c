@@ -228,7 +228,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
        nothing new. */
     uint64_t size;
     err_t e;
-    int r0 = lsm_io_file_size(el->io, path, &size, &e);
+    int r0 = env_path_size(el->io, path, &size, &e);
     if (r0 == BFH_NOT_FOUND) continue; /* deleted: its table is installed */
     if (r0 == BFH_OK && size <= l->resume) {
       l->seen = 1;

@@ -104,15 +104,15 @@ int ldb_file_number(const char *name, const char *suffix, uint64_t *num) {
 }
 
 /* Reads CURRENT into manifest (the file name it holds, checked). BFH_NOT_FOUND without one. */
-static int read_current(lsm_io_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
+static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/CURRENT", dir);
-  if (!lsm_io_exists(io, path)) return BFH_NOT_FOUND;
+  if (!env_exists(io, path)) return BFH_NOT_FOUND;
   void *data = NULL;
   size_t len = 0;
-  int rc = lsm_io_read_file(io, path, &data, &len, err);
+  int rc = env_read_file(io, path, &data, &len, err);
   if (rc != BFH_OK) {
-    if (rc != BFH_E_NOMEM && !lsm_io_exists(io, path)) return BFH_NOT_FOUND;
+    if (rc != BFH_E_NOMEM && !env_exists(io, path)) return BFH_NOT_FOUND;
     return rc; /* the message names the file */
   }
   char buf[256];
@@ -137,7 +137,7 @@ static int read_current(lsm_io_t *io, const char *dir, char *manifest, size_t ca
   return BFH_OK;
 }
 
-int ldb_precheck_dir(lsm_io_t *io, const char *dir, err_t *err) {
+int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
   char manifest[256];
   int rc = read_current(io, dir, manifest, sizeof manifest, err);
   if (rc == BFH_NOT_FOUND) return BFH_OK;

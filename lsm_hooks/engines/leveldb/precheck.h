@@ -18,7 +18,7 @@
 #ifndef BFH_LSM_HOOKS_LEVELDB_PRECHECK_H
 #define BFH_LSM_HOOKS_LEVELDB_PRECHECK_H
 
-#include "lsm/io.h"
+#include "util/env.h"
 #include "util/err.h"
 
 /* Checks the LevelDB database in directory dir (its files read through io, borrowed). BFH_OK when
@@ -26,7 +26,7 @@
    the file and offset
    ("manifest /db/MANIFEST-000005: record at 120: checksum mismatch", "log /db/000007.log:
    record at 40960: ...", "/db/CURRENT: ..."); BFH_E_IO, BFH_E_NOMEM. */
-int ldb_precheck_dir(lsm_io_t *io, const char *dir, err_t *err);
+int ldb_precheck_dir(env_t *io, const char *dir, err_t *err);
 
 /* Is name "<digits>.<suffix>" (a LevelDB file name such as 000012.log)? Sets *num. */
 int ldb_file_number(const char *name, const char *suffix, uint64_t *num);

@@ -13,7 +13,7 @@ static int visit_match(void *arg, const ldb_entry_t *e) {
   return m->fn(m->arg, e->key, e->key_len);
 }
 
-int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
+int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
                     size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
@@ -25,7 +25,7 @@ int ldb_table_match(lsm_io_t *io, const char *dir, uint64_t number, const block_
   return rc;
 }
 
-int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                           const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   ldb_read_stats_t rs = {0};
   int rc = refs ? ldb_table_read_blocks_rfile(f, path, refs, n, visit_match, (void *)m, &rs, err)
@@ -35,7 +35,7 @@ int ldb_table_match_rfile(lsm_rfile_t *f, const char *path, const block_ref_t *r
   return rc;
 }
 
-int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err) {
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
@@ -46,7 +46,7 @@ int ldb_leaf_read(lsm_io_t *io, const char *dir, uint64_t number, const value_in
   return rc;
 }
 
-int ldb_table_tag_of(lsm_io_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
+int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
   return ldb_table_tag(io, path, tag, err);

@@ -35,7 +35,7 @@ int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
   el->cache_dir = malloc(n);
   if (!el->cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
   snprintf(el->cache_dir, n, "%s/%s", el->path, LEAF_CACHE_DIR);
-  int rc = lsm_io_mkdir(el->io, el->cache_dir, err);
+  int rc = env_mkdir(el->io, el->cache_dir, err);
   if (rc != BFH_OK) return rc;
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = el,
@@ -60,7 +60,7 @@ void ldb_clean_cache(engine_leveldb_t *el) {
     if (keep || de->d_name[0] == '.') continue;
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", el->cache_dir, de->d_name);
-    (void)lsm_io_unlink(el->io, p, NULL);
+    (void)env_unlink(el->io, p, NULL);
   }
   closedir(d);
 }

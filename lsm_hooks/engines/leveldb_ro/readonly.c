@@ -78,7 +78,7 @@
 #include <unistd.h>
 
 #include "filters/hash.h"
-#include "lsm/io.h"
+#include "util/env.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
@@ -228,7 +228,7 @@ static int chunk_find(const chunk_t *c, const void *key, size_t key_len, int *ty
 
 typedef struct ro_log {
   uint64_t number, resume;
-  lsm_rfile_t *file; /* held open from its first read: which file was read (NULL before) */
+  env_rfile_t *file; /* held open from its first read: which file was read (NULL before) */
   chunk_t **chunks;
   size_t n, cap;
 } ro_log_t;
@@ -250,7 +250,7 @@ typedef struct ro_state {
 typedef struct engine_ro {
   engine_t base;
   char *path, *cache_dir;
-  lsm_io_t *io;
+  env_t *io;
   index_sync_t *sync;
   void (*read_hook)(void *arg, uint64_t number);
   void *read_hook_arg;
@@ -265,7 +265,7 @@ typedef struct engine_ro {
 
   pthread_mutex_t mu; /* guards everything below */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */
-  lsm_rfile_t *manifest_file; /* held open: which file under that name was read */
+  env_rfile_t *manifest_file; /* held open: which file under that name was read */
   uint64_t manifest_resume;
   int recheck; /* the MANIFEST was read whole: check the tables' names against their files */
   ldb_version_t version;
@@ -281,14 +281,14 @@ typedef struct engine_ro {
    deletes it cannot take it from a search of a state that lists it (top of the file). */
 typedef struct pin {
   atomic_int refs;
-  lsm_rfile_t *f;
+  env_rfile_t *f;
   atomic_ullong *count; /* the engine's count of pins */
   char path[];          /* the table's name in messages */
 } pin_t;
 
 static void pin_unref(pin_t *p) {
   if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
-  lsm_rfile_close(p->f);
+  env_rfile_close(p->f);
   atomic_fetch_sub(p->count, 1);
   free(p);
 }
@@ -335,11 +335,11 @@ static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
   pin_t *p = r->state && r->pin_max ? state_pin(r->state, number) : NULL;
   if (p && r->recheck) { /* the database may be another one: is the name still this file? */
     uint64_t size;
-    lsm_file_id_t id;
+    env_file_id_t id;
     err_t e;
-    int rc = lsm_io_file_stat(r->io, path, &size, &id, &e);
+    int rc = env_path_stat(r->io, path, &size, &id, &e);
     if (rc == BFH_NOT_FOUND) return rc;
-    if (rc != BFH_OK || !lsm_file_id_equal(id, lsm_rfile_id(p->f))) p = NULL; /* pin anew */
+    if (rc != BFH_OK || !env_file_id_equal(id, env_rfile_id(p->f))) p = NULL; /* pin anew */
   }
   if (p) {
     atomic_fetch_add(&p->refs, 1);
@@ -351,11 +351,11 @@ static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
   if (!(p = malloc(sizeof *p + n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   memcpy(p->path, path, n);
   err_t e;
-  int rc = lsm_io_open_read(r->io, path, &p->f, &e);
+  int rc = env_open_read(r->io, path, &p->f, &e);
   if (rc != BFH_OK) {
     free(p);
     if (rc == BFH_E_NOMEM) return err_set(err, rc, "%s", e.msg);
-    return lsm_io_exists(r->io, path) ? BFH_OK : BFH_NOT_FOUND;
+    return env_exists(r->io, path) ? BFH_OK : BFH_NOT_FOUND;
   }
   atomic_init(&p->refs, 1);
   p->count = &r->pinned;
@@ -378,7 +378,7 @@ static int table_gone(engine_ro_t *r, uint64_t number, err_t *err) {
   return AGAIN;
 }
 
-static uint64_t fold_id(lsm_file_id_t id) {
+static uint64_t fold_id(env_file_id_t id) {
   uint64_t h = bfh_hash64(&id, sizeof id, KEY_HASH_SEED);
   return h ? h : 1;
 }
@@ -388,7 +388,7 @@ static uint64_t fold_id(lsm_file_id_t id) {
    file is gone). REQUIRES mu. */
 static int table_id(engine_ro_t *r, ro_state_t *s, size_t i) {
   if (s->pins[i]) {
-    s->ids[i] = fold_id(lsm_rfile_id(s->pins[i]->f));
+    s->ids[i] = fold_id(env_rfile_id(s->pins[i]->f));
     return BFH_OK;
   }
   const ro_state_t *prev = r->state;
@@ -403,9 +403,9 @@ static int table_id(engine_ro_t *r, ro_state_t *s, size_t i) {
   char path[4200];
   ldb_table_path(r->path, s->tables[i].number, path, sizeof path);
   uint64_t size;
-  lsm_file_id_t id;
+  env_file_id_t id;
   err_t e;
-  int rc = lsm_io_file_stat(r->io, path, &size, &id, &e);
+  int rc = env_path_stat(r->io, path, &size, &id, &e);
   if (rc == BFH_NOT_FOUND) return rc;
   s->ids[i] = rc == BFH_OK ? fold_id(id) : 0; /* 0: not known (the leaf is kept as it is) */
   return BFH_OK;
@@ -463,7 +463,7 @@ static int state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
 static void log_release(ro_log_t *l) {
   for (size_t i = 0; i < l->n; i++) chunk_unref(l->chunks[i]);
   free(l->chunks);
-  lsm_rfile_close(l->file);
+  env_rfile_close(l->file);
 }
 
 /* Another MANIFEST (by name or by file): what was read of the old one and of the logs is
@@ -472,7 +472,7 @@ static void forget_manifest(engine_ro_t *r) {
   ldb_version_release(&r->version);
   r->manifest_resume = 0;
   r->version_changed = 1;
-  lsm_rfile_close(r->manifest_file);
+  env_rfile_close(r->manifest_file);
   r->manifest_file = NULL;
   for (size_t i = 0; i < r->nlogs; i++) log_release(&r->logs[i]);
   free(r->logs);
@@ -488,8 +488,8 @@ static int read_manifest(engine_ro_t *r, err_t *err) {
   snprintf(path, sizeof path, "%s/CURRENT", r->path);
   void *data = NULL;
   size_t len = 0;
-  int rc = lsm_io_read_file(r->io, path, &data, &len, err);
-  if (rc != BFH_OK) return lsm_io_exists(r->io, path) || rc == BFH_E_NOMEM ? rc : AGAIN;
+  int rc = env_read_file(r->io, path, &data, &len, err);
+  if (rc != BFH_OK) return env_exists(r->io, path) || rc == BFH_E_NOMEM ? rc : AGAIN;
   char name[64];
   const char *s = data;
   size_t n = len;
@@ -505,20 +505,20 @@ static int read_manifest(engine_ro_t *r, err_t *err) {
   }
   snprintf(path, sizeof path, "%s/%s", r->path, r->manifest);
   uint64_t size;
-  lsm_file_id_t id;
-  rc = lsm_io_file_stat(r->io, path, &size, &id, err);
+  env_file_id_t id;
+  rc = env_path_stat(r->io, path, &size, &id, err);
   if (rc == BFH_NOT_FOUND) return AGAIN; /* replaced since CURRENT was read */
   if (rc != BFH_OK) return rc;
   if (r->manifest_file &&
-      (!lsm_file_id_equal(id, lsm_rfile_id(r->manifest_file)) || size < r->manifest_resume)) {
+      (!env_file_id_equal(id, env_rfile_id(r->manifest_file)) || size < r->manifest_resume)) {
     forget_manifest(r); /* another file under the name: the database was replaced */
     return AGAIN;
   }
   if (!r->manifest_file) { /* held from its first read on, to know it again (top of the file) */
-    rc = lsm_io_open_read(r->io, path, &r->manifest_file, err);
-    if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !lsm_io_exists(r->io, path))) return AGAIN;
+    rc = env_open_read(r->io, path, &r->manifest_file, err);
+    if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !env_exists(r->io, path))) return AGAIN;
     if (rc != BFH_OK) return rc;
-    if (!lsm_file_id_equal(id, lsm_rfile_id(r->manifest_file))) {
+    if (!env_file_id_equal(id, env_rfile_id(r->manifest_file))) {
       forget_manifest(r);
       return AGAIN;
     }
@@ -546,7 +546,7 @@ static int cmp_u64(const void *a, const void *b) {
 static int list_logs(engine_ro_t *r, u64vec_t *nums, err_t *err) {
   char **names;
   size_t n;
-  int rc = lsm_io_list_dir(r->io, r->path, &names, &n, err);
+  int rc = env_list_dir(r->io, r->path, &names, &n, err);
   if (rc != BFH_OK) return rc;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t num;
@@ -554,7 +554,7 @@ static int list_logs(engine_ro_t *r, u64vec_t *nums, err_t *err) {
         u64vec_push(nums, num) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", r->path);
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
   if (nums->n) qsort(nums->v, nums->n, sizeof *nums->v, cmp_u64);
   return rc;
 }
@@ -564,21 +564,21 @@ static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
   char path[4200];
   snprintf(path, sizeof path, "%s/%06llu.log", r->path, (unsigned long long)l->number);
   uint64_t size;
-  lsm_file_id_t id;
-  int rc = lsm_io_file_stat(r->io, path, &size, &id, err);
+  env_file_id_t id;
+  int rc = env_path_stat(r->io, path, &size, &id, err);
   if (rc == BFH_NOT_FOUND) return AGAIN; /* its table is in a newer version */
   if (rc != BFH_OK) return rc;
-  if (l->file && (!lsm_file_id_equal(id, lsm_rfile_id(l->file)) || size < l->resume)) {
+  if (l->file && (!env_file_id_equal(id, env_rfile_id(l->file)) || size < l->resume)) {
     uint64_t number = l->number; /* another file under the number: read it from its start */
     log_release(l);
     *l = (ro_log_t){.number = number};
     r->logs_changed = 1;
   }
   if (!l->file && size > 0) {
-    rc = lsm_io_open_read(r->io, path, &l->file, err);
-    if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !lsm_io_exists(r->io, path))) return AGAIN;
+    rc = env_open_read(r->io, path, &l->file, err);
+    if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !env_exists(r->io, path))) return AGAIN;
     if (rc != BFH_OK) return rc;
-    if (!lsm_file_id_equal(id, lsm_rfile_id(l->file))) return AGAIN; /* replaced meanwhile */
+    if (!env_file_id_equal(id, env_rfile_id(l->file))) return AGAIN; /* replaced meanwhile */
   }
   if (size <= l->resume) return BFH_OK;
   chunk_builder_t b = {0};
@@ -793,7 +793,7 @@ static int e_close(engine_t *e, err_t *err) {
   state_unref(r->state);
   for (size_t i = 0; i < r->nlogs; i++) log_release(&r->logs[i]);
   free(r->logs);
-  lsm_rfile_close(r->manifest_file);
+  env_rfile_close(r->manifest_file);
   ldb_version_release(&r->version);
   pthread_mutex_destroy(&r->mu);
   free(r->path);
@@ -1120,7 +1120,7 @@ static void clean_cache(engine_ro_t *r) {
   char **names;
   size_t n;
   err_t e;
-  if (lsm_io_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
+  if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
   for (size_t i = 0; i < n; i++) {
     uint64_t num;
     if (ldb_file_number(names[i], "vf", &num) &&
@@ -1128,9 +1128,9 @@ static void clean_cache(engine_ro_t *r) {
       continue;
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", r->cache_dir, names[i]);
-    (void)lsm_io_unlink(r->io, p, NULL);
+    (void)env_unlink(r->io, p, NULL);
   }
-  lsm_io_names_free(names, n);
+  env_names_free(names, n);
 }
 
 /* path must hold a LevelDB database, and not a bfh own-engine one. */
@@ -1150,14 +1150,14 @@ static int check_directory(const char *path, err_t *err) {
   return BFH_OK;
 }
 
-int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {
   int rc = check_directory(path, err);
   if (rc != BFH_OK) return rc;
   engine_ro_t *r = calloc(1, sizeof *r);
   if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   r->base.ops = &ro_ops;
-  r->io = io ? io : lsm_io_default();
+  r->io = io ? io : env_default();
   r->sync = sync;
   /* Half of the descriptors the process may open: the rest stay for everything else. */
   struct rlimit rl;

@@ -20,7 +20,7 @@
 #include "lsm_hooks/index/value_index.h"
 #include "util/err.h"
 
-struct lsm_io;
+struct env;
 
 /* Reads of the MANIFEST and the logs, and searches, tried before BFH_E_BUSY: each retry
    follows a change the owner made meanwhile (a compaction, a memtable flush). */
@@ -31,7 +31,7 @@ struct lsm_io;
    accesses (NULL: the real I/O layer); sync: borrowed, NULL with value filters off. On
    BFH_OK *e is new (close with e->ops->close). BFH_E_INVALID if path holds no LevelDB
    database (no CURRENT) or holds a bfh own-engine database; nothing is created in path. */
-int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **e, err_t *err);
 
 /* bfh_search on a read-only engine (c->engine): search_execute of the planned q, repeated

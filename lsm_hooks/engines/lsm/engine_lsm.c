@@ -290,7 +290,7 @@ static int index_live_tables(engine_lsm_t *el, err_t *err) {
   return rc;
 }
 
-int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+int engine_lsm_open(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
                     engine_t **e, err_t *err) {
   return engine_lsm_open_replaying(path, opt, io, sync, NULL, NULL, e, err);
 }
@@ -307,14 +307,14 @@ static int replay_one(void *arg, const void *key, size_t key_len, const void *va
   return r->fn(r->arg, key, key_len, val, val_len, type == LSM_TYPE_VALUE);
 }
 
-int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
                            engine_t **e, err_t *err) {
   replay_ctx_t r = {replay, replay_arg}; /* replays run inside the open only */
   return engine_lsm_open_replaying(path, opt, io, sync, replay ? replay_one : NULL, &r, e, err);
 }
 
-int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct env *io,
                               index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
                               engine_t **e, err_t *err) {
   engine_lsm_t *el = calloc(1, sizeof *el);
@@ -371,7 +371,7 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
   lo.key_bits_per_key = opt->key_bits_per_key;
   if (opt->value_filters) {
     err_t e;
-    int rc = db_params_read(lsm_io_default(), path, &params, &e);
+    int rc = db_params_read(env_default(), path, &params, &e);
     if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
       *err = e;
       return rc;
@@ -390,7 +390,7 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
   memset(&st, 0, sizeof st);
   int rc = lsm_repair(path, &lo, &st, err);
   value_hook_destroy(hook);
-  if (rc == BFH_OK && write_params) rc = db_params_write(lsm_io_default(), path, &params, err);
+  if (rc == BFH_OK && write_params) rc = db_params_write(env_default(), path, &params, err);
   *rep = (bfh_repair_report){.logs = st.logs,
                              .log_records = st.log_records,
                              .log_bytes_dropped = st.log_bytes_dropped,

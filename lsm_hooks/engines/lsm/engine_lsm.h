@@ -25,16 +25,16 @@ lsm_db_t *engine_lsm_db(engine_t *e); /* borrowed */
 /* The engine_kind_t entry points (engine.h). open: every file access of the engine goes
    through io. repair: lsm_repair with a value hook, so that every table it writes has its
    filter; BFH-PARAMS that is missing or damaged is written from opt. */
-int engine_lsm_open(const char *path, const bfh_options *opt, struct lsm_io *io, index_sync_t *sync,
+int engine_lsm_open(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
                     engine_t **e, err_t *err);
 /* engine_lsm_open with lsm_options.replay (lsm/db.h): replay(replay_arg, ...) sees every
    record the open replays from the write-ahead logs. */
-int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct env *io,
                               index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
                               engine_t **e, err_t *err);
 /* engine_kind_t.open_replaying (engine.h): engine_lsm_open_replaying with the engine's
    replay callback. */
-int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct lsm_io *io,
+int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
                            engine_t **e, err_t *err);
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);

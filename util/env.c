@@ -1,5 +1,5 @@
-/* The engine's I/O layer: POSIX calls with an optional fault plan (lsm/io.h). */
-#include "lsm/io.h"
+/* The engine's I/O layer: POSIX calls with an optional fault plan (util/env.h). */
+#include "util/env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,23 +21,23 @@ typedef struct tracked {
   uint64_t synced;
 } tracked_t;
 
-struct lsm_io {
+struct env {
   int faulty;
   pthread_mutex_t mu;
-  uint64_t count[LSM_IO_OP_KINDS];
-  uint64_t matched[LSM_IO_OP_KINDS]; /* ops of the kind that matched its pattern */
-  uint64_t fail_at[LSM_IO_OP_KINDS]; /* absolute matched count that fails; 0 = none */
-  int sticky[LSM_IO_OP_KINDS];
-  lsm_io_error_t error[LSM_IO_OP_KINDS];
-  char *pattern[LSM_IO_OP_KINDS]; /* NULL: every path */
+  uint64_t count[ENV_OP_KINDS];
+  uint64_t matched[ENV_OP_KINDS]; /* ops of the kind that matched its pattern */
+  uint64_t fail_at[ENV_OP_KINDS]; /* absolute matched count that fails; 0 = none */
+  int sticky[ENV_OP_KINDS];
+  env_error_t error[ENV_OP_KINDS];
+  char *pattern[ENV_OP_KINDS]; /* NULL: every path */
   uint64_t injected;
   char last_fault[4096];
   tracked_t *tracked;
   size_t ntracked, cap;
 };
 
-struct lsm_file {
-  lsm_io_t *io;
+struct env_file {
+  env_t *io;
   int fd;
   char *path;
   uint64_t size; /* bytes appended, including the buffer */
@@ -45,25 +45,25 @@ struct lsm_file {
   size_t buffered;
 };
 
-struct lsm_rfile {
-  lsm_io_t *io;
+struct env_rfile {
+  env_t *io;
   int fd;
   char *path;
   uint64_t size;
-  lsm_file_id_t id;
+  env_file_id_t id;
 };
 
-struct lsm_lock {
+struct env_lock {
   int fd;
 };
 
-static lsm_io_t default_io = {.faulty = 0, .mu = PTHREAD_MUTEX_INITIALIZER};
+static env_t default_io = {.faulty = 0, .mu = PTHREAD_MUTEX_INITIALIZER};
 
-lsm_io_t *lsm_io_default(void) {
+env_t *env_default(void) {
   return &default_io;
 }
 
-static const char *op_names[LSM_IO_OP_KINDS] = {"open",   "write", "sync", "rename",
+static const char *op_names[ENV_OP_KINDS] = {"open",   "write", "sync", "rename",
                                                 "unlink", "read",  "mkdir"};
 
 static int pattern_matches(const char *pattern, const char *path) {
@@ -74,7 +74,7 @@ static int pattern_matches(const char *pattern, const char *path) {
 
 /* Counts an operation; returns 1 (and the error kind in *kind) if the plan says it
    fails. */
-static int should_fail(lsm_io_t *io, lsm_io_op_t op, const char *path, lsm_io_error_t *kind) {
+static int should_fail(env_t *io, env_op_t op, const char *path, env_error_t *kind) {
   if (!io || !io->faulty) return 0;
   pthread_mutex_lock(&io->mu);
   io->count[op]++;
@@ -93,26 +93,26 @@ static int should_fail(lsm_io_t *io, lsm_io_op_t op, const char *path, lsm_io_er
 }
 
 /* The message of an injected fault: the call, the path and the errno text. */
-static int fault_error(err_t *err, lsm_io_error_t kind, const char *call, const char *path) {
-  return err_errno(err, kind == LSM_IO_ERR_ENOSPC ? ENOSPC : EIO, "injected fault: %s %s", call,
+static int fault_error(err_t *err, env_error_t kind, const char *call, const char *path) {
+  return err_errno(err, kind == ENV_ERR_ENOSPC ? ENOSPC : EIO, "injected fault: %s %s", call,
                    path);
 }
 
 /* Counts an operation; returns ST_E_IO (with message) if the plan says it fails. */
-static int inject(lsm_io_t *io, lsm_io_op_t op, const char *path, err_t *err) {
-  lsm_io_error_t kind;
+static int inject(env_t *io, env_op_t op, const char *path, err_t *err) {
+  env_error_t kind;
   if (!should_fail(io, op, path, &kind)) return ST_OK;
   return fault_error(err, kind, op_names[op], path);
 }
 
-static tracked_t *find_tracked(lsm_io_t *io, const char *path) {
+static tracked_t *find_tracked(env_t *io, const char *path) {
   for (size_t i = 0; i < io->ntracked; i++)
     if (strcmp(io->tracked[i].path, path) == 0) return &io->tracked[i];
   return NULL;
 }
 
 /* Records that path was written (synced = -1: keep the old record if any, else 0). */
-static void track(lsm_io_t *io, const char *path, int64_t synced) {
+static void track(env_t *io, const char *path, int64_t synced) {
   if (!io->faulty) return;
   pthread_mutex_lock(&io->mu);
   tracked_t *t = find_tracked(io, path);
@@ -135,11 +135,11 @@ out:
   pthread_mutex_unlock(&io->mu);
 }
 
-static int open_write(lsm_io_t *io, const char *path, int flags, lsm_file_t **out, err_t *err) {
+static int open_write(env_t *io, const char *path, int flags, env_file_t **out, err_t *err) {
   *out = NULL;
-  int rc = inject(io, LSM_IO_OP_OPEN, path, err);
+  int rc = inject(io, ENV_OP_OPEN, path, err);
   if (rc) return rc;
-  lsm_file_t *f = calloc(1, sizeof *f);
+  env_file_t *f = calloc(1, sizeof *f);
   if (!f) return err_set(err, ST_E_NOMEM, "open %s: out of memory", path);
   f->io = io;
   f->path = strdup(path);
@@ -167,11 +167,11 @@ static int open_write(lsm_io_t *io, const char *path, int flags, lsm_file_t **ou
   return ST_OK;
 }
 
-int lsm_io_open_write(lsm_io_t *io, const char *path, lsm_file_t **f, err_t *err) {
+int env_open_write(env_t *io, const char *path, env_file_t **f, err_t *err) {
   return open_write(io, path, O_TRUNC, f, err);
 }
 
-int lsm_io_open_append(lsm_io_t *io, const char *path, lsm_file_t **f, err_t *err) {
+int env_open_append(env_t *io, const char *path, env_file_t **f, err_t *err) {
   return open_write(io, path, O_APPEND, f, err);
 }
 
@@ -188,7 +188,7 @@ static int write_all(int fd, const uint8_t *p, size_t n, const char *path, err_t
   return ST_OK;
 }
 
-int lsm_file_flush(lsm_file_t *f, err_t *err) {
+int env_file_flush(env_file_t *f, err_t *err) {
   if (f->buffered == 0) return ST_OK;
   int rc = write_all(f->fd, f->buf, f->buffered, f->path, err);
   f->buffered = 0;
@@ -196,8 +196,8 @@ int lsm_file_flush(lsm_file_t *f, err_t *err) {
 }
 
 /* A short write: the buffer and half of data reach the file, then "no space". */
-static int short_write(lsm_file_t *f, const uint8_t *data, size_t n, err_t *err) {
-  int rc = lsm_file_flush(f, err);
+static int short_write(env_file_t *f, const uint8_t *data, size_t n, err_t *err) {
+  int rc = env_file_flush(f, err);
   if (rc) return rc;
   size_t part = n / 2;
   rc = write_all(f->fd, data, part, f->path, err);
@@ -207,10 +207,10 @@ static int short_write(lsm_file_t *f, const uint8_t *data, size_t n, err_t *err)
                  f->path, part, n, strerror(ENOSPC));
 }
 
-int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
-  lsm_io_error_t kind;
-  if (should_fail(f->io, LSM_IO_OP_WRITE, f->path, &kind)) {
-    if (kind == LSM_IO_ERR_SHORT) return short_write(f, data, n, err);
+int env_file_append(env_file_t *f, const void *data, size_t n, err_t *err) {
+  env_error_t kind;
+  if (should_fail(f->io, ENV_OP_WRITE, f->path, &kind)) {
+    if (kind == ENV_ERR_SHORT) return short_write(f, data, n, err);
     return fault_error(err, kind, "write", f->path);
   }
   int rc;
@@ -221,7 +221,7 @@ int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
     f->buffered += n;
     return ST_OK;
   }
-  rc = lsm_file_flush(f, err);
+  rc = env_file_flush(f, err);
   if (rc) return rc;
   if (n >= FILE_BUF_BYTES / 2) return write_all(f->fd, p, n, f->path, err);
   memcpy(f->buf, p, n);
@@ -229,12 +229,12 @@ int lsm_file_append(lsm_file_t *f, const void *data, size_t n, err_t *err) {
   return ST_OK;
 }
 
-int lsm_file_sync(lsm_file_t *f, err_t *err) {
-  int rc = lsm_file_flush(f, err);
+int env_file_sync(env_file_t *f, err_t *err) {
+  int rc = env_file_flush(f, err);
   if (rc) return rc;
-  lsm_io_error_t kind;
-  if (should_fail(f->io, LSM_IO_OP_SYNC, f->path, &kind)) {
-    if (kind == LSM_IO_ERR_FSYNC) {
+  env_error_t kind;
+  if (should_fail(f->io, ENV_OP_SYNC, f->path, &kind)) {
+    if (kind == ENV_ERR_FSYNC) {
       /* The kernel could not write the pages back and dropped them. */
       pthread_mutex_lock(&f->io->mu);
       tracked_t *t = find_tracked(f->io, f->path);
@@ -251,9 +251,9 @@ int lsm_file_sync(lsm_file_t *f, err_t *err) {
   return ST_OK;
 }
 
-int lsm_file_close(lsm_file_t *f, err_t *err) {
+int env_file_close(env_file_t *f, err_t *err) {
   if (!f) return ST_OK;
-  int rc = lsm_file_flush(f, err);
+  int rc = env_file_flush(f, err);
   if (close(f->fd) != 0 && rc == ST_OK) rc = err_errno(err, errno, "close %s", f->path);
   free(f->buf);
   free(f->path);
@@ -261,18 +261,18 @@ int lsm_file_close(lsm_file_t *f, err_t *err) {
   return rc;
 }
 
-uint64_t lsm_file_size(const lsm_file_t *f) {
+uint64_t env_file_size(const env_file_t *f) {
   return f->size;
 }
-const char *lsm_file_path(const lsm_file_t *f) {
+const char *env_file_path(const env_file_t *f) {
   return f->path;
 }
 
 /* Opens path read-only (through io's fault injection) and reports its size; on error
    nothing is left open. */
-static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *size,
-                            lsm_file_id_t *id, err_t *err) {
-  int rc = inject(io, LSM_IO_OP_OPEN, path, err);
+static int open_for_reading(env_t *io, const char *path, int *fd, uint64_t *size,
+                            env_file_id_t *id, err_t *err) {
+  int rc = inject(io, ENV_OP_OPEN, path, err);
   if (rc) return rc;
   *fd = open(path, O_RDONLY | O_CLOEXEC);
   if (*fd < 0) return err_errno(err, errno, "open %s", path);
@@ -283,18 +283,18 @@ static int open_for_reading(lsm_io_t *io, const char *path, int *fd, uint64_t *s
     return err_errno(err, e, "fstat %s", path);
   }
   *size = (uint64_t)st.st_size;
-  if (id) *id = (lsm_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+  if (id) *id = (env_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
   return ST_OK;
 }
 
-int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *err) {
+int env_open_read(env_t *io, const char *path, env_rfile_t **out, err_t *err) {
   *out = NULL;
   int fd = -1;
   uint64_t size = 0;
-  lsm_file_id_t id;
+  env_file_id_t id;
   int rc = open_for_reading(io, path, &fd, &size, &id, err);
   if (rc) return rc;
-  lsm_rfile_t *f = calloc(1, sizeof *f);
+  env_rfile_t *f = calloc(1, sizeof *f);
   char *p = strdup(path);
   if (!f || !p) {
     free(f);
@@ -311,9 +311,9 @@ int lsm_io_open_read(lsm_io_t *io, const char *path, lsm_rfile_t **out, err_t *e
   return ST_OK;
 }
 
-int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err) {
+int env_rfile_pread(env_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err) {
   *got = 0;
-  int rc = inject(f->io, LSM_IO_OP_READ, f->path, err);
+  int rc = inject(f->io, ENV_OP_READ, f->path, err);
   if (rc) return rc;
   uint8_t *p = buf;
   while (*got < n) {
@@ -329,36 +329,36 @@ int lsm_rfile_pread(lsm_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t
   return ST_OK;
 }
 
-uint64_t lsm_rfile_size(const lsm_rfile_t *f) {
+uint64_t env_rfile_size(const env_rfile_t *f) {
   return f->size;
 }
 
-lsm_file_id_t lsm_rfile_id(const lsm_rfile_t *f) {
+env_file_id_t env_rfile_id(const env_rfile_t *f) {
   return f->id;
 }
 
-void lsm_rfile_close(lsm_rfile_t *f) {
+void env_rfile_close(env_rfile_t *f) {
   if (!f) return;
   close(f->fd);
   free(f->path);
   free(f);
 }
 
-int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, err_t *err) {
+int env_read_file(env_t *io, const char *path, void **data, size_t *size, err_t *err) {
   *data = NULL;
   *size = 0;
-  lsm_rfile_t *f;
-  int rc = lsm_io_open_read(io, path, &f, err);
+  env_rfile_t *f;
+  int rc = env_open_read(io, path, &f, err);
   if (rc) return rc;
   size_t n = (size_t)f->size;
   uint8_t *buf = malloc(n + 1);
   if (!buf) {
-    lsm_rfile_close(f);
+    env_rfile_close(f);
     return err_set(err, ST_E_NOMEM, "read %s: out of memory (%zu bytes)", path, n);
   }
   size_t got = 0;
-  rc = n ? lsm_rfile_pread(f, 0, buf, n, &got, err) : ST_OK;
-  lsm_rfile_close(f);
+  rc = n ? env_rfile_pread(f, 0, buf, n, &got, err) : ST_OK;
+  env_rfile_close(f);
   if (rc) {
     free(buf);
     return rc;
@@ -369,18 +369,18 @@ int lsm_io_read_file(lsm_io_t *io, const char *path, void **data, size_t *size, 
   return ST_OK;
 }
 
-int lsm_io_write_file(lsm_io_t *io, const char *path, const void *data, size_t n, err_t *err) {
-  lsm_file_t *f;
-  int rc = lsm_io_open_write(io, path, &f, err);
+int env_write_file(env_t *io, const char *path, const void *data, size_t n, err_t *err) {
+  env_file_t *f;
+  int rc = env_open_write(io, path, &f, err);
   if (rc) return rc;
-  rc = lsm_file_append(f, data, n, err);
-  if (!rc) rc = lsm_file_sync(f, err);
-  int rc2 = lsm_file_close(f, rc ? NULL : err);
+  rc = env_file_append(f, data, n, err);
+  if (!rc) rc = env_file_sync(f, err);
+  int rc2 = env_file_close(f, rc ? NULL : err);
   return rc ? rc : rc2;
 }
 
-int lsm_io_rename(lsm_io_t *io, const char *from, const char *to, err_t *err) {
-  int rc = inject(io, LSM_IO_OP_RENAME, from, err);
+int env_rename(env_t *io, const char *from, const char *to, err_t *err) {
+  int rc = inject(io, ENV_OP_RENAME, from, err);
   if (rc) return rc;
   if (rename(from, to) != 0) return err_errno(err, errno, "rename %s to %s", from, to);
   if (io->faulty) {
@@ -404,8 +404,8 @@ int lsm_io_rename(lsm_io_t *io, const char *from, const char *to, err_t *err) {
   return ST_OK;
 }
 
-int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err) {
-  int rc = inject(io, LSM_IO_OP_UNLINK, path, err);
+int env_unlink(env_t *io, const char *path, err_t *err) {
+  int rc = inject(io, ENV_OP_UNLINK, path, err);
   if (rc) return rc;
   if (unlink(path) != 0) {
     if (errno == ENOENT) return ST_NOT_FOUND;
@@ -423,8 +423,8 @@ int lsm_io_unlink(lsm_io_t *io, const char *path, err_t *err) {
   return ST_OK;
 }
 
-int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err) {
-  int rc = inject(io, LSM_IO_OP_MKDIR, path, err);
+int env_mkdir(env_t *io, const char *path, err_t *err) {
+  int rc = inject(io, ENV_OP_MKDIR, path, err);
   if (rc) return rc;
   if (mkdir(path, 0755) != 0) {
     if (errno == EEXIST) {
@@ -436,8 +436,8 @@ int lsm_io_mkdir(lsm_io_t *io, const char *path, err_t *err) {
   return ST_OK;
 }
 
-int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err) {
-  int rc = inject(io, LSM_IO_OP_SYNC, dir, err);
+int env_sync_dir(env_t *io, const char *dir, err_t *err) {
+  int rc = inject(io, ENV_OP_SYNC, dir, err);
   if (rc) return rc;
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return err_errno(err, errno, "open %s", dir);
@@ -450,12 +450,12 @@ int lsm_io_sync_dir(lsm_io_t *io, const char *dir, err_t *err) {
   return ST_OK;
 }
 
-int lsm_io_exists(lsm_io_t *io, const char *path) {
+int env_exists(env_t *io, const char *path) {
   (void)io;
   return access(path, F_OK) == 0;
 }
 
-int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err) {
+int env_path_size(env_t *io, const char *path, uint64_t *size, err_t *err) {
   (void)io;
   struct stat st;
   if (stat(path, &st) != 0) {
@@ -466,7 +466,7 @@ int lsm_io_file_size(lsm_io_t *io, const char *path, uint64_t *size, err_t *err)
   return ST_OK;
 }
 
-int lsm_io_file_stat(lsm_io_t *io, const char *path, uint64_t *size, lsm_file_id_t *id,
+int env_path_stat(env_t *io, const char *path, uint64_t *size, env_file_id_t *id,
                      err_t *err) {
   (void)io;
   struct stat st;
@@ -475,11 +475,11 @@ int lsm_io_file_stat(lsm_io_t *io, const char *path, uint64_t *size, lsm_file_id
     return err_errno(err, errno, "stat %s", path);
   }
   *size = (uint64_t)st.st_size;
-  *id = (lsm_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+  *id = (env_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
   return ST_OK;
 }
 
-int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err_t *err) {
+int env_list_dir(env_t *io, const char *dir, char ***names, size_t *n, err_t *err) {
   (void)io;
   *names = NULL;
   *n = 0;
@@ -507,18 +507,18 @@ int lsm_io_list_dir(lsm_io_t *io, const char *dir, char ***names, size_t *n, err
   return ST_OK;
 nomem:
   closedir(d);
-  lsm_io_names_free(v, cnt);
+  env_names_free(v, cnt);
   return err_set(err, ST_E_NOMEM, "list %s: out of memory", dir);
 }
 
-void lsm_io_names_free(char **names, size_t n) {
+void env_names_free(char **names, size_t n) {
   if (!names) return;
   for (size_t i = 0; i < n; i++) free(names[i]);
   free(names);
 }
 
 /* flock(how | LOCK_NB) on fd, which the lock then owns; fd is closed on failure. */
-static int lock_fd(int fd, int how, const char *path, lsm_lock_t **lock, err_t *err) {
+static int lock_fd(int fd, int how, const char *path, env_lock_t **lock, err_t *err) {
   if (flock(fd, how | LOCK_NB) != 0) {
     int e = errno;
     close(fd);
@@ -526,7 +526,7 @@ static int lock_fd(int fd, int how, const char *path, lsm_lock_t **lock, err_t *
       return err_set(err, ST_E_BUSY, "lock %s: held by another open database", path);
     return err_errno(err, e, "flock %s", path);
   }
-  lsm_lock_t *l = malloc(sizeof *l);
+  env_lock_t *l = malloc(sizeof *l);
   if (!l) {
     close(fd);
     return err_set(err, ST_E_NOMEM, "lock %s: out of memory", path);
@@ -536,7 +536,7 @@ static int lock_fd(int fd, int how, const char *path, lsm_lock_t **lock, err_t *
   return ST_OK;
 }
 
-int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
+int env_lock(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
   (void)io;
   *lock = NULL;
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -544,7 +544,7 @@ int lsm_io_lock(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
   return lock_fd(fd, LOCK_EX, path, lock, err);
 }
 
-int lsm_io_lock_shared(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t *err) {
+int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
   (void)io;
   *lock = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -552,40 +552,40 @@ int lsm_io_lock_shared(lsm_io_t *io, const char *path, lsm_lock_t **lock, err_t 
   return lock_fd(fd, LOCK_SH, path, lock, err);
 }
 
-void lsm_io_unlock(lsm_lock_t *lock) {
+void env_unlock(env_lock_t *lock) {
   if (!lock) return;
   flock(lock->fd, LOCK_UN);
   close(lock->fd);
   free(lock);
 }
 
-lsm_io_t *lsm_io_create_faulty(void) {
-  lsm_io_t *io = calloc(1, sizeof *io);
+env_t *env_create_faulty(void) {
+  env_t *io = calloc(1, sizeof *io);
   if (!io) return NULL;
   io->faulty = 1;
   pthread_mutex_init(&io->mu, NULL);
   return io;
 }
 
-void lsm_io_destroy(lsm_io_t *io) {
+void env_destroy(env_t *io) {
   if (!io || io == &default_io) return;
   for (size_t i = 0; i < io->ntracked; i++) free(io->tracked[i].path);
   free(io->tracked);
-  for (int i = 0; i < LSM_IO_OP_KINDS; i++) free(io->pattern[i]);
+  for (int i = 0; i < ENV_OP_KINDS; i++) free(io->pattern[i]);
   pthread_mutex_destroy(&io->mu);
   free(io);
 }
 
-void lsm_io_fail(lsm_io_t *io, lsm_io_op_t op, uint64_t n, int sticky) {
-  lsm_io_fault_t f = {.op = op, .n = n, .sticky = sticky, .error = LSM_IO_ERR_EIO};
-  (void)lsm_io_fail_with(io, &f);
+void env_fail(env_t *io, env_op_t op, uint64_t n, int sticky) {
+  env_fault_t f = {.op = op, .n = n, .sticky = sticky, .error = ENV_ERR_EIO};
+  (void)env_fail_with(io, &f);
 }
 
-int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f) {
+int env_fail_with(env_t *io, const env_fault_t *f) {
   if (!io || !io->faulty) return ST_OK;
-  if ((unsigned)f->op >= LSM_IO_OP_KINDS || (unsigned)f->error >= LSM_IO_ERRORS ||
-      (f->error == LSM_IO_ERR_SHORT && f->op != LSM_IO_OP_WRITE) ||
-      (f->error == LSM_IO_ERR_FSYNC && f->op != LSM_IO_OP_SYNC))
+  if ((unsigned)f->op >= ENV_OP_KINDS || (unsigned)f->error >= ENV_ERRORS ||
+      (f->error == ENV_ERR_SHORT && f->op != ENV_OP_WRITE) ||
+      (f->error == ENV_ERR_FSYNC && f->op != ENV_OP_SYNC))
     return ST_E_INVALID;
   char *pattern = NULL;
   if (f->pattern && !(pattern = strdup(f->pattern))) return ST_E_NOMEM;
@@ -600,7 +600,7 @@ int lsm_io_fail_with(lsm_io_t *io, const lsm_io_fault_t *f) {
   return ST_OK;
 }
 
-uint64_t lsm_io_faults_injected(const lsm_io_t *io) {
+uint64_t env_faults_injected(const env_t *io) {
   if (!io || !io->faulty) return 0;
   pthread_mutex_lock((pthread_mutex_t *)&io->mu);
   uint64_t n = io->injected;
@@ -608,7 +608,7 @@ uint64_t lsm_io_faults_injected(const lsm_io_t *io) {
   return n;
 }
 
-size_t lsm_io_last_fault_path(const lsm_io_t *io, char *buf, size_t cap) {
+size_t env_last_fault_path(const env_t *io, char *buf, size_t cap) {
   if (cap) buf[0] = '\0';
   if (!io || !io->faulty) return 0;
   pthread_mutex_lock((pthread_mutex_t *)&io->mu);
@@ -617,22 +617,22 @@ size_t lsm_io_last_fault_path(const lsm_io_t *io, char *buf, size_t cap) {
   return n > 0 ? (size_t)n : 0;
 }
 
-void lsm_io_fail_none(lsm_io_t *io) {
+void env_fail_none(env_t *io) {
   if (!io || !io->faulty) return;
   pthread_mutex_lock(&io->mu);
-  for (int i = 0; i < LSM_IO_OP_KINDS; i++) io->fail_at[i] = 0;
+  for (int i = 0; i < ENV_OP_KINDS; i++) io->fail_at[i] = 0;
   pthread_mutex_unlock(&io->mu);
 }
 
-uint64_t lsm_io_op_count(const lsm_io_t *io, lsm_io_op_t op) {
-  if (!io || !io->faulty || op >= LSM_IO_OP_KINDS) return 0;
+uint64_t env_op_count(const env_t *io, env_op_t op) {
+  if (!io || !io->faulty || op >= ENV_OP_KINDS) return 0;
   pthread_mutex_lock((pthread_mutex_t *)&io->mu);
   uint64_t c = io->count[op];
   pthread_mutex_unlock((pthread_mutex_t *)&io->mu);
   return c;
 }
 
-int lsm_io_drop_unsynced(lsm_io_t *io, err_t *err) {
+int env_drop_unsynced(env_t *io, err_t *err) {
   if (!io || !io->faulty) return ST_OK;
   int rc = ST_OK;
   pthread_mutex_lock(&io->mu);

@@ -1,0 +1,340 @@
+/* Tests of util/env.h: the real I/O calls and the fault injection tests rely on. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/env.h"
+#include "tests/test_util.h"
+
+static char dir[4096]; /* the current test's temporary directory */
+
+/* Each test that writes files gets a fresh `dir`; the teardown removes it with whatever the
+   test left in it, even when the test failed. */
+static int dir_setup(void **state) {
+  (void)state;
+  return test_tmpdir_create(dir, sizeof dir, "env_test");
+}
+
+static int dir_teardown(void **state) {
+  (void)state;
+  return test_rmrf(dir);
+}
+
+static void path_of(char *buf, const char *name) {
+  snprintf(buf, 8192, "%s/%s", dir, name);
+}
+
+static void test_io_write_read_roundtrip(void **state) {
+  (void)state;
+  env_t *io = env_default();
+  char p[8192];
+  path_of(p, "a");
+  env_file_t *f;
+  err_t err;
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_OK);
+  uint8_t buf[200000];
+  for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 7);
+  /* small appends (buffered), then one larger than the buffer */
+  for (int i = 0; i < 100; i++) assert_int_equal(env_file_append(f, buf + i * 10, 10, &err), ST_OK);
+  assert_int_equal(env_file_append(f, buf + 1000, sizeof buf - 1000, &err), ST_OK);
+  assert_int_equal(env_file_size(f), sizeof buf);
+  assert_int_equal(env_file_sync(f, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+
+  void *data;
+  size_t n;
+  assert_int_equal(env_read_file(io, p, &data, &n, &err), ST_OK);
+  assert_int_equal(n, sizeof buf);
+  assert_memory_equal(data, buf, n);
+  free(data);
+
+  env_rfile_t *rf;
+  assert_int_equal(env_open_read(io, p, &rf, &err), ST_OK);
+  uint8_t tmp[100];
+  size_t got;
+  assert_int_equal(env_rfile_pread(rf, sizeof buf - 50, tmp, 100, &got, &err), ST_OK);
+  assert_int_equal(got, 50);
+  assert_memory_equal(tmp, buf + sizeof buf - 50, 50);
+  env_rfile_close(rf);
+
+  /* append mode continues at the end */
+  assert_int_equal(env_open_append(io, p, &f, &err), ST_OK);
+  assert_int_equal(env_file_size(f), sizeof buf);
+  assert_int_equal(env_file_append(f, "xyz", 3, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  uint64_t sz;
+  assert_int_equal(env_path_size(io, p, &sz, &err), ST_OK);
+  assert_int_equal(sz, sizeof buf + 3);
+
+  /* names */
+  char q[8192];
+  path_of(q, "b");
+  assert_int_equal(env_rename(io, p, q, &err), ST_OK);
+  assert_false(env_exists(io, p));
+  assert_true(env_exists(io, q));
+  assert_int_equal(env_unlink(io, p, &err), ST_NOT_FOUND);
+  assert_int_equal(env_path_size(io, p, &sz, &err), ST_NOT_FOUND);
+  char d[8192];
+  path_of(d, "sub");
+  assert_int_equal(env_mkdir(io, d, &err), ST_OK);
+  assert_int_equal(env_mkdir(io, d, &err), ST_OK);
+  assert_int_equal(env_sync_dir(io, dir, &err), ST_OK);
+  char **names;
+  assert_int_equal(env_list_dir(io, dir, &names, &n, &err), ST_OK);
+  assert_int_equal(n, 2);
+  int seen_b = 0, seen_sub = 0;
+  for (size_t i = 0; i < n; i++) {
+    seen_b += strcmp(names[i], "b") == 0;
+    seen_sub += strcmp(names[i], "sub") == 0;
+  }
+  env_names_free(names, n);
+  assert_int_equal(seen_b + seen_sub, 2);
+  rmdir(d);
+
+  /* errors name the path */
+  char missing[8192];
+  path_of(missing, "missing");
+  assert_int_equal(env_open_read(io, missing, &rf, &err), ST_E_IO);
+  assert_non_null(strstr(err.msg, missing));
+}
+
+static void test_io_lock_busy(void **state) {
+  (void)state;
+  char p[8192];
+  path_of(p, "LOCK");
+  env_lock_t *a, *b;
+  err_t err;
+  assert_int_equal(env_lock(env_default(), p, &a, &err), ST_OK);
+  assert_int_equal(env_lock(env_default(), p, &b, &err), ST_E_BUSY);
+  assert_non_null(strstr(err.msg, p));
+  env_unlock(a);
+  assert_int_equal(env_lock(env_default(), p, &b, &err), ST_OK);
+  env_unlock(b);
+  env_unlock(NULL);
+}
+
+static void test_io_fail_nth_write(void **state) {
+  (void)state;
+  env_t *io = env_create_faulty();
+  assert_non_null(io);
+  char p[8192];
+  path_of(p, "f");
+  env_file_t *f;
+  err_t err;
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_OK);
+  env_fail(io, ENV_OP_WRITE, 3, 0);
+  assert_int_equal(env_file_append(f, "a", 1, &err), ST_OK);
+  assert_int_equal(env_file_append(f, "b", 1, &err), ST_OK);
+  assert_int_equal(env_file_append(f, "c", 1, &err), ST_E_IO);
+  assert_non_null(strstr(err.msg, "injected fault"));
+  assert_non_null(strstr(err.msg, p));
+  assert_int_equal(env_file_append(f, "d", 1, &err), ST_OK); /* not sticky */
+  assert_int_equal(env_op_count(io, ENV_OP_WRITE), 4);
+  /* sticky: the 2nd from now and every later one */
+  env_fail(io, ENV_OP_WRITE, 2, 1);
+  assert_int_equal(env_file_append(f, "e", 1, &err), ST_OK);
+  for (int i = 0; i < 5; i++) assert_int_equal(env_file_append(f, "x", 1, &err), ST_E_IO);
+  env_fail_none(io);
+  assert_int_equal(env_file_append(f, "f", 1, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  void *data;
+  size_t n;
+  assert_int_equal(env_read_file(io, p, &data, &n, &err), ST_OK);
+  assert_int_equal(n, 5);
+  assert_memory_equal(data, "abdef", 5);
+  free(data);
+
+  /* sync, rename, open, read */
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_OK);
+  env_fail(io, ENV_OP_SYNC, 1, 0);
+  assert_int_equal(env_file_sync(f, &err), ST_E_IO);
+  assert_int_equal(env_file_sync(f, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  char q[8192];
+  path_of(q, "g");
+  env_fail(io, ENV_OP_RENAME, 1, 0);
+  assert_int_equal(env_rename(io, p, q, &err), ST_E_IO);
+  assert_true(env_exists(io, p)); /* a failed rename changes nothing */
+  assert_int_equal(env_rename(io, p, q, &err), ST_OK);
+  env_fail(io, ENV_OP_OPEN, 1, 0);
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_E_IO);
+  env_rfile_t *rf;
+  assert_int_equal(env_open_read(io, q, &rf, &err), ST_OK);
+  env_fail(io, ENV_OP_READ, 1, 0);
+  uint8_t b[4];
+  size_t got;
+  assert_int_equal(env_rfile_pread(rf, 0, b, 4, &got, &err), ST_E_IO);
+  env_rfile_close(rf);
+  env_fail(io, ENV_OP_UNLINK, 1, 0);
+  assert_int_equal(env_unlink(io, q, &err), ST_E_IO);
+  assert_true(env_exists(io, q));
+  /* the default io ignores plans */
+  env_fail(env_default(), ENV_OP_WRITE, 1, 1);
+  assert_int_equal(env_op_count(env_default(), ENV_OP_WRITE), 0);
+  env_destroy(io);
+  env_destroy(NULL);
+  env_destroy(env_default());
+}
+
+static void test_io_drop_unsynced(void **state) {
+  (void)state;
+  env_t *io = env_create_faulty();
+  char p[8192], q[8192], r[8192];
+  path_of(p, "synced");
+  path_of(q, "renamed");
+  path_of(r, "never");
+  err_t err;
+  env_file_t *f;
+  uint8_t buf[1000];
+  memset(buf, 0xab, sizeof buf);
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, buf, 100, &err), ST_OK);
+  assert_int_equal(env_file_sync(f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, buf, 50, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  assert_int_equal(env_open_write(io, r, &f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, buf, 300, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  assert_int_equal(env_write_file(io, q, buf, 70, &err), ST_OK); /* synced */
+  assert_int_equal(env_rename(io, p, q, &err), ST_OK);           /* replaces q */
+  assert_int_equal(env_drop_unsynced(io, &err), ST_OK);
+  uint64_t sz;
+  assert_int_equal(env_path_size(io, q, &sz, &err), ST_OK);
+  assert_int_equal(sz, 100);
+  assert_int_equal(env_path_size(io, r, &sz, &err), ST_OK);
+  assert_int_equal(sz, 0);
+  /* append mode keeps the synced record */
+  assert_int_equal(env_open_append(io, q, &f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, buf, 10, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  assert_int_equal(env_drop_unsynced(io, &err), ST_OK);
+  assert_int_equal(env_path_size(io, q, &sz, &err), ST_OK);
+  assert_int_equal(sz, 100);
+  env_destroy(io);
+}
+
+/* The fault plan's error kinds and path patterns (env_fail_with). */
+typedef struct fault_fixture {
+  env_t *io;
+} fault_fixture_t;
+
+static int fault_setup(void **state) {
+  static fault_fixture_t fx;
+  if (test_tmpdir_create(dir, sizeof dir, "io_fault") != 0) return -1;
+  fx.io = env_create_faulty();
+  *state = &fx;
+  return fx.io ? 0 : -1;
+}
+
+static int fault_teardown(void **state) {
+  fault_fixture_t *fx = *state;
+  env_destroy(fx->io);
+  return test_rmrf(dir);
+}
+
+static void test_io_fault_pattern_picks_the_file(void **state) {
+  env_t *io = ((fault_fixture_t *)*state)->io;
+  char a[8192], b[8192], d[8192];
+  path_of(a, "000001.log");
+  path_of(b, "MANIFEST-000002");
+  path_of(d, "sub");
+  err_t err;
+  env_fault_t f = {
+      .op = ENV_OP_OPEN, .n = 2, .error = ENV_ERR_ENOSPC, .pattern = "MANIFEST-*"};
+  assert_int_equal(env_fail_with(io, &f), ST_OK);
+  env_file_t *fa, *fb;
+  assert_int_equal(env_open_write(io, a, &fa, &err), ST_OK); /* no match */
+  assert_int_equal(env_open_write(io, b, &fb, &err), ST_OK); /* 1st match */
+  assert_int_equal(env_file_close(fb, &err), ST_OK);
+  assert_int_equal(env_open_write(io, a, &fb, &err), ST_OK); /* no match */
+  assert_int_equal(env_file_close(fb, &err), ST_OK);
+  assert_int_equal(env_faults_injected(io), 0);
+  assert_int_equal(env_open_write(io, b, &fb, &err), ST_E_IO); /* 2nd match */
+  assert_non_null(strstr(err.msg, b));
+  assert_non_null(strstr(err.msg, "No space left on device"));
+  assert_int_equal(env_faults_injected(io), 1);
+  char last[8192];
+  env_last_fault_path(io, last, sizeof last);
+  assert_string_equal(last, b);
+  assert_int_equal(env_file_close(fa, &err), ST_OK);
+  /* mkdir is a kind of its own */
+  env_fault_t m = {.op = ENV_OP_MKDIR, .n = 1, .error = ENV_ERR_EIO};
+  assert_int_equal(env_fail_with(io, &m), ST_OK);
+  assert_int_equal(env_mkdir(io, d, &err), ST_E_IO);
+  assert_non_null(strstr(err.msg, "mkdir"));
+  assert_false(env_exists(io, d));
+  assert_int_equal(env_mkdir(io, d, &err), ST_OK);
+  assert_int_equal(env_op_count(io, ENV_OP_MKDIR), 2);
+  /* errors that do not fit the kind are refused */
+  env_fault_t bad = {.op = ENV_OP_SYNC, .n = 1, .error = ENV_ERR_SHORT};
+  assert_int_equal(env_fail_with(io, &bad), ST_E_INVALID);
+  bad = (env_fault_t){.op = ENV_OP_WRITE, .n = 1, .error = ENV_ERR_FSYNC};
+  assert_int_equal(env_fail_with(io, &bad), ST_E_INVALID);
+}
+
+static void test_io_fault_short_write_writes_part(void **state) {
+  env_t *io = ((fault_fixture_t *)*state)->io;
+  char p[8192];
+  path_of(p, "t.sst");
+  err_t err;
+  env_file_t *f;
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, "0123456789", 10, &err), ST_OK);
+  env_fault_t s = {.op = ENV_OP_WRITE, .n = 1, .error = ENV_ERR_SHORT};
+  assert_int_equal(env_fail_with(io, &s), ST_OK);
+  assert_int_equal(env_file_append(f, "abcdefgh", 8, &err), ST_E_IO);
+  assert_non_null(strstr(err.msg, "short write (4 of 8 bytes)"));
+  assert_non_null(strstr(err.msg, p));
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  void *data;
+  size_t n;
+  assert_int_equal(env_read_file(io, p, &data, &n, &err), ST_OK);
+  assert_int_equal(n, 14);
+  assert_memory_equal(data, "0123456789abcd", 14);
+  free(data);
+}
+
+static void test_io_fault_fsync_drops_unsynced_bytes(void **state) {
+  env_t *io = ((fault_fixture_t *)*state)->io;
+  char p[8192];
+  path_of(p, "000003.log");
+  err_t err;
+  env_file_t *f;
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, "synced", 6, &err), ST_OK);
+  assert_int_equal(env_file_sync(f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, "lost", 4, &err), ST_OK);
+  env_fault_t s = {.op = ENV_OP_SYNC, .n = 1, .error = ENV_ERR_FSYNC, .pattern = "*.log"};
+  assert_int_equal(env_fail_with(io, &s), ST_OK);
+  assert_int_equal(env_file_sync(f, &err), ST_E_IO);
+  assert_non_null(strstr(err.msg, "fdatasync"));
+  assert_non_null(strstr(err.msg, "Input/output error"));
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  uint64_t sz;
+  assert_int_equal(env_path_size(io, p, &sz, &err), ST_OK);
+  assert_int_equal(sz, 6);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_io_write_read_roundtrip, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_lock_busy, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fail_nth_write, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_drop_unsynced, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fault_pattern_picks_the_file, fault_setup,
+                                      fault_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fault_short_write_writes_part, fault_setup,
+                                      fault_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fault_fsync_drops_unsynced_bytes, fault_setup,
+                                      fault_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

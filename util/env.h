@@ -1,0 +1,180 @@
+/* env_t: bfh's one file-I/O layer, after LevelDB's Env. Every file access of the library goes
+ * through here (the own engine's files, BFH-PARAMS, the value index's leaf reads, the filter
+ * cache, the LevelDB readers' table and log reads), so tests can inject
+ * faults (a failing write, sync or rename; a power loss that drops unsynced data).
+ *
+ * env_default() is the real thing (POSIX calls). env_create_faulty() is the same
+ * real file system plus a fault plan: "fail the Nth operation of kind K (on a path whose
+ * name matches a pattern) from now on with ST_E_IO", with an error kind (EIO, ENOSPC, a
+ * short write, a failed fsync that loses the unsynced data), optionally "and every later
+ * one" (a dead disk), and a power-loss simulation that truncates every file written
+ * through this io to the length it had at its last sync.
+ *
+ * Every function returns a bfh status code; on failure err (may be NULL) names the path
+ * and the failed call ("open /d/000007.log: No such file or directory").
+ * All functions are thread-safe for distinct files; a single env_file_t / env_rfile_t is
+ * used by one thread at a time (env_rfile_pread may be shared).
+ */
+#ifndef BFH_UTIL_ENV_H
+#define BFH_UTIL_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+typedef struct env env_t;       /* also spelled `struct env` in lsm/db.h */
+typedef struct env_file env_file_t;   /* a file open for writing (appending) */
+typedef struct env_rfile env_rfile_t; /* a file open for positional reads */
+typedef struct env_lock env_lock_t;   /* a held LOCK file */
+
+/* The real I/O layer: a static object, never freed (env_destroy ignores it). */
+env_t *env_default(void);
+
+/* ---- Files written ------------------------------------------------------------------- */
+
+/* Creates path (truncating it if it exists) for writing. On ST_OK the client closes *f
+   with env_file_close(). Writes are buffered in user space (64 KiB): env_file_flush()
+   hands them to the kernel (write(2)); env_file_sync() flushes and fdatasyncs. */
+int env_open_write(env_t *io, const char *path, env_file_t **f, err_t *err);
+/* Opens path for appending (created if missing); env_file_size() starts at its size. */
+int env_open_append(env_t *io, const char *path, env_file_t **f, err_t *err);
+/* Appends n bytes (buffered). After a failure the file is in an unknown state: callers
+   give up on it. */
+int env_file_append(env_file_t *f, const void *data, size_t n, err_t *err);
+/* Writes the buffered bytes with write(2) (no fsync): other readers see them. */
+int env_file_flush(env_file_t *f, err_t *err);
+/* Flushes, then fdatasync()s the file. */
+int env_file_sync(env_file_t *f, err_t *err);
+/* Flushes and closes (no sync); frees f even on error. NULL allowed (returns ST_OK). */
+int env_file_close(env_file_t *f, err_t *err);
+/* Bytes appended so far (including the starting size for append mode and unflushed bytes). */
+uint64_t env_file_size(const env_file_t *f);
+/* The path given at open (owned by f). */
+const char *env_file_path(const env_file_t *f);
+
+/* ---- Files read ---------------------------------------------------------------------- */
+
+/* Which file a name or an open file is: device and inode. While a file is held open its
+   inode is not reused, so a name whose id differs from an open file's names another file. */
+typedef struct env_file_id {
+  uint64_t dev, ino;
+} env_file_id_t;
+
+static inline int env_file_id_equal(env_file_id_t a, env_file_id_t b) {
+  return a.dev == b.dev && a.ino == b.ino;
+}
+
+/* Opens path read-only. The client closes *f with env_rfile_close(). */
+int env_open_read(env_t *io, const char *path, env_rfile_t **f, err_t *err);
+/* Reads up to n bytes at offset into buf; *got = bytes read (< n only at end of file).
+   Thread-safe (pread). */
+int env_rfile_pread(env_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err);
+uint64_t env_rfile_size(const env_rfile_t *f); /* size at open */
+env_file_id_t env_rfile_id(const env_rfile_t *f); /* the file opened */
+void env_rfile_close(env_rfile_t *f);          /* NULL allowed */
+
+/* Reads the whole file into *data (malloc'd, NUL-terminated one past *size; caller frees). */
+int env_read_file(env_t *io, const char *path, void **data, size_t *size, err_t *err);
+/* Writes data to path (create/truncate), fdatasyncs it and closes it (e.g. CURRENT.tmp). */
+int env_write_file(env_t *io, const char *path, const void *data, size_t n, err_t *err);
+
+/* ---- Names and directories ----------------------------------------------------------- */
+
+int env_rename(env_t *io, const char *from, const char *to, err_t *err);
+/* ST_NOT_FOUND (no message) if path does not exist. */
+int env_unlink(env_t *io, const char *path, err_t *err);
+/* mkdir(path, 0755); an existing directory is ST_OK. */
+int env_mkdir(env_t *io, const char *path, err_t *err);
+/* fsync()s the directory itself (after create/rename/unlink of its entries). */
+int env_sync_dir(env_t *io, const char *dir, err_t *err);
+/* 1 if path exists, 0 if not (or on any error). */
+int env_exists(env_t *io, const char *path);
+/* *size = size in bytes of path. ST_NOT_FOUND (no message) if it does not exist. */
+int env_path_size(env_t *io, const char *path, uint64_t *size, err_t *err);
+/* env_path_size, and *id = the file path names now (one stat). */
+int env_path_stat(env_t *io, const char *path, uint64_t *size, env_file_id_t *id, err_t *err);
+/* The names in dir (not "." or ".."), in no particular order. On ST_OK the client frees
+   them with env_names_free(*names, *n). */
+int env_list_dir(env_t *io, const char *dir, char ***names, size_t *n, err_t *err);
+void env_names_free(char **names, size_t n); /* NULL allowed */
+
+/* Creates path if needed and takes flock(LOCK_EX | LOCK_NB) on it. ST_E_BUSY if another
+   open file description (this or another process) holds it. The client releases it with
+   env_unlock() (the file itself is left in place). */
+int env_lock(env_t *io, const char *path, env_lock_t **lock, err_t *err);
+void env_unlock(env_lock_t *lock); /* NULL allowed */
+/* A reader's lock: opens path read-only (a file or a directory; nothing is created) and takes
+   flock(LOCK_SH | LOCK_NB), so that no holder of env_lock's exclusive lock is open now and
+   none can open until env_unlock. ST_NOT_FOUND (no message) if path does not exist;
+   ST_E_BUSY if an exclusive lock is held. */
+int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err);
+
+/* ---- Fault injection (tests) --------------------------------------------------------- */
+
+typedef enum env_op {
+  ENV_OP_OPEN = 0, /* env_open_write / _append / _read, env_read_file */
+  ENV_OP_WRITE,    /* env_file_append (counted per call, before any byte is written) */
+  ENV_OP_SYNC,     /* env_file_sync, env_sync_dir, the sync of env_write_file */
+  ENV_OP_RENAME,   /* env_rename */
+  ENV_OP_UNLINK,   /* env_unlink */
+  ENV_OP_READ,     /* env_rfile_pread */
+  ENV_OP_MKDIR,    /* env_mkdir */
+  ENV_OP_KINDS
+} env_op_t;
+
+/* How an injected fault fails. Every one returns ST_E_IO with the message
+   "injected fault: <call> <path>: <errno text>". */
+typedef enum env_error {
+  ENV_ERR_EIO = 0, /* the call does nothing and fails with EIO */
+  ENV_ERR_ENOSPC,  /* the call does nothing and fails with ENOSPC (a full disk) */
+  ENV_ERR_SHORT,   /* ENV_OP_WRITE only: the buffered bytes and half of the new ones
+                         reach the file, then the call fails with ENOSPC */
+  ENV_ERR_FSYNC,   /* ENV_OP_SYNC only: the data reaches the kernel, fdatasync fails
+                         with EIO and the kernel drops the pages it could not write back
+                         (the file is truncated to its size at its last successful sync) */
+  ENV_ERRORS
+} env_error_t;
+
+/* A fault to arm (env_fail_with). */
+typedef struct env_fault {
+  env_op_t op;       /* the kind of operation that fails */
+  uint64_t n;           /* the nth matching operation of kind op from now fails (>= 1) */
+  int sticky;           /* != 0: every later matching operation of kind op fails too */
+  env_error_t error; /* how it fails */
+  const char *pattern;  /* fnmatch(3) pattern on the path's last component ("*.log",
+                           "MANIFEST-*", "CURRENT.tmp"); NULL: every path. Copied. */
+} env_fault_t;
+
+/* A real I/O layer with a fault plan (initially: no faults). Client calls
+   env_destroy() after every file opened through it is closed. NULL on no memory. */
+env_t *env_create_faulty(void);
+/* NULL and env_default() allowed (no-op). */
+void env_destroy(env_t *io);
+/* Makes the nth operation of kind op from now (n >= 1; 1 = the next one) fail with
+   ST_E_IO and the message "injected fault: <call> <path>"; sticky != 0: every later one
+   fails too. n == 0 disarms op. No effect on env_default(). */
+void env_fail(env_t *io, env_op_t op, uint64_t n, int sticky);
+/* Arms f for its kind of operation (replacing what was armed for that kind); returns
+   ST_OK, ST_E_INVALID for an error that does not fit the kind (a short sync) or
+   ST_E_NOMEM. No effect on env_default(). */
+int env_fail_with(env_t *io, const env_fault_t *f);
+/* Disarms every fault. */
+void env_fail_none(env_t *io);
+/* Faults injected through io since its creation. 0 for env_default(). */
+uint64_t env_faults_injected(const env_t *io);
+/* Writes the path of the last injected fault into buf (cap bytes, "" if none); returns its
+   length. */
+size_t env_last_fault_path(const env_t *io, char *buf, size_t cap);
+/* Operations of kind op attempted through io since its creation (failed ones included);
+   a test runs once to count, then once per crash point. 0 for env_default(). */
+uint64_t env_op_count(const env_t *io, env_op_t op);
+/* Simulated power loss: every file written through io (opened with open_write/append or
+   write_file) is truncated to the size it had at its last successful sync (0 if it never
+   was synced); renames carry that record to the new name. Call it with every file of io
+   closed (e.g. after the database handle is closed or dropped). Returns ST_OK or the
+   truncate error. Directory entries are not rolled back (files created and never synced
+   survive, empty). */
+int env_drop_unsynced(env_t *io, err_t *err);
+
+#endif
