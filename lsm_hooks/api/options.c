@@ -1,0 +1,146 @@
+/* bfh_options: the defaults, a caller's struct read as far as its struct_size reaches, and
+ * the checks of a set against the engine kind that would open it (engines.c's table). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lsm_hooks/api/handle.h"
+
+/* ---- Options ------------------------------------------------------------------------- */
+
+static void options_defaults(bfh_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->struct_size = sizeof *opt;
+  opt->engine = engine_kind_at(0)->id; /* the first row of engines.c */
+  opt->create_if_missing = 1;
+  opt->value_filter_bits = 2000000;
+  opt->value_filter_hashes = 3;
+  opt->order = 5;
+  opt->key_bits_per_key = 10;
+  opt->memtable_bytes = 4u << 20;
+  opt->table_bytes = 2u << 20;
+  opt->sync = 0;
+  opt->leaves_on_disk = BFH_LEAVES_IN_MEMORY;
+  opt->value_filters = 1;
+  opt->placement = BFH_PLACEMENT_SIMILARITY;
+  opt->hash_seed = BFH_DEFAULT_SEED;
+  opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
+  opt->read_only = 0;
+  opt->index_dir = NULL;
+  opt->memtable_index = 1;
+}
+
+void bfh_options_init_sized(bfh_options *opt, size_t size) {
+  if (!opt || size < sizeof opt->struct_size) return;
+  bfh_options d;
+  options_defaults(&d);
+  api_copy_out(opt, size, &d, sizeof d);
+  opt->struct_size = size;
+}
+
+/* *out = the defaults overlaid with the caller's struct, as far as its struct_size reaches. */
+int api_options_copy_in(const char *fn, const bfh_options *in, bfh_options *out) {
+  options_defaults(out);
+  if (!in) return BFH_OK;
+  if (in->struct_size == 0)
+    return invalid(NULL, "%s: bfh_options.struct_size is 0: start from bfh_options_init", fn);
+  if (in->struct_size > sizeof *out)
+    return invalid(NULL,
+                   "%s: bfh_options of %zu bytes, but this library (%s) knows %zu: the program "
+                   "was built against a newer bfh.h",
+                   fn, in->struct_size, bfh_version(), sizeof *out);
+  memcpy(out, in, in->struct_size);
+  out->struct_size = sizeof *out;
+  return BFH_OK;
+}
+
+/* Largest m accepted: 2^28 bits, a 32 MiB filter per table. The bit-sliced index keeps one
+   row per bit, 8 bytes per 64 tables, so it already takes 2 GiB at this m (m = 2^32 would
+   ask for 32 GiB before the first table). The paper's filters are 20k..2M bits. */
+#define MAX_FILTER_BITS (1ull << 28)
+
+/* The names of the engines with a row that has caps, ", "-separated, into buf. */
+static const char *rows_with(unsigned caps, char *buf, size_t cap) {
+  buf[0] = 0;
+  const engine_kind_t *k;
+  for (size_t i = 0; (k = engine_kind_at(i)); i++)
+    if ((k->caps & caps) == caps && !strstr(buf, k->name))
+      snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? ", " : "", k->name);
+  return buf;
+}
+
+static int check_options(const bfh_options *o) {
+  char buf[256];
+  const engine_kind_t *kind = engine_kind(o->engine);
+  if (!kind) {
+    char known[256] = "";
+    const engine_kind_t *k;
+    for (size_t i = 0; (k = engine_kind_at(i)); i++)
+      if (!strstr(known, k->name))
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%d %s", i ? ", " : "",
+                 (int)k->id, k->name);
+    return invalid(NULL, "bfh_open: unknown engine %d (%s)", (int)o->engine, known);
+  }
+  if (o->value_filter_bits < 64)
+    return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; it must be at least 64",
+                   (unsigned long long)o->value_filter_bits);
+  if (o->value_filter_bits > MAX_FILTER_BITS)
+    return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; at most %llu",
+                   (unsigned long long)o->value_filter_bits, MAX_FILTER_BITS);
+  if (o->value_filter_hashes < 1 || o->value_filter_hashes > 32)
+    return invalid(NULL, "bfh_open: value_filter_hashes (k) = %u; it must be in 1..32",
+                   o->value_filter_hashes);
+  if (o->order < 2)
+    return invalid(NULL, "bfh_open: order (d) = %u; it must be at least 2", o->order);
+  if (o->order > (1u << 20))
+    return invalid(NULL, "bfh_open: order (d) = %u; at most %u", o->order, 1u << 20);
+  if (!(o->key_bits_per_key >= 0 && o->key_bits_per_key <= 64))
+    return invalid(NULL, "bfh_open: key_bits_per_key = %g; it must be in 0..64",
+                   o->key_bits_per_key);
+  if (o->memtable_bytes < 1024)
+    return invalid(NULL, "bfh_open: memtable_bytes = %zu; it must be at least 1024",
+                   o->memtable_bytes);
+  if (o->table_bytes < 1024)
+    return invalid(NULL, "bfh_open: table_bytes = %zu; it must be at least 1024", o->table_bytes);
+  if (o->placement != BFH_PLACEMENT_SIMILARITY && o->placement != BFH_PLACEMENT_POSITIONAL &&
+      o->placement != BFH_PLACEMENT_PAPER)
+    return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",
+                   o->placement);
+  if (o->block_filter_bits > BLOCK_FILTER_MAX_BITS)
+    return invalid(NULL, "bfh_open: block_filter_bits = %u; 0 (none) to %d", o->block_filter_bits,
+                   BLOCK_FILTER_MAX_BITS);
+  if (o->standalone_index != 0 && o->standalone_index != 1)
+    return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
+  if (o->standalone_index && !(kind->caps & ENGINE_CAP_STANDALONE))
+    return api_failf(NULL, BFH_E_UNSUPPORTED,
+                 "bfh_open: standalone_index needs an engine that tells bfh every write (%s); "
+                 "the %s engine does not",
+                 rows_with(ENGINE_CAP_STANDALONE, buf, sizeof buf), kind->name);
+  if (o->read_only != 0 && o->read_only != 1)
+    return invalid(NULL, "bfh_open: read_only = %d; 0 or 1", o->read_only);
+  if (o->read_only && !engine_kind_for(o->engine, 1))
+    return api_failf(NULL, BFH_E_UNSUPPORTED,
+                 "bfh_open: read_only needs an engine with a read-only mode (%s); the %s engine "
+                 "has none",
+                 rows_with(ENGINE_CAP_READ_ONLY, buf, sizeof buf), kind->name);
+  if (o->standalone_index && o->read_only)
+    return api_failf(NULL, BFH_E_UNSUPPORTED,
+                 "bfh_open: standalone_index and read_only: a read-only handle writes no index");
+  if (o->read_only && o->leaves_on_disk && !o->index_dir)
+    return invalid(NULL,
+                   "bfh_open: read_only with leaves on disk needs an index_dir to keep "
+                   "them in (nothing is written into the database)");
+  if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
+      o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
+    return invalid(NULL,
+                   "bfh_open: leaves_on_disk = %d; 0 (in memory), 1 (on disk) or 2 (on disk, "
+                   "read whole)",
+                   o->leaves_on_disk);
+  return BFH_OK;
+}
+
+/* *out = *in (the defaults for what in lacks, or for everything when in is NULL); then
+   check_options. */
+int api_options_or_defaults(const char *fn, const bfh_options *in, bfh_options *out) {
+  int rc = api_options_copy_in(fn, in, out);
+  return rc == BFH_OK ? check_options(out) : rc;
+}
