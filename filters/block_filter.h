@@ -33,15 +33,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/block_ref.h"
 #include "util/err.h"
 
 #define BLOCK_FILTER_DEFAULT_BITS 10 /* bits per value */
 #define BLOCK_FILTER_MAX_BITS 32
-
-/* Where a data block lies in its table file: its contents (without any trailer). */
-typedef struct block_ref {
-  uint64_t offset, size;
-} block_ref_t;
 
 typedef struct block_filter block_filter_t;
 typedef struct block_filter_builder block_filter_builder_t;

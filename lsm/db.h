@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "filters/block_filter.h"
 #include "lsm/table_hook.h"
+#include "util/block_ref.h"
 #include "util/err.h"
 
 typedef struct lsm_db lsm_db_t;
@@ -123,7 +123,7 @@ int lsm_snapshot_scan_table(lsm_snapshot_t *s, uint64_t number, lsm_visit_fn fn,
 int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val, size_t n,
                             lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 /* lsm_snapshot_scan_value over the data blocks refs[0, nrefs) of the table only: those a
-   block filter (filters/block_filter.h) says may hold val. ST_E_CORRUPT if a ref is not a
+   block filter says may hold val (util/block_ref.h). ST_E_CORRUPT if a ref is not a
    data block of the table (table_scan_value_blocks). */
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,

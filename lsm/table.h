@@ -93,7 +93,7 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
                      lsm_scan_stats_t *st, err_t *err);
 
 /* table_scan_value over the data blocks refs[0, nrefs) only (each named by its handle, as a
-   block filter names it: filters/block_filter.h), in the order given. A ref that is not
+   block filter names it: util/block_ref.h), in the order given. A ref that is not
    exactly the handle of a data block gives ST_E_CORRUPT ("block filter names no data
    block"): the filter does not belong to this table. */
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,

@@ -2,12 +2,13 @@
  * that measure or check more than include/bfh.h shows. NOT PART OF THE PUBLIC API: it is
  * not installed, promises no compatibility, and changes whenever lsm_hooks/ does.
  *
- * Who may include it: bench/, experiments/ and tests/ (tests/api/ and the
- * helpers they share). Nothing in the library itself: lsm_hooks/ and the modules below it
- * include the headers they need directly. Outside lsm_hooks/, no file includes an
- * lsm_hooks/ header other than this one. Use include/bfh.h wherever it does the job
- * (bfh_search with BFH_SEARCH_SCAN as a search oracle, bfh_stats for the index's sizes and
- * the database's m, k and seed) and say, at the #include, what only this header gives.
+ * Who may include it: bench/, experiments/ and tests/api/ (and the helpers they share).
+ * Nothing in the library itself: lsm_hooks/ and the modules below it include the headers
+ * they need directly. Outside lsm_hooks/, only the unit tests and fuzz targets of one of its
+ * rooms (tests/lsm_hooks/, tests/fuzz/) include an lsm_hooks/ header other than this one.
+ * Use include/bfh.h wherever it does the job (bfh_search with BFH_SEARCH_SCAN as a search
+ * oracle, bfh_stats for the index's sizes and the database's m, k and seed) and say, at the
+ * #include, what only this header gives.
  *
  * What it offers:
  *   - the engine and the value index behind a handle (bfh_internal_engine,
@@ -24,8 +25,9 @@
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
  *   - the readers of LevelDB's files (engines/leveldb/filter.h: a table's value filter;
- *     leveldb_format/ldb_log.h: the write-ahead log; leveldb_format/ldb_sstables.h: the live table list) for benches and
- * tests that build, read or damage those files themselves.
+ *     leveldb_format/: ldb_log.h the write-ahead log, ldb_sstables.h the live table list,
+ *     ldb_table.h a table file, ldb_version_edit.h the MANIFEST) for benches and tests that
+ *     build, read or damage those files themselves.
  *
  * The modules below lsm_hooks/ (util/, filters/, hierarchy/, lsm/, workloads/) are units
  * with their own headers, not behind this door: the unit benchmarks and the synthetic-leaf
@@ -42,17 +44,19 @@
 #include "bfh.h"
 #include "util/env.h"
 #include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
+#include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/index/index_sync.h"
 #include "lsm_hooks/index/leaf_cache.h"
-#include "lsm_hooks/engines/leveldb/ldb_engine.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/index/value_index.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
-#include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "lsm_hooks/search/search.h"
 #include "lsm_hooks/search/standalone.h"
-#include "lsm_hooks/index/value_index.h"
 
 engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bfh.h"
+#include "util/status.h"
 
 static uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -54,16 +54,16 @@ void workload_config_init(workload_config_t *c) {
 }
 
 int workload_init(workload_t *w, const workload_config_t *c) {
-  if (c->n == 0 || !(c->domain_pct > 0.0) || c->domain_pct > 100.0) return BFH_E_INVALID;
+  if (c->n == 0 || !(c->domain_pct > 0.0) || c->domain_pct > 100.0) return ST_E_INVALID;
   if (c->values != WORKLOAD_VALUES_EXACT && c->values != WORKLOAD_VALUES_DRAWN)
-    return BFH_E_INVALID;
+    return ST_E_INVALID;
   w->cfg = *c;
   double d = round((double)c->n * c->domain_pct / 100.0);
   w->domain = d < 1.0 ? 1 : (uint64_t)d;
   if (w->domain > c->n) w->domain = c->n;
   workload_perm_init(&w->insert_perm, c->n, c->seed ^ 0x696e73657274ull /* "insert" */);
   workload_perm_init(&w->value_perm, c->n, c->seed ^ 0x76616c7565ull /* "value" */);
-  return BFH_OK;
+  return ST_OK;
 }
 
 uint64_t workload_entry_id(const workload_t *w, uint64_t i) {
@@ -160,14 +160,14 @@ uint64_t workload_value_count(const workload_t *w, uint64_t value_id) {
 int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids, uint64_t *counts) {
   if (w->cfg.values != WORKLOAD_VALUES_DRAWN || nids == 0) {
     for (size_t i = 0; i < nids; i++) counts[i] = workload_value_count(w, ids[i]);
-    return BFH_OK;
+    return ST_OK;
   }
   /* Sorted distinct ids and their tallies; one pass over the entries. */
   uint64_t *sorted = malloc(nids * sizeof *sorted), *tally = calloc(nids, sizeof *tally);
   if (!sorted || !tally) {
     free(sorted);
     free(tally);
-    return BFH_E_NOMEM;
+    return ST_E_NOMEM;
   }
   memcpy(sorted, ids, nids * sizeof *sorted);
   qsort(sorted, nids, sizeof *sorted, cmp_u64);
@@ -182,7 +182,7 @@ int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids,
   }
   free(sorted);
   free(tally);
-  return BFH_OK;
+  return ST_OK;
 }
 
 const char *workload_values_name(workload_values_t v) {

@@ -74,7 +74,7 @@ typedef struct workload {
   workload_perm_t value_perm;
 } workload_t;
 
-/* BFH_OK, or BFH_E_INVALID if n == 0 or domain_pct is outside (0, 100]. */
+/* ST_OK, or ST_E_INVALID (util/status.h) if n == 0 or domain_pct is outside (0, 100]. */
 int workload_init(workload_t *w, const workload_config_t *c);
 
 /* The entry id written by the i-th put (i < n). */
@@ -105,7 +105,7 @@ uint64_t workload_absent_value_id(const workload_t *w, uint64_t seed, uint64_t q
    workload_value_counts. */
 uint64_t workload_value_count(const workload_t *w, uint64_t value_id);
 /* counts[i] = workload_value_count(w, ids[i]) for i < nids, in one pass over the n entries
-   for drawn values (O(n log nids)). Returns BFH_OK, or BFH_E_NOMEM (counts untouched). */
+   for drawn values (O(n log nids)). Returns ST_OK, or ST_E_NOMEM (counts untouched). */
 int workload_value_counts(const workload_t *w, const uint64_t *ids, size_t nids,
                           uint64_t *counts);
 /* "exact" or "authors" (the drawn values), the name of the mode in the experiments' CSVs. */

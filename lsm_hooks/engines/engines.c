@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "lsm_hooks/api/db_inspect.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
@@ -24,8 +23,8 @@ static const engine_kind_t kinds[] = {
      .open = engine_lsm_open,
      .open_replaying = engine_lsm_open_replay,
      .repair = engine_lsm_repair,
-     .check = db_inspect_lsm_check,
-     .describe = db_inspect_lsm_describe},
+     .check = engine_lsm_check,
+     .describe = engine_lsm_describe},
     {.version = ENGINE_KIND_VERSION,
      .id = BFH_ENGINE_LEVELDB,
      .name = "leveldb",

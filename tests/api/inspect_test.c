@@ -29,8 +29,6 @@
 #include "filters/block_filter.h"
 #include "lsm/log.h"
 #include "lsm/table.h"
-#include "lsm_hooks/leveldb_format/ldb_table.h"
-#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 /* Not public (lsm_hooks/testbed.h): the views and table scans (every entry of a table), the
    own engine's compaction wait, the LevelDB engine's indexing, and the filter cache. */
 #include "lsm_hooks/testbed.h"

@@ -38,5 +38,12 @@ int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env 
                            index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
                            engine_t **e, err_t *err);
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+/* engine_kind_t.describe (a table's key range, entries and filter meta blocks) and
+   engine_kind_t.check (lsm_verify of the database and of its stand-alone index, and the
+   layout of every filter meta block): engine_lsm_inspect.c. */
+int engine_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
+                        err_t *err);
+int engine_lsm_check(const char *path, const struct db_params *p, lsm_damage_fn damage, void *arg,
+                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
 
 #endif
