@@ -31,7 +31,7 @@ value_index_t *value_index_create(const value_index_params_t *p, err_t *err) {
   pthread_rwlock_init(&vi->lock, NULL);
   pthread_mutex_init(&vi->pend_mu, NULL);
   id_map_init(&vi->members);
-  value_index_files_init(&vi->files);
+  value_index_files_init(&vi->files, p->io);
   hierarchy_leaf_source_t src = value_index_leaf_source(vi);
   vi->hier = hierarchy_create(p->order, p->m, p->placement, &src);
   vi->sliced = sliced_create(p->m);

@@ -3,10 +3,12 @@
  * not matter), which is also the order in which BFH_SEARCH_LEAVES tests them.
  *
  * Leaves on disk: a leaf keeps the path of the file holding its serialized filter
- * (filters/value_filter.h layout) and the offset of that serialized form. A probe preads the k
- * words it needs through a small cache of open descriptors; any read failure counts as "maybe"
- * (never a false negative). While value_index_add runs, the new leaf's words are still in memory,
- * so the hierarchy's load() of that leaf reads no file.
+ * (filters/value_filter.h layout) and the offset of that serialized form. A probe reads the k
+ * words it needs through the index's env (value_index_params_t.io: the database's, so that
+ * fault injection reaches these reads too) and a small cache of open files; any failure to
+ * open or read counts as "maybe" (never a false negative: the table is scanned). While
+ * value_index_add runs, the new leaf's words are still in memory, so the hierarchy's load() of that
+ * leaf reads no file.
  *
  * A filter read back from disk is verified before it may say "no": when a leaf is added its
  * words are in memory (checked by the CRC of the block or file they came from), and the leaf
@@ -14,18 +16,15 @@
  * it needs and checks it; a chunk that does not match (the file changed or went bad under an
  * open database) counts as "maybe", and so does a whole-filter read that does not match.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "filters/bits.h"
 #include "lsm_hooks/index/value_index_private.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
-#define FD_CACHE_SLOTS VALUE_INDEX_FILE_SLOTS
+#define FILE_SLOTS VALUE_INDEX_FILE_SLOTS
 #define CHUNK_WORDS 64 /* a leaf on disk is verified in chunks of 512 bytes */
 #define CHUNK_BYTES (8 * CHUNK_WORDS)
 
@@ -92,50 +91,51 @@ leaf_t *value_index_leaf_new(uint64_t number, value_filter_t *filter, const char
 
 /* ---- Reading leaves from disk ------------------------------------------------------- */
 
-/* Returns an fd for leaf l (slot index in *slot, or -1 if the fd is not cached and the
-   caller must close it), or -1 on failure. Called with no lock but the index's read or
+/* Returns the open file of leaf l (slot index in *slot, or -1 if the file is not cached and
+   the caller must close it), or NULL on failure. Called with no lock but the index's read or
    write lock held. */
-static int fd_get(leaf_files_t *fs, const leaf_t *l, int *slot) {
+static env_rfile_t *file_get(leaf_files_t *fs, const leaf_t *l, int *slot) {
   *slot = -1;
   pthread_mutex_lock(&fs->mu);
   int victim = -1;
-  for (int i = 0; i < FD_CACHE_SLOTS; i++) {
+  for (int i = 0; i < FILE_SLOTS; i++) {
     leaf_file_slot_t *s = &fs->slots[i];
-    if (s->fd >= 0 && s->number == l->number) {
+    if (s->f && s->number == l->number) {
       s->refs++;
       s->last_use = ++fs->clock;
       *slot = i;
       pthread_mutex_unlock(&fs->mu);
-      return s->fd;
+      return s->f;
     }
     if (s->refs != 0) continue;
-    if (victim < 0 || s->fd < 0) {
-      if (victim < 0 || fs->slots[victim].fd >= 0) victim = i;
-    } else if (fs->slots[victim].fd >= 0 && s->last_use < fs->slots[victim].last_use) {
+    if (victim < 0 || !s->f) {
+      if (victim < 0 || fs->slots[victim].f) victim = i;
+    } else if (fs->slots[victim].f && s->last_use < fs->slots[victim].last_use) {
       victim = i;
     }
   }
   pthread_mutex_unlock(&fs->mu);
-  if (!l->path) return -1;
-  int fd = open(l->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || victim < 0) return fd;
+  if (!l->path) return NULL;
+  env_rfile_t *f = NULL;
+  if (env_open_read(fs->io, l->path, &f, NULL) != BFH_OK) return NULL;
+  if (victim < 0) return f;
   pthread_mutex_lock(&fs->mu);
   leaf_file_slot_t *s = &fs->slots[victim];
   if (s->refs == 0) {
-    if (s->fd >= 0) close(s->fd);
-    s->fd = fd;
+    env_rfile_close(s->f);
+    s->f = f;
     s->number = l->number;
     s->refs = 1;
     s->last_use = ++fs->clock;
     *slot = victim;
   }
   pthread_mutex_unlock(&fs->mu);
-  return fd;
+  return f;
 }
 
-static void fd_put(leaf_files_t *fs, int fd, int slot) {
+static void file_put(leaf_files_t *fs, env_rfile_t *f, int slot) {
   if (slot < 0) {
-    if (fd >= 0) close(fd);
+    env_rfile_close(f);
     return;
   }
   pthread_mutex_lock(&fs->mu);
@@ -143,40 +143,33 @@ static void fd_put(leaf_files_t *fs, int fd, int slot) {
   pthread_mutex_unlock(&fs->mu);
 }
 
-void value_index_files_init(leaf_files_t *fs) {
+void value_index_files_init(leaf_files_t *fs, env_t *io) {
+  fs->io = io ? io : env_default();
   pthread_mutex_init(&fs->mu, NULL);
-  for (int i = 0; i < FD_CACHE_SLOTS; i++) fs->slots[i].fd = -1;
 }
 
 void value_index_files_release(leaf_files_t *fs) {
-  for (int i = 0; i < FD_CACHE_SLOTS; i++)
-    if (fs->slots[i].fd >= 0) close(fs->slots[i].fd);
+  for (int i = 0; i < FILE_SLOTS; i++) env_rfile_close(fs->slots[i].f);
   pthread_mutex_destroy(&fs->mu);
 }
 
 void value_index_files_forget(leaf_files_t *fs, uint64_t number) {
   pthread_mutex_lock(&fs->mu);
-  for (int i = 0; i < FD_CACHE_SLOTS; i++) {
+  for (int i = 0; i < FILE_SLOTS; i++) {
     leaf_file_slot_t *s = &fs->slots[i];
-    if (s->fd >= 0 && s->number == number && s->refs == 0) {
-      close(s->fd);
-      s->fd = -1;
+    if (s->f && s->number == number && s->refs == 0) {
+      env_rfile_close(s->f);
+      s->f = NULL;
     }
   }
   pthread_mutex_unlock(&fs->mu);
 }
 
-static int pread_full(int fd, void *buf, size_t n, uint64_t off) {
-  uint8_t *p = buf;
-  while (n > 0) {
-    ssize_t r = pread(fd, p, n, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
+/* Reads exactly n bytes at off; BFH_OK, or an error (the env's, or BFH_E_IO at end of file). */
+static int read_full(env_rfile_t *f, void *buf, size_t n, uint64_t off) {
+  size_t got = 0;
+  int rc = env_rfile_pread(f, off, buf, n, &got, NULL);
+  return rc != BFH_OK ? rc : got == n ? BFH_OK : BFH_E_IO;
 }
 
 static int leaf_load(value_index_t *vi, leaf_t *l, uint64_t *out);
@@ -195,8 +188,9 @@ int value_index_leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p) {
   }
   uint64_t off = l->offset;
   if (!l->crcs) return 1;
-  int slot, fd = fd_get(&vi->files, l, &slot);
-  if (fd < 0) return 1;
+  int slot;
+  env_rfile_t *f = file_get(&vi->files, l, &slot);
+  if (!f) return 1;
   int maybe = 1;
   uint8_t chunk[CHUNK_BYTES];
   size_t have = SIZE_MAX; /* the chunk in `chunk`, verified */
@@ -206,7 +200,7 @@ int value_index_leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p) {
     if (c != have) {
       size_t first = c * CHUNK_WORDS;
       size_t n = vi->nwords - first < CHUNK_WORDS ? vi->nwords - first : CHUNK_WORDS;
-      if (pread_full(fd, chunk, 8 * n, off + value_filter_word_offset(first)) != 0 ||
+      if (read_full(f, chunk, 8 * n, off + value_filter_word_offset(first)) != BFH_OK ||
           crc32c_value(chunk, 8 * n) != l->crcs[c])
         break; /* unreadable or damaged: maybe */
       have = c;
@@ -216,7 +210,7 @@ int value_index_leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p) {
       break;
     }
   }
-  fd_put(&vi->files, fd, slot);
+  file_put(&vi->files, f, slot);
   return maybe;
 }
 
@@ -243,16 +237,18 @@ static int leaf_load(value_index_t *vi, leaf_t *l, uint64_t *out) {
     return BFH_OK;
   }
   int rc = BFH_E_IO;
-  int slot, fd = fd_get(&vi->files, l, &slot);
-  if (fd >= 0) {
+  int slot;
+  env_rfile_t *f = file_get(&vi->files, l, &slot);
+  if (f) {
     uint8_t *buf = malloc(vi->nwords * 8);
-    if (buf && pread_full(fd, buf, vi->nwords * 8, l->offset + value_filter_word_offset(0)) == 0 &&
+    if (buf &&
+        read_full(f, buf, vi->nwords * 8, l->offset + value_filter_word_offset(0)) == BFH_OK &&
         chunks_match(l, buf, vi->nwords)) {
       for (size_t i = 0; i < vi->nwords; i++) out[i] = decode_fixed64(buf + 8 * i);
       rc = BFH_OK;
     }
     free(buf);
-    fd_put(&vi->files, fd, slot);
+    file_put(&vi->files, f, slot);
   }
   if (rc != BFH_OK) {
     memset(out, 0xff, vi->nwords * 8);

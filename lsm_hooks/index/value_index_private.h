@@ -25,6 +25,7 @@
 #include "hierarchy/id_map.h"
 #include "hierarchy/sliced.h"
 #include "lsm_hooks/index/value_index.h"
+#include "util/env.h"
 
 #define VALUE_INDEX_FILE_SLOTS 64
 
@@ -45,13 +46,14 @@ typedef struct pending_op {
 /* One open leaf file, kept for the next probe of that leaf. */
 typedef struct leaf_file_slot {
   uint64_t number;
-  int fd;   /* -1: free */
-  int refs; /* searches using the fd right now */
+  env_rfile_t *f; /* NULL: free */
+  int refs;       /* searches using the file right now */
   uint64_t last_use;
 } leaf_file_slot_t;
 
 /* The open files of leaves on disk, least recently used closed first. */
 typedef struct leaf_files {
+  env_t *io;          /* borrowed (value_index_params_t.io, or env_default()) */
   pthread_mutex_t mu; /* guards slots and clock */
   leaf_file_slot_t slots[VALUE_INDEX_FILE_SLOTS];
   uint64_t clock;
@@ -98,9 +100,10 @@ uint64_t value_index_leaf_mem_bytes(const value_index_t *vi, const leaf_t *l);
 /* The hierarchy's leaf source over vi's leaves (probe and load, from memory or disk). */
 hierarchy_leaf_source_t value_index_leaf_source(value_index_t *vi);
 
-/* The open leaf files: init, release (closes them all), and forget (closes the file of
-   `number`, whose leaf is going away; write lock held). */
-void value_index_files_init(leaf_files_t *fs);
+/* The open leaf files: init (over io, borrowed; NULL: env_default(); fs zeroed), release
+   (closes them all), and forget (closes the file of `number`, whose leaf is going away; write
+   lock held). */
+void value_index_files_init(leaf_files_t *fs, env_t *io);
 void value_index_files_release(leaf_files_t *fs);
 void value_index_files_forget(leaf_files_t *fs, uint64_t number);
 
