@@ -91,7 +91,7 @@ int value_index_candidates(value_index_t *vi, value_index_by_fn by, const probe_
 typedef struct value_index_stats {
   uint64_t leaves;
   uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: a 4-byte CRC per
-                                512 bytes of every leaf, see value_index.c) */
+                                512 bytes of every leaf, see value_index_leaves.c) */
   uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
   uint64_t internal_bytes;   /* hierarchy internal nodes */
   uint64_t sliced_bytes;     /* bit-sliced index */
