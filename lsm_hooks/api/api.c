@@ -201,7 +201,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                                opt.order,
                                opt.leaves_on_disk,
                                (hierarchy_placement_t)opt.placement,
-                               opt.block_filter_bits};
+                               opt.block_filter_bits,
+                               fio};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);

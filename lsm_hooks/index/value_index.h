@@ -9,7 +9,9 @@
  *
  * Leaves in memory (default): the index owns each leaf's filter words. Leaves on disk (the
  * paper's setting): the index keeps only where the serialized filter lives (file path and
- * offset, filters/value_filter.h layout) and reads the k words a probe needs from there.
+ * offset, filters/value_filter.h layout) and reads the k words a probe needs from there,
+ * through params.io. A leaf that cannot be opened or read, or whose words do not match the
+ * CRCs taken when it was added, says maybe: its table is scanned, never skipped.
  *
  * Thread-safe: adds/removes take a write lock; candidate queries a read lock.
  */
@@ -24,6 +26,7 @@
 #include "hierarchy/hierarchy.h"
 #include "lsm_hooks/index/block_index.h"
 #include "filters/value_filter.h"
+#include "util/env.h"
 #include "util/err.h"
 #include "util/vec.h"
 
@@ -38,6 +41,9 @@ typedef struct value_index_params {
                          disk, the whole filter read per probe */
   hierarchy_placement_t placement;
   uint32_t block_bits; /* bits per value of the tables' block filters; 0: none built */
+  env_t *io;           /* leaves on disk are opened and read through it (borrowed, must outlive the
+                          index; NULL: env_default()): the database's, so that fault injection reaches
+                          them */
 } value_index_params_t;
 
 /* Returns a new empty index, or NULL on bad parameters / no memory (message in err).
@@ -85,7 +91,7 @@ int value_index_candidates(value_index_t *vi, value_index_by_fn by, const probe_
 typedef struct value_index_stats {
   uint64_t leaves;
   uint64_t leaf_bytes;       /* leaf filter words held in memory (on disk: a 4-byte CRC per
-                                512 bytes of every leaf, see value_index.c) */
+                                512 bytes of every leaf, see value_index_leaves.c) */
   uint64_t leaf_bytes_total; /* what all leaves take (in memory or on disk) */
   uint64_t internal_bytes;   /* hierarchy internal nodes */
   uint64_t sliced_bytes;     /* bit-sliced index */

@@ -3,7 +3,8 @@
  * by every method (LEAVES, HIERARCHY, SLICED), and value_index_validate() passes (each
  * operation applied at once, or left queued and applied in batches); the same
  * with leaves on disk (serialized filters in files, read on demand, only chunk CRCs kept in
- * memory); unreadable leaves say maybe; select() marks tables
+ * memory); unreadable leaves say maybe, and so do leaves whose read through the index's env
+ * fails (an injected fault); select() marks tables
  * the index does not know; parameter mismatches are refused.
  */
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include "filters/bits.h"
 #include "lsm_hooks/index/value_index.h"
 #include "tests/test_util.h"
+#include "util/env.h"
 #include "util/random.h"
 
 #define M 1024 /* small m: leaves overlap a lot, so the hierarchy's pruning is exercised */
@@ -179,7 +181,7 @@ static void run_model(int on_disk, hierarchy_placement_t placement, int ops, int
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
-  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0, NULL};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -265,7 +267,7 @@ static void test_value_index_on_disk_leaves_keep_only_crcs(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 7);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -297,7 +299,7 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 9);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -328,10 +330,67 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   model_destroy(md);
 }
 
+/* Leaves on disk are opened and read through params.io: a failed open or read there (an
+   injected fault, counted by the env) says maybe, for every method that reads leaves; once the
+   fault is gone the leaf says no again. */
+static void test_value_index_leaf_read_fault_is_maybe(void **state) {
+  (void)state;
+  model_t *md = model_create();
+  rng_t r;
+  rng_init(&r, 11);
+  env_t *io = env_create_faulty();
+  assert_non_null(io);
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, io};
+  probe_t pr;
+  uint64_t v = 77;
+  u64vec_t out;
+  u64vec_init(&out);
+  const env_fault_t faults[] = {{ENV_OP_READ, 1, 1, ENV_ERR_EIO, "000001.flt"},
+                                {ENV_OP_OPEN, 1, 1, ENV_ERR_EIO, "000001.flt"}};
+  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
+    for (int whole = 0; whole < 2; whole++) {
+      err_t err;
+      p.leaves_on_disk = whole ? BFH_LEAVES_ON_DISK_WHOLE : BFH_LEAVES_ON_DISK;
+      value_index_t *vi = value_index_create(&p, &err); /* no file open yet */
+      assert_non_null(vi);
+      value_filter_t *f = value_filter_create(M, K, SEED); /* empty: says no to everything */
+      value_filter_t *g = value_filter_create(M, K, SEED); /* a second leaf: a root above */
+      value_filter_add(g, &v, sizeof v);
+      char path[512];
+      uint64_t off = write_leaf(md, 1, f, &r, path, sizeof path);
+      assert_int_equal(value_index_add(vi, 1, f, path, off, &err), BFH_OK);
+      off = write_leaf(md, 2, g, &r, path, sizeof path);
+      assert_int_equal(value_index_add(vi, 2, g, path, off, &err), BFH_OK);
+      value_index_probe(vi, &v, sizeof v, &pr);
+      assert_int_equal(env_fail_with(io, &faults[i]), BFH_OK);
+      uint64_t before = env_faults_injected(io);
+      for (size_t m = 0; m < 2; m++) { /* leaves, hierarchy: the sliced index holds the bits */
+        out.n = 0;
+        assert_int_equal(value_index_candidates(vi, methods[m], &pr, &out, NULL, &err), BFH_OK);
+        u64vec_sort(&out);
+        assert_int_equal(out.n, 2); /* leaf 1 could not be read: maybe */
+        assert_int_equal(out.v[0], 1);
+      }
+      assert_true(env_faults_injected(io) > before);
+      env_fail_none(io);
+      for (size_t m = 0; m < 2; m++) {
+        out.n = 0;
+        assert_int_equal(value_index_candidates(vi, methods[m], &pr, &out, NULL, &err), BFH_OK);
+        assert_int_equal(out.n, 1); /* read again: leaf 1 says no */
+        assert_int_equal(out.v[0], 2);
+      }
+      value_index_destroy(vi);
+    }
+  }
+  u64vec_release(&out);
+  env_destroy(io);
+  model_destroy(md);
+}
+
 /* select(): a table the index has no leaf for is always scanned; a leaf that says no is not. */
 static void test_value_index_select_marks_unindexed(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -357,7 +416,7 @@ static void test_value_index_select_marks_unindexed(void **state) {
 
 static void test_value_index_rejects_mismatch(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -386,7 +445,7 @@ static void test_value_index_batch_equals_single_adds(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 11);
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   enum { N = 200 };
@@ -418,7 +477,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
     model_t *md = model_create();
     rng_t r;
     rng_init(&r, 11);
-    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0};
+    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0, NULL};
     err_t err;
     value_index_t *vi = value_index_create(&p, &err);
     assert_non_null(vi);
@@ -478,6 +537,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
       cmocka_unit_test_teardown(test_value_index_unreadable_leaf_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_damaged_leaf_on_disk_is_maybe, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_leaf_read_fault_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_select_marks_unindexed, model_teardown),
       cmocka_unit_test_teardown(test_value_index_rejects_mismatch, model_teardown),
       cmocka_unit_test_teardown(test_value_index_batch_equals_single_adds, model_teardown),

@@ -1,0 +1,285 @@
+/* index_sync_t's reads: index_sync_run gives the tables marked to be read their leaf (from
+ * the sidecar cache, else through the source's read_leaf), with mu released while files are
+ * read, and writes the cache files that are due. See index_sync.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "lsm_hooks/index/index_sync_private.h"
+#include "lsm_hooks/index/leaf_cache.h"
+
+typedef struct job {
+  uint64_t number, size;
+  uint64_t id;           /* the record's id when the job was made */
+  int upgrade;           /* the table is indexed: only its block filter is wanted */
+  index_leaf_read_t got; /* what was read */
+  int rc;                /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
+  int retry;             /* rc is not the table's fault (no memory, a cache file not written) */
+  index_leaf_source_t source;
+  uint8_t *cache_buf; /* leaves in memory: the cache file to write later */
+  size_t cache_len;
+  char msg[ERR_MSG_BYTES];
+} job_t;
+
+static void job_release(job_t *j) {
+  value_filter_destroy(j->got.filter);
+  block_filter_destroy(j->got.blocks);
+  free(j->got.path);
+  free(j->cache_buf);
+}
+
+/* The leaf of one table from its cache file. BFH_OK, or why not (a stale file is
+   removed: it will be rebuilt). */
+static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
+  const value_index_params_t *p = value_index_params(s->index);
+  err_t e;
+  if (!env_exists(s->src.io, cpath)) return BFH_NOT_FOUND;
+  /* The table's tag first: a file made for other bytes under this number is stale. */
+  leaf_cache_table_t t = {.number = j->number, .size = j->size};
+  int r = s->src.table_tag(s->src.ctx, j->number, &t.tag, &e);
+  if (r != BFH_OK) return r; /* the table is gone or damaged: read_leaf tells which */
+  r = leaf_cache_load(s->src.io, cpath, &t, p->m, p->k, p->seed, &j->got.filter, &j->got.blocks,
+                      &e);
+  if (r != BFH_OK) {
+    if (r != BFH_NOT_FOUND) {
+      (void)env_unlink(s->src.io, cpath, NULL);
+      pthread_mutex_lock(&s->mu);
+      s->stats.cache_stale += r == BFH_E_CORRUPT;
+      pthread_mutex_unlock(&s->mu);
+    }
+    return r;
+  }
+  j->got.tag = t.tag;
+  if (!p->block_bits) { /* block filters are off for this open */
+    block_filter_destroy(j->got.blocks);
+    j->got.blocks = NULL;
+  }
+  j->source = INDEX_LEAF_CACHED;
+  j->rc = BFH_OK;
+  if (p->leaves_on_disk && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
+  j->retry = j->rc != BFH_OK;
+  j->got.offset = LEAF_CACHE_HEADER_BYTES;
+  return BFH_OK;
+}
+
+/* The leaf of one table (or, for an upgrade, its block filter), with mu released: the cache
+   file first, else read_leaf (and then the cache file: with leaves on disk written now,
+   since it is the leaf; otherwise its bytes kept to be written later). */
+static void read_job(index_sync_t *s, job_t *j) {
+  const value_index_params_t *p = value_index_params(s->index);
+  char cpath[4200] = "";
+  err_t e;
+  uint64_t t0 = index_sync_now_ns();
+  if (s->src.cache_dir) index_sync_cache_path(s, j->number, cpath, sizeof cpath);
+  if (s->src.cache_dir && !j->upgrade && load_cached(s, j, cpath) == BFH_OK) return;
+  j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
+  pthread_mutex_lock(&s->mu);
+  s->stats.read_ns += index_sync_now_ns() - t0;
+  s->stats.read_bytes += j->got.bytes_read;
+  pthread_mutex_unlock(&s->mu);
+  if (j->rc != BFH_OK) {
+    j->retry = j->rc == BFH_E_NOMEM;
+    snprintf(j->msg, sizeof j->msg, "%s", e.msg);
+    return;
+  }
+  j->source = INDEX_LEAF_READ;
+  if (!s->src.cache_dir) return;
+  free(j->got.path); /* the cache file is where the leaf lives */
+  j->got.path = NULL;
+  const leaf_cache_table_t t = {.number = j->number, .size = j->size, .tag = j->got.tag};
+  if (p->leaves_on_disk && !j->upgrade) {
+    j->rc = leaf_cache_store(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &e);
+    if (j->rc == BFH_OK && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
+    j->got.offset = LEAF_CACHE_HEADER_BYTES;
+    if (j->rc != BFH_OK) {
+      j->retry = 1;
+      snprintf(j->msg, sizeof j->msg, "%s", e.msg);
+      value_filter_destroy(j->got.filter);
+      j->got.filter = NULL;
+    }
+  } else if (leaf_cache_encode(&t, j->got.filter, j->got.blocks, &j->cache_buf, &j->cache_len,
+                               &e) != BFH_OK) {
+    j->cache_buf = NULL; /* the cache only speeds up a reopen */
+  }
+}
+
+/* Writes the cache bytes of the live records listed for at least cache_delay_ns (all with
+   force). REQUIRES run_mu, not mu. */
+static void write_due_caches(index_sync_t *s, int force) {
+  if (!s->src.cache_dir) return;
+  uint64_t now = index_sync_now_ns();
+  pthread_mutex_lock(&s->mu);
+  size_t n = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    record_t *r = &s->recs[i];
+    n += r->cache_buf && !r->gone_epoch && (force || now - r->live_ns >= s->src.cache_delay_ns);
+  }
+  job_t *w = n ? calloc(n, sizeof *w) : NULL;
+  size_t k = 0;
+  for (size_t i = 0; w && i < s->n; i++) {
+    record_t *r = &s->recs[i];
+    if (r->cache_buf && !r->gone_epoch && (force || now - r->live_ns >= s->src.cache_delay_ns)) {
+      w[k++] = (job_t){.number = r->number, .cache_buf = r->cache_buf, .cache_len = r->cache_len};
+      r->cache_buf = NULL;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  for (size_t i = 0; i < k; i++) {
+    char path[4200];
+    index_sync_cache_path(s, w[i].number, path, sizeof path);
+    err_t e;
+    (void)leaf_cache_write(s->src.io, path, w[i].cache_buf, w[i].cache_len, &e); /* a speed-up:
+                                                                           not retried */
+    free(w[i].cache_buf);
+  }
+  /* A table that went while its file was written: the file goes too. */
+  pthread_mutex_lock(&s->mu);
+  u64vec_t unlink;
+  u64vec_init(&unlink);
+  for (size_t i = 0; i < k; i++) {
+    record_t *r = index_sync_find(s, w[i].number);
+    if (!r || r->gone_epoch) (void)u64vec_push(&unlink, w[i].number);
+  }
+  pthread_mutex_unlock(&s->mu);
+  index_sync_unlink_caches(s, &unlink);
+  free(w);
+}
+
+static int due(const record_t *r, uint64_t now, uint64_t min_age_ns) {
+  int wanted = r->state == REC_TO_READ || (r->state == REC_INDEXED && r->wants_blocks);
+  return wanted && !r->gone_epoch && now - r->live_ns >= min_age_ns;
+}
+
+/* Notes a block filter that could not be read. REQUIRES mu. */
+static void note_blocks_damage(index_sync_t *s, const err_t *e) {
+  if (e->code == BFH_OK) return;
+  s->stats.blocks_damaged++;
+  snprintf(s->stats.last_blocks_damaged, sizeof s->stats.last_blocks_damaged, "%.255s", e->msg);
+}
+
+/* The result of an upgrade job for the indexed record r. REQUIRES mu. */
+static void finish_upgrade(index_sync_t *s, record_t *r, job_t *j) {
+  if (j->retry) return; /* stays wanted: the next run tries again */
+  r->wants_blocks = 0;  /* whatever happened, the table is not read again for it */
+  note_blocks_damage(s, &j->got.blocks_err);
+  if (j->rc != BFH_OK || !j->got.blocks) return;
+  index_sync_add_blocks(s, r->number, j->got.blocks);
+  j->got.blocks = NULL;
+  s->stats.blocks_upgraded++;
+  free(r->cache_buf); /* the cache file is rewritten with the block filter */
+  r->cache_buf = j->cache_buf;
+  r->cache_len = j->cache_len;
+  j->cache_buf = NULL;
+}
+
+/* The result of a job that read the leaf of r (REC_TO_READ): err gets the first error
+   that is not the table's fault. REQUIRES mu. */
+static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *err) {
+  if (j->rc == BFH_NOT_FOUND) return; /* the file vanished: the next list says gone */
+  if (j->retry) {                     /* stays marked: the next run tries again */
+    if (j->rc != BFH_E_NOMEM) s->stats.cache_write_failures++;
+    if (*rc == BFH_OK) *rc = err_set(err, j->rc, "%s", j->msg);
+    return;
+  }
+  if (j->rc != BFH_OK) {
+    r->state = REC_UNREADABLE;
+    r->source = INDEX_LEAF_UNREADABLE;
+    s->stats.tables_unreadable++;
+    snprintf(s->stats.last_unreadable, sizeof s->stats.last_unreadable, "%.255s", j->msg);
+    return;
+  }
+  err_t e;
+  int r2 = value_index_add(s->index, j->number, j->got.filter, j->got.path, j->got.offset, &e);
+  j->got.filter = NULL; /* the index owns it now (or freed it) */
+  if (r2 != BFH_OK) {
+    s->stats.add_errors++;
+    r->state = REC_UNREADABLE;
+    return;
+  }
+  r->state = REC_INDEXED;
+  r->source = j->source;
+  if (j->source == INDEX_LEAF_CACHED)
+    s->stats.tables_cached++;
+  else
+    s->stats.tables_read++;
+  note_blocks_damage(s, &j->got.blocks_err);
+  const value_index_params_t *p = value_index_params(s->index);
+  r->wants_blocks = !j->got.blocks && j->source == INDEX_LEAF_CACHED && p->block_bits;
+  index_sync_add_blocks(s, r->number, j->got.blocks);
+  j->got.blocks = NULL;
+  r->cache_buf = j->cache_buf;
+  r->cache_len = j->cache_len;
+  j->cache_buf = NULL;
+}
+
+int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
+  if (mode == INDEX_RUN_ALL) min_age_ns = 0;
+  pthread_mutex_lock(&s->run_mu);
+  write_due_caches(s, 0);
+  /* The tables to read. */
+  pthread_mutex_lock(&s->mu);
+  uint64_t now = index_sync_now_ns();
+  size_t njobs = 0;
+  for (size_t i = 0; s->src.read_leaf && i < s->n; i++) njobs += due(&s->recs[i], now, min_age_ns);
+  job_t *jobs = njobs ? calloc(njobs, sizeof *jobs) : NULL;
+  size_t k = 0;
+  for (size_t i = 0; jobs && i < s->n; i++) {
+    const record_t *r = &s->recs[i];
+    if (due(r, now, min_age_ns))
+      jobs[k++] = (job_t){
+          .number = r->number, .size = r->size, .id = r->id, .upgrade = r->state != REC_TO_READ};
+  }
+  pthread_mutex_unlock(&s->mu);
+  int rc = BFH_OK;
+  if (njobs && !jobs) {
+    rc = err_set(err, BFH_E_NOMEM, "index sync: out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < njobs; i++) read_job(s, &jobs[i]);
+  /* The leaves of the tables still live. */
+  u64vec_t unlink;
+  u64vec_init(&unlink);
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < njobs; i++) {
+    job_t *j = &jobs[i];
+    record_t *r = index_sync_find(s, j->number);
+    int want = j->upgrade ? REC_INDEXED : REC_TO_READ;
+    if (!r || r->gone_epoch || r->state != want || r->id != j->id) {
+      /* Gone (or replaced by another file) while it was read: a cache file written for it goes
+         too. */
+      if (j->rc == BFH_OK && j->source == INDEX_LEAF_READ && s->src.cache_dir &&
+          value_index_params(s->index)->leaves_on_disk && !j->upgrade)
+        (void)u64vec_push(&unlink, j->number);
+      continue;
+    }
+    if (j->upgrade)
+      finish_upgrade(s, r, j);
+    else
+      finish_read(s, r, j, &rc, err);
+  }
+  index_sync_remove_gone(s, &unlink);
+  pthread_mutex_unlock(&s->mu);
+  index_sync_unlink_caches(s, &unlink);
+out:
+  for (size_t i = 0; i < njobs && jobs; i++) job_release(&jobs[i]);
+  free(jobs);
+  pthread_mutex_unlock(&s->run_mu);
+  return rc;
+}
+
+int index_sync_pending(index_sync_t *s, uint64_t min_age_ns) {
+  pthread_mutex_lock(&s->mu);
+  uint64_t now = index_sync_now_ns();
+  int any = 0;
+  for (size_t i = 0; i < s->n && !any; i++) any = due(&s->recs[i], now, min_age_ns);
+  pthread_mutex_unlock(&s->mu);
+  return any;
+}
+
+void index_sync_close_caches(index_sync_t *s) {
+  pthread_mutex_lock(&s->run_mu);
+  write_due_caches(s, 1);
+  pthread_mutex_unlock(&s->run_mu);
+}

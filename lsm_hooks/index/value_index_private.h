@@ -1,0 +1,110 @@
+/* What the files of the value index share (internal to lsm_hooks/index/).
+ *
+ *   value_index.c         the index's life and its maintenance: adds and removes queued,
+ *                         then applied to the leaf array, the hierarchy and the bit-sliced
+ *                         index in one batch; validation
+ *   value_index_leaves.c  the leaf store: the leaves sorted by table number, and leaves on
+ *                         disk (their words read back through the env, CRC-checked in
+ *                         chunks); the hierarchy's leaf source
+ *   value_index_query.c   the probes: candidates by leaves, hierarchy or bit-sliced index,
+ *                         a search's selection, statistics
+ *
+ * Locks: `lock` (rwlock) guards the leaf array, the hierarchy and the sliced index (write for
+ * apply, read for queries); pend_mu the queue and members; files.mu the open leaf files. Lock
+ * order: lock, then pend_mu; files.mu is taken alone.
+ */
+#ifndef BFH_LSM_HOOKS_INDEX_VALUE_INDEX_PRIVATE_H
+#define BFH_LSM_HOOKS_INDEX_VALUE_INDEX_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hierarchy/hierarchy.h"
+#include "hierarchy/id_map.h"
+#include "hierarchy/sliced.h"
+#include "lsm_hooks/index/value_index.h"
+#include "util/env.h"
+
+#define VALUE_INDEX_FILE_SLOTS 64
+
+typedef struct leaf {
+  uint64_t number;
+  value_filter_t *filter; /* owned; NULL when the leaf lives on disk */
+  char *path;             /* owned; may be NULL for in-memory leaves */
+  uint64_t offset;        /* of the serialized filter in path */
+  uint64_t popcount;
+  uint32_t *crcs; /* owned; leaves on disk: CRC32C of each chunk of words as stored */
+} leaf_t;
+
+typedef struct pending_op {
+  uint64_t number;
+  leaf_t *leaf; /* owned; NULL for a remove */
+} pending_op_t;
+
+/* One open leaf file, kept for the next probe of that leaf. */
+typedef struct leaf_file_slot {
+  uint64_t number;
+  env_rfile_t *f; /* NULL: free */
+  int refs;       /* searches using the file right now */
+  uint64_t last_use;
+} leaf_file_slot_t;
+
+/* The open files of leaves on disk, least recently used closed first. */
+typedef struct leaf_files {
+  env_t *io;          /* borrowed (value_index_params_t.io, or env_default()) */
+  pthread_mutex_t mu; /* guards slots and clock */
+  leaf_file_slot_t slots[VALUE_INDEX_FILE_SLOTS];
+  uint64_t clock;
+} leaf_files_t;
+
+struct value_index {
+  value_index_params_t params;
+  size_t nwords;
+  pthread_rwlock_t lock;
+  leaf_t **leaves; /* sorted by number */
+  size_t n, cap;
+  uint64_t popcount_sum;
+  hierarchy_t *hier;
+  sliced_t *sliced;
+  const uint64_t *adding_words; /* words of the leaf being added (for load()) */
+  uint64_t adding_number;
+  /* Adds and removes are queued (O(1) for the engine's flush and compaction threads) and
+     applied in one go before the next query; tables that come and go between two queries
+     never touch the hierarchy or the sliced index. Lock order: lock, then pend_mu. */
+  pthread_mutex_t pend_mu;
+  pending_op_t *pend; /* in call order; leaf != NULL: add, NULL: remove */
+  size_t npend, cappend;
+  _Atomic size_t npend_atomic;
+  id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
+  block_index_t *blocks; /* the block filters under the leaves (owned) */
+  leaf_files_t files;
+};
+
+/* ---- The leaf store (value_index_leaves.c) ---------------------------------------------- */
+
+/* Index of the first leaf with number >= x. Lock held. */
+size_t value_index_leaf_lower_bound(const value_index_t *vi, uint64_t x);
+/* The leaf of number, or NULL. Lock held. */
+leaf_t *value_index_leaf_find(const value_index_t *vi, uint64_t number);
+/* A new leaf for filter (not owned until the call succeeds); on_disk: its words will be
+   read back from path, so their chunk CRCs are taken now. NULL on no memory. */
+leaf_t *value_index_leaf_new(uint64_t number, value_filter_t *filter, const char *path,
+                             uint64_t offset, int on_disk);
+void value_index_leaf_free(leaf_t *l); /* NULL allowed */
+/* 1 maybe, 0 no. Any failure to read a leaf on disk is "maybe". Lock held. */
+int value_index_leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p);
+/* Bytes of memory a leaf holds: its words in memory, or its chunk CRCs. */
+uint64_t value_index_leaf_mem_bytes(const value_index_t *vi, const leaf_t *l);
+/* The hierarchy's leaf source over vi's leaves (probe and load, from memory or disk). */
+hierarchy_leaf_source_t value_index_leaf_source(value_index_t *vi);
+
+/* The open leaf files: init (over io, borrowed; NULL: env_default(); fs zeroed), release
+   (closes them all), and forget (closes the file of `number`, whose leaf is going away; write
+   lock held). */
+void value_index_files_init(leaf_files_t *fs, env_t *io);
+void value_index_files_release(leaf_files_t *fs);
+void value_index_files_forget(leaf_files_t *fs, uint64_t number);
+
+#endif
