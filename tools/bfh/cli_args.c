@@ -1,5 +1,5 @@
 /* The option table of the bfh command and its getopt_long parser (cli_args.h). */
-#include "experiments/cli_args.h"
+#include "tools/bfh/cli_args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "experiments/cli_kv.h"
+#include "tools/bfh/cli_kv.h"
 
 /* How an option's argument is stored into its field of cli_t. K_METHOD: a search method, by
    its name in the library's one table (bfh_method_name). */

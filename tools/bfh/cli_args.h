@@ -3,8 +3,8 @@
  * it names, parsed with getopt_long, and its --help lists exactly those options. Adding an
  * option is one row of the table in cli_args.c.
  */
-#ifndef BFH_EXPERIMENTS_CLI_ARGS_H
-#define BFH_EXPERIMENTS_CLI_ARGS_H
+#ifndef BFH_TOOLS_BFH_CLI_ARGS_H
+#define BFH_TOOLS_BFH_CLI_ARGS_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_kv.h"
+#include "tools/bfh/cli_args.h"
+#include "tools/bfh/cli_kv.h"
 #include "experiments/exp.h"
-#include "experiments/inspect.h"
+#include "tools/bfh/inspect.h"
 #include "experiments/report.h"
 #include "workloads/workload.h"
 
