@@ -17,10 +17,12 @@
 #include "workloads/workload.h"
 
 typedef enum exp_scale { EXP_SMALL = 0, EXP_MEDIUM = 1, EXP_PAPER = 2 } exp_scale_t;
+#define EXP_NSCALES 3 /* exp_scale_name(0 .. EXP_NSCALES - 1) */
 
 /* Cost profiles (`bfh run --costs`, doc/costs.md): bfh's own searches, or the paper's searches
    with the authors' implementation costs (experiments/exp_authors.h). */
 typedef enum exp_costs { EXP_COSTS_BFH = 0, EXP_COSTS_AUTHORS = 1 } exp_costs_t;
+#define EXP_NCOSTS 2           /* exp_costs_name(0 .. EXP_NCOSTS - 1) */
 const char *exp_costs_name(int costs); /* "bfh", "authors" */
 
 /* The largest database size of `bfh run --scale paper` without --max-n: the 500M point of
@@ -323,21 +325,5 @@ uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);
 /* Runs gnuplot -e "in='<out>/<name>.csv'; out='<out>/<name>'" <plots>/<name>.gp. A missing
    gnuplot or script is reported and skipped (returns 0); -1 if gnuplot failed. */
 int exp_plot(const exp_ctx_t *x, const char *name);
-
-/* ---- the drivers ----------------------------------------------------------------------- */
-typedef int (*exp_driver_fn)(const exp_ctx_t *x);
-int exp_table1(const exp_ctx_t *x);
-int exp_fig6(const exp_ctx_t *x);
-int exp_table2(const exp_ctx_t *x);
-int exp_fig7(const exp_ctx_t *x);
-int exp_fig8(const exp_ctx_t *x);
-int exp_fig9(const exp_ctx_t *x);
-int exp_fig10_12(const exp_ctx_t *x); /* writes fig10.csv and fig12.csv */
-int exp_fig11(const exp_ctx_t *x);
-int exp_fig13(const exp_ctx_t *x);  /* Fig. 13 and Table III */
-int exp_beyond(const exp_ctx_t *x); /* beyond the paper: time vs N with AUTO's block path */
-/* Beyond the paper: write cost against search time, bfh's embedded index against a
-   stand-alone one (writes tradeoff.csv and tradeoff_goals.csv). */
-int exp_tradeoff(const exp_ctx_t *x);
 
 #endif
