@@ -291,7 +291,6 @@ static const char *offending(char **argv, int opt) {
   return argv[optind - 1];
 }
 
-
 int cli_args_parse(const cli_cmd_t *cmd, int argc, char **argv, cli_t *c) {
   set_defaults(c);
   c->cmd = cmd;

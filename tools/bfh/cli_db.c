@@ -7,8 +7,7 @@
 #include <sys/stat.h>
 
 int cli_db_fail(const cli_t *c, bfh_db *db, const char *what, int rc) {
-  fprintf(stderr, "bfh %s: %s: %s: %s\n", c->cmd->name, what, bfh_strerror(rc),
-          bfh_last_error(db));
+  fprintf(stderr, "bfh %s: %s: %s: %s\n", c->cmd->name, what, bfh_strerror(rc), bfh_last_error(db));
   bfh_close(db);
   return EXIT_ERROR;
 }

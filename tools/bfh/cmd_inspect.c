@@ -49,4 +49,3 @@ int cmd_repair(cli_t *c) {
          r.params_rewritten ? " (BFH-PARAMS written from the options)" : "");
   return 0;
 }
-

@@ -214,4 +214,3 @@ int cmd_scan(cli_t *c) {
   int rc = cli_db_open(c, c->pos[0], 0, &db);
   return rc ? rc : scan_db(c, db, fmt);
 }
-

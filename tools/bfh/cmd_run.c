@@ -83,7 +83,9 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
                    .out_dir = r->out_dir,
                    .work_dir = r->work_dir,
                    .plots_dir = r->plots_dir,
-                   .queries = r->queries < 5 ? 5 : r->queries > 1000 ? 1000 : r->queries,
+                   .queries = r->queries < 5      ? 5
+                              : r->queries > 1000 ? 1000
+                                                  : r->queries,
                    .keep_db = r->keep_db,
                    .cold = r->cold,
                    .max_n = r->max_n,
@@ -139,4 +141,3 @@ int cmd_run(cli_t *c) {
   if (!x->keep_db && own_work) exp_rmtree(x->work_dir); /* only the directory we chose */
   return failures ? 1 : 0;
 }
-

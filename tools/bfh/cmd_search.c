@@ -53,9 +53,8 @@ static void search_stats_json(const bfh_search_stats *st) {
 }
 
 static void search_stats_text(const cli_t *c, const bfh_search_stats *st, double secs) {
-  fprintf(stderr, "# method %s (ran %s): %llu results in %.6f s\n#",
-          method_name(c->method), method_name(st->method_used),
-          (unsigned long long)st->results, secs);
+  fprintf(stderr, "# method %s (ran %s): %llu results in %.6f s\n#", method_name(c->method),
+          method_name(st->method_used), (unsigned long long)st->results, secs);
 #define TEXT_FIELD(f) fprintf(stderr, " " #f " %llu", (unsigned long long)st->f);
   STAT_FIELDS(TEXT_FIELD)
 #undef TEXT_FIELD
@@ -85,8 +84,8 @@ int cmd_search(cli_t *c) {
     return cli_db_fail(c, db, "search", rc);
   }
   if (c->json) {
-    printf("],\"method_used\":\"%s\",\"count\":%llu,\"seconds\":%.6f,",
-           method_name(st.method_used), (unsigned long long)st.results, secs);
+    printf("],\"method_used\":\"%s\",\"count\":%llu,\"seconds\":%.6f,", method_name(st.method_used),
+           (unsigned long long)st.results, secs);
     search_stats_json(&st);
     puts("}");
   } else {
@@ -164,4 +163,3 @@ int cmd_stats(cli_t *c) {
   stats_print(c, &st, m, k, d);
   return cli_db_close(c, db, 0);
 }
-
