@@ -1,9 +1,9 @@
 /* The library of the experiment drivers (experiments/exp_*.c), one file per concern: the run
- * context and its names (exp_ctx.c), directories (exp_fs.c), CSV output (exp_csv.c),
- * databases built once and shared (exp_db.c), timing and search measurements (exp_measure.c),
- * page-cache eviction (exp_cache.c), the method sweep of Fig. 8 and 11 (exp_sweep.c),
- * synthetic leaves (exp_synth.c) and plotting (exp_plot.c). The drivers themselves are named
- * in drivers.h.
+ * context and its names (exp_ctx.c), the clock and progress (exp_time.c), directories
+ * (exp_fs.c), CSV output (exp_csv.c), databases built once and shared (exp_db.c), search
+ * measurements (exp_measure.c), page-cache eviction (exp_cache.c), the method sweep of Fig. 8
+ * and 11 (exp_sweep.c), synthetic leaves (exp_synth.c) and plotting (exp_plot.c). The drivers
+ * themselves are named in drivers.h.
  *
  * Every driver writes <out>/<experiment>.csv (a header row, one row per measured point, every
  * parameter in its own column, unmeasured cells empty) and renders it with
@@ -70,6 +70,13 @@ const char *exp_series_name(bfh_method m, int placement);
 
 /* The placements every placement sweep runs, the paper's first. */
 extern const int EXP_PLACEMENTS[3];
+
+/* ---- time (exp_time.c) ------------------------------------------------------------------- */
+double exp_now(void); /* seconds, monotonic */
+
+/* A progress line on stderr, rewritten in place; only when stderr is a terminal. */
+void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void exp_progress_done(void); /* clears the line */
 
 /* ---- directories (exp_fs.c) --------------------------------------------------------------- */
 /* mkdir -p path: 0, or -1 (errno set). */
@@ -180,12 +187,6 @@ void exp_db_drop(const exp_ctx_t *x, const char *dir);
 int exp_db_stats(bfh_db *db, bfh_db_stats *st);
 
 /* ---- searches (exp_measure.c) ------------------------------------------------------------- */
-double exp_now(void); /* seconds, monotonic */
-
-/* A progress line on stderr, rewritten in place; only when stderr is a terminal. */
-void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void exp_progress_done(void); /* clears the line */
-
 /* Per-query means of the counters of bfh_search_stats, over the measured queries. */
 typedef struct exp_counters {
   double internal_probes, leaf_probes, leaf_positives, tables_scanned, tables_matched,

@@ -1,38 +1,12 @@
-/* Measuring searches: the clock and the progress line, a database opened for measuring (bfh's
- * or the authors' costs), cooled for a cold query, and the median of a query set with the
- * per-query means of the search counters (exp.h). */
+/* Measuring searches: a database opened for measuring (bfh's or the authors' costs), cooled
+ * for a cold query, and the median of a query set with the per-query means of the search
+ * counters (exp.h). */
 #include "experiments/exp.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "experiments/exp_authors.h"
-
-double exp_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void exp_progress(const char *fmt, ...) {
-  if (!isatty(STDERR_FILENO)) return;
-  char line[160];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\r\033[K%s", line);
-  fflush(stderr);
-}
-
-void exp_progress_done(void) {
-  if (!isatty(STDERR_FILENO)) return;
-  fprintf(stderr, "\r\033[K");
-  fflush(stderr);
-}
 
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
