@@ -1,6 +1,9 @@
-/* The shared machinery of the experiment drivers (experiments/exp_*.c): run context and
- * scales, CSV output, timing, building a database from a workload, median search
- * measurements, synthetic leaves for the pure-structure experiments, and plotting.
+/* The library of the experiment drivers (experiments/exp_*.c), one file per concern: the run
+ * context and its names (exp_ctx.c), the clock and progress (exp_time.c), directories
+ * (exp_fs.c), CSV output (exp_csv.c), databases built once and shared (exp_db.c), search
+ * measurements (exp_measure.c), page-cache eviction (exp_cache.c), the method sweep of Fig. 8
+ * and 11 (exp_sweep.c), synthetic leaves (exp_synth.c) and plotting (exp_plot.c). The drivers
+ * themselves are named in drivers.h.
  *
  * Every driver writes <out>/<experiment>.csv (a header row, one row per measured point, every
  * parameter in its own column, unmeasured cells empty) and renders it with
@@ -16,11 +19,15 @@
 #include "bfh.h"
 #include "workloads/workload.h"
 
+/* ---- the run context (exp_ctx.c) ---------------------------------------------------------- */
+
 typedef enum exp_scale { EXP_SMALL = 0, EXP_MEDIUM = 1, EXP_PAPER = 2 } exp_scale_t;
+#define EXP_NSCALES 3 /* exp_scale_name(0 .. EXP_NSCALES - 1) */
 
 /* Cost profiles (`bfh run --costs`, doc/costs.md): bfh's own searches, or the paper's searches
    with the authors' implementation costs (experiments/exp_authors.h). */
 typedef enum exp_costs { EXP_COSTS_BFH = 0, EXP_COSTS_AUTHORS = 1 } exp_costs_t;
+#define EXP_NCOSTS 2           /* exp_costs_name(0 .. EXP_NCOSTS - 1) */
 const char *exp_costs_name(int costs); /* "bfh", "authors" */
 
 /* The largest database size of `bfh run --scale paper` without --max-n: the 500M point of
@@ -64,14 +71,20 @@ const char *exp_series_name(bfh_method m, int placement);
 /* The placements every placement sweep runs, the paper's first. */
 extern const int EXP_PLACEMENTS[3];
 
-/* ---- time ------------------------------------------------------------------------------ */
+/* ---- time (exp_time.c) ------------------------------------------------------------------- */
 double exp_now(void); /* seconds, monotonic */
 
 /* A progress line on stderr, rewritten in place; only when stderr is a terminal. */
 void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void exp_progress_done(void); /* clears the line */
 
-/* ---- CSV ------------------------------------------------------------------------------- */
+/* ---- directories (exp_fs.c) --------------------------------------------------------------- */
+/* mkdir -p path: 0, or -1 (errno set). */
+int exp_mkdir_p(const char *path);
+/* rm -r path (best effort). */
+void exp_rmtree(const char *path);
+
+/* ---- CSV (exp_csv.c) ---------------------------------------------------------------------- */
 typedef struct exp_csv exp_csv_t;
 
 /* Opens <out>/<name>.csv and writes the header row: the columns of cols (NULL-terminated),
@@ -99,7 +112,7 @@ void exp_csv_shape(exp_csv_t *c, double entries_per_table, uint64_t m);
 /* Flushes and closes; 0 or -1 on a write error. NULL allowed. */
 int exp_csv_close(exp_csv_t *c);
 
-/* ---- databases ------------------------------------------------------------------------- */
+/* ---- databases (exp_db.c) ----------------------------------------------------------------- */
 
 /* The paper's geometry shrunk by a factor f: tables of 2 MiB/f, memtable 4 MiB/f and value
    filters of m/f bits keep the paper's table count and filter bits per entry at N/f entries. */
@@ -130,9 +143,6 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt);
 
 /* <work_dir>/<name> into buf (cap bytes). */
 void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap);
-/* rm -r path (best effort). */
-void exp_rmtree(const char *path);
-
 typedef struct exp_build_result {
   double put_s;       /* all bfh_put calls */
   double flush_s;     /* the final bfh_flush */
@@ -167,8 +177,16 @@ void exp_db_cleanup(const exp_ctx_t *x);
    On BFH_OK *db is a new handle (close with bfh_close). Prints the error otherwise. */
 int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
 
-/* ---- searches -------------------------------------------------------------------------- */
+/* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
+   (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small). */
+void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p);
+/* Removes a database directory unless x->keep_db. */
+void exp_db_drop(const exp_ctx_t *x, const char *dir);
 
+/* bfh_stats: 1 if it worked and *st is filled, 0 otherwise. */
+int exp_db_stats(bfh_db *db, bfh_db_stats *st);
+
+/* ---- searches (exp_measure.c) ------------------------------------------------------------- */
 /* Per-query means of the counters of bfh_search_stats, over the measured queries. */
 typedef struct exp_counters {
   double internal_probes, leaf_probes, leaf_positives, tables_scanned, tables_matched,
@@ -214,10 +232,8 @@ void exp_target_close(exp_target_t *t, exp_db_params_t *p);
    evicted from the page cache (exp_cache_evict) and reopened, so the query reads from storage
    (r->resident_pct: mean share of the files' pages still cached when the query started). Returns
    BFH_OK or the first failing status (message printed); t->db is then closed or still valid. */
-/* Closes t->db, evicts its files (exp_cache_evict, *dropped as there), reopens it and evicts
-   what the open read; adds the share of pages still cached (0..1) to *resident. BFH_OK or the
-   failing status (t->db is then NULL or still open). */
-int exp_target_cool(exp_target_t *t, double *resident, int *dropped);
+int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
+                       uint64_t seed, int cold, exp_search_result_t *r);
 
 #define EXP_COLD_QUERIES 10 /* a cold query costs a close, an eviction and a reopen */
 /* `present` of exp_search_measure: absent values, present ones (values of the domain, drawn
@@ -226,16 +242,22 @@ int exp_target_cool(exp_target_t *t, double *resident, int *dropped);
 #define EXP_QUERY_ABSENT 0
 #define EXP_QUERY_PRESENT 1
 #define EXP_QUERY_FIXED 2
-int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
-                       uint64_t seed, int cold, exp_search_result_t *r);
 
-/* Evicts every file under dir from the page cache (posix_fadvise DONTNEED; pages mapped by
-   a live process stay); with dropped != NULL it first syncs and asks the kernel to drop
-   clean caches (/proc/sys/vm/drop_caches, where permitted: *dropped set to 1 if it was).
-   Returns the share (0..1) of the files' pages still resident afterwards (mincore), or -1
-   if it cannot tell. */
-double exp_cache_evict(const char *dir, int *dropped);
+/* Closes t->db, evicts its files (exp_cache_evict, *dropped as there), reopens it and evicts
+   what the open read; adds the share of pages still cached (0..1) to *resident. BFH_OK or the
+   failing status (t->db is then NULL or still open). */
+int exp_target_cool(exp_target_t *t, double *resident, int *dropped);
 
+/* The fixed seed of every query set. */
+#define EXP_QUERY_SEED 1234
+/* Measures `method` (present or absent values, x->queries of them; cold as in
+   exp_search_measure) on t and sets the database and search columns of the current row of c (the
+   caller adds its own columns, then exp_csv_row), entries_per_table (n / live tables) and
+   bits_per_value included. Returns BFH_OK or the failing status. */
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                     bfh_method method, int present, int cold, exp_search_result_t *r);
+
+/* ---- the columns of the database and search experiments (exp_csv.c) ----------------------- */
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
    insert_order, m, k, d, table_bytes, leaves_on_disk, placement, domain_mode (the workload's
    values: "exact" or "authors", workload_values_name), costs. */
@@ -251,18 +273,15 @@ extern const char *const EXP_SEARCH_COLS[];
 /* Concatenates NULL-terminated column lists into out (cap entries, NULL-terminated). */
 void exp_cols_cat(const char **out, size_t cap, ...);
 
-/* The fixed seed of every query set. */
-#define EXP_QUERY_SEED 1234
-/* Measures `method` (present or absent values, x->queries of them; cold as in
-   exp_search_measure) on t and sets the database and search columns of the current row of c (the
-   caller adds its own columns, then exp_csv_row), entries_per_table (n / live tables) and
-   bits_per_value included. Returns BFH_OK or the failing status. */
-int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
-                     bfh_method method, int present, int cold, exp_search_result_t *r);
-/* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
-   (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small). */
-void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p);
+/* ---- page cache (exp_cache.c) ------------------------------------------------------------- */
+/* Evicts every file under dir from the page cache (posix_fadvise DONTNEED; pages mapped by
+   a live process stay); with dropped != NULL it first syncs and asks the kernel to drop
+   clean caches (/proc/sys/vm/drop_caches, where permitted: *dropped set to 1 if it was).
+   Returns the share (0..1) of the files' pages still resident afterwards (mincore), or -1
+   if it cannot tell. */
+double exp_cache_evict(const char *dir, int *dropped);
 
+/* ---- the sweep of Fig. 8 and Fig. 11 (exp_sweep.c) ---------------------------------------- */
 /* The sweep shared by Fig. 8 and Fig. 11: gets the database of *p (exp_db_get), then measures
    SCAN (once, leaves in memory), LEAVES and SLICED, and HIERARCHY in the paper's tree and the
    similarity placement, with leaves in memory and, after reopens, on disk (k words read per
@@ -277,13 +296,7 @@ void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p);
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg);
-/* Removes a database directory unless x->keep_db. */
-void exp_db_drop(const exp_ctx_t *x, const char *dir);
-
-/* bfh_stats: 1 if it worked and *st is filled, 0 otherwise. */
-int exp_db_stats(bfh_db *db, bfh_db_stats *st);
-
-/* ---- synthetic leaves (pure-structure experiments) ------------------------------------ */
+/* ---- synthetic leaves, for the pure-structure experiments (exp_synth.c) ------------------- */
 
 /* Fills words (ceil(m/64), zeroed first) with the value filter of a table holding the
    `entries` distinct values Value<leaf*entries> .. Value<leaf*entries + entries - 1>. */
@@ -318,26 +331,10 @@ struct hierarchy *exp_synth_hierarchy(exp_synth_t *s, uint64_t leaves, uint32_t 
    leaves, sum over levels of ceil(B / d^i) until one node. */
 uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);
 
-/* ---- plots ----------------------------------------------------------------------------- */
+/* ---- plots (exp_plot.c) ------------------------------------------------------------------- */
 
 /* Runs gnuplot -e "in='<out>/<name>.csv'; out='<out>/<name>'" <plots>/<name>.gp. A missing
    gnuplot or script is reported and skipped (returns 0); -1 if gnuplot failed. */
 int exp_plot(const exp_ctx_t *x, const char *name);
-
-/* ---- the drivers ----------------------------------------------------------------------- */
-typedef int (*exp_driver_fn)(const exp_ctx_t *x);
-int exp_table1(const exp_ctx_t *x);
-int exp_fig6(const exp_ctx_t *x);
-int exp_table2(const exp_ctx_t *x);
-int exp_fig7(const exp_ctx_t *x);
-int exp_fig8(const exp_ctx_t *x);
-int exp_fig9(const exp_ctx_t *x);
-int exp_fig10_12(const exp_ctx_t *x); /* writes fig10.csv and fig12.csv */
-int exp_fig11(const exp_ctx_t *x);
-int exp_fig13(const exp_ctx_t *x);  /* Fig. 13 and Table III */
-int exp_beyond(const exp_ctx_t *x); /* beyond the paper: time vs N with AUTO's block path */
-/* Beyond the paper: write cost against search time, bfh's embedded index against a
-   stand-alone one (writes tradeoff.csv and tradeoff_goals.csv). */
-int exp_tradeoff(const exp_ctx_t *x);
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 
 int exp_beyond(const exp_ctx_t *x) {

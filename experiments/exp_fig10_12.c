@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 
 static const uint64_t MS[] = {20000, 200000, 2000000};

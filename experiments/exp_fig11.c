@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 
 static void put_m_paper(exp_csv_t *c, const void *m) {

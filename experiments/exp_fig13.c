@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 #include "experiments/exp_authors.h"
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 
 static int cmp_dbl(const void *a, const void *b) {

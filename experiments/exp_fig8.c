@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 
 int exp_fig8(const exp_ctx_t *x) {

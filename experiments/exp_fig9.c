@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 #include "experiments/exp_authors.h"
 

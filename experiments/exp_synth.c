@@ -5,7 +5,19 @@
 
 #include "experiments/exp.h"
 #include "filters/bits.h"
+#include "filters/hash.h"
 #include "hierarchy/hierarchy.h"
+
+void exp_synth_leaf(uint64_t m, uint32_t k, uint64_t leaf, uint64_t entries, uint64_t *words) {
+  memset(words, 0, bits_words(m) * sizeof *words);
+  char val[WORKLOAD_MAX_BYTES];
+  probe_t p;
+  for (uint64_t j = 0; j < entries; j++) {
+    size_t n = workload_paper_value(leaf * entries + j, val);
+    probe_init(&p, bfh_hash64(val, n, BFH_DEFAULT_SEED), m, k);
+    for (uint32_t i = 0; i < k; i++) bits_set(words, p.pos[i]);
+  }
+}
 
 /* A quarter of the physical memory, at least 1 GiB. */
 static double resident_limit(void) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 #include "experiments/exp_authors.h"
 

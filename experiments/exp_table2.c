@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 #include "hierarchy/hierarchy.h"
 

@@ -44,6 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "experiments/drivers.h"
 #include "experiments/exp.h"
 
 #define MAX_SERIES 3

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "experiments/drivers.h"
+
 /* ---- a CSV as the drivers write it: a header row, no quoting, no commas in cells ---------- */
 
 typedef struct csv {
@@ -209,15 +211,14 @@ static int section(report_t *rp, const char *name, const char *title) {
   return 0;
 }
 
-/* The scale of the run: the scale cell of the first CSV found. */
+/* The scale of the run: the scale cell of the first CSV found, the drivers' outputs in the
+   order of their table. */
 static void scale_of(const report_t *rp, char *out, size_t cap) {
-  static const char *const names[] = {"table1", "fig6",   "table2",   "fig7",  "fig8",
-                                      "fig9",   "fig10",  "fig11",    "fig12", "fig13",
-                                      "table3", "beyond", "tradeoff", NULL};
   snprintf(out, cap, "unknown");
-  for (size_t i = 0; names[i]; i++) {
+  char name[64];
+  for (size_t i = 0; exp_driver_output_at(i, name, sizeof name) == 0; i++) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/%s.csv", rp->dir, names[i]);
+    snprintf(path, sizeof path, "%s/%s.csv", rp->dir, name);
     csv_t c;
     if (csv_load(path, &c) != 0) continue;
     const char *s = c.nrows > 1 ? csv_cell(&c, 1, "scale") : "";

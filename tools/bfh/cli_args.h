@@ -3,15 +3,18 @@
  * it names, parsed with getopt_long, and its --help lists exactly those options. Adding an
  * option is one row of the table in cli_args.c.
  */
-#ifndef BFH_EXPERIMENTS_CLI_ARGS_H
-#define BFH_EXPERIMENTS_CLI_ARGS_H
+#ifndef BFH_TOOLS_BFH_CLI_ARGS_H
+#define BFH_TOOLS_BFH_CLI_ARGS_H
 
 #include <stdint.h>
 #include <stdio.h>
 
 #include "bfh.h"
-#include "experiments/exp.h"
 #include "workloads/workload.h"
+
+/* The exit statuses of every command: 0 success (search, get: found), 1 nothing found, 2 error
+   or bad usage. */
+enum { EXIT_FOUND = 0, EXIT_NONE = 1, EXIT_ERROR = 2 };
 
 /* Option groups (bit flags). */
 enum {
@@ -28,8 +31,21 @@ enum {
 #define CLI_MAX_POS 4
 #define CLI_MAX_OPTS 64
 
+/* bfh run's options as given (tools/bfh/cmd_run.c makes the experiments' context of them;
+   scale and costs are names it checks against the experiments' tables, NULL: the default). */
+typedef struct cli_run {
+  const char *scale, *costs;
+  const char *out_dir, *work_dir, *plots_dir;
+  int queries, keep_db, no_plot, cold;
+  uint64_t max_n, min_n;
+} cli_run_t;
+
+struct cli_cmd;
+
 /* Everything the subcommands accept. */
 typedef struct cli {
+  const struct cli_cmd *cmd; /* the subcommand parsed, for its messages */
+  const char *cmdline;       /* the command line as typed (quoted where needed), for REPORT.md */
   bfh_options opt;
   workload_config_t wl;
   int method; /* a bfh_method */
@@ -43,7 +59,7 @@ typedef struct cli {
   int header;            /* load: skip the first line */
   uint64_t batch;        /* load: puts between flushes (0: one flush at the end) */
   uint64_t synthetic;    /* load --synthetic N */
-  exp_ctx_t run;
+  cli_run_t run;
   unsigned char given[CLI_MAX_OPTS]; /* per row of the option table: set on the command line */
   const char *pos[CLI_MAX_POS];
   int npos;

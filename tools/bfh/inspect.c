@@ -1,10 +1,10 @@
-/* Printing bfh_tables and bfh_check (experiments/inspect.h). Both collect their rows as text
+/* Printing bfh_tables and bfh_check (tools/bfh/inspect.h). Both collect their rows as text
  * cells first, then print them in the format asked for: one path for the three formats, and
  * the text table can size its columns.
  */
-#include "experiments/inspect.h"
+#include "tools/bfh/inspect.h"
 
-#include "experiments/cli_kv.h"
+#include "tools/bfh/cli_kv.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

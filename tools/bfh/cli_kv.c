@@ -1,5 +1,5 @@
 /* The text form of keys and values (cli_kv.h): escaping, and the CSV/TSV record reader. */
-#include "experiments/cli_kv.h"
+#include "tools/bfh/cli_kv.h"
 
 #include <stdlib.h>
 #include <string.h>

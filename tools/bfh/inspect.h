@@ -2,11 +2,11 @@
  * bfh_check): an aligned table for people, one JSON document or CSV with a header for programs.
  *
  * Keys are binary: every printed key is escaped as bfh scan and bfh search print keys
- * (experiments/cli_kv.h: \\, \n, \xHH, ...), and in JSON and CSV that text is then quoted as
+ * (tools/bfh/cli_kv.h: \\, \n, \xHH, ...), and in JSON and CSV that text is then quoted as
  * those formats quote any string (so JSON shows "\\x00" for the byte 0).
  */
-#ifndef BFH_EXPERIMENTS_INSPECT_H
-#define BFH_EXPERIMENTS_INSPECT_H
+#ifndef BFH_TOOLS_BFH_INSPECT_H
+#define BFH_TOOLS_BFH_INSPECT_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -14,8 +14,8 @@
  * TSV: two fields separated by one tab, records ended by LF (or CRLF); no quoting, so a tab
  * or line break in the data must be written \t or \n.
  */
-#ifndef BFH_EXPERIMENTS_CLI_KV_H
-#define BFH_EXPERIMENTS_CLI_KV_H
+#ifndef BFH_TOOLS_BFH_CLI_KV_H
+#define BFH_TOOLS_BFH_CLI_KV_H
 
 #include <stddef.h>
 #include <stdint.h>

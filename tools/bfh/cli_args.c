@@ -1,5 +1,5 @@
 /* The option table of the bfh command and its getopt_long parser (cli_args.h). */
-#include "experiments/cli_args.h"
+#include "tools/bfh/cli_args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "experiments/cli_kv.h"
+#include "tools/bfh/cli_kv.h"
 
 /* How an option's argument is stored into its field of cli_t. K_METHOD: a search method, by
    its name in the library's one table (bfh_method_name). */
@@ -56,9 +56,6 @@ static const choice_t ORDERS[] = {{"seq", WORKLOAD_SEQUENTIAL},
                                   {0}};
 static const choice_t KEY_FORMATS[] = {
     {"paper", WORKLOAD_FORMAT_PAPER}, {"fixed", WORKLOAD_FORMAT_FIXED}, {0}};
-static const choice_t COSTS[] = {{"bfh", EXP_COSTS_BFH}, {"authors", EXP_COSTS_AUTHORS}, {0}};
-static const choice_t SCALES[] = {
-    {"small", EXP_SMALL}, {"medium", EXP_MEDIUM}, {"paper", EXP_PAPER}, {0}};
 
 /* Every long option, one row each. */
 static const spec_t SPECS[] = {
@@ -111,7 +108,7 @@ static const spec_t SPECS[] = {
      "LevelDB engine: open the database with LevelDB itself (takes its LOCK; may write)"},
     {"index-dir", CLI_READ, K_STR, AT(index_dir), 0, NULL, "DIR|none",
      "read-only: where its filters are kept (default: under $XDG_CACHE_HOME/bfh); none: memory"},
-    {"scale", CLI_RUN, K_CHOICE, AT(run.scale), 0, SCALES, "small|medium|paper",
+    {"scale", CLI_RUN, K_STR, AT(run.scale), 0, NULL, "small|medium|paper",
      "database sizes (default small)"},
     {"out", CLI_RUN, K_STR, AT(run.out_dir), 0, NULL, "DIR", "results directory (default results)"},
     {"work", CLI_RUN, K_STR, AT(run.work_dir), 0, NULL, "DIR",
@@ -128,7 +125,7 @@ static const spec_t SPECS[] = {
      "skip database sizes above N (0: none; paper scale default 100M)"},
     {"min-n", CLI_RUN, K_U64, AT(run.min_n), 0, NULL, "N",
      "skip database sizes below N (--scale paper --min-n 500M: the 500M point alone)"},
-    {"costs", CLI_RUN, K_CHOICE, AT(run.costs), 0, COSTS, "bfh|authors",
+    {"costs", CLI_RUN, K_STR, AT(run.costs), 0, NULL, "bfh|authors",
      "cost profile (default bfh; authors: see above)"},
 };
 #define NSPECS (sizeof SPECS / sizeof SPECS[0])
@@ -154,8 +151,6 @@ static void set_defaults(cli_t *c) {
   workload_config_init(&c->wl);
   c->method = BFH_SEARCH_AUTO;
   c->format = -1;
-  c->run.scale = EXP_SMALL;
-  c->run.engine = c->opt.engine; /* the library's default */
   c->run.out_dir = "results";
   c->run.queries = 30;
 }
@@ -296,15 +291,9 @@ static const char *offending(char **argv, int opt) {
   return argv[optind - 1];
 }
 
-static void after_parse(cli_t *c) {
-  c->run.engine = c->opt.engine;
-  c->wl.n = c->synthetic;
-  if (c->run.queries < 5) c->run.queries = 5;
-  if (c->run.queries > 1000) c->run.queries = 1000;
-}
-
 int cli_args_parse(const cli_cmd_t *cmd, int argc, char **argv, cli_t *c) {
   set_defaults(c);
+  c->cmd = cmd;
   struct option lo[NSPECS + 2];
   long_options(cmd, lo);
   opterr = 0;
@@ -328,7 +317,7 @@ int cli_args_parse(const cli_cmd_t *cmd, int argc, char **argv, cli_t *c) {
   }
   if (c->npos < cmd->min_pos) return cli_args_usage_error(cmd, "%s needs %s", cmd->name, cmd->args);
   if (c->json && c->csv) return cli_args_usage_error(cmd, "--json and --csv exclude each other");
-  after_parse(c);
+  c->wl.n = c->synthetic;
   return -1;
 }
 

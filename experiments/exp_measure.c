@@ -1,0 +1,188 @@
+/* Measuring searches: a database opened for measuring (bfh's or the authors' costs), cooled
+ * for a cold query, and the median of a query set with the per-query means of the search
+ * counters (exp.h). */
+#include "experiments/exp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "experiments/exp_authors.h"
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+#define MAX_QUERIES 1024
+
+/* The q-quantile of the n sorted values of t, interpolated between the two nearest ranks. */
+static double quantile(const double *t, int n, double q) {
+  double pos = q * (n - 1);
+  int lo = (int)pos;
+  return lo + 1 < n ? t[lo] + (pos - lo) * (t[lo + 1] - t[lo]) : t[n - 1];
+}
+
+int exp_target_cool(exp_target_t *t, double *resident, int *dropped) {
+  /* The files leave the cache only with the handle that maps them. */
+  int rc = bfh_close(t->db);
+  t->db = NULL;
+  if (rc != BFH_OK) {
+    fprintf(stderr, "bfh: close %s: %s\n", t->dir, bfh_strerror(rc));
+    return rc;
+  }
+  exp_cache_evict(t->dir, dropped);
+  rc = exp_db_open(t->p, t->dir, &t->db);
+  if (rc != BFH_OK) return rc;
+  double res = exp_cache_evict(t->dir, NULL); /* what the open read */
+  *resident += res > 0 ? res : 0;
+  return BFH_OK;
+}
+
+int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method, int present,
+                       int nq, uint64_t seed, int cold, exp_search_result_t *r) {
+  if (nq > MAX_QUERIES) nq = MAX_QUERIES;
+  if (cold && nq > EXP_COLD_QUERIES) nq = EXP_COLD_QUERIES;
+  if (tg->p->authors) {
+    cold = 0;
+    if (nq > EXP_AUTHORS_QUERIES) nq = EXP_AUTHORS_QUERIES;
+  }
+  memset(r, 0, sizeof *r);
+  r->cold = cold;
+  static double t[MAX_QUERIES];
+  static uint64_t vids[MAX_QUERIES], expect[MAX_QUERIES];
+  for (int q = 0; q < nq; q++)
+    vids[q] = present == EXP_QUERY_FIXED ? seed
+              : present                  ? workload_present_value_id(w, seed, (uint64_t)q)
+                                         : workload_absent_value_id(w, seed, (uint64_t)q);
+  /* The truth: the entries holding each value (one pass over the workload for drawn values). */
+  if (present) {
+    int rc = workload_value_counts(w, vids, (size_t)nq, expect);
+    if (rc != BFH_OK) return rc;
+  } else {
+    memset(expect, 0, (size_t)nq * sizeof expect[0]);
+  }
+  exp_counters_t sum = {0};
+  uint64_t fp = 0, negatives = 0;
+  double resident = 0;
+  int drops = 0;
+  char val[WORKLOAD_MAX_BYTES];
+  for (int q = -1; q < nq; q++) {
+    /* q = -1: a warm-up query with a value not among the measured ones. */
+    uint64_t qi = q < 0 ? (uint64_t)MAX_QUERIES + 7 : (uint64_t)q;
+    uint64_t vid = q >= 0    ? vids[q]
+                   : present ? workload_present_value_id(w, seed, qi)
+                             : workload_absent_value_id(w, seed, qi);
+    size_t vl = workload_value(w, vid, val);
+    if (cold && q >= 0) {
+      int dropped, rc = exp_target_cool(tg, &resident, &dropped);
+      if (rc != BFH_OK) return rc;
+      drops += dropped;
+    }
+    bfh_search_stats st;
+    memset(&st, 0, sizeof st);
+    double t0 = exp_now();
+    int rc = tg->p->authors ? exp_authors_search(tg->p->authors, val, vl, method, &st)
+                            : bfh_search(tg->db, val, vl, method, NULL, NULL, &st);
+    double t1 = exp_now();
+    if (rc != BFH_OK && tg->p->authors) return rc; /* printed */
+    if (rc != BFH_OK) {
+      fprintf(stderr, "bfh: search %.*s (%s): %s: %s\n", (int)vl, val, exp_method_name(method),
+              bfh_strerror(rc), bfh_last_error(tg->db));
+      return rc;
+    }
+    if (q < 0) continue;
+    if (st.results != expect[q]) r->wrong++;
+    t[q] = t1 - t0;
+    sum.internal_probes += (double)st.internal_probes;
+    sum.leaf_probes += (double)st.leaf_probes;
+    sum.leaf_positives += (double)st.leaf_positives;
+    sum.tables_scanned += (double)st.tables_scanned;
+    sum.tables_matched += (double)st.tables_matched;
+    sum.entries_scanned += (double)st.entries_scanned;
+    sum.bytes_read += (double)st.bytes_read;
+    sum.candidates += (double)st.candidates;
+    sum.results += (double)st.results;
+    sum.tables_live += (double)st.tables_live;
+    sum.block_filters_probed += (double)st.block_filters_probed;
+    sum.blocks_read += (double)st.blocks_read;
+    sum.internal_maybe += (double)st.internal_maybe;
+    if (st.leaf_probes > st.tables_matched && st.leaf_positives >= st.tables_matched) {
+      fp += st.leaf_positives - st.tables_matched;
+      negatives += st.leaf_probes - st.tables_matched;
+    }
+  }
+  r->queries = nq;
+  qsort(t, (size_t)nq, sizeof t[0], cmp_dbl);
+  r->time_s = t[(nq - 1) / 2];
+  r->time_min_s = t[0];
+  r->time_max_s = t[nq - 1];
+  r->time_q1_s = quantile(t, nq, 0.25);
+  r->time_q3_s = quantile(t, nq, 0.75);
+  r->mean = (exp_counters_t){
+      .internal_probes = sum.internal_probes / nq,
+      .leaf_probes = sum.leaf_probes / nq,
+      .leaf_positives = sum.leaf_positives / nq,
+      .tables_scanned = sum.tables_scanned / nq,
+      .tables_matched = sum.tables_matched / nq,
+      .entries_scanned = sum.entries_scanned / nq,
+      .bytes_read = sum.bytes_read / nq,
+      .candidates = sum.candidates / nq,
+      .results = sum.results / nq,
+      .tables_live = sum.tables_live / nq,
+      .block_filters_probed = sum.block_filters_probed / nq,
+      .blocks_read = sum.blocks_read / nq,
+      .internal_maybe = sum.internal_maybe / nq,
+  };
+  r->resident_pct = cold ? 100.0 * resident / nq : 0;
+  r->drop_caches = cold && drops == nq;
+  /* Only meaningful where the leaf filters were consulted. */
+  r->fpr_leaves = (method != BFH_SEARCH_SCAN && negatives) ? (double)fp / (double)negatives : -1;
+  return BFH_OK;
+}
+
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                     bfh_method method, int present, int cold, exp_search_result_t *r) {
+  const exp_db_params_t *p = t->p;
+  exp_progress("n=%llu m=%llu d=%u: %s search (%s values%s)", (unsigned long long)p->wl.n,
+               (unsigned long long)p->m, p->d, exp_method_name(method),
+               present ? "present" : "absent", cold ? ", cold" : "");
+  int rc = exp_search_measure(t, w, method, present, x->queries, EXP_QUERY_SEED, cold, r);
+  exp_progress_done();
+  if (rc != BFH_OK) return rc;
+  exp_csv_db_params(c, x, p);
+  exp_csv_search(c, exp_method_name(method), present ? "present" : "absent", r);
+  if (r->mean.tables_live > 0)
+    exp_csv_shape(c, (double)p->wl.n / r->mean.tables_live, p->value_filters ? p->m : 0);
+  if (r->wrong)
+    fprintf(stderr,
+            "bfh: WARNING: %s search gave a wrong result count for %d of %d queries "
+            "(n=%llu m=%llu d=%u)\n",
+            exp_method_name(method), r->wrong, r->queries, (unsigned long long)p->wl.n,
+            (unsigned long long)p->m, p->d);
+  return BFH_OK;
+}
+
+int exp_target_open(exp_target_t *t, exp_db_params_t *p, int authors) {
+  return authors ? exp_authors_target(p, t->dir, &p->authors) : exp_db_open(p, t->dir, &t->db);
+}
+
+void exp_target_close(exp_target_t *t, exp_db_params_t *p) {
+  if (t->db) bfh_close(t->db);
+  t->db = NULL;
+  exp_authors_close(p->authors);
+  p->authors = NULL;
+}
+
+int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_authors **out) {
+  *out = NULL;
+  if (!exp_engine_is_own(p->engine)) {
+    fprintf(stderr,
+            "bfh: the authors' costs are measured with the own engine only (--engine lsm)\n");
+    return BFH_E_UNSUPPORTED;
+  }
+  bfh_options opt;
+  exp_db_options(p, &opt);
+  return exp_authors_open(dir, p->m, p->k, opt.hash_seed, p->d, p->placement, out);
+}
+
+/* The placements of the hierarchy series: the paper's tree and ours. */
