@@ -1,6 +1,6 @@
 /* What the files of the public API's implementation share (internal to lsm_hooks/api/):
  * the handle behind bfh_db, the per-thread last error, and the versioned-struct and option
- * helpers. api.c: errors, open, close, repair; options.c: bfh_options; access.c: puts,
+ * helpers (handle.c). api.c: open, close, repair; options.c: bfh_options; access.c: puts,
  * gets, deletes, searches, iteration; stats.c: bfh_stats, bfh_tables, bfh_check.
  */
 #ifndef BFH_LSM_HOOKS_API_HANDLE_H
@@ -26,6 +26,8 @@ struct bfh_db {
   bfh_options opt;
 };
 
+/* A new handle id: never 0, never reused. */
+uint64_t api_handle_id(void);
 /* Records err's message for db (NULL: no handle) if rc is a failure; returns rc. */
 int api_fail(const bfh_db *db, int rc, const err_t *err);
 /* Records a formatted message for a failure code; returns code. */

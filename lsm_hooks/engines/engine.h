@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bfh.h"
@@ -235,6 +236,22 @@ const engine_kind_t *engine_kind_at(size_t i);
 static inline int engine_value_matches(int is_value, const void *val, size_t val_len,
                                        const void *want, size_t want_len) {
   return is_value && val_len == want_len && (val_len == 0 || memcmp(val, want, val_len) == 0);
+}
+
+/* Validation: 1 if the latest version of key (at least as new as view's, engine_ops_t.get;
+   view NULL: the newest) is live and holds exactly val, 0 if not, or the failing status of
+   the get (negative). Every search method, the stand-alone index's too, reports a key only
+   after this. */
+static inline int engine_key_holds(engine_t *e, engine_view_t *view, const void *key,
+                                   size_t key_len, const void *val, size_t val_len, err_t *err) {
+  void *cur = NULL;
+  size_t cur_len = 0;
+  int rc = e->ops->get(e, view, key, key_len, &cur, &cur_len, err);
+  if (rc == BFH_NOT_FOUND) return 0;
+  if (rc != BFH_OK) return rc;
+  int equal = engine_value_matches(1, cur, cur_len, val, val_len);
+  free(cur);
+  return equal;
 }
 
 #endif

@@ -35,7 +35,7 @@
 
 enum { REC_BUILT, REC_TO_READ, REC_INDEXED, REC_UNREADABLE };
 
-typedef struct record {
+typedef struct sync_record {
   uint64_t number, size;
   uint64_t id; /* index_table_t.id of the file the record is for (0: not known) */
   int state;

@@ -135,18 +135,6 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   return rc;
 }
 
-int search_key_holds(engine_t *e, engine_view_t *view, const void *key, size_t key_len,
-                     const void *val, size_t val_len, err_t *err) {
-  void *cur = NULL;
-  size_t cur_len = 0;
-  int rc = e->ops->get(e, view, key, key_len, &cur, &cur_len, err);
-  if (rc == BFH_NOT_FOUND) return 0;
-  if (rc != BFH_OK) return rc;
-  int equal = cur_len == val_len && (val_len == 0 || memcmp(cur, val, val_len) == 0);
-  free(cur);
-  return equal;
-}
-
 /* Reads the tables with scan[i] set, then the memtables; then validates. */
 static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
                              const engine_table_t *tables, size_t n, const uint8_t *scan,
@@ -176,7 +164,7 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   for (size_t i = 0; rc == BFH_OK && i < set.cap; i++) {
     key_entry_t *k = &set.slots[i];
     if (!k->key) continue;
-    int holds = search_key_holds(e, view, k->key, k->len, val, val_len, err);
+    int holds = engine_key_holds(e, view, k->key, k->len, val, val_len, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     st->results++;

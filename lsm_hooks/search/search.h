@@ -41,13 +41,6 @@ int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn 
 int search_run(engine_t *e, value_index_t *index, const void *val, size_t val_len,
                bfh_method method, bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 
-/* Validation: 1 if the latest version of key (at least as new as view's, engine_ops_t.get;
-   view NULL: the newest) is live and holds exactly val, 0 if not, or the failing status of
-   the get (negative). Every method, the stand-alone index's too, reports a key only after
-   this. */
-int search_key_holds(engine_t *e, engine_view_t *view, const void *key, size_t key_len,
-                     const void *val, size_t val_len, err_t *err);
-
 /* search_run_tables's method_used: not a bfh_method. */
 #define SEARCH_ORACLE 100
 

@@ -11,9 +11,9 @@
 
 #include "filters/hash.h"
 #include "lsm/db.h"
-#include "util/env.h"
-#include "lsm_hooks/search/search.h"
+#include "lsm_hooks/engines/engine.h"
 #include "util/coding.h"
+#include "util/env.h"
 
 #define CLEAN_MARKER "CLOSED-CLEANLY" /* in the index directory while nothing is open */
 #define KEY_STRIPE_SEED 0x73747269706573ull
@@ -241,7 +241,7 @@ int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, u
   size_t key_len;
   while (rc == BFH_OK && (key = items_next(&p, end, &key_len))) {
     st.candidates++;
-    int holds = search_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
+    int holds = engine_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     st.results++;
@@ -317,7 +317,7 @@ static int index_replayed(standalone_t *s, const items_t *r, err_t *err) {
   int rc = BFH_OK;
   while (rc == BFH_OK && (key = items_next(&p, end, &key_len)) &&
          (val = items_next(&p, end, &val_len))) {
-    int holds = search_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
+    int holds = engine_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     rc = index_put(s, key, key_len, val, val_len, err);
