@@ -33,6 +33,7 @@
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "util/coding.h"
+#include "util/env.h"
 
 #include <leveldb/c.h>
 
@@ -44,15 +45,18 @@ void engine_leveldb_repair_set_hook(void (*fn)(void *arg, const char *path), voi
   repair_hook_arg = arg;
 }
 
-/* Does the file at path end with the own engine's table magic? */
+/* Does the file at path end with the own engine's table magic? (Read through the file-I/O
+   layer: a repair is given no env, so the default one.) */
 static int own_table(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  struct stat sb;
+  env_rfile_t *f;
+  err_t e;
+  if (env_open_read(env_default(), path, &f, &e) != BFH_OK) return 0;
+  uint64_t size = env_rfile_size(f);
   uint8_t tail[8];
-  int own = fstat(fd, &sb) == 0 && sb.st_size >= 8 &&
-            pread(fd, tail, 8, sb.st_size - 8) == 8 && decode_fixed64(tail) == TABLE_MAGIC;
-  close(fd);
+  size_t got = 0;
+  int own = size >= 8 && env_rfile_pread(f, size - 8, tail, 8, &got, &e) == BFH_OK && got == 8 &&
+            decode_fixed64(tail) == TABLE_MAGIC;
+  env_rfile_close(f);
   return own;
 }
 

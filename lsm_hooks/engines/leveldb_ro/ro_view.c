@@ -1,0 +1,171 @@
+/* Views and searches: a view is a refreshed state pinned for one search (and its epoch in
+   index_sync); the search's table and log scans read that state, and a search that finds a
+   table of an unpinned state gone starts over from a new view (engine_leveldb_ro_search). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+#include "lsm_hooks/search/search.h"
+
+static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                      size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  if (r->read_hook) r->read_hook(r->read_hook_arg, number);
+  pin_t *p = ro_state_pin(v->ro_state, number);
+  if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
+  return ro_table_status(r, ldb_table_match(r->io, r->path, number, refs, n, m, st, err), number,
+                         err);
+}
+
+/* Reports s's tables to index_sync (pinning *epoch) and gives the new ones their leaves. */
+static int index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err) {
+  index_table_t *live = malloc((s->ntables + 1) * sizeof *live);
+  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  for (size_t i = 0; i < s->ntables; i++)
+    live[i] = (index_table_t){s->tables[i].number, s->tables[i].size, s->ids[i]};
+  int rc = index_sync_tables_listed(r->sync, live, s->ntables, epoch, err);
+  free(live);
+  return rc;
+}
+
+int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  engine_ro_t *r = (engine_ro_t *)e;
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
+  pthread_mutex_lock(&r->mu);
+  int rc = ro_refresh(r, err);
+  if (rc == BFH_OK) {
+    v->ro_state = r->state;
+    atomic_fetch_add(&r->state->refs, 1);
+    /* Listed under mu, so that index_sync sees the versions in order. */
+    if (r->sync) rc = index_state(r, r->state, &v->epoch, err);
+  }
+  pthread_mutex_unlock(&r->mu);
+  /* New tables get their leaves now: the first search builds every leaf (or loads it from
+     the index directory), later ones only those of tables made since. */
+  if (rc == BFH_OK && r->sync) rc = index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
+  if (rc != BFH_OK) {
+    if (v->epoch) index_sync_view_unpin(r->sync, v->epoch);
+    ro_state_unref(v->ro_state);
+    free(v);
+    return rc;
+  }
+  ro_state_t *s = v->ro_state;
+  v->tables = s->tables;
+  v->ntables = s->ntables;
+  v->segs = s->segs;
+  v->nsegs = s->nchunks;
+  *view = v;
+  return BFH_OK;
+}
+
+void ro_view_release(engine_t *e, engine_view_t *v) {
+  engine_ro_t *r = (engine_ro_t *)e;
+  if (!v) return;
+  if (r->sync && v->epoch) index_sync_view_unpin(r->sync, v->epoch);
+  ro_state_unref(v->ro_state);
+  free(v);
+}
+
+size_t ro_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->ntables;
+}
+
+int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
+                  engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((engine_ro_t *)e, v, number, NULL, 0, &m, st, err);
+}
+
+int ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                   size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                   engine_scan_stats_t *st, err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((engine_ro_t *)e, v, number, refs, n, &m, st, err);
+}
+
+int ro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e, (void)err;
+  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
+int ro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len, uint64_t hash,
+                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)err;
+  uint64_t seed = ldb_value_seed(((engine_ro_t *)e)->sync);
+  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
+  return BFH_OK;
+}
+
+/* ---- Searching -------------------------------------------------------------------------- */
+
+typedef struct found {
+  char **keys;
+  size_t *lens;
+  size_t n, cap;
+  int nomem;
+} found_t;
+
+static int collect(void *arg, const void *key, size_t key_len) {
+  found_t *f = arg;
+  if (f->n == f->cap) {
+    size_t c = f->cap ? 2 * f->cap : 64;
+    char **k = realloc(f->keys, c * sizeof *k);
+    if (k) f->keys = k;
+    size_t *l = k ? realloc(f->lens, c * sizeof *l) : NULL;
+    if (l) f->lens = l, f->cap = c;
+    if (!l) return f->nomem = 1;
+  }
+  char *k = malloc(key_len ? key_len : 1);
+  if (!k) return f->nomem = 1;
+  memcpy(k, key, key_len);
+  f->keys[f->n] = k;
+  f->lens[f->n++] = key_len;
+  return 0;
+}
+
+static void found_clear(found_t *f) {
+  for (size_t i = 0; i < f->n; i++) free(f->keys[i]);
+  f->n = 0;
+  f->nomem = 0;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
+                             void *arg, bfh_search_stats *st, err_t *err) {
+  engine_ro_t *r = (engine_ro_t *)c->engine;
+  uint64_t t0 = now_ns();
+  found_t f = {0};
+  bfh_search_stats s;
+  int rc = BFH_E_BUSY;
+  for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
+    if (attempt) atomic_fetch_add(&r->retries, 1);
+    found_clear(&f);
+    rc = search_execute(c, q, collect, &f, &s, err); /* the same plan and hash every time */
+    if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  }
+  if (rc == BFH_E_BUSY)
+    err_prefix(err, "search gave up after %d attempts (the database changed under each): ",
+               ENGINE_LEVELDB_RO_ATTEMPTS);
+  s.results = 0;
+  for (size_t i = 0; rc == BFH_OK && i < f.n; i++) {
+    s.results++;
+    if (fn && fn(arg, f.keys[i], f.lens[i])) break;
+  }
+  found_clear(&f);
+  free(f.keys);
+  free(f.lens);
+  s.elapsed_ns = now_ns() - t0;
+  if (st) *st = s;
+  return rc;
+}
