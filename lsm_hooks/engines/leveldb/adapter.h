@@ -1,14 +1,19 @@
 /* What the files of the LevelDB adapter share (internal to lsm_hooks/engines/leveldb/).
  *
- *   engine.c   the engine_ops (put, delete, get, flush, scans), open and close
- *   errors.c   LevelDB's error strings as bfh statuses; which file a Corruption is about
- *   logs.c     the live logs read into immutable segments: the memtables of a view
- *   sync.c     the emulated table-build hook: the live list pinned, reported to index_sync,
- *              views, and the background thread that has index_sync read new tables
- *   reads.c    a table read for a search or for its filters (both engines)
- *   table.c, log.c, sstables.c, precheck.c, filter.c  readers of LevelDB's files, in C
- *   readonly.c, version_edit.c  the read-only engine (bfh_options.read_only): no LevelDB, the
- *              MANIFEST replayed by bfh (its own consistency argument is in readonly.c)
+ *   ldb_engine.c  the engine_ops (put, delete, get, flush, scans), open and close
+ *   errors.c      LevelDB's error strings as bfh statuses; which file a Corruption is about
+ *   logs.c        the live logs read into immutable segments: the memtables of a view
+ *   sync.c        the emulated table-build hook: the live list pinned, reported to index_sync,
+ *                 views, and the background thread that has index_sync read new tables
+ *   reads.c       a table read for a search or for its filters (both engines)
+ *   filter.c      a table's value filter and block filter, built by reading the table
+ *   precheck.c    what LevelDB's recovery would accept silently, refused before its open
+ *   ldb_repair.c, ldb_verify.c  bfh_repair, bfh_tables and bfh_check of a LevelDB database
+ *   sorted_iter.c an ordered iterator over entries gathered in memory
+ * Beside this folder: ../leveldb_ro/ the read-only engine (bfh_options.read_only: no LevelDB,
+ * the MANIFEST replayed by bfh; its consistency argument is at the top of readonly.c), and
+ * ../../leveldb_format/ the readers of LevelDB's files (ldb_table, ldb_log, ldb_version_edit,
+ * ldb_sstables), in C.
  *
  * The emulated hook ("sync"), serialized by sync_mu:
  *   1. (views only) list the *.log files of the directory and read each from where the last
