@@ -18,6 +18,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm/log.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
@@ -726,7 +727,7 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   points[36] = size - 1;
   points[37] = size > 70000 ? size - 70000 : 1; /* inside the big record */
   points[38] = 3;
-  points[39] = LDB_LOG_BLOCK_BYTES < size ? LDB_LOG_BLOCK_BYTES + 3 : 2;
+  points[39] = LOG_BLOCK_BYTES < size ? LOG_BLOCK_BYTES + 3 : 2;
   for (int i = 0; i < 40; i++) {
     assert_int_equal(test_copy_file(dst, cut, points[i]), 0);
     uint64_t part = 0, resume = 0;
