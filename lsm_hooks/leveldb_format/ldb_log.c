@@ -7,58 +7,42 @@
 
 #include "bfh.h"
 #include "lsm/log.h"
+#include "lsm/table_hook.h"
+#include "lsm/write_batch.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
-#define BATCH_HEADER_BYTES 12
+_Static_assert(LDB_TYPE_VALUE == LSM_TYPE_VALUE && LDB_TYPE_DELETION == LSM_TYPE_DELETION,
+               "LevelDB's value types are the own engine's");
 
-static const uint8_t *get_varstring(const uint8_t *p, const uint8_t *end, const uint8_t **s,
-                                    size_t *n) {
-  uint32_t len;
-  p = decode_varint32(p, end, &len);
-  if (!p || len > (size_t)(end - p)) return NULL;
-  *s = p;
-  *n = len;
-  return p + len;
+typedef struct batch_visit {
+  ldb_visit_fn fn;
+  void *arg;
+  ldb_read_stats_t *st;
+  int stopped;
+} batch_visit_t;
+
+static int visit_entry(void *arg, uint64_t seq, int type, const void *key, size_t klen,
+                       const void *val, size_t vlen) {
+  batch_visit_t *v = arg;
+  ldb_entry_t e = {.key = key,
+                   .key_len = klen,
+                   .val = val ? val : (const uint8_t *)"",
+                   .val_len = vlen,
+                   .seq = seq,
+                   .type = type};
+  if (v->st) v->st->entries++;
+  return v->stopped = v->fn(v->arg, &e) != 0;
 }
 
+/* LevelDB's write batch is the own engine's (lsm/write_batch.h), byte for byte. */
 int ldb_log_decode_batch(const uint8_t *p, size_t n, const char *where, ldb_visit_fn fn, void *arg,
                          int *stopped, ldb_read_stats_t *st, err_t *err) {
-  *stopped = 0;
-  if (n < BATCH_HEADER_BYTES)
-    return err_set(err, BFH_E_CORRUPT, "%s: write batch of %zu bytes is too short", where, n);
-  uint64_t seq = decode_fixed64(p);
-  uint32_t count = decode_fixed32(p + 8);
-  const uint8_t *q = p + BATCH_HEADER_BYTES, *end = p + n;
-  uint32_t i = 0;
-  for (; q < end; i++) {
-    ldb_entry_t e = {.seq = seq + i};
-    uint8_t tag = *q++;
-    if (tag == LDB_TYPE_VALUE) {
-      q = get_varstring(q, end, &e.key, &e.key_len);
-      if (q) q = get_varstring(q, end, &e.val, &e.val_len);
-      e.type = LDB_TYPE_VALUE;
-    } else if (tag == LDB_TYPE_DELETION) {
-      q = get_varstring(q, end, &e.key, &e.key_len);
-      e.val = (const uint8_t *)"";
-      e.type = LDB_TYPE_DELETION;
-    } else {
-      return err_set(err, BFH_E_CORRUPT, "%s: write batch entry %u: unknown tag %u", where, i, tag);
-    }
-    if (!q) return err_set(err, BFH_E_CORRUPT, "%s: write batch entry %u: truncated", where, i);
-    if (i >= count)
-      return err_set(err, BFH_E_CORRUPT, "%s: write batch holds more than its count %u", where,
-                     count);
-    if (st) st->entries++;
-    if (fn(arg, &e)) {
-      *stopped = 1;
-      return BFH_OK;
-    }
-  }
-  if (i != count)
-    return err_set(err, BFH_E_CORRUPT, "%s: write batch holds %u entries, count says %u", where, i,
-                   count);
-  return BFH_OK;
+  batch_visit_t v = {fn, arg, st, 0};
+  int rc = write_batch_iterate(p, n, visit_entry, &v, err);
+  *stopped = v.stopped;
+  if (v.stopped) return BFH_OK;
+  return rc == BFH_OK ? BFH_OK : err_prefix(err, "%s: ", where);
 }
 
 /* A record cut short by the end of the file at h (avail bytes from the header on, at most the

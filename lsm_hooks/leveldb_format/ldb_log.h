@@ -8,7 +8,8 @@
  * A logical record is a WriteBatch:
  *   sequence fixed64 | count fixed32 | count x (0x01 varstring key, varstring value
  *                                                 | 0x00 varstring key)
- * where varstring = varint32 length + bytes; entry i carries sequence + i.
+ * where varstring = varint32 length + bytes; entry i carries sequence + i (the own engine's
+ * write batch, lsm/write_batch.h, byte for byte: it is decoded by write_batch_iterate).
  *
  * The framing is the own engine's log format byte for byte (lsm/log.h, LOG_BLOCK_BYTES,
  * LOG_HEADER_BYTES): the records are read by lsm/log_reader.c in its LOG_READER_LIVE mode.

@@ -12,6 +12,9 @@
 #include "lsm/internal_key.h"
 #include "util/coding.h"
 
+_Static_assert(LDB_TYPE_VALUE == LSM_TYPE_VALUE && LDB_TYPE_DELETION == LSM_TYPE_DELETION,
+               "LevelDB's value types are the own engine's");
+
 /* A block bigger than this after decompression is taken as damage (LevelDB blocks are
    ~4 KiB; one holding a single maximal value is ~64 MiB). */
 #define MAX_BLOCK_BYTES (256u << 20)
