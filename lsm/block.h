@@ -6,8 +6,8 @@
  * ldb_table.c) walk their (decompressed) blocks with this cursor too.
  *
  * block_t and block_cursor_t are caller-owned structs that borrow the block's bytes (in
- * the buffer the table reader read them into); block_cursor_t allocates only for keys longer than its inline
- * buffer. block_iterator_create() wraps a cursor as an iterator_t.
+ * the buffer the table reader read them into); block_cursor_t allocates only for keys longer than
+ * its inline buffer. block_iterator_create() wraps a cursor as an iterator_t.
  */
 #ifndef BFH_LSM_BLOCK_H
 #define BFH_LSM_BLOCK_H

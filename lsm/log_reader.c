@@ -113,8 +113,8 @@ enum {
 static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_end, int resume,
                       int cut, const char *what, err_t *err) {
   if (bad_end > r->size) bad_end = r->size;
-  if (cut || (!(r->flags & LOG_READER_LIVE) &&
-              all_zero(at_offset(r, bad_end), r->size - bad_end))) {
+  if (cut ||
+      (!(r->flags & LOG_READER_LIVE) && all_zero(at_offset(r, bad_end), r->size - bad_end))) {
     r->cut_at = bad_at;
     r->has_cut = cut;
     r->at_end = 1;
@@ -158,7 +158,8 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
   for (;;) {
     size_t block_left = LOG_BLOCK_BYTES - r->pos % LOG_BLOCK_BYTES;
     if (block_left < LOG_HEADER_BYTES) { /* zero trailer */
-      if ((r->flags & LOG_READER_LIVE) && block_left > r->size - r->pos) { /* not all written */
+      /* Live: a trailer not all written yet ends the read before it. */
+      if ((r->flags & LOG_READER_LIVE) && block_left > r->size - r->pos) {
         if (!in_frag) start = r->pos;
         r->at_end = 1;
         r->dropped = r->size - start;

@@ -68,8 +68,7 @@ int ldb_log_records(env_t *io, const char *path, const char *kind, uint64_t offs
                     ldb_record_fn fn, void *arg, uint64_t *next_offset, ldb_read_stats_t *st,
                     err_t *err) {
   if (next_offset) *next_offset = offset;
-  if (!env_exists(io, path))
-    return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
+  if (!env_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
   log_reader_t *r = NULL;
   int rc = log_reader_open_at(io, path, kind, offset, LOG_READER_LIVE, &r, err);
   if (rc != BFH_OK) {

@@ -77,8 +77,7 @@ static int read_at(env_rfile_t *f, const char *path, uint64_t off, uint8_t *p, u
 }
 
 /* Reads the whole of the open table f (named path) into *data (malloc'd, caller frees). */
-static int read_file(env_rfile_t *f, const char *path, uint8_t **data, uint64_t *size,
-                     err_t *err) {
+static int read_file(env_rfile_t *f, const char *path, uint8_t **data, uint64_t *size, err_t *err) {
   uint64_t n = env_rfile_size(f);
   uint8_t *p = malloc(n ? n : 1);
   if (!p)
@@ -236,8 +235,8 @@ static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, i
 
 /* The index block's handle from the footer (LDB_FOOTER_BYTES at footer, file offset at):
    metaindex handle, index handle, padding, magic. */
-static int decode_footer(const char *path, const uint8_t *footer, uint64_t at, block_handle_t *index,
-                         err_t *err) {
+static int decode_footer(const char *path, const uint8_t *footer, uint64_t at,
+                         block_handle_t *index, err_t *err) {
   if (decode_fixed64(footer + 40) != LDB_TABLE_MAGIC)
     return err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", path,
                    (unsigned long long)at);
@@ -311,7 +310,8 @@ static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
   if (rc == BFH_OK) rc = decode_footer(t->path, d.p, footer_at, &ih, err);
   reader_t r = {.path = t->path, .size = t->size, .blocks_end = footer_at, .err = err};
   if (rc == BFH_OK) rc = check_handle(&r, ih.offset, ih.size);
-  if (rc == BFH_OK && ih.size > MAX_BLOCK_BYTES) rc = corrupt(&r, ih.offset, "index block too large");
+  if (rc == BFH_OK && ih.size > MAX_BLOCK_BYTES)
+    rc = corrupt(&r, ih.offset, "index block too large");
   size_t at = len;
   if (rc == BFH_OK) rc = tag_append(&d, &len, ih.size + BLOCK_TRAILER_BYTES, t->path, err);
   if (rc == BFH_OK) rc = tag_read(t, ih.offset, d.p + at, ih.size + BLOCK_TRAILER_BYTES, err);
@@ -338,7 +338,8 @@ static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
       if (rc == BFH_OK) rc = tag_append(&d, &len, BLOCK_TRAILER_BYTES, t->path, err);
       if (rc == BFH_OK) rc = tag_read(t, h.offset + h.size, d.p + at, BLOCK_TRAILER_BYTES, err);
     }
-    if (rc == BFH_OK && block_cursor_corrupt(&c)) rc = corrupt(&r, ih.offset, "index entry: bad lengths");
+    if (rc == BFH_OK && block_cursor_corrupt(&c))
+      rc = corrupt(&r, ih.offset, "index entry: bad lengths");
     block_cursor_release(&c);
   }
   if (rc == BFH_OK) *tag = bfh_hash64(d.p, len, LDB_TABLE_TAG_SEED);
@@ -455,9 +456,8 @@ int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
   return rc;
 }
 
-int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
-                                size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
-                                err_t *err) {
+int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                                ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
   int rc = BFH_OK;
   uint64_t size = env_rfile_size(f);
   reader_t r = {.path = path,
