@@ -25,11 +25,14 @@ void block_trailer_encode(uint8_t trailer[BLOCK_TRAILER_BYTES], const uint8_t *c
   encode_fixed32(trailer + 1, crc32c_mask(crc));
 }
 
-int block_trailer_check(const uint8_t *contents, size_t n) {
-  const uint8_t *t = contents + n;
-  if (t[0] != BLOCK_TYPE_RAW) return -1;
+int block_trailer_crc_check(const uint8_t *contents, size_t n) {
   uint32_t crc = crc32c_value(contents, n + 1);
-  return crc32c_unmask(decode_fixed32(t + 1)) == crc ? 0 : -1;
+  return crc32c_unmask(decode_fixed32(contents + n + 1)) == crc ? 0 : -1;
+}
+
+int block_trailer_check(const uint8_t *contents, size_t n) {
+  if (contents[n] != BLOCK_TYPE_RAW) return -1;
+  return block_trailer_crc_check(contents, n);
 }
 
 int block_parse(block_t *b, const uint8_t *data, size_t size) {

@@ -1,9 +1,13 @@
 /* Reading blocks: block handles, the 5-byte block trailer [type u8][masked crc32c fixed32]
  * and a seekable cursor over a block's entries (doc/format.md "Block").
  *
+ * The block format (entries with shared key prefixes, restart array, trailer, handles) is
+ * LevelDB's, byte for byte: the readers of LevelDB's tables (lsm_hooks/leveldb_format/
+ * ldb_table.c) walk their (decompressed) blocks with this cursor too.
+ *
  * block_t and block_cursor_t are caller-owned structs that borrow the block's bytes (in
- * the buffer the table reader read them into); block_cursor_t allocates only for keys longer than its inline
- * buffer. block_iterator_create() wraps a cursor as an iterator_t.
+ * the buffer the table reader read them into); block_cursor_t allocates only for keys longer than
+ * its inline buffer. block_iterator_create() wraps a cursor as an iterator_t.
  */
 #ifndef BFH_LSM_BLOCK_H
 #define BFH_LSM_BLOCK_H
@@ -34,6 +38,9 @@ const uint8_t *block_handle_decode(const uint8_t *p, const uint8_t *limit, block
 void block_trailer_encode(uint8_t trailer[BLOCK_TRAILER_BYTES], const uint8_t *contents, size_t n);
 /* 0 if trailer (the 5 bytes after contents) matches contents[0,n) and has type RAW, else -1. */
 int block_trailer_check(const uint8_t *contents, size_t n);
+/* 0 if the masked CRC in the trailer after contents[0,n) matches contents and the trailer's
+   type byte, whatever the type (LevelDB's tables also have type 1, snappy), else -1. */
+int block_trailer_crc_check(const uint8_t *contents, size_t n);
 
 /* A parsed block. */
 typedef struct block {

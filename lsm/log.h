@@ -54,9 +54,21 @@ typedef struct log_reader log_reader_t;
 /* Opens path for reading (it reads the whole file into memory). The client calls
    log_reader_close(). */
 int log_reader_open(env_t *io, const char *path, log_reader_t **r, err_t *err);
+
+/* For logs another program may still be appending to (LevelDB's, read by
+   lsm_hooks/leveldb_format/ldb_log.c): only a record (or block trailer) that the end of the
+   file cuts short is a tail not yet written; damage followed by zeros is corruption, and a
+   zero header (type 0, length 0: preallocated space) is skipped. */
+#define LOG_READER_LIVE 1
+/* log_reader_open from byte `offset` on (a record boundary: 0, or an end offset an earlier
+   reader returned; only the bytes from there are read). kind names the file in messages
+   ("log", "manifest"; borrowed, must outlive the reader); flags: 0 or LOG_READER_LIVE.
+   log_reader_open is log_reader_open_at(io, path, "log", 0, 0, ...). */
+int log_reader_open_at(env_t *io, const char *path, const char *kind, uint64_t offset, int flags,
+                       log_reader_t **r, err_t *err);
 /* Next record: ST_OK with *data, *n (borrowed, valid until the next call or close);
    ST_NOT_FOUND at the end (clean, or after dropping a torn tail); ST_E_CORRUPT with
-   "log <path>: record at <offset>: checksum mismatch" (or the header problem). After an
+   "<kind> <path>: record at <offset>: checksum mismatch" (or the header problem). After an
    error, later calls return the same error. */
 int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err);
 /* File offset of the first fragment of the record last returned. */
@@ -64,8 +76,15 @@ uint64_t log_reader_record_offset(const log_reader_t *r);
 /* Bytes skipped as a torn tail at the end of the file (0 when the file ended cleanly);
    meaningful once log_reader_next returned ST_NOT_FOUND. */
 uint64_t log_reader_dropped_bytes(const log_reader_t *r);
-/* Offset where valid data ends (= file size - dropped bytes, once at the end). */
+/* Offset where valid data ends (= file size - dropped bytes, once at the end); before the end,
+   where the record last returned ends. */
 uint64_t log_reader_end_offset(const log_reader_t *r);
+/* Bytes read from the file (from the open offset to its end). */
+uint64_t log_reader_bytes_read(const log_reader_t *r);
+/* Once log_reader_next returned ST_NOT_FOUND: 1 if the end of the file cut a physical record
+   short, with its offset in *at and its bytes from its header to the end of the file in *p, *n
+   (borrowed, valid until close); 0 if not. */
+int log_reader_cut_record(const log_reader_t *r, uint64_t *at, const uint8_t **p, size_t *n);
 /* Repair and check: after log_reader_next returned ST_E_CORRUPT, moves past the damage to
    the next record that can be read, and returns the bytes skipped (0 if the reader was not
    stopped by corruption). Where reading goes on:

@@ -10,9 +10,12 @@
 
 struct log_reader {
   char *path;
-  uint8_t *buf; /* the whole file (owned) */
-  size_t size;
-  size_t pos; /* next physical record */
+  const char *kind; /* names the file in messages ("log"; borrowed) */
+  int flags;        /* LOG_READER_* */
+  uint8_t *buf;     /* the file from base on (owned) */
+  size_t base;      /* file offset of buf[0] */
+  size_t size;      /* file offset where buf ends */
+  size_t pos;       /* next physical record (file offsets throughout) */
   uint64_t record_offset;
   uint64_t dropped;
   int at_end;
@@ -21,25 +24,37 @@ struct log_reader {
   size_t resume;    /* where log_reader_skip_damage may go on (see bad_record) */
   int resume_check; /* resume is only a guess (a damaged record's own length): verify it */
   size_t fallback;  /* where it goes on if the guess fails: the next block */
+  size_t cut_at;    /* the physical record the end of the file cut short, if has_cut */
+  int has_cut;
   uint8_t *scratch; /* reassembled fragmented record */
   size_t scratch_len, scratch_cap;
 };
 
 int log_reader_open(env_t *io, const char *path, log_reader_t **out, err_t *err) {
+  return log_reader_open_at(io, path, "log", 0, 0, out, err);
+}
+
+int log_reader_open_at(env_t *io, const char *path, const char *kind, uint64_t offset, int flags,
+                       log_reader_t **out, err_t *err) {
   *out = NULL;
   log_reader_t *r = calloc(1, sizeof *r);
   if (!r || !(r->path = strdup(path))) {
     free(r);
-    return err_set(err, ST_E_NOMEM, "log %s: out of memory", path);
+    return err_set(err, ST_E_NOMEM, "%s %s: out of memory", kind, path);
   }
   void *data;
-  int rc = env_read_file(io, path, &data, &r->size, err);
+  size_t n;
+  int rc = env_read_file_at(io, path, offset, &data, &n, err);
   if (rc) {
     free(r->path);
     free(r);
     return rc;
   }
   r->buf = data;
+  r->kind = kind;
+  r->flags = flags;
+  r->base = r->pos = (size_t)offset;
+  r->size = r->base + n;
   err_clear(&r->status);
   *out = r;
   return ST_OK;
@@ -62,6 +77,21 @@ uint64_t log_reader_dropped_bytes(const log_reader_t *r) {
 uint64_t log_reader_end_offset(const log_reader_t *r) {
   return r->at_end ? r->size - r->dropped : r->pos;
 }
+uint64_t log_reader_bytes_read(const log_reader_t *r) {
+  return r->size - r->base;
+}
+int log_reader_cut_record(const log_reader_t *r, uint64_t *at, const uint8_t **p, size_t *n) {
+  if (!r->at_end || !r->has_cut) return 0;
+  *at = r->cut_at;
+  *p = r->buf + (r->cut_at - r->base);
+  *n = r->size - r->cut_at;
+  return 1;
+}
+
+/* The byte at file offset pos (base <= pos <= size). */
+static inline const uint8_t *at_offset(const log_reader_t *r, size_t pos) {
+  return r->buf + (pos - r->base);
+}
 
 static int all_zero(const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -76,19 +106,23 @@ enum {
   RESUME_EXACT  /* bad_end: the bad record's extent is known (its header checked out) */
 };
 
-/* The data from `start` on is not a valid record: a torn tail if nothing but zeros
-   follows the bad record (ending at `bad_end`), corruption otherwise. `bad_at` is the
-   offset the message names; `resume` says where log_reader_skip_damage may go on. */
+/* The data from `start` on is not a valid record: a torn tail if the end of the file cut the
+   record at bad_at short (cut), or (without LOG_READER_LIVE) if nothing but zeros follows the
+   bad record (ending at `bad_end`); corruption otherwise. `bad_at` is the offset the message
+   names; `resume` says where log_reader_skip_damage may go on. */
 static int bad_record(log_reader_t *r, size_t start, size_t bad_at, size_t bad_end, int resume,
-                      const char *what, err_t *err) {
+                      int cut, const char *what, err_t *err) {
   if (bad_end > r->size) bad_end = r->size;
-  if (all_zero(r->buf + bad_end, r->size - bad_end)) {
+  if (cut ||
+      (!(r->flags & LOG_READER_LIVE) && all_zero(at_offset(r, bad_end), r->size - bad_end))) {
+    r->cut_at = bad_at;
+    r->has_cut = cut;
     r->at_end = 1;
     r->dropped = r->size - start;
     r->pos = r->size;
     return ST_NOT_FOUND;
   }
-  err_set(&r->status, ST_E_CORRUPT, "log %s: record at %zu: %s", r->path, bad_at, what);
+  err_set(&r->status, ST_E_CORRUPT, "%s %s: record at %zu: %s", r->kind, r->path, bad_at, what);
   r->bad_at = start;
   r->fallback = (bad_at / LOG_BLOCK_BYTES + 1) * (size_t)LOG_BLOCK_BYTES;
   r->resume = resume == RESUME_BLOCK ? r->fallback : bad_end;
@@ -124,6 +158,14 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
   for (;;) {
     size_t block_left = LOG_BLOCK_BYTES - r->pos % LOG_BLOCK_BYTES;
     if (block_left < LOG_HEADER_BYTES) { /* zero trailer */
+      /* Live: a trailer not all written yet ends the read before it. */
+      if ((r->flags & LOG_READER_LIVE) && block_left > r->size - r->pos) {
+        if (!in_frag) start = r->pos;
+        r->at_end = 1;
+        r->dropped = r->size - start;
+        r->pos = r->size;
+        return ST_NOT_FOUND;
+      }
       r->pos += block_left;
       if (!in_frag) start = r->pos;
     }
@@ -136,46 +178,51 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
     size_t at = r->pos;
     if (!in_frag) start = at;
     if (r->size - at < LOG_HEADER_BYTES)
-      return bad_record(r, start, at, r->size, RESUME_EXACT, "truncated header", err);
-    const uint8_t *h = r->buf + at;
+      return bad_record(r, start, at, r->size, RESUME_EXACT, 1, "truncated header", err);
+    const uint8_t *h = at_offset(r, at);
     uint32_t len = (uint32_t)h[4] | ((uint32_t)h[5] << 8);
     int type = h[6];
     size_t block_left2 = LOG_BLOCK_BYTES - at % LOG_BLOCK_BYTES;
     if (LOG_HEADER_BYTES + len > block_left2)
-      return bad_record(r, start, at, at + block_left2, RESUME_BLOCK, "bad length", err);
+      return bad_record(r, start, at, at + block_left2, RESUME_BLOCK, 0, "bad length", err);
     size_t end = at + LOG_HEADER_BYTES + len;
     if (end > r->size)
-      return bad_record(r, start, at, r->size, RESUME_EXACT, "truncated record", err);
+      return bad_record(r, start, at, r->size, RESUME_EXACT, 1, "truncated record", err);
+    if ((r->flags & LOG_READER_LIVE) && type == LOG_ZERO && len == 0) { /* preallocation */
+      r->pos = end;
+      continue;
+    }
     uint32_t want = crc32c_unmask(decode_fixed32(h));
     uint32_t got = crc32c_value(h + 6, 1 + (size_t)len);
     if (type == LOG_ZERO || type > LOG_LAST)
-      return bad_record(r, start, at, end, RESUME_GUESS, "bad record type", err);
-    if (want != got) return bad_record(r, start, at, end, RESUME_GUESS, "checksum mismatch", err);
+      return bad_record(r, start, at, end, RESUME_GUESS, 0, "bad record type", err);
+    if (want != got)
+      return bad_record(r, start, at, end, RESUME_GUESS, 0, "checksum mismatch", err);
     const uint8_t *payload = h + LOG_HEADER_BYTES;
     r->pos = end;
     switch (type) {
       case LOG_FULL:
         if (in_frag) /* the fragmented record before it lost its LAST: drop it, keep this */
-          return bad_record(r, start, start, at, RESUME_EXACT, "fragmented record without a LAST",
-                            err);
+          return bad_record(r, start, start, at, RESUME_EXACT, 0,
+                            "fragmented record without a LAST", err);
         r->record_offset = at;
         *data = payload;
         *n = len;
         return ST_OK;
       case LOG_FIRST:
         if (in_frag)
-          return bad_record(r, start, start, at, RESUME_EXACT, "fragmented record without a LAST",
-                            err);
+          return bad_record(r, start, start, at, RESUME_EXACT, 0,
+                            "fragmented record without a LAST", err);
         in_frag = 1;
         r->scratch_len = 0;
         break;
       default: /* MIDDLE, LAST */
         if (!in_frag)
-          return bad_record(r, start, at, end, RESUME_EXACT, "fragment without a FIRST", err);
+          return bad_record(r, start, at, end, RESUME_EXACT, 0, "fragment without a FIRST", err);
         break;
     }
     if (scratch_append(r, payload, len) != 0) {
-      err_set(&r->status, ST_E_NOMEM, "log %s: out of memory", r->path);
+      err_set(&r->status, ST_E_NOMEM, "%s %s: out of memory", r->kind, r->path);
       if (err) *err = r->status;
       return ST_E_NOMEM;
     }
@@ -193,7 +240,7 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
 static int record_ok(const log_reader_t *r, size_t pos, int *type, size_t *end) {
   size_t block_left = LOG_BLOCK_BYTES - pos % LOG_BLOCK_BYTES;
   if (block_left < LOG_HEADER_BYTES || r->size - pos < LOG_HEADER_BYTES) return 0;
-  const uint8_t *h = r->buf + pos;
+  const uint8_t *h = at_offset(r, pos);
   size_t len = (size_t)h[4] | ((size_t)h[5] << 8);
   if (LOG_HEADER_BYTES + len > block_left || pos + LOG_HEADER_BYTES + len > r->size) return 0;
   if (h[6] == LOG_ZERO || h[6] > LOG_LAST) return 0;

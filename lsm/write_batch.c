@@ -146,14 +146,14 @@ int write_batch_iterate(const void *data, size_t n, write_batch_fn fn, void *arg
       val = p;
       p += vlen;
     }
-    if (i >= count) break;
+    if (i >= count)
+      return err_set(err, ST_E_CORRUPT, "write batch: header says %u records, found more", count);
     int stop = fn(arg, seq + i, type, key, klen, val, vlen);
     i++;
     if (stop) return stop;
   }
-  if (i != count || p != limit)
-    return err_set(err, ST_E_CORRUPT, "write batch: header says %u records, found %u%s", count, i,
-                   p != limit ? " and more" : "");
+  if (i != count)
+    return err_set(err, ST_E_CORRUPT, "write batch: header says %u records, found %u", count, i);
   return ST_OK;
 }
 

@@ -345,19 +345,24 @@ void env_rfile_close(env_rfile_t *f) {
 }
 
 int env_read_file(env_t *io, const char *path, void **data, size_t *size, err_t *err) {
+  return env_read_file_at(io, path, 0, data, size, err);
+}
+
+int env_read_file_at(env_t *io, const char *path, uint64_t offset, void **data, size_t *size,
+                     err_t *err) {
   *data = NULL;
   *size = 0;
   env_rfile_t *f;
   int rc = env_open_read(io, path, &f, err);
   if (rc) return rc;
-  size_t n = (size_t)f->size;
+  size_t n = f->size > offset ? (size_t)(f->size - offset) : 0;
   uint8_t *buf = malloc(n + 1);
   if (!buf) {
     env_rfile_close(f);
     return err_set(err, ST_E_NOMEM, "read %s: out of memory (%zu bytes)", path, n);
   }
   size_t got = 0;
-  rc = n ? env_rfile_pread(f, 0, buf, n, &got, err) : ST_OK;
+  rc = n ? env_rfile_pread(f, offset, buf, n, &got, err) : ST_OK;
   env_rfile_close(f);
   if (rc) {
     free(buf);

@@ -76,6 +76,10 @@ void env_rfile_close(env_rfile_t *f);          /* NULL allowed */
 
 /* Reads the whole file into *data (malloc'd, NUL-terminated one past *size; caller frees). */
 int env_read_file(env_t *io, const char *path, void **data, size_t *size, err_t *err);
+/* Reads the file from byte offset to its end (nothing if it is shorter) into *data, as
+   env_read_file. */
+int env_read_file_at(env_t *io, const char *path, uint64_t offset, void **data, size_t *size,
+                     err_t *err);
 /* Writes data to path (create/truncate), fdatasyncs it and closes it (e.g. CURRENT.tmp). */
 int env_write_file(env_t *io, const char *path, const void *data, size_t n, err_t *err);
 

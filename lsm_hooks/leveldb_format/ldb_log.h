@@ -8,8 +8,11 @@
  * A logical record is a WriteBatch:
  *   sequence fixed64 | count fixed32 | count x (0x01 varstring key, varstring value
  *                                                 | 0x00 varstring key)
- * where varstring = varint32 length + bytes; entry i carries sequence + i.
+ * where varstring = varint32 length + bytes; entry i carries sequence + i (the own engine's
+ * write batch, lsm/write_batch.h, byte for byte: it is decoded by write_batch_iterate).
  *
+ * The framing is the own engine's log format byte for byte (lsm/log.h, LOG_BLOCK_BYTES,
+ * LOG_HEADER_BYTES): the records are read by lsm/log_reader.c in its LOG_READER_LIVE mode.
  * A record cut short by the end of the file is a write in flight ("not yet written"): the
  * read stops cleanly there and says where to resume. Anything else malformed (checksum,
  * length past the block, fragments out of order, a batch that does not parse) is
@@ -24,9 +27,6 @@
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 #include "util/env.h"
 #include "util/err.h"
-
-#define LDB_LOG_BLOCK_BYTES 32768
-#define LDB_LOG_HEADER_BYTES 7
 
 /* Reads the log file at path (through io, borrowed: util/env.h) from byte `offset` (0, or a value
    returned in *next_offset by an earlier read of the same file) to its end, and calls fn for every

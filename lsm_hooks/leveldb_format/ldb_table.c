@@ -8,8 +8,12 @@
 
 #include "bfh.h"
 #include "filters/hash.h"
+#include "lsm/block.h"
+#include "lsm/internal_key.h"
 #include "util/coding.h"
-#include "util/crc32c.h"
+
+_Static_assert(LDB_TYPE_VALUE == LSM_TYPE_VALUE && LDB_TYPE_DELETION == LSM_TYPE_DELETION,
+               "LevelDB's value types are the own engine's");
 
 /* A block bigger than this after decompression is taken as damage (LevelDB blocks are
    ~4 KiB; one holding a single maximal value is ~64 MiB). */
@@ -27,7 +31,6 @@ typedef struct reader {
   uint64_t blocks_end; /* blocks and trailers lie in [0, blocks_end) */
   buf_t index_buf;     /* decompressed index block */
   buf_t data_buf;      /* decompressed data block */
-  buf_t key;           /* current data key */
   ldb_visit_fn fn;
   ldb_block_fn block_fn; /* NULL: block ends not reported */
   void *arg;
@@ -74,8 +77,7 @@ static int read_at(env_rfile_t *f, const char *path, uint64_t off, uint8_t *p, u
 }
 
 /* Reads the whole of the open table f (named path) into *data (malloc'd, caller frees). */
-static int read_file(env_rfile_t *f, const char *path, uint8_t **data, uint64_t *size,
-                     err_t *err) {
+static int read_file(env_rfile_t *f, const char *path, uint8_t **data, uint64_t *size, err_t *err) {
   uint64_t n = env_rfile_size(f);
   uint8_t *p = malloc(n ? n : 1);
   if (!p)
@@ -99,7 +101,7 @@ static int corrupt(reader_t *r, uint64_t off, const char *what) {
 /* Checks that the block at [off, off+n) and its trailer lie before the footer. */
 static int check_handle(reader_t *r, uint64_t off, uint64_t n) {
   if (off > r->blocks_end || n > r->blocks_end - off ||
-      LDB_BLOCK_TRAILER_BYTES > r->blocks_end - off - n)
+      BLOCK_TRAILER_BYTES > r->blocks_end - off - n)
     return corrupt(r, off, "handle points past the end of the file");
   return BFH_OK;
 }
@@ -110,10 +112,8 @@ static int check_handle(reader_t *r, uint64_t off, uint64_t n) {
 static int decode_block(reader_t *r, uint64_t off, const uint8_t *p, uint64_t n, buf_t *b,
                         const uint8_t **out, size_t *out_len) {
   uint8_t type = p[n];
-  uint32_t want = crc32c_unmask(decode_fixed32(p + n + 1));
-  uint32_t got = crc32c_extend(crc32c_value(p, (size_t)n), &type, 1);
-  if (want != got) return corrupt(r, off, "checksum mismatch");
-  if (type == 0) {
+  if (block_trailer_crc_check(p, (size_t)n)) return corrupt(r, off, "checksum mismatch");
+  if (type == BLOCK_TYPE_RAW) {
     *out = p;
     *out_len = (size_t)n;
     return BFH_OK;
@@ -155,79 +155,96 @@ static int visit_data_block(reader_t *r, uint64_t off, uint64_t n, const uint8_t
   return BFH_OK;
 }
 
-/* Walks the entries of one block. For the index block (data == 0) every value is a block
-   handle whose data block is walked in turn; for a data block every entry goes to fn. */
-static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int data) {
-  char what[96];
+/* Parses the block at off (decoded to b[0, len)) for walk_block and table_tag: its restart
+   count, and (check_restarts) every restart point inside the entries and ascending. */
+static int parse_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int check_restarts,
+                       block_t *blk) {
   if (len < 4) return corrupt(r, off, "block shorter than its restart count");
-  uint32_t nrestarts = decode_fixed32(b + len - 4);
-  if (nrestarts > (len - 4) / 4) return corrupt(r, off, "restart count exceeds the block");
-  size_t limit = len - 4 - 4 * (size_t)nrestarts;
-  uint32_t prev_restart = 0;
-  for (uint32_t i = 0; i < nrestarts; i++) {
+  if (block_parse(blk, b, len)) /* more restarts than fit, or none before entries */
+    return corrupt(r, off, "bad restart count");
+  uint32_t prev = 0, limit = blk->restarts_offset;
+  for (uint32_t i = 0; check_restarts && i < blk->nrestarts; i++) {
     uint32_t rs = decode_fixed32(b + limit + 4 * (size_t)i);
-    if ((rs >= limit && !(rs == 0 && limit == 0)) || rs < prev_restart) {
+    if ((rs >= limit && !(rs == 0 && limit == 0)) || rs < prev) {
+      char what[96];
       snprintf(what, sizeof what, "restart point %u (%u) out of order or range", i, rs);
       return corrupt(r, off, what);
     }
-    prev_restart = rs;
+    prev = rs;
   }
-  const uint8_t *p = b, *end = b + limit;
-  size_t key_len = 0;
-  while (p < end) {
-    size_t at = (size_t)(p - b);
-    uint32_t shared, non_shared, vlen;
-    p = decode_varint32(p, end, &shared);
-    if (p) p = decode_varint32(p, end, &non_shared);
-    if (p) p = decode_varint32(p, end, &vlen);
-    if (!p || shared > key_len || non_shared > (size_t)(end - p) ||
-        vlen > (size_t)(end - p) - non_shared) {
-      snprintf(what, sizeof what, "entry at +%zu: bad lengths", at);
-      return corrupt(r, off, what);
-    }
-    const uint8_t *kdelta = p, *val = p + non_shared;
-    p = val + vlen;
+  return BFH_OK;
+}
+
+/* Walks the entries of one block with the own engine's block cursor (lsm/block.h: the entry
+   format is the same). For the index block (data == 0) every value is a block handle whose
+   data block is walked in turn; for a data block every entry goes to fn. */
+static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int data) {
+  char what[96];
+  block_t blk;
+  int rc = parse_block(r, off, b, len, 1, &blk);
+  if (rc != BFH_OK) return rc;
+  block_cursor_t c;
+  block_cursor_init(&c, &blk, NULL);
+  uint32_t at = 0; /* the entry the cursor decodes */
+  for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
     if (!data) {
-      key_len = (size_t)shared + non_shared;
-      uint64_t boff, bsize;
-      const uint8_t *q = decode_varint64(val, val + vlen, &boff);
-      if (q) q = decode_varint64(q, val + vlen, &bsize);
-      if (!q) {
-        snprintf(what, sizeof what, "index entry at +%zu: bad block handle", at);
-        return corrupt(r, off, what);
+      block_handle_t h;
+      if (!block_handle_decode(c.val, c.val + c.val_len, &h)) {
+        snprintf(what, sizeof what, "index entry at +%u: bad block handle", at);
+        rc = corrupt(r, off, what);
+        break;
       }
       const uint8_t *db;
       size_t dlen;
-      int rc = read_block(r, boff, bsize, &r->data_buf, &db, &dlen);
-      if (rc == BFH_OK) rc = visit_data_block(r, boff, bsize, db, dlen);
-      if (rc != BFH_OK || r->stopped) return rc;
+      rc = read_block(r, h.offset, h.size, &r->data_buf, &db, &dlen);
+      if (rc == BFH_OK) rc = visit_data_block(r, h.offset, h.size, db, dlen);
+      if (rc != BFH_OK || r->stopped) break;
+      at = c.next_offset;
       continue;
     }
-    if (buf_reserve(&r->key, (size_t)shared + non_shared) != BFH_OK)
-      return err_set(r->err, BFH_E_NOMEM, "table %s: no memory for a key", r->path);
-    if (non_shared) memcpy(r->key.p + shared, kdelta, non_shared); /* key.p may be NULL */
-    key_len = (size_t)shared + non_shared;
-    if (key_len < 8) {
-      snprintf(what, sizeof what, "entry at +%zu: internal key shorter than 8 bytes", at);
-      return corrupt(r, off, what);
+    internal_key_parts_t k;
+    if (internal_key_parse(c.key, c.key_len, &k)) {
+      if (c.key_len < INTERNAL_KEY_TAG_BYTES)
+        snprintf(what, sizeof what, "entry at +%u: internal key shorter than 8 bytes", at);
+      else
+        snprintf(what, sizeof what, "entry at +%u: unknown value type %d", at,
+                 c.key[c.key_len - INTERNAL_KEY_TAG_BYTES]);
+      rc = corrupt(r, off, what);
+      break;
     }
-    uint64_t tag = decode_fixed64(r->key.p + key_len - 8);
-    ldb_entry_t e = {.key = r->key.p,
-                     .key_len = key_len - 8,
-                     .val = val,
-                     .val_len = vlen,
-                     .seq = tag >> 8,
-                     .type = (int)(tag & 0xff)};
-    if (e.type != LDB_TYPE_VALUE && e.type != LDB_TYPE_DELETION) {
-      snprintf(what, sizeof what, "entry at +%zu: unknown value type %d", at, e.type);
-      return corrupt(r, off, what);
-    }
+    ldb_entry_t e = {.key = k.user_key,
+                     .key_len = k.user_len,
+                     .val = c.val,
+                     .val_len = c.val_len,
+                     .seq = k.seq,
+                     .type = k.type};
     if (r->st) r->st->entries++;
     if (r->fn(r->arg, &e)) {
       r->stopped = 1;
-      return BFH_OK;
+      break;
     }
+    at = c.next_offset;
   }
+  if (rc == BFH_OK && block_cursor_corrupt(&c)) {
+    snprintf(what, sizeof what, "entry at +%u: bad lengths", at);
+    rc = corrupt(r, off, what);
+  }
+  block_cursor_release(&c);
+  return rc;
+}
+
+/* The index block's handle from the footer (LDB_FOOTER_BYTES at footer, file offset at):
+   metaindex handle, index handle, padding, magic. */
+static int decode_footer(const char *path, const uint8_t *footer, uint64_t at,
+                         block_handle_t *index, err_t *err) {
+  if (decode_fixed64(footer + 40) != LDB_TABLE_MAGIC)
+    return err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", path,
+                   (unsigned long long)at);
+  block_handle_t meta;
+  const uint8_t *q = block_handle_decode(footer, footer + 40, &meta);
+  if (!q || !block_handle_decode(q, footer + 40, index))
+    return err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad block handles", path,
+                   (unsigned long long)at);
   return BFH_OK;
 }
 
@@ -255,7 +272,7 @@ static int tag_read(tag_src_t *t, uint64_t off, uint8_t *p, uint64_t n, err_t *e
     memcpy(p, t->file + off, (size_t)n);
     return BFH_OK;
   }
-  if (n > LDB_BLOCK_TRAILER_BYTES) return read_at(t->f, t->path, off, p, n, err);
+  if (n > BLOCK_TRAILER_BYTES) return read_at(t->f, t->path, off, p, n, err);
   if (off < t->win_at || off + n > t->win_at + t->win_len) {
     uint64_t len = t->size - off < TAG_WINDOW_BYTES ? t->size - off : TAG_WINDOW_BYTES;
     if (buf_reserve(&t->win, (size_t)len) != BFH_OK)
@@ -286,56 +303,44 @@ static int table_tag(tag_src_t *t, uint64_t *tag, err_t *err) {
                    t->path, (unsigned long long)t->size);
   buf_t d = {0}, ib = {0};
   size_t len = 0;
-  uint64_t footer_at = t->size - LDB_FOOTER_BYTES, h[4];
+  uint64_t footer_at = t->size - LDB_FOOTER_BYTES;
+  block_handle_t ih = {0};
   int rc = tag_append(&d, &len, LDB_FOOTER_BYTES, t->path, err);
   if (rc == BFH_OK) rc = tag_read(t, footer_at, d.p, LDB_FOOTER_BYTES, err);
-  const uint8_t *q = d.p;
-  if (rc == BFH_OK && decode_fixed64(d.p + 40) != LDB_TABLE_MAGIC)
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", t->path,
-                 (unsigned long long)footer_at);
-  for (int i = 0; rc == BFH_OK && i < 4 && q; i++) q = decode_varint64(q, d.p + 40, &h[i]);
-  if (rc == BFH_OK && !q)
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad block handles", t->path,
-                 (unsigned long long)footer_at);
+  if (rc == BFH_OK) rc = decode_footer(t->path, d.p, footer_at, &ih, err);
   reader_t r = {.path = t->path, .size = t->size, .blocks_end = footer_at, .err = err};
-  if (rc == BFH_OK) rc = check_handle(&r, h[2], h[3]);
-  if (rc == BFH_OK && h[3] > MAX_BLOCK_BYTES) rc = corrupt(&r, h[2], "index block too large");
+  if (rc == BFH_OK) rc = check_handle(&r, ih.offset, ih.size);
+  if (rc == BFH_OK && ih.size > MAX_BLOCK_BYTES)
+    rc = corrupt(&r, ih.offset, "index block too large");
   size_t at = len;
-  if (rc == BFH_OK) rc = tag_append(&d, &len, h[3] + LDB_BLOCK_TRAILER_BYTES, t->path, err);
-  if (rc == BFH_OK) rc = tag_read(t, h[2], d.p + at, h[3] + LDB_BLOCK_TRAILER_BYTES, err);
+  if (rc == BFH_OK) rc = tag_append(&d, &len, ih.size + BLOCK_TRAILER_BYTES, t->path, err);
+  if (rc == BFH_OK) rc = tag_read(t, ih.offset, d.p + at, ih.size + BLOCK_TRAILER_BYTES, err);
   const uint8_t *b = NULL;
   size_t blen = 0;
-  if (rc == BFH_OK) rc = decode_block(&r, h[2], d.p + at, h[3], &ib, &b, &blen);
+  if (rc == BFH_OK) rc = decode_block(&r, ih.offset, d.p + at, ih.size, &ib, &b, &blen);
   /* b points into d or ib: the index is walked from a copy, since d grows. */
   uint8_t *index = NULL;
   if (rc == BFH_OK && !(index = malloc(blen ? blen : 1)))
     rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its index", t->path);
   if (rc == BFH_OK) memcpy(index, b, blen);
-  if (rc == BFH_OK && blen < 4) rc = corrupt(&r, h[2], "block shorter than its restart count");
-  uint32_t nrestarts = rc == BFH_OK ? decode_fixed32(index + blen - 4) : 0;
-  if (rc == BFH_OK && nrestarts > (blen - 4) / 4)
-    rc = corrupt(&r, h[2], "restart count exceeds the block");
-  const uint8_t *p = index, *end = index; /* index is NULL after a failure */
-  if (rc == BFH_OK) end = index + blen - 4 - 4 * (size_t)nrestarts;
-  while (rc == BFH_OK && p < end) {
-    uint32_t shared, non_shared, vlen;
-    uint64_t boff = 0, bsize = 0;
-    p = decode_varint32(p, end, &shared);
-    if (p) p = decode_varint32(p, end, &non_shared);
-    if (p) p = decode_varint32(p, end, &vlen);
-    if (!p || non_shared > (size_t)(end - p) || vlen > (size_t)(end - p) - non_shared) {
-      rc = corrupt(&r, h[2], "index entry: bad lengths");
-      break;
+  block_t blk;
+  if (rc == BFH_OK) rc = parse_block(&r, ih.offset, index, blen, 0, &blk);
+  if (rc == BFH_OK) {
+    block_cursor_t c;
+    block_cursor_init(&c, &blk, NULL);
+    for (block_cursor_seek_first(&c); rc == BFH_OK && block_cursor_valid(&c);
+         block_cursor_next(&c)) {
+      block_handle_t h;
+      if (!block_handle_decode(c.val, c.val + c.val_len, &h))
+        rc = corrupt(&r, ih.offset, "index entry: bad block handle");
+      if (rc == BFH_OK) rc = check_handle(&r, h.offset, h.size);
+      at = len;
+      if (rc == BFH_OK) rc = tag_append(&d, &len, BLOCK_TRAILER_BYTES, t->path, err);
+      if (rc == BFH_OK) rc = tag_read(t, h.offset + h.size, d.p + at, BLOCK_TRAILER_BYTES, err);
     }
-    const uint8_t *v = p + non_shared;
-    p = v + vlen;
-    const uint8_t *e = decode_varint64(v, p, &boff);
-    if (e) e = decode_varint64(e, p, &bsize);
-    if (!e) rc = corrupt(&r, h[2], "index entry: bad block handle");
-    if (rc == BFH_OK) rc = check_handle(&r, boff, bsize);
-    at = len;
-    if (rc == BFH_OK) rc = tag_append(&d, &len, LDB_BLOCK_TRAILER_BYTES, t->path, err);
-    if (rc == BFH_OK) rc = tag_read(t, boff + bsize, d.p + at, LDB_BLOCK_TRAILER_BYTES, err);
+    if (rc == BFH_OK && block_cursor_corrupt(&c))
+      rc = corrupt(&r, ih.offset, "index entry: bad lengths");
+    block_cursor_release(&c);
   }
   if (rc == BFH_OK) *tag = bfh_hash64(d.p, len, LDB_TABLE_TAG_SEED);
   free(index);
@@ -404,25 +409,14 @@ static int scan_file(env_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_bloc
                  (unsigned long long)size);
     goto out;
   }
-  const uint8_t *footer = file + size - LDB_FOOTER_BYTES;
-  if (decode_fixed64(footer + 40) != LDB_TABLE_MAGIC) {
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad magic number", path,
-                 (unsigned long long)(size - LDB_FOOTER_BYTES));
-    goto out;
-  }
-  uint64_t h[4];
-  const uint8_t *q = footer;
-  for (int i = 0; i < 4 && q; i++) q = decode_varint64(q, footer + 40, &h[i]);
-  if (!q) {
-    rc = err_set(err, BFH_E_CORRUPT, "table %s: footer at %llu: bad block handles", path,
-                 (unsigned long long)(size - LDB_FOOTER_BYTES));
-    goto out;
-  }
+  block_handle_t ih;
+  rc = decode_footer(path, file + size - LDB_FOOTER_BYTES, size - LDB_FOOTER_BYTES, &ih, err);
+  if (rc != BFH_OK) goto out;
   r.blocks_end = size - LDB_FOOTER_BYTES;
   const uint8_t *ib;
   size_t ilen;
-  rc = read_block(&r, h[2], h[3], &r.index_buf, &ib, &ilen);
-  if (rc == BFH_OK) rc = walk_block(&r, h[2], ib, ilen, 0);
+  rc = read_block(&r, ih.offset, ih.size, &r.index_buf, &ib, &ilen);
+  if (rc == BFH_OK) rc = walk_block(&r, ih.offset, ib, ilen, 0);
   if (rc == BFH_OK && tag) { /* from the bytes the entries came from */
     tag_src_t t = {.path = path, .file = file, .size = size};
     rc = table_tag(&t, tag, err);
@@ -430,7 +424,6 @@ static int scan_file(env_rfile_t *f, const char *path, ldb_visit_fn fn, ldb_bloc
 out:
   free(r.index_buf.p);
   free(r.data_buf.p);
-  free(r.key.p);
   free(file);
   return rc;
 }
@@ -439,7 +432,7 @@ out:
 static int read_ref(reader_t *r, env_rfile_t *f, block_ref_t ref, buf_t *raw) {
   int rc = check_handle(r, ref.offset, ref.size);
   if (rc != BFH_OK) return rc;
-  uint64_t n = ref.size + LDB_BLOCK_TRAILER_BYTES;
+  uint64_t n = ref.size + BLOCK_TRAILER_BYTES;
   if (buf_reserve(raw, (size_t)n) != BFH_OK)
     return err_set(r->err, BFH_E_NOMEM, "table %s: block at %llu: no memory", r->path,
                    (unsigned long long)ref.offset);
@@ -463,9 +456,8 @@ int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
   return rc;
 }
 
-int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
-                                size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
-                                err_t *err) {
+int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                                ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
   int rc = BFH_OK;
   uint64_t size = env_rfile_size(f);
   reader_t r = {.path = path,
@@ -479,6 +471,5 @@ int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_re
   for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) rc = read_ref(&r, f, refs[i], &raw);
   free(raw.p);
   free(r.data_buf.p);
-  free(r.key.p);
   return rc;
 }

@@ -10,6 +10,12 @@
  *     key_delta[non_shared], value[value_len]) | restarts fixed32[n] | n fixed32
  *   index block: key = separator >= the last key of a data block, value = its handle
  *   data-block keys are internal keys: user key | fixed64 (sequence << 8 | type)
+ * The block format (entries, restarts, trailer, block handles) and the internal keys are the
+ * own engine's, byte for byte: the blocks are checked and walked with lsm/block.h (trailer CRC,
+ * block_parse, block_cursor, block_handle_decode) and the keys split with lsm/internal_key.h.
+ * What is LevelDB's alone stays here: snappy blocks (type 1, decompressed before the walk),
+ * the 48-byte footer with its magic (the own engine's is 64 bytes, another magic), and the
+ * stricter check of every restart point.
  *
  * The file is read into memory with pread through an env_t (util/env.h: tests inject faults
  * there; env_default() otherwise) (one pass, no mmap, so a file that shrinks under
@@ -44,7 +50,6 @@
 
 #define LDB_TABLE_MAGIC 0xdb4775248b80fb57ull
 #define LDB_FOOTER_BYTES 48
-#define LDB_BLOCK_TRAILER_BYTES 5
 
 #define LDB_TABLE_TAG_SEED 0x6266687461673031ull /* "bfhtag01" */
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm/log.h"
 /* Not public (lsm_hooks/testbed.h): the log reader, to find the records to damage. */
 #include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
@@ -175,9 +176,9 @@ static void test_leveldb_corrupt_log_length_past_end_fails_open(void **state) {
   char log[4400];
   only_file(f->dir, ".log", 0, log, sizeof log);
   uint64_t at = last_record(log, "log"), size = file_size(log);
-  uint64_t room = LDB_LOG_BLOCK_BYTES - at % LDB_LOG_BLOCK_BYTES - LDB_LOG_HEADER_BYTES;
+  uint64_t room = LOG_BLOCK_BYTES - at % LOG_BLOCK_BYTES - LOG_HEADER_BYTES;
   uint64_t len = room > 0xffff ? 0xffff : room;
-  assert_true(at + LDB_LOG_HEADER_BYTES + len > size); /* the record now runs past the end */
+  assert_true(at + LOG_HEADER_BYTES + len > size); /* the record now runs past the end */
   FILE *fp = fopen(log, "r+b");
   assert_non_null(fp);
   uint8_t b[2] = {(uint8_t)len, (uint8_t)(len >> 8)};
@@ -195,7 +196,7 @@ static void test_leveldb_corrupt_torn_log_tail_opens(void **state) {
   char log[4400], cut[4500];
   only_file(f->dir, ".log", 0, log, sizeof log);
   uint64_t at = last_record(log, "log"), size = file_size(log);
-  assert_true(size - at > LDB_LOG_HEADER_BYTES + 1);
+  assert_true(size - at > LOG_HEADER_BYTES + 1);
   snprintf(cut, sizeof cut, "%s.cut", log);
   assert_int_equal(test_copy_file(log, cut, size - 1), 0); /* the last write torn */
   assert_int_equal(rename(cut, log), 0);

@@ -18,6 +18,7 @@
 
 #include <snappy-c.h>
 
+#include "lsm/block.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
 /* Reads the first and last byte of the key and the value, so that ASan checks the bounds the
@@ -75,7 +76,7 @@ static int end_block(void *arg, uint64_t offset, uint64_t size) {
   fuzz_check(b->n == 0 || offset >= b->refs[b->n - 1].offset + b->refs[b->n - 1].size);
   if (b->n == MAX_REFS) return 1;
   b->refs[b->n++] = (block_ref_t){offset, size};
-  b->bytes += size + LDB_BLOCK_TRAILER_BYTES;
+  b->bytes += size + BLOCK_TRAILER_BYTES;
   return 0;
 }
 

@@ -296,6 +296,12 @@ static void test_write_batch_roundtrip(void **state) {
   bad[8] = 4;
   assert_int_equal(write_batch_iterate(bad, n, collect, &s, &err), ST_E_CORRUPT);
   assert_non_null(strstr(err.msg, "write batch"));
+  /* one record more than the count says, ending exactly at the end: not silently dropped */
+  bad[8] = 2;
+  memset(&s, 0, sizeof s);
+  assert_int_equal(write_batch_iterate(bad, n, collect, &s, &err), ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "write batch"));
+  assert_int_equal(s.n, 2);
   /* into a memtable */
   memtable_t *m = memtable_create();
   assert_int_equal(write_batch_insert(d, n, m, &err), ST_OK);

@@ -18,6 +18,8 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm/block.h"
+#include "lsm/log.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
@@ -487,7 +489,7 @@ static void expect_blocks_cover_table(const char *path, table_read_t *whole) {
   for (size_t i = 0; i < whole->nblocks; i++) {
     assert_int_equal(whole->refs[i].offset, at);
     assert_true(whole->ends[i] > block_first(whole, i)); /* LevelDB writes no empty block */
-    at += whole->refs[i].size + LDB_BLOCK_TRAILER_BYTES;
+    at += whole->refs[i].size + BLOCK_TRAILER_BYTES;
   }
   assert_int_equal(at, metaindex_offset(path));
   /* And ldb_table_scan sees the same entries. */
@@ -516,7 +518,7 @@ static void expect_read_blocks(const char *path, const table_read_t *whole, cons
   size_t entries = 0;
   for (size_t i = 0; i < n; i++) {
     refs[i] = whole->refs[idx[i]];
-    bytes += refs[i].size + LDB_BLOCK_TRAILER_BYTES;
+    bytes += refs[i].size + BLOCK_TRAILER_BYTES;
     entries += whole->ends[idx[i]] - block_first(whole, idx[i]);
   }
   table_read_t got = {0};
@@ -581,7 +583,7 @@ static void test_ldb_reader_reads_single_blocks(void **state) {
   uint64_t size = file_size(dst);
   block_ref_t outside[] = {{size, 10},
                            {size - LDB_FOOTER_BYTES - 10, 10},
-                           {whole.refs[0].offset, size - LDB_BLOCK_TRAILER_BYTES},
+                           {whole.refs[0].offset, size - BLOCK_TRAILER_BYTES},
                            {UINT64_MAX - 2, 4}};
   for (size_t i = 0; i < sizeof outside / sizeof *outside; i++) {
     ldb_read_stats_t st = {0};
@@ -726,7 +728,7 @@ static void test_ldb_reader_truncated_log_tail_stops_cleanly(void **state) {
   points[36] = size - 1;
   points[37] = size > 70000 ? size - 70000 : 1; /* inside the big record */
   points[38] = 3;
-  points[39] = LDB_LOG_BLOCK_BYTES < size ? LDB_LOG_BLOCK_BYTES + 3 : 2;
+  points[39] = LOG_BLOCK_BYTES < size ? LOG_BLOCK_BYTES + 3 : 2;
   for (int i = 0; i < 40; i++) {
     assert_int_equal(test_copy_file(dst, cut, points[i]), 0);
     uint64_t part = 0, resume = 0;
