@@ -72,7 +72,7 @@ struct args_t {
   std::exit(2);
 }
 
-args_t parse(int argc, char **argv) {
+args_t parse_args(int argc, char **argv) {
   args_t a;
   for (int i = 1; i < argc; i++) {
     std::string o = argv[i];
@@ -429,7 +429,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  args_t a = parse(argc, argv);
+  args_t a = parse_args(argc, argv);
   std::string outdir = a.work + "/out";
   mkdir(a.work.c_str(), 0755);
   mkdir(outdir.c_str(), 0755);
