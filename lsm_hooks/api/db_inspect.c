@@ -61,25 +61,10 @@ int db_inspect_tables(engine_t *e, const engine_kind_t *kind, value_index_t *vi,
 
 /* ---- bfh_check ------------------------------------------------------------------------- */
 
-/* Where damage goes: the caller's bfh_damage_fn, each file name behind a prefix. */
-typedef struct check {
-  lsm_damage_fn fn; /* may be NULL */
-  void *arg;
-  const char *prefix; /* "" or the stand-alone index's directory and '/' */
-} check_t;
-
-static void on_damage(void *arg, const char *file, uint64_t offset, const char *what) {
-  check_t *c = arg;
-  if (!c->fn) return;
-  char name[LSM_PATH_MAX];
-  snprintf(name, sizeof name, "%s%s", c->prefix, file);
-  c->fn(c->arg, name, offset, what);
-}
-
 /* BFH-PARAMS: a 36-byte record with one checksum, so damage is reported at offset 0. Sets
  *p (zero when absent or damaged). */
-static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db_params_t *p,
-                        err_t *err) {
+static int check_params(const char *path, bfh_damage_fn fn, void *arg, lsm_verify_stats_t *st,
+                        db_params_t *p, err_t *err) {
   memset(p, 0, sizeof *p);
   err_t e;
   int rc = db_params_read(env_default(), path, p, &e);
@@ -87,7 +72,7 @@ static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db
   if (rc == ST_E_CORRUPT || rc == ST_E_UNSUPPORTED) {
     memset(p, 0, sizeof *p);
     st->damaged++;
-    on_damage(c, DB_PARAMS_FILE, 0, lsm_verify_message_what(e.msg));
+    if (fn) fn(arg, DB_PARAMS_FILE, 0, lsm_verify_message_what(e.msg));
   } else if (rc != ST_OK) {
     if (err) *err = e;
     return rc;
@@ -102,11 +87,10 @@ static int check_params(const char *path, check_t *c, lsm_verify_stats_t *st, db
 
 int db_inspect_check(const char *path, const engine_kind_t *kind, bfh_damage_fn fn, void *arg,
                      bfh_check_report *rep, err_t *err) {
-  check_t c = {fn, arg, ""};
   lsm_verify_stats_t st;
   memset(&st, 0, sizeof st);
   db_params_t p;
-  int rc = check_params(path, &c, &st, &p, err);
+  int rc = check_params(path, fn, arg, &st, &p, err);
   if (rc == ST_OK) rc = kind->check(path, &p, fn, arg, &st, &rep->cache_damaged, err);
   rep->files = st.files;
   rep->bytes = st.bytes;
