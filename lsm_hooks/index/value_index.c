@@ -88,11 +88,13 @@ static int check_filter(const value_index_t *vi, uint64_t number, const value_fi
 
 /* ---- The lean layout ------------------------------------------------------------------ */
 
-/* The largest divisor r of m with m / r >= target bits (1 if none is larger). */
+/* The largest power of two r dividing m with m / r >= target bits (1 if none is larger).
+   Powers of two only, so that tables within a factor of two in size share a fold group: a
+   group's slices are allocated 8 slots at a time, which a group per table would waste. */
 static uint64_t fold_for(uint64_t m, double target) {
-  uint64_t r = target >= (double)m ? 1 : (uint64_t)((double)m / target);
-  while (r > 1 && m % r) r--;
-  return r ? r : 1;
+  uint64_t lim = target >= (double)m ? 1 : (uint64_t)((double)m / target), r = 1;
+  while (r * 2 <= lim && m % (r * 2) == 0) r *= 2;
+  return r;
 }
 
 /* The group of fold r, created if missing; -1 on no memory. */

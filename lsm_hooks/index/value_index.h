@@ -54,7 +54,7 @@ typedef struct value_index_params {
    m / r bits, OR-ing bits [j r, (j + 1) r) into bit j. Positions are reduced by multiply-
    shift, so a value's position in the folded filter is its position in the leaf divided by
    r: a folded leaf answers every probe its leaf would (never a false negative), with more
-   false positives. r is the largest divisor of m that leaves m / r >= lean_bits x the
+   false positives. r is the largest power of two dividing m that leaves m / r >= lean_bits x the
    values the leaf holds (estimated from its popcount). Leaves with the same r share one
    bit-sliced index, the only copy of their bits; LEAVES probes read their columns and
    HIERARCHY answers through the slices (no hierarchy is kept). */
