@@ -1,8 +1,12 @@
 /* Bit-sliced index (Flat-Bloofi), see sliced.h.
  *
- * Memory layout: rows[j * row_words + c] holds slots 64c .. 64c+63 of bit position j, so
- * the row of position j is row_words contiguous words and a query reads k short rows.
- * row_words = capacity / 64; growing the capacity (doubling) re-lays every row.
+ * Memory layout: the row of bit position j is row_bytes contiguous bytes at rows + j *
+ * row_bytes; bit s of it (byte s / 8, bit s % 8) is slot s. A query reads its k rows 64 slots
+ * at a time (little-endian loads of 8 bytes, fewer in a row's last chunk).
+ * row_bytes = capacity / 8, and the capacity is a multiple of 8 slots that grows by an
+ * eighth (at least 8 slots) when full, so that the rows hold at most 12.5% + 7 slots more
+ * than the high-water slot needs (a 64-slot step would cost 64 leaves' worth of rows for one
+ * leaf: 16 MB at m = 2,000,000); growing re-lays every row.
  * A freed slot has an all-zero column (sliced_remove clears it), so a query needs no
  * liveness mask: it ANDs k rows up to the high-water slot and maps set bits to ids.
  */
@@ -12,15 +16,16 @@
 #include <string.h>
 
 #include "filters/bits.h"
+#include "util/coding.h"
 #include "hierarchy/id_map.h"
 
 struct sliced {
   uint64_t m;
   size_t nwords;       /* words of one filter */
-  size_t cap;          /* slots, a multiple of 64 */
-  size_t row_words;    /* cap / 64 */
+  size_t cap;          /* slots, a multiple of 8 */
+  size_t row_bytes;    /* cap / 8 */
   size_t hi;           /* slots [0, hi) have been used; the rest are all zero */
-  uint64_t *rows;      /* m * row_words words, owned */
+  uint8_t *rows;       /* m * row_bytes bytes, owned */
   uint64_t *slot_id;   /* cap entries, owned: the id in each live slot */
   u64vec_t free_slots; /* freed slots below hi, reused last-in first-out */
   id_map_t map;        /* id -> slot */
@@ -46,12 +51,27 @@ void sliced_destroy(sliced_t *s) {
   free(s);
 }
 
-/* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 64). */
+/* Slots 64c .. 64c+63 of a row (slots past the capacity read as zero). */
+static inline uint64_t chunk_load(const sliced_t *s, const uint8_t *row, size_t c) {
+  size_t at = c * 8, n = s->row_bytes - at < 8 ? s->row_bytes - at : 8;
+  if (n == 8) return decode_fixed64(row + at);
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i++) x |= (uint64_t)row[at + i] << (8 * i);
+  return x;
+}
+
+/* ORs x into slots 64c .. 64c+63 of a row (x has no bits past the capacity). */
+static inline void chunk_or(const sliced_t *s, uint8_t *row, size_t c, uint64_t x) {
+  size_t at = c * 8, n = s->row_bytes - at < 8 ? s->row_bytes - at : 8;
+  for (size_t i = 0; i < n; i++) row[at + i] |= (uint8_t)(x >> (8 * i));
+}
+
+/* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 8). */
 static int grow_to(sliced_t *s, size_t slots) {
   if (slots <= s->cap) return ST_OK;
-  size_t cap = (slots + 63) / 64 * 64;
-  size_t rw = cap / 64;
-  uint64_t *rows = calloc((size_t)s->m * rw, sizeof *rows);
+  size_t cap = (slots + 7) / 8 * 8;
+  size_t rb = cap / 8;
+  uint8_t *rows = calloc((size_t)s->m * rb, 1);
   uint64_t *ids = realloc(s->slot_id, cap * sizeof *ids);
   if (!rows || !ids) {
     free(rows);
@@ -60,14 +80,13 @@ static int grow_to(sliced_t *s, size_t slots) {
   }
   s->slot_id = ids;
   if (s->rows) {
-    size_t used = (s->hi + 63) / 64;
-    for (uint64_t j = 0; j < s->m; j++)
-      memcpy(rows + j * rw, s->rows + j * s->row_words, used * sizeof *rows);
+    size_t used = (s->hi + 7) / 8;
+    for (uint64_t j = 0; j < s->m; j++) memcpy(rows + j * rb, s->rows + j * s->row_bytes, used);
   }
   free(s->rows);
   s->rows = rows;
   s->cap = cap;
-  s->row_words = rw;
+  s->row_bytes = rb;
   return ST_OK;
 }
 
@@ -75,14 +94,13 @@ int sliced_reserve(sliced_t *s, size_t slots) {
   return grow_to(s, slots);
 }
 
-/* Capacity for `extra` more leaves, doubling. */
+/* Capacity for `extra` more leaves, growing by an eighth (at least 8 slots). */
 static int make_room(sliced_t *s, size_t extra) {
   size_t reuse = s->free_slots.n < extra ? s->free_slots.n : extra;
   size_t need = s->hi + (extra - reuse);
   if (need <= s->cap) return ST_OK;
-  size_t cap = s->cap ? s->cap : 64;
-  while (cap < need) cap *= 2;
-  return grow_to(s, cap);
+  size_t step = s->cap / 8 < 8 ? 8 : s->cap / 8;
+  return grow_to(s, need > s->cap + step ? need : s->cap + step);
 }
 
 static size_t take_slot(sliced_t *s) {
@@ -92,12 +110,12 @@ static size_t take_slot(sliced_t *s) {
 
 /* Sets the column of `slot` from one filter: one row word per set bit. */
 static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
-  size_t c = slot / 64;
-  uint64_t bit = 1ull << (slot & 63);
+  size_t c = slot / 8;
+  uint8_t bit = (uint8_t)(1u << (slot & 7));
   for (size_t w = 0; w < s->nwords; w++) {
     for (uint64_t x = words[w]; x; x &= x - 1) {
       uint64_t j = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x);
-      if (j < s->m) s->rows[j * s->row_words + c] |= bit;
+      if (j < s->m) s->rows[j * s->row_bytes + c] |= bit;
     }
   }
 }
@@ -150,7 +168,7 @@ static void fill_column_word(sliced_t *s, size_t c, const slot_src_t *g, size_t 
     transpose64(a);
     uint64_t base = (uint64_t)w * 64;
     for (unsigned j = 0; j < 64 && base + j < s->m; j++)
-      if (a[j]) s->rows[(base + j) * s->row_words + c] |= a[j];
+      if (a[j]) chunk_or(s, s->rows + (base + j) * s->row_bytes, c, a[j]);
   }
 }
 
@@ -199,14 +217,14 @@ int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   uint64_t slot;
   if (!id_map_get(&s->map, id, &slot)) return ST_NOT_FOUND;
   if (u64vec_reserve(&s->free_slots, s->free_slots.n + 1) != ST_OK) return ST_E_NOMEM;
-  size_t c = (size_t)slot / 64;
-  uint64_t keep = ~(1ull << (slot & 63));
+  size_t c = (size_t)slot / 8;
+  uint8_t keep = (uint8_t) ~(1u << (slot & 7));
   if (words) {
     for (size_t w = 0; w < bits_words(s->m); w++)
       for (uint64_t x = words[w]; x; x &= x - 1)
-        s->rows[((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) * s->row_words + c] &= keep;
+        s->rows[((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) * s->row_bytes + c] &= keep;
   } else {
-    for (uint64_t j = 0; j < s->m; j++) s->rows[j * s->row_words + c] &= keep;
+    for (uint64_t j = 0; j < s->m; j++) s->rows[j * s->row_bytes + c] &= keep;
   }
   id_map_del(&s->map, id);
   s->free_slots.v[s->free_slots.n++] = slot;
@@ -217,11 +235,11 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
   size_t found = 0;
   size_t lim = (s->hi + 63) / 64;
   if (lim > 0 && p->k > 0) {
-    const uint64_t *r[BFH_MAX_HASHES];
-    for (uint32_t i = 0; i < p->k; i++) r[i] = s->rows + p->pos[i] * s->row_words;
+    const uint8_t *r[BFH_MAX_HASHES];
+    for (uint32_t i = 0; i < p->k; i++) r[i] = s->rows + p->pos[i] * s->row_bytes;
     for (size_t c = 0; c < lim; c++) {
-      uint64_t x = r[0][c];
-      for (uint32_t i = 1; i < p->k && x; i++) x &= r[i][c];
+      uint64_t x = chunk_load(s, r[0], c);
+      for (uint32_t i = 1; i < p->k && x; i++) x &= chunk_load(s, r[i], c);
       for (; x; x &= x - 1) {
         if (u64vec_push(out, s->slot_id[c * 64 + (size_t)__builtin_ctzll(x)]) != ST_OK)
           return ST_E_NOMEM;
@@ -237,6 +255,14 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
   return ST_OK;
 }
 
+int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p) {
+  uint64_t slot;
+  if (!id_map_get(&s->map, id, &slot)) return -1;
+  for (uint32_t i = 0; i < p->k; i++)
+    if (!(s->rows[p->pos[i] * s->row_bytes + slot / 8] & (1u << (slot & 7)))) return 0;
+  return 1;
+}
+
 size_t sliced_leaf_count(const sliced_t *s) {
   return s->map.n;
 }
@@ -246,6 +272,6 @@ int sliced_contains(const sliced_t *s, uint64_t id) {
 }
 
 size_t sliced_size_in_bytes(const sliced_t *s) {
-  return sizeof *s + (size_t)s->m * s->row_words * sizeof(uint64_t) + s->cap * sizeof(uint64_t) +
+  return sizeof *s + (size_t)s->m * s->row_bytes + s->cap * sizeof(uint64_t) +
          s->free_slots.cap * sizeof(uint64_t) + id_map_size_in_bytes(&s->map);
 }

@@ -2,7 +2,9 @@
  *
  * For each of the m bit positions, a row of slot bits: bit s of row j is bit j of the
  * filter in leaf slot s. A query ANDs the k rows of its probe positions; the set bits of
- * the result are the leaves that say maybe. Slots freed by removals are reused.
+ * the result are the leaves that say maybe. Slots freed by removals are reused. The
+ * capacity grows by an eighth, 8 slots at least, so the rows stay within 12.5% (plus 7
+ * slots) of what the leaves in them hold.
  *
  * Not thread-safe: the caller serializes writers against readers.
  */
@@ -46,8 +48,13 @@ int sliced_reserve(sliced_t *s, size_t slots);
    leaves reported. */
 int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stats_t *st);
 
+/* Whether leaf `id`'s column has all the bits of p: 1 maybe, 0 no, -1 if id is absent. */
+int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p);
+
 size_t sliced_leaf_count(const sliced_t *s);
 int sliced_contains(const sliced_t *s, uint64_t id);
+/* Bytes it holds: its rows (m x capacity bits; the capacity is at most 12.5% + 8 slots above
+   the slots in use), the slot ids, the free list and the id map. */
 size_t sliced_size_in_bytes(const sliced_t *s);
 
 #endif

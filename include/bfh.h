@@ -172,7 +172,16 @@ typedef struct bfh_options {
                             bfh_open. NULL (default): in memory only, m, k and seed from these
                             options, every leaf built again at each open. Leaves on disk need
                             one */
+  /* The lean index (doc/search.md "The lean index"), beyond the paper: */
+  uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
+                                    this many bits per value it holds, once, in bit-sliced
+                                    indexes (no hierarchy is kept; HIERARCHY answers through
+                                    them); default BFH_LEAN_BITS (3); 0: the paper's layout
+                                    (every leaf's m bits in memory, the hierarchy and the
+                                    bit-sliced index over them). In memory only: a reopen may
+                                    change it. At most 64 */
 } bfh_options;
+#define BFH_LEAN_BITS 3
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */
@@ -295,6 +304,10 @@ typedef struct bfh_db_stats {
   uint64_t standalone_bytes_written; /* bytes it wrote (logs and tables) since the open */
   uint64_t old_value_reads;          /* reads of the old value before a write, since the open */
   uint64_t old_value_read_ns;        /* the time they took */
+  /* Memory (doc/search.md "The lean index"): */
+  uint64_t index_bytes; /* every byte the value index holds in memory: leaves in memory (or
+                           their CRCs when on disk), leaf records, hierarchy, bit-sliced
+                           indexes, block filters, id maps */
 } bfh_db_stats;
 /* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
 BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);

@@ -90,7 +90,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                                opt.leaves_on_disk,
                                (hierarchy_placement_t)opt.placement,
                                opt.block_filter_bits,
-                               fio};
+                               fio,
+                               opt.index_bits_per_value};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);

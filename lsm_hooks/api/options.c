@@ -27,6 +27,7 @@ static void options_defaults(bfh_options *opt) {
   opt->read_only = 0;
   opt->index_dir = NULL;
   opt->memtable_index = 1;
+  opt->index_bits_per_value = BFH_LEAN_BITS;
 }
 
 void bfh_options_init_sized(bfh_options *opt, size_t size) {
@@ -108,6 +109,9 @@ static int check_options(const bfh_options *o) {
   if (o->block_filter_bits > BLOCK_FILTER_MAX_BITS)
     return invalid(NULL, "bfh_open: block_filter_bits = %u; 0 (none) to %d", o->block_filter_bits,
                    BLOCK_FILTER_MAX_BITS);
+  if (o->index_bits_per_value > 64)
+    return invalid(NULL, "bfh_open: index_bits_per_value = %u; 0 (the paper's layout) to 64",
+                   o->index_bits_per_value);
   if (o->standalone_index != 0 && o->standalone_index != 1)
     return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
   if (o->standalone_index && !(kind->caps & ENGINE_CAP_STANDALONE))

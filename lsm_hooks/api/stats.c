@@ -57,6 +57,7 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
     st->block_filter_tables = bs.tables;
     st->block_filter_bytes = bs.bytes;
     st->block_filters_damaged = bs.damaged + ss.blocks_damaged;
+    st->index_bytes = vs.index_bytes;
   }
   return BFH_OK;
 }

@@ -128,5 +128,6 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
 void block_index_get_stats(block_index_t *bi, block_index_stats_t *st) {
   pthread_rwlock_rdlock(&bi->lock);
   *st = bi->st;
+  st->held_bytes = st->bytes + sizeof *bi + id_map_size_in_bytes(&bi->filters);
   pthread_rwlock_unlock(&bi->lock);
 }

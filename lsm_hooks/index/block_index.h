@@ -53,6 +53,7 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
 typedef struct block_index_stats {
   uint64_t tables;        /* tables with a block filter */
   uint64_t bytes;         /* memory the filters hold */
+  uint64_t held_bytes;    /* bytes plus the index's own (its map from number to filter) */
   uint64_t values;        /* values they cover */
   uint64_t damaged;       /* filters dropped by block_index_drop_damaged */
   char last_damaged[256]; /* its last message */

@@ -8,6 +8,7 @@
  * Applying them inserts and removes leaves in the leaf store (value_index_leaves.c), the
  * hierarchy and the bit-sliced index, incrementally.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,8 @@ void value_index_destroy(value_index_t *vi) {
   if (!vi) return;
   hierarchy_destroy(vi->hier);
   sliced_destroy(vi->sliced);
+  for (size_t g = 0; g < vi->ngroups; g++) sliced_destroy(vi->groups[g].sliced);
+  free(vi->groups);
   block_index_destroy(vi->blocks);
   for (size_t i = 0; i < vi->n; i++) value_index_leaf_free(vi->leaves[i]);
   free(vi->leaves);
@@ -83,6 +86,80 @@ static int check_filter(const value_index_t *vi, uint64_t number, const value_fi
   return BFH_OK;
 }
 
+/* ---- The lean layout ------------------------------------------------------------------ */
+
+/* The largest power of two r dividing m with m / r >= target bits (1 if none is larger).
+   Powers of two only, so that tables within a factor of two in size share a fold group: a
+   group's slices are allocated 8 slots at a time, which a group per table would waste. */
+static uint64_t fold_for(uint64_t m, double target) {
+  uint64_t lim = target >= (double)m ? 1 : (uint64_t)((double)m / target), r = 1;
+  while (r * 2 <= lim && m % (r * 2) == 0) r *= 2;
+  return r;
+}
+
+/* The group of fold r, created if missing; -1 on no memory. */
+static long group_of(value_index_t *vi, uint64_t r) {
+  for (size_t g = 0; g < vi->ngroups; g++)
+    if (vi->groups[g].r == r) return (long)g;
+  if (vi->ngroups == vi->capgroups) {
+    size_t c = vi->capgroups ? 2 * vi->capgroups : 4;
+    fold_group_t *a = realloc(vi->groups, c * sizeof *a);
+    if (!a) return -1;
+    vi->groups = a;
+    vi->capgroups = c;
+  }
+  sliced_t *s = sliced_create(vi->params.m / r);
+  if (!s) return -1;
+  vi->groups[vi->ngroups] = (fold_group_t){r, s, 0.0};
+  return (long)vi->ngroups++;
+}
+
+/* Folds leaf l's words into the sliced index of its fold group (the only copy kept). Write
+   lock held. On failure nothing changed. */
+static int fold_in_locked(value_index_t *vi, leaf_t *l) {
+  uint64_t m = vi->params.m;
+  double fill = (double)l->popcount / (double)m;
+  double values = fill >= 1.0 ? (double)m : -(double)m / vi->params.k * log1p(-fill);
+  double target = values * vi->params.lean_bits;
+  if (target < VALUE_FILTER_MIN_BITS) target = VALUE_FILTER_MIN_BITS;
+  uint64_t r = fold_for(m, target);
+  long g = group_of(vi, r);
+  if (g < 0) return BFH_E_NOMEM;
+  uint64_t mf = m / r;
+  uint64_t *fw = calloc(bits_words(mf), sizeof *fw);
+  if (!fw) return BFH_E_NOMEM;
+  const uint64_t *w = l->filter->words;
+  for (size_t i = 0; i < vi->nwords; i++)
+    for (uint64_t x = w[i]; x; x &= x - 1) {
+      uint64_t j = ((uint64_t)i * 64 + (uint64_t)__builtin_ctzll(x)) / r;
+      fw[j >> 6] |= 1ull << (j & 63);
+    }
+  uint64_t pop = 0;
+  for (size_t i = 0; i < bits_words(mf); i++) pop += (uint64_t)__builtin_popcountll(fw[i]);
+  int rc = sliced_add(vi->groups[g].sliced, l->number, fw);
+  free(fw);
+  if (rc != BFH_OK) return rc;
+  l->group = (uint32_t)g;
+  l->folded_popcount = pop;
+  vi->groups[g].fill_sum += (double)pop / (double)mf;
+  return BFH_OK;
+}
+
+/* Takes leaf l out of its fold group; an emptied group gives its rows back. */
+static void fold_out_locked(value_index_t *vi, leaf_t *l) {
+  fold_group_t *g = &vi->groups[l->group];
+  sliced_remove(g->sliced, l->number);
+  g->fill_sum -= (double)l->folded_popcount / (double)(vi->params.m / g->r);
+  if (sliced_leaf_count(g->sliced) == 0) {
+    sliced_t *fresh = sliced_create(vi->params.m / g->r);
+    if (fresh) {
+      sliced_destroy(g->sliced);
+      g->sliced = fresh;
+      g->fill_sum = 0;
+    }
+  }
+}
+
 /* Inserts leaf l (filter in memory) into the array, the hierarchy and the sliced index,
    then drops the words if leaves live on disk. Write lock held. On failure nothing
    changed and l is not freed. */
@@ -93,6 +170,20 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, err_t *err) {
     if (!a) return err_set(err, BFH_E_NOMEM, "value index: out of memory");
     vi->leaves = a;
     vi->cap = c;
+  }
+  if (value_index_lean(vi)) {
+    int rc = fold_in_locked(vi, l);
+    if (rc != BFH_OK)
+      return err_set(err, rc, "value index: table %llu: lean index add failed",
+                     (unsigned long long)l->number);
+    size_t i = value_index_leaf_lower_bound(vi, l->number);
+    memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
+    vi->leaves[i] = l;
+    vi->n++;
+    vi->popcount_sum += l->popcount;
+    value_filter_destroy(l->filter); /* the slices hold its bits */
+    l->filter = NULL;
+    return BFH_OK;
   }
   const uint64_t *words = l->filter->words;
   int rc = in_sliced ? BFH_OK : sliced_add(vi->sliced, l->number, words);
@@ -145,7 +236,7 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
                                    err_t *err) {
   size_t done = 0;
   int batched = 0;
-  if (m > 1) {
+  if (m > 1 && !value_index_lean(vi)) {
     uint64_t *ids = malloc(m * sizeof *ids);
     const uint64_t **ws = malloc(m * sizeof *ws);
     if (ids && ws) {
@@ -182,6 +273,10 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
   memmove(vi->leaves + i, vi->leaves + i + 1, (vi->n - i - 1) * sizeof *vi->leaves);
   vi->n--;
   vi->popcount_sum -= l->popcount;
+  if (value_index_lean(vi)) {
+    fold_out_locked(vi, l);
+    return l;
+  }
   hierarchy_remove(vi->hier, number);
   sliced_remove_filter(vi->sliced, number, l->filter ? l->filter->words : NULL);
   value_index_files_forget(&vi->files, number);
@@ -348,6 +443,24 @@ int value_index_apply(value_index_t *vi, err_t *err) {
 int value_index_validate(value_index_t *vi, err_t *err) {
   apply_pending(vi, NULL);
   pthread_rwlock_rdlock(&vi->lock);
+  if (value_index_lean(vi)) {
+    size_t in_groups = 0;
+    int rc = BFH_OK;
+    for (size_t g = 0; g < vi->ngroups; g++) in_groups += sliced_leaf_count(vi->groups[g].sliced);
+    if (in_groups != vi->n || hierarchy_leaf_count(vi->hier) != 0)
+      rc = err_set(err, BFH_E_CORRUPT, "value index: %zu leaves, %zu in the lean slices", vi->n,
+                   in_groups);
+    for (size_t i = 0; rc == BFH_OK && i < vi->n; i++) {
+      const leaf_t *l = vi->leaves[i];
+      if (l->group >= vi->ngroups || !sliced_contains(vi->groups[l->group].sliced, l->number))
+        rc = err_set(err, BFH_E_CORRUPT, "value index: table %llu missing from its lean slice",
+                     (unsigned long long)l->number);
+      else if (i && vi->leaves[i - 1]->number >= l->number)
+        rc = err_set(err, BFH_E_CORRUPT, "value index: leaf array out of order at %zu", i);
+    }
+    pthread_rwlock_unlock(&vi->lock);
+    return rc;
+  }
   int rc = hierarchy_validate(vi->hier, err);
   if (rc == BFH_OK &&
       (hierarchy_leaf_count(vi->hier) != vi->n || sliced_leaf_count(vi->sliced) != vi->n))

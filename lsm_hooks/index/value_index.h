@@ -44,7 +44,20 @@ typedef struct value_index_params {
   env_t *io;           /* leaves on disk are opened and read through it (borrowed, must outlive the
                           index; NULL: env_default()): the database's, so that fault injection reaches
                           them */
+  uint32_t lean_bits;  /* 0: the paper's layout (every leaf's m bits in memory, the hierarchy and
+                          the bit-sliced index over them). > 0 (leaves in memory only): the lean
+                          layout: each leaf folded to about lean_bits bits per value it holds,
+                          kept once, in a bit-sliced index per fold (see "Lean" below) */
 } value_index_params_t;
+
+/* Lean (doc/search.md "The lean index"): a leaf of m bits is folded by a divisor r of m to
+   m / r bits, OR-ing bits [j r, (j + 1) r) into bit j. Positions are reduced by multiply-
+   shift, so a value's position in the folded filter is its position in the leaf divided by
+   r: a folded leaf answers every probe its leaf would (never a false negative), with more
+   false positives. r is the largest power of two dividing m that leaves m / r >= lean_bits x the
+   values the leaf holds (estimated from its popcount). Leaves with the same r share one
+   bit-sliced index, the only copy of their bits; LEAVES probes read their columns and
+   HIERARCHY answers through the slices (no hierarchy is kept). */
 
 /* Returns a new empty index, or NULL on bad parameters / no memory (message in err).
    Client calls value_index_destroy(). */
@@ -97,6 +110,13 @@ typedef struct value_index_stats {
   uint64_t sliced_bytes;     /* bit-sliced index */
   uint32_t height;           /* internal levels of the hierarchy */
   double mean_fill;          /* mean fill ratio of the leaves */
+  double probe_fill;         /* mean fill ratio of what a probe tests (the folded leaves when
+                                lean, else mean_fill): a probe's FPR is about probe_fill^k */
+  uint64_t sliced_groups;    /* bit-sliced indexes (lean: one per fold; else 1) */
+  uint64_t block_bytes;      /* the block filters and their map */
+  uint64_t index_bytes;      /* every byte the index holds in memory: leaves in memory (or
+                                their CRCs), the leaf records and array, the hierarchy, the
+                                slices, the block filters, the id maps and the pending queue */
 } value_index_stats_t;
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
 

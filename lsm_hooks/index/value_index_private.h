@@ -36,7 +36,16 @@ typedef struct leaf {
   uint64_t offset;        /* of the serialized filter in path */
   uint64_t popcount;
   uint32_t *crcs; /* owned; leaves on disk: CRC32C of each chunk of words as stored */
+  uint32_t group; /* lean: its fold group (value_index.groups) */
+  uint64_t folded_popcount; /* lean: set bits of the folded leaf */
 } leaf_t;
+
+/* Lean: the leaves folded by r, in one bit-sliced index of m / r rows. */
+typedef struct fold_group {
+  uint64_t r;
+  sliced_t *sliced; /* owned */
+  double fill_sum;  /* sum of its leaves' folded fill ratios */
+} fold_group_t;
 
 typedef struct pending_op {
   uint64_t number;
@@ -67,7 +76,9 @@ struct value_index {
   size_t n, cap;
   uint64_t popcount_sum;
   hierarchy_t *hier;
-  sliced_t *sliced;
+  sliced_t *sliced;      /* the paper's layout; lean: unused (empty) */
+  fold_group_t *groups;  /* lean: by r, in creation order (owned) */
+  size_t ngroups, capgroups;
   const uint64_t *adding_words; /* words of the leaf being added (for load()) */
   uint64_t adding_number;
   /* Adds and removes are queued (O(1) for the engine's flush and compaction threads) and
@@ -81,6 +92,17 @@ struct value_index {
   block_index_t *blocks; /* the block filters under the leaves (owned) */
   leaf_files_t files;
 };
+
+/* The lean layout (value_index.h "Lean") is in use. */
+static inline int value_index_lean(const value_index_t *vi) {
+  return vi->params.lean_bits > 0 && !vi->params.leaves_on_disk;
+}
+
+/* p's positions in a leaf folded by r (multiply-shift reduction: exactly pos / r). */
+static inline void value_index_fold_probe(const probe_t *p, uint64_t r, probe_t *out) {
+  out->k = p->k;
+  for (uint32_t i = 0; i < p->k; i++) out->pos[i] = p->pos[i] / r;
+}
 
 /* ---- The leaf store (value_index_leaves.c) ---------------------------------------------- */
 

@@ -11,10 +11,19 @@ void value_index_probe(const value_index_t *vi, const void *val, size_t len, pro
   probe_init(out, bfh_value_hash(val, len, vi->params.seed), vi->params.m, vi->params.k);
 }
 
+/* A leaf's probe; lean: its column in its fold group's slices. */
+static int leaf_says_maybe(value_index_t *vi, leaf_t *l, const probe_t *p) {
+  if (!value_index_lean(vi)) return value_index_leaf_probe(vi, l, p);
+  const fold_group_t *g = &vi->groups[l->group];
+  probe_t q;
+  value_index_fold_probe(p, g->r, &q);
+  return sliced_probe_one(g->sliced, l->number, &q) != 0; /* absent (never): maybe */
+}
+
 int value_index_by_leaves(value_index_t *vi, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
   for (size_t i = 0; i < vi->n; i++) {
     if (st) st->leaf_probes++;
-    if (value_index_leaf_probe(vi, vi->leaves[i], p)) {
+    if (leaf_says_maybe(vi, vi->leaves[i], p)) {
       if (st) st->leaf_positives++;
       int rc = u64vec_push(out, vi->leaves[i]->number);
       if (rc != BFH_OK) return rc;
@@ -25,11 +34,20 @@ int value_index_by_leaves(value_index_t *vi, const probe_t *p, u64vec_t *out, pr
 
 int value_index_by_hierarchy(value_index_t *vi, const probe_t *p, u64vec_t *out,
                              probe_stats_t *st) {
+  if (value_index_lean(vi)) return value_index_by_sliced(vi, p, out, st); /* no hierarchy */
   return hierarchy_search(vi->hier, p, out, st);
 }
 
 int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
-  return sliced_search(vi->sliced, p, out, st);
+  if (!value_index_lean(vi)) return sliced_search(vi->sliced, p, out, st);
+  for (size_t g = 0; g < vi->ngroups; g++) {
+    if (sliced_leaf_count(vi->groups[g].sliced) == 0) continue;
+    probe_t q;
+    value_index_fold_probe(p, vi->groups[g].r, &q);
+    int rc = sliced_search(vi->groups[g].sliced, &q, out, st);
+    if (rc != BFH_OK) return rc;
+  }
+  return BFH_OK;
 }
 
 static int candidates_locked(value_index_t *vi, value_index_by_fn by, const probe_t *p,
@@ -78,7 +96,26 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->leaf_bytes_total = vi->n * per_leaf;
   st->internal_bytes = hierarchy_size_in_bytes(vi->hier);
   st->sliced_bytes = sliced_size_in_bytes(vi->sliced);
+  double fill_sum = 0;
+  for (size_t g = 0; g < vi->ngroups; g++) {
+    st->sliced_bytes += sliced_size_in_bytes(vi->groups[g].sliced);
+    fill_sum += vi->groups[g].fill_sum;
+  }
+  st->sliced_groups = value_index_lean(vi) ? vi->ngroups : 1;
   st->height = hierarchy_height(vi->hier);
   st->mean_fill = vi->n ? (double)vi->popcount_sum / ((double)vi->n * (double)vi->params.m) : 0;
+  st->probe_fill = value_index_lean(vi) ? (vi->n ? fill_sum / (double)vi->n : 0) : st->mean_fill;
+  /* What the leaf records hold besides their words (leaf_bytes): the record, its path. */
+  uint64_t records = sizeof *vi + vi->cap * sizeof *vi->leaves + vi->capgroups * sizeof *vi->groups;
+  for (size_t i = 0; i < vi->n; i++)
+    records += sizeof(leaf_t) + (vi->leaves[i]->path ? strlen(vi->leaves[i]->path) + 1 : 0);
+  pthread_mutex_lock(&vi->pend_mu);
+  records += id_map_size_in_bytes(&vi->members) + vi->cappend * sizeof *vi->pend;
+  pthread_mutex_unlock(&vi->pend_mu);
   pthread_rwlock_unlock(&vi->lock);
+  block_index_stats_t bs;
+  block_index_get_stats(vi->blocks, &bs);
+  st->block_bytes = bs.held_bytes;
+  st->index_bytes =
+      st->leaf_bytes + records + st->internal_bytes + st->sliced_bytes + st->block_bytes;
 }

@@ -179,7 +179,7 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   const value_index_params_t *p = value_index_params(c->index);
   k->leaves = (double)vs.leaves;
   k->fpr = 1.0;
-  for (uint32_t i = 0; i < p->k; i++) k->fpr *= vs.mean_fill;
+  for (uint32_t i = 0; i < p->k; i++) k->fpr *= vs.probe_fill;
   /* Tables a filter method reads: the false positives, and half the time (present or absent
      value alike) the one table holding the value. */
   k->selected = k->leaves * k->fpr + 0.5;

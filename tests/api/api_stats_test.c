@@ -134,8 +134,9 @@ static void test_api_stats_defaults(void **state) {
   bfh_db_stats st = stats(f);
   expect_params(&st, 2000000, 3, 5, BFH_PLACEMENT_SIMILARITY, DEFAULT_SEED);
   assert_true(st.leaf_filters >= 1);
-  /* Leaves in memory: each holds its m bits. */
-  assert_int_equal(st.leaf_memory_bytes, st.leaf_filters * (2000000 / 8));
+  /* Leaves in memory, lean by default: their bits live only in the slices. */
+  assert_int_equal(st.leaf_memory_bytes, 0);
+  assert_true(st.sliced_bytes > 0);
   close_ok(f);
 }
 
@@ -149,6 +150,7 @@ static void test_api_stats_stored_params_win(void **state) {
   o.hash_seed = STORED_SEED;
   o.order = CREATE_ORDER;
   o.placement = CREATE_PLACEMENT;
+  o.index_bits_per_value = 0; /* the paper's layout: every leaf's m bits in memory */
   open_ok(f, &o);
   fill(f);
   bfh_db_stats created = stats(f);
@@ -220,6 +222,54 @@ static void test_api_stats_stored_params_win(void **state) {
   close_ok(f);
 }
 
+static int count_hit(void *arg, const void *key, size_t len) {
+  (void)key, (void)len;
+  (*(int *)arg)++;
+  return 0;
+}
+
+/* index_bytes against the structures it must count, for the paper's layout and the lean one.
+   Bounds: index_bytes holds at least the leaves in memory, the hierarchy, the slices and the
+   block filters, and at most 16 KiB (the index's own struct, the leaf array of 64 pointers,
+   the id maps of a few tables) plus 512 bytes per leaf (its record and path) more. The
+   paper's layout keeps every leaf's m / 8 bytes, and its slices hold at most 12.5% + 8 slots
+   more than the leaves (64-slot steps would hold 64 leaves' worth here); the lean layout
+   keeps no leaf words and no hierarchy, and its slices are a fraction of the leaves. */
+static void test_api_stats_index_bytes(void **state) {
+  fixture_t *f = *state;
+  for (uint32_t bits = 0; bits <= BFH_LEAN_BITS; bits += BFH_LEAN_BITS) {
+    bfh_options o;
+    small_options(f, &o);
+    o.index_bits_per_value = bits;
+    open_ok(f, &o);
+    if (bits == 0) fill(f);
+    int hits = 0;
+    assert_int_equal(bfh_search(f->db, "val007", 6, BFH_SEARCH_AUTO, count_hit, &hits, NULL),
+                     BFH_OK);
+    assert_int_equal(hits, NKEYS / 100);
+    bfh_db_stats st = stats(f);
+    uint64_t leaves = st.leaf_filters, leaf = st.value_filter_bits / 8;
+    assert_true(leaves >= 2);
+    uint64_t parts =
+        st.leaf_memory_bytes + st.internal_bytes + st.sliced_bytes + st.block_filter_bytes;
+    if (st.index_bytes < parts || st.index_bytes > parts + 16384 + 512 * leaves)
+      fail_msg("bits %u: index_bytes %llu, parts %llu, %llu leaves", bits,
+               (unsigned long long)st.index_bytes, (unsigned long long)parts,
+               (unsigned long long)leaves);
+    assert_true(st.block_filter_bytes > 0);
+    if (bits == 0) {
+      assert_int_equal(st.leaf_memory_bytes, leaves * leaf);
+      assert_true(st.sliced_bytes >= leaves * leaf);
+      assert_true(st.sliced_bytes <= (leaves + leaves / 8 + 8) * leaf + 65536);
+    } else {
+      assert_int_equal(st.leaf_memory_bytes, 0);
+      assert_true(st.internal_bytes < 4096); /* an empty hierarchy */
+      assert_true(st.sliced_bytes < leaves * leaf / 4);
+    }
+    close_ok(f);
+  }
+}
+
 /* One body per test, run once per engine under its own name (..._lsm, ..._leveldb). */
 #define ON_BOTH_ENGINES(test)                              \
   {#test "_lsm", test, setup, teardown, &g_engines[0]}, {  \
@@ -231,6 +281,7 @@ int main(void) {
       ON_BOTH_ENGINES(test_api_stats_stored_params_without_open),
       ON_BOTH_ENGINES(test_api_stats_defaults),
       ON_BOTH_ENGINES(test_api_stats_stored_params_win),
+      ON_BOTH_ENGINES(test_api_stats_index_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

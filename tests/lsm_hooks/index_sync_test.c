@@ -150,7 +150,7 @@ static int cache_load(const fixture_t *fx, const char *path, uint64_t number, ui
    with the cache directory if cache != 0. */
 static void fx_open(fixture_t *fx, int on_disk, int cache, uint64_t cache_delay_ns) {
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY, fx->block_bits, NULL};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY, fx->block_bits, NULL, 0};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);
@@ -723,7 +723,7 @@ static void test_cache_bound_to_tag(void **state) {
   }
 
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);

@@ -1,0 +1,191 @@
+/* memory_bench: what the value index holds in memory, and what AUTO costs, for the lean
+ * layout (the default, bfh_options.index_bits_per_value = BFH_LEAN_BITS) and the paper's
+ * layout (index_bits_per_value = 0, today's configuration) side by side on the same database.
+ *
+ * For each engine and size it loads N random-order entries with unique values (workloads/
+ * workload.h), then opens the database once per layout (the layout lives in memory only, so
+ * both read the same tables) and prints, per layout: index_bytes per entry and its parts
+ * (leaves in memory, internal nodes, bit-sliced indexes, block filters), and the median AUTO
+ * latency for present and absent values over Q queries (the same values for both layouts).
+ *
+ * Usage: memory_bench [--num N[,N...]] [--queries Q] [--engines lsm,leveldb] [--lean-bits B]
+ *                     [--dir PATH]
+ * Prints a header naming every parameter, then CSV.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bfh.h"
+#include "lsm_hooks/testbed.h"
+#include "workloads/workload.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, int rc, bfh_db *db) {
+  fprintf(stderr, "memory_bench: %s: %s (%s)\n", what, bfh_strerror(rc), bfh_last_error(db));
+  exit(1);
+}
+
+static void rm_rf(const char *dir) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "memory_bench: could not remove %s\n", dir);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int count_match(void *arg, const void *key, size_t len) {
+  (void)key, (void)len;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+static void load(bfh_engine engine, const workload_t *w, uint64_t n, const char *dir) {
+  rm_rf(dir);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.engine = engine;
+  bfh_db *db;
+  int rc = bfh_open(dir, &o, &db);
+  if (rc != BFH_OK) die("open", rc, NULL);
+  char k[WORKLOAD_MAX_BYTES], v[WORKLOAD_MAX_BYTES];
+  for (uint64_t i = 0; i < n; i++) {
+    size_t kl = workload_put_key(w, i, k), vl = workload_put_value(w, i, v);
+    if ((rc = bfh_put(db, k, kl, v, vl)) != BFH_OK) die("put", rc, db);
+  }
+  if ((rc = bfh_flush(db)) != BFH_OK) die("flush", rc, db);
+  if (engine == BFH_ENGINE_LSM) {
+    err_t err;
+    if (engine_lsm_wait_idle(bfh_internal_engine(db), &err) != BFH_OK) die("wait", err.code, db);
+  }
+  bfh_close(db);
+}
+
+/* Median AUTO time (ns) over q queries of present (absent = 0) or absent values. */
+static double median_auto(bfh_db *db, const workload_t *w, uint64_t q, int absent,
+                          double *blocks) {
+  uint64_t *ns = malloc(q * sizeof *ns);
+  if (!ns) die("malloc", BFH_E_NOMEM, db);
+  char v[WORKLOAD_MAX_BYTES];
+  double b = 0;
+  for (uint64_t i = 0; i < q; i++) {
+    uint64_t id = absent ? workload_absent_value_id(w, 4321, i) : workload_present_value_id(w, 1234, i);
+    size_t vl = workload_value(w, id, v);
+    uint64_t hits = 0;
+    bfh_search_stats st;
+    uint64_t t0 = now_ns();
+    int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_match, &hits, &st);
+    ns[i] = now_ns() - t0;
+    if (rc != BFH_OK) die("search", rc, db);
+    if (!absent && hits == 0) die("search: a present value not found", BFH_E_CORRUPT, db);
+    b += (double)st.blocks_read;
+  }
+  qsort(ns, q, sizeof *ns, cmp_u64);
+  double m = (double)ns[q / 2];
+  free(ns);
+  *blocks = b / (double)q;
+  return m;
+}
+
+static void measure(bfh_engine engine, const workload_t *w, uint64_t n, uint64_t q,
+                    const char *dir, uint32_t bits) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.engine = engine;
+  o.index_bits_per_value = bits;
+  bfh_db *db;
+  int rc = bfh_open(dir, &o, &db);
+  if (rc != BFH_OK) die("open", rc, NULL);
+  double pb, ab;
+  (void)median_auto(db, w, q / 4 + 1, 0, &pb); /* warm up */
+  double present = median_auto(db, w, q, 0, &pb);
+  double absent = median_auto(db, w, q, 1, &ab);
+  bfh_db_stats st;
+  if ((rc = bfh_stats(db, &st)) != BFH_OK) die("stats", rc, db);
+  double e = (double)n;
+  printf("%s,%llu,%s,%u,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f\n",
+         engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", (unsigned long long)n,
+         bits ? "lean" : "paper", bits, (unsigned long long)st.tables, st.index_bytes / e,
+         st.leaf_memory_bytes / e, st.internal_bytes / e, st.sliced_bytes / e,
+         st.block_filter_bytes / e, st.mean_leaf_fill, present / 1000.0, absent / 1000.0, pb, ab);
+  fflush(stdout);
+  bfh_close(db);
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: memory_bench [--num N[,N...]] [--queries Q] [--engines lsm,leveldb] "
+                  "[--lean-bits B] [--dir PATH]\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  uint64_t nums[8] = {1000000, 10000000};
+  int nnums = 2;
+  uint64_t q = 2000;
+  const char *engines = "lsm,leveldb";
+  const char *dir = "/tmp/bfh-memory-bench";
+  uint32_t lean = BFH_LEAN_BITS;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) usage();
+    i++;
+    if (!strcmp(a, "--num")) {
+      nnums = 0;
+      for (char *p = (char *)v; *p && nnums < 8; p++) {
+        nums[nnums++] = strtoull(p, &p, 10);
+        if (*p != ',') break;
+      }
+    } else if (!strcmp(a, "--queries")) {
+      q = strtoull(v, NULL, 10);
+    } else if (!strcmp(a, "--engines")) {
+      engines = v;
+    } else if (!strcmp(a, "--lean-bits")) {
+      lean = (uint32_t)strtoul(v, NULL, 10);
+    } else if (!strcmp(a, "--dir")) {
+      dir = v;
+    } else {
+      usage();
+    }
+  }
+  if (q == 0 || lean == 0) usage();
+  printf("# memory_bench: random-order unique values (workload seed 42), queries %llu, lean "
+         "bits per value %u vs the paper's layout (index_bits_per_value 0), m 2000000, k 3, "
+         "block filter bits %d, defaults otherwise\n",
+         (unsigned long long)q, lean, 10);
+  printf("engine,num,layout,lean_bits,tables,index_bytes_per_entry,leaf_bytes_per_entry,"
+         "internal_bytes_per_entry,sliced_bytes_per_entry,block_filter_bytes_per_entry,"
+         "mean_leaf_fill,auto_present_median_us,auto_absent_median_us,present_blocks_read,"
+         "absent_blocks_read\n");
+  fflush(stdout);
+  for (int e = 0; e < 2; e++) {
+    bfh_engine eng = e == 0 ? BFH_ENGINE_LSM : BFH_ENGINE_LEVELDB;
+    if (!strstr(engines, e == 0 ? "lsm" : "leveldb")) continue;
+    for (int i = 0; i < nnums; i++) {
+      workload_config_t wc;
+      workload_config_init(&wc);
+      wc.n = nums[i];
+      wc.order = WORKLOAD_RANDOM;
+      workload_t w;
+      if (workload_init(&w, &wc) != BFH_OK) usage();
+      char d[1024];
+      snprintf(d, sizeof d, "%s/%s-%llu", dir, e == 0 ? "lsm" : "leveldb",
+               (unsigned long long)nums[i]);
+      load(eng, &w, nums[i], d);
+      measure(eng, &w, nums[i], q, d, lean);
+      measure(eng, &w, nums[i], q, d, 0);
+      measure(eng, &w, nums[i], q, d, lean); /* again: the first open's page cache is colder */
+      rm_rf(d);
+    }
+  }
+  return 0;
+}
