@@ -1,6 +1,6 @@
 /* memory_bench: what the value index holds in memory, and what AUTO costs, for the lean
- * layout (the default, bfh_options.index_bits_per_value = BFH_LEAN_BITS) and the paper's
- * layout (index_bits_per_value = 0, today's configuration) side by side on the same database.
+ * layout (bfh_options.index_bits_per_value = BFH_LEAN_BITS, opt-in) and the paper's
+ * layout (index_bits_per_value = 0, the default) side by side on the same database.
  *
  * For each engine and size it loads N random-order entries with unique values (workloads/
  * workload.h), then opens the database once per layout (the layout lives in memory only, so

@@ -176,10 +176,13 @@ typedef struct bfh_options {
   uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
                                     this many bits per value it holds, once, in bit-sliced
                                     indexes (no hierarchy is kept; HIERARCHY answers through
-                                    them); default BFH_LEAN_BITS (3); 0: the paper's layout
-                                    (every leaf's m bits in memory, the hierarchy and the
-                                    bit-sliced index over them). In memory only: a reopen may
-                                    change it. At most 64 */
+                                    them; an experimental trade of latency for memory: about
+                                    2 bytes per entry but 6x AUTO's latency at 10M, see
+                                    doc/search.md); default 0: the paper's layout (every
+                                    leaf's m bits in memory, the hierarchy and the bit-sliced
+                                    index over them). BFH_LEAN_BITS (3) is the lean setting
+                                    measured there. In memory only: a reopen may change it.
+                                    At most 64 */
 } bfh_options;
 #define BFH_LEAN_BITS 3
 

@@ -27,7 +27,7 @@ static void options_defaults(bfh_options *opt) {
   opt->read_only = 0;
   opt->index_dir = NULL;
   opt->memtable_index = 1;
-  opt->index_bits_per_value = BFH_LEAN_BITS;
+  opt->index_bits_per_value = 0; /* the paper's layout; BFH_LEAN_BITS is opt-in */
 }
 
 void bfh_options_init_sized(bfh_options *opt, size_t size) {

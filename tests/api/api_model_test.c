@@ -173,6 +173,9 @@ static void close_db(model_t *md) {
   assert_int_equal(bfh_close(db), BFH_OK);
 }
 
+/* bfh_options.index_bits_per_value of the next run (0: the default, the paper's layout). */
+static uint32_t g_index_bits;
+
 static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int standalone,
                 uint64_t ops, uint64_t seed) {
   /* With the stand-alone index every search also runs by STANDALONE. */
@@ -186,6 +189,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
   md->opt.leaves_on_disk = leaves_on_disk;
   md->opt.placement = placement;
   md->opt.standalone_index = standalone;
+  md->opt.index_bits_per_value = g_index_bits;
   open_db(md);
 
   rng_t r;
@@ -321,6 +325,14 @@ static void test_api_model_standalone(void **state) {
   run(*state, 0, BFH_PLACEMENT_SIMILARITY, 1, 200000, 5);
 }
 
+/* The lean index (leaves folded to BFH_LEAN_BITS bits per value, kept once in the slices):
+   every method equals the oracle too. */
+static void test_api_model_lean(void **state) {
+  g_index_bits = BFH_LEAN_BITS;
+  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 0, 200000, 6);
+  g_index_bits = 0;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_api_model_leaves_in_memory, setup, teardown),
@@ -328,6 +340,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_api_model_paper_tree, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_leaves_read_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_standalone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_lean, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,9 +134,8 @@ static void test_api_stats_defaults(void **state) {
   bfh_db_stats st = stats(f);
   expect_params(&st, 2000000, 3, 5, BFH_PLACEMENT_SIMILARITY, DEFAULT_SEED);
   assert_true(st.leaf_filters >= 1);
-  /* Leaves in memory, lean by default: their bits live only in the slices. */
-  assert_int_equal(st.leaf_memory_bytes, 0);
-  assert_true(st.sliced_bytes > 0);
+  /* Leaves in memory, the paper's layout by default: each holds its m bits. */
+  assert_int_equal(st.leaf_memory_bytes, st.leaf_filters * (2000000 / 8));
   close_ok(f);
 }
 

@@ -116,6 +116,8 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                        {"internal_bytes", "internal bytes", ""},
                        {"sliced_bytes", "sliced bytes", ""},
                        {"hierarchy_height", "hierarchy height", ""},
+                       {"block_filter_bytes", "block filter bytes", ""},
+                       {"index_bytes", "index bytes (RAM)", ""},
                        {"mean_leaf_fill", "mean leaf fill", ""}};
   const unsigned long long u[] = {0,
                                   m,
@@ -127,7 +129,9 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                                   st->leaf_filter_bytes,
                                   st->internal_bytes,
                                   st->sliced_bytes,
-                                  st->hierarchy_height};
+                                  st->hierarchy_height,
+                                  st->block_filter_bytes,
+                                  st->index_bytes};
   size_t n = sizeof rows / sizeof rows[0];
   const char *engine_name = bfh_engine_name(c->opt.engine);
   snprintf(rows[0].value, sizeof rows[0].value, "%s", engine_name ? engine_name : "unknown");
