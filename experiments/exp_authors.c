@@ -78,8 +78,9 @@ static const char *astr_data(const astr_t *s) { return s->p; }
 static size_t astr_size(const astr_t *s) { return s->len; }
 
 /* operator== of two strings: an -O0 template (sizes compared, then the bytes). */
+static int traits_compare(const char *x, const char *y, size_t n) { return n ? memcmp(x, y, n) : 0; }
 static int astr_equals(const astr_t *s, const astr_t *t) {
-  return astr_size(s) == astr_size(t) && memcmp(astr_data(s), astr_data(t), astr_size(s)) == 0;
+  return astr_size(s) == astr_size(t) && !traits_compare(astr_data(s), astr_data(t), astr_size(s));
 }
 
 /* A growing text buffer (the dump's line, LevelDB's std::string r). */
@@ -138,7 +139,21 @@ static slice_t slice_of(const astr_t *s) {
   return r;
 }
 
-static void slice_to_string(const slice_t *s, astr_t *out) { astr_assign(out, s->data, s->size); }
+/* The allocator a string is constructed with: a temporary, built and destroyed around the
+   construction (two calls at -O0). */
+typedef struct alloc_tmp {
+  char unused;
+} alloc_tmp_t;
+
+static void alloc_tmp_init(alloc_tmp_t *a) { a->unused = 0; }
+static void alloc_tmp_release(alloc_tmp_t *a) { (void)a; }
+
+static void slice_to_string(const slice_t *s, astr_t *out) {
+  alloc_tmp_t al;
+  alloc_tmp_init(&al);
+  astr_assign(out, s->data, s->size);
+  alloc_tmp_release(&al);
+}
 
 /* A record: the key and value strings, a slice over each, and a virtual destructor (a table
    of functions: every destruction of a record in a container goes through it). */
@@ -194,6 +209,20 @@ typedef struct records {
   record_t *begin, *finish, *end_of_storage;
 } records_t;
 
+/* Its iterator, each step a call. */
+typedef struct rec_iter {
+  record_t *p;
+} rec_iter_t;
+
+static rec_iter_t records_iter_begin(records_t *rs) { return (rec_iter_t){rs->begin}; }
+static rec_iter_t records_iter_end(records_t *rs) { return (rec_iter_t){rs->finish}; }
+static record_t *const *rec_iter_base(const rec_iter_t *it) { return &it->p; }
+static int rec_iter_neq(const rec_iter_t *x, const rec_iter_t *y) {
+  return *rec_iter_base(x) != *rec_iter_base(y);
+}
+static record_t *rec_iter_deref(const rec_iter_t *it) { return it->p; }
+static void rec_iter_next(rec_iter_t *it) { it->p++; }
+
 static size_t records_size(const records_t *rs) { return (size_t)(rs->finish - rs->begin); }
 
 static record_t *records_allocate(size_t n) {
@@ -202,10 +231,21 @@ static record_t *records_allocate(size_t n) {
   return v;
 }
 
-static void records_construct(record_t *at, const record_t *from) { record_init_copy(at, from); }
+/* The layers every construction and destruction in the vector goes through at -O0: the
+   argument forwarded, the allocator's traits, the allocator, the object's address taken. */
+static const record_t *record_forward(const record_t *x) { return x; }
+static record_t *record_addressof(record_t *x) { return x; }
+static void allocator_construct(record_t *at, const record_t *from) { record_init_copy(at, from); }
+static void alloc_traits_construct(record_t *at, const record_t *from) {
+  allocator_construct(at, record_forward(from));
+}
+static void records_construct(record_t *at, const record_t *from) {
+  alloc_traits_construct(record_addressof(at), record_forward(from));
+}
+static void record_destroy_at(record_t *r) { record_destroy_virtual(r); }
 
 static void records_destroy_range(record_t *first, record_t *last) {
-  for (; first != last; first++) record_destroy_virtual(first);
+  for (; first != last; first++) record_destroy_at(record_addressof(first));
 }
 
 static size_t records_check_len(const records_t *rs) {
@@ -219,7 +259,9 @@ static void records_realloc_insert(records_t *rs, const record_t *x) {
   size_t len = records_check_len(rs), n = records_size(rs);
   record_t *v = records_allocate(len);
   records_construct(&v[n], x);
-  for (size_t i = 0; i < n; i++) records_construct(&v[i], &rs->begin[i]);
+  rec_iter_t from = records_iter_begin(rs), to = records_iter_end(rs);
+  for (record_t *at = v; rec_iter_neq(&from, &to); rec_iter_next(&from), at++)
+    records_construct(at, rec_iter_deref(&from));
   records_destroy_range(rs->begin, rs->finish);
   free(rs->begin);
   rs->begin = v;
@@ -239,13 +281,17 @@ static record_t *records_emplace_back(records_t *rs, const record_t *x) {
   return records_back(rs);
 }
 
-static void records_push_back(records_t *rs, const record_t *x) { records_emplace_back(rs, x); }
+static void records_push_back(records_t *rs, const record_t *x) {
+  records_emplace_back(rs, record_forward(x));
+}
 
 /* A copy of the vector: storage of its exact size, every record copy-constructed. */
 static void records_init_copy(records_t *dst, const records_t *src) {
   size_t n = records_size(src);
   dst->begin = records_allocate(n);
-  for (size_t i = 0; i < n; i++) records_construct(&dst->begin[i], &src->begin[i]);
+  rec_iter_t from = records_iter_begin((records_t *)src), to = records_iter_end((records_t *)src);
+  for (record_t *at = dst->begin; rec_iter_neq(&from, &to); rec_iter_next(&from), at++)
+    records_construct(at, rec_iter_deref(&from));
   dst->finish = dst->begin + n;
   dst->end_of_storage = dst->finish;
 }
@@ -255,20 +301,6 @@ static void records_release(records_t *rs) {
   free(rs->begin);
   memset(rs, 0, sizeof *rs);
 }
-
-/* Its iterator, each step a call. */
-typedef struct rec_iter {
-  record_t *p;
-} rec_iter_t;
-
-static rec_iter_t records_iter_begin(records_t *rs) { return (rec_iter_t){rs->begin}; }
-static rec_iter_t records_iter_end(records_t *rs) { return (rec_iter_t){rs->finish}; }
-static record_t *const *rec_iter_base(const rec_iter_t *it) { return &it->p; }
-static int rec_iter_neq(const rec_iter_t *x, const rec_iter_t *y) {
-  return *rec_iter_base(x) != *rec_iter_base(y);
-}
-static record_t *rec_iter_deref(const rec_iter_t *it) { return it->p; }
-static void rec_iter_next(rec_iter_t *it) { it->p++; }
 
 /* The dump's receiving end, called through a table of functions (a virtual Append): the line
    is copied into a string, its quotes found in copies of the rest of the line, the key and the
