@@ -78,7 +78,9 @@ static const char *astr_data(const astr_t *s) { return s->p; }
 static size_t astr_size(const astr_t *s) { return s->len; }
 
 /* operator== of two strings: an -O0 template (sizes compared, then the bytes). */
-static int traits_compare(const char *x, const char *y, size_t n) { return n ? memcmp(x, y, n) : 0; }
+static int traits_compare(const char *x, const char *y, size_t n) {
+  return n ? memcmp(x, y, n) : 0;
+}
 static int astr_equals(const astr_t *s, const astr_t *t) {
   return astr_size(s) == astr_size(t) && !traits_compare(astr_data(s), astr_data(t), astr_size(s));
 }
@@ -214,8 +216,8 @@ typedef struct rec_iter {
   record_t *p;
 } rec_iter_t;
 
-static rec_iter_t records_iter_begin(records_t *rs) { return (rec_iter_t){rs->begin}; }
-static rec_iter_t records_iter_end(records_t *rs) { return (rec_iter_t){rs->finish}; }
+static rec_iter_t records_iter_begin(const records_t *rs) { return (rec_iter_t){rs->begin}; }
+static rec_iter_t records_iter_end(const records_t *rs) { return (rec_iter_t){rs->finish}; }
 static record_t *const *rec_iter_base(const rec_iter_t *it) { return &it->p; }
 static int rec_iter_neq(const rec_iter_t *x, const rec_iter_t *y) {
   return *rec_iter_base(x) != *rec_iter_base(y);
@@ -289,7 +291,7 @@ static void records_push_back(records_t *rs, const record_t *x) {
 static void records_init_copy(records_t *dst, const records_t *src) {
   size_t n = records_size(src);
   dst->begin = records_allocate(n);
-  rec_iter_t from = records_iter_begin((records_t *)src), to = records_iter_end((records_t *)src);
+  rec_iter_t from = records_iter_begin(src), to = records_iter_end(src);
   for (record_t *at = dst->begin; rec_iter_neq(&from, &to); rec_iter_next(&from), at++)
     records_construct(at, rec_iter_deref(&from));
   dst->finish = dst->begin + n;
