@@ -150,10 +150,45 @@ typedef struct alloc_tmp {
 static void alloc_tmp_init(alloc_tmp_t *a) { a->unused = 0; }
 static void alloc_tmp_release(alloc_tmp_t *a) { (void)a; }
 
+/* A string constructed from a pointer and a length (Slice::ToString): the library's
+   constructor calls its range constructor, a member template, which the authors' program
+   instantiates itself, at -O0, and which the library's calls then reach too. Its layers: the
+   range's length (std::distance, its iterator category, __distance), a guard object built and
+   destroyed around the copy, the heap buffer when longer than 15 bytes, the copy, the length
+   and the terminating zero set. */
+typedef struct range_guard {
+  astr_t *s;
+} range_guard_t;
+
+static int iterator_category(const char *p) {
+  (void)p;
+  return 0;
+}
+static size_t distance_impl(const char *first, const char *last, int category) {
+  (void)category;
+  return (size_t)(last - first);
+}
+static size_t distance(const char *first, const char *last) {
+  return distance_impl(first, last, iterator_category(first));
+}
+static void range_guard_init(range_guard_t *g, astr_t *s) { g->s = s; }
+static void range_guard_release(range_guard_t *g) {
+  if (g->s) astr_release(g->s);
+}
+
+static void astr_construct_range(astr_t *out, const char *first, const char *last) {
+  size_t n = distance(first, last);
+  range_guard_t g;
+  range_guard_init(&g, out);
+  astr_assign(out, first, n);
+  g.s = NULL; /* built: the guard lets go */
+  range_guard_release(&g);
+}
+
 static void slice_to_string(const slice_t *s, astr_t *out) {
   alloc_tmp_t al;
   alloc_tmp_init(&al);
-  astr_assign(out, s->data, s->size);
+  astr_construct_range(out, s->data, s->data + s->size);
   alloc_tmp_release(&al);
 }
 
