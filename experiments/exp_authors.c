@@ -32,6 +32,15 @@ struct exp_authors {
 
 /* ---- strings, as the C++ library holds them ------------------------------------------- */
 
+/* What the authors' unoptimised build does for each entry of a table it scans is a chain of
+   small calls: their own code and the C++ templates it instantiates (std::vector<DBRecord>,
+   its iterators, DBRecord's constructors, leveldb::Slice) are compiled at -O0 with the
+   program, so each is a real call; the std::string operations they call (construct, copy,
+   substr, find, compare) are the C++ library's, compiled optimised, one call each. The code
+   below has the same shape: one function per -O0 layer, and astr_* for the library's string
+   operations (a malloc for strings longer than 15 bytes, as the library's short-string
+   buffer holds up to 15). */
+
 /* Up to 15 bytes inline, longer ones on the heap. Never copied as a struct. */
 typedef struct astr {
   char *p;
@@ -65,11 +74,18 @@ static size_t astr_find(const astr_t *s, char c) {
   return q ? (size_t)(q - s->p) : (size_t)-1;
 }
 
-static int astr_equals(const astr_t *s, const void *v, size_t n) {
-  return s->len == n && (n == 0 || memcmp(s->p, v, n) == 0);
+static const char *astr_data(const astr_t *s) { return s->p; }
+static size_t astr_size(const astr_t *s) { return s->len; }
+
+/* operator== of two strings: an -O0 template (sizes compared, then the bytes). */
+static int traits_compare(const char *x, const char *y, size_t n) {
+  return n ? memcmp(x, y, n) : 0;
+}
+static int astr_equals(const astr_t *s, const astr_t *t) {
+  return astr_size(s) == astr_size(t) && !traits_compare(astr_data(s), astr_data(t), astr_size(s));
 }
 
-/* A growing text buffer (the dump's line). */
+/* A growing text buffer (the dump's line, LevelDB's std::string r). */
 typedef struct line {
   char *p;
   size_t len, cap;
@@ -89,18 +105,19 @@ static void line_put(line_t *l, const char *s, size_t n) {
   l->p[l->len] = '\0';
 }
 
-/* Printable bytes as they are, the others as \xHH (LevelDB's escaping in its dump). */
+/* Printable bytes as they are, the others as \xHH (LevelDB's escaping in its dump). LevelDB
+   is optimised: a run of printable bytes is appended at once. */
 static void line_put_escaped(line_t *l, const uint8_t *s, size_t n) {
+  size_t run = 0;
   for (size_t i = 0; i < n; i++) {
-    char c = (char)s[i];
-    if (c >= ' ' && c <= '~') {
-      line_put(l, &c, 1);
-    } else {
-      char hex[8];
-      int w = snprintf(hex, sizeof hex, "\\x%02x", s[i]);
-      line_put(l, hex, (size_t)w);
-    }
+    if (s[i] >= ' ' && s[i] <= '~') continue;
+    line_put(l, (const char *)s + run, i - run);
+    char hex[8];
+    int w = snprintf(hex, sizeof hex, "\\x%02x", s[i]);
+    line_put(l, hex, (size_t)w);
+    run = i + 1;
   }
+  line_put(l, (const char *)s + run, n - run);
 }
 
 static void line_put_number(line_t *l, uint64_t v) {
@@ -111,54 +128,234 @@ static void line_put_number(line_t *l, uint64_t v) {
 
 /* ---- a table read as the authors' dump reads it ---------------------------------------- */
 
-typedef struct record {
-  astr_t key, val;
-} record_t;
+/* leveldb::Slice: a pointer and a size, built and read through -O0 calls. */
+typedef struct slice {
+  const char *data;
+  size_t size;
+} slice_t;
 
+static slice_t slice_of(const astr_t *s) {
+  slice_t r;
+  r.data = astr_data(s);
+  r.size = astr_size(s);
+  return r;
+}
+
+/* The allocator a string is constructed with: a temporary, built and destroyed around the
+   construction (two calls at -O0). */
+typedef struct alloc_tmp {
+  char unused;
+} alloc_tmp_t;
+
+static void alloc_tmp_init(alloc_tmp_t *a) { a->unused = 0; }
+static void alloc_tmp_release(alloc_tmp_t *a) { (void)a; }
+
+/* A string constructed from a pointer and a length (Slice::ToString): the library's
+   constructor calls its range constructor, a member template, which the authors' program
+   instantiates itself, at -O0, and which the library's calls then reach too. Its layers: the
+   range's length (std::distance, its iterator category, __distance), a guard object built and
+   destroyed around the copy, the heap buffer when longer than 15 bytes, the copy, the length
+   and the terminating zero set. */
+typedef struct range_guard {
+  astr_t *s;
+} range_guard_t;
+
+static int iterator_category(const char *p) {
+  (void)p;
+  return 0;
+}
+static size_t distance_impl(const char *first, const char *last, int category) {
+  (void)category;
+  return (size_t)(last - first);
+}
+static size_t distance(const char *first, const char *last) {
+  return distance_impl(first, last, iterator_category(first));
+}
+static void range_guard_init(range_guard_t *g, astr_t *s) { g->s = s; }
+static void range_guard_release(range_guard_t *g) {
+  if (g->s) astr_release(g->s);
+}
+
+static void astr_construct_range(astr_t *out, const char *first, const char *last) {
+  size_t n = distance(first, last);
+  range_guard_t g;
+  range_guard_init(&g, out);
+  astr_assign(out, first, n);
+  g.s = NULL; /* built: the guard lets go */
+  range_guard_release(&g);
+}
+
+static void slice_to_string(const slice_t *s, astr_t *out) {
+  alloc_tmp_t al;
+  alloc_tmp_init(&al);
+  astr_construct_range(out, s->data, s->data + s->size);
+  alloc_tmp_release(&al);
+}
+
+/* A record: the key and value strings, a slice over each, and a virtual destructor (a table
+   of functions: every destruction of a record in a container goes through it). */
+typedef struct record record_t;
+typedef struct record_vtbl {
+  void (*destroy)(record_t *r);
+} record_vtbl_t;
+
+struct record {
+  const record_vtbl_t *vptr;
+  astr_t key_data, val_data;
+  slice_t key, val;
+};
+
+static void record_destroy(record_t *r) {
+  astr_release(&r->val_data);
+  astr_release(&r->key_data);
+}
+
+static const record_vtbl_t record_vtbl = {record_destroy};
+
+/* From two strings: both copied, a slice over each. */
+static void record_init_strings(record_t *r, const astr_t *key, const astr_t *val) {
+  r->vptr = &record_vtbl;
+  astr_copy(&r->key_data, key);
+  astr_copy(&r->val_data, val);
+  r->key = slice_of(&r->key_data);
+  r->val = slice_of(&r->val_data);
+}
+
+/* From two slices: each turned into a string. */
+static void record_init_slices(record_t *r, const slice_t *key, const slice_t *val) {
+  r->vptr = &record_vtbl;
+  slice_to_string(key, &r->key_data);
+  slice_to_string(val, &r->val_data);
+  r->key = slice_of(&r->key_data);
+  r->val = slice_of(&r->val_data);
+}
+
+static slice_t record_get_key(const record_t *r) { return r->key; }
+static slice_t record_get_val(const record_t *r) { return r->val; }
+
+/* The copy constructor, which is also the move constructor (the record has no cheaper move). */
+static void record_init_copy(record_t *dst, const record_t *src) {
+  slice_t k = record_get_key(src), v = record_get_val(src);
+  record_init_slices(dst, &k, &v);
+}
+
+static void record_destroy_virtual(record_t *r) { r->vptr->destroy(r); }
+
+/* A vector of records: begin, end, end of storage. */
 typedef struct records {
-  record_t *v;
-  size_t n, cap;
+  record_t *begin, *finish, *end_of_storage;
 } records_t;
 
-static void record_copy(record_t *dst, const record_t *src) {
-  astr_copy(&dst->key, &src->key);
-  astr_copy(&dst->val, &src->val);
+/* Its iterator, each step a call. */
+typedef struct rec_iter {
+  record_t *p;
+} rec_iter_t;
+
+static rec_iter_t records_iter_begin(const records_t *rs) { return (rec_iter_t){rs->begin}; }
+static rec_iter_t records_iter_end(const records_t *rs) { return (rec_iter_t){rs->finish}; }
+static record_t *const *rec_iter_base(const rec_iter_t *it) { return &it->p; }
+static int rec_iter_neq(const rec_iter_t *x, const rec_iter_t *y) {
+  return *rec_iter_base(x) != *rec_iter_base(y);
+}
+static record_t *rec_iter_deref(const rec_iter_t *it) { return it->p; }
+static void rec_iter_next(rec_iter_t *it) { it->p++; }
+
+static size_t records_size(const records_t *rs) { return (size_t)(rs->finish - rs->begin); }
+
+static record_t *records_allocate(size_t n) {
+  record_t *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) abort();
+  return v;
 }
 
-static void record_release(record_t *r) {
-  astr_release(&r->key);
-  astr_release(&r->val);
+/* The layers every construction and destruction in the vector goes through at -O0: the
+   argument forwarded, the allocator's traits, the allocator, the object's address taken. */
+static const record_t *record_forward(const record_t *x) { return x; }
+static record_t *record_addressof(record_t *x) { return x; }
+static void allocator_construct(record_t *at, const record_t *from) { record_init_copy(at, from); }
+static void alloc_traits_construct(record_t *at, const record_t *from) {
+  allocator_construct(at, record_forward(from));
+}
+static void records_construct(record_t *at, const record_t *from) {
+  alloc_traits_construct(record_addressof(at), record_forward(from));
+}
+static void record_destroy_at(record_t *r) { record_destroy_virtual(r); }
+
+static void records_destroy_range(record_t *first, record_t *last) {
+  for (; first != last; first++) record_destroy_at(record_addressof(first));
 }
 
-/* Appends a copy of r; a full array is replaced by one twice its size, every record copied
-   over (the records have no cheaper move). */
-static void records_push(records_t *rs, const record_t *r) {
-  if (rs->n == rs->cap) {
-    size_t cap = rs->cap ? rs->cap * 2 : 1;
-    record_t *v = malloc(cap * sizeof *v);
-    if (!v) abort();
-    for (size_t i = 0; i < rs->n; i++) {
-      record_copy(&v[i], &rs->v[i]);
-      record_release(&rs->v[i]);
-    }
-    free(rs->v);
-    rs->v = v;
-    rs->cap = cap;
+static size_t records_check_len(const records_t *rs) {
+  size_t n = records_size(rs);
+  return n ? 2 * n : 1;
+}
+
+/* The slow path of push_back: twice the storage, the new record constructed in it, every
+   old record moved over (a copy) and destroyed. */
+static void records_realloc_insert(records_t *rs, const record_t *x) {
+  size_t len = records_check_len(rs), n = records_size(rs);
+  record_t *v = records_allocate(len);
+  records_construct(&v[n], x);
+  rec_iter_t from = records_iter_begin(rs), to = records_iter_end(rs);
+  for (record_t *at = v; rec_iter_neq(&from, &to); rec_iter_next(&from), at++)
+    records_construct(at, rec_iter_deref(&from));
+  records_destroy_range(rs->begin, rs->finish);
+  free(rs->begin);
+  rs->begin = v;
+  rs->finish = v + n + 1;
+  rs->end_of_storage = v + len;
+}
+
+static record_t *records_back(records_t *rs) { return rs->finish - 1; }
+
+static record_t *records_emplace_back(records_t *rs, const record_t *x) {
+  if (rs->finish != rs->end_of_storage) {
+    records_construct(rs->finish, x);
+    rs->finish++;
+  } else {
+    records_realloc_insert(rs, x);
   }
-  record_copy(&rs->v[rs->n++], r);
+  return records_back(rs);
+}
+
+static void records_push_back(records_t *rs, const record_t *x) {
+  records_emplace_back(rs, record_forward(x));
+}
+
+/* A copy of the vector: storage of its exact size, every record copy-constructed. */
+static void records_init_copy(records_t *dst, const records_t *src) {
+  size_t n = records_size(src);
+  dst->begin = records_allocate(n);
+  rec_iter_t from = records_iter_begin(src), to = records_iter_end(src);
+  for (record_t *at = dst->begin; rec_iter_neq(&from, &to); rec_iter_next(&from), at++)
+    records_construct(at, rec_iter_deref(&from));
+  dst->finish = dst->begin + n;
+  dst->end_of_storage = dst->finish;
 }
 
 static void records_release(records_t *rs) {
-  for (size_t i = 0; i < rs->n; i++) record_release(&rs->v[i]);
-  free(rs->v);
+  records_destroy_range(rs->begin, rs->finish);
+  free(rs->begin);
   memset(rs, 0, sizeof *rs);
 }
 
-/* The dump's receiving end: the line is copied, cut at its quotes (each cut a copy of the
-   rest of the line), and its key and value become a record. */
-static void dump_line_parse(const line_t *l, records_t *rs) {
+/* The dump's receiving end, called through a table of functions (a virtual Append): the line
+   is copied into a string, its quotes found in copies of the rest of the line, the key and the
+   value cut out, and a record built from them is pushed (copied) into the table's vector. */
+typedef struct dump dump_t;
+typedef struct sink_vtbl {
+  int (*append)(dump_t *d, const slice_t *data);
+} sink_vtbl_t;
+
+struct dump {
+  const sink_vtbl_t *vptr;
+  line_t line;
+  records_t recs;
+};
+
+static int dump_append(dump_t *d, const slice_t *data) {
   astr_t line, rest, key, val;
-  astr_assign(&line, l->p, l->len);
+  slice_to_string(data, &line);
   size_t key_first = astr_find(&line, '\'') + 1;
   astr_substr(&rest, &line, key_first, (size_t)-1);
   size_t key_last = astr_find(&rest, '\'') - 1 + key_first;
@@ -172,21 +369,19 @@ static void dump_line_parse(const line_t *l, records_t *rs) {
   astr_release(&rest);
   astr_substr(&val, &line, val_first, val_last - val_first + 1);
   record_t tmp;
-  astr_copy(&tmp.key, &key);
-  astr_copy(&tmp.val, &val);
-  records_push(rs, &tmp);
-  record_release(&tmp);
-  astr_release(&key);
+  record_init_strings(&tmp, &key, &val);
+  records_push_back(&d->recs, &tmp);
+  record_destroy(&tmp);
   astr_release(&val);
+  astr_release(&key);
   astr_release(&line);
+  return 0;
 }
 
-typedef struct dump {
-  line_t line;
-  records_t recs;
-} dump_t;
+static const sink_vtbl_t dump_vtbl = {dump_append};
 
-/* Formats one entry as the dump's text line and hands it over. */
+/* Formats one entry as the dump's text line (LevelDB's part, optimised in the authors' build:
+   appends of whole pieces) and hands it over. */
 static int dump_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_t *val,
                       size_t vlen) {
   dump_t *d = arg;
@@ -205,8 +400,8 @@ static int dump_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_
   line_put(&d->line, " => '", 5);
   line_put_escaped(&d->line, val, vlen);
   line_put(&d->line, "'\n", 2);
-  dump_line_parse(&d->line, &d->recs);
-  return 0;
+  slice_t s = {d->line.p, d->line.len};
+  return d->vptr->append(d, &s);
 }
 
 /* Reads table `number` as the authors' scan does; *matches gets the entries holding val. */
@@ -224,6 +419,7 @@ static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t
   }
   dump_t d;
   memset(&d, 0, sizeof d);
+  d.vptr = &dump_vtbl;
   uint64_t bad = 0;
   rc = table_walk(t, dump_entry, NULL, &d, &bad);
   st->bytes_read += table_file_size(t);
@@ -235,23 +431,26 @@ static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t
             (unsigned long long)bad);
     return BFH_E_CORRUPT;
   }
-  /* The records handed back are a copy of those gathered; each is copied again as the loop
-     takes it, and its value once more. */
+  /* The records are handed back as a copy of the vector (the dump's own is then destroyed);
+     the loop takes each by value (a copy) and copies its value once more before comparing. */
   records_t copy;
-  memset(&copy, 0, sizeof copy);
-  for (size_t i = 0; i < d.recs.n; i++) records_push(&copy, &d.recs.v[i]);
+  records_init_copy(&copy, &d.recs);
   records_release(&d.recs);
+  astr_t wanted;
+  astr_assign(&wanted, val, len);
   uint64_t found = 0;
-  for (size_t i = 0; i < copy.n; i++) {
+  rec_iter_t end = records_iter_end(&copy);
+  for (rec_iter_t it = records_iter_begin(&copy); rec_iter_neq(&it, &end); rec_iter_next(&it)) {
     record_t r;
-    record_copy(&r, &copy.v[i]);
+    record_init_copy(&r, rec_iter_deref(&it));
     astr_t v;
-    astr_copy(&v, &r.val);
-    found += (uint64_t)astr_equals(&v, val, len);
+    astr_copy(&v, &r.val_data);
+    found += (uint64_t)astr_equals(&v, &wanted);
     astr_release(&v);
-    record_release(&r);
+    record_destroy(&r);
   }
-  st->entries_scanned += copy.n;
+  astr_release(&wanted);
+  st->entries_scanned += records_size(&copy);
   st->tables_scanned++;
   if (found) st->tables_matched++;
   *matches += found;
@@ -278,10 +477,18 @@ static size_t which_bit(size_t i) { return i % 64; }
 static uint64_t mask_bit(size_t i) { return (uint64_t)1 << which_bit(i); }
 static uint64_t *get_word(bitset_t *b, size_t i) { return &b->words[which_word(i)]; }
 
+/* A reference to bit i: constructed from the bitset (its word, its bit), assigned, then
+   destroyed; each step is a call at -O0, as std::bitset's operator[] and its reference are. */
+static void bitref_init(bitref_t *r, bitset_t *b, size_t i) {
+  r->word = get_word(b, i);
+  r->bit = which_bit(i);
+}
+
+static void bitref_release(bitref_t *r) { (void)r; }
+
 static bitref_t bitset_at(bitset_t *b, size_t i) {
   bitref_t r;
-  r.word = get_word(b, i);
-  r.bit = which_bit(i);
+  bitref_init(&r, b, i);
   return r;
 }
 
@@ -318,6 +525,7 @@ static int leaf_load_bitwise(const exp_authors_t *a, uint64_t number, bitset_t *
     for (size_t i = 0; i < bitset_size(b); i++) {
       bitref_t r = bitset_at(b, i);
       bitref_assign(&r, (*byte_at(buf, i / 8) >> (i % 8)) & 1);
+      bitref_release(&r);
     }
   }
   free(buf);
