@@ -79,6 +79,12 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   /* One plan (search_plan.h), AUTO's choice among the providers included, and one hash. */
   search_ctx_t ctx = {db->engine, db->index, db->standalone};
   search_query_t q;
+  /* A named filter method measures the whole index: it waits for the leaves still loading
+     at open (index_sync.h "Loading at open"); AUTO reads their tables through their block
+     filters meanwhile. */
+  const search_provider_t *named = search_provider_of(method);
+  if (db->sync && named && (named->caps & SEARCH_CAP_INDEX))
+    (void)index_sync_loader_wait(db->sync, NULL, NULL);
   rc = search_prepare(&ctx, val, val_len, method, &q, &err);
   if (rc != BFH_OK) {
     err_prefix(&err, "bfh_search: ");
