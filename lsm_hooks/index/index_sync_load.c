@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "bfh.h"
 #include "lsm_hooks/index/index_sync_private.h"
@@ -99,6 +104,11 @@ static int wait_hold(index_sync_t *s) {
 
 static void *loader_main(void *arg) {
   index_sync_t *s = arg;
+#ifdef __linux__
+  /* The lowest priority (this thread only, on Linux): on a busy machine the searches the
+     loader is meant to speed up go first. Failing to lower it is harmless. */
+  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
   uint64_t t0 = index_sync_now_ns();
   int first_rc = BFH_OK, locked = 0;
   err_t first;
