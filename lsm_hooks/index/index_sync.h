@@ -189,17 +189,21 @@ void index_sync_close_caches(index_sync_t *s);
    it is selected, never skipped) while the leaves are read. The loader is a background
    thread that runs index_sync_run a few tables at a time, applying the value index after
    each step, until no table is marked; index_sync_loader_stop ends it within one step (the
-   engine calls it before its tables close; destroy calls it too). */
+   engine calls it before its tables close; destroy calls it too). Its thread starts at the
+   first index_sync_loader_go (bfh_search by any method but SCAN, bfh_stats): a process that
+   only scans, or only writes, does not pay for it. */
 int index_sync_load_blocks(index_sync_t *s, err_t *err);
-/* Starts the loader unless one is running (one that finished is joined and started again:
-   an engine calls it again when new tables were marked to be read). */
+/* Arms the loader (its thread starts at the next index_sync_loader_go); one running is told
+   to look for tables to read once more (an engine calls it when it marked new ones). */
 int index_sync_loader_start(index_sync_t *s, err_t *err);
+/* Starts the armed loader's thread (nothing if none is armed). */
+int index_sync_loader_go(index_sync_t *s, err_t *err);
 void index_sync_loader_stop(index_sync_t *s);
-/* Is a loader running (started and not finished)? */
+/* Is a loader armed or running? */
 int index_sync_loader_active(index_sync_t *s);
-/* Blocks until the loader has finished (or was never started, or stopped). Returns the
-   first error of its runs (BFH_OK) with the message in err; *elapsed_ns (may be NULL) gets
-   how long it ran. */
+/* Starts an armed loader and blocks until it has finished (at once if none was started, or
+   it stopped). Returns the first error of its runs (BFH_OK) with the message in err;
+   *elapsed_ns (may be NULL) gets how long it ran. */
 int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err);
 /* Test hook: while held (process-wide), every loader waits before its next step; so a test
    can search while the index is still loading, deterministically. A search by a named filter

@@ -147,22 +147,33 @@ static void *loader_main(void *arg) {
 }
 
 int index_sync_loader_start(index_sync_t *s, err_t *err) {
+  (void)err;
+  pthread_mutex_lock(&s->load_mu);
+  if (s->loader_running)
+    s->loader_kick = 1; /* it looks for tables to read once more */
+  else
+    s->loader_armed = 1;
+  pthread_mutex_unlock(&s->load_mu);
+  return BFH_OK;
+}
+
+int index_sync_loader_go(index_sync_t *s, err_t *err) {
   pthread_mutex_lock(&s->load_mu);
   int rc = BFH_OK;
-  if (s->loader_started && !s->loader_running) { /* finished: a new one for the new tables */
-    pthread_join(s->loader, NULL);
-    s->loader_started = 0;
-  }
-  if (s->loader_started) s->loader_kick = 1; /* running: it looks for new tables again */
-  if (!s->loader_started) {
+  if (s->loader_armed && !s->loader_running) {
+    if (s->loader_started) { /* a finished one */
+      pthread_join(s->loader, NULL);
+      s->loader_started = 0;
+    }
     s->loader_running = 1;
-    s->loader_kick = 0;
     s->loader_stop = 0;
+    s->loader_kick = 0;
     if (pthread_create(&s->loader, NULL, loader_main, s) != 0) {
-      s->loader_running = 0;
+      s->loader_running = 0; /* stays armed: the next go tries again */
       rc = err_set(err, BFH_E_IO, "index sync: cannot start the loader thread");
     } else {
       s->loader_started = 1;
+      s->loader_armed = 0;
     }
   }
   pthread_mutex_unlock(&s->load_mu);
@@ -174,6 +185,7 @@ void index_sync_loader_stop(index_sync_t *s) {
   int started = s->loader_started;
   s->loader_stop = 1;
   s->loader_started = 0;
+  s->loader_armed = 0;
   pthread_mutex_unlock(&s->load_mu);
   if (!started) return;
   pthread_mutex_lock(&hold_mu); /* wakes a loader held by the test hook */
@@ -184,15 +196,17 @@ void index_sync_loader_stop(index_sync_t *s) {
 
 int index_sync_loader_active(index_sync_t *s) {
   pthread_mutex_lock(&s->load_mu);
-  int running = s->loader_running;
+  int running = s->loader_running || s->loader_armed;
   pthread_mutex_unlock(&s->load_mu);
   return running;
 }
 
 int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err) {
+  int rc = index_sync_loader_go(s, err);
+  if (rc != BFH_OK) return rc;
   pthread_mutex_lock(&s->load_mu);
   while (s->loader_running) pthread_cond_wait(&s->load_cv, &s->load_mu);
-  int rc = s->loader_rc;
+  rc = s->loader_rc;
   if (rc != BFH_OK) err_set(err, rc, "%s", s->loader_msg);
   if (elapsed_ns) *elapsed_ns = s->loader_ns;
   pthread_mutex_unlock(&s->load_mu);

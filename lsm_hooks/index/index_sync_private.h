@@ -73,7 +73,8 @@ struct index_sync {
   pthread_cond_t load_cv;
   pthread_t loader;
   int loader_running, loader_started, loader_stop;
-  int loader_kick; /* a start while it ran: it looks for tables to read once more */
+  int loader_kick;  /* a start while it ran: it looks for tables to read once more */
+  int loader_armed; /* started, its thread not yet (index_sync_loader_go) */
   int loader_rc;
   char loader_msg[ERR_MSG_BYTES];
   uint64_t loader_ns;
