@@ -85,8 +85,6 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   const search_provider_t *named = search_provider_of(method);
   if (db->sync && named && (named->caps & SEARCH_CAP_INDEX))
     (void)index_sync_loader_wait(db->sync, NULL, NULL);
-  else if (db->sync && method != BFH_SEARCH_SCAN)
-    (void)index_sync_loader_go(db->sync, NULL); /* a search by the index: the leaves come */
   rc = search_prepare(&ctx, val, val_len, method, &q, &err);
   if (rc != BFH_OK) {
     err_prefix(&err, "bfh_search: ");
@@ -96,6 +94,9 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
     rc = db->kind->search(&ctx, &q, fn, arg, stats, &err);
   else
     rc = search_execute(&ctx, &q, fn, arg, stats, &err);
+  /* A search by the index: the leaves still loading come in the background, from now on
+     (after this search, which they would only slow down). */
+  if (db->sync && method != BFH_SEARCH_SCAN) (void)index_sync_loader_go(db->sync, NULL);
   return api_fail(db, rc, &err);
 }
 
