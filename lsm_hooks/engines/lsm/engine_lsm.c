@@ -1,10 +1,11 @@
 /* engine_t over bfh's own LSM engine (lsm/db.h), with the value-filter table-build hook.
  *
  * The hook (value_hook.c) reports every table the engine builds, installs and drops to
- * index_sync. At open the engine reports its live tables, and index_sync reads each one's
- * "bfh.value_filter" meta block through read_leaf below; a table whose filter is missing or
- * unreadable gets no leaf, and search then scans it always (it is never skipped). A view is
- * an lsm snapshot.
+ * index_sync. At open the engine reports its live tables; index_sync reads each one's
+ * "bfh.block_filter" meta block at once (read_blocks_only below) and its "bfh.value_filter"
+ * meta block in the background (read_leaf; index_sync.h "Loading at open"). A table whose
+ * filter is missing or unreadable gets no leaf, and search then reads it always (it is never
+ * skipped). A view is an lsm snapshot.
  */
 #include <stdlib.h>
 #include <string.h>
