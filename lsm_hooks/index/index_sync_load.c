@@ -59,10 +59,13 @@ int index_sync_load_blocks(index_sync_t *s, err_t *err) {
     record_t *rec = index_sync_find(s, todo.v[i]);
     /* Only a table still waiting for its leaf takes it (runs are serialized by run_mu, so
        no leaf arrived meanwhile; a table gone meanwhile does not take it). */
-    if (r == BFH_OK && bf && rec && rec->state == REC_TO_READ && !rec->gone_epoch &&
-        block_index_put(value_index_blocks(s->index), rec->number, bf) == BFH_OK) {
-      rec->early_blocks = 1;
-      s->stats.blocks_early++;
+    if (r == BFH_OK && bf && rec && rec->state == REC_TO_READ && !rec->gone_epoch) {
+      /* The block index takes bf, and frees it if it cannot keep it (no memory: the table
+         is read whole until its leaf comes). */
+      if (block_index_put(value_index_blocks(s->index), rec->number, bf) == BFH_OK) {
+        rec->early_blocks = 1;
+        s->stats.blocks_early++;
+      }
       bf = NULL;
     }
     pthread_mutex_unlock(&s->mu);
