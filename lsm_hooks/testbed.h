@@ -61,6 +61,9 @@
 engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */
 standalone_t *bfh_internal_standalone(bfh_db *db); /* borrowed; NULL without one */
+/* The index's one writer (borrowed; NULL with value filters off): its loader at open
+   (index_sync_loader_wait, index_sync_test_hold_loaders) and where each leaf came from. */
+index_sync_t *bfh_internal_sync(bfh_db *db);
 
 /* bfh_open with bfh's file accesses going through io (util/env.h; borrowed, it must outlive
    the handle; NULL: the real I/O layer): fault-injection tests. Both engines: BFH-PARAMS,

@@ -79,6 +79,12 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   /* One plan (search_plan.h), AUTO's choice among the providers included, and one hash. */
   search_ctx_t ctx = {db->engine, db->index, db->standalone};
   search_query_t q;
+  /* A named filter method measures the whole index: it waits for the leaves still loading
+     at open (index_sync.h "Loading at open"); AUTO reads their tables through their block
+     filters meanwhile. */
+  const search_provider_t *named = search_provider_of(method);
+  if (db->sync && named && (named->caps & SEARCH_CAP_INDEX))
+    (void)index_sync_loader_wait(db->sync, NULL, NULL);
   rc = search_prepare(&ctx, val, val_len, method, &q, &err);
   if (rc != BFH_OK) {
     err_prefix(&err, "bfh_search: ");
@@ -88,6 +94,9 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
     rc = db->kind->search(&ctx, &q, fn, arg, stats, &err);
   else
     rc = search_execute(&ctx, &q, fn, arg, stats, &err);
+  /* A search by the index: the leaves still loading come in the background, from now on
+     (after this search, which they would only slow down). */
+  if (db->sync && method != BFH_SEARCH_SCAN) (void)index_sync_loader_go(db->sync, NULL);
   return api_fail(db, rc, &err);
 }
 

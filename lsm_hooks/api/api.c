@@ -189,6 +189,9 @@ value_index_t *bfh_internal_index(bfh_db *db) {
 standalone_t *bfh_internal_standalone(bfh_db *db) {
   return db->standalone;
 }
+index_sync_t *bfh_internal_sync(bfh_db *db) {
+  return db->sync;
+}
 
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *io, bfh_db **db) {
   return open_with_io(path, opt, io, db);

@@ -33,6 +33,9 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
     st->old_value_read_ns = ss.old_read_ns;
   }
   if (db->index) {
+    /* The index as loaded: a handle still reading its leaves (index_sync.h "Loading at
+       open") finishes first. */
+    if (db->sync) (void)index_sync_loader_wait(db->sync, NULL, NULL);
     value_index_stats_t vs;
     value_index_get_stats(db->index, &vs);
     st->leaf_filters = vs.leaves;

@@ -66,6 +66,7 @@ void index_sync_record_release(record_t *r) {
   r->filter = NULL;
   r->path = NULL;
   r->cache_buf = NULL;
+  r->parked = 0;
 }
 
 static uint64_t min_pin(const index_sync_t *s) {
@@ -88,10 +89,16 @@ void index_sync_remove_gone(index_sync_t *s, u64vec_t *unlink) {
     if (r->gone_epoch && r->gone_epoch <= oldest) {
       if (r->state == REC_INDEXED && value_index_remove(s->index, r->number) == BFH_OK)
         s->stats.tables_removed++;
+      if (r->early_blocks && r->state != REC_INDEXED)
+        block_index_remove(value_index_blocks(s->index), r->number);
       /* A cache file exists unless its bytes were still waiting to be written (an upgraded
          leaf's old file exists while its new bytes wait). */
       int has_file = !r->cache_buf || r->source == INDEX_LEAF_CACHED;
       if (s->src.cache_dir && has_file && r->state == REC_INDEXED)
+        (void)u64vec_push(unlink, r->number);
+      /* A parked leaf: its cache file exists unless its bytes wait in cache_buf. */
+      else if (s->src.cache_dir && r->parked && r->state == REC_TO_READ &&
+               (!r->cache_buf || r->parked_source == INDEX_LEAF_CACHED))
         (void)u64vec_push(unlink, r->number);
       index_sync_record_release(r);
       continue;
@@ -132,17 +139,22 @@ index_sync_t *index_sync_create(value_index_t *index, err_t *err) {
   s->epoch = 1;
   pthread_mutex_init(&s->run_mu, NULL);
   pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->load_mu, NULL);
+  pthread_cond_init(&s->load_cv, NULL);
   return s;
 }
 
 void index_sync_destroy(index_sync_t *s) {
   if (!s) return;
+  index_sync_loader_stop(s);
   for (size_t i = 0; i < s->n; i++) index_sync_record_release(&s->recs[i]);
   free(s->recs);
   free(s->pins);
   free((char *)s->src.cache_dir);
   pthread_mutex_destroy(&s->run_mu);
   pthread_mutex_destroy(&s->mu);
+  pthread_mutex_destroy(&s->load_mu);
+  pthread_cond_destroy(&s->load_cv);
   free(s);
 }
 

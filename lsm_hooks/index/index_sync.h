@@ -93,6 +93,12 @@ typedef struct index_source {
   int (*table_tag)(void *ctx, uint64_t number, uint64_t *tag, err_t *err);
   uint64_t cache_delay_ns;
   env_t *io; /* for the cache files (borrowed; NULL: env_default()) */
+  /* Optional: reads only the block filter of table `number` (of p->block_bits bits per
+     value) into *out (new, owned by the caller; NULL: the table has none). BFH_OK, or why
+     not (the table is then read whole until its leaf comes). Used by index_sync_load_blocks
+     before the leaves are read. Called with no lock of index_sync held. */
+  int (*read_blocks)(void *ctx, uint64_t number, const value_index_params_t *p,
+                     block_filter_t **out, err_t *err);
 } index_source_t;
 
 /* Where the leaf of a table came from. */
@@ -121,6 +127,7 @@ typedef struct index_sync_stats {
   uint64_t blocks_upgraded;      /* of those, cached leaves without one, upgraded later */
   uint64_t blocks_damaged;       /* tables whose block filter could not be read */
   char last_blocks_damaged[256]; /* message of the last one */
+  uint64_t blocks_early;         /* block filters read ahead of their leaf (load_blocks) */
 } index_sync_stats_t;
 
 /* index: borrowed, it must outlive the index_sync. NULL on no memory (message in err). */
@@ -171,6 +178,37 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err);
 int index_sync_pending(index_sync_t *s, uint64_t min_age_ns);
 /* Writes every cache file not written yet (at close). */
 void index_sync_close_caches(index_sync_t *s);
+
+/* ---- Loading at open (doc/search.md "Open cost") ------------------------------------------
+   An engine that opens with live tables and no leaves calls index_sync_load_blocks, then
+   index_sync_loader_start. load_blocks reads the block filter of every table marked to be
+   read (with the source's read_blocks; small, verified by its checksum; a source without
+   read_blocks has the whole leaf read, from the sidecar cache bound by the table's tag,
+   and the leaf parked in its record until the loader adds it) into the block
+   index: a search can then read such a table through its block filter (it has no leaf, so
+   it is selected, never skipped) while the leaves are read. The loader is a background
+   thread that runs index_sync_run a few tables at a time, applying the value index after
+   each step, until no table is marked; index_sync_loader_stop ends it within one step (the
+   engine calls it before its tables close; destroy calls it too). Its thread starts at the
+   first index_sync_loader_go (bfh_search by any method but SCAN, bfh_stats): a process that
+   only scans, or only writes, does not pay for it. */
+int index_sync_load_blocks(index_sync_t *s, err_t *err);
+/* Arms the loader (its thread starts at the next index_sync_loader_go); one running is told
+   to look for tables to read once more (an engine calls it when it marked new ones). */
+int index_sync_loader_start(index_sync_t *s, err_t *err);
+/* Starts the armed loader's thread (nothing if none is armed). */
+int index_sync_loader_go(index_sync_t *s, err_t *err);
+void index_sync_loader_stop(index_sync_t *s);
+/* Is a loader armed or running? */
+int index_sync_loader_active(index_sync_t *s);
+/* Starts an armed loader and blocks until it has finished (at once if none was started, or
+   it stopped). Returns the first error of its runs (BFH_OK) with the message in err;
+   *elapsed_ns (may be NULL) gets how long it ran. */
+int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err);
+/* Test hook: while held (process-wide), every loader waits before its next step; so a test
+   can search while the index is still loading, deterministically. A search by a named filter
+   method waits for the loader (bfh_search): while held, only AUTO and SCAN return. */
+void index_sync_test_hold_loaders(int hold);
 
 index_leaf_source_t index_sync_leaf_source(index_sync_t *s, uint64_t number);
 void index_sync_get_stats(index_sync_t *s, index_sync_stats_t *st);

@@ -45,7 +45,12 @@ typedef struct sync_record {
   value_filter_t *filter; /* REC_BUILT: the hook's filter (owned) */
   block_filter_t *blocks; /* REC_BUILT: the hook's block filter (owned, may be NULL) */
   int wants_blocks;       /* REC_INDEXED: a cached leaf to upgrade with a block filter */
-  char *path;             /* REC_BUILT: where it is stored (owned, may be NULL) */
+  int early_blocks;       /* not indexed yet, its block filter in the block index already
+                             (index_sync_load_blocks): removed with the record */
+  int parked;             /* REC_TO_READ: its leaf was read by a parking run and waits here
+                             (filter, path, offset, cache_buf) for the next run to add it */
+  index_leaf_source_t parked_source;
+  char *path; /* REC_BUILT: where it is stored (owned, may be NULL) */
   uint64_t offset;
   uint8_t *cache_buf; /* leaves in memory: its cache file's bytes, not written yet */
   size_t cache_len;
@@ -63,7 +68,25 @@ struct index_sync {
   size_t npins, pins_cap;
   int gone_pending; /* some record is gone but not removed yet */
   index_sync_stats_t stats;
+  /* The loader (index_sync_load.c): its thread and state, under load_mu. */
+  pthread_mutex_t load_mu;
+  pthread_cond_t load_cv;
+  pthread_t loader;
+  int loader_running, loader_started, loader_stop;
+  int loader_kick;  /* a start while it ran: it looks for tables to read once more */
+  int loader_armed; /* started, its thread not yet (index_sync_loader_go) */
+  int loader_rc;
+  char loader_msg[ERR_MSG_BYTES];
+  uint64_t loader_ns;
 };
+
+/* The parking run (index_sync_load_blocks for a source without read_blocks): reads the
+   tables marked to be read like index_sync_run, but their block filters enter the block
+   index at once and their leaves wait in the records for the next run. */
+int index_sync_run_parking(index_sync_t *s, err_t *err);
+/* index_sync_run over at most limit due tables; *ran (may be NULL) gets how many. */
+int index_sync_run_some(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, size_t *ran,
+                        err_t *err);
 
 uint64_t index_sync_now_ns(void);
 /* The path of table number's cache file in the source's cache_dir. */

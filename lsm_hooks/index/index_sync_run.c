@@ -2,6 +2,7 @@
  * the sidecar cache, else through the source's read_leaf), with mu released while files are
  * read, and writes the cache files that are due. See index_sync.h.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ typedef struct job {
   uint64_t number, size;
   uint64_t id;           /* the record's id when the job was made */
   int upgrade;           /* the table is indexed: only its block filter is wanted */
+  int parked;            /* got is the leaf a parking run left in the record: no read */
+  int had_blocks;        /* the table's block filter went ahead of the leaf (early_blocks) */
   index_leaf_read_t got; /* what was read */
   int rc;                /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
   int retry;             /* rc is not the table's fault (no memory, a cache file not written) */
@@ -71,6 +74,7 @@ static void read_job(index_sync_t *s, job_t *j) {
   const value_index_params_t *p = value_index_params(s->index);
   char cpath[4200] = "";
   err_t e;
+  if (j->parked) return; /* read by the parking run */
   uint64_t t0 = index_sync_now_ns();
   if (s->src.cache_dir) index_sync_cache_path(s, j->number, cpath, sizeof cpath);
   if (s->src.cache_dir && !j->upgrade && load_cached(s, j, cpath) == BFH_OK) return;
@@ -152,6 +156,11 @@ static int due(const record_t *r, uint64_t now, uint64_t min_age_ns) {
   return wanted && !r->gone_epoch && now - r->live_ns >= min_age_ns;
 }
 
+/* Is r a table a parking run reads (one without a leaf, not parked yet)? */
+static int wants_parking(const record_t *r) {
+  return r->state == REC_TO_READ && !r->parked;
+}
+
 /* Notes a block filter that could not be read. REQUIRES mu. */
 static void note_blocks_damage(index_sync_t *s, const err_t *e) {
   if (e->code == BFH_OK) return;
@@ -174,6 +183,36 @@ static void finish_upgrade(index_sync_t *s, record_t *r, job_t *j) {
   j->cache_buf = NULL;
 }
 
+/* r's block filter, read ahead of its leaf, leaves the block index. REQUIRES mu. */
+static void drop_early_blocks(index_sync_t *s, record_t *r) {
+  if (!r->early_blocks) return;
+  block_index_remove(value_index_blocks(s->index), r->number);
+  r->early_blocks = 0;
+}
+
+/* A parking run's result for r (REC_TO_READ): the block filter enters the block index now,
+   the leaf waits in the record for the next run. REQUIRES mu. */
+static void park(index_sync_t *s, record_t *r, job_t *j) {
+  if (j->got.blocks &&
+      block_index_put(value_index_blocks(s->index), r->number, j->got.blocks) == BFH_OK) {
+    r->early_blocks = 1;
+    s->stats.blocks_early++;
+  }
+  j->got.blocks = NULL;
+  note_blocks_damage(s, &j->got.blocks_err);
+  err_clear(&j->got.blocks_err);
+  r->parked = 1;
+  r->parked_source = j->source;
+  r->filter = j->got.filter;
+  r->path = j->got.path;
+  r->offset = j->got.offset;
+  r->cache_buf = j->cache_buf;
+  r->cache_len = j->cache_len;
+  j->got.filter = NULL;
+  j->got.path = NULL;
+  j->cache_buf = NULL;
+}
+
 /* The result of a job that read the leaf of r (REC_TO_READ): err gets the first error
    that is not the table's fault. REQUIRES mu. */
 static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *err) {
@@ -184,6 +223,7 @@ static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *
     return;
   }
   if (j->rc != BFH_OK) {
+    drop_early_blocks(s, r); /* the table is read whole: its bytes did not check out */
     r->state = REC_UNREADABLE;
     r->source = INDEX_LEAF_UNREADABLE;
     s->stats.tables_unreadable++;
@@ -194,19 +234,22 @@ static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *
   int r2 = value_index_add(s->index, j->number, j->got.filter, j->got.path, j->got.offset, &e);
   j->got.filter = NULL; /* the index owns it now (or freed it) */
   if (r2 != BFH_OK) {
+    drop_early_blocks(s, r);
     s->stats.add_errors++;
     r->state = REC_UNREADABLE;
     return;
   }
   r->state = REC_INDEXED;
   r->source = j->source;
+  r->early_blocks = 0; /* value_index_remove drops the block filter with the leaf now */
   if (j->source == INDEX_LEAF_CACHED)
     s->stats.tables_cached++;
   else
     s->stats.tables_read++;
   note_blocks_damage(s, &j->got.blocks_err);
   const value_index_params_t *p = value_index_params(s->index);
-  r->wants_blocks = !j->got.blocks && j->source == INDEX_LEAF_CACHED && p->block_bits;
+  r->wants_blocks =
+      !j->got.blocks && !j->had_blocks && j->source == INDEX_LEAF_CACHED && p->block_bits;
   index_sync_add_blocks(s, r->number, j->got.blocks);
   j->got.blocks = NULL;
   r->cache_buf = j->cache_buf;
@@ -215,6 +258,25 @@ static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *
 }
 
 int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
+  return index_sync_run_some(s, mode, min_age_ns, SIZE_MAX, NULL, err);
+}
+
+static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, size_t *ran,
+               int parking, err_t *err);
+
+int index_sync_run_some(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, size_t *ran,
+                        err_t *err) {
+  return run(s, mode, min_age_ns, limit, ran, 0, err);
+}
+
+int index_sync_run_parking(index_sync_t *s, err_t *err) {
+  return run(s, INDEX_RUN_ALL, 0, SIZE_MAX, NULL, 1, err);
+}
+
+/* With parking, only tables marked to be read and not parked yet are read, and each one's
+   leaf is parked (park above) instead of entering the value index. */
+static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, size_t *ran,
+               int parking, err_t *err) {
   if (mode == INDEX_RUN_ALL) min_age_ns = 0;
   pthread_mutex_lock(&s->run_mu);
   write_due_caches(s, 0);
@@ -222,16 +284,36 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
   pthread_mutex_lock(&s->mu);
   uint64_t now = index_sync_now_ns();
   size_t njobs = 0;
-  for (size_t i = 0; s->src.read_leaf && i < s->n; i++) njobs += due(&s->recs[i], now, min_age_ns);
+  for (size_t i = 0; s->src.read_leaf && i < s->n && njobs < limit; i++)
+    njobs += due(&s->recs[i], now, min_age_ns) && (!parking || wants_parking(&s->recs[i]));
   job_t *jobs = njobs ? calloc(njobs, sizeof *jobs) : NULL;
   size_t k = 0;
-  for (size_t i = 0; jobs && i < s->n; i++) {
-    const record_t *r = &s->recs[i];
-    if (due(r, now, min_age_ns))
-      jobs[k++] = (job_t){
-          .number = r->number, .size = r->size, .id = r->id, .upgrade = r->state != REC_TO_READ};
+  for (size_t i = 0; jobs && i < s->n && k < njobs; i++) {
+    record_t *r = &s->recs[i];
+    if (!due(r, now, min_age_ns) || (parking && !wants_parking(r))) continue;
+    job_t *j = &jobs[k++];
+    *j = (job_t){.number = r->number,
+                 .size = r->size,
+                 .id = r->id,
+                 .upgrade = r->state != REC_TO_READ,
+                 .had_blocks = r->early_blocks};
+    if (r->state == REC_TO_READ && r->parked) { /* the leaf a parking run read */
+      j->parked = 1;
+      j->rc = BFH_OK;
+      j->source = r->parked_source;
+      j->got.filter = r->filter;
+      j->got.path = r->path;
+      j->got.offset = r->offset;
+      j->cache_buf = r->cache_buf;
+      j->cache_len = r->cache_len;
+      r->filter = NULL;
+      r->path = NULL;
+      r->cache_buf = NULL;
+      r->parked = 0;
+    }
   }
   pthread_mutex_unlock(&s->mu);
+  if (ran) *ran = njobs;
   int rc = BFH_OK;
   if (njobs && !jobs) {
     rc = err_set(err, BFH_E_NOMEM, "index sync: out of memory");
@@ -256,6 +338,8 @@ int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err) {
     }
     if (j->upgrade)
       finish_upgrade(s, r, j);
+    else if (parking && j->rc == BFH_OK && !j->retry)
+      park(s, r, j);
     else
       finish_read(s, r, j, &rc, err);
   }

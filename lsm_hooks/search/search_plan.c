@@ -58,23 +58,28 @@ static int has_standalone(const search_ctx_t *c) {
   return c->standalone != NULL;
 }
 
+/* While leaves load, a filter method reads the loading tables as SCAN would, through their
+   block filters, and skips those whose leaf says no: SCAN is charged one leaf probe per
+   loading table more, so that it does not win that tie. */
 static double cost_scan(const search_ctx_t *c, const search_costs_t *k) {
   (void)c;
-  return k->leaves * k->per_table;
+  return (k->leaves + k->loading) * k->per_table + k->loading * COST_LEAF_NS;
 }
 
+/* A filter method also reads every table whose leaf is still loading, through its block
+   filter (index_sync.h "Loading at open"). */
 static double cost_leaves(const search_ctx_t *c, const search_costs_t *k) {
   (void)c;
-  if (k->leaves == 0) return HUGE_VAL;
+  if (k->leaves == 0 && k->loading == 0) return HUGE_VAL;
   return k->leaves * (k->leaves_on_disk ? COST_LEAF_DISK_NS : COST_LEAF_NS) +
-         k->selected * k->per_table;
+         (k->selected + k->loading) * k->per_table;
 }
 
 static double cost_sliced(const search_ctx_t *c, const search_costs_t *k) {
   (void)c;
-  if (k->leaves == 0) return HUGE_VAL;
+  if (k->leaves == 0 && k->loading == 0) return HUGE_VAL;
   return k->k * (COST_SLICED_ROW_NS + (k->leaves / 64.0) * COST_SLICED_WORD_NS) +
-         k->selected * k->per_table;
+         (k->selected + k->loading) * k->per_table;
 }
 
 static double cost_standalone(const search_ctx_t *c, const search_costs_t *k) {
@@ -178,6 +183,10 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   value_index_get_stats(c->index, &vs);
   const value_index_params_t *p = value_index_params(c->index);
   k->leaves = (double)vs.leaves;
+  /* Tables with a block filter and no leaf yet: their leaves are loading. */
+  block_index_stats_t bs;
+  block_index_get_stats(value_index_blocks(c->index), &bs);
+  k->loading = bs.tables > vs.leaves ? (double)(bs.tables - vs.leaves) : 0;
   k->fpr = 1.0;
   for (uint32_t i = 0; i < p->k; i++) k->fpr *= vs.probe_fill;
   /* Tables a filter method reads: the false positives, and half the time (present or absent

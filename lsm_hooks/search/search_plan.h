@@ -59,6 +59,7 @@ typedef struct search_query search_query_t;
 /* What a cost estimate knows of the index, gathered once per plan. */
 typedef struct search_costs {
   double leaves;    /* leaves in the index */
+  double loading;   /* tables with a block filter but no leaf yet (loading at open) */
   double fpr;       /* a leaf's false positive rate, fill^k */
   double selected;  /* tables a filter method reads: leaves * fpr + 0.5 (at most leaves) */
   double per_table; /* ns to read one selected table with the chosen reader */

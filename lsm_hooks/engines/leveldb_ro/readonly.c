@@ -87,6 +87,7 @@ static int e_close(engine_t *e, err_t *err) {
   (void)err;
   engine_ro_t *r = (engine_ro_t *)e;
   if (!r) return BFH_OK;
+  if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
   ro_state_unref(r->state);
   for (size_t i = 0; i < r->nlogs; i++) ro_log_release(&r->logs[i]);
@@ -239,9 +240,19 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env 
   if (rc == BFH_OK) {
     pthread_mutex_lock(&r->mu);
     rc = ro_refresh(r, err);
+    /* The live tables are indexed in the open (ro_view_load), so that the first search is
+       planned over their filters: planned before, it would find none and read every table
+       (doc/search.md "Open cost"). */
+    if (rc == BFH_OK && sync) rc = ro_view_index_state(r, r->state, NULL, err);
     pthread_mutex_unlock(&r->mu);
   }
   if (rc == BFH_OK && r->cache_dir) clean_cache(r);
+  if (rc == BFH_OK && sync) {
+    /* A failure here (no memory, a leaf on disk not written) is the first view's to report:
+       it tries again. */
+    err_t e;
+    (void)ro_view_load(r, 1, &e);
+  }
   if (rc != BFH_OK) {
     e_close(&r->base, NULL);
     return rc;

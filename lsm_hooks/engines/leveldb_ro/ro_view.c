@@ -19,14 +19,24 @@ static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const b
                          err);
 }
 
-/* Reports s's tables to index_sync (pinning *epoch) and gives the new ones their leaves. */
-static int index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err) {
+/* Reports s's tables to index_sync (pinning *epoch; NULL: no pin). */
+int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err) {
   index_table_t *live = malloc((s->ntables + 1) * sizeof *live);
   if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   for (size_t i = 0; i < s->ntables; i++)
     live[i] = (index_table_t){s->tables[i].number, s->tables[i].size, s->ids[i]};
   int rc = index_sync_tables_listed(r->sync, live, s->ntables, epoch, err);
   free(live);
+  return rc;
+}
+
+int ro_view_load(engine_ro_t *r, int at_open, err_t *err) {
+  /* After the open's loading, as before it: a view indexes the tables made since itself. */
+  if (!index_sync_params(r->sync)->block_bits || (!at_open && !index_sync_loader_active(r->sync)))
+    return index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
+  if (!index_sync_pending(r->sync, 0)) return BFH_OK;
+  int rc = index_sync_load_blocks(r->sync, err);
+  if (rc == BFH_OK) rc = index_sync_loader_start(r->sync, err);
   return rc;
 }
 
@@ -40,12 +50,11 @@ int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
     v->ro_state = r->state;
     atomic_fetch_add(&r->state->refs, 1);
     /* Listed under mu, so that index_sync sees the versions in order. */
-    if (r->sync) rc = index_state(r, r->state, &v->epoch, err);
+    if (r->sync) rc = ro_view_index_state(r, r->state, &v->epoch, err);
   }
   pthread_mutex_unlock(&r->mu);
-  /* New tables get their leaves now: the first search builds every leaf (or loads it from
-     the index directory), later ones only those of tables made since. */
-  if (rc == BFH_OK && r->sync) rc = index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
+  /* New tables (the open's, or made since) get their filters now. */
+  if (rc == BFH_OK && r->sync) rc = ro_view_load(r, 0, err);
   if (rc != BFH_OK) {
     if (v->epoch) index_sync_view_unpin(r->sync, v->epoch);
     ro_state_unref(v->ro_state);

@@ -1,10 +1,11 @@
 /* engine_t over bfh's own LSM engine (lsm/db.h), with the value-filter table-build hook.
  *
  * The hook (value_hook.c) reports every table the engine builds, installs and drops to
- * index_sync. At open the engine reports its live tables, and index_sync reads each one's
- * "bfh.value_filter" meta block through read_leaf below; a table whose filter is missing or
- * unreadable gets no leaf, and search then scans it always (it is never skipped). A view is
- * an lsm snapshot.
+ * index_sync. At open the engine reports its live tables; index_sync reads each one's
+ * "bfh.block_filter" meta block at once (read_blocks_only below) and its "bfh.value_filter"
+ * meta block in the background (read_leaf; index_sync.h "Loading at open"). A table whose
+ * filter is missing or unreadable gets no leaf, and search then reads it always (it is never
+ * skipped). A view is an lsm snapshot.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ typedef struct engine_lsm {
   index_sync_t *sync; /* borrowed; NULL when value filters are off */
   value_hook_t *hook; /* NULL when value filters are off */
   engine_lsm_open_stats_t open_stats;
+  int open_stats_done; /* open_stats filled in (the loading at open ended) */
+  uint64_t open_t0;    /* when the indexing at open began */
 } engine_lsm_t;
 
 struct engine_view {
@@ -34,6 +37,7 @@ struct engine_view {
 static int e_close(engine_t *e, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
   if (!el) return BFH_OK;
+  if (el->sync) index_sync_loader_stop(el->sync); /* it reads the tables through el->db */
   int rc = lsm_close_err(el->db, err);
   value_hook_destroy(el->hook);
   free(el);
@@ -238,6 +242,18 @@ static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *ou
     err_prefix(&out->blocks_err, "table %llu: block filter: ", (unsigned long long)number);
 }
 
+/* index_source_t.read_blocks: the block filter alone, ahead of the leaf. */
+static int read_blocks_only(void *ctx, uint64_t number, const value_index_params_t *p,
+                            block_filter_t **out, err_t *err) {
+  (void)p;
+  index_leaf_read_t r;
+  memset(&r, 0, sizeof r);
+  read_blocks(ctx, number, &r);
+  *out = r.blocks;
+  if (r.blocks_err.code != BFH_OK) *err = r.blocks_err;
+  return r.blocks_err.code;
+}
+
 /* index_source_t.read_leaf: the filters stored in the table's meta blocks. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
@@ -263,18 +279,35 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
   return BFH_OK;
 }
 
+static void fill_open_stats(engine_lsm_t *el, uint64_t elapsed_ns);
+
 static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The live tables were reported at open (lsm/table_hook.h): read their filters now. */
+/* The live tables were reported at open (lsm/table_hook.h). With block filters, their block
+   filters are read now and their leaves in the background (index_sync.h "Loading at open"):
+   the first search reads each table through its block filter until its leaf is in. Without,
+   the leaves are read now. The open statistics are filled in when the loading ends
+   (engine_lsm_get_open_stats waits for it). */
 static int index_live_tables(engine_lsm_t *el, err_t *err) {
-  uint64_t t0 = now_ns();
-  index_source_t src = {.read_leaf = read_leaf, .ctx = el};
+  el->open_t0 = now_ns();
+  index_source_t src = {.read_leaf = read_leaf, .read_blocks = read_blocks_only, .ctx = el};
   int rc = index_sync_set_source(el->sync, &src, err);
+  if (rc == BFH_OK && index_sync_params(el->sync)->block_bits) {
+    rc = index_sync_load_blocks(el->sync, err);
+    if (rc == BFH_OK) rc = index_sync_loader_start(el->sync, err);
+    return rc;
+  }
   if (rc == BFH_OK) rc = index_sync_run(el->sync, INDEX_RUN_ALL, 0, err);
+  fill_open_stats(el, now_ns() - el->open_t0);
+  return rc;
+}
+
+/* What indexing the live tables at open cost, once it is done. */
+static void fill_open_stats(engine_lsm_t *el, uint64_t elapsed_ns) {
   index_sync_stats_t st;
   index_sync_get_stats(el->sync, &st);
   el->open_stats.read_ns = st.read_ns;
@@ -286,8 +319,8 @@ static int index_live_tables(engine_lsm_t *el, err_t *err) {
     el->open_stats.tables_live = lsm_snapshot_tables(snap, &ti);
     lsm_snapshot_release(snap);
   }
-  el->open_stats.rebuild_ns = now_ns() - t0;
-  return rc;
+  el->open_stats.rebuild_ns = elapsed_ns;
+  el->open_stats_done = 1;
 }
 
 int engine_lsm_open(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
@@ -406,7 +439,13 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
 }
 
 void engine_lsm_get_open_stats(const engine_t *e, engine_lsm_open_stats_t *st) {
-  *st = ((const engine_lsm_t *)e)->open_stats;
+  engine_lsm_t *el = (engine_lsm_t *)e;
+  if (el->sync && !el->open_stats_done) {
+    uint64_t ns = 0;
+    (void)index_sync_loader_wait(el->sync, &ns, NULL);
+    fill_open_stats(el, ns);
+  }
+  *st = el->open_stats;
 }
 
 int engine_lsm_wait_idle(engine_t *e, err_t *err) {
