@@ -1,8 +1,9 @@
 /* Two generations of one LevelDB database, for the tests that rebuild a database at the same
  * path (leveldb_cache_identity_test, leveldb_readonly_replace_test): keys key%06d, values of
  * VAL_BYTES random bytes that depend on the generation, and a check that every search method
- * finds exactly the right key for SAMPLES values. The includer defines NKEYS, VAL_BYTES and
- * SAMPLES first.
+ * finds exactly the right key for SAMPLES values, and the writing of a generation with stock
+ * LevelDB. The includer defines NKEYS, VAL_BYTES, SAMPLES, ROUNDS and KEYS_PER_ROUND first
+ * (ROUNDS x KEYS_PER_ROUND <= NKEYS), and includes cmocka.h.
  */
 #ifndef BFH_TESTS_API_LDB_GENERATIONS_H
 #define BFH_TESTS_API_LDB_GENERATIONS_H
@@ -11,7 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <leveldb/c.h>
+#include <stdlib.h>
+
 #include "bfh.h"
+#include "tests/leveldb_test_util.h" /* ldb_test_settle; testbed.h: ldb_sstables_parse */
 #include "util/random.h"
 
 static size_t key_bytes(int key, char *out) {
@@ -75,6 +80,56 @@ static int generation_missed(bfh_db *db, int gen, const char *what) {
     failed |= missed != 0;
   }
   return failed;
+}
+
+/* Creates a LevelDB database in dir (uncompressed) and writes generation gen's first
+   ROUNDS x KEYS_PER_ROUND keys, one table per round with no compaction left. Returns it open
+   (the caller closes it), and its tables in *tables as "number:size " pairs sorted by number
+   (malloc'd): two generations with equal strings have equal table numbers and sizes. */
+static leveldb_t *ldb_gen_create(const char *dir, int gen, char **tables) {
+  leveldb_options_t *o = leveldb_options_create();
+  leveldb_options_set_create_if_missing(o, 1);
+  leveldb_options_set_error_if_exists(o, 1);
+  leveldb_options_set_compression(o, leveldb_no_compression);
+  char *err = NULL;
+  leveldb_t *db = leveldb_open(o, dir, &err);
+  leveldb_options_destroy(o);
+  if (err) fail_msg("leveldb_open %s: %s", dir, err);
+  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  for (int r = 0; r < ROUNDS; r++) {
+    for (int k = r * KEYS_PER_ROUND; k < (r + 1) * KEYS_PER_ROUND && !err; k++) {
+      char kb[32], vb[VAL_BYTES];
+      leveldb_put(db, wo, kb, key_bytes(k, kb), vb, value_bytes(gen, k, vb), &err);
+    }
+    assert_null(err);
+    ldb_test_settle(db); /* one table per round, no compaction left */
+  }
+  leveldb_writeoptions_destroy(wo);
+  char *list = leveldb_property_value(db, "leveldb.sstables");
+  assert_non_null(list);
+  ldb_sstable_t *t;
+  size_t nt;
+  err_t e;
+  assert_int_equal(ldb_sstables_parse(list, &t, &nt, &e), BFH_OK);
+  leveldb_free(list);
+  assert_true(nt >= 2);
+  for (size_t i = 0; i < nt; i++)
+    for (size_t j = i + 1; j < nt; j++)
+      if (t[j].number < t[i].number) {
+        ldb_sstable_t x = t[i];
+        t[i] = t[j];
+        t[j] = x;
+      }
+  char *out = malloc(4096);
+  assert_non_null(out);
+  size_t at = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < nt && at < 4096; i++)
+    at += (size_t)snprintf(out + at, 4096 - at, "%llu:%llu ", (unsigned long long)t[i].number,
+                           (unsigned long long)t[i].size);
+  free(t);
+  *tables = out;
+  return db;
 }
 
 #endif

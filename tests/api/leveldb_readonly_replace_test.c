@@ -50,57 +50,22 @@ static char tmpdir[4096];
 
 #include "tests/api/ldb_generations.h" /* after NKEYS, VAL_BYTES, SAMPLES */
 
-/* Writes generation gen into dir with LevelDB (a new database) and returns its table list
-   as "number:size " pairs sorted by number (malloc'd). */
+/* Writes generation gen into dir with LevelDB (a new database: ldb_gen_create's tables, then
+   LOG_KEYS more keys left in its log) and returns its tables as "number:size " pairs sorted by
+   number (malloc'd). */
 static char *write_db(const char *dir, int gen) {
-  leveldb_options_t *o = leveldb_options_create();
-  leveldb_options_set_create_if_missing(o, 1);
-  leveldb_options_set_error_if_exists(o, 1);
-  leveldb_options_set_compression(o, leveldb_no_compression);
-  char *err = NULL;
-  leveldb_t *db = leveldb_open(o, dir, &err);
-  if (err) fail_msg("leveldb_open %s: %s", dir, err);
+  char *tables;
+  leveldb_t *db = ldb_gen_create(dir, gen, &tables);
   leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
-  for (int r = 0; r < ROUNDS; r++) {
-    for (int k = r * KEYS_PER_ROUND; k < (r + 1) * KEYS_PER_ROUND && !err; k++) {
-      char kb[32], vb[VAL_BYTES];
-      leveldb_put(db, wo, kb, key_bytes(k, kb), vb, value_bytes(gen, k, vb), &err);
-    }
-    assert_null(err);
-    ldb_test_settle(db); /* one table per round, no compaction left */
-  }
-  char *list = leveldb_property_value(db, "leveldb.sstables");
-  assert_non_null(list);
+  char *err = NULL;
   for (int k = ROUNDS * KEYS_PER_ROUND; k < NKEYS && !err; k++) {
     char kb[32], vb[VAL_BYTES];
     leveldb_put(db, wo, kb, key_bytes(k, kb), vb, value_bytes(gen, k, vb), &err);
   }
   assert_null(err);
-  ldb_sstable_t *t;
-  size_t nt;
-  err_t e;
-  assert_int_equal(ldb_sstables_parse(list, &t, &nt, &e), BFH_OK);
-  leveldb_free(list);
-  assert_true(nt >= 2);
-  for (size_t i = 0; i < nt; i++)
-    for (size_t j = i + 1; j < nt; j++)
-      if (t[j].number < t[i].number) {
-        ldb_sstable_t x = t[i];
-        t[i] = t[j];
-        t[j] = x;
-      }
-  char *out = malloc(4096);
-  assert_non_null(out);
-  size_t at = 0;
-  out[0] = '\0';
-  for (size_t i = 0; i < nt && at < 4096; i++)
-    at += (size_t)snprintf(out + at, 4096 - at, "%llu:%llu ", (unsigned long long)t[i].number,
-                           (unsigned long long)t[i].size);
-  free(t);
   leveldb_writeoptions_destroy(wo);
   leveldb_close(db);
-  leveldb_options_destroy(o);
-  return out;
+  return tables;
 }
 
 /* rm -rf dir, then generation gen at dir; fails unless its tables are those of `tables`. */
