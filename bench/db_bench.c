@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "lsm/db.h"
 #include "util/random.h"
 
@@ -222,30 +223,24 @@ static void fill(engine_t *e, const params_t *p, int random, uint64_t seed) {
   free(val);
 }
 
-static void rm_rf(const char *dir) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "db_bench: could not remove %s\n", dir);
-}
-
 static void run_round(const params_t *p, int eng, int round) {
   char dir[1024];
   engine_t e;
   uint64_t seed = p->seed + (uint64_t)round;
   if (p->workloads[W_FILLSEQ]) {
     snprintf(dir, sizeof dir, "%s/db_bench-%s-seq-%d-%d", p->tmp, ename[eng], round, getpid());
-    rm_rf(dir);
+    bench_rm_rf("db_bench", dir);
     engine_open(&e, eng, dir);
     double t = now_s();
     fill(&e, p, 0, seed);
     report(p, eng, W_FILLSEQ, round, p->num, now_s() - t);
     engine_close(&e);
-    rm_rf(dir);
+    bench_rm_rf("db_bench", dir);
   }
   int reads = p->workloads[W_READRANDOM] || p->workloads[W_READMISSING] || p->workloads[W_READSEQ];
   if (!p->workloads[W_FILLRANDOM] && !reads) return;
   snprintf(dir, sizeof dir, "%s/db_bench-%s-rnd-%d-%d", p->tmp, ename[eng], round, getpid());
-  rm_rf(dir);
+  bench_rm_rf("db_bench", dir);
   engine_open(&e, eng, dir);
   double t = now_s();
   fill(&e, p, 1, seed);
@@ -282,7 +277,7 @@ static void run_round(const params_t *p, int eng, int round) {
     report(p, eng, W_READSEQ, round, n, now_s() - t);
   }
   engine_close(&e);
-  rm_rf(dir);
+  bench_rm_rf("db_bench", dir);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "bfh.h"
 #include "filters/hash.h"
 /* Not public (lsm_hooks/testbed.h): how many leaves an open built by reading tables and how
@@ -48,12 +49,6 @@
    the view every search takes, and LevelDB's table list parsed (ldb_sstables_parse). */
 #include "lsm_hooks/testbed.h"
 #include "util/random.h"
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int value_bytes = 100;
 

@@ -18,25 +18,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "bfh.h"
 #include "lsm_hooks/testbed.h"
 #include "workloads/workload.h"
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what, int rc, bfh_db *db) {
   fprintf(stderr, "memory_bench: %s: %s (%s)\n", what, bfh_strerror(rc), bfh_last_error(db));
   exit(1);
-}
-
-static void rm_rf(const char *dir) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "memory_bench: could not remove %s\n", dir);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -51,7 +40,7 @@ static int count_match(void *arg, const void *key, size_t len) {
 }
 
 static void load(bfh_engine engine, const workload_t *w, uint64_t n, const char *dir) {
-  rm_rf(dir);
+  bench_rm_rf("memory_bench", dir);
   bfh_options o;
   bfh_options_init(&o);
   o.engine = engine;
@@ -184,7 +173,7 @@ int main(int argc, char **argv) {
       measure(eng, &w, nums[i], q, d, lean);
       measure(eng, &w, nums[i], q, d, 0);
       measure(eng, &w, nums[i], q, d, lean); /* again: the first open's page cache is colder */
-      rm_rf(d);
+      bench_rm_rf("memory_bench", d);
     }
   }
   return 0;

@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "bfh.h"
 /* Not public (lsm_hooks/testbed.h): waiting for the compactions, the cost of the index
    rebuild at open, and ORACLE (the true tables found table by table, then a search of only
@@ -51,21 +52,9 @@ typedef struct cfg {
   int sequential, ingest_compare, disk;
 } cfg_t;
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what, int rc, bfh_db *db) {
   fprintf(stderr, "search_bench: %s: %s (%s)\n", what, bfh_strerror(rc), bfh_last_error(db));
   exit(1);
-}
-
-static void rm_rf(const char *dir) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "search_bench: could not remove %s\n", dir);
 }
 
 static void options(const cfg_t *c, bfh_options *o, int filters, int on_disk) {
@@ -90,7 +79,7 @@ static double g_load_cpu; /* CPU seconds (all threads) of the last load */
 /* Loads the workload into dir; returns the ingest time in ns (puts + flush + compactions
    finished). */
 static uint64_t load(const cfg_t *c, const workload_t *w, const char *dir, int filters) {
-  rm_rf(dir);
+  bench_rm_rf("search_bench", dir);
   bfh_options o;
   options(c, &o, filters, 0);
   bfh_db *db;
@@ -378,7 +367,7 @@ static double ingest_on_off(const cfg_t *c, const workload_t *w, const char *dir
     printf("# ingest run %d: indexing on %.2f s, off %.2f s, on/off %.3f\n", r + 1, on[r], off[r],
            ratio[r]);
   }
-  rm_rf(dir_off);
+  bench_rm_rf("search_bench", dir_off);
   qsort(ratio, (size_t)runs, sizeof *ratio, cmp_double);
   qsort(on, (size_t)runs, sizeof *on, cmp_double);
   qsort(off, (size_t)runs, sizeof *off, cmp_double);
@@ -420,7 +409,7 @@ static void main_beyond(const cfg_t *c) {
     else
       load(c, &w, dir, 1);
     run_beyond(c, &w, dir, c->domains[d], ratio);
-    rm_rf(dir);
+    bench_rm_rf("search_bench", dir);
   }
 }
 
@@ -522,7 +511,7 @@ int main(int argc, char **argv) {
       double cpu_on2 = g_load_cpu;
       uint64_t off2 = load(&c, &w, dir_off, 0);
       double cpu_off2 = g_load_cpu;
-      rm_rf(dir_off);
+      bench_rm_rf("search_bench", dir_off);
       double on_s = (double)(ingest < on2 ? ingest : on2) / 1e9;
       double off_s = (double)(off < off2 ? off : off2) / 1e9;
       printf(
@@ -540,7 +529,7 @@ int main(int argc, char **argv) {
     }
     run_searches(&c, &w, dir, c.domains[d], 0, ingest);
     if (c.disk) run_searches(&c, &w, dir, c.domains[d], 1, ingest);
-    rm_rf(dir);
+    bench_rm_rf("search_bench", dir);
   }
   return 0;
 }

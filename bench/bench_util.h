@@ -1,0 +1,26 @@
+/* What the benchmark programs share: a monotonic clock and the removal of a scratch directory.
+ * Header-only: each bench/<name>.c is one program.
+ */
+#ifndef BFH_BENCH_BENCH_UTIL_H
+#define BFH_BENCH_BENCH_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Nanoseconds on the monotonic clock. */
+static inline uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* rm -rf dir (a scratch directory the bench made); prog names the bench in a warning. */
+static inline void bench_rm_rf(const char *prog, const char *dir) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "%s: could not remove %s\n", prog, dir);
+}
+
+#endif
