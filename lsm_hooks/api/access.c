@@ -128,8 +128,8 @@ int bfh_iter_create(bfh_db *db, bfh_iter **out) {
   if (!out) return invalid(db, "bfh_iter_create: it (the output pointer) is NULL");
   *out = NULL;
   if (!(db->kind->caps & ENGINE_CAP_ITERATE))
-    return api_failf(db, BFH_E_UNSUPPORTED, "bfh_iter_create: the %s engine has no ordered iterator",
-                 db->kind->name);
+    return api_failf(db, BFH_E_UNSUPPORTED,
+                     "bfh_iter_create: the %s engine has no ordered iterator", db->kind->name);
   bfh_iter *it = calloc(1, sizeof *it);
   if (!it) return api_failf(db, BFH_E_NOMEM, "bfh_iter_create: out of memory");
   err_t err;

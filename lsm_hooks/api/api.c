@@ -27,7 +27,6 @@
 #include "util/env.h"
 #include "util/status.h"
 
-
 /* ---- Open and close -------------------------------------------------------------------- */
 
 /* hierarchy.h numbers its placements as bfh.h does. */
@@ -36,15 +35,13 @@ _Static_assert(HIERARCHY_SIMILARITY == (int)BFH_PLACEMENT_SIMILARITY &&
                    HIERARCHY_PAPER == (int)BFH_PLACEMENT_PAPER,
                "placement numbers");
 
-static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io,
-                        bfh_db **out);
+static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io, bfh_db **out);
 
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   return open_with_io(path, opt_in, NULL, out);
 }
 
-static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io,
-                        bfh_db **out) {
+static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io, bfh_db **out) {
   if (!out) return invalid(NULL, "bfh_open: db (the output handle pointer) is NULL");
   *out = NULL;
   if (!path || !path[0]) return invalid(NULL, "bfh_open: path is NULL or empty");
@@ -149,7 +146,8 @@ int bfh_repair_sized(const char *path, const bfh_options *opt_in, bfh_repair_rep
   err_clear(&err);
   const engine_kind_t *kind = engine_kind(opt.engine);
   if (!(kind->caps & ENGINE_CAP_REPAIR))
-    return api_failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair", kind->name);
+    return api_failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair",
+                     kind->name);
   rc = kind->repair(path, &opt, &rep, &err);
   if (rc == BFH_OK && (kind->caps & ENGINE_CAP_STANDALONE) && standalone_exists(path)) {
     /* The repaired database may hold writes the index lost, or have lost some it has. */

@@ -36,7 +36,9 @@ static _Thread_local last_error_t tl_errors[LAST_ERROR_SLOTS];
 static _Thread_local uint64_t tl_stamp;
 static _Atomic uint64_t next_id = 1;
 
-uint64_t api_handle_id(void) { return atomic_fetch_add(&next_id, 1); }
+uint64_t api_handle_id(void) {
+  return atomic_fetch_add(&next_id, 1);
+}
 
 static void remember(uint64_t id, const char *msg) {
   int slot = -1;
@@ -77,7 +79,6 @@ int api_failf(const bfh_db *db, int code, const char *fmt, ...) {
   va_end(ap);
   return api_fail(db, code, &e);
 }
-
 
 const char *bfh_last_error(const bfh_db *db) {
   uint64_t id = db ? db->id : 0;

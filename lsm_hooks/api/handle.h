@@ -21,7 +21,7 @@ struct bfh_db {
   engine_t *engine;
   const engine_kind_t *kind; /* the row that opened engine */
   value_index_t *index;      /* NULL when value filters are off */
-  index_sync_t *sync;        /* the index's only writer, fed by the engine; NULL with the index */
+  index_sync_t *sync;        /* the index's only writer, fed by the engine; NULL without one */
   standalone_t *standalone;  /* bfh_options.standalone_index; NULL without */
   bfh_options opt;
 };
@@ -31,7 +31,8 @@ uint64_t api_handle_id(void);
 /* Records err's message for db (NULL: no handle) if rc is a failure; returns rc. */
 int api_fail(const bfh_db *db, int rc, const err_t *err);
 /* Records a formatted message for a failure code; returns code. */
-int api_failf(const bfh_db *db, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int api_failf(const bfh_db *db, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 #define invalid(db, ...) api_failf(db, BFH_E_INVALID, __VA_ARGS__)
 
 #define CHECK_DB(fn)                                            \
