@@ -10,7 +10,7 @@
 #include <time.h>
 
 /* Nanoseconds on the monotonic clock. */
-static inline uint64_t now_ns(void) {
+static inline uint64_t bench_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -72,9 +72,9 @@ static double median_auto(bfh_db *db, const workload_t *w, uint64_t q, int absen
     size_t vl = workload_value(w, id, v);
     uint64_t hits = 0;
     bfh_search_stats st;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_match, &hits, &st);
-    ns[i] = now_ns() - t0;
+    ns[i] = bench_now_ns() - t0;
     if (rc != BFH_OK) die("search", rc, db);
     if (!absent && hits == 0) die("search: a present value not found", BFH_E_CORRUPT, db);
     b += (double)st.blocks_read;
