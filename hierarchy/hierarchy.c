@@ -63,6 +63,7 @@ struct hierarchy {
   /* HIERARCHY_PAPER: rebuilds are put off until hierarchy_batch_end (batch), or the tree is
      correct but not in the paper's shape because the last rebuild failed (stale). */
   int batch, stale;
+  uint64_t rebuilds; /* paper-shape rebuilds done (hierarchy_rebuild_count) */
 };
 
 /* ---- nodes ---- */
@@ -670,11 +671,16 @@ static int rebuild_paper(hierarchy_t *h) {
       ws[i] = ls[i]->words;
     }
     rc = hierarchy_build(h, ids, ws, got);
+    h->rebuilds++;
   }
   free(ls);
   free(ids);
   free(ws);
   return rc;
+}
+
+uint64_t hierarchy_rebuild_count(const hierarchy_t *h) {
+  return h->rebuilds;
 }
 
 void hierarchy_batch_begin(hierarchy_t *h) {

@@ -88,6 +88,9 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
    rebuilds it. */
 void hierarchy_batch_begin(hierarchy_t *h);
 int hierarchy_batch_end(hierarchy_t *h);
+/* How many times a HIERARCHY_PAPER tree was rebuilt whole since its creation (a change outside
+   a batch, a batch end, a retry after a failed rebuild); 0 for the other placements. */
+uint64_t hierarchy_rebuild_count(const hierarchy_t *h);
 
 /* Appends to out the ids of the leaves that say maybe for p, and adds to st (may be NULL)
    the internal nodes tested (internal_probes) and, of those, the ones that said maybe

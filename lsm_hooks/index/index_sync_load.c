@@ -122,8 +122,9 @@ static void *loader_main(void *arg) {
     size_t ran = 0;
     int rc = index_sync_run_some(s, INDEX_RUN_ALL, 0, LOADER_STEP_TABLES, &ran, &e);
     /* The new leaves enter the hierarchy and the sliced index now, a few at a time, so that
-       a search never waits for a large batch. */
-    if (rc == BFH_OK) rc = value_index_apply(s->index, &e);
+       a search never waits for a large batch; a paper-placement tree is rebuilt once, when
+       no table is left to read (a search meanwhile rebuilds it itself). */
+    if (rc == BFH_OK) rc = value_index_apply_step(s->index, ran == 0, &e);
     if (rc != BFH_OK && first_rc == BFH_OK) {
       first_rc = rc;
       first = e;

@@ -285,9 +285,11 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
 
 /* Applies the queued adds and removes: removes first, then the adds as one batch (numbers
    are never reused, and an add whose table was removed before being applied was dropped from
-   the queue, so the order between different tables does not matter). */
-static int apply_pending(value_index_t *vi, err_t *err) {
-  if (atomic_load(&vi->npend_atomic) == 0) return BFH_OK;
+   the queue, so the order between different tables does not matter). settle 0 leaves a paper
+   tree's rebuild to a later call (value_index_apply_step). */
+static int apply_pending(value_index_t *vi, int settle, err_t *err) {
+  if (atomic_load(&vi->npend_atomic) == 0 && (!settle || !atomic_load(&vi->unsettled)))
+    return BFH_OK;
   pthread_rwlock_wrlock(&vi->lock);
   pthread_mutex_lock(&vi->pend_mu);
   pending_op_t *ops = vi->pend;
@@ -315,7 +317,12 @@ static int apply_pending(value_index_t *vi, err_t *err) {
     for (size_t i = 0; i < m; i++) insert_leaves_locked(vi, &ops[i].leaf, 1, &rc, err);
   }
   /* A failed rebuild leaves a correct tree in B+-tree shape; the next batch retries. */
-  (void)hierarchy_batch_end(vi->hier);
+  if (settle) {
+    (void)hierarchy_batch_end(vi->hier);
+    atomic_store(&vi->unsettled, 0);
+  } else {
+    atomic_store(&vi->unsettled, 1); /* the batch stays open until a settling call */
+  }
   pthread_rwlock_unlock(&vi->lock);
   free(ops);
   return rc;
@@ -374,7 +381,7 @@ int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
     }
   }
   err_t e;
-  int rc = apply_pending(vi, &e);
+  int rc = apply_pending(vi, 1, &e);
   if (rc != BFH_OK && first == BFH_OK) {
     first = rc;
     if (err) *err = e;
@@ -435,13 +442,24 @@ size_t value_index_leaf_count(value_index_t *vi) {
 }
 
 int value_index_apply(value_index_t *vi, err_t *err) {
-  return apply_pending(vi, err);
+  return apply_pending(vi, 1, err);
+}
+
+int value_index_apply_step(value_index_t *vi, int settle, err_t *err) {
+  return apply_pending(vi, settle, err);
+}
+
+uint64_t value_index_rebuild_count(value_index_t *vi) {
+  pthread_rwlock_rdlock(&vi->lock);
+  uint64_t n = hierarchy_rebuild_count(vi->hier);
+  pthread_rwlock_unlock(&vi->lock);
+  return n;
 }
 
 /* ---- Validation ---------------------------------------------------------------------- */
 
 int value_index_validate(value_index_t *vi, err_t *err) {
-  apply_pending(vi, NULL);
+  apply_pending(vi, 1, NULL);
   pthread_rwlock_rdlock(&vi->lock);
   if (value_index_lean(vi)) {
     size_t in_groups = 0;

@@ -142,6 +142,16 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
    value_index_contains / value_index_leaf_count see queued operations at once. */
 int value_index_apply(value_index_t *vi, err_t *err);
 
+/* value_index_apply for a loader that adds the tables of an opened database a few at a time:
+   with settle 0, a paper-placement hierarchy is left correct in B+-tree shape instead of
+   being rebuilt whole (O(B) node ORs) after every step, which would make loading B tables
+   cost O(B^2 / step); the last step passes settle 1, and any query before it (which calls
+   value_index_apply) rebuilds it first, so a query always sees the paper's tree. */
+int value_index_apply_step(value_index_t *vi, int settle, err_t *err);
+
+/* hierarchy_rebuild_count of the index's hierarchy (tests: a loader rebuilds a paper tree once). */
+uint64_t value_index_rebuild_count(value_index_t *vi);
+
 /* Checks the hierarchy (hierarchy_validate) and that the leaves, the hierarchy and the sliced
    index hold the same ids. BFH_OK or BFH_E_CORRUPT with the first violation. */
 int value_index_validate(value_index_t *vi, err_t *err);

@@ -88,6 +88,9 @@ struct value_index {
   pending_op_t *pend; /* in call order; leaf != NULL: add, NULL: remove */
   size_t npend, cappend;
   _Atomic size_t npend_atomic;
+  /* A paper-placement tree whose rebuild a loader step put off (value_index_apply_step): the
+     tree is correct in B+-tree shape, and the next value_index_apply rebuilds it. */
+  _Atomic int unsettled;
   id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
   block_index_t *blocks; /* the block filters under the leaves (owned) */
   leaf_files_t files;
