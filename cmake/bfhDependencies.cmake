@@ -1,4 +1,4 @@
-# The libraries bfh links, as the imported targets bfh::xxhash and bfh::snappy (neither
+# The libraries bfh links, as the imported targets bfh::xxhash, bfh::snappy ... (none
 # ships a CMake package on Debian that bfh can rely on: found through their .pc files), and
 # bfh::rocksdb (librocksdb-dev: found by its library and its C header, rocksdb/c.h).
 # Included by the build (cmake/Dependencies.cmake) and by the installed bfhConfig.cmake,
@@ -35,4 +35,20 @@ if(NOT TARGET bfh::rocksdb)
   add_library(bfh::rocksdb UNKNOWN IMPORTED)
   set_target_properties(bfh::rocksdb PROPERTIES IMPORTED_LOCATION "${BFH_ROCKSDB_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${BFH_ROCKSDB_INCLUDE_DIR}")
+endif()
+
+# The compressors of RocksDB's tables (lsm_hooks/rocksdb_format/rdb_table.c).
+bfh_pkg_target(zlib zlib zlib1g-dev)
+bfh_pkg_target(lz4 liblz4 liblz4-dev)
+bfh_pkg_target(zstd libzstd libzstd-dev)
+# bzip2 ships no .pc file on Debian.
+if(NOT TARGET bfh::bz2)
+  find_library(BFH_BZ2_LIBRARY bz2)
+  find_path(BFH_BZ2_INCLUDE_DIR bzlib.h)
+  if(NOT BFH_BZ2_LIBRARY OR NOT BFH_BZ2_INCLUDE_DIR)
+    message(FATAL_ERROR "bzip2 not found: install the Debian package libbz2-dev")
+  endif()
+  add_library(bfh::bz2 UNKNOWN IMPORTED)
+  set_target_properties(bfh::bz2 PROPERTIES IMPORTED_LOCATION ${BFH_BZ2_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${BFH_BZ2_INCLUDE_DIR})
 endif()
