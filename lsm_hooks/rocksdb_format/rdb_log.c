@@ -243,7 +243,7 @@ int rdb_log_records(env_t *io, const char *path, const char *kind, uint64_t log_
       uint64_t at;
       const uint8_t *h;
       size_t avail;
-      if (log_reader_old_record(r)) {
+      if (log_reader_old_record(r) || recycled) { /* what follows is an older log's */
         if (st) st->old_bytes += size - live_end;
       } else if ((flags & RDB_LOG_CHECK_TAIL) && log_reader_cut_record(r, &at, &h, &avail) &&
                  ldb_log_tail_length_damaged(h, avail)) {
