@@ -75,19 +75,27 @@ engine_dir_kind_t engine_detect_dir(const char *path) {
 
 const char *engine_detect_name(engine_dir_kind_t k) {
   switch (k) {
-    case ENGINE_DIR_LSM: return "lsm";
-    case ENGINE_DIR_LEVELDB: return "leveldb";
-    case ENGINE_DIR_ROCKSDB: return "rocksdb";
-    default: return NULL;
+    case ENGINE_DIR_LSM:
+      return "lsm";
+    case ENGINE_DIR_LEVELDB:
+      return "leveldb";
+    case ENGINE_DIR_ROCKSDB:
+      return "rocksdb";
+    default:
+      return NULL;
   }
 }
 
 static const char *long_name(engine_dir_kind_t k) {
   switch (k) {
-    case ENGINE_DIR_LSM: return "a bfh (own engine)";
-    case ENGINE_DIR_LEVELDB: return "a LevelDB";
-    case ENGINE_DIR_ROCKSDB: return "a RocksDB";
-    default: return "an unknown";
+    case ENGINE_DIR_LSM:
+      return "a bfh (own engine)";
+    case ENGINE_DIR_LEVELDB:
+      return "a LevelDB";
+    case ENGINE_DIR_ROCKSDB:
+      return "a RocksDB";
+    default:
+      return "an unknown";
   }
 }
 

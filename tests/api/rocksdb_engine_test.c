@@ -211,9 +211,9 @@ static void test_rocksdb_stock_database(void **state) {
     present += check_value(h, o, val, (size_t)sprintf(val, "val-%04u", d)) > 0;
   }
   assert_true(present > 0);
-  assert_true(check_value(h, o, "", 0) > 0);                      /* the empty value */
-  check_value(h, o, "unique-7-0", 10);                            /* maybe overwritten */
-  assert_int_equal(check_value(h, o, "absent-value", 12), 0);     /* absent */
+  assert_true(check_value(h, o, "", 0) > 0);                  /* the empty value */
+  check_value(h, o, "unique-7-0", 10);                        /* maybe overwritten */
+  assert_int_equal(check_value(h, o, "absent-value", 12), 0); /* absent */
   for (uint32_t i = 0; i < NKEYS; i += 997) {
     void *got = NULL;
     size_t gl = 0;
@@ -316,8 +316,8 @@ static void expect_refused(const char *what) {
     int rc = bfh_search(h, "val-0001", 8, (bfh_method)m, on_match, f, NULL);
     free(f);
     if (rc != BFH_E_UNSUPPORTED || !strstr(bfh_last_error(h), what))
-      fail_msg("method %d: %d '%s', wanted BFH_E_UNSUPPORTED naming %s", m, rc,
-               bfh_last_error(h), what);
+      fail_msg("method %d: %d '%s', wanted BFH_E_UNSUPPORTED naming %s", m, rc, bfh_last_error(h),
+               what);
   }
   print_message("refused: %s\n", bfh_last_error(h));
   assert_int_equal(bfh_close(h), BFH_OK);
@@ -327,8 +327,8 @@ static void test_rocksdb_merge_refused(void **state) {
   (void)state;
   rocksdb_options_t *opt = rocksdb_options_create();
   rocksdb_options_set_merge_operator(
-      opt, rocksdb_mergeoperator_create(NULL, merge_destroy, full_merge, partial_merge,
-                                        merge_free, merge_name));
+      opt, rocksdb_mergeoperator_create(NULL, merge_destroy, full_merge, partial_merge, merge_free,
+                                        merge_name));
   rocksdb_t *db = stock_open(opt);
   stock_put(db, "k00000001", 9, "val-0001", 8);
   rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
@@ -389,8 +389,8 @@ static void expect_wrong_engine(bfh_engine engine, int read_only, const char *ri
   char want[64];
   snprintf(want, sizeof want, "--engine %s", right);
   if (rc != BFH_E_INVALID || !strstr(bfh_last_error(NULL), want))
-    fail_msg("engine %d (read_only %d): %d '%s', wanted BFH_E_INVALID naming %s", engine,
-             read_only, rc, bfh_last_error(NULL), right);
+    fail_msg("engine %d (read_only %d): %d '%s', wanted BFH_E_INVALID naming %s", engine, read_only,
+             rc, bfh_last_error(NULL), right);
   char *after = listing(g_dir);
   assert_string_equal(before, after);
   free(before);

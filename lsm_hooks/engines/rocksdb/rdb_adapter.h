@@ -45,6 +45,7 @@ typedef struct engine_rocksdb {
   env_t *io;          /* bfh's own file accesses (borrowed) */
   index_sync_t *sync; /* borrowed; NULL when value filters are off */
   int dir_fd;         /* flock(LOCK_EX) on the directory while open; -1 if none */
+  int opened;         /* the open succeeded (a close then writes the cache files) */
   rocksdb_t *db;
   rocksdb_options_t *options;
   rocksdb_readoptions_t *ropt;
@@ -54,8 +55,8 @@ typedef struct engine_rocksdb {
   pthread_mutex_t sync_mu; /* one view or sync at a time; guards what follows */
   log_seg_t **segs;        /* the WAL's value entries read so far */
   size_t nsegs, segs_cap;
-  uint64_t next_seq;   /* the first sequence number the next WAL read wants (0: from the start) */
-  uint64_t sv_number;  /* rocksdb.current-super-version-number when the segments were begun */
+  uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
+  uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t syncs;
 
   pthread_mutex_t bg_mu;
@@ -90,8 +91,8 @@ void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n);
 /* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
    data blocks refs[0, n). BFH_NOT_FOUND when the file is gone; BFH_E_UNSUPPORTED at a merge
    operand or a blob reference. */
-int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
-                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* index_source_t.read_leaf and .table_tag for table `number` of the database in dir. A table
    holding a merge operand or a blob reference gets no leaf (BFH_E_UNSUPPORTED): it is then
    scanned, and the scan refuses the search. */

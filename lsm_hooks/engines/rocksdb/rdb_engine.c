@@ -43,7 +43,7 @@ static int e_close(engine_t *e, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   if (!er) return BFH_OK;
   rdb_bg_stop(er);
-  if (er->sync && er->db) {
+  if (er->sync && er->opened) {
     /* Every live table leaves its cache file behind, for a fast reopen. */
     err_t e2;
     (void)rdb_sync(er, 0, &e2);
@@ -312,6 +312,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
     e_close(&er->base, NULL);
     return rc;
   }
+  er->opened = 1;
   *out = &er->base;
   return BFH_OK;
 }

@@ -49,8 +49,8 @@ static int visit_match(void *arg, const rdb_entry_t *e) {
   return x->m->fn(x->m->arg, e->key, e->key_len);
 }
 
-int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
-                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   char path[4200];
   rdb_table_path(dir, number, path, sizeof path);
   rdb_read_stats_t rs = {0};
@@ -105,16 +105,16 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
   if (p->block_bits > BLOCK_FILTER_MAX_BITS)
     return err_set(err, BFH_E_INVALID, "table %s: %u bits per value for a block filter", path,
                    p->block_bits);
-  build_t b = {.leaf = value_filter_create(p->m, p->k, p->seed), .seed = p->seed, .path = path,
-               .err = err};
+  build_t b = {
+      .leaf = value_filter_create(p->m, p->k, p->seed), .seed = p->seed, .path = path, .err = err};
   if (p->block_bits) b.blocks = block_filter_builder_create(p->block_bits);
   int rc = BFH_OK;
   if (!b.leaf || (p->block_bits && !b.blocks))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   rdb_read_stats_t st = {0};
   if (rc == BFH_OK)
-    rc = rdb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, &st,
-                               &out->tag, NULL, err);
+    rc = rdb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, &st, &out->tag,
+                               NULL, err);
   if (rc == BFH_OK) rc = b.rc;
   block_filter_t *bf = NULL;
   if (rc == BFH_OK && b.blocks) {

@@ -66,8 +66,8 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     unsigned long long num;
     char ext[8];
     if (!name || sscanf(name, "/%llu.%7s", &num, ext) != 2 || strcmp(ext, "sst") != 0) {
-      rc = err_set(err, BFH_E_UNSUPPORTED, "%s: live file '%s' is not a table bfh reads",
-                   er->path, name ? name : "?");
+      rc = err_set(err, BFH_E_UNSUPPORTED, "%s: live file '%s' is not a table bfh reads", er->path,
+                   name ? name : "?");
       break;
     }
     t[k++] = (engine_table_t){.number = num,

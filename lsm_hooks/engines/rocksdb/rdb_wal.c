@@ -25,7 +25,7 @@ typedef struct decode {
 static int visit_record(void *arg, const rdb_log_entry_t *e) {
   decode_t *d = arg;
   if (e->cf != 0) return 0; /* another column family's */
-  const char *what = e->type == RDB_WB_MERGE ? "a merge operand (bfh has no merge operator)"
+  const char *what = e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
                      : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
                                                       "RocksDB's blob files)"
                      : e->type == RDB_WB_WIDE_COLUMN_ENTITY ? "a wide-column entity"
