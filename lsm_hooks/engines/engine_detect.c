@@ -108,7 +108,8 @@ int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err) {
   if (want == ENGINE_DIR_LSM && k == ENGINE_DIR_ROCKSDB && strncmp(why, "it has ", 7) != 0)
     return BFH_OK;
   return err_set(err, BFH_E_INVALID,
-                 "%s is %s database (%s), not %s one; open it with --engine %s (nothing was "
-                 "written)",
-                 path, long_name(k), why, long_name(want), engine_detect_name(k));
+                 "%s is %s database (%s), not %s one; open it with the %s engine (--engine "
+                 "%s); nothing was written",
+                 path, long_name(k), why, long_name(want), engine_detect_name(k),
+                 engine_detect_name(k));
 }

@@ -33,7 +33,7 @@ const char *engine_detect_name(engine_dir_kind_t k);
 
 /* BFH_OK when path holds no mark of an engine other than `want`; else BFH_E_INVALID with a
    message naming the engine that wrote it ("/db is a RocksDB database (it has OPTIONS-000007);
-   open it with --engine rocksdb"). */
+   open it with the rocksdb engine (--engine rocksdb); nothing was written"). */
 int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err);
 
 #endif
