@@ -1,7 +1,8 @@
 /* bfh: non-key (value) search in LSM key-value stores with a Bloom filter hierarchy.
  *
  * The only public header. A database is a directory written either by bfh's own leveled
- * LSM engine (BFH_ENGINE_LSM, the default) or by stock LevelDB (BFH_ENGINE_LEVELDB). Every
+ * LSM engine (BFH_ENGINE_LSM, the default), by stock LevelDB (BFH_ENGINE_LEVELDB) or by stock
+ * RocksDB (BFH_ENGINE_ROCKSDB). Every
  * table file of the database gets a value Bloom filter; the filters are the leaves of a
  * hierarchy of OR-merged filters, and bfh_search() uses them to read only the tables that
  * may hold a value.
@@ -56,8 +57,9 @@ enum {
 #define BFH_MAX_VALUE_BYTES (1u << 26) /* 64 MiB */
 
 typedef enum bfh_engine {
-  BFH_ENGINE_LSM = 0,    /* the project's own leveled LSM (default, embedded) */
-  BFH_ENGINE_LEVELDB = 1 /* stock LevelDB through its C API; directory is a LevelDB db */
+  BFH_ENGINE_LSM = 0,     /* the project's own leveled LSM (default, embedded) */
+  BFH_ENGINE_LEVELDB = 1, /* stock LevelDB through its C API; directory is a LevelDB db */
+  BFH_ENGINE_ROCKSDB = 2  /* stock RocksDB through its C API; directory is a RocksDB db */
 } bfh_engine;
 
 /* What an engine can do (bfh_engine_info.caps). */

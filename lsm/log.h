@@ -23,6 +23,9 @@
 #define LOG_BLOCK_BYTES 32768
 #define LOG_HEADER_BYTES 7
 enum { LOG_ZERO = 0, LOG_FULL = 1, LOG_FIRST = 2, LOG_MIDDLE = 3, LOG_LAST = 4 };
+/* RocksDB's recyclable records (read with LOG_READER_RECYCLABLE only). */
+#define LOG_RECYCLABLE_HEADER_BYTES 11
+enum { LOG_RECYCLABLE_FULL = 5, LOG_RECYCLABLE_LAST = 8 };
 
 /* ---- Writer ---------------------------------------------------------------------------- */
 
@@ -60,9 +63,23 @@ int log_reader_open(env_t *io, const char *path, log_reader_t **r, err_t *err);
    file cuts short is a tail not yet written; damage followed by zeros is corruption, and a
    zero header (type 0, length 0: preallocated space) is skipped. */
 #define LOG_READER_LIVE 1
+/* For RocksDB's logs (lsm_hooks/rocksdb_format/rdb_log.c): also the recyclable records, types
+   5-8 (FULL/FIRST/MIDDLE/LAST) with an 11-byte header [crc][length][type][log number fixed32],
+   the checksum covering type, log number and payload. A recyclable record whose log number is
+   not the reader's (log_reader_set_log_number; 0 by default) ends the log: it is left over from
+   the log the file was recycled from (ST_NOT_FOUND, its bytes counted as dropped, and
+   log_reader_old_record says so). */
+#define LOG_READER_RECYCLABLE 2
+void log_reader_set_log_number(log_reader_t *r, uint32_t number);
+/* Once log_reader_next returned ST_NOT_FOUND: 1 if it stopped at a recyclable record of another
+   log number, 0 if not. */
+int log_reader_old_record(const log_reader_t *r);
+/* 1 if the first record of the file (at offset 0, when read) is recyclable: the file was written
+   by a RocksDB writer that recycles logs. */
+int log_reader_recycled(const log_reader_t *r);
 /* log_reader_open from byte `offset` on (a record boundary: 0, or an end offset an earlier
    reader returned; only the bytes from there are read). kind names the file in messages
-   ("log", "manifest"; borrowed, must outlive the reader); flags: 0 or LOG_READER_LIVE.
+   ("log", "manifest"; borrowed, must outlive the reader); flags: 0 or LOG_READER_* or-ed.
    log_reader_open is log_reader_open_at(io, path, "log", 0, 0, ...). */
 int log_reader_open_at(env_t *io, const char *path, const char *kind, uint64_t offset, int flags,
                        log_reader_t **r, err_t *err);

@@ -26,6 +26,9 @@ struct log_reader {
   size_t fallback;  /* where it goes on if the guess fails: the next block */
   size_t cut_at;    /* the physical record the end of the file cut short, if has_cut */
   int has_cut;
+  uint32_t log_number; /* LOG_READER_RECYCLABLE: this log's number */
+  int old_record;      /* the read ended at a recyclable record of another log number */
+  int recycled;        /* the record at offset 0 is recyclable */
   uint8_t *scratch; /* reassembled fragmented record */
   size_t scratch_len, scratch_cap;
 };
@@ -66,6 +69,22 @@ void log_reader_close(log_reader_t *r) {
   free(r->scratch);
   free(r->path);
   free(r);
+}
+
+void log_reader_set_log_number(log_reader_t *r, uint32_t number) {
+  r->log_number = number;
+}
+int log_reader_old_record(const log_reader_t *r) {
+  return r->at_end && r->old_record;
+}
+int log_reader_recycled(const log_reader_t *r) {
+  return r->recycled;
+}
+
+/* Types 5-8 of a reader that reads RocksDB's recyclable records. */
+static int is_recyclable(const log_reader_t *r, int type) {
+  return (r->flags & LOG_READER_RECYCLABLE) && type >= LOG_RECYCLABLE_FULL &&
+         type <= LOG_RECYCLABLE_LAST;
 }
 
 uint64_t log_reader_record_offset(const log_reader_t *r) {
@@ -183,9 +202,25 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
     uint32_t len = (uint32_t)h[4] | ((uint32_t)h[5] << 8);
     int type = h[6];
     size_t block_left2 = LOG_BLOCK_BYTES - at % LOG_BLOCK_BYTES;
-    if (LOG_HEADER_BYTES + len > block_left2)
+    size_t hlen = LOG_HEADER_BYTES; /* RocksDB's recyclable records: 4 bytes of log number more */
+    if (is_recyclable(r, type)) {
+      hlen = LOG_RECYCLABLE_HEADER_BYTES;
+      if (at == 0) r->recycled = 1;
+      if (hlen > block_left2)
+        return bad_record(r, start, at, at + block_left2, RESUME_BLOCK, 0, "bad header", err);
+      if (r->size - at < hlen)
+        return bad_record(r, start, at, r->size, RESUME_EXACT, 1, "truncated header", err);
+      if (decode_fixed32(h + LOG_HEADER_BYTES) != r->log_number) { /* an older log's record */
+        r->old_record = 1;
+        r->at_end = 1;
+        r->dropped = r->size - start;
+        r->pos = r->size;
+        return ST_NOT_FOUND;
+      }
+    }
+    if (hlen + len > block_left2)
       return bad_record(r, start, at, at + block_left2, RESUME_BLOCK, 0, "bad length", err);
-    size_t end = at + LOG_HEADER_BYTES + len;
+    size_t end = at + hlen + len;
     if (end > r->size)
       return bad_record(r, start, at, r->size, RESUME_EXACT, 1, "truncated record", err);
     if ((r->flags & LOG_READER_LIVE) && type == LOG_ZERO && len == 0) { /* preallocation */
@@ -193,12 +228,13 @@ int log_reader_next(log_reader_t *r, const void **data, size_t *n, err_t *err) {
       continue;
     }
     uint32_t want = crc32c_unmask(decode_fixed32(h));
-    uint32_t got = crc32c_value(h + 6, 1 + (size_t)len);
-    if (type == LOG_ZERO || type > LOG_LAST)
+    uint32_t got = crc32c_value(h + 6, hlen - 6 + (size_t)len);
+    if (type == LOG_ZERO || (type > LOG_LAST && !is_recyclable(r, type)))
       return bad_record(r, start, at, end, RESUME_GUESS, 0, "bad record type", err);
     if (want != got)
       return bad_record(r, start, at, end, RESUME_GUESS, 0, "checksum mismatch", err);
-    const uint8_t *payload = h + LOG_HEADER_BYTES;
+    if (hlen == LOG_RECYCLABLE_HEADER_BYTES) type -= LOG_RECYCLABLE_FULL - LOG_FULL;
+    const uint8_t *payload = h + hlen;
     r->pos = end;
     switch (type) {
       case LOG_FULL:
@@ -242,11 +278,13 @@ static int record_ok(const log_reader_t *r, size_t pos, int *type, size_t *end) 
   if (block_left < LOG_HEADER_BYTES || r->size - pos < LOG_HEADER_BYTES) return 0;
   const uint8_t *h = at_offset(r, pos);
   size_t len = (size_t)h[4] | ((size_t)h[5] << 8);
-  if (LOG_HEADER_BYTES + len > block_left || pos + LOG_HEADER_BYTES + len > r->size) return 0;
-  if (h[6] == LOG_ZERO || h[6] > LOG_LAST) return 0;
-  if (crc32c_unmask(decode_fixed32(h)) != crc32c_value(h + 6, 1 + len)) return 0;
-  *type = h[6];
-  *end = pos + LOG_HEADER_BYTES + len;
+  size_t hlen = is_recyclable(r, h[6]) ? LOG_RECYCLABLE_HEADER_BYTES : LOG_HEADER_BYTES;
+  if (hlen + len > block_left || pos + hlen + len > r->size) return 0;
+  if (h[6] == LOG_ZERO || (h[6] > LOG_LAST && !is_recyclable(r, h[6]))) return 0;
+  if (hlen > LOG_HEADER_BYTES && decode_fixed32(h + LOG_HEADER_BYTES) != r->log_number) return 0;
+  if (crc32c_unmask(decode_fixed32(h)) != crc32c_value(h + 6, hlen - 6 + len)) return 0;
+  *type = hlen > LOG_HEADER_BYTES ? h[6] - (LOG_RECYCLABLE_FULL - LOG_FULL) : h[6];
+  *end = pos + hlen + len;
   return 1;
 }
 

@@ -10,6 +10,7 @@
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
+#include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 
 static const engine_kind_t kinds[] = {
     {.version = ENGINE_KIND_VERSION,
@@ -46,6 +47,16 @@ static const engine_kind_t kinds[] = {
      .check = ldb_verify_check,
      .describe = ldb_verify_describe,
      .search = engine_leveldb_ro_search},
+    {.version = ENGINE_KIND_VERSION,
+     .id = BFH_ENGINE_ROCKSDB,
+     .name = "rocksdb",
+     .row = "rocksdb",
+     .what = "stock RocksDB through its C API (default column family), value filters kept "
+             "beside its tables",
+     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE,
+     .open = engine_rocksdb_open,
+     .repair = engine_rocksdb_repair,
+     .describe = rdb_describe},
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

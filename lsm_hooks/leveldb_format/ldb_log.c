@@ -50,7 +50,7 @@ int ldb_log_decode_batch(const uint8_t *p, size_t n, const char *where, ldb_visi
    flight? It is when the checksum in its header matches the type byte and some prefix of the
    bytes that follow (the record that was written there, shorter than its length says). A
    write in flight matches no prefix except by chance (2^-32 per length tried). */
-static int tail_length_damaged(const uint8_t *h, size_t avail) {
+int ldb_log_tail_length_damaged(const uint8_t *h, size_t avail) {
   if (avail < LOG_HEADER_BYTES) return 0;
   uint32_t want = crc32c_unmask(decode_fixed32(h));
   uint32_t c = crc32c_value(&h[6], 1);
@@ -88,7 +88,7 @@ int ldb_log_records(env_t *io, const char *path, const char *kind, uint64_t offs
       const uint8_t *h;
       size_t avail;
       if ((flags & LDB_LOG_CHECK_TAIL) && log_reader_cut_record(r, &at, &h, &avail) &&
-          tail_length_damaged(h, avail))
+          ldb_log_tail_length_damaged(h, avail))
         rc = err_set(err, BFH_E_CORRUPT,
                      "%s %s: record at %llu: length %u runs past the end of the file, but the "
                      "checksum matches a shorter record (damaged length)",

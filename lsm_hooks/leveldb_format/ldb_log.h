@@ -46,6 +46,11 @@ int ldb_log_read(env_t *io, const char *path, uint64_t offset, ldb_visit_fn fn, 
 int ldb_log_read_flags(env_t *io, const char *path, uint64_t offset, int flags, ldb_visit_fn fn,
                        void *arg, uint64_t *next_offset, ldb_read_stats_t *st, err_t *err);
 
+/* A physical record cut short by the end of the file at h (avail bytes from its header on): 1
+   if its header's checksum matches the type byte and some prefix of the bytes after it (a
+   damaged length, not a write in flight; RocksDB's recyclable header included), 0 if not. */
+int ldb_log_tail_length_damaged(const uint8_t *h, size_t avail);
+
 /* A complete logical record of a log-format file (payload p, n bytes, starting at file offset
    at). Returns BFH_OK to go on (set *stopped to stop the read) or an error status (with err
    set), which ends the read with it. */

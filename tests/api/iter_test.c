@@ -211,8 +211,14 @@ static void test_engine_table(void **s) {
   assert_string_equal(bfh_engine_name(BFH_ENGINE_LEVELDB), "leveldb");
   assert_null(bfh_engine_name((bfh_engine)99));
   assert_null(bfh_engine_get((bfh_engine)99));
-  assert_null(bfh_engine_find("rocksdb"));
+  assert_null(bfh_engine_find("cassandra"));
   assert_null(bfh_engine_find(NULL));
+  const bfh_engine_info *rdb = bfh_engine_find("rocksdb");
+  assert_non_null(rdb);
+  assert_int_equal(rdb->engine, BFH_ENGINE_ROCKSDB);
+  assert_string_equal(bfh_engine_name(BFH_ENGINE_ROCKSDB), "rocksdb");
+  unsigned rdb_caps = BFH_ENGINE_CAN_WRITE | BFH_ENGINE_CAN_REPAIR | BFH_ENGINE_CAN_ITERATE;
+  assert_int_equal(rdb->caps, rdb_caps); /* no check, no read-only row yet */
   const bfh_engine_info *lsm = bfh_engine_find("lsm"), *ldb = bfh_engine_find("leveldb");
   assert_non_null(lsm);
   assert_non_null(ldb);
@@ -225,7 +231,7 @@ static void test_engine_table(void **s) {
   assert_int_equal(bfh_engine_at(0)->engine, o.engine);
   size_t n = 0;
   while (bfh_engine_at(n)) n++;
-  assert_int_equal(n, 2); /* one entry per engine, whatever its rows */
+  assert_int_equal(n, 3); /* one entry per engine, whatever its rows */
   unsigned all = BFH_ENGINE_CAN_WRITE | BFH_ENGINE_CAN_REPAIR | BFH_ENGINE_CAN_CHECK |
                  BFH_ENGINE_CAN_ITERATE;
   assert_int_equal(lsm->caps & all, all);

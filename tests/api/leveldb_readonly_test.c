@@ -700,7 +700,8 @@ static void test_engine_detection(void **state) {
   snprintf(ldb, sizeof ldb, "%s/ldb", tmpdir);
   static int model[NKEYS];
   make_db(ldb, model);
-  assert_refused(ldb, BFH_ENGINE_LSM, 0, "not a bfh lsm database");
+  assert_refused(ldb, BFH_ENGINE_LSM, 0, "is a LevelDB database");
+  assert_refused(ldb, BFH_ENGINE_LSM, 0, "open it with the leveldb engine");
 }
 
 static int setup(void **state) {

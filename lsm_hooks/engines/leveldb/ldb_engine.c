@@ -29,6 +29,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
@@ -292,14 +293,10 @@ static int check_directory(const char *path, int create, err_t *err) {
   }
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   char cur[4200];
-  /* The own engine's marker (lsm/filename.h): its directory also has a CURRENT and a
-     MANIFEST, which LevelDB would take for damaged files of its own (and write a LOG). */
-  snprintf(cur, sizeof cur, "%s/IDENTITY", path);
-  if (access(cur, F_OK) == 0)
-    return err_set(err, BFH_E_INVALID,
-                   "%s is a bfh (own engine) database (it has an IDENTITY file); open it with the "
-                   "lsm engine",
-                   path);
+  /* The own engine's and RocksDB's directories also have a CURRENT and a MANIFEST, which
+     LevelDB would take for damaged files of its own (and write a LOG). */
+  int rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
+  if (rc != BFH_OK) return rc;
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
   if (access(cur, F_OK) == 0) return BFH_OK;
   DIR *d = opendir(path);
@@ -319,7 +316,6 @@ static int check_directory(const char *path, int create, err_t *err) {
     else if (!other[0])
       snprintf(other, sizeof other, "%s", n);
   }
-  int rc = BFH_OK;
   if (dbfile[0])
     /* CURRENT lost: LevelDB's create_if_missing would start a new database over the old
        one's files, and delete them as obsolete. */

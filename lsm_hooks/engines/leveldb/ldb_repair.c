@@ -29,6 +29,7 @@
 
 #include "bfh.h"
 #include "lsm/table.h"
+#include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
@@ -69,6 +70,8 @@ static int check_contents(const char *path, err_t *err) {
                            : err_errno(err, errno, "%s: stat", path);
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   char p[4400];
+  if (engine_detect_dir(path) == ENGINE_DIR_ROCKSDB)
+    return engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
   snprintf(p, sizeof p, "%s/IDENTITY", path); /* the own engine's marker (lsm/filename.h) */
   if (access(p, F_OK) == 0)
     return err_set(err, BFH_E_INVALID,

@@ -1,5 +1,6 @@
 /* ldb_verify: the LevelDB database as bfh_tables and bfh_check see it (engines/leveldb/ldb_verify.h). */
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
+#include "lsm_hooks/engines/engine_detect.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,8 +311,10 @@ int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
   if (!env_exists(io, path))
     return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
   snprintf(path, sizeof path, "%s/IDENTITY", dir); /* the own engine's marker (lsm/filename.h) */
-  if (env_exists(io, path))
+  if (env_exists(io, path) && engine_detect_dir(dir) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
+  int rc0 = engine_detect_check(dir, ENGINE_DIR_LEVELDB, err);
+  if (rc0 != BFH_OK) return rc0;
   env_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
   int rc = env_lock_shared(io, dir, &lock, err);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);

@@ -67,6 +67,7 @@
  * unnoticed there). A search running across the replacement answers from its own state.
  */
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
+#include "lsm_hooks/engines/engine_detect.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -204,13 +205,9 @@ static void clean_cache(engine_ro_t *r) {
 
 /* path must hold a LevelDB database, and not a bfh own-engine one. */
 static int check_directory(const char *path, err_t *err) {
+  int rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
+  if (rc != BFH_OK) return rc;
   char p[4200];
-  snprintf(p, sizeof p, "%s/IDENTITY", path);
-  if (access(p, F_OK) == 0)
-    return err_set(err, BFH_E_INVALID,
-                   "%s is a bfh (own engine) database (it has an IDENTITY file); open it with the "
-                   "lsm engine",
-                   path);
   snprintf(p, sizeof p, "%s/CURRENT", path);
   if (access(p, F_OK) != 0)
     return err_set(err, BFH_E_INVALID,

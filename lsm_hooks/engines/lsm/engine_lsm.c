@@ -16,6 +16,7 @@
 #include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
+#include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
 
 typedef struct engine_lsm {
@@ -350,6 +351,8 @@ int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env 
 int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct env *io,
                               index_sync_t *sync, lsm_visit_fn replay, void *replay_arg,
                               engine_t **e, err_t *err) {
+  int rc = engine_detect_check(path, ENGINE_DIR_LSM, err); /* another engine's: touch nothing */
+  if (rc != BFH_OK) return rc;
   engine_lsm_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   el->base.ops = &lsm_ops;
@@ -376,7 +379,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
     }
     lo.hook = value_hook_table_hook(el->hook);
   }
-  int rc = lsm_open(path, &lo, &el->db, err);
+  rc = lsm_open(path, &lo, &el->db, err);
   if (rc != BFH_OK) {
     value_hook_destroy(el->hook);
     free(el);

@@ -1,0 +1,39 @@
+/* engine_detect: which engine wrote a database directory, from the files it holds, so that
+ * opening it with another engine is refused (BFH_E_INVALID naming the right one) before that
+ * engine writes anything there.
+ *
+ * The marks, checked in this order:
+ *   bfh's own engine  an IDENTITY file that starts with LSM_IDENTITY_MAGIC (lsm/filename.h)
+ *   RocksDB           an OPTIONS-NNNNNN file (RocksDB writes one at every open; LevelDB and bfh
+ *                     never do), or an IDENTITY file of other contents (RocksDB's is a UUID in
+ *                     text)
+ *   LevelDB           a CURRENT file without either of the above
+ * A directory with none of them (empty, or holding other files) is ENGINE_DIR_NONE: each engine
+ * says for itself what it makes of it.
+ */
+#ifndef BFH_LSM_HOOKS_ENGINE_DETECT_H
+#define BFH_LSM_HOOKS_ENGINE_DETECT_H
+
+#include "util/err.h"
+
+typedef enum engine_dir_kind {
+  ENGINE_DIR_NONE = 0, /* no engine's mark (or path is not a readable directory) */
+  ENGINE_DIR_LSM,
+  ENGINE_DIR_LEVELDB,
+  ENGINE_DIR_ROCKSDB,
+} engine_dir_kind_t;
+
+/* The engine whose marks path holds. Reads only; never fails (an unreadable file counts as
+   absent). */
+engine_dir_kind_t engine_detect_dir(const char *path);
+
+/* The engine name of a kind, as --engine takes it ("lsm", "leveldb", "rocksdb"; NULL for
+   ENGINE_DIR_NONE). */
+const char *engine_detect_name(engine_dir_kind_t k);
+
+/* BFH_OK when path holds no mark of an engine other than `want`; else BFH_E_INVALID with a
+   message naming the engine that wrote it ("/db is a RocksDB database (it has OPTIONS-000007);
+   open it with the rocksdb engine (--engine rocksdb); nothing was written"). */
+int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err);
+
+#endif

@@ -1,0 +1,103 @@
+/* What the files of the RocksDB engine share (internal to lsm_hooks/engines/rocksdb/).
+ *
+ *   rdb_engine.c  the engine_ops (put, delete, get, flush, iterate), open, close, repair
+ *   rdb_view.c    views: file deletions held off, the live tables of the default column family
+ *                 (rocksdb_livefiles), the WAL's entries; the report to index_sync and the
+ *                 background thread that has it read new tables
+ *   rdb_wal.c     the live write-ahead logs read into segments of value entries (memtables)
+ *   rdb_reads.c   a table read for a search (whole, or some data blocks) and for its filters;
+ *                 what cannot be answered (merge operands, blob references) is refused here
+ *
+ * The view (engine_ops_t.view_acquire), serialized by sync_mu:
+ *   1. rocksdb_disable_file_deletions: from now until the view is released RocksDB deletes no
+ *      file (its counter nests: each view disables once and enables once, with force off);
+ *   2. the WAL read from where the last read stopped (rocksdb_get_updates_since), into
+ *      immutable reference-counted segments indexed by value (the LevelDB engine's log_seg_t,
+ *      ../leveldb/adapter.h); after a flush or a compaction (RocksDB's super version number
+ *      changed) the segments are dropped and the live WAL read again from its start;
+ *   3. rocksdb_livefiles: the tables of the default column family, with levels and sizes,
+ *      reported to index_sync (index_sync_tables_listed; the view pins its epoch).
+ * Every write acknowledged before step 1 is in a WAL that still exists at step 2 (WALs are
+ * deleted only after their memtable is a table) or in a table listed at step 3, and no file
+ * the view names is deleted before it is released. A WAL entry also in a table is harmless: a
+ * search validates every candidate with rocksdb_get.
+ * The view's struct is the LevelDB engine's (adapter.h), with no pin and no read-only state:
+ * the segments and their value index are shared code.
+ */
+#ifndef BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
+#define BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
+
+#include <pthread.h>
+#include <rocksdb/c.h>
+#include <stdint.h>
+
+#include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/rocksdb/rdb_engine.h"
+#include "util/env.h"
+
+#define RDB_BG_PERIOD_NS 100000000ull   /* background indexing every 100 ms */
+#define RDB_BG_MIN_AGE_NS 1000000000ull /* of the tables listed for 1 s */
+
+typedef struct engine_rocksdb {
+  engine_t base;
+  char *path, *cache_dir;
+  env_t *io;          /* bfh's own file accesses (borrowed) */
+  index_sync_t *sync; /* borrowed; NULL when value filters are off */
+  int dir_fd;         /* flock(LOCK_EX) on the directory while open; -1 if none */
+  int opened;         /* the open succeeded (a close then writes the cache files) */
+  rocksdb_t *db;
+  rocksdb_options_t *options;
+  rocksdb_readoptions_t *ropt;
+  rocksdb_writeoptions_t *wopt;
+  rocksdb_flushoptions_t *fopt;
+
+  pthread_mutex_t sync_mu; /* one view or sync at a time; guards what follows */
+  log_seg_t **segs;        /* the WAL's value entries read so far */
+  size_t nsegs, segs_cap;
+  uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
+  uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
+  uint64_t syncs;
+
+  pthread_mutex_t bg_mu;
+  pthread_cond_t bg_cv;
+  pthread_t bg;
+  int bg_started, bg_stop;
+} engine_rocksdb_t;
+
+/* rdb_view.c */
+/* A view (engine.h view_acquire), as above. */
+int rdb_view_acquire(engine_rocksdb_t *er, engine_view_t **view, err_t *err);
+void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v);
+/* Reports the live list to index_sync and has it read the new tables (all, or with aged
+   those listed for RDB_BG_MIN_AGE_NS). */
+int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err);
+int rdb_bg_start(engine_rocksdb_t *er, err_t *err);
+void rdb_bg_stop(engine_rocksdb_t *er);
+/* Sets index_sync's source (rdb_reads.c's readers, the cache directory) and creates the
+   cache directory <db>/bfh-filters/. */
+int rdb_index_source_init(engine_rocksdb_t *er, err_t *err);
+
+/* rdb_wal.c */
+/* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a
+   super version change) into a new segment. REQUIRES sync_mu. BFH_E_UNSUPPORTED for a merge
+   operand or a blob reference of the default column family. */
+int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err);
+void rdb_wal_release(engine_rocksdb_t *er);
+
+/* rdb_reads.c */
+/* The path of table `number` (NNNNNN.sst) of the database in dir. */
+void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n);
+/* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
+   data blocks refs[0, n). BFH_NOT_FOUND when the file is gone; BFH_E_UNSUPPORTED at a merge
+   operand or a blob reference. */
+int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* index_source_t.read_leaf and .table_tag for table `number` of the database in dir. A table
+   holding a merge operand or a blob reference gets no leaf (BFH_E_UNSUPPORTED): it is then
+   scanned, and the scan refuses the search. */
+int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                  index_leaf_read_t *out, err_t *err);
+int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
+
+#endif

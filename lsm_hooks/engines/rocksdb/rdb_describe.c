@@ -1,0 +1,76 @@
+/* bfh_tables of the RocksDB engine (engine_kind_t.describe): a live table's entries and key
+ * range, read from its bytes, and its value filter as the index built it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/index/block_index.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
+
+typedef struct key_range {
+  uint8_t *smallest, *largest; /* owned */
+  size_t smallest_len, largest_len, largest_cap;
+  uint64_t entries; /* data-block entries */
+  int nomem;
+} key_range_t;
+
+/* Data-block entries come in ascending internal key order (range tombstones after them). */
+static int visit_range(void *arg, const rdb_entry_t *e) {
+  key_range_t *r = arg;
+  if (e->type == RDB_TYPE_RANGE_DELETION) return 0;
+  r->entries++;
+  if (!r->smallest) {
+    if (!(r->smallest = malloc(e->key_len ? e->key_len : 1))) return r->nomem = 1;
+    memcpy(r->smallest, e->key, e->key_len);
+    r->smallest_len = e->key_len;
+  }
+  if (e->key_len > r->largest_cap) {
+    uint8_t *p = realloc(r->largest, e->key_len);
+    if (!p) return r->nomem = 1;
+    r->largest = p;
+    r->largest_cap = e->key_len;
+  }
+  memcpy(r->largest, e->key, e->key_len);
+  r->largest_len = e->key_len;
+  return 0;
+}
+
+/* The value filter of a table the index has a leaf for, built again as the leaf was. */
+static int describe_filter(engine_rocksdb_t *er, value_index_t *vi, uint64_t number,
+                           bfh_table_info *info, err_t *err) {
+  if (!vi || !value_index_contains(vi, number)) return BFH_OK; /* not indexed (yet) */
+  value_index_params_t p = *value_index_params(vi);
+  p.block_bits = 0;
+  index_leaf_read_t leaf = {0};
+  int rc = rdb_leaf_read(er->io, er->path, number, &p, &leaf, err);
+  if (rc != BFH_OK) return rc;
+  info->has_value_filter = 1;
+  info->value_filter_fill = value_filter_fill_ratio(leaf.filter);
+  info->value_filter_fpr = value_filter_fpr_estimate(leaf.filter);
+  info->value_filter_bits = p.m;
+  info->value_filter_hashes = p.k;
+  info->has_block_filter = block_index_has(value_index_blocks(vi), number);
+  value_filter_destroy(leaf.filter);
+  return BFH_OK;
+}
+
+int rdb_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
+                 err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  char path[4200];
+  rdb_table_path(er->path, number, path, sizeof path);
+  key_range_t r = {0};
+  int rc = rdb_table_scan(er->io, path, visit_range, &r, NULL, err);
+  if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  if (rc == BFH_NOT_FOUND) /* the view holds file deletions off */
+    rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
+  if (rc == BFH_OK) rc = describe_filter(er, vi, number, info, err);
+  info->entries = r.entries;
+  info->smallest = r.smallest;
+  info->smallest_len = r.smallest_len;
+  info->largest = r.largest;
+  info->largest_len = r.largest_len;
+  return rc;
+}

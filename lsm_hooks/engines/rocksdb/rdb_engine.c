@@ -1,0 +1,341 @@
+/* engine_t over stock RocksDB (Debian's 7.8.3) through its C API, its default column family
+ * (doc/rocksdb.md, "The read-write engine"); views, the WAL and the table reads are described
+ * in rdb_adapter.h.
+ *
+ * put, delete and get go to rocksdb_put / rocksdb_delete / rocksdb_get. RocksDB opens with its
+ * defaults (snappy, block-based tables of format_version 5, paranoid_checks) plus a bloom key
+ * filter of key_bits_per_key bits (default 10), and bfh_options' memtable and table sizes when
+ * set. No merge operator is set and blob files stay off: a database that has merge operands or
+ * blob references is refused by the search (rdb_reads.c, rdb_wal.c), never answered wrongly.
+ * flush: rocksdb_flush (waiting), then the new table is indexed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+
+/* Maps a RocksDB error string to a status, sets err, frees msg. */
+static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
+  int rc = BFH_E_IO;
+  if (strstr(msg, "Corruption"))
+    rc = BFH_E_CORRUPT;
+  else if (strstr(msg, "lock"))
+    rc = BFH_E_BUSY;
+  else if (strstr(msg, "Invalid argument"))
+    rc = BFH_E_INVALID;
+  else if (strstr(msg, "Not implemented") || strstr(msg, "Not supported"))
+    rc = BFH_E_UNSUPPORTED;
+  err_set(err, rc, "%s: %s: %s", path, op, msg);
+  rocksdb_free(msg);
+  return rc;
+}
+
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  if (!er) return BFH_OK;
+  rdb_bg_stop(er);
+  if (er->sync && er->opened) {
+    /* Every live table leaves its cache file behind, for a fast reopen. */
+    err_t e2;
+    (void)rdb_sync(er, 0, &e2);
+    index_sync_close_caches(er->sync);
+  }
+  rdb_wal_release(er);
+  if (er->db) rocksdb_close(er->db);
+  if (er->dir_fd >= 0) close(er->dir_fd); /* releases the flock */
+  if (er->options) rocksdb_options_destroy(er->options);
+  if (er->ropt) rocksdb_readoptions_destroy(er->ropt);
+  if (er->wopt) rocksdb_writeoptions_destroy(er->wopt);
+  if (er->fopt) rocksdb_flushoptions_destroy(er->fopt);
+  pthread_mutex_destroy(&er->sync_mu);
+  pthread_mutex_destroy(&er->bg_mu);
+  pthread_cond_destroy(&er->bg_cv);
+  free(er->path);
+  free(er->cache_dir);
+  free(er);
+  return BFH_OK;
+}
+
+static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  char *msg = NULL;
+  rocksdb_put(er->db, er->wopt, key, key_len, val, val_len, &msg);
+  return msg ? rdb_error(er->path, msg, "put", err) : BFH_OK;
+}
+
+static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  char *msg = NULL;
+  rocksdb_delete(er->db, er->wopt, key, key_len, &msg);
+  return msg ? rdb_error(er->path, msg, "delete", err) : BFH_OK;
+}
+
+/* Reads the newest version, also under a search's view (engine.h). */
+static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+                 size_t *val_len, err_t *err) {
+  (void)view;
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  char *msg = NULL;
+  size_t n = 0;
+  char *v = rocksdb_get(er->db, er->ropt, key, key_len, &n, &msg); /* malloc'd */
+  if (msg) {
+    rocksdb_free(v);
+    return rdb_error(er->path, msg, "get", err);
+  }
+  if (!v) return BFH_NOT_FOUND;
+  if (n == 0) { /* malloc(0) may be any pointer: give a real one */
+    rocksdb_free(v);
+    v = malloc(1);
+    if (!v) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", er->path);
+  }
+  *val = v;
+  *val_len = n;
+  return BFH_OK;
+}
+
+static int e_flush(engine_t *e, err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  char *msg = NULL;
+  rocksdb_flush(er->db, er->fopt, &msg);
+  if (msg) return rdb_error(er->path, msg, "flush", err);
+  return rdb_sync(er, 0, err);
+}
+
+static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  return rdb_view_acquire((engine_rocksdb_t *)e, view, err);
+}
+
+static void e_view_release(engine_t *e, engine_view_t *v) {
+  rdb_view_release((engine_rocksdb_t *)e, v);
+}
+
+static size_t e_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->ntables;
+}
+
+/* A number not in the view is not part of its state: nothing is reported for it. */
+static int read_table(engine_rocksdb_t *er, engine_view_t *v, uint64_t number,
+                      const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                      engine_scan_stats_t *st, err_t *err) {
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  int rc = rdb_table_match(er->io, er->path, number, refs, n, m, st, err);
+  if (rc == BFH_NOT_FOUND) /* the view holds file deletions off: this is damage */
+    rc = err_set(err, BFH_E_IO, "%s: live table %06llu is missing", er->path,
+                 (unsigned long long)number);
+  return rc;
+}
+
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
+                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                        err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((engine_rocksdb_t *)e, v, number, NULL, 0, &m, st, err);
+}
+
+static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((engine_rocksdb_t *)e, v, number, refs, n, &m, st, err);
+}
+
+static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e, (void)err;
+  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
+static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                            err_t *err) {
+  (void)err;
+  uint64_t seed = ldb_value_seed(((engine_rocksdb_t *)e)->sync);
+  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
+  return BFH_OK;
+}
+
+/* ---- Ordered iteration: RocksDB's own iterator (an implicit snapshot at its creation) ---- */
+
+typedef struct rdb_iter {
+  engine_iter_t base;
+  rocksdb_iterator_t *it;
+  const char *path; /* the engine's, for messages */
+} rdb_iter_t;
+
+#define RIT(it) (((const rdb_iter_t *)(it))->it)
+
+static void it_destroy(engine_iter_t *it) {
+  if (!it) return;
+  rocksdb_iter_destroy(RIT(it));
+  free(it);
+}
+static void it_seek_first(engine_iter_t *it) {
+  rocksdb_iter_seek_to_first(RIT(it));
+}
+static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
+  rocksdb_iter_seek(RIT(it), key, key_len);
+}
+static int it_valid(const engine_iter_t *it) {
+  return rocksdb_iter_valid(RIT(it));
+}
+static void it_next(engine_iter_t *it) {
+  rocksdb_iter_next(RIT(it));
+}
+static const void *it_key(const engine_iter_t *it, size_t *len) {
+  return rocksdb_iter_key(RIT(it), len);
+}
+static const void *it_value(const engine_iter_t *it, size_t *len) {
+  return rocksdb_iter_value(RIT(it), len);
+}
+static int it_status(const engine_iter_t *it, err_t *err) {
+  char *msg = NULL;
+  rocksdb_iter_get_error(RIT(it), &msg);
+  return msg ? rdb_error(((const rdb_iter_t *)it)->path, msg, "iterator", err) : BFH_OK;
+}
+
+static const engine_iter_ops_t rdb_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
+                                               it_next,    it_key,        it_value, it_status};
+
+static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  rdb_iter_t *it = calloc(1, sizeof *it);
+  if (it) it->it = rocksdb_create_iterator(er->db, er->ropt);
+  if (!it || !it->it) {
+    free(it);
+    return err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", er->path);
+  }
+  it->base.ops = &rdb_iter_ops;
+  it->path = er->path;
+  *out = &it->base;
+  return BFH_OK;
+}
+
+#define e_stats NULL /* RocksDB 7.8's C API gives no count of bytes written */
+
+static const engine_ops_t rocksdb_ops = ENGINE_OPS("rocksdb");
+
+/* ---- Opening ---------------------------------------------------------------------------- */
+
+/* What path must be before RocksDB may open or create a database in it (RocksDB itself would
+   create a missing directory even with create_if_missing off). */
+static int check_directory(const char *path, int create, err_t *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    if (errno != ENOENT) return err_errno(err, errno, "%s: stat", path);
+    if (!create)
+      return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
+    return BFH_OK;
+  }
+  if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
+  if (rc != BFH_OK) return rc;
+  char cur[4200];
+  snprintf(cur, sizeof cur, "%s/CURRENT", path);
+  if (!create && access(cur, F_OK) != 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: not a RocksDB database (no CURRENT file; create_if_missing is off)", path);
+  return BFH_OK;
+}
+
+static void set_options(engine_rocksdb_t *er, const bfh_options *opt) {
+  er->options = rocksdb_options_create();
+  rocksdb_options_set_create_if_missing(er->options, opt->create_if_missing != 0);
+  rocksdb_options_set_paranoid_checks(er->options, 1);
+  if (opt->memtable_bytes) rocksdb_options_set_write_buffer_size(er->options, opt->memtable_bytes);
+  if (opt->table_bytes) rocksdb_options_set_target_file_size_base(er->options, opt->table_bytes);
+  rocksdb_block_based_table_options_t *bb = rocksdb_block_based_options_create();
+  double bits = opt->key_bits_per_key > 0 ? opt->key_bits_per_key : 10;
+  rocksdb_block_based_options_set_filter_policy(bb, rocksdb_filterpolicy_create_bloom(bits));
+  rocksdb_options_set_block_based_table_factory(er->options, bb); /* copies bb's settings */
+  rocksdb_block_based_options_destroy(bb);
+  er->ropt = rocksdb_readoptions_create();
+  rocksdb_readoptions_set_verify_checksums(er->ropt, 1);
+  er->wopt = rocksdb_writeoptions_create();
+  rocksdb_writeoptions_set_sync(er->wopt, opt->sync != 0);
+  er->fopt = rocksdb_flushoptions_create();
+  rocksdb_flushoptions_set_wait(er->fopt, 1);
+}
+
+int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io,
+                        index_sync_t *sync, engine_t **out, err_t *err) {
+  int rc = check_directory(path, opt->create_if_missing, err);
+  if (rc != BFH_OK) return rc;
+  engine_rocksdb_t *er = calloc(1, sizeof *er);
+  if (!er) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  er->base.ops = &rocksdb_ops;
+  er->io = io ? io : env_default();
+  er->sync = sync;
+  er->dir_fd = -1;
+  pthread_mutex_init(&er->sync_mu, NULL);
+  pthread_mutex_init(&er->bg_mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&er->bg_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  er->path = strdup(path);
+  if (!er->path) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  if (rc == BFH_OK && opt->create_if_missing) rc = env_mkdir(er->io, path, err);
+  /* Our own lock before RocksDB's, as the LevelDB engine takes it: two opens of one
+     directory, in this process or another, conflict here with BFH_E_BUSY. */
+  if (rc == BFH_OK && (er->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    rc = err_errno(err, errno, "%s: open directory", path);
+  if (rc == BFH_OK && flock(er->dir_fd, LOCK_EX | LOCK_NB) != 0)
+    rc = errno == EWOULDBLOCK
+             ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
+             : err_errno(err, errno, "%s: lock directory", path);
+  if (rc == BFH_OK) {
+    set_options(er, opt);
+    char *msg = NULL;
+    er->db = rocksdb_open(er->options, path, &msg);
+    if (msg) {
+      er->db = NULL;
+      rc = rdb_error(path, msg, "open", err);
+    }
+  }
+  if (rc == BFH_OK && sync) rc = rdb_index_source_init(er, err);
+  if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */
+  if (rc == BFH_OK) rc = rdb_bg_start(er, err);
+  if (rc != BFH_OK) {
+    e_close(&er->base, NULL);
+    return rc;
+  }
+  er->opened = 1;
+  *out = &er->base;
+  return BFH_OK;
+}
+
+int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+                          err_t *err) {
+  (void)rep;
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
+  int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
+  if (rc != BFH_OK) return rc;
+  if (engine_detect_dir(path) != ENGINE_DIR_ROCKSDB)
+    return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database: nothing to repair", path);
+  rocksdb_options_t *o = rocksdb_options_create();
+  rocksdb_options_set_create_if_missing(o, 0);
+  (void)opt;
+  char *msg = NULL;
+  rocksdb_repair_db(o, path, &msg);
+  rocksdb_options_destroy(o);
+  return msg ? rdb_error(path, msg, "repair", err) : BFH_OK;
+}
+
+int engine_rocksdb_sync(engine_t *e, err_t *err) {
+  return rdb_sync((engine_rocksdb_t *)e, 0, err);
+}

@@ -1,0 +1,139 @@
+/* The table reads of the RocksDB engine (rdb_adapter.h): for a search, and for a table's value
+ * filter and block filter, through bfh's reader of the block-based format
+ * (rocksdb_format/rdb_table.h). What bfh cannot answer from a table's bytes is refused here:
+ * a merge operand (bfh sets no merge operator, and cannot apply one) and a blob reference (the
+ * value lives in a blob file bfh does not read).
+ */
+#include <stdio.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
+
+void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
+  snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
+}
+
+/* BFH_E_UNSUPPORTED for an entry bfh cannot answer from, naming the table; else BFH_OK. */
+static int refuse(const rdb_entry_t *e, const char *path, err_t *err) {
+  if (e->type == RDB_TYPE_MERGE)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a merge operand (sequence %llu); bfh cannot search a RocksDB "
+                   "database with merge operands (it has no merge operator to apply them)",
+                   path, (unsigned long long)e->seq);
+  if (e->type == RDB_TYPE_BLOB_INDEX)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a blob reference (sequence %llu); bfh does not read RocksDB's "
+                   "blob files (enable_blob_files)",
+                   path, (unsigned long long)e->seq);
+  if (e->type == RDB_TYPE_WIDE_COLUMN_ENTITY)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a wide-column entity (sequence %llu), which bfh does not read",
+                   path, (unsigned long long)e->seq);
+  return BFH_OK;
+}
+
+typedef struct match {
+  const ldb_match_t *m;
+  const char *path;
+  err_t *err;
+  int rc; /* BFH_E_UNSUPPORTED once an entry was refused */
+} match_t;
+
+static int visit_match(void *arg, const rdb_entry_t *e) {
+  match_t *x = arg;
+  if ((x->rc = refuse(e, x->path, x->err)) != BFH_OK) return 1;
+  if (!engine_value_matches(e->type == RDB_TYPE_VALUE, e->val, e->val_len, x->m->val,
+                            x->m->val_len))
+    return 0;
+  return x->m->fn(x->m->arg, e->key, e->key_len);
+}
+
+int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  char path[4200];
+  rdb_table_path(dir, number, path, sizeof path);
+  rdb_read_stats_t rs = {0};
+  match_t x = {m, path, err, BFH_OK};
+  int rc = refs ? rdb_table_read_blocks(io, path, refs, n, visit_match, &x, &rs, err)
+                : rdb_table_scan(io, path, visit_match, &x, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  return rc != BFH_OK ? rc : x.rc;
+}
+
+/* ---- A table's filters ------------------------------------------------------------------ */
+
+typedef struct build {
+  value_filter_t *leaf;
+  block_filter_builder_t *blocks; /* NULL: no block filter */
+  uint64_t seed;
+  const char *path;
+  err_t *err;
+  int rc; /* the first failure (it stops the read) */
+  uint64_t rc_offset;
+} build_t;
+
+static int add_value(void *arg, const rdb_entry_t *e) {
+  build_t *b = arg;
+  if ((b->rc = refuse(e, b->path, b->err)) != BFH_OK) return 1;
+  if (e->type != RDB_TYPE_VALUE) return 0;
+  uint64_t h = bfh_value_hash(e->val, e->val_len, b->seed);
+  value_filter_add_hash(b->leaf, h);
+  if (b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
+    b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
+  return b->rc != BFH_OK;
+}
+
+static int end_block(void *arg, uint64_t offset, uint64_t size) {
+  build_t *b = arg;
+  b->rc = block_filter_builder_end_block(b->blocks, offset, size);
+  if (b->rc == BFH_E_NOMEM)
+    err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
+  else if (b->rc != BFH_OK)
+    b->rc = err_set(b->err, BFH_E_CORRUPT,
+                    "table %s: block at %llu: the index lists it before a block it overlaps or "
+                    "follows",
+                    b->path, (unsigned long long)offset);
+  return b->rc != BFH_OK;
+}
+
+int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                  index_leaf_read_t *out, err_t *err) {
+  char path[4200];
+  rdb_table_path(dir, number, path, sizeof path);
+  if (p->block_bits > BLOCK_FILTER_MAX_BITS)
+    return err_set(err, BFH_E_INVALID, "table %s: %u bits per value for a block filter", path,
+                   p->block_bits);
+  build_t b = {
+      .leaf = value_filter_create(p->m, p->k, p->seed), .seed = p->seed, .path = path, .err = err};
+  if (p->block_bits) b.blocks = block_filter_builder_create(p->block_bits);
+  int rc = BFH_OK;
+  if (!b.leaf || (p->block_bits && !b.blocks))
+    rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
+  rdb_read_stats_t st = {0};
+  if (rc == BFH_OK)
+    rc = rdb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, &st, &out->tag,
+                               NULL, err);
+  if (rc == BFH_OK) rc = b.rc;
+  block_filter_t *bf = NULL;
+  if (rc == BFH_OK && b.blocks) {
+    rc = block_filter_builder_finish(b.blocks, &bf, err);
+    if (rc != BFH_OK) err_prefix(err, "table %s: ", path);
+  }
+  block_filter_builder_destroy(b.blocks);
+  out->bytes_read = st.bytes_read;
+  if (rc != BFH_OK) {
+    value_filter_destroy(b.leaf);
+    return rc;
+  }
+  out->filter = b.leaf;
+  out->blocks = bf;
+  return BFH_OK;
+}
+
+int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
+  char path[4200];
+  rdb_table_path(dir, number, path, sizeof path);
+  return rdb_table_tag(io, path, tag, err);
+}

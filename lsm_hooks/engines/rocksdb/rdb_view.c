@@ -1,0 +1,212 @@
+/* Views of the RocksDB engine (rdb_adapter.h: file deletions held off, the WAL read, the live
+ * tables listed and reported), the background thread that has index_sync read new tables, and
+ * the table reader index_sync calls.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/index/leaf_cache.h"
+
+/* ---- index_source_t ------------------------------------------------------------------- */
+
+static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                     index_leaf_read_t *out, err_t *err) {
+  engine_rocksdb_t *er = ctx;
+  return rdb_leaf_read(er->io, er->path, number, p, out, err);
+}
+
+static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
+  engine_rocksdb_t *er = ctx;
+  return rdb_table_tag_of(er->io, er->path, number, tag, err);
+}
+
+int rdb_index_source_init(engine_rocksdb_t *er, err_t *err) {
+  size_t n = strlen(er->path) + sizeof("/" LEAF_CACHE_DIR);
+  er->cache_dir = malloc(n);
+  if (!er->cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+  snprintf(er->cache_dir, n, "%s/%s", er->path, LEAF_CACHE_DIR);
+  int rc = env_mkdir(er->io, er->cache_dir, err);
+  if (rc != BFH_OK) return rc;
+  index_source_t src = {.read_leaf = read_leaf,
+                        .ctx = er,
+                        .cache_dir = er->cache_dir,
+                        .table_tag = table_tag,
+                        .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS,
+                        .io = er->io};
+  return index_sync_set_source(er->sync, &src, err);
+}
+
+/* ---- The live tables -------------------------------------------------------------------- */
+
+static int cmp_table(const void *a, const void *b) {
+  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
+  return x < y ? -1 : x > y;
+}
+
+/* The live tables of the default column family into *out (malloc'd, sorted by number). */
+static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
+  const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
+  if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->path);
+  int count = rocksdb_livefiles_count(lf);
+  engine_table_t *t = malloc((count > 0 ? (size_t)count : 1) * sizeof *t);
+  if (!t) {
+    rocksdb_livefiles_destroy(lf);
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+  }
+  size_t k = 0;
+  int rc = BFH_OK;
+  for (int i = 0; i < count && rc == BFH_OK; i++) {
+    const char *cf = rocksdb_livefiles_column_family_name(lf, i);
+    if (cf && strcmp(cf, "default") != 0) continue;
+    const char *name = rocksdb_livefiles_name(lf, i); /* "/000012.sst" */
+    unsigned long long num;
+    char ext[8];
+    if (!name || sscanf(name, "/%llu.%7s", &num, ext) != 2 || strcmp(ext, "sst") != 0) {
+      rc = err_set(err, BFH_E_UNSUPPORTED, "%s: live file '%s' is not a table bfh reads", er->path,
+                   name ? name : "?");
+      break;
+    }
+    t[k++] = (engine_table_t){.number = num,
+                              .size = rocksdb_livefiles_size(lf, i),
+                              .level = rocksdb_livefiles_level(lf, i)};
+  }
+  rocksdb_livefiles_destroy(lf);
+  if (rc != BFH_OK) {
+    free(t);
+    return rc;
+  }
+  qsort(t, k, sizeof *t, cmp_table);
+  *out = t;
+  *n = k;
+  return BFH_OK;
+}
+
+/* Reports tables[0, n) to index_sync (pinning a view's epoch when view_epoch is set). */
+static int report(engine_rocksdb_t *er, const engine_table_t *t, size_t n, uint64_t *view_epoch,
+                  err_t *err) {
+  if (!er->sync) return BFH_OK;
+  index_table_t *live = malloc((n ? n : 1) * sizeof *live);
+  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+  /* id 0: the tables of a database this handle holds open are never replaced under it. */
+  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size, 0};
+  int rc = index_sync_tables_listed(er->sync, live, n, view_epoch, err);
+  free(live);
+  return rc;
+}
+
+/* ---- Views ------------------------------------------------------------------------------ */
+
+static void view_free(engine_rocksdb_t *er, engine_view_t *v) {
+  if (!v) return;
+  for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
+  free(v->segs);
+  free(v->tables);
+  free(v);
+  char *msg = NULL; /* the view's own disable, undone (it cannot fail in RocksDB 7.8) */
+  rocksdb_enable_file_deletions(er->db, 0, &msg);
+  rocksdb_free(msg);
+}
+
+static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->path);
+  char *msg = NULL;
+  rocksdb_disable_file_deletions(er->db, &msg); /* step 1 */
+  if (msg) {
+    int rc = err_set(err, BFH_E_IO, "%s: disable file deletions: %s", er->path, msg);
+    rocksdb_free(msg);
+    free(v);
+    return rc;
+  }
+  int rc = rdb_wal_refresh(er, err); /* step 2 */
+  if (rc == BFH_OK) {
+    v->segs = malloc((er->nsegs ? er->nsegs : 1) * sizeof *v->segs);
+    if (!v->segs) rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->path);
+  }
+  for (size_t i = 0; rc == BFH_OK && i < er->nsegs; i++) {
+    atomic_fetch_add(&er->segs[i]->refs, 1);
+    v->segs[v->nsegs++] = er->segs[i];
+  }
+  if (rc == BFH_OK) rc = list_tables(er, &v->tables, &v->ntables, err); /* step 3 */
+  if (rc == BFH_OK) rc = report(er, v->tables, v->ntables, &v->epoch, err);
+  if (rc != BFH_OK) {
+    view_free(er, v);
+    return rc;
+  }
+  *out = v;
+  return BFH_OK;
+}
+
+int rdb_view_acquire(engine_rocksdb_t *er, engine_view_t **view, err_t *err) {
+  pthread_mutex_lock(&er->sync_mu);
+  er->syncs++;
+  int rc = view_make(er, view, err);
+  pthread_mutex_unlock(&er->sync_mu);
+  return rc;
+}
+
+void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v) {
+  if (!v) return;
+  if (er->sync && v->epoch) index_sync_view_unpin(er->sync, v->epoch);
+  view_free(er, v);
+}
+
+int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err) {
+  if (!er->sync) return BFH_OK;
+  engine_table_t *t = NULL;
+  size_t n = 0;
+  pthread_mutex_lock(&er->sync_mu);
+  er->syncs++;
+  int rc = list_tables(er, &t, &n, err);
+  if (rc == BFH_OK) rc = report(er, t, n, NULL, err);
+  pthread_mutex_unlock(&er->sync_mu);
+  free(t);
+  if (rc != BFH_OK) return rc;
+  /* A table deleted before index_sync reads it is reported gone by the next list: the read
+     says BFH_NOT_FOUND and no leaf is made. */
+  return index_sync_run(er->sync, aged ? INDEX_RUN_AGED : INDEX_RUN_ALL, RDB_BG_MIN_AGE_NS, err);
+}
+
+/* ---- The background thread -------------------------------------------------------------- */
+
+static void *bg_main(void *arg) {
+  engine_rocksdb_t *er = arg;
+  pthread_mutex_lock(&er->bg_mu);
+  while (!er->bg_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + RDB_BG_PERIOD_NS;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_cond_timedwait(&er->bg_cv, &er->bg_mu, &ts);
+    if (er->bg_stop) break;
+    pthread_mutex_unlock(&er->bg_mu);
+    err_t err;
+    rdb_sync(er, 1, &err); /* a failure is seen (and reported) by a search */
+    pthread_mutex_lock(&er->bg_mu);
+  }
+  pthread_mutex_unlock(&er->bg_mu);
+  return NULL;
+}
+
+int rdb_bg_start(engine_rocksdb_t *er, err_t *err) {
+  if (!er->sync) return BFH_OK;
+  if (pthread_create(&er->bg, NULL, bg_main, er) != 0)
+    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", er->path);
+  er->bg_started = 1;
+  return BFH_OK;
+}
+
+void rdb_bg_stop(engine_rocksdb_t *er) {
+  if (!er->bg_started) return;
+  pthread_mutex_lock(&er->bg_mu);
+  er->bg_stop = 1;
+  pthread_cond_signal(&er->bg_cv);
+  pthread_mutex_unlock(&er->bg_mu);
+  pthread_join(er->bg, NULL);
+  er->bg_started = 0;
+}

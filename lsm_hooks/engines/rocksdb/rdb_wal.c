@@ -1,0 +1,143 @@
+/* The live write-ahead logs of a RocksDB database read into segments of value entries: the
+ * memtables a view searches (rdb_adapter.h, step 2). RocksDB's C API hands the WAL out as write
+ * batches (rocksdb_get_updates_since); each batch's bytes (rocksdb_writebatch_data) are decoded
+ * by bfh's reader of the batch format (rocksdb_format/rdb_log.h), because the C API's own batch
+ * iterator drops merge operands and the entries of other column families without a word.
+ * Only puts of the default column family (id 0) enter a segment; a merge operand, a blob index
+ * or a wide-column entity of it is refused (BFH_E_UNSUPPORTED); deletions need nothing (a
+ * search validates each candidate with rocksdb_get).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/rocksdb_format/rdb_log.h"
+
+typedef struct decode {
+  ldb_seg_builder_t *b;
+  const char *dir;
+  err_t *err;
+  int rc; /* the refusal, or BFH_E_NOMEM */
+} decode_t;
+
+static int visit_record(void *arg, const rdb_log_entry_t *e) {
+  decode_t *d = arg;
+  if (e->cf != 0) return 0; /* another column family's */
+  const char *what = e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
+                     : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
+                                                      "RocksDB's blob files)"
+                     : e->type == RDB_WB_WIDE_COLUMN_ENTITY ? "a wide-column entity"
+                                                            : NULL;
+  if (what) {
+    d->rc = err_set(d->err, BFH_E_UNSUPPORTED,
+                    "%s: the WAL holds %s at sequence %llu; bfh cannot search this database",
+                    d->dir, what, (unsigned long long)e->seq);
+    return 1;
+  }
+  if (e->type == RDB_WB_VALUE &&
+      ldb_seg_builder_add(d->b, e->key, e->key_len, e->val, e->val_len) != BFH_OK) {
+    d->rc = err_set(d->err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", d->dir);
+    return 1;
+  }
+  return 0;
+}
+
+/* Adds the default column family's puts of the batch rep[0, n) (at sequence seq) to b. */
+static int batch_decode(const char *dir, uint64_t seq, const uint8_t *rep, size_t n,
+                        ldb_seg_builder_t *b, err_t *err) {
+  char where[4300];
+  snprintf(where, sizeof where, "%s: WAL write batch at sequence %llu", dir,
+           (unsigned long long)seq);
+  decode_t d = {b, dir, err, BFH_OK};
+  int stopped = 0;
+  int rc = rdb_log_decode_batch(rep, n, 0, 0, where, visit_record, &d, &stopped, NULL, err);
+  return rc != BFH_OK ? rc : d.rc;
+}
+
+static void segs_drop(engine_rocksdb_t *er) {
+  for (size_t i = 0; i < er->nsegs; i++) ldb_seg_unref(er->segs[i]);
+  er->nsegs = 0;
+}
+
+void rdb_wal_release(engine_rocksdb_t *er) {
+  segs_drop(er);
+  free(er->segs);
+  er->segs = NULL;
+  er->segs_cap = 0;
+}
+
+static uint64_t super_version(engine_rocksdb_t *er) {
+  char *s = rocksdb_property_value(er->db, "rocksdb.current-super-version-number");
+  uint64_t v = s ? strtoull(s, NULL, 10) : 0;
+  rocksdb_free(s);
+  return v;
+}
+
+/* Reads the batches from er->next_seq on into b. */
+static int read_batches(engine_rocksdb_t *er, ldb_seg_builder_t *b, uint64_t *next, err_t *err) {
+  char *msg = NULL;
+  rocksdb_wal_iterator_t *it = rocksdb_get_updates_since(er->db, *next, NULL, &msg);
+  if (msg) {
+    int rc = err_set(err, BFH_E_IO, "%s: reading the WAL from sequence %llu: %s", er->path,
+                     (unsigned long long)*next, msg);
+    rocksdb_free(msg);
+    return rc;
+  }
+  int rc = BFH_OK;
+  for (; rc == BFH_OK && rocksdb_wal_iter_valid(it); rocksdb_wal_iter_next(it)) {
+    uint64_t seq = 0;
+    rocksdb_writebatch_t *wb = rocksdb_wal_iter_get_batch(it, &seq);
+    int count = rocksdb_writebatch_count(wb);
+    if (seq >= *next) { /* a batch read before is skipped whole */
+      size_t len = 0;
+      const char *rep = rocksdb_writebatch_data(wb, &len);
+      rc = batch_decode(er->path, seq, (const uint8_t *)rep, len, b, err);
+      if (rc == BFH_OK) *next = seq + (uint64_t)(count > 0 ? count : 1);
+    }
+    rocksdb_writebatch_destroy(wb);
+  }
+  if (rc == BFH_OK) {
+    rocksdb_wal_iter_status(it, &msg);
+    if (msg) {
+      rc = err_set(err, strstr(msg, "Corruption") ? BFH_E_CORRUPT : BFH_E_IO,
+                   "%s: reading the WAL: %s", er->path, msg);
+      rocksdb_free(msg);
+    }
+  }
+  rocksdb_wal_iter_destroy(it);
+  return rc;
+}
+
+int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
+  uint64_t sv = super_version(er);
+  if (sv != er->sv_number) { /* a flush or a compaction: read the live WAL again */
+    segs_drop(er);
+    er->next_seq = 0;
+    er->sv_number = sv;
+  }
+  uint64_t last = rocksdb_get_latest_sequence_number(er->db);
+  if (last == 0 || er->next_seq > last) return BFH_OK; /* nothing written since */
+  ldb_seg_builder_t b = {.seed = ldb_value_seed(er->sync)};
+  uint64_t next = er->next_seq;
+  int rc = read_batches(er, &b, &next, err);
+  if (rc == BFH_OK && b.n > 0) {
+    if (er->nsegs == er->segs_cap) {
+      size_t c = er->segs_cap ? 2 * er->segs_cap : 8;
+      log_seg_t **ns = realloc(er->segs, c * sizeof *ns);
+      if (ns) {
+        er->segs = ns;
+        er->segs_cap = c;
+      }
+    }
+    log_seg_t *s = er->nsegs < er->segs_cap ? ldb_seg_builder_finish(&b) : NULL;
+    if (s)
+      er->segs[er->nsegs++] = s;
+    else
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", er->path);
+  }
+  if (rc == BFH_OK) er->next_seq = next;
+  ldb_seg_builder_release(&b);
+  return rc;
+}
