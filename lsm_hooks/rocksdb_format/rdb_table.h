@@ -82,7 +82,7 @@ typedef struct rdb_table_props {
   int checksum_type;       /* RDB_CHECKSUM_*, from the footer */
   uint64_t cf_id;          /* rocksdb.column.family.id (RDB_CF_UNKNOWN if none) */
   char *cf_name;           /* rocksdb.column.family.name */
-  uint64_t num_entries;    /* rocksdb.num.entries (data-block entries) */
+  uint64_t num_entries;    /* rocksdb.num.entries (entries and range tombstones) */
   uint64_t num_deletions;  /* rocksdb.deleted.keys */
   uint64_t num_merge_operands;   /* rocksdb.merge.operands */
   uint64_t num_range_deletions;  /* rocksdb.num.range-deletions */
