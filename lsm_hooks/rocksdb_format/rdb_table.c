@@ -629,29 +629,26 @@ static int read_footer(table_t *t) {
   if (t->size < RDB_LEGACY_FOOTER_BYTES)
     return err_set(t->err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer",
                    t->path, (unsigned long long)t->size);
+  /* One read of the last 53 bytes (48 when the file is shorter) holds either footer. */
+  uint32_t n = t->size >= RDB_FOOTER_BYTES ? RDB_FOOTER_BYTES : RDB_LEGACY_FOOTER_BYTES;
   const uint8_t *p;
-  uint64_t magic_at = t->size - 8;
-  int rc = fetch(t, magic_at, 8, &t->raw, &p);
+  int rc = fetch(t, t->size - n, n, &t->raw, &p);
   if (rc != BFH_OK) return rc;
-  uint64_t magic = decode_fixed64(p);
+  uint64_t magic = decode_fixed64(p + n - 8);
   const uint8_t *h;
   if (magic == RDB_TABLE_LEGACY_MAGIC) {
     t->footer_len = RDB_LEGACY_FOOTER_BYTES;
     t->footer_at = t->size - RDB_LEGACY_FOOTER_BYTES;
-    rc = fetch(t, t->footer_at, RDB_LEGACY_FOOTER_BYTES, &t->raw, &p);
-    if (rc != BFH_OK) return rc;
     t->fv = 0;
     t->cks = RDB_CHECKSUM_CRC32C;
-    h = p;
+    h = p + n - RDB_LEGACY_FOOTER_BYTES;
   } else if (magic == RDB_TABLE_MAGIC) {
-    if (t->size < RDB_FOOTER_BYTES)
+    if (n < RDB_FOOTER_BYTES)
       return err_set(t->err, BFH_E_CORRUPT,
                      "table %s: file of %llu bytes is too short for a footer", t->path,
                      (unsigned long long)t->size);
     t->footer_len = RDB_FOOTER_BYTES;
     t->footer_at = t->size - RDB_FOOTER_BYTES;
-    rc = fetch(t, t->footer_at, RDB_FOOTER_BYTES, &t->raw, &p);
-    if (rc != BFH_OK) return rc;
     t->cks = p[0];
     t->fv = decode_fixed32(p + 41);
     h = p + 1;

@@ -392,11 +392,16 @@ static void spit(const char *path, const uint8_t *p, size_t n) {
 static void test_rdb_table_every_byte_flipped(void **state) {
   (void)state;
   for (int cks = 1; cks <= 4; cks++) {
-    config_t c = {.compression = cks == 1 ? rocksdb_no_compression : rocksdb_snappy_compression,
-                  .compression_name = cks == 1 ? "NoCompression" : "Snappy",
+    /* crc32c: format_version 0 (the legacy footer), zlib; xxhash: snappy and the data-block
+       hash index; xxhash64: zstd and a partitioned index; XXH3: bzip2, the hash index. */
+    static const int comp[] = {0, rocksdb_zlib_compression, rocksdb_snappy_compression,
+                               rocksdb_zstd_compression, rocksdb_bz2_compression};
+    static const int fv[] = {0, 0, 3, 4, 5}, index[] = {0, 0, 0, 2, 1};
+    config_t c = {.compression = comp[cks],
+                  .compression_name = "",
                   .checksum = cks,
-                  .format_version = cks == 4 ? 5 : 3 + cks % 2,
-                  .index_type = cks == 3 ? 2 : 0,
+                  .format_version = fv[cks],
+                  .index_type = index[cks],
                   .data_hash = cks == 2,
                   .index_restart = 1,
                   .nops = 40};
@@ -407,6 +412,15 @@ static void test_rdb_table_every_byte_flipped(void **state) {
     snprintf(bad, sizeof bad, "%s/bad.sst", tmpdir);
     size_t n;
     uint8_t *orig = slurp(path, &n);
+    /* BFH_RDB_TABLE_SEEDS=DIR: these small tables are the fuzz target's seeds
+       (tests/fuzz/regress/rdb_table/). */
+    const char *seeds = getenv("BFH_RDB_TABLE_SEEDS");
+    if (seeds && *seeds) {
+      char seed[4400];
+      snprintf(seed, sizeof seed, "%s/seed-checksum%d-fv%d-index%d.sst", seeds, cks, fv[cks],
+               index[cks]);
+      spit(seed, orig, n);
+    }
     err_t err = {0};
     digest_t want = {0};
     assert_int_equal(rdb_table_scan(env_default(), path, digest_visit, &want, NULL, &err), BFH_OK);
