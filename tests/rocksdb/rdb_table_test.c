@@ -46,6 +46,7 @@ typedef struct model {
   uint64_t last_seq;
   int have_last;
   int mismatch; /* an entry that matches no record */
+  int blobs;    /* puts of BLOB_MIN bytes or more are blob references in the table */
   uint64_t blocks;
   block_ref_t refs[4096];
 } model_t;
@@ -89,7 +90,10 @@ typedef struct config {
   int data_hash;      /* data block hash index */
   int index_restart;  /* index_block_restart_interval */
   int nops;
+  int blobs; /* values of BLOB_MIN bytes or more go to blob files */
 } config_t;
+
+#define BLOB_MIN 100
 
 static void make_key(rng_t *r, char *k, size_t *n) {
   *n = (size_t)snprintf(k, 40, "key%05u", (unsigned)rng_below(r, 300));
@@ -121,6 +125,10 @@ static void write_table(const config_t *c, const char *dir, model_t *m, char *pa
   rocksdb_mergeoperator_t *mo =
       rocksdb_mergeoperator_create(NULL, merge_state_free, merge_full, merge_partial, merge_delete, merge_name);
   rocksdb_options_set_merge_operator(o, mo);
+  if (c->blobs) {
+    rocksdb_options_set_enable_blob_files(o, 1);
+    rocksdb_options_set_min_blob_size(o, BLOB_MIN);
+  }
   char *e = NULL;
   rocksdb_t *db = rocksdb_open(o, dir, &e);
   if (e) fail_msg("rocksdb_open %s: %s", dir, e);
@@ -130,6 +138,7 @@ static void write_table(const config_t *c, const char *dir, model_t *m, char *pa
   rng_t r;
   rng_init(&r, 0x5eed0000u + (uint64_t)c->nops);
   memset(m, 0, sizeof *m);
+  m->blobs = c->blobs;
   for (int i = 0; i < c->nops; i++) {
     rec_t *x = &m->recs[++m->nseq];
     make_key(&r, x->key, &x->key_len);
@@ -186,6 +195,14 @@ static int visit(void *arg, const rdb_entry_t *e) {
     return 0;
   }
   rec_t *x = &m->recs[e->seq];
+  if (m->blobs && x->type == RDB_TYPE_VALUE && x->val_len >= BLOB_MIN) {
+    /* a blob reference (its encoding is RocksDB's), not the value */
+    if (x->seen || e->type != RDB_TYPE_BLOB_INDEX || x->key_len != e->key_len ||
+        memcmp(x->key, e->key, e->key_len) != 0 || e->val_len == 0)
+      m->mismatch++;
+    x->seen = 1;
+    return 0;
+  }
   if (x->seen || x->type != e->type || x->key_len != e->key_len ||
       memcmp(x->key, e->key, e->key_len) != 0 || x->val_len != e->val_len ||
       (e->val_len && memcmp(x->val, e->val, e->val_len) != 0)) {
@@ -225,7 +242,11 @@ static void reset_seen(model_t *m) {
 
 static uint64_t count_type(const model_t *m, int type) {
   uint64_t n = 0;
-  for (uint64_t s = 1; s <= m->nseq; s++) n += m->recs[s].type == type;
+  for (uint64_t s = 1; s <= m->nseq; s++) {
+    const rec_t *x = &m->recs[s];
+    int blob = m->blobs && x->type == RDB_TYPE_VALUE && x->val_len >= BLOB_MIN;
+    n += (blob ? RDB_TYPE_BLOB_INDEX : x->type) == type;
+  }
   return n;
 }
 
@@ -250,7 +271,8 @@ static void check_config(const config_t *c) {
   assert_int_equal(st.entries, m.nseq);
   assert_int_equal(st.merges, count_type(&m, RDB_TYPE_MERGE));
   assert_int_equal(st.range_dels, count_type(&m, RDB_TYPE_RANGE_DELETION));
-  assert_int_equal(st.blob_refs, 0);
+  assert_int_equal(st.blob_refs, count_type(&m, RDB_TYPE_BLOB_INDEX));
+  assert_true(!c->blobs || st.blob_refs > 0);
   assert_int_equal(st.blocks, m.blocks);
   assert_true(m.blocks > 3);
   /* The properties. */
@@ -556,6 +578,22 @@ static int teardown(void **state) {
   return test_rmrf(tmpdir);
 }
 
+/* Values in blob files: the table holds blob references (type 0x11), counted and reported as
+   such, never taken for values. */
+static void test_rdb_table_blob_references(void **state) {
+  (void)state;
+  for (int fv = 2; fv <= 5; fv += 3) {
+    config_t c = {.compression = rocksdb_zstd_compression,
+                  .compression_name = "ZSTD",
+                  .checksum = 4,
+                  .format_version = fv,
+                  .index_restart = 1,
+                  .nops = 600,
+                  .blobs = 1};
+    check_config(&c);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rdb_table_compression_checksum),
@@ -563,6 +601,7 @@ int main(void) {
       cmocka_unit_test(test_rdb_table_every_byte_flipped),
       cmocka_unit_test(test_rdb_table_corrupt_names_offset),
       cmocka_unit_test(test_rdb_table_tag_binds_contents),
+      cmocka_unit_test(test_rdb_table_blob_references),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
