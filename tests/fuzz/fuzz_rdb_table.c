@@ -30,21 +30,21 @@ typedef struct counts {
 static int visit(void *arg, const rdb_entry_t *e) {
   counts_t *c = arg;
   switch (e->type) {
-  case RDB_TYPE_DELETION:
-  case RDB_TYPE_VALUE:
-  case RDB_TYPE_MERGE:
-  case RDB_TYPE_SINGLE_DELETION:
-  case RDB_TYPE_BLOB_INDEX:
-  case RDB_TYPE_DELETION_WITH_TIMESTAMP:
-  case RDB_TYPE_WIDE_COLUMN_ENTITY:
-    fuzz_check(c->range_dels == 0); /* data entries come before the tombstones */
-    c->entries++;
-    break;
-  case RDB_TYPE_RANGE_DELETION:
-    c->range_dels++;
-    break;
-  default:
-    fuzz_check(0);
+    case RDB_TYPE_DELETION:
+    case RDB_TYPE_VALUE:
+    case RDB_TYPE_MERGE:
+    case RDB_TYPE_SINGLE_DELETION:
+    case RDB_TYPE_BLOB_INDEX:
+    case RDB_TYPE_DELETION_WITH_TIMESTAMP:
+    case RDB_TYPE_WIDE_COLUMN_ENTITY:
+      fuzz_check(c->range_dels == 0); /* data entries come before the tombstones */
+      c->entries++;
+      break;
+    case RDB_TYPE_RANGE_DELETION:
+      c->range_dels++;
+      break;
+    default:
+      fuzz_check(0);
   }
   fuzz_check(e->seq <= RDB_MAX_SEQUENCE);
   if (e->key_len) sink ^= e->key[0] ^ e->key[e->key_len - 1];

@@ -122,8 +122,8 @@ static void write_table(const config_t *c, const char *dir, model_t *m, char *pa
   if (c->index_type == 1)
     rocksdb_options_set_prefix_extractor(o, rocksdb_slicetransform_create_fixed_prefix(5));
   rocksdb_options_set_block_based_table_factory(o, bo);
-  rocksdb_mergeoperator_t *mo =
-      rocksdb_mergeoperator_create(NULL, merge_state_free, merge_full, merge_partial, merge_delete, merge_name);
+  rocksdb_mergeoperator_t *mo = rocksdb_mergeoperator_create(
+      NULL, merge_state_free, merge_full, merge_partial, merge_delete, merge_name);
   rocksdb_options_set_merge_operator(o, mo);
   if (c->blobs) {
     rocksdb_options_set_enable_blob_files(o, 1);
@@ -316,9 +316,9 @@ static void check_config(const config_t *c) {
   assert_int_equal(m.visited, m.nseq - count_type(&m, RDB_TYPE_RANGE_DELETION));
   assert_int_equal(st2.blocks, nblocks);
   reset_seen(&m);
-  assert_int_equal(rdb_table_read_blocks(env_default(), path, refs + nblocks - 1, 1, visit, &m,
-                                         NULL, &err),
-                   BFH_OK);
+  assert_int_equal(
+      rdb_table_read_blocks(env_default(), path, refs + nblocks - 1, 1, visit, &m, NULL, &err),
+      BFH_OK);
   assert_true(m.visited > 0 && m.visited < m.nseq / 2);
   assert_int_equal(m.mismatch, 0);
   free(refs);
