@@ -4,8 +4,8 @@
 # Needs root (or sudo) only when something has to be installed.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libleveldb-dev librocksdb-dev
-          rocksdb-tools libsnappy-dev libxxhash-dev
+packages=(build-essential cmake pkg-config libleveldb-dev libsnappy-dev libxxhash-dev
+          liblz4-dev libzstd-dev zlib1g-dev libbz2-dev librocksdb-dev rocksdb-tools
           libcmocka-dev gnuplot-nox)
 [ $# -gt 0 ] && packages=("$@")
 

@@ -13,9 +13,10 @@
    outside this list is reported as damage, never guessed at. */
 #define RDB_TYPE_DELETION 0x0
 #define RDB_TYPE_VALUE 0x1
-#define RDB_TYPE_MERGE 0x2                    /* a merge operand: val is the operand */
+#define RDB_TYPE_MERGE 0x2 /* a merge operand: val is the operand */
 #define RDB_TYPE_SINGLE_DELETION 0x7
-#define RDB_TYPE_RANGE_DELETION 0xf           /* only in the range-deletion block: key is the
+#define RDB_TYPE_RANGE_DELETION                                                               \
+  0xf                                         /* only in the range-deletion block: key is the \
                                                  begin user key, val the end user key */
 #define RDB_TYPE_BLOB_INDEX 0x11              /* val is a reference into a blob file */
 #define RDB_TYPE_DELETION_WITH_TIMESTAMP 0x14 /* user-defined timestamps */

@@ -74,8 +74,8 @@ typedef struct table {
   block_handle_t meta_h, index_h, range_del_h, props_h;
   int has_props;
   rdb_table_props_t props;
-  buf_t raw;            /* a block's bytes read with pread */
-  buf_t win;            /* tag: file bytes [win_at, win_at + win_len) */
+  buf_t raw; /* a block's bytes read with pread */
+  buf_t win; /* tag: file bytes [win_at, win_at + win_len) */
   uint64_t win_at, win_len;
   rdb_visit_fn fn;
   rdb_block_fn block_fn;
@@ -137,8 +137,7 @@ static int fetch(table_t *t, uint64_t off, uint64_t n, buf_t *b, const uint8_t *
 
 /* Checks that the block at [off, off+n) and its trailer lie before the footer. */
 static int check_handle(table_t *t, uint64_t off, uint64_t n) {
-  if (off > t->footer_at || n > t->footer_at - off ||
-      BLOCK_TRAILER_BYTES > t->footer_at - off - n)
+  if (off > t->footer_at || n > t->footer_at - off || BLOCK_TRAILER_BYTES > t->footer_at - off - n)
     return corrupt(t, off, "handle points past the end of the file");
   if (n > MAX_BLOCK_BYTES) return corrupt(t, off, "block too large");
   return BFH_OK;
@@ -150,22 +149,22 @@ static int check_handle(table_t *t, uint64_t off, uint64_t n) {
 static int checksum_ok(int cks, const uint8_t *p, size_t n) {
   uint32_t want = decode_fixed32(p + n + 1), got;
   switch (cks) {
-  case RDB_CHECKSUM_NONE:
-    return 1;
-  case RDB_CHECKSUM_CRC32C:
-    got = crc32c_mask(crc32c_value(p, n + 1));
-    break;
-  case RDB_CHECKSUM_XXHASH:
-    got = XXH32(p, n + 1, 0);
-    break;
-  case RDB_CHECKSUM_XXHASH64:
-    got = (uint32_t)XXH64(p, n + 1, 0);
-    break;
-  case RDB_CHECKSUM_XXH3:
-    got = (uint32_t)XXH3_64bits(p, n) ^ ((uint32_t)p[n] * XXH3_LAST_BYTE_PRIME);
-    break;
-  default:
-    return 0;
+    case RDB_CHECKSUM_NONE:
+      return 1;
+    case RDB_CHECKSUM_CRC32C:
+      got = crc32c_mask(crc32c_value(p, n + 1));
+      break;
+    case RDB_CHECKSUM_XXHASH:
+      got = XXH32(p, n + 1, 0);
+      break;
+    case RDB_CHECKSUM_XXHASH64:
+      got = (uint32_t)XXH64(p, n + 1, 0);
+      break;
+    case RDB_CHECKSUM_XXH3:
+      got = (uint32_t)XXH3_64bits(p, n) ^ ((uint32_t)p[n] * XXH3_LAST_BYTE_PRIME);
+      break;
+    default:
+      return 0;
   }
   return got == want;
 }
@@ -266,63 +265,65 @@ static int decode_block(table_t *t, uint64_t off, const uint8_t *p, uint64_t n, 
   const uint8_t *src = p, *end = p + n;
   uint32_t ulen = 0;
   /* From format_version 2 on (and always for zstd) the decompressed size comes first. */
-  int sized = type != COMP_SNAPPY && (t->fv >= 2 || type == COMP_ZSTD || type == COMP_ZSTD_NOT_FINAL);
+  int sized =
+      type != COMP_SNAPPY && (t->fv >= 2 || type == COMP_ZSTD || type == COMP_ZSTD_NOT_FINAL);
   if (sized && !(src = decode_varint32(src, end, &ulen)))
     return corrupt(t, off, "bad decompressed size");
   if (sized && ulen > MAX_BLOCK_BYTES) return corrupt(t, off, "decompressed size too large");
   size_t srclen = (size_t)(end - src), got = 0;
   switch (type) {
-  case COMP_SNAPPY: {
-    size_t sl;
-    if (snappy_uncompressed_length((const char *)src, srclen, &sl) != SNAPPY_OK ||
-        sl > MAX_BLOCK_BYTES)
-      return corrupt(t, off, "bad snappy length");
-    if (buf_reserve(b, sl ? sl : 1) != BFH_OK) return nomem(t);
-    got = b->cap;
-    if (snappy_uncompress((const char *)src, srclen, (char *)b->p, &got) != SNAPPY_OK || got != sl)
-      return corrupt(t, off, "snappy data does not decompress");
-    break;
-  }
-  case COMP_ZLIB: {
-    int rc = zlib_inflate(t, off, src, srclen, ulen, sized, b, &got);
-    if (rc != BFH_OK) return rc;
-    break;
-  }
-  case COMP_BZIP2: {
-    int rc = bzip2_decompress(t, off, src, srclen, ulen, sized, b, &got);
-    if (rc != BFH_OK) return rc;
-    break;
-  }
-  case COMP_LZ4:
-  case COMP_LZ4HC: {
-    if (!sized) { /* format_version 0 and 1: fixed32 size, then 4 bytes more */
-      if (srclen < 8) return corrupt(t, off, "lz4 block shorter than its header");
-      ulen = decode_fixed32(src);
-      if (ulen > MAX_BLOCK_BYTES) return corrupt(t, off, "decompressed size too large");
-      src += 8;
-      srclen -= 8;
+    case COMP_SNAPPY: {
+      size_t sl;
+      if (snappy_uncompressed_length((const char *)src, srclen, &sl) != SNAPPY_OK ||
+          sl > MAX_BLOCK_BYTES)
+        return corrupt(t, off, "bad snappy length");
+      if (buf_reserve(b, sl ? sl : 1) != BFH_OK) return nomem(t);
+      got = b->cap;
+      if (snappy_uncompress((const char *)src, srclen, (char *)b->p, &got) != SNAPPY_OK ||
+          got != sl)
+        return corrupt(t, off, "snappy data does not decompress");
+      break;
     }
-    if (srclen > INT32_MAX) return corrupt(t, off, "lz4 block too large");
-    if (buf_reserve(b, ulen ? ulen : 1) != BFH_OK) return nomem(t);
-    int r = LZ4_decompress_safe((const char *)src, (char *)b->p, (int)srclen, (int)ulen);
-    if (r < 0 || (uint32_t)r != ulen) return corrupt(t, off, "lz4 data does not decompress");
-    got = ulen;
-    break;
-  }
-  case COMP_ZSTD:
-  case COMP_ZSTD_NOT_FINAL: {
-    if (buf_reserve(b, ulen ? ulen : 1) != BFH_OK) return nomem(t);
-    size_t r = ZSTD_decompress(b->p, ulen, src, srclen);
-    if (ZSTD_isError(r) || r != ulen) return corrupt(t, off, "zstd data does not decompress");
-    got = ulen;
-    break;
-  }
-  default: {
-    char what[64];
-    snprintf(what, sizeof what, "compression type %u not supported", type);
-    return err_set(t->err, BFH_E_UNSUPPORTED, "table %s: block at %llu: %s", t->path,
-                   (unsigned long long)off, what);
-  }
+    case COMP_ZLIB: {
+      int rc = zlib_inflate(t, off, src, srclen, ulen, sized, b, &got);
+      if (rc != BFH_OK) return rc;
+      break;
+    }
+    case COMP_BZIP2: {
+      int rc = bzip2_decompress(t, off, src, srclen, ulen, sized, b, &got);
+      if (rc != BFH_OK) return rc;
+      break;
+    }
+    case COMP_LZ4:
+    case COMP_LZ4HC: {
+      if (!sized) { /* format_version 0 and 1: fixed32 size, then 4 bytes more */
+        if (srclen < 8) return corrupt(t, off, "lz4 block shorter than its header");
+        ulen = decode_fixed32(src);
+        if (ulen > MAX_BLOCK_BYTES) return corrupt(t, off, "decompressed size too large");
+        src += 8;
+        srclen -= 8;
+      }
+      if (srclen > INT32_MAX) return corrupt(t, off, "lz4 block too large");
+      if (buf_reserve(b, ulen ? ulen : 1) != BFH_OK) return nomem(t);
+      int r = LZ4_decompress_safe((const char *)src, (char *)b->p, (int)srclen, (int)ulen);
+      if (r < 0 || (uint32_t)r != ulen) return corrupt(t, off, "lz4 data does not decompress");
+      got = ulen;
+      break;
+    }
+    case COMP_ZSTD:
+    case COMP_ZSTD_NOT_FINAL: {
+      if (buf_reserve(b, ulen ? ulen : 1) != BFH_OK) return nomem(t);
+      size_t r = ZSTD_decompress(b->p, ulen, src, srclen);
+      if (ZSTD_isError(r) || r != ulen) return corrupt(t, off, "zstd data does not decompress");
+      got = ulen;
+      break;
+    }
+    default: {
+      char what[64];
+      snprintf(what, sizeof what, "compression type %u not supported", type);
+      return err_set(t->err, BFH_E_UNSUPPORTED, "table %s: block at %llu: %s", t->path,
+                     (unsigned long long)off, what);
+    }
   }
   *out = b->p;
   *out_len = got;
@@ -385,31 +386,35 @@ static int parse_block(table_t *t, uint64_t off, const uint8_t *b, size_t len, b
 /* Value types a table's data blocks may hold. */
 static int data_type_known(int type) {
   switch (type) {
-  case RDB_TYPE_DELETION:
-  case RDB_TYPE_VALUE:
-  case RDB_TYPE_MERGE:
-  case RDB_TYPE_SINGLE_DELETION:
-  case RDB_TYPE_BLOB_INDEX:
-  case RDB_TYPE_DELETION_WITH_TIMESTAMP:
-  case RDB_TYPE_WIDE_COLUMN_ENTITY:
-    return 1;
-  default:
-    return 0;
+    case RDB_TYPE_DELETION:
+    case RDB_TYPE_VALUE:
+    case RDB_TYPE_MERGE:
+    case RDB_TYPE_SINGLE_DELETION:
+    case RDB_TYPE_BLOB_INDEX:
+    case RDB_TYPE_DELETION_WITH_TIMESTAMP:
+    case RDB_TYPE_WIDE_COLUMN_ENTITY:
+      return 1;
+    default:
+      return 0;
   }
 }
 
 static void count_type(rdb_read_stats_t *st, int type) {
   if (!st) return;
   st->entries++;
-  if (type == RDB_TYPE_MERGE) st->merges++;
-  else if (type == RDB_TYPE_BLOB_INDEX) st->blob_refs++;
-  else if (type == RDB_TYPE_RANGE_DELETION) st->range_dels++;
+  if (type == RDB_TYPE_MERGE)
+    st->merges++;
+  else if (type == RDB_TYPE_BLOB_INDEX)
+    st->blob_refs++;
+  else if (type == RDB_TYPE_RANGE_DELETION)
+    st->range_dels++;
   else if (type == RDB_TYPE_DELETION_WITH_TIMESTAMP || type == RDB_TYPE_WIDE_COLUMN_ENTITY)
     st->other++;
 }
 
 /* Hands every entry of the block at off (decoded to b[0, len)) to fn: a data block
-   (range_del == 0) or the range-deletion block, whose keys all have type RDB_TYPE_RANGE_DELETION. */
+   (range_del == 0) or the range-deletion block, whose keys all have type RDB_TYPE_RANGE_DELETION.
+ */
 static int walk_entries(table_t *t, uint64_t off, const uint8_t *b, size_t len, int range_del) {
   char what[96];
   block_t blk;
@@ -506,7 +511,8 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
       restart = decode_fixed32(b + blk.restarts_offset + 4 * (size_t)next_restart) == at;
       next_restart++;
     }
-    if (!(p = decode_varint32(p, limit, &shared)) || !(p = decode_varint32(p, limit, &non_shared)) ||
+    if (!(p = decode_varint32(p, limit, &shared)) ||
+        !(p = decode_varint32(p, limit, &non_shared)) ||
         (!delta && !(p = decode_varint32(p, limit, &vlen))) || shared > key_len ||
         (restart && shared != 0) || non_shared > (size_t)(limit - p)) {
       snprintf(what, sizeof what, "index entry at +%u: bad lengths", at);
@@ -595,7 +601,8 @@ static int walk_data_handles(table_t *t, index_walk_t *w) {
   if (rc == BFH_OK && !t->file) { /* raw lives in t->raw, which the partitions reuse */
     if (b == t->raw.p) {
       uint8_t *copy = malloc(len ? len : 1);
-      if (!copy) rc = nomem(t);
+      if (!copy)
+        rc = nomem(t);
       else {
         memcpy(copy, b, len);
         free(top.p);
@@ -629,29 +636,26 @@ static int read_footer(table_t *t) {
   if (t->size < RDB_LEGACY_FOOTER_BYTES)
     return err_set(t->err, BFH_E_CORRUPT, "table %s: file of %llu bytes is too short for a footer",
                    t->path, (unsigned long long)t->size);
+  /* One read of the last 53 bytes (48 when the file is shorter) holds either footer. */
+  uint32_t n = t->size >= RDB_FOOTER_BYTES ? RDB_FOOTER_BYTES : RDB_LEGACY_FOOTER_BYTES;
   const uint8_t *p;
-  uint64_t magic_at = t->size - 8;
-  int rc = fetch(t, magic_at, 8, &t->raw, &p);
+  int rc = fetch(t, t->size - n, n, &t->raw, &p);
   if (rc != BFH_OK) return rc;
-  uint64_t magic = decode_fixed64(p);
+  uint64_t magic = decode_fixed64(p + n - 8);
   const uint8_t *h;
   if (magic == RDB_TABLE_LEGACY_MAGIC) {
     t->footer_len = RDB_LEGACY_FOOTER_BYTES;
     t->footer_at = t->size - RDB_LEGACY_FOOTER_BYTES;
-    rc = fetch(t, t->footer_at, RDB_LEGACY_FOOTER_BYTES, &t->raw, &p);
-    if (rc != BFH_OK) return rc;
     t->fv = 0;
     t->cks = RDB_CHECKSUM_CRC32C;
-    h = p;
+    h = p + n - RDB_LEGACY_FOOTER_BYTES;
   } else if (magic == RDB_TABLE_MAGIC) {
-    if (t->size < RDB_FOOTER_BYTES)
+    if (n < RDB_FOOTER_BYTES)
       return err_set(t->err, BFH_E_CORRUPT,
                      "table %s: file of %llu bytes is too short for a footer", t->path,
                      (unsigned long long)t->size);
     t->footer_len = RDB_FOOTER_BYTES;
     t->footer_at = t->size - RDB_FOOTER_BYTES;
-    rc = fetch(t, t->footer_at, RDB_FOOTER_BYTES, &t->raw, &p);
-    if (rc != BFH_OK) return rc;
     t->cks = p[0];
     t->fv = decode_fixed32(p + 41);
     h = p + 1;
@@ -685,7 +689,8 @@ static int on_meta(table_t *t, const uint8_t *k, size_t kn, const uint8_t *v, si
   int range = name_is(k, kn, "rocksdb.range_del");
   if (name_is(k, kn, "rocksdb.compression_dict")) t->props.has_compression_dict = 1;
   if (!props && !range) return BFH_OK;
-  if (!block_handle_decode(v, v + vn, &h)) return corrupt(t, t->meta_h.offset, "metaindex: bad block handle");
+  if (!block_handle_decode(v, v + vn, &h))
+    return corrupt(t, t->meta_h.offset, "metaindex: bad block handle");
   int rc = check_handle(t, h.offset, h.size);
   if (rc != BFH_OK) return rc;
   if (props) {
@@ -699,7 +704,8 @@ static int on_meta(table_t *t, const uint8_t *k, size_t kn, const uint8_t *v, si
 }
 
 static int prop_u64(table_t *t, const uint8_t *v, size_t vn, uint64_t *out) {
-  if (!decode_varint64(v, v + vn, out)) return corrupt(t, t->props_h.offset, "properties: bad number");
+  if (!decode_varint64(v, v + vn, out))
+    return corrupt(t, t->props_h.offset, "properties: bad number");
   return BFH_OK;
 }
 
@@ -717,18 +723,26 @@ static int on_prop(table_t *t, const uint8_t *k, size_t kn, const uint8_t *v, si
   rdb_table_props_t *p = &t->props;
   uint64_t x;
   int rc = BFH_OK;
-  if (name_is(k, kn, "rocksdb.column.family.id")) rc = prop_u64(t, v, vn, &p->cf_id);
-  else if (name_is(k, kn, "rocksdb.column.family.name")) rc = prop_str(t, v, vn, &p->cf_name);
-  else if (name_is(k, kn, "rocksdb.num.entries")) rc = prop_u64(t, v, vn, &p->num_entries);
-  else if (name_is(k, kn, "rocksdb.deleted.keys")) rc = prop_u64(t, v, vn, &p->num_deletions);
+  if (name_is(k, kn, "rocksdb.column.family.id"))
+    rc = prop_u64(t, v, vn, &p->cf_id);
+  else if (name_is(k, kn, "rocksdb.column.family.name"))
+    rc = prop_str(t, v, vn, &p->cf_name);
+  else if (name_is(k, kn, "rocksdb.num.entries"))
+    rc = prop_u64(t, v, vn, &p->num_entries);
+  else if (name_is(k, kn, "rocksdb.deleted.keys"))
+    rc = prop_u64(t, v, vn, &p->num_deletions);
   else if (name_is(k, kn, "rocksdb.merge.operands"))
     rc = prop_u64(t, v, vn, &p->num_merge_operands);
   else if (name_is(k, kn, "rocksdb.num.range-deletions"))
     rc = prop_u64(t, v, vn, &p->num_range_deletions);
-  else if (name_is(k, kn, "rocksdb.num.data.blocks")) rc = prop_u64(t, v, vn, &p->num_data_blocks);
-  else if (name_is(k, kn, "rocksdb.merge.operator")) rc = prop_str(t, v, vn, &p->merge_operator);
-  else if (name_is(k, kn, "rocksdb.comparator")) rc = prop_str(t, v, vn, &p->comparator);
-  else if (name_is(k, kn, "rocksdb.compression")) rc = prop_str(t, v, vn, &p->compression);
+  else if (name_is(k, kn, "rocksdb.num.data.blocks"))
+    rc = prop_u64(t, v, vn, &p->num_data_blocks);
+  else if (name_is(k, kn, "rocksdb.merge.operator"))
+    rc = prop_str(t, v, vn, &p->merge_operator);
+  else if (name_is(k, kn, "rocksdb.comparator"))
+    rc = prop_str(t, v, vn, &p->comparator);
+  else if (name_is(k, kn, "rocksdb.compression"))
+    rc = prop_str(t, v, vn, &p->compression);
   else if (name_is(k, kn, "rocksdb.prefix.extractor.name"))
     rc = prop_str(t, v, vn, &p->prefix_extractor);
   else if (name_is(k, kn, "rocksdb.index.key.is.user.key")) {
@@ -755,8 +769,7 @@ static int read_meta(table_t *t) {
   if (rc == BFH_OK) rc = walk_named(t, t->meta_h.offset, b, len, on_meta);
   if (rc == BFH_OK && t->props.has_compression_dict)
     rc = err_set(t->err, BFH_E_UNSUPPORTED,
-                 "table %s: its blocks are compressed with a dictionary (not supported)",
-                 t->path);
+                 "table %s: its blocks are compressed with a dictionary (not supported)", t->path);
   if (rc == BFH_OK && t->has_props) {
     rc = read_block(t, t->props_h, &mb, &b, &len, NULL);
     if (rc == BFH_OK) rc = walk_named(t, t->props_h.offset, b, len, on_prop);
@@ -970,11 +983,10 @@ int rdb_table_scan_blocks(env_t *io, const char *path, rdb_visit_fn fn, rdb_bloc
   return rdb_table_scan_tagged(io, path, fn, block_fn, arg, st, NULL, NULL, err);
 }
 
-int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
-                                size_t n, rdb_visit_fn fn, void *arg, rdb_read_stats_t *st,
-                                err_t *err) {
-  table_t t = {.path = path, .f = f, .size = env_rfile_size(f), .fn = fn, .arg = arg, .st = st,
-               .err = err};
+int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                                rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err) {
+  table_t t = {
+      .path = path, .f = f, .size = env_rfile_size(f), .fn = fn, .arg = arg, .st = st, .err = err};
   int rc = n ? read_footer(&t) : BFH_OK;
   buf_t data = {0};
   for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {

@@ -78,24 +78,24 @@
    A property the table does not carry is 0 or NULL (strings). The strings are owned by the
    struct: rdb_table_props_release() frees them. */
 typedef struct rdb_table_props {
-  uint32_t format_version; /* from the footer */
-  int checksum_type;       /* RDB_CHECKSUM_*, from the footer */
-  uint64_t cf_id;          /* rocksdb.column.family.id (RDB_CF_UNKNOWN if none) */
-  char *cf_name;           /* rocksdb.column.family.name */
-  uint64_t num_entries;    /* rocksdb.num.entries (data-block entries) */
-  uint64_t num_deletions;  /* rocksdb.deleted.keys */
-  uint64_t num_merge_operands;   /* rocksdb.merge.operands */
-  uint64_t num_range_deletions;  /* rocksdb.num.range-deletions */
-  uint64_t num_data_blocks;      /* rocksdb.num.data.blocks */
-  char *merge_operator;    /* rocksdb.merge.operator ("nullptr" when none was set) */
-  char *comparator;        /* rocksdb.comparator */
-  char *compression;       /* rocksdb.compression, e.g. "Snappy", "NoCompression" */
-  char *prefix_extractor;  /* rocksdb.prefix.extractor.name */
-  uint32_t index_type;     /* RDB_INDEX_* */
-  int index_key_is_user_key;      /* rocksdb.index.key.is.user.key */
+  uint32_t format_version;          /* from the footer */
+  int checksum_type;                /* RDB_CHECKSUM_*, from the footer */
+  uint64_t cf_id;                   /* rocksdb.column.family.id (RDB_CF_UNKNOWN if none) */
+  char *cf_name;                    /* rocksdb.column.family.name */
+  uint64_t num_entries;             /* rocksdb.num.entries (entries and range tombstones) */
+  uint64_t num_deletions;           /* rocksdb.deleted.keys */
+  uint64_t num_merge_operands;      /* rocksdb.merge.operands */
+  uint64_t num_range_deletions;     /* rocksdb.num.range-deletions */
+  uint64_t num_data_blocks;         /* rocksdb.num.data.blocks */
+  char *merge_operator;             /* rocksdb.merge.operator ("nullptr" when none was set) */
+  char *comparator;                 /* rocksdb.comparator */
+  char *compression;                /* rocksdb.compression, e.g. "Snappy", "NoCompression" */
+  char *prefix_extractor;           /* rocksdb.prefix.extractor.name */
+  uint32_t index_type;              /* RDB_INDEX_* */
+  int index_key_is_user_key;        /* rocksdb.index.key.is.user.key */
   int index_value_is_delta_encoded; /* rocksdb.index.value.is.delta.encoded */
-  int has_range_del_block;        /* the metaindex lists rocksdb.range_del */
-  int has_compression_dict;       /* the metaindex lists rocksdb.compression_dict */
+  int has_range_del_block;          /* the metaindex lists rocksdb.range_del */
+  int has_compression_dict;         /* the metaindex lists rocksdb.compression_dict */
   /* Blob references cannot be told from the properties: a scan counts them
      (rdb_read_stats_t.blob_refs). */
 } rdb_table_props_t;
@@ -161,8 +161,7 @@ int rdb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
 int rdb_table_scan_rfile(env_rfile_t *f, const char *path, rdb_visit_fn fn, rdb_block_fn block_fn,
                          void *arg, rdb_read_stats_t *st, uint64_t *tag, rdb_table_props_t *props,
                          err_t *err);
-int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
-                                size_t n, rdb_visit_fn fn, void *arg, rdb_read_stats_t *st,
-                                err_t *err);
+int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                                rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err);
 
 #endif
