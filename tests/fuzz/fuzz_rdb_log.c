@@ -54,8 +54,8 @@ static void exercise(const uint8_t *data, size_t size, int resume) {
       fuzz_check(next <= size);
       if (resume) rdb_log_read(env_default(), path, 3, next, 0, visit, &n, &next, &st, &err);
     }
-  if (resume && size > 11) rdb_log_read(env_default(), path, 3, size / 2, 0, visit, &n, &next,
-                                        &st, &err);
+  if (resume && size > 11)
+    rdb_log_read(env_default(), path, 3, size / 2, 0, visit, &n, &next, &st, &err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
