@@ -14,14 +14,14 @@
 typedef struct rdbt {
   rocksdb_t *db;
   rocksdb_options_t *opt;
-  rocksdb_mergeoperator_t *merge; /* owned by opt */
+  rocksdb_mergeoperator_t *merge;                  /* owned by opt */
   rocksdb_column_family_handle_t *cf[RDBT_MAX_CF]; /* [0] the default one */
   int ncf;
 } rdbt_t;
 
 static char *rdbt_full_merge(void *s, const char *k, size_t kn, const char *ev, size_t evn,
-                             const char *const *ops, const size_t *opn, int nops,
-                             unsigned char *ok, size_t *outn) {
+                             const char *const *ops, const size_t *opn, int nops, unsigned char *ok,
+                             size_t *outn) {
   (void)s, (void)k, (void)kn;
   size_t n = ev ? evn : 0;
   for (int i = 0; i < nops; i++) n += opn[i];
@@ -59,8 +59,8 @@ static inline int rdbt_open(rdbt_t *t, const char *dir, int recycle, const char 
   rocksdb_options_set_create_if_missing(t->opt, 1);
   rocksdb_options_set_write_buffer_size(t->opt, 64 << 20);
   rocksdb_options_set_disable_auto_compactions(t->opt, 1);
-  t->merge = rocksdb_mergeoperator_create(NULL, rdbt_merge_destroy, rdbt_full_merge, rdbt_partial_merge,
-                                          rdbt_delete_value, rdbt_merge_name);
+  t->merge = rocksdb_mergeoperator_create(NULL, rdbt_merge_destroy, rdbt_full_merge,
+                                          rdbt_partial_merge, rdbt_delete_value, rdbt_merge_name);
   rocksdb_options_set_merge_operator(t->opt, t->merge);
   if (recycle > 0) {
     rocksdb_options_set_recycle_log_file_num(t->opt, (size_t)recycle);

@@ -10,7 +10,7 @@
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "util/coding.h"
 
-#define WB_HEADER_BYTES 12 /* sequence fixed64 | count fixed32 */
+#define WB_HEADER_BYTES 12    /* sequence fixed64 | count fixed32 */
 #define LOG_SET_COMPRESSION 9 /* kSetCompressionType: the first record of a compressed WAL */
 
 int rdb_log_tag_is_key(int tag) {
@@ -47,30 +47,54 @@ int rdb_log_tag_is_key(int tag) {
 
 const char *rdb_log_tag_name(int tag) {
   switch (tag) {
-    case RDB_WB_DELETION: return "deletion";
-    case RDB_WB_VALUE: return "value";
-    case RDB_WB_MERGE: return "merge";
-    case RDB_WB_LOG_DATA: return "log data";
-    case RDB_WB_CF_DELETION: return "column family deletion";
-    case RDB_WB_CF_VALUE: return "column family value";
-    case RDB_WB_CF_MERGE: return "column family merge";
-    case RDB_WB_SINGLE_DELETION: return "single deletion";
-    case RDB_WB_CF_SINGLE_DELETION: return "column family single deletion";
-    case RDB_WB_BEGIN_PREPARE: return "begin prepare (2PC)";
-    case RDB_WB_END_PREPARE: return "end prepare (2PC)";
-    case RDB_WB_COMMIT: return "commit (2PC)";
-    case RDB_WB_ROLLBACK: return "rollback (2PC)";
-    case RDB_WB_NOOP: return "noop";
-    case RDB_WB_CF_RANGE_DELETION: return "column family range deletion";
-    case RDB_WB_RANGE_DELETION: return "range deletion";
-    case RDB_WB_CF_BLOB_INDEX: return "column family blob index";
-    case RDB_WB_BLOB_INDEX: return "blob index";
-    case RDB_WB_BEGIN_PERSISTED_PREPARE: return "begin persisted prepare (2PC)";
-    case RDB_WB_BEGIN_UNPREPARE: return "begin unprepare (2PC)";
-    case RDB_WB_COMMIT_WITH_TS: return "commit with timestamp (2PC)";
-    case RDB_WB_WIDE_COLUMN_ENTITY: return "wide-column entity";
-    case RDB_WB_CF_WIDE_COLUMN_ENTITY: return "column family wide-column entity";
-    default: return "unknown";
+    case RDB_WB_DELETION:
+      return "deletion";
+    case RDB_WB_VALUE:
+      return "value";
+    case RDB_WB_MERGE:
+      return "merge";
+    case RDB_WB_LOG_DATA:
+      return "log data";
+    case RDB_WB_CF_DELETION:
+      return "column family deletion";
+    case RDB_WB_CF_VALUE:
+      return "column family value";
+    case RDB_WB_CF_MERGE:
+      return "column family merge";
+    case RDB_WB_SINGLE_DELETION:
+      return "single deletion";
+    case RDB_WB_CF_SINGLE_DELETION:
+      return "column family single deletion";
+    case RDB_WB_BEGIN_PREPARE:
+      return "begin prepare (2PC)";
+    case RDB_WB_END_PREPARE:
+      return "end prepare (2PC)";
+    case RDB_WB_COMMIT:
+      return "commit (2PC)";
+    case RDB_WB_ROLLBACK:
+      return "rollback (2PC)";
+    case RDB_WB_NOOP:
+      return "noop";
+    case RDB_WB_CF_RANGE_DELETION:
+      return "column family range deletion";
+    case RDB_WB_RANGE_DELETION:
+      return "range deletion";
+    case RDB_WB_CF_BLOB_INDEX:
+      return "column family blob index";
+    case RDB_WB_BLOB_INDEX:
+      return "blob index";
+    case RDB_WB_BEGIN_PERSISTED_PREPARE:
+      return "begin persisted prepare (2PC)";
+    case RDB_WB_BEGIN_UNPREPARE:
+      return "begin unprepare (2PC)";
+    case RDB_WB_COMMIT_WITH_TS:
+      return "commit with timestamp (2PC)";
+    case RDB_WB_WIDE_COLUMN_ENTITY:
+      return "wide-column entity";
+    case RDB_WB_CF_WIDE_COLUMN_ENTITY:
+      return "column family wide-column entity";
+    default:
+      return "unknown";
   }
 }
 
@@ -101,14 +125,22 @@ static int get_varstring(const uint8_t **p, const uint8_t *limit, const uint8_t 
 /* The plain tag of a column-family variant (the tag itself otherwise). */
 static int plain_tag(int tag) {
   switch (tag) {
-    case RDB_WB_CF_DELETION: return RDB_WB_DELETION;
-    case RDB_WB_CF_VALUE: return RDB_WB_VALUE;
-    case RDB_WB_CF_MERGE: return RDB_WB_MERGE;
-    case RDB_WB_CF_SINGLE_DELETION: return RDB_WB_SINGLE_DELETION;
-    case RDB_WB_CF_RANGE_DELETION: return RDB_WB_RANGE_DELETION;
-    case RDB_WB_CF_BLOB_INDEX: return RDB_WB_BLOB_INDEX;
-    case RDB_WB_CF_WIDE_COLUMN_ENTITY: return RDB_WB_WIDE_COLUMN_ENTITY;
-    default: return tag;
+    case RDB_WB_CF_DELETION:
+      return RDB_WB_DELETION;
+    case RDB_WB_CF_VALUE:
+      return RDB_WB_VALUE;
+    case RDB_WB_CF_MERGE:
+      return RDB_WB_MERGE;
+    case RDB_WB_CF_SINGLE_DELETION:
+      return RDB_WB_SINGLE_DELETION;
+    case RDB_WB_CF_RANGE_DELETION:
+      return RDB_WB_RANGE_DELETION;
+    case RDB_WB_CF_BLOB_INDEX:
+      return RDB_WB_BLOB_INDEX;
+    case RDB_WB_CF_WIDE_COLUMN_ENTITY:
+      return RDB_WB_WIDE_COLUMN_ENTITY;
+    default:
+      return tag;
   }
 }
 
@@ -175,18 +207,17 @@ int rdb_log_decode_batch(const uint8_t *p, size_t n, uint64_t log_number, uint64
     }
     continue;
   cut:
-    return err_set(err, BFH_E_CORRUPT, "%s: write batch byte %zu: %s record cut short", where,
-                   off, rdb_log_tag_name(tag));
+    return err_set(err, BFH_E_CORRUPT, "%s: write batch byte %zu: %s record cut short", where, off,
+                   rdb_log_tag_name(tag));
   }
   if (found != count)
-    return err_set(err, BFH_E_CORRUPT, "%s: write batch has %u records, its header says %u",
-                   where, (unsigned)found, (unsigned)count);
+    return err_set(err, BFH_E_CORRUPT, "%s: write batch has %u records, its header says %u", where,
+                   (unsigned)found, (unsigned)count);
   return BFH_OK;
 }
 
 /* The first bytes of the file at path: *n of them (up to cap) in buf. */
-static int read_head(env_t *io, const char *path, uint8_t *buf, size_t cap, size_t *n,
-                     err_t *err) {
+static int read_head(env_t *io, const char *path, uint8_t *buf, size_t cap, size_t *n, err_t *err) {
   env_rfile_t *f = NULL;
   *n = 0;
   int rc = env_open_read(io, path, &f, err);
@@ -199,8 +230,8 @@ static int read_head(env_t *io, const char *path, uint8_t *buf, size_t cap, size
 /* The framing is the own engine's log reader's (lsm/log.h) in its LOG_READER_LIVE mode (RocksDB
    may be appending while the file is read), with RocksDB's recyclable records. */
 int rdb_log_records(env_t *io, const char *path, const char *kind, uint64_t log_number,
-                    uint64_t offset, int flags, rdb_record_fn fn, void *arg,
-                    uint64_t *next_offset, rdb_log_stats_t *st, err_t *err) {
+                    uint64_t offset, int flags, rdb_record_fn fn, void *arg, uint64_t *next_offset,
+                    rdb_log_stats_t *st, err_t *err) {
   if (next_offset) *next_offset = offset;
   if (!env_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
   /* The first record says whether the log is compressed (refused) or recycled (it may end in a
@@ -222,8 +253,7 @@ int rdb_log_records(env_t *io, const char *path, const char *kind, uint64_t log_
                  head[6] <= LOG_RECYCLABLE_LAST &&
                  decode_fixed32(head + LOG_HEADER_BYTES) == (uint32_t)log_number;
   log_reader_t *r = NULL;
-  rc = log_reader_open_at(io, path, kind, offset, LOG_READER_LIVE | LOG_READER_RECYCLABLE, &r,
-                          err);
+  rc = log_reader_open_at(io, path, kind, offset, LOG_READER_LIVE | LOG_READER_RECYCLABLE, &r, err);
   if (rc != BFH_OK) {
     if (rc != BFH_E_NOMEM && !env_exists(io, path))
       return err_set(err, BFH_NOT_FOUND, "%s %s: no such file", kind, path);
@@ -300,14 +330,13 @@ static int visit_batch(void *arg, const uint8_t *p, size_t n, uint64_t at, int *
   batch_reader_t *b = arg;
   char where[4200];
   snprintf(where, sizeof where, "log %s: record at %llu", b->path, (unsigned long long)at);
-  return rdb_log_decode_batch(p, n, b->log_number, at, where, b->fn, b->arg, stopped, b->st,
-                              err);
+  return rdb_log_decode_batch(p, n, b->log_number, at, where, b->fn, b->arg, stopped, b->st, err);
 }
 
 int rdb_log_read(env_t *io, const char *path, uint64_t log_number, uint64_t offset, int flags,
                  rdb_log_visit_fn fn, void *arg, uint64_t *next_offset, rdb_log_stats_t *st,
                  err_t *err) {
   batch_reader_t b = {path, log_number, fn, arg, st};
-  return rdb_log_records(io, path, "log", log_number, offset, flags, visit_batch, &b,
-                         next_offset, st, err);
+  return rdb_log_records(io, path, "log", log_number, offset, flags, visit_batch, &b, next_offset,
+                         st, err);
 }

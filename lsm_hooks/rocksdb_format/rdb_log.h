@@ -72,11 +72,11 @@ enum {
 /* One record of a write batch, as rdb_log hands it to its visitor. Pointers are borrowed: valid
    only during the visitor call. */
 typedef struct rdb_log_entry {
-  uint32_t cf;  /* column family id (0: the default one; the plain tags are always 0) */
-  int type;     /* the tag with the column-family variants folded into the plain ones:
-                   RDB_WB_CF_VALUE -> RDB_WB_VALUE, ..._CF_WIDE_COLUMN_ENTITY -> ..._ENTITY */
-  int tag;      /* the tag byte as written */
-  uint64_t seq; /* see the header comment; meaningful for key records */
+  uint32_t cf;        /* column family id (0: the default one; the plain tags are always 0) */
+  int type;           /* the tag with the column-family variants folded into the plain ones:
+                         RDB_WB_CF_VALUE -> RDB_WB_VALUE, ..._CF_WIDE_COLUMN_ENTITY -> ..._ENTITY */
+  int tag;            /* the tag byte as written */
+  uint64_t seq;       /* see the header comment; meaningful for key records */
   const uint8_t *key; /* user key; begin key of a range deletion; commit timestamp of
                          COMMIT_WITH_TS; empty for the others */
   size_t key_len;
@@ -139,8 +139,8 @@ typedef int (*rdb_record_fn)(void *arg, const uint8_t *p, size_t n, uint64_t at,
    kind names the file in messages ("log", "manifest"); log_number is 0 for a MANIFEST (as
    RocksDB reads it). */
 int rdb_log_records(env_t *io, const char *path, const char *kind, uint64_t log_number,
-                    uint64_t offset, int flags, rdb_record_fn fn, void *arg,
-                    uint64_t *next_offset, rdb_log_stats_t *st, err_t *err);
+                    uint64_t offset, int flags, rdb_record_fn fn, void *arg, uint64_t *next_offset,
+                    rdb_log_stats_t *st, err_t *err);
 
 /* Decodes one write batch (p, n bytes) and calls fn for each record (e->log_number and
    e->record_offset are taken from log_number and at). where names the batch in messages

@@ -64,8 +64,8 @@ static int add_file(rdb_version_t *v, const rdb_file_t *f) {
   d.smallest = dup_mem(f->smallest, f->smallest_len, 0);
   d.largest = dup_mem(f->largest, f->largest_len, 0);
   d.checksum = f->checksum ? dup_mem(f->checksum, f->checksum_len, 0) : NULL;
-  d.checksum_func = f->checksum_func ? dup_mem(f->checksum_func, strlen(f->checksum_func), 1)
-                                     : NULL;
+  d.checksum_func =
+      f->checksum_func ? dup_mem(f->checksum_func, strlen(f->checksum_func), 1) : NULL;
   if (!d.smallest || !d.largest || (f->checksum && !d.checksum) ||
       (f->checksum_func && !d.checksum_func)) {
     file_release(&d);
@@ -176,8 +176,8 @@ typedef struct edit {
   int cf_add, cf_drop;
   const uint8_t *cf_name, *comparator, *db_id;
   size_t cf_name_len, comparator_len, db_id_len;
-  int has_comparator, has_log, has_prev_log, has_next_file, has_last_seq, has_min_log,
-      has_max_cf, has_db_id, in_group;
+  int has_comparator, has_log, has_prev_log, has_next_file, has_last_seq, has_min_log, has_max_cf,
+      has_db_id, in_group;
   uint64_t log_number, prev_log, next_file, last_seq, min_log;
   uint32_t max_cf, group_left;
   deleted_t *deleted;
@@ -515,8 +515,8 @@ static int apply_decoded(rdb_version_t *v, const edit_t *e, const char *where, e
   }
   rdb_cf_t *c = find_cf(v, e->cf);
   if (!c)
-    return err_set(err, BFH_E_CORRUPT, "%s: edit of column family %u, which does not exist",
-                   where, (unsigned)e->cf);
+    return err_set(err, BFH_E_CORRUPT, "%s: edit of column family %u, which does not exist", where,
+                   (unsigned)e->cf);
   if (e->cf_drop) {
     if (e->cf == 0)
       return err_set(err, BFH_E_CORRUPT, "%s: edit drops the default column family", where);
@@ -579,8 +579,7 @@ static int apply_decoded(rdb_version_t *v, const edit_t *e, const char *where, e
   return BFH_OK;
 }
 
-int rdb_version_apply(rdb_version_t *v, const uint8_t *p, size_t n, const char *where,
-                      err_t *err) {
+int rdb_version_apply(rdb_version_t *v, const uint8_t *p, size_t n, const char *where, err_t *err) {
   edit_t e;
   memset(&e, 0, sizeof e);
   const char *msg = edit_decode(&e, p, n);
@@ -599,9 +598,9 @@ int rdb_version_apply(rdb_version_t *v, const uint8_t *p, size_t n, const char *
     }
     v->before_group = before;
   } else if (e.in_group && e.group_left + 1 != v->group_left) {
-    rc = err_set(err, BFH_E_CORRUPT,
-                 "%s: atomic group edit says %u edits remain, %u were announced", where,
-                 (unsigned)e.group_left, (unsigned)(v->group_left ? v->group_left - 1 : 0));
+    rc =
+        err_set(err, BFH_E_CORRUPT, "%s: atomic group edit says %u edits remain, %u were announced",
+                where, (unsigned)e.group_left, (unsigned)(v->group_left ? v->group_left - 1 : 0));
   } else if (!e.in_group && v->before_group) {
     rc = err_set(err, BFH_E_CORRUPT, "%s: atomic group cut short by an edit outside it (%u to go)",
                  where, (unsigned)v->group_left);
@@ -653,8 +652,7 @@ int rdb_version_read(env_t *io, const char *path, uint64_t offset, int flags, rd
                      uint64_t *next_offset, err_t *err) {
   manifest_reader_t m = {path, v, offset};
   uint64_t end = offset;
-  int rc = rdb_log_records(io, path, "manifest", 0, offset, flags, visit_edit, &m, &end, NULL,
-                           err);
+  int rc = rdb_log_records(io, path, "manifest", 0, offset, flags, visit_edit, &m, &end, NULL, err);
   if (rc == BFH_OK && v->before_group) { /* a group not all written: read it again next time */
     drop_open_group(v);
     end = m.group_at;

@@ -98,7 +98,7 @@ typedef struct rdb_file {
   int smallest_key_type, largest_key_type;    /* their value types */
   uint64_t smallest_seqno, largest_seqno;     /* of all entries (NewFile2..4; 0 and 2^64-1
                                                  when not recorded, as RocksDB reads them) */
-  uint64_t oldest_blob_file; /* 0: no blob references */
+  uint64_t oldest_blob_file;                  /* 0: no blob references */
   uint64_t oldest_ancester_time, file_creation_time;
   uint8_t *checksum; /* file checksum (NULL when none) */
   size_t checksum_len;
@@ -112,8 +112,8 @@ typedef struct rdb_file {
 /* A column family. */
 typedef struct rdb_cf {
   uint32_t id;
-  char *name;       /* malloc'd */
-  char *comparator; /* malloc'd; NULL until an edit names it */
+  char *name;          /* malloc'd */
+  char *comparator;    /* malloc'd; NULL until an edit names it */
   uint64_t log_number; /* logs older than this hold none of its unflushed writes */
 } rdb_cf_t;
 
@@ -129,7 +129,7 @@ typedef struct rdb_blob_file {
 typedef struct rdb_version {
   uint64_t next_file, last_sequence, prev_log_number, min_log_number_to_keep;
   uint32_t max_column_family;
-  char *db_id; /* malloc'd; NULL when no edit carried one */
+  char *db_id;   /* malloc'd; NULL when no edit carried one */
   rdb_cf_t *cfs; /* live column families, in the order they were added */
   size_t ncfs, cfs_cap;
   rdb_file_t *files; /* live table files of every column family, in no particular order */
@@ -138,7 +138,7 @@ typedef struct rdb_version {
   size_t nblobs, blobs_cap;
   uint64_t edits; /* edits applied */
   /* replay state of an atomic group (RocksDB applies a group whole or not at all) */
-  uint32_t group_left;    /* edits still to come in the open group (0: none open) */
+  uint32_t group_left;              /* edits still to come in the open group (0: none open) */
   struct rdb_version *before_group; /* the version before the open group (owned) */
 } rdb_version_t;
 
@@ -152,8 +152,7 @@ int rdb_version_copy(rdb_version_t *dst, const rdb_version_t *src);
    one that exists, or an internal key shorter than its trailer (v is then partly changed: drop
    it); BFH_E_NOMEM. Deleting a file the version does not hold is no error. Edits of an atomic
    group are held back until the group is complete. */
-int rdb_version_apply(rdb_version_t *v, const uint8_t *p, size_t n, const char *where,
-                      err_t *err);
+int rdb_version_apply(rdb_version_t *v, const uint8_t *p, size_t n, const char *where, err_t *err);
 
 /* Reads dir/CURRENT: *manifest (malloc'd, client frees) is the MANIFEST's path (dir/NAME).
    BFH_NOT_FOUND without CURRENT; BFH_E_CORRUPT "CURRENT in DIR: ..." if it does not name a
