@@ -29,6 +29,7 @@ struct sliced {
   uint64_t *slot_id;   /* cap entries, owned: the id in each live slot */
   u64vec_t free_slots; /* freed slots below hi, reused last-in first-out */
   id_map_t map;        /* id -> slot */
+  uint64_t relays;     /* times the rows were re-laid for a larger capacity */
 };
 
 sliced_t *sliced_create(uint64_t m) {
@@ -87,6 +88,7 @@ static int grow_to(sliced_t *s, size_t slots) {
   s->rows = rows;
   s->cap = cap;
   s->row_bytes = rb;
+  s->relays++;
   return ST_OK;
 }
 
@@ -101,6 +103,14 @@ static int make_room(sliced_t *s, size_t extra) {
   if (need <= s->cap) return ST_OK;
   size_t step = s->cap / 8 < 8 ? 8 : s->cap / 8;
   return grow_to(s, need > s->cap + step ? need : s->cap + step);
+}
+
+int sliced_make_room(sliced_t *s, size_t extra) {
+  return make_room(s, extra);
+}
+
+uint64_t sliced_relay_count(const sliced_t *s) {
+  return s->relays;
 }
 
 static size_t take_slot(sliced_t *s) {

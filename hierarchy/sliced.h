@@ -39,9 +39,16 @@ int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words);
    sequential where sliced_add writes one random row word per set bit: use it for bulk
    loads. ST_E_INVALID (nothing added) if an id is present or repeated, ST_E_NOMEM. */
 int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *words, size_t n);
-/* Makes room for `slots` leaves so that adds up to that count do not re-lay the rows
-   (growth otherwise doubles the capacity). ST_OK or ST_E_NOMEM. */
+/* Makes room for `slots` leaves, exactly, so that adds up to that count do not re-lay the rows
+   (use it when the final count is known). ST_OK or ST_E_NOMEM. */
 int sliced_reserve(sliced_t *s, size_t slots);
+/* Makes room for `extra` more leaves, growing the capacity by an eighth at least (8 slots at
+   least), as sliced_add does: n leaves added in batches of any size re-lay the rows
+   O(log n) times, where a sliced_reserve per batch would re-lay them once per batch (each
+   re-lay copies every row: O(m * n / 8) bytes). ST_OK or ST_E_NOMEM. */
+int sliced_make_room(sliced_t *s, size_t extra);
+/* How many times the rows were re-laid for a larger capacity (each copies every row). */
+uint64_t sliced_relay_count(const sliced_t *s);
 
 /* Appends to out the ids of the leaves that say maybe for p. Counters in st (may be NULL):
    internal_probes += rows read (k), leaf_probes += live leaves covered, leaf_positives +=

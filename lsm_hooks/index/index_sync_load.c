@@ -23,6 +23,10 @@
 
 /* Tables read per loader step: a step is what a stop or a search may wait for. */
 #define LOADER_STEP_TABLES 2
+/* Leaves read before they enter the index together: each entry of leaves into the bit-sliced
+   index touches every one of its rows (m of them), so entering them 64 at a time costs a
+   sixty-fourth of entering them one by one (a search meanwhile enters what was read). */
+#define LOADER_APPLY_TABLES 64
 
 /* ---- Block filters ahead of the leaves ------------------------------------------------- */
 
@@ -105,26 +109,52 @@ static int wait_hold(index_sync_t *s) {
   return stopping(s);
 }
 
+/* The number of tables still to be read (their leaves not in the index). */
+static size_t count_to_read(index_sync_t *s) {
+  size_t n = 0;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->n; i++)
+    n += s->recs[i].state == REC_TO_READ && !s->recs[i].gone_epoch;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+/* One loading step: reads up to LOADER_STEP_TABLES tables (*ran of them) and lets the leaves
+   read so far (*unapplied) enter the index when there are LOADER_APPLY_TABLES of them or
+   nothing is left to read. A paper-placement tree is rebuilt only then, once (a search
+   meanwhile rebuilds it itself): a rebuild after every step would cost O(B^2) in all. */
+static int load_step(index_sync_t *s, size_t *unapplied, size_t *ran, err_t *err) {
+  *ran = 0;
+  int rc = index_sync_run_some(s, INDEX_RUN_ALL, 0, LOADER_STEP_TABLES, ran, err);
+  *unapplied += *ran;
+  if (rc == BFH_OK && (*ran == 0 || *unapplied >= LOADER_APPLY_TABLES)) {
+    rc = value_index_apply_step(s->index, *ran == 0, err);
+    *unapplied = 0;
+  }
+  return rc;
+}
+
 static void *loader_main(void *arg) {
   index_sync_t *s = arg;
 #ifdef __linux__
   /* The lowest priority (this thread only, on Linux): on a busy machine the searches the
-     loader is meant to speed up go first. Failing to lower it is harmless. */
+     loader is meant to speed up go first. Failing to lower it is harmless. A caller that
+     waits for the loader loads at its own priority meanwhile (index_sync_loader_wait). */
   (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 #endif
   uint64_t t0 = index_sync_now_ns();
   int first_rc = BFH_OK, locked = 0;
   err_t first;
   err_clear(&first);
+  /* Room for every leaf to come at once: growing the sliced index's rows step by step would
+     copy them again at each growth. Without the memory it grows as it goes. */
+  (void)value_index_reserve(s->index, count_to_read(s), NULL);
+  size_t unapplied = 0;
   while (!wait_hold(s)) {
     err_t e;
     err_clear(&e);
     size_t ran = 0;
-    int rc = index_sync_run_some(s, INDEX_RUN_ALL, 0, LOADER_STEP_TABLES, &ran, &e);
-    /* The new leaves enter the hierarchy and the sliced index now, a few at a time, so that
-       a search never waits for a large batch; a paper-placement tree is rebuilt once, when
-       no table is left to read (a search meanwhile rebuilds it itself). */
-    if (rc == BFH_OK) rc = value_index_apply_step(s->index, ran == 0, &e);
+    int rc = load_step(s, &unapplied, &ran, &e);
     if (rc != BFH_OK && first_rc == BFH_OK) {
       first_rc = rc;
       first = e;
@@ -205,9 +235,26 @@ int index_sync_loader_active(index_sync_t *s) {
   return running;
 }
 
+static int hold_active(void) {
+  pthread_mutex_lock(&hold_mu);
+  int h = held;
+  pthread_mutex_unlock(&hold_mu);
+  return h;
+}
+
 int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err) {
   int rc = index_sync_loader_go(s, err);
   if (rc != BFH_OK) return rc;
+  /* The caller loads beside the loader, at its own priority, instead of waiting on a thread
+     that runs at the lowest (on a busy machine it would barely run). Steps are serialized
+     (run_mu), so the two share the tables. A failed step is left to the loader, which meets
+     it again and reports it below. Not while the test hook holds the loaders. */
+  size_t unapplied = 0, ran = 1;
+  while (ran > 0 && index_sync_loader_active(s) && !hold_active()) {
+    err_t e;
+    err_clear(&e);
+    if (load_step(s, &unapplied, &ran, &e) != BFH_OK) break;
+  }
   pthread_mutex_lock(&s->load_mu);
   while (s->loader_running) pthread_cond_wait(&s->load_cv, &s->load_mu);
   rc = s->loader_rc;

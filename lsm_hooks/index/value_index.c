@@ -244,7 +244,7 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
         ids[i] = ls[i]->number;
         ws[i] = ls[i]->filter->words;
       }
-      batched = sliced_reserve(vi->sliced, sliced_leaf_count(vi->sliced) + m) == BFH_OK &&
+      batched = sliced_make_room(vi->sliced, m) == BFH_OK &&
                 sliced_add_batch(vi->sliced, ids, ws, m) == BFH_OK;
     }
     free(ids);
@@ -449,9 +449,24 @@ int value_index_apply_step(value_index_t *vi, int settle, err_t *err) {
   return apply_pending(vi, settle, err);
 }
 
+int value_index_reserve(value_index_t *vi, size_t extra, err_t *err) {
+  if (value_index_lean(vi)) return BFH_OK;
+  pthread_rwlock_wrlock(&vi->lock);
+  int rc = sliced_reserve(vi->sliced, sliced_leaf_count(vi->sliced) + extra);
+  pthread_rwlock_unlock(&vi->lock);
+  return rc == BFH_OK ? BFH_OK : err_set(err, BFH_E_NOMEM, "value index: out of memory");
+}
+
 uint64_t value_index_rebuild_count(value_index_t *vi) {
   pthread_rwlock_rdlock(&vi->lock);
   uint64_t n = hierarchy_rebuild_count(vi->hier);
+  pthread_rwlock_unlock(&vi->lock);
+  return n;
+}
+
+uint64_t value_index_relay_count(value_index_t *vi) {
+  pthread_rwlock_rdlock(&vi->lock);
+  uint64_t n = vi->sliced ? sliced_relay_count(vi->sliced) : 0;
   pthread_rwlock_unlock(&vi->lock);
   return n;
 }

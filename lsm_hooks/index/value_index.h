@@ -149,8 +149,15 @@ int value_index_apply(value_index_t *vi, err_t *err);
    value_index_apply) rebuilds it first, so a query always sees the paper's tree. */
 int value_index_apply_step(value_index_t *vi, int settle, err_t *err);
 
+/* Room in the bit-sliced index for `extra` more leaves at once (a loader that knows how many
+   tables it will read), so that their adds do not re-lay its rows again and again. */
+int value_index_reserve(value_index_t *vi, size_t extra, err_t *err);
+
 /* hierarchy_rebuild_count of the index's hierarchy (tests: a loader rebuilds a paper tree once). */
 uint64_t value_index_rebuild_count(value_index_t *vi);
+/* sliced_relay_count of the bit-sliced index (tests: leaves added a few at a time re-lay its
+   rows O(log n) times, not once per batch). */
+uint64_t value_index_relay_count(value_index_t *vi);
 
 /* Checks the hierarchy (hierarchy_validate) and that the leaves, the hierarchy and the sliced
    index hold the same ids. BFH_OK or BFH_E_CORRUPT with the first violation. */
