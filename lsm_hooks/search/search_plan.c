@@ -203,8 +203,8 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
 }
 
 /* The view's tables the Cuckoo Index names for the value, and every table it does not
-   hold. One lookup: counted as one filter test (leaf_probes), leaf_positives the view's
-   tables it named. */
+   hold. One lookup in one structure over all tables: counted as internal_probes = 1 (and
+   internal_maybe = 1 when it named any table); no per-table filter is tested. */
 static int select_cuckoo(const search_ctx_t *c, const search_query_t *q, engine_view_t *view,
                          const engine_table_t *tables, size_t n, uint8_t *scan,
                          bfh_search_stats *st, err_t *err) {
@@ -217,12 +217,11 @@ static int select_cuckoo(const search_ctx_t *c, const search_query_t *q, engine_
     rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
   if (rc == BFH_OK) {
     u64vec_sort(&hit);
-    st->leaf_probes++;
-    for (size_t i = 0; i < n; i++) {
-      int named = u64_sorted_contains(hit.v, hit.n, tables[i].number);
-      scan[i] = (uint8_t)(named || !cuckoo_index_contains(ci, tables[i].number));
-      st->leaf_positives += (uint64_t)named;
-    }
+    st->internal_probes++;
+    st->internal_maybe += hit.n > 0;
+    for (size_t i = 0; i < n; i++)
+      scan[i] = (uint8_t)(u64_sorted_contains(hit.v, hit.n, tables[i].number) ||
+                          !cuckoo_index_contains(ci, tables[i].number));
   }
   cuckoo_index_unlock(ci);
   u64vec_release(&hit);
