@@ -17,7 +17,7 @@
  * cuckoo_index_remove_table takes the table out of the set of every one of its keys (and
  * frees entries left with no table). To do so the index keeps each table's distinct keys
  * (4 bytes per distinct value per table), counted in its bytes. A failed insertion (a kick
- * chain longer than CUCKOO_MAX_KICKS) or a load above 90% doubles the bucket count and
+ * chain longer than CUCKOO_MAX_KICKS) or a load above 90% grows the bucket count by 1.25x and
  * rebuilds the table from those keys.
  *
  * Nothing is persisted: the index is built again from the tables' values after an open.
