@@ -107,8 +107,8 @@ static double median(bfh_db *db, const workload_t *w, bfh_method m, uint64_t q, 
   return med;
 }
 
-static void measure(bfh_engine engine, const workload_t *w, uint64_t n, uint64_t q,
-                    double domain, const char *dir) {
+static void measure(bfh_engine engine, const workload_t *w, uint64_t n, uint64_t q, double domain,
+                    const char *dir) {
   bfh_options o;
   bfh_options_init(&o);
   o.engine = engine;
@@ -124,8 +124,8 @@ static void measure(bfh_engine engine, const workload_t *w, uint64_t n, uint64_t
   if ((rc = bfh_search(db, v, vl, BFH_SEARCH_CUCKOO, NULL, NULL, &st)) != BFH_OK)
     die("search", rc, db);
   double build_ms = (double)(bench_now_ns() - t0) / 1e6;
-  static const bfh_method methods[] = {BFH_SEARCH_CUCKOO, BFH_SEARCH_LEAVES,
-                                       BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
+  static const bfh_method methods[] = {BFH_SEARCH_CUCKOO, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
+                                       BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
   double pres[5], abs_[5], pt[5], at[5];
   for (int i = 0; i < 5; i++) {
     double tw;
@@ -144,15 +144,16 @@ static void measure(bfh_engine engine, const workload_t *w, uint64_t n, uint64_t
     printf("%s,%llu,%.0f,%llu,%s,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%.3f,%.1f\n",
            engine_name(engine), (unsigned long long)n, domain, (unsigned long long)ds.tables,
            bfh_method_name(methods[i]), bytes[i] / e, ds.block_filter_bytes / e,
-           bytes[i] / bytes[0], pres[i] / 1000.0, abs_[i] / 1000.0, pt[i], at[i],
-           pres[i] / pres[0], abs_[i] / abs_[0], (double)ds.cuckoo_bytes / e, build_ms);
+           bytes[i] / bytes[0], pres[i] / 1000.0, abs_[i] / 1000.0, pt[i], at[i], pres[i] / pres[0],
+           abs_[i] / abs_[0], (double)ds.cuckoo_bytes / e, build_ms);
   fflush(stdout);
   bfh_close(db);
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: cuckoo_bench [--num N] [--queries Q] [--domains 100,10,1] "
-                  "[--engines lsm,leveldb] [--ingest-runs R] [--dir PATH]\n");
+  fprintf(stderr,
+          "usage: cuckoo_bench [--num N] [--queries Q] [--domains 100,10,1] "
+          "[--engines lsm,leveldb] [--ingest-runs R] [--dir PATH]\n");
   exit(2);
 }
 
@@ -192,10 +193,11 @@ int main(int argc, char **argv) {
     }
   }
   if (q == 0 || n == 0 || ingest_runs < 0 || ingest_runs > 9) usage();
-  printf("# cuckoo_bench: num %llu, random order, workload seed 42, queries %llu present and "
-         "%llu absent, defaults (m 2000000, k 3, block filter bits 10), Cuckoo Index 4 slots "
-         "per bucket, 16-bit fingerprints, load <= 0.9\n",
-         (unsigned long long)n, (unsigned long long)q, (unsigned long long)q);
+  printf(
+      "# cuckoo_bench: num %llu, random order, workload seed 42, queries %llu present and "
+      "%llu absent, defaults (m 2000000, k 3, block filter bits 10), Cuckoo Index 4 slots "
+      "per bucket, 16-bit fingerprints, load <= 0.9\n",
+      (unsigned long long)n, (unsigned long long)q, (unsigned long long)q);
   for (int e = 0; e < 2; e++) {
     bfh_engine eng = e == 0 ? BFH_ENGINE_LSM : BFH_ENGINE_LEVELDB;
     if (!strstr(engines, engine_name(eng))) continue;
@@ -213,14 +215,16 @@ int main(int argc, char **argv) {
         off[r] = load(eng, &w, n, d, 0);
         on[r] = load(eng, &w, n, d, 1);
       }
-      double a = (double)median3(off, ingest_runs) / 1e9, b = (double)median3(on, ingest_runs) / 1e9;
+      double a = (double)median3(off, ingest_runs) / 1e9,
+             b = (double)median3(on, ingest_runs) / 1e9;
       printf("# ingest %s num %llu, median of %d: cuckoo_index off %.3f s, on %.3f s (x%.3f)\n",
              engine_name(eng), (unsigned long long)n, ingest_runs, a, b, b / a);
     }
-    printf("engine,num,domain_pct,tables,method,bytes_per_entry,block_bytes_per_entry,"
-           "bytes_vs_cuckoo,present_median_us,absent_median_us,present_tables_read,"
-           "absent_tables_read,present_vs_cuckoo,absent_vs_cuckoo,cuckoo_bytes_per_entry,"
-           "cuckoo_build_ms\n");
+    printf(
+        "engine,num,domain_pct,tables,method,bytes_per_entry,block_bytes_per_entry,"
+        "bytes_vs_cuckoo,present_median_us,absent_median_us,present_tables_read,"
+        "absent_tables_read,present_vs_cuckoo,absent_vs_cuckoo,cuckoo_bytes_per_entry,"
+        "cuckoo_build_ms\n");
     for (int i = 0; i < ndomains; i++) {
       workload_config_t wc;
       workload_config_init(&wc);

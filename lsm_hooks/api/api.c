@@ -98,8 +98,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
   if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
   /* The Cuckoo Index hashes under the value filters' seed: a search hashes once. */
   if (rc == BFH_OK && opt.cuckoo_index &&
-      !(db->cuckoo = cuckoo_index_create(db->index ? value_index_params(db->index)->seed
-                                                   : opt.hash_seed)))
+      !(db->cuckoo =
+            cuckoo_index_create(db->index ? value_index_params(db->index)->seed : opt.hash_seed)))
     rc = err_set(&err, BFH_E_NOMEM, "bfh_open: out of memory for the cuckoo index");
   if (rc == BFH_OK && opt.standalone_index)
     rc = standalone_open(kind, path, &opt, io, db->sync, &db->engine, &db->standalone, &err);

@@ -137,13 +137,14 @@ typedef struct engine_ops {
    static const engine_ops_t ops = ENGINE_OPS("name");
    ENGINE_OPS_FIELDS is the same list without the braces, for a table with optional ops more:
    {ENGINE_OPS_FIELDS("name"), .table_hashes = e_table_hashes} */
-#define ENGINE_OPS(engine_name) {ENGINE_OPS_FIELDS(engine_name)}
+#define ENGINE_OPS(engine_name) \
+  { ENGINE_OPS_FIELDS(engine_name) }
 #define ENGINE_OPS_FIELDS(engine_name)                                                            \
-    .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
-    .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
-    .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables, \
-    .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables,                             \
-    .iter_create = e_iter_create, .stats = e_stats
+  .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,                \
+  .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,               \
+  .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables,   \
+  .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables, .iter_create = e_iter_create, \
+  .stats = e_stats
 
 struct engine {
   const engine_ops_t *ops;

@@ -69,16 +69,16 @@ int cuckoo_index_lookup(const cuckoo_index_t *ci, uint32_t key, u64vec_t *out,
 int cuckoo_index_tables(const cuckoo_index_t *ci, u64vec_t *out);
 
 typedef struct cuckoo_index_stats {
-  uint64_t tables;       /* tables in the index */
-  uint64_t entries;      /* occupied slots (distinct fingerprint, bucket pair) */
-  uint64_t buckets;      /* buckets of CUCKOO_SLOTS slots */
-  uint64_t sets;         /* table sets out of line (values in more than one table) */
-  uint64_t table_bytes;  /* the slots: fingerprints and references */
-  uint64_t set_bytes;    /* the out-of-line table sets */
-  uint64_t key_bytes;    /* each table's keys, kept to remove it */
-  uint64_t bytes;        /* all of it, with the table records */
-  uint64_t rebuilds;     /* growths and failed insertions rebuilt */
-  uint64_t keys_added;   /* keys given to add_table (before duplicates were dropped) */
+  uint64_t tables;      /* tables in the index */
+  uint64_t entries;     /* occupied slots (distinct fingerprint, bucket pair) */
+  uint64_t buckets;     /* buckets of CUCKOO_SLOTS slots */
+  uint64_t sets;        /* table sets out of line (values in more than one table) */
+  uint64_t table_bytes; /* the slots: fingerprints and references */
+  uint64_t set_bytes;   /* the out-of-line table sets */
+  uint64_t key_bytes;   /* each table's keys, kept to remove it */
+  uint64_t bytes;       /* all of it, with the table records */
+  uint64_t rebuilds;    /* growths and failed insertions rebuilt */
+  uint64_t keys_added;  /* keys given to add_table (before duplicates were dropped) */
 } cuckoo_index_stats_t;
 void cuckoo_index_get_stats(const cuckoo_index_t *ci, cuckoo_index_stats_t *st);
 

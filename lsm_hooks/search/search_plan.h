@@ -92,8 +92,8 @@ typedef struct search_provider {
                 bfh_search_stats *st, err_t *err);
   /* A table selector that also needs the search's view (to read tables; NULL: select). */
   int (*select_in_view)(const search_ctx_t *c, const search_query_t *q, engine_view_t *view,
-                        const engine_table_t *tables, size_t n, uint8_t *scan,
-                        bfh_search_stats *st, err_t *err);
+                        const engine_table_t *tables, size_t n, uint8_t *scan, bfh_search_stats *st,
+                        err_t *err);
 } search_provider_t;
 
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a

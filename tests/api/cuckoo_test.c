@@ -93,11 +93,11 @@ static void test_cuckoo_index_add_remove_no_false_negative(void **state) {
   u64vec_release(&out);
   cuckoo_index_stats_t cs;
   cuckoo_index_get_stats(ci, &cs);
-  print_message("absent: %llu tables named in 100000 lookups; %llu entries, %llu buckets, "
-                "%llu rebuilds, %llu bytes\n",
-                (unsigned long long)named, (unsigned long long)cs.entries,
-                (unsigned long long)cs.buckets, (unsigned long long)cs.rebuilds,
-                (unsigned long long)cs.bytes);
+  print_message(
+      "absent: %llu tables named in 100000 lookups; %llu entries, %llu buckets, "
+      "%llu rebuilds, %llu bytes\n",
+      (unsigned long long)named, (unsigned long long)cs.entries, (unsigned long long)cs.buckets,
+      (unsigned long long)cs.rebuilds, (unsigned long long)cs.bytes);
   assert_true(named <= 200);
   assert_true(cs.rebuilds > 0); /* growth was exercised */
   /* Everything out: no entry left. */
@@ -140,8 +140,8 @@ static int on_match(void *arg, const void *key, size_t len) {
   return 0;
 }
 
-static uint64_t check(bfh_db *db, const entry_t *e, const char *val, size_t len,
-                      uint64_t *scanned, uint64_t *live) {
+static uint64_t check(bfh_db *db, const entry_t *e, const char *val, size_t len, uint64_t *scanned,
+                      uint64_t *live) {
   found_t *f = calloc(1, sizeof *f);
   bfh_search_stats st;
   int rc = bfh_search(db, len ? val : NULL, len, BFH_SEARCH_CUCKOO, on_match, f, &st);
@@ -230,13 +230,13 @@ static void run_model(bfh_engine engine, int domain, uint64_t seed) {
     bad += check(db, e, e[i].val, e[i].len, &scanned, &live);
   bfh_db_stats ds;
   assert_int_equal(bfh_stats(db, &ds), BFH_OK);
-  print_message("%s, %s: %llu searches, %llu reopens, %llu tables read of %llu live, "
-                "cuckoo %llu tables %llu bytes, %llu mismatches\n",
-                engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", domain ? "1% domain" : "unique",
-                (unsigned long long)searches, (unsigned long long)reopens,
-                (unsigned long long)scanned, (unsigned long long)live,
-                (unsigned long long)ds.cuckoo_tables, (unsigned long long)ds.cuckoo_bytes,
-                (unsigned long long)bad);
+  print_message(
+      "%s, %s: %llu searches, %llu reopens, %llu tables read of %llu live, "
+      "cuckoo %llu tables %llu bytes, %llu mismatches\n",
+      engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", domain ? "1% domain" : "unique",
+      (unsigned long long)searches, (unsigned long long)reopens, (unsigned long long)scanned,
+      (unsigned long long)live, (unsigned long long)ds.cuckoo_tables,
+      (unsigned long long)ds.cuckoo_bytes, (unsigned long long)bad);
   assert_int_equal(bad, 0);
   assert_true(reopens >= 2 && searches > 1000);
   assert_true(ds.cuckoo_tables > 1);

@@ -13,8 +13,8 @@ static int visit_match(void *arg, const ldb_entry_t *e) {
   return m->fn(m->arg, e->key, e->key_len);
 }
 
-int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
-                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
   ldb_read_stats_t rs = {0};

@@ -239,8 +239,8 @@ static int visit_hash(void *arg, const void *key, size_t key_len, const void *va
 }
 
 static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
-                          void (*fn)(void *arg, uint64_t hash), void *arg,
-                          engine_scan_stats_t *st, err_t *err) {
+                          void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                          err_t *err) {
   (void)e;
   hash_ctx_t h = {seed, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
