@@ -292,6 +292,24 @@ static int rebuild(cuckoo_index_t *ci, uint32_t nb) {
   }
 }
 
+static uint32_t buckets_for(uint64_t entries, double load) {
+  uint64_t nb = (uint64_t)((double)entries / (CUCKOO_SLOTS * load)) + 1;
+  if (nb < FIRST_BUCKETS) nb = FIRST_BUCKETS;
+  if (nb > (1ull << 30)) nb = 1ull << 30;
+  return ((uint32_t)nb + 63) & ~63u;
+}
+
+int cuckoo_index_reserve(cuckoo_index_t *ci, uint64_t entries) {
+  if ((double)entries <= MAX_LOAD * CUCKOO_SLOTS * ci->nb) return BFH_OK;
+  return rebuild(ci, buckets_for(entries, 0.8));
+}
+
+int cuckoo_index_fit(cuckoo_index_t *ci) {
+  uint32_t want = buckets_for(ci->entries, 0.8);
+  if ((double)ci->entries >= 0.5 * CUCKOO_SLOTS * ci->nb || want >= ci->nb) return BFH_OK;
+  return rebuild(ci, want);
+}
+
 /* ---- Tables ---------------------------------------------------------------------------------- */
 
 static long find_table(const cuckoo_index_t *ci, uint64_t number, uint32_t *pos) {

@@ -57,6 +57,12 @@ static inline uint32_t cuckoo_index_key(uint64_t hash) {
    in; BFH_E_NOMEM (the index is then as before). */
 int cuckoo_index_add_table(cuckoo_index_t *ci, uint64_t number, uint32_t *keys, size_t n,
                            err_t *err);
+/* Grows the table (one rebuild) to hold `entries` entries, if it holds fewer: for adding many
+   tables at once without a growth every 25%. BFH_OK or BFH_E_NOMEM. */
+int cuckoo_index_reserve(cuckoo_index_t *ci, uint64_t entries);
+/* Shrinks the table (one rebuild) to a load of 0.8 if it is below 0.5 (after a reserve that
+   counted shared values once per table). BFH_OK or BFH_E_NOMEM. */
+int cuckoo_index_fit(cuckoo_index_t *ci);
 /* Removes table `number`; BFH_NOT_FOUND if it is not in. */
 int cuckoo_index_remove_table(cuckoo_index_t *ci, uint64_t number);
 int cuckoo_index_contains(const cuckoo_index_t *ci, uint64_t number);

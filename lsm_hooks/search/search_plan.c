@@ -184,21 +184,38 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
   free(live);
   u64vec_release(&in);
   if (!c->engine->ops->table_hashes) return BFH_OK;
+  /* Every new table's keys first, then one reserve for all (as if every value were new),
+     the adds, and a fit if shared values left the table under half full. */
+  key_acc_t *acc = calloc(n ? n : 1, sizeof *acc);
+  if (!acc) return err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
   int rc = BFH_OK;
-  key_acc_t acc = {NULL, 0, 0, 0};
+  uint64_t total = 0;
+  size_t added = 0;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     if (cuckoo_index_contains(ci, tables[i].number)) continue;
-    acc.n = 0;
-    acc.nomem = 0;
     err_t rerr;
     err_clear(&rerr);
     int r = c->engine->ops->table_hashes(c->engine, view, tables[i].number, cuckoo_index_seed(ci),
-                                         key_acc_push, &acc, NULL, &rerr);
-    if (acc.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
-    if (r != BFH_OK || rc != BFH_OK) continue; /* not indexed: scanned */
-    rc = cuckoo_index_add_table(ci, tables[i].number, acc.v, acc.n, err);
+                                         key_acc_push, &acc[i], NULL, &rerr);
+    if (acc[i].nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
+    if (r != BFH_OK) acc[i].nomem = 1; /* not indexed: scanned */
+    else total += acc[i].n;
   }
-  free(acc.v);
+  if (rc == BFH_OK && total) {
+    cuckoo_index_stats_t cs;
+    cuckoo_index_get_stats(ci, &cs);
+    if (cuckoo_index_reserve(ci, cs.entries + total) != BFH_OK)
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory for the cuckoo index");
+  }
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    if (!acc[i].v || acc[i].nomem) continue;
+    rc = cuckoo_index_add_table(ci, tables[i].number, acc[i].v, acc[i].n, err);
+    added++;
+  }
+  if (rc == BFH_OK && added && cuckoo_index_fit(ci) != BFH_OK)
+    rc = err_set(err, BFH_E_NOMEM, "search: out of memory for the cuckoo index");
+  for (size_t i = 0; i < n; i++) free(acc[i].v);
+  free(acc);
   return rc;
 }
 
