@@ -400,7 +400,7 @@ int cuckoo_index_add_table(cuckoo_index_t *ci, uint64_t number, uint32_t *keys, 
   }
   uint32_t *copy = malloc((d ? d : 1) * sizeof *copy);
   if (!copy) return err_set(err, BFH_E_NOMEM, "cuckoo index: out of memory");
-  memcpy(copy, keys, d * sizeof *copy);
+  if (d) memcpy(copy, keys, d * sizeof *copy);
   if (t == ci->nrecs) ci->nrecs++;
   ci->recs[t] = (table_rec_t){number, copy, d, 1};
   memmove(ci->by_number + pos + 1, ci->by_number + pos, (ci->ntables - pos) * sizeof(uint32_t));

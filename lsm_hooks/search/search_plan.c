@@ -145,6 +145,7 @@ typedef struct key_acc {
   uint32_t *v;
   size_t n, cap;
   int nomem;
+  int read; /* the table's values were read: add it (even with none) */
 } key_acc_t;
 
 static void key_acc_push(void *arg, uint64_t hash) {
@@ -198,8 +199,8 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
     int r = c->engine->ops->table_hashes(c->engine, view, tables[i].number, cuckoo_index_seed(ci),
                                          key_acc_push, &acc[i], NULL, &rerr);
     if (acc[i].nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
-    if (r != BFH_OK) acc[i].nomem = 1; /* not indexed: scanned */
-    else total += acc[i].n;
+    acc[i].read = r == BFH_OK && !acc[i].nomem; /* else not indexed: scanned */
+    if (acc[i].read) total += acc[i].n;
   }
   if (rc == BFH_OK && total) {
     cuckoo_index_stats_t cs;
@@ -208,7 +209,7 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
       rc = err_set(err, BFH_E_NOMEM, "search: out of memory for the cuckoo index");
   }
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
-    if (!acc[i].v || acc[i].nomem) continue;
+    if (!acc[i].read) continue;
     rc = cuckoo_index_add_table(ci, tables[i].number, acc[i].v, acc[i].n, err);
     added++;
   }
