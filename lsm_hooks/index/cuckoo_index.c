@@ -46,6 +46,7 @@ struct cuckoo_index {
   uint32_t *by_number; /* ids of the used records, in ascending number */
   uint32_t ntables;
   uint64_t rebuilds, keys_added, kick_state;
+  uint64_t synced; /* cuckoo_index_set_synced's digest */
 };
 
 /* ---- Hashing ----------------------------------------------------------------------------- */
@@ -360,6 +361,14 @@ void cuckoo_index_destroy(cuckoo_index_t *ci) {
 
 uint64_t cuckoo_index_seed(const cuckoo_index_t *ci) {
   return ci->seed;
+}
+
+uint64_t cuckoo_index_synced(const cuckoo_index_t *ci) {
+  return ci->synced;
+}
+
+void cuckoo_index_set_synced(cuckoo_index_t *ci, uint64_t digest) {
+  ci->synced = digest;
 }
 
 void cuckoo_index_lock(cuckoo_index_t *ci) {

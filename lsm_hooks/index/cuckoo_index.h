@@ -44,6 +44,12 @@ cuckoo_index_t *cuckoo_index_create(uint64_t seed);
 void cuckoo_index_destroy(cuckoo_index_t *ci); /* NULL allowed */
 uint64_t cuckoo_index_seed(const cuckoo_index_t *ci);
 
+/* A digest of the table list the owner last brought the index to (0 at first): lets a search
+   over the same list skip the comparison. Only a hint: a table the index does not hold is
+   read by CUCKOO anyway. */
+uint64_t cuckoo_index_synced(const cuckoo_index_t *ci);
+void cuckoo_index_set_synced(cuckoo_index_t *ci, uint64_t digest);
+
 void cuckoo_index_lock(cuckoo_index_t *ci);
 void cuckoo_index_unlock(cuckoo_index_t *ci);
 

@@ -169,6 +169,14 @@ static void key_acc_push(void *arg, uint64_t hash) {
 static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const engine_table_t *tables,
                            size_t n, err_t *err) {
   cuckoo_index_t *ci = c->cuckoo;
+  /* The same tables as last time (by a digest: a collision only leaves a table unindexed,
+     and so read, or a gone one held, and so memory): nothing to do. */
+  uint64_t digest = 0x6375636b6f6full + n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = (tables[i].number + 1) * 0x9e3779b97f4a7c15ull;
+    digest += (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull;
+  }
+  if (digest == cuckoo_index_synced(ci)) return BFH_OK;
   u64vec_t in;
   u64vec_init(&in);
   if (cuckoo_index_tables(ci, &in) != BFH_OK)
@@ -215,8 +223,14 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
   }
   if (rc == BFH_OK && added && cuckoo_index_fit(ci) != BFH_OK)
     rc = err_set(err, BFH_E_NOMEM, "search: out of memory for the cuckoo index");
-  for (size_t i = 0; i < n; i++) free(acc[i].v);
+  int all = 1;
+  for (size_t i = 0; i < n; i++) {
+    free(acc[i].v);
+    all &= cuckoo_index_contains(ci, tables[i].number);
+  }
   free(acc);
+  /* Synced only when every table is in: a table that could not be read is tried again. */
+  if (rc == BFH_OK && all) cuckoo_index_set_synced(ci, digest);
   return rc;
 }
 
