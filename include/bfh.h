@@ -91,9 +91,12 @@ typedef enum bfh_method {
   BFH_SEARCH_HIERARCHY = 2, /* descend the filter hierarchy from the root (the paper) */
   BFH_SEARCH_SLICED = 3,    /* bit-sliced index over the leaf filters (Flat-Bloofi) */
   BFH_SEARCH_AUTO = 4,      /* the library chooses */
-  BFH_SEARCH_STANDALONE = 5 /* a prefix seek on the stand-alone index
+  BFH_SEARCH_STANDALONE = 5, /* a prefix seek on the stand-alone index
                                (bfh_options.standalone_index): the baseline bfh is measured
                                against; BFH_E_UNSUPPORTED on a handle without one */
+  BFH_SEARCH_CUCKOO = 6      /* the Cuckoo Index (Kipf et al., VLDB 2020), a rival method
+                               (bfh_options.cuckoo_index; doc/search.md "The Cuckoo Index"):
+                               BFH_E_UNSUPPORTED on a handle without it */
 } bfh_method;
 
 /* The name of a search method ("scan", "leaves", "hierarchy", "sliced", "auto",
@@ -185,6 +188,13 @@ typedef struct bfh_options {
                                     index over them). BFH_LEAN_BITS (3) is the lean setting
                                     measured there. In memory only: a reopen may change it.
                                     At most 64 */
+  /* The Cuckoo Index (doc/search.md "The Cuckoo Index"), a rival method, beyond the paper: */
+  int cuckoo_index; /* 1: keep a Cuckoo Index over the live tables, searched by
+                       BFH_SEARCH_CUCKOO (never chosen by AUTO). Built in memory from the
+                       tables' values, table by table, at the first CUCKOO search after they
+                       become live (an open rebuilds it that way); counted in index_bytes.
+                       Own and LevelDB engines (not read-only). Default 0: none, and CUCKOO
+                       gives BFH_E_UNSUPPORTED */
 } bfh_options;
 #define BFH_LEAN_BITS 3
 
@@ -312,7 +322,11 @@ typedef struct bfh_db_stats {
   /* Memory (doc/search.md "The lean index"): */
   uint64_t index_bytes; /* every byte the value index holds in memory: leaves in memory (or
                            their CRCs when on disk), leaf records, hierarchy, bit-sliced
-                           indexes, block filters, id maps */
+                           indexes, block filters, id maps; and the Cuckoo Index's
+                           cuckoo_bytes */
+  /* The Cuckoo Index (bfh_options.cuckoo_index; 0 without): */
+  uint64_t cuckoo_bytes;  /* all it holds in memory (slots, table sets, each table's keys) */
+  uint64_t cuckoo_tables; /* tables it holds (the others are read whole by CUCKOO) */
 } bfh_db_stats;
 /* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
 BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);

@@ -77,7 +77,7 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   static const uint8_t empty = 0;
   if (val == NULL) val = &empty;
   /* One plan (search_plan.h), AUTO's choice among the providers included, and one hash. */
-  search_ctx_t ctx = {db->engine, db->index, db->standalone};
+  search_ctx_t ctx = {db->engine, db->index, db->standalone, db->cuckoo};
   search_query_t q;
   /* A named filter method measures the whole index: it waits for the leaves still loading
      at open (index_sync.h "Loading at open"); AUTO reads their tables through their block

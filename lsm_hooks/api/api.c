@@ -96,6 +96,11 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     }
   }
   if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
+  /* The Cuckoo Index hashes under the value filters' seed: a search hashes once. */
+  if (rc == BFH_OK && opt.cuckoo_index &&
+      !(db->cuckoo =
+            cuckoo_index_create(db->index ? value_index_params(db->index)->seed : opt.hash_seed)))
+    rc = err_set(&err, BFH_E_NOMEM, "bfh_open: out of memory for the cuckoo index");
   if (rc == BFH_OK && opt.standalone_index)
     rc = standalone_open(kind, path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
   else if (rc == BFH_OK)
@@ -109,6 +114,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     }
   }
   if (rc != BFH_OK) {
+    cuckoo_index_destroy(db->cuckoo);
     index_sync_destroy(db->sync);
     value_index_destroy(db->index);
     free(db);
@@ -165,6 +171,7 @@ int bfh_close(bfh_db *db) {
   int rc = db->engine->ops->close(db->engine, &err);
   int rc2 = standalone_close(db->standalone); /* after the engine: every write reached both */
   if (rc == BFH_OK) rc = rc2;
+  cuckoo_index_destroy(db->cuckoo);
   index_sync_destroy(db->sync);
   value_index_destroy(db->index);
   free(db);

@@ -11,6 +11,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/index/cuckoo_index.h"
 #include "lsm_hooks/index/index_sync.h"
 #include "lsm_hooks/index/value_index.h"
 #include "lsm_hooks/search/standalone.h"
@@ -24,6 +25,7 @@ struct bfh_db {
   index_sync_t *sync;        /* the index's only writer, fed by the engine; NULL without one */
   standalone_t *standalone;  /* bfh_options.standalone_index; NULL without */
   bfh_options opt;
+  cuckoo_index_t *cuckoo; /* bfh_options.cuckoo_index; NULL without */
 };
 
 /* A new handle id: never 0, never reused. */

@@ -62,6 +62,15 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
     st->block_filters_damaged = bs.damaged + ss.blocks_damaged;
     st->index_bytes = vs.index_bytes;
   }
+  if (db->cuckoo) {
+    cuckoo_index_stats_t cs;
+    cuckoo_index_lock(db->cuckoo);
+    cuckoo_index_get_stats(db->cuckoo, &cs);
+    cuckoo_index_unlock(db->cuckoo);
+    st->cuckoo_bytes = cs.bytes;
+    st->cuckoo_tables = cs.tables;
+    st->index_bytes += cs.bytes;
+  }
   return BFH_OK;
 }
 

@@ -122,20 +122,29 @@ typedef struct engine_ops {
   int (*iter_create)(engine_t *e, engine_iter_t **it, err_t *err);
   /* Adds what the engine counts to st (bfh_stats: bytes_written). May be NULL: none. */
   void (*stats)(engine_t *e, bfh_db_stats *st);
+  /* Optional (NULL: none; the Cuckoo Index then reads such a table whole at every search):
+     calls fn with bfh_value_hash(value, seed) of every value entry (not deletions) of table
+     `number` of the view, reading only that table. The Cuckoo Index is built from it
+     (lsm_hooks/index/cuckoo_index.h). */
+  int (*table_hashes)(engine_t *e, engine_view_t *view, uint64_t number, uint64_t seed,
+                      void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                      err_t *err);
 } engine_ops_t;
 
 /* The operations table of an engine whose file names its static functions e_close, e_put,
    e_del, e_get, e_flush, e_view_acquire, e_view_release, e_view_tables, e_scan_table,
    e_scan_memtables, e_scan_blocks, e_find_memtables, e_iter_create and e_stats:
-   static const engine_ops_t ops = ENGINE_OPS("name"); */
-#define ENGINE_OPS(engine_name)                                                                   \
-  {                                                                                               \
-    .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
-    .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
-    .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables, \
-    .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables,                             \
-    .iter_create = e_iter_create, .stats = e_stats                                                \
-  }
+   static const engine_ops_t ops = ENGINE_OPS("name");
+   ENGINE_OPS_FIELDS is the same list without the braces, for a table with optional ops more:
+   {ENGINE_OPS_FIELDS("name"), .table_hashes = e_table_hashes} */
+#define ENGINE_OPS(engine_name) \
+  { ENGINE_OPS_FIELDS(engine_name) }
+#define ENGINE_OPS_FIELDS(engine_name)                                                            \
+  .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,                \
+  .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,               \
+  .view_tables = e_view_tables, .scan_table = e_scan_table, .scan_memtables = e_scan_memtables,   \
+  .scan_blocks = e_scan_blocks, .find_memtables = e_find_memtables, .iter_create = e_iter_create, \
+  .stats = e_stats
 
 struct engine {
   const engine_ops_t *ops;

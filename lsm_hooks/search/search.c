@@ -176,8 +176,8 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
 
 /* Chooses which of the view's n tables to scan (scan[i] for tables[i]) and adds its filter
    tests to st. */
-typedef int (*select_fn)(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
-                         bfh_search_stats *st, err_t *err);
+typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_table_t *tables,
+                         size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err);
 
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. */
@@ -198,7 +198,7 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
     if (!scan)
       rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
     else
-      rc = select(sel_arg, tables, n, scan, &st, err);
+      rc = select(sel_arg, view, tables, n, scan, &st, err);
     if (rc == BFH_OK)
       rc = scan_and_validate(e, view, rd, tables, n, scan, val, val_len, fn, arg, &st, err);
     free(scan);
@@ -214,9 +214,11 @@ typedef struct planned {
   const search_query_t *q;
 } planned_t;
 
-static int select_planned(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
-                          bfh_search_stats *st, err_t *err) {
+static int select_planned(const void *arg, engine_view_t *view, const engine_table_t *tables,
+                          size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
   const planned_t *p = arg;
+  if (p->q->provider->select_in_view)
+    return p->q->provider->select_in_view(p->c, p->q, view, tables, n, scan, st, err);
   return p->q->provider->select(p->c, p->q, tables, n, scan, st, err);
 }
 
@@ -234,7 +236,7 @@ int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn 
 
 int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method,
                bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  search_ctx_t c = {e, vi, NULL};
+  search_ctx_t c = {e, vi, NULL, NULL};
   search_query_t q;
   int rc = search_prepare(&c, val, val_len, method, &q, err);
   if (rc != BFH_OK) {
@@ -249,9 +251,9 @@ typedef struct given_tables {
   size_t n;
 } given_tables_t;
 
-static int select_given(const void *arg, const engine_table_t *tables, size_t n, uint8_t *scan,
-                        bfh_search_stats *st, err_t *err) {
-  (void)st, (void)err;
+static int select_given(const void *arg, engine_view_t *view, const engine_table_t *tables,
+                        size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
+  (void)view, (void)st, (void)err;
   const given_tables_t *g = arg;
   for (size_t i = 0; i < n; i++)
     scan[i] = (uint8_t)u64_sorted_contains(g->numbers, g->n, tables[i].number);

@@ -131,19 +131,150 @@ static int search_standalone(const search_ctx_t *c, const search_query_t *q, bfh
   return standalone_search_hashed(c->standalone, q->val, q->val_len, q->hash, fn, arg, st, err);
 }
 
+/* ---- The Cuckoo Index (doc/search.md "The Cuckoo Index") ---------------------------------- */
+
+static int has_cuckoo(const search_ctx_t *c) {
+  return c->cuckoo != NULL;
+}
+
+static uint64_t cuckoo_seed(const search_ctx_t *c) {
+  return c->cuckoo ? cuckoo_index_seed(c->cuckoo) : BFH_DEFAULT_SEED;
+}
+
+typedef struct key_acc {
+  uint32_t *v;
+  size_t n, cap;
+  int nomem;
+  int read; /* the table's values were read: add it (even with none) */
+} key_acc_t;
+
+static void key_acc_push(void *arg, uint64_t hash) {
+  key_acc_t *a = arg;
+  if (a->n == a->cap) {
+    size_t cap = a->cap ? a->cap * 2 : 4096;
+    uint32_t *v = realloc(a->v, cap * sizeof *v);
+    if (!v) {
+      a->nomem = 1;
+      return;
+    }
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n++] = cuckoo_index_key(hash);
+}
+
+/* Brings the index to the view's tables: drops those not in it, adds those not in the index
+   from their values (engine table_hashes). A table that cannot be read is left out: it is
+   scanned, never skipped (its read error comes again from the scan). */
+static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const engine_table_t *tables,
+                           size_t n, err_t *err) {
+  cuckoo_index_t *ci = c->cuckoo;
+  /* The same tables as last time (by a digest: a collision only leaves a table unindexed,
+     and so read, or a gone one held, and so memory): nothing to do. */
+  uint64_t digest = 0x6375636b6f6full + n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = (tables[i].number + 1) * 0x9e3779b97f4a7c15ull;
+    digest += (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull;
+  }
+  if (digest == cuckoo_index_synced(ci)) return BFH_OK;
+  u64vec_t in;
+  u64vec_init(&in);
+  if (cuckoo_index_tables(ci, &in) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "search: out of memory");
+  uint64_t *live = malloc((n ? n : 1) * sizeof *live);
+  if (!live) {
+    u64vec_release(&in);
+    return err_set(err, BFH_E_NOMEM, "search: out of memory");
+  }
+  for (size_t i = 0; i < n; i++) live[i] = tables[i].number;
+  qsort(live, n, sizeof *live, u64_compare);
+  for (size_t i = 0; i < in.n; i++)
+    if (!u64_sorted_contains(live, n, in.v[i])) cuckoo_index_remove_table(ci, in.v[i]);
+  free(live);
+  u64vec_release(&in);
+  if (!c->engine->ops->table_hashes) return BFH_OK;
+  /* Every new table's keys first, then one reserve for all (as if every value were new),
+     the adds, and a fit if shared values left the table under half full. */
+  key_acc_t *acc = calloc(n ? n : 1, sizeof *acc);
+  if (!acc) return err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
+  int rc = BFH_OK;
+  uint64_t total = 0;
+  size_t added = 0;
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    if (cuckoo_index_contains(ci, tables[i].number)) continue;
+    err_t rerr;
+    err_clear(&rerr);
+    int r = c->engine->ops->table_hashes(c->engine, view, tables[i].number, cuckoo_index_seed(ci),
+                                         key_acc_push, &acc[i], NULL, &rerr);
+    if (acc[i].nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
+    acc[i].read = r == BFH_OK && !acc[i].nomem; /* else not indexed: scanned */
+    if (acc[i].read) total += acc[i].n;
+  }
+  if (rc == BFH_OK && total) {
+    cuckoo_index_stats_t cs;
+    cuckoo_index_get_stats(ci, &cs);
+    if (cuckoo_index_reserve(ci, cs.entries + total) != BFH_OK)
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory for the cuckoo index");
+  }
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    if (!acc[i].read) continue;
+    rc = cuckoo_index_add_table(ci, tables[i].number, acc[i].v, acc[i].n, err);
+    added++;
+  }
+  if (rc == BFH_OK && added && cuckoo_index_fit(ci) != BFH_OK)
+    rc = err_set(err, BFH_E_NOMEM, "search: out of memory for the cuckoo index");
+  int all = 1;
+  for (size_t i = 0; i < n; i++) {
+    free(acc[i].v);
+    all &= cuckoo_index_contains(ci, tables[i].number);
+  }
+  free(acc);
+  /* Synced only when every table is in: a table that could not be read is tried again. */
+  if (rc == BFH_OK && all) cuckoo_index_set_synced(ci, digest);
+  return rc;
+}
+
+/* The view's tables the Cuckoo Index names for the value, and every table it does not
+   hold. One lookup in one structure over all tables: counted as internal_probes = 1 (and
+   internal_maybe = 1 when it named any table); no per-table filter is tested. */
+static int select_cuckoo(const search_ctx_t *c, const search_query_t *q, engine_view_t *view,
+                         const engine_table_t *tables, size_t n, uint8_t *scan,
+                         bfh_search_stats *st, err_t *err) {
+  cuckoo_index_t *ci = c->cuckoo;
+  cuckoo_index_lock(ci);
+  int rc = cuckoo_catch_up(c, view, tables, n, err);
+  u64vec_t hit;
+  u64vec_init(&hit);
+  if (rc == BFH_OK && cuckoo_index_lookup(ci, cuckoo_index_key(q->hash), &hit, NULL) != BFH_OK)
+    rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+  if (rc == BFH_OK) {
+    u64vec_sort(&hit);
+    st->internal_probes++;
+    st->internal_maybe += hit.n > 0;
+    for (size_t i = 0; i < n; i++)
+      scan[i] = (uint8_t)(u64_sorted_contains(hit.v, hit.n, tables[i].number) ||
+                          !cuckoo_index_contains(ci, tables[i].number));
+  }
+  cuckoo_index_unlock(ci);
+  u64vec_release(&hit);
+  return rc;
+}
+
 /* In bfh_method order: PROVIDERS[m].method == m. */
 static const search_provider_t PROVIDERS[] = {
-    {BFH_SEARCH_SCAN, "scan", SEARCH_CAP_AUTO, NULL, NULL, cost_scan, NULL, select_all, NULL},
+    {BFH_SEARCH_SCAN, "scan", SEARCH_CAP_AUTO, NULL, NULL, cost_scan, NULL, select_all, NULL, NULL},
     {BFH_SEARCH_LEAVES, "leaves", SEARCH_CAP_AUTO | SEARCH_CAP_INDEX, has_index,
-     "value filters (value_filters = 1)", cost_leaves, NULL, select_leaves, NULL},
+     "value filters (value_filters = 1)", cost_leaves, NULL, select_leaves, NULL, NULL},
     {BFH_SEARCH_HIERARCHY, "hierarchy", SEARCH_CAP_INDEX, has_index,
-     "value filters (value_filters = 1)", NULL, NULL, select_hierarchy, NULL},
+     "value filters (value_filters = 1)", NULL, NULL, select_hierarchy, NULL, NULL},
     {BFH_SEARCH_SLICED, "sliced", SEARCH_CAP_AUTO | SEARCH_CAP_INDEX, has_index,
-     "value filters (value_filters = 1)", cost_sliced, NULL, select_sliced, NULL},
-    {BFH_SEARCH_AUTO, "auto", SEARCH_CAP_PLANNER, NULL, NULL, NULL, NULL, NULL, NULL},
+     "value filters (value_filters = 1)", cost_sliced, NULL, select_sliced, NULL, NULL},
+    {BFH_SEARCH_AUTO, "auto", SEARCH_CAP_PLANNER, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {BFH_SEARCH_STANDALONE, "standalone", SEARCH_CAP_AUTO | SEARCH_CAP_OWN_STORE, has_standalone,
      "a handle opened with standalone_index = 1", cost_standalone, standalone_seed, NULL,
-     search_standalone},
+     search_standalone, NULL},
+    {BFH_SEARCH_CUCKOO, "cuckoo", SEARCH_CAP_STRICT, has_cuckoo,
+     "a handle opened with cuckoo_index = 1", NULL, cuckoo_seed, NULL, NULL, select_cuckoo},
 };
 #define NPROVIDERS (sizeof PROVIDERS / sizeof PROVIDERS[0])
 
@@ -241,7 +372,7 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
     return err_set(err, BFH_E_INVALID, "unknown method %d (%s)", (int)method,
                    search_methods_list(list, sizeof list));
   }
-  if ((asked->caps & SEARCH_CAP_OWN_STORE) && !available(asked, c))
+  if ((asked->caps & (SEARCH_CAP_OWN_STORE | SEARCH_CAP_STRICT)) && !available(asked, c))
     return err_set(err, BFH_E_UNSUPPORTED, "method %s needs %s", asked->name, asked->unavailable);
   q->val = val;
   q->val_len = val_len;
@@ -250,6 +381,9 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   if (!c->index && (q->provider->caps & SEARCH_CAP_INDEX))
     q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
   const search_provider_t *p = q->provider;
+  /* CUCKOO reads the tables it names through their block filters, the memtables through their
+     value index, as AUTO does (its hash is under the value filters' seed). */
+  if (p->method == BFH_SEARCH_CUCKOO && c->index && has_block_filters(c)) q->by_blocks = 1;
   uint64_t seed = p->hash_seed ? p->hash_seed(c)
                   : c->index   ? value_index_params(c->index)->seed
                                : BFH_DEFAULT_SEED;
@@ -263,7 +397,7 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
 }
 
 search_plan_t search_plan(value_index_t *index, bfh_method method) {
-  search_ctx_t c = {NULL, index, NULL};
+  search_ctx_t c = {NULL, index, NULL, NULL};
   const search_provider_t *asked = search_provider_of(method);
   if (!asked) asked = &PROVIDERS[BFH_SEARCH_SCAN];
   search_query_t q;

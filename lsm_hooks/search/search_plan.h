@@ -11,6 +11,9 @@
  *   SLICED      sliced       AUTO, INDEX           ANDing k rows of the bit-sliced index
  *   AUTO        auto         PLANNER               (the planner's choice among the AUTO rows)
  *   STANDALONE  standalone   AUTO, OWN_STORE       (none: a prefix seek in its own store)
+ *   CUCKOO      cuckoo       STRICT                looking the value up in the Cuckoo Index
+ *                                                  (select_in_view: it indexes the view's
+ *                                                  new tables first)
  *
  * A second, smaller table holds the readers, which say how the selected tables and the
  * memtables are read: `whole` (every selected table read whole, the memtables scanned: the
@@ -38,6 +41,7 @@
 #include "filters/hash.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/search/standalone.h"
+#include "lsm_hooks/index/cuckoo_index.h"
 #include "lsm_hooks/index/value_index.h"
 #include "util/err.h"
 
@@ -46,6 +50,7 @@ typedef struct search_ctx {
   engine_t *engine;
   value_index_t *index;     /* NULL: value filters off (only SCAN runs) */
   standalone_t *standalone; /* NULL: no stand-alone index */
+  cuckoo_index_t *cuckoo;   /* NULL: no Cuckoo Index (bfh_options.cuckoo_index) */
 } search_ctx_t;
 
 typedef struct search_query search_query_t;
@@ -55,6 +60,7 @@ typedef struct search_query search_query_t;
 #define SEARCH_CAP_INDEX 0x2u     /* selects tables by their leaves: needs the value index */
 #define SEARCH_CAP_OWN_STORE 0x4u /* answers from a store of its own (search), not by tables */
 #define SEARCH_CAP_PLANNER 0x8u   /* not a provider: asks the planner to choose (AUTO) */
+#define SEARCH_CAP_STRICT 0x10u   /* named but not available: BFH_E_UNSUPPORTED (no fallback) */
 
 /* What a cost estimate knows of the index, gathered once per plan. */
 typedef struct search_costs {
@@ -84,6 +90,10 @@ typedef struct search_provider {
   /* SEARCH_CAP_OWN_STORE: the whole search (validation included). */
   int (*search)(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
                 bfh_search_stats *st, err_t *err);
+  /* A table selector that also needs the search's view (to read tables; NULL: select). */
+  int (*select_in_view)(const search_ctx_t *c, const search_query_t *q, engine_view_t *view,
+                        const engine_table_t *tables, size_t n, uint8_t *scan, bfh_search_stats *st,
+                        err_t *err);
 } search_provider_t;
 
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a

@@ -220,7 +220,10 @@ static void test_api_errors_bad_arguments(void **state) {
   assert_int_equal(bfh_get(db, "k", 1, NULL, &vlen), BFH_E_INVALID);
   assert_int_equal(bfh_search(db, NULL, 4, BFH_SEARCH_SCAN, NULL, NULL, NULL), BFH_E_INVALID);
   expect_msg(bfh_last_error(db), "value is NULL");
-  assert_int_equal(bfh_search(db, "v", 1, (bfh_method)6, NULL, NULL, NULL), BFH_E_INVALID);
+  assert_int_equal(bfh_search(db, "v", 1, (bfh_method)7, NULL, NULL, NULL), BFH_E_INVALID);
+  expect_msg(bfh_last_error(db), "method");
+  assert_int_equal(bfh_search(db, "v", 1, BFH_SEARCH_CUCKOO, NULL, NULL, NULL), BFH_E_UNSUPPORTED);
+  expect_msg(bfh_last_error(db), "cuckoo_index = 1");
   expect_msg(bfh_last_error(db), "method");
   assert_int_equal(bfh_search(db, "v", 1, BFH_SEARCH_STANDALONE, NULL, NULL, NULL),
                    BFH_E_UNSUPPORTED);

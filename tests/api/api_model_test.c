@@ -100,6 +100,8 @@ static void open_db(model_t *md) {
   if (rc != BFH_OK) fail_msg("bfh_open: %d %s", rc, bfh_last_error(NULL));
 }
 
+static uint64_t g_cuckoo_scanned, g_cuckoo_live; /* CUCKOO's tables read and live */
+
 static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method method,
                          uint64_t *mismatches) {
   found_t *f = calloc(1, sizeof *f);
@@ -130,7 +132,14 @@ static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method
              (unsigned long long)st.tables_matched, (unsigned long long)st.tables_scanned,
              st.tables_live, (unsigned long long)st.leaf_positives,
              (unsigned long long)st.leaf_probes);
-  if (method == BFH_SEARCH_AUTO) {
+  if (method == BFH_SEARCH_CUCKOO) {
+    g_cuckoo_scanned += st.tables_scanned;
+    g_cuckoo_live += st.tables_live;
+    /* The Cuckoo Index: one lookup, the tables it names read through their block filters. */
+    if (st.internal_probes != 1 || st.leaf_probes != 0)
+      MISMATCH(mismatches, "cuckoo: %llu lookups, %llu leaf probes\n",
+               (unsigned long long)st.internal_probes, (unsigned long long)st.leaf_probes);
+  } else if (method == BFH_SEARCH_AUTO) {
     g_auto_blocks_probed += st.block_filters_probed;
     g_auto_blocks_read += st.blocks_read;
   } else if (st.block_filters_probed || st.blocks_read) {
@@ -178,6 +187,16 @@ static void close_db(model_t *md) {
 static uint32_t g_index_bits;
 /* The engine of the next run (the own engine unless a test says otherwise). */
 static bfh_engine g_engine = BFH_ENGINE_LSM;
+/* bfh_options.cuckoo_index of the next run: every search then also runs by CUCKOO. */
+static int g_cuckoo;
+
+/* Every method of the run: SCAN..last, and CUCKOO with the Cuckoo Index. */
+static void check_all(model_t *md, const uint8_t *val, size_t len, int last_method,
+                      uint64_t *mismatches) {
+  for (int m = BFH_SEARCH_SCAN; m <= last_method; m++)
+    check_search(md, val, len, (bfh_method)m, mismatches);
+  if (g_cuckoo) check_search(md, val, len, BFH_SEARCH_CUCKOO, mismatches);
+}
 
 static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int standalone,
                 uint64_t ops, uint64_t seed) {
@@ -194,6 +213,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
   md->opt.standalone_index = standalone;
   md->opt.index_bits_per_value = g_index_bits;
   md->opt.engine = g_engine;
+  md->opt.cuckoo_index = g_cuckoo;
   open_db(md);
 
   rng_t r;
@@ -242,8 +262,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
       } else {
         make_value(&r, val, &len);
       }
-      for (int m = BFH_SEARCH_SCAN; m <= last_method; m++)
-        check_search(md, val, len, (bfh_method)m, &mismatches);
+      check_all(md, val, len, last_method, &mismatches);
       searches++;
       if (md->e[i].live) found_nonempty++;
       /* Early stop: the callback's nonzero return ends the search with one report. */
@@ -282,8 +301,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
   for (unsigned d = 0; d < DOMAIN; d += 7) {
     char val[32];
     size_t len = (size_t)sprintf(val, "val-%03u", d);
-    for (int m = BFH_SEARCH_SCAN; m <= last_method; m++)
-      check_search(md, (const uint8_t *)val, len, (bfh_method)m, &mismatches);
+    check_all(md, (const uint8_t *)val, len, last_method, &mismatches);
   }
   print_message("ops %llu searches %llu (x%d methods) gets %llu reopens %llu mismatches %llu\n",
                 (unsigned long long)ops, (unsigned long long)searches, last_method + 1,
@@ -353,6 +371,39 @@ static void test_api_model_rocksdb_leaves_on_disk(void **state) {
   g_engine = BFH_ENGINE_LSM;
 }
 
+/* The Cuckoo Index: every search also by CUCKOO, which must equal the oracle (its index built
+   from the tables at each search as flushes and compactions change them, and again after each
+   reopen), with the memtables unflushed and DOMAIN values over many tables each; it must also
+   skip tables (prune), and its bytes count in index_bytes. */
+static void test_api_model_cuckoo(void **state) {
+  model_t *md = *state;
+  g_cuckoo = 1;
+  g_cuckoo_scanned = g_cuckoo_live = 0;
+  run(md, 0, BFH_PLACEMENT_SIMILARITY, 0, 200000, 7);
+  g_cuckoo = 0;
+  print_message("CUCKOO: %llu tables read of %llu live\n", (unsigned long long)g_cuckoo_scanned,
+                (unsigned long long)g_cuckoo_live);
+  assert_true(g_cuckoo_scanned < g_cuckoo_live);
+  /* Reopened, the index is built at the first CUCKOO search, and counted. */
+  md->opt.cuckoo_index = 1;
+  open_db(md);
+  bfh_db_stats ds;
+  assert_int_equal(bfh_stats(md->db, &ds), BFH_OK);
+  assert_int_equal(ds.cuckoo_tables, 0); /* nothing read yet: an empty table of buckets */
+  uint64_t before = ds.index_bytes - ds.cuckoo_bytes;
+  assert_int_equal(bfh_search(md->db, "val-001", 7, BFH_SEARCH_CUCKOO, NULL, NULL, NULL), BFH_OK);
+  assert_int_equal(bfh_stats(md->db, &ds), BFH_OK);
+  assert_true(ds.cuckoo_tables > 0 && ds.cuckoo_bytes > 0);
+  assert_true(ds.index_bytes >= before + ds.cuckoo_bytes);
+  close_db(md);
+  /* Without the option, CUCKOO is refused, never silently another method. */
+  md->opt.cuckoo_index = 0;
+  open_db(md);
+  assert_int_equal(bfh_search(md->db, "val-001", 7, BFH_SEARCH_CUCKOO, NULL, NULL, NULL),
+                   BFH_E_UNSUPPORTED);
+  assert_non_null(strstr(bfh_last_error(md->db), "cuckoo_index"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_api_model_leaves_in_memory, setup, teardown),
@@ -363,6 +414,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_api_model_lean, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_rocksdb, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_rocksdb_leaves_on_disk, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_cuckoo, setup, teardown),
   };
   const char *only = getenv("BFH_TEST_FILTER"); /* e.g. "*rocksdb*" */
   if (only) cmocka_set_test_filter(only);

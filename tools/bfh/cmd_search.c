@@ -63,6 +63,8 @@ static void search_stats_text(const cli_t *c, const bfh_search_stats *st, double
 
 int cmd_search(cli_t *c) {
   bfh_db *db;
+  /* --method cuckoo keeps the Cuckoo Index (built from the tables at this search). */
+  if (c->method == BFH_SEARCH_CUCKOO) c->opt.cuckoo_index = 1;
   int rc = cli_db_open(c, c->pos[0], 0, &db);
   if (rc) return rc;
   const char *val = c->pos[1];
@@ -118,6 +120,7 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                        {"hierarchy_height", "hierarchy height", ""},
                        {"block_filter_bytes", "block filter bytes", ""},
                        {"index_bytes", "index bytes (RAM)", ""},
+                       {"cuckoo_bytes", "cuckoo index bytes (RAM)", ""},
                        {"mean_leaf_fill", "mean leaf fill", ""}};
   const unsigned long long u[] = {0,
                                   m,
@@ -131,7 +134,8 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                                   st->sliced_bytes,
                                   st->hierarchy_height,
                                   st->block_filter_bytes,
-                                  st->index_bytes};
+                                  st->index_bytes,
+                                  st->cuckoo_bytes};
   size_t n = sizeof rows / sizeof rows[0];
   const char *engine_name = bfh_engine_name(c->opt.engine);
   snprintf(rows[0].value, sizeof rows[0].value, "%s", engine_name ? engine_name : "unknown");
@@ -158,6 +162,8 @@ int cmd_stats(cli_t *c) {
   if (rc) return rc;
   bfh_db_stats st;
   memset(&st, 0, sizeof st);
+  /* --cuckoo-index: build it (a CUCKOO search builds it from the live tables) to report it. */
+  if (c->opt.cuckoo_index) (void)bfh_search(db, "", 0, BFH_SEARCH_CUCKOO, NULL, NULL, NULL);
   if (bfh_stats(db, &st) != BFH_OK) return cli_db_fail(c, db, "stats", BFH_E_UNSUPPORTED);
   /* What the handle uses; with value filters off it has none, and the options (with the m
      and k open_db read from BFH-PARAMS) are shown. */

@@ -278,7 +278,21 @@ static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
 
 #define e_stats NULL /* LevelDB counts no bytes written that its C API shows */
 
-static const engine_ops_t leveldb_ops = ENGINE_OPS("leveldb");
+static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
+                          void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                          err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)e;
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  int rc = ldb_table_hashes(el->io, el->path, number, seed, fn, arg, st, err);
+  if (rc == BFH_NOT_FOUND)
+    rc = err_set(err, BFH_E_IO,
+                 "%s: table %06llu listed in the live version but deleted under the search",
+                 el->path, (unsigned long long)number);
+  return rc;
+}
+
+static const engine_ops_t leveldb_ops = {ENGINE_OPS_FIELDS("leveldb"),
+                                         .table_hashes = e_table_hashes};
 
 /* ---- Opening --------------------------------------------------------------------------- */
 

@@ -13,8 +13,8 @@ static int visit_match(void *arg, const ldb_entry_t *e) {
   return m->fn(m->arg, e->key, e->key_len);
 }
 
-int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
-                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
   ldb_read_stats_t rs = {0};
@@ -22,6 +22,33 @@ int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
                 : ldb_table_scan(io, path, visit_match, (void *)m, &rs, err);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
+  return rc;
+}
+
+typedef struct hash_ctx {
+  uint64_t seed;
+  void (*fn)(void *arg, uint64_t hash);
+  void *arg;
+} hash_ctx_t;
+
+static int visit_hash(void *arg, const ldb_entry_t *e) {
+  const hash_ctx_t *h = arg;
+  if (e->type == LDB_TYPE_VALUE) h->fn(h->arg, bfh_value_hash(e->val, e->val_len, h->seed));
+  return 0;
+}
+
+int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
+                     void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                     err_t *err) {
+  char path[4200];
+  ldb_table_path(dir, number, path, sizeof path);
+  hash_ctx_t h = {seed, fn, arg};
+  ldb_read_stats_t rs = {0};
+  int rc = ldb_table_scan(io, path, visit_hash, &h, &rs, err);
+  if (st) {
+    st->entries += rs.entries;
+    st->bytes_read += rs.bytes_read;
+  }
   return rc;
 }
 

@@ -1,0 +1,280 @@
+/* The Cuckoo Index (lsm_hooks/index/cuckoo_index.h) and BFH_SEARCH_CUCKOO.
+ *
+ * Unit: tables of random keys added and removed, with keys shared by many tables; after every
+ * change the index validates, every key of every table still in it names that table (no false
+ * negative), and absent keys name few tables (the bound below).
+ *
+ * Model, on the own engine and on the LevelDB engine: a database with small memtables and
+ * tables takes random puts (overwrites, empty values), deletes, flushes and reopens over NKEYS
+ * keys, in two value mixes: unique values (one key each) and a 1% domain (NKEYS / 100 values,
+ * about 100 keys each, in many tables each). Every search by CUCKOO must report exactly the
+ * oracle's keys, each once, whether the entries are in tables (flushed, compacted) or still in
+ * the memtables, and right after a reopen (the index is rebuilt from the tables then).
+ * Fixed seeds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+#include "lsm_hooks/index/cuckoo_index.h"
+#include "tests/test_util.h"
+#include "util/random.h"
+
+/* ---- Unit ------------------------------------------------------------------------------------ */
+
+#define UT_TABLES 40
+#define UT_KEYS 3000
+
+static int names(cuckoo_index_t *ci, uint32_t key, uint64_t number) {
+  u64vec_t out;
+  u64vec_init(&out);
+  assert_int_equal(cuckoo_index_lookup(ci, key, &out, NULL), BFH_OK);
+  int found = 0;
+  for (size_t i = 0; i < out.n; i++) found |= out.v[i] == number;
+  u64vec_release(&out);
+  return found;
+}
+
+static void test_cuckoo_index_add_remove_no_false_negative(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 11);
+  cuckoo_index_t *ci = cuckoo_index_create(1);
+  assert_non_null(ci);
+  static uint32_t keys[UT_TABLES][UT_KEYS];
+  int in[UT_TABLES] = {0};
+  /* A shared pool of 2000 keys (each in many tables) and keys of the table's own. */
+  uint32_t pool[2000];
+  for (int i = 0; i < 2000; i++) pool[i] = (uint32_t)rng_next(&r);
+  err_t err;
+  for (int round = 0; round < 120; round++) {
+    int t = (int)rng_below(&r, UT_TABLES);
+    if (in[t]) {
+      assert_int_equal(cuckoo_index_remove_table(ci, 1000 + (uint64_t)t), BFH_OK);
+      in[t] = 0;
+    } else {
+      uint32_t tmp[UT_KEYS];
+      for (int k = 0; k < UT_KEYS; k++) {
+        keys[t][k] = k % 3 == 0 ? pool[rng_below(&r, 2000)] : (uint32_t)rng_next(&r);
+        tmp[k] = keys[t][k];
+      }
+      assert_int_equal(cuckoo_index_add_table(ci, 1000 + (uint64_t)t, tmp, UT_KEYS, &err), BFH_OK);
+      assert_int_equal(cuckoo_index_add_table(ci, 1000 + (uint64_t)t, tmp, 1, &err), BFH_E_INVALID);
+      in[t] = 1;
+    }
+    if (round % 10 != 9) continue;
+    if (cuckoo_index_validate(ci, &err) != BFH_OK) fail_msg("%s", err.msg);
+    for (int u = 0; u < UT_TABLES; u++) {
+      assert_int_equal(cuckoo_index_contains(ci, 1000 + (uint64_t)u), in[u]);
+      if (!in[u]) continue;
+      for (int k = 0; k < UT_KEYS; k++)
+        if (!names(ci, keys[u][k], 1000 + (uint64_t)u))
+          fail_msg("round %d: table %d key %08x not named", round, u, keys[u][k]);
+    }
+  }
+  /* Absent keys: each of the 8 slots compared matches a 16-bit fingerprint with probability
+     2^-16 (load <= 0.9), so a lookup names a table with probability <= 8 * 2^-16 = 1.2e-4
+     per entry set; 100,000 lookups expect <= ~12 (x the set size); bound: 200 tables. */
+  u64vec_t out;
+  u64vec_init(&out);
+  uint64_t named = 0;
+  for (int i = 0; i < 100000; i++) {
+    out.n = 0;
+    assert_int_equal(cuckoo_index_lookup(ci, (uint32_t)rng_next(&r), &out, NULL), BFH_OK);
+    named += out.n;
+  }
+  u64vec_release(&out);
+  cuckoo_index_stats_t cs;
+  cuckoo_index_get_stats(ci, &cs);
+  print_message(
+      "absent: %llu tables named in 100000 lookups; %llu entries, %llu buckets, "
+      "%llu rebuilds, %llu bytes\n",
+      (unsigned long long)named, (unsigned long long)cs.entries, (unsigned long long)cs.buckets,
+      (unsigned long long)cs.rebuilds, (unsigned long long)cs.bytes);
+  assert_true(named <= 200);
+  assert_true(cs.rebuilds > 0); /* growth was exercised */
+  /* Everything out: no entry left. */
+  for (int u = 0; u < UT_TABLES; u++)
+    if (in[u]) assert_int_equal(cuckoo_index_remove_table(ci, 1000 + (uint64_t)u), BFH_OK);
+  cuckoo_index_get_stats(ci, &cs);
+  assert_int_equal(cs.entries, 0);
+  assert_int_equal(cs.tables, 0);
+  assert_int_equal(cuckoo_index_remove_table(ci, 1000), BFH_NOT_FOUND);
+  cuckoo_index_destroy(ci);
+}
+
+/* ---- Model ----------------------------------------------------------------------------------- */
+
+#define NKEYS 3000
+#define MAXV 40
+
+typedef struct entry {
+  int live;
+  char val[MAXV];
+  size_t len;
+} entry_t;
+
+typedef struct found {
+  uint8_t seen[NKEYS];
+  size_t n, dups, unknown;
+} found_t;
+
+static int on_match(void *arg, const void *key, size_t len) {
+  found_t *f = arg;
+  char buf[32];
+  unsigned i;
+  if (len >= sizeof buf) return (int)(f->unknown++ * 0);
+  memcpy(buf, key, len);
+  buf[len] = 0;
+  if (sscanf(buf, "key%06u", &i) != 1 || i >= NKEYS) return (int)(f->unknown++ * 0);
+  if (f->seen[i]) f->dups++;
+  f->seen[i] = 1;
+  f->n++;
+  return 0;
+}
+
+static uint64_t check(bfh_db *db, const entry_t *e, const char *val, size_t len, uint64_t *scanned,
+                      uint64_t *live) {
+  found_t *f = calloc(1, sizeof *f);
+  bfh_search_stats st;
+  int rc = bfh_search(db, len ? val : NULL, len, BFH_SEARCH_CUCKOO, on_match, f, &st);
+  if (rc != BFH_OK) fail_msg("bfh_search: %d %s", rc, bfh_last_error(db));
+  uint64_t bad = f->dups + f->unknown;
+  size_t want = 0;
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    int expect = e[i].live && e[i].len == len && memcmp(e[i].val, val, len) == 0;
+    want += (size_t)expect;
+    if (expect != f->seen[i]) {
+      if (bad++ < 5)
+        print_error("value '%.*s' key %u: oracle %d got %d\n", (int)len, val, i, expect,
+                    f->seen[i]);
+    }
+  }
+  if (st.results != want || st.method_used != BFH_SEARCH_CUCKOO) bad++;
+  *scanned += st.tables_scanned;
+  *live += st.tables_live;
+  free(f);
+  return bad;
+}
+
+static void make_value(rng_t *r, int domain, uint32_t key, entry_t *e) {
+  uint64_t c = rng_below(r, 100);
+  if (c < 5)
+    e->len = 0; /* an empty value is a value */
+  else if (domain)
+    e->len = (size_t)sprintf(e->val, "d-%03u", (unsigned)rng_below(r, NKEYS / 100));
+  else
+    e->len = (size_t)sprintf(e->val, "u-%06u-%08x", key, (unsigned)rng_next(r));
+}
+
+static bfh_db *open_db(const char *dir, bfh_engine engine) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.engine = engine;
+  o.memtable_bytes = 128 << 10;
+  o.table_bytes = 16 << 10;
+  o.value_filter_bits = 4096;
+  o.cuckoo_index = 1;
+  bfh_db *db;
+  int rc = bfh_open(dir, &o, &db);
+  if (rc != BFH_OK) fail_msg("bfh_open: %d %s", rc, bfh_last_error(NULL));
+  return db;
+}
+
+static void run_model(bfh_engine engine, int domain, uint64_t seed) {
+  char dir[512];
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "cuckoo_test"), 0);
+  entry_t *e = calloc(NKEYS, sizeof *e);
+  bfh_db *db = open_db(dir, engine);
+  rng_t r;
+  rng_init(&r, seed);
+  uint64_t bad = 0, searches = 0, reopens = 0, scanned = 0, live = 0;
+  char key[32];
+  for (int op = 0; op < 40000; op++) {
+    uint32_t i = (uint32_t)rng_below(&r, NKEYS);
+    size_t klen = (size_t)sprintf(key, "key%06u", i);
+    uint64_t c = rng_below(&r, 1000);
+    if (c < 700) {
+      make_value(&r, domain, i, &e[i]);
+      e[i].live = 1;
+      assert_int_equal(bfh_put(db, key, klen, e[i].len ? e[i].val : NULL, e[i].len), BFH_OK);
+    } else if (c < 850) {
+      e[i].live = 0;
+      assert_int_equal(bfh_delete(db, key, klen), BFH_OK);
+    } else if (c < 985) {
+      /* A present value mostly, sometimes an absent one. */
+      entry_t probe = e[i];
+      if (!probe.live || rng_below(&r, 4) == 0) make_value(&r, domain, NKEYS + i, &probe);
+      bad += check(db, e, probe.val, probe.len, &scanned, &live);
+      searches++;
+    } else if (c < 998) {
+      assert_int_equal(bfh_flush(db), BFH_OK);
+    } else if (rng_below(&r, 8) == 0) {
+      assert_int_equal(bfh_close(db), BFH_OK);
+      db = open_db(dir, engine);
+      reopens++;
+      /* The first search after a reopen builds the index from the tables. */
+      entry_t probe = e[i];
+      bad += check(db, e, probe.val, probe.len, &scanned, &live);
+    }
+  }
+  /* Every value of the domain, or every key's value, once more. */
+  for (uint32_t i = 0; i < NKEYS; i += domain ? 97 : 7)
+    bad += check(db, e, e[i].val, e[i].len, &scanned, &live);
+  bfh_db_stats ds;
+  assert_int_equal(bfh_stats(db, &ds), BFH_OK);
+  print_message(
+      "%s, %s: %llu searches, %llu reopens, %llu tables read of %llu live, "
+      "cuckoo %llu tables %llu bytes, %llu mismatches\n",
+      engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", domain ? "1% domain" : "unique",
+      (unsigned long long)searches, (unsigned long long)reopens, (unsigned long long)scanned,
+      (unsigned long long)live, (unsigned long long)ds.cuckoo_tables,
+      (unsigned long long)ds.cuckoo_bytes, (unsigned long long)bad);
+  assert_int_equal(bad, 0);
+  assert_true(reopens >= 2 && searches > 1000);
+  assert_true(ds.cuckoo_tables > 1);
+  /* Not vacuous: the index pruned (unique values: most searches read at most one table). */
+  assert_true(scanned < live);
+  if (!domain) assert_true(scanned * 4 < live);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  free(e);
+  assert_int_equal(test_rmrf(dir), 0);
+}
+
+static void test_cuckoo_model_lsm_unique(void **state) {
+  (void)state;
+  run_model(BFH_ENGINE_LSM, 0, 21);
+}
+
+static void test_cuckoo_model_lsm_domain(void **state) {
+  (void)state;
+  run_model(BFH_ENGINE_LSM, 1, 22);
+}
+
+static void test_cuckoo_model_leveldb_unique(void **state) {
+  (void)state;
+  run_model(BFH_ENGINE_LEVELDB, 0, 23);
+}
+
+static void test_cuckoo_model_leveldb_domain(void **state) {
+  (void)state;
+  run_model(BFH_ENGINE_LEVELDB, 1, 24);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cuckoo_index_add_remove_no_false_negative),
+      cmocka_unit_test(test_cuckoo_model_lsm_unique),
+      cmocka_unit_test(test_cuckoo_model_lsm_domain),
+      cmocka_unit_test(test_cuckoo_model_leveldb_unique),
+      cmocka_unit_test(test_cuckoo_model_leveldb_domain),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
