@@ -185,6 +185,11 @@ typedef struct bfh_options {
                                     index over them). BFH_LEAN_BITS (3) is the lean setting
                                     measured there. In memory only: a reopen may change it.
                                     At most 64 */
+  /* RocksDB (doc/rocksdb.md "Column families"): */
+  const char *column_family; /* the column family a BFH_ENGINE_ROCKSDB handle reads, writes and
+                                searches; it must exist (bfh creates none: BFH_E_INVALID naming
+                                it). NULL (default): RocksDB's "default". The other engines
+                                refuse it set (BFH_E_INVALID). Read only during bfh_open */
 } bfh_options;
 #define BFH_LEAN_BITS 3
 

@@ -47,7 +47,7 @@ static int cmp_table(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The live tables of the default column family into *out (malloc'd, sorted by number). */
+/* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
 static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
   if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->path);
@@ -61,7 +61,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
   int rc = BFH_OK;
   for (int i = 0; i < count && rc == BFH_OK; i++) {
     const char *cf = rocksdb_livefiles_column_family_name(lf, i);
-    if (cf && strcmp(cf, "default") != 0) continue;
+    if (cf && strcmp(cf, er->cf_name) != 0) continue; /* another column family's */
     const char *name = rocksdb_livefiles_name(lf, i); /* "/000012.sst" */
     unsigned long long num;
     char ext[8];
