@@ -248,8 +248,9 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   if (rc != BFH_OK) return rc;
   /* A directory whose CURRENT is lost still holds the database's tables and logs: RocksDB
      would create a fresh, empty database over them (create_if_missing), and its next open
-     would delete them as obsolete. */
-  rc = rdb_verify_lost_current(io, path, err);
+     would delete them as obsolete. A damaged WAL record would end RocksDB's replay there,
+     dropping the writes after it. Both are refused first (rdb_verify.c). */
+  rc = rdb_verify_precheck(io, path, err);
   if (rc != BFH_OK) return rc;
   char cur[4200];
   snprintf(cur, sizeof cur, "%s/CURRENT", path);

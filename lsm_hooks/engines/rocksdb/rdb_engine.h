@@ -49,6 +49,16 @@ int rdb_verify_dir(struct env *io, const char *dir, uint64_t m, uint32_t k, uint
    it), else BFH_OK. Reads through io (borrowed). */
 int rdb_verify_lost_current(struct env *io, const char *dir, err_t *err);
 
+/* What RocksDB's open would pass over without a word, checked before it (the engine's open):
+   rdb_verify_lost_current; CURRENT that does not name an existing MANIFEST; the MANIFEST
+   replayed (every checksum, every edit); every live WAL read to its end, every record's
+   checksum and every write batch (RocksDB's default recovery, point in time, stops at a
+   damaged record and drops every write after it, acknowledged or not). A record cut short at
+   a log's end is a write in flight at a crash, not damage. BFH_OK (also for a directory without
+   CURRENT and without database files: a new database); BFH_E_CORRUPT naming the file and
+   offset; BFH_E_UNSUPPORTED (a compressed WAL), BFH_E_IO, BFH_E_NOMEM. Reads through io. */
+int rdb_verify_precheck(struct env *io, const char *dir, err_t *err);
+
 /* Testbed: has index_sync read every live table not indexed yet (as a flush does). */
 int engine_rocksdb_sync(engine_t *e, err_t *err);
 

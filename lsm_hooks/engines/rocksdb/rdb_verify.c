@@ -116,6 +116,41 @@ int rdb_verify_lost_current(env_t *io, const char *dir, err_t *err) {
                  dir);
 }
 
+static int ignore_log_entry(void *arg, const rdb_log_entry_t *e);
+
+int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {
+  int rc = rdb_verify_lost_current(io, dir, err);
+  if (rc != BFH_OK) return rc;
+  rdb_version_t v = {0};
+  char *manifest = NULL;
+  rc = rdb_version_load(io, dir, RDB_LOG_CHECK_TAIL, &v, &manifest, NULL, err);
+  if (rc == BFH_NOT_FOUND) { /* no CURRENT (a new database), or the MANIFEST it names */
+    char path[4200], why[ERR_MSG_BYTES];
+    snprintf(path, sizeof path, "%s/CURRENT", dir);
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
+    rc = env_exists(io, path)
+             ? err_set(err, BFH_E_CORRUPT, "%s: names a MANIFEST that does not exist (%s)", path, why)
+             : BFH_OK;
+    free(manifest);
+    rdb_version_release(&v);
+    return rc;
+  }
+  free(manifest);
+  uint64_t *logs = NULL;
+  size_t n = 0;
+  if (rc == BFH_OK) rc = rdb_version_live_logs(io, dir, &v, &logs, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%06llu.log", dir, (unsigned long long)logs[i]);
+    rc = rdb_log_read(io, path, logs[i], 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, NULL, NULL,
+                      err);
+    if (rc == BFH_NOT_FOUND) rc = BFH_OK; /* listed a moment ago: gone means nothing to read */
+  }
+  free(logs);
+  rdb_version_release(&v);
+  return rc;
+}
+
 /* CURRENT and the MANIFEST it names, replayed. */
 static int check_manifest(check_t *c, err_t *err) {
   char path[4200];
