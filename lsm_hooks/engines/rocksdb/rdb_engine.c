@@ -361,6 +361,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   if (rc == BFH_OK) {
     set_options(er, opt);
     rc = open_families(er, opt->column_family, err);
+    if (rc == BFH_E_CORRUPT && err) rdb_verify_name_damage(er->io, path, err);
   }
   if (rc == BFH_OK && sync) rc = rdb_index_source_init(er, err);
   if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */

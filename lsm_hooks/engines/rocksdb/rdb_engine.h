@@ -59,6 +59,13 @@ int rdb_verify_lost_current(struct env *io, const char *dir, err_t *err);
    offset; BFH_E_UNSUPPORTED (a compressed WAL), BFH_E_IO, BFH_E_NOMEM. Reads through io. */
 int rdb_verify_precheck(struct env *io, const char *dir, err_t *err);
 
+/* After RocksDB's open failed with err (BFH_E_CORRUPT): RocksDB names the wrong file for some
+   damage (a table footer's checksum type is reported "in file MANIFEST-..."). Reads the
+   footer, metaindex and properties of every live table with bfh's reader; at the first damaged
+   one err becomes its message (file and offset) followed by RocksDB's, and 1 is returned; else
+   0 and err is left alone. */
+int rdb_verify_name_damage(struct env *io, const char *dir, err_t *err);
+
 /* Testbed: has index_sync read every live table not indexed yet (as a flush does). */
 int engine_rocksdb_sync(engine_t *e, err_t *err);
 

@@ -151,6 +151,28 @@ int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {
   return rc;
 }
 
+int rdb_verify_name_damage(env_t *io, const char *dir, err_t *err) {
+  rdb_version_t v = {0};
+  err_t e;
+  if (rdb_version_load(io, dir, 0, &v, NULL, NULL, &e) != BFH_OK) return 0;
+  int found = 0;
+  for (size_t i = 0; i < v.nfiles && !found; i++) {
+    char path[4200];
+    rdb_table_path(dir, v.files[i].number, path, sizeof path);
+    rdb_table_props_t props = {0};
+    int rc = rdb_table_props_read(io, path, &props, &e);
+    rdb_table_props_release(&props);
+    if (rc == BFH_E_CORRUPT || rc == BFH_E_UNSUPPORTED) { /* RocksDB said Corruption */
+      char was[ERR_MSG_BYTES];
+      snprintf(was, sizeof was, "%s", err->msg);
+      err_set(err, BFH_E_CORRUPT, "%s (RocksDB's open: %s)", e.msg, was);
+      found = 1;
+    }
+  }
+  rdb_version_release(&v);
+  return found;
+}
+
 /* CURRENT and the MANIFEST it names, replayed. */
 static int check_manifest(check_t *c, err_t *err) {
   char path[4200];
