@@ -84,6 +84,10 @@ void rdb_bg_stop(engine_rocksdb_t *er);
 /* Sets index_sync's source (rdb_reads.c's readers, the cache directory) and creates the
    cache directory <db>/bfh-filters/. */
 int rdb_index_source_init(engine_rocksdb_t *er, err_t *err);
+/* Removes the files of the cache directory that hold no leaf of a live table (a table a
+   compaction deleted while the database was open elsewhere, a damaged or stray file); called
+   after the open's first sync. A failed removal is left for the next open. */
+void rdb_clean_cache(engine_rocksdb_t *er);
 
 /* rdb_wal.c */
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a

@@ -365,6 +365,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   }
   if (rc == BFH_OK && sync) rc = rdb_index_source_init(er, err);
   if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */
+  if (rc == BFH_OK) rdb_clean_cache(er);
   if (rc == BFH_OK) rc = rdb_bg_start(er, err);
   if (rc != BFH_OK) {
     e_close(&er->base, NULL);

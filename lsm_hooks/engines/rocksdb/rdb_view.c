@@ -9,6 +9,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/index/leaf_cache.h"
 
 /* ---- index_source_t ------------------------------------------------------------------- */
@@ -38,6 +39,27 @@ int rdb_index_source_init(engine_rocksdb_t *er, err_t *err) {
                         .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS,
                         .io = er->io};
   return index_sync_set_source(er->sync, &src, err);
+}
+
+void rdb_clean_cache(engine_rocksdb_t *er) {
+  if (!er->sync || !er->cache_dir) return;
+  char **names = NULL;
+  size_t n = 0;
+  err_t err;
+  if (env_list_dir(er->io, er->cache_dir, &names, &n, &err) != BFH_OK) return;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t num;
+    int keep = 0;
+    if (ldb_file_number(names[i], "vf", &num)) {
+      index_leaf_source_t s = index_sync_leaf_source(er->sync, num);
+      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
+    }
+    if (keep || names[i][0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", er->cache_dir, names[i]);
+    (void)env_unlink(er->io, p, NULL); /* a failure leaves it for the next open */
+  }
+  env_names_free(names, n);
 }
 
 /* ---- The live tables -------------------------------------------------------------------- */
