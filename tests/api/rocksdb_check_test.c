@@ -5,7 +5,8 @@
  *   - a database that lost its CURRENT: bfh_open with create_if_missing refuses it with
  *     BFH_E_CORRUPT naming CURRENT and leaves the directory as it was (RocksDB would create an
  *     empty database over it and then delete its tables as obsolete); bfh_check reports it;
- *     bfh_repair (RocksDB's RepairDB) gives back every key;
+ *     bfh_repair (RocksDB's RepairDB) gives back every key; a damaged table is moved to lost/
+ *     by it, and the repair report counts it (tables_lost, files_moved);
  *   - column families: three families written by a stock program (a key in each holding a
  *     different value, values only one family has, flushed tables and WAL entries), searched
  *     through bfh_options.column_family by every method: exactly the family's keys, a value of
@@ -272,8 +273,21 @@ static void test_rocksdb_lost_current(void **state) {
   bfh_repair_report rr;
   rc = bfh_repair(g_dir, &o, &rr);
   if (rc != BFH_OK) fail_msg("repair: %d %s", rc, bfh_last_error(NULL));
+  assert_int_equal(rr.tables_lost, 0);
   expect_all_keys(g_dir);
   assert_int_equal(check(g_dir, &d, &rep), BFH_OK);
+
+  /* A damaged table: RocksDB's repair moves it to lost/ whole; the report says so. */
+  char name[256];
+  assert_int_equal(find_file(g_dir, ".sst", name, sizeof name), 0);
+  snprintf(path, sizeof path, "%s/%s", g_dir, name);
+  assert_int_equal(test_file_xor_byte(path, 20, 0x5a), 0);
+  memset(&rr, 0, sizeof rr);
+  assert_int_equal(bfh_repair(g_dir, &o, &rr), BFH_OK);
+  assert_int_equal(rr.tables_lost, 1);
+  assert_true(rr.files_moved >= 1);
+  snprintf(path, sizeof path, "%s/lost/%s", g_dir, name);
+  assert_int_equal(access(path, F_OK), 0);
 }
 
 /* ---- Column families ------------------------------------------------------------------- */

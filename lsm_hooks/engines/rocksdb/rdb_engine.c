@@ -21,6 +21,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 
 /* Maps a RocksDB error string to a status, sets err, frees msg. */
@@ -376,9 +377,35 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   return BFH_OK;
 }
 
+/* Counts the damage bfh's check finds before RocksDB's repair: a damaged table is moved to
+   lost/ whole by RocksDB's repair (all its keys leave the database). */
+typedef struct repair_count {
+  bfh_repair_report *rep;
+} repair_count_t;
+
+static void count_damage(void *arg, const char *file, uint64_t offset, const char *what) {
+  (void)offset, (void)what;
+  repair_count_t *rc = arg;
+  uint64_t num;
+  if (rc->rep && ldb_file_number(file, "sst", &num)) rc->rep->tables_lost++;
+}
+
+/* The entries of dir/lost/ (0 if it does not exist). */
+static uint64_t lost_entries(const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/lost", dir);
+  char **names = NULL;
+  size_t n = 0;
+  err_t e;
+  if (!env_exists(env_default(), path) ||
+      env_list_dir(env_default(), path, &names, &n, &e) != BFH_OK)
+    return 0;
+  env_names_free(names, n);
+  return n;
+}
+
 int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
-  (void)rep;
   struct stat sb;
   if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
@@ -386,13 +413,27 @@ int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_r
   if (rc != BFH_OK) return rc;
   if (engine_detect_dir(path) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database: nothing to repair", path);
+  /* What RocksDB's repair will drop, counted first with bfh's readers (it also refuses an
+     open database: BFH_E_BUSY). */
+  lsm_verify_stats_t st = {0};
+  uint64_t cache_damaged = 0;
+  repair_count_t count = {rep};
+  rc = rdb_verify_dir(env_default(), path, 0, 0, 0, count_damage, &count, &st, &cache_damaged,
+                      err);
+  if (rc != BFH_OK) return rc;
+  uint64_t lost_before = lost_entries(path);
   rocksdb_options_t *o = rocksdb_options_create();
   rocksdb_options_set_create_if_missing(o, 0);
   (void)opt;
   char *msg = NULL;
   rocksdb_repair_db(o, path, &msg);
   rocksdb_options_destroy(o);
-  return msg ? rdb_error(path, msg, "repair", err) : BFH_OK;
+  if (msg) return rdb_error(path, msg, "repair", err);
+  if (rep) {
+    uint64_t after = lost_entries(path);
+    rep->files_moved = after > lost_before ? after - lost_before : 0;
+  }
+  return BFH_OK;
 }
 
 int engine_rocksdb_sync(engine_t *e, err_t *err) {
