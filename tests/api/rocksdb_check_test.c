@@ -172,7 +172,8 @@ static void copy_clean(void) {
 }
 
 /* A byte of file name (in the copy) flipped; bfh_check must name the file. */
-static void expect_damage_named(const char *name, uint64_t off, const char *reported, int harmless) {
+static void expect_damage_named(const char *name, uint64_t off, const char *reported,
+                                int harmless) {
   copy_clean();
   char path[1200];
   snprintf(path, sizeof path, "%s/%s", g_copy, name);
@@ -192,8 +193,9 @@ static void expect_damage_named(const char *name, uint64_t off, const char *repo
   }
   int named = 0;
   for (size_t i = 0; i < d.n && i < 16; i++) named |= strstr(d.files[i], reported) != NULL;
-  if (!named) fail_msg("%s damaged at %llu: not reported (%zu reports, first '%s')", name,
-                       (unsigned long long)off, d.n, d.n ? d.files[0] : "");
+  if (!named)
+    fail_msg("%s damaged at %llu: not reported (%zu reports, first '%s')", name,
+             (unsigned long long)off, d.n, d.n ? d.files[0] : "");
 }
 
 static void test_rocksdb_check_clean_and_damaged(void **state) {
@@ -305,8 +307,8 @@ static void cf_write(void) {
   const rocksdb_options_t *opts[NCF] = {o, o, o};
   rocksdb_column_family_handle_t *h[NCF];
   char *msg = NULL;
-  rocksdb_t *db = rocksdb_open_column_families(o, g_dir, NCF, (const char *const *)CF_NAMES, opts,
-                                               h, &msg);
+  rocksdb_t *db =
+      rocksdb_open_column_families(o, g_dir, NCF, (const char *const *)CF_NAMES, opts, h, &msg);
   fail_if(msg, "rocksdb_open_column_families");
   rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
   rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();

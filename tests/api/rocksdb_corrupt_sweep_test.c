@@ -1,15 +1,14 @@
 /* A corruption sweep over the files of a RocksDB database searched through BFH_ENGINE_ROCKSDB
  * (doc/rocksdb.md "Checking and repair"): a clean database (two tables written by a stock
- * program and the rest of its writes recovered from its WAL at bfh's open, filter cache files, puts through bfh left in
- * the WAL) is copied, one byte of one file flipped (XOR 0xff), and the copy opened and searched
- * by every method. Each open and each search either answers exactly as the oracle says or fails
- * with BFH_E_CORRUPT whose message names the damaged file (its number, or CURRENT); never a
- * wrong answer, another status or a crash. A damaged filter cache file or OPTIONS file is
- * harmless: the answers must be exact.
- * The bytes flipped: every byte of CURRENT; of each table, 24 offsets spread over the file
- * (data, properties, metaindex and index blocks) and every 4th byte of the 53-byte footer; 40
- * offsets of the MANIFEST; 24 of the WAL (its puts are the only copy of their values); 8 of
- * OPTIONS; 12 of a cache file. The counts of each outcome are printed.
+ * program and the rest of its writes recovered from its WAL at bfh's open, filter cache files, puts
+ * through bfh left in the WAL) is copied, one byte of one file flipped (XOR 0xff), and the copy
+ * opened and searched by every method. Each open and each search either answers exactly as the
+ * oracle says or fails with BFH_E_CORRUPT whose message names the damaged file (its number, or
+ * CURRENT); never a wrong answer, another status or a crash. A damaged filter cache file or OPTIONS
+ * file is harmless: the answers must be exact. The bytes flipped: every byte of CURRENT; of each
+ * table, 24 offsets spread over the file (data, properties, metaindex and index blocks) and every
+ * 4th byte of the 53-byte footer; 40 offsets of the MANIFEST; 24 of the WAL (its puts are the only
+ * copy of their values); 8 of OPTIONS; 12 of a cache file. The counts of each outcome are printed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,8 +186,8 @@ static void test_rocksdb_corrupt_sweep(void **state) {
   assert_true(cache[0] != 0);
 
   outcome_t kinds[6] = {{0}};
-  static const char *const kind_names[6] = {"table", "MANIFEST", "CURRENT", "WAL", "OPTIONS",
-                                            "filter cache"};
+  static const char *const kind_names[6] = {"table", "MANIFEST", "CURRENT",
+                                            "WAL",   "OPTIONS",  "filter cache"};
   uint64_t offs[128];
   int have[6] = {0};
   for (size_t i = 0; i < nn; i++) {
@@ -220,10 +219,11 @@ static void test_rocksdb_corrupt_sweep(void **state) {
   sweep_file(cache, cache, offs, spread(file_size(path), 12, 0, offs), 1, &kinds[5]);
   have[5]++;
   for (int k = 0; k < 6; k++) {
-    print_message("%-12s files %d cases %3zu: exact %3zu, refused at open %3zu, refused by a "
-                  "search %3zu\n",
-                  kind_names[k], have[k], kinds[k].cases, kinds[k].exact, kinds[k].refused_open,
-                  kinds[k].refused_search);
+    print_message(
+        "%-12s files %d cases %3zu: exact %3zu, refused at open %3zu, refused by a "
+        "search %3zu\n",
+        kind_names[k], have[k], kinds[k].cases, kinds[k].exact, kinds[k].refused_open,
+        kinds[k].refused_search);
     assert_true(have[k] >= 1);
   }
   assert_true(have[0] >= 2);

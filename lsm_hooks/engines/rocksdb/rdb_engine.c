@@ -418,8 +418,7 @@ int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_r
   lsm_verify_stats_t st = {0};
   uint64_t cache_damaged = 0;
   repair_count_t count = {rep};
-  rc = rdb_verify_dir(env_default(), path, 0, 0, 0, count_damage, &count, &st, &cache_damaged,
-                      err);
+  rc = rdb_verify_dir(env_default(), path, 0, 0, 0, count_damage, &count, &st, &cache_damaged, err);
   if (rc != BFH_OK) return rc;
   uint64_t lost_before = lost_entries(path);
   rocksdb_options_t *o = rocksdb_options_create();

@@ -128,9 +128,9 @@ int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {
     char path[4200], why[ERR_MSG_BYTES];
     snprintf(path, sizeof path, "%s/CURRENT", dir);
     snprintf(why, sizeof why, "%s", err ? err->msg : "");
-    rc = env_exists(io, path)
-             ? err_set(err, BFH_E_CORRUPT, "%s: names a MANIFEST that does not exist (%s)", path, why)
-             : BFH_OK;
+    rc = env_exists(io, path) ? err_set(err, BFH_E_CORRUPT,
+                                        "%s: names a MANIFEST that does not exist (%s)", path, why)
+                              : BFH_OK;
     free(manifest);
     rdb_version_release(&v);
     return rc;
@@ -196,8 +196,7 @@ static int check_manifest(check_t *c, err_t *err) {
   count_file(c, manifest, &size);
   rc = rdb_version_read(c->io, manifest, 0, RDB_LOG_CHECK_TAIL, &c->version, NULL, &e);
   if (rc == BFH_OK && !rdb_version_cf(&c->version, 0))
-    rc = err_set(&e, BFH_E_CORRUPT, "manifest %s: at offset 0: no default column family",
-                 manifest);
+    rc = err_set(&e, BFH_E_CORRUPT, "manifest %s: at offset 0: no default column family", manifest);
   c->st->records += c->version.edits;
   c->live_known = rc == BFH_OK;
   if (!c->live_known) { /* the directory's files are then all checked */
