@@ -477,7 +477,7 @@ typedef struct bfh_check_report {
                                flight at a crash, which the next open drops. Not damage, and
                                not reported to fn */
   uint64_t torn_tail_bytes; /* the bytes of those records */
-  uint64_t cache_damaged;   /* LevelDB engine: damaged files of the filter cache
+  uint64_t cache_damaged;   /* LevelDB, RocksDB: damaged files of the filter cache
                                (bfh-filters/), reported to fn but harmless: the next open
                                rebuilds them from their tables. Not counted in damaged */
 } bfh_check_report;

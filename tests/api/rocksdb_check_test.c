@@ -411,6 +411,9 @@ static void test_rocksdb_column_families(void **state) {
   assert_int_equal(bfh_open(g_dir, &o, &db), BFH_E_INVALID);
   char other[700];
   snprintf(other, sizeof other, "%s-other", g_dir);
+  o.column_family = "alpha"; /* a new database has only "default": nothing created */
+  assert_int_equal(bfh_open(other, &o, &db), BFH_E_INVALID);
+  assert_non_null(strstr(bfh_last_error(NULL), "alpha"));
   bfh_options_init(&o);
   o.column_family = "alpha";
   for (int e = 0; e < 2; e++) {

@@ -21,6 +21,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 
@@ -247,6 +248,10 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
+  long holder = ldb_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
+  if (holder)
+    return err_set(err, BFH_E_BUSY,
+                   "%s: database is open in process %ld (it holds RocksDB's LOCK)", path, holder);
   /* A directory whose CURRENT is lost still holds the database's tables and logs: RocksDB
      would create a fresh, empty database over them (create_if_missing), and its next open
      would delete them as obsolete. A damaged WAL record would end RocksDB's replay there,
@@ -335,6 +340,13 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
                         index_sync_t *sync, engine_t **out, err_t *err) {
   int rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
+  char cur[4200];
+  snprintf(cur, sizeof cur, "%s/CURRENT", path);
+  if (opt->column_family && strcmp(opt->column_family, "default") != 0 && access(cur, F_OK) != 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
+                   "none: create it with RocksDB); nothing was written",
+                   path, opt->column_family);
   engine_rocksdb_t *er = calloc(1, sizeof *er);
   if (!er) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   er->base.ops = &rocksdb_ops;
