@@ -250,8 +250,8 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   if (rc != BFH_OK) return rc;
   long holder = ldb_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
   if (holder)
-    return err_set(err, BFH_E_BUSY,
-                   "%s: database is open in process %ld (it holds RocksDB's LOCK)", path, holder);
+    return err_set(err, BFH_E_BUSY, "%s: database is open in process %ld (it holds RocksDB's LOCK)",
+                   path, holder);
   /* A directory whose CURRENT is lost still holds the database's tables and logs: RocksDB
      would create a fresh, empty database over them (create_if_missing), and its next open
      would delete them as obsolete. A damaged WAL record would end RocksDB's replay there,
