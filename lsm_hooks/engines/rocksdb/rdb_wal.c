@@ -76,10 +76,25 @@ static uint64_t super_version(engine_rocksdb_t *er) {
   return v;
 }
 
+/* A WAL that vanished between RocksDB's listing of the WAL files and its read of one: a purge
+   of obsolete files already under way when the view disabled file deletions (measured: "IO
+   error: No such file or directory: while stat a file for size: .../000131.log" under load).
+   Such a WAL's writes are in a table the view lists after the WAL read; the read is retried. */
+static int wal_vanished(const char *msg) {
+  return strstr(msg, "No such file") != NULL;
+}
+
+#define RDB_WAL_READ_ATTEMPTS 8
+
 /* Reads the batches from er->next_seq on into b. */
 static int read_batches(engine_rocksdb_t *er, ldb_seg_builder_t *b, uint64_t *next, err_t *err) {
   char *msg = NULL;
   rocksdb_wal_iterator_t *it = rocksdb_get_updates_since(er->db, *next, NULL, &msg);
+  for (int attempt = 1; msg && wal_vanished(msg) && attempt < RDB_WAL_READ_ATTEMPTS; attempt++) {
+    rocksdb_free(msg);
+    msg = NULL;
+    it = rocksdb_get_updates_since(er->db, *next, NULL, &msg);
+  }
   if (msg) {
     int rc = err_set(err, BFH_E_IO, "%s: reading the WAL from sequence %llu: %s", er->path,
                      (unsigned long long)*next, msg);
