@@ -195,6 +195,11 @@ typedef struct bfh_options {
                        become live (an open rebuilds it that way); counted in index_bytes.
                        Own and LevelDB engines (not read-only). Default 0: none, and CUCKOO
                        gives BFH_E_UNSUPPORTED */
+  /* RocksDB (doc/rocksdb.md "Column families"): */
+  const char *column_family; /* the column family a BFH_ENGINE_ROCKSDB handle reads, writes and
+                                searches; it must exist (bfh creates none: BFH_E_INVALID naming
+                                it). NULL (default): RocksDB's "default". The other engines
+                                refuse it set (BFH_E_INVALID). Read only during bfh_open */
 } bfh_options;
 #define BFH_LEAN_BITS 3
 
@@ -486,7 +491,7 @@ typedef struct bfh_check_report {
                                flight at a crash, which the next open drops. Not damage, and
                                not reported to fn */
   uint64_t torn_tail_bytes; /* the bytes of those records */
-  uint64_t cache_damaged;   /* LevelDB engine: damaged files of the filter cache
+  uint64_t cache_damaged;   /* LevelDB, RocksDB: damaged files of the filter cache
                                (bfh-filters/), reported to fn but harmless: the next open
                                rebuilds them from their tables. Not counted in damaged */
 } bfh_check_report;

@@ -48,6 +48,7 @@
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
+#include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/index/index_sync.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/index/value_index.h"

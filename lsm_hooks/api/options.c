@@ -138,6 +138,15 @@ static int check_options(const bfh_options *o) {
     return invalid(NULL,
                    "bfh_open: read_only with leaves on disk needs an index_dir to keep "
                    "them in (nothing is written into the database)");
+  const engine_kind_t *row = engine_kind_for(o->engine, o->read_only);
+  if (o->column_family && !(row && (row->caps & ENGINE_CAP_COLUMN_FAMILY)))
+    return invalid(NULL,
+                   "bfh_open: column_family '%s': only an engine with column families reads one "
+                   "(%s); the %s engine%s has none",
+                   o->column_family, rows_with(ENGINE_CAP_COLUMN_FAMILY, buf, sizeof buf),
+                   kind->name, o->read_only ? " (read-only)" : "");
+  if (o->column_family && !o->column_family[0])
+    return invalid(NULL, "bfh_open: column_family is empty: NULL names the default one");
   if (o->leaves_on_disk != BFH_LEAVES_IN_MEMORY && o->leaves_on_disk != BFH_LEAVES_ON_DISK &&
       o->leaves_on_disk != BFH_LEAVES_ON_DISK_WHOLE)
     return invalid(NULL,

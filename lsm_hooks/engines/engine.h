@@ -181,7 +181,8 @@ enum {
   ENGINE_CAP_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
   ENGINE_CAP_OWN = 1u << 7,          /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
                                         (testbed code that measures the engine's internals) */
-  ENGINE_CAP_REPAIR_REPORT = 1u << 8 /* repair fills bfh_repair_report */
+  ENGINE_CAP_REPAIR_REPORT = 1u << 8, /* repair fills bfh_repair_report */
+  ENGINE_CAP_COLUMN_FAMILY = 1u << 9  /* bfh_options.column_family names the one searched */
 };
 
 /* A write an open replays from a log (is_value 0: a deletion); nonzero stops the open with

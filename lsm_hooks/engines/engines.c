@@ -53,9 +53,11 @@ static const engine_kind_t kinds[] = {
      .row = "rocksdb",
      .what = "stock RocksDB through its C API (default column family), value filters kept "
              "beside its tables",
-     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE,
+     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
+             ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_open,
      .repair = engine_rocksdb_repair,
+     .check = rdb_verify_check,
      .describe = rdb_describe},
 };
 

@@ -83,6 +83,8 @@ static const spec_t SPECS[] = {
      "own engine: also keep a value||key index (once a database has one, every open must say so)"},
     {"cuckoo-index", CLI_DB, K_FLAG, AT(opt.cuckoo_index), 1, NULL, NULL,
      "keep the Cuckoo Index (search --method cuckoo; stats report its bytes)"},
+    {"column-family", CLI_DB, K_STR, AT(opt.column_family), 0, NULL, "NAME",
+     "RocksDB engine: the column family to read, write and search (default: default)"},
     {"from", CLI_FROM, K_STR, AT(from), 0, NULL, "FILE",
      "read key,value records from FILE (- for stdin)"},
     {"format", CLI_FROM | CLI_SCAN, K_CHOICE, AT(format), 0, FORMATS, "csv|tsv",

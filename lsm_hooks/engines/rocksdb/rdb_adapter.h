@@ -1,7 +1,7 @@
 /* What the files of the RocksDB engine share (internal to lsm_hooks/engines/rocksdb/).
  *
  *   rdb_engine.c  the engine_ops (put, delete, get, flush, iterate), open, close, repair
- *   rdb_view.c    views: file deletions held off, the live tables of the default column family
+ *   rdb_view.c    views: file deletions held off, the live tables of the engine's column family
  *                 (rocksdb_livefiles), the WAL's entries; the report to index_sync and the
  *                 background thread that has it read new tables
  *   rdb_wal.c     the live write-ahead logs read into segments of value entries (memtables)
@@ -15,7 +15,7 @@
  *      immutable reference-counted segments indexed by value (the LevelDB engine's log_seg_t,
  *      ../leveldb/adapter.h); after a flush or a compaction (RocksDB's super version number
  *      changed) the segments are dropped and the live WAL read again from its start;
- *   3. rocksdb_livefiles: the tables of the default column family, with levels and sizes,
+ *   3. rocksdb_livefiles: the tables of the engine's column family, with levels and sizes,
  *      reported to index_sync (index_sync_tables_listed; the view pins its epoch).
  * Every write acknowledged before step 1 is in a WAL that still exists at step 2 (WALs are
  * deleted only after their memtable is a table) or in a table listed at step 3, and no file
@@ -51,6 +51,13 @@ typedef struct engine_rocksdb {
   rocksdb_readoptions_t *ropt;
   rocksdb_writeoptions_t *wopt;
   rocksdb_flushoptions_t *fopt;
+  /* Every column family of the database is open (RocksDB opens all or none); the engine works
+     on one of them, bfh_options.column_family ("default" when NULL). */
+  rocksdb_column_family_handle_t **cfs; /* owned, ncfs of them */
+  size_t ncfs;
+  rocksdb_column_family_handle_t *cf; /* the one searched (borrowed from cfs) */
+  char *cf_name;                      /* its name (owned) */
+  uint32_t cf_id;                     /* its id, as the WAL and the MANIFEST name it */
 
   pthread_mutex_t sync_mu; /* one view or sync at a time; guards what follows */
   log_seg_t **segs;        /* the WAL's value entries read so far */
@@ -77,11 +84,15 @@ void rdb_bg_stop(engine_rocksdb_t *er);
 /* Sets index_sync's source (rdb_reads.c's readers, the cache directory) and creates the
    cache directory <db>/bfh-filters/. */
 int rdb_index_source_init(engine_rocksdb_t *er, err_t *err);
+/* Removes the files of the cache directory that hold no leaf of a live table (a table a
+   compaction deleted while the database was open elsewhere, a damaged or stray file); called
+   after the open's first sync. A failed removal is left for the next open. */
+void rdb_clean_cache(engine_rocksdb_t *er);
 
 /* rdb_wal.c */
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a
    super version change) into a new segment. REQUIRES sync_mu. BFH_E_UNSUPPORTED for a merge
-   operand or a blob reference of the default column family. */
+   operand or a blob reference of the engine's column family. */
 int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err);
 void rdb_wal_release(engine_rocksdb_t *er);
 

@@ -1,5 +1,6 @@
-/* engine_t over stock RocksDB (Debian's 7.8.3) through its C API, its default column family
- * (doc/rocksdb.md, "The read-write engine"); views, the WAL and the table reads are described
+/* engine_t over stock RocksDB (Debian's 7.8.3) through its C API, one of its column families
+ * (bfh_options.column_family, the default one when NULL; doc/rocksdb.md, "The read-write engine"
+ * and "Column families"); views, the WAL and the table reads are described
  * in rdb_adapter.h.
  *
  * put, delete and get go to rocksdb_put / rocksdb_delete / rocksdb_get. RocksDB opens with its
@@ -20,6 +21,8 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/leveldb/ldb_verify.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 
 /* Maps a RocksDB error string to a status, sets err, frees msg. */
@@ -50,6 +53,10 @@ static int e_close(engine_t *e, err_t *err) {
     index_sync_close_caches(er->sync);
   }
   rdb_wal_release(er);
+  for (size_t i = 0; i < er->ncfs; i++)
+    if (er->cfs[i]) rocksdb_column_family_handle_destroy(er->cfs[i]);
+  free(er->cfs);
+  free(er->cf_name);
   if (er->db) rocksdb_close(er->db);
   if (er->dir_fd >= 0) close(er->dir_fd); /* releases the flock */
   if (er->options) rocksdb_options_destroy(er->options);
@@ -69,14 +76,14 @@ static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, 
                  err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
-  rocksdb_put(er->db, er->wopt, key, key_len, val, val_len, &msg);
+  rocksdb_put_cf(er->db, er->wopt, er->cf, key, key_len, val, val_len, &msg);
   return msg ? rdb_error(er->path, msg, "put", err) : BFH_OK;
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
-  rocksdb_delete(er->db, er->wopt, key, key_len, &msg);
+  rocksdb_delete_cf(er->db, er->wopt, er->cf, key, key_len, &msg);
   return msg ? rdb_error(er->path, msg, "delete", err) : BFH_OK;
 }
 
@@ -87,7 +94,7 @@ static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_l
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
   size_t n = 0;
-  char *v = rocksdb_get(er->db, er->ropt, key, key_len, &n, &msg); /* malloc'd */
+  char *v = rocksdb_get_cf(er->db, er->ropt, er->cf, key, key_len, &n, &msg); /* malloc'd */
   if (msg) {
     rocksdb_free(v);
     return rdb_error(er->path, msg, "get", err);
@@ -106,7 +113,7 @@ static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_l
 static int e_flush(engine_t *e, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
-  rocksdb_flush(er->db, er->fopt, &msg);
+  rocksdb_flush_cf(er->db, er->fopt, er->cf, &msg);
   if (msg) return rdb_error(er->path, msg, "flush", err);
   return rdb_sync(er, 0, err);
 }
@@ -211,7 +218,7 @@ static const engine_iter_ops_t rdb_iter_ops = {it_destroy, it_seek_first, it_see
 static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   rdb_iter_t *it = calloc(1, sizeof *it);
-  if (it) it->it = rocksdb_create_iterator(er->db, er->ropt);
+  if (it) it->it = rocksdb_create_iterator_cf(er->db, er->ropt, er->cf);
   if (!it || !it->it) {
     free(it);
     return err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", er->path);
@@ -230,7 +237,7 @@ static const engine_ops_t rocksdb_ops = ENGINE_OPS("rocksdb");
 
 /* What path must be before RocksDB may open or create a database in it (RocksDB itself would
    create a missing directory even with create_if_missing off). */
-static int check_directory(const char *path, int create, err_t *err) {
+static int check_directory(env_t *io, const char *path, int create, err_t *err) {
   struct stat sb;
   if (stat(path, &sb) != 0) {
     if (errno != ENOENT) return err_errno(err, errno, "%s: stat", path);
@@ -240,6 +247,16 @@ static int check_directory(const char *path, int create, err_t *err) {
   }
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
+  if (rc != BFH_OK) return rc;
+  long holder = ldb_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
+  if (holder)
+    return err_set(err, BFH_E_BUSY, "%s: database is open in process %ld (it holds RocksDB's LOCK)",
+                   path, holder);
+  /* A directory whose CURRENT is lost still holds the database's tables and logs: RocksDB
+     would create a fresh, empty database over them (create_if_missing), and its next open
+     would delete them as obsolete. A damaged WAL record would end RocksDB's replay there,
+     dropping the writes after it. Both are refused first (rdb_verify.c). */
+  rc = rdb_verify_precheck(io, path, err);
   if (rc != BFH_OK) return rc;
   char cur[4200];
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
@@ -268,10 +285,68 @@ static void set_options(engine_rocksdb_t *er, const bfh_options *opt) {
   rocksdb_flushoptions_set_wait(er->fopt, 1);
 }
 
+/* rocksdb_open_column_families with every family the database has (RocksDB opens all or none;
+   just the default one for a new database), then the one named (NULL: "default") chosen. */
+static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
+  const char *name = want ? want : "default";
+  char *msg = NULL;
+  size_t n = 0;
+  char **names = NULL;
+  char cur[4200];
+  snprintf(cur, sizeof cur, "%s/CURRENT", er->path);
+  if (access(cur, F_OK) == 0) {
+    names = rocksdb_list_column_families(er->options, er->path, &n, &msg);
+    if (msg) return rdb_error(er->path, msg, "list column families", err);
+  }
+  static const char *const default_only[] = {"default"};
+  const char *const *list = names ? (const char *const *)names : default_only;
+  if (!names) n = 1;
+  size_t at = n;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(list[i], name) == 0) at = i;
+  int rc = BFH_OK;
+  if (at == n)
+    rc = err_set(err, BFH_E_INVALID,
+                 "%s: no column family '%s' (bfh creates none: create it with RocksDB)", er->path,
+                 name);
+  const rocksdb_options_t **opts = NULL;
+  if (rc == BFH_OK) {
+    opts = malloc(n * sizeof *opts);
+    er->cfs = calloc(n, sizeof *er->cfs);
+    er->cf_name = strdup(name);
+    if (!opts || !er->cfs || !er->cf_name)
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+  }
+  if (rc == BFH_OK) {
+    for (size_t i = 0; i < n; i++) opts[i] = er->options;
+    er->db = rocksdb_open_column_families(er->options, er->path, (int)n, (const char *const *)list,
+                                          opts, er->cfs, &msg);
+    if (msg) {
+      er->db = NULL;
+      rc = rdb_error(er->path, msg, "open", err);
+      for (size_t i = 0; i < n; i++) er->cfs[i] = NULL;
+    } else {
+      er->ncfs = n;
+      er->cf = er->cfs[at];
+      er->cf_id = rocksdb_column_family_handle_get_id(er->cf);
+    }
+  }
+  free(opts);
+  if (names) rocksdb_list_column_families_destroy(names, n);
+  return rc;
+}
+
 int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(path, opt->create_if_missing, err);
+  int rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
+  char cur[4200];
+  snprintf(cur, sizeof cur, "%s/CURRENT", path);
+  if (opt->column_family && strcmp(opt->column_family, "default") != 0 && access(cur, F_OK) != 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
+                   "none: create it with RocksDB); nothing was written",
+                   path, opt->column_family);
   engine_rocksdb_t *er = calloc(1, sizeof *er);
   if (!er) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   er->base.ops = &rocksdb_ops;
@@ -298,15 +373,12 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
              : err_errno(err, errno, "%s: lock directory", path);
   if (rc == BFH_OK) {
     set_options(er, opt);
-    char *msg = NULL;
-    er->db = rocksdb_open(er->options, path, &msg);
-    if (msg) {
-      er->db = NULL;
-      rc = rdb_error(path, msg, "open", err);
-    }
+    rc = open_families(er, opt->column_family, err);
+    if (rc == BFH_E_CORRUPT && err) rdb_verify_name_damage(er->io, path, err);
   }
   if (rc == BFH_OK && sync) rc = rdb_index_source_init(er, err);
   if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */
+  if (rc == BFH_OK) rdb_clean_cache(er);
   if (rc == BFH_OK) rc = rdb_bg_start(er, err);
   if (rc != BFH_OK) {
     e_close(&er->base, NULL);
@@ -317,9 +389,35 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   return BFH_OK;
 }
 
+/* Counts the damage bfh's check finds before RocksDB's repair: a damaged table is moved to
+   lost/ whole by RocksDB's repair (all its keys leave the database). */
+typedef struct repair_count {
+  bfh_repair_report *rep;
+} repair_count_t;
+
+static void count_damage(void *arg, const char *file, uint64_t offset, const char *what) {
+  (void)offset, (void)what;
+  repair_count_t *rc = arg;
+  uint64_t num;
+  if (rc->rep && ldb_file_number(file, "sst", &num)) rc->rep->tables_lost++;
+}
+
+/* The entries of dir/lost/ (0 if it does not exist). */
+static uint64_t lost_entries(const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/lost", dir);
+  char **names = NULL;
+  size_t n = 0;
+  err_t e;
+  if (!env_exists(env_default(), path) ||
+      env_list_dir(env_default(), path, &names, &n, &e) != BFH_OK)
+    return 0;
+  env_names_free(names, n);
+  return n;
+}
+
 int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
-  (void)rep;
   struct stat sb;
   if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
@@ -327,13 +425,26 @@ int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_r
   if (rc != BFH_OK) return rc;
   if (engine_detect_dir(path) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database: nothing to repair", path);
+  /* What RocksDB's repair will drop, counted first with bfh's readers (it also refuses an
+     open database: BFH_E_BUSY). */
+  lsm_verify_stats_t st = {0};
+  uint64_t cache_damaged = 0;
+  repair_count_t count = {rep};
+  rc = rdb_verify_dir(env_default(), path, 0, 0, 0, count_damage, &count, &st, &cache_damaged, err);
+  if (rc != BFH_OK) return rc;
+  uint64_t lost_before = lost_entries(path);
   rocksdb_options_t *o = rocksdb_options_create();
   rocksdb_options_set_create_if_missing(o, 0);
   (void)opt;
   char *msg = NULL;
   rocksdb_repair_db(o, path, &msg);
   rocksdb_options_destroy(o);
-  return msg ? rdb_error(path, msg, "repair", err) : BFH_OK;
+  if (msg) return rdb_error(path, msg, "repair", err);
+  if (rep) {
+    uint64_t after = lost_entries(path);
+    rep->files_moved = after > lost_before ? after - lost_before : 0;
+  }
+  return BFH_OK;
 }
 
 int engine_rocksdb_sync(engine_t *e, err_t *err) {

@@ -29,6 +29,43 @@ struct value_index;
 int rdb_describe(engine_t *e, struct value_index *vi, uint64_t number, bfh_table_info *info,
                  err_t *err);
 
+/* engine_kind_t.check of the row "rocksdb" (rdb_verify.c): every file of the closed database in
+   dir read with bfh's readers (CURRENT, the MANIFEST replayed, every live table whole, the live
+   WALs, and with p->m != 0 the filter cache against its tables). Damage goes to damage(arg, file,
+   offset, what) and st->damaged; the filter cache's to *cache_damaged ("(harmless: ...)").
+   BFH_OK when the check ran; BFH_E_BUSY if the database is open (a bfh handle's flock, or
+   RocksDB's LOCK held by another process); BFH_E_INVALID for a directory that holds no RocksDB
+   database or another engine's; BFH_E_IO, BFH_E_NOMEM. rdb_verify_dir reads through io
+   (borrowed), with m, k, seed given. */
+struct db_params;
+int rdb_verify_check(const char *dir, const struct db_params *p, lsm_damage_fn damage, void *arg,
+                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+int rdb_verify_dir(struct env *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
+                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
+                   err_t *err);
+
+/* A directory without CURRENT that holds RocksDB's tables, logs or a MANIFEST: a database that
+   lost its CURRENT. BFH_E_CORRUPT naming it (then nothing may open or create a database over
+   it), else BFH_OK. Reads through io (borrowed). */
+int rdb_verify_lost_current(struct env *io, const char *dir, err_t *err);
+
+/* What RocksDB's open would pass over without a word, checked before it (the engine's open):
+   rdb_verify_lost_current; CURRENT that does not name an existing MANIFEST; the MANIFEST
+   replayed (every checksum, every edit); every live WAL read to its end, every record's
+   checksum and every write batch (RocksDB's default recovery, point in time, stops at a
+   damaged record and drops every write after it, acknowledged or not). A record cut short at
+   a log's end is a write in flight at a crash, not damage. BFH_OK (also for a directory without
+   CURRENT and without database files: a new database); BFH_E_CORRUPT naming the file and
+   offset; BFH_E_UNSUPPORTED (a compressed WAL), BFH_E_IO, BFH_E_NOMEM. Reads through io. */
+int rdb_verify_precheck(struct env *io, const char *dir, err_t *err);
+
+/* After RocksDB's open failed with err (BFH_E_CORRUPT): RocksDB names the wrong file for some
+   damage (a table footer's checksum type is reported "in file MANIFEST-..."). Reads the
+   footer, metaindex and properties of every live table with bfh's reader; at the first damaged
+   one err becomes its message (file and offset) followed by RocksDB's, and 1 is returned; else
+   0 and err is left alone. */
+int rdb_verify_name_damage(struct env *io, const char *dir, err_t *err);
+
 /* Testbed: has index_sync read every live table not indexed yet (as a flush does). */
 int engine_rocksdb_sync(engine_t *e, err_t *err);
 

@@ -9,6 +9,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/index/leaf_cache.h"
 
 /* ---- index_source_t ------------------------------------------------------------------- */
@@ -40,6 +41,27 @@ int rdb_index_source_init(engine_rocksdb_t *er, err_t *err) {
   return index_sync_set_source(er->sync, &src, err);
 }
 
+void rdb_clean_cache(engine_rocksdb_t *er) {
+  if (!er->sync || !er->cache_dir) return;
+  char **names = NULL;
+  size_t n = 0;
+  err_t err;
+  if (env_list_dir(er->io, er->cache_dir, &names, &n, &err) != BFH_OK) return;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t num;
+    int keep = 0;
+    if (ldb_file_number(names[i], "vf", &num)) {
+      index_leaf_source_t s = index_sync_leaf_source(er->sync, num);
+      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
+    }
+    if (keep || names[i][0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", er->cache_dir, names[i]);
+    (void)env_unlink(er->io, p, NULL); /* a failure leaves it for the next open */
+  }
+  env_names_free(names, n);
+}
+
 /* ---- The live tables -------------------------------------------------------------------- */
 
 static int cmp_table(const void *a, const void *b) {
@@ -47,7 +69,7 @@ static int cmp_table(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The live tables of the default column family into *out (malloc'd, sorted by number). */
+/* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
 static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
   if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->path);
@@ -61,7 +83,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
   int rc = BFH_OK;
   for (int i = 0; i < count && rc == BFH_OK; i++) {
     const char *cf = rocksdb_livefiles_column_family_name(lf, i);
-    if (cf && strcmp(cf, "default") != 0) continue;
+    if (cf && strcmp(cf, er->cf_name) != 0) continue; /* another column family's */
     const char *name = rocksdb_livefiles_name(lf, i); /* "/000012.sst" */
     unsigned long long num;
     char ext[8];

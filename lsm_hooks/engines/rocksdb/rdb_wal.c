@@ -3,7 +3,7 @@
  * batches (rocksdb_get_updates_since); each batch's bytes (rocksdb_writebatch_data) are decoded
  * by bfh's reader of the batch format (rocksdb_format/rdb_log.h), because the C API's own batch
  * iterator drops merge operands and the entries of other column families without a word.
- * Only puts of the default column family (id 0) enter a segment; a merge operand, a blob index
+ * Only puts of the engine's column family (its id) enter a segment; a merge operand, a blob index
  * or a wide-column entity of it is refused (BFH_E_UNSUPPORTED); deletions need nothing (a
  * search validates each candidate with rocksdb_get).
  */
@@ -17,6 +17,7 @@
 
 typedef struct decode {
   ldb_seg_builder_t *b;
+  uint32_t cf; /* the column family whose entries are kept */
   const char *dir;
   err_t *err;
   int rc; /* the refusal, or BFH_E_NOMEM */
@@ -24,7 +25,7 @@ typedef struct decode {
 
 static int visit_record(void *arg, const rdb_log_entry_t *e) {
   decode_t *d = arg;
-  if (e->cf != 0) return 0; /* another column family's */
+  if (e->cf != d->cf) return 0; /* another column family's */
   const char *what = e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
                      : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
                                                       "RocksDB's blob files)"
@@ -44,13 +45,13 @@ static int visit_record(void *arg, const rdb_log_entry_t *e) {
   return 0;
 }
 
-/* Adds the default column family's puts of the batch rep[0, n) (at sequence seq) to b. */
-static int batch_decode(const char *dir, uint64_t seq, const uint8_t *rep, size_t n,
+/* Adds column family cf's puts of the batch rep[0, n) (at sequence seq) to b. */
+static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_t *rep, size_t n,
                         ldb_seg_builder_t *b, err_t *err) {
   char where[4300];
   snprintf(where, sizeof where, "%s: WAL write batch at sequence %llu", dir,
            (unsigned long long)seq);
-  decode_t d = {b, dir, err, BFH_OK};
+  decode_t d = {b, cf, dir, err, BFH_OK};
   int stopped = 0;
   int rc = rdb_log_decode_batch(rep, n, 0, 0, where, visit_record, &d, &stopped, NULL, err);
   return rc != BFH_OK ? rc : d.rc;
@@ -69,16 +70,31 @@ void rdb_wal_release(engine_rocksdb_t *er) {
 }
 
 static uint64_t super_version(engine_rocksdb_t *er) {
-  char *s = rocksdb_property_value(er->db, "rocksdb.current-super-version-number");
+  char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.current-super-version-number");
   uint64_t v = s ? strtoull(s, NULL, 10) : 0;
   rocksdb_free(s);
   return v;
 }
 
+/* A WAL that vanished between RocksDB's listing of the WAL files and its read of one: a purge
+   of obsolete files already under way when the view disabled file deletions (measured: "IO
+   error: No such file or directory: while stat a file for size: .../000131.log" under load).
+   Such a WAL's writes are in a table the view lists after the WAL read; the read is retried. */
+static int wal_vanished(const char *msg) {
+  return strstr(msg, "No such file") != NULL;
+}
+
+#define RDB_WAL_READ_ATTEMPTS 8
+
 /* Reads the batches from er->next_seq on into b. */
 static int read_batches(engine_rocksdb_t *er, ldb_seg_builder_t *b, uint64_t *next, err_t *err) {
   char *msg = NULL;
   rocksdb_wal_iterator_t *it = rocksdb_get_updates_since(er->db, *next, NULL, &msg);
+  for (int attempt = 1; msg && wal_vanished(msg) && attempt < RDB_WAL_READ_ATTEMPTS; attempt++) {
+    rocksdb_free(msg);
+    msg = NULL;
+    it = rocksdb_get_updates_since(er->db, *next, NULL, &msg);
+  }
   if (msg) {
     int rc = err_set(err, BFH_E_IO, "%s: reading the WAL from sequence %llu: %s", er->path,
                      (unsigned long long)*next, msg);
@@ -93,7 +109,7 @@ static int read_batches(engine_rocksdb_t *er, ldb_seg_builder_t *b, uint64_t *ne
     if (seq >= *next) { /* a batch read before is skipped whole */
       size_t len = 0;
       const char *rep = rocksdb_writebatch_data(wb, &len);
-      rc = batch_decode(er->path, seq, (const uint8_t *)rep, len, b, err);
+      rc = batch_decode(er->path, er->cf_id, seq, (const uint8_t *)rep, len, b, err);
       if (rc == BFH_OK) *next = seq + (uint64_t)(count > 0 ? count : 1);
     }
     rocksdb_writebatch_destroy(wb);

@@ -1,0 +1,349 @@
+/* bfh_check of the RocksDB engine (engine_kind_t.check): every file of a closed RocksDB
+ * database read with bfh's own readers (rocksdb_format/), damage reported with file and offset
+ * (doc/rocksdb.md, "Checking and repair"). It writes nothing.
+ *
+ *   CURRENT        names a MANIFEST-NNNNNN that exists; a database without CURRENT whose
+ *                  directory holds tables, logs or a MANIFEST is damage ("missing"), and every
+ *                  table and log of the directory is then checked
+ *   MANIFEST       every record's checksum, every version edit parsed and replayed
+ *                  (rdb_manifest.h): that gives the live tables and logs
+ *   tables         every live table of every column family read whole: footer, metaindex,
+ *                  properties, index (and partitions), every data block and range-deletion
+ *                  block with its checksum (rdb_table.h); a live table missing is damage
+ *   WALs           every live log (rdb_version_live_logs) read to its end with
+ *                  RDB_LOG_CHECK_TAIL, every write batch decoded; a record cut short at the end
+ *                  is a torn tail (a write in flight at a crash), not damage
+ *   bfh-filters/   each cache file loaded against its live table (tag, m, k, seed): a damaged
+ *                  one is harmless (the next open builds it again from its table) and counted
+ *                  in *cache_damaged, not in st->damaged
+ * The OPTIONS-NNNNNN files are RocksDB's text record of its options: counted, not parsed (an
+ * open of the engine reads none of them; it writes a new one).
+ * Like the LevelDB check, each reader stops at a file's first damage: a damaged file is
+ * reported once, at the offset of its first damaged block or record.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "filters/block_filter.h"
+#include "filters/value_filter.h"
+#include "lsm/verify.h"
+#include "lsm_hooks/api/db_params.h"
+#include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/leveldb/ldb_verify.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/rocksdb_format/rdb_log.h"
+#include "lsm_hooks/rocksdb_format/rdb_manifest.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
+
+typedef struct check {
+  env_t *io;
+  const char *dir;
+  lsm_damage_fn damage;
+  void *arg;
+  lsm_verify_stats_t *st;
+  rdb_version_t version; /* the MANIFEST's, when live_known */
+  int live_known;        /* the MANIFEST was replayed whole, without damage */
+} check_t;
+
+static void report(check_t *c, const char *file, uint64_t offset, const char *what) {
+  c->st->damaged++;
+  if (c->damage) c->damage(c->arg, file, offset, what);
+}
+
+/* A reader's result for file: damage (and what bfh cannot decode) is reported, an I/O or
+   memory failure returned. */
+static int reader_result(check_t *c, const char *file, int rc, const err_t *e, err_t *err) {
+  if (rc == BFH_OK || rc == BFH_NOT_FOUND) return BFH_OK;
+  if (rc == BFH_E_CORRUPT) {
+    report(c, file, lsm_verify_message_offset(e->msg), lsm_verify_message_what(e->msg));
+    return BFH_OK;
+  }
+  if (rc == BFH_E_UNSUPPORTED) { /* not damage, but not checked either: say so */
+    char what[ERR_MSG_BYTES + 32];
+    snprintf(what, sizeof what, "not checked: %s", e->msg);
+    report(c, file, 0, what);
+    return BFH_OK;
+  }
+  if (err) *err = *e;
+  return rc;
+}
+
+static void count_file(check_t *c, const char *path, uint64_t *size) {
+  *size = 0;
+  if (env_path_size(c->io, path, size, NULL) != BFH_OK) return;
+  c->st->files++;
+  c->st->bytes += *size;
+}
+
+static int ignore_entry(void *arg, const rdb_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+static int ignore_log_entry(void *arg, const rdb_log_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+/* Whether the directory holds what only a database has: a table, a log or a MANIFEST. */
+static int has_database_files(env_t *io, const char *dir) {
+  char **names = NULL;
+  size_t n = 0;
+  err_t e;
+  if (env_list_dir(io, dir, &names, &n, &e) != BFH_OK) return 0;
+  int found = 0;
+  for (size_t i = 0; i < n && !found; i++) {
+    uint64_t num;
+    found = ldb_file_number(names[i], "sst", &num) || ldb_file_number(names[i], "log", &num) ||
+            strncmp(names[i], "MANIFEST-", 9) == 0;
+  }
+  env_names_free(names, n);
+  return found;
+}
+
+int rdb_verify_lost_current(env_t *io, const char *dir, err_t *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/CURRENT", dir);
+  if (env_exists(io, path) || !has_database_files(io, dir)) return BFH_OK;
+  return err_set(err, BFH_E_CORRUPT,
+                 "%s: CURRENT is missing, but the directory holds RocksDB's tables, logs or "
+                 "MANIFEST: a database lost its CURRENT (nothing was opened or created over it; "
+                 "see doc/rocksdb.md \"Checking and repair\")",
+                 dir);
+}
+
+static int ignore_log_entry(void *arg, const rdb_log_entry_t *e);
+
+int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {
+  int rc = rdb_verify_lost_current(io, dir, err);
+  if (rc != BFH_OK) return rc;
+  rdb_version_t v = {0};
+  char *manifest = NULL;
+  rc = rdb_version_load(io, dir, RDB_LOG_CHECK_TAIL, &v, &manifest, NULL, err);
+  if (rc == BFH_NOT_FOUND) { /* no CURRENT (a new database), or the MANIFEST it names */
+    char path[4200], why[ERR_MSG_BYTES];
+    snprintf(path, sizeof path, "%s/CURRENT", dir);
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
+    rc = env_exists(io, path) ? err_set(err, BFH_E_CORRUPT,
+                                        "%s: names a MANIFEST that does not exist (%s)", path, why)
+                              : BFH_OK;
+    free(manifest);
+    rdb_version_release(&v);
+    return rc;
+  }
+  free(manifest);
+  uint64_t *logs = NULL;
+  size_t n = 0;
+  if (rc == BFH_OK) rc = rdb_version_live_logs(io, dir, &v, &logs, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%06llu.log", dir, (unsigned long long)logs[i]);
+    rc = rdb_log_read(io, path, logs[i], 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, NULL, NULL,
+                      err);
+    if (rc == BFH_NOT_FOUND) rc = BFH_OK; /* listed a moment ago: gone means nothing to read */
+  }
+  free(logs);
+  rdb_version_release(&v);
+  return rc;
+}
+
+int rdb_verify_name_damage(env_t *io, const char *dir, err_t *err) {
+  rdb_version_t v = {0};
+  err_t e;
+  if (rdb_version_load(io, dir, 0, &v, NULL, NULL, &e) != BFH_OK) return 0;
+  int found = 0;
+  for (size_t i = 0; i < v.nfiles && !found; i++) {
+    char path[4200];
+    rdb_table_path(dir, v.files[i].number, path, sizeof path);
+    rdb_table_props_t props = {0};
+    int rc = rdb_table_props_read(io, path, &props, &e);
+    rdb_table_props_release(&props);
+    if (rc == BFH_E_CORRUPT || rc == BFH_E_UNSUPPORTED) { /* RocksDB said Corruption */
+      char was[ERR_MSG_BYTES];
+      snprintf(was, sizeof was, "%s", err->msg);
+      err_set(err, BFH_E_CORRUPT, "%s (RocksDB's open: %s)", e.msg, was);
+      found = 1;
+    }
+  }
+  rdb_version_release(&v);
+  return found;
+}
+
+/* CURRENT and the MANIFEST it names, replayed. */
+static int check_manifest(check_t *c, err_t *err) {
+  char path[4200];
+  uint64_t size;
+  snprintf(path, sizeof path, "%s/CURRENT", c->dir);
+  char *manifest = NULL;
+  err_t e;
+  int rc = rdb_manifest_current(c->io, c->dir, &manifest, &e);
+  if (rc == BFH_NOT_FOUND) {
+    report(c, "CURRENT", 0, "missing (the directory holds tables, logs or a MANIFEST)");
+    return BFH_OK;
+  }
+  if (rc != BFH_OK) return reader_result(c, "CURRENT", rc, &e, err);
+  count_file(c, path, &size);
+  const char *name = strrchr(manifest, '/') ? strrchr(manifest, '/') + 1 : manifest;
+  if (!env_exists(c->io, manifest)) {
+    report(c, name, 0, "missing (named by CURRENT)");
+    free(manifest);
+    return BFH_OK;
+  }
+  count_file(c, manifest, &size);
+  rc = rdb_version_read(c->io, manifest, 0, RDB_LOG_CHECK_TAIL, &c->version, NULL, &e);
+  if (rc == BFH_OK && !rdb_version_cf(&c->version, 0))
+    rc = err_set(&e, BFH_E_CORRUPT, "manifest %s: at offset 0: no default column family", manifest);
+  c->st->records += c->version.edits;
+  c->live_known = rc == BFH_OK;
+  if (!c->live_known) { /* the directory's files are then all checked */
+    rdb_version_release(&c->version);
+  }
+  rc = reader_result(c, name, rc, &e, err);
+  free(manifest);
+  return rc;
+}
+
+static int check_table(check_t *c, const char *name, err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  uint64_t size;
+  count_file(c, path, &size);
+  rdb_read_stats_t rs = {0};
+  err_t e;
+  int rc = rdb_table_scan(c->io, path, ignore_entry, NULL, &rs, &e);
+  c->st->blocks += rs.blocks;
+  return reader_result(c, name, rc, &e, err);
+}
+
+static int check_log(check_t *c, const char *name, uint64_t number, err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  uint64_t size, end = 0;
+  count_file(c, path, &size);
+  rdb_log_stats_t ls = {0};
+  err_t e;
+  int rc = rdb_log_read(c->io, path, number, 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, &end,
+                        &ls, &e);
+  c->st->records += ls.records;
+  if (rc == BFH_OK && end + ls.old_bytes < size) {
+    c->st->torn_tails++;
+    c->st->torn_tail_bytes += size - end - ls.old_bytes;
+  }
+  return reader_result(c, name, rc, &e, err);
+}
+
+/* The live tables and logs (one table missing is damage), or every table and log of the
+   directory when the MANIFEST could not say which are live. */
+static int check_files(check_t *c, err_t *err) {
+  char **names = NULL;
+  size_t n = 0;
+  const rdb_version_t *v = &c->version;
+  int rc = env_list_dir(c->io, c->dir, &names, &n, err);
+  uint64_t min_log = c->live_known ? rdb_version_min_log(v) : 0;
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    uint64_t number;
+    uint64_t size;
+    char path[4400];
+    if (ldb_file_number(names[i], "sst", &number)) {
+      if (!c->live_known) rc = check_table(c, names[i], err);
+    } else if (rdb_log_number_from_name(names[i], &number)) {
+      if (number >= min_log) rc = check_log(c, names[i], number, err);
+    } else if (strncmp(names[i], "OPTIONS-", 8) == 0) {
+      snprintf(path, sizeof path, "%s/%s", c->dir, names[i]);
+      count_file(c, path, &size);
+    }
+  }
+  env_names_free(names, n);
+  for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
+    char path[4400];
+    rdb_table_path(c->dir, v->files[i].number, path, sizeof path);
+    const char *name = strrchr(path, '/') + 1;
+    if (v->files[i].path_id != 0)
+      report(c, name, 0, "not checked: in another of the database's db_paths");
+    else if (env_exists(c->io, path))
+      rc = check_table(c, name, err);
+    else
+      report(c, name, 0, "missing (named by the MANIFEST)");
+  }
+  return rc;
+}
+
+/* A cache file that does not load is built again at the next open: harmless damage. */
+static void check_cache_file(check_t *c, const char *name, uint64_t m, uint32_t k, uint64_t seed,
+                             uint64_t *cache_damaged) {
+  uint64_t number, tsize, size;
+  char path[4400], table[4400];
+  if (!ldb_file_number(name, "vf", &number)) return;
+  snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
+  rdb_table_path(c->dir, number, table, sizeof table);
+  if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
+  count_file(c, path, &size);
+  value_filter_t *leaf = NULL;
+  block_filter_t *blocks = NULL;
+  err_t e;
+  leaf_cache_table_t t = {.number = number, .size = tsize};
+  /* A table that does not give its tag is damaged: that is reported with the table. */
+  if (rdb_table_tag(c->io, table, &t.tag, &e) != BFH_OK) return;
+  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
+  value_filter_destroy(leaf);
+  block_filter_destroy(blocks);
+  if (rc != BFH_E_CORRUPT) return;
+  char what[ERR_MSG_BYTES + 64];
+  snprintf(what, sizeof what, "%s (harmless: the next open rebuilds it from its table)",
+           lsm_verify_message_what(e.msg));
+  char file[300];
+  snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
+  (*cache_damaged)++;
+  if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
+}
+
+static int check_cache(check_t *c, uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged,
+                       err_t *err) {
+  char dir[4400];
+  snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
+  if (!env_exists(c->io, dir)) return BFH_OK;
+  char **names = NULL;
+  size_t n = 0;
+  int rc = env_list_dir(c->io, dir, &names, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++)
+    check_cache_file(c, names[i], m, k, seed, cache_damaged);
+  env_names_free(names, n);
+  return rc;
+}
+
+int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
+                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
+                   err_t *err) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/CURRENT", dir);
+  if (!env_exists(io, path) && !has_database_files(io, dir))
+    return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database (no CURRENT, no tables)", dir);
+  int rc = engine_detect_check(dir, ENGINE_DIR_ROCKSDB, err);
+  if (rc != BFH_OK) return rc;
+  env_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
+  rc = env_lock_shared(io, dir, &lock, err);
+  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
+  long holder = rc == BFH_OK ? ldb_lock_holder(dir) : 0; /* RocksDB's LOCK is a POSIX lock too */
+  if (holder)
+    rc = err_set(err, BFH_E_BUSY,
+                 "%s: database is open in process %ld (it holds RocksDB's LOCK): close it to "
+                 "check",
+                 dir, holder);
+  check_t c = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st};
+  if (rc == BFH_OK) rc = check_manifest(&c, err);
+  if (rc == BFH_OK) rc = check_files(&c, err);
+  if (rc == BFH_OK && m) rc = check_cache(&c, m, k, seed, cache_damaged, err);
+  rdb_version_release(&c.version);
+  env_unlock(lock);
+  return rc;
+}
+
+int rdb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
+                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+  return rdb_verify_dir(env_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
+                        err);
+}
