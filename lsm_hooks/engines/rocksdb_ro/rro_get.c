@@ -158,6 +158,8 @@ static int cmp_key(const void *a, size_t al, const void *b, size_t bl) {
 }
 
 void rro_pin_keys_release(rro_pin_t *p) {
+  free(p->why);
+  p->why = NULL;
   free(p->blocks);
   free(p->keys);
   p->blocks = NULL;
@@ -238,13 +240,11 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
       rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
     free(b.last_copy);
     if (rc != BFH_OK) rro_pin_keys_release(p);
-    /* Damage and refusals stay; no memory may pass. */
+    /* Damage and refusals stay, with their message; no memory may pass. */
     if (rc != BFH_E_NOMEM) p->built = rc == BFH_OK ? 1 : rc;
+    if (rc != BFH_OK && rc != BFH_E_NOMEM) p->why = strdup(err->msg);
   } else if (p->built != 1) {
-    rc = err_set(err, p->built, "table %s: %s", p->path,
-                 p->built == BFH_E_UNSUPPORTED
-                     ? "holds what the read-only engine does not answer (see the first error)"
-                     : "could not be read (see the first error)");
+    rc = err_set(err, p->built, "%s", p->why ? p->why : "table could not be read");
   }
   pthread_mutex_unlock(&p->mu);
   return rc;

@@ -94,6 +94,7 @@ typedef struct rro_pin {
   rro_kblock_t *blocks;
   size_t nblocks;
   uint8_t *keys;
+  char *why; /* the failed build's message (malloc'd) */
   char path[]; /* the table's name in messages */
 } rro_pin_t;
 
