@@ -8,6 +8,9 @@
  *   - nothing is written into the database's directory: names, sizes and mtimes of every file
  *     are the same before the read-only open and after searches, gets, an iterator, stats,
  *     tables and the close; the filters went to the index directory;
+ *   - a memtable flushed between a refresh's WAL reads and its second MANIFEST read (a test
+ *     hook): the refresh starts over, else it would put the old WAL's entries over the new
+ *     table that holds newer ones;
  *   - refusals: a range deletion (in the WAL, then in a table) and a merge operand give
  *     BFH_E_UNSUPPORTED naming them, never an answer; writes through the handle are refused.
  */
@@ -24,6 +27,9 @@
 #include <sys/stat.h>
 
 #include "bfh.h"
+/* Not public: the engine behind a handle, and the read-only engine's test hooks. */
+#include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
+#include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
@@ -448,10 +454,71 @@ static void test_rocksdb_readonly_merge_refused(void **state) {
   rocksdb_options_destroy(o);
 }
 
+/* ---- A flush under a refresh ------------------------------------------------------------- */
+
+typedef struct flush_hook {
+  stock_t *s;
+  int armed, round;
+} flush_hook_t;
+
+static void put_batch(stock_t *s, const char *prefix, int round) {
+  char *msg = NULL;
+  for (int i = 0; i < 10; i++) {
+    char k[16], v[32];
+    int kl = sprintf(k, "f%02d", i), vl = sprintf(v, "%s-%d", prefix, round);
+    rocksdb_put(s->db, s->wo, k, (size_t)kl, v, (size_t)vl, &msg);
+    assert_null(msg);
+  }
+}
+
+/* After the refresh read the WAL (which holds "wal-R"): overwrite with "new-R" and flush, so
+   that the table holds the newer values and the WAL is gone. Once per arming. */
+static void flush_hook(void *arg) {
+  flush_hook_t *h = arg;
+  if (!h->armed) return;
+  h->armed = 0;
+  put_batch(h->s, "new", h->round);
+  stock_flush(h->s);
+}
+
+static void test_rocksdb_readonly_flush_under_refresh(void **state) {
+  (void)state;
+  g_no_auto_compactions = 1;
+  stock_t s;
+  stock_open(&s);
+  put_batch(&s, "old", 0);
+  stock_flush(&s);
+  bfh_db *db = open_ro();
+  engine_t *e = bfh_internal_engine(db);
+  flush_hook_t h = {&s, 0, 0};
+  engine_rocksdb_ro_set_logs_hook(e, flush_hook, &h);
+  for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
+    h.round = m;
+    put_batch(&s, "wal", m);
+    uint64_t before = engine_rocksdb_ro_retries(e);
+    h.armed = 1;
+    char v[32];
+    size_t c = 0;
+    int vl = sprintf(v, "new-%d", m);
+    assert_int_equal(bfh_search(db, v, (size_t)vl, (bfh_method)m, count_cb, &c, NULL), BFH_OK);
+    assert_int_equal(h.armed, 0);
+    if (c != 10) fail_msg("method %d: %zu keys hold '%s', wanted 10", m, c, v);
+    assert_true(engine_rocksdb_ro_retries(e) > before);
+    vl = sprintf(v, "wal-%d", m);
+    c = 0;
+    assert_int_equal(bfh_search(db, v, (size_t)vl, (bfh_method)m, count_cb, &c, NULL), BFH_OK);
+    assert_int_equal(c, 0);
+  }
+  engine_rocksdb_ro_set_logs_hook(e, NULL, NULL);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  stock_close(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_writes_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_readonly_flush_under_refresh, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_range_deletion_refused, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_merge_refused, setup, teardown),

@@ -57,4 +57,9 @@ uint64_t engine_rocksdb_ro_pinned(engine_t *e);
    compacted away under a search makes it start over). */
 void engine_rocksdb_ro_set_pin_max(engine_t *e, uint64_t n);
 
+/* Tests: fn(arg) runs in every refresh between its WAL reads and its second MANIFEST read
+   (steps 2 and 3 at the top of rdb_readonly.c), so that a test can make the owner flush its
+   memtable there. NULL removes the hook. */
+void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg);
+
 #endif

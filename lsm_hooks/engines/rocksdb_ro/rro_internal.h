@@ -128,6 +128,8 @@ typedef struct rro {
   char *path, *cache_dir;
   env_t *io;
   index_sync_t *sync;
+  void (*logs_hook)(void *arg); /* tests: between steps 2 and 3 of every refresh */
+  void *logs_hook_arg;
   atomic_ullong retries;
   atomic_ullong pinned;
   unsigned long long pin_max;

@@ -365,6 +365,7 @@ static int refresh_once(rro_t *r, err_t *err) {
   if (rc != BFH_OK) return rc;
   uint64_t log_number = rdb_version_cf(&r->version, 0)->log_number;
   rc = read_logs(r, err);
+  if (rc == BFH_OK && r->logs_hook) r->logs_hook(r->logs_hook_arg);
   if (rc == BFH_OK) rc = read_manifest(r, err);
   if (rc == BFH_OK) rc = version_supported(r, err);
   if (rc != BFH_OK) return rc;
@@ -422,4 +423,12 @@ uint64_t engine_rocksdb_ro_pinned(engine_t *e) {
 
 uint64_t engine_rocksdb_ro_retries(engine_t *e) {
   return atomic_load(&((rro_t *)e)->retries);
+}
+
+void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
+  rro_t *r = (rro_t *)e;
+  pthread_mutex_lock(&r->mu);
+  r->logs_hook = fn;
+  r->logs_hook_arg = arg;
+  pthread_mutex_unlock(&r->mu);
 }
