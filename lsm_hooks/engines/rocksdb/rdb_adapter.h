@@ -111,6 +111,9 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
 struct value_index;
 int rdb_describe_table(env_t *io, const char *dir, struct value_index *vi, uint64_t number,
                        bfh_table_info *info, err_t *err);
+/* rdb_leaf_read over table file f, already open (borrowed), named path in messages. */
+int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
+                        index_leaf_read_t *out, err_t *err);
 int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 #endif

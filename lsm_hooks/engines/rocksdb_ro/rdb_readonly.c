@@ -76,6 +76,7 @@ static int e_close(engine_t *e, err_t *err) {
   env_rfile_close(r->manifest_file);
   rdb_version_release(&r->version);
   pthread_mutex_destroy(&r->mu);
+  pthread_mutex_destroy(&r->state_mu);
   free(r->path);
   free(r->cache_dir);
   free(r);
@@ -119,10 +120,17 @@ static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
+/* Through the newest state's pin when it holds the table: a table compacted away since it
+   was listed is still read (by name it would be gone, and its leaf never made while a view
+   waits for it). */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
   rro_t *r = ctx;
-  return rdb_leaf_read(r->io, r->path, number, p, out, err);
+  rro_pin_t *pin = rro_newest_pin(r, number);
+  if (!pin) return rdb_leaf_read(r->io, r->path, number, p, out, err);
+  int rc = rdb_leaf_read_rfile(pin->f, pin->path, p, out, err);
+  rro_pin_unref(pin);
+  return rc;
 }
 
 static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
@@ -215,6 +223,7 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
                : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
                                                : (unsigned long long)rl.rlim_cur / 2;
   pthread_mutex_init(&r->mu, NULL);
+  pthread_mutex_init(&r->state_mu, NULL);
   if (!(r->path = strdup(path))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);

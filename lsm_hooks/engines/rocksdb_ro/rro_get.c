@@ -1,5 +1,6 @@
 /* Chunks (the entries one read of a WAL added, by value and by key), the key index of a pinned
-   table (one read of the table: each data block's last key), and point lookups in a state:
+   table (its index block(s) read once: each data block's separator key), and point lookups in
+   a state:
    its chunks newest first, then the tables that may hold the key in lookup order (level 0
    newest first, then each deeper level), each one data block read through the key index. A
    search passes its view; a bfh_get refreshes first. */
@@ -170,39 +171,11 @@ void rro_pin_keys_release(rro_pin_t *p) {
 typedef struct kbuild {
   rro_pin_t *p;
   size_t blocks_cap, keys_len, keys_cap;
-  const uint8_t *last; /* the last entry's key (borrowed during the visit) */
-  uint8_t *last_copy;  /* ... copied: the visitor's pointers die with the call */
-  size_t last_len, last_cap;
-  int nomem, rc;
-  err_t *err;
+  int nomem;
 } kbuild_t;
 
-static int kb_entry(void *arg, const rdb_entry_t *e) {
-  kbuild_t *b = arg;
-  if ((b->rc = rdb_entry_refuse(e, b->p->path, b->err)) != BFH_OK) return 1;
-  if (e->type == RDB_TYPE_RANGE_DELETION || e->type == RDB_TYPE_DELETION_WITH_TIMESTAMP) {
-    b->rc = err_set(b->err, BFH_E_UNSUPPORTED,
-                    "table %s: holds a %s (sequence %llu), which the read-only engine does not "
-                    "answer",
-                    b->p->path,
-                    e->type == RDB_TYPE_RANGE_DELETION ? "range deletion"
-                                                       : "deletion with a timestamp",
-                    (unsigned long long)e->seq);
-    return 1;
-  }
-  if (e->key_len > b->last_cap) {
-    size_t c = e->key_len * 2 + 16;
-    uint8_t *q = realloc(b->last_copy, c);
-    if (!q) return b->nomem = 1;
-    b->last_copy = q;
-    b->last_cap = c;
-  }
-  if (e->key_len) memcpy(b->last_copy, e->key, e->key_len);
-  b->last_len = e->key_len;
-  return 0;
-}
-
-static int kb_block(void *arg, uint64_t offset, uint64_t size) {
+static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset,
+                    uint64_t size) {
   kbuild_t *b = arg;
   rro_pin_t *p = b->p;
   if (p->nblocks == b->blocks_cap) {
@@ -212,19 +185,33 @@ static int kb_block(void *arg, uint64_t offset, uint64_t size) {
     p->blocks = q;
     b->blocks_cap = c;
   }
-  if (b->keys_len + b->last_len > b->keys_cap) {
+  if (b->keys_len + key_len > b->keys_cap) {
     size_t c = b->keys_cap ? 2 * b->keys_cap : 4096;
-    while (c < b->keys_len + b->last_len) c *= 2;
+    while (c < b->keys_len + key_len) c *= 2;
     uint8_t *q = realloc(p->keys, c);
     if (!q) return b->nomem = 1;
     p->keys = q;
     b->keys_cap = c;
   }
-  if (b->last_len) memcpy(p->keys + b->keys_len, b->last_copy, b->last_len);
+  if (key_len) memcpy(p->keys + b->keys_len, key, key_len);
   p->blocks[p->nblocks++] =
-      (rro_kblock_t){.offset = offset, .size = size, .key_at = b->keys_len, .key_len = b->last_len};
-  b->keys_len += b->last_len;
+      (rro_kblock_t){.offset = offset, .size = size, .key_at = b->keys_len, .key_len = key_len};
+  b->keys_len += key_len;
   return 0;
+}
+
+/* What the table's properties say the engine cannot answer: BFH_E_UNSUPPORTED naming it. */
+static int props_refuse(const rro_pin_t *p, const rdb_table_props_t *pr, err_t *err) {
+  if (pr->num_range_deletions || pr->has_range_del_block)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a range deletion, which the read-only engine does not answer",
+                   p->path);
+  if (pr->num_merge_operands)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a merge operand; bfh cannot search a RocksDB database with "
+                   "merge operands (it has no merge operator to apply them)",
+                   p->path);
+  return BFH_OK;
 }
 
 /* Builds p's key index once (one read of the table): BFH_OK, or the build's status (kept: a
@@ -233,12 +220,13 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
   pthread_mutex_lock(&p->mu);
   int rc = BFH_OK;
   if (!p->built) {
-    kbuild_t b = {.p = p, .err = err};
-    rc = rdb_table_scan_rfile(p->f, p->path, kb_entry, kb_block, &b, NULL, NULL, NULL, err);
-    if (rc == BFH_OK && b.rc != BFH_OK) rc = b.rc;
+    kbuild_t b = {.p = p};
+    rdb_table_props_t props;
+    rc = rdb_table_index_rfile(p->f, p->path, kb_block, &b, NULL, &props, err);
+    if (rc == BFH_OK) rc = props_refuse(p, &props, err);
     if (rc == BFH_OK && b.nomem)
       rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
-    free(b.last_copy);
+    rdb_table_props_release(&props);
     if (rc != BFH_OK) rro_pin_keys_release(p);
     /* Damage and refusals stay, with their message; no memory may pass. */
     if (rc != BFH_E_NOMEM) p->built = rc == BFH_OK ? 1 : rc;

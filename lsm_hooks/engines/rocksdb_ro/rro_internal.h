@@ -75,8 +75,9 @@ const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq
 
 /* ---- Pins: table files held open ---------------------------------------------------------- */
 
-/* A data block of a table and its last user key (for a point lookup: the first block whose
-   last key is >= the key holds the key's newest entry in the table). */
+/* A data block of a table and its index entry's user key, a separator (>= every key of the
+   block, < every key of the next): for a point lookup, the first block whose separator is >=
+   the key holds the key's newest entry in the table. */
 typedef struct rro_kblock {
   uint64_t offset, size;
   size_t key_at, key_len; /* in rro_pin_t.keys */
@@ -84,7 +85,7 @@ typedef struct rro_kblock {
 
 /* A table file held open from the refresh that listed it until the last state listing it goes
    (an unlinked file stays readable through its descriptor), with its key index, built by the
-   first lookup that needs it (one read of the table). */
+   first lookup that needs it (a read of the table's index, not of its data blocks). */
 typedef struct rro_pin {
   atomic_int refs;
   env_rfile_t *f;
@@ -147,7 +148,11 @@ typedef struct rro {
   rro_log_t *logs; /* ascending numbers */
   size_t nlogs;
   int logs_changed;
-  rro_state_t *state; /* the newest state made (a reference) */
+  rro_state_t *state; /* the newest state made (a reference); swapped under mu and state_mu */
+  /* Guards only the swap of state and the taking of a reference to it, never held while
+     calling out: index_sync's reader takes it (read_leaf, through the pins) while a view
+     may hold mu and call index_sync. */
+  pthread_mutex_t state_mu;
 } rro_t;
 
 /* The view of a search: the engine_view_t the search reads, and the state that owns its
@@ -160,6 +165,9 @@ typedef struct rro_view {
 /* rro_refresh.c */
 void rro_log_release(rro_log_t *l);
 void rro_state_unref(rro_state_t *s);
+void rro_pin_unref(rro_pin_t *p);
+/* The pin of table `number` in the newest state (a new reference: rro_pin_unref), or NULL. */
+rro_pin_t *rro_newest_pin(rro_t *r, uint64_t number);
 rro_pin_t *rro_state_pin(const rro_state_t *s, uint64_t number);
 /* Brings r->state up to the newest version. REQUIRES mu. */
 int rro_refresh(rro_t *r, err_t *err);

@@ -184,7 +184,7 @@ static int read_logs(rro_t *r, err_t *err) {
 
 /* ---- States and pins ------------------------------------------------------------------- */
 
-static void pin_unref(rro_pin_t *p) {
+void rro_pin_unref(rro_pin_t *p) {
   if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
   env_rfile_close(p->f);
   atomic_fetch_sub(p->count, 1);
@@ -207,7 +207,7 @@ rro_pin_t *rro_state_pin(const rro_state_t *s, uint64_t number) {
 
 void rro_state_unref(rro_state_t *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
-  for (size_t i = 0; s->pins && i < s->ntables; i++) pin_unref(s->pins[i]);
+  for (size_t i = 0; s->pins && i < s->ntables; i++) rro_pin_unref(s->pins[i]);
   free(s->pins);
   free(s->ids);
   free(s->order);
@@ -374,8 +374,11 @@ static int refresh_once(rro_t *r, err_t *err) {
   rro_state_t *s = NULL;
   rc = state_make(r, &s, err);
   if (rc != BFH_OK) return rc;
-  rro_state_unref(r->state);
+  pthread_mutex_lock(&r->state_mu);
+  rro_state_t *old = r->state;
   r->state = s;
+  pthread_mutex_unlock(&r->state_mu);
+  rro_state_unref(old);
   r->version_changed = r->logs_changed = 0;
   return BFH_OK;
 }
@@ -431,4 +434,16 @@ void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *a
   r->logs_hook = fn;
   r->logs_hook_arg = arg;
   pthread_mutex_unlock(&r->mu);
+}
+
+rro_pin_t *rro_newest_pin(rro_t *r, uint64_t number) {
+  pthread_mutex_lock(&r->state_mu);
+  rro_state_t *s = r->state;
+  if (s) atomic_fetch_add(&s->refs, 1);
+  pthread_mutex_unlock(&r->state_mu);
+  if (!s) return NULL;
+  rro_pin_t *p = rro_state_pin(s, number);
+  if (p) atomic_fetch_add(&p->refs, 1);
+  rro_state_unref(s);
+  return p;
 }
