@@ -165,9 +165,10 @@ typedef struct bfh_options {
                            has one refuses an open without it (BFH_E_INVALID), so that the
                            index never misses a write. Own engine only (BFH_E_UNSUPPORTED on
                            the LevelDB engine). Default 0 */
-  /* Searching a live LevelDB database read-only (doc/leveldb.md): */
-  int read_only; /* 1: open a LevelDB database (BFH_ENGINE_LEVELDB only; the own engine gives
-                    BFH_E_UNSUPPORTED) without LevelDB: no LOCK taken (its owner may hold it
+  /* Searching a live LevelDB or RocksDB database read-only (doc/leveldb.md, doc/rocksdb.md): */
+  int read_only; /* 1: open a LevelDB or RocksDB database (BFH_ENGINE_LEVELDB,
+                    BFH_ENGINE_ROCKSDB; the own engine gives BFH_E_UNSUPPORTED) without
+                    LevelDB or RocksDB: no LOCK taken (its owner may hold it
                     open and keep writing), nothing written into its directory. Searches,
                     bfh_get and bfh_stats read its newest version; bfh_put, bfh_delete and
                     bfh_flush give BFH_E_UNSUPPORTED. create_if_missing is ignored. Default 0 */

@@ -11,6 +11,7 @@
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
+#include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 
 static const engine_kind_t kinds[] = {
     {.version = ENGINE_KIND_VERSION,
@@ -59,6 +60,16 @@ static const engine_kind_t kinds[] = {
      .repair = engine_rocksdb_repair,
      .check = rdb_verify_check,
      .describe = rdb_describe},
+    {.version = ENGINE_KIND_VERSION,
+     .id = BFH_ENGINE_ROCKSDB,
+     .name = "rocksdb",
+     .row = "rocksdb-readonly",
+     .what = "a live RocksDB database read without RocksDB: no lock, nothing written",
+     .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE,
+     .open = engine_rocksdb_ro_open,
+     .repair = engine_rocksdb_repair,
+     .describe = engine_rocksdb_ro_describe,
+     .search = engine_rocksdb_ro_search},
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

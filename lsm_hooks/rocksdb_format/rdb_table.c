@@ -83,6 +83,8 @@ typedef struct table {
   rdb_read_stats_t *st;
   int stopped;
   err_t *err;
+  const uint8_t *ikey; /* the index entry's key while walk_index calls its handle_fn */
+  size_t ikey_len;
 } table_t;
 
 static int corrupt(table_t *t, uint64_t off, const char *what) {
@@ -501,6 +503,7 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
   const uint8_t *p = b, *limit = b + blk.restarts_offset;
   uint32_t next_restart = 0; /* index of the next restart point not yet passed */
   size_t key_len = 0;
+  buf_t key = {0}; /* the entry's key (the walk's own: a partition's walk nests in it) */
   block_handle_t prev = {0};
   int have_prev = 0;
   while (p < limit && !t->stopped) {
@@ -516,20 +519,28 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
         (!delta && !(p = decode_varint32(p, limit, &vlen))) || shared > key_len ||
         (restart && shared != 0) || non_shared > (size_t)(limit - p)) {
       snprintf(what, sizeof what, "index entry at +%u: bad lengths", at);
+      free(key.p);
       return corrupt(t, off, what);
     }
     key_len = (size_t)shared + non_shared;
+    if (buf_reserve(&key, key_len ? key_len : 1) != BFH_OK) {
+      free(key.p);
+      return nomem(t);
+    }
+    if (non_shared) memcpy(key.p + shared, p, non_shared);
     p += non_shared;
     block_handle_t h;
     const uint8_t *vend;
     if (!delta) {
       if (vlen > (size_t)(limit - p)) {
         snprintf(what, sizeof what, "index entry at +%u: bad lengths", at);
+        free(key.p);
         return corrupt(t, off, what);
       }
       vend = p + vlen;
       if (!block_handle_decode(p, vend, &h)) {
         snprintf(what, sizeof what, "index entry at +%u: bad block handle", at);
+        free(key.p);
         return corrupt(t, off, what);
       }
     } else {
@@ -538,6 +549,7 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
       if (restart || !have_prev) {
         if (!restart) {
           snprintf(what, sizeof what, "index entry at +%u: size delta without a handle", at);
+          free(key.p);
           return corrupt(t, off, what);
         }
         q = block_handle_decode(p, vend, &h);
@@ -550,6 +562,7 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
       }
       if (!q) {
         snprintf(what, sizeof what, "index entry at +%u: bad block handle", at);
+        free(key.p);
         return corrupt(t, off, what);
       }
       p = q;
@@ -559,6 +572,7 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
       const uint8_t *q = decode_varint32(p, vend, &fk);
       if (!q || fk > (size_t)(vend - q)) {
         snprintf(what, sizeof what, "index entry at +%u: bad first key", at);
+        free(key.p);
         return corrupt(t, off, what);
       }
       p = q + fk;
@@ -566,9 +580,15 @@ static int walk_index(table_t *t, uint64_t off, const uint8_t *b, size_t len, ha
     if (!delta) p = vend;
     prev = h;
     have_prev = 1;
+    t->ikey = key.p;
+    t->ikey_len = key_len;
     rc = fn(t, h, arg);
-    if (rc != BFH_OK) return rc;
+    if (rc != BFH_OK) {
+      free(key.p);
+      return rc;
+    }
   }
+  free(key.p);
   return BFH_OK;
 }
 
@@ -1008,5 +1028,38 @@ int rdb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
   if (rc != BFH_OK) return rc;
   rc = rdb_table_read_blocks_rfile(f, path, refs, n, fn, arg, st, err);
   env_rfile_close(f);
+  return rc;
+}
+
+/* ---- The index alone ------------------------------------------------------------------ */
+
+typedef struct index_visit {
+  rdb_index_fn fn;
+  void *arg;
+} index_visit_t;
+
+static int visit_index_entry(table_t *t, block_handle_t h, void *arg) {
+  index_visit_t *v = arg;
+  size_t n = t->ikey_len;
+  if (!t->props.index_key_is_user_key) { /* an internal key: drop its 8-byte trailer */
+    if (n < 8) return corrupt(t, t->index_h.offset, "index key shorter than its trailer");
+    n -= 8;
+  }
+  if (v->fn(v->arg, t->ikey, n, h.offset, h.size)) t->stopped = 1;
+  return BFH_OK;
+}
+
+int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, void *arg,
+                          rdb_read_stats_t *st, rdb_table_props_t *props, err_t *err) {
+  if (props) memset(props, 0, sizeof *props);
+  table_t t = {.path = path, .f = f, .size = env_rfile_size(f), .st = st, .err = err};
+  int rc = read_meta(&t);
+  if (rc == BFH_OK) {
+    index_visit_t v = {fn, arg};
+    index_walk_t w = {.fn = visit_index_entry, .arg = &v};
+    rc = walk_data_handles(&t, &w);
+  }
+  give_props(&t, props);
+  table_release(&t);
   return rc;
 }

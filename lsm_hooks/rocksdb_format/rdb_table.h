@@ -164,4 +164,19 @@ int rdb_table_scan_rfile(env_rfile_t *f, const char *path, rdb_visit_fn fn, rdb_
 int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                                 rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err);
 
+/* Told each data block of a table in index order: the index entry's key as a user key (a
+   separator: >= every key of the block, < every key of the next; borrowed, valid during the
+   call) and the block's place (offset and size without the trailer). Return 0 to go on,
+   nonzero to stop. */
+typedef int (*rdb_index_fn)(void *arg, const uint8_t *key, size_t key_len, uint64_t offset,
+                            uint64_t size);
+
+/* Reads only the footer, the metaindex and properties blocks and the index (every partition of
+   a two-level one) of the table open as f (borrowed), named path in messages, and calls fn for
+   each data block: what a point lookup needs to read one data block. With props != NULL,
+   *props is filled as rdb_table_props_read fills it (release it also after an error). Errors
+   as rdb_table_scan. Thread-safe. */
+int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, void *arg,
+                          rdb_read_stats_t *st, rdb_table_props_t *props, err_t *err);
+
 #endif

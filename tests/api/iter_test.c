@@ -217,9 +217,9 @@ static void test_engine_table(void **s) {
   assert_non_null(rdb);
   assert_int_equal(rdb->engine, BFH_ENGINE_ROCKSDB);
   assert_string_equal(bfh_engine_name(BFH_ENGINE_ROCKSDB), "rocksdb");
-  unsigned rdb_caps = BFH_ENGINE_CAN_WRITE | BFH_ENGINE_CAN_REPAIR | BFH_ENGINE_CAN_CHECK |
-                      BFH_ENGINE_CAN_ITERATE;
-  assert_int_equal(rdb->caps & rdb_caps, rdb_caps);
+  unsigned rdb_caps = BFH_ENGINE_CAN_WRITE | BFH_ENGINE_CAN_READ_ONLY | BFH_ENGINE_CAN_REPAIR |
+                      BFH_ENGINE_CAN_CHECK | BFH_ENGINE_CAN_ITERATE;
+  assert_int_equal(rdb->caps & rdb_caps, rdb_caps); /* read-write and read-only rows */
   const bfh_engine_info *lsm = bfh_engine_find("lsm"), *ldb = bfh_engine_find("leveldb");
   assert_non_null(lsm);
   assert_non_null(ldb);

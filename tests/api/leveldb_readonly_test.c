@@ -644,7 +644,7 @@ static void test_readonly_options(void **state) {
   o.read_only = 1; /* the own engine */
   bfh_db *db = NULL;
   assert_int_equal(bfh_open(dir, &o, &db), BFH_E_UNSUPPORTED);
-  assert_non_null(strstr(bfh_last_error(NULL), "read_only needs an engine with a read-only mode (leveldb)"));
+  assert_non_null(strstr(bfh_last_error(NULL), "read_only needs an engine with a read-only mode (leveldb, rocksdb)"));
   o.engine = BFH_ENGINE_LEVELDB; /* no database there: nothing is created */
   assert_int_equal(bfh_open(dir, &o, &db), BFH_E_INVALID);
   assert_int_equal(access(dir, F_OK), -1);

@@ -29,10 +29,11 @@ int cli_db_require(const cli_t *c, const char *dir) {
   return EXIT_ERROR;
 }
 
-/* The read-only mode's default filter cache: $XDG_CACHE_HOME/bfh/leveldb-H (or under
-   ~/.cache), H a hash of the database's real path, so that each database keeps its own
-   filters across runs, outside its directory. NULL: no home to put it in (memory then). */
-static char *default_index_dir(const char *dir) {
+/* The read-only mode's default filter cache: $XDG_CACHE_HOME/bfh/ENGINE-H (or under
+   ~/.cache), ENGINE the engine's name (leveldb, rocksdb), H a hash of the database's real
+   path, so that each database keeps its own filters across runs, outside its directory.
+   NULL: no home to put it in (memory then). */
+static char *default_index_dir(const char *dir, const char *engine) {
   char *real = realpath(dir, NULL);
   if (!real) return NULL;
   uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
@@ -40,14 +41,16 @@ static char *default_index_dir(const char *dir) {
   free(real);
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   char *path = NULL;
-  int n = xdg && xdg[0] ? asprintf(&path, "%s/bfh/leveldb-%016llx", xdg, (unsigned long long)h)
+  int n = xdg && xdg[0]
+              ? asprintf(&path, "%s/bfh/%s-%016llx", xdg, engine, (unsigned long long)h)
           : home && home[0]
-              ? asprintf(&path, "%s/.cache/bfh/leveldb-%016llx", home, (unsigned long long)h)
+              ? asprintf(&path, "%s/.cache/bfh/%s-%016llx", home, engine, (unsigned long long)h)
               : -1;
   return n < 0 ? NULL : path;
 }
 
-/* A command that only reads opens a LevelDB database read-only unless --read-write: the
+/* A command that only reads opens a LevelDB or RocksDB database read-only (the engine table
+   says which engines can) unless --read-write: the
    program that owns it may hold it open, and nothing is written into its directory. Says so
    on stderr. *owned: the index directory to free after the open. */
 static void choose_read_only(cli_t *c, const char *dir, char **owned) {
@@ -60,10 +63,10 @@ static void choose_read_only(cli_t *c, const char *dir, char **owned) {
   if (c->index_dir && strcmp(c->index_dir, "none") == 0)
     c->opt.index_dir = NULL;
   else
-    c->opt.index_dir = c->index_dir ? c->index_dir : (*owned = default_index_dir(dir));
-  fprintf(stderr, "bfh %s: reading %s read-only (no LevelDB, no LOCK, no write; filters %s%s)\n",
-          c->cmd->name, dir, c->opt.index_dir ? "in " : "in memory",
-          c->opt.index_dir ? c->opt.index_dir : "");
+    c->opt.index_dir = c->index_dir ? c->index_dir : (*owned = default_index_dir(dir, eng->name));
+  fprintf(stderr, "bfh %s: reading %s read-only (no %s, no LOCK, no write; filters %s%s)\n",
+          c->cmd->name, dir, c->opt.engine == BFH_ENGINE_ROCKSDB ? "RocksDB" : "LevelDB",
+          c->opt.index_dir ? "in " : "in memory", c->opt.index_dir ? c->opt.index_dir : "");
 }
 
 int cli_db_open(cli_t *c, const char *dir, int create, bfh_db **db) {

@@ -40,10 +40,11 @@ static const char SEARCH_HELP[] =
     "\"count\", \"seconds\", \"stats\": {the bfh_search_stats fields}}, strings in the\n"
     "escaped form; with --csv, a line \"key\" then one key per line as a CSV field.\n"
     "Exit status: 0 found, 1 nothing found, 2 error.\n"
-    "With --engine leveldb it reads the database read-only, as tables, get and stats do: bfh's\n"
-    "own readers of CURRENT, the MANIFEST, the tables and the logs, without LevelDB, without its\n"
-    "LOCK and without writing into its directory, so a database its program holds open can be\n"
-    "searched; its filters are cached in --index-dir. --read-write opens it with LevelDB.\n";
+    "With --engine leveldb or rocksdb it reads the database read-only, as tables, get and stats\n"
+    "do: bfh's own readers of CURRENT, the MANIFEST, the tables and the logs, without LevelDB or\n"
+    "RocksDB, without the LOCK and without writing into the directory, so a database its program\n"
+    "holds open can be searched; its filters are cached in --index-dir. --read-write opens it\n"
+    "with LevelDB or RocksDB.\n";
 
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"

@@ -104,11 +104,27 @@ void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n);
    operand or a blob reference. */
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* rdb_table_match over table file f, already open (borrowed; the read-only engine's pins),
+   named path in messages. */
+int rdb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+/* BFH_E_UNSUPPORTED naming the table at path for an entry bfh cannot answer from (a merge
+   operand, a blob reference, a wide-column entity); else BFH_OK. */
+struct rdb_entry;
+int rdb_entry_refuse(const struct rdb_entry *e, const char *path, err_t *err);
 /* index_source_t.read_leaf and .table_tag for table `number` of the database in dir. A table
    holding a merge operand or a blob reference gets no leaf (BFH_E_UNSUPPORTED): it is then
    scanned, and the scan refuses the search. */
 int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err);
+/* rdb_describe (rdb_engine.h) of table `number` of the database in dir, read through io: what
+   the read-only engine's row uses too. BFH_NOT_FOUND when the table is gone. */
+struct value_index;
+int rdb_describe_table(env_t *io, const char *dir, struct value_index *vi, uint64_t number,
+                       bfh_table_info *info, err_t *err);
+/* rdb_leaf_read over table file f, already open (borrowed), named path in messages. */
+int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
+                        index_leaf_read_t *out, err_t *err);
 int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 #endif

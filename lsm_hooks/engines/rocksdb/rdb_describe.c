@@ -38,13 +38,13 @@ static int visit_range(void *arg, const rdb_entry_t *e) {
 }
 
 /* The value filter of a table the index has a leaf for, built again as the leaf was. */
-static int describe_filter(engine_rocksdb_t *er, value_index_t *vi, uint64_t number,
+static int describe_filter(env_t *io, const char *dir, value_index_t *vi, uint64_t number,
                            bfh_table_info *info, err_t *err) {
   if (!vi || !value_index_contains(vi, number)) return BFH_OK; /* not indexed (yet) */
   value_index_params_t p = *value_index_params(vi);
   p.block_bits = 0;
   index_leaf_read_t leaf = {0};
-  int rc = rdb_leaf_read(er->io, er->path, number, &p, &leaf, err);
+  int rc = rdb_leaf_read(io, dir, number, &p, &leaf, err);
   if (rc != BFH_OK) return rc;
   info->has_value_filter = 1;
   info->value_filter_fill = value_filter_fill_ratio(leaf.filter);
@@ -59,14 +59,23 @@ static int describe_filter(engine_rocksdb_t *er, value_index_t *vi, uint64_t num
 int rdb_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
                  err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  char path[4200];
-  rdb_table_path(er->path, number, path, sizeof path);
-  key_range_t r = {0};
-  int rc = rdb_table_scan(er->io, path, visit_range, &r, NULL, err);
-  if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
-  if (rc == BFH_NOT_FOUND) /* the view holds file deletions off */
+  int rc = rdb_describe_table(er->io, er->path, vi, number, info, err);
+  if (rc == BFH_NOT_FOUND) { /* the view holds file deletions off */
+    char path[4200];
+    rdb_table_path(er->path, number, path, sizeof path);
     rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
-  if (rc == BFH_OK) rc = describe_filter(er, vi, number, info, err);
+  }
+  return rc;
+}
+
+int rdb_describe_table(env_t *io, const char *dir, value_index_t *vi, uint64_t number,
+                       bfh_table_info *info, err_t *err) {
+  char path[4200];
+  rdb_table_path(dir, number, path, sizeof path);
+  key_range_t r = {0};
+  int rc = rdb_table_scan(io, path, visit_range, &r, NULL, err);
+  if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  if (rc == BFH_OK) rc = describe_filter(io, dir, vi, number, info, err);
   info->entries = r.entries;
   info->smallest = r.smallest;
   info->smallest_len = r.smallest_len;

@@ -62,6 +62,21 @@ int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
   return rc != BFH_OK ? rc : x.rc;
 }
 
+int rdb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  rdb_read_stats_t rs = {0};
+  match_t x = {m, path, err, BFH_OK};
+  int rc = refs ? rdb_table_read_blocks_rfile(f, path, refs, n, visit_match, &x, &rs, err)
+                : rdb_table_scan_rfile(f, path, visit_match, NULL, &x, &rs, NULL, NULL, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  return rc != BFH_OK ? rc : x.rc;
+}
+
+int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err) {
+  return refuse(e, path, err);
+}
+
 /* ---- A table's filters ------------------------------------------------------------------ */
 
 typedef struct build {
@@ -102,6 +117,15 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
                   index_leaf_read_t *out, err_t *err) {
   char path[4200];
   rdb_table_path(dir, number, path, sizeof path);
+  env_rfile_t *f = NULL;
+  int rc = env_open_read(io, path, &f, err);
+  if (rc == BFH_OK) rc = rdb_leaf_read_rfile(f, path, p, out, err);
+  env_rfile_close(f);
+  return rc;
+}
+
+int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
+                        index_leaf_read_t *out, err_t *err) {
   if (p->block_bits > BLOCK_FILTER_MAX_BITS)
     return err_set(err, BFH_E_INVALID, "table %s: %u bits per value for a block filter", path,
                    p->block_bits);
@@ -113,8 +137,8 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   rdb_read_stats_t st = {0};
   if (rc == BFH_OK)
-    rc = rdb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, &st, &out->tag,
-                               NULL, err);
+    rc = rdb_table_scan_rfile(f, path, add_value, b.blocks ? end_block : NULL, &b, &st, &out->tag,
+                              NULL, err);
   if (rc == BFH_OK) rc = b.rc;
   block_filter_t *bf = NULL;
   if (rc == BFH_OK && b.blocks) {

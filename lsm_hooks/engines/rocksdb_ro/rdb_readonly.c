@@ -1,0 +1,256 @@
+/* The read-only RocksDB engine (rdb_readonly.h): its design, then open and close
+ * (rro_internal.h maps the other files of the folder). The LevelDB read-only engine
+ * (leveldb_ro/readonly.c) is its model; what differs is RocksDB's.
+ *
+ * A refresh (at every view, so at every search, and at every bfh_get) brings the state up to
+ * the database's newest version:
+ *   1. read CURRENT and the MANIFEST it names (rdb_manifest.h): from where the last read
+ *      stopped while the name and the file are the same (RocksDB only appends to a MANIFEST
+ *      until it starts a new one, at an open or past max_manifest_file_size), whole when it
+ *      changed; a record cut short at the end is an edit in flight, read next time. This gives
+ *      version V: the default column family's tables and its log number L.
+ *   2. list the directory's WALs (rdb_version_live_logs) and read every one numbered >= L
+ *      (rdb_version_log_wanted for the default column family) from where the last read
+ *      stopped (a record cut short at the end is a write in flight), keeping only the default
+ *      column family's entries; drop what was read of the others.
+ *   3. read the MANIFEST again. If the default column family's log number is no longer L,
+ *      start over at 1; else the state is the tables of this newest version V' plus the
+ *      entries read in 2.
+ * Why that state holds every write acknowledged before the refresh began, and no write
+ * undone: RocksDB writes a memtable's table, then the edit that adds it and raises the
+ * column family's log number past the memtable's WAL, and only then deletes the WAL (once no
+ * column family needs it); a compaction writes its tables, then the edit, then deletes its
+ * inputs. So a write acknowledged before step 1 is in a WAL >= L (read to its end in 2) or
+ * in V's tables, still in V' (V' differs from V only by compactions and other column
+ * families' flushes: L did not move). A WAL >= L can be gone in 2 only after an edit raising
+ * L, which 3 sees. WAL entries are newer than every table entry of the default column family
+ * (their memtable is not flushed), so a lookup reads the WAL chunks first.
+ * Files of V' may still vanish after 3, so the refresh ends by opening every table of V' (a
+ * pin, shared by the states that list it): an unlinked file stays readable through its
+ * descriptor. A table gone before its open was deleted after an edit the next MANIFEST read
+ * sees: start over (gone again with nothing new read: the MANIFEST names a missing table,
+ * BFH_E_CORRUPT). Beyond pin_max descriptors a table is read by name, and a search that finds
+ * it gone starts over from a new refresh (engine_rocksdb_ro_search), its keys reported only by
+ * the attempt that read every table it listed. Retries are bounded
+ * (ENGINE_ROCKSDB_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
+ * under its name (a database replaced at the path) is read anew, as the LevelDB engine does.
+ *
+ * A search validates its candidates against its own view: its gets read the view's state,
+ * the WAL chunks newest first, then the tables whose key range holds the key, level 0 newest
+ * first (by largest sequence), then each deeper level. A pinned table is looked up through
+ * its key index (each data block's last key, made by one read of the table the first time a
+ * lookup needs it), so a lookup reads one data block per table.
+ *
+ * What the engine does not answer is refused (BFH_E_UNSUPPORTED naming it), never guessed:
+ * merge operands, blob references and wide-column entities (as the read-write engine,
+ * rocksdb/rdb_reads.c), and range deletions (in a WAL, or in a table a lookup or an
+ * iterator reads: a range tombstone widens its table's key range, so every lookup of a key it
+ * may cover reads that table).
+ */
+#include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
+#include "lsm_hooks/index/leaf_cache.h"
+
+static int e_close(engine_t *e, err_t *err) {
+  (void)err;
+  rro_t *r = (rro_t *)e;
+  if (!r) return BFH_OK;
+  if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
+  if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
+  rro_state_unref(r->state);
+  for (size_t i = 0; i < r->nlogs; i++) rro_log_release(&r->logs[i]);
+  free(r->logs);
+  env_rfile_close(r->manifest_file);
+  rdb_version_release(&r->version);
+  pthread_mutex_destroy(&r->mu);
+  pthread_mutex_destroy(&r->state_mu);
+  free(r->path);
+  free(r->cache_dir);
+  free(r);
+  return BFH_OK;
+}
+
+static int read_only(engine_t *e, const char *op, err_t *err) {
+  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ((rro_t *)e)->path, op);
+}
+
+static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  (void)key, (void)key_len, (void)val, (void)val_len;
+  return read_only(e, "put", err);
+}
+
+static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  (void)key, (void)key_len;
+  return read_only(e, "delete", err);
+}
+
+static int e_flush(engine_t *e, err_t *err) {
+  return read_only(e, "flush", err);
+}
+
+static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
+                                     .close = e_close,
+                                     .put = e_put,
+                                     .del = e_del,
+                                     .get = rro_get,
+                                     .flush = e_flush,
+                                     .view_acquire = rro_view_acquire,
+                                     .view_release = rro_view_release,
+                                     .view_tables = rro_view_tables,
+                                     .scan_table = rro_scan_table,
+                                     .scan_memtables = rro_scan_memtables,
+                                     .scan_blocks = rro_scan_blocks,
+                                     .find_memtables = rro_find_memtables,
+                                     .iter_create = rro_iter_create,
+                                     .stats = NULL};
+
+/* ---- Opening ---------------------------------------------------------------------------- */
+
+/* Through the newest state's pin when it holds the table: a table compacted away since it
+   was listed is still read (by name it would be gone, and its leaf never made while a view
+   waits for it). */
+static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                     index_leaf_read_t *out, err_t *err) {
+  rro_t *r = ctx;
+  rro_pin_t *pin = rro_newest_pin(r, number);
+  if (!pin) return rdb_leaf_read(r->io, r->path, number, p, out, err);
+  int rc = rdb_leaf_read_rfile(pin->f, pin->path, p, out, err);
+  rro_pin_unref(pin);
+  return rc;
+}
+
+static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
+  rro_t *r = ctx;
+  return rdb_table_tag_of(r->io, r->path, number, tag, err);
+}
+
+/* mkdir -p dir. */
+static int make_dirs(const char *dir, err_t *err) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s", dir);
+  for (char *q = p + 1;; q++) {
+    if (*q != '/' && *q != '\0') continue;
+    char c = *q;
+    *q = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return err_errno(err, errno, "%s: mkdir", p);
+    if (!(*q = c)) return BFH_OK;
+  }
+}
+
+static int source_init(rro_t *r, const char *index_dir, err_t *err) {
+  if (index_dir) {
+    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
+    if (!(r->cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+    snprintf(r->cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
+    int rc = make_dirs(r->cache_dir, err);
+    if (rc != BFH_OK) return rc;
+  }
+  /* No delay: a reader is not told when a table dies young, and the cache is its own. */
+  index_source_t src = {.read_leaf = read_leaf,
+                        .ctx = r,
+                        .cache_dir = r->cache_dir,
+                        .table_tag = table_tag,
+                        .cache_delay_ns = 0,
+                        .io = r->io};
+  return index_sync_set_source(r->sync, &src, err);
+}
+
+/* Removes the cache files of tables that are not live in the first state. */
+static void clean_cache(rro_t *r) {
+  char **names;
+  size_t n;
+  err_t e;
+  if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t num;
+    if (ldb_file_number(names[i], "vf", &num) &&
+        engine_tables_contain(r->state->tables, r->state->ntables, num))
+      continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", r->cache_dir, names[i]);
+    (void)env_unlink(r->io, p, NULL);
+  }
+  env_names_free(names, n);
+}
+
+/* path must hold a RocksDB database (CURRENT), and no other engine's. */
+static int check_directory(const char *path, const bfh_options *opt, err_t *err) {
+  int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
+  if (rc != BFH_OK) return rc;
+  char p[4200];
+  snprintf(p, sizeof p, "%s/CURRENT", path);
+  if (access(p, F_OK) != 0)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: not a RocksDB database (no CURRENT file); a read-only open creates none",
+                   path);
+  if (opt->index_dir) { /* the filter cache must not land in the database's directory */
+    char a[4200], b[4200];
+    if (realpath(path, a) && realpath(opt->index_dir, b) && strncmp(a, b, strlen(a)) == 0 &&
+        (b[strlen(a)] == '\0' || b[strlen(a)] == '/'))
+      return err_set(err, BFH_E_INVALID,
+                     "%s: the index directory %s lies inside the database's directory; a "
+                     "read-only open writes nothing there",
+                     path, opt->index_dir);
+  }
+  return BFH_OK;
+}
+
+int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
+                           index_sync_t *sync, engine_t **out, err_t *err) {
+  int rc = check_directory(path, opt, err);
+  if (rc != BFH_OK) return rc;
+  rro_t *r = calloc(1, sizeof *r);
+  if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  r->base.ops = &rro_ops;
+  r->io = io ? io : env_default();
+  r->sync = sync;
+  struct rlimit rl; /* half of the descriptors the process may open */
+  r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
+               : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
+                                               : (unsigned long long)rl.rlim_cur / 2;
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_mutex_init(&r->state_mu, NULL);
+  if (!(r->path = strdup(path))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
+  if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
+  if (rc == BFH_OK) {
+    pthread_mutex_lock(&r->mu);
+    rc = rro_refresh(r, err);
+    /* The live tables are indexed in the open, so that the first search is planned over
+       their filters. */
+    if (rc == BFH_OK && sync) rc = rro_view_index_state(r, r->state, NULL, err);
+    pthread_mutex_unlock(&r->mu);
+  }
+  if (rc == BFH_OK && r->cache_dir) clean_cache(r);
+  if (rc == BFH_OK && sync) {
+    err_t e; /* a failure here is the first view's to report: it tries again */
+    (void)rro_view_load(r, 1, &e);
+  }
+  if (rc != BFH_OK) {
+    e_close(&r->base, NULL);
+    return rc;
+  }
+  *out = &r->base;
+  return BFH_OK;
+}
+
+int engine_rocksdb_ro_describe(engine_t *e, struct value_index *vi, uint64_t number,
+                               bfh_table_info *info, err_t *err) {
+  rro_t *r = (rro_t *)e;
+  int rc = rdb_describe_table(r->io, r->path, vi, number, info, err);
+  return rro_table_status(r, rc, number, err); /* compacted away since it was listed */
+}

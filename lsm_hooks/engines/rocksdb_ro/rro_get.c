@@ -1,0 +1,353 @@
+/* Chunks (the entries one read of a WAL added, by value and by key), the key index of a pinned
+   table (its index block(s) read once: each data block's separator key), and point lookups in
+   a state:
+   its chunks newest first, then the tables that may hold the key in lookup order (level 0
+   newest first, then each deeper level), each one data block read through the key index. A
+   search passes its view; a bfh_get refreshes first. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filters/hash.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
+#include "util/coding.h"
+
+/* ---- Chunks ---------------------------------------------------------------------------- */
+
+void rro_chunk_unref(rro_chunk_t *c) {
+  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+  ldb_seg_unref(c->vals);
+  free(c->data);
+  free(c->slots);
+  free(c);
+}
+
+int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
+  rro_chunk_builder_t *b = arg;
+  if (e->cf != 0) return 0; /* another column family's */
+  int type;
+  switch (e->type) {
+    case RDB_WB_VALUE: type = RDB_TYPE_VALUE; break;
+    case RDB_WB_DELETION:
+    case RDB_WB_SINGLE_DELETION: type = RDB_TYPE_DELETION; break;
+    case RDB_WB_MERGE:
+    case RDB_WB_BLOB_INDEX:
+    case RDB_WB_WIDE_COLUMN_ENTITY:
+    case RDB_WB_RANGE_DELETION:
+      b->rc = err_set(b->err, BFH_E_UNSUPPORTED,
+                      "%s: WAL %06llu holds %s at sequence %llu; bfh cannot search this database "
+                      "read-only%s",
+                      b->dir, (unsigned long long)e->log_number,
+                      e->type == RDB_WB_MERGE       ? "a merge operand (bfh has no merge operator)"
+                      : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
+                                                       "RocksDB's blob files)"
+                      : e->type == RDB_WB_RANGE_DELETION ? "a range deletion"
+                                                         : "a wide-column entity",
+                      (unsigned long long)e->seq,
+                      e->type == RDB_WB_RANGE_DELETION ? " (range deletions are not answered)"
+                                                       : "");
+      return 1;
+    default: return 0; /* markers */
+  }
+  size_t need = b->len + 1 + 8 + 2 * 4 + e->key_len + e->val_len;
+  if (need > b->cap) {
+    size_t c = b->cap ? b->cap : 65536;
+    while (c < need) c *= 2;
+    uint8_t *p = realloc(b->p, c);
+    if (!p) return b->nomem = 1;
+    b->p = p;
+    b->cap = c;
+  }
+  uint8_t *q = b->p + b->len;
+  *q++ = (uint8_t)type;
+  encode_fixed64(q, e->seq);
+  q += 8;
+  encode_fixed32(q, (uint32_t)e->key_len);
+  q += 4;
+  if (e->key_len) memcpy(q, e->key, e->key_len);
+  q += e->key_len;
+  encode_fixed32(q, (uint32_t)e->val_len);
+  q += 4;
+  if (e->val_len) memcpy(q, e->val, e->val_len);
+  b->len = (size_t)(q + e->val_len - b->p);
+  b->n++;
+  if (type == RDB_TYPE_VALUE &&
+      ldb_seg_builder_add(&b->vals, e->key, e->key_len, e->val, e->val_len) != BFH_OK)
+    return b->nomem = 1;
+  return 0;
+}
+
+void rro_chunk_builder_release(rro_chunk_builder_t *b) {
+  ldb_seg_builder_release(&b->vals);
+  free(b->p);
+}
+
+const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq,
+                                      const uint8_t **k, uint32_t *kl, const uint8_t **v,
+                                      uint32_t *vl) {
+  *type = *p++;
+  *seq = decode_fixed64(p);
+  p += 8;
+  *kl = decode_fixed32(p);
+  *k = p + 4;
+  p = *k + *kl;
+  *vl = decode_fixed32(p);
+  *v = p + 4;
+  return *v + *vl;
+}
+
+static int same_key(const uint8_t *a, size_t al, const void *b, size_t bl) {
+  return al == bl && (al == 0 || memcmp(a, b, al) == 0);
+}
+
+rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
+  rro_chunk_t *c = calloc(1, sizeof *c);
+  size_t nslots = 2;
+  while (nslots < 2 * b->n) nslots *= 2;
+  if (c) c->slots = calloc(nslots, sizeof *c->slots);
+  if (c) c->vals = ldb_seg_builder_finish(&b->vals);
+  if (!c || !c->slots || !c->vals) {
+    if (c) ldb_seg_unref(c->vals), free(c->slots), free(c);
+    return NULL;
+  }
+  atomic_init(&c->refs, 1);
+  c->data = b->p; /* taken over */
+  c->len = b->len;
+  b->p = NULL;
+  c->mask = nslots - 1;
+  const uint8_t *p = c->data, *end = c->data + c->len;
+  while (p < end) {
+    uint64_t off = (uint64_t)(p - c->data), seq;
+    int type;
+    const uint8_t *k, *v;
+    uint32_t kl, vl;
+    p = rro_chunk_entry_decode(p, &type, &seq, &k, &kl, &v, &vl);
+    size_t i = (size_t)bfh_hash64(k, kl, RRO_KEY_HASH_SEED) & c->mask;
+    for (; c->slots[i]; i = (i + 1) & c->mask) {
+      int t2;
+      uint64_t s2;
+      const uint8_t *k2, *v2;
+      uint32_t kl2, vl2;
+      rro_chunk_entry_decode(c->data + c->slots[i] - 1, &t2, &s2, &k2, &kl2, &v2, &vl2);
+      if (same_key(k2, kl2, k, kl)) break; /* a later entry of the key replaces it */
+    }
+    c->slots[i] = off + 1;
+  }
+  return c;
+}
+
+int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type,
+                   const uint8_t **v, uint32_t *vl) {
+  for (size_t i = (size_t)bfh_hash64(key, key_len, RRO_KEY_HASH_SEED) & c->mask; c->slots[i];
+       i = (i + 1) & c->mask) {
+    const uint8_t *k;
+    uint32_t kl;
+    uint64_t seq;
+    rro_chunk_entry_decode(c->data + c->slots[i] - 1, type, &seq, &k, &kl, v, vl);
+    if (same_key(k, kl, key, key_len)) return 1;
+  }
+  return 0;
+}
+
+/* ---- A pinned table's key index --------------------------------------------------------- */
+
+static int cmp_key(const void *a, size_t al, const void *b, size_t bl) {
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (al > bl) - (al < bl);
+}
+
+void rro_pin_keys_release(rro_pin_t *p) {
+  free(p->why);
+  p->why = NULL;
+  free(p->blocks);
+  free(p->keys);
+  p->blocks = NULL;
+  p->keys = NULL;
+  p->nblocks = 0;
+}
+
+typedef struct kbuild {
+  rro_pin_t *p;
+  size_t blocks_cap, keys_len, keys_cap;
+  int nomem;
+} kbuild_t;
+
+static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset,
+                    uint64_t size) {
+  kbuild_t *b = arg;
+  rro_pin_t *p = b->p;
+  if (p->nblocks == b->blocks_cap) {
+    size_t c = b->blocks_cap ? 2 * b->blocks_cap : 64;
+    rro_kblock_t *q = realloc(p->blocks, c * sizeof *q);
+    if (!q) return b->nomem = 1;
+    p->blocks = q;
+    b->blocks_cap = c;
+  }
+  if (b->keys_len + key_len > b->keys_cap) {
+    size_t c = b->keys_cap ? 2 * b->keys_cap : 4096;
+    while (c < b->keys_len + key_len) c *= 2;
+    uint8_t *q = realloc(p->keys, c);
+    if (!q) return b->nomem = 1;
+    p->keys = q;
+    b->keys_cap = c;
+  }
+  if (key_len) memcpy(p->keys + b->keys_len, key, key_len);
+  p->blocks[p->nblocks++] =
+      (rro_kblock_t){.offset = offset, .size = size, .key_at = b->keys_len, .key_len = key_len};
+  b->keys_len += key_len;
+  return 0;
+}
+
+/* What the table's properties say the engine cannot answer: BFH_E_UNSUPPORTED naming it. */
+static int props_refuse(const rro_pin_t *p, const rdb_table_props_t *pr, err_t *err) {
+  if (pr->num_range_deletions || pr->has_range_del_block)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a range deletion, which the read-only engine does not answer",
+                   p->path);
+  if (pr->num_merge_operands)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "table %s: holds a merge operand; bfh cannot search a RocksDB database with "
+                   "merge operands (it has no merge operator to apply them)",
+                   p->path);
+  return BFH_OK;
+}
+
+/* Builds p's key index once (one read of the table): BFH_OK, or the build's status (kept: a
+   refused table stays refused). */
+static int pin_keys(rro_pin_t *p, err_t *err) {
+  pthread_mutex_lock(&p->mu);
+  int rc = BFH_OK;
+  if (!p->built) {
+    kbuild_t b = {.p = p};
+    rdb_table_props_t props;
+    rc = rdb_table_index_rfile(p->f, p->path, kb_block, &b, NULL, &props, err);
+    if (rc == BFH_OK) rc = props_refuse(p, &props, err);
+    if (rc == BFH_OK && b.nomem)
+      rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
+    rdb_table_props_release(&props);
+    if (rc != BFH_OK) rro_pin_keys_release(p);
+    /* Damage and refusals stay, with their message; no memory may pass. */
+    if (rc != BFH_E_NOMEM) p->built = rc == BFH_OK ? 1 : rc;
+    if (rc != BFH_OK && rc != BFH_E_NOMEM) p->why = strdup(err->msg);
+  } else if (p->built != 1) {
+    rc = err_set(err, p->built, "%s", p->why ? p->why : "table could not be read");
+  }
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
+/* ---- Point lookups ---------------------------------------------------------------------- */
+
+typedef struct lookup {
+  const void *key;
+  size_t key_len;
+  int found, type;
+  void *val;
+  size_t val_len;
+  int nomem, rc;
+  const char *path;
+  err_t *err;
+} lookup_t;
+
+/* Entries come in internal-key order (user key ascending, newest first): the first entry of
+   the key is its newest in the table; a greater key ends the search. */
+static int visit_lookup(void *arg, const rdb_entry_t *e) {
+  lookup_t *l = arg;
+  int c = cmp_key(e->key, e->key_len, l->key, l->key_len);
+  if (c < 0) return 0;
+  if (c > 0) return 1;
+  if ((l->rc = rdb_entry_refuse(e, l->path, l->err)) != BFH_OK) return 1;
+  if (e->type == RDB_TYPE_RANGE_DELETION) return 0; /* refused by the key index already */
+  l->found = 1;
+  l->type = e->type == RDB_TYPE_VALUE ? RDB_TYPE_VALUE : RDB_TYPE_DELETION;
+  l->val = malloc(e->val_len ? e->val_len : 1);
+  if (!l->val) l->nomem = 1;
+  if (l->val && e->val_len) memcpy(l->val, e->val, e->val_len);
+  l->val_len = e->val_len;
+  return 1;
+}
+
+static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
+  return cmp_key(f->smallest, f->smallest_len, key, key_len) <= 0 &&
+         cmp_key(key, key_len, f->largest, f->largest_len) <= 0;
+}
+
+/* The newest entry of l->key in pinned table p: one data block, found by the key index. */
+static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
+  int rc = pin_keys(p, err);
+  if (rc != BFH_OK) return rc;
+  size_t lo = 0, hi = p->nblocks; /* the first block whose last key is >= the key */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const rro_kblock_t *b = &p->blocks[mid];
+    if (cmp_key(p->keys + b->key_at, b->key_len, l->key, l->key_len) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == p->nblocks) return BFH_OK;
+  block_ref_t ref = {.offset = p->blocks[lo].offset, .size = p->blocks[lo].size};
+  return rdb_table_read_blocks_rfile(p->f, p->path, &ref, 1, visit_lookup, l, NULL, err);
+}
+
+static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *err) {
+  int rc = BFH_OK;
+  for (size_t i = 0; i < s->norder && rc == BFH_OK && !l->found; i++) {
+    const rdb_file_t *f = s->order[i];
+    if (!file_holds(f, l->key, l->key_len)) continue;
+    char path[4200];
+    rdb_table_path(r->path, f->number, path, sizeof path);
+    l->path = path;
+    rro_pin_t *p = rro_state_pin(s, f->number);
+    if (p)
+      rc = pin_lookup(p, l, err);
+    else /* not held (beyond pin_max): read by name, up to the key */
+      rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err),
+                            f->number, err);
+    if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
+    l->path = NULL;
+  }
+  if (rc == BFH_OK && l->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
+  return rc;
+}
+
+static int state_get(rro_t *r, const rro_state_t *s, const void *key, size_t key_len, void **val,
+                     size_t *val_len, err_t *err) {
+  lookup_t l = {.key = key, .key_len = key_len, .err = err};
+  for (size_t i = s->nchunks; i-- > 0 && !l.found;) {
+    const uint8_t *v;
+    uint32_t vl;
+    if (!rro_chunk_find(s->chunks[i], key, key_len, &l.type, &v, &vl)) continue;
+    l.found = 1;
+    l.val = malloc(vl ? vl : 1);
+    if (!l.val) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
+    if (vl) memcpy(l.val, v, vl);
+    l.val_len = vl;
+  }
+  int rc = l.found ? BFH_OK : get_from_tables(r, s, &l, err);
+  if (rc != BFH_OK || !l.found || l.type != RDB_TYPE_VALUE) {
+    free(l.val);
+    return rc != BFH_OK ? rc : BFH_NOT_FOUND;
+  }
+  *val = l.val;
+  *val_len = l.val_len;
+  return BFH_OK;
+}
+
+int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
+            size_t *val_len, err_t *err) {
+  rro_t *r = (rro_t *)e;
+  if (view) /* a search validating its candidates: its own state */
+    return state_get(r, ((rro_view_t *)view)->s, key, key_len, val, val_len, err);
+  int rc = BFH_E_BUSY;
+  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
+    rro_state_t *s;
+    rc = rro_current_state(r, &s, err);
+    if (rc != BFH_OK) return rc;
+    rc = state_get(r, s, key, key_len, val, val_len, err);
+    rro_state_unref(s);
+  }
+  return rc;
+}

@@ -1,0 +1,261 @@
+/* Views and searches: a view is a refreshed state held for one search (and its epoch in
+   index_sync); the search's table and WAL scans read that state, and a search that finds a
+   table of an unpinned state gone starts over from a new view (engine_rocksdb_ro_search).
+   Ordered iteration reads every entry of a refreshed state into memory. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lsm_hooks/engines/leveldb/sorted_iter.h"
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
+#include "lsm_hooks/search/search.h"
+
+static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                      size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  rro_pin_t *p = rro_state_pin(((rro_view_t *)v)->s, number);
+  if (p) return rdb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
+  return rro_table_status(r, rdb_table_match(r->io, r->path, number, refs, n, m, st, err), number,
+                          err);
+}
+
+int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t *err) {
+  index_table_t *live = malloc((s->ntables + 1) * sizeof *live);
+  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  for (size_t i = 0; i < s->ntables; i++)
+    live[i] = (index_table_t){s->tables[i].number, s->tables[i].size, s->ids[i]};
+  int rc = index_sync_tables_listed(r->sync, live, s->ntables, epoch, err);
+  free(live);
+  return rc;
+}
+
+int rro_view_load(rro_t *r, int at_open, err_t *err) {
+  if (!index_sync_params(r->sync)->block_bits || (!at_open && !index_sync_loader_active(r->sync)))
+    return index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
+  if (!index_sync_pending(r->sync, 0)) return BFH_OK;
+  int rc = index_sync_load_blocks(r->sync, err);
+  if (rc == BFH_OK) rc = index_sync_loader_start(r->sync, err);
+  return rc;
+}
+
+int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  rro_t *r = (rro_t *)e;
+  rro_view_t *v = calloc(1, sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
+  pthread_mutex_lock(&r->mu);
+  int rc = rro_refresh(r, err);
+  if (rc == BFH_OK) {
+    v->s = r->state;
+    atomic_fetch_add(&r->state->refs, 1);
+    /* Listed under mu, so that index_sync sees the versions in order. */
+    if (r->sync) rc = rro_view_index_state(r, r->state, &v->v.epoch, err);
+  }
+  pthread_mutex_unlock(&r->mu);
+  if (rc == BFH_OK && r->sync) rc = rro_view_load(r, 0, err);
+  if (rc != BFH_OK) {
+    if (v->v.epoch) index_sync_view_unpin(r->sync, v->v.epoch);
+    rro_state_unref(v->s);
+    free(v);
+    return rc;
+  }
+  v->v.tables = v->s->tables;
+  v->v.ntables = v->s->ntables;
+  v->v.segs = v->s->segs;
+  v->v.nsegs = v->s->nchunks;
+  *view = &v->v;
+  return BFH_OK;
+}
+
+void rro_view_release(engine_t *e, engine_view_t *view) {
+  rro_t *r = (rro_t *)e;
+  if (!view) return;
+  rro_view_t *v = (rro_view_t *)view;
+  if (r->sync && v->v.epoch) index_sync_view_unpin(r->sync, v->v.epoch);
+  rro_state_unref(v->s);
+  free(v);
+}
+
+size_t rro_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->ntables;
+}
+
+int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
+                   size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                   err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((rro_t *)e, v, number, NULL, 0, &m, st, err);
+}
+
+int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                    engine_scan_stats_t *st, err_t *err) {
+  ldb_match_t m = {val, val_len, fn, arg};
+  return read_table((rro_t *)e, v, number, refs, n, &m, st, err);
+}
+
+int rro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                       engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e, (void)err;
+  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
+int rro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                       uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                       err_t *err) {
+  (void)err;
+  uint64_t seed = ldb_value_seed(((rro_t *)e)->sync);
+  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
+  return BFH_OK;
+}
+
+/* ---- Searching -------------------------------------------------------------------------- */
+
+typedef struct found {
+  char **keys;
+  size_t *lens;
+  size_t n, cap;
+  int nomem;
+} found_t;
+
+static int collect(void *arg, const void *key, size_t key_len) {
+  found_t *f = arg;
+  if (f->n == f->cap) {
+    size_t c = f->cap ? 2 * f->cap : 64;
+    char **k = realloc(f->keys, c * sizeof *k);
+    if (k) f->keys = k;
+    size_t *l = k ? realloc(f->lens, c * sizeof *l) : NULL;
+    if (l) f->lens = l, f->cap = c;
+    if (!l) return f->nomem = 1;
+  }
+  char *k = malloc(key_len ? key_len : 1);
+  if (!k) return f->nomem = 1;
+  memcpy(k, key, key_len);
+  f->keys[f->n] = k;
+  f->lens[f->n++] = key_len;
+  return 0;
+}
+
+static void found_clear(found_t *f) {
+  for (size_t i = 0; i < f->n; i++) free(f->keys[i]);
+  f->n = 0;
+  f->nomem = 0;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int engine_rocksdb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
+                             void *arg, bfh_search_stats *st, err_t *err) {
+  rro_t *r = (rro_t *)c->engine;
+  uint64_t t0 = now_ns();
+  found_t f = {0};
+  bfh_search_stats s;
+  memset(&s, 0, sizeof s);
+  int rc = BFH_E_BUSY;
+  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
+    if (attempt) atomic_fetch_add(&r->retries, 1);
+    found_clear(&f);
+    rc = search_execute(c, q, collect, &f, &s, err); /* the same plan and hash every time */
+    if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  }
+  if (rc == BFH_E_BUSY)
+    err_prefix(err, "search gave up after %d attempts (the database changed under each): ",
+               ENGINE_ROCKSDB_RO_ATTEMPTS);
+  s.results = 0;
+  for (size_t i = 0; rc == BFH_OK && i < f.n; i++) {
+    s.results++;
+    if (fn && fn(arg, f.keys[i], f.lens[i])) break;
+  }
+  found_clear(&f);
+  free(f.keys);
+  free(f.lens);
+  s.elapsed_ns = now_ns() - t0;
+  if (st) *st = s;
+  return rc;
+}
+
+/* ---- Ordered iteration ------------------------------------------------------------------ */
+
+typedef struct gather {
+  ldb_sorted_t *sorted;
+  const char *path;
+  err_t *err;
+  int nomem, rc;
+} gather_t;
+
+static int gather_table_entry(void *arg, const rdb_entry_t *e) {
+  gather_t *g = arg;
+  if ((g->rc = rdb_entry_refuse(e, g->path, g->err)) != BFH_OK) return 1;
+  if (e->type == RDB_TYPE_RANGE_DELETION || e->type == RDB_TYPE_DELETION_WITH_TIMESTAMP) {
+    g->rc = err_set(g->err, BFH_E_UNSUPPORTED,
+                    "table %s: holds a range deletion or a deletion with a timestamp (sequence "
+                    "%llu), which the read-only engine does not answer",
+                    g->path, (unsigned long long)e->seq);
+    return 1;
+  }
+  if (ldb_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len,
+                     e->type == RDB_TYPE_VALUE, e->seq) != BFH_OK)
+    return g->nomem = 1;
+  return 0;
+}
+
+/* Every entry of s into g: its WAL chunks, then every table of the default column family.
+   RocksDB's sequences are global: the newest version of a key is the one with the largest. */
+static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err) {
+  for (size_t i = 0; i < s->nchunks && !g->nomem; i++) {
+    const rro_chunk_t *c = s->chunks[i];
+    for (const uint8_t *p = c->data, *end = c->data + c->len; p < end && !g->nomem;) {
+      int type;
+      uint64_t seq;
+      const uint8_t *k, *v;
+      uint32_t kl, vl;
+      p = rro_chunk_entry_decode(p, &type, &seq, &k, &kl, &v, &vl);
+      if (ldb_sorted_add(g->sorted, k, kl, v, vl, type == RDB_TYPE_VALUE, seq) != BFH_OK)
+        g->nomem = 1;
+    }
+  }
+  int rc = BFH_OK;
+  for (size_t i = 0; i < s->ntables && rc == BFH_OK && !g->nomem; i++) {
+    uint64_t number = s->tables[i].number;
+    char path[4200];
+    rdb_table_path(r->path, number, path, sizeof path);
+    g->path = path;
+    rro_pin_t *p = s->pins[i];
+    rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL,
+                                  err)
+           : rro_table_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
+                              number, err);
+    if (rc == BFH_OK && g->rc != BFH_OK) rc = g->rc;
+  }
+  if (rc == BFH_OK && g->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
+  return rc;
+}
+
+int rro_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
+  rro_t *r = (rro_t *)e;
+  int rc = BFH_E_BUSY;
+  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
+    if (attempt) atomic_fetch_add(&r->retries, 1);
+    rro_state_t *s;
+    rc = rro_current_state(r, &s, err);
+    if (rc != BFH_OK) return rc;
+    gather_t g = {.sorted = ldb_sorted_create(), .err = err};
+    if (!g.sorted) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
+    if (rc == BFH_OK) rc = gather_state(r, s, &g, err);
+    rro_state_unref(s);
+    if (rc == BFH_OK) return ldb_sorted_finish(g.sorted, it, err);
+    ldb_sorted_destroy(g.sorted);
+  }
+  if (rc == BFH_E_BUSY)
+    err_prefix(err, "iterator gave up after %d attempts (the database changed under each): ",
+               ENGINE_ROCKSDB_RO_ATTEMPTS);
+  return rc;
+}
