@@ -194,7 +194,8 @@ typedef struct bfh_options {
                        BFH_SEARCH_CUCKOO (never chosen by AUTO). Built in memory from the
                        tables' values, table by table, at the first CUCKOO search after they
                        become live (an open rebuilds it that way); counted in index_bytes.
-                       Own and LevelDB engines (not read-only). Default 0: none, and CUCKOO
+                       Own, LevelDB and RocksDB engines (the read-only rows
+                       read every table instead). Default 0: none, and CUCKOO
                        gives BFH_E_UNSUPPORTED */
   /* RocksDB (doc/rocksdb.md "Column families"): */
   const char *column_family; /* the column family a BFH_ENGINE_ROCKSDB handle reads, writes and

@@ -357,11 +357,28 @@ static void test_api_model_lean(void **state) {
 
 /* Stock RocksDB through its C API (engines/rocksdb/): its tables found through its live-file
    list and indexed from their bytes, its unflushed writes read from its WAL; RocksDB flushes
-   and compacts on its own (128 KiB memtables, 16 KiB target table size). */
+   and compacts on its own (128 KiB memtables, 16 KiB target table size). Every search also by
+   CUCKOO, whose index reads the tables' values through the engine (table_hashes): it must
+   equal the oracle and skip tables. */
 static void test_api_model_rocksdb(void **state) {
   g_engine = BFH_ENGINE_ROCKSDB;
-  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 0, 100000, 7);
+  g_cuckoo = 1;
+  g_cuckoo_scanned = g_cuckoo_live = 0;
+  model_t *md = *state;
+  run(md, 0, BFH_PLACEMENT_SIMILARITY, 0, 100000, 7);
+  g_cuckoo = 0;
   g_engine = BFH_ENGINE_LSM;
+  print_message("CUCKOO: %llu tables read of %llu live\n", (unsigned long long)g_cuckoo_scanned,
+                (unsigned long long)g_cuckoo_live);
+  /* Reopened: a CUCKOO search fills the index from the tables' values. */
+  open_db(md);
+  assert_int_equal(bfh_search(md->db, "val-001", 7, BFH_SEARCH_CUCKOO, NULL, NULL, NULL), BFH_OK);
+  bfh_db_stats ds;
+  assert_int_equal(bfh_stats(md->db, &ds), BFH_OK);
+  if (ds.cuckoo_tables == 0 || ds.cuckoo_bytes == 0)
+    fail_msg("cuckoo index: %llu tables, %llu bytes after a search", (unsigned long long)ds.cuckoo_tables,
+             (unsigned long long)ds.cuckoo_bytes);
+  close_db(md);
 }
 
 /* The same with leaves on disk (the sidecar cache files are the leaves). */

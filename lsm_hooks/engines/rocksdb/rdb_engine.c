@@ -231,7 +231,21 @@ static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
 
 #define e_stats NULL /* RocksDB 7.8's C API gives no count of bytes written */
 
-static const engine_ops_t rocksdb_ops = ENGINE_OPS("rocksdb");
+/* The values of a table of the view, for the Cuckoo Index (engine_ops_t.table_hashes). */
+static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
+                          void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                          err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  int rc = rdb_table_hashes(er->io, er->path, number, seed, fn, arg, st, err);
+  if (rc == BFH_NOT_FOUND) /* the view holds file deletions off: this is damage */
+    rc = err_set(err, BFH_E_IO, "%s: live table %06llu is missing", er->path,
+                 (unsigned long long)number);
+  return rc;
+}
+
+static const engine_ops_t rocksdb_ops = {ENGINE_OPS_FIELDS("rocksdb"),
+                                         .table_hashes = e_table_hashes};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 

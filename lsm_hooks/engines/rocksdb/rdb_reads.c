@@ -73,6 +73,37 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *r
   return rc != BFH_OK ? rc : x.rc;
 }
 
+typedef struct hashes {
+  uint64_t seed;
+  void (*fn)(void *arg, uint64_t hash);
+  void *arg;
+  const char *path;
+  err_t *err;
+  int rc; /* BFH_E_UNSUPPORTED once an entry was refused */
+} hashes_t;
+
+static int visit_hash(void *arg, const rdb_entry_t *e) {
+  hashes_t *h = arg;
+  if ((h->rc = refuse(e, h->path, h->err)) != BFH_OK) return 1;
+  if (e->type == RDB_TYPE_VALUE) h->fn(h->arg, bfh_value_hash(e->val, e->val_len, h->seed));
+  return 0;
+}
+
+int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
+                     void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                     err_t *err) {
+  char path[4200];
+  rdb_table_path(dir, number, path, sizeof path);
+  rdb_read_stats_t rs = {0};
+  hashes_t h = {seed, fn, arg, path, err, BFH_OK};
+  int rc = rdb_table_scan(io, path, visit_hash, &h, &rs, err);
+  if (st) {
+    st->entries += rs.entries;
+    st->bytes_read += rs.bytes_read;
+  }
+  return rc != BFH_OK ? rc : h.rc;
+}
+
 int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err) {
   return refuse(e, path, err);
 }
