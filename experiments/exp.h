@@ -58,6 +58,8 @@ const char *exp_engine_name(bfh_engine e);
 /* The first engine of the library's table with every BFH_ENGINE_CAN_* of caps (the first
    engine if none has them). */
 bfh_engine exp_engine_with(unsigned caps);
+/* 1 if engine e has every BFH_ENGINE_CAN_* of caps (the library's table says). */
+int exp_engine_can(bfh_engine e, unsigned caps);
 /* Is e bfh's own LSM engine (ENGINE_CAP_OWN, engine.h), whose internals the authors' cost
    profile measures? */
 int exp_engine_is_own(bfh_engine e);

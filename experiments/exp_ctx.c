@@ -29,6 +29,13 @@ bfh_engine exp_engine_with(unsigned caps) {
   return bfh_engine_at(0)->engine;
 }
 
+int exp_engine_can(bfh_engine e, unsigned caps) {
+  const bfh_engine_info *info;
+  for (size_t i = 0; (info = bfh_engine_at(i)); i++)
+    if (info->engine == e) return (info->caps & caps) == caps;
+  return 0;
+}
+
 int exp_engine_is_own(bfh_engine e) {
   const engine_kind_t *k = engine_kind(e);
   return k && (k->caps & ENGINE_CAP_OWN);

@@ -118,6 +118,7 @@ typedef struct report {
   FILE *f;
   const char *dir;
   const char *commit; /* this binary's */
+  char engines[128];  /* the engines of the run's CSVs (engines_of) */
 } report_t;
 
 static void say(report_t *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -190,6 +191,28 @@ static int exists(const report_t *rp, const char *name, const char *ext) {
   return stat(path, &st) == 0 && st.st_size > 0;
 }
 
+/* Is e one of the ", "-separated items of list? */
+static int listed(const char *list, const char *e) {
+  size_t el = strlen(e);
+  for (const char *p = list; *p;) {
+    const char *end = strstr(p, ", ");
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == el && strncmp(p, e, el) == 0) return 1;
+    p = end ? end + 2 : p + n;
+  }
+  return 0;
+}
+
+/* Appends the distinct engine cells of c's rows to out (", "-separated, each once). */
+static void add_engines(const csv_t *c, char *out, size_t cap) {
+  for (size_t r = 1; r < c->nrows; r++) {
+    const char *e = csv_cell(c, r, "engine");
+    size_t used = strlen(out);
+    if (*e == '\0' || listed(out, e) || used + strlen(e) + 3 > cap) continue;
+    snprintf(out + used, cap - used, "%s%s", used ? ", " : "", e);
+  }
+}
+
 /* A heading, then the plot if there is one, and the commit of the CSV when it is not this
    binary's. 0 if <name>.csv exists, else -1 (after saying "not run"). */
 static int section(report_t *rp, const char *name, const char *title) {
@@ -207,6 +230,9 @@ static int section(report_t *rp, const char *name, const char *title) {
     say(rp, "(%s.csv does not say its commit: written by an older bfh.)\n\n", name);
   else if (strcmp(commit, rp->commit) != 0)
     say(rp, "(%s.csv was measured at commit %s, not this report's.)\n\n", name, commit);
+  char engines[128] = "";
+  add_engines(&c, engines, sizeof engines);
+  if (*engines && strcmp(engines, rp->engines) != 0) say(rp, "Engine: %s.\n\n", engines);
   csv_release(&c);
   return 0;
 }
@@ -229,9 +255,26 @@ static void scale_of(const report_t *rp, char *out, size_t cap) {
   }
 }
 
+/* The engines the run's CSVs were measured on (the engine column of every row of the
+   drivers' outputs), or "unknown". */
+static void engines_of(const report_t *rp, char *out, size_t cap) {
+  out[0] = '\0';
+  char name[64];
+  for (size_t i = 0; exp_driver_output_at(i, name, sizeof name) == 0; i++) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.csv", rp->dir, name);
+    csv_t c;
+    if (csv_load(path, &c) != 0) continue;
+    add_engines(&c, out, cap);
+    csv_release(&c);
+  }
+  if (!out[0]) snprintf(out, cap, "unknown");
+}
+
 static void body(report_t *rp, const exp_report_run_t *run) {
   char scale[32];
   scale_of(rp, scale, sizeof scale);
+  engines_of(rp, rp->engines, sizeof rp->engines);
   say(rp, "# bfh: the paper and our measurements side by side\n\n");
   say(rp,
       "Macyna & Ordonez, \"A Bloom Filter Hierarchy for Non-key Search in Key-Value "
@@ -240,7 +283,8 @@ static void body(report_t *rp, const exp_report_run_t *run) {
   say(rp, "- Command: `%s`\n", run->cmdline ? run->cmdline : "(unknown)");
   if (run->elapsed_s >= 0)
     say(rp, "- Run time: %.1f s, %d experiment(s) failed\n", run->elapsed_s, run->failures);
-  say(rp, "- Scale: %s\n\n", scale);
+  say(rp, "- Scale: %s\n", scale);
+  say(rp, "- Engine: %s (`--engine`; each CSV's engine column)\n\n", rp->engines);
   say(rp,
       "Written by `bfh run` from the CSVs in this directory; PAPER_NOTES.md in the source\n"
       "tree has the reasoning behind each comparison. Placements: paper = the authors' "
@@ -346,9 +390,9 @@ static void body(report_t *rp, const exp_report_run_t *run) {
   }
   if (section(rp, "tradeoff", "Beyond the paper: the stand-alone index trade-off") == 0) {
     say(rp,
-        "Not in the paper. Own engine; bare = value filters off (SCAN), bfh = value "
+        "Not in the paper. bare = value filters off (SCAN), bfh = value "
         "filters,\nblock filters and memtable index (HIERARCHY, SLICED, AUTO), standalone "
-        "= a second\nstore keyed by value||key (LevelDB++'s stand-alone index). Ingest = "
+        "= a second\nstore keyed by value||key (LevelDB++'s stand-alone index; the own engine's only:\nleft out on another engine). Ingest = "
         "puts + final\nflush (median of reps builds), overhead over bare; write_amp = "
         "bytes written (both\nstores) / bytes put; index_mem = bfh_stats value-index "
         "memory (bfh only); rss_over_bare\n= measured RssAnon of a process that opened "
@@ -357,7 +401,7 @@ static void body(report_t *rp, const exp_report_run_t *run) {
         "tables at their first read (PAPER_NOTES \"Beyond the\npaper: the stand-alone "
         "index trade-off\").\n\n");
     table(rp, "tradeoff", NULL,
-          "n domain_pct config series reps ingest_s ingest_overhead write_amp disk_bytes "
+          "engine n domain_pct config series reps ingest_s ingest_overhead write_amp disk_bytes "
           "index_mem=index_memory_stats_bytes rss_over_bare=rss_anon_over_bare_bytes "
           "present_time_s absent_time_s present_first=present_first_pass_s wrong");
     if (exists(rp, "tradeoff_goals", "csv")) {
@@ -373,7 +417,7 @@ int exp_report_write(const exp_ctx_t *x, const exp_report_run_t *run) {
   char path[1200], tmp[1220];
   snprintf(path, sizeof path, "%s/REPORT.md", x->out_dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  report_t rp = {fopen(tmp, "w"), x->out_dir, exp_commit()};
+  report_t rp = {fopen(tmp, "w"), x->out_dir, exp_commit(), ""};
   if (!rp.f) {
     fprintf(stderr, "bfh: cannot write %s: %s\n", tmp, strerror(errno));
     return -1;

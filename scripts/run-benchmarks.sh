@@ -5,7 +5,7 @@
 # the same run and prints the ratios.
 #   NUM        entries for the database benches (default 1000000; the goals are stated at
 #              1M and 10M: NUM=10000000)
-#   ONLY       space-separated subset: filter hierarchy db search leveldb beyond
+#   ONLY       space-separated subset: filter hierarchy db search leveldb beyond rocksdb
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -35,4 +35,5 @@ want beyond && run block_filter_bench "$build/block_filter_bench"
 want beyond && run "search_bench_beyond_$num" "$build/search_bench" --beyond --num "$num"
 want beyond && run "leveldb_search_bench_beyond_$num" "$build/leveldb_search_bench" --beyond \
   --num "$num"
+want rocksdb && run "rocksdb_bench_$num" "$build/rocksdb_bench" --num "$num" --ingest-num 1000000
 echo "results in $out" >&2

@@ -253,6 +253,31 @@ expect_status 2 "$bfh" repair plain
 expect_in err "not a bfh lsm database"
 [ "$(ls plain)" = notes ] || die "repair changed a plain directory: $(ls plain | tr '\n' ' ')"
 
+check "the README's session on RocksDB: put, get, search, scan and delete with --engine rocksdb"
+expect_status 0 "$bfh" put rdb k1 Warsaw --engine rocksdb
+expect_status 0 "$bfh" put rdb k2 Warsaw --engine rocksdb
+expect_status 0 "$bfh" put rdb k3 Paris --engine rocksdb
+ls rdb/OPTIONS-* >/dev/null 2>&1 || die "put --engine rocksdb made no RocksDB database (no OPTIONS file)"
+expect_status 0 "$bfh" get rdb k1 --engine rocksdb
+[ "$(cat out)" = Warsaw ] || die "get --engine rocksdb printed '$(cat out)'"
+expect_status 1 "$bfh" get rdb k9 --engine rocksdb
+expect_status 0 "$bfh" search rdb Warsaw --engine rocksdb
+[ "$(sort out | tr '\n' ' ')" = "k1 k2 " ] || die "search --engine rocksdb printed '$(cat out)'"
+for m in scan leaves hierarchy sliced auto; do
+  expect_status 0 "$bfh" search rdb Paris --engine rocksdb --method $m
+  [ "$(cat out)" = k3 ] || die "search --engine rocksdb --method $m printed '$(cat out)'"
+done
+expect_status 1 "$bfh" search rdb Oslo --engine rocksdb
+expect_status 0 "$bfh" scan rdb --engine rocksdb
+printf 'k1,Warsaw\nk2,Warsaw\nk3,Paris\n' >want
+expect_same out want
+expect_status 0 "$bfh" delete rdb k2 --engine rocksdb
+expect_status 0 "$bfh" search rdb Warsaw --engine rocksdb
+[ "$(cat out)" = k1 ] || die "search after delete printed '$(cat out)'"
+# Opened with another engine: refused, naming the right one.
+expect_status 2 "$bfh" search rdb Warsaw
+expect_in err "open it with the rocksdb engine (--engine rocksdb)"
+
 if [ -n "$ldb_hold" ]; then
   check "search a LevelDB database that a stock LevelDB program holds open: read-only, nothing written; check refuses it"
   mkfifo hold.in

@@ -49,7 +49,8 @@ static const char SEARCH_HELP[] =
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
-    "stand-alone index; own engine), or all (then REPORT.md, the paper's numbers and ours side\n"
+    "stand-alone index, which is the own engine's only: another --engine runs without it), or\n"
+    "all (then REPORT.md, the paper's numbers and ours side\n"
     "by side, commit and command line included); report writes REPORT.md alone from the CSVs\n"
     "already in --out.\n"
     "--costs authors (own engine) runs the paper's searches with the authors' implementation\n"

@@ -9,8 +9,12 @@
  *                 what cannot be answered (merge operands, blob references) is refused here
  *
  * The view (engine_ops_t.view_acquire), serialized by sync_mu:
- *   1. rocksdb_disable_file_deletions: from now until the view is released RocksDB deletes no
- *      file (its counter nests: each view disables once and enables once, with force off);
+ *   1. file deletions held (rdb_hold_take): from now until the view is released RocksDB
+ *      deletes no file. The engine holds one rocksdb_disable_file_deletions for all its views
+ *      and gives it back (rocksdb_enable_file_deletions, force off) when none is open: at the
+ *      background thread's next tick (within RDB_BG_PERIOD_NS), or at once without the
+ *      thread. Each enable lists the database directory for obsolete files and writes to
+ *      RocksDB's LOG; once per search it was about half of an absent value's AUTO search;
  *   2. the WAL read from where the last read stopped (rocksdb_get_updates_since), into
  *      immutable reference-counted segments indexed by value (the LevelDB engine's log_seg_t,
  *      ../leveldb/adapter.h); after a flush or a compaction (RocksDB's super version number
@@ -66,6 +70,10 @@ typedef struct engine_rocksdb {
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t syncs;
 
+  pthread_mutex_t hold_mu; /* guards what follows */
+  int holding;             /* this engine's rocksdb_disable_file_deletions is in force */
+  size_t views_open;       /* views not yet released */
+
   pthread_mutex_t bg_mu;
   pthread_cond_t bg_cv;
   pthread_t bg;
@@ -80,6 +88,9 @@ void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v);
    those listed for RDB_BG_MIN_AGE_NS). */
 int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err);
 int rdb_bg_start(engine_rocksdb_t *er, err_t *err);
+/* Gives file deletions back to RocksDB if no view is open (the background thread's tick, and
+   close after the thread stopped). */
+void rdb_hold_release_idle(engine_rocksdb_t *er);
 void rdb_bg_stop(engine_rocksdb_t *er);
 /* Sets index_sync's source (rdb_reads.c's readers, the cache directory) and creates the
    cache directory <db>/bfh-filters/. */

@@ -46,6 +46,7 @@ static int e_close(engine_t *e, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   if (!er) return BFH_OK;
   rdb_bg_stop(er);
+  if (er->db) rdb_hold_release_idle(er); /* no view is open at close */
   if (er->sync && er->opened) {
     /* Every live table leaves its cache file behind, for a fast reopen. */
     err_t e2;
@@ -64,6 +65,7 @@ static int e_close(engine_t *e, err_t *err) {
   if (er->wopt) rocksdb_writeoptions_destroy(er->wopt);
   if (er->fopt) rocksdb_flushoptions_destroy(er->fopt);
   pthread_mutex_destroy(&er->sync_mu);
+  pthread_mutex_destroy(&er->hold_mu);
   pthread_mutex_destroy(&er->bg_mu);
   pthread_cond_destroy(&er->bg_cv);
   free(er->path);
@@ -368,6 +370,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   er->sync = sync;
   er->dir_fd = -1;
   pthread_mutex_init(&er->sync_mu, NULL);
+  pthread_mutex_init(&er->hold_mu, NULL);
   pthread_mutex_init(&er->bg_mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);

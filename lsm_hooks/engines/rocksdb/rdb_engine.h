@@ -9,8 +9,11 @@
 #include "lsm_hooks/engines/engine.h"
 #include "util/err.h"
 
-/* A table's leaf enters the sidecar cache once the table has been live this long. */
-#define ENGINE_ROCKSDB_CACHE_DELAY_NS 2000000000ull
+/* A table's leaf enters the sidecar cache once the table has been live this long (and every
+   live table's at close). Each cache file is fdatasynced with its directory: written for
+   every short-lived table of an ingest (RocksDB compacts a level-0 table within seconds), the
+   syncs made puts up to 1.5x slower (rocksdb_bench); a table that lives 30 s is worth one. */
+#define ENGINE_ROCKSDB_CACHE_DELAY_NS 30000000000ull
 
 /* engine_kind_t.open of the row "rocksdb": rocksdb_open with create_if_missing as opt says,
    after engine_detect (a LevelDB or bfh directory is refused, untouched). Then every live

@@ -122,27 +122,65 @@ static int report(engine_rocksdb_t *er, const engine_table_t *t, size_t n, uint6
 
 /* ---- Views ------------------------------------------------------------------------------ */
 
-static void view_free(engine_rocksdb_t *er, engine_view_t *v) {
+/* Step 1: one more view open, with file deletions held (taken if not held yet). */
+static int hold_take(engine_rocksdb_t *er, err_t *err) {
+  int rc = BFH_OK;
+  pthread_mutex_lock(&er->hold_mu);
+  if (!er->holding) {
+    char *msg = NULL;
+    rocksdb_disable_file_deletions(er->db, &msg);
+    if (msg) {
+      rc = err_set(err, BFH_E_IO, "%s: disable file deletions: %s", er->path, msg);
+      rocksdb_free(msg);
+    } else {
+      er->holding = 1;
+    }
+  }
+  if (rc == BFH_OK) er->views_open++;
+  pthread_mutex_unlock(&er->hold_mu);
+  return rc;
+}
+
+/* REQUIRES hold_mu. */
+static void hold_release_if_idle(engine_rocksdb_t *er) {
+  if (!er->holding || er->views_open) return;
+  char *msg = NULL; /* it cannot fail in RocksDB 7.8 */
+  rocksdb_enable_file_deletions(er->db, 0, &msg);
+  rocksdb_free(msg);
+  er->holding = 0;
+}
+
+void rdb_hold_release_idle(engine_rocksdb_t *er) {
+  pthread_mutex_lock(&er->hold_mu);
+  hold_release_if_idle(er);
+  pthread_mutex_unlock(&er->hold_mu);
+}
+
+/* One view fewer; the hold is given back by the background thread's next tick, or here when
+   there is no thread. */
+static void hold_drop(engine_rocksdb_t *er) {
+  pthread_mutex_lock(&er->hold_mu);
+  er->views_open--;
+  if (!er->bg_started) hold_release_if_idle(er);
+  pthread_mutex_unlock(&er->hold_mu);
+}
+
+static void view_free(engine_rocksdb_t *er, engine_view_t *v, int held) {
   if (!v) return;
   for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
   free(v->segs);
   free(v->tables);
   free(v);
-  char *msg = NULL; /* the view's own disable, undone (it cannot fail in RocksDB 7.8) */
-  rocksdb_enable_file_deletions(er->db, 0, &msg);
-  rocksdb_free(msg);
+  if (held) hold_drop(er);
 }
 
 static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
   engine_view_t *v = calloc(1, sizeof *v);
   if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->path);
-  char *msg = NULL;
-  rocksdb_disable_file_deletions(er->db, &msg); /* step 1 */
-  if (msg) {
-    int rc = err_set(err, BFH_E_IO, "%s: disable file deletions: %s", er->path, msg);
-    rocksdb_free(msg);
+  int held = hold_take(er, err); /* step 1 */
+  if (held != BFH_OK) {
     free(v);
-    return rc;
+    return held;
   }
   int rc = rdb_wal_refresh(er, err); /* step 2 */
   if (rc == BFH_OK) {
@@ -156,7 +194,7 @@ static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
   if (rc == BFH_OK) rc = list_tables(er, &v->tables, &v->ntables, err); /* step 3 */
   if (rc == BFH_OK) rc = report(er, v->tables, v->ntables, &v->epoch, err);
   if (rc != BFH_OK) {
-    view_free(er, v);
+    view_free(er, v, 1);
     return rc;
   }
   *out = v;
@@ -174,7 +212,7 @@ int rdb_view_acquire(engine_rocksdb_t *er, engine_view_t **view, err_t *err) {
 void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v) {
   if (!v) return;
   if (er->sync && v->epoch) index_sync_view_unpin(er->sync, v->epoch);
-  view_free(er, v);
+  view_free(er, v, 1);
 }
 
 int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err) {
@@ -207,6 +245,7 @@ static void *bg_main(void *arg) {
     pthread_cond_timedwait(&er->bg_cv, &er->bg_mu, &ts);
     if (er->bg_stop) break;
     pthread_mutex_unlock(&er->bg_mu);
+    rdb_hold_release_idle(er);
     err_t err;
     rdb_sync(er, 1, &err); /* a failure is seen (and reported) by a search */
     pthread_mutex_lock(&er->bg_mu);
