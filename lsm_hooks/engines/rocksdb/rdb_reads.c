@@ -154,13 +154,9 @@ static int end_block(void *arg, uint64_t offset, uint64_t size) {
    memory is the cost: 7 more bits per value in such a table. At most BLOCK_FILTER_MAX_BITS. */
 #define RDB_BLOCK_BYTES 4096       /* RocksDB's default block_size (before compression) */
 #define RDB_BLOCK_REF_BLOCKS 512.0 /* a 2 MiB table's blocks */
-static uint32_t block_bits_for(env_t *io, const char *path, uint32_t bits) {
-  env_rfile_t *f;
-  err_t e;
-  if (!bits || env_open_read(io, path, &f, &e) != BFH_OK) return bits; /* the read will say */
-  double blocks = (double)env_rfile_size(f) / RDB_BLOCK_BYTES;
-  env_rfile_close(f);
-  if (blocks > RDB_BLOCK_REF_BLOCKS)
+static uint32_t block_bits_for(uint64_t table_bytes, uint32_t bits) {
+  double blocks = (double)table_bytes / RDB_BLOCK_BYTES;
+  if (bits && blocks > RDB_BLOCK_REF_BLOCKS)
     bits += (uint32_t)ceil(log2(blocks / RDB_BLOCK_REF_BLOCKS) / -log2(0.6185));
   return bits < BLOCK_FILTER_MAX_BITS ? bits : BLOCK_FILTER_MAX_BITS;
 }
@@ -183,7 +179,7 @@ int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_para
                    p->block_bits);
   build_t b = {
       .leaf = value_filter_create(p->m, p->k, p->seed), .seed = p->seed, .path = path, .err = err};
-  if (p->block_bits) b.blocks = block_filter_builder_create(block_bits_for(io, path, p->block_bits));
+  if (p->block_bits) b.blocks = block_filter_builder_create(block_bits_for(env_rfile_size(f), p->block_bits));
   int rc = BFH_OK;
   if (!b.leaf || (p->block_bits && !b.blocks))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
