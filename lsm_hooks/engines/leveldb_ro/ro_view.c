@@ -3,7 +3,6 @@
    table of an unpinned state gone starts over from a new view (engine_leveldb_ro_search). */
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
@@ -113,68 +112,8 @@ int ro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val
 
 /* ---- Searching -------------------------------------------------------------------------- */
 
-typedef struct found {
-  char **keys;
-  size_t *lens;
-  size_t n, cap;
-  int nomem;
-} found_t;
-
-static int collect(void *arg, const void *key, size_t key_len) {
-  found_t *f = arg;
-  if (f->n == f->cap) {
-    size_t c = f->cap ? 2 * f->cap : 64;
-    char **k = realloc(f->keys, c * sizeof *k);
-    if (k) f->keys = k;
-    size_t *l = k ? realloc(f->lens, c * sizeof *l) : NULL;
-    if (l) f->lens = l, f->cap = c;
-    if (!l) return f->nomem = 1;
-  }
-  char *k = malloc(key_len ? key_len : 1);
-  if (!k) return f->nomem = 1;
-  memcpy(k, key, key_len);
-  f->keys[f->n] = k;
-  f->lens[f->n++] = key_len;
-  return 0;
-}
-
-static void found_clear(found_t *f) {
-  for (size_t i = 0; i < f->n; i++) free(f->keys[i]);
-  f->n = 0;
-  f->nomem = 0;
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
                              void *arg, bfh_search_stats *st, err_t *err) {
   engine_ro_t *r = (engine_ro_t *)c->engine;
-  uint64_t t0 = now_ns();
-  found_t f = {0};
-  bfh_search_stats s;
-  int rc = BFH_E_BUSY;
-  for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
-    if (attempt) atomic_fetch_add(&r->retries, 1);
-    found_clear(&f);
-    rc = search_execute(c, q, collect, &f, &s, err); /* the same plan and hash every time */
-    if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
-  }
-  if (rc == BFH_E_BUSY)
-    err_prefix(err, "search gave up after %d attempts (the database changed under each): ",
-               ENGINE_LEVELDB_RO_ATTEMPTS);
-  s.results = 0;
-  for (size_t i = 0; rc == BFH_OK && i < f.n; i++) {
-    s.results++;
-    if (fn && fn(arg, f.keys[i], f.lens[i])) break;
-  }
-  found_clear(&f);
-  free(f.keys);
-  free(f.lens);
-  s.elapsed_ns = now_ns() - t0;
-  if (st) *st = s;
-  return rc;
+  return search_execute_retrying(c, q, ENGINE_LEVELDB_RO_ATTEMPTS, &r->retries, fn, arg, st, err);
 }

@@ -7,8 +7,8 @@
  *                   (rdb_log) read on; states and the table files they pin
  *   rro_get.c       chunks (what one read of a WAL added, by value and by key), each pinned
  *                   table's key index, and point lookups in a state
- *   rro_view.c      views, the scans of a search over its view, the search's retries, and
- *                   ordered iteration over a state read into memory
+ *   rro_view.c      views, the scans of a search over its view (retried by
+ * search_execute_retrying), and ordered iteration over a state read into memory
  *
  * Locking: rro_t.mu guards the refresh's fields (REQUIRES mu below); states and chunks are
  * immutable and reference-counted, read without it; a pin's key index is built once under the
@@ -69,9 +69,8 @@ rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b);
 /* The last entry of key in c: 1 (and *type, *v, *vl, borrowed from c) or 0. */
 int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type,
                    const uint8_t **v, uint32_t *vl);
-const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq,
-                                      const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                      uint32_t *vl);
+const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq, const uint8_t **k,
+                                      uint32_t *kl, const uint8_t **v, uint32_t *vl);
 
 /* ---- Pins: table files held open ---------------------------------------------------------- */
 
@@ -95,7 +94,7 @@ typedef struct rro_pin {
   rro_kblock_t *blocks;
   size_t nblocks;
   uint8_t *keys;
-  char *why; /* the failed build's message (malloc'd) */
+  char *why;   /* the failed build's message (malloc'd) */
   char path[]; /* the table's name in messages */
 } rro_pin_t;
 
@@ -187,9 +186,8 @@ void rro_view_release(engine_t *e, engine_view_t *v);
 int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t *err);
 int rro_view_load(rro_t *r, int at_open, err_t *err);
 size_t rro_view_tables(const engine_view_t *v, const engine_table_t **tables);
-int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
-                   size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                   err_t *err);
+int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
+                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                     size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err);

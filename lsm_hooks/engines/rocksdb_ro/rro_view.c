@@ -5,7 +5,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lsm_hooks/engines/leveldb/sorted_iter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
@@ -83,9 +82,8 @@ size_t rro_view_tables(const engine_view_t *v, const engine_table_t **tables) {
   return v->ntables;
 }
 
-int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
-                   size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                   err_t *err) {
+int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
+                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
   ldb_match_t m = {val, val_len, fn, arg};
   return read_table((rro_t *)e, v, number, NULL, 0, &m, st, err);
 }
@@ -115,71 +113,10 @@ int rro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t va
 
 /* ---- Searching -------------------------------------------------------------------------- */
 
-typedef struct found {
-  char **keys;
-  size_t *lens;
-  size_t n, cap;
-  int nomem;
-} found_t;
-
-static int collect(void *arg, const void *key, size_t key_len) {
-  found_t *f = arg;
-  if (f->n == f->cap) {
-    size_t c = f->cap ? 2 * f->cap : 64;
-    char **k = realloc(f->keys, c * sizeof *k);
-    if (k) f->keys = k;
-    size_t *l = k ? realloc(f->lens, c * sizeof *l) : NULL;
-    if (l) f->lens = l, f->cap = c;
-    if (!l) return f->nomem = 1;
-  }
-  char *k = malloc(key_len ? key_len : 1);
-  if (!k) return f->nomem = 1;
-  memcpy(k, key, key_len);
-  f->keys[f->n] = k;
-  f->lens[f->n++] = key_len;
-  return 0;
-}
-
-static void found_clear(found_t *f) {
-  for (size_t i = 0; i < f->n; i++) free(f->keys[i]);
-  f->n = 0;
-  f->nomem = 0;
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int engine_rocksdb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
                              void *arg, bfh_search_stats *st, err_t *err) {
   rro_t *r = (rro_t *)c->engine;
-  uint64_t t0 = now_ns();
-  found_t f = {0};
-  bfh_search_stats s;
-  memset(&s, 0, sizeof s);
-  int rc = BFH_E_BUSY;
-  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
-    if (attempt) atomic_fetch_add(&r->retries, 1);
-    found_clear(&f);
-    rc = search_execute(c, q, collect, &f, &s, err); /* the same plan and hash every time */
-    if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
-  }
-  if (rc == BFH_E_BUSY)
-    err_prefix(err, "search gave up after %d attempts (the database changed under each): ",
-               ENGINE_ROCKSDB_RO_ATTEMPTS);
-  s.results = 0;
-  for (size_t i = 0; rc == BFH_OK && i < f.n; i++) {
-    s.results++;
-    if (fn && fn(arg, f.keys[i], f.lens[i])) break;
-  }
-  found_clear(&f);
-  free(f.keys);
-  free(f.lens);
-  s.elapsed_ns = now_ns() - t0;
-  if (st) *st = s;
-  return rc;
+  return search_execute_retrying(c, q, ENGINE_ROCKSDB_RO_ATTEMPTS, &r->retries, fn, arg, st, err);
 }
 
 /* ---- Ordered iteration ------------------------------------------------------------------ */
@@ -201,8 +138,8 @@ static int gather_table_entry(void *arg, const rdb_entry_t *e) {
                     g->path, (unsigned long long)e->seq);
     return 1;
   }
-  if (ldb_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len,
-                     e->type == RDB_TYPE_VALUE, e->seq) != BFH_OK)
+  if (ldb_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len, e->type == RDB_TYPE_VALUE,
+                     e->seq) != BFH_OK)
     return g->nomem = 1;
   return 0;
 }
@@ -229,8 +166,7 @@ static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err)
     rdb_table_path(r->path, number, path, sizeof path);
     g->path = path;
     rro_pin_t *p = s->pins[i];
-    rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL,
-                                  err)
+    rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL, err)
            : rro_table_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
                               number, err);
     if (rc == BFH_OK && g->rc != BFH_OK) rc = g->rc;
