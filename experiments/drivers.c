@@ -17,6 +17,7 @@ static const exp_driver_t DRIVERS[] = {
     {"fig13", exp_fig13, "fig13,table3"},
     {"beyond", exp_beyond, "beyond"},
     {"tradeoff", exp_tradeoff, "tradeoff,tradeoff_goals"},
+    {"memory", exp_memory, "memory", 1},
 };
 #define NDRIVERS (sizeof DRIVERS / sizeof DRIVERS[0])
 

@@ -48,9 +48,10 @@ static const char SEARCH_HELP[] =
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
-    "stand-alone index; own engine), or all (then REPORT.md, the paper's numbers and ours side\n"
-    "by side, commit and command line included); report writes REPORT.md alone from the CSVs\n"
-    "already in --out.\n"
+    "stand-alone index; own engine), memory (index memory vs search time: the paper's\n"
+    "layout, the lean layout, the Cuckoo Index, the stand-alone index; run only when named),\n"
+    "or all (then REPORT.md, the paper's numbers and ours side by side, commit and command\n"
+    "line included); report writes REPORT.md alone from the CSVs already in --out.\n"
     "--costs authors (own engine) runs the paper's searches with the authors' implementation\n"
     "costs: table scans that format every entry as a text line and parse it back, leaf filters\n"
     "loaded whole from a file each and deserialised bit by bit, key lookups timed as the first\n"
