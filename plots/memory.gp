@@ -19,8 +19,8 @@ dtitles = "'unique values (domain 100%)' 'domain 10% (about 10 keys per value)' 
 configs = "paper lean cuckoo standalone"
 ctitles = "'paper layout (m = 2M): HIERARCHY, AUTO' 'lean layout: AUTO' 'Cuckoo Index: CUCKOO' 'stand-alone index: STANDALONE (bytes: RSS over bare)'"
 queries = "present absent"
-params = sprintf("engine %s, scale %s, m = %s, k = %s, d = %s, random insert order; median of %s queries (bars: quartiles), warm cache; bytes: bfh_stats (stand-alone: measured RSS)", \
-  cell('1', "engine"), cell('1', "scale"), cell('1', "m"), cell('1', "k"), cell('1', "d"), cell('1', "queries"))
+params = sprintf("engine %s, scale %s, m = 2M bits per table (below 1M entries shrunk by 1M/N), k = %s, d = %s, random insert order; median of %s queries (bars: quartiles), warm cache; bytes: bfh stats (stand-alone: measured RSS)", \
+  cell('1', "engine"), cell('1', "scale"), cell('1', "k"), cell('1', "d"), cell('1', "queries"))
 set logscale y
 set format y "10^{%L}"
 set grid
