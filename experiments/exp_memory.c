@@ -121,8 +121,8 @@ static int search_once(bfh_db *db, const workload_t *w, bfh_method method) {
   bfh_search_stats st;
   int rc = bfh_search(db, val, vl, method, NULL, NULL, &st);
   if (rc != BFH_OK)
-    fprintf(stderr, "bfh: memory: search (%s): %s: %s\n", exp_method_name(method),
-            bfh_strerror(rc), bfh_last_error(db));
+    fprintf(stderr, "bfh: memory: search (%s): %s: %s\n", exp_method_name(method), bfh_strerror(rc),
+            bfh_last_error(db));
   return rc;
 }
 
@@ -153,8 +153,8 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
       out->rc = exp_search_measure(&t, &w, cfg->series[s], !absent, x->queries, EXP_QUERY_SEED, 0,
                                    &first);
       if (out->rc == BFH_OK)
-        out->rc = exp_search_measure(&t, &w, cfg->series[s], !absent, x->queries, EXP_QUERY_SEED,
-                                     0, &out->r[s][absent]);
+        out->rc = exp_search_measure(&t, &w, cfg->series[s], !absent, x->queries, EXP_QUERY_SEED, 0,
+                                     &out->r[s][absent]);
       exp_progress_done();
     }
   if (out->rc == BFH_OK) out->rss_after = rss_anon();
@@ -285,11 +285,11 @@ static double method_bytes(const config_t *cfg, const point_t *pt, const point_t
 
 static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCONFIGS]) {
   const point_t *bare = &pts[BARE];
-  printf("memory n=%-9llu domain %3g%%: bare (no index): ingest %.2f s, RSS growth of the open "
-         "and a SCAN %.2f B/entry\n",
-         (unsigned long long)bare->p.wl.n, bare->p.wl.domain_pct, bare->ingest_s,
-         ((double)bare->probe.rss_ready - (double)bare->probe.rss_before) /
-             (double)bare->p.wl.n);
+  printf(
+      "memory n=%-9llu domain %3g%%: bare (no index): ingest %.2f s, RSS growth of the open "
+      "and a SCAN %.2f B/entry\n",
+      (unsigned long long)bare->p.wl.n, bare->p.wl.domain_pct, bare->ingest_s,
+      ((double)bare->probe.rss_ready - (double)bare->probe.rss_before) / (double)bare->p.wl.n);
   for (size_t c = 0; c < NCONFIGS; c++) {
     const config_t *cfg = &CONFIGS[c];
     const point_t *pt = &pts[c];
@@ -359,15 +359,15 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
       exp_csv_dbl(csv, "absent_tables_read", ab->mean.tables_scanned);
       exp_csv_dbl(csv, "absent_blocks_read", ab->mean.blocks_read);
       exp_csv_row(csv);
-      printf("memory n=%-9llu domain %3g%%: %-10s %-9s %6.2f B/entry (%s; index_bytes %.2f, "
-             "RSS %.2f) present %9.1f us [%.1f-%.1f] absent %8.1f us, tables %.2f/%.2f, "
-             "blocks %.2f/%.2f\n",
-             (unsigned long long)pt->p.wl.n, pt->p.wl.domain_pct, cfg->name,
-             exp_method_name(cfg->series[s]), bytes / n, source,
-             (double)st->index_bytes / n, (double)index_rss / n, pr->time_s * 1e6,
-             pr->time_q1_s * 1e6, pr->time_q3_s * 1e6, ab->time_s * 1e6,
-             pr->mean.tables_scanned, ab->mean.tables_scanned, pr->mean.blocks_read,
-             ab->mean.blocks_read);
+      printf(
+          "memory n=%-9llu domain %3g%%: %-10s %-9s %6.2f B/entry (%s; index_bytes %.2f, "
+          "RSS %.2f) present %9.1f us [%.1f-%.1f] absent %8.1f us, tables %.2f/%.2f, "
+          "blocks %.2f/%.2f\n",
+          (unsigned long long)pt->p.wl.n, pt->p.wl.domain_pct, cfg->name,
+          exp_method_name(cfg->series[s]), bytes / n, source, (double)st->index_bytes / n,
+          (double)index_rss / n, pr->time_s * 1e6, pr->time_q1_s * 1e6, pr->time_q3_s * 1e6,
+          ab->time_s * 1e6, pr->mean.tables_scanned, ab->mean.tables_scanned, pr->mean.blocks_read,
+          ab->mean.blocks_read);
       if (pr->wrong || ab->wrong)
         fprintf(stderr, "bfh: WARNING: memory %s/%s: %d wrong result counts\n", cfg->name,
                 exp_method_name(cfg->series[s]), pr->wrong + ab->wrong);
@@ -431,7 +431,8 @@ int exp_memory(const exp_ctx_t *x) {
     for (size_t d = 0; rc == 0 && d < NDOMAINS; d++) {
       static point_t pts[NCONFIGS];
       memset(pts, 0, sizeof pts);
-      for (size_t c = 0; c < NCONFIGS; c++) point_params(x, ns[i], DOMAINS[d], &CONFIGS[c], &pts[c]);
+      for (size_t c = 0; c < NCONFIGS; c++)
+        point_params(x, ns[i], DOMAINS[d], &CONFIGS[c], &pts[c]);
       for (size_t c = 0; rc == 0 && c < NCONFIGS; c++) rc = measure_point(x, c, &pts[c]);
       if (rc == 0) write_rows(csv, x, pts);
     }
