@@ -24,6 +24,9 @@ int exp_beyond(const exp_ctx_t *x); /* beyond the paper: time vs N with AUTO's b
 /* Beyond the paper: write cost against search time, bfh's embedded index against a
    stand-alone one (writes tradeoff.csv and tradeoff_goals.csv). */
 int exp_tradeoff(const exp_ctx_t *x);
+/* Beyond the paper: index memory against search time, the paper's layout, the lean layout,
+   the Cuckoo Index and the stand-alone index (writes memory.csv; not run by `all`). */
+int exp_memory(const exp_ctx_t *x);
 
 /* A row of the table: the driver's name (as `bfh run` takes it), its function, and the CSV
    files it writes in <out>, comma-separated names without ".csv". `bfh run NAME` runs the row
@@ -32,9 +35,11 @@ typedef struct exp_driver {
   const char *name;
   exp_driver_fn fn;
   const char *outputs;
+  int on_request; /* 1: run only when named, not by `bfh run all` (too long for its budget) */
 } exp_driver_t;
 
-/* The i-th driver, in the order `bfh run all` runs them, or NULL past the last. */
+/* The i-th driver, in the order `bfh run all` runs them (it skips those on_request), or
+   NULL past the last. */
 const exp_driver_t *exp_driver_at(size_t i);
 /* The driver named name, or writing the CSV name (see above); NULL if none. */
 const exp_driver_t *exp_driver_find(const char *name);

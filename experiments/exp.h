@@ -131,6 +131,10 @@ typedef struct exp_db_params {
   int beyond;
   /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
   int standalone;
+  /* bfh_options.index_bits_per_value (0, default: the paper's layout) and cuckoo_index (0,
+     default: none); in memory only, not part of the database's identity. */
+  uint32_t index_bits_per_value;
+  int cuckoo;
   /* Not NULL: the database is searched with the authors' costs (exp_authors_search, at most
      EXP_AUTHORS_QUERIES queries, never cold; the target's db may be NULL). Borrowed. */
   struct exp_authors *authors;

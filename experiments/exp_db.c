@@ -45,8 +45,9 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->value_filters = p->value_filters;
   opt->leaves_on_disk = p->leaves_on_disk;
   opt->placement = p->placement;
-  opt->index_bits_per_value = 0; /* every driver measures the layout its numbers were taken with */
-  if (!p->beyond) {              /* the paper's structures only */
+  opt->index_bits_per_value = p->index_bits_per_value; /* 0 unless a driver asks */
+  opt->cuckoo_index = p->cuckoo;
+  if (!p->beyond) { /* the paper's structures only */
     opt->block_filter_bits = 0;
     opt->memtable_index = 0;
   }

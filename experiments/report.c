@@ -411,6 +411,20 @@ static void body(report_t *rp, const exp_report_run_t *run) {
       table(rp, "tradeoff_goals", NULL, "n domain_pct goal what ratio bound met");
     }
   }
+  if (section(rp, "memory", "Beyond the paper: index memory vs search time") == 0) {
+    say(rp,
+        "Not in the paper. paper = m = 2M bits per table (HIERARCHY, AUTO); lean =\n"
+        "index_bits_per_value 3 (AUTO); cuckoo = the Cuckoo Index (CUCKOO); standalone = the\n"
+        "value||key store (STANDALONE). B/entry: what the method's index holds (source);\n"
+        "rss_index: RssAnon growth of the open over the bare engine's (cross-check); ingest:\n"
+        "puts + flush, overhead over the engine without an index; times: medians, seconds;\n"
+        "tables and blocks read per present value (PAPER_NOTES \"Beyond the paper: index\n"
+        "memory\").\n\n");
+    table(rp, "memory", NULL,
+          "n domain_pct config series B/entry=bytes_per_entry source=bytes_source "
+          "rss_index=rss_index_per_entry ingest_overhead present_time_s absent_time_s "
+          "tables=present_tables_read blocks=present_blocks_read wrong");
+  }
 }
 
 int exp_report_write(const exp_ctx_t *x, const exp_report_run_t *run) {

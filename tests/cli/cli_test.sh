@@ -342,6 +342,30 @@ costs_of >costs2
 expect_same costs costs2
 expect_status 2 "$bfh" run fig8 --costs nobody
 rm -rf "$work/res"
+check "run memory: a row per configuration, method and domain, with the common columns"
+expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
+  --out "$work/mem" --work "$work/mem/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
+    split("engine scale n domain_pct commit config series bytes_per_entry index_bytes " \
+          "rss_index_bytes ingest_s ingest_off_s present_time_s present_time_q1_s " \
+          "present_time_q3_s absent_time_s present_tables_read present_blocks_read wrong", need, " ")
+    for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
+    next }
+  { rows[$h["domain_pct"] "/" $h["config"] "/" $h["series"]]++
+    if ($h["n"] != 100000 || $h["scale"] != "small" || $h["wrong"] != 0 || $h["bytes_per_entry"] == "" ||
+        $h["present_time_s"] <= 0) { print "bad row " NR ": " $0; bad = 1 }
+    if ($h["config"] == "paper") paper[$h["domain_pct"]] = $h["index_bytes"]
+    if ($h["config"] == "lean") lean[$h["domain_pct"]] = $h["index_bytes"] }
+  END { for (d = 0; d < 3; d++) {
+      dom = d == 0 ? 100 : d == 1 ? 10 : 1
+      split("paper/hierarchy paper/auto lean/auto cuckoo/cuckoo standalone/standalone", want, " ")
+      for (j in want) if (rows[dom "/" want[j]] != 1) { print "domain " dom ": " want[j] " rows: " rows[dom "/" want[j]]; bad = 1 }
+      if (!(lean[dom] > 0 && lean[dom] < paper[dom])) { print "domain " dom ": lean index not smaller"; bad = 1 } }
+    if (NR != 16) { print NR - 1 " rows"; bad = 1 }
+    exit bad }' "$work/mem/memory.csv" >memcheck || { cat memcheck >&2; die "memory.csv"; }
+no_entry "$work/mem/memory.png"
+[ -z "$(ls -A "$work/mem/db" 2>/dev/null)" ] || die "run memory left databases behind"
+rm -rf "$work/mem"
 check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
 mkdir -p res
 printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv

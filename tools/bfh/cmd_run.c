@@ -48,7 +48,8 @@ static int run_experiments(exp_ctx_t *x, const char *what, const char *cmdline, 
   }
   int failures = 0;
   const exp_driver_t *d;
-  for (size_t i = 0; (d = exp_driver_at(i)); i++) failures += run_one(x, d->name, d) != 0;
+  for (size_t i = 0; (d = exp_driver_at(i)); i++)
+    if (!d->on_request) failures += run_one(x, d->name, d) != 0;
   if (both_costs) {
     exp_ctx_t xa = *x;
     xa.costs = EXP_COSTS_AUTHORS;
