@@ -335,6 +335,7 @@ static const char *get_new_file(cursor_t *c, uint32_t tag, rdb_file_t *f, edit_t
 
 /* Decodes a whole edit (RocksDB's VersionEdit::DecodeFrom): NULL, or what is wrong. */
 static const char *edit_decode(edit_t *e, const uint8_t *p, size_t n) {
+  if (n == 0) return NULL; /* an empty edit (p may be NULL then): nothing to decode */
   cursor_t c = {p, p + n};
   uint32_t tag;
   while (c.p < c.limit) {
