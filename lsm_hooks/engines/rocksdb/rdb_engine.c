@@ -133,16 +133,22 @@ static size_t e_view_tables(const engine_view_t *v, const engine_table_t **table
   return v->ntables;
 }
 
+/* The result rc of a read of live table `number` of a view: a table gone is damage, since the
+   view holds file deletions off. */
+static int live_table_read(engine_rocksdb_t *er, uint64_t number, int rc, err_t *err) {
+  if (rc == BFH_NOT_FOUND)
+    rc = err_set(err, BFH_E_IO, "%s: live table %06llu is missing", er->path,
+                 (unsigned long long)number);
+  return rc;
+}
+
 /* A number not in the view is not part of its state: nothing is reported for it. */
 static int read_table(engine_rocksdb_t *er, engine_view_t *v, uint64_t number,
                       const block_ref_t *refs, size_t n, const ldb_match_t *m,
                       engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  int rc = rdb_table_match(er->io, er->path, number, refs, n, m, st, err);
-  if (rc == BFH_NOT_FOUND) /* the view holds file deletions off: this is damage */
-    rc = err_set(err, BFH_E_IO, "%s: live table %06llu is missing", er->path,
-                 (unsigned long long)number);
-  return rc;
+  return live_table_read(er, number, rdb_table_match(er->io, er->path, number, refs, n, m, st, err),
+                         err);
 }
 
 static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
@@ -239,11 +245,8 @@ static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
                           err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  int rc = rdb_table_hashes(er->io, er->path, number, seed, fn, arg, st, err);
-  if (rc == BFH_NOT_FOUND) /* the view holds file deletions off: this is damage */
-    rc = err_set(err, BFH_E_IO, "%s: live table %06llu is missing", er->path,
-                 (unsigned long long)number);
-  return rc;
+  return live_table_read(er, number,
+                         rdb_table_hashes(er->io, er->path, number, seed, fn, arg, st, err), err);
 }
 
 static const engine_ops_t rocksdb_ops = {ENGINE_OPS_FIELDS("rocksdb"),
