@@ -65,8 +65,8 @@ static const engine_kind_t kinds[] = {
      .name = "rocksdb",
      .row = "rocksdb-readonly",
      .what = "a live RocksDB database read without RocksDB: no lock, nothing written",
-     .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE |
-             ENGINE_CAP_COLUMN_FAMILY,
+     .caps =
+         ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE | ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_ro_open,
      .repair = engine_rocksdb_repair,
      .describe = engine_rocksdb_ro_describe,
@@ -122,9 +122,8 @@ static void infos_make(void) {
     size_t j = 0;
     while (j < ninfos && infos[j].engine != kinds[i].id) j++;
     if (j == ninfos) {
-      infos[ninfos++] = (bfh_engine_info){.engine = kinds[i].id,
-                                          .name = kinds[i].name,
-                                          .description = kinds[i].what};
+      infos[ninfos++] = (bfh_engine_info){
+          .engine = kinds[i].id, .name = kinds[i].name, .description = kinds[i].what};
     }
     infos[j].caps |= public_caps(kinds[i].caps);
   }

@@ -30,7 +30,7 @@
 #include "util/random.h"
 
 #define NKEYS 8000u
-#define DOMAIN 150u /* shared values "val-%03u" PAD */
+#define DOMAIN 150u                                 /* shared values "val-%03u" PAD */
 #define PAD "-abcdefghijklmnopqrstuvwxyz0123456789" /* so that the tables fill several levels */
 #define ROUNDS 30
 #define WAL_ROUNDS 2 /* the last rounds stay in the WAL */
@@ -103,7 +103,8 @@ static void stock_quiesce(stock_t *s) {
   for (int i = 0; i < 600000; i++) {
     if (prop(s, "rocksdb.compaction-pending") == 0 &&
         prop(s, "rocksdb.num-running-compactions") == 0 &&
-        prop(s, "rocksdb.num-running-flushes") == 0 && prop(s, "rocksdb.mem-table-flush-pending") == 0)
+        prop(s, "rocksdb.num-running-flushes") == 0 &&
+        prop(s, "rocksdb.mem-table-flush-pending") == 0)
       return;
     struct timespec ts = {0, 100000};
     nanosleep(&ts, NULL);
@@ -342,9 +343,10 @@ static void test_rocksdb_readonly_rangedel_model(void **state) {
     }
   }
   unsigned ntables, levels = tombstone_levels(&s, &ntables);
-  print_message("range tombstones in %u tables, levels mask 0x%x; the WAL holds the last %d "
-                "rounds\n",
-                ntables, levels, WAL_ROUNDS);
+  print_message(
+      "range tombstones in %u tables, levels mask 0x%x; the WAL holds the last %d "
+      "rounds\n",
+      ntables, levels, WAL_ROUNDS);
   assert_true(__builtin_popcount(levels) >= 2 && (levels & ~1u) != 0);
   check_iter(db, &o);
   assert_int_equal(bfh_close(db), BFH_OK); /* bfh's reopen: filters from the index directory */
@@ -353,8 +355,7 @@ static void test_rocksdb_readonly_rangedel_model(void **state) {
   assert_int_equal(bfh_close(db), BFH_OK);
   rocksdb_release_snapshot(s.db, snap);
   stock_close(&s);
-  print_message("model: %llu searches checked against the oracle\n",
-                (unsigned long long)g_checked);
+  print_message("model: %llu searches checked against the oracle\n", (unsigned long long)g_checked);
   oracle_free(&o);
 }
 

@@ -225,8 +225,8 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
   r->sync = sync;
   struct rlimit rl; /* half of the descriptors the process may open */
   r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
-               : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
-                                               : (unsigned long long)rl.rlim_cur / 2;
+               : rl.rlim_cur == RLIM_INFINITY     ? 1u << 20
+                                                  : (unsigned long long)rl.rlim_cur / 2;
   pthread_mutex_init(&r->mu, NULL);
   pthread_mutex_init(&r->state_mu, NULL);
   if (!(r->path = strdup(path)) ||

@@ -36,9 +36,13 @@ int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
   if (e->cf != b->cf) return 0; /* another column family's */
   int type;
   switch (e->type) {
-    case RDB_WB_VALUE: type = RDB_TYPE_VALUE; break;
+    case RDB_WB_VALUE:
+      type = RDB_TYPE_VALUE;
+      break;
     case RDB_WB_DELETION:
-    case RDB_WB_SINGLE_DELETION: type = RDB_TYPE_DELETION; break;
+    case RDB_WB_SINGLE_DELETION:
+      type = RDB_TYPE_DELETION;
+      break;
     case RDB_WB_RANGE_DELETION: /* key: begin, val: end */
       if (rro_tombs_builder_add(&b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) !=
           BFH_OK)
@@ -51,13 +55,14 @@ int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
                       "%s: WAL %06llu holds %s at sequence %llu; bfh cannot search this database "
                       "read-only",
                       b->dir, (unsigned long long)e->log_number,
-                      e->type == RDB_WB_MERGE       ? "a merge operand (bfh has no merge operator)"
+                      e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
                       : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
                                                        "RocksDB's blob files)"
                                                      : "a wide-column entity",
                       (unsigned long long)e->seq);
       return 1;
-    default: return 0; /* markers */
+    default:
+      return 0; /* markers */
   }
   size_t need = b->len + 1 + 8 + 2 * 4 + e->key_len + e->val_len;
   if (need > b->cap) {
@@ -93,9 +98,8 @@ void rro_chunk_builder_release(rro_chunk_builder_t *b) {
   free(b->p);
 }
 
-const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq,
-                                      const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                      uint32_t *vl) {
+const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq, const uint8_t **k,
+                                      uint32_t *kl, const uint8_t **v, uint32_t *vl) {
   *type = *p++;
   *seq = decode_fixed64(p);
   p += 8;
@@ -147,8 +151,8 @@ rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
   return c;
 }
 
-int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type,
-                   uint64_t *seq, const uint8_t **v, uint32_t *vl) {
+int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type, uint64_t *seq,
+                   const uint8_t **v, uint32_t *vl) {
   for (size_t i = (size_t)bfh_hash64(key, key_len, RRO_KEY_HASH_SEED) & c->mask; c->slots[i];
        i = (i + 1) & c->mask) {
     const uint8_t *k;
@@ -192,8 +196,7 @@ static int kb_tomb(void *arg, const rdb_entry_t *e) {
   return 0;
 }
 
-static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset,
-                    uint64_t size) {
+static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset, uint64_t size) {
   kbuild_t *b = arg;
   rro_pin_t *p = b->p;
   if (p->nblocks == b->blocks_cap) {
@@ -339,8 +342,8 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
     if (p)
       rc = pin_lookup(p, l, err);
     else /* not held (beyond pin_max): read by name, whole (its range tombstones come last) */
-      rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err),
-                            f->number, err);
+      rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err), f->number,
+                            err);
     if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
     l->path = NULL;
   }

@@ -112,8 +112,8 @@ void rro_chunk_builder_release(rro_chunk_builder_t *b);
 /* A chunk of b's entries (one reference; takes b's data over), or NULL without memory. */
 rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b);
 /* The last entry of key in c: 1 (and *type, *seq, *v, *vl, borrowed from c) or 0. */
-int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type,
-                   uint64_t *seq, const uint8_t **v, uint32_t *vl);
+int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type, uint64_t *seq,
+                   const uint8_t **v, uint32_t *vl);
 const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq, const uint8_t **k,
                                       uint32_t *kl, const uint8_t **v, uint32_t *vl);
 
@@ -140,8 +140,8 @@ typedef struct rro_pin {
   size_t nblocks;
   uint8_t *keys;
   rro_tombs_t *tombs; /* the table's range tombstones (NULL: none) */
-  char *why;   /* the failed build's message (malloc'd) */
-  char path[]; /* the table's name in messages */
+  char *why;          /* the failed build's message (malloc'd) */
+  char path[];        /* the table's name in messages */
 } rro_pin_t;
 
 /* ---- The engine's state ------------------------------------------------------------------- */

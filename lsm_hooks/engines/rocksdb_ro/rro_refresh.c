@@ -1,6 +1,7 @@
 /* The refresh (steps 1-3 at the top of rdb_readonly.c): CURRENT and the MANIFEST read on from
    where the last read stopped, the live WALs of the column family read (r->cf_name: the
-   default one, or bfh_options.column_family) read to their ends into chunks, the MANIFEST read again; then a new state, whose tables are held open (pins). */
+   default one, or bfh_options.column_family) read to their ends into chunks, the MANIFEST read
+   again; then a new state, whose tables are held open (pins). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -195,8 +195,8 @@ static int table_tombs(rro_t *r, gather_t *g, size_t i, rro_tombs_t **owned, err
   if (p) return rro_pin_tombs(p, &g->tombs[i], err);
   char path[4200];
   rdb_table_path(r->path, f->number, path, sizeof path);
-  int rc = rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
-                            err);
+  int rc =
+      rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number, err);
   if (rc == BFH_OK && !g->nomem && rro_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
   rro_tombs_builder_release(&g->tb);
   g->tombs[i] = *owned;
