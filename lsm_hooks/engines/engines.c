@@ -122,8 +122,9 @@ static void infos_make(void) {
     size_t j = 0;
     while (j < ninfos && infos[j].engine != kinds[i].id) j++;
     if (j == ninfos) {
-      infos[ninfos++] = (bfh_engine_info){
-          .engine = kinds[i].id, .name = kinds[i].name, .description = kinds[i].what};
+      infos[ninfos++] = (bfh_engine_info){.engine = kinds[i].id,
+                                          .name = kinds[i].name,
+                                          .description = kinds[i].what};
     }
     infos[j].caps |= public_caps(kinds[i].caps);
   }
