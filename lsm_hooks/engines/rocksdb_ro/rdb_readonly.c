@@ -127,13 +127,22 @@ static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
 
 /* Through the newest state's pin when it holds the table: a table compacted away since it
    was listed is still read (by name it would be gone, and its leaf never made while a view
-   waits for it). */
+   waits for it). The read passes over the whole table: the pin's key index and range
+   tombstones are taken from it on the way (a lookup then reads no index block), so that
+   building the filters and the first search's lookups read each table once. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
   rro_t *r = ctx;
   rro_pin_t *pin = rro_newest_pin(r, number);
   if (!pin) return rdb_leaf_read(r->io, r->path, number, p, out, err);
-  int rc = rdb_leaf_read_rfile(pin->f, pin->path, p, out, err);
+  rro_keys_t k = {0};
+  rdb_leaf_tap_t tap = {rro_keys_tap_entry, rro_keys_tap_block, &k};
+  int tapped = rro_pin_keys_wanted(pin);
+  int rc = rdb_leaf_read_tapped(pin->f, pin->path, p, tapped ? &tap : NULL, out, err);
+  if (rc == BFH_OK && tapped)
+    rro_pin_keys_install(pin, &k);
+  else
+    rro_keys_release(&k);
   rro_pin_unref(pin);
   return rc;
 }

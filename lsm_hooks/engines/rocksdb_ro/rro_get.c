@@ -182,43 +182,100 @@ void rro_pin_keys_release(rro_pin_t *p) {
   p->nblocks = 0;
 }
 
-typedef struct kbuild {
-  rro_pin_t *p;
-  size_t blocks_cap, keys_len, keys_cap;
-  rro_tombs_builder_t tombs;
-  int nomem;
-} kbuild_t;
+void rro_keys_release(rro_keys_t *k) {
+  free(k->blocks);
+  free(k->keys);
+  free(k->last);
+  rro_tombs_builder_release(&k->tombs);
+  memset(k, 0, sizeof *k);
+}
+
+static int keys_add_block(rro_keys_t *k, const uint8_t *key, size_t key_len, uint64_t offset,
+                          uint64_t size) {
+  if (k->nblocks == k->blocks_cap) {
+    size_t c = k->blocks_cap ? 2 * k->blocks_cap : 64;
+    rro_kblock_t *q = realloc(k->blocks, c * sizeof *q);
+    if (!q) return k->nomem = 1;
+    k->blocks = q;
+    k->blocks_cap = c;
+  }
+  if (k->keys_len + key_len > k->keys_cap) {
+    size_t c = k->keys_cap ? 2 * k->keys_cap : 4096;
+    while (c < k->keys_len + key_len) c *= 2;
+    uint8_t *q = realloc(k->keys, c);
+    if (!q) return k->nomem = 1;
+    k->keys = q;
+    k->keys_cap = c;
+  }
+  if (key_len) memcpy(k->keys + k->keys_len, key, key_len);
+  k->blocks[k->nblocks++] =
+      (rro_kblock_t){.offset = offset, .size = size, .key_at = k->keys_len, .key_len = key_len};
+  k->keys_len += key_len;
+  return 0;
+}
 
 static int kb_tomb(void *arg, const rdb_entry_t *e) {
-  kbuild_t *b = arg;
-  if (rro_tombs_builder_add(&b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
-    return b->nomem = 1;
+  rro_keys_t *k = arg;
+  if (rro_tombs_builder_add(&k->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
+    return k->nomem = 1;
   return 0;
 }
 
 static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset, uint64_t size) {
-  kbuild_t *b = arg;
-  rro_pin_t *p = b->p;
-  if (p->nblocks == b->blocks_cap) {
-    size_t c = b->blocks_cap ? 2 * b->blocks_cap : 64;
-    rro_kblock_t *q = realloc(p->blocks, c * sizeof *q);
-    if (!q) return b->nomem = 1;
-    p->blocks = q;
-    b->blocks_cap = c;
+  rro_keys_t *k = arg;
+  return k->nomem ? 1 : keys_add_block(k, key, key_len, offset, size);
+}
+
+int rro_keys_tap_entry(void *arg, const rdb_entry_t *e) {
+  rro_keys_t *k = arg;
+  if (k->nomem) return 0;
+  if (e->type == RDB_TYPE_RANGE_DELETION) return kb_tomb(k, e), 0;
+  if (e->key_len > k->last_cap) {
+    size_t c = k->last_cap ? 2 * k->last_cap : 64;
+    while (c < e->key_len) c *= 2;
+    uint8_t *q = realloc(k->last, c);
+    if (!q) return k->nomem = 1, 0;
+    k->last = q;
+    k->last_cap = c;
   }
-  if (b->keys_len + key_len > b->keys_cap) {
-    size_t c = b->keys_cap ? 2 * b->keys_cap : 4096;
-    while (c < b->keys_len + key_len) c *= 2;
-    uint8_t *q = realloc(p->keys, c);
-    if (!q) return b->nomem = 1;
-    p->keys = q;
-    b->keys_cap = c;
-  }
-  if (key_len) memcpy(p->keys + b->keys_len, key, key_len);
-  p->blocks[p->nblocks++] =
-      (rro_kblock_t){.offset = offset, .size = size, .key_at = b->keys_len, .key_len = key_len};
-  b->keys_len += key_len;
+  if (e->key_len) memcpy(k->last, e->key, e->key_len);
+  k->last_len = e->key_len;
   return 0;
+}
+
+/* A block's last user key is a separator as good as its index entry's: >= every key of the
+   block, < every key of the next (a block without entries gets the one before it, so that no
+   lookup stops there). */
+int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size) {
+  rro_keys_t *k = arg;
+  if (!k->nomem) keys_add_block(k, k->last, k->last_len, offset, size);
+  return 0;
+}
+
+/* Moves k's index into p (REQUIRES p->mu, p not built): BFH_OK, or BFH_E_NOMEM. */
+static int keys_take(rro_pin_t *p, rro_keys_t *k) {
+  if (k->nomem || rro_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
+  p->blocks = k->blocks;
+  p->nblocks = k->nblocks;
+  p->keys = k->keys;
+  k->blocks = NULL;
+  k->keys = NULL;
+  p->built = 1;
+  return BFH_OK;
+}
+
+int rro_pin_keys_wanted(rro_pin_t *p) {
+  pthread_mutex_lock(&p->mu);
+  int wanted = !p->built;
+  pthread_mutex_unlock(&p->mu);
+  return wanted;
+}
+
+void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k) {
+  pthread_mutex_lock(&p->mu);
+  if (!p->built && keys_take(p, k) != BFH_OK) rro_pin_keys_release(p);
+  pthread_mutex_unlock(&p->mu);
+  rro_keys_release(k);
 }
 
 /* What the table's properties say the engine cannot answer: BFH_E_UNSUPPORTED naming it. */
@@ -238,14 +295,13 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
   pthread_mutex_lock(&p->mu);
   int rc = BFH_OK;
   if (!p->built) {
-    kbuild_t b = {.p = p};
+    rro_keys_t k = {0};
     rdb_table_props_t props;
-    rc = rdb_table_index_rfile(p->f, p->path, kb_block, kb_tomb, &b, NULL, &props, err);
+    rc = rdb_table_index_rfile(p->f, p->path, kb_block, kb_tomb, &k, NULL, &props, err);
     if (rc == BFH_OK) rc = props_refuse(p, &props, err);
-    if (rc == BFH_OK && !b.nomem && rro_tombs_finish(&b.tombs, &p->tombs) != BFH_OK) b.nomem = 1;
-    rro_tombs_builder_release(&b.tombs);
-    if (rc == BFH_OK && b.nomem)
+    if (rc == BFH_OK && keys_take(p, &k) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
+    rro_keys_release(&k);
     rdb_table_props_release(&props);
     if (rc != BFH_OK) rro_pin_keys_release(p);
     /* Damage and refusals stay, with their message; no memory may pass. */

@@ -144,6 +144,30 @@ typedef struct rro_pin {
   char path[];        /* the table's name in messages */
 } rro_pin_t;
 
+/* A table's key index and range tombstones in the making (rro_get.c), caller-owned, zeroed to
+   start: from a read of the table's index (the first lookup), or tapped from the leaf read
+   that passes over the whole table anyway (rdb_readonly.c's read_leaf: rro_keys_tap_entry and
+   rro_keys_tap_block as the read's rdb_leaf_tap_t), then installed in its pin. */
+typedef struct rro_keys {
+  rro_kblock_t *blocks;
+  size_t nblocks, blocks_cap;
+  uint8_t *keys;
+  size_t keys_len, keys_cap;
+  rro_tombs_builder_t tombs;
+  uint8_t *last; /* the tap: the last user key of the block being read */
+  size_t last_len, last_cap;
+  int nomem;
+} rro_keys_t;
+
+void rro_keys_release(rro_keys_t *k);
+int rro_keys_tap_entry(void *arg, const rdb_entry_t *e);
+int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size);
+/* Whether p's key index is still to be built. */
+int rro_pin_keys_wanted(rro_pin_t *p);
+/* Installs k (made from p's whole table) as p's key index unless one was built meanwhile;
+   releases k. */
+void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k);
+
 /* ---- The engine's state ------------------------------------------------------------------- */
 
 typedef struct rro_log {
