@@ -186,17 +186,19 @@ int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_par
   if (p->block_bits > BLOCK_FILTER_MAX_BITS)
     return err_set(err, BFH_E_INVALID, "table %s: %u bits per value for a block filter", path,
                    p->block_bits);
-  build_t b = {
-      .leaf = value_filter_create(p->m, p->k, p->seed), .seed = p->seed, .path = path, .err = err,
-      .tap = tap};
+  build_t b = {.leaf = value_filter_create(p->m, p->k, p->seed),
+               .seed = p->seed,
+               .path = path,
+               .err = err,
+               .tap = tap};
   if (p->block_bits) b.blocks = block_filter_builder_create(block_bits_for(env_rfile_size(f), p->block_bits));
   int rc = BFH_OK;
   if (!b.leaf || (p->block_bits && !b.blocks))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   rdb_read_stats_t st = {0};
   if (rc == BFH_OK)
-    rc = rdb_table_scan_rfile(f, path, add_value, b.blocks || tap ? end_block : NULL, &b, &st, &out->tag,
-                              NULL, err);
+    rc = rdb_table_scan_rfile(f, path, add_value, b.blocks || tap ? end_block : NULL, &b, &st,
+                              &out->tag, NULL, err);
   if (rc == BFH_OK) rc = b.rc;
   block_filter_t *bf = NULL;
   if (rc == BFH_OK && b.blocks) {
