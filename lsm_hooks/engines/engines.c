@@ -65,7 +65,8 @@ static const engine_kind_t kinds[] = {
      .name = "rocksdb",
      .row = "rocksdb-readonly",
      .what = "a live RocksDB database read without RocksDB: no lock, nothing written",
-     .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE,
+     .caps =
+         ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE | ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_ro_open,
      .repair = engine_rocksdb_repair,
      .describe = engine_rocksdb_ro_describe,

@@ -1049,8 +1049,8 @@ static int visit_index_entry(table_t *t, block_handle_t h, void *arg) {
   return BFH_OK;
 }
 
-int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, void *arg,
-                          rdb_read_stats_t *st, rdb_table_props_t *props, err_t *err) {
+int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, rdb_visit_fn range_fn,
+                          void *arg, rdb_read_stats_t *st, rdb_table_props_t *props, err_t *err) {
   if (props) memset(props, 0, sizeof *props);
   table_t t = {.path = path, .f = f, .size = env_rfile_size(f), .st = st, .err = err};
   int rc = read_meta(&t);
@@ -1058,6 +1058,16 @@ int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, voi
     index_visit_t v = {fn, arg};
     index_walk_t w = {.fn = visit_index_entry, .arg = &v};
     rc = walk_data_handles(&t, &w);
+  }
+  if (rc == BFH_OK && !t.stopped && range_fn && t.props.has_range_del_block) {
+    buf_t buf = {0};
+    const uint8_t *b;
+    size_t len;
+    t.fn = range_fn;
+    t.arg = arg;
+    rc = read_block(&t, t.range_del_h, &buf, &b, &len, NULL);
+    if (rc == BFH_OK) rc = walk_entries(&t, t.range_del_h.offset, b, len, 1);
+    free(buf.p);
   }
   give_props(&t, props);
   table_release(&t);

@@ -173,10 +173,13 @@ typedef int (*rdb_index_fn)(void *arg, const uint8_t *key, size_t key_len, uint6
 
 /* Reads only the footer, the metaindex and properties blocks and the index (every partition of
    a two-level one) of the table open as f (borrowed), named path in messages, and calls fn for
-   each data block: what a point lookup needs to read one data block. With props != NULL,
-   *props is filled as rdb_table_props_read fills it (release it also after an error). Errors
-   as rdb_table_scan. Thread-safe. */
-int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, void *arg,
-                          rdb_read_stats_t *st, rdb_table_props_t *props, err_t *err);
+   each data block: what a point lookup needs to read one data block. With range_fn != NULL
+   (and fn never stopping the read), the range-deletion block is read too and range_fn called,
+   with the same arg, for each of its tombstones (type RDB_TYPE_RANGE_DELETION: key the begin,
+   val the end user key), after the last data block. With props != NULL, *props is filled as
+   rdb_table_props_read fills it (release it also after an error). Errors as rdb_table_scan.
+   Thread-safe. */
+int rdb_table_index_rfile(env_rfile_t *f, const char *path, rdb_index_fn fn, rdb_visit_fn range_fn,
+                          void *arg, rdb_read_stats_t *st, rdb_table_props_t *props, err_t *err);
 
 #endif

@@ -11,8 +11,9 @@
  *   - a memtable flushed between a refresh's WAL reads and its second MANIFEST read (a test
  *     hook): the refresh starts over, else it would put the old WAL's entries over the new
  *     table that holds newer ones;
- *   - refusals: a range deletion (in the WAL, then in a table) and a merge operand give
- *     BFH_E_UNSUPPORTED naming them, never an answer; writes through the handle are refused.
+ *   - refusals: a merge operand gives BFH_E_UNSUPPORTED naming it, never an answer; writes
+ *     through the handle are refused. (Range deletions are answered:
+ *     rocksdb_readonly_rangedel_test.c.)
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -375,33 +376,6 @@ static void expect_refused(bfh_db *db, const char *v, const char *what) {
   print_message("refused: %s\n", bfh_last_error(db));
 }
 
-static void test_rocksdb_readonly_range_deletion_refused(void **state) {
-  (void)state;
-  g_no_auto_compactions = 1; /* a compaction to the last level would drop the tombstone */
-  stock_t s;
-  stock_open(&s);
-  char *msg = NULL;
-  for (int i = 0; i < 10; i++) {
-    char k[16];
-    sprintf(k, "k%02d", i);
-    rocksdb_put(s.db, s.wo, k, 3, "rv", 2, &msg);
-  }
-  stock_flush(&s);
-  rocksdb_writebatch_t *b = rocksdb_writebatch_create();
-  rocksdb_writebatch_delete_range(b, "k03", 3, "k06", 3);
-  rocksdb_write(s.db, s.wo, b, &msg);
-  rocksdb_writebatch_destroy(b);
-  assert_null(msg);
-  bfh_db *db; /* the tombstone in the WAL: the open refuses already */
-  assert_int_equal(open_ro_rc(&db), BFH_E_UNSUPPORTED);
-  assert_non_null(strstr(bfh_last_error(NULL), "range deletion"));
-  stock_flush(&s); /* the tombstone in a table, whose key range covers k03..k06 */
-  db = open_ro();
-  expect_refused(db, "rv", "range deletion");
-  assert_int_equal(bfh_close(db), BFH_OK);
-  stock_close(&s);
-}
-
 static char *full_merge(void *st, const char *key, size_t kl, const char *existing, size_t el,
                         const char *const *ops, const size_t *opl, int n, unsigned char *ok,
                         size_t *len) {
@@ -519,8 +493,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_writes_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_flush_under_refresh, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_rocksdb_readonly_range_deletion_refused, setup,
-                                      teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_merge_refused, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 /* Fuzz target: the RocksDB table reader (rdb_table_scan_tagged, rdb_table_read_blocks,
- * rdb_table_tag and rdb_table_props_read in lsm_hooks/rocksdb_format/rdb_table.c): footers
+ * rdb_table_tag, rdb_table_props_read and rdb_table_index_rfile with its range tombstones in
+ * lsm_hooks/rocksdb_format/rdb_table.c): footers
  * (legacy and new), metaindex, properties, index blocks (binary, partitioned, delta-encoded),
  * data blocks with and without their hash map, the range-deletion block, every compressor.
  *
@@ -13,7 +14,8 @@
  * tombstones only after the data blocks) and in-bounds lengths; reading the reported blocks
  * on their own succeeds when the whole read did, with the same entries; the tag the whole
  * read took from its bytes is the one rdb_table_tag reads from the file; the properties the
- * whole read returned are those rdb_table_props_read returns.
+ * whole read returned are those rdb_table_props_read returns; the index read lists the blocks
+ * the whole read reported and hands over the same range tombstones (type, begin, end, seq).
  * Seeds: tables written by stock RocksDB, in tests/fuzz/regress/rdb_table/.
  */
 #include "fuzz_util.h"
@@ -71,6 +73,28 @@ static int visit_counted(void *arg, const rdb_entry_t *e) {
   return visit(&((blocks_t *)arg)->c, e);
 }
 
+typedef struct index_read {
+  uint64_t blocks, tombs;
+  int bad; /* a tombstone of another type */
+} index_read_t;
+
+static int index_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset,
+                       uint64_t size) {
+  (void)offset, (void)size;
+  if (key_len) sink ^= key[0] ^ key[key_len - 1];
+  ((index_read_t *)arg)->blocks++;
+  return 0;
+}
+
+static int index_tomb(void *arg, const rdb_entry_t *e) {
+  index_read_t *x = arg;
+  x->tombs++;
+  if (e->type != RDB_TYPE_RANGE_DELETION || e->seq > RDB_MAX_SEQUENCE) x->bad = 1;
+  if (e->key_len) sink ^= e->key[0] ^ e->key[e->key_len - 1];
+  if (e->val_len) sink ^= e->val[0] ^ e->val[e->val_len - 1];
+  return 0;
+}
+
 static int same_str(const char *a, const char *b) {
   return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
@@ -96,6 +120,15 @@ static void exercise(const uint8_t *data, size_t size) {
   }
   rdb_table_props_release(&props);
   rdb_table_props_release(&props2);
+  env_rfile_t *f = NULL;
+  if (env_open_read(env_default(), path, &f, &err) == BFH_OK) {
+    index_read_t x = {0};
+    int rc_index = rdb_table_index_rfile(f, path, index_block, index_tomb, &x, NULL, NULL, &err);
+    fuzz_check(!x.bad);
+    if (rc == BFH_OK && b.n < MAX_REFS)
+      fuzz_check(rc_index == BFH_OK && x.blocks == b.n && x.tombs == b.c.range_dels);
+    env_rfile_close(f);
+  }
   counts_t c2 = {0};
   rdb_read_stats_t st2 = {0};
   int rc2 = rdb_table_read_blocks(env_default(), path, b.refs, b.n, visit, &c2, &st2, &err);

@@ -143,6 +143,18 @@ int rdb_describe_table(env_t *io, const char *dir, struct value_index *vi, uint6
 /* rdb_leaf_read over table file f, already open (borrowed), named path in messages. */
 int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
                         index_leaf_read_t *out, err_t *err);
+/* What else a leaf read hands over, with arg, as it passes over the table: entry gets every
+   entry the leaf took (range tombstones last; the return value is ignored), block the end of
+   each data block (as rdb_block_fn; ignored too). The read-only engine builds a table's key
+   index this way without reading the table again. */
+typedef struct rdb_leaf_tap {
+  int (*entry)(void *arg, const struct rdb_entry *e);
+  int (*block)(void *arg, uint64_t offset, uint64_t size);
+  void *arg;
+} rdb_leaf_tap_t;
+/* rdb_leaf_read_rfile, with tap (may be NULL). */
+int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_params_t *p,
+                         const rdb_leaf_tap_t *tap, index_leaf_read_t *out, err_t *err);
 int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 #endif

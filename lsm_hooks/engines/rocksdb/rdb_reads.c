@@ -119,11 +119,13 @@ typedef struct build {
   err_t *err;
   int rc; /* the first failure (it stops the read) */
   uint64_t rc_offset;
+  const rdb_leaf_tap_t *tap; /* NULL: none */
 } build_t;
 
 static int add_value(void *arg, const rdb_entry_t *e) {
   build_t *b = arg;
   if ((b->rc = refuse(e, b->path, b->err)) != BFH_OK) return 1;
+  if (b->tap) b->tap->entry(b->tap->arg, e);
   if (e->type != RDB_TYPE_VALUE) return 0;
   uint64_t h = bfh_value_hash(e->val, e->val_len, b->seed);
   value_filter_add_hash(b->leaf, h);
@@ -134,6 +136,8 @@ static int add_value(void *arg, const rdb_entry_t *e) {
 
 static int end_block(void *arg, uint64_t offset, uint64_t size) {
   build_t *b = arg;
+  if (b->tap) b->tap->block(b->tap->arg, offset, size);
+  if (!b->blocks) return 0;
   b->rc = block_filter_builder_end_block(b->blocks, offset, size);
   if (b->rc == BFH_E_NOMEM)
     err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
@@ -174,19 +178,27 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
 
 int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
                         index_leaf_read_t *out, err_t *err) {
+  return rdb_leaf_read_tapped(f, path, p, NULL, out, err);
+}
+
+int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_params_t *p,
+                         const rdb_leaf_tap_t *tap, index_leaf_read_t *out, err_t *err) {
   if (p->block_bits > BLOCK_FILTER_MAX_BITS)
     return err_set(err, BFH_E_INVALID, "table %s: %u bits per value for a block filter", path,
                    p->block_bits);
-  build_t b = {
-      .leaf = value_filter_create(p->m, p->k, p->seed), .seed = p->seed, .path = path, .err = err};
+  build_t b = {.leaf = value_filter_create(p->m, p->k, p->seed),
+               .seed = p->seed,
+               .path = path,
+               .err = err,
+               .tap = tap};
   if (p->block_bits) b.blocks = block_filter_builder_create(block_bits_for(env_rfile_size(f), p->block_bits));
   int rc = BFH_OK;
   if (!b.leaf || (p->block_bits && !b.blocks))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   rdb_read_stats_t st = {0};
   if (rc == BFH_OK)
-    rc = rdb_table_scan_rfile(f, path, add_value, b.blocks ? end_block : NULL, &b, &st, &out->tag,
-                              NULL, err);
+    rc = rdb_table_scan_rfile(f, path, add_value, b.blocks || tap ? end_block : NULL, &b, &st,
+                              &out->tag, NULL, err);
   if (rc == BFH_OK) rc = b.rc;
   block_filter_t *bf = NULL;
   if (rc == BFH_OK && b.blocks) {

@@ -41,11 +41,15 @@
  * its key index (each data block's last key, made by one read of the table the first time a
  * lookup needs it), so a lookup reads one data block per table.
  *
+ * Range deletions are answered as RocksDB's Get answers them (rro_get.c): the WAL's
+ * DeleteRange records go into their chunk, each table's range-deletion block is read with its
+ * key index (a range tombstone widens its table's key range, so every lookup of a key it may
+ * cover reaches that table), both fragmented (rro_tombs.c); a key's newest entry is deleted
+ * when a tombstone met before it in lookup order, or in its own table, has a larger sequence.
+ *
  * What the engine does not answer is refused (BFH_E_UNSUPPORTED naming it), never guessed:
  * merge operands, blob references and wide-column entities (as the read-write engine,
- * rocksdb/rdb_reads.c), and range deletions (in a WAL, or in a table a lookup or an
- * iterator reads: a range tombstone widens its table's key range, so every lookup of a key it
- * may cover reads that table).
+ * rocksdb/rdb_reads.c).
  */
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 
@@ -78,6 +82,7 @@ static int e_close(engine_t *e, err_t *err) {
   pthread_mutex_destroy(&r->mu);
   pthread_mutex_destroy(&r->state_mu);
   free(r->path);
+  free(r->cf_name);
   free(r->cache_dir);
   free(r);
   return BFH_OK;
@@ -122,13 +127,22 @@ static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
 
 /* Through the newest state's pin when it holds the table: a table compacted away since it
    was listed is still read (by name it would be gone, and its leaf never made while a view
-   waits for it). */
+   waits for it). The read passes over the whole table: the pin's key index and range
+   tombstones are taken from it on the way (a lookup then reads no index block), so that
+   building the filters and the first search's lookups read each table once. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
   rro_t *r = ctx;
   rro_pin_t *pin = rro_newest_pin(r, number);
   if (!pin) return rdb_leaf_read(r->io, r->path, number, p, out, err);
-  int rc = rdb_leaf_read_rfile(pin->f, pin->path, p, out, err);
+  rro_keys_t k = {0};
+  rdb_leaf_tap_t tap = {rro_keys_tap_entry, rro_keys_tap_block, &k};
+  int tapped = rro_pin_keys_wanted(pin);
+  int rc = rdb_leaf_read_tapped(pin->f, pin->path, p, tapped ? &tap : NULL, out, err);
+  if (rc == BFH_OK && tapped)
+    rro_pin_keys_install(pin, &k);
+  else
+    rro_keys_release(&k);
   rro_pin_unref(pin);
   return rc;
 }
@@ -220,11 +234,13 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
   r->sync = sync;
   struct rlimit rl; /* half of the descriptors the process may open */
   r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
-               : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
-                                               : (unsigned long long)rl.rlim_cur / 2;
+               : rl.rlim_cur == RLIM_INFINITY     ? 1u << 20
+                                                  : (unsigned long long)rl.rlim_cur / 2;
   pthread_mutex_init(&r->mu, NULL);
   pthread_mutex_init(&r->state_mu, NULL);
-  if (!(r->path = strdup(path))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  if (!(r->path = strdup(path)) ||
+      !(r->cf_name = strdup(opt->column_family ? opt->column_family : "default")))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK) {

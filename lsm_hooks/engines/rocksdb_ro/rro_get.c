@@ -1,9 +1,15 @@
 /* Chunks (the entries one read of a WAL added, by value and by key), the key index of a pinned
-   table (its index block(s) read once: each data block's separator key), and point lookups in
-   a state:
+   table (its index block(s) and range-deletion block read once: each data block's separator
+   key, the table's range tombstones), and point lookups in a state:
    its chunks newest first, then the tables that may hold the key in lookup order (level 0
    newest first, then each deeper level), each one data block read through the key index. A
-   search passes its view; a bfh_get refreshes first. */
+   search passes its view; a bfh_get refreshes first.
+   Range deletions answer as RocksDB's Get does (db/version_set.cc Version::Get,
+   db/table_cache.cc TableCache::Get, db/get_context.cc): the largest sequence of the range
+   tombstones covering the key is gathered from the chunks, then from each table in lookup order
+   whose key range holds the key (a tombstone widens its table's range), up to and including
+   the one that holds the key's newest entry; that entry is deleted when the gathered sequence
+   is larger than its own. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 void rro_chunk_unref(rro_chunk_t *c) {
   if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
   ldb_seg_unref(c->vals);
+  rro_tombs_destroy(c->tombs);
   free(c->data);
   free(c->slots);
   free(c);
@@ -26,30 +33,36 @@ void rro_chunk_unref(rro_chunk_t *c) {
 
 int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
   rro_chunk_builder_t *b = arg;
-  if (e->cf != 0) return 0; /* another column family's */
+  if (e->cf != b->cf) return 0; /* another column family's */
   int type;
   switch (e->type) {
-    case RDB_WB_VALUE: type = RDB_TYPE_VALUE; break;
+    case RDB_WB_VALUE:
+      type = RDB_TYPE_VALUE;
+      break;
     case RDB_WB_DELETION:
-    case RDB_WB_SINGLE_DELETION: type = RDB_TYPE_DELETION; break;
+    case RDB_WB_SINGLE_DELETION:
+      type = RDB_TYPE_DELETION;
+      break;
+    case RDB_WB_RANGE_DELETION: /* key: begin, val: end */
+      if (rro_tombs_builder_add(&b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) !=
+          BFH_OK)
+        return b->nomem = 1;
+      return 0;
     case RDB_WB_MERGE:
     case RDB_WB_BLOB_INDEX:
     case RDB_WB_WIDE_COLUMN_ENTITY:
-    case RDB_WB_RANGE_DELETION:
       b->rc = err_set(b->err, BFH_E_UNSUPPORTED,
                       "%s: WAL %06llu holds %s at sequence %llu; bfh cannot search this database "
-                      "read-only%s",
+                      "read-only",
                       b->dir, (unsigned long long)e->log_number,
-                      e->type == RDB_WB_MERGE       ? "a merge operand (bfh has no merge operator)"
+                      e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
                       : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
                                                        "RocksDB's blob files)"
-                      : e->type == RDB_WB_RANGE_DELETION ? "a range deletion"
-                                                         : "a wide-column entity",
-                      (unsigned long long)e->seq,
-                      e->type == RDB_WB_RANGE_DELETION ? " (range deletions are not answered)"
-                                                       : "");
+                                                     : "a wide-column entity",
+                      (unsigned long long)e->seq);
       return 1;
-    default: return 0; /* markers */
+    default:
+      return 0; /* markers */
   }
   size_t need = b->len + 1 + 8 + 2 * 4 + e->key_len + e->val_len;
   if (need > b->cap) {
@@ -81,12 +94,12 @@ int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
 
 void rro_chunk_builder_release(rro_chunk_builder_t *b) {
   ldb_seg_builder_release(&b->vals);
+  rro_tombs_builder_release(&b->tombs);
   free(b->p);
 }
 
-const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq,
-                                      const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                      uint32_t *vl) {
+const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq, const uint8_t **k,
+                                      uint32_t *kl, const uint8_t **v, uint32_t *vl) {
   *type = *p++;
   *seq = decode_fixed64(p);
   p += 8;
@@ -108,7 +121,7 @@ rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
   while (nslots < 2 * b->n) nslots *= 2;
   if (c) c->slots = calloc(nslots, sizeof *c->slots);
   if (c) c->vals = ldb_seg_builder_finish(&b->vals);
-  if (!c || !c->slots || !c->vals) {
+  if (!c || !c->slots || !c->vals || rro_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
     if (c) ldb_seg_unref(c->vals), free(c->slots), free(c);
     return NULL;
   }
@@ -138,14 +151,13 @@ rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
   return c;
 }
 
-int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type,
+int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type, uint64_t *seq,
                    const uint8_t **v, uint32_t *vl) {
   for (size_t i = (size_t)bfh_hash64(key, key_len, RRO_KEY_HASH_SEED) & c->mask; c->slots[i];
        i = (i + 1) & c->mask) {
     const uint8_t *k;
     uint32_t kl;
-    uint64_t seq;
-    rro_chunk_entry_decode(c->data + c->slots[i] - 1, type, &seq, &k, &kl, v, vl);
+    rro_chunk_entry_decode(c->data + c->slots[i] - 1, type, seq, &k, &kl, v, vl);
     if (same_key(k, kl, key, key_len)) return 1;
   }
   return 0;
@@ -163,49 +175,111 @@ void rro_pin_keys_release(rro_pin_t *p) {
   p->why = NULL;
   free(p->blocks);
   free(p->keys);
+  rro_tombs_destroy(p->tombs);
+  p->tombs = NULL;
   p->blocks = NULL;
   p->keys = NULL;
   p->nblocks = 0;
 }
 
-typedef struct kbuild {
-  rro_pin_t *p;
-  size_t blocks_cap, keys_len, keys_cap;
-  int nomem;
-} kbuild_t;
+void rro_keys_release(rro_keys_t *k) {
+  free(k->blocks);
+  free(k->keys);
+  free(k->last);
+  rro_tombs_builder_release(&k->tombs);
+  memset(k, 0, sizeof *k);
+}
 
-static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset,
-                    uint64_t size) {
-  kbuild_t *b = arg;
-  rro_pin_t *p = b->p;
-  if (p->nblocks == b->blocks_cap) {
-    size_t c = b->blocks_cap ? 2 * b->blocks_cap : 64;
-    rro_kblock_t *q = realloc(p->blocks, c * sizeof *q);
-    if (!q) return b->nomem = 1;
-    p->blocks = q;
-    b->blocks_cap = c;
+static int keys_add_block(rro_keys_t *k, const uint8_t *key, size_t key_len, uint64_t offset,
+                          uint64_t size) {
+  if (k->nblocks == k->blocks_cap) {
+    size_t c = k->blocks_cap ? 2 * k->blocks_cap : 64;
+    rro_kblock_t *q = realloc(k->blocks, c * sizeof *q);
+    if (!q) return k->nomem = 1;
+    k->blocks = q;
+    k->blocks_cap = c;
   }
-  if (b->keys_len + key_len > b->keys_cap) {
-    size_t c = b->keys_cap ? 2 * b->keys_cap : 4096;
-    while (c < b->keys_len + key_len) c *= 2;
-    uint8_t *q = realloc(p->keys, c);
-    if (!q) return b->nomem = 1;
-    p->keys = q;
-    b->keys_cap = c;
+  if (k->keys_len + key_len > k->keys_cap) {
+    size_t c = k->keys_cap ? 2 * k->keys_cap : 4096;
+    while (c < k->keys_len + key_len) c *= 2;
+    uint8_t *q = realloc(k->keys, c);
+    if (!q) return k->nomem = 1;
+    k->keys = q;
+    k->keys_cap = c;
   }
-  if (key_len) memcpy(p->keys + b->keys_len, key, key_len);
-  p->blocks[p->nblocks++] =
-      (rro_kblock_t){.offset = offset, .size = size, .key_at = b->keys_len, .key_len = key_len};
-  b->keys_len += key_len;
+  if (key_len) memcpy(k->keys + k->keys_len, key, key_len);
+  k->blocks[k->nblocks++] =
+      (rro_kblock_t){.offset = offset, .size = size, .key_at = k->keys_len, .key_len = key_len};
+  k->keys_len += key_len;
   return 0;
+}
+
+static int kb_tomb(void *arg, const rdb_entry_t *e) {
+  rro_keys_t *k = arg;
+  if (rro_tombs_builder_add(&k->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
+    return k->nomem = 1;
+  return 0;
+}
+
+static int kb_block(void *arg, const uint8_t *key, size_t key_len, uint64_t offset, uint64_t size) {
+  rro_keys_t *k = arg;
+  return k->nomem ? 1 : keys_add_block(k, key, key_len, offset, size);
+}
+
+int rro_keys_tap_entry(void *arg, const rdb_entry_t *e) {
+  rro_keys_t *k = arg;
+  if (k->nomem) return 0;
+  if (e->type == RDB_TYPE_RANGE_DELETION) return kb_tomb(k, e), 0;
+  if (e->key_len > k->last_cap) {
+    size_t c = k->last_cap ? 2 * k->last_cap : 64;
+    while (c < e->key_len) c *= 2;
+    uint8_t *q = realloc(k->last, c);
+    if (!q) return k->nomem = 1, 0;
+    k->last = q;
+    k->last_cap = c;
+  }
+  if (e->key_len) memcpy(k->last, e->key, e->key_len);
+  k->last_len = e->key_len;
+  return 0;
+}
+
+/* A block's last user key is a separator as good as its index entry's: >= every key of the
+   block, < every key of the next (a block without entries gets the one before it, so that no
+   lookup stops there). */
+int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size) {
+  rro_keys_t *k = arg;
+  if (!k->nomem) keys_add_block(k, k->last, k->last_len, offset, size);
+  return 0;
+}
+
+/* Moves k's index into p (REQUIRES p->mu, p not built): BFH_OK, or BFH_E_NOMEM. */
+static int keys_take(rro_pin_t *p, rro_keys_t *k) {
+  if (k->nomem || rro_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
+  p->blocks = k->blocks;
+  p->nblocks = k->nblocks;
+  p->keys = k->keys;
+  k->blocks = NULL;
+  k->keys = NULL;
+  p->built = 1;
+  return BFH_OK;
+}
+
+int rro_pin_keys_wanted(rro_pin_t *p) {
+  pthread_mutex_lock(&p->mu);
+  int wanted = !p->built;
+  pthread_mutex_unlock(&p->mu);
+  return wanted;
+}
+
+void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k) {
+  pthread_mutex_lock(&p->mu);
+  if (!p->built && keys_take(p, k) != BFH_OK) rro_pin_keys_release(p);
+  pthread_mutex_unlock(&p->mu);
+  rro_keys_release(k);
 }
 
 /* What the table's properties say the engine cannot answer: BFH_E_UNSUPPORTED naming it. */
 static int props_refuse(const rro_pin_t *p, const rdb_table_props_t *pr, err_t *err) {
-  if (pr->num_range_deletions || pr->has_range_del_block)
-    return err_set(err, BFH_E_UNSUPPORTED,
-                   "table %s: holds a range deletion, which the read-only engine does not answer",
-                   p->path);
   if (pr->num_merge_operands)
     return err_set(err, BFH_E_UNSUPPORTED,
                    "table %s: holds a merge operand; bfh cannot search a RocksDB database with "
@@ -214,18 +288,20 @@ static int props_refuse(const rro_pin_t *p, const rdb_table_props_t *pr, err_t *
   return BFH_OK;
 }
 
-/* Builds p's key index once (one read of the table): BFH_OK, or the build's status (kept: a
-   refused table stays refused). */
+/* Builds p's key index and range tombstones once (one read of the table's index and
+   range-deletion block): BFH_OK, or the build's status (kept: a refused table stays
+   refused). */
 static int pin_keys(rro_pin_t *p, err_t *err) {
   pthread_mutex_lock(&p->mu);
   int rc = BFH_OK;
   if (!p->built) {
-    kbuild_t b = {.p = p};
+    rro_keys_t k = {0};
     rdb_table_props_t props;
-    rc = rdb_table_index_rfile(p->f, p->path, kb_block, &b, NULL, &props, err);
+    rc = rdb_table_index_rfile(p->f, p->path, kb_block, kb_tomb, &k, NULL, &props, err);
     if (rc == BFH_OK) rc = props_refuse(p, &props, err);
-    if (rc == BFH_OK && b.nomem)
+    if (rc == BFH_OK && keys_take(p, &k) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
+    rro_keys_release(&k);
     rdb_table_props_release(&props);
     if (rc != BFH_OK) rro_pin_keys_release(p);
     /* Damage and refusals stay, with their message; no memory may pass. */
@@ -238,11 +314,20 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
   return rc;
 }
 
+int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err) {
+  int rc = pin_keys(p, err);
+  *t = rc == BFH_OK ? p->tombs : NULL;
+  return rc;
+}
+
 /* ---- Point lookups ---------------------------------------------------------------------- */
 
 typedef struct lookup {
   const void *key;
   size_t key_len;
+  uint64_t cover; /* the largest sequence of the range tombstones seen that cover the key */
+  int whole;      /* a whole-table read: go on past the key to the table's range tombstones */
+  uint64_t seq;   /* the found entry's */
   int found, type;
   void *val;
   size_t val_len;
@@ -255,18 +340,24 @@ typedef struct lookup {
    the key is its newest in the table; a greater key ends the search. */
 static int visit_lookup(void *arg, const rdb_entry_t *e) {
   lookup_t *l = arg;
+  if (e->type == RDB_TYPE_RANGE_DELETION) { /* a whole-table read's, after every data block */
+    if (cmp_key(e->key, e->key_len, l->key, l->key_len) <= 0 &&
+        cmp_key(l->key, l->key_len, e->val, e->val_len) < 0 && e->seq > l->cover)
+      l->cover = e->seq;
+    return 0;
+  }
   int c = cmp_key(e->key, e->key_len, l->key, l->key_len);
-  if (c < 0) return 0;
+  if (c < 0 || (l->whole && (c > 0 || l->found))) return 0;
   if (c > 0) return 1;
   if ((l->rc = rdb_entry_refuse(e, l->path, l->err)) != BFH_OK) return 1;
-  if (e->type == RDB_TYPE_RANGE_DELETION) return 0; /* refused by the key index already */
   l->found = 1;
+  l->seq = e->seq;
   l->type = e->type == RDB_TYPE_VALUE ? RDB_TYPE_VALUE : RDB_TYPE_DELETION;
   l->val = malloc(e->val_len ? e->val_len : 1);
   if (!l->val) l->nomem = 1;
   if (l->val && e->val_len) memcpy(l->val, e->val, e->val_len);
   l->val_len = e->val_len;
-  return 1;
+  return !l->whole;
 }
 
 static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
@@ -278,6 +369,8 @@ static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
 static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
   int rc = pin_keys(p, err);
   if (rc != BFH_OK) return rc;
+  uint64_t cover = rro_tombs_max(p->tombs, l->key, l->key_len);
+  if (cover > l->cover) l->cover = cover;
   size_t lo = 0, hi = p->nblocks; /* the first block whose last key is >= the key */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -301,11 +394,12 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
     rdb_table_path(r->path, f->number, path, sizeof path);
     l->path = path;
     rro_pin_t *p = rro_state_pin(s, f->number);
+    l->whole = !p;
     if (p)
       rc = pin_lookup(p, l, err);
-    else /* not held (beyond pin_max): read by name, up to the key */
-      rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err),
-                            f->number, err);
+    else /* not held (beyond pin_max): read by name, whole (its range tombstones come last) */
+      rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err), f->number,
+                            err);
     if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
     l->path = NULL;
   }
@@ -316,10 +410,14 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
 static int state_get(rro_t *r, const rro_state_t *s, const void *key, size_t key_len, void **val,
                      size_t *val_len, err_t *err) {
   lookup_t l = {.key = key, .key_len = key_len, .err = err};
+  for (size_t i = 0; i < s->nchunks; i++) { /* the memtables' tombstones come first */
+    uint64_t cover = rro_tombs_max(s->chunks[i]->tombs, key, key_len);
+    if (cover > l.cover) l.cover = cover;
+  }
   for (size_t i = s->nchunks; i-- > 0 && !l.found;) {
     const uint8_t *v;
     uint32_t vl;
-    if (!rro_chunk_find(s->chunks[i], key, key_len, &l.type, &v, &vl)) continue;
+    if (!rro_chunk_find(s->chunks[i], key, key_len, &l.type, &l.seq, &v, &vl)) continue;
     l.found = 1;
     l.val = malloc(vl ? vl : 1);
     if (!l.val) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
@@ -327,6 +425,7 @@ static int state_get(rro_t *r, const rro_state_t *s, const void *key, size_t key
     l.val_len = vl;
   }
   int rc = l.found ? BFH_OK : get_from_tables(r, s, &l, err);
+  if (rc == BFH_OK && l.found && l.cover > l.seq) l.type = RDB_TYPE_DELETION; /* range-deleted */
   if (rc != BFH_OK || !l.found || l.type != RDB_TYPE_VALUE) {
     free(l.val);
     return rc != BFH_OK ? rc : BFH_NOT_FOUND;

@@ -6,7 +6,8 @@
  *   rro_refresh.c   the refresh: CURRENT, the MANIFEST (rdb_manifest) and the live WALs
  *                   (rdb_log) read on; states and the table files they pin
  *   rro_get.c       chunks (what one read of a WAL added, by value and by key), each pinned
- *                   table's key index, and point lookups in a state
+ *                   table's key index and range tombstones, and point lookups in a state
+ *   rro_tombs.c     range tombstones fragmented: the largest sequence covering a key
  *   rro_view.c      views, the scans of a search over its view (retried by
  * search_execute_retrying), and ordered iteration over a state read into memory
  *
@@ -33,15 +34,57 @@
 #define RRO_AGAIN 2 /* internal: the database changed under the read; start over */
 #define RRO_KEY_HASH_SEED 0x726f6b6579733032ull /* "rokeys02" */
 
+/* ---- Range tombstones (rro_tombs.c) ------------------------------------------------------- */
+
+/* The range tombstones [begin, end) at seq of one source (a WAL chunk, a table), immutable:
+   points (the begin and end keys, sorted, unique) keys[at[i], at[i + 1]), and for the fragment
+   [point i, point i + 1) the largest sequence of the tombstones covering it (0: none). */
+typedef struct rro_tombs {
+  size_t n;       /* points */
+  uint8_t *keys;  /* the points' bytes, back to back */
+  size_t *at;     /* n + 1 offsets into keys */
+  uint64_t *seq;  /* n: fragment i's largest covering sequence (the last is 0) */
+  uint64_t count; /* tombstones */
+} rro_tombs_t;
+
+typedef struct rro_tomb_ref {
+  size_t b, bl, e, el; /* begin and end keys in rro_tombs_builder_t.p */
+  uint64_t seq;
+} rro_tomb_ref_t;
+
+/* Caller-owned, zeroed to start; rro_tombs_builder_release frees what it holds. */
+typedef struct rro_tombs_builder {
+  uint8_t *p;
+  size_t len, cap;
+  rro_tomb_ref_t *t;
+  size_t n, tcap;
+} rro_tombs_builder_t;
+
+/* Copies the tombstone [begin, end) at seq in (an empty range covers nothing). BFH_OK or
+   BFH_E_NOMEM. */
+int rro_tombs_builder_add(rro_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
+                          size_t el, uint64_t seq);
+void rro_tombs_builder_release(rro_tombs_builder_t *b);
+/* *out: the fragments of b's tombstones (new: rro_tombs_destroy), NULL when b has none. b is
+   left as it was (release it). BFH_OK or BFH_E_NOMEM. */
+int rro_tombs_finish(rro_tombs_builder_t *b, rro_tombs_t **out);
+void rro_tombs_destroy(rro_tombs_t *t); /* NULL allowed */
+/* The largest sequence of t's tombstones that cover key (begin <= key < end), 0 when none (or
+   t NULL). */
+uint64_t rro_tombs_max(const rro_tombs_t *t, const void *key, size_t key_len);
+size_t rro_tombs_size_in_bytes(const rro_tombs_t *t);
+
 /* ---- Chunks: what one read of a WAL added (rro_get.c) ------------------------------------- */
 
-/* The default column family's entries of one stretch of a WAL, immutable once made: the puts
+/* The searched column family's entries of one stretch of a WAL, immutable once made: the puts
    indexed by value (vals, for searches) and every entry, deletions included, by key (for gets).
    data: n x (type u8 | seq fixed64 | key_len fixed32 | key | val_len fixed32 | val); slots:
-   open addressing by bfh_hash64(key), offset + 1 of the key's last entry in the chunk. */
+   open addressing by bfh_hash64(key), offset + 1 of the key's last entry in the chunk;
+   tombs: its range deletions (NULL: none). */
 typedef struct rro_chunk {
   atomic_int refs;
   log_seg_t *vals;
+  rro_tombs_t *tombs;
   uint8_t *data;
   size_t len;
   uint64_t *slots;
@@ -50,6 +93,8 @@ typedef struct rro_chunk {
 
 typedef struct rro_chunk_builder {
   ldb_seg_builder_t vals;
+  rro_tombs_builder_t tombs;
+  uint32_t cf; /* the column family read */
   uint8_t *p;
   size_t len, cap;
   uint64_t n;
@@ -60,14 +105,14 @@ typedef struct rro_chunk_builder {
 } rro_chunk_builder_t;
 
 void rro_chunk_unref(rro_chunk_t *c);
-/* rdb_log_read's visitor: the default column family's puts and deletions into the builder;
-   a merge operand, blob reference, wide-column entity or range deletion of it is refused. */
+/* rdb_log_read's visitor: the column family's puts, deletions and range deletions into the
+   builder; a merge operand, blob reference or wide-column entity of it is refused. */
 int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e);
 void rro_chunk_builder_release(rro_chunk_builder_t *b);
 /* A chunk of b's entries (one reference; takes b's data over), or NULL without memory. */
 rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b);
-/* The last entry of key in c: 1 (and *type, *v, *vl, borrowed from c) or 0. */
-int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type,
+/* The last entry of key in c: 1 (and *type, *seq, *v, *vl, borrowed from c) or 0. */
+int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type, uint64_t *seq,
                    const uint8_t **v, uint32_t *vl);
 const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq, const uint8_t **k,
                                       uint32_t *kl, const uint8_t **v, uint32_t *vl);
@@ -94,9 +139,34 @@ typedef struct rro_pin {
   rro_kblock_t *blocks;
   size_t nblocks;
   uint8_t *keys;
-  char *why;   /* the failed build's message (malloc'd) */
-  char path[]; /* the table's name in messages */
+  rro_tombs_t *tombs; /* the table's range tombstones (NULL: none) */
+  char *why;          /* the failed build's message (malloc'd) */
+  char path[];        /* the table's name in messages */
 } rro_pin_t;
+
+/* A table's key index and range tombstones in the making (rro_get.c), caller-owned, zeroed to
+   start: from a read of the table's index (the first lookup), or tapped from the leaf read
+   that passes over the whole table anyway (rdb_readonly.c's read_leaf: rro_keys_tap_entry and
+   rro_keys_tap_block as the read's rdb_leaf_tap_t), then installed in its pin. */
+typedef struct rro_keys {
+  rro_kblock_t *blocks;
+  size_t nblocks, blocks_cap;
+  uint8_t *keys;
+  size_t keys_len, keys_cap;
+  rro_tombs_builder_t tombs;
+  uint8_t *last; /* the tap: the last user key of the block being read */
+  size_t last_len, last_cap;
+  int nomem;
+} rro_keys_t;
+
+void rro_keys_release(rro_keys_t *k);
+int rro_keys_tap_entry(void *arg, const rdb_entry_t *e);
+int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size);
+/* Whether p's key index is still to be built. */
+int rro_pin_keys_wanted(rro_pin_t *p);
+/* Installs k (made from p's whole table) as p's key index unless one was built meanwhile;
+   releases k. */
+void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k);
 
 /* ---- The engine's state ------------------------------------------------------------------- */
 
@@ -111,10 +181,10 @@ typedef struct rro_log {
 typedef struct rro_state {
   atomic_int refs;
   rdb_version_t version;
-  const rdb_file_t **order; /* the default column family's files in lookup order: level 0
-                               newest first (by largest sequence), then each deeper level */
+  const rdb_file_t **order; /* the column family's files in lookup order: level 0 newest
+                               first (by largest sequence), then each deeper level */
   size_t norder;
-  engine_table_t *tables; /* the default column family's files, sorted by number */
+  engine_table_t *tables; /* the column family's files, sorted by number */
   rro_pin_t **pins;       /* parallel to tables: held open, or NULL (read by name) */
   uint64_t *ids;          /* parallel to tables: which file each is (index_table_t.id) */
   size_t ntables;
@@ -126,6 +196,7 @@ typedef struct rro_state {
 typedef struct rro {
   engine_t base;
   char *path, *cache_dir;
+  char *cf_name; /* the column family read: bfh_options.column_family, "default" when NULL */
   env_t *io;
   index_sync_t *sync;
   void (*logs_hook)(void *arg); /* tests: between steps 2 and 3 of every refresh */
@@ -138,6 +209,7 @@ typedef struct rro {
   uint64_t missing_resume;   /* ... read up to here */
 
   pthread_mutex_t mu;
+  uint32_t cf;       /* the id of the column family named cf_name in version */
   char manifest[64]; /* the MANIFEST name last read ("" before the first) */
   env_rfile_t *manifest_file;
   uint64_t manifest_resume;
@@ -177,6 +249,8 @@ int rro_table_status(rro_t *r, int rc, uint64_t number, err_t *err);
 
 /* rro_get.c */
 void rro_pin_keys_release(rro_pin_t *p);
+/* *t: p's range tombstones (borrowed from p; NULL: none), its key index built first. */
+int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err);
 int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
             size_t *val_len, err_t *err);
 

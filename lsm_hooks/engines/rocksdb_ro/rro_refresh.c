@@ -1,6 +1,7 @@
 /* The refresh (steps 1-3 at the top of rdb_readonly.c): CURRENT and the MANIFEST read on from
-   where the last read stopped, the live WALs of the default column family read to their ends
-   into chunks, the MANIFEST read again; then a new state, whose tables are held open (pins). */
+   where the last read stopped, the live WALs of the column family read (r->cf_name: the
+   default one, or bfh_options.column_family) read to their ends into chunks, the MANIFEST read
+   again; then a new state, whose tables are held open (pins). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,16 @@ void rro_log_release(rro_log_t *l) {
   env_rfile_close(l->file);
 }
 
+/* Drops what was read of the WALs (another MANIFEST, or another column
+   family under the name). REQUIRES mu. */
+static void forget_logs(rro_t *r) {
+  for (size_t i = 0; i < r->nlogs; i++) rro_log_release(&r->logs[i]);
+  free(r->logs);
+  r->logs = NULL;
+  r->nlogs = 0;
+  r->logs_changed = 1;
+}
+
 /* Another MANIFEST (by name or by file): what was read of the old one and of the WALs is
    dropped. REQUIRES mu. */
 static void forget_manifest(rro_t *r) {
@@ -24,11 +35,7 @@ static void forget_manifest(rro_t *r) {
   r->version_changed = 1;
   env_rfile_close(r->manifest_file);
   r->manifest_file = NULL;
-  for (size_t i = 0; i < r->nlogs; i++) rro_log_release(&r->logs[i]);
-  free(r->logs);
-  r->logs = NULL;
-  r->nlogs = 0;
-  r->logs_changed = 1;
+  forget_logs(r);
   r->recheck = 1;
 }
 
@@ -77,18 +84,34 @@ static int read_manifest(rro_t *r, err_t *err) {
   return rc;
 }
 
-/* What the engine cannot read in the version: BFH_E_UNSUPPORTED naming it. */
+/* r->cf becomes the id of the column family named r->cf_name in the version; what the engine
+   cannot read in it: BFH_E_UNSUPPORTED naming it. */
 static int version_supported(rro_t *r, err_t *err) {
-  const rdb_cf_t *cf = rdb_version_cf(&r->version, 0);
-  if (!cf) return RRO_AGAIN; /* a MANIFEST still being written */
+  if (!rdb_version_cf(&r->version, 0)) return RRO_AGAIN; /* a MANIFEST still being written */
+  const rdb_cf_t *cf = rdb_version_cf_by_name(&r->version, r->cf_name);
+  if (!cf) {
+    char names[512];
+    size_t at = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < r->version.ncfs && at + 2 < sizeof names; i++)
+      at += (size_t)snprintf(names + at, sizeof names - at, "%s'%s'", i ? ", " : "",
+                             r->version.cfs[i].name);
+    return err_set(err, BFH_E_INVALID, "%s: no column family '%s' (the database has %s)", r->path,
+                   r->cf_name, names);
+  }
+  if (cf->id != r->cf) { /* dropped and made again under the name: another family */
+    forget_logs(r);
+    r->version_changed = 1;
+    r->cf = cf->id;
+  }
   if (cf->comparator && strcmp(cf->comparator, "leveldb.BytewiseComparator") != 0)
     return err_set(err, BFH_E_UNSUPPORTED,
-                   "%s: the default column family orders keys with '%s'; bfh reads databases "
+                   "%s: the column family '%s' orders keys with '%s'; bfh reads databases "
                    "with the bytewise comparator only",
-                   r->path, cf->comparator);
+                   r->path, cf->name, cf->comparator);
   for (size_t i = 0; i < r->version.nfiles; i++) {
     const rdb_file_t *f = &r->version.files[i];
-    if (f->cf == 0 && f->path_id != 0)
+    if (f->cf == r->cf && f->path_id != 0)
       return err_set(err, BFH_E_UNSUPPORTED,
                      "%s: table %06llu lives in db_paths[%u], outside the directory; bfh reads "
                      "tables in the database's directory only",
@@ -123,14 +146,14 @@ static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
     if (!env_file_id_equal(id, env_rfile_id(l->file))) return RRO_AGAIN;
   }
   if (size <= l->resume) return BFH_OK;
-  rro_chunk_builder_t b = {.err = err, .dir = r->path};
+  rro_chunk_builder_t b = {.err = err, .dir = r->path, .cf = r->cf};
   b.vals.seed = ldb_value_seed(r->sync);
   uint64_t next = l->resume;
   rc = rdb_log_read(r->io, path, l->number, l->resume, 0, rro_chunk_builder_add, &b, &next, NULL,
                     err);
   if (rc == BFH_OK && b.rc != BFH_OK) rc = b.rc;
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
-  if (rc == BFH_OK && b.n > 0) {
+  if (rc == BFH_OK && (b.n > 0 || b.tombs.n > 0)) {
     rro_chunk_t *c = NULL;
     if (l->n == l->cap) {
       size_t cap = l->cap ? 2 * l->cap : 8;
@@ -149,8 +172,8 @@ static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
   return rc == BFH_NOT_FOUND ? RRO_AGAIN : rc;
 }
 
-/* Step 2: r->logs become the WALs that hold writes of the default column family not yet in
-   its tables (rdb_version_log_wanted), each read to its end. */
+/* Step 2: r->logs become the WALs that hold writes of the column family not yet in its
+   tables (rdb_version_log_wanted), each read to its end. */
 static int read_logs(rro_t *r, err_t *err) {
   uint64_t *nums = NULL;
   size_t n = 0;
@@ -158,7 +181,7 @@ static int read_logs(rro_t *r, err_t *err) {
   if (rc != BFH_OK) return rc;
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
-    if (rdb_version_log_wanted(&r->version, 0, nums[i])) nums[k++] = nums[i];
+    if (rdb_version_log_wanted(&r->version, r->cf, nums[i])) nums[k++] = nums[i];
   rro_log_t *logs = calloc(k + 1, sizeof *logs);
   if (!logs) {
     free(nums);
@@ -329,7 +352,7 @@ static int state_make(rro_t *r, rro_state_t **out, err_t *err) {
   }
   for (size_t i = 0; i < s->version.nfiles; i++) {
     const rdb_file_t *f = &s->version.files[i];
-    if (f->cf != 0) continue;
+    if (f->cf != r->cf) continue;
     s->order[s->norder++] = f;
     s->tables[s->ntables++] =
         (engine_table_t){.number = f->number, .size = f->size, .level = f->level};
@@ -363,13 +386,14 @@ static int refresh_once(rro_t *r, err_t *err) {
   int rc = read_manifest(r, err);
   if (rc == BFH_OK) rc = version_supported(r, err);
   if (rc != BFH_OK) return rc;
-  uint64_t log_number = rdb_version_cf(&r->version, 0)->log_number;
+  uint32_t cf = r->cf;
+  uint64_t log_number = rdb_version_cf(&r->version, cf)->log_number;
   rc = read_logs(r, err);
   if (rc == BFH_OK && r->logs_hook) r->logs_hook(r->logs_hook_arg);
   if (rc == BFH_OK) rc = read_manifest(r, err);
   if (rc == BFH_OK) rc = version_supported(r, err);
   if (rc != BFH_OK) return rc;
-  if (rdb_version_cf(&r->version, 0)->log_number != log_number) return RRO_AGAIN;
+  if (r->cf != cf || rdb_version_cf(&r->version, cf)->log_number != log_number) return RRO_AGAIN;
   if (r->state && !r->version_changed && !r->logs_changed) return BFH_OK;
   rro_state_t *s = NULL;
   rc = state_make(r, &s, err);

@@ -1,0 +1,171 @@
+/* Range tombstones of one source (a WAL chunk or a table), fragmented as RocksDB fragments them
+   (db/range_tombstone_fragmenter.cc): the begin and end keys of every tombstone, sorted and
+   made unique, cut the key space into fragments [point i, point i + 1), each with the largest
+   sequence among the tombstones that cover it. The largest sequence covering a key
+   (FragmentedRangeTombstoneIterator::MaxCoveringTombstoneSeqnum) is then one binary search.
+   The fragments are made by one sweep over the points with a heap of the open tombstones
+   (largest sequence on top; a tombstone that ended is dropped when it reaches the top), so
+   that n tombstones cost O(n log n), however they overlap. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
+
+typedef struct tomb {
+  const uint8_t *b, *e;
+  size_t bl, el;
+  uint64_t seq;
+} tomb_t;
+
+typedef struct point {
+  const uint8_t *k;
+  size_t len;
+} point_t;
+
+static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (al > bl) - (al < bl);
+}
+
+static int cmp_point(const void *x, const void *y) {
+  const point_t *a = x, *b = y;
+  return cmp_bytes(a->k, a->len, b->k, b->len);
+}
+
+static int cmp_begin(const void *x, const void *y) {
+  const tomb_t *a = x, *b = y;
+  return cmp_bytes(a->b, a->bl, b->b, b->bl);
+}
+
+int rro_tombs_builder_add(rro_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
+                          size_t el, uint64_t seq) {
+  if (b->len + bl + el > b->cap) {
+    size_t c = b->cap ? b->cap : 1024;
+    while (c < b->len + bl + el) c *= 2;
+    uint8_t *p = realloc(b->p, c);
+    if (!p) return BFH_E_NOMEM;
+    b->p = p;
+    b->cap = c;
+  }
+  if (b->n == b->tcap) {
+    size_t c = b->tcap ? 2 * b->tcap : 16;
+    rro_tomb_ref_t *t = realloc(b->t, c * sizeof *t);
+    if (!t) return BFH_E_NOMEM;
+    b->t = t;
+    b->tcap = c;
+  }
+  rro_tomb_ref_t *t = &b->t[b->n++];
+  t->b = b->len;
+  t->bl = bl;
+  if (bl) memcpy(b->p + b->len, begin, bl);
+  b->len += bl;
+  t->e = b->len;
+  t->el = el;
+  if (el) memcpy(b->p + b->len, end, el);
+  b->len += el;
+  t->seq = seq;
+  return BFH_OK;
+}
+
+void rro_tombs_builder_release(rro_tombs_builder_t *b) {
+  free(b->p);
+  free(b->t);
+  memset(b, 0, sizeof *b);
+}
+
+void rro_tombs_destroy(rro_tombs_t *t) {
+  if (!t) return;
+  free(t->keys);
+  free(t->at);
+  free(t->seq);
+  free(t);
+}
+
+/* The heap of open tombstones, largest sequence on top. */
+static void heap_push(const tomb_t **h, size_t *n, const tomb_t *t) {
+  size_t i = (*n)++;
+  for (; i > 0 && h[(i - 1) / 2]->seq < t->seq; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+  h[i] = t;
+}
+
+static void heap_pop(const tomb_t **h, size_t *n) {
+  const tomb_t *last = h[--*n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && h[c + 1]->seq > h[c]->seq) c++;
+    if (h[c]->seq <= last->seq) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = last;
+}
+
+int rro_tombs_finish(rro_tombs_builder_t *b, rro_tombs_t **out) {
+  *out = NULL;
+  if (b->n == 0) return BFH_OK;
+  size_t n = b->n;
+  tomb_t *ts = malloc(n * sizeof *ts);
+  point_t *pts = malloc(2 * n * sizeof *pts);
+  const tomb_t **heap = malloc(n * sizeof *heap);
+  rro_tombs_t *t = calloc(1, sizeof *t);
+  int rc = ts && pts && heap && t ? BFH_OK : BFH_E_NOMEM;
+  size_t m = 0, bytes = 0;
+  if (rc == BFH_OK) {
+    for (size_t i = 0; i < n; i++) {
+      const rro_tomb_ref_t *r = &b->t[i];
+      ts[i] = (tomb_t){b->p + r->b, b->p + r->e, r->bl, r->el, r->seq};
+      pts[2 * i] = (point_t){ts[i].b, ts[i].bl};
+      pts[2 * i + 1] = (point_t){ts[i].e, ts[i].el};
+    }
+    qsort(ts, n, sizeof *ts, cmp_begin);
+    qsort(pts, 2 * n, sizeof *pts, cmp_point);
+    for (size_t i = 0; i < 2 * n; i++)
+      if (m == 0 || cmp_point(&pts[m - 1], &pts[i]) != 0) pts[m++] = pts[i], bytes += pts[i].len;
+    t->keys = malloc(bytes ? bytes : 1);
+    t->at = malloc((m + 1) * sizeof *t->at);
+    t->seq = malloc(m * sizeof *t->seq);
+    if (!t->keys || !t->at || !t->seq) rc = BFH_E_NOMEM;
+  }
+  if (rc == BFH_OK) {
+    size_t j = 0, nh = 0, at = 0;
+    for (size_t i = 0; i < m; i++) {
+      const point_t *p = &pts[i];
+      for (; j < n && cmp_bytes(ts[j].b, ts[j].bl, p->k, p->len) <= 0; j++)
+        heap_push(heap, &nh, &ts[j]);
+      while (nh && cmp_bytes(heap[0]->e, heap[0]->el, p->k, p->len) <= 0) heap_pop(heap, &nh);
+      t->seq[i] = nh ? heap[0]->seq : 0;
+      t->at[i] = at;
+      if (p->len) memcpy(t->keys + at, p->k, p->len);
+      at += p->len;
+    }
+    t->at[m] = at;
+    t->n = m;
+    t->count = n;
+    *out = t;
+  } else {
+    rro_tombs_destroy(t);
+  }
+  free(ts);
+  free(pts);
+  free(heap);
+  return rc;
+}
+
+uint64_t rro_tombs_max(const rro_tombs_t *t, const void *key, size_t key_len) {
+  if (!t) return 0;
+  size_t lo = 0, hi = t->n; /* the first point > key */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cmp_bytes(t->keys + t->at[mid], t->at[mid + 1] - t->at[mid], key, key_len) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo == 0 ? 0 : t->seq[lo - 1];
+}
+
+size_t rro_tombs_size_in_bytes(const rro_tombs_t *t) {
+  return t ? sizeof *t + t->at[t->n] + (t->n + 1) * sizeof *t->at + t->n * sizeof *t->seq : 0;
+}
