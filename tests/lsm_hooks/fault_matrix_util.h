@@ -1,5 +1,5 @@
-/* Shared by the fault matrices of both engines (fault_matrix_test.c: the own engine;
- * fault_matrix_leveldb_test.c: the LevelDB engine): the keys and values the cells write, the
+/* Shared by the fault matrices of every engine (fault_matrix_test.c: the own engine;
+ * fault_matrix_foreign.h: the LevelDB and RocksDB engines): the keys and values the cells write, the
  * model of what a database must hold, the kinds of I/O call and errors of the matrix, checks
  * that record instead of aborting (every cell runs, the matrix is printed), and the check of
  * every get and every search, by every method, against the model. Header-only; include after
