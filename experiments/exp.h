@@ -86,6 +86,16 @@ int exp_mkdir_p(const char *path);
 /* rm -r path (best effort). */
 void exp_rmtree(const char *path);
 
+/* ---- measuring in a child process (exp_child.c) ------------------------------------------ */
+
+/* The process's anonymous resident memory (RssAnon), in bytes; 0 if /proc cannot be read. */
+uint64_t exp_rss_anon(void);
+/* Runs fn(arg, out) in a forked child and copies the out_len bytes it left in out back into
+   the caller's out: a measurement whose RssAnon holds only what fn made. 0, or -1 if the
+   child could not run or did not finish (said on stderr). */
+typedef void (*exp_child_fn)(void *arg, void *out);
+int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len);
+
 /* ---- CSV (exp_csv.c) ---------------------------------------------------------------------- */
 typedef struct exp_csv exp_csv_t;
 

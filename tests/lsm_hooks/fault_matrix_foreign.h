@@ -81,6 +81,62 @@ typedef struct target {
   int on_disk;         /* leaves on disk (bfh_options.leaves_on_disk) */
 } target_t;
 
+/* The targets every such engine shares after its log rows: its MANIFEST and CURRENT read
+   before the store's open, the indexer's reads of a new table (TABLES: the pattern of its
+   table files), the filter cache files, the value-index rebuild at open, the creation. */
+// clang-format off
+#define FOREIGN_TARGETS(TABLES)                                     \
+    {PH_MANIFEST, ENV_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 0},        \
+    {PH_MANIFEST, ENV_OP_READ, ACT_REOPEN, "MANIFEST-*", 0},        \
+    {PH_CURRENT, ENV_OP_OPEN, ACT_REOPEN, "CURRENT", 0},            \
+    {PH_CURRENT, ENV_OP_READ, ACT_REOPEN, "CURRENT", 0},            \
+    /* the indexer reads the new table */                           \
+    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, TABLES, 0},                 \
+    {PH_FLUSH, ENV_OP_READ, ACT_INGEST, TABLES, 0},                 \
+    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, TABLES, 1},                 \
+    {PH_FLUSH, ENV_OP_READ, ACT_INGEST, TABLES, 1},                 \
+    {PH_SIDECAR_MEM, ENV_OP_OPEN, ACT_INGEST, "*.vf.tmp", 0},       \
+    {PH_SIDECAR_MEM, ENV_OP_WRITE, ACT_INGEST, "*.vf.tmp", 0},      \
+    {PH_SIDECAR_MEM, ENV_OP_SYNC, ACT_INGEST, "*.vf.tmp", 0},       \
+    /* the rename's */                                              \
+    {PH_SIDECAR_MEM, ENV_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 0},   \
+    {PH_SIDECAR_MEM, ENV_OP_RENAME, ACT_INGEST, "*.vf.tmp", 0},     \
+    {PH_SIDECAR_DISK, ENV_OP_OPEN, ACT_INGEST, "*.vf.tmp", 1},      \
+    {PH_SIDECAR_DISK, ENV_OP_WRITE, ACT_INGEST, "*.vf.tmp", 1},     \
+    {PH_SIDECAR_DISK, ENV_OP_SYNC, ACT_INGEST, "*.vf.tmp", 1},      \
+    {PH_SIDECAR_DISK, ENV_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 1},  \
+    {PH_SIDECAR_DISK, ENV_OP_RENAME, ACT_INGEST, "*.vf.tmp", 1},    \
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 0},         \
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "BFH-PARAMS", 0},         \
+    {PH_REBUILD, ENV_OP_MKDIR, ACT_REOPEN, LEAF_CACHE_DIR, 0},      \
+    /* the cache load */                                            \
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.vf", 0},               \
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.vf", 0},               \
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.vf", 1},               \
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.vf", 1},               \
+    /* the table reads */                                           \
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN_NOCACHE, TABLES, 0},       \
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN_NOCACHE, TABLES, 0},       \
+    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN_NOCACHE, TABLES, 1},       \
+    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN_NOCACHE, TABLES, 1},       \
+    /* the rebuilt leaf */                                          \
+    {PH_REBUILD, ENV_OP_WRITE, ACT_REOPEN_NOCACHE, "*.vf.tmp", 1},  \
+    /* a stray cache file */                                        \
+    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STRAY, "*.vf", 0},       \
+    /* a damaged one */                                             \
+    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 0},       \
+    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 1},       \
+    /* the database directory */                                    \
+    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, "db", 0},                 \
+    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, LEAF_CACHE_DIR, 0},       \
+    {PH_CREATE, ENV_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 0},      \
+    {PH_CREATE, ENV_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 0},     \
+    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 0},      \
+    /* the directory, after the rename */                           \
+    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "db", 0},                  \
+    {PH_CREATE, ENV_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 0},
+// clang-format on
+
 /* ---- the engine ------------------------------------------------------------------------ */
 
 typedef struct foreign_engine {
@@ -95,7 +151,6 @@ typedef struct foreign_engine {
   int (*sync)(engine_t *e, err_t *err); /* index every live table not indexed yet */
   int min_tried;                        /* cells the matrix must have tried */
 } foreign_engine_t;
-
 
 /* ---- the fixture ---------------------------------------------------------------------- */
 
@@ -221,7 +276,7 @@ static inline int fixture_teardown(void **state) {
 /* ---- one cell -------------------------------------------------------------------------- */
 
 static inline outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, env_error_t error,
-                          int sticky, char *why, size_t why_cap) {
+                                 int sticky, char *why, size_t why_cap) {
   cell_run_t c = {{0}};
   char dir[4300], path[4400];
   snprintf(dir, sizeof dir, "%s/cell%03d", fx->base, cell_no);
@@ -254,23 +309,7 @@ static inline outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, 
   int first_rc = BFH_OK;
   char first_msg[ERR_MSG_BYTES] = "";
   bfh_db *db = NULL;
-  if (!c.msg[0] && t->act == ACT_RECOVER) {
-    /* Writes that only the log holds (no flush), then a close: the reopen reads the log. */
-    bfh_db *pre = NULL;
-    int rc = bfh_open(path, &o, &pre);
-    check(&c, rc == BFH_OK, "open before recovery: %s", bfh_last_error(NULL));
-    if (rc == BFH_OK) {
-      char key[32], val[64];
-      for (int i = 0; i < CELL_PUTS && !c.msg[0]; i++) {
-        unsigned id = (unsigned)rng_below(&r, NKEYS), v = 1 + (unsigned)rng_below(&r, NVALS);
-        check(&c, bfh_put(pre, key, key_of(key, id), val, value_of(val, v)) == BFH_OK,
-              "put before recovery: %s", bfh_last_error(pre));
-        m.v[id] = (uint8_t)v;
-        m.doubt[id] = 0;
-      }
-      check(&c, bfh_close(pre) == BFH_OK, "close before recovery");
-    }
-  }
+  if (!c.msg[0] && t->act == ACT_RECOVER) cell_write_before_recovery(&c, path, &o, &m, &r);
   if (!c.msg[0]) {
     db = cell_open(&c, path, &o, io, &f, t->act == ACT_INGEST, &first_rc, first_msg);
     if (db) {
@@ -280,7 +319,8 @@ static inline outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, 
          naming the file (the cell's error if none came before); a fault on any other file
          of bfh's fails no search. */
       int log = t->pattern && strcmp(t->pattern, "*.log") == 0;
-      int tolerate = (sticky && t->pattern && strcmp(t->pattern, fx->fe->table_pattern) == 0) || log;
+      int tolerate =
+          (sticky && t->pattern && strcmp(t->pattern, fx->fe->table_pattern) == 0) || log;
       check_db(&c, db, &m, 0, tolerate, "before reopen", &first_rc, first_msg);
       if (t->phase == PH_SIDECAR_DISK) {
         /* The leaf whose file was not written was never added (the table was scanned);
@@ -296,8 +336,7 @@ static inline outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, 
           for (int attempt = 0; attempt < 100 && missing != 0 && !c.msg[0]; attempt++) {
             err_t se;
             err_clear(&se);
-            check(&c, fx->fe->sync(bfh_internal_engine(db), &se) == BFH_OK, "sync: %s",
-                  se.msg);
+            check(&c, fx->fe->sync(bfh_internal_engine(db), &se) == BFH_OK, "sync: %s", se.msg);
             missing = tables_without_leaf(db);
           }
           check(&c, missing == 0, "a listed table without a leaf after a sync");
@@ -341,12 +380,9 @@ static inline void run_matrix(void **state, int sticky) {
       runs++;
       if (out == CELL_FAILED) {
         failed++;
-        int n =
-            snprintf(fx->failures + fx->failures_len, sizeof fx->failures - fx->failures_len,
-                     "  %s / %s / %s%s: %s\n", phase_names[t->phase], kind_names[kind_index(t->op)],
-                     error_names[e], t->on_disk ? " (leaves on disk)" : "", why);
-        if (n > 0) fx->failures_len += (size_t)n;
-        if (fx->failures_len >= sizeof fx->failures) fx->failures_len = sizeof fx->failures - 1;
+        failures_add(fx->failures, sizeof fx->failures, &fx->failures_len, "  %s / %s / %s%s: %s\n",
+                     phase_names[t->phase], kind_names[kind_index(t->op)], error_names[e],
+                     t->on_disk ? " (leaves on disk)" : "", why);
       }
     }
   }

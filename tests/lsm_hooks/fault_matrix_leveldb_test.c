@@ -50,46 +50,7 @@ static const target_t targets[] = {
     {PH_LOG, ENV_OP_OPEN, ACT_RECOVER, "*.log", 0},
     {PH_LOG, ENV_OP_READ, ACT_RECOVER, "*.log", 0},
     {PH_LOG, ENV_OP_READ, ACT_INGEST, "*.log", 0}, /* a search reads the live log */
-    {PH_MANIFEST, ENV_OP_OPEN, ACT_REOPEN, "MANIFEST-*", 0},
-    {PH_MANIFEST, ENV_OP_READ, ACT_REOPEN, "MANIFEST-*", 0},
-    {PH_CURRENT, ENV_OP_OPEN, ACT_REOPEN, "CURRENT", 0},
-    {PH_CURRENT, ENV_OP_READ, ACT_REOPEN, "CURRENT", 0},
-    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, "*.ldb", 0}, /* the indexer reads the new table */
-    {PH_FLUSH, ENV_OP_READ, ACT_INGEST, "*.ldb", 0},
-    {PH_FLUSH, ENV_OP_OPEN, ACT_INGEST, "*.ldb", 1},
-    {PH_FLUSH, ENV_OP_READ, ACT_INGEST, "*.ldb", 1},
-    {PH_SIDECAR_MEM, ENV_OP_OPEN, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_MEM, ENV_OP_WRITE, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_MEM, ENV_OP_SYNC, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_MEM, ENV_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 0}, /* the rename's */
-    {PH_SIDECAR_MEM, ENV_OP_RENAME, ACT_INGEST, "*.vf.tmp", 0},
-    {PH_SIDECAR_DISK, ENV_OP_OPEN, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_SIDECAR_DISK, ENV_OP_WRITE, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_SIDECAR_DISK, ENV_OP_SYNC, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_SIDECAR_DISK, ENV_OP_SYNC, ACT_INGEST, LEAF_CACHE_DIR, 1},
-    {PH_SIDECAR_DISK, ENV_OP_RENAME, ACT_INGEST, "*.vf.tmp", 1},
-    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "BFH-PARAMS", 0},
-    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "BFH-PARAMS", 0},
-    {PH_REBUILD, ENV_OP_MKDIR, ACT_REOPEN, LEAF_CACHE_DIR, 0},
-    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.vf", 0}, /* the cache load */
-    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.vf", 0},
-    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN, "*.vf", 1},
-    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN, "*.vf", 1},
-    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN_NOCACHE, "*.ldb", 0}, /* the table reads */
-    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 0},
-    {PH_REBUILD, ENV_OP_OPEN, ACT_REOPEN_NOCACHE, "*.ldb", 1},
-    {PH_REBUILD, ENV_OP_READ, ACT_REOPEN_NOCACHE, "*.ldb", 1},
-    {PH_REBUILD, ENV_OP_WRITE, ACT_REOPEN_NOCACHE, "*.vf.tmp", 1}, /* the rebuilt leaf */
-    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STRAY, "*.vf", 0},      /* a stray cache file */
-    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 0},      /* a damaged one */
-    {PH_REBUILD, ENV_OP_UNLINK, ACT_REOPEN_STALE, "*.vf", 1},
-    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, "db", 0}, /* the database directory */
-    {PH_CREATE, ENV_OP_MKDIR, ACT_CREATE, LEAF_CACHE_DIR, 0},
-    {PH_CREATE, ENV_OP_OPEN, ACT_CREATE, "BFH-PARAMS.tmp", 0},
-    {PH_CREATE, ENV_OP_WRITE, ACT_CREATE, "BFH-PARAMS.tmp", 0},
-    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "BFH-PARAMS.tmp", 0},
-    {PH_CREATE, ENV_OP_SYNC, ACT_CREATE, "db", 0}, /* the directory, after the rename */
-    {PH_CREATE, ENV_OP_RENAME, ACT_CREATE, "BFH-PARAMS.tmp", 0},
+    FOREIGN_TARGETS("*.ldb")                       /* the rows every such engine shares */
 };
 
 static const foreign_engine_t engine = {
@@ -98,15 +59,17 @@ static const foreign_engine_t engine = {
     .tmpdir = "fault_matrix_leveldb",
     .table_pattern = "*.ldb",
     .own_files = "LevelDB's own files (its Env)",
-    .na_text = "n/a: every write of LevelDB's own files (log append, the tables of a memtable flush\n"
-              "  and of a compaction, MANIFEST edits, the CURRENT switch, their fsyncs, renames and\n"
-              "  unlinks): they go through LevelDB's Env, which bfh cannot hook (bfh only reads CURRENT,\n"
-              "  the MANIFEST and the logs before leveldb_open, and the tables to index them);\n"
-              "  compaction: bfh reads its outputs like any table (memtable flush row); ENOSPC on\n"
-              "  reads and unlinks; short writes and lost fsyncs outside writes and syncs.\n"
-              "abs: no call failed by design (a cache file of in-memory leaves not written or not\n"
-              "  read back: rebuilt from its table at the next open; a table not read: no leaf, it\n"
-              "  is scanned by every search; a stray cache file left for the next open).\n",
+    .na_text =
+        "n/a: every write of LevelDB's own files (log append, the tables of a memtable flush\n"
+        "  and of a compaction, MANIFEST edits, the CURRENT switch, their fsyncs, renames and\n"
+        "  unlinks): they go through LevelDB's Env, which bfh cannot hook (bfh only reads "
+        "CURRENT,\n"
+        "  the MANIFEST and the logs before leveldb_open, and the tables to index them);\n"
+        "  compaction: bfh reads its outputs like any table (memtable flush row); ENOSPC on\n"
+        "  reads and unlinks; short writes and lost fsyncs outside writes and syncs.\n"
+        "abs: no call failed by design (a cache file of in-memory leaves not written or not\n"
+        "  read back: rebuilt from its table at the next open; a table not read: no leaf, it\n"
+        "  is scanned by every search; a stray cache file left for the next open).\n",
     .targets = targets,
     .ntargets = sizeof targets / sizeof targets[0],
     .sync = engine_leveldb_sync,
