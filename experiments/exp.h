@@ -192,6 +192,9 @@ void exp_db_cleanup(const exp_ctx_t *x);
 /* Opens an existing database built with p (p's order, leaves_on_disk and placement apply).
    On BFH_OK *db is a new handle (close with bfh_close). Prints the error otherwise. */
 int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
+/* Applies what the value index has queued (the leaves an open read, tables a flush added), so
+   that the next search is timed over the whole index alone (exp_db_open does it). */
+int exp_db_settle(bfh_db *db);
 
 /* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
    (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small). */
