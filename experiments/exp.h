@@ -86,6 +86,16 @@ int exp_mkdir_p(const char *path);
 /* rm -r path (best effort). */
 void exp_rmtree(const char *path);
 
+/* ---- measuring in a child process (exp_child.c) ------------------------------------------ */
+
+/* The process's anonymous resident memory (RssAnon), in bytes; 0 if /proc cannot be read. */
+uint64_t exp_rss_anon(void);
+/* Runs fn(arg, out) in a forked child and copies the out_len bytes it left in out back into
+   the caller's out: a measurement whose RssAnon holds only what fn made. 0, or -1 if the
+   child could not run or did not finish (said on stderr). */
+typedef void (*exp_child_fn)(void *arg, void *out);
+int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len);
+
 /* ---- CSV (exp_csv.c) ---------------------------------------------------------------------- */
 typedef struct exp_csv exp_csv_t;
 
@@ -182,6 +192,9 @@ void exp_db_cleanup(const exp_ctx_t *x);
 /* Opens an existing database built with p (p's order, leaves_on_disk and placement apply).
    On BFH_OK *db is a new handle (close with bfh_close). Prints the error otherwise. */
 int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
+/* Applies what the value index has queued (the leaves an open read, tables a flush added), so
+   that the next search is timed over the whole index alone (exp_db_open does it). */
+int exp_db_settle(bfh_db *db);
 
 /* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
    (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small). */

@@ -76,7 +76,24 @@ int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db) {
     fprintf(stderr, "bfh: open %s: loading the index: %s\n", dir, err.msg);
     bfh_close(*db);
     *db = NULL;
+    return rc;
   }
+  if ((rc = exp_db_settle(*db)) != BFH_OK) {
+    bfh_close(*db);
+    *db = NULL;
+  }
+  return rc;
+}
+
+int exp_db_settle(bfh_db *db) {
+  /* The leaves an open read (or a flush added) wait in the index's queue until the next
+     query applies them: filling the bit-sliced index and building the hierarchy, seconds at
+     100M. A timed search must not pay for that. */
+  value_index_t *vi = bfh_internal_index(db);
+  err_t err;
+  err_clear(&err);
+  int rc = vi ? value_index_apply(vi, &err) : BFH_OK;
+  if (rc != BFH_OK) fprintf(stderr, "bfh: building the value index: %s\n", err.msg);
   return rc;
 }
 

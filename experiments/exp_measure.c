@@ -78,6 +78,10 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
       if (rc != BFH_OK) return rc;
       drops += dropped;
     }
+    if (!tg->p->authors) {
+      int rc = exp_db_settle(tg->db); /* e.g. tables a background compaction added */
+      if (rc != BFH_OK) return rc;
+    }
     bfh_search_stats st;
     memset(&st, 0, sizeof st);
     double t0 = exp_now();

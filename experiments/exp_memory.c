@@ -41,13 +41,10 @@
  * shrunk by 1M/N so that the table count stays 1M's. N: small 100k and 1M; medium 10M; paper
  * 100M (--max-n and --min-n apply). Domains 100%, 10% and 1%.
  */
-#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "experiments/drivers.h"
 #include "experiments/exp.h"
@@ -102,15 +99,8 @@ static int cmp_dbl(const void *a, const void *b) {
 
 /* RssAnon of this process in bytes, after returning freed heap (0 if /proc does not say). */
 static uint64_t rss_anon(void) {
-  malloc_trim(0);
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kb = 0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "RssAnon: %llu kB", &kb) == 1) break;
-  fclose(f);
-  return (uint64_t)kb * 1024;
+  malloc_trim(0); /* freed memory still mapped would count */
+  return exp_rss_anon();
 }
 
 /* One search of an absent value with method (CUCKOO: builds the Cuckoo Index; SCAN: opens
@@ -161,56 +151,22 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
   if (t.db) bfh_close(t.db);
 }
 
-static int read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t got = read(fd, p, n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return -1;
-    p += got;
-    n -= (size_t)got;
-  }
-  return 0;
+typedef struct probe_job {
+  const exp_ctx_t *x;
+  const config_t *cfg;
+  point_t *pt;
+} probe_job_t;
+
+static void probe_child(void *arg, void *out) {
+  probe_job_t *j = arg;
+  probe_run(j->x, j->cfg, j->pt, out);
 }
 
 /* Runs probe_run in a forked child, so that its RssAnon holds this database's structures and
    nothing another configuration left behind. 0 or -1. */
 static int probe(const exp_ctx_t *x, const config_t *cfg, point_t *pt) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    fprintf(stderr, "bfh: pipe: %s\n", strerror(errno));
-    return -1;
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    fprintf(stderr, "bfh: fork: %s\n", strerror(errno));
-    close(fds[0]);
-    close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    static probe_t res;
-    probe_run(x, cfg, pt, &res);
-    const char *p = (const char *)&res;
-    size_t n = sizeof res;
-    while (n > 0) {
-      ssize_t put = write(fds[1], p, n);
-      if (put < 0 && errno == EINTR) continue;
-      if (put <= 0) _exit(1);
-      p += put;
-      n -= (size_t)put;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  int got = read_all(fds[0], &pt->probe, sizeof pt->probe);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || pt->probe.rc != BFH_OK) {
+  probe_job_t j = {x, cfg, pt};
+  if (exp_in_child(probe_child, &j, &pt->probe, sizeof pt->probe) != 0 || pt->probe.rc != BFH_OK) {
     fprintf(stderr, "bfh: memory: measuring %s (%s) failed\n", cfg->name, pt->dir);
     return -1;
   }

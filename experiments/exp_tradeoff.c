@@ -36,7 +36,6 @@
  * overhead over bare at most 1/5 of standalone's; (b) AUTO's median present-value latency at
  * most 2x STANDALONE's; (c) AUTO's median absent-value latency at most STANDALONE's.
  */
-#include <errno.h>
 #include <ftw.h>
 #include <malloc.h>
 #include <math.h>
@@ -44,8 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "experiments/drivers.h"
 #include "experiments/exp.h"
@@ -114,16 +111,6 @@ static uint64_t dir_bytes(const char *dir) {
 }
 
 /* RssAnon of this process in bytes (0 if /proc does not say). */
-static uint64_t rss_anon(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  if (!f) return 0;
-  char line[256];
-  unsigned long long kb = 0;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "RssAnon: %llu kB", &kb) == 1) break;
-  fclose(f);
-  return (uint64_t)kb * 1024;
-}
 
 /* The child's work: open, run every series' queries, report memory. */
 static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, probe_t *out) {
@@ -147,68 +134,34 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
       out->rc = exp_search_measure(&t, &w, cfg->series[s], !absent, x->queries, EXP_QUERY_SEED, 0,
                                    &first);
       if (out->rc == BFH_OK)
-        out->rc = exp_search_measure(&t, &w, cfg->series[s], !absent, x->queries, EXP_QUERY_SEED,
-                                     0, &out->r[s][absent]);
+        out->rc = exp_search_measure(&t, &w, cfg->series[s], !absent, x->queries, EXP_QUERY_SEED, 0,
+                                     &out->r[s][absent]);
       out->first[s][absent] = first.time_s;
       exp_progress_done();
     }
   if (out->rc == BFH_OK) {
     out->have_stats = exp_db_stats(t.db, &out->stats);
-    out->rss_anon = rss_anon();
+    out->rss_anon = exp_rss_anon();
   }
   if (t.db) bfh_close(t.db);
 }
 
-static int read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t got = read(fd, p, n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return -1;
-    p += got;
-    n -= (size_t)got;
-  }
-  return 0;
+typedef struct probe_job {
+  const exp_ctx_t *x;
+  const config_t *cfg;
+  point_t *pt;
+} probe_job_t;
+
+static void probe_child(void *arg, void *out) {
+  probe_job_t *j = arg;
+  probe_run(j->x, j->cfg, j->pt, out);
 }
 
-/* Runs probe_run in a forked child, so that its RssAnon holds this database's structures
-   and nothing another configuration left behind. 0 or -1. */
+/* Runs probe_run in a forked child, so that its RssAnon holds this database's structures and
+   nothing another configuration left behind. 0 or -1. */
 static int probe(const exp_ctx_t *x, const config_t *cfg, point_t *pt) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    fprintf(stderr, "bfh: pipe: %s\n", strerror(errno));
-    return -1;
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    fprintf(stderr, "bfh: fork: %s\n", strerror(errno));
-    close(fds[0]);
-    close(fds[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    static probe_t res;
-    probe_run(x, cfg, pt, &res);
-    const char *p = (const char *)&res;
-    size_t n = sizeof res;
-    while (n > 0) {
-      ssize_t put = write(fds[1], p, n);
-      if (put < 0 && errno == EINTR) continue;
-      if (put <= 0) _exit(1);
-      p += put;
-      n -= (size_t)put;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  int got = read_all(fds[0], &pt->probe, sizeof pt->probe);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (got != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || pt->probe.rc != BFH_OK) {
+  probe_job_t j = {x, cfg, pt};
+  if (exp_in_child(probe_child, &j, &pt->probe, sizeof pt->probe) != 0 || pt->probe.rc != BFH_OK) {
     fprintf(stderr, "bfh: tradeoff: measuring %s (%s) failed\n", cfg->name, pt->dir);
     return -1;
   }
@@ -344,7 +297,9 @@ static void goal(exp_csv_t *csv, const exp_ctx_t *x, const point_t *pt, const ch
   printf("tradeoff n=%-9llu domain %3g%%: (%s) %-52s %8.3f (%s <= %g: %s)\n",
          (unsigned long long)pt->p.wl.n, pt->p.wl.domain_pct, name, what, ratio,
          unique ? "goal" : "reference, the goal is for unique values:", bound,
-         met ? "met" : unique ? "NOT met" : "above");
+         met      ? "met"
+         : unique ? "NOT met"
+                  : "above");
 }
 
 /* The three goals at one (N, domain), from the measured figures. An overhead of standalone
@@ -413,10 +368,10 @@ int exp_tradeoff(const exp_ctx_t *x) {
   /* The configurations run: standalone (the last) only where the engine keeps the index. */
   size_t nconf = exp_engine_can(x->engine, BFH_ENGINE_CAN_STANDALONE) ? NCONFIGS : STANDALONE;
   if (nconf < NCONFIGS)
-    printf("tradeoff: the stand-alone index is the %s engine's only: on %s, bare and bfh run, "
-           "standalone and the goals (which compare against it) are left out\n",
-           exp_engine_name(exp_engine_with(BFH_ENGINE_CAN_STANDALONE)),
-           exp_engine_name(x->engine));
+    printf(
+        "tradeoff: the stand-alone index is the %s engine's only: on %s, bare and bfh run, "
+        "standalone and the goals (which compare against it) are left out\n",
+        exp_engine_name(exp_engine_with(BFH_ENGINE_CAN_STANDALONE)), exp_engine_name(x->engine));
   for (size_t i = 0; rc == 0 && ns[i]; i++) {
     if (!exp_size_wanted(x, ns[i])) continue;
     for (size_t d = 0; rc == 0 && d < NDOMAINS; d++) {

@@ -272,22 +272,7 @@ static outcome_t run_cell(fixture_t *fx, int cell_no, const target_t *t, env_err
   int first_rc = BFH_OK;
   char first_msg[ERR_MSG_BYTES] = "";
   bfh_db *db = NULL;
-  if (!c.msg[0] && t->act == ACT_RECOVER) {
-    /* Writes that only the log holds (no flush), then a close: the reopen replays them. */
-    bfh_db *pre = NULL;
-    int rc = bfh_open(path, &o, &pre);
-    check(&c, rc == BFH_OK, "open before recovery: %s", bfh_last_error(NULL));
-    if (rc == BFH_OK) {
-      char key[32], val[64];
-      for (int i = 0; i < CELL_PUTS && !c.msg[0]; i++) {
-        unsigned id = (unsigned)rng_below(&r, NKEYS), v = 1 + (unsigned)rng_below(&r, NVALS);
-        check(&c, bfh_put(pre, key, key_of(key, id), val, value_of(val, v)) == BFH_OK,
-              "put before recovery: %s", bfh_last_error(pre));
-        m.v[id] = (uint8_t)v;
-      }
-      check(&c, bfh_close(pre) == BFH_OK, "close before recovery");
-    }
-  }
+  if (!c.msg[0] && t->act == ACT_RECOVER) cell_write_before_recovery(&c, path, &o, &m, &r);
   if (!c.msg[0]) {
     db = cell_open(&c, path, &o, io, &f, t->act == ACT_INGEST, &first_rc, first_msg);
     if (db) {
@@ -360,11 +345,8 @@ static void run_matrix(void **state, int sticky) {
       runs++;
       if (out == CELL_FAILED) {
         failed++;
-        int n = snprintf(fx->failures + fx->failures_len, sizeof fx->failures - fx->failures_len,
-                         "  %s / %s / %s: %s\n", phase_names[t->phase],
-                         kind_names[kind_index(t->op)], error_names[e], why);
-        if (n > 0) fx->failures_len += (size_t)n;
-        if (fx->failures_len >= sizeof fx->failures) fx->failures_len = sizeof fx->failures - 1;
+        failures_add(fx->failures, sizeof fx->failures, &fx->failures_len, "  %s / %s / %s: %s\n",
+                     phase_names[t->phase], kind_names[kind_index(t->op)], error_names[e], why);
       }
     }
   }

@@ -1,6 +1,6 @@
-/* Shared by the fault matrices of both engines (fault_matrix_test.c: the own engine;
- * fault_matrix_leveldb_test.c: the LevelDB engine): the keys and values the cells write, the
- * model of what a database must hold, the kinds of I/O call and errors of the matrix, checks
+/* Shared by the fault matrices of every engine (fault_matrix_test.c: the own engine;
+ * fault_matrix_foreign.h: the LevelDB and RocksDB engines): the keys and values the cells write,
+ * the model of what a database must hold, the kinds of I/O call and errors of the matrix, checks
  * that record instead of aborting (every cell runs, the matrix is printed), and the check of
  * every get and every search, by every method, against the model. Header-only; include after
  * cmocka.h and bfh.h.
@@ -44,9 +44,8 @@ typedef struct model {
 
 /* ---- kinds, errors, outcomes ---------------------------------------------------------- */
 
-static const env_op_t kinds[] = {ENV_OP_OPEN, ENV_OP_READ,   ENV_OP_WRITE,
-                                    ENV_OP_SYNC, ENV_OP_RENAME, ENV_OP_UNLINK,
-                                    ENV_OP_MKDIR};
+static const env_op_t kinds[] = {ENV_OP_OPEN,   ENV_OP_READ,   ENV_OP_WRITE, ENV_OP_SYNC,
+                                 ENV_OP_RENAME, ENV_OP_UNLINK, ENV_OP_MKDIR};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 static const char *kind_names[NKINDS] = {"open",   "read",   "write", "fsync",
                                          "rename", "unlink", "mkdir"};
@@ -267,6 +266,38 @@ static inline bfh_db *cell_open(cell_run_t *c, const char *path, const bfh_optio
   }
   if (db && arm_after_open) check(c, env_fail_with(io, f) == BFH_OK, "arm");
   return db;
+}
+
+/* Before a cell that recovers: writes that only the log holds (no flush), then a close, so
+   that the cell's reopen reads (replays) them. m follows the writes. */
+static inline void cell_write_before_recovery(cell_run_t *c, const char *path, const bfh_options *o,
+                                              model_t *m, rng_t *r) {
+  bfh_db *pre = NULL;
+  int rc = bfh_open(path, o, &pre);
+  check(c, rc == BFH_OK, "open before recovery: %s", bfh_last_error(NULL));
+  if (rc != BFH_OK) return;
+  char key[32], val[64];
+  for (int i = 0; i < CELL_PUTS && !c->msg[0]; i++) {
+    unsigned id = (unsigned)rng_below(r, NKEYS), v = 1 + (unsigned)rng_below(r, NVALS);
+    check(c, bfh_put(pre, key, key_of(key, id), val, value_of(val, v)) == BFH_OK,
+          "put before recovery: %s", bfh_last_error(pre));
+    m->v[id] = (uint8_t)v;
+    m->doubt[id] = 0;
+  }
+  check(c, bfh_close(pre) == BFH_OK, "close before recovery");
+}
+
+/* Appends a failed cell's line to the report buf (cap bytes, *len used); a report that is
+   full keeps its first lines. */
+static inline void failures_add(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline void failures_add(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+  va_end(ap);
+  if (n > 0) *len += (size_t)n;
+  if (*len >= cap) *len = cap - 1;
 }
 
 /* After the cell's writes: the database keeps working, or refuses a write with an error
