@@ -26,8 +26,9 @@
  *      are not deleted while it lives), fetch the list again; equal lists mean the pinned
  *      version holds every listed file (file numbers are never reused), else retry. The
  *      pin is shared by the views made while the list stays the same, and taken without
- *      asking LevelDB while the directory watch has seen no file created or removed (see
- *      pin_list in sync.c, and logs.c for how the watch spares the listing of logs).
+ *      asking LevelDB while the directory watch has seen no file created or removed and
+ *      step 1 neither listed the directory nor found a log gone (see pin_list in sync.c,
+ *      and logs.c for how the watch spares the listing of logs).
  *   3. report the list to index_sync (index_sync_tables_listed); a view pins its epoch there,
  *      so no leaf of a table it lists is dropped while it lives.
  * Then, outside sync_mu, a flush, the open and the background thread (every 100 ms, for the
@@ -136,8 +137,11 @@ typedef struct engine_leveldb {
   /* An inotify watch on the directory (-1: none): while it reports no file created, removed
      or renamed, the log files are those of the last listing, which is then not repeated. */
   int watch_fd;
-  int dir_changed;     /* an event (or none yet listed) since the last complete listing */
-  uint64_t dir_events; /* reads of the watch that found events (every read, without one) */
+  int dir_changed; /* an event (or none yet listed) since the last complete listing */
+  /* Reads of the watch that found events (every read, without one), listings of the
+     directory and logs found gone: a pin made before the last of them may lack a table. */
+  uint64_t dir_events;
+  atomic_int watch_held; /* tests: the watch is not read (engine_leveldb_hold_watch) */
   engine_leveldb_stats_t stats;
 
   /* Held shared by every call that makes LevelDB write its log (put, delete, flush), taken
@@ -204,7 +208,7 @@ void ldb_logs_release(engine_leveldb_t *el);
 /* Starts the directory watch (best effort: without it every refresh lists the directory). */
 void ldb_logs_watch(engine_leveldb_t *el);
 /* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
-   and counts in dir_events. REQUIRES sync_mu. */
+   and counts in dir_events. Nothing while a test holds the watch. REQUIRES sync_mu. */
 void ldb_dir_events(engine_leveldb_t *el);
 /* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
 int ldb_seg_builder_add(ldb_seg_builder_t *b, const void *key, size_t key_len, const void *val,

@@ -469,3 +469,7 @@ index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
 int engine_leveldb_sync(engine_t *e, err_t *err) {
   return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_FULL, NULL, err);
 }
+
+void engine_leveldb_hold_watch(engine_t *e, int hold) {
+  atomic_store(&((engine_leveldb_t *)e)->watch_held, hold != 0);
+}

@@ -49,5 +49,9 @@ index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number);
 /* Runs the emulated table-build hook now and indexes every live table (what the background
    thread does every 100 ms for the tables listed for a second). */
 int engine_leveldb_sync(engine_t *e, err_t *err);
+/* Tests: while hold is nonzero the engine does not read its directory watch, whose events
+   stay queued: as when the kernel has not queued a removal's event yet, though the file's
+   name is gone (logs.c, ldb_dir_events). Thread-safe. */
+void engine_leveldb_hold_watch(engine_t *e, int hold);
 
 #endif

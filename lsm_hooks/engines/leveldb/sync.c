@@ -90,12 +90,19 @@ static ldb_pin_t *reuse_pin(engine_leveldb_t *el, const char *list, uint64_t eve
    current version) and the list fetched again: equal lists mean the pinned version holds
    every listed file. While the list is the one of the last pin, that pin is shared: its
    version holds the same files.
-   While the directory watch has seen no file created or removed since the last pin was
-   made, that pin is shared without asking LevelDB: no table was written since, so every
-   entry a table could have taken from a log is still in a log the view read (a log is
-   deleted only after its table exists, and that table's creation would have been seen by
-   this call, which reads the watch after the logs were read). A version installed since
-   can only have moved files between levels or dropped entries no version shows any more.
+   While nothing counted in dir_events happened since the last pin was made or renewed (no
+   event read from the watch, no listing of the directory, no log found gone: logs.c), that
+   pin is shared without asking LevelDB. Then step 1 read every log it knows of, all still
+   there, and it knows of every live log that holds an acknowledged entry: such a log's
+   creation event was queued before the put returned (before the creating call returned),
+   so read before the last listing, which therefore listed it; and a known log is forgotten
+   only by a refresh that lists or finds it gone. A log that a listing missed or a refresh
+   found gone had its table installed before (LevelDB deletes a log only then), so that
+   table is in the list of every pin fetched after that listing or refresh, as the last pin
+   was. So every entry is in a log the view read or in a table of the last pin; a version
+   installed since can only have moved files between levels or dropped entries no version
+   shows any more. A removal's own event proves nothing: the kernel may queue it after the
+   name is gone, so the shortcut never waits for it.
    REQUIRES sync_mu, and the logs read (step 1) before it. */
 static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
   ldb_dir_events(el);
