@@ -338,7 +338,7 @@ static int read_block(table_t *t, block_handle_t h, buf_t *b, const uint8_t **ou
                       const uint8_t **raw) {
   int rc = check_handle(t, h.offset, h.size);
   if (rc != BFH_OK) return rc;
-  const uint8_t *p;
+  const uint8_t *p = NULL; /* set by fetch (GCC cannot tell its errors are nonzero) */
   rc = fetch(t, h.offset, h.size + BLOCK_TRAILER_BYTES, &t->raw, &p);
   if (rc != BFH_OK) return rc;
   if (raw) *raw = p;
@@ -658,7 +658,7 @@ static int read_footer(table_t *t) {
                    t->path, (unsigned long long)t->size);
   /* One read of the last 53 bytes (48 when the file is shorter) holds either footer. */
   uint32_t n = t->size >= RDB_FOOTER_BYTES ? RDB_FOOTER_BYTES : RDB_LEGACY_FOOTER_BYTES;
-  const uint8_t *p;
+  const uint8_t *p = NULL;
   int rc = fetch(t, t->size - n, n, &t->raw, &p);
   if (rc != BFH_OK) return rc;
   uint64_t magic = decode_fixed64(p + n - 8);
@@ -741,7 +741,7 @@ static int prop_str(table_t *t, const uint8_t *v, size_t vn, char **out) {
 
 static int on_prop(table_t *t, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) {
   rdb_table_props_t *p = &t->props;
-  uint64_t x;
+  uint64_t x = 0;
   int rc = BFH_OK;
   if (name_is(k, kn, "rocksdb.column.family.id"))
     rc = prop_u64(t, v, vn, &p->cf_id);
@@ -893,7 +893,7 @@ static int tag_index_block(table_t *t, block_handle_t h, const uint8_t *raw, voi
 /* The tag of t (footer, metaindex and props already read). */
 static int table_tag(table_t *t, uint64_t *tag) {
   tag_state_t s = {0};
-  const uint8_t *p;
+  const uint8_t *p = NULL;
   int rc = fetch(t, t->footer_at, t->footer_len, &t->raw, &p);
   if (rc == BFH_OK) rc = tag_append(t, &s, p, t->footer_len);
   if (rc == BFH_OK) rc = check_handle(t, t->meta_h.offset, t->meta_h.size);
