@@ -98,6 +98,9 @@ struct lsm_db {
   int compacting; /* a compaction is running: flushes stay in L0 */
   pthread_t bg_thread;
   int bg_started;
+  /* The writer's start (log append, manifest record, background thread) is deferred by an
+     open that found a clean database, until the first write (start_writer). */
+  enum { WRITER_RUNNING, WRITER_PENDING, WRITER_STARTING } writer_state;
   lsm_stats_t stats;
 };
 
@@ -703,6 +706,8 @@ static write_batch_t *build_group(lsm_db_t *db, writer_t **last) {
   return result;
 }
 
+static int start_writer(lsm_db_t *db, err_t *err);
+
 static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
   writer_t w = {.batch = batch};
   pthread_cond_init(&w.cv, NULL);
@@ -720,7 +725,8 @@ static int db_write(lsm_db_t *db, write_batch_t *batch, err_t *err) {
     if (w.status != ST_OK) err_set(err, w.status, "%s", w.err.msg);
     return w.status;
   }
-  int rc = make_room_for_write(db, batch == NULL, &w.err);
+  int rc = start_writer(db, &w.err);
+  if (rc == ST_OK) rc = make_room_for_write(db, batch == NULL, &w.err);
   writer_t *last = &w;
   if (rc == ST_OK && batch) {
     write_batch_t *group = build_group(db, &last);
@@ -810,6 +816,45 @@ int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err) {
   return rc;
 }
 
+/* Starts the writer of an open that deferred it (lsm_open: a clean database): appends to
+   the log the open replayed, records its number in a new manifest (as every read-write
+   open did), deletes what the open would have deleted and starts the background thread.
+   Called by the first write, or by lsm_wait_idle when background work is due. REQUIRES mu
+   (released while the manifest is written; a second caller waits for the first). On failure
+   nothing was committed and the next write tries again. */
+static int start_writer(lsm_db_t *db, err_t *err) {
+  while (db->writer_state == WRITER_STARTING) pthread_cond_wait(&db->done_cv, &db->mu);
+  if (db->writer_state == WRITER_RUNNING) return ST_OK;
+  db->writer_state = WRITER_STARTING;
+  char path[LSM_PATH_MAX];
+  lsm_filename_log(path, sizeof path, db->dir, db->log_number);
+  int rc = log_writer_open_append(db->io, path, &db->log, err);
+  if (rc == ST_OK) {
+    lsm_version_edit_t edit;
+    lsm_version_edit_init(&edit);
+    lsm_version_edit_set_log_number(&edit, db->log_number);
+    rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, err);
+    lsm_version_edit_release(&edit);
+  }
+  if (rc != ST_OK) {
+    (void)log_writer_close(db->log, NULL);
+    db->log = NULL;
+    db->writer_state = WRITER_PENDING;
+    pthread_cond_broadcast(&db->done_cv);
+    return rc;
+  }
+  refresh_read_state(db);
+  delete_obsolete_files(db, 1);
+  if (pthread_create(&db->bg_thread, NULL, bg_main, db) != 0)
+    rc = set_bg_error(db, err_set(err, ST_E_NOMEM, "cannot start the background thread"), err);
+  else
+    db->bg_started = 1;
+  db->writer_state = WRITER_RUNNING;
+  pthread_cond_broadcast(&db->done_cv);
+  pthread_cond_signal(&db->bg_cv); /* recovery may have left a compaction due */
+  return rc;
+}
+
 int lsm_flush(lsm_db_t *db, err_t *err) {
   int rc = db_write(db, NULL, err);
   if (rc != ST_OK) return rc;
@@ -822,6 +867,14 @@ int lsm_flush(lsm_db_t *db, err_t *err) {
 
 int lsm_wait_idle(lsm_db_t *db, err_t *err) {
   pthread_mutex_lock(&db->mu);
+  if (db->writer_state != WRITER_RUNNING &&
+      (db->vs->current->score >= 1 || db->vs->obsolete.n > 0)) {
+    int rc = start_writer(db, err);
+    if (rc != ST_OK) {
+      pthread_mutex_unlock(&db->mu);
+      return rc;
+    }
+  }
   while (!db->bg_error &&
          (db->imm || db->bg_busy || db->vs->current->score >= 1 || db->vs->obsolete.n > 0)) {
     pthread_cond_signal(&db->bg_cv);
@@ -1644,23 +1697,35 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   lsm_version_edit_init(&edit);
   uint64_t reuse = 0;
   if (rc == ST_OK) rc = recover_logs(db, &edit, &reuse, err);
-  if (rc == ST_OK) {
+  /* A clean database (its one log replayed whole into the memtable, nothing flushed, no
+     damage met) is opened without writing: no manifest, no CURRENT, no fsync. The writer
+     starts at the first write (start_writer), which does what the rest of this open would
+     have done; a process that only reads leaves every file as it found it. LOCK is held
+     either way, so no other process writes beside this one. */
+  int defer =
+      rc == ST_OK && reuse && edit.nadded == 0 && !db->damage_seen && !db->vs->manifest_dropped;
+  if (defer) {
+    db->log_number = reuse;
+    db->writer_state = WRITER_PENDING;
+    refresh_read_state(db);
+    call_tables_live(db);
+  } else if (rc == ST_OK) {
     db->log_number = reuse ? reuse : lsm_version_set_new_file_number(db->vs);
     lsm_filename_log(path, sizeof path, dir, db->log_number);
     rc = reuse ? log_writer_open_append(io, path, &db->log, err)
                : log_writer_open(io, path, &db->log, err);
   }
-  if (rc == ST_OK) {
+  if (rc == ST_OK && !defer) {
     lsm_version_edit_set_log_number(&edit, db->log_number);
     rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, err);
   }
   for (size_t i = 0; i < edit.nadded; i++) pending_remove(db, edit.added[i].meta->number);
   lsm_version_edit_release(&edit);
-  if (rc == ST_OK) refresh_read_state(db);
-  if (rc == ST_OK) call_tables_live(db);
-  if (rc == ST_OK) delete_obsolete_files(db, 1);
+  if (rc == ST_OK && !defer) refresh_read_state(db);
+  if (rc == ST_OK && !defer) call_tables_live(db);
+  if (rc == ST_OK && !defer) delete_obsolete_files(db, 1);
   pthread_mutex_unlock(&db->mu);
-  if (rc == ST_OK) {
+  if (rc == ST_OK && !defer) {
     if (pthread_create(&db->bg_thread, NULL, bg_main, db) != 0)
       rc = err_set(err, ST_E_NOMEM, "open: cannot start the background thread");
     else

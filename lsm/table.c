@@ -1,15 +1,18 @@
 /* Table reader (lsm/table.h; the file layout is at the top of table_builder.c).
  *
  * The file is read with pread(2), never mapped. Open reads, verifies and keeps in memory:
- * the footer, the index (parsed into arrays of separator keys and data block handles), the
- * key filter and the meta index. Every later read copies a block (or a run of blocks) into a
- * buffer of the caller's and checks each block's CRC there, every time: the bytes served are
- * the bytes checked. A table changed under an open handle therefore gives a checksum error,
- * never a wrong answer, and a truncated one a short read, never SIGBUS (which a mapping
- * would raise on a page past the new end of the file).
+ * the footer, the index (parsed into arrays of separator keys and data block handles) and
+ * the meta index; the key filter is read and verified by the first lookup that needs it
+ * (load_filter), so that an open which never gets by key never reads it. Every later read
+ * copies a block (or a run of blocks) into a buffer of the caller's and checks each block's
+ * CRC there, every time: the bytes served are the bytes checked. A table changed under an
+ * open handle therefore gives a checksum error, never a wrong answer, and a truncated one a
+ * short read, never SIGBUS (which a mapping would raise on a page past the new end of the
+ * file).
  */
 #include "lsm/table.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +43,14 @@ struct table {
   block_handle_t *handles;
   uint8_t *keys;     /* separator keys, concatenated */
   uint32_t *key_off; /* nblocks + 1 offsets into keys */
-  /* key filter (a copy, owned) */
-  uint8_t *filter;
-  size_t filter_size;
+  /* key filter (a copy, owned): read and checked by the first lookup that needs it
+     (load_filter), not at open, so that an open that only searches by value or scans never
+     reads it. filter_h is its block; filter stays NULL until read (filter_mu). */
+  int has_filter;
+  block_handle_t filter_h;
+  pthread_mutex_t filter_mu;
+  _Atomic(uint8_t *) filter;
+  size_t filter_size; /* filter_h.size */
   /* meta index */
   meta_entry_t *meta;
   size_t nmeta;
@@ -88,7 +96,8 @@ static int corrupt(const table_t *t, uint64_t offset, const char *what, err_t *e
 static void table_free(table_t *t) {
   if (!t) return;
   env_rfile_close(t->file);
-  free(t->filter);
+  free(atomic_load(&t->filter));
+  pthread_mutex_destroy(&t->filter_mu);
   free(t->handles);
   free(t->keys);
   free(t->key_off);
@@ -234,6 +243,8 @@ int table_open(env_t *io, const char *path, uint64_t file_number, table_t **out,
   table_t *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, ST_E_NOMEM, "table %s: out of memory", path);
   atomic_init(&t->refs, 1);
+  atomic_init(&t->filter, NULL);
+  pthread_mutex_init(&t->filter_mu, NULL);
   t->number = file_number;
   const char *base = strrchr(path, '/');
   snprintf(t->name, sizeof t->name, "%s", base ? base + 1 : path);
@@ -278,13 +289,8 @@ int table_open(env_t *io, const char *path, uint64_t file_number, table_t **out,
     goto fail;
   const meta_entry_t *kf = find_meta(t, TABLE_KEY_FILTER_NAME);
   if (kf) {
-    table_buf_t kb;
-    table_buf_init(&kb, NULL, 0);
-    if ((rc = read_checked(t, &kf->h, &kb, NULL, err))) {
-      table_buf_release(&kb);
-      goto fail;
-    }
-    t->filter = kb.heap; /* the key filter keeps the buffer */
+    t->has_filter = 1;
+    t->filter_h = kf->h;
     t->filter_size = (size_t)kf->h.size;
   }
   atomic_init(&t->blocks_read, 0);
@@ -310,11 +316,39 @@ uint64_t table_file_size(const table_t *t) {
   return t->size;
 }
 int table_has_key_filter(const table_t *t) {
-  return t->filter != NULL;
+  return t->has_filter;
+}
+
+/* The key filter, read and checked at the first call (under filter_mu; later calls take no
+   lock). *out NULL: the table has none. A damaged filter fails every lookup that needs it,
+   with the message naming the table and the block, as its open used to. */
+static int load_filter(table_t *t, const uint8_t **out, err_t *err) {
+  *out = atomic_load_explicit(&t->filter, memory_order_acquire);
+  if (*out || !t->has_filter) return ST_OK;
+  pthread_mutex_lock(&t->filter_mu);
+  int rc = ST_OK;
+  uint8_t *f = atomic_load_explicit(&t->filter, memory_order_acquire);
+  if (!f) {
+    table_buf_t kb;
+    table_buf_init(&kb, NULL, 0);
+    rc = read_checked(t, &t->filter_h, &kb, NULL, err);
+    if (rc == ST_OK) {
+      f = kb.heap; /* the key filter keeps the buffer */
+      atomic_store_explicit(&t->filter, f, memory_order_release);
+    } else {
+      table_buf_release(&kb);
+    }
+  }
+  pthread_mutex_unlock(&t->filter_mu);
+  *out = f;
+  return rc;
 }
 
 size_t table_memory_usage(const table_t *t) {
-  size_t n = sizeof *t + t->index_bytes + t->filter_size;
+  size_t n =
+      sizeof *t + t->index_bytes +
+      (atomic_load_explicit((_Atomic(uint8_t *) *)&t->filter, memory_order_acquire) ? t->filter_size
+                                                                                    : 0);
   for (size_t i = 0; i < t->nmeta; i++) n += sizeof *t->meta + strlen(t->meta[i].name) + 1;
   return n;
 }
@@ -328,7 +362,10 @@ void table_get_stats(const table_t *t, table_stats_t *st) {
 }
 
 int table_key_may_match(const table_t *t, uint64_t key_hash) {
-  return !t->filter || blocked_filter_may_contain(t->filter, t->filter_size, key_hash);
+  const uint8_t *f;
+  /* An unreadable filter says maybe: table_get then reports the damage. */
+  if (load_filter((table_t *)t, &f, NULL) != ST_OK || !f) return 1;
+  return blocked_filter_may_contain(f, t->filter_size, key_hash);
 }
 
 /* Checks and parses the data block at h, whose contents (and trailer) are at c. */
@@ -453,7 +490,10 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
   out->val = NULL;
   out->val_len = 0;
   out->seq = 0;
-  if (t->filter && !blocked_filter_may_contain(t->filter, t->filter_size, key_hash)) return ST_OK;
+  const uint8_t *filter;
+  int frc = load_filter(t, &filter, err);
+  if (frc != ST_OK) return frc;
+  if (filter && !blocked_filter_may_contain(filter, t->filter_size, key_hash)) return ST_OK;
   uint8_t stack[256], *ikey = stack;
   size_t iklen = klen + INTERNAL_KEY_TAG_BYTES;
   if (iklen > sizeof stack && !(ikey = malloc(iklen)))

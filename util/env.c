@@ -337,6 +337,15 @@ env_file_id_t env_rfile_id(const env_rfile_t *f) {
   return f->id;
 }
 
+int env_rfile_stamp(const env_rfile_t *f, env_file_stamp_t *out, err_t *err) {
+  struct stat st;
+  if (fstat(f->fd, &st) != 0) return err_errno(err, errno, "fstat %s", f->path);
+  *out = (env_file_stamp_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                            (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                            (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec};
+  return ST_OK;
+}
+
 void env_rfile_close(env_rfile_t *f) {
   if (!f) return;
   close(f->fd);

@@ -91,6 +91,13 @@ typedef struct index_source {
      damaged): the cache file is not used, read_leaf says what the table is. Called from
      index_sync_run with no lock of index_sync held. */
   int (*table_tag)(void *ctx, uint64_t number, uint64_t *tag, err_t *err);
+  /* Optional, with a cache_dir: the stamp of table `number` as it is now (leaf_cache_stamp:
+     what the file system says of its file, and its footer; a stat and one small read, not a
+     pass over the table). A cache file made with this stamp is taken as the table's without
+     table_tag; any other stamp falls back to table_tag. The stamp is taken before read_leaf
+     reads the table, so that a file changed during the read never carries the new stamp
+     with the old filters. Called with no lock of index_sync held. */
+  int (*table_stamp)(void *ctx, uint64_t number, uint64_t *stamp, err_t *err);
   uint64_t cache_delay_ns;
   env_t *io; /* for the cache files (borrowed; NULL: env_default()) */
   /* Optional: reads only the block filter of table `number` (of p->block_bits bits per

@@ -33,14 +33,23 @@ static void job_release(job_t *j) {
   free(j->cache_buf);
 }
 
+static int loaded(index_sync_t *s, job_t *j, const char *cpath, const leaf_cache_table_t *t,
+                  int restamp);
+
 /* The leaf of one table from its cache file. BFH_OK, or why not (a stale file is
    removed: it will be rebuilt). */
 static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
   const value_index_params_t *p = value_index_params(s->index);
   err_t e;
   if (!env_exists(s->src.io, cpath)) return BFH_NOT_FOUND;
-  /* The table's tag first: a file made for other bytes under this number is stale. */
   leaf_cache_table_t t = {.number = j->number, .size = j->size};
+  /* The table's stamp first (a stat and its footer): a file made with it is the table's. */
+  if (s->src.table_stamp && s->src.table_stamp(s->src.ctx, j->number, &t.stamp, &e) == BFH_OK &&
+      t.stamp != 0 &&
+      leaf_cache_load_stamped(s->src.io, cpath, &t, p->m, p->k, p->seed, &j->got.filter,
+                              &j->got.blocks, &e) == BFH_OK)
+    return loaded(s, j, cpath, &t, 0);
+  /* Else the table's tag: a file made for other bytes under this number is stale. */
   int r = s->src.table_tag(s->src.ctx, j->number, &t.tag, &e);
   if (r != BFH_OK) return r; /* the table is gone or damaged: read_leaf tells which */
   r = leaf_cache_load(s->src.io, cpath, &t, p->m, p->k, p->seed, &j->got.filter, &j->got.blocks,
@@ -54,8 +63,23 @@ static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
     }
     return r;
   }
-  j->got.tag = t.tag;
-  if (!p->block_bits) { /* block filters are off for this open */
+  /* Bound by its tag under another stamp (the file was copied, or its inode touched): with
+     leaves in memory the file is written again later with the stamp of now, taken before
+     the tag, so that the next open needs no tag. */
+  return loaded(s, j, cpath, &t, t.stamp != 0 && !p->leaves_on_disk);
+}
+
+/* The rest of load_cached, once the cache file at cpath is bound to table t: j holds its
+   filters. restamp: keep the file's bytes with t's stamp, to be written later. */
+static int loaded(index_sync_t *s, job_t *j, const char *cpath, const leaf_cache_table_t *t,
+                  int restamp) {
+  const value_index_params_t *p = value_index_params(s->index);
+  err_t e;
+  j->got.tag = t->tag;
+  if (restamp && leaf_cache_encode(t, j->got.filter, j->got.blocks, &j->cache_buf, &j->cache_len,
+                                   &e) != BFH_OK)
+    j->cache_buf = NULL; /* the cache only speeds up a reopen */
+  if (!p->block_bits) {  /* block filters are off for this open */
     block_filter_destroy(j->got.blocks);
     j->got.blocks = NULL;
   }
@@ -78,6 +102,11 @@ static void read_job(index_sync_t *s, job_t *j) {
   uint64_t t0 = index_sync_now_ns();
   if (s->src.cache_dir) index_sync_cache_path(s, j->number, cpath, sizeof cpath);
   if (s->src.cache_dir && !j->upgrade && load_cached(s, j, cpath) == BFH_OK) return;
+  /* The stamp before the read: a table changed after it is never stamped with these bytes. */
+  uint64_t stamp = 0;
+  if (s->src.cache_dir && s->src.table_stamp &&
+      s->src.table_stamp(s->src.ctx, j->number, &stamp, &e) != BFH_OK)
+    stamp = 0;
   j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
   pthread_mutex_lock(&s->mu);
   s->stats.read_ns += index_sync_now_ns() - t0;
@@ -92,7 +121,8 @@ static void read_job(index_sync_t *s, job_t *j) {
   if (!s->src.cache_dir) return;
   free(j->got.path); /* the cache file is where the leaf lives */
   j->got.path = NULL;
-  const leaf_cache_table_t t = {.number = j->number, .size = j->size, .tag = j->got.tag};
+  const leaf_cache_table_t t = {
+      .number = j->number, .size = j->size, .tag = j->got.tag, .stamp = stamp};
   if (p->leaves_on_disk && !j->upgrade) {
     j->rc = leaf_cache_store(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &e);
     if (j->rc == BFH_OK && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;

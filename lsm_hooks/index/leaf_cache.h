@@ -10,13 +10,28 @@
  * from. Number and size alone do not name a table: a database destroyed and made again in the
  * same directory reuses both. A file whose tag is not the table's tag of now, that does not
  * parse, fails a checksum, was made with other m, k or seed, or is of an older version (1 and
- * 2 held no tag) is stale: it is rebuilt from the table, never trusted. LevelDB ignores the
- * subdirectory (its file names never parse as LevelDB names).
+ * 2 held no tag, 3 no stamp) is stale: it is rebuilt from the table, never trusted. LevelDB
+ * ignores the subdirectory (its file names never parse as LevelDB names).
+ *
+ * Taking a tag reads every block trailer of the table, i.e. every page of it. The header
+ * therefore also holds the table's stamp, a digest of what the file system says of the table
+ * file (env_file_stamp_t: device, inode, size, mtime and ctime in nanoseconds) and of its
+ * footer's bytes, taken before the filters were built from it. An open whose stamp of the
+ * table is the file's (leaf_cache_load_stamped) takes the file's tag as the table's without
+ * reading the table: the same inode, unchanged in contents and inode times, ending in the
+ * same footer, holds the same bytes. Any other stamp falls back to the tag: a table made
+ * again under the same number (a new database at the same path) has another inode or other
+ * times, and is read through its tag as before. File times tick coarsely (a kernel tick, a
+ * few ms, on many Linux file systems), so a table changed within the tick in which it was
+ * stamped could keep its times: a table whose mtime or ctime is less than
+ * LEAF_CACHE_STAMP_MARGIN_NS before the moment of stamping gets no stamp (0; Git's "racily
+ * clean" rule). Any later change then falls in a later tick than the times recorded.
  *
  * Cache file layout (little-endian; doc/format.md "LevelDB filter cache (sidecar)"):
- *   magic "BFHC" (4 bytes) | version fixed32 (3) | table number fixed64 | table size fixed64
- *   | table tag fixed64 | flags fixed32 | crc32c fixed32 (masked, over the 36 bytes before it)
- *   | serialized value filter (filters/value_filter.h, with its own crc) at offset 40
+ *   magic "BFHC" (4 bytes) | version fixed32 (4) | table number fixed64 | table size fixed64
+ *   | table tag fixed64 | table stamp fixed64 (0: none) | flags fixed32
+ *   | crc32c fixed32 (masked, over the 44 bytes before it)
+ *   | serialized value filter (filters/value_filter.h, with its own crc) at offset 48
  *   | with flag LEAF_CACHE_HAS_BLOCKS: serialized block filter (filters/block_filter.h, with
  *     its own crc) to the end of the file
  * flags: bit 0 LEAF_CACHE_HAS_BLOCKS; the others reserved, 0 (a cache file with any of them
@@ -37,13 +52,16 @@
 
 #define LEAF_CACHE_DIR "bfh-filters"
 #define LEAF_CACHE_MAGIC "BFHC"
-#define LEAF_CACHE_VERSION 3u
+#define LEAF_CACHE_VERSION 4u
 #define LEAF_CACHE_HAS_BLOCKS 1u /* flags: a block filter follows the leaf */
-#define LEAF_CACHE_HEADER_BYTES 40
+#define LEAF_CACHE_HEADER_BYTES 48
+#define LEAF_CACHE_STAMP_SEED 0x6266687374616d70ull /* "bfhstamp" */
+#define LEAF_CACHE_STAMP_MARGIN_NS 2000000000ll     /* 2 s */
 
-/* The identity of a table a cache file is made for: its number, its size and its tag. */
+/* The identity of a table a cache file is made for: its number, its size, its tag and its
+   stamp (0: none taken; a file with stamp 0 is never loaded by its stamp). */
 typedef struct leaf_cache_table {
-  uint64_t number, size, tag;
+  uint64_t number, size, tag, stamp;
 } leaf_cache_table_t;
 
 /* Loads the cache file at path for table t with parameters (m, k, seed).
@@ -57,6 +75,25 @@ typedef struct leaf_cache_table {
 int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err);
+
+/* leaf_cache_load bound by the stamp instead of the tag: the file is the table's when its
+   number, size and stamp are t's (t->stamp not 0); then t->tag is set to the file's tag.
+   BFH_E_CORRUPT for a file of another stamp (the caller then takes the table's tag and calls
+   leaf_cache_load), as for any stale or damaged file. */
+int leaf_cache_load_stamped(env_t *io, const char *path, leaf_cache_table_t *t, uint64_t m,
+                            uint32_t k, uint64_t seed, value_filter_t **out,
+                            block_filter_t **blocks, err_t *err);
+
+/* The stamp of a table file (see above) at now_ns (CLOCK_REALTIME): a digest of st and of
+   the table's footer, the last footer_len bytes of the file; 0 (none) if the file's mtime or
+   ctime is less than the margin before now_ns (or after it). */
+uint64_t leaf_cache_stamp(const env_file_stamp_t *st, const uint8_t *footer, size_t footer_len,
+                          int64_t now_ns);
+
+/* Tests only: the margin (LEAF_CACHE_STAMP_MARGIN_NS until set; < 0 restores it), and how
+   many loads leaf_cache_load_stamped made in this process. */
+void leaf_cache_test_set_stamp_margin(int64_t ns);
+uint64_t leaf_cache_test_stamped_loads(void);
 
 /* Writes the cache file at path for table t durably: path.tmp is written and fdatasynced,
    renamed to path, and the directory fsynced (a leaf on disk lives in this file once it is

@@ -35,6 +35,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
     t.number = decode_fixed64(data + 8);
     t.size = decode_fixed64(data + 16);
     t.tag = decode_fixed64(data + 24);
+    t.stamp = decode_fixed64(data + 32);
   }
   if (size >= LEAF_CACHE_HEADER_BYTES + VALUE_FILTER_HEADER_BYTES) {
     const uint8_t *v = data + LEAF_CACHE_HEADER_BYTES;
@@ -49,7 +50,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
   if (leaf_cache_load(env_default(), path, &t, m, k, seed, &f, &blocks, &err) == BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
     fuzz_check(decode_fixed32(data + 4) == LEAF_CACHE_VERSION);
-    fuzz_check(!blocks || (decode_fixed32(data + 32) & LEAF_CACHE_HAS_BLOCKS));
+    fuzz_check(!blocks || (decode_fixed32(data + 40) & LEAF_CACHE_HAS_BLOCKS));
     if (blocks) check_blocks(blocks);
     value_filter_destroy(f);
     block_filter_destroy(blocks);
@@ -60,6 +61,24 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
     blocks = NULL;
     fuzz_check(leaf_cache_load(env_default(), path, &other, m, k, seed, &f, &blocks, &err) ==
                BFH_E_CORRUPT);
+    fuzz_check(!f && !blocks);
+  }
+  /* Bound by the stamp: loads only a file of that stamp (never 0), and gives its tag. */
+  leaf_cache_table_t s = t;
+  s.tag ^= 0x55;
+  f = NULL;
+  blocks = NULL;
+  if (leaf_cache_load_stamped(env_default(), path, &s, m, k, seed, &f, &blocks, &err) == BFH_OK) {
+    fuzz_check(t.stamp != 0 && s.tag == t.tag);
+    fuzz_check(f->m == m && f->k == k && f->seed == seed);
+    value_filter_destroy(f);
+    block_filter_destroy(blocks);
+    leaf_cache_table_t other = t;
+    other.stamp ^= 1;
+    f = NULL;
+    blocks = NULL;
+    fuzz_check(leaf_cache_load_stamped(env_default(), path, &other, m, k, seed, &f, &blocks,
+                                       &err) == BFH_E_CORRUPT);
     fuzz_check(!f && !blocks);
   }
 }
@@ -77,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   exercise(data, size, m);
   uint8_t *c = fuzz_copy(data, size);
   if (size >= LEAF_CACHE_HEADER_BYTES) {
-    encode_fixed32(c + 36, crc32c_mask(crc32c_value(c, 36)));
+    encode_fixed32(c + 44, crc32c_mask(crc32c_value(c, 44)));
     size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
     if (size > leaf_end) { /* a block filter after the leaf */
       fix_crc(c, size, LEAF_CACHE_HEADER_BYTES, leaf_end);

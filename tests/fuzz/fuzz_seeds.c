@@ -205,7 +205,7 @@ static void seed_cache_with_blocks(const char *path, const char *base) {
   value_filter_t *leaf;
   block_filter_t *blocks;
   err_t err;
-  leaf_cache_table_t t = {.number = 1, .size = 2};
+  leaf_cache_table_t t = {.number = 1, .size = 2, .stamp = 3};
   if (ldb_filter_build(env_default(), path, 4096, 3, BFH_DEFAULT_SEED, BLOCK_FILTER_DEFAULT_BITS,
                        &leaf, &blocks, &t.tag, NULL, &err) != BFH_OK)
     die("ldb_filter_build", err.msg);

@@ -1,7 +1,7 @@
 /* Opening and locking: a second open (same process or another) is ST_E_BUSY; a
  * directory that is not a bfh LSM database (e.g. a LevelDB one) is ST_E_INVALID and is
  * left untouched; a database of a future format version is ST_E_UNSUPPORTED; data
- * survives close and reopen.
+ * survives close and reopen; an open that only reads writes nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -190,6 +190,89 @@ static void test_db_open_reopen_keeps_data(void **state) {
   }
 }
 
+/* The directory's state: each file's name, size and CRC, sorted by name (malloc'd). */
+static char *dir_state(const char *dir) {
+  char **names = NULL;
+  size_t n = 0;
+  err_t e;
+  assert_int_equal(env_list_dir(env_default(), dir, &names, &n, &e), ST_OK);
+  for (size_t i = 1; i < n; i++) /* insertion sort: a few files */
+    for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+      char *t = names[j];
+      names[j] = names[j - 1];
+      names[j - 1] = t;
+    }
+  size_t cap = 64 + n * 128, len = 0;
+  char *out = calloc(1, cap);
+  assert_non_null(out);
+  for (size_t i = 0; i < n; i++) {
+    char path[TEST_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    void *data = NULL;
+    size_t size = 0;
+    assert_int_equal(env_read_file(env_default(), path, &data, &size, &e), ST_OK);
+    len += (size_t)snprintf(out + len, cap - len, "%s:%zu:%08x\n", names[i], size,
+                            crc32c_value(data, size));
+    free(data);
+  }
+  env_names_free(names, n);
+  return out;
+}
+
+/* An open that only reads writes nothing: no manifest, no CURRENT, no log, no deletion; its
+   files stay byte for byte as they were. The first write after it starts the writer, and what
+   it writes survives a reopen. (Before, every open wrote a new manifest and CURRENT.) */
+static void test_db_open_reading_writes_nothing(void **state) {
+  fixture_t *f = *state;
+  char key[32];
+  uint8_t val[64];
+  err_t e;
+  assert_int_equal(try_open(f->dir, 1, &f->db, &e), ST_OK);
+  for (uint64_t i = 0; i < 3000; i++) {
+    size_t vl = test_value(val, i + 1, sizeof val);
+    assert_int_equal(lsm_put(f->db, key, test_key(key, i), val, vl, &e), ST_OK);
+    if (i == 1500) assert_int_equal(lsm_flush(f->db, &e), ST_OK);
+  }
+  close_db(&f->db);
+  char *before = dir_state(f->dir);
+  for (int round = 0; round < 2; round++) {
+    assert_int_equal(try_open(f->dir, 0, &f->db, &e), ST_OK);
+    for (uint64_t i = 0; i < 3000; i += 7) {
+      void *v = NULL;
+      size_t vl;
+      assert_int_equal(lsm_get(f->db, key, test_key(key, i), &v, &vl, &e), ST_OK);
+      free(v);
+    }
+    assert_int_equal(lsm_wait_idle(f->db, &e), ST_OK);
+    close_db(&f->db);
+    char *after = dir_state(f->dir);
+    assert_string_equal(after, before);
+    free(after);
+  }
+  free(before);
+  /* The first write after a reading open. */
+  assert_int_equal(try_open(f->dir, 0, &f->db, &e), ST_OK);
+  assert_int_equal(lsm_put(f->db, "new", 3, "v", 1, &e), ST_OK);
+  assert_int_equal(lsm_delete(f->db, key, test_key(key, 3), &e), ST_OK);
+  close_db(&f->db);
+  assert_int_equal(try_open(f->dir, 0, &f->db, &e), ST_OK);
+  void *v = NULL;
+  size_t vl;
+  assert_int_equal(lsm_get(f->db, "new", 3, &v, &vl, &e), ST_OK);
+  assert_memory_equal(v, "v", 1);
+  free(v);
+  assert_int_equal(lsm_get(f->db, key, test_key(key, 3), &v, &vl, &e), ST_NOT_FOUND);
+  for (uint64_t i = 0; i < 3000; i++) {
+    if (i == 3) continue;
+    assert_int_equal(lsm_get(f->db, key, test_key(key, i), &v, &vl, &e), ST_OK);
+    size_t n = test_value(val, i + 1, sizeof val);
+    assert_int_equal(vl, n);
+    assert_memory_equal(v, val, n);
+    free(v);
+  }
+  close_db(&f->db);
+}
+
 /* A memtable smaller than the arena's 64 KiB block still holds memtable_bytes of entries:
    measured against the whole block, every memtable of 32 KiB or less was full at its first
    entry, and the database wrote one table per put. Bound: an entry here takes at most 200
@@ -308,6 +391,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_db_open_future_version_is_unsupported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_db_open_reopen_keeps_data, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_db_open_reading_writes_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_db_open_small_memtable_holds_many_entries, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_db_open_missing_current_is_corrupt, setup, teardown),

@@ -26,7 +26,7 @@
 #define TSIZE 123456
 #define TAG 0x0123456789abcdefull
 
-static const leaf_cache_table_t TABLE = {NUMBER, TSIZE, TAG};
+static const leaf_cache_table_t TABLE = {NUMBER, TSIZE, TAG, 0};
 #define NBLOCKS 8
 #define VALUES_PER_BLOCK 20
 
@@ -153,7 +153,7 @@ static void test_leaf_cache_round_trip_without_blocks(void **state) {
   assert_int_equal(n, LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(M));
   assert_int_equal(decode_fixed32(p + 4), LEAF_CACHE_VERSION);
   assert_true(decode_fixed64(p + 24) == TAG);
-  assert_int_equal(decode_fixed32(p + 32), 0);
+  assert_int_equal(decode_fixed32(p + 40), 0);
   free(p);
   assert_null(load_ok(fx));
 }
@@ -169,7 +169,7 @@ static void test_leaf_cache_round_trip_with_blocks(void **state) {
   assert_int_equal(n, leaf_end + block_filter_serialized_size(fx->blocks));
   assert_int_equal(decode_fixed32(p + 4), LEAF_CACHE_VERSION);
   assert_true(decode_fixed64(p + 24) == TAG);
-  assert_int_equal(decode_fixed32(p + 32), LEAF_CACHE_HAS_BLOCKS);
+  assert_int_equal(decode_fixed32(p + 40), LEAF_CACHE_HAS_BLOCKS);
   /* The leaf stays at offset LEAF_CACHE_HEADER_BYTES (with leaves on disk it is read there). */
   uint8_t *leaf = malloc(value_filter_serialized_size(M));
   assert_non_null(leaf);
@@ -225,14 +225,71 @@ static void test_leaf_cache_old_versions_are_stale(void **state) {
   expect_stale(fx, "version 2");
   write_old(fx, 2, LEAF_CACHE_HAS_BLOCKS, fx->blocks);
   expect_stale(fx, "version 2 with a block filter");
+  /* Version 3: a 40-byte header with the tag, no stamp. */
+  size_t leaf = value_filter_serialized_size(M), n = 40 + leaf;
+  uint8_t *p = calloc(1, n);
+  assert_non_null(p);
+  memcpy(p, "BFHC", 4);
+  encode_fixed32(p + 4, 3);
+  encode_fixed64(p + 8, NUMBER);
+  encode_fixed64(p + 16, TSIZE);
+  encode_fixed64(p + 24, TAG);
+  encode_fixed32(p + 32, 0);
+  encode_fixed32(p + 36, crc32c_mask(crc32c_value(p, 36)));
+  value_filter_serialize(fx->leaf, p + 40);
+  write_all(fx->path, p, n);
+  free(p);
+  expect_stale(fx, "version 3");
+}
+
+/* Bound by the stamp: a file made with stamp S loads for S only (and gives its tag), never
+   for another stamp, and a file made without one (0) never loads by its stamp. */
+static void test_leaf_cache_stamp_binds(void **state) {
+  fixture_t *fx = *state;
+  err_t err;
+  leaf_cache_table_t made = TABLE;
+  made.stamp = 0xfeedfacecafebeefull;
+  assert_int_equal(leaf_cache_store(env_default(), fx->path, &made, fx->leaf, fx->blocks, &err),
+                   BFH_OK);
+  value_filter_t *f = NULL;
+  block_filter_t *b = NULL;
+  leaf_cache_table_t t = {NUMBER, TSIZE, 0, made.stamp};
+  assert_int_equal(leaf_cache_load_stamped(env_default(), fx->path, &t, M, K, SEED, &f, &b, &err),
+                   BFH_OK);
+  assert_int_equal(t.tag, TAG);
+  assert_memory_equal(f->words, fx->leaf->words, fx->leaf->nwords * 8);
+  assert_non_null(b);
+  value_filter_destroy(f);
+  block_filter_destroy(b);
+  const leaf_cache_table_t other[] = {{NUMBER, TSIZE, 0, made.stamp ^ 1},
+                                      {NUMBER, TSIZE, 0, 0},
+                                      {NUMBER + 1, TSIZE, 0, made.stamp},
+                                      {NUMBER, TSIZE + 1, 0, made.stamp}};
+  for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+    t = other[i];
+    f = NULL;
+    b = NULL;
+    assert_int_equal(leaf_cache_load_stamped(env_default(), fx->path, &t, M, K, SEED, &f, &b, &err),
+                     BFH_E_CORRUPT);
+    assert_null(f);
+    assert_null(b);
+    assert_int_equal(t.tag, 0);
+  }
+  /* The tag still binds it as before. */
+  block_filter_destroy(load_ok(fx));
+  /* A file without a stamp never loads by one. */
+  assert_int_equal(leaf_cache_store(env_default(), fx->path, &TABLE, fx->leaf, NULL, &err), BFH_OK);
+  t = (leaf_cache_table_t){NUMBER, TSIZE, 0, 0};
+  assert_int_equal(leaf_cache_load_stamped(env_default(), fx->path, &t, M, K, SEED, &f, &b, &err),
+                   BFH_E_CORRUPT);
 }
 
 /* Rewrites the header's flags (and its checksum). */
 static void set_flags(const char *path, uint32_t flags) {
   size_t n;
   uint8_t *p = read_all(path, &n);
-  encode_fixed32(p + 32, flags);
-  encode_fixed32(p + 36, crc32c_mask(crc32c_value(p, 36)));
+  encode_fixed32(p + 40, flags);
+  encode_fixed32(p + 44, crc32c_mask(crc32c_value(p, 44)));
   write_all(path, p, n);
   free(p);
 }
@@ -295,7 +352,7 @@ static void test_leaf_cache_mismatch_or_absent(void **state) {
                {NUMBER, TSIZE, TAG, 2 * M, K, SEED}, {NUMBER, TSIZE, TAG, M, K + 1, SEED},
                {NUMBER, TSIZE, TAG, M, K, SEED + 1}};
   for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
-    leaf_cache_table_t t = {other[i].number, other[i].size, other[i].tag};
+    leaf_cache_table_t t = {other[i].number, other[i].size, other[i].tag, 0};
     assert_int_equal(leaf_cache_load(env_default(), fx->path, &t, other[i].m, other[i].k,
                                      other[i].seed, &f, &b, &err),
                      BFH_E_CORRUPT);
@@ -304,11 +361,42 @@ static void test_leaf_cache_mismatch_or_absent(void **state) {
   }
 }
 
+/* A stamp changes with every field of the stat and with the footer; a file whose times are
+   within the margin before now (or after it) gets none. */
+static void test_leaf_cache_stamp_fields_and_margin(void **state) {
+  (void)state;
+  const int64_t now = 1700000000000000000ll, old = now - LEAF_CACHE_STAMP_MARGIN_NS;
+  const env_file_stamp_t base = {1, 2, 3, old, old};
+  uint8_t footer[48] = {0};
+  uint64_t s0 = leaf_cache_stamp(&base, footer, sizeof footer, now);
+  assert_true(s0 != 0);
+  assert_int_equal(leaf_cache_stamp(&base, footer, sizeof footer, now), s0);
+  env_file_stamp_t v[5];
+  for (int i = 0; i < 5; i++) v[i] = base;
+  v[0].dev++;
+  v[1].ino++;
+  v[2].size++;
+  v[3].mtime_ns--;
+  v[4].ctime_ns--;
+  for (int i = 0; i < 5; i++)
+    assert_true(leaf_cache_stamp(&v[i], footer, sizeof footer, now) != s0);
+  footer[47] ^= 1;
+  assert_true(leaf_cache_stamp(&base, footer, sizeof footer, now) != s0);
+  env_file_stamp_t fresh = base;
+  fresh.ctime_ns = old + 1; /* changed less than the margin ago */
+  assert_int_equal(leaf_cache_stamp(&fresh, footer, sizeof footer, now), 0);
+  fresh = base;
+  fresh.mtime_ns = now + 1; /* in the future */
+  assert_int_equal(leaf_cache_stamp(&fresh, footer, sizeof footer, now), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_without_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_with_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_old_versions_are_stale, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_stamp_binds, setup, teardown),
+      cmocka_unit_test(test_leaf_cache_stamp_fields_and_margin),
       cmocka_unit_test_setup_teardown(test_leaf_cache_damaged_block_filter_is_stale, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_mismatch_or_absent, setup, teardown),
