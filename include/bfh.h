@@ -202,8 +202,21 @@ typedef struct bfh_options {
                                 searches; it must exist (bfh creates none: BFH_E_INVALID naming
                                 it). NULL (default): RocksDB's "default". The other engines
                                 refuse it set (BFH_E_INVALID). Read only during bfh_open */
+  /* The lean index's block level (doc/search.md "The lean index"), beyond the paper: */
+  int block_maps; /* 1 (default): with index_bits_per_value > 0, a table of the own engine
+                     that has a value-to-block map (written into every table it builds with
+                     block filters on, about 6 bytes per value entry on disk) is read
+                     through it: the map's head (about 0.06 bytes per entry) stays in
+                     memory instead of the table's block filter (1.37), and a search reads
+                     one 2 KiB chunk of it to learn which blocks hold the value. 0: the
+                     block filters, as before. Ignored by the paper's layout and the other
+                     engines. In memory only: a reopen may change it */
 } bfh_options;
 #define BFH_LEAN_BITS 3
+/* The lean layout with value-to-block maps (bfh_options.block_maps = 1): leaves folded to
+   about 12 bits per value (a full 2 MiB table of ~77,000 values folds by 2, to 13 bits per
+   value), the maps naming the blocks (doc/search.md "The lean index"). */
+#define BFH_LEAN_MAP_BITS 12
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */
@@ -227,6 +240,10 @@ typedef struct bfh_search_stats {
   uint64_t internal_maybe; /* internal nodes tested whose filter said maybe (the root
                               included): the non-leaf count the paper's authors' code
                               reports; internal_probes counts those tested */
+  /* The lean index's value-to-block maps (doc/search.md "The lean index"): */
+  uint64_t map_chunks_read; /* chunks of the selected tables' maps read (2 KiB each; their
+                               bytes are in bytes_read); block_filters_probed counts a table
+                               probed through its map too */
 } bfh_search_stats;
 
 /* Called by bfh_search once per key found. Return nonzero to stop the search early

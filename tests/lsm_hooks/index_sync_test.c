@@ -27,6 +27,7 @@
 #include "lsm_hooks/index/index_sync.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm_hooks/index/value_index.h"
 #include "tests/test_util.h"
 
@@ -150,7 +151,7 @@ static int cache_load(const fixture_t *fx, const char *path, uint64_t number, ui
    with the cache directory if cache != 0. */
 static void fx_open(fixture_t *fx, int on_disk, int cache, uint64_t cache_delay_ns) {
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY, fx->block_bits, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY, fx->block_bits, NULL, 0, 0};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);
@@ -723,7 +724,7 @@ static void test_cache_bound_to_tag(void **state) {
   }
 
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);
@@ -831,6 +832,36 @@ static void expect_block_meta(const lsm_meta_block_t *meta) {
   block_filter_destroy(bf);
 }
 
+static int read_mem(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  const lsm_meta_block_t *chunks = arg;
+  if (off > chunks->size || len > chunks->size - off)
+    return err_set(err, BFH_E_CORRUPT, "read past the chunks");
+  memcpy(buf, (const uint8_t *)chunks->data + off, len);
+  return BFH_OK;
+}
+
+/* The value-to-block map's two meta blocks name each value's block exactly. */
+static void expect_map_meta(const lsm_meta_block_t *head, const lsm_meta_block_t *chunks) {
+  assert_string_equal(head->name, VALUE_BLOCK_MAP_HEAD_NAME);
+  assert_string_equal(chunks->name, VALUE_BLOCK_MAP_CHUNKS_NAME);
+  value_block_map_t *m = NULL;
+  err_t err;
+  assert_int_equal(value_block_map_open(head->data, head->size, &m, &err), BFH_OK);
+  assert_int_equal(value_block_map_blocks(m), 2);
+  assert_int_equal(value_block_map_entries(m), 2);
+  for (uint32_t i = 0; i < 2; i++) {
+    uint32_t out[2], n = 0;
+    uint64_t chunks_read = 0;
+    assert_int_equal(value_block_map_probe(m, bfh_hash64(g_values[i], strlen(g_values[i]), SEED),
+                                           read_mem, (void *)chunks, out, &n, &chunks_read, &err),
+                     BFH_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(value_block_map_ref(m, out[0]).offset, 100 * i);
+    assert_int_equal(chunks_read, 1);
+  }
+  value_block_map_destroy(m);
+}
+
 /* Drives one table through begin/add/block_written/finish and checks its meta blocks (the
    block filter's too, with_blocks); returns the state for end(). Adds apple and banana as
    values and cherry as a deletion, in two data blocks. */
@@ -845,8 +876,9 @@ static void *hook_build(const lsm_table_hook_t *hook, uint64_t number, int with_
   const lsm_meta_block_t *blocks = NULL;
   size_t n = 0;
   assert_int_equal(hook->finish(ts, &blocks, &n), BFH_OK);
-  assert_int_equal(n, with_blocks ? 2 : 1);
+  assert_int_equal(n, with_blocks ? 4 : 1);
   if (with_blocks) expect_block_meta(&blocks[1]);
+  if (with_blocks) expect_map_meta(&blocks[2], &blocks[3]);
   assert_non_null(blocks);
   assert_string_equal(blocks[0].name, "bfh.value_filter");
   assert_string_equal(blocks[0].name, VALUE_HOOK_META_NAME);

@@ -408,7 +408,7 @@ static void fx_open(void) {
   g_fx.te->base.ops = &test_ops;
   g_fx.te->next = 1;
   value_index_params_t p = {
-      M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY, BLOCK_FILTER_DEFAULT_BITS, NULL, 0};
+      M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY, BLOCK_FILTER_DEFAULT_BITS, NULL, 0, 0};
   err_t err;
   g_fx.vi = value_index_create(&p, &err);
   assert_non_null(g_fx.vi);
@@ -830,7 +830,7 @@ static void test_search_plan(void **state) {
   }
   /* An index whose one leaf is saturated: 3000 values in 4096 bits fill 1 - e^{-9000/4096}
      ~ 89% of it, fill^3 ~ 0.70 >= 0.5. */
-  value_index_params_t p = {M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, ORDER, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *full = value_index_create(&p, &err);
   assert_non_null(full);
@@ -842,7 +842,7 @@ static void test_search_plan(void **state) {
   assert_int_equal(search_plan(full, BFH_SEARCH_AUTO).method, BFH_SEARCH_SCAN);
   value_index_destroy(full);
   /* One sparse leaf probed with 16 hashes: cheaper than 16 rows of the sliced index. */
-  value_index_params_t p16 = {M, 16, SEED, ORDER, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p16 = {M, 16, SEED, ORDER, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   value_index_t *wide = value_index_create(&p16, &err);
   assert_non_null(wide);
   f = value_filter_create(M, 16, SEED);

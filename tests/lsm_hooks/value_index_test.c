@@ -215,7 +215,7 @@ static void run_model(int on_disk, hierarchy_placement_t placement, int ops, int
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
-  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0, NULL, g_lean_bits};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0, NULL, g_lean_bits, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -318,7 +318,7 @@ static void test_value_index_on_disk_leaves_keep_only_crcs(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 7);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -350,7 +350,7 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 9);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -391,7 +391,7 @@ static void test_value_index_leaf_read_fault_is_maybe(void **state) {
   rng_init(&r, 11);
   env_t *io = env_create_faulty();
   assert_non_null(io);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, io, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, io, 0, 0};
   probe_t pr;
   uint64_t v = 77;
   u64vec_t out;
@@ -441,7 +441,7 @@ static void test_value_index_leaf_read_fault_is_maybe(void **state) {
 /* select(): a table the index has no leaf for is always scanned; a leaf that says no is not. */
 static void test_value_index_select_marks_unindexed(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -471,7 +471,7 @@ static void test_value_index_select_marks_unindexed(void **state) {
    eighth from 8 slots: 27), where an exact reserve per batch (capacity rounded to 8 slots) gave 64. */
 static void test_value_index_batches_grow_geometrically(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -494,7 +494,7 @@ static void test_value_index_batches_grow_geometrically(void **state) {
 
 static void test_value_index_rejects_mismatch(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -523,7 +523,7 @@ static void test_value_index_batch_equals_single_adds(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 11);
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   enum { N = 200 };
@@ -555,7 +555,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
     model_t *md = model_create();
     rng_t r;
     rng_init(&r, 11);
-    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0, NULL, 0};
+    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
     err_t err;
     value_index_t *vi = value_index_create(&p, &err);
     assert_non_null(vi);
