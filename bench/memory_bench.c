@@ -11,13 +11,18 @@
  * latency for present and absent values over Q queries (the same values for both layouts).
  *
  * Usage: memory_bench [--num N[,N...]] [--queries Q] [--engines lsm,leveldb] [--lean-bits B]
- *                     [--map-bits B] [--dir PATH]
- * Prints a header naming every parameter, then CSV.
+ *                     [--map-bits B] [--ingest R] [--keep 1] [--dir PATH]
+ * Prints a header naming every parameter, then CSV. --ingest R measures the load instead: R
+ * loads with the value-to-block maps written (the lean-map layout) and R without (the
+ * same layout with block_maps = 0, which writes none), alternating; prints each and the medians (ingest,num,runs,with_s,
+ * without_s,ratio). --keep 1 keeps each database and measures one left by an earlier run
+ * instead of loading it again.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bench/bench_util.h"
@@ -41,11 +46,18 @@ static int count_match(void *arg, const void *key, size_t len) {
   return 0;
 }
 
-static void load(bfh_engine engine, const workload_t *w, uint64_t n, const char *dir) {
+/* Loads the database under the lean layout of mapbits bits, with block maps (maps = 1: the
+   maps are written) or without (0: none written), and returns the seconds it took, flush and
+   compactions included. */
+static double load(bfh_engine engine, const workload_t *w, uint64_t n, const char *dir,
+                   uint32_t mapbits, int maps) {
   bench_rm_rf("memory_bench", dir);
+  uint64_t t0 = bench_now_ns();
   bfh_options o;
   bfh_options_init(&o);
   o.engine = engine;
+  o.index_bits_per_value = mapbits; /* the maps are written only under the layout using them */
+  o.block_maps = maps;
   bfh_db *db;
   int rc = bfh_open(dir, &o, &db);
   if (rc != BFH_OK) die("open", rc, NULL);
@@ -60,6 +72,32 @@ static void load(bfh_engine engine, const workload_t *w, uint64_t n, const char 
     if (engine_lsm_wait_idle(bfh_internal_engine(db), &err) != BFH_OK) die("wait", err.code, db);
   }
   bfh_close(db);
+  return (double)(bench_now_ns() - t0) / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* --ingest R: the load's seconds R times with the maps written and R times without,
+   alternating; prints both medians. */
+static void ingest(bfh_engine engine, const workload_t *w, uint64_t n, const char *dir,
+                   uint32_t mapbits, int reps) {
+  double with[16], without[16];
+  for (int r = 0; r < reps; r++) {
+    with[r] = load(engine, w, n, dir, mapbits, 1);
+    without[r] = load(engine, w, n, dir, mapbits, 0);
+    printf("# ingest %llu: run %d: with maps %.2f s, without %.2f s\n", (unsigned long long)n,
+           r + 1, with[r], without[r]);
+    fflush(stdout);
+  }
+  qsort(with, (size_t)reps, sizeof *with, cmp_double);
+  qsort(without, (size_t)reps, sizeof *without, cmp_double);
+  printf("ingest,%llu,%d,%.2f,%.2f,%.3f\n", (unsigned long long)n, reps, with[reps / 2],
+         without[reps / 2], with[reps / 2] / without[reps / 2]);
+  fflush(stdout);
+  bench_rm_rf("memory_bench", dir);
 }
 
 /* Median AUTO time (ns) over q queries of present (absent = 0) or absent values. */
@@ -142,6 +180,7 @@ int main(int argc, char **argv) {
   const char *engines = "lsm,leveldb";
   const char *dir = "/tmp/bfh-memory-bench";
   uint32_t lean = BFH_LEAN_BITS, mapbits = BFH_LEAN_MAP_BITS;
+  int reps = 0, keep = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) usage();
@@ -160,6 +199,11 @@ int main(int argc, char **argv) {
       lean = (uint32_t)strtoul(v, NULL, 10);
     } else if (!strcmp(a, "--map-bits")) {
       mapbits = (uint32_t)strtoul(v, NULL, 10);
+    } else if (!strcmp(a, "--keep")) {
+      keep = atoi(v);
+    } else if (!strcmp(a, "--ingest")) {
+      reps = atoi(v);
+      if (reps < 1 || reps > 16) usage();
     } else if (!strcmp(a, "--dir")) {
       dir = v;
     } else {
@@ -191,7 +235,12 @@ int main(int argc, char **argv) {
       char d[1024];
       snprintf(d, sizeof d, "%s/%s-%llu", dir, e == 0 ? "lsm" : "leveldb",
                (unsigned long long)nums[i]);
-      load(eng, &w, nums[i], d);
+      if (reps) {
+        ingest(eng, &w, nums[i], d, mapbits, reps);
+        continue;
+      }
+      struct stat sb;
+      if (!keep || stat(d, &sb) != 0) load(eng, &w, nums[i], d, mapbits, 1);
       /* A first open warms the page cache; then each layout, the paper's twice (first and
          last, so that drift on a shared machine shows). */
       (void)measure(eng, &w, nums[i], q / 4 + 1, d, mapbits, 1, NULL);
@@ -199,7 +248,7 @@ int main(int argc, char **argv) {
       (void)measure(eng, &w, nums[i], q, d, lean, 0, &paper);
       (void)measure(eng, &w, nums[i], q, d, mapbits, 1, &paper);
       (void)measure(eng, &w, nums[i], q, d, 0, 0, &paper);
-      bench_rm_rf("memory_bench", d);
+      if (!keep) bench_rm_rf("memory_bench", d);
     }
   }
   return 0;

@@ -216,7 +216,7 @@ typedef struct bfh_options {
 /* The lean layout with value-to-block maps (bfh_options.block_maps = 1): leaves folded to
    about 12 bits per value (a full 2 MiB table of ~77,000 values folds by 2, to 13 bits per
    value), the maps naming the blocks (doc/search.md "The lean index"). */
-#define BFH_LEAN_MAP_BITS 12
+#define BFH_LEAN_MAP_BITS 10
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */

@@ -49,8 +49,11 @@ static void *hook_begin(void *ctx, uint64_t file_number) {
   s->number = file_number;
   s->filter = value_filter_create(h->m, h->k, h->seed);
   if (h->block_bits) s->blocks = block_filter_builder_create(h->block_bits);
-  if (h->block_bits) s->map = value_block_map_builder_create();
-  if (!s->filter || (h->block_bits && (!s->blocks || !s->map))) {
+  /* The map only when this handle's layout reads it (the lean layout with block maps): a
+     table of the paper's layout pays nothing for it, on disk or in ingest. */
+  int maps = h->block_bits && h->sync && index_sync_params(h->sync)->block_maps;
+  if (maps) s->map = value_block_map_builder_create();
+  if (!s->filter || (h->block_bits && !s->blocks) || (maps && !s->map)) {
     state_free(s);
     return NULL;
   }
@@ -93,6 +96,7 @@ static int hook_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) 
   block_filter_serialize(s->block_filter, s->ser[1]);
   s->meta[1] = (lsm_meta_block_t){VALUE_HOOK_BLOCKS_META_NAME, s->ser[1], size};
   *n = 2;
+  if (!s->map) return BFH_OK;
   size_t chunks_len;
   rc = value_block_map_builder_finish(s->map, &s->ser[2], &s->head_len, &s->ser[3], &chunks_len);
   if (rc == BFH_NOT_FOUND) return BFH_OK; /* blocks it cannot name: the block filter serves */

@@ -6,7 +6,8 @@
  *   add      hashes the value of every LSM_TYPE_VALUE entry into both (deletions carry none)
  *   block_written  closes the block filter's current block at the data block's handle
  *   finish   serializes the leaf as the meta block "bfh.value_filter" (filters/value_filter.h)
- *            and the block filter as "bfh.block_filter"; with block filters on, also the
+ *            and the block filter as "bfh.block_filter"; with block filters on and an index
+ *            that uses maps (value_index_params_t.block_maps, the lean layout), also the
  *            table's value-to-block map as "bfh.value_blocks" and "bfh.value_chunks"
  *            (lsm_hooks/index/value_block_map.h; about 6 bytes per value entry on disk)
  *   end      the table is complete: hands both filters, the table's path and the offset the
