@@ -10,7 +10,8 @@
 #include "util/vec.h"
 
 #define MAGIC 0x4d484642u /* "BFHM" little-endian */
-#define VERSION 1u
+#define VERSION 2u
+#define SKETCH_BYTES (VALUE_BLOCK_MAP_SKETCH_BITS / 8)
 
 uint32_t value_block_map_fingerprint(uint64_t h) {
   h ^= 0x76626d6170ull; /* "vbmap": not the block filter's remix */
@@ -20,6 +21,13 @@ uint32_t value_block_map_fingerprint(uint64_t h) {
   h *= 0x94d049bb133111ebull;
   h ^= h >> 31;
   return (uint32_t)(h >> 32);
+}
+
+/* Chunk c's sketch bit for fingerprint fp: the part of the chunk's fingerprint range [lo, hi]
+   (its fence to the next chunk's, or to the last fingerprint) that fp falls in, of
+   VALUE_BLOCK_MAP_SKETCH_BITS equal parts. REQUIRES lo <= fp <= hi. */
+static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp) {
+  return (uint32_t)((uint64_t)(fp - lo) * VALUE_BLOCK_MAP_SKETCH_BITS / ((uint64_t)(hi - lo) + 1));
 }
 
 /* ---- Building --------------------------------------------------------------------------- */
@@ -86,7 +94,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   b->n = w;
   const size_t ce = VALUE_BLOCK_MAP_CHUNK_ENTRIES;
   size_t nchunks = (b->n + ce - 1) / ce;
-  size_t hl = VALUE_BLOCK_MAP_HEAD_FIXED + 16 * b->nrefs + 4 * nchunks + 4;
+  size_t hl = VALUE_BLOCK_MAP_HEAD_FIXED + 16 * b->nrefs + (4 + SKETCH_BYTES) * nchunks + 4;
   size_t cl = VALUE_BLOCK_MAP_ENTRY_BYTES * b->n + 4 * nchunks;
   uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
   if (!h || !c) {
@@ -100,19 +108,25 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   encode_fixed32(h + 12, (uint32_t)ce);
   encode_fixed64(h + 16, b->n);
   encode_fixed32(h + 24, (uint32_t)nchunks);
-  encode_fixed32(h + 28, b->n ? (uint32_t)(b->pairs[b->n - 1] >> 16) : 0);
+  uint32_t last = b->n ? (uint32_t)(b->pairs[b->n - 1] >> 16) : 0;
+  encode_fixed32(h + 28, last);
   uint8_t *p = h + VALUE_BLOCK_MAP_HEAD_FIXED;
   for (size_t i = 0; i < b->nrefs; i++, p += 16) {
     encode_fixed64(p, b->refs[i].offset);
     encode_fixed64(p + 8, b->refs[i].size);
   }
-  uint8_t *q = c;
-  for (size_t k = 0; k < nchunks; k++) {
+  uint8_t *q = c, *sk = p + 4 * nchunks;
+  memset(sk, 0, SKETCH_BYTES * nchunks);
+  for (size_t k = 0; k < nchunks; k++, sk += SKETCH_BYTES) {
     size_t first = k * ce, cnt = b->n - first < ce ? b->n - first : ce;
-    encode_fixed32(p, (uint32_t)(b->pairs[first] >> 16));
+    uint32_t lo = (uint32_t)(b->pairs[first] >> 16);
+    uint32_t hi = k + 1 < nchunks ? (uint32_t)(b->pairs[first + ce] >> 16) : last;
+    encode_fixed32(p, lo);
     p += 4;
     uint8_t *start = q;
     for (size_t i = first; i < first + cnt; i++, q += VALUE_BLOCK_MAP_ENTRY_BYTES) {
+      uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16));
+      sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
       encode_fixed32(q, (uint32_t)(b->pairs[i] >> 16));
       q[4] = (uint8_t)(b->pairs[i] & 0xff);
       q[5] = (uint8_t)((b->pairs[i] >> 8) & 0xff);
@@ -123,6 +137,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed32(q, crc32c_mask(crc));
     q += 4;
   }
+  p += SKETCH_BYTES * nchunks;
   encode_fixed32(p, crc32c_mask(crc32c_value(h, (size_t)(p - h))));
   *head = h;
   *head_len = hl;
@@ -138,7 +153,16 @@ struct value_block_map {
   uint64_t entries;
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
   uint32_t *fences; /* nchunks */
+  uint8_t *sketch;  /* nchunks x SKETCH_BYTES */
 };
+
+/* May chunk c hold fingerprint fp? Its sketch says no for most fingerprints it lacks. */
+static int sketch_has(const value_block_map_t *m, uint32_t c, uint32_t fp) {
+  uint32_t lo = m->fences[c], hi = c + 1 < m->nchunks ? m->fences[c + 1] : m->last;
+  if (fp < lo || fp > hi) return 1; /* outside its range: not this test's to say */
+  uint32_t bit = sketch_bit(lo, hi, fp);
+  return m->sketch[(size_t)c * SKETCH_BYTES + (bit >> 3)] >> (bit & 7) & 1;
+}
 
 int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, err_t *err) {
   *out = NULL;
@@ -157,7 +181,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    "value-to-block map: sizes do not agree (blocks %u, entries %llu, chunk "
                    "entries %u, chunks %u)",
                    nblocks, (unsigned long long)entries, ce, nchunks);
-  uint64_t want = VALUE_BLOCK_MAP_HEAD_FIXED + 16ull * nblocks + 4ull * nchunks + 4;
+  uint64_t want = VALUE_BLOCK_MAP_HEAD_FIXED + 16ull * nblocks + (4ull + SKETCH_BYTES) * nchunks + 4;
   if (want != len)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
                    (unsigned long long)want);
@@ -167,8 +191,9 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   if (m) {
     m->refs = malloc((nblocks ? nblocks : 1) * 2 * sizeof *m->refs);
     m->fences = malloc((nchunks ? nchunks : 1) * sizeof *m->fences);
+    m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)SKETCH_BYTES);
   }
-  if (!m || !m->refs || !m->fences) {
+  if (!m || !m->refs || !m->fences || !m->sketch) {
     value_block_map_destroy(m);
     return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
   }
@@ -197,6 +222,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
       return err_set(err, BFH_E_CORRUPT, "value-to-block map: fence %u out of order", c);
     }
   }
+  memcpy(m->sketch, p, (size_t)nchunks * SKETCH_BYTES);
   *out = m;
   return BFH_OK;
 }
@@ -205,6 +231,7 @@ void value_block_map_destroy(value_block_map_t *m) {
   if (!m) return;
   free(m->refs);
   free(m->fences);
+  free(m->sketch);
   free(m);
 }
 
@@ -226,7 +253,7 @@ uint32_t value_block_map_chunks(const value_block_map_t *m) {
 
 size_t value_block_map_memory(const value_block_map_t *m) {
   return sizeof *m + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
-         (m->nchunks ? m->nchunks : 1) * sizeof *m->fences;
+         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + SKETCH_BYTES);
 }
 
 static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {
@@ -255,7 +282,8 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
   for (uint32_t i = 0; i < cnt; i++) {
     const uint8_t *e = d + (size_t)i * VALUE_BLOCK_MAP_ENTRY_BYTES;
     uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
-    if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
+    if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks ||
+        !sketch_has(m, c, fp))
       return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c,
                      i);
     prev = fp;
@@ -297,6 +325,7 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
   }
   int rc = BFH_OK;
   for (; c < m->nchunks && m->fences[c] <= fp && rc == BFH_OK; c++) {
+    if (!sketch_has(m, c, fp)) continue; /* not in this chunk: no read */
     uint64_t off;
     size_t len;
     value_block_map_chunk_span(m, c, &off, &len);

@@ -10,7 +10,11 @@
  *     magic "BFHM" fixed32 | version fixed32 (1) | nblocks fixed32 | chunk_entries fixed32
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
- *     | crc32c fixed32 (masked, over all before it)
+ *     | sketches nchunks x 64 bytes | crc32c fixed32 (masked, over all before it)
+ *     (version 2; chunk c's sketch: bit i set iff an entry of chunk c has its fingerprint
+ *     in the i-th of 512 equal parts of [fences[c], fences[c + 1]] (the last chunk: up to
+ *     last); a probe reads a chunk only if its bit is set: about half the chunks of tables
+ *     that lack the value are never read, for 1.5 bits per entry in memory)
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
  *     chunk c (at c x (6 chunk_entries + 4)) = its entries x (fingerprint fixed32,
  *     block fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
@@ -42,6 +46,7 @@
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
 #define VALUE_BLOCK_MAP_ENTRY_BYTES 6
 #define VALUE_BLOCK_MAP_HEAD_FIXED 32 /* the head's bytes before its refs */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 512 /* per chunk: 1.5 bits per entry */
 
 typedef struct value_block_map value_block_map_t;
 typedef struct value_block_map_builder value_block_map_builder_t;
@@ -79,7 +84,7 @@ void value_block_map_destroy(value_block_map_t *m); /* NULL allowed */
 uint32_t value_block_map_blocks(const value_block_map_t *m);
 block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i);
 uint64_t value_block_map_entries(const value_block_map_t *m);
-/* Bytes the map holds in memory (the struct, its refs and fences). */
+/* Bytes the map holds in memory (the struct, its refs, fences and sketches). */
 size_t value_block_map_memory(const value_block_map_t *m);
 
 /* Reads len bytes at offset off of the table's "bfh.value_chunks" meta block into buf:
@@ -90,8 +95,9 @@ typedef int (*value_block_map_read_fn)(void *arg, uint64_t off, size_t len, void
 /* The blocks that may hold a value of this hash: writes their numbers, ascending and
    distinct, to out (room for value_block_map_blocks(m)) and sets *n. Reads the one chunk
    (rarely two) its fingerprint falls in through read (none if it lies outside the map's
-   fingerprints); *chunks_read (may be NULL) is incremented per chunk. BFH_OK; the reader's
-   error; BFH_E_CORRUPT if a chunk does not check out (message names the chunk). */
+   fingerprints, or the chunk's sketch says it holds none); *chunks_read (may be NULL) is
+   incremented per chunk. BFH_OK; the reader's error; BFH_E_CORRUPT if a chunk does not
+   check out (message names the chunk). */
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
                           uint64_t *chunks_read, err_t *err);
