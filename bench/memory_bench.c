@@ -5,7 +5,7 @@
  * BFH_LEAN_MAP_BITS, block_maps = 1). Ratios are against the paper's layout of the same run.
  *
  * For each engine and size it loads N random-order entries with unique values (workloads/
- * workload.h), then opens the database once per layout (the layout lives in memory only, so
+ * workload.h) under the lean-map layout (the maps are written only under it), then opens the database once per layout (the layout lives in memory only, so
  * both read the same tables) and prints, per layout: index_bytes per entry and its parts
  * (leaves in memory, internal nodes, bit-sliced indexes, block filters), and the median AUTO
  * latency for present and absent values over Q queries (the same values for both layouts).
@@ -14,8 +14,8 @@
  *                     [--map-bits B] [--ingest R] [--keep 1] [--dir PATH]
  * Prints a header naming every parameter, then CSV. --ingest R measures the load instead: R
  * loads with the value-to-block maps written (the lean-map layout) and R without (the
- * same layout with block_maps = 0, which writes none), alternating; prints each and the medians (ingest,num,runs,with_s,
- * without_s,ratio). --keep 1 keeps each database and measures one left by an earlier run
+ * same layout with block_maps = 0, which writes none), alternating; prints each and the
+ * medians (ingest,num,runs,with_s,without_s,ratio). --keep 1 keeps each database and measures one left by an earlier run
  * instead of loading it again.
  */
 #include <stdint.h>

@@ -181,7 +181,8 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    "value-to-block map: sizes do not agree (blocks %u, entries %llu, chunk "
                    "entries %u, chunks %u)",
                    nblocks, (unsigned long long)entries, ce, nchunks);
-  uint64_t want = VALUE_BLOCK_MAP_HEAD_FIXED + 16ull * nblocks + (4ull + SKETCH_BYTES) * nchunks + 4;
+  uint64_t want =
+      VALUE_BLOCK_MAP_HEAD_FIXED + 16ull * nblocks + (4ull + SKETCH_BYTES) * nchunks + 4;
   if (want != len)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
                    (unsigned long long)want);

@@ -333,8 +333,9 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   /* Tables read through a value-to-block map cost a chunk and the named blocks, the others
      their block filter's reads: the mean over the tables the block index holds. */
   if ((*rd)->by_blocks && bs.maps > 0 && bs.tables > 0)
-    k->per_table = ((double)bs.maps * COST_MAP_NS + (double)(bs.tables - bs.maps) * COST_BLOCKS_NS) /
-                   (double)bs.tables;
+    k->per_table =
+        ((double)bs.maps * COST_MAP_NS + (double)(bs.tables - bs.maps) * COST_BLOCKS_NS) /
+        (double)bs.tables;
   k->k = p->k;
   k->leaves_on_disk = p->leaves_on_disk;
 }
