@@ -2,8 +2,9 @@
  * (doc/search.md "The lean index"). Where a block filter (filters/block_filter.h) tests every
  * data block of a table for a value, the map NAMES the blocks: for every value entry of the
  * table it holds a 32-bit fingerprint of the value's hash and the number of the data block
- * holding it, sorted by fingerprint, on disk. Memory holds only the blocks' places and the
- * first fingerprint of each chunk of the map (its fences); a probe reads one chunk.
+ * holding it, sorted by fingerprint, on disk. Memory holds only the blocks' places, the
+ * first fingerprint of each chunk of the map (its fences) and each chunk's sketch; a probe
+ * reads one chunk, or none when the sketch says the chunk lacks the fingerprint.
  *
  * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
  *   "bfh.value_blocks"  the head, read at open (a few KB per table):
