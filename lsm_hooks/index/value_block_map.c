@@ -283,8 +283,7 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
   for (uint32_t i = 0; i < cnt; i++) {
     const uint8_t *e = d + (size_t)i * VALUE_BLOCK_MAP_ENTRY_BYTES;
     uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
-    if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks ||
-        !sketch_has(m, c, fp))
+    if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
       return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c,
                      i);
     prev = fp;
