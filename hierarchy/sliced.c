@@ -277,6 +277,10 @@ size_t sliced_leaf_count(const sliced_t *s) {
   return s->map.n;
 }
 
+size_t sliced_capacity(const sliced_t *s) {
+  return s->cap;
+}
+
 int sliced_contains(const sliced_t *s, uint64_t id) {
   return id_map_get(&s->map, id, NULL);
 }

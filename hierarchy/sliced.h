@@ -59,6 +59,8 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
 int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p);
 
 size_t sliced_leaf_count(const sliced_t *s);
+/* Slots the rows have room for (a leaf added below it needs no re-lay). */
+size_t sliced_capacity(const sliced_t *s);
 int sliced_contains(const sliced_t *s, uint64_t id);
 /* Bytes it holds: its rows (m x capacity bits; the capacity is at most 12.5% + 8 slots above
    the slots in use), the slot ids, the free list and the id map. */

@@ -182,13 +182,15 @@ typedef struct bfh_options {
   uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
                                     this many bits per value it holds, once, in bit-sliced
                                     indexes (no hierarchy is kept; HIERARCHY answers through
-                                    them; an experimental trade of latency for memory: about
-                                    2 bytes per entry but 6x AUTO's latency at 10M, see
+                                    them; with block filters, about 2 bytes per entry but
+                                    6x AUTO's latency at 10M; with value-to-block maps
+                                    (block_maps, BFH_LEAN_MAP_BITS) under 2 bytes per entry
+                                    at about the paper layout's latency, see
                                     doc/search.md); default 0: the paper's layout (every
                                     leaf's m bits in memory, the hierarchy and the bit-sliced
-                                    index over them). BFH_LEAN_BITS (3) is the lean setting
-                                    measured there. In memory only: a reopen may change it.
-                                    At most 64 */
+                                    index over them). BFH_LEAN_BITS (3) and
+                                    BFH_LEAN_MAP_BITS (10) are the settings measured there.
+                                    In memory only: a reopen may change it. At most 64 */
   /* The Cuckoo Index (doc/search.md "The Cuckoo Index"), a rival method, beyond the paper: */
   int cuckoo_index; /* 1: keep a Cuckoo Index over the live tables, searched by
                        BFH_SEARCH_CUCKOO (never chosen by AUTO). Built in memory from the
@@ -202,8 +204,25 @@ typedef struct bfh_options {
                                 searches; it must exist (bfh creates none: BFH_E_INVALID naming
                                 it). NULL (default): RocksDB's "default". The other engines
                                 refuse it set (BFH_E_INVALID). Read only during bfh_open */
+  /* The lean index's block level (doc/search.md "The lean index"), beyond the paper: */
+  int block_maps; /* 1 (default): with index_bits_per_value > 0, the own engine writes a
+                     value-to-block map into every table it builds with block filters on
+                     (about 6 bytes per value entry on disk; the paper's layout, 0, writes
+                     none), and a table that has one is read through it: the map's head
+                     (about 0.25 bytes per entry: block places, chunk fences and sketches)
+                     stays in memory instead of the table's block filter (1.37), and a
+                     search reads one 2 KiB chunk of it to learn which blocks hold the
+                     value. 0: the block filters, as before, and no map written. Ignored by
+                     the paper's layout and the other engines. In memory only: a reopen may
+                     change it (tables built without a map keep their block filter) */
 } bfh_options;
 #define BFH_LEAN_BITS 3
+/* The lean layout with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
+   block_maps = 1): leaves folded to about 10 bits per value (every full 2 MiB table, up to
+   100,000 values, folds by 2: 1,000,000 bits, ~13 bits per value), the maps naming the
+   blocks (doc/search.md "Value-to-block maps"). Opt-in; the default (0) is the paper's
+   layout. */
+#define BFH_LEAN_MAP_BITS 10
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */
@@ -227,6 +246,10 @@ typedef struct bfh_search_stats {
   uint64_t internal_maybe; /* internal nodes tested whose filter said maybe (the root
                               included): the non-leaf count the paper's authors' code
                               reports; internal_probes counts those tested */
+  /* The lean index's value-to-block maps (doc/search.md "The lean index"): */
+  uint64_t map_chunks_read; /* chunks of the selected tables' maps read (2 KiB each; their
+                               bytes are in bytes_read); block_filters_probed counts a table
+                               probed through its map too */
 } bfh_search_stats;
 
 /* Called by bfh_search once per key found. Return nonzero to stop the search early

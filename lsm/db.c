@@ -1078,6 +1078,13 @@ int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val,
   return rc != ST_OK ? rc : table_scan_value(t, val, n, fn, arg, st, err);
 }
 
+int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name,
+                                 uint64_t off, size_t len, void *buf, err_t *err) {
+  table_t *t = NULL;
+  int rc = snapshot_table(s, number, &t, err);
+  return rc != ST_OK ? rc : table_read_meta_range(t, name, off, len, buf, err);
+}
+
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,
                                    void *arg, lsm_scan_stats_t *st, err_t *err) {

@@ -128,6 +128,9 @@ int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val,
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,
                                    void *arg, lsm_scan_stats_t *st, err_t *err);
+/* table_read_meta_range of table `number` of the snapshot. */
+int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name,
+                                 uint64_t off, size_t len, void *buf, err_t *err);
 /* Visits every entry of the snapshot's memtable and immutable memtable. */
 int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                                 err_t *err);

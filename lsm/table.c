@@ -741,6 +741,19 @@ int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uin
   return ST_OK;
 }
 
+int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
+                          err_t *err) {
+  const meta_entry_t *m = find_meta(t, name);
+  if (!m) return err_set(err, ST_E_CORRUPT, "table %s: no meta block %s", t->name, name);
+  if (!handle_ok(t, &m->h) || off > m->h.size || len > m->h.size - off)
+    return corrupt(t, m->h.offset, "meta block read out of bounds", err);
+  size_t got;
+  int rc = env_rfile_pread(t->file, m->h.offset + off, buf, len, &got, err);
+  if (rc) return rc;
+  if (got < len) return corrupt(t, m->h.offset, "truncated: the file ends inside the block", err);
+  return ST_OK;
+}
+
 /* ---- Two-level iterator ---------------------------------------------------------------- */
 
 typedef struct table_iter {

@@ -134,6 +134,12 @@ const uint8_t *table_largest(const table_t *t, size_t *n);
 int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uint64_t *offset,
                     err_t *err);
 
+/* Reads len bytes at offset off of the contents of meta block `name` into buf, raw: no
+   block checksum is verified (the caller's format checks its own, as the value-to-block
+   map's chunks do). ST_E_CORRUPT if the block is absent or shorter; the io layer's error. */
+int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
+                          err_t *err);
+
 typedef struct table_stats {
   uint64_t data_blocks;
   uint64_t blocks_read; /* data blocks read (and checked) so far, repeats included */

@@ -88,7 +88,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                                (hierarchy_placement_t)opt.placement,
                                opt.block_filter_bits,
                                fio,
-                               opt.index_bits_per_value};
+                               opt.index_bits_per_value,
+                               opt.block_maps && opt.index_bits_per_value > 0};
     db->index = value_index_create(&vp, &err);
     if (!db->index) {
       free(db);

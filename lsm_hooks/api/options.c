@@ -29,6 +29,7 @@ static void options_defaults(bfh_options *opt) {
   opt->memtable_index = 1;
   opt->index_bits_per_value = 0; /* the paper's layout; BFH_LEAN_BITS is opt-in */
   opt->cuckoo_index = 0;
+  opt->block_maps = 1;
 }
 
 void bfh_options_init_sized(bfh_options *opt, size_t size) {
@@ -115,6 +116,8 @@ static int check_options(const bfh_options *o) {
                    o->index_bits_per_value);
   if (o->cuckoo_index != 0 && o->cuckoo_index != 1)
     return invalid(NULL, "bfh_open: cuckoo_index = %d; 0 or 1", o->cuckoo_index);
+  if (o->block_maps != 0 && o->block_maps != 1)
+    return invalid(NULL, "bfh_open: block_maps = %d; 0 or 1", o->block_maps);
   if (o->standalone_index != 0 && o->standalone_index != 1)
     return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
   if (o->standalone_index && !(kind->caps & ENGINE_CAP_STANDALONE))

@@ -129,6 +129,13 @@ typedef struct engine_ops {
   int (*table_hashes)(engine_t *e, engine_view_t *view, uint64_t number, uint64_t seed,
                       void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                       err_t *err);
+  /* Optional (NULL: none; a table's value-to-block map is then never read): reads len bytes
+     at offset off of the contents of meta block `name` of table `number` of the view into
+     buf. BFH_OK; BFH_E_CORRUPT if the table has no such block or it is shorter (the message
+     says which); the I/O layer's error. Used by the lean index's maps
+     (lsm_hooks/index/value_block_map.h). */
+  int (*read_meta)(engine_t *e, engine_view_t *view, uint64_t number, const char *name,
+                   uint64_t off, size_t len, void *buf, err_t *err);
 } engine_ops_t;
 
 /* The operations table of an engine whose file names its static functions e_close, e_put,

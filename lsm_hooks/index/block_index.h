@@ -2,6 +2,11 @@
  * number: the level under the leaves. A search that reaches a candidate table asks it which
  * data blocks to read; a table it has no filter for is read whole.
  *
+ * In the lean layout (doc/search.md "The lean index") a table of the own engine has a
+ * value-to-block map instead (lsm_hooks/index/value_block_map.h): its head in memory, its
+ * entries read from the table per probe. A map replaces the table's block filter: putting a
+ * map frees the filter, and a filter put for a table that has a map is freed at once.
+ *
  * Owned by the value index (value_index_blocks) and written, like the leaves, only by
  * index_sync: a table's block filter is put when its leaf is added (or later, when a
  * sidecar cache made before block filters is upgraded) and dropped with its leaf. Table
@@ -16,6 +21,7 @@
 #include <stdint.h>
 
 #include "filters/block_filter.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "util/err.h"
 
 typedef struct block_index block_index_t;
@@ -37,22 +43,41 @@ void block_index_destroy(block_index_t *bi); /* NULL allowed; frees every filter
 /* Gives table `number` the filter f (taking ownership; a filter it had is freed).
    BFH_OK or BFH_E_NOMEM (f is then freed). */
 int block_index_put(block_index_t *bi, uint64_t number, block_filter_t *f);
+/* Gives table `number` the map m (taking ownership; a map or filter it had is freed).
+   BFH_OK or BFH_E_NOMEM (m is then freed). */
+int block_index_put_map(block_index_t *bi, uint64_t number, value_block_map_t *m);
+/* Removes the table's filter and map. */
 void block_index_remove(block_index_t *bi, uint64_t number);
 int block_index_has(block_index_t *bi, uint64_t number);
-/* Removes the filter of table `number` because a read through it failed (why: the error)
+/* Removes the filter (and map) of table `number` because a read through it failed (why: the error)
    while the table itself reads fine: the filter does not describe the table. Counted in
    the stats (damaged) with the message. */
 void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *why);
+/* Counts a map or filter found damaged before it entered (why: the error); removes nothing. */
+void block_index_count_damaged(block_index_t *bi, const err_t *why);
+/* Has table `number` a map? */
+int block_index_has_map(block_index_t *bi, uint64_t number);
 
-/* The blocks of table `number` that may hold a value of this hash, in file order, into out.
-   *blocks (may be NULL) gets how many blocks the filter covers. BFH_NOT_FOUND if the table
-   has no block filter; BFH_E_NOMEM. */
+/* How a probe reads a table's map: read (with arg) reads bytes of the table's
+   "bfh.value_chunks" meta block (value_block_map.h); chunks_read counts the chunks read. */
+typedef struct block_map_io {
+  value_block_map_read_fn read;
+  void *arg;
+  uint64_t chunks_read;
+} block_map_io_t;
+
+/* The blocks of table `number` that may hold a value of this hash, in file order, into out,
+   by its map (read through io, held under the index's read lock) or else its block filter.
+   *blocks (may be NULL) gets how many blocks the map or filter covers. BFH_NOT_FOUND if the
+   table has neither (or only a map and io is NULL); BFH_E_NOMEM; a map read's error
+   (BFH_E_CORRUPT: a chunk did not check out), with its message in err. */
 int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, block_refs_t *out,
-                      uint32_t *blocks);
+                      uint32_t *blocks, block_map_io_t *io, err_t *err);
 
 typedef struct block_index_stats {
-  uint64_t tables;        /* tables with a block filter */
-  uint64_t bytes;         /* memory the filters hold */
+  uint64_t tables;        /* tables with a block filter or a map */
+  uint64_t maps;          /* of those, tables with a map */
+  uint64_t bytes;         /* memory the filters and maps hold */
   uint64_t held_bytes;    /* bytes plus the index's own (its map from number to filter) */
   uint64_t values;        /* values they cover */
   uint64_t damaged;       /* filters dropped by block_index_drop_damaged */

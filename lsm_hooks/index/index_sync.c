@@ -89,8 +89,8 @@ void index_sync_remove_gone(index_sync_t *s, u64vec_t *unlink) {
     if (r->gone_epoch && r->gone_epoch <= oldest) {
       if (r->state == REC_INDEXED && value_index_remove(s->index, r->number) == BFH_OK)
         s->stats.tables_removed++;
-      if (r->early_blocks && r->state != REC_INDEXED)
-        block_index_remove(value_index_blocks(s->index), r->number);
+      /* Its early block filter, or a value-to-block map the engine put (value_hook.h). */
+      if (r->state != REC_INDEXED) block_index_remove(value_index_blocks(s->index), r->number);
       /* A cache file exists unless its bytes were still waiting to be written (an upgraded
          leaf's old file exists while its new bytes wait). */
       int has_file = !r->cache_buf || r->source == INDEX_LEAF_CACHED;
@@ -173,6 +173,10 @@ int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err
 
 const value_index_params_t *index_sync_params(const index_sync_t *s) {
   return value_index_params(s->index);
+}
+
+block_index_t *index_sync_block_index(index_sync_t *s) {
+  return value_index_blocks(s->index);
 }
 
 /* ---- Pushed reports --------------------------------------------------------------------- */

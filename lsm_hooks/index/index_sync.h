@@ -144,6 +144,9 @@ void index_sync_destroy(index_sync_t *s); /* NULL allowed; writes no cache file 
    for a cache_dir without table_tag. */
 int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err);
 const value_index_params_t *index_sync_params(const index_sync_t *s);
+/* The value index's block index (value_index_blocks): the own engine puts its tables'
+   value-to-block maps there directly, when params->block_maps says so (value_hook.h). */
+block_index_t *index_sync_block_index(index_sync_t *s);
 
 /* ---- Pushed reports (table-build hook) ------------------------------------------------ */
 /* Takes ownership of filter and blocks (the table's block filter; may be NULL). path

@@ -123,8 +123,19 @@ static int fold_in_locked(value_index_t *vi, leaf_t *l) {
   double target = values * vi->params.lean_bits;
   if (target < VALUE_FILTER_MIN_BITS) target = VALUE_FILTER_MIN_BITS;
   uint64_t r = fold_for(m, target);
-  long g = group_of(vi, r);
+  long g = -1;
+  /* A group folded less (more bits per value) with a free slot takes the leaf first: slots
+     come 8 at a time, so a small table (L0, the last of a compaction) alone in its own fold
+     would hold a whole group's rows (m / r bytes) for itself. */
+  for (size_t i = 0; i < vi->ngroups; i++) {
+    const fold_group_t *c = &vi->groups[i];
+    if (c->r <= r && sliced_leaf_count(c->sliced) < sliced_capacity(c->sliced) &&
+        (g < 0 || c->r > vi->groups[g].r))
+      g = (long)i;
+  }
+  if (g < 0) g = group_of(vi, r);
   if (g < 0) return BFH_E_NOMEM;
+  r = vi->groups[g].r;
   uint64_t mf = m / r;
   uint64_t *fw = calloc(bits_words(mf), sizeof *fw);
   if (!fw) return BFH_E_NOMEM;

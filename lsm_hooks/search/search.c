@@ -107,17 +107,45 @@ static int scan_whole(engine_t *e, engine_view_t *view, uint64_t number, const v
   return e->ops->scan_table(e, view, number, val, val_len, collect_key, c, ss, err);
 }
 
-/* Reads table `number` through its block filter: only the blocks that may hold val. A
-   table without one is read whole. So is one whose read through its filter fails as
-   corrupt: if the whole read succeeds, the filter did not describe the table and is
-   dropped; if it fails too, the table is damaged and that error is returned. */
+/* The chunk reads of a table's value-to-block map (block_map_io_t), through the engine. */
+typedef struct map_read {
+  engine_t *e;
+  engine_view_t *view;
+  uint64_t number;
+  engine_scan_stats_t *ss;
+} map_read_t;
+
+static int read_map_chunk(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  map_read_t *m = arg;
+  int rc = m->e->ops->read_meta(m->e, m->view, m->number, VALUE_BLOCK_MAP_CHUNKS_NAME, off, len,
+                                buf, err);
+  if (rc == BFH_OK) m->ss->bytes_read += len;
+  return rc;
+}
+
+/* Reads table `number` through its value-to-block map or its block filter: only the blocks
+   that may hold val. A table without either is read whole. So is one whose read through
+   them fails as corrupt (a map chunk or a named block that does not check out): if the
+   whole read succeeds, the map or filter did not describe the table and is dropped
+   (counted, block_index_drop_damaged); if it fails too, the table is damaged and that
+   error is returned. */
 static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
                           const void *val, size_t val_len, collect_t *c, engine_scan_stats_t *ss,
                           bfh_search_stats *st, err_t *err) {
   uint32_t nblocks = 0;
-  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks);
+  map_read_t mr = {e, view, number, ss};
+  block_map_io_t io = {read_map_chunk, &mr, 0};
+  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks,
+                             e->ops->read_meta ? &io : NULL, err);
+  st->map_chunks_read += io.chunks_read;
   if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, val, val_len, c, ss, st, err);
-  if (rc != BFH_OK) return err_set(err, rc, "search: out of memory for block references");
+  if (rc == BFH_E_CORRUPT) {
+    err_t why = *err;
+    rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
+    if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
+    return rc;
+  }
+  if (rc != BFH_OK) return rc;
   st->block_filters_probed++;
   if (rd->refs.n == 0) return BFH_OK;
   if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)

@@ -18,13 +18,18 @@
      a 2 MiB table read whole: ~250 us (search_bench --beyond, 1M entries: SCAN 3.5 ms over
      13 tables);
      a table read through its block filter: ~5 us (the same run: AUTO 7.7 us per present
-     value, 1.2 us per absent one, 5.6 blocks). */
+     value, 1.2 us per absent one, 5.6 blocks: ~1 us a block);
+     a table read through its value-to-block map (the lean layout): one 2 KiB chunk of the
+     map, read as a block is (~1 us), and only the blocks it names: none for a table its
+     leaf passed falsely, one for the table holding the value: ~2 us a selected table, as
+     the model counts them (the false ones and half a true one per search). */
 #define COST_LEAF_NS 45.0
 #define COST_LEAF_DISK_NS 5000.0
 #define COST_SLICED_ROW_NS 12.0
 #define COST_SLICED_WORD_NS 9.0
 #define COST_TABLE_NS 250000.0
 #define COST_BLOCKS_NS 5000.0
+#define COST_MAP_NS 2000.0
 
 /* ---- The readers -------------------------------------------------------------------------- */
 
@@ -325,6 +330,12 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   k->selected = k->leaves * k->fpr + 0.5;
   if (k->selected > k->leaves) k->selected = k->leaves;
   k->per_table = (*rd)->table_ns;
+  /* Tables read through a value-to-block map cost a chunk and the named blocks, the others
+     their block filter's reads: the mean over the tables the block index holds. */
+  if ((*rd)->by_blocks && bs.maps > 0 && bs.tables > 0)
+    k->per_table =
+        ((double)bs.maps * COST_MAP_NS + (double)(bs.tables - bs.maps) * COST_BLOCKS_NS) /
+        (double)bs.tables;
   k->k = p->k;
   k->leaves_on_disk = p->leaves_on_disk;
 }

@@ -52,7 +52,7 @@ typedef struct found {
 } found_t;
 
 /* AUTO's block path across a run (non-vacuity: the block filters were used). */
-static uint64_t g_auto_blocks_probed, g_auto_blocks_read;
+static uint64_t g_auto_blocks_probed, g_auto_blocks_read, g_auto_map_chunks;
 
 /* Counts a mismatch and describes the first few. */
 #define MISMATCH(counter, ...)                         \
@@ -142,6 +142,7 @@ static void check_search(model_t *md, const uint8_t *val, size_t len, bfh_method
   } else if (method == BFH_SEARCH_AUTO) {
     g_auto_blocks_probed += st.block_filters_probed;
     g_auto_blocks_read += st.blocks_read;
+    g_auto_map_chunks += st.map_chunks_read;
   } else if (st.block_filters_probed || st.blocks_read) {
     MISMATCH(mismatches, "method %d (the paper's) read by blocks\n", method);
   }
@@ -185,6 +186,8 @@ static void close_db(model_t *md) {
 
 /* bfh_options.index_bits_per_value of the next run (0: the default, the paper's layout). */
 static uint32_t g_index_bits;
+/* bfh_options.block_maps of the next run (the default, 1, unless a test says otherwise). */
+static int g_block_maps = 1;
 /* The engine of the next run (the own engine unless a test says otherwise). */
 static bfh_engine g_engine = BFH_ENGINE_LSM;
 /* bfh_options.cuckoo_index of the next run: every search then also runs by CUCKOO. */
@@ -202,7 +205,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
                 uint64_t ops, uint64_t seed) {
   /* With the stand-alone index every search also runs by STANDALONE. */
   int last_method = standalone ? BFH_SEARCH_STANDALONE : BFH_SEARCH_AUTO;
-  g_auto_blocks_probed = g_auto_blocks_read = 0;
+  g_auto_blocks_probed = g_auto_blocks_read = g_auto_map_chunks = 0;
   bfh_options_init(&md->opt);
   md->opt.memtable_bytes = 128 << 10; /* the arena takes 64 KiB blocks: ~64 KiB of entries */
   md->opt.table_bytes = 16 << 10;
@@ -212,6 +215,7 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
   md->opt.placement = placement;
   md->opt.standalone_index = standalone;
   md->opt.index_bits_per_value = g_index_bits;
+  md->opt.block_maps = g_block_maps;
   md->opt.engine = g_engine;
   md->opt.cuckoo_index = g_cuckoo;
   open_db(md);
@@ -311,6 +315,10 @@ static void run(model_t *md, int leaves_on_disk, bfh_placement placement, int st
   print_message("AUTO: %llu block filters probed, %llu blocks read\n",
                 (unsigned long long)g_auto_blocks_probed, (unsigned long long)g_auto_blocks_read);
   assert_true(g_auto_blocks_probed > 0 && g_auto_blocks_read > 0);
+  /* The value-to-block maps are read exactly when the lean layout uses them (own engine). */
+  int maps = g_index_bits > 0 && g_block_maps && g_engine == BFH_ENGINE_LSM;
+  print_message("AUTO: %llu map chunks read\n", (unsigned long long)g_auto_map_chunks);
+  assert_true(maps ? g_auto_map_chunks > 0 : g_auto_map_chunks == 0);
   if (standalone) {
     bfh_db_stats ds;
     assert_int_equal(bfh_stats(md->db, &ds), BFH_OK);
@@ -351,7 +359,17 @@ static void test_api_model_standalone(void **state) {
    every method equals the oracle too. */
 static void test_api_model_lean(void **state) {
   g_index_bits = BFH_LEAN_BITS;
+  g_block_maps = 0; /* the block filters in memory */
   run(*state, 0, BFH_PLACEMENT_SIMILARITY, 0, 200000, 6);
+  g_block_maps = 1;
+  g_index_bits = 0;
+}
+
+/* The lean index with value-to-block maps (BFH_LEAN_MAP_BITS, block_maps = 1): AUTO reads
+   the tables through their maps, and every method equals the oracle. */
+static void test_api_model_lean_map(void **state) {
+  g_index_bits = BFH_LEAN_MAP_BITS;
+  run(*state, 0, BFH_PLACEMENT_SIMILARITY, 0, 200000, 8);
   g_index_bits = 0;
 }
 
@@ -429,6 +447,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_api_model_leaves_read_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_standalone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_lean, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_model_lean_map, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_rocksdb, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_rocksdb_leaves_on_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_model_cuckoo, setup, teardown),

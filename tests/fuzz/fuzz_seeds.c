@@ -21,6 +21,7 @@
 
 #include "bfh.h"
 #include "filters/block_filter.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm/block.h"
 #include "util/env.h"
 #include "lsm/log.h"
@@ -176,6 +177,44 @@ static void seed_block_filters(void) {
   }
 }
 
+/* Value-to-block maps built here from random hashes (no value, one block, a few chunks, a
+   run of one fingerprint over a chunk boundary), each as fixed32 head length | head |
+   chunks, the value_block_map target's input. */
+static void seed_value_block_maps(void) {
+  static const struct {
+    uint32_t nblocks, per_block, repeat;
+  } shapes[] = {{0, 0, 0}, {1, 3, 0}, {40, 30, 0}, {3, 400, 1}};
+  rng_t r;
+  rng_init(&r, 6);
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+    value_block_map_builder_t *b = value_block_map_builder_create();
+    if (!b) die("value block map", "builder");
+    for (uint32_t j = 0; j < shapes[s].nblocks; j++) {
+      for (uint32_t i = 0; i < shapes[s].per_block; i++)
+        if (value_block_map_builder_add(b, shapes[s].repeat ? 42 : rng_next(&r)) != BFH_OK)
+          die("value block map", "add");
+      if (value_block_map_builder_end_block(b, (uint64_t)j * 4096, 4000) != BFH_OK)
+        die("value block map", "end_block");
+    }
+    uint8_t *head, *chunks;
+    size_t hl, cl;
+    if (value_block_map_builder_finish(b, &head, &hl, &chunks, &cl) != BFH_OK)
+      die("value block map", "finish");
+    value_block_map_builder_destroy(b);
+    uint8_t *buf = malloc(4 + hl + cl);
+    if (!buf) die("value block map", "out of memory");
+    encode_fixed32(buf, (uint32_t)hl);
+    memcpy(buf + 4, head, hl);
+    memcpy(buf + 4 + hl, chunks, cl);
+    char name[64];
+    snprintf(name, sizeof name, "blocks%u-x%u", shapes[s].nblocks, shapes[s].per_block);
+    put_seed("value_block_map", name, buf, 4 + hl + cl);
+    free(buf);
+    free(head);
+    free(chunks);
+  }
+}
+
 /* Copies every file of dir whose name ends in one of the suffixes given to target. */
 static void seed_files(const char *dir, const char *prefix, const char *suffix, const char *target,
                        void (*each)(const char *path, const char *base)) {
@@ -323,6 +362,7 @@ int main(int argc, char **argv) {
   seed_sstables(dir, "ldb_raw-sstables");
 
   seed_block_filters();
+  seed_value_block_maps();
 
   static const char *const targets[] = {
       "block",     "table",        "log",          "version_edit",   "manifest",

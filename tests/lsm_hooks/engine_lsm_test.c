@@ -117,7 +117,7 @@ static void fx_open_with(fixture_t *fx, int on_disk, int with_index,
   err_t err;
   err_clear(&err);
   if (with_index) {
-    value_index_params_t p = {M, K, SEED, ORDER, on_disk, HIERARCHY_SIMILARITY, 0, NULL, 0};
+    value_index_params_t p = {M, K, SEED, ORDER, on_disk, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
     fx->index = value_index_create(&p, &err);
     if (!fx->index) fail_msg("value_index_create: %s", err.msg);
     fx->sync = index_sync_create(fx->index, &err);

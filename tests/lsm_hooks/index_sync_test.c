@@ -27,6 +27,7 @@
 #include "lsm_hooks/index/index_sync.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm_hooks/index/value_index.h"
 #include "tests/test_util.h"
 
@@ -50,6 +51,7 @@ typedef struct fixture {
   int damaged_blocks_of[MAXT]; /* read_leaf says the table's block filter is damaged */
   uint64_t tag_of[MAXT];       /* the tag of each table's contents (table_tag, read_leaf) */
   uint32_t block_bits;         /* of the next fx_open's index (0: no block filters) */
+  int lean_maps;               /* the next fx_open's index: the lean layout with block maps */
 } fixture_t;
 
 static fixture_t *g_fx; /* the current test's fixture; released by the teardown */
@@ -150,7 +152,11 @@ static int cache_load(const fixture_t *fx, const char *path, uint64_t number, ui
    with the cache directory if cache != 0. */
 static void fx_open(fixture_t *fx, int on_disk, int cache, uint64_t cache_delay_ns) {
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, on_disk, HIERARCHY_SIMILARITY, fx->block_bits, NULL, 0};
+  value_index_params_t p = {M,       K,
+                            SEED,    3,
+                            on_disk, HIERARCHY_SIMILARITY,
+                            fx->block_bits, NULL,
+                            fx->lean_maps ? BFH_LEAN_MAP_BITS : 0, fx->lean_maps};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);
@@ -723,7 +729,7 @@ static void test_cache_bound_to_tag(void **state) {
   }
 
   err_t err;
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   fx->index = value_index_create(&p, &err);
   assert_non_null(fx->index);
   fx->sync = index_sync_create(fx->index, &err);
@@ -831,9 +837,40 @@ static void expect_block_meta(const lsm_meta_block_t *meta) {
   block_filter_destroy(bf);
 }
 
+static int read_mem(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  const lsm_meta_block_t *chunks = arg;
+  if (off > chunks->size || len > chunks->size - off)
+    return err_set(err, BFH_E_CORRUPT, "read past the chunks");
+  memcpy(buf, (const uint8_t *)chunks->data + off, len);
+  return BFH_OK;
+}
+
+/* The value-to-block map's two meta blocks name each value's block exactly. */
+static void expect_map_meta(const lsm_meta_block_t *head, const lsm_meta_block_t *chunks) {
+  assert_string_equal(head->name, VALUE_BLOCK_MAP_HEAD_NAME);
+  assert_string_equal(chunks->name, VALUE_BLOCK_MAP_CHUNKS_NAME);
+  value_block_map_t *m = NULL;
+  err_t err;
+  assert_int_equal(value_block_map_open(head->data, head->size, &m, &err), BFH_OK);
+  assert_int_equal(value_block_map_blocks(m), 2);
+  assert_int_equal(value_block_map_entries(m), 2);
+  for (uint32_t i = 0; i < 2; i++) {
+    uint32_t out[2], n = 0;
+    uint64_t chunks_read = 0;
+    assert_int_equal(value_block_map_probe(m, bfh_hash64(g_values[i], strlen(g_values[i]), SEED),
+                                           read_mem, (void *)chunks, out, &n, &chunks_read, &err),
+                     BFH_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(value_block_map_ref(m, out[0]).offset, 100 * i);
+    assert_int_equal(chunks_read, 1);
+  }
+  value_block_map_destroy(m);
+}
+
 /* Drives one table through begin/add/block_written/finish and checks its meta blocks (the
-   block filter's too, with_blocks); returns the state for end(). Adds apple and banana as
-   values and cherry as a deletion, in two data blocks. */
+   block filter's too, with_blocks >= 1; the value-to-block map's too, with_blocks == 2);
+   returns the state for end(). Adds apple and banana as values and cherry as a deletion, in
+   two data blocks. */
 static void *hook_build(const lsm_table_hook_t *hook, uint64_t number, int with_blocks) {
   void *ts = hook->begin(hook->ctx, number);
   assert_non_null(ts);
@@ -845,8 +882,9 @@ static void *hook_build(const lsm_table_hook_t *hook, uint64_t number, int with_
   const lsm_meta_block_t *blocks = NULL;
   size_t n = 0;
   assert_int_equal(hook->finish(ts, &blocks, &n), BFH_OK);
-  assert_int_equal(n, with_blocks ? 2 : 1);
+  assert_int_equal(n, with_blocks == 2 ? 4 : with_blocks ? 2 : 1);
   if (with_blocks) expect_block_meta(&blocks[1]);
+  if (with_blocks == 2) expect_map_meta(&blocks[2], &blocks[3]);
   assert_non_null(blocks);
   assert_string_equal(blocks[0].name, "bfh.value_filter");
   assert_string_equal(blocks[0].name, VALUE_HOOK_META_NAME);
@@ -954,6 +992,31 @@ static void test_value_hook(void **state) {
   value_hook_destroy(NULL);
 }
 
+/* The value-to-block map is written only under a layout that reads it (the lean layout with
+   block maps; the paper's layout of test_value_hook writes none), and its head enters the
+   block index in place of the block filter. */
+static void test_value_hook_maps(void **state) {
+  (void)state;
+  fixture_t *fx = fx_get();
+  fx->lean_maps = 1;
+  fx_open(fx, 0, 0, 0);
+  err_t err;
+  value_hook_t *h =
+      value_hook_create(fx->sync, M, K, SEED, BLOCK_FILTER_DEFAULT_BITS, fx->dir, &err);
+  assert_non_null(h);
+  const lsm_table_hook_t *hook = value_hook_table_hook(h);
+  void *ts = hook_build(hook, 7, 2);
+  uint64_t offsets[] = {4096, 8192};
+  hook->end(ts, offsets);
+  hook->table_added(hook->ctx, 7, 5000);
+  assert_true(value_index_contains(fx->index, 7));
+  assert_true(block_index_has_map(value_index_blocks(fx->index), 7));
+  assert_true(index_has_value(fx->index, "apple", 7));
+  hook->table_removed(hook->ctx, 7);
+  assert_false(block_index_has(value_index_blocks(fx->index), 7));
+  value_hook_destroy(h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_pushed_reports, fx_setup, fx_teardown),
@@ -967,6 +1030,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_cache_upgrade, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_bound_to_tag, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_value_hook, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_value_hook_maps, fx_setup, fx_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -215,7 +215,7 @@ static void run_model(int on_disk, hierarchy_placement_t placement, int ops, int
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 42 + (uint64_t)on_disk * 7 + (uint64_t)placement);
-  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0, NULL, g_lean_bits};
+  value_index_params_t p = {M, K, SEED, 3, on_disk, placement, 0, NULL, g_lean_bits, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -318,7 +318,7 @@ static void test_value_index_on_disk_leaves_keep_only_crcs(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 7);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -350,7 +350,7 @@ static void test_value_index_unreadable_leaf_is_maybe(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 9);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -391,7 +391,7 @@ static void test_value_index_leaf_read_fault_is_maybe(void **state) {
   rng_init(&r, 11);
   env_t *io = env_create_faulty();
   assert_non_null(io);
-  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, io, 0};
+  value_index_params_t p = {M, K, SEED, 2, 1, HIERARCHY_SIMILARITY, 0, io, 0, 0};
   probe_t pr;
   uint64_t v = 77;
   u64vec_t out;
@@ -441,7 +441,7 @@ static void test_value_index_leaf_read_fault_is_maybe(void **state) {
 /* select(): a table the index has no leaf for is always scanned; a leaf that says no is not. */
 static void test_value_index_select_marks_unindexed(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -471,7 +471,7 @@ static void test_value_index_select_marks_unindexed(void **state) {
    eighth from 8 slots: 27), where an exact reserve per batch (capacity rounded to 8 slots) gave 64. */
 static void test_value_index_batches_grow_geometrically(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -494,7 +494,7 @@ static void test_value_index_batches_grow_geometrically(void **state) {
 
 static void test_value_index_rejects_mismatch(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   assert_non_null(vi);
@@ -523,7 +523,7 @@ static void test_value_index_batch_equals_single_adds(void **state) {
   model_t *md = model_create();
   rng_t r;
   rng_init(&r, 11);
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0};
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
   err_t err;
   value_index_t *vi = value_index_create(&p, &err);
   enum { N = 200 };
@@ -555,7 +555,7 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
     model_t *md = model_create();
     rng_t r;
     rng_init(&r, 11);
-    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0, NULL, 0};
+    value_index_params_t p = {m, K, SEED, 2, mode, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
     err_t err;
     value_index_t *vi = value_index_create(&p, &err);
     assert_non_null(vi);
@@ -605,6 +605,41 @@ static void test_value_index_damaged_leaf_on_disk_is_maybe(void **state) {
   }
 }
 
+/* Lean: a small leaf (an L0 table, the last of a compaction) joins a group folded less that
+   has a free slot instead of opening a group of its own (8 slots of m / r bits for one
+   leaf), and still answers every value it holds. */
+static void test_value_index_lean_small_joins(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  value_filter_t *full = value_filter_create(M, K, SEED), *small = value_filter_create(M, K, SEED);
+  assert_non_null(full);
+  assert_non_null(small);
+  for (uint64_t v = 0; v < 50; v++) value_filter_add(full, &v, sizeof v); /* folds by 2 */
+  for (uint64_t v = 1000; v < 1003; v++) value_filter_add(small, &v, sizeof v); /* by 16 */
+  assert_int_equal(value_index_add(vi, 1, full, NULL, 0, &err), BFH_OK);
+  assert_int_equal(value_index_add(vi, 2, small, NULL, 0, &err), BFH_OK);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 1);
+  for (uint64_t v = 1000; v < 1003; v++) {
+    probe_t pr;
+    value_index_probe(vi, &v, sizeof v, &pr);
+    for (int m = 0; m < 3; m++) {
+      u64vec_t out;
+      u64vec_init(&out);
+      assert_int_equal(value_index_candidates(vi, methods[m], &pr, &out, NULL, &err), BFH_OK);
+      int has = 0;
+      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == 2;
+      assert_true(has);
+      u64vec_release(&out);
+    }
+  }
+  value_index_destroy(vi);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_value_index_random_ops_match_fresh_build, model_teardown),
@@ -613,6 +648,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_paper_tree, model_teardown),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_match, model_teardown),
       cmocka_unit_test_teardown(test_value_index_lean_ops_match, model_teardown),
+      cmocka_unit_test(test_value_index_lean_small_joins),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
       cmocka_unit_test_teardown(test_value_index_unreadable_leaf_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_damaged_leaf_on_disk_is_maybe, model_teardown),

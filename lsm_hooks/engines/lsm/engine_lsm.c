@@ -18,6 +18,7 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
+#include "lsm_hooks/index/value_block_map.h"
 
 typedef struct engine_lsm {
   engine_t base;
@@ -253,11 +254,45 @@ static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
   return rc;
 }
 
-static const engine_ops_t lsm_ops = {ENGINE_OPS_FIELDS("lsm"), .table_hashes = e_table_hashes};
+static int e_read_meta(engine_t *e, engine_view_t *v, uint64_t number, const char *name,
+                       uint64_t off, size_t len, void *buf, err_t *err) {
+  (void)e;
+  return lsm_snapshot_read_meta_range(v->snap, number, name, off, len, buf, err);
+}
+
+static const engine_ops_t lsm_ops = {ENGINE_OPS_FIELDS("lsm"), .table_hashes = e_table_hashes,
+                                     .read_meta = e_read_meta};
 
 /* The block filter of table `number` from its "bfh.block_filter" meta block into out; a
    table built without one (block filters off, or made before them) has none. */
+static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out);
+
+/* With block maps in use (the lean layout, value_index_params_t.block_maps): puts the head of
+   table `number`'s value-to-block map into the block index, in place of its block filter.
+   1 if it did; 0 if the table has none or it does not check out (counted as damaged): its
+   block filter serves then. */
+static int read_map(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out) {
+  void *data = NULL;
+  size_t size = 0;
+  err_t err;
+  err_clear(&err);
+  value_block_map_t *m = NULL;
+  block_index_t *bi = index_sync_block_index(el->sync);
+  if (block_index_has_map(bi, number)) return 1; /* read ahead of the leaf */
+  int rc = lsm_table_read_meta(el->db, number, VALUE_BLOCK_MAP_HEAD_NAME, &data, &size, NULL, &err);
+  if (rc == BFH_OK) rc = value_block_map_open(data, size, &m, &err);
+  free(data);
+  out->bytes_read += size;
+  if (rc == BFH_OK && block_index_put_map(bi, number, m) == BFH_OK) return 1;
+  if (rc == BFH_E_CORRUPT) {
+    err_prefix(&err, "table %llu: ", (unsigned long long)number);
+    block_index_count_damaged(bi, &err);
+  }
+  return 0;
+}
+
 static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out) {
+  if (index_sync_params(el->sync)->block_maps && read_map(el, number, out)) return;
   void *data = NULL;
   size_t size = 0;
   uint64_t offset;

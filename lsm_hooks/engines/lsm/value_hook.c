@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lsm/table.h"
+#include "lsm_hooks/index/value_block_map.h"
 
 struct value_hook {
   index_sync_t *sync; /* borrowed; may be NULL */
@@ -23,18 +24,20 @@ typedef struct table_state {
   value_filter_t *filter;         /* owned until handed to the index */
   block_filter_builder_t *blocks; /* owned; NULL without block filters */
   block_filter_t *block_filter;   /* owned until handed to the index */
-  int nomem;                      /* the block filter builder ran out of memory */
-  uint8_t *ser[2];                /* serialized leaf and block filter, owned */
+  value_block_map_builder_t *map; /* owned; NULL without block filters */
+  int nomem;                      /* a builder ran out of memory */
+  uint8_t *ser[4];                /* serialized leaf, block filter, map head and chunks, owned */
+  size_t head_len;                /* ser[2]'s */
   uint64_t values;
-  lsm_meta_block_t meta[2];
+  lsm_meta_block_t meta[4];
 } table_state_t;
 
 static void state_free(table_state_t *s) {
   value_filter_destroy(s->filter);
   block_filter_builder_destroy(s->blocks);
   block_filter_destroy(s->block_filter);
-  free(s->ser[0]);
-  free(s->ser[1]);
+  value_block_map_builder_destroy(s->map);
+  for (int i = 0; i < 4; i++) free(s->ser[i]);
   free(s);
 }
 
@@ -46,7 +49,11 @@ static void *hook_begin(void *ctx, uint64_t file_number) {
   s->number = file_number;
   s->filter = value_filter_create(h->m, h->k, h->seed);
   if (h->block_bits) s->blocks = block_filter_builder_create(h->block_bits);
-  if (!s->filter || (h->block_bits && !s->blocks)) {
+  /* The map only when this handle's layout reads it (the lean layout with block maps): a
+     table of the paper's layout pays nothing for it, on disk or in ingest. */
+  int maps = h->block_bits && h->sync && index_sync_params(h->sync)->block_maps;
+  if (maps) s->map = value_block_map_builder_create();
+  if (!s->filter || (h->block_bits && !s->blocks) || (maps && !s->map)) {
     state_free(s);
     return NULL;
   }
@@ -61,12 +68,14 @@ static void hook_add(void *state, const void *key, size_t key_len, const void *v
   uint64_t hash = bfh_value_hash(val, val_len, s->filter->seed);
   value_filter_add_hash(s->filter, hash);
   if (s->blocks && block_filter_builder_add(s->blocks, hash) != BFH_OK) s->nomem = 1;
+  if (s->map && value_block_map_builder_add(s->map, hash) != BFH_OK) s->nomem = 1;
   s->values++;
 }
 
 static void hook_block_written(void *state, uint64_t offset, uint64_t size) {
   table_state_t *s = state;
   if (s->blocks && block_filter_builder_end_block(s->blocks, offset, size) != BFH_OK) s->nomem = 1;
+  if (s->map && value_block_map_builder_end_block(s->map, offset, size) != BFH_OK) s->nomem = 1;
 }
 
 static int hook_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) {
@@ -87,7 +96,29 @@ static int hook_finish(void *state, const lsm_meta_block_t **blocks, size_t *n) 
   block_filter_serialize(s->block_filter, s->ser[1]);
   s->meta[1] = (lsm_meta_block_t){VALUE_HOOK_BLOCKS_META_NAME, s->ser[1], size};
   *n = 2;
+  if (!s->map) return BFH_OK;
+  size_t chunks_len;
+  rc = value_block_map_builder_finish(s->map, &s->ser[2], &s->head_len, &s->ser[3], &chunks_len);
+  if (rc == BFH_NOT_FOUND) return BFH_OK; /* blocks it cannot name: the block filter serves */
+  if (rc != BFH_OK) return rc;
+  s->meta[2] = (lsm_meta_block_t){VALUE_BLOCK_MAP_HEAD_NAME, s->ser[2], s->head_len};
+  s->meta[3] = (lsm_meta_block_t){VALUE_BLOCK_MAP_CHUNKS_NAME, s->ser[3], chunks_len};
+  *n = 4;
   return BFH_OK;
+}
+
+/* With block maps in use (value_index_params_t.block_maps), the table's map enters the block
+   index now, in place of its block filter (which is not handed over: memory). A map that
+   cannot be made (no memory) leaves the block filter to serve. */
+static void hand_over_map(table_state_t *s) {
+  value_hook_t *h = s->h;
+  if (!s->ser[2] || !index_sync_params(h->sync)->block_maps) return;
+  value_block_map_t *m = NULL;
+  err_t err;
+  if (value_block_map_open(s->ser[2], s->head_len, &m, &err) != BFH_OK) return;
+  if (block_index_put_map(index_sync_block_index(h->sync), s->number, m) != BFH_OK) return;
+  block_filter_destroy(s->block_filter);
+  s->block_filter = NULL;
 }
 
 static void hook_end(void *state, const uint64_t *block_offsets) {
@@ -99,6 +130,7 @@ static void hook_end(void *state, const uint64_t *block_offsets) {
     if (h->sync) {
       char path[4096];
       table_file_path(h->dir, s->number, path, sizeof path);
+      hand_over_map(s);
       index_sync_table_built(h->sync, s->number, s->filter, s->block_filter, path,
                              block_offsets[0]);
       s->filter = NULL; /* index_sync owns them now */

@@ -6,9 +6,14 @@
  *   add      hashes the value of every LSM_TYPE_VALUE entry into both (deletions carry none)
  *   block_written  closes the block filter's current block at the data block's handle
  *   finish   serializes the leaf as the meta block "bfh.value_filter" (filters/value_filter.h)
- *            and the block filter as "bfh.block_filter"
+ *            and the block filter as "bfh.block_filter"; with block filters on and an index
+ *            that uses maps (value_index_params_t.block_maps, the lean layout), also the
+ *            table's value-to-block map as "bfh.value_blocks" and "bfh.value_chunks"
+ *            (lsm_hooks/index/value_block_map.h; about 6 bytes per value entry on disk)
  *   end      the table is complete: hands both filters, the table's path and the offset the
- *            leaf's meta block landed at to index_sync (index_sync_table_built)
+ *            leaf's meta block landed at to index_sync (index_sync_table_built); when the
+ *            index uses maps (value_index_params_t.block_maps, the lean layout), the map's
+ *            head goes into the block index instead of the block filter
  *   table_added / table_removed  index_sync_table_added / index_sync_table_removed: the
  *            leaf enters the index when the version holding the table is installed
  * Without an index_sync (bfh_repair) it only writes the meta blocks. With value filters off
