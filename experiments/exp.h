@@ -145,6 +145,10 @@ typedef struct exp_db_params {
      default: none); in memory only, not part of the database's identity. */
   uint32_t index_bits_per_value;
   int cuckoo;
+  /* bfh_options.block_maps for a lean layout (0, default: block filters only). With it, the
+     tables a build writes carry value-to-block maps; the memory driver's databases are its
+     own (not shared by identity), so it is left out of the identity too. */
+  int block_maps;
   /* Not NULL: the database is searched with the authors' costs (exp_authors_search, at most
      EXP_AUTHORS_QUERIES queries, never cold; the target's db may be NULL). Borrowed. */
   struct exp_authors *authors;

@@ -46,7 +46,7 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->leaves_on_disk = p->leaves_on_disk;
   opt->placement = p->placement;
   opt->index_bits_per_value = p->index_bits_per_value; /* 0 unless a driver asks */
-  opt->block_maps = 0; /* the lean rows keep block filters, as they say: no map written */
+  opt->block_maps = p->block_maps; /* 0 unless a driver asks: no map written */
   opt->cuckoo_index = p->cuckoo;
   if (!p->beyond) { /* the paper's structures only */
     opt->block_filter_bits = 0;

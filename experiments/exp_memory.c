@@ -1,18 +1,21 @@
 /* Beyond the paper: what the value index costs in memory against what it buys in search time.
  *
- * Not an artifact of the paper. Four configurations of the same workload, each a database
+ * Not an artifact of the paper. Five configurations of the same workload, each a database
  * built fresh by random-order puts of N entries and searched in a process of its own:
  *   paper       the paper's layout (m = 2M bits per table, every leaf in memory, the hierarchy
  *               and the bit-sliced index over them) with block filters and the memtable index:
  *               searched by HIERARCHY (the paper's method) and AUTO over it
  *   lean        the lean layout (index_bits_per_value = BFH_LEAN_BITS, doc/search.md "The lean
  *               index"), block filters and memtable index: searched by AUTO
+ *   lean-map    the lean layout with value-to-block maps (index_bits_per_value =
+ *               BFH_LEAN_MAP_BITS, block_maps = 1: the tables carry maps, whose heads replace
+ *               the block filters in memory): searched by AUTO
  *   cuckoo      the Cuckoo Index (cuckoo_index = 1) over the same tables, searched by CUCKOO,
  *               which reads the tables it names through their block filters; the Bloom index
  *               beside it (which CUCKOO does not use) in the lean layout, the smallest
  *   standalone  value filters off, the stand-alone index on: searched by STANDALONE (engines
  *               with BFH_ENGINE_CAN_STANDALONE only)
- * and a fifth, bare (value filters off), built and opened for the baselines only: ingest with
+ * and a sixth, bare (value filters off), built and opened for the baselines only: ingest with
  * no index, and the memory of the engine alone.
  *
  * Memory, per entry (bytes_per_entry, and the source it was taken from in bytes_source):
@@ -58,14 +61,16 @@ typedef struct config {
   uint32_t index_bits;
   bfh_method series[MAX_SERIES];
   int nseries;
+  int block_maps; /* bfh_options.block_maps (the lean layout with value-to-block maps) */
 } config_t;
 
 static const config_t CONFIGS[] = {
-    {"bare", 0, 0, 0, 0, 0, {BFH_SEARCH_SCAN}, 0},
-    {"paper", 1, 1, 0, 0, 0, {BFH_SEARCH_HIERARCHY, BFH_SEARCH_AUTO}, 2},
-    {"lean", 1, 1, 0, 0, BFH_LEAN_BITS, {BFH_SEARCH_AUTO}, 1},
-    {"cuckoo", 1, 1, 0, 1, BFH_LEAN_BITS, {BFH_SEARCH_CUCKOO}, 1},
-    {"standalone", 0, 0, 1, 0, 0, {BFH_SEARCH_STANDALONE}, 1},
+    {"bare", 0, 0, 0, 0, 0, {BFH_SEARCH_SCAN}, 0, 0},
+    {"paper", 1, 1, 0, 0, 0, {BFH_SEARCH_HIERARCHY, BFH_SEARCH_AUTO}, 2, 0},
+    {"lean", 1, 1, 0, 0, BFH_LEAN_BITS, {BFH_SEARCH_AUTO}, 1, 0},
+    {"lean-map", 1, 1, 0, 0, BFH_LEAN_MAP_BITS, {BFH_SEARCH_AUTO}, 1, 1},
+    {"cuckoo", 1, 1, 0, 1, BFH_LEAN_BITS, {BFH_SEARCH_CUCKOO}, 1, 0},
+    {"standalone", 0, 0, 1, 0, 0, {BFH_SEARCH_STANDALONE}, 1, 0},
 };
 #define NCONFIGS (sizeof CONFIGS / sizeof CONFIGS[0])
 enum { BARE = 0 };
@@ -184,6 +189,7 @@ static void point_params(const exp_ctx_t *x, uint64_t n, double domain, const co
   pt->p.standalone = cfg->standalone;
   pt->p.cuckoo = cfg->cuckoo;
   pt->p.index_bits_per_value = cfg->index_bits;
+  pt->p.block_maps = cfg->block_maps;
   snprintf(pt->dir, sizeof pt->dir, "%s/memory-%s-n%llu-dom%g", x->work_dir, cfg->name,
            (unsigned long long)n, domain);
 }
@@ -262,6 +268,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
       exp_csv_str(csv, "config", cfg->name);
       exp_csv_str(csv, "series", exp_method_name(cfg->series[s]));
       exp_csv_u64(csv, "index_bits_per_value", cfg->index_bits);
+      exp_csv_u64(csv, "block_maps", (uint64_t)cfg->block_maps);
       exp_csv_u64(csv, "reps", REPS);
       exp_csv_dbl(csv, "ingest_s", pt->ingest_s);
       exp_csv_dbl(csv, "ingest_off_s", bare->ingest_s);
@@ -334,6 +341,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
 static const char *const MEMORY_COLS[] = {"config",
                                           "series",
                                           "index_bits_per_value",
+                                          "block_maps",
                                           "reps",
                                           "ingest_s",
                                           "ingest_off_s",

@@ -414,7 +414,8 @@ static void body(report_t *rp, const exp_report_run_t *run) {
   if (section(rp, "memory", "Beyond the paper: index memory vs search time") == 0) {
     say(rp,
         "Not in the paper. paper = m = 2M bits per table (HIERARCHY, AUTO); lean =\n"
-        "index_bits_per_value 3 (AUTO); cuckoo = the Cuckoo Index (CUCKOO); standalone = the\n"
+        "index_bits_per_value 3 with block filters (AUTO); lean-map = index_bits_per_value 10\n"
+        "with value-to-block maps (AUTO); cuckoo = the Cuckoo Index (CUCKOO); standalone = the\n"
         "value||key store (STANDALONE). B/entry: what the method's index holds (source);\n"
         "rss_index: RssAnon growth of the open over the bare engine's (cross-check); ingest:\n"
         "puts + flush, overhead over the engine without an index; times: medians, seconds;\n"

@@ -16,8 +16,8 @@ sel(dom, cfg) = rows(sprintf('c("domain_pct")=="%s" && c("config")=="%s"', dom, 
 label = '(sprintf("%s/%s %gM", strcol("config"), strcol("series"), column("n")/1e6))'
 domains = "100 10 1"
 dtitles = "'unique values (domain 100%)' 'domain 10% (about 10 keys per value)' 'domain 1% (about 100 keys per value)'"
-configs = "paper lean cuckoo standalone"
-ctitles = "'paper layout (m = 2M): HIERARCHY, AUTO' 'lean layout: AUTO' 'Cuckoo Index: CUCKOO' 'stand-alone index: STANDALONE (bytes: RSS over bare)'"
+configs = "paper lean lean-map cuckoo standalone"
+ctitles = "'paper layout (m = 2M): HIERARCHY, AUTO' 'lean layout, block filters: AUTO' 'lean layout, value-to-block maps: AUTO' 'Cuckoo Index: CUCKOO' 'stand-alone index: STANDALONE (bytes: RSS over bare)'"
 queries = "present absent"
 params = sprintf("engine %s, scale %s, m = 2M bits per table (below 1M entries shrunk by 1M/N), k = %s, d = %s, random insert order; median of %s queries (bars: quartiles), warm cache; bytes: bfh stats (stand-alone: measured RSS)", \
   cell('1', "engine"), cell('1', "scale"), cell('1', "k"), cell('1', "d"), cell('1', "queries"))
