@@ -154,14 +154,28 @@ static void check_ranges(bfh_db *db, const listed_t *l) {
   }
 }
 
+/* With LevelDB a background compaction may replace tables after fill's sync, and a table it
+   wrote has no value filter until the next sync indexes it: list and count again (bounded)
+   until a listing and the counts describe the same indexed tables. */
+static void list_settled(db_fixture_t *f, bfh_engine engine, listed_t *l, bfh_db_stats *st) {
+  for (int attempt = 0; attempt < 100; attempt++) {
+    memset(l, 0, sizeof *l);
+    assert_int_equal(bfh_tables(f->db, collect, l), BFH_OK);
+    assert_int_equal(bfh_stats(f->db, st), BFH_OK);
+    size_t filters = 0;
+    for (size_t i = 0; i < l->n; i++) filters += l->t[i].has_value_filter != 0;
+    if (engine != BFH_ENGINE_LEVELDB || (l->n == st->tables && filters == l->n)) return;
+    err_t e;
+    assert_int_equal(engine_leveldb_sync(bfh_internal_engine(f->db), &e), BFH_OK);
+  }
+}
+
 static void tables_match_stats(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
   fill(f, engine, 1);
   static listed_t l;
-  memset(&l, 0, sizeof l);
-  assert_int_equal(bfh_tables(f->db, collect, &l), BFH_OK);
   bfh_db_stats st;
-  assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
+  list_settled(f, engine, &l, &st);
   assert_true(l.n >= 2);
   assert_int_equal(l.n, st.tables);
   uint64_t bytes = 0, entries = 0, filters = 0;

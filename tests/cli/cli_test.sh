@@ -355,13 +355,15 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
     if ($h["n"] != 100000 || $h["scale"] != "small" || $h["wrong"] != 0 || $h["bytes_per_entry"] == "" ||
         $h["present_time_s"] <= 0) { print "bad row " NR ": " $0; bad = 1 }
     if ($h["config"] == "paper") paper[$h["domain_pct"]] = $h["index_bytes"]
-    if ($h["config"] == "lean") lean[$h["domain_pct"]] = $h["index_bytes"] }
+    if ($h["config"] == "lean") lean[$h["domain_pct"]] = $h["index_bytes"]
+    if ($h["config"] == "lean-map") leanmap[$h["domain_pct"]] = $h["index_bytes"] }
   END { for (d = 0; d < 3; d++) {
       dom = d == 0 ? 100 : d == 1 ? 10 : 1
-      split("paper/hierarchy paper/auto lean/auto cuckoo/cuckoo standalone/standalone", want, " ")
+      split("paper/hierarchy paper/auto lean/auto lean-map/auto cuckoo/cuckoo standalone/standalone", want, " ")
       for (j in want) if (rows[dom "/" want[j]] != 1) { print "domain " dom ": " want[j] " rows: " rows[dom "/" want[j]]; bad = 1 }
-      if (!(lean[dom] > 0 && lean[dom] < paper[dom])) { print "domain " dom ": lean index not smaller"; bad = 1 } }
-    if (NR != 16) { print NR - 1 " rows"; bad = 1 }
+      if (!(lean[dom] > 0 && lean[dom] < paper[dom])) { print "domain " dom ": lean index not smaller"; bad = 1 }
+      if (!(leanmap[dom] > 0 && leanmap[dom] < paper[dom])) { print "domain " dom ": lean-map index not smaller"; bad = 1 } }
+    if (NR != 19) { print NR - 1 " rows"; bad = 1 }
     exit bad }' "$work/mem/memory.csv" >memcheck || { cat memcheck >&2; die "memory.csv"; }
 no_entry "$work/mem/memory.png"
 [ -z "$(ls -A "$work/mem/db" 2>/dev/null)" ] || die "run memory left databases behind"
