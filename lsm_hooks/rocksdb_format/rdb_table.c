@@ -772,8 +772,64 @@ static int on_prop(table_t *t, const uint8_t *k, size_t kn, const uint8_t *v, si
   } else if (name_is(k, kn, "rocksdb.block.based.table.index.type")) {
     if (vn != 4) return corrupt(t, t->props_h.offset, "properties: bad index type");
     p->index_type = decode_fixed32(v); /* fixed32, unlike the numbers above */
+  } else if (name_is(k, kn, "rocksdb.external_sst_file.version")) {
+    if (vn != 4) return corrupt(t, t->props_h.offset, "properties: bad external file version");
+    p->has_ext_version = 1;
+    p->ext_version = decode_fixed32(v);
+  } else if (name_is(k, kn, "rocksdb.external_sst_file.global_seqno")) {
+    if (vn != 8) return corrupt(t, t->props_h.offset, "properties: bad global sequence number");
+    p->has_ext_global_seqno = 1;
+    p->ext_global_seqno = decode_fixed64(v);
   }
   return rc;
+}
+
+/* The place in the block p[0, n) (uncompressed) of the value of its property
+   rocksdb.external_sst_file.global_seqno, if it has one of 8 bytes: 1 and *at, else 0. */
+static int global_seqno_at(table_t *t, const uint8_t *p, size_t n, size_t *at) {
+  block_t blk;
+  if (parse_block(t, t->props_h.offset, p, n, &blk) != BFH_OK) return 0;
+  block_cursor_t c;
+  block_cursor_init(&c, &blk, NULL);
+  int found = 0;
+  for (block_cursor_seek_first(&c); !found && block_cursor_valid(&c); block_cursor_next(&c))
+    if (name_is(c.key, c.key_len, "rocksdb.external_sst_file.global_seqno") && c.val_len == 8 &&
+        c.val >= p && c.val + 8 <= p + n) {
+      *at = (size_t)(c.val - p);
+      found = 1;
+    }
+  block_cursor_release(&c);
+  return found;
+}
+
+/* The properties block, its checksum verified as RocksDB's reader verifies it
+   (table/meta_blocks.cc ReadTablePropertiesHelper): an ingestion with write_global_seqno (the
+   default in 7.8.3) writes the file's global sequence number into its property
+   rocksdb.external_sst_file.global_seqno after SstFileWriter computed the checksum, so a block
+   whose checksum does not match is checked again with that value as SstFileWriter wrote it,
+   0. The block read is the one in the file. */
+static int read_props_block(table_t *t, buf_t *mb, const uint8_t **b, size_t *len) {
+  block_handle_t h = t->props_h;
+  int rc = check_handle(t, h.offset, h.size);
+  if (rc != BFH_OK) return rc;
+  const uint8_t *p = NULL;
+  rc = fetch(t, h.offset, h.size + BLOCK_TRAILER_BYTES, &t->raw, &p);
+  if (rc != BFH_OK) return rc;
+  size_t n = (size_t)h.size, at;
+  if (!checksum_ok(t->cks, p, n) && p[n] == COMP_NONE && global_seqno_at(t, p, n, &at)) {
+    uint8_t *q = malloc(n + BLOCK_TRAILER_BYTES);
+    if (!q) return nomem(t);
+    memcpy(q, p, n + BLOCK_TRAILER_BYTES);
+    memset(q + at, 0, 8);
+    int ok = checksum_ok(t->cks, q, n);
+    free(q);
+    if (ok) {
+      *b = p;
+      *len = n;
+      return BFH_OK;
+    }
+  }
+  return decode_block(t, h.offset, p, h.size, mb, b, len);
 }
 
 /* Reads the footer, the metaindex and the properties block into t->props. The index type and
@@ -791,7 +847,7 @@ static int read_meta(table_t *t) {
     rc = err_set(t->err, BFH_E_UNSUPPORTED,
                  "table %s: its blocks are compressed with a dictionary (not supported)", t->path);
   if (rc == BFH_OK && t->has_props) {
-    rc = read_block(t, t->props_h, &mb, &b, &len, NULL);
+    rc = read_props_block(t, &mb, &b, &len);
     if (rc == BFH_OK) rc = walk_named(t, t->props_h.offset, b, len, on_prop);
   }
   if (rc == BFH_OK && t->props.index_type > RDB_INDEX_BINARY_WITH_FIRST_KEY)
@@ -799,6 +855,42 @@ static int read_meta(table_t *t) {
                  t->props.index_type);
   free(mb.p);
   return rc;
+}
+
+int rdb_table_global_seqno(const rdb_table_props_t *p, const char *path, uint64_t largest_seqno,
+                           uint64_t *gseq, err_t *err) {
+  *gseq = RDB_NO_GLOBAL_SEQNO;
+  if (!p->has_ext_version) {
+    if (p->has_ext_global_seqno)
+      return err_set(err, BFH_E_CORRUPT,
+                     "table %s: not an ingested file, yet it has a global sequence number "
+                     "(%llu)",
+                     path, (unsigned long long)p->ext_global_seqno);
+    return BFH_OK;
+  }
+  if (p->ext_version < 2) {
+    if (p->has_ext_global_seqno || p->ext_version != 1)
+      return err_set(err, BFH_E_CORRUPT,
+                     "table %s: ingested file of version %u with a global sequence number",
+                     path, p->ext_version);
+    return BFH_OK; /* version 1: the entries carry their sequences */
+  }
+  uint64_t g = p->has_ext_global_seqno ? p->ext_global_seqno : 0;
+  if (largest_seqno < RDB_MAX_SEQNO) { /* as RocksDB, which passes kMaxSequenceNumber for unknown */
+    if (g == 0) g = largest_seqno;
+    if (g != largest_seqno)
+      return err_set(err, BFH_E_CORRUPT,
+                     "table %s: ingested file's global sequence number %llu is not the "
+                     "MANIFEST's largest sequence of the file (%llu)",
+                     path, (unsigned long long)g, (unsigned long long)largest_seqno);
+  }
+  if (g > RDB_MAX_SEQNO)
+    return err_set(err, BFH_E_CORRUPT,
+                   "table %s: ingested file's global sequence number %llu is above the "
+                   "largest sequence",
+                   path, (unsigned long long)g);
+  *gseq = g;
+  return BFH_OK;
 }
 
 void rdb_table_props_release(rdb_table_props_t *p) {

@@ -96,6 +96,11 @@ typedef struct rdb_table_props {
   int index_value_is_delta_encoded; /* rocksdb.index.value.is.delta.encoded */
   int has_range_del_block;          /* the metaindex lists rocksdb.range_del */
   int has_compression_dict;         /* the metaindex lists rocksdb.compression_dict */
+  /* A table written by SstFileWriter (for IngestExternalFile) says so: */
+  int has_ext_version;              /* rocksdb.external_sst_file.version is there ... */
+  uint32_t ext_version;             /* ... (fixed32; 2 in RocksDB 7.8.3) */
+  int has_ext_global_seqno;         /* rocksdb.external_sst_file.global_seqno is there ... */
+  uint64_t ext_global_seqno;        /* ... (fixed64; 0 unless the ingestion wrote it) */
   /* Blob references cannot be told from the properties: a scan counts them
      (rdb_read_stats_t.blob_refs). */
 } rdb_table_props_t;
@@ -109,6 +114,24 @@ void rdb_table_props_release(rdb_table_props_t *p);
 int rdb_table_props_read(env_t *io, const char *path, rdb_table_props_t *props, err_t *err);
 int rdb_table_props_read_rfile(env_rfile_t *f, const char *path, rdb_table_props_t *props,
                                err_t *err);
+
+/* No global sequence number: the table's entries carry their own sequences. */
+#define RDB_NO_GLOBAL_SEQNO UINT64_MAX
+/* RocksDB's largest sequence number (kMaxSequenceNumber, 2^56 - 1). */
+#define RDB_MAX_SEQNO ((1ull << 56) - 1)
+
+/* The sequence RocksDB 7.8.3 gives every entry and range tombstone of the table whose
+   properties are p (table/block_based/block_based_table_reader.cc GetGlobalSequenceNumber,
+   applied by the block iterators to data and range-deletion blocks alike): a table ingested
+   with IngestExternalFile (property rocksdb.external_sst_file.version >= 2) holds its entries
+   at sequence 0 and gets its global sequence number from the MANIFEST (largest_seqno, the
+   MANIFEST's largest sequence of the file), or from its global_seqno property when the
+   ingestion wrote it there (then both must agree). *gseq is that number, or
+   RDB_NO_GLOBAL_SEQNO for any other table. BFH_E_CORRUPT, naming path, where RocksDB's reader
+   says Corruption (a global_seqno property on a table that is not ingested, or on a version 1
+   one; a property that disagrees with largest_seqno; one above RDB_MAX_SEQNO). */
+int rdb_table_global_seqno(const rdb_table_props_t *p, const char *path, uint64_t largest_seqno,
+                           uint64_t *gseq, err_t *err);
 
 /* The tag of the table file at path (see above), read through io (borrowed). BFH_NOT_FOUND if
    the file does not exist; BFH_E_CORRUPT, BFH_E_UNSUPPORTED, BFH_E_IO, BFH_E_NOMEM, naming the

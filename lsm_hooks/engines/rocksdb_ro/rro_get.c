@@ -252,9 +252,12 @@ int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size) {
   return 0;
 }
 
-/* Moves k's index into p (REQUIRES p->mu, p not built): BFH_OK, or BFH_E_NOMEM. */
+/* Moves k's index into p (REQUIRES p->mu, p not built, p->gseq known): BFH_OK, or
+   BFH_E_NOMEM. An ingested table's range tombstones take its global sequence number. */
 static int keys_take(rro_pin_t *p, rro_keys_t *k) {
-  if (k->nomem || rro_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
+  if (k->nomem) return BFH_E_NOMEM;
+  for (size_t i = 0; i < k->tombs.n; i++) k->tombs.t[i].seq = rro_seq(p->gseq, k->tombs.t[i].seq);
+  if (rro_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
   p->blocks = k->blocks;
   p->nblocks = k->nblocks;
   p->keys = k->keys;
@@ -271,9 +274,30 @@ int rro_pin_keys_wanted(rro_pin_t *p) {
   return wanted;
 }
 
+/* p->gseq from the table's properties props (REQUIRES p->mu). */
+static int pin_gseq_set(rro_pin_t *p, const rdb_table_props_t *props, err_t *err) {
+  int rc = rdb_table_global_seqno(props, p->path, p->largest_seqno, &p->gseq, err);
+  if (rc == BFH_OK) p->gseq_known = 1;
+  return rc;
+}
+
+/* p->gseq known, read from the table's properties if need be (REQUIRES p->mu). */
+static int pin_gseq_read(rro_pin_t *p, err_t *err) {
+  if (p->gseq_known) return BFH_OK;
+  rdb_table_props_t props = {0};
+  int rc = rdb_table_props_read_rfile(p->f, p->path, &props, err);
+  if (rc == BFH_OK) rc = pin_gseq_set(p, &props, err);
+  rdb_table_props_release(&props);
+  return rc;
+}
+
 void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k) {
+  err_t e;
   pthread_mutex_lock(&p->mu);
-  if (!p->built && keys_take(p, k) != BFH_OK) rro_pin_keys_release(p);
+  /* Not installed when the properties cannot be read: the first lookup builds the index and
+     reports why. */
+  if (!p->built && pin_gseq_read(p, &e) == BFH_OK && keys_take(p, k) != BFH_OK)
+    rro_pin_keys_release(p);
   pthread_mutex_unlock(&p->mu);
   rro_keys_release(k);
 }
@@ -299,6 +323,7 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
     rdb_table_props_t props;
     rc = rdb_table_index_rfile(p->f, p->path, kb_block, kb_tomb, &k, NULL, &props, err);
     if (rc == BFH_OK) rc = props_refuse(p, &props, err);
+    if (rc == BFH_OK && !p->gseq_known) rc = pin_gseq_set(p, &props, err);
     if (rc == BFH_OK && keys_take(p, &k) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
     rro_keys_release(&k);
@@ -311,6 +336,25 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
     rc = err_set(err, p->built, "%s", p->why ? p->why : "table could not be read");
   }
   pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
+int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
+                   err_t *err) {
+  rro_pin_t *p = rro_state_pin(s, f->number);
+  if (p) {
+    pthread_mutex_lock(&p->mu);
+    int rc = pin_gseq_read(p, err);
+    *gseq = p->gseq;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+  }
+  char path[4200];
+  rdb_table_path(r->path, f->number, path, sizeof path);
+  rdb_table_props_t props = {0};
+  int rc = rro_table_status(r, rdb_table_props_read(r->io, path, &props, err), f->number, err);
+  if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, f->largest_seqno, gseq, err);
+  rdb_table_props_release(&props);
   return rc;
 }
 
@@ -328,6 +372,7 @@ typedef struct lookup {
   uint64_t cover; /* the largest sequence of the range tombstones seen that cover the key */
   int whole;      /* a whole-table read: go on past the key to the table's range tombstones */
   uint64_t seq;   /* the found entry's */
+  uint64_t gseq;  /* the table being read: its global sequence number (rro_seq) */
   int found, type;
   void *val;
   size_t val_len;
@@ -342,8 +387,8 @@ static int visit_lookup(void *arg, const rdb_entry_t *e) {
   lookup_t *l = arg;
   if (e->type == RDB_TYPE_RANGE_DELETION) { /* a whole-table read's, after every data block */
     if (cmp_key(e->key, e->key_len, l->key, l->key_len) <= 0 &&
-        cmp_key(l->key, l->key_len, e->val, e->val_len) < 0 && e->seq > l->cover)
-      l->cover = e->seq;
+        cmp_key(l->key, l->key_len, e->val, e->val_len) < 0 && rro_seq(l->gseq, e->seq) > l->cover)
+      l->cover = rro_seq(l->gseq, e->seq);
     return 0;
   }
   int c = cmp_key(e->key, e->key_len, l->key, l->key_len);
@@ -351,7 +396,7 @@ static int visit_lookup(void *arg, const rdb_entry_t *e) {
   if (c > 0) return 1;
   if ((l->rc = rdb_entry_refuse(e, l->path, l->err)) != BFH_OK) return 1;
   l->found = 1;
-  l->seq = e->seq;
+  l->seq = rro_seq(l->gseq, e->seq);
   l->type = e->type == RDB_TYPE_VALUE ? RDB_TYPE_VALUE : RDB_TYPE_DELETION;
   l->val = malloc(e->val_len ? e->val_len : 1);
   if (!l->val) l->nomem = 1;
@@ -395,9 +440,11 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
     l->path = path;
     rro_pin_t *p = rro_state_pin(s, f->number);
     l->whole = !p;
-    if (p)
+    rc = rro_table_gseq(r, s, f, &l->gseq, err);
+    if (rc == BFH_OK && p)
       rc = pin_lookup(p, l, err);
-    else /* not held (beyond pin_max): read by name, whole (its range tombstones come last) */
+    else if (rc == BFH_OK) /* not held (beyond pin_max): read by name, whole (its range
+                              tombstones come last) */
       rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err), f->number,
                             err);
     if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
@@ -409,7 +456,7 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
 
 static int state_get(rro_t *r, const rro_state_t *s, const void *key, size_t key_len, void **val,
                      size_t *val_len, err_t *err) {
-  lookup_t l = {.key = key, .key_len = key_len, .err = err};
+  lookup_t l = {.key = key, .key_len = key_len, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
   for (size_t i = 0; i < s->nchunks; i++) { /* the memtables' tombstones come first */
     uint64_t cover = rro_tombs_max(s->chunks[i]->tombs, key, key_len);
     if (cover > l.cover) l.cover = cover;

@@ -28,6 +28,7 @@
 #include "lsm_hooks/rocksdb_format/rdb_entry.h"
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/env.h"
 #include "util/err.h"
 
@@ -133,8 +134,11 @@ typedef struct rro_kblock {
 typedef struct rro_pin {
   atomic_int refs;
   env_rfile_t *f;
-  atomic_ullong *count; /* the engine's count of pins */
-  pthread_mutex_t mu;   /* guards what follows */
+  atomic_ullong *count;   /* the engine's count of pins */
+  uint64_t largest_seqno; /* the MANIFEST's largest sequence of the file */
+  pthread_mutex_t mu;     /* guards what follows */
+  int gseq_known;         /* gseq was read from the table's properties */
+  uint64_t gseq;          /* the table's global sequence number (RDB_NO_GLOBAL_SEQNO: none) */
   int built;            /* 0 not yet, 1 built, else the status of the failed build */
   rro_kblock_t *blocks;
   size_t nblocks;
@@ -249,6 +253,15 @@ int rro_table_status(rro_t *r, int rc, uint64_t number, err_t *err);
 
 /* rro_get.c */
 void rro_pin_keys_release(rro_pin_t *p);
+/* The sequence of an entry of a table whose global sequence number is gseq (an ingested
+   table's entries all take it, as RocksDB's reader gives it to them). */
+static inline uint64_t rro_seq(uint64_t gseq, uint64_t seq) {
+  return gseq != RDB_NO_GLOBAL_SEQNO ? gseq : seq;
+}
+/* *gseq: the global sequence number of table f of s (rdb_table_global_seqno), from its pin
+   (read once) or read by name. BFH_OK; BFH_E_BUSY when the file is gone; BFH_E_CORRUPT ... */
+int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
+                   err_t *err);
 /* *t: p's range tombstones (borrowed from p; NULL: none), its key index built first. */
 int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err);
 int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,

@@ -255,9 +255,14 @@ static int cmp_order(const void *a, const void *b) {
   return x->number < y->number ? 1 : x->number > y->number ? -1 : 0;
 }
 
+static int cmp_file_number(const void *a, const void *b) {
+  const rdb_file_t *x = *(const rdb_file_t *const *)a, *y = *(const rdb_file_t *const *)b;
+  return x->number < y->number ? -1 : x->number > y->number ? 1 : 0;
+}
+
 /* Holds table slot i of s open: the previous state's pin, or a new one while fewer than
    pin_max are held. BFH_OK; BFH_NOT_FOUND when the file is gone; BFH_E_NOMEM. */
-static int pin_table(rro_t *r, rro_state_t *s, size_t i, err_t *err) {
+static int pin_table(rro_t *r, rro_state_t *s, size_t i, uint64_t largest_seqno, err_t *err) {
   uint64_t number = s->tables[i].number;
   char path[4200];
   rdb_table_path(r->path, number, path, sizeof path);
@@ -289,6 +294,7 @@ static int pin_table(rro_t *r, rro_state_t *s, size_t i, err_t *err) {
   atomic_init(&p->refs, 1);
   pthread_mutex_init(&p->mu, NULL);
   p->count = &r->pinned;
+  p->largest_seqno = largest_seqno;
   atomic_fetch_add(&r->pinned, 1);
   s->pins[i] = p;
   return BFH_OK;
@@ -359,11 +365,22 @@ static int state_make(rro_t *r, rro_state_t **out, err_t *err) {
   }
   qsort(s->order, s->norder, sizeof *s->order, cmp_order);
   qsort(s->tables, s->ntables, sizeof *s->tables, cmp_table);
+  /* The files by number, as the tables: each pin keeps its file's largest sequence (an
+     ingested table's global sequence number, rdb_table_global_seqno). */
+  const rdb_file_t **by_number = malloc((s->norder + 1) * sizeof *by_number);
+  if (!by_number) {
+    rro_state_unref(s);
+    return err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
+  }
+  memcpy(by_number, s->order, s->norder * sizeof *by_number);
+  qsort(by_number, s->norder, sizeof *by_number, cmp_file_number);
   int rc = BFH_OK;
   for (size_t i = 0; i < s->ntables && rc == BFH_OK; i++) {
-    if ((rc = pin_table(r, s, i, err)) == BFH_OK) rc = table_id(r, s, i);
+    if ((rc = pin_table(r, s, i, by_number[i]->largest_seqno, err)) == BFH_OK)
+      rc = table_id(r, s, i);
     if (rc == BFH_NOT_FOUND) rc = table_gone(r, s->tables[i].number, err);
   }
+  free(by_number);
   if (rc != BFH_OK) {
     rro_state_unref(s);
     return rc;

@@ -132,6 +132,7 @@ typedef struct gather {
   size_t rank;               /* the source read: 0 the chunks, i + 1 s->order[i] */
   rro_tombs_builder_t tb;    /* a table read by name: its tombstones */
   const char *path;
+  uint64_t gseq; /* the table read: its global sequence number (rro_seq) */
   err_t *err;
   int nomem, rc;
 } gather_t;
@@ -177,13 +178,15 @@ static int gather_table_entry(void *arg, const rdb_entry_t *e) {
                     g->path, (unsigned long long)e->seq);
     return 1;
   }
-  return gather_add(g, e->key, e->key_len, e->val, e->val_len, e->type == RDB_TYPE_VALUE, e->seq);
+  return gather_add(g, e->key, e->key_len, e->val, e->val_len, e->type == RDB_TYPE_VALUE,
+                    rro_seq(g->gseq, e->seq));
 }
 
 static int gather_tomb(void *arg, const rdb_entry_t *e) {
   gather_t *g = arg;
   if (e->type != RDB_TYPE_RANGE_DELETION) return 0;
-  if (rro_tombs_builder_add(&g->tb, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
+  if (rro_tombs_builder_add(&g->tb, e->key, e->key_len, e->val, e->val_len,
+                            rro_seq(g->gseq, e->seq)) != BFH_OK)
     return g->nomem = 1;
   return 0;
 }
@@ -192,11 +195,13 @@ static int gather_tomb(void *arg, const rdb_entry_t *e) {
 static int table_tombs(rro_t *r, gather_t *g, size_t i, rro_tombs_t **owned, err_t *err) {
   const rdb_file_t *f = g->s->order[i];
   rro_pin_t *p = rro_state_pin(g->s, f->number);
-  if (p) return rro_pin_tombs(p, &g->tombs[i], err);
+  if (p) return rro_pin_tombs(p, &g->tombs[i], err); /* at the global sequence number */
   char path[4200];
   rdb_table_path(r->path, f->number, path, sizeof path);
-  int rc =
-      rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number, err);
+  int rc = rro_table_gseq(r, g->s, f, &g->gseq, err);
+  if (rc == BFH_OK)
+    rc = rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
+                          err);
   if (rc == BFH_OK && !g->nomem && rro_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
   rro_tombs_builder_release(&g->tb);
   g->tombs[i] = *owned;
@@ -235,6 +240,7 @@ static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err)
     g->path = path;
     g->rank = i + 1;
     rro_pin_t *p = rro_state_pin(s, number);
+    if ((rc = rro_table_gseq(r, s, s->order[i], &g->gseq, err)) != BFH_OK) break;
     rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL, err)
            : rro_table_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
                               number, err);
