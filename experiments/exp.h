@@ -27,7 +27,7 @@ typedef enum exp_scale { EXP_SMALL = 0, EXP_MEDIUM = 1, EXP_PAPER = 2 } exp_scal
 /* Cost profiles (`bfh run --costs`, doc/costs.md): bfh's own searches, or the paper's searches
    with the authors' implementation costs (experiments/exp_authors.h). */
 typedef enum exp_costs { EXP_COSTS_BFH = 0, EXP_COSTS_AUTHORS = 1 } exp_costs_t;
-#define EXP_NCOSTS 2           /* exp_costs_name(0 .. EXP_NCOSTS - 1) */
+#define EXP_NCOSTS 2                   /* exp_costs_name(0 .. EXP_NCOSTS - 1) */
 const char *exp_costs_name(int costs); /* "bfh", "authors" */
 
 /* The largest database size of `bfh run --scale paper` without --max-n: the 500M point of
@@ -48,7 +48,20 @@ typedef struct exp_ctx {
   uint64_t min_n;        /* > 0: ... and below it (--min-n: the 500M point alone) */
   int no_plot;           /* 1: CSV only */
   int costs;             /* an exp_costs_t (default EXP_COSTS_BFH) */
+  /* The subset of the method sweep of Fig. 8 and Fig. 11 (exp_measure_methods) to measure, so
+     that a long point can be run in pieces: series, NULL for all, else a comma-separated list
+     of its series names (exp_sweep_series_check); cache, EXP_CACHE_* bits (0: warm, and cold
+     with `cold`); cold_queries, the queries of a cold point (1..EXP_COLD_QUERIES, 0: the
+     most). */
+  const char *series;
+  int cache;
+  int cold_queries;
 } exp_ctx_t;
+
+#define EXP_CACHE_WARM 1
+#define EXP_CACHE_COLD 2
+/* The EXP_CACHE_* bits a run measures: x->cache, or warm (and cold with x->cold). */
+int exp_cache_wanted(const exp_ctx_t *x);
 
 const char *exp_scale_name(exp_scale_t s);
 /* 1 if a driver runs its database size n: within --min-n and --max-n. */
@@ -105,6 +118,17 @@ typedef struct exp_csv exp_csv_t;
    are kept (a run replaces only its own profile's rows). Returns NULL (and prints why on
    stderr) on failure. Client calls exp_csv_close(). */
 exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols);
+/* exp_csv_open for a driver that measures a subset of its rows when asked: of the run's cost
+   profile and scale, an existing row is replaced only if the run measures it, i.e. for every
+   EXP_CSV_KEY_* of keys: its series is wanted (exp_sweep_series_wanted), its cache is
+   (exp_cache_wanted: "warm", or "cold..."), its n is (exp_size_wanted). Rows of another scale
+   with the run's costs are replaced. The kept rows and the run's are written in the order of
+   n (stably) when the file is closed. */
+#define EXP_CSV_KEY_SERIES 1u
+#define EXP_CSV_KEY_CACHE 2u
+#define EXP_CSV_KEY_N 4u
+exp_csv_t *exp_csv_open_subset(const exp_ctx_t *x, const char *name, const char *const *cols,
+                               unsigned keys);
 /* Set a cell of the current row by column name (an unknown name is a programming error: it
    is reported on stderr once and ignored). Cells not set are written empty. */
 void exp_csv_str(exp_csv_t *c, const char *col, const char *v);
@@ -319,6 +343,19 @@ double exp_cache_evict(const char *dir, int *dropped);
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
                         const void *arg);
+/* With x->series, x->cache and x->cold_queries the sweep measures a subset: only the series
+   named, only the warm or cold points (cold ones only with cold_too), cold points with
+   x->cold_queries queries each; a reopen serving none of the wanted series is skipped. The
+   drivers open their CSV with exp_csv_open_subset, so a run replaces the rows it measured and
+   keeps the others. */
+/* The i-th series name of the sweep under cost profile costs (exp_costs_t), NULL past the
+   last. */
+const char *exp_sweep_series_at(int costs, size_t i);
+/* 1 if x->series is NULL or lists name. */
+int exp_sweep_series_wanted(const exp_ctx_t *x, const char *name);
+/* 0 if every name of x->series is a series of the sweep under x->costs (or, with any_costs,
+   under either profile); else -1 with the first unknown name written to bad (cap bytes). */
+int exp_sweep_series_check(const exp_ctx_t *x, int any_costs, char *bad, size_t cap);
 /* ---- synthetic leaves, for the pure-structure experiments (exp_synth.c) ------------------- */
 
 /* Fills words (ceil(m/64), zeroed first) with the value filter of a table holding the

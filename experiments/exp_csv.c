@@ -1,5 +1,6 @@
-/* The drivers' CSV files: a header of named columns, rows set cell by cell, the rows of the
- * other cost profile kept, and the columns every database and search experiment shares
+/* The drivers' CSV files: a header of named columns, rows set cell by cell, the rows a run
+ * does not measure kept (the other cost profile's; with exp_csv_open_subset, the other series,
+ * caches and sizes), and the columns every database and search experiment shares
  * (exp.h). */
 #include "experiments/exp.h"
 
@@ -23,31 +24,75 @@ struct exp_csv {
   char cells[CSV_MAX_COLS][CSV_CELL];
   int err;
   const char *costs; /* the run's cost profile, the costs cell of every row not set */
+  unsigned keys;     /* EXP_CSV_KEY_* (exp_csv_open_subset), 0: a run replaces its profile's rows */
+  size_t kept;       /* rows kept from the existing file */
 };
 
-static char *keep_other_costs(const exp_csv_t *c) {
+/* The cell of column col (>= 0) of line, and its length in *len; NULL if the line is short. */
+static const char *cell_at(const char *line, int col, size_t *len) {
+  const char *cell = line;
+  for (int i = 0; i < col && cell; i++) {
+    cell = strchr(cell, ',');
+    if (cell) cell++;
+  }
+  if (cell) *len = strcspn(cell, ",\n");
+  return cell;
+}
+
+static int cell_is(const char *cell, size_t len, const char *v) {
+  return cell && len == strlen(v) && strncmp(cell, v, len) == 0;
+}
+
+static int col_index(const exp_csv_t *c, const char *name) {
+  for (size_t i = 0; i < c->ncols; i++)
+    if (strcmp(c->cols[i], name) == 0) return (int)i;
+  return -1;
+}
+
+/* Does the run x measure the row `line` of an existing file (exp_csv_open_subset)? */
+static int row_replaced(const exp_csv_t *c, const exp_ctx_t *x, const char *line) {
+  size_t len = 0;
+  const char *cell = cell_at(line, col_index(c, "costs"), &len);
+  if (!cell) return 1;
+  if (!cell_is(cell, len, c->costs)) return 0; /* the other cost profile's */
+  if (!c->keys) return 1;
+  int col = col_index(c, "scale");
+  if (col >= 0 && (cell = cell_at(line, col, &len)) &&
+      !cell_is(cell, len, exp_scale_name(x->scale)))
+    return 1; /* another scale's, with the run's costs */
+  if ((c->keys & EXP_CSV_KEY_SERIES) && (col = col_index(c, "series")) >= 0 &&
+      (cell = cell_at(line, col, &len))) {
+    char series[CSV_CELL];
+    snprintf(series, sizeof series, "%.*s", (int)len, cell);
+    if (!exp_sweep_series_wanted(x, series)) return 0;
+  }
+  if ((c->keys & EXP_CSV_KEY_CACHE) && (col = col_index(c, "cache")) >= 0 &&
+      (cell = cell_at(line, col, &len))) {
+    const int bit = len >= 4 && strncmp(cell, "cold", 4) == 0 ? EXP_CACHE_COLD : EXP_CACHE_WARM;
+    if (!(exp_cache_wanted(x) & bit)) return 0;
+  }
+  if ((c->keys & EXP_CSV_KEY_N) && (col = col_index(c, "n")) >= 0 &&
+      (cell = cell_at(line, col, &len)) && len > 0 && !exp_size_wanted(x, strtoull(cell, NULL, 10)))
+    return 0;
+  return 1;
+}
+
+/* The rows of c's existing file (if its header is c's) that the run x does not measure, as
+   one string (caller frees; NULL: none). */
+static char *keep_rows(exp_csv_t *c, const exp_ctx_t *x) {
   FILE *f = fopen(c->path, "r");
   if (!f) return NULL;
   char header[4096] = "", want[4096] = "";
   size_t w = 0;
-  int col = -1;
-  for (size_t i = 0; i < c->ncols && w < sizeof want; i++) {
-    if (strcmp(c->cols[i], "costs") == 0) col = (int)i;
+  for (size_t i = 0; i < c->ncols && w < sizeof want; i++)
     w += (size_t)snprintf(want + w, sizeof want - w, "%s%s", i ? "," : "", c->cols[i]);
-  }
   char *out = NULL, *line = NULL;
   size_t len = 0, cap = 0, lcap = 0;
-  if (col >= 0 && fgets(header, sizeof header, f) && strcspn(header, "\n") == strlen(want) &&
-      strncmp(header, want, strlen(want)) == 0) {
+  if (col_index(c, "costs") >= 0 && fgets(header, sizeof header, f) &&
+      strcspn(header, "\n") == strlen(want) && strncmp(header, want, strlen(want)) == 0) {
     ssize_t n;
     while ((n = getline(&line, &lcap, f)) > 0) {
-      const char *cell = line; /* the costs cell */
-      for (int i = 0; i < col && cell; i++) {
-        cell = strchr(cell, ',');
-        if (cell) cell++;
-      }
-      size_t cl = cell ? strcspn(cell, ",\n") : 0;
-      if (!cell || (cl == strlen(c->costs) && strncmp(cell, c->costs, cl) == 0)) continue;
+      if (row_replaced(c, x, line)) continue;
       if (len + (size_t)n + 1 > cap) {
         cap = (len + (size_t)n + 1) * 2;
         char *o = realloc(out, cap);
@@ -57,6 +102,7 @@ static char *keep_other_costs(const exp_csv_t *c) {
       memcpy(out + len, line, (size_t)n);
       len += (size_t)n;
       out[len] = '\0';
+      c->kept++;
     }
   }
   free(line);
@@ -65,6 +111,11 @@ static char *keep_other_costs(const exp_csv_t *c) {
 }
 
 exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols) {
+  return exp_csv_open_subset(x, name, cols, 0);
+}
+
+exp_csv_t *exp_csv_open_subset(const exp_ctx_t *x, const char *name, const char *const *cols,
+                               unsigned keys) {
   if (exp_mkdir_p(x->out_dir) != 0) {
     fprintf(stderr, "bfh: cannot create %s: %s\n", x->out_dir, strerror(errno));
     return NULL;
@@ -73,6 +124,7 @@ exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const 
   if (!c) return NULL;
   snprintf(c->path, sizeof c->path, "%s/%s.csv", x->out_dir, name);
   c->costs = exp_costs_name(x->costs);
+  c->keys = keys;
   int has_costs = 0;
   for (size_t i = 0; cols[i] && c->ncols < CSV_MAX_COLS; i++) {
     c->cols[c->ncols++] = cols[i];
@@ -85,7 +137,7 @@ exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const 
     while (i < c->ncols && strcmp(c->cols[i], EXP_COMMON_COLS[j]) != 0) i++;
     if (i == c->ncols) c->cols[c->ncols++] = EXP_COMMON_COLS[j];
   }
-  char *kept = keep_other_costs(c);
+  char *kept = keep_rows(c, x);
   c->f = fopen(c->path, "w");
   if (!c->f) {
     fprintf(stderr, "bfh: cannot write %s: %s\n", c->path, strerror(errno));
@@ -145,10 +197,80 @@ void exp_csv_row(exp_csv_t *c) {
   fflush(c->f);
 }
 
+typedef struct csv_line {
+  const char *text;
+  long len; /* with its '\n' */
+  double n;
+  size_t at; /* its place in the file: the sort is stable */
+} csv_line_t;
+
+static int line_cmp(const void *a, const void *b) {
+  const csv_line_t *x = a, *y = b;
+  if (x->n != y->n) return x->n < y->n ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Rewrites c's file (closed) with its rows in the order of column n, stably: rows kept from
+   an earlier run and this run's interleave as one run would have written them. 0 or -1. */
+static int sort_by_n(const exp_csv_t *c) {
+  const int col = col_index(c, "n");
+  if (col < 0) return 0;
+  FILE *f = fopen(c->path, "r");
+  if (!f) return -1;
+  char *text = NULL;
+  long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (size > 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1)) &&
+      fread(text, 1, (size_t)size, f) != (size_t)size) {
+    free(text);
+    text = NULL;
+  }
+  fclose(f);
+  if (!text) return -1;
+  text[size] = '\0';
+  if (!strchr(text, '\n')) { /* a header only, unfinished: nothing to sort */
+    free(text);
+    return 0;
+  }
+  size_t nl = 0; /* the lines, each ending in '\n' (the writer ends every line) */
+  for (long i = 0; i < size; i++) nl += text[i] == '\n';
+  csv_line_t *lines = calloc(nl ? nl : 1, sizeof *lines);
+  if (!lines) {
+    free(text);
+    return -1;
+  }
+  char *p = strchr(text, '\n'); /* after the header */
+  size_t rows = 0;
+  while (p && *++p) {
+    char *end = strchr(p, '\n');
+    if (!end) break;
+    size_t cl = 0;
+    const char *v = cell_at(p, col, &cl);
+    lines[rows] = (csv_line_t){p, end - p + 1, v && cl ? strtod(v, NULL) : -1, rows};
+    rows++;
+    p = end;
+  }
+  qsort(lines, rows, sizeof *lines, line_cmp);
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp", c->path);
+  int rc = -1;
+  FILE *o = fopen(tmp, "w");
+  if (o) {
+    fwrite(text, 1, (size_t)(strchr(text, '\n') - text + 1), o); /* the header */
+    for (size_t i = 0; i < rows; i++) fwrite(lines[i].text, 1, (size_t)lines[i].len, o);
+    int bad = ferror(o);
+    if (fclose(o) == 0 && !bad && rename(tmp, c->path) == 0) rc = 0;
+    if (rc) remove(tmp);
+  }
+  free(lines);
+  free(text);
+  return rc;
+}
+
 int exp_csv_close(exp_csv_t *c) {
   if (!c) return 0;
   int rc = ferror(c->f) ? -1 : 0;
   if (fclose(c->f) != 0) rc = -1;
+  if (rc == 0 && c->keys && c->kept && sort_by_n(c) != 0) rc = -1;
   if (rc) fprintf(stderr, "bfh: error writing %s\n", c->path);
   free(c);
   return rc;

@@ -22,7 +22,7 @@ int exp_fig11(const exp_ctx_t *x) {
   const char *extra[] = {"m_paper", "series", NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
-  exp_csv_t *csv = exp_csv_open(x, "fig11", cols);
+  exp_csv_t *csv = exp_csv_open_subset(x, "fig11", cols, EXP_CSV_KEY_SERIES | EXP_CSV_KEY_CACHE);
   if (!csv) return -1;
   int rc = 0;
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {

@@ -342,6 +342,40 @@ costs_of >costs2
 expect_same costs costs2
 expect_status 2 "$bfh" run fig8 --costs nobody
 rm -rf "$work/res"
+
+check "run fig8 --series/--cache: a run replaces only the rows it measured"
+rows_of() { awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
+  {print $h["n"], $h["series"], $h["query"], ($h["cache"] ~ /^cold/ ? "cold" : $h["cache"]), $h["queries"]}' \
+  "$work/res/fig8.csv"; }
+run_fig8 --series scan,leaves-mem --cache warm
+rows_of >rows1
+printf '%s\n' '100000 scan present warm 5' '100000 leaves-mem present warm 5' \
+  '100000 leaves-mem absent warm 5' >want1
+expect_same want1 rows1
+run_fig8 --series sliced-disk --cache both --cold-queries 2 # other series: the first kept
+rows_of >rows2
+printf '%s\n' '100000 sliced-disk present warm 5' '100000 sliced-disk absent warm 5' \
+  '100000 sliced-disk present cold 2' '100000 sliced-disk absent cold 2' >want2
+cat rows1 want2 >want2all
+expect_same want2all rows2
+run_fig8 --series leaves-mem,sliced-disk --cache cold # cold rows only: the warm ones kept
+rows_of >rows3
+grep -v ' cold ' rows2 >want3
+printf '%s\n' '100000 sliced-disk present cold 5' '100000 sliced-disk absent cold 5' >>want3
+grep -q 'leaves-mem .* cold' rows3 || die "no cold rows of leaves-mem"
+grep -v 'leaves-mem .* cold' rows3 >rows3b
+expect_same want3 rows3b
+run_fig8 --min-n 250000 --max-n 250000 --series scan --cache warm # another size: 100000 kept
+rows_of >rows4
+{ cat rows3; echo '250000 scan present warm 5'; } >want4
+expect_same want4 rows4
+expect_status 2 "$bfh" run fig8 --series scan,nosuch --out "$work/res"
+grep -q "unknown series 'nosuch'.*leaves-mem" err ||
+  die "an unknown series does not list the valid ones"
+expect_status 2 "$bfh" run fig8 --cache lukewarm --out "$work/res"
+expect_status 2 "$bfh" run fig8 --cold-queries 0 --out "$work/res"
+expect_status 2 "$bfh" run table1 --series scan --out "$work/res"
+rm -rf "$work/res"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
   --out "$work/mem" --work "$work/mem/db"

@@ -131,6 +131,12 @@ static const spec_t SPECS[] = {
      "skip database sizes below N (--scale paper --min-n 500M: the 500M point alone)"},
     {"costs", CLI_RUN, K_STR, AT(run.costs), 0, NULL, "bfh|authors",
      "cost profile (default bfh; authors: see above)"},
+    {"series", CLI_RUN, K_STR, AT(run.series), 0, NULL, "LIST",
+     "fig8, fig11: only these series (comma-separated, as in the CSV's series column)"},
+    {"cache", CLI_RUN, K_STR, AT(run.cache), 0, NULL, "warm|cold|both",
+     "fig8, fig11: only the warm or cold rows (default warm, both with --cold)"},
+    {"cold-queries", CLI_RUN, K_INT, AT(run.cold_queries), 0, NULL, "N",
+     "fig8: queries per cold point, 1..10 (default 10)"},
 };
 #define NSPECS (sizeof SPECS / sizeof SPECS[0])
 _Static_assert(NSPECS <= CLI_MAX_OPTS, "cli_t.given holds a flag per option");

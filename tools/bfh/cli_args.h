@@ -36,7 +36,8 @@ enum {
 typedef struct cli_run {
   const char *scale, *costs;
   const char *out_dir, *work_dir, *plots_dir;
-  int queries, keep_db, no_plot, cold;
+  const char *series, *cache; /* Fig. 8 and 11's rows: series names, warm|cold|both */
+  int queries, keep_db, no_plot, cold, cold_queries;
   uint64_t max_n, min_n;
 } cli_run_t;
 

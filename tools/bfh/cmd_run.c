@@ -79,6 +79,49 @@ static const char *scale_name(int s) {
   return exp_scale_name((exp_scale_t)s);
 }
 
+/* --series, --cache and --cold-queries into x (the rows of Fig. 8 and Fig. 11 to measure, so
+   that a long point runs in pieces): 0, or -1 after a usage error. */
+static int run_subset(const cli_t *c, exp_ctx_t *x) {
+  const cli_run_t *r = &c->run;
+  const char *what = c->pos[0];
+  const int sweep = strcmp(what, "fig8") == 0 || strcmp(what, "fig11") == 0;
+  if ((r->series || r->cache) && !sweep) {
+    cli_args_usage_error(c->cmd, "--series and --cache choose rows of fig8 and fig11, not of %s",
+                         what);
+    return -1;
+  }
+  if (cli_args_given(c, "cold-queries") &&
+      (r->cold_queries < 1 || r->cold_queries > EXP_COLD_QUERIES)) {
+    cli_args_usage_error(c->cmd, "--cold-queries: %d is not in 1..%d", r->cold_queries,
+                         EXP_COLD_QUERIES);
+    return -1;
+  }
+  x->cold_queries = r->cold_queries;
+  if (r->cache) {
+    static const char *const CACHES[] = {"warm", "cold", "both"};
+    int i = 0;
+    while (i < 3 && strcmp(r->cache, CACHES[i]) != 0) i++;
+    if (i == 3) {
+      cli_args_usage_error(c->cmd, "--cache: unknown value '%s' (one of warm|cold|both)", r->cache);
+      return -1;
+    }
+    x->cache = i + 1; /* EXP_CACHE_WARM, EXP_CACHE_COLD, both bits */
+    if (x->cache & EXP_CACHE_COLD) x->cold = 1;
+  }
+  x->series = r->series;
+  char bad[64];
+  if (exp_sweep_series_check(x, 0, bad, sizeof bad) != 0) {
+    char names[512] = "";
+    const char *name;
+    for (size_t i = 0; (name = exp_sweep_series_at(x->costs, i)); i++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", name);
+    cli_args_usage_error(c->cmd, "--series: unknown series '%s' (with --costs %s: %s)", bad,
+                         exp_costs_name(x->costs), names);
+    return -1;
+  }
+  return 0;
+}
+
 /* The experiments' context of c's options: x, or NULL after a usage error. */
 static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
   const cli_run_t *r = &c->run;
@@ -101,7 +144,7 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
   if (r->scale) x->scale = (exp_scale_t)v;
   if (r->costs && (v = choice(c, "costs", r->costs, exp_costs_name, EXP_NCOSTS)) < 0) return NULL;
   if (r->costs) x->costs = v;
-  return x;
+  return run_subset(c, x) == 0 ? x : NULL;
 }
 
 int cmd_run(cli_t *c) {
