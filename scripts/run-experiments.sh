@@ -5,7 +5,7 @@
 #   scripts/run-experiments.sh            # small scale (minutes), results in ./results
 #   SCALE=medium scripts/run-experiments.sh
 #   SCALE=paper ENGINE=leveldb OUT=/big/disk/results scripts/run-experiments.sh
-# Environment: SCALE (small|medium|paper, default small), ENGINE (lsm|leveldb, default lsm),
+# Environment: SCALE (small|medium|paper, default small), ENGINE (lsm|leveldb|rocksdb, default lsm),
 # COLD (1: Table I and Fig. 8 also from a cold page cache; default 1 at medium and paper
 # scale, 0 at small, where a database fits in any cache and the main job stays short),
 # OUT (results directory, default <repo>/results), BUILD (build directory, default
@@ -27,7 +27,7 @@ say() { printf '%s\n' "$*"; }
 die() { printf 'run-experiments: %s\n' "$*" >&2; exit 1; }
 
 case $scale in small|medium|paper) ;; *) die "SCALE must be small, medium or paper (got '$scale')";; esac
-case $engine in lsm|leveldb) ;; *) die "ENGINE must be lsm or leveldb (got '$engine')";; esac
+case $engine in lsm|leveldb|rocksdb) ;; *) die "ENGINE must be lsm, leveldb or rocksdb (got '$engine')";; esac
 
 # 1. Packages: install only what is missing.
 bash "$repo/scripts/install-deps.sh"
