@@ -87,7 +87,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
                                    uint8_t **chunks, size_t *chunks_len) {
   if (b->open_values) return BFH_E_INVALID;
   if (b->unmappable) return BFH_NOT_FOUND;
-  qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare);
+  if (b->n) qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare); /* pairs is NULL when empty */
   size_t w = 0;
   for (size_t i = 0; i < b->n; i++)
     if (w == 0 || b->pairs[i] != b->pairs[w - 1]) b->pairs[w++] = b->pairs[i];
@@ -356,7 +356,7 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
   }
   /* Sorted, distinct (a run over two chunks repeats nothing: pairs are distinct, but keep it
      robust). */
-  qsort(out, *n, sizeof *out, cmp_u32);
+  if (*n > 1) qsort(out, *n, sizeof *out, cmp_u32);
   uint32_t w = 0;
   for (uint32_t i = 0; i < *n; i++)
     if (w == 0 || out[i] != out[w - 1]) out[w++] = out[i];
