@@ -125,8 +125,12 @@ static void exercise(const uint8_t *data, size_t size) {
     index_read_t x = {0};
     int rc_index = rdb_table_index_rfile(f, path, index_block, index_tomb, &x, NULL, NULL, &err);
     fuzz_check(!x.bad);
+    /* The index read also checks the index keys, which the whole read does not use: it may
+       refuse a table the whole read accepts, but only as damage, and when it succeeds it
+       names the same blocks and range deletions. */
     if (rc == BFH_OK && b.n < MAX_REFS)
-      fuzz_check(rc_index == BFH_OK && x.blocks == b.n && x.tombs == b.c.range_dels);
+      fuzz_check(rc_index == BFH_E_CORRUPT ||
+                 (rc_index == BFH_OK && x.blocks == b.n && x.tombs == b.c.range_dels));
     env_rfile_close(f);
   }
   counts_t c2 = {0};
