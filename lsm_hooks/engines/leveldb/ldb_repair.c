@@ -29,10 +29,10 @@
 
 #include "bfh.h"
 #include "lsm/table.h"
+#include "lsm_hooks/engines/foreign_check.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
-#include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "util/coding.h"
 #include "util/env.h"
 
@@ -121,7 +121,7 @@ static int lock_database(const char *path, int *dir_fd, int *lock_fd, err_t *err
                                       path)
                             : err_errno(err, e, "%s: lock directory", path);
   }
-  long holder = ldb_lock_holder(path);
+  long holder = foreign_lock_holder(path);
   if (holder) {
     close(fd);
     return err_set(err, BFH_E_BUSY,

@@ -1,12 +1,11 @@
 /* ldb_verify: the LevelDB database as bfh_tables and bfh_check see it (engines/leveldb/ldb_verify.h). */
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/foreign_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
@@ -95,37 +94,10 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
 /* ---- bfh_check ------------------------------------------------------------------------- */
 
 typedef struct check {
-  env_t *io;
-  const char *dir;
-  lsm_damage_fn damage;
-  void *arg;
-  lsm_verify_stats_t *st;
+  foreign_check_t fc;    /* first: the tally, the damage callback */
   ldb_version_t version; /* the MANIFEST's, when live_known */
   int live_known;        /* the MANIFEST was read whole, without damage */
 } check_t;
-
-static void report(check_t *c, const char *file, uint64_t offset, const char *what) {
-  c->st->damaged++;
-  if (c->damage) c->damage(c->arg, file, offset, what);
-}
-
-/* A reader's result for file: damage is reported, an I/O or memory failure returned. */
-static int reader_result(check_t *c, const char *file, int rc, const err_t *e, err_t *err) {
-  if (rc == BFH_OK || rc == BFH_NOT_FOUND) return BFH_OK; /* read whole, or deleted meanwhile */
-  if (rc == BFH_E_CORRUPT) {
-    report(c, file, lsm_verify_message_offset(e->msg), lsm_verify_message_what(e->msg));
-    return BFH_OK;
-  }
-  if (err) *err = *e;
-  return rc;
-}
-
-static void count_file(check_t *c, const char *path, uint64_t *size) {
-  *size = 0;
-  if (env_path_size(c->io, path, size, NULL) != BFH_OK) return;
-  c->st->files++;
-  c->st->bytes += *size;
-}
 
 static int ignore_entry(void *arg, const ldb_entry_t *e) {
   (void)arg, (void)e;
@@ -136,17 +108,17 @@ static int ignore_entry(void *arg, const ldb_entry_t *e) {
    and applied, which gives the live files. */
 static int check_manifest(check_t *c, err_t *err) {
   char path[4400];
-  snprintf(path, sizeof path, "%s/CURRENT", c->dir);
+  snprintf(path, sizeof path, "%s/CURRENT", c->fc.dir);
   void *data = NULL;
   size_t n = 0;
   err_t e;
-  int rc = env_read_file(c->io, path, &data, &n, &e);
+  int rc = env_read_file(c->fc.io, path, &data, &n, &e);
   if (rc != BFH_OK) {
     if (err) *err = e;
     return rc;
   }
   uint64_t size;
-  count_file(c, path, &size);
+  foreign_check_count(&c->fc, path, &size);
   char name[64];
   int ok = n > 10 && n < sizeof name && ((char *)data)[n - 1] == '\n';
   if (ok) {
@@ -156,92 +128,49 @@ static int check_manifest(check_t *c, err_t *err) {
   }
   free(data);
   if (!ok) {
-    report(c, "CURRENT", 0, "not \"MANIFEST-<number>\\n\"");
+    foreign_check_report(&c->fc, "CURRENT", 0, "not \"MANIFEST-<number>\\n\"");
     return BFH_OK;
   }
-  snprintf(path, sizeof path, "%s/%s", c->dir, name);
-  if (!env_exists(c->io, path)) {
-    report(c, name, 0, "missing (named by CURRENT)");
+  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
+  if (!env_exists(c->fc.io, path)) {
+    foreign_check_report(&c->fc, name, 0, "missing (named by CURRENT)");
     return BFH_OK;
   }
-  count_file(c, path, &size);
+  foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
-  rc = ldb_version_check(c->io, path, &c->version, &rs, &e);
-  c->st->records += rs.blocks;
+  rc = ldb_version_check(c->fc.io, path, &c->version, &rs, &e);
+  c->fc.st->records += rs.blocks;
   c->live_known = rc == BFH_OK && c->version.has_log_number;
-  return reader_result(c, name, rc, &e, err);
+  return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 static int check_table(check_t *c, const char *name, err_t *err) {
   char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
   uint64_t size;
-  count_file(c, path, &size);
+  foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
   err_t e;
-  int rc = ldb_table_scan(c->io, path, ignore_entry, NULL, &rs, &e);
-  c->st->blocks += rs.blocks;
-  return reader_result(c, name, rc, &e, err);
+  int rc = ldb_table_scan(c->fc.io, path, ignore_entry, NULL, &rs, &e);
+  c->fc.st->blocks += rs.blocks;
+  return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 static int check_log(check_t *c, const char *name, err_t *err) {
   char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
   uint64_t size, end = 0;
-  count_file(c, path, &size);
+  foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
   err_t e;
   int rc =
-      ldb_log_read_flags(c->io, path, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, &end, &rs, &e);
-  c->st->records += rs.blocks;
+      ldb_log_read_flags(c->fc.io, path, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, &end, &rs, &e);
+  c->fc.st->records += rs.blocks;
   if (rc == BFH_OK && end < size) {
-    c->st->torn_tails++;
-    c->st->torn_tail_bytes += size - end;
+    c->fc.st->torn_tails++;
+    c->fc.st->torn_tail_bytes += size - end;
   }
-  return reader_result(c, name, rc, &e, err);
-}
-
-/* A cache file that does not load is rebuilt at the next open: harmless damage. */
-static void check_cache_file(check_t *c, const char *name, uint64_t m, uint32_t k, uint64_t seed,
-                             uint64_t *cache_damaged) {
-  uint64_t number, tsize, size;
-  char path[4400], table[4400];
-  if (!ldb_file_number(name, "vf", &number)) return;
-  snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
-  ldb_table_path(c->dir, number, table, sizeof table);
-  if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
-  count_file(c, path, &size);
-  value_filter_t *leaf = NULL;
-  block_filter_t *blocks = NULL;
-  err_t e;
-  leaf_cache_table_t t = {.number = number, .size = tsize};
-  /* A table that does not give its tag is damaged: that is reported with the table. */
-  if (ldb_table_tag(c->io, table, &t.tag, &e) != BFH_OK) return;
-  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
-  value_filter_destroy(leaf);
-  block_filter_destroy(blocks);
-  if (rc != BFH_E_CORRUPT) return;
-  char what[ERR_MSG_BYTES + 64];
-  snprintf(what, sizeof what, "%s (harmless: the next open rebuilds it from its table)",
-           lsm_verify_message_what(e.msg));
-  char file[300];
-  snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
-  (*cache_damaged)++;
-  if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
-}
-
-static int check_cache(check_t *c, uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged,
-                       err_t *err) {
-  char dir[4400];
-  snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
-  if (!env_exists(c->io, dir)) return BFH_OK;
-  char **names = NULL;
-  size_t n = 0;
-  int rc = env_list_dir(c->io, dir, &names, &n, err);
-  for (size_t i = 0; i < n && rc == BFH_OK; i++)
-    check_cache_file(c, names[i], m, k, seed, cache_damaged);
-  env_names_free(names, n);
-  return rc;
+  return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 /* The live tables (one missing is damage: LevelDB refuses to open without it) and the logs
@@ -252,7 +181,7 @@ static int check_files(check_t *c, err_t *err) {
   char **names = NULL;
   size_t n = 0;
   const ldb_version_t *v = &c->version;
-  int rc = env_list_dir(c->io, c->dir, &names, &n, err);
+  int rc = env_list_dir(c->fc.io, c->fc.dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
     if (ldb_file_number(names[i], "ldb", &number) || ldb_file_number(names[i], "sst", &number)) {
@@ -265,42 +194,14 @@ static int check_files(check_t *c, err_t *err) {
   env_names_free(names, n);
   for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
     char path[4400];
-    ldb_table_path(c->dir, v->files[i].number, path, sizeof path);
+    ldb_table_path(c->fc.dir, v->files[i].number, path, sizeof path);
     const char *name = strrchr(path, '/') + 1;
-    if (env_exists(c->io, path))
+    if (env_exists(c->fc.io, path))
       rc = check_table(c, name, err);
     else
-      report(c, name, 0, "missing (named by the MANIFEST)");
+      foreign_check_report(&c->fc, name, 0, "missing (named by the MANIFEST)");
   }
   return rc;
-}
-
-/* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open,
-   read from /proc/locks (Linux): the file is not opened, since closing any descriptor of it
-   would release a lock this very process holds (verify.h). */
-long ldb_lock_holder(const char *dir) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/LOCK", dir);
-  struct stat sb;
-  FILE *f = stat(path, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
-  if (!f) return 0;
-  long holder = 0;
-  char line[256];
-  while (!holder && fgets(line, sizeof line, f)) {
-    /* "1: POSIX  ADVISORY  WRITE 4242 08:01:1234567 0 EOF"; blocked waiters have "->". */
-    long pid;
-    unsigned maj, min;
-    unsigned long long ino;
-    char kind[16];
-    if (strstr(line, "->") ||
-        sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5)
-      continue;
-    if (strcmp(kind, "POSIX") == 0 && ino == (unsigned long long)sb.st_ino &&
-        maj == major(sb.st_dev) && min == minor(sb.st_dev))
-      holder = pid;
-  }
-  fclose(f);
-  return holder;
 }
 
 int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
@@ -315,19 +216,13 @@ int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
     return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
   int rc0 = engine_detect_check(dir, ENGINE_DIR_LEVELDB, err);
   if (rc0 != BFH_OK) return rc0;
-  env_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
-  int rc = env_lock_shared(io, dir, &lock, err);
-  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
-  long holder = rc == BFH_OK ? ldb_lock_holder(dir) : 0;
-  if (holder)
-    rc = err_set(err, BFH_E_BUSY,
-                 "%s: database is open in process %ld (it holds LevelDB's LOCK): close it to "
-                 "check, or search it read-only",
-                 dir, holder);
-  check_t c = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st};
+  env_lock_t *lock = NULL;
+  int rc = foreign_check_lock(io, dir, "LevelDB", ", or search it read-only", &lock, err);
+  check_t c = {.fc = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st}};
+  static const foreign_tables_t tables = {ldb_table_path, ldb_table_tag};
   if (rc == BFH_OK) rc = check_manifest(&c, err);
   if (rc == BFH_OK) rc = check_files(&c, err);
-  if (rc == BFH_OK && m) rc = check_cache(&c, m, k, seed, cache_damaged, err);
+  if (rc == BFH_OK && m) rc = foreign_check_cache(&c.fc, &tables, m, k, seed, cache_damaged, err);
   ldb_version_release(&c.version);
   env_unlock(lock);
   return rc;

@@ -41,11 +41,6 @@ int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
                    lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
                    err_t *err);
 
-/* The process holding the POSIX lock LevelDB takes on dir/LOCK while the database is open
-   (check and repair refuse such a database), read from /proc/locks on Linux without opening
-   LOCK: closing any descriptor of it would release a lock this process holds. 0 if none is
-   held or it cannot be told (no LOCK file, no /proc/locks). */
-long ldb_lock_holder(const char *dir);
 /* engine_kind_t.check (engine.h) of both LevelDB rows: ldb_verify_dir with the real I/O layer
    and the stored parameters p (m 0: the filter cache is not checked). */
 int ldb_verify_check(const char *dir, const struct db_params *p, lsm_damage_fn damage, void *arg,

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm_hooks/engines/foreign_check.h"
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 
@@ -267,7 +267,7 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
-  long holder = ldb_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
+  long holder = foreign_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
   if (holder)
     return err_set(err, BFH_E_BUSY, "%s: database is open in process %ld (it holds RocksDB's LOCK)",
                    path, holder);

@@ -31,7 +31,7 @@
 #include "lsm/verify.h"
 #include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/ldb_verify.h"
+#include "lsm_hooks/engines/foreign_check.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/index/leaf_cache.h"
@@ -40,44 +40,10 @@
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 typedef struct check {
-  env_t *io;
-  const char *dir;
-  lsm_damage_fn damage;
-  void *arg;
-  lsm_verify_stats_t *st;
+  foreign_check_t fc;    /* first: the tally, the damage callback */
   rdb_version_t version; /* the MANIFEST's, when live_known */
   int live_known;        /* the MANIFEST was replayed whole, without damage */
 } check_t;
-
-static void report(check_t *c, const char *file, uint64_t offset, const char *what) {
-  c->st->damaged++;
-  if (c->damage) c->damage(c->arg, file, offset, what);
-}
-
-/* A reader's result for file: damage (and what bfh cannot decode) is reported, an I/O or
-   memory failure returned. */
-static int reader_result(check_t *c, const char *file, int rc, const err_t *e, err_t *err) {
-  if (rc == BFH_OK || rc == BFH_NOT_FOUND) return BFH_OK;
-  if (rc == BFH_E_CORRUPT) {
-    report(c, file, lsm_verify_message_offset(e->msg), lsm_verify_message_what(e->msg));
-    return BFH_OK;
-  }
-  if (rc == BFH_E_UNSUPPORTED) { /* not damage, but not checked either: say so */
-    char what[ERR_MSG_BYTES + 32];
-    snprintf(what, sizeof what, "not checked: %s", e->msg);
-    report(c, file, 0, what);
-    return BFH_OK;
-  }
-  if (err) *err = *e;
-  return rc;
-}
-
-static void count_file(check_t *c, const char *path, uint64_t *size) {
-  *size = 0;
-  if (env_path_size(c->io, path, size, NULL) != BFH_OK) return;
-  c->st->files++;
-  c->st->bytes += *size;
-}
 
 static int ignore_entry(void *arg, const rdb_entry_t *e) {
   (void)arg, (void)e;
@@ -177,63 +143,63 @@ int rdb_verify_name_damage(env_t *io, const char *dir, err_t *err) {
 static int check_manifest(check_t *c, err_t *err) {
   char path[4200];
   uint64_t size;
-  snprintf(path, sizeof path, "%s/CURRENT", c->dir);
+  snprintf(path, sizeof path, "%s/CURRENT", c->fc.dir);
   char *manifest = NULL;
   err_t e;
-  int rc = rdb_manifest_current(c->io, c->dir, &manifest, &e);
+  int rc = rdb_manifest_current(c->fc.io, c->fc.dir, &manifest, &e);
   if (rc == BFH_NOT_FOUND) {
-    report(c, "CURRENT", 0, "missing (the directory holds tables, logs or a MANIFEST)");
+    foreign_check_report(&c->fc, "CURRENT", 0, "missing (the directory holds tables, logs or a MANIFEST)");
     return BFH_OK;
   }
-  if (rc != BFH_OK) return reader_result(c, "CURRENT", rc, &e, err);
-  count_file(c, path, &size);
+  if (rc != BFH_OK) return foreign_check_result(&c->fc, "CURRENT", rc, &e, err);
+  foreign_check_count(&c->fc, path, &size);
   const char *name = strrchr(manifest, '/') ? strrchr(manifest, '/') + 1 : manifest;
-  if (!env_exists(c->io, manifest)) {
-    report(c, name, 0, "missing (named by CURRENT)");
+  if (!env_exists(c->fc.io, manifest)) {
+    foreign_check_report(&c->fc, name, 0, "missing (named by CURRENT)");
     free(manifest);
     return BFH_OK;
   }
-  count_file(c, manifest, &size);
-  rc = rdb_version_read(c->io, manifest, 0, RDB_LOG_CHECK_TAIL, &c->version, NULL, &e);
+  foreign_check_count(&c->fc, manifest, &size);
+  rc = rdb_version_read(c->fc.io, manifest, 0, RDB_LOG_CHECK_TAIL, &c->version, NULL, &e);
   if (rc == BFH_OK && !rdb_version_cf(&c->version, 0))
     rc = err_set(&e, BFH_E_CORRUPT, "manifest %s: at offset 0: no default column family", manifest);
-  c->st->records += c->version.edits;
+  c->fc.st->records += c->version.edits;
   c->live_known = rc == BFH_OK;
   if (!c->live_known) { /* the directory's files are then all checked */
     rdb_version_release(&c->version);
   }
-  rc = reader_result(c, name, rc, &e, err);
+  rc = foreign_check_result(&c->fc, name, rc, &e, err);
   free(manifest);
   return rc;
 }
 
 static int check_table(check_t *c, const char *name, err_t *err) {
   char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
   uint64_t size;
-  count_file(c, path, &size);
+  foreign_check_count(&c->fc, path, &size);
   rdb_read_stats_t rs = {0};
   err_t e;
-  int rc = rdb_table_scan(c->io, path, ignore_entry, NULL, &rs, &e);
-  c->st->blocks += rs.blocks;
-  return reader_result(c, name, rc, &e, err);
+  int rc = rdb_table_scan(c->fc.io, path, ignore_entry, NULL, &rs, &e);
+  c->fc.st->blocks += rs.blocks;
+  return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 static int check_log(check_t *c, const char *name, uint64_t number, err_t *err) {
   char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->dir, name);
+  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
   uint64_t size, end = 0;
-  count_file(c, path, &size);
+  foreign_check_count(&c->fc, path, &size);
   rdb_log_stats_t ls = {0};
   err_t e;
-  int rc = rdb_log_read(c->io, path, number, 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, &end,
+  int rc = rdb_log_read(c->fc.io, path, number, 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, &end,
                         &ls, &e);
-  c->st->records += ls.records;
+  c->fc.st->records += ls.records;
   if (rc == BFH_OK && end + ls.old_bytes < size) {
-    c->st->torn_tails++;
-    c->st->torn_tail_bytes += size - end - ls.old_bytes;
+    c->fc.st->torn_tails++;
+    c->fc.st->torn_tail_bytes += size - end - ls.old_bytes;
   }
-  return reader_result(c, name, rc, &e, err);
+  return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 /* The live tables and logs (one table missing is damage), or every table and log of the
@@ -242,7 +208,7 @@ static int check_files(check_t *c, err_t *err) {
   char **names = NULL;
   size_t n = 0;
   const rdb_version_t *v = &c->version;
-  int rc = env_list_dir(c->io, c->dir, &names, &n, err);
+  int rc = env_list_dir(c->fc.io, c->fc.dir, &names, &n, err);
   uint64_t min_log = c->live_known ? rdb_version_min_log(v) : 0;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
@@ -253,65 +219,22 @@ static int check_files(check_t *c, err_t *err) {
     } else if (rdb_log_number_from_name(names[i], &number)) {
       if (number >= min_log) rc = check_log(c, names[i], number, err);
     } else if (strncmp(names[i], "OPTIONS-", 8) == 0) {
-      snprintf(path, sizeof path, "%s/%s", c->dir, names[i]);
-      count_file(c, path, &size);
+      snprintf(path, sizeof path, "%s/%s", c->fc.dir, names[i]);
+      foreign_check_count(&c->fc, path, &size);
     }
   }
   env_names_free(names, n);
   for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
     char path[4400];
-    rdb_table_path(c->dir, v->files[i].number, path, sizeof path);
+    rdb_table_path(c->fc.dir, v->files[i].number, path, sizeof path);
     const char *name = strrchr(path, '/') + 1;
     if (v->files[i].path_id != 0)
-      report(c, name, 0, "not checked: in another of the database's db_paths");
-    else if (env_exists(c->io, path))
+      foreign_check_report(&c->fc, name, 0, "not checked: in another of the database's db_paths");
+    else if (env_exists(c->fc.io, path))
       rc = check_table(c, name, err);
     else
-      report(c, name, 0, "missing (named by the MANIFEST)");
+      foreign_check_report(&c->fc, name, 0, "missing (named by the MANIFEST)");
   }
-  return rc;
-}
-
-/* A cache file that does not load is built again at the next open: harmless damage. */
-static void check_cache_file(check_t *c, const char *name, uint64_t m, uint32_t k, uint64_t seed,
-                             uint64_t *cache_damaged) {
-  uint64_t number, tsize, size;
-  char path[4400], table[4400];
-  if (!ldb_file_number(name, "vf", &number)) return;
-  snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
-  rdb_table_path(c->dir, number, table, sizeof table);
-  if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
-  count_file(c, path, &size);
-  value_filter_t *leaf = NULL;
-  block_filter_t *blocks = NULL;
-  err_t e;
-  leaf_cache_table_t t = {.number = number, .size = tsize};
-  /* A table that does not give its tag is damaged: that is reported with the table. */
-  if (rdb_table_tag(c->io, table, &t.tag, &e) != BFH_OK) return;
-  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
-  value_filter_destroy(leaf);
-  block_filter_destroy(blocks);
-  if (rc != BFH_E_CORRUPT) return;
-  char what[ERR_MSG_BYTES + 64];
-  snprintf(what, sizeof what, "%s (harmless: the next open rebuilds it from its table)",
-           lsm_verify_message_what(e.msg));
-  char file[300];
-  snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
-  (*cache_damaged)++;
-  if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
-}
-
-static int check_cache(check_t *c, uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged,
-                       err_t *err) {
-  char dir[4400];
-  snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
-  if (!env_exists(c->io, dir)) return BFH_OK;
-  char **names = NULL;
-  size_t n = 0;
-  int rc = env_list_dir(c->io, dir, &names, &n, err);
-  for (size_t i = 0; i < n && rc == BFH_OK; i++)
-    check_cache_file(c, names[i], m, k, seed, cache_damaged);
-  env_names_free(names, n);
   return rc;
 }
 
@@ -324,19 +247,14 @@ int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
     return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database (no CURRENT, no tables)", dir);
   int rc = engine_detect_check(dir, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
-  env_lock_t *lock = NULL; /* the engine flocks the directory while a handle is open */
-  rc = env_lock_shared(io, dir, &lock, err);
-  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open: close it to check", dir);
-  long holder = rc == BFH_OK ? ldb_lock_holder(dir) : 0; /* RocksDB's LOCK is a POSIX lock too */
-  if (holder)
-    rc = err_set(err, BFH_E_BUSY,
-                 "%s: database is open in process %ld (it holds RocksDB's LOCK): close it to "
-                 "check",
-                 dir, holder);
-  check_t c = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st};
+  env_lock_t *lock = NULL;
+  rc = foreign_check_lock(io, dir, "RocksDB", "", &lock, err);
+  check_t c = {.fc = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st,
+                      .unsupported_checked = 1}};
+  static const foreign_tables_t tables = {rdb_table_path, rdb_table_tag};
   if (rc == BFH_OK) rc = check_manifest(&c, err);
   if (rc == BFH_OK) rc = check_files(&c, err);
-  if (rc == BFH_OK && m) rc = check_cache(&c, m, k, seed, cache_damaged, err);
+  if (rc == BFH_OK && m) rc = foreign_check_cache(&c.fc, &tables, m, k, seed, cache_damaged, err);
   rdb_version_release(&c.version);
   env_unlock(lock);
   return rc;

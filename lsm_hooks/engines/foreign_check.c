@@ -1,0 +1,124 @@
+/* foreign_check: the parts of the LevelDB and RocksDB checks they share (foreign_check.h). */
+#include "lsm_hooks/engines/foreign_check.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "bfh.h"
+#include "filters/block_filter.h"
+#include "filters/value_filter.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
+
+void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset,
+                          const char *what) {
+  c->st->damaged++;
+  if (c->damage) c->damage(c->arg, file, offset, what);
+}
+
+int foreign_check_result(foreign_check_t *c, const char *file, int rc, const err_t *e,
+                         err_t *err) {
+  if (rc == BFH_OK || rc == BFH_NOT_FOUND) return BFH_OK; /* read whole, or deleted meanwhile */
+  if (rc == BFH_E_CORRUPT) {
+    foreign_check_report(c, file, lsm_verify_message_offset(e->msg),
+                         lsm_verify_message_what(e->msg));
+    return BFH_OK;
+  }
+  if (rc == BFH_E_UNSUPPORTED && c->unsupported_checked) { /* not damage, not checked: say so */
+    char what[ERR_MSG_BYTES + 32];
+    snprintf(what, sizeof what, "not checked: %s", e->msg);
+    foreign_check_report(c, file, 0, what);
+    return BFH_OK;
+  }
+  if (err) *err = *e;
+  return rc;
+}
+
+void foreign_check_count(foreign_check_t *c, const char *path, uint64_t *size) {
+  *size = 0;
+  if (env_path_size(c->io, path, size, NULL) != BFH_OK) return;
+  c->st->files++;
+  c->st->bytes += *size;
+}
+
+static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables, const char *name,
+                             uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged) {
+  uint64_t number, tsize, size;
+  char path[4400], table[4400];
+  if (!ldb_file_number(name, "vf", &number)) return;
+  snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
+  tables->path(c->dir, number, table, sizeof table);
+  if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
+  foreign_check_count(c, path, &size);
+  value_filter_t *leaf = NULL;
+  block_filter_t *blocks = NULL;
+  err_t e;
+  leaf_cache_table_t t = {.number = number, .size = tsize};
+  if (tables->tag(c->io, table, &t.tag, &e) != BFH_OK) return;
+  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
+  value_filter_destroy(leaf);
+  block_filter_destroy(blocks);
+  if (rc != BFH_E_CORRUPT) return;
+  char what[ERR_MSG_BYTES + 64];
+  snprintf(what, sizeof what, "%s (harmless: the next open rebuilds it from its table)",
+           lsm_verify_message_what(e.msg));
+  char file[300];
+  snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
+  (*cache_damaged)++;
+  if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
+}
+
+int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m,
+                        uint32_t k, uint64_t seed, uint64_t *cache_damaged, err_t *err) {
+  char dir[4400];
+  snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
+  if (!env_exists(c->io, dir)) return BFH_OK;
+  char **names = NULL;
+  size_t n = 0;
+  int rc = env_list_dir(c->io, dir, &names, &n, err);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++)
+    check_cache_file(c, tables, names[i], m, k, seed, cache_damaged);
+  env_names_free(names, n);
+  return rc;
+}
+
+int foreign_check_lock(env_t *io, const char *dir, const char *engine, const char *hint,
+                       env_lock_t **lock, err_t *err) {
+  int rc = env_lock_shared(io, dir, lock, err); /* the engines flock a directory they open */
+  if (rc == BFH_E_BUSY) return err_set(err, rc, "%s: database is open: close it to check", dir);
+  if (rc != BFH_OK) return rc;
+  long holder = foreign_lock_holder(dir);
+  if (!holder) return BFH_OK;
+  env_unlock(*lock);
+  *lock = NULL;
+  return err_set(err, BFH_E_BUSY,
+                 "%s: database is open in process %ld (it holds %s's LOCK): close it to check%s",
+                 dir, holder, engine, hint);
+}
+
+long foreign_lock_holder(const char *dir) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/LOCK", dir);
+  struct stat sb;
+  FILE *f = stat(path, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
+  if (!f) return 0;
+  long holder = 0;
+  char line[256];
+  while (!holder && fgets(line, sizeof line, f)) {
+    /* "1: POSIX  ADVISORY  WRITE 4242 08:01:1234567 0 EOF"; blocked waiters have "->". */
+    long pid;
+    unsigned maj, min;
+    unsigned long long ino;
+    char kind[16];
+    if (strstr(line, "->") ||
+        sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5)
+      continue;
+    if (strcmp(kind, "POSIX") == 0 && ino == (unsigned long long)sb.st_ino &&
+        maj == major(sb.st_dev) && min == minor(sb.st_dev))
+      holder = pid;
+  }
+  fclose(f);
+  return holder;
+}
