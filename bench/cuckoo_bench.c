@@ -58,6 +58,7 @@ static uint64_t load(bfh_engine engine, const workload_t *w, uint64_t n, const c
   bfh_options o;
   bfh_options_init(&o);
   o.engine = engine;
+  o.index_bits_per_value = 0; /* the paper's layout: the Bloom designs' structures */
   o.cuckoo_index = cuckoo;
   bfh_db *db;
   int rc = bfh_open(dir, &o, &db);
@@ -112,6 +113,7 @@ static void measure(bfh_engine engine, const workload_t *w, uint64_t n, uint64_t
   bfh_options o;
   bfh_options_init(&o);
   o.engine = engine;
+  o.index_bits_per_value = 0; /* the paper's layout: the Bloom designs' structures */
   o.cuckoo_index = 1;
   bfh_db *db;
   int rc = bfh_open(dir, &o, &db);

@@ -59,6 +59,8 @@ static void die(const char *what, int rc, bfh_db *db) {
 
 static void options(const cfg_t *c, bfh_options *o, int filters, int on_disk) {
   bfh_options_init(o);
+  o->index_bits_per_value = 0; /* the paper's layout, in which its methods are compared (the
+                                  default lean layout: bench/memory_bench.c) */
   o->value_filter_bits = c->m;
   o->value_filter_hashes = c->k;
   o->order = c->order;

@@ -165,8 +165,10 @@ typedef struct exp_db_params {
   int beyond;
   /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
   int standalone;
-  /* bfh_options.index_bits_per_value (0, default: the paper's layout) and cuckoo_index (0,
-     default: none); in memory only, not part of the database's identity. */
+  /* bfh_options.index_bits_per_value (0 from exp_db_params_init: the paper's layout, set
+     into the options whatever bfh_options_init's default, so that the paper's figures keep
+     the paper's configuration) and cuckoo_index (0, default: none); in memory only, not part
+     of the database's identity. */
   uint32_t index_bits_per_value;
   int cuckoo;
   /* bfh_options.block_maps for a lean layout (0, default: block filters only). With it, the

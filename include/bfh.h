@@ -181,16 +181,23 @@ typedef struct bfh_options {
   /* The lean index (doc/search.md "The lean index"), beyond the paper: */
   uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
                                     this many bits per value it holds, once, in bit-sliced
-                                    indexes (no hierarchy is kept; HIERARCHY answers through
-                                    them; with block filters, about 2 bytes per entry but
-                                    6x AUTO's latency at 10M; with value-to-block maps
-                                    (block_maps, BFH_LEAN_MAP_BITS) under 2 bytes per entry
-                                    at about the paper layout's latency, see
-                                    doc/search.md); default 0: the paper's layout (every
-                                    leaf's m bits in memory, the hierarchy and the bit-sliced
-                                    index over them). BFH_LEAN_BITS (3) and
-                                    BFH_LEAN_MAP_BITS (10) are the settings measured there.
-                                    In memory only: a reopen may change it. At most 64 */
+                                    indexes (no hierarchy is kept). Default BFH_LEAN_MAP_BITS
+                                    (10), the lean layout: on the own engine with value-to-block
+                                    maps (block_maps), about 2 bytes per entry at AUTO's
+                                    latency of the paper's layout (doc/search.md "The lean
+                                    index"); on the LevelDB and RocksDB engines, whose tables
+                                    carry no maps, with block filters (about 3.4 bytes per
+                                    entry). 0: the paper's layout (every leaf's m bits in
+                                    memory, the hierarchy and the bit-sliced index over them,
+                                    about 8 bytes per entry): choose it to run LEAVES,
+                                    HIERARCHY and SLICED as the paper's methods. Under a lean
+                                    layout they still answer exactly, through the folded
+                                    slices (HIERARCHY and SLICED through the slices, LEAVES
+                                    probing each leaf's column), with the lean layout's
+                                    counters. Every `bfh run` driver and `bfh search --method
+                                    leaves|hierarchy|sliced` set 0. BFH_LEAN_BITS (3) is the
+                                    lean layout with block filters measured there. In memory
+                                    only: a reopen may change it. At most 64 */
   /* The Cuckoo Index (doc/search.md "The Cuckoo Index"), a rival method, beyond the paper: */
   int cuckoo_index; /* 1: keep a Cuckoo Index over the live tables, searched by
                        BFH_SEARCH_CUCKOO (never chosen by AUTO). Built in memory from the
@@ -220,8 +227,7 @@ typedef struct bfh_options {
 /* The lean layout with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
    block_maps = 1): leaves folded to about 10 bits per value (every full 2 MiB table, up to
    100,000 values, folds by 2: 1,000,000 bits, ~13 bits per value), the maps naming the
-   blocks (doc/search.md "Value-to-block maps"). Opt-in; the default (0) is the paper's
-   layout. */
+   blocks (doc/search.md "Value-to-block maps"). The default; 0 is the paper's layout. */
 #define BFH_LEAN_MAP_BITS 10
 
 typedef struct bfh_search_stats {

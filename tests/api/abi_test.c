@@ -83,6 +83,7 @@ static bfh_db *open_loaded(db_fixture_t *f) {
   bfh_options o;
   bfh_options_init(&o);
   o.value_filter_bits = 1 << 14;
+  o.index_bits_per_value = 0; /* the paper's layout: HIERARCHY walks the hierarchy */
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
   for (int i = 0; i < 100; i++) {
     char key[16];

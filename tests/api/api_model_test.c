@@ -184,7 +184,8 @@ static void close_db(model_t *md) {
   assert_int_equal(bfh_close(db), BFH_OK);
 }
 
-/* bfh_options.index_bits_per_value of the next run (0: the default, the paper's layout). */
+/* bfh_options.index_bits_per_value of the next run: 0, the paper's layout, which the model
+   runs set explicitly (the default is BFH_LEAN_MAP_BITS; test_api_model_lean_map runs it). */
 static uint32_t g_index_bits;
 /* bfh_options.block_maps of the next run (the default, 1, unless a test says otherwise). */
 static int g_block_maps = 1;

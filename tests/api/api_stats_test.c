@@ -129,13 +129,20 @@ static void test_api_stats_defaults(void **state) {
   fixture_t *f = *state;
   bfh_options o;
   small_options(f, &o);
+  /* The default layout is the lean one with value-to-block maps (doc/search.md "The lean
+     index"); the paper's is index_bits_per_value = 0. */
+  assert_int_equal(o.index_bits_per_value, BFH_LEAN_MAP_BITS);
+  assert_int_equal(o.block_maps, 1);
   open_ok(f, &o);
   fill(f);
   bfh_db_stats st = stats(f);
   expect_params(&st, 2000000, 3, 5, BFH_PLACEMENT_SIMILARITY, DEFAULT_SEED);
   assert_true(st.leaf_filters >= 1);
-  /* Leaves in memory, the paper's layout by default: each holds its m bits. */
-  assert_int_equal(st.leaf_memory_bytes, st.leaf_filters * (2000000 / 8));
+  /* Leaves in memory, folded into the slices only: no leaf's m bits are kept, no hierarchy. */
+  assert_int_equal(st.leaf_memory_bytes, 0);
+  assert_true(st.internal_bytes < 4096);
+  assert_true(st.sliced_bytes > 0);
+  assert_true(st.sliced_bytes < st.leaf_filters * (2000000 / 8) / 4);
   close_ok(f);
 }
 
@@ -233,15 +240,24 @@ static int count_hit(void *arg, const void *key, size_t len) {
    the id maps of a few tables) plus 512 bytes per leaf (its record and path) more. The
    paper's layout keeps every leaf's m / 8 bytes, and its slices hold at most 12.5% + 8 slots
    more than the leaves (64-slot steps would hold 64 leaves' worth here); the lean layout
-   keeps no leaf words and no hierarchy, and its slices are a fraction of the leaves. */
+   keeps no leaf words and no hierarchy, and its slices are a fraction of the leaves. The
+   database is filled under the default (the lean layout with value-to-block maps: on the own
+   engine the map heads replace the block filters, counted in block_filter_bytes), then opened
+   with it, with the paper's layout and with the lean layout of block filters (block_maps 0). */
 static void test_api_stats_index_bytes(void **state) {
   fixture_t *f = *state;
-  for (uint32_t bits = 0; bits <= BFH_LEAN_BITS; bits += BFH_LEAN_BITS) {
+  const struct {
+    uint32_t bits;
+    int maps;
+  } layouts[] = {{BFH_LEAN_MAP_BITS, 1}, {0, 1}, {BFH_LEAN_BITS, 0}};
+  for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+    uint32_t bits = layouts[i].bits;
     bfh_options o;
     small_options(f, &o);
     o.index_bits_per_value = bits;
+    o.block_maps = layouts[i].maps;
     open_ok(f, &o);
-    if (bits == 0) fill(f);
+    if (i == 0) fill(f);
     int hits = 0;
     assert_int_equal(bfh_search(f->db, "val007", 6, BFH_SEARCH_AUTO, count_hit, &hits, NULL),
                      BFH_OK);

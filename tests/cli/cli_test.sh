@@ -72,6 +72,18 @@ no_entry num
 expect_status 0 "$bfh" load num --synthetic 1.5k
 expect_in err "1500 entries"
 
+check "search --method hierarchy runs the paper's layout (its tree) unless --index-bits says otherwise"
+expect_status 0 "$bfh" search num Value17 --json --method hierarchy
+expect_in out '"keys":\["Key17"\]'
+expect_in out '"internal_maybe":1,' # the root of the paper's tree said maybe
+expect_status 0 "$bfh" search num Value17 --json --method hierarchy --index-bits 10
+expect_in out '"keys":\["Key17"\]'
+expect_in out '"internal_maybe":0,' # the lean layout keeps no tree
+expect_status 0 "$bfh" stats num --json
+expect_in out '"hierarchy_height":0,' # the default: the lean layout
+expect_status 0 "$bfh" stats num --json --index-bits 0
+expect_in out '"hierarchy_height":1,'
+
 check "load with neither --from nor --synthetic: exit 2"
 expect_status 2 "$bfh" load none
 expect_in err "either --from FILE or --synthetic N"

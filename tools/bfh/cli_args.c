@@ -83,6 +83,11 @@ static const spec_t SPECS[] = {
      "own engine: also keep a value||key index (once a database has one, every open must say so)"},
     {"cuckoo-index", CLI_DB, K_FLAG, AT(opt.cuckoo_index), 1, NULL, NULL,
      "keep the Cuckoo Index (search --method cuckoo; stats report its bytes)"},
+    {"index-bits", CLI_DB, K_U32, AT(opt.index_bits_per_value), 0, NULL, "B",
+     "lean index bits per value (default 10); 0: the paper's layout (search's default for "
+     "leaves|hierarchy|sliced)"},
+    {"no-block-maps", CLI_DB, K_FLAG, AT(opt.block_maps), 0, NULL, NULL,
+     "lean index, own engine: no value-to-block maps (block filters in memory instead)"},
     {"column-family", CLI_DB, K_STR, AT(opt.column_family), 0, NULL, "NAME",
      "RocksDB engine: the column family to read, write and search (default: default)"},
     {"from", CLI_FROM, K_STR, AT(from), 0, NULL, "FILE",

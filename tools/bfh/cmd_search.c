@@ -65,6 +65,12 @@ int cmd_search(cli_t *c) {
   bfh_db *db;
   /* --method cuckoo keeps the Cuckoo Index (built from the tables at this search). */
   if (c->method == BFH_SEARCH_CUCKOO) c->opt.cuckoo_index = 1;
+  /* The paper's methods run in the paper's configuration (every leaf's m bits, the hierarchy,
+     the bit-sliced index) unless --index-bits says otherwise (doc/search.md "The lean index"). */
+  if ((c->method == BFH_SEARCH_LEAVES || c->method == BFH_SEARCH_HIERARCHY ||
+       c->method == BFH_SEARCH_SLICED) &&
+      !cli_args_given(c, "index-bits"))
+    c->opt.index_bits_per_value = 0;
   int rc = cli_db_open(c, c->pos[0], 0, &db);
   if (rc) return rc;
   const char *val = c->pos[1];
