@@ -203,6 +203,8 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
                      uint64_t *entries) {
   const uint8_t *base = b->data, *p = base, *limit = base + b->restarts_offset;
   const uint8_t *want = val;
+  uint64_t want_tail = 0; /* the last 8 bytes of val, when it has 8 */
+  if (n >= 8) memcpy(&want_tail, want + n - 8, 8);
   const uint8_t *whole = base; /* the last entry with shared == 0: its key is all there */
   size_t key_len = 0;
   uint64_t count = 0;
@@ -221,8 +223,15 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
     const uint8_t *v = p + non_shared;
     p = v + vlen;
     count++;
-    /* The last byte first: values often share a prefix ("Value<i>"). */
-    if (vlen != n || (n && (v[n - 1] != want[n - 1] || memcmp(v, want, n) != 0))) continue;
+    /* The last 8 bytes first, as one word: values often share a prefix ("Value<i>"). */
+    if (vlen != n) continue;
+    if (n >= 8) {
+      uint64_t tail;
+      memcpy(&tail, v + n - 8, 8);
+      if (tail != want_tail || memcmp(v, want, n - 8) != 0) continue;
+    } else if (n && (v[n - 1] != want[n - 1] || memcmp(v, want, n) != 0)) {
+      continue;
+    }
     block_cursor_t c;
     block_cursor_init(&c, b, NULL);
     if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base))) {

@@ -486,6 +486,11 @@ static uint32_t index_find(const table_t *t, const uint8_t *ikey, size_t n) {
 
 int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
               table_buf_t *buf, lsm_lookup_t *out, err_t *err) {
+  return table_get_kept(t, key, klen, key_hash, max_seq, NULL, buf, out, err);
+}
+
+int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+                   block_memo_t *memo, table_buf_t *buf, lsm_lookup_t *out, err_t *err) {
   out->state = LSM_LOOKUP_ABSENT;
   out->val = NULL;
   out->val_len = 0;
@@ -503,7 +508,13 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
   uint32_t i = index_find(t, ikey, iklen);
   if (i < t->nblocks) {
     block_t b;
-    rc = data_block(t, i, buf, &b, err);
+    size_t kept_size = 0;
+    const uint8_t *kept = block_memo_get(memo, t->number, i, &kept_size);
+    if (kept) /* checked when it was kept (block_memo.h) */
+      rc = block_parse(&b, kept, kept_size) ? corrupt(t, t->handles[i].offset, "malformed block", err)
+                                            : ST_OK;
+    else
+      rc = data_block(t, i, buf, &b, err);
     if (!rc) {
       block_cursor_t c;
       block_cursor_init(&c, &b, data_key_compare);
@@ -641,7 +652,9 @@ const uint8_t *table_largest(const table_t *t, size_t *n) {
 typedef struct value_visit {
   lsm_visit_fn fn;
   void *arg;
-  int bad_key; /* a matching entry's internal key did not parse */
+  int bad_key;      /* a matching entry's internal key did not parse */
+  uint64_t matches; /* entries whose value matched (block_scan_value's calls) */
+  block_memo_t *memo; /* keeps the blocks with a match; NULL: none kept */
 } value_visit_t;
 
 static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
@@ -652,6 +665,7 @@ static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint
     vv->bad_key = 1;
     return 1;
   }
+  vv->matches++;
   return vv->fn(vv->arg, k.user_key, k.user_len, val, val_len, k.seq, k.type);
 }
 
@@ -664,17 +678,26 @@ static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, v
   int rc = run_block(run, i, &b, err);
   if (rc) return rc;
   st->bytes_read += t->handles[i].size + BLOCK_TRAILER_BYTES;
+  uint64_t before = vv->matches;
   int r = block_scan_value(&b, val, n, visit_value, vv, &st->entries);
   if (vv->bad_key) return corrupt(t, t->handles[i].offset, "malformed internal key", err);
   if (r < 0) return corrupt(t, t->handles[i].offset, "malformed entry", err);
+  if (vv->memo && vv->matches > before) /* the checked contents, as run_block served them */
+    block_memo_put(vv->memo, t->number, i, run->buf.p + (t->handles[i].offset - run->base),
+                   (size_t)t->handles[i].size);
   *stopped = r > 0;
   return ST_OK;
 }
 
 int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                      lsm_scan_stats_t *st, err_t *err) {
+  return table_scan_value_kept(t, val, n, fn, arg, st, NULL, err);
+}
+
+int table_scan_value_kept(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                          lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {fn, arg, 0};
+  value_visit_t vv = {fn, arg, 0, 0, memo};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 1);
@@ -706,8 +729,14 @@ static uint32_t block_at(const table_t *t, const block_ref_t *ref) {
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                             err_t *err) {
+  return table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, NULL, err);
+}
+
+int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs,
+                                 const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                                 lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {fn, arg, 0};
+  value_visit_t vv = {fn, arg, 0, 0, memo};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 0);
