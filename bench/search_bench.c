@@ -464,6 +464,7 @@ static void load_both(const cfg_t *c, const workload_t *w, const char *dir) {
 typedef struct vs_acc {
   uint64_t ns[4096];
   double blocks, bytes, cand, results, scanned;
+  uint32_t used[8]; /* method_used counts */
 } vs_acc_t;
 
 static void run_vs(const cfg_t *c, const workload_t *w, const char *base, double domain,
@@ -514,17 +515,24 @@ static void run_vs(const cfg_t *c, const workload_t *w, const char *base, double
         a->cand += (double)st.candidates;
         a->results += (double)st.results;
         a->scanned += (double)st.tables_scanned;
+        if (st.method_used < 8) a->used[st.method_used]++;
       }
     }
   }
   double med[2];
   for (int m = 0; m < 2; m++) med[m] = median_ms(acc[m].ns, nq) * 1000.0;
+  static const char *used_name[8] = {"SCAN",   "LEAVES",     "HIERARCHY", "SLICED",
+                                     "AUTO",   "STANDALONE", "CUCKOO",    "?"};
   for (int m = 0; m < 2; m++) {
     vs_acc_t *a = &acc[m];
     double n = (double)nq;
-    printf("%llu,%g,%llu,%s,%s,%llu,%.2f,%.3f,%.2f,%.0f,%.1f,%.1f,%.2f,%llu,%llu\n",
+    int used = 0;
+    for (int u = 0; u < 8; u++)
+      if (a->used[u] > a->used[used]) used = u;
+    printf("%llu,%g,%llu,%s,%s,%s,%llu,%.2f,%.3f,%.2f,%.0f,%.1f,%.1f,%.2f,%llu,%llu\n",
            (unsigned long long)c->num, domain, (unsigned long long)c->unflushed,
-           layout ? "leanmap" : "default", m ? "STANDALONE" : "AUTO", (unsigned long long)nq,
+           layout ? "leanmap" : "default", m ? "STANDALONE" : "AUTO", used_name[used],
+           (unsigned long long)nq,
            med[m], med[m] / med[1], a->blocks / n, a->bytes / n, a->cand / n, a->results / n,
            a->scanned / n, (unsigned long long)ds.tables,
            (unsigned long long)ds.standalone_tables);
@@ -543,7 +551,7 @@ static void main_vs_standalone(const cfg_t *c) {
          c->dir);
   printf("# present values of the loaded tables; median_us per method, ratio = method / "
          "STANDALONE (same pass, same values); counters are means\n");
-  printf("num,domain_pct,unflushed,layout,method,queries,median_us,ratio_vs_standalone,"
+  printf("num,domain_pct,unflushed,layout,method,method_used,queries,median_us,ratio_vs_standalone,"
          "blocks_read,bytes_read,candidates,results,tables_scanned,tables,standalone_tables\n");
   fflush(stdout);
   for (int d = 0; d < c->ndomains; d++) {
