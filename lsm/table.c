@@ -674,7 +674,7 @@ typedef struct value_visit {
   uint64_t matches; /* entries whose value matched (block_scan_value's calls) */
   block_memo_t *memo; /* keeps the blocks with a match; NULL: none kept */
   /* With memo: the current block's contents, and its matches that are the first entry of
-     their user key in the table (keys borrowed from the block). */
+     their user key in the table (keys copied: owned here until block_memo_put copies them). */
   const uint8_t *block;
   block_memo_match_t *firsts;
   size_t nfirsts, cap_firsts;
