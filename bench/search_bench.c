@@ -16,10 +16,20 @@
  * the memtable through its value index. It also times the ingest with every value index on
  * and off (--ingest-runs loads each, median ratio).
  *
+ * With --vs-standalone it measures AUTO against the stand-alone index in one process, on one
+ * database that has both (value filters and standalone_index = 1): N entries loaded under the
+ * lean-map layout (so that its value-to-block maps exist), compactions finished, then, per
+ * layout (the default options, and index_bits_per_value = BFH_LEAN_MAP_BITS set explicitly),
+ * the database is opened, --unflushed U entries with their own unique values are put and left
+ * in the memtable (0: none), and Q present values of the loaded tables are searched with AUTO
+ * and STANDALONE alternately, --passes P times (the last pass counts). It prints each method's
+ * median and mean counters, and the ratio AUTO / STANDALONE of the medians.
+ *
  * Usage: search_bench [--num N] [--queries Q] [--domains 100,10,1] [--m BITS] [--k K]
  *                     [--order D] [--table-bytes B] [--dir PATH] [--seq] [--no-ingest-compare]
  *                     [--no-disk]
  *        search_bench --beyond [--unflushed U] [--ingest-runs R] (and the options above)
+ *        search_bench --vs-standalone [--unflushed U] [--passes P] [--layouts default,leanmap]
  * Prints a header naming every parameter, then CSV.
  */
 #include <stdint.h>
@@ -28,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/bench_util.h"
@@ -50,6 +61,10 @@ typedef struct cfg {
   size_t table_bytes;
   const char *dir;
   int sequential, ingest_compare, disk;
+  int vs_standalone; /* --vs-standalone: AUTO against STANDALONE on one database */
+  int passes;        /* --passes: query passes (vs-standalone); the last one is measured */
+  int layouts;       /* --layouts: bit 0 the default options, bit 1 the lean-map layout */
+  int keep;          /* --keep: leave the database (vs-standalone) and reuse one left before */
 } cfg_t;
 
 static void die(const char *what, int rc, bfh_db *db) {
@@ -245,7 +260,9 @@ static void usage(void) {
           "                    [--order D] [--table-bytes B] [--dir PATH] [--seq]\n"
           "                    [--no-ingest-compare] [--no-disk]\n"
           "       search_bench --beyond [--num N] [--unflushed U] [--queries Q] [--domains ...]\n"
-          "                    [--ingest-runs R] (and the options above)\n");
+          "                    [--ingest-runs R] (and the options above)\n"
+          "       search_bench --vs-standalone [--num N] [--unflushed U] [--queries Q]\n"
+          "                    [--domains ...] [--passes P] [--layouts default,leanmap] [--keep]\n");
   exit(2);
 }
 
@@ -415,6 +432,149 @@ static void main_beyond(const cfg_t *c) {
   }
 }
 
+/* ---- AUTO against the stand-alone index (--vs-standalone) ------------------------------ */
+
+/* Loads the workload with value filters and the stand-alone index, under the lean-map layout
+   (so that the value-to-block maps are written; the default layout ignores them). */
+static void load_both(const cfg_t *c, const workload_t *w, const char *dir) {
+  bench_rm_rf("search_bench", dir);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.standalone_index = 1;
+  o.index_bits_per_value = BFH_LEAN_MAP_BITS;
+  o.block_maps = 1;
+  bfh_db *db;
+  int rc = bfh_open(dir, &o, &db);
+  if (rc != BFH_OK) die("open", rc, NULL);
+  char k[WORKLOAD_MAX_BYTES], v[WORKLOAD_MAX_BYTES];
+  int tty = isatty(2);
+  for (uint64_t i = 0; i < c->num; i++) {
+    size_t kl = workload_put_key(w, i, k), vl = workload_put_value(w, i, v);
+    if ((rc = bfh_put(db, k, kl, v, vl)) != BFH_OK) die("put", rc, db);
+    if (tty && i % 100000 == 0)
+      fprintf(stderr, "\rload: %llu/%llu", (unsigned long long)i, (unsigned long long)c->num);
+  }
+  if ((rc = bfh_flush(db)) != BFH_OK) die("flush", rc, db);
+  err_t err;
+  if (engine_lsm_wait_idle(bfh_internal_engine(db), &err) != BFH_OK) die("wait", err.code, db);
+  if (standalone_wait_idle(bfh_internal_standalone(db), &err) != BFH_OK)
+    die("wait for the stand-alone index", err.code, db);
+  if (tty) fprintf(stderr, "\r%60s\r", "");
+  bfh_close(db);
+}
+
+typedef struct vs_acc {
+  uint64_t ns[4096];
+  double blocks, bytes, cand, results, scanned;
+  uint32_t used[8]; /* method_used counts */
+} vs_acc_t;
+
+static void run_vs(const cfg_t *c, const workload_t *w, const char *base, double domain,
+                   int layout) {
+  /* Each layout searches a copy of the loaded database, so that the unflushed entries of
+     one do not reach the tables of the next (a reopen replays the log). */
+  char dir[1100], cmd[2300];
+  snprintf(dir, sizeof dir, "%s-run", base);
+  bench_rm_rf("search_bench", dir);
+  snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", base, dir);
+  if (system(cmd) != 0) die("copy the database", BFH_E_IO, NULL);
+  bfh_options o;
+  bfh_options_init(&o);
+  o.standalone_index = 1;
+  if (layout == 1) {
+    o.index_bits_per_value = BFH_LEAN_MAP_BITS;
+    o.block_maps = 1;
+  }
+  bfh_db *db;
+  int rc = bfh_open(dir, &o, &db);
+  if (rc != BFH_OK) die("reopen", rc, NULL);
+  bfh_db_stats before, ds;
+  if ((rc = bfh_stats(db, &before)) != BFH_OK) die("stats", rc, db);
+  if (c->unflushed) put_unflushed(c, db);
+  if ((rc = bfh_stats(db, &ds)) != BFH_OK) die("stats", rc, db);
+  if (ds.tables != before.tables) die("the unflushed entries were flushed", BFH_E_INVALID, db);
+  static vs_acc_t acc[2];
+  uint64_t nq = c->queries < 4096 ? c->queries : 4096;
+  const bfh_method meth[2] = {BFH_SEARCH_AUTO, BFH_SEARCH_STANDALONE};
+  for (int pass = 0; pass < c->passes; pass++) {
+    memset(acc, 0, sizeof acc);
+    for (uint64_t q = 0; q < nq; q++) {
+      char v[WORKLOAD_MAX_BYTES];
+      size_t vl = workload_value(w, workload_present_value_id(w, 1234, q), v);
+      uint64_t want = UINT64_MAX;
+      for (int j = 0; j < 2; j++) {
+        int m = (int)((q + (uint64_t)j) % 2); /* alternate which runs first */
+        bfh_search_stats st;
+        uint64_t hits = 0;
+        if ((rc = bfh_search(db, v, vl, meth[m], count_match, &hits, &st)) != BFH_OK)
+          die("search", rc, db);
+        if (want == UINT64_MAX) want = hits;
+        if (hits != want || hits == 0) die("AUTO and STANDALONE disagree", BFH_E_CORRUPT, db);
+        vs_acc_t *a = &acc[m];
+        a->ns[q] = st.elapsed_ns;
+        a->blocks += (double)st.blocks_read;
+        a->bytes += (double)st.bytes_read;
+        a->cand += (double)st.candidates;
+        a->results += (double)st.results;
+        a->scanned += (double)st.tables_scanned;
+        if (st.method_used < 8) a->used[st.method_used]++;
+      }
+    }
+  }
+  double med[2];
+  for (int m = 0; m < 2; m++) med[m] = median_ms(acc[m].ns, nq) * 1000.0;
+  static const char *used_name[8] = {"SCAN",   "LEAVES",     "HIERARCHY", "SLICED",
+                                     "AUTO",   "STANDALONE", "CUCKOO",    "?"};
+  for (int m = 0; m < 2; m++) {
+    vs_acc_t *a = &acc[m];
+    double n = (double)nq;
+    int used = 0;
+    for (int u = 0; u < 8; u++)
+      if (a->used[u] > a->used[used]) used = u;
+    printf("%llu,%g,%llu,%s,%s,%s,%llu,%.2f,%.3f,%.2f,%.0f,%.1f,%.1f,%.2f,%llu,%llu\n",
+           (unsigned long long)c->num, domain, (unsigned long long)c->unflushed,
+           layout ? "leanmap" : "default", m ? "STANDALONE" : "AUTO", used_name[used],
+           (unsigned long long)nq,
+           med[m], med[m] / med[1], a->blocks / n, a->bytes / n, a->cand / n, a->results / n,
+           a->scanned / n, (unsigned long long)ds.tables,
+           (unsigned long long)ds.standalone_tables);
+  }
+  fflush(stdout);
+  bfh_close(db);
+  bench_rm_rf("search_bench", dir);
+}
+
+static void main_vs_standalone(const cfg_t *c) {
+  printf("# search_bench --vs-standalone: AUTO against STANDALONE on one own-engine database\n");
+  printf("# num=%llu unflushed=%llu queries=%llu passes=%d (the last measured) order_of_puts=%s "
+         "dir=%s\n",
+         (unsigned long long)c->num, (unsigned long long)c->unflushed,
+         (unsigned long long)c->queries, c->passes, c->sequential ? "sequential" : "random",
+         c->dir);
+  printf("# present values of the loaded tables; median_us per method, ratio = method / "
+         "STANDALONE (same pass, same values); counters are means\n");
+  printf("num,domain_pct,unflushed,layout,method,method_used,queries,median_us,ratio_vs_standalone,"
+         "blocks_read,bytes_read,candidates,results,tables_scanned,tables,standalone_tables\n");
+  fflush(stdout);
+  for (int d = 0; d < c->ndomains; d++) {
+    workload_config_t wc;
+    workload_config_init(&wc);
+    wc.n = c->num;
+    wc.domain_pct = c->domains[d];
+    wc.order = c->sequential ? WORKLOAD_SEQUENTIAL : WORKLOAD_RANDOM;
+    workload_t w;
+    if (workload_init(&w, &wc) != BFH_OK) usage();
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/vs-d%g-n%llu", c->dir, c->domains[d],
+             (unsigned long long)c->num);
+    struct stat sb;
+    if (!c->keep || stat(dir, &sb) != 0) load_both(c, &w, dir);
+    for (int l = 0; l < 2; l++)
+      if (c->layouts & (1 << l)) run_vs(c, &w, dir, c->domains[d], l);
+    if (!c->keep) bench_rm_rf("search_bench", dir);
+  }
+}
+
 int main(int argc, char **argv) {
   cfg_t c = {.num = 1000000,
              .queries = 25,
@@ -428,7 +588,9 @@ int main(int argc, char **argv) {
              .table_bytes = 2u << 20,
              .dir = "/tmp/bfh_search_bench",
              .ingest_compare = 1,
-             .disk = 1};
+             .disk = 1,
+             .passes = 2,
+             .layouts = 3};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -456,7 +618,16 @@ int main(int argc, char **argv) {
       c.beyond = 1;
     else if (!strcmp(a, "--unflushed") && next)
       c.unflushed = strtoull(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--ingest-runs") && next)
+    else if (!strcmp(a, "--vs-standalone"))
+      c.vs_standalone = 1;
+    else if (!strcmp(a, "--passes") && next)
+      c.passes = atoi(argv[++i]);
+    else if (!strcmp(a, "--keep"))
+      c.keep = 1;
+    else if (!strcmp(a, "--layouts") && next) {
+      const char *l = argv[++i];
+      c.layouts = (strstr(l, "default") ? 1 : 0) | (strstr(l, "leanmap") ? 2 : 0);
+    } else if (!strcmp(a, "--ingest-runs") && next)
       c.ingest_runs = atoi(argv[++i]);
     else if (!strcmp(a, "--domains") && next) {
       c.ndomains = 0;
@@ -466,7 +637,14 @@ int main(int argc, char **argv) {
     } else
       usage();
   }
-  if (c.num == 0 || c.queries == 0 || (c.beyond && c.unflushed == 0)) usage();
+  if (c.num == 0 || c.queries == 0 || (c.beyond && c.unflushed == 0) || c.passes < 1) usage();
+  if (c.vs_standalone) {
+    char mk1[1100];
+    snprintf(mk1, sizeof mk1, "mkdir -p '%s'", c.dir);
+    if (system(mk1) != 0) die("mkdir", BFH_E_IO, NULL);
+    main_vs_standalone(&c);
+    return 0;
+  }
   char mk0[1100];
   snprintf(mk0, sizeof mk0, "mkdir -p '%s'", c.dir);
   if (c.beyond) {

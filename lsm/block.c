@@ -203,12 +203,16 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
                      uint64_t *entries) {
   const uint8_t *base = b->data, *p = base, *limit = base + b->restarts_offset;
   const uint8_t *want = val;
+  uint64_t want_tail = 0; /* the last 8 bytes of val, when it has 8 */
+  if (n >= 8) memcpy(&want_tail, want + n - 8, 8);
   const uint8_t *whole = base; /* the last entry with shared == 0: its key is all there */
+  const uint8_t *prev = NULL, *prev_whole = base; /* the entry before, and its `whole` */
   size_t key_len = 0;
   uint64_t count = 0;
   int rc = 0;
   while (p < limit) {
     const uint8_t *entry = p;
+    const uint8_t *entry_prev = prev, *entry_prev_whole = prev_whole;
     uint32_t shared, non_shared, vlen;
     p = decode_header(p, limit, &shared, &non_shared, &vlen);
     /* The same checks as parse_entry, without copying the key. */
@@ -217,21 +221,36 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
       break;
     }
     if (shared == 0) whole = entry;
+    prev = entry;
+    prev_whole = whole;
     key_len = (size_t)shared + non_shared;
     const uint8_t *v = p + non_shared;
     p = v + vlen;
     count++;
-    /* The last byte first: values often share a prefix ("Value<i>"). */
-    if (vlen != n || (n && (v[n - 1] != want[n - 1] || memcmp(v, want, n) != 0))) continue;
-    block_cursor_t c;
+    /* The last 8 bytes first, as one word: values often share a prefix ("Value<i>"). */
+    if (vlen != n) continue;
+    if (n >= 8) {
+      uint64_t tail;
+      memcpy(&tail, v + n - 8, 8);
+      if (tail != want_tail || memcmp(v, want, n - 8) != 0) continue;
+    } else if (n && (v[n - 1] != want[n - 1] || memcmp(v, want, n) != 0)) {
+      continue;
+    }
+    block_cursor_t c, pc;
     block_cursor_init(&c, b, NULL);
-    if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base))) {
+    block_cursor_init(&pc, b, NULL);
+    if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base)) ||
+        (entry_prev &&
+         key_at(&pc, (uint32_t)(entry_prev_whole - base), (uint32_t)(entry_prev - base)))) {
       block_cursor_release(&c);
+      block_cursor_release(&pc);
       rc = -1;
       break;
     }
-    int stop = fn(arg, c.key, c.key_len, v, vlen);
+    int stop = fn(arg, c.key, c.key_len, v, vlen, entry_prev ? pc.key : NULL,
+                  entry_prev ? pc.key_len : 0);
     block_cursor_release(&c);
+    block_cursor_release(&pc);
     if (stop) {
       rc = 1;
       break;

@@ -84,10 +84,11 @@ static inline int block_cursor_corrupt(const block_cursor_t *c) {
   return c->corrupt;
 }
 
-/* Visitor of block_scan_value: key is the entry's whole (internal) key, borrowed until it
-   returns. Nonzero stops the scan. */
+/* Visitor of block_scan_value: key is the entry's whole (internal) key, prev the whole key of
+   the entry just before it in the block (NULL, prev_len 0, for the block's first entry), both
+   borrowed until it returns. Nonzero stops the scan. */
 typedef int (*block_visit_fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
-                              uint32_t val_len);
+                              uint32_t val_len, const uint8_t *prev, size_t prev_len);
 
 /* Calls fn for every entry whose value is exactly val (n bytes), in block order. The other
    entries are decoded only as far as their value: their keys are not rebuilt, so a scan by

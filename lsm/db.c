@@ -923,7 +923,8 @@ static int in_range(const lsm_file_meta_t *f, const void *key, size_t klen) {
 /* Looks key up in the tables of v: L0 newest first, then one table per level. hash is
    blocked_filter_key_hash(key), computed once for every filter probed. */
 static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
-                       uint64_t seq, void **val, size_t *val_len, err_t *err) {
+                       uint64_t seq, block_memo_t *memo, void **val, size_t *val_len,
+                       err_t *err) {
   lsm_lookup_t lk;
   uint8_t stack[8192]; /* a data block of the default 4 KiB, and more */
   table_buf_t buf;
@@ -948,7 +949,7 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
       }
       table_t *t;
       rc = file_table(db, f, &t, err);
-      if (rc == ST_OK) rc = table_get(t, key, klen, hash, seq, &buf, &lk, err);
+      if (rc == ST_OK) rc = table_get_kept(t, key, klen, hash, seq, memo, &buf, &lk, err);
       if (rc != ST_OK || lk.state == LSM_LOOKUP_DELETED) break;
       if (lk.state == LSM_LOOKUP_VALUE) {
         void *p = malloc(lk.val_len ? lk.val_len : 1);
@@ -982,8 +983,10 @@ static int mem_get(memtable_t *m, const void *key, size_t klen, uint64_t seq, vo
   return ST_OK;
 }
 
-int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
-            err_t *err) {
+
+/* lsm_get, with the data blocks memo keeps parsed from there (table_get_kept). */
+static int get_kept(lsm_db_t *db, block_memo_t *memo, const void *key, size_t key_len, void **val,
+                    size_t *val_len, err_t *err) {
   int rc = check_key(key, key_len, err);
   if (rc != ST_OK) return rc;
   uint64_t hash = blocked_filter_key_hash(key, key_len); /* once, for every filter */
@@ -997,7 +1000,8 @@ int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *v
     view_acquire(db, &vw);
     rc = mem_get(vw.mem, key, key_len, vw.seq, val, val_len, err);
     if (rc == -100 && vw.imm) rc = mem_get(vw.imm, key, key_len, vw.seq, val, val_len, err);
-    if (rc == -100) rc = version_get(db, vw.v, key, key_len, hash, vw.seq, val, val_len, err);
+    if (rc == -100)
+      rc = version_get(db, vw.v, key, key_len, hash, vw.seq, memo, val, val_len, err);
     view_release(db, &vw);
     return rc;
   }
@@ -1006,9 +1010,14 @@ int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *v
     rc = mem_get(rs->mem, key, key_len, seq, val, val_len, err);
   if (rc == -100 && rs->imm && mem_filter_may_contain(rs->imf, hash))
     rc = mem_get(rs->imm, key, key_len, seq, val, val_len, err);
-  if (rc == -100) rc = version_get(db, rs->v, key, key_len, hash, seq, val, val_len, err);
+  if (rc == -100) rc = version_get(db, rs->v, key, key_len, hash, seq, memo, val, val_len, err);
   read_state_unref(db, rs);
   return rc;
+}
+
+int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
+            err_t *err) {
+  return get_kept(db, NULL, key, key_len, val, val_len, err);
 }
 
 /* ---- snapshots ----------------------------------------------------------------------- */
@@ -1019,12 +1028,14 @@ struct lsm_snapshot {
   lsm_table_info_t *tables;
   lsm_file_meta_t **metas; /* parallel to tables */
   size_t ntables;
+  block_memo_t memo; /* the blocks its value scans matched in, for lsm_snapshot_get_latest */
 };
 
 lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
   lsm_snapshot_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->db = db;
+  block_memo_init(&s->memo);
   view_acquire(db, &s->vw);
   size_t n = lsm_version_file_count(s->vw.v);
   s->tables = malloc((n + 1) * sizeof *s->tables);
@@ -1047,6 +1058,7 @@ lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
 void lsm_snapshot_release(lsm_snapshot_t *s) {
   if (!s) return;
   view_release(s->db, &s->vw);
+  block_memo_release(&s->memo);
   free(s->tables);
   free(s->metas);
   free(s);
@@ -1075,7 +1087,7 @@ int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val,
                             lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != ST_OK ? rc : table_scan_value(t, val, n, fn, arg, st, err);
+  return rc != ST_OK ? rc : table_scan_value_kept(t, val, n, fn, arg, st, &s->memo, err);
 }
 
 int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name,
@@ -1090,7 +1102,23 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
                                    void *arg, lsm_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != ST_OK ? rc : table_scan_value_blocks(t, refs, nrefs, val, n, fn, arg, st, err);
+  return rc != ST_OK ? rc
+                    : table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, &s->memo,
+                                                   err);
+}
+
+/* Proof that this is lsm_get's answer (doc/search.md "Validation"): get_kept runs lsm_get's
+   lookup on the newest state, memtables and tables alike, in the same order; the only
+   difference is where the bytes of a data block come from when the lookup reaches one that
+   s->memo keeps, and those are the bytes a read of the file would give (block_memo.h). */
+int lsm_snapshot_get_latest(lsm_snapshot_t *s, const void *key, size_t key_len, void **val,
+                            size_t *val_len, err_t *err) {
+  return get_kept(s->db, &s->memo, key, key_len, val, val_len, err);
+}
+
+void lsm_snapshot_memo_stats(const lsm_snapshot_t *s, size_t *blocks, uint64_t *hits) {
+  *blocks = s->memo.n;
+  *hits = s->memo.hits;
 }
 
 typedef struct seq_filter {

@@ -128,6 +128,16 @@ int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val,
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,
                                    void *arg, lsm_scan_stats_t *st, err_t *err);
+/* The latest version of key, as lsm_get gives it (the newest state, not the snapshot's),
+   except that a data block the snapshot's value scans (lsm_snapshot_scan_value and
+   lsm_snapshot_scan_value_blocks) found a match in is parsed from the copy they kept instead
+   of being read from its file again (lsm/block_memo.h says why those are the same bytes).
+   One thread at a time per snapshot. */
+int lsm_snapshot_get_latest(lsm_snapshot_t *s, const void *key, size_t key_len, void **val,
+                            size_t *val_len, err_t *err);
+/* The blocks the snapshot keeps, and how many lookups of lsm_snapshot_get_latest they
+   answered. */
+void lsm_snapshot_memo_stats(const lsm_snapshot_t *s, size_t *blocks, uint64_t *hits);
 /* table_read_meta_range of table `number` of the snapshot. */
 int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name,
                                  uint64_t off, size_t len, void *buf, err_t *err);

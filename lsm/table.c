@@ -486,6 +486,11 @@ static uint32_t index_find(const table_t *t, const uint8_t *ikey, size_t n) {
 
 int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
               table_buf_t *buf, lsm_lookup_t *out, err_t *err) {
+  return table_get_kept(t, key, klen, key_hash, max_seq, NULL, buf, out, err);
+}
+
+int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+                   block_memo_t *memo, table_buf_t *buf, lsm_lookup_t *out, err_t *err) {
   out->state = LSM_LOOKUP_ABSENT;
   out->val = NULL;
   out->val_len = 0;
@@ -503,7 +508,31 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
   uint32_t i = index_find(t, ikey, iklen);
   if (i < t->nblocks) {
     block_t b;
-    rc = data_block(t, i, buf, &b, err);
+    const block_memo_slot_t *kept = block_memo_get(memo, t->number, i);
+    const block_memo_match_t *first = kept ? block_memo_slot_match(kept, key, klen) : NULL;
+    if (first && first->seq <= max_seq) {
+      /* Why this is the entry the seek below would find: `first` is an entry of block i whose
+         predecessor in the block has another user key (table.c visit_value), and a table's
+         entries are in internal-key order (user key ascending, then sequence descending), so
+         it is the first entry of key in the table: every other version of key follows it and
+         is older. The seek finds the first entry >= (key, max_seq); entries of smaller user
+         keys are below that, and first = (key, seq <= max_seq) is not. So the answer is
+         first, a value (only value entries matched), whose bytes the memo kept after their
+         CRC was checked (block_memo.h). */
+      memo->direct++;
+      out->state = LSM_LOOKUP_VALUE;
+      out->seq = first->seq;
+      out->val = kept->data + first->val_off;
+      out->val_len = first->val_len;
+      if (ikey != stack) free(ikey);
+      return ST_OK;
+    }
+    if (kept) /* checked when it was kept (block_memo.h) */
+      rc = block_parse(&b, kept->data, kept->size)
+               ? corrupt(t, t->handles[i].offset, "malformed block", err)
+               : ST_OK;
+    else
+      rc = data_block(t, i, buf, &b, err);
     if (!rc) {
       block_cursor_t c;
       block_cursor_init(&c, &b, data_key_compare);
@@ -641,22 +670,48 @@ const uint8_t *table_largest(const table_t *t, size_t *n) {
 typedef struct value_visit {
   lsm_visit_fn fn;
   void *arg;
-  int bad_key; /* a matching entry's internal key did not parse */
+  int bad_key;      /* a matching entry's internal key did not parse */
+  uint64_t matches; /* entries whose value matched (block_scan_value's calls) */
+  block_memo_t *memo; /* keeps the blocks with a match; NULL: none kept */
+  /* With memo: the current block's contents, and its matches that are the first entry of
+     their user key in the table (keys copied: owned here until block_memo_put copies them). */
+  const uint8_t *block;
+  block_memo_match_t *firsts;
+  size_t nfirsts, cap_firsts;
 } value_visit_t;
 
 static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
-                       uint32_t val_len) {
+                       uint32_t val_len, const uint8_t *prev, size_t prev_len) {
   value_visit_t *vv = arg;
-  internal_key_parts_t k;
+  internal_key_parts_t k, pk;
   if (internal_key_parse(key, key_len, &k)) {
     vv->bad_key = 1;
     return 1;
+  }
+  vv->matches++;
+  /* The first entry of its user key in the table: the one before it in the block has another
+     user key. The block's first entry is never taken (its predecessor is in the block
+     before); neither is an entry after a key that does not parse. */
+  if (vv->memo && k.type == LSM_TYPE_VALUE && prev && !internal_key_parse(prev, prev_len, &pk) &&
+      bytewise_compare(pk.user_key, pk.user_len, k.user_key, k.user_len) != 0) {
+    if (vv->nfirsts == vv->cap_firsts) {
+      size_t cap = vv->cap_firsts ? 2 * vv->cap_firsts : 8;
+      block_memo_match_t *f = realloc(vv->firsts, cap * sizeof *f);
+      if (f) vv->firsts = f, vv->cap_firsts = cap;
+    }
+    uint8_t *copy = vv->nfirsts < vv->cap_firsts ? malloc(k.user_len ? k.user_len : 1) : NULL;
+    if (copy) { /* else left out: its get seeks */
+      if (k.user_len) memcpy(copy, k.user_key, k.user_len);
+      vv->firsts[vv->nfirsts++] =
+          (block_memo_match_t){copy, k.user_len, k.seq, (uint32_t)(val - vv->block), val_len};
+    }
   }
   return vv->fn(vv->arg, k.user_key, k.user_len, val, val_len, k.seq, k.type);
 }
 
 /* Scans data block i for val (the body of table_scan_value's loop); *stopped is set when fn
-   asks to stop. */
+   asks to stop. With vv->memo, a block with a match is kept there with its matches that are
+   the first entry of their key. */
 static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, value_visit_t *vv,
                             int *stopped, lsm_scan_stats_t *st, err_t *err) {
   table_t *t = run->t;
@@ -664,23 +719,41 @@ static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, v
   int rc = run_block(run, i, &b, err);
   if (rc) return rc;
   st->bytes_read += t->handles[i].size + BLOCK_TRAILER_BYTES;
+  uint64_t before = vv->matches;
+  const uint8_t *contents = run->buf.p + (t->handles[i].offset - run->base);
+  vv->block = contents;
+  vv->nfirsts = 0;
   int r = block_scan_value(&b, val, n, visit_value, vv, &st->entries);
-  if (vv->bad_key) return corrupt(t, t->handles[i].offset, "malformed internal key", err);
-  if (r < 0) return corrupt(t, t->handles[i].offset, "malformed entry", err);
+  if (vv->bad_key)
+    rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
+  else if (r < 0)
+    rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
+  else if (vv->memo && vv->matches > before) /* the checked contents, as run_block served them */
+    block_memo_put(vv->memo, t->number, i, contents, (size_t)t->handles[i].size, vv->firsts,
+                   vv->nfirsts);
+  for (size_t j = 0; j < vv->nfirsts; j++) free(vv->firsts[j].user_key);
+  vv->nfirsts = 0;
+  if (rc) return rc;
   *stopped = r > 0;
   return ST_OK;
 }
 
 int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                      lsm_scan_stats_t *st, err_t *err) {
+  return table_scan_value_kept(t, val, n, fn, arg, st, NULL, err);
+}
+
+int table_scan_value_kept(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                          lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {fn, arg, 0};
+  value_visit_t vv = {fn, arg, 0, 0, memo, NULL, NULL, 0, 0};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 1);
   for (uint32_t i = 0; i < t->nblocks && rc == ST_OK && !stopped; i++)
     rc = scan_value_block(&run, i, val, n, &vv, &stopped, &acc, err);
   run_release(&run);
+  free(vv.firsts);
   if (st) {
     st->entries += acc.entries;
     st->bytes_read += acc.bytes_read;
@@ -706,8 +779,14 @@ static uint32_t block_at(const table_t *t, const block_ref_t *ref) {
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                             err_t *err) {
+  return table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, NULL, err);
+}
+
+int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs,
+                                 const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                                 lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {fn, arg, 0};
+  value_visit_t vv = {fn, arg, 0, 0, memo, NULL, NULL, 0, 0};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 0);
@@ -717,6 +796,7 @@ int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, c
                         : corrupt(t, refs[j].offset, "block filter names no data block", err);
   }
   run_release(&run);
+  free(vv.firsts);
   if (st) {
     st->entries += acc.entries;
     st->bytes_read += acc.bytes_read;

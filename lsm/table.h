@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lsm/block_memo.h"
 #include "lsm/db.h"
 #include "lsm/internal_key.h"
 #include "util/env.h"
@@ -72,6 +73,11 @@ int table_has_key_filter(const table_t *t);
    fit buf's storage. */
 int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
               table_buf_t *buf, lsm_lookup_t *out, err_t *err);
+/* table_get, except that a data block memo keeps (block_memo.h) is parsed from there instead
+   of being read from the file (memo NULL: table_get). out->val may then point into the
+   memo: valid until it is released. */
+int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+                   block_memo_t *memo, table_buf_t *buf, lsm_lookup_t *out, err_t *err);
 /* 0: the key filter says the user key is absent; 1: it may be present (or no filter). */
 int table_key_may_match(const table_t *t, uint64_t key_hash);
 
@@ -98,6 +104,14 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
    block"): the filter does not belong to this table. */
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
+
+/* table_scan_value and table_scan_value_blocks that also put every data block in which a value
+   matched into memo (NULL: none), for the gets that validate those matches (block_memo.h). */
+int table_scan_value_kept(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                          lsm_scan_stats_t *st, block_memo_t *memo, err_t *err);
+int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs,
+                                 const void *val, size_t n, lsm_visit_fn fn, void *arg,
+                                 lsm_scan_stats_t *st, block_memo_t *memo, err_t *err);
 
 /* Repair: visits, in table order, the entries of every data block that checks out (fn gets
    each internal key and value, borrowed for the call). A damaged block (checksum mismatch,

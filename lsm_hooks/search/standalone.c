@@ -293,6 +293,10 @@ static char *join(const char *a, const char *b) {
   return p;
 }
 
+int standalone_wait_idle(standalone_t *s, err_t *err) {
+  return lsm_wait_idle(s->index, err);
+}
+
 int standalone_exists(const char *path) {
   char *dir = join(path, STANDALONE_DIR);
   int yes = dir && env_exists(env_default(), dir);

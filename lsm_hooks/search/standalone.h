@@ -65,6 +65,10 @@ int standalone_exists(const char *path);
    ones it has. */
 int standalone_drop(const char *path, err_t *err);
 
+/* Waits until the index's store has no flush or compaction pending (benchmarks that measure
+   a settled shape). BFH_OK or the store's background error. */
+int standalone_wait_idle(standalone_t *s, err_t *err);
+
 /* The write protocol above. */
 int standalone_put(standalone_t *s, const void *key, size_t key_len, const void *val,
                    size_t val_len, err_t *err);

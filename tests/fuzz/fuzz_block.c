@@ -11,8 +11,8 @@
 #include "lsm/block.h"
 
 static int count_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
-                       uint32_t val_len) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
+                       uint32_t val_len, const uint8_t *prev, size_t prev_len) {
+  (void)key, (void)key_len, (void)val, (void)val_len, (void)prev, (void)prev_len;
   (*(uint64_t *)arg)++;
   return 0;
 }

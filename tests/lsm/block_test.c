@@ -155,16 +155,27 @@ typedef struct scan_expect {
   const char *val;
   size_t n;
   int visited, stop_after;
+  uint8_t prev[512]; /* the key of the entry before the cursor's, if has_prev */
+  size_t prev_len;
+  int has_prev;
 } scan_expect_t;
+
+static void step(scan_expect_t *x) {
+  assert_true(x->c->key_len <= sizeof x->prev);
+  memcpy(x->prev, x->c->key, x->c->key_len);
+  x->prev_len = x->c->key_len;
+  x->has_prev = 1;
+  block_cursor_next(x->c);
+}
 
 static void skip_to_match(scan_expect_t *x) {
   while (block_cursor_valid(x->c) &&
          (x->c->val_len != x->n || memcmp(x->c->val, x->val, x->n) != 0))
-    block_cursor_next(x->c);
+    step(x);
 }
 
 static int expect_entry(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
-                        uint32_t val_len) {
+                        uint32_t val_len, const uint8_t *prev, size_t prev_len) {
   scan_expect_t *x = arg;
   skip_to_match(x);
   assert_true(block_cursor_valid(x->c));
@@ -172,7 +183,16 @@ static int expect_entry(void *arg, const uint8_t *key, size_t key_len, const uin
   assert_memory_equal(key, x->c->key, key_len);
   assert_int_equal(val_len, x->n);
   assert_memory_equal(val, x->val, x->n);
-  block_cursor_next(x->c);
+  /* prev is the entry before it in the block, NULL for the first */
+  if (!x->has_prev) {
+    assert_null(prev);
+    assert_int_equal(prev_len, 0);
+  } else {
+    assert_non_null(prev);
+    assert_int_equal(prev_len, x->prev_len);
+    assert_memory_equal(prev, x->prev, prev_len);
+  }
+  step(x);
   return ++x->visited == x->stop_after;
 }
 
@@ -197,7 +217,7 @@ static void scan_value(int interval) {
     block_cursor_t c;
     block_cursor_init(&c, &b, bytewise_compare);
     block_cursor_seek_first(&c);
-    scan_expect_t x = {&c, vals[j], strlen(vals[j]), 0, -1};
+    scan_expect_t x = {.c = &c, .val = vals[j], .n = strlen(vals[j]), .stop_after = -1};
     uint64_t entries = 0;
     assert_int_equal(block_scan_value(&b, x.val, x.n, expect_entry, &x, &entries), 0);
     assert_int_equal(x.visited, want[j]);
@@ -207,6 +227,7 @@ static void scan_value(int interval) {
     /* stopped by the visitor after 5 matches */
     block_cursor_seek_first(&c);
     x.visited = 0;
+    x.has_prev = 0;
     x.stop_after = 5;
     entries = 0;
     int r = block_scan_value(&b, x.val, x.n, expect_entry, &x, &entries);
@@ -225,8 +246,8 @@ static void test_block_scan_value_visits_exactly_the_matches(void **state) {
 }
 
 static int count_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
-                       uint32_t val_len) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
+                       uint32_t val_len, const uint8_t *prev, size_t prev_len) {
+  (void)key, (void)key_len, (void)val, (void)val_len, (void)prev, (void)prev_len;
   ++*(int *)arg;
   return 0;
 }

@@ -449,6 +449,63 @@ static void test_table_build_get_iterate_scan(void **state) {
   free(e);
 }
 
+/* table_get_kept after a scan by value that kept its blocks: for every entry's value, the get
+   of its key answers as table_get does, newest version first. Keys with an older version
+   that is the one scanned (a newer version, value or deletion, precedes it in the table,
+   sometimes in the block before) must get the newer one; a key whose scanned entry is its
+   first is answered from the kept match without a seek (memo.direct counts those). */
+static void test_table_get_kept_newest_version_wins(void **state) {
+  (void)state;
+  size_t n;
+  ent_t *e = make_entries(6000, &n);
+  char path[8192];
+  table_file_path(dir, 11, path, sizeof path);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  build_table(path, 11, e, n, &opt);
+  table_t *t;
+  err_t err;
+  assert_int_equal(table_open(env_default(), path, 11, &t, &err), ST_OK);
+  uint64_t older = 0, first = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (e[i].type != LSM_TYPE_VALUE) continue;
+    block_memo_t memo; /* one per search, as a snapshot keeps it */
+    block_memo_init(&memo);
+    char k[32], v[64];
+    size_t kn = ukey(k, e[i].user), vn = uval(v, e[i].user, e[i].seq);
+    uint64_t hits = 0;
+    assert_int_equal(table_scan_value_kept(t, v, vn, count_entry, &hits, NULL, &memo, &err), ST_OK);
+    assert_int_equal(hits, 1);
+    uint64_t h = blocked_filter_key_hash(k, kn), direct = memo.direct;
+    lsm_lookup_t want, got;
+    table_buf_t b1, b2;
+    table_buf_init(&b1, NULL, 0);
+    table_buf_init(&b2, NULL, 0);
+    assert_int_equal(table_get(t, k, kn, h, LSM_MAX_SEQ, &b1, &want, &err), ST_OK);
+    assert_int_equal(table_get_kept(t, k, kn, h, LSM_MAX_SEQ, &memo, &b2, &got, &err), ST_OK);
+    assert_int_equal(got.state, want.state);
+    assert_int_equal(got.seq, want.seq);
+    assert_int_equal(got.val_len, want.val_len);
+    if (want.val_len) assert_memory_equal(got.val, want.val, want.val_len);
+    int is_first = i == 0 || e[i - 1].user != e[i].user;
+    if (!is_first) {
+      older++;
+      assert_int_equal(memo.direct, direct); /* never answered from an older version */
+      assert_true(want.seq != e[i].seq);
+    } else {
+      first += memo.direct - direct;
+    }
+    table_buf_release(&b1);
+    table_buf_release(&b2);
+    block_memo_release(&memo);
+  }
+  assert_true(older > 1000);
+  /* every first version but those opening a block (~1 in 100 here) went without a seek */
+  assert_true(first > 4000);
+  table_unref(t);
+  free(e);
+}
+
 static void test_table_without_filter_and_empty(void **state) {
   (void)state;
   size_t n;
@@ -896,6 +953,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_table_build_get_iterate_scan, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_table_without_filter_and_empty, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_get_kept_newest_version_wins, dir_setup,
+                                      dir_teardown),
       cmocka_unit_test_setup_teardown(test_table_short_internal_key_is_corrupt, dir_setup,
                                       dir_teardown),
       cmocka_unit_test_setup_teardown(test_table_builder_hook_abandon_and_order, dir_setup,

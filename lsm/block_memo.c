@@ -1,0 +1,90 @@
+/* Data blocks kept by one reader; see block_memo.h. Open addressing, linear probing. */
+#include "lsm/block_memo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void block_memo_init(block_memo_t *m) {
+  memset(m, 0, sizeof *m);
+}
+
+void block_memo_release(block_memo_t *m) {
+  if (!m) return;
+  for (size_t i = 0; i < m->cap; i++) {
+    free(m->slots[i].data);
+    for (size_t j = 0; j < m->slots[i].nmatches; j++) free(m->slots[i].matches[j].user_key);
+    free(m->slots[i].matches);
+  }
+  free(m->slots);
+  memset(m, 0, sizeof *m);
+}
+
+static size_t slot_of(uint64_t number, uint32_t index, size_t cap) {
+  uint64_t h = (number * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)index * 0xc2b2ae3d27d4eb4full);
+  h ^= h >> 29;
+  return (size_t)h & (cap - 1);
+}
+
+static int grow(block_memo_t *m) {
+  size_t cap = m->cap ? 2 * m->cap : 16;
+  block_memo_slot_t *s = calloc(cap, sizeof *s);
+  if (!s) return -1;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->slots[i].number) continue;
+    size_t j = slot_of(m->slots[i].number, m->slots[i].index, cap);
+    while (s[j].number) j = (j + 1) & (cap - 1);
+    s[j] = m->slots[i];
+  }
+  free(m->slots);
+  m->slots = s;
+  m->cap = cap;
+  return 0;
+}
+
+void block_memo_put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
+                    size_t size, const block_memo_match_t *matches, size_t n) {
+  if (number == 0 || size > UINT32_MAX || m->bytes + size > BLOCK_MEMO_MAX_BYTES) return;
+  if ((m->n + 1) * 2 > m->cap && grow(m)) return;
+  size_t j = slot_of(number, index, m->cap);
+  for (; m->slots[j].number; j = (j + 1) & (m->cap - 1))
+    if (m->slots[j].number == number && m->slots[j].index == index) return;
+  uint8_t *copy = malloc(size ? size : 1);
+  block_memo_match_t *mc = n ? calloc(n, sizeof *mc) : NULL;
+  if (!copy || (n && !mc)) {
+    free(copy);
+    free(mc);
+    return;
+  }
+  memcpy(copy, data, size);
+  size_t kept = 0; /* a match whose key cannot be copied is left out: its get seeks */
+  for (size_t i = 0; i < n; i++) {
+    if (matches[i].val_off > size || matches[i].val_len > size - matches[i].val_off) continue;
+    uint8_t *k = malloc(matches[i].user_len ? matches[i].user_len : 1);
+    if (!k) continue;
+    if (matches[i].user_len) memcpy(k, matches[i].user_key, matches[i].user_len);
+    mc[kept] = matches[i];
+    mc[kept++].user_key = k;
+  }
+  m->slots[j] = (block_memo_slot_t){number, index, (uint32_t)size, copy, mc, kept};
+  m->n++;
+  m->bytes += size;
+}
+
+const block_memo_slot_t *block_memo_get(block_memo_t *m, uint64_t number, uint32_t index) {
+  if (!m || m->n == 0) return NULL;
+  for (size_t j = slot_of(number, index, m->cap); m->slots[j].number;
+       j = (j + 1) & (m->cap - 1))
+    if (m->slots[j].number == number && m->slots[j].index == index) {
+      m->hits++;
+      return &m->slots[j];
+    }
+  return NULL;
+}
+
+const block_memo_match_t *block_memo_slot_match(const block_memo_slot_t *s, const void *key,
+                                                size_t len) {
+  for (size_t i = 0; i < s->nmatches; i++)
+    if (s->matches[i].user_len == len && (len == 0 || memcmp(s->matches[i].user_key, key, len) == 0))
+      return &s->matches[i];
+  return NULL;
+}

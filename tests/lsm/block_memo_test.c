@@ -1,0 +1,94 @@
+/* block_memo_t: blocks kept by (table number, block index), never two for one pair, none past
+ * BLOCK_MEMO_MAX_BYTES, and their first-of-key matches copied and found by key.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/block_memo.h"
+
+static void test_block_memo_keyed_by_table_and_block(void **state) {
+  (void)state;
+  block_memo_t m;
+  block_memo_init(&m);
+  uint8_t a[100], b[200];
+  memset(a, 'a', sizeof a);
+  memset(b, 'b', sizeof b);
+  assert_null(block_memo_get(&m, 7, 0));
+  for (uint32_t i = 0; i < 1000; i++) block_memo_put(&m, 7, i, a, sizeof a, NULL, 0); /* grows */
+  block_memo_put(&m, 8, 0, b, sizeof b, NULL, 0);
+  block_memo_put(&m, 7, 0, b, sizeof b, NULL, 0); /* kept already: unchanged */
+  assert_int_equal(m.n, 1001);
+  const block_memo_slot_t *s = block_memo_get(&m, 7, 0);
+  assert_non_null(s);
+  assert_int_equal(s->size, sizeof a);
+  assert_memory_equal(s->data, a, sizeof a);
+  s = block_memo_get(&m, 8, 0);
+  assert_non_null(s);
+  assert_int_equal(s->size, sizeof b);
+  assert_memory_equal(s->data, b, sizeof b);
+  assert_null(block_memo_get(&m, 8, 1));
+  assert_null(block_memo_get(&m, 9, 0));
+  assert_int_equal(m.hits, 2);
+  block_memo_release(&m);
+  block_memo_release(&m); /* twice is fine */
+}
+
+static void test_block_memo_matches_copied(void **state) {
+  (void)state;
+  block_memo_t m;
+  block_memo_init(&m);
+  uint8_t block[64];
+  for (int i = 0; i < 64; i++) block[i] = (uint8_t)i;
+  char k1[] = "key-one", k2[] = "key-two";
+  block_memo_match_t in[3] = {
+      {(uint8_t *)k1, strlen(k1), 5, 10, 4},
+      {(uint8_t *)k2, strlen(k2), 6, 60, 8}, /* past the block: left out */
+      {(uint8_t *)k2, strlen(k2), 7, 20, 0},
+  };
+  block_memo_put(&m, 3, 1, block, sizeof block, in, 3);
+  memset(k1, 'x', strlen(k1)); /* the memo holds its own copies */
+  const block_memo_slot_t *s = block_memo_get(&m, 3, 1);
+  assert_non_null(s);
+  assert_int_equal(s->nmatches, 2);
+  const block_memo_match_t *x = block_memo_slot_match(s, "key-one", 7);
+  assert_non_null(x);
+  assert_int_equal(x->seq, 5);
+  assert_int_equal(x->val_off, 10);
+  assert_int_equal(x->val_len, 4);
+  x = block_memo_slot_match(s, "key-two", 7);
+  assert_non_null(x);
+  assert_int_equal(x->seq, 7);
+  assert_null(block_memo_slot_match(s, "key-on", 6));
+  assert_null(block_memo_slot_match(s, "xxxxxxx", 7));
+  block_memo_release(&m);
+}
+
+static void test_block_memo_bounded(void **state) {
+  (void)state;
+  block_memo_t m;
+  block_memo_init(&m);
+  size_t big = 1u << 20;
+  uint8_t *buf = calloc(1, big);
+  assert_non_null(buf);
+  for (uint32_t i = 0; i < 20; i++) block_memo_put(&m, 1, i, buf, big, NULL, 0);
+  assert_true(m.bytes <= BLOCK_MEMO_MAX_BYTES);
+  assert_int_equal(m.n, BLOCK_MEMO_MAX_BYTES / big);
+  assert_null(block_memo_get(&m, 1, 19)); /* not kept: a get reads it from the file */
+  block_memo_release(&m);
+  free(buf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_block_memo_keyed_by_table_and_block),
+      cmocka_unit_test(test_block_memo_matches_copied),
+      cmocka_unit_test(test_block_memo_bounded),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
