@@ -43,7 +43,10 @@ int index_sync_load_blocks(index_sync_t *s, err_t *err) {
   int rc = BFH_OK;
   for (size_t i = 0; i < s->n && rc == BFH_OK; i++) {
     const record_t *r = &s->recs[i];
-    if (r->state == REC_TO_READ && !r->gone_epoch && !r->early_blocks)
+    /* A table the persisted index answers for needs no block filter read now: its map head
+       comes from that file when a search selects it (persisted_index.h). */
+    if (r->state == REC_TO_READ && !r->gone_epoch && !r->early_blocks &&
+        !value_index_persisted_covers(s->index, r->number))
       rc = u64vec_push(&todo, r->number);
   }
   pthread_mutex_unlock(&s->mu);
