@@ -62,6 +62,8 @@ struct persisted_index {
   size_t ntables, nbound;
   pthread_mutex_t mu; /* chunks, bad, stats */
   persisted_index_stats_t st;
+  uint64_t dir_len;     /* the directory's bytes in memory */
+  uint64_t chunk_bytes; /* the chunks read and kept (mu) */
 };
 
 /* ---- Stamps --------------------------------------------------------------------------- */
@@ -294,6 +296,7 @@ static int parse(persisted_index_t *x, const value_index_params_t *p, err_t *err
   if (dir_len > x->file_len || (uint64_t)ng * GROUP_BYTES + (uint64_t)nt * TABLE_BYTES > dir_len)
     return corrupt(x, err, 48, "directory larger than the file");
   if (!(x->dir = malloc(dir_len + 4))) return err_set(err, BFH_E_NOMEM, "out of memory");
+  x->dir_len = dir_len + 4;
   rc = read_at(x, HEADER_BYTES, (size_t)dir_len + 4, x->dir, err);
   if (rc != BFH_OK) return rc;
   if (crc32c_unmask(decode_fixed32(x->dir + dir_len)) != crc32c_value(x->dir, (size_t)dir_len))
@@ -469,6 +472,7 @@ static const uint8_t *group_row(persisted_index_t *x, uint32_t g, uint64_t row, 
       return NULL;
     }
     q->chunk[c] = buf;
+    x->chunk_bytes += len;
   }
   return q->chunk[c] + (row - c * q->rpc) * q->row_bytes;
 }
@@ -548,4 +552,14 @@ void persisted_index_get_stats(persisted_index_t *x, persisted_index_stats_t *st
   pthread_mutex_lock(&x->mu);
   *st = x->st;
   pthread_mutex_unlock(&x->mu);
+}
+
+uint64_t persisted_index_memory(persisted_index_t *x) {
+  if (!x) return 0;
+  pthread_mutex_lock(&x->mu);
+  uint64_t b = sizeof *x + x->dir_len + x->ntables * sizeof *x->tables + x->chunk_bytes;
+  for (uint32_t g = 0; g < x->ngroups; g++)
+    b += sizeof *x->groups + (uint64_t)x->groups[g].nchunks * (sizeof(uint8_t *) + 1);
+  pthread_mutex_unlock(&x->mu);
+  return b;
 }

@@ -95,5 +95,7 @@ typedef struct persisted_index_stats {
   uint64_t heads_damaged;
 } persisted_index_stats_t;
 void persisted_index_get_stats(persisted_index_t *x, persisted_index_stats_t *st);
+/* Bytes x holds in memory: its directory, records and the chunks read so far. */
+uint64_t persisted_index_memory(persisted_index_t *x);
 
 #endif

@@ -116,7 +116,8 @@ typedef struct value_index_stats {
                                 lean, else mean_fill): a probe's FPR is about probe_fill^k */
   uint64_t sliced_groups;    /* bit-sliced indexes (lean: one per fold; else 1) */
   uint64_t block_bytes;      /* the block filters and their map */
-  uint64_t persisted;        /* tables without a leaf the persisted index answers for */
+  uint64_t persisted;        /* tables without a leaf the persisted index answers for (its
+                                directory and the chunks it read count in index_bytes) */
   uint64_t index_bytes;      /* every byte the index holds in memory: leaves in memory (or
                                 their CRCs), the leaf records and array, the hierarchy, the
                                 slices, the block filters, the id maps and the pending queue */

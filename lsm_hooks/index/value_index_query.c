@@ -130,6 +130,7 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
     for (size_t i = 0; i < vi->n; i++)
       with_leaf += (uint64_t)persisted_index_covers(vi->pidx, vi->leaves[i]->number);
     st->persisted = covered - with_leaf;
+    records += persisted_index_memory(vi->pidx); /* its directory and the chunks read */
     pthread_rwlock_unlock(&vi->lock);
   }
   st->index_bytes =
