@@ -164,6 +164,9 @@ static void *loader_main(void *arg) {
     }
     if (rc != BFH_OK) break; /* failed: the views index new tables themselves again */
     if (ran == 0) {          /* done, unless new tables were marked meanwhile (a kick) */
+      /* Every table it answered for has its leaf now: the persisted index is let go, with
+         the chunks it read (a table without a leaf is selected, as without the file). */
+      value_index_attach_persisted(s->index, NULL);
       pthread_mutex_lock(&s->load_mu);
       if (!s->loader_kick) {
         locked = 1; /* ends with load_mu held: a start from now on starts a new loader */

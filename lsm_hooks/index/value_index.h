@@ -164,7 +164,8 @@ uint64_t value_index_rebuild_count(value_index_t *vi);
 uint64_t value_index_relay_count(value_index_t *vi);
 
 /* Attaches the persisted index x (persisted_index.h, taking ownership; bound to the live
-   tables): value_index_select then asks it about the tables that have no leaf yet. Once. */
+   tables): value_index_select then asks it about the tables that have no leaf yet. NULL
+   detaches (and frees) it: the loader does so once every leaf is in. */
 struct persisted_index;
 void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x);
 /* Does the attached persisted index answer for table `number`? */
