@@ -114,16 +114,19 @@ static int cmp_u64(const void *a, const void *b) {
    ST_E_CORRUPT when the edit breaks the level invariants.
    A level's files are kept sorted (level 0 by number, the others by smallest key, ties by
    number: a total order), so the base's files are already in order: only the edit's added
-   files are sorted, and merged in. Replaying a manifest of E edits over T tables then costs
-   O(E T), not O(E T log T) key comparisons (at 100M entries, 1,400 tables, the sort was most
-   of an open's CPU). */
+   files are sorted, and merged in, and only the pairs an added file is in are checked for
+   overlap. Replaying a manifest of E edits over T tables then costs O(E T) pointer copies and
+   O(E (a log a)) key comparisons for a added files an edit, not O(E T log T) (at 100M entries,
+   1,400 tables, the sort was most of an open's CPU). */
 static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_version_edit_t *edit,
                          int steal, err_t *err) {
   uint64_t *del = malloc((edit->ndeleted + 1) * sizeof *del);
   lsm_file_meta_t **add = malloc((edit->nadded + 1) * sizeof *add);
-  if (!del || !add) {
+  size_t *pos = malloc((edit->nadded + 1) * sizeof *pos);
+  if (!del || !add || !pos) {
     free(del);
     free(add);
+    free(pos);
     return err_set(err, ST_E_NOMEM, "version: out of memory");
   }
   int rc = ST_OK;
@@ -161,18 +164,22 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
     qsort(add, na, sizeof *add, cmp);
     size_t i = n, j = na, k = n + na;
     while (j > 0) {
-      if (i > 0 && cmp(&arr[i - 1], &add[j - 1]) > 0)
+      if (i > 0 && cmp(&arr[i - 1], &add[j - 1]) > 0) {
         arr[--k] = arr[--i];
-      else
+      } else {
         arr[--k] = add[--j];
+        pos[j] = k; /* where the added file landed */
+      }
     }
     n += na;
     for (size_t q = 0; q < n; q++) arr[q]->refs++;
     v->files[l] = arr;
     v->nfiles[l] = n;
     if (rc != ST_OK) break;
-    if (l > 0) {
-      for (size_t q = 1; q < n; q++) {
+    /* The base's neighbours did not overlap, and a deletion cannot make two overlap: only
+       the pairs an added file is in are checked. */
+    for (size_t t = 0; l > 0 && t < na && rc == ST_OK; t++) {
+      for (size_t q = pos[t] ? pos[t] : 1; q <= pos[t] + 1 && q < n; q++) {
         const lsm_file_meta_t *a = arr[q - 1], *b = arr[q];
         if (bytewise_compare(a->largest, a->largest_len - 8, b->smallest, b->smallest_len - 8) >= 0) {
           rc = err_set(err, ST_E_CORRUPT,
@@ -185,6 +192,7 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
   }
   free(del);
   free(add);
+  free(pos);
   if (rc != ST_OK) return rc;
   compute_score(v);
   return ST_OK;
