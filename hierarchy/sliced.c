@@ -289,3 +289,17 @@ size_t sliced_size_in_bytes(const sliced_t *s) {
   return sizeof *s + (size_t)s->m * s->row_bytes + s->cap * sizeof(uint64_t) +
          s->free_slots.cap * sizeof(uint64_t) + id_map_size_in_bytes(&s->map);
 }
+
+void sliced_rows(const sliced_t *s, const uint8_t **rows, size_t *row_bytes, size_t *slots,
+                 const uint64_t **slot_ids) {
+  *rows = s->rows;
+  *row_bytes = s->row_bytes;
+  *slots = s->hi;
+  *slot_ids = s->slot_id;
+}
+
+int sliced_slot_live(const sliced_t *s, size_t slot) {
+  uint64_t v;
+  if (slot >= s->hi) return 0;
+  return id_map_get(&s->map, s->slot_id[slot], &v) && v == slot;
+}

@@ -104,25 +104,50 @@ static int cmp_by_smallest(const void *a, const void *b) {
   return x->number < y->number ? -1 : x->number > y->number;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* Builds into v (empty) the files of base (may be NULL) changed by edit. Takes the new
    files' metas out of edit (steal != 0) or copies them. ST_OK, ST_E_NOMEM, or
-   ST_E_CORRUPT when the edit breaks the level invariants. */
+   ST_E_CORRUPT when the edit breaks the level invariants.
+   A level's files are kept sorted (level 0 by number, the others by smallest key, ties by
+   number: a total order), so the base's files are already in order: only the edit's added
+   files are sorted, and merged in, and only the pairs an added file is in are checked for
+   overlap. Replaying a manifest of E edits over T tables then costs O(E T) pointer copies and
+   O(E (a log a)) key comparisons for a added files an edit, not O(E T log T) (at 100M entries,
+   1,400 tables, the sort was most of an open's CPU). */
 static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_version_edit_t *edit,
                          int steal, err_t *err) {
-  for (int l = 0; l < LSM_NUM_LEVELS; l++) {
-    size_t nbase = base ? base->nfiles[l] : 0, nadd = 0;
+  uint64_t *del = malloc((edit->ndeleted + 1) * sizeof *del);
+  lsm_file_meta_t **add = malloc((edit->nadded + 1) * sizeof *add);
+  size_t *pos = malloc((edit->nadded + 1) * sizeof *pos);
+  if (!del || !add || !pos) {
+    free(del);
+    free(add);
+    free(pos);
+    return err_set(err, ST_E_NOMEM, "version: out of memory");
+  }
+  int rc = ST_OK;
+  for (int l = 0; l < LSM_NUM_LEVELS && rc == ST_OK; l++) {
+    int (*cmp)(const void *, const void *) = l == 0 ? cmp_by_number : cmp_by_smallest;
+    size_t nbase = base ? base->nfiles[l] : 0, nadd = 0, ndel = 0;
     for (size_t i = 0; i < edit->nadded; i++) nadd += edit->added[i].level == l;
+    for (size_t j = 0; j < edit->ndeleted; j++)
+      if (edit->deleted[j].level == l) del[ndel++] = edit->deleted[j].number;
+    qsort(del, ndel, sizeof *del, cmp_u64);
     lsm_file_meta_t **arr = malloc((nbase + nadd + 1) * sizeof *arr);
-    if (!arr) return err_set(err, ST_E_NOMEM, "version: out of memory");
-    size_t n = 0;
+    if (!arr) {
+      rc = err_set(err, ST_E_NOMEM, "version: out of memory");
+      break;
+    }
+    size_t n = 0, na = 0;
     for (size_t i = 0; i < nbase; i++) {
       lsm_file_meta_t *f = base->files[l][i];
-      int deleted = 0;
-      for (size_t j = 0; j < edit->ndeleted && !deleted; j++)
-        deleted = edit->deleted[j].level == l && edit->deleted[j].number == f->number;
-      if (!deleted) arr[n++] = f;
+      if (!ndel || !bsearch(&f->number, del, ndel, sizeof *del, cmp_u64)) arr[n++] = f;
     }
-    for (size_t i = 0; i < edit->nadded; i++) {
+    for (size_t i = 0; i < edit->nadded && rc == ST_OK; i++) {
       if (edit->added[i].level != l) continue;
       lsm_file_meta_t *f = edit->added[i].meta;
       if (steal) {
@@ -130,29 +155,45 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
       } else {
         f = lsm_file_meta_create(f->number, f->size, f->smallest, f->smallest_len, f->largest,
                                  f->largest_len);
-        if (!f) {
-          v->files[l] = arr;
-          v->nfiles[l] = n;
-          for (size_t k = 0; k < n; k++) arr[k]->refs++;
-          return err_set(err, ST_E_NOMEM, "version: out of memory");
-        }
+        if (!f) rc = err_set(err, ST_E_NOMEM, "version: out of memory");
       }
-      arr[n++] = f;
+      if (f) add[na++] = f;
     }
-    for (size_t k = 0; k < n; k++) arr[k]->refs++;
+    /* The kept base files are in order; the added ones are sorted, then merged in from the
+       back. */
+    qsort(add, na, sizeof *add, cmp);
+    size_t i = n, j = na, k = n + na;
+    while (j > 0) {
+      if (i > 0 && cmp(&arr[i - 1], &add[j - 1]) > 0) {
+        arr[--k] = arr[--i];
+      } else {
+        arr[--k] = add[--j];
+        pos[j] = k; /* where the added file landed */
+      }
+    }
+    n += na;
+    for (size_t q = 0; q < n; q++) arr[q]->refs++;
     v->files[l] = arr;
     v->nfiles[l] = n;
-    qsort(arr, n, sizeof *arr, l == 0 ? cmp_by_number : cmp_by_smallest);
-    if (l > 0) {
-      for (size_t k = 1; k < n; k++) {
-        const lsm_file_meta_t *a = arr[k - 1], *b = arr[k];
-        if (bytewise_compare(a->largest, a->largest_len - 8, b->smallest, b->smallest_len - 8) >= 0)
-          return err_set(err, ST_E_CORRUPT,
-                         "version: level %d: tables %06" PRIu64 " and %06" PRIu64 " overlap", l,
-                         a->number, b->number);
+    if (rc != ST_OK) break;
+    /* The base's neighbours did not overlap, and a deletion cannot make two overlap: only
+       the pairs an added file is in are checked. */
+    for (size_t t = 0; l > 0 && t < na && rc == ST_OK; t++) {
+      for (size_t q = pos[t] ? pos[t] : 1; q <= pos[t] + 1 && q < n; q++) {
+        const lsm_file_meta_t *a = arr[q - 1], *b = arr[q];
+        if (bytewise_compare(a->largest, a->largest_len - 8, b->smallest, b->smallest_len - 8) >= 0) {
+          rc = err_set(err, ST_E_CORRUPT,
+                       "version: level %d: tables %06" PRIu64 " and %06" PRIu64 " overlap", l,
+                       a->number, b->number);
+          break;
+        }
       }
     }
   }
+  free(del);
+  free(add);
+  free(pos);
+  if (rc != ST_OK) return rc;
   compute_score(v);
   return ST_OK;
 }

@@ -175,6 +175,10 @@ const value_index_params_t *index_sync_params(const index_sync_t *s) {
   return value_index_params(s->index);
 }
 
+value_index_t *index_sync_value_index(index_sync_t *s) {
+  return s->index;
+}
+
 block_index_t *index_sync_block_index(index_sync_t *s) {
   return value_index_blocks(s->index);
 }

@@ -147,6 +147,8 @@ const value_index_params_t *index_sync_params(const index_sync_t *s);
 /* The value index's block index (value_index_blocks): the own engine puts its tables'
    value-to-block maps there directly, when params->block_maps says so (value_hook.h). */
 block_index_t *index_sync_block_index(index_sync_t *s);
+/* The value index it writes (the own engine attaches its persisted index to it). */
+value_index_t *index_sync_value_index(index_sync_t *s);
 
 /* ---- Pushed reports (table-build hook) ------------------------------------------------ */
 /* Takes ownership of filter and blocks (the table's block filter; may be NULL). path

@@ -43,7 +43,10 @@ int index_sync_load_blocks(index_sync_t *s, err_t *err) {
   int rc = BFH_OK;
   for (size_t i = 0; i < s->n && rc == BFH_OK; i++) {
     const record_t *r = &s->recs[i];
-    if (r->state == REC_TO_READ && !r->gone_epoch && !r->early_blocks)
+    /* A table the persisted index answers for needs no block filter read now: its map head
+       comes from that file when a search selects it (persisted_index.h). */
+    if (r->state == REC_TO_READ && !r->gone_epoch && !r->early_blocks &&
+        !value_index_persisted_covers(s->index, r->number))
       rc = u64vec_push(&todo, r->number);
   }
   pthread_mutex_unlock(&s->mu);
@@ -161,6 +164,9 @@ static void *loader_main(void *arg) {
     }
     if (rc != BFH_OK) break; /* failed: the views index new tables themselves again */
     if (ran == 0) {          /* done, unless new tables were marked meanwhile (a kick) */
+      /* Every table it answered for has its leaf now: the persisted index is let go, with
+         the chunks it read (a table without a leaf is selected, as without the file). */
+      value_index_attach_persisted(s->index, NULL);
       pthread_mutex_lock(&s->load_mu);
       if (!s->loader_kick) {
         locked = 1; /* ends with load_mu held: a start from now on starts a new loader */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "filters/bits.h"
+#include "lsm_hooks/index/persisted_index.h"
 #include "lsm_hooks/index/value_index_private.h"
 
 /* ---- Lifecycle ---------------------------------------------------------------------- */
@@ -62,7 +63,22 @@ void value_index_destroy(value_index_t *vi) {
   pthread_mutex_destroy(&vi->pend_mu);
   pthread_rwlock_destroy(&vi->lock);
   value_index_files_release(&vi->files);
+  persisted_index_destroy(vi->pidx);
   free(vi);
+}
+
+void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x) {
+  pthread_rwlock_wrlock(&vi->lock);
+  persisted_index_destroy(vi->pidx);
+  vi->pidx = x;
+  pthread_rwlock_unlock(&vi->lock);
+}
+
+int value_index_persisted_covers(value_index_t *vi, uint64_t number) {
+  pthread_rwlock_rdlock(&vi->lock);
+  int c = vi->pidx && persisted_index_covers(vi->pidx, number);
+  pthread_rwlock_unlock(&vi->lock);
+  return c;
 }
 
 const value_index_params_t *value_index_params(const value_index_t *vi) {

@@ -116,6 +116,8 @@ typedef struct value_index_stats {
                                 lean, else mean_fill): a probe's FPR is about probe_fill^k */
   uint64_t sliced_groups;    /* bit-sliced indexes (lean: one per fold; else 1) */
   uint64_t block_bytes;      /* the block filters and their map */
+  uint64_t persisted;        /* tables without a leaf the persisted index answers for (its
+                                directory and the chunks it read count in index_bytes) */
   uint64_t index_bytes;      /* every byte the index holds in memory: leaves in memory (or
                                 their CRCs), the leaf records and array, the hierarchy, the
                                 slices, the block filters, the id maps and the pending queue */
@@ -160,6 +162,14 @@ uint64_t value_index_rebuild_count(value_index_t *vi);
 /* sliced_relay_count of the bit-sliced index (tests: leaves added a few at a time re-lay its
    rows O(log n) times, not once per batch). */
 uint64_t value_index_relay_count(value_index_t *vi);
+
+/* Attaches the persisted index x (persisted_index.h, taking ownership; bound to the live
+   tables): value_index_select then asks it about the tables that have no leaf yet. NULL
+   detaches (and frees) it: the loader does so once every leaf is in. */
+struct persisted_index;
+void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x);
+/* Does the attached persisted index answer for table `number`? */
+int value_index_persisted_covers(value_index_t *vi, uint64_t number);
 
 /* Checks the hierarchy (hierarchy_validate) and that the leaves, the hierarchy and the sliced
    index hold the same ids. BFH_OK or BFH_E_CORRUPT with the first violation. */

@@ -93,6 +93,9 @@ struct value_index {
   _Atomic int unsettled;
   id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
   block_index_t *blocks; /* the block filters under the leaves (owned) */
+  /* The persisted index (persisted_index.h), attached at open; it answers for the tables it
+     covers that have no leaf yet (owned; NULL: none). */
+  struct persisted_index *pidx;
   leaf_files_t files;
 };
 

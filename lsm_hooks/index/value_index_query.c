@@ -3,8 +3,10 @@
  * index's statistics. Each first applies the queued adds and removes (value_index.c), then
  * holds the read lock.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "lsm_hooks/index/persisted_index.h"
 #include "lsm_hooks/index/value_index_private.h"
 
 void value_index_probe(const value_index_t *vi, const void *val, size_t len, probe_t *out) {
@@ -76,9 +78,15 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
   int rc = candidates_locked(vi, by, p, &cand, st, err);
   if (rc == BFH_OK) {
     u64vec_sort(&cand);
-    for (size_t i = 0; i < n; i++)
-      scan[i] =
-          u64_sorted_contains(cand.v, cand.n, numbers[i]) || !value_index_leaf_find(vi, numbers[i]);
+    uint8_t *ask = vi->pidx ? calloc(n ? n : 1, 1) : NULL;
+    for (size_t i = 0; i < n; i++) {
+      int leaf = value_index_leaf_find(vi, numbers[i]) != NULL;
+      scan[i] = u64_sorted_contains(cand.v, cand.n, numbers[i]) || !leaf;
+      if (ask) ask[i] = !leaf;
+    }
+    /* Tables without a leaf yet: the persisted index answers for those it covers. */
+    if (ask) persisted_index_select(vi->pidx, p, numbers, n, ask, scan, vi->blocks, NULL);
+    free(ask);
   }
   pthread_rwlock_unlock(&vi->lock);
   u64vec_release(&cand);
@@ -116,6 +124,15 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   block_index_stats_t bs;
   block_index_get_stats(vi->blocks, &bs);
   st->block_bytes = bs.held_bytes;
+  if (vi->pidx) { /* the bound tables that have no leaf yet */
+    pthread_rwlock_rdlock(&vi->lock);
+    uint64_t covered = persisted_index_bound(vi->pidx), with_leaf = 0;
+    for (size_t i = 0; i < vi->n; i++)
+      with_leaf += (uint64_t)persisted_index_covers(vi->pidx, vi->leaves[i]->number);
+    st->persisted = covered - with_leaf;
+    records += persisted_index_memory(vi->pidx); /* its directory and the chunks read */
+    pthread_rwlock_unlock(&vi->lock);
+  }
   st->index_bytes =
       st->leaf_bytes + records + st->internal_bytes + st->sliced_bytes + st->block_bytes;
 }

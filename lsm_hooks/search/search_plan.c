@@ -318,7 +318,8 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   value_index_stats_t vs;
   value_index_get_stats(c->index, &vs);
   const value_index_params_t *p = value_index_params(c->index);
-  k->leaves = (double)vs.leaves;
+  /* Tables the persisted index answers for are probed as leaves are (persisted_index.h). */
+  k->leaves = (double)(vs.leaves + vs.persisted);
   /* Tables with a block filter and no leaf yet: their leaves are loading. */
   block_index_stats_t bs;
   block_index_get_stats(value_index_blocks(c->index), &bs);

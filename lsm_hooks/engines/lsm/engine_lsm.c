@@ -18,6 +18,7 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
+#include "lsm_hooks/index/persisted_index.h"
 #include "lsm_hooks/index/value_block_map.h"
 
 typedef struct engine_lsm {
@@ -27,6 +28,9 @@ typedef struct engine_lsm {
   value_hook_t *hook; /* NULL when value filters are off */
   engine_lsm_open_stats_t open_stats;
   int open_stats_done; /* open_stats filled in (the loading at open ended) */
+  int wrote;           /* a put or delete went through this handle: close writes BFH-INDEX */
+  char *path;          /* the database directory (owned) */
+  env_t *io;           /* borrowed */
   uint64_t open_t0;    /* when the indexing at open began */
 } engine_lsm_t;
 
@@ -36,22 +40,93 @@ struct engine_view {
   size_t n;
 };
 
+/* Does this handle keep the persisted index (the lean layout with maps)? */
+static int persists(const engine_lsm_t *el) {
+  if (!el->sync) return 0;
+  const value_index_params_t *p = index_sync_params(el->sync);
+  return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
+}
+
+/* Writes BFH-INDEX (persisted_index.h) for the live tables that have a leaf, from a handle
+   that wrote. Best effort: a file not written leaves the old one (or none), which the next
+   open binds table by table. */
+static void write_persisted(engine_lsm_t *el) {
+  lsm_snapshot_t *snap = lsm_snapshot_acquire(el->db);
+  if (!snap) return;
+  const lsm_table_info_t *ti;
+  size_t n = lsm_snapshot_tables(snap, &ti);
+  persisted_index_table_t *t = calloc(n ? n : 1, sizeof *t);
+  size_t nt = 0;
+  for (size_t i = 0; t && i < n; i++) {
+    char tpath[4096];
+    lsm_table_path(el->db, ti[i].number, tpath, sizeof tpath);
+    err_t e;
+    void *head = NULL;
+    size_t size = 0;
+    uint64_t stamp = 0;
+    if (persisted_index_table_stamp(el->io, tpath, &stamp, &e) != BFH_OK) continue;
+    if (lsm_table_read_meta(el->db, ti[i].number, VALUE_BLOCK_MAP_HEAD_NAME, &head, &size, NULL,
+                            &e) != BFH_OK)
+      continue;
+    t[nt++] = (persisted_index_table_t){ti[i].number, ti[i].size, stamp, head, size};
+  }
+  err_t e;
+  if (t) (void)persisted_index_write(el->io, el->path, index_sync_value_index(el->sync), t, nt, NULL, &e);
+  for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
+  free(t);
+  lsm_snapshot_release(snap);
+}
+
+/* At open: binds BFH-INDEX, if there is one, to the live tables and attaches it to the
+   value index. A damaged file is counted (block_filters_damaged) and left unused. */
+static void open_persisted(engine_lsm_t *el) {
+  if (!persists(el)) return;
+  value_index_t *vi = index_sync_value_index(el->sync);
+  persisted_index_t *x = NULL;
+  err_t e;
+  err_clear(&e);
+  int rc = persisted_index_open(el->io, el->path, value_index_params(vi), &x, &e);
+  if (rc == BFH_E_CORRUPT) block_index_count_damaged(index_sync_block_index(el->sync), &e);
+  if (rc != BFH_OK) return;
+  lsm_snapshot_t *snap = lsm_snapshot_acquire(el->db);
+  if (snap) {
+    const lsm_table_info_t *ti;
+    size_t n = lsm_snapshot_tables(snap, &ti);
+    for (size_t i = 0; i < n; i++) {
+      char tpath[4096];
+      uint64_t stamp;
+      lsm_table_path(el->db, ti[i].number, tpath, sizeof tpath);
+      if (persisted_index_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK)
+        (void)persisted_index_bind(x, ti[i].number, ti[i].size, stamp);
+    }
+    lsm_snapshot_release(snap);
+  }
+  value_index_attach_persisted(vi, x);
+}
+
 static int e_close(engine_t *e, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
   if (!el) return BFH_OK;
+  if (el->wrote && persists(el)) { /* every live table's leaf in first, then the file */
+    (void)index_sync_loader_wait(el->sync, NULL, NULL);
+    write_persisted(el);
+  }
   if (el->sync) index_sync_loader_stop(el->sync); /* it reads the tables through el->db */
   int rc = lsm_close_err(el->db, err);
   value_hook_destroy(el->hook);
+  free(el->path);
   free(el);
   return rc;
 }
 
 static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
                  err_t *err) {
+  ((engine_lsm_t *)e)->wrote = 1;
   return lsm_put(((engine_lsm_t *)e)->db, key, key_len, val, val_len, err);
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  ((engine_lsm_t *)e)->wrote = 1;
   return lsm_delete(((engine_lsm_t *)e)->db, key, key_len, err);
 }
 
@@ -422,6 +497,11 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   el->base.ops = &lsm_ops;
   el->sync = sync;
+  el->io = io;
+  if (!(el->path = strdup(path))) {
+    free(el);
+    return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
+  }
   lsm_options_t lo;
   lsm_options_init(&lo);
   lo.create_if_missing = opt->create_if_missing;
@@ -439,6 +519,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
     lo.memtable_value_seed = p->seed; /* a search's one hash finds the memtables' entries */
     el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);
     if (!el->hook) {
+      free(el->path);
       free(el);
       return err_prefix(err, "%s: ", path);
     }
@@ -447,10 +528,12 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   rc = lsm_open(path, &lo, &el->db, err);
   if (rc != BFH_OK) {
     value_hook_destroy(el->hook);
+    free(el->path);
     free(el);
     return rc;
   }
   if (sync) {
+    open_persisted(el);
     rc = index_live_tables(el, err);
     if (rc != BFH_OK) {
       e_close(&el->base, NULL);
