@@ -81,6 +81,13 @@ int value_index_persisted_covers(value_index_t *vi, uint64_t number) {
   return c;
 }
 
+uint64_t value_index_persisted_bound(value_index_t *vi) {
+  pthread_rwlock_rdlock(&vi->lock);
+  uint64_t n = vi->pidx ? persisted_index_bound(vi->pidx) : 0;
+  pthread_rwlock_unlock(&vi->lock);
+  return n;
+}
+
 const value_index_params_t *value_index_params(const value_index_t *vi) {
   return &vi->params;
 }

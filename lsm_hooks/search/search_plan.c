@@ -40,10 +40,12 @@ typedef struct search_reader {
   int (*available)(const search_ctx_t *c);
 } search_reader_t;
 
+/* Tables bound to the persisted index count: a selected one gets its map head from the file
+   before it is read. */
 static int has_block_filters(const search_ctx_t *c) {
   block_index_stats_t bs;
   block_index_get_stats(value_index_blocks(c->index), &bs);
-  return bs.tables > 0;
+  return bs.tables > 0 || value_index_persisted_bound(c->index) > 0;
 }
 
 /* Cheapest first: AUTO takes the first available. */

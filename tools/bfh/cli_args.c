@@ -65,8 +65,6 @@ static const spec_t SPECS[] = {
      "bits per value filter, for a new database (default 2M)"},
     {"hashes", CLI_DB, K_U32, AT(opt.value_filter_hashes), 0, NULL, "K",
      "hash functions per value filter, for a new database (default 3)"},
-    {"index-bits", CLI_DB, K_U32, AT(opt.index_bits_per_value), 0, NULL, "B",
-     "lean index: bits per value of the folded leaves (10: with value-to-block maps)"},
     {"order", CLI_DB, K_U32, AT(opt.order), 0, NULL, "D", "order of the hierarchy (default 5)"},
     {"table-bytes", CLI_DB, K_SIZE, AT(opt.table_bytes), 0, NULL, "B",
      "target table file size (default 2MiB)"},
