@@ -194,8 +194,10 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
                       uint32_t *blocks, block_map_io_t *io, err_t *err) {
   out->n = 0;
   pthread_rwlock_rdlock(&bi->lock);
-  const value_block_map_t *m = io ? find_map(bi, number) : NULL;
-  if (m) {
+  const value_block_map_t *m = find_map(bi, number);
+  block_map_io_t own = {NULL, NULL, 0}; /* a map with its own reader needs none */
+  if (m && !io && value_block_map_has_reader(m)) io = &own;
+  if (m && io) {
     int rc = probe_map(m, value_hash, out, blocks, io, err);
     pthread_rwlock_unlock(&bi->lock);
     return rc;
