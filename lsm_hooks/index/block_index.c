@@ -195,9 +195,9 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
   out->n = 0;
   pthread_rwlock_rdlock(&bi->lock);
   const value_block_map_t *m = find_map(bi, number);
-  block_map_io_t own = {NULL, NULL, 0}; /* a map with its own reader needs none */
-  if (m && !io && value_block_map_has_reader(m)) io = &own;
-  if (m && io) {
+  /* A map is read through io's reader, or its own (value_block_map_set_reader). */
+  if (m && !(io && (io->read || value_block_map_has_reader(m)))) m = NULL;
+  if (m) {
     int rc = probe_map(m, value_hash, out, blocks, io, err);
     pthread_rwlock_unlock(&bi->lock);
     return rc;

@@ -82,12 +82,12 @@ static int loaded(index_sync_t *s, job_t *j, const char *cpath, const leaf_cache
   const value_index_params_t *p = value_index_params(s->index);
   err_t e;
   j->got.tag = t->tag;
-  /* A file with a map is copied with the new stamp: its block filter and chunks are not
-     held here. */
-  if (restamp && (j->got.map ? leaf_cache_restamped(s->src.io, cpath, t, &j->cache_buf,
-                                                    &j->cache_len, &e)
-                             : leaf_cache_encode(t, j->got.filter, j->got.blocks, &j->cache_buf,
-                                                 &j->cache_len, &e)) != BFH_OK)
+  /* The file is copied with the new stamp (a map's chunks, and with a map the block filter,
+     are not held here); one of an older version is made again from its filters. */
+  if (restamp &&
+      leaf_cache_restamped(s->src.io, cpath, t, &j->cache_buf, &j->cache_len, &e) != BFH_OK &&
+      (j->got.map || leaf_cache_encode(t, j->got.filter, j->got.blocks, &j->cache_buf,
+                                       &j->cache_len, &e) != BFH_OK))
     j->cache_buf = NULL; /* the cache only speeds up a reopen */
   if (!p->block_bits) {  /* block filters are off for this open */
     block_filter_destroy(j->got.blocks);
@@ -134,8 +134,7 @@ static void read_job(index_sync_t *s, job_t *j) {
   if (!s->src.cache_dir) return;
   free(j->got.path); /* the cache file is where the leaf lives */
   j->got.path = NULL;
-  leaf_cache_table_t t = {
-      .number = j->number, .size = j->size, .tag = j->got.tag, .stamp = stamp};
+  leaf_cache_table_t t = {.number = j->number, .size = j->size, .tag = j->got.tag, .stamp = stamp};
   const leaf_cache_map_bytes_t mb = {j->got.map_head, j->got.map_chunks, j->got.map_head_len,
                                      j->got.map_chunks_len};
   if (!p->leaves_on_disk && !j->upgrade && j->got.map_head && j->got.blocks) {

@@ -96,9 +96,10 @@ typedef struct map_file {
 static int map_file_read(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
   map_file_t *f = arg;
   if (off > f->len || len > f->len - off)
-    return err_set(err, BFH_E_CORRUPT, "filter cache %s: map chunk at %llu (%zu bytes) past its "
-                   "%llu bytes of chunks", f->path, (unsigned long long)off, len,
-                   (unsigned long long)f->len);
+    return err_set(err, BFH_E_CORRUPT,
+                   "filter cache %s: map chunk at %llu (%zu bytes) past its "
+                   "%llu bytes of chunks",
+                   f->path, (unsigned long long)off, len, (unsigned long long)f->len);
   return pread_exact(f->fd, f->path, f->base + off, buf, len, err);
 }
 
@@ -117,8 +118,8 @@ static int read_sections(env_rfile_t *fd, const char *path, uint64_t leaf_end, u
                          sections_t *sec, err_t *err) {
   uint8_t b[LEAF_CACHE_MAP_SECTION_BYTES];
   if (size < leaf_end + sizeof b)
-    return err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its map",
-                   path, (unsigned long long)size);
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its map", path,
+                   (unsigned long long)size);
   int rc = pread_exact(fd, path, leaf_end, b, sizeof b, err);
   if (rc != BFH_OK) return rc;
   if (crc32c_unmask(decode_fixed32(b + 24)) != crc32c_value(b, 24))
@@ -205,12 +206,13 @@ static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by
   uint32_t flags = 0;
   uint64_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
   if (size < LEAF_CACHE_HEADER_BYTES)
-    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header",
-                 path, (unsigned long long)size);
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header", path,
+                 (unsigned long long)size);
   if (rc == BFH_OK) rc = pread_exact(fd, path, 0, h, sizeof h, err);
   if (rc == BFH_OK) rc = check_header(h, sizeof h, path, t, by_stamp, &flags, err);
   if (rc == BFH_OK && tag) *tag = decode_fixed64(h + 24);
-  int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0, has_map = (flags & LEAF_CACHE_HAS_MAP) != 0;
+  int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0,
+      has_map = (flags & LEAF_CACHE_HAS_MAP) != 0;
   if (rc == BFH_OK && (has_blocks ? size < leaf_end : size != leaf_end))
     rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, expected %s%llu", path,
                  (unsigned long long)size, has_blocks ? "at least " : "",
@@ -353,8 +355,8 @@ int leaf_cache_encode_map(const leaf_cache_table_t *t, const value_filter_t *f,
   encode_fixed64(buf + 16, t->size);
   encode_fixed64(buf + 24, t->tag);
   encode_fixed64(buf + 32, t->stamp);
-  encode_fixed32(buf + 40, (blocks ? LEAF_CACHE_HAS_BLOCKS : 0) |
-                               (map ? LEAF_CACHE_HAS_MAP : 0)); /* flags */
+  encode_fixed32(buf + 40,
+                 (blocks ? LEAF_CACHE_HAS_BLOCKS : 0) | (map ? LEAF_CACHE_HAS_MAP : 0)); /* flags */
   encode_fixed32(buf + 44, crc32c_mask(crc32c_value(buf, 44)));
   value_filter_serialize(f, buf + LEAF_CACHE_HEADER_BYTES);
   uint8_t *p = buf + leaf_end;

@@ -6,8 +6,8 @@
  * is the leaf the index reads. A file holds the table's leaf and, optionally, its block
  * filter (filters/block_filter.h). A cache file is bound to the bytes of its table: its
  * header holds the table's number, size and tag, a digest of the table's contents
- * (lsm_hooks/leveldb_format/ldb_table.h, ldb_table_tag), taken from the bytes the filters were built
- * from. Number and size alone do not name a table: a database destroyed and made again in the
+ * (lsm_hooks/leveldb_format/ldb_table.h, ldb_table_tag), taken from the bytes the filters were
+ * built from. Number and size alone do not name a table: a database destroyed and made again in the
  * same directory reuses both. A file whose tag is not the table's tag of now, that does not
  * parse, fails a checksum, was made with other m, k or seed, or is of an older version (1 and
  * 2 held no tag, 3 no stamp) is stale: it is rebuilt from the table, never trusted. LevelDB

@@ -65,8 +65,7 @@ int ldb_filter_build_map(env_t *io, const char *path, uint64_t m, uint32_t k, ui
   if (!b.leaf || (block_bits && !b.blocks) || (block_bits && map && !b.map))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   if (rc == BFH_OK)
-    rc = ldb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, st, tag,
-                               err);
+    rc = ldb_table_scan_tagged(io, path, add_value, b.blocks ? end_block : NULL, &b, st, tag, err);
   if (rc == BFH_OK && b.rc != BFH_OK) rc = build_error(&b, path, err);
   block_filter_t *bf = NULL;
   if (rc == BFH_OK && b.blocks) {
@@ -78,7 +77,8 @@ int ldb_filter_build_map(env_t *io, const char *path, uint64_t m, uint32_t k, ui
     int r = value_block_map_builder_finish(b.map, &map->head, &map->head_len, &map->chunks,
                                            &map->chunks_len);
     /* BFH_NOT_FOUND: blocks it cannot name, the block filter serves */
-    if (r == BFH_E_NOMEM) rc = err_set(err, r, "table %s: no memory for its value-to-block map", path);
+    if (r == BFH_E_NOMEM)
+      rc = err_set(err, r, "table %s: no memory for its value-to-block map", path);
   }
   value_block_map_builder_destroy(b.map);
   if (rc != BFH_OK) {
