@@ -119,7 +119,9 @@ static void read_job(index_sync_t *s, job_t *j) {
   if (s->src.cache_dir && s->src.table_stamp &&
       s->src.table_stamp(s->src.ctx, j->number, &stamp, &e) != BFH_OK)
     stamp = 0;
-  j->got.want_map = s->src.cache_dir && p->block_maps && p->block_bits && !j->upgrade;
+  /* The map goes into the cache file whatever this open's layout: a later open with maps
+     finds it there. */
+  j->got.want_map = s->src.cache_dir && p->block_bits && !j->upgrade;
   j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
   pthread_mutex_lock(&s->mu);
   s->stats.read_ns += index_sync_now_ns() - t0;
@@ -137,7 +139,7 @@ static void read_job(index_sync_t *s, job_t *j) {
   leaf_cache_table_t t = {.number = j->number, .size = j->size, .tag = j->got.tag, .stamp = stamp};
   const leaf_cache_map_bytes_t mb = {j->got.map_head, j->got.map_chunks, j->got.map_head_len,
                                      j->got.map_chunks_len};
-  if (!p->leaves_on_disk && !j->upgrade && j->got.map_head && j->got.blocks) {
+  if (p->block_maps && !p->leaves_on_disk && !j->upgrade && j->got.map_head && j->got.blocks) {
     /* A map: its chunks are read from the cache file, so the file is written now and the map
        loaded from it (bound to it), in place of the block filter. If that fails, the block
        filter serves and the file is written later. */
@@ -158,6 +160,15 @@ static void read_job(index_sync_t *s, job_t *j) {
     j->rc = leaf_cache_store_map(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &mb, &e);
     if (j->rc == BFH_OK && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
     j->got.offset = LEAF_CACHE_HEADER_BYTES;
+    value_filter_t *f2 = NULL; /* with maps: the map from the file, in place of the filter */
+    if (j->rc == BFH_OK && p->block_maps && j->got.map_head &&
+        leaf_cache_load_map(s->src.io, cpath, &t, 0, p->m, p->k, p->seed, &f2, NULL, &j->got.map,
+                            &e) == BFH_OK &&
+        j->got.map) {
+      block_filter_destroy(j->got.blocks);
+      j->got.blocks = NULL;
+    }
+    value_filter_destroy(f2);
     if (j->rc != BFH_OK) {
       j->retry = 1;
       snprintf(j->msg, sizeof j->msg, "%s", e.msg);
