@@ -346,6 +346,31 @@ static void test_version4_cache(void **state) {
   bfh_close(db);
 }
 
+/* The read-only engine with an index directory keeps the same cache files there: maps too,
+   loaded again by a second handle. */
+static void test_read_only_index_dir(void **state) {
+  (void)state;
+  char dir[4200], idx[4200];
+  snprintf(dir, sizeof dir, "%s/ro", tmpdir);
+  snprintf(idx, sizeof idx, "%s/ro-index", tmpdir);
+  write_db(dir);
+  for (int pass = 0; pass < 2; pass++) {
+    bfh_options o = options(1);
+    o.read_only = 1;
+    o.index_dir = idx;
+    bfh_db *db = NULL;
+    assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+    err_t err;
+    index_sync_t *sync = bfh_internal_sync(db);
+    if (sync && index_sync_loader_wait(sync, NULL, &err) != BFH_OK) fail_msg("%s", err.msg);
+    assert_true(check_auto_equals_scan(db) > 0);
+    block_index_stats_t bs;
+    block_index_get_stats(value_index_blocks(bfh_internal_index(db)), &bs);
+    assert_int_equal(bs.maps, ROUNDS);
+    bfh_close(db);
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   return test_tmpdir_create(tmpdir, sizeof tmpdir, "leveldb_map");
@@ -363,6 +388,7 @@ int main(void) {
       cmocka_unit_test(test_replaced_cache_file),
       cmocka_unit_test(test_damaged_chunks),
       cmocka_unit_test(test_version4_cache),
+      cmocka_unit_test(test_read_only_index_dir),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
