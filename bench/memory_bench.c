@@ -2,8 +2,8 @@
  * side by side on the same database: the paper's (index_bits_per_value = 0), the lean one
  * with block filters in memory (index_bits_per_value = BFH_LEAN_BITS, block_maps = 0) and
  * the lean one with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
- * block_maps = 1: the default of bfh_options_init; the LevelDB engine keeps block filters
- * under it). Ratios are against the paper's layout of the same run.
+ * block_maps = 1: the default of bfh_options_init; the LevelDB engine keeps its maps in its
+ * filter cache files). Ratios are against the paper's layout of the same run.
  *
  * For each engine and size it loads N random-order entries with unique values (workloads/
  * workload.h) under the lean-map layout (the maps are written only under it), then opens the database once per layout (the layout lives in memory only, so

@@ -185,9 +185,10 @@ typedef struct bfh_options {
                                     (10), the lean layout: on the own engine with value-to-block
                                     maps (block_maps), about 2 bytes per entry at AUTO's
                                     latency of the paper's layout (doc/search.md "The lean
-                                    index"); on the LevelDB and RocksDB engines, whose tables
-                                    carry no maps, with block filters (about 3.4 bytes per
-                                    entry). 0: the paper's layout (every leaf's m bits in
+                                    index"); on the LevelDB engines with the maps kept in
+                                    their filter cache files (read-only: with an index_dir);
+                                    on the RocksDB engines, whose tables carry no maps, with
+                                    block filters (about 3.4 bytes per entry). 0: the paper's layout (every leaf's m bits in
                                     memory, the hierarchy and the bit-sliced index over them,
                                     about 8 bytes per entry): choose it to run LEAVES,
                                     HIERARCHY and SLICED as the paper's methods. Under a lean
@@ -219,8 +220,10 @@ typedef struct bfh_options {
                      (about 0.25 bytes per entry: block places, chunk fences and sketches)
                      stays in memory instead of the table's block filter (1.37), and a
                      search reads one 2 KiB chunk of it to learn which blocks hold the
-                     value. 0: the block filters, as before, and no map written. Ignored by
-                     the paper's layout and the other engines. In memory only: a reopen may
+                     value. 0: the block filters, as before, and no map written. The LevelDB
+                     engines keep the maps in their filter cache files (doc/format.md
+                     "LevelDB filter cache"; a read-only handle needs an index_dir). Ignored
+                     by the paper's layout and the RocksDB engines. In memory only: a reopen may
                      change it (tables built without a map keep their block filter) */
 } bfh_options;
 #define BFH_LEAN_BITS 3

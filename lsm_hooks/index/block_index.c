@@ -194,7 +194,9 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
                       uint32_t *blocks, block_map_io_t *io, err_t *err) {
   out->n = 0;
   pthread_rwlock_rdlock(&bi->lock);
-  const value_block_map_t *m = io ? find_map(bi, number) : NULL;
+  const value_block_map_t *m = find_map(bi, number);
+  /* A map is read through io's reader, or its own (value_block_map_set_reader). */
+  if (m && !(io && (io->read || value_block_map_has_reader(m)))) m = NULL;
   if (m) {
     int rc = probe_map(m, value_hash, out, blocks, io, err);
     pthread_rwlock_unlock(&bi->lock);

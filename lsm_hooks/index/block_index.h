@@ -59,7 +59,9 @@ void block_index_count_damaged(block_index_t *bi, const err_t *why);
 int block_index_has_map(block_index_t *bi, uint64_t number);
 
 /* How a probe reads a table's map: read (with arg) reads bytes of the table's
-   "bfh.value_chunks" meta block (value_block_map.h); chunks_read counts the chunks read. */
+   "bfh.value_chunks" meta block (value_block_map.h); chunks_read counts the chunks read.
+   read may be NULL: only maps with their own reader (value_block_map_set_reader: the
+   LevelDB engines', from their cache files) are read then. */
 typedef struct block_map_io {
   value_block_map_read_fn read;
   void *arg;
@@ -69,8 +71,9 @@ typedef struct block_map_io {
 /* The blocks of table `number` that may hold a value of this hash, in file order, into out,
    by its map (read through io, held under the index's read lock) or else its block filter.
    *blocks (may be NULL) gets how many blocks the map or filter covers. BFH_NOT_FOUND if the
-   table has neither (or only a map and io is NULL); BFH_E_NOMEM; a map read's error
-   (BFH_E_CORRUPT: a chunk did not check out), with its message in err. */
+   table has neither (or only a map it cannot read: io NULL, or no reader in io or the map);
+   BFH_E_NOMEM; a map read's error (BFH_E_CORRUPT: a chunk did not check out), with its message in
+   err. */
 int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, block_refs_t *out,
                       uint32_t *blocks, block_map_io_t *io, err_t *err);
 

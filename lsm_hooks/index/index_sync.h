@@ -46,6 +46,7 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "util/env.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm_hooks/index/value_index.h"
 #include "util/err.h"
 
@@ -68,6 +69,15 @@ typedef struct index_leaf_read {
   /* The tag of the table's bytes the filters were built from (with a cache_dir; see
      index_source_t.table_tag): it binds the cache file to them. */
   uint64_t tag;
+  /* Set by index_sync before read_leaf (with a cache_dir and block maps in use): read_leaf may
+     also build the table's value-to-block map, serialized into map_head / map_chunks (new,
+     owned by the caller; NULL: none), which index_sync writes into the table's cache file and
+     loads from there (leaf_cache.h). */
+  int want_map;
+  uint8_t *map_head, *map_chunks;
+  size_t map_head_len, map_chunks_len;
+  /* The table's map loaded from its cache file (index_sync's own; new, owned). */
+  value_block_map_t *map;
 } index_leaf_read_t;
 
 /* Where the filters of an engine's tables come from. */

@@ -29,6 +29,9 @@ typedef struct job {
 static void job_release(job_t *j) {
   value_filter_destroy(j->got.filter);
   block_filter_destroy(j->got.blocks);
+  value_block_map_destroy(j->got.map);
+  free(j->got.map_head);
+  free(j->got.map_chunks);
   free(j->got.path);
   free(j->cache_buf);
 }
@@ -43,17 +46,20 @@ static int load_cached(index_sync_t *s, job_t *j, const char *cpath) {
   err_t e;
   if (!env_exists(s->src.io, cpath)) return BFH_NOT_FOUND;
   leaf_cache_table_t t = {.number = j->number, .size = j->size};
+  /* The map instead of the block filter when this layout reads maps (a file without one: its
+     block filter). */
+  value_block_map_t **map = p->block_maps && p->block_bits ? &j->got.map : NULL;
   /* The table's stamp first (a stat and its footer): a file made with it is the table's. */
   if (s->src.table_stamp && s->src.table_stamp(s->src.ctx, j->number, &t.stamp, &e) == BFH_OK &&
       t.stamp != 0 &&
-      leaf_cache_load_stamped(s->src.io, cpath, &t, p->m, p->k, p->seed, &j->got.filter,
-                              &j->got.blocks, &e) == BFH_OK)
+      leaf_cache_load_map(s->src.io, cpath, &t, 1, p->m, p->k, p->seed, &j->got.filter,
+                          &j->got.blocks, map, &e) == BFH_OK)
     return loaded(s, j, cpath, &t, 0);
   /* Else the table's tag: a file made for other bytes under this number is stale. */
   int r = s->src.table_tag(s->src.ctx, j->number, &t.tag, &e);
   if (r != BFH_OK) return r; /* the table is gone or damaged: read_leaf tells which */
-  r = leaf_cache_load(s->src.io, cpath, &t, p->m, p->k, p->seed, &j->got.filter, &j->got.blocks,
-                      &e);
+  r = leaf_cache_load_map(s->src.io, cpath, &t, 0, p->m, p->k, p->seed, &j->got.filter,
+                          &j->got.blocks, map, &e);
   if (r != BFH_OK) {
     if (r != BFH_NOT_FOUND) {
       (void)env_unlink(s->src.io, cpath, NULL);
@@ -76,12 +82,18 @@ static int loaded(index_sync_t *s, job_t *j, const char *cpath, const leaf_cache
   const value_index_params_t *p = value_index_params(s->index);
   err_t e;
   j->got.tag = t->tag;
-  if (restamp && leaf_cache_encode(t, j->got.filter, j->got.blocks, &j->cache_buf, &j->cache_len,
-                                   &e) != BFH_OK)
+  /* The file is copied with the new stamp (a map's chunks, and with a map the block filter,
+     are not held here); one of an older version is made again from its filters. */
+  if (restamp &&
+      leaf_cache_restamped(s->src.io, cpath, t, &j->cache_buf, &j->cache_len, &e) != BFH_OK &&
+      (j->got.map || leaf_cache_encode(t, j->got.filter, j->got.blocks, &j->cache_buf,
+                                       &j->cache_len, &e) != BFH_OK))
     j->cache_buf = NULL; /* the cache only speeds up a reopen */
   if (!p->block_bits) {  /* block filters are off for this open */
     block_filter_destroy(j->got.blocks);
     j->got.blocks = NULL;
+    value_block_map_destroy(j->got.map);
+    j->got.map = NULL;
   }
   j->source = INDEX_LEAF_CACHED;
   j->rc = BFH_OK;
@@ -107,6 +119,9 @@ static void read_job(index_sync_t *s, job_t *j) {
   if (s->src.cache_dir && s->src.table_stamp &&
       s->src.table_stamp(s->src.ctx, j->number, &stamp, &e) != BFH_OK)
     stamp = 0;
+  /* The map goes into the cache file whatever this open's layout: a later open with maps
+     finds it there. */
+  j->got.want_map = s->src.cache_dir && p->block_bits && !j->upgrade;
   j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
   pthread_mutex_lock(&s->mu);
   s->stats.read_ns += index_sync_now_ns() - t0;
@@ -121,20 +136,47 @@ static void read_job(index_sync_t *s, job_t *j) {
   if (!s->src.cache_dir) return;
   free(j->got.path); /* the cache file is where the leaf lives */
   j->got.path = NULL;
-  const leaf_cache_table_t t = {
-      .number = j->number, .size = j->size, .tag = j->got.tag, .stamp = stamp};
+  leaf_cache_table_t t = {.number = j->number, .size = j->size, .tag = j->got.tag, .stamp = stamp};
+  const leaf_cache_map_bytes_t mb = {j->got.map_head, j->got.map_chunks, j->got.map_head_len,
+                                     j->got.map_chunks_len};
+  if (p->block_maps && !p->leaves_on_disk && !j->upgrade && j->got.map_head && j->got.blocks) {
+    /* A map: its chunks are read from the cache file, so the file is written now and the map
+       loaded from it (bound to it), in place of the block filter. If that fails, the block
+       filter serves and the file is written later. */
+    value_filter_t *f2 = NULL;
+    if (leaf_cache_store_map(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &mb, &e) ==
+            BFH_OK &&
+        leaf_cache_load_map(s->src.io, cpath, &t, 0, p->m, p->k, p->seed, &f2, NULL, &j->got.map,
+                            &e) == BFH_OK &&
+        j->got.map) {
+      value_filter_destroy(f2);
+      block_filter_destroy(j->got.blocks);
+      j->got.blocks = NULL;
+      return;
+    }
+    value_filter_destroy(f2);
+  }
   if (p->leaves_on_disk && !j->upgrade) {
-    j->rc = leaf_cache_store(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &e);
+    j->rc = leaf_cache_store_map(s->src.io, cpath, &t, j->got.filter, j->got.blocks, &mb, &e);
     if (j->rc == BFH_OK && !(j->got.path = strdup(cpath))) j->rc = BFH_E_NOMEM;
     j->got.offset = LEAF_CACHE_HEADER_BYTES;
+    value_filter_t *f2 = NULL; /* with maps: the map from the file, in place of the filter */
+    if (j->rc == BFH_OK && p->block_maps && j->got.map_head &&
+        leaf_cache_load_map(s->src.io, cpath, &t, 0, p->m, p->k, p->seed, &f2, NULL, &j->got.map,
+                            &e) == BFH_OK &&
+        j->got.map) {
+      block_filter_destroy(j->got.blocks);
+      j->got.blocks = NULL;
+    }
+    value_filter_destroy(f2);
     if (j->rc != BFH_OK) {
       j->retry = 1;
       snprintf(j->msg, sizeof j->msg, "%s", e.msg);
       value_filter_destroy(j->got.filter);
       j->got.filter = NULL;
     }
-  } else if (leaf_cache_encode(&t, j->got.filter, j->got.blocks, &j->cache_buf, &j->cache_len,
-                               &e) != BFH_OK) {
+  } else if (leaf_cache_encode_map(&t, j->got.filter, j->got.blocks, &mb, &j->cache_buf,
+                                   &j->cache_len, &e) != BFH_OK) {
     j->cache_buf = NULL; /* the cache only speeds up a reopen */
   }
 }
@@ -198,6 +240,21 @@ static void note_blocks_damage(index_sync_t *s, const err_t *e) {
   snprintf(s->stats.last_blocks_damaged, sizeof s->stats.last_blocks_damaged, "%.255s", e->msg);
 }
 
+/* The table's block level into the block index: its map (from its cache file) if it has one,
+   else its block filter. Takes both from got. REQUIRES mu. */
+static void add_block_level(index_sync_t *s, uint64_t number, index_leaf_read_t *got) {
+  value_block_map_t *m = got->map;
+  got->map = NULL;
+  if (m && block_index_put_map(value_index_blocks(s->index), number, m) == BFH_OK) {
+    s->stats.blocks_added++;
+    block_filter_destroy(got->blocks);
+    got->blocks = NULL;
+    return;
+  }
+  index_sync_add_blocks(s, number, got->blocks);
+  got->blocks = NULL;
+}
+
 /* The result of an upgrade job for the indexed record r. REQUIRES mu. */
 static void finish_upgrade(index_sync_t *s, record_t *r, job_t *j) {
   if (j->retry) return; /* stays wanted: the next run tries again */
@@ -223,6 +280,16 @@ static void drop_early_blocks(index_sync_t *s, record_t *r) {
 /* A parking run's result for r (REC_TO_READ): the block filter enters the block index now,
    the leaf waits in the record for the next run. REQUIRES mu. */
 static void park(index_sync_t *s, record_t *r, job_t *j) {
+  if (j->got.map) {
+    value_block_map_t *m = j->got.map;
+    j->got.map = NULL;
+    if (block_index_put_map(value_index_blocks(s->index), r->number, m) == BFH_OK) {
+      r->early_blocks = 1;
+      s->stats.blocks_early++;
+      block_filter_destroy(j->got.blocks);
+      j->got.blocks = NULL;
+    }
+  }
   if (j->got.blocks &&
       block_index_put(value_index_blocks(s->index), r->number, j->got.blocks) == BFH_OK) {
     r->early_blocks = 1;
@@ -278,10 +345,9 @@ static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *
     s->stats.tables_read++;
   note_blocks_damage(s, &j->got.blocks_err);
   const value_index_params_t *p = value_index_params(s->index);
-  r->wants_blocks =
-      !j->got.blocks && !j->had_blocks && j->source == INDEX_LEAF_CACHED && p->block_bits;
-  index_sync_add_blocks(s, r->number, j->got.blocks);
-  j->got.blocks = NULL;
+  r->wants_blocks = !j->got.blocks && !j->got.map && !j->had_blocks &&
+                    j->source == INDEX_LEAF_CACHED && p->block_bits;
+  add_block_level(s, r->number, &j->got);
   r->cache_buf = j->cache_buf;
   r->cache_len = j->cache_len;
   j->cache_buf = NULL;

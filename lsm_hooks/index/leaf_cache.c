@@ -15,33 +15,6 @@
 static _Atomic int64_t stamp_margin_ns = LEAF_CACHE_STAMP_MARGIN_NS;
 static _Atomic uint64_t stamped_loads;
 
-/* Reads the whole cache file at path into *buf (malloc'd, the caller frees it). */
-static int read_cache_file(env_t *io, const char *path, uint8_t **buf, size_t *len, err_t *err) {
-  if (!env_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
-  env_rfile_t *fd = NULL;
-  int rc = env_open_read(io, path, &fd, err);
-  if (rc != BFH_OK) {
-    if (rc != BFH_E_NOMEM && !env_exists(io, path))
-      return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
-    return err_prefix(err, "filter cache %s: ", path);
-  }
-  size_t n = (size_t)env_rfile_size(fd), got = 0;
-  uint8_t *p = malloc(n ? n : 1);
-  if (!p) {
-    env_rfile_close(fd);
-    return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory for %zu bytes", path, n);
-  }
-  rc = env_rfile_pread(fd, 0, p, n, &got, err);
-  env_rfile_close(fd);
-  if (rc != BFH_OK) {
-    free(p);
-    return err_prefix(err, "filter cache %s: ", path);
-  }
-  *buf = p;
-  *len = got; /* less than n if the file shrank: then its length is wrong */
-  return BFH_OK;
-}
-
 /* Checks the header of a cache file of len bytes for table t (by t's stamp when by_stamp,
    else by its tag). On BFH_OK *flags are its flags. Anything else is BFH_E_CORRUPT: the file
    is stale. */
@@ -53,14 +26,18 @@ static int check_header(const uint8_t *h, size_t len, const char *path, const le
   uint32_t version = decode_fixed32(h + 4);
   if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0)
     return err_set(err, rc, "filter cache %s: bad magic", path);
-  if (version != LEAF_CACHE_VERSION) /* 1 and 2 are not bound to their table's bytes */
+  /* 1 and 2 are not bound to their table's bytes, 3 has no stamp; 4 has no map (it loads,
+     its table keeps its block filter) */
+  if (version != LEAF_CACHE_VERSION && version != LEAF_CACHE_VERSION_NO_MAP)
     return err_set(err, rc, "filter cache %s: stale, of version %u, not %u", path, version,
                    LEAF_CACHE_VERSION);
   if (crc32c_unmask(decode_fixed32(h + 44)) != crc32c_value(h, 44))
     return err_set(err, rc, "filter cache %s: header checksum mismatch", path);
   *flags = decode_fixed32(h + 40);
-  if (*flags & ~LEAF_CACHE_HAS_BLOCKS)
-    return err_set(err, rc, "filter cache %s: unknown flags %u", path, *flags);
+  uint32_t known = LEAF_CACHE_HAS_BLOCKS | (version == LEAF_CACHE_VERSION ? LEAF_CACHE_HAS_MAP : 0);
+  if (*flags & ~known) return err_set(err, rc, "filter cache %s: unknown flags %u", path, *flags);
+  if ((*flags & LEAF_CACHE_HAS_MAP) && !(*flags & LEAF_CACHE_HAS_BLOCKS))
+    return err_set(err, rc, "filter cache %s: a map without a block filter", path);
   if (decode_fixed64(h + 8) != t->number || decode_fixed64(h + 16) != t->size)
     return err_set(
         err, rc, "filter cache %s: stale, made for table %llu of %llu bytes, not %llu of %llu",
@@ -97,34 +74,180 @@ static int load_leaf(const uint8_t *p, size_t len, const char *path, uint64_t m,
   return BFH_OK;
 }
 
-/* leaf_cache_load (by_stamp 0) and leaf_cache_load_stamped (1; *tag = the file's tag). */
-static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by_stamp,
-                uint64_t *tag, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
-                block_filter_t **blocks, err_t *err) {
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  int rc = read_cache_file(io, path, &buf, &len, err);
+/* Reads exactly n bytes at off of the cache file fd into p. */
+static int pread_exact(env_rfile_t *fd, const char *path, uint64_t off, void *p, size_t n,
+                       err_t *err) {
+  size_t got = 0;
+  int rc = env_rfile_pread(fd, off, p, n, &got, err);
+  if (rc != BFH_OK) return err_prefix(err, "filter cache %s: ", path);
+  if (got != n)
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: %zu bytes at %llu, expected %zu", path,
+                   got, (unsigned long long)off, n);
+  return BFH_OK;
+}
+
+/* The chunks of a map loaded from a cache file: the file, kept open, and where they lie. */
+typedef struct map_file {
+  env_rfile_t *fd;
+  uint64_t base, len; /* the chunks: [base, base + len) of the file */
+  char path[];
+} map_file_t;
+
+static int map_file_read(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  map_file_t *f = arg;
+  if (off > f->len || len > f->len - off)
+    return err_set(err, BFH_E_CORRUPT,
+                   "filter cache %s: map chunk at %llu (%zu bytes) past its "
+                   "%llu bytes of chunks",
+                   f->path, (unsigned long long)off, len, (unsigned long long)f->len);
+  return pread_exact(f->fd, f->path, f->base + off, buf, len, err);
+}
+
+static void map_file_release(void *arg) {
+  map_file_t *f = arg;
+  env_rfile_close(f->fd);
+  free(f);
+}
+
+/* The map section of a v5 file with a map: its sizes, at leaf_end, checked. */
+typedef struct sections {
+  uint64_t blocks_len, head_len, chunks_len;
+} sections_t;
+
+static int read_sections(env_rfile_t *fd, const char *path, uint64_t leaf_end, uint64_t size,
+                         sections_t *sec, err_t *err) {
+  uint8_t b[LEAF_CACHE_MAP_SECTION_BYTES];
+  if (size < leaf_end + sizeof b)
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its map", path,
+                   (unsigned long long)size);
+  int rc = pread_exact(fd, path, leaf_end, b, sizeof b, err);
   if (rc != BFH_OK) return rc;
-  uint32_t flags = 0;
-  size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
-  rc = check_header(buf, len, path, t, by_stamp, &flags, err);
-  if (rc == BFH_OK && tag) *tag = decode_fixed64(buf + 24);
-  int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0;
-  if (rc == BFH_OK && (has_blocks ? len < leaf_end : len != leaf_end))
-    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %zu bytes, expected %s%zu", path, len,
-                 has_blocks ? "at least " : "", leaf_end);
-  value_filter_t *f = NULL;
-  block_filter_t *bf = NULL;
-  if (rc == BFH_OK)
-    rc = load_leaf(buf + LEAF_CACHE_HEADER_BYTES, leaf_end - LEAF_CACHE_HEADER_BYTES, path, m, k,
-                   seed, &f, err);
-  if (rc == BFH_OK && has_blocks) {
-    rc = block_filter_deserialize(buf + leaf_end, len - leaf_end, &bf, err);
+  if (crc32c_unmask(decode_fixed32(b + 24)) != crc32c_value(b, 24))
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: map section checksum mismatch", path);
+  sec->blocks_len = decode_fixed64(b);
+  sec->head_len = decode_fixed64(b + 8);
+  sec->chunks_len = decode_fixed64(b + 16);
+  uint64_t rest = size - leaf_end - sizeof b;
+  if (sec->blocks_len > rest || sec->head_len > rest - sec->blocks_len ||
+      sec->chunks_len != rest - sec->blocks_len - sec->head_len || sec->head_len > (1u << 30) ||
+      sec->blocks_len > (1u << 30))
+    return err_set(err, BFH_E_CORRUPT,
+                   "filter cache %s: map section sizes %llu, %llu, %llu do not fit its %llu bytes",
+                   path, (unsigned long long)sec->blocks_len, (unsigned long long)sec->head_len,
+                   (unsigned long long)sec->chunks_len, (unsigned long long)size);
+  return BFH_OK;
+}
+
+/* Reads n bytes at off into a new buffer *out (the caller frees it). */
+static int read_part(env_rfile_t *fd, const char *path, uint64_t off, size_t n, uint8_t **out,
+                     err_t *err) {
+  uint8_t *p = malloc(n ? n : 1);
+  if (!p) return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory for %zu bytes", path, n);
+  int rc = pread_exact(fd, path, off, p, n, err);
+  if (rc != BFH_OK) {
+    free(p);
+    return rc;
+  }
+  *out = p;
+  return BFH_OK;
+}
+
+/* The map of a file with one: its head parsed, with a reader of its chunks from fd (which
+   it then owns: *fdp is set to NULL). */
+static int load_map(env_rfile_t **fdp, const char *path, uint64_t head_off, const sections_t *sec,
+                    value_block_map_t **out, err_t *err) {
+  uint8_t *head = NULL;
+  int rc = read_part(*fdp, path, head_off, (size_t)sec->head_len, &head, err);
+  value_block_map_t *m = NULL;
+  if (rc == BFH_OK) {
+    rc = value_block_map_open(head, (size_t)sec->head_len, &m, err);
     if (rc != BFH_OK) err_prefix(err, "filter cache %s: ", path);
   }
+  free(head);
+  size_t plen = strlen(path) + 1;
+  map_file_t *f = rc == BFH_OK ? malloc(sizeof *f + plen) : NULL;
+  if (rc == BFH_OK && !f) rc = err_set(err, BFH_E_NOMEM, "filter cache %s: no memory", path);
+  if (rc != BFH_OK) {
+    value_block_map_destroy(m);
+    return rc;
+  }
+  f->fd = *fdp;
+  f->base = head_off + sec->head_len;
+  f->len = sec->chunks_len;
+  memcpy(f->path, path, plen);
+  *fdp = NULL;
+  value_block_map_set_reader(m, map_file_read, f, map_file_release, sizeof *f + plen);
+  *out = m;
+  return BFH_OK;
+}
+
+/* Opens the cache file at path. */
+static int open_cache_file(env_t *io, const char *path, env_rfile_t **fd, err_t *err) {
+  if (!env_exists(io, path)) return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
+  int rc = env_open_read(io, path, fd, err);
+  if (rc == BFH_OK) return BFH_OK;
+  if (rc != BFH_E_NOMEM && !env_exists(io, path))
+    return err_set(err, BFH_NOT_FOUND, "filter cache %s: absent", path);
+  return err_prefix(err, "filter cache %s: ", path);
+}
+
+/* leaf_cache_load (by_stamp 0), leaf_cache_load_stamped (1; *tag = the file's tag) and
+   leaf_cache_load_map. Reads the file through one open fd: with a map wanted and present,
+   the fd stays open in the map (its chunks are read from this very file), and the block
+   filter is not read. */
+static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by_stamp,
+                uint64_t *tag, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
+                block_filter_t **blocks, value_block_map_t **map, err_t *err) {
+  env_rfile_t *fd = NULL;
+  int rc = open_cache_file(io, path, &fd, err);
+  if (rc != BFH_OK) return rc;
+  uint64_t size = env_rfile_size(fd);
+  uint8_t h[LEAF_CACHE_HEADER_BYTES];
+  uint32_t flags = 0;
+  uint64_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
+  if (size < LEAF_CACHE_HEADER_BYTES)
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header", path,
+                 (unsigned long long)size);
+  if (rc == BFH_OK) rc = pread_exact(fd, path, 0, h, sizeof h, err);
+  if (rc == BFH_OK) rc = check_header(h, sizeof h, path, t, by_stamp, &flags, err);
+  if (rc == BFH_OK && tag) *tag = decode_fixed64(h + 24);
+  int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0,
+      has_map = (flags & LEAF_CACHE_HAS_MAP) != 0;
+  if (rc == BFH_OK && (has_blocks ? size < leaf_end : size != leaf_end))
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, expected %s%llu", path,
+                 (unsigned long long)size, has_blocks ? "at least " : "",
+                 (unsigned long long)leaf_end);
+  sections_t sec = {size - (rc == BFH_OK ? leaf_end : 0), 0, 0};
+  uint64_t blocks_off = leaf_end;
+  if (rc == BFH_OK && has_map) {
+    rc = read_sections(fd, path, leaf_end, size, &sec, err);
+    blocks_off = leaf_end + LEAF_CACHE_MAP_SECTION_BYTES;
+  }
+  value_filter_t *f = NULL;
+  block_filter_t *bf = NULL;
+  value_block_map_t *vm = NULL;
+  uint8_t *buf = NULL;
+  if (rc == BFH_OK)
+    rc = read_part(fd, path, LEAF_CACHE_HEADER_BYTES, (size_t)(leaf_end - LEAF_CACHE_HEADER_BYTES),
+                   &buf, err);
+  if (rc == BFH_OK)
+    rc = load_leaf(buf, (size_t)(leaf_end - LEAF_CACHE_HEADER_BYTES), path, m, k, seed, &f, err);
   free(buf);
+  buf = NULL;
+  if (rc == BFH_OK && has_map && map)
+    rc = load_map(&fd, path, blocks_off + sec.blocks_len, &sec, &vm, err);
+  if (rc == BFH_OK && has_blocks && !vm) {
+    rc = read_part(fd, path, blocks_off, (size_t)sec.blocks_len, &buf, err);
+    if (rc == BFH_OK) {
+      rc = block_filter_deserialize(buf, (size_t)sec.blocks_len, &bf, err);
+      if (rc != BFH_OK) err_prefix(err, "filter cache %s: ", path);
+    }
+    free(buf);
+  }
+  env_rfile_close(fd);
   if (rc != BFH_OK) {
     value_filter_destroy(f);
+    value_block_map_destroy(vm);
     return rc;
   }
   *out = f;
@@ -132,21 +255,50 @@ static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by
     *blocks = bf;
   else
     block_filter_destroy(bf);
+  if (map) *map = vm;
   return BFH_OK;
 }
 
 int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err) {
-  return load(io, path, t, 0, NULL, m, k, seed, out, blocks, err);
+  return load(io, path, t, 0, NULL, m, k, seed, out, blocks, NULL, err);
 }
 
 int leaf_cache_load_stamped(env_t *io, const char *path, leaf_cache_table_t *t, uint64_t m,
                             uint32_t k, uint64_t seed, value_filter_t **out,
                             block_filter_t **blocks, err_t *err) {
+  return leaf_cache_load_map(io, path, t, 1, m, k, seed, out, blocks, NULL, err);
+}
+
+int leaf_cache_restamped(env_t *io, const char *path, const leaf_cache_table_t *t, uint8_t **out,
+                         size_t *len, err_t *err) {
+  void *data = NULL;
+  size_t n = 0;
+  int rc = env_read_file(io, path, &data, &n, err);
+  if (rc != BFH_OK) return err_prefix(err, "filter cache %s: ", path);
+  uint8_t *b = data;
+  uint32_t flags;
+  rc = check_header(b, n, path, t, 0, &flags, err);
+  if (rc == BFH_OK && decode_fixed32(b + 4) != LEAF_CACHE_VERSION)
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: of an older version", path);
+  if (rc != BFH_OK) {
+    free(data);
+    return rc;
+  }
+  encode_fixed64(b + 32, t->stamp);
+  encode_fixed32(b + 44, crc32c_mask(crc32c_value(b, 44)));
+  *out = b;
+  *len = n;
+  return BFH_OK;
+}
+
+int leaf_cache_load_map(env_t *io, const char *path, leaf_cache_table_t *t, int by_stamp,
+                        uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
+                        block_filter_t **blocks, value_block_map_t **map, err_t *err) {
   uint64_t tag = 0;
-  int rc = load(io, path, t, 1, &tag, m, k, seed, out, blocks, err);
-  if (rc == BFH_OK) {
+  int rc = load(io, path, t, by_stamp, by_stamp ? &tag : NULL, m, k, seed, out, blocks, map, err);
+  if (rc == BFH_OK && by_stamp) {
     t->tag = tag;
     atomic_fetch_add(&stamped_loads, 1);
   }
@@ -179,8 +331,20 @@ uint64_t leaf_cache_stamp(const env_file_stamp_t *st, const uint8_t *footer, siz
 
 int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
                       const block_filter_t *blocks, uint8_t **out, size_t *len, err_t *err) {
+  return leaf_cache_encode_map(t, f, blocks, NULL, out, len, err);
+}
+
+int leaf_cache_encode_map(const leaf_cache_table_t *t, const value_filter_t *f,
+                          const block_filter_t *blocks, const leaf_cache_map_bytes_t *map,
+                          uint8_t **out, size_t *len, err_t *err) {
+  if (map && !map->head) map = NULL;
+  if (map && !blocks)
+    return err_set(err, BFH_E_INVALID, "filter cache of table %llu: a map without a block filter",
+                   (unsigned long long)t->number);
   size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(f->m);
-  size_t n = leaf_end + (blocks ? block_filter_serialized_size(blocks) : 0);
+  size_t blen = blocks ? block_filter_serialized_size(blocks) : 0;
+  size_t n = leaf_end + blen;
+  if (map) n += LEAF_CACHE_MAP_SECTION_BYTES + map->head_len + map->chunks_len;
   uint8_t *buf = malloc(n);
   if (!buf)
     return err_set(err, BFH_E_NOMEM, "filter cache of table %llu: no memory",
@@ -191,10 +355,24 @@ int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
   encode_fixed64(buf + 16, t->size);
   encode_fixed64(buf + 24, t->tag);
   encode_fixed64(buf + 32, t->stamp);
-  encode_fixed32(buf + 40, blocks ? LEAF_CACHE_HAS_BLOCKS : 0); /* flags */
+  encode_fixed32(buf + 40,
+                 (blocks ? LEAF_CACHE_HAS_BLOCKS : 0) | (map ? LEAF_CACHE_HAS_MAP : 0)); /* flags */
   encode_fixed32(buf + 44, crc32c_mask(crc32c_value(buf, 44)));
   value_filter_serialize(f, buf + LEAF_CACHE_HEADER_BYTES);
-  if (blocks) block_filter_serialize(blocks, buf + leaf_end);
+  uint8_t *p = buf + leaf_end;
+  if (map) {
+    encode_fixed64(p, blen);
+    encode_fixed64(p + 8, map->head_len);
+    encode_fixed64(p + 16, map->chunks_len);
+    encode_fixed32(p + 24, crc32c_mask(crc32c_value(p, 24)));
+    p += LEAF_CACHE_MAP_SECTION_BYTES;
+  }
+  if (blocks) block_filter_serialize(blocks, p);
+  p += blen;
+  if (map) {
+    memcpy(p, map->head, map->head_len);
+    memcpy(p + map->head_len, map->chunks, map->chunks_len);
+  }
   *out = buf;
   *len = n;
   return BFH_OK;
@@ -224,9 +402,15 @@ int leaf_cache_write(env_t *io, const char *path, const uint8_t *buf, size_t n, 
 
 int leaf_cache_store(env_t *io, const char *path, const leaf_cache_table_t *t,
                      const value_filter_t *f, const block_filter_t *blocks, err_t *err) {
+  return leaf_cache_store_map(io, path, t, f, blocks, NULL, err);
+}
+
+int leaf_cache_store_map(env_t *io, const char *path, const leaf_cache_table_t *t,
+                         const value_filter_t *f, const block_filter_t *blocks,
+                         const leaf_cache_map_bytes_t *map, err_t *err) {
   uint8_t *buf = NULL;
   size_t n = 0;
-  int rc = leaf_cache_encode(t, f, blocks, &buf, &n, err);
+  int rc = leaf_cache_encode_map(t, f, blocks, map, &buf, &n, err);
   if (rc != BFH_OK) return rc;
   rc = leaf_cache_write(io, path, buf, n, err);
   free(buf);

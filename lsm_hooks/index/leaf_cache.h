@@ -6,8 +6,8 @@
  * is the leaf the index reads. A file holds the table's leaf and, optionally, its block
  * filter (filters/block_filter.h). A cache file is bound to the bytes of its table: its
  * header holds the table's number, size and tag, a digest of the table's contents
- * (lsm_hooks/leveldb_format/ldb_table.h, ldb_table_tag), taken from the bytes the filters were built
- * from. Number and size alone do not name a table: a database destroyed and made again in the
+ * (lsm_hooks/leveldb_format/ldb_table.h, ldb_table_tag), taken from the bytes the filters were
+ * built from. Number and size alone do not name a table: a database destroyed and made again in the
  * same directory reuses both. A file whose tag is not the table's tag of now, that does not
  * parse, fails a checksum, was made with other m, k or seed, or is of an older version (1 and
  * 2 held no tag, 3 no stamp) is stale: it is rebuilt from the table, never trusted. LevelDB
@@ -32,10 +32,21 @@
  *   | table tag fixed64 | table stamp fixed64 (0: none) | flags fixed32
  *   | crc32c fixed32 (masked, over the 44 bytes before it)
  *   | serialized value filter (filters/value_filter.h, with its own crc) at offset 48
- *   | with flag LEAF_CACHE_HAS_BLOCKS: serialized block filter (filters/block_filter.h, with
- *     its own crc) to the end of the file
- * flags: bit 0 LEAF_CACHE_HAS_BLOCKS; the others reserved, 0 (a cache file with any of them
- * set is stale).
+ *   | with flag LEAF_CACHE_HAS_BLOCKS alone: serialized block filter (filters/block_filter.h,
+ *     with its own crc) to the end of the file
+ *   | with flags LEAF_CACHE_HAS_BLOCKS | LEAF_CACHE_HAS_MAP (version 5): blocks_len fixed64
+ *     | head_len fixed64 | chunks_len fixed64 | crc32c fixed32 (masked, over those 24 bytes)
+ *     | the block filter (blocks_len bytes) | the head of the table's value-to-block map
+ *     (index/value_block_map.h, "bfh.value_blocks"; head_len) | its chunks ("bfh.value_chunks";
+ *     chunks_len, to the end of the file)
+ * flags: bit 0 LEAF_CACHE_HAS_BLOCKS, bit 1 LEAF_CACHE_HAS_MAP (version 5 only, and only with
+ * bit 0); the others reserved, 0 (a cache file with any of them set is stale). Version 4
+ * (no map) still loads: its table keeps its block filter.
+ *
+ * A map is loaded with its chunks' reader bound to the very file its head came from: the file
+ * stays open in the map (value_block_map_set_reader) until the map is destroyed, so a cache
+ * file replaced or removed meanwhile can never answer for it. Its block filter is then not
+ * read at all (it stays in the file as the fallback of a reader that wants no map).
  * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
  * Every file access goes through the env_t given (borrowed; util/env.h).
  */
@@ -47,13 +58,17 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "util/env.h"
 #include "util/err.h"
 
 #define LEAF_CACHE_DIR "bfh-filters"
 #define LEAF_CACHE_MAGIC "BFHC"
-#define LEAF_CACHE_VERSION 4u
-#define LEAF_CACHE_HAS_BLOCKS 1u /* flags: a block filter follows the leaf */
+#define LEAF_CACHE_VERSION 5u
+#define LEAF_CACHE_VERSION_NO_MAP 4u /* the version before maps: still loads */
+#define LEAF_CACHE_HAS_BLOCKS 1u     /* flags: a block filter follows the leaf */
+#define LEAF_CACHE_HAS_MAP 2u        /* flags: a value-to-block map follows the block filter */
+#define LEAF_CACHE_MAP_SECTION_BYTES 28
 #define LEAF_CACHE_HEADER_BYTES 48
 #define LEAF_CACHE_STAMP_SEED 0x6266687374616d70ull /* "bfhstamp" */
 #define LEAF_CACHE_STAMP_MARGIN_NS 2000000000ll     /* 2 s */
@@ -84,6 +99,22 @@ int leaf_cache_load_stamped(env_t *io, const char *path, leaf_cache_table_t *t, 
                             uint32_t k, uint64_t seed, value_filter_t **out,
                             block_filter_t **blocks, err_t *err);
 
+/* leaf_cache_load (by_stamp 0) or leaf_cache_load_stamped (1), also giving the file's map:
+   with map != NULL and a file that has one, *map is it (new, owned by the caller; its chunks
+   are read from this file, kept open in it) and *blocks is NULL (the block filter is not
+   read); else *map is NULL and *blocks as leaf_cache_load says. map may be NULL: then as
+   leaf_cache_load. */
+int leaf_cache_load_map(env_t *io, const char *path, leaf_cache_table_t *t, int by_stamp,
+                        uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
+                        block_filter_t **blocks, value_block_map_t **map, err_t *err);
+
+/* The bytes of the cache file at path, made for table t by its tag (of this version), with
+   t's stamp in place of its own (*out malloc'd, the caller frees it): what leaf_cache_write
+   then writes, for a file whose filters are not all held in memory (its map's). BFH_OK or
+   BFH_E_CORRUPT (not t's) or the I/O error. */
+int leaf_cache_restamped(env_t *io, const char *path, const leaf_cache_table_t *t, uint8_t **out,
+                         size_t *len, err_t *err);
+
 /* The stamp of a table file (see above) at now_ns (CLOCK_REALTIME): a digest of st and of
    the table's footer, the last footer_len bytes of the file; 0 (none) if the file's mtime or
    ctime is less than the margin before now_ns (or after it). */
@@ -110,5 +141,20 @@ int leaf_cache_store(env_t *io, const char *path, const leaf_cache_table_t *t,
 int leaf_cache_encode(const leaf_cache_table_t *t, const value_filter_t *f,
                       const block_filter_t *blocks, uint8_t **out, size_t *len, err_t *err);
 int leaf_cache_write(env_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err);
+
+/* A table's value-to-block map, serialized (value_block_map_builder_finish): borrowed. */
+typedef struct leaf_cache_map_bytes {
+  const uint8_t *head, *chunks; /* head NULL: no map */
+  size_t head_len, chunks_len;
+} leaf_cache_map_bytes_t;
+
+/* leaf_cache_encode and leaf_cache_store with the table's map (map or map->head NULL: none;
+   a map needs the block filter: BFH_E_INVALID without one). */
+int leaf_cache_encode_map(const leaf_cache_table_t *t, const value_filter_t *f,
+                          const block_filter_t *blocks, const leaf_cache_map_bytes_t *map,
+                          uint8_t **out, size_t *len, err_t *err);
+int leaf_cache_store_map(env_t *io, const char *path, const leaf_cache_table_t *t,
+                         const value_filter_t *f, const block_filter_t *blocks,
+                         const leaf_cache_map_bytes_t *map, err_t *err);
 
 #endif

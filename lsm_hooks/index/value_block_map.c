@@ -154,6 +154,11 @@ struct value_block_map {
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
   uint32_t *fences; /* nchunks */
   uint8_t *sketch;  /* nchunks x SKETCH_BYTES */
+  /* Its own chunk reader (value_block_map_set_reader), or NULL. */
+  value_block_map_read_fn own_read;
+  void *own_arg;
+  void (*own_release)(void *arg);
+  size_t own_bytes;
 };
 
 /* May chunk c hold fingerprint fp? Its sketch says no for most fingerprints it lacks. */
@@ -230,6 +235,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
 
 void value_block_map_destroy(value_block_map_t *m) {
   if (!m) return;
+  if (m->own_release) m->own_release(m->own_arg);
   free(m->refs);
   free(m->fences);
   free(m->sketch);
@@ -252,8 +258,20 @@ uint32_t value_block_map_chunks(const value_block_map_t *m) {
   return m->nchunks;
 }
 
+void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                                void (*release)(void *arg), size_t bytes) {
+  m->own_read = read;
+  m->own_arg = arg;
+  m->own_release = release;
+  m->own_bytes = bytes;
+}
+
+int value_block_map_has_reader(const value_block_map_t *m) {
+  return m->own_read != NULL;
+}
+
 size_t value_block_map_memory(const value_block_map_t *m) {
-  return sizeof *m + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
+  return sizeof *m + m->own_bytes + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
          (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + SKETCH_BYTES);
 }
 
@@ -303,6 +321,10 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
                           uint64_t *chunks_read, err_t *err) {
   *n = 0;
+  if (m->own_read) { /* the map's own chunks (the file its head was loaded from) */
+    read = m->own_read;
+    arg = m->own_arg;
+  }
   uint32_t fp = value_block_map_fingerprint(value_hash);
   if (m->nchunks == 0 || fp < m->fences[0] || fp > m->last) return BFH_OK;
   /* The first chunk that may hold fp: the last whose fence is below it (entries equal to fp

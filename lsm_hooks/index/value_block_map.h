@@ -93,8 +93,18 @@ size_t value_block_map_memory(const value_block_map_t *m);
 typedef int (*value_block_map_read_fn)(void *arg, uint64_t off, size_t len, void *buf,
                                        err_t *err);
 
+/* Gives the map its own chunk reader: its probes then read through (read, arg), whatever
+   reader they are given, and release(arg) is called when the map is destroyed; bytes is what
+   arg holds in memory (counted by value_block_map_memory). The LevelDB engines' maps read
+   their chunks from the sidecar cache file their head was loaded from, kept open
+   (lsm_hooks/index/leaf_cache.h), so that a probe can never read another map's chunks. */
+void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                                void (*release)(void *arg), size_t bytes);
+int value_block_map_has_reader(const value_block_map_t *m);
+
 /* The blocks that may hold a value of this hash: writes their numbers, ascending and
    distinct, to out (room for value_block_map_blocks(m)) and sets *n. Reads the one chunk
+   (through the map's own reader if it has one, else through read)
    (rarely two) its fingerprint falls in through read (none if it lies outside the map's
    fingerprints, or the chunk's sketch says it holds none); *chunks_read (may be NULL) is
    incremented per chunk. BFH_OK; the reader's error; BFH_E_CORRUPT if a chunk does not

@@ -48,8 +48,10 @@ typedef struct value_index_params {
                           the bit-sliced index over them). > 0 (leaves in memory only): the lean
                           layout: each leaf folded to about lean_bits bits per value it holds,
                           kept once, in a bit-sliced index per fold (see "Lean" below) */
-  int block_maps;      /* lean layout only: the own engine's tables' value-to-block maps
-                          (value_block_map.h) replace their block filters in the block index */
+  int block_maps;      /* lean layout only: the tables' value-to-block maps
+                          (value_block_map.h; the own engine's in its tables, the LevelDB
+                          engines' in their filter cache files, leaf_cache.h) replace their
+                          block filters in the block index */
 } value_index_params_t;
 
 /* Lean (doc/search.md "The lean index"): a leaf of m bits is folded by a divisor r of m to

@@ -134,9 +134,9 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
                           bfh_search_stats *st, err_t *err) {
   uint32_t nblocks = 0;
   map_read_t mr = {e, view, number, ss};
-  block_map_io_t io = {read_map_chunk, &mr, 0};
-  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks,
-                             e->ops->read_meta ? &io : NULL, err);
+  /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
+  block_map_io_t io = {e->ops->read_meta ? read_map_chunk : NULL, &mr, 0};
+  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
   if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, val, val_len, c, ss, st, err);
   if (rc == BFH_E_CORRUPT) {

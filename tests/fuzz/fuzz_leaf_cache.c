@@ -1,16 +1,20 @@
 /* Fuzz target: the sidecar filter cache file of the LevelDB engine (leaf_cache_load in
- * lsm_hooks/index/leaf_cache.c): the 40-byte header (version 3: table number, size and tag), the
- * serialized value filter, then (flag LEAF_CACHE_HAS_BLOCKS) the serialized block filter.
+ * lsm_hooks/index/leaf_cache.c): the 48-byte header (versions 4 and 5: table number, size, tag
+ * and stamp), the serialized value filter, then (flag LEAF_CACHE_HAS_BLOCKS) the serialized
+ * block filter, or (version 5, flags LEAF_CACHE_HAS_BLOCKS | LEAF_CACHE_HAS_MAP) the section
+ * sizes, the block filter, the value-to-block map's head and its chunks.
  *
  * The input is a whole .vf file, written to a scratch file (the loader takes a path). It is
  * loaded twice with the expectations (table number, size and tag; m, k, seed) taken from the
  * input itself, so that the comparisons can pass: once as given, once with the header CRC,
- * the value filter's trailing CRC and the block filter's trailing CRC (at the end of the
- * input) recomputed, so that the decoders behind them are reached. m is capped (it sizes
- * the loader's buffer: in the engine it comes from the options, never from the file).
- * Invariants checked: a filter that loads has the m, k and seed asked for, and a header of
- * version 3 that names the table asked for (a file of another tag never loads); a block filter
- * comes only with the flag, and its refs are ascending and non-overlapping.
+ * the value filter's trailing CRC, the block filter's trailing CRC and (with a map) the
+ * sections' and the map head's CRCs recomputed, so that the decoders behind them are reached. m is
+ * capped (it sizes the loader's buffer: in the engine it comes from the options, never from the
+ * file). Invariants checked: a filter that loads has the m, k and seed asked for, and a header of
+ * version 4 or 5 that names the table asked for (a file of another tag never loads); a block
+ * filter comes only with the flag, and its refs are ascending and non-overlapping; a map
+ * comes only with the map flag, in place of the block filter, and its probes (reading chunks
+ * from the file) give block numbers below its count, or an error.
  */
 #include "fuzz_util.h"
 
@@ -49,7 +53,8 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
   err_t err;
   if (leaf_cache_load(env_default(), path, &t, m, k, seed, &f, &blocks, &err) == BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
-    fuzz_check(decode_fixed32(data + 4) == LEAF_CACHE_VERSION);
+    fuzz_check(decode_fixed32(data + 4) == LEAF_CACHE_VERSION ||
+               decode_fixed32(data + 4) == LEAF_CACHE_VERSION_NO_MAP);
     fuzz_check(!blocks || (decode_fixed32(data + 40) & LEAF_CACHE_HAS_BLOCKS));
     if (blocks) check_blocks(blocks);
     value_filter_destroy(f);
@@ -62,6 +67,27 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
     fuzz_check(leaf_cache_load(env_default(), path, &other, m, k, seed, &f, &blocks, &err) ==
                BFH_E_CORRUPT);
     fuzz_check(!f && !blocks);
+  }
+  /* With the map wanted: a file with one gives it (no block filter), its chunks read. */
+  value_block_map_t *map = NULL;
+  f = NULL;
+  blocks = NULL;
+  leaf_cache_table_t mt = t;
+  if (leaf_cache_load_map(env_default(), path, &mt, 0, m, k, seed, &f, &blocks, &map, &err) ==
+      BFH_OK) {
+    fuzz_check(!map || (decode_fixed32(data + 40) & LEAF_CACHE_HAS_MAP));
+    fuzz_check(!(map && blocks));
+    if (map) {
+      uint32_t out[VALUE_BLOCK_MAP_MAX_BLOCKS], n = 0;
+      for (uint64_t h = 0; h < 8; h++) {
+        uint64_t hash = h * 0x9e3779b97f4a7c15ull;
+        if (value_block_map_probe(map, hash, NULL, NULL, out, &n, NULL, &err) == BFH_OK)
+          for (uint32_t i = 0; i < n; i++) fuzz_check(out[i] < value_block_map_blocks(map));
+      }
+    }
+    value_filter_destroy(f);
+    block_filter_destroy(blocks);
+    value_block_map_destroy(map);
   }
   /* Bound by the stamp: loads only a file of that stamp (never 0), and gives its tag. */
   leaf_cache_table_t s = t;
@@ -98,7 +124,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size >= LEAF_CACHE_HEADER_BYTES) {
     encode_fixed32(c + 44, crc32c_mask(crc32c_value(c, 44)));
     size_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
-    if (size > leaf_end) { /* a block filter after the leaf */
+    size_t sec = leaf_end + LEAF_CACHE_MAP_SECTION_BYTES;
+    if ((decode_fixed32(c + 40) & LEAF_CACHE_HAS_MAP) && size >= sec) { /* the map's sections */
+      fix_crc(c, size, LEAF_CACHE_HEADER_BYTES, leaf_end);
+      fix_crc(c, size, leaf_end, sec);
+      uint64_t bl = decode_fixed64(c + leaf_end), hl = decode_fixed64(c + leaf_end + 8);
+      if (bl <= size - sec) {
+        fix_crc(c, size, sec, sec + (size_t)bl);
+        if (hl <= size - sec - bl) fix_crc(c, size, sec + (size_t)bl, sec + (size_t)(bl + hl));
+      }
+    } else if (size > leaf_end) { /* a block filter after the leaf */
       fix_crc(c, size, LEAF_CACHE_HEADER_BYTES, leaf_end);
       fix_crc(c, size, leaf_end, size);
     } else {

@@ -238,26 +238,36 @@ static void seed_files(const char *dir, const char *prefix, const char *suffix, 
   closedir(d);
 }
 
-/* A filter cache file with a block filter: the filters of the LevelDB table at path, bound to
-   its tag. */
+/* Filter cache files: the filters of the LevelDB table at path, bound to its tag: with a block
+   filter, and (version 5) with its block filter and value-to-block map. */
 static void seed_cache_with_blocks(const char *path, const char *base) {
-  value_filter_t *leaf;
-  block_filter_t *blocks;
-  err_t err;
-  leaf_cache_table_t t = {.number = 1, .size = 2, .stamp = 3};
-  if (ldb_filter_build(env_default(), path, 4096, 3, BFH_DEFAULT_SEED, BLOCK_FILTER_DEFAULT_BITS,
-                       &leaf, &blocks, &t.tag, NULL, &err) != BFH_OK)
-    die("ldb_filter_build", err.msg);
-  uint8_t *buf;
-  size_t n;
-  if (leaf_cache_encode(&t, leaf, blocks, &buf, &n, &err) != BFH_OK)
-    die("leaf_cache_encode", err.msg);
-  char name[600];
-  snprintf(name, sizeof name, "%s-blocks.vf", base);
-  put_seed("leaf_cache", name, buf, n);
-  free(buf);
-  value_filter_destroy(leaf);
-  block_filter_destroy(blocks);
+  for (int maps = 0; maps < 2; maps++) {
+    value_filter_t *leaf;
+    block_filter_t *blocks;
+    ldb_filter_map_t map;
+    err_t err;
+    leaf_cache_table_t t = {.number = 1, .size = 2, .stamp = 3};
+    if (ldb_filter_build_map(env_default(), path, 4096, 3, BFH_DEFAULT_SEED,
+                             BLOCK_FILTER_DEFAULT_BITS, &leaf, &blocks, maps ? &map : NULL, &t.tag,
+                             NULL, &err) != BFH_OK)
+      die("ldb_filter_build_map", err.msg);
+    uint8_t *buf;
+    size_t n;
+    leaf_cache_map_bytes_t mb = {NULL, NULL, 0, 0};
+    if (maps) mb = (leaf_cache_map_bytes_t){map.head, map.chunks, map.head_len, map.chunks_len};
+    if (leaf_cache_encode_map(&t, leaf, blocks, &mb, &buf, &n, &err) != BFH_OK)
+      die("leaf_cache_encode_map", err.msg);
+    char name[600];
+    snprintf(name, sizeof name, "%s-%s.vf", base, maps ? "map" : "blocks");
+    if (!maps || mb.head) put_seed("leaf_cache", name, buf, n);
+    free(buf);
+    if (maps) {
+      free(map.head);
+      free(map.chunks);
+    }
+    value_filter_destroy(leaf);
+    block_filter_destroy(blocks);
+  }
 }
 
 static bfh_db *open_db(const char *dir, bfh_engine engine) {

@@ -29,4 +29,19 @@ int ldb_filter_build(env_t *io, const char *path, uint64_t m, uint32_t k, uint64
                      uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
                      uint64_t *tag, ldb_read_stats_t *st, err_t *err);
 
+/* A table's value-to-block map, serialized (lsm_hooks/index/value_block_map.h): head and
+   chunks malloc'd, owned by the caller; head NULL: none. */
+typedef struct ldb_filter_map {
+  uint8_t *head, *chunks;
+  size_t head_len, chunks_len;
+} ldb_filter_map_t;
+
+/* ldb_filter_build, with map != NULL and block_bits > 0 also building the table's
+   value-to-block map from the same pass (the values' hashes and their data blocks, as the own
+   engine's table-build hook does): on BFH_OK *map holds it, or nothing (head NULL) when the
+   table's blocks cannot be named (value_block_map_builder_end_block). */
+int ldb_filter_build_map(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+                         uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
+                         ldb_filter_map_t *map, uint64_t *tag, ldb_read_stats_t *st, err_t *err);
+
 #endif

@@ -67,8 +67,15 @@ int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
   ldb_read_stats_t st = {0};
-  int rc = ldb_filter_build(io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
-                            &out->blocks, &out->tag, &st, err);
+  ldb_filter_map_t map;
+  int rc = ldb_filter_build_map(io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
+                                &out->blocks, out->want_map ? &map : NULL, &out->tag, &st, err);
+  if (rc == BFH_OK && out->want_map) {
+    out->map_head = map.head;
+    out->map_head_len = map.head_len;
+    out->map_chunks = map.chunks;
+    out->map_chunks_len = map.chunks_len;
+  }
   out->bytes_read = st.bytes_read;
   return rc;
 }
