@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bfh.h"
 #include "filters/hash.h"
@@ -86,13 +87,47 @@ static int pread_exact(env_rfile_t *fd, const char *path, uint64_t off, void *p,
   return BFH_OK;
 }
 
-/* The chunks of a map loaded from a cache file: the file, kept open, and where they lie. */
+/* The descriptors maps hold, process-wide, and how many they may (leaf_cache.h
+   "Descriptors"): a map whose file is held reads a chunk with one pread; past the budget a map
+   keeps its file's stamp instead and opens the file again at each chunk read. The budget is
+   an eighth of the soft limit of open files, at most 256: the engine (LevelDB keeps up to
+   max_open_files = 1000 tables open) and the process need the rest. */
+static atomic_long g_map_fds_held;
+static atomic_long g_map_fd_budget = -1; /* -1: not computed yet */
+
+static long map_fd_budget(void) {
+  long b = atomic_load(&g_map_fd_budget);
+  if (b >= 0) return b;
+  struct rlimit rl;
+  b = getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ? 256
+                                                                          : (long)(rl.rlim_cur / 8);
+  if (b > 256) b = 256;
+  atomic_store(&g_map_fd_budget, b);
+  return b;
+}
+
+void leaf_cache_test_map_fd_budget(long budget) {
+  atomic_store(&g_map_fd_budget, budget);
+}
+
+/* The chunks of a map loaded from a cache file: the file (held open, or known by its stamp)
+   and where they lie. */
 typedef struct map_file {
-  env_rfile_t *fd;
-  uint64_t base, len; /* the chunks: [base, base + len) of the file */
+  env_t *io;               /* borrowed: the engine's, which outlives its maps */
+  env_rfile_t *fd;         /* the file held open; NULL past the budget */
+  env_file_stamp_t stamp;  /* the file's, taken when the map was loaded from it */
+  uint64_t base, len;      /* the chunks: [base, base + len) of the file */
   char path[];
 } map_file_t;
 
+static int same_stamp(const env_file_stamp_t *a, const env_file_stamp_t *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+         a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+/* Reads a chunk from the file the map was loaded from. A file opened again must be that very
+   file (its stamp): one rewritten or replaced under the name since is refused as damage, and
+   the caller reads the table whole; its chunks are never taken for this map's. */
 static int map_file_read(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
   map_file_t *f = arg;
   if (off > f->len || len > f->len - off)
@@ -100,12 +135,31 @@ static int map_file_read(void *arg, uint64_t off, size_t len, void *buf, err_t *
                    "filter cache %s: map chunk at %llu (%zu bytes) past its "
                    "%llu bytes of chunks",
                    f->path, (unsigned long long)off, len, (unsigned long long)f->len);
-  return pread_exact(f->fd, f->path, f->base + off, buf, len, err);
+  if (f->fd) return pread_exact(f->fd, f->path, f->base + off, buf, len, err);
+  env_rfile_t *fd = NULL;
+  env_file_stamp_t now;
+  int rc = env_open_read(f->io, f->path, &fd, err);
+  if (rc == BFH_OK) rc = env_rfile_stamp(fd, &now, err);
+  if (rc != BFH_OK) {
+    env_rfile_close(fd);
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: cannot be read again for its map: %s",
+                   f->path, err->msg);
+  }
+  if (!same_stamp(&now, &f->stamp))
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: replaced since its map was loaded",
+                 f->path);
+  else
+    rc = pread_exact(fd, f->path, f->base + off, buf, len, err);
+  env_rfile_close(fd);
+  return rc;
 }
 
 static void map_file_release(void *arg) {
   map_file_t *f = arg;
-  env_rfile_close(f->fd);
+  if (f->fd) {
+    env_rfile_close(f->fd);
+    atomic_fetch_sub(&g_map_fds_held, 1);
+  }
   free(f);
 }
 
@@ -152,10 +206,11 @@ static int read_part(env_rfile_t *fd, const char *path, uint64_t off, size_t n, 
   return BFH_OK;
 }
 
-/* The map of a file with one: its head parsed, with a reader of its chunks from fd (which
-   it then owns: *fdp is set to NULL). */
-static int load_map(env_rfile_t **fdp, const char *path, uint64_t head_off, const sections_t *sec,
-                    value_block_map_t **out, err_t *err) {
+/* The map of a file with one: its head parsed, with a reader of its chunks from fd, which it
+   then owns (*fdp is set to NULL) while the descriptor budget allows, else from the file
+   opened again by path and checked against fd's stamp at each read. */
+static int load_map(env_t *io, env_rfile_t **fdp, const char *path, uint64_t head_off,
+                    const sections_t *sec, value_block_map_t **out, err_t *err) {
   uint8_t *head = NULL;
   int rc = read_part(*fdp, path, head_off, (size_t)sec->head_len, &head, err);
   value_block_map_t *m = NULL;
@@ -171,11 +226,23 @@ static int load_map(env_rfile_t **fdp, const char *path, uint64_t head_off, cons
     value_block_map_destroy(m);
     return rc;
   }
-  f->fd = *fdp;
+  f->io = io;
+  f->fd = NULL;
   f->base = head_off + sec->head_len;
   f->len = sec->chunks_len;
   memcpy(f->path, path, plen);
-  *fdp = NULL;
+  rc = env_rfile_stamp(*fdp, &f->stamp, err);
+  if (rc != BFH_OK) {
+    free(f);
+    value_block_map_destroy(m);
+    return err_prefix(err, "filter cache %s: ", path);
+  }
+  if (atomic_fetch_add(&g_map_fds_held, 1) < map_fd_budget()) {
+    f->fd = *fdp;
+    *fdp = NULL;
+  } else {
+    atomic_fetch_sub(&g_map_fds_held, 1);
+  }
   value_block_map_set_reader(m, map_file_read, f, map_file_release, sizeof *f + plen);
   *out = m;
   return BFH_OK;
@@ -235,7 +302,7 @@ static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by
   free(buf);
   buf = NULL;
   if (rc == BFH_OK && has_map && map)
-    rc = load_map(&fd, path, blocks_off + sec.blocks_len, &sec, &vm, err);
+    rc = load_map(io, &fd, path, blocks_off + sec.blocks_len, &sec, &vm, err);
   if (rc == BFH_OK && has_blocks && !vm) {
     rc = read_part(fd, path, blocks_off, (size_t)sec.blocks_len, &buf, err);
     if (rc == BFH_OK) {

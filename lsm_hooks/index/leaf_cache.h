@@ -43,10 +43,15 @@
  * bit 0); the others reserved, 0 (a cache file with any of them set is stale). Version 4
  * (no map) still loads: its table keeps its block filter.
  *
- * A map is loaded with its chunks' reader bound to the very file its head came from: the file
- * stays open in the map (value_block_map_set_reader) until the map is destroyed, so a cache
- * file replaced or removed meanwhile can never answer for it. Its block filter is then not
- * read at all (it stays in the file as the fallback of a reader that wants no map).
+ * A map is loaded with its chunks' reader bound to the very file its head came from, so that
+ * a cache file replaced or removed meanwhile can never answer for it. Descriptors: the file
+ * stays open in the map (value_block_map_set_reader) until the map is destroyed, as long as
+ * the maps of the process hold fewer than a budget of descriptors (an eighth of the soft
+ * RLIMIT_NOFILE, at most 256: LevelDB keeps up to 1000 tables open itself, and a database of
+ * thousands of tables must not run the process out of descriptors); past it a map keeps the
+ * file's stamp (dev, inode, size, mtime, ctime) and opens the file again at each chunk read,
+ * refusing one whose stamp differs as damage (the table is then read whole). Its block filter
+ * is not read at all (it stays in the file as the fallback of a reader that wants no map).
  * A table that cannot be read gets no cache file (and no leaf: it is always scanned).
  * Every file access goes through the env_t given (borrowed; util/env.h).
  */
@@ -98,6 +103,9 @@ int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, ui
 int leaf_cache_load_stamped(env_t *io, const char *path, leaf_cache_table_t *t, uint64_t m,
                             uint32_t k, uint64_t seed, value_filter_t **out,
                             block_filter_t **blocks, err_t *err);
+
+/* Tests: sets the descriptor budget of the maps (see above; -1: computed again). */
+void leaf_cache_test_map_fd_budget(long budget);
 
 /* leaf_cache_load (by_stamp 0) or leaf_cache_load_stamped (1), also giving the file's map:
    with map != NULL and a file that has one, *map is it (new, owned by the caller; its chunks

@@ -268,6 +268,51 @@ static void test_replaced_cache_file(void **state) {
   for (size_t i = 0; i < n; i++) free(bytes[i]);
 }
 
+/* Past the descriptor budget (0 here) a map holds no descriptor: it opens its cache file again
+   at each chunk read, checked by its stamp. The answers are the same; once every file is
+   replaced (renamed over) by another table's, the reads are refused and counted as damage and
+   their tables read whole, with the same answers. (Without the stamp check this test passes
+   too: another table's file puts other bytes at a chunk's offset, which fail the chunk's CRC.
+   The stamp is what refuses a file whose chunks would pass it.) */
+static void test_maps_past_descriptor_budget(void **state) {
+  (void)state;
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/budget", tmpdir);
+  write_db(dir);
+  leaf_cache_test_map_fd_budget(0);
+  bfh_db *db = open_db(dir, 1);
+  block_index_stats_t bs;
+  block_index_get_stats(value_index_blocks(bfh_internal_index(db)), &bs);
+  assert_int_equal(bs.maps, ROUNDS);
+  char paths[16][4600];
+  size_t n = cache_files(dir, paths);
+  assert_int_equal(n, ROUNDS);
+  size_t len[ROUNDS];
+  uint8_t *bytes[ROUNDS];
+  for (size_t i = 0; i < n; i++) bytes[i] = read_all(paths[i], &len[i]);
+  assert_true(check_auto_equals_scan(db) > 0);
+  bfh_db_stats st;
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_int_equal(st.block_filters_damaged, 0);
+  bfh_close(db);
+  /* Reopened, then every cache file replaced by another table's (the searches' gets may have
+     had LevelDB compact meanwhile: the files now may be other tables', all the more another's). */
+  db = open_db(dir, 1);
+  char now[16][4600];
+  size_t m = cache_files(dir, now);
+  for (size_t i = 0; i < m; i++) {
+    size_t j = (i + 1) % n;
+    if (strcmp(now[i], paths[j]) == 0) j = (j + 1) % n;
+    write_all(now[i], bytes[j], len[j]);
+  }
+  (void)check_auto_equals_scan(db);
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_true(st.block_filters_damaged >= 1);
+  bfh_close(db);
+  leaf_cache_test_map_fd_budget(-1);
+  for (size_t i = 0; i < n; i++) free(bytes[i]);
+}
+
 /* A byte of every chunk of every cache file flipped: each map's chunk fails its checksum at
    its first read, is counted, and the table is read whole. */
 static void test_damaged_chunks(void **state) {
@@ -386,6 +431,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_maps_auto_equals_scan),
       cmocka_unit_test(test_replaced_cache_file),
+      cmocka_unit_test(test_maps_past_descriptor_budget),
       cmocka_unit_test(test_damaged_chunks),
       cmocka_unit_test(test_version4_cache),
       cmocka_unit_test(test_read_only_index_dir),
