@@ -203,6 +203,23 @@ static uint64_t leaf_bits(bfh_db *db) {
   return st.value_filter_bits;
 }
 
+/* Rewrites each of the database's ROUNDS cache files (made with m-bit leaves): edit changes
+   its bytes b (len of them, parts p) in place and returns the length to write back. */
+typedef size_t (*cache_edit_fn)(uint8_t *b, size_t len, const parts_t *p);
+
+static void rewrite_cache_files(const char *dir, uint64_t m, cache_edit_fn edit) {
+  char paths[16][4600];
+  size_t n = cache_files(dir, paths);
+  assert_int_equal(n, ROUNDS);
+  for (size_t i = 0; i < n; i++) {
+    size_t len;
+    uint8_t *b = read_all(paths[i], &len);
+    parts_t p = parse(b, len, m);
+    write_all(paths[i], b, edit(b, len, &p));
+    free(b);
+  }
+}
+
 static void test_maps_auto_equals_scan(void **state) {
   (void)state;
   char dir[4200];
@@ -313,6 +330,13 @@ static void test_maps_past_descriptor_budget(void **state) {
   for (size_t i = 0; i < n; i++) free(bytes[i]);
 }
 
+static size_t flip_every_chunk(uint8_t *b, size_t len, const parts_t *p) {
+  size_t chunks = len - p->chunks_len;
+  const size_t chunk_bytes = VALUE_BLOCK_MAP_ENTRY_BYTES * VALUE_BLOCK_MAP_CHUNK_ENTRIES + 4;
+  for (size_t off = 0; off < p->chunks_len; off += chunk_bytes) b[chunks + off + 1] ^= 0x40;
+  return len;
+}
+
 /* A byte of every chunk of every cache file flipped: each map's chunk fails its checksum at
    its first read, is counted, and the table is read whole. */
 static void test_damaged_chunks(void **state) {
@@ -323,19 +347,7 @@ static void test_damaged_chunks(void **state) {
   bfh_db *db = open_db(dir, 1);
   uint64_t m = leaf_bits(db);
   bfh_close(db);
-  char paths[16][4600];
-  size_t n = cache_files(dir, paths);
-  assert_int_equal(n, ROUNDS);
-  for (size_t i = 0; i < n; i++) {
-    size_t len;
-    uint8_t *b = read_all(paths[i], &len);
-    parts_t p = parse(b, len, m);
-    size_t chunks = len - p.chunks_len;
-    const size_t chunk_bytes = VALUE_BLOCK_MAP_ENTRY_BYTES * VALUE_BLOCK_MAP_CHUNK_ENTRIES + 4;
-    for (size_t off = 0; off < p.chunks_len; off += chunk_bytes) b[chunks + off + 1] ^= 0x40;
-    write_all(paths[i], b, len);
-    free(b);
-  }
+  rewrite_cache_files(dir, m, flip_every_chunk);
   db = open_db(dir, 1);
   block_index_stats_t bs;
   block_index_get_stats(value_index_blocks(bfh_internal_index(db)), &bs);
@@ -348,6 +360,16 @@ static void test_damaged_chunks(void **state) {
   bfh_close(db);
 }
 
+/* header | leaf | block filter: the sections, the head and the chunks cut out. */
+static size_t to_version4(uint8_t *b, size_t len, const parts_t *p) {
+  (void)len;
+  memmove(b + p->leaf_end, b + p->leaf_end + LEAF_CACHE_MAP_SECTION_BYTES, p->blocks_len);
+  encode_fixed32(b + 4, LEAF_CACHE_VERSION_NO_MAP);
+  encode_fixed32(b + 40, LEAF_CACHE_HAS_BLOCKS);
+  encode_fixed32(b + 44, crc32c_mask(crc32c_value(b, 44)));
+  return p->leaf_end + p->blocks_len;
+}
+
 /* Cache files of version 4 (a leaf and a block filter, no map): they load (no table read
    again) and their tables are read through their block filters. */
 static void test_version4_cache(void **state) {
@@ -358,21 +380,7 @@ static void test_version4_cache(void **state) {
   bfh_db *db = open_db(dir, 1);
   uint64_t m = leaf_bits(db);
   bfh_close(db);
-  char paths[16][4600];
-  size_t n = cache_files(dir, paths);
-  assert_int_equal(n, ROUNDS);
-  for (size_t i = 0; i < n; i++) {
-    size_t len;
-    uint8_t *b = read_all(paths[i], &len);
-    parts_t p = parse(b, len, m);
-    /* header | leaf | block filter: the sections, the head and the chunks cut out */
-    memmove(b + p.leaf_end, b + p.leaf_end + LEAF_CACHE_MAP_SECTION_BYTES, p.blocks_len);
-    encode_fixed32(b + 4, LEAF_CACHE_VERSION_NO_MAP);
-    encode_fixed32(b + 40, LEAF_CACHE_HAS_BLOCKS);
-    encode_fixed32(b + 44, crc32c_mask(crc32c_value(b, 44)));
-    write_all(paths[i], b, p.leaf_end + p.blocks_len);
-    free(b);
-  }
+  rewrite_cache_files(dir, m, to_version4);
   db = open_db(dir, 1);
   engine_leveldb_stats_t es;
   engine_leveldb_get_stats(bfh_internal_engine(db), &es);
