@@ -130,7 +130,9 @@ static int load_step(index_sync_t *s, size_t *unapplied, size_t *ran, err_t *err
   *ran = 0;
   int rc = index_sync_run_some(s, INDEX_RUN_ALL, 0, LOADER_STEP_TABLES, ran, err);
   *unapplied += *ran;
-  if (rc == BFH_OK && (*ran == 0 || *unapplied >= LOADER_APPLY_TABLES)) {
+  /* Not when stopping: the close that stops it (a one-shot search from the shell) would wait
+     for the whole entry, which it drops anyway. */
+  if (rc == BFH_OK && (*ran == 0 || *unapplied >= LOADER_APPLY_TABLES) && !stopping(s)) {
     rc = value_index_apply_step(s->index, *ran == 0, err);
     *unapplied = 0;
   }
