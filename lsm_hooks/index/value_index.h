@@ -115,6 +115,7 @@ typedef struct value_index_stats {
   double probe_fill;         /* mean fill ratio of what a probe tests (the folded leaves when
                                 lean, else mean_fill): a probe's FPR is about probe_fill^k */
   uint64_t sliced_groups;    /* bit-sliced indexes (lean: one per fold; else 1) */
+  uint64_t sliced_row_bits;  /* bits their rows hold: rows x capacity in slots, summed */
   uint64_t block_bytes;      /* the block filters and their map */
   uint64_t persisted;        /* tables without a leaf the persisted index answers for (its
                                 directory and the chunks it read count in index_bytes) */

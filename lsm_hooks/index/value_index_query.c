@@ -104,8 +104,10 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->leaf_bytes_total = vi->n * per_leaf;
   st->internal_bytes = hierarchy_size_in_bytes(vi->hier);
   st->sliced_bytes = sliced_size_in_bytes(vi->sliced);
+  st->sliced_row_bits = vi->params.m * sliced_capacity(vi->sliced);
   double fill_sum = 0;
   for (size_t g = 0; g < vi->ngroups; g++) {
+    st->sliced_row_bits += vi->params.m / vi->groups[g].r * sliced_capacity(vi->groups[g].sliced);
     st->sliced_bytes += sliced_size_in_bytes(vi->groups[g].sliced);
     fill_sum += vi->groups[g].fill_sum;
   }
