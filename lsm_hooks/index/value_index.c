@@ -57,6 +57,8 @@ void value_index_destroy(value_index_t *vi) {
   block_index_destroy(vi->blocks);
   for (size_t i = 0; i < vi->n; i++) value_index_leaf_free(vi->leaves[i]);
   free(vi->leaves);
+  free(vi->numbers);
+  free(vi->leaf_bits);
   for (size_t i = 0; i < vi->npend; i++) value_index_leaf_free(vi->pend[i].leaf);
   free(vi->pend);
   id_map_release(&vi->members);
@@ -277,8 +279,10 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
   if (vi->n == vi->cap) {
     size_t c = vi->cap ? vi->cap * 2 : 64;
     leaf_t **a = realloc(vi->leaves, c * sizeof *a);
-    if (!a) return err_set(err, BFH_E_NOMEM, "value index: out of memory");
-    vi->leaves = a;
+    if (a) vi->leaves = a;
+    uint64_t *nums = a ? realloc(vi->numbers, c * sizeof *nums) : NULL;
+    if (!nums) return err_set(err, BFH_E_NOMEM, "value index: out of memory");
+    vi->numbers = nums;
     vi->cap = c;
   }
   if (value_index_lean(vi)) {
@@ -288,7 +292,10 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
                      (unsigned long long)l->number);
     size_t i = value_index_leaf_lower_bound(vi, l->number);
     memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
+    memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
     vi->leaves[i] = l;
+    vi->numbers[i] = l->number;
+    value_index_bits_set(vi, l->number, 1);
     vi->n++;
     vi->popcount_sum += l->popcount;
     value_filter_destroy(l->filter); /* the slices hold its bits */
@@ -311,7 +318,10 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
   }
   size_t i = value_index_leaf_lower_bound(vi, l->number);
   memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
+  memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
   vi->leaves[i] = l;
+  vi->numbers[i] = l->number;
+  value_index_bits_set(vi, l->number, 1);
   vi->n++;
   vi->popcount_sum += l->popcount;
   if (vi->params.leaves_on_disk) {
@@ -399,6 +409,8 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
   /* Out of the array first: the hierarchy's load() must not see it while the ancestors are
      recomputed. */
   memmove(vi->leaves + i, vi->leaves + i + 1, (vi->n - i - 1) * sizeof *vi->leaves);
+  memmove(vi->numbers + i, vi->numbers + i + 1, (vi->n - i - 1) * sizeof *vi->numbers);
+  value_index_bits_set(vi, number, 0);
   vi->n--;
   vi->popcount_sum -= l->popcount;
   if (value_index_lean(vi)) {

@@ -124,6 +124,9 @@ typedef struct value_index_stats {
                                 slices, the block filters, the id maps and the pending queue */
 } value_index_stats_t;
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
+/* What a search's planner needs of value_index_get_stats, without walking the leaves and
+   the structures for their bytes: leaves, persisted, mean_fill and probe_fill (the rest 0). */
+void value_index_get_plan_stats(value_index_t *vi, value_index_stats_t *st);
 
 /* Adds n leaves at once (bulk load at open): the sliced index is filled by transposes.
    Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves). Leaves that

@@ -696,6 +696,39 @@ static void test_value_index_lean_batch_fits_exactly(void **state) {
   value_index_destroy(vi);
 }
 
+/* select() knows which tables have a leaf by a bitmap of table numbers below 2^24 and by a
+   search above: tables on either side of the limit, in no particular order, added and
+   removed, are marked exactly (a table without a leaf is scanned; one with a leaf that
+   says no is not). */
+static void test_value_index_select_leaf_lookup(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  const uint64_t big = (uint64_t)1 << 30, lim = (uint64_t)1 << 24;
+  uint64_t have[5] = {3, 700, lim - 1, lim + 5, big};
+  for (size_t i = 0; i < 5; i++) {
+    value_filter_t *f = value_filter_create(M, K, SEED);
+    assert_non_null(f);
+    uint64_t v = 1000 + i;
+    value_filter_add(f, &v, sizeof v);
+    assert_int_equal(value_index_add(vi, have[i], f, NULL, 0, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_apply(vi, &err), BFH_OK); /* in, then out */
+  assert_int_equal(value_index_remove(vi, 700), BFH_OK);
+  uint64_t absent = 424242; /* no leaf holds it: a leaf passes it with probability < 1% */
+  probe_t pr;
+  value_index_probe(vi, &absent, sizeof absent, &pr);
+  uint64_t nums[9] = {big, 3, lim + 5, 700, lim - 1, 4, big + 1, lim + 6, 64 * 1024};
+  uint8_t want[9] = {0, 0, 0, 1, 0, 1, 1, 1, 1};
+  uint8_t scan[9];
+  memset(scan, 9, sizeof scan);
+  assert_int_equal(value_index_select(vi, methods[2], &pr, nums, 9, scan, NULL, &err), BFH_OK);
+  for (size_t i = 0; i < 9; i++) assert_int_equal(scan[i], want[i]);
+  value_index_destroy(vi);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_value_index_random_ops_match_fresh_build, model_teardown),
@@ -706,6 +739,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_lean_ops_match, model_teardown),
       cmocka_unit_test(test_value_index_lean_small_joins),
       cmocka_unit_test(test_value_index_lean_batch_fits_exactly),
+      cmocka_unit_test(test_value_index_select_leaf_lookup),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
       cmocka_unit_test_teardown(test_value_index_unreadable_leaf_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_damaged_leaf_on_disk_is_maybe, model_teardown),
