@@ -96,17 +96,74 @@ int sliced_reserve(sliced_t *s, size_t slots) {
   return grow_to(s, slots);
 }
 
-/* Capacity for `extra` more leaves, growing by an eighth (at least 8 slots). */
-static int make_room(sliced_t *s, size_t extra) {
+/* Capacity for `extra` more leaves, growing by an eighth (at least 8 slots), or exactly
+   (rounded up to 8) if exact. */
+static int make_room(sliced_t *s, size_t extra, int exact) {
   size_t reuse = s->free_slots.n < extra ? s->free_slots.n : extra;
   size_t need = s->hi + (extra - reuse);
   if (need <= s->cap) return ST_OK;
-  size_t step = s->cap / 8 < 8 ? 8 : s->cap / 8;
+  size_t step = exact ? 0 : s->cap / 8 < 8 ? 8 : s->cap / 8;
   return grow_to(s, need > s->cap + step ? need : s->cap + step);
 }
 
 int sliced_make_room(sliced_t *s, size_t extra) {
-  return make_room(s, extra);
+  return make_room(s, extra, 0);
+}
+
+int sliced_make_room_exact(sliced_t *s, size_t extra) {
+  return make_room(s, extra, 1);
+}
+
+/* Re-lays the rows for exactly the live slots (rounded up to 8), packed to the front in slot
+   order: a slot's new number is its rank among the live ones. */
+int sliced_shrink(sliced_t *s) {
+  size_t live = s->map.n, cap = (live + 7) / 8 * 8;
+  if (cap >= s->cap) return ST_OK;
+  size_t rb = cap / 8;
+  uint8_t *rows = cap ? calloc((size_t)s->m * rb, 1) : NULL;
+  size_t *from = malloc((live ? live : 1) * sizeof *from);
+  if ((cap && !rows) || !from || id_map_reserve(&s->map, live + 1) != ST_OK) {
+    free(rows);
+    free(from);
+    return ST_E_NOMEM;
+  }
+  size_t n = 0;
+  for (size_t j = 0; j < s->hi; j++) {
+    uint64_t v;
+    if (id_map_get(&s->map, s->slot_id[j], &v) && v == j) from[n++] = j;
+  }
+  if (n == s->hi) { /* no holes: the rows' first bytes as they are */
+    size_t used = (n + 7) / 8;
+    for (uint64_t j = 0; j < s->m; j++) memcpy(rows + j * rb, s->rows + j * s->row_bytes, used);
+  } else {
+    for (uint64_t j = 0; j < s->m; j++) {
+      const uint8_t *src = s->rows + j * s->row_bytes;
+      uint8_t *dst = rows + j * rb;
+      for (size_t i = 0; i < n; i++)
+        if (src[from[i] / 8] & (1u << (from[i] & 7))) dst[i / 8] |= (uint8_t)(1u << (i & 7));
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t id = s->slot_id[from[i]];
+    s->slot_id[i] = id;
+    id_map_put(&s->map, id, i); /* present: replaces the value, cannot fail */
+  }
+  free(from);
+  uint64_t *ids = cap ? realloc(s->slot_id, cap * sizeof *ids) : NULL;
+  if (ids || !cap) {
+    if (!cap) free(s->slot_id);
+    s->slot_id = ids;
+  }
+  free(s->rows);
+  s->rows = rows;
+  s->cap = cap;
+  s->row_bytes = rb;
+  s->hi = n;
+  s->free_slots.n = 0;
+  u64vec_release(&s->free_slots);
+  u64vec_init(&s->free_slots);
+  s->relays++;
+  return ST_OK;
 }
 
 uint64_t sliced_relay_count(const sliced_t *s) {
@@ -132,7 +189,7 @@ static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
 
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
   if (id_map_get(&s->map, id, NULL)) return ST_E_INVALID;
-  if (make_room(s, 1) != ST_OK || id_map_reserve(&s->map, s->map.n + 1) != ST_OK) return ST_E_NOMEM;
+  if (make_room(s, 1, 0) != ST_OK || id_map_reserve(&s->map, s->map.n + 1) != ST_OK) return ST_E_NOMEM;
   size_t slot = take_slot(s);
   id_map_put(&s->map, id, slot); /* cannot fail after the reserve */
   s->slot_id[slot] = id;
@@ -196,7 +253,7 @@ int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *wo
     }
     id_map_put(&s->map, ids[i], 0);
   }
-  if (make_room(s, n) != ST_OK) {
+  if (make_room(s, n, 0) != ST_OK) {
     for (size_t u = 0; u < n; u++) id_map_del(&s->map, ids[u]);
     free(g);
     return ST_E_NOMEM;
@@ -275,6 +332,10 @@ int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p) {
 
 size_t sliced_leaf_count(const sliced_t *s) {
   return s->map.n;
+}
+
+size_t sliced_free_slots(const sliced_t *s) {
+  return s->cap - s->map.n;
 }
 
 size_t sliced_capacity(const sliced_t *s) {

@@ -4,7 +4,8 @@
  * filter in leaf slot s. A query ANDs the k rows of its probe positions; the set bits of
  * the result are the leaves that say maybe. Slots freed by removals are reused. The
  * capacity grows by an eighth, 8 slots at least, so the rows stay within 12.5% (plus 7
- * slots) of what the leaves in them hold.
+ * slots) of what the leaves in them hold; a caller that adds in batches can grow it exactly
+ * (sliced_make_room_exact) and give freed slots back (sliced_shrink): the lean index does.
  *
  * Not thread-safe: the caller serializes writers against readers.
  */
@@ -47,6 +48,17 @@ int sliced_reserve(sliced_t *s, size_t slots);
    O(log n) times, where a sliced_reserve per batch would re-lay them once per batch (each
    re-lay copies every row: O(m * n / 8) bytes). ST_OK or ST_E_NOMEM. */
 int sliced_make_room(sliced_t *s, size_t extra);
+/* Gives back the rows of free slots: re-lays the rows for the live leaves only (the
+   capacity becomes their count rounded up to 8) with the live slots packed to the front in
+   their order (slot numbers change; ids stay). A no-op if that frees nothing. ST_OK or
+   ST_E_NOMEM (nothing changed). */
+int sliced_shrink(sliced_t *s);
+/* sliced_make_room without the step: the capacity grows to exactly the slots needed,
+   rounded up to 8 (for a caller that adds in batches and gives free slots back with
+   sliced_shrink). ST_OK or ST_E_NOMEM. */
+int sliced_make_room_exact(sliced_t *s, size_t extra);
+/* Slots free for an add without growing: the capacity less the live leaves. */
+size_t sliced_free_slots(const sliced_t *s);
 /* How many times the rows were re-laid for a larger capacity (each copies every row). */
 uint64_t sliced_relay_count(const sliced_t *s);
 

@@ -57,6 +57,8 @@ void value_index_destroy(value_index_t *vi) {
   block_index_destroy(vi->blocks);
   for (size_t i = 0; i < vi->n; i++) value_index_leaf_free(vi->leaves[i]);
   free(vi->leaves);
+  free(vi->numbers);
+  free(vi->leaf_bits);
   for (size_t i = 0; i < vi->npend; i++) value_index_leaf_free(vi->pend[i].leaf);
   free(vi->pend);
   id_map_release(&vi->members);
@@ -137,28 +139,34 @@ static long group_of(value_index_t *vi, uint64_t r) {
   return (long)vi->ngroups++;
 }
 
-/* Folds leaf l's words into the sliced index of its fold group (the only copy kept). Write
-   lock held. On failure nothing changed. */
-static int fold_in_locked(value_index_t *vi, leaf_t *l) {
+/* The fold leaf l's table asks for: m / r >= lean_bits x its values (estimated from its
+   popcount). */
+static uint64_t natural_fold(const value_index_t *vi, const leaf_t *l) {
   uint64_t m = vi->params.m;
   double fill = (double)l->popcount / (double)m;
   double values = fill >= 1.0 ? (double)m : -(double)m / vi->params.k * log1p(-fill);
   double target = values * vi->params.lean_bits;
   if (target < VALUE_FILTER_MIN_BITS) target = VALUE_FILTER_MIN_BITS;
-  uint64_t r = fold_for(m, target);
+  return fold_for(m, target);
+}
+
+/* The group folded by r or less (more bits per value) that has a free slot, the most
+   folded of them (closest to what the table asks for); -1 if none. room[g] counts group
+   g's free slots. */
+static long group_with_room(const value_index_t *vi, uint64_t r, const size_t *room) {
   long g = -1;
-  /* A group folded less (more bits per value) with a free slot takes the leaf first: slots
-     come 8 at a time, so a small table (L0, the last of a compaction) alone in its own fold
-     would hold a whole group's rows (m / r bytes) for itself. */
   for (size_t i = 0; i < vi->ngroups; i++) {
     const fold_group_t *c = &vi->groups[i];
-    if (c->r <= r && sliced_leaf_count(c->sliced) < sliced_capacity(c->sliced) &&
-        (g < 0 || c->r > vi->groups[g].r))
-      g = (long)i;
+    size_t f = room[i];
+    if (c->r <= r && f > 0 && (g < 0 || c->r > vi->groups[g].r)) g = (long)i;
   }
-  if (g < 0) g = group_of(vi, r);
-  if (g < 0) return BFH_E_NOMEM;
-  r = vi->groups[g].r;
+  return g;
+}
+
+/* Folds leaf l's words into the sliced index of fold group g (the only copy kept). Write
+   lock held. On failure nothing changed. */
+static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
+  uint64_t m = vi->params.m, r = vi->groups[g].r;
   uint64_t mf = m / r;
   uint64_t *fw = calloc(bits_words(mf), sizeof *fw);
   if (!fw) return BFH_E_NOMEM;
@@ -179,6 +187,76 @@ static int fold_in_locked(value_index_t *vi, leaf_t *l) {
   return BFH_OK;
 }
 
+typedef struct fold_plan {
+  leaf_t *l;
+  uint64_t r; /* natural_fold */
+  long g;     /* the group it goes to; -1 not yet placed */
+} fold_plan_t;
+
+static int by_fold(const void *a, const void *b) {
+  const fold_plan_t *x = a, *y = b;
+  if (x->r != y->r) return x->r < y->r ? -1 : 1;
+  return x->l->number < y->l->number ? -1 : x->l->number > y->l->number;
+}
+
+/* Chooses a fold group for each of the n leaves of a batch and makes exactly the room they
+   need (doc/search.md "The lean index"): in order of fold, least folded first, a leaf takes
+   a free slot of the most folded group that is folded no more than it asks; the leaves left
+   make their own fold's group grow to hold them (rounded up to 8 slots), and a smaller table
+   (more folded) joins that growth rather than open a group of its own when that costs fewer
+   bits: c tables of fold r in a group of fold r0 < r hold c m / r0 bits, in their own group
+   at least 8 m / r (c rounded up to 8). Write lock held. Leaves whose group could not be
+   made (no memory) keep g = -1. */
+static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    pl[i].r = natural_fold(vi, pl[i].l);
+    pl[i].g = -1;
+  }
+  qsort(pl, n, sizeof *pl, by_fold);
+  uint64_t m = vi->params.m;
+  for (;;) {
+    size_t *room = calloc(vi->ngroups ? vi->ngroups : 1, sizeof *room);
+    if (!room) return;
+    for (size_t g = 0; g < vi->ngroups; g++) room[g] = sliced_free_slots(vi->groups[g].sliced);
+    size_t left = 0, first = n;
+    for (size_t i = 0; i < n; i++) {
+      if (pl[i].g >= 0) continue;
+      long g = group_with_room(vi, pl[i].r, room);
+      if (g >= 0) {
+        pl[i].g = g;
+        room[g]--;
+      } else {
+        left++;
+        if (first == n) first = i;
+      }
+    }
+    free(room);
+    if (left == 0) return;
+    /* The least folded of the leaves left: its group grows for them, and for the more folded
+       ones that are cheaper there than in a group of their own. */
+    uint64_t r0 = pl[first].r;
+    size_t extra = 0;
+    for (size_t i = first; i < n;) {
+      size_t e = i, c = 0;
+      while (e < n && pl[e].r == pl[i].r) c += pl[e++].g < 0;
+      if (pl[i].r == r0 || (double)c * (double)(m / r0) <= (double)((c + 7) / 8 * 8) * (double)(m / pl[i].r))
+        extra += c;
+      i = e;
+    }
+    long g = group_of(vi, r0);
+    if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, extra) != BFH_OK) return;
+  }
+}
+
+/* Folds leaf l into a group (the one it asks for, or a less folded one with a free slot) as
+   plan_folds_locked would for a batch of one. Write lock held. On failure nothing changed. */
+static int fold_in_locked(value_index_t *vi, leaf_t *l) {
+  fold_plan_t pl = {l, 0, -1};
+  plan_folds_locked(vi, &pl, 1);
+  if (pl.g < 0) return BFH_E_NOMEM;
+  return fold_into_locked(vi, l, pl.g);
+}
+
 /* Takes leaf l out of its fold group; an emptied group gives its rows back. */
 static void fold_out_locked(value_index_t *vi, leaf_t *l) {
   fold_group_t *g = &vi->groups[l->group];
@@ -197,22 +275,27 @@ static void fold_out_locked(value_index_t *vi, leaf_t *l) {
 /* Inserts leaf l (filter in memory) into the array, the hierarchy and the sliced index,
    then drops the words if leaves live on disk. Write lock held. On failure nothing
    changed and l is not freed. */
-static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, err_t *err) {
+static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, err_t *err) {
   if (vi->n == vi->cap) {
     size_t c = vi->cap ? vi->cap * 2 : 64;
     leaf_t **a = realloc(vi->leaves, c * sizeof *a);
-    if (!a) return err_set(err, BFH_E_NOMEM, "value index: out of memory");
-    vi->leaves = a;
+    if (a) vi->leaves = a;
+    uint64_t *nums = a ? realloc(vi->numbers, c * sizeof *nums) : NULL;
+    if (!nums) return err_set(err, BFH_E_NOMEM, "value index: out of memory");
+    vi->numbers = nums;
     vi->cap = c;
   }
   if (value_index_lean(vi)) {
-    int rc = fold_in_locked(vi, l);
+    int rc = group >= 0 ? fold_into_locked(vi, l, group) : fold_in_locked(vi, l);
     if (rc != BFH_OK)
       return err_set(err, rc, "value index: table %llu: lean index add failed",
                      (unsigned long long)l->number);
     size_t i = value_index_leaf_lower_bound(vi, l->number);
     memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
+    memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
     vi->leaves[i] = l;
+    vi->numbers[i] = l->number;
+    value_index_bits_set(vi, l->number, 1);
     vi->n++;
     vi->popcount_sum += l->popcount;
     value_filter_destroy(l->filter); /* the slices hold its bits */
@@ -235,7 +318,10 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, err_t *err) {
   }
   size_t i = value_index_leaf_lower_bound(vi, l->number);
   memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
+  memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
   vi->leaves[i] = l;
+  vi->numbers[i] = l->number;
+  value_index_bits_set(vi, l->number, 1);
   vi->n++;
   vi->popcount_sum += l->popcount;
   if (vi->params.leaves_on_disk) {
@@ -284,8 +370,14 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
     free(ids);
     free(ws);
   }
+  fold_plan_t *pl = NULL;
+  if (value_index_lean(vi) && (pl = malloc((m ? m : 1) * sizeof *pl)) != NULL) {
+    for (size_t i = 0; i < m; i++) pl[i].l = ls[i];
+    plan_folds_locked(vi, pl, m); /* sorts pl by fold */
+    for (size_t i = 0; i < m; i++) ls[i] = pl[i].l;
+  }
   for (size_t i = 0; i < m; i++) {
-    int rc = add_locked(vi, ls[i], batched, err);
+    int rc = add_locked(vi, ls[i], batched, pl ? pl[i].g : -1, err);
     if (rc != BFH_OK) {
       if (*first_rc == BFH_OK) *first_rc = rc;
       value_index_leaf_free(ls[i]);
@@ -293,7 +385,19 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
     }
     done++;
   }
+  free(pl);
   return done;
+}
+
+/* Lean: gives back the rows of a group's free slots once they add up to 8 slots or more
+   (tables removed; adds grow a group exactly, plan_folds_locked), so that the slices hold
+   at most 7 slots beyond their leaves. Write lock held. Without the memory to re-lay them,
+   the rows stay as they are. */
+static void shrink_groups_locked(value_index_t *vi) {
+  for (size_t g = 0; g < vi->ngroups; g++) {
+    sliced_t *s = vi->groups[g].sliced;
+    if (sliced_capacity(s) >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8) (void)sliced_shrink(s);
+  }
 }
 
 /* Removes leaf `number` from the array, the hierarchy and the sliced index. Write lock
@@ -305,6 +409,8 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
   /* Out of the array first: the hierarchy's load() must not see it while the ancestors are
      recomputed. */
   memmove(vi->leaves + i, vi->leaves + i + 1, (vi->n - i - 1) * sizeof *vi->leaves);
+  memmove(vi->numbers + i, vi->numbers + i + 1, (vi->n - i - 1) * sizeof *vi->numbers);
+  value_index_bits_set(vi, number, 0);
   vi->n--;
   vi->popcount_sum -= l->popcount;
   if (value_index_lean(vi)) {
@@ -350,6 +456,7 @@ static int apply_pending(value_index_t *vi, int settle, err_t *err) {
   } else {
     for (size_t i = 0; i < m; i++) insert_leaves_locked(vi, &ops[i].leaf, 1, &rc, err);
   }
+  if (value_index_lean(vi)) shrink_groups_locked(vi);
   /* A failed rebuild leaves a correct tree in B+-tree shape; the next batch retries. */
   if (settle) {
     (void)hierarchy_batch_end(vi->hier);

@@ -117,6 +117,7 @@ typedef struct value_index_stats {
   double probe_fill;         /* mean fill ratio of what a probe tests (the folded leaves when
                                 lean, else mean_fill): a probe's FPR is about probe_fill^k */
   uint64_t sliced_groups;    /* bit-sliced indexes (lean: one per fold; else 1) */
+  uint64_t sliced_row_bits;  /* bits their rows hold: rows x capacity in slots, summed */
   uint64_t block_bytes;      /* the block filters and their map */
   uint64_t persisted;        /* tables without a leaf the persisted index answers for (its
                                 directory and the chunks it read count in index_bytes) */
@@ -125,6 +126,9 @@ typedef struct value_index_stats {
                                 slices, the block filters, the id maps and the pending queue */
 } value_index_stats_t;
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st);
+/* What a search's planner needs of value_index_get_stats, without walking the leaves and
+   the structures for their bytes: leaves, persisted, mean_fill and probe_fill (the rest 0). */
+void value_index_get_plan_stats(value_index_t *vi, value_index_stats_t *st);
 
 /* Adds n leaves at once (bulk load at open): the sliced index is filled by transposes.
    Takes ownership of every filters[i]; paths/offsets may be NULL (in-memory leaves). Leaves that

@@ -34,7 +34,7 @@ size_t value_index_leaf_lower_bound(const value_index_t *vi, uint64_t x) {
   size_t lo = 0, hi = vi->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (vi->leaves[mid]->number < x)
+    if (vi->numbers[mid] < x)
       lo = mid + 1;
     else
       hi = mid;
@@ -42,9 +42,31 @@ size_t value_index_leaf_lower_bound(const value_index_t *vi, uint64_t x) {
   return lo;
 }
 
+void value_index_bits_set(value_index_t *vi, uint64_t number, int on) {
+  if (vi->bits_broken || number >= VALUE_INDEX_BITS_LIMIT) return;
+  size_t w = (size_t)(number >> 6);
+  if (w >= vi->nbits_words) {
+    if (!on) return;
+    size_t n = vi->nbits_words ? vi->nbits_words : 16;
+    while (n <= w) n *= 2;
+    uint64_t *b = realloc(vi->leaf_bits, n * sizeof *b);
+    if (!b) {
+      vi->bits_broken = 1; /* searches look numbers up from now on */
+      return;
+    }
+    memset(b + vi->nbits_words, 0, (n - vi->nbits_words) * sizeof *b);
+    vi->leaf_bits = b;
+    vi->nbits_words = n;
+  }
+  if (on)
+    vi->leaf_bits[w] |= 1ull << (number & 63);
+  else
+    vi->leaf_bits[w] &= ~(1ull << (number & 63));
+}
+
 leaf_t *value_index_leaf_find(const value_index_t *vi, uint64_t number) {
   size_t i = value_index_leaf_lower_bound(vi, number);
-  return (i < vi->n && vi->leaves[i]->number == number) ? vi->leaves[i] : NULL;
+  return (i < vi->n && vi->numbers[i] == number) ? vi->leaves[i] : NULL;
 }
 
 void value_index_leaf_free(leaf_t *l) {

@@ -80,8 +80,9 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
     u64vec_sort(&cand);
     uint8_t *ask = vi->pidx ? calloc(n ? n : 1, 1) : NULL;
     for (size_t i = 0; i < n; i++) {
-      int leaf = value_index_leaf_find(vi, numbers[i]) != NULL;
-      scan[i] = u64_sorted_contains(cand.v, cand.n, numbers[i]) || !leaf;
+      int leaf = value_index_has_leaf(vi, numbers[i]);
+      int hit = u64_sorted_contains(cand.v, cand.n, numbers[i]);
+      scan[i] = hit || !leaf;
       if (ask) ask[i] = !leaf;
     }
     /* Tables without a leaf yet: the persisted index answers for those it covers. */
@@ -91,6 +92,24 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
   pthread_rwlock_unlock(&vi->lock);
   u64vec_release(&cand);
   return rc;
+}
+
+void value_index_get_plan_stats(value_index_t *vi, value_index_stats_t *st) {
+  memset(st, 0, sizeof *st);
+  (void)value_index_apply(vi, NULL);
+  pthread_rwlock_rdlock(&vi->lock);
+  st->leaves = vi->n;
+  double fill_sum = 0;
+  for (size_t g = 0; g < vi->ngroups; g++) fill_sum += vi->groups[g].fill_sum;
+  st->mean_fill = vi->n ? (double)vi->popcount_sum / ((double)vi->n * (double)vi->params.m) : 0;
+  st->probe_fill = value_index_lean(vi) ? (vi->n ? fill_sum / (double)vi->n : 0) : st->mean_fill;
+  if (vi->pidx) {
+    uint64_t covered = persisted_index_bound(vi->pidx), with_leaf = 0;
+    for (size_t i = 0; i < vi->n; i++)
+      with_leaf += (uint64_t)persisted_index_covers(vi->pidx, vi->leaves[i]->number);
+    st->persisted = covered - with_leaf;
+  }
+  pthread_rwlock_unlock(&vi->lock);
 }
 
 void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
@@ -104,8 +123,10 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->leaf_bytes_total = vi->n * per_leaf;
   st->internal_bytes = hierarchy_size_in_bytes(vi->hier);
   st->sliced_bytes = sliced_size_in_bytes(vi->sliced);
+  st->sliced_row_bits = vi->params.m * sliced_capacity(vi->sliced);
   double fill_sum = 0;
   for (size_t g = 0; g < vi->ngroups; g++) {
+    st->sliced_row_bits += vi->params.m / vi->groups[g].r * sliced_capacity(vi->groups[g].sliced);
     st->sliced_bytes += sliced_size_in_bytes(vi->groups[g].sliced);
     fill_sum += vi->groups[g].fill_sum;
   }
@@ -114,7 +135,8 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->mean_fill = vi->n ? (double)vi->popcount_sum / ((double)vi->n * (double)vi->params.m) : 0;
   st->probe_fill = value_index_lean(vi) ? (vi->n ? fill_sum / (double)vi->n : 0) : st->mean_fill;
   /* What the leaf records hold besides their words (leaf_bytes): the record, its path. */
-  uint64_t records = sizeof *vi + vi->cap * sizeof *vi->leaves + vi->capgroups * sizeof *vi->groups;
+  uint64_t records = sizeof *vi + vi->cap * (sizeof *vi->leaves + sizeof *vi->numbers) +
+                     vi->capgroups * sizeof *vi->groups + vi->nbits_words * sizeof *vi->leaf_bits;
   for (size_t i = 0; i < vi->n; i++)
     records += sizeof(leaf_t) + (vi->leaves[i]->path ? strlen(vi->leaves[i]->path) + 1 : 0);
   pthread_mutex_lock(&vi->pend_mu);

@@ -318,7 +318,7 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
       break;
     }
   value_index_stats_t vs;
-  value_index_get_stats(c->index, &vs);
+  value_index_get_plan_stats(c->index, &vs);
   const value_index_params_t *p = value_index_params(c->index);
   /* Tables the persisted index answers for are probed as leaves are (persisted_index.h). */
   k->leaves = (double)(vs.leaves + vs.persisted);

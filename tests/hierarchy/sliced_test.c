@@ -102,6 +102,76 @@ static void test_sliced_matches_oracle_with_growth_and_reuse(void **state) {
   free(L);
 }
 
+/* sliced_shrink gives back the rows of freed slots: after removing every third leaf the
+   capacity becomes the live count rounded up to 8, the live leaves keep answering exactly
+   (their slots renumbered, with holes and without), new adds grow it exactly with
+   sliced_make_room_exact, and a shrink that frees nothing is a no-op. */
+static void test_sliced_shrink_packs_live_slots(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 13);
+  leaves_t *L = calloc(1, sizeof *L);
+  sliced_t *s = sliced_create(M);
+  assert_non_null(s);
+  for (uint64_t id = 0; id < 300; id++) {
+    fill(&r, L->words[id], 300);
+    assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+    L->live[id] = 1;
+  }
+  assert_true(sliced_capacity(s) > 304); /* grown by eighths */
+  for (uint64_t id = 0; id < 300; id += 3) {
+    assert_int_equal(sliced_remove(s, id), ST_OK);
+    L->live[id] = 0;
+  }
+  assert_int_equal(sliced_shrink(s), ST_OK);
+  assert_int_equal(sliced_leaf_count(s), 200);
+  assert_int_equal(sliced_capacity(s), 200);
+  assert_int_equal(sliced_free_slots(s), 0);
+  size_t positives = check(&r, s, L, 300);
+  uint64_t relays = sliced_relay_count(s);
+  assert_int_equal(sliced_shrink(s), ST_OK); /* nothing to give back */
+  assert_int_equal(sliced_relay_count(s), relays);
+  assert_int_equal(sliced_make_room_exact(s, 3), ST_OK);
+  assert_int_equal(sliced_capacity(s), 208);
+  for (uint64_t id = 0; id < 9; id += 3) {
+    fill(&r, L->words[id], 300);
+    assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+    L->live[id] = 1;
+  }
+  assert_int_equal(sliced_capacity(s), 208);
+  assert_int_equal(sliced_reserve(s, 400), ST_OK); /* no holes: rows copied by bytes */
+  assert_int_equal(sliced_capacity(s), 400);
+  assert_int_equal(sliced_shrink(s), ST_OK);
+  assert_int_equal(sliced_capacity(s), 208);
+  positives += check(&r, s, L, 100);
+  assert_int_equal(sliced_remove(s, 1), ST_OK); /* holes again */
+  L->live[1] = 0;
+  for (uint64_t id = 2; id < 20; id += 3) {
+    assert_int_equal(sliced_remove(s, id), ST_OK);
+    L->live[id] = 0;
+  }
+  assert_int_equal(sliced_shrink(s), ST_OK);
+  assert_int_equal(sliced_capacity(s), 200);
+  positives += check(&r, s, L, 300);
+  assert_true(positives > 100);
+  for (uint64_t id = 0; id < 300; id++)
+    if (L->live[id]) assert_int_equal(sliced_remove(s, id), ST_OK);
+  assert_int_equal(sliced_shrink(s), ST_OK);
+  assert_int_equal(sliced_capacity(s), 0);
+  u64vec_t out;
+  u64vec_init(&out);
+  probe_t p;
+  probe_init(&p, 42, M, 3);
+  assert_int_equal(sliced_search(s, &p, &out, NULL), ST_OK);
+  assert_int_equal(out.n, 0);
+  u64vec_release(&out);
+  fill(&r, L->words[7], 300);
+  assert_int_equal(sliced_add(s, 7, L->words[7]), ST_OK);
+  assert_int_equal(sliced_capacity(s), 8);
+  sliced_destroy(s);
+  free(L);
+}
+
 /* Batch adds (transpose path for >= 8 filters per slot word, sparse path below) answer
    exactly like single adds, including into freed slots scattered over the columns. */
 static void test_sliced_batch_equals_single(void **state) {
@@ -188,6 +258,7 @@ int main(void) {
       cmocka_unit_test(test_sliced_empty),
       cmocka_unit_test(test_sliced_matches_oracle_with_growth_and_reuse),
       cmocka_unit_test(test_sliced_batch_equals_single),
+      cmocka_unit_test(test_sliced_shrink_packs_live_slots),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

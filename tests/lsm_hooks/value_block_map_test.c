@@ -102,9 +102,61 @@ static void test_value_block_map_names_every_block(void **state) {
   value_block_map_destroy(m);
 }
 
+/* A probe finds its chunk from where the fingerprint falls in the map's range and steps from
+   there: with fingerprints far from uniform (2,000 entries in the top 1/256 of the range,
+   a few spread below it) every value is still named, including
+   values whose fingerprint equals a chunk's fence: the spread ones lie in the first chunk,
+   where their share of the range would place them in a later one. */
+static void test_value_block_map_skewed_fingerprints(void **state) {
+  (void)state;
+  value_block_map_builder_t *b = value_block_map_builder_create();
+  assert_non_null(b);
+  enum { LOW = 2000, HIGH = 8 };
+  uint64_t *h = malloc((LOW + HIGH) * sizeof *h);
+  assert_non_null(h);
+  size_t n = 0, low = 0, high = 0;
+  for (uint32_t i = 0; n < LOW + HIGH; i++) {
+    uint64_t x = hash_of(7, i);
+    uint32_t fp = value_block_map_fingerprint(x);
+    if (fp >= 0xff000000u && low < LOW) {
+      h[n++] = x;
+      low++;
+    } else if (fp < 0xff000000u && high < HIGH && i % 1000 == 0) {
+      h[n++] = x;
+      high++;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(value_block_map_builder_add(b, h[i]), BFH_OK);
+    if (i % 40 == 39) assert_int_equal(value_block_map_builder_end_block(b, i * 4096ull, 4000), BFH_OK);
+  }
+  assert_int_equal(value_block_map_builder_end_block(b, n * 4096ull, 4000), BFH_OK);
+  uint8_t *head, *chunks;
+  size_t hl, cl;
+  assert_int_equal(value_block_map_builder_finish(b, &head, &hl, &chunks, &cl), BFH_OK);
+  value_block_map_builder_destroy(b);
+  value_block_map_t *m = NULL;
+  err_t err;
+  assert_int_equal(value_block_map_open(head, hl, &m, &err), BFH_OK);
+  mem_t mem = {chunks, cl, 0};
+  uint32_t out[64], got = 0;
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(value_block_map_probe(m, h[i], read_mem, &mem, out, &got, NULL, &err), BFH_OK);
+    int named = 0;
+    uint64_t want = (i / 40 * 40 + 39 < n ? i / 40 * 40 + 39 : n) * 4096ull;
+    for (uint32_t j = 0; j < got; j++) named |= value_block_map_ref(m, out[j]).offset == want;
+    assert_true(named);
+  }
+  free(h);
+  free(head);
+  free(chunks);
+  value_block_map_destroy(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_value_block_map_names_every_block),
+      cmocka_unit_test(test_value_block_map_skewed_fingerprints),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -640,6 +640,95 @@ static void test_value_index_lean_small_joins(void **state) {
   value_index_destroy(vi);
 }
 
+/* Lean, a batch as the loader applies at open: full tables (fold 2) and a few small ones
+   (fold 16) numbered first. The small ones take the free slots of the full tables' group,
+   which grows exactly (rounded up to 8 slots), instead of opening a group of their own; once
+   8 slots or more are free after removals the group gives their rows back. Every value added
+   is still found. */
+static void test_value_index_lean_batch_fits_exactly(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  enum { NT = 23, NSMALL = 3 };
+  uint64_t nums[NT];
+  value_filter_t *fs[NT];
+  for (uint64_t t = 0; t < NT; t++) {
+    nums[t] = t + 1;
+    fs[t] = value_filter_create(M, K, SEED);
+    assert_non_null(fs[t]);
+    uint64_t nv = t < NSMALL ? 3 : 50; /* 50 x 10 bits: m / 2; 3 values: the minimum, m / 16 */
+    for (uint64_t v = 0; v < nv; v++) {
+      uint64_t x = t * 1000 + v;
+      value_filter_add(fs[t], &x, sizeof x);
+    }
+  }
+  size_t added = 0;
+  assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
+  assert_int_equal(added, NT);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 1);
+  assert_int_equal(st.sliced_row_bits, (uint64_t)(M / 2) * 24);
+  for (uint64_t t = NSMALL; t < NSMALL + 10; t++) assert_int_equal(value_index_remove(vi, t + 1), BFH_OK);
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.leaves, NT - 10);
+  assert_int_equal(st.sliced_row_bits, (uint64_t)(M / 2) * 16);
+  assert_int_equal(value_index_validate(vi, &err), BFH_OK);
+  for (uint64_t t = 0; t < NT; t++) {
+    if (t >= NSMALL && t < NSMALL + 10) continue;
+    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
+      uint64_t x = t * 1000 + v;
+      probe_t pr;
+      value_index_probe(vi, &x, sizeof x, &pr);
+      for (int m = 0; m < 3; m++) {
+        u64vec_t out;
+        u64vec_init(&out);
+        assert_int_equal(value_index_candidates(vi, methods[m], &pr, &out, NULL, &err), BFH_OK);
+        int has = 0;
+        for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
+        assert_true(has);
+        u64vec_release(&out);
+      }
+    }
+  }
+  value_index_destroy(vi);
+}
+
+/* select() knows which tables have a leaf by a bitmap of table numbers below 2^24 and by a
+   search above: tables on either side of the limit, in no particular order, added and
+   removed, are marked exactly (a table without a leaf is scanned; one with a leaf that
+   says no is not). */
+static void test_value_index_select_leaf_lookup(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  const uint64_t big = (uint64_t)1 << 30, lim = (uint64_t)1 << 24;
+  uint64_t have[5] = {3, 700, lim - 1, lim + 5, big};
+  for (size_t i = 0; i < 5; i++) {
+    value_filter_t *f = value_filter_create(M, K, SEED);
+    assert_non_null(f);
+    uint64_t v = 1000 + i;
+    value_filter_add(f, &v, sizeof v);
+    assert_int_equal(value_index_add(vi, have[i], f, NULL, 0, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_apply(vi, &err), BFH_OK); /* in, then out */
+  assert_int_equal(value_index_remove(vi, 700), BFH_OK);
+  uint64_t absent = 424242; /* no leaf holds it: a leaf passes it with probability < 1% */
+  probe_t pr;
+  value_index_probe(vi, &absent, sizeof absent, &pr);
+  uint64_t nums[9] = {big, 3, lim + 5, 700, lim - 1, 4, big + 1, lim + 6, 64 * 1024};
+  uint8_t want[9] = {0, 0, 0, 1, 0, 1, 1, 1, 1};
+  uint8_t scan[9];
+  memset(scan, 9, sizeof scan);
+  assert_int_equal(value_index_select(vi, methods[2], &pr, nums, 9, scan, NULL, &err), BFH_OK);
+  for (size_t i = 0; i < 9; i++) assert_int_equal(scan[i], want[i]);
+  value_index_destroy(vi);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_value_index_random_ops_match_fresh_build, model_teardown),
@@ -649,6 +738,8 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_match, model_teardown),
       cmocka_unit_test_teardown(test_value_index_lean_ops_match, model_teardown),
       cmocka_unit_test(test_value_index_lean_small_joins),
+      cmocka_unit_test(test_value_index_lean_batch_fits_exactly),
+      cmocka_unit_test(test_value_index_select_leaf_lookup),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
       cmocka_unit_test_teardown(test_value_index_unreadable_leaf_is_maybe, model_teardown),
       cmocka_unit_test_teardown(test_value_index_damaged_leaf_on_disk_is_maybe, model_teardown),
