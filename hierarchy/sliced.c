@@ -102,7 +102,10 @@ static int make_room(sliced_t *s, size_t extra, int exact) {
   size_t reuse = s->free_slots.n < extra ? s->free_slots.n : extra;
   size_t need = s->hi + (extra - reuse);
   if (need <= s->cap) return ST_OK;
-  size_t step = exact ? 0 : s->cap / 8 < 8 ? 8 : s->cap / 8;
+  /* exact: a 32nd at least, so that a group that grows a table at a time (a live database's
+     flushes and compactions) re-lays its rows O(32 log n) times, not n / 8 times, for at
+     most a 32nd more memory; below 256 slots that is the 8-slot rounding alone. */
+  size_t step = exact ? s->cap / 32 : s->cap / 8 < 8 ? 8 : s->cap / 8;
   return grow_to(s, need > s->cap + step ? need : s->cap + step);
 }
 

@@ -53,9 +53,10 @@ int sliced_make_room(sliced_t *s, size_t extra);
    their order (slot numbers change; ids stay). A no-op if that frees nothing. ST_OK or
    ST_E_NOMEM (nothing changed). */
 int sliced_shrink(sliced_t *s);
-/* sliced_make_room without the step: the capacity grows to exactly the slots needed,
-   rounded up to 8 (for a caller that adds in batches and gives free slots back with
-   sliced_shrink). ST_OK or ST_E_NOMEM. */
+/* sliced_make_room with a finer step: the capacity grows to the slots needed, rounded up to
+   8, and by a 32nd of it at least (for a caller that adds in batches and gives free slots
+   back with sliced_shrink; below 256 slots that is exactly the slots needed). ST_OK or
+   ST_E_NOMEM. */
 int sliced_make_room_exact(sliced_t *s, size_t extra);
 /* Slots free for an add without growing: the capacity less the live leaves. */
 size_t sliced_free_slots(const sliced_t *s);

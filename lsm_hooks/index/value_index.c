@@ -199,8 +199,9 @@ static int by_fold(const void *a, const void *b) {
   return x->l->number < y->l->number ? -1 : x->l->number > y->l->number;
 }
 
-/* Chooses a fold group for each of the n leaves of a batch and makes exactly the room they
-   need (doc/search.md "The lean index"): in order of fold, least folded first, a leaf takes
+/* Chooses a fold group for each of the n leaves of a batch and makes the room they need
+   (sliced_make_room_exact: rounded up to 8 slots, a 32nd at least; doc/search.md "The lean
+   index"): in order of fold, least folded first, a leaf takes
    a free slot of the most folded group that is folded no more than it asks; the leaves left
    make their own fold's group grow to hold them (rounded up to 8 slots), and a smaller table
    (more folded) joins that growth rather than open a group of its own when that costs fewer
@@ -389,14 +390,15 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
   return done;
 }
 
-/* Lean: gives back the rows of a group's free slots once they add up to 8 slots or more
-   (tables removed; adds grow a group exactly, plan_folds_locked), so that the slices hold
-   at most 7 slots beyond their leaves. Write lock held. Without the memory to re-lay them,
-   the rows stay as they are. */
+/* Lean: gives back the rows of a group's free slots once they add up to 8 slots and a 16th
+   of its capacity (in whole 8-slot steps) or more (tables removed; adds grow a group by what they need and a 32nd,
+   plan_folds_locked: a shrink never follows a growth at once, so the rows are not re-laid
+   back and forth). Write lock held. Without the memory to re-lay them, the rows stay. */
 static void shrink_groups_locked(value_index_t *vi) {
   for (size_t g = 0; g < vi->ngroups; g++) {
     sliced_t *s = vi->groups[g].sliced;
-    if (sliced_capacity(s) >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8) (void)sliced_shrink(s);
+    size_t cap = sliced_capacity(s);
+    if (cap >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8 + cap / 16 / 8 * 8) (void)sliced_shrink(s);
   }
 }
 
