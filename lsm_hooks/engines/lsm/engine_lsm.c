@@ -7,6 +7,7 @@
  * filter is missing or unreadable gets no leaf, and search then reads it always (it is never
  * skipped). A view is an lsm snapshot.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,7 +29,8 @@ typedef struct engine_lsm {
   value_hook_t *hook; /* NULL when value filters are off */
   engine_lsm_open_stats_t open_stats;
   int open_stats_done; /* open_stats filled in (the loading at open ended) */
-  int wrote;           /* a put or delete went through this handle: close writes BFH-INDEX */
+  atomic_int wrote;    /* a put or delete went through this handle: close writes BFH-INDEX
+                          (set by writers on any thread, read at close) */
   char *path;          /* the database directory (owned) */
   env_t *io;           /* borrowed */
   uint64_t open_t0;    /* when the indexing at open began */
@@ -107,7 +109,7 @@ static void open_persisted(engine_lsm_t *el) {
 static int e_close(engine_t *e, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
   if (!el) return BFH_OK;
-  if (el->wrote && persists(el)) { /* every live table's leaf in first, then the file */
+  if (atomic_load_explicit(&el->wrote, memory_order_relaxed) && persists(el)) { /* every live table's leaf in first, then the file */
     (void)index_sync_loader_wait(el->sync, NULL, NULL);
     write_persisted(el);
   }
@@ -121,12 +123,12 @@ static int e_close(engine_t *e, err_t *err) {
 
 static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
                  err_t *err) {
-  ((engine_lsm_t *)e)->wrote = 1;
+  atomic_store_explicit(&((engine_lsm_t *)e)->wrote, 1, memory_order_relaxed);
   return lsm_put(((engine_lsm_t *)e)->db, key, key_len, val, val_len, err);
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
-  ((engine_lsm_t *)e)->wrote = 1;
+  atomic_store_explicit(&((engine_lsm_t *)e)->wrote, 1, memory_order_relaxed);
   return lsm_delete(((engine_lsm_t *)e)->db, key, key_len, err);
 }
 
