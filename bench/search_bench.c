@@ -266,6 +266,16 @@ static void usage(void) {
   exit(2);
 }
 
+/* The workload of c's d-th domain: c->num entries, in c's order. */
+static void domain_workload(const cfg_t *c, int d, workload_t *w) {
+  workload_config_t wc;
+  workload_config_init(&wc);
+  wc.n = c->num;
+  wc.domain_pct = c->domains[d];
+  wc.order = c->sequential ? WORKLOAD_SEQUENTIAL : WORKLOAD_RANDOM;
+  if (workload_init(w, &wc) != BFH_OK) usage();
+}
+
 /* ---- Beyond the paper (--beyond) ------------------------------------------------------- */
 
 enum { Q_TABLE, Q_MEMTABLE, Q_ABSENT, NCLASSES };
@@ -413,13 +423,8 @@ static void main_beyond(const cfg_t *c) {
       "results,tables,block_filter_mib,block_filter_bytes_per_entry,ingest_on_off\n");
   fflush(stdout);
   for (int d = 0; d < c->ndomains; d++) {
-    workload_config_t wc;
-    workload_config_init(&wc);
-    wc.n = c->num;
-    wc.domain_pct = c->domains[d];
-    wc.order = c->sequential ? WORKLOAD_SEQUENTIAL : WORKLOAD_RANDOM;
     workload_t w;
-    if (workload_init(&w, &wc) != BFH_OK) usage();
+    domain_workload(c, d, &w);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/beyond-d%g", c->dir, c->domains[d]);
     double ratio = 0; /* the ingest is compared at the first domain only */
@@ -557,13 +562,8 @@ static void main_vs_standalone(const cfg_t *c) {
          "blocks_read,bytes_read,candidates,results,tables_scanned,tables,standalone_tables\n");
   fflush(stdout);
   for (int d = 0; d < c->ndomains; d++) {
-    workload_config_t wc;
-    workload_config_init(&wc);
-    wc.n = c->num;
-    wc.domain_pct = c->domains[d];
-    wc.order = c->sequential ? WORKLOAD_SEQUENTIAL : WORKLOAD_RANDOM;
     workload_t w;
-    if (workload_init(&w, &wc) != BFH_OK) usage();
+    domain_workload(c, d, &w);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/vs-d%g-n%llu", c->dir, c->domains[d],
              (unsigned long long)c->num);

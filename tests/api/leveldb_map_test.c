@@ -220,6 +220,18 @@ static void rewrite_cache_files(const char *dir, uint64_t m, cache_edit_fn edit)
   }
 }
 
+/* A database written in tmpdir/name, its cache files edited by edit, then opened with maps. */
+static bfh_db *open_with_edited_cache(const char *name, cache_edit_fn edit) {
+  char dir[4200];
+  snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+  write_db(dir);
+  bfh_db *db = open_db(dir, 1);
+  uint64_t m = leaf_bits(db);
+  bfh_close(db);
+  rewrite_cache_files(dir, m, edit);
+  return open_db(dir, 1);
+}
+
 static void test_maps_auto_equals_scan(void **state) {
   (void)state;
   char dir[4200];
@@ -341,14 +353,7 @@ static size_t flip_every_chunk(uint8_t *b, size_t len, const parts_t *p) {
    its first read, is counted, and the table is read whole. */
 static void test_damaged_chunks(void **state) {
   (void)state;
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s/damaged", tmpdir);
-  write_db(dir);
-  bfh_db *db = open_db(dir, 1);
-  uint64_t m = leaf_bits(db);
-  bfh_close(db);
-  rewrite_cache_files(dir, m, flip_every_chunk);
-  db = open_db(dir, 1);
+  bfh_db *db = open_with_edited_cache("damaged", flip_every_chunk);
   block_index_stats_t bs;
   block_index_get_stats(value_index_blocks(bfh_internal_index(db)), &bs);
   assert_int_equal(bs.maps, ROUNDS); /* the heads are whole */
@@ -374,14 +379,7 @@ static size_t to_version4(uint8_t *b, size_t len, const parts_t *p) {
    again) and their tables are read through their block filters. */
 static void test_version4_cache(void **state) {
   (void)state;
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s/v4", tmpdir);
-  write_db(dir);
-  bfh_db *db = open_db(dir, 1);
-  uint64_t m = leaf_bits(db);
-  bfh_close(db);
-  rewrite_cache_files(dir, m, to_version4);
-  db = open_db(dir, 1);
+  bfh_db *db = open_with_edited_cache("v4", to_version4);
   engine_leveldb_stats_t es;
   engine_leveldb_get_stats(bfh_internal_engine(db), &es);
   assert_int_equal(es.index.tables_cached, ROUNDS);
