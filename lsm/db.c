@@ -98,6 +98,7 @@ struct lsm_db {
   int compacting; /* a compaction is running: flushes stay in L0 */
   pthread_t bg_thread;
   int bg_started;
+  int bg_stopped; /* lsm_stop_background joined it */
   /* The writer's start (log append, manifest record, background thread) is deferred by an
      open that found a clean database, until the first write (start_writer). */
   enum { WRITER_RUNNING, WRITER_PENDING, WRITER_STARTING } writer_state;
@@ -1802,13 +1803,29 @@ int lsm_close(lsm_db_t *db) {
   return lsm_close_err(db, NULL);
 }
 
-int lsm_close_err(lsm_db_t *db, err_t *err) {
-  if (!db) return ST_OK;
+/* Stops the background thread; with settle, a memtable waiting to be flushed is flushed
+   first (the thread is running when there is one). */
+static void stop_background(lsm_db_t *db, int settle) {
+  if (db->bg_stopped) return;
   pthread_mutex_lock(&db->mu);
+  while (settle && db->bg_started && db->imm && !db->bg_error) {
+    pthread_cond_signal(&db->bg_cv);
+    pthread_cond_wait(&db->done_cv, &db->mu);
+  }
   atomic_store(&db->shutting_down, 1);
   pthread_cond_broadcast(&db->bg_cv);
   pthread_mutex_unlock(&db->mu);
   if (db->bg_started) pthread_join(db->bg_thread, NULL);
+  db->bg_stopped = 1;
+}
+
+void lsm_stop_background(lsm_db_t *db) {
+  if (db) stop_background(db, 1);
+}
+
+int lsm_close_err(lsm_db_t *db, err_t *err) {
+  if (!db) return ST_OK;
+  stop_background(db, 0);
   int rc = db->bg_error;
   if (rc != ST_OK && err) report_bg_error(db, err);
   if (rc == ST_OK && db->bg_started) rc = record_clean_close(db, err);

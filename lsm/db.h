@@ -79,6 +79,13 @@ int lsm_close(lsm_db_t *db);
 /* lsm_close, with the error's message (naming the file and what failed) in err (may be
    NULL). */
 int lsm_close_err(lsm_db_t *db, err_t *err);
+/* Stops the background work, so that the live tables no longer change: a caller that
+   writes something derived from them at close (the persisted index) takes them after this.
+   A memtable waiting to be flushed is flushed first (else the next open would make its
+   table from the log); a running compaction is then interrupted and its outputs dropped,
+   as lsm_close does. The database stays readable; no write may follow. lsm_close then skips
+   that step. */
+void lsm_stop_background(lsm_db_t *db);
 
 int lsm_put(lsm_db_t *db, const void *key, size_t key_len, const void *val, size_t val_len,
             err_t *err);

@@ -109,7 +109,10 @@ static void open_persisted(engine_lsm_t *el) {
 static int e_close(engine_t *e, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
   if (!el) return BFH_OK;
-  if (atomic_load_explicit(&el->wrote, memory_order_relaxed) && persists(el)) { /* every live table's leaf in first, then the file */
+  if (atomic_load_explicit(&el->wrote, memory_order_relaxed) && persists(el)) {
+    /* The live tables settle first (a compaction installing while the file is written would
+       leave its tables out of it), then every live table's leaf goes in, then the file. */
+    lsm_stop_background(el->db);
     (void)index_sync_loader_wait(el->sync, NULL, NULL);
     write_persisted(el);
   }
