@@ -7,8 +7,6 @@
 #include <sys/sysmacros.h>
 
 #include "bfh.h"
-#include "filters/block_filter.h"
-#include "filters/value_filter.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
@@ -52,18 +50,18 @@ static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables,
   tables->path(c->dir, number, table, sizeof table);
   if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
   foreign_check_count(c, path, &size);
-  value_filter_t *leaf = NULL;
-  block_filter_t *blocks = NULL;
   err_t e;
   leaf_cache_table_t t = {.number = number, .size = tsize};
   if (tables->tag(c->io, table, &t.tag, &e) != BFH_OK) return;
-  int rc = leaf_cache_load(c->io, path, &t, m, k, seed, &leaf, &blocks, &e);
-  value_filter_destroy(leaf);
-  block_filter_destroy(blocks);
-  if (rc != BFH_E_CORRUPT) return;
+  if (leaf_cache_check(c->io, path, &t, m, k, seed, &e) != BFH_E_CORRUPT) return;
   char what[ERR_MSG_BYTES + 64];
-  snprintf(what, sizeof what, "%s (harmless: the next open rebuilds it from its table)",
-           lsm_verify_message_what(e.msg));
+  /* A damaged map chunk is found by the search that reads it, which then reads the table
+     whole; the rest of such a file still loads, so only a file removed is made again. */
+  snprintf(what, sizeof what, "%s (harmless: %s)", lsm_verify_message_what(e.msg),
+           strstr(e.msg, "chunk at ")
+               ? "a search that needs the chunk reads the table whole; delete the file to have "
+                 "the next open rebuild it"
+               : "the next open rebuilds it from its table");
   char file[300];
   snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
   (*cache_damaged)++;

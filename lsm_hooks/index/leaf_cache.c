@@ -264,7 +264,8 @@ static int open_cache_file(env_t *io, const char *path, env_rfile_t **fd, err_t 
    filter is not read. */
 static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by_stamp,
                 uint64_t *tag, uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
-                block_filter_t **blocks, value_block_map_t **map, err_t *err) {
+                block_filter_t **blocks, value_block_map_t **map, int verify_chunks,
+                err_t *err) {
   env_rfile_t *fd = NULL;
   int rc = open_cache_file(io, path, &fd, err);
   if (rc != BFH_OK) return rc;
@@ -303,6 +304,10 @@ static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by
   buf = NULL;
   if (rc == BFH_OK && has_map && map)
     rc = load_map(io, &fd, path, blocks_off + sec.blocks_len, &sec, &vm, err);
+  if (rc == BFH_OK && vm && verify_chunks) {
+    rc = value_block_map_verify(vm, NULL, NULL, blocks_off + sec.blocks_len + sec.head_len, err);
+    if (rc != BFH_OK) err_prefix(err, "filter cache %s: ", path);
+  }
   if (rc == BFH_OK && has_blocks && !vm) {
     rc = read_part(fd, path, blocks_off, (size_t)sec.blocks_len, &buf, err);
     if (rc == BFH_OK) {
@@ -329,7 +334,22 @@ static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by
 int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err) {
-  return load(io, path, t, 0, NULL, m, k, seed, out, blocks, NULL, err);
+  return load(io, path, t, 0, NULL, m, k, seed, out, blocks, NULL, 0, err);
+}
+
+int leaf_cache_check(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+                     uint32_t k, uint64_t seed, err_t *err) {
+  value_filter_t *f = NULL;
+  block_filter_t *bf = NULL;
+  value_block_map_t *vm = NULL;
+  int rc = load(io, path, t, 0, NULL, m, k, seed, &f, &bf, NULL, 0, err);
+  value_filter_destroy(f);
+  f = NULL;
+  if (rc == BFH_OK) rc = load(io, path, t, 0, NULL, m, k, seed, &f, NULL, &vm, 1, err);
+  value_filter_destroy(f);
+  block_filter_destroy(bf);
+  value_block_map_destroy(vm);
+  return rc;
 }
 
 int leaf_cache_load_stamped(env_t *io, const char *path, leaf_cache_table_t *t, uint64_t m,
@@ -364,7 +384,8 @@ int leaf_cache_load_map(env_t *io, const char *path, leaf_cache_table_t *t, int 
                         uint64_t m, uint32_t k, uint64_t seed, value_filter_t **out,
                         block_filter_t **blocks, value_block_map_t **map, err_t *err) {
   uint64_t tag = 0;
-  int rc = load(io, path, t, by_stamp, by_stamp ? &tag : NULL, m, k, seed, out, blocks, map, err);
+  int rc =
+      load(io, path, t, by_stamp, by_stamp ? &tag : NULL, m, k, seed, out, blocks, map, 0, err);
   if (rc == BFH_OK && by_stamp) {
     t->tag = tag;
     atomic_fetch_add(&stamped_loads, 1);

@@ -96,6 +96,13 @@ int leaf_cache_load(env_t *io, const char *path, const leaf_cache_table_t *t, ui
                     uint32_t k, uint64_t seed, value_filter_t **out, block_filter_t **blocks,
                     err_t *err);
 
+/* What bfh check reads of a cache file: leaf_cache_load, and then, for a file with a
+   value-to-block map, its head and every chunk, each checked as a search would check it.
+   BFH_OK; BFH_NOT_FOUND; BFH_E_CORRUPT naming the file and the offset of the damage in it
+   ("... at N: ..."), or stale; BFH_E_IO. */
+int leaf_cache_check(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+                     uint32_t k, uint64_t seed, err_t *err);
+
 /* leaf_cache_load bound by the stamp instead of the tag: the file is the table's when its
    number, size and stamp are t's (t->stamp not 0); then t->tag is set to the file's tag.
    BFH_E_CORRUPT for a file of another stamp (the caller then takes the table's tag and calls

@@ -384,3 +384,24 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
   *n = w;
   return BFH_OK;
 }
+
+int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                           uint64_t base, err_t *err) {
+  if (m->own_read) {
+    read = m->own_read;
+    arg = m->own_arg;
+  }
+  uint8_t *b = malloc(VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4);
+  if (!b) return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
+  int rc = BFH_OK;
+  for (uint32_t c = 0; c < m->nchunks && rc == BFH_OK; c++) {
+    uint64_t off;
+    size_t len;
+    value_block_map_chunk_span(m, c, &off, &len);
+    rc = read(arg, off, len, b, err);
+    if (rc == BFH_OK) rc = value_block_map_check_chunk(m, c, b, len, err);
+    if (rc == BFH_E_CORRUPT) err_prefix(err, "chunk at %llu: ", (unsigned long long)(base + off));
+  }
+  free(b);
+  return rc;
+}

@@ -121,5 +121,11 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
 void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off,
                                 size_t *len);
 uint32_t value_block_map_chunks(const value_block_map_t *m);
+/* Reads every chunk (through the map's own reader if it has one, else through read) and
+   checks it as a probe would (bfh check): BFH_OK, the reader's error, or BFH_E_CORRUPT
+   naming the first chunk that does not check out and where it lies ("chunk at N: ...", N =
+   base + its offset in the chunks; base: where the chunks begin in their file). */
+int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                           uint64_t base, err_t *err);
 
 #endif
