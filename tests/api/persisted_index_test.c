@@ -59,8 +59,9 @@ static int count(void *arg, const void *key, size_t len) {
   return 0;
 }
 
-/* Puts keys [from, to) with values base + (i % DOMAIN); closes (the close writes the file). */
-static void load(db_fixture_t *f, uint32_t from, uint32_t to, uint32_t base) {
+/* Puts keys [from, to) with values base + (i % DOMAIN); closes (the close writes the file),
+   after the flushes and compactions settled when settle is set, else with them running. */
+static void put_and_close(db_fixture_t *f, uint32_t from, uint32_t to, uint32_t base, int settle) {
   bfh_options o;
   options(&o);
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
@@ -70,25 +71,14 @@ static void load(db_fixture_t *f, uint32_t from, uint32_t to, uint32_t base) {
     size_t vl = value_of(base + i % DOMAIN, v);
     assert_int_equal(bfh_put(f->db, k, (size_t)kl, v, vl), BFH_OK);
   }
-  /* Flushes and compactions settled: the file the close writes covers every live table. */
-  assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(f->db), NULL), BFH_OK);
+  if (settle) assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(f->db), NULL), BFH_OK);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
 }
 
-/* load without waiting for the compactions: the close meets them running. */
-static void load_busy(db_fixture_t *f, uint32_t from, uint32_t to, uint32_t base) {
-  bfh_options o;
-  options(&o);
-  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
-  for (uint32_t i = from; i < to; i++) {
-    char k[32], v[32];
-    int kl = sprintf(k, "key-%06u", i);
-    size_t vl = value_of(base + i % DOMAIN, v);
-    assert_int_equal(bfh_put(f->db, k, (size_t)kl, v, vl), BFH_OK);
-  }
-  assert_int_equal(bfh_close(f->db), BFH_OK);
-  f->db = NULL;
+/* put_and_close with the file covering every live table, by the settled close. */
+static void load(db_fixture_t *f, uint32_t from, uint32_t to, uint32_t base) {
+  put_and_close(f, from, to, base, 1);
 }
 
 static void open_held(db_fixture_t *f) {
@@ -222,7 +212,7 @@ static void test_present(void **state) {
 static void test_close_while_compacting(void **state) {
   db_fixture_t *f = *state;
   for (uint32_t round = 0; round < 4; round++) {
-    load_busy(f, 0, NKEYS, round * DOMAIN); /* every key rewritten: compactions due */
+    put_and_close(f, 0, NKEYS, round * DOMAIN, 0); /* every key rewritten: compactions due */
     open_held(f);
     size_t n = live_tables(f->db);
     if (persisted(f->db) != n)
