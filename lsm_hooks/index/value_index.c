@@ -83,6 +83,13 @@ int value_index_persisted_covers(value_index_t *vi, uint64_t number) {
   return c;
 }
 
+int value_index_persisted_unbind(value_index_t *vi, uint64_t number) {
+  pthread_rwlock_wrlock(&vi->lock);
+  int was = vi->pidx && persisted_index_unbind(vi->pidx, number);
+  pthread_rwlock_unlock(&vi->lock);
+  return was;
+}
+
 uint64_t value_index_persisted_bound(value_index_t *vi) {
   pthread_rwlock_rdlock(&vi->lock);
   uint64_t n = vi->pidx ? persisted_index_bound(vi->pidx) : 0;

@@ -81,8 +81,14 @@ typedef struct ro_state {
 typedef struct engine_ro {
   engine_t base;
   char *path, *cache_dir;
+  char *index_dir; /* opt->index_dir (owned), NULL: memory only */
   env_t *io;
   index_sync_t *sync;
+  /* The persisted index (ro_persisted.c): the tables it bound at open (sorted, owned), and
+     whether it is attached to the value index. */
+  uint64_t *bound;
+  size_t nbound;
+  int attached;
   void (*read_hook)(void *arg, uint64_t number);
   void *read_hook_arg;
   void (*logs_hook)(void *arg);
@@ -154,6 +160,18 @@ void ro_log_release(ro_log_t *l);
 int ro_refresh(engine_ro_t *r, err_t *err);
 /* The newest state, refreshed first: on BFH_OK *s is a new reference (ro_state_unref). */
 int ro_current_state(engine_ro_t *r, ro_state_t **s, err_t *err);
+
+/* ---- readonly.c, ro_persisted.c ------------------------------------------------------------ */
+
+/* The stamp of table `number` (leaf_cache_stamp: an fstat of its file and its 48-byte footer,
+   in place of a tag, which reads every page of the table; 0: too fresh to stamp). */
+int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err);
+/* At open, after the first refresh: opens <index_dir>/BFH-INDEX, binds it to the live tables
+   and attaches it to the value index (a damaged file is counted and left unused). */
+void ro_persisted_open(engine_ro_t *r);
+/* At close, before the loader stops: writes <index_dir>/BFH-INDEX when it is due (see
+   ro_persisted.c) and detaches the file from the value index. */
+void ro_persisted_close(engine_ro_t *r);
 
 /* ---- The engine_ops (ro_get.c, ro_view.c, ro_iter.c): see engine_ops_t ---------------------- */
 

@@ -1,0 +1,139 @@
+/* The persisted index of a read-only handle (lsm_hooks/index/persisted_index.h; doc/search.md
+ * "The persisted index"): <index_dir>/BFH-INDEX, never in the database's directory.
+ *
+ * Open: after the first refresh listed the live tables, the file (if any) is opened, each
+ * live table is stamped (ro_table_stamp: an fstat and its 48-byte footer, doc/format.md
+ * "Table stamp") and bound when its number, size and stamp are the file's; the file is then
+ * attached to the value index. A bound table is not read at open (index_sync's parking run
+ * leaves it): a search asks the file about it, and when it is selected its map comes from its
+ * cache file, bound by the same stamp and checked against the head the file holds (open_map
+ * below, leaf_cache_load_map_by_head). A table not bound (newer than the file, a stamp of 0,
+ * another file under its number) is indexed from its cache file as before.
+ *
+ * Close: the file is written (persisted_index_write_kind, tmp + sync + rename + directory
+ * sync) when it does not bind every live table of now and this handle either read tables
+ * itself (it made their cache files: it then waits for its loader to enter every leaf) or
+ * has every leaf in already (its loader finished). A handle that found the cache complete and
+ * only searched writes nothing, so a one-shot search stays one-shot. Each table is written
+ * with its stamp of now and its map head from its cache file, both bound by that stamp; a
+ * table whose cache file is not bound to that stamp is left out (indexed as before).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
+#include "lsm_hooks/index/leaf_cache.h"
+#include "lsm_hooks/index/persisted_index.h"
+
+/* Does this handle keep the persisted index (an index directory, the lean layout with maps,
+   leaves in memory)? */
+static int persists(const engine_ro_t *r) {
+  if (!r->sync || !r->index_dir || !r->cache_dir) return 0;
+  const value_index_params_t *p = index_sync_params(r->sync);
+  return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
+}
+
+static void cache_path(const engine_ro_t *r, uint64_t number, char *out, size_t n) {
+  snprintf(out, n, "%s/%06llu.vf", r->cache_dir, (unsigned long long)number);
+}
+
+/* persisted_index_map_fn: the map of a bound table from its cache file. */
+static int open_map(void *arg, uint64_t number, uint64_t size, uint64_t stamp, const uint8_t *head,
+                    size_t head_len, value_block_map_t **out, err_t *err) {
+  engine_ro_t *r = arg;
+  char cpath[4400];
+  cache_path(r, number, cpath, sizeof cpath);
+  leaf_cache_table_t t = {.number = number, .size = size, .stamp = stamp};
+  return leaf_cache_load_map_by_head(r->io, cpath, &t, index_sync_params(r->sync)->m, head,
+                                     head_len, out, err);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+void ro_persisted_open(engine_ro_t *r) {
+  if (!persists(r) || !r->state) return;
+  value_index_t *vi = index_sync_value_index(r->sync);
+  persisted_index_binding_t b = {PERSISTED_INDEX_LEVELDB_TABLES, open_map, r};
+  persisted_index_t *x = NULL;
+  err_t e;
+  err_clear(&e);
+  int rc = persisted_index_open_bound(r->io, r->index_dir, value_index_params(vi), &b, &x, &e);
+  if (rc == BFH_E_CORRUPT) block_index_count_damaged(value_index_blocks(vi), &e);
+  if (rc != BFH_OK) return;
+  const ro_state_t *s = r->state;
+  r->bound = malloc((s->ntables ? s->ntables : 1) * sizeof *r->bound);
+  r->nbound = 0;
+  for (size_t i = 0; i < s->ntables; i++) {
+    uint64_t stamp = 0;
+    if (ro_table_stamp(r, s->tables[i].number, &stamp, &e) == BFH_OK && stamp &&
+        persisted_index_bind(x, s->tables[i].number, s->tables[i].size, stamp) && r->bound)
+      r->bound[r->nbound++] = s->tables[i].number;
+  }
+  if (persisted_index_bound(x) == 0) {
+    persisted_index_destroy(x);
+    return;
+  }
+  value_index_attach_persisted(vi, x);
+  r->attached = 1;
+}
+
+/* Does the file this handle opened bind every table of s? */
+static int file_current(const engine_ro_t *r, const ro_state_t *s) {
+  if (!r->bound) return 0;
+  for (size_t i = 0; i < s->ntables; i++) {
+    uint64_t n = s->tables[i].number;
+    if (!bsearch(&n, r->bound, r->nbound, sizeof n, cmp_u64)) return 0;
+  }
+  return 1;
+}
+
+/* Writes the file for the tables of s that have a leaf. */
+static void write_file(engine_ro_t *r, const ro_state_t *s) {
+  value_index_t *vi = index_sync_value_index(r->sync);
+  uint64_t m = index_sync_params(r->sync)->m;
+  persisted_index_table_t *t = calloc(s->ntables ? s->ntables : 1, sizeof *t);
+  size_t nt = 0;
+  for (size_t i = 0; t && i < s->ntables; i++) {
+    err_t e;
+    leaf_cache_table_t lt = {.number = s->tables[i].number, .size = s->tables[i].size};
+    if (ro_table_stamp(r, lt.number, &lt.stamp, &e) != BFH_OK || !lt.stamp) continue;
+    char cpath[4400];
+    cache_path(r, lt.number, cpath, sizeof cpath);
+    uint8_t *head = NULL;
+    size_t len = 0;
+    if (leaf_cache_map_head(r->io, cpath, &lt, m, &head, &len, &e) != BFH_OK) continue;
+    t[nt++] = (persisted_index_table_t){lt.number, lt.size, lt.stamp, head, len};
+  }
+  err_t e;
+  if (t && nt)
+    (void)persisted_index_write_kind(r->io, r->index_dir, PERSISTED_INDEX_LEVELDB_TABLES, vi, t, nt,
+                                     NULL, &e); /* a speed-up: a file not written leaves the old */
+  for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
+  free(t);
+}
+
+void ro_persisted_close(engine_ro_t *r) {
+  if (!persists(r)) return;
+  value_index_t *vi = index_sync_value_index(r->sync);
+  ro_state_t *s = r->state;
+  index_sync_stats_t st;
+  index_sync_get_stats(r->sync, &st);
+  int read_tables = st.read_bytes > 0;
+  if (s && !file_current(r, s) && (read_tables || !index_sync_pending(r->sync, 0))) {
+    /* Every live table's leaf in first (what this handle read is parked, cheap to enter),
+       then the cache files it has not written yet, then the file. */
+    err_t e;
+    if (read_tables) (void)index_sync_loader_wait(r->sync, NULL, &e);
+    index_sync_loader_stop(r->sync);
+    index_sync_close_caches(r->sync);
+    write_file(r, s);
+  }
+  if (r->attached) value_index_attach_persisted(vi, NULL); /* its open_map borrows r */
+  r->attached = 0;
+  free(r->bound);
+  r->bound = NULL;
+}
