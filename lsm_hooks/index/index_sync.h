@@ -223,6 +223,8 @@ int index_sync_loader_go(index_sync_t *s, err_t *err);
 void index_sync_loader_stop(index_sync_t *s);
 /* Is a loader armed or running? */
 int index_sync_loader_active(index_sync_t *s);
+/* Was a loader thread started since the last stop (a search through the index ran)? */
+int index_sync_loader_went(index_sync_t *s);
 /* Starts an armed loader and blocks until it has finished (at once if none was started, or
    it stopped). Returns the first error of its runs (BFH_OK) with the message in err;
    *elapsed_ns (may be NULL) gets how long it ran. */

@@ -69,8 +69,22 @@ void value_index_destroy(value_index_t *vi) {
   free(vi);
 }
 
+static uint64_t persisted_damage(persisted_index_t *x) {
+  persisted_index_stats_t st;
+  persisted_index_get_stats(x, &st);
+  return st.chunks_damaged + st.heads_damaged;
+}
+
+uint64_t value_index_persisted_damaged(value_index_t *vi) {
+  pthread_rwlock_rdlock(&vi->lock);
+  uint64_t d = vi->pidx_damaged + persisted_damage(vi->pidx);
+  pthread_rwlock_unlock(&vi->lock);
+  return d;
+}
+
 void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x) {
   pthread_rwlock_wrlock(&vi->lock);
+  vi->pidx_damaged += persisted_damage(vi->pidx);
   persisted_index_destroy(vi->pidx);
   vi->pidx = x;
   pthread_rwlock_unlock(&vi->lock);

@@ -176,6 +176,9 @@ struct persisted_index;
 void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x);
 /* Does the attached persisted index answer for table `number`? */
 int value_index_persisted_covers(value_index_t *vi, uint64_t number);
+/* Chunks and map heads found damaged in the persisted indexes attached so far (a file with
+   damage is worth writing again). */
+uint64_t value_index_persisted_damaged(value_index_t *vi);
 /* The attached persisted index no longer answers for table `number` (gone from the live set,
    or its number names another file now): 1 if it did. */
 int value_index_persisted_unbind(value_index_t *vi, uint64_t number);

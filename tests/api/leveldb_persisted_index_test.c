@@ -215,6 +215,8 @@ static void test_present(void **state) {
   close_ro(db);
 }
 
+static int count(void *arg, const void *key, size_t len);
+
 static void test_missing(void **state) {
   (void)state;
   paths_t p;
@@ -225,14 +227,26 @@ static void test_missing(void **state) {
   assert_int_equal(persisted(db), 0);
   (void)check(db, 1, NULL);
   close_ro(db);
-  /* It read only cache files: it writes the file only if its loader had every leaf in by its
-     close (released there, it may have); such a file binds every table. */
-  if (access(p.file, F_OK) == 0) {
-    db = open_ro(&p, 1);
-    assert_int_equal(persisted(db), live_tables(db));
-    (void)check(db, 1, NULL);
-    close_ro(db);
-  }
+  /* It searched through the index with no file: its close made the file again. */
+  assert_int_equal(access(p.file, F_OK), 0);
+  db = open_ro(&p, 1);
+  assert_int_equal(persisted(db), live_tables(db));
+  (void)check(db, 1, NULL);
+  close_ro(db);
+  /* A handle that only scans and gets pays nothing at its close: no file. */
+  assert_int_equal(unlink(p.file), 0);
+  db = open_ro(&p, 0);
+  char v[VAL_BYTES], k[32];
+  uint64_t got = 0;
+  assert_int_equal(bfh_search(db, v, value_bytes(1, 7, v), BFH_SEARCH_SCAN, count, &got, NULL),
+                   BFH_OK);
+  assert_int_equal(got, 1);
+  void *val = NULL;
+  size_t vl = 0;
+  assert_int_equal(bfh_get(db, k, key_bytes(7, k), &val, &vl), BFH_OK);
+  bfh_free(val);
+  close_ro(db);
+  assert_int_not_equal(access(p.file, F_OK), 0);
 }
 
 /* The file of an older state: the database written on by LevelDB since (an overwrite of a third
@@ -287,6 +301,16 @@ static void test_stale(void **state) {
   close_ro(db);
 }
 
+/* The handle that met the damage searched through the index: its close wrote the file again,
+   which binds every table and checks out. */
+static void expect_repaired(const paths_t *p) {
+  bfh_db *db = open_ro(p, 1);
+  assert_int_equal(persisted(db), live_tables(db));
+  (void)check(db, 1, NULL);
+  assert_int_equal(damaged(db), 0);
+  close_ro(db);
+}
+
 /* The first byte past the directory: where the rows begin. */
 static size_t rows_start(const uint8_t *b) {
   return 64 + (size_t)decode_fixed64(b + 48) + 4;
@@ -308,6 +332,7 @@ static void test_damaged(void **state) {
   (void)check(db, 1, NULL);
   if (damaged(db) == 0) fail_msg("no damage counted");
   close_ro(db);
+  expect_repaired(&p);
 }
 
 /* Only the map heads damaged (the rows intact): each selected table's head is refused, as the
@@ -337,6 +362,7 @@ static void test_damaged_heads(void **state) {
   (void)check(db, 1, NULL);
   if (damaged(db) == 0) fail_msg("no damage counted");
   close_ro(db);
+  expect_repaired(&p);
 }
 
 static void test_truncated(void **state) {
@@ -353,6 +379,7 @@ static void test_truncated(void **state) {
   (void)check(db, 1, NULL);
   assert_int_equal(damaged(db), 1);
   close_ro(db);
+  expect_repaired(&p);
 }
 
 /* The times and inode of each table file of dir, by name. */

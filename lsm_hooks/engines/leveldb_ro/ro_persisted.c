@@ -11,12 +11,18 @@
  * another file under its number) is indexed from its cache file as before.
  *
  * Close: the file is written (persisted_index_write_kind, tmp + sync + rename + directory
- * sync) when it does not bind every live table of now and this handle either read tables
- * itself (it made their cache files: it then waits for its loader to enter every leaf) or
- * has every leaf in already (its loader finished). A handle that found the cache complete and
- * only searched writes nothing, so a one-shot search stays one-shot. Each table is written
- * with its stamp of now and its map head from its cache file, both bound by that stamp; a
- * table whose cache file is not bound to that stamp is left out (indexed as before).
+ * sync) when more than an eighth of the live tables of now are not bound to it (all of them
+ * when there is none, or its header or directory is damaged, or it was made for other tables),
+ * or a search met a damaged chunk or map head in it, and this handle searched
+ * through the index (its loader was started: a handle that only scans or gets pays nothing).
+ * The close then waits for its loader to enter every leaf (those it read at open are parked,
+ * cheap to enter). So the handle that builds the filter cache writes the file, a missing or
+ * damaged file is made again by the next search, and under a writer that keeps making tables
+ * the file is made again about once per eighth of the tables turned over; meanwhile the
+ * tables it does not bind cost what they cost before it (their cache files read at open).
+ * Each table is written with its stamp of now and its map head from its cache file, both
+ * bound by that stamp; a table whose cache file is not bound to that stamp, or too fresh to
+ * be stamped, is left out (indexed as before).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,14 +87,14 @@ void ro_persisted_open(engine_ro_t *r) {
   r->attached = 1;
 }
 
-/* Does the file this handle opened bind every table of s? */
-static int file_current(const engine_ro_t *r, const ro_state_t *s) {
-  if (!r->bound) return 0;
+/* The tables of s that the file this handle opened does not bind. */
+static size_t unbound(const engine_ro_t *r, const ro_state_t *s) {
+  size_t u = 0;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t n = s->tables[i].number;
-    if (!bsearch(&n, r->bound, r->nbound, sizeof n, cmp_u64)) return 0;
+    u += !r->bound || !bsearch(&n, r->bound, r->nbound, sizeof n, cmp_u64);
   }
-  return 1;
+  return u;
 }
 
 /* Writes the file for the tables of s that have a leaf. */
@@ -120,14 +126,12 @@ void ro_persisted_close(engine_ro_t *r) {
   if (!persists(r)) return;
   value_index_t *vi = index_sync_value_index(r->sync);
   ro_state_t *s = r->state;
-  index_sync_stats_t st;
-  index_sync_get_stats(r->sync, &st);
-  int read_tables = st.read_bytes > 0;
-  if (s && !file_current(r, s) && (read_tables || !index_sync_pending(r->sync, 0))) {
-    /* Every live table's leaf in first (what this handle read is parked, cheap to enter),
-       then the cache files it has not written yet, then the file. */
+  int due = s && s->ntables &&
+            (unbound(r, s) * 8 > s->ntables || value_index_persisted_damaged(vi) > 0);
+  if (due && index_sync_loader_went(r->sync)) {
+    /* Every live table's leaf in first, then the cache files not written yet, then the file. */
     err_t e;
-    if (read_tables) (void)index_sync_loader_wait(r->sync, NULL, &e);
+    (void)index_sync_loader_wait(r->sync, NULL, &e);
     index_sync_loader_stop(r->sync);
     index_sync_close_caches(r->sync);
     write_file(r, s);
