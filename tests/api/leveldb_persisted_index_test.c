@@ -497,6 +497,26 @@ static void test_replaced_under_handle(void **state) {
   close_ro(db);
 }
 
+/* An index directory inside the database's (here the database's directory itself) keeps no
+   file: nothing of it lands there. */
+static void test_index_dir_in_db(void **state) {
+  (void)state;
+  paths_t p;
+  make_paths("inside", &p);
+  snprintf(p.index, sizeof p.index, "%s", p.db);
+  snprintf(p.file, sizeof p.file, "%s/%s", p.db, PERSISTED_INDEX_FILE);
+  char *tables;
+  leveldb_close(ldb_gen_create(p.db, 1, &tables));
+  free(tables);
+  for (int i = 0; i < 2; i++) {
+    bfh_db *db = open_ro(&p, 0);
+    (void)check(db, 1, NULL);
+    assert_int_equal(persisted(db), 0);
+    close_ro(db);
+    assert_int_not_equal(access(p.file, F_OK), 0);
+  }
+}
+
 static int group_setup(void **state) {
   (void)state;
   leaf_cache_test_set_stamp_margin(0);
@@ -516,6 +536,7 @@ int main(void) {
       cmocka_unit_test(test_stale),          cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_damaged_heads),  cmocka_unit_test(test_truncated),
       cmocka_unit_test(test_rebuilt),        cmocka_unit_test(test_replaced_under_handle),
+      cmocka_unit_test(test_index_dir_in_db),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

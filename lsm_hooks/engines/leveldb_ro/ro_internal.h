@@ -89,6 +89,7 @@ typedef struct engine_ro {
   uint64_t *bound;
   size_t nbound;
   int attached;
+  int index_in_db; /* the index directory lies inside the database's: no file */
   void (*read_hook)(void *arg, uint64_t number);
   void *read_hook_arg;
   void (*logs_hook)(void *arg);
