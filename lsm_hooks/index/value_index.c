@@ -98,6 +98,9 @@ int value_index_persisted_covers(value_index_t *vi, uint64_t number) {
 }
 
 int value_index_persisted_unbind(value_index_t *vi, uint64_t number) {
+  /* The common case (no file, or a table it does not bind) under the read lock only: tables
+     are bound at open, before the file is attached, never later. */
+  if (!value_index_persisted_covers(vi, number)) return 0;
   pthread_rwlock_wrlock(&vi->lock);
   int was = vi->pidx && persisted_index_unbind(vi->pidx, number);
   pthread_rwlock_unlock(&vi->lock);

@@ -80,16 +80,11 @@ typedef struct ro_state {
 
 typedef struct engine_ro {
   engine_t base;
+  /* path, cache_dir, io and sync first, as in engine_leveldb_t (adapter.h): the describe of
+     both engines (ldb_verify_describe) reads them through that type. */
   char *path, *cache_dir;
-  char *index_dir; /* opt->index_dir (owned), NULL: memory only */
   env_t *io;
   index_sync_t *sync;
-  /* The persisted index (ro_persisted.c): the tables it bound at open (sorted, owned), and
-     whether it is attached to the value index. */
-  uint64_t *bound;
-  size_t nbound;
-  int attached;
-  int index_in_db; /* the index directory lies inside the database's: no file */
   void (*read_hook)(void *arg, uint64_t number);
   void *read_hook_arg;
   void (*logs_hook)(void *arg);
@@ -100,6 +95,13 @@ typedef struct engine_ro {
   uint64_t missing;              /* a table the last refresh found missing (0: none) ... */
   char missing_manifest[64];     /* ... with this MANIFEST name ... */
   uint64_t missing_resume;       /* ... read up to here */
+  char *index_dir;               /* opt->index_dir (owned), NULL: memory only */
+  /* The persisted index (ro_persisted.c): the tables it bound at open (sorted, owned), and
+     whether it is attached to the value index. */
+  uint64_t *bound;
+  size_t nbound;
+  int attached;
+  int index_in_db; /* the index directory lies inside the database's: no file */
 
   pthread_mutex_t mu; /* guards everything below */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */
