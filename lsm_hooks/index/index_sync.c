@@ -122,6 +122,9 @@ void index_sync_unlink_caches(index_sync_t *s, u64vec_t *numbers) {
 /* Marks r gone at a new epoch. REQUIRES mu. */
 void index_sync_mark_gone(index_sync_t *s, record_t *r) {
   if (r->gone_epoch) return;
+  /* A persisted index no longer answers for it: a later table under its number (a database
+     made again at its path) is another file. */
+  (void)value_index_persisted_unbind(s->index, r->number);
   r->gone_epoch = s->epoch;
   s->gone_pending = 1;
 }

@@ -213,7 +213,9 @@ void index_sync_close_caches(index_sync_t *s);
    each step, until no table is marked; index_sync_loader_stop ends it within one step (the
    engine calls it before its tables close; destroy calls it too). Its thread starts at the
    first index_sync_loader_go (bfh_search by any method but SCAN, bfh_stats): a process that
-   only scans, or only writes, does not pay for it. */
+   only scans, or only writes, does not pay for it. A table the value index's persisted index
+   binds (value_index_attach_persisted) is left out of load_blocks, by either way: its map
+   head comes from that file when a search selects it; the loader reads its leaf later. */
 int index_sync_load_blocks(index_sync_t *s, err_t *err);
 /* Arms the loader (its thread starts at the next index_sync_loader_go); one running is told
    to look for tables to read once more (an engine calls it when it marked new ones). */
@@ -223,6 +225,8 @@ int index_sync_loader_go(index_sync_t *s, err_t *err);
 void index_sync_loader_stop(index_sync_t *s);
 /* Is a loader armed or running? */
 int index_sync_loader_active(index_sync_t *s);
+/* Was a loader thread started since the last stop (a search through the index ran)? */
+int index_sync_loader_went(index_sync_t *s);
 /* Starts an armed loader and blocks until it has finished (at once if none was started, or
    it stopped). Returns the first error of its runs (BFH_OK) with the message in err;
    *elapsed_ns (may be NULL) gets how long it ran. */

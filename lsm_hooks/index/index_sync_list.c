@@ -19,7 +19,10 @@ static int cmp_table(const void *a, const void *b) {
    still reading the old file meanwhile scans the table (it has no leaf). REQUIRES mu. */
 static void forget_leaf(index_sync_t *s, record_t *r, uint64_t size, uint64_t now) {
   if (r->state == REC_INDEXED) (void)value_index_remove(s->index, r->number);
-  if (r->early_blocks && r->state != REC_INDEXED)
+  /* The persisted index was bound to the old file, and a map a search took from it describes
+     that file: both go. */
+  int was_bound = value_index_persisted_unbind(s->index, r->number);
+  if ((r->early_blocks && r->state != REC_INDEXED) || was_bound)
     block_index_remove(value_index_blocks(s->index), r->number);
   r->early_blocks = 0;
   index_sync_record_release(r);

@@ -236,6 +236,13 @@ void index_sync_loader_stop(index_sync_t *s) {
   pthread_join(s->loader, NULL);
 }
 
+int index_sync_loader_went(index_sync_t *s) {
+  pthread_mutex_lock(&s->load_mu);
+  int went = s->loader_started;
+  pthread_mutex_unlock(&s->load_mu);
+  return went;
+}
+
 int index_sync_loader_active(index_sync_t *s) {
   pthread_mutex_lock(&s->load_mu);
   int running = s->loader_running || s->loader_armed;

@@ -228,9 +228,12 @@ static int due(const record_t *r, uint64_t now, uint64_t min_age_ns) {
   return wanted && !r->gone_epoch && now - r->live_ns >= min_age_ns;
 }
 
-/* Is r a table a parking run reads (one without a leaf, not parked yet)? */
-static int wants_parking(const record_t *r) {
-  return r->state == REC_TO_READ && !r->parked;
+/* Is r a table a parking run reads (one without a leaf, not parked yet, that the persisted
+   index does not answer for: its map head comes from that file when a search selects it)?
+   REQUIRES mu. */
+static int wants_parking(index_sync_t *s, const record_t *r) {
+  return r->state == REC_TO_READ && !r->parked &&
+         !value_index_persisted_covers(s->index, r->number);
 }
 
 /* Notes a block filter that could not be read. REQUIRES mu. */
@@ -381,12 +384,12 @@ static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, siz
   uint64_t now = index_sync_now_ns();
   size_t njobs = 0;
   for (size_t i = 0; s->src.read_leaf && i < s->n && njobs < limit; i++)
-    njobs += due(&s->recs[i], now, min_age_ns) && (!parking || wants_parking(&s->recs[i]));
+    njobs += due(&s->recs[i], now, min_age_ns) && (!parking || wants_parking(s, &s->recs[i]));
   job_t *jobs = njobs ? calloc(njobs, sizeof *jobs) : NULL;
   size_t k = 0;
   for (size_t i = 0; jobs && i < s->n && k < njobs; i++) {
     record_t *r = &s->recs[i];
-    if (!due(r, now, min_age_ns) || (parking && !wants_parking(r))) continue;
+    if (!due(r, now, min_age_ns) || (parking && !wants_parking(s, r))) continue;
     job_t *j = &jobs[k++];
     *j = (job_t){.number = r->number,
                  .size = r->size,

@@ -393,6 +393,69 @@ int leaf_cache_load_map(env_t *io, const char *path, leaf_cache_table_t *t, int 
   return rc;
 }
 
+/* Opens the cache file at path of table t by t's stamp and finds its map head: on BFH_OK
+   *fd is open (the caller closes it), *head the head's bytes (malloc'd, the caller frees
+   them), *head_off where they lie and *sec the map section. The leaf and the block filter are
+   not read. */
+static int find_map_head(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+                         env_rfile_t **fd, sections_t *sec, uint64_t *head_off, uint8_t **head,
+                         err_t *err) {
+  *fd = NULL;
+  *head = NULL;
+  if (!t->stamp)
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: table %llu has no stamp", path,
+                   (unsigned long long)t->number);
+  int rc = open_cache_file(io, path, fd, err);
+  if (rc != BFH_OK) return rc;
+  uint64_t size = env_rfile_size(*fd);
+  uint8_t h[LEAF_CACHE_HEADER_BYTES];
+  uint32_t flags = 0;
+  uint64_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
+  if (size < LEAF_CACHE_HEADER_BYTES)
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header", path,
+                 (unsigned long long)size);
+  if (rc == BFH_OK) rc = pread_exact(*fd, path, 0, h, sizeof h, err);
+  if (rc == BFH_OK) rc = check_header(h, sizeof h, path, t, 1, &flags, err);
+  if (rc == BFH_OK && !(flags & LEAF_CACHE_HAS_MAP))
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: holds no map", path);
+  if (rc == BFH_OK) rc = read_sections(*fd, path, leaf_end, size, sec, err);
+  *head_off = leaf_end + LEAF_CACHE_MAP_SECTION_BYTES + sec->blocks_len;
+  if (rc == BFH_OK) rc = read_part(*fd, path, *head_off, (size_t)sec->head_len, head, err);
+  if (rc != BFH_OK) {
+    env_rfile_close(*fd);
+    *fd = NULL;
+  }
+  return rc;
+}
+
+int leaf_cache_map_head(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+                        uint8_t **head, size_t *head_len, err_t *err) {
+  env_rfile_t *fd;
+  sections_t sec;
+  uint64_t off;
+  int rc = find_map_head(io, path, t, m, &fd, &sec, &off, head, err);
+  env_rfile_close(fd);
+  if (rc == BFH_OK) *head_len = (size_t)sec.head_len;
+  return rc;
+}
+
+int leaf_cache_load_map_by_head(env_t *io, const char *path, const leaf_cache_table_t *t,
+                                uint64_t m, const uint8_t *head, size_t head_len,
+                                value_block_map_t **map, err_t *err) {
+  *map = NULL;
+  env_rfile_t *fd;
+  sections_t sec;
+  uint64_t off;
+  uint8_t *own = NULL;
+  int rc = find_map_head(io, path, t, m, &fd, &sec, &off, &own, err);
+  if (rc == BFH_OK && (sec.head_len != head_len || memcmp(own, head, head_len) != 0))
+    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: its map head is not the one expected", path);
+  free(own);
+  if (rc == BFH_OK) rc = load_map(io, &fd, path, off, &sec, map, err);
+  env_rfile_close(fd);
+  return rc;
+}
+
 void leaf_cache_test_set_stamp_margin(int64_t ns) {
   atomic_store(&stamp_margin_ns, ns < 0 ? LEAF_CACHE_STAMP_MARGIN_NS : ns);
 }

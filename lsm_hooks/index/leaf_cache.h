@@ -136,6 +136,20 @@ int leaf_cache_restamped(env_t *io, const char *path, const leaf_cache_table_t *
 uint64_t leaf_cache_stamp(const env_file_stamp_t *st, const uint8_t *footer, size_t footer_len,
                           int64_t now_ns);
 
+/* The serialized map head of the cache file at path, bound to table t by t's stamp (number,
+   size and stamp; t->stamp not 0), without reading its leaf or block filter: *head new
+   (malloc'd, the caller frees it), *head_len its size. BFH_NOT_FOUND: no file; BFH_E_CORRUPT:
+   another table's or stamp's, no map, or damaged (message names the file); BFH_E_IO. */
+int leaf_cache_map_head(env_t *io, const char *path, const leaf_cache_table_t *t, uint64_t m,
+                        uint8_t **head, size_t *head_len, err_t *err);
+/* The map of the cache file at path, bound to table t by its stamp as leaf_cache_map_head, whose
+   head must be byte for byte head[0, head_len) (a copy held elsewhere: the persisted index,
+   persisted_index.h): *map new, owned by the caller, its chunks read from this very file (as
+   leaf_cache_load_map's). BFH_E_CORRUPT also for another head. The leaf is not read. */
+int leaf_cache_load_map_by_head(env_t *io, const char *path, const leaf_cache_table_t *t,
+                                uint64_t m, const uint8_t *head, size_t head_len,
+                                value_block_map_t **map, err_t *err);
+
 /* Tests only: the margin (LEAF_CACHE_STAMP_MARGIN_NS until set; < 0 restores it), and how
    many loads leaf_cache_load_stamped made in this process. */
 void leaf_cache_test_set_stamp_margin(int64_t ns);

@@ -4,7 +4,8 @@
  * fixed32) | each group's rows | each table's map head.
  *   header: magic "BFHINDX1" | version fixed32 (1) | k fixed32 | m fixed64 | seed fixed64 |
  *           lean_bits fixed32 | ngroups fixed32 | ntables fixed32 | chunk_bytes fixed32 |
- *           dir_len fixed64 | crc32c fixed32 (masked, of bytes [0, 56)) | 0 fixed32
+ *           dir_len fixed64 | crc32c fixed32 (masked, of bytes [0, 56)) | binding fixed32
+ *           (PERSISTED_INDEX_*_TABLES: whose stamps the tables carry; checked at open)
  *   directory: ngroups x group (40 bytes), then for each group its nchunks chunk CRCs
  *              (fixed32 each), then ntables x table (48 bytes, ascending by number)
  *     group: r fixed64 | rows fixed64 | row_bytes fixed32 | slots fixed32 |
@@ -52,6 +53,7 @@ typedef struct ptable {
 
 struct persisted_index {
   env_rfile_t *f;          /* owned; NULL for a file in memory */
+  persisted_index_binding_t binding;
   const uint8_t *mem;      /* the file in memory (borrowed) */
   uint64_t file_len;
   char name[256];          /* for messages */
@@ -114,6 +116,12 @@ static uint32_t chunk_crc(uint32_t g, uint32_t c, const uint8_t *data, size_t le
 int persisted_index_write(env_t *io, const char *dir, value_index_t *vi,
                           const persisted_index_table_t *t, size_t n, size_t *written,
                           err_t *err) {
+  return persisted_index_write_kind(io, dir, PERSISTED_INDEX_OWN_TABLES, vi, t, n, written, err);
+}
+
+int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_index_t *vi,
+                               const persisted_index_table_t *t, size_t n, size_t *written,
+                               err_t *err) {
   if (written) *written = 0;
   if (!value_index_lean(vi))
     return err_set(err, BFH_E_INVALID, "%s: the persisted index holds the lean layout only", dir);
@@ -223,6 +231,7 @@ int persisted_index_write(env_t *io, const char *dir, value_index_t *vi,
   encode_fixed32(hdr + 44, PERSISTED_INDEX_CHUNK_BYTES);
   encode_fixed64(hdr + 48, dir_len);
   encode_fixed32(hdr + 56, crc32c_mask(crc32c_value(hdr, 56)));
+  encode_fixed32(hdr + 60, kind); /* after the CRC: files of before the field hold 0 there */
   env_file_t *f = NULL;
   rc = env_open_write(io, tmp, &f, err);
   if (rc == BFH_OK) rc = env_file_append(f, hdr, sizeof hdr, err);
@@ -288,6 +297,9 @@ static int parse(persisted_index_t *x, const value_index_params_t *p, err_t *err
     return corrupt(x, err, 56, "header checksum mismatch");
   if (decode_fixed32(hdr + 8) != VERSION)
     return err_set(err, BFH_E_INVALID, "%s: version %u", x->name, decode_fixed32(hdr + 8));
+  if (decode_fixed32(hdr + 60) != x->binding.kind)
+    return err_set(err, BFH_E_INVALID, "%s: made for another engine's tables (binding %u, not %u)",
+                   x->name, decode_fixed32(hdr + 60), x->binding.kind);
   if (decode_fixed32(hdr + 12) != p->k || decode_fixed64(hdr + 16) != p->m ||
       decode_fixed64(hdr + 24) != p->seed || decode_fixed32(hdr + 32) != p->lean_bits)
     return err_set(err, BFH_E_INVALID, "%s: made under other index parameters", x->name);
@@ -368,6 +380,12 @@ static int open_common(persisted_index_t *x, const value_index_params_t *p,
 
 int persisted_index_open(env_t *io, const char *dir, const value_index_params_t *p,
                          persisted_index_t **out, err_t *err) {
+  return persisted_index_open_bound(io, dir, p, NULL, out, err);
+}
+
+int persisted_index_open_bound(env_t *io, const char *dir, const value_index_params_t *p,
+                               const persisted_index_binding_t *b, persisted_index_t **out,
+                               err_t *err) {
   *out = NULL;
   if (!io) io = env_default();
   char path[4096];
@@ -376,6 +394,7 @@ int persisted_index_open(env_t *io, const char *dir, const value_index_params_t 
   persisted_index_t *x = calloc(1, sizeof *x);
   if (!x) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   snprintf(x->name, sizeof x->name, "%.255s", path);
+  if (b) x->binding = *b;
   int rc = env_open_read(io, path, &x->f, err);
   if (rc != BFH_OK) {
     free(x);
@@ -429,6 +448,14 @@ int persisted_index_bind(persisted_index_t *x, uint64_t number, uint64_t size, u
   if (!t || t->size != size || t->stamp != stamp || !stamp) return 0;
   if (!t->bound) x->nbound++;
   t->bound = 1;
+  return 1;
+}
+
+int persisted_index_unbind(persisted_index_t *x, uint64_t number) {
+  ptable_t *t = x ? find_table(x, number) : NULL;
+  if (!t || !t->bound) return 0;
+  t->bound = 0;
+  x->nbound--;
   return 1;
 }
 
@@ -527,12 +554,16 @@ void persisted_index_select(persisted_index_t *x, const probe_t *p, const uint64
       value_block_map_t *m = NULL;
       int rc = head ? read_at(x, t->head_off, t->head_len, head, &e)
                     : err_set(&e, BFH_E_NOMEM, "out of memory");
-      if (rc == BFH_OK) rc = value_block_map_open(head, t->head_len, &m, &e);
+      if (rc == BFH_OK && x->binding.open_map)
+        rc = x->binding.open_map(x->binding.arg, t->number, t->size, t->stamp, head, t->head_len,
+                                 &m, &e);
+      else if (rc == BFH_OK)
+        rc = value_block_map_open(head, t->head_len, &m, &e);
       free(head);
       if (rc == BFH_OK) {
         x->st.heads_read++;
         (void)block_index_put_map(bi, t->number, m); /* frees m if it cannot keep it */
-      } else if (rc != BFH_E_NOMEM) {
+      } else if (rc != BFH_E_NOMEM && rc != BFH_NOT_FOUND) {
         x->st.heads_damaged++;
         err_prefix(&e, "%s: table %llu: map head: ", x->name, (unsigned long long)t->number);
         block_index_count_damaged(bi, &e);

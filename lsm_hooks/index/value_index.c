@@ -69,8 +69,22 @@ void value_index_destroy(value_index_t *vi) {
   free(vi);
 }
 
+static uint64_t persisted_damage(persisted_index_t *x) {
+  persisted_index_stats_t st;
+  persisted_index_get_stats(x, &st);
+  return st.chunks_damaged + st.heads_damaged;
+}
+
+uint64_t value_index_persisted_damaged(value_index_t *vi) {
+  pthread_rwlock_rdlock(&vi->lock);
+  uint64_t d = vi->pidx_damaged + persisted_damage(vi->pidx);
+  pthread_rwlock_unlock(&vi->lock);
+  return d;
+}
+
 void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x) {
   pthread_rwlock_wrlock(&vi->lock);
+  vi->pidx_damaged += persisted_damage(vi->pidx);
   persisted_index_destroy(vi->pidx);
   vi->pidx = x;
   pthread_rwlock_unlock(&vi->lock);
@@ -81,6 +95,16 @@ int value_index_persisted_covers(value_index_t *vi, uint64_t number) {
   int c = vi->pidx && persisted_index_covers(vi->pidx, number);
   pthread_rwlock_unlock(&vi->lock);
   return c;
+}
+
+int value_index_persisted_unbind(value_index_t *vi, uint64_t number) {
+  /* The common case (no file, or a table it does not bind) under the read lock only: tables
+     are bound at open, before the file is attached, never later. */
+  if (!value_index_persisted_covers(vi, number)) return 0;
+  pthread_rwlock_wrlock(&vi->lock);
+  int was = vi->pidx && persisted_index_unbind(vi->pidx, number);
+  pthread_rwlock_unlock(&vi->lock);
+  return was;
 }
 
 uint64_t value_index_persisted_bound(value_index_t *vi) {

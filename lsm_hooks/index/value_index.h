@@ -176,6 +176,12 @@ struct persisted_index;
 void value_index_attach_persisted(value_index_t *vi, struct persisted_index *x);
 /* Does the attached persisted index answer for table `number`? */
 int value_index_persisted_covers(value_index_t *vi, uint64_t number);
+/* Chunks and map heads found damaged in the persisted indexes attached so far (a file with
+   damage is worth writing again). */
+uint64_t value_index_persisted_damaged(value_index_t *vi);
+/* The attached persisted index no longer answers for table `number` (gone from the live set,
+   or its number names another file now): 1 if it did. */
+int value_index_persisted_unbind(value_index_t *vi, uint64_t number);
 /* The tables the attached persisted index is bound to (0 without one): a search that selects
    one gets its map head from the file (persisted_index_select), so it is read by blocks. */
 uint64_t value_index_persisted_bound(value_index_t *vi);

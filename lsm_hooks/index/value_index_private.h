@@ -105,6 +105,7 @@ struct value_index {
   /* The persisted index (persisted_index.h), attached at open; it answers for the tables it
      covers that have no leaf yet (owned; NULL: none). */
   struct persisted_index *pidx;
+  uint64_t pidx_damaged; /* damage found in the files attached before (chunks and heads) */
   leaf_files_t files;
 };
 

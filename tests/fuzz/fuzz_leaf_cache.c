@@ -14,7 +14,9 @@
  * version 4 or 5 that names the table asked for (a file of another tag never loads); a block
  * filter comes only with the flag, and its refs are ascending and non-overlapping; a map
  * comes only with the map flag, in place of the block filter, and its probes (reading chunks
- * from the file) give block numbers below its count, or an error.
+ * from the file) give block numbers below its count, or an error. The map head read alone by
+ * the stamp (leaf_cache_map_head) comes only from a file with a map and a stamp, and the map
+ * loaded against it (leaf_cache_load_map_by_head) refuses another stamp or another head.
  */
 #include "fuzz_util.h"
 
@@ -106,6 +108,32 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
     fuzz_check(leaf_cache_load_stamped(env_default(), path, &other, m, k, seed, &f, &blocks,
                                        &err) == BFH_E_CORRUPT);
     fuzz_check(!f && !blocks);
+  }
+  /* The map head alone, by the stamp (what the persisted index copies), and the map loaded
+     against a copy of it: another stamp or another head is never taken. */
+  uint8_t *head = NULL;
+  size_t hl = 0;
+  if (leaf_cache_map_head(env_default(), path, &t, m, &head, &hl, &err) == BFH_OK) {
+    fuzz_check(t.stamp != 0 && (decode_fixed32(data + 40) & LEAF_CACHE_HAS_MAP));
+    map = NULL;
+    if (leaf_cache_load_map_by_head(env_default(), path, &t, m, head, hl, &map, &err) == BFH_OK) {
+      uint32_t out[VALUE_BLOCK_MAP_MAX_BLOCKS], n = 0;
+      if (value_block_map_probe(map, 0x9e3779b97f4a7c15ull, NULL, NULL, out, &n, NULL, &err) ==
+          BFH_OK)
+        for (uint32_t i = 0; i < n; i++) fuzz_check(out[i] < value_block_map_blocks(map));
+      value_block_map_destroy(map);
+      map = NULL;
+      leaf_cache_table_t other = t;
+      other.stamp ^= 1;
+      fuzz_check(leaf_cache_load_map_by_head(env_default(), path, &other, m, head, hl, &map,
+                                             &err) == BFH_E_CORRUPT && !map);
+      if (hl) {
+        head[hl / 2] ^= 1;
+        fuzz_check(leaf_cache_load_map_by_head(env_default(), path, &t, m, head, hl, &map,
+                                               &err) == BFH_E_CORRUPT && !map);
+      }
+    }
+    free(head);
   }
 }
 

@@ -89,6 +89,7 @@ static int e_close(engine_t *e, err_t *err) {
   (void)err;
   engine_ro_t *r = (engine_ro_t *)e;
   if (!r) return BFH_OK;
+  ro_persisted_close(r); /* before the loader stops: it may wait for every leaf */
   if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
   ro_state_unref(r->state);
@@ -99,6 +100,8 @@ static int e_close(engine_t *e, err_t *err) {
   pthread_mutex_destroy(&r->mu);
   free(r->path);
   free(r->cache_dir);
+  free(r->index_dir);
+  free(r->bound);
   free(r);
   return BFH_OK;
 }
@@ -154,10 +157,11 @@ static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
   return ldb_table_tag_of(r->io, r->path, number, tag, err);
 }
 
-/* The table's stamp (leaf_cache_stamp): an fstat of its file and its 48-byte footer, in
-   place of a tag, which reads every page of the table. */
 static int table_stamp(void *ctx, uint64_t number, uint64_t *stamp, err_t *err) {
-  engine_ro_t *r = ctx;
+  return ro_table_stamp(ctx, number, stamp, err);
+}
+
+int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err) {
   char path[4200];
   ldb_table_path(r->path, number, path, sizeof path);
   env_rfile_t *f = NULL;
@@ -199,6 +203,8 @@ static int make_dirs(const char *dir, err_t *err) {
 /* The filter cache in the index directory (or none), as index_sync's source. */
 static int source_init(engine_ro_t *r, const char *index_dir, err_t *err) {
   if (index_dir) {
+    if (!(r->index_dir = strdup(index_dir)))
+      return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
     size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
     if (!(r->cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
     snprintf(r->cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
@@ -275,6 +281,8 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env 
     pthread_mutex_unlock(&r->mu);
   }
   if (rc == BFH_OK && r->cache_dir) clean_cache(r);
+  /* The persisted index first: the tables it binds need no cache file read now. */
+  if (rc == BFH_OK && sync) ro_persisted_open(r);
   if (rc == BFH_OK && sync) {
     /* A failure here (no memory, a leaf on disk not written) is the first view's to report:
        it tries again. */

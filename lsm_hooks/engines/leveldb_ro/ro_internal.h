@@ -80,6 +80,8 @@ typedef struct ro_state {
 
 typedef struct engine_ro {
   engine_t base;
+  /* path, cache_dir, io and sync first, as in engine_leveldb_t (adapter.h): the describe of
+     both engines (ldb_verify_describe) reads them through that type. */
   char *path, *cache_dir;
   env_t *io;
   index_sync_t *sync;
@@ -93,6 +95,13 @@ typedef struct engine_ro {
   uint64_t missing;              /* a table the last refresh found missing (0: none) ... */
   char missing_manifest[64];     /* ... with this MANIFEST name ... */
   uint64_t missing_resume;       /* ... read up to here */
+  char *index_dir;               /* opt->index_dir (owned), NULL: memory only */
+  /* The persisted index (ro_persisted.c): the tables it bound at open (sorted, owned), and
+     whether it is attached to the value index. */
+  uint64_t *bound;
+  size_t nbound;
+  int attached;
+  int index_in_db; /* the index directory lies inside the database's: no file */
 
   pthread_mutex_t mu; /* guards everything below */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */
@@ -154,6 +163,18 @@ void ro_log_release(ro_log_t *l);
 int ro_refresh(engine_ro_t *r, err_t *err);
 /* The newest state, refreshed first: on BFH_OK *s is a new reference (ro_state_unref). */
 int ro_current_state(engine_ro_t *r, ro_state_t **s, err_t *err);
+
+/* ---- readonly.c, ro_persisted.c ------------------------------------------------------------ */
+
+/* The stamp of table `number` (leaf_cache_stamp: an fstat of its file and its 48-byte footer,
+   in place of a tag, which reads every page of the table; 0: too fresh to stamp). */
+int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err);
+/* At open, after the first refresh: opens <index_dir>/BFH-INDEX, binds it to the live tables
+   and attaches it to the value index (a damaged file is counted and left unused). */
+void ro_persisted_open(engine_ro_t *r);
+/* At close, before the loader stops: writes <index_dir>/BFH-INDEX when it is due (see
+   ro_persisted.c) and detaches the file from the value index. */
+void ro_persisted_close(engine_ro_t *r);
 
 /* ---- The engine_ops (ro_get.c, ro_view.c, ro_iter.c): see engine_ops_t ---------------------- */
 
