@@ -18,7 +18,7 @@ static int leaf_says_maybe(value_index_t *vi, leaf_t *l, const probe_t *p) {
   if (!value_index_lean(vi)) return value_index_leaf_probe(vi, l, p);
   const fold_group_t *g = &vi->groups[l->group];
   probe_t q;
-  value_index_fold_probe(p, g->r, &q);
+  value_index_fold_probe(p, &g->map, &q);
   return sliced_probe_one(g->sliced, l->number, &q) != 0; /* absent (never): maybe */
 }
 
@@ -45,7 +45,7 @@ int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out, pr
   for (size_t g = 0; g < vi->ngroups; g++) {
     if (sliced_leaf_count(vi->groups[g].sliced) == 0) continue;
     probe_t q;
-    value_index_fold_probe(p, vi->groups[g].r, &q);
+    value_index_fold_probe(p, &vi->groups[g].map, &q);
     int rc = sliced_search(vi->groups[g].sliced, &q, out, st);
     if (rc != BFH_OK) return rc;
   }
@@ -126,7 +126,7 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->sliced_row_bits = vi->params.m * sliced_capacity(vi->sliced);
   double fill_sum = 0;
   for (size_t g = 0; g < vi->ngroups; g++) {
-    st->sliced_row_bits += vi->params.m / vi->groups[g].r * sliced_capacity(vi->groups[g].sliced);
+    st->sliced_row_bits += vi->groups[g].mf * sliced_capacity(vi->groups[g].sliced);
     st->sliced_bytes += sliced_size_in_bytes(vi->groups[g].sliced);
     fill_sum += vi->groups[g].fill_sum;
   }
