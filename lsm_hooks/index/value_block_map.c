@@ -10,8 +10,8 @@
 #include "util/vec.h"
 
 #define MAGIC 0x4d484642u /* "BFHM" little-endian */
-#define VERSION 2u
-#define SKETCH_BYTES (VALUE_BLOCK_MAP_SKETCH_BITS / 8)
+#define VERSION 3u /* 2: no sketch_bits field, 512-bit sketches (still read) */
+#define HEAD_FIXED_V2 32
 
 uint32_t value_block_map_fingerprint(uint64_t h) {
   h ^= 0x76626d6170ull; /* "vbmap": not the block filter's remix */
@@ -24,10 +24,14 @@ uint32_t value_block_map_fingerprint(uint64_t h) {
 }
 
 /* Chunk c's sketch bit for fingerprint fp: the part of the chunk's fingerprint range [lo, hi]
-   (its fence to the next chunk's, or to the last fingerprint) that fp falls in, of
-   VALUE_BLOCK_MAP_SKETCH_BITS equal parts. REQUIRES lo <= fp <= hi. */
-static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp) {
-  return (uint32_t)((uint64_t)(fp - lo) * VALUE_BLOCK_MAP_SKETCH_BITS / ((uint64_t)(hi - lo) + 1));
+   (its fence to the next chunk's, or to the last fingerprint) that fp falls in, of `bits`
+   equal parts. REQUIRES lo <= fp <= hi. */
+static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp, uint32_t bits) {
+  return (uint32_t)((uint64_t)(fp - lo) * bits / ((uint64_t)(hi - lo) + 1));
+}
+
+static int sketch_bits_valid(uint32_t bits) {
+  return bits >= 8 && bits <= VALUE_BLOCK_MAP_MAX_SKETCH_BITS && bits % 8 == 0;
 }
 
 /* ---- Building --------------------------------------------------------------------------- */
@@ -39,10 +43,29 @@ struct value_block_map_builder {
   size_t nrefs, refs_cap;
   size_t open_values; /* values added to the block being built */
   int unmappable;     /* too many blocks, or one past 4 GiB */
+  uint32_t version, sketch_bits; /* the head's format (value_block_map_builder_set_format) */
 };
 
 value_block_map_builder_t *value_block_map_builder_create(void) {
-  return calloc(1, sizeof(value_block_map_builder_t));
+  value_block_map_builder_t *b = calloc(1, sizeof *b);
+  if (b) {
+    b->version = VERSION;
+    b->sketch_bits = VALUE_BLOCK_MAP_SKETCH_BITS;
+  }
+  return b;
+}
+
+int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
+                                       uint32_t sketch_bits) {
+  if (version == 2 && sketch_bits == VALUE_BLOCK_MAP_SKETCH_BITS_V2) {
+    b->version = 2;
+  } else if (version == VERSION && sketch_bits_valid(sketch_bits)) {
+    b->version = VERSION;
+  } else {
+    return BFH_E_INVALID;
+  }
+  b->sketch_bits = sketch_bits;
+  return BFH_OK;
 }
 
 void value_block_map_builder_destroy(value_block_map_builder_t *b) {
@@ -94,7 +117,8 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   b->n = w;
   const size_t ce = VALUE_BLOCK_MAP_CHUNK_ENTRIES;
   size_t nchunks = (b->n + ce - 1) / ce;
-  size_t hl = VALUE_BLOCK_MAP_HEAD_FIXED + 16 * b->nrefs + (4 + SKETCH_BYTES) * nchunks + 4;
+  const size_t sb = b->sketch_bits / 8, fixed = b->version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + 4;
   size_t cl = VALUE_BLOCK_MAP_ENTRY_BYTES * b->n + 4 * nchunks;
   uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
   if (!h || !c) {
@@ -103,21 +127,22 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     return BFH_E_NOMEM;
   }
   encode_fixed32(h, MAGIC);
-  encode_fixed32(h + 4, VERSION);
+  encode_fixed32(h + 4, b->version);
   encode_fixed32(h + 8, (uint32_t)b->nrefs);
   encode_fixed32(h + 12, (uint32_t)ce);
   encode_fixed64(h + 16, b->n);
   encode_fixed32(h + 24, (uint32_t)nchunks);
   uint32_t last = b->n ? (uint32_t)(b->pairs[b->n - 1] >> 16) : 0;
   encode_fixed32(h + 28, last);
-  uint8_t *p = h + VALUE_BLOCK_MAP_HEAD_FIXED;
+  if (b->version != 2) encode_fixed32(h + 32, b->sketch_bits);
+  uint8_t *p = h + fixed;
   for (size_t i = 0; i < b->nrefs; i++, p += 16) {
     encode_fixed64(p, b->refs[i].offset);
     encode_fixed64(p + 8, b->refs[i].size);
   }
   uint8_t *q = c, *sk = p + 4 * nchunks;
-  memset(sk, 0, SKETCH_BYTES * nchunks);
-  for (size_t k = 0; k < nchunks; k++, sk += SKETCH_BYTES) {
+  memset(sk, 0, sb * nchunks);
+  for (size_t k = 0; k < nchunks; k++, sk += sb) {
     size_t first = k * ce, cnt = b->n - first < ce ? b->n - first : ce;
     uint32_t lo = (uint32_t)(b->pairs[first] >> 16);
     uint32_t hi = k + 1 < nchunks ? (uint32_t)(b->pairs[first + ce] >> 16) : last;
@@ -125,7 +150,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     p += 4;
     uint8_t *start = q;
     for (size_t i = first; i < first + cnt; i++, q += VALUE_BLOCK_MAP_ENTRY_BYTES) {
-      uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16));
+      uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16), b->sketch_bits);
       sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
       encode_fixed32(q, (uint32_t)(b->pairs[i] >> 16));
       q[4] = (uint8_t)(b->pairs[i] & 0xff);
@@ -137,7 +162,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed32(q, crc32c_mask(crc));
     q += 4;
   }
-  p += SKETCH_BYTES * nchunks;
+  p += sb * nchunks;
   encode_fixed32(p, crc32c_mask(crc32c_value(h, (size_t)(p - h))));
   *head = h;
   *head_len = hl;
@@ -150,10 +175,11 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 
 struct value_block_map {
   uint32_t nblocks, chunk_entries, nchunks, last;
+  uint32_t sketch_bits; /* per chunk */
   uint64_t entries;
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
   uint32_t *fences; /* nchunks */
-  uint8_t *sketch;  /* nchunks x SKETCH_BYTES */
+  uint8_t *sketch;  /* nchunks x sketch_bits / 8 */
   /* Its own chunk reader (value_block_map_set_reader), or NULL. */
   value_block_map_read_fn own_read;
   void *own_arg;
@@ -165,18 +191,26 @@ struct value_block_map {
 static int sketch_has(const value_block_map_t *m, uint32_t c, uint32_t fp) {
   uint32_t lo = m->fences[c], hi = c + 1 < m->nchunks ? m->fences[c + 1] : m->last;
   if (fp < lo || fp > hi) return 1; /* outside its range: not this test's to say */
-  uint32_t bit = sketch_bit(lo, hi, fp);
-  return m->sketch[(size_t)c * SKETCH_BYTES + (bit >> 3)] >> (bit & 7) & 1;
+  uint32_t bit = sketch_bit(lo, hi, fp, m->sketch_bits);
+  return m->sketch[(size_t)c * (m->sketch_bits / 8) + (bit >> 3)] >> (bit & 7) & 1;
 }
 
 int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, err_t *err) {
   *out = NULL;
-  if (len < VALUE_BLOCK_MAP_HEAD_FIXED + 4)
+  if (len < HEAD_FIXED_V2 + 4)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
   if (decode_fixed32(d) != MAGIC) return err_set(err, BFH_E_CORRUPT, "value-to-block map: bad magic");
-  if (decode_fixed32(d + 4) != VERSION)
-    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not %u",
-                   decode_fixed32(d + 4), VERSION);
+  uint32_t version = decode_fixed32(d + 4);
+  if (version != VERSION && version != 2)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not 2 or %u", version,
+                   VERSION);
+  size_t fixed = version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  if (len < fixed + 4)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
+  uint32_t sbits = version == 2 ? VALUE_BLOCK_MAP_SKETCH_BITS_V2 : decode_fixed32(d + 32);
+  if (!sketch_bits_valid(sbits))
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: sketches of %u bits", sbits);
+  const uint64_t sb = sbits / 8;
   uint32_t nblocks = decode_fixed32(d + 8), ce = decode_fixed32(d + 12);
   uint64_t entries = decode_fixed64(d + 16);
   uint32_t nchunks = decode_fixed32(d + 24), last = decode_fixed32(d + 28);
@@ -186,8 +220,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    "value-to-block map: sizes do not agree (blocks %u, entries %llu, chunk "
                    "entries %u, chunks %u)",
                    nblocks, (unsigned long long)entries, ce, nchunks);
-  uint64_t want =
-      VALUE_BLOCK_MAP_HEAD_FIXED + 16ull * nblocks + (4ull + SKETCH_BYTES) * nchunks + 4;
+  uint64_t want = fixed + 16ull * nblocks + (4ull + sb) * nchunks + 4;
   if (want != len)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
                    (unsigned long long)want);
@@ -197,7 +230,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   if (m) {
     m->refs = malloc((nblocks ? nblocks : 1) * 2 * sizeof *m->refs);
     m->fences = malloc((nchunks ? nchunks : 1) * sizeof *m->fences);
-    m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)SKETCH_BYTES);
+    m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)sb);
   }
   if (!m || !m->refs || !m->fences || !m->sketch) {
     value_block_map_destroy(m);
@@ -207,8 +240,9 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   m->chunk_entries = ce;
   m->nchunks = nchunks;
   m->last = last;
+  m->sketch_bits = sbits;
   m->entries = entries;
-  const uint8_t *p = d + VALUE_BLOCK_MAP_HEAD_FIXED;
+  const uint8_t *p = d + fixed;
   uint64_t end = 0;
   for (uint32_t i = 0; i < nblocks; i++, p += 16) {
     uint64_t off = decode_fixed64(p), size = decode_fixed64(p + 8);
@@ -228,7 +262,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
       return err_set(err, BFH_E_CORRUPT, "value-to-block map: fence %u out of order", c);
     }
   }
-  memcpy(m->sketch, p, (size_t)nchunks * SKETCH_BYTES);
+  memcpy(m->sketch, p, (size_t)nchunks * (size_t)sb);
   *out = m;
   return BFH_OK;
 }
@@ -254,6 +288,10 @@ uint64_t value_block_map_entries(const value_block_map_t *m) {
   return m->entries;
 }
 
+uint32_t value_block_map_sketch_bits(const value_block_map_t *m) {
+  return m->sketch_bits;
+}
+
 uint32_t value_block_map_chunks(const value_block_map_t *m) {
   return m->nchunks;
 }
@@ -272,7 +310,7 @@ int value_block_map_has_reader(const value_block_map_t *m) {
 
 size_t value_block_map_memory(const value_block_map_t *m) {
   return sizeof *m + m->own_bytes + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
-         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + SKETCH_BYTES);
+         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + m->sketch_bits / 8);
 }
 
 static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {

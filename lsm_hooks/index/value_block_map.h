@@ -8,14 +8,16 @@
  *
  * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
  *   "bfh.value_blocks"  the head, read at open (a few KB per table):
- *     magic "BFHM" fixed32 | version fixed32 (1) | nblocks fixed32 | chunk_entries fixed32
+ *     magic "BFHM" fixed32 | version fixed32 (3) | nblocks fixed32 | chunk_entries fixed32
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
+ *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
- *     | sketches nchunks x 64 bytes | crc32c fixed32 (masked, over all before it)
- *     (version 2; chunk c's sketch: bit i set iff an entry of chunk c has its fingerprint
- *     in the i-th of 512 equal parts of [fences[c], fences[c + 1]] (the last chunk: up to
- *     last); a probe reads a chunk only if its bit is set: about half the chunks of tables
- *     that lack the value are never read, for 1.5 bits per entry in memory)
+ *     | sketches nchunks x S / 8 bytes | crc32c fixed32 (masked, over all before it)
+ *     (chunk c's sketch: bit i set iff an entry of chunk c has its fingerprint in the i-th of
+ *     S equal parts of [fences[c], fences[c + 1]] (the last chunk: up to last); a probe reads
+ *     a chunk only if its bit is set: a chunk that lacks the value is read with probability
+ *     1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory. Version 2,
+ *     still read: no sketch_bits field (the refs follow last), S = 512: 49%, 1.5 bits)
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
  *     chunk c (at c x (6 chunk_entries + 4)) = its entries x (fingerprint fixed32,
  *     block fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
@@ -46,8 +48,10 @@
 #define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340 /* 2,044 bytes of entries + 4 of CRC: 2 KiB */
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
 #define VALUE_BLOCK_MAP_ENTRY_BYTES 6
-#define VALUE_BLOCK_MAP_HEAD_FIXED 32 /* the head's bytes before its refs */
-#define VALUE_BLOCK_MAP_SKETCH_BITS 512 /* per chunk: 1.5 bits per entry */
+#define VALUE_BLOCK_MAP_HEAD_FIXED 36 /* the head's bytes before its refs (version 2: 32) */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
+#define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
 
 typedef struct value_block_map value_block_map_t;
 typedef struct value_block_map_builder value_block_map_builder_t;
@@ -60,6 +64,11 @@ uint32_t value_block_map_fingerprint(uint64_t value_hash);
 /* NULL on no memory. Client calls value_block_map_builder_destroy(). */
 value_block_map_builder_t *value_block_map_builder_create(void);
 void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
+/* The head's format: version 3 (the default) with sketches of sketch_bits (a multiple of 8,
+   8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
+   comparisons). BFH_OK, or BFH_E_INVALID for any other pair (nothing changed). Before any add. */
+int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
+                                       uint32_t sketch_bits);
 /* Adds a value (by hash) to the block being built. BFH_OK or BFH_E_NOMEM. */
 int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash);
 /* Closes the block being built, which lies at (offset, size); a block with no value added is
@@ -85,6 +94,7 @@ void value_block_map_destroy(value_block_map_t *m); /* NULL allowed */
 uint32_t value_block_map_blocks(const value_block_map_t *m);
 block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i);
 uint64_t value_block_map_entries(const value_block_map_t *m);
+uint32_t value_block_map_sketch_bits(const value_block_map_t *m); /* per chunk */
 /* Bytes the map holds in memory (the struct, its refs, fences and sketches). */
 size_t value_block_map_memory(const value_block_map_t *m);
 
