@@ -20,7 +20,11 @@
 
 #include "filters/bits.h"
 #include "lsm_hooks/index/value_index.h"
+#include "lsm_hooks/index/persisted_index.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm_hooks/index/value_index_private.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
 #include "tests/test_util.h"
 #include "util/env.h"
 #include "util/random.h"
@@ -400,6 +404,109 @@ static void test_value_index_fold_no_false_negative(void **state) {
     free(fw);
     value_filter_destroy(f);
   }
+}
+
+/* Which of the 8 tables the persisted file at data says maybe for value v. */
+static uint8_t persisted_answers(const uint8_t *data, size_t len, const value_index_params_t *p,
+                                 uint64_t v) {
+  persisted_index_t *x = NULL;
+  err_t err;
+  if (persisted_index_open_mem(data, len, p, &x, &err) != BFH_OK) fail_msg("open: %s", err.msg);
+  uint64_t nums[8];
+  uint8_t ask[8], scan[8];
+  for (uint64_t t = 0; t < 8; t++) {
+    nums[t] = t + 1;
+    ask[t] = 1;
+    scan[t] = 0;
+    assert_int_equal(persisted_index_bind(x, t + 1, 1000 + t, 77 + t), 1);
+  }
+  probe_t pr;
+  probe_init(&pr, bfh_value_hash(&v, sizeof v, p->seed), p->m, p->k);
+  block_index_t *bi = block_index_create();
+  assert_non_null(bi);
+  persisted_index_select(x, &pr, nums, 8, ask, scan, bi, NULL);
+  block_index_destroy(bi);
+  persisted_index_destroy(x);
+  uint8_t mask = 0;
+  for (int t = 0; t < 8; t++) mask |= (uint8_t)(scan[t] << t);
+  return mask;
+}
+
+/* A BFH-INDEX file of version 1 (a group keyed by its fold r, a divisor of m) still reads,
+   and answers as the same file of version 2 (keyed by mf = m / r): 8 small tables fold to
+   one group of 64 bits (r = 128 of m = 8192); every value of a table is a maybe for it. */
+static void test_value_index_persisted_version_1_reads(void **state) {
+  (void)state;
+  const uint64_t m = 8192;
+  value_index_params_t p = {m, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 10, NULL, 10, 1};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  persisted_index_table_t tabs[8];
+  uint8_t *heads[8], *chunks[8];
+  for (uint64_t t = 0; t < 8; t++) {
+    value_filter_t *f = value_filter_create(m, K, SEED);
+    value_block_map_builder_t *b = value_block_map_builder_create();
+    assert_non_null(f);
+    assert_non_null(b);
+    for (uint64_t v = 0; v < 3; v++) {
+      uint64_t x = t * 100 + v, h = bfh_value_hash(&x, sizeof x, SEED);
+      value_filter_add_hash(f, h);
+      assert_int_equal(value_block_map_builder_add(b, h), BFH_OK);
+    }
+    assert_int_equal(value_block_map_builder_end_block(b, 0, 100), BFH_OK);
+    size_t hl, cl;
+    assert_int_equal(value_block_map_builder_finish(b, &heads[t], &hl, &chunks[t], &cl), BFH_OK);
+    value_block_map_builder_destroy(b);
+    tabs[t] = (persisted_index_table_t){t + 1, 1000 + t, 77 + t, heads[t], hl};
+    assert_int_equal(value_index_add(vi, t + 1, f, NULL, 0, &err), BFH_OK);
+  }
+  char dir[TEST_PATH_MAX];
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "value_index_pidx"), 0);
+  size_t written = 0;
+  assert_int_equal(persisted_index_write(env_default(), dir, vi, tabs, 8, &written, &err), BFH_OK);
+  assert_int_equal(written, 8);
+  char path[TEST_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%s", dir, PERSISTED_INDEX_FILE);
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  uint8_t *v2 = malloc(1 << 20);
+  assert_non_null(v2);
+  size_t len = fread(v2, 1, 1 << 20, fp);
+  fclose(fp);
+  assert_int_equal(decode_fixed32(v2 + 8), 2);
+  assert_int_equal(decode_fixed32(v2 + 36), 1); /* one group */
+  assert_int_equal(decode_fixed64(v2 + 64), 64); /* of mf = 64 bits */
+  uint8_t *v1 = malloc(len);
+  assert_non_null(v1);
+  memcpy(v1, v2, len);
+  encode_fixed32(v1 + 8, 1);
+  encode_fixed32(v1 + 56, crc32c_mask(crc32c_value(v1, 56)));
+  encode_fixed64(v1 + 64, m / 64); /* r */
+  uint64_t dir_len = decode_fixed64(v1 + 48);
+  encode_fixed32(v1 + 64 + dir_len, crc32c_mask(crc32c_value(v1 + 64, (size_t)dir_len)));
+  for (uint64_t t = 0; t < 8; t++)
+    for (uint64_t v = 0; v < 3; v++) {
+      uint64_t x = t * 100 + v;
+      uint8_t a = persisted_answers(v2, len, &p, x), b = persisted_answers(v1, len, &p, x);
+      assert_int_equal(a, b);
+      assert_true(a >> t & 1);
+    }
+  for (uint64_t x = 5000; x < 5200; x++)
+    assert_int_equal(persisted_answers(v2, len, &p, x), persisted_answers(v1, len, &p, x));
+  /* A version 1 group whose r does not divide m does not add up. */
+  encode_fixed64(v1 + 64, 3);
+  encode_fixed32(v1 + 64 + dir_len, crc32c_mask(crc32c_value(v1 + 64, (size_t)dir_len)));
+  persisted_index_t *x = NULL;
+  assert_int_equal(persisted_index_open_mem(v1, len, &p, &x, &err), BFH_E_CORRUPT);
+  free(v1);
+  free(v2);
+  for (int t = 0; t < 8; t++) {
+    free(heads[t]);
+    free(chunks[t]);
+  }
+  value_index_destroy(vi);
+  assert_int_equal(test_rmrf(dir), 0);
 }
 
 /* Lean: a group opened for fewer leaves than its 8 slots holds the bits they ask for, spread
@@ -895,6 +1002,7 @@ int main(void) {
       cmocka_unit_test(test_value_index_fold_map_exact),
       cmocka_unit_test(test_value_index_fold_no_false_negative),
       cmocka_unit_test(test_value_index_lean_group_holds_what_it_asks),
+      cmocka_unit_test(test_value_index_persisted_version_1_reads),
       cmocka_unit_test(test_value_index_lean_batch_fits_exactly),
       cmocka_unit_test(test_value_index_select_leaf_lookup),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
