@@ -30,6 +30,13 @@ static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp, uint32_t bits)
   return (uint32_t)((uint64_t)(fp - lo) * bits / ((uint64_t)(hi - lo) + 1));
 }
 
+/* Version 3's sketch bit for fingerprint fp: the part of the map's whole fingerprint range
+   [first, last] that fp falls in, of `total` (S x nchunks) equal parts. REQUIRES first <= fp
+   <= last, total <= 2^31. */
+static uint64_t sketch_bit_v3(uint32_t first, uint32_t last, uint32_t fp, uint64_t total) {
+  return (uint64_t)(fp - first) * total / ((uint64_t)(last - first) + 1);
+}
+
 static int sketch_bits_valid(uint32_t bits) {
   return bits >= 8 && bits <= VALUE_BLOCK_MAP_MAX_SKETCH_BITS && bits % 8 == 0;
 }
@@ -110,6 +117,9 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
                                    uint8_t **chunks, size_t *chunks_len) {
   if (b->open_values) return BFH_E_INVALID;
   if (b->unmappable) return BFH_NOT_FOUND;
+  if ((uint64_t)b->sketch_bits * ((b->n + VALUE_BLOCK_MAP_CHUNK_ENTRIES - 1) / VALUE_BLOCK_MAP_CHUNK_ENTRIES) >
+      VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
+    return BFH_NOT_FOUND; /* (about 700 million entries at 1024 bits a chunk) */
   if (b->n) qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare); /* pairs is NULL when empty */
   size_t w = 0;
   for (size_t i = 0; i < b->n; i++)
@@ -140,8 +150,10 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed64(p, b->refs[i].offset);
     encode_fixed64(p + 8, b->refs[i].size);
   }
-  uint8_t *q = c, *sk = p + 4 * nchunks;
+  uint8_t *q = c, *sk = p + 4 * nchunks, *sk0 = sk;
   memset(sk, 0, sb * nchunks);
+  const uint32_t fp0 = b->n ? (uint32_t)(b->pairs[0] >> 16) : 0;
+  const uint64_t total = (uint64_t)b->sketch_bits * nchunks;
   for (size_t k = 0; k < nchunks; k++, sk += sb) {
     size_t first = k * ce, cnt = b->n - first < ce ? b->n - first : ce;
     uint32_t lo = (uint32_t)(b->pairs[first] >> 16);
@@ -150,8 +162,13 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     p += 4;
     uint8_t *start = q;
     for (size_t i = first; i < first + cnt; i++, q += VALUE_BLOCK_MAP_ENTRY_BYTES) {
-      uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16), b->sketch_bits);
-      sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      if (b->version == 2) {
+        uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16), b->sketch_bits);
+        sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      } else {
+        uint64_t bit = sketch_bit_v3(fp0, last, (uint32_t)(b->pairs[i] >> 16), total);
+        sk0[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      }
       encode_fixed32(q, (uint32_t)(b->pairs[i] >> 16));
       q[4] = (uint8_t)(b->pairs[i] & 0xff);
       q[5] = (uint8_t)((b->pairs[i] >> 8) & 0xff);
@@ -176,6 +193,9 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 struct value_block_map {
   uint32_t nblocks, chunk_entries, nchunks, last;
   uint32_t sketch_bits; /* per chunk */
+  uint32_t version;     /* 2: a sketch per chunk; 3: one over the whole range */
+  uint32_t first;       /* fences[0] */
+  uint64_t sketch_total; /* sketch_bits x nchunks */
   uint64_t entries;
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
   uint32_t *fences; /* nchunks */
@@ -208,7 +228,8 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   if (len < fixed + 4)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
   uint32_t sbits = version == 2 ? VALUE_BLOCK_MAP_SKETCH_BITS_V2 : decode_fixed32(d + 32);
-  if (!sketch_bits_valid(sbits))
+  if (!sketch_bits_valid(sbits) ||
+      (uint64_t)sbits * decode_fixed32(d + 24) > VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: sketches of %u bits", sbits);
   const uint64_t sb = sbits / 8;
   uint32_t nblocks = decode_fixed32(d + 8), ce = decode_fixed32(d + 12);
@@ -241,6 +262,8 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   m->nchunks = nchunks;
   m->last = last;
   m->sketch_bits = sbits;
+  m->version = version;
+  m->sketch_total = (uint64_t)sbits * nchunks;
   m->entries = entries;
   const uint8_t *p = d + fixed;
   uint64_t end = 0;
@@ -263,6 +286,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
     }
   }
   memcpy(m->sketch, p, (size_t)nchunks * (size_t)sb);
+  m->first = nchunks ? m->fences[0] : 0;
   *out = m;
   return BFH_OK;
 }
@@ -364,7 +388,11 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
     arg = m->own_arg;
   }
   uint32_t fp = value_block_map_fingerprint(value_hash);
-  if (m->nchunks == 0 || fp < m->fences[0] || fp > m->last) return BFH_OK;
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return BFH_OK;
+  if (m->version != 2) { /* one sketch over the range: no fence is touched when it says no */
+    uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+    if (!(m->sketch[bit >> 3] >> (bit & 7) & 1)) return BFH_OK;
+  }
   /* The first chunk that may hold fp: the last whose fence is below it (entries equal to fp
      may begin in it), or chunk 0. */
   /* Fingerprints are uniform over [fences[0], last]: start where fp's share of that range
@@ -384,7 +412,7 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
   }
   int rc = BFH_OK;
   for (; c < m->nchunks && m->fences[c] <= fp && rc == BFH_OK; c++) {
-    if (!sketch_has(m, c, fp)) continue; /* not in this chunk: no read */
+    if (m->version == 2 && !sketch_has(m, c, fp)) continue; /* not in this chunk: no read */
     uint64_t off;
     size_t len;
     value_block_map_chunk_span(m, c, &off, &len);

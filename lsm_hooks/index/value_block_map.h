@@ -12,12 +12,13 @@
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
  *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
- *     | sketches nchunks x S / 8 bytes | crc32c fixed32 (masked, over all before it)
- *     (chunk c's sketch: bit i set iff an entry of chunk c has its fingerprint in the i-th of
- *     S equal parts of [fences[c], fences[c + 1]] (the last chunk: up to last); a probe reads
- *     a chunk only if its bit is set: a chunk that lacks the value is read with probability
- *     1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory. Version 2,
- *     still read: no sketch_bits field (the refs follow last), S = 512: 49%, 1.5 bits)
+ *     | sketch (nchunks x S) / 8 bytes | crc32c fixed32 (masked, over all before it)
+ *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
+ *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
+ *     and touches no fence when it is clear: a table that lacks the value reads a chunk with
+ *     probability 1 - e^(-chunk_entries / S), 32% at S = 896 for 2.6 bits per entry in memory.
+ *     Version 2, still read: no sketch_bits field (the refs follow last), S = 512, and a
+ *     sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
  *     chunk c (at c x (6 chunk_entries + 4)) = its entries x (fingerprint fixed32,
  *     block fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
@@ -49,9 +50,10 @@
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
 #define VALUE_BLOCK_MAP_ENTRY_BYTES 6
 #define VALUE_BLOCK_MAP_HEAD_FIXED 36 /* the head's bytes before its refs (version 2: 32) */
-#define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 896    /* per chunk, as written: 2.6 bits per entry */
 #define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
 #define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
+#define VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL (1ull << 31) /* S x nchunks */
 
 typedef struct value_block_map value_block_map_t;
 typedef struct value_block_map_builder value_block_map_builder_t;

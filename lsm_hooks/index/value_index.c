@@ -115,14 +115,21 @@ static int check_filter(const value_index_t *vi, uint64_t number, const value_fi
 
 /* How far a group's fold may stray from what a leaf asks (doc/search.md "The lean index"):
    a leaf takes a slot of a group holding at least three quarters of the bits it asks
-   (LEAN_SUITS), and a group grows for new leaves rather than a new one open when it holds at
-   most a quarter more than the largest of them asks (LEAN_GROWS). */
+   (lean_suits), and a group grows for new leaves rather than a new one open when it holds at
+   most a quarter more than the largest of them asks (lean_grows); tables of an LSM's levels
+   differ in values by some 15% either way, and share one group. */
 static int lean_suits(uint64_t mf, uint64_t asked) {
   return 4 * mf >= 3 * asked;
 }
-static int lean_grows(uint64_t mf, uint64_t asked) {
-  return lean_suits(mf, asked) && 4 * mf <= 5 * asked;
+static int lean_grows(const fold_group_t *g, uint64_t asked) {
+  return !g->small && lean_suits(g->mf, asked) && 4 * g->mf <= 5 * asked;
 }
+
+/* An index of at most this many tables is one group of 8 slots whose fold spreads the bits
+   its tables ask for over the 8 (no less than three quarters of what the largest asks): the
+   slots it must allocate beyond its tables are paid from their bits, not added. That group
+   never grows: tables beyond open groups of their own. */
+#define LEAN_SMALL_TABLES 8
 
 /* n bits rounded up to a multiple of 64, within [VALUE_FILTER_MIN_BITS, m]. */
 static uint64_t lean_round(uint64_t n, uint64_t m) {
@@ -138,7 +145,7 @@ static long group_new(value_index_t *vi, uint64_t mf) {
   for (size_t g = 0; g < vi->ngroups; g++)
     if (sliced_leaf_count(vi->groups[g].sliced) == 0) {
       sliced_destroy(vi->groups[g].sliced);
-      vi->groups[g] = (fold_group_t){mf, {0}, s, 0.0};
+      vi->groups[g] = (fold_group_t){mf, {0}, s, 0.0, 0};
       fold_map_init(&vi->groups[g].map, vi->params.m, mf);
       return (long)g;
     }
@@ -152,7 +159,7 @@ static long group_new(value_index_t *vi, uint64_t mf) {
     vi->groups = a;
     vi->capgroups = c;
   }
-  vi->groups[vi->ngroups] = (fold_group_t){mf, {0}, s, 0.0};
+  vi->groups[vi->ngroups] = (fold_group_t){mf, {0}, s, 0.0, 0};
   fold_map_init(&vi->groups[vi->ngroups].map, vi->params.m, mf);
   return (long)vi->ngroups++;
 }
@@ -220,18 +227,20 @@ static int by_asked(const void *a, const void *b) {
    (sliced_make_room_exact: rounded up to 8 slots, a 32nd at least; doc/search.md "The lean
    index"). In order of the bits they ask, most first, a leaf takes a free slot of the most
    folded group that suits it (lean_suits). The largest of the leaves left, asking t0, and
-   those left asking at least t0 / 2 with it (tables within a factor of two share a group)
-   go to a group that grows for them: one that suits t0 and holds at most a quarter more
-   (lean_grows), else a new one, whose fold spreads the bits they ask over the slots it
-   allocates (their sum over their count rounded up to 8: a group opened for 6 tables holds
-   the bits of 6, in 8 slots), but no less than three quarters of t0. Write lock held. Leaves
-   whose group could not be made (no memory) keep g = -1. */
+   those left asking at least t0 / 2 go to a group that grows for them: one that grows for t0
+   (lean_grows), else a new one folded to the mean of what they ask. An index of at most
+   LEAN_SMALL_TABLES tables (this batch with the leaves it has) puts all its leaves left in
+   one new group of 8 slots folded to the sum of what they ask over 8, but no less than three
+   quarters of t0 (6 tables of a 1M-entry LevelDB database take 8 slots of 3/4 of their size,
+   not 8 of their size). Write lock held. Leaves whose group could not be made (no memory)
+   keep g = -1. */
 static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
   for (size_t i = 0; i < n; i++) {
     pl[i].asked = asked_bits(vi, pl[i].l);
     pl[i].g = -1;
   }
   qsort(pl, n, sizeof *pl, by_asked);
+  const int small = vi->n + n <= LEAN_SMALL_TABLES;
   for (;;) {
     size_t *room = calloc(vi->ngroups ? vi->ngroups : 1, sizeof *room);
     if (!room) return;
@@ -253,23 +262,24 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
     size_t c = 0;
     double sum = 0;
     for (size_t i = first; i < n; i++)
-      if (pl[i].g < 0 && 2 * pl[i].asked >= t0) {
+      if (pl[i].g < 0 && (small || 2 * pl[i].asked >= t0)) {
         c++;
         sum += (double)pl[i].asked;
       }
     long g = -1;
-    for (size_t i = 0; i < vi->ngroups; i++)
-      if (sliced_leaf_count(vi->groups[i].sliced) > 0 && lean_grows(vi->groups[i].mf, t0) &&
+    for (size_t i = 0; !small && i < vi->ngroups; i++)
+      if (sliced_leaf_count(vi->groups[i].sliced) > 0 && lean_grows(&vi->groups[i], t0) &&
           (g < 0 || vi->groups[i].mf < vi->groups[g].mf))
         g = (long)i;
     if (g < 0) {
-      uint64_t mf = lean_round((uint64_t)(sum / (double)((c + 7) / 8 * 8)), vi->params.m);
-      uint64_t floor = lean_round(t0 - t0 / 4, vi->params.m);
+      uint64_t mf = lean_round((uint64_t)(sum / (double)(small ? LEAN_SMALL_TABLES : c)), vi->params.m);
+      uint64_t floor = small ? lean_round(t0 - t0 / 4, vi->params.m) : 0;
       g = group_new(vi, mf > floor ? mf : floor);
+      if (g >= 0) vi->groups[g].small = small;
     }
     if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, c) != BFH_OK) return;
     for (size_t i = first; i < n; i++)
-      if (pl[i].g < 0 && 2 * pl[i].asked >= t0) pl[i].g = g;
+      if (pl[i].g < 0 && (small || 2 * pl[i].asked >= t0)) pl[i].g = g;
   }
 }
 

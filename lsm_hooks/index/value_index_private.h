@@ -83,6 +83,7 @@ typedef struct fold_group {
   fold_map_t map;
   sliced_t *sliced; /* owned */
   double fill_sum;  /* sum of its leaves' folded fill ratios */
+  int small;        /* made for an index of a few tables: never grows (value_index.c) */
 } fold_group_t;
 
 typedef struct pending_op {

@@ -3,6 +3,7 @@
  * index's statistics. Each first applies the queued adds and removes (value_index.c), then
  * holds the read lock.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,15 +79,29 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
   int rc = candidates_locked(vi, by, p, &cand, st, err);
   if (rc == BFH_OK) {
     u64vec_sort(&cand);
-    uint8_t *ask = vi->pidx ? calloc(n ? n : 1, 1) : NULL;
-    for (size_t i = 0; i < n; i++) {
-      int leaf = value_index_has_leaf(vi, numbers[i]);
-      int hit = u64_sorted_contains(cand.v, cand.n, numbers[i]);
-      scan[i] = hit || !leaf;
-      if (ask) ask[i] = !leaf;
+    size_t missing = 0;
+    if (cand.n <= 4) { /* the usual case: compared with each, no branch to mispredict */
+      uint64_t c[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+      for (size_t j = 0; j < cand.n; j++) c[j] = cand.v[j];
+      for (size_t i = 0; i < n; i++) {
+        uint64_t x = numbers[i];
+        int leaf = value_index_has_leaf(vi, x);
+        scan[i] = (uint8_t)(!leaf | (x == c[0]) | (x == c[1]) | (x == c[2]) | (x == c[3]));
+        missing += (size_t)!leaf;
+      }
+    } else {
+      for (size_t i = 0; i < n; i++) {
+        int leaf = value_index_has_leaf(vi, numbers[i]);
+        scan[i] = (uint8_t)(!leaf || u64_sorted_contains(cand.v, cand.n, numbers[i]));
+        missing += (size_t)!leaf;
+      }
     }
     /* Tables without a leaf yet: the persisted index answers for those it covers. */
-    if (ask) persisted_index_select(vi->pidx, p, numbers, n, ask, scan, vi->blocks, NULL);
+    uint8_t *ask = vi->pidx && missing ? malloc(n) : NULL;
+    if (ask) {
+      for (size_t i = 0; i < n; i++) ask[i] = (uint8_t)!value_index_has_leaf(vi, numbers[i]);
+      persisted_index_select(vi->pidx, p, numbers, n, ask, scan, vi->blocks, NULL);
+    }
     free(ask);
   }
   pthread_rwlock_unlock(&vi->lock);

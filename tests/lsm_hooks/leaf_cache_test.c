@@ -210,7 +210,7 @@ static void make_map(uint32_t version, uint8_t **head, size_t *hl, uint8_t **chu
   value_block_map_builder_destroy(b);
 }
 
-/* Version 6 files carry version 3 map heads (1024-bit sketches); a version 5 file, as
+/* Version 6 files carry version 3 map heads (896-bit sketches); a version 5 file, as
    earlier builds wrote it (a version 2 head, 512-bit sketches), still loads with its map,
    which names every block of its values. */
 static void test_leaf_cache_map_versions(void **state) {
@@ -242,7 +242,7 @@ static void test_leaf_cache_map_versions(void **state) {
                                          &map, &err),
                      BFH_OK);
     assert_non_null(map);
-    assert_int_equal(value_block_map_sketch_bits(map), file_version == 5 ? 512 : 1024);
+    assert_int_equal(value_block_map_sketch_bits(map), file_version == 5 ? 512 : VALUE_BLOCK_MAP_SKETCH_BITS);
     for (uint32_t blk = 0; blk < NBLOCKS; blk++)
       for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
         uint32_t out[NBLOCKS], nb = 0;
