@@ -374,6 +374,13 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
   return BFH_OK;
 }
 
+void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->version == 2 || m->nchunks == 0 || fp < m->first || fp > m->last) return;
+  uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+  __builtin_prefetch(m->sketch + (bit >> 3));
+}
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;

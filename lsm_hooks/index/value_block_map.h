@@ -125,6 +125,11 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
                           uint64_t *chunks_read, err_t *err);
 
+/* Starts loading the memory value_block_map_probe will test first for this hash (the
+   sketch byte of a version 3 map): called for several tables before probing them, their
+   cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
+void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
+
 /* Checks chunk c's bytes (as read: its entries and CRC) against m; BFH_OK or BFH_E_CORRUPT.
    (value_block_map_probe does this for every chunk it reads; exposed for the fuzz target.) */
 int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const uint8_t *data,

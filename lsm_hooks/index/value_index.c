@@ -138,12 +138,26 @@ static uint64_t lean_round(uint64_t n, uint64_t m) {
   return n > m ? m : n;
 }
 
-/* A group folded to mf bits: an emptied one is reused, else a new one; -1 on no memory. */
-static long group_new(value_index_t *vi, uint64_t mf) {
+typedef struct fold_plan {
+  leaf_t *l;
+  uint64_t asked; /* asked_bits */
+  long g;         /* the group it goes to; -1 not yet placed */
+} fold_plan_t;
+
+/* Whether a leaf of the plan pl[0, n) goes to group g. */
+static int planned(const fold_plan_t *pl, size_t n, size_t g) {
+  for (size_t i = 0; i < n; i++)
+    if (pl[i].g == (long)g) return 1;
+  return 0;
+}
+
+/* A group folded to mf bits: an emptied one (no leaf, none planned for it in pl[0, n)) is
+   reused, else a new one; -1 on no memory. */
+static long group_new(value_index_t *vi, uint64_t mf, const fold_plan_t *pl, size_t n) {
   sliced_t *s = sliced_create(mf);
   if (!s) return -1;
   for (size_t g = 0; g < vi->ngroups; g++)
-    if (sliced_leaf_count(vi->groups[g].sliced) == 0) {
+    if (sliced_leaf_count(vi->groups[g].sliced) == 0 && !planned(pl, n, g)) {
       sliced_destroy(vi->groups[g].sliced);
       vi->groups[g] = (fold_group_t){mf, {0}, s, 0.0, 0};
       fold_map_init(&vi->groups[g].map, vi->params.m, mf);
@@ -211,12 +225,6 @@ static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
   return BFH_OK;
 }
 
-typedef struct fold_plan {
-  leaf_t *l;
-  uint64_t asked; /* asked_bits */
-  long g;         /* the group it goes to; -1 not yet placed */
-} fold_plan_t;
-
 static int by_asked(const void *a, const void *b) {
   const fold_plan_t *x = a, *y = b;
   if (x->asked != y->asked) return x->asked > y->asked ? -1 : 1;
@@ -245,6 +253,8 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
     size_t *room = calloc(vi->ngroups ? vi->ngroups : 1, sizeof *room);
     if (!room) return;
     for (size_t g = 0; g < vi->ngroups; g++) room[g] = sliced_free_slots(vi->groups[g].sliced);
+    for (size_t i = 0; i < n; i++) /* the slots of leaves placed by an earlier round */
+      if (pl[i].g >= 0 && room[pl[i].g] > 0) room[pl[i].g]--;
     size_t first = n;
     for (size_t i = 0; i < n; i++) {
       if (pl[i].g >= 0) continue;
@@ -274,7 +284,7 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
     if (g < 0) {
       uint64_t mf = lean_round((uint64_t)(sum / (double)(small ? LEAN_SMALL_TABLES : c)), vi->params.m);
       uint64_t floor = small ? lean_round(t0 - t0 / 4, vi->params.m) : 0;
-      g = group_new(vi, mf > floor ? mf : floor);
+      g = group_new(vi, mf > floor ? mf : floor, pl, n);
       if (g >= 0) vi->groups[g].small = small;
     }
     if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, c) != BFH_OK) return;

@@ -154,6 +154,7 @@ static inline int value_index_lean(const value_index_t *vi) {
 /* p's positions in a leaf folded by f (fold_map_pos). */
 static inline void value_index_fold_probe(const probe_t *p, const fold_map_t *f, probe_t *out) {
   out->k = p->k;
+  out->hash = p->hash;
   for (uint32_t i = 0; i < p->k; i++) out->pos[i] = fold_map_pos(f, p->pos[i]);
 }
 

@@ -79,6 +79,9 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
   int rc = candidates_locked(vi, by, p, &cand, st, err);
   if (rc == BFH_OK) {
     u64vec_sort(&cand);
+    /* The maps of the candidates: their first cache miss (the sketch byte) overlaps the loop
+       below instead of each following the last in the search's reads. */
+    if (cand.n && value_index_lean(vi)) block_index_prefetch(vi->blocks, cand.v, cand.n, p->hash);
     size_t missing = 0;
     if (cand.n <= 4) { /* the usual case: compared with each, no branch to mispredict */
       uint64_t c[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};

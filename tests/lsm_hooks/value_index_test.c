@@ -406,6 +406,55 @@ static void test_value_index_fold_no_false_negative(void **state) {
   }
 }
 
+/* Lean, a batch whose full tables fill the slots their group grows to (16 of 16): the small
+   ones of the batch find no free slot there (the slots the full ones were given are not free)
+   and open a group of their own (8 slots of 64 bits), where counting those slots as free would
+   have put 21 leaves into 16 slots and grown the full tables' group by an eighth (24 slots of
+   about 512 bits). Every value is still found. */
+static void test_value_index_lean_placed_slots_not_free(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  enum { NT = 21, NSMALL = 5 };
+  uint64_t nums[NT];
+  value_filter_t *fs[NT];
+  for (uint64_t t = 0; t < NT; t++) {
+    nums[t] = t + 1;
+    fs[t] = value_filter_create(M, K, SEED);
+    assert_non_null(fs[t]);
+    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
+      uint64_t x = t * 1000 + v;
+      value_filter_add(fs[t], &x, sizeof x);
+    }
+  }
+  size_t added = 0;
+  assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
+  assert_int_equal(added, NT);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 2);
+  if (st.sliced_row_bits > 16 * 576 + 8 * 64)
+    fail_msg("%llu row bits", (unsigned long long)st.sliced_row_bits);
+  assert_int_equal(value_index_validate(vi, &err), BFH_OK);
+  for (uint64_t t = 0; t < NT; t++)
+    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
+      uint64_t x = t * 1000 + v;
+      probe_t pr;
+      value_index_probe(vi, &x, sizeof x, &pr);
+      u64vec_t out;
+      u64vec_init(&out);
+      assert_int_equal(value_index_candidates(vi, value_index_by_sliced, &pr, &out, NULL, &err),
+                       BFH_OK);
+      int has = 0;
+      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
+      assert_true(has);
+      u64vec_release(&out);
+    }
+  value_index_destroy(vi);
+}
+
 /* Which of the 8 tables the persisted file at data says maybe for value v. */
 static uint8_t persisted_answers(const uint8_t *data, size_t len, const value_index_params_t *p,
                                  uint64_t v) {
@@ -1003,6 +1052,7 @@ int main(void) {
       cmocka_unit_test(test_value_index_fold_no_false_negative),
       cmocka_unit_test(test_value_index_lean_group_holds_what_it_asks),
       cmocka_unit_test(test_value_index_persisted_version_1_reads),
+      cmocka_unit_test(test_value_index_lean_placed_slots_not_free),
       cmocka_unit_test(test_value_index_lean_batch_fits_exactly),
       cmocka_unit_test(test_value_index_select_leaf_lookup),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
