@@ -41,7 +41,7 @@
  *     chunks_len, to the end of the file)
  * flags: bit 0 LEAF_CACHE_HAS_BLOCKS, bit 1 LEAF_CACHE_HAS_MAP (versions 5 and 6 only, and
  * only with bit 0); the others reserved, 0 (a cache file with any of them set is stale).
- * Version 6 writes map heads of version 3 (sketches of 896 bits per chunk); version 5 (heads
+ * Version 6 writes map heads of version 3 (sketches of 1024 bits per chunk); version 5 (heads
  * of version 2, 512-bit sketches) still loads with its map; version 4 (no map) still loads:
  * its table keeps its block filter.
  *

@@ -16,7 +16,7 @@
  *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
  *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
  *     and touches no fence when it is clear: a table that lacks the value reads a chunk with
- *     probability 1 - e^(-chunk_entries / S), 32% at S = 896 for 2.6 bits per entry in memory.
+ *     probability 1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory.
  *     Version 2, still read: no sketch_bits field (the refs follow last), S = 512, and a
  *     sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
@@ -50,7 +50,7 @@
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
 #define VALUE_BLOCK_MAP_ENTRY_BYTES 6
 #define VALUE_BLOCK_MAP_HEAD_FIXED 36 /* the head's bytes before its refs (version 2: 32) */
-#define VALUE_BLOCK_MAP_SKETCH_BITS 896    /* per chunk, as written: 2.6 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
 #define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
 #define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
 #define VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL (1ull << 31) /* S x nchunks */

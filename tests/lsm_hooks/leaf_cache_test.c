@@ -210,7 +210,7 @@ static void make_map(uint32_t version, uint8_t **head, size_t *hl, uint8_t **chu
   value_block_map_builder_destroy(b);
 }
 
-/* Version 6 files carry version 3 map heads (896-bit sketches); a version 5 file, as
+/* Version 6 files carry version 3 map heads (1024-bit sketches); a version 5 file, as
    earlier builds wrote it (a version 2 head, 512-bit sketches), still loads with its map,
    which names every block of its values. */
 static void test_leaf_cache_map_versions(void **state) {

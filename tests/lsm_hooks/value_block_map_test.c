@@ -108,8 +108,8 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   value_block_map_destroy(m);
 }
 
-/* The default head (version 3, 896 sketch bits per chunk: 1 - e^(-340/896) = 32% of them
-   set, about 6,300 of 20,000 absent probes read a chunk); version 2 as earlier builds wrote it
+/* The default head (version 3, 1024 sketch bits per chunk: 1 - e^(-340/1024) = 28% of them
+   set, about 5,700 of 20,000 absent probes read a chunk); version 2 as earlier builds wrote it
    (512 bits a chunk: 49%, about 9,800), still read; other sketch sizes (8 bits: every probe
    reads; 8192: 4%). */
 static void test_value_block_map_names_every_block(void **state) {
