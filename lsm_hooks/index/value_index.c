@@ -287,7 +287,10 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
       g = group_new(vi, mf > floor ? mf : floor, pl, n);
       if (g >= 0) vi->groups[g].small = small;
     }
-    if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, c) != BFH_OK) return;
+    /* Room for these and for the leaves of the batch placed in g already (not added yet). */
+    size_t placed = 0;
+    for (size_t i = 0; g >= 0 && i < n; i++) placed += pl[i].g == g;
+    if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, c + placed) != BFH_OK) return;
     for (size_t i = first; i < n; i++)
       if (pl[i].g < 0 && (small || 2 * pl[i].asked >= t0)) pl[i].g = g;
   }

@@ -455,6 +455,45 @@ static void test_value_index_lean_placed_slots_not_free(void **state) {
   value_index_destroy(vi);
 }
 
+/* Lean, two batches as the loader applies them at open (86 tables, then 35): the first
+   leaves the group 2 free slots (88), the second's first 2 take them and the group grows for
+   the other 33 with those 2 counted: 121 leaves in 128 slots, where growing for the 33 alone
+   (to 120) overflowed at the last add and grew the group by an eighth (136). */
+static void test_value_index_lean_growth_counts_placed(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  uint64_t next = 1;
+  const size_t batches[2] = {86, 35};
+  for (int b = 0; b < 2; b++) {
+    uint64_t nums[86];
+    value_filter_t *fs[86];
+    for (size_t t = 0; t < batches[b]; t++, next++) {
+      nums[t] = next;
+      fs[t] = value_filter_create(M, K, SEED);
+      assert_non_null(fs[t]);
+      for (uint64_t v = 0; v < 50; v++) {
+        uint64_t x = next * 1000 + v;
+        value_filter_add(fs[t], &x, sizeof x);
+      }
+    }
+    size_t added = 0;
+    assert_int_equal(value_index_add_batch(vi, batches[b], nums, fs, NULL, NULL, &added, &err),
+                     BFH_OK);
+    assert_int_equal(added, batches[b]);
+  }
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 1);
+  assert_int_equal(st.sliced_row_bits % 128, 0);
+  uint64_t mf = st.sliced_row_bits / 128;
+  if (mf < 384 || mf > 640) fail_msg("%llu row bits", (unsigned long long)st.sliced_row_bits);
+  assert_int_equal(value_index_validate(vi, &err), BFH_OK);
+  value_index_destroy(vi);
+}
+
 /* Which of the 8 tables the persisted file at data says maybe for value v. */
 static uint8_t persisted_answers(const uint8_t *data, size_t len, const value_index_params_t *p,
                                  uint64_t v) {
@@ -1053,6 +1092,7 @@ int main(void) {
       cmocka_unit_test(test_value_index_lean_group_holds_what_it_asks),
       cmocka_unit_test(test_value_index_persisted_version_1_reads),
       cmocka_unit_test(test_value_index_lean_placed_slots_not_free),
+      cmocka_unit_test(test_value_index_lean_growth_counts_placed),
       cmocka_unit_test(test_value_index_lean_batch_fits_exactly),
       cmocka_unit_test(test_value_index_select_leaf_lookup),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
