@@ -381,6 +381,14 @@ void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash) {
   __builtin_prefetch(m->sketch + (bit >> 3));
 }
 
+int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return 1;
+  if (m->version == 2) return 0;
+  uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+  return !(m->sketch[bit >> 3] >> (bit & 7) & 1);
+}
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;

@@ -130,6 +130,12 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
    cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
 void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
 
+/* 1 if the map says, from memory alone, that no entry has this hash's fingerprint (outside
+   the map's range, or its sketch bit clear: version 3; a version 2 map's sketches are per
+   chunk: only its range), so that value_block_map_probe would name no block and read no
+   chunk; else 0. */
+int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
+
 /* Checks chunk c's bytes (as read: its entries and CRC) against m; BFH_OK or BFH_E_CORRUPT.
    (value_block_map_probe does this for every chunk it reads; exposed for the fuzz target.) */
 int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const uint8_t *data,

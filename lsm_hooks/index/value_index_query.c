@@ -99,6 +99,29 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
         missing += (size_t)!leaf;
       }
     }
+    /* Candidates whose map rules the value out from memory (its sketch: the bytes prefetched
+       above) are not read: the search would probe the map and stop there. */
+    uint8_t out4[4], *out = cand.n <= 4 ? out4 : (value_index_lean(vi) ? malloc(cand.n) : NULL);
+    if (out && cand.n && value_index_lean(vi)) {
+      block_index_rule_out(vi->blocks, cand.v, cand.n, p->hash, out);
+      size_t nout = 0;
+      for (size_t j = 0; j < cand.n; j++) nout += out[j];
+      for (size_t i = 0; nout && i < n; i++) {
+        if (!scan[i]) continue;
+        size_t j = 0; /* cand is sorted */
+        size_t lo = 0, hi = cand.n;
+        while (lo < hi) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (cand.v[mid] < numbers[i]) lo = mid + 1; else hi = mid;
+        }
+        j = lo;
+        if (j < cand.n && cand.v[j] == numbers[i] && out[j] && value_index_has_leaf(vi, numbers[i])) {
+          scan[i] = 0;
+          nout--;
+        }
+      }
+    }
+    if (out != out4) free(out);
     /* Tables without a leaf yet: the persisted index answers for those it covers. */
     uint8_t *ask = vi->pidx && missing ? malloc(n) : NULL;
     if (ask) {
