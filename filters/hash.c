@@ -23,6 +23,7 @@ void probe_init(probe_t *p, uint64_t hash, uint64_t m, uint32_t k) {
   uint64_t h1 = hash;
   uint64_t h2 = ((hash >> 32) | (hash << 32)) * 0x9e3779b97f4a7c15ull | 1;
   p->k = k;
+  p->hash = hash;
   for (uint32_t i = 0; i < k; i++) {
     uint64_t g = h1 + (uint64_t)i * h2;
     p->pos[i] = (uint64_t)(((unsigned __int128)g * m) >> 64);

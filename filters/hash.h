@@ -31,6 +31,7 @@ uint64_t bfh_value_hash_count(void);
 /* The k bit positions of one value in an m-bit filter. */
 typedef struct probe {
   uint32_t k;
+  uint64_t hash; /* the value hash the positions were made from (probe_init) */
   uint64_t pos[BFH_MAX_HASHES]; /* each in [0, m) */
 } probe_t;
 

@@ -182,7 +182,7 @@ typedef struct bfh_options {
   uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
                                     this many bits per value it holds, once, in bit-sliced
                                     indexes (no hierarchy is kept). Default BFH_LEAN_MAP_BITS
-                                    (10), the lean layout: on the own engine with value-to-block
+                                    (11), the lean layout: on the own engine with value-to-block
                                     maps (block_maps), about 2 bytes per entry at AUTO's
                                     latency of the paper's layout (doc/search.md "The lean
                                     index"); on the LevelDB engines with the maps kept in
@@ -228,10 +228,10 @@ typedef struct bfh_options {
 } bfh_options;
 #define BFH_LEAN_BITS 3
 /* The lean layout with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
-   block_maps = 1): leaves folded to about 10 bits per value (every full 2 MiB table, up to
-   100,000 values, folds by 2: 1,000,000 bits, ~13 bits per value), the maps naming the
-   blocks (doc/search.md "Value-to-block maps"). The default; 0 is the paper's layout. */
-#define BFH_LEAN_MAP_BITS 10
+   block_maps = 1): leaves folded to about 11 bits per value (a full 2 MiB table of 84,000
+   values folds to some 930,000 bits: folds need not divide m), the maps naming the blocks
+   (doc/search.md "Value-to-block maps"). The default; 0 is the paper's layout. */
+#define BFH_LEAN_MAP_BITS 11
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */

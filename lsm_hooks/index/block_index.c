@@ -137,6 +137,26 @@ void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *w
   block_index_count_damaged(bi, why);
 }
 
+void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash) {
+  pthread_rwlock_rdlock(&bi->lock);
+  for (size_t i = 0; i < n && id_map_count(&bi->maps) > 0; i++) {
+    const value_block_map_t *m = find_map(bi, numbers[i]);
+    if (m) value_block_map_prefetch(m, value_hash);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+}
+
+void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash, uint8_t *out) {
+  pthread_rwlock_rdlock(&bi->lock);
+  for (size_t i = 0; i < n; i++) {
+    const value_block_map_t *m = id_map_count(&bi->maps) ? find_map(bi, numbers[i]) : NULL;
+    out[i] = m ? (uint8_t)value_block_map_rules_out(m, value_hash) : 0;
+  }
+  pthread_rwlock_unlock(&bi->lock);
+}
+
 int block_index_has_map(block_index_t *bi, uint64_t number) {
   pthread_rwlock_rdlock(&bi->lock);
   int has = find_map(bi, number) != NULL;

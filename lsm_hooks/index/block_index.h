@@ -55,6 +55,14 @@ int block_index_has(block_index_t *bi, uint64_t number);
 void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *why);
 /* Counts a map or filter found damaged before it entered (why: the error); removes nothing. */
 void block_index_count_damaged(block_index_t *bi, const err_t *why);
+/* value_block_map_prefetch for the maps of tables numbers[0, n) (those without one: nothing). */
+void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash);
+/* For each numbers[i]: out[i] = 1 if the table's map rules the value out from memory
+   (value_block_map_rules_out: a search need not read the table), else 0 (no map, or it may
+   hold the value). */
+void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash, uint8_t *out);
 /* Has table `number` a map? */
 int block_index_has_map(block_index_t *bi, uint64_t number);
 

@@ -28,14 +28,15 @@ static int check_header(const uint8_t *h, size_t len, const char *path, const le
   if (memcmp(h, LEAF_CACHE_MAGIC, 4) != 0)
     return err_set(err, rc, "filter cache %s: bad magic", path);
   /* 1 and 2 are not bound to their table's bytes, 3 has no stamp; 4 has no map (it loads,
-     its table keeps its block filter) */
-  if (version != LEAF_CACHE_VERSION && version != LEAF_CACHE_VERSION_NO_MAP)
+     its table keeps its block filter); 5 has a map whose head is of version 2 (it loads) */
+  if (version != LEAF_CACHE_VERSION && version != LEAF_CACHE_VERSION_MAP_V2 &&
+      version != LEAF_CACHE_VERSION_NO_MAP)
     return err_set(err, rc, "filter cache %s: stale, of version %u, not %u", path, version,
                    LEAF_CACHE_VERSION);
   if (crc32c_unmask(decode_fixed32(h + 44)) != crc32c_value(h, 44))
     return err_set(err, rc, "filter cache %s: header checksum mismatch", path);
   *flags = decode_fixed32(h + 40);
-  uint32_t known = LEAF_CACHE_HAS_BLOCKS | (version == LEAF_CACHE_VERSION ? LEAF_CACHE_HAS_MAP : 0);
+  uint32_t known = LEAF_CACHE_HAS_BLOCKS | (version != LEAF_CACHE_VERSION_NO_MAP ? LEAF_CACHE_HAS_MAP : 0);
   if (*flags & ~known) return err_set(err, rc, "filter cache %s: unknown flags %u", path, *flags);
   if ((*flags & LEAF_CACHE_HAS_MAP) && !(*flags & LEAF_CACHE_HAS_BLOCKS))
     return err_set(err, rc, "filter cache %s: a map without a block filter", path);

@@ -39,9 +39,11 @@
  *     | the block filter (blocks_len bytes) | the head of the table's value-to-block map
  *     (index/value_block_map.h, "bfh.value_blocks"; head_len) | its chunks ("bfh.value_chunks";
  *     chunks_len, to the end of the file)
- * flags: bit 0 LEAF_CACHE_HAS_BLOCKS, bit 1 LEAF_CACHE_HAS_MAP (version 5 only, and only with
- * bit 0); the others reserved, 0 (a cache file with any of them set is stale). Version 4
- * (no map) still loads: its table keeps its block filter.
+ * flags: bit 0 LEAF_CACHE_HAS_BLOCKS, bit 1 LEAF_CACHE_HAS_MAP (versions 5 and 6 only, and
+ * only with bit 0); the others reserved, 0 (a cache file with any of them set is stale).
+ * Version 6 writes map heads of version 3 (sketches of 1024 bits per chunk); version 5 (heads
+ * of version 2, 512-bit sketches) still loads with its map; version 4 (no map) still loads:
+ * its table keeps its block filter.
  *
  * A map is loaded with its chunks' reader bound to the very file its head came from, so that
  * a cache file replaced or removed meanwhile can never answer for it. Descriptors: the file
@@ -69,7 +71,8 @@
 
 #define LEAF_CACHE_DIR "bfh-filters"
 #define LEAF_CACHE_MAGIC "BFHC"
-#define LEAF_CACHE_VERSION 5u
+#define LEAF_CACHE_VERSION 6u        /* maps with version 3 heads (value_block_map.h) */
+#define LEAF_CACHE_VERSION_MAP_V2 5u /* maps with version 2 heads: still loads, map and all */
 #define LEAF_CACHE_VERSION_NO_MAP 4u /* the version before maps: still loads */
 #define LEAF_CACHE_HAS_BLOCKS 1u     /* flags: a block filter follows the leaf */
 #define LEAF_CACHE_HAS_MAP 2u        /* flags: a value-to-block map follows the block filter */

@@ -2,13 +2,14 @@
  *
  * File: header (64 bytes) | directory (dir_len bytes) | crc32c of the directory (masked,
  * fixed32) | each group's rows | each table's map head.
- *   header: magic "BFHINDX1" | version fixed32 (1) | k fixed32 | m fixed64 | seed fixed64 |
+ *   header: magic "BFHINDX1" | version fixed32 (2) | k fixed32 | m fixed64 | seed fixed64 |
  *           lean_bits fixed32 | ngroups fixed32 | ntables fixed32 | chunk_bytes fixed32 |
- *           dir_len fixed64 | crc32c fixed32 (masked, of bytes [0, 56)) | binding fixed32
- *           (PERSISTED_INDEX_*_TABLES: whose stamps the tables carry; checked at open)
+ *           dir_len fixed64 | crc32c fixed32 (masked, of bytes [0, 56) and [60, 64); version
+ *           1: of [0, 56) only) | binding fixed32 (PERSISTED_INDEX_*_TABLES: whose stamps the
+ *           tables carry; checked at open; version 1 files are the own engine's: 0)
  *   directory: ngroups x group (40 bytes), then for each group its nchunks chunk CRCs
  *              (fixed32 each), then ntables x table (48 bytes, ascending by number)
- *     group: r fixed64 | rows fixed64 | row_bytes fixed32 | slots fixed32 |
+ *     group: mf fixed64 | rows fixed64 | row_bytes fixed32 | slots fixed32 |
  *            rows_per_chunk fixed32 | nchunks fixed32 | rows_off fixed64
  *     table: number fixed64 | size fixed64 | stamp fixed64 | head_off fixed64 |
  *            head_len fixed32 | group fixed32 | slot fixed32 | 0 fixed32
@@ -30,7 +31,7 @@
 #include "util/crc32c.h"
 
 #define MAGIC "BFHINDX1"
-#define VERSION 1
+#define VERSION 2 /* 1: a group's first field was its fold r, not mf (still read) */
 #define HEADER_BYTES 64
 #define GROUP_BYTES 40
 #define TABLE_BYTES 48
@@ -38,7 +39,8 @@
 #define MAX_HEAD_BYTES (64u << 20)
 
 typedef struct pgroup {
-  uint64_t r, rows, rows_off;
+  uint64_t mf, rows, rows_off; /* mf: the bits of its folded leaves (version 1 stored m / mf) */
+  fold_map_t map;
   uint32_t row_bytes, slots, rpc, nchunks;
   const uint8_t *crcs; /* nchunks fixed32, in the directory */
   uint8_t **chunk;     /* nchunks: NULL until read and checked (owned) */
@@ -106,6 +108,13 @@ static int by_number(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The header's CRC: of bytes [0, 56), and from version 2 on of the binding too (a version 1
+   file, the own engine's, holds 0 there, outside its CRC). */
+static uint32_t header_crc(const uint8_t *hdr) {
+  uint32_t crc = crc32c_value(hdr, 56);
+  return decode_fixed32(hdr + 8) == 1 ? crc : crc32c_extend(crc, hdr + 60, 4);
+}
+
 static uint32_t chunk_crc(uint32_t g, uint32_t c, const uint8_t *data, size_t len) {
   uint8_t pre[8];
   encode_fixed32(pre, g);
@@ -149,7 +158,7 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
     size_t rb, slots;
     const uint64_t *ids;
     sliced_rows(vi->groups[g].sliced, &rows, &rb, &slots, &ids);
-    uint64_t nrows = vi->params.m / vi->groups[g].r;
+    uint64_t nrows = vi->groups[g].mf;
     uint64_t rpc = rb ? (PERSISTED_INDEX_CHUNK_BYTES / rb ? PERSISTED_INDEX_CHUNK_BYTES / rb : 1) : 1;
     dir_len += 4 * ((nrows + rpc - 1) / rpc);
   }
@@ -193,11 +202,11 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
     size_t rb, slots;
     const uint64_t *ids;
     sliced_rows(vi->groups[g].sliced, &rows, &rb, &slots, &ids);
-    uint64_t nrows = vi->params.m / vi->groups[g].r;
+    uint64_t nrows = vi->groups[g].mf;
     uint64_t rpc = rb ? (PERSISTED_INDEX_CHUNK_BYTES / rb ? PERSISTED_INDEX_CHUNK_BYTES / rb : 1) : 1;
     uint64_t nch = (nrows + rpc - 1) / rpc;
     uint8_t *e = dirb + (uint64_t)g * GROUP_BYTES;
-    encode_fixed64(e, vi->groups[g].r);
+    encode_fixed64(e, vi->groups[g].mf);
     encode_fixed64(e + 8, rb ? nrows : 0);
     encode_fixed32(e + 16, (uint32_t)rb);
     encode_fixed32(e + 20, (uint32_t)slots);
@@ -230,8 +239,8 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
   encode_fixed32(hdr + 40, (uint32_t)nt);
   encode_fixed32(hdr + 44, PERSISTED_INDEX_CHUNK_BYTES);
   encode_fixed64(hdr + 48, dir_len);
-  encode_fixed32(hdr + 56, crc32c_mask(crc32c_value(hdr, 56)));
-  encode_fixed32(hdr + 60, kind); /* after the CRC: files of before the field hold 0 there */
+  encode_fixed32(hdr + 60, kind);
+  encode_fixed32(hdr + 56, crc32c_mask(header_crc(hdr)));
   env_file_t *f = NULL;
   rc = env_open_write(io, tmp, &f, err);
   if (rc == BFH_OK) rc = env_file_append(f, hdr, sizeof hdr, err);
@@ -241,7 +250,7 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
     size_t rb, slots;
     const uint64_t *ids;
     sliced_rows(vi->groups[g].sliced, &rows, &rb, &slots, &ids);
-    if (rb) rc = env_file_append(f, rows, (size_t)((vi->params.m / vi->groups[g].r) * rb), err);
+    if (rb) rc = env_file_append(f, rows, (size_t)(vi->groups[g].mf * rb), err);
   }
   pthread_rwlock_unlock(&vi->lock);
   for (size_t i = 0; i < nt && rc == BFH_OK; i++)
@@ -293,10 +302,11 @@ static int parse(persisted_index_t *x, const value_index_params_t *p, err_t *err
   int rc = read_at(x, 0, sizeof hdr, hdr, err);
   if (rc != BFH_OK) return rc;
   if (memcmp(hdr, MAGIC, 8) != 0) return corrupt(x, err, 0, "bad magic");
-  if (crc32c_unmask(decode_fixed32(hdr + 56)) != crc32c_value(hdr, 56))
+  if (crc32c_unmask(decode_fixed32(hdr + 56)) != header_crc(hdr))
     return corrupt(x, err, 56, "header checksum mismatch");
-  if (decode_fixed32(hdr + 8) != VERSION)
-    return err_set(err, BFH_E_INVALID, "%s: version %u", x->name, decode_fixed32(hdr + 8));
+  uint32_t version = decode_fixed32(hdr + 8);
+  if (version != VERSION && version != 1)
+    return err_set(err, BFH_E_INVALID, "%s: version %u", x->name, version);
   if (decode_fixed32(hdr + 60) != x->binding.kind)
     return err_set(err, BFH_E_INVALID, "%s: made for another engine's tables (binding %u, not %u)",
                    x->name, decode_fixed32(hdr + 60), x->binding.kind);
@@ -321,7 +331,7 @@ static int parse(persisted_index_t *x, const value_index_params_t *p, err_t *err
   for (uint32_t g = 0; g < ng; g++) {
     const uint8_t *e = x->dir + (uint64_t)g * GROUP_BYTES;
     pgroup_t *q = &x->groups[g];
-    q->r = decode_fixed64(e);
+    uint64_t key = decode_fixed64(e);
     q->rows = decode_fixed64(e + 8);
     q->row_bytes = decode_fixed32(e + 16);
     q->slots = decode_fixed32(e + 20);
@@ -329,10 +339,15 @@ static int parse(persisted_index_t *x, const value_index_params_t *p, err_t *err
     q->nchunks = decode_fixed32(e + 28);
     q->rows_off = decode_fixed64(e + 32);
     uint64_t off = HEADER_BYTES + (uint64_t)g * GROUP_BYTES;
-    if (q->r == 0 || p->m % q->r || (q->rows && q->rows != p->m / q->r) || q->rpc == 0 ||
+    if (version == 1) /* the fold r, a divisor of m: folded to m / r bits, the same positions */
+      q->mf = key && p->m % key == 0 ? p->m / key : 0;
+    else
+      q->mf = key <= p->m ? key : 0;
+    if (q->mf == 0 || (q->rows && q->rows != q->mf) || q->rpc == 0 ||
         (uint64_t)q->slots > (uint64_t)q->row_bytes * 8 ||
         q->nchunks != (q->rows + q->rpc - 1) / q->rpc || (!q->row_bytes && q->rows))
       return corrupt(x, err, off, "group does not add up");
+    fold_map_init(&q->map, p->m, q->mf);
     if (at + 4ull * q->nchunks > dir_len) return corrupt(x, err, off, "chunk CRCs past the directory");
     q->crcs = x->dir + at;
     at += 4ull * q->nchunks;
@@ -531,7 +546,7 @@ void persisted_index_select(persisted_index_t *x, const probe_t *p, const uint64
       if (acc) {
         memset(acc, 0xff, q->row_bytes);
         probe_t f;
-        value_index_fold_probe(p, q->r, &f);
+        value_index_fold_probe(p, &q->map, &f);
         for (uint32_t j = 0; j < f.k && acc; j++) {
           const uint8_t *row = group_row(x, g, f.pos[j], bi);
           if (!row) {

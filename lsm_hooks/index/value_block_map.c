@@ -10,8 +10,8 @@
 #include "util/vec.h"
 
 #define MAGIC 0x4d484642u /* "BFHM" little-endian */
-#define VERSION 2u
-#define SKETCH_BYTES (VALUE_BLOCK_MAP_SKETCH_BITS / 8)
+#define VERSION 3u /* 2: no sketch_bits field, 512-bit sketches (still read) */
+#define HEAD_FIXED_V2 32
 
 uint32_t value_block_map_fingerprint(uint64_t h) {
   h ^= 0x76626d6170ull; /* "vbmap": not the block filter's remix */
@@ -24,10 +24,21 @@ uint32_t value_block_map_fingerprint(uint64_t h) {
 }
 
 /* Chunk c's sketch bit for fingerprint fp: the part of the chunk's fingerprint range [lo, hi]
-   (its fence to the next chunk's, or to the last fingerprint) that fp falls in, of
-   VALUE_BLOCK_MAP_SKETCH_BITS equal parts. REQUIRES lo <= fp <= hi. */
-static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp) {
-  return (uint32_t)((uint64_t)(fp - lo) * VALUE_BLOCK_MAP_SKETCH_BITS / ((uint64_t)(hi - lo) + 1));
+   (its fence to the next chunk's, or to the last fingerprint) that fp falls in, of `bits`
+   equal parts. REQUIRES lo <= fp <= hi. */
+static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp, uint32_t bits) {
+  return (uint32_t)((uint64_t)(fp - lo) * bits / ((uint64_t)(hi - lo) + 1));
+}
+
+/* Version 3's sketch bit for fingerprint fp: the part of the map's whole fingerprint range
+   [first, last] that fp falls in, of `total` (S x nchunks) equal parts. REQUIRES first <= fp
+   <= last, total <= 2^31. */
+static uint64_t sketch_bit_v3(uint32_t first, uint32_t last, uint32_t fp, uint64_t total) {
+  return (uint64_t)(fp - first) * total / ((uint64_t)(last - first) + 1);
+}
+
+static int sketch_bits_valid(uint32_t bits) {
+  return bits >= 8 && bits <= VALUE_BLOCK_MAP_MAX_SKETCH_BITS && bits % 8 == 0;
 }
 
 /* ---- Building --------------------------------------------------------------------------- */
@@ -39,10 +50,29 @@ struct value_block_map_builder {
   size_t nrefs, refs_cap;
   size_t open_values; /* values added to the block being built */
   int unmappable;     /* too many blocks, or one past 4 GiB */
+  uint32_t version, sketch_bits; /* the head's format (value_block_map_builder_set_format) */
 };
 
 value_block_map_builder_t *value_block_map_builder_create(void) {
-  return calloc(1, sizeof(value_block_map_builder_t));
+  value_block_map_builder_t *b = calloc(1, sizeof *b);
+  if (b) {
+    b->version = VERSION;
+    b->sketch_bits = VALUE_BLOCK_MAP_SKETCH_BITS;
+  }
+  return b;
+}
+
+int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
+                                       uint32_t sketch_bits) {
+  if (version == 2 && sketch_bits == VALUE_BLOCK_MAP_SKETCH_BITS_V2) {
+    b->version = 2;
+  } else if (version == VERSION && sketch_bits_valid(sketch_bits)) {
+    b->version = VERSION;
+  } else {
+    return BFH_E_INVALID;
+  }
+  b->sketch_bits = sketch_bits;
+  return BFH_OK;
 }
 
 void value_block_map_builder_destroy(value_block_map_builder_t *b) {
@@ -87,6 +117,9 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
                                    uint8_t **chunks, size_t *chunks_len) {
   if (b->open_values) return BFH_E_INVALID;
   if (b->unmappable) return BFH_NOT_FOUND;
+  if ((uint64_t)b->sketch_bits * ((b->n + VALUE_BLOCK_MAP_CHUNK_ENTRIES - 1) / VALUE_BLOCK_MAP_CHUNK_ENTRIES) >
+      VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
+    return BFH_NOT_FOUND; /* (about 700 million entries at 1024 bits a chunk) */
   if (b->n) qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare); /* pairs is NULL when empty */
   size_t w = 0;
   for (size_t i = 0; i < b->n; i++)
@@ -94,7 +127,8 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   b->n = w;
   const size_t ce = VALUE_BLOCK_MAP_CHUNK_ENTRIES;
   size_t nchunks = (b->n + ce - 1) / ce;
-  size_t hl = VALUE_BLOCK_MAP_HEAD_FIXED + 16 * b->nrefs + (4 + SKETCH_BYTES) * nchunks + 4;
+  const size_t sb = b->sketch_bits / 8, fixed = b->version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + 4;
   size_t cl = VALUE_BLOCK_MAP_ENTRY_BYTES * b->n + 4 * nchunks;
   uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
   if (!h || !c) {
@@ -103,21 +137,24 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     return BFH_E_NOMEM;
   }
   encode_fixed32(h, MAGIC);
-  encode_fixed32(h + 4, VERSION);
+  encode_fixed32(h + 4, b->version);
   encode_fixed32(h + 8, (uint32_t)b->nrefs);
   encode_fixed32(h + 12, (uint32_t)ce);
   encode_fixed64(h + 16, b->n);
   encode_fixed32(h + 24, (uint32_t)nchunks);
   uint32_t last = b->n ? (uint32_t)(b->pairs[b->n - 1] >> 16) : 0;
   encode_fixed32(h + 28, last);
-  uint8_t *p = h + VALUE_BLOCK_MAP_HEAD_FIXED;
+  if (b->version != 2) encode_fixed32(h + 32, b->sketch_bits);
+  uint8_t *p = h + fixed;
   for (size_t i = 0; i < b->nrefs; i++, p += 16) {
     encode_fixed64(p, b->refs[i].offset);
     encode_fixed64(p + 8, b->refs[i].size);
   }
-  uint8_t *q = c, *sk = p + 4 * nchunks;
-  memset(sk, 0, SKETCH_BYTES * nchunks);
-  for (size_t k = 0; k < nchunks; k++, sk += SKETCH_BYTES) {
+  uint8_t *q = c, *sk = p + 4 * nchunks, *sk0 = sk;
+  memset(sk, 0, sb * nchunks);
+  const uint32_t fp0 = b->n ? (uint32_t)(b->pairs[0] >> 16) : 0;
+  const uint64_t total = (uint64_t)b->sketch_bits * nchunks;
+  for (size_t k = 0; k < nchunks; k++, sk += sb) {
     size_t first = k * ce, cnt = b->n - first < ce ? b->n - first : ce;
     uint32_t lo = (uint32_t)(b->pairs[first] >> 16);
     uint32_t hi = k + 1 < nchunks ? (uint32_t)(b->pairs[first + ce] >> 16) : last;
@@ -125,8 +162,13 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     p += 4;
     uint8_t *start = q;
     for (size_t i = first; i < first + cnt; i++, q += VALUE_BLOCK_MAP_ENTRY_BYTES) {
-      uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16));
-      sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      if (b->version == 2) {
+        uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16), b->sketch_bits);
+        sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      } else {
+        uint64_t bit = sketch_bit_v3(fp0, last, (uint32_t)(b->pairs[i] >> 16), total);
+        sk0[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      }
       encode_fixed32(q, (uint32_t)(b->pairs[i] >> 16));
       q[4] = (uint8_t)(b->pairs[i] & 0xff);
       q[5] = (uint8_t)((b->pairs[i] >> 8) & 0xff);
@@ -137,7 +179,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed32(q, crc32c_mask(crc));
     q += 4;
   }
-  p += SKETCH_BYTES * nchunks;
+  p += sb * nchunks;
   encode_fixed32(p, crc32c_mask(crc32c_value(h, (size_t)(p - h))));
   *head = h;
   *head_len = hl;
@@ -150,10 +192,14 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 
 struct value_block_map {
   uint32_t nblocks, chunk_entries, nchunks, last;
+  uint32_t sketch_bits; /* per chunk */
+  uint32_t version;     /* 2: a sketch per chunk; 3: one over the whole range */
+  uint32_t first;       /* fences[0] */
+  uint64_t sketch_total; /* sketch_bits x nchunks */
   uint64_t entries;
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
   uint32_t *fences; /* nchunks */
-  uint8_t *sketch;  /* nchunks x SKETCH_BYTES */
+  uint8_t *sketch;  /* nchunks x sketch_bits / 8 */
   /* Its own chunk reader (value_block_map_set_reader), or NULL. */
   value_block_map_read_fn own_read;
   void *own_arg;
@@ -165,18 +211,27 @@ struct value_block_map {
 static int sketch_has(const value_block_map_t *m, uint32_t c, uint32_t fp) {
   uint32_t lo = m->fences[c], hi = c + 1 < m->nchunks ? m->fences[c + 1] : m->last;
   if (fp < lo || fp > hi) return 1; /* outside its range: not this test's to say */
-  uint32_t bit = sketch_bit(lo, hi, fp);
-  return m->sketch[(size_t)c * SKETCH_BYTES + (bit >> 3)] >> (bit & 7) & 1;
+  uint32_t bit = sketch_bit(lo, hi, fp, m->sketch_bits);
+  return m->sketch[(size_t)c * (m->sketch_bits / 8) + (bit >> 3)] >> (bit & 7) & 1;
 }
 
 int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, err_t *err) {
   *out = NULL;
-  if (len < VALUE_BLOCK_MAP_HEAD_FIXED + 4)
+  if (len < HEAD_FIXED_V2 + 4)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
   if (decode_fixed32(d) != MAGIC) return err_set(err, BFH_E_CORRUPT, "value-to-block map: bad magic");
-  if (decode_fixed32(d + 4) != VERSION)
-    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not %u",
-                   decode_fixed32(d + 4), VERSION);
+  uint32_t version = decode_fixed32(d + 4);
+  if (version != VERSION && version != 2)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not 2 or %u", version,
+                   VERSION);
+  size_t fixed = version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  if (len < fixed + 4)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
+  uint32_t sbits = version == 2 ? VALUE_BLOCK_MAP_SKETCH_BITS_V2 : decode_fixed32(d + 32);
+  if (!sketch_bits_valid(sbits) ||
+      (uint64_t)sbits * decode_fixed32(d + 24) > VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: sketches of %u bits", sbits);
+  const uint64_t sb = sbits / 8;
   uint32_t nblocks = decode_fixed32(d + 8), ce = decode_fixed32(d + 12);
   uint64_t entries = decode_fixed64(d + 16);
   uint32_t nchunks = decode_fixed32(d + 24), last = decode_fixed32(d + 28);
@@ -186,8 +241,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    "value-to-block map: sizes do not agree (blocks %u, entries %llu, chunk "
                    "entries %u, chunks %u)",
                    nblocks, (unsigned long long)entries, ce, nchunks);
-  uint64_t want =
-      VALUE_BLOCK_MAP_HEAD_FIXED + 16ull * nblocks + (4ull + SKETCH_BYTES) * nchunks + 4;
+  uint64_t want = fixed + 16ull * nblocks + (4ull + sb) * nchunks + 4;
   if (want != len)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
                    (unsigned long long)want);
@@ -197,7 +251,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   if (m) {
     m->refs = malloc((nblocks ? nblocks : 1) * 2 * sizeof *m->refs);
     m->fences = malloc((nchunks ? nchunks : 1) * sizeof *m->fences);
-    m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)SKETCH_BYTES);
+    m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)sb);
   }
   if (!m || !m->refs || !m->fences || !m->sketch) {
     value_block_map_destroy(m);
@@ -207,8 +261,11 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   m->chunk_entries = ce;
   m->nchunks = nchunks;
   m->last = last;
+  m->sketch_bits = sbits;
+  m->version = version;
+  m->sketch_total = (uint64_t)sbits * nchunks;
   m->entries = entries;
-  const uint8_t *p = d + VALUE_BLOCK_MAP_HEAD_FIXED;
+  const uint8_t *p = d + fixed;
   uint64_t end = 0;
   for (uint32_t i = 0; i < nblocks; i++, p += 16) {
     uint64_t off = decode_fixed64(p), size = decode_fixed64(p + 8);
@@ -228,7 +285,8 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
       return err_set(err, BFH_E_CORRUPT, "value-to-block map: fence %u out of order", c);
     }
   }
-  memcpy(m->sketch, p, (size_t)nchunks * SKETCH_BYTES);
+  memcpy(m->sketch, p, (size_t)nchunks * (size_t)sb);
+  m->first = nchunks ? m->fences[0] : 0;
   *out = m;
   return BFH_OK;
 }
@@ -254,6 +312,10 @@ uint64_t value_block_map_entries(const value_block_map_t *m) {
   return m->entries;
 }
 
+uint32_t value_block_map_sketch_bits(const value_block_map_t *m) {
+  return m->sketch_bits;
+}
+
 uint32_t value_block_map_chunks(const value_block_map_t *m) {
   return m->nchunks;
 }
@@ -272,7 +334,7 @@ int value_block_map_has_reader(const value_block_map_t *m) {
 
 size_t value_block_map_memory(const value_block_map_t *m) {
   return sizeof *m + m->own_bytes + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
-         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + SKETCH_BYTES);
+         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + m->sketch_bits / 8);
 }
 
 static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {
@@ -312,6 +374,21 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
   return BFH_OK;
 }
 
+void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->version == 2 || m->nchunks == 0 || fp < m->first || fp > m->last) return;
+  uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+  __builtin_prefetch(m->sketch + (bit >> 3));
+}
+
+int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return 1;
+  if (m->version == 2) return 0;
+  uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+  return !(m->sketch[bit >> 3] >> (bit & 7) & 1);
+}
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
@@ -326,7 +403,11 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
     arg = m->own_arg;
   }
   uint32_t fp = value_block_map_fingerprint(value_hash);
-  if (m->nchunks == 0 || fp < m->fences[0] || fp > m->last) return BFH_OK;
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return BFH_OK;
+  if (m->version != 2) { /* one sketch over the range: no fence is touched when it says no */
+    uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+    if (!(m->sketch[bit >> 3] >> (bit & 7) & 1)) return BFH_OK;
+  }
   /* The first chunk that may hold fp: the last whose fence is below it (entries equal to fp
      may begin in it), or chunk 0. */
   /* Fingerprints are uniform over [fences[0], last]: start where fp's share of that range
@@ -346,7 +427,7 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
   }
   int rc = BFH_OK;
   for (; c < m->nchunks && m->fences[c] <= fp && rc == BFH_OK; c++) {
-    if (!sketch_has(m, c, fp)) continue; /* not in this chunk: no read */
+    if (m->version == 2 && !sketch_has(m, c, fp)) continue; /* not in this chunk: no read */
     uint64_t off;
     size_t len;
     value_block_map_chunk_span(m, c, &off, &len);

@@ -8,14 +8,17 @@
  *
  * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
  *   "bfh.value_blocks"  the head, read at open (a few KB per table):
- *     magic "BFHM" fixed32 | version fixed32 (1) | nblocks fixed32 | chunk_entries fixed32
+ *     magic "BFHM" fixed32 | version fixed32 (3) | nblocks fixed32 | chunk_entries fixed32
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
+ *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
- *     | sketches nchunks x 64 bytes | crc32c fixed32 (masked, over all before it)
- *     (version 2; chunk c's sketch: bit i set iff an entry of chunk c has its fingerprint
- *     in the i-th of 512 equal parts of [fences[c], fences[c + 1]] (the last chunk: up to
- *     last); a probe reads a chunk only if its bit is set: about half the chunks of tables
- *     that lack the value are never read, for 1.5 bits per entry in memory)
+ *     | sketch (nchunks x S) / 8 bytes | crc32c fixed32 (masked, over all before it)
+ *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
+ *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
+ *     and touches no fence when it is clear: a table that lacks the value reads a chunk with
+ *     probability 1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory.
+ *     Version 2, still read: no sketch_bits field (the refs follow last), S = 512, and a
+ *     sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
  *     chunk c (at c x (6 chunk_entries + 4)) = its entries x (fingerprint fixed32,
  *     block fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
@@ -46,8 +49,11 @@
 #define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340 /* 2,044 bytes of entries + 4 of CRC: 2 KiB */
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
 #define VALUE_BLOCK_MAP_ENTRY_BYTES 6
-#define VALUE_BLOCK_MAP_HEAD_FIXED 32 /* the head's bytes before its refs */
-#define VALUE_BLOCK_MAP_SKETCH_BITS 512 /* per chunk: 1.5 bits per entry */
+#define VALUE_BLOCK_MAP_HEAD_FIXED 36 /* the head's bytes before its refs (version 2: 32) */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
+#define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
+#define VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL (1ull << 31) /* S x nchunks */
 
 typedef struct value_block_map value_block_map_t;
 typedef struct value_block_map_builder value_block_map_builder_t;
@@ -60,6 +66,11 @@ uint32_t value_block_map_fingerprint(uint64_t value_hash);
 /* NULL on no memory. Client calls value_block_map_builder_destroy(). */
 value_block_map_builder_t *value_block_map_builder_create(void);
 void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
+/* The head's format: version 3 (the default) with sketches of sketch_bits (a multiple of 8,
+   8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
+   comparisons). BFH_OK, or BFH_E_INVALID for any other pair (nothing changed). Before any add. */
+int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
+                                       uint32_t sketch_bits);
 /* Adds a value (by hash) to the block being built. BFH_OK or BFH_E_NOMEM. */
 int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash);
 /* Closes the block being built, which lies at (offset, size); a block with no value added is
@@ -85,6 +96,7 @@ void value_block_map_destroy(value_block_map_t *m); /* NULL allowed */
 uint32_t value_block_map_blocks(const value_block_map_t *m);
 block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i);
 uint64_t value_block_map_entries(const value_block_map_t *m);
+uint32_t value_block_map_sketch_bits(const value_block_map_t *m); /* per chunk */
 /* Bytes the map holds in memory (the struct, its refs, fences and sketches). */
 size_t value_block_map_memory(const value_block_map_t *m);
 
@@ -112,6 +124,17 @@ int value_block_map_has_reader(const value_block_map_t *m);
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
                           uint64_t *chunks_read, err_t *err);
+
+/* Starts loading the memory value_block_map_probe will test first for this hash (the
+   sketch byte of a version 3 map): called for several tables before probing them, their
+   cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
+void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
+
+/* 1 if the map says, from memory alone, that no entry has this hash's fingerprint (outside
+   the map's range, or its sketch bit clear: version 3; a version 2 map's sketches are per
+   chunk: only its range), so that value_block_map_probe would name no block and read no
+   chunk; else 0. */
+int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
 
 /* Checks chunk c's bytes (as read: its entries and CRC) against m; BFH_OK or BFH_E_CORRUPT.
    (value_block_map_probe does this for every chunk it reads; exposed for the fuzz target.) */

@@ -137,52 +137,90 @@ static int check_filter(const value_index_t *vi, uint64_t number, const value_fi
 
 /* ---- The lean layout ------------------------------------------------------------------ */
 
-/* The largest power of two r dividing m with m / r >= target bits (1 if none is larger).
-   Powers of two only, so that tables within a factor of two in size share a fold group: a
-   group's slices are allocated 8 slots at a time, which a group per table would waste. */
-static uint64_t fold_for(uint64_t m, double target) {
-  uint64_t lim = target >= (double)m ? 1 : (uint64_t)((double)m / target), r = 1;
-  while (r * 2 <= lim && m % (r * 2) == 0) r *= 2;
-  return r;
+/* How far a group's fold may stray from what a leaf asks (doc/search.md "The lean index"):
+   a leaf takes a slot of a group holding at least three quarters of the bits it asks
+   (lean_suits), and a group grows for new leaves rather than a new one open when it holds at
+   most a quarter more than the largest of them asks (lean_grows); tables of an LSM's levels
+   differ in values by some 15% either way, and share one group. */
+static int lean_suits(uint64_t mf, uint64_t asked) {
+  return 4 * mf >= 3 * asked;
+}
+static int lean_grows(const fold_group_t *g, uint64_t asked) {
+  return !g->small && lean_suits(g->mf, asked) && 4 * g->mf <= 5 * asked;
 }
 
-/* The group of fold r, created if missing; -1 on no memory. */
-static long group_of(value_index_t *vi, uint64_t r) {
+/* An index of at most this many tables is one group of 8 slots whose fold spreads the bits
+   its tables ask for over the 8 (no less than three quarters of what the largest asks): the
+   slots it must allocate beyond its tables are paid from their bits, not added. That group
+   never grows: tables beyond open groups of their own. */
+#define LEAN_SMALL_TABLES 8
+
+/* n bits rounded up to a multiple of 64, within [VALUE_FILTER_MIN_BITS, m]. */
+static uint64_t lean_round(uint64_t n, uint64_t m) {
+  n = (n + 63) / 64 * 64;
+  if (n < VALUE_FILTER_MIN_BITS) n = VALUE_FILTER_MIN_BITS;
+  return n > m ? m : n;
+}
+
+typedef struct fold_plan {
+  leaf_t *l;
+  uint64_t asked; /* asked_bits */
+  long g;         /* the group it goes to; -1 not yet placed */
+} fold_plan_t;
+
+/* Whether a leaf of the plan pl[0, n) goes to group g. */
+static int planned(const fold_plan_t *pl, size_t n, size_t g) {
+  for (size_t i = 0; i < n; i++)
+    if (pl[i].g == (long)g) return 1;
+  return 0;
+}
+
+/* A group folded to mf bits: an emptied one (no leaf, none planned for it in pl[0, n)) is
+   reused, else a new one; -1 on no memory. */
+static long group_new(value_index_t *vi, uint64_t mf, const fold_plan_t *pl, size_t n) {
+  sliced_t *s = sliced_create(mf);
+  if (!s) return -1;
   for (size_t g = 0; g < vi->ngroups; g++)
-    if (vi->groups[g].r == r) return (long)g;
+    if (sliced_leaf_count(vi->groups[g].sliced) == 0 && !planned(pl, n, g)) {
+      sliced_destroy(vi->groups[g].sliced);
+      vi->groups[g] = (fold_group_t){mf, {0}, s, 0.0, 0};
+      fold_map_init(&vi->groups[g].map, vi->params.m, mf);
+      return (long)g;
+    }
   if (vi->ngroups == vi->capgroups) {
     size_t c = vi->capgroups ? 2 * vi->capgroups : 4;
     fold_group_t *a = realloc(vi->groups, c * sizeof *a);
-    if (!a) return -1;
+    if (!a) {
+      sliced_destroy(s);
+      return -1;
+    }
     vi->groups = a;
     vi->capgroups = c;
   }
-  sliced_t *s = sliced_create(vi->params.m / r);
-  if (!s) return -1;
-  vi->groups[vi->ngroups] = (fold_group_t){r, s, 0.0};
+  vi->groups[vi->ngroups] = (fold_group_t){mf, {0}, s, 0.0, 0};
+  fold_map_init(&vi->groups[vi->ngroups].map, vi->params.m, mf);
   return (long)vi->ngroups++;
 }
 
-/* The fold leaf l's table asks for: m / r >= lean_bits x its values (estimated from its
-   popcount). */
-static uint64_t natural_fold(const value_index_t *vi, const leaf_t *l) {
+/* The bits leaf l's table asks for: lean_bits x the values it holds (estimated from its
+   popcount), rounded up to a multiple of 64, within [64, m]. */
+static uint64_t asked_bits(const value_index_t *vi, const leaf_t *l) {
   uint64_t m = vi->params.m;
   double fill = (double)l->popcount / (double)m;
   double values = fill >= 1.0 ? (double)m : -(double)m / vi->params.k * log1p(-fill);
   double target = values * vi->params.lean_bits;
-  if (target < VALUE_FILTER_MIN_BITS) target = VALUE_FILTER_MIN_BITS;
-  return fold_for(m, target);
+  if (target >= (double)m) return m;
+  return lean_round((uint64_t)target + 1, m);
 }
 
-/* The group folded by r or less (more bits per value) that has a free slot, the most
-   folded of them (closest to what the table asks for); -1 if none. room[g] counts group
-   g's free slots. */
-static long group_with_room(const value_index_t *vi, uint64_t r, const size_t *room) {
+/* The group with a free slot that suits a leaf asking `asked` bits, the most folded of them;
+   -1 if none. room[g] counts group g's free slots. */
+static long group_with_room(const value_index_t *vi, uint64_t asked, const size_t *room) {
   long g = -1;
   for (size_t i = 0; i < vi->ngroups; i++) {
     const fold_group_t *c = &vi->groups[i];
-    size_t f = room[i];
-    if (c->r <= r && f > 0 && (g < 0 || c->r > vi->groups[g].r)) g = (long)i;
+    if (room[i] > 0 && lean_suits(c->mf, asked) && (g < 0 || c->mf < vi->groups[g].mf))
+      g = (long)i;
   }
   return g;
 }
@@ -190,14 +228,14 @@ static long group_with_room(const value_index_t *vi, uint64_t r, const size_t *r
 /* Folds leaf l's words into the sliced index of fold group g (the only copy kept). Write
    lock held. On failure nothing changed. */
 static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
-  uint64_t m = vi->params.m, r = vi->groups[g].r;
-  uint64_t mf = m / r;
+  const fold_map_t *map = &vi->groups[g].map;
+  uint64_t mf = vi->groups[g].mf;
   uint64_t *fw = calloc(bits_words(mf), sizeof *fw);
   if (!fw) return BFH_E_NOMEM;
   const uint64_t *w = l->filter->words;
   for (size_t i = 0; i < vi->nwords; i++)
     for (uint64_t x = w[i]; x; x &= x - 1) {
-      uint64_t j = ((uint64_t)i * 64 + (uint64_t)__builtin_ctzll(x)) / r;
+      uint64_t j = fold_map_pos(map, (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(x));
       fw[j >> 6] |= 1ull << (j & 63);
     }
   uint64_t pop = 0;
@@ -211,70 +249,79 @@ static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
   return BFH_OK;
 }
 
-typedef struct fold_plan {
-  leaf_t *l;
-  uint64_t r; /* natural_fold */
-  long g;     /* the group it goes to; -1 not yet placed */
-} fold_plan_t;
-
-static int by_fold(const void *a, const void *b) {
+static int by_asked(const void *a, const void *b) {
   const fold_plan_t *x = a, *y = b;
-  if (x->r != y->r) return x->r < y->r ? -1 : 1;
+  if (x->asked != y->asked) return x->asked > y->asked ? -1 : 1;
   return x->l->number < y->l->number ? -1 : x->l->number > y->l->number;
 }
 
 /* Chooses a fold group for each of the n leaves of a batch and makes the room they need
    (sliced_make_room_exact: rounded up to 8 slots, a 32nd at least; doc/search.md "The lean
-   index"): in order of fold, least folded first, a leaf takes
-   a free slot of the most folded group that is folded no more than it asks; the leaves left
-   make their own fold's group grow to hold them (rounded up to 8 slots), and a smaller table
-   (more folded) joins that growth rather than open a group of its own when that costs fewer
-   bits: c tables of fold r in a group of fold r0 < r hold c m / r0 bits, in their own group
-   at least 8 m / r (c rounded up to 8). Write lock held. Leaves whose group could not be
-   made (no memory) keep g = -1. */
+   index"). In order of the bits they ask, most first, a leaf takes a free slot of the most
+   folded group that suits it (lean_suits). The largest of the leaves left, asking t0, and
+   those left asking at least t0 / 2 go to a group that grows for them: one that grows for t0
+   (lean_grows), else a new one folded to the mean of what they ask. An index of at most
+   LEAN_SMALL_TABLES tables (this batch with the leaves it has) puts all its leaves left in
+   one new group of 8 slots folded to the sum of what they ask over 8, but no less than three
+   quarters of t0 (6 tables of a 1M-entry LevelDB database take 8 slots of 3/4 of their size,
+   not 8 of their size). Write lock held. Leaves whose group could not be made (no memory)
+   keep g = -1. */
 static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    pl[i].r = natural_fold(vi, pl[i].l);
+    pl[i].asked = asked_bits(vi, pl[i].l);
     pl[i].g = -1;
   }
-  qsort(pl, n, sizeof *pl, by_fold);
-  uint64_t m = vi->params.m;
+  qsort(pl, n, sizeof *pl, by_asked);
+  const int small = vi->n + n <= LEAN_SMALL_TABLES;
   for (;;) {
     size_t *room = calloc(vi->ngroups ? vi->ngroups : 1, sizeof *room);
     if (!room) return;
     for (size_t g = 0; g < vi->ngroups; g++) room[g] = sliced_free_slots(vi->groups[g].sliced);
-    size_t left = 0, first = n;
+    for (size_t i = 0; i < n; i++) /* the slots of leaves placed by an earlier round */
+      if (pl[i].g >= 0 && room[pl[i].g] > 0) room[pl[i].g]--;
+    size_t first = n;
     for (size_t i = 0; i < n; i++) {
       if (pl[i].g >= 0) continue;
-      long g = group_with_room(vi, pl[i].r, room);
+      long g = group_with_room(vi, pl[i].asked, room);
       if (g >= 0) {
         pl[i].g = g;
         room[g]--;
-      } else {
-        left++;
-        if (first == n) first = i;
+      } else if (first == n) {
+        first = i;
       }
     }
     free(room);
-    if (left == 0) return;
-    /* The least folded of the leaves left: its group grows for them, and for the more folded
-       ones that are cheaper there than in a group of their own. */
-    uint64_t r0 = pl[first].r;
-    size_t extra = 0;
-    for (size_t i = first; i < n;) {
-      size_t e = i, c = 0;
-      while (e < n && pl[e].r == pl[i].r) c += pl[e++].g < 0;
-      if (pl[i].r == r0 || (double)c * (double)(m / r0) <= (double)((c + 7) / 8 * 8) * (double)(m / pl[i].r))
-        extra += c;
-      i = e;
+    if (first == n) return;
+    uint64_t t0 = pl[first].asked;
+    size_t c = 0;
+    double sum = 0;
+    for (size_t i = first; i < n; i++)
+      if (pl[i].g < 0 && (small || 2 * pl[i].asked >= t0)) {
+        c++;
+        sum += (double)pl[i].asked;
+      }
+    long g = -1;
+    for (size_t i = 0; !small && i < vi->ngroups; i++)
+      if (sliced_leaf_count(vi->groups[i].sliced) > 0 && lean_grows(&vi->groups[i], t0) &&
+          (g < 0 || vi->groups[i].mf < vi->groups[g].mf))
+        g = (long)i;
+    if (g < 0) {
+      uint64_t mf = lean_round((uint64_t)(sum / (double)(small ? LEAN_SMALL_TABLES : c)), vi->params.m);
+      uint64_t floor = small ? lean_round(t0 - t0 / 4, vi->params.m) : 0;
+      g = group_new(vi, mf > floor ? mf : floor, pl, n);
+      if (g >= 0) vi->groups[g].small = small;
     }
-    long g = group_of(vi, r0);
-    if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, extra) != BFH_OK) return;
+    /* Room for these and for the leaves of the batch placed in g already (not added yet). */
+    size_t placed = 0;
+    for (size_t i = 0; g >= 0 && i < n; i++) placed += pl[i].g == g;
+    if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, c + placed) != BFH_OK) return;
+    for (size_t i = first; i < n; i++)
+      if (pl[i].g < 0 && (small || 2 * pl[i].asked >= t0)) pl[i].g = g;
   }
 }
 
-/* Folds leaf l into a group (the one it asks for, or a less folded one with a free slot) as
-   plan_folds_locked would for a batch of one. Write lock held. On failure nothing changed. */
+/* Folds leaf l into a group as plan_folds_locked would for a batch of one. Write lock held.
+   On failure nothing changed. */
 static int fold_in_locked(value_index_t *vi, leaf_t *l) {
   fold_plan_t pl = {l, 0, -1};
   plan_folds_locked(vi, &pl, 1);
@@ -282,13 +329,14 @@ static int fold_in_locked(value_index_t *vi, leaf_t *l) {
   return fold_into_locked(vi, l, pl.g);
 }
 
-/* Takes leaf l out of its fold group; an emptied group gives its rows back. */
+/* Takes leaf l out of its fold group; an emptied group gives its rows back (and may be
+   reused by group_new for another fold). */
 static void fold_out_locked(value_index_t *vi, leaf_t *l) {
   fold_group_t *g = &vi->groups[l->group];
   sliced_remove(g->sliced, l->number);
-  g->fill_sum -= (double)l->folded_popcount / (double)(vi->params.m / g->r);
+  g->fill_sum -= (double)l->folded_popcount / (double)g->mf;
   if (sliced_leaf_count(g->sliced) == 0) {
-    sliced_t *fresh = sliced_create(vi->params.m / g->r);
+    sliced_t *fresh = sliced_create(g->mf);
     if (fresh) {
       sliced_destroy(g->sliced);
       g->sliced = fresh;

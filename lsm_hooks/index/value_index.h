@@ -54,14 +54,14 @@ typedef struct value_index_params {
                           block filters in the block index */
 } value_index_params_t;
 
-/* Lean (doc/search.md "The lean index"): a leaf of m bits is folded by a divisor r of m to
-   m / r bits, OR-ing bits [j r, (j + 1) r) into bit j. Positions are reduced by multiply-
-   shift, so a value's position in the folded filter is its position in the leaf divided by
-   r: a folded leaf answers every probe its leaf would (never a false negative), with more
-   false positives. r is the largest power of two dividing m that leaves m / r >= lean_bits x the
-   values the leaf holds (estimated from its popcount). Leaves with the same r share one
-   bit-sliced index, the only copy of their bits; LEAVES probes read their columns and
-   HIERARCHY answers through the slices (no hierarchy is kept). */
+/* Lean (doc/search.md "The lean index"): a leaf of m bits is folded to m' bits (any m' <= m),
+   leaf bit p becoming bit floor(p m' / m) (value_index_private.h fold_map_*, a multiply and a
+   shift): a value's position in the folded filter is its position in the leaf so reduced, so
+   a folded leaf answers every probe its leaf would (never a false negative), with more false
+   positives. A table asks for lean_bits x the values it holds (estimated from its popcount);
+   tables of about one size share a fold group, one bit-sliced index, the only copy of their
+   bits (value_index.c plan_folds_locked); LEAVES probes read their columns and HIERARCHY
+   answers through the slices (no hierarchy is kept). */
 
 /* Returns a new empty index, or NULL on bad parameters / no memory (message in err).
    Client calls value_index_destroy(). */

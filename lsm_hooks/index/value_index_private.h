@@ -41,11 +41,49 @@ typedef struct leaf {
   uint64_t folded_popcount; /* lean: set bits of the folded leaf */
 } leaf_t;
 
-/* Lean: the leaves folded by r, in one bit-sliced index of m / r rows. */
+/* A fold of an m-bit leaf to mf bits (1 <= mf <= m, any mf): leaf position p becomes
+   floor(p mf / m), and folded bit j is the OR of the leaf bits p with floor(p mf / m) = j (a
+   run of about m / mf consecutive bits). When mf divides m this is p / (m / mf), the power-of-
+   two folds of old. Computed without a division: floor(x / m) = (x c) >> L for every
+   x = p mf < 2^N, with L = max(64, N + ceil(log2 m)) and c = ceil(2^L / m) (Granlund and
+   Montgomery's bound: the error x (c m - 2^L) / (m 2^L) < 2^(N - L) <= 1 / m never crosses an
+   integer); c fits 64 bits while N <= 62, else (m above 2^31) a 128-bit division. */
+typedef struct fold_map {
+  uint64_t m, mf;
+  uint64_t c;     /* 0: the slow path (division) */
+  uint32_t shift; /* L - 64 */
+} fold_map_t;
+
+static inline void fold_map_init(fold_map_t *f, uint64_t m, uint64_t mf) {
+  f->m = m;
+  f->mf = mf;
+  f->c = 0;
+  f->shift = 0;
+  uint64_t top = m - 1; /* the largest p */
+  if (m < 2 || (mf && top > UINT64_MAX / mf)) return;
+  uint64_t xmax = top * mf;
+  uint32_t n = xmax ? 64u - (uint32_t)__builtin_clzll(xmax) : 1u;
+  uint32_t lg = 64u - (uint32_t)__builtin_clzll(m - 1); /* ceil(log2 m), m >= 2 */
+  if (n > 62) return;
+  uint32_t l = n + lg < 64 ? 64 : n + lg;
+  unsigned __int128 one = 1;
+  f->c = (uint64_t)(((one << l) + m - 1) / m);
+  f->shift = l - 64;
+}
+
+/* Leaf position p (< m) in the folded leaf. */
+static inline uint64_t fold_map_pos(const fold_map_t *f, uint64_t p) {
+  if (f->c) return (uint64_t)(((unsigned __int128)(p * f->mf) * f->c) >> 64 >> f->shift);
+  return (uint64_t)((unsigned __int128)p * f->mf / f->m);
+}
+
+/* Lean: the leaves folded to mf bits, in one bit-sliced index of mf rows. */
 typedef struct fold_group {
-  uint64_t r;
+  uint64_t mf;
+  fold_map_t map;
   sliced_t *sliced; /* owned */
   double fill_sum;  /* sum of its leaves' folded fill ratios */
+  int small;        /* made for an index of a few tables: never grows (value_index.c) */
 } fold_group_t;
 
 typedef struct pending_op {
@@ -86,7 +124,7 @@ struct value_index {
   uint64_t popcount_sum;
   hierarchy_t *hier;
   sliced_t *sliced;      /* the paper's layout; lean: unused (empty) */
-  fold_group_t *groups;  /* lean: by r, in creation order (owned) */
+  fold_group_t *groups;  /* lean: in creation order, an emptied one reused (owned) */
   size_t ngroups, capgroups;
   const uint64_t *adding_words; /* words of the leaf being added (for load()) */
   uint64_t adding_number;
@@ -114,10 +152,11 @@ static inline int value_index_lean(const value_index_t *vi) {
   return vi->params.lean_bits > 0 && !vi->params.leaves_on_disk;
 }
 
-/* p's positions in a leaf folded by r (multiply-shift reduction: exactly pos / r). */
-static inline void value_index_fold_probe(const probe_t *p, uint64_t r, probe_t *out) {
+/* p's positions in a leaf folded by f (fold_map_pos). */
+static inline void value_index_fold_probe(const probe_t *p, const fold_map_t *f, probe_t *out) {
   out->k = p->k;
-  for (uint32_t i = 0; i < p->k; i++) out->pos[i] = p->pos[i] / r;
+  out->hash = p->hash;
+  for (uint32_t i = 0; i < p->k; i++) out->pos[i] = fold_map_pos(f, p->pos[i]);
 }
 
 /* ---- The leaf store (value_index_leaves.c) ---------------------------------------------- */

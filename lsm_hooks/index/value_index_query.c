@@ -3,6 +3,7 @@
  * index's statistics. Each first applies the queued adds and removes (value_index.c), then
  * holds the read lock.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,7 @@ static int leaf_says_maybe(value_index_t *vi, leaf_t *l, const probe_t *p) {
   if (!value_index_lean(vi)) return value_index_leaf_probe(vi, l, p);
   const fold_group_t *g = &vi->groups[l->group];
   probe_t q;
-  value_index_fold_probe(p, g->r, &q);
+  value_index_fold_probe(p, &g->map, &q);
   return sliced_probe_one(g->sliced, l->number, &q) != 0; /* absent (never): maybe */
 }
 
@@ -45,7 +46,7 @@ int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out, pr
   for (size_t g = 0; g < vi->ngroups; g++) {
     if (sliced_leaf_count(vi->groups[g].sliced) == 0) continue;
     probe_t q;
-    value_index_fold_probe(p, vi->groups[g].r, &q);
+    value_index_fold_probe(p, &vi->groups[g].map, &q);
     int rc = sliced_search(vi->groups[g].sliced, &q, out, st);
     if (rc != BFH_OK) return rc;
   }
@@ -78,15 +79,55 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
   int rc = candidates_locked(vi, by, p, &cand, st, err);
   if (rc == BFH_OK) {
     u64vec_sort(&cand);
-    uint8_t *ask = vi->pidx ? calloc(n ? n : 1, 1) : NULL;
-    for (size_t i = 0; i < n; i++) {
-      int leaf = value_index_has_leaf(vi, numbers[i]);
-      int hit = u64_sorted_contains(cand.v, cand.n, numbers[i]);
-      scan[i] = hit || !leaf;
-      if (ask) ask[i] = !leaf;
+    /* The maps of the candidates: their first cache miss (the sketch byte) overlaps the loop
+       below instead of each following the last in the search's reads. */
+    if (cand.n && value_index_lean(vi)) block_index_prefetch(vi->blocks, cand.v, cand.n, p->hash);
+    size_t missing = 0;
+    if (cand.n <= 4) { /* the usual case: compared with each, no branch to mispredict */
+      uint64_t c[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+      for (size_t j = 0; j < cand.n; j++) c[j] = cand.v[j];
+      for (size_t i = 0; i < n; i++) {
+        uint64_t x = numbers[i];
+        int leaf = value_index_has_leaf(vi, x);
+        scan[i] = (uint8_t)(!leaf | (x == c[0]) | (x == c[1]) | (x == c[2]) | (x == c[3]));
+        missing += (size_t)!leaf;
+      }
+    } else {
+      for (size_t i = 0; i < n; i++) {
+        int leaf = value_index_has_leaf(vi, numbers[i]);
+        scan[i] = (uint8_t)(!leaf || u64_sorted_contains(cand.v, cand.n, numbers[i]));
+        missing += (size_t)!leaf;
+      }
     }
+    /* Candidates whose map rules the value out from memory (its sketch: the bytes prefetched
+       above) are not read: the search would probe the map and stop there. */
+    uint8_t out4[4], *out = cand.n <= 4 ? out4 : (value_index_lean(vi) ? malloc(cand.n) : NULL);
+    if (out && cand.n && value_index_lean(vi)) {
+      block_index_rule_out(vi->blocks, cand.v, cand.n, p->hash, out);
+      size_t nout = 0;
+      for (size_t j = 0; j < cand.n; j++) nout += out[j];
+      for (size_t i = 0; nout && i < n; i++) {
+        if (!scan[i]) continue;
+        size_t j = 0; /* cand is sorted */
+        size_t lo = 0, hi = cand.n;
+        while (lo < hi) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (cand.v[mid] < numbers[i]) lo = mid + 1; else hi = mid;
+        }
+        j = lo;
+        if (j < cand.n && cand.v[j] == numbers[i] && out[j] && value_index_has_leaf(vi, numbers[i])) {
+          scan[i] = 0;
+          nout--;
+        }
+      }
+    }
+    if (out != out4) free(out);
     /* Tables without a leaf yet: the persisted index answers for those it covers. */
-    if (ask) persisted_index_select(vi->pidx, p, numbers, n, ask, scan, vi->blocks, NULL);
+    uint8_t *ask = vi->pidx && missing ? malloc(n) : NULL;
+    if (ask) {
+      for (size_t i = 0; i < n; i++) ask[i] = (uint8_t)!value_index_has_leaf(vi, numbers[i]);
+      persisted_index_select(vi->pidx, p, numbers, n, ask, scan, vi->blocks, NULL);
+    }
     free(ask);
   }
   pthread_rwlock_unlock(&vi->lock);
@@ -126,7 +167,7 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->sliced_row_bits = vi->params.m * sliced_capacity(vi->sliced);
   double fill_sum = 0;
   for (size_t g = 0; g < vi->ngroups; g++) {
-    st->sliced_row_bits += vi->params.m / vi->groups[g].r * sliced_capacity(vi->groups[g].sliced);
+    st->sliced_row_bits += vi->groups[g].mf * sliced_capacity(vi->groups[g].sliced);
     st->sliced_bytes += sliced_size_in_bytes(vi->groups[g].sliced);
     fill_sum += vi->groups[g].fill_sum;
   }

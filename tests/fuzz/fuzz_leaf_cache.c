@@ -56,6 +56,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
   if (leaf_cache_load(env_default(), path, &t, m, k, seed, &f, &blocks, &err) == BFH_OK) {
     fuzz_check(f->m == m && f->k == k && f->seed == seed);
     fuzz_check(decode_fixed32(data + 4) == LEAF_CACHE_VERSION ||
+               decode_fixed32(data + 4) == LEAF_CACHE_VERSION_MAP_V2 ||
                decode_fixed32(data + 4) == LEAF_CACHE_VERSION_NO_MAP);
     fuzz_check(!blocks || (decode_fixed32(data + 40) & LEAF_CACHE_HAS_BLOCKS));
     if (blocks) check_blocks(blocks);

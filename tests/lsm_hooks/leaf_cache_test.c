@@ -195,6 +195,70 @@ static void test_leaf_cache_round_trip_with_blocks(void **state) {
   value_filter_destroy(f);
 }
 
+/* The map of the fixture's blocks, its head in `version`'s format (2: 512-bit sketches;
+   3: the default). */
+static void make_map(uint32_t version, uint8_t **head, size_t *hl, uint8_t **chunks, size_t *cl) {
+  value_block_map_builder_t *b = value_block_map_builder_create();
+  assert_non_null(b);
+  if (version == 2) assert_int_equal(value_block_map_builder_set_format(b, 2, 512), BFH_OK);
+  for (uint32_t blk = 0; blk < NBLOCKS; blk++) {
+    for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++)
+      assert_int_equal(value_block_map_builder_add(b, value_hash(blk * 1000 + v)), BFH_OK);
+    assert_int_equal(value_block_map_builder_end_block(b, 4096ull * blk, 4000), BFH_OK);
+  }
+  assert_int_equal(value_block_map_builder_finish(b, head, hl, chunks, cl), BFH_OK);
+  value_block_map_builder_destroy(b);
+}
+
+/* Version 6 files carry version 3 map heads (1024-bit sketches); a version 5 file, as
+   earlier builds wrote it (a version 2 head, 512-bit sketches), still loads with its map,
+   which names every block of its values. */
+static void test_leaf_cache_map_versions(void **state) {
+  fixture_t *fx = *state;
+  for (uint32_t file_version = 5; file_version <= 6; file_version++) {
+    leaf_cache_map_bytes_t mb;
+    memset(&mb, 0, sizeof mb);
+    make_map(file_version == 5 ? 2 : 3, (uint8_t **)&mb.head, &mb.head_len,
+             (uint8_t **)&mb.chunks, &mb.chunks_len);
+    uint8_t *buf;
+    size_t n;
+    err_t err;
+    assert_int_equal(leaf_cache_encode_map(&TABLE, fx->leaf, fx->blocks, &mb, &buf, &n, &err),
+                     BFH_OK);
+    assert_int_equal(decode_fixed32(buf + 4), LEAF_CACHE_VERSION);
+    if (file_version == 5) {
+      encode_fixed32(buf + 4, LEAF_CACHE_VERSION_MAP_V2);
+      encode_fixed32(buf + 44, crc32c_mask(crc32c_value(buf, 44)));
+    }
+    assert_int_equal(leaf_cache_write(env_default(), fx->path, buf, n, &err), BFH_OK);
+    free(buf);
+    free((void *)mb.head);
+    free((void *)mb.chunks);
+    leaf_cache_table_t t = TABLE;
+    value_filter_t *f = NULL;
+    block_filter_t *blocks = NULL;
+    value_block_map_t *map = NULL;
+    assert_int_equal(leaf_cache_load_map(env_default(), fx->path, &t, 0, M, K, SEED, &f, &blocks,
+                                         &map, &err),
+                     BFH_OK);
+    assert_non_null(map);
+    assert_int_equal(value_block_map_sketch_bits(map), file_version == 5 ? 512 : VALUE_BLOCK_MAP_SKETCH_BITS);
+    for (uint32_t blk = 0; blk < NBLOCKS; blk++)
+      for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
+        uint32_t out[NBLOCKS], nb = 0;
+        assert_int_equal(value_block_map_probe(map, value_hash(blk * 1000 + v), NULL, NULL, out,
+                                               &nb, NULL, &err),
+                         BFH_OK);
+        int hit = 0;
+        for (uint32_t q = 0; q < nb; q++) hit |= value_block_map_ref(map, out[q]).offset == 4096ull * blk;
+        assert_true(hit);
+      }
+    value_block_map_destroy(map);
+    block_filter_destroy(blocks);
+    value_filter_destroy(f);
+  }
+}
+
 /* A file of version 1 or 2, written byte by byte as the old code wrote it: a 32-byte header
    with the table's number and size but no tag. */
 static void write_old(const fixture_t *fx, uint32_t version, uint32_t flags,
@@ -395,6 +459,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_without_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_with_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_old_versions_are_stale, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_map_versions, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_stamp_binds, setup, teardown),
       cmocka_unit_test(test_leaf_cache_stamp_fields_and_margin),
       cmocka_unit_test_setup_teardown(test_leaf_cache_damaged_block_filter_is_stale, setup,

@@ -20,6 +20,11 @@
 
 #include "filters/bits.h"
 #include "lsm_hooks/index/value_index.h"
+#include "lsm_hooks/index/persisted_index.h"
+#include "lsm_hooks/index/value_block_map.h"
+#include "lsm_hooks/index/value_index_private.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
 #include "tests/test_util.h"
 #include "util/env.h"
 #include "util/random.h"
@@ -303,7 +308,346 @@ static void test_value_index_lean_ops_match(void **state) {
   g_lean_bits = 4;
   run_model(0, HIERARCHY_SIMILARITY, 10000, 1000, 1);
   run_model(0, HIERARCHY_SIMILARITY, 10000, 700, 0);
+  /* Folds to any multiple of 64 bits (448, 576, ... of 1024: not divisors of m). */
+  for (uint32_t bits = 3; bits <= 13; bits += 5) {
+    g_lean_bits = bits;
+    run_model(0, HIERARCHY_SIMILARITY, 3000, 400, 1);
+  }
   g_lean_bits = 0;
+}
+
+/* floor(p mf / m) for p < m, the definition fold_map_pos computes without a division. */
+static uint64_t fold_ref(uint64_t p, uint64_t mf, uint64_t m) {
+  return (uint64_t)((unsigned __int128)p * mf / m);
+}
+
+/* fold_map_pos is exactly floor(p mf / m), below mf, for every p: exhaustively over m up to
+   4,100 and every mf <= m, and over seeded random (m, mf, p) up to m = 2^40 (the fast path
+   to m about 2^31, the division beyond); mf = m / r gives p / r (the power-of-two folds). */
+static void test_value_index_fold_map_exact(void **state) {
+  (void)state;
+  for (uint64_t m = 1; m <= 4100; m += (m < 300 ? 1 : 97))
+    for (uint64_t mf = 1; mf <= m; mf++) {
+      fold_map_t f;
+      fold_map_init(&f, m, mf);
+      for (uint64_t p = 0; p < m; p++) {
+        uint64_t j = fold_map_pos(&f, p);
+        if (j != fold_ref(p, mf, m) || j >= mf)
+          fail_msg("m %llu mf %llu p %llu: %llu", (unsigned long long)m,
+                   (unsigned long long)mf, (unsigned long long)p, (unsigned long long)j);
+      }
+    }
+  rng_t r;
+  rng_init(&r, 28);
+  for (int i = 0; i < 20000; i++) {
+    uint64_t m = 2 + rng_below(&r, i % 2 ? 2000000 : ((uint64_t)1 << (8 + i % 33)));
+    uint64_t mf = 1 + rng_below(&r, m);
+    fold_map_t f;
+    fold_map_init(&f, m, mf);
+    for (int t = 0; t < 64; t++) {
+      uint64_t p = t < 4 ? m - 1 - (uint64_t)t % m : rng_below(&r, m);
+      uint64_t j = fold_map_pos(&f, p);
+      if (j != fold_ref(p, mf, m) || j >= mf)
+        fail_msg("m %llu mf %llu p %llu: %llu", (unsigned long long)m, (unsigned long long)mf,
+                 (unsigned long long)p, (unsigned long long)j);
+    }
+  }
+  fold_map_t f;
+  fold_map_init(&f, 2000000, 250000); /* r = 8 */
+  for (uint64_t p = 0; p < 2000000; p += 7) assert_int_equal(fold_map_pos(&f, p), p / 8);
+}
+
+/* A folded leaf answers every probe its leaf would: seeded random leaves of m = 2,000,000
+   (and a non-power-of-two m) folded to random sizes, most not divisors of m; every value
+   added is a maybe in the folded filter, and the folded filter's bit j is exactly the OR of
+   the leaf bits p with floor(p mf / m) = j. */
+static void test_value_index_fold_no_false_negative(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 2028);
+  for (int round = 0; round < 24; round++) {
+    uint64_t m = round % 3 ? 2000000 : 999983;
+    uint64_t mf = 64 * (1 + rng_below(&r, m / 64));
+    value_filter_t *f = value_filter_create(m, K, SEED);
+    assert_non_null(f);
+    uint32_t nv = 1000 + (uint32_t)rng_below(&r, 40000);
+    for (uint32_t v = 0; v < nv; v++) {
+      uint64_t x = (uint64_t)round << 32 | v;
+      value_filter_add(f, &x, sizeof x);
+    }
+    fold_map_t map;
+    fold_map_init(&map, m, mf);
+    uint64_t *fw = calloc((mf + 63) / 64, 8);
+    assert_non_null(fw);
+    for (uint64_t p = 0; p < m; p++)
+      if (f->words[p / 64] >> (p % 64) & 1) {
+        uint64_t j = fold_map_pos(&map, p);
+        fw[j / 64] |= 1ull << (j % 64);
+      }
+    /* Bit j by its definition: the OR over the run of leaf bits mapping to it. */
+    for (uint64_t j = 0; j < mf; j += 1 + rng_below(&r, 50)) {
+      uint64_t lo = (j * m + mf - 1) / mf, hi = ((j + 1) * m + mf - 1) / mf; /* p in [lo, hi) */
+      int any = 0;
+      for (uint64_t p = lo; p < hi && p < m; p++) any |= (int)(f->words[p / 64] >> (p % 64) & 1);
+      assert_int_equal(any, (int)(fw[j / 64] >> (j % 64) & 1));
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+      uint64_t x = (uint64_t)round << 32 | v;
+      probe_t pr, q;
+      value_filter_probe(f, &x, sizeof x, &pr);
+      value_index_fold_probe(&pr, &map, &q);
+      for (uint32_t i = 0; i < q.k; i++)
+        if (!(fw[q.pos[i] / 64] >> (q.pos[i] % 64) & 1))
+          fail_msg("m %llu mf %llu value %u: a false negative", (unsigned long long)m,
+                   (unsigned long long)mf, v);
+    }
+    free(fw);
+    value_filter_destroy(f);
+  }
+}
+
+/* Lean, a batch whose full tables fill the slots their group grows to (16 of 16): the small
+   ones of the batch find no free slot there (the slots the full ones were given are not free)
+   and open a group of their own (8 slots of 64 bits), where counting those slots as free would
+   have put 21 leaves into 16 slots and grown the full tables' group by an eighth (24 slots of
+   about 512 bits). Every value is still found. */
+static void test_value_index_lean_placed_slots_not_free(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  enum { NT = 21, NSMALL = 5 };
+  uint64_t nums[NT];
+  value_filter_t *fs[NT];
+  for (uint64_t t = 0; t < NT; t++) {
+    nums[t] = t + 1;
+    fs[t] = value_filter_create(M, K, SEED);
+    assert_non_null(fs[t]);
+    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
+      uint64_t x = t * 1000 + v;
+      value_filter_add(fs[t], &x, sizeof x);
+    }
+  }
+  size_t added = 0;
+  assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
+  assert_int_equal(added, NT);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 2);
+  if (st.sliced_row_bits > 16 * 576 + 8 * 64)
+    fail_msg("%llu row bits", (unsigned long long)st.sliced_row_bits);
+  assert_int_equal(value_index_validate(vi, &err), BFH_OK);
+  for (uint64_t t = 0; t < NT; t++)
+    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
+      uint64_t x = t * 1000 + v;
+      probe_t pr;
+      value_index_probe(vi, &x, sizeof x, &pr);
+      u64vec_t out;
+      u64vec_init(&out);
+      assert_int_equal(value_index_candidates(vi, value_index_by_sliced, &pr, &out, NULL, &err),
+                       BFH_OK);
+      int has = 0;
+      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
+      assert_true(has);
+      u64vec_release(&out);
+    }
+  value_index_destroy(vi);
+}
+
+/* Lean, two batches as the loader applies them at open (86 tables, then 35): the first
+   leaves the group 2 free slots (88), the second's first 2 take them and the group grows for
+   the other 33 with those 2 counted: 121 leaves in 128 slots, where growing for the 33 alone
+   (to 120) overflowed at the last add and grew the group by an eighth (136). */
+static void test_value_index_lean_growth_counts_placed(void **state) {
+  (void)state;
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  uint64_t next = 1;
+  const size_t batches[2] = {86, 35};
+  for (int b = 0; b < 2; b++) {
+    uint64_t nums[86];
+    value_filter_t *fs[86];
+    for (size_t t = 0; t < batches[b]; t++, next++) {
+      nums[t] = next;
+      fs[t] = value_filter_create(M, K, SEED);
+      assert_non_null(fs[t]);
+      for (uint64_t v = 0; v < 50; v++) {
+        uint64_t x = next * 1000 + v;
+        value_filter_add(fs[t], &x, sizeof x);
+      }
+    }
+    size_t added = 0;
+    assert_int_equal(value_index_add_batch(vi, batches[b], nums, fs, NULL, NULL, &added, &err),
+                     BFH_OK);
+    assert_int_equal(added, batches[b]);
+  }
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 1);
+  assert_int_equal(st.sliced_row_bits % 128, 0);
+  uint64_t mf = st.sliced_row_bits / 128;
+  if (mf < 384 || mf > 640) fail_msg("%llu row bits", (unsigned long long)st.sliced_row_bits);
+  assert_int_equal(value_index_validate(vi, &err), BFH_OK);
+  value_index_destroy(vi);
+}
+
+/* Which of the 8 tables the persisted file at data says maybe for value v. */
+static uint8_t persisted_answers(const uint8_t *data, size_t len, const value_index_params_t *p,
+                                 uint64_t v) {
+  persisted_index_t *x = NULL;
+  err_t err;
+  if (persisted_index_open_mem(data, len, p, &x, &err) != BFH_OK) fail_msg("open: %s", err.msg);
+  uint64_t nums[8];
+  uint8_t ask[8], scan[8];
+  for (uint64_t t = 0; t < 8; t++) {
+    nums[t] = t + 1;
+    ask[t] = 1;
+    scan[t] = 0;
+    assert_int_equal(persisted_index_bind(x, t + 1, 1000 + t, 77 + t), 1);
+  }
+  probe_t pr;
+  probe_init(&pr, bfh_value_hash(&v, sizeof v, p->seed), p->m, p->k);
+  block_index_t *bi = block_index_create();
+  assert_non_null(bi);
+  persisted_index_select(x, &pr, nums, 8, ask, scan, bi, NULL);
+  block_index_destroy(bi);
+  persisted_index_destroy(x);
+  uint8_t mask = 0;
+  for (int t = 0; t < 8; t++) mask |= (uint8_t)(scan[t] << t);
+  return mask;
+}
+
+/* A BFH-INDEX file of version 1 (a group keyed by its fold r, a divisor of m) still reads,
+   and answers as the same file of version 2 (keyed by mf = m / r): 8 small tables fold to
+   one group of 64 bits (r = 128 of m = 8192); every value of a table is a maybe for it. */
+static void test_value_index_persisted_version_1_reads(void **state) {
+  (void)state;
+  const uint64_t m = 8192;
+  value_index_params_t p = {m, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 10, NULL, 10, 1};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  persisted_index_table_t tabs[8];
+  uint8_t *heads[8], *chunks[8];
+  for (uint64_t t = 0; t < 8; t++) {
+    value_filter_t *f = value_filter_create(m, K, SEED);
+    value_block_map_builder_t *b = value_block_map_builder_create();
+    assert_non_null(f);
+    assert_non_null(b);
+    for (uint64_t v = 0; v < 3; v++) {
+      uint64_t x = t * 100 + v, h = bfh_value_hash(&x, sizeof x, SEED);
+      value_filter_add_hash(f, h);
+      assert_int_equal(value_block_map_builder_add(b, h), BFH_OK);
+    }
+    assert_int_equal(value_block_map_builder_end_block(b, 0, 100), BFH_OK);
+    size_t hl, cl;
+    assert_int_equal(value_block_map_builder_finish(b, &heads[t], &hl, &chunks[t], &cl), BFH_OK);
+    value_block_map_builder_destroy(b);
+    tabs[t] = (persisted_index_table_t){t + 1, 1000 + t, 77 + t, heads[t], hl};
+    assert_int_equal(value_index_add(vi, t + 1, f, NULL, 0, &err), BFH_OK);
+  }
+  char dir[TEST_PATH_MAX];
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "value_index_pidx"), 0);
+  size_t written = 0;
+  assert_int_equal(persisted_index_write(env_default(), dir, vi, tabs, 8, &written, &err), BFH_OK);
+  assert_int_equal(written, 8);
+  char path[TEST_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%s", dir, PERSISTED_INDEX_FILE);
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  uint8_t *v2 = malloc(1 << 20);
+  assert_non_null(v2);
+  size_t len = fread(v2, 1, 1 << 20, fp);
+  fclose(fp);
+  assert_int_equal(decode_fixed32(v2 + 8), 2);
+  assert_int_equal(decode_fixed32(v2 + 36), 1); /* one group */
+  assert_int_equal(decode_fixed64(v2 + 64), 64); /* of mf = 64 bits */
+  uint8_t *v1 = malloc(len);
+  assert_non_null(v1);
+  memcpy(v1, v2, len);
+  encode_fixed32(v1 + 8, 1);
+  encode_fixed32(v1 + 56, crc32c_mask(crc32c_value(v1, 56)));
+  encode_fixed64(v1 + 64, m / 64); /* r */
+  uint64_t dir_len = decode_fixed64(v1 + 48);
+  encode_fixed32(v1 + 64 + dir_len, crc32c_mask(crc32c_value(v1 + 64, (size_t)dir_len)));
+  for (uint64_t t = 0; t < 8; t++)
+    for (uint64_t v = 0; v < 3; v++) {
+      uint64_t x = t * 100 + v;
+      uint8_t a = persisted_answers(v2, len, &p, x), b = persisted_answers(v1, len, &p, x);
+      assert_int_equal(a, b);
+      assert_true(a >> t & 1);
+    }
+  for (uint64_t x = 5000; x < 5200; x++)
+    assert_int_equal(persisted_answers(v2, len, &p, x), persisted_answers(v1, len, &p, x));
+  /* A version 1 group whose r does not divide m does not add up. */
+  encode_fixed64(v1 + 64, 3);
+  encode_fixed32(v1 + 64 + dir_len, crc32c_mask(crc32c_value(v1 + 64, (size_t)dir_len)));
+  persisted_index_t *x = NULL;
+  assert_int_equal(persisted_index_open_mem(v1, len, &p, &x, &err), BFH_E_CORRUPT);
+  free(v1);
+  free(v2);
+  for (int t = 0; t < 8; t++) {
+    free(heads[t]);
+    free(chunks[t]);
+  }
+  value_index_destroy(vi);
+  assert_int_equal(test_rmrf(dir), 0);
+}
+
+/* Lean: a group opened for fewer leaves than its 8 slots holds the bits they ask for, spread
+   over the 8 (no less than three quarters of what each asks), where a fold by a power of two
+   could only keep them unfolded (asking 0.6 m: a fold by 2 would leave 0.5 m): 6 such
+   tables take 8 slots of about 0.45 m, not 8 of m. Every value is still found. */
+static void test_value_index_lean_group_holds_what_it_asks(void **state) {
+  (void)state;
+  const uint64_t m = 64 * 1000;
+  value_index_params_t p = {m, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  enum { NT = 6, NV = 3840 }; /* 10 bits x 3840 values: 0.6 m */
+  uint64_t nums[NT];
+  value_filter_t *fs[NT];
+  for (uint64_t t = 0; t < NT; t++) {
+    nums[t] = t + 1;
+    fs[t] = value_filter_create(m, K, SEED);
+    assert_non_null(fs[t]);
+    for (uint64_t v = 0; v < NV; v++) {
+      uint64_t x = t * 100000 + v;
+      value_filter_add(fs[t], &x, sizeof x);
+    }
+  }
+  size_t added = 0;
+  assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
+  assert_int_equal(added, NT);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.sliced_groups, 1);
+  /* 8 slots of mf bits, mf within [3/4, 1] of 0.6 m (the estimate of the values held is
+     within a few percent) */
+  assert_int_equal(st.sliced_row_bits % 8, 0);
+  uint64_t mf = st.sliced_row_bits / 8;
+  if (mf * 100 > m * 62 || mf * 100 < m * 42)
+    fail_msg("folded to %llu bits of %llu", (unsigned long long)mf, (unsigned long long)m);
+  assert_true(st.sliced_row_bits <= (uint64_t)NT * NV * 10 * 21 / 20);
+  for (uint64_t t = 0; t < NT; t++)
+    for (uint64_t v = 0; v < NV; v++) {
+      uint64_t x = t * 100000 + v;
+      probe_t pr;
+      value_index_probe(vi, &x, sizeof x, &pr);
+      u64vec_t out;
+      u64vec_init(&out);
+      assert_int_equal(value_index_candidates(vi, value_index_by_sliced, &pr, &out, NULL, &err),
+                       BFH_OK);
+      int has = 0;
+      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
+      assert_true(has);
+      u64vec_release(&out);
+    }
+  value_index_destroy(vi);
 }
 
 /* The same with leaves on disk: every probe preads the words it needs. */
@@ -640,9 +984,10 @@ static void test_value_index_lean_small_joins(void **state) {
   value_index_destroy(vi);
 }
 
-/* Lean, a batch as the loader applies at open: full tables (fold 2) and a few small ones
-   (fold 16) numbered first. The small ones take the free slots of the full tables' group,
-   which grows exactly (rounded up to 8 slots), instead of opening a group of their own; once
+/* Lean, a batch as the loader applies at open: full tables (asking about m / 2) and a few
+   small ones (asking the minimum, 64 bits) numbered first. The small ones take the free slots
+   of the full tables' group, which grows exactly (rounded up to 8 slots), instead of opening
+   a group of their own; once
    8 slots or more are free after removals the group gives their rows back. Every value added
    is still found. */
 static void test_value_index_lean_batch_fits_exactly(void **state) {
@@ -670,11 +1015,15 @@ static void test_value_index_lean_batch_fits_exactly(void **state) {
   value_index_stats_t st;
   value_index_get_stats(vi, &st);
   assert_int_equal(st.sliced_groups, 1);
-  assert_int_equal(st.sliced_row_bits, (uint64_t)(M / 2) * 24);
+  /* 24 slots of mf bits: the 20 full tables ask about 500 each, spread over 24 slots (three
+     quarters of the largest ask at least) */
+  assert_int_equal(st.sliced_row_bits % 24, 0);
+  uint64_t mf = st.sliced_row_bits / 24;
+  assert_true(mf % 64 == 0 && mf >= 384 && mf <= 512);
   for (uint64_t t = NSMALL; t < NSMALL + 10; t++) assert_int_equal(value_index_remove(vi, t + 1), BFH_OK);
   value_index_get_stats(vi, &st);
   assert_int_equal(st.leaves, NT - 10);
-  assert_int_equal(st.sliced_row_bits, (uint64_t)(M / 2) * 16);
+  assert_int_equal(st.sliced_row_bits, mf * 16);
   assert_int_equal(value_index_validate(vi, &err), BFH_OK);
   for (uint64_t t = 0; t < NT; t++) {
     if (t >= NSMALL && t < NSMALL + 10) continue;
@@ -738,6 +1087,12 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_match, model_teardown),
       cmocka_unit_test_teardown(test_value_index_lean_ops_match, model_teardown),
       cmocka_unit_test(test_value_index_lean_small_joins),
+      cmocka_unit_test(test_value_index_fold_map_exact),
+      cmocka_unit_test(test_value_index_fold_no_false_negative),
+      cmocka_unit_test(test_value_index_lean_group_holds_what_it_asks),
+      cmocka_unit_test(test_value_index_persisted_version_1_reads),
+      cmocka_unit_test(test_value_index_lean_placed_slots_not_free),
+      cmocka_unit_test(test_value_index_lean_growth_counts_placed),
       cmocka_unit_test(test_value_index_lean_batch_fits_exactly),
       cmocka_unit_test(test_value_index_select_leaf_lookup),
       cmocka_unit_test_teardown(test_value_index_on_disk_leaves_keep_only_crcs, model_teardown),
