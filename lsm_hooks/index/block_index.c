@@ -202,7 +202,7 @@ static int probe_map(const value_block_map_t *m, uint64_t value_hash, block_refs
     return err_set(err, BFH_E_NOMEM, "block index: out of memory");
   uint32_t n = 0;
   int rc = value_block_map_probe(m, value_hash, io->read, io->arg, out->scratch, &n,
-                                 &io->chunks_read, err);
+                                 &io->chunks_read, &io->bytes_read, err);
   if (rc != BFH_OK) return rc;
   for (uint32_t i = 0; i < n; i++) out->v[i] = value_block_map_ref(m, out->scratch[i]);
   out->n = n;

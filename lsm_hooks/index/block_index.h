@@ -67,13 +67,15 @@ void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
 int block_index_has_map(block_index_t *bi, uint64_t number);
 
 /* How a probe reads a table's map: read (with arg) reads bytes of the table's
-   "bfh.value_chunks" meta block (value_block_map.h); chunks_read counts the chunks read.
+   "bfh.value_chunks" meta block (value_block_map.h); chunks_read and bytes_read count the
+   chunks read and their bytes, through read or a map's own reader.
    read may be NULL: only maps with their own reader (value_block_map_set_reader: the
    LevelDB engines', from their cache files) are read then. */
 typedef struct block_map_io {
   value_block_map_read_fn read;
   void *arg;
   uint64_t chunks_read;
+  uint64_t bytes_read;
 } block_map_io_t;
 
 /* The blocks of table `number` that may hold a value of this hash, in file order, into out,

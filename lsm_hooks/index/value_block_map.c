@@ -396,7 +396,7 @@ static int cmp_u32(const void *a, const void *b) {
 
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
-                          uint64_t *chunks_read, err_t *err) {
+                          uint64_t *chunks_read, uint64_t *bytes_read, err_t *err) {
   *n = 0;
   if (m->own_read) { /* the map's own chunks (the file its head was loaded from) */
     read = m->own_read;
@@ -435,6 +435,7 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
     if (rc == BFH_OK) rc = value_block_map_check_chunk(m, c, b, len, err);
     if (rc != BFH_OK) break;
     if (chunks_read) (*chunks_read)++;
+    if (bytes_read) *bytes_read += len;
     uint32_t cnt = (uint32_t)((len - 4) / VALUE_BLOCK_MAP_ENTRY_BYTES);
     uint32_t l = 0, h = cnt; /* first entry >= fp */
     while (l < h) {

@@ -116,14 +116,14 @@ int value_block_map_has_reader(const value_block_map_t *m);
 
 /* The blocks that may hold a value of this hash: writes their numbers, ascending and
    distinct, to out (room for value_block_map_blocks(m)) and sets *n. Reads the one chunk
-   (through the map's own reader if it has one, else through read)
-   (rarely two) its fingerprint falls in through read (none if it lies outside the map's
-   fingerprints, or the chunk's sketch says it holds none); *chunks_read (may be NULL) is
-   incremented per chunk. BFH_OK; the reader's error; BFH_E_CORRUPT if a chunk does not
-   check out (message names the chunk). */
+   (rarely two) its fingerprint falls in, through the map's own reader if it has one, else
+   through read (none if it lies outside the map's fingerprints, or the sketch says the map
+   holds none); *chunks_read and *bytes_read (each may be NULL) are incremented per chunk read
+   and by its bytes. BFH_OK; the reader's error; BFH_E_CORRUPT if a chunk does not check out
+   (message names the chunk). */
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
-                          uint64_t *chunks_read, err_t *err);
+                          uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
 
 /* Starts loading the memory value_block_map_probe will test first for this hash (the
    sketch byte of a version 3 map): called for several tables before probing them, their

@@ -112,15 +112,12 @@ typedef struct map_read {
   engine_t *e;
   engine_view_t *view;
   uint64_t number;
-  engine_scan_stats_t *ss;
 } map_read_t;
 
 static int read_map_chunk(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
   map_read_t *m = arg;
-  int rc = m->e->ops->read_meta(m->e, m->view, m->number, VALUE_BLOCK_MAP_CHUNKS_NAME, off, len,
-                                buf, err);
-  if (rc == BFH_OK) m->ss->bytes_read += len;
-  return rc;
+  return m->e->ops->read_meta(m->e, m->view, m->number, VALUE_BLOCK_MAP_CHUNKS_NAME, off, len,
+                              buf, err);
 }
 
 /* Reads table `number` through its value-to-block map or its block filter: only the blocks
@@ -133,11 +130,12 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
                           const void *val, size_t val_len, collect_t *c, engine_scan_stats_t *ss,
                           bfh_search_stats *st, err_t *err) {
   uint32_t nblocks = 0;
-  map_read_t mr = {e, view, number, ss};
+  map_read_t mr = {e, view, number};
   /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
-  block_map_io_t io = {e->ops->read_meta ? read_map_chunk : NULL, &mr, 0};
+  block_map_io_t io = {e->ops->read_meta ? read_map_chunk : NULL, &mr, 0, 0};
   int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
+  ss->bytes_read += io.bytes_read; /* the chunks, from the table or a cache file */
   if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, val, val_len, c, ss, st, err);
   if (rc == BFH_E_CORRUPT) {
     err_t why = *err;

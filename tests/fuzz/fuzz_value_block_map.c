@@ -34,7 +34,7 @@ static void probe_all(const value_block_map_t *m, const chunks_t *c, const uint8
   for (size_t h = 0; h < nh; h++) {
     uint32_t n = 0;
     err_t err;
-    int rc = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, out, &n, NULL, &err);
+    int rc = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, out, &n, NULL, NULL, &err);
     fuzz_check(rc == BFH_OK || rc == BFH_E_CORRUPT);
     if (rc != BFH_OK) fuzz_check(n == 0);
     for (uint32_t i = 0; i < n; i++) {

@@ -247,7 +247,7 @@ static void test_leaf_cache_map_versions(void **state) {
       for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
         uint32_t out[NBLOCKS], nb = 0;
         assert_int_equal(value_block_map_probe(map, value_hash(blk * 1000 + v), NULL, NULL, out,
-                                               &nb, NULL, &err),
+                                               &nb, NULL, NULL, &err),
                          BFH_OK);
         int hit = 0;
         for (uint32_t q = 0; q < nb; q++) hit |= value_block_map_ref(map, out[q]).offset == 4096ull * blk;

@@ -20,6 +20,7 @@ typedef struct mem {
   const uint8_t *p;
   size_t n;
   uint64_t reads;
+  uint64_t bytes; /* what the reads returned */
 } mem_t;
 
 static int read_mem(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
@@ -27,6 +28,7 @@ static int read_mem(void *arg, uint64_t off, size_t len, void *buf, err_t *err) 
   if (off > m->n || len > m->n - off) return err_set(err, BFH_E_CORRUPT, "past the end");
   memcpy(buf, m->p + off, len);
   m->reads++;
+  m->bytes += len;
   return BFH_OK;
 }
 
@@ -64,30 +66,34 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   assert_int_equal(value_block_map_sketch_bits(m), bits);
   assert_int_equal(value_block_map_blocks(m), NBLOCKS);
   assert_int_equal(value_block_map_entries(m), NBLOCKS * (PER_BLOCK + 1));
-  mem_t mem = {chunks, cl, 0};
+  mem_t mem = {chunks, cl, 0, 0};
   uint32_t *out = malloc(NBLOCKS * sizeof *out), n = 0;
   assert_non_null(out);
   for (uint32_t j = 0; j < NBLOCKS; j += 7) {
     assert_int_equal(value_block_map_probe(m, hash_of(j, j % PER_BLOCK), read_mem, &mem, out, &n,
-                                           NULL, &err),
+                                           NULL, NULL, &err),
                      BFH_OK);
     int named = 0;
     for (uint32_t i = 0; i < n; i++) named |= value_block_map_ref(m, out[i]).offset == j * 4096ull;
     assert_true(named);
   }
-  uint64_t chunks_read = 0;
-  assert_int_equal(value_block_map_probe(m, SHARED, read_mem, &mem, out, &n, &chunks_read, &err),
+  uint64_t chunks_read = 0, bytes_read = 0;
+  mem.reads = mem.bytes = 0;
+  assert_int_equal(value_block_map_probe(m, SHARED, read_mem, &mem, out, &n, &chunks_read,
+                                         &bytes_read, &err),
                    BFH_OK);
   assert_int_equal(n, NBLOCKS); /* the run over several chunks, every block once */
   for (uint32_t i = 0; i < n; i++) assert_int_equal(out[i], i);
   assert_true(chunks_read >= NBLOCKS / VALUE_BLOCK_MAP_CHUNK_ENTRIES);
+  assert_int_equal(chunks_read, mem.reads); /* counted as read, chunk by chunk */
+  assert_int_equal(bytes_read, mem.bytes);
   uint32_t false_blocks = 0, ruled_out = 0;
   chunks_read = 0;
   for (uint32_t i = 0; i < 20000; i++) {
     uint64_t before = chunks_read;
     int no = value_block_map_rules_out(m, hash_of(NBLOCKS + 1, i));
     assert_int_equal(value_block_map_probe(m, hash_of(NBLOCKS + 1, i), read_mem, &mem, out, &n,
-                                           &chunks_read, &err),
+                                           &chunks_read, NULL, &err),
                      BFH_OK);
     if (no) { /* ruled out from memory: the probe names nothing and reads nothing */
       assert_int_equal(n, 0);
@@ -113,7 +119,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   chunks[100] ^= 0x04;
   uint32_t errors = 0;
   for (uint32_t j = 0; j < NBLOCKS; j++)
-    errors += value_block_map_probe(m, hash_of(j, 0), read_mem, &mem, out, &n, NULL, &err) ==
+    errors += value_block_map_probe(m, hash_of(j, 0), read_mem, &mem, out, &n, NULL, NULL, &err) ==
               BFH_E_CORRUPT;
   assert_true(errors > 0);
   free(out);
@@ -207,10 +213,10 @@ static void test_value_block_map_skewed_fingerprints(void **state) {
   value_block_map_t *m = NULL;
   err_t err;
   assert_int_equal(value_block_map_open(head, hl, &m, &err), BFH_OK);
-  mem_t mem = {chunks, cl, 0};
+  mem_t mem = {chunks, cl, 0, 0};
   uint32_t out[64], got = 0;
   for (size_t i = 0; i < n; i++) {
-    assert_int_equal(value_block_map_probe(m, h[i], read_mem, &mem, out, &got, NULL, &err), BFH_OK);
+    assert_int_equal(value_block_map_probe(m, h[i], read_mem, &mem, out, &got, NULL, NULL, &err), BFH_OK);
     int named = 0;
     uint64_t want = (i / 40 * 40 + 39 < n ? i / 40 * 40 + 39 : n) * 4096ull;
     for (uint32_t j = 0; j < got; j++) named |= value_block_map_ref(m, out[j]).offset == want;
