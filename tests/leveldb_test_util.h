@@ -1,4 +1,5 @@
-/* Helpers for the tests that write databases with stock LevelDB 1.23 through its C API:
+/* Helpers for the tests that write databases with stock LevelDB 1.23 through its C API (and
+ * stat their tables, to tell a table made again from the one before):
  * force the memtable into a table, and wait until LevelDB's background thread has no
  * compaction left to do. A test that asserts on a table layout builds it, then waits until
  * it is settled, so that no background compaction changes it under the test (and a reopen
@@ -18,9 +19,12 @@
 #ifndef BFH_TESTS_LEVELDB_TEST_UTIL_H
 #define BFH_TESTS_LEVELDB_TEST_UTIL_H
 
+#include <dirent.h>
 #include <leveldb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bfh.h"
@@ -80,6 +84,39 @@ static inline void ldb_test_settle(leveldb_t *db) {
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
+}
+
+/* The .ldb files of dir (up to 64) with what stat(2) says of each. */
+typedef struct ldb_test_files {
+  size_t n;
+  char name[64][32];
+  struct stat st[64];
+} ldb_test_files_t;
+
+static inline void ldb_test_stat_tables(const char *dir, ldb_test_files_t *ts) {
+  ts->n = 0;
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *e;
+  while ((e = readdir(d)) && ts->n < 64) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || len >= 32 || strcmp(e->d_name + len - 4, ".ldb") != 0) continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    snprintf(ts->name[ts->n], 32, "%s", e->d_name);
+    assert_int_equal(stat(p, &ts->st[ts->n]), 0);
+    ts->n++;
+  }
+  closedir(d);
+  assert_true(ts->n > 0);
+}
+
+/* Are a and b the same file as the file system tells it (inode, modification and change
+   times)? A table made again under its name most often is not. */
+static inline int ldb_test_same_file(const struct stat *a, const struct stat *b) {
+  return a->st_ino == b->st_ino && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+         a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
 #endif

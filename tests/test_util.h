@@ -1,5 +1,6 @@
 /* Helpers shared by the test executables: a fresh temporary directory, removing a
- * directory tree, damaging one byte of a file, the manifest CURRENT names. Header-only (each test is its own
+ * directory tree, reading and writing a whole file, damaging one byte of a file, the
+ * manifest CURRENT names. Header-only (each test is its own
  * executable built from its own .c); POSIX only, so the tests of the public API can use it
  * too. Every function returns 0 on success and -1 (errno set) on failure; the caller
  * asserts, so a failure is reported at the line of the test. (The build defines
@@ -140,6 +141,31 @@ static inline int test_current_manifest(const char *dir, char *name, size_t cap)
   if (!got) return -1;
   name[strcspn(name, "\n")] = '\0';
   return 0;
+}
+
+/* The whole file at path: its bytes (malloc'd; the caller frees them) and *len, or NULL. */
+static inline uint8_t *test_read_file(const char *path, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return NULL;
+  uint8_t *b = NULL;
+  long n = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+  if (n >= 0 && fseek(fp, 0, SEEK_SET) == 0 && (b = malloc(n ? (size_t)n : 1)) &&
+      fread(b, 1, (size_t)n, fp) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(fp);
+  if (b) *len = (size_t)n;
+  return b;
+}
+
+/* Writes b[0, len) as the whole file at path (created or truncated). */
+static inline int test_write_file(const char *path, const uint8_t *b, size_t len) {
+  FILE *fp = fopen(path, "wb");
+  if (!fp) return -1;
+  int ok = fwrite(b, 1, len, fp) == len;
+  if (fclose(fp) != 0) ok = 0;
+  return ok ? 0 : -1;
 }
 
 /* XORs the byte at offset off of the file at path with mask (the file keeps its size). */

@@ -259,6 +259,20 @@ static int open_cache_file(env_t *io, const char *path, env_rfile_t **fd, err_t 
   return err_prefix(err, "filter cache %s: ", path);
 }
 
+/* Reads the header of the cache file open as fd into h and checks it for table t (by its
+   stamp with by_stamp, else by its tag); *flags gets its flags. */
+static int read_header(env_rfile_t *fd, const char *path, const leaf_cache_table_t *t,
+                       int by_stamp, uint8_t h[LEAF_CACHE_HEADER_BYTES], uint32_t *flags,
+                       err_t *err) {
+  uint64_t size = env_rfile_size(fd);
+  if (size < LEAF_CACHE_HEADER_BYTES)
+    return err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header",
+                   path, (unsigned long long)size);
+  int rc = pread_exact(fd, path, 0, h, LEAF_CACHE_HEADER_BYTES, err);
+  if (rc == BFH_OK) rc = check_header(h, LEAF_CACHE_HEADER_BYTES, path, t, by_stamp, flags, err);
+  return rc;
+}
+
 /* leaf_cache_load (by_stamp 0), leaf_cache_load_stamped (1; *tag = the file's tag) and
    leaf_cache_load_map. Reads the file through one open fd: with a map wanted and present,
    the fd stays open in the map (its chunks are read from this very file), and the block
@@ -274,11 +288,7 @@ static int load(env_t *io, const char *path, const leaf_cache_table_t *t, int by
   uint8_t h[LEAF_CACHE_HEADER_BYTES];
   uint32_t flags = 0;
   uint64_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
-  if (size < LEAF_CACHE_HEADER_BYTES)
-    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header", path,
-                 (unsigned long long)size);
-  if (rc == BFH_OK) rc = pread_exact(fd, path, 0, h, sizeof h, err);
-  if (rc == BFH_OK) rc = check_header(h, sizeof h, path, t, by_stamp, &flags, err);
+  rc = read_header(fd, path, t, by_stamp, h, &flags, err);
   if (rc == BFH_OK && tag) *tag = decode_fixed64(h + 24);
   int has_blocks = (flags & LEAF_CACHE_HAS_BLOCKS) != 0,
       has_map = (flags & LEAF_CACHE_HAS_MAP) != 0;
@@ -412,11 +422,7 @@ static int find_map_head(env_t *io, const char *path, const leaf_cache_table_t *
   uint8_t h[LEAF_CACHE_HEADER_BYTES];
   uint32_t flags = 0;
   uint64_t leaf_end = LEAF_CACHE_HEADER_BYTES + value_filter_serialized_size(m);
-  if (size < LEAF_CACHE_HEADER_BYTES)
-    rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: %llu bytes, too short for its header", path,
-                 (unsigned long long)size);
-  if (rc == BFH_OK) rc = pread_exact(*fd, path, 0, h, sizeof h, err);
-  if (rc == BFH_OK) rc = check_header(h, sizeof h, path, t, 1, &flags, err);
+  rc = read_header(*fd, path, t, 1, h, &flags, err);
   if (rc == BFH_OK && !(flags & LEAF_CACHE_HAS_MAP))
     rc = err_set(err, BFH_E_CORRUPT, "filter cache %s: holds no map", path);
   if (rc == BFH_OK) rc = read_sections(*fd, path, leaf_end, size, sec, err);

@@ -182,36 +182,6 @@ static void test_read_only_in_memory(void **state) {
 }
 
 /* The stat of each table file (*.ldb) of dir, by name: at most 64. */
-typedef struct file_stats {
-  size_t n;
-  char name[64][32];
-  struct stat st[64];
-} file_stats_t;
-
-static void stat_tables(const char *dir, file_stats_t *ts) {
-  ts->n = 0;
-  DIR *d = opendir(dir);
-  assert_non_null(d);
-  struct dirent *e;
-  while ((e = readdir(d)) && ts->n < 64) {
-    size_t len = strlen(e->d_name);
-    if (len < 5 || len >= 32 || strcmp(e->d_name + len - 4, ".ldb") != 0) continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    snprintf(ts->name[ts->n], 32, "%s", e->d_name);
-    assert_int_equal(stat(p, &ts->st[ts->n]), 0);
-    ts->n++;
-  }
-  closedir(d);
-  assert_true(ts->n > 0);
-}
-
-static int same_times(const struct stat *a, const struct stat *b) {
-  return a->st_ino == b->st_ino && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-         a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 static void test_read_only_stamped(void **state) {
   (void)state;
   char dir[4300], index_dir[4300], *l1, *l2;
@@ -220,8 +190,8 @@ static void test_read_only_stamped(void **state) {
   bfh_options o = options(1, index_dir, BFH_LEAVES_IN_MEMORY);
   leaf_cache_test_set_stamp_margin(0);
   leveldb_close(ldb_gen_create(dir, 1, &l1));
-  file_stats_t old;
-  stat_tables(dir, &old);
+  ldb_test_files_t old;
+  ldb_test_stat_tables(dir, &old);
   bfh_db *db = open_db(dir, &o); /* builds the cache, each file with its table's stamp */
   expect_found(db, 1, "generation 1");
   assert_int_equal(bfh_close(db), BFH_OK);
@@ -239,14 +209,14 @@ static void test_read_only_stamped(void **state) {
   /* The file system may give a new table the inode of the old one; its times then tell them
      apart, unless both fell in one tick of the file system's clock (what the margin rules out
      in use). Wait for a later tick, bounded, by touching the new table's inode. */
-  file_stats_t now;
-  stat_tables(dir, &now);
+  ldb_test_files_t now;
+  ldb_test_stat_tables(dir, &now);
   for (size_t i = 0; i < now.n; i++)
     for (size_t j = 0; j < old.n; j++) {
       if (strcmp(now.name[i], old.name[j]) != 0) continue;
       char p[4400];
       snprintf(p, sizeof p, "%s/%s", dir, now.name[i]);
-      for (int tries = 0; same_times(&now.st[i], &old.st[j]); tries++) {
+      for (int tries = 0; ldb_test_same_file(&now.st[i], &old.st[j]); tries++) {
         if (tries == 1000000) fail_msg("%s: its times do not move", p);
         assert_int_equal(chmod(p, tries % 2 ? 0644 : 0600), 0);
         assert_int_equal(stat(p, &now.st[i]), 0);

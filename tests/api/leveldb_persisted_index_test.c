@@ -108,6 +108,12 @@ static void make_db(const paths_t *p, int gen) {
   free(after);
 }
 
+/* The database `name` of generation 1, with its filter cache and BFH-INDEX (make_db). */
+static void made_db(const char *name, paths_t *p) {
+  make_paths(name, p);
+  make_db(p, 1);
+}
+
 static int count(void *arg, const void *key, size_t len) {
   (void)key, (void)len;
   (*(uint64_t *)arg)++;
@@ -157,30 +163,19 @@ static uint64_t damaged(bfh_db *db) {
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) fail_msg("%s: cannot be read", path);
-  fseek(fp, 0, SEEK_END);
-  *len = (size_t)ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  uint8_t *b = malloc(*len ? *len : 1);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, *len, fp), *len);
-  fclose(fp);
+  uint8_t *b = test_read_file(path, len);
+  if (!b) fail_msg("%s: cannot be read", path);
   return b;
 }
 
 static void spill(const char *path, const uint8_t *b, size_t len) {
-  FILE *fp = fopen(path, "wb");
-  assert_non_null(fp);
-  assert_int_equal(fwrite(b, 1, len, fp), len);
-  fclose(fp);
+  assert_int_equal(test_write_file(path, b, len), 0);
 }
 
 static void test_present(void **state) {
   (void)state;
   paths_t p;
-  make_paths("present", &p);
-  make_db(&p, 1);
+  made_db("present", &p);
   assert_int_equal(access(p.file, F_OK), 0); /* the handle that built the cache wrote it */
   size_t l1, l2;
   uint8_t *a = slurp(p.file, &l1);
@@ -220,8 +215,7 @@ static int count(void *arg, const void *key, size_t len);
 static void test_missing(void **state) {
   (void)state;
   paths_t p;
-  make_paths("missing", &p);
-  make_db(&p, 1);
+  made_db("missing", &p);
   assert_int_equal(unlink(p.file), 0);
   bfh_db *db = open_ro(&p, 1);
   assert_int_equal(persisted(db), 0);
@@ -255,8 +249,7 @@ static void test_missing(void **state) {
 static void test_stale(void **state) {
   (void)state;
   paths_t p;
-  make_paths("stale", &p);
-  make_db(&p, 1);
+  made_db("stale", &p);
   size_t len;
   uint8_t *old = slurp(p.file, &len);
   leveldb_options_t *o = leveldb_options_create();
@@ -320,8 +313,7 @@ static size_t rows_start(const uint8_t *b) {
 static void test_damaged(void **state) {
   (void)state;
   paths_t p;
-  make_paths("damaged", &p);
-  make_db(&p, 1);
+  made_db("damaged", &p);
   size_t len;
   uint8_t *b = slurp(p.file, &len);
   for (size_t off = rows_start(b) + 1; off < len; off += 512) b[off] ^= 0x5a;
@@ -340,8 +332,7 @@ static void test_damaged(void **state) {
 static void test_damaged_heads(void **state) {
   (void)state;
   paths_t p;
-  make_paths("heads", &p);
-  make_db(&p, 1);
+  made_db("heads", &p);
   size_t len;
   uint8_t *b = slurp(p.file, &len);
   uint32_t ng = decode_fixed32(b + 36), nt = decode_fixed32(b + 40);
@@ -368,8 +359,7 @@ static void test_damaged_heads(void **state) {
 static void test_truncated(void **state) {
   (void)state;
   paths_t p;
-  make_paths("truncated", &p);
-  make_db(&p, 1);
+  made_db("truncated", &p);
   size_t len;
   uint8_t *b = slurp(p.file, &len);
   spill(p.file, b, len - len / 3);
@@ -383,35 +373,6 @@ static void test_truncated(void **state) {
 }
 
 /* The times and inode of each table file of dir, by name. */
-typedef struct file_stats {
-  char name[64][32];
-  struct stat st[64];
-  size_t n;
-} file_stats_t;
-
-static void stat_tables(const char *dir, file_stats_t *ts) {
-  ts->n = 0;
-  DIR *d = opendir(dir);
-  assert_non_null(d);
-  struct dirent *e;
-  while ((e = readdir(d)) && ts->n < 64) {
-    size_t len = strlen(e->d_name);
-    if (len < 5 || len >= 32 || strcmp(e->d_name + len - 4, ".ldb") != 0) continue;
-    char q[4400];
-    snprintf(q, sizeof q, "%s/%s", dir, e->d_name);
-    snprintf(ts->name[ts->n], 32, "%s", e->d_name);
-    assert_int_equal(stat(q, &ts->st[ts->n]), 0);
-    ts->n++;
-  }
-  closedir(d);
-}
-
-static int same_times(const struct stat *a, const struct stat *b) {
-  return a->st_ino == b->st_ino && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-         a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 /* The database destroyed and made again at its path (generation 2: the same keys, other values
    of the same length: the same table numbers and sizes, often the same inodes); the index
    directory of generation 1 (its BFH-INDEX and cache files) stays. The file binds no table. */
@@ -421,8 +382,8 @@ static void test_rebuilt(void **state) {
   make_paths("rebuilt", &p);
   char *l1, *l2;
   leveldb_close(ldb_gen_create(p.db, 1, &l1));
-  file_stats_t old;
-  stat_tables(p.db, &old);
+  ldb_test_files_t old;
+  ldb_test_stat_tables(p.db, &old);
   bfh_db *db = open_ro(&p, 0);
   if (generation_missed(db, 1, "generation 1")) fail_msg("values missed");
   close_ro(db);
@@ -441,14 +402,14 @@ static void test_rebuilt(void **state) {
   /* A new table may get the old one's inode; its times then tell them apart, unless both fell
      in one tick of the file system's clock (what the stamp margin rules out in use). Wait for
      a later tick, bounded, by touching the new table's inode. */
-  file_stats_t now;
-  stat_tables(p.db, &now);
+  ldb_test_files_t now;
+  ldb_test_stat_tables(p.db, &now);
   for (size_t i = 0; i < now.n; i++)
     for (size_t j = 0; j < old.n; j++) {
       if (strcmp(now.name[i], old.name[j]) != 0) continue;
       char q[4400];
       snprintf(q, sizeof q, "%s/%s", p.db, now.name[i]);
-      for (int tries = 0; same_times(&now.st[i], &old.st[j]); tries++) {
+      for (int tries = 0; ldb_test_same_file(&now.st[i], &old.st[j]); tries++) {
         if (tries == 1000000) fail_msg("%s: its times do not move", q);
         assert_int_equal(chmod(q, tries % 2 ? 0644 : 0600), 0);
         assert_int_equal(stat(q, &now.st[i]), 0);
@@ -477,8 +438,7 @@ static void test_rebuilt(void **state) {
 static void test_replaced_under_handle(void **state) {
   (void)state;
   paths_t p;
-  make_paths("replaced", &p);
-  make_db(&p, 1);
+  made_db("replaced", &p);
   bfh_db *db = open_ro(&p, 1);
   size_t n = live_tables(db);
   assert_int_equal(persisted(db), n);

@@ -142,23 +142,13 @@ static void file_path(db_fixture_t *f, char *out, size_t cap) {
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  assert_non_null(fp);
-  fseek(fp, 0, SEEK_END);
-  *len = (size_t)ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  uint8_t *b = malloc(*len ? *len : 1);
-  assert_non_null(b);
-  assert_int_equal(fread(b, 1, *len, fp), *len);
-  fclose(fp);
+  uint8_t *b = test_read_file(path, len);
+  if (!b) fail_msg("%s: cannot be read", path);
   return b;
 }
 
 static void spill(const char *path, const uint8_t *b, size_t len) {
-  FILE *fp = fopen(path, "wb");
-  assert_non_null(fp);
-  assert_int_equal(fwrite(b, 1, len, fp), len);
-  fclose(fp);
+  assert_int_equal(test_write_file(path, b, len), 0);
 }
 
 /* The first byte past the directory: where the rows begin. */

@@ -56,6 +56,42 @@ static value_filter_t *random_filter(rng_t *r) {
   return f;
 }
 
+/* A leaf of m bits holding the values base + [0, nv) (each a uint64_t). */
+static value_filter_t *leaf_of(uint64_t m, uint64_t base, uint64_t nv) {
+  value_filter_t *f = value_filter_create(m, K, SEED);
+  assert_non_null(f);
+  for (uint64_t v = 0; v < nv; v++) {
+    uint64_t x = base + v;
+    value_filter_add(f, &x, sizeof x);
+  }
+  return f;
+}
+
+/* Each value base + [0, nv) has table `number` among its candidates by each of the nby
+   methods by. */
+static void assert_finds(value_index_t *vi, uint64_t base, uint64_t nv, uint64_t number,
+                         const value_index_by_fn *by, int nby) {
+  for (uint64_t v = 0; v < nv; v++) {
+    uint64_t x = base + v;
+    probe_t pr;
+    value_index_probe(vi, &x, sizeof x, &pr);
+    for (int m = 0; m < nby; m++) {
+      u64vec_t out;
+      u64vec_init(&out);
+      err_t err;
+      assert_int_equal(value_index_candidates(vi, by[m], &pr, &out, NULL, &err), BFH_OK);
+      int has = 0;
+      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == number;
+      if (!has)
+        fail_msg("value %llu: table %llu not a candidate", (unsigned long long)x,
+                 (unsigned long long)number);
+      u64vec_release(&out);
+    }
+  }
+}
+
+static const value_index_by_fn by_sliced[] = {value_index_by_sliced};
+
 static value_filter_t *copy_filter(const value_filter_t *f) {
   value_filter_t *c = value_filter_create(f->m, f->k, f->seed);
   assert_non_null(c);
@@ -333,8 +369,8 @@ static void test_value_index_fold_map_exact(void **state) {
       for (uint64_t p = 0; p < m; p++) {
         uint64_t j = fold_map_pos(&f, p);
         if (j != fold_ref(p, mf, m) || j >= mf)
-          fail_msg("m %llu mf %llu p %llu: %llu", (unsigned long long)m,
-                   (unsigned long long)mf, (unsigned long long)p, (unsigned long long)j);
+          fail_msg("m %llu mf %llu p %llu: %llu", (unsigned long long)m, (unsigned long long)mf,
+                   (unsigned long long)p, (unsigned long long)j);
       }
     }
   rng_t r;
@@ -422,12 +458,7 @@ static void test_value_index_lean_placed_slots_not_free(void **state) {
   value_filter_t *fs[NT];
   for (uint64_t t = 0; t < NT; t++) {
     nums[t] = t + 1;
-    fs[t] = value_filter_create(M, K, SEED);
-    assert_non_null(fs[t]);
-    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
-      uint64_t x = t * 1000 + v;
-      value_filter_add(fs[t], &x, sizeof x);
-    }
+    fs[t] = leaf_of(M, t * 1000, t < NSMALL ? 3 : 50);
   }
   size_t added = 0;
   assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
@@ -439,19 +470,7 @@ static void test_value_index_lean_placed_slots_not_free(void **state) {
     fail_msg("%llu row bits", (unsigned long long)st.sliced_row_bits);
   assert_int_equal(value_index_validate(vi, &err), BFH_OK);
   for (uint64_t t = 0; t < NT; t++)
-    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
-      uint64_t x = t * 1000 + v;
-      probe_t pr;
-      value_index_probe(vi, &x, sizeof x, &pr);
-      u64vec_t out;
-      u64vec_init(&out);
-      assert_int_equal(value_index_candidates(vi, value_index_by_sliced, &pr, &out, NULL, &err),
-                       BFH_OK);
-      int has = 0;
-      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
-      assert_true(has);
-      u64vec_release(&out);
-    }
+    assert_finds(vi, t * 1000, t < NSMALL ? 3 : 50, t + 1, by_sliced, 1);
   value_index_destroy(vi);
 }
 
@@ -472,12 +491,7 @@ static void test_value_index_lean_growth_counts_placed(void **state) {
     value_filter_t *fs[86];
     for (size_t t = 0; t < batches[b]; t++, next++) {
       nums[t] = next;
-      fs[t] = value_filter_create(M, K, SEED);
-      assert_non_null(fs[t]);
-      for (uint64_t v = 0; v < 50; v++) {
-        uint64_t x = next * 1000 + v;
-        value_filter_add(fs[t], &x, sizeof x);
-      }
+      fs[t] = leaf_of(M, next * 1000, 50);
     }
     size_t added = 0;
     assert_int_equal(value_index_add_batch(vi, batches[b], nums, fs, NULL, NULL, &added, &err),
@@ -563,7 +577,7 @@ static void test_value_index_persisted_version_1_reads(void **state) {
   size_t len = fread(v2, 1, 1 << 20, fp);
   fclose(fp);
   assert_int_equal(decode_fixed32(v2 + 8), 2);
-  assert_int_equal(decode_fixed32(v2 + 36), 1); /* one group */
+  assert_int_equal(decode_fixed32(v2 + 36), 1);  /* one group */
   assert_int_equal(decode_fixed64(v2 + 64), 64); /* of mf = 64 bits */
   uint8_t *v1 = malloc(len);
   assert_non_null(v1);
@@ -613,12 +627,7 @@ static void test_value_index_lean_group_holds_what_it_asks(void **state) {
   value_filter_t *fs[NT];
   for (uint64_t t = 0; t < NT; t++) {
     nums[t] = t + 1;
-    fs[t] = value_filter_create(m, K, SEED);
-    assert_non_null(fs[t]);
-    for (uint64_t v = 0; v < NV; v++) {
-      uint64_t x = t * 100000 + v;
-      value_filter_add(fs[t], &x, sizeof x);
-    }
+    fs[t] = leaf_of(m, t * 100000, NV);
   }
   size_t added = 0;
   assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
@@ -633,20 +642,7 @@ static void test_value_index_lean_group_holds_what_it_asks(void **state) {
   if (mf * 100 > m * 62 || mf * 100 < m * 42)
     fail_msg("folded to %llu bits of %llu", (unsigned long long)mf, (unsigned long long)m);
   assert_true(st.sliced_row_bits <= (uint64_t)NT * NV * 10 * 21 / 20);
-  for (uint64_t t = 0; t < NT; t++)
-    for (uint64_t v = 0; v < NV; v++) {
-      uint64_t x = t * 100000 + v;
-      probe_t pr;
-      value_index_probe(vi, &x, sizeof x, &pr);
-      u64vec_t out;
-      u64vec_init(&out);
-      assert_int_equal(value_index_candidates(vi, value_index_by_sliced, &pr, &out, NULL, &err),
-                       BFH_OK);
-      int has = 0;
-      for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
-      assert_true(has);
-      u64vec_release(&out);
-    }
+  for (uint64_t t = 0; t < NT; t++) assert_finds(vi, t * 100000, NV, t + 1, by_sliced, 1);
   value_index_destroy(vi);
 }
 
@@ -812,7 +808,8 @@ static void test_value_index_select_marks_unindexed(void **state) {
 /* Leaves entering two at a time (the loader's steps) grow the bit-sliced index geometrically:
    a re-lay copies every one of its m rows, and re-laying it for every batch made loading a
    500M-entry database (6573 tables) copy terabytes. 512 leaves: at most 32 re-lays (by an
-   eighth from 8 slots: 27), where an exact reserve per batch (capacity rounded to 8 slots) gave 64. */
+   eighth from 8 slots: 27), where an exact reserve per batch (capacity rounded to 8 slots) gave 64.
+ */
 static void test_value_index_batches_grow_geometrically(void **state) {
   (void)state;
   value_index_params_t p = {M, K, SEED, 2, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
@@ -830,8 +827,9 @@ static void test_value_index_batches_grow_geometrically(void **state) {
   }
   assert_int_equal(value_index_leaf_count(vi), 512);
   uint64_t relays = value_index_relay_count(vi);
-  if (relays > 32) fail_msg("%llu re-lays of the sliced rows for 512 leaves, want <= 32",
-                            (unsigned long long)relays);
+  if (relays > 32)
+    fail_msg("%llu re-lays of the sliced rows for 512 leaves, want <= 32",
+             (unsigned long long)relays);
   if (value_index_validate(vi, &err) != BFH_OK) fail_msg("validate: %s", err.msg);
   value_index_destroy(vi);
 }
@@ -961,7 +959,7 @@ static void test_value_index_lean_small_joins(void **state) {
   value_filter_t *full = value_filter_create(M, K, SEED), *small = value_filter_create(M, K, SEED);
   assert_non_null(full);
   assert_non_null(small);
-  for (uint64_t v = 0; v < 50; v++) value_filter_add(full, &v, sizeof v); /* folds by 2 */
+  for (uint64_t v = 0; v < 50; v++) value_filter_add(full, &v, sizeof v);       /* folds by 2 */
   for (uint64_t v = 1000; v < 1003; v++) value_filter_add(small, &v, sizeof v); /* by 16 */
   assert_int_equal(value_index_add(vi, 1, full, NULL, 0, &err), BFH_OK);
   assert_int_equal(value_index_add(vi, 2, small, NULL, 0, &err), BFH_OK);
@@ -1001,13 +999,8 @@ static void test_value_index_lean_batch_fits_exactly(void **state) {
   value_filter_t *fs[NT];
   for (uint64_t t = 0; t < NT; t++) {
     nums[t] = t + 1;
-    fs[t] = value_filter_create(M, K, SEED);
-    assert_non_null(fs[t]);
-    uint64_t nv = t < NSMALL ? 3 : 50; /* 50 x 10 bits: m / 2; 3 values: the minimum, m / 16 */
-    for (uint64_t v = 0; v < nv; v++) {
-      uint64_t x = t * 1000 + v;
-      value_filter_add(fs[t], &x, sizeof x);
-    }
+    /* 50 x 10 bits: m / 2; 3 values: the minimum, m / 16 */
+    fs[t] = leaf_of(M, t * 1000, t < NSMALL ? 3 : 50);
   }
   size_t added = 0;
   assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
@@ -1020,28 +1013,15 @@ static void test_value_index_lean_batch_fits_exactly(void **state) {
   assert_int_equal(st.sliced_row_bits % 24, 0);
   uint64_t mf = st.sliced_row_bits / 24;
   assert_true(mf % 64 == 0 && mf >= 384 && mf <= 512);
-  for (uint64_t t = NSMALL; t < NSMALL + 10; t++) assert_int_equal(value_index_remove(vi, t + 1), BFH_OK);
+  for (uint64_t t = NSMALL; t < NSMALL + 10; t++)
+    assert_int_equal(value_index_remove(vi, t + 1), BFH_OK);
   value_index_get_stats(vi, &st);
   assert_int_equal(st.leaves, NT - 10);
   assert_int_equal(st.sliced_row_bits, mf * 16);
   assert_int_equal(value_index_validate(vi, &err), BFH_OK);
-  for (uint64_t t = 0; t < NT; t++) {
-    if (t >= NSMALL && t < NSMALL + 10) continue;
-    for (uint64_t v = 0; v < (t < NSMALL ? 3u : 50u); v++) {
-      uint64_t x = t * 1000 + v;
-      probe_t pr;
-      value_index_probe(vi, &x, sizeof x, &pr);
-      for (int m = 0; m < 3; m++) {
-        u64vec_t out;
-        u64vec_init(&out);
-        assert_int_equal(value_index_candidates(vi, methods[m], &pr, &out, NULL, &err), BFH_OK);
-        int has = 0;
-        for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t + 1;
-        assert_true(has);
-        u64vec_release(&out);
-      }
-    }
-  }
+  for (uint64_t t = 0; t < NT; t++)
+    if (t < NSMALL || t >= NSMALL + 10)
+      assert_finds(vi, t * 1000, t < NSMALL ? 3 : 50, t + 1, methods, 3);
   value_index_destroy(vi);
 }
 
