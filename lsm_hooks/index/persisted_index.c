@@ -108,6 +108,11 @@ static int by_number(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Rows of rb bytes in a chunk of about PERSISTED_INDEX_CHUNK_BYTES (at least one). */
+static uint64_t rows_per_chunk(size_t rb) {
+  return rb && PERSISTED_INDEX_CHUNK_BYTES / rb ? PERSISTED_INDEX_CHUNK_BYTES / rb : 1;
+}
+
 /* The header's CRC: of bytes [0, 56), and from version 2 on of the binding too (a version 1
    file, the own engine's, holds 0 there, outside its CRC). */
 static uint32_t header_crc(const uint8_t *hdr) {
@@ -159,7 +164,7 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
     const uint64_t *ids;
     sliced_rows(vi->groups[g].sliced, &rows, &rb, &slots, &ids);
     uint64_t nrows = vi->groups[g].mf;
-    uint64_t rpc = rb ? (PERSISTED_INDEX_CHUNK_BYTES / rb ? PERSISTED_INDEX_CHUNK_BYTES / rb : 1) : 1;
+    uint64_t rpc = rows_per_chunk(rb);
     dir_len += 4 * ((nrows + rpc - 1) / rpc);
   }
   size_t nt = 0;
@@ -203,7 +208,7 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
     const uint64_t *ids;
     sliced_rows(vi->groups[g].sliced, &rows, &rb, &slots, &ids);
     uint64_t nrows = vi->groups[g].mf;
-    uint64_t rpc = rb ? (PERSISTED_INDEX_CHUNK_BYTES / rb ? PERSISTED_INDEX_CHUNK_BYTES / rb : 1) : 1;
+    uint64_t rpc = rows_per_chunk(rb);
     uint64_t nch = (nrows + rpc - 1) / rpc;
     uint8_t *e = dirb + (uint64_t)g * GROUP_BYTES;
     encode_fixed64(e, vi->groups[g].mf);
