@@ -145,6 +145,7 @@ static inline int test_current_manifest(const char *dir, char *name, size_t cap)
 
 /* The whole file at path: its bytes (malloc'd; the caller frees them) and *len, or NULL. */
 static inline uint8_t *test_read_file(const char *path, size_t *len) {
+  *len = 0;
   FILE *fp = fopen(path, "rb");
   if (!fp) return NULL;
   uint8_t *b = NULL;

@@ -31,6 +31,7 @@
 #include "lsm_hooks/index/value_index.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
+#include "tests/api/persisted_index_util.h"
 #include "util/coding.h"
 
 #define ROUNDS 3 /* tables: one per round */
@@ -140,49 +141,17 @@ static uint64_t check(bfh_db *db, int gen, uint64_t *searches) {
   return selected;
 }
 
-static size_t live_tables(bfh_db *db) {
-  engine_t *e = bfh_internal_engine(db);
-  engine_view_t *v;
-  assert_int_equal(e->ops->view_acquire(e, &v, NULL), BFH_OK);
-  const engine_table_t *t;
-  size_t n = e->ops->view_tables(v, &t);
-  e->ops->view_release(e, v);
-  return n;
-}
-
-static uint64_t persisted(bfh_db *db) {
-  value_index_stats_t st;
-  value_index_get_stats(bfh_internal_index(db), &st);
-  return st.persisted;
-}
-
-static uint64_t damaged(bfh_db *db) {
-  block_index_stats_t bs;
-  block_index_get_stats(value_index_blocks(bfh_internal_index(db)), &bs);
-  return bs.damaged;
-}
-
-static uint8_t *slurp(const char *path, size_t *len) {
-  uint8_t *b = test_read_file(path, len);
-  if (!b) fail_msg("%s: cannot be read", path);
-  return b;
-}
-
-static void spill(const char *path, const uint8_t *b, size_t len) {
-  assert_int_equal(test_write_file(path, b, len), 0);
-}
-
 static void test_present(void **state) {
   (void)state;
   paths_t p;
   made_db("present", &p);
   assert_int_equal(access(p.file, F_OK), 0); /* the handle that built the cache wrote it */
   size_t l1, l2;
-  uint8_t *a = slurp(p.file, &l1);
+  uint8_t *a = pidx_test_slurp(p.file, &l1);
   bfh_db *db = open_ro(&p, 1);
-  size_t n = live_tables(db);
+  size_t n = pidx_test_live_tables(db);
   assert_true(n >= 2);
-  assert_int_equal(persisted(db), n); /* every table answered for, no leaf in */
+  assert_int_equal(pidx_test_persisted(db), n); /* every table answered for, no leaf in */
   assert_int_equal(value_index_leaf_count(bfh_internal_index(db)), 0);
   index_sync_stats_t ss;
   index_sync_get_stats(bfh_internal_sync(db), &ss);
@@ -192,10 +161,10 @@ static void test_present(void **state) {
   if (sel * 2 >= searches * n)
     fail_msg("AUTO selected %llu tables over %llu searches of %zu tables", (unsigned long long)sel,
              (unsigned long long)searches, n);
-  assert_int_equal(damaged(db), 0);
+  assert_int_equal(pidx_test_damaged(db), 0);
   close_ro(db);
   /* A handle that only searched, with the cache complete, writes nothing. */
-  uint8_t *b = slurp(p.file, &l2);
+  uint8_t *b = pidx_test_slurp(p.file, &l2);
   assert_int_equal(l1, l2);
   assert_memory_equal(a, b, l1);
   free(a);
@@ -205,7 +174,7 @@ static void test_present(void **state) {
   (void)check(db, 1, NULL);
   assert_int_equal(index_sync_loader_wait(bfh_internal_sync(db), NULL, NULL), BFH_OK);
   assert_int_equal(value_index_leaf_count(bfh_internal_index(db)), n);
-  assert_int_equal(persisted(db), 0);
+  assert_int_equal(pidx_test_persisted(db), 0);
   if (generation_missed(db, 1, "every leaf in")) fail_msg("values missed");
   close_ro(db);
 }
@@ -218,13 +187,13 @@ static void test_missing(void **state) {
   made_db("missing", &p);
   assert_int_equal(unlink(p.file), 0);
   bfh_db *db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), 0);
+  assert_int_equal(pidx_test_persisted(db), 0);
   (void)check(db, 1, NULL);
   close_ro(db);
   /* It searched through the index with no file: its close made the file again. */
   assert_int_equal(access(p.file, F_OK), 0);
   db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), live_tables(db));
+  assert_int_equal(pidx_test_persisted(db), pidx_test_live_tables(db));
   (void)check(db, 1, NULL);
   close_ro(db);
   /* A handle that only scans and gets pays nothing at its close: no file. */
@@ -251,7 +220,7 @@ static void test_stale(void **state) {
   paths_t p;
   made_db("stale", &p);
   size_t len;
-  uint8_t *old = slurp(p.file, &len);
+  uint8_t *old = pidx_test_slurp(p.file, &len);
   leveldb_options_t *o = leveldb_options_create();
   leveldb_options_set_compression(o, leveldb_no_compression);
   char *err = NULL;
@@ -268,27 +237,27 @@ static void test_stale(void **state) {
   ldb_test_settle(ldb);
   leveldb_close(ldb);
   bfh_db *db = open_ro(&p, 1);
-  size_t n = live_tables(db);
-  uint64_t cov = persisted(db);
+  size_t n = pidx_test_live_tables(db);
+  uint64_t cov = pidx_test_persisted(db);
   if (cov >= n) fail_msg("%llu of %zu tables covered by a stale file", (unsigned long long)cov, n);
   (void)check(db, 1, NULL);
   (void)check(db, 3, NULL);
   close_ro(db); /* it read new tables: it writes the file of now */
   size_t len2;
-  uint8_t *now = slurp(p.file, &len2);
+  uint8_t *now = pidx_test_slurp(p.file, &len2);
   assert_true(len2 != len || memcmp(old, now, len) != 0);
   free(now);
   db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), live_tables(db));
+  assert_int_equal(pidx_test_persisted(db), pidx_test_live_tables(db));
   (void)check(db, 1, NULL);
   (void)check(db, 3, NULL);
   close_ro(db);
   /* The old file back: bound to the tables it still names, answered around the rest. */
-  spill(p.file, old, len);
+  pidx_test_spill(p.file, old, len);
   free(old);
   db = open_ro(&p, 1);
-  cov = persisted(db);
-  if (cov >= live_tables(db)) fail_msg("the old file covers every table");
+  cov = pidx_test_persisted(db);
+  if (cov >= pidx_test_live_tables(db)) fail_msg("the old file covers every table");
   (void)check(db, 1, NULL);
   (void)check(db, 3, NULL);
   close_ro(db);
@@ -298,15 +267,10 @@ static void test_stale(void **state) {
    which binds every table and checks out. */
 static void expect_repaired(const paths_t *p) {
   bfh_db *db = open_ro(p, 1);
-  assert_int_equal(persisted(db), live_tables(db));
+  assert_int_equal(pidx_test_persisted(db), pidx_test_live_tables(db));
   (void)check(db, 1, NULL);
-  assert_int_equal(damaged(db), 0);
+  assert_int_equal(pidx_test_damaged(db), 0);
   close_ro(db);
-}
-
-/* The first byte past the directory: where the rows begin. */
-static size_t rows_start(const uint8_t *b) {
-  return 64 + (size_t)decode_fixed64(b + 48) + 4;
 }
 
 /* A byte flipped every 512 past the directory: every row chunk and every map head damaged. */
@@ -315,14 +279,14 @@ static void test_damaged(void **state) {
   paths_t p;
   made_db("damaged", &p);
   size_t len;
-  uint8_t *b = slurp(p.file, &len);
-  for (size_t off = rows_start(b) + 1; off < len; off += 512) b[off] ^= 0x5a;
-  spill(p.file, b, len);
+  uint8_t *b = pidx_test_slurp(p.file, &len);
+  for (size_t off = pidx_test_rows_start(b) + 1; off < len; off += 512) b[off] ^= 0x5a;
+  pidx_test_spill(p.file, b, len);
   free(b);
   bfh_db *db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), live_tables(db)); /* the directory checks out */
+  assert_int_equal(pidx_test_persisted(db), pidx_test_live_tables(db)); /* the directory checks out */
   (void)check(db, 1, NULL);
-  if (damaged(db) == 0) fail_msg("no damage counted");
+  if (pidx_test_damaged(db) == 0) fail_msg("no damage counted");
   close_ro(db);
   expect_repaired(&p);
 }
@@ -334,7 +298,7 @@ static void test_damaged_heads(void **state) {
   paths_t p;
   made_db("heads", &p);
   size_t len;
-  uint8_t *b = slurp(p.file, &len);
+  uint8_t *b = pidx_test_slurp(p.file, &len);
   uint32_t ng = decode_fixed32(b + 36), nt = decode_fixed32(b + 40);
   const uint8_t *dir = b + 64;
   size_t at = (size_t)ng * 40;
@@ -346,12 +310,12 @@ static void test_damaged_heads(void **state) {
     assert_true(hl > 40 && off + hl <= len);
     b[off + 40] ^= 0x01; /* inside its refs: its own CRC fails, and it is not the cache's */
   }
-  spill(p.file, b, len);
+  pidx_test_spill(p.file, b, len);
   free(b);
   bfh_db *db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), live_tables(db));
+  assert_int_equal(pidx_test_persisted(db), pidx_test_live_tables(db));
   (void)check(db, 1, NULL);
-  if (damaged(db) == 0) fail_msg("no damage counted");
+  if (pidx_test_damaged(db) == 0) fail_msg("no damage counted");
   close_ro(db);
   expect_repaired(&p);
 }
@@ -361,13 +325,13 @@ static void test_truncated(void **state) {
   paths_t p;
   made_db("truncated", &p);
   size_t len;
-  uint8_t *b = slurp(p.file, &len);
-  spill(p.file, b, len - len / 3);
+  uint8_t *b = pidx_test_slurp(p.file, &len);
+  pidx_test_spill(p.file, b, len - len / 3);
   free(b);
   bfh_db *db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), 0);
+  assert_int_equal(pidx_test_persisted(db), 0);
   (void)check(db, 1, NULL);
-  assert_int_equal(damaged(db), 1);
+  assert_int_equal(pidx_test_damaged(db), 1);
   close_ro(db);
   expect_repaired(&p);
 }
@@ -389,7 +353,7 @@ static void test_rebuilt(void **state) {
   close_ro(db);
   assert_int_equal(access(p.file, F_OK), 0);
   size_t len;
-  uint8_t *first = slurp(p.file, &len);
+  uint8_t *first = pidx_test_slurp(p.file, &len);
   leveldb_options_t *o = leveldb_options_create();
   char *err = NULL;
   leveldb_destroy_db(o, p.db, &err);
@@ -416,18 +380,18 @@ static void test_rebuilt(void **state) {
       }
     }
   db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), 0);
+  assert_int_equal(pidx_test_persisted(db), 0);
   (void)check(db, 2, NULL);
   (void)check(db, 1, NULL);
   close_ro(db);
   /* The handle read the new tables: the file of generation 2 replaced the first. */
   size_t len2;
-  uint8_t *second = slurp(p.file, &len2);
+  uint8_t *second = pidx_test_slurp(p.file, &len2);
   assert_true(len2 != len || memcmp(first, second, len) != 0);
   free(first);
   free(second);
   db = open_ro(&p, 1);
-  assert_int_equal(persisted(db), live_tables(db));
+  assert_int_equal(pidx_test_persisted(db), pidx_test_live_tables(db));
   (void)check(db, 2, NULL);
   close_ro(db);
 }
@@ -440,8 +404,8 @@ static void test_replaced_under_handle(void **state) {
   paths_t p;
   made_db("replaced", &p);
   bfh_db *db = open_ro(&p, 1);
-  size_t n = live_tables(db);
-  assert_int_equal(persisted(db), n);
+  size_t n = pidx_test_live_tables(db);
+  assert_int_equal(pidx_test_persisted(db), n);
   (void)check(db, 1, NULL);
   char *l2;
   leveldb_options_t *o = leveldb_options_create();
@@ -452,7 +416,7 @@ static void test_replaced_under_handle(void **state) {
   leveldb_close(ldb_gen_create(p.db, 2, &l2));
   free(l2);
   (void)check(db, 2, NULL);
-  assert_int_equal(persisted(db), 0);
+  assert_int_equal(pidx_test_persisted(db), 0);
   (void)check(db, 1, NULL);
   close_ro(db);
 }
@@ -471,7 +435,7 @@ static void test_index_dir_in_db(void **state) {
   for (int i = 0; i < 2; i++) {
     bfh_db *db = open_ro(&p, 0);
     (void)check(db, 1, NULL);
-    assert_int_equal(persisted(db), 0);
+    assert_int_equal(pidx_test_persisted(db), 0);
     close_ro(db);
     assert_int_not_equal(access(p.file, F_OK), 0);
   }

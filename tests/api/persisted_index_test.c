@@ -22,6 +22,7 @@
 #include "lsm_hooks/index/persisted_index.h"
 #include "lsm_hooks/index/value_index.h"
 #include "tests/test_util.h"
+#include "tests/api/persisted_index_util.h"
 #include "tests/api/db_fixture.h"
 #include "lsm_hooks/testbed.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
@@ -96,16 +97,6 @@ static void close_db(db_fixture_t *f) {
   f->db = NULL;
 }
 
-static size_t live_tables(bfh_db *db) {
-  engine_t *e = bfh_internal_engine(db);
-  engine_view_t *v;
-  assert_int_equal(e->ops->view_acquire(e, &v, NULL), BFH_OK);
-  const engine_table_t *t;
-  size_t n = e->ops->view_tables(v, &t);
-  e->ops->view_release(e, v);
-  return n;
-}
-
 /* AUTO equals SCAN for the values base + [0, DOMAIN) and 50 absent ones; returns the tables
    AUTO probed the map (or block filter) of, over all searches. */
 static uint64_t check(bfh_db *db, uint32_t base) {
@@ -125,35 +116,8 @@ static uint64_t check(bfh_db *db, uint32_t base) {
   return selected;
 }
 
-static uint64_t persisted(bfh_db *db) {
-  value_index_stats_t st;
-  value_index_get_stats(bfh_internal_index(db), &st);
-  return st.persisted;
-}
-
-static uint64_t damaged(bfh_db *db) {
-  block_index_stats_t bs;
-  block_index_get_stats(value_index_blocks(bfh_internal_index(db)), &bs);
-  return bs.damaged;
-}
-
 static void file_path(db_fixture_t *f, char *out, size_t cap) {
   snprintf(out, cap, "%s/%s", f->dir, PERSISTED_INDEX_FILE);
-}
-
-static uint8_t *slurp(const char *path, size_t *len) {
-  uint8_t *b = test_read_file(path, len);
-  if (!b) fail_msg("%s: cannot be read", path);
-  return b;
-}
-
-static void spill(const char *path, const uint8_t *b, size_t len) {
-  assert_int_equal(test_write_file(path, b, len), 0);
-}
-
-/* The first byte past the directory: where the rows begin. */
-static size_t rows_start(const uint8_t *b) {
-  return 64 + (size_t)decode_fixed64(b + 48) + 4;
 }
 
 static void test_present(void **state) {
@@ -163,30 +127,30 @@ static void test_present(void **state) {
   file_path(f, p, sizeof p);
   assert_int_equal(access(p, F_OK), 0); /* the writer's close wrote it */
   open_held(f);
-  size_t n = live_tables(f->db);
+  size_t n = pidx_test_live_tables(f->db);
   if (n < 4) fail_msg("%zu tables, want at least 4", n);
-  assert_int_equal(persisted(f->db), n); /* every table answered for, no leaf loaded */
+  assert_int_equal(pidx_test_persisted(f->db), n); /* every table answered for, no leaf loaded */
   assert_int_equal(value_index_leaf_count(bfh_internal_index(f->db)), 0);
   uint64_t sel = check(f->db, 0);
   /* Without the file every table is selected by every search (no leaf): n per search. */
   if (sel * 3 > (uint64_t)(DOMAIN + 50) * n)
     fail_msg("AUTO selected %llu tables over %d searches of %zu tables", (unsigned long long)sel,
              DOMAIN + 50, n);
-  assert_int_equal(damaged(f->db), 0);
+  assert_int_equal(pidx_test_damaged(f->db), 0);
   /* Once the loader is done every table has its leaf and the file is let go. */
   index_sync_test_hold_loaders(0);
   assert_int_equal(index_sync_loader_wait(bfh_internal_sync(f->db), NULL, NULL), BFH_OK);
   assert_int_equal(value_index_leaf_count(bfh_internal_index(f->db)), n);
-  assert_int_equal(persisted(f->db), 0);
+  assert_int_equal(pidx_test_persisted(f->db), 0);
   (void)check(f->db, 0);
   close_db(f);
   /* A reading open's close writes nothing. */
   size_t l1, l2;
-  uint8_t *a = slurp(p, &l1);
+  uint8_t *a = pidx_test_slurp(p, &l1);
   open_held(f);
   (void)check(f->db, 0);
   close_db(f);
-  uint8_t *b = slurp(p, &l2);
+  uint8_t *b = pidx_test_slurp(p, &l2);
   assert_int_equal(l1, l2);
   assert_memory_equal(a, b, l1);
   free(a);
@@ -204,10 +168,10 @@ static void test_close_while_compacting(void **state) {
   for (uint32_t round = 0; round < 4; round++) {
     put_and_close(f, 0, NKEYS, round * DOMAIN, 0); /* every key rewritten: compactions due */
     open_held(f);
-    size_t n = live_tables(f->db);
-    if (persisted(f->db) != n)
+    size_t n = pidx_test_live_tables(f->db);
+    if (pidx_test_persisted(f->db) != n)
       fail_msg("round %u: the file answers for %llu of %zu live tables", round,
-               (unsigned long long)persisted(f->db), n);
+               (unsigned long long)pidx_test_persisted(f->db), n);
     assert_int_equal(value_index_leaf_count(bfh_internal_index(f->db)), 0);
     (void)check(f->db, round * DOMAIN);
     close_db(f);
@@ -221,7 +185,7 @@ static void test_missing(void **state) {
   file_path(f, p, sizeof p);
   assert_int_equal(unlink(p), 0);
   open_held(f);
-  assert_int_equal(persisted(f->db), 0);
+  assert_int_equal(pidx_test_persisted(f->db), 0);
   (void)check(f->db, 0);
   close_db(f);
 }
@@ -233,7 +197,7 @@ static void test_stale(void **state) {
   char p[4400];
   file_path(f, p, sizeof p);
   size_t len;
-  uint8_t *old = slurp(p, &len);
+  uint8_t *old = pidx_test_slurp(p, &len);
   /* Overwrites of half the keys with other values, and more keys: flushes and compactions. */
   load(f, 0, NKEYS / 2, 20000);
   load(f, NKEYS, 2 * NKEYS, 0);
@@ -243,11 +207,11 @@ static void test_stale(void **state) {
   assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(f->db), NULL), BFH_OK);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
-  spill(p, old, len); /* the old file back */
+  pidx_test_spill(p, old, len); /* the old file back */
   free(old);
   open_held(f);
-  size_t n = live_tables(f->db);
-  uint64_t cov = persisted(f->db);
+  size_t n = pidx_test_live_tables(f->db);
+  uint64_t cov = pidx_test_persisted(f->db);
   if (cov >= n) fail_msg("%llu of %zu tables covered by a stale file", (unsigned long long)cov, n);
   (void)check(f->db, 0);
   (void)check(f->db, 20000);
@@ -261,14 +225,14 @@ static void test_damaged_rows(void **state) {
   char p[4400];
   file_path(f, p, sizeof p);
   size_t len;
-  uint8_t *b = slurp(p, &len);
-  size_t s = rows_start(b);
+  uint8_t *b = pidx_test_slurp(p, &len);
+  size_t s = pidx_test_rows_start(b);
   for (size_t off = s + 1; off < len; off += 512) b[off] ^= 0x5a;
-  spill(p, b, len);
+  pidx_test_spill(p, b, len);
   free(b);
   open_held(f);
   (void)check(f->db, 0);
-  if (damaged(f->db) == 0) fail_msg("no damage counted");
+  if (pidx_test_damaged(f->db) == 0) fail_msg("no damage counted");
   close_db(f);
 }
 
@@ -278,13 +242,13 @@ static void test_truncated(void **state) {
   char p[4400];
   file_path(f, p, sizeof p);
   size_t len;
-  uint8_t *b = slurp(p, &len);
-  spill(p, b, len - len / 3);
+  uint8_t *b = pidx_test_slurp(p, &len);
+  pidx_test_spill(p, b, len - len / 3);
   free(b);
   open_held(f);
-  assert_int_equal(persisted(f->db), 0);
+  assert_int_equal(pidx_test_persisted(f->db), 0);
   (void)check(f->db, 0);
-  assert_int_equal(damaged(f->db), 1);
+  assert_int_equal(pidx_test_damaged(f->db), 1);
   close_db(f);
 }
 
@@ -296,13 +260,13 @@ static void test_rebuilt(void **state) {
   char p[4400];
   file_path(f, p, sizeof p);
   size_t len;
-  uint8_t *old = slurp(p, &len);
+  uint8_t *old = pidx_test_slurp(p, &len);
   assert_int_equal(test_rmrf(f->dir), 0);
   load(f, 0, NKEYS, 50000);
-  spill(p, old, len);
+  pidx_test_spill(p, old, len);
   free(old);
   open_held(f);
-  assert_int_equal(persisted(f->db), 0);
+  assert_int_equal(pidx_test_persisted(f->db), 0);
   (void)check(f->db, 50000);
   (void)check(f->db, 0);
   close_db(f);

@@ -32,6 +32,18 @@ static int read_mem(void *arg, uint64_t off, size_t len, void *buf, err_t *err) 
   return BFH_OK;
 }
 
+/* Finishes b (and destroys it) into its head and chunks (malloc'd, the caller frees them), and
+   opens the map of that head. */
+static value_block_map_t *finish_map(value_block_map_builder_t *b, uint8_t **head, size_t *hl,
+                                     uint8_t **chunks, size_t *cl) {
+  assert_int_equal(value_block_map_builder_finish(b, head, hl, chunks, cl), BFH_OK);
+  value_block_map_builder_destroy(b);
+  value_block_map_t *m = NULL;
+  err_t err;
+  if (value_block_map_open(*head, *hl, &m, &err) != BFH_OK) fail_msg("open: %s", err.msg);
+  return m;
+}
+
 static uint64_t hash_of(uint32_t block, uint32_t i) {
   uint64_t x = ((uint64_t)block << 32 | i) * 0x9e3779b97f4a7c15ull;
   return x ^ (x >> 29);
@@ -57,11 +69,8 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   }
   uint8_t *head, *chunks;
   size_t hl, cl;
-  assert_int_equal(value_block_map_builder_finish(b, &head, &hl, &chunks, &cl), BFH_OK);
-  value_block_map_builder_destroy(b);
-  value_block_map_t *m = NULL;
+  value_block_map_t *m = finish_map(b, &head, &hl, &chunks, &cl);
   err_t err;
-  assert_int_equal(value_block_map_open(head, hl, &m, &err), BFH_OK);
   assert_int_equal(decode_fixed32(head + 4), version ? version : 3);
   assert_int_equal(value_block_map_sketch_bits(m), bits);
   assert_int_equal(value_block_map_blocks(m), NBLOCKS);
@@ -208,11 +217,8 @@ static void test_value_block_map_skewed_fingerprints(void **state) {
   assert_int_equal(value_block_map_builder_end_block(b, n * 4096ull, 4000), BFH_OK);
   uint8_t *head, *chunks;
   size_t hl, cl;
-  assert_int_equal(value_block_map_builder_finish(b, &head, &hl, &chunks, &cl), BFH_OK);
-  value_block_map_builder_destroy(b);
-  value_block_map_t *m = NULL;
+  value_block_map_t *m = finish_map(b, &head, &hl, &chunks, &cl);
   err_t err;
-  assert_int_equal(value_block_map_open(head, hl, &m, &err), BFH_OK);
   mem_t mem = {chunks, cl, 0, 0};
   uint32_t out[64], got = 0;
   for (size_t i = 0; i < n; i++) {

@@ -92,6 +92,27 @@ static void assert_finds(value_index_t *vi, uint64_t base, uint64_t nv, uint64_t
 
 static const value_index_by_fn by_sliced[] = {value_index_by_sliced};
 
+/* A lean index (3 bits per value) given one batch of nt tables numbered 1..nt, as the loader
+   applies one at open: table t + 1 holds the values t * 1000 + [0, 3) when t < nsmall (the
+   minimum ask, m / 16), else t * 1000 + [0, 50) (50 x 10 bits: about m / 2). */
+static value_index_t *lean_batch(size_t nt, size_t nsmall) {
+  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  uint64_t nums[64];
+  value_filter_t *fs[64];
+  assert_true(nt <= 64);
+  for (uint64_t t = 0; t < nt; t++) {
+    nums[t] = t + 1;
+    fs[t] = leaf_of(M, t * 1000, t < nsmall ? 3 : 50);
+  }
+  size_t added = 0;
+  assert_int_equal(value_index_add_batch(vi, nt, nums, fs, NULL, NULL, &added, &err), BFH_OK);
+  assert_int_equal(added, nt);
+  return vi;
+}
+
 static value_filter_t *copy_filter(const value_filter_t *f) {
   value_filter_t *c = value_filter_create(f->m, f->k, f->seed);
   assert_non_null(c);
@@ -449,20 +470,9 @@ static void test_value_index_fold_no_false_negative(void **state) {
    about 512 bits). Every value is still found. */
 static void test_value_index_lean_placed_slots_not_free(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
-  err_t err;
-  value_index_t *vi = value_index_create(&p, &err);
-  assert_non_null(vi);
   enum { NT = 21, NSMALL = 5 };
-  uint64_t nums[NT];
-  value_filter_t *fs[NT];
-  for (uint64_t t = 0; t < NT; t++) {
-    nums[t] = t + 1;
-    fs[t] = leaf_of(M, t * 1000, t < NSMALL ? 3 : 50);
-  }
-  size_t added = 0;
-  assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
-  assert_int_equal(added, NT);
+  err_t err;
+  value_index_t *vi = lean_batch(NT, NSMALL);
   value_index_stats_t st;
   value_index_get_stats(vi, &st);
   assert_int_equal(st.sliced_groups, 2);
@@ -990,21 +1000,9 @@ static void test_value_index_lean_small_joins(void **state) {
    is still found. */
 static void test_value_index_lean_batch_fits_exactly(void **state) {
   (void)state;
-  value_index_params_t p = {M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 10, 0};
-  err_t err;
-  value_index_t *vi = value_index_create(&p, &err);
-  assert_non_null(vi);
   enum { NT = 23, NSMALL = 3 };
-  uint64_t nums[NT];
-  value_filter_t *fs[NT];
-  for (uint64_t t = 0; t < NT; t++) {
-    nums[t] = t + 1;
-    /* 50 x 10 bits: m / 2; 3 values: the minimum, m / 16 */
-    fs[t] = leaf_of(M, t * 1000, t < NSMALL ? 3 : 50);
-  }
-  size_t added = 0;
-  assert_int_equal(value_index_add_batch(vi, NT, nums, fs, NULL, NULL, &added, &err), BFH_OK);
-  assert_int_equal(added, NT);
+  err_t err;
+  value_index_t *vi = lean_batch(NT, NSMALL);
   value_index_stats_t st;
   value_index_get_stats(vi, &st);
   assert_int_equal(st.sliced_groups, 1);
