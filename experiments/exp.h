@@ -115,8 +115,10 @@ typedef struct exp_csv exp_csv_t;
 /* Opens <out>/<name>.csv and writes the header row: the columns of cols (NULL-terminated),
    and a "costs" column after them if cols has none (every row's costs cell is x->costs's name
    unless set). The rows of the other cost profile in an existing file with the same header
-   are kept (a run replaces only its own profile's rows). Returns NULL (and prints why on
-   stderr) on failure. Client calls exp_csv_close(). */
+   are kept (a run replaces only its own profile's rows). The header and the kept rows are on
+   disk, whole, when it returns, and exp_csv_row flushes every row: a run killed mid-way loses
+   only the rows it had yet to write. Returns NULL (and prints why on stderr) on failure.
+   Client calls exp_csv_close(). */
 exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols);
 /* exp_csv_open for a driver that measures a subset of its rows when asked: of the run's cost
    profile and scale, an existing row is replaced only if the run measures it, i.e. for every

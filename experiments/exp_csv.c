@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bfh_commit.h" /* BFH_COMMIT, generated at build time (cmake/bfhCommit.cmake) */
 
@@ -110,6 +111,39 @@ static char *keep_rows(exp_csv_t *c, const exp_ctx_t *x) {
   return out;
 }
 
+/* A file replaced whole: its new content written to path.tmp (into *tmp, 1100 bytes), which
+   replace_commit renames over path once it is on disk, or removes. */
+static FILE *replace_open(const char *path, char *tmp) {
+  snprintf(tmp, 1100, "%s.tmp", path);
+  return fopen(tmp, "w");
+}
+
+/* 0, or -1 with errno set and path left as it was. */
+static int replace_commit(FILE *o, const char *tmp, const char *path) {
+  int ok = fflush(o) == 0 && !ferror(o) && fsync(fileno(o)) == 0;
+  ok = fclose(o) == 0 && ok;
+  if (ok && rename(tmp, path) == 0) return 0;
+  int saved = errno;
+  remove(tmp);
+  errno = saved;
+  return -1;
+}
+
+/* Replaces c's file by its header and the kept rows before the run measures anything. A run
+   killed mid-way (the end of a session during a piece of the 500M point) then leaves every row
+   it kept and every row it wrote (exp_csv_row flushes each); through the stream of the
+   truncated file, all the kept rows but its first buffer stayed in memory until the first
+   row. 0, or -1 with errno set. */
+static int write_head(const exp_csv_t *c, const char *kept) {
+  char tmp[1100];
+  FILE *o = replace_open(c->path, tmp);
+  if (!o) return -1;
+  for (size_t i = 0; i < c->ncols; i++) fprintf(o, "%s%s", i ? "," : "", c->cols[i]);
+  fputc('\n', o);
+  if (kept) fputs(kept, o);
+  return replace_commit(o, tmp, c->path);
+}
+
 exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const *cols) {
   return exp_csv_open_subset(x, name, cols, 0);
 }
@@ -138,17 +172,14 @@ exp_csv_t *exp_csv_open_subset(const exp_ctx_t *x, const char *name, const char 
     if (i == c->ncols) c->cols[c->ncols++] = EXP_COMMON_COLS[j];
   }
   char *kept = keep_rows(c, x);
-  c->f = fopen(c->path, "w");
+  int rc = write_head(c, kept);
+  free(kept);
+  if (rc == 0) c->f = fopen(c->path, "a");
   if (!c->f) {
     fprintf(stderr, "bfh: cannot write %s: %s\n", c->path, strerror(errno));
-    free(kept);
     free(c);
     return NULL;
   }
-  for (size_t i = 0; i < c->ncols; i++) fprintf(c->f, "%s%s", i ? "," : "", c->cols[i]);
-  fputc('\n', c->f);
-  if (kept) fputs(kept, c->f);
-  free(kept);
   return c;
 }
 
@@ -251,15 +282,12 @@ static int sort_by_n(const exp_csv_t *c) {
   }
   qsort(lines, rows, sizeof *lines, line_cmp);
   char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp", c->path);
   int rc = -1;
-  FILE *o = fopen(tmp, "w");
+  FILE *o = replace_open(c->path, tmp);
   if (o) {
     fwrite(text, 1, (size_t)(strchr(text, '\n') - text + 1), o); /* the header */
     for (size_t i = 0; i < rows; i++) fwrite(lines[i].text, 1, (size_t)lines[i].len, o);
-    int bad = ferror(o);
-    if (fclose(o) == 0 && !bad && rename(tmp, c->path) == 0) rc = 0;
-    if (rc) remove(tmp);
+    rc = replace_commit(o, tmp, c->path);
   }
   free(lines);
   free(text);

@@ -381,6 +381,23 @@ run_fig8 --min-n 250000 --max-n 250000 --series scan --cache warm # another size
 rows_of >rows4
 { cat rows3; echo '250000 scan present warm 5'; } >want4
 expect_same want4 rows4
+check "run fig8 stopped, then killed, before its first row: every row it keeps is on disk"
+# The rows the run below keeps: all but n = 250000's (its scan row, which it measures again).
+awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="n")c=i} NR==1||$c!=250000' "$work/res/fig8.csv" >kept
+"$bfh" run fig8 --scale small --min-n 250000 --max-n 250000 --series scan --cache warm \
+  --queries 1000 --no-plot --out "$work/res" --work "$work/res/db" --keep >/dev/null 2>&1 &
+pid=$!
+# Wait for the state: the run holds fig8.csv open to write its rows (1000 scans to go).
+while kill -0 "$pid" 2>/dev/null && ! ls -l "/proc/$pid/fd" 2>/dev/null | grep -q 'res/fig8\.csv$'; do
+  sleep 0.01
+done
+kill -STOP "$pid" 2>/dev/null || true
+head -n "$(wc -l <kept)" "$work/res/fig8.csv" >on_disk
+expect_same kept on_disk
+kill -KILL "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+head -n "$(wc -l <kept)" "$work/res/fig8.csv" >on_disk
+expect_same kept on_disk
 expect_status 2 "$bfh" run fig8 --series scan,nosuch --out "$work/res"
 grep -q "unknown series 'nosuch'.*leaves-mem" err ||
   die "an unknown series does not list the valid ones"
