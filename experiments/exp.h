@@ -279,14 +279,16 @@ void exp_target_close(exp_target_t *t, exp_db_params_t *p);
 
 /* Runs one warm-up query, then nq queries (present values if present, else absent values;
    the same values for every method given the same seed), each with `method`; fills r.
-   cold: at most EXP_COLD_QUERIES queries, and before each the database is closed, its files
-   evicted from the page cache (exp_cache_evict) and reopened, so the query reads from storage
-   (r->resident_pct: mean share of the files' pages still cached when the query started). Returns
+   cold: at most EXP_COLD_QUERIES queries, each finding the database as an open leaves it with
+   its files evicted from the page cache (exp_cache_evict), so the query reads from storage:
+   the own engine is reopened once and each query runs in a forked child that evicts, other
+   engines are reopened before each query (r->resident_pct: mean share of the files' pages
+   still cached when the query started). Returns
    BFH_OK or the first failing status (message printed); t->db is then closed or still valid. */
 int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
                        uint64_t seed, int cold, exp_search_result_t *r);
 
-#define EXP_COLD_QUERIES 10 /* a cold query costs a close, an eviction and a reopen */
+#define EXP_COLD_QUERIES 10 /* a cold query costs an eviction and a fork or a reopen */
 /* `present` of exp_search_measure: absent values, present ones (values of the domain, drawn
    uniformly: with drawn workload values some occur on no entry), or one fixed value, the value
    id given as `seed`, searched nq times (the authors' one query, e.g. Value1879). */

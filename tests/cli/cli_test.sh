@@ -404,6 +404,22 @@ grep -q "unknown series 'nosuch'.*leaves-mem" err ||
 expect_status 2 "$bfh" run fig8 --cache lukewarm --out "$work/res"
 expect_status 2 "$bfh" run fig8 --cold-queries 0 --out "$work/res"
 expect_status 2 "$bfh" run table1 --series scan --out "$work/res"
+check "run fig8 --cache both: a cold query (a child of the reopened database) counts what a warm one does"
+run_fig8 --min-n 100000 --max-n 100000 --series scan,hierarchy-paper-disk,sliced-mem --cache both \
+  --cold-queries 5
+# The same 5 values warm and cold: every counter of the search must agree, and no answer be wrong.
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
+  $h["n"]==100000 && $h["series"] ~ /^(scan|hierarchy-paper-disk|sliced-mem)$/{
+    k=$h["series"] " " $h["query"]; c=($h["cache"] ~ /^cold/)
+    v=$h["queries"] " " $h["wrong"] " " $h["leaf_probes"] " " $h["internal_probes"] " " \
+      $h["tables_scanned"] " " $h["bytes_read"] " " $h["candidates"] " " $h["results"]
+    if (c) cold[k]=v; else warm[k]=v }
+  END{for(k in warm) print k ": " warm[k]; for(k in cold) print k ": " cold[k]}' \
+  "$work/res/fig8.csv" | sort >counts
+[ "$(wc -l <counts)" = 10 ] || { cat counts >&2; die "not 5 warm and 5 cold rows"; }
+uniq -d counts >pairs # every warm line has its identical cold line
+expect_same pairs <(sort -u counts)
+awk '$3 != 5 || $4 != 0 { bad = 1 } END { exit bad }' pairs || { cat pairs >&2; die "wrong answers"; }
 rm -rf "$work/res"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
