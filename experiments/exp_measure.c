@@ -3,6 +3,7 @@
  * counters (exp.h). */
 #include "experiments/exp.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,21 +39,17 @@ int exp_target_cool(exp_target_t *t, double *resident, int *dropped) {
   return BFH_OK;
 }
 
-/* One timed query. With `evict`, the database's files leave the page cache first (o->dropped
-   and o->resident as exp_cache_evict gives them). A failing search is printed here: in a
-   forked child the handle's last error is the child's. */
+/* One timed query. A failing search is printed here: in a forked child (exp_cold_call) the
+   handle's last error is the child's. */
 typedef struct {
   exp_target_t *tg;
   const char *val;
   size_t vl;
   bfh_method method;
-  int evict;
 } query_arg_t;
 
 typedef struct {
   int rc;
-  int dropped;
-  double resident;
   double time_s;
   bfh_search_stats st;
 } query_out_t;
@@ -60,12 +57,8 @@ typedef struct {
 static void query_run(void *arg, void *out) {
   const query_arg_t *a = arg;
   query_out_t *o = out;
-  memset(o, 0, sizeof *o);
-  if (a->evict) {
-    double res = exp_cache_evict(a->tg->dir, &o->dropped);
-    o->resident = res > 0 ? res : 0;
-  }
   exp_target_t *tg = a->tg;
+  memset(o, 0, sizeof *o);
   double t0 = exp_now();
   o->rc = tg->p->authors ? exp_authors_search(tg->p->authors, a->val, a->vl, a->method, &o->st)
                          : bfh_search(tg->db, a->val, a->vl, a->method, NULL, NULL, &o->st);
@@ -73,6 +66,60 @@ static void query_run(void *arg, void *out) {
   if (o->rc != BFH_OK && !tg->p->authors) /* the authors' search prints its own */
     fprintf(stderr, "bfh: search %.*s (%s): %s: %s\n", (int)a->vl, a->val,
             exp_method_name(a->method), bfh_strerror(o->rc), bfh_last_error(tg->db));
+}
+
+/* exp_cold_call's child: evicts the database's files, then runs the measurement. */
+typedef struct {
+  exp_target_t *tg;
+  exp_child_fn fn;
+  void *arg;
+} cold_arg_t;
+
+typedef struct {
+  double resident;
+  int dropped;
+  _Alignas(max_align_t) unsigned char out[EXP_COLD_OUT_MAX]; /* fn's out, any type */
+} cold_out_t;
+
+static void cold_child(void *arg, void *out) {
+  const cold_arg_t *a = arg;
+  cold_out_t *o = out;
+  double res = exp_cache_evict(a->tg->dir, &o->dropped);
+  o->resident = res > 0 ? res : 0;
+  a->fn(a->arg, o->out);
+}
+
+int exp_cold_call(exp_target_t *tg, int first, exp_child_fn fn, void *arg, void *out,
+                  size_t out_len, double *resident, int *dropped) {
+  /* On the own engine the database is reopened once, and each measurement runs in a child
+     forked from that state, which evicts the files first: the state of a reopen before every
+     measurement, without an open per measurement (seconds at 100M and more, every leaf read
+     again). The child only reads: the engine's background thread is the parent's alone, so
+     nothing in the child writes to the database. Other engines are reopened every time
+     (LevelDB's library may start a compaction from a read). */
+  const int forked = exp_engine_is_own(tg->p->engine);
+  if (out_len > EXP_COLD_OUT_MAX) return BFH_E_INVALID;
+  if (!forked || first) {
+    double res = 0;
+    int d = 0, rc = exp_target_cool(tg, &res, &d);
+    if (rc != BFH_OK) return rc;
+    if (!forked) {
+      *resident += res;
+      *dropped = d;
+      fn(arg, out);
+      return BFH_OK;
+    }
+  }
+  int rc = exp_db_settle(tg->db); /* nothing left for the child to build */
+  if (rc != BFH_OK) return rc;
+  cold_arg_t a = {tg, fn, arg};
+  cold_out_t o;
+  memset(&o, 0, sizeof o);
+  if (exp_in_child(cold_child, &a, &o, sizeof o) != 0) return BFH_E_IO; /* printed */
+  *resident += o.resident;
+  *dropped = o.dropped;
+  memcpy(out, o.out, out_len);
+  return BFH_OK;
 }
 
 int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method, int present,
@@ -98,15 +145,6 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   } else {
     memset(expect, 0, (size_t)nq * sizeof expect[0]);
   }
-  /* A cold query must find the database as an open leaves it: no table read by an earlier
-     query open, no block kept. On the own engine the database is reopened once, and each
-     query runs in a child forked from that state, which evicts the files and searches: the
-     same state as a reopen before every query, without paying an open per query (seconds at
-     100M and more, every leaf read again). The child only reads: the engine's background
-     thread is the parent's alone, so nothing in the child can write to the database. Other
-     engines are reopened before every query (LevelDB's library may start a compaction from a
-     read). */
-  const int forked = cold && exp_engine_is_own(tg->p->engine);
   exp_counters_t sum = {0};
   uint64_t fp = 0, negatives = 0;
   double resident = 0;
@@ -119,29 +157,22 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
                    : present ? workload_present_value_id(w, seed, qi)
                              : workload_absent_value_id(w, seed, qi);
     size_t vl = workload_value(w, vid, val);
-    if (cold && q >= 0 && (!forked || q == 0)) {
-      double res = 0;
-      int dropped, rc = exp_target_cool(tg, &res, &dropped);
-      if (rc != BFH_OK) return rc;
-      if (!forked) {
-        resident += res;
-        drops += dropped;
-      }
-    }
-    if (!tg->p->authors) {
-      int rc = exp_db_settle(tg->db); /* e.g. tables a background compaction added */
-      if (rc != BFH_OK) return rc;
-    }
-    query_arg_t a = {tg, val, vl, method, forked && q >= 0};
+    query_arg_t a = {tg, val, vl, method};
     query_out_t o;
-    if (!a.evict)
+    if (cold && q >= 0) {
+      int dropped = 0, rc = exp_cold_call(tg, q == 0, query_run, &a, &o, sizeof o, &resident,
+                                          &dropped);
+      if (rc != BFH_OK) return rc;
+      drops += dropped;
+    } else {
+      if (!tg->p->authors) {
+        int rc = exp_db_settle(tg->db); /* e.g. tables a background compaction added */
+        if (rc != BFH_OK) return rc;
+      }
       query_run(&a, &o);
-    else if (exp_in_child(query_run, &a, &o, sizeof o) != 0)
-      return BFH_E_IO; /* printed */
+    }
     if (o.rc != BFH_OK) return o.rc; /* printed */
     if (q < 0) continue;
-    resident += a.evict ? o.resident : 0;
-    drops += a.evict ? o.dropped : 0;
     const bfh_search_stats st = o.st;
     if (st.results != expect[q]) r->wrong++;
     t[q] = o.time_s;

@@ -421,6 +421,15 @@ uniq -d counts >pairs # every warm line has its identical cold line
 expect_same pairs <(sort -u counts)
 awk '$3 != 5 || $4 != 0 { bad = 1 } END { exit bad }' pairs || { cat pairs >&2; die "wrong answers"; }
 rm -rf "$work/res"
+check "run table1 --cold: every cold get (a child of the reopened database) finds its key"
+expect_status 0 "$bfh" run table1 --scale small --max-n 100000 --cold --no-plot --out "$work/res" \
+  --work "$work/res/db"
+! grep -q 'found nothing' err || { cat err >&2; die "a get found nothing"; }
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
+  { rows++; if ($h["key_lookups_cold"] != 21 || !($h["key_lookup_cold_s"] > 0) ||
+               $h["scan_results"] != 1 || !($h["scan_lookup_cold_s"] > 0)) bad = 1 }
+  END { exit bad || rows != 1 }' "$work/res/table1.csv" || { cat "$work/res/table1.csv" >&2; die "bad table1 row"; }
+rm -rf "$work/res"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
   --out "$work/mem" --work "$work/mem/db"

@@ -139,7 +139,7 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
                    .min_n = r->min_n,
                    .no_plot = r->no_plot,
                    .costs = EXP_COSTS_BFH};
-  int v;
+  int v = 0;
   if (r->scale && (v = choice(c, "scale", r->scale, scale_name, EXP_NSCALES)) < 0) return NULL;
   if (r->scale) x->scale = (exp_scale_t)v;
   if (r->costs && (v = choice(c, "costs", r->costs, exp_costs_name, EXP_NCOSTS)) < 0) return NULL;
