@@ -227,6 +227,11 @@ int exp_db_open(const exp_db_params_t *p, const char *dir, bfh_db **db);
 /* Applies what the value index has queued (the leaves an open read, tables a flush added), so
    that the next search is timed over the whole index alone (exp_db_open does it). */
 int exp_db_settle(bfh_db *db);
+/* A handle of the own engine: waits until its background thread has no flush or compaction
+   left, then settles the index (exp_db_settle). The state a fork may copy: no background work
+   goes on in the parent alone (deleting files a child reads) and no lock is held across the
+   fork. BFH_OK or the status (printed). */
+int exp_db_quiesce(bfh_db *db);
 
 /* The database of Fig. 10-12: the paper's 10M entries in ~119 tables with m filter bits
    (medium and paper scale), or 1M entries with the geometry and m shrunk by 10 (small). */

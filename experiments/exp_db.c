@@ -98,6 +98,17 @@ int exp_db_settle(bfh_db *db) {
   return rc;
 }
 
+int exp_db_quiesce(bfh_db *db) {
+  err_t err;
+  err_clear(&err);
+  int rc = engine_lsm_wait_idle(bfh_internal_engine(db), &err);
+  if (rc != BFH_OK) {
+    fprintf(stderr, "bfh: waiting for background work: %s\n", err.msg);
+    return rc;
+  }
+  return exp_db_settle(db);
+}
+
 int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
                  exp_build_result_t *res) {
   workload_t w;

@@ -95,8 +95,9 @@ int exp_cold_call(exp_target_t *tg, int first, exp_child_fn fn, void *arg, void 
      forked from that state, which evicts the files first: the state of a reopen before every
      measurement, without an open per measurement (seconds at 100M and more, every leaf read
      again). The child only reads: the engine's background thread is the parent's alone, so
-     nothing in the child writes to the database. Other engines are reopened every time
-     (LevelDB's library may start a compaction from a read). */
+     nothing in the child writes to the database, and it is idle when the child is forked
+     (exp_db_quiesce), so no compaction in the parent deletes a file the child reads. Other
+     engines are reopened every time (LevelDB's library may start a compaction from a read). */
   const int forked = exp_engine_is_own(tg->p->engine);
   if (out_len > EXP_COLD_OUT_MAX) return BFH_E_INVALID;
   if (!forked || first) {
@@ -110,7 +111,7 @@ int exp_cold_call(exp_target_t *tg, int first, exp_child_fn fn, void *arg, void 
       return BFH_OK;
     }
   }
-  int rc = exp_db_settle(tg->db); /* nothing left for the child to build */
+  int rc = exp_db_quiesce(tg->db); /* nothing left for the child to build or compact */
   if (rc != BFH_OK) return rc;
   cold_arg_t a = {tg, fn, arg};
   cold_out_t o;
