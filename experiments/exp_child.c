@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,4 +72,42 @@ int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len) {
   int status = 0;
   waitpid(pid, &status, 0);
   return got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+void exp_child_own_memory(const char *except_dir) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  if (!f) return;
+  long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+  /* A mapping larger than a quarter of the RAM is a reservation, not memory in use (e.g. a
+     sanitizer's shadow): populating it would commit it. */
+  unsigned long most = pages > 0 ? (unsigned long)pages / 4 * (unsigned long)page : 1ul << 32;
+  size_t skip = except_dir ? strlen(except_dir) : 0;
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    char perms[5];
+    int path_at = 0;
+    if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perms, &path_at) != 3 ||
+        hi - lo > most)
+      continue;
+    const char *path = line + path_at;
+    if (skip && strncmp(path, except_dir, skip) == 0) continue; /* the database's own files */
+    void *at = (void *)lo;
+    if (strcmp(perms, "rw-p") == 0) {
+#ifdef MADV_POPULATE_WRITE
+      if (madvise(at, hi - lo, MADV_POPULATE_WRITE) == 0) continue;
+#endif
+      for (unsigned long a = lo; a < hi; a += (unsigned long)page) { /* each page written */
+        volatile char *p = (volatile char *)a;
+        *p = *p;
+      }
+    } else if (perms[0] == 'r' && perms[3] == 'p') {
+      /* Code and constants: a child's page tables start without them (the kernel maps file
+         pages again at the first touch), one minor fault per page the search runs or reads. */
+#ifdef MADV_POPULATE_READ
+      (void)madvise(at, hi - lo, MADV_POPULATE_READ);
+#endif
+    }
+  }
+  fclose(f);
 }

@@ -86,6 +86,7 @@ static void cold_child(void *arg, void *out) {
   cold_out_t *o = out;
   double res = exp_cache_evict(a->tg->dir, &o->dropped);
   o->resident = res > 0 ? res : 0;
+  exp_child_own_memory(a->tg->dir); /* after the eviction's allocations; reads no db file */
   a->fn(a->arg, o->out);
 }
 
