@@ -74,12 +74,40 @@ int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len) {
   return got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* Copies the resident pages of the private writable mapping [lo, hi) into the child, run by
+   run (a page the parent never touched stays untouched). */
+static void own_resident(unsigned long lo, unsigned long hi, unsigned long page) {
+  size_t n = (hi - lo) / page;
+  unsigned char *vec = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (vec == MAP_FAILED) return;
+  if (mincore((void *)lo, hi - lo, vec) == 0) {
+    for (size_t i = 0; i < n;) {
+      if (!(vec[i] & 1)) {
+        i++;
+        continue;
+      }
+      size_t j = i;
+      while (j < n && (vec[j] & 1)) j++;
+      unsigned long a = lo + i * page, len = (j - i) * page;
+#ifdef MADV_POPULATE_WRITE
+      if (madvise((void *)a, len, MADV_POPULATE_WRITE) != 0)
+#endif
+        for (unsigned long q = a; q < a + len; q += page) { /* each page written */
+          volatile char *p = (volatile char *)q;
+          *p = *p;
+        }
+      i = j;
+    }
+  }
+  munmap(vec, n);
+}
+
 void exp_child_own_memory(const char *except_dir) {
   FILE *f = fopen("/proc/self/maps", "r");
   if (!f) return;
   long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
   /* A mapping larger than a quarter of the RAM is a reservation, not memory in use (e.g. a
-     sanitizer's shadow): populating it would commit it. */
+     sanitizer's shadow). */
   unsigned long most = pages > 0 ? (unsigned long)pages / 4 * (unsigned long)page : 1ul << 32;
   size_t skip = except_dir ? strlen(except_dir) : 0;
   char line[1024];
@@ -92,20 +120,13 @@ void exp_child_own_memory(const char *except_dir) {
       continue;
     const char *path = line + path_at;
     if (skip && strncmp(path, except_dir, skip) == 0) continue; /* the database's own files */
-    void *at = (void *)lo;
     if (strcmp(perms, "rw-p") == 0) {
-#ifdef MADV_POPULATE_WRITE
-      if (madvise(at, hi - lo, MADV_POPULATE_WRITE) == 0) continue;
-#endif
-      for (unsigned long a = lo; a < hi; a += (unsigned long)page) { /* each page written */
-        volatile char *p = (volatile char *)a;
-        *p = *p;
-      }
+      own_resident(lo, hi, (unsigned long)page);
     } else if (perms[0] == 'r' && perms[3] == 'p') {
       /* Code and constants: a child's page tables start without them (the kernel maps file
          pages again at the first touch), one minor fault per page the search runs or reads. */
 #ifdef MADV_POPULATE_READ
-      (void)madvise(at, hi - lo, MADV_POPULATE_READ);
+      (void)madvise((void *)lo, hi - lo, MADV_POPULATE_READ);
 #endif
     }
   }
