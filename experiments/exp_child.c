@@ -1,8 +1,12 @@
 /* Measuring in a child process: a configuration's memory, seen as the RssAnon of a forked
- * child that holds its structures and nothing another configuration left behind.
+ * child that holds its structures and nothing another configuration left behind; and a cold
+ * query, in a child of a database just opened (exp_cold_call), which first takes its own copy
+ * of the memory it shares with its parent (exp_child_own_memory).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -73,7 +77,12 @@ int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len) {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  return got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+  if (got == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+  if (WIFSIGNALED(status))
+    fprintf(stderr, "bfh: the measuring child was killed by signal %d\n", WTERMSIG(status));
+  else
+    fprintf(stderr, "bfh: the measuring child exited with status %d\n", WEXITSTATUS(status));
+  return -1;
 }
 
 /* Copies the resident pages of the private writable mapping [lo, hi) into the child, run by
@@ -115,8 +124,10 @@ void exp_child_own_memory(const char *except_dir) {
      faults are lost in its 25 ms. Larger mappings are also where reservations lie (a
      sanitizer's shadow). */
   const unsigned long most = EXP_CHILD_OWN_MAX;
-  size_t skip = except_dir ? strlen(except_dir) : 0;
-  char line[1024];
+  char dir[PATH_MAX]; /* as /proc/self/maps names files: absolute, links resolved */
+  if (except_dir && !realpath(except_dir, dir)) snprintf(dir, sizeof dir, "%s", except_dir);
+  size_t skip = except_dir ? strlen(dir) : 0;
+  char line[PATH_MAX + 128];
   while (fgets(line, sizeof line, f)) {
     unsigned long lo, hi;
     char perms[5];
@@ -125,7 +136,7 @@ void exp_child_own_memory(const char *except_dir) {
         hi - lo > most)
       continue;
     const char *path = line + path_at;
-    if (skip && strncmp(path, except_dir, skip) == 0) continue; /* the database's own files */
+    if (skip && strncmp(path, dir, skip) == 0) continue; /* the database's own files */
     if (strcmp(perms, "rw-p") == 0) {
       own_resident(lo, hi, (unsigned long)page);
     } else if (perms[0] == 'r' && perms[3] == 'p') {
