@@ -309,15 +309,11 @@ int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, 
 #define EXP_QUERY_PRESENT 1
 #define EXP_QUERY_FIXED 2
 
-/* Closes t->db, evicts its files (exp_cache_evict, *dropped as there), reopens it and evicts
-   what the open read; adds the share of pages still cached (0..1) to *resident. BFH_OK or the
-   failing status (t->db is then NULL or still open). */
-int exp_target_cool(exp_target_t *t, double *resident, int *dropped);
 /* Runs fn(arg, out) as a cold measurement of t: the database as an open leaves it, its files
    evicted from the page cache. On the own engine t is reopened when `first` (the first of a
    series of measurements) and fn runs in a child forked from it that evicts first, out_len
-   (at most EXP_COLD_OUT_MAX) bytes of out copied back; other engines are cooled
-   (exp_target_cool) before every call. Adds the share of pages still cached to *resident,
+   (at most EXP_COLD_OUT_MAX) bytes of out copied back; other engines are closed, evicted and
+   reopened before every call. Adds the share of pages still cached to *resident,
    sets *dropped as exp_cache_evict does. BFH_OK or the failing status (printed). */
 #define EXP_COLD_OUT_MAX 512
 int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *out,

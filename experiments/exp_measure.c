@@ -23,8 +23,11 @@ static double quantile(const double *t, int n, double q) {
   return lo + 1 < n ? t[lo] + (pos - lo) * (t[lo + 1] - t[lo]) : t[n - 1];
 }
 
-int exp_target_cool(exp_target_t *t, double *resident, int *dropped) {
-  /* The files leave the cache only with the handle that maps them. */
+/* Closes t->db, evicts its files (exp_cache_evict, *dropped as there), reopens it and evicts
+   what the open read; adds the share of pages still cached (0..1) to *resident. BFH_OK or the
+   failing status (t->db is then NULL or still open). */
+static int target_cool(exp_target_t *t, double *resident, int *dropped) {
+  /* What the engine keeps of a table (its reader, key filter) goes with the handle. */
   int rc = bfh_close(t->db);
   t->db = NULL;
   if (rc != BFH_OK) {
@@ -100,10 +103,14 @@ int exp_cold_call(exp_target_t *tg, int first, exp_child_fn fn, void *arg, void 
      (exp_db_quiesce), so no compaction in the parent deletes a file the child reads. Other
      engines are reopened every time (LevelDB's library may start a compaction from a read). */
   const int forked = exp_engine_is_own(tg->p->engine);
-  if (out_len > EXP_COLD_OUT_MAX) return BFH_E_INVALID;
+  if (out_len > EXP_COLD_OUT_MAX) {
+    fprintf(stderr, "bfh: a cold measurement's result of %zu bytes (at most %d)\n", out_len,
+            EXP_COLD_OUT_MAX);
+    return BFH_E_INVALID;
+  }
   if (!forked || first) {
     double res = 0;
-    int d = 0, rc = exp_target_cool(tg, &res, &d);
+    int d = 0, rc = target_cool(tg, &res, &d);
     if (rc != BFH_OK) return rc;
     if (!forked) {
       *resident += res;
