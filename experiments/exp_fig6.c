@@ -31,7 +31,7 @@ int exp_fig6(const exp_ctx_t *x) {
                          "overhead_min_pct", NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, extra, (const char *const *)NULL);
-  exp_csv_t *csv = exp_csv_open(x, "fig6", cols);
+  exp_csv_t *csv = exp_csv_open_subset(x, "fig6", cols, EXP_CSV_KEY_N);
   if (!csv) return -1;
   int rc = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {

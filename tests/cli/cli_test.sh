@@ -429,6 +429,17 @@ awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
   { rows++; if ($h["key_lookups_cold"] != 21 || !($h["key_lookup_cold_s"] > 0) ||
                $h["scan_results"] != 1 || !($h["scan_lookup_cold_s"] > 0)) bad = 1 }
   END { exit bad || rows != 1 }' "$work/res/table1.csv" || { cat "$work/res/table1.csv" >&2; die "bad table1 row"; }
+check "run table1 and fig6 at another size into the same --out: the other sizes' rows are kept"
+expect_status 0 "$bfh" run fig6 --scale small --max-n 100000 --no-plot --out "$work/res" \
+  --work "$work/res/db"
+for a in table1 fig6; do # the 500M point runs this way, after the sizes below it
+  expect_status 0 "$bfh" run $a --scale small --min-n 300000 --max-n 300000 --no-plot \
+    --out "$work/res" --work "$work/res/db"
+  awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} { print $h["n"] }' "$work/res/$a.csv" | sort -un \
+    >sizes
+  printf '%s\n' 100000 300000 >want_sizes
+  expect_same want_sizes sizes
+done
 rm -rf "$work/res"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
