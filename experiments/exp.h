@@ -133,10 +133,13 @@ exp_csv_t *exp_csv_open(const exp_ctx_t *x, const char *name, const char *const 
    EXP_CSV_KEY_* of keys: its series is wanted (exp_sweep_series_wanted), its cache is
    (exp_cache_wanted: "warm", or "cold..."), its n is (exp_size_wanted). Rows of another scale
    with the run's costs are replaced. The kept rows and the run's are written in the order of
-   n (stably) when the file is closed. */
+   n (stably) when the file is closed. EXP_CSV_KEY_DB_N is EXP_CSV_KEY_N for the rows whose
+   source is "db" only: Table II's synthetic rows (the 500M and 1B points as structures) are
+   measured by every run whatever its sizes, so every run replaces them. */
 #define EXP_CSV_KEY_SERIES 1u
 #define EXP_CSV_KEY_CACHE 2u
 #define EXP_CSV_KEY_N 4u
+#define EXP_CSV_KEY_DB_N 8u
 exp_csv_t *exp_csv_open_subset(const exp_ctx_t *x, const char *name, const char *const *cols,
                                unsigned keys);
 /* Set a cell of the current row by column name (an unknown name is a programming error: it

@@ -23,7 +23,7 @@ int exp_beyond(const exp_ctx_t *x) {
   const char *extra[] = {"series", "block_filter_bytes", NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);
-  exp_csv_t *csv = exp_csv_open(x, "beyond", cols);
+  exp_csv_t *csv = exp_csv_open_subset(x, "beyond", cols, EXP_CSV_KEY_N);
   if (!csv) return -1;
   int rc = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {

@@ -72,8 +72,12 @@ static int row_replaced(const exp_csv_t *c, const exp_ctx_t *x, const char *line
     const int bit = len >= 4 && strncmp(cell, "cold", 4) == 0 ? EXP_CACHE_COLD : EXP_CACHE_WARM;
     if (!(exp_cache_wanted(x) & bit)) return 0;
   }
-  if ((c->keys & EXP_CSV_KEY_N) && (col = col_index(c, "n")) >= 0 &&
-      (cell = cell_at(line, col, &len)) && len > 0 && !exp_size_wanted(x, strtoull(cell, NULL, 10)))
+  unsigned by_n = c->keys & EXP_CSV_KEY_N;
+  if ((c->keys & EXP_CSV_KEY_DB_N) && (col = col_index(c, "source")) >= 0 &&
+      (cell = cell_at(line, col, &len)))
+    by_n = cell_is(cell, len, "db");
+  if (by_n && (col = col_index(c, "n")) >= 0 && (cell = cell_at(line, col, &len)) && len > 0 &&
+      !exp_size_wanted(x, strtoull(cell, NULL, 10)))
     return 0;
   return 1;
 }

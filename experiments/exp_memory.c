@@ -388,7 +388,7 @@ int exp_memory(const exp_ctx_t *x) {
   const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
   const char *cols[80];
   exp_cols_cat(cols, 80, EXP_DB_COLS, MEMORY_COLS, (const char *const *)NULL);
-  exp_csv_t *csv = exp_csv_open(x, "memory", cols);
+  exp_csv_t *csv = exp_csv_open_subset(x, "memory", cols, EXP_CSV_KEY_N);
   int rc = csv ? 0 : -1;
   for (size_t i = 0; rc == 0 && ns[i]; i++) {
     if (!exp_size_wanted(x, ns[i])) continue;

@@ -102,7 +102,7 @@ int exp_table2(const exp_ctx_t *x) {
                          NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, extra, (const char *const *)NULL);
-  exp_csv_t *csv = exp_csv_open(x, "table2", cols);
+  exp_csv_t *csv = exp_csv_open_subset(x, "table2", cols, EXP_CSV_KEY_DB_N);
   if (!csv) return -1;
   int rc = 0, warned = 0;
   for (size_t i = 0; ns[i] && rc == 0; i++) {

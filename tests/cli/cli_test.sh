@@ -429,17 +429,31 @@ awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
   { rows++; if ($h["key_lookups_cold"] != 21 || !($h["key_lookup_cold_s"] > 0) ||
                $h["scan_results"] != 1 || !($h["scan_lookup_cold_s"] > 0)) bad = 1 }
   END { exit bad || rows != 1 }' "$work/res/table1.csv" || { cat "$work/res/table1.csv" >&2; die "bad table1 row"; }
-check "run table1 and fig6 at another size into the same --out: the other sizes' rows are kept"
-expect_status 0 "$bfh" run fig6 --scale small --max-n 100000 --no-plot --out "$work/res" \
-  --work "$work/res/db"
-for a in table1 fig6; do # the 500M point runs this way, after the sizes below it
+check "run each driver at another size into the same --out: the other sizes' rows are kept"
+for a in fig6 beyond table2 tradeoff; do # table1 ran at 100000 above
+  expect_status 0 "$bfh" run $a --scale small --max-n 100000 --no-plot --out "$work/res" \
+    --work "$work/res/db"
+done
+# Table II's synthetic rows (the 500M and 1B points as structures, at small scale a tenth of
+# them) are measured by every run: replaced, never doubled.
+grep -c ',synthetic,' "$work/res/table2.csv" >synthetic_rows
+# The small scale's trade-off is at 100000 only: a run at 300000 measures none of its rows.
+cp "$work/res/tradeoff.csv" tradeoff_before
+cp "$work/res/tradeoff_goals.csv" goals_before
+for a in table1 fig6 beyond table2 tradeoff; do # the 500M point runs this way, after the sizes below it
   expect_status 0 "$bfh" run $a --scale small --min-n 300000 --max-n 300000 --no-plot \
     --out "$work/res" --work "$work/res/db"
-  awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} { print $h["n"] }' "$work/res/$a.csv" | sort -un \
-    >sizes
+  [ $a = tradeoff ] && continue
+  awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
+    !("source" in h) || $h["source"] != "synthetic" { print $h["n"] }' "$work/res/$a.csv" |
+    sort -un >sizes
   printf '%s\n' 100000 300000 >want_sizes
   expect_same want_sizes sizes
 done
+grep -c ',synthetic,' "$work/res/table2.csv" >synthetic_after
+expect_same synthetic_rows synthetic_after
+expect_same tradeoff_before "$work/res/tradeoff.csv"
+expect_same goals_before "$work/res/tradeoff_goals.csv"
 rm -rf "$work/res"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
@@ -466,6 +480,10 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
     exit bad }' "$work/mem/memory.csv" >memcheck || { cat memcheck >&2; die "memory.csv"; }
 no_entry "$work/mem/memory.png"
 [ -z "$(ls -A "$work/mem/db" 2>/dev/null)" ] || die "run memory left databases behind"
+cp "$work/mem/memory.csv" memory_before # a run at a size it does not measure keeps every row
+expect_status 0 "$bfh" run memory --scale small --min-n 300000 --max-n 300000 --no-plot \
+  --out "$work/mem" --work "$work/mem/db"
+expect_same memory_before "$work/mem/memory.csv"
 rm -rf "$work/mem"
 check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
 mkdir -p res
