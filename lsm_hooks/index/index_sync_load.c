@@ -23,10 +23,17 @@
 
 /* Tables read per loader step: a step is what a stop or a search may wait for. */
 #define LOADER_STEP_TABLES 2
-/* Leaves read before they enter the index together: each entry of leaves into the bit-sliced
-   index touches every one of its rows (m of them), so entering them 64 at a time costs a
-   sixty-fourth of entering them one by one (a search meanwhile enters what was read). */
-#define LOADER_APPLY_TABLES 64
+/* The bytes of leaves read before they enter the index together (at least one leaf): all of
+   an open's leaves up to this bound (at m = 2,000,000 bits, 268 tables: 20M-odd entries).
+   Each entry of leaves into the bit-sliced index touches every one of its rows, so entering
+   them together costs a fraction of entering them one by one; and the lean layout plans its
+   fold groups over the leaves it enters together (value_index.c, plan_folds_locked): one
+   plan over all of them is the tightest, and the same at every open, where batches of a few
+   tables each gave folds that changed with the order the two threads read them in (at 10M
+   entries 1.86-2.03 bytes per entry, doc/search.md "The lean index"). The bound is the
+   memory the leaves read and not yet entered may hold; a search meanwhile enters what was
+   read. */
+#define LOADER_APPLY_BYTES (64u << 20)
 
 /* ---- Block filters ahead of the leaves ------------------------------------------------- */
 
@@ -122,20 +129,26 @@ static size_t count_to_read(index_sync_t *s) {
   return n;
 }
 
+/* Leaves per entry into the index: LOADER_APPLY_BYTES of them, one at least. */
+static size_t apply_tables(const index_sync_t *s) {
+  uint64_t leaf_bytes = value_index_params(s->index)->m / 8 + 1;
+  uint64_t n = LOADER_APPLY_BYTES / leaf_bytes;
+  return n ? (size_t)n : 1;
+}
+
 /* One loading step: reads up to LOADER_STEP_TABLES tables (*ran of them) and lets the leaves
-   read so far (*unapplied) enter the index when there are LOADER_APPLY_TABLES of them or
-   nothing is left to read. A paper-placement tree is rebuilt only then, once (a search
-   meanwhile rebuilds it itself): a rebuild after every step would cost O(B^2) in all. */
-static int load_step(index_sync_t *s, size_t *unapplied, size_t *ran, err_t *err) {
+   queued (by this thread and any other loading beside it) enter the index when there are
+   apply_tables() of them or nothing is left to read. A paper-placement tree is rebuilt only
+   then, once (a search meanwhile rebuilds it itself): a rebuild after every step would cost
+   O(B^2) in all. */
+static int load_step(index_sync_t *s, size_t *ran, err_t *err) {
   *ran = 0;
   int rc = index_sync_run_some(s, INDEX_RUN_ALL, 0, LOADER_STEP_TABLES, ran, err);
-  *unapplied += *ran;
   /* Not when stopping: the close that stops it (a one-shot search from the shell) would wait
      for the whole entry, which it drops anyway. */
-  if (rc == BFH_OK && (*ran == 0 || *unapplied >= LOADER_APPLY_TABLES) && !stopping(s)) {
+  if (rc == BFH_OK && (*ran == 0 || value_index_pending(s->index) >= apply_tables(s)) &&
+      !stopping(s))
     rc = value_index_apply_step(s->index, *ran == 0, err);
-    *unapplied = 0;
-  }
   return rc;
 }
 
@@ -154,12 +167,11 @@ static void *loader_main(void *arg) {
   /* Room for every leaf to come at once: growing the sliced index's rows step by step would
      copy them again at each growth. Without the memory it grows as it goes. */
   (void)value_index_reserve(s->index, count_to_read(s), NULL);
-  size_t unapplied = 0;
   while (!wait_hold(s)) {
     err_t e;
     err_clear(&e);
     size_t ran = 0;
-    int rc = load_step(s, &unapplied, &ran, &e);
+    int rc = load_step(s, &ran, &e);
     if (rc != BFH_OK && first_rc == BFH_OK) {
       first_rc = rc;
       first = e;
@@ -264,11 +276,11 @@ int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err) {
      that runs at the lowest (on a busy machine it would barely run). Steps are serialized
      (run_mu), so the two share the tables. A failed step is left to the loader, which meets
      it again and reports it below. Not while the test hook holds the loaders. */
-  size_t unapplied = 0, ran = 1;
+  size_t ran = 1;
   while (ran > 0 && index_sync_loader_active(s) && !hold_active()) {
     err_t e;
     err_clear(&e);
-    if (load_step(s, &unapplied, &ran, &e) != BFH_OK) break;
+    if (load_step(s, &ran, &e) != BFH_OK) break;
   }
   pthread_mutex_lock(&s->load_mu);
   while (s->loader_running) pthread_cond_wait(&s->load_cv, &s->load_mu);

@@ -664,6 +664,10 @@ int value_index_apply_step(value_index_t *vi, int settle, err_t *err) {
   return apply_pending(vi, settle, err);
 }
 
+size_t value_index_pending(value_index_t *vi) {
+  return atomic_load(&vi->npend_atomic);
+}
+
 int value_index_reserve(value_index_t *vi, size_t extra, err_t *err) {
   if (value_index_lean(vi)) return BFH_OK;
   pthread_rwlock_wrlock(&vi->lock);

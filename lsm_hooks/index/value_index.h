@@ -159,6 +159,9 @@ int value_index_apply(value_index_t *vi, err_t *err);
    value_index_apply) rebuilds it first, so a query always sees the paper's tree. */
 int value_index_apply_step(value_index_t *vi, int settle, err_t *err);
 
+/* How many adds are queued (not applied yet). */
+size_t value_index_pending(value_index_t *vi);
+
 /* Room in the bit-sliced index for `extra` more leaves at once (a loader that knows how many
    tables it will read), so that their adds do not re-lay its rows again and again. */
 int value_index_reserve(value_index_t *vi, size_t extra, err_t *err);
