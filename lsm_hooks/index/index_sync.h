@@ -203,19 +203,20 @@ void index_sync_close_caches(index_sync_t *s);
 
 /* ---- Loading at open (doc/search.md "Open cost") ------------------------------------------
    An engine that opens with live tables and no leaves calls index_sync_load_blocks, then
-   index_sync_loader_start. load_blocks reads the block filter of every table marked to be
-   read (with the source's read_blocks; small, verified by its checksum; a source without
-   read_blocks has the whole leaf read, from the sidecar cache bound by the table's tag,
-   and the leaf parked in its record until the loader adds it) into the block
-   index: a search can then read such a table through its block filter (it has no leaf, so
-   it is selected, never skipped) while the leaves are read. The loader is a background
-   thread that runs index_sync_run a few tables at a time, applying the value index after
-   each step, until no table is marked; index_sync_loader_stop ends it within one step (the
-   engine calls it before its tables close; destroy calls it too). Its thread starts at the
-   first index_sync_loader_go (bfh_search by any method but SCAN, bfh_stats): a process that
-   only scans, or only writes, does not pay for it. A table the value index's persisted index
-   binds (value_index_attach_persisted) is left out of load_blocks, by either way: its map
-   head comes from that file when a search selects it; the loader reads its leaf later. */
+   index_sync_loader_start. load_blocks reads the block filter of every table marked to be read
+   (with the source's read_blocks; small, verified by its checksum; a source without read_blocks has
+   the whole leaf read, from the sidecar cache bound by the table's tag, and the leaf parked in its
+   record until the loader adds it) into the block index: a search can then read such a table
+   through its block filter (it has no leaf, so it is selected, never skipped) while the leaves are
+   read. The loader is a background thread that runs index_sync_run a few tables at a time, until no
+   table is marked, and applies the value index once the leaves read and not yet applied reach 64
+   MiB or nothing is left to read (index_sync_load.c: one plan for the lean layout's fold groups);
+   index_sync_loader_stop ends it within one step (the engine calls it before its tables close;
+   destroy calls it too). Its thread starts at the first index_sync_loader_go (bfh_search by any
+   method but SCAN, bfh_stats): a process that only scans, or only writes, does not pay for it. A
+   table the value index's persisted index binds (value_index_attach_persisted) is left out of
+   load_blocks, by either way: its map head comes from that file when a search selects it; the
+   loader reads its leaf later. */
 int index_sync_load_blocks(index_sync_t *s, err_t *err);
 /* Arms the loader (its thread starts at the next index_sync_loader_go); one running is told
    to look for tables to read once more (an engine calls it when it marked new ones). */
