@@ -522,6 +522,7 @@ static int apply_pending(value_index_t *vi, int settle, err_t *err) {
     }
     value_index_leaf_free(remove_locked(vi, ops[i].number));
   }
+  vi->add_batches += m > 0;
   leaf_t **ls = malloc((m ? m : 1) * sizeof *ls);
   if (ls) {
     for (size_t i = 0; i < m; i++) ls[i] = ops[i].leaf;
@@ -679,6 +680,13 @@ int value_index_reserve(value_index_t *vi, size_t extra, err_t *err) {
 uint64_t value_index_rebuild_count(value_index_t *vi) {
   pthread_rwlock_rdlock(&vi->lock);
   uint64_t n = hierarchy_rebuild_count(vi->hier);
+  pthread_rwlock_unlock(&vi->lock);
+  return n;
+}
+
+uint64_t value_index_add_batch_count(value_index_t *vi) {
+  pthread_rwlock_rdlock(&vi->lock);
+  uint64_t n = vi->add_batches;
   pthread_rwlock_unlock(&vi->lock);
   return n;
 }

@@ -171,6 +171,9 @@ uint64_t value_index_rebuild_count(value_index_t *vi);
 /* sliced_relay_count of the bit-sliced index (tests: leaves added a few at a time re-lay its
    rows O(log n) times, not once per batch). */
 uint64_t value_index_relay_count(value_index_t *vi);
+/* How many batches of adds were applied (tests: the loader enters an open's leaves in one,
+   so that the lean layout plans its fold groups over all of them). */
+uint64_t value_index_add_batch_count(value_index_t *vi);
 
 /* Attaches the persisted index x (persisted_index.h, taking ownership; bound to the live
    tables): value_index_select then asks it about the tables that have no leaf yet. NULL

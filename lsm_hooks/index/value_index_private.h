@@ -138,6 +138,7 @@ struct value_index {
   /* A paper-placement tree whose rebuild a loader step put off (value_index_apply_step): the
      tree is correct in B+-tree shape, and the next value_index_apply rebuilds it. */
   _Atomic int unsettled;
+  uint64_t add_batches; /* batches of adds applied (value_index_add_batch_count); write lock */
   id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
   block_index_t *blocks; /* the block filters under the leaves (owned) */
   /* The persisted index (persisted_index.h), attached at open; it answers for the tables it

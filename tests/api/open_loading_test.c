@@ -52,11 +52,9 @@ static void put_or_fail(bfh_db *db, const char *key, const char *val) {
 
 /* Many small tables; overwrites and deletes, so that a table may hold a value no longer
    current (validation must drop it). */
-static void fill(const char *dir, bfh_engine engine) {
-  bfh_options o;
-  options(&o, engine);
+static void fill_with(const char *dir, const bfh_options *o) {
   bfh_db *db = NULL;
-  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  assert_int_equal(bfh_open(dir, o, &db), BFH_OK);
   char key[32], val[32];
   for (int i = 0; i < NKEYS; i++) {
     snprintf(key, sizeof key, "k%05d", (i * 7919) % NKEYS);
@@ -72,13 +70,19 @@ static void fill(const char *dir, bfh_engine engine) {
     assert_int_equal(bfh_delete(db, key, strlen(key)), BFH_OK);
   }
   assert_int_equal(bfh_flush(db), BFH_OK);
-  if (engine == BFH_ENGINE_LSM) {
+  if (o->engine == BFH_ENGINE_LSM) {
     /* No compaction left for the next open to start: while the loader is held, the tables
        must stay the ones the open found (a compaction's outputs bring their own leaves). */
     err_t e;
     assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(db), &e), BFH_OK);
   }
   assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+static void fill(const char *dir, bfh_engine engine) {
+  bfh_options o;
+  options(&o, engine);
+  fill_with(dir, &o);
 }
 
 typedef struct keys {
@@ -231,12 +235,49 @@ static void test_lsm_paper_tree_rebuilt_once(void **state) {
   f->db = NULL;
 }
 
+/* The lean layout (the default) plans its fold groups over the leaves it enters together, and
+   the loader used to enter an open's leaves 64 at a time, each of its two threads counting its
+   own: the folds, and the memory, changed from open to open (doc/search.md "One plan per
+   open"). With more than 64 tables the loader must now enter them in one batch, and every open
+   must hold the same bytes. */
+static void test_lsm_lean_one_plan(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM);
+  o.memtable_bytes = 16 << 10;
+  o.table_bytes = 8 << 10; /* 8 KiB tables: well over 64 of them */
+  fill_with(f->dir, &o);
+  uint64_t bytes[3];
+  for (int i = 0; i < 3; i++) {
+    f->db = open_held(f->dir, &o);
+    value_index_t *vi = bfh_internal_index(f->db);
+    uint64_t before = value_index_add_batch_count(vi);
+    index_sync_test_hold_loaders(0);
+    assert_int_equal(index_sync_loader_wait(bfh_internal_sync(f->db), NULL, NULL), BFH_OK);
+    size_t leaves = value_index_leaf_count(vi);
+    if (leaves <= 64) fail_msg("%zu tables, want more than 64", leaves);
+    uint64_t batches = value_index_add_batch_count(vi) - before;
+    if (batches != 1) fail_msg("%zu leaves entered in %llu batches, want 1", leaves,
+                               (unsigned long long)batches);
+    bfh_db_stats st;
+    assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
+    bytes[i] = st.index_bytes;
+    assert_true(bytes[i] > 0);
+    expect_all(f->db, 0);
+    assert_int_equal(bfh_close(f->db), BFH_OK);
+    f->db = NULL;
+  }
+  assert_int_equal(bytes[1], bytes[0]);
+  assert_int_equal(bytes[2], bytes[0]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lsm_search_while_loading, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_ro_search_while_loading, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_while_held, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_paper_tree_rebuilt_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_lean_one_plan, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
