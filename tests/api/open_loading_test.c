@@ -149,6 +149,19 @@ static bfh_db *open_held(const char *dir, const bfh_options *o) {
   return db;
 }
 
+/* Opens f->dir with the loaders held, reads count(index), lets the loader run to its end and
+   sets *delta to how much count grew meanwhile. Returns the leaves in the index. */
+static size_t open_loaded(db_fixture_t *f, const bfh_options *o,
+                          uint64_t (*count)(value_index_t *), uint64_t *delta) {
+  f->db = open_held(f->dir, o);
+  value_index_t *vi = bfh_internal_index(f->db);
+  uint64_t before = count(vi);
+  index_sync_test_hold_loaders(0);
+  assert_int_equal(index_sync_loader_wait(bfh_internal_sync(f->db), NULL, NULL), BFH_OK);
+  *delta = count(vi) - before;
+  return value_index_leaf_count(vi);
+}
+
 /* Searches while held (no leaf), then after the loader finished (every table a leaf). */
 static void check_loading(db_fixture_t *f, const bfh_options *o) {
   f->db = open_held(f->dir, o);
@@ -219,15 +232,10 @@ static void test_lsm_paper_tree_rebuilt_once(void **state) {
   o.placement = BFH_PLACEMENT_PAPER;
   o.order = 2;
   o.index_bits_per_value = 0; /* the paper's layout: the lean one keeps no tree */
-  f->db = open_held(f->dir, &o);
-  value_index_t *vi = bfh_internal_index(f->db);
-  uint64_t before = value_index_rebuild_count(vi);
-  index_sync_test_hold_loaders(0);
-  assert_int_equal(index_sync_loader_wait(bfh_internal_sync(f->db), NULL, NULL), BFH_OK);
-  size_t leaves = value_index_leaf_count(vi);
+  uint64_t rebuilds;
+  size_t leaves = open_loaded(f, &o, value_index_rebuild_count, &rebuilds);
   if (leaves < 8) fail_msg("%zu tables, want at least 8 (4 loader steps)", leaves);
-  assert_int_equal(value_index_validate(vi, NULL), BFH_OK);
-  uint64_t rebuilds = value_index_rebuild_count(vi) - before;
+  assert_int_equal(value_index_validate(bfh_internal_index(f->db), NULL), BFH_OK);
   if (rebuilds != 1) fail_msg("%llu rebuilds of the paper tree for %zu tables, want 1",
                               (unsigned long long)rebuilds, leaves);
   expect_all(f->db, 0);
@@ -249,14 +257,9 @@ static void test_lsm_lean_one_plan(void **state) {
   fill_with(f->dir, &o);
   uint64_t bytes[3];
   for (int i = 0; i < 3; i++) {
-    f->db = open_held(f->dir, &o);
-    value_index_t *vi = bfh_internal_index(f->db);
-    uint64_t before = value_index_add_batch_count(vi);
-    index_sync_test_hold_loaders(0);
-    assert_int_equal(index_sync_loader_wait(bfh_internal_sync(f->db), NULL, NULL), BFH_OK);
-    size_t leaves = value_index_leaf_count(vi);
+    uint64_t batches;
+    size_t leaves = open_loaded(f, &o, value_index_add_batch_count, &batches);
     if (leaves <= 64) fail_msg("%zu tables, want more than 64", leaves);
-    uint64_t batches = value_index_add_batch_count(vi) - before;
     if (batches != 1) fail_msg("%zu leaves entered in %llu batches, want 1", leaves,
                                (unsigned long long)batches);
     bfh_db_stats st;
