@@ -363,7 +363,8 @@ int exp_tradeoff(const exp_ctx_t *x) {
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, TRADEOFF_COLS, (const char *const *)NULL);
   exp_csv_t *csv = exp_csv_open_subset(x, "tradeoff", cols, EXP_CSV_KEY_N);
-  exp_csv_t *goals = csv ? exp_csv_open_subset(x, "tradeoff_goals", GOAL_COLS, EXP_CSV_KEY_N) : NULL;
+  exp_csv_t *goals =
+      csv ? exp_csv_open_subset(x, "tradeoff_goals", GOAL_COLS, EXP_CSV_KEY_N) : NULL;
   int rc = csv && goals ? 0 : -1;
   /* The configurations run: standalone (the last) only where the engine keeps the index. */
   size_t nconf = exp_engine_can(x->engine, BFH_ENGINE_CAN_STANDALONE) ? NCONFIGS : STANDALONE;

@@ -30,7 +30,7 @@
    fold groups over the leaves it enters together (value_index.c, plan_folds_locked): one
    plan over all of them is the tightest, and the same at every open, where batches of a few
    tables each gave folds that changed with the order the two threads read them in (at 10M
-   entries 1.86-2.03 bytes per entry, doc/search.md "The lean index"). The bound is the
+   entries 1.86-2.03 bytes per entry, doc/search.md "One plan per open"). The bound is the
    memory the leaves read and not yet entered may hold; a search meanwhile enters what was
    read. */
 #define LOADER_APPLY_BYTES (64u << 20)

@@ -151,8 +151,8 @@ static bfh_db *open_held(const char *dir, const bfh_options *o) {
 
 /* Opens f->dir with the loaders held, reads count(index), lets the loader run to its end and
    sets *delta to how much count grew meanwhile. Returns the leaves in the index. */
-static size_t open_loaded(db_fixture_t *f, const bfh_options *o,
-                          uint64_t (*count)(value_index_t *), uint64_t *delta) {
+static size_t open_loaded(db_fixture_t *f, const bfh_options *o, uint64_t (*count)(value_index_t *),
+                          uint64_t *delta) {
   f->db = open_held(f->dir, o);
   value_index_t *vi = bfh_internal_index(f->db);
   uint64_t before = count(vi);
@@ -236,8 +236,9 @@ static void test_lsm_paper_tree_rebuilt_once(void **state) {
   size_t leaves = open_loaded(f, &o, value_index_rebuild_count, &rebuilds);
   if (leaves < 8) fail_msg("%zu tables, want at least 8 (4 loader steps)", leaves);
   assert_int_equal(value_index_validate(bfh_internal_index(f->db), NULL), BFH_OK);
-  if (rebuilds != 1) fail_msg("%llu rebuilds of the paper tree for %zu tables, want 1",
-                              (unsigned long long)rebuilds, leaves);
+  if (rebuilds != 1)
+    fail_msg("%llu rebuilds of the paper tree for %zu tables, want 1", (unsigned long long)rebuilds,
+             leaves);
   expect_all(f->db, 0);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
@@ -260,8 +261,8 @@ static void test_lsm_lean_one_plan(void **state) {
     uint64_t batches;
     size_t leaves = open_loaded(f, &o, value_index_add_batch_count, &batches);
     if (leaves <= 64) fail_msg("%zu tables, want more than 64", leaves);
-    if (batches != 1) fail_msg("%zu leaves entered in %llu batches, want 1", leaves,
-                               (unsigned long long)batches);
+    if (batches != 1)
+      fail_msg("%zu leaves entered in %llu batches, want 1", leaves, (unsigned long long)batches);
     bfh_db_stats st;
     assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
     bytes[i] = st.index_bytes;

@@ -440,7 +440,8 @@ grep -c ',synthetic,' "$work/res/table2.csv" >synthetic_rows
 # The small scale's trade-off is at 100000 only: a run at 300000 measures none of its rows.
 cp "$work/res/tradeoff.csv" tradeoff_before
 cp "$work/res/tradeoff_goals.csv" goals_before
-for a in table1 fig6 beyond table2 tradeoff; do # the 500M point runs this way, after the sizes below it
+# The 500M point runs this way, after the sizes below it.
+for a in table1 fig6 beyond table2 tradeoff; do
   expect_status 0 "$bfh" run $a --scale small --min-n 300000 --max-n 300000 --no-plot \
     --out "$work/res" --work "$work/res/db"
   [ $a = tradeoff ] && continue
