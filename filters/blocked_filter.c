@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "util/coding.h"
+#include "util/cpu.h"
 
 #define BLOCK_BYTES 64
 #define BLOCKED_MAX_PROBES 16
@@ -105,13 +106,12 @@ static inline int block_test(const uint8_t *blk, uint32_t h, uint32_t k) {
   return (int)(~miss & 1);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define HAVE_AVX2_PATH 1
+#ifdef BFH_HAVE_AVX2_PATH
 #include <immintrin.h>
 /* The same test for k <= 8, all probes at once: lane i computes pos_i, fetches the 32-bit
    word pos_i / 32 of the block with two in-register permutes (one per 32-byte half) and a
    blend, and checks bit pos_i % 32. Lanes >= k require no bit. Compiled for AVX2 whatever
-   the build's -march; run only where the CPU has it (use_avx2). */
+   the build's -march; run only where the CPU has it (cpu_has_avx2). */
 __attribute__((target("avx2"))) static inline int block_test_avx2(const uint8_t *blk, uint32_t h,
                                                                   uint32_t k) {
   const __m256i pow = _mm256_loadu_si256((const __m256i *)kPow);
@@ -129,17 +129,6 @@ __attribute__((target("avx2"))) static inline int block_test_avx2(const uint8_t 
   return _mm256_testc_si256(w, _mm256_and_si256(bit, active)); /* (~w & bit) == 0 */
 }
 
-/* Whether the CPU has AVX2, asked once: 0 unknown, 1 no, 2 yes. A race only asks twice. */
-static int use_avx2(void) {
-  static int known;
-  int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-  if (v == 0) {
-    __builtin_cpu_init();
-    v = __builtin_cpu_supports("avx2") ? 2 : 1;
-    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-  }
-  return v == 2;
-}
 #endif
 
 /* Parses the trailer; returns 0 (and the block count and probes) if the filter is well formed. */
@@ -183,8 +172,8 @@ int blocked_filter_may_contain(const uint8_t *filter, size_t size, uint64_t hash
   uint32_t nblocks, k;
   if (parse(filter, size, &nblocks, &k) != 0) return 1;
   const uint8_t *blk = filter + block_offset(hash, nblocks);
-#ifdef HAVE_AVX2_PATH
-  if (k <= 8 && use_avx2()) return block_test_avx2(blk, (uint32_t)hash, k);
+#ifdef BFH_HAVE_AVX2_PATH
+  if (k <= 8 && cpu_has_avx2()) return block_test_avx2(blk, (uint32_t)hash, k);
 #endif
   return block_test(blk, (uint32_t)hash, k);
 }
@@ -215,7 +204,7 @@ static void batch_portable(const uint8_t *filter, uint32_t nblocks, uint32_t k,
   BATCH_LOOP(block_test);
 }
 
-#ifdef HAVE_AVX2_PATH
+#ifdef BFH_HAVE_AVX2_PATH
 __attribute__((target("avx2"))) static void batch_avx2(const uint8_t *filter, uint32_t nblocks,
                                                        uint32_t k, const uint64_t *hashes, size_t n,
                                                        uint8_t *out) {
@@ -230,8 +219,8 @@ void blocked_filter_may_contain_batch(const uint8_t *filter, size_t size, const 
     memset(out, 1, n);
     return;
   }
-#ifdef HAVE_AVX2_PATH
-  if (k <= 8 && use_avx2()) {
+#ifdef BFH_HAVE_AVX2_PATH
+  if (k <= 8 && cpu_has_avx2()) {
     batch_avx2(filter, nblocks, k, hashes, n, out);
     return;
   }
