@@ -6,7 +6,12 @@
 #include <string.h>
 
 #include "util/coding.h"
+#include "util/cpu.h"
 #include "util/crc32c.h"
+
+#ifdef BFH_HAVE_AVX2_PATH
+#include <immintrin.h>
+#endif
 
 uint8_t *block_handle_encode(uint8_t *dst, const block_handle_t *h) {
   dst = encode_varint64(dst, h->offset);
@@ -199,64 +204,208 @@ static int key_at(block_cursor_t *c, uint32_t from, uint32_t target) {
   return 0;
 }
 
-int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
-                     uint64_t *entries) {
-  const uint8_t *base = b->data, *p = base, *limit = base + b->restarts_offset;
-  const uint8_t *want = val;
-  uint64_t want_tail = 0; /* the last 8 bytes of val, when it has 8 */
-  if (n >= 8) memcpy(&want_tail, want + n - 8, 8);
-  const uint8_t *whole = base; /* the last entry with shared == 0: its key is all there */
-  const uint8_t *prev = NULL, *prev_whole = base; /* the entry before, and its `whole` */
-  size_t key_len = 0;
-  uint64_t count = 0;
-  int rc = 0;
-  while (p < limit) {
-    const uint8_t *entry = p;
-    const uint8_t *entry_prev = prev, *entry_prev_whole = prev_whole;
+/* A scan by value in progress: the next entry to decode, and what a match needs to rebuild
+   its key and its predecessor's. */
+typedef struct value_scan {
+  const block_t *b;
+  const uint8_t *want;
+  size_t n;
+  uint64_t want_tail; /* the last 8 bytes of want, when it has 8 */
+  block_visit_fn fn;
+  void *arg;
+  const uint8_t *p;          /* the next entry */
+  const uint8_t *whole;      /* the last entry with shared == 0: its key is all there */
+  const uint8_t *prev;       /* the entry before p; NULL at the block's start or after a jump */
+  const uint8_t *prev_whole; /* prev's `whole` */
+  int prev_known;            /* 0 right after a jump: p's predecessor was not decoded */
+  size_t key_len;            /* of prev */
+  uint64_t count;            /* entries decoded */
+} value_scan_t;
+
+static int value_equal(const value_scan_t *s, const uint8_t *v, uint32_t vlen) {
+  size_t n = s->n;
+  if (vlen != n) return 0;
+  if (n >= 8) { /* the last 8 bytes first, as one word: values often share a prefix */
+    uint64_t tail;
+    memcpy(&tail, v + n - 8, 8);
+    return tail == s->want_tail && memcmp(v, s->want, n - 8) == 0;
+  }
+  return n == 0 || (v[n - 1] == s->want[n - 1] && memcmp(v, s->want, n) == 0);
+}
+
+/* Rebuilds the match's key and its predecessor's, and visits it. 1 if fn stops the scan. */
+static int visit_match(value_scan_t *s, const uint8_t *entry, const uint8_t *whole,
+                       const uint8_t *entry_prev, const uint8_t *entry_prev_whole,
+                       const uint8_t *v, uint32_t vlen) {
+  const uint8_t *base = s->b->data;
+  block_cursor_t c, pc;
+  block_cursor_init(&c, s->b, NULL);
+  block_cursor_init(&pc, s->b, NULL);
+  int rc;
+  if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base)) ||
+      (entry_prev &&
+       key_at(&pc, (uint32_t)(entry_prev_whole - base), (uint32_t)(entry_prev - base))))
+    rc = -1;
+  else
+    rc = s->fn(s->arg, c.key, c.key_len, v, vlen, entry_prev ? pc.key : NULL,
+               entry_prev ? pc.key_len : 0) != 0;
+  block_cursor_release(&c);
+  block_cursor_release(&pc);
+  return rc;
+}
+
+#define NEED_PREDECESSOR 2
+
+/* Decodes the entries that begin before `stop`, visiting those whose value is want. 0 when
+   it gets there (or to the block's end), 1 if fn stopped it, -1 on a malformed entry,
+   NEED_PREDECESSOR at a match whose predecessor was jumped over (s is then past it). */
+static int decode_until(value_scan_t *s, const uint8_t *stop) {
+  const uint8_t *limit = s->b->data + s->b->restarts_offset;
+  while (s->p < limit && s->p < stop) {
+    const uint8_t *entry = s->p;
+    const uint8_t *entry_prev = s->prev, *entry_prev_whole = s->prev_whole;
+    int prev_known = s->prev_known;
     uint32_t shared, non_shared, vlen;
-    p = decode_header(p, limit, &shared, &non_shared, &vlen);
+    const uint8_t *q = decode_header(entry, limit, &shared, &non_shared, &vlen);
     /* The same checks as parse_entry, without copying the key. */
-    if (!p || shared > key_len || (size_t)(limit - p) < (size_t)non_shared + vlen) {
-      rc = -1;
-      break;
-    }
-    if (shared == 0) whole = entry;
-    prev = entry;
-    prev_whole = whole;
-    key_len = (size_t)shared + non_shared;
-    const uint8_t *v = p + non_shared;
-    p = v + vlen;
-    count++;
-    /* The last 8 bytes first, as one word: values often share a prefix ("Value<i>"). */
-    if (vlen != n) continue;
-    if (n >= 8) {
-      uint64_t tail;
-      memcpy(&tail, v + n - 8, 8);
-      if (tail != want_tail || memcmp(v, want, n - 8) != 0) continue;
-    } else if (n && (v[n - 1] != want[n - 1] || memcmp(v, want, n) != 0)) {
-      continue;
-    }
-    block_cursor_t c, pc;
-    block_cursor_init(&c, b, NULL);
-    block_cursor_init(&pc, b, NULL);
-    if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base)) ||
-        (entry_prev &&
-         key_at(&pc, (uint32_t)(entry_prev_whole - base), (uint32_t)(entry_prev - base)))) {
-      block_cursor_release(&c);
-      block_cursor_release(&pc);
-      rc = -1;
-      break;
-    }
-    int stop = fn(arg, c.key, c.key_len, v, vlen, entry_prev ? pc.key : NULL,
-                  entry_prev ? pc.key_len : 0);
-    block_cursor_release(&c);
-    block_cursor_release(&pc);
-    if (stop) {
-      rc = 1;
-      break;
+    if (!q || shared > s->key_len || (size_t)(limit - q) < (size_t)non_shared + vlen) return -1;
+    if (shared == 0) s->whole = entry;
+    s->prev = entry;
+    s->prev_whole = s->whole;
+    s->prev_known = 1;
+    s->key_len = (size_t)shared + non_shared;
+    const uint8_t *v = q + non_shared;
+    s->p = v + vlen;
+    s->count++;
+    if (!value_equal(s, v, vlen)) continue;
+    /* A match just after a jump has no decoded predecessor: the caller goes back. */
+    if (!prev_known) return NEED_PREDECESSOR;
+    int r = visit_match(s, entry, s->whole, entry_prev, entry_prev_whole, v, vlen);
+    if (r) return r;
+  }
+  return 0;
+}
+
+/* Whether want's n bytes lie at c, given that its first and last two bytes do. */
+static inline int rest_equal(const uint8_t *c, const uint8_t *want, size_t n) {
+  return memcmp(c + 1, want + 1, n - 2) == 0;
+}
+
+#ifdef BFH_HAVE_AVX2_PATH
+/* find_bytes' loop, 32 starts at a time from *q while they fit: the starts whose first and
+   last two bytes are want's are compared in full (the last two tell apart values that share
+   a prefix, as "Value<id>" do; the first, values that share a suffix). The hit, or NULL with *q where the loop
+   stopped. Compiled for AVX2 whatever the build's -march; run only where the CPU has it. */
+__attribute__((target("avx2"))) static const uint8_t *find_bytes_avx2(const uint8_t **qp,
+                                                                      const uint8_t *last,
+                                                                      const uint8_t *want,
+                                                                      size_t n) {
+  const __m256i first = _mm256_set1_epi8((char)want[0]);
+  const __m256i second_last = _mm256_set1_epi8((char)want[n - 2]);
+  const __m256i final = _mm256_set1_epi8((char)want[n - 1]);
+  const uint8_t *q = *qp;
+  /* The loads reach q + 31 + n - 1 <= last + n - 1, the last byte of the range. */
+  for (; last - q >= 31; q += 32) {
+    __m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)q), first);
+    __m256i m = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(q + n - 2)), second_last);
+    __m256i z = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(q + n - 1)), final);
+    uint32_t mask = (uint32_t)_mm256_movemask_epi8(_mm256_and_si256(_mm256_and_si256(a, m), z));
+    for (; mask; mask &= mask - 1) {
+      const uint8_t *c = q + __builtin_ctz(mask);
+      if (rest_equal(c, want, n)) return c;
     }
   }
-  *entries += count;
+  *qp = q;
+  return NULL;
+}
+#endif
+
+/* The first q in [from, end - n] at which want's n bytes lie, or NULL. n >= 2. */
+static const uint8_t *find_bytes(const uint8_t *from, const uint8_t *end, const uint8_t *want,
+                                 size_t n) {
+  if ((size_t)(end - from) < n) return NULL;
+  const uint8_t *last = end - n; /* the last start */
+  const uint8_t *q = from;
+#ifdef BFH_HAVE_AVX2_PATH
+  if (cpu_has_avx2()) {
+    const uint8_t *hit = find_bytes_avx2(&q, last, want, n);
+    if (hit) return hit;
+  }
+#endif
+  while (q <= last && (q = memchr(q, want[0], (size_t)(last - q) + 1))) {
+    if (q[n - 2] == want[n - 2] && q[n - 1] == want[n - 1] && rest_equal(q, want, n)) return q;
+    q++;
+  }
+  return NULL;
+}
+
+/* The last restart point at or below pos (restart 0, at offset 0, when none is). */
+static uint32_t restart_below(const block_t *b, uint32_t pos) {
+  uint32_t lo = 0, hi = b->nrestarts; /* the answer is in [lo, hi) */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (restart_point(b, mid) <= pos)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Resumes decoding at offset j of the block if that lies after the next entry to decode and
+   not after pos; 1 if it did. */
+static int jump(value_scan_t *s, uint32_t j, uint32_t pos) {
+  const uint8_t *to = s->b->data + j;
+  if (to <= s->p || j > pos) return 0;
+  s->p = s->whole = s->prev_whole = to;
+  s->prev = NULL;
+  s->prev_known = 0;
+  s->key_len = 0;
+  return 1;
+}
+
+static value_scan_t scan_start(const block_t *b, const void *val, size_t n, block_visit_fn fn,
+                               void *arg) {
+  value_scan_t s = {.b = b, .want = val, .n = n, .fn = fn, .arg = arg, .p = b->data,
+                    .whole = b->data, .prev_whole = b->data, .prev_known = 1};
+  if (n >= 8) memcpy(&s.want_tail, s.want + n - 8, 8);
+  return s;
+}
+
+int block_scan_value_all(const block_t *b, const void *val, size_t n, block_visit_fn fn,
+                         void *arg, uint64_t *entries) {
+  value_scan_t s = scan_start(b, val, n, fn, arg);
+  int rc = decode_until(&s, b->data + b->restarts_offset);
+  *entries += s.count;
+  return rc;
+}
+
+int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
+                     uint64_t *entries) {
+  if (n < BLOCK_SCAN_SKIP_MIN) return block_scan_value_all(b, val, n, fn, arg, entries);
+  const uint8_t *base = b->data, *limit = base + b->restarts_offset, *hit;
+  value_scan_t s = scan_start(b, val, n, fn, arg);
+  int rc = 0;
+  /* Every match's value bytes lie at or after the next entry to decode, so the entries
+     before the first place they occur hold none: skip to the last restart point at or below
+     that place and decode from there through the entry that holds it. */
+  while (rc == 0 && s.p < limit && (hit = find_bytes(s.p, limit, s.want, n))) {
+    uint32_t pos = (uint32_t)(hit - base), r = restart_below(b, pos);
+    value_scan_t before = s;
+    int jumped = jump(&s, restart_point(b, r), pos);
+    rc = decode_until(&s, hit + 1);
+    if (rc == NEED_PREDECESSOR && jumped) {
+      /* The match is that restart point's entry: its predecessor lies in the run before,
+         decoded from where the scan was or from that run's start. */
+      uint64_t count = s.count;
+      s = before;
+      s.count = count;
+      if (r > 0) jump(&s, restart_point(b, r - 1), pos);
+      rc = decode_until(&s, hit + 1);
+    }
+    if (rc == NEED_PREDECESSOR) rc = -1; /* cannot be, with a right restart array */
+  }
+  *entries += s.count;
   return rc;
 }
 

@@ -678,6 +678,10 @@ typedef struct value_visit {
   const uint8_t *block;
   block_memo_match_t *firsts;
   size_t nfirsts, cap_firsts;
+  /* How a block is scanned: decoding every entry (a table read whole: SCAN and the paper's
+     methods, whose scan cost is the one compared with the authors' code), or looking for the
+     value's bytes first (the blocks a value-to-block map or block filter names). */
+  int (*scan)(const block_t *, const void *, size_t, block_visit_fn, void *, uint64_t *);
 } value_visit_t;
 
 static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
@@ -723,7 +727,7 @@ static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, v
   const uint8_t *contents = run->buf.p + (t->handles[i].offset - run->base);
   vv->block = contents;
   vv->nfirsts = 0;
-  int r = block_scan_value(&b, val, n, visit_value, vv, &st->entries);
+  int r = vv->scan(&b, val, n, visit_value, vv, &st->entries);
   if (vv->bad_key)
     rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
   else if (r < 0)
@@ -746,7 +750,7 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
 int table_scan_value_kept(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                           lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {fn, arg, 0, 0, memo, NULL, NULL, 0, 0};
+  value_visit_t vv = {.fn = fn, .arg = arg, .memo = memo, .scan = block_scan_value_all};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 1);
@@ -786,7 +790,7 @@ int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nre
                                  const void *val, size_t n, lsm_visit_fn fn, void *arg,
                                  lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {fn, arg, 0, 0, memo, NULL, NULL, 0, 0};
+  value_visit_t vv = {.fn = fn, .arg = arg, .memo = memo, .scan = block_scan_value};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 0);

@@ -93,15 +93,17 @@ iterator_t *table_iterator_create(table_t *t);
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* Visits the entries whose value is exactly val (n bytes), as table_scan would, and decodes
-   the others only as far as their value (block_scan_value). st as table_scan's (entries
-   counts every entry decoded). ST_E_CORRUPT on a damaged block or a malformed entry. */
+   the others only as far as their value (block_scan_value_all: every entry, the scan whose
+   cost SCAN and the paper's methods measure). st as table_scan's (entries counts every entry
+   decoded). ST_E_CORRUPT on a damaged block or a malformed entry. */
 int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,
                      lsm_scan_stats_t *st, err_t *err);
 
 /* table_scan_value over the data blocks refs[0, nrefs) only (each named by its handle, as a
-   block filter names it: util/block_ref.h), in the order given. A ref that is not
-   exactly the handle of a data block gives ST_E_CORRUPT ("block filter names no data
-   block"): the filter does not belong to this table. */
+   block filter names it: util/block_ref.h), in the order given, each looked through for the
+   value's bytes before any entry is decoded (block_scan_value: entries counts only those
+   decoded). A ref that is not exactly the handle of a data block gives ST_E_CORRUPT ("block
+   filter names no data block"): the filter does not belong to this table. */
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 

@@ -32,6 +32,7 @@ want search && run "search_bench_$num" "$build/search_bench" --num "$num"
 want leveldb && run "leveldb_search_bench_$num" "$build/leveldb_search_bench" --num "$num" \
   --ingest-num 1000000 --ingest-rounds 3
 want beyond && run block_filter_bench "$build/block_filter_bench"
+want beyond && run block_scan_bench "$build/block_scan_bench"
 want beyond && run "search_bench_beyond_$num" "$build/search_bench" --beyond --num "$num"
 want beyond && run "leveldb_search_bench_beyond_$num" "$build/leveldb_search_bench" --beyond \
   --num "$num"
