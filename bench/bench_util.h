@@ -1,4 +1,5 @@
-/* What the benchmark programs share: a monotonic clock and the removal of a scratch directory.
+/* What the benchmark programs share: a monotonic clock, an order for medians, and the removal
+ * of a scratch directory.
  * Header-only: each bench/<name>.c is one program.
  */
 #ifndef BFH_BENCH_BENCH_UTIL_H
@@ -14,6 +15,12 @@ static inline uint64_t bench_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* qsort's order of doubles, for medians. */
+static inline int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
 /* rm -rf dir (a scratch directory the bench made); prog names the bench in a warning. */

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "filters/block_filter.h"
 #include "filters/blocked_filter.h"
 #include "filters/value_filter.h"
@@ -71,11 +72,6 @@ static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 static table_t table_make(size_t values, uint32_t blocks, rng_t *r) {
@@ -192,7 +188,7 @@ static double time_probes(const layout_t *l, uint32_t blocks, const uint64_t *ha
       n += l->probe(l->state, blocks, hashes[i], out);
     ns[b] = (now_ns() - t0) / BATCH;
   }
-  qsort(ns, batches, sizeof *ns, cmp_double);
+  qsort(ns, batches, sizeof *ns, bench_cmp_double);
   double median = ns[batches / 2];
   free(ns);
   *listed = n;

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench/bench_util.h"
 #include "lsm/block.h"
 #include "lsm/block_builder.h"
 #include "lsm/internal_key.h"
@@ -23,17 +23,6 @@
 
 #define SEED 0xb10c5ca7ull
 #define BLOCK_BYTES 4096
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static int count_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
                        uint32_t val_len, const uint8_t *prev, size_t prev_len) {
@@ -89,7 +78,7 @@ typedef int (*scan_fn)(const block_t *, const void *, size_t, block_visit_fn, vo
    val is NULL); *visits and *entries are the pass's totals. */
 static double pass(const blocks_t *bs, scan_fn scan, const char *val, uint64_t *visits,
                    uint64_t *entries) {
-  double t0 = now_ns();
+  uint64_t t0 = bench_now_ns();
   for (size_t i = 0; i < bs->n; i++) {
     block_t b;
     if (block_parse(&b, bs->data[i], bs->size[i])) exit(1);
@@ -99,7 +88,7 @@ static double pass(const blocks_t *bs, scan_fn scan, const char *val, uint64_t *
       exit(1);
     }
   }
-  return (now_ns() - t0) / (double)bs->n;
+  return (double)(bench_now_ns() - t0) / (double)bs->n;
 }
 
 int main(int argc, char **argv) {
@@ -147,7 +136,7 @@ int main(int argc, char **argv) {
                 (unsigned long long)visits, (unsigned long long)want_visits);
         return 1;
       }
-      qsort(ns, (size_t)rounds, sizeof *ns, cmp_double);
+      qsort(ns, (size_t)rounds, sizeof *ns, bench_cmp_double);
       printf("%s,%s,%.1f,%.1f\n", queries[q], s ? "skip" : "all", ns[rounds / 2],
              (double)entries / (double)nblocks);
     }

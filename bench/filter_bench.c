@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "filters/blocked_filter.h"
 #include "filters/value_filter.h"
 #include "util/coding.h"
@@ -49,11 +50,6 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void *xmalloc(size_t n) {
   void *p = aligned_alloc(64, (n + 63) / 64 * 64);
   if (!p) {
@@ -66,7 +62,7 @@ static void *xmalloc(size_t n) {
 static void row(const char *filter, const char *mode, const char *cache, size_t bytes,
                 size_t filters, uint64_t keys, uint32_t k, size_t queries, double *ns, int rounds,
                 double fpr, double theory) {
-  qsort(ns, (size_t)rounds, sizeof *ns, cmp_double);
+  qsort(ns, (size_t)rounds, sizeof *ns, bench_cmp_double);
   printf("%s,%s,%s,%zu,%zu,%" PRIu64 ",%u,%zu,%.2f,%.2f,%.2f,%.5f,%.5f\n", filter, mode, cache,
          bytes, filters, keys, k, queries, ns[rounds / 2], ns[0], ns[rounds - 1], fpr, theory);
   fflush(stdout);
