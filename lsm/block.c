@@ -222,15 +222,15 @@ typedef struct value_scan {
   uint64_t count;            /* entries decoded */
 } value_scan_t;
 
-static int value_equal(const value_scan_t *s, const uint8_t *v, uint32_t vlen) {
-  size_t n = s->n;
+static inline int value_equal(const uint8_t *want, size_t n, uint64_t want_tail,
+                              const uint8_t *v, uint32_t vlen) {
   if (vlen != n) return 0;
   if (n >= 8) { /* the last 8 bytes first, as one word: values often share a prefix */
     uint64_t tail;
     memcpy(&tail, v + n - 8, 8);
-    return tail == s->want_tail && memcmp(v, s->want, n - 8) == 0;
+    return tail == want_tail && memcmp(v, want, n - 8) == 0;
   }
-  return n == 0 || (v[n - 1] == s->want[n - 1] && memcmp(v, s->want, n) == 0);
+  return n == 0 || (v[n - 1] == want[n - 1] && memcmp(v, want, n) == 0);
 }
 
 /* Rebuilds the match's key and its predecessor's, and visits it. 1 if fn stops the scan. */
@@ -260,30 +260,45 @@ static int visit_match(value_scan_t *s, const uint8_t *entry, const uint8_t *who
    it gets there (or to the block's end), 1 if fn stopped it, -1 on a malformed entry,
    NEED_PREDECESSOR at a match whose predecessor was jumped over (s is then past it). */
 static int decode_until(value_scan_t *s, const uint8_t *stop) {
-  const uint8_t *limit = s->b->data + s->b->restarts_offset;
-  while (s->p < limit && s->p < stop) {
-    const uint8_t *entry = s->p;
-    const uint8_t *entry_prev = s->prev, *entry_prev_whole = s->prev_whole;
-    int prev_known = s->prev_known;
+  /* The state in locals for the loop (the visitor's calls would otherwise make the compiler
+     reload it from *s at every entry); written back at every return. */
+  const uint8_t *limit = s->b->data + s->b->restarts_offset, *want = s->want;
+  const size_t n = s->n;
+  const uint64_t want_tail = s->want_tail;
+  const uint8_t *p = s->p, *whole = s->whole, *prev = s->prev, *prev_whole = s->prev_whole;
+  int prev_known = s->prev_known, rc = 0;
+  size_t key_len = s->key_len;
+  uint64_t count = s->count;
+  while (p < limit && p < stop) {
+    const uint8_t *entry = p;
+    const uint8_t *entry_prev = prev, *entry_prev_whole = prev_whole;
+    int entry_prev_known = prev_known;
     uint32_t shared, non_shared, vlen;
     const uint8_t *q = decode_header(entry, limit, &shared, &non_shared, &vlen);
     /* The same checks as parse_entry, without copying the key. */
-    if (!q || shared > s->key_len || (size_t)(limit - q) < (size_t)non_shared + vlen) return -1;
-    if (shared == 0) s->whole = entry;
-    s->prev = entry;
-    s->prev_whole = s->whole;
-    s->prev_known = 1;
-    s->key_len = (size_t)shared + non_shared;
+    if (!q || shared > key_len || (size_t)(limit - q) < (size_t)non_shared + vlen) {
+      rc = -1;
+      break;
+    }
+    if (shared == 0) whole = entry;
+    prev = entry;
+    prev_whole = whole;
+    prev_known = 1;
+    key_len = (size_t)shared + non_shared;
     const uint8_t *v = q + non_shared;
-    s->p = v + vlen;
-    s->count++;
-    if (!value_equal(s, v, vlen)) continue;
+    p = v + vlen;
+    count++;
+    if (!value_equal(want, n, want_tail, v, vlen)) continue;
     /* A match just after a jump has no decoded predecessor: the caller goes back. */
-    if (!prev_known) return NEED_PREDECESSOR;
-    int r = visit_match(s, entry, s->whole, entry_prev, entry_prev_whole, v, vlen);
-    if (r) return r;
+    if (!entry_prev_known) {
+      rc = NEED_PREDECESSOR;
+      break;
+    }
+    if ((rc = visit_match(s, entry, whole, entry_prev, entry_prev_whole, v, vlen)) != 0) break;
   }
-  return 0;
+  s->p = p, s->whole = whole, s->prev = prev, s->prev_whole = prev_whole;
+  s->prev_known = prev_known, s->key_len = key_len, s->count = count;
+  return rc;
 }
 
 /* Whether want's n bytes lie at c, given that its first and last two bytes do. */
