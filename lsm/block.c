@@ -309,8 +309,9 @@ static inline int rest_equal(const uint8_t *c, const uint8_t *want, size_t n) {
 #ifdef BFH_HAVE_AVX2_PATH
 /* find_bytes' loop, 32 starts at a time from *q while they fit: the starts whose first and
    last two bytes are want's are compared in full (the last two tell apart values that share
-   a prefix, as "Value<id>" do; the first, values that share a suffix). The hit, or NULL with *q where the loop
-   stopped. Compiled for AVX2 whatever the build's -march; run only where the CPU has it. */
+   a prefix, as "Value<id>" do; the first, values that share a suffix). The hit, or NULL with
+   *q where the loop stopped. Compiled for AVX2 whatever the build's -march; run only where
+   the CPU has it. */
 __attribute__((target("avx2"))) static const uint8_t *find_bytes_avx2(const uint8_t **qp,
                                                                       const uint8_t *last,
                                                                       const uint8_t *want,
