@@ -366,25 +366,14 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
   uint32_t crc = crc32c_extend(crc32c_value(cb, 4), d, len - 4);
   if (crc32c_unmask(decode_fixed32(d + len - 4)) != crc)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: checksum mismatch", c);
-  /* Every entry at once, without a branch per entry (a probe checks its whole chunk); the
-     first bad one is looked for only if there is one. */
-  uint32_t prev = m->fences[c], bad = cnt > 0 && decode_fixed32(d) != m->fences[c];
+  uint32_t prev = m->fences[c];
   for (uint32_t i = 0; i < cnt; i++) {
     const uint8_t *e = d + (size_t)i * VALUE_BLOCK_MAP_ENTRY_BYTES;
     uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
-    bad |= (fp < prev) | (fp > m->last) | (block >= m->nblocks);
+    if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
+      return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c,
+                     i);
     prev = fp;
-  }
-  if (bad) {
-    uint32_t i = 0;
-    for (prev = m->fences[c]; i < cnt; i++) {
-      const uint8_t *e = d + (size_t)i * VALUE_BLOCK_MAP_ENTRY_BYTES;
-      uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
-      if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
-        break;
-      prev = fp;
-    }
-    return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c, i);
   }
   if (c + 1 == m->nchunks && prev != m->last)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: does not end at the last "
