@@ -104,8 +104,9 @@ typedef int (*block_visit_fn)(void *arg, const uint8_t *key, size_t key_len, con
    decoded. The restart array is trusted, as by block_cursor_seek. */
 #define BLOCK_SCAN_SKIP_MIN 2
 
-/* block_scan_value with every entry decoded, whatever n: what the skipping scan must agree
-   with (tests/lsm/block_test.c, bench/block_scan_bench.c). */
+/* block_scan_value with every entry decoded, whatever n: the scan of a table read whole
+   (lsm/table.c: SCAN and the paper's methods), and what the skipping scan must agree with
+   (tests/lsm/block_test.c, bench/block_scan_bench.c). */
 int block_scan_value_all(const block_t *b, const void *val, size_t n, block_visit_fn fn,
                          void *arg, uint64_t *entries);
 int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
