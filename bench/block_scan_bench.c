@@ -72,11 +72,9 @@ static blocks_t build(size_t nblocks, uint64_t domain, int interval) {
   return bs;
 }
 
-typedef int (*scan_fn)(const block_t *, const void *, size_t, block_visit_fn, void *, uint64_t *);
-
 /* Mean ns per block of one pass of scan over every block for val (the block's own value when
    val is NULL); *visits and *entries are the pass's totals. */
-static double pass(const blocks_t *bs, scan_fn scan, const char *val, uint64_t *visits,
+static double pass(const blocks_t *bs, block_scan_fn scan, const char *val, uint64_t *visits,
                    uint64_t *entries) {
   uint64_t t0 = bench_now_ns();
   for (size_t i = 0; i < bs->n; i++) {
@@ -124,7 +122,7 @@ int main(int argc, char **argv) {
   for (int q = 0; q < 2; q++) {
     uint64_t want_visits = 0;
     for (int s = 0; s < 2; s++) {
-      scan_fn scan = s == 0 ? block_scan_value_all : block_scan_value;
+      block_scan_fn scan = s == 0 ? block_scan_value_all : block_scan_value;
       uint64_t visits = 0, entries = 0;
       for (int r = 0; r < rounds; r++) {
         visits = entries = 0;

@@ -217,7 +217,6 @@ typedef struct value_scan {
   const uint8_t *whole;      /* the last entry with shared == 0: its key is all there */
   const uint8_t *prev;       /* the entry before p; NULL at the block's start or after a jump */
   const uint8_t *prev_whole; /* prev's `whole` */
-  int prev_known;            /* 0 right after a jump: p's predecessor was not decoded */
   size_t key_len;            /* of prev */
   uint64_t count;            /* entries decoded */
 } value_scan_t;
@@ -254,11 +253,8 @@ static int visit_match(value_scan_t *s, const uint8_t *entry, const uint8_t *who
   return rc;
 }
 
-#define NEED_PREDECESSOR 2
-
 /* Decodes the entries that begin before `stop`, visiting those whose value is want. 0 when
-   it gets there (or to the block's end), 1 if fn stopped it, -1 on a malformed entry,
-   NEED_PREDECESSOR at a match whose predecessor was jumped over (s is then past it). */
+   it gets there (or to the block's end), 1 if fn stopped it, -1 on a malformed entry. */
 static int decode_until(value_scan_t *s, const uint8_t *stop) {
   /* The state in locals for the loop (the visitor's calls would otherwise make the compiler
      reload it from *s at every entry); written back at every return. */
@@ -266,13 +262,12 @@ static int decode_until(value_scan_t *s, const uint8_t *stop) {
   const size_t n = s->n;
   const uint64_t want_tail = s->want_tail;
   const uint8_t *p = s->p, *whole = s->whole, *prev = s->prev, *prev_whole = s->prev_whole;
-  int prev_known = s->prev_known, rc = 0;
+  int rc = 0;
   size_t key_len = s->key_len;
   uint64_t count = s->count;
   while (p < limit && p < stop) {
     const uint8_t *entry = p;
     const uint8_t *entry_prev = prev, *entry_prev_whole = prev_whole;
-    int entry_prev_known = prev_known;
     uint32_t shared, non_shared, vlen;
     const uint8_t *q = decode_header(entry, limit, &shared, &non_shared, &vlen);
     /* The same checks as parse_entry, without copying the key. */
@@ -283,21 +278,21 @@ static int decode_until(value_scan_t *s, const uint8_t *stop) {
     if (shared == 0) whole = entry;
     prev = entry;
     prev_whole = whole;
-    prev_known = 1;
     key_len = (size_t)shared + non_shared;
     const uint8_t *v = q + non_shared;
     p = v + vlen;
     count++;
     if (!value_equal(want, n, want_tail, v, vlen)) continue;
-    /* A match just after a jump has no decoded predecessor: the caller goes back. */
-    if (!entry_prev_known) {
-      rc = NEED_PREDECESSOR;
+    /* A match right after a jump would have no decoded predecessor; with a right restart
+       array none lies there (block_scan_value jumps a run early). */
+    if (!entry_prev && entry != s->b->data) {
+      rc = -1;
       break;
     }
     if ((rc = visit_match(s, entry, whole, entry_prev, entry_prev_whole, v, vlen)) != 0) break;
   }
   s->p = p, s->whole = whole, s->prev = prev, s->prev_whole = prev_whole;
-  s->prev_known = prev_known, s->key_len = key_len, s->count = count;
+  s->key_len = key_len, s->count = count;
   return rc;
 }
 
@@ -369,21 +364,19 @@ static uint32_t restart_below(const block_t *b, uint32_t pos) {
 }
 
 /* Resumes decoding at offset j of the block if that lies after the next entry to decode and
-   not after pos; 1 if it did. */
-static int jump(value_scan_t *s, uint32_t j, uint32_t pos) {
+   not after pos. */
+static void jump(value_scan_t *s, uint32_t j, uint32_t pos) {
   const uint8_t *to = s->b->data + j;
-  if (to <= s->p || j > pos) return 0;
+  if (to <= s->p || j > pos) return;
   s->p = s->whole = s->prev_whole = to;
   s->prev = NULL;
-  s->prev_known = 0;
   s->key_len = 0;
-  return 1;
 }
 
 static value_scan_t scan_start(const block_t *b, const void *val, size_t n, block_visit_fn fn,
                                void *arg) {
   value_scan_t s = {.b = b, .want = val, .n = n, .fn = fn, .arg = arg, .p = b->data,
-                    .whole = b->data, .prev_whole = b->data, .prev_known = 1};
+                    .whole = b->data, .prev_whole = b->data};
   if (n >= 8) memcpy(&s.want_tail, s.want + n - 8, 8);
   return s;
 }
@@ -403,23 +396,13 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
   value_scan_t s = scan_start(b, val, n, fn, arg);
   int rc = 0;
   /* Every match's value bytes lie at or after the next entry to decode, so the entries
-     before the first place they occur hold none: skip to the last restart point at or below
-     that place and decode from there through the entry that holds it. */
+     before the first place they occur hold none: skip to the restart point before the last
+     one at or below that place (the entry holding the place begins at or after that last one,
+     and its predecessor at or after the one before) and decode through that entry. */
   while (rc == 0 && s.p < limit && (hit = find_bytes(s.p, limit, s.want, n))) {
     uint32_t pos = (uint32_t)(hit - base), r = restart_below(b, pos);
-    value_scan_t before = s;
-    int jumped = jump(&s, restart_point(b, r), pos);
+    jump(&s, r > 0 ? restart_point(b, r - 1) : 0, pos);
     rc = decode_until(&s, hit + 1);
-    if (rc == NEED_PREDECESSOR && jumped) {
-      /* The match is that restart point's entry: its predecessor lies in the run before,
-         decoded from where the scan was or from that run's start. */
-      uint64_t count = s.count;
-      s = before;
-      s.count = count;
-      if (r > 0) jump(&s, restart_point(b, r - 1), pos);
-      rc = decode_until(&s, hit + 1);
-    }
-    if (rc == NEED_PREDECESSOR) rc = -1; /* cannot be, with a right restart array */
   }
   *entries += s.count;
   return rc;

@@ -92,16 +92,15 @@ typedef int (*block_visit_fn)(void *arg, const uint8_t *key, size_t key_len, con
 
 /* Calls fn for every entry whose value is exactly val (n bytes), in block order. A value of
    at least BLOCK_SCAN_SKIP_MIN bytes is first looked for as bytes (32 places at a time with
-   AVX2, else by memchr of its first byte): entries are decoded only from the last restart
-   point at or below each place it occurs (the one before, when a match is that point's own
-   entry, for its predecessor's key), through the entry that holds it, since every match's
-   value bytes occur at or after the next entry to decode. A shorter value decodes every
-   entry. Decoded entries are read
-   only as far as their value (their keys are not rebuilt), so a scan by value costs little
-   more than reading the block. Returns 0 at the end of the block, 1 if fn stopped it, -1 on
-   a malformed entry among those decoded (entries before it were visited; one that is not
-   decoded is not seen: the block's checksum is what vouches for it). *entries += the entries
-   decoded. The restart array is trusted, as by block_cursor_seek. */
+   AVX2, else by memchr of its first byte): entries are decoded only from the restart point
+   before the last one at or below each place it occurs (so that a match's predecessor is
+   decoded too), through the entry that holds it, since every match's value bytes occur at or
+   after the next entry to decode. A shorter value decodes every entry. Decoded entries are
+   read only as far as their value (their keys are not rebuilt), so a scan by value costs
+   little more than reading the block. Returns 0 at the end of the block, 1 if fn stopped it,
+   -1 on a malformed entry among those decoded (entries before it were visited; one that is
+   not decoded is not seen: the block's checksum is what vouches for it). *entries += the
+   entries decoded. The restart array is trusted, as by block_cursor_seek. */
 #define BLOCK_SCAN_SKIP_MIN 2
 
 /* block_scan_value with every entry decoded, whatever n: the scan of a table read whole
@@ -111,6 +110,9 @@ int block_scan_value_all(const block_t *b, const void *val, size_t n, block_visi
                          void *arg, uint64_t *entries);
 int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
                      uint64_t *entries);
+/* The type of block_scan_value and block_scan_value_all, for callers that choose one. */
+typedef int (*block_scan_fn)(const block_t *b, const void *val, size_t n, block_visit_fn fn,
+                             void *arg, uint64_t *entries);
 
 /* An iterator over one block (contents borrowed; must outlive it). status() reports a
    malformed entry as ST_E_CORRUPT with "block: malformed entry". NULL on no

@@ -681,7 +681,7 @@ typedef struct value_visit {
   /* How a block is scanned: decoding every entry (a table read whole: SCAN and the paper's
      methods, whose scan cost is the one compared with the authors' code), or looking for the
      value's bytes first (the blocks a value-to-block map or block filter names). */
-  int (*scan)(const block_t *, const void *, size_t, block_visit_fn, void *, uint64_t *);
+  block_scan_fn scan;
 } value_visit_t;
 
 static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
