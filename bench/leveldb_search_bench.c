@@ -192,6 +192,8 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
   snprintf(pc, sizeof pc, "%s/ingest_nofilters", base);
   bfh_options dflt;
   bfh_options_init(&dflt);
+  dflt.engine = BFH_ENGINE_LEVELDB;
+  dflt.index_bits_per_value = 0; /* as open_bfh: the paper's layout, k = 3 */
   printf(
       "# leveldb_search_bench: stock LevelDB 1.23 (C API, default options: snappy, 4 MiB "
       "write buffer, 2 MiB tables)\n");
@@ -200,7 +202,8 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       "and absent "
       "each) m=%llu k=%u order=%u dir=%s\n",
       (unsigned long long)num, (unsigned long long)ingest_num, rounds, value_bytes, queries,
-      (unsigned long long)dflt.value_filter_bits, dflt.value_filter_hashes, dflt.order, base);
+      (unsigned long long)dflt.value_filter_bits, bfh_internal_filter_hashes(&dflt), dflt.order,
+      base);
   printf(
       "# last column: search rows = iterator median / this median; ingest rows = "
       "leveldb_put time / this time (filters_on_over_filters_off: time ratio)\n");
@@ -330,7 +333,8 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       ldb_read_stats_t st = {0};
       err_t e;
       t0 = bench_now_ns();
-      if (ldb_filter_build(env_default(), best, dflt.value_filter_bits, dflt.value_filter_hashes,
+      if (ldb_filter_build(env_default(), best, dflt.value_filter_bits,
+                           bfh_internal_filter_hashes(&dflt),
                            dflt.hash_seed, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
         die("ldb_filter_build", e.msg);
       t[q] = bench_now_ns() - t0;
@@ -584,6 +588,8 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
                         int queries, int runs, int keep) {
   bfh_options dflt;
   bfh_options_init(&dflt);
+  dflt.engine = BFH_ENGINE_LEVELDB;
+  dflt.index_bits_per_value = 0; /* as open_bfh: the paper's layout, k = 3 */
   printf(
       "# leveldb_search_bench --beyond: stock LevelDB 1.23 (C API, default options: snappy, 4 "
       "MiB write buffer, 2 MiB tables) opened by bfh with its defaults\n");
@@ -593,7 +599,8 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
       "dir=%s\n",
       (unsigned long long)num, (unsigned long long)unflushed, queries,
       (unsigned long long)ingest_num, runs, value_bytes, (unsigned long long)dflt.value_filter_bits,
-      dflt.value_filter_hashes, dflt.order, dflt.block_filter_bits, dflt.memtable_index, base);
+      bfh_internal_filter_hashes(&dflt), dflt.order, dflt.block_filter_bits, dflt.memtable_index,
+      base);
   fflush(stdout);
   char path[4200];
   snprintf(path, sizeof path, "%s/beyond", base);

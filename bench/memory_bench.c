@@ -1,15 +1,19 @@
 /* memory_bench: what the value index holds in memory, and what AUTO costs, for three layouts
- * side by side on the same database: the paper's (index_bits_per_value = 0), the lean one
- * with block filters in memory (index_bits_per_value = BFH_LEAN_BITS, block_maps = 0) and
- * the lean one with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
- * block_maps = 1: the default of bfh_options_init; the LevelDB engine keeps its maps in its
- * filter cache files). Ratios are against the paper's layout of the same run.
+ * side by side: the paper's (index_bits_per_value = 0), the lean one with block filters in
+ * memory (index_bits_per_value = BFH_LEAN_BITS, block_maps = 0) and the lean one with
+ * value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS, block_maps = 1: the default
+ * of bfh_options_init; the LevelDB engine keeps its maps in its filter cache files). Ratios
+ * are against the paper's layout of the same run.
  *
  * For each engine and size it loads N random-order entries with unique values (workloads/
- * workload.h) under the lean-map layout (the maps are written only under it), then opens the database once per layout (the layout lives in memory only, so
- * both read the same tables) and prints, per layout: index_bytes per entry and its parts
- * (leaves in memory, internal nodes, bit-sliced indexes, block filters), and the median AUTO
- * latency for present and absent values over Q queries (the same values for both layouts).
+ * workload.h) twice under the lean-map layout (the maps are written only under it): once with
+ * the default k, the lean-map layout's (bfh.h value_filter_hashes: 8), and once with the
+ * paper's k = 3, today's configuration of the paper's layout. A table's leaf has its
+ * database's k, so the paper and lean rows open the second database and the lean-map rows
+ * the first (the layout lives in memory only). Per layout it prints index_bytes per entry and
+ * its parts (leaves in memory, internal nodes, bit-sliced indexes, block filters), and the
+ * median AUTO latency for present and absent values over Q queries (the same values for
+ * every layout).
  *
  * Usage: memory_bench [--num N[,N...]] [--queries Q] [--engines lsm,leveldb] [--lean-bits B]
  *                     [--map-bits B] [--ingest R] [--keep 1] [--dir PATH]
@@ -48,10 +52,11 @@ static int count_match(void *arg, const void *key, size_t len) {
 }
 
 /* Loads the database under the lean layout of mapbits bits, with block maps (maps = 1: the
-   maps are written) or without (0: none written), and returns the seconds it took, flush and
-   compactions included. */
+   maps are written) or without (0: none written), its value filters of k hash functions (0:
+   the default, the lean layout's), and returns the seconds it took, flush and compactions
+   included. */
 static double load(bfh_engine engine, const workload_t *w, uint64_t n, const char *dir,
-                   uint32_t mapbits, int maps) {
+                   uint32_t mapbits, int maps, uint32_t k) {
   bench_rm_rf("memory_bench", dir);
   uint64_t t0 = bench_now_ns();
   bfh_options o;
@@ -59,13 +64,14 @@ static double load(bfh_engine engine, const workload_t *w, uint64_t n, const cha
   o.engine = engine;
   o.index_bits_per_value = mapbits; /* the maps are written only under the layout using them */
   o.block_maps = maps;
+  o.value_filter_hashes = k;
   bfh_db *db;
   int rc = bfh_open(dir, &o, &db);
   if (rc != BFH_OK) die("open", rc, NULL);
-  char k[WORKLOAD_MAX_BYTES], v[WORKLOAD_MAX_BYTES];
+  char key[WORKLOAD_MAX_BYTES], v[WORKLOAD_MAX_BYTES];
   for (uint64_t i = 0; i < n; i++) {
-    size_t kl = workload_put_key(w, i, k), vl = workload_put_value(w, i, v);
-    if ((rc = bfh_put(db, k, kl, v, vl)) != BFH_OK) die("put", rc, db);
+    size_t kl = workload_put_key(w, i, key), vl = workload_put_value(w, i, v);
+    if ((rc = bfh_put(db, key, kl, v, vl)) != BFH_OK) die("put", rc, db);
   }
   if ((rc = bfh_flush(db)) != BFH_OK) die("flush", rc, db);
   if (engine == BFH_ENGINE_LSM) {
@@ -87,8 +93,8 @@ static void ingest(bfh_engine engine, const workload_t *w, uint64_t n, const cha
                    uint32_t mapbits, int reps) {
   double with[16], without[16];
   for (int r = 0; r < reps; r++) {
-    with[r] = load(engine, w, n, dir, mapbits, 1);
-    without[r] = load(engine, w, n, dir, mapbits, 0);
+    with[r] = load(engine, w, n, dir, mapbits, 1, 0);
+    without[r] = load(engine, w, n, dir, mapbits, 0, 0);
     printf("# ingest %llu: run %d: with maps %.2f s, without %.2f s\n", (unsigned long long)n,
            r + 1, with[r], without[r]);
     fflush(stdout);
@@ -101,13 +107,15 @@ static void ingest(bfh_engine engine, const workload_t *w, uint64_t n, const cha
   bench_rm_rf("memory_bench", dir);
 }
 
-/* Median AUTO time (ns) over q queries of present (absent = 0) or absent values. */
+/* Median AUTO time (ns) over q queries of present (absent = 0) or absent values; the mean
+   blocks and map chunks read, and the share of searches that read nothing (no block, chunk
+   or table: answered from memory). */
 static double median_auto(bfh_db *db, const workload_t *w, uint64_t q, int absent,
-                          double *blocks, double *chunks) {
+                          double *blocks, double *chunks, double *no_read) {
   uint64_t *ns = malloc(q * sizeof *ns);
   if (!ns) die("malloc", BFH_E_NOMEM, db);
   char v[WORKLOAD_MAX_BYTES];
-  double b = 0, c = 0;
+  double b = 0, c = 0, none = 0;
   for (uint64_t i = 0; i < q; i++) {
     uint64_t id = absent ? workload_absent_value_id(w, 4321, i) : workload_present_value_id(w, 1234, i);
     size_t vl = workload_value(w, id, v);
@@ -120,12 +128,14 @@ static double median_auto(bfh_db *db, const workload_t *w, uint64_t q, int absen
     if (!absent && hits == 0) die("search: a present value not found", BFH_E_CORRUPT, db);
     b += (double)st.blocks_read;
     c += (double)st.map_chunks_read;
+    none += st.blocks_read == 0 && st.map_chunks_read == 0 && st.tables_scanned == 0;
   }
   qsort(ns, q, sizeof *ns, cmp_u64);
   double m = (double)ns[q / 2];
   free(ns);
   *blocks = b / (double)q;
   *chunks = c / (double)q;
+  *no_read = none / (double)q;
   return m;
 }
 
@@ -152,22 +162,22 @@ static result_t measure(bfh_engine engine, const workload_t *w, uint64_t n, uint
   err_t err;
   index_sync_t *sync = bfh_internal_sync(db);
   if (sync && index_sync_loader_wait(sync, NULL, &err) != BFH_OK) die("load", err.code, db);
-  double pb, ab, pc, ac;
-  (void)median_auto(db, w, q / 4 + 1, 0, &pb, &pc); /* warm up */
-  double present = median_auto(db, w, q, 0, &pb, &pc);
-  double absent = median_auto(db, w, q, 1, &ab, &ac);
+  double pb, ab, pc, ac, pn, an;
+  (void)median_auto(db, w, q / 4 + 1, 0, &pb, &pc, &pn); /* warm up */
+  double present = median_auto(db, w, q, 0, &pb, &pc, &pn);
+  double absent = median_auto(db, w, q, 1, &ab, &ac, &an);
   bfh_db_stats st;
   if ((rc = bfh_stats(db, &st)) != BFH_OK) die("stats", rc, db);
   double e = (double)n;
   result_t r = {present / 1000.0, absent / 1000.0};
-  printf("%s,%llu,%s,%u,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,"
-         "%.2f\n",
+  printf("%s,%llu,%s,%u,%u,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,"
+         "%.2f,%.3f\n",
          engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", (unsigned long long)n,
-         layout_name(bits, maps), bits, (unsigned long long)st.tables, st.index_bytes / e,
-         st.leaf_memory_bytes / e, st.internal_bytes / e, st.sliced_bytes / e,
+         layout_name(bits, maps), bits, st.value_filter_hashes, (unsigned long long)st.tables,
+         st.index_bytes / e, st.leaf_memory_bytes / e, st.internal_bytes / e, st.sliced_bytes / e,
          st.block_filter_bytes / e, st.mean_leaf_fill, r.present_us, r.absent_us, pb, ab, pc, ac,
          paper ? r.present_us / paper->present_us : 1.0,
-         paper ? r.absent_us / paper->absent_us : 1.0);
+         paper ? r.absent_us / paper->absent_us : 1.0, an);
   fflush(stdout);
   bfh_close(db);
   return r;
@@ -219,14 +229,16 @@ int main(int argc, char **argv) {
   if (q == 0 || lean == 0 || mapbits == 0) usage();
   printf("# memory_bench: random-order unique values (workload seed 42), queries %llu, layouts: "
          "paper (index_bits_per_value 0), lean (%u bits per value, block filters in memory), "
-         "lean-map (%u bits per value, value-to-block maps); m 2000000, k 3, block filter bits "
-         "%d, defaults otherwise; ratios against the paper layout of the same database and run\n",
+         "lean-map (%u bits per value, value-to-block maps); m 2000000, block filter bits %d, "
+         "defaults otherwise; paper and lean on a database made with k 3 (the paper's), "
+         "lean-map on one of the same entries made with the default k; ratios against the "
+         "paper layout of the same run\n",
          (unsigned long long)q, lean, mapbits, 10);
-  printf("engine,num,layout,lean_bits,tables,index_bytes_per_entry,leaf_bytes_per_entry,"
+  printf("engine,num,layout,lean_bits,k,tables,index_bytes_per_entry,leaf_bytes_per_entry,"
          "internal_bytes_per_entry,sliced_bytes_per_entry,block_filter_bytes_per_entry,"
          "mean_leaf_fill,auto_present_median_us,auto_absent_median_us,present_blocks_read,"
          "absent_blocks_read,present_map_chunks,absent_map_chunks,present_vs_paper,"
-         "absent_vs_paper\n");
+         "absent_vs_paper,absent_no_read\n");
   fflush(stdout);
   for (int e = 0; e < 2; e++) {
     bfh_engine eng = e == 0 ? BFH_ENGINE_LSM : BFH_ENGINE_LEVELDB;
@@ -245,16 +257,25 @@ int main(int argc, char **argv) {
         ingest(eng, &w, nums[i], d, mapbits, reps);
         continue;
       }
+      /* Two databases of the same entries: d made with the default k (the lean-map layout's),
+         dp with the paper's k = 3, the configuration the paper's layout keeps (its leaves
+         are the tables' own, so the k is the database's). */
+      char dp[1100];
+      snprintf(dp, sizeof dp, "%s-paper", d);
       struct stat sb;
-      if (!keep || stat(d, &sb) != 0) load(eng, &w, nums[i], d, mapbits, 1);
+      if (!keep || stat(d, &sb) != 0) load(eng, &w, nums[i], d, mapbits, 1, 0);
+      if (!keep || stat(dp, &sb) != 0) load(eng, &w, nums[i], dp, mapbits, 1, BFH_PAPER_HASHES);
       /* A first open warms the page cache; then each layout, the paper's twice (first and
          last, so that drift on a shared machine shows). */
       (void)measure(eng, &w, nums[i], q / 4 + 1, d, mapbits, 1, NULL);
-      result_t paper = measure(eng, &w, nums[i], q, d, 0, 0, NULL);
-      (void)measure(eng, &w, nums[i], q, d, lean, 0, &paper);
+      result_t paper = measure(eng, &w, nums[i], q, dp, 0, 0, NULL);
+      (void)measure(eng, &w, nums[i], q, dp, lean, 0, &paper);
       (void)measure(eng, &w, nums[i], q, d, mapbits, 1, &paper);
-      (void)measure(eng, &w, nums[i], q, d, 0, 0, &paper);
-      if (!keep) bench_rm_rf("memory_bench", d);
+      (void)measure(eng, &w, nums[i], q, dp, 0, 0, &paper);
+      if (!keep) {
+        bench_rm_rf("memory_bench", d);
+        bench_rm_rf("memory_bench", dp);
+      }
     }
   }
   return 0;

@@ -425,6 +425,7 @@ int main(int argc, char **argv) {
   }
   bfh_options dflt;
   bfh_options_init(&dflt);
+  dflt.engine = BFH_ENGINE_ROCKSDB;
   printf("# rocksdb_bench: stock RocksDB %s (C API; default options: snappy, format_version 5)\n",
          "7.8 (Debian)");
   printf("# num=%llu unflushed=%llu queries=%d (per class) ingest_num=%llu ingest_runs=%d "
@@ -432,7 +433,7 @@ int main(int argc, char **argv) {
          "search_write_buffer=%u ingest_write_buffer=%zu dir=%s\n",
          (unsigned long long)num, (unsigned long long)unflushed, queries,
          (unsigned long long)ingest_num, runs, value_bytes,
-         (unsigned long long)dflt.value_filter_bits, dflt.value_filter_hashes,
+         (unsigned long long)dflt.value_filter_bits, bfh_internal_filter_hashes(&dflt),
          dflt.block_filter_bits, ROCKSDB_WRITE_BUFFER, dflt.memtable_bytes, base);
   fflush(stdout);
   if (!skip_search) search_mode(base, num, unflushed, queries, keep);

@@ -199,6 +199,9 @@ void exp_db_params_init(exp_db_params_t *p, const exp_ctx_t *x, uint64_t n);
 /* Scales table, memtable and m down by f (>= 1). */
 void exp_db_params_shrink(exp_db_params_t *p, double f);
 void exp_db_options(const exp_db_params_t *p, bfh_options *opt);
+/* The k a new database of p's layout gets by default (bfh.h value_filter_hashes 0): 8 under
+   the lean layout with value-to-block maps, the paper's 3 otherwise. p's own k is ignored. */
+uint32_t exp_db_layout_hashes(const exp_db_params_t *p);
 
 /* <work_dir>/<name> into buf (cap bytes). */
 void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap);

@@ -55,6 +55,14 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->standalone_index = p->standalone;
 }
 
+uint32_t exp_db_layout_hashes(const exp_db_params_t *p) {
+  exp_db_params_t q = *p;
+  q.k = 0; /* bfh_options.value_filter_hashes 0: the layout's */
+  bfh_options opt;
+  exp_db_options(&q, &opt);
+  return bfh_internal_filter_hashes(&opt);
+}
+
 void exp_db_path(const exp_ctx_t *x, const char *name, char *buf, size_t cap) {
   snprintf(buf, cap, "%s/%s", x->work_dir, name);
 }

@@ -136,7 +136,12 @@ typedef struct bfh_options {
   bfh_engine engine;            /* default BFH_ENGINE_LSM */
   int create_if_missing;        /* default 1 */
   uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; 64..2^28 */
-  uint32_t value_filter_hashes; /* k; default 3; 1..32 */
+  uint32_t value_filter_hashes; /* k; 1..32, or 0 (default): the database's own (BFH-PARAMS),
+                                   and for a new one BFH_PAPER_HASHES (3) except under the
+                                   lean layout with value-to-block maps on the own and
+                                   LevelDB engines, where it is the k that suits the folded
+                                   leaves: ln 2 x index_bits_per_value, rounded (8 at the
+                                   default 11 bits; doc/search.md "The leaves' k") */
   uint32_t order;               /* d, the hierarchy's order (bfh_placement); default 5; >= 2 */
   double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
   size_t memtable_bytes;        /* default 4 MiB */
@@ -232,6 +237,8 @@ typedef struct bfh_options {
    values folds to some 930,000 bits: folds need not divide m), the maps naming the blocks
    (doc/search.md "Value-to-block maps"). The default; 0 is the paper's layout. */
 #define BFH_LEAN_MAP_BITS 11
+/* The paper's k: a new database's under every other layout (bfh_options.value_filter_hashes). */
+#define BFH_PAPER_HASHES 3
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */

@@ -65,6 +65,9 @@ standalone_t *bfh_internal_standalone(bfh_db *db); /* borrowed; NULL without one
 /* The index's one writer (borrowed; NULL with value filters off): its loader at open
    (index_sync_loader_wait, index_sync_test_hold_loaders) and where each leaf came from. */
 index_sync_t *bfh_internal_sync(bfh_db *db);
+/* The k of value filters a new database opened with opt gets: opt's value_filter_hashes, or
+   for 0 the layout's (bfh.h): for programs that build or name filters before any open. */
+uint32_t bfh_internal_filter_hashes(const bfh_options *opt);
 
 /* bfh_open with bfh's file accesses going through io (util/env.h; borrowed, it must outlive
    the handle; NULL: the real I/O layer): fault-injection tests. Both engines: BFH-PARAMS,

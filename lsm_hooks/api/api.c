@@ -57,7 +57,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                    path, STANDALONE_DIR);
   err_t err;
   err_clear(&err);
-  db_params_t want = {opt.value_filter_bits, opt.value_filter_hashes, opt.hash_seed};
+  db_params_t want = {opt.value_filter_bits, api_filter_hashes(&opt), opt.hash_seed};
   db_params_t stored;
   int have_params = 0;
   env_t *fio = io ? io : env_default(); /* bfh's own files: BFH-PARAMS */
@@ -67,6 +67,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     rc = db_params_read(fio, params_dir, &stored, &err);
     if (rc == BFH_OK) {
       have_params = 1;
+      if (!opt.value_filter_hashes) want.k = stored.k; /* 0: the database's own */
       rc = db_params_check(params_dir, &stored, &want, &err);
     } else if (rc == BFH_NOT_FOUND) {
       rc = BFH_OK;
@@ -74,6 +75,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     if (rc != BFH_OK) return api_fail(NULL, rc, &err);
   }
 
+  opt.value_filter_hashes = want.k;
   bfh_db *db = calloc(1, sizeof *db);
   if (!db) return invalid(NULL, "bfh_open: %s: out of memory", path), BFH_E_NOMEM;
   db->id = api_handle_id();
@@ -155,7 +157,10 @@ int bfh_repair_sized(const char *path, const bfh_options *opt_in, bfh_repair_rep
   if (!(kind->caps & ENGINE_CAP_REPAIR))
     return api_failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair",
                      kind->name);
-  rc = kind->repair(path, &opt, &rep, &err);
+  /* With k 0, a database that lost its BFH-PARAMS gets a new one's k (stored ones win). */
+  bfh_options ropt = opt;
+  ropt.value_filter_hashes = api_filter_hashes(&opt);
+  rc = kind->repair(path, &ropt, &rep, &err);
   if (rc == BFH_OK && (kind->caps & ENGINE_CAP_STANDALONE) && standalone_exists(path)) {
     /* The repaired database may hold writes the index lost, or have lost some it has. */
     rc = rebuild_standalone(path, &opt, &err);
@@ -197,6 +202,12 @@ standalone_t *bfh_internal_standalone(bfh_db *db) {
 }
 index_sync_t *bfh_internal_sync(bfh_db *db) {
   return db->sync;
+}
+uint32_t bfh_internal_filter_hashes(const bfh_options *opt) {
+  bfh_options o;
+  return api_options_copy_in("bfh_internal_filter_hashes", opt, &o) == BFH_OK
+             ? api_filter_hashes(&o)
+             : 0;
 }
 
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *io, bfh_db **db) {

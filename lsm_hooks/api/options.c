@@ -13,7 +13,7 @@ static void options_defaults(bfh_options *opt) {
   opt->engine = engine_kind_at(0)->id; /* the first row of engines.c */
   opt->create_if_missing = 1;
   opt->value_filter_bits = 2000000;
-  opt->value_filter_hashes = 3;
+  opt->value_filter_hashes = 0; /* the database's own, or by layout (api_filter_hashes) */
   opt->order = 5;
   opt->key_bits_per_key = 10;
   opt->memtable_bytes = 4u << 20;
@@ -91,8 +91,10 @@ static int check_options(const bfh_options *o) {
   if (o->value_filter_bits > MAX_FILTER_BITS)
     return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; at most %llu",
                    (unsigned long long)o->value_filter_bits, MAX_FILTER_BITS);
-  if (o->value_filter_hashes < 1 || o->value_filter_hashes > 32)
-    return invalid(NULL, "bfh_open: value_filter_hashes (k) = %u; it must be in 1..32",
+  if (o->value_filter_hashes > 32)
+    return invalid(NULL,
+                   "bfh_open: value_filter_hashes (k) = %u; 0 (the database's, or the "
+                   "layout's for a new one) or 1..32",
                    o->value_filter_hashes);
   if (o->order < 2)
     return invalid(NULL, "bfh_open: order (d) = %u; it must be at least 2", o->order);
@@ -163,6 +165,17 @@ static int check_options(const bfh_options *o) {
 
 /* *out = *in (the defaults for what in lacks, or for everything when in is NULL); then
    check_options. */
+uint32_t api_filter_hashes(const bfh_options *o) {
+  if (o->value_filter_hashes) return o->value_filter_hashes;
+  const engine_kind_t *kind = engine_kind_for(o->engine, o->read_only);
+  int maps = o->index_bits_per_value > 0 && o->block_maps && o->block_filter_bits > 0 &&
+             o->leaves_on_disk == BFH_LEAVES_IN_MEMORY && kind &&
+             (kind->caps & ENGINE_CAP_BLOCK_MAPS);
+  if (!maps) return BFH_PAPER_HASHES;
+  uint32_t k = (uint32_t)(0.6931 * o->index_bits_per_value + 0.5); /* ln 2 x bits */
+  return k < 1 ? 1 : k > 32 ? 32 : k;
+}
+
 int api_options_or_defaults(const char *fn, const bfh_options *in, bfh_options *out) {
   int rc = api_options_copy_in(fn, in, out);
   return rc == BFH_OK ? check_options(out) : rc;

@@ -189,7 +189,9 @@ enum {
   ENGINE_CAP_OWN = 1u << 7,          /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
                                         (testbed code that measures the engine's internals) */
   ENGINE_CAP_REPAIR_REPORT = 1u << 8, /* repair fills bfh_repair_report */
-  ENGINE_CAP_COLUMN_FAMILY = 1u << 9  /* bfh_options.column_family names the one searched */
+  ENGINE_CAP_COLUMN_FAMILY = 1u << 9, /* bfh_options.column_family names the one searched */
+  ENGINE_CAP_BLOCK_MAPS = 1u << 10     /* its tables get value-to-block maps under the lean
+                                          layout (bfh_options.block_maps has an effect) */
 };
 
 /* A write an open replays from a log (is_value 0: a deletion); nonzero stops the open with

@@ -21,7 +21,7 @@ static const engine_kind_t kinds[] = {
      .what = "bfh's own leveled LSM engine: value filters built into its tables",
      .caps = ENGINE_CAP_WRITES | ENGINE_CAP_STANDALONE | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK |
              ENGINE_CAP_ITERATE | ENGINE_CAP_MEMTABLE_INDEX | ENGINE_CAP_OWN |
-             ENGINE_CAP_REPAIR_REPORT,
+             ENGINE_CAP_REPAIR_REPORT | ENGINE_CAP_BLOCK_MAPS,
      .open = engine_lsm_open,
      .open_replaying = engine_lsm_open_replay,
      .repair = engine_lsm_repair,
@@ -32,7 +32,8 @@ static const engine_kind_t kinds[] = {
      .name = "leveldb",
      .row = "leveldb",
      .what = "stock LevelDB through its C API, value filters kept beside its tables",
-     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE,
+     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
+             ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_open,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,
@@ -42,7 +43,8 @@ static const engine_kind_t kinds[] = {
      .name = "leveldb",
      .row = "leveldb-readonly",
      .what = "a live LevelDB database read without LevelDB: no lock, nothing written",
-     .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE,
+     .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
+             ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_ro_open,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,

@@ -118,7 +118,7 @@ static void test_api_errors_options_defaults(void **state) {
   assert_int_equal(o.engine, BFH_ENGINE_LSM);
   assert_int_equal(o.create_if_missing, 1);
   assert_int_equal(o.value_filter_bits, 2000000);
-  assert_int_equal(o.value_filter_hashes, 3);
+  assert_int_equal(o.value_filter_hashes, 0); /* the database's own, or the layout's */
   assert_int_equal(o.order, 5);
   assert_true(o.key_bits_per_key == 10);
   assert_int_equal(o.memtable_bytes, 4 << 20);
@@ -163,7 +163,7 @@ static void test_api_errors_bad_options(void **state) {
         o.value_filter_bits = 63;
         break;
       case 3:
-        o.value_filter_hashes = 0;
+        o.value_filter_hashes = 64;
         break;
       case 4:
         o.value_filter_hashes = 33;
@@ -331,16 +331,60 @@ static void test_api_errors_params_mismatch_and_corrupt(void **state) {
   open_expect(path, &o, BFH_E_INVALID);
   expect_msg(bfh_last_error(NULL), "m=8192");
   o.value_filter_bits = 8192;
-  o.value_filter_hashes = 4;
+  o.value_filter_hashes = 4; /* the default layout's k is 8 */
   open_expect(path, &o, BFH_E_INVALID);
-  expect_msg(bfh_last_error(NULL), "k=3");
+  expect_msg(bfh_last_error(NULL), "k=8");
   /* Damage BFH-PARAMS. */
   char pf[700];
   snprintf(pf, sizeof pf, "%s/BFH-PARAMS", path);
   assert_int_equal(test_file_xor_byte(pf, 9, 0x10), 0);
-  o.value_filter_hashes = 3;
+  o.value_filter_hashes = 0;
   open_expect(path, &o, BFH_E_CORRUPT);
   expect_msg(bfh_last_error(NULL), "BFH-PARAMS");
+}
+
+/* k of the database in path opened with o (which must open it). */
+static uint32_t opened_k(const char *path, const bfh_options *o) {
+  bfh_db *db = NULL;
+  int rc = bfh_open(path, o, &db);
+  if (rc != BFH_OK) fail_msg("bfh_open %s: %d %s", path, rc, bfh_last_error(NULL));
+  bfh_db_stats st;
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  return st.value_filter_hashes;
+}
+
+/* value_filter_hashes 0 (the default): a new database gets its layout's k, 8 under the lean
+   layout with value-to-block maps (ln 2 x 11 bits per value, rounded) and the paper's 3 under
+   every other; an existing one opens with the k it was made with, whatever the layout. */
+static void test_api_errors_hashes_by_layout(void **state) {
+  (void)state;
+  char lean[600], paper[600], blocks[600];
+  db_path(lean, sizeof lean, "k-lean");
+  db_path(paper, sizeof paper, "k-paper");
+  db_path(blocks, sizeof blocks, "k-blocks");
+  bfh_options o;
+  bfh_options_init(&o);
+  o.value_filter_bits = 8192;
+  assert_int_equal(opened_k(lean, &o), 8);
+  o.index_bits_per_value = 0;
+  assert_int_equal(opened_k(paper, &o), BFH_PAPER_HASHES);
+  o.index_bits_per_value = BFH_LEAN_MAP_BITS;
+  o.block_maps = 0; /* the lean layout with block filters: no maps, the paper's k */
+  assert_int_equal(opened_k(blocks, &o), BFH_PAPER_HASHES);
+  /* The stored k wins over the layout's, in either direction. */
+  o.block_maps = 1;
+  assert_int_equal(opened_k(paper, &o), BFH_PAPER_HASHES);
+  o.index_bits_per_value = 0;
+  assert_int_equal(opened_k(lean, &o), 8);
+  bfh_options s;
+  bfh_options_init(&s);
+  assert_int_equal(bfh_stored_params(paper, &s), BFH_OK);
+  assert_int_equal(s.value_filter_hashes, BFH_PAPER_HASHES);
+  /* An explicit k other than the stored one is still refused. */
+  o.value_filter_hashes = BFH_PAPER_HASHES;
+  open_expect(lean, &o, BFH_E_INVALID);
+  expect_msg(bfh_last_error(NULL), "k=8");
 }
 
 /* Puts n keys key%05d -> val%02d (i % 10), flushes, closes. */
@@ -488,6 +532,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_api_errors_second_open_busy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_not_a_database, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_params_mismatch_and_corrupt, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_hashes_by_layout, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_corrupt_table, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_corrupt_value_filter, setup, teardown),
   };

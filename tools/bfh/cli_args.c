@@ -64,7 +64,8 @@ static const spec_t SPECS[] = {
     {"bits", CLI_DB, K_U64, AT(opt.value_filter_bits), 0, NULL, "M",
      "bits per value filter, for a new database (default 2M)"},
     {"hashes", CLI_DB, K_U32, AT(opt.value_filter_hashes), 0, NULL, "K",
-     "hash functions per value filter, for a new database (default 3)"},
+     "hash functions per value filter, for a new database (default 8 in the lean layout "
+     "with maps, else 3)"},
     {"order", CLI_DB, K_U32, AT(opt.order), 0, NULL, "D", "order of the hierarchy (default 5)"},
     {"table-bytes", CLI_DB, K_SIZE, AT(opt.table_bytes), 0, NULL, "B",
      "target table file size (default 2MiB)"},
@@ -84,7 +85,7 @@ static const spec_t SPECS[] = {
     {"cuckoo-index", CLI_DB, K_FLAG, AT(opt.cuckoo_index), 1, NULL, NULL,
      "keep the Cuckoo Index (search --method cuckoo; stats report its bytes)"},
     {"index-bits", CLI_DB, K_U32, AT(opt.index_bits_per_value), 0, NULL, "B",
-     "lean index bits per value (default 10); 0: the paper's layout (search's default for "
+     "lean index bits per value (default 11); 0: the paper's layout (search's default for "
      "leaves|hierarchy|sliced)"},
     {"no-block-maps", CLI_DB, K_FLAG, AT(opt.block_maps), 0, NULL, NULL,
      "lean index, own engine: no value-to-block maps (block filters in memory instead)"},
