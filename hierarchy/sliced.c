@@ -325,6 +325,15 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
   return ST_OK;
 }
 
+void sliced_prefetch(const sliced_t *s, const probe_t *p) {
+  if (s->hi == 0) return;
+  for (uint32_t i = 0; i < p->k; i++) {
+    const uint8_t *r = s->rows + p->pos[i] * s->row_bytes;
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + s->row_bytes - 1); /* a row may end in the next line */
+  }
+}
+
 int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p) {
   uint64_t slot;
   if (!id_map_get(&s->map, id, &slot)) return -1;

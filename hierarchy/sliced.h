@@ -67,6 +67,9 @@ uint64_t sliced_relay_count(const sliced_t *s);
    internal_probes += rows read (k), leaf_probes += live leaves covered, leaf_positives +=
    leaves reported. */
 int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stats_t *st);
+/* Asks the cache for the rows sliced_search(s, p, ...) will read, so that the misses of
+   several indexes' probes overlap. */
+void sliced_prefetch(const sliced_t *s, const probe_t *p);
 
 /* Whether leaf `id`'s column has all the bits of p: 1 maybe, 0 no, -1 if id is absent. */
 int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p);

@@ -43,6 +43,14 @@ int value_index_by_hierarchy(value_index_t *vi, const probe_t *p, u64vec_t *out,
 
 int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
   if (!value_index_lean(vi)) return sliced_search(vi->sliced, p, out, st);
+  /* Every group's rows asked for first: their misses overlap instead of following one
+     another group by group (k rows each: 8 with the lean layout's k). */
+  for (size_t g = 0; g < vi->ngroups; g++) {
+    if (sliced_leaf_count(vi->groups[g].sliced) == 0) continue;
+    probe_t q;
+    value_index_fold_probe(p, &vi->groups[g].map, &q);
+    sliced_prefetch(vi->groups[g].sliced, &q);
+  }
   for (size_t g = 0; g < vi->ngroups; g++) {
     if (sliced_leaf_count(vi->groups[g].sliced) == 0) continue;
     probe_t q;
