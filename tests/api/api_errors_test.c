@@ -359,10 +359,11 @@ static uint32_t opened_k(const char *path, const bfh_options *o) {
    every other; an existing one opens with the k it was made with, whatever the layout. */
 static void test_api_errors_hashes_by_layout(void **state) {
   (void)state;
-  char lean[600], paper[600], blocks[600];
+  char lean[600], paper[600], blocks[600], disk[600];
   db_path(lean, sizeof lean, "k-lean");
   db_path(paper, sizeof paper, "k-paper");
   db_path(blocks, sizeof blocks, "k-blocks");
+  db_path(disk, sizeof disk, "k-disk");
   bfh_options o;
   bfh_options_init(&o);
   o.value_filter_bits = 8192;
@@ -372,8 +373,11 @@ static void test_api_errors_hashes_by_layout(void **state) {
   o.index_bits_per_value = BFH_LEAN_MAP_BITS;
   o.block_maps = 0; /* the lean layout with block filters: no maps, the paper's k */
   assert_int_equal(opened_k(blocks, &o), BFH_PAPER_HASHES);
-  /* The stored k wins over the layout's, in either direction. */
   o.block_maps = 1;
+  o.leaves_on_disk = BFH_LEAVES_ON_DISK; /* leaves probed unfolded: the paper's k */
+  assert_int_equal(opened_k(disk, &o), BFH_PAPER_HASHES);
+  o.leaves_on_disk = BFH_LEAVES_IN_MEMORY;
+  /* The stored k wins over the layout's, in either direction. */
   assert_int_equal(opened_k(paper, &o), BFH_PAPER_HASHES);
   o.index_bits_per_value = 0;
   assert_int_equal(opened_k(lean, &o), 8);
