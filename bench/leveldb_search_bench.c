@@ -592,7 +592,8 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
   dflt.index_bits_per_value = 0; /* as open_bfh: the paper's layout, k = 3 */
   printf(
       "# leveldb_search_bench --beyond: stock LevelDB 1.23 (C API, default options: snappy, 4 "
-      "MiB write buffer, 2 MiB tables) opened by bfh with its defaults\n");
+      "MiB write buffer, 2 MiB tables) opened by bfh with its defaults but the paper's layout "
+      "(index_bits_per_value 0)\n");
   printf(
       "# num=%llu unflushed=%llu queries=%d (per class) ingest_num=%llu ingest_runs=%d "
       "key_bytes=16 value_bytes=%d m=%llu k=%u order=%u block_filter_bits=%u memtable_index=%d "
