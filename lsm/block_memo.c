@@ -41,33 +41,60 @@ static int grow(block_memo_t *m) {
   return 0;
 }
 
-void block_memo_put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
-                    size_t size, const block_memo_match_t *matches, size_t n) {
-  if (number == 0 || size > UINT32_MAX || m->bytes + size > BLOCK_MEMO_MAX_BYTES) return;
+/* Keeps block index of table number: with whole, a copy of its contents (size bytes); else
+   only the values of the matches, one after another (their val_off moved there). */
+static void put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
+                size_t size, const block_memo_match_t *matches, size_t n, int whole) {
+  if (number == 0 || size > UINT32_MAX) return;
+  size_t keep = size;
+  if (!whole) { /* the values of the matches that lie in the block */
+    keep = 0;
+    for (size_t i = 0; i < n; i++)
+      if (matches[i].val_off <= size && matches[i].val_len <= size - matches[i].val_off)
+        keep += matches[i].val_len;
+  }
+  if (m->bytes + keep > BLOCK_MEMO_MAX_BYTES) return;
   if ((m->n + 1) * 2 > m->cap && grow(m)) return;
   size_t j = slot_of(number, index, m->cap);
   for (; m->slots[j].number; j = (j + 1) & (m->cap - 1))
     if (m->slots[j].number == number && m->slots[j].index == index) return;
-  uint8_t *copy = malloc(size ? size : 1);
+  uint8_t *copy = malloc(keep ? keep : 1);
   block_memo_match_t *mc = n ? calloc(n, sizeof *mc) : NULL;
   if (!copy || (n && !mc)) {
     free(copy);
     free(mc);
     return;
   }
-  memcpy(copy, data, size);
-  size_t kept = 0; /* a match whose key cannot be copied is left out: its get seeks */
+  if (whole) memcpy(copy, data, size);
+  size_t kept = 0, at = 0; /* a match whose key cannot be copied is left out: its get seeks */
   for (size_t i = 0; i < n; i++) {
     if (matches[i].val_off > size || matches[i].val_len > size - matches[i].val_off) continue;
     uint8_t *k = malloc(matches[i].user_len ? matches[i].user_len : 1);
     if (!k) continue;
     if (matches[i].user_len) memcpy(k, matches[i].user_key, matches[i].user_len);
     mc[kept] = matches[i];
-    mc[kept++].user_key = k;
+    mc[kept].user_key = k;
+    if (!whole) {
+      memcpy(copy + at, data + matches[i].val_off, matches[i].val_len);
+      mc[kept].val_off = (uint32_t)at;
+      at += matches[i].val_len;
+    }
+    kept++;
   }
-  m->slots[j] = (block_memo_slot_t){number, index, (uint32_t)size, copy, mc, kept};
+  m->slots[j] = (block_memo_slot_t){number, index, whole ? (uint32_t)size : 0, whole, copy, mc,
+                                    kept};
   m->n++;
-  m->bytes += size;
+  m->bytes += keep;
+}
+
+void block_memo_put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
+                    size_t size, const block_memo_match_t *matches, size_t n) {
+  put(m, number, index, data, size, matches, n, 1);
+}
+
+void block_memo_put_values(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
+                           size_t size, const block_memo_match_t *matches, size_t n) {
+  put(m, number, index, data, size, matches, n, 0);
 }
 
 const block_memo_slot_t *block_memo_get(block_memo_t *m, uint64_t number, uint32_t index) {

@@ -39,7 +39,8 @@ typedef struct block_memo_match {
 typedef struct block_memo_slot {
   uint64_t number; /* table number; 0: empty slot (table numbers start at 1) */
   uint32_t index;  /* data block index in the table */
-  uint32_t size;   /* block contents bytes (no trailer) */
+  uint32_t size;   /* block contents bytes (no trailer); 0 unless whole */
+  int whole;       /* data is the block's contents; 0: only the matches' values */
   uint8_t *data;   /* owned */
   block_memo_match_t *matches; /* owned; nmatches of them */
   size_t nmatches;
@@ -61,6 +62,13 @@ void block_memo_release(block_memo_t *m);
    kept already or the memo is full. Never fails: a block not kept is only read again. */
 void block_memo_put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
                     size_t size, const block_memo_match_t *matches, size_t n);
+
+/* The same, keeping only the values of matches[0, n) (a slot that is not whole): enough for
+   the gets of those keys, which need no seek; any other get of the block reads it. For a
+   block whose every match is the first entry of its key, so that no get of the search seeks
+   in it: it saves copying the block. */
+void block_memo_put_values(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
+                           size_t size, const block_memo_match_t *matches, size_t n);
 
 /* The kept block index of table number (borrowed until release), or NULL. */
 const block_memo_slot_t *block_memo_get(block_memo_t *m, uint64_t number, uint32_t index);

@@ -527,7 +527,7 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
       if (ikey != stack) free(ikey);
       return ST_OK;
     }
-    if (kept) /* checked when it was kept (block_memo.h) */
+    if (kept && kept->whole) /* checked when it was kept (block_memo.h) */
       rc = block_parse(&b, kept->data, kept->size)
                ? corrupt(t, t->handles[i].offset, "malformed block", err)
                : ST_OK;
@@ -732,9 +732,12 @@ static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, v
     rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
   else if (r < 0)
     rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
-  else if (vv->memo && vv->matches > before) /* the checked contents, as run_block served them */
+  else if (vv->memo && vv->matches - before > vv->nfirsts) /* a get will seek in it */
     block_memo_put(vv->memo, t->number, i, contents, (size_t)t->handles[i].size, vv->firsts,
-                   vv->nfirsts);
+                   vv->nfirsts); /* the checked contents, as run_block served them */
+  else if (vv->memo && vv->nfirsts) /* every match a first: its value is the answer */
+    block_memo_put_values(vv->memo, t->number, i, contents, (size_t)t->handles[i].size,
+                          vv->firsts, vv->nfirsts);
   for (size_t j = 0; j < vv->nfirsts; j++) free(vv->firsts[j].user_key);
   vv->nfirsts = 0;
   if (rc) return rc;

@@ -1,5 +1,6 @@
 /* block_memo_t: blocks kept by (table number, block index), never two for one pair, none past
- * BLOCK_MEMO_MAX_BYTES, and their first-of-key matches copied and found by key.
+ * BLOCK_MEMO_MAX_BYTES, and their first-of-key matches copied and found by key; or only the
+ * matches' values.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,6 +70,44 @@ static void test_block_memo_matches_copied(void **state) {
   block_memo_release(&m);
 }
 
+/* A slot of values only: the matches' value bytes, packed, their val_off moved to them; not
+   whole, so a get that must seek reads the block; the bytes counted are the values'. */
+static void test_block_memo_values_only(void **state) {
+  (void)state;
+  block_memo_t m;
+  block_memo_init(&m);
+  uint8_t block[64];
+  for (int i = 0; i < 64; i++) block[i] = (uint8_t)i;
+  char k1[] = "key-one", k2[] = "key-two", k3[] = "key-three";
+  block_memo_match_t in[3] = {
+      {(uint8_t *)k1, strlen(k1), 5, 40, 4},
+      {(uint8_t *)k2, strlen(k2), 6, 60, 8}, /* past the block: left out */
+      {(uint8_t *)k3, strlen(k3), 7, 10, 3},
+  };
+  block_memo_put_values(&m, 3, 1, block, sizeof block, in, 3);
+  const block_memo_slot_t *s = block_memo_get(&m, 3, 1);
+  assert_non_null(s);
+  assert_int_equal(s->whole, 0);
+  assert_int_equal(s->size, 0);
+  assert_int_equal(s->nmatches, 2);
+  assert_int_equal(m.bytes, 4 + 3);
+  const block_memo_match_t *x = block_memo_slot_match(s, "key-one", 7);
+  assert_non_null(x);
+  assert_int_equal(x->seq, 5);
+  assert_int_equal(x->val_len, 4);
+  assert_memory_equal(s->data + x->val_off, block + 40, 4);
+  x = block_memo_slot_match(s, "key-three", 9);
+  assert_non_null(x);
+  assert_int_equal(x->val_len, 3);
+  assert_memory_equal(s->data + x->val_off, block + 10, 3);
+  block_memo_put(&m, 3, 1, block, sizeof block, in, 3); /* kept already: unchanged */
+  assert_int_equal(block_memo_get(&m, 3, 1)->whole, 0);
+  block_memo_put(&m, 3, 2, block, sizeof block, in, 3);
+  assert_int_equal(block_memo_get(&m, 3, 2)->whole, 1);
+  assert_int_equal(block_memo_get(&m, 3, 2)->size, sizeof block);
+  block_memo_release(&m);
+}
+
 static void test_block_memo_bounded(void **state) {
   (void)state;
   block_memo_t m;
@@ -88,6 +127,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_block_memo_keyed_by_table_and_block),
       cmocka_unit_test(test_block_memo_matches_copied),
+      cmocka_unit_test(test_block_memo_values_only),
       cmocka_unit_test(test_block_memo_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

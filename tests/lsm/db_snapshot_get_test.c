@@ -133,6 +133,22 @@ static void test_snapshot_get_latest_reuses_scanned_blocks(void **state) {
   lsm_snapshot_release(s);
 }
 
+/* A scan whose matches are all the first entry of their key keeps only their values; a get
+   of another key in one of those blocks (one the scan did not match) reads the block and
+   answers as lsm_get does. */
+static void test_snapshot_get_latest_other_keys_of_kept_blocks(void **state) {
+  fixture_t *f = *state;
+  for (uint64_t id = 0; id < 2000; id++) put(f, id, id % 10 == 3 ? "v-three" : "v-other");
+  flush(f);
+  lsm_snapshot_t *s = lsm_snapshot_acquire(f->db);
+  assert_non_null(s);
+  assert_int_equal(scan_all(s, "v-three"), 200);
+  for (uint64_t id = 0; id < 2000; id++)
+    expect_latest(f, s, id, id % 10 == 3 ? "v-three" : "v-other");
+  for (uint64_t id = 2000; id < 2010; id++) expect_latest(f, s, id, NULL);
+  lsm_snapshot_release(s);
+}
+
 /* Keys whose scanned entry is not their latest version: overwritten or deleted in a newer
    table, in the memtable, with an empty value, and after the snapshot was taken (in the
    memtable and in a table flushed then, whose first block covers the same keys as a kept
@@ -189,6 +205,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_snapshot_get_latest_reuses_scanned_blocks, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_snapshot_get_latest_newer_versions_win, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_snapshot_get_latest_other_keys_of_kept_blocks, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_snapshot_get_latest_empty_value, setup, teardown),
   };
