@@ -113,15 +113,22 @@ static void expect_latest(fixture_t *f, lsm_snapshot_t *s, uint64_t id, const ch
   free(ref);
 }
 
-/* The blocks a scan matched in answer the gets of those keys: every get is served by the
-   memo (no second read). Without the memo (table_get_kept ignoring it) hits stays 0. */
-static void test_snapshot_get_latest_reuses_scanned_blocks(void **state) {
-  fixture_t *f = *state;
+/* Keys 0..1999 in one table, every tenth (id % 10 == 3) holding "v-three", the others
+   "v-other"; a snapshot whose scan for "v-three" found the 200 (and kept their blocks). */
+static lsm_snapshot_t *scanned_threes(fixture_t *f) {
   for (uint64_t id = 0; id < 2000; id++) put(f, id, id % 10 == 3 ? "v-three" : "v-other");
   flush(f);
   lsm_snapshot_t *s = lsm_snapshot_acquire(f->db);
   assert_non_null(s);
   assert_int_equal(scan_all(s, "v-three"), 200);
+  return s;
+}
+
+/* The blocks a scan matched in answer the gets of those keys: every get is served by the
+   memo (no second read). Without the memo (table_get_kept ignoring it) hits stays 0. */
+static void test_snapshot_get_latest_reuses_scanned_blocks(void **state) {
+  fixture_t *f = *state;
+  lsm_snapshot_t *s = scanned_threes(f);
   size_t kept;
   uint64_t hits;
   lsm_snapshot_memo_stats(s, &kept, &hits);
@@ -138,11 +145,7 @@ static void test_snapshot_get_latest_reuses_scanned_blocks(void **state) {
    answers as lsm_get does. */
 static void test_snapshot_get_latest_other_keys_of_kept_blocks(void **state) {
   fixture_t *f = *state;
-  for (uint64_t id = 0; id < 2000; id++) put(f, id, id % 10 == 3 ? "v-three" : "v-other");
-  flush(f);
-  lsm_snapshot_t *s = lsm_snapshot_acquire(f->db);
-  assert_non_null(s);
-  assert_int_equal(scan_all(s, "v-three"), 200);
+  lsm_snapshot_t *s = scanned_threes(f);
   for (uint64_t id = 0; id < 2000; id++)
     expect_latest(f, s, id, id % 10 == 3 ? "v-three" : "v-other");
   for (uint64_t id = 2000; id < 2010; id++) expect_latest(f, s, id, NULL);
