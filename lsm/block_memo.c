@@ -41,6 +41,11 @@ static int grow(block_memo_t *m) {
   return 0;
 }
 
+/* Whether match x's value lies in a block of size bytes (one that does not is never kept). */
+static int value_in_block(const block_memo_match_t *x, size_t size) {
+  return x->val_off <= size && x->val_len <= size - x->val_off;
+}
+
 /* Keeps block index of table number: with whole, a copy of its contents (size bytes); else
    only the values of the matches, one after another (their val_off moved there). */
 static void put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t *data,
@@ -50,8 +55,7 @@ static void put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t 
   if (!whole) { /* the values of the matches that lie in the block */
     keep = 0;
     for (size_t i = 0; i < n; i++)
-      if (matches[i].val_off <= size && matches[i].val_len <= size - matches[i].val_off)
-        keep += matches[i].val_len;
+      if (value_in_block(&matches[i], size)) keep += matches[i].val_len;
   }
   if (m->bytes + keep > BLOCK_MEMO_MAX_BYTES) return;
   if ((m->n + 1) * 2 > m->cap && grow(m)) return;
@@ -68,7 +72,7 @@ static void put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t 
   if (whole) memcpy(copy, data, size);
   size_t kept = 0, at = 0; /* a match whose key cannot be copied is left out: its get seeks */
   for (size_t i = 0; i < n; i++) {
-    if (matches[i].val_off > size || matches[i].val_len > size - matches[i].val_off) continue;
+    if (!value_in_block(&matches[i], size)) continue;
     uint8_t *k = malloc(matches[i].user_len ? matches[i].user_len : 1);
     if (!k) continue;
     if (matches[i].user_len) memcpy(k, matches[i].user_key, matches[i].user_len);
