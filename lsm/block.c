@@ -96,6 +96,20 @@ static void set_corrupt(block_cursor_t *c) {
   c->key_len = 0;
 }
 
+/* Makes room for a key of klen bytes in c, keeping its first `keep`; -1 on no memory. */
+static int key_reserve(block_cursor_t *c, size_t klen, size_t keep) {
+  if (klen <= c->key_cap) return 0;
+  size_t cap = c->key_cap * 2;
+  while (cap < klen) cap *= 2;
+  uint8_t *k = malloc(cap);
+  if (!k) return -1;
+  memcpy(k, c->key, keep);
+  if (c->key != c->key_inline) free(c->key);
+  c->key = k;
+  c->key_cap = cap;
+  return 0;
+}
+
 /* Decodes the entry at offset `off` given the previous key in c->key. */
 static int parse_entry(block_cursor_t *c, uint32_t off) {
   const block_t *b = c->block;
@@ -107,18 +121,9 @@ static int parse_entry(block_cursor_t *c, uint32_t off) {
     return -1;
   }
   size_t klen = (size_t)shared + non_shared;
-  if (klen > c->key_cap) {
-    size_t cap = c->key_cap * 2;
-    while (cap < klen) cap *= 2;
-    uint8_t *k = malloc(cap);
-    if (!k) {
-      set_corrupt(c); /* reported as corruption; cannot happen for sane keys */
-      return -1;
-    }
-    memcpy(k, c->key, shared);
-    if (c->key != c->key_inline) free(c->key);
-    c->key = k;
-    c->key_cap = cap;
+  if (klen > c->key_cap && key_reserve(c, klen, shared)) {
+    set_corrupt(c); /* reported as corruption; cannot happen for sane keys */
+    return -1;
   }
   memcpy(c->key + shared, p, non_shared);
   c->key_len = klen;
@@ -232,22 +237,65 @@ static inline int value_equal(const uint8_t *want, size_t n, uint64_t want_tail,
   return n == 0 || (v[n - 1] == want[n - 1] && memcmp(v, want, n) == 0);
 }
 
-/* Rebuilds the match's key and its predecessor's, and visits it. 1 if fn stops the scan. */
-static int visit_match(value_scan_t *s, const uint8_t *entry, const uint8_t *whole,
-                       const uint8_t *entry_prev, const uint8_t *entry_prev_whole,
-                       const uint8_t *v, uint32_t vlen) {
+/* The last restart point at or below pos (restart 0, at offset 0, when none is). */
+static uint32_t restart_below(const block_t *b, uint32_t pos) {
+  uint32_t lo = 0, hi = b->nrestarts; /* the answer is in [lo, hi) */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (restart_point(b, mid) <= pos)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Finds the entry before `entry`, which begins the restart run a scan jumped to (so it
+   decoded nothing before it), and the last entry at or before that one sharing nothing (its
+   `whole`), by decoding the headers of the run before. -1 if entry is not a restart point
+   after the first, or the run before does not end there. */
+static int run_before(const block_t *b, const uint8_t *entry, const uint8_t **prev,
+                      const uint8_t **prev_whole) {
+  const uint8_t *base = b->data, *limit = base + b->restarts_offset;
+  uint32_t r = restart_below(b, (uint32_t)(entry - base));
+  if (r == 0 || restart_point(b, r) != (uint32_t)(entry - base)) return -1;
+  const uint8_t *p = base + restart_point(b, r - 1), *last = NULL, *whole = p;
+  while (p < entry) {
+    uint32_t shared, non_shared, vlen;
+    const uint8_t *q = decode_header(p, limit, &shared, &non_shared, &vlen);
+    if (!q || (size_t)(limit - q) < (size_t)non_shared + vlen) return -1;
+    if (shared == 0) whole = p;
+    last = p;
+    p = q + non_shared + vlen;
+  }
+  if (p != entry || !last) return -1;
+  *prev = last;
+  *prev_whole = whole;
+  return 0;
+}
+
+/* Rebuilds the match's predecessor's key (from prev_whole, the last entry before it that
+   shares nothing) and then the match's from it, and visits the match. A match a jump landed
+   on has no decoded predecessor (prev NULL): unless it is the block's first entry, its run's
+   predecessor is found first (run_before). 1 if fn stops the scan, -1 on a malformed entry. */
+static int visit_match(value_scan_t *s, const uint8_t *entry, const uint8_t *prev,
+                       const uint8_t *prev_whole, const uint8_t *v, uint32_t vlen) {
   const uint8_t *base = s->b->data;
+  if (!prev && entry != base && run_before(s->b, entry, &prev, &prev_whole)) return -1;
   block_cursor_t c, pc;
   block_cursor_init(&c, s->b, NULL);
   block_cursor_init(&pc, s->b, NULL);
-  int rc;
-  if (key_at(&c, (uint32_t)(whole - base), (uint32_t)(entry - base)) ||
-      (entry_prev &&
-       key_at(&pc, (uint32_t)(entry_prev_whole - base), (uint32_t)(entry_prev - base))))
-    rc = -1;
-  else
-    rc = s->fn(s->arg, c.key, c.key_len, v, vlen, entry_prev ? pc.key : NULL,
-               entry_prev ? pc.key_len : 0) != 0;
+  int rc = 0;
+  if (prev) {
+    rc = key_at(&pc, (uint32_t)(prev_whole - base), (uint32_t)(prev - base));
+    if (rc == 0 && (rc = key_reserve(&c, pc.key_len, 0)) == 0) {
+      memcpy(c.key, pc.key, pc.key_len);
+      c.key_len = pc.key_len;
+    }
+  }
+  if (rc == 0) rc = parse_entry(&c, (uint32_t)(entry - base));
+  if (rc == 0)
+    rc = s->fn(s->arg, c.key, c.key_len, v, vlen, prev ? pc.key : NULL, prev ? pc.key_len : 0) != 0;
   block_cursor_release(&c);
   block_cursor_release(&pc);
   return rc;
@@ -283,13 +331,7 @@ static int decode_until(value_scan_t *s, const uint8_t *stop) {
     p = v + vlen;
     count++;
     if (!value_equal(want, n, want_tail, v, vlen)) continue;
-    /* A match right after a jump would have no decoded predecessor; with a right restart
-       array none lies there (block_scan_value jumps a run early). */
-    if (!entry_prev && entry != s->b->data) {
-      rc = -1;
-      break;
-    }
-    if ((rc = visit_match(s, entry, whole, entry_prev, entry_prev_whole, v, vlen)) != 0) break;
+    if ((rc = visit_match(s, entry, entry_prev, entry_prev_whole, v, vlen)) != 0) break;
   }
   s->p = p, s->whole = whole, s->prev = prev, s->prev_whole = prev_whole;
   s->key_len = key_len, s->count = count;
@@ -350,19 +392,6 @@ static const uint8_t *find_bytes(const uint8_t *from, const uint8_t *end, const 
   return NULL;
 }
 
-/* The last restart point at or below pos (restart 0, at offset 0, when none is). */
-static uint32_t restart_below(const block_t *b, uint32_t pos) {
-  uint32_t lo = 0, hi = b->nrestarts; /* the answer is in [lo, hi) */
-  while (hi - lo > 1) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (restart_point(b, mid) <= pos)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Resumes decoding at offset j of the block if that lies after the next entry to decode and
    not after pos. */
 static void jump(value_scan_t *s, uint32_t j, uint32_t pos) {
@@ -396,12 +425,12 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
   value_scan_t s = scan_start(b, val, n, fn, arg);
   int rc = 0;
   /* Every match's value bytes lie at or after the next entry to decode, so the entries
-     before the first place they occur hold none: skip to the restart point before the last
-     one at or below that place (the entry holding the place begins at or after that last one,
-     and its predecessor at or after the one before) and decode through that entry. */
+     before the first place they occur hold none: skip to the last restart point at or below
+     that place (the entry holding the place begins there or after) and decode through that
+     entry. A match on the restart point itself finds its predecessor in visit_match. */
   while (rc == 0 && s.p < limit && (hit = find_bytes(s.p, limit, s.want, n))) {
-    uint32_t pos = (uint32_t)(hit - base), r = restart_below(b, pos);
-    jump(&s, r > 0 ? restart_point(b, r - 1) : 0, pos);
+    uint32_t pos = (uint32_t)(hit - base);
+    jump(&s, restart_point(b, restart_below(b, pos)), pos);
     rc = decode_until(&s, hit + 1);
   }
   *entries += s.count;

@@ -92,15 +92,16 @@ typedef int (*block_visit_fn)(void *arg, const uint8_t *key, size_t key_len, con
 
 /* Calls fn for every entry whose value is exactly val (n bytes), in block order. A value of
    at least BLOCK_SCAN_SKIP_MIN bytes is first looked for as bytes (32 places at a time with
-   AVX2, else by memchr of its first byte): entries are decoded only from the restart point
-   before the last one at or below each place it occurs (so that a match's predecessor is
-   decoded too), through the entry that holds it, since every match's value bytes occur at or
-   after the next entry to decode. A shorter value decodes every entry. Decoded entries are
-   read only as far as their value (their keys are not rebuilt), so a scan by value costs
-   little more than reading the block. Returns 0 at the end of the block, 1 if fn stopped it,
-   -1 on a malformed entry among those decoded (entries before it were visited; one that is
-   not decoded is not seen: the block's checksum is what vouches for it). *entries += the
-   entries decoded. The restart array is trusted, as by block_cursor_seek. */
+   AVX2, else by memchr of its first byte): entries are decoded only from the last restart
+   point at or below each place it occurs, through the entry that holds it, since every
+   match's value bytes occur at or after the next entry to decode (a match on that restart
+   point decodes the run before it too, for its predecessor). A shorter value decodes every
+   entry. Decoded entries are read only as far as their value (their keys are not rebuilt), so
+   a scan by value costs little more than reading the block. Returns 0 at the end of the
+   block, 1 if fn stopped it, -1 on a malformed entry among those decoded (entries before it
+   were visited; one that is not decoded is not seen: the block's checksum is what vouches
+   for it). *entries += the entries decoded looking for matches (not those read again to
+   rebuild a match's keys). The restart array is trusted, as by block_cursor_seek. */
 #define BLOCK_SCAN_SKIP_MIN 2
 
 /* block_scan_value with every entry decoded, whatever n: the scan of a table read whole

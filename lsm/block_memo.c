@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/blocked_filter.h"
+
 void block_memo_init(block_memo_t *m) {
   memset(m, 0, sizeof *m);
 }
@@ -16,6 +18,7 @@ void block_memo_release(block_memo_t *m) {
     free(m->slots[i].matches);
   }
   free(m->slots);
+  free(m->keys);
   memset(m, 0, sizeof *m);
 }
 
@@ -39,6 +42,42 @@ static int grow(block_memo_t *m) {
   m->slots = s;
   m->cap = cap;
   return 0;
+}
+
+static size_t key_slot_of(uint64_t number, uint64_t hash, size_t cap) {
+  uint64_t h = hash ^ (number * 0x9e3779b97f4a7c15ull);
+  h ^= h >> 31;
+  return (size_t)h & (cap - 1);
+}
+
+static int grow_keys(block_memo_t *m) {
+  size_t cap = m->kcap ? 2 * m->kcap : 64;
+  block_memo_key_t *k = calloc(cap, sizeof *k);
+  if (!k) return -1;
+  for (size_t i = 0; i < m->kcap; i++) {
+    if (!m->keys[i].number) continue;
+    size_t j = key_slot_of(m->keys[i].number, m->keys[i].hash, cap);
+    while (k[j].number) j = (j + 1) & (cap - 1);
+    k[j] = m->keys[i];
+  }
+  free(m->keys);
+  m->keys = k;
+  m->kcap = cap;
+  return 0;
+}
+
+/* Makes the kept matches of slot s findable by key; one that cannot be (no memory) is only
+   found by a get's seek, as if it were not kept. */
+static void index_keys(block_memo_t *m, const block_memo_slot_t *s) {
+  for (size_t i = 0; i < s->nmatches; i++) {
+    if ((m->kn + 1) * 2 > m->kcap && grow_keys(m)) return;
+    const block_memo_match_t *x = &s->matches[i];
+    uint64_t h = blocked_filter_key_hash(x->user_key, x->user_len);
+    size_t j = key_slot_of(s->number, h, m->kcap);
+    while (m->keys[j].number) j = (j + 1) & (m->kcap - 1);
+    m->keys[j] = (block_memo_key_t){s->number, h, x, s->data};
+    m->kn++;
+  }
 }
 
 /* Whether match x's value lies in a block of size bytes (one that does not is never kept). */
@@ -87,6 +126,7 @@ static void put(block_memo_t *m, uint64_t number, uint32_t index, const uint8_t 
   }
   m->slots[j] = (block_memo_slot_t){number, index, whole ? (uint32_t)size : 0, whole, copy, mc,
                                     kept};
+  index_keys(m, &m->slots[j]);
   m->n++;
   m->bytes += keep;
 }
@@ -112,10 +152,18 @@ const block_memo_slot_t *block_memo_get(block_memo_t *m, uint64_t number, uint32
   return NULL;
 }
 
-const block_memo_match_t *block_memo_slot_match(const block_memo_slot_t *s, const void *key,
-                                                size_t len) {
-  for (size_t i = 0; i < s->nmatches; i++)
-    if (s->matches[i].user_len == len && (len == 0 || memcmp(s->matches[i].user_key, key, len) == 0))
-      return &s->matches[i];
+const block_memo_match_t *block_memo_first(block_memo_t *m, uint64_t number, const void *key,
+                                           size_t len, uint64_t key_hash, const uint8_t **val) {
+  if (!m || m->kn == 0) return NULL;
+  for (size_t j = key_slot_of(number, key_hash, m->kcap); m->keys[j].number;
+       j = (j + 1) & (m->kcap - 1)) {
+    const block_memo_key_t *k = &m->keys[j];
+    if (k->number != number || k->hash != key_hash || k->match->user_len != len ||
+        (len && memcmp(k->match->user_key, key, len) != 0))
+      continue;
+    m->hits++;
+    *val = k->data + k->match->val_off;
+    return k->match;
+  }
   return NULL;
 }

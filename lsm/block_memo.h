@@ -5,7 +5,9 @@
  * newer table or memtable holds the key, ends in the very block the scan just read. The scan
  * keeps the blocks it found a match in here, and the gets of the same search parse them from
  * here instead of reading and checking them from the file a second time (lsm_snapshot_t keeps
- * one per snapshot: lsm_snapshot_get_latest).
+ * one per snapshot: lsm_snapshot_get_latest). The matches that are the first entry of their
+ * key in the table are also found by (table number, key): a get that reaches that table takes
+ * such a match as its answer before it tests the table's key filter or searches its index.
  *
  * Why the kept bytes are the file's: a table file is written once and never changed, its
  * number is never given to another file in the process's lifetime (file numbers only grow),
@@ -46,9 +48,19 @@ typedef struct block_memo_slot {
   size_t nmatches;
 } block_memo_slot_t;
 
+/* Where a kept match is found by its key (block_memo_first). */
+typedef struct block_memo_key {
+  uint64_t number; /* table number; 0: empty */
+  uint64_t hash;   /* blocked_filter_key_hash of the user key */
+  const block_memo_match_t *match; /* in its slot's matches (which never move) */
+  const uint8_t *data;             /* its slot's data */
+} block_memo_key_t;
+
 typedef struct block_memo {
   block_memo_slot_t *slots;
   size_t cap, n; /* cap: 0 or a power of two */
+  block_memo_key_t *keys; /* every kept match, by (table, key) */
+  size_t kcap, kn;        /* kcap: 0 or a power of two */
   size_t bytes;  /* block bytes held */
   uint64_t hits;   /* lookups answered */
   uint64_t direct; /* gets answered by a kept match without a seek (table_get_kept) */
@@ -73,8 +85,11 @@ void block_memo_put_values(block_memo_t *m, uint64_t number, uint32_t index, con
 /* The kept block index of table number (borrowed until release), or NULL. */
 const block_memo_slot_t *block_memo_get(block_memo_t *m, uint64_t number, uint32_t index);
 
-/* The kept match of slot s whose user key is key, or NULL. */
-const block_memo_match_t *block_memo_slot_match(const block_memo_slot_t *s, const void *key,
-                                                size_t len);
+/* The kept match of table number whose user key is key (len bytes; key_hash: its
+   blocked_filter_key_hash, which a get has computed already), or NULL; *val: where its value's
+   bytes are kept. A get of key in that table needs neither its filter nor its index: the match
+   is the table's newest version of key (table_get_kept). */
+const block_memo_match_t *block_memo_first(block_memo_t *m, uint64_t number, const void *key,
+                                           size_t len, uint64_t key_hash, const uint8_t **val);
 
 #endif

@@ -495,6 +495,25 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
   out->val = NULL;
   out->val_len = 0;
   out->seq = 0;
+  const uint8_t *kept_val;
+  const block_memo_match_t *first = block_memo_first(memo, t->number, key, klen, key_hash,
+                                                     &kept_val);
+  if (first && first->seq <= max_seq) {
+    /* Why this is the entry the seek below would find: `first` is an entry of the table
+       whose predecessor in its block has another user key (visit_value), and a table's
+       entries are in internal-key order (user key ascending, then sequence descending), so
+       it is the first entry of key in the table: every other version of key follows it and
+       is older. The seek finds the first entry >= (key, max_seq); entries of smaller user
+       keys are below that, and first = (key, seq <= max_seq) is not. So the answer is first,
+       a value (only value entries matched), whose bytes the memo kept after their CRC was
+       checked (block_memo.h); the filter would say maybe and the index name its block. */
+    memo->direct++;
+    out->state = LSM_LOOKUP_VALUE;
+    out->seq = first->seq;
+    out->val = kept_val;
+    out->val_len = first->val_len;
+    return ST_OK;
+  }
   const uint8_t *filter;
   int frc = load_filter(t, &filter, err);
   if (frc != ST_OK) return frc;
@@ -509,24 +528,6 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
   if (i < t->nblocks) {
     block_t b;
     const block_memo_slot_t *kept = block_memo_get(memo, t->number, i);
-    const block_memo_match_t *first = kept ? block_memo_slot_match(kept, key, klen) : NULL;
-    if (first && first->seq <= max_seq) {
-      /* Why this is the entry the seek below would find: `first` is an entry of block i whose
-         predecessor in the block has another user key (table.c visit_value), and a table's
-         entries are in internal-key order (user key ascending, then sequence descending), so
-         it is the first entry of key in the table: every other version of key follows it and
-         is older. The seek finds the first entry >= (key, max_seq); entries of smaller user
-         keys are below that, and first = (key, seq <= max_seq) is not. So the answer is
-         first, a value (only value entries matched), whose bytes the memo kept after their
-         CRC was checked (block_memo.h). */
-      memo->direct++;
-      out->state = LSM_LOOKUP_VALUE;
-      out->seq = first->seq;
-      out->val = kept->data + first->val_off;
-      out->val_len = first->val_len;
-      if (ikey != stack) free(ikey);
-      return ST_OK;
-    }
     if (kept && kept->whole) /* checked when it was kept (block_memo.h) */
       rc = block_parse(&b, kept->data, kept->size)
                ? corrupt(t, t->handles[i].offset, "malformed block", err)

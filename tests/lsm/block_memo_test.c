@@ -8,10 +8,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/blocked_filter.h"
 #include "lsm/block_memo.h"
+
+/* block_memo_first of a key given as a string, with its value's bytes in *val. */
+static const block_memo_match_t *first(block_memo_t *m, uint64_t number, const char *key,
+                                       const uint8_t **val) {
+  return block_memo_first(m, number, key, strlen(key), blocked_filter_key_hash(key, strlen(key)),
+                          val);
+}
 
 static void test_block_memo_keyed_by_table_and_block(void **state) {
   (void)state;
@@ -57,16 +66,19 @@ static void test_block_memo_matches_copied(void **state) {
   const block_memo_slot_t *s = block_memo_get(&m, 3, 1);
   assert_non_null(s);
   assert_int_equal(s->nmatches, 2);
-  const block_memo_match_t *x = block_memo_slot_match(s, "key-one", 7);
+  const uint8_t *val = NULL;
+  const block_memo_match_t *x = first(&m, 3, "key-one", &val);
   assert_non_null(x);
   assert_int_equal(x->seq, 5);
   assert_int_equal(x->val_off, 10);
   assert_int_equal(x->val_len, 4);
-  x = block_memo_slot_match(s, "key-two", 7);
+  assert_ptr_equal(val, s->data + 10);
+  x = first(&m, 3, "key-two", &val);
   assert_non_null(x);
   assert_int_equal(x->seq, 7);
-  assert_null(block_memo_slot_match(s, "key-on", 6));
-  assert_null(block_memo_slot_match(s, "xxxxxxx", 7));
+  assert_null(first(&m, 3, "key-on", &val));
+  assert_null(first(&m, 3, "xxxxxxx", &val));
+  assert_null(first(&m, 4, "key-one", &val)); /* another table's */
   block_memo_release(&m);
 }
 
@@ -91,20 +103,58 @@ static void test_block_memo_values_only(void **state) {
   assert_int_equal(s->size, 0);
   assert_int_equal(s->nmatches, 2);
   assert_int_equal(m.bytes, 4 + 3);
-  const block_memo_match_t *x = block_memo_slot_match(s, "key-one", 7);
+  const uint8_t *val = NULL;
+  const block_memo_match_t *x = first(&m, 3, "key-one", &val);
   assert_non_null(x);
   assert_int_equal(x->seq, 5);
   assert_int_equal(x->val_len, 4);
-  assert_memory_equal(s->data + x->val_off, block + 40, 4);
-  x = block_memo_slot_match(s, "key-three", 9);
+  assert_memory_equal(val, block + 40, 4);
+  x = first(&m, 3, "key-three", &val);
   assert_non_null(x);
   assert_int_equal(x->val_len, 3);
-  assert_memory_equal(s->data + x->val_off, block + 10, 3);
+  assert_memory_equal(val, block + 10, 3);
   block_memo_put(&m, 3, 1, block, sizeof block, in, 3); /* kept already: unchanged */
   assert_int_equal(block_memo_get(&m, 3, 1)->whole, 0);
   block_memo_put(&m, 3, 2, block, sizeof block, in, 3);
   assert_int_equal(block_memo_get(&m, 3, 2)->whole, 1);
   assert_int_equal(block_memo_get(&m, 3, 2)->size, sizeof block);
+  block_memo_release(&m);
+}
+
+/* Matches of many blocks of two tables, one key in both: each is found in its own table with
+   its own value, however often the slots and keys have grown since it was kept. */
+static void test_block_memo_first_of_many(void **state) {
+  (void)state;
+  block_memo_t m;
+  block_memo_init(&m);
+  enum { BLOCKS = 300, PER = 3 };
+  uint8_t block[32];
+  for (int i = 0; i < 32; i++) block[i] = (uint8_t)i;
+  char keys[BLOCKS * PER][24];
+  for (uint64_t number = 1; number <= 2; number++) {
+    for (uint32_t b = 0; b < BLOCKS; b++) {
+      block_memo_match_t in[PER];
+      for (int i = 0; i < PER; i++) {
+        char *k = keys[b * PER + i];
+        snprintf(k, sizeof keys[0], "key%u.%d", b, i);
+        in[i] = (block_memo_match_t){(uint8_t *)k, strlen(k), number, (uint32_t)(number * 8 + i), 1};
+      }
+      if (b % 2)
+        block_memo_put(&m, number, b, block, sizeof block, in, PER);
+      else
+        block_memo_put_values(&m, number, b, block, sizeof block, in, PER);
+    }
+  }
+  assert_int_equal(m.kn, 2 * BLOCKS * PER);
+  for (uint64_t number = 1; number <= 2; number++)
+    for (int i = 0; i < BLOCKS * PER; i++) {
+      const uint8_t *val = NULL;
+      const block_memo_match_t *x = first(&m, number, keys[i], &val);
+      assert_non_null(x);
+      assert_int_equal(x->seq, number);
+      assert_int_equal(*val, number * 8 + i % PER); /* block[j] == j */
+    }
+  assert_null(first(&m, 3, keys[0], NULL));
   block_memo_release(&m);
 }
 
@@ -128,6 +178,7 @@ int main(void) {
       cmocka_unit_test(test_block_memo_keyed_by_table_and_block),
       cmocka_unit_test(test_block_memo_matches_copied),
       cmocka_unit_test(test_block_memo_values_only),
+      cmocka_unit_test(test_block_memo_first_of_many),
       cmocka_unit_test(test_block_memo_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
