@@ -103,6 +103,11 @@ void exp_rmtree(const char *path);
 
 /* The process's anonymous resident memory (RssAnon), in bytes; 0 if /proc cannot be read. */
 uint64_t exp_rss_anon(void);
+/* The bytes the process's malloc has handed out and not taken back, over every arena and its
+   own mappings (glibc's malloc_info totals: the arenas' memory less their free chunks, plus the
+   chunks it mapped alone); 0 if malloc_info fails. Unlike RssAnon it counts an allocation
+   whether or not its pages were touched, and not the freed memory malloc keeps. */
+uint64_t exp_heap_in_use(void);
 /* Runs fn(arg, out) in a forked child and copies the out_len bytes it left in out back into
    the caller's out: a measurement whose RssAnon holds only what fn made. 0, or -1 if the
    child could not run or did not finish (said on stderr). */

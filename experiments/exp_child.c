@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,36 @@ uint64_t exp_rss_anon(void) {
     if (sscanf(line, "RssAnon: %llu kB", &kb) == 1) break;
   fclose(f);
   return (uint64_t)kb * 1024;
+}
+
+/* The value of attribute `attr` (e.g. "size=\"") in the first tag of p that begins with
+   `tag`, or 0. */
+static uint64_t tag_value(const char *p, const char *tag, const char *attr) {
+  const char *t = strstr(p, tag);
+  const char *a = t ? strstr(t, attr) : NULL;
+  return a ? strtoull(a + strlen(attr), NULL, 10) : 0;
+}
+
+uint64_t exp_heap_in_use(void) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f) return 0;
+  int rc = malloc_info(0, f);
+  fclose(f);
+  uint64_t used = 0;
+  /* The totals over every arena follow the last arena's section. */
+  const char *totals = text ? text : "", *h;
+  while (rc == 0 && (h = strstr(totals, "</heap>"))) totals = h + 7;
+  if (rc == 0 && text) {
+    uint64_t system = tag_value(totals, "<system type=\"current\"", "size=\"");
+    uint64_t fast = tag_value(totals, "<total type=\"fast\"", "size=\"");
+    uint64_t rest = tag_value(totals, "<total type=\"rest\"", "size=\"");
+    uint64_t mapped = tag_value(totals, "<total type=\"mmap\"", "size=\"");
+    used = system > fast + rest ? system - fast - rest + mapped : mapped;
+  }
+  free(text);
+  return used;
 }
 
 /* n bytes from fd into buf: 0, or -1 at an error or an early end. */

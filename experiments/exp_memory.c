@@ -31,7 +31,13 @@
  * table into the engine's table cache) and after the queries (rss_after_bytes).
  * rss_growth_bytes = ready - before; rss_index_bytes = that minus bare's (the index's share,
  * to set beside index_bytes); rss_over_bare_bytes = (after - before) minus the same of bare,
- * whose child does only the open and the SCAN.
+ * whose child does only the open and the SCAN. RssAnon counts pages, not allocations: an
+ * allocation that reuses a page resident before the open, or whose pages are never written,
+ * does not show in it. So the child also notes the bytes malloc has handed out
+ * (exp_heap_in_use) at the same two points, and heap_index_bytes is their growth minus
+ * bare's: the value index's allocations, which should be index_bytes (with cuckoo the lean
+ * Bloom index's too) plus memtable_index_bytes, the memtables' value index, which
+ * index_bytes leaves out and bare has not (bfh.h), plus the allocator's per-block overhead.
  *
  * Search: per series, the same present and absent values twice, the second pass measured
  * (the first opens the tables, as a long-running process would have): medians and quartiles
@@ -83,6 +89,7 @@ static const double DOMAINS[] = {100.0, 10.0, 1.0};
 typedef struct probe {
   int rc;
   uint64_t rss_before, rss_ready, rss_after; /* RssAnon, bytes */
+  uint64_t heap_before, heap_ready;          /* exp_heap_in_use, bytes */
   double ready_s;                            /* open + loading (+ cuckoo's first search) */
   int have_stats;
   bfh_db_stats stats;                   /* once the index is ready */
@@ -129,6 +136,7 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
   workload_init(&w, &pt->p.wl);
   exp_target_t t = {NULL, &pt->p, pt->dir};
   out->rss_before = rss_anon();
+  out->heap_before = exp_heap_in_use();
   double t0 = exp_now();
   out->rc = exp_db_open(&pt->p, pt->dir, &t.db); /* waits for the leaf loader */
   if (out->rc == BFH_OK && cfg->cuckoo) out->rc = search_once(t.db, &w, BFH_SEARCH_CUCKOO);
@@ -138,6 +146,7 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
   if (out->rc == BFH_OK) out->rc = search_once(t.db, &w, BFH_SEARCH_SCAN);
   if (out->rc == BFH_OK) {
     out->rss_ready = rss_anon();
+    out->heap_ready = exp_heap_in_use();
     out->have_stats = exp_db_stats(t.db, &out->stats);
   }
   for (int s = 0; s < cfg->nseries && out->rc == BFH_OK; s++)
@@ -291,6 +300,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
           exp_csv_u64(csv, "block_filter_bytes", st->block_filter_bytes);
         }
         if (cfg->cuckoo) exp_csv_u64(csv, "cuckoo_bytes", st->cuckoo_bytes);
+        exp_csv_u64(csv, "memtable_index_bytes", st->memtable_index_bytes);
       }
       exp_csv_u64(csv, "rss_before_bytes", pb->rss_before);
       exp_csv_u64(csv, "rss_ready_bytes", pb->rss_ready);
@@ -307,6 +317,11 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
       snprintf(sbuf, sizeof sbuf, "%lld", (long long)index_rss);
       exp_csv_str(csv, "rss_index_bytes", sbuf);
       exp_csv_dbl(csv, "rss_index_per_entry", (double)index_rss / n);
+      int64_t index_heap = ((int64_t)pb->heap_ready - (int64_t)pb->heap_before) -
+                           ((int64_t)bare->probe.heap_ready - (int64_t)bare->probe.heap_before);
+      snprintf(sbuf, sizeof sbuf, "%lld", (long long)index_heap);
+      exp_csv_str(csv, "heap_index_bytes", sbuf);
+      exp_csv_dbl(csv, "heap_index_per_entry", (double)index_heap / n);
       snprintf(sbuf, sizeof sbuf, "%lld", (long long)over);
       exp_csv_str(csv, "rss_over_bare_bytes", sbuf);
       exp_csv_dbl(csv, "rss_over_bare_per_entry", (double)over / n);
@@ -359,6 +374,7 @@ static const char *const MEMORY_COLS[] = {"config",
                                           "sliced_bytes",
                                           "block_filter_bytes",
                                           "cuckoo_bytes",
+                                          "memtable_index_bytes",
                                           "rss_before_bytes",
                                           "rss_ready_bytes",
                                           "rss_after_bytes",
@@ -366,6 +382,8 @@ static const char *const MEMORY_COLS[] = {"config",
                                           "rss_growth_per_entry",
                                           "rss_index_bytes",
                                           "rss_index_per_entry",
+                                          "heap_index_bytes",
+                                          "heap_index_per_entry",
                                           "rss_over_bare_bytes",
                                           "rss_over_bare_per_entry",
                                           "queries",

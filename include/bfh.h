@@ -373,6 +373,11 @@ typedef struct bfh_db_stats {
   /* The Cuckoo Index (bfh_options.cuckoo_index; 0 without): */
   uint64_t cuckoo_bytes;  /* all it holds in memory (slots, table sets, each table's keys) */
   uint64_t cuckoo_tables; /* tables it holds (the others are read whole by CUCKOO) */
+  /* The value index of the entries no table holds yet, which AUTO searches besides the
+     tables' (not in index_bytes): the own engine's memtables' value buckets (memtable_bytes /
+     8 to / 4 each, fixed at their creation), the LevelDB and RocksDB engines' index slots of
+     the log entries they read (16-32 bytes per entry); 0 without such an index. */
+  uint64_t memtable_index_bytes;
 } bfh_db_stats;
 /* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
 BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);

@@ -1358,6 +1358,8 @@ void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st) {
     st->files_per_level[l] = (uint32_t)db->vs->current->nfiles[l];
     st->bytes_per_level[l] = lsm_version_level_bytes(db->vs->current, l);
   }
+  st->memtable_index_bytes = memtable_value_index_bytes(db->mem);
+  if (db->imm) st->memtable_index_bytes += memtable_value_index_bytes(db->imm);
   pthread_mutex_unlock(&db->mu);
 }
 

@@ -195,6 +195,7 @@ typedef struct lsm_stats {
   uint64_t flushes, compactions;
   uint64_t bytes_written; /* tables and logs */
   uint64_t stall_us;      /* time writers waited on L0 slowdown/stop */
+  uint64_t memtable_index_bytes; /* the value indexes of the memtable and the one being flushed */
 } lsm_stats_t;
 void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st);
 

@@ -288,6 +288,44 @@ static void test_api_stats_index_bytes(void **state) {
   }
 }
 
+/* memtable_index_bytes: the value index of the entries no table holds yet, outside
+   index_bytes. The own engine's memtable has one bucket of 8 bytes per 64 bytes of
+   memtable_bytes (at least 1024), allocated at its creation, and none with memtable_index 0;
+   the LevelDB engine's log segments hold 2 to 4 slots of 8 bytes per entry they read (a
+   search reads the log), at least 2 per segment. */
+static void test_api_stats_memtable_index_bytes(void **state) {
+  fixture_t *f = *state;
+  enum { PUTS = 200 };
+  bfh_options o;
+  small_options(f, &o);
+  open_ok(f, &o);
+  bfh_db_stats st = stats(f);
+  if (f->engine == BFH_ENGINE_LSM) assert_int_equal(st.memtable_index_bytes, (64 << 10) / 64 * 8);
+  for (int i = 0; i < PUTS; i++) {
+    char k[16], v[16];
+    int kl = snprintf(k, sizeof k, "key%05d", i), vl = snprintf(v, sizeof v, "val%03d", i % 100);
+    assert_int_equal(bfh_put(f->db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
+  }
+  int hits = 0;
+  assert_int_equal(bfh_search(f->db, "val007", 6, BFH_SEARCH_AUTO, count_hit, &hits, NULL),
+                   BFH_OK);
+  assert_int_equal(hits, PUTS / 100);
+  st = stats(f);
+  if (f->engine == BFH_ENGINE_LSM) {
+    assert_int_equal(st.memtable_index_bytes, (64 << 10) / 64 * 8); /* fixed at creation */
+  } else {
+    assert_true(st.memtable_index_bytes >= 2 * 8 * PUTS);
+    assert_true(st.memtable_index_bytes <= 4 * 8 * PUTS + 2 * 8 * 16);
+  }
+  close_ok(f);
+  if (f->engine != BFH_ENGINE_LSM) return;
+  o.memtable_index = 0;
+  open_ok(f, &o);
+  st = stats(f);
+  assert_int_equal(st.memtable_index_bytes, 0);
+  close_ok(f);
+}
+
 /* One body per test, run once per engine under its own name (..._lsm, ..._leveldb). */
 #define ON_BOTH_ENGINES(test)                              \
   {#test "_lsm", test, setup, teardown, &g_engines[0]}, {  \
@@ -300,6 +338,7 @@ int main(void) {
       ON_BOTH_ENGINES(test_api_stats_defaults),
       ON_BOTH_ENGINES(test_api_stats_stored_params_win),
       ON_BOTH_ENGINES(test_api_stats_index_bytes),
+      ON_BOTH_ENGINES(test_api_stats_memtable_index_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

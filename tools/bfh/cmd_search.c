@@ -127,6 +127,7 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                        {"block_filter_bytes", "block filter bytes", ""},
                        {"index_bytes", "index bytes (RAM)", ""},
                        {"cuckoo_bytes", "cuckoo index bytes (RAM)", ""},
+                       {"memtable_index_bytes", "memtable index (RAM)", ""},
                        {"mean_leaf_fill", "mean leaf fill", ""}};
   const unsigned long long u[] = {0,
                                   m,
@@ -141,7 +142,8 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                                   st->hierarchy_height,
                                   st->block_filter_bytes,
                                   st->index_bytes,
-                                  st->cuckoo_bytes};
+                                  st->cuckoo_bytes,
+                                  st->memtable_index_bytes};
   size_t n = sizeof rows / sizeof rows[0];
   const char *engine_name = bfh_engine_name(c->opt.engine);
   snprintf(rows[0].value, sizeof rows[0].value, "%s", engine_name ? engine_name : "unknown");

@@ -220,6 +220,8 @@ log_seg_t *ldb_seg_builder_finish(const ldb_seg_builder_t *b);
 void ldb_seg_builder_release(ldb_seg_builder_t *b);
 /* Drops a reference; the last frees s. s may be NULL. */
 void ldb_seg_unref(log_seg_t *s);
+/* The bytes of the value indexes of segs[0, n) (their slots; bfh_db_stats.memtable_index_bytes). */
+uint64_t ldb_segs_index_bytes(log_seg_t *const *segs, size_t n);
 /* Calls fn for every entry of the segments whose value equals val, in segment and entry order;
    stops when fn says so. st->entries (st may be NULL) counts every entry of the segments. */
 void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,

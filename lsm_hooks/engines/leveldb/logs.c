@@ -350,6 +350,13 @@ void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t v
   ldb_segs_find(segs, n, val, val_len, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
 }
 
+uint64_t ldb_segs_index_bytes(log_seg_t *const *segs, size_t n) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; i++)
+    if (segs[i]) bytes += (uint64_t)(segs[i]->slot_mask + 1) * sizeof *segs[i]->slots;
+  return bytes;
+}
+
 void ldb_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len, uint64_t seed,
                    uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   for (size_t i = 0; i < n; i++) {

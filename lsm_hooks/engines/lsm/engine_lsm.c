@@ -306,6 +306,7 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   lsm_stats_t ls;
   lsm_get_stats(((engine_lsm_t *)e)->db, &ls);
   st->bytes_written = ls.bytes_written;
+  st->memtable_index_bytes = ls.memtable_index_bytes;
 }
 
 typedef struct hash_ctx {
