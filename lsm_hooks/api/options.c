@@ -163,8 +163,7 @@ static int check_options(const bfh_options *o) {
   return BFH_OK;
 }
 
-/* *out = *in (the defaults for what in lacks, or for everything when in is NULL); then
-   check_options. */
+/* handle.h; doc/search.md "The leaves' k". */
 uint32_t api_filter_hashes(const bfh_options *o) {
   if (o->value_filter_hashes) return o->value_filter_hashes;
   const engine_kind_t *kind = engine_kind_for(o->engine, o->read_only);
@@ -176,6 +175,8 @@ uint32_t api_filter_hashes(const bfh_options *o) {
   return k < 1 ? 1 : k > 32 ? 32 : k;
 }
 
+/* *out = *in (the defaults for what in lacks, or for everything when in is NULL); then
+   check_options. */
 int api_options_or_defaults(const char *fn, const bfh_options *in, bfh_options *out) {
   int rc = api_options_copy_in(fn, in, out);
   return rc == BFH_OK ? check_options(out) : rc;
