@@ -366,6 +366,25 @@ static void repair_release(repair_t *r, int failed) {
   lsm_version_edit_release(&r->edit);
 }
 
+int lsm_repair_precheck(const char *dir, env_t *io, err_t *err) {
+  repair_t r;
+  memset(&r, 0, sizeof r);
+  r.dir = dir;
+  r.io = io ? io : env_default();
+  r.next_file = 1;
+  u64vec_init(&r.tables);
+  u64vec_init(&r.logs);
+  u64vec_init(&r.manifests);
+  u64vec_init(&r.written);
+  lsm_version_edit_init(&r.edit);
+  int rewrite = 0;
+  int rc = env_exists(r.io, dir) ? list_files(&r, err)
+                                 : err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
+  if (rc == ST_OK) rc = check_identity(&r, &rewrite, err);
+  repair_release(&r, 0);
+  return rc;
+}
+
 int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st, err_t *err) {
   lsm_options_t defaults;
   if (!opt) {

@@ -16,7 +16,9 @@
  * tables, logs and manifests are left for the next open to delete as obsolete. If repair
  * fails before the new manifest is in place, the database is as it was.
  *
- * It holds the LOCK: ST_E_BUSY if the database is open.
+ * It holds the LOCK: ST_E_BUSY if the database is open. bfh_repair runs it on a copy of the
+ * database that takes the database's place only once it opens and holds what the repair
+ * says it wrote (lsm_hooks/engines/repair_stage.h).
  */
 #ifndef BFH_LSM_REPAIR_H
 #define BFH_LSM_REPAIR_H
@@ -24,6 +26,7 @@
 #include <stdint.h>
 
 #include "lsm/db.h"
+#include "util/env.h"
 #include "util/err.h"
 
 typedef struct lsm_repair_stats {
@@ -45,5 +48,10 @@ typedef struct lsm_repair_stats {
    st (may be NULL) gets what was kept and dropped. ST_OK when the database opens again;
    an error (message in err) leaves it as it was. */
 int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st, err_t *err);
+
+/* The checks lsm_repair makes before it writes anything: ST_OK when dir is a bfh LSM database
+   (IDENTITY present, or tables or logs and no CURRENT of another engine); ST_E_INVALID with a
+   message naming what dir holds instead. Reads only (through io; NULL: the real one). */
+int lsm_repair_precheck(const char *dir, env_t *io, err_t *err);
 
 #endif

@@ -21,7 +21,9 @@
  *   - the read-only LevelDB engine's test hooks (engines/leveldb_ro/readonly.h: run code before
  * each table read, to make the file vanish there, or between a refresh's log reads and its second
  *     MANIFEST read), its retry counter and the table files it holds open (a limit to set);
- *   - a hook run while the LevelDB engine's repair holds its locks (engines/leveldb/ldb_engine.h);
+ *   - a hook run while the LevelDB engine's repair holds its locks (engines/leveldb/ldb_engine.h),
+ *     and a repair whose copy-and-swap steps go through an injected I/O layer, with a hook
+ *     before each step (bfh_internal_repair_with_io, engines/repair_stage.h);
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
  *   - the readers of LevelDB's files (engines/leveldb/filter.h: a table's value filter;
@@ -75,5 +77,14 @@ uint32_t bfh_internal_filter_hashes(const bfh_options *opt);
    cache (bfh-filters/ and its .vf files) and the table reads of the indexer and of scans
    (LevelDB's own files go through LevelDB's Env, which bfh cannot hook). */
 int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *io, bfh_db **db);
+
+/* bfh_repair with the staged repair's file accesses (its copy of the database, the swap and
+   the tidying: engines/repair_stage.h) going through io (borrowed; NULL: the real one): the
+   fault sweep of every repair step. The engines' repairs themselves use the real one. */
+int bfh_internal_repair_with_io(const char *path, const bfh_options *opt, struct env *io,
+                                bfh_repair_report *report);
+/* Tests: fn(arg, step) runs before each step of a staged repair that changes the file system
+   (repair_stage_set_step_hook), so that a test can stop the process there. */
+#include "lsm_hooks/engines/repair_stage.h"
 
 #endif

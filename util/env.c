@@ -661,3 +661,48 @@ int env_drop_unsynced(env_t *io, err_t *err) {
   pthread_mutex_unlock(&io->mu);
   return rc;
 }
+
+/* ---- Directory trees ----------------------------------------------------------------- */
+
+int env_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err) {
+  (void)io;
+  struct stat st;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT) return ST_NOT_FOUND;
+    return err_errno(err, errno, "lstat %s", path);
+  }
+  *type = S_ISREG(st.st_mode) ? ENV_PATH_FILE : S_ISDIR(st.st_mode) ? ENV_PATH_DIR : ENV_PATH_OTHER;
+  return ST_OK;
+}
+
+int env_link(env_t *io, const char *from, const char *to, err_t *err) {
+  int rc = inject(io, ENV_OP_RENAME, from, err);
+  if (rc) return rc;
+  if (link(from, to) != 0) return err_errno(err, errno, "link %s to %s", from, to);
+  return ST_OK;
+}
+
+int env_rename_exchange(env_t *io, const char *a, const char *b, err_t *err) {
+  int rc = inject(io, ENV_OP_RENAME, a, err);
+  if (rc) return rc;
+  if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0) {
+    int e = errno;
+    if (e == EINVAL || e == ENOSYS || e == EOPNOTSUPP)
+      return err_set(err, ST_E_UNSUPPORTED,
+                     "exchange %s and %s: %s (the file system cannot "
+                     "swap two names in one step)",
+                     a, b, strerror(e));
+    return err_errno(err, e, "exchange %s and %s", a, b);
+  }
+  return ST_OK;
+}
+
+int env_rmdir(env_t *io, const char *path, err_t *err) {
+  int rc = inject(io, ENV_OP_UNLINK, path, err);
+  if (rc) return rc;
+  if (rmdir(path) != 0) {
+    if (errno == ENOENT) return ST_NOT_FOUND;
+    return err_errno(err, errno, "rmdir %s", path);
+  }
+  return ST_OK;
+}

@@ -190,4 +190,26 @@ uint64_t env_op_count(const env_t *io, env_op_t op);
    survive, empty). */
 int env_drop_unsynced(env_t *io, err_t *err);
 
+
+/* ---- Directory trees (a staged repair: lsm_hooks/engines/repair_stage.h) ----------------- */
+
+/* What a name is, without following a symbolic link. */
+typedef enum env_path_type {
+  ENV_PATH_FILE = 1, /* a regular file */
+  ENV_PATH_DIR,
+  ENV_PATH_OTHER /* a symbolic link, FIFO, socket or device */
+} env_path_type_t;
+/* *type = what path is (lstat). ST_NOT_FOUND (no message) if it does not exist. */
+int env_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err);
+/* Gives the file from a second name, to (link(2)); to must not exist. Counted and failed as an
+   ENV_OP_RENAME. */
+int env_link(env_t *io, const char *from, const char *to, err_t *err);
+/* Swaps the names a and b in one step (renameat2 RENAME_EXCHANGE): both must exist.
+   ST_E_UNSUPPORTED (with message) when the file system cannot. Counted and failed as an
+   ENV_OP_RENAME (on a). */
+int env_rename_exchange(env_t *io, const char *a, const char *b, err_t *err);
+/* Removes the empty directory path. ST_NOT_FOUND (no message) if it does not exist. Counted
+   and failed as an ENV_OP_UNLINK. */
+int env_rmdir(env_t *io, const char *path, err_t *err);
+
 #endif

@@ -127,49 +127,6 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
   return BFH_OK;
 }
 
-/* Drops the stand-alone index and opens the database with one, which builds it. */
-static int rebuild_standalone(const char *path, const bfh_options *opt, err_t *err) {
-  int rc = standalone_drop(path, err);
-  if (rc != BFH_OK) return rc;
-  bfh_options o = *opt;
-  o.standalone_index = 1;
-  o.create_if_missing = 0;
-  bfh_db *db;
-  rc = open_with_io(path, &o, NULL, &db);
-  if (rc != BFH_OK) return err_set(err, rc, "%s", bfh_last_error(NULL));
-  rc = bfh_close(db);
-  if (rc != BFH_OK) return err_set(err, rc, "%s", bfh_last_error(NULL));
-  return BFH_OK;
-}
-
-int bfh_repair_sized(const char *path, const bfh_options *opt_in, bfh_repair_report *report,
-                     size_t report_size) {
-  bfh_repair_report rep;
-  memset(&rep, 0, sizeof rep);
-  if (report) api_copy_out(report, report_size, &rep, sizeof rep);
-  if (!path || !path[0]) return invalid(NULL, "bfh_repair: path is NULL or empty");
-  bfh_options opt;
-  int rc = api_options_or_defaults("bfh_repair", opt_in, &opt);
-  if (rc != BFH_OK) return rc;
-  err_t err;
-  err_clear(&err);
-  const engine_kind_t *kind = engine_kind(opt.engine);
-  if (!(kind->caps & ENGINE_CAP_REPAIR))
-    return api_failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair",
-                     kind->name);
-  /* With k 0, a database that lost its BFH-PARAMS gets a new one's k (stored ones win). */
-  bfh_options ropt = opt;
-  ropt.value_filter_hashes = api_filter_hashes(&opt);
-  rc = kind->repair(path, &ropt, &rep, &err);
-  if (rc == BFH_OK && (kind->caps & ENGINE_CAP_STANDALONE) && standalone_exists(path)) {
-    /* The repaired database may hold writes the index lost, or have lost some it has. */
-    rc = rebuild_standalone(path, &opt, &err);
-    rep.standalone_rebuilt = rc == BFH_OK;
-  }
-  if (report) api_copy_out(report, report_size, &rep, sizeof rep);
-  return rc == BFH_OK ? BFH_OK : api_fail(NULL, rc, &err);
-}
-
 int bfh_close(bfh_db *db) {
   if (!db) return BFH_OK;
   err_t err;

@@ -221,8 +221,19 @@ typedef struct engine_kind {
   int (*open_replaying)(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_replay_fn replay, void *replay_arg, engine_t **e,
                         err_t *err);
-  /* Repairs the closed database in path (bfh_repair; rep is zeroed by the caller). */
-  int (*repair)(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+  /* bfh_repair (lsm_hooks/api/repair.c), in three steps. repair_lock checks that path holds
+     this engine's database, without writing (BFH_E_INVALID naming what it holds instead), and
+     takes the locks its owners take (BFH_E_BUSY when it is open, in a bfh handle or in any
+     process of the stock engine), creating at most LOCK; *lock holds them until
+     repair_unlock(*lock) (NULL allowed). repair then repairs dir, a copy of path that nobody
+     else knows (repair_stage.h; rep is zeroed by the caller), and the caller checks the result
+     before the copy takes path's place. */
+  int (*repair_lock)(const char *path, void **lock, err_t *err);
+  void (*repair_unlock)(void *lock);
+  int (*repair)(const char *dir, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+  /* The column families of the closed database in path (ENGINE_CAP_COLUMN_FAMILY): *names
+     (malloc'd, freed with env_names_free(*names, *n)). NULL: the engine has one, unnamed. */
+  int (*families)(const char *path, char ***names, size_t *n, err_t *err);
   /* Checks every file of the closed database in path (bfh_check) with the stored value-filter
      parameters p (all 0 when unknown), reporting damage to damage(arg, ...) and adding to st
      (and to *cache_damaged the damaged files of a cache bfh rebuilds by itself: harmless).

@@ -4,11 +4,23 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bfh.h"
 #include "lsm/filename.h"
+#include "lsm/table.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
+#include "util/coding.h"
+
+/* Tables whose footers are read: the newest ones, which the engine that owns the directory
+   now wrote. A few suffice, and keep the open of a 1,500-table database cheap. */
+#define TABLES_READ 8
+
+#define IDENTITY_NOT_OWN "its IDENTITY file is not bfh's"
 
 /* The first bytes of path/IDENTITY: 1 if it is bfh's own engine's, 0 if another's, -1 if
    there is none (or it cannot be read). */
@@ -42,11 +54,89 @@ static void options_file(const char *path, char *out, size_t n) {
   closedir(d);
 }
 
+/* The magic number that ends the table file at path (0 if it cannot be read, or path is not
+   a regular file: opened without blocking, so that a FIFO in its place cannot hang). */
+static uint64_t table_magic(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 0;
+  struct stat st;
+  uint8_t tail[8];
+  uint64_t magic = 0;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 8 &&
+      pread(fd, tail, 8, st.st_size - 8) == 8)
+    magic = decode_fixed64(tail);
+  close(fd);
+  return magic;
+}
+
+static int by_number_desc(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Which engine wrote the newest tables of path (their names, NNNNNN.sst or .ldb, say nothing:
+   LevelDB 1.23 reads both and RocksDB too), by the magic number each table ends with.
+   ENGINE_DIR_NONE when no table gives a known one. */
+static engine_dir_kind_t tables_kind(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return ENGINE_DIR_NONE;
+  uint64_t *nums = NULL;
+  size_t cnt = 0, cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    char *end;
+    unsigned long long v = strtoull(de->d_name, &end, 10);
+    if (end == de->d_name || (strcmp(end, ".sst") && strcmp(end, ".ldb"))) continue;
+    if (cnt == cap) {
+      size_t c = cap ? 2 * cap : 64;
+      uint64_t *t = realloc(nums, c * 2 * sizeof *t);
+      if (!t) break;
+      nums = t;
+      cap = c;
+    }
+    nums[2 * cnt] = v;
+    nums[2 * cnt + 1] = !strcmp(end, ".ldb");
+    cnt++;
+  }
+  closedir(d);
+  qsort(nums, cnt, 2 * sizeof *nums, by_number_desc);
+  engine_dir_kind_t k = ENGINE_DIR_NONE;
+  for (size_t i = 0; i < cnt && i < TABLES_READ && k == ENGINE_DIR_NONE; i++) {
+    char p[4300];
+    snprintf(p, sizeof p, "%s/%06llu.%s", path, (unsigned long long)nums[2 * i],
+             nums[2 * i + 1] ? "ldb" : "sst");
+    uint64_t magic = table_magic(p);
+    k = magic == TABLE_MAGIC       ? ENGINE_DIR_LSM
+        : magic == LDB_TABLE_MAGIC ? ENGINE_DIR_LEVELDB
+        : magic == RDB_TABLE_MAGIC ? ENGINE_DIR_ROCKSDB
+                                   : ENGINE_DIR_NONE;
+  }
+  free(nums);
+  return k;
+}
+
 static engine_dir_kind_t detect(const char *path, char *why, size_t n) {
   int own = identity_is_own(path);
   if (own == 1) {
     snprintf(why, n, "it has bfh's IDENTITY file");
     return ENGINE_DIR_LSM;
+  }
+  /* The tables before the names of the other files: a stray OPTIONS file (a RocksDB program
+     that opened the directory and gave up) does not make a LevelDB database RocksDB's. LevelDB
+     never writes an IDENTITY file: tables with LevelDB's magic (RocksDB's format_version 0
+     writes it too) beside RocksDB's IDENTITY are RocksDB's. */
+  engine_dir_kind_t tk = tables_kind(path);
+  if (tk == ENGINE_DIR_ROCKSDB) {
+    snprintf(why, n, "its tables end with RocksDB's magic number");
+    return tk;
+  }
+  if (tk == ENGINE_DIR_LEVELDB && own != 0) {
+    snprintf(why, n, "its tables end with LevelDB's magic number");
+    return tk;
+  }
+  if (tk == ENGINE_DIR_LSM && own != 0) {
+    snprintf(why, n, "its tables end with bfh's magic number");
+    return tk;
   }
   char opts[256];
   options_file(path, opts, sizeof opts);
@@ -55,7 +145,7 @@ static engine_dir_kind_t detect(const char *path, char *why, size_t n) {
     return ENGINE_DIR_ROCKSDB;
   }
   if (own == 0) {
-    snprintf(why, n, "its IDENTITY file is not bfh's");
+    snprintf(why, n, IDENTITY_NOT_OWN);
     return ENGINE_DIR_ROCKSDB;
   }
   char p[4200];
@@ -105,7 +195,7 @@ int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err) {
   if (k == ENGINE_DIR_NONE || k == want) return BFH_OK;
   /* An IDENTITY that is not bfh's but no OPTIONS file: the own engine's reader says what it
      makes of its damaged IDENTITY (lsm/filename.c). */
-  if (want == ENGINE_DIR_LSM && k == ENGINE_DIR_ROCKSDB && strncmp(why, "it has ", 7) != 0)
+  if (want == ENGINE_DIR_LSM && k == ENGINE_DIR_ROCKSDB && !strcmp(why, IDENTITY_NOT_OWN))
     return BFH_OK;
   return err_set(err, BFH_E_INVALID,
                  "%s is %s database (%s), not %s one; open it with the %s engine (--engine "

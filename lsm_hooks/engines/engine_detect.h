@@ -4,10 +4,15 @@
  *
  * The marks, checked in this order:
  *   bfh's own engine  an IDENTITY file that starts with LSM_IDENTITY_MAGIC (lsm/filename.h)
+ *   the tables        the magic number that ends each of the newest (up to 8) table files,
+ *                     NNNNNN.sst or .ldb alike: the first known one names the engine (LevelDB's
+ *                     magic beside an IDENTITY that is not bfh's is RocksDB's format_version 0)
  *   RocksDB           an OPTIONS-NNNNNN file (RocksDB writes one at every open; LevelDB and bfh
  *                     never do), or an IDENTITY file of other contents (RocksDB's is a UUID in
  *                     text)
  *   LevelDB           a CURRENT file without either of the above
+ * A stray OPTIONS file beside LevelDB's tables (a RocksDB program that opened the directory)
+ * leaves it LevelDB's.
  * A directory with none of them (empty, or holding other files) is ENGINE_DIR_NONE: each engine
  * says for itself what it makes of it.
  */

@@ -24,6 +24,8 @@ static const engine_kind_t kinds[] = {
              ENGINE_CAP_REPAIR_REPORT | ENGINE_CAP_BLOCK_MAPS,
      .open = engine_lsm_open,
      .open_replaying = engine_lsm_open_replay,
+     .repair_lock = engine_lsm_repair_lock,
+     .repair_unlock = engine_lsm_repair_unlock,
      .repair = engine_lsm_repair,
      .check = engine_lsm_check,
      .describe = engine_lsm_describe},
@@ -35,6 +37,8 @@ static const engine_kind_t kinds[] = {
      .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
              ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_open,
+     .repair_lock = engine_leveldb_repair_lock,
+     .repair_unlock = engine_leveldb_repair_unlock,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,
      .describe = ldb_verify_describe},
@@ -46,6 +50,8 @@ static const engine_kind_t kinds[] = {
      .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
              ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_ro_open,
+     .repair_lock = engine_leveldb_repair_lock,
+     .repair_unlock = engine_leveldb_repair_unlock,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,
      .describe = ldb_verify_describe,
@@ -59,7 +65,10 @@ static const engine_kind_t kinds[] = {
      .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
              ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_open,
+     .repair_lock = engine_rocksdb_repair_lock,
+     .repair_unlock = engine_rocksdb_repair_unlock,
      .repair = engine_rocksdb_repair,
+     .families = engine_rocksdb_families,
      .check = rdb_verify_check,
      .describe = rdb_describe},
     {.version = ENGINE_KIND_VERSION,
@@ -70,7 +79,10 @@ static const engine_kind_t kinds[] = {
      .caps =
          ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE | ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_ro_open,
+     .repair_lock = engine_rocksdb_repair_lock,
+     .repair_unlock = engine_rocksdb_repair_unlock,
      .repair = engine_rocksdb_repair,
+     .families = engine_rocksdb_families,
      .describe = engine_rocksdb_ro_describe,
      .search = engine_rocksdb_ro_search},
 };

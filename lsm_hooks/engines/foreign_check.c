@@ -1,23 +1,26 @@
 /* foreign_check: the parts of the LevelDB and RocksDB checks they share (foreign_check.h). */
 #include "lsm_hooks/engines/foreign_check.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
-void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset,
-                          const char *what) {
+void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what) {
   c->st->damaged++;
   if (c->damage) c->damage(c->arg, file, offset, what);
 }
 
-int foreign_check_result(foreign_check_t *c, const char *file, int rc, const err_t *e,
-                         err_t *err) {
+int foreign_check_result(foreign_check_t *c, const char *file, int rc, const err_t *e, err_t *err) {
   if (rc == BFH_OK || rc == BFH_NOT_FOUND) return BFH_OK; /* read whole, or deleted meanwhile */
   if (rc == BFH_E_CORRUPT) {
     foreign_check_report(c, file, lsm_verify_message_offset(e->msg),
@@ -68,8 +71,8 @@ static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables,
   if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
 }
 
-int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m,
-                        uint32_t k, uint64_t seed, uint64_t *cache_damaged, err_t *err) {
+int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m, uint32_t k,
+                        uint64_t seed, uint64_t *cache_damaged, err_t *err) {
   char dir[4400];
   snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
   if (!env_exists(c->io, dir)) return BFH_OK;
@@ -119,4 +122,69 @@ long foreign_lock_holder(const char *dir) {
   }
   fclose(f);
   return holder;
+}
+
+struct foreign_repair_lock {
+  int dir_fd;  /* holds the flock on the directory */
+  int lock_fd; /* holds the POSIX lock on LOCK */
+};
+
+int foreign_repair_lock(const char *dir, const char *engine, foreign_repair_lock_t **lock,
+                        err_t *err) {
+  *lock = NULL;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return err_errno(err, errno, "%s: open directory", dir);
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    close(fd);
+    return e == EWOULDBLOCK
+               ? err_set(err, BFH_E_BUSY,
+                         "%s: database is open in a bfh handle: close it to repair", dir)
+               : err_errno(err, e, "%s: lock directory", dir);
+  }
+  long holder = foreign_lock_holder(dir);
+  if (holder) {
+    close(fd);
+    return err_set(err, BFH_E_BUSY,
+                   "%s: database is open in process %ld%s (it holds %s's LOCK): close it to "
+                   "repair",
+                   dir, holder, holder == (long)getpid() ? " (this one)" : "", engine);
+  }
+  char p[4400];
+  snprintf(p, sizeof p, "%s/LOCK", dir);
+  int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (lfd < 0) {
+    int e = errno;
+    close(fd);
+    return err_errno(err, e, "%s: open", p);
+  }
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  if (fcntl(lfd, F_SETLK, &fl) != 0) {
+    int e = errno;
+    close(lfd);
+    close(fd);
+    return e == EAGAIN || e == EACCES
+               ? err_set(err, BFH_E_BUSY,
+                         "%s: database is open in another process (it holds %s's LOCK): close "
+                         "it to repair",
+                         dir, engine)
+               : err_errno(err, e, "%s: lock", p);
+  }
+  if (!(*lock = malloc(sizeof **lock))) {
+    close(lfd);
+    close(fd);
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
+  }
+  (*lock)->dir_fd = fd;
+  (*lock)->lock_fd = lfd;
+  return BFH_OK;
+}
+
+void foreign_repair_unlock(foreign_repair_lock_t *lock) {
+  if (!lock) return;
+  struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  (void)fcntl(lock->lock_fd, F_SETLK, &fl);
+  close(lock->lock_fd);
+  close(lock->dir_fd); /* releases the flock */
+  free(lock);
 }

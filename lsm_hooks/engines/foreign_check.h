@@ -67,4 +67,15 @@ int foreign_check_lock(env_t *io, const char *dir, const char *engine, const cha
    none is held or it cannot be told (no LOCK file, no /proc/locks). */
 long foreign_lock_holder(const char *dir);
 
+/* The locks a repair holds on a LevelDB or RocksDB database (dir) from its first check to its
+   commit (repair_stage.h): bfh's flock on the directory, so that no bfh handle opens it, then,
+   after making sure no process holds it (foreign_lock_holder), the POSIX write lock on LOCK
+   that the engines' Env takes (fcntl F_SETLK), so that no LevelDB or RocksDB program opens it.
+   LOCK is created if missing. engine names it in the messages. BFH_E_BUSY with the holder
+   named; on BFH_OK *lock is new: release it with foreign_repair_unlock. */
+typedef struct foreign_repair_lock foreign_repair_lock_t;
+int foreign_repair_lock(const char *dir, const char *engine, foreign_repair_lock_t **lock,
+                        err_t *err);
+void foreign_repair_unlock(foreign_repair_lock_t *lock); /* NULL allowed */
+
 #endif

@@ -27,19 +27,21 @@ typedef struct engine_leveldb_stats {
 /* The engine_kind_t entry points (engine.h). open: bfh's own file accesses of the engine go
    through io: the bfh-filters/ mkdir, the filter cache files and the table reads of the
    indexer and of scans. LevelDB's own files (log, tables, MANIFEST, CURRENT) go through
-   LevelDB's Env, which this cannot reach. repair (repair.c): LevelDB's own RepairDB, run only
-   on a directory that holds LevelDB's files and none of the own engine's (else
-   BFH_E_INVALID, nothing written) and that no process has open (else BFH_E_BUSY naming it),
-   with LevelDB's LOCK held during the repair; the filter cache needs nothing (its files are
-   checked against each live table at open and rebuilt when stale). */
+   LevelDB's Env, which this cannot reach. repair_lock (ldb_repair.c): refuses a directory
+   that does not hold LevelDB's files or holds the own engine's (BFH_E_INVALID, nothing
+   written) and one a process has open (BFH_E_BUSY naming it), then holds bfh's and LevelDB's
+   locks. repair: LevelDB's own RepairDB on the stage; the filter cache needs nothing (its
+   files are checked against each live table at open and rebuilt when stale). */
 int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **e, err_t *err);
-int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+int engine_leveldb_repair_lock(const char *path, void **lock, err_t *err);
+void engine_leveldb_repair_unlock(void *lock);
+int engine_leveldb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err);
 
-/* Tests: fn(arg, path) runs in every engine_leveldb_repair once its locks are held, just
-   before RepairDB, so that a test can try to open the database there. Process-wide; NULL
-   removes it. Not thread-safe against a running repair. */
+/* Tests: fn(arg, path) runs in every engine_leveldb_repair_lock once its locks are held, so
+   that a test can try to open the database there. Process-wide; NULL removes it. Not
+   thread-safe against a running repair. */
 void engine_leveldb_repair_set_hook(void (*fn)(void *arg, const char *path), void *arg);
 
 void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st);

@@ -5,7 +5,9 @@
  * own engine's directory it moves the tables and the MANIFEST to lost/ (they do not parse as
  * LevelDB's), on a plain directory it writes CURRENT, LOG and a MANIFEST, on a missing one it
  * creates it, and under a live owner it rewrites the MANIFEST and CURRENT the owner is
- * appending to. So, before it runs, and without writing anything into the directory:
+ * appending to. It runs on a stage, a copy of the database that is swapped in only when the
+ * result checks out (repair_stage.h, lsm_hooks/api/repair.c). Before the stage is made, and
+ * without writing anything into the directory (engine_leveldb_repair_lock):
  *   1. path is a directory, not the own engine's (no IDENTITY file, no table ending with the
  *      own engine's magic), and it holds at least one of LevelDB's files (CURRENT, MANIFEST-N,
  *      N.log, N.ldb, N.sst): the files RepairDB rebuilds from;
@@ -13,17 +15,15 @@
  *      process), then the POSIX lock LevelDB holds on LOCK (any LevelDB program), found in
  *      /proc/locks without opening LOCK (closing a descriptor of it would drop a lock this
  *      process may hold).
- * While RepairDB runs this holds both locks itself: the directory's flock (no bfh handle
- * opens) and LevelDB's own lock, a POSIX write lock on the whole of LOCK taken as LevelDB's
- * Env does (fcntl F_SETLK), so that no LevelDB program (another process) opens the database
- * in between. Both go when the repair ends.
+ * From then until the stage is swapped in it holds both locks itself (foreign_repair_lock):
+ * the directory's flock (no bfh handle opens) and LevelDB's own lock, a POSIX write lock on
+ * the whole of LOCK, so that no LevelDB program (another process) opens the database in
+ * between.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,9 +65,9 @@ static int own_table(const char *path) {
 static int check_contents(const char *path, err_t *err) {
   struct stat sb;
   if (stat(path, &sb) != 0)
-    return errno == ENOENT ? err_set(err, BFH_E_INVALID, "%s: does not exist: nothing to repair",
-                                     path)
-                           : err_errno(err, errno, "%s: stat", path);
+    return errno == ENOENT
+               ? err_set(err, BFH_E_INVALID, "%s: does not exist: nothing to repair", path)
+               : err_errno(err, errno, "%s: stat", path);
   if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   char p[4400];
   if (engine_detect_dir(path) == ENGINE_DIR_ROCKSDB)
@@ -107,73 +107,30 @@ static int check_contents(const char *path, err_t *err) {
   return rc;
 }
 
-/* Step 2 and the locks held during the repair: *dir_fd holds the directory's flock, *lock_fd
-   LevelDB's lock on LOCK (both -1 on failure, nothing held). */
-static int lock_database(const char *path, int *dir_fd, int *lock_fd, err_t *err) {
-  *dir_fd = *lock_fd = -1;
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return err_errno(err, errno, "%s: open directory", path);
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int e = errno;
-    close(fd);
-    return e == EWOULDBLOCK ? err_set(err, BFH_E_BUSY,
-                                      "%s: database is open in a bfh handle: close it to repair",
-                                      path)
-                            : err_errno(err, e, "%s: lock directory", path);
-  }
-  long holder = foreign_lock_holder(path);
-  if (holder) {
-    close(fd);
-    return err_set(err, BFH_E_BUSY,
-                   "%s: database is open in process %ld%s (it holds LevelDB's LOCK): close it "
-                   "to repair",
-                   path, holder, holder == (long)getpid() ? " (this one)" : "");
-  }
-  char p[4400];
-  snprintf(p, sizeof p, "%s/LOCK", path);
-  int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lfd < 0) {
-    int e = errno;
-    close(fd);
-    return err_errno(err, e, "%s: open", p);
-  }
-  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-  if (fcntl(lfd, F_SETLK, &fl) != 0) {
-    int e = errno;
-    close(lfd);
-    close(fd);
-    return e == EAGAIN || e == EACCES
-               ? err_set(err, BFH_E_BUSY,
-                         "%s: database is open in another process (it holds LevelDB's LOCK): "
-                         "close it to repair",
-                         path)
-               : err_errno(err, e, "%s: lock", p);
-  }
-  *dir_fd = fd;
-  *lock_fd = lfd;
+int engine_leveldb_repair_lock(const char *path, void **lock, err_t *err) {
+  *lock = NULL;
+  int rc = check_contents(path, err);
+  foreign_repair_lock_t *l = NULL;
+  if (rc == BFH_OK) rc = foreign_repair_lock(path, "LevelDB", &l, err);
+  if (rc != BFH_OK) return rc;
+  if (repair_hook) repair_hook(repair_hook_arg, path);
+  *lock = l;
   return BFH_OK;
 }
 
-int engine_leveldb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+void engine_leveldb_repair_unlock(void *lock) {
+  foreign_repair_unlock(lock);
+}
+
+int engine_leveldb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
   (void)opt, (void)rep; /* LevelDB reports what it kept to its LOG file */
-  int rc = check_contents(path, err);
-  int dir_fd = -1, lock_fd = -1;
-  if (rc == BFH_OK) rc = lock_database(path, &dir_fd, &lock_fd, err);
-  if (rc != BFH_OK) return rc;
-  if (repair_hook) repair_hook(repair_hook_arg, path);
   leveldb_options_t *o = leveldb_options_create();
+  if (!o) return err_set(err, BFH_E_NOMEM, "%s: out of memory", dir);
   char *lerr = NULL;
-  if (o) leveldb_repair_db(o, path, &lerr);
+  leveldb_repair_db(o, dir, &lerr);
   leveldb_options_destroy(o);
-  if (!o)
-    rc = err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
-  else if (lerr)
-    rc = err_set(err, BFH_E_IO, "%s: LevelDB repair: %s", path, lerr);
+  int rc = lerr ? err_set(err, BFH_E_IO, "%s: LevelDB repair: %s", dir, lerr) : BFH_OK;
   leveldb_free(lerr);
-  struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-  (void)fcntl(lock_fd, F_SETLK, &fl);
-  close(lock_fd);
-  close(dir_fd); /* releases the flock */
   return rc;
 }

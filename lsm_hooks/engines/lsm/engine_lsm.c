@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "lsm/db.h"
+#include "lsm/filename.h"
 #include "lsm/repair.h"
 #include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/engines/engine.h"
@@ -548,6 +549,21 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   }
   *e = &el->base;
   return BFH_OK;
+}
+
+int engine_lsm_repair_lock(const char *path, void **lock, err_t *err) {
+  *lock = NULL;
+  int rc = lsm_repair_precheck(path, env_default(), err);
+  if (rc != BFH_OK) return rc;
+  char p[LSM_PATH_MAX];
+  lsm_filename_lock(p, sizeof p, path);
+  rc = env_lock(env_default(), p, (env_lock_t **)lock, err);
+  if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", path);
+  return rc;
+}
+
+void engine_lsm_repair_unlock(void *lock) {
+  env_unlock(lock);
 }
 
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,

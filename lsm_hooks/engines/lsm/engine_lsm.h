@@ -23,8 +23,9 @@ int engine_lsm_wait_idle(engine_t *e, err_t *err);
 lsm_db_t *engine_lsm_db(engine_t *e); /* borrowed */
 
 /* The engine_kind_t entry points (engine.h). open: every file access of the engine goes
-   through io. repair: lsm_repair with a value hook, so that every table it writes has its
-   filter; BFH-PARAMS that is missing or damaged is written from opt. */
+   through io. repair_lock: lsm_repair_precheck, then the LOCK. repair: lsm_repair (of the
+   stage) with a value hook, so that every table it writes has its filter; BFH-PARAMS that is
+   missing or damaged is written from opt. */
 int engine_lsm_open(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
                     engine_t **e, err_t *err);
 /* engine_lsm_open with lsm_options.replay (lsm/db.h): replay(replay_arg, ...) sees every
@@ -37,7 +38,9 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
 int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
                            engine_t **e, err_t *err);
-int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+int engine_lsm_repair_lock(const char *path, void **lock, err_t *err);
+void engine_lsm_repair_unlock(void *lock);
+int engine_lsm_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
 /* engine_kind_t.describe (a table's key range, entries and filter meta blocks) and
    engine_kind_t.check (lsm_verify of the database and of its stand-alone index, and the
    layout of every filter meta block): engine_lsm_inspect.c. */

@@ -24,6 +24,7 @@
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 
 /* Maps a RocksDB error string to a status, sets err, frees msg. */
 static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
@@ -442,8 +443,8 @@ static uint64_t lost_entries(const char *dir) {
   return n;
 }
 
-int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
-                          err_t *err) {
+int engine_rocksdb_repair_lock(const char *path, void **lock, err_t *err) {
+  *lock = NULL;
   struct stat sb;
   if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
@@ -451,25 +452,55 @@ int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_r
   if (rc != BFH_OK) return rc;
   if (engine_detect_dir(path) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database: nothing to repair", path);
-  /* What RocksDB's repair will drop, counted first with bfh's readers (it also refuses an
-     open database: BFH_E_BUSY). */
+  return foreign_repair_lock(path, "RocksDB", (foreign_repair_lock_t **)lock, err);
+}
+
+void engine_rocksdb_repair_unlock(void *lock) {
+  foreign_repair_unlock(lock);
+}
+
+int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
+                          err_t *err) {
+  (void)opt;
+  /* What RocksDB's repair will drop, counted first with bfh's readers. */
   lsm_verify_stats_t st = {0};
   uint64_t cache_damaged = 0;
   repair_count_t count = {rep};
-  rc = rdb_verify_dir(env_default(), path, 0, 0, 0, count_damage, &count, &st, &cache_damaged, err);
+  int rc =
+      rdb_verify_dir(env_default(), dir, 0, 0, 0, count_damage, &count, &st, &cache_damaged, err);
   if (rc != BFH_OK) return rc;
-  uint64_t lost_before = lost_entries(path);
+  uint64_t lost_before = lost_entries(dir);
   rocksdb_options_t *o = rocksdb_options_create();
   rocksdb_options_set_create_if_missing(o, 0);
-  (void)opt;
   char *msg = NULL;
-  rocksdb_repair_db(o, path, &msg);
+  rocksdb_repair_db(o, dir, &msg);
   rocksdb_options_destroy(o);
-  if (msg) return rdb_error(path, msg, "repair", err);
+  if (msg) return rdb_error(dir, msg, "repair", err);
   if (rep) {
-    uint64_t after = lost_entries(path);
+    uint64_t after = lost_entries(dir);
     rep->files_moved = after > lost_before ? after - lost_before : 0;
   }
+  return BFH_OK;
+}
+
+int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err) {
+  *names = NULL;
+  *n = 0;
+  rdb_version_t v;
+  memset(&v, 0, sizeof v);
+  int rc = rdb_version_load(env_default(), path, 0, &v, NULL, NULL, err);
+  char **out = rc == BFH_OK ? calloc(v.ncfs ? v.ncfs : 1, sizeof *out) : NULL;
+  if (rc == BFH_OK && !out) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  size_t k = 0;
+  for (; rc == BFH_OK && k < v.ncfs; k++)
+    if (!(out[k] = strdup(v.cfs[k].name))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  rdb_version_release(&v);
+  if (rc != BFH_OK) {
+    env_names_free(out, k);
+    return rc;
+  }
+  *names = out;
+  *n = k;
   return BFH_OK;
 }
 

@@ -21,10 +21,15 @@
 int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **e, err_t *err);
 
-/* engine_kind_t.repair: RocksDB's own rocksdb_repair_db, on a directory engine_detect does not
-   name another engine's. */
-int engine_rocksdb_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
+/* engine_kind_t.repair_lock: a directory engine_detect takes for RocksDB's, with bfh's and
+   RocksDB's locks taken (foreign_repair_lock). repair: RocksDB's own rocksdb_repair_db on the
+   stage, after counting with bfh's readers the damaged tables it will drop. families: the
+   column families the MANIFEST names, read with bfh's reader. */
+int engine_rocksdb_repair_lock(const char *path, void **lock, err_t *err);
+void engine_rocksdb_repair_unlock(void *lock);
+int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err);
+int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err);
 
 /* engine_kind_t.describe (bfh_tables): the table's entries and key range read from its bytes,
    and its value filter built again as the index built it (rdb_describe.c). */
