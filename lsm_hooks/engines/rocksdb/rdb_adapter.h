@@ -69,6 +69,9 @@ typedef struct engine_rocksdb {
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t syncs;
+  uint64_t wal_transients; /* WAL iterators that ended in a transient error (rdb_wal.c) */
+  const char *(*wal_hook)(void *arg); /* tests: engine_rocksdb_set_wal_hook */
+  void *wal_hook_arg;
 
   pthread_mutex_t hold_mu; /* guards what follows */
   int holding;             /* this engine's rocksdb_disable_file_deletions is in force */
