@@ -11,7 +11,11 @@
  *     different value, values only one family has, flushed tables and WAL entries), searched
  *     through bfh_options.column_family by every method: exactly the family's keys, a value of
  *     another family never found, only the family's tables listed; a missing family and the
- *     option on another engine are BFH_E_INVALID naming them.
+ *     option on another engine are BFH_E_INVALID naming them;
+ *   - a table named NNNNNN.ldb where NNNNNN.sst is missing (RocksDB's TableCache opens that
+ *     name too): bfh_check reads it clean (the same files, blocks and records as before the
+ *     rename; without CURRENT, the same blocks), and the read-only and the read-write engine
+ *     find every key by bfh_get and every value by every method.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -430,11 +434,93 @@ static void test_rocksdb_column_families(void **state) {
   assert_true(rep.blocks >= 8);
 }
 
+/* ---- A table named .ldb ------------------------------------------------------------------ */
+
+/* Every key by bfh_get, and every value by every method: exactly its keys. */
+static void expect_every_key_and_value(bfh_db *db, const char *what) {
+  char k[16], v[16];
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    int kl = sprintf(k, "k%05u", i);
+    size_t vl = value_of(i, v);
+    void *got = NULL;
+    size_t gl = 0;
+    int rc = bfh_get(db, k, (size_t)kl, &got, &gl);
+    if (rc != BFH_OK || gl != vl || memcmp(got, v, vl) != 0)
+      fail_msg("%s: get %s: %d %s", what, k, rc, bfh_last_error(db));
+    bfh_free(got);
+  }
+  for (uint32_t j = 0; j < 97; j++) {
+    size_t vl = value_of(j, v);
+    for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
+      bfh_search_stats st;
+      int rc = bfh_search(db, v, vl, (bfh_method)m, NULL, NULL, &st);
+      if (rc != BFH_OK || st.results != (NKEYS + 96 - j) / 97)
+        fail_msg("%s: search %s by %s: %d, %llu keys, wanted %u (%s)", what, v,
+                 bfh_method_name((bfh_method)m), rc, (unsigned long long)st.results,
+                 (NKEYS + 96 - j) / 97, rc ? bfh_last_error(db) : "");
+    }
+  }
+}
+
+static void test_rocksdb_table_named_ldb(void **state) {
+  (void)state;
+  stock_write();
+  damage_t d;
+  bfh_check_report before, after;
+  assert_int_equal(check(g_dir, &d, &before), BFH_OK);
+  /* A live table renamed to the LevelDB name. */
+  char name[256], from[1200], to[1200];
+  assert_int_equal(find_file(g_dir, ".sst", name, sizeof name), 0);
+  snprintf(from, sizeof from, "%s/%s", g_dir, name);
+  snprintf(to, sizeof to, "%s/%.*s.ldb", g_dir, (int)(strlen(name) - 4), name);
+  assert_int_equal(rename(from, to), 0);
+
+  int rc = check(g_dir, &d, &after);
+  if (rc != BFH_OK || after.damaged || d.n)
+    fail_msg("check with %s named .ldb: %d %s (%zu reports, first '%s')", name, rc,
+             bfh_last_error(NULL), d.n, d.n ? d.files[0] : "");
+  assert_int_equal(after.files, before.files);
+  assert_int_equal(after.blocks, before.blocks);
+  assert_int_equal(after.records, before.records);
+  /* Without CURRENT the check reads every table of the directory: the .ldb too. */
+  copy_clean();
+  char current[1200];
+  snprintf(current, sizeof current, "%s/CURRENT", g_copy);
+  assert_int_equal(unlink(current), 0);
+  assert_int_equal(check(g_copy, &d, &after), BFH_E_CORRUPT);
+  assert_true(d.n == 1 && strcmp(d.files[0], "CURRENT") == 0);
+  assert_int_equal(after.blocks, before.blocks);
+  assert_int_equal(test_rmrf(g_copy), 0);
+
+  /* The read-only engine (its filters in another directory). */
+  bfh_options o = rdb_options();
+  o.read_only = 1;
+  o.index_dir = g_copy;
+  bfh_db *db = NULL;
+  rc = bfh_open(g_dir, &o, &db);
+  if (rc != BFH_OK) fail_msg("read-only open: %d %s", rc, bfh_last_error(NULL));
+  expect_every_key_and_value(db, "read-only");
+  assert_int_equal(bfh_close(db), BFH_OK);
+
+  /* The read-write engine: RocksDB opens the .ldb itself, bfh's indexer reads it. */
+  o = rdb_options();
+  o.create_if_missing = 0;
+  rc = bfh_open(g_dir, &o, &db);
+  if (rc != BFH_OK) fail_msg("open: %d %s", rc, bfh_last_error(NULL));
+  expect_every_key_and_value(db, "read-write");
+  assert_int_equal(bfh_close(db), BFH_OK);
+  assert_int_equal(access(to, F_OK), 0); /* still there, under that name */
+  rc = check(g_dir, &d, &after);
+  if (rc != BFH_OK || after.damaged)
+    fail_msg("check after the read-write engine: %d %s", rc, bfh_last_error(NULL));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rocksdb_check_clean_and_damaged, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_lost_current, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_column_families, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_table_named_ldb, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

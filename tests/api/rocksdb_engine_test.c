@@ -8,7 +8,10 @@
  *     references (enable_blob_files) give BFH_E_UNSUPPORTED naming them, never an answer;
  *   - engine detection: a RocksDB directory opened as LevelDB (read-write and read-only) or as
  *     the own engine, and a LevelDB or own-engine directory opened as RocksDB, give
- *     BFH_E_INVALID naming the right engine, and leave the directory as it was.
+ *     BFH_E_INVALID naming the right engine, and leave the directory as it was;
+ *   - the WAL read's transient errors (RocksDB's "Try again", a WAL a purge removed), made by a
+ *     test hook: retried from a new iterator, bounded, and past the bound an error that says
+ *     so; any other error is not retried.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +27,9 @@
 #include <sys/stat.h>
 
 #include "bfh.h"
+/* Not public (lsm_hooks/testbed.h): the RocksDB engine's WAL hook and its count of transient
+   errors. */
+#include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
@@ -458,6 +464,99 @@ static void test_rocksdb_detection(void **state) {
   expect_wrong_engine(BFH_ENGINE_ROCKSDB, 0, "lsm");
 }
 
+/* ---- The WAL read's transient errors ------------------------------------------------------- */
+
+#define TRY_AGAIN "Operation failed. Try again.: Create a new iterator to fetch the new tail."
+
+typedef struct wal_fault {
+  const char *msg; /* what each faulted iterator says */
+  int faults;      /* how many iterators still fail (-1: all) */
+  int calls;       /* iterators made */
+} wal_fault_t;
+
+static const char *wal_fault(void *arg) {
+  wal_fault_t *w = arg;
+  w->calls++;
+  if (w->faults == 0) return NULL;
+  if (w->faults > 0) w->faults--;
+  return w->msg;
+}
+
+/* Puts key i with a value of its own (into the WAL: nothing is flushed), makes the WAL's next
+   `faults` iterators say msg, and searches the value. Returns the search's status; *found
+   says whether key i was reported, *calls how many iterators the WAL read made, *transients
+   how many of them the engine counted as transient errors. */
+static int search_faulted(bfh_db *h, uint32_t i, const char *msg, int faults, int *found,
+                          uint64_t *transients, int *calls) {
+  char k[16], v[32];
+  size_t kl, vl = (size_t)sprintf(v, "wal-fault-%u", i);
+  key_of(i, k, &kl);
+  assert_int_equal(bfh_put(h, k, kl, v, vl), BFH_OK);
+  engine_t *e = bfh_internal_engine(h);
+  wal_fault_t w = {msg, faults, 0};
+  uint64_t t0 = engine_rocksdb_wal_transients(e);
+  engine_rocksdb_set_wal_hook(e, wal_fault, &w);
+  found_t *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  int rc = bfh_search(h, v, vl, BFH_SEARCH_AUTO, on_match, f, NULL);
+  engine_rocksdb_set_wal_hook(e, NULL, NULL);
+  *found = f->seen[i] && f->n == 1 && f->dups + f->unknown == 0;
+  free(f);
+  *transients = engine_rocksdb_wal_transients(e) - t0;
+  *calls = w.calls;
+  return rc;
+}
+
+static void test_rocksdb_wal_transient_errors(void **state) {
+  (void)state;
+  bfh_db *h;
+  open_rocksdb(&h);
+  int found, calls;
+  uint64_t transients;
+  /* "Try again" twice: the third iterator reads the WAL. */
+  assert_int_equal(search_faulted(h, 1, TRY_AGAIN, 2, &found, &transients, &calls), BFH_OK);
+  assert_true(found);
+  assert_int_equal(transients, 2);
+  assert_int_equal(calls, 3);
+  /* A WAL a purge removed between the listing and the read: once. */
+  assert_int_equal(search_faulted(h, 2,
+                                  "IO error: No such file or directory: while stat a file for "
+                                  "size: /nowhere/000009.log",
+                                  1, &found, &transients, &calls),
+                   BFH_OK);
+  assert_true(found);
+  assert_int_equal(transients, 1);
+  /* "Try again" from every iterator: the read ends after a bounded number of them, with
+     RocksDB's message and the count. */
+  int rc = search_faulted(h, 3, TRY_AGAIN, -1, &found, &transients, &calls);
+  char want[64];
+  snprintf(want, sizeof want, "%d iterators in a row said so", calls);
+  if (rc != BFH_E_IO || !strstr(bfh_last_error(h), "Try again") || !strstr(bfh_last_error(h), want))
+    fail_msg("every iterator says Try again: %d '%s', wanted BFH_E_IO saying '%s'", rc,
+             bfh_last_error(h), want);
+  assert_true(calls > 1 && calls <= 16);
+  assert_int_equal(transients, (uint64_t)calls);
+  print_message("bound reached: %s\n", bfh_last_error(h));
+  /* Damage is no transient error: reported at once, as RocksDB's iterator said it. */
+  rc = search_faulted(h, 4, "Corruption: checksum mismatch", 1, &found, &transients, &calls);
+  if (rc != BFH_E_CORRUPT || !strstr(bfh_last_error(h), "checksum mismatch"))
+    fail_msg("a damaged WAL: %d '%s', wanted BFH_E_CORRUPT", rc, bfh_last_error(h));
+  assert_int_equal(calls, 1);
+  assert_int_equal(transients, 0);
+  /* The failed reads kept nothing back: the next search finds every key. */
+  assert_int_equal(search_faulted(h, 5, NULL, 0, &found, &transients, &calls), BFH_OK);
+  for (uint32_t i = 1; i <= 5; i++) {
+    char v[32];
+    size_t vl = (size_t)sprintf(v, "wal-fault-%u", i);
+    found_t *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(bfh_search(h, v, vl, BFH_SEARCH_AUTO, on_match, f, NULL), BFH_OK);
+    if (!f->seen[i] || f->n != 1) fail_msg("key %u: reported %zu keys", i, f->n);
+    free(f);
+  }
+  assert_int_equal(bfh_close(h), BFH_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rocksdb_stock_database, setup, teardown),
@@ -465,6 +564,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_rocksdb_merge_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_blob_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_detection, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_wal_transient_errors, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,9 @@ typedef struct engine_rocksdb {
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t syncs;
+  uint64_t wal_transients; /* WAL iterators that ended in a transient error (rdb_wal.c) */
+  const char *(*wal_hook)(void *arg); /* tests: engine_rocksdb_set_wal_hook */
+  void *wal_hook_arg;
 
   pthread_mutex_t hold_mu; /* guards what follows */
   int holding;             /* this engine's rocksdb_disable_file_deletions is in force */
@@ -108,7 +111,9 @@ int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err);
 void rdb_wal_release(engine_rocksdb_t *er);
 
 /* rdb_reads.c */
-/* The path of table `number` (NNNNNN.sst) of the database in dir. */
+/* The path of table `number` of the database in dir: NNNNNN.sst, or NNNNNN.ldb when only that
+   exists (RocksDB's TableCache opens the LevelDB name when the RocksDB one is missing). Every
+   read of a table by its number takes its name from here. */
 void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n);
 /* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
    data blocks refs[0, n). BFH_NOT_FOUND when the file is gone; BFH_E_UNSUPPORTED at a merge

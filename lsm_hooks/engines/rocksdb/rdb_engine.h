@@ -77,4 +77,14 @@ int rdb_verify_name_damage(struct env *io, const char *dir, err_t *err);
 /* Testbed: has index_sync read every live table not indexed yet (as a flush does). */
 int engine_rocksdb_sync(engine_t *e, err_t *err);
 
+/* Testbed: fn(arg) runs before each WAL iterator a view's WAL read makes (rdb_wal.c); a message
+   it returns (borrowed) stands for RocksDB's error in making that iterator, e.g. "Operation
+   failed. Try again.: ...", so that a test can drive the retries. NULL removes the hook. */
+void engine_rocksdb_set_wal_hook(engine_t *e, const char *(*fn)(void *arg), void *arg);
+
+/* Testbed: how many WAL iterators ended in a transient error (RocksDB's "Try again", a WAL a
+   purge removed): each was followed by a new iterator, or came after the writes the read
+   wanted. */
+uint64_t engine_rocksdb_wal_transients(engine_t *e);
+
 #endif

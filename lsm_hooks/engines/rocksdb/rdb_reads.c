@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
@@ -13,6 +14,11 @@
 
 void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
   snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
+  if (access(out, F_OK) != 0) {
+    char alt[4200];
+    snprintf(alt, sizeof alt, "%s/%06llu.ldb", dir, (unsigned long long)number);
+    if (access(alt, F_OK) == 0) snprintf(out, n, "%s", alt);
+  }
 }
 
 /* BFH_E_UNSUPPORTED for an entry bfh cannot answer from, naming the table; else BFH_OK. */
