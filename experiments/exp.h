@@ -93,11 +93,15 @@ double exp_now(void); /* seconds, monotonic */
 void exp_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void exp_progress_done(void); /* clears the line */
 
-/* ---- directories (exp_fs.c) --------------------------------------------------------------- */
+/* ---- files and directories (exp_fs.c) ------------------------------------------------------ */
 /* mkdir -p path: 0, or -1 (errno set). */
 int exp_mkdir_p(const char *path);
 /* rm -r path (best effort). */
 void exp_rmtree(const char *path);
+/* fopen(path, mode) ("r", "w" or "a", with or without "b") of a regular file only: the open
+   never waits on a FIFO put in its place, and anything but a regular file gives NULL with
+   errno EINVAL (util/env.h's rule for the library's files). The caller fcloses it. */
+FILE *exp_fopen(const char *path, const char *mode);
 
 /* ---- measuring in a child process (exp_child.c) ------------------------------------------ */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "experiments/exp.h"
 #include "filters/bits.h"
 #include "filters/hash.h"
 #include "filters/value_filter.h"
@@ -514,7 +515,7 @@ static size_t leaf_bytes(uint64_t m) { return (size_t)((m + 7) / 8); }
 static int leaf_load_bitwise(const exp_authors_t *a, uint64_t number, bitset_t *b) {
   char path[1300];
   leaf_path(a, number, path, sizeof path);
-  FILE *f = fopen(path, "rb");
+  FILE *f = exp_fopen(path, "rb");
   if (!f) return -1;
   int32_t k = 0;
   size_t nb = leaf_bytes(a->m);
@@ -557,7 +558,7 @@ static int source_load(void *ctx, uint64_t id, uint64_t *out) {
   leaf_path(a, id, path, sizeof path);
   size_t nb = leaf_bytes(a->m);
   uint8_t *buf = malloc(nb);
-  FILE *f = fopen(path, "rb");
+  FILE *f = exp_fopen(path, "rb");
   int32_t k;
   int ok = buf && f && fread(&k, sizeof k, 1, f) == 1 && fread(buf, 1, nb, f) == nb;
   if (f) fclose(f);
@@ -610,7 +611,7 @@ static int leaf_write(exp_authors_t *a, uint64_t number) {
   for (size_t i = 0; buf && i < nb; i++) buf[i] = (uint8_t)(fl.f->words[i / 8] >> (8 * (i % 8)));
   value_filter_destroy(fl.f);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = buf ? fopen(tmp, "wb") : NULL;
+  FILE *f = buf ? exp_fopen(tmp, "wb") : NULL;
   int32_t k = (int32_t)a->k;
   int ok = f && fwrite(&k, sizeof k, 1, f) == 1 && fwrite(buf, 1, nb, f) == nb;
   if (f && fclose(f) != 0) ok = 0;

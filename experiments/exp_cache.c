@@ -14,7 +14,7 @@ static double evict_resident, evict_total; /* pages, summed by evict_entry */
 static int evict_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)ftw;
   if (flag != FTW_F || !S_ISREG(sb->st_mode) || sb->st_size == 0) return 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return 0;
   (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   long page = sysconf(_SC_PAGESIZE);

@@ -85,7 +85,7 @@ static int row_replaced(const exp_csv_t *c, const exp_ctx_t *x, const char *line
 /* The rows of c's existing file (if its header is c's) that the run x does not measure, as
    one string (caller frees; NULL: none). */
 static char *keep_rows(exp_csv_t *c, const exp_ctx_t *x) {
-  FILE *f = fopen(c->path, "r");
+  FILE *f = exp_fopen(c->path, "r");
   if (!f) return NULL;
   char header[4096] = "", want[4096] = "";
   size_t w = 0;
@@ -119,7 +119,7 @@ static char *keep_rows(exp_csv_t *c, const exp_ctx_t *x) {
    replace_commit renames over path once it is on disk, or removes. */
 static FILE *replace_open(const char *path, char *tmp) {
   snprintf(tmp, 1100, "%s.tmp", path);
-  return fopen(tmp, "w");
+  return exp_fopen(tmp, "w");
 }
 
 /* 0, or -1 with errno set and path left as it was. */
@@ -178,7 +178,7 @@ exp_csv_t *exp_csv_open_subset(const exp_ctx_t *x, const char *name, const char 
   char *kept = keep_rows(c, x);
   int rc = write_head(c, kept);
   free(kept);
-  if (rc == 0) c->f = fopen(c->path, "a");
+  if (rc == 0) c->f = exp_fopen(c->path, "a");
   if (!c->f) {
     fprintf(stderr, "bfh: cannot write %s: %s\n", c->path, strerror(errno));
     free(c);
@@ -250,7 +250,7 @@ static int line_cmp(const void *a, const void *b) {
 static int sort_by_n(const exp_csv_t *c) {
   const int col = col_index(c, "n");
   if (col < 0) return 0;
-  FILE *f = fopen(c->path, "r");
+  FILE *f = exp_fopen(c->path, "r");
   if (!f) return -1;
   char *text = NULL;
   long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;

@@ -218,7 +218,7 @@ static void shared_dir(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, 
 static int built(const char *dir, const char *id, exp_build_result_t *b) {
   char mark[1400], line[256] = "";
   snprintf(mark, sizeof mark, "%s/" BUILT_MARK, dir);
-  FILE *f = fopen(mark, "r");
+  FILE *f = exp_fopen(mark, "r");
   int ok = f && fgets(line, sizeof line, f) && strncmp(line, id, strlen(id)) == 0 &&
            line[strlen(id)] == '\n' && fscanf(f, "%lf %lf", &b->put_s, &b->flush_s) == 2;
   if (f) fclose(f);
@@ -229,7 +229,7 @@ static int built(const char *dir, const char *id, exp_build_result_t *b) {
 static int mark_built(const char *dir, const char *id, const exp_build_result_t *b) {
   char mark[1400];
   snprintf(mark, sizeof mark, "%s/" BUILT_MARK, dir);
-  FILE *f = fopen(mark, "w");
+  FILE *f = exp_fopen(mark, "w");
   if (!f || fprintf(f, "%s\n%.9g %.9g\n", id, b->put_s, b->flush_s) < 0 || fclose(f) != 0) {
     fprintf(stderr, "bfh: cannot write %s\n", mark);
     return BFH_E_IO;

@@ -1,10 +1,13 @@
-/* Directories for the drivers: mkdir -p and rm -r (exp.h). */
+/* Files and directories for the drivers: mkdir -p, rm -r and an fopen of regular files only
+   (exp.h). */
 #include "experiments/exp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int exp_mkdir_p(const char *path) {
   char tmp[1024];
@@ -32,4 +35,28 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 
 void exp_rmtree(const char *path) {
   nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+FILE *exp_fopen(const char *path, const char *mode) {
+  int flags = mode[0] == 'r'   ? O_RDONLY
+              : mode[0] == 'w' ? O_WRONLY | O_CREAT | O_TRUNC
+              : mode[0] == 'a' ? O_WRONLY | O_CREAT | O_APPEND
+                               : -1;
+  if (flags < 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) return NULL;
+  struct stat st;
+  int fl = fcntl(fd, F_GETFL);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 ||
+      fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    close(fd);
+    errno = EINVAL;
+    return NULL;
+  }
+  FILE *f = fdopen(fd, mode);
+  if (!f) close(fd);
+  return f;
 }

@@ -30,7 +30,7 @@ static void csv_release(csv_t *c) {
 /* 0, or -1 if the file is missing, empty or out of memory. On 0, release with csv_release. */
 static int csv_load(const char *path, csv_t *c) {
   memset(c, 0, sizeof *c);
-  FILE *f = fopen(path, "rb");
+  FILE *f = exp_fopen(path, "rb");
   if (!f) return -1;
   size_t cap = 1 << 16, len = 0;
   char *text = malloc(cap + 1);
@@ -432,7 +432,7 @@ int exp_report_write(const exp_ctx_t *x, const exp_report_run_t *run) {
   char path[1200], tmp[1220];
   snprintf(path, sizeof path, "%s/REPORT.md", x->out_dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  report_t rp = {fopen(tmp, "w"), x->out_dir, exp_commit(), ""};
+  report_t rp = {exp_fopen(tmp, "w"), x->out_dir, exp_commit(), ""};
   if (!rp.f) {
     fprintf(stderr, "bfh: cannot write %s: %s\n", tmp, strerror(errno));
     return -1;

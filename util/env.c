@@ -135,6 +135,45 @@ out:
   pthread_mutex_unlock(&io->mu);
 }
 
+/* What a file of mode m is, for "not a regular file (a FIFO)". */
+static const char *file_kind(mode_t m) {
+  return S_ISFIFO(m)   ? "a FIFO"
+         : S_ISDIR(m)  ? "a directory"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+                       : "not a file";
+}
+
+/* Every file bfh opens could have been replaced by its user: it is opened with O_NONBLOCK,
+   so that a FIFO or a device never blocks the open, and then refused with ST_E_CORRUPT unless
+   fstat says it is a regular file (a cache file then counts as stale, a database file as
+   damage). On ST_OK *st is the file's fstat and O_NONBLOCK is cleared again (it means nothing
+   to a regular file); on failure fd is closed. */
+static int check_regular(int fd, const char *path, struct stat *st, err_t *err) {
+  int rc = ST_OK;
+  int fl = fcntl(fd, F_GETFL);
+  if (fstat(fd, st) != 0)
+    rc = err_errno(err, errno, "fstat %s", path);
+  else if (!S_ISREG(st->st_mode))
+    rc = err_set(err, ST_E_CORRUPT, "open %s: not a regular file (%s)", path,
+                 file_kind(st->st_mode));
+  else if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+    rc = err_errno(err, errno, "fcntl %s", path);
+  if (rc != ST_OK) close(fd);
+  return rc;
+}
+
+/* The error of an open(O_NONBLOCK) that failed with errno e: a FIFO that no process reads
+   fails a write-only open with ENXIO, said as what it is. */
+static int open_error(int e, const char *path, err_t *err) {
+  struct stat st;
+  if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return err_set(err, ST_E_CORRUPT, "open %s: not a regular file (%s)", path,
+                   file_kind(st.st_mode));
+  return err_errno(err, e, "open %s", path);
+}
+
 static int open_write(env_t *io, const char *path, int flags, env_file_t **out, err_t *err) {
   *out = NULL;
   int rc = inject(io, ENV_OP_OPEN, path, err);
@@ -150,18 +189,16 @@ static int open_write(env_t *io, const char *path, int flags, env_file_t **out, 
     free(f);
     return err_set(err, ST_E_NOMEM, "open %s: out of memory", path);
   }
-  f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
-  if (f->fd < 0) {
-    int e = errno;
+  struct stat st;
+  f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | flags, 0644);
+  rc = f->fd < 0 ? open_error(errno, path, err) : check_regular(f->fd, path, &st, err);
+  if (rc != ST_OK) {
     free(f->path);
     free(f->buf);
     free(f);
-    return err_errno(err, e, "open %s", path);
+    return rc;
   }
-  if (flags & O_APPEND) {
-    struct stat st;
-    if (fstat(f->fd, &st) == 0) f->size = (uint64_t)st.st_size;
-  }
+  if (flags & O_APPEND) f->size = (uint64_t)st.st_size;
   track(io, path, (flags & O_TRUNC) ? 0 : -1);
   *out = f;
   return ST_OK;
@@ -274,14 +311,10 @@ static int open_for_reading(env_t *io, const char *path, int *fd, uint64_t *size
                             env_file_id_t *id, err_t *err) {
   int rc = inject(io, ENV_OP_OPEN, path, err);
   if (rc) return rc;
-  *fd = open(path, O_RDONLY | O_CLOEXEC);
+  *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (*fd < 0) return err_errno(err, errno, "open %s", path);
   struct stat st;
-  if (fstat(*fd, &st) != 0) {
-    int e = errno;
-    close(*fd);
-    return err_errno(err, e, "fstat %s", path);
-  }
+  if ((rc = check_regular(*fd, path, &st, err)) != ST_OK) return rc;
   *size = (uint64_t)st.st_size;
   if (id) *id = (env_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
   return ST_OK;
@@ -553,16 +586,23 @@ static int lock_fd(int fd, int how, const char *path, env_lock_t **lock, err_t *
 int env_lock(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
   (void)io;
   *lock = NULL;
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return err_errno(err, errno, "open %s", path);
+  struct stat st;
+  int rc = check_regular(fd, path, &st, err);
+  if (rc != ST_OK) return rc;
   return lock_fd(fd, LOCK_EX, path, lock, err);
 }
 
 int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
   (void)io;
   *lock = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno == ENOENT ? ST_NOT_FOUND : err_errno(err, errno, "open %s", path);
+  struct stat st; /* a directory, or a regular file as check_regular says */
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return lock_fd(fd, LOCK_SH, path, lock, err);
+  int rc = check_regular(fd, path, &st, err);
+  if (rc != ST_OK) return rc;
   return lock_fd(fd, LOCK_SH, path, lock, err);
 }
 

@@ -12,6 +12,10 @@
  *
  * Every function returns a bfh status code; on failure err (may be NULL) names the path
  * and the failed call ("open /d/000007.log: No such file or directory").
+ * Only regular files are opened (any name a user could replace: a FIFO must never make an
+ * open wait forever): every open is non-blocking, and a name that is not a regular file
+ * (symlinks followed) is refused with ST_E_CORRUPT, "open /d/CURRENT: not a regular file
+ * (a FIFO)". A cache file that gives it is stale; a database file, damage.
  * All functions are thread-safe for distinct files; a single env_file_t / env_rfile_t is
  * used by one thread at a time (env_rfile_pread may be shared).
  */
@@ -33,7 +37,8 @@ env_t *env_default(void);
 
 /* ---- Files written ------------------------------------------------------------------- */
 
-/* Creates path (truncating it if it exists) for writing. On ST_OK the client closes *f
+/* Creates path (truncating it if it exists) for writing; ST_E_CORRUPT if path names something
+   other than a regular file (a FIFO, a device, a directory). On ST_OK the client closes *f
    with env_file_close(). Writes are buffered in user space (64 KiB): env_file_flush()
    hands them to the kernel (write(2)); env_file_sync() flushes and fdatasyncs. */
 int env_open_write(env_t *io, const char *path, env_file_t **f, err_t *err);
@@ -65,7 +70,8 @@ static inline int env_file_id_equal(env_file_id_t a, env_file_id_t b) {
   return a.dev == b.dev && a.ino == b.ino;
 }
 
-/* Opens path read-only. The client closes *f with env_rfile_close(). */
+/* Opens path read-only; ST_E_CORRUPT if it is not a regular file (a FIFO, a device, a
+   directory), without waiting on it. The client closes *f with env_rfile_close(). */
 int env_open_read(env_t *io, const char *path, env_rfile_t **f, err_t *err);
 /* Reads up to n bytes at offset into buf; *got = bytes read (< n only at end of file).
    Thread-safe (pread). */
@@ -112,15 +118,15 @@ int env_path_stat(env_t *io, const char *path, uint64_t *size, env_file_id_t *id
 int env_list_dir(env_t *io, const char *dir, char ***names, size_t *n, err_t *err);
 void env_names_free(char **names, size_t n); /* NULL allowed */
 
-/* Creates path if needed and takes flock(LOCK_EX | LOCK_NB) on it. ST_E_BUSY if another
-   open file description (this or another process) holds it. The client releases it with
-   env_unlock() (the file itself is left in place). */
+/* Creates path if needed and takes flock(LOCK_EX | LOCK_NB) on it (ST_E_CORRUPT if path is not
+   a regular file). ST_E_BUSY if another open file description (this or another process)
+   holds it. The client releases it with env_unlock() (the file itself is left in place). */
 int env_lock(env_t *io, const char *path, env_lock_t **lock, err_t *err);
 void env_unlock(env_lock_t *lock); /* NULL allowed */
-/* A reader's lock: opens path read-only (a file or a directory; nothing is created) and takes
-   flock(LOCK_SH | LOCK_NB), so that no holder of env_lock's exclusive lock is open now and
-   none can open until env_unlock. ST_NOT_FOUND (no message) if path does not exist;
-   ST_E_BUSY if an exclusive lock is held. */
+/* A reader's lock: opens path read-only (a regular file or a directory, else ST_E_CORRUPT;
+   nothing is created) and takes flock(LOCK_SH | LOCK_NB), so that no holder of env_lock's
+   exclusive lock is open now and none can open until env_unlock. ST_NOT_FOUND (no message)
+   if path does not exist; ST_E_BUSY if an exclusive lock is held. */
 int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err);
 
 /* ---- Fault injection (tests) --------------------------------------------------------- */

@@ -27,8 +27,13 @@
 static int identity_is_own(const char *path) {
   char p[4200];
   snprintf(p, sizeof p, "%s/IDENTITY", path);
-  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
   if (fd < 0) return -1;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return -1;
+  }
   char head[8];
   ssize_t n = read(fd, head, sizeof head);
   close(fd);
@@ -202,4 +207,33 @@ int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err) {
                  "%s); nothing was written",
                  path, long_name(k), why, long_name(want), engine_detect_name(k),
                  engine_detect_name(k));
+}
+
+/* What a file of mode m is, for "not a regular file (a FIFO)" (as util/env.c says it). */
+static const char *file_kind(mode_t m) {
+  return S_ISFIFO(m)   ? "a FIFO"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+                       : "not a file";
+}
+
+int engine_detect_special_files(const char *path, err_t *err) {
+  DIR *d = opendir(path);
+  if (!d) return BFH_OK; /* the engine's own open says what is wrong with it */
+  int rc = BFH_OK;
+  struct dirent *de;
+  while (rc == BFH_OK && (de = readdir(d))) {
+    if (de->d_type == DT_REG || de->d_type == DT_DIR) continue; /* no stat needed */
+    char p[4400];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+    if (stat(p, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) continue;
+    rc = err_set(err, BFH_E_CORRUPT,
+                 "%s: not a regular file (%s): LevelDB and RocksDB would wait on it forever; "
+                 "nothing was opened",
+                 p, file_kind(sb.st_mode));
+  }
+  closedir(d);
+  return rc;
 }

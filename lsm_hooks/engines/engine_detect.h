@@ -14,7 +14,8 @@
  * A stray OPTIONS file beside LevelDB's tables (a RocksDB program that opened the directory)
  * leaves it LevelDB's.
  * A directory with none of them (empty, or holding other files) is ENGINE_DIR_NONE: each engine
- * says for itself what it makes of it.
+ * says for itself what it makes of it. engine_detect_special_files tells the stock engines'
+ * opens whether the directory holds anything but regular files and directories.
  */
 #ifndef BFH_LSM_HOOKS_ENGINE_DETECT_H
 #define BFH_LSM_HOOKS_ENGINE_DETECT_H
@@ -40,5 +41,13 @@ const char *engine_detect_name(engine_dir_kind_t k);
    message naming the engine that wrote it ("/db is a RocksDB database (it has OPTIONS-000007);
    open it with the rocksdb engine (--engine rocksdb); nothing was written"). */
 int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err);
+
+/* BFH_OK when every entry of the directory path is a regular file or a directory (symlinks
+   followed; a dangling one is left to the engine); else BFH_E_CORRUPT naming the first other
+   one ("/db/000005.ldb: not a regular file (a FIFO): ..."). Stock LevelDB and RocksDB open
+   their files without O_NONBLOCK and would wait forever on a FIFO in place of one (util/env.h
+   says how bfh's own readers refuse it): their engines check this before handing them the
+   directory. Reads only. */
+int engine_detect_special_files(const char *path, err_t *err);
 
 #endif

@@ -323,12 +323,58 @@ static void test_io_fault_fsync_drops_unsynced_bytes(void **state) {
   assert_int_equal(sz, 6);
 }
 
+/* A FIFO (or a directory) where a file is expected is refused at once with ST_E_CORRUPT and a
+   message that says what it is, by every call that opens a file: none waits for a writer or a
+   reader of the FIFO. The alarm bounds a regression: it kills the process (a failed test)
+   instead of letting an open wait forever. */
+static void test_io_fifo_is_refused_without_waiting(void **state) {
+  (void)state;
+  env_t *io = env_default();
+  char p[8192], d[8192];
+  path_of(p, "fifo");
+  path_of(d, "subdir");
+  assert_int_equal(mkfifo(p, 0644), 0);
+  assert_int_equal(mkdir(d, 0755), 0);
+  alarm(30);
+  err_t err;
+  env_rfile_t *rf;
+  env_file_t *f;
+  env_lock_t *lock;
+  void *data;
+  size_t n;
+  assert_int_equal(env_open_read(io, p, &rf, &err), ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+  assert_non_null(strstr(err.msg, p));
+  assert_int_equal(env_read_file(io, p, &data, &n, &err), ST_E_CORRUPT);
+  assert_int_equal(env_read_file_at(io, p, 10, &data, &n, &err), ST_E_CORRUPT);
+  assert_int_equal(env_open_write(io, p, &f, &err), ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+  assert_int_equal(env_open_append(io, p, &f, &err), ST_E_CORRUPT);
+  assert_int_equal(env_write_file(io, p, "x", 1, &err), ST_E_CORRUPT);
+  assert_int_equal(env_lock(io, p, &lock, &err), ST_E_CORRUPT);
+  assert_int_equal(env_lock_shared(io, p, &lock, &err), ST_E_CORRUPT);
+  assert_int_equal(env_open_read(io, d, &rf, &err), ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "not a regular file (a directory)"));
+  /* A directory still takes a reader's lock (the engines flock their directory). */
+  assert_int_equal(env_lock_shared(io, d, &lock, &err), ST_OK);
+  env_unlock(lock);
+  alarm(0);
+  /* A regular file opened the same way reads and writes as before (O_NONBLOCK is gone). */
+  path_of(p, "plain");
+  assert_int_equal(env_write_file(io, p, "abc", 3, &err), ST_OK);
+  assert_int_equal(env_read_file(io, p, &data, &n, &err), ST_OK);
+  assert_int_equal(n, 3);
+  free(data);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_io_write_read_roundtrip, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_lock_busy, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fail_nth_write, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_drop_unsynced, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_fifo_is_refused_without_waiting, dir_setup,
+                                      dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fault_pattern_picks_the_file, fault_setup,
                                       fault_teardown),
       cmocka_unit_test_setup_teardown(test_io_fault_short_write_writes_part, fault_setup,

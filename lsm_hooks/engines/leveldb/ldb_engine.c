@@ -429,8 +429,10 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   leveldb_readoptions_set_fill_cache(el->pin_ropt, 0);
   el->wopt = leveldb_writeoptions_create();
   leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
-  /* What LevelDB's recovery would accept silently or report without a file name. */
-  rc = ldb_precheck_dir(el->io, path, err);
+  /* A FIFO in place of a file LevelDB opens would make it wait forever; then what LevelDB's
+     recovery would accept silently or report without a file name. */
+  rc = engine_detect_special_files(path, err);
+  if (rc == BFH_OK) rc = ldb_precheck_dir(el->io, path, err);
   if (rc != BFH_OK) {
     e_close(&el->base, NULL);
     return rc;

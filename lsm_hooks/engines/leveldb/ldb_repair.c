@@ -104,6 +104,7 @@ static int check_contents(const char *path, err_t *err) {
                  "%s: not a LevelDB database (no CURRENT, MANIFEST, log or table file): nothing "
                  "to repair",
                  path);
+  if (rc == BFH_OK) rc = engine_detect_special_files(path, err); /* RepairDB would wait on one */
   return rc;
 }
 

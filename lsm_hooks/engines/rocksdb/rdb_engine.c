@@ -398,6 +398,8 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
     rc = errno == EWOULDBLOCK
              ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
              : err_errno(err, errno, "%s: lock directory", path);
+  /* A FIFO in place of a file RocksDB opens would make it wait forever. */
+  if (rc == BFH_OK) rc = engine_detect_special_files(path, err);
   if (rc == BFH_OK) {
     set_options(er, opt);
     rc = open_families(er, opt->column_family, err);
@@ -449,6 +451,7 @@ int engine_rocksdb_repair_lock(const char *path, void **lock, err_t *err) {
   if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
     return err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
   int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
+  if (rc == BFH_OK) rc = engine_detect_special_files(path, err); /* RepairDB would wait on a FIFO */
   if (rc != BFH_OK) return rc;
   if (engine_detect_dir(path) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database: nothing to repair", path);
