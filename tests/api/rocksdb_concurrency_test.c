@@ -17,6 +17,9 @@
  *     loads s = started[j]: if s == a no overwrite began before the search ended, so the key
  *     must be reported; if s != a it may be missing. No other key may be reported, and no key
  *     twice.
+ * The writer makes at most PACE puts per search done (it waits on a condition variable the
+ * searchers signal), so that the WAL tail a search meets, and the database, stay the same size
+ * per search in a ThreadSanitizer build as in a release one.
  * Any search error is a failed search. The run counts searches, failed searches, misses and
  * wrong reports, prints them, and fails unless the last three are 0.
  *
@@ -46,8 +49,9 @@
 
 #define SEARCHERS 2
 #define NCHURN 2000
-#define RECENT 64         /* "the newest keys": the last RECENT immutable keys acknowledged */
-#define FLUSH_EVERY 20000 /* the writer's puts between its flushes */
+#define RECENT 64        /* "the newest keys": the last RECENT immutable keys acknowledged */
+#define FLUSH_EVERY 5000 /* the writer's puts between its flushes */
+#define PACE 32          /* the writer's puts per search done, at most (see pace) */
 #define DEFAULT_SECONDS 5
 #define MAX_SECONDS 600
 #define NMETHODS 5
@@ -60,6 +64,9 @@ typedef struct shared {
   atomic_uint_fast64_t writes, flushes, searches[NMETHODS];
   atomic_uint_fast64_t failed, missed, wrong; /* searches that erred, missed a key, misreported */
   atomic_int writer_failed;
+  pthread_mutex_t pace_mu; /* guards done; pace_cv is signalled when it grows or stop is set */
+  pthread_cond_t pace_cv;
+  uint64_t done;      /* searches done */
   pthread_mutex_t mu; /* guards the first message of each kind */
   char first_failed[768], first_missed[256], first_wrong[256], writer_error[512];
 } shared_t;
@@ -95,17 +102,43 @@ static size_t churn_value(unsigned j, uint64_t version, char *buf) {
 
 /* ---- The writer ---------------------------------------------------------------------------- */
 
+/* Waits until the writer may make its put number n: at most PACE puts per search done, so that
+   each search meets a WAL tail of about the same length however fast the build runs searches
+   (ThreadSanitizer's is many times slower) and the database grows with the searches, not with
+   the seconds. 0 once the run stops. */
+static int pace(uint64_t n) {
+  pthread_mutex_lock(&g->pace_mu);
+  while (!atomic_load(&g->stop) && n > (g->done + 1) * PACE)
+    pthread_cond_wait(&g->pace_cv, &g->pace_mu);
+  pthread_mutex_unlock(&g->pace_mu);
+  return !atomic_load(&g->stop);
+}
+
+static void search_done(void) {
+  pthread_mutex_lock(&g->pace_mu);
+  g->done++;
+  pthread_cond_signal(&g->pace_cv);
+  pthread_mutex_unlock(&g->pace_mu);
+}
+
+static void stop_all(void) {
+  pthread_mutex_lock(&g->pace_mu);
+  atomic_store(&g->stop, 1);
+  pthread_cond_broadcast(&g->pace_cv);
+  pthread_mutex_unlock(&g->pace_mu);
+}
+
 static void writer_fail(const char *what) {
   note(g->writer_error, sizeof g->writer_error, "%s: %s", what, bfh_last_error(g->db));
   atomic_store(&g->writer_failed, 1);
-  atomic_store(&g->stop, 1);
+  stop_all();
 }
 
 static void *writer(void *arg) {
   (void)arg;
   rng_t r;
   rng_init(&r, 0x3c0ffee);
-  for (uint64_t n = 1; !atomic_load(&g->stop); n++) {
+  for (uint64_t n = 1; pace(n); n++) {
     char k[24], v[64];
     if (n % 2) { /* the next immutable key */
       uint64_t i = atomic_load(&g->fixed);
@@ -183,6 +216,7 @@ static void *searcher(void *arg) {
     int rc = bfh_search(g->db, v, vl, m, on_match, &h, NULL);
     if (!must) must = atomic_load(&g->started[j]) == a;
     atomic_fetch_add(&g->searches[m], 1);
+    search_done();
     if (rc != BFH_OK) {
       atomic_fetch_add(&g->failed, 1);
       note(g->first_failed, sizeof g->first_failed, "search %s by %s: %d %s", v, bfh_method_name(m),
@@ -240,6 +274,8 @@ static int setup(void **state) {
     return -1;
   }
   pthread_mutex_init(&g->mu, NULL);
+  pthread_mutex_init(&g->pace_mu, NULL);
+  pthread_cond_init(&g->pace_cv, NULL);
   *state = f;
   return 0;
 }
@@ -250,6 +286,8 @@ static int teardown(void **state) {
   if (g) {
     if (g->db && bfh_close(g->db) != BFH_OK) rc = -1;
     pthread_mutex_destroy(&g->mu);
+    pthread_mutex_destroy(&g->pace_mu);
+    pthread_cond_destroy(&g->pace_cv);
     free(g);
     g = NULL;
   }
@@ -285,7 +323,7 @@ static void test_rocksdb_concurrency_writer_and_searchers(void **state) {
     struct timespec ts = {0, 50 * 1000 * 1000}; /* a polling period, not a wait for a state */
     nanosleep(&ts, NULL);
   }
-  atomic_store(&g->stop, 1);
+  stop_all();
   if (started_w) pthread_join(w, NULL);
   for (int i = 0; i < ns; i++) pthread_join(s[i], NULL);
   if (!started_w || ns < SEARCHERS) fail_msg("cannot start the threads");
