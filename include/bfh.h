@@ -393,7 +393,8 @@ static inline int bfh_stats(bfh_db *db, bfh_db_stats *st) {
    with a message in bfh_last_error(NULL). */
 BFH_API int bfh_stored_params(const char *path, bfh_options *opt);
 
-/* What bfh_repair kept and dropped (own engine; a LevelDB database reports to its LOG). */
+/* What bfh_repair kept and dropped (own engine; LevelDB and RocksDB report to their LOG, and
+   fill only before_repair and, RocksDB, tables_lost and files_moved). */
 typedef struct bfh_repair_report {
   uint64_t logs;              /* write-ahead logs read */
   uint64_t log_records;       /* their records replayed */
@@ -408,6 +409,8 @@ typedef struct bfh_repair_report {
   int params_rewritten;       /* BFH-PARAMS was damaged or missing and was written from opt */
   int standalone_rebuilt;     /* the stand-alone index was built again from the repaired
                                  database (bfh_options.standalone_index) */
+  uint64_t before_repair;     /* N: the directory as it was before the repair is kept in
+                                 <path>/lost/before-repair-N (every engine; 0 if it is not) */
 } bfh_repair_report;
 /* Makes a database that refuses to open (damaged manifest, log or table) open again,
    keeping every log record and table block whose checksum holds: the newest version of

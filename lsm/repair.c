@@ -366,17 +366,22 @@ static void repair_release(repair_t *r, int failed) {
   lsm_version_edit_release(&r->edit);
 }
 
+static void repair_init(repair_t *r, const char *dir, env_t *io, const lsm_options_t *opt) {
+  memset(r, 0, sizeof *r);
+  r->dir = dir;
+  r->io = io ? io : env_default();
+  r->opt = opt;
+  r->next_file = 1;
+  u64vec_init(&r->tables);
+  u64vec_init(&r->logs);
+  u64vec_init(&r->manifests);
+  u64vec_init(&r->written);
+  lsm_version_edit_init(&r->edit);
+}
+
 int lsm_repair_precheck(const char *dir, env_t *io, err_t *err) {
   repair_t r;
-  memset(&r, 0, sizeof r);
-  r.dir = dir;
-  r.io = io ? io : env_default();
-  r.next_file = 1;
-  u64vec_init(&r.tables);
-  u64vec_init(&r.logs);
-  u64vec_init(&r.manifests);
-  u64vec_init(&r.written);
-  lsm_version_edit_init(&r.edit);
+  repair_init(&r, dir, io, NULL);
   int rewrite = 0;
   int rc = env_exists(r.io, dir) ? list_files(&r, err)
                                  : err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
@@ -394,16 +399,7 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
   int rc = lsm_options_check(dir, opt, err);
   if (rc != ST_OK) return rc;
   repair_t r;
-  memset(&r, 0, sizeof r);
-  r.dir = dir;
-  r.io = opt->io ? opt->io : env_default();
-  r.opt = opt;
-  r.next_file = 1;
-  u64vec_init(&r.tables);
-  u64vec_init(&r.logs);
-  u64vec_init(&r.manifests);
-  u64vec_init(&r.written);
-  lsm_version_edit_init(&r.edit);
+  repair_init(&r, dir, opt->io, opt);
   if (!env_exists(r.io, dir))
     return err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
   /* Whether dir is a database at all, before the LOCK (which creates a file): a directory

@@ -239,7 +239,9 @@ static int repair_staged(const engine_kind_t *kind, env_t *io, const char *path,
     err_prefix(err, "%s: repair refused, nothing changed: ", path);
     return rc;
   }
-  rc = repair_stage_commit(stage, err);
+  unsigned kept = 0;
+  rc = repair_stage_commit(stage, &kept, err);
+  rep->before_repair = kept;
   if (rc != BFH_OK)
     err_prefix(err, "%s: repair built but not put in place, nothing changed: ", path);
   return rc;

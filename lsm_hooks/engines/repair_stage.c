@@ -147,16 +147,18 @@ static int mirror(env_t *io, const char *from, const char *to, int under_lost, e
 
 /* ---- What a crashed repair left ------------------------------------------------------- */
 
-/* Moves dir into path/lost/before-repair-N, N the first free number. */
-static int move_into_lost(env_t *io, const char *path, const char *dir, err_t *err) {
+/* Moves dir into path/lost/before-repair-N, N the first free number (into *kept). */
+static int move_into_lost(env_t *io, const char *path, const char *dir, unsigned *kept,
+                          err_t *err) {
   char *lost = join(path, LOST_DIR);
   if (!lost) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   step();
   int rc = env_mkdir(io, lost, err);
   char name[64];
   char *to = NULL;
-  for (unsigned i = 1; rc == BFH_OK; i++) {
-    snprintf(name, sizeof name, BEFORE_REPAIR "%u", i);
+  unsigned number = 1;
+  for (; rc == BFH_OK; number++) {
+    snprintf(name, sizeof name, BEFORE_REPAIR "%u", number);
     free(to);
     if (!(to = join(lost, name))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
     if (rc == BFH_OK && !env_exists(io, to)) break;
@@ -169,6 +171,7 @@ static int move_into_lost(env_t *io, const char *path, const char *dir, err_t *e
     step();
     rc = env_sync_dir(io, lost, err);
   }
+  if (rc == BFH_OK) *kept = number;
   free(to);
   free(lost);
   return rc;
@@ -177,7 +180,7 @@ static int move_into_lost(env_t *io, const char *path, const char *dir, err_t *e
 /* An earlier repair's stage that a crash left: removed if it has the marker (it was never
    swapped in); without the marker it is the old database a swap put there, which goes into
    path/lost/. And the marker of a stage swapped in, left in path. */
-static int tidy(repair_stage_t *s, err_t *err) {
+static int tidy(repair_stage_t *s, unsigned *kept, err_t *err) {
   char *marker = join(s->path, REPAIR_STAGE_MARKER);
   char *stage_marker = join(s->stage, REPAIR_STAGE_MARKER);
   int rc = marker && stage_marker ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: no memory", s->path);
@@ -189,7 +192,7 @@ static int tidy(repair_stage_t *s, err_t *err) {
   else if (stale == BFH_OK && env_exists(s->io, stage_marker))
     rc = remove_tree(s->io, s->stage, err);
   else if (stale == BFH_OK)
-    rc = move_into_lost(s->io, s->path, s->stage, err);
+    rc = move_into_lost(s->io, s->path, s->stage, kept, err);
   else if (stale != BFH_NOT_FOUND)
     rc = stale;
   if (rc == BFH_OK && env_exists(s->io, marker)) {
@@ -244,7 +247,8 @@ int repair_stage_create(env_t *io, const char *path, repair_stage_t **out, err_t
     rc = err_set(err, BFH_E_INVALID, "%s: does not exist: nothing to repair", path);
   else if (rc == BFH_OK && t != ENV_PATH_DIR)
     rc = err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
-  if (rc == BFH_OK) rc = tidy(s, err);
+  unsigned kept = 0; /* an old directory a crashed repair left goes into lost/ unreported */
+  if (rc == BFH_OK) rc = tidy(s, &kept, err);
   /* The marker first: a crash from here on leaves a stage the next repair knows to remove. */
   int made = 0;
   char *marker = rc == BFH_OK ? join(s->stage, REPAIR_STAGE_MARKER) : NULL;
@@ -279,7 +283,8 @@ const char *repair_stage_dir(const repair_stage_t *s) {
   return s->stage;
 }
 
-int repair_stage_commit(repair_stage_t *s, err_t *err) {
+int repair_stage_commit(repair_stage_t *s, unsigned *kept, err_t *err) {
+  *kept = 0;
   step();
   int rc = env_rename_exchange(s->io, s->stage, s->path, err);
   if (rc == BFH_OK) rc = env_sync_dir(s->io, s->parent, err);
@@ -297,7 +302,7 @@ int repair_stage_commit(repair_stage_t *s, err_t *err) {
   /* Swapped: the repaired database is in place. What remains is tidying, which the next
      repair finishes if it fails now. */
   err_t e;
-  (void)tidy(s, &e);
+  (void)tidy(s, kept, &e);
   stage_free(s);
   return BFH_OK;
 }

@@ -51,11 +51,11 @@ int repair_stage_create(env_t *io, const char *path, repair_stage_t **out, err_t
 const char *repair_stage_dir(const repair_stage_t *s);
 
 /* Puts the stage in path's place and moves the old directory into path/lost/ (3 above); frees
-   s whatever the result. BFH_OK once the swap is done (a failure to move the old directory
-   afterwards is left for the next repair to finish, not reported); before it, an error
-   (BFH_E_UNSUPPORTED: the file system cannot swap) after which path is as it was and the
-   stage is removed. */
-int repair_stage_commit(repair_stage_t *s, err_t *err);
+   s whatever the result. BFH_OK once the swap is done, with *kept = N of the old directory's
+   path/lost/before-repair-N (0 if moving it failed: that is left for the next repair to
+   finish, not reported); before the swap, an error (BFH_E_UNSUPPORTED: the file system
+   cannot swap) after which path is as it was and the stage is removed. */
+int repair_stage_commit(repair_stage_t *s, unsigned *kept, err_t *err);
 
 /* Removes the stage (path is not touched) and frees s. NULL allowed. */
 void repair_stage_destroy(repair_stage_t *s);

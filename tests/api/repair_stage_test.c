@@ -399,8 +399,17 @@ static void sweep_engine(const engine_case_t *c) {
   assert_int_equal(test_copy_dir(g_work, g_db), 0);
   uint64_t start[ENV_OP_KINDS];
   for (int k = 0; k < ENV_OP_KINDS; k++) start[k] = env_op_count(io, (env_op_t)k);
-  if (bfh_internal_repair_with_io(g_db, &o, io, NULL) != BFH_OK)
+  bfh_repair_report rep;
+  if (bfh_internal_repair_with_io(g_db, &o, io, &rep) != BFH_OK)
     fail_msg("%s: repair without faults: %s", c->name, bfh_last_error(NULL));
+  /* The old directory is kept whole in lost/, and reads as the database did. */
+  assert_int_equal(rep.before_repair, 1);
+  char old[700];
+  snprintf(old, sizeof old, "%s/lost/before-repair-1", g_db);
+  char *kept = snapshot(old), *orig = snapshot(g_work);
+  assert_string_equal(kept, orig);
+  free(kept);
+  free(orig);
   for (int k = 0; k < ENV_OP_KINDS; k++) counted[k] = env_op_count(io, (env_op_t)k) - start[k];
   int runs = 0, refused = 0;
   for (size_t s = 0; s < sizeof sweep_ops / sizeof sweep_ops[0]; s++) {

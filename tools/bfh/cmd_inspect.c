@@ -35,17 +35,20 @@ int cmd_repair(cli_t *c) {
   const bfh_engine_info *eng = bfh_engine_get(c->opt.engine);
   if (eng && !(eng->caps & BFH_ENGINE_CAN_REPAIR_REPORT)) {
     printf("repaired by the %s engine's own repair (its log says what it kept)\n", eng->name);
-    return 0;
+  } else {
+    printf("logs              %llu read, %llu records kept, %llu bytes dropped\n",
+           (unsigned long long)r.logs, (unsigned long long)r.log_records,
+           (unsigned long long)r.log_bytes_dropped);
+    printf("tables            %llu read, %llu damaged (%llu blocks dropped), %llu lost\n",
+           (unsigned long long)r.tables, (unsigned long long)r.tables_damaged,
+           (unsigned long long)r.blocks_dropped, (unsigned long long)r.tables_lost);
+    printf("written           %llu keys in %llu tables\n", (unsigned long long)r.keys_out,
+           (unsigned long long)r.tables_out);
+    printf("moved to lost/    %llu files%s\n", (unsigned long long)r.files_moved,
+           r.params_rewritten ? " (BFH-PARAMS written from the options)" : "");
   }
-  printf("logs              %llu read, %llu records kept, %llu bytes dropped\n",
-         (unsigned long long)r.logs, (unsigned long long)r.log_records,
-         (unsigned long long)r.log_bytes_dropped);
-  printf("tables            %llu read, %llu damaged (%llu blocks dropped), %llu lost\n",
-         (unsigned long long)r.tables, (unsigned long long)r.tables_damaged,
-         (unsigned long long)r.blocks_dropped, (unsigned long long)r.tables_lost);
-  printf("written           %llu keys in %llu tables\n", (unsigned long long)r.keys_out,
-         (unsigned long long)r.tables_out);
-  printf("moved to lost/    %llu files%s\n", (unsigned long long)r.files_moved,
-         r.params_rewritten ? " (BFH-PARAMS written from the options)" : "");
+  if (r.before_repair)
+    printf("the old database  %s/lost/before-repair-%llu (remove it once the repair is trusted)\n",
+           c->pos[0], (unsigned long long)r.before_repair);
   return 0;
 }

@@ -428,7 +428,8 @@ static void count_damage(void *arg, const char *file, uint64_t offset, const cha
   (void)offset, (void)what;
   repair_count_t *rc = arg;
   uint64_t num;
-  if (rc->rep && ldb_file_number(file, "sst", &num)) rc->rep->tables_lost++;
+  if (rc->rep && (ldb_file_number(file, "sst", &num) || ldb_file_number(file, "ldb", &num)))
+    rc->rep->tables_lost++;
 }
 
 /* The entries of dir/lost/ (0 if it does not exist). */
