@@ -230,7 +230,12 @@ typedef struct bfh_options {
                      "LevelDB filter cache"; a read-only handle needs an index_dir). Ignored
                      by the paper's layout and the RocksDB engines. In memory only: a reopen may
                      change it (tables built without a map keep their block filter) */
+  size_t block_cache_bytes; /* own engine: the gets' cache of verified data blocks, in the
+                               handle's memory (a hit makes no system call and checks no CRC);
+                               default BFH_DEFAULT_BLOCK_CACHE_BYTES, LevelDB's; 0: none.
+                               Ignored by the other engines */
 } bfh_options;
+#define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
 #define BFH_LEAN_BITS 3
 /* The lean layout with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
    block_maps = 1): leaves folded to about 11 bits per value (a full 2 MiB table of 84,000
@@ -378,6 +383,10 @@ typedef struct bfh_db_stats {
      8 to / 4 each, fixed at their creation), the LevelDB and RocksDB engines' index slots of
      the log entries they read (16-32 bytes per entry); 0 without such an index. */
   uint64_t memtable_index_bytes;
+  /* The own engine's block cache (bfh_options.block_cache_bytes; all 0 on the other engines,
+     whose engine keeps its own): gets that found their data block there, and that read it
+     from its file; the bytes it holds (blocks and their entries). */
+  uint64_t block_cache_hits, block_cache_misses, block_cache_bytes;
 } bfh_db_stats;
 /* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
 BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);

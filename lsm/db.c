@@ -33,6 +33,7 @@
 #include "lsm/memtable.h"
 #include "lsm/table.h"
 #include "lsm/table_builder.h"
+#include "lsm/block_cache.h"
 #include "lsm/table_cache.h"
 #include "lsm/version_set.h"
 #include "lsm/write_batch.h"
@@ -70,6 +71,7 @@ struct lsm_db {
   env_t *io;
   env_lock_t *lock;
   table_cache_t *tc;
+  block_cache_t *blocks; /* the gets' block cache (NULL with opt->block_cache_bytes 0) */
   table_builder_options_t topt;
 
   pthread_mutex_t mu;
@@ -116,6 +118,7 @@ void lsm_options_init(lsm_options_t *opt) {
   opt->level1_bytes = 10u << 20;
   opt->memtable_value_index = 0;
   opt->memtable_value_seed = BFH_DEFAULT_SEED;
+  opt->block_cache_bytes = LSM_DEFAULT_BLOCK_CACHE_BYTES;
 }
 
 static int set_bg_error(lsm_db_t *db, int rc, const err_t *e) {
@@ -1361,6 +1364,11 @@ void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st) {
   st->memtable_index_bytes = memtable_value_index_bytes(db->mem);
   if (db->imm) st->memtable_index_bytes += memtable_value_index_bytes(db->imm);
   pthread_mutex_unlock(&db->mu);
+  block_cache_stats_t bc;
+  block_cache_get_stats(db->blocks, &bc);
+  st->block_cache_hits = bc.hits;
+  st->block_cache_misses = bc.misses;
+  st->block_cache_bytes = bc.bytes;
 }
 
 /* ---- open / recovery / close --------------------------------------------------------- */
@@ -1721,7 +1729,10 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   }
   if (rc == ST_OK) {
     db->tc = table_cache_create(io, dir, 0);
+    if (opt->block_cache_bytes && db->tc && !(db->blocks = block_cache_create(opt->block_cache_bytes)))
+      rc = err_set(err, ST_E_NOMEM, "open: out of memory");
     if (!db->tc) rc = err_set(err, ST_E_NOMEM, "open: out of memory");
+    if (rc == ST_OK) table_cache_set_block_cache(db->tc, db->blocks);
   }
   if (rc == ST_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
   if (rc == ST_OK && exists) rc = lsm_version_set_recover(db->vs, err);
@@ -1842,6 +1853,7 @@ int lsm_close_err(lsm_db_t *db, err_t *err) {
   mem_filter_unref(db->imf);
   lsm_version_set_destroy(db->vs);
   table_cache_destroy(db->tc);
+  block_cache_destroy(db->blocks); /* after the tables that use it */
   env_unlock(db->lock);
   write_batch_release(&db->group);
   u64vec_release(&db->pending);

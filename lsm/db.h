@@ -54,7 +54,12 @@ typedef struct lsm_options {
      BFH-PARAMS): without CURRENT, a directory holding it is a damaged database, refused as
      one holding a table is (lsm_open). */
   const char *marker_file;
+  /* The gets' block cache (lsm/block_cache.h): verified copies of the data blocks gets read,
+     so that a get of a cached block makes no system call and checks no CRC. Default
+     LSM_DEFAULT_BLOCK_CACHE_BYTES (LevelDB's default); 0: none. */
+  size_t block_cache_bytes;
 } lsm_options_t;
+#define LSM_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
 
 void lsm_options_init(lsm_options_t *opt);
 /* ST_OK, or ST_E_INVALID naming what is wrong: an empty or too long dir, a size out of
@@ -196,6 +201,9 @@ typedef struct lsm_stats {
   uint64_t bytes_written; /* tables and logs */
   uint64_t stall_us;      /* time writers waited on L0 slowdown/stop */
   uint64_t memtable_index_bytes; /* the value indexes of the memtable and the one being flushed */
+  uint64_t block_cache_hits;     /* gets that found their data block in the block cache */
+  uint64_t block_cache_misses;   /* and that read it from its file */
+  uint64_t block_cache_bytes;    /* what the block cache holds now */
 } lsm_stats_t;
 void lsm_get_stats(lsm_db_t *db, lsm_stats_t *st);
 

@@ -5,7 +5,9 @@
  * the meta index; the key filter is read and verified by the first lookup that needs it
  * (load_filter), so that an open which never gets by key never reads it. Every later read
  * copies a block (or a run of blocks) into a buffer of the caller's and checks each block's
- * CRC there, every time: the bytes served are the bytes checked. A table changed under an
+ * CRC there, every time: the bytes served are the bytes checked (a get may instead copy its
+ * block from the database's block cache, lsm/block_cache.h, which holds copies checked when
+ * they entered). A table changed under an
  * open handle therefore gives a checksum error, never a wrong answer, and a truncated one a
  * short read, never SIGBUS (which a mapping would raise on a page past the new end of the
  * file).
@@ -20,6 +22,7 @@
 
 #include "filters/blocked_filter.h"
 #include "lsm/block.h"
+#include "lsm/block_cache.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -55,6 +58,8 @@ struct table {
   meta_entry_t *meta;
   size_t nmeta;
   _Atomic uint64_t blocks_read; /* data blocks read and checked, for table_get_stats */
+  block_cache_t *cache; /* NULL, or where gets keep the blocks they read (borrowed) */
+  uint64_t cache_id;    /* this open's id in it */
   size_t index_bytes;
 };
 
@@ -386,6 +391,25 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
   return check_block(t, h, buf->p, b, err);
 }
 
+/* Data block i for a get: copied from the block cache, or read, checked and then kept there. */
+static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_t *err) {
+  const block_handle_t *h = &t->handles[i];
+  if (!t->cache) return data_block(t, i, buf, b, err);
+  if (buf_reserve(buf, (size_t)h->size + BLOCK_TRAILER_BYTES))
+    return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
+  if (block_cache_lookup(t->cache, t->cache_id, h->offset, buf->p, (size_t)h->size))
+    return block_parse(b, buf->p, (size_t)h->size) ? corrupt(t, h->offset, "malformed block", err)
+                                                   : ST_OK;
+  int rc = data_block(t, i, buf, b, err);
+  if (rc == ST_OK) block_cache_insert(t->cache, t->cache_id, h->offset, buf->p, (size_t)h->size);
+  return rc;
+}
+
+void table_set_block_cache(table_t *t, block_cache_t *cache) {
+  t->cache = cache;
+  t->cache_id = cache ? block_cache_new_id(cache) : 0;
+}
+
 /* A walk over the data blocks in file order that reads them in runs of up to RUN_BYTES (one
    pread for many blocks) and checks each as it is served.
 
@@ -533,7 +557,7 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
                ? corrupt(t, t->handles[i].offset, "malformed block", err)
                : ST_OK;
     else
-      rc = data_block(t, i, buf, &b, err);
+      rc = cached_data_block(t, i, buf, &b, err);
     if (!rc) {
       block_cursor_t c;
       block_cursor_init(&c, &b, data_key_compare);

@@ -81,6 +81,12 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
 /* 0: the key filter says the user key is absent; 1: it may be present (or no filter). */
 int table_key_may_match(const table_t *t, uint64_t key_hash);
 
+/* Makes table_get and table_get_kept keep the data blocks they read in cache (borrowed, it
+   must outlive t; NULL: none), and serve them from there: lsm/block_cache.h. Call it once,
+   right after table_open, before t is shared. */
+struct block_cache;
+void table_set_block_cache(table_t *t, struct block_cache *cache);
+
 /* A two-level iterator (index, then data blocks) over internal keys. Holds a reference on
    t and a buffer for the current block: a key or value it serves is valid until it moves.
    NULL on no memory. Client calls iterator_destroy(). */

@@ -18,6 +18,7 @@ typedef struct entry {
 struct table_cache {
   env_t *io;
   char *dir;
+  struct block_cache *blocks; /* given to every table opened (NULL: none) */
   size_t capacity;
   pthread_mutex_t mu;
   entry_t **buckets;
@@ -109,6 +110,7 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   table_t *t;
   int rc = table_open(tc->io, path, number, &t, err);
   if (rc) return rc;
+  table_set_block_cache(t, tc->blocks);
   entry_t *ne = malloc(sizeof *ne);
   if (!ne) {
     /* Serve it uncached. */
@@ -155,4 +157,8 @@ size_t table_cache_size(table_cache_t *tc) {
   size_t n = tc->count;
   pthread_mutex_unlock(&tc->mu);
   return n;
+}
+
+void table_cache_set_block_cache(table_cache_t *tc, struct block_cache *blocks) {
+  tc->blocks = blocks;
 }

@@ -30,6 +30,10 @@ void table_cache_destroy(table_cache_t *tc);
 int table_cache_get(table_cache_t *tc, uint64_t number, table_t **t, err_t *err);
 /* Forgets table `number` (e.g. its file is being deleted). No-op if not cached. */
 void table_cache_evict(table_cache_t *tc, uint64_t number);
+/* Every table opened from now on keeps its gets' data blocks in blocks (table_set_block_cache;
+   borrowed, it must outlive the cache and its tables). Call it before the first get. */
+struct block_cache;
+void table_cache_set_block_cache(table_cache_t *tc, struct block_cache *blocks);
 /* Tables currently cached. */
 size_t table_cache_size(table_cache_t *tc);
 

@@ -32,6 +32,7 @@ static void options_defaults(bfh_options *opt) {
   opt->index_bits_per_value = BFH_LEAN_MAP_BITS;
   opt->cuckoo_index = 0;
   opt->block_maps = 1;
+  opt->block_cache_bytes = BFH_DEFAULT_BLOCK_CACHE_BYTES;
 }
 
 void bfh_options_init_sized(bfh_options *opt, size_t size) {

@@ -308,6 +308,9 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   lsm_get_stats(((engine_lsm_t *)e)->db, &ls);
   st->bytes_written = ls.bytes_written;
   st->memtable_index_bytes = ls.memtable_index_bytes;
+  st->block_cache_hits = ls.block_cache_hits;
+  st->block_cache_misses = ls.block_cache_misses;
+  st->block_cache_bytes = ls.block_cache_bytes;
 }
 
 typedef struct hash_ctx {
@@ -516,6 +519,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   lo.table_bytes = opt->table_bytes;
   lo.key_bits_per_key = opt->key_bits_per_key;
   lo.sync = opt->sync;
+  lo.block_cache_bytes = opt->block_cache_bytes;
   lo.io = io;
   lo.memtable_value_index = opt->value_filters && opt->memtable_index;
   lo.replay = replay;
