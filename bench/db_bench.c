@@ -10,8 +10,9 @@
  * Keys are key_size bytes: key_size - 1 decimal digits of the index and 'a' (present) or
  * 'b' (missing); values are value_size pseudo-random (incompressible) bytes.
  * LevelDB runs with leveldb_filterpolicy_create_bloom(10) and default options otherwise
- * (4 MiB write buffer, 2 MiB files, snappy, 8 MiB block cache); bfh with lsm_options_init
- * defaults (4 MiB memtable, 2 MiB tables, 10 bits/key blocked key filters). Neither syncs.
+ * (4 MiB write buffer, 2 MiB files, snappy); bfh with lsm_options_init defaults (4 MiB
+ * memtable, 2 MiB tables, 10 bits/key blocked key filters). Both get a block cache of
+ * --cache_mb MiB (default 8, LevelDB's default; bfh's default too). Neither syncs.
  *
  * Output: a header (# lines) naming every parameter, CSV
  *   engine,workload,round,ops,seconds,us_per_op
@@ -47,6 +48,7 @@ typedef struct params {
   int workloads[W_COUNT];
   const char *tmp;
   uint64_t seed;
+  size_t cache_mb; /* block cache of each engine (LevelDB's default: 8) */
 } params_t;
 
 static double now_s(void) {
@@ -100,16 +102,18 @@ typedef struct engine {
   leveldb_t *ldb;
   leveldb_options_t *lopt;
   leveldb_filterpolicy_t *lfilter;
+  leveldb_cache_t *lcache;
   leveldb_writeoptions_t *lw;
   leveldb_readoptions_t *lr;
 } engine_t;
 
-static void engine_open(engine_t *e, int kind, const char *dir) {
+static void engine_open(engine_t *e, int kind, const char *dir, size_t cache_mb) {
   memset(e, 0, sizeof *e);
   e->kind = kind;
   if (kind == E_BFH) {
     lsm_options_t o;
     lsm_options_init(&o);
+    o.block_cache_bytes = cache_mb << 20;
     err_t err;
     if (lsm_open(dir, &o, &e->bfh, &err) != ST_OK) die("lsm_open", err.msg);
   } else {
@@ -117,6 +121,8 @@ static void engine_open(engine_t *e, int kind, const char *dir) {
     leveldb_options_set_create_if_missing(e->lopt, 1);
     e->lfilter = leveldb_filterpolicy_create_bloom(10);
     leveldb_options_set_filter_policy(e->lopt, e->lfilter);
+    e->lcache = leveldb_cache_create_lru(cache_mb << 20);
+    leveldb_options_set_cache(e->lopt, e->lcache);
     char *errp = NULL;
     e->ldb = leveldb_open(e->lopt, dir, &errp);
     if (errp) die("leveldb_open", errp);
@@ -133,6 +139,7 @@ static void engine_close(engine_t *e) {
     leveldb_writeoptions_destroy(e->lw);
     leveldb_readoptions_destroy(e->lr);
     leveldb_options_destroy(e->lopt);
+    leveldb_cache_destroy(e->lcache);
     leveldb_filterpolicy_destroy(e->lfilter);
   }
 }
@@ -230,7 +237,7 @@ static void run_round(const params_t *p, int eng, int round) {
   if (p->workloads[W_FILLSEQ]) {
     snprintf(dir, sizeof dir, "%s/db_bench-%s-seq-%d-%d", p->tmp, ename[eng], round, getpid());
     bench_rm_rf("db_bench", dir);
-    engine_open(&e, eng, dir);
+    engine_open(&e, eng, dir, p->cache_mb);
     double t = now_s();
     fill(&e, p, 0, seed);
     report(p, eng, W_FILLSEQ, round, p->num, now_s() - t);
@@ -241,7 +248,7 @@ static void run_round(const params_t *p, int eng, int round) {
   if (!p->workloads[W_FILLRANDOM] && !reads) return;
   snprintf(dir, sizeof dir, "%s/db_bench-%s-rnd-%d-%d", p->tmp, ename[eng], round, getpid());
   bench_rm_rf("db_bench", dir);
-  engine_open(&e, eng, dir);
+  engine_open(&e, eng, dir, p->cache_mb);
   double t = now_s();
   fill(&e, p, 1, seed);
   if (p->workloads[W_FILLRANDOM]) report(p, eng, W_FILLRANDOM, round, p->num, now_s() - t);
@@ -256,6 +263,13 @@ static void run_round(const params_t *p, int eng, int round) {
       found += (uint64_t)engine_get(&e, key, p->key_size);
     }
     report(p, eng, W_READRANDOM, round, p->num, now_s() - t);
+    if (eng == E_BFH) {
+      lsm_stats_t st;
+      lsm_get_stats(e.bfh, &st);
+      printf("# bfh block cache after readrandom, round %d: %" PRIu64 " hits, %" PRIu64
+             " misses, %" PRIu64 " bytes\n",
+             round, st.block_cache_hits, st.block_cache_misses, st.block_cache_bytes);
+    }
     if (found != p->num)
       fprintf(stderr, "db_bench: %s readrandom found %" PRIu64 " of %" PRIu64 "\n", ename[eng],
               found, p->num);
@@ -310,7 +324,7 @@ static void usage(void) {
           "usage: db_bench [--num N] [--value_size B] [--key_size B] [--rounds R]\n"
           "                [--engines bfh,leveldb] [--benchmarks "
           "fillseq,fillrandom,readrandom,readmissing,readseq]\n"
-          "                [--tmp DIR] [--seed S]\n");
+          "                [--tmp DIR] [--seed S] [--cache_mb M]\n");
   exit(2);
 }
 
@@ -329,7 +343,8 @@ static void make_dirs(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  params_t p = {.num = 1000000, .value_size = 16, .key_size = 16, .rounds = 3, .seed = 42};
+  params_t p = {
+      .num = 1000000, .value_size = 16, .key_size = 16, .rounds = 3, .seed = 42, .cache_mb = 8};
   p.tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   for (int i = 0; i < E_COUNT; i++) p.engines[i] = 1;
   for (int i = 0; i < W_COUNT; i++) p.workloads[i] = 1;
@@ -361,6 +376,8 @@ int main(int argc, char **argv) {
       p.tmp = v;
     else if (!strcmp(name, "--seed"))
       p.seed = strtoull(v, NULL, 10);
+    else if (!strcmp(name, "--cache_mb"))
+      p.cache_mb = strtoull(v, NULL, 10);
     else
       usage();
   }
@@ -384,10 +401,12 @@ int main(int argc, char **argv) {
     if (p.workloads[i]) printf("%s ", wname[i]);
   printf(
       "\n# bfh: memtable 4 MiB, tables 2 MiB, blocks 4 KiB, 10 bits/key blocked key filter, "
-      "sync 0\n");
+      "%zu MiB block cache, sync 0\n",
+      p.cache_mb);
   printf(
-      "# leveldb: bloom(10), write_buffer 4 MiB, max_file_size 2 MiB, snappy, 8 MiB block "
-      "cache, sync 0\n");
+      "# leveldb: bloom(10), write_buffer 4 MiB, max_file_size 2 MiB, snappy, %zu MiB block "
+      "cache, sync 0\n",
+      p.cache_mb);
   printf("# keys: %zu-1 digits + 'a' (present) / 'b' (missing); values pseudo-random bytes\n",
          p.key_size);
   printf("engine,workload,round,ops,seconds,us_per_op\n");

@@ -217,9 +217,14 @@ static void stage_free(repair_stage_t *s) {
 
 /* s->path (path without trailing slashes), s->parent and s->stage. */
 static int names(repair_stage_t *s, const char *path, err_t *err) {
-  size_t n = strlen(path);
-  while (n > 1 && path[n - 1] == '/') n--;
-  if (!(s->path = strndup(path, n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  /* The directory itself, not a symbolic link to it: the stage goes beside what it copies. */
+  char *real = realpath(path, NULL);
+  const char *p = real ? real : path;
+  size_t n = strlen(p);
+  while (n > 1 && p[n - 1] == '/') n--;
+  s->path = strndup(p, n);
+  free(real);
+  if (!s->path) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   const char *slash = strrchr(s->path, '/');
   const char *base = slash ? slash + 1 : s->path;
   if (!strcmp(base, "/") || !strcmp(base, ".") || !strcmp(base, "..") || !base[0])

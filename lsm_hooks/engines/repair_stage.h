@@ -4,7 +4,8 @@
  * CURRENT as it goes; run on the database itself, a repair that failed half-way (RocksDB's
  * consistency checks, a full disk) left a database that read less than before.
  *
- *   1. repair_stage_create: the stage, <parent>/.<name>.bfh-repair/, mirrors path. A table
+ *   1. repair_stage_create: the stage, <parent>/.<name>.bfh-repair/, mirrors path (the
+ *      directory a symbolic link names, when path is one: the stage goes beside it). A table
  *      (.sst, .ldb), a filter cache file (.vf) and every file under lost/ gets a second name
  *      there (a hard link: no byte is copied, and no repair writes into such a file, it only
  *      renames it); every other file is copied, for a repair may rewrite it in place
