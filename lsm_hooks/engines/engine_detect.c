@@ -104,7 +104,7 @@ static engine_dir_kind_t tables_kind(const char *path) {
     cnt++;
   }
   closedir(d);
-  qsort(nums, cnt, 2 * sizeof *nums, by_number_desc);
+  if (cnt) qsort(nums, cnt, 2 * sizeof *nums, by_number_desc);
   engine_dir_kind_t k = ENGINE_DIR_NONE;
   for (size_t i = 0; i < cnt && i < TABLES_READ && k == ENGINE_DIR_NONE; i++) {
     char p[4300];
