@@ -182,7 +182,9 @@ typedef struct bfh_options {
                             outside the database; created if missing; read only during
                             bfh_open. NULL (default): in memory only, m, k and seed from these
                             options, every leaf built again at each open. Leaves on disk need
-                            one */
+                            one. An empty string, or a directory inside the database's
+                            however spelled ("DB/idx", "DB/../DB/idx", "link-to-DB/idx"),
+                            is BFH_E_INVALID before anything is created */
   /* The lean index (doc/search.md "The lean index"), beyond the paper: */
   uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
                                     this many bits per value it holds, once, in bit-sliced
