@@ -144,7 +144,8 @@ typedef struct bfh_options {
                                    default 11 bits; doc/search.md "The leaves' k") */
   uint32_t order;               /* d, the hierarchy's order (bfh_placement); default 5; >= 2 */
   double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
-  size_t memtable_bytes;        /* default 4 MiB */
+  size_t memtable_bytes;        /* default 4 MiB; 64 KiB .. 4 GiB on every engine (below
+                                   64 KiB ingest slows down many times; doc/api.md) */
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when the call returns; default 0 */
   /* Additions to the base contract: */
