@@ -375,7 +375,8 @@ typedef struct bfh_db_stats {
                            cuckoo_bytes */
   /* The Cuckoo Index (bfh_options.cuckoo_index; 0 without): */
   uint64_t cuckoo_bytes;  /* all it holds in memory (slots, table sets, each table's keys) */
-  uint64_t cuckoo_tables; /* tables it holds (the others are read whole by CUCKOO) */
+  uint64_t cuckoo_tables; /* live tables it holds (the others are read whole by CUCKOO);
+                             the pieces of tables no longer live are dropped first */
   /* The value index of the entries no table holds yet, which AUTO searches besides the
      tables' (not in index_bytes): the own engine's memtables' value buckets (memtable_bytes /
      8 to / 4 each, fixed at their creation), the LevelDB and RocksDB engines' index slots of
