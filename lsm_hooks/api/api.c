@@ -5,12 +5,11 @@
  * error, handle.c).
  *
  * Open: check options (against the capabilities of the engine kind that opens them,
- * engine.h) -> BFH-PARAMS (compare m, k, seed with the stored ones; a mismatch is
- * BFH_E_INVALID, never silent mixing; a read-only handle's index directory outside the
- * database's) -> value_index_create -> the kind's open (which takes
- * the database's lock: a second open gets BFH_E_BUSY), or with standalone_index
- * standalone_open (the kind's open_replaying, then the index) -> write BFH-PARAMS if it was
- * absent. With the stand-alone index, puts and deletes go through standalone.c's write
+ * engine.h; a read-only handle's index directory outside the database's) -> BFH-PARAMS
+ * (compare m, k, seed with the stored ones; a mismatch is BFH_E_INVALID, never silent
+ * mixing) -> value_index_create -> the kind's open (which takes the database's lock: a
+ * second open gets BFH_E_BUSY), or with standalone_index standalone_open (the kind's
+ * open_replaying, then the index) -> write BFH-PARAMS if it was absent. With the stand-alone index, puts and deletes go through standalone.c's write
  * protocol. A read-only handle opens the kind with ENGINE_CAP_READ_ONLY, keeps BFH-PARAMS in
  * its index directory (or nowhere), and searches through its kind's search (which starts a
  * search over when the owner of the database deletes a file under it).
