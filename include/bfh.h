@@ -144,7 +144,8 @@ typedef struct bfh_options {
                                    default 11 bits; doc/search.md "The leaves' k") */
   uint32_t order;               /* d, the hierarchy's order (bfh_placement); default 5; >= 2 */
   double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
-  size_t memtable_bytes;        /* default 4 MiB */
+  size_t memtable_bytes;        /* default 4 MiB; 64 KiB .. 4 GiB on every engine (below
+                                   64 KiB ingest slows down many times; doc/api.md) */
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when the call returns; default 0 */
   /* Additions to the base contract: */
@@ -182,7 +183,9 @@ typedef struct bfh_options {
                             outside the database; created if missing; read only during
                             bfh_open. NULL (default): in memory only, m, k and seed from these
                             options, every leaf built again at each open. Leaves on disk need
-                            one */
+                            one. An empty string, or a directory inside the database's
+                            however spelled ("DB/idx", "DB/../DB/idx", "link-to-DB/idx"),
+                            is BFH_E_INVALID before anything is created */
   /* The lean index (doc/search.md "The lean index"), beyond the paper: */
   uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
                                     this many bits per value it holds, once, in bit-sliced
@@ -377,7 +380,8 @@ typedef struct bfh_db_stats {
                            cuckoo_bytes */
   /* The Cuckoo Index (bfh_options.cuckoo_index; 0 without): */
   uint64_t cuckoo_bytes;  /* all it holds in memory (slots, table sets, each table's keys) */
-  uint64_t cuckoo_tables; /* tables it holds (the others are read whole by CUCKOO) */
+  uint64_t cuckoo_tables; /* live tables it holds (the others are read whole by CUCKOO);
+                             the pieces of tables no longer live are dropped first */
   /* The value index of the entries no table holds yet, which AUTO searches besides the
      tables' (not in index_bytes): the own engine's memtables' value buckets (memtable_bytes /
      8 to / 4 each, fixed at their creation), the LevelDB and RocksDB engines' index slots of

@@ -5,15 +5,16 @@
  * error, handle.c).
  *
  * Open: check options (against the capabilities of the engine kind that opens them,
- * engine.h) -> BFH-PARAMS (compare m, k, seed with the stored ones; a mismatch is
- * BFH_E_INVALID, never silent mixing) -> value_index_create -> the kind's open (which takes
- * the database's lock: a second open gets BFH_E_BUSY), or with standalone_index
- * standalone_open (the kind's open_replaying, then the index) -> write BFH-PARAMS if it was
- * absent. With the stand-alone index, puts and deletes go through standalone.c's write
+ * engine.h; a read-only handle's index directory outside the database's) -> BFH-PARAMS
+ * (compare m, k, seed with the stored ones; a mismatch is BFH_E_INVALID, never silent
+ * mixing) -> value_index_create -> the kind's open (which takes the database's lock: a
+ * second open gets BFH_E_BUSY), or with standalone_index standalone_open (the kind's
+ * open_replaying, then the index) -> write BFH-PARAMS if it was absent. With the stand-alone index, puts and deletes go through standalone.c's write
  * protocol. A read-only handle opens the kind with ENGINE_CAP_READ_ONLY, keeps BFH-PARAMS in
  * its index directory (or nowhere), and searches through its kind's search (which starts a
  * search over when the owner of the database deletes a file under it).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -25,6 +26,7 @@
 #include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/api/handle.h"
 #include "util/env.h"
+#include "util/path.h"
 #include "util/status.h"
 
 /* ---- Open and close -------------------------------------------------------------------- */
@@ -37,6 +39,26 @@ _Static_assert(HIERARCHY_SIMILARITY == (int)BFH_PLACEMENT_SIMILARITY &&
 
 static int open_with_io(const char *path, const bfh_options *opt_in, struct env *io, bfh_db **out);
 
+/* A read-only handle writes nothing into the database's directory: its index directory must
+   lie outside it, compared where both really are (util/path.h), whether the index directory
+   exists yet or not ("DB/idx", "DB/../DB/idx" and "link-to-DB/idx" are all inside). Checked
+   before anything is created. */
+static int check_index_dir(const char *path, const bfh_options *opt) {
+  if (!opt->read_only || !opt->index_dir) return BFH_OK;
+  char db[PATH_MAX], idx[PATH_MAX];
+  err_t err;
+  err_clear(&err);
+  if (path_resolve(path, db, sizeof db, &err) != ST_OK ||
+      path_resolve(opt->index_dir, idx, sizeof idx, &err) != ST_OK)
+    return invalid(NULL, "bfh_open: index_dir: %s", err.msg);
+  if (path_within(db, idx))
+    return invalid(NULL,
+                   "bfh_open: the index directory %s (%s) lies inside the database's directory "
+                   "%s (%s); a read-only open writes nothing there: choose one outside it",
+                   opt->index_dir, idx, path, db);
+  return BFH_OK;
+}
+
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {
   return open_with_io(path, opt_in, NULL, out);
 }
@@ -47,6 +69,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
   if (!path || !path[0]) return invalid(NULL, "bfh_open: path is NULL or empty");
   bfh_options opt;
   int rc = api_options_or_defaults("bfh_open", opt_in, &opt);
+  if (rc == BFH_OK) rc = check_index_dir(path, &opt);
   if (rc != BFH_OK) return rc;
 
   const engine_kind_t *kind = engine_kind_for(opt.engine, opt.read_only);

@@ -6,6 +6,24 @@
 #include "lsm_hooks/api/db_inspect.h"
 #include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/api/handle.h"
+#include "util/vec.h"
+
+/* The Cuckoo Index's counters, of the live tables only: the pieces of tables that left the
+   version since the last CUCKOO search (a compaction's inputs) are dropped first. */
+static int cuckoo_stats(bfh_db *db, const engine_table_t *tables, size_t n,
+                        cuckoo_index_stats_t *cs) {
+  uint64_t *live = malloc((n ? n : 1) * sizeof *live);
+  if (!live) return api_failf(db, BFH_E_NOMEM, "bfh_stats: out of memory");
+  for (size_t i = 0; i < n; i++) live[i] = tables[i].number;
+  qsort(live, n, sizeof *live, u64_compare);
+  cuckoo_index_lock(db->cuckoo);
+  if (cuckoo_index_retain(db->cuckoo, live, n))
+    cuckoo_index_set_synced(db->cuckoo, 0); /* the next CUCKOO search compares its list */
+  cuckoo_index_get_stats(db->cuckoo, cs);
+  cuckoo_index_unlock(db->cuckoo);
+  free(live);
+  return BFH_OK;
+}
 
 static int db_stats(bfh_db *db, bfh_db_stats *st) {
   memset(st, 0, sizeof *st);
@@ -19,7 +37,10 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
   size_t n = db->engine->ops->view_tables(view, &tables);
   st->tables = n;
   for (size_t i = 0; i < n; i++) st->table_bytes += tables[i].size;
+  cuckoo_index_stats_t cs = {0};
+  if (db->cuckoo) rc = cuckoo_stats(db, tables, n, &cs);
   db->engine->ops->view_release(db->engine, view);
+  if (rc != BFH_OK) return rc;
   if (db->engine->ops->stats) db->engine->ops->stats(db->engine, st);
   if (db->standalone) {
     standalone_stats_t ss;
@@ -63,10 +84,6 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
     st->index_bytes = vs.index_bytes;
   }
   if (db->cuckoo) {
-    cuckoo_index_stats_t cs;
-    cuckoo_index_lock(db->cuckoo);
-    cuckoo_index_get_stats(db->cuckoo, &cs);
-    cuckoo_index_unlock(db->cuckoo);
     st->cuckoo_bytes = cs.bytes;
     st->cuckoo_tables = cs.tables;
     st->index_bytes += cs.bytes;

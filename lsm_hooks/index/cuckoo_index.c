@@ -469,6 +469,20 @@ int cuckoo_index_remove_table(cuckoo_index_t *ci, uint64_t number) {
   return BFH_OK;
 }
 
+size_t cuckoo_index_retain(cuckoo_index_t *ci, const uint64_t *live, size_t n) {
+  size_t removed = 0;
+  for (uint32_t i = 0; i < ci->ntables;) {
+    uint64_t number = ci->recs[ci->by_number[i]].number;
+    if (u64_sorted_contains(live, n, number)) {
+      i++;
+      continue;
+    }
+    cuckoo_index_remove_table(ci, number); /* by_number[i] is the next table now */
+    removed++;
+  }
+  return removed;
+}
+
 static int push_ref(const cuckoo_index_t *ci, uint32_t r, u64vec_t *out) {
   if (r & INLINE_BIT) return u64vec_push(out, ci->recs[r & ~INLINE_BIT].number);
   const idset_t *set = &ci->sets[r];

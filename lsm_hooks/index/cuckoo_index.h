@@ -18,7 +18,9 @@
  * frees entries left with no table). To do so the index keeps each table's distinct keys
  * (4 bytes per distinct value per table), counted in its bytes. A failed insertion (a kick
  * chain longer than CUCKOO_MAX_KICKS) or a load above 90% grows the bucket count by 1.25x and
- * rebuilds the table from those keys.
+ * rebuilds the table from those keys. Its owner brings it to the live tables at each CUCKOO
+ * search and at each bfh_stats (cuckoo_index_retain): the pieces of a table that left the
+ * live version go there, and are never counted as held.
  *
  * Nothing is persisted: the index is built again from the tables' values after an open.
  *
@@ -71,6 +73,9 @@ int cuckoo_index_reserve(cuckoo_index_t *ci, uint64_t entries);
 int cuckoo_index_fit(cuckoo_index_t *ci);
 /* Removes table `number`; BFH_NOT_FOUND if it is not in. */
 int cuckoo_index_remove_table(cuckoo_index_t *ci, uint64_t number);
+/* Removes every table not among live[0, n) (sorted ascending): the pieces of tables that left
+   the live version. Returns how many went. */
+size_t cuckoo_index_retain(cuckoo_index_t *ci, const uint64_t *live, size_t n);
 int cuckoo_index_contains(const cuckoo_index_t *ci, uint64_t number);
 /* Appends to out the numbers of the tables that may hold a value with key `key` (every table
    that does, and false positives from fingerprint collisions); *slots_checked (may be NULL)

@@ -184,21 +184,12 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
     digest += (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull;
   }
   if (digest == cuckoo_index_synced(ci)) return BFH_OK;
-  u64vec_t in;
-  u64vec_init(&in);
-  if (cuckoo_index_tables(ci, &in) != BFH_OK)
-    return err_set(err, BFH_E_NOMEM, "search: out of memory");
   uint64_t *live = malloc((n ? n : 1) * sizeof *live);
-  if (!live) {
-    u64vec_release(&in);
-    return err_set(err, BFH_E_NOMEM, "search: out of memory");
-  }
+  if (!live) return err_set(err, BFH_E_NOMEM, "search: out of memory");
   for (size_t i = 0; i < n; i++) live[i] = tables[i].number;
   qsort(live, n, sizeof *live, u64_compare);
-  for (size_t i = 0; i < in.n; i++)
-    if (!u64_sorted_contains(live, n, in.v[i])) cuckoo_index_remove_table(ci, in.v[i]);
+  (void)cuckoo_index_retain(ci, live, n);
   free(live);
-  u64vec_release(&in);
   if (!c->engine->ops->table_hashes) return BFH_OK;
   /* Every new table's keys first, then one reserve for all (as if every value were new),
      the adds, and a fit if shared values left the table under half full. */

@@ -3,7 +3,8 @@
  * directory that is not a database, other m/k than stored, a damaged BFH-PARAMS, a damaged
  * table (search and get report BFH_E_CORRUPT or the exact answer, never a wrong one), a
  * damaged value-filter block (the table is then always scanned, answers stay exact);
- * bfh_last_error says what failed; bfh_strerror names every code.
+ * bfh_last_error says what failed; bfh_strerror names every code. The bounds of
+ * memtable_bytes, and an empty index_dir, are checked on every engine.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -527,8 +528,56 @@ static void test_api_errors_corrupt_value_filter(void **state) {
   corrupt_case("corruptvf", value_filter_offset, 0x01, 0);
 }
 
+/* memtable_bytes must be 64 KiB .. 4 GiB on every engine (issue 44: LevelDB and RocksDB took
+   2^62 silently, and a 4 KiB memtable made the own engine 45 times slower); the message says
+   the range. A refused open creates nothing. */
+static void test_api_errors_memtable_bytes_bounds_every_engine(void **state) {
+  (void)state;
+  static const bfh_engine engines[] = {BFH_ENGINE_LSM, BFH_ENGINE_LEVELDB, BFH_ENGINE_ROCKSDB};
+  static const size_t refused[] = {0, 4096, (64 << 10) - 1, ((size_t)4 << 30) + 1, (size_t)1 << 62};
+  for (size_t e = 0; e < sizeof engines / sizeof *engines; e++) {
+    if (!bfh_engine_get(engines[e])) continue;
+    char path[600];
+    snprintf(path, sizeof path, "%s/mem-%s", g_fx->dir, bfh_engine_name(engines[e]));
+    bfh_options o;
+    bfh_options_init(&o);
+    o.engine = engines[e];
+    o.value_filter_bits = 8192;
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+      o.memtable_bytes = refused[i];
+      open_expect(path, &o, BFH_E_INVALID);
+      expect_msg(bfh_last_error(NULL), "memtable_bytes");
+      expect_msg(bfh_last_error(NULL), "64 KiB");
+      expect_msg(bfh_last_error(NULL), "4 GiB");
+      assert_int_not_equal(access(path, F_OK), 0);
+    }
+    o.memtable_bytes = 64 << 10; /* the smallest */
+    close_db(open_expect(path, &o, BFH_OK));
+  }
+}
+
+/* index_dir = "" is refused at the open with a message that names it (it used to fail later
+   with a bare mkdir error). */
+static void test_api_errors_empty_index_dir(void **state) {
+  (void)state;
+  char path[600];
+  db_path(path, sizeof path, "ldb");
+  bfh_options o;
+  bfh_options_init(&o);
+  o.engine = BFH_ENGINE_LEVELDB;
+  o.value_filter_bits = 8192;
+  close_db(open_expect(path, &o, BFH_OK));
+  o.read_only = 1;
+  o.index_dir = "";
+  open_expect(path, &o, BFH_E_INVALID);
+  expect_msg(bfh_last_error(NULL), "index_dir is empty");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_api_errors_memtable_bytes_bounds_every_engine, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_empty_index_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_options_defaults, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_bad_options, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_bad_arguments, setup, teardown),

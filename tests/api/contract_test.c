@@ -34,7 +34,7 @@ static bfh_db *open_db(db_fixture_t *f, bfh_engine engine) {
   bfh_options o;
   bfh_options_init(&o);
   o.engine = engine;
-  o.memtable_bytes = 8 << 10; /* several tables from a few hundred keys */
+  o.memtable_bytes = 64 << 10; /* the smallest: half of the keys in a table, half in it */
   o.value_filter_bits = 1 << 14;
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
   return f->db;

@@ -11,6 +11,10 @@
  * oracle's keys, each once, whether the entries are in tables (flushed, compacted) or still in
  * the memtables, and right after a reopen (the index is rebuilt from the tables then).
  * Fixed seeds.
+ *
+ * Lifetimes: after a CUCKOO search indexed the live tables and a compaction replaced some of
+ * them, bfh_stats counts (and holds) only the pieces of tables still live (issue 44: it used to
+ * report the dead ones until the next CUCKOO search).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -248,6 +253,122 @@ static void run_model(bfh_engine engine, int domain, uint64_t seed) {
   assert_int_equal(test_rmrf(dir), 0);
 }
 
+/* ---- Lifetimes ------------------------------------------------------------------------------ */
+
+#define MAX_TABLES 256
+
+typedef struct table_list {
+  uint64_t v[MAX_TABLES];
+  size_t n;
+} table_list_t;
+
+static int collect_table(void *arg, const bfh_table_info *t) {
+  table_list_t *l = arg;
+  if (l->n < MAX_TABLES) l->v[l->n++] = t->number;
+  return 0;
+}
+
+static table_list_t live_tables(bfh_db *db) {
+  table_list_t l = {.n = 0};
+  assert_int_equal(bfh_tables(db, collect_table, &l), BFH_OK);
+  assert_true(l.n < MAX_TABLES);
+  return l;
+}
+
+static size_t common(const table_list_t *a, const table_list_t *b) {
+  size_t c = 0;
+  for (size_t i = 0; i < a->n; i++)
+    for (size_t j = 0; j < b->n; j++) c += a->v[i] == b->v[j];
+  return c;
+}
+
+static int same(const table_list_t *a, const table_list_t *b) {
+  return a->n == b->n && common(a, b) == a->n;
+}
+
+/* One flush of LIFE_KEYS puts over the same keys: a table of level 0 each. */
+#define LIFE_KEYS 400
+static void life_round(bfh_db *db, int round) {
+  char k[32], v[48];
+  for (int i = 0; i < LIFE_KEYS; i++) {
+    int kl = snprintf(k, sizeof k, "key%06d", i);
+    int vl = snprintf(v, sizeof v, "r%02d-value-%06d", round, i);
+    assert_int_equal(bfh_put(db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(db), BFH_OK);
+}
+
+static int count_one(void *arg, const void *key, size_t len) {
+  (void)key, (void)len;
+  ++*(int *)arg;
+  return 0;
+}
+
+static void life_check(bfh_engine engine) {
+  char dir[512];
+  assert_int_equal(test_tmpdir_create(dir, sizeof dir, "cuckoo_test"), 0);
+  bfh_db *db = open_db(dir, engine);
+  /* Three level-0 tables (a fourth would start a compaction), then one CUCKOO search: it
+     indexes every live table. */
+  for (int r = 0; r < 3; r++) life_round(db, r);
+  table_list_t searched = live_tables(db);
+  int found = 0;
+  bfh_search_stats ss;
+  assert_int_equal(
+      bfh_search(db, "r02-value-000007", 16, BFH_SEARCH_CUCKOO, count_one, &found, &ss), BFH_OK);
+  assert_int_equal(found, 1);
+  bfh_db_stats st;
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_int_equal(st.cuckoo_tables, searched.n);
+  uint64_t bytes_searched = st.cuckoo_bytes;
+  /* More level-0 tables: a compaction merges them with the searched ones, which leave the
+     version. Wait until it is done (the list holds still across a bfh_stats). */
+  for (int r = 3; r < 6; r++) life_round(db, r);
+  table_list_t now, again;
+  struct timespec tick = {0, 20 * 1000 * 1000};
+  for (int polls = 0;; polls++) {
+    now = live_tables(db);
+    assert_int_equal(bfh_stats(db, &st), BFH_OK);
+    again = live_tables(db);
+    if (same(&now, &again) && common(&searched, &now) < searched.n && now.n < 4) break;
+    if (polls > 3000) fail_msg("no compaction replaced the searched tables in 60 s");
+    nanosleep(&tick, NULL);
+  }
+  size_t still = common(&searched, &now);
+  print_message(
+      "%s: %zu tables searched, %zu live now, %zu of them searched; cuckoo holds %llu "
+      "tables, %llu bytes (%llu at the search)\n",
+      engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", searched.n, now.n, still,
+      (unsigned long long)st.cuckoo_tables, (unsigned long long)st.cuckoo_bytes,
+      (unsigned long long)bytes_searched);
+  assert_int_equal(st.cuckoo_tables, still); /* only the live ones it indexed */
+  assert_true(st.cuckoo_bytes < bytes_searched);
+  /* The next CUCKOO search indexes the new tables, and answers right. */
+  found = 0;
+  assert_int_equal(
+      bfh_search(db, "r05-value-000007", 16, BFH_SEARCH_CUCKOO, count_one, &found, &ss), BFH_OK);
+  assert_int_equal(found, 1);
+  found = 0;
+  assert_int_equal(
+      bfh_search(db, "r02-value-000007", 16, BFH_SEARCH_CUCKOO, count_one, &found, &ss), BFH_OK);
+  assert_int_equal(found, 0);
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  now = live_tables(db);
+  assert_int_equal(st.cuckoo_tables, now.n);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  assert_int_equal(test_rmrf(dir), 0);
+}
+
+static void test_cuckoo_stats_count_live_tables_lsm(void **state) {
+  (void)state;
+  life_check(BFH_ENGINE_LSM);
+}
+
+static void test_cuckoo_stats_count_live_tables_leveldb(void **state) {
+  (void)state;
+  life_check(BFH_ENGINE_LEVELDB);
+}
+
 static void test_cuckoo_model_lsm_unique(void **state) {
   (void)state;
   run_model(BFH_ENGINE_LSM, 0, 21);
@@ -275,6 +396,8 @@ int main(void) {
       cmocka_unit_test(test_cuckoo_model_lsm_domain),
       cmocka_unit_test(test_cuckoo_model_leveldb_unique),
       cmocka_unit_test(test_cuckoo_model_leveldb_domain),
+      cmocka_unit_test(test_cuckoo_stats_count_live_tables_lsm),
+      cmocka_unit_test(test_cuckoo_stats_count_live_tables_leveldb),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,7 +56,7 @@ static bfh_options options(const row_t *r, int read_only) {
   bfh_options_init(&o);
   o.engine = r->engine;
   o.value_filter_bits = 4096;
-  o.memtable_bytes = 16 << 10; /* several tables and levels */
+  o.memtable_bytes = 64 << 10; /* the smallest: several tables and levels */
   o.table_bytes = 16 << 10;
   o.read_only = read_only;
   return o;

@@ -253,7 +253,7 @@ static void test_lsm_lean_one_plan(void **state) {
   db_fixture_t *f = *state;
   bfh_options o;
   options(&o, BFH_ENGINE_LSM);
-  o.memtable_bytes = 16 << 10;
+  o.memtable_bytes = 64 << 10; /* the smallest memtable */
   o.table_bytes = 8 << 10; /* 8 KiB tables: well over 64 of them */
   fill_with(f->dir, &o);
   uint64_t bytes[3];

@@ -70,7 +70,7 @@ static const spec_t SPECS[] = {
     {"table-bytes", CLI_DB, K_SIZE, AT(opt.table_bytes), 0, NULL, "B",
      "target table file size (default 2MiB)"},
     {"memtable-bytes", CLI_DB, K_SIZE, AT(opt.memtable_bytes), 0, NULL, "B",
-     "memtable size (default 4MiB)"},
+     "memtable size (default 4MiB; 64KiB..4GiB)"},
     {"no-value-filters", CLI_DB, K_FLAG, AT(opt.value_filters), 0, NULL, NULL,
      "engine only: no value filters (searches scan)"},
     {"leaves-on-disk", CLI_DB, K_FLAG, AT(opt.leaves_on_disk), BFH_LEAVES_ON_DISK, NULL, NULL,

@@ -26,8 +26,9 @@ struct env;
    follows a change the owner made meanwhile (a compaction, a memtable flush). */
 #define ENGINE_LEVELDB_RO_ATTEMPTS 16
 
-/* Opens the LevelDB database in path read-only. opt->index_dir (may be NULL: memory only)
-   is created if missing (with its parents) and gets the filter cache. io: bfh's file
+/* Opens the LevelDB database in path read-only. opt->index_dir (may be NULL: memory only;
+   REQUIRES: outside path, as bfh_open checks) is created if missing (with its parents) and
+   gets the filter cache. io: bfh's file
    accesses (NULL: the real I/O layer); sync: borrowed, NULL with value filters off. On
    BFH_OK *e is new (close with e->ops->close). BFH_E_INVALID if path holds no LevelDB
    database (no CURRENT) or holds a bfh own-engine database; nothing is created in path. */

@@ -101,7 +101,6 @@ typedef struct engine_ro {
   uint64_t *bound;
   size_t nbound;
   int attached;
-  int index_in_db; /* the index directory lies inside the database's: no file */
 
   pthread_mutex_t mu; /* guards everything below */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */

@@ -1,8 +1,6 @@
 /* The persisted index of a read-only handle (lsm_hooks/index/persisted_index.h; doc/search.md
- * "The persisted index"): <index_dir>/BFH-INDEX, never in the database's directory.
- *
- * An index directory inside the database's directory (--index-dir DB) keeps no file: a
- * read-only handle writes nothing new there.
+ * "The persisted index"): <index_dir>/BFH-INDEX, never in the database's directory (bfh_open
+ * refuses an index directory inside it).
  *
  * Open: after the first refresh listed the live tables, the file (if any) is opened, each
  * live table is stamped (ro_table_stamp: an fstat and its 48-byte footer, doc/format.md
@@ -27,7 +25,6 @@
  * bound by that stamp; a table whose cache file is not bound to that stamp, or too fresh to
  * be stamped, is left out (indexed as before).
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +36,7 @@
 /* Does this handle keep the persisted index (an index directory, the lean layout with maps,
    leaves in memory)? */
 static int persists(const engine_ro_t *r) {
-  if (!r->sync || !r->index_dir || !r->cache_dir || r->index_in_db) return 0;
+  if (!r->sync || !r->index_dir || !r->cache_dir) return 0;
   const value_index_params_t *p = index_sync_params(r->sync);
   return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
 }
@@ -64,17 +61,7 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Does the index directory lie inside the database's directory (or is it)? The file is then
-   neither read nor written: nothing of it may land there. */
-static int inside_db(const engine_ro_t *r) {
-  char a[PATH_MAX], b[PATH_MAX];
-  if (!realpath(r->path, a) || !realpath(r->index_dir, b)) return 1; /* not known: as inside */
-  size_t n = strlen(a);
-  return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
-}
-
 void ro_persisted_open(engine_ro_t *r) {
-  if (r->index_dir && inside_db(r)) r->index_in_db = 1;
   if (!persists(r) || !r->state) return;
   value_index_t *vi = index_sync_value_index(r->sync);
   persisted_index_binding_t b = {PERSISTED_INDEX_LEVELDB_TABLES, open_map, r};

@@ -211,8 +211,9 @@ static void clean_cache(rro_t *r) {
   env_names_free(names, n);
 }
 
-/* path must hold a RocksDB database (CURRENT), and no other engine's. */
-static int check_directory(const char *path, const bfh_options *opt, err_t *err) {
+/* path must hold a RocksDB database (CURRENT), and no other engine's. (That the index directory
+   lies outside it bfh_open checked before any engine's open.) */
+static int check_directory(const char *path, err_t *err) {
   int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
   char p[4200];
@@ -221,21 +222,12 @@ static int check_directory(const char *path, const bfh_options *opt, err_t *err)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a RocksDB database (no CURRENT file); a read-only open creates none",
                    path);
-  if (opt->index_dir) { /* the filter cache must not land in the database's directory */
-    char a[4200], b[4200];
-    if (realpath(path, a) && realpath(opt->index_dir, b) && strncmp(a, b, strlen(a)) == 0 &&
-        (b[strlen(a)] == '\0' || b[strlen(a)] == '/'))
-      return err_set(err, BFH_E_INVALID,
-                     "%s: the index directory %s lies inside the database's directory; a "
-                     "read-only open writes nothing there",
-                     path, opt->index_dir);
-  }
   return BFH_OK;
 }
 
 int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(path, opt, err);
+  int rc = check_directory(path, err);
   if (rc != BFH_OK) return rc;
   rro_t *r = calloc(1, sizeof *r);
   if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);

@@ -27,8 +27,9 @@ struct env;
 /* Reads of the MANIFEST and the WALs, and searches, tried before BFH_E_BUSY. */
 #define ENGINE_ROCKSDB_RO_ATTEMPTS 16
 
-/* Opens the RocksDB database in path read-only. opt->index_dir (may be NULL: memory only) is
-   created if missing and gets the filter cache. io: bfh's file accesses (NULL: the real I/O
+/* Opens the RocksDB database in path read-only. opt->index_dir (may be NULL: memory only;
+   REQUIRES: outside path, as bfh_open checks) is created if missing and gets the filter
+   cache. io: bfh's file accesses (NULL: the real I/O
    layer); sync: borrowed, NULL with value filters off. On BFH_OK *e is new (close with
    e->ops->close). BFH_E_INVALID if path holds no RocksDB database (no CURRENT) or another
    engine's; BFH_E_UNSUPPORTED for what the engine does not read (a comparator other than
