@@ -11,11 +11,19 @@
  *    against the live tables' total size. Then a second open over the now warm filter cache
  *    and its first search, measured the same way. Then --queries searches (AUTO) of present
  *    values: median latency.
+ *    Then, the database live: the stock program puts --memtable more unique values (in its
+ *    memtable and WAL, never flushed), and --rounds rounds each time, on the read-only handle
+ *    open throughout, --queries AUTO searches of a value in a table, of a value in the memtable
+ *    and of an absent value (medians), and one RocksDB iterator scan over the whole database
+ *    comparing every value (the rival: what a RocksDB program does to find a value). Printed:
+ *    the median over the rounds of each, and the scan's median over each search's.
  * 3. The stock handle is closed; bfh opens the database read-write (BFH_ENGINE_ROCKSDB) and
  *    runs the same searches: median latency. The ratio read-only / read-write is printed.
  * Prints a header naming every parameter, then CSV.
  *
- * Usage: rocksdb_readonly_bench [--num N] [--queries Q] [--dir D] [--keep]
+ * Usage: rocksdb_readonly_bench [--num N] [--queries Q] [--rounds R] [--memtable M] [--dir D]
+ *                               [--keep]
+ *   --num 10000000 is the medium run (1M by default).
  */
 #include <rocksdb/c.h>
 #include <stdio.h>
@@ -93,6 +101,62 @@ static uint64_t median_search(bfh_db *db, uint64_t num, int queries, const char 
   return m;
 }
 
+static size_t mem_value_of(uint64_t i, char *buf) {
+  return (size_t)sprintf(buf, "value-%010llu-memtable", (unsigned long long)i);
+}
+
+static size_t absent_value_of(uint64_t i, char *buf) {
+  return (size_t)sprintf(buf, "value-%010llu-absent", (unsigned long long)i);
+}
+
+enum { KIND_TABLE, KIND_MEMTABLE, KIND_ABSENT, KINDS };
+static const char *KIND_NAMES[KINDS] = {"table", "memtable", "absent"};
+
+/* --queries AUTO searches of values of one kind (from n of them); the median in ns. */
+static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint64_t seed) {
+  uint64_t *t = malloc((size_t)queries * sizeof *t);
+  rng_t r;
+  rng_init(&r, seed);
+  for (int q = 0; q < queries; q++) {
+    char v[64];
+    uint64_t i = rng_below(&r, n);
+    size_t vl = kind == KIND_TABLE      ? value_of(i, v)
+                : kind == KIND_MEMTABLE ? mem_value_of(i, v)
+                                        : absent_value_of(i, v);
+    uint64_t hits = 0, t0 = bench_now_ns();
+    int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_hit, &hits, NULL);
+    t[q] = bench_now_ns() - t0;
+    if (rc != BFH_OK) die(KIND_NAMES[kind], bfh_last_error(db));
+    if (hits != (kind == KIND_ABSENT ? 0u : 1u)) {
+      fprintf(stderr, "%s: %s: '%s' found %llu times\n", PROG, KIND_NAMES[kind], v,
+              (unsigned long long)hits);
+      exit(1);
+    }
+  }
+  qsort(t, (size_t)queries, sizeof *t, cmp_u64);
+  uint64_t m = t[queries / 2];
+  free(t);
+  return m;
+}
+
+/* The rival: a RocksDB iterator over the whole database comparing every value with v (as a
+   program without bfh finds a value); the time in ns, the matches in *hits. */
+static uint64_t iterator_scan(rocksdb_t *rdb, const char *v, size_t vl, uint64_t *hits) {
+  rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+  uint64_t t0 = bench_now_ns();
+  rocksdb_iterator_t *it = rocksdb_create_iterator(rdb, ro);
+  *hits = 0;
+  for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+    size_t l;
+    const char *x = rocksdb_iter_value(it, &l);
+    if (l == vl && memcmp(x, v, vl) == 0) ++*hits;
+  }
+  rocksdb_iter_destroy(it);
+  uint64_t ns = bench_now_ns() - t0;
+  rocksdb_readoptions_destroy(ro);
+  return ns;
+}
+
 typedef struct first {
   uint64_t open_ns, search_ns, open_rchar, search_rchar, search_bytes;
 } first_t;
@@ -124,23 +188,33 @@ static bfh_db *open_ro_measured(const char *dir, const char *idx, first_t *f, ui
 
 int main(int argc, char **argv) {
   uint64_t num = 1000000;
-  int queries = 200, keep = 0;
+  int queries = 200, keep = 0, rounds = 5;
+  uint64_t memtable = 10000;
   const char *base = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--num") == 0 && i + 1 < argc)
       num = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
       queries = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+      rounds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--memtable") == 0 && i + 1 < argc)
+      memtable = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
       base = argv[++i];
     else if (strcmp(argv[i], "--keep") == 0)
       keep = 1;
     else {
-      fprintf(stderr, "usage: %s [--num N] [--queries Q] [--dir D] [--keep]\n", PROG);
+      fprintf(stderr,
+              "usage: %s [--num N] [--queries Q] [--rounds R] [--memtable M] [--dir D] "
+              "[--keep]\n",
+              PROG);
       return 2;
     }
   }
   if (queries < 1) queries = 1;
+  if (rounds < 1) rounds = 1;
+  if (memtable < 1) memtable = 1;
   char root[512], dir[600], idx[600];
   if (base)
     snprintf(root, sizeof root, "%s", base);
@@ -199,6 +273,30 @@ int main(int argc, char **argv) {
   bfh_close(db);
   db = open_ro_measured(dir, idx, &warm, num);
   uint64_t ro_med = median_search(db, num, queries, "read-only");
+
+  /* 2b. The database live: values in the memtable too; AUTO by kind against the scan. */
+  for (uint64_t i = 0; i < memtable; i++) {
+    char k[32], v[64];
+    int kl = sprintf(k, "mkey%010llu", (unsigned long long)i);
+    size_t vl = mem_value_of(i, v);
+    rocksdb_put(rdb, wo, k, (size_t)kl, v, vl, &msg);
+    if (msg) die("rocksdb_put", msg);
+  }
+  uint64_t *kind_ns[KINDS], *scan_ns = malloc((size_t)rounds * sizeof *scan_ns);
+  for (int k = 0; k < KINDS; k++) kind_ns[k] = malloc((size_t)rounds * sizeof *kind_ns[k]);
+  const uint64_t kind_n[KINDS] = {num, memtable, num};
+  for (int k = 0; k < KINDS; k++) (void)median_kind(db, k, kind_n[k], 1, 1); /* the WAL read */
+  for (int round = 0; round < rounds; round++) {
+    for (int k = 0; k < KINDS; k++)
+      kind_ns[k][round] = median_kind(db, k, kind_n[k], queries, 100 + (uint64_t)round);
+    char v[64];
+    size_t vl = absent_value_of((uint64_t)round, v);
+    uint64_t hits;
+    scan_ns[round] = iterator_scan(rdb, v, vl, &hits);
+    if (hits) die("iterator scan", "found an absent value");
+  }
+  for (int k = 0; k < KINDS; k++) qsort(kind_ns[k], (size_t)rounds, sizeof(uint64_t), cmp_u64);
+  qsort(scan_ns, (size_t)rounds, sizeof *scan_ns, cmp_u64);
   bfh_close(db);
 
   /* 3. Read-write: the stock program closes first (RocksDB admits one writer). */
@@ -229,6 +327,19 @@ int main(int argc, char **argv) {
   printf("mode,median_search_us\n");
   printf("read_only,%.1f\nread_write,%.1f\n", ro_med / 1e3, rw_med / 1e3);
   printf("# read_only / read_write median = %.2f\n", rw_med ? (double)ro_med / (double)rw_med : 0.0);
+  printf(
+      "# live: memtable=%llu unflushed values, rounds=%d, each round %d AUTO searches per "
+      "kind (median) and one iterator scan; medians over the rounds\n",
+      (unsigned long long)memtable, rounds, queries);
+  printf("kind,auto_median_us,iterator_scan_median_ms,scan_over_auto\n");
+  uint64_t scan_med = scan_ns[rounds / 2];
+  for (int k = 0; k < KINDS; k++) {
+    uint64_t m = kind_ns[k][rounds / 2];
+    printf("%s,%.1f,%.1f,%.0f\n", KIND_NAMES[k], m / 1e3, scan_med / 1e6,
+           m ? (double)scan_med / (double)m : 0.0);
+    free(kind_ns[k]);
+  }
+  free(scan_ns);
   rocksdb_flushoptions_destroy(fo);
   rocksdb_writeoptions_destroy(wo);
   rocksdb_options_destroy(o);

@@ -1,7 +1,8 @@
 /* The read-only LevelDB mode (bfh_options.read_only, doc/leveldb.md "Searching a live LevelDB
  * database read-only"): searches of a database another process holds open and keeps writing,
  * a table that vanishes under a search, a memtable flushed between a refresh's MANIFEST read
- * and its log read, files never created or changed, writes refused, and
+ * and its log read, a put between two searches found by the second while searches with nothing
+ * written read no file again, files never created or changed, writes refused, and
  * engine detection in both directions without creating a file.
  *
  * The live test forks a writer that owns the database through LevelDB's C API. It runs first:
@@ -631,6 +632,54 @@ static void test_readonly_log_flushed_under_refresh(void **state) {
   leveldb_options_destroy(o);
 }
 
+/* The refresh's watch (dir_watch.h): with nothing written, searches read no file again (the
+   refresh count stays); a put made between two searches, with nothing else happening, is
+   found by the second (also after the owner compacts, and after it reopens: a new MANIFEST,
+   CURRENT renamed). */
+static void test_readonly_refresh_watch(void **state) {
+  (void)state;
+  char dir[4300];
+  snprintf(dir, sizeof dir, "%s/watched", tmpdir);
+  static int model[NKEYS];
+  make_db(dir, model);
+  leveldb_options_t *o;
+  leveldb_t *owner = ldb_open_small(dir, &o);
+  assert_non_null(owner);
+  leveldb_compact_range(owner, NULL, 0, NULL, 0); /* no background work left */
+  leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
+  bfh_db *db = open_ro(dir, NULL);
+  engine_t *e = bfh_internal_engine(db);
+  char k[32], v[128], *err = NULL;
+  int seen[NKEYS];
+  size_t vl = value_bytes(NVALS + 1, v); /* held by no key */
+  uint64_t refreshes = 0;
+  for (int i = 0; i < 21; i++) {
+    if (i == 1) refreshes = engine_leveldb_ro_refreshes(e);
+    memset(seen, 0, sizeof seen);
+    assert_int_equal(bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_key, seen, NULL), BFH_OK);
+  }
+  assert_int_equal(engine_leveldb_ro_refreshes(e), refreshes);
+  for (int i = 0; i < 30; i++) {
+    if (i % 10 == 9) { /* the owner reopens: a new MANIFEST, CURRENT renamed, a new log */
+      leveldb_close(owner);
+      leveldb_options_destroy(o);
+      assert_non_null(owner = ldb_open_small(dir, &o));
+    }
+    int key = 7 * i, id = NVALS + 2 + i;
+    vl = value_bytes(id, v);
+    leveldb_put(owner, wo, k, key_bytes(key, k), v, vl, &err);
+    assert_null(err);
+    if (i % 10 == 4) leveldb_compact_range(owner, NULL, 0, NULL, 0); /* the log goes */
+    memset(seen, 0, sizeof seen);
+    assert_int_equal(bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_key, seen, NULL), BFH_OK);
+    if (seen[key] != 1) fail_msg("put %d: key %d not found once by the next search", i, key);
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+  leveldb_writeoptions_destroy(wo);
+  leveldb_close(owner);
+  leveldb_options_destroy(o);
+}
+
 /* ---- Options and engine detection -------------------------------------------------------- */
 
 static void test_readonly_options(void **state) {
@@ -721,6 +770,7 @@ int main(void) {
       cmocka_unit_test(test_readonly_table_vanishes),
       cmocka_unit_test(test_readonly_pinned_files_outlive_unlink),
       cmocka_unit_test(test_readonly_log_flushed_under_refresh),
+      cmocka_unit_test(test_readonly_refresh_watch),
       cmocka_unit_test(test_readonly_options),
       cmocka_unit_test(test_engine_detection),
   };

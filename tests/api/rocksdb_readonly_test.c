@@ -11,6 +11,11 @@
  *   - a memtable flushed between a refresh's WAL reads and its second MANIFEST read (a test
  *     hook): the refresh starts over, else it would put the old WAL's entries over the new
  *     table that holds newer ones;
+ *   - the refresh's watch (dir_watch.h): searches with nothing written read no file again
+ *     (the refresh count stays); a put made between two searches, with nothing else
+ *     happening, is found by the second (also after a flush, and after the owner reopens:
+ *     a new MANIFEST and CURRENT renamed), and its WAL is read from where the last read
+ *     ended (the WAL bytes read grow by what the put appended);
  *   - refusals: a merge operand gives BFH_E_UNSUPPORTED naming it, never an answer; writes
  *     through the handle are refused. (Range deletions are answered:
  *     rocksdb_readonly_rangedel_test.c.)
@@ -488,11 +493,83 @@ static void test_rocksdb_readonly_flush_under_refresh(void **state) {
   stock_close(&s);
 }
 
+/* The size of the newest WAL of the database (0: none). */
+static uint64_t newest_wal_size(void) {
+  DIR *d = opendir(g_db);
+  assert_non_null(d);
+  struct dirent *de;
+  unsigned long long best = 0;
+  int found = 0;
+  while ((de = readdir(d))) {
+    unsigned long long n;
+    char tail[8];
+    if (sscanf(de->d_name, "%llu.%7s", &n, tail) == 2 && strcmp(tail, "log") == 0 &&
+        (!found || n > best))
+      best = n, found = 1;
+  }
+  closedir(d);
+  if (!found) return 0;
+  char p[700];
+  snprintf(p, sizeof p, "%s/%06llu.log", g_db, best);
+  struct stat st;
+  assert_int_equal(stat(p, &st), 0);
+  return (uint64_t)st.st_size;
+}
+
+static size_t search_count(bfh_db *db, const char *v) {
+  size_t c = 0;
+  assert_int_equal(bfh_search(db, v, strlen(v), BFH_SEARCH_AUTO, count_cb, &c, NULL), BFH_OK);
+  return c;
+}
+
+static void test_rocksdb_readonly_refresh_watch(void **state) {
+  (void)state;
+  g_no_auto_compactions = 1;
+  stock_t s;
+  stock_open(&s);
+  put_batch(&s, "old", 0);
+  stock_flush(&s);
+  put_batch(&s, "wal", 0);
+  bfh_db *db = open_ro();
+  engine_t *e = bfh_internal_engine(db);
+  assert_int_equal(search_count(db, "wal-0"), 10);
+  /* Nothing written: the watch spares every read of CURRENT, the MANIFEST and the WALs. */
+  uint64_t refreshes = engine_rocksdb_ro_refreshes(e), wal = engine_rocksdb_ro_wal_bytes_read(e);
+  for (int i = 0; i < 20; i++) assert_int_equal(search_count(db, "absent"), 0);
+  assert_int_equal(engine_rocksdb_ro_refreshes(e), refreshes);
+  assert_int_equal(engine_rocksdb_ro_wal_bytes_read(e), wal);
+  char *msg = NULL;
+  for (int i = 0; i < 30; i++) {
+    char k[16], v[32];
+    int kl = sprintf(k, "n%03d", i);
+    sprintf(v, "new-%03d", i);
+    if (i % 10 == 9) { /* the owner reopens: a new MANIFEST, CURRENT renamed, a new WAL */
+      stock_close(&s);
+      stock_open(&s);
+    }
+    uint64_t size = newest_wal_size(), read = engine_rocksdb_ro_wal_bytes_read(e);
+    rocksdb_put(s.db, s.wo, k, (size_t)kl, v, strlen(v), &msg);
+    assert_null(msg);
+    if (i % 10 == 4) stock_flush(&s); /* into a table; the WAL goes */
+    if (search_count(db, v) != 1) fail_msg("put %d: '%s' not found by the next search", i, v);
+    if (i % 5 != 4 && i % 10 != 9) { /* the same WAL grew: only its new tail was read */
+      uint64_t grew = newest_wal_size() - size, got = engine_rocksdb_ro_wal_bytes_read(e) - read;
+      if (got != grew)
+        fail_msg("put %d: the WAL grew by %llu bytes and the refresh read %llu", i,
+                 (unsigned long long)grew, (unsigned long long)got);
+    }
+  }
+  assert_int_equal(search_count(db, "wal-0"), 10);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  stock_close(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_writes_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_flush_under_refresh, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_readonly_refresh_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_merge_refused, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

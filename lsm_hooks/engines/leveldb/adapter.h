@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "util/env.h"
+#include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
@@ -134,9 +135,10 @@ typedef struct engine_leveldb {
   log_state_t *logs;
   size_t nlogs, logs_cap;
   ldb_pin_t *pinned; /* the last pin made, for the next view with the same list (a ref) */
-  /* An inotify watch on the directory (-1: none): while it reports no file created, removed
-     or renamed, the log files are those of the last listing, which is then not repeated. */
-  int watch_fd;
+  /* An inotify watch on the directory's names (watch.fd -1: none): while it reports no file
+     created, removed or renamed, the log files are those of the last listing, which is then
+     not repeated. */
+  dir_watch_t watch;
   int dir_changed; /* an event (or none yet listed) since the last complete listing */
   /* Reads of the watch that found events (every read, without one), listings of the
      directory and logs found gone: a pin made before the last of them may lack a table. */

@@ -56,7 +56,7 @@ static int e_close(engine_t *e, err_t *err) {
   if (el->pin_ropt) leveldb_readoptions_destroy(el->pin_ropt);
   if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
   ldb_logs_release(el);
-  if (el->watch_fd >= 0) close(el->watch_fd);
+  dir_watch_release(&el->watch);
   pthread_mutex_destroy(&el->sync_mu);
   pthread_mutex_destroy(&el->diag_mu);
   pthread_mutex_destroy(&el->write_err_mu);
@@ -367,7 +367,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   el->base.ops = &leveldb_ops;
   el->sync = sync;
   el->dir_fd = -1;
-  el->watch_fd = -1;
+  el->watch.fd = -1;
   pthread_mutex_init(&el->sync_mu, NULL);
   pthread_mutex_init(&el->diag_mu, NULL);
   pthread_mutex_init(&el->write_err_mu, NULL);

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
 #include "bfh.h"
 #include "filters/hash.h"
+#include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
@@ -135,31 +135,16 @@ static void log_state_release(log_state_t *l) {
 
 void ldb_logs_watch(engine_leveldb_t *el) {
   el->dir_changed = 1;
-  el->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (el->watch_fd < 0) return;
-  if (inotify_add_watch(el->watch_fd, el->path,
-                        IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO) < 0) {
-    close(el->watch_fd);
-    el->watch_fd = -1;
-  }
+  (void)dir_watch_init(&el->watch, el->path, DIR_WATCH_NAMES);
 }
 
 /* The kernel queues a creation's event before the creating call returns, so a log (or a
    table) that LevelDB made before a put was acknowledged has its event queued before any
-   later read of the watch. A removal's event is not so ordered: unlink(2) takes the name
-   away (a stat then fails) before it queues the event, and a thread descheduled in between
-   (a loaded machine, a preempted virtual CPU) leaves the log gone with no event to read.
-   So a log found gone counts as an event of its own (ldb_logs_refresh). */
+   later read of the watch. A removal's event is not so ordered (dir_watch.h): a log found
+   gone counts as an event of its own (ldb_logs_refresh). */
 void ldb_dir_events(engine_leveldb_t *el) {
-  if (el->watch_fd >= 0 && atomic_load(&el->watch_held)) return; /* a test holds the events */
-  int any = el->watch_fd < 0;
-  char buf[4096] __attribute__((aligned(8)));
-  ssize_t n;
-  while (!any && (n = read(el->watch_fd, buf, sizeof buf)) != 0) {
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    any = 1; /* an event, or an error reading them: assume a change */
-  }
-  if (any) {
+  if (el->watch.fd >= 0 && atomic_load(&el->watch_held)) return; /* a test holds the events */
+  if (dir_watch_poll(&el->watch)) {
     el->dir_changed = 1;
     el->dir_events++;
   }

@@ -2,7 +2,11 @@
  * the other files of the folder).
  *
  * A refresh (at every view, so at every search, and at every bfh_get) brings the engine's
- * state up to the database's newest version:
+ * state up to the database's newest version. It starts with a poll of an inotify watch on the
+ * directory (dir_watch.h: files made, renamed, removed or written; the directory moved): when
+ * the poll finds nothing, the last refresh succeeded and no read found a file gone since,
+ * nothing was written since that refresh began and its state is still the newest: the refresh
+ * ends there, one read(2). Otherwise (and without a watch) it reads:
  *   1. read CURRENT and the MANIFEST it names: from where the last read stopped while the
  *      name is the same (LevelDB only appends to a MANIFEST), whole when it changed; a
  *      record cut short at the end is an edit in flight, read next time. This gives version
@@ -93,6 +97,7 @@ static int e_close(engine_t *e, err_t *err) {
   if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
   ro_state_unref(r->state);
+  dir_watch_release(&r->watch);
   for (size_t i = 0; i < r->nlogs; i++) ro_log_release(&r->logs[i]);
   free(r->logs);
   env_rfile_close(r->manifest_file);
@@ -276,7 +281,13 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env 
                : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
                                                : (unsigned long long)rl.rlim_cur / 2;
   pthread_mutex_init(&r->mu, NULL);
+  r->watch.fd = -1;
+  atomic_init(&r->stale, 1);
   if (!(r->path = strdup(path))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  /* Before the first refresh (dir_watch.h's rule). Only over the real file system: a test's
+     I/O layer may change what a read sees without the kernel knowing. */
+  if (rc == BFH_OK && r->io == env_default())
+    (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
   if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK) {
@@ -320,4 +331,8 @@ void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *a
 
 uint64_t engine_leveldb_ro_retries(engine_t *e) {
   return atomic_load(&((engine_ro_t *)e)->retries);
+}
+
+uint64_t engine_leveldb_ro_refreshes(engine_t *e) {
+  return atomic_load(&((engine_ro_t *)e)->refreshes);
 }

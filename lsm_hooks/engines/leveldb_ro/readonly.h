@@ -55,6 +55,10 @@ void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *a
 /* How many refreshes and searches started over because the database changed under them. */
 uint64_t engine_leveldb_ro_retries(engine_t *e);
 
+/* How many refreshes read CURRENT, the MANIFEST and the logs (the others found nothing new in
+   the directory watch: dir_watch.h). */
+uint64_t engine_leveldb_ro_refreshes(engine_t *e);
+
 /* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
 uint64_t engine_leveldb_ro_pinned(engine_t *e);
 /* Tests: hold at most n table files open from the next refresh on, which makes a new state

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
@@ -90,6 +91,10 @@ typedef struct engine_ro {
   void (*logs_hook)(void *arg);
   void *logs_hook_arg;
   atomic_ullong retries;
+  atomic_ullong refreshes; /* refreshes that read the files (not spared by the watch) */
+  /* Something may have changed since the last refresh that succeeded: a watch event, a
+     refresh that failed, a file found gone (dir_watch.h's rule). */
+  atomic_int stale;
   atomic_ullong pinned;          /* table files held open now (pin_t) */
   unsigned long long pin_max;    /* at most this many held open at once */
   uint64_t missing;              /* a table the last refresh found missing (0: none) ... */
@@ -103,6 +108,7 @@ typedef struct engine_ro {
   int attached;
 
   pthread_mutex_t mu; /* guards everything below */
+  dir_watch_t watch;  /* the directory's contents (DIR_WATCH_CONTENTS) */
   char manifest[64];  /* the MANIFEST name last read ("" before the first) */
   env_rfile_t *manifest_file; /* held open: which file under that name was read */
   uint64_t manifest_resume;

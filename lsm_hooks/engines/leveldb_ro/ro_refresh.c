@@ -210,14 +210,20 @@ static int refresh_once(engine_ro_t *r, err_t *err) {
 
 /* Brings r->state up to the newest version. REQUIRES mu. */
 int ro_refresh(engine_ro_t *r, err_t *err) {
+  /* The watch first, then the files (dir_watch.h): nothing queued since the last refresh that
+     succeeded, and nothing found gone, leaves its state the newest. */
+  if (dir_watch_poll(&r->watch)) atomic_store(&r->stale, 1);
+  if (r->state && !atomic_exchange(&r->stale, 0)) return BFH_OK;
+  atomic_fetch_add(&r->refreshes, 1);
   int rc = AGAIN;
   for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS; attempt++) {
     rc = refresh_once(r, err);
+    if (rc == BFH_OK) return rc;
     /* A damaged-looking record may be an append in flight (top of readonly.c): read again. */
-    if (rc != AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < ENGINE_LEVELDB_RO_ATTEMPTS))
-      return rc;
+    if (rc != AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < ENGINE_LEVELDB_RO_ATTEMPTS)) break;
     atomic_fetch_add(&r->retries, 1);
   }
+  atomic_store(&r->stale, 1); /* failed: the next refresh reads the files again */
   if (rc != AGAIN) return rc;
   return err_set(err, BFH_E_BUSY,
                  "%s: the database changed under each of %d reads of its MANIFEST and logs",

@@ -3,7 +3,11 @@
  * (leveldb_ro/readonly.c) is its model; what differs is RocksDB's.
  *
  * A refresh (at every view, so at every search, and at every bfh_get) brings the state up to
- * the database's newest version:
+ * the database's newest version. It starts with a poll of an inotify watch on the directory
+ * (dir_watch.h: files made, renamed, removed or written; the directory moved): when the poll
+ * finds nothing, the last refresh succeeded and no read found a file gone since, nothing was
+ * written since that refresh began and its state is still the newest: the refresh ends there,
+ * one read(2). Otherwise (and without a watch) it reads:
  *   1. read CURRENT and the MANIFEST it names (rdb_manifest.h): from where the last read
  *      stopped while the name and the file are the same (RocksDB only appends to a MANIFEST
  *      until it starts a new one, at an open or past max_manifest_file_size), whole when it
@@ -75,6 +79,7 @@ static int e_close(engine_t *e, err_t *err) {
   if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
   rro_state_unref(r->state);
+  dir_watch_release(&r->watch);
   for (size_t i = 0; i < r->nlogs; i++) rro_log_release(&r->logs[i]);
   free(r->logs);
   env_rfile_close(r->manifest_file);
@@ -240,9 +245,15 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
                                                   : (unsigned long long)rl.rlim_cur / 2;
   pthread_mutex_init(&r->mu, NULL);
   pthread_mutex_init(&r->state_mu, NULL);
+  r->watch.fd = -1;
+  atomic_init(&r->stale, 1);
   if (!(r->path = strdup(path)) ||
       !(r->cf_name = strdup(opt->column_family ? opt->column_family : "default")))
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  /* Before the first refresh (dir_watch.h's rule). Only over the real file system: a test's
+     I/O layer may change what a read sees without the kernel knowing. */
+  if (rc == BFH_OK && r->io == env_default())
+    (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
   if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK) {

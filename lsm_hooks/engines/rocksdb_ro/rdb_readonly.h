@@ -52,6 +52,10 @@ int engine_rocksdb_ro_describe(engine_t *e, struct value_index *vi, uint64_t num
 
 /* How many refreshes and searches started over because the database changed under them. */
 uint64_t engine_rocksdb_ro_retries(engine_t *e);
+/* How many refreshes read CURRENT, the MANIFEST and the WALs (the others found nothing new in
+   the directory watch: dir_watch.h), and how many WAL bytes they read. */
+uint64_t engine_rocksdb_ro_refreshes(engine_t *e);
+uint64_t engine_rocksdb_ro_wal_bytes_read(engine_t *e);
 /* How many table files the handle holds open now. */
 uint64_t engine_rocksdb_ro_pinned(engine_t *e);
 /* Tests: hold at most n table files open from the next refresh on (0: none, so that a table

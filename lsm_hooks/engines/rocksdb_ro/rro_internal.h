@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 #include "lsm_hooks/rocksdb_format/rdb_entry.h"
@@ -207,12 +208,18 @@ typedef struct rro {
   void *logs_hook_arg;
   atomic_ullong retries;
   atomic_ullong pinned;
+  atomic_ullong refreshes; /* refreshes that read the files (not spared by the watch) */
+  atomic_ullong wal_bytes; /* WAL bytes read */
+  /* Something may have changed since the last refresh that succeeded: a watch event, a
+     refresh that failed, a file found gone (dir_watch.h's rule). */
+  atomic_int stale;
   unsigned long long pin_max;
   uint64_t missing;          /* a table the last refresh found missing (0: none) ... */
   char missing_manifest[64]; /* ... with this MANIFEST ... */
   uint64_t missing_resume;   /* ... read up to here */
 
   pthread_mutex_t mu;
+  dir_watch_t watch; /* the directory's contents (DIR_WATCH_CONTENTS) */
   uint32_t cf;       /* the id of the column family named cf_name in version */
   char manifest[64]; /* the MANIFEST name last read ("" before the first) */
   env_rfile_t *manifest_file;

@@ -149,8 +149,10 @@ static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
   rro_chunk_builder_t b = {.err = err, .dir = r->path, .cf = r->cf};
   b.vals.seed = ldb_value_seed(r->sync);
   uint64_t next = l->resume;
-  rc = rdb_log_read(r->io, path, l->number, l->resume, 0, rro_chunk_builder_add, &b, &next, NULL,
+  rdb_log_stats_t st = {0};
+  rc = rdb_log_read(r->io, path, l->number, l->resume, 0, rro_chunk_builder_add, &b, &next, &st,
                     err);
+  atomic_fetch_add(&r->wal_bytes, st.bytes_read);
   if (rc == BFH_OK && b.rc != BFH_OK) rc = b.rc;
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
   if (rc == BFH_OK && (b.n > 0 || b.tombs.n > 0)) {
@@ -425,14 +427,21 @@ static int refresh_once(rro_t *r, err_t *err) {
 }
 
 int rro_refresh(rro_t *r, err_t *err) {
+  /* The watch first, then the files (dir_watch.h): nothing queued since the last refresh that
+     succeeded, and nothing found gone, leaves its state the newest. */
+  if (dir_watch_poll(&r->watch)) atomic_store(&r->stale, 1);
+  if (r->state && !atomic_exchange(&r->stale, 0)) return BFH_OK;
+  atomic_fetch_add(&r->refreshes, 1);
   int rc = RRO_AGAIN;
   for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS; attempt++) {
     rc = refresh_once(r, err);
     /* A damaged-looking record may be an append in flight: read again. */
+    if (rc == BFH_OK) return rc;
     if (rc != RRO_AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < ENGINE_ROCKSDB_RO_ATTEMPTS))
-      return rc;
+      break;
     atomic_fetch_add(&r->retries, 1);
   }
+  atomic_store(&r->stale, 1); /* failed: the next refresh reads the files again */
   if (rc != RRO_AGAIN) return rc;
   return err_set(err, BFH_E_BUSY,
                  "%s: the database changed under each of %d reads of its MANIFEST and WALs",
@@ -449,6 +458,8 @@ int rro_current_state(rro_t *r, rro_state_t **s, err_t *err) {
 
 int rro_table_status(rro_t *r, int rc, uint64_t number, err_t *err) {
   if (rc != BFH_NOT_FOUND) return rc;
+  /* unlink(2) takes the name before it queues the event: a file found gone is an event. */
+  atomic_store(&r->stale, 1);
   return err_set(err, BFH_E_BUSY, "%s: table %06llu vanished while read (the owner compacted it)",
                  r->path, (unsigned long long)number);
 }
@@ -458,6 +469,7 @@ void engine_rocksdb_ro_set_pin_max(engine_t *e, uint64_t n) {
   pthread_mutex_lock(&r->mu);
   r->pin_max = n;
   r->version_changed = 1;
+  atomic_store(&r->stale, 1);
   pthread_mutex_unlock(&r->mu);
 }
 
@@ -467,6 +479,14 @@ uint64_t engine_rocksdb_ro_pinned(engine_t *e) {
 
 uint64_t engine_rocksdb_ro_retries(engine_t *e) {
   return atomic_load(&((rro_t *)e)->retries);
+}
+
+uint64_t engine_rocksdb_ro_refreshes(engine_t *e) {
+  return atomic_load(&((rro_t *)e)->refreshes);
+}
+
+uint64_t engine_rocksdb_ro_wal_bytes_read(engine_t *e) {
+  return atomic_load(&((rro_t *)e)->wal_bytes);
 }
 
 void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
