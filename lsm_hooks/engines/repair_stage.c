@@ -44,10 +44,18 @@ static char *join(const char *dir, const char *name) {
 
 /* ---- Removing a tree ---------------------------------------------------------------- */
 
-static int remove_tree(env_t *io, const char *dir, err_t *err) {
+/* Removes dir and all it holds; the entry named last (may be NULL) goes after every other
+   one, so that a stage whose removal a crash cut short still has its marker. */
+static int remove_tree(env_t *io, const char *dir, const char *last, err_t *err) {
   char **names = NULL;
   size_t n = 0;
   int rc = env_list_dir(io, dir, &names, &n, err);
+  for (size_t i = 0; last && i + 1 < n; i++)
+    if (!strcmp(names[i], last)) {
+      char *t = names[i];
+      names[i] = names[n - 1];
+      names[n - 1] = t;
+    }
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     char *p = join(dir, names[i]);
     env_path_type_t t;
@@ -56,7 +64,7 @@ static int remove_tree(env_t *io, const char *dir, err_t *err) {
     if (rc == BFH_NOT_FOUND) rc = BFH_OK, t = ENV_PATH_FILE;
     if (rc == BFH_OK) {
       step();
-      rc = t == ENV_PATH_DIR ? remove_tree(io, p, err) : env_unlink(io, p, err);
+      rc = t == ENV_PATH_DIR ? remove_tree(io, p, NULL, err) : env_unlink(io, p, err);
       if (rc == BFH_NOT_FOUND) rc = BFH_OK;
     }
     free(p);
@@ -190,7 +198,7 @@ static int tidy(repair_stage_t *s, unsigned *kept, err_t *err) {
     rc = err_set(err, BFH_E_INVALID, "%s is in the way of the repair's stage: move it away",
                  s->stage);
   else if (stale == BFH_OK && env_exists(s->io, stage_marker))
-    rc = remove_tree(s->io, s->stage, err);
+    rc = remove_tree(s->io, s->stage, REPAIR_STAGE_MARKER, err);
   else if (stale == BFH_OK)
     rc = move_into_lost(s->io, s->path, s->stage, kept, err);
   else if (stale != BFH_NOT_FOUND)
@@ -315,7 +323,7 @@ int repair_stage_commit(repair_stage_t *s, unsigned *kept, err_t *err) {
 void repair_stage_destroy(repair_stage_t *s) {
   if (!s) return;
   err_t e;
-  (void)remove_tree(s->io, s->stage, &e);
+  (void)remove_tree(s->io, s->stage, REPAIR_STAGE_MARKER, &e);
   stage_free(s);
 }
 
