@@ -23,6 +23,7 @@
 
 #include "lsm_hooks/api/db_inspect.h"
 #include "lsm_hooks/api/handle.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/repair_stage.h"
 #include "lsm_hooks/testbed.h"
 #include "util/env.h"
@@ -127,19 +128,11 @@ typedef struct damaged {
   census_t *c;
 } damaged_t;
 
-static int stage_table_number(const char *name, uint64_t *number) {
-  char *end;
-  unsigned long long v = strtoull(name, &end, 10);
-  if (end == name || (strcmp(end, ".sst") != 0 && strcmp(end, ".ldb") != 0)) return 0;
-  *number = v;
-  return 1;
-}
-
 static void note_damage(void *arg, const char *file, uint64_t offset, const char *what) {
   (void)offset, (void)what;
   census_t *c = arg;
   uint64_t number;
-  if (!stage_table_number(file, &number)) return;
+  if (!ldb_table_file_number(file, &number)) return;
   for (size_t i = 0; i < c->ntables; i++)
     if (c->tables[i] == number) c->tables[i] = c->tables[--c->ntables], i--;
 }
@@ -151,7 +144,7 @@ static int clean_tables(const engine_kind_t *kind, const char *dir, census_t *c,
   c->ntables = 0;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    if (stage_table_number(names[i], &number) && add_table(c, number) != BFH_OK)
+    if (ldb_table_file_number(names[i], &number) && add_table(c, number) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
   }
   env_names_free(names, n);

@@ -12,6 +12,7 @@
 #include "bfh.h"
 #include "lsm/filename.h"
 #include "lsm/table.h"
+#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/coding.h"
@@ -59,9 +60,7 @@ static void options_file(const char *path, char *out, size_t n) {
   closedir(d);
 }
 
-/* The magic number that ends the table file at path (0 if it cannot be read, or path is not
-   a regular file: opened without blocking, so that a FIFO in its place cannot hang). */
-static uint64_t table_magic(const char *path) {
+uint64_t engine_detect_table_magic(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return 0;
   struct stat st;
@@ -89,9 +88,8 @@ static engine_dir_kind_t tables_kind(const char *path) {
   size_t cnt = 0, cap = 0;
   struct dirent *de;
   while ((de = readdir(d))) {
-    char *end;
-    unsigned long long v = strtoull(de->d_name, &end, 10);
-    if (end == de->d_name || (strcmp(end, ".sst") && strcmp(end, ".ldb"))) continue;
+    uint64_t v;
+    if (!ldb_table_file_number(de->d_name, &v)) continue;
     if (cnt == cap) {
       size_t c = cap ? 2 * cap : 64;
       uint64_t *t = realloc(nums, c * 2 * sizeof *t);
@@ -100,7 +98,7 @@ static engine_dir_kind_t tables_kind(const char *path) {
       cap = c;
     }
     nums[2 * cnt] = v;
-    nums[2 * cnt + 1] = !strcmp(end, ".ldb");
+    nums[2 * cnt + 1] = strstr(de->d_name, ".ldb") != NULL;
     cnt++;
   }
   closedir(d);
@@ -110,7 +108,7 @@ static engine_dir_kind_t tables_kind(const char *path) {
     char p[4300];
     snprintf(p, sizeof p, "%s/%06llu.%s", path, (unsigned long long)nums[2 * i],
              nums[2 * i + 1] ? "ldb" : "sst");
-    uint64_t magic = table_magic(p);
+    uint64_t magic = engine_detect_table_magic(p);
     k = magic == TABLE_MAGIC       ? ENGINE_DIR_LSM
         : magic == LDB_TABLE_MAGIC ? ENGINE_DIR_LEVELDB
         : magic == RDB_TABLE_MAGIC ? ENGINE_DIR_ROCKSDB

@@ -20,6 +20,8 @@
 #ifndef BFH_LSM_HOOKS_ENGINE_DETECT_H
 #define BFH_LSM_HOOKS_ENGINE_DETECT_H
 
+#include <stdint.h>
+
 #include "util/err.h"
 
 typedef enum engine_dir_kind {
@@ -32,6 +34,10 @@ typedef enum engine_dir_kind {
 /* The engine whose marks path holds. Reads only; never fails (an unreadable file counts as
    absent). */
 engine_dir_kind_t engine_detect_dir(const char *path);
+
+/* The magic number that ends the table file at path (0 if it cannot be read, or path is not a
+   regular file: it is opened without blocking, so that a FIFO in its place cannot hang). */
+uint64_t engine_detect_table_magic(const char *path);
 
 /* The engine name of a kind, as --engine takes it ("lsm", "leveldb", "rocksdb"; NULL for
    ENGINE_DIR_NONE). */

@@ -331,7 +331,7 @@ static int check_directory(const char *path, int create, err_t *err) {
     if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) ||
         !strcmp(n, "LOCK") || !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
       continue;
-    if (ldb_file_number(n, "ldb", &num) || ldb_file_number(n, "sst", &num) ||
+    if (ldb_table_file_number(n, &num) ||
         ldb_file_number(n, "log", &num) || !strncmp(n, "MANIFEST-", 9))
       snprintf(dbfile, sizeof dbfile, "%s", n);
     else if (!other[0])

@@ -33,8 +33,6 @@
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
-#include "util/coding.h"
-#include "util/env.h"
 
 #include <leveldb/c.h>
 
@@ -44,21 +42,6 @@ static void *repair_hook_arg;
 void engine_leveldb_repair_set_hook(void (*fn)(void *arg, const char *path), void *arg) {
   repair_hook = fn;
   repair_hook_arg = arg;
-}
-
-/* Does the file at path end with the own engine's table magic? (Read through the file-I/O
-   layer: a repair is given no env, so the default one.) */
-static int own_table(const char *path) {
-  env_rfile_t *f;
-  err_t e;
-  if (env_open_read(env_default(), path, &f, &e) != BFH_OK) return 0;
-  uint64_t size = env_rfile_size(f);
-  uint8_t tail[8];
-  size_t got = 0;
-  int own = size >= 8 && env_rfile_pread(f, size - 8, tail, 8, &got, &e) == BFH_OK && got == 8 &&
-            decode_fixed64(tail) == TABLE_MAGIC;
-  env_rfile_close(f);
-  return own;
 }
 
 /* Step 1 at the top: BFH_OK if path holds LevelDB's files and nothing of the own engine. */
@@ -86,10 +69,10 @@ static int check_contents(const char *path, err_t *err) {
   while (rc == BFH_OK && (de = readdir(d))) {
     const char *n = de->d_name;
     uint64_t num;
-    int table = ldb_file_number(n, "ldb", &num) || ldb_file_number(n, "sst", &num);
+    int table = ldb_table_file_number(n, &num);
     if (table) {
       snprintf(p, sizeof p, "%s/%s", path, n);
-      if (own_table(p))
+      if (engine_detect_table_magic(p) == TABLE_MAGIC)
         rc = err_set(err, BFH_E_INVALID,
                      "%s: table %s is a bfh own-engine table (its footer has the own engine's "
                      "magic), not a LevelDB one: repair the directory with the lsm engine",

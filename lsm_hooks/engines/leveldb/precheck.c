@@ -103,6 +103,10 @@ int ldb_file_number(const char *name, const char *suffix, uint64_t *num) {
   return 1;
 }
 
+int ldb_table_file_number(const char *name, uint64_t *num) {
+  return ldb_file_number(name, "ldb", num) || ldb_file_number(name, "sst", num);
+}
+
 /* Reads CURRENT into manifest (the file name it holds, checked). BFH_NOT_FOUND without one. */
 static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
   char path[4200];

@@ -428,7 +428,7 @@ static void count_damage(void *arg, const char *file, uint64_t offset, const cha
   (void)offset, (void)what;
   repair_count_t *rc = arg;
   uint64_t num;
-  if (rc->rep && (ldb_file_number(file, "sst", &num) || ldb_file_number(file, "ldb", &num)))
+  if (rc->rep && ldb_table_file_number(file, &num))
     rc->rep->tables_lost++;
 }
 

@@ -56,12 +56,6 @@ static int ignore_log_entry(void *arg, const rdb_log_entry_t *e) {
   return 0;
 }
 
-/* Whether name is a table's, NNNNNN.sst or NNNNNN.ldb (the name RocksDB also opens, as
-   rdb_table_path does); *number is its number. */
-static int is_table_name(const char *name, uint64_t *number) {
-  return ldb_file_number(name, "sst", number) || ldb_file_number(name, "ldb", number);
-}
-
 /* Whether the directory holds what only a database has: a table, a log or a MANIFEST. */
 static int has_database_files(env_t *io, const char *dir) {
   char **names = NULL;
@@ -71,7 +65,7 @@ static int has_database_files(env_t *io, const char *dir) {
   int found = 0;
   for (size_t i = 0; i < n && !found; i++) {
     uint64_t num;
-    found = is_table_name(names[i], &num) || ldb_file_number(names[i], "log", &num) ||
+    found = ldb_table_file_number(names[i], &num) || ldb_file_number(names[i], "log", &num) ||
             strncmp(names[i], "MANIFEST-", 9) == 0;
   }
   env_names_free(names, n);
@@ -221,7 +215,7 @@ static int check_files(check_t *c, err_t *err) {
     uint64_t number;
     uint64_t size;
     char path[4400];
-    if (is_table_name(names[i], &number)) {
+    if (ldb_table_file_number(names[i], &number)) {
       if (!c->live_known) rc = check_table(c, names[i], err);
     } else if (rdb_log_number_from_name(names[i], &number)) {
       if (number >= min_log) rc = check_log(c, names[i], number, err);
