@@ -77,30 +77,6 @@ static int count_hit(void *arg, const void *k, size_t kl) {
   return 0;
 }
 
-/* --queries AUTO searches of present values; returns the median in ns. */
-static uint64_t median_search(bfh_db *db, uint64_t num, int queries, const char *mode) {
-  uint64_t *t = malloc((size_t)queries * sizeof *t);
-  rng_t r;
-  rng_init(&r, 42);
-  for (int q = 0; q < queries; q++) {
-    char v[64];
-    size_t vl = value_of(rng_below(&r, num), v);
-    uint64_t hits = 0, t0 = bench_now_ns();
-    int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_hit, &hits, NULL);
-    t[q] = bench_now_ns() - t0;
-    if (rc != BFH_OK) die(mode, bfh_last_error(db));
-    if (hits != 1) {
-      fprintf(stderr, "%s: %s: '%s' found %llu times, wanted once\n", PROG, mode, v,
-              (unsigned long long)hits);
-      exit(1);
-    }
-  }
-  qsort(t, (size_t)queries, sizeof *t, cmp_u64);
-  uint64_t m = t[queries / 2];
-  free(t);
-  return m;
-}
-
 static size_t mem_value_of(uint64_t i, char *buf) {
   return (size_t)sprintf(buf, "value-%010llu-memtable", (unsigned long long)i);
 }
@@ -272,7 +248,7 @@ int main(int argc, char **argv) {
   bfh_db *db = open_ro_measured(dir, idx, &cold, num);
   bfh_close(db);
   db = open_ro_measured(dir, idx, &warm, num);
-  uint64_t ro_med = median_search(db, num, queries, "read-only");
+  uint64_t ro_med = median_kind(db, KIND_TABLE, num, queries, 42);
 
   /* 2b. The database live: values in the memtable too; AUTO by kind against the scan. */
   for (uint64_t i = 0; i < memtable; i++) {
@@ -305,7 +281,7 @@ int main(int argc, char **argv) {
   bfh_options_init(&opt);
   opt.engine = BFH_ENGINE_ROCKSDB;
   if (bfh_open(dir, &opt, &db) != BFH_OK) die("read-write open", bfh_last_error(NULL));
-  uint64_t rw_med = median_search(db, num, queries, "read-write");
+  uint64_t rw_med = median_kind(db, KIND_TABLE, num, queries, 42);
   bfh_close(db);
 
   printf("# %s: num=%llu queries=%d rocksdb=default options (snappy, format_version 5) "
