@@ -124,10 +124,6 @@ static int census_read(const engine_kind_t *kind, const char *dir, census_t *c, 
 }
 
 /* The tables check reads clean: every table file of dir that check names no damage in. */
-typedef struct damaged {
-  census_t *c;
-} damaged_t;
-
 static void note_damage(void *arg, const char *file, uint64_t offset, const char *what) {
   (void)offset, (void)what;
   census_t *c = arg;
