@@ -6,13 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct entry {
+typedef struct block_cache_entry entry_t;
+
+/* An entry holds one reference while it is in the cache (index and LRU list) and one per pin;
+   the last to drop frees it. */
+struct block_cache_entry {
   uint64_t id, offset;
   size_t n;
-  struct entry *next_hash;           /* chain of its bucket */
-  struct entry *prev_lru, *next_lru; /* the shard's LRU list: head most recently used */
+  _Atomic uint32_t refs;
+  entry_t *next_hash;           /* chain of its bucket */
+  entry_t *prev_lru, *next_lru; /* the shard's LRU list: head most recently used */
   uint8_t data[];
-} entry_t;
+};
 
 typedef struct shard {
   pthread_mutex_t mu;
@@ -53,6 +58,10 @@ static void lru_unlink(entry_t *e) {
   e->next_lru->prev_lru = e->prev_lru;
 }
 
+static void unref(entry_t *e) {
+  if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) free(e);
+}
+
 static void lru_push_front(shard_t *s, entry_t *e) {
   e->next_lru = s->lru.next_lru;
   e->prev_lru = &s->lru;
@@ -85,7 +94,7 @@ void block_cache_destroy(block_cache_t *c) {
     if (s->lru.next_lru)
       for (entry_t *e = s->lru.next_lru, *next; e != &s->lru; e = next) {
         next = e->next_lru;
-        free(e);
+        unref(e); /* a block still pinned lives until its release */
       }
     free(s->buckets);
     pthread_mutex_destroy(&s->mu);
@@ -97,22 +106,28 @@ uint64_t block_cache_new_id(block_cache_t *c) {
   return atomic_fetch_add_explicit(&c->next_id, 1, memory_order_relaxed) + 1;
 }
 
-int block_cache_lookup(block_cache_t *c, uint64_t id, uint64_t offset, void *dst, size_t n) {
-  uint64_t h = mix(id, offset);
-  shard_t *s = shard_of(c, h);
+const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
+                               block_cache_handle_t **h) {
+  uint64_t hash = mix(id, offset);
+  shard_t *s = shard_of(c, hash);
   pthread_mutex_lock(&s->mu);
-  entry_t *e = *slot(s, h, id, offset);
-  int hit = e && e->n == n;
-  if (hit) {
-    memcpy(dst, e->data, n);
+  entry_t *e = *slot(s, hash, id, offset);
+  if (e && e->n == n) {
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     lru_unlink(e);
     lru_push_front(s, e);
     s->hits++;
   } else {
+    e = NULL;
     s->misses++;
   }
   pthread_mutex_unlock(&s->mu);
-  return hit;
+  *h = e;
+  return e ? e->data : NULL;
+}
+
+void block_cache_release(block_cache_handle_t *h) {
+  unref(h);
 }
 
 /* Doubles the shard's buckets (keeping the old ones on no memory: chains grow longer). */
@@ -140,7 +155,7 @@ static void evict_one(shard_t *s) {
   s->entries--;
   s->charge -= e->n + BLOCK_CACHE_ENTRY_BYTES;
   s->evictions++;
-  free(e);
+  unref(e);
 }
 
 void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const void *data,
@@ -154,6 +169,7 @@ void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const vo
   e->id = id;
   e->offset = offset;
   e->n = n;
+  atomic_init(&e->refs, 1);
   memcpy(e->data, data, n);
   pthread_mutex_lock(&s->mu);
   entry_t **p = slot(s, h, id, offset);

@@ -2,12 +2,16 @@
  * table of a database (LevelDB's block cache: table/table.cc BlockReader over util/cache.cc's
  * sharded LRU).
  *
- * A block enters after its CRC was checked in the reader's buffer; a get that finds it copies
- * it into its own buffer: no system call, no CRC. The copy is the cache's own, so a table
- * file changed or truncated under an open handle cannot change what a hit serves (it serves
- * the bytes that were checked), and a hit never faults. Each open table takes an id of its
- * own (block_cache_new_id, never reused), so that a file replaced under the same number never
- * hits a block of the old one.
+ * A block enters after its CRC was checked in the reader's buffer; a get that finds it pins
+ * it and reads it where it is: no system call, no CRC, no copy of the block. The bytes are the
+ * cache's own, so a table file changed or truncated under an open handle cannot change what a
+ * hit serves (it serves the bytes that were checked), and a hit never faults. Each open table
+ * takes an id of its own (block_cache_new_id, never reused), so that a file replaced under the
+ * same number never hits a block of the old one.
+ *
+ * A pinned block stays valid until block_cache_release, even when it is evicted meanwhile (it
+ * then leaves the index and its charge at once, and its memory at the release): LevelDB's
+ * Cache::Handle.
  *
  * BLOCK_CACHE_SHARDS shards, each a mutex, a chained hash table and an LRU list; the capacity
  * is split evenly, and an entry is charged its size plus BLOCK_CACHE_ENTRY_BYTES. Thread-safe.
@@ -24,6 +28,7 @@
 #define BLOCK_CACHE_ENTRY_BYTES 64 /* what an entry costs beside its block */
 
 typedef struct block_cache block_cache_t;
+typedef struct block_cache_entry block_cache_handle_t; /* a pinned block */
 
 typedef struct block_cache_stats {
   uint64_t hits, misses; /* lookups that found their block, and that did not */
@@ -41,9 +46,14 @@ void block_cache_destroy(block_cache_t *c); /* NULL allowed */
 /* A new id for an opened table (1, 2, ...). */
 uint64_t block_cache_new_id(block_cache_t *c);
 
-/* If block (id, offset) is held and is n bytes long, copies it into dst and returns 1 (it
-   becomes the most recently used); else returns 0. Either is counted. */
-int block_cache_lookup(block_cache_t *c, uint64_t id, uint64_t offset, void *dst, size_t n);
+/* If block (id, offset) is held and is n bytes long, pins it, sets *h and returns its n bytes
+   (it becomes the most recently used); else returns NULL. Either is counted. The bytes stay
+   valid and unchanged until block_cache_release(*h). */
+const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
+                               block_cache_handle_t **h);
+
+/* Unpins a block pinned by block_cache_pin. Thread-safe, takes no lock. */
+void block_cache_release(block_cache_handle_t *h);
 
 /* Adds a copy of the block (id, offset) of n bytes, whose CRC the caller checked, evicting the
    least recently used blocks of its shard to make room. A block larger than a shard's share

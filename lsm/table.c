@@ -391,18 +391,33 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
   return check_block(t, h, buf->p, b, err);
 }
 
-/* Data block i for a get: copied from the block cache, or read, checked and then kept there. */
-static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_t *err) {
+/* Data block i for a get: pinned in the block cache (*pin set, for the caller to release), or
+   read into buf, checked there and then kept in the cache (*pin NULL). */
+static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b,
+                             block_cache_handle_t **pin, err_t *err) {
   const block_handle_t *h = &t->handles[i];
+  *pin = NULL;
   if (!t->cache) return data_block(t, i, buf, b, err);
-  if (buf_reserve(buf, (size_t)h->size + BLOCK_TRAILER_BYTES))
-    return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
-  if (block_cache_lookup(t->cache, t->cache_id, h->offset, buf->p, (size_t)h->size))
-    return block_parse(b, buf->p, (size_t)h->size) ? corrupt(t, h->offset, "malformed block", err)
-                                                   : ST_OK;
+  const uint8_t *kept = block_cache_pin(t->cache, t->cache_id, h->offset, (size_t)h->size, pin);
+  if (kept)
+    return block_parse(b, kept, (size_t)h->size) ? corrupt(t, h->offset, "malformed block", err)
+                                                 : ST_OK;
   int rc = data_block(t, i, buf, b, err);
   if (rc == ST_OK) block_cache_insert(t->cache, t->cache_id, h->offset, buf->p, (size_t)h->size);
   return rc;
+}
+
+/* Moves a value found in a pinned block into buf, so that it outlives the pin: the get copies
+   its value's bytes, not its block's. */
+static int value_to_buf(const table_t *t, table_buf_t *buf, lsm_lookup_t *out, err_t *err) {
+  if (buf_reserve(buf, out->val_len + 1)) {
+    out->state = LSM_LOOKUP_ABSENT;
+    out->val = NULL;
+    return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
+  }
+  memcpy(buf->p, out->val, out->val_len);
+  out->val = buf->p;
+  return ST_OK;
 }
 
 void table_set_block_cache(table_t *t, block_cache_t *cache) {
@@ -551,13 +566,14 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
   uint32_t i = index_find(t, ikey, iklen);
   if (i < t->nblocks) {
     block_t b;
+    block_cache_handle_t *pin = NULL;
     const block_memo_slot_t *kept = block_memo_get(memo, t->number, i);
     if (kept && kept->whole) /* checked when it was kept (block_memo.h) */
       rc = block_parse(&b, kept->data, kept->size)
                ? corrupt(t, t->handles[i].offset, "malformed block", err)
                : ST_OK;
     else
-      rc = cached_data_block(t, i, buf, &b, err);
+      rc = cached_data_block(t, i, buf, &b, &pin, err);
     if (!rc) {
       block_cursor_t c;
       block_cursor_init(&c, &b, data_key_compare);
@@ -580,6 +596,10 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
         }
       }
       block_cursor_release(&c);
+    }
+    if (pin) {
+      if (rc == ST_OK && out->state == LSM_LOOKUP_VALUE) rc = value_to_buf(t, buf, out, err);
+      block_cache_release(pin);
     }
   }
   if (ikey != stack) free(ikey);
