@@ -88,8 +88,24 @@ static size_t absent_value_of(uint64_t i, char *buf) {
 enum { KIND_TABLE, KIND_MEMTABLE, KIND_ABSENT, KINDS };
 static const char *KIND_NAMES[KINDS] = {"table", "memtable", "absent"};
 
-/* --queries AUTO searches of values of one kind (from n of them); the median in ns. */
-static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint64_t seed) {
+/* What the searches of one kind cost, summed over the live rounds (the means are printed). */
+typedef struct kind_cost {
+  uint64_t searches, leaf_positives, blocks_read, entries_scanned, bytes_read;
+} kind_cost_t;
+
+static void cost_add(kind_cost_t *c, const bfh_search_stats *st) {
+  if (!c) return;
+  c->searches++;
+  c->leaf_positives += st->leaf_positives;
+  c->blocks_read += st->blocks_read;
+  c->entries_scanned += st->entries_scanned;
+  c->bytes_read += st->bytes_read;
+}
+
+/* --queries AUTO searches of values of one kind (from n of them); the median in ns. Their
+   stats are added to *cost (NULL: not kept). */
+static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint64_t seed,
+                            kind_cost_t *cost) {
   uint64_t *t = malloc((size_t)queries * sizeof *t);
   rng_t r;
   rng_init(&r, seed);
@@ -99,10 +115,12 @@ static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint6
     size_t vl = kind == KIND_TABLE      ? value_of(i, v)
                 : kind == KIND_MEMTABLE ? mem_value_of(i, v)
                                         : absent_value_of(i, v);
+    bfh_search_stats st;
     uint64_t hits = 0, t0 = bench_now_ns();
-    int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_hit, &hits, NULL);
+    int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_hit, &hits, &st);
     t[q] = bench_now_ns() - t0;
     if (rc != BFH_OK) die(KIND_NAMES[kind], bfh_last_error(db));
+    cost_add(cost, &st);
     if (hits != (kind == KIND_ABSENT ? 0u : 1u)) {
       fprintf(stderr, "%s: %s: '%s' found %llu times\n", PROG, KIND_NAMES[kind], v,
               (unsigned long long)hits);
@@ -248,7 +266,7 @@ int main(int argc, char **argv) {
   bfh_db *db = open_ro_measured(dir, idx, &cold, num);
   bfh_close(db);
   db = open_ro_measured(dir, idx, &warm, num);
-  uint64_t ro_med = median_kind(db, KIND_TABLE, num, queries, 42);
+  uint64_t ro_med = median_kind(db, KIND_TABLE, num, queries, 42, NULL);
 
   /* 2b. The database live: values in the memtable too; AUTO by kind against the scan. */
   for (uint64_t i = 0; i < memtable; i++) {
@@ -259,12 +277,14 @@ int main(int argc, char **argv) {
     if (msg) die("rocksdb_put", msg);
   }
   uint64_t *kind_ns[KINDS], *scan_ns = malloc((size_t)rounds * sizeof *scan_ns);
+  kind_cost_t cost[KINDS] = {{0}};
   for (int k = 0; k < KINDS; k++) kind_ns[k] = malloc((size_t)rounds * sizeof *kind_ns[k]);
   const uint64_t kind_n[KINDS] = {num, memtable, num};
-  for (int k = 0; k < KINDS; k++) (void)median_kind(db, k, kind_n[k], 1, 1); /* the WAL read */
+  /* One search of each kind first: the WAL read. */
+  for (int k = 0; k < KINDS; k++) (void)median_kind(db, k, kind_n[k], 1, 1, NULL);
   for (int round = 0; round < rounds; round++) {
     for (int k = 0; k < KINDS; k++)
-      kind_ns[k][round] = median_kind(db, k, kind_n[k], queries, 100 + (uint64_t)round);
+      kind_ns[k][round] = median_kind(db, k, kind_n[k], queries, 100 + (uint64_t)round, &cost[k]);
     char v[64];
     size_t vl = absent_value_of((uint64_t)round, v);
     uint64_t hits;
@@ -281,7 +301,7 @@ int main(int argc, char **argv) {
   bfh_options_init(&opt);
   opt.engine = BFH_ENGINE_ROCKSDB;
   if (bfh_open(dir, &opt, &db) != BFH_OK) die("read-write open", bfh_last_error(NULL));
-  uint64_t rw_med = median_kind(db, KIND_TABLE, num, queries, 42);
+  uint64_t rw_med = median_kind(db, KIND_TABLE, num, queries, 42, NULL);
   bfh_close(db);
 
   printf("# %s: num=%llu queries=%d rocksdb=default options (snappy, format_version 5) "
@@ -307,12 +327,15 @@ int main(int argc, char **argv) {
       "# live: memtable=%llu unflushed values, rounds=%d, each round %d AUTO searches per "
       "kind (median) and one iterator scan; medians over the rounds\n",
       (unsigned long long)memtable, rounds, queries);
-  printf("kind,auto_median_us,iterator_scan_median_ms,scan_over_auto\n");
+  printf("kind,auto_median_us,iterator_scan_median_ms,scan_over_auto,mean_leaf_positives,"
+         "mean_blocks_read,mean_entries_scanned,mean_bytes_read\n");
   uint64_t scan_med = scan_ns[rounds / 2];
   for (int k = 0; k < KINDS; k++) {
     uint64_t m = kind_ns[k][rounds / 2];
-    printf("%s,%.1f,%.1f,%.0f\n", KIND_NAMES[k], m / 1e3, scan_med / 1e6,
-           m ? (double)scan_med / (double)m : 0.0);
+    double n = cost[k].searches ? (double)cost[k].searches : 1.0;
+    printf("%s,%.1f,%.1f,%.0f,%.3f,%.3f,%.1f,%.0f\n", KIND_NAMES[k], m / 1e3, scan_med / 1e6,
+           m ? (double)scan_med / (double)m : 0.0, cost[k].leaf_positives / n,
+           cost[k].blocks_read / n, cost[k].entries_scanned / n, cost[k].bytes_read / n);
     free(kind_ns[k]);
   }
   free(scan_ns);

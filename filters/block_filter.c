@@ -71,6 +71,7 @@ struct block_filter {
 
 struct block_filter_builder {
   uint32_t bits_per_value;
+  uint32_t ref_blocks; /* 0, or the table size bits_per_value is stated for (..._scale) */
   u64vec_t hashes;     /* every value added, block after block */
   u64vec_t block_ends; /* per block kept: index in hashes past its last value */
   block_ref_t *refs;   /* per block kept */
@@ -118,6 +119,18 @@ void block_filter_builder_destroy(block_filter_builder_t *b) {
   u64vec_release(&b->block_ends);
   free(b->refs);
   free(b);
+}
+
+void block_filter_builder_scale(block_filter_builder_t *b, uint32_t ref_blocks) {
+  b->ref_blocks = ref_blocks ? ref_blocks : 1;
+}
+
+/* The bits per value of a table of nblocks blocks (block_filter_builder_scale). */
+static uint32_t scaled_bits(const block_filter_builder_t *b, uint32_t nblocks) {
+  uint32_t bits = b->bits_per_value;
+  if (b->ref_blocks && nblocks > b->ref_blocks)
+    bits += (uint32_t)ceil(log2((double)nblocks / b->ref_blocks) / -log2(0.6185));
+  return bits < BLOCK_FILTER_MAX_BITS ? bits : BLOCK_FILTER_MAX_BITS;
 }
 
 int block_filter_builder_add(block_filter_builder_t *b, uint64_t value_hash) {
@@ -179,7 +192,7 @@ int block_filter_builder_finish(block_filter_builder_t *b, block_filter_t **out,
                    b->hashes.n - b->block_start);
   uint32_t nblocks = (uint32_t)b->block_ends.n;
   uint64_t values = b->hashes.n;
-  uint32_t bits = b->bits_per_value;
+  uint32_t bits = scaled_bits(b, nblocks);
   uint64_t rows = nblocks ? rows_for(bits, values, nblocks) : bits;
   block_filter_t *f = filter_alloc(nblocks, k_for(bits), bits, rows, values);
   if (!f)

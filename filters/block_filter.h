@@ -46,6 +46,12 @@ typedef struct block_filter_builder block_filter_builder_t;
    memory is short. Client calls block_filter_builder_destroy(). */
 block_filter_builder_t *block_filter_builder_create(uint32_t bits_per_value);
 void block_filter_builder_destroy(block_filter_builder_t *b); /* NULL allowed */
+/* States the builder's bits per value for a table of ref_blocks blocks (>= 1): a table found
+   at finish to hold more blocks gets ceil(log2(blocks / ref_blocks) / log2(1 / 0.6185)) more,
+   at most BLOCK_FILTER_MAX_BITS, so that the blocks a probe passes in vain stay about what
+   they are in a table of ref_blocks blocks (each bit multiplies a block's false positive
+   rate by about 0.6185). Without it, every table gets the bits it was created with. */
+void block_filter_builder_scale(block_filter_builder_t *b, uint32_t ref_blocks);
 /* Adds a value (by hash) to the block being built. ST_OK or ST_E_NOMEM. */
 int block_filter_builder_add(block_filter_builder_t *b, uint64_t value_hash);
 /* Closes the block being built: it lies at (offset, size). A block with no value added is

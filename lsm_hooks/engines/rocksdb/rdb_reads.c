@@ -155,21 +155,15 @@ static int end_block(void *arg, uint64_t offset, uint64_t size) {
   return b->rc != BFH_OK;
 }
 
-/* The bits per value of a table's block filter: bits (bfh_options.block_filter_bits, stated
-   for a table of RDB_BLOCK_REF_BLOCKS blocks) plus log2(blocks / RDB_BLOCK_REF_BLOCKS) / log2(1 /
-   0.6185) for a table of more blocks (estimated as size / RDB_BLOCK_BYTES), so that the blocks
-   a search reads in vain per table stay about what they are in a 2 MiB table (bits 10: ~4 of
-   512 blocks pass at 0.82% each). RocksDB's tables are 64 MiB and more by default: at 10 bits a
-   57 MiB table of 14,000 blocks passed ~115 blocks (460 KB) per search; at 17 bits ~4. The
-   memory is the cost: 7 more bits per value in such a table. At most BLOCK_FILTER_MAX_BITS. */
-#define RDB_BLOCK_BYTES 4096       /* RocksDB's default block_size (before compression) */
-#define RDB_BLOCK_REF_BLOCKS 512.0 /* a 2 MiB table's blocks */
-static uint32_t block_bits_for(uint64_t table_bytes, uint32_t bits) {
-  double blocks = (double)table_bytes / RDB_BLOCK_BYTES;
-  if (bits && blocks > RDB_BLOCK_REF_BLOCKS)
-    bits += (uint32_t)ceil(log2(blocks / RDB_BLOCK_REF_BLOCKS) / -log2(0.6185));
-  return bits < BLOCK_FILTER_MAX_BITS ? bits : BLOCK_FILTER_MAX_BITS;
-}
+/* A table's block filter gets bfh_options.block_filter_bits stated for a table of
+   RDB_BLOCK_REF_BLOCKS blocks, and more bits for a table of more (block_filter_builder_scale),
+   counted as the table's data blocks, not estimated from its size: snappy makes RocksDB's 4 KiB
+   blocks a fraction of that on disk, and the 1M-value table of rocksdb_readonly_bench, 12 MB
+   in 8,900 blocks, was taken for 3,000 and passed 11 blocks per absent value instead of ~1.
+   RocksDB's tables are 64 MiB and more by default: at 10 bits a 57 MiB table of 14,000 blocks
+   passed ~115 blocks (460 KB) per search. The memory is the cost: up to 8 more bits per value
+   in such a table. */
+#define RDB_BLOCK_REF_BLOCKS 128 /* a table about which block_filter_bits passes ~1 block */
 
 int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err) {
@@ -197,7 +191,8 @@ int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_par
                .path = path,
                .err = err,
                .tap = tap};
-  if (p->block_bits) b.blocks = block_filter_builder_create(block_bits_for(env_rfile_size(f), p->block_bits));
+  if (p->block_bits && (b.blocks = block_filter_builder_create(p->block_bits)))
+    block_filter_builder_scale(b.blocks, RDB_BLOCK_REF_BLOCKS);
   int rc = BFH_OK;
   if (!b.leaf || (p->block_bits && !b.blocks))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
