@@ -149,13 +149,16 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
   snprintf(rows[0].value, sizeof rows[0].value, "%s", engine_name ? engine_name : "unknown");
   for (size_t i = 1; i + 1 < n; i++) snprintf(rows[i].value, sizeof rows[i].value, "%llu", u[i]);
   snprintf(rows[n - 1].value, sizeof rows[n - 1].value, "%.4f", st->mean_leaf_fill);
+  int width = 0; /* the text form's labels, padded to the longest and two spaces */
+  for (size_t i = 0; i < n; i++)
+    if ((int)strlen(rows[i].label) > width) width = (int)strlen(rows[i].label);
   for (size_t i = 0; i < n; i++) {
     if (c->json) /* the engine is the one string */
       printf(i ? ",\"%s\":%s" : "{\"%s\":\"%s\"", rows[i].name, rows[i].value);
     else if (c->csv)
       printf("%s%s", i ? "," : "", rows[i].name);
     else
-      printf("%-18s%s\n", rows[i].label, rows[i].value);
+      printf("%-*s%s\n", width + 2, rows[i].label, rows[i].value);
   }
   if (c->json) puts("}");
   if (!c->csv) return;
