@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The performance goals of the engines' read paths, each figure against its rival measured in
+# the same run, in one CSV (doc/lsm.md "Performance goals"):
+#   commit,num,goal,bfh,rival,unit,ratio,target,met
+# ratio is rival / bfh for times (> 1: bfh faster) and bfh / rival for bytes; target is the
+# bound it must meet (>= for a ratio, <= for a time or a memory ratio: see `goal`).
+#   NUM    entries (default 1000000; the medium run: NUM=10000000)
+#   BUILD  build directory (default build-bench, as scripts/run-benchmarks.sh)
+#   OUT    the CSV (default measurements/perf/goals-NUM.csv)
+#   RUNS   runs of each shell command timed for a median (default 11)
+# Run it on a quiet machine: at 1M it takes about 15 minutes on 2 cores, at 10M about 90.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/install-deps.sh time
+build=${BUILD:-build-bench}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF -DBFH_NATIVE=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+num=${NUM:-1000000}
+runs=${RUNS:-11}
+out=${OUT:-measurements/perf/goals-$num.csv}
+commit=$(git rev-parse --short=12 HEAD)
+git diff --quiet HEAD -- . ':!measurements' || commit="$commit-dirty"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bfh-perf-goals.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$(dirname "$out")"
+rows="$tmp/rows.csv"
+: >"$rows"
+
+# row GOAL BFH RIVAL UNIT RATIO TARGET MET
+row() { echo "$commit,$num,$1,$2,$3,$4,$5,$6,$7" >>"$rows"; }
+# at_least X T / at_most X T: yes or no
+at_least() { awk -v x="$1" -v t="$2" 'BEGIN { print (x >= t) ? "yes" : "no" }'; }
+at_most() { awk -v x="$1" -v t="$2" 'BEGIN { print (x <= t) ? "yes" : "no" }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
+# ms_median CMD...: the median wall time in ms of RUNS runs of CMD (its output dropped)
+ms_median() {
+  for _ in $(seq 1 "$runs"); do
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s%N)
+    div $((t1 - t0)) 1000000
+    echo
+  done | median
+}
+
+# 1. The own engine's key path against stock LevelDB (db_bench: same process, medians of 3
+#    rounds): with LevelDB's default 8 MiB block cache for both, and with a cache that holds
+#    the data (LevelDB reads its tables through mmap, so the page cache serves it either way).
+echo "perf-goals: db_bench at $num" >&2
+data_mb=$((num * 140 / 1048576 + 64))
+for cache in 8 "$data_mb"; do
+  "$build/db_bench" --num "$num" --value_size 100 --rounds 3 --cache_mb "$cache" \
+    --benchmarks fillrandom,readrandom,readmissing >"$tmp/db_bench.csv"
+  while IFS=, read -r w b l r; do
+    case "$w" in
+      '# fillrandom') g=fill t=1.0 ;;
+      '# readrandom') g=get t=1.5 ;;
+      '# readmissing') g=miss t=2.5 ;;
+      *) continue ;;
+    esac
+    row "${g}_vs_leveldb_cache_${cache}MiB" "$b" "$l" s "$r" ">=$t" "$(at_least "$r" "$t")"
+  done <"$tmp/db_bench.csv"
+done
+
+# 2. A new process's search on the own engine against its full scan (warm page cache).
+echo "perf-goals: bfh search at $num" >&2
+db="$tmp/lsm"
+"$build/bfh" load "$db" --synthetic "$num" >/dev/null 2>&1
+value="Value$((num / 2 + 1))"
+"$build/bfh" search "$db" "$value" >/dev/null 2>&1 # warm, and found (else set -e stops here)
+"$build/bfh" search "$db" "$value" --method scan >/dev/null 2>&1
+s=$(ms_median "$build/bfh" search "$db" "$value")
+scan=$(ms_median "$build/bfh" search "$db" "$value" --method scan)
+r=$(div "$scan" "$s")
+row search_new_process_vs_scan "$s" "$scan" ms "$r" ">=5" "$(at_least "$r" 5)"
+row search_new_process_ms "$s" "" ms "" "<=15" "$(at_most "$s" 15)"
+
+# 3. Peak memory of `bfh stats` (it loads every leaf) over the same data without value filters,
+#    against what the index says it holds.
+echo "perf-goals: bfh stats peak memory at $num" >&2
+bare="$tmp/bare"
+"$build/bfh" load "$bare" --synthetic "$num" --no-value-filters >/dev/null 2>&1
+peak_kb() { /usr/bin/time -f %M "$build/bfh" stats "$@" 2>&1 >/dev/null | tail -n 1; }
+with=$(peak_kb "$db")
+without=$(peak_kb "$bare" --no-value-filters)
+held=$("$build/bfh" stats "$db" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+  NR == 2 { print $c["index_bytes"] + $c["memtable_index_bytes"] }')
+over=$(((with - without) * 1024))
+r=$(div "$over" "$held")
+row stats_peak_over_index "$over" "$held" bytes "$r" "<=1.3" "$(at_most "$r" 1.3)"
+rm -rf "$db" "$bare"
+
+# 4. A live RocksDB read-only: AUTO against a RocksDB iterator scan (rocksdb_readonly_bench).
+echo "perf-goals: rocksdb_readonly_bench at $num" >&2
+"$build/rocksdb_readonly_bench" --num "$num" --dir "$tmp/rocksdb" >"$tmp/rro.csv"
+while IFS=, read -r kind us scan_ms ratio _; do
+  case "$kind" in
+    table) t=1000 ;;
+    memtable) t=5000 ;;
+    absent) t=10000 ;;
+    *) continue ;;
+  esac
+  row "rocksdb_readonly_${kind}_vs_iterator" "$us" "$(awk -v x="$scan_ms" 'BEGIN { print x * 1000 }')" us "$ratio" \
+    ">=$t" "$(at_least "$ratio" "$t")"
+  [ "$kind" = absent ] && row rocksdb_readonly_absent_us "$us" "" us "" "<=20" "$(at_most "$us" 20)"
+done <"$tmp/rro.csv"
+
+{
+  echo "commit,num,goal,bfh,rival,unit,ratio,target,met"
+  cat "$rows"
+} >"$out"
+cat "$out" >&2
+echo "perf-goals: $out" >&2
