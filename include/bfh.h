@@ -125,6 +125,15 @@ typedef enum bfh_placement {
                                    whole when the tables change */
 } bfh_placement;
 
+/* How the LevelDB and RocksDB engines compress the tables they write (bfh_options.compression).
+   A table is read whatever it was written with. The own engine writes no compressed table. */
+typedef enum bfh_compression {
+  BFH_COMPRESSION_DEFAULT = 0, /* the engine's own default: snappy for LevelDB and RocksDB,
+                                  none for the own engine */
+  BFH_COMPRESSION_NONE = 1,
+  BFH_COMPRESSION_SNAPPY = 2 /* LevelDB and RocksDB only */
+} bfh_compression;
+
 /* Options of bfh_open and bfh_repair. Versioned by its size (doc/api.md "ABI"): start from
    bfh_options_init, which sets struct_size and the defaults, then change fields. A caller
    compiled against an older, shorter bfh_options gets the defaults for the fields it does
@@ -237,6 +246,9 @@ typedef struct bfh_options {
                                handle's memory (a hit makes no system call and checks no CRC);
                                default BFH_DEFAULT_BLOCK_CACHE_BYTES, LevelDB's; 0: none.
                                Ignored by the other engines */
+  int compression; /* a bfh_compression: the tables the LevelDB and RocksDB engines write from
+                      this open on; default BFH_COMPRESSION_DEFAULT (snappy). The paper's
+                      authors ran LevelDB without it (bfh run: none, doc/paper.md) */
 } bfh_options;
 #define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
 #define BFH_LEAN_BITS 3

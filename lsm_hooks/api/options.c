@@ -22,6 +22,7 @@ static void options_defaults(bfh_options *opt) {
   opt->leaves_on_disk = BFH_LEAVES_IN_MEMORY;
   opt->value_filters = 1;
   opt->placement = BFH_PLACEMENT_SIMILARITY;
+  opt->compression = BFH_COMPRESSION_DEFAULT;
   opt->hash_seed = BFH_DEFAULT_SEED;
   opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
   opt->read_only = 0;
@@ -122,6 +123,13 @@ static int check_options(const bfh_options *o) {
                    o->memtable_bytes, MIN_MEMTABLE_BYTES, MAX_MEMTABLE_BYTES);
   if (o->table_bytes < 1024)
     return invalid(NULL, "bfh_open: table_bytes = %zu; it must be at least 1024", o->table_bytes);
+  if (o->compression != BFH_COMPRESSION_DEFAULT && o->compression != BFH_COMPRESSION_NONE &&
+      o->compression != BFH_COMPRESSION_SNAPPY)
+    return invalid(NULL, "bfh_open: compression = %d; 0 (default), 1 (none) or 2 (snappy)",
+                   o->compression);
+  if (o->compression == BFH_COMPRESSION_SNAPPY && o->engine == BFH_ENGINE_LSM)
+    return invalid(NULL, "bfh_open: compression snappy: the own engine writes no compressed "
+                         "table (LevelDB and RocksDB engines only)");
   if (o->placement != BFH_PLACEMENT_SIMILARITY && o->placement != BFH_PLACEMENT_POSITIONAL &&
       o->placement != BFH_PLACEMENT_PAPER)
     return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",

@@ -49,6 +49,10 @@ static const choice_t PLACEMENTS[] = {{"similarity", BFH_PLACEMENT_SIMILARITY},
                                       {"positional", BFH_PLACEMENT_POSITIONAL},
                                       {"paper", BFH_PLACEMENT_PAPER},
                                       {0}};
+static const choice_t COMPRESSIONS[] = {{"default", BFH_COMPRESSION_DEFAULT},
+                                        {"none", BFH_COMPRESSION_NONE},
+                                        {"snappy", BFH_COMPRESSION_SNAPPY},
+                                        {0}};
 static const choice_t FORMATS[] = {{"csv", CLI_KV_CSV}, {"tsv", CLI_KV_TSV}, {0}};
 static const choice_t ORDERS[] = {{"seq", WORKLOAD_SEQUENTIAL},
                                   {"sequential", WORKLOAD_SEQUENTIAL},
@@ -79,6 +83,8 @@ static const spec_t SPECS[] = {
      NULL, "read each leaf filter whole for every probe (the paper's code)"},
     {"placement", CLI_DB, K_CHOICE, AT(opt.placement), 0, PLACEMENTS, "similarity|positional|paper",
      "where the hierarchy puts a new leaf"},
+    {"compression", CLI_DB, K_CHOICE, AT(opt.compression), 0, COMPRESSIONS, "default|none|snappy",
+     "LevelDB, RocksDB: compression of the tables written (default: the engine's, snappy)"},
     {"sync", CLI_DB, K_FLAG, AT(opt.sync), 1, NULL, NULL, "every write durable when it returns"},
     {"standalone-index", CLI_DB, K_FLAG, AT(opt.standalone_index), 1, NULL, NULL,
      "own engine: also keep a value||key index (once a database has one, every open must say so)"},

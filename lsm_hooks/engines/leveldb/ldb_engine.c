@@ -413,7 +413,9 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   leveldb_options_set_create_if_missing(el->options, opt->create_if_missing != 0);
   if (opt->memtable_bytes) leveldb_options_set_write_buffer_size(el->options, opt->memtable_bytes);
   if (opt->table_bytes) leveldb_options_set_max_file_size(el->options, opt->table_bytes);
-  leveldb_options_set_compression(el->options, leveldb_snappy_compression);
+  leveldb_options_set_compression(el->options, opt->compression == BFH_COMPRESSION_NONE
+                                                   ? leveldb_no_compression
+                                                   : leveldb_snappy_compression);
   /* Damage is an error, never a silent loss: paranoid_checks makes a damaged log record fail
      the open (instead of being skipped) and checks the blocks a table open and a compaction
      read; verify_checksums checks every block a get or an iterator reads (without it a

@@ -296,6 +296,10 @@ static void set_options(engine_rocksdb_t *er, const bfh_options *opt) {
   er->options = rocksdb_options_create();
   rocksdb_options_set_create_if_missing(er->options, opt->create_if_missing != 0);
   rocksdb_options_set_paranoid_checks(er->options, 1);
+  if (opt->compression == BFH_COMPRESSION_NONE)
+    rocksdb_options_set_compression(er->options, rocksdb_no_compression);
+  else if (opt->compression == BFH_COMPRESSION_SNAPPY)
+    rocksdb_options_set_compression(er->options, rocksdb_snappy_compression);
   if (opt->memtable_bytes) rocksdb_options_set_write_buffer_size(er->options, opt->memtable_bytes);
   if (opt->table_bytes) rocksdb_options_set_target_file_size_base(er->options, opt->table_bytes);
   rocksdb_block_based_table_options_t *bb = rocksdb_block_based_options_create();
