@@ -128,8 +128,9 @@ static int check_options(const bfh_options *o) {
     return invalid(NULL, "bfh_open: compression = %d; 0 (default), 1 (none) or 2 (snappy)",
                    o->compression);
   if (o->compression == BFH_COMPRESSION_SNAPPY && o->engine == BFH_ENGINE_LSM)
-    return invalid(NULL, "bfh_open: compression snappy: the own engine writes no compressed "
-                         "table (LevelDB and RocksDB engines only)");
+    return invalid(NULL,
+                   "bfh_open: compression snappy: the own engine writes no compressed "
+                   "table (LevelDB and RocksDB engines only)");
   if (o->placement != BFH_PLACEMENT_SIMILARITY && o->placement != BFH_PLACEMENT_POSITIONAL &&
       o->placement != BFH_PLACEMENT_PAPER)
     return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",
