@@ -234,8 +234,8 @@ static void *searcher(void *arg) {
     if (rc != BFH_OK) fail_with(c, "search %s method %d: %d %s", v, m, rc, bfh_last_error(c->db));
     if (w.h.other) fail_with(c, "search %s method %d: another key reported", v, m);
     if (s == a && w.h.self != 1)
-      fail_with(c, "search %s method %d: acknowledged and not overwritten, reported %d times", v,
-                m, w.h.self);
+      fail_with(c, "search %s method %d: acknowledged and not overwritten, reported %d times", v, m,
+                w.h.self);
     if (w.h.self > 1) fail_with(c, "search %s method %d: reported %d times", v, m, w.h.self);
     atomic_fetch_add(&c->searches[m], 1);
     /* A get: a version between the acknowledged one before and the begun one after. */
@@ -251,8 +251,9 @@ static void *searcher(void *arg) {
       snprintf(buf, sizeof buf, "%.*s", (int)(gl < 63 ? gl : 63), (const char *)got);
       const char *dash = strchr(buf, '-');
       unsigned long long ver = dash ? strtoull(dash + 1, NULL, 10) : 0;
-      if (ver < a || ver > s) fail_with(c, "get %s: '%s', wanted a version in [%llu, %llu]",
-                                        w.key, buf, (unsigned long long)a, (unsigned long long)s);
+      if (ver < a || ver > s)
+        fail_with(c, "get %s: '%s', wanted a version in [%llu, %llu]", w.key, buf,
+                  (unsigned long long)a, (unsigned long long)s);
     }
     bfh_free(got);
     atomic_fetch_add(&c->gets, 1);
@@ -288,7 +289,8 @@ static void test_lsm_readonly_live_writer_process(void **state) {
   int rc = bfh_open(g_db, &opt, &c.db);
   if (rc != BFH_OK) fail_msg("read-only open: %d %s", rc, bfh_last_error(NULL));
   pthread_t th[SEARCHERS];
-  for (int i = 0; i < SEARCHERS; i++) assert_int_equal(pthread_create(&th[i], NULL, searcher, &c), 0);
+  for (int i = 0; i < SEARCHERS; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, searcher, &c), 0);
   /* Until the time is up and everything happened (bounded), polling the shared state. */
   const char *missing = NULL;
   uint64_t t1 = now_s();
@@ -317,14 +319,15 @@ static void test_lsm_readonly_live_writer_process(void **state) {
   if (missing) fail_msg("after %d s, never happened: %s", MAX_SECONDS, missing);
   uint64_t total = 0;
   for (int m = 0; m < NMETHODS; m++) total += atomic_load(&c.searches[m]);
-  print_message("%llu writes, %llu flushes, %llu compactions by the writer; %llu searches, %llu "
-                "gets checked; %llu refreshes, %llu retries\n",
-                (unsigned long long)atomic_load(&g_shm->writes),
-                (unsigned long long)atomic_load(&g_shm->flushes),
-                (unsigned long long)atomic_load(&g_shm->compactions), (unsigned long long)total,
-                (unsigned long long)atomic_load(&c.gets),
-                (unsigned long long)engine_lsm_ro_refreshes(bfh_internal_engine(c.db)),
-                (unsigned long long)engine_lsm_ro_retries(bfh_internal_engine(c.db)));
+  print_message(
+      "%llu writes, %llu flushes, %llu compactions by the writer; %llu searches, %llu "
+      "gets checked; %llu refreshes, %llu retries\n",
+      (unsigned long long)atomic_load(&g_shm->writes),
+      (unsigned long long)atomic_load(&g_shm->flushes),
+      (unsigned long long)atomic_load(&g_shm->compactions), (unsigned long long)total,
+      (unsigned long long)atomic_load(&c.gets),
+      (unsigned long long)engine_lsm_ro_refreshes(bfh_internal_engine(c.db)),
+      (unsigned long long)engine_lsm_ro_retries(bfh_internal_engine(c.db)));
   assert_int_equal(bfh_close(c.db), BFH_OK);
   pthread_mutex_destroy(&c.mu);
 }

@@ -132,10 +132,10 @@ static char *dir_state(const char *dir) {
       crc = crc32c_value(data, size);
       free(data);
     }
-    len += (size_t)snprintf(out + len, cap - len, "%s:%lld:%lld.%09ld:%lld.%09ld:%08x\n",
-                            names[i]->d_name, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                            st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
-                            crc);
+    len +=
+        (size_t)snprintf(out + len, cap - len, "%s:%lld:%lld.%09ld:%lld.%09ld:%08x\n",
+                         names[i]->d_name, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                         st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec, crc);
     free(names[i]);
   }
   free(names);
@@ -281,7 +281,6 @@ static void test_lsm_readonly_torn_tails(void **state) {
   assert_int_equal(search_count(r, NVALS + 4, BFH_SEARCH_AUTO), 1);
   assert_int_equal(bfh_close(r), BFH_OK);
   free(whole);
-
 }
 
 /* Copies into dir `to` every file of `from` that `to` lacks. */
@@ -314,7 +313,7 @@ static void test_lsm_readonly_torn_manifest(void **state) {
   snprintf(copy, sizeof copy, "%s/copy", g_dir);
   bfh_db *w = open_rw();
   for (int i = 0; i < 10; i++) put(w, i, NVALS + 4);
-  assert_int_equal(bfh_flush(w), BFH_OK); /* few tables: no compaction is due */
+  assert_int_equal(bfh_flush(w), BFH_OK);                    /* few tables: no compaction is due */
   for (int i = 0; i < 1000; i++) put(w, 100 + i, NVALS + 5); /* in the log, below a memtable */
   assert_int_equal(test_copy_dir(g_db, copy), 0);
   assert_int_equal(bfh_flush(w), BFH_OK); /* a second table, an edit, the log deleted */

@@ -56,8 +56,7 @@ void lro_version_release(lro_version_t *v);
 /* Applies edit e: its deletions, then its additions (copied). BFH_OK, BFH_E_NOMEM, or
    BFH_E_CORRUPT naming where (a deletion of a table the version does not hold, an addition of
    one it holds). */
-int lro_version_apply(lro_version_t *v, const lsm_version_edit_t *e, const char *where,
-                      err_t *err);
+int lro_version_apply(lro_version_t *v, const lsm_version_edit_t *e, const char *where, err_t *err);
 
 /* ---- The engine ------------------------------------------------------------------------------ */
 
@@ -90,12 +89,12 @@ typedef struct lro_mem {
    reference. */
 typedef struct lro_state {
   atomic_int refs;
-  lro_table_t *tables;   /* sorted by number */
-  engine_table_t *list;  /* the same, as engine_ops_t.view_tables lists them */
+  lro_table_t *tables;  /* sorted by number */
+  engine_table_t *list; /* the same, as engine_ops_t.view_tables lists them */
   size_t ntables;
   const lro_table_t **get_order; /* tables: level 0 newest first, then by level and key */
-  uint8_t *keys;         /* the tables' user-key bounds (owned) */
-  lro_mem_t *mems;       /* newest log first */
+  uint8_t *keys;                 /* the tables' user-key bounds (owned) */
+  lro_mem_t *mems;               /* newest log first */
   size_t nmems;
 } lro_state_t;
 
@@ -103,9 +102,9 @@ typedef struct lro {
   engine_t base;
   char *path;
   env_t *io;
-  index_sync_t *sync;   /* borrowed; NULL with value filters off */
-  uint64_t value_seed;  /* the memtables' value hash seed (the value filters') */
-  size_t mem_buckets;   /* value index buckets of a log's memtable */
+  index_sync_t *sync;      /* borrowed; NULL with value filters off */
+  uint64_t value_seed;     /* the memtables' value hash seed (the value filters') */
+  size_t mem_buckets;      /* value index buckets of a log's memtable */
   atomic_ullong refreshes; /* refreshes that read the files (not spared by the watch) */
   atomic_ullong retries;   /* reads started over because the database changed under them */
   atomic_int stale;        /* something may have changed since the last refresh that succeeded */
@@ -123,9 +122,9 @@ typedef struct lro {
   lro_log_t *logs;     /* ascending numbers */
   size_t nlogs;
   int logs_changed;
-  uint64_t missing; /* a table the last refresh found missing (0: none), and where the */
+  uint64_t missing;        /* a table the last refresh found missing (0: none), and where the */
   uint64_t missing_resume; /* MANIFEST's read stood then */
-  lro_state_t *state; /* the newest state made (a reference), NULL before the first */
+  lro_state_t *state;      /* the newest state made (a reference), NULL before the first */
 } lro_t;
 
 /* The view a search holds: a state, and its epoch in index_sync. */
@@ -134,7 +133,8 @@ struct engine_view {
   lro_state_t *s;
 };
 
-/* ---- lro_state.c ------------------------------------------------------------------------------ */
+/* ---- lro_state.c ------------------------------------------------------------------------------
+ */
 
 /* Drops a reference to s (NULL: nothing); the last one frees it and its pins. */
 void lro_state_unref(lro_state_t *s);
@@ -144,7 +144,8 @@ int lro_state_make(lro_t *r, lro_state_t **out, err_t *err);
 /* The table `number` of s, or NULL. */
 const lro_table_t *lro_state_table(const lro_state_t *s, uint64_t number);
 
-/* ---- lro_refresh.c ---------------------------------------------------------------------------- */
+/* ---- lro_refresh.c ----------------------------------------------------------------------------
+ */
 
 /* Frees what l holds (its memtable, its file), not l. */
 void lro_log_release(lro_log_t *l);

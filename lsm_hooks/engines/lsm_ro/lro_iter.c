@@ -210,7 +210,8 @@ static iterator_t *merge_state(const lro_state_t *s) {
   size_t n = s->nmems + s->ntables, k = 0;
   iterator_t **children = calloc(n + 1, sizeof *children);
   int ok = children != NULL;
-  for (size_t i = 0; ok && i < s->nmems; i++) ok = (children[k++] = cut_create(&s->mems[i])) != NULL;
+  for (size_t i = 0; ok && i < s->nmems; i++)
+    ok = (children[k++] = cut_create(&s->mems[i])) != NULL;
   for (size_t i = 0; ok && i < s->ntables; i++)
     ok = (children[k++] = table_iterator_create(s->get_order[i]->t)) != NULL;
   iterator_t *merged = ok ? merging_iterator_create(children, k) : NULL;

@@ -62,8 +62,8 @@ static int read_current(lro_t *r, char *name, size_t cap, err_t *err) {
    short at the end is an edit in flight, read next time. */
 static int read_edits(lro_t *r, const char *path, err_t *err) {
   log_reader_t *lr = NULL;
-  int rc = log_reader_open_at(r->io, path, "manifest", r->manifest_resume, LOG_READER_LIVE, &lr,
-                              err);
+  int rc =
+      log_reader_open_at(r->io, path, "manifest", r->manifest_resume, LOG_READER_LIVE, &lr, err);
   for (int first = r->manifest_resume == 0; rc == BFH_OK; first = 0) {
     const void *data;
     size_t n;
@@ -166,8 +166,8 @@ static int add_entry(void *arg, uint64_t seq, int type, const void *key, size_t 
    a write in flight, read next time. */
 static int read_records(lro_t *r, lro_log_t *l, const char *path, err_t *err) {
   if (!l->mem) {
-    l->mem = r->sync ? memtable_create_indexed_seeded(r->mem_buckets, r->value_seed)
-                     : memtable_create();
+    l->mem =
+        r->sync ? memtable_create_indexed_seeded(r->mem_buckets, r->value_seed) : memtable_create();
     if (!l->mem) return err_set(err, BFH_E_NOMEM, "log %s: no memory for a memtable", path);
   }
   log_reader_t *lr = NULL;
@@ -180,8 +180,7 @@ static int read_records(lro_t *r, lro_log_t *l, const char *path, err_t *err) {
     rc = write_batch_iterate(data, n, add_entry, l, err);
     if (rc == BFH_E_NOMEM) err_set(err, rc, "log %s: no memory", path);
     if (rc == BFH_E_CORRUPT)
-      err_prefix(err, "log %s: record at offset %" PRIu64 ": ", path,
-                 log_reader_record_offset(lr));
+      err_prefix(err, "log %s: record at offset %" PRIu64 ": ", path, log_reader_record_offset(lr));
   }
   if (rc == BFH_NOT_FOUND) {
     rc = BFH_OK;

@@ -88,8 +88,9 @@ static int visit_match(void *arg, const void *key, size_t key_len, const void *v
 /* Table `number` of v's state, or an error naming it (a search asks only for its view's). */
 static int view_table(lro_t *r, const engine_view_t *v, uint64_t number, table_t **t, err_t *err) {
   const lro_table_t *lt = lro_state_table(v->s, number);
-  if (!lt) return err_set(err, BFH_E_INVALID, "%s: table %06llu is not in the search's view",
-                          r->path, (unsigned long long)number);
+  if (!lt)
+    return err_set(err, BFH_E_INVALID, "%s: table %06llu is not in the search's view", r->path,
+                   (unsigned long long)number);
   *t = lt->t;
   return BFH_OK;
 }
@@ -217,8 +218,8 @@ static int tables_get(const lro_state_t *s, const void *key, size_t klen, table_
 }
 
 /* get in state s: the memtables (newest log first), then the tables. */
-static int state_get(const lro_t *r, const lro_state_t *s, const void *key, size_t klen,
-                     void **val, size_t *val_len, err_t *err) {
+static int state_get(const lro_t *r, const lro_state_t *s, const void *key, size_t klen, void **val,
+                     size_t *val_len, err_t *err) {
   lsm_lookup_t lk = {.state = LSM_LOOKUP_ABSENT};
   for (size_t i = 0; i < s->nmems && lk.state == LSM_LOOKUP_ABSENT; i++)
     (void)memtable_get(s->mems[i].mem, key, klen, s->mems[i].max_seq, &lk);

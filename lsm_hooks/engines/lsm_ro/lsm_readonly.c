@@ -232,8 +232,7 @@ static int check_directory(const char *path, err_t *err) {
   lsm_filename_current(p, sizeof p, path);
   if (!env_exists(env_default(), p))
     return err_set(err, BFH_E_INVALID,
-                   "%s: not a bfh database (no CURRENT file); a read-only open creates none",
-                   path);
+                   "%s: not a bfh database (no CURRENT file); a read-only open creates none", path);
   return BFH_OK;
 }
 
@@ -242,8 +241,8 @@ static int source_init(lro_t *r, err_t *err) {
   return index_sync_set_source(r->sync, &src, err);
 }
 
-int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io,
-                       index_sync_t *sync, engine_t **out, err_t *err) {
+int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
+                       engine_t **out, err_t *err) {
   int rc = check_directory(path, err);
   if (rc != BFH_OK) return rc;
   lro_t *r = calloc(1, sizeof *r);

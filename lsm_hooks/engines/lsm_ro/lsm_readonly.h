@@ -32,8 +32,8 @@ struct env;
    layer); sync: borrowed, NULL with value filters off. On BFH_OK *e is new (close with
    e->ops->close). BFH_E_INVALID if path holds no own-engine database (no CURRENT, or another
    engine's files); nothing is created anywhere. */
-int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io,
-                       index_sync_t *sync, engine_t **e, err_t *err);
+int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
+                       engine_t **e, err_t *err);
 
 /* engine_kind_t.describe of a read-only handle (bfh_tables): the table as it holds it open. */
 int engine_lsm_ro_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
