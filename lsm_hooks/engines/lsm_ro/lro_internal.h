@@ -46,7 +46,7 @@ typedef struct lro_file {
 /* The version the MANIFEST's edits read so far describe. Caller-owned: zero it, then
    lro_version_release. */
 typedef struct lro_version {
-  lro_file_t *files; /* in no order */
+  lro_file_t *files; /* sorted by number */
   size_t n, cap;
   int has_log_number;
   uint64_t log_number;
@@ -69,14 +69,28 @@ typedef struct lro_log {
   memtable_t *mem;   /* one reference; NULL before the first entry */
 } lro_log_t;
 
-/* A table of a state: its place in the version, and the reader that holds its file open. */
+/* A table file held open from the refresh that listed it until the last state listing it
+   goes (an unlinked file stays readable through its descriptor); its reader (table.h: footer,
+   index, meta index read and checked) is made from that file by the first read that needs
+   it. Shared by the states that list the table. */
+typedef struct lro_pin {
+  atomic_int refs;
+  pthread_mutex_t mu; /* guards the making of the reader */
+  env_rfile_t *f;     /* owned until the reader is made, then the reader's */
+  _Atomic(table_t *) t;
+  env_file_id_t id; /* the file's device and inode */
+  uint64_t number;
+  char path[]; /* the table's name in messages */
+} lro_pin_t;
+
+/* A table of a state: its place in the version, and its pin. */
 typedef struct lro_table {
   uint64_t number, size;
   int level;
   const uint8_t *smallest, *largest; /* user keys (borrowed from the state's copies) */
   size_t smallest_len, largest_len;
-  table_t *t;  /* one reference: the pin */
-  uint64_t id; /* which file it is (index_table_t.id) */
+  lro_pin_t *pin; /* one reference */
+  uint64_t id;    /* which file it is (index_table_t.id) */
 } lro_table_t;
 
 /* A memtable as a state sees it: the entries up to max_seq. */
@@ -122,6 +136,7 @@ typedef struct lro {
   lro_log_t *logs;     /* ascending numbers */
   size_t nlogs;
   int logs_changed;
+  int recheck;             /* the MANIFEST was read anew: check each pin against its name */
   uint64_t missing;        /* a table the last refresh found missing (0: none), and where the */
   uint64_t missing_resume; /* MANIFEST's read stood then */
   lro_state_t *state;      /* the newest state made (a reference), NULL before the first */
@@ -143,6 +158,11 @@ void lro_state_unref(lro_state_t *s);
 int lro_state_make(lro_t *r, lro_state_t **out, err_t *err);
 /* The table `number` of s, or NULL. */
 const lro_table_t *lro_state_table(const lro_state_t *s, uint64_t number);
+/* The reader of table t (borrowed: valid while the state is held), made at its first use. */
+int lro_table_reader(const lro_table_t *t, table_t **out, err_t *err);
+/* The stamp of table t's file (persisted_index_rfile_stamp: an fstat and its footer) through
+   its pin, before its reader is made (BFH_E_BUSY after: the table is then not bound). */
+int lro_table_stamp(const lro_table_t *t, uint64_t *stamp, err_t *err);
 
 /* ---- lro_refresh.c ----------------------------------------------------------------------------
  */

@@ -204,6 +204,15 @@ static int it_status(const engine_iter_t *x, err_t *err) {
 static const engine_iter_ops_t iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
                                            it_next,    it_key,        it_value, it_status};
 
+/* An iterator over table t's entries, or one that reports why its reader could not be made
+   (NULL on no memory). */
+static iterator_t *table_child(const lro_table_t *t) {
+  table_t *tt = NULL;
+  err_t e;
+  int rc = lro_table_reader(t, &tt, &e);
+  return rc == BFH_OK ? table_iterator_create(tt) : iterator_empty_create(rc, &e);
+}
+
 /* The merge of s's sources, newest first (the merge gives equal keys from the lower child
    first, and internal keys order a key's entries newest first anyway). */
 static iterator_t *merge_state(const lro_state_t *s) {
@@ -213,7 +222,7 @@ static iterator_t *merge_state(const lro_state_t *s) {
   for (size_t i = 0; ok && i < s->nmems; i++)
     ok = (children[k++] = cut_create(&s->mems[i])) != NULL;
   for (size_t i = 0; ok && i < s->ntables; i++)
-    ok = (children[k++] = table_iterator_create(s->get_order[i]->t)) != NULL;
+    ok = (children[k++] = table_child(s->get_order[i])) != NULL;
   iterator_t *merged = ok ? merging_iterator_create(children, k) : NULL;
   if (!ok)
     for (size_t i = 0; i < k; i++) iterator_destroy(children[i]);

@@ -33,6 +33,7 @@ static void forget_manifest(lro_t *r) {
   r->logs = NULL;
   r->nlogs = 0;
   r->logs_changed = 1;
+  r->recheck = 1;
 }
 
 /* The MANIFEST CURRENT names, into name ("MANIFEST-NNNNNN"). AGAIN when CURRENT is missing

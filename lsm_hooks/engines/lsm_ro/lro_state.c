@@ -1,7 +1,8 @@
-/* States (lro_internal.h): a refreshed state holds every table of its version open (a
-   table_t reference each, shared with the previous state when the table was in it), so that a
-   compaction that deletes a table cannot take it from a search of the state, and sees each
-   log's memtable up to the last entry read before it was made. */
+/* States (lro_internal.h): a refreshed state holds every table of its version open (a pin
+   each, shared with the previous state when the table was in it), so that a compaction that
+   deletes a table cannot take it from a search of the state; a table's reader is made from
+   its pinned file when a read first needs it, so that an open reads no table's index. A state
+   sees each log's memtable up to the last entry read before it was made. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +11,45 @@
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
+#include "lsm_hooks/index/persisted_index.h"
 
 #define ID_SEED 0x6c726f6669643031ull /* "lrofid01" */
 
+static void pin_unref(lro_pin_t *p) {
+  if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
+  table_unref(atomic_load(&p->t));
+  env_rfile_close(p->f);
+  pthread_mutex_destroy(&p->mu);
+  free(p);
+}
+
+int lro_table_reader(const lro_table_t *t, table_t **out, err_t *err) {
+  lro_pin_t *p = t->pin;
+  if ((*out = atomic_load(&p->t))) return BFH_OK;
+  pthread_mutex_lock(&p->mu);
+  int rc = BFH_OK;
+  table_t *tt = atomic_load(&p->t);
+  if (!tt && (rc = table_open_file(p->f, p->path, p->number, &tt, err)) == BFH_OK) {
+    p->f = NULL; /* the reader's now */
+    atomic_store(&p->t, tt);
+  }
+  pthread_mutex_unlock(&p->mu);
+  *out = tt;
+  return rc;
+}
+
+int lro_table_stamp(const lro_table_t *t, uint64_t *stamp, err_t *err) {
+  lro_pin_t *p = t->pin;
+  pthread_mutex_lock(&p->mu);
+  int rc = atomic_load(&p->t) ? err_set(err, BFH_E_BUSY, "%s: read already", p->path)
+                              : persisted_index_rfile_stamp(p->f, p->path, stamp, err);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
 void lro_state_unref(lro_state_t *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
-  for (size_t i = 0; s->tables && i < s->ntables; i++) table_unref(s->tables[i].t);
+  for (size_t i = 0; s->tables && i < s->ntables; i++) pin_unref(s->tables[i].pin);
   for (size_t i = 0; i < s->nmems; i++) memtable_unref(s->mems[i].mem);
   free(s->tables);
   free(s->list);
@@ -35,11 +69,6 @@ const lro_table_t *lro_state_table(const lro_state_t *s, uint64_t number) {
       hi = mid;
   }
   return lo < s->ntables && s->tables[lo].number == number ? &s->tables[lo] : NULL;
-}
-
-static int cmp_file(const void *a, const void *b) {
-  uint64_t x = ((const lro_file_t *)a)->number, y = ((const lro_file_t *)b)->number;
-  return x < y ? -1 : x > y;
 }
 
 /* The order a get reads the tables in: level 0 newest (highest number) first, then each
@@ -64,57 +93,70 @@ static int table_gone(lro_t *r, uint64_t number, err_t *err) {
   return AGAIN;
 }
 
-/* Holds table i of s open: the previous state's reader of the same file, or a new one. The
-   file's identity (device and inode) is taken before the open and checked after it, so that
-   the reader is known to be of the file the identity names. REQUIRES mu. */
-static int pin_table(lro_t *r, lro_state_t *s, size_t i, err_t *err) {
-  lro_table_t *t = &s->tables[i];
+static uint64_t fold_id(env_file_id_t id) {
+  uint64_t h = bfh_hash64(&id, sizeof id, ID_SEED);
+  return h ? h : 1;
+}
+
+/* The previous state's pin of table t when it is still the file t's name gives (checked by
+   its identity only after the MANIFEST was read anew: a database replaced at the path), or
+   NULL. REQUIRES mu. */
+static lro_pin_t *previous_pin(lro_t *r, const lro_table_t *t, const char *path) {
   const lro_table_t *prev = r->state ? lro_state_table(r->state, t->number) : NULL;
-  char path[LSM_PATH_MAX];
-  table_file_path(r->path, t->number, path, sizeof path);
+  if (!prev || !r->recheck) return prev ? prev->pin : NULL;
   uint64_t size;
   env_file_id_t id;
-  int rc = env_path_stat(r->io, path, &size, &id, err);
-  if (rc == BFH_NOT_FOUND) return table_gone(r, t->number, err);
-  if (rc != BFH_OK) return rc;
-  uint64_t fid = bfh_hash64(&id, sizeof id, ID_SEED);
-  fid = fid ? fid : 1;
-  if (prev && prev->id == fid) {
-    table_ref(prev->t);
-    t->t = prev->t;
-    t->id = fid;
+  err_t e;
+  if (env_path_stat(r->io, path, &size, &id, &e) != BFH_OK || !env_file_id_equal(id, prev->pin->id))
+    return NULL;
+  return prev->pin;
+}
+
+/* Holds table i of s open: the previous state's pin, or a new one. REQUIRES mu. */
+static int pin_table(lro_t *r, lro_state_t *s, size_t i, err_t *err) {
+  lro_table_t *t = &s->tables[i];
+  char path[LSM_PATH_MAX];
+  table_file_path(r->path, t->number, path, sizeof path);
+  lro_pin_t *p = previous_pin(r, t, path);
+  if (p) {
+    atomic_fetch_add(&p->refs, 1);
+    t->pin = p;
+    t->id = fold_id(p->id);
     return BFH_OK;
   }
-  rc = table_open(r->io, path, t->number, &t->t, err);
-  if (rc == BFH_NOT_FOUND || (rc != BFH_OK && !env_exists(r->io, path)))
-    return table_gone(r, t->number, err);
-  if (rc != BFH_OK) return rc;
-  env_file_id_t now;
-  if (env_path_stat(r->io, path, &size, &now, err) != BFH_OK || !env_file_id_equal(id, now))
-    return AGAIN; /* replaced between the stat and the open */
-  t->id = fid;
+  size_t n = strlen(path) + 1;
+  if (!(p = calloc(1, sizeof *p + n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  memcpy(p->path, path, n);
+  int rc = env_open_read(r->io, path, &p->f, err);
+  if (rc != BFH_OK) {
+    free(p);
+    if (rc == BFH_NOT_FOUND || !env_exists(r->io, path)) return table_gone(r, t->number, err);
+    return rc;
+  }
+  atomic_init(&p->refs, 1);
+  atomic_init(&p->t, NULL);
+  pthread_mutex_init(&p->mu, NULL);
+  p->id = env_rfile_id(p->f);
+  p->number = t->number;
+  t->pin = p;
+  t->id = fold_id(p->id);
   return BFH_OK;
 }
 
 /* s->tables from r's version, sorted by number, each with its user-key bounds. */
 static int fill_tables(lro_t *r, lro_state_t *s, err_t *err) {
   const lro_version_t *v = &r->version;
-  lro_file_t *files = malloc((v->n + 1) * sizeof *files);
   size_t bytes = 0;
   for (size_t i = 0; i < v->n; i++) bytes += v->files[i].smallest_len + v->files[i].largest_len;
   s->tables = calloc(v->n + 1, sizeof *s->tables);
   s->list = calloc(v->n + 1, sizeof *s->list);
   s->get_order = calloc(v->n + 1, sizeof *s->get_order);
   s->keys = malloc(bytes + 1);
-  if (!files || !s->tables || !s->list || !s->get_order || !s->keys) {
-    free(files);
+  if (!s->tables || !s->list || !s->get_order || !s->keys)
     return err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
-  }
-  memcpy(files, v->files, v->n * sizeof *files);
-  qsort(files, v->n, sizeof *files, cmp_file);
   uint8_t *k = s->keys;
   for (size_t i = 0; i < v->n; i++) {
-    const lro_file_t *f = &files[i];
+    const lro_file_t *f = &v->files[i]; /* sorted by number */
     lro_table_t *t = &s->tables[i];
     *t = (lro_table_t){.number = f->number, .size = f->size, .level = f->level};
     /* Internal keys: the user key, then an 8-byte tag. */
@@ -129,7 +171,6 @@ static int fill_tables(lro_t *r, lro_state_t *s, err_t *err) {
     s->list[i] = (engine_table_t){.number = f->number, .size = f->size, .level = f->level};
   }
   s->ntables = v->n;
-  free(files);
   return BFH_OK;
 }
 
@@ -160,6 +201,7 @@ int lro_state_make(lro_t *r, lro_state_t **out, err_t *err) {
   for (size_t i = 0; i < s->ntables; i++) s->get_order[i] = &s->tables[i];
   qsort(s->get_order, s->ntables, sizeof *s->get_order, cmp_get_order);
   r->missing = 0;
+  r->recheck = 0;
   *out = s;
   return BFH_OK;
 }

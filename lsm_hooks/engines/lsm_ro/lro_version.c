@@ -1,5 +1,5 @@
-/* The live tables as the MANIFEST's edits leave them (lro_internal.h): a flat list, changed
-   edit by edit; a state sorts it once when it is made. */
+/* The live tables as the MANIFEST's edits leave them (lro_internal.h): an array sorted by
+   number, changed edit by edit (a new table's number is almost always the largest: an append). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,15 +16,23 @@ void lro_version_release(lro_version_t *v) {
   memset(v, 0, sizeof *v);
 }
 
-static ptrdiff_t find(const lro_version_t *v, uint64_t number) {
-  for (size_t i = 0; i < v->n; i++)
-    if (v->files[i].number == number) return (ptrdiff_t)i;
-  return -1;
+/* The first slot whose number is >= number. */
+static size_t lower_bound(const lro_version_t *v, uint64_t number) {
+  size_t lo = 0, hi = v->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v->files[mid].number < number)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 static int add(lro_version_t *v, int level, const lsm_file_meta_t *m, const char *where,
                err_t *err) {
-  if (find(v, m->number) >= 0)
+  size_t at = lower_bound(v, m->number);
+  if (at < v->n && v->files[at].number == m->number)
     return err_set(err, BFH_E_CORRUPT, "%s: adds table %06llu, live already", where,
                    (unsigned long long)m->number);
   if (v->n == v->cap) {
@@ -45,19 +53,22 @@ static int add(lro_version_t *v, int level, const lsm_file_meta_t *m, const char
   memcpy(f.largest, m->largest, m->largest_len);
   f.smallest_len = m->smallest_len;
   f.largest_len = m->largest_len;
-  v->files[v->n++] = f;
+  memmove(&v->files[at + 1], &v->files[at], (v->n - at) * sizeof *v->files);
+  v->files[at] = f;
+  v->n++;
   return BFH_OK;
 }
 
 int lro_version_apply(lro_version_t *v, const lsm_version_edit_t *e, const char *where,
                       err_t *err) {
   for (size_t i = 0; i < e->ndeleted; i++) {
-    ptrdiff_t j = find(v, e->deleted[i].number);
-    if (j < 0)
+    size_t j = lower_bound(v, e->deleted[i].number);
+    if (j == v->n || v->files[j].number != e->deleted[i].number)
       return err_set(err, BFH_E_CORRUPT, "%s: deletes table %06llu, not live", where,
                      (unsigned long long)e->deleted[i].number);
     file_release(&v->files[j]);
-    v->files[j] = v->files[--v->n];
+    memmove(&v->files[j], &v->files[j + 1], (v->n - j - 1) * sizeof *v->files);
+    v->n--;
   }
   for (size_t i = 0; i < e->nadded; i++) {
     int rc = add(v, e->added[i].level, e->added[i].meta, where, err);

@@ -91,8 +91,7 @@ static int view_table(lro_t *r, const engine_view_t *v, uint64_t number, table_t
   if (!lt)
     return err_set(err, BFH_E_INVALID, "%s: table %06llu is not in the search's view", r->path,
                    (unsigned long long)number);
-  *t = lt->t;
-  return BFH_OK;
+  return lro_table_reader(lt, t, err);
 }
 
 static void add_stats(engine_scan_stats_t *st, const lsm_scan_stats_t *ls) {
@@ -211,7 +210,9 @@ static int tables_get(const lro_state_t *s, const void *key, size_t klen, table_
   for (size_t i = 0; i < s->ntables && lk->state == LSM_LOOKUP_ABSENT; i++) {
     const lro_table_t *t = s->get_order[i];
     if (!in_range(t, key, klen)) continue;
-    int rc = table_get(t->t, key, klen, hash, LSM_MAX_SEQ, buf, lk, err);
+    table_t *tt = NULL;
+    int rc = lro_table_reader(t, &tt, err);
+    if (rc == BFH_OK) rc = table_get(tt, key, klen, hash, LSM_MAX_SEQ, buf, lk, err);
     if (rc != BFH_OK) return rc;
   }
   return BFH_OK;

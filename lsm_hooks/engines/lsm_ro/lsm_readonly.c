@@ -143,16 +143,17 @@ static const engine_ops_t lro_ops = {.name = "lsm-readonly",
 static int read_meta(void *arg, uint64_t number, const char *name, void **data, size_t *size,
                      uint64_t *offset, err_t *err) {
   lro_t *r = arg;
+  lro_state_t *s = NULL;
   pthread_mutex_lock(&r->mu);
-  const lro_table_t *t = r->state ? lro_state_table(r->state, number) : NULL;
-  table_t *tt = t ? t->t : NULL;
-  if (tt) table_ref(tt);
+  if ((s = r->state)) atomic_fetch_add(&s->refs, 1);
   pthread_mutex_unlock(&r->mu);
-  if (!tt)
-    return err_set(err, BFH_E_BUSY, "%s: table %06llu is no longer live", r->path,
-                   (unsigned long long)number);
-  int rc = table_read_meta(tt, name, data, size, offset, err);
-  table_unref(tt);
+  const lro_table_t *t = s ? lro_state_table(s, number) : NULL;
+  table_t *tt = NULL;
+  int rc = t ? lro_table_reader(t, &tt, err)
+             : err_set(err, BFH_E_BUSY, "%s: table %06llu is no longer live", r->path,
+                       (unsigned long long)number);
+  if (rc == BFH_OK) rc = table_read_meta(tt, name, data, size, offset, err);
+  lro_state_unref(s);
   return rc;
 }
 
@@ -197,10 +198,8 @@ static void open_persisted(lro_t *r) {
   if (rc != BFH_OK) return;
   const lro_state_t *s = r->state;
   for (size_t i = 0; i < s->ntables; i++) {
-    char tpath[LSM_PATH_MAX];
     uint64_t stamp;
-    table_file_path(r->path, s->tables[i].number, tpath, sizeof tpath);
-    if (persisted_index_table_stamp(r->io, tpath, &stamp, &e) == BFH_OK)
+    if (lro_table_stamp(&s->tables[i], &stamp, &e) == BFH_OK)
       (void)persisted_index_bind(x, s->tables[i].number, s->tables[i].size, stamp);
   }
   if (persisted_index_bound(x) == 0) {
@@ -281,7 +280,9 @@ int engine_lsm_ro_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_
   if (rc == BFH_OK && !t)
     rc = err_set(err, BFH_NOT_FOUND, "%s: table %06llu is not live", r->path,
                  (unsigned long long)number);
-  if (rc == BFH_OK) rc = engine_lsm_describe_table(t->t, info, err);
+  table_t *tt = NULL;
+  if (rc == BFH_OK) rc = lro_table_reader(t, &tt, err);
+  if (rc == BFH_OK) rc = engine_lsm_describe_table(tt, info, err);
   lro_state_unref(s);
   return rc;
 }
