@@ -118,7 +118,7 @@ typedef struct lro {
   env_t *io;
   index_sync_t *sync;      /* borrowed; NULL with value filters off */
   uint64_t value_seed;     /* the memtables' value hash seed (the value filters') */
-  size_t mem_buckets;      /* value index buckets of a log's memtable */
+  size_t mem_buckets;      /* value index buckets of a log's memtable (0: none) */
   atomic_ullong refreshes; /* refreshes that read the files (not spared by the watch) */
   atomic_ullong retries;   /* reads started over because the database changed under them */
   atomic_int stale;        /* something may have changed since the last refresh that succeeded */

@@ -65,6 +65,8 @@ static int read_edits(lro_t *r, const char *path, err_t *err) {
   log_reader_t *lr = NULL;
   int rc =
       log_reader_open_at(r->io, path, "manifest", r->manifest_resume, LOG_READER_LIVE, &lr, err);
+  if (rc != BFH_OK && rc != BFH_E_NOMEM && !env_exists(r->io, path))
+    return AGAIN; /* replaced by a newer MANIFEST since it was found */
   for (int first = r->manifest_resume == 0; rc == BFH_OK; first = 0) {
     const void *data;
     size_t n;
@@ -167,12 +169,14 @@ static int add_entry(void *arg, uint64_t seq, int type, const void *key, size_t 
    a write in flight, read next time. */
 static int read_records(lro_t *r, lro_log_t *l, const char *path, err_t *err) {
   if (!l->mem) {
-    l->mem =
-        r->sync ? memtable_create_indexed_seeded(r->mem_buckets, r->value_seed) : memtable_create();
+    l->mem = r->mem_buckets ? memtable_create_indexed_seeded(r->mem_buckets, r->value_seed)
+                            : memtable_create();
     if (!l->mem) return err_set(err, BFH_E_NOMEM, "log %s: no memory for a memtable", path);
   }
   log_reader_t *lr = NULL;
   int rc = log_reader_open_at(r->io, path, "log", l->resume, LOG_READER_LIVE, &lr, err);
+  if (rc != BFH_OK && rc != BFH_E_NOMEM && !env_exists(r->io, path))
+    return AGAIN; /* flushed and deleted since it was listed: a newer version has it */
   while (rc == BFH_OK) {
     const void *data;
     size_t n;

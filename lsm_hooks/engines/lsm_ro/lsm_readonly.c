@@ -250,8 +250,9 @@ int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io,
   r->io = io ? io : env_default();
   r->sync = sync;
   r->value_seed = sync ? index_sync_params(sync)->seed : BFH_DEFAULT_SEED;
-  size_t buckets = opt->memtable_bytes / 64; /* as the writer sizes its own (lsm/db.c) */
-  r->mem_buckets = buckets < 1024 ? 1024 : buckets;
+  /* A value index per log's memtable, sized as the writer sizes its own (lsm/db.c). */
+  size_t buckets = opt->memtable_bytes / 64;
+  if (sync && opt->memtable_index) r->mem_buckets = buckets < 1024 ? 1024 : buckets;
   pthread_mutex_init(&r->mu, NULL);
   r->watch.fd = -1;
   atomic_init(&r->stale, 1);
