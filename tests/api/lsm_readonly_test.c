@@ -350,6 +350,40 @@ static void test_lsm_readonly_torn_manifest(void **state) {
   free(m);
 }
 
+/* A new read-only handle's first search reads what the writer's filters point at, not every
+   table: with BFH-INDEX written by the writer's close, AUTO for a value held by one key reads
+   at most 2 of the many tables, and under a tenth of SCAN's bytes (the bound is loose: a false
+   positive of the folded leaves costs one table's block). */
+static void test_lsm_readonly_first_search_reads_little(void **state) {
+  (void)state;
+  bfh_db *w = open_rw();
+  for (int i = 0; i < NKEYS; i++) {
+    char k[32], v[32];
+    size_t kl = key_of(i, k), vl = (size_t)sprintf(v, "unique-%d", i);
+    assert_int_equal(bfh_put(w, k, kl, v, vl), BFH_OK);
+  }
+  assert_int_equal(bfh_close(w), BFH_OK);
+  bfh_db *r = open_ro();
+  bfh_search_stats auto_st, scan_st;
+  int n = 0;
+  assert_int_equal(bfh_search(r, "unique-4242", 11, BFH_SEARCH_AUTO, count_key, &n, &auto_st),
+                   BFH_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(bfh_close(r), BFH_OK);
+  r = open_ro();
+  n = 0;
+  assert_int_equal(bfh_search(r, "unique-4242", 11, BFH_SEARCH_SCAN, count_key, &n, &scan_st),
+                   BFH_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(bfh_close(r), BFH_OK);
+  print_message("AUTO read %llu of %u tables, %llu bytes; SCAN %llu bytes\n",
+                (unsigned long long)auto_st.tables_scanned, auto_st.tables_live,
+                (unsigned long long)auto_st.bytes_read, (unsigned long long)scan_st.bytes_read);
+  assert_true(auto_st.tables_live >= 10);
+  assert_true(auto_st.tables_scanned <= 2);
+  assert_true(auto_st.bytes_read * 10 < scan_st.bytes_read);
+}
+
 /* No database at the path, or a directory without one: BFH_E_INVALID naming the path, and
    nothing is created. */
 static void test_lsm_readonly_missing(void **state) {
@@ -382,6 +416,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lsm_readonly_beside_writer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_torn_tails, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_torn_manifest, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_readonly_first_search_reads_little, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_missing, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

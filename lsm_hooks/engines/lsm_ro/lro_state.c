@@ -3,6 +3,7 @@
    deletes a table cannot take it from a search of the state; a table's reader is made from
    its pinned file when a read first needs it, so that an open reads no table's index. A state
    sees each log's memtable up to the last entry read before it was made. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +129,13 @@ static int pin_table(lro_t *r, lro_state_t *s, size_t i, err_t *err) {
   if (!(p = calloc(1, sizeof *p + n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   memcpy(p->path, path, n);
   int rc = env_open_read(r->io, path, &p->f, err);
+  int e = errno;
   if (rc != BFH_OK) {
     free(p);
     if (rc == BFH_NOT_FOUND || !env_exists(r->io, path)) return table_gone(r, t->number, err);
+    if (e == EMFILE) /* every live table is held open: the process may open too few files */
+      err_prefix(err, "%s: %zu live tables, each held open (raise RLIMIT_NOFILE: ulimit -n): ",
+                 r->path, s->ntables);
     return rc;
   }
   atomic_init(&p->refs, 1);
