@@ -375,6 +375,14 @@ else
   echo "skipped: the read-only own-engine checks (BFH_LSM_HOLD is not set)"
 fi
 
+check "search with --standalone-index opens the own engine read-write (a read-only handle keeps no stand-alone index); without it, read-only"
+expect_status 0 "$bfh" load sa --synthetic 2000 --standalone-index
+expect_status 0 "$bfh" search sa Value42 --standalone-index --method standalone
+[ "$(cat out)" = Key42 ] || die "stand-alone search printed '$(cat out)'"
+expect_status 0 "$bfh" search sa Value42
+[ "$(cat out)" = Key42 ] || die "read-only search printed '$(cat out)'"
+expect_in err "read-only"
+
 if [ -n "$db_bench" ]; then
   check "db_bench --tmp on a directory that does not exist"
   expect_status 0 "$db_bench" --num 1000 --engines bfh --benchmarks fillseq --tmp "$work/no/such/dir"

@@ -57,13 +57,14 @@ static const char *engine_program(bfh_engine e) {
 /* A command that only reads opens a database read-only where its engine can (the engine table
    says which: bfh's own, LevelDB, RocksDB) unless --read-write: the program that owns it may
    hold it open, and nothing is written into its directory. The own engine's filters are the
-   database's (in its tables): it keeps none elsewhere. Says so on stderr. *owned: the index
+   database's (in its tables): it keeps none elsewhere. --standalone-index opens read-write,
+   as --read-write does: the stand-alone index is a read-write handle's. Says so on stderr. *owned: the index
    directory to free after the open. */
 static void choose_read_only(cli_t *c, const char *dir, char **owned) {
   *owned = NULL;
   const bfh_engine_info *eng = bfh_engine_get(c->opt.engine);
   if (!(c->cmd->groups & CLI_READ) || !eng || !(eng->caps & BFH_ENGINE_CAN_READ_ONLY) ||
-      c->read_write)
+      c->read_write || c->opt.standalone_index) /* a read-only handle keeps no stand-alone index */
     return;
   c->opt.read_only = 1;
   if (c->opt.engine == BFH_ENGINE_LSM) {
