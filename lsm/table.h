@@ -57,8 +57,7 @@ size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
 int table_open(env_t *io, const char *path, uint64_t file_number, table_t **t, err_t *err);
 /* table_open of a file the caller opened (path names it in messages): on ST_OK file is the
    table's (closed with it); on failure it stays the caller's. A reader that holds a table's
-   file open before it needs the table (lsm_hooks/engines/lsm_ro/) opens it so, even once the
-   file's name is gone. */
+   file open before it needs the table opens it so, even once the file's name is gone. */
 int table_open_file(env_rfile_t *file, const char *path, uint64_t file_number, table_t **t,
                     err_t *err);
 void table_ref(table_t *t);
