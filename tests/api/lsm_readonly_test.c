@@ -159,10 +159,13 @@ static void test_lsm_readonly_writes_nothing(void **state) {
   char *before = dir_state(g_db);
 
   bfh_db *r = open_ro();
+  assert_int_equal(engine_lsm_ro_refreshes(bfh_internal_engine(r)), 1); /* the open's */
   for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
     assert_int_equal(search_count(r, 3, (bfh_method)m), expected(3));
     assert_int_equal(search_count(r, NVALS + 1, (bfh_method)m), expected(NVALS + 1));
   }
+  /* Nothing was written: every search after the open's refresh was one poll of the watch. */
+  assert_int_equal(engine_lsm_ro_refreshes(bfh_internal_engine(r)), 1);
   void *v = NULL;
   size_t vl = 0;
   assert_int_equal(bfh_get(r, "k000013", 7, &v, &vl), BFH_OK);
