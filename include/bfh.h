@@ -180,14 +180,15 @@ typedef struct bfh_options {
                            has one refuses an open without it (BFH_E_INVALID), so that the
                            index never misses a write. Own engine only (BFH_E_UNSUPPORTED on
                            the LevelDB engine). Default 0 */
-  /* Searching a live LevelDB or RocksDB database read-only (doc/leveldb.md, doc/rocksdb.md): */
-  int read_only; /* 1: open a LevelDB or RocksDB database (BFH_ENGINE_LEVELDB,
-                    BFH_ENGINE_ROCKSDB; the own engine gives BFH_E_UNSUPPORTED) without
-                    LevelDB or RocksDB: no LOCK taken (its owner may hold it
-                    open and keep writing), nothing written into its directory. Searches,
-                    bfh_get and bfh_stats read its newest version; bfh_put, bfh_delete and
-                    bfh_flush give BFH_E_UNSUPPORTED. create_if_missing is ignored. Default 0 */
-  const char *index_dir; /* read_only: where the handle keeps its filter cache
+  /* Searching a live database read-only (doc/lsm.md, doc/leveldb.md, doc/rocksdb.md): */
+  int read_only; /* 1: open a database that another handle or program may hold open and keep
+                    writing: no LOCK taken, nothing written into its directory. The own
+                    engine's is read with lsm/'s readers and its tables' own filters (its
+                    BFH-PARAMS and BFH-INDEX read, never written; index_dir is not used); a
+                    LevelDB or RocksDB one without LevelDB or RocksDB. Searches, bfh_get and
+                    bfh_stats read its newest version; bfh_put, bfh_delete and bfh_flush give
+                    BFH_E_UNSUPPORTED. create_if_missing is ignored. Default 0 */
+  const char *index_dir; /* read_only, LevelDB and RocksDB: where the handle keeps its filter cache
                             (<index_dir>/bfh-filters/) and m, k, seed (<index_dir>/BFH-PARAMS),
                             outside the database; created if missing; read only during
                             bfh_open. NULL (default): in memory only, m, k and seed from these
@@ -486,9 +487,10 @@ typedef struct bfh_iter bfh_iter; /* opaque */
    valid: call bfh_iter_seek_first or bfh_iter_seek. On BFH_OK release *it with
    bfh_iter_destroy before bfh_close. One thread at a time per iterator; other threads may use
    the handle meanwhile.
-   The own engine and LevelDB hold their version's files while the iterator lives. A read-only
-   handle (bfh_options.read_only) works on a live database that its owner keeps writing: it
-   reads the whole version at the call (every table and log, into memory as big as its live
+   The own engine and LevelDB hold their version's files while the iterator lives, and so
+   does the own engine's read-only handle (its state's files stay open). A LevelDB or RocksDB
+   read-only handle (bfh_options.read_only) works on a live database that its owner keeps
+   writing: it reads the whole version at the call (every table and log, into memory as big as its live
    entries), starting over when the owner deletes a file under it (BFH_E_BUSY after
    ENGINE_LEVELDB_RO_ATTEMPTS tries), so that the files may go afterwards.
    BFH_E_UNSUPPORTED for an engine without BFH_ENGINE_CAN_ITERATE; BFH_E_NOMEM, BFH_E_IO,

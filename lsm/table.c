@@ -245,6 +245,16 @@ static const meta_entry_t *find_meta(const table_t *t, const char *name) {
 
 int table_open(env_t *io, const char *path, uint64_t file_number, table_t **out, err_t *err) {
   *out = NULL;
+  env_rfile_t *f = NULL;
+  int rc = env_open_read(io, path, &f, err);
+  if (rc == ST_OK && (rc = table_open_file(f, path, file_number, out, err)) != ST_OK)
+    env_rfile_close(f);
+  return rc;
+}
+
+int table_open_file(env_rfile_t *file, const char *path, uint64_t file_number, table_t **out,
+                    err_t *err) {
+  *out = NULL;
   table_t *t = calloc(1, sizeof *t);
   if (!t) return err_set(err, ST_E_NOMEM, "table %s: out of memory", path);
   atomic_init(&t->refs, 1);
@@ -253,8 +263,8 @@ int table_open(env_t *io, const char *path, uint64_t file_number, table_t **out,
   t->number = file_number;
   const char *base = strrchr(path, '/');
   snprintf(t->name, sizeof t->name, "%s", base ? base + 1 : path);
-  int rc = env_open_read(io, path, &t->file, err);
-  if (rc) goto fail;
+  t->file = file;
+  int rc = ST_OK;
   t->size = env_rfile_size(t->file);
   if (t->size < TABLE_FOOTER_BYTES) {
     rc = err_set(err, ST_E_CORRUPT, "table %s: file too short (%llu bytes)", t->name,
@@ -302,6 +312,7 @@ int table_open(env_t *io, const char *path, uint64_t file_number, table_t **out,
   *out = t;
   return ST_OK;
 fail:
+  t->file = NULL; /* the caller's still */
   table_free(t);
   return rc;
 }

@@ -55,6 +55,11 @@ size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
    ST_E_CORRUPT (bad magic, bad checksum, malformed block), ST_E_UNSUPPORTED (a newer
    format version), ST_E_IO / ST_E_NOMEM. */
 int table_open(env_t *io, const char *path, uint64_t file_number, table_t **t, err_t *err);
+/* table_open of a file the caller opened (path names it in messages): on ST_OK file is the
+   table's (closed with it); on failure it stays the caller's. A reader that holds a table's
+   file open before it needs the table opens it so, even once the file's name is gone. */
+int table_open_file(env_rfile_t *file, const char *path, uint64_t file_number, table_t **t,
+                    err_t *err);
 void table_ref(table_t *t);
 /* NULL allowed. */
 void table_unref(table_t *t);

@@ -84,8 +84,11 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
   db_params_t stored;
   int have_params = 0;
   env_t *fio = io ? io : env_default(); /* bfh's own files: BFH-PARAMS */
-  /* A read-only handle keeps its BFH-PARAMS in its index directory, or nowhere. */
-  const char *params_dir = opt.read_only ? opt.index_dir : path;
+  /* A read-only handle keeps its BFH-PARAMS in its index directory, or nowhere; one whose
+     filters are the database's own (ENGINE_CAP_PARAMS_IN_DB) reads the database's and writes
+     none. */
+  int params_in_db = opt.read_only && (kind->caps & ENGINE_CAP_PARAMS_IN_DB);
+  const char *params_dir = opt.read_only && !params_in_db ? opt.index_dir : path;
   if (opt.value_filters && params_dir) {
     rc = db_params_read(fio, params_dir, &stored, &err);
     if (rc == BFH_OK) {
@@ -131,7 +134,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     rc = standalone_open(kind, path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
   else if (rc == BFH_OK)
     rc = kind->open(path, &opt, io, db->sync, &db->engine, &err);
-  if (rc == BFH_OK && opt.value_filters && params_dir && !have_params) {
+  if (rc == BFH_OK && opt.value_filters && params_dir && !have_params && !params_in_db) {
     rc = db_params_write(fio, params_dir, &want, &err);
     if (rc != BFH_OK) {
       db->engine->ops->close(db->engine, NULL);

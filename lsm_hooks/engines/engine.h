@@ -190,8 +190,12 @@ enum {
                                         (testbed code that measures the engine's internals) */
   ENGINE_CAP_REPAIR_REPORT = 1u << 8, /* repair fills bfh_repair_report */
   ENGINE_CAP_COLUMN_FAMILY = 1u << 9, /* bfh_options.column_family names the one searched */
-  ENGINE_CAP_BLOCK_MAPS = 1u << 10     /* its tables get value-to-block maps under the lean
+  ENGINE_CAP_BLOCK_MAPS = 1u << 10,    /* its tables get value-to-block maps under the lean
                                           layout (bfh_options.block_maps has an effect) */
+  ENGINE_CAP_PARAMS_IN_DB = 1u << 11   /* a read-only row whose value filters are the
+                                          database's own (built into its tables): bfh_open
+                                          reads BFH-PARAMS from the database's directory and
+                                          writes none anywhere */
 };
 
 /* A write an open replays from a log (is_value 0: a deletion); nonzero stops the open with

@@ -7,6 +7,7 @@
 
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
+#include "lsm_hooks/engines/lsm_ro/lsm_readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
@@ -29,6 +30,20 @@ static const engine_kind_t kinds[] = {
      .repair = engine_lsm_repair,
      .check = engine_lsm_check,
      .describe = engine_lsm_describe},
+    {.version = ENGINE_KIND_VERSION,
+     .id = BFH_ENGINE_LSM,
+     .name = "lsm",
+     .row = "lsm-readonly",
+     .what = "a live bfh database read beside its writer: no lock, nothing written",
+     .caps = ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
+             ENGINE_CAP_MEMTABLE_INDEX | ENGINE_CAP_REPAIR_REPORT | ENGINE_CAP_BLOCK_MAPS |
+             ENGINE_CAP_PARAMS_IN_DB,
+     .open = engine_lsm_ro_open,
+     .repair_lock = engine_lsm_repair_lock,
+     .repair_unlock = engine_lsm_repair_unlock,
+     .repair = engine_lsm_repair,
+     .check = engine_lsm_check,
+     .describe = engine_lsm_ro_describe},
     {.version = ENGINE_KIND_VERSION,
      .id = BFH_ENGINE_LEVELDB,
      .name = "leveldb",

@@ -76,8 +76,14 @@ int persisted_index_table_stamp(env_t *io, const char *path, uint64_t *stamp, er
   env_rfile_t *f = NULL;
   int rc = env_open_read(io ? io : env_default(), path, &f, err);
   if (rc != BFH_OK) return rc;
+  rc = persisted_index_rfile_stamp(f, path, stamp, err);
+  env_rfile_close(f);
+  return rc;
+}
+
+int persisted_index_rfile_stamp(env_rfile_t *f, const char *path, uint64_t *stamp, err_t *err) {
   env_file_stamp_t fs;
-  rc = env_rfile_stamp(f, &fs, err);
+  int rc = env_rfile_stamp(f, &fs, err);
   uint8_t buf[40 + 64];
   memset(buf, 0, sizeof buf);
   if (rc == BFH_OK) {
@@ -88,7 +94,6 @@ int persisted_index_table_stamp(env_t *io, const char *path, uint64_t *stamp, er
       rc = env_rfile_pread(f, fs.size - 64, buf + 40, 64, &got, err);
     if (rc == BFH_OK && got != 64) rc = err_set(err, BFH_E_CORRUPT, "%s: short read", path);
   }
-  env_rfile_close(f);
   if (rc != BFH_OK) return rc;
   encode_fixed64(buf, fs.dev);
   encode_fixed64(buf + 8, fs.ino);

@@ -78,6 +78,9 @@ typedef struct persisted_index_binding {
    its last 64 bytes (the own engine's footer). Never 0 on BFH_OK. An error if the file
    cannot be opened, stat-ed or read. */
 int persisted_index_table_stamp(env_t *io, const char *path, uint64_t *stamp, err_t *err);
+/* persisted_index_table_stamp of a table file already open (f, borrowed; path names it in
+   messages): a reader that holds its tables open stamps them without opening them again. */
+int persisted_index_rfile_stamp(env_rfile_t *f, const char *path, uint64_t *stamp, err_t *err);
 
 /* ---- Writing -------------------------------------------------------------------------- */
 typedef struct persisted_index_table {

@@ -175,7 +175,8 @@ static void body_version(const row_t *r) {
 
 static const row_t ROWS[] = {{"lsm", BFH_ENGINE_LSM, 0},
                              {"leveldb", BFH_ENGINE_LEVELDB, 0},
-                             {"leveldb-ro", BFH_ENGINE_LEVELDB, 1}};
+                             {"leveldb-ro", BFH_ENGINE_LEVELDB, 1},
+                             {"lsm-ro", BFH_ENGINE_LSM, 1}};
 
 static void test_iter_model_lsm(void **s) {
   (void)s, body_model(&ROWS[0]);
@@ -194,6 +195,12 @@ static void test_iter_version_leveldb(void **s) {
 }
 static void test_iter_version_leveldb_readonly(void **s) {
   (void)s, body_version(&ROWS[2]);
+}
+static void test_iter_model_lsm_readonly(void **s) {
+  (void)s, body_model(&ROWS[3]);
+}
+static void test_iter_version_lsm_readonly(void **s) {
+  (void)s, body_version(&ROWS[3]);
 }
 
 static void test_iter_arguments(void **s) {
@@ -238,7 +245,7 @@ static void test_engine_table(void **s) {
   assert_int_equal(lsm->caps & all, all);
   assert_int_equal(ldb->caps & all, all);
   assert_true(lsm->caps & BFH_ENGINE_CAN_STANDALONE);
-  assert_false(lsm->caps & BFH_ENGINE_CAN_READ_ONLY);
+  assert_true(lsm->caps & BFH_ENGINE_CAN_READ_ONLY); /* read-write and read-only rows */
   assert_true(ldb->caps & BFH_ENGINE_CAN_READ_ONLY);
   assert_false(ldb->caps & BFH_ENGINE_CAN_STANDALONE);
   assert_true(lsm->caps & BFH_ENGINE_CAN_REPAIR_REPORT);
@@ -266,6 +273,8 @@ int main(void) {
       cmocka_unit_test(test_iter_version_lsm),
       cmocka_unit_test(test_iter_version_leveldb),
       cmocka_unit_test(test_iter_version_leveldb_readonly),
+      cmocka_unit_test(test_iter_model_lsm_readonly),
+      cmocka_unit_test(test_iter_version_lsm_readonly),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

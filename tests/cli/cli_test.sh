@@ -6,12 +6,15 @@
 #   BFH_MAN: the manual to check (default: doc/bfh.1 next to this script)
 #   BFH_LDB_HOLD: tests/cli/ldb_hold built (a stock LevelDB program that holds a database
 #   open); without it the read-only LevelDB checks are skipped, saying so
+#   BFH_LSM_HOLD: tests/cli/lsm_hold built (a read-write bfh handle that holds an own-engine
+#   database open); without it the read-only own-engine checks are skipped, saying so
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bfh=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 db_bench=${2:+$(cd "$(dirname "$2")" && pwd)/$(basename "$2")}
 man=${BFH_MAN:-$here/../../doc/bfh.1}
 ldb_hold=${BFH_LDB_HOLD:+$(cd "$(dirname "$BFH_LDB_HOLD")" && pwd)/$(basename "$BFH_LDB_HOLD")}
+lsm_hold=${BFH_LSM_HOLD:+$(cd "$(dirname "$BFH_LSM_HOLD")" && pwd)/$(basename "$BFH_LSM_HOLD")}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" # a stray database would appear here
@@ -332,6 +335,53 @@ if [ -n "$ldb_hold" ]; then
 else
   echo "skipped: the read-only LevelDB checks (BFH_LDB_HOLD is not set)"
 fi
+
+if [ -n "$lsm_hold" ]; then
+  check "search an own-engine database that a bfh writer holds open: read-only by default, the right keys, nothing written; --read-write is refused"
+  mkfifo lhold.in
+  "$lsm_hold" own 20000 <lhold.in >lhold.out &
+  lholder=$!
+  exec 4>lhold.in # the holder runs until this closes
+  while ! grep -q ready lhold.out; do
+    kill -0 $lholder 2>/dev/null || die "lsm_hold exited before it was ready"
+    sleep 0.1
+  done
+  ls -l --time-style=+%s.%N own >before.ls
+  cksum own/* >before.sum
+  expect_status 0 "$bfh" search own v3 --count
+  [ "$(cat out)" = 2000 ] || die "read-only search found '$(cat out)' keys of v3, expected 2000"
+  expect_in err "read-only"
+  expect_status 0 "$bfh" search own v3 --method hierarchy
+  [ "$(wc -l <out)" = 2000 ] || die "read-only hierarchy search printed $(wc -l <out) keys"
+  grep -qx k13 out || die "read-only search missed k13 (in the writer's table)"
+  grep -qx k19993 out || die "read-only search missed k19993 (in the writer's log)"
+  grep -qx k14 out && die "read-only search printed k14 (its value is v4)"
+  expect_status 0 "$bfh" get own k19993
+  [ "$(cat out)" = v3 ] || die "read-only get printed '$(cat out)'"
+  expect_status 0 "$bfh" scan own
+  [ "$(wc -l <out)" = 20000 ] || die "read-only scan printed $(wc -l <out) records"
+  expect_status 0 "$bfh" tables own
+  expect_status 0 "$bfh" stats own --json
+  expect_in out '"engine":"lsm"'
+  ls -l --time-style=+%s.%N own >after.ls
+  cksum own/* >after.sum
+  expect_same before.ls after.ls
+  expect_same before.sum after.sum
+  expect_status 2 "$bfh" search own v3 --read-write
+  expect_in err "LOCK"
+  exec 4>&-
+  wait $lholder || die "lsm_hold failed"
+else
+  echo "skipped: the read-only own-engine checks (BFH_LSM_HOLD is not set)"
+fi
+
+check "search with --standalone-index opens the own engine read-write (a read-only handle keeps no stand-alone index); without it, read-only"
+expect_status 0 "$bfh" load sa --synthetic 2000 --standalone-index
+expect_status 0 "$bfh" search sa Value42 --standalone-index --method standalone
+[ "$(cat out)" = Key42 ] || die "stand-alone search printed '$(cat out)'"
+expect_status 0 "$bfh" search sa Value42
+[ "$(cat out)" = Key42 ] || die "read-only search printed '$(cat out)'"
+expect_in err "read-only"
 
 if [ -n "$db_bench" ]; then
   check "db_bench --tmp on a directory that does not exist"

@@ -49,24 +49,37 @@ static char *default_index_dir(const char *dir, const char *engine) {
   return n < 0 ? NULL : path;
 }
 
-/* A command that only reads opens a LevelDB or RocksDB database read-only (the engine table
-   says which engines can) unless --read-write: the
-   program that owns it may hold it open, and nothing is written into its directory. Says so
-   on stderr. *owned: the index directory to free after the open. */
+/* The engine a read-only open reads without: its own program's name. */
+static const char *engine_program(bfh_engine e) {
+  return e == BFH_ENGINE_ROCKSDB ? "RocksDB" : e == BFH_ENGINE_LEVELDB ? "LevelDB" : "lock";
+}
+
+/* A command that only reads opens a database read-only where its engine can (the engine table
+   says which: bfh's own, LevelDB, RocksDB) unless --read-write: the program that owns it may
+   hold it open, and nothing is written into its directory. The own engine's filters are the
+   database's (in its tables): it keeps none elsewhere. --standalone-index opens read-write,
+   as --read-write does: the stand-alone index is a read-write handle's. Says so on stderr. *owned: the index
+   directory to free after the open. */
 static void choose_read_only(cli_t *c, const char *dir, char **owned) {
   *owned = NULL;
   const bfh_engine_info *eng = bfh_engine_get(c->opt.engine);
   if (!(c->cmd->groups & CLI_READ) || !eng || !(eng->caps & BFH_ENGINE_CAN_READ_ONLY) ||
-      c->read_write)
+      c->read_write || c->opt.standalone_index) /* a read-only handle keeps no stand-alone index */
     return;
   c->opt.read_only = 1;
+  if (c->opt.engine == BFH_ENGINE_LSM) {
+    c->opt.index_dir = NULL;
+    fprintf(stderr, "bfh %s: reading %s read-only (no LOCK, no write; filters from its tables)\n",
+            c->cmd->name, dir);
+    return;
+  }
   if (c->index_dir && strcmp(c->index_dir, "none") == 0)
     c->opt.index_dir = NULL;
   else
     c->opt.index_dir = c->index_dir ? c->index_dir : (*owned = default_index_dir(dir, eng->name));
   fprintf(stderr, "bfh %s: reading %s read-only (no %s, no LOCK, no write; filters %s%s)\n",
-          c->cmd->name, dir, c->opt.engine == BFH_ENGINE_ROCKSDB ? "RocksDB" : "LevelDB",
-          c->opt.index_dir ? "in " : "in memory", c->opt.index_dir ? c->opt.index_dir : "");
+          c->cmd->name, dir, engine_program(c->opt.engine), c->opt.index_dir ? "in " : "in memory",
+          c->opt.index_dir ? c->opt.index_dir : "");
 }
 
 int cli_db_open(cli_t *c, const char *dir, int create, bfh_db **db) {

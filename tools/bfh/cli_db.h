@@ -21,8 +21,8 @@ int cli_db_require(const cli_t *c, const char *dir);
 /* Opens dir for c's command (*db: a new handle, close with cli_db_close); an existing
    database keeps its stored m and k unless given on the command line (read-only: those its
    filter cache was made with, else the database's). Only create makes a database where there
-   is none. A command that only reads (CLI_READ) opens a LevelDB database read-only unless
-   --read-write, and says so on stderr. 0, or EXIT_ERROR after a message. */
+   is none. A command that only reads (CLI_READ) opens the database read-only where its engine
+   can (the own engine, LevelDB, RocksDB) unless --read-write, and says so on stderr. 0, or EXIT_ERROR after a message. */
 int cli_db_open(cli_t *c, const char *dir, int create, bfh_db **db);
 
 /* Seconds, monotonic: for the times the commands print. */

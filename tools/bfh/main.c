@@ -40,11 +40,11 @@ static const char SEARCH_HELP[] =
     "\"count\", \"seconds\", \"stats\": {the bfh_search_stats fields}}, strings in the\n"
     "escaped form; with --csv, a line \"key\" then one key per line as a CSV field.\n"
     "Exit status: 0 found, 1 nothing found, 2 error.\n"
-    "With --engine leveldb or rocksdb it reads the database read-only, as tables, get and stats\n"
-    "do: bfh's own readers of CURRENT, the MANIFEST, the tables and the logs, without LevelDB or\n"
-    "RocksDB, without the LOCK and without writing into the directory, so a database its program\n"
-    "holds open can be searched; its filters are cached in --index-dir. --read-write opens it\n"
-    "with LevelDB or RocksDB.\n";
+    "It reads the database read-only, as tables, get, scan and stats do: bfh's own readers of\n"
+    "CURRENT, the MANIFEST, the tables and the logs, without the LOCK and without writing into\n"
+    "the directory, so a database that a writer holds open can be searched (the own engine's,\n"
+    "and with --engine leveldb or rocksdb one that LevelDB or RocksDB holds, without them; their\n"
+    "filters are cached in --index-dir). --read-write opens it for writing.\n";
 
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"

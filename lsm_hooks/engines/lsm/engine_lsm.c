@@ -19,6 +19,7 @@
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/lsm/table_filters.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
 #include "lsm_hooks/index/persisted_index.h"
 #include "lsm_hooks/index/value_block_map.h"
@@ -350,84 +351,30 @@ static int e_read_meta(engine_t *e, engine_view_t *v, uint64_t number, const cha
 static const engine_ops_t lsm_ops = {ENGINE_OPS_FIELDS("lsm"), .table_hashes = e_table_hashes,
                                      .read_meta = e_read_meta};
 
-/* The block filter of table `number` from its "bfh.block_filter" meta block into out; a
-   table built without one (block filters off, or made before them) has none. */
-static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out);
-
-/* With block maps in use (the lean layout, value_index_params_t.block_maps): puts the head of
-   table `number`'s value-to-block map into the block index, in place of its block filter.
-   1 if it did; 0 if the table has none or it does not check out (counted as damaged): its
-   block filter serves then. */
-static int read_map(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out) {
-  void *data = NULL;
-  size_t size = 0;
-  err_t err;
-  err_clear(&err);
-  value_block_map_t *m = NULL;
-  block_index_t *bi = index_sync_block_index(el->sync);
-  if (block_index_has_map(bi, number)) return 1; /* read ahead of the leaf */
-  int rc = lsm_table_read_meta(el->db, number, VALUE_BLOCK_MAP_HEAD_NAME, &data, &size, NULL, &err);
-  if (rc == BFH_OK) rc = value_block_map_open(data, size, &m, &err);
-  free(data);
-  out->bytes_read += size;
-  if (rc == BFH_OK && block_index_put_map(bi, number, m) == BFH_OK) return 1;
-  if (rc == BFH_E_CORRUPT) {
-    err_prefix(&err, "table %llu: ", (unsigned long long)number);
-    block_index_count_damaged(bi, &err);
-  }
-  return 0;
+/* table_filters_read_fn: through the database's table cache. */
+static int read_meta(void *arg, uint64_t number, const char *name, void **data, size_t *size,
+                     uint64_t *offset, err_t *err) {
+  engine_lsm_t *el = arg;
+  return lsm_table_read_meta(el->db, number, name, data, size, offset, err);
 }
 
-static void read_blocks(engine_lsm_t *el, uint64_t number, index_leaf_read_t *out) {
-  if (index_sync_params(el->sync)->block_maps && read_map(el, number, out)) return;
-  void *data = NULL;
-  size_t size = 0;
-  uint64_t offset;
-  int rc = lsm_table_read_meta(el->db, number, VALUE_HOOK_BLOCKS_META_NAME, &data, &size, &offset,
-                               &out->blocks_err);
-  if (rc == BFH_OK) rc = block_filter_deserialize(data, size, &out->blocks, &out->blocks_err);
-  free(data);
-  out->bytes_read += size;
-  if (rc == BFH_NOT_FOUND) err_clear(&out->blocks_err);
-  if (rc != BFH_OK && rc != BFH_NOT_FOUND)
-    err_prefix(&out->blocks_err, "table %llu: block filter: ", (unsigned long long)number);
+static table_filters_t filters_of(engine_lsm_t *el) {
+  return (table_filters_t){read_meta, el, el->sync, el->path};
 }
 
 /* index_source_t.read_blocks: the block filter alone, ahead of the leaf. */
 static int read_blocks_only(void *ctx, uint64_t number, const value_index_params_t *p,
                             block_filter_t **out, err_t *err) {
   (void)p;
-  index_leaf_read_t r;
-  memset(&r, 0, sizeof r);
-  read_blocks(ctx, number, &r);
-  *out = r.blocks;
-  if (r.blocks_err.code != BFH_OK) *err = r.blocks_err;
-  return r.blocks_err.code;
+  table_filters_t tf = filters_of(ctx);
+  return table_filters_read_blocks(&tf, number, out, err);
 }
 
 /* index_source_t.read_leaf: the filters stored in the table's meta blocks. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
-  engine_lsm_t *el = ctx;
-  void *data = NULL;
-  size_t size = 0;
-  int rc =
-      lsm_table_read_meta(el->db, number, VALUE_HOOK_META_NAME, &data, &size, &out->offset, err);
-  out->bytes_read = size;
-  if (rc == BFH_OK) rc = value_filter_deserialize(data, size, &out->filter, err);
-  free(data);
-  if (rc == BFH_NOT_FOUND) /* the table has no filter block: never read again, always scanned */
-    rc = err_set(err, BFH_E_CORRUPT, "table %llu: no value filter", (unsigned long long)number);
-  if (rc != BFH_OK) return rc;
-  char tpath[4096];
-  lsm_table_path(el->db, number, tpath, sizeof tpath);
-  if (!(out->path = strdup(tpath))) {
-    value_filter_destroy(out->filter);
-    out->filter = NULL;
-    return err_set(err, BFH_E_NOMEM, "table %llu: out of memory", (unsigned long long)number);
-  }
-  if (p->block_bits) read_blocks(el, number, out);
-  return BFH_OK;
+  table_filters_t tf = filters_of(ctx);
+  return table_filters_read_leaf(&tf, number, p, out, err);
 }
 
 static void fill_open_stats(engine_lsm_t *el, uint64_t elapsed_ns);

@@ -46,6 +46,10 @@ int engine_lsm_repair(const char *dir, const bfh_options *opt, bfh_repair_report
    layout of every filter meta block): engine_lsm_inspect.c. */
 int engine_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
                         err_t *err);
+/* engine_lsm_describe of the open table t (borrowed): the read-only row's (lsm_ro/), over the
+   tables it holds open. */
+struct table;
+int engine_lsm_describe_table(struct table *t, bfh_table_info *info, err_t *err);
 int engine_lsm_check(const char *path, const struct db_params *p, lsm_damage_fn damage, void *arg,
                      lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
 

@@ -78,10 +78,15 @@ int engine_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
   table_t *t = NULL;
   int rc = table_open(env_default(), path, number, &t, err);
   if (rc != ST_OK) return rc;
-  info->entries = table_entries(t);
-  rc = describe_keys(t, info, err);
-  if (rc == ST_OK) rc = describe_filters(t, info, err);
+  rc = engine_lsm_describe_table(t, info, err);
   table_unref(t);
+  return rc;
+}
+
+int engine_lsm_describe_table(table_t *t, bfh_table_info *info, err_t *err) {
+  info->entries = table_entries(t);
+  int rc = describe_keys(t, info, err);
+  if (rc == ST_OK) rc = describe_filters(t, info, err);
   return rc;
 }
 
