@@ -532,9 +532,10 @@ static void test_rocksdb_readonly_refresh_watch(void **state) {
   put_batch(&s, "wal", 0);
   bfh_db *db = open_ro();
   engine_t *e = bfh_internal_engine(db);
-  assert_int_equal(search_count(db, "wal-0"), 10);
-  /* Nothing written: the watch spares every read of CURRENT, the MANIFEST and the WALs. */
+  /* Nothing written: the watch spares every read of CURRENT, the MANIFEST and the WALs, from
+     the first search on (the open's read was the last). */
   uint64_t refreshes = engine_rocksdb_ro_refreshes(e), wal = engine_rocksdb_ro_wal_bytes_read(e);
+  assert_int_equal(search_count(db, "wal-0"), 10);
   for (int i = 0; i < 20; i++) assert_int_equal(search_count(db, "absent"), 0);
   assert_int_equal(engine_rocksdb_ro_refreshes(e), refreshes);
   assert_int_equal(engine_rocksdb_ro_wal_bytes_read(e), wal);

@@ -430,7 +430,7 @@ int rro_refresh(rro_t *r, err_t *err) {
   /* The watch first, then the files (dir_watch.h): nothing queued since the last refresh that
      succeeded, and nothing found gone, leaves its state the newest. */
   if (dir_watch_poll(&r->watch)) atomic_store(&r->stale, 1);
-  if (r->state && !atomic_exchange(&r->stale, 0)) return BFH_OK;
+  if (!atomic_exchange(&r->stale, 0) && r->state) return BFH_OK; /* cleared: this one reads */
   atomic_fetch_add(&r->refreshes, 1);
   int rc = RRO_AGAIN;
   for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS; attempt++) {
