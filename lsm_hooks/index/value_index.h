@@ -75,6 +75,22 @@ const value_index_params_t *value_index_params(const value_index_t *vi);
    Adding a number already present replaces nothing and returns BFH_E_INVALID. */
 int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
                     uint64_t offset, err_t *err);
+/* A table's leaf made before it is added (index_sync's reads, with no lock of the index held),
+   so that a loader holds one table's words at a time, not every table's until they enter the
+   index together. In the lean layout, for a filter stored at path/offset (serialized,
+   filters/value_filter.h layout, in a file that outlives the add), only its popcount and the
+   CRCs of its words' chunks are kept: the words are dropped now and read back from the file,
+   chunk by chunk, when the leaf is folded into its group (a chunk that does not match says
+   maybe); the fold is the one the whole filter would give. Otherwise the leaf holds the
+   filter. Takes ownership of filter; path copied. NULL, with a message in err, for a filter
+   of other m, k or seed than the index's (BFH_E_INVALID) or no memory. */
+typedef struct leaf value_index_leaf_t;
+value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
+                                          value_filter_t *filter, const char *path,
+                                          uint64_t offset, err_t *err);
+/* value_index_add of a made leaf (taking it, also on failure). */
+int value_index_add_leaf(value_index_t *vi, value_index_leaf_t *l, err_t *err);
+void value_index_leaf_free(value_index_leaf_t *l); /* NULL allowed */
 /* Removes the leaf of table `number`, and its block filter; BFH_NOT_FOUND if absent. */
 int value_index_remove(value_index_t *vi, uint64_t number);
 /* The block filters under the leaves (owned by vi; index_sync puts them, searches probe). */
@@ -121,6 +137,12 @@ typedef struct value_index_stats {
   uint64_t block_bytes;      /* the block filters and their map */
   uint64_t persisted;        /* tables without a leaf the persisted index answers for (its
                                 directory and the chunks it read count in index_bytes) */
+  /* The most bytes of leaf words it held at once outside its structures since it was made:
+     whole leaves made or queued and not entered yet, a streamed leaf's read buffer and a
+     folded leaf before it enters its group (an open's transient memory, beside index_bytes) */
+  uint64_t load_peak_bytes;
+  uint64_t fold_damaged;     /* chunks of streamed leaves damaged when folded (said maybe) */
+  char fold_damage_msg[256]; /* the last one's table, file and offset ("" if none) */
   uint64_t index_bytes;      /* every byte the index holds in memory: leaves in memory (or
                                 their CRCs), the leaf records and array, the hierarchy, the
                                 slices, the block filters, the id maps and the pending queue */
