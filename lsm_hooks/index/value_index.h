@@ -85,6 +85,7 @@ int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, 
    filter. Takes ownership of filter; path copied. NULL, with a message in err, for a filter
    of other m, k or seed than the index's (BFH_E_INVALID) or no memory. */
 typedef struct leaf value_index_leaf_t;
+#define VALUE_INDEX_FOLD_READ_BYTES (64u << 10) /* a made leaf's words read at once to fold */
 value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
                                           value_filter_t *filter, const char *path,
                                           uint64_t offset, err_t *err);

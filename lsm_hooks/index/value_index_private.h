@@ -29,7 +29,6 @@
 
 #define VALUE_INDEX_FILE_SLOTS 64
 #define VALUE_INDEX_BITS_LIMIT ((uint64_t)1 << 24) /* a bitmap of 2 MiB at most */
-#define VALUE_INDEX_FOLD_READ_BYTES (64u << 10) /* a streamed leaf's words read at once */
 
 typedef struct leaf {
   uint64_t number;

@@ -128,6 +128,8 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                        {"index_bytes", "index bytes (RAM)", ""},
                        {"cuckoo_bytes", "cuckoo index bytes (RAM)", ""},
                        {"memtable_index_bytes", "memtable index (RAM)", ""},
+                       {"index_load_peak_bytes", "index load peak", ""},
+                       {"leaf_chunks_damaged", "leaf chunks bad", ""},
                        {"mean_leaf_fill", "mean leaf fill", ""}};
   const unsigned long long u[] = {0,
                                   m,
@@ -143,7 +145,9 @@ static void stats_print(const cli_t *c, const bfh_db_stats *st, uint64_t m, uint
                                   st->block_filter_bytes,
                                   st->index_bytes,
                                   st->cuckoo_bytes,
-                                  st->memtable_index_bytes};
+                                  st->memtable_index_bytes,
+                                  st->index_load_peak_bytes,
+                                  st->leaf_chunks_damaged};
   size_t n = sizeof rows / sizeof rows[0];
   const char *engine_name = bfh_engine_name(c->opt.engine);
   snprintf(rows[0].value, sizeof rows[0].value, "%s", engine_name ? engine_name : "unknown");
