@@ -30,9 +30,12 @@
    fold groups over the leaves it enters together (value_index.c, plan_folds_locked): one
    plan over all of them is the tightest, and the same at every open, where batches of a few
    tables each gave folds that changed with the order the two threads read them in (at 10M
-   entries 1.86-2.03 bytes per entry, doc/search.md "One plan per open"). The bound is the
-   memory the leaves read and not yet entered may hold; a search meanwhile enters what was
-   read. */
+   entries 1.86-2.03 bytes per entry, doc/search.md "One plan per open"). A search meanwhile
+   enters what was read. The bound was the memory the leaves read and not yet entered held; in
+   the lean layout a leaf whose filter lies in a file now waits as its popcount and chunk CRCs
+   only (value_index_leaf_make: its words are read back and folded as it enters, doc/search.md
+   "Folding while reading"), but the count of tables per entry stays, so that an open's plan
+   is the one it was. */
 #define LOADER_APPLY_BYTES (64u << 20)
 
 /* ---- Block filters ahead of the leaves ------------------------------------------------- */

@@ -5,7 +5,8 @@
  *                         index in one batch; validation
  *   value_index_leaves.c  the leaf store: the leaves sorted by table number, and leaves on
  *                         disk (their words read back through the env, CRC-checked in
- *                         chunks); the hierarchy's leaf source
+ *                         chunks); the hierarchy's leaf source; a lean leaf folded as its
+ *                         words stream back from its file
  *   value_index_query.c   the probes: candidates by leaves, hierarchy or bit-sliced index,
  *                         a search's selection, statistics
  *
