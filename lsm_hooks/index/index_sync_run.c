@@ -31,8 +31,8 @@ typedef struct job {
   char msg[ERR_MSG_BYTES];
 } job_t;
 
-static void job_release(job_t *j) {
-  value_index_leaf_free(j->leaf);
+static void job_release(index_sync_t *s, job_t *j) {
+  value_index_leaf_discard(s->index, j->leaf);
   value_filter_destroy(j->got.filter);
   block_filter_destroy(j->got.blocks);
   value_block_map_destroy(j->got.map);
@@ -472,7 +472,7 @@ static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, siz
   pthread_mutex_unlock(&s->mu);
   index_sync_unlink_caches(s, &unlink);
 out:
-  for (size_t i = 0; i < njobs && jobs; i++) job_release(&jobs[i]);
+  for (size_t i = 0; i < njobs && jobs; i++) job_release(s, &jobs[i]);
   free(jobs);
   pthread_mutex_unlock(&s->run_mu);
   return rc;

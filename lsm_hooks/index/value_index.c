@@ -646,6 +646,10 @@ int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, 
   return queue_add(vi, number, filter, path, offset, err);
 }
 
+void value_index_leaf_discard(value_index_t *vi, value_index_leaf_t *l) {
+  leaf_drop(vi, l);
+}
+
 int value_index_add_leaf(value_index_t *vi, value_index_leaf_t *l, err_t *err) {
   if (!l) return err_set(err, BFH_E_INVALID, "value index: no leaf");
   return queue_leaf(vi, l, err);

@@ -91,7 +91,8 @@ value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
                                           uint64_t offset, err_t *err);
 /* value_index_add of a made leaf (taking it, also on failure). */
 int value_index_add_leaf(value_index_t *vi, value_index_leaf_t *l, err_t *err);
-void value_index_leaf_free(value_index_leaf_t *l); /* NULL allowed */
+/* Frees a made leaf that will not be added (NULL allowed). */
+void value_index_leaf_discard(value_index_t *vi, value_index_leaf_t *l);
 /* Removes the leaf of table `number`, and its block filter; BFH_NOT_FOUND if absent. */
 int value_index_remove(value_index_t *vi, uint64_t number);
 /* The block filters under the leaves (owned by vi; index_sync puts them, searches probe). */

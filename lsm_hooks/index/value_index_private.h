@@ -174,6 +174,7 @@ static inline void value_index_fold_probe(const probe_t *p, const fold_map_t *f,
   for (uint32_t i = 0; i < p->k; i++) out->pos[i] = fold_map_pos(f, p->pos[i]);
 }
 
+void value_index_leaf_free(leaf_t *l); /* NULL allowed; what it held is not unheld */
 /* Adds delta (may be negative) to vi->held and raises held_peak to it. */
 void value_index_held_add(value_index_t *vi, int64_t delta);
 
