@@ -95,9 +95,10 @@ typedef struct probe {
   int rc;
   uint64_t rss_before, rss_ready, rss_after; /* RssAnon, bytes */
   uint64_t heap_before, heap_ready;          /* exp_heap_in_use, bytes */
-  uint64_t peak_from, peak_ready; /* VmRSS when the peak was reset before the open, and VmHWM
-                                     once the index is ready (0: not known) */
   double ready_s;                            /* open + loading (+ cuckoo's first search) */
+  /* VmRSS when the peak was restarted before the open, and VmHWM once the index is ready (0:
+     not known) */
+  uint64_t peak_from, peak_ready;
   int have_stats;
   bfh_db_stats stats;                   /* once the index is ready */
   exp_search_result_t r[MAX_SERIES][2]; /* [series][0: present, 1: absent] */

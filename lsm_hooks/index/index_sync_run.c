@@ -23,8 +23,8 @@ typedef struct job {
   value_index_leaf_t *leaf;
   int made;
   err_t make_err;
-  int rc;                /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
-  int retry;             /* rc is not the table's fault (no memory, a cache file not written) */
+  int rc;    /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
+  int retry; /* rc is not the table's fault (no memory, a cache file not written) */
   index_leaf_source_t source;
   uint8_t *cache_buf; /* leaves in memory: the cache file to write later */
   size_t cache_len;
@@ -332,6 +332,19 @@ static void park(index_sync_t *s, record_t *r, job_t *j) {
   j->cache_buf = NULL;
 }
 
+/* Hands j's leaf to the value index: the one make_leaf made, else its filter; the index owns
+   it then (or freed it). */
+static int add_leaf(index_sync_t *s, job_t *j, err_t *e) {
+  value_filter_t *f = j->got.filter;
+  value_index_leaf_t *l = j->leaf;
+  j->got.filter = NULL;
+  j->leaf = NULL;
+  if (!j->made) return value_index_add(s->index, j->number, f, j->got.path, j->got.offset, e);
+  if (l) return value_index_add_leaf(s->index, l, e);
+  *e = j->make_err;
+  return j->make_err.code;
+}
+
 /* The result of a job that read the leaf of r (REC_TO_READ): err gets the first error
    that is not the table's fault. REQUIRES mu. */
 static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *err) {
@@ -350,12 +363,7 @@ static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *
     return;
   }
   err_t e;
-  int r2 = !j->made  ? value_index_add(s->index, j->number, j->got.filter, j->got.path,
-                                       j->got.offset, &e)
-           : j->leaf ? value_index_add_leaf(s->index, j->leaf, &e)
-                     : j->make_err.code;
-  j->got.filter = NULL; /* the index owns it now (or freed it) */
-  j->leaf = NULL;
+  int r2 = add_leaf(s, j, &e);
   if (r2 != BFH_OK) {
     drop_early_blocks(s, r);
     s->stats.add_errors++;

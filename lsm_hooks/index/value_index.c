@@ -585,8 +585,8 @@ static leaf_t *leaf_make(value_index_t *vi, uint64_t number, value_filter_t *fil
   uint64_t bytes = vi->nwords * 8;
   value_index_held_add(vi, (int64_t)bytes); /* the words handed over */
   streamed = streamed && value_index_lean(vi) && path;
-  leaf_t *l = value_index_leaf_new(number, filter, path, offset,
-                                   vi->params.leaves_on_disk || streamed);
+  leaf_t *l =
+      value_index_leaf_new(number, filter, path, offset, vi->params.leaves_on_disk || streamed);
   if (!l) {
     value_index_held_add(vi, -(int64_t)bytes);
     value_filter_destroy(filter);
@@ -604,8 +604,8 @@ static leaf_t *leaf_make(value_index_t *vi, uint64_t number, value_filter_t *fil
 }
 
 value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
-                                          value_filter_t *filter, const char *path,
-                                          uint64_t offset, err_t *err) {
+                                          value_filter_t *filter, const char *path, uint64_t offset,
+                                          err_t *err) {
   return leaf_make(vi, number, filter, path, offset, 1, err);
 }
 

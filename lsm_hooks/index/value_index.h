@@ -87,8 +87,8 @@ int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, 
 typedef struct leaf value_index_leaf_t;
 #define VALUE_INDEX_FOLD_READ_BYTES (64u << 10) /* a made leaf's words read at once to fold */
 value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
-                                          value_filter_t *filter, const char *path,
-                                          uint64_t offset, err_t *err);
+                                          value_filter_t *filter, const char *path, uint64_t offset,
+                                          err_t *err);
 /* value_index_add of a made leaf (taking it, also on failure). */
 int value_index_add_leaf(value_index_t *vi, value_index_leaf_t *l, err_t *err);
 /* Frees a made leaf that will not be added (NULL allowed). */

@@ -372,8 +372,8 @@ void value_index_leaf_fold_stream(value_index_t *vi, const leaf_t *l, const fold
     size_t c1 = c0 + per_read < nchunks ? c0 + per_read : nchunks;
     size_t first = c0 * CHUNK_WORDS;
     size_t last = c1 * CHUNK_WORDS < vi->nwords ? c1 * CHUNK_WORDS : vi->nwords;
-    if (!f ||
-        read_full(f, buf, 8 * (last - first), l->offset + value_filter_word_offset(first)) != BFH_OK) {
+    uint64_t at = l->offset + value_filter_word_offset(first);
+    if (!f || read_full(f, buf, 8 * (last - first), at) != BFH_OK) {
       note_fold_damage(vi, l, c0, c1 - c0, why);
       uint64_t hi = (uint64_t)last * 64;
       fold_ones(map, (uint64_t)first * 64, hi < vi->params.m ? hi : vi->params.m, fw);

@@ -1090,7 +1090,8 @@ static void test_loader_holds_one_leaf(void **state) {
   for (int paths = 0; paths < 2; paths++) {
     fx->big_paths = paths;
     err_t err;
-    value_index_params_t p = {BIG_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, BFH_LEAN_BITS, 0};
+    value_index_params_t p = {BIG_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
+    p.lean_bits = BFH_LEAN_BITS;
     fx->index = value_index_create(&p, &err);
     assert_non_null(fx->index);
     fx->sync = index_sync_create(fx->index, &err);
@@ -1114,8 +1115,9 @@ static void test_loader_holds_one_leaf(void **state) {
         assert_int_equal(
             value_index_select(fx->index, value_index_by_sliced, &pr, &t, 1, &scan, NULL, &err),
             BFH_OK);
-        if (!scan) fail_msg("paths %d: table %llu value %llu: a false negative", paths,
-                            (unsigned long long)t, (unsigned long long)v);
+        if (!scan)
+          fail_msg("paths %d: table %llu value %llu: a false negative", paths,
+                   (unsigned long long)t, (unsigned long long)v);
       }
     fx_close(fx);
   }
