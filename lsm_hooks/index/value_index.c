@@ -744,6 +744,15 @@ size_t value_index_pending(value_index_t *vi) {
   return atomic_load(&vi->npend_atomic);
 }
 
+uint64_t value_index_pending_bytes(value_index_t *vi) {
+  uint64_t b = 0;
+  pthread_mutex_lock(&vi->pend_mu);
+  for (size_t i = 0; i < vi->npend; i++)
+    if (vi->pend[i].leaf) b += value_index_leaf_mem_bytes(vi, vi->pend[i].leaf);
+  pthread_mutex_unlock(&vi->pend_mu);
+  return b;
+}
+
 int value_index_reserve(value_index_t *vi, size_t extra, err_t *err) {
   if (value_index_lean(vi)) return BFH_OK;
   pthread_rwlock_wrlock(&vi->lock);

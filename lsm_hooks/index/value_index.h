@@ -185,6 +185,9 @@ int value_index_apply_step(value_index_t *vi, int settle, err_t *err);
 
 /* How many adds are queued (not applied yet). */
 size_t value_index_pending(value_index_t *vi);
+/* The bytes the queued adds hold: the words of whole leaves, the chunk CRCs of leaves made to
+   stream (value_index_leaf_make). */
+uint64_t value_index_pending_bytes(value_index_t *vi);
 
 /* Room in the bit-sliced index for `extra` more leaves at once (a loader that knows how many
    tables it will read), so that their adds do not re-lay its rows again and again. */

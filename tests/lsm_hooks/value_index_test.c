@@ -1275,6 +1275,41 @@ static void test_value_index_streamed_damage_is_maybe(void **state) {
   model_destroy(md);
 }
 
+/* The bytes the queued adds hold (the loader enters them when they reach 64 MiB): a whole
+   leaf its words, a leaf made to stream its chunk CRCs only (4 bytes per 512 of words), so that
+   an open's leaves, however many, enter in one batch. */
+static void test_value_index_pending_bytes(void **state) {
+  (void)state;
+  model_t *md = model_create();
+  value_index_params_t p = {STREAM_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, STREAM_BITS, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  rng_t r;
+  rng_init(&r, 47);
+  const uint64_t words = STREAM_M / 64, crcs = 4 * ((words + 63) / 64);
+  for (uint64_t t = 1; t <= 3; t++) {
+    value_filter_t *f = leaf_of(STREAM_M, t * 1000000, 100);
+    assert_int_equal(value_index_add(vi, t, f, NULL, 0, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_pending_bytes(vi), 3 * 8 * words);
+  for (uint64_t t = 4; t <= 6; t++) {
+    value_filter_t *f = leaf_of(STREAM_M, t * 1000000, 100);
+    char path[512];
+    uint64_t off = write_leaf(md, t, f, &r, path, sizeof path);
+    value_index_leaf_t *l = value_index_leaf_make(vi, t, f, path, off, &err);
+    assert_non_null(l);
+    assert_int_equal(value_index_add_leaf(vi, l, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_pending_bytes(vi), 3 * 8 * words + 3 * crcs);
+  assert_int_equal(value_index_remove(vi, 2), BFH_OK); /* dropped from the queue */
+  assert_int_equal(value_index_pending_bytes(vi), 2 * 8 * words + 3 * crcs);
+  assert_int_equal(value_index_apply(vi, &err), BFH_OK);
+  assert_int_equal(value_index_pending_bytes(vi), 0);
+  value_index_destroy(vi);
+  model_destroy(md);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_value_index_random_ops_match_fresh_build, model_teardown),
@@ -1303,6 +1338,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_streamed_fold_equals_whole, model_teardown),
       cmocka_unit_test_teardown(test_value_index_streamed_load_peak_is_one_leaf, model_teardown),
       cmocka_unit_test_teardown(test_value_index_streamed_damage_is_maybe, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_pending_bytes, model_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
