@@ -107,6 +107,12 @@ FILE *exp_fopen(const char *path, const char *mode);
 
 /* The process's anonymous resident memory (RssAnon), in bytes; 0 if /proc cannot be read. */
 uint64_t exp_rss_anon(void);
+/* Restarts the process's peak resident memory (VmHWM) from its resident memory of now (Linux
+   4.0 and later: /proc/self/clear_refs) and returns that (VmRSS, bytes); 0 if it cannot. */
+uint64_t exp_rss_peak_reset(void);
+/* The process's peak resident memory (VmHWM) since it started or the last
+   exp_rss_peak_reset, in bytes; 0 if /proc cannot be read. */
+uint64_t exp_rss_peak(void);
 /* The bytes the process's malloc has handed out and not taken back, over every arena and its
    own mappings (glibc's malloc_info totals: the arenas' memory less their free chunks, plus the
    chunks it mapped alone); 0 if malloc_info fails. Unlike RssAnon it counts an allocation

@@ -28,6 +28,31 @@ uint64_t exp_rss_anon(void) {
   return (uint64_t)kb * 1024;
 }
 
+/* The value of field `name` ("VmRSS:") of /proc/self/status in bytes, or 0. */
+static uint64_t status_kb(const char *name) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  size_t n = strlen(name);
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, name, n) && sscanf(line + n, " %llu kB", &kb) == 1) break;
+  fclose(f);
+  return (uint64_t)kb * 1024;
+}
+
+uint64_t exp_rss_peak_reset(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (!f) return 0;
+  int ok = fputs("5", f) >= 0; /* 5: the peak RSS (VmHWM) restarts from the RSS of now */
+  ok = fclose(f) == 0 && ok;
+  return ok ? status_kb("VmRSS:") : 0;
+}
+
+uint64_t exp_rss_peak(void) {
+  return status_kb("VmHWM:");
+}
+
 /* The value of attribute `attr` (e.g. "size=\"") in the first tag of p that begins with
    `tag`, or 0. */
 static uint64_t tag_value(const char *p, const char *tag, const char *attr) {

@@ -33,7 +33,12 @@
  * to set beside index_bytes); rss_over_bare_bytes = (after - before) minus the same of bare,
  * whose child does only the open and the SCAN. RssAnon counts pages, not allocations: an
  * allocation that reuses a page resident before the open, or whose pages are never written,
- * does not show in it. So the child also notes the bytes malloc has handed out
+ * does not show in it. The peak matters too (what a machine running the open must hold): the
+ * child restarts its VmHWM before the open and reads it once the index is ready;
+ * rss_peak_growth_bytes is that peak over the RSS before, peak_over_bare_bytes its excess
+ * over bare's, and peak_over_index that over index_bytes + memtable_index_bytes (the leaf
+ * loading's transient memory shows here: doc/search.md "Folding while reading"). So the child
+ * also notes the bytes malloc has handed out
  * (exp_heap_in_use) at the same two points, and heap_index_bytes is their growth minus
  * bare's: the value index's allocations, which should be index_bytes (with cuckoo the lean
  * Bloom index's too) plus memtable_index_bytes, the memtables' value index, which
@@ -91,6 +96,9 @@ typedef struct probe {
   uint64_t rss_before, rss_ready, rss_after; /* RssAnon, bytes */
   uint64_t heap_before, heap_ready;          /* exp_heap_in_use, bytes */
   double ready_s;                            /* open + loading (+ cuckoo's first search) */
+  /* VmRSS when the peak was restarted before the open, and VmHWM once the index is ready (0:
+     not known) */
+  uint64_t peak_from, peak_ready;
   int have_stats;
   bfh_db_stats stats;                   /* once the index is ready */
   exp_search_result_t r[MAX_SERIES][2]; /* [series][0: present, 1: absent] */
@@ -137,6 +145,7 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
   exp_target_t t = {NULL, &pt->p, pt->dir};
   out->rss_before = rss_anon();
   out->heap_before = exp_heap_in_use();
+  out->peak_from = exp_rss_peak_reset();
   double t0 = exp_now();
   out->rc = exp_db_open(&pt->p, pt->dir, &t.db); /* waits for the leaf loader */
   if (out->rc == BFH_OK && cfg->cuckoo) out->rc = search_once(t.db, &w, BFH_SEARCH_CUCKOO);
@@ -145,6 +154,7 @@ static void probe_run(const exp_ctx_t *x, const config_t *cfg, point_t *pt, prob
      configuration alike, so that the difference to bare is the value index. */
   if (out->rc == BFH_OK) out->rc = search_once(t.db, &w, BFH_SEARCH_SCAN);
   if (out->rc == BFH_OK) {
+    out->peak_ready = out->peak_from ? exp_rss_peak() : 0; /* before rss_anon's malloc_trim */
     out->rss_ready = rss_anon();
     out->heap_ready = exp_heap_in_use();
     out->have_stats = exp_db_stats(t.db, &out->stats);
@@ -256,6 +266,24 @@ static double method_bytes(const config_t *cfg, const point_t *pt, const point_t
   return (double)st->index_bytes;
 }
 
+/* The peak columns: how far the resident memory rose at most from before the open until the
+   index was ready (VmHWM; the open, the leaf loading, and a SCAN, in bare too), that rise over
+   bare's, and that over what the index says it holds (index_bytes + memtable_index_bytes; the
+   goal of issue 45, 4: at most 1.3). Blank where /proc does not tell. */
+static void write_peak(exp_csv_t *csv, const point_t *pt, const point_t *bare) {
+  const probe_t *pb = &pt->probe, *bb = &bare->probe;
+  if (!pb->peak_ready || !bb->peak_ready) return;
+  int64_t rise = (int64_t)pb->peak_ready - (int64_t)pb->peak_from;
+  int64_t over = rise - ((int64_t)bb->peak_ready - (int64_t)bb->peak_from);
+  char sbuf[32];
+  snprintf(sbuf, sizeof sbuf, "%lld", (long long)rise);
+  exp_csv_str(csv, "rss_peak_growth_bytes", sbuf);
+  snprintf(sbuf, sizeof sbuf, "%lld", (long long)over);
+  exp_csv_str(csv, "peak_over_bare_bytes", sbuf);
+  uint64_t held = pb->stats.index_bytes + pb->stats.memtable_index_bytes;
+  if (pb->have_stats && held) exp_csv_dbl(csv, "peak_over_index", (double)over / (double)held);
+}
+
 static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCONFIGS]) {
   const point_t *bare = &pts[BARE];
   printf(
@@ -322,6 +350,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
       snprintf(sbuf, sizeof sbuf, "%lld", (long long)index_heap);
       exp_csv_str(csv, "heap_index_bytes", sbuf);
       exp_csv_dbl(csv, "heap_index_per_entry", (double)index_heap / n);
+      write_peak(csv, pt, bare);
       snprintf(sbuf, sizeof sbuf, "%lld", (long long)over);
       exp_csv_str(csv, "rss_over_bare_bytes", sbuf);
       exp_csv_dbl(csv, "rss_over_bare_per_entry", (double)over / n);
@@ -384,6 +413,9 @@ static const char *const MEMORY_COLS[] = {"config",
                                           "rss_index_per_entry",
                                           "heap_index_bytes",
                                           "heap_index_per_entry",
+                                          "rss_peak_growth_bytes",
+                                          "peak_over_bare_bytes",
+                                          "peak_over_index",
                                           "rss_over_bare_bytes",
                                           "rss_over_bare_per_entry",
                                           "queries",

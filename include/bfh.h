@@ -404,6 +404,14 @@ typedef struct bfh_db_stats {
      whose engine keeps its own): gets that found their data block there, and that read it
      from its file; the bytes it holds (blocks and their entries). */
   uint64_t block_cache_hits, block_cache_misses, block_cache_bytes;
+  /* The value index's loading (doc/search.md "Folding while reading"; 0 without value
+     filters): the most bytes of leaf words it held at once outside its structures since the
+     open (leaves read or built and not entered yet, a leaf's read buffer and its folded copy:
+     the open's transient memory, beside index_bytes), and the chunks of leaves found damaged
+     when they were read back to be folded (their positions say maybe: those tables are read,
+     never skipped). */
+  uint64_t index_load_peak_bytes;
+  uint64_t leaf_chunks_damaged;
 } bfh_db_stats;
 /* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
 BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);

@@ -82,6 +82,8 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
     st->block_filter_bytes = bs.bytes;
     st->block_filters_damaged = bs.damaged + ss.blocks_damaged;
     st->index_bytes = vs.index_bytes;
+    st->index_load_peak_bytes = vs.load_peak_bytes;
+    st->leaf_chunks_damaged = vs.fold_damaged;
   }
   if (db->cuckoo) {
     st->cuckoo_bytes = cs.bytes;

@@ -210,7 +210,10 @@ void index_sync_close_caches(index_sync_t *s);
    through its block filter (it has no leaf, so it is selected, never skipped) while the leaves are
    read. The loader is a background thread that runs index_sync_run a few tables at a time, until no
    table is marked, and applies the value index once the leaves read and not yet applied reach 64
-   MiB or nothing is left to read (index_sync_load.c: one plan for the lean layout's fold groups);
+   MiB or nothing is left to read (index_sync_load.c: one plan for the lean layout's fold groups;
+   each leaf is made as soon as it is read, value_index_leaf_make, so that in the lean layout a
+   leaf whose filter lies in a file waits as its chunk CRCs and is folded as its words stream
+   back);
    index_sync_loader_stop ends it within one step (the engine calls it before its tables close;
    destroy calls it too). Its thread starts at the first index_sync_loader_go (bfh_search by any
    method but SCAN, bfh_stats): a process that only scans, or only writes, does not pay for it. A

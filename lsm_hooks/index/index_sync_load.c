@@ -23,16 +23,19 @@
 
 /* Tables read per loader step: a step is what a stop or a search may wait for. */
 #define LOADER_STEP_TABLES 2
-/* The bytes of leaves read before they enter the index together (at least one leaf): all of
-   an open's leaves up to this bound (at m = 2,000,000 bits, 268 tables: 20M-odd entries).
-   Each entry of leaves into the bit-sliced index touches every one of its rows, so entering
-   them together costs a fraction of entering them one by one; and the lean layout plans its
-   fold groups over the leaves it enters together (value_index.c, plan_folds_locked): one
-   plan over all of them is the tightest, and the same at every open, where batches of a few
-   tables each gave folds that changed with the order the two threads read them in (at 10M
-   entries 1.86-2.03 bytes per entry, doc/search.md "One plan per open"). The bound is the
-   memory the leaves read and not yet entered may hold; a search meanwhile enters what was
-   read. */
+/* The bytes the leaves read hold before they enter the index together (at least one leaf):
+   all of an open's leaves up to this bound. Each entry of leaves into the bit-sliced index
+   touches every one of its rows, so entering them together costs a fraction of entering them
+   one by one; and the lean layout plans its fold groups over the leaves it enters together
+   (value_index.c, plan_folds_locked): one plan over all of them is the tightest, and the same
+   at every open, where batches of a few tables each gave folds that changed with the order the
+   two threads read them in (at 10M entries 1.86-2.03 bytes per entry, doc/search.md "One plan
+   per open"); and a group planned once is allocated once, where a later batch re-lays its
+   rows (old and new at once: at 100M, 1,253 tables in five batches, the open's peak was 1.8x
+   the index). Whole leaves (m / 8 bytes each: about 268 of 2,000,000 bits) reach it at 20M-odd
+   entries; in the lean layout a leaf whose filter lies in a file waits as its chunk CRCs only
+   (value_index_leaf_make, 1/128 of its words: doc/search.md "Folding while reading"), so all
+   of an open's leaves enter in one batch. A search meanwhile enters what was read. */
 #define LOADER_APPLY_BYTES (64u << 20)
 
 /* ---- Block filters ahead of the leaves ------------------------------------------------- */
@@ -129,16 +132,9 @@ static size_t count_to_read(index_sync_t *s) {
   return n;
 }
 
-/* Leaves per entry into the index: LOADER_APPLY_BYTES of them, one at least. */
-static size_t apply_tables(const index_sync_t *s) {
-  uint64_t leaf_bytes = value_index_params(s->index)->m / 8 + 1;
-  uint64_t n = LOADER_APPLY_BYTES / leaf_bytes;
-  return n ? (size_t)n : 1;
-}
-
 /* One loading step: reads up to LOADER_STEP_TABLES tables (*ran of them) and lets the leaves
-   queued (by this thread and any other loading beside it) enter the index when there are
-   apply_tables() of them or nothing is left to read. A paper-placement tree is rebuilt only
+   queued (by this thread and any other loading beside it) enter the index when they hold
+   LOADER_APPLY_BYTES or nothing is left to read. A paper-placement tree is rebuilt only
    then, once (a search meanwhile rebuilds it itself): a rebuild after every step would cost
    O(B^2) in all. */
 static int load_step(index_sync_t *s, size_t *ran, err_t *err) {
@@ -146,7 +142,7 @@ static int load_step(index_sync_t *s, size_t *ran, err_t *err) {
   int rc = index_sync_run_some(s, INDEX_RUN_ALL, 0, LOADER_STEP_TABLES, ran, err);
   /* Not when stopping: the close that stops it (a one-shot search from the shell) would wait
      for the whole entry, which it drops anyway. */
-  if (rc == BFH_OK && (*ran == 0 || value_index_pending(s->index) >= apply_tables(s)) &&
+  if (rc == BFH_OK && (*ran == 0 || value_index_pending_bytes(s->index) >= LOADER_APPLY_BYTES) &&
       !stopping(s))
     rc = value_index_apply_step(s->index, *ran == 0, err);
   return rc;

@@ -18,15 +18,21 @@ typedef struct job {
   int parked;            /* got is the leaf a parking run left in the record: no read */
   int had_blocks;        /* the table's block filter went ahead of the leaf (early_blocks) */
   index_leaf_read_t got; /* what was read */
-  int rc;                /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
-  int retry;             /* rc is not the table's fault (no memory, a cache file not written) */
+  /* The leaf made of got.filter as soon as it was read (make_leaf), or NULL; made: make_leaf
+     took got.filter (a NULL leaf failed: make_err says why). */
+  value_index_leaf_t *leaf;
+  int made;
+  err_t make_err;
+  int rc;    /* BFH_OK, BFH_NOT_FOUND (gone), or the read's error */
+  int retry; /* rc is not the table's fault (no memory, a cache file not written) */
   index_leaf_source_t source;
   uint8_t *cache_buf; /* leaves in memory: the cache file to write later */
   size_t cache_len;
   char msg[ERR_MSG_BYTES];
 } job_t;
 
-static void job_release(job_t *j) {
+static void job_release(index_sync_t *s, job_t *j) {
+  value_index_leaf_discard(s->index, j->leaf);
   value_filter_destroy(j->got.filter);
   block_filter_destroy(j->got.blocks);
   value_block_map_destroy(j->got.map);
@@ -181,6 +187,19 @@ static void read_job(index_sync_t *s, job_t *j) {
   }
 }
 
+/* Makes the leaf of a job that read a table's filter at once (value_index_leaf_make), so that
+   a run holds one table's words at a time: in the lean layout a filter stored in a file keeps
+   only its chunk CRCs until it is folded. Not for an upgrade or a parking run (its leaf waits
+   whole in the record). */
+static void make_leaf(index_sync_t *s, job_t *j, int parking) {
+  if (parking || j->upgrade || j->rc != BFH_OK || j->retry || !j->got.filter) return;
+  err_clear(&j->make_err);
+  j->leaf = value_index_leaf_make(s->index, j->number, j->got.filter, j->got.path, j->got.offset,
+                                  &j->make_err);
+  j->got.filter = NULL;
+  j->made = 1;
+}
+
 /* Writes the cache bytes of the live records listed for at least cache_delay_ns (all with
    force). REQUIRES run_mu, not mu. */
 static void write_due_caches(index_sync_t *s, int force) {
@@ -313,6 +332,19 @@ static void park(index_sync_t *s, record_t *r, job_t *j) {
   j->cache_buf = NULL;
 }
 
+/* Hands j's leaf to the value index: the one make_leaf made, else its filter; the index owns
+   it then (or freed it). */
+static int add_leaf(index_sync_t *s, job_t *j, err_t *e) {
+  value_filter_t *f = j->got.filter;
+  value_index_leaf_t *l = j->leaf;
+  j->got.filter = NULL;
+  j->leaf = NULL;
+  if (!j->made) return value_index_add(s->index, j->number, f, j->got.path, j->got.offset, e);
+  if (l) return value_index_add_leaf(s->index, l, e);
+  *e = j->make_err;
+  return j->make_err.code;
+}
+
 /* The result of a job that read the leaf of r (REC_TO_READ): err gets the first error
    that is not the table's fault. REQUIRES mu. */
 static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *err) {
@@ -331,8 +363,7 @@ static void finish_read(index_sync_t *s, record_t *r, job_t *j, int *rc, err_t *
     return;
   }
   err_t e;
-  int r2 = value_index_add(s->index, j->number, j->got.filter, j->got.path, j->got.offset, &e);
-  j->got.filter = NULL; /* the index owns it now (or freed it) */
+  int r2 = add_leaf(s, j, &e);
   if (r2 != BFH_OK) {
     drop_early_blocks(s, r);
     s->stats.add_errors++;
@@ -418,7 +449,10 @@ static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, siz
     rc = err_set(err, BFH_E_NOMEM, "index sync: out of memory");
     goto out;
   }
-  for (size_t i = 0; i < njobs; i++) read_job(s, &jobs[i]);
+  for (size_t i = 0; i < njobs; i++) {
+    read_job(s, &jobs[i]);
+    make_leaf(s, &jobs[i], parking);
+  }
   /* The leaves of the tables still live. */
   u64vec_t unlink;
   u64vec_init(&unlink);
@@ -446,7 +480,7 @@ static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, siz
   pthread_mutex_unlock(&s->mu);
   index_sync_unlink_caches(s, &unlink);
 out:
-  for (size_t i = 0; i < njobs && jobs; i++) job_release(&jobs[i]);
+  for (size_t i = 0; i < njobs && jobs; i++) job_release(s, &jobs[i]);
   free(jobs);
   pthread_mutex_unlock(&s->run_mu);
   return rc;

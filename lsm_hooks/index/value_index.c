@@ -120,6 +120,26 @@ const value_index_params_t *value_index_params(const value_index_t *vi) {
 
 /* ---- Adding and removing leaves ----------------------------------------------------- */
 
+void value_index_held_add(value_index_t *vi, int64_t delta) {
+  uint64_t now = atomic_fetch_add(&vi->held, (uint64_t)delta) + (uint64_t)delta;
+  uint64_t peak = atomic_load(&vi->held_peak);
+  while (now > peak && !atomic_compare_exchange_weak(&vi->held_peak, &peak, now)) {
+  }
+}
+
+/* Leaf l's words no longer count as held (they entered the index, or l is dropped). */
+static void unhold(value_index_t *vi, leaf_t *l) {
+  value_index_held_add(vi, -(int64_t)l->held);
+  l->held = 0;
+}
+
+/* unhold and free. */
+static void leaf_drop(value_index_t *vi, leaf_t *l) {
+  if (!l) return;
+  unhold(vi, l);
+  value_index_leaf_free(l);
+}
+
 static int check_filter(const value_index_t *vi, uint64_t number, const value_filter_t *f,
                         err_t *err) {
   if (!f)
@@ -225,23 +245,24 @@ static long group_with_room(const value_index_t *vi, uint64_t asked, const size_
   return g;
 }
 
-/* Folds leaf l's words into the sliced index of fold group g (the only copy kept). Write
-   lock held. On failure nothing changed. */
+/* Folds leaf l's words (its filter's, or a streamed leaf's read back from its file) into the
+   sliced index of fold group g (the only copy kept). Write lock held. On failure nothing
+   changed. */
 static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
   const fold_map_t *map = &vi->groups[g].map;
   uint64_t mf = vi->groups[g].mf;
   uint64_t *fw = calloc(bits_words(mf), sizeof *fw);
   if (!fw) return BFH_E_NOMEM;
-  const uint64_t *w = l->filter->words;
-  for (size_t i = 0; i < vi->nwords; i++)
-    for (uint64_t x = w[i]; x; x &= x - 1) {
-      uint64_t j = fold_map_pos(map, (uint64_t)i * 64 + (uint64_t)__builtin_ctzll(x));
-      fw[j >> 6] |= 1ull << (j & 63);
-    }
+  value_index_held_add(vi, (int64_t)(bits_words(mf) * sizeof *fw));
+  if (l->filter)
+    value_index_fold_words(map, l->filter->words, 0, vi->nwords, fw);
+  else
+    value_index_leaf_fold_stream(vi, l, map, fw);
   uint64_t pop = 0;
   for (size_t i = 0; i < bits_words(mf); i++) pop += (uint64_t)__builtin_popcountll(fw[i]);
   int rc = sliced_add(vi->groups[g].sliced, l->number, fw);
   free(fw);
+  value_index_held_add(vi, -(int64_t)(bits_words(mf) * sizeof *fw));
   if (rc != BFH_OK) return rc;
   l->group = (uint32_t)g;
   l->folded_popcount = pop;
@@ -373,6 +394,9 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
     vi->popcount_sum += l->popcount;
     value_filter_destroy(l->filter); /* the slices hold its bits */
     l->filter = NULL;
+    free(l->crcs); /* a streamed leaf's, checked by the fold */
+    l->crcs = NULL;
+    unhold(vi, l);
     return BFH_OK;
   }
   const uint64_t *words = l->filter->words;
@@ -401,6 +425,7 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
     value_filter_destroy(l->filter);
     l->filter = NULL;
   }
+  unhold(vi, l); /* its words are the index's now, or gone */
   return BFH_OK;
 }
 
@@ -453,7 +478,7 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
     int rc = add_locked(vi, ls[i], batched, pl ? pl[i].g : -1, err);
     if (rc != BFH_OK) {
       if (*first_rc == BFH_OK) *first_rc = rc;
-      value_index_leaf_free(ls[i]);
+      leaf_drop(vi, ls[i]);
       continue;
     }
     done++;
@@ -544,22 +569,50 @@ static int apply_pending(value_index_t *vi, int settle, err_t *err) {
   return rc;
 }
 
-/* Validates and queues one add; takes ownership of filter. */
-static int queue_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
-                     uint64_t offset, err_t *err) {
+/* A new leaf of filter (taken, also on failure), checked against the index; streamed: the
+   lean layout drops its words (value_index_leaf_make), else it holds them (counted in held
+   until they enter the index). NULL on failure (message in err). */
+static leaf_t *leaf_make(value_index_t *vi, uint64_t number, value_filter_t *filter,
+                         const char *path, uint64_t offset, int streamed, err_t *err) {
   int rc = check_filter(vi, number, filter, err);
   if (rc == BFH_OK && vi->params.leaves_on_disk && !path)
     rc = err_set(err, BFH_E_INVALID, "value index: table %llu: leaves on disk need a path",
                  (unsigned long long)number);
   if (rc != BFH_OK) {
     value_filter_destroy(filter);
-    return rc;
+    return NULL;
   }
-  leaf_t *l = value_index_leaf_new(number, filter, path, offset, vi->params.leaves_on_disk);
+  uint64_t bytes = vi->nwords * 8;
+  value_index_held_add(vi, (int64_t)bytes); /* the words handed over */
+  streamed = streamed && value_index_lean(vi) && path;
+  leaf_t *l =
+      value_index_leaf_new(number, filter, path, offset, vi->params.leaves_on_disk || streamed);
   if (!l) {
+    value_index_held_add(vi, -(int64_t)bytes);
     value_filter_destroy(filter);
-    return err_set(err, BFH_E_NOMEM, "value index: out of memory");
+    err_set(err, BFH_E_NOMEM, "value index: out of memory");
+    return NULL;
   }
+  l->held = bytes;
+  if (streamed) { /* popcount and chunk CRCs taken: the words are read back at the fold */
+    value_filter_destroy(l->filter);
+    l->filter = NULL;
+    l->streamed = 1;
+    unhold(vi, l);
+  }
+  return l;
+}
+
+value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
+                                          value_filter_t *filter, const char *path, uint64_t offset,
+                                          err_t *err) {
+  return leaf_make(vi, number, filter, path, offset, 1, err);
+}
+
+/* Queues the add of leaf l (taken, also on failure). */
+static int queue_leaf(value_index_t *vi, leaf_t *l, err_t *err) {
+  uint64_t number = l->number;
+  int rc = BFH_OK;
   pthread_mutex_lock(&vi->pend_mu);
   if (id_map_get(&vi->members, number, NULL)) {
     rc = err_set(err, BFH_E_INVALID, "value index: table %llu is already indexed",
@@ -571,13 +624,35 @@ static int queue_add(value_index_t *vi, uint64_t number, value_filter_t *filter,
     id_map_put(&vi->members, number, 1); /* cannot fail after the reserve */
   }
   pthread_mutex_unlock(&vi->pend_mu);
-  if (rc != BFH_OK) value_index_leaf_free(l);
+  if (rc != BFH_OK) leaf_drop(vi, l);
   return rc;
+}
+
+/* Validates and queues one add; takes ownership of filter. */
+static int queue_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
+                     uint64_t offset, err_t *err) {
+  err_t e;
+  err_clear(&e);
+  leaf_t *l = leaf_make(vi, number, filter, path, offset, 0, &e);
+  if (!l) {
+    if (err) *err = e;
+    return e.code;
+  }
+  return queue_leaf(vi, l, err);
 }
 
 int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
                     uint64_t offset, err_t *err) {
   return queue_add(vi, number, filter, path, offset, err);
+}
+
+void value_index_leaf_discard(value_index_t *vi, value_index_leaf_t *l) {
+  leaf_drop(vi, l);
+}
+
+int value_index_add_leaf(value_index_t *vi, value_index_leaf_t *l, err_t *err) {
+  if (!l) return err_set(err, BFH_E_INVALID, "value index: no leaf");
+  return queue_leaf(vi, l, err);
 }
 
 int value_index_add_batch(value_index_t *vi, size_t n, const uint64_t *numbers,
@@ -634,7 +709,7 @@ int value_index_remove(value_index_t *vi, uint64_t number) {
     id_map_del(&vi->members, number);
   }
   pthread_mutex_unlock(&vi->pend_mu);
-  value_index_leaf_free(drop);
+  leaf_drop(vi, drop);
   if (rc == BFH_OK) block_index_remove(vi->blocks, number);
   return rc;
 }
@@ -667,6 +742,15 @@ int value_index_apply_step(value_index_t *vi, int settle, err_t *err) {
 
 size_t value_index_pending(value_index_t *vi) {
   return atomic_load(&vi->npend_atomic);
+}
+
+uint64_t value_index_pending_bytes(value_index_t *vi) {
+  uint64_t b = 0;
+  pthread_mutex_lock(&vi->pend_mu);
+  for (size_t i = 0; i < vi->npend; i++)
+    if (vi->pend[i].leaf) b += value_index_leaf_mem_bytes(vi, vi->pend[i].leaf);
+  pthread_mutex_unlock(&vi->pend_mu);
+  return b;
 }
 
 int value_index_reserve(value_index_t *vi, size_t extra, err_t *err) {

@@ -75,6 +75,24 @@ const value_index_params_t *value_index_params(const value_index_t *vi);
    Adding a number already present replaces nothing and returns BFH_E_INVALID. */
 int value_index_add(value_index_t *vi, uint64_t number, value_filter_t *filter, const char *path,
                     uint64_t offset, err_t *err);
+/* A table's leaf made before it is added (index_sync's reads, with no lock of the index held),
+   so that a loader holds one table's words at a time, not every table's until they enter the
+   index together. In the lean layout, for a filter stored at path/offset (serialized,
+   filters/value_filter.h layout, in a file that outlives the add), only its popcount and the
+   CRCs of its words' chunks are kept: the words are dropped now and read back from the file,
+   chunk by chunk, when the leaf is folded into its group (a chunk that does not match says
+   maybe); the fold is the one the whole filter would give. Otherwise the leaf holds the
+   filter. Takes ownership of filter; path copied. NULL, with a message in err, for a filter
+   of other m, k or seed than the index's (BFH_E_INVALID) or no memory. */
+typedef struct leaf value_index_leaf_t;
+#define VALUE_INDEX_FOLD_READ_BYTES (64u << 10) /* a made leaf's words read at once to fold */
+value_index_leaf_t *value_index_leaf_make(value_index_t *vi, uint64_t number,
+                                          value_filter_t *filter, const char *path, uint64_t offset,
+                                          err_t *err);
+/* value_index_add of a made leaf (taking it, also on failure). */
+int value_index_add_leaf(value_index_t *vi, value_index_leaf_t *l, err_t *err);
+/* Frees a made leaf that will not be added (NULL allowed). */
+void value_index_leaf_discard(value_index_t *vi, value_index_leaf_t *l);
 /* Removes the leaf of table `number`, and its block filter; BFH_NOT_FOUND if absent. */
 int value_index_remove(value_index_t *vi, uint64_t number);
 /* The block filters under the leaves (owned by vi; index_sync puts them, searches probe). */
@@ -121,6 +139,12 @@ typedef struct value_index_stats {
   uint64_t block_bytes;      /* the block filters and their map */
   uint64_t persisted;        /* tables without a leaf the persisted index answers for (its
                                 directory and the chunks it read count in index_bytes) */
+  /* The most bytes of leaf words it held at once outside its structures since it was made:
+     whole leaves made or queued and not entered yet, a streamed leaf's read buffer and a
+     folded leaf before it enters its group (an open's transient memory, beside index_bytes) */
+  uint64_t load_peak_bytes;
+  uint64_t fold_damaged;     /* chunks of streamed leaves damaged when folded (said maybe) */
+  char fold_damage_msg[256]; /* the last one's table, file and offset ("" if none) */
   uint64_t index_bytes;      /* every byte the index holds in memory: leaves in memory (or
                                 their CRCs), the leaf records and array, the hierarchy, the
                                 slices, the block filters, the id maps and the pending queue */
@@ -161,6 +185,9 @@ int value_index_apply_step(value_index_t *vi, int settle, err_t *err);
 
 /* How many adds are queued (not applied yet). */
 size_t value_index_pending(value_index_t *vi);
+/* The bytes the queued adds hold: the words of whole leaves, the chunk CRCs of leaves made to
+   stream (value_index_leaf_make). */
+uint64_t value_index_pending_bytes(value_index_t *vi);
 
 /* Room in the bit-sliced index for `extra` more leaves at once (a loader that knows how many
    tables it will read), so that their adds do not re-lay its rows again and again. */

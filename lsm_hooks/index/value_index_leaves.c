@@ -16,6 +16,7 @@
  * it needs and checks it; a chunk that does not match (the file changed or went bad under an
  * open database) counts as "maybe", and so does a whole-filter read that does not match.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,4 +311,81 @@ uint64_t value_index_leaf_mem_bytes(const value_index_t *vi, const leaf_t *l) {
   if (l->filter) b += vi->nwords * 8;
   if (l->crcs) b += chunk_count(vi->nwords) * 4;
   return b;
+}
+
+/* ---- Folding a leaf as it streams in ---------------------------------------------------- */
+
+void value_index_fold_words(const fold_map_t *map, const uint64_t *words, size_t first, size_t n,
+                            uint64_t *fw) {
+  for (size_t i = 0; i < n; i++)
+    for (uint64_t x = words[i]; x; x &= x - 1) {
+      uint64_t j = fold_map_pos(map, (uint64_t)(first + i) * 64 + (uint64_t)__builtin_ctzll(x));
+      fw[j >> 6] |= 1ull << (j & 63);
+    }
+}
+
+/* Sets in fw every folded position of the leaf positions [lo, hi) (lo < hi <= m): a run, since
+   fold_map_pos never decreases. */
+static void fold_ones(const fold_map_t *map, uint64_t lo, uint64_t hi, uint64_t *fw) {
+  for (uint64_t j = fold_map_pos(map, lo), last = fold_map_pos(map, hi - 1); j <= last; j++)
+    fw[j >> 6] |= 1ull << (j & 63);
+}
+
+/* Notes damage to the chunks [c, c + n) of streamed leaf l (what: why) for the stats. Write
+   lock held. */
+static void note_fold_damage(value_index_t *vi, const leaf_t *l, size_t c, size_t n,
+                             const char *what) {
+  vi->fold_damaged += n;
+  snprintf(vi->fold_damage_msg, sizeof vi->fold_damage_msg,
+           "table %llu: leaf in %s at offset %llu: %s", (unsigned long long)l->number, l->path,
+           (unsigned long long)(l->offset + value_filter_word_offset((uint64_t)c * CHUNK_WORDS)),
+           what);
+}
+
+/* Folds chunk c of l, whose stored bytes are at buf (n words, read), into fw; one that does
+   not match its CRC as ones. */
+static void fold_chunk(value_index_t *vi, const leaf_t *l, size_t c, const uint8_t *buf, size_t n,
+                       const fold_map_t *map, uint64_t *fw) {
+  size_t first = c * CHUNK_WORDS;
+  if (crc32c_value(buf, 8 * n) != l->crcs[c]) {
+    note_fold_damage(vi, l, c, 1, "chunk checksum mismatch");
+    uint64_t hi = (uint64_t)(first + n) * 64;
+    fold_ones(map, (uint64_t)first * 64, hi < vi->params.m ? hi : vi->params.m, fw);
+    return;
+  }
+  uint64_t w[CHUNK_WORDS];
+  for (size_t i = 0; i < n; i++) w[i] = decode_fixed64(buf + 8 * i);
+  value_index_fold_words(map, w, first, n, fw);
+}
+
+void value_index_leaf_fold_stream(value_index_t *vi, const leaf_t *l, const fold_map_t *map,
+                                  uint64_t *fw) {
+  const size_t per_read = VALUE_INDEX_FOLD_READ_BYTES / CHUNK_BYTES; /* chunks */
+  size_t nchunks = chunk_count(vi->nwords);
+  env_rfile_t *f = NULL;
+  uint8_t *buf = malloc(VALUE_INDEX_FOLD_READ_BYTES);
+  const char *why = !buf ? "out of memory" : "cannot open the file";
+  if (buf) value_index_held_add(vi, VALUE_INDEX_FOLD_READ_BYTES);
+  if (buf && l->path && env_open_read(vi->files.io, l->path, &f, NULL) == BFH_OK)
+    why = "cannot read";
+  for (size_t c0 = 0; c0 < nchunks; c0 += per_read) {
+    size_t c1 = c0 + per_read < nchunks ? c0 + per_read : nchunks;
+    size_t first = c0 * CHUNK_WORDS;
+    size_t last = c1 * CHUNK_WORDS < vi->nwords ? c1 * CHUNK_WORDS : vi->nwords;
+    uint64_t at = l->offset + value_filter_word_offset(first);
+    if (!f || read_full(f, buf, 8 * (last - first), at) != BFH_OK) {
+      note_fold_damage(vi, l, c0, c1 - c0, why);
+      uint64_t hi = (uint64_t)last * 64;
+      fold_ones(map, (uint64_t)first * 64, hi < vi->params.m ? hi : vi->params.m, fw);
+      continue;
+    }
+    for (size_t c = c0; c < c1; c++) {
+      size_t w0 = c * CHUNK_WORDS;
+      size_t n = vi->nwords - w0 < CHUNK_WORDS ? vi->nwords - w0 : CHUNK_WORDS;
+      fold_chunk(vi, l, c, buf + 8 * (w0 - first), n, map, fw);
+    }
+  }
+  env_rfile_close(f);
+  if (buf) value_index_held_add(vi, -(int64_t)VALUE_INDEX_FOLD_READ_BYTES);
+  free(buf);
 }

@@ -5,7 +5,8 @@
  *                         index in one batch; validation
  *   value_index_leaves.c  the leaf store: the leaves sorted by table number, and leaves on
  *                         disk (their words read back through the env, CRC-checked in
- *                         chunks); the hierarchy's leaf source
+ *                         chunks); the hierarchy's leaf source; a lean leaf folded as its
+ *                         words stream back from its file
  *   value_index_query.c   the probes: candidates by leaves, hierarchy or bit-sliced index,
  *                         a search's selection, statistics
  *
@@ -39,6 +40,11 @@ typedef struct leaf {
   uint32_t *crcs; /* owned; leaves on disk: CRC32C of each chunk of words as stored */
   uint32_t group; /* lean: its fold group (value_index.groups) */
   uint64_t folded_popcount; /* lean: set bits of the folded leaf */
+  /* Lean, made by value_index_leaf_make from a filter stored at path/offset: its words were
+     dropped (filter NULL, crcs and popcount kept) and are read back, chunk by chunk, when it
+     is folded (value_index_leaf_fold_stream). */
+  int streamed;
+  uint64_t held; /* bytes of its words counted in value_index.held (a whole leaf queued) */
 } leaf_t;
 
 /* A fold of an m-bit leaf to mf bits (1 <= mf <= m, any mf): leaf position p becomes
@@ -146,6 +152,14 @@ struct value_index {
   struct persisted_index *pidx;
   uint64_t pidx_damaged; /* damage found in the files attached before (chunks and heads) */
   leaf_files_t files;
+  /* Bytes of leaf words held outside the index's structures, now and at most (the loader's
+     transient memory, value_index_stats_t.load_peak_bytes): whole leaves made or queued,
+     and a fold's read buffer and folded leaf. */
+  _Atomic uint64_t held, held_peak;
+  /* Chunks of streamed leaves found damaged or unreadable when folded (folded as ones:
+     maybe), and the message of the last one (file and offset). Write lock. */
+  uint64_t fold_damaged;
+  char fold_damage_msg[256];
 };
 
 /* The lean layout (value_index.h "Lean") is in use. */
@@ -159,6 +173,10 @@ static inline void value_index_fold_probe(const probe_t *p, const fold_map_t *f,
   out->hash = p->hash;
   for (uint32_t i = 0; i < p->k; i++) out->pos[i] = fold_map_pos(f, p->pos[i]);
 }
+
+void value_index_leaf_free(leaf_t *l); /* NULL allowed; what it held is not unheld */
+/* Adds delta (may be negative) to vi->held and raises held_peak to it. */
+void value_index_held_add(value_index_t *vi, int64_t delta);
 
 /* ---- The leaf store (value_index_leaves.c) ---------------------------------------------- */
 
@@ -184,11 +202,21 @@ leaf_t *value_index_leaf_find(const value_index_t *vi, uint64_t number);
    read back from path, so their chunk CRCs are taken now. NULL on no memory. */
 leaf_t *value_index_leaf_new(uint64_t number, value_filter_t *filter, const char *path,
                              uint64_t offset, int on_disk);
-void value_index_leaf_free(leaf_t *l); /* NULL allowed */
 /* 1 maybe, 0 no. Any failure to read a leaf on disk is "maybe". Lock held. */
 int value_index_leaf_probe(value_index_t *vi, leaf_t *l, const probe_t *p);
 /* Bytes of memory a leaf holds: its words in memory, or its chunk CRCs. */
 uint64_t value_index_leaf_mem_bytes(const value_index_t *vi, const leaf_t *l);
+/* Folds n words of a leaf, words[0, n) being its words first .. first + n, into fw (map's
+   mf bits). */
+void value_index_fold_words(const fold_map_t *map, const uint64_t *words, size_t first, size_t n,
+                            uint64_t *fw);
+/* Folds a streamed leaf l (l->streamed) into fw (map's mf bits, zeroed by the caller): its
+   words are read from l->path in VALUE_INDEX_FOLD_READ_BYTES at a time, each chunk checked
+   against l->crcs. A chunk that cannot be read or does not match is folded as all ones (its
+   positions say maybe: never a false negative) and counted in vi->fold_damaged, with its file
+   and offset in fold_damage_msg. Write lock held. */
+void value_index_leaf_fold_stream(value_index_t *vi, const leaf_t *l, const fold_map_t *map,
+                                  uint64_t *fw);
 /* The hierarchy's leaf source over vi's leaves (probe and load, from memory or disk). */
 hierarchy_leaf_source_t value_index_leaf_source(value_index_t *vi);
 

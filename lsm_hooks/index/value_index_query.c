@@ -183,6 +183,9 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   st->height = hierarchy_height(vi->hier);
   st->mean_fill = vi->n ? (double)vi->popcount_sum / ((double)vi->n * (double)vi->params.m) : 0;
   st->probe_fill = value_index_lean(vi) ? (vi->n ? fill_sum / (double)vi->n : 0) : st->mean_fill;
+  st->load_peak_bytes = atomic_load(&vi->held_peak);
+  st->fold_damaged = vi->fold_damaged;
+  memcpy(st->fold_damage_msg, vi->fold_damage_msg, sizeof st->fold_damage_msg);
   /* What the leaf records hold besides their words (leaf_bytes): the record, its path. */
   uint64_t records = sizeof *vi + vi->cap * (sizeof *vi->leaves + sizeof *vi->numbers) +
                      vi->capgroups * sizeof *vi->groups + vi->nbits_words * sizeof *vi->leaf_bits;

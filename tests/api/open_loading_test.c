@@ -23,6 +23,7 @@
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 /* Not public (lsm_hooks/testbed.h): the value index's leaf count and the loader's hook. */
+#include "lsm_hooks/index/value_index.h" /* VALUE_INDEX_FOLD_READ_BYTES */
 #include "lsm_hooks/testbed.h"
 
 #define NKEYS 40000
@@ -267,6 +268,14 @@ static void test_lsm_lean_one_plan(void **state) {
     assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
     bytes[i] = st.index_bytes;
     assert_true(bytes[i] > 0);
+    /* Each leaf folded as it was read back: the loader and the caller beside it held one leaf's
+       words each at most, not the 64-odd the batch entered together (issue 45, 4). */
+    uint64_t leaf = st.value_filter_bits / 8;
+    if (st.index_load_peak_bytes < leaf ||
+        st.index_load_peak_bytes > 2 * leaf + VALUE_INDEX_FOLD_READ_BYTES)
+      fail_msg("load peak %llu bytes, want one or two leaves of %llu",
+               (unsigned long long)st.index_load_peak_bytes, (unsigned long long)leaf);
+    assert_int_equal(st.leaf_chunks_damaged, 0);
     expect_all(f->db, 0);
     assert_int_equal(bfh_close(f->db), BFH_OK);
     f->db = NULL;

@@ -52,6 +52,7 @@ typedef struct fixture {
   uint64_t tag_of[MAXT];       /* the tag of each table's contents (table_tag, read_leaf) */
   uint32_t block_bits;         /* of the next fx_open's index (0: no block filters) */
   int lean_maps;               /* the next fx_open's index: the lean layout with block maps */
+  int big_paths;               /* big_read_leaf says where the filter is stored */
 } fixture_t;
 
 static fixture_t *g_fx; /* the current test's fixture; released by the teardown */
@@ -1017,6 +1018,117 @@ static void test_value_hook_maps(void **state) {
   value_hook_destroy(h);
 }
 
+/* ---- Loading at open: one leaf at a time ----------------------------------------------------- */
+
+#define BIG_M 2000000ull /* the paper's m: a leaf of 250,000 bytes */
+#define BIG_TABLES 12
+#define BIG_VALUES 20000 /* values per big table: number * 10^6 + i */
+
+static void big_path(const fixture_t *fx, uint64_t number, char *out, size_t cap) {
+  snprintf(out, cap, "%s/%06llu.big", fx->dir, (unsigned long long)number);
+}
+
+/* Writes big table `number`'s filter, serialized, into its file. */
+static void big_write(const fixture_t *fx, uint64_t number) {
+  value_filter_t *f = value_filter_create(BIG_M, K, SEED);
+  assert_non_null(f);
+  for (uint64_t i = 0; i < BIG_VALUES; i++) {
+    uint64_t v = number * 1000000 + i;
+    value_filter_add(f, &v, sizeof v);
+  }
+  size_t n = value_filter_serialized_size(BIG_M);
+  uint8_t *buf = malloc(n);
+  assert_non_null(buf);
+  value_filter_serialize(f, buf);
+  char path[TEST_PATH_MAX];
+  big_path(fx, number, path, sizeof path);
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(buf, 1, n, fp), n);
+  fclose(fp);
+  free(buf);
+  value_filter_destroy(f);
+}
+
+/* index_source_t.read_leaf of the big tables: the filter from its file, read whole, and (with
+   fx->big_paths) that file and offset as where it is stored, as the own engine gives them. */
+static int big_read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
+                         index_leaf_read_t *out, err_t *err) {
+  (void)p;
+  fixture_t *fx = ctx;
+  char path[TEST_PATH_MAX];
+  big_path(fx, number, path, sizeof path);
+  size_t n = value_filter_serialized_size(BIG_M);
+  uint8_t *buf = malloc(n);
+  assert_non_null(buf);
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  assert_int_equal(fread(buf, 1, n, fp), n);
+  fclose(fp);
+  int rc = value_filter_deserialize(buf, n, &out->filter, err);
+  free(buf);
+  out->bytes_read = n;
+  if (rc == BFH_OK && fx->big_paths) {
+    out->path = strdup(path);
+    assert_non_null(out->path);
+    out->offset = 0;
+  }
+  return rc;
+}
+
+/* The loader of an open over BIG_TABLES tables of 250,000-byte leaves, in the lean layout: with
+   the source naming the file each filter is stored in, the index holds at most one leaf's
+   words at make and one 64 KiB read and one folded leaf at the fold (load_peak_bytes: at most
+   one of each, for the loader and the caller that waits for it); without, every leaf waits
+   whole until they enter together. Every table's values are found either way. */
+static void test_loader_holds_one_leaf(void **state) {
+  (void)state;
+  fixture_t *fx = fx_get();
+  const uint64_t leaf_bytes = BIG_M / 8;
+  for (uint64_t t = 1; t <= BIG_TABLES; t++) big_write(fx, t);
+  uint64_t peak[2];
+  for (int paths = 0; paths < 2; paths++) {
+    fx->big_paths = paths;
+    err_t err;
+    value_index_params_t p = {BIG_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
+    p.lean_bits = BFH_LEAN_BITS;
+    fx->index = value_index_create(&p, &err);
+    assert_non_null(fx->index);
+    fx->sync = index_sync_create(fx->index, &err);
+    assert_non_null(fx->sync);
+    index_source_t src = {.read_leaf = big_read_leaf, .ctx = fx};
+    assert_int_equal(index_sync_set_source(fx->sync, &src, &err), BFH_OK);
+    for (uint64_t t = 1; t <= BIG_TABLES; t++) index_sync_table_added(fx->sync, t, 1000 + t);
+    assert_int_equal(index_sync_loader_start(fx->sync, &err), BFH_OK);
+    assert_int_equal(index_sync_loader_wait(fx->sync, NULL, &err), BFH_OK);
+    value_index_stats_t st;
+    value_index_get_stats(fx->index, &st);
+    assert_int_equal(st.leaves, BIG_TABLES);
+    assert_int_equal(st.fold_damaged, 0);
+    peak[paths] = st.load_peak_bytes;
+    for (uint64_t t = 1; t <= BIG_TABLES; t++)
+      for (uint64_t i = 0; i < BIG_VALUES; i += 97) {
+        uint64_t v = t * 1000000 + i;
+        probe_t pr;
+        value_index_probe(fx->index, &v, sizeof v, &pr);
+        uint8_t scan = 0;
+        assert_int_equal(
+            value_index_select(fx->index, value_index_by_sliced, &pr, &t, 1, &scan, NULL, &err),
+            BFH_OK);
+        if (!scan)
+          fail_msg("paths %d: table %llu value %llu: a false negative", paths,
+                   (unsigned long long)t, (unsigned long long)v);
+      }
+    fx_close(fx);
+  }
+  print_message("load_peak_bytes: %llu whole, %llu streamed (a leaf: %llu)\n",
+                (unsigned long long)peak[0], (unsigned long long)peak[1],
+                (unsigned long long)leaf_bytes);
+  assert_true(peak[0] >= BIG_TABLES * leaf_bytes);
+  assert_true(peak[1] >= leaf_bytes);
+  assert_true(peak[1] <= 2 * leaf_bytes + VALUE_INDEX_FOLD_READ_BYTES);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_pushed_reports, fx_setup, fx_teardown),
@@ -1031,6 +1143,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_cache_bound_to_tag, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_value_hook, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_value_hook_maps, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_loader_holds_one_leaf, fx_setup, fx_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

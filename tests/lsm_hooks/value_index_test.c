@@ -1056,6 +1056,260 @@ static void test_value_index_select_leaf_lookup(void **state) {
   value_index_destroy(vi);
 }
 
+/* ---- Leaves folded as they stream in ------------------------------------------------------ */
+
+/* 18,750 words: three 64 KiB reads (the last one short) and a short last chunk. */
+#define STREAM_M 1200000ull
+#define STREAM_TABLES 24
+#define STREAM_BITS 11 /* lean bits per value */
+
+/* Values of streamed test table t: t * 10^6 + [0, stream_nv(t)), from 2,000 to 40,000 of
+   them, so that the tables ask for several folds. */
+static uint64_t stream_nv(uint64_t t) {
+  return 2000 + (t * 7919) % 38000;
+}
+
+/* A lean index given tables 1..nt in one batch, as the loader enters an open's: whole
+   (value_index_add: each filter held until they enter together), or streamed (each written to
+   a file of md's, made with value_index_leaf_make, its words dropped, and added). */
+static value_index_t *stream_index(model_t *md, size_t nt, int streamed) {
+  value_index_params_t p = {STREAM_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, STREAM_BITS, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  rng_t r;
+  rng_init(&r, 45);
+  for (uint64_t t = 1; t <= nt; t++) {
+    value_filter_t *f = leaf_of(STREAM_M, t * 1000000, stream_nv(t));
+    if (!streamed) {
+      assert_int_equal(value_index_add(vi, t, f, NULL, 0, &err), BFH_OK);
+      continue;
+    }
+    char path[512];
+    uint64_t off = write_leaf(md, t, f, &r, path, sizeof path);
+    value_index_leaf_t *l = value_index_leaf_make(vi, t, f, path, off, &err);
+    assert_non_null(l);
+    assert_int_equal(value_index_add_leaf(vi, l, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_apply(vi, &err), BFH_OK);
+  return vi;
+}
+
+/* a and b hold the same fold groups, byte for byte: each group's fold, slots, ids and rows,
+   and each leaf's group and folded popcount. */
+static void assert_same_groups(value_index_t *a, value_index_t *b) {
+  assert_int_equal(a->ngroups, b->ngroups);
+  assert_int_equal(a->n, b->n);
+  for (size_t g = 0; g < a->ngroups; g++) {
+    assert_int_equal(a->groups[g].mf, b->groups[g].mf);
+    const uint8_t *ra, *rb;
+    size_t ba, bb, sa, sb;
+    const uint64_t *ia, *ib;
+    sliced_rows(a->groups[g].sliced, &ra, &ba, &sa, &ia);
+    sliced_rows(b->groups[g].sliced, &rb, &bb, &sb, &ib);
+    assert_int_equal(ba, bb);
+    assert_int_equal(sa, sb);
+    for (size_t j = 0; j < sa; j++) {
+      assert_int_equal(sliced_slot_live(a->groups[g].sliced, j),
+                       sliced_slot_live(b->groups[g].sliced, j));
+      if (sliced_slot_live(a->groups[g].sliced, j)) assert_int_equal(ia[j], ib[j]);
+    }
+    assert_memory_equal(ra, rb, a->groups[g].mf * ba);
+  }
+  for (size_t i = 0; i < a->n; i++) {
+    assert_int_equal(a->leaves[i]->number, b->leaves[i]->number);
+    assert_int_equal(a->leaves[i]->group, b->leaves[i]->group);
+    assert_int_equal(a->leaves[i]->folded_popcount, b->leaves[i]->folded_popcount);
+    assert_null(b->leaves[i]->crcs); /* the fold checked them; none kept */
+  }
+}
+
+/* The lean index built from leaves that stream in (words dropped at make, read back from
+   their files and folded chunk by chunk) is the one built from whole leaves: the same groups,
+   byte for byte, the same index_bytes, and the same candidates for 3,000 values (every value
+   of a few tables, and random ones, fixed seed). */
+static void test_value_index_streamed_fold_equals_whole(void **state) {
+  (void)state;
+  model_t *md = model_create();
+  value_index_t *whole = stream_index(md, STREAM_TABLES, 0);
+  value_index_t *str = stream_index(md, STREAM_TABLES, 1);
+  assert_true(whole->ngroups > 1); /* the tables ask for several folds */
+  assert_same_groups(whole, str);
+  value_index_stats_t sw, ss;
+  value_index_get_stats(whole, &sw);
+  value_index_get_stats(str, &ss);
+  assert_int_equal(ss.index_bytes - sw.index_bytes,
+                   STREAM_TABLES * (strlen(md->dir) + sizeof "/000001.flt")); /* the paths */
+  assert_int_equal(ss.fold_damaged, 0);
+  rng_t r;
+  rng_init(&r, 4545);
+  for (int q = 0; q < 3000; q++) {
+    uint64_t v = q < 1000 ? 3 * 1000000 + (uint64_t)q : rng_below(&r, 30 * 1000000ull);
+    probe_t pr;
+    value_index_probe(whole, &v, sizeof v, &pr);
+    for (int m = 0; m < 2; m++) { /* leaves, sliced (lean: the same columns) */
+      u64vec_t a, b;
+      u64vec_init(&a);
+      u64vec_init(&b);
+      err_t err;
+      value_index_by_fn by = m ? value_index_by_sliced : value_index_by_leaves;
+      assert_int_equal(value_index_candidates(whole, by, &pr, &a, NULL, &err), BFH_OK);
+      assert_int_equal(value_index_candidates(str, by, &pr, &b, NULL, &err), BFH_OK);
+      u64vec_sort(&a);
+      u64vec_sort(&b);
+      assert_int_equal(a.n, b.n);
+      if (a.n) assert_memory_equal(a.v, b.v, a.n * sizeof *a.v);
+      u64vec_release(&a);
+      u64vec_release(&b);
+    }
+  }
+  value_index_destroy(whole);
+  value_index_destroy(str);
+  model_destroy(md);
+}
+
+/* The most leaf words an index holds outside its structures (load_peak_bytes): leaves that
+   stream in hold one leaf's words (at make) or one 64 KiB read and one folded leaf (at the
+   fold), never more; whole leaves entered together hold every one of them. */
+static void test_value_index_streamed_load_peak_is_one_leaf(void **state) {
+  (void)state;
+  model_t *md = model_create();
+  const uint64_t leaf_bytes = STREAM_M / 8;
+  value_index_t *whole = stream_index(md, STREAM_TABLES, 0);
+  value_index_t *str = stream_index(md, STREAM_TABLES, 1);
+  value_index_stats_t sw, ss;
+  value_index_get_stats(whole, &sw);
+  value_index_get_stats(str, &ss);
+  assert_true(sw.load_peak_bytes >= STREAM_TABLES * leaf_bytes);
+  assert_true(ss.load_peak_bytes >= leaf_bytes); /* the one a make was handed */
+  assert_true(ss.load_peak_bytes <= leaf_bytes + VALUE_INDEX_FOLD_READ_BYTES);
+  value_index_destroy(whole);
+  value_index_destroy(str);
+  model_destroy(md);
+}
+
+/* Flips one byte of the stored words of a leaf written at path/off, in chunk c (512 bytes). */
+static void damage_chunk(const char *path, uint64_t off, size_t c) {
+  FILE *fp = fopen(path, "r+b");
+  assert_non_null(fp);
+  long at = (long)(off + value_filter_word_offset((uint64_t)c * 64) + 77);
+  assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+  int x = fgetc(fp);
+  assert_int_not_equal(x, EOF);
+  assert_int_equal(fseek(fp, at, SEEK_SET), 0);
+  assert_int_equal(fputc(x ^ 0x5a, fp), x ^ 0x5a);
+  fclose(fp);
+}
+
+/* Whether the index names table t a candidate for v, by the sliced index. */
+static int candidate(value_index_t *vi, uint64_t v, uint64_t t) {
+  probe_t pr;
+  value_index_probe(vi, &v, sizeof v, &pr);
+  u64vec_t out;
+  u64vec_init(&out);
+  err_t err;
+  assert_int_equal(value_index_candidates(vi, value_index_by_sliced, &pr, &out, NULL, &err),
+                   BFH_OK);
+  int has = 0;
+  for (size_t i = 0; i < out.n; i++) has |= out.v[i] == t;
+  u64vec_release(&out);
+  return has;
+}
+
+/* A streamed leaf whose file went bad between its make and its fold: a chunk that does not
+   match its CRC is folded as ones (its values, and others, say maybe: never a false negative),
+   counted, and named with its file and offset; a file gone folds the whole leaf as ones. */
+static void test_value_index_streamed_damage_is_maybe(void **state) {
+  (void)state;
+  model_t *md = model_create();
+  value_index_params_t p = {STREAM_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, STREAM_BITS, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  rng_t r;
+  rng_init(&r, 46);
+  char paths[4][512];
+  uint64_t offs[4];
+  for (uint64_t t = 1; t <= 3; t++) {
+    value_filter_t *f = leaf_of(STREAM_M, t * 1000000, stream_nv(t));
+    offs[t] = write_leaf(md, t, f, &r, paths[t], sizeof paths[t]);
+    value_index_leaf_t *l = value_index_leaf_make(vi, t, f, paths[t], offs[t], &err);
+    assert_non_null(l);
+    assert_int_equal(value_index_add_leaf(vi, l, &err), BFH_OK);
+  }
+  damage_chunk(paths[2], offs[2], 100);
+  assert_int_equal(unlink(paths[3]), 0);
+  value_index_stats_t st;
+  value_index_get_stats(vi, &st); /* applies: folds them */
+  const uint64_t nchunks = (STREAM_M / 64 + 63) / 64;
+  assert_int_equal(st.fold_damaged, 1 + nchunks);
+  assert_int_equal(value_index_leaf_count(vi), 3);
+  for (uint64_t t = 1; t <= 3; t++)
+    for (uint64_t v = 0; v < stream_nv(t); v++)
+      if (!candidate(vi, t * 1000000 + v, t))
+        fail_msg("table %llu value %llu: a false negative", (unsigned long long)t,
+                 (unsigned long long)v);
+  /* Table 3 is all ones: a candidate for anything; table 1 rules most absent values out. */
+  int ruled_out = 0;
+  for (uint64_t v = 0; v < 100; v++) {
+    assert_true(candidate(vi, 50 * 1000000 + v, 3));
+    ruled_out += !candidate(vi, 50 * 1000000 + v, 1);
+  }
+  assert_true(ruled_out > 50);
+  value_index_destroy(vi);
+  /* The message names the file and the offset of the damaged chunk. */
+  vi = value_index_create(&p, &err);
+  value_filter_t *f = leaf_of(STREAM_M, 2 * 1000000, stream_nv(2));
+  offs[2] = write_leaf(md, 2, f, &r, paths[2], sizeof paths[2]);
+  value_index_leaf_t *l = value_index_leaf_make(vi, 2, f, paths[2], offs[2], &err);
+  assert_non_null(l);
+  assert_int_equal(value_index_add_leaf(vi, l, &err), BFH_OK);
+  damage_chunk(paths[2], offs[2], 100);
+  value_index_get_stats(vi, &st);
+  assert_int_equal(st.fold_damaged, 1);
+  char want[600];
+  snprintf(want, sizeof want, "table 2: leaf in %s at offset %llu: chunk checksum mismatch",
+           paths[2], (unsigned long long)(offs[2] + value_filter_word_offset(100 * 64)));
+  assert_string_equal(st.fold_damage_msg, want);
+  value_index_destroy(vi);
+  model_destroy(md);
+}
+
+/* The bytes the queued adds hold (the loader enters them when they reach 64 MiB): a whole
+   leaf its words, a leaf made to stream its chunk CRCs only (4 bytes per 512 of words), so that
+   an open's leaves, however many, enter in one batch. */
+static void test_value_index_pending_bytes(void **state) {
+  (void)state;
+  model_t *md = model_create();
+  value_index_params_t p = {STREAM_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, STREAM_BITS, 0};
+  err_t err;
+  value_index_t *vi = value_index_create(&p, &err);
+  assert_non_null(vi);
+  rng_t r;
+  rng_init(&r, 47);
+  const uint64_t words = STREAM_M / 64, crcs = 4 * ((words + 63) / 64);
+  for (uint64_t t = 1; t <= 3; t++) {
+    value_filter_t *f = leaf_of(STREAM_M, t * 1000000, 100);
+    assert_int_equal(value_index_add(vi, t, f, NULL, 0, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_pending_bytes(vi), 3 * 8 * words);
+  for (uint64_t t = 4; t <= 6; t++) {
+    value_filter_t *f = leaf_of(STREAM_M, t * 1000000, 100);
+    char path[512];
+    uint64_t off = write_leaf(md, t, f, &r, path, sizeof path);
+    value_index_leaf_t *l = value_index_leaf_make(vi, t, f, path, off, &err);
+    assert_non_null(l);
+    assert_int_equal(value_index_add_leaf(vi, l, &err), BFH_OK);
+  }
+  assert_int_equal(value_index_pending_bytes(vi), 3 * 8 * words + 3 * crcs);
+  assert_int_equal(value_index_remove(vi, 2), BFH_OK); /* dropped from the queue */
+  assert_int_equal(value_index_pending_bytes(vi), 2 * 8 * words + 3 * crcs);
+  assert_int_equal(value_index_apply(vi, &err), BFH_OK);
+  assert_int_equal(value_index_pending_bytes(vi), 0);
+  value_index_destroy(vi);
+  model_destroy(md);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_value_index_random_ops_match_fresh_build, model_teardown),
@@ -1081,6 +1335,10 @@ int main(void) {
       cmocka_unit_test_teardown(test_value_index_batches_grow_geometrically, model_teardown),
       cmocka_unit_test_teardown(test_value_index_rejects_mismatch, model_teardown),
       cmocka_unit_test_teardown(test_value_index_batch_equals_single_adds, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_streamed_fold_equals_whole, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_streamed_load_peak_is_one_leaf, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_streamed_damage_is_maybe, model_teardown),
+      cmocka_unit_test_teardown(test_value_index_pending_bytes, model_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
