@@ -12,7 +12,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/install-deps.sh time
 build=${BUILD:-build-bench}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF -DBFH_NATIVE=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
@@ -78,20 +77,13 @@ r=$(div "$scan" "$s")
 row search_new_process_vs_scan "$s" "$scan" ms "$r" ">=5" "$(at_least "$r" 5)"
 row search_new_process_ms "$s" "" ms "" "<=15" "$(at_most "$s" 15)"
 
-# 3. Peak memory of `bfh stats` (it loads every leaf) over the same data without value filters,
-#    against what the index says it holds.
+# 3. Peak memory of `bfh stats` (it loads every leaf) over the same database opened without
+#    value filters, against what the index says it holds (scripts/open-peak.sh, medians).
 echo "perf-goals: bfh stats peak memory at $num" >&2
-bare="$tmp/bare"
-"$build/bfh" load "$bare" --synthetic "$num" --no-value-filters >/dev/null 2>&1
-peak_kb() { /usr/bin/time -f %M "$build/bfh" stats "$@" 2>&1 >/dev/null | tail -n 1; }
-with=$(peak_kb "$db")
-without=$(peak_kb "$bare" --no-value-filters)
-held=$("$build/bfh" stats "$db" --csv | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
-  NR == 2 { print $c["index_bytes"] + $c["memtable_index_bytes"] }')
-over=$(((with - without) * 1024))
-r=$(div "$over" "$held")
-row stats_peak_over_index "$over" "$held" bytes "$r" "<=1.3" "$(at_most "$r" 1.3)"
-rm -rf "$db" "$bare"
+BFH="$build/bfh" RUNS=5 bash scripts/open-peak.sh "$db" >"$tmp/peak.csv"
+IFS=, read -r _ _ idx mem _ _ _ over r < <(grep -v '^#' "$tmp/peak.csv" | tail -n 1)
+row stats_peak_over_index "$over" $((idx + mem)) bytes "$r" "<=1.3" "$(at_most "$r" 1.3)"
+rm -rf "$db"
 
 # 4. A live RocksDB read-only: AUTO against a RocksDB iterator scan (rocksdb_readonly_bench).
 echo "perf-goals: rocksdb_readonly_bench at $num" >&2
