@@ -8,9 +8,13 @@
 #   BUILD  build directory (default build-bench, as scripts/run-benchmarks.sh)
 #   OUT    the CSV (default measurements/perf/goals-NUM.csv)
 #   RUNS   runs of each shell command timed for a median (default 11)
+# met is yes or no, or n/a where NUM is below the size a goal is stated at (10M for a new
+# process's search and for the peak memory).
 # Run it on a quiet machine: at 1M it takes about 15 minutes on 2 cores, at 10M about 90.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+commit=$(git rev-parse --short=12 HEAD) # what is measured: the tree as the run begins
+git diff --quiet HEAD -- . ':!measurements' || commit="$commit-dirty"
 bash scripts/install-deps.sh
 build=${BUILD:-build-bench}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF -DBFH_NATIVE=ON >/dev/null
@@ -18,8 +22,6 @@ cmake --build "$build" -j"$(nproc)" >/dev/null
 num=${NUM:-1000000}
 runs=${RUNS:-11}
 out=${OUT:-measurements/perf/goals-$num.csv}
-commit=$(git rev-parse --short=12 HEAD)
-git diff --quiet HEAD -- . ':!measurements' || commit="$commit-dirty"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bfh-perf-goals.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$(dirname "$out")"
@@ -28,6 +30,10 @@ rows="$tmp/rows.csv"
 
 # row GOAL BFH RIVAL UNIT RATIO TARGET MET
 row() { echo "$commit,$num,$1,$2,$3,$4,$5,$6,$7" >>"$rows"; }
+# stated_at N MET: MET, or "n/a" below N entries, the size the goal is stated at (the figure is
+# kept all the same: at 1M a process's start is most of a search, and a small index shows the
+# allocator's megabyte)
+stated_at() { if [ "$num" -ge "$1" ]; then echo "$2"; else echo n/a; fi; }
 # at_least X T / at_most X T: yes or no
 at_least() { awk -v x="$1" -v t="$2" 'BEGIN { print (x >= t) ? "yes" : "no" }'; }
 at_most() { awk -v x="$1" -v t="$2" 'BEGIN { print (x <= t) ? "yes" : "no" }'; }
@@ -74,15 +80,16 @@ value="Value$((num / 2 + 1))"
 s=$(ms_median "$build/bfh" search "$db" "$value")
 scan=$(ms_median "$build/bfh" search "$db" "$value" --method scan)
 r=$(div "$scan" "$s")
-row search_new_process_vs_scan "$s" "$scan" ms "$r" ">=5" "$(at_least "$r" 5)"
-row search_new_process_ms "$s" "" ms "" "<=15" "$(at_most "$s" 15)"
+row search_new_process_vs_scan "$s" "$scan" ms "$r" ">=5" "$(stated_at 10000000 "$(at_least "$r" 5)")"
+row search_new_process_ms "$s" "" ms "" "<=15" "$(stated_at 10000000 "$(at_most "$s" 15)")"
 
 # 3. Peak memory of `bfh stats` (it loads every leaf) over the same database opened without
 #    value filters, against what the index says it holds (scripts/open-peak.sh, medians).
 echo "perf-goals: bfh stats peak memory at $num" >&2
 BFH="$build/bfh" RUNS=5 bash scripts/open-peak.sh "$db" >"$tmp/peak.csv"
 IFS=, read -r _ _ idx mem _ _ _ over r < <(grep -v '^#' "$tmp/peak.csv" | tail -n 1)
-row stats_peak_over_index "$over" $((idx + mem)) bytes "$r" "<=1.3" "$(at_most "$r" 1.3)"
+row stats_peak_over_index "$over" $((idx + mem)) bytes "$r" "<=1.3" \
+  "$(stated_at 10000000 "$(at_most "$r" 1.3)")"
 rm -rf "$db"
 
 # 4. A live RocksDB read-only: AUTO against a RocksDB iterator scan (rocksdb_readonly_bench).
