@@ -8,6 +8,8 @@
 #   BUILD  build directory (default build-bench, as scripts/run-benchmarks.sh)
 #   OUT    the CSV (default measurements/perf/goals-NUM.csv)
 #   RUNS   runs of each shell command timed for a median (default 11)
+#   ONLY   space-separated subset: db search peak rocksdb (the gets' goals are stated at 1M,
+#          and db_bench at 10M takes about an hour: NUM=10000000 ONLY="search peak rocksdb")
 # met is yes or no, or n/a where NUM is below the size a goal is stated at (10M for a new
 # process's search and for the peak memory).
 # Run it on a quiet machine: at 1M it takes about 15 minutes on 2 cores, at 10M about 90.
@@ -33,6 +35,7 @@ row() { echo "$commit,$num,$1,$2,$3,$4,$5,$6,$7" >>"$rows"; }
 # stated_at N MET: MET, or "n/a" below N entries, the size the goal is stated at (the figure is
 # kept all the same: at 1M a process's start is most of a search, and a small index shows the
 # allocator's megabyte)
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 stated_at() { if [ "$num" -ge "$1" ]; then echo "$2"; else echo n/a; fi; }
 # at_least X T / at_most X T: yes or no
 at_least() { awk -v x="$1" -v t="$2" 'BEGIN { print (x >= t) ? "yes" : "no" }'; }
@@ -54,9 +57,9 @@ ms_median() {
 # 1. The own engine's key path against stock LevelDB (db_bench: same process, medians of 3
 #    rounds): with LevelDB's default 8 MiB block cache for both, and with a cache that holds
 #    the data (LevelDB reads its tables through mmap, so the page cache serves it either way).
-echo "perf-goals: db_bench at $num" >&2
 data_mb=$((num * 140 / 1048576 + 64))
-for cache in 8 "$data_mb"; do
+want db && for cache in 8 "$data_mb"; do
+  echo "perf-goals: db_bench at $num, cache $cache MiB" >&2
   "$build/db_bench" --num "$num" --value_size 100 --rounds 3 --cache_mb "$cache" \
     --benchmarks fillrandom,readrandom,readmissing >"$tmp/db_bench.csv"
   while IFS=, read -r w b l r; do
@@ -71,41 +74,54 @@ for cache in 8 "$data_mb"; do
 done
 
 # 2. A new process's search on the own engine against its full scan (warm page cache).
-echo "perf-goals: bfh search at $num" >&2
 db="$tmp/lsm"
-"$build/bfh" load "$db" --synthetic "$num" >/dev/null 2>&1
-value="Value$((num / 2 + 1))"
-"$build/bfh" search "$db" "$value" >/dev/null 2>&1 # warm, and found (else set -e stops here)
-"$build/bfh" search "$db" "$value" --method scan >/dev/null 2>&1
-s=$(ms_median "$build/bfh" search "$db" "$value")
-scan=$(ms_median "$build/bfh" search "$db" "$value" --method scan)
-r=$(div "$scan" "$s")
-row search_new_process_vs_scan "$s" "$scan" ms "$r" ">=5" "$(stated_at 10000000 "$(at_least "$r" 5)")"
-row search_new_process_ms "$s" "" ms "" "<=15" "$(stated_at 10000000 "$(at_most "$s" 15)")"
+if want search || want peak; then
+  echo "perf-goals: bfh load at $num" >&2
+  "$build/bfh" load "$db" --synthetic "$num" >/dev/null 2>&1
+fi
+if want search; then
+  echo "perf-goals: bfh search at $num" >&2
+  value="Value$((num / 2 + 1))"
+  "$build/bfh" search "$db" "$value" >/dev/null 2>&1 # warm, and found (else set -e stops here)
+  "$build/bfh" search "$db" "$value" --method scan >/dev/null 2>&1
+  s=$(ms_median "$build/bfh" search "$db" "$value")
+  scan=$(ms_median "$build/bfh" search "$db" "$value" --method scan)
+  r=$(div "$scan" "$s")
+  row search_new_process_vs_scan "$s" "$scan" ms "$r" ">=5" \
+    "$(stated_at 10000000 "$(at_least "$r" 5)")"
+  row search_new_process_ms "$s" "" ms "" "<=15" "$(stated_at 10000000 "$(at_most "$s" 15)")"
+fi
 
 # 3. Peak memory of `bfh stats` (it loads every leaf) over the same database opened without
 #    value filters, against what the index says it holds (scripts/open-peak.sh, medians).
-echo "perf-goals: bfh stats peak memory at $num" >&2
-BFH="$build/bfh" RUNS=5 bash scripts/open-peak.sh "$db" >"$tmp/peak.csv"
-IFS=, read -r _ _ idx mem _ _ _ over r < <(grep -v '^#' "$tmp/peak.csv" | tail -n 1)
-row stats_peak_over_index "$over" $((idx + mem)) bytes "$r" "<=1.3" \
-  "$(stated_at 10000000 "$(at_most "$r" 1.3)")"
+if want peak; then
+  echo "perf-goals: bfh stats peak memory at $num" >&2
+  BFH="$build/bfh" RUNS=5 bash scripts/open-peak.sh "$db" >"$tmp/peak.csv"
+  IFS=, read -r _ _ idx mem _ _ _ over r < <(grep -v '^#' "$tmp/peak.csv" | tail -n 1)
+  row stats_peak_over_index "$over" $((idx + mem)) bytes "$r" "<=1.3" \
+    "$(stated_at 10000000 "$(at_most "$r" 1.3)")"
+fi
 rm -rf "$db"
 
 # 4. A live RocksDB read-only: AUTO against a RocksDB iterator scan (rocksdb_readonly_bench).
-echo "perf-goals: rocksdb_readonly_bench at $num" >&2
-"$build/rocksdb_readonly_bench" --num "$num" --dir "$tmp/rocksdb" >"$tmp/rro.csv"
-while IFS=, read -r kind us scan_ms ratio _; do
-  case "$kind" in
-    table) t=1000 ;;
-    memtable) t=5000 ;;
-    absent) t=10000 ;;
-    *) continue ;;
-  esac
-  row "rocksdb_readonly_${kind}_vs_iterator" "$us" "$(awk -v x="$scan_ms" 'BEGIN { print x * 1000 }')" us "$ratio" \
-    ">=$t" "$(at_least "$ratio" "$t")"
-  [ "$kind" = absent ] && row rocksdb_readonly_absent_us "$us" "" us "" "<=20" "$(at_most "$us" 20)"
-done <"$tmp/rro.csv"
+if want rocksdb; then
+  echo "perf-goals: rocksdb_readonly_bench at $num" >&2
+  "$build/rocksdb_readonly_bench" --num "$num" --dir "$tmp/rocksdb" >"$tmp/rro.csv"
+  while IFS=, read -r kind us scan_ms ratio _; do
+    case "$kind" in
+      table) t=1000 ;;
+      memtable) t=5000 ;;
+      absent) t=10000 ;;
+      *) continue ;;
+    esac
+    scan_us=$(awk -v x="$scan_ms" 'BEGIN { print x * 1000 }')
+    row "rocksdb_readonly_${kind}_vs_iterator" "$us" "$scan_us" us "$ratio" ">=$t" \
+      "$(at_least "$ratio" "$t")"
+    if [ "$kind" = absent ]; then
+      row rocksdb_readonly_absent_us "$us" "" us "" "<=20" "$(at_most "$us" 20)"
+    fi
+  done <"$tmp/rro.csv"
+fi
 
 {
   echo "commit,num,goal,bfh,rival,unit,ratio,target,met"
