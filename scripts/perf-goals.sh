@@ -12,7 +12,7 @@
 #          and db_bench at 10M takes about an hour: NUM=10000000 ONLY="search peak rocksdb")
 # met is yes or no, or n/a where NUM is below the size a goal is stated at (10M for a new
 # process's search and for the peak memory).
-# Run it on a quiet machine: at 1M it takes about 5 minutes on 2 cores; the medium run below
+# Run it on a quiet machine: at 1M it takes about 5 minutes on 2 cores; the medium run
 # (NUM=10000000 ONLY="search peak rocksdb") about 10.
 set -euo pipefail
 cd "$(dirname "$0")/.."
