@@ -35,6 +35,7 @@
 #include "lsm/table_builder.h"
 #include "lsm/block_cache.h"
 #include "lsm/table_cache.h"
+#include "lsm/user_iter.h"
 #include "lsm/version_set.h"
 #include "lsm/write_batch.h"
 #include "util/vec.h"
@@ -1187,17 +1188,8 @@ struct lsm_iter {
   lsm_db_t *db;
   view_t vw;
   iterator_t *merged;
-  int valid;
-  int status;
-  err_t err;
-  const uint8_t *key; /* user key of the current entry (borrowed from merged) */
-  size_t key_len;
-  const void *val;
-  size_t val_len;
-  uint8_t *skip; /* user key whose older entries are hidden */
-  size_t skip_len, skip_cap;
-  uint8_t *target; /* seek target buffer */
-  size_t target_cap;
+  user_iter_t user; /* over merged, at the view's sequence */
+  err_t err;        /* a table that would not open, for its child's status */
 };
 
 lsm_iter_t *lsm_iter_create(lsm_db_t *db) {
@@ -1238,119 +1230,37 @@ lsm_iter_t *lsm_iter_create(lsm_db_t *db) {
     lsm_iter_destroy(it);
     return NULL;
   }
-  err_clear(&it->err);
+  user_iter_init(&it->user, it->merged, it->vw.seq);
   return it;
 }
 
 void lsm_iter_destroy(lsm_iter_t *it) {
   if (!it) return;
+  user_iter_release(&it->user);
   iterator_destroy(it->merged);
   view_release(it->db, &it->vw);
-  free(it->skip);
-  free(it->target);
   free(it);
 }
 
-static int set_skip(lsm_iter_t *it, const uint8_t *key, size_t len) {
-  if (len > it->skip_cap) {
-    uint8_t *p = realloc(it->skip, len * 2 + 16);
-    if (!p) return ST_E_NOMEM;
-    it->skip = p;
-    it->skip_cap = len * 2 + 16;
-  }
-  memcpy(it->skip, key, len);
-  it->skip_len = len;
-  return ST_OK;
-}
-
-/* Moves the merged iterator to the next visible live entry; has_skip: hide it->skip. */
-static void find_next(lsm_iter_t *it, int has_skip) {
-  iterator_t *m = it->merged;
-  it->valid = 0;
-  for (; iterator_valid(m); iterator_next(m)) {
-    size_t klen;
-    const uint8_t *k = iterator_key(m, &klen);
-    internal_key_parts_t p;
-    if (internal_key_parse(k, klen, &p) != 0) {
-      it->status = err_set(&it->err, ST_E_CORRUPT, "iterator: malformed internal key");
-      return;
-    }
-    if (p.seq > it->vw.seq) continue;
-    if (has_skip && bytewise_compare(p.user_key, p.user_len, it->skip, it->skip_len) == 0) continue;
-    if (p.type == LSM_TYPE_DELETION) {
-      if (set_skip(it, p.user_key, p.user_len) != ST_OK) {
-        it->status = err_set(&it->err, ST_E_NOMEM, "iterator: out of memory");
-        return;
-      }
-      has_skip = 1;
-      continue;
-    }
-    it->key = p.user_key;
-    it->key_len = p.user_len;
-    it->val = iterator_value(m, &it->val_len);
-    it->valid = 1;
-    return;
-  }
-  err_t e;
-  int rc = iterator_status(m, &e);
-  if (rc != ST_OK) {
-    it->status = rc;
-    it->err = e;
-  }
-}
-
-void lsm_iter_seek_first(lsm_iter_t *it) {
-  if (it->status != ST_OK) return;
-  iterator_seek_first(it->merged);
-  find_next(it, 0);
-}
+void lsm_iter_seek_first(lsm_iter_t *it) { user_iter_seek_first(&it->user); }
 
 void lsm_iter_seek(lsm_iter_t *it, const void *key, size_t key_len) {
-  if (it->status != ST_OK) return;
-  if (key_len + 8 > it->target_cap) {
-    uint8_t *p = realloc(it->target, key_len + 8);
-    if (!p) {
-      it->valid = 0;
-      it->status = err_set(&it->err, ST_E_NOMEM, "iterator: out of memory");
-      return;
-    }
-    it->target = p;
-    it->target_cap = key_len + 8;
-  }
-  size_t n = internal_key_encode(it->target, key, key_len, it->vw.seq, LSM_TYPE_VALUE);
-  iterator_seek(it->merged, it->target, n);
-  find_next(it, 0);
+  user_iter_seek(&it->user, key, key_len);
 }
 
-int lsm_iter_valid(const lsm_iter_t *it) {
-  return it->valid && it->status == ST_OK;
-}
+int lsm_iter_valid(const lsm_iter_t *it) { return user_iter_valid(&it->user); }
 
-void lsm_iter_next(lsm_iter_t *it) {
-  if (!lsm_iter_valid(it)) return;
-  if (set_skip(it, it->key, it->key_len) != ST_OK) {
-    it->valid = 0;
-    it->status = err_set(&it->err, ST_E_NOMEM, "iterator: out of memory");
-    return;
-  }
-  iterator_next(it->merged);
-  find_next(it, 1);
-}
+void lsm_iter_next(lsm_iter_t *it) { user_iter_next(&it->user); }
 
 const void *lsm_iter_key(const lsm_iter_t *it, size_t *len) {
-  *len = it->key_len;
-  return it->key;
+  return user_iter_key(&it->user, len);
 }
 
 const void *lsm_iter_value(const lsm_iter_t *it, size_t *len) {
-  *len = it->val_len;
-  return it->val;
+  return user_iter_value(&it->user, len);
 }
 
-int lsm_iter_status(const lsm_iter_t *it, err_t *err) {
-  if (it->status != ST_OK) err_set(err, it->status, "%s", it->err.msg);
-  return it->status;
-}
+int lsm_iter_status(const lsm_iter_t *it, err_t *err) { return user_iter_status(&it->user, err); }
 
 /* ---- stats --------------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lsm/internal_key.h"
+#include "lsm/user_iter.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
 
 /* ---- A memtable iterator cut at max_seq ---------------------------------------------------- */
@@ -80,125 +81,40 @@ typedef struct lro_iter {
   engine_iter_t base;
   lro_state_t *s; /* a reference */
   iterator_t *merged;
-  int valid, status;
-  err_t err;
-  const uint8_t *key; /* user key of the current entry (borrowed from merged) */
-  size_t key_len;
-  const void *val;
-  size_t val_len;
-  uint8_t *skip; /* user key whose older entries are hidden */
-  size_t skip_len, skip_cap;
-  uint8_t *target; /* seek target buffer */
-  size_t target_cap;
+  user_iter_t user; /* over merged: the memtables are cut already */
 } lro_iter_t;
 
-static int fail(lro_iter_t *it, int rc, const char *what) {
-  it->valid = 0;
-  it->status = err_set(&it->err, rc, "iterator: %s", what);
-  return rc;
-}
-
-static int set_skip(lro_iter_t *it, const uint8_t *key, size_t len) {
-  if (len > it->skip_cap) {
-    uint8_t *p = realloc(it->skip, len * 2 + 16);
-    if (!p) return fail(it, BFH_E_NOMEM, "out of memory");
-    it->skip = p;
-    it->skip_cap = len * 2 + 16;
-  }
-  memcpy(it->skip, key, len);
-  it->skip_len = len;
-  return BFH_OK;
-}
-
-/* Moves the merged iterator to the next live entry; has_skip: hide it->skip's older ones. */
-static void find_next(lro_iter_t *it, int has_skip) {
-  iterator_t *m = it->merged;
-  it->valid = 0;
-  for (; iterator_valid(m); iterator_next(m)) {
-    size_t klen;
-    const uint8_t *k = iterator_key(m, &klen);
-    internal_key_parts_t p;
-    if (internal_key_parse(k, klen, &p) != 0) {
-      fail(it, BFH_E_CORRUPT, "malformed internal key");
-      return;
-    }
-    if (has_skip && bytewise_compare(p.user_key, p.user_len, it->skip, it->skip_len) == 0) continue;
-    if (p.type == LSM_TYPE_DELETION) {
-      if (set_skip(it, p.user_key, p.user_len) != BFH_OK) return;
-      has_skip = 1;
-      continue;
-    }
-    it->key = p.user_key;
-    it->key_len = p.user_len;
-    it->val = iterator_value(m, &it->val_len);
-    it->valid = 1;
-    return;
-  }
-  err_t e;
-  int rc = iterator_status(m, &e);
-  if (rc != BFH_OK) it->status = rc, it->err = e;
-}
-
 #define IT(x) ((lro_iter_t *)(x))
+#define CIT(x) ((const lro_iter_t *)(x))
 
 static void it_destroy(engine_iter_t *x) {
   if (!x) return;
+  user_iter_release(&IT(x)->user);
   iterator_destroy(IT(x)->merged);
   lro_state_unref(IT(x)->s);
-  free(IT(x)->skip);
-  free(IT(x)->target);
   free(x);
 }
 
 static void it_seek_first(engine_iter_t *x) {
-  if (IT(x)->status != BFH_OK) return;
-  iterator_seek_first(IT(x)->merged);
-  find_next(IT(x), 0);
+  user_iter_seek_first(&IT(x)->user);
 }
-
 static void it_seek(engine_iter_t *x, const void *key, size_t key_len) {
-  lro_iter_t *it = IT(x);
-  if (it->status != BFH_OK) return;
-  if (key_len + INTERNAL_KEY_TAG_BYTES > it->target_cap) {
-    uint8_t *p = realloc(it->target, key_len + INTERNAL_KEY_TAG_BYTES);
-    if (!p) {
-      fail(it, BFH_E_NOMEM, "out of memory");
-      return;
-    }
-    it->target = p;
-    it->target_cap = key_len + INTERNAL_KEY_TAG_BYTES;
-  }
-  size_t n = internal_key_encode(it->target, key, key_len, LSM_MAX_SEQ, LSM_TYPE_VALUE);
-  iterator_seek(it->merged, it->target, n);
-  find_next(it, 0);
+  user_iter_seek(&IT(x)->user, key, key_len);
 }
-
 static int it_valid(const engine_iter_t *x) {
-  const lro_iter_t *it = (const lro_iter_t *)x;
-  return it->valid && it->status == BFH_OK;
+  return user_iter_valid(&CIT(x)->user);
 }
-
 static void it_next(engine_iter_t *x) {
-  lro_iter_t *it = IT(x);
-  if (!it_valid(x) || set_skip(it, it->key, it->key_len) != BFH_OK) return;
-  iterator_next(it->merged);
-  find_next(it, 1);
+  user_iter_next(&IT(x)->user);
 }
-
 static const void *it_key(const engine_iter_t *x, size_t *len) {
-  *len = ((const lro_iter_t *)x)->key_len;
-  return ((const lro_iter_t *)x)->key;
+  return user_iter_key(&CIT(x)->user, len);
 }
-
 static const void *it_value(const engine_iter_t *x, size_t *len) {
-  *len = ((const lro_iter_t *)x)->val_len;
-  return ((const lro_iter_t *)x)->val;
+  return user_iter_value(&CIT(x)->user, len);
 }
-
 static int it_status(const engine_iter_t *x, err_t *err) {
-  const lro_iter_t *it = (const lro_iter_t *)x;
-  if (it->status != BFH_OK) err_set(err, it->status, "%s", it->err.msg);
-  return it->status;
+  return user_iter_status(&CIT(x)->user, err);
 }
 
 static const engine_iter_ops_t iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
@@ -242,6 +158,7 @@ int lro_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
     it_destroy(&it->base);
     return rc;
   }
+  user_iter_init(&it->user, it->merged, LSM_MAX_SEQ);
   *out = &it->base;
   return BFH_OK;
 }
