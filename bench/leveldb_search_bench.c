@@ -202,7 +202,7 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       "and absent "
       "each) m=%llu k=%u order=%u dir=%s\n",
       (unsigned long long)num, (unsigned long long)ingest_num, rounds, value_bytes, queries,
-      (unsigned long long)dflt.value_filter_bits, bfh_internal_filter_hashes(&dflt), dflt.order,
+      (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS, bfh_internal_filter_hashes(&dflt), dflt.order,
       base);
   printf(
       "# last column: search rows = iterator median / this median; ingest rows = "
@@ -333,9 +333,9 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       ldb_read_stats_t st = {0};
       err_t e;
       t0 = bench_now_ns();
-      if (ldb_filter_build(env_default(), best, dflt.value_filter_bits,
+      if (ldb_filter_build(env_default(), best, BFH_DEFAULT_VALUE_FILTER_BITS,
                            bfh_internal_filter_hashes(&dflt),
-                           dflt.hash_seed, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
+                           BFH_DEFAULT_HASH_SEED, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
         die("ldb_filter_build", e.msg);
       t[q] = bench_now_ns() - t0;
       entries = st.entries;
@@ -599,7 +599,7 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
       "key_bytes=16 value_bytes=%d m=%llu k=%u order=%u block_filter_bits=%u memtable_index=%d "
       "dir=%s\n",
       (unsigned long long)num, (unsigned long long)unflushed, queries,
-      (unsigned long long)ingest_num, runs, value_bytes, (unsigned long long)dflt.value_filter_bits,
+      (unsigned long long)ingest_num, runs, value_bytes, (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS,
       bfh_internal_filter_hashes(&dflt), dflt.order, dflt.block_filter_bits, dflt.memtable_index,
       base);
   fflush(stdout);

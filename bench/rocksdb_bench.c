@@ -433,7 +433,7 @@ int main(int argc, char **argv) {
          "search_write_buffer=%u ingest_write_buffer=%zu dir=%s\n",
          (unsigned long long)num, (unsigned long long)unflushed, queries,
          (unsigned long long)ingest_num, runs, value_bytes,
-         (unsigned long long)dflt.value_filter_bits, bfh_internal_filter_hashes(&dflt),
+         (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS, bfh_internal_filter_hashes(&dflt),
          dflt.block_filter_bits, ROCKSDB_WRITE_BUFFER, dflt.memtable_bytes, base);
   fflush(stdout);
   if (!skip_search) search_mode(base, num, unflushed, queries, keep);

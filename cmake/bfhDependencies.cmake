@@ -1,6 +1,5 @@
 # The libraries bfh links, as the imported targets bfh::xxhash, bfh::snappy ... (none
-# ships a CMake package on Debian that bfh can rely on: found through their .pc files), and
-# bfh::rocksdb (librocksdb-dev: found by its library and its C header, rocksdb/c.h).
+# ships a CMake package on Debian that bfh can rely on: found through their .pc files).
 # Included by the build (cmake/Dependencies.cmake) and by the installed bfhConfig.cmake,
 # so that an outside project linking bfh::bfh_static finds them the same way.
 find_package(PkgConfig QUIET)
@@ -22,20 +21,6 @@ endmacro()
 
 bfh_pkg_target(xxhash libxxhash libxxhash-dev)
 bfh_pkg_target(snappy snappy libsnappy-dev)
-
-# RocksDB: Debian's librocksdb-dev has a .pc file only in some releases, so the library and
-# the C header are looked for directly.
-if(NOT TARGET bfh::rocksdb)
-  find_library(BFH_ROCKSDB_LIBRARY rocksdb)
-  find_path(BFH_ROCKSDB_INCLUDE_DIR rocksdb/c.h)
-  if(NOT BFH_ROCKSDB_LIBRARY OR NOT BFH_ROCKSDB_INCLUDE_DIR)
-    message(FATAL_ERROR "rocksdb not found (librocksdb and rocksdb/c.h): install the Debian "
-                        "package librocksdb-dev")
-  endif()
-  add_library(bfh::rocksdb UNKNOWN IMPORTED)
-  set_target_properties(bfh::rocksdb PROPERTIES IMPORTED_LOCATION "${BFH_ROCKSDB_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${BFH_ROCKSDB_INCLUDE_DIR}")
-endif()
 
 # The compressors of RocksDB's tables (lsm_hooks/rocksdb_format/rdb_table.c).
 bfh_pkg_target(zlib zlib zlib1g-dev)

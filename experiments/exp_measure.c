@@ -274,7 +274,8 @@ int exp_authors_target(const exp_db_params_t *p, const char *dir, struct exp_aut
   }
   bfh_options opt;
   exp_db_options(p, &opt);
-  return exp_authors_open(dir, p->m, p->k, opt.hash_seed, p->d, p->placement, out);
+  return exp_authors_open(dir, p->m, p->k, opt.hash_seed ? opt.hash_seed : BFH_DEFAULT_HASH_SEED,
+                          p->d, p->placement, out);
 }
 
 /* The placements of the hierarchy series: the paper's tree and ours. */

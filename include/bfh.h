@@ -144,7 +144,10 @@ typedef struct bfh_options {
                                    bfh_options_init: leave it alone */
   bfh_engine engine;            /* default BFH_ENGINE_LSM */
   int create_if_missing;        /* default 1 */
-  uint64_t value_filter_bits;   /* m, bits in every value filter; default 2000000; 64..2^28 */
+  uint64_t value_filter_bits;   /* m, bits in every value filter; 64..2^28, or 0 (default):
+                                   the database's own (BFH-PARAMS), and for a new one
+                                   BFH_DEFAULT_VALUE_FILTER_BITS. A database made with
+                                   another m than a nonzero one asked for is refused */
   uint32_t value_filter_hashes; /* k; 1..32, or 0 (default): the database's own (BFH-PARAMS),
                                    and for a new one BFH_PAPER_HASHES (3) except under the
                                    lean layout with value-to-block maps on the own and
@@ -162,7 +165,8 @@ typedef struct bfh_options {
   int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
                          what the filters cost at ingest; searches then scan) */
   int placement;      /* a bfh_placement; default BFH_PLACEMENT_SIMILARITY */
-  uint64_t hash_seed; /* seed of the value hash; default 0x62666801 ("bfh" 1) */
+  uint64_t hash_seed; /* seed of the value hash; 0 (default): the database's own, and for a
+                         new one BFH_DEFAULT_HASH_SEED; another, as value_filter_bits */
   /* Beyond the paper (doc/search.md "AUTO"), used by BFH_SEARCH_AUTO only: */
   uint32_t block_filter_bits; /* bits per value of each table's block filter, which names
                                  the data blocks that may hold a value; default 10; 0: none;
@@ -252,6 +256,9 @@ typedef struct bfh_options {
                       authors ran LevelDB without it (bfh run: none, doc/paper.md) */
 } bfh_options;
 #define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
+/* A new database's m and hash seed (bfh_options.value_filter_bits and hash_seed 0). */
+#define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u
+#define BFH_DEFAULT_HASH_SEED 0x62666801u /* "bfh" 1 */
 #define BFH_LEAN_BITS 3
 /* The lean layout with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
    block_maps = 1): leaves folded to about 11 bits per value (a full 2 MiB table of 84,000
@@ -420,8 +427,8 @@ static inline int bfh_stats(bfh_db *db, bfh_db_stats *st) {
 }
 
 /* Sets opt's value_filter_bits (m), value_filter_hashes (k) and hash_seed to the ones the
-   database in path was created with (its BFH-PARAMS file), without opening it, so that a
-   program can open a database it did not create (bfh_open refuses other values). Returns
+   database in path was created with (its BFH-PARAMS file), without opening it (bfh_open
+   takes them itself when they are 0, as bfh_options_init leaves them). Returns
    BFH_OK; BFH_NOT_FOUND if the directory records none (a new database, or one never opened
    with value filters): opt is unchanged then; BFH_E_CORRUPT, BFH_E_IO or BFH_E_UNSUPPORTED
    with a message in bfh_last_error(NULL). */
@@ -485,6 +492,11 @@ BFH_API const bfh_engine_info *bfh_engine_get(bfh_engine engine);
 BFH_API const bfh_engine_info *bfh_engine_find(const char *name);
 /* Its name, or NULL for an unknown engine. */
 BFH_API const char *bfh_engine_name(bfh_engine engine);
+/* The engine whose database is at path, told by its files (the magic number that ends its
+   newest tables, then the files only that engine writes): BFH_OK with *engine set, or
+   BFH_E_INVALID when path holds no database of these engines (missing, empty, or unknown),
+   with a message in bfh_last_error(NULL). Reads only; opens nothing for writing. */
+BFH_API int bfh_engine_detect(const char *path, bfh_engine *engine);
 
 /* ---- Ordered iteration --------------------------------------------------------------------- */
 

@@ -80,7 +80,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                    path, STANDALONE_DIR);
   err_t err;
   err_clear(&err);
-  db_params_t want = {opt.value_filter_bits, api_filter_hashes(&opt), opt.hash_seed};
+  db_params_t want = api_params_want(&opt, NULL);
   db_params_t stored;
   int have_params = 0;
   env_t *fio = io ? io : env_default(); /* bfh's own files: BFH-PARAMS */
@@ -93,7 +93,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     rc = db_params_read(fio, params_dir, &stored, &err);
     if (rc == BFH_OK) {
       have_params = 1;
-      if (!opt.value_filter_hashes) want.k = stored.k; /* 0: the database's own */
+      want = api_params_want(&opt, &stored); /* 0: the database's own */
       rc = db_params_check(params_dir, &stored, &want, &err);
     } else if (rc == BFH_NOT_FOUND) {
       rc = BFH_OK;
@@ -101,7 +101,9 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     if (rc != BFH_OK) return api_fail(NULL, rc, &err);
   }
 
+  opt.value_filter_bits = want.m;
   opt.value_filter_hashes = want.k;
+  opt.hash_seed = want.seed;
   bfh_db *db = calloc(1, sizeof *db);
   if (!db) return invalid(NULL, "bfh_open: %s: out of memory", path), BFH_E_NOMEM;
   db->id = api_handle_id();

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "bfh.h"
+#include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/index/cuckoo_index.h"
 #include "lsm_hooks/index/index_sync.h"
@@ -57,5 +58,10 @@ int api_options_or_defaults(const char *fn, const bfh_options *in, bfh_options *
    index_bits_per_value bits per value: there ln 2 x bits, rounded, the k of fewest false
    positives at that size (doc/search.md "The leaves' k"). */
 uint32_t api_filter_hashes(const bfh_options *o);
+/* The m, k and seed a handle opened with o uses: o's where nonzero, else the database's
+   stored ones (stored, NULL when it has none), else a new database's (BFH_DEFAULT_VALUE_
+   FILTER_BITS, api_filter_hashes, BFH_DEFAULT_HASH_SEED). A nonzero one that differs from
+   the stored is left for db_params_check to refuse. */
+db_params_t api_params_want(const bfh_options *o, const db_params_t *stored);
 
 #endif

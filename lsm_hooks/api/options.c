@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "filters/hash.h"
 #include "lsm_hooks/api/handle.h"
 
 /* ---- Options ------------------------------------------------------------------------- */
@@ -12,8 +13,9 @@ static void options_defaults(bfh_options *opt) {
   opt->struct_size = sizeof *opt;
   opt->engine = engine_kind_at(0)->id; /* the first row of engines.c */
   opt->create_if_missing = 1;
-  opt->value_filter_bits = 2000000;
-  opt->value_filter_hashes = 0; /* the database's own, or by layout (api_filter_hashes) */
+  /* m, k and the seed: 0, the database's own, or a new database's (api_params_want) */
+  opt->value_filter_bits = 0;
+  opt->value_filter_hashes = 0;
   opt->order = 5;
   opt->key_bits_per_key = 10;
   opt->memtable_bytes = 4u << 20;
@@ -23,7 +25,7 @@ static void options_defaults(bfh_options *opt) {
   opt->value_filters = 1;
   opt->placement = BFH_PLACEMENT_SIMILARITY;
   opt->compression = BFH_COMPRESSION_DEFAULT;
-  opt->hash_seed = BFH_DEFAULT_SEED;
+  opt->hash_seed = 0;
   opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
   opt->read_only = 0;
   opt->index_dir = NULL;
@@ -98,8 +100,10 @@ static int check_options(const bfh_options *o) {
                  (int)k->id, k->name);
     return invalid(NULL, "bfh_open: unknown engine %d (%s)", (int)o->engine, known);
   }
-  if (o->value_filter_bits < 64)
-    return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; it must be at least 64",
+  if (o->value_filter_bits && o->value_filter_bits < 64)
+    return invalid(NULL,
+                   "bfh_open: value_filter_bits (m) = %llu; 0 (the database's, or the default "
+                   "for a new one) or at least 64",
                    (unsigned long long)o->value_filter_bits);
   if (o->value_filter_bits > MAX_FILTER_BITS)
     return invalid(NULL, "bfh_open: value_filter_bits (m) = %llu; at most %llu",
@@ -188,6 +192,19 @@ static int check_options(const bfh_options *o) {
                    "read whole)",
                    o->leaves_on_disk);
   return BFH_OK;
+}
+
+_Static_assert(BFH_DEFAULT_HASH_SEED == BFH_DEFAULT_SEED, "one default seed (filters/hash.h)");
+
+/* handle.h */
+db_params_t api_params_want(const bfh_options *o, const db_params_t *stored) {
+  db_params_t p;
+  p.m = o->value_filter_bits    ? o->value_filter_bits
+        : stored                ? stored->m
+                                : BFH_DEFAULT_VALUE_FILTER_BITS;
+  p.k = o->value_filter_hashes ? o->value_filter_hashes : stored ? stored->k : api_filter_hashes(o);
+  p.seed = o->hash_seed ? o->hash_seed : stored ? stored->seed : BFH_DEFAULT_HASH_SEED;
+  return p;
 }
 
 /* handle.h; doc/search.md "The leaves' k". */

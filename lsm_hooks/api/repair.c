@@ -251,9 +251,13 @@ static int repair_with_io(const char *path, const bfh_options *opt_in, env_t *io
   if (!(kind->caps & ENGINE_CAP_REPAIR))
     return api_failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair",
                      kind->name);
-  /* With k 0, a database that lost its BFH-PARAMS gets a new one's k (stored ones win). */
+  /* With 0s, a database that lost its BFH-PARAMS gets a new one's m, k and seed (stored ones
+     win). */
   bfh_options ropt = opt;
-  ropt.value_filter_hashes = api_filter_hashes(&opt);
+  db_params_t p = api_params_want(&opt, NULL);
+  ropt.value_filter_bits = p.m;
+  ropt.value_filter_hashes = p.k;
+  ropt.hash_seed = p.seed;
   void *lock = NULL;
   rc = kind->repair_lock(path, &lock, &err);
   if (rc == BFH_OK) rc = repair_staged(kind, io, path, &ropt, &rep, &err);

@@ -1,11 +1,12 @@
-/* bfh_stats, bfh_stored_params and the inspection calls (bfh_tables, bfh_check; the work is
- * db_inspect.c's). */
+/* bfh_stats, bfh_stored_params, bfh_engine_detect and the inspection calls (bfh_tables,
+ * bfh_check; the work is db_inspect.c's). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lsm_hooks/api/db_inspect.h"
 #include "lsm_hooks/api/db_params.h"
 #include "lsm_hooks/api/handle.h"
+#include "lsm_hooks/engines/engine_detect.h"
 #include "util/vec.h"
 
 /* The Cuckoo Index's counters, of the live tables only: the pieces of tables that left the
@@ -100,6 +101,25 @@ int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size) {
   int rc = db_stats(db, &full);
   api_copy_out(st, st_size, &full, sizeof full);
   return rc;
+}
+
+int bfh_engine_detect(const char *path, bfh_engine *engine) {
+  if (!path || !path[0] || !engine)
+    return invalid(NULL, "bfh_engine_detect: path is NULL or empty, or engine is NULL");
+  switch (engine_detect_dir(path)) {
+    case ENGINE_DIR_LSM:
+      *engine = BFH_ENGINE_LSM;
+      return BFH_OK;
+    case ENGINE_DIR_LEVELDB:
+      *engine = BFH_ENGINE_LEVELDB;
+      return BFH_OK;
+    case ENGINE_DIR_ROCKSDB:
+      *engine = BFH_ENGINE_ROCKSDB;
+      return BFH_OK;
+    default:
+      return invalid(NULL, "%s: no database of a known engine (bfh's own, LevelDB, RocksDB)",
+                     path);
+  }
 }
 
 int bfh_stored_params(const char *path, bfh_options *opt) {

@@ -118,8 +118,9 @@ static void test_api_errors_options_defaults(void **state) {
   bfh_options_init(&o);
   assert_int_equal(o.engine, BFH_ENGINE_LSM);
   assert_int_equal(o.create_if_missing, 1);
-  assert_int_equal(o.value_filter_bits, 2000000);
-  assert_int_equal(o.value_filter_hashes, 0); /* the database's own, or the layout's */
+  /* m, k and the seed: the database's own, or a new database's */
+  assert_int_equal(o.value_filter_bits, 0);
+  assert_int_equal(o.value_filter_hashes, 0);
   assert_int_equal(o.order, 5);
   assert_true(o.key_bits_per_key == 10);
   assert_int_equal(o.memtable_bytes, 4 << 20);
@@ -128,7 +129,55 @@ static void test_api_errors_options_defaults(void **state) {
   assert_int_equal(o.value_filters, 1);
   assert_int_equal(o.placement, BFH_PLACEMENT_SIMILARITY);
   assert_int_equal(o.leaves_on_disk, BFH_LEAVES_IN_MEMORY);
-  assert_int_equal(o.hash_seed, 0x62666801ull);
+  assert_int_equal(o.hash_seed, 0);
+}
+
+/* A database made with another m and seed than a new one's (and on every engine) opens with
+   bfh_options_init's defaults, which take the database's own, and finds every key; a new
+   database gets BFH_DEFAULT_VALUE_FILTER_BITS and BFH_DEFAULT_HASH_SEED. */
+static void test_api_errors_defaults_open_any_params(void **state) {
+  (void)state;
+  static const bfh_engine engines[] = {BFH_ENGINE_LSM, BFH_ENGINE_LEVELDB, BFH_ENGINE_ROCKSDB};
+  for (size_t e = 0; e < sizeof engines / sizeof engines[0]; e++) {
+    char path[600], name[32];
+    snprintf(name, sizeof name, "own-params-%d", (int)engines[e]);
+    db_path(path, sizeof path, name);
+    bfh_options o;
+    bfh_options_init(&o);
+    o.engine = engines[e];
+    o.value_filter_bits = 1000000;
+    o.hash_seed = 0x5eed;
+    bfh_db *db = open_expect(path, &o, BFH_OK);
+    for (int i = 0; i < 2000; i++) {
+      char k[16], v[16];
+      int kl = sprintf(k, "key%05d", i), vl = sprintf(v, "val%02d", i % 10);
+      assert_int_equal(bfh_put(db, k, (size_t)kl, v, (size_t)vl), BFH_OK);
+    }
+    assert_int_equal(bfh_flush(db), BFH_OK);
+    close_db(db);
+
+    bfh_options_init(&o);
+    o.engine = engines[e];
+    db = open_expect(path, &o, BFH_OK);
+    bfh_db_stats st;
+    assert_int_equal(bfh_stats(db, &st), BFH_OK);
+    assert_int_equal(st.value_filter_bits, 1000000);
+    assert_int_equal(st.hash_seed, 0x5eed);
+    for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
+      size_t found = 0;
+      assert_int_equal(bfh_search(db, "val03", 5, (bfh_method)m, count_cb, &found, NULL), BFH_OK);
+      assert_int_equal(found, 200);
+    }
+    close_db(db);
+  }
+  char fresh[600];
+  db_path(fresh, sizeof fresh, "new-params");
+  bfh_db *db = open_expect(fresh, NULL, BFH_OK);
+  bfh_db_stats st;
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_int_equal(st.value_filter_bits, BFH_DEFAULT_VALUE_FILTER_BITS);
+  assert_int_equal(st.hash_seed, BFH_DEFAULT_HASH_SEED);
+  close_db(db);
 }
 
 static void test_api_errors_bad_options(void **state) {
@@ -158,7 +207,7 @@ static void test_api_errors_bad_options(void **state) {
         o.order = 1;
         break;
       case 1:
-        o.value_filter_bits = 0;
+        o.value_filter_bits = 1; /* 0 is the database's own */
         break;
       case 2:
         o.value_filter_bits = 63;
@@ -328,7 +377,8 @@ static void test_api_errors_params_mismatch_and_corrupt(void **state) {
   db_path(path, sizeof path, "params");
   close_db(open_small(path));
   bfh_options o;
-  bfh_options_init(&o); /* m = 2,000,000: not what is stored */
+  bfh_options_init(&o);
+  o.value_filter_bits = 2000000; /* not what is stored */
   open_expect(path, &o, BFH_E_INVALID);
   expect_msg(bfh_last_error(NULL), "m=8192");
   o.value_filter_bits = 8192;
@@ -579,6 +629,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_empty_index_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_options_defaults, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_api_errors_defaults_open_any_params, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_bad_options, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_bad_arguments, setup, teardown),
       cmocka_unit_test_setup_teardown(test_api_errors_strerror, setup, teardown),

@@ -18,7 +18,7 @@
 #include "tests/test_util.h"
 
 #define NKEYS 3000
-#define DEFAULT_SEED 0x62666801ull /* bfh_options_init's hash_seed */
+#define DEFAULT_SEED BFH_DEFAULT_HASH_SEED /* a new database's */
 
 /* The parameters the database is created with: none of them a default. */
 #define STORED_M 4096u
@@ -169,14 +169,21 @@ static void test_api_stats_stored_params_win(void **state) {
   assert_int_equal(created.leaf_memory_bytes, created.leaf_filters * (STORED_M / 8));
   close_ok(f);
 
-  /* The defaults ask for other m, k and seed: the open fails, naming the stored values. */
+  /* The defaults (m, k and seed 0) take the stored ones. */
   bfh_options other;
   small_options(f, &other);
+  open_ok(f, &other);
+  bfh_db_stats dflt = stats(f);
+  expect_params(&dflt, STORED_M, STORED_K, other.order, other.placement, STORED_SEED);
+  close_ok(f);
+  /* Other ones asked for: the open fails, naming the stored values. */
   bfh_db *db = NULL;
+  other.value_filter_bits = 2 * STORED_M;
   assert_int_equal(bfh_open(f->path, &other, &db), BFH_E_INVALID);
   assert_null(db);
   assert_non_null(strstr(bfh_last_error(NULL), "m=4096"));
-  other.value_filter_bits = STORED_M; /* k and the seed still differ */
+  other.value_filter_bits = STORED_M;
+  other.hash_seed = STORED_SEED + 1; /* the seed differs */
   assert_int_equal(bfh_open(f->path, &other, &db), BFH_E_INVALID);
   assert_null(db);
   /* bfh_stored_params reads them without an open; with them the open succeeds. */

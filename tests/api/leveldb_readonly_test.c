@@ -751,6 +751,42 @@ static void test_engine_detection(void **state) {
   make_db(ldb, model);
   assert_refused(ldb, BFH_ENGINE_LSM, 0, "is a LevelDB database");
   assert_refused(ldb, BFH_ENGINE_LSM, 0, "open it with the leveldb engine");
+
+  /* bfh_engine_detect tells them apart, and a RocksDB database, and finds none where there is
+     none (an empty directory, a missing one), touching nothing. */
+  char rdb[4300], empty[4300], missing[4300];
+  snprintf(rdb, sizeof rdb, "%s/rdb", tmpdir);
+  bfh_options ro;
+  bfh_options_init(&ro);
+  ro.engine = BFH_ENGINE_ROCKSDB;
+  assert_int_equal(bfh_open(rdb, &ro, &db), BFH_OK);
+  assert_int_equal(bfh_put(db, "k", 1, "v", 1), BFH_OK);
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  snprintf(empty, sizeof empty, "%s/empty", tmpdir);
+  assert_int_equal(mkdir(empty, 0755), 0);
+  snprintf(missing, sizeof missing, "%s/missing", tmpdir);
+  const struct {
+    const char *dir;
+    int rc;
+    bfh_engine engine;
+  } cases[] = {{own, BFH_OK, BFH_ENGINE_LSM},          {ldb, BFH_OK, BFH_ENGINE_LEVELDB},
+               {rdb, BFH_OK, BFH_ENGINE_ROCKSDB},      {empty, BFH_E_INVALID, 99},
+               {missing, BFH_E_INVALID, 99}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    static char before[8192], after[8192];
+    int exists = access(cases[i].dir, F_OK) == 0;
+    if (exists) listing(cases[i].dir, before, sizeof before);
+    bfh_engine e = (bfh_engine)99;
+    assert_int_equal(bfh_engine_detect(cases[i].dir, &e), cases[i].rc);
+    assert_int_equal(e, cases[i].engine);
+    if (cases[i].rc != BFH_OK) assert_non_null(strstr(bfh_last_error(NULL), "no database"));
+    if (!exists) continue;
+    listing(cases[i].dir, after, sizeof after);
+    assert_string_equal(before, after);
+  }
+  assert_int_equal(access(missing, F_OK), -1);
+  assert_int_equal(bfh_engine_detect(NULL, NULL), BFH_E_INVALID);
 }
 
 static int setup(void **state) {

@@ -289,8 +289,28 @@ expect_same out want
 expect_status 0 "$bfh" delete rdb k2 --engine rocksdb
 expect_status 0 "$bfh" search rdb Warsaw --engine rocksdb
 [ "$(cat out)" = k1 ] || die "search after delete printed '$(cat out)'"
-# Opened with another engine: refused, naming the right one.
-expect_status 2 "$bfh" search rdb Warsaw
+
+check "LevelDB's and RocksDB's libraries are loaded only by a process that writes with them"
+# The dynamic loader's trace (glibc's LD_DEBUG) names every library it maps. The writes prove
+# the trace names them; the own engine's and the read-only searches map neither.
+LD_DEBUG=files "$bfh" put rdb k4 Rome --engine rocksdb 2>ld.trace >/dev/null
+grep -q 'file=librocksdb' ld.trace || die "put --engine rocksdb: the loader's trace names no librocksdb"
+LD_DEBUG=files "$bfh" put ldb_lazy k1 Rome --engine leveldb 2>ld.trace >/dev/null
+grep -q 'file=libleveldb' ld.trace || die "put --engine leveldb: the loader's trace names no libleveldb"
+expect_status 0 "$bfh" put lazy k1 Rome
+for args in "lazy Rome" "rdb Rome --engine rocksdb" "ldb_lazy Rome --engine leveldb"; do
+  # shellcheck disable=SC2086
+  LD_DEBUG=files "$bfh" search $args 2>ld.trace >out
+  [ "$(cat out)" = "$(case $args in lazy*) echo k1 ;; rdb*) echo k4 ;; *) echo k1 ;; esac)" ] ||
+    die "search $args printed '$(cat out)'"
+  ! grep -E 'file=(librocksdb|libleveldb)' ld.trace || die "search $args loaded a stock engine's library"
+done
+expect_status 0 "$bfh" delete rdb k4 --engine rocksdb
+# Without --engine, the engine that wrote it; with another, refused, naming the right one.
+expect_status 0 "$bfh" search rdb Warsaw
+[ "$(cat out)" = k1 ] || die "search without --engine printed '$(cat out)'"
+expect_in err "reading rdb read-only (no RocksDB"
+expect_status 2 "$bfh" search rdb Warsaw --engine lsm
 expect_in err "open it with the rocksdb engine (--engine rocksdb)"
 
 if [ -n "$ldb_hold" ]; then

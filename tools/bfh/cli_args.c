@@ -64,7 +64,7 @@ static const choice_t KEY_FORMATS[] = {
 /* Every long option, one row each. */
 static const spec_t SPECS[] = {
     {"engine", CLI_DB | CLI_RUN, K_CHOICE, AT(opt.engine), 0, ENGINES, engine_names,
-     "engine of the database (default lsm)"},
+     "engine of the database (default: the one that wrote DIR; lsm for a new one)"},
     {"bits", CLI_DB, K_U64, AT(opt.value_filter_bits), 0, NULL, "M",
      "bits per value filter, for a new database (default 2M)"},
     {"hashes", CLI_DB, K_U32, AT(opt.value_filter_hashes), 0, NULL, "K",
@@ -340,6 +340,11 @@ int cli_args_parse(const cli_cmd_t *cmd, int argc, char **argv, cli_t *c) {
   if (c->npos < cmd->min_pos) return cli_args_usage_error(cmd, "%s needs %s", cmd->name, cmd->args);
   if (c->json && c->csv) return cli_args_usage_error(cmd, "--json and --csv exclude each other");
   c->wl.n = c->synthetic;
+  /* Without --engine, a database that exists is opened with the engine that wrote it. */
+  bfh_engine found;
+  if ((cmd->groups & CLI_DB) && !cli_args_given(c, "engine") &&
+      bfh_engine_detect(c->pos[0], &found) == BFH_OK)
+    c->opt.engine = found;
   return -1;
 }
 

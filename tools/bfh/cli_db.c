@@ -87,13 +87,6 @@ int cli_db_open(cli_t *c, const char *dir, int create, bfh_db **db) {
   c->opt.create_if_missing = create;
   char *owned;
   choose_read_only(c, dir, &owned);
-  bfh_options stored = c->opt;
-  if ((c->opt.index_dir && bfh_stored_params(c->opt.index_dir, &stored) == BFH_OK) ||
-      bfh_stored_params(dir, &stored) == BFH_OK) {
-    if (!cli_args_given(c, "bits")) c->opt.value_filter_bits = stored.value_filter_bits;
-    if (!cli_args_given(c, "hashes")) c->opt.value_filter_hashes = stored.value_filter_hashes;
-    c->opt.hash_seed = stored.hash_seed;
-  }
   int rc = bfh_open(dir, &c->opt, db);
   c->opt.index_dir = NULL; /* read during the open only */
   free(owned);

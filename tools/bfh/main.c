@@ -43,8 +43,8 @@ static const char SEARCH_HELP[] =
     "It reads the database read-only, as tables, get, scan and stats do: bfh's own readers of\n"
     "CURRENT, the MANIFEST, the tables and the logs, without the LOCK and without writing into\n"
     "the directory, so a database that a writer holds open can be searched (the own engine's,\n"
-    "and with --engine leveldb or rocksdb one that LevelDB or RocksDB holds, without them; their\n"
-    "filters are cached in --index-dir). --read-write opens it for writing.\n";
+    "and one that LevelDB or RocksDB holds, without them; their filters are cached in\n"
+    "--index-dir). --read-write opens it for writing.\n";
 
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"

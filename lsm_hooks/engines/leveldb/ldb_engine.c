@@ -359,7 +359,9 @@ static int check_directory(const char *path, int create, err_t *err) {
 
 int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(path, opt->create_if_missing, err);
+  int rc = ldb_api_bind(err);
+  if (rc != BFH_OK) return err_prefix(err, "%s: the LevelDB engine needs ", path);
+  rc = check_directory(path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
   engine_leveldb_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);

@@ -31,10 +31,10 @@
 #include "lsm/table.h"
 #include "lsm_hooks/engines/foreign_check.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
-#include <leveldb/c.h>
 
 static void (*repair_hook)(void *arg, const char *path);
 static void *repair_hook_arg;
@@ -109,6 +109,7 @@ void engine_leveldb_repair_unlock(void *lock) {
 int engine_leveldb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
   (void)opt, (void)rep; /* LevelDB reports what it kept to its LOG file */
+  if (ldb_api_bind(err) != BFH_OK) return err_prefix(err, "%s: LevelDB's repair needs ", dir);
   leveldb_options_t *o = leveldb_options_create();
   if (!o) return err_set(err, BFH_E_NOMEM, "%s: out of memory", dir);
   char *lerr = NULL;

@@ -32,11 +32,11 @@
 #define BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
 
 #include <pthread.h>
-#include <rocksdb/c.h>
 #include <stdint.h>
 
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "util/env.h"
 

@@ -368,7 +368,9 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
 
 int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
+  int rc = rdb_api_bind(err);
+  if (rc != BFH_OK) return err_prefix(err, "%s: the RocksDB engine needs ", path);
+  rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
   char cur[4200];
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
@@ -470,6 +472,7 @@ void engine_rocksdb_repair_unlock(void *lock) {
 int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
   (void)opt;
+  if (rdb_api_bind(err) != BFH_OK) return err_prefix(err, "%s: RocksDB's repair needs ", dir);
   /* What RocksDB's repair will drop, counted first with bfh's readers. */
   lsm_verify_stats_t st = {0};
   uint64_t cache_damaged = 0;

@@ -1,0 +1,43 @@
+/* dynlib: a shared library bound at its first use rather than at process start.
+ *
+ * Linking librocksdb costs every bfh process ~14 ms of dynamic loading (its symbols and the C++
+ * runtime's), and libleveldb ~3 ms, although most processes never open a stock engine: a
+ * `bfh search` on the own engine took 4 ms without them and 22 ms with. So the stock engines
+ * reach their library through a table of function pointers, filled here the first time an
+ * engine of that kind opens, after SQLite's loadable extensions (sqlite3ext.h: a struct of
+ * pointers and a #define per API name, so call sites read as ordinary calls).
+ *
+ * A binding is loaded once per process and never unloaded (the C++ libraries keep static
+ * state). Thread-safe: concurrent first uses wait for one load.
+ */
+#ifndef BFH_UTIL_DYNLIB_H
+#define BFH_UTIL_DYNLIB_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+typedef struct dynlib {
+  const char *soname;        /* "librocksdb.so.7.8" */
+  const char *package;       /* the Debian package that installs it, for the error message */
+  const char *const *names;  /* the symbols to bind, in the order of fns */
+  size_t count;
+  void **fns;                /* count pointers, filled by dynlib_bind */
+  /* private */
+  pthread_once_t once;
+  int status;
+  char why[256];
+} dynlib_t;
+
+#define DYNLIB_INIT(soname, package, names, fns)                                            \
+  {(soname), (package), (names), sizeof(names) / sizeof((names)[0]), (void **)(fns),      \
+   PTHREAD_ONCE_INIT, 0, ""}
+
+/* Loads lib->soname and binds every name into lib->fns, once per process. ST_OK, or
+ * ST_E_UNSUPPORTED with a message naming the library, the Debian package and the loader's
+ * reason ("librocksdb.so.7.8 (Debian package librocksdb7.8): cannot open shared object file");
+ * a later call returns the same result. */
+int dynlib_bind(dynlib_t *lib, err_t *err);
+
+#endif
