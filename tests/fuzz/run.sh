@@ -4,7 +4,7 @@
 #   bash tests/fuzz/run.sh [SECONDS]
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_TARGETS (a space-separated subset).
 # Exits non-zero if any target crashed, leaked, hit a sanitizer report or timed out; the
-# input that did it is in $FUZZ_BUILD_DIR/fuzz-crashes/<target>/ (README "Fuzzing").
+# input that did it is in $FUZZ_BUILD_DIR/fuzz-crashes/<target>/ (doc/testing.md "Fuzzing").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
