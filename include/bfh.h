@@ -7,13 +7,30 @@
  * hierarchy of OR-merged filters, and bfh_search() uses them to read only the tables that
  * may hold a value.
  *
- * Threads: a bfh_db handle may be used from any number of threads at once (puts, gets,
- * searches, flushes); bfh_close() must not race with other calls on the same handle.
- * The library never prints and never exits: failures return a status code, and
- * bfh_last_error() says what failed and where.
- *
- * Limits: keys are 1..BFH_MAX_KEY_BYTES bytes and values 0..BFH_MAX_VALUE_BYTES bytes;
- * longer ones are rejected with BFH_E_INVALID.
+ * Conventions (after LevelDB's c.h):
+ * (1) Status. Every function that can fail returns BFH_OK (0), a negative BFH_E_* code, or,
+ *     where "absent" is an answer, BFH_NOT_FOUND (1). bfh_last_error(db) gives the message of
+ *     the last failure on that handle in this thread; bfh_last_error(NULL) that of a call
+ *     without a handle (bfh_open, bfh_repair, ...). An iterator keeps its own (bfh_iter_error).
+ *     The library never prints and never exits.
+ * (2) NULL. A handle, key or output pointer must not be NULL unless its comment says it may;
+ *     a function that returns a status gives BFH_E_INVALID for one that is. bfh_close,
+ *     bfh_iter_destroy and bfh_free accept NULL. A value may be NULL when its length is 0.
+ * (3) Ownership. What the library allocates for the caller (bfh_get's value) is the caller's,
+ *     released with bfh_free. What it returns const (bfh_engine_info, messages, an iterator's
+ *     key) stays the library's, for as long as its comment says. What the caller passes is
+ *     borrowed for the call: the library keeps no pointer to it after it returns.
+ * (4) Bytes. Keys and values are byte strings with a length (not NUL-terminated): keys are
+ *     1..BFH_MAX_KEY_BYTES bytes, values 0..BFH_MAX_VALUE_BYTES; longer ones are BFH_E_INVALID.
+ *     Lengths are in bytes, as size_t.
+ * (5) Structs. bfh_options and the statistics structs carry their size: initialise options
+ *     with bfh_options_init, and read statistics through the inline wrappers, so that a
+ *     program built against an older header keeps working with a newer library (doc/api.md
+ *     "ABI"). A 0 in an option means its default, which for m, k and the seed is the
+ *     database's own.
+ * (6) Threads. A bfh_db may be used from any number of threads at once (puts, gets, searches,
+ *     flushes); bfh_close must not race with other calls on it. An iterator is used by one
+ *     thread at a time.
  */
 #ifndef BFH_H
 #define BFH_H
@@ -533,6 +550,10 @@ BFH_API const void *bfh_iter_value(const bfh_iter *it, size_t *val_len);
    its message in bfh_last_error of the handle (this thread). Check it once bfh_iter_valid
    turns 0. */
 BFH_API int bfh_iter_status(const bfh_iter *it);
+/* NULL while the iteration is sound; else the message of the error that ended it, the
+   iterator's own (another call on the handle does not change it), owned by it: valid until
+   its next call or bfh_iter_destroy. */
+BFH_API const char *bfh_iter_error(bfh_iter *it);
 
 /* ---- Inspection: the live tables, and a check of every checksum ---------------------------- */
 

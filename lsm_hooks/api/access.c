@@ -1,6 +1,7 @@
 /* The data calls of include/bfh.h: put, delete, get, flush, search and the ordered
  * iterator, each checking its arguments, then going to the engine (through the stand-alone
  * index's write protocol when there is one) or to search_plan.h's one planner. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,7 @@ int bfh_flush(bfh_db *db) {
 struct bfh_iter {
   bfh_db *db; /* for the last error */
   engine_iter_t *it;
+  char error[ERR_MSG_BYTES]; /* bfh_iter_error: the message of the error that ended it */
 };
 
 int bfh_iter_create(bfh_db *db, bfh_iter **out) {
@@ -180,4 +182,13 @@ int bfh_iter_status(const bfh_iter *it) {
   err_t err;
   err_clear(&err);
   return api_fail(it->db, it->it->ops->status(it->it, &err), &err);
+}
+
+const char *bfh_iter_error(bfh_iter *it) {
+  if (!it) return NULL;
+  err_t err;
+  err_clear(&err);
+  if (it->it->ops->status(it->it, &err) == BFH_OK) return NULL;
+  snprintf(it->error, sizeof it->error, "%s", err.msg[0] ? err.msg : "iteration failed");
+  return it->error;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bfh.h"
 #include "tests/test_util.h"
@@ -211,6 +212,50 @@ static void test_iter_arguments(void **s) {
   assert_false(bfh_iter_valid(NULL));
 }
 
+/* A damaged data block ends the iteration with BFH_E_CORRUPT; the iterator keeps its own
+   message, naming the table, which a later failure on the handle does not replace. */
+static void test_iter_error_is_its_own(void **s) {
+  (void)s;
+  char dir[4300], table[4400];
+  snprintf(dir, sizeof dir, "%s/damaged", tmpdir);
+  bfh_options o = options(&ROWS[0], 0);
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  char key[16], val[MAXV];
+  for (int i = 0; i < NKEYS; i++) {
+    size_t kl = key_of(i, key);
+    int vl = snprintf(val, sizeof val, "value-%d", i);
+    assert_int_equal(bfh_put(db, key, kl, val, (size_t)vl), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(db), BFH_OK); /* the memtable written out as a table */
+  assert_int_equal(bfh_close(db), BFH_OK);
+  /* The first table file's first data block starts at offset 0. */
+  snprintf(table, sizeof table, "%s/000005.sst", dir);
+  for (uint64_t n = 4; access(table, F_OK) != 0 && n < 64; n++)
+    snprintf(table, sizeof table, "%s/%06llu.sst", dir, (unsigned long long)n);
+  assert_int_equal(access(table, F_OK), 0);
+  assert_int_equal(test_file_xor_byte(table, 20, 0x5a), 0);
+  o.read_only = 0;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  bfh_iter *it = NULL;
+  assert_int_equal(bfh_iter_create(db, &it), BFH_OK);
+  assert_null(bfh_iter_error(it)); /* not started: sound */
+  size_t n = 0;
+  for (bfh_iter_seek_first(it); bfh_iter_valid(it); bfh_iter_next(it)) n++;
+  assert_true(n < NKEYS);
+  assert_int_equal(bfh_iter_status(it), BFH_E_CORRUPT);
+  const char *msg = bfh_iter_error(it);
+  assert_non_null(msg);
+  if (!strstr(msg, strrchr(table, '/') + 1)) fail_msg("'%s' does not name %s", msg, table);
+  void *v = NULL;
+  size_t vl = 0;
+  assert_int_equal(bfh_get(db, NULL, 1, &v, &vl), BFH_E_INVALID); /* the handle's error */
+  assert_non_null(strstr(bfh_iter_error(it), strrchr(table, '/') + 1));
+  assert_null(bfh_iter_error(NULL));
+  bfh_iter_destroy(it);
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
 /* The engines table as bfh.h shows it: names both ways, capabilities per engine. */
 static void test_engine_table(void **s) {
   (void)s;
@@ -267,6 +312,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_engine_table),
       cmocka_unit_test(test_iter_arguments),
+      cmocka_unit_test(test_iter_error_is_its_own),
       cmocka_unit_test(test_iter_model_lsm),
       cmocka_unit_test(test_iter_model_leveldb),
       cmocka_unit_test(test_iter_model_leveldb_readonly),
