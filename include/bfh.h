@@ -178,10 +178,10 @@ typedef struct bfh_options {
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when the call returns; default 0 */
   /* Additions to the base contract: */
-  int leaves_on_disk; /* a bfh_leaves; default BFH_LEAVES_IN_MEMORY */
+  bfh_leaves leaves_on_disk; /* default BFH_LEAVES_IN_MEMORY */
   int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
                          what the filters cost at ingest; searches then scan) */
-  int placement;      /* a bfh_placement; default BFH_PLACEMENT_SIMILARITY */
+  bfh_placement placement;   /* default BFH_PLACEMENT_SIMILARITY */
   uint64_t hash_seed; /* seed of the value hash; 0 (default): the database's own, and for a
                          new one BFH_DEFAULT_HASH_SEED; another, as value_filter_bits */
   /* Beyond the paper (doc/search.md "AUTO"), used by BFH_SEARCH_AUTO only: */
@@ -268,9 +268,10 @@ typedef struct bfh_options {
                                handle's memory (a hit makes no system call and checks no CRC);
                                default BFH_DEFAULT_BLOCK_CACHE_BYTES, LevelDB's; 0: none.
                                Ignored by the other engines */
-  int compression; /* a bfh_compression: the tables the LevelDB and RocksDB engines write from
-                      this open on; default BFH_COMPRESSION_DEFAULT (snappy). The paper's
-                      authors ran LevelDB without it (bfh run: none, doc/paper.md) */
+  bfh_compression compression; /* the tables the LevelDB and RocksDB engines write from
+                                  this open on; default BFH_COMPRESSION_DEFAULT (snappy). The
+                                  paper's authors ran LevelDB without it (bfh run: none,
+                                  doc/paper.md) */
 } bfh_options;
 #define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
 /* A new database's m and hash seed (bfh_options.value_filter_bits and hash_seed 0). */
@@ -388,7 +389,7 @@ typedef struct bfh_db_stats {
   uint64_t value_filter_bits;     /* m, bits in every value filter */
   uint32_t value_filter_hashes;   /* k, hash functions */
   uint32_t order;                 /* d, the hierarchy's order */
-  int placement;                  /* a bfh_placement */
+  bfh_placement placement;        /* this open's */
   uint64_t hash_seed;             /* seed of the value hash */
   uint64_t leaf_memory_bytes;     /* memory the leaf filters hold: m/8 bytes per leaf with
                                      leaves in memory; with leaves on disk only the leaves not
