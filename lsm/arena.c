@@ -44,16 +44,6 @@ static void *fallback(arena_t *a, size_t n) {
   return p;
 }
 
-void *arena_alloc(arena_t *a, size_t n) {
-  if (n <= a->remaining) {
-    char *p = a->ptr;
-    a->ptr += n;
-    a->remaining -= n;
-    return p;
-  }
-  return fallback(a, n);
-}
-
 void *arena_alloc_aligned(arena_t *a, size_t n) {
   size_t mis = (uintptr_t)a->ptr & 7;
   size_t slop = mis ? 8 - mis : 0;

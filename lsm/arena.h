@@ -21,9 +21,8 @@ typedef struct arena {
 void arena_init(arena_t *a);
 /* Frees every block. */
 void arena_release(arena_t *a);
-/* n bytes (n > 0), unaligned; NULL on no memory. Valid until arena_release. */
-void *arena_alloc(arena_t *a, size_t n);
-/* n bytes aligned to 8 (pointer/atomic alignment); NULL on no memory. */
+/* n bytes (n > 0) aligned to 8 (pointer/atomic alignment); NULL on no memory. Valid until
+   arena_release. */
 void *arena_alloc_aligned(arena_t *a, size_t n);
 size_t arena_memory_usage(const arena_t *a);
 /* Bytes handed out so far, with the alignment slop and the tails of blocks left behind, but

@@ -12,10 +12,6 @@ size_t lsm_filename_log(char *buf, size_t cap, const char *dir, uint64_t number)
   return (size_t)snprintf(buf, cap, "%s/%06" PRIu64 ".log", dir, number);
 }
 
-size_t lsm_filename_table(char *buf, size_t cap, const char *dir, uint64_t number) {
-  return (size_t)snprintf(buf, cap, "%s/%06" PRIu64 "." LSM_TABLE_EXT, dir, number);
-}
-
 size_t lsm_filename_manifest(char *buf, size_t cap, const char *dir, uint64_t number) {
   return (size_t)snprintf(buf, cap, "%s/MANIFEST-%06" PRIu64, dir, number);
 }

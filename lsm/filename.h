@@ -42,7 +42,6 @@ typedef enum lsm_file_type {
 /* Each writes "dir/<name>" into buf (cap bytes) and returns the length snprintf gives
    (>= cap means truncated). */
 size_t lsm_filename_log(char *buf, size_t cap, const char *dir, uint64_t number);
-size_t lsm_filename_table(char *buf, size_t cap, const char *dir, uint64_t number);
 size_t lsm_filename_manifest(char *buf, size_t cap, const char *dir, uint64_t number);
 size_t lsm_filename_current(char *buf, size_t cap, const char *dir);
 size_t lsm_filename_temp(char *buf, size_t cap, const char *dir);

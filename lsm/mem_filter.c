@@ -62,7 +62,3 @@ int mem_filter_may_contain(const mem_filter_t *f, uint64_t hash) {
   }
   return 1;
 }
-
-size_t mem_filter_size_in_bytes(const mem_filter_t *f) {
-  return sizeof *f + f->nblocks * 64;
-}

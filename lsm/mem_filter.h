@@ -32,6 +32,5 @@ void mem_filter_unref(mem_filter_t *f); /* frees at zero; NULL allowed */
 void mem_filter_add(mem_filter_t *f, uint64_t hash);
 /* 0: no key with this hash was added; 1: maybe. */
 int mem_filter_may_contain(const mem_filter_t *f, uint64_t hash);
-size_t mem_filter_size_in_bytes(const mem_filter_t *f);
 
 #endif

@@ -489,10 +489,6 @@ int persisted_index_covers(const persisted_index_t *x, uint64_t number) {
   return t && t->bound;
 }
 
-size_t persisted_index_tables(const persisted_index_t *x) {
-  return x->ntables;
-}
-
 size_t persisted_index_bound(const persisted_index_t *x) {
   return x->nbound;
 }

@@ -125,7 +125,6 @@ int persisted_index_bind(persisted_index_t *x, uint64_t number, uint64_t size, u
 int persisted_index_unbind(persisted_index_t *x, uint64_t number);
 /* Does the file answer for table `number` (bound)? */
 int persisted_index_covers(const persisted_index_t *x, uint64_t number);
-size_t persisted_index_tables(const persisted_index_t *x);  /* tables in the file */
 size_t persisted_index_bound(const persisted_index_t *x);   /* of those, bound */
 
 /* For every i with ask[i] set whose table the file covers: scan[i] = whether the file's

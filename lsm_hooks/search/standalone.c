@@ -223,12 +223,6 @@ uint64_t standalone_value_seed(void) {
   return VALUE_HASH_SEED;
 }
 
-int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
-                      bfh_search_stats *out, err_t *err) {
-  uint64_t hash = bfh_value_hash(val, val_len, VALUE_HASH_SEED);
-  return standalone_search_hashed(s, val, val_len, hash, fn, arg, out, err);
-}
-
 int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
                              bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   uint64_t t0 = now_ns();

@@ -75,12 +75,9 @@ int standalone_put(standalone_t *s, const void *key, size_t key_len, const void 
 int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *err);
 
 /* BFH_SEARCH_STANDALONE: fills st (method_used, entries_scanned: index entries read,
-   candidates, results, elapsed_ns; st may be NULL). fn may be NULL. */
-int standalone_search(standalone_t *s, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
-                      bfh_search_stats *st, err_t *err);
-/* standalone_search with val's hash given: hash == bfh_value_hash(val, val_len,
-   standalone_value_seed()) (the planner's one hash; used only for values too long to be
-   stored inline). */
+   candidates, results, elapsed_ns; st may be NULL). fn may be NULL. hash ==
+   bfh_value_hash(val, val_len, standalone_value_seed()) (the planner's one hash; used only
+   for values too long to be stored inline). */
 int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
                              bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 /* The seed of the index's value hashes: part of its stored keys. */
