@@ -1,14 +1,13 @@
-/* env_t: bfh's one file-I/O layer, after LevelDB's Env. Every file access of the library goes
- * through here (the own engine's files, BFH-PARAMS, the value index's leaf reads, the filter
- * cache, the LevelDB readers' table and log reads), so tests can inject
- * faults (a failing write, sync or rename; a power loss that drops unsynced data).
+/* env_t: bfh's one file-I/O layer, after LevelDB's Env and SQLite's sqlite3_vfs. Every file
+ * access of the library goes through here (the own engine's files, BFH-PARAMS, the value
+ * index's leaf reads, the filter cache, the LevelDB and RocksDB readers' table and log reads).
  *
- * env_default() is the real thing (POSIX calls). env_create_faulty() is the same
- * real file system plus a fault plan: "fail the Nth operation of kind K (on a path whose
- * name matches a pattern) from now on with ST_E_IO", with an error kind (EIO, ENOSPC, a
- * short write, a failed fsync that loses the unsynced data), optionally "and every later
- * one" (a dead disk), and a power-loss simulation that truncates every file written
- * through this io to the length it had at its last sync.
+ * An env is a table of functions (env_ops_t); the env_* functions below call through it,
+ * and the composite ones (env_read_file, env_write_file) are built on those calls, so an
+ * env that wraps another sees every operation. env_default() is the real thing (POSIX
+ * calls). Tests wrap it to inject faults (tests/env_fault.h: "fail the Nth operation of kind
+ * K", a short write, a failed fsync that loses the unsynced data, a power loss), as LevelDB's
+ * FaultInjectionTestEnv wraps its Env; the library itself never builds another env.
  *
  * Every function returns a bfh status code; on failure err (may be NULL) names the path
  * and the failed call ("open /d/000007.log: No such file or directory").
@@ -32,7 +31,7 @@ typedef struct env_file env_file_t;   /* a file open for writing (appending) */
 typedef struct env_rfile env_rfile_t; /* a file open for positional reads */
 typedef struct env_lock env_lock_t;   /* a held LOCK file */
 
-/* The real I/O layer: a static object, never freed (env_destroy ignores it). */
+/* The real I/O layer: a static object, never freed. */
 env_t *env_default(void);
 
 /* ---- Files written ------------------------------------------------------------------- */
@@ -129,74 +128,6 @@ void env_unlock(env_lock_t *lock); /* NULL allowed */
    if path does not exist; ST_E_BUSY if an exclusive lock is held. */
 int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err);
 
-/* ---- Fault injection (tests) --------------------------------------------------------- */
-
-typedef enum env_op {
-  ENV_OP_OPEN = 0, /* env_open_write / _append / _read, env_read_file */
-  ENV_OP_WRITE,    /* env_file_append (counted per call, before any byte is written) */
-  ENV_OP_SYNC,     /* env_file_sync, env_sync_dir, the sync of env_write_file */
-  ENV_OP_RENAME,   /* env_rename */
-  ENV_OP_UNLINK,   /* env_unlink */
-  ENV_OP_READ,     /* env_rfile_pread */
-  ENV_OP_MKDIR,    /* env_mkdir */
-  ENV_OP_KINDS
-} env_op_t;
-
-/* How an injected fault fails. Every one returns ST_E_IO with the message
-   "injected fault: <call> <path>: <errno text>". */
-typedef enum env_error {
-  ENV_ERR_EIO = 0, /* the call does nothing and fails with EIO */
-  ENV_ERR_ENOSPC,  /* the call does nothing and fails with ENOSPC (a full disk) */
-  ENV_ERR_SHORT,   /* ENV_OP_WRITE only: the buffered bytes and half of the new ones
-                         reach the file, then the call fails with ENOSPC */
-  ENV_ERR_FSYNC,   /* ENV_OP_SYNC only: the data reaches the kernel, fdatasync fails
-                         with EIO and the kernel drops the pages it could not write back
-                         (the file is truncated to its size at its last successful sync) */
-  ENV_ERRORS
-} env_error_t;
-
-/* A fault to arm (env_fail_with). */
-typedef struct env_fault {
-  env_op_t op;       /* the kind of operation that fails */
-  uint64_t n;           /* the nth matching operation of kind op from now fails (>= 1) */
-  int sticky;           /* != 0: every later matching operation of kind op fails too */
-  env_error_t error; /* how it fails */
-  const char *pattern;  /* fnmatch(3) pattern on the path's last component ("*.log",
-                           "MANIFEST-*", "CURRENT.tmp"); NULL: every path. Copied. */
-} env_fault_t;
-
-/* A real I/O layer with a fault plan (initially: no faults). Client calls
-   env_destroy() after every file opened through it is closed. NULL on no memory. */
-env_t *env_create_faulty(void);
-/* NULL and env_default() allowed (no-op). */
-void env_destroy(env_t *io);
-/* Makes the nth operation of kind op from now (n >= 1; 1 = the next one) fail with
-   ST_E_IO and the message "injected fault: <call> <path>"; sticky != 0: every later one
-   fails too. n == 0 disarms op. No effect on env_default(). */
-void env_fail(env_t *io, env_op_t op, uint64_t n, int sticky);
-/* Arms f for its kind of operation (replacing what was armed for that kind); returns
-   ST_OK, ST_E_INVALID for an error that does not fit the kind (a short sync) or
-   ST_E_NOMEM. No effect on env_default(). */
-int env_fail_with(env_t *io, const env_fault_t *f);
-/* Disarms every fault. */
-void env_fail_none(env_t *io);
-/* Faults injected through io since its creation. 0 for env_default(). */
-uint64_t env_faults_injected(const env_t *io);
-/* Writes the path of the last injected fault into buf (cap bytes, "" if none); returns its
-   length. */
-size_t env_last_fault_path(const env_t *io, char *buf, size_t cap);
-/* Operations of kind op attempted through io since its creation (failed ones included);
-   a test runs once to count, then once per crash point. 0 for env_default(). */
-uint64_t env_op_count(const env_t *io, env_op_t op);
-/* Simulated power loss: every file written through io (opened with open_write/append or
-   write_file) is truncated to the size it had at its last successful sync (0 if it never
-   was synced); renames carry that record to the new name. Call it with every file of io
-   closed (e.g. after the database handle is closed or dropped). Returns ST_OK or the
-   truncate error. Directory entries are not rolled back (files created and never synced
-   survive, empty). */
-int env_drop_unsynced(env_t *io, err_t *err);
-
-
 /* ---- Directory trees (a staged repair: lsm_hooks/engines/repair_stage.h) ----------------- */
 
 /* What a name is, without following a symbolic link. */
@@ -207,15 +138,67 @@ typedef enum env_path_type {
 } env_path_type_t;
 /* *type = what path is (lstat). ST_NOT_FOUND (no message) if it does not exist. */
 int env_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err);
-/* Gives the file from a second name, to (link(2)); to must not exist. Counted and failed as an
-   ENV_OP_RENAME. */
+/* Gives the file from a second name, to (link(2)); to must not exist. A fault plan counts it
+   as a rename. */
 int env_link(env_t *io, const char *from, const char *to, err_t *err);
 /* Swaps the names a and b in one step (renameat2 RENAME_EXCHANGE): both must exist.
-   ST_E_UNSUPPORTED (with message) when the file system cannot. Counted and failed as an
-   ENV_OP_RENAME (on a). */
+   ST_E_UNSUPPORTED (with message) when the file system cannot. A fault plan counts it as a
+   rename (of a). */
 int env_rename_exchange(env_t *io, const char *a, const char *b, err_t *err);
-/* Removes the empty directory path. ST_NOT_FOUND (no message) if it does not exist. Counted
-   and failed as an ENV_OP_UNLINK. */
+/* Removes the empty directory path. ST_NOT_FOUND (no message) if it does not exist. A fault
+   plan counts it as an unlink. */
 int env_rmdir(env_t *io, const char *path, err_t *err);
+
+/* ---- An env's functions (for an env that wraps another: tests/env_fault.c) ------------ */
+
+/* What every file object starts with: the env whose functions serve it, and the fields
+   env_file_size / env_file_path / env_rfile_size / env_rfile_id read. An env's own file
+   structs embed these first. */
+struct env_file {
+  env_t *io;
+  char *path;    /* owned by the file */
+  uint64_t size; /* bytes appended so far, the starting size of an append included */
+};
+struct env_rfile {
+  env_t *io;
+  char *path;
+  uint64_t size; /* at open */
+  env_file_id_t id;
+};
+struct env_lock {
+  env_t *io;
+};
+
+/* One function per primitive; each has the contract of the env_ function of the same name
+   (open_write with append != 0 is env_open_append). */
+typedef struct env_ops {
+  int (*open_write)(env_t *io, const char *path, int append, env_file_t **f, err_t *err);
+  int (*file_append)(env_file_t *f, const void *data, size_t n, err_t *err);
+  int (*file_flush)(env_file_t *f, err_t *err);
+  int (*file_sync)(env_file_t *f, err_t *err);
+  int (*file_close)(env_file_t *f, err_t *err);
+  int (*open_read)(env_t *io, const char *path, env_rfile_t **f, err_t *err);
+  int (*rfile_pread)(env_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got,
+                     err_t *err);
+  int (*rfile_stamp)(const env_rfile_t *f, env_file_stamp_t *out, err_t *err);
+  void (*rfile_close)(env_rfile_t *f);
+  int (*rename)(env_t *io, const char *from, const char *to, err_t *err);
+  int (*unlink)(env_t *io, const char *path, err_t *err);
+  int (*mkdir)(env_t *io, const char *path, err_t *err);
+  int (*sync_dir)(env_t *io, const char *dir, err_t *err);
+  int (*path_stat)(env_t *io, const char *path, uint64_t *size, env_file_id_t *id,
+                   err_t *err);
+  int (*path_type)(env_t *io, const char *path, env_path_type_t *type, err_t *err);
+  int (*list_dir)(env_t *io, const char *dir, char ***names, size_t *n, err_t *err);
+  int (*lock)(env_t *io, const char *path, int shared, env_lock_t **lock, err_t *err);
+  void (*unlock)(env_lock_t *lock);
+  int (*link)(env_t *io, const char *from, const char *to, err_t *err);
+  int (*rename_exchange)(env_t *io, const char *a, const char *b, err_t *err);
+  int (*rmdir)(env_t *io, const char *path, err_t *err);
+} env_ops_t;
+
+struct env {
+  const env_ops_t *ops;
+};
 
 #endif

@@ -22,6 +22,7 @@
 #include "lsm_hooks/testbed.h" /* bfh_internal_open_io: a power loss after the close */
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
+#include "tests/env_fault.h"
 
 #define KEYS 200
 #define DEADLOCK_SECONDS 120 /* a watchdog, not a measurement: a deadlock kills the test */

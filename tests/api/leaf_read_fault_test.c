@@ -23,6 +23,7 @@
 #include "lsm_hooks/testbed.h" /* bfh_internal_open_io */
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 
 static int setup(void **state) {

@@ -37,6 +37,7 @@
 #include "tests/rocksdb_test_util.h"
 #include "tests/test_util.h"
 #include "util/crc32c.h"
+#include "tests/env_fault.h"
 
 static char g_tmp[512], g_db[600], g_work[600];
 

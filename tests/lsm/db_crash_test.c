@@ -23,6 +23,7 @@
 
 #include "lsm/db.h"
 #include "lsm/filename.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "tests/lsm/db_test_util.h"
 

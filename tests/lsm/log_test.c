@@ -16,6 +16,7 @@
 #include "lsm/write_batch.h"
 #include "tests/test_util.h"
 #include "util/random.h"
+#include "tests/env_fault.h"
 
 static char dir[4096]; /* the current test's temporary directory */
 

@@ -24,6 +24,7 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/random.h"
+#include "tests/env_fault.h"
 
 
 /* The buffer of every table_get here (a value read stays valid until the next get). */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "lsm_hooks/api/db_params.h"
 #include "tests/test_util.h"

@@ -36,6 +36,7 @@
 #include "lsm_hooks/testbed.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "util/random.h"
 

@@ -42,6 +42,7 @@
 
 #include "bfh.h"
 #include "lsm/db.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "lsm_hooks/testbed.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "lsm_hooks/testbed.h"
 #include "util/err.h"

@@ -26,6 +26,7 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "tests/test_util.h"
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "util/random.h"
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/env_fault.h"
 #include "util/env.h"
 #include "tests/test_util.h"
 
