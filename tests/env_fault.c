@@ -299,20 +299,23 @@ static int f_path_stat(env_t *io, const char *path, uint64_t *size, env_file_id_
   return t->ops->path_stat(t, path, size, id, err);
 }
 
-static int f_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err) {
+static int f_path_type(env_t *io, const char *path, int follow, env_path_type_t *type,
+                       err_t *err) {
   env_t *t = ((fault_env_t *)io)->target;
-  return t->ops->path_type(t, path, type, err);
+  return t->ops->path_type(t, path, follow, type, err);
 }
 
-static int f_list_dir(env_t *io, const char *dir, char ***names, size_t *n, err_t *err) {
+static int f_list_dir(env_t *io, const char *dir, char ***names, env_path_type_t **types,
+                      size_t *n, err_t *err) {
   env_t *t = ((fault_env_t *)io)->target;
-  return t->ops->list_dir(t, dir, names, n, err);
+  return t->ops->list_dir(t, dir, names, types, n, err);
 }
 
 /* Locks are the target's: env_unlock goes to it directly. */
-static int f_lock(env_t *io, const char *path, int shared, env_lock_t **lock, err_t *err) {
+static int f_lock(env_t *io, const char *path, env_lock_mode_t mode, env_lock_t **lock,
+                  err_t *err) {
   env_t *t = ((fault_env_t *)io)->target;
-  return t->ops->lock(t, path, shared, lock, err);
+  return t->ops->lock(t, path, mode, lock, err);
 }
 
 static void f_unlock(env_lock_t *lock) {

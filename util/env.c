@@ -82,10 +82,33 @@ int env_exists(env_t *io, const char *path) {
   return io->ops->path_stat(io, path, &size, &id, NULL) == ST_OK;
 }
 int env_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err) {
-  return io->ops->path_type(io, path, type, err);
+  return io->ops->path_type(io, path, 0, type, err);
+}
+int env_path_kind(env_t *io, const char *path, env_path_type_t *type, err_t *err) {
+  return io->ops->path_type(io, path, 1, type, err);
+}
+const char *env_path_type_name(env_path_type_t type) {
+  switch (type) {
+    case ENV_PATH_FILE:
+      return "a regular file";
+    case ENV_PATH_DIR:
+      return "a directory";
+    case ENV_PATH_LINK:
+      return "a symbolic link";
+    case ENV_PATH_FIFO:
+      return "a FIFO";
+    case ENV_PATH_SOCKET:
+      return "a socket";
+    default:
+      return "a device";
+  }
 }
 int env_list_dir(env_t *io, const char *dir, char ***names, size_t *n, err_t *err) {
-  return io->ops->list_dir(io, dir, names, n, err);
+  return io->ops->list_dir(io, dir, names, NULL, n, err);
+}
+int env_list_dir_types(env_t *io, const char *dir, char ***names, env_path_type_t **types,
+                       size_t *n, err_t *err) {
+  return io->ops->list_dir(io, dir, names, types, n, err);
 }
 void env_names_free(char **names, size_t n) {
   if (!names) return;
@@ -93,10 +116,16 @@ void env_names_free(char **names, size_t n) {
   free(names);
 }
 int env_lock(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
-  return io->ops->lock(io, path, 0, lock, err);
+  return io->ops->lock(io, path, ENV_LOCK_EXCLUSIVE, lock, err);
 }
 int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
-  return io->ops->lock(io, path, 1, lock, err);
+  return io->ops->lock(io, path, ENV_LOCK_SHARED, lock, err);
+}
+int env_lock_dir(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
+  return io->ops->lock(io, path, ENV_LOCK_DIR, lock, err);
+}
+int env_lock_record(env_t *io, const char *path, env_lock_t **lock, err_t *err) {
+  return io->ops->lock(io, path, ENV_LOCK_RECORD, lock, err);
 }
 void env_unlock(env_lock_t *lock) {
   if (lock) lock->io->ops->unlock(lock);
@@ -414,24 +443,55 @@ static int posix_path_stat(env_t *io, const char *path, uint64_t *size, env_file
   return ST_OK;
 }
 
-static int posix_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err) {
+static int posix_path_type(env_t *io, const char *path, int follow, env_path_type_t *type,
+                           err_t *err) {
   (void)io;
   struct stat st;
-  if (lstat(path, &st) != 0) {
+  if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) {
     if (errno == ENOENT) return ST_NOT_FOUND;
-    return err_errno(err, errno, "lstat %s", path);
+    return err_errno(err, errno, "%s %s", follow ? "stat" : "lstat", path);
   }
-  *type = S_ISREG(st.st_mode) ? ENV_PATH_FILE : S_ISDIR(st.st_mode) ? ENV_PATH_DIR : ENV_PATH_OTHER;
+  *type = S_ISREG(st.st_mode)    ? ENV_PATH_FILE
+          : S_ISDIR(st.st_mode)  ? ENV_PATH_DIR
+          : S_ISLNK(st.st_mode)  ? ENV_PATH_LINK
+          : S_ISFIFO(st.st_mode) ? ENV_PATH_FIFO
+          : S_ISSOCK(st.st_mode) ? ENV_PATH_SOCKET
+                                 : ENV_PATH_DEVICE;
   return ST_OK;
 }
 
-static int posix_list_dir(env_t *io, const char *dir, char ***names, size_t *n, err_t *err) {
+/* The d_type of a directory entry as an env_path_type_t; 0 where the file system does not
+   say (DT_UNKNOWN). */
+static env_path_type_t dirent_type(unsigned char t) {
+  switch (t) {
+    case DT_REG:
+      return ENV_PATH_FILE;
+    case DT_DIR:
+      return ENV_PATH_DIR;
+    case DT_LNK:
+      return ENV_PATH_LINK;
+    case DT_FIFO:
+      return ENV_PATH_FIFO;
+    case DT_SOCK:
+      return ENV_PATH_SOCKET;
+    case DT_CHR:
+    case DT_BLK:
+      return ENV_PATH_DEVICE;
+    default:
+      return (env_path_type_t)0;
+  }
+}
+
+static int posix_list_dir(env_t *io, const char *dir, char ***names, env_path_type_t **types,
+                          size_t *n, err_t *err) {
   (void)io;
   *names = NULL;
+  if (types) *types = NULL;
   *n = 0;
   DIR *d = opendir(dir);
   if (!d) return err_errno(err, errno, "opendir %s", dir);
   char **v = NULL;
+  env_path_type_t *tv = NULL;
   size_t cnt = 0, cap = 0;
   struct dirent *e;
   errno = 0;
@@ -442,24 +502,33 @@ static int posix_list_dir(env_t *io, const char *dir, char ***names, size_t *n, 
       char **nv = realloc(v, c * sizeof *nv);
       if (!nv) goto nomem;
       v = nv;
+      if (types) {
+        env_path_type_t *nt = realloc(tv, c * sizeof *nt);
+        if (!nt) goto nomem;
+        tv = nt;
+      }
       cap = c;
     }
     if (!(v[cnt] = strdup(e->d_name))) goto nomem;
+    if (types) tv[cnt] = dirent_type(e->d_type);
     cnt++;
   }
   closedir(d);
   *names = v;
+  if (types) *types = tv;
   *n = cnt;
   return ST_OK;
 nomem:
   closedir(d);
   env_names_free(v, cnt);
+  free(tv);
   return err_set(err, ST_E_NOMEM, "list %s: out of memory", dir);
 }
 
-/* flock(how | LOCK_NB) on fd, which the lock then owns; fd is closed on failure. */
+/* flock(how | LOCK_NB) on fd (how 0: none, fd holds a record lock already), which the lock
+   then owns; fd is closed on failure. */
 static int lock_fd(env_t *io, int fd, int how, const char *path, env_lock_t **lock, err_t *err) {
-  if (flock(fd, how | LOCK_NB) != 0) {
+  if (how && flock(fd, how | LOCK_NB) != 0) {
     int e = errno;
     close(fd);
     if (e == EWOULDBLOCK)
@@ -477,10 +546,31 @@ static int lock_fd(env_t *io, int fd, int how, const char *path, env_lock_t **lo
   return ST_OK;
 }
 
-static int posix_lock(env_t *io, const char *path, int shared, env_lock_t **lock, err_t *err) {
+static int posix_lock(env_t *io, const char *path, env_lock_mode_t mode, env_lock_t **lock,
+                      err_t *err) {
   *lock = NULL;
   struct stat st;
-  if (!shared) {
+  if (mode == ENV_LOCK_DIR) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return err_errno(err, errno, "open directory %s", path);
+    return lock_fd(io, fd, LOCK_EX, path, lock, err);
+  }
+  if (mode == ENV_LOCK_RECORD) {
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd < 0) return err_errno(err, errno, "open %s", path);
+    int rc = check_regular(fd, path, &st, err);
+    if (rc != ST_OK) return rc;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_SETLK, &fl) != 0) {
+      int e = errno;
+      close(fd);
+      return e == EAGAIN || e == EACCES
+                 ? err_set(err, ST_E_BUSY, "lock %s: held by another process", path)
+                 : err_errno(err, e, "lock %s", path);
+    }
+    return lock_fd(io, fd, 0, path, lock, err);
+  }
+  if (mode == ENV_LOCK_EXCLUSIVE) {
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0) return err_errno(err, errno, "open %s", path);
     int rc = check_regular(fd, path, &st, err);
@@ -499,7 +589,7 @@ static int posix_lock(env_t *io, const char *path, int shared, env_lock_t **lock
 static void posix_unlock(env_lock_t *base) {
   posix_lock_t *l = (posix_lock_t *)base;
   flock(l->fd, LOCK_UN);
-  close(l->fd);
+  close(l->fd); /* also drops a record lock */
   free(l);
 }
 

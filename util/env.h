@@ -122,6 +122,15 @@ void env_names_free(char **names, size_t n); /* NULL allowed */
    holds it. The client releases it with env_unlock() (the file itself is left in place). */
 int env_lock(env_t *io, const char *path, env_lock_t **lock, err_t *err);
 void env_unlock(env_lock_t *lock); /* NULL allowed */
+/* Takes flock(LOCK_EX | LOCK_NB) on the directory path itself: one open handle per
+   database directory, in this process or another. ST_E_BUSY if it is held; released by
+   env_unlock. */
+int env_lock_dir(env_t *io, const char *path, env_lock_t **lock, err_t *err);
+/* Takes a POSIX record lock (fcntl F_SETLK, whole file, write) on path, created if missing:
+   the lock stock LevelDB and RocksDB take on their LOCK file, which conflicts with theirs.
+   ST_E_BUSY if another process holds it (a process never conflicts with its own record
+   locks: see env_lock_dir). Released by env_unlock. */
+int env_lock_record(env_t *io, const char *path, env_lock_t **lock, err_t *err);
 /* A reader's lock: opens path read-only (a regular file or a directory, else ST_E_CORRUPT;
    nothing is created) and takes flock(LOCK_SH | LOCK_NB), so that no holder of env_lock's
    exclusive lock is open now and none can open until env_unlock. ST_NOT_FOUND (no message)
@@ -130,14 +139,27 @@ int env_lock_shared(env_t *io, const char *path, env_lock_t **lock, err_t *err);
 
 /* ---- Directory trees (a staged repair: lsm_hooks/engines/repair_stage.h) ----------------- */
 
-/* What a name is, without following a symbolic link. */
+/* What a name is. */
 typedef enum env_path_type {
   ENV_PATH_FILE = 1, /* a regular file */
   ENV_PATH_DIR,
-  ENV_PATH_OTHER /* a symbolic link, FIFO, socket or device */
+  ENV_PATH_LINK, /* a symbolic link (env_path_type only: env_path_kind follows it) */
+  ENV_PATH_FIFO,
+  ENV_PATH_SOCKET,
+  ENV_PATH_DEVICE /* a character or block device */
 } env_path_type_t;
-/* *type = what path is (lstat). ST_NOT_FOUND (no message) if it does not exist. */
+/* *type = what path is, without following a symbolic link (lstat). ST_NOT_FOUND (no message)
+   if it does not exist. */
 int env_path_type(env_t *io, const char *path, env_path_type_t *type, err_t *err);
+/* The same, following symbolic links (stat): what opening path would reach. ST_NOT_FOUND
+   also for a dangling link. */
+int env_path_kind(env_t *io, const char *path, env_path_type_t *type, err_t *err);
+/* "a regular file", "a directory", "a symbolic link", "a FIFO", "a socket", "a device". */
+const char *env_path_type_name(env_path_type_t type);
+/* env_list_dir, and (*types)[i] = what names[i] is as the directory says it (its d_type,
+   not following a link), or 0 where the file system does not say; the client frees *types. */
+int env_list_dir_types(env_t *io, const char *dir, char ***names, env_path_type_t **types,
+                       size_t *n, err_t *err);
 /* Gives the file from a second name, to (link(2)); to must not exist. A fault plan counts it
    as a rename. */
 int env_link(env_t *io, const char *from, const char *to, err_t *err);
@@ -169,6 +191,13 @@ struct env_lock {
   env_t *io;
 };
 
+typedef enum env_lock_mode {
+  ENV_LOCK_EXCLUSIVE = 0, /* env_lock */
+  ENV_LOCK_SHARED,        /* env_lock_shared */
+  ENV_LOCK_DIR,           /* env_lock_dir */
+  ENV_LOCK_RECORD         /* env_lock_record */
+} env_lock_mode_t;
+
 /* One function per primitive; each has the contract of the env_ function of the same name
    (open_write with append != 0 is env_open_append). */
 typedef struct env_ops {
@@ -188,9 +217,10 @@ typedef struct env_ops {
   int (*sync_dir)(env_t *io, const char *dir, err_t *err);
   int (*path_stat)(env_t *io, const char *path, uint64_t *size, env_file_id_t *id,
                    err_t *err);
-  int (*path_type)(env_t *io, const char *path, env_path_type_t *type, err_t *err);
-  int (*list_dir)(env_t *io, const char *dir, char ***names, size_t *n, err_t *err);
-  int (*lock)(env_t *io, const char *path, int shared, env_lock_t **lock, err_t *err);
+  int (*path_type)(env_t *io, const char *path, int follow, env_path_type_t *type, err_t *err);
+  int (*list_dir)(env_t *io, const char *dir, char ***names, env_path_type_t **types, size_t *n,
+                  err_t *err);
+  int (*lock)(env_t *io, const char *path, env_lock_mode_t mode, env_lock_t **lock, err_t *err);
   void (*unlock)(env_lock_t *lock);
   int (*link)(env_t *io, const char *from, const char *to, err_t *err);
   int (*rename_exchange)(env_t *io, const char *a, const char *b, err_t *err);

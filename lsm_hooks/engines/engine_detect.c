@@ -1,12 +1,9 @@
 /* engine_detect: which engine wrote a database directory (engine_detect.h). */
 #include "lsm_hooks/engines/engine_detect.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bfh.h"
@@ -16,6 +13,7 @@
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/coding.h"
+#include "util/env.h"
 
 /* Tables whose footers are read: the newest ones, which the engine that owns the directory
    now wrote. A few suffice, and keep the open of a 1,500-table database cheap. */
@@ -28,48 +26,40 @@
 static int identity_is_own(const char *path) {
   char p[4200];
   snprintf(p, sizeof p, "%s/IDENTITY", path);
-  int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
-  if (fd < 0) return -1;
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    return -1;
-  }
+  env_rfile_t *f;
+  if (env_open_read(env_default(), p, &f, NULL) != ST_OK) return -1; /* a FIFO never blocks */
   char head[8];
-  ssize_t n = read(fd, head, sizeof head);
-  close(fd);
-  if (n < 0) return -1;
+  size_t n = 0;
+  int rc = env_rfile_pread(f, 0, head, sizeof head, &n, NULL);
+  env_rfile_close(f);
+  if (rc != ST_OK) return -1;
   /* An own IDENTITY damaged in a byte or two is still the own engine's (lsm/filename.c says
      so when it reads it); RocksDB's UUID text shares nothing with the magic. */
   int same = 0;
-  for (ssize_t i = 0; i < n; i++) same += head[i] == LSM_IDENTITY_MAGIC[i];
+  for (size_t i = 0; i < n; i++) same += head[i] == LSM_IDENTITY_MAGIC[i];
   return n == 0 || same + 2 >= (int)sizeof head;
 }
 
 /* The name of an OPTIONS-* file of path into out, or "" if none. */
 static void options_file(const char *path, char *out, size_t n) {
   out[0] = 0;
-  DIR *d = opendir(path);
-  if (!d) return;
-  struct dirent *de;
-  while ((de = readdir(d)))
-    if (!strncmp(de->d_name, "OPTIONS-", 8)) {
-      snprintf(out, n, "%s", de->d_name);
-      break;
-    }
-  closedir(d);
+  char **names;
+  size_t cnt;
+  if (env_list_dir(env_default(), path, &names, &cnt, NULL) != ST_OK) return;
+  for (size_t i = 0; i < cnt && !out[0]; i++)
+    if (!strncmp(names[i], "OPTIONS-", 8)) snprintf(out, n, "%s", names[i]);
+  env_names_free(names, cnt);
 }
 
 uint64_t engine_detect_table_magic(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return 0;
-  struct stat st;
+  env_rfile_t *f;
+  if (env_open_read(env_default(), path, &f, NULL) != ST_OK) return 0;
   uint8_t tail[8];
-  uint64_t magic = 0;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 8 &&
-      pread(fd, tail, 8, st.st_size - 8) == 8)
+  size_t got = 0;
+  uint64_t size = env_rfile_size(f), magic = 0;
+  if (size >= 8 && env_rfile_pread(f, size - 8, tail, 8, &got, NULL) == ST_OK && got == 8)
     magic = decode_fixed64(tail);
-  close(fd);
+  env_rfile_close(f);
   return magic;
 }
 
@@ -82,26 +72,19 @@ static int by_number_desc(const void *a, const void *b) {
    LevelDB 1.23 reads both and RocksDB too), by the magic number each table ends with.
    ENGINE_DIR_NONE when no table gives a known one. */
 static engine_dir_kind_t tables_kind(const char *path) {
-  DIR *d = opendir(path);
-  if (!d) return ENGINE_DIR_NONE;
-  uint64_t *nums = NULL;
-  size_t cnt = 0, cap = 0;
-  struct dirent *de;
-  while ((de = readdir(d))) {
+  char **names;
+  size_t n;
+  if (env_list_dir(env_default(), path, &names, &n, NULL) != ST_OK) return ENGINE_DIR_NONE;
+  uint64_t *nums = malloc((n ? n : 1) * 2 * sizeof *nums);
+  size_t cnt = 0;
+  for (size_t i = 0; nums && i < n; i++) {
     uint64_t v;
-    if (!ldb_table_file_number(de->d_name, &v)) continue;
-    if (cnt == cap) {
-      size_t c = cap ? 2 * cap : 64;
-      uint64_t *t = realloc(nums, c * 2 * sizeof *t);
-      if (!t) break;
-      nums = t;
-      cap = c;
-    }
+    if (!ldb_table_file_number(names[i], &v)) continue;
     nums[2 * cnt] = v;
-    nums[2 * cnt + 1] = strstr(de->d_name, ".ldb") != NULL;
+    nums[2 * cnt + 1] = strstr(names[i], ".ldb") != NULL;
     cnt++;
   }
-  closedir(d);
+  env_names_free(names, n);
   if (cnt) qsort(nums, cnt, 2 * sizeof *nums, by_number_desc);
   engine_dir_kind_t k = ENGINE_DIR_NONE;
   for (size_t i = 0; i < cnt && i < TABLES_READ && k == ENGINE_DIR_NONE; i++) {
@@ -153,7 +136,7 @@ static engine_dir_kind_t detect(const char *path, char *why, size_t n) {
   }
   char p[4200];
   snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (access(p, F_OK) == 0) {
+  if (env_exists(env_default(), p)) {
     snprintf(why, n, "it has a CURRENT file, but no IDENTITY or OPTIONS file");
     return ENGINE_DIR_LEVELDB;
   }
@@ -207,31 +190,27 @@ int engine_detect_check(const char *path, engine_dir_kind_t want, err_t *err) {
                  engine_detect_name(k));
 }
 
-/* What a file of mode m is, for "not a regular file (a FIFO)" (as util/env.c says it). */
-static const char *file_kind(mode_t m) {
-  return S_ISFIFO(m)   ? "a FIFO"
-         : S_ISSOCK(m) ? "a socket"
-         : S_ISCHR(m)  ? "a character device"
-         : S_ISBLK(m)  ? "a block device"
-                       : "not a file";
-}
-
 int engine_detect_special_files(const char *path, err_t *err) {
-  DIR *d = opendir(path);
-  if (!d) return BFH_OK; /* the engine's own open says what is wrong with it */
+  char **names;
+  env_path_type_t *types;
+  size_t n;
+  if (env_list_dir_types(env_default(), path, &names, &types, &n, NULL) != ST_OK)
+    return BFH_OK; /* the engine's own open says what is wrong with it */
   int rc = BFH_OK;
-  struct dirent *de;
-  while (rc == BFH_OK && (de = readdir(d))) {
-    if (de->d_type == DT_REG || de->d_type == DT_DIR) continue; /* no stat needed */
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    if (types[i] == ENV_PATH_FILE || types[i] == ENV_PATH_DIR) continue; /* no stat needed */
     char p[4400];
-    struct stat sb;
-    snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-    if (stat(p, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) continue;
+    env_path_type_t t;
+    snprintf(p, sizeof p, "%s/%s", path, names[i]);
+    if (env_path_kind(env_default(), p, &t, NULL) != ST_OK || t == ENV_PATH_FILE ||
+        t == ENV_PATH_DIR)
+      continue;
     rc = err_set(err, BFH_E_CORRUPT,
                  "%s: not a regular file (%s): LevelDB and RocksDB would wait on it forever; "
                  "nothing was opened",
-                 p, file_kind(sb.st_mode));
+                 p, env_path_type_name(t));
   }
-  closedir(d);
+  env_names_free(names, n);
+  free(types);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "util/env.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
@@ -102,8 +103,10 @@ int foreign_check_lock(env_t *io, const char *dir, const char *engine, const cha
 long foreign_lock_holder(const char *dir) {
   char path[4400];
   snprintf(path, sizeof path, "%s/LOCK", dir);
-  struct stat sb;
-  FILE *f = stat(path, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
+  uint64_t size;
+  env_file_id_t id;
+  if (env_path_stat(env_default(), path, &size, &id, NULL) != BFH_OK) return 0;
+  FILE *f = fopen("/proc/locks", "r");
   if (!f) return 0;
   long holder = 0;
   char line[256];
@@ -116,8 +119,8 @@ long foreign_lock_holder(const char *dir) {
     if (strstr(line, "->") ||
         sscanf(line, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5)
       continue;
-    if (strcmp(kind, "POSIX") == 0 && ino == (unsigned long long)sb.st_ino &&
-        maj == major(sb.st_dev) && min == minor(sb.st_dev))
+    if (strcmp(kind, "POSIX") == 0 && ino == (unsigned long long)id.ino &&
+        maj == major((dev_t)id.dev) && min == minor((dev_t)id.dev))
       holder = pid;
   }
   fclose(f);
@@ -125,66 +128,42 @@ long foreign_lock_holder(const char *dir) {
 }
 
 struct foreign_repair_lock {
-  int dir_fd;  /* holds the flock on the directory */
-  int lock_fd; /* holds the POSIX lock on LOCK */
+  env_lock_t *dir;  /* the flock on the directory: no bfh handle has it open */
+  env_lock_t *lock; /* the POSIX lock on LOCK: no LevelDB or RocksDB process has it open */
 };
 
 int foreign_repair_lock(const char *dir, const char *engine, foreign_repair_lock_t **lock,
                         err_t *err) {
   *lock = NULL;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return err_errno(err, errno, "%s: open directory", dir);
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int e = errno;
-    close(fd);
-    return e == EWOULDBLOCK
-               ? err_set(err, BFH_E_BUSY,
-                         "%s: database is open in a bfh handle: close it to repair", dir)
-               : err_errno(err, e, "%s: lock directory", dir);
-  }
-  long holder = foreign_lock_holder(dir);
-  if (holder) {
-    close(fd);
-    return err_set(err, BFH_E_BUSY,
-                   "%s: database is open in process %ld%s (it holds %s's LOCK): close it to "
-                   "repair",
-                   dir, holder, holder == (long)getpid() ? " (this one)" : "", engine);
-  }
+  env_t *io = env_default();
+  foreign_repair_lock_t *l = calloc(1, sizeof *l);
+  if (!l) return err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
+  int rc = env_lock_dir(io, dir, &l->dir, err);
+  if (rc == BFH_E_BUSY)
+    err_set(err, BFH_E_BUSY, "%s: database is open in a bfh handle: close it to repair", dir);
+  long holder = rc == BFH_OK ? foreign_lock_holder(dir) : 0;
+  if (holder)
+    rc = err_set(err, BFH_E_BUSY,
+                 "%s: database is open in process %ld%s (it holds %s's LOCK): close it to "
+                 "repair",
+                 dir, holder, holder == (long)getpid() ? " (this one)" : "", engine);
   char p[4400];
   snprintf(p, sizeof p, "%s/LOCK", dir);
-  int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-  if (lfd < 0) {
-    int e = errno;
-    close(fd);
-    return err_errno(err, e, "%s: open", p);
+  if (rc == BFH_OK && (rc = env_lock_record(io, p, &l->lock, err)) == BFH_E_BUSY)
+    err_set(err, BFH_E_BUSY,
+            "%s: database is open in another process (it holds %s's LOCK): close it to repair",
+            dir, engine);
+  if (rc != BFH_OK) {
+    foreign_repair_unlock(l);
+    return rc;
   }
-  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-  if (fcntl(lfd, F_SETLK, &fl) != 0) {
-    int e = errno;
-    close(lfd);
-    close(fd);
-    return e == EAGAIN || e == EACCES
-               ? err_set(err, BFH_E_BUSY,
-                         "%s: database is open in another process (it holds %s's LOCK): close "
-                         "it to repair",
-                         dir, engine)
-               : err_errno(err, e, "%s: lock", p);
-  }
-  if (!(*lock = malloc(sizeof **lock))) {
-    close(lfd);
-    close(fd);
-    return err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
-  }
-  (*lock)->dir_fd = fd;
-  (*lock)->lock_fd = lfd;
+  *lock = l;
   return BFH_OK;
 }
 
 void foreign_repair_unlock(foreign_repair_lock_t *lock) {
   if (!lock) return;
-  struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-  (void)fcntl(lock->lock_fd, F_SETLK, &fl);
-  close(lock->lock_fd);
-  close(lock->dir_fd); /* releases the flock */
+  env_unlock(lock->lock); /* closing the file drops its POSIX lock */
+  env_unlock(lock->dir);
   free(lock);
 }

@@ -120,7 +120,7 @@ static int mirror(env_t *io, const char *from, const char *to, int under_lost, e
   if (rc == BFH_OK) rc = env_list_dir(io, from, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     char *src = join(from, names[i]), *dst = join(to, names[i]);
-    env_path_type_t t = ENV_PATH_OTHER;
+    env_path_type_t t = ENV_PATH_LINK;
     if (!src || !dst) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", from);
     if (rc == BFH_OK) rc = env_path_type(io, src, &t, err);
     if (rc == BFH_NOT_FOUND)
@@ -128,11 +128,11 @@ static int mirror(env_t *io, const char *from, const char *to, int under_lost, e
                    "%s: vanished while the repair copied the directory: is the "
                    "database in use?",
                    src);
-    if (rc == BFH_OK && t == ENV_PATH_OTHER)
+    if (rc == BFH_OK && t != ENV_PATH_FILE && t != ENV_PATH_DIR)
       rc = err_set(err, BFH_E_INVALID,
-                   "%s is not a regular file or directory (a symbolic link, FIFO or device): "
-                   "repair copies only files and directories; move it away to repair",
-                   src);
+                   "%s is not a regular file or directory (%s): repair copies only files and "
+                   "directories; move it away to repair",
+                   src, env_path_type_name(t));
     if (rc == BFH_OK && t == ENV_PATH_DIR)
       rc = mirror(io, src, dst, under_lost || !strcmp(names[i], LOST_DIR), err);
     else if (rc == BFH_OK && linked(names[i], under_lost)) {

@@ -123,7 +123,7 @@ typedef struct engine_leveldb {
   char *path, *cache_dir;
   env_t *io;       /* bfh's own file accesses (borrowed; env_default() unless a test's) */
   index_sync_t *sync; /* borrowed; NULL when value filters are off */
-  int dir_fd;         /* holds flock(LOCK_EX) on the directory while open; -1 if none */
+  env_lock_t *dir_lock; /* flock(LOCK_EX) on the directory while open (env_lock_dir) */
   int opened;         /* the open succeeded (a close then leaves the cache files behind) */
   leveldb_t *db;
   leveldb_options_t *options;

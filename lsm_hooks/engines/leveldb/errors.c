@@ -14,10 +14,10 @@
 
 void ldb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
   snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
-  if (access(out, F_OK) != 0) {
+  if (!env_exists(env_default(), out)) {
     char alt[4200];
     snprintf(alt, sizeof alt, "%s/%06llu.sst", dir, (unsigned long long)number);
-    if (access(alt, F_OK) == 0) snprintf(out, n, "%s", alt);
+    if (env_exists(env_default(), alt)) snprintf(out, n, "%s", alt);
   }
 }
 
@@ -50,11 +50,11 @@ static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *
   for (size_t i = 0; i < n && !found; i++) {
     char path[4200];
     ldb_table_path(el->path, t[i].number, path, sizeof path);
-    struct stat sb;
-    if (stat(path, &sb) == 0 && (uint64_t)sb.st_size != t[i].size) {
+    uint64_t size;
+    if (env_path_size(el->io, path, &size, NULL) == BFH_OK && size != t[i].size) {
       snprintf(out, cap,
                "table %.400s: %llu bytes, but the MANIFEST says %llu (truncated or grown)", path,
-               (unsigned long long)sb.st_size, (unsigned long long)t[i].size);
+               (unsigned long long)size, (unsigned long long)t[i].size);
       found = 1;
     } else if (ldb_table_scan(el->io, path, ignore_entry, NULL, NULL, &e2) == BFH_E_CORRUPT) {
       snprintf(out, cap, "%s", e2.msg);

@@ -49,7 +49,7 @@ static int e_close(engine_t *e, err_t *err) {
   }
   ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
   if (el->db) leveldb_close(el->db);
-  if (el->dir_fd >= 0) close(el->dir_fd); /* releases the flock */
+  env_unlock(el->dir_lock);
   if (el->options) leveldb_options_destroy(el->options);
   if (el->policy) leveldb_filterpolicy_destroy(el->policy);
   if (el->ropt) leveldb_readoptions_destroy(el->ropt);
@@ -304,32 +304,34 @@ static const engine_ops_t leveldb_ops = {ENGINE_OPS_FIELDS("leveldb"),
 /* ---- Opening --------------------------------------------------------------------------- */
 
 /* What a directory must hold before LevelDB may open or create a database in it. */
-static int check_directory(const char *path, int create, err_t *err) {
-  struct stat sb;
-  if (stat(path, &sb) != 0) {
-    if (errno != ENOENT) return err_errno(err, errno, "%s: stat", path);
+static int check_directory(env_t *io, const char *path, int create, err_t *err) {
+  env_path_type_t type;
+  int rc = env_path_kind(io, path, &type, err);
+  if (rc == BFH_NOT_FOUND) {
     if (!create)
       return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
     return BFH_OK;
   }
-  if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  if (rc != BFH_OK) return rc;
+  if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   char cur[4200];
   /* The own engine's and RocksDB's directories also have a CURRENT and a MANIFEST, which
      LevelDB would take for damaged files of its own (and write a LOG). */
-  int rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
+  rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
   if (rc != BFH_OK) return rc;
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
-  if (access(cur, F_OK) == 0) return BFH_OK;
-  DIR *d = opendir(path);
-  if (!d) return err_errno(err, errno, "%s: list directory", path);
-  struct dirent *de;
+  if (env_exists(io, cur)) return BFH_OK;
+  char **names;
+  size_t count;
+  if ((rc = env_list_dir(io, path, &names, &count, err)) != BFH_OK)
+    return err_prefix(err, "%s: list directory: ", path);
   char other[256] = "", dbfile[256] = "";
-  while ((de = readdir(d)) && !dbfile[0]) {
-    const char *n = de->d_name;
+  for (size_t i = 0; i < count && !dbfile[0]; i++) {
+    const char *n = names[i];
     uint64_t num;
     /* bfh's own files, and what a LevelDB create that failed early leaves. */
-    if (!strcmp(n, ".") || !strcmp(n, "..") || !strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) ||
-        !strcmp(n, "LOCK") || !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
+    if (!strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) || !strcmp(n, "LOCK") ||
+        !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
       continue;
     if (ldb_table_file_number(n, &num) ||
         ldb_file_number(n, "log", &num) || !strncmp(n, "MANIFEST-", 9))
@@ -353,7 +355,7 @@ static int check_directory(const char *path, int create, err_t *err) {
   else if (!create)
     rc = err_set(err, BFH_E_INVALID,
                  "%s: not a LevelDB database (no CURRENT file; create_if_missing is off)", path);
-  closedir(d);
+  env_names_free(names, count);
   return rc;
 }
 
@@ -361,14 +363,13 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
                         index_sync_t *sync, engine_t **out, err_t *err) {
   int rc = ldb_api_bind(err);
   if (rc != BFH_OK) return err_prefix(err, "%s: the LevelDB engine needs ", path);
-  rc = check_directory(path, opt->create_if_missing, err);
+  rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
   engine_leveldb_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   el->io = io ? io : env_default();
   el->base.ops = &leveldb_ops;
   el->sync = sync;
-  el->dir_fd = -1;
   el->watch.fd = -1;
   pthread_mutex_init(&el->sync_mu, NULL);
   pthread_mutex_init(&el->diag_mu, NULL);
@@ -398,16 +399,9 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
     e_close(&el->base, NULL);
     return rc;
   }
-  el->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (el->dir_fd < 0) {
-    rc = err_errno(err, errno, "%s: open directory", path);
-    e_close(&el->base, NULL);
-    return rc;
-  }
-  if (flock(el->dir_fd, LOCK_EX | LOCK_NB) != 0) {
-    rc = errno == EWOULDBLOCK
-             ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
-             : err_errno(err, errno, "%s: lock directory", path);
+  if ((rc = env_lock_dir(el->io, path, &el->dir_lock, err)) != BFH_OK) {
+    if (rc == BFH_E_BUSY)
+      err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path);
     e_close(&el->base, NULL);
     return rc;
   }

@@ -46,28 +46,30 @@ void engine_leveldb_repair_set_hook(void (*fn)(void *arg, const char *path), voi
 
 /* Step 1 at the top: BFH_OK if path holds LevelDB's files and nothing of the own engine. */
 static int check_contents(const char *path, err_t *err) {
-  struct stat sb;
-  if (stat(path, &sb) != 0)
-    return errno == ENOENT
-               ? err_set(err, BFH_E_INVALID, "%s: does not exist: nothing to repair", path)
-               : err_errno(err, errno, "%s: stat", path);
-  if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  env_t *io = env_default();
+  env_path_type_t type;
+  int rc = env_path_kind(io, path, &type, err);
+  if (rc == BFH_NOT_FOUND)
+    return err_set(err, BFH_E_INVALID, "%s: does not exist: nothing to repair", path);
+  if (rc != BFH_OK) return rc;
+  if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   char p[4400];
   if (engine_detect_dir(path) == ENGINE_DIR_ROCKSDB)
     return engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
   snprintf(p, sizeof p, "%s/IDENTITY", path); /* the own engine's marker (lsm/filename.h) */
-  if (access(p, F_OK) == 0)
+  if (env_exists(io, p))
     return err_set(err, BFH_E_INVALID,
                    "%s is a bfh (own engine) database (it has an IDENTITY file), not a LevelDB "
                    "one: repair it with the lsm engine; LevelDB's repair would move its tables "
                    "and MANIFEST to lost/",
                    path);
-  DIR *d = opendir(path);
-  if (!d) return err_errno(err, errno, "%s: list directory", path);
-  int rc = BFH_OK, found = 0;
-  struct dirent *de;
-  while (rc == BFH_OK && (de = readdir(d))) {
-    const char *n = de->d_name;
+  char **names;
+  size_t count;
+  if ((rc = env_list_dir(io, path, &names, &count, err)) != BFH_OK)
+    return err_prefix(err, "%s: list directory: ", path);
+  int found = 0;
+  for (size_t i = 0; rc == BFH_OK && i < count; i++) {
+    const char *n = names[i];
     uint64_t num;
     int table = ldb_table_file_number(n, &num);
     if (table) {
@@ -81,7 +83,7 @@ static int check_contents(const char *path, err_t *err) {
     found |= table || ldb_file_number(n, "log", &num) || !strcmp(n, "CURRENT") ||
              (!strncmp(n, "MANIFEST-", 9) && n[9] >= '0' && n[9] <= '9');
   }
-  closedir(d);
+  env_names_free(names, count);
   if (rc == BFH_OK && !found)
     rc = err_set(err, BFH_E_INVALID,
                  "%s: not a LevelDB database (no CURRENT, MANIFEST, log or table file): nothing "

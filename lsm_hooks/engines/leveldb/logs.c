@@ -167,16 +167,16 @@ static int live_logs(engine_leveldb_t *el, u64vec_t *nums, int *listed, err_t *e
         return err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
     return BFH_OK;
   }
-  DIR *d = opendir(el->path);
-  if (!d) return err_errno(err, errno, "%s: list directory", el->path);
-  int rc = BFH_OK;
-  struct dirent *de;
-  while (rc == BFH_OK && (de = readdir(d))) {
+  char **names;
+  size_t n;
+  int rc = env_list_dir(el->io, el->path, &names, &n, err);
+  if (rc != BFH_OK) return err_prefix(err, "%s: list directory: ", el->path);
+  for (size_t i = 0; rc == BFH_OK && i < n; i++) {
     uint64_t num;
-    if (ldb_file_number(de->d_name, "log", &num) && u64vec_push(nums, num) != BFH_OK)
+    if (ldb_file_number(names[i], "log", &num) && u64vec_push(nums, num) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
   }
-  closedir(d);
+  env_names_free(names, n);
   *listed = rc == BFH_OK;
   return rc;
 }

@@ -136,7 +136,7 @@ static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, 
   manifest[i] = '\0';
   char mpath[4400];
   snprintf(mpath, sizeof mpath, "%s/%s", dir, manifest);
-  if (access(mpath, F_OK) != 0)
+  if (!env_exists(env_default(), mpath))
     return err_set(err, BFH_E_CORRUPT, "%s: names %s, which does not exist", path, manifest);
   return BFH_OK;
 }
@@ -160,21 +160,22 @@ int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
                    "at its start)",
                    mpath);
 
-  DIR *d = opendir(dir);
-  if (!d) return err_errno(err, errno, "%s: list directory", dir);
-  struct dirent *de;
+  char **names;
+  size_t count;
+  if ((rc = env_list_dir(io, dir, &names, &count, err)) != BFH_OK)
+    return err_prefix(err, "%s: list directory: ", dir);
   int have_live_log = 0;
   char lpath[4400];
-  while (rc == BFH_OK && (de = readdir(d))) {
+  for (size_t i = 0; rc == BFH_OK && i < count; i++) {
     uint64_t num;
-    if (!ldb_file_number(de->d_name, "log", &num)) continue;
+    if (!ldb_file_number(names[i], "log", &num)) continue;
     if (e.has_log_number && num == e.log_number) have_live_log = 1;
     if (e.has_log_number && num < e.log_number) continue; /* obsolete: LevelDB ignores it */
-    snprintf(lpath, sizeof lpath, "%s/%s", dir, de->d_name);
+    snprintf(lpath, sizeof lpath, "%s/%s", dir, names[i]);
     rc = ldb_log_read_flags(io, lpath, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, NULL, NULL, err);
     if (rc == BFH_NOT_FOUND) rc = BFH_OK; /* cannot happen: the database is locked */
   }
-  closedir(d);
+  env_names_free(names, count);
   if (rc != BFH_OK) return rc;
   if (e.has_log_number && e.log_number != 0 && !have_live_log)
     return err_set(

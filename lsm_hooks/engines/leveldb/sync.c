@@ -47,22 +47,22 @@ int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
 }
 
 void ldb_clean_cache(engine_leveldb_t *el) {
-  DIR *d = opendir(el->cache_dir);
-  if (!d) return;
-  struct dirent *de;
-  while ((de = readdir(d))) {
+  char **names;
+  size_t n;
+  if (env_list_dir(el->io, el->cache_dir, &names, &n, NULL) != BFH_OK) return;
+  for (size_t i = 0; i < n; i++) {
     uint64_t num;
     int keep = 0;
-    if (ldb_file_number(de->d_name, "vf", &num)) {
+    if (ldb_file_number(names[i], "vf", &num)) {
       index_leaf_source_t s = index_sync_leaf_source(el->sync, num);
       keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
     }
-    if (keep || de->d_name[0] == '.') continue;
+    if (keep || names[i][0] == '.') continue;
     char p[4400];
-    snprintf(p, sizeof p, "%s/%s", el->cache_dir, de->d_name);
+    snprintf(p, sizeof p, "%s/%s", el->cache_dir, names[i]);
     (void)env_unlink(el->io, p, NULL);
   }
-  closedir(d);
+  env_names_free(names, n);
 }
 
 /* ---- Views ------------------------------------------------------------------------------ */

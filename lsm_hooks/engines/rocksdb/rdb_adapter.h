@@ -48,7 +48,7 @@ typedef struct engine_rocksdb {
   char *path, *cache_dir;
   env_t *io;          /* bfh's own file accesses (borrowed) */
   index_sync_t *sync; /* borrowed; NULL when value filters are off */
-  int dir_fd;         /* flock(LOCK_EX) on the directory while open; -1 if none */
+  env_lock_t *dir_lock; /* flock(LOCK_EX) on the directory while open (env_lock_dir) */
   int opened;         /* the open succeeded (a close then writes the cache files) */
   rocksdb_t *db;
   rocksdb_options_t *options;

@@ -60,7 +60,7 @@ static int e_close(engine_t *e, err_t *err) {
   free(er->cfs);
   free(er->cf_name);
   if (er->db) rocksdb_close(er->db);
-  if (er->dir_fd >= 0) close(er->dir_fd); /* releases the flock */
+  env_unlock(er->dir_lock);
   if (er->options) rocksdb_options_destroy(er->options);
   if (er->ropt) rocksdb_readoptions_destroy(er->ropt);
   if (er->wopt) rocksdb_writeoptions_destroy(er->wopt);
@@ -264,15 +264,16 @@ static const engine_ops_t rocksdb_ops = {ENGINE_OPS_FIELDS("rocksdb"),
 /* What path must be before RocksDB may open or create a database in it (RocksDB itself would
    create a missing directory even with create_if_missing off). */
 static int check_directory(env_t *io, const char *path, int create, err_t *err) {
-  struct stat sb;
-  if (stat(path, &sb) != 0) {
-    if (errno != ENOENT) return err_errno(err, errno, "%s: stat", path);
+  env_path_type_t type;
+  int rc = env_path_kind(io, path, &type, err);
+  if (rc == BFH_NOT_FOUND) {
     if (!create)
       return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
     return BFH_OK;
   }
-  if (!S_ISDIR(sb.st_mode)) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
-  int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
+  if (rc != BFH_OK) return rc;
+  if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
   long holder = foreign_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
   if (holder)
@@ -286,7 +287,7 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   if (rc != BFH_OK) return rc;
   char cur[4200];
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
-  if (!create && access(cur, F_OK) != 0)
+  if (!create && !env_exists(io, cur))
     return err_set(err, BFH_E_INVALID,
                    "%s: not a RocksDB database (no CURRENT file; create_if_missing is off)", path);
   return BFH_OK;
@@ -324,7 +325,7 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
   char **names = NULL;
   char cur[4200];
   snprintf(cur, sizeof cur, "%s/CURRENT", er->path);
-  if (access(cur, F_OK) == 0) {
+  if (env_exists(env_default(), cur)) {
     names = rocksdb_list_column_families(er->options, er->path, &n, &msg);
     if (msg) return rdb_error(er->path, msg, "list column families", err);
   }
@@ -374,7 +375,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   if (rc != BFH_OK) return rc;
   char cur[4200];
   snprintf(cur, sizeof cur, "%s/CURRENT", path);
-  if (opt->column_family && strcmp(opt->column_family, "default") != 0 && access(cur, F_OK) != 0)
+  if (opt->column_family && strcmp(opt->column_family, "default") != 0 && !env_exists(env_default(), cur))
     return err_set(err, BFH_E_INVALID,
                    "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
                    "none: create it with RocksDB); nothing was written",
@@ -384,7 +385,6 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   er->base.ops = &rocksdb_ops;
   er->io = io ? io : env_default();
   er->sync = sync;
-  er->dir_fd = -1;
   pthread_mutex_init(&er->sync_mu, NULL);
   pthread_mutex_init(&er->hold_mu, NULL);
   pthread_mutex_init(&er->bg_mu, NULL);
@@ -398,12 +398,8 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   if (rc == BFH_OK && opt->create_if_missing) rc = env_mkdir(er->io, path, err);
   /* Our own lock before RocksDB's, as the LevelDB engine takes it: two opens of one
      directory, in this process or another, conflict here with BFH_E_BUSY. */
-  if (rc == BFH_OK && (er->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-    rc = err_errno(err, errno, "%s: open directory", path);
-  if (rc == BFH_OK && flock(er->dir_fd, LOCK_EX | LOCK_NB) != 0)
-    rc = errno == EWOULDBLOCK
-             ? err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path)
-             : err_errno(err, errno, "%s: lock directory", path);
+  if (rc == BFH_OK && (rc = env_lock_dir(er->io, path, &er->dir_lock, err)) == BFH_E_BUSY)
+    err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path);
   /* A FIFO in place of a file RocksDB opens would make it wait forever. */
   if (rc == BFH_OK) rc = engine_detect_special_files(path, err);
   if (rc == BFH_OK) {
@@ -454,8 +450,8 @@ static uint64_t lost_entries(const char *dir) {
 
 int engine_rocksdb_repair_lock(const char *path, void **lock, err_t *err) {
   *lock = NULL;
-  struct stat sb;
-  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+  env_path_type_t type;
+  if (env_path_kind(env_default(), path, &type, NULL) != BFH_OK || type != ENV_PATH_DIR)
     return err_set(err, BFH_E_INVALID, "%s: not a directory: nothing to repair", path);
   int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc == BFH_OK) rc = engine_detect_special_files(path, err); /* RepairDB would wait on a FIFO */

@@ -14,10 +14,10 @@
 
 void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
   snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
-  if (access(out, F_OK) != 0) {
+  if (!env_exists(env_default(), out)) {
     char alt[4200];
     snprintf(alt, sizeof alt, "%s/%06llu.ldb", dir, (unsigned long long)number);
-    if (access(alt, F_OK) == 0) snprintf(out, n, "%s", alt);
+    if (env_exists(env_default(), alt)) snprintf(out, n, "%s", alt);
   }
 }
 

@@ -223,7 +223,7 @@ static int check_directory(const char *path, err_t *err) {
   if (rc != BFH_OK) return rc;
   char p[4200];
   snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (access(p, F_OK) != 0)
+  if (!env_exists(env_default(), p))
     return err_set(err, BFH_E_INVALID,
                    "%s: not a RocksDB database (no CURRENT file); a read-only open creates none",
                    path);
