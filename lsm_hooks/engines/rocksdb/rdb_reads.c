@@ -69,11 +69,12 @@ int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
   return rc != BFH_OK ? rc : x.rc;
 }
 
-int rdb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
+                          const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                          engine_scan_stats_t *st, err_t *err) {
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};
-  int rc = refs ? rdb_table_read_blocks_rfile(f, path, refs, n, visit_match, &x, &rs, err)
+  int rc = refs ? rdb_table_read_blocks_footer(f, path, ft, refs, n, visit_match, &x, &rs, err)
                 : rdb_table_scan_rfile(f, path, visit_match, NULL, &x, &rs, NULL, NULL, err);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
