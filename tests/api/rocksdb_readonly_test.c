@@ -16,6 +16,9 @@
  *     happening, is found by the second (also after a flush, and after the owner reopens:
  *     a new MANIFEST and CURRENT renamed), and its WAL is read from where the last read
  *     ended (the WAL bytes read grow by what the put appended);
+ *   - with an index directory each table's value-to-block map is kept in its cache file and
+ *     searched through (map chunks read), before and after a reopen; without one the block
+ *     filters serve; every value found once, an absent one never;
  *   - refusals: a merge operand gives BFH_E_UNSUPPORTED naming it, never an answer; writes
  *     through the handle are refused. (Range deletions are answered:
  *     rocksdb_readonly_rangedel_test.c.)
@@ -565,6 +568,63 @@ static void test_rocksdb_readonly_refresh_watch(void **state) {
   stock_close(&s);
 }
 
+/* ---- Value-to-block maps in the filter cache ------------------------------------------------ */
+
+/* With an index directory each table's value-to-block map is kept in its cache file (leaf_cache.h)
+   and read there in place of its block filter: a search of a value a table holds reads a chunk
+   of the map (and the block it names); every value is found once, an absent one never. The
+   same after bfh's reopen (the maps loaded from the cache files). Without an index directory
+   there is no map: the block filters serve, no chunk is read, the answers are the same. */
+static void test_rocksdb_readonly_block_maps(void **state) {
+  (void)state;
+  g_no_auto_compactions = 1;
+  enum { N = 3000 };
+  stock_t s;
+  stock_open(&s);
+  char *msg = NULL;
+  for (uint32_t i = 0; i < N; i++) {
+    char k[16], v[32];
+    int kl = sprintf(k, "m%05u", i), vl = sprintf(v, "map-value-%05u", i);
+    rocksdb_put(s.db, s.wo, k, (size_t)kl, v, (size_t)vl, &msg);
+    assert_null(msg);
+  }
+  stock_flush(&s);
+  for (int pass = 0; pass < 3; pass++) {
+    bfh_options opt;
+    bfh_options_init(&opt);
+    opt.engine = BFH_ENGINE_ROCKSDB;
+    opt.read_only = 1;
+    opt.index_dir = pass < 2 ? g_idx : NULL; /* pass 1: the cache files of pass 0 */
+    bfh_db *db = NULL;
+    if (bfh_open(g_db, &opt, &db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+    uint64_t chunks = 0, present = 0;
+    for (uint32_t i = 0; i < N; i += 23, present++) {
+      char v[32];
+      int vl = sprintf(v, "map-value-%05u", i);
+      size_t hits = 0;
+      bfh_search_stats st;
+      assert_int_equal(bfh_search(db, v, (size_t)vl, BFH_SEARCH_AUTO, count_cb, &hits, &st),
+                       BFH_OK);
+      if (hits != 1) fail_msg("pass %d: '%s' found %zu times", pass, v, hits);
+      chunks += st.map_chunks_read;
+    }
+    for (int i = 0; i < 50; i++) {
+      char v[32];
+      int vl = sprintf(v, "map-value-absent-%d", i);
+      size_t hits = 0;
+      assert_int_equal(bfh_search(db, v, (size_t)vl, BFH_SEARCH_AUTO, count_cb, &hits, NULL),
+                       BFH_OK);
+      assert_int_equal(hits, 0);
+    }
+    if (pass < 2 && chunks < present)
+      fail_msg("pass %d: %llu chunks of maps read by %llu searches of present values", pass,
+               (unsigned long long)chunks, (unsigned long long)present);
+    if (pass == 2) assert_int_equal(chunks, 0);
+    assert_int_equal(bfh_close(db), BFH_OK);
+  }
+  stock_close(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_model, setup, teardown),
@@ -572,6 +632,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_flush_under_refresh, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_refresh_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_merge_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_readonly_block_maps, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,10 +6,12 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
@@ -121,6 +123,7 @@ int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err) {
 typedef struct build {
   value_filter_t *leaf;
   block_filter_builder_t *blocks; /* NULL: no block filter */
+  value_block_map_builder_t *map; /* NULL: no value-to-block map */
   uint64_t seed;
   const char *path;
   err_t *err;
@@ -138,6 +141,8 @@ static int add_value(void *arg, const rdb_entry_t *e) {
   value_filter_add_hash(b->leaf, h);
   if (b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
     b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
+  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h)) != BFH_OK)
+    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
   return b->rc != BFH_OK;
 }
 
@@ -153,6 +158,9 @@ static int end_block(void *arg, uint64_t offset, uint64_t size) {
                     "table %s: block at %llu: the index lists it before a block it overlaps or "
                     "follows",
                     b->path, (unsigned long long)offset);
+  if (b->rc == BFH_OK && b->map &&
+      (b->rc = value_block_map_builder_end_block(b->map, offset, size)) != BFH_OK)
+    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
   return b->rc != BFH_OK;
 }
 
@@ -194,8 +202,12 @@ int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_par
                .tap = tap};
   if (p->block_bits && (b.blocks = block_filter_builder_create(p->block_bits)))
     block_filter_builder_scale(b.blocks, RDB_BLOCK_REF_BLOCKS);
+  /* The map too when index_sync asks (a cache directory, maps in use): it is kept in the
+     table's cache file and read there, in place of the block filter. */
+  int want_map = out->want_map && p->block_bits;
+  if (want_map) b.map = value_block_map_builder_create();
   int rc = BFH_OK;
-  if (!b.leaf || (p->block_bits && !b.blocks))
+  if (!b.leaf || (p->block_bits && !b.blocks) || (want_map && !b.map))
     rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
   rdb_read_stats_t st = {0};
   if (rc == BFH_OK)
@@ -208,9 +220,24 @@ int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_par
     if (rc != BFH_OK) err_prefix(err, "table %s: ", path);
   }
   block_filter_builder_destroy(b.blocks);
+  if (rc == BFH_OK && b.map) {
+    int r = value_block_map_builder_finish(b.map, &out->map_head, &out->map_head_len,
+                                           &out->map_chunks, &out->map_chunks_len);
+    /* BFH_NOT_FOUND: blocks a map cannot name (value_block_map.h); the block filter serves */
+    if (r == BFH_E_NOMEM)
+      rc = err_set(err, r, "table %s: no memory for its value-to-block map", path);
+    if (r != BFH_OK) {
+      free(out->map_head);
+      free(out->map_chunks);
+      out->map_head = out->map_chunks = NULL;
+      out->map_head_len = out->map_chunks_len = 0;
+    }
+  }
+  value_block_map_builder_destroy(b.map);
   out->bytes_read = st.bytes_read;
   if (rc != BFH_OK) {
     value_filter_destroy(b.leaf);
+    block_filter_destroy(bf);
     return rc;
   }
   out->filter = b.leaf;
