@@ -254,10 +254,16 @@ uint32_t block_filter_probe(const block_filter_t *f, uint64_t value_hash, uint32
   uint32_t n = 0;
   for (size_t w0 = 0; w0 < f->row_words; w0 += PROBE_CHUNK) {
     size_t len = f->row_words - w0 < PROBE_CHUNK ? f->row_words - w0 : PROBE_CHUNK;
-    uint64_t acc[PROBE_CHUNK];
-    for (size_t w = 0; w < len; w++) acc[w] = row[0][w0 + w];
-    for (uint32_t i = 1; i < f->k; i++)
-      for (size_t w = 0; w < len; w++) acc[w] &= row[i][w0 + w];
+    uint64_t acc[PROBE_CHUNK], any = 0;
+    for (size_t w = 0; w < len; w++) any |= acc[w] = row[0][w0 + w];
+    /* A chunk whose blocks every row so far rules out needs no further row: an absent value
+       leaves ~2^-i of the bits after i rows, so a 512-block chunk is clear after ~10 of k's
+       16 rows, and the rest of the rows' words are never fetched. */
+    for (uint32_t i = 1; i < f->k && any; i++) {
+      any = 0;
+      for (size_t w = 0; w < len; w++) any |= acc[w] &= row[i][w0 + w];
+    }
+    if (!any) continue;
     for (size_t w = 0; w < len; w++) n = emit_blocks(acc[w], w0 + w, out, n);
   }
   return n;

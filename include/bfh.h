@@ -227,7 +227,10 @@ typedef struct bfh_options {
                                     index"); on the LevelDB engines with the maps kept in
                                     their filter cache files (read-only: with an index_dir);
                                     on the RocksDB engines, whose tables carry no maps, with
-                                    block filters (about 3.4 bytes per entry). 0: the paper's layout (every leaf's m bits in
+                                    block filters (about 3.4 bytes per entry), except that the
+                                    read-only one with an index_dir keeps maps in its filter
+                                    cache files as the LevelDB engines do (a table of more
+                                    than 65,536 blocks keeps its block filter). 0: the paper's layout (every leaf's m bits in
                                     memory, the hierarchy and the bit-sliced index over them,
                                     about 8 bytes per entry): choose it to run LEAVES,
                                     HIERARCHY and SLICED as the paper's methods. Under a lean
@@ -261,8 +264,9 @@ typedef struct bfh_options {
                      search reads one 2 KiB chunk of it to learn which blocks hold the
                      value. 0: the block filters, as before, and no map written. The LevelDB
                      engines keep the maps in their filter cache files (doc/format.md
-                     "LevelDB filter cache"; a read-only handle needs an index_dir). Ignored
-                     by the paper's layout and the RocksDB engines. In memory only: a reopen may
+                     "LevelDB filter cache"; a read-only handle needs an index_dir), and so
+                     does the read-only RocksDB engine with an index_dir. Ignored by the
+                     paper's layout and the read-write RocksDB engine. In memory only: a reopen may
                      change it (tables built without a map keep their block filter) */
   size_t block_cache_bytes; /* own engine: the gets' cache of verified data blocks, in the
                                handle's memory (a hit makes no system call and checks no CRC);

@@ -1095,11 +1095,41 @@ int rdb_table_scan_blocks(env_t *io, const char *path, rdb_visit_fn fn, rdb_bloc
   return rdb_table_scan_tagged(io, path, fn, block_fn, arg, st, NULL, NULL, err);
 }
 
+int rdb_table_footer_read_rfile(env_rfile_t *f, const char *path, rdb_table_footer_t *out,
+                                err_t *err) {
+  table_t t = {.path = path, .f = f, .size = env_rfile_size(f), .err = err};
+  int rc = read_footer(&t);
+  if (rc == BFH_OK)
+    *out = (rdb_table_footer_t){.size = t.size,
+                                .footer_at = t.footer_at,
+                                .footer_len = t.footer_len,
+                                .format_version = t.fv,
+                                .checksum_type = t.cks};
+  table_release(&t);
+  return rc;
+}
+
 int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                                 rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err) {
+  return rdb_table_read_blocks_footer(f, path, NULL, refs, n, fn, arg, st, err);
+}
+
+int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
+                                 const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
+                                 rdb_read_stats_t *st, err_t *err) {
   table_t t = {
       .path = path, .f = f, .size = env_rfile_size(f), .fn = fn, .arg = arg, .st = st, .err = err};
-  int rc = n ? read_footer(&t) : BFH_OK;
+  int rc = BFH_OK;
+  if (n && ft && ft->size == t.size) { /* read of these very bytes before: not again */
+    t.footer_at = ft->footer_at;
+    t.footer_len = ft->footer_len;
+    t.fv = ft->format_version;
+    t.cks = ft->checksum_type;
+    t.props.format_version = t.fv;
+    t.props.checksum_type = t.cks;
+  } else if (n) {
+    rc = read_footer(&t);
+  }
   buf_t data = {0};
   for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {
     block_handle_t h = {.offset = refs[i].offset, .size = refs[i].size};

@@ -187,6 +187,30 @@ int rdb_table_scan_rfile(env_rfile_t *f, const char *path, rdb_visit_fn fn, rdb_
 int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                                 rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err);
 
+/* What a read of data blocks takes from a table's footer (rdb_table_read_blocks reads it each
+   time): a reader that holds the file open reads it once (rdb_table_footer_read_rfile) and
+   passes it to every read of blocks of that open file (rdb_table_read_blocks_footer). */
+typedef struct rdb_table_footer {
+  uint64_t size;            /* the file's size it was read at (env_rfile_size) */
+  uint64_t footer_at;       /* blocks and their trailers lie in [0, footer_at) */
+  uint32_t footer_len;      /* RDB_FOOTER_BYTES or RDB_LEGACY_FOOTER_BYTES */
+  uint32_t format_version;
+  int checksum_type;        /* RDB_CHECKSUM_* */
+} rdb_table_footer_t;
+
+/* *out: the footer of the table open as f (borrowed), named path in messages. BFH_OK, or the
+   errors of rdb_table_read_blocks for a damaged or unsupported footer (*out untouched).
+   Thread-safe. */
+int rdb_table_footer_read_rfile(env_rfile_t *f, const char *path, rdb_table_footer_t *out,
+                                err_t *err);
+/* rdb_table_read_blocks_rfile with ft, f's footer from rdb_table_footer_read_rfile of the same
+   open f (borrowed), instead of a read of it: only the blocks are read. ft NULL, or taken at
+   another size than f's: the footer is read as rdb_table_read_blocks_rfile reads it. Every
+   block is checked against ft's bounds and its own checksum as there. Thread-safe. */
+int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
+                                 const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
+                                 rdb_read_stats_t *st, err_t *err);
+
 /* Told each data block of a table in index order: the index entry's key as a user key (a
    separator: >= every key of the block, < every key of the next; borrowed, valid during the
    call) and the block's place (offset and size without the trailer). Return 0 to go on,

@@ -16,6 +16,10 @@
  *     happening, is found by the second (also after a flush, and after the owner reopens:
  *     a new MANIFEST and CURRENT renamed), and its WAL is read from where the last read
  *     ended (the WAL bytes read grow by what the put appended);
+ *   - with an index directory each table's value-to-block map is kept in its cache file and
+ *     searched through (map chunks read), before and after a reopen; without one the block
+ *     filters serve; every value found once, an absent one never;
+ *   - a table too large for a map keeps a sharper block filter where maps are asked for;
  *   - refusals: a merge operand gives BFH_E_UNSUPPORTED naming it, never an answer; writes
  *     through the handle are refused. (Range deletions are answered:
  *     rocksdb_readonly_rangedel_test.c.)
@@ -26,6 +30,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <rocksdb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +39,10 @@
 
 #include "bfh.h"
 /* Not public: the engine behind a handle, and the read-only engine's test hooks. */
+#include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
+#include "lsm_hooks/index/index_sync.h"
+#include "lsm_hooks/index/value_block_map.h"
 #include "lsm_hooks/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
@@ -565,6 +573,138 @@ static void test_rocksdb_readonly_refresh_watch(void **state) {
   stock_close(&s);
 }
 
+/* ---- Value-to-block maps in the filter cache ------------------------------------------------ */
+
+/* With an index directory each table's value-to-block map is kept in its cache file (leaf_cache.h)
+   and read there in place of its block filter: a search of a value a table holds reads a chunk
+   of the map (and the block it names); every value is found once, an absent one never. The
+   same after bfh's reopen (the maps loaded from the cache files). Without an index directory
+   there is no map: the block filters serve, no chunk is read, the answers are the same. */
+static void test_rocksdb_readonly_block_maps(void **state) {
+  (void)state;
+  g_no_auto_compactions = 1;
+  enum { N = 3000 };
+  stock_t s;
+  stock_open(&s);
+  char *msg = NULL;
+  for (uint32_t i = 0; i < N; i++) {
+    char k[16], v[32];
+    int kl = sprintf(k, "m%05u", i), vl = sprintf(v, "map-value-%05u", i);
+    rocksdb_put(s.db, s.wo, k, (size_t)kl, v, (size_t)vl, &msg);
+    assert_null(msg);
+  }
+  stock_flush(&s);
+  for (int pass = 0; pass < 3; pass++) {
+    bfh_options opt;
+    bfh_options_init(&opt);
+    opt.engine = BFH_ENGINE_ROCKSDB;
+    opt.read_only = 1;
+    opt.index_dir = pass < 2 ? g_idx : NULL; /* pass 1: the cache files of pass 0 */
+    bfh_db *db = NULL;
+    if (bfh_open(g_db, &opt, &db) != BFH_OK) fail_msg("open: %s", bfh_last_error(NULL));
+    uint64_t chunks = 0, present = 0;
+    for (uint32_t i = 0; i < N; i += 23, present++) {
+      char v[32];
+      int vl = sprintf(v, "map-value-%05u", i);
+      size_t hits = 0;
+      bfh_search_stats st;
+      assert_int_equal(bfh_search(db, v, (size_t)vl, BFH_SEARCH_AUTO, count_cb, &hits, &st),
+                       BFH_OK);
+      if (hits != 1) fail_msg("pass %d: '%s' found %zu times", pass, v, hits);
+      chunks += st.map_chunks_read;
+    }
+    for (int i = 0; i < 50; i++) {
+      char v[32];
+      int vl = sprintf(v, "map-value-absent-%d", i);
+      size_t hits = 0;
+      assert_int_equal(bfh_search(db, v, (size_t)vl, BFH_SEARCH_AUTO, count_cb, &hits, NULL),
+                       BFH_OK);
+      assert_int_equal(hits, 0);
+    }
+    if (pass < 2 && chunks < present)
+      fail_msg("pass %d: %llu chunks of maps read by %llu searches of present values", pass,
+               (unsigned long long)chunks, (unsigned long long)present);
+    if (pass == 2) assert_int_equal(chunks, 0);
+    assert_int_equal(bfh_close(db), BFH_OK);
+  }
+  stock_close(&s);
+}
+
+/* A table too large for a map (more than VALUE_BLOCK_MAP_MAX_BLOCKS blocks: here 70,000 one-entry
+   blocks, block_size 1) gets no map where maps are asked for, and its block filter, which every
+   search then probes, is stated for RDB_BLOCK_REF_BLOCKS_UNMAPPED (16) blocks: 10 + ceil(log2(B /
+   16) / -log2(0.6185)) bits per value at B blocks, ~0.1 block passed in vain per probe. Asked for
+   no map, the same table keeps the filter stated for 128 blocks; a small table gets its map and
+   that filter. Read through rdb_leaf_read_rfile, as the read-only row's read_leaf reads. */
+static uint32_t scaled(uint32_t bits, uint32_t blocks, uint32_t ref) {
+  return bits + (blocks > ref ? (uint32_t)ceil(log2((double)blocks / ref) / -log2(0.6185)) : 0);
+}
+
+static void test_rocksdb_readonly_unmapped_table_sharper(void **state) {
+  (void)state;
+  const uint32_t sizes[2] = {70000, 2000};
+  for (int t = 0; t < 2; t++) {
+    char db[700];
+    snprintf(db, sizeof db, "%s/big%d", g_dir, t);
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(o, 1);
+    rocksdb_options_set_disable_auto_compactions(o, 1);
+    rocksdb_options_set_compression(o, rocksdb_no_compression);
+    rocksdb_options_set_write_buffer_size(o, 64 << 20);
+    rocksdb_block_based_table_options_t *bo = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_size(bo, 1); /* one entry per block */
+    rocksdb_options_set_block_based_table_factory(o, bo);
+    char *msg = NULL;
+    rocksdb_t *rdb = rocksdb_open(o, db, &msg);
+    if (msg) fail_msg("rocksdb_open: %s", msg);
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_disable_WAL(wo, 1);
+    for (uint32_t i = 0; i < sizes[t]; i++) {
+      char k[16], v[16];
+      int kl = sprintf(k, "k%06u", i), vl = sprintf(v, "v%06u", i);
+      rocksdb_put(rdb, wo, k, (size_t)kl, v, (size_t)vl, &msg);
+      assert_null(msg);
+    }
+    rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+    rocksdb_flush(rdb, fo, &msg);
+    assert_null(msg);
+    const rocksdb_livefiles_t *lf = rocksdb_livefiles(rdb);
+    assert_int_equal(rocksdb_livefiles_count(lf), 1);
+    char path[800];
+    snprintf(path, sizeof path, "%s%s", db, rocksdb_livefiles_name(lf, 0));
+    rocksdb_livefiles_destroy(lf);
+    value_index_params_t p = {.m = 1 << 16, .k = 3, .seed = 7, .block_bits = 10};
+    for (int want_map = 0; want_map < 2; want_map++) {
+      env_rfile_t *f = NULL;
+      err_t err;
+      assert_int_equal(env_open_read(env_default(), path, &f, &err), BFH_OK);
+      index_leaf_read_t out;
+      memset(&out, 0, sizeof out);
+      out.want_map = want_map;
+      if (rdb_leaf_read_rfile(f, path, &p, &out, &err) != BFH_OK) fail_msg("%s", err.msg);
+      env_rfile_close(f);
+      uint32_t blocks = block_filter_blocks(out.blocks);
+      assert_int_equal(blocks, sizes[t]);
+      int mapped = want_map && blocks <= VALUE_BLOCK_MAP_MAX_BLOCKS;
+      if (mapped != (out.map_head != NULL))
+        fail_msg("%u blocks, map asked %d: map %s", blocks, want_map, out.map_head ? "made" : "none");
+      uint32_t want = scaled(10, blocks, want_map && !mapped ? 16 : 128);
+      if (block_filter_bits_per_value(out.blocks) != want)
+        fail_msg("%u blocks, map asked %d: %u bits per value, wanted %u", blocks, want_map,
+                 block_filter_bits_per_value(out.blocks), want);
+      value_filter_destroy(out.filter);
+      block_filter_destroy(out.blocks);
+      free(out.map_head);
+      free(out.map_chunks);
+    }
+    rocksdb_flushoptions_destroy(fo);
+    rocksdb_writeoptions_destroy(wo);
+    rocksdb_close(rdb);
+    rocksdb_options_destroy(o);
+    rocksdb_block_based_options_destroy(bo);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_model, setup, teardown),
@@ -572,6 +712,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_flush_under_refresh, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_refresh_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_readonly_merge_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_readonly_block_maps, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_readonly_unmapped_table_sharper, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

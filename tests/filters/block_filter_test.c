@@ -356,6 +356,63 @@ static void test_block_filter_serialize_round_trip(void **state) {
   free(b);
 }
 
+/* A probe lists exactly the blocks whose column has all of the value's k rows set, whichever
+   rows those are and however many of them it reads (it stops reading a run of blocks once
+   the rows so far rule them all out). Filters whose rows are all one pattern P (crafted: the
+   serialized rows overwritten, the CRC made again) make the answer known for any hash: the
+   set bits of P. Patterns: sparse (runs of 512 blocks with none set among runs with some),
+   every block, none; sizes around the 64-block words and the 512-block runs. */
+static void test_block_filter_probe_lists_exact_columns(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, SEED + 7);
+  const uint32_t sizes[] = {1, 63, 64, 65, 511, 512, 513, 1500, 4099};
+  uint32_t *out = malloc(4100 * sizeof(uint32_t));
+  uint64_t *pattern = malloc(((4099 + 63) / 64) * sizeof(uint64_t));
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    table_t t = table_uniform(&r, sizes[si], 20);
+    block_filter_t *f = build(&t, 24); /* k = 16: the most rows a probe reads */
+    size_t len;
+    uint8_t *buf = serialized(f, &len);
+    uint32_t n = block_filter_blocks(f);
+    assert_int_equal(n, sizes[si]);
+    uint64_t rows = decode_fixed64(buf + 16);
+    size_t w = (n + 63) / 64;
+    for (int kind = 0; kind < 3; kind++) {
+      for (size_t i = 0; i < w; i++) {
+        uint64_t x = kind == 1 ? ~0ull : 0;
+        /* sparse: every other 512-block run holds a few set bits, the others none */
+        if (kind == 0 && (i / 8) % 2 == 0) x = rng_next(&r) & rng_next(&r) & rng_next(&r);
+        if (i == w - 1 && n % 64) x &= (1ull << (n % 64)) - 1; /* no stray bits */
+        pattern[i] = x;
+      }
+      uint8_t *words = buf + 32 + 16 * (size_t)n;
+      for (uint64_t row = 0; row < rows; row++)
+        for (size_t i = 0; i < w; i++) encode_fixed64(words + 8 * (row * w + i), pattern[i]);
+      encode_fixed32(buf + len - 4, crc32c_mask(crc32c_value(buf, len - 4)));
+      block_filter_t *g = NULL;
+      err_t err;
+      assert_int_equal(block_filter_deserialize(buf, len, &g, &err), ST_OK);
+      for (int p = 0; p < 50; p++) {
+        uint32_t got = block_filter_probe(g, rng_next(&r), out), want = 0;
+        for (uint32_t j = 0; j < n; j++) {
+          if (!((pattern[j / 64] >> (j % 64)) & 1)) continue;
+          if (want >= got || out[want] != j)
+            fail_msg("%u blocks, pattern %d: block %u missing from the probe", n, kind, j);
+          want++;
+        }
+        assert_int_equal(got, want);
+      }
+      block_filter_destroy(g);
+    }
+    free(buf);
+    block_filter_destroy(f);
+    table_release(&t);
+  }
+  free(out);
+  free(pattern);
+}
+
 static void expect_corrupt(const uint8_t *buf, size_t len, const char *what, size_t where) {
   block_filter_t *g = (block_filter_t *)buf; /* must be overwritten with NULL */
   err_t err;
@@ -529,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_block_filter_end_block_rejects_going_backwards),
       cmocka_unit_test(test_block_filter_finish_rejects_values_after_last_block),
       cmocka_unit_test(test_block_filter_scale_keeps_vain_blocks),
+      cmocka_unit_test(test_block_filter_probe_lists_exact_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,6 +321,34 @@ static void check_config(const config_t *c) {
       BFH_OK);
   assert_true(m.visited > 0 && m.visited < m.nseq / 2);
   assert_int_equal(m.mismatch, 0);
+  /* The footer read once (rdb_table_footer_read_rfile) and passed to each read of blocks: the
+     same entries, and no byte read but the blocks'; a footer taken at another size is not
+     trusted (read again: the same answer). */
+  env_rfile_t *f = NULL;
+  assert_int_equal(env_open_read(env_default(), path, &f, &err), BFH_OK);
+  rdb_table_footer_t ft;
+  assert_int_equal(rdb_table_footer_read_rfile(f, path, &ft, &err), BFH_OK);
+  assert_int_equal(ft.size, env_rfile_size(f));
+  assert_int_equal(ft.format_version,
+                   c->format_version == 0 && c->checksum != 1 ? 1 : c->format_version);
+  assert_int_equal(ft.checksum_type, c->checksum);
+  assert_int_equal(ft.footer_at + ft.footer_len, ft.size);
+  rdb_table_footer_t other = ft;
+  other.size++;
+  for (int pass = 0; pass < 2; pass++) {
+    reset_seen(&m);
+    rdb_read_stats_t st3 = {0};
+    assert_int_equal(rdb_table_read_blocks_footer(f, path, pass ? &other : &ft, refs, nblocks,
+                                                  visit, &m, &st3, &err),
+                     BFH_OK);
+    assert_int_equal(m.mismatch, 0);
+    assert_int_equal(m.visited, m.nseq - count_type(&m, RDB_TYPE_RANGE_DELETION));
+    assert_int_equal(st3.blocks, nblocks);
+    /* pass 0: the blocks alone; pass 1: the footer's last bytes read again too */
+    uint64_t footer_read = ft.size >= RDB_FOOTER_BYTES ? RDB_FOOTER_BYTES : RDB_LEGACY_FOOTER_BYTES;
+    assert_int_equal(st3.bytes_read + (pass ? 0 : footer_read), st2.bytes_read);
+  }
+  env_rfile_close(f);
   free(refs);
   test_rmrf(dir);
 }
@@ -514,10 +542,27 @@ static void test_rdb_table_corrupt_names_offset(void **state) {
     snprintf(want, sizeof want, "table %s: %s at %llu", bad, i == 2 ? "footer" : "block",
              (unsigned long long)cases[i].named);
     if (!strstr(err.msg, want)) fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, want);
-    if (i == 0) { /* the damaged block read alone: the same */
+    if (i == 0) { /* the damaged block read alone: the same, also with the footer known */
       assert_int_equal(rdb_table_read_blocks(env_default(), bad, &first, 1, visit, &m, NULL, &err),
                        BFH_E_CORRUPT);
       assert_non_null(strstr(err.msg, want));
+      env_rfile_t *f = NULL;
+      rdb_table_footer_t ft;
+      assert_int_equal(env_open_read(env_default(), bad, &f, &err), BFH_OK);
+      assert_int_equal(rdb_table_footer_read_rfile(f, bad, &ft, &err), BFH_OK);
+      assert_int_equal(
+          rdb_table_read_blocks_footer(f, bad, &ft, &first, 1, visit, &m, NULL, &err),
+          BFH_E_CORRUPT);
+      assert_non_null(strstr(err.msg, want));
+      env_rfile_close(f);
+    }
+    if (i == 2) { /* a damaged footer: no footer to keep */
+      env_rfile_t *f = NULL;
+      rdb_table_footer_t ft;
+      assert_int_equal(env_open_read(env_default(), bad, &f, &err), BFH_OK);
+      assert_int_equal(rdb_table_footer_read_rfile(f, bad, &ft, &err), BFH_E_CORRUPT);
+      assert_non_null(strstr(err.msg, want));
+      env_rfile_close(f);
     }
   }
   /* A ref outside the file, a truncated file, a missing file. */

@@ -38,6 +38,7 @@
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/env.h"
 
 #define RDB_BG_PERIOD_NS 100000000ull   /* background indexing every 100 ms */
@@ -128,9 +129,11 @@ int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                      err_t *err);
 /* rdb_table_match over table file f, already open (borrowed; the read-only engine's pins),
-   named path in messages. */
-int rdb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+   named path in messages; ft (borrowed, may be NULL) is f's footer read before
+   (rdb_table_read_blocks_footer), so that a read of refs reads those blocks alone. */
+int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
+                          const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                          engine_scan_stats_t *st, err_t *err);
 /* BFH_E_UNSUPPORTED naming the table at path for an entry bfh cannot answer from (a merge
    operand, a blob reference, a wide-column entity); else BFH_OK. */
 struct rdb_entry;

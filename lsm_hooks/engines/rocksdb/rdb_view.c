@@ -17,6 +17,7 @@
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
   engine_rocksdb_t *er = ctx;
+  out->want_map = 0; /* block filters: the maps are the read-only row's (ENGINE_CAP_BLOCK_MAPS) */
   return rdb_leaf_read(er->io, er->path, number, p, out, err);
 }
 

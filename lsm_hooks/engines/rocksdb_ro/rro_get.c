@@ -274,6 +274,18 @@ int rro_pin_keys_wanted(rro_pin_t *p) {
   return wanted;
 }
 
+const rdb_table_footer_t *rro_pin_footer(rro_pin_t *p) {
+  if (atomic_load_explicit(&p->footer_known, memory_order_acquire)) return &p->footer;
+  pthread_mutex_lock(&p->mu);
+  if (!atomic_load_explicit(&p->footer_known, memory_order_relaxed)) {
+    err_t e;
+    if (rdb_table_footer_read_rfile(p->f, p->path, &p->footer, &e) == BFH_OK)
+      atomic_store_explicit(&p->footer_known, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return atomic_load_explicit(&p->footer_known, memory_order_acquire) ? &p->footer : NULL;
+}
+
 /* p->gseq from the table's properties props (REQUIRES p->mu). */
 static int pin_gseq_set(rro_pin_t *p, const rdb_table_props_t *props, err_t *err) {
   int rc = rdb_table_global_seqno(props, p->path, p->largest_seqno, &p->gseq, err);
@@ -427,7 +439,8 @@ static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
   }
   if (lo == p->nblocks) return BFH_OK;
   block_ref_t ref = {.offset = p->blocks[lo].offset, .size = p->blocks[lo].size};
-  return rdb_table_read_blocks_rfile(p->f, p->path, &ref, 1, visit_lookup, l, NULL, err);
+  return rdb_table_read_blocks_footer(p->f, p->path, rro_pin_footer(p), &ref, 1, visit_lookup, l,
+                                      NULL, err);
 }
 
 static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *err) {

@@ -137,6 +137,10 @@ typedef struct rro_pin {
   env_rfile_t *f;
   atomic_ullong *count;   /* the engine's count of pins */
   uint64_t largest_seqno; /* the MANIFEST's largest sequence of the file */
+  /* The file's footer, read once by the first read of its blocks (rro_pin_footer): set under
+     mu, then footer_known (release); read without mu once footer_known says so (acquire). */
+  atomic_int footer_known;
+  rdb_table_footer_t footer;
   pthread_mutex_t mu;     /* guards what follows */
   int gseq_known;         /* gseq was read from the table's properties */
   uint64_t gseq;          /* the table's global sequence number (RDB_NO_GLOBAL_SEQNO: none) */
@@ -167,6 +171,9 @@ typedef struct rro_keys {
 void rro_keys_release(rro_keys_t *k);
 int rro_keys_tap_entry(void *arg, const rdb_entry_t *e);
 int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size);
+/* p's footer (borrowed from p), read from its file the first time; NULL when that read
+   failed (a read of blocks then reads the footer itself and reports what is wrong). */
+const rdb_table_footer_t *rro_pin_footer(rro_pin_t *p);
 /* Whether p's key index is still to be built. */
 int rro_pin_keys_wanted(rro_pin_t *p);
 /* Installs k (made from p's whole table) as p's key index unless one was built meanwhile;

@@ -294,6 +294,7 @@ static int pin_table(rro_t *r, rro_state_t *s, size_t i, uint64_t largest_seqno,
     return env_exists(r->io, path) ? BFH_OK : BFH_NOT_FOUND;
   }
   atomic_init(&p->refs, 1);
+  atomic_init(&p->footer_known, 0);
   pthread_mutex_init(&p->mu, NULL);
   p->count = &r->pinned;
   p->largest_seqno = largest_seqno;

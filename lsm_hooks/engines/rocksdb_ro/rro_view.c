@@ -18,7 +18,7 @@ static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_r
                       size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   rro_pin_t *p = rro_state_pin(((rro_view_t *)v)->s, number);
-  if (p) return rdb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
+  if (p) return rdb_table_match_rfile(p->f, p->path, n ? rro_pin_footer(p) : NULL, refs, n, m, st, err);
   return rro_table_status(r, rdb_table_match(r->io, r->path, number, refs, n, m, st, err), number,
                           err);
 }
