@@ -402,8 +402,10 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
   return check_block(t, h, buf->p, b, err);
 }
 
-/* Data block i for a get: pinned in the block cache (*pin set, for the caller to release), or
-   read into buf, checked there and then kept in the cache (*pin NULL). */
+/* Data block i for a get, pinned in the block cache (*pin set, for the caller to release): a
+   hit, or a miss read from the file straight into a cache entry (block_cache_alloc), checked
+   there and then published (one copy of the block: the kernel's into the entry). Without a
+   cache, or when no entry can be had, read into buf and checked there (*pin NULL). */
 static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b,
                              block_cache_handle_t **pin, err_t *err) {
   const block_handle_t *h = &t->handles[i];
@@ -413,9 +415,25 @@ static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *
   if (kept)
     return block_parse(b, kept, (size_t)h->size) ? corrupt(t, h->offset, "malformed block", err)
                                                  : ST_OK;
-  int rc = data_block(t, i, buf, b, err);
-  if (rc == ST_OK) block_cache_insert(t->cache, t->cache_id, h->offset, buf->p, (size_t)h->size);
-  return rc;
+  size_t n = (size_t)h->size + BLOCK_TRAILER_BYTES;
+  block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, h->offset, n);
+  if (!e) return data_block(t, i, buf, b, err);
+  uint8_t *p = block_cache_data(e);
+  size_t got;
+  int rc = env_rfile_pread(t->file, h->offset, p, n, &got, err);
+  if (rc == ST_OK && got < n)
+    rc = corrupt(t, h->offset, "truncated: the file ends inside the block", err);
+  if (rc == ST_OK) {
+    atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
+    rc = check_block(t, h, p, b, err);
+  }
+  if (rc != ST_OK) {
+    block_cache_release(e); /* never published: freed */
+    return rc;
+  }
+  block_cache_publish(t->cache, e, (size_t)h->size);
+  *pin = e;
+  return ST_OK;
 }
 
 /* Moves a value found in a pinned block into buf, so that it outlives the pin: the get copies
