@@ -154,7 +154,17 @@ const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, s
   uint64_t hash = mix(id, offset);
   shard_t *s = shard_of(c, hash);
   pthread_mutex_lock(&s->mu);
-  entry_t *e = s->slots[find(s, hash, id, offset)].e;
+  /* find()'s probe, with the block's line asked for before its entry is read: a reader's
+     first touch of a block is its restart count, in its last 4 bytes, and the address
+     follows from the slot alone, so the two memory reads overlap. */
+  entry_t *e;
+  for (size_t mask = s->nslots - 1, i = hash & mask;; i = (i + 1) & mask) {
+    e = s->slots[i].e;
+    if (!e) break;
+    if (s->slots[i].hash != hash) continue;
+    if (n >= 4) __builtin_prefetch(e->data + n - 4);
+    if (e->id == id && e->offset == offset) break;
+  }
   if (e && e->n == n) {
     atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     e->referenced = 1;
