@@ -182,8 +182,8 @@ void block_cache_release(block_cache_handle_t *h) {
   unref(h);
 }
 
-/* Doubles the shard's index (keeping the old one on no memory: it then fills past half, and
-   probes grow longer, but a free slot always remains: insert grows first). */
+/* Doubles the shard's index (keeping the old one on no memory: publish then keeps a free
+   slot, which every probe needs to end, by not publishing). */
 static void grow(shard_t *s) {
   size_t n = s->nslots * 2, mask = n - 1;
   slot_t *b = calloc(n, sizeof *b);
@@ -271,6 +271,10 @@ void block_cache_publish(block_cache_t *c, block_cache_handle_t *e, size_t n) {
   }
   while (s->charge + charge > s->capacity) evict_one(s);
   if (2 * (s->entries + 1) > s->nslots) grow(s);
+  if (s->entries + 2 > s->nslots) { /* could not grow, and no free slot would remain */
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
   size_t i = find(s, e->hash, e->id, e->offset); /* after evictions and growth moved slots */
   s->slots[i] = (slot_t){e->hash, e};
   atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed); /* the cache's */

@@ -408,6 +408,12 @@ void table_get_stats(const table_t *t, table_stats_t *st) {
   st->index_bytes = t->index_bytes;
 }
 
+void table_key_prefetch(const table_t *t, uint64_t key_hash) {
+  const uint8_t *f =
+      atomic_load_explicit((_Atomic(uint8_t *) *)&t->filter, memory_order_acquire);
+  if (f) blocked_filter_prefetch(f, t->filter_size, key_hash);
+}
+
 int table_key_may_match(const table_t *t, uint64_t key_hash) {
   const uint8_t *f;
   /* An unreadable filter says maybe: table_get then reports the damage. */
