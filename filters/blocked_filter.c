@@ -178,6 +178,12 @@ int blocked_filter_may_contain(const uint8_t *filter, size_t size, uint64_t hash
   return block_test(blk, (uint32_t)hash, k);
 }
 
+void blocked_filter_prefetch(const uint8_t *filter, size_t size, uint64_t hash) {
+  uint32_t nblocks, k;
+  if (parse(filter, size, &nblocks, &k) == 0)
+    __builtin_prefetch(filter + block_offset(hash, nblocks), 0, 3);
+}
+
 /* How many keys ahead the batch prefetches: enough misses in flight to cover DRAM latency. */
 #ifndef PREFETCH_DISTANCE
 #define PREFETCH_DISTANCE 16

@@ -34,6 +34,10 @@ void blocked_filter_init(uint8_t *out, size_t size, double bits_per_key);
 void blocked_filter_add(uint8_t *filter, size_t size, const uint64_t *hashes, size_t n);
 /* 1: the key may be present; 0: it is not. A malformed filter (bad trailer) says 1. */
 int blocked_filter_may_contain(const uint8_t *filter, size_t size, uint64_t hash);
+/* Asks the CPU for the one cache line blocked_filter_may_contain(filter, size, hash) will
+   read (a hint: no effect on any result), so that a reader about to probe several filters
+   has all their lines in flight at once. */
+void blocked_filter_prefetch(const uint8_t *filter, size_t size, uint64_t hash);
 /* out[i] = blocked_filter_may_contain(filter, size, hashes[i]) for i < n, with the block
    of each key prefetched ahead of its probe. */
 void blocked_filter_may_contain_batch(const uint8_t *filter, size_t size, const uint64_t *hashes,

@@ -154,6 +154,11 @@ void block_cursor_next(block_cursor_t *c) {
   parse_entry(c, off);
 }
 
+/* block_cursor_seek's prefetches: the restarts' first entries when there are at most this
+   many, and at most this many bytes of the run it scans. */
+#define SEEK_PREFETCH_RESTARTS 8
+#define SEEK_PREFETCH_BYTES 4096
+
 void block_cursor_seek(block_cursor_t *c, const void *target, size_t n) {
   const block_t *b = c->block;
   c->corrupt = 0;
@@ -161,9 +166,16 @@ void block_cursor_seek(block_cursor_t *c, const void *target, size_t n) {
     c->offset = c->next_offset = b->restarts_offset;
     return;
   }
-  /* Last restart whose key < target. */
+  /* Last restart whose key < target. The search reads the first entry of up to log2 of the
+     restarts, each where the one before says: with few restarts (a 4 KiB block of ~100-byte
+     entries has 2 to 4), all their lines are asked for at once instead of one by one. */
   uint32_t left = 0, right = b->nrestarts - 1;
   const uint8_t *limit = b->data + b->restarts_offset;
+  if (b->nrestarts <= SEEK_PREFETCH_RESTARTS)
+    for (uint32_t i = 1; i < b->nrestarts; i++) {
+      uint32_t off = restart_point(b, i);
+      if (off < b->restarts_offset) __builtin_prefetch(b->data + off);
+    }
   while (left < right) {
     uint32_t mid = (left + right + 1) / 2;
     uint32_t off = restart_point(b, mid);
@@ -187,6 +199,12 @@ void block_cursor_seek(block_cursor_t *c, const void *target, size_t n) {
   }
   c->key_len = 0;
   c->restart = left;
+  /* The scan reads the run from this restart to the next: ask for its lines together (the
+     hardware would find the stream only after its first misses). */
+  uint32_t run_end = left + 1 < b->nrestarts ? restart_point(b, left + 1) : b->restarts_offset;
+  if (run_end > b->restarts_offset) run_end = b->restarts_offset;
+  for (uint32_t p = off + 64; p < run_end && p - off < SEEK_PREFETCH_BYTES; p += 64)
+    __builtin_prefetch(b->data + p);
   if (parse_entry(c, off)) return;
   for (;;) {
     if (c->cmp(c->key, c->key_len, target, n) >= 0) return;

@@ -1,4 +1,5 @@
-/* The block cache: sharded LRU of verified block copies (block_cache.h). */
+/* The block cache: sharded CLOCK over verified block copies, indexed by open addressing
+ * (block_cache.h). */
 #include "lsm/block_cache.h"
 
 #include <pthread.h>
@@ -8,25 +9,37 @@
 
 typedef struct block_cache_entry entry_t;
 
-/* An entry holds one reference while it is in the cache (index and LRU list) and one per pin;
-   the last to drop frees it. */
+/* An entry holds one reference while it is in the cache (index and queue) and one per pin;
+   the last to drop frees it. An entry from block_cache_alloc holds its reader's reference
+   only, and is in neither until published. */
 struct block_cache_entry {
   uint64_t id, offset;
-  size_t n;
+  uint64_t hash;  /* mix(id, offset) */
+  size_t n;       /* the block's bytes */
+  size_t cap;     /* bytes allocated at data */
   _Atomic uint32_t refs;
-  entry_t *next_hash;           /* chain of its bucket */
-  entry_t *prev_lru, *next_lru; /* the shard's LRU list: head most recently used */
+  uint8_t referenced;           /* hit since the clock last passed it (under the shard's mutex) */
+  entry_t *prev_lru, *next_lru; /* the shard's queue: head the newest */
   uint8_t data[];
 };
 
+/* A slot of the index: e NULL when free; hash is e->hash, kept here so that a probe reads
+   no entry whose hash differs. */
+typedef struct slot {
+  uint64_t hash;
+  entry_t *e;
+} slot_t;
+
 typedef struct shard {
   pthread_mutex_t mu;
-  entry_t **buckets;
-  size_t nbuckets; /* a power of two */
+  slot_t *slots;
+  size_t nslots; /* a power of two, at least twice entries */
   size_t entries;
   size_t charge, capacity;
-  entry_t lru; /* sentinel: lru.next_lru the most recent, lru.prev_lru the least */
-  uint64_t hits, misses, inserts, evictions;
+  entry_t lru; /* sentinel: lru.next_lru the newest, lru.prev_lru the oldest (the clock hand) */
+  entry_t *spare[BLOCK_CACHE_SPARES]; /* evicted, unpinned: reused by block_cache_alloc */
+  size_t nspare;
+  uint64_t hits, misses, inserts, evictions, reused;
 } shard_t;
 
 struct block_cache {
@@ -43,14 +56,43 @@ static uint64_t mix(uint64_t id, uint64_t offset) {
   return h;
 }
 
-static shard_t *shard_of(block_cache_t *c, uint64_t h) {
-  return &c->shards[h >> 60 & (BLOCK_CACHE_SHARDS - 1)];
+static unsigned shard_index(uint64_t h) {
+  return (unsigned)(h >> 60) & (BLOCK_CACHE_SHARDS - 1);
 }
 
-static entry_t **slot(shard_t *s, uint64_t h, uint64_t id, uint64_t offset) {
-  entry_t **p = &s->buckets[h & (s->nbuckets - 1)];
-  while (*p && ((*p)->id != id || (*p)->offset != offset)) p = &(*p)->next_hash;
-  return p;
+static shard_t *shard_of(block_cache_t *c, uint64_t h) {
+  return &c->shards[shard_index(h)];
+}
+
+unsigned block_cache_shard(uint64_t id, uint64_t offset) {
+  return shard_index(mix(id, offset));
+}
+
+/* The slot holding (id, offset), or the free slot where it would go. */
+static size_t find(const shard_t *s, uint64_t h, uint64_t id, uint64_t offset) {
+  size_t mask = s->nslots - 1, i = h & mask;
+  for (;; i = (i + 1) & mask) {
+    const slot_t *sl = &s->slots[i];
+    if (!sl->e || (sl->hash == h && sl->e->id == id && sl->e->offset == offset)) return i;
+  }
+}
+
+/* Empties slot i, moving back the entries after it that probed past it (no tombstones). */
+static void slot_clear(shard_t *s, size_t i) {
+  size_t mask = s->nslots - 1;
+  for (size_t j = i;;) {
+    s->slots[i].e = NULL;
+    for (;;) {
+      j = (j + 1) & mask;
+      if (!s->slots[j].e) return;
+      size_t home = s->slots[j].hash & mask;
+      /* j's entry may move to i unless its home lies cyclically in (i, j] */
+      int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+      if (!stays) break;
+    }
+    s->slots[i] = s->slots[j];
+    i = j;
+  }
 }
 
 static void lru_unlink(entry_t *e) {
@@ -58,15 +100,15 @@ static void lru_unlink(entry_t *e) {
   e->next_lru->prev_lru = e->prev_lru;
 }
 
-static void unref(entry_t *e) {
-  if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) free(e);
-}
-
 static void lru_push_front(shard_t *s, entry_t *e) {
   e->next_lru = s->lru.next_lru;
   e->prev_lru = &s->lru;
   s->lru.next_lru->prev_lru = e;
   s->lru.next_lru = e;
+}
+
+static void unref(entry_t *e) {
+  if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) free(e);
 }
 
 block_cache_t *block_cache_create(size_t capacity) {
@@ -78,8 +120,8 @@ block_cache_t *block_cache_create(size_t capacity) {
     pthread_mutex_init(&s->mu, NULL);
     s->capacity = capacity / BLOCK_CACHE_SHARDS;
     s->lru.next_lru = s->lru.prev_lru = &s->lru;
-    s->nbuckets = 64;
-    if (!(s->buckets = calloc(s->nbuckets, sizeof *s->buckets))) {
+    s->nslots = 64;
+    if (!(s->slots = calloc(s->nslots, sizeof *s->slots))) {
       block_cache_destroy(c);
       return NULL;
     }
@@ -96,7 +138,8 @@ void block_cache_destroy(block_cache_t *c) {
         next = e->next_lru;
         unref(e); /* a block still pinned lives until its release */
       }
-    free(s->buckets);
+    for (size_t j = 0; j < s->nspare; j++) free(s->spare[j]);
+    free(s->slots);
     pthread_mutex_destroy(&s->mu);
   }
   free(c);
@@ -111,11 +154,20 @@ const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, s
   uint64_t hash = mix(id, offset);
   shard_t *s = shard_of(c, hash);
   pthread_mutex_lock(&s->mu);
-  entry_t *e = *slot(s, hash, id, offset);
+  /* find()'s probe, with the block's line asked for before its entry is read: a reader's
+     first touch of a block is its restart count, in its last 4 bytes, and the address
+     follows from the slot alone, so the two memory reads overlap. */
+  entry_t *e;
+  for (size_t mask = s->nslots - 1, i = hash & mask;; i = (i + 1) & mask) {
+    e = s->slots[i].e;
+    if (!e) break;
+    if (s->slots[i].hash != hash) continue;
+    if (n >= 4) __builtin_prefetch(e->data + n - 4);
+    if (e->id == id && e->offset == offset) break;
+  }
   if (e && e->n == n) {
     atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-    lru_unlink(e);
-    lru_push_front(s, e);
+    e->referenced = 1;
     s->hits++;
   } else {
     e = NULL;
@@ -130,64 +182,118 @@ void block_cache_release(block_cache_handle_t *h) {
   unref(h);
 }
 
-/* Doubles the shard's buckets (keeping the old ones on no memory: chains grow longer). */
+/* Doubles the shard's index (keeping the old one on no memory: publish then keeps a free
+   slot, which every probe needs to end, by not publishing). */
 static void grow(shard_t *s) {
-  size_t n = s->nbuckets * 2;
-  entry_t **b = calloc(n, sizeof *b);
+  size_t n = s->nslots * 2, mask = n - 1;
+  slot_t *b = calloc(n, sizeof *b);
   if (!b) return;
-  for (size_t i = 0; i < s->nbuckets; i++)
-    for (entry_t *e = s->buckets[i], *next; e; e = next) {
-      next = e->next_hash;
-      entry_t **p = &b[mix(e->id, e->offset) & (n - 1)];
-      e->next_hash = *p;
-      *p = e;
-    }
-  free(s->buckets);
-  s->buckets = b;
-  s->nbuckets = n;
+  for (size_t i = 0; i < s->nslots; i++) {
+    if (!s->slots[i].e) continue;
+    size_t j = s->slots[i].hash & mask;
+    while (b[j].e) j = (j + 1) & mask;
+    b[j] = s->slots[i];
+  }
+  free(s->slots);
+  s->slots = b;
+  s->nslots = n;
 }
 
-/* Drops the least recently used entry of s. */
+/* Drops the entry the clock hand stops at: the oldest not referenced since the hand last
+   passed it (a referenced one is unmarked and requeued as the newest). Kept as a spare when
+   nobody pins it and the shard has room for one, else unreferenced. */
 static void evict_one(shard_t *s) {
-  entry_t *e = s->lru.prev_lru;
+  entry_t *e;
+  while ((e = s->lru.prev_lru)->referenced) {
+    e->referenced = 0;
+    lru_unlink(e);
+    lru_push_front(s, e);
+  }
   lru_unlink(e);
-  *slot(s, mix(e->id, e->offset), e->id, e->offset) = e->next_hash;
+  slot_clear(s, find(s, e->hash, e->id, e->offset));
   s->entries--;
-  s->charge -= e->n + BLOCK_CACHE_ENTRY_BYTES;
+  s->charge -= e->cap + BLOCK_CACHE_ENTRY_BYTES;
   s->evictions++;
-  unref(e);
+  /* refs 1: only the cache holds it, and no one can pin it any more (that takes this mutex
+     and the index), so it is the shard's to reuse. */
+  if (s->nspare < BLOCK_CACHE_SPARES && atomic_load_explicit(&e->refs, memory_order_acquire) == 1)
+    s->spare[s->nspare++] = e;
+  else
+    unref(e);
+}
+
+static size_t round_cap(size_t n) {
+  return (n + BLOCK_CACHE_ROUND - 1) / BLOCK_CACHE_ROUND * BLOCK_CACHE_ROUND;
+}
+
+block_cache_handle_t *block_cache_alloc(block_cache_t *c, uint64_t id, uint64_t offset,
+                                        size_t cap) {
+  uint64_t h = mix(id, offset);
+  shard_t *s = shard_of(c, h);
+  entry_t *e = NULL;
+  pthread_mutex_lock(&s->mu);
+  for (size_t j = s->nspare; j-- > 0;)
+    if (s->spare[j]->cap >= cap) {
+      e = s->spare[j];
+      s->spare[j] = s->spare[--s->nspare];
+      s->reused++;
+      break;
+    }
+  pthread_mutex_unlock(&s->mu);
+  if (!e) {
+    size_t r = round_cap(cap ? cap : 1);
+    if (!(e = malloc(sizeof *e + r))) return NULL;
+    e->cap = r;
+  }
+  e->id = id;
+  e->offset = offset;
+  e->hash = h;
+  e->n = 0;
+  e->referenced = 0;
+  e->prev_lru = e->next_lru = NULL;
+  atomic_init(&e->refs, 1); /* the reader's */
+  return e;
+}
+
+uint8_t *block_cache_data(block_cache_handle_t *h) {
+  return h->data;
+}
+
+void block_cache_publish(block_cache_t *c, block_cache_handle_t *e, size_t n) {
+  shard_t *s = shard_of(c, e->hash);
+  size_t charge = e->cap + BLOCK_CACHE_ENTRY_BYTES;
+  e->n = n;
+  if (charge > s->capacity || n > e->cap) return; /* stays the caller's alone */
+  pthread_mutex_lock(&s->mu);
+  if (s->slots[find(s, e->hash, e->id, e->offset)].e) { /* another reader put it there first */
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
+  while (s->charge + charge > s->capacity) evict_one(s);
+  if (2 * (s->entries + 1) > s->nslots) grow(s);
+  if (s->entries + 2 > s->nslots) { /* could not grow, and no free slot would remain */
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
+  size_t i = find(s, e->hash, e->id, e->offset); /* after evictions and growth moved slots */
+  s->slots[i] = (slot_t){e->hash, e};
+  atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed); /* the cache's */
+  lru_push_front(s, e);
+  s->entries++;
+  s->charge += charge;
+  s->inserts++;
+  pthread_mutex_unlock(&s->mu);
 }
 
 void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const void *data,
                         size_t n) {
   uint64_t h = mix(id, offset);
-  shard_t *s = shard_of(c, h);
-  size_t charge = n + BLOCK_CACHE_ENTRY_BYTES;
-  if (charge > s->capacity) return;
-  entry_t *e = malloc(sizeof *e + n); /* outside the lock */
+  if (round_cap(n ? n : 1) + BLOCK_CACHE_ENTRY_BYTES > shard_of(c, h)->capacity) return;
+  entry_t *e = block_cache_alloc(c, id, offset, n);
   if (!e) return;
-  e->id = id;
-  e->offset = offset;
-  e->n = n;
-  atomic_init(&e->refs, 1);
   memcpy(e->data, data, n);
-  pthread_mutex_lock(&s->mu);
-  entry_t **p = slot(s, h, id, offset);
-  if (*p) { /* another reader put it there first */
-    pthread_mutex_unlock(&s->mu);
-    free(e);
-    return;
-  }
-  while (s->charge + charge > s->capacity) evict_one(s);
-  p = slot(s, h, id, offset); /* evictions may have unlinked entries of its chain */
-  e->next_hash = *p;
-  *p = e;
-  lru_push_front(s, e);
-  s->entries++;
-  s->charge += charge;
-  s->inserts++;
-  if (s->entries > s->nbuckets) grow(s);
-  pthread_mutex_unlock(&s->mu);
+  block_cache_publish(c, e, n);
+  block_cache_release(e);
 }
 
 void block_cache_get_stats(block_cache_t *c, block_cache_stats_t *st) {
@@ -203,6 +309,8 @@ void block_cache_get_stats(block_cache_t *c, block_cache_stats_t *st) {
     st->evictions += s->evictions;
     st->entries += s->entries;
     st->bytes += s->charge;
+    st->reused += s->reused;
+    for (size_t j = 0; j < s->nspare; j++) st->spare_bytes += s->spare[j]->cap;
     pthread_mutex_unlock(&s->mu);
   }
 }

@@ -1,8 +1,8 @@
 /* block_cache_t: verified copies of data blocks, in the database's own memory, shared by every
- * table of a database (LevelDB's block cache: table/table.cc BlockReader over util/cache.cc's
- * sharded LRU).
+ * table of a database (the part LevelDB's block cache plays: table/table.cc BlockReader over
+ * util/cache.cc's sharded LRU; here sharded CLOCK, below).
  *
- * A block enters after its CRC was checked in the reader's buffer; a get that finds it pins
+ * A block enters after its CRC was checked in the memory it was read into; a get that finds it pins
  * it and reads it where it is: no system call, no CRC, no copy of the block. The bytes are the
  * cache's own, so a table file changed or truncated under an open handle cannot change what a
  * hit serves (it serves the bytes that were checked), and a hit never faults. Each open table
@@ -13,10 +13,29 @@
  * then leaves the index and its charge at once, and its memory at the release): LevelDB's
  * Cache::Handle.
  *
- * BLOCK_CACHE_SHARDS shards, each a mutex, a chained hash table and an LRU list; the capacity
- * is split evenly, and an entry is charged its size plus BLOCK_CACHE_ENTRY_BYTES. Thread-safe.
- * Only the gets of the own engine fill it; scans, compactions and searches read past it, as
- * LevelDB's with fill_cache = false.
+ * A reader that misses does not copy: it takes an unpublished entry (block_cache_alloc),
+ * reads the block from its file straight into it, checks its CRC there and publishes it
+ * (block_cache_publish), keeping it pinned. Until published, an entry is the reader's alone,
+ * so what enters is exactly what was checked.
+ *
+ * BLOCK_CACHE_SHARDS shards, each a mutex, an index and a replacement queue; the capacity is
+ * split evenly, and an entry is charged its allocation (the block rounded up to
+ * BLOCK_CACHE_ROUND bytes, so that evicted entries fit the next block and are reused) plus
+ * BLOCK_CACHE_ENTRY_BYTES.
+ *   - The index is open addressing with linear probing over (hash, entry) slots (at most half
+ *     full; deletion shifts back, no tombstones): a probe compares the 64-bit hash kept in the
+ *     slot and reads an entry only when the hashes match, so a lookup reads one or two slots
+ *     of one cache line and, on a hit, the entry it returns; a miss reads no entry at all.
+ *   - Replacement is CLOCK (second chance) over the queue of entries in insertion order: a hit
+ *     only marks its entry referenced, in the entry it reads anyway (an LRU list would unlink
+ *     and relink it: two more entries' cache lines on every hit). Eviction takes the oldest
+ *     entry; a referenced one is unmarked and requeued as the newest instead. A block used
+ *     since it last came round stays; one not used goes first.
+ *   - Up to BLOCK_CACHE_SPARES evicted entries per shard that nobody pins are kept for the
+ *     next miss of the shard (block_cache_alloc) instead of being freed: a miss under a full
+ *     cache costs no malloc and no free.
+ * Thread-safe. Only the gets of the own engine fill it; scans, compactions and searches read
+ * past it, as LevelDB's with fill_cache = false.
  */
 #ifndef BFH_LSM_BLOCK_CACHE_H
 #define BFH_LSM_BLOCK_CACHE_H
@@ -26,6 +45,8 @@
 
 #define BLOCK_CACHE_SHARDS 16
 #define BLOCK_CACHE_ENTRY_BYTES 64 /* what an entry costs beside its block */
+#define BLOCK_CACHE_ROUND 256      /* a block's allocation is a multiple of this */
+#define BLOCK_CACHE_SPARES 2       /* evicted entries a shard keeps for reuse */
 
 typedef struct block_cache block_cache_t;
 typedef struct block_cache_entry block_cache_handle_t; /* a pinned block */
@@ -37,6 +58,8 @@ typedef struct block_cache_stats {
   uint64_t entries;      /* blocks held now */
   uint64_t bytes;        /* their charge now (blocks and entries) */
   uint64_t capacity;     /* bytes it may hold */
+  uint64_t spare_bytes;  /* evicted entries kept for reuse (beside bytes) */
+  uint64_t reused;       /* misses served by a kept entry instead of malloc */
 } block_cache_stats_t;
 
 /* A cache of capacity bytes. NULL on no memory. Client calls block_cache_destroy(). */
@@ -47,7 +70,7 @@ void block_cache_destroy(block_cache_t *c); /* NULL allowed */
 uint64_t block_cache_new_id(block_cache_t *c);
 
 /* If block (id, offset) is held and is n bytes long, pins it, sets *h and returns its n bytes
-   (it becomes the most recently used); else returns NULL. Either is counted. The bytes stay
+   (it is marked referenced: CLOCK's recent use); else returns NULL. Either is counted. The bytes stay
    valid and unchanged until block_cache_release(*h). */
 const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
                                block_cache_handle_t **h);
@@ -55,11 +78,30 @@ const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, s
 /* Unpins a block pinned by block_cache_pin. Thread-safe, takes no lock. */
 void block_cache_release(block_cache_handle_t *h);
 
+/* An unpublished entry for the block (id, offset) with room for cap bytes (a reused one when
+   the shard has one that fits, else malloc'd): the caller reads the block into
+   block_cache_data(h), checks it, then publishes it (block_cache_publish) or drops it
+   (block_cache_release). NULL on no memory. */
+block_cache_handle_t *block_cache_alloc(block_cache_t *c, uint64_t id, uint64_t offset,
+                                        size_t cap);
+/* The cap bytes of an entry from block_cache_alloc (or the n bytes of a pinned one). */
+uint8_t *block_cache_data(block_cache_handle_t *h);
+/* Publishes h (from block_cache_alloc), whose first n <= cap bytes are the block, checked by
+   the caller, evicting to make room; h stays pinned by the caller (block_cache_release).
+   When the block is already held (another reader published it first), or is larger than a
+   shard's share, h is not published: it stays the caller's alone, freed at its release.
+   Either way its bytes are not changed again. */
+void block_cache_publish(block_cache_t *c, block_cache_handle_t *h, size_t n);
+
 /* Adds a copy of the block (id, offset) of n bytes, whose CRC the caller checked, evicting the
    least recently used blocks of its shard to make room. A block larger than a shard's share
    of the capacity, or one already held, is not added. Out of memory: nothing added. */
 void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const void *data, size_t n);
 
 void block_cache_get_stats(block_cache_t *c, block_cache_stats_t *st);
+
+/* The shard (0 .. BLOCK_CACHE_SHARDS - 1) that holds block (id, offset): tests pick blocks
+   that compete for one shard's room with it. */
+unsigned block_cache_shard(uint64_t id, uint64_t offset);
 
 #endif

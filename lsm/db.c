@@ -925,6 +925,13 @@ static int in_range(const lsm_file_meta_t *f, const void *key, size_t klen) {
          bytewise_compare(key, klen, f->largest, f->largest_len - 8) <= 0;
 }
 
+/* The key filter line of f's table that a lookup of hash probes, asked for ahead (a table
+   not opened yet is skipped: the hint opens nothing). */
+static void prefetch_filter(lsm_file_meta_t *f, uint64_t hash) {
+  table_t *t = atomic_load_explicit(&f->table, memory_order_acquire);
+  if (t) table_key_prefetch(t, hash);
+}
+
 /* Looks key up in the tables of v: L0 newest first, then one table per level. hash is
    blocked_filter_key_hash(key), computed once for every filter probed. */
 static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
@@ -935,6 +942,28 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
   table_buf_t buf;
   table_buf_init(&buf, stack, sizeof stack);
   int rc = ST_NOT_FOUND;
+  /* The tables the loop below may probe: every L0 table whose range holds the key, and the
+     one table of each deeper level whose range does (at[level], or nfiles if none). Their
+     key filters' lines are asked for together first (each probe is a miss of its own, and
+     the loop would take them one after another). */
+  size_t at[LSM_NUM_LEVELS];
+  for (int level = 0; level < LSM_NUM_LEVELS; level++) {
+    size_t n = v->nfiles[level];
+    lsm_file_meta_t *const *files = v->files[level];
+    at[level] = n;
+    if (n == 0) continue;
+    if (level == 0) {
+      for (size_t j = 0; j < n; j++)
+        if (in_range(files[j], key, klen)) prefetch_filter(files[j], hash);
+      continue;
+    }
+    size_t i = lsm_version_find_file(v, level, key, klen);
+    if (i < n &&
+        bytewise_compare(key, klen, files[i]->smallest, files[i]->smallest_len - 8) >= 0) {
+      at[level] = i;
+      prefetch_filter(files[i], hash);
+    }
+  }
   for (int level = 0; level < LSM_NUM_LEVELS && rc == ST_NOT_FOUND; level++) {
     size_t n = v->nfiles[level];
     if (n == 0) continue;
@@ -945,11 +974,8 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
         f = files[n - 1 - j];
         if (!in_range(f, key, klen)) continue;
       } else {
-        size_t i = lsm_version_find_file(v, level, key, klen);
-        if (i >= n ||
-            bytewise_compare(key, klen, files[i]->smallest, files[i]->smallest_len - 8) < 0)
-          break;
-        f = files[i];
+        if (at[level] >= n) break;
+        f = files[at[level]];
         j = n; /* one table per level */
       }
       table_t *t;

@@ -46,6 +46,11 @@ struct table {
   block_handle_t *handles;
   uint8_t *keys;     /* separator keys, concatenated */
   uint32_t *key_off; /* nblocks + 1 offsets into keys */
+  /* What index_find searches first: the separators' user keys share their first fp_skip
+     bytes; key_fp[i] is the next 8 bytes of separator i's user key (zero-padded), big-endian,
+     so that comparing two fps is comparing those bytes (fp_of). */
+  size_t fp_skip;
+  uint64_t *key_fp;
   /* key filter (a copy, owned): read and checked by the first lookup that needs it
      (load_filter), not at open, so that an open that only searches by value or scans never
      reads it. filter_h is its block; filter stays NULL until read (filter_mu). */
@@ -106,6 +111,7 @@ static void table_free(table_t *t) {
   free(t->handles);
   free(t->keys);
   free(t->key_off);
+  free(t->key_fp);
   for (size_t i = 0; i < t->nmeta; i++) free(t->meta[i].name);
   free(t->meta);
   free(t);
@@ -170,6 +176,15 @@ static int load_block(table_t *t, const block_handle_t *h,
   return rc;
 }
 
+/* Bytes [skip, skip + 8) of user key k (len bytes), zero-padded, as a big-endian number: for
+   keys that share their first skip bytes, fp_of(a) < fp_of(b) implies a < b, and
+   fp_of(a) > fp_of(b) implies a > b (equal fps decide nothing). */
+static uint64_t fp_of(const uint8_t *k, size_t len, size_t skip) {
+  uint64_t v = 0;
+  for (size_t j = 0; j < 8; j++) v = v << 8 | (skip + j < len ? k[skip + j] : 0);
+  return v;
+}
+
 static int parse_index(table_t *t, const block_handle_t *ih, const block_t *bp, err_t *err) {
   block_t b = *bp;
   /* Count entries (restart interval 1: one restart per entry). */
@@ -202,7 +217,23 @@ static int parse_index(table_t *t, const block_handle_t *ih, const block_t *bp, 
   if (bad) return corrupt(t, ih->offset, "malformed index block", err);
   t->key_off[n] = (uint32_t)kbytes;
   t->nblocks = (uint32_t)n;
-  t->index_bytes = kbytes + n * (sizeof *t->handles + sizeof *t->key_off);
+  /* The separators' common user-key prefix, and each one's next 8 bytes. */
+  size_t skip = n ? t->key_off[1] - INTERNAL_KEY_TAG_BYTES : 0;
+  for (size_t i = 1; i < n && skip; i++) {
+    const uint8_t *a = t->keys, *b = t->keys + t->key_off[i];
+    size_t blen = t->key_off[i + 1] - t->key_off[i] - INTERNAL_KEY_TAG_BYTES, j = 0;
+    if (blen < skip) skip = blen;
+    while (j < skip && a[j] == b[j]) j++;
+    skip = j;
+  }
+  t->fp_skip = skip;
+  if (!(t->key_fp = malloc((n ? n : 1) * sizeof *t->key_fp)))
+    return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
+  for (size_t i = 0; i < n; i++)
+    t->key_fp[i] = fp_of(t->keys + t->key_off[i],
+                         t->key_off[i + 1] - t->key_off[i] - INTERNAL_KEY_TAG_BYTES, skip);
+  t->index_bytes =
+      kbytes + n * (sizeof *t->handles + sizeof *t->key_off + sizeof *t->key_fp);
   return ST_OK;
 }
 
@@ -377,6 +408,12 @@ void table_get_stats(const table_t *t, table_stats_t *st) {
   st->index_bytes = t->index_bytes;
 }
 
+void table_key_prefetch(const table_t *t, uint64_t key_hash) {
+  const uint8_t *f =
+      atomic_load_explicit((_Atomic(uint8_t *) *)&t->filter, memory_order_acquire);
+  if (f) blocked_filter_prefetch(f, t->filter_size, key_hash);
+}
+
 int table_key_may_match(const table_t *t, uint64_t key_hash) {
   const uint8_t *f;
   /* An unreadable filter says maybe: table_get then reports the damage. */
@@ -402,8 +439,10 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
   return check_block(t, h, buf->p, b, err);
 }
 
-/* Data block i for a get: pinned in the block cache (*pin set, for the caller to release), or
-   read into buf, checked there and then kept in the cache (*pin NULL). */
+/* Data block i for a get, pinned in the block cache (*pin set, for the caller to release): a
+   hit, or a miss read from the file straight into a cache entry (block_cache_alloc), checked
+   there and then published (one copy of the block: the kernel's into the entry). Without a
+   cache, or when no entry can be had, read into buf and checked there (*pin NULL). */
 static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b,
                              block_cache_handle_t **pin, err_t *err) {
   const block_handle_t *h = &t->handles[i];
@@ -413,9 +452,25 @@ static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *
   if (kept)
     return block_parse(b, kept, (size_t)h->size) ? corrupt(t, h->offset, "malformed block", err)
                                                  : ST_OK;
-  int rc = data_block(t, i, buf, b, err);
-  if (rc == ST_OK) block_cache_insert(t->cache, t->cache_id, h->offset, buf->p, (size_t)h->size);
-  return rc;
+  size_t n = (size_t)h->size + BLOCK_TRAILER_BYTES;
+  block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, h->offset, n);
+  if (!e) return data_block(t, i, buf, b, err);
+  uint8_t *p = block_cache_data(e);
+  size_t got;
+  int rc = env_rfile_pread(t->file, h->offset, p, n, &got, err);
+  if (rc == ST_OK && got < n)
+    rc = corrupt(t, h->offset, "truncated: the file ends inside the block", err);
+  if (rc == ST_OK) {
+    atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
+    rc = check_block(t, h, p, b, err);
+  }
+  if (rc != ST_OK) {
+    block_cache_release(e); /* never published: freed */
+    return rc;
+  }
+  block_cache_publish(t->cache, e, (size_t)h->size);
+  *pin = e;
+  return ST_OK;
 }
 
 /* Moves a value found in a pinned block into buf, so that it outlives the pin: the get copies
@@ -519,9 +574,36 @@ static void run_release(run_t *r) {
   table_buf_release(&r->buf);
 }
 
-/* First data block whose separator (its last key) >= ikey; nblocks if none. */
+/* First data block whose separator (its last key) >= ikey (n >= INTERNAL_KEY_TAG_BYTES);
+   nblocks if none. Searches the separators' fps (a dense array, no key read, no call), then
+   compares whole keys only among the separators whose fp equals the key's. */
 static uint32_t index_find(const table_t *t, const uint8_t *ikey, size_t n) {
-  uint32_t lo = 0, hi = t->nblocks;
+  uint32_t nb = t->nblocks;
+  if (nb == 0) return 0;
+  size_t ulen = n - INTERNAL_KEY_TAG_BYTES, skip = t->fp_skip;
+  /* Against the common prefix first (separator 0 holds it): a key outside it is below or
+     above every separator. */
+  int c = memcmp(ikey, t->keys, ulen < skip ? ulen : skip);
+  if (c < 0 || (c == 0 && ulen < skip)) return 0;
+  if (c > 0) return nb;
+  uint64_t kf = fp_of(ikey, ulen, skip);
+  uint32_t lo = 0, hi = nb;
+  while (lo < hi) { /* first fp >= kf: every separator before it is < ikey */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->key_fp[mid] < kf)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  uint32_t end = lo; /* first fp > kf: from there on, every separator is > ikey */
+  for (uint32_t h = nb; end < h;) {
+    uint32_t mid = end + (h - end) / 2;
+    if (t->key_fp[mid] <= kf)
+      end = mid + 1;
+    else
+      h = mid;
+  }
+  hi = end;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     const uint8_t *k = t->keys + t->key_off[mid];

@@ -83,6 +83,9 @@ int table_get(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint6
    memo: valid until it is released. */
 int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
                    block_memo_t *memo, table_buf_t *buf, lsm_lookup_t *out, err_t *err);
+/* Asks the CPU for the key filter's line that a lookup of key_hash will probe, if the filter
+   has been read (a hint: no read, no effect on any result). */
+void table_key_prefetch(const table_t *t, uint64_t key_hash);
 /* 0: the key filter says the user key is absent; 1: it may be present (or no filter). */
 int table_key_may_match(const table_t *t, uint64_t key_hash);
 

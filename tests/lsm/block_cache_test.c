@@ -5,6 +5,14 @@
  *   - the capacity holds: inserts past it evict the least recently used blocks of a shard,
  *     and a lookup makes a block the most recent; a block larger than a shard's share is
  *     not kept;
+ *   - replacement is CLOCK: in one shard, a block looked up since the hand last passed it is
+ *     spared once (requeued as the newest) and the oldest block not looked up goes;
+ *   - the index (open addressing, deletion by backward shift) loses no block under churn:
+ *     after 20,000 inserts into a cache of 64 blocks, every block it counts is found, and
+ *     each one found has its own bytes (entries reused for later blocks never show old ones);
+ *   - a miss's entry (block_cache_alloc): written, then published and pinned; one published
+ *     second for the same block, or one too large for a shard, stays its reader's only and
+ *     is freed at the release; evicted entries are reused by later misses (reused > 0);
  *   - the same lookups and inserts from four threads at once keep the counts exact;
  *   - lsm_get of a database: a second get of the same keys hits (lsm_stats); a table whose
  *     first data blocks are overwritten with zeros under the open handle still answers a key
@@ -125,6 +133,151 @@ static void test_block_cache_pin_outlives_eviction(void **state) {
   assert_memory_equal(p, want, sizeof want); /* and still what was pinned */
   block_cache_release(h);
   block_cache_destroy(c); /* ASan: no leak, no use after free */
+}
+
+/* count offsets, in increasing order from 0 step 4096, whose blocks of table id fall in shard */
+static void same_shard(uint64_t id, unsigned shard, uint64_t *out, int count) {
+  int k = 0;
+  for (uint64_t off = 0; k < count; off += 4096)
+    if (block_cache_shard(id, off) == shard) out[k++] = off;
+}
+
+static void test_block_cache_clock(void **state) {
+  (void)state;
+  size_t per = 4096 + BLOCK_CACHE_ENTRY_BYTES;
+  block_cache_t *c = block_cache_create(BLOCK_CACHE_SHARDS * 4 * per); /* 4 blocks a shard */
+  uint64_t id = block_cache_new_id(c);
+  uint64_t o[7];
+  same_shard(id, 3, o, 7);
+  uint8_t blk[4096], out[4096];
+  for (int i = 0; i < 4; i++) {
+    fill(blk, sizeof blk, i);
+    block_cache_insert(c, id, o[i], blk, sizeof blk);
+  }
+  assert_int_equal(lookup(c, id, o[1], out, sizeof out), 1); /* o1 referenced */
+  fill(blk, sizeof blk, 4);
+  block_cache_insert(c, id, o[4], blk, sizeof blk); /* queue o0 o1 o2 o3: o0 goes */
+  assert_int_equal(lookup(c, id, o[0], out, sizeof out), 0);
+  /* queue o1* o2 o3 o4; looking o2 up marks it: the hand spares o1 and o2, takes o3 */
+  assert_int_equal(lookup(c, id, o[2], out, sizeof out), 1);
+  fill(blk, sizeof blk, 5);
+  block_cache_insert(c, id, o[5], blk, sizeof blk);
+  block_cache_stats_t st;
+  block_cache_get_stats(c, &st);
+  assert_int_equal(st.evictions, 2);
+  /* queue o4 o1 o2 o5, none marked: the next insert takes o4; checked before any lookup
+     below marks another */
+  fill(blk, sizeof blk, 6);
+  block_cache_insert(c, id, o[6], blk, sizeof blk);
+  int held[7];
+  for (int i = 0; i < 7; i++) held[i] = lookup(c, id, o[i], out, sizeof out);
+  int want[7] = {0, 1, 1, 0, 0, 1, 1};
+  for (int i = 0; i < 7; i++) {
+    if (held[i] != want[i]) fail_msg("block %d: held %d, want %d", i, held[i], want[i]);
+    if (held[i]) {
+      fill(blk, sizeof blk, i);
+      assert_int_equal(lookup(c, id, o[i], out, sizeof out), 1);
+      assert_memory_equal(out, blk, sizeof blk);
+    }
+  }
+  block_cache_destroy(c);
+}
+
+static void test_block_cache_index_under_churn(void **state) {
+  (void)state;
+  enum { BLK = 1024, SLOTS = 4, N = 20000, RANGE = 5000 };
+  size_t per = BLK + BLOCK_CACHE_ENTRY_BYTES;
+  block_cache_t *c = block_cache_create(BLOCK_CACHE_SHARDS * SLOTS * per);
+  uint64_t id = block_cache_new_id(c);
+  uint8_t blk[BLK], out[BLK];
+  uint64_t x = 12345; /* fixed seed: offsets drawn from [0, RANGE) blocks */
+  for (int i = 0; i < N; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t b = (x >> 33) % RANGE;
+    if (lookup(c, id, b * BLK, out, sizeof out)) {
+      fill(blk, sizeof blk, (int)b);
+      assert_memory_equal(out, blk, sizeof blk); /* its own bytes, never a reused entry's */
+    } else {
+      fill(blk, sizeof blk, (int)b);
+      block_cache_insert(c, id, b * BLK, blk, sizeof blk);
+      assert_int_equal(lookup(c, id, b * BLK, out, sizeof out), 1); /* the newest stays */
+    }
+  }
+  block_cache_stats_t st;
+  block_cache_get_stats(c, &st);
+  assert_int_equal(st.inserts - st.evictions, st.entries);
+  assert_true(st.evictions > N / 4);
+  assert_true(st.reused > 0); /* misses under a full cache took evicted entries */
+  assert_true(st.spare_bytes <= (uint64_t)BLOCK_CACHE_SHARDS * BLOCK_CACHE_SPARES * BLK);
+  /* Every block counted is found: a slot lost by a wrong shift would hide its block. */
+  uint64_t found = 0;
+  for (uint64_t b = 0; b < RANGE; b++)
+    if (lookup(c, id, b * BLK, out, sizeof out)) {
+      found++;
+      fill(blk, sizeof blk, (int)b);
+      assert_memory_equal(out, blk, sizeof blk);
+    }
+  assert_int_equal(found, st.entries);
+  block_cache_destroy(c);
+}
+
+static void test_block_cache_alloc_and_publish(void **state) {
+  (void)state;
+  size_t per = 4096 + BLOCK_CACHE_ENTRY_BYTES;
+  block_cache_t *c = block_cache_create(BLOCK_CACHE_SHARDS * 4 * per);
+  uint64_t id = block_cache_new_id(c);
+  uint8_t want[4096], other[4096], out[4096];
+  fill(want, sizeof want, 11);
+  fill(other, sizeof other, 12);
+  /* Room for the block and its 5-byte trailer, as a get asks; the block is its first 4096. */
+  block_cache_handle_t *a = block_cache_alloc(c, id, 0, sizeof want + 5);
+  assert_non_null(a);
+  memcpy(block_cache_data(a), want, sizeof want);
+  assert_int_equal(lookup(c, id, 0, out, sizeof out), 0); /* not published: not there */
+  block_cache_publish(c, a, sizeof want);
+  assert_int_equal(lookup(c, id, 0, out, sizeof out), 1);
+  assert_memory_equal(out, want, sizeof want);
+  /* A second reader's copy of the same block: not published, still its own until release. */
+  block_cache_handle_t *b = block_cache_alloc(c, id, 0, sizeof other + 5);
+  memcpy(block_cache_data(b), other, sizeof other);
+  block_cache_publish(c, b, sizeof other);
+  assert_memory_equal(block_cache_data(b), other, sizeof other);
+  assert_int_equal(lookup(c, id, 0, out, sizeof out), 1);
+  assert_memory_equal(out, want, sizeof want); /* the first one published stays */
+  block_cache_release(b);                      /* ASan: freed here, once */
+  block_cache_stats_t st;
+  block_cache_get_stats(c, &st);
+  assert_int_equal(st.inserts, 1);
+  assert_int_equal(st.entries, 1);
+  /* Charged its allocation: 4101 bytes rounded up to BLOCK_CACHE_ROUND. */
+  assert_int_equal(st.bytes, (4101 + BLOCK_CACHE_ROUND - 1) / BLOCK_CACHE_ROUND *
+                                 BLOCK_CACHE_ROUND + BLOCK_CACHE_ENTRY_BYTES);
+  /* Too large for a shard: served to its reader, never published. */
+  block_cache_handle_t *big = block_cache_alloc(c, id, 1u << 20, 5 * per);
+  assert_non_null(big);
+  memset(block_cache_data(big), 0xab, 5 * per);
+  block_cache_publish(c, big, 5 * per);
+  assert_int_equal(block_cache_data(big)[5 * per - 1], 0xab);
+  assert_int_equal(lookup(c, id, 1u << 20, out, 16), 0);
+  block_cache_release(big);
+  /* The pinned reader's block outlives eviction and its entry is never reused meanwhile:
+     fill its shard past its room several times over. */
+  uint64_t o[20];
+  same_shard(id, block_cache_shard(id, 0), o, 20);
+  block_cache_handle_t *h;
+  const uint8_t *p = block_cache_pin(c, id, 0, sizeof want, &h);
+  assert_non_null(p);
+  block_cache_release(a); /* the publisher's pin */
+  for (int i = 1; i < 20; i++) {
+    fill(out, sizeof out, 100 + i);
+    block_cache_insert(c, id, o[i], out, sizeof out);
+  }
+  assert_int_equal(lookup(c, id, 0, out, sizeof out), 0);
+  assert_memory_equal(p, want, sizeof want);
+  block_cache_release(h);
+  block_cache_get_stats(c, &st);
+  assert_true(st.reused > 0);
+  block_cache_destroy(c);
 }
 
 typedef struct worker {
@@ -298,6 +451,9 @@ int main(void) {
       cmocka_unit_test(test_block_cache_hit_and_miss),
       cmocka_unit_test(test_block_cache_capacity_and_lru),
       cmocka_unit_test(test_block_cache_pin_outlives_eviction),
+      cmocka_unit_test(test_block_cache_clock),
+      cmocka_unit_test(test_block_cache_index_under_churn),
+      cmocka_unit_test(test_block_cache_alloc_and_publish),
       cmocka_unit_test(test_block_cache_threads),
       cmocka_unit_test(test_gets_through_the_cache),
       cmocka_unit_test(test_no_cache),

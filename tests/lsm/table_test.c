@@ -507,6 +507,103 @@ static void test_table_get_kept_newest_version_wins(void **state) {
   free(e);
 }
 
+/* index_find searches the separators' 8 bytes after their common prefix before it compares
+   whole keys. Keys with a 13-byte common prefix, many of whose separators tie on those 8
+   bytes (they differ only after them), in blocks of 256 bytes; every get and iterator seek
+   agrees with an in-memory oracle: present keys, absent keys between them, keys below and
+   above every key, keys shorter than the common prefix and keys that leave it. */
+#define FP_KEYS 3000
+static size_t fp_key(char *buf, uint32_t i) {
+  /* the separators share "commonprefix-000000"; the 8 bytes after it ("00-tie-t") are the
+     same for the 100 keys of a group, which differ only after them */
+  return (size_t)snprintf(buf, 48, "commonprefix-%08u-tie-tie-%04u", i / 100, (i % 100) * 2 + 1);
+}
+
+static int str_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_table_index_find_prefix_and_ties(void **state) {
+  (void)state;
+  char path[8192];
+  table_file_path(dir, 21, path, sizeof path);
+  table_builder_options_t opt;
+  table_builder_options_init(&opt);
+  opt.block_bytes = 256;
+  opt.sync = 0;
+  table_builder_t *tb;
+  err_t err;
+  assert_int_equal(table_builder_create(env_default(), path, 21, &opt, &tb, &err), ST_OK);
+  for (uint32_t i = 0; i < FP_KEYS; i++) {
+    char k[48];
+    uint8_t ik[64];
+    size_t kn = fp_key(k, i);
+    size_t ikn = internal_key_encode(ik, k, kn, 100 + i, LSM_TYPE_VALUE);
+    assert_int_equal(table_builder_add(tb, ik, ikn, k, kn, &err), ST_OK);
+  }
+  assert_int_equal(table_builder_finish(tb, &err), ST_OK);
+  table_builder_destroy(tb);
+  table_t *t;
+  assert_int_equal(table_open(env_default(), path, 21, &t, &err), ST_OK);
+  table_stats_t ts;
+  table_get_stats(t, &ts);
+  assert_true(ts.data_blocks > 500); /* many separators, most tying with a neighbour's fp */
+  /* The probes: every key, the even numbers between them, and keys around the prefix. */
+  enum { EXTRA = 8 };
+  static const char *const extra[EXTRA] = {
+      "", "common", "commonprefix-", "commonprefix-0", "commonprefix-00000029",
+      "commonprefix-99", "commonprefiw-zzzz", "commonprefiz"};
+  size_t np = 2 * FP_KEYS + EXTRA;
+  char **probe = malloc(np * sizeof *probe);
+  for (uint32_t i = 0; i < FP_KEYS; i++) {
+    probe[2 * i] = malloc(48);
+    fp_key(probe[2 * i], i);
+    probe[2 * i + 1] = malloc(48);
+    snprintf(probe[2 * i + 1], 48, "commonprefix-%08u-tie-tie-%04u", i / 100, (i % 100) * 2);
+  }
+  for (int j = 0; j < EXTRA; j++) probe[2 * FP_KEYS + j] = strdup(extra[j]);
+  char **keys = malloc(FP_KEYS * sizeof *keys); /* the oracle: the keys, sorted */
+  for (uint32_t i = 0; i < FP_KEYS; i++) keys[i] = probe[2 * i];
+  qsort(keys, FP_KEYS, sizeof *keys, str_cmp);
+  iterator_t *it = table_iterator_create(t);
+  for (size_t p = 0; p < np; p++) {
+    const char *k = probe[p];
+    size_t kn = strlen(k);
+    size_t lo = 0, hi = FP_KEYS; /* first key >= k */
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (strcmp(keys[mid], k) < 0)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    int present = lo < FP_KEYS && strcmp(keys[lo], k) == 0;
+    lsm_lookup_t got;
+    assert_int_equal(table_get(t, k, kn, blocked_filter_key_hash(k, kn), LSM_MAX_SEQ, &tbuf,
+                               &got, &err),
+                     ST_OK);
+    if (present != (got.state == LSM_LOOKUP_VALUE)) fail_msg("get %s: state %d", k, got.state);
+    if (present) assert_memory_equal(got.val, k, kn); /* the value is the key */
+    uint8_t ik[64];
+    size_t ikn = internal_key_encode(ik, k, kn, LSM_MAX_SEQ, LSM_TYPE_VALUE);
+    iterator_seek(it, ik, ikn);
+    if (lo == FP_KEYS) {
+      assert_false(iterator_valid(it));
+      continue;
+    }
+    assert_true(iterator_valid(it));
+    size_t n;
+    const uint8_t *at = iterator_key(it, &n);
+    if (n - 8 != strlen(keys[lo]) || memcmp(at, keys[lo], n - 8) != 0)
+      fail_msg("seek %s: landed on %.*s, want %s", k, (int)(n - 8), (const char *)at, keys[lo]);
+  }
+  iterator_destroy(it);
+  for (size_t p = 0; p < np; p++) free(probe[p]);
+  free(probe);
+  free(keys);
+  table_unref(t);
+}
+
 static void test_table_without_filter_and_empty(void **state) {
   (void)state;
   size_t n;
@@ -954,6 +1051,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_table_build_get_iterate_scan, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_table_without_filter_and_empty, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_table_index_find_prefix_and_ties, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_table_get_kept_newest_version_wins, dir_setup,
                                       dir_teardown),
       cmocka_unit_test_setup_teardown(test_table_short_internal_key_is_corrupt, dir_setup,
