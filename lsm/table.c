@@ -391,15 +391,6 @@ static int load_filter(table_t *t, const uint8_t **out, err_t *err) {
   return rc;
 }
 
-size_t table_memory_usage(const table_t *t) {
-  size_t n =
-      sizeof *t + t->index_bytes +
-      (atomic_load_explicit((_Atomic(uint8_t *) *)&t->filter, memory_order_acquire) ? t->filter_size
-                                                                                    : 0);
-  for (size_t i = 0; i < t->nmeta; i++) n += sizeof *t->meta + strlen(t->meta[i].name) + 1;
-  return n;
-}
-
 void table_get_stats(const table_t *t, table_stats_t *st) {
   st->data_blocks = t->nblocks;
   st->blocks_read =

@@ -66,8 +66,6 @@ void table_unref(table_t *t);
 
 uint64_t table_number(const table_t *t);
 uint64_t table_file_size(const table_t *t);
-/* Heap memory held by the reader (index, key filter, parsed metadata). */
-size_t table_memory_usage(const table_t *t);
 /* 1 if the table has a key filter. */
 int table_has_key_filter(const table_t *t);
 
