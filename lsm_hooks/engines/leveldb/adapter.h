@@ -43,6 +43,7 @@
 #ifndef BFH_LSM_HOOKS_LEVELDB_ADAPTER_H
 #define BFH_LSM_HOOKS_LEVELDB_ADAPTER_H
 
+#include <leveldb/c.h> /* the types; the engine's calls go through ldb_api.h */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -50,7 +51,6 @@
 #include "util/env.h"
 #include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 

@@ -9,6 +9,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 

@@ -29,6 +29,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"

@@ -10,6 +10,7 @@
 #include "bfh.h"
 #include "lsm_hooks/index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"

@@ -32,11 +32,11 @@
 #define BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
 
 #include <pthread.h>
+#include <rocksdb/c.h> /* the types; the engine's calls go through rdb_api.h */
 #include <stdint.h>
 
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
-#include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/env.h"

@@ -24,6 +24,7 @@
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 
 /* Maps a RocksDB error string to a status, sets err, frees msg. */

@@ -9,6 +9,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/index/leaf_cache.h"
 

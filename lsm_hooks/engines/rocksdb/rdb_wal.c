@@ -13,6 +13,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
+#include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
 
 typedef struct decode {
