@@ -30,6 +30,21 @@ typedef struct dynlib {
   char why[256];
 } dynlib_t;
 
+/* The table of an API's functions, from LIST(X, P), which expands X(P, name) for each function
+   P_name it lists: DYNLIB_TABLE(LIST, P) is a union whose f.name is the typed pointer to P_name
+   and whose p[] is the array dynlib_bind fills, in LIST's order, from the names DYNLIB_NAME
+   makes of the same list ({LIST(DYNLIB_NAME, P)}). */
+#define DYNLIB_FIELD(P, name) __typeof__(P##_##name) *name;
+#define DYNLIB_ONE(P, name) +1
+#define DYNLIB_NAME(P, name) #P "_" #name,
+#define DYNLIB_TABLE(LIST, P)   \
+  union {                       \
+    struct {                    \
+      LIST(DYNLIB_FIELD, P)     \
+    } f;                        \
+    void *p[0 LIST(DYNLIB_ONE, P)]; \
+  }
+
 #define DYNLIB_INIT(soname, package, names, fns)                                            \
   {(soname), (package), (names), sizeof(names) / sizeof((names)[0]), (void **)(fns),      \
    PTHREAD_ONCE_INIT, 0, ""}

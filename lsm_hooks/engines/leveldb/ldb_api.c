@@ -7,11 +7,7 @@
 
 ldb_api_fns_t ldb_api;
 
-static const char *const names[] = {
-#define NAME(name) "leveldb_" #name,
-    LDB_API_FUNCTIONS(NAME)
-#undef NAME
-};
+static const char *const names[] = {LDB_API_FUNCTIONS(DYNLIB_NAME, leveldb)};
 
 _Static_assert(sizeof names / sizeof names[0] == sizeof ldb_api.p / sizeof ldb_api.p[0],
                "one name per function pointer");

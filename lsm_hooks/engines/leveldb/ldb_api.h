@@ -1,5 +1,5 @@
 /* The LevelDB C API (leveldb/c.h), bound at the first open of a LevelDB engine rather than
- * linked (util/dynlib.h says why): include this header, not leveldb/c.h. */
+ * linked (util/dynlib.h says why): the engine files that call it include this header. */
 #ifndef BFH_LSM_HOOKS_LEVELDB_LDB_API_H
 #define BFH_LSM_HOOKS_LEVELDB_LDB_API_H
 
@@ -7,57 +7,48 @@
 
 #include "util/dynlib.h"
 
-/* The functions bfh calls, X(name) for leveldb_name. */
-#define LDB_API_FUNCTIONS(X) \
-  X(close) \
-  X(compact_range) \
-  X(create_iterator) \
-  X(delete) \
-  X(filterpolicy_create_bloom) \
-  X(filterpolicy_destroy) \
-  X(free) \
-  X(get) \
-  X(iter_destroy) \
-  X(iter_get_error) \
-  X(iter_key) \
-  X(iter_next) \
-  X(iter_seek) \
-  X(iter_seek_to_first) \
-  X(iter_valid) \
-  X(iter_value) \
-  X(open) \
-  X(options_create) \
-  X(options_destroy) \
-  X(options_set_compression) \
-  X(options_set_create_if_missing) \
-  X(options_set_filter_policy) \
-  X(options_set_max_file_size) \
-  X(options_set_paranoid_checks) \
-  X(options_set_write_buffer_size) \
-  X(property_value) \
-  X(put) \
-  X(readoptions_create) \
-  X(readoptions_destroy) \
-  X(readoptions_set_fill_cache) \
-  X(readoptions_set_verify_checksums) \
-  X(repair_db) \
-  X(write) \
-  X(writebatch_create) \
-  X(writebatch_destroy) \
-  X(writeoptions_create) \
-  X(writeoptions_destroy) \
-  X(writeoptions_set_sync)
+/* The functions bfh calls: X(P, name) for each function P_name (P = leveldb). */
+#define LDB_API_FUNCTIONS(X, P) \
+  X(P, close) \
+  X(P, compact_range) \
+  X(P, create_iterator) \
+  X(P, delete) \
+  X(P, filterpolicy_create_bloom) \
+  X(P, filterpolicy_destroy) \
+  X(P, free) \
+  X(P, get) \
+  X(P, iter_destroy) \
+  X(P, iter_get_error) \
+  X(P, iter_key) \
+  X(P, iter_next) \
+  X(P, iter_seek) \
+  X(P, iter_seek_to_first) \
+  X(P, iter_valid) \
+  X(P, iter_value) \
+  X(P, open) \
+  X(P, options_create) \
+  X(P, options_destroy) \
+  X(P, options_set_compression) \
+  X(P, options_set_create_if_missing) \
+  X(P, options_set_filter_policy) \
+  X(P, options_set_max_file_size) \
+  X(P, options_set_paranoid_checks) \
+  X(P, options_set_write_buffer_size) \
+  X(P, property_value) \
+  X(P, put) \
+  X(P, readoptions_create) \
+  X(P, readoptions_destroy) \
+  X(P, readoptions_set_fill_cache) \
+  X(P, readoptions_set_verify_checksums) \
+  X(P, repair_db) \
+  X(P, write) \
+  X(P, writebatch_create) \
+  X(P, writebatch_destroy) \
+  X(P, writeoptions_create) \
+  X(P, writeoptions_destroy) \
+  X(P, writeoptions_set_sync)
 
-typedef union ldb_api_fns {
-  struct {
-#define LDB_API_FIELD(name) __typeof__(leveldb_##name) *name;
-    LDB_API_FUNCTIONS(LDB_API_FIELD)
-#undef LDB_API_FIELD
-  } f;
-#define LDB_API_ONE(name) +1
-  void *p[0 LDB_API_FUNCTIONS(LDB_API_ONE)];
-#undef LDB_API_ONE
-} ldb_api_fns_t;
+typedef DYNLIB_TABLE(LDB_API_FUNCTIONS, leveldb) ldb_api_fns_t;
 
 extern ldb_api_fns_t ldb_api;
 

@@ -7,11 +7,7 @@
 
 rdb_api_fns_t rdb_api;
 
-static const char *const names[] = {
-#define NAME(name) "rocksdb_" #name,
-    RDB_API_FUNCTIONS(NAME)
-#undef NAME
-};
+static const char *const names[] = {RDB_API_FUNCTIONS(DYNLIB_NAME, rocksdb)};
 
 _Static_assert(sizeof names / sizeof names[0] == sizeof rdb_api.p / sizeof rdb_api.p[0],
                "one name per function pointer");

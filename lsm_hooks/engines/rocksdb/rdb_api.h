@@ -1,5 +1,5 @@
 /* The RocksDB C API (rocksdb/c.h), bound at the first open of a RocksDB engine rather than
- * linked (util/dynlib.h says why): include this header, not rocksdb/c.h. */
+ * linked (util/dynlib.h says why): the engine files that call it include this header. */
 #ifndef BFH_LSM_HOOKS_ROCKSDB_RDB_API_H
 #define BFH_LSM_HOOKS_ROCKSDB_RDB_API_H
 
@@ -7,81 +7,72 @@
 
 #include "util/dynlib.h"
 
-/* The functions bfh calls, X(name) for rocksdb_name. */
-#define RDB_API_FUNCTIONS(X) \
-  X(block_based_options_create) \
-  X(block_based_options_destroy) \
-  X(block_based_options_set_filter_policy) \
-  X(close) \
-  X(column_family_handle_destroy) \
-  X(column_family_handle_get_id) \
-  X(create_iterator_cf) \
-  X(delete_cf) \
-  X(disable_file_deletions) \
-  X(enable_file_deletions) \
-  X(filterpolicy_create_bloom) \
-  X(flush_cf) \
-  X(flushoptions_create) \
-  X(flushoptions_destroy) \
-  X(flushoptions_set_wait) \
-  X(free) \
-  X(get_cf) \
-  X(get_latest_sequence_number) \
-  X(get_updates_since) \
-  X(iter_destroy) \
-  X(iter_get_error) \
-  X(iter_key) \
-  X(iter_next) \
-  X(iter_seek) \
-  X(iter_seek_to_first) \
-  X(iter_valid) \
-  X(iter_value) \
-  X(list_column_families) \
-  X(list_column_families_destroy) \
-  X(livefiles) \
-  X(livefiles_column_family_name) \
-  X(livefiles_count) \
-  X(livefiles_destroy) \
-  X(livefiles_level) \
-  X(livefiles_name) \
-  X(livefiles_size) \
-  X(open_column_families) \
-  X(options_create) \
-  X(options_destroy) \
-  X(options_set_block_based_table_factory) \
-  X(options_set_compression) \
-  X(options_set_create_if_missing) \
-  X(options_set_paranoid_checks) \
-  X(options_set_target_file_size_base) \
-  X(options_set_write_buffer_size) \
-  X(property_value_cf) \
-  X(put_cf) \
-  X(readoptions_create) \
-  X(readoptions_destroy) \
-  X(readoptions_set_verify_checksums) \
-  X(repair_db) \
-  X(wal_iter_destroy) \
-  X(wal_iter_get_batch) \
-  X(wal_iter_next) \
-  X(wal_iter_status) \
-  X(wal_iter_valid) \
-  X(writebatch_count) \
-  X(writebatch_data) \
-  X(writebatch_destroy) \
-  X(writeoptions_create) \
-  X(writeoptions_destroy) \
-  X(writeoptions_set_sync)
+/* The functions bfh calls: X(P, name) for each function P_name (P = rocksdb). */
+#define RDB_API_FUNCTIONS(X, P) \
+  X(P, block_based_options_create) \
+  X(P, block_based_options_destroy) \
+  X(P, block_based_options_set_filter_policy) \
+  X(P, close) \
+  X(P, column_family_handle_destroy) \
+  X(P, column_family_handle_get_id) \
+  X(P, create_iterator_cf) \
+  X(P, delete_cf) \
+  X(P, disable_file_deletions) \
+  X(P, enable_file_deletions) \
+  X(P, filterpolicy_create_bloom) \
+  X(P, flush_cf) \
+  X(P, flushoptions_create) \
+  X(P, flushoptions_destroy) \
+  X(P, flushoptions_set_wait) \
+  X(P, free) \
+  X(P, get_cf) \
+  X(P, get_latest_sequence_number) \
+  X(P, get_updates_since) \
+  X(P, iter_destroy) \
+  X(P, iter_get_error) \
+  X(P, iter_key) \
+  X(P, iter_next) \
+  X(P, iter_seek) \
+  X(P, iter_seek_to_first) \
+  X(P, iter_valid) \
+  X(P, iter_value) \
+  X(P, list_column_families) \
+  X(P, list_column_families_destroy) \
+  X(P, livefiles) \
+  X(P, livefiles_column_family_name) \
+  X(P, livefiles_count) \
+  X(P, livefiles_destroy) \
+  X(P, livefiles_level) \
+  X(P, livefiles_name) \
+  X(P, livefiles_size) \
+  X(P, open_column_families) \
+  X(P, options_create) \
+  X(P, options_destroy) \
+  X(P, options_set_block_based_table_factory) \
+  X(P, options_set_compression) \
+  X(P, options_set_create_if_missing) \
+  X(P, options_set_paranoid_checks) \
+  X(P, options_set_target_file_size_base) \
+  X(P, options_set_write_buffer_size) \
+  X(P, property_value_cf) \
+  X(P, put_cf) \
+  X(P, readoptions_create) \
+  X(P, readoptions_destroy) \
+  X(P, readoptions_set_verify_checksums) \
+  X(P, repair_db) \
+  X(P, wal_iter_destroy) \
+  X(P, wal_iter_get_batch) \
+  X(P, wal_iter_next) \
+  X(P, wal_iter_status) \
+  X(P, wal_iter_valid) \
+  X(P, writebatch_count) \
+  X(P, writebatch_data) \
+  X(P, writebatch_destroy) \
+  X(P, writeoptions_create) \
+  X(P, writeoptions_destroy) \
+  X(P, writeoptions_set_sync)
 
-typedef union rdb_api_fns {
-  struct {
-#define RDB_API_FIELD(name) __typeof__(rocksdb_##name) *name;
-    RDB_API_FUNCTIONS(RDB_API_FIELD)
-#undef RDB_API_FIELD
-  } f;
-#define RDB_API_ONE(name) +1
-  void *p[0 RDB_API_FUNCTIONS(RDB_API_ONE)];
-#undef RDB_API_ONE
-} rdb_api_fns_t;
+typedef DYNLIB_TABLE(RDB_API_FUNCTIONS, rocksdb) rdb_api_fns_t;
 
 extern rdb_api_fns_t rdb_api;
 
