@@ -1,7 +1,6 @@
 /* ldb_table: see leveldb_format/ldb_table.h for the byte layout. */
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
-#include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "lsm/block.h"
 #include "lsm/internal_key.h"
 #include "util/coding.h"
+#include "util/snappy_api.h"
 
 _Static_assert(LDB_TYPE_VALUE == LSM_TYPE_VALUE && LDB_TYPE_DELETION == LSM_TYPE_DELETION,
                "LevelDB's value types are the own engine's");
@@ -119,6 +119,9 @@ static int decode_block(reader_t *r, uint64_t off, const uint8_t *p, uint64_t n,
     return BFH_OK;
   }
   if (type != 1) return corrupt(r, off, "unknown compression type");
+  if (snappy_api_bind(r->err) != BFH_OK)
+    return err_prefix(r->err, "table %s: block at %llu: snappy: ", r->path,
+                      (unsigned long long)off);
   size_t ulen;
   if (snappy_uncompressed_length((const char *)p, (size_t)n, &ulen) != SNAPPY_OK ||
       ulen > MAX_BLOCK_BYTES)

@@ -3,7 +3,6 @@
 
 #include <bzlib.h>
 #include <lz4.h>
-#include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "lsm/block.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/snappy_api.h"
 
 _Static_assert(BLOCK_TRAILER_BYTES == 5, "RocksDB's block trailer is LevelDB's 5 bytes");
 
@@ -275,6 +275,9 @@ static int decode_block(table_t *t, uint64_t off, const uint8_t *p, uint64_t n, 
   size_t srclen = (size_t)(end - src), got = 0;
   switch (type) {
     case COMP_SNAPPY: {
+      if (snappy_api_bind(t->err) != BFH_OK)
+        return err_prefix(t->err, "table %s: block at %llu: snappy: ", t->path,
+                          (unsigned long long)off);
       size_t sl;
       if (snappy_uncompressed_length((const char *)src, srclen, &sl) != SNAPPY_OK ||
           sl > MAX_BLOCK_BYTES)
