@@ -1,10 +1,11 @@
 /* dynlib: a shared library bound at its first use rather than at process start.
  *
- * Linking librocksdb costs every bfh process ~14 ms of dynamic loading (its symbols and the C++
- * runtime's), and libleveldb ~3 ms, although most processes never open a stock engine: a
- * `bfh search` on the own engine took 4 ms without them and 22 ms with. So the stock engines
- * reach their library through a table of function pointers, filled here the first time an
- * engine of that kind opens, after SQLite's loadable extensions (sqlite3ext.h: a struct of
+ * Linking librocksdb makes every bfh process pay its dynamic loading (the symbols and
+ * relocations of a large C++ library, and the C++ runtime) at start, several times what an
+ * own-engine search costs, although most processes never open a stock engine; libleveldb and
+ * libsnappy cost less, for the same reason (doc/lsm.md "Performance goals"). So the stock
+ * engines and the snappy readers reach their library through a table of function pointers,
+ * filled here at first use, after SQLite's loadable extensions (sqlite3ext.h: a struct of
  * pointers and a #define per API name, so call sites read as ordinary calls).
  *
  * A binding is loaded once per process and never unloaded (the C++ libraries keep static
