@@ -304,8 +304,9 @@ for args in "lazy Rome" "rdb Rome --engine rocksdb" "ldb_lazy Rome --engine leve
   [ "$(cat out)" = "$(case $args in lazy*) echo k1 ;; rdb*) echo k4 ;; *) echo k1 ;; esac)" ] ||
     die "search $args printed '$(cat out)'"
   ! grep -E 'file=(librocksdb|libleveldb)' ld.trace || die "search $args loaded a stock engine's library"
-  # the own engine's tables are not compressed: snappy (and the C++ runtime) stay unloaded
-  case $args in lazy*) ! grep -E 'file=(libsnappy|libstdc)' ld.trace || die "search $args loaded snappy" ;; esac
+  # the own engine's tables are not compressed: snappy stays unloaded (a sanitizer runtime may
+  # bring the C++ runtime, which snappy would)
+  case $args in lazy*) ! grep -E 'file=libsnappy' ld.trace || die "search $args loaded snappy" ;; esac
 done
 expect_status 0 "$bfh" delete rdb k4 --engine rocksdb
 # Without --engine, the engine that wrote it; with another, refused, naming the right one.
