@@ -50,6 +50,16 @@ typedef struct dynlib {
   {(soname), (package), (names), sizeof(names) / sizeof((names)[0]), (void **)(fns),      \
    PTHREAD_ONCE_INIT, 0, ""}
 
+/* Defines, for a table declared as DYNLIB_TABLE(LIST, P) and named table, the names and the
+   binding of its library, and `int table_bind(err_t *err)`, which calls dynlib_bind. */
+#define DYNLIB_DEFINE(table, LIST, P, soname, package)                                       \
+  static const char *const table##_names[] = {LIST(DYNLIB_NAME, P)};                         \
+  _Static_assert(sizeof table##_names / sizeof table##_names[0] ==                           \
+                     sizeof table.p / sizeof table.p[0],                                     \
+                 "one name per function pointer");                                           \
+  static dynlib_t table##_lib = DYNLIB_INIT(soname, package, table##_names, table.p);        \
+  int table##_bind(err_t *err) { return dynlib_bind(&table##_lib, err); }
+
 /* Loads lib->soname and binds every name into lib->fns, once per process. ST_OK, or
  * ST_E_UNSUPPORTED with a message naming the library, the Debian package and the loader's
  * reason ("librocksdb.so.7.8 (Debian package librocksdb7.8): cannot open shared object file");

@@ -7,11 +7,4 @@
 
 ldb_api_fns_t ldb_api;
 
-static const char *const names[] = {LDB_API_FUNCTIONS(DYNLIB_NAME, leveldb)};
-
-_Static_assert(sizeof names / sizeof names[0] == sizeof ldb_api.p / sizeof ldb_api.p[0],
-               "one name per function pointer");
-
-static dynlib_t lib = DYNLIB_INIT(BFH_LEVELDB_SONAME, "libleveldb1d", names, ldb_api.p);
-
-int ldb_api_bind(err_t *err) { return dynlib_bind(&lib, err); }
+DYNLIB_DEFINE(ldb_api, LDB_API_FUNCTIONS, leveldb, BFH_LEVELDB_SONAME, "libleveldb1d")

@@ -7,11 +7,4 @@
 
 rdb_api_fns_t rdb_api;
 
-static const char *const names[] = {RDB_API_FUNCTIONS(DYNLIB_NAME, rocksdb)};
-
-_Static_assert(sizeof names / sizeof names[0] == sizeof rdb_api.p / sizeof rdb_api.p[0],
-               "one name per function pointer");
-
-static dynlib_t lib = DYNLIB_INIT(BFH_ROCKSDB_SONAME, "librocksdb7.8", names, rdb_api.p);
-
-int rdb_api_bind(err_t *err) { return dynlib_bind(&lib, err); }
+DYNLIB_DEFINE(rdb_api, RDB_API_FUNCTIONS, rocksdb, BFH_ROCKSDB_SONAME, "librocksdb7.8")
