@@ -28,7 +28,7 @@
 
 #include "bench/bench_util.h"
 #include "bfh.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "workloads/workload.h"
 
 static void die(const char *what, int rc, bfh_db *db) {

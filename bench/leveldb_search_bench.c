@@ -43,11 +43,11 @@
 #include "bench/bench_util.h"
 #include "bfh.h"
 #include "filters/hash.h"
-/* Not public (lsm_hooks/testbed.h): how many leaves an open built by reading tables and how
+/* Not public (api/testbed.h): how many leaves an open built by reading tables and how
    many it loaded from the filter cache (bfh_stats counts only their sum), the build of one
    table's filter (ldb_filter_build); for --beyond a full index sync (engine_leveldb_sync),
    the view every search takes, and LevelDB's table list parsed (ldb_sstables_parse). */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "util/random.h"
 
 static int value_bytes = 100;

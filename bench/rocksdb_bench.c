@@ -43,10 +43,10 @@
 
 #include "bench/bench_util.h"
 #include "bfh.h"
-/* Not public: the engine behind a handle (bfh_internal_engine, lsm_hooks/testbed.h) and the
+/* Not public: the engine behind a handle (bfh_internal_engine, api/testbed.h) and the
    RocksDB engine's full index sync (engine_rocksdb_sync). */
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "util/random.h"
 
 #define ROCKSDB_WRITE_BUFFER (64u << 20) /* RocksDB 7.8's default write_buffer_size */

@@ -43,10 +43,10 @@
 
 #include "bench/bench_util.h"
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): waiting for the compactions, the cost of the index
+/* Not public (api/testbed.h): waiting for the compactions, the cost of the index
    rebuild at open, and ORACLE (the true tables found table by table, then a search of only
    those). The index sizes come from bfh_stats. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "workloads/workload.h"
 
 typedef struct cfg {

@@ -3,7 +3,7 @@
 #include "experiments/exp.h"
 
 /* exp_engine_is_own: the engine kinds' capabilities (engine.h) */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 
 const char *exp_scale_name(exp_scale_t s) {
   return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Not public (lsm_hooks/testbed.h): the index loader, to wait for it after an open. */
-#include "lsm_hooks/testbed.h"
+/* Not public (api/testbed.h): the index loader, to wait for it after an open. */
+#include "api/testbed.h"
 
 void exp_db_params_init(exp_db_params_t *p, const exp_ctx_t *x, uint64_t n) {
   memset(p, 0, sizeof *p);

@@ -22,7 +22,7 @@ uint64_t bfh_hash64(const void *data, size_t n, uint64_t seed);
 /* The hash of a value (not a key): bfh_hash64, counted. Every structure that indexes values
    (value filters, block filters, the memtables' value index, the LevelDB log segments, the
    stand-alone index) hashes with this, when it adds a value and when it is asked for one;
-   a search hashes its value once (lsm_hooks/search/search_plan.c) and passes the hash down. */
+   a search hashes its value once (search/search_plan.c) and passes the hash down. */
 uint64_t bfh_value_hash(const void *val, size_t n, uint64_t seed);
 /* The number of bfh_value_hash calls made by this thread so far: a test hook, which lets a
    test see that a search hashed its value exactly once. */

@@ -42,7 +42,7 @@
 
 typedef struct hierarchy hierarchy_t;
 
-/* The same numbers as bfh_placement in bfh.h (lsm_hooks/api/api.c checks it). */
+/* The same numbers as bfh_placement in bfh.h (api/api.c checks it). */
 typedef enum hierarchy_placement {
   HIERARCHY_SIMILARITY = 0,
   HIERARCHY_POSITIONAL = 1,

@@ -82,7 +82,7 @@ int sliced_contains(const sliced_t *s, uint64_t id);
    the slots in use), the slot ids, the free list and the id map. */
 size_t sliced_size_in_bytes(const sliced_t *s);
 /* The rows as they lie in memory, for a caller that stores them (the persisted value index,
-   lsm_hooks/index/persisted_index.h): m rows of *row_bytes bytes each, bit j of a row (byte
+   index/persisted_index.h): m rows of *row_bytes bytes each, bit j of a row (byte
    j / 8, bit j % 8) being slot j; *rows points into s (valid until s changes). The id in
    slot j for j < *slots is (*slot_ids)[j] when sliced_slot_live(s, j), else the slot is free. */
 void sliced_rows(const sliced_t *s, const uint8_t **rows, size_t *row_bytes, size_t *slots,

@@ -46,7 +46,7 @@ typedef struct lsm_options {
      writes that were in no table yet), in log order, before the open returns; seq is the
      record's sequence number, type LSM_TYPE_VALUE or LSM_TYPE_DELETION. A nonzero return
      fails the open with ST_E_NOMEM. A second store derived from this one (the stand-alone
-     index, lsm_hooks/search/standalone.c) uses it to learn of every write a crash may have left
+     index, index/standalone.c) uses it to learn of every write a crash may have left
      in this store's log alone. */
   lsm_visit_fn replay;
   void *replay_arg;

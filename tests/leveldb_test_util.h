@@ -4,7 +4,7 @@
  * compaction left to do. A test that asserts on a table layout builds it, then waits until
  * it is settled, so that no background compaction changes it under the test (and a reopen
  * starts none). Header-only; include after cmocka.h. Links the library's internals
- * (lsm_hooks/leveldb_format/ldb_sstables, through lsm_hooks/testbed.h).
+ * (lsm_hooks/leveldb_format/ldb_sstables, through api/testbed.h).
  *
  * LevelDB 1.23 starts a compaction on its own in two cases (db/version_set.cc):
  *   - size: level 0 holds kL0_CompactionTrigger = 4 files, or a level L in 1..5 holds more
@@ -28,8 +28,8 @@
 #include <time.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the parser of LevelDB's table list. */
-#include "lsm_hooks/testbed.h"
+/* Not public (api/testbed.h): the parser of LevelDB's table list. */
+#include "api/testbed.h"
 
 #define LDB_TEST_L0_TRIGGER 4
 #define LDB_TEST_SETTLE_TIMEOUT_S 300 /* a compaction of tens of MB on a loaded machine */

@@ -2,7 +2,7 @@
  *
  * Every internal function that can fail returns one of these, with a message in the
  * caller's err_t (util/err.h). include/bfh.h publishes the same values under BFH_ names
- * (BFH_OK, BFH_E_CORRUPT, ...); lsm_hooks/api/api.c checks at compile time that the two agree,
+ * (BFH_OK, BFH_E_CORRUPT, ...); api/api.c checks at compile time that the two agree,
  * so a status travels from the engine to bfh_last_error() unchanged.
  */
 #ifndef BFH_UTIL_STATUS_H

@@ -25,7 +25,7 @@
 #include "bfh.h"
 #include "filters/block_filter.h"
 #include "lsm/verify.h"
-#include "lsm_hooks/index/index_sync.h"
+#include "index/index_sync.h"
 #include "util/err.h"
 
 struct search_ctx;   /* search_plan.h */
@@ -125,7 +125,7 @@ typedef struct engine_ops {
   /* Optional (NULL: none; the Cuckoo Index then reads such a table whole at every search):
      calls fn with bfh_value_hash(value, seed) of every value entry (not deletions) of table
      `number` of the view, reading only that table. The Cuckoo Index is built from it
-     (lsm_hooks/index/cuckoo_index.h). */
+     (index/cuckoo_index.h). */
   int (*table_hashes)(engine_t *e, engine_view_t *view, uint64_t number, uint64_t seed,
                       void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                       err_t *err);
@@ -133,7 +133,7 @@ typedef struct engine_ops {
      at offset off of the contents of meta block `name` of table `number` of the view into
      buf. BFH_OK; BFH_E_CORRUPT if the table has no such block or it is shorter (the message
      says which); the I/O layer's error. Used by the lean index's maps
-     (lsm_hooks/index/value_block_map.h). */
+     (index/value_block_map.h). */
   int (*read_meta)(engine_t *e, engine_view_t *view, uint64_t number, const char *name,
                    uint64_t off, size_t len, void *buf, err_t *err);
 } engine_ops_t;
@@ -225,7 +225,7 @@ typedef struct engine_kind {
   int (*open_replaying)(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_replay_fn replay, void *replay_arg, engine_t **e,
                         err_t *err);
-  /* bfh_repair (lsm_hooks/api/repair.c), in three steps. repair_lock checks that path holds
+  /* bfh_repair (api/repair.c), in three steps. repair_lock checks that path holds
      this engine's database, without writing (BFH_E_INVALID naming what it holds instead), and
      takes the locks its owners take (BFH_E_BUSY when it is open, in a bfh handle or in any
      process of the stock engine), creating at most LOCK; *lock holds them until

@@ -13,7 +13,7 @@
 
 #include "bfh.h"
 #include "util/env.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
 void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what) {

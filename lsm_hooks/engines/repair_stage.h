@@ -13,7 +13,7 @@
  *      subdirectory is mirrored the same way. A marker file, REPAIR_STAGE_MARKER, says that
  *      the directory is a stage.
  *   2. The engine's repair runs in the stage, and the caller checks what it built
- *      (lsm_hooks/api/repair.c).
+ *      (api/repair.c).
  *   3. repair_stage_commit: one renameat2(RENAME_EXCHANGE) swaps the stage and path. The old
  *      directory, now under the stage's name, is moved into path/lost/before-repair-N (N the
  *      first free number), whence a user can put it back.

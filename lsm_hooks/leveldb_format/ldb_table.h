@@ -25,7 +25,7 @@
  * mismatch".
  *
  * A table's tag (ldb_table_tag) is a 64-bit digest that binds what bfh derives from the table
- * (its filters, kept in the sidecar cache, lsm_hooks/index/leaf_cache.h) to the table's bytes, not
+ * (its filters, kept in the sidecar cache, index/leaf_cache.h) to the table's bytes, not
  * to its number and size, which a database made again in the same directory reuses: XXH3-64
  * (seed LDB_TABLE_TAG_SEED) of the footer (48 bytes), the index block's contents and trailer,
  * then the 5-byte trailer of every data block the index lists, in index order. Each trailer

@@ -23,9 +23,9 @@
 
 #include "bfh.h"
 #include "lsm/table.h"
-/* Not public (lsm_hooks/testbed.h): the LevelDB engine's counters of where leaves came from,
+/* Not public (api/testbed.h): the LevelDB engine's counters of where leaves came from,
    and the cache file's layout. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 

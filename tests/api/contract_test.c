@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "bfh.h"
-#include "lsm_hooks/testbed.h" /* bfh_internal_open_io: a power loss after the close */
+#include "api/testbed.h" /* bfh_internal_open_io: a power loss after the close */
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 #include "tests/env_fault.h"

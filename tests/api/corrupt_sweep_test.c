@@ -54,9 +54,9 @@
 #include <unistd.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the reader of LevelDB's tables (ldb_table_scan_blocks, to
+/* Not public (api/testbed.h): the reader of LevelDB's tables (ldb_table_scan_blocks, to
    find where each table's data blocks end) and the I/O layer's default. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/env.h"
 #include "util/random.h"

@@ -29,9 +29,9 @@
 #include "filters/block_filter.h"
 #include "lsm/log.h"
 #include "lsm/table.h"
-/* Not public (lsm_hooks/testbed.h): the views and table scans (every entry of a table), the
+/* Not public (api/testbed.h): the views and table scans (every entry of a table), the
    own engine's compaction wait, the LevelDB engine's indexing, and the filter cache. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "bfh.h"
-#include "lsm_hooks/testbed.h" /* bfh_internal_open_io */
+#include "api/testbed.h" /* bfh_internal_open_io */
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 #include "tests/env_fault.h"

@@ -16,7 +16,7 @@
 
 #include "bfh.h"
 #include "lsm/table.h"
-#include "lsm_hooks/index/value_block_map.h"
+#include "index/value_block_map.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 

@@ -34,7 +34,7 @@
 #include <sys/stat.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/leaf_cache.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"

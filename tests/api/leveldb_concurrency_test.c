@@ -31,9 +31,9 @@
 #include <time.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the background indexer's counters (tables indexed during
+/* Not public (api/testbed.h): the background indexer's counters (tables indexed during
    the run, log rereads). */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

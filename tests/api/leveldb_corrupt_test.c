@@ -25,8 +25,8 @@
 
 #include "bfh.h"
 #include "lsm/log.h"
-/* Not public (lsm_hooks/testbed.h): the log reader, to find the records to damage. */
-#include "lsm_hooks/testbed.h"
+/* Not public (api/testbed.h): the log reader, to find the records to damage. */
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 

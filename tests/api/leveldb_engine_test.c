@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the engine's views and table scans, its indexing and
+/* Not public (api/testbed.h): the engine's views and table scans, its indexing and
    filter-cache counters, where each leaf came from, and a sync of the emulated hook. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "util/random.h"

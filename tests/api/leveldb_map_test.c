@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

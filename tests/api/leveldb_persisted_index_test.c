@@ -1,4 +1,4 @@
-/* The read-only LevelDB engine's persisted index (<index_dir>/BFH-INDEX; lsm_hooks/index/
+/* The read-only LevelDB engine's persisted index (<index_dir>/BFH-INDEX; index/
  * persisted_index.h, lsm_hooks/engines/leveldb_ro/ro_persisted.c; doc/search.md "The persisted
  * index"). A database written by stock LevelDB (its C API), opened read-only with an index
  * directory: the handle that built the filter cache writes the file at its close; a new
@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/block_index.h"
-#include "lsm_hooks/index/index_sync.h"
-#include "lsm_hooks/index/leaf_cache.h"
-#include "lsm_hooks/index/persisted_index.h"
-#include "lsm_hooks/index/value_index.h"
+#include "index/block_index.h"
+#include "index/index_sync.h"
+#include "index/leaf_cache.h"
+#include "index/persisted_index.h"
+#include "index/value_index.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
 #include "tests/api/persisted_index_util.h"

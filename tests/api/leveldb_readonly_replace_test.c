@@ -174,7 +174,7 @@ static void test_shared_index_dir(void **state) {
   bfh_options od = options(index_dir, BFH_LEAVES_ON_DISK);
   bfh_db *old = open_db(dir, &om);
   /* One search: it reads the leaves; their cache files are written at the next search or at
-     close (lsm_hooks/index/index_sync.h). */
+     close (index/index_sync.h). */
   static hits_t h;
   char vb[VAL_BYTES];
   assert_int_equal(bfh_search(old, vb, value_bytes(1, 0, vb), BFH_SEARCH_LEAVES, on_hit, &h, NULL),

@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the read-only engine's test hooks and its retry
+/* Not public (api/testbed.h): the read-only engine's test hooks and its retry
    counter. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

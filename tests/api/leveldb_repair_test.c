@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the hook run while the repair holds its locks. */
-#include "lsm_hooks/testbed.h"
+/* Not public (api/testbed.h): the hook run while the repair holds its locks. */
+#include "api/testbed.h"
 #include "tests/test_util.h"
 
 #define NKEYS 2000

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the LevelDB engine's hold on its directory watch. */
-#include "lsm_hooks/testbed.h"
+/* Not public (api/testbed.h): the LevelDB engine's hold on its directory watch. */
+#include "api/testbed.h"
 #include "tests/test_util.h"
 
 #define WAIT_POLLS 6000 /* 10 ms each: a minute for LevelDB to delete a log */

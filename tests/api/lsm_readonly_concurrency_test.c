@@ -42,7 +42,7 @@
 #include "lsm/db.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm_ro/lsm_readonly.h"
-#include "lsm_hooks/testbed.h" /* bfh_internal_engine: the writer's compactions */
+#include "api/testbed.h" /* bfh_internal_engine: the writer's compactions */
 #include "tests/test_util.h"
 #include "util/random.h"
 

@@ -22,7 +22,7 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm_ro/lsm_readonly.h"
-#include "lsm_hooks/testbed.h" /* bfh_internal_engine: the refresh counter, the writer */
+#include "api/testbed.h" /* bfh_internal_engine: the refresh counter, the writer */
 #include "tests/test_util.h"
 #include "util/crc32c.h"
 

@@ -22,9 +22,9 @@
 #include "filters/hash.h" /* bfh_value_hash_count */
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
-/* Not public (lsm_hooks/testbed.h): the value index's leaf count and the loader's hook. */
-#include "lsm_hooks/index/value_index.h" /* VALUE_INDEX_FOLD_READ_BYTES */
-#include "lsm_hooks/testbed.h"
+/* Not public (api/testbed.h): the value index's leaf count and the loader's hook. */
+#include "index/value_index.h" /* VALUE_INDEX_FOLD_READ_BYTES */
+#include "api/testbed.h"
 
 #define NKEYS 40000
 #define NVALUES 20000 /* values v00000..v19999, each on about two keys */

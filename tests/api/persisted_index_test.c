@@ -1,4 +1,4 @@
-/* The persisted value index (<db>/BFH-INDEX, lsm_hooks/index/persisted_index.h; doc/search.md
+/* The persisted value index (<db>/BFH-INDEX, index/persisted_index.h; doc/search.md
  * "Open cost"): a reading open answers through it before any leaf is loaded (the loaders are
  * held, index_sync_test_hold_loaders), and AUTO equals SCAN with the file present, stale
  * (tables compacted away and new ones made after it was written), damaged (counted, answered
@@ -17,14 +17,14 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/block_index.h"
-#include "lsm_hooks/index/index_sync.h"
-#include "lsm_hooks/index/persisted_index.h"
-#include "lsm_hooks/index/value_index.h"
+#include "index/block_index.h"
+#include "index/index_sync.h"
+#include "index/persisted_index.h"
+#include "index/value_index.h"
 #include "tests/test_util.h"
 #include "tests/api/persisted_index_util.h"
 #include "tests/api/db_fixture.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "util/coding.h"
 

@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/block_index.h"
-#include "lsm_hooks/index/value_index.h"
-#include "lsm_hooks/testbed.h"
+#include "index/block_index.h"
+#include "index/value_index.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
 

@@ -1,4 +1,4 @@
-/* bfh_repair's one rule (lsm_hooks/api/repair.c, engines/repair_stage.h): a repair either
+/* bfh_repair's one rule (api/repair.c, engines/repair_stage.h): a repair either
  * succeeds or leaves the directory byte for byte as it found it.
  *   - RocksDB, two column families, cf1 flushed while its writes are still in the live WAL
  *     (check reads it clean): RocksDB's RepairDB fails on it ("force_consistency_checks");
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/testbed.h" /* bfh_internal_repair_with_io, the stage's step hook */
+#include "api/testbed.h" /* bfh_internal_repair_with_io, the stage's step hook */
 #include "tests/rocksdb_test_util.h"
 #include "tests/test_util.h"
 #include "util/crc32c.h"

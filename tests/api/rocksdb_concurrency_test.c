@@ -41,9 +41,9 @@
 #include <time.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the RocksDB engine's count of the WAL iterators that ended
+/* Not public (api/testbed.h): the RocksDB engine's count of the WAL iterators that ended
    in a transient error, to know that the run met what it tests. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

@@ -27,9 +27,9 @@
 #include <sys/stat.h>
 
 #include "bfh.h"
-/* Not public (lsm_hooks/testbed.h): the RocksDB engine's WAL hook and its count of transient
+/* Not public (api/testbed.h): the RocksDB engine's WAL hook and its count of transient
    errors. */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

@@ -41,9 +41,9 @@
 /* Not public: the engine behind a handle, and the read-only engine's test hooks. */
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
-#include "lsm_hooks/index/index_sync.h"
-#include "lsm_hooks/index/value_block_map.h"
-#include "lsm_hooks/testbed.h"
+#include "index/index_sync.h"
+#include "index/value_block_map.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 

@@ -1,4 +1,4 @@
-/* One hash per search (lsm_hooks/search/search_plan.h): for every search method and every engine row
+/* One hash per search (search/search_plan.h): for every search method and every engine row
  * (own engine with and without value filters, with the stand-alone index, without the
  * memtables' value index; LevelDB; LevelDB read-only), a bfh_search hashes its value exactly
  * once (bfh_value_hash_count, this thread's count of value hashes), whatever the value: in a

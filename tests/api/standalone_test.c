@@ -30,7 +30,7 @@
 #include "bfh.h"
 /* testbed.h: the step hook of the write protocol, and the database's own lsm_db_t (to write
    past the index as a machine crash can leave it). */
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 #include "util/random.h"

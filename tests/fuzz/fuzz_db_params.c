@@ -1,4 +1,4 @@
-/* Fuzz target: the BFH-PARAMS decoder (db_params_decode in lsm_hooks/api/db_params.c).
+/* Fuzz target: the BFH-PARAMS decoder (db_params_decode in api/db_params.c).
  *
  * Each input is decoded as given and, when it has the file's size, again with its CRC
  * recomputed, so that the field checks behind the checksum are reached.
@@ -6,7 +6,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/api/db_params.h"
+#include "api/db_params.h"
 
 static void exercise(const uint8_t *data, size_t size) {
   db_params_t p;

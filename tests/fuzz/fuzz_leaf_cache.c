@@ -1,5 +1,5 @@
 /* Fuzz target: the sidecar filter cache file of the LevelDB engine (leaf_cache_load in
- * lsm_hooks/index/leaf_cache.c): the 48-byte header (versions 4 and 5: table number, size, tag
+ * index/leaf_cache.c): the 48-byte header (versions 4 and 5: table number, size, tag
  * and stamp), the serialized value filter, then (flag LEAF_CACHE_HAS_BLOCKS) the serialized
  * block filter, or (version 5, flags LEAF_CACHE_HAS_BLOCKS | LEAF_CACHE_HAS_MAP) the section
  * sizes, the block filter, the value-to-block map's head and its chunks.
@@ -20,7 +20,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/leaf_cache.h"
 
 #define MAX_M (1u << 22)
 

@@ -1,4 +1,4 @@
-/* Fuzz target: the persisted value index's reader (lsm_hooks/index/persisted_index.c): the
+/* Fuzz target: the persisted value index's reader (index/persisted_index.c): the
  * header and directory checks (persisted_index_open_mem), then, on a file it accepts, every
  * table bound as the directory names it and a few probes answered (rows read by chunk, chunk
  * CRCs, map heads into a block index).
@@ -11,8 +11,8 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/index/block_index.h"
-#include "lsm_hooks/index/persisted_index.h"
+#include "index/block_index.h"
+#include "index/persisted_index.h"
 
 static void exercise(const uint8_t *data, size_t size) {
   value_index_params_t p;

@@ -1,4 +1,4 @@
-/* Fuzz target: the value-to-block map (lsm_hooks/index/value_block_map.c): its head decoder
+/* Fuzz target: the value-to-block map (index/value_block_map.c): its head decoder
  * (value_block_map_open) and the probes of a map it accepts over fuzzed chunk bytes.
  *
  * Input: fixed32 n | n bytes of head (n taken modulo what is left) | the chunks block. The
@@ -10,7 +10,7 @@
  */
 #include "fuzz_util.h"
 
-#include "lsm_hooks/index/value_block_map.h"
+#include "index/value_block_map.h"
 
 typedef struct chunks {
   const uint8_t *p;

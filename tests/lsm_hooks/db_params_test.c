@@ -1,4 +1,4 @@
-/* Tests of the BFH-PARAMS file (lsm_hooks/api/db_params.h): the documented byte layout; write
+/* Tests of the BFH-PARAMS file (api/db_params.h): the documented byte layout; write
    and read round trips at the edges of every field; a missing file is BFH_NOT_FOUND;
    every flipped bit, every truncation and an extra byte are BFH_E_CORRUPT naming the file;
    a newer version is BFH_E_UNSUPPORTED; a failed write leaves the old file whole; the
@@ -18,7 +18,7 @@
 #include "bfh.h"
 #include "tests/env_fault.h"
 #include "util/env.h"
-#include "lsm_hooks/api/db_params.h"
+#include "api/db_params.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 
 #include "bfh.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"
 #include "tests/env_fault.h"

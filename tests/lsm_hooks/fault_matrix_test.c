@@ -44,7 +44,7 @@
 #include "lsm/db.h"
 #include "tests/env_fault.h"
 #include "util/env.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "tests/lsm_hooks/fault_matrix_util.h"
 #include "tests/test_util.h"

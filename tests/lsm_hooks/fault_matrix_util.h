@@ -17,7 +17,7 @@
 #include "bfh.h"
 #include "tests/env_fault.h"
 #include "util/env.h"
-#include "lsm_hooks/testbed.h"
+#include "api/testbed.h"
 #include "util/err.h"
 #include "util/random.h"
 #include "tests/test_util.h"

@@ -1,4 +1,4 @@
-/* index_sync_t and value_hook_t tests (lsm_hooks/index/index_sync.h, lsm_hooks/engines/lsm/value_hook.h), with
+/* index_sync_t and value_hook_t tests (index/index_sync.h, lsm_hooks/engines/lsm/value_hook.h), with
  * real value filters and a real value_index_t, and a test source whose read_leaf counts its
  * calls and fails with chosen statuses for chosen tables:
  *   pushed reports (built, added, removed; added without a built filter is read by run);
@@ -24,11 +24,11 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm/table_hook.h"
-#include "lsm_hooks/index/index_sync.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/index_sync.h"
+#include "index/leaf_cache.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
-#include "lsm_hooks/index/value_block_map.h"
-#include "lsm_hooks/index/value_index.h"
+#include "index/value_block_map.h"
+#include "index/value_index.h"
 #include "tests/test_util.h"
 
 #define M 2048

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/leaf_cache.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

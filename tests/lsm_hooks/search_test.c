@@ -1,4 +1,4 @@
-/* search.c tests (lsm_hooks/search/search.h): the paper's Algorithms 1-3 driven through a small
+/* search.c tests (search/search.h): the paper's Algorithms 1-3 driven through a small
  * in-memory engine_t defined here and a REAL value_index_t (m = 4096, k = 3, leaves built
  * from each table's values with value_filter_add).
  *
@@ -42,9 +42,9 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/index/value_block_map.h"
-#include "lsm_hooks/search/search.h"
-#include "lsm_hooks/index/value_index.h"
+#include "index/value_block_map.h"
+#include "search/search.h"
+#include "index/value_index.h"
 #include "util/random.h"
 
 #define M 4096

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/value_block_map.h"
+#include "index/value_block_map.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
 #include "util/crc32c.h"

@@ -19,10 +19,10 @@
 #include <cmocka.h>
 
 #include "filters/bits.h"
-#include "lsm_hooks/index/value_index.h"
-#include "lsm_hooks/index/persisted_index.h"
-#include "lsm_hooks/index/value_block_map.h"
-#include "lsm_hooks/index/value_index_private.h"
+#include "index/value_index.h"
+#include "index/persisted_index.h"
+#include "index/value_block_map.h"
+#include "index/value_index_private.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "tests/test_util.h"

@@ -2,7 +2,7 @@
  * emulated table-build hook of the LevelDB engine): its leaf and, optionally, its block
  * filter (filters/block_filter.h), in one pass over the table.
  *
- * The filters it builds are kept in the sidecar cache (lsm_hooks/index/leaf_cache.h) by index_sync.
+ * The filters it builds are kept in the sidecar cache (index/leaf_cache.h) by index_sync.
  * Every file access goes through the env_t given (borrowed; util/env.h).
  */
 #ifndef BFH_LSM_HOOKS_LEVELDB_FILTER_H
@@ -29,7 +29,7 @@ int ldb_filter_build(env_t *io, const char *path, uint64_t m, uint32_t k, uint64
                      uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
                      uint64_t *tag, ldb_read_stats_t *st, err_t *err);
 
-/* A table's value-to-block map, serialized (lsm_hooks/index/value_block_map.h): head and
+/* A table's value-to-block map, serialized (index/value_block_map.h): head and
    chunks malloc'd, owned by the caller; head NULL: none. */
 typedef struct ldb_filter_map {
   uint8_t *head, *chunks;

@@ -6,7 +6,7 @@
  * LevelDB's), on a plain directory it writes CURRENT, LOG and a MANIFEST, on a missing one it
  * creates it, and under a live owner it rewrites the MANIFEST and CURRENT the owner is
  * appending to. It runs on a stage, a copy of the database that is swapped in only when the
- * result checks out (repair_stage.h, lsm_hooks/api/repair.c). Before the stage is made, and
+ * result checks out (repair_stage.h, api/repair.c). Before the stage is made, and
  * without writing anything into the directory (engine_leveldb_repair_lock):
  *   1. path is a directory, not the own engine's (no IDENTITY file, no table ending with the
  *      own engine's magic), and it holds at least one of LevelDB's files (CURRENT, MANIFEST-N,

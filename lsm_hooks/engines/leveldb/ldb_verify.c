@@ -9,9 +9,9 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
-#include "lsm_hooks/index/block_index.h"
-#include "lsm_hooks/api/db_params.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/block_index.h"
+#include "api/db_params.h"
+#include "index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"

@@ -15,7 +15,7 @@
 #include "util/env.h"
 #include "lsm/verify.h"
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/index/value_index.h"
+#include "index/value_index.h"
 #include "util/err.h"
 
 /* Describes live table `number` of the open LevelDB engine e for bfh_tables: reads the whole

@@ -85,7 +85,7 @@
 
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/leaf_cache.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------- */
 

@@ -15,9 +15,9 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/index/index_sync.h"
-#include "lsm_hooks/search/search_plan.h"
-#include "lsm_hooks/index/value_index.h"
+#include "index/index_sync.h"
+#include "search/search_plan.h"
+#include "index/value_index.h"
 #include "util/err.h"
 
 struct env;

@@ -1,4 +1,4 @@
-/* The persisted index of a read-only handle (lsm_hooks/index/persisted_index.h; doc/search.md
+/* The persisted index of a read-only handle (index/persisted_index.h; doc/search.md
  * "The persisted index"): <index_dir>/BFH-INDEX, never in the database's directory (bfh_open
  * refuses an index directory inside it).
  *
@@ -30,8 +30,8 @@
 #include <string.h>
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
-#include "lsm_hooks/index/leaf_cache.h"
-#include "lsm_hooks/index/persisted_index.h"
+#include "index/leaf_cache.h"
+#include "index/persisted_index.h"
 
 /* Does this handle keep the persisted index (an index directory, the lean layout with maps,
    leaves in memory)? */

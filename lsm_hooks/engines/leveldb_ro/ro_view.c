@@ -6,7 +6,7 @@
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
-#include "lsm_hooks/search/search.h"
+#include "search/search.h"
 
 static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                       size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {

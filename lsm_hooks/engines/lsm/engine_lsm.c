@@ -15,14 +15,14 @@
 #include "lsm/db.h"
 #include "lsm/filename.h"
 #include "lsm/repair.h"
-#include "lsm_hooks/api/db_params.h"
+#include "api/db_params.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/lsm/table_filters.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
-#include "lsm_hooks/index/persisted_index.h"
-#include "lsm_hooks/index/value_block_map.h"
+#include "index/persisted_index.h"
+#include "index/value_block_map.h"
 
 typedef struct engine_lsm {
   engine_t base;

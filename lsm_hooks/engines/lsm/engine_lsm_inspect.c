@@ -11,10 +11,10 @@
 #include "lsm/filename.h"
 #include "lsm/table.h"
 #include "lsm/verify.h"
-#include "lsm_hooks/api/db_params.h"
+#include "api/db_params.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
-#include "lsm_hooks/search/standalone.h"
+#include "index/standalone.h"
 #include "util/env.h"
 
 /* ---- bfh_tables ------------------------------------------------------------------------ */

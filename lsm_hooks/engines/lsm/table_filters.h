@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm_hooks/index/index_sync.h"
+#include "index/index_sync.h"
 #include "util/err.h"
 
 /* Reads meta block `name` of table `number`: on BFH_OK *data is malloc'd (the caller frees

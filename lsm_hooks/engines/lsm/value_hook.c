@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "lsm/table.h"
-#include "lsm_hooks/index/value_block_map.h"
+#include "index/value_block_map.h"
 
 struct value_hook {
   index_sync_t *sync; /* borrowed; may be NULL */

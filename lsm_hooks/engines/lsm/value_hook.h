@@ -9,7 +9,7 @@
  *            and the block filter as "bfh.block_filter"; with block filters on and an index
  *            that uses maps (value_index_params_t.block_maps, the lean layout), also the
  *            table's value-to-block map as "bfh.value_blocks" and "bfh.value_chunks"
- *            (lsm_hooks/index/value_block_map.h; about 6 bytes per value entry on disk)
+ *            (index/value_block_map.h; about 6 bytes per value entry on disk)
  *   end      the table is complete: hands both filters, the table's path and the offset the
  *            leaf's meta block landed at to index_sync (index_sync_table_built); when the
  *            index uses maps (value_index_params_t.block_maps, the lean layout), the map's
@@ -23,7 +23,7 @@
 #define BFH_LSM_HOOKS_VALUE_HOOK_H
 
 #include "lsm/table_hook.h"
-#include "lsm_hooks/index/index_sync.h"
+#include "index/index_sync.h"
 #include "util/err.h"
 
 #define VALUE_HOOK_META_NAME "bfh.value_filter"

@@ -69,7 +69,7 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm/table_filters.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
-#include "lsm_hooks/index/persisted_index.h"
+#include "index/persisted_index.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "lsm_hooks/index/block_index.h"
+#include "index/block_index.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 typedef struct key_range {

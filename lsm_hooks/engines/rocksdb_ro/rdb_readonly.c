@@ -70,7 +70,7 @@
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
-#include "lsm_hooks/index/leaf_cache.h"
+#include "index/leaf_cache.h"
 
 static int e_close(engine_t *e, err_t *err) {
   (void)err;

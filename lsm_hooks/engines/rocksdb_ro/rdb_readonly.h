@@ -18,8 +18,8 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/index/index_sync.h"
-#include "lsm_hooks/search/search_plan.h"
+#include "index/index_sync.h"
+#include "search/search_plan.h"
 #include "util/err.h"
 
 struct env;

@@ -12,7 +12,7 @@
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
-#include "lsm_hooks/search/search.h"
+#include "search/search.h"
 
 static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                       size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {

@@ -1,0 +1,106 @@
+/* db_inspect: the live tables of a handle, and the check of a closed database
+ * (api/db_inspect.h).
+ */
+#include "api/db_inspect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/filename.h"
+#include "lsm/verify.h"
+#include "api/db_params.h"
+#include "util/env.h"
+
+/* ---- bfh_tables ------------------------------------------------------------------------ */
+
+static int by_level_number(const void *a, const void *b) {
+  const engine_table_t *x = a, *y = b;
+  if (x->level != y->level) return x->level < y->level ? -1 : 1;
+  return x->number < y->number ? -1 : x->number > y->number;
+}
+
+/* Describes each table of the list and hands it to fn. */
+static int visit_tables(engine_t *e, const engine_kind_t *kind, value_index_t *vi,
+                        const engine_table_t *tables, size_t n, bfh_table_fn fn, void *arg,
+                        err_t *err) {
+  int rc = ST_OK, stop = 0;
+  for (size_t i = 0; i < n && rc == ST_OK && !stop; i++) {
+    bfh_table_info info;
+    memset(&info, 0, sizeof info);
+    info.number = tables[i].number;
+    info.level = tables[i].level;
+    info.bytes = tables[i].size;
+    rc = kind->describe(e, vi, info.number, &info, err);
+    if (rc == ST_OK) stop = fn(arg, &info);
+    free((void *)info.smallest);
+    free((void *)info.largest);
+  }
+  return rc;
+}
+
+int db_inspect_tables(engine_t *e, const engine_kind_t *kind, value_index_t *vi, bfh_table_fn fn,
+                      void *arg, err_t *err) {
+  engine_view_t *view;
+  int rc = e->ops->view_acquire(e, &view, err);
+  if (rc != ST_OK) return rc;
+  const engine_table_t *listed;
+  size_t n = e->ops->view_tables(view, &listed);
+  engine_table_t *tables = malloc((n ? n : 1) * sizeof *tables);
+  if (!tables) {
+    rc = err_set(err, ST_E_NOMEM, "tables: out of memory");
+  } else {
+    memcpy(tables, listed, n * sizeof *tables);
+    qsort(tables, n, sizeof *tables, by_level_number);
+    rc = visit_tables(e, kind, vi, tables, n, fn, arg, err);
+  }
+  free(tables);
+  e->ops->view_release(e, view);
+  return rc;
+}
+
+/* ---- bfh_check ------------------------------------------------------------------------- */
+
+/* BFH-PARAMS: a 36-byte record with one checksum, so damage is reported at offset 0. Sets
+ *p (zero when absent or damaged). */
+static int check_params(const char *path, bfh_damage_fn fn, void *arg, lsm_verify_stats_t *st,
+                        db_params_t *p, err_t *err) {
+  memset(p, 0, sizeof *p);
+  err_t e;
+  int rc = db_params_read(env_default(), path, p, &e);
+  if (rc == ST_NOT_FOUND) return ST_OK;
+  if (rc == ST_E_CORRUPT || rc == ST_E_UNSUPPORTED) {
+    memset(p, 0, sizeof *p);
+    st->damaged++;
+    if (fn) fn(arg, DB_PARAMS_FILE, 0, lsm_verify_message_what(e.msg));
+  } else if (rc != ST_OK) {
+    if (err) *err = e;
+    return rc;
+  }
+  uint64_t size = 0;
+  char file[LSM_PATH_MAX];
+  snprintf(file, sizeof file, "%s/%s", path, DB_PARAMS_FILE);
+  if (env_path_size(env_default(), file, &size, NULL) == ST_OK) st->files++;
+  st->bytes += size;
+  return ST_OK;
+}
+
+int db_inspect_check(const char *path, const engine_kind_t *kind, bfh_damage_fn fn, void *arg,
+                     bfh_check_report *rep, err_t *err) {
+  lsm_verify_stats_t st;
+  memset(&st, 0, sizeof st);
+  db_params_t p;
+  int rc = check_params(path, fn, arg, &st, &p, err);
+  if (rc == ST_OK) rc = kind->check(path, &p, fn, arg, &st, &rep->cache_damaged, err);
+  rep->files = st.files;
+  rep->bytes = st.bytes;
+  rep->blocks = st.blocks;
+  rep->records = st.records;
+  rep->damaged = st.damaged;
+  rep->torn_tails = st.torn_tails;
+  rep->torn_tail_bytes = st.torn_tail_bytes;
+  if (rc == ST_OK && st.damaged)
+    rc = err_set(err, ST_E_CORRUPT, "%s: %llu damaged records, blocks or files", path,
+                 (unsigned long long)st.damaged);
+  return rc;
+}

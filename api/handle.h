@@ -1,0 +1,67 @@
+/* What the files of the public API's implementation share (internal to api/):
+ * the handle behind bfh_db, the per-thread last error, and the versioned-struct and option
+ * helpers (handle.c). api.c: open, close, repair; options.c: bfh_options; access.c: puts,
+ * gets, deletes, searches, iteration; stats.c: bfh_stats, bfh_tables, bfh_check.
+ */
+#ifndef BFH_LSM_HOOKS_API_HANDLE_H
+#define BFH_LSM_HOOKS_API_HANDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfh.h"
+#include "api/db_params.h"
+#include "lsm_hooks/engines/engine.h"
+#include "index/cuckoo_index.h"
+#include "index/index_sync.h"
+#include "index/value_index.h"
+#include "index/standalone.h"
+#include "util/err.h"
+
+struct bfh_db {
+  uint64_t id;
+  engine_t *engine;
+  const engine_kind_t *kind; /* the row that opened engine */
+  value_index_t *index;      /* NULL when value filters are off */
+  index_sync_t *sync;        /* the index's only writer, fed by the engine; NULL without one */
+  standalone_t *standalone;  /* bfh_options.standalone_index; NULL without */
+  bfh_options opt;
+  cuckoo_index_t *cuckoo; /* bfh_options.cuckoo_index; NULL without */
+};
+
+/* A new handle id: never 0, never reused. */
+uint64_t api_handle_id(void);
+/* Records err's message for db (NULL: no handle) if rc is a failure; returns rc. */
+int api_fail(const bfh_db *db, int rc, const err_t *err);
+/* Records a formatted message for a failure code; returns code. */
+int api_failf(const bfh_db *db, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define invalid(db, ...) api_failf(db, BFH_E_INVALID, __VA_ARGS__)
+
+#define CHECK_DB(fn)                                            \
+  do {                                                          \
+    if (!db) return invalid(NULL, "%s: db handle is NULL", fn); \
+  } while (0)
+
+/* Gives a caller's struct of dst_size bytes the first bytes of the library's own src: an
+   older caller gets the fields it knows; a newer one gets zeros past the library's. */
+void api_copy_out(void *dst, size_t dst_size, const void *src, size_t src_size);
+
+/* *out = the defaults overlaid with the caller's struct, as far as its struct_size reaches. */
+int api_options_copy_in(const char *fn, const bfh_options *in, bfh_options *out);
+/* *out = *in (the defaults for what in lacks, or for everything when in is NULL); then the
+   options are checked against the engine kind that opens them. */
+int api_options_or_defaults(const char *fn, const bfh_options *in, bfh_options *out);
+/* The k of value filters a new database opened with o gets (bfh.h, value_filter_hashes): o's
+   own, or for 0 the paper's (BFH_PAPER_HASHES), except under the lean layout with
+   value-to-block maps on an engine that writes them, whose leaves are kept folded to about
+   index_bits_per_value bits per value: there ln 2 x bits, rounded, the k of fewest false
+   positives at that size (doc/search.md "The leaves' k"). */
+uint32_t api_filter_hashes(const bfh_options *o);
+/* The m, k and seed a handle opened with o uses: o's where nonzero, else the database's
+   stored ones (stored, NULL when it has none), else a new database's (BFH_DEFAULT_VALUE_
+   FILTER_BITS, api_filter_hashes, BFH_DEFAULT_HASH_SEED). A nonzero one that differs from
+   the stored is left for db_params_check to refuse. */
+db_params_t api_params_want(const bfh_options *o, const db_params_t *stored);
+
+#endif

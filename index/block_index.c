@@ -1,0 +1,244 @@
+/* The block filters of the live tables; see block_index.h. An id_map from table number to
+ * filter pointer under a rwlock: probes (searches) share it, puts and removes (index_sync,
+ * a few per flush or compaction) take it alone. */
+#include "index/block_index.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bfh.h"
+#include "hierarchy/id_map.h"
+
+struct block_index {
+  pthread_rwlock_t lock;
+  id_map_t filters; /* number -> block_filter_t * (owned) */
+  id_map_t maps;    /* number -> value_block_map_t * (owned) */
+  block_index_stats_t st;
+};
+
+void block_refs_release(block_refs_t *r) {
+  free(r->v);
+  free(r->scratch);
+  *r = (block_refs_t){0};
+}
+
+block_index_t *block_index_create(void) {
+  block_index_t *bi = calloc(1, sizeof *bi);
+  if (!bi) return NULL;
+  if (pthread_rwlock_init(&bi->lock, NULL)) {
+    free(bi);
+    return NULL;
+  }
+  id_map_init(&bi->filters);
+  id_map_init(&bi->maps);
+  return bi;
+}
+
+void block_index_destroy(block_index_t *bi) {
+  if (!bi) return;
+  for (size_t i = 0; i < bi->filters.cap; i++)
+    if (bi->filters.used[i]) block_filter_destroy((block_filter_t *)bi->filters.slots[i].value);
+  id_map_release(&bi->filters);
+  for (size_t i = 0; i < bi->maps.cap; i++)
+    if (bi->maps.used[i]) value_block_map_destroy((value_block_map_t *)bi->maps.slots[i].value);
+  id_map_release(&bi->maps);
+  pthread_rwlock_destroy(&bi->lock);
+  free(bi);
+}
+
+static block_filter_t *find(const block_index_t *bi, uint64_t number) {
+  uint64_t v;
+  return id_map_get(&bi->filters, number, &v) ? (block_filter_t *)(uintptr_t)v : NULL;
+}
+
+static value_block_map_t *find_map(const block_index_t *bi, uint64_t number) {
+  uint64_t v;
+  return id_map_get(&bi->maps, number, &v) ? (value_block_map_t *)(uintptr_t)v : NULL;
+}
+
+static void count(block_index_t *bi, const block_filter_t *f, int sign) {
+  bi->st.tables += (uint64_t)sign;
+  bi->st.bytes += (uint64_t)sign * block_filter_memory(f);
+  bi->st.values += (uint64_t)sign * block_filter_values(f);
+}
+
+static void count_map(block_index_t *bi, const value_block_map_t *m, int sign) {
+  bi->st.tables += (uint64_t)sign;
+  bi->st.maps += (uint64_t)sign;
+  bi->st.bytes += (uint64_t)sign * value_block_map_memory(m);
+}
+
+/* Takes table number's filter out (returned for the caller to free outside the lock).
+   REQUIRES the write lock. */
+static block_filter_t *take_filter(block_index_t *bi, uint64_t number) {
+  block_filter_t *old = find(bi, number);
+  if (old) {
+    id_map_del(&bi->filters, number);
+    count(bi, old, -1);
+  }
+  return old;
+}
+
+static value_block_map_t *take_map(block_index_t *bi, uint64_t number) {
+  value_block_map_t *old = find_map(bi, number);
+  if (old) {
+    id_map_del(&bi->maps, number);
+    count_map(bi, old, -1);
+  }
+  return old;
+}
+
+int block_index_put(block_index_t *bi, uint64_t number, block_filter_t *f) {
+  pthread_rwlock_wrlock(&bi->lock);
+  if (find_map(bi, number)) { /* the map replaces it: nothing to keep */
+    pthread_rwlock_unlock(&bi->lock);
+    block_filter_destroy(f);
+    return BFH_OK;
+  }
+  block_filter_t *old = find(bi, number);
+  int rc = id_map_put(&bi->filters, number, (uint64_t)(uintptr_t)f);
+  if (rc == BFH_OK) {
+    if (old) count(bi, old, -1);
+    count(bi, f, 1);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+  block_filter_destroy(rc == BFH_OK ? old : f);
+  return rc;
+}
+
+int block_index_put_map(block_index_t *bi, uint64_t number, value_block_map_t *m) {
+  pthread_rwlock_wrlock(&bi->lock);
+  value_block_map_t *old = find_map(bi, number);
+  int rc = id_map_put(&bi->maps, number, (uint64_t)(uintptr_t)m);
+  block_filter_t *f = NULL;
+  if (rc == BFH_OK) {
+    if (old) count_map(bi, old, -1);
+    count_map(bi, m, 1);
+    f = take_filter(bi, number);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+  value_block_map_destroy(rc == BFH_OK ? old : m);
+  block_filter_destroy(f);
+  return rc;
+}
+
+void block_index_remove(block_index_t *bi, uint64_t number) {
+  pthread_rwlock_wrlock(&bi->lock);
+  block_filter_t *old = take_filter(bi, number);
+  value_block_map_t *m = take_map(bi, number);
+  pthread_rwlock_unlock(&bi->lock);
+  block_filter_destroy(old);
+  value_block_map_destroy(m);
+}
+
+void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *why) {
+  block_index_remove(bi, number);
+  block_index_count_damaged(bi, why);
+}
+
+void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash) {
+  pthread_rwlock_rdlock(&bi->lock);
+  for (size_t i = 0; i < n && id_map_count(&bi->maps) > 0; i++) {
+    const value_block_map_t *m = find_map(bi, numbers[i]);
+    if (m) value_block_map_prefetch(m, value_hash);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+}
+
+void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash, uint8_t *out) {
+  pthread_rwlock_rdlock(&bi->lock);
+  for (size_t i = 0; i < n; i++) {
+    const value_block_map_t *m = id_map_count(&bi->maps) ? find_map(bi, numbers[i]) : NULL;
+    out[i] = m ? (uint8_t)value_block_map_rules_out(m, value_hash) : 0;
+  }
+  pthread_rwlock_unlock(&bi->lock);
+}
+
+int block_index_has_map(block_index_t *bi, uint64_t number) {
+  pthread_rwlock_rdlock(&bi->lock);
+  int has = find_map(bi, number) != NULL;
+  pthread_rwlock_unlock(&bi->lock);
+  return has;
+}
+
+void block_index_count_damaged(block_index_t *bi, const err_t *why) {
+  pthread_rwlock_wrlock(&bi->lock);
+  bi->st.damaged++;
+  snprintf(bi->st.last_damaged, sizeof bi->st.last_damaged, "%.255s", why->msg);
+  pthread_rwlock_unlock(&bi->lock);
+}
+
+int block_index_has(block_index_t *bi, uint64_t number) {
+  pthread_rwlock_rdlock(&bi->lock);
+  int has = find(bi, number) != NULL || find_map(bi, number) != NULL;
+  pthread_rwlock_unlock(&bi->lock);
+  return has;
+}
+
+/* Room for n refs and n scratch indexes. */
+static int refs_reserve(block_refs_t *r, size_t n) {
+  if (n > r->cap) {
+    block_ref_t *v = realloc(r->v, n * sizeof *v);
+    if (!v) return BFH_E_NOMEM;
+    r->v = v;
+    r->cap = n;
+  }
+  if (n > r->scratch_cap) {
+    uint32_t *s = realloc(r->scratch, n * sizeof *s);
+    if (!s) return BFH_E_NOMEM;
+    r->scratch = s;
+    r->scratch_cap = n;
+  }
+  return BFH_OK;
+}
+
+/* Probes table number's map: out gets the blocks it names. REQUIRES the read lock. */
+static int probe_map(const value_block_map_t *m, uint64_t value_hash, block_refs_t *out,
+                     uint32_t *blocks, block_map_io_t *io, err_t *err) {
+  if (refs_reserve(out, value_block_map_blocks(m)) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "block index: out of memory");
+  uint32_t n = 0;
+  int rc = value_block_map_probe(m, value_hash, io->read, io->arg, out->scratch, &n,
+                                 &io->chunks_read, &io->bytes_read, err);
+  if (rc != BFH_OK) return rc;
+  for (uint32_t i = 0; i < n; i++) out->v[i] = value_block_map_ref(m, out->scratch[i]);
+  out->n = n;
+  if (blocks) *blocks = value_block_map_blocks(m);
+  return BFH_OK;
+}
+
+int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, block_refs_t *out,
+                      uint32_t *blocks, block_map_io_t *io, err_t *err) {
+  out->n = 0;
+  pthread_rwlock_rdlock(&bi->lock);
+  const value_block_map_t *m = find_map(bi, number);
+  /* A map is read through io's reader, or its own (value_block_map_set_reader). */
+  if (m && !(io && (io->read || value_block_map_has_reader(m)))) m = NULL;
+  if (m) {
+    int rc = probe_map(m, value_hash, out, blocks, io, err);
+    pthread_rwlock_unlock(&bi->lock);
+    return rc;
+  }
+  const block_filter_t *f = find(bi, number);
+  int rc = !f ? BFH_NOT_FOUND : refs_reserve(out, block_filter_blocks(f));
+  if (rc == BFH_OK) {
+    uint32_t n = block_filter_probe(f, value_hash, out->scratch);
+    for (uint32_t i = 0; i < n; i++) out->v[i] = block_filter_ref(f, out->scratch[i]);
+    out->n = n;
+    if (blocks) *blocks = block_filter_blocks(f);
+  }
+  pthread_rwlock_unlock(&bi->lock);
+  if (rc == BFH_E_NOMEM) err_set(err, rc, "block index: out of memory");
+  return rc;
+}
+
+void block_index_get_stats(block_index_t *bi, block_index_stats_t *st) {
+  pthread_rwlock_rdlock(&bi->lock);
+  *st = bi->st;
+  st->held_bytes = st->bytes + sizeof *bi + id_map_size_in_bytes(&bi->filters) +
+                   id_map_size_in_bytes(&bi->maps);
+  pthread_rwlock_unlock(&bi->lock);
+}

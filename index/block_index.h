@@ -1,0 +1,101 @@
+/* block_index_t: the block filters (filters/block_filter.h) of the live tables, by table
+ * number: the level under the leaves. A search that reaches a candidate table asks it which
+ * data blocks to read; a table it has no filter for is read whole.
+ *
+ * In the lean layout (doc/search.md "The lean index") a table of the own engine has a
+ * value-to-block map instead (index/value_block_map.h): its head in memory, its
+ * entries read from the table per probe. A map replaces the table's block filter: putting a
+ * map frees the filter, and a filter put for a table that has a map is freed at once.
+ *
+ * Owned by the value index (value_index_blocks) and written, like the leaves, only by
+ * index_sync: a table's block filter is put when its leaf is added (or later, when a
+ * sidecar cache made before block filters is upgraded) and dropped with its leaf. Table
+ * numbers are never reused, so a filter can never be taken for another table's.
+ *
+ * Thread-safe: puts and removes take a write lock, probes a read lock.
+ */
+#ifndef BFH_LSM_HOOKS_BLOCK_INDEX_H
+#define BFH_LSM_HOOKS_BLOCK_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filters/block_filter.h"
+#include "index/value_block_map.h"
+#include "util/err.h"
+
+typedef struct block_index block_index_t;
+
+/* The blocks of one probe (reused across tables and searches; block_refs_release frees). */
+typedef struct block_refs {
+  block_ref_t *v;
+  size_t n, cap;
+  uint32_t *scratch; /* block indexes of the probe */
+  size_t scratch_cap;
+} block_refs_t;
+
+void block_refs_release(block_refs_t *r);
+
+/* NULL on no memory. */
+block_index_t *block_index_create(void);
+void block_index_destroy(block_index_t *bi); /* NULL allowed; frees every filter */
+
+/* Gives table `number` the filter f (taking ownership; a filter it had is freed).
+   BFH_OK or BFH_E_NOMEM (f is then freed). */
+int block_index_put(block_index_t *bi, uint64_t number, block_filter_t *f);
+/* Gives table `number` the map m (taking ownership; a map or filter it had is freed).
+   BFH_OK or BFH_E_NOMEM (m is then freed). */
+int block_index_put_map(block_index_t *bi, uint64_t number, value_block_map_t *m);
+/* Removes the table's filter and map. */
+void block_index_remove(block_index_t *bi, uint64_t number);
+int block_index_has(block_index_t *bi, uint64_t number);
+/* Removes the filter (and map) of table `number` because a read through it failed (why: the error)
+   while the table itself reads fine: the filter does not describe the table. Counted in
+   the stats (damaged) with the message. */
+void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *why);
+/* Counts a map or filter found damaged before it entered (why: the error); removes nothing. */
+void block_index_count_damaged(block_index_t *bi, const err_t *why);
+/* value_block_map_prefetch for the maps of tables numbers[0, n) (those without one: nothing). */
+void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash);
+/* For each numbers[i]: out[i] = 1 if the table's map rules the value out from memory
+   (value_block_map_rules_out: a search need not read the table), else 0 (no map, or it may
+   hold the value). */
+void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
+                          uint64_t value_hash, uint8_t *out);
+/* Has table `number` a map? */
+int block_index_has_map(block_index_t *bi, uint64_t number);
+
+/* How a probe reads a table's map: read (with arg) reads bytes of the table's
+   "bfh.value_chunks" meta block (value_block_map.h); chunks_read and bytes_read count the
+   chunks read and their bytes, through read or a map's own reader.
+   read may be NULL: only maps with their own reader (value_block_map_set_reader: the
+   LevelDB engines', from their cache files) are read then. */
+typedef struct block_map_io {
+  value_block_map_read_fn read;
+  void *arg;
+  uint64_t chunks_read;
+  uint64_t bytes_read;
+} block_map_io_t;
+
+/* The blocks of table `number` that may hold a value of this hash, in file order, into out,
+   by its map (read through io, held under the index's read lock) or else its block filter.
+   *blocks (may be NULL) gets how many blocks the map or filter covers. BFH_NOT_FOUND if the
+   table has neither (or only a map it cannot read: io NULL, or no reader in io or the map);
+   BFH_E_NOMEM; a map read's error (BFH_E_CORRUPT: a chunk did not check out), with its message in
+   err. */
+int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, block_refs_t *out,
+                      uint32_t *blocks, block_map_io_t *io, err_t *err);
+
+typedef struct block_index_stats {
+  uint64_t tables;        /* tables with a block filter or a map */
+  uint64_t maps;          /* of those, tables with a map */
+  uint64_t bytes;         /* memory the filters and maps hold */
+  uint64_t held_bytes;    /* bytes plus the index's own (its map from number to filter) */
+  uint64_t values;        /* values they cover */
+  uint64_t damaged;       /* filters dropped by block_index_drop_damaged */
+  char last_damaged[256]; /* its last message */
+} block_index_stats_t;
+void block_index_get_stats(block_index_t *bi, block_index_stats_t *st);
+
+#endif

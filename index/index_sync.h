@@ -1,0 +1,246 @@
+/* index_sync_t: the one writer of the value index. Engines say which tables are live;
+ * index_sync gives every live table its leaf and drops the leaves of tables that are gone.
+ *
+ * An engine reports tables in one of two ways:
+ *   pushed (the own engine, through its table-build hook, lsm/table_hook.h):
+ *     index_sync_table_built    the table's filter and where it is stored, when the table
+ *                               file is complete; nothing enters the index yet
+ *     index_sync_table_added    the version holding the table is installed: the built
+ *                               filter becomes its leaf (O(1): value_index queues it). A
+ *                               table added without a built filter (the live tables at
+ *                               open) is marked to be read
+ *     index_sync_table_removed  the table left the live version
+ *   pulled (stock LevelDB, which has no build hook):
+ *     index_sync_tables_listed  the whole live list: new tables are marked to be read,
+ *                               tables missing from it are gone
+ * Tables marked to be read get their leaf in index_sync_run: from the sidecar cache when the
+ * engine has one (index_source_t.cache_dir, index/leaf_cache.h), else through the
+ * source's read_leaf (the own engine reads the table's meta block, LevelDB's adapter the
+ * whole table). run reads files without holding the lock the reports take, so a report (a
+ * flush, a compaction, a search's view) never waits for table reads.
+ *
+ * Block filters travel with the leaves: a table's block filter enters the value index's
+ * block index (value_index_blocks) with its leaf and leaves with it. A leaf loaded from a
+ * cache file made before block filters (or with them off) gets its block filter later, in
+ * a run (INDEX_RUN_AGED included), by reading the table again; its cache file is rewritten
+ * then. Until that, the table is read whole when its leaf says maybe.
+ *
+ * A table without a leaf is never skipped (value_index_select scans every table it has no
+ * leaf for), so a table not indexed yet, or whose filter cannot be read, costs a scan, never
+ * an answer.
+ *
+ * Views: a view made from a listed version pins the epoch index_sync_tables_listed returns;
+ * the leaf of a table found gone at epoch G is removed once every pinned epoch is >= G (no
+ * live view lists it), so that a search never loses a leaf between its list and its probe.
+ * The own engine never pins: its snapshots keep their tables readable, and a table without
+ * a leaf is scanned anyway.
+ *
+ * Thread-safe. Reports may come from any thread; runs are serialized.
+ */
+#ifndef BFH_LSM_HOOKS_INDEX_SYNC_H
+#define BFH_LSM_HOOKS_INDEX_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filters/block_filter.h"
+#include "filters/value_filter.h"
+#include "util/env.h"
+#include "index/value_block_map.h"
+#include "index/value_index.h"
+#include "util/err.h"
+
+typedef struct index_sync index_sync_t;
+
+/* What index_source_t.read_leaf gives for one table. */
+typedef struct index_leaf_read {
+  value_filter_t *filter; /* new, owned by the caller */
+  /* The table's block filter (new, owned by the caller), or NULL: the table has none, or it
+     is damaged (blocks_err.code != BFH_OK says which, with a message): the table is then
+     read whole when its leaf says maybe. */
+  block_filter_t *blocks;
+  err_t blocks_err;
+  /* The file a leaf on disk is read from (malloc'd), or NULL (the filter is not stored in a
+     file of its own: with a cache_dir the cache file holds the leaf); offset: where the
+     serialized filter starts in it. */
+  char *path;
+  uint64_t offset;
+  uint64_t bytes_read; /* what the read cost */
+  /* The tag of the table's bytes the filters were built from (with a cache_dir; see
+     index_source_t.table_tag): it binds the cache file to them. */
+  uint64_t tag;
+  /* Set by index_sync before read_leaf (with a cache_dir and block maps in use): read_leaf may
+     also build the table's value-to-block map, serialized into map_head / map_chunks (new,
+     owned by the caller; NULL: none), which index_sync writes into the table's cache file and
+     loads from there (leaf_cache.h). */
+  int want_map;
+  uint8_t *map_head, *map_chunks;
+  size_t map_head_len, map_chunks_len;
+  /* The table's map loaded from its cache file (index_sync's own; new, owned). */
+  value_block_map_t *map;
+} index_leaf_read_t;
+
+/* Where the filters of an engine's tables come from. */
+typedef struct index_source {
+  /* Reads the value filter (m, k, seed of p) of table `number`, and its block filter (of
+     p->block_bits bits per value; none when 0), into *out (zeroed by the caller). On BFH_OK
+     out->filter is set. BFH_NOT_FOUND: the table file is gone (it will be reported gone);
+     another error: the table cannot be read (no leaf, always scanned). Called from
+     index_sync_run with no lock of index_sync held. */
+  int (*read_leaf)(void *ctx, uint64_t number, const value_index_params_t *p,
+                   index_leaf_read_t *out, err_t *err);
+  void *ctx;
+  /* The sidecar cache directory (leaf_cache.h), or NULL for none. With leaves on disk a
+     table's cache file is its leaf (written before the leaf is added); with leaves in
+     memory it only makes a reopen faster and is written once the table has been live for
+     cache_delay_ns (or at index_sync_close_caches). */
+  const char *cache_dir;
+  /* Required with a cache_dir: the tag of table `number` as it is now, a digest of its bytes
+     (for LevelDB, ldb_table_tag). A cache file is trusted only when the tag it was made with
+     is this one; else it is stale and the table is read again. Any error (the table gone or
+     damaged): the cache file is not used, read_leaf says what the table is. Called from
+     index_sync_run with no lock of index_sync held. */
+  int (*table_tag)(void *ctx, uint64_t number, uint64_t *tag, err_t *err);
+  /* Optional, with a cache_dir: the stamp of table `number` as it is now (leaf_cache_stamp:
+     what the file system says of its file, and its footer; a stat and one small read, not a
+     pass over the table). A cache file made with this stamp is taken as the table's without
+     table_tag; any other stamp falls back to table_tag. The stamp is taken before read_leaf
+     reads the table, so that a file changed during the read never carries the new stamp
+     with the old filters. Called with no lock of index_sync held. */
+  int (*table_stamp)(void *ctx, uint64_t number, uint64_t *stamp, err_t *err);
+  uint64_t cache_delay_ns;
+  env_t *io; /* for the cache files (borrowed; NULL: env_default()) */
+  /* Optional: reads only the block filter of table `number` (of p->block_bits bits per
+     value) into *out (new, owned by the caller; NULL: the table has none). BFH_OK, or why
+     not (the table is then read whole until its leaf comes). Used by index_sync_load_blocks
+     before the leaves are read. Called with no lock of index_sync held. */
+  int (*read_blocks)(void *ctx, uint64_t number, const value_index_params_t *p,
+                     block_filter_t **out, err_t *err);
+} index_source_t;
+
+/* Where the leaf of a table came from. */
+typedef enum index_leaf_source {
+  INDEX_LEAF_NONE,       /* not known, not indexed yet, or gone */
+  INDEX_LEAF_BUILT,      /* handed over by the table-build hook */
+  INDEX_LEAF_CACHED,     /* loaded from its sidecar cache file */
+  INDEX_LEAF_READ,       /* read by the source's read_leaf */
+  INDEX_LEAF_UNREADABLE, /* the table could not be read: no leaf, always scanned */
+} index_leaf_source_t;
+
+typedef struct index_sync_stats {
+  uint64_t tables_built;         /* leaves handed over by the hook and added */
+  uint64_t tables_read;          /* leaves made by read_leaf */
+  uint64_t tables_cached;        /* leaves loaded from the sidecar cache */
+  uint64_t cache_stale;          /* cache files found stale or damaged, and rebuilt */
+  uint64_t tables_unreadable;    /* tables whose filter could not be read */
+  uint64_t tables_removed;       /* leaves dropped after their table left the live version */
+  uint64_t tables_replaced;      /* leaves dropped because their number named another file */
+  uint64_t add_errors;           /* leaves the value index refused (those tables are scanned) */
+  uint64_t cache_write_failures; /* leaves on disk whose cache file could not be written */
+  uint64_t read_ns;              /* time in read_leaf and cache loads */
+  uint64_t read_bytes;           /* what read_leaf read */
+  char last_unreadable[256];     /* message of the last table that could not be read */
+  uint64_t blocks_added;         /* tables given a block filter (built, read or cached) */
+  uint64_t blocks_upgraded;      /* of those, cached leaves without one, upgraded later */
+  uint64_t blocks_damaged;       /* tables whose block filter could not be read */
+  char last_blocks_damaged[256]; /* message of the last one */
+  uint64_t blocks_early;         /* block filters read ahead of their leaf (load_blocks) */
+} index_sync_stats_t;
+
+/* index: borrowed, it must outlive the index_sync. NULL on no memory (message in err). */
+index_sync_t *index_sync_create(value_index_t *index, err_t *err);
+void index_sync_destroy(index_sync_t *s); /* NULL allowed; writes no cache file */
+/* Sets where run reads filters from (copied). Call once, before the first run. BFH_E_INVALID
+   for a cache_dir without table_tag. */
+int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err);
+const value_index_params_t *index_sync_params(const index_sync_t *s);
+/* The value index's block index (value_index_blocks): the own engine puts its tables'
+   value-to-block maps there directly, when params->block_maps says so (value_hook.h). */
+block_index_t *index_sync_block_index(index_sync_t *s);
+/* The value index it writes (the own engine attaches its persisted index to it). */
+value_index_t *index_sync_value_index(index_sync_t *s);
+
+/* ---- Pushed reports (table-build hook) ------------------------------------------------ */
+/* Takes ownership of filter and blocks (the table's block filter; may be NULL). path
+   (copied; may be NULL with leaves in memory) and offset say where the filter's serialized
+   form lies. */
+void index_sync_table_built(index_sync_t *s, uint64_t number, value_filter_t *filter,
+                            block_filter_t *blocks, const char *path, uint64_t offset);
+void index_sync_table_added(index_sync_t *s, uint64_t number, uint64_t size);
+void index_sync_table_removed(index_sync_t *s, uint64_t number);
+
+/* ---- Pulled reports (a live list) ------------------------------------------------------- */
+typedef struct index_table {
+  uint64_t number, size;
+  /* Which file the number names (0: not known). A live table listed again with another id
+     than before is another file under the same number (a database replaced at its path): its
+     leaf is dropped at once (the table is scanned until it has a new one) and read again;
+     a leaf read for the old id never enters. */
+  uint64_t id;
+} index_table_t;
+/* The live tables are exactly live[0, n). With view_epoch != NULL, also pins a view of this
+   list: *view_epoch is its epoch, to unpin later. BFH_E_NOMEM leaves the state as it was. */
+int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t n,
+                             uint64_t *view_epoch, err_t *err);
+void index_sync_view_unpin(index_sync_t *s, uint64_t epoch);
+
+/* ---- Reading filters -------------------------------------------------------------------- */
+enum {
+  INDEX_RUN_ALL,  /* every live table marked to be read */
+  INDEX_RUN_AGED, /* only those live for at least min_age_ns (a table that dies young, as L0
+                     tables and compaction outputs under ingest do, then costs nothing) */
+};
+/* Gives leaves to the tables marked to be read, and writes the cache files that are due.
+   Returns the first error that lost a leaf for a reason other than an unreadable table (no
+   memory, a cache file of a leaf on disk not written); those tables stay marked and the
+   next run tries again. Unreadable tables are counted, not returned. */
+int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err);
+/* Is a live table still marked to be read, or waiting for its block filter (with
+   min_age_ns, one live that long)? */
+int index_sync_pending(index_sync_t *s, uint64_t min_age_ns);
+/* Writes every cache file not written yet (at close). */
+void index_sync_close_caches(index_sync_t *s);
+
+/* ---- Loading at open (doc/search.md "Open cost") ------------------------------------------
+   An engine that opens with live tables and no leaves calls index_sync_load_blocks, then
+   index_sync_loader_start. load_blocks reads the block filter of every table marked to be read
+   (with the source's read_blocks; small, verified by its checksum; a source without read_blocks has
+   the whole leaf read, from the sidecar cache bound by the table's tag, and the leaf parked in its
+   record until the loader adds it) into the block index: a search can then read such a table
+   through its block filter (it has no leaf, so it is selected, never skipped) while the leaves are
+   read. The loader is a background thread that runs index_sync_run a few tables at a time, until no
+   table is marked, and applies the value index once the leaves read and not yet applied reach 64
+   MiB or nothing is left to read (index_sync_load.c: one plan for the lean layout's fold groups;
+   each leaf is made as soon as it is read, value_index_leaf_make, so that in the lean layout a
+   leaf whose filter lies in a file waits as its chunk CRCs and is folded as its words stream
+   back);
+   index_sync_loader_stop ends it within one step (the engine calls it before its tables close;
+   destroy calls it too). Its thread starts at the first index_sync_loader_go (bfh_search by any
+   method but SCAN, bfh_stats): a process that only scans, or only writes, does not pay for it. A
+   table the value index's persisted index binds (value_index_attach_persisted) is left out of
+   load_blocks, by either way: its map head comes from that file when a search selects it; the
+   loader reads its leaf later. */
+int index_sync_load_blocks(index_sync_t *s, err_t *err);
+/* Arms the loader (its thread starts at the next index_sync_loader_go); one running is told
+   to look for tables to read once more (an engine calls it when it marked new ones). */
+int index_sync_loader_start(index_sync_t *s, err_t *err);
+/* Starts the armed loader's thread (nothing if none is armed). */
+int index_sync_loader_go(index_sync_t *s, err_t *err);
+void index_sync_loader_stop(index_sync_t *s);
+/* Is a loader armed or running? */
+int index_sync_loader_active(index_sync_t *s);
+/* Was a loader thread started since the last stop (a search through the index ran)? */
+int index_sync_loader_went(index_sync_t *s);
+/* Starts an armed loader and blocks until it has finished (at once if none was started, or
+   it stopped). Returns the first error of its runs (BFH_OK) with the message in err;
+   *elapsed_ns (may be NULL) gets how long it ran. */
+int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err);
+/* Test hook: while held (process-wide), every loader waits before its next step; so a test
+   can search while the index is still loading, deterministically. A search by a named filter
+   method waits for the loader (bfh_search): while held, only AUTO and SCAN return. */
+void index_sync_test_hold_loaders(int hold);
+
+index_leaf_source_t index_sync_leaf_source(index_sync_t *s, uint64_t number);
+void index_sync_get_stats(index_sync_t *s, index_sync_stats_t *st);
+
+#endif

@@ -1,0 +1,496 @@
+/* The value-to-block map; see value_block_map.h. */
+#include "index/value_block_map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+#include "util/sort.h"
+#include "util/status.h"
+#include "util/vec.h"
+
+#define MAGIC 0x4d484642u /* "BFHM" little-endian */
+#define VERSION 3u /* 2: no sketch_bits field, 512-bit sketches (still read) */
+#define HEAD_FIXED_V2 32
+
+uint32_t value_block_map_fingerprint(uint64_t h) {
+  h ^= 0x76626d6170ull; /* "vbmap": not the block filter's remix */
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return (uint32_t)(h >> 32);
+}
+
+/* Chunk c's sketch bit for fingerprint fp: the part of the chunk's fingerprint range [lo, hi]
+   (its fence to the next chunk's, or to the last fingerprint) that fp falls in, of `bits`
+   equal parts. REQUIRES lo <= fp <= hi. */
+static uint32_t sketch_bit(uint32_t lo, uint32_t hi, uint32_t fp, uint32_t bits) {
+  return (uint32_t)((uint64_t)(fp - lo) * bits / ((uint64_t)(hi - lo) + 1));
+}
+
+/* Version 3's sketch bit for fingerprint fp: the part of the map's whole fingerprint range
+   [first, last] that fp falls in, of `total` (S x nchunks) equal parts. REQUIRES first <= fp
+   <= last, total <= 2^31. */
+static uint64_t sketch_bit_v3(uint32_t first, uint32_t last, uint32_t fp, uint64_t total) {
+  return (uint64_t)(fp - first) * total / ((uint64_t)(last - first) + 1);
+}
+
+static int sketch_bits_valid(uint32_t bits) {
+  return bits >= 8 && bits <= VALUE_BLOCK_MAP_MAX_SKETCH_BITS && bits % 8 == 0;
+}
+
+/* ---- Building --------------------------------------------------------------------------- */
+
+struct value_block_map_builder {
+  uint64_t *pairs; /* fingerprint << 16 | block */
+  size_t n, cap;
+  block_ref_t *refs;
+  size_t nrefs, refs_cap;
+  size_t open_values; /* values added to the block being built */
+  int unmappable;     /* too many blocks, or one past 4 GiB */
+  uint32_t version, sketch_bits; /* the head's format (value_block_map_builder_set_format) */
+};
+
+value_block_map_builder_t *value_block_map_builder_create(void) {
+  value_block_map_builder_t *b = calloc(1, sizeof *b);
+  if (b) {
+    b->version = VERSION;
+    b->sketch_bits = VALUE_BLOCK_MAP_SKETCH_BITS;
+  }
+  return b;
+}
+
+int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
+                                       uint32_t sketch_bits) {
+  if (version == 2 && sketch_bits == VALUE_BLOCK_MAP_SKETCH_BITS_V2) {
+    b->version = 2;
+  } else if (version == VERSION && sketch_bits_valid(sketch_bits)) {
+    b->version = VERSION;
+  } else {
+    return BFH_E_INVALID;
+  }
+  b->sketch_bits = sketch_bits;
+  return BFH_OK;
+}
+
+void value_block_map_builder_destroy(value_block_map_builder_t *b) {
+  if (!b) return;
+  free(b->pairs);
+  free(b->refs);
+  free(b);
+}
+
+int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 4096;
+    uint64_t *p = realloc(b->pairs, cap * sizeof *p);
+    if (!p) return BFH_E_NOMEM;
+    b->pairs = p;
+    b->cap = cap;
+  }
+  uint64_t block = b->nrefs & 0xffffu; /* checked at end_block (unmappable past 65536) */
+  b->pairs[b->n++] = (uint64_t)value_block_map_fingerprint(value_hash) << 16 | block;
+  b->open_values++;
+  return BFH_OK;
+}
+
+int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t offset,
+                                      uint64_t size) {
+  if (!b->open_values) return BFH_OK;
+  b->open_values = 0;
+  if (b->nrefs >= VALUE_BLOCK_MAP_MAX_BLOCKS || offset > UINT32_MAX || size > UINT32_MAX - offset)
+    b->unmappable = 1;
+  if (b->nrefs == b->refs_cap) {
+    size_t cap = b->refs_cap ? 2 * b->refs_cap : 256;
+    block_ref_t *r = realloc(b->refs, cap * sizeof *r);
+    if (!r) return BFH_E_NOMEM;
+    b->refs = r;
+    b->refs_cap = cap;
+  }
+  b->refs[b->nrefs++] = (block_ref_t){offset, size};
+  return BFH_OK;
+}
+
+int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head, size_t *head_len,
+                                   uint8_t **chunks, size_t *chunks_len) {
+  if (b->open_values) return BFH_E_INVALID;
+  if (b->unmappable) return BFH_NOT_FOUND;
+  if ((uint64_t)b->sketch_bits * ((b->n + VALUE_BLOCK_MAP_CHUNK_ENTRIES - 1) / VALUE_BLOCK_MAP_CHUNK_ENTRIES) >
+      VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
+    return BFH_NOT_FOUND; /* (about 700 million entries at 1024 bits a chunk) */
+  /* The pairs are 48 bits (fingerprint << 16 | block): 6 radix passes where qsort compared
+     n log n times through a pointer, in every flush and compaction (a 10M load with maps took
+     23.2-23.6 s with qsort, 16.0-16.8 s so; doc/search.md "Value-to-block maps"). pairs is
+     NULL when empty; without the memory for the scratch, qsort. */
+  if (b->n && u64_radix_sort(b->pairs, b->n, 48) != ST_OK)
+    qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare);
+  size_t w = 0;
+  for (size_t i = 0; i < b->n; i++)
+    if (w == 0 || b->pairs[i] != b->pairs[w - 1]) b->pairs[w++] = b->pairs[i];
+  b->n = w;
+  const size_t ce = VALUE_BLOCK_MAP_CHUNK_ENTRIES;
+  size_t nchunks = (b->n + ce - 1) / ce;
+  const size_t sb = b->sketch_bits / 8, fixed = b->version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + 4;
+  size_t cl = VALUE_BLOCK_MAP_ENTRY_BYTES * b->n + 4 * nchunks;
+  uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
+  if (!h || !c) {
+    free(h);
+    free(c);
+    return BFH_E_NOMEM;
+  }
+  encode_fixed32(h, MAGIC);
+  encode_fixed32(h + 4, b->version);
+  encode_fixed32(h + 8, (uint32_t)b->nrefs);
+  encode_fixed32(h + 12, (uint32_t)ce);
+  encode_fixed64(h + 16, b->n);
+  encode_fixed32(h + 24, (uint32_t)nchunks);
+  uint32_t last = b->n ? (uint32_t)(b->pairs[b->n - 1] >> 16) : 0;
+  encode_fixed32(h + 28, last);
+  if (b->version != 2) encode_fixed32(h + 32, b->sketch_bits);
+  uint8_t *p = h + fixed;
+  for (size_t i = 0; i < b->nrefs; i++, p += 16) {
+    encode_fixed64(p, b->refs[i].offset);
+    encode_fixed64(p + 8, b->refs[i].size);
+  }
+  uint8_t *q = c, *sk = p + 4 * nchunks, *sk0 = sk;
+  memset(sk, 0, sb * nchunks);
+  const uint32_t fp0 = b->n ? (uint32_t)(b->pairs[0] >> 16) : 0;
+  const uint64_t total = (uint64_t)b->sketch_bits * nchunks;
+  for (size_t k = 0; k < nchunks; k++, sk += sb) {
+    size_t first = k * ce, cnt = b->n - first < ce ? b->n - first : ce;
+    uint32_t lo = (uint32_t)(b->pairs[first] >> 16);
+    uint32_t hi = k + 1 < nchunks ? (uint32_t)(b->pairs[first + ce] >> 16) : last;
+    encode_fixed32(p, lo);
+    p += 4;
+    uint8_t *start = q;
+    for (size_t i = first; i < first + cnt; i++, q += VALUE_BLOCK_MAP_ENTRY_BYTES) {
+      if (b->version == 2) {
+        uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16), b->sketch_bits);
+        sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      } else {
+        uint64_t bit = sketch_bit_v3(fp0, last, (uint32_t)(b->pairs[i] >> 16), total);
+        sk0[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+      }
+      encode_fixed32(q, (uint32_t)(b->pairs[i] >> 16));
+      q[4] = (uint8_t)(b->pairs[i] & 0xff);
+      q[5] = (uint8_t)((b->pairs[i] >> 8) & 0xff);
+    }
+    uint8_t cb[4];
+    encode_fixed32(cb, (uint32_t)k);
+    uint32_t crc = crc32c_extend(crc32c_value(cb, 4), start, (size_t)(q - start));
+    encode_fixed32(q, crc32c_mask(crc));
+    q += 4;
+  }
+  p += sb * nchunks;
+  encode_fixed32(p, crc32c_mask(crc32c_value(h, (size_t)(p - h))));
+  *head = h;
+  *head_len = hl;
+  *chunks = c;
+  *chunks_len = cl;
+  return BFH_OK;
+}
+
+/* ---- The map in memory ------------------------------------------------------------------ */
+
+struct value_block_map {
+  uint32_t nblocks, chunk_entries, nchunks, last;
+  uint32_t sketch_bits; /* per chunk */
+  uint32_t version;     /* 2: a sketch per chunk; 3: one over the whole range */
+  uint32_t first;       /* fences[0] */
+  uint64_t sketch_total; /* sketch_bits x nchunks */
+  uint64_t entries;
+  uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
+  uint32_t *fences; /* nchunks */
+  uint8_t *sketch;  /* nchunks x sketch_bits / 8 */
+  /* Its own chunk reader (value_block_map_set_reader), or NULL. */
+  value_block_map_read_fn own_read;
+  void *own_arg;
+  void (*own_release)(void *arg);
+  size_t own_bytes;
+};
+
+/* May chunk c hold fingerprint fp? Its sketch says no for most fingerprints it lacks. */
+static int sketch_has(const value_block_map_t *m, uint32_t c, uint32_t fp) {
+  uint32_t lo = m->fences[c], hi = c + 1 < m->nchunks ? m->fences[c + 1] : m->last;
+  if (fp < lo || fp > hi) return 1; /* outside its range: not this test's to say */
+  uint32_t bit = sketch_bit(lo, hi, fp, m->sketch_bits);
+  return m->sketch[(size_t)c * (m->sketch_bits / 8) + (bit >> 3)] >> (bit & 7) & 1;
+}
+
+int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, err_t *err) {
+  *out = NULL;
+  if (len < HEAD_FIXED_V2 + 4)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
+  if (decode_fixed32(d) != MAGIC) return err_set(err, BFH_E_CORRUPT, "value-to-block map: bad magic");
+  uint32_t version = decode_fixed32(d + 4);
+  if (version != VERSION && version != 2)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not 2 or %u", version,
+                   VERSION);
+  size_t fixed = version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  if (len < fixed + 4)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
+  uint32_t sbits = version == 2 ? VALUE_BLOCK_MAP_SKETCH_BITS_V2 : decode_fixed32(d + 32);
+  if (!sketch_bits_valid(sbits) ||
+      (uint64_t)sbits * decode_fixed32(d + 24) > VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: sketches of %u bits", sbits);
+  const uint64_t sb = sbits / 8;
+  uint32_t nblocks = decode_fixed32(d + 8), ce = decode_fixed32(d + 12);
+  uint64_t entries = decode_fixed64(d + 16);
+  uint32_t nchunks = decode_fixed32(d + 24), last = decode_fixed32(d + 28);
+  if (nblocks > VALUE_BLOCK_MAP_MAX_BLOCKS || ce == 0 || ce > 65536 || entries > (1ull << 40) ||
+      nchunks != (entries + ce - 1) / ce || entries < nblocks || (entries > 0) != (nblocks > 0))
+    return err_set(err, BFH_E_CORRUPT,
+                   "value-to-block map: sizes do not agree (blocks %u, entries %llu, chunk "
+                   "entries %u, chunks %u)",
+                   nblocks, (unsigned long long)entries, ce, nchunks);
+  uint64_t want = fixed + 16ull * nblocks + (4ull + sb) * nchunks + 4;
+  if (want != len)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
+                   (unsigned long long)want);
+  if (crc32c_unmask(decode_fixed32(d + len - 4)) != crc32c_value(d, len - 4))
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: checksum mismatch");
+  value_block_map_t *m = calloc(1, sizeof *m);
+  if (m) {
+    m->refs = malloc((nblocks ? nblocks : 1) * 2 * sizeof *m->refs);
+    m->fences = malloc((nchunks ? nchunks : 1) * sizeof *m->fences);
+    m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)sb);
+  }
+  if (!m || !m->refs || !m->fences || !m->sketch) {
+    value_block_map_destroy(m);
+    return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
+  }
+  m->nblocks = nblocks;
+  m->chunk_entries = ce;
+  m->nchunks = nchunks;
+  m->last = last;
+  m->sketch_bits = sbits;
+  m->version = version;
+  m->sketch_total = (uint64_t)sbits * nchunks;
+  m->entries = entries;
+  const uint8_t *p = d + fixed;
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < nblocks; i++, p += 16) {
+    uint64_t off = decode_fixed64(p), size = decode_fixed64(p + 8);
+    if (off < end || off > UINT32_MAX || size > UINT32_MAX - off) {
+      value_block_map_destroy(m);
+      return err_set(err, BFH_E_CORRUPT, "value-to-block map: block %u at %llu out of order", i,
+                     (unsigned long long)off);
+    }
+    end = off + size;
+    m->refs[2 * i] = (uint32_t)off;
+    m->refs[2 * i + 1] = (uint32_t)size;
+  }
+  for (uint32_t c = 0; c < nchunks; c++, p += 4) {
+    m->fences[c] = decode_fixed32(p);
+    if ((c && m->fences[c] < m->fences[c - 1]) || m->fences[c] > last) {
+      value_block_map_destroy(m);
+      return err_set(err, BFH_E_CORRUPT, "value-to-block map: fence %u out of order", c);
+    }
+  }
+  memcpy(m->sketch, p, (size_t)nchunks * (size_t)sb);
+  m->first = nchunks ? m->fences[0] : 0;
+  *out = m;
+  return BFH_OK;
+}
+
+void value_block_map_destroy(value_block_map_t *m) {
+  if (!m) return;
+  if (m->own_release) m->own_release(m->own_arg);
+  free(m->refs);
+  free(m->fences);
+  free(m->sketch);
+  free(m);
+}
+
+uint32_t value_block_map_blocks(const value_block_map_t *m) {
+  return m->nblocks;
+}
+
+block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i) {
+  return (block_ref_t){m->refs[2 * i], m->refs[2 * i + 1]};
+}
+
+uint64_t value_block_map_entries(const value_block_map_t *m) {
+  return m->entries;
+}
+
+uint32_t value_block_map_sketch_bits(const value_block_map_t *m) {
+  return m->sketch_bits;
+}
+
+uint32_t value_block_map_chunks(const value_block_map_t *m) {
+  return m->nchunks;
+}
+
+void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                                void (*release)(void *arg), size_t bytes) {
+  m->own_read = read;
+  m->own_arg = arg;
+  m->own_release = release;
+  m->own_bytes = bytes;
+}
+
+int value_block_map_has_reader(const value_block_map_t *m) {
+  return m->own_read != NULL;
+}
+
+size_t value_block_map_memory(const value_block_map_t *m) {
+  return sizeof *m + m->own_bytes + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
+         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + m->sketch_bits / 8);
+}
+
+static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {
+  uint64_t first = (uint64_t)c * m->chunk_entries, rest = m->entries - first;
+  return rest < m->chunk_entries ? (uint32_t)rest : m->chunk_entries;
+}
+
+void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off,
+                                size_t *len) {
+  *off = (uint64_t)c * (VALUE_BLOCK_MAP_ENTRY_BYTES * (uint64_t)m->chunk_entries + 4);
+  *len = VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)chunk_count(m, c) + 4;
+}
+
+int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const uint8_t *d,
+                                size_t len, err_t *err) {
+  if (c >= m->nchunks) return err_set(err, BFH_E_CORRUPT, "value-to-block map: no chunk %u", c);
+  uint32_t cnt = chunk_count(m, c);
+  if (len != VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)cnt + 4)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: %zu bytes", c, len);
+  uint8_t cb[4];
+  encode_fixed32(cb, c);
+  uint32_t crc = crc32c_extend(crc32c_value(cb, 4), d, len - 4);
+  if (crc32c_unmask(decode_fixed32(d + len - 4)) != crc)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: checksum mismatch", c);
+  uint32_t prev = m->fences[c];
+  for (uint32_t i = 0; i < cnt; i++) {
+    const uint8_t *e = d + (size_t)i * VALUE_BLOCK_MAP_ENTRY_BYTES;
+    uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
+    if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
+      return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c,
+                     i);
+    prev = fp;
+  }
+  if (c + 1 == m->nchunks && prev != m->last)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: does not end at the last "
+                   "fingerprint", c);
+  return BFH_OK;
+}
+
+void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->version == 2 || m->nchunks == 0 || fp < m->first || fp > m->last) return;
+  uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+  __builtin_prefetch(m->sketch + (bit >> 3));
+}
+
+int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return 1;
+  if (m->version == 2) return 0;
+  uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+  return !(m->sketch[bit >> 3] >> (bit & 7) & 1);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
+                          value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
+                          uint64_t *chunks_read, uint64_t *bytes_read, err_t *err) {
+  *n = 0;
+  if (m->own_read) { /* the map's own chunks (the file its head was loaded from) */
+    read = m->own_read;
+    arg = m->own_arg;
+  }
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return BFH_OK;
+  if (m->version != 2) { /* one sketch over the range: no fence is touched when it says no */
+    uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+    if (!(m->sketch[bit >> 3] >> (bit & 7) & 1)) return BFH_OK;
+  }
+  /* The first chunk that may hold fp: the last whose fence is below it (entries equal to fp
+     may begin in it), or chunk 0. */
+  /* Fingerprints are uniform over [fences[0], last]: start where fp's share of that range
+     puts it and step to the chunk (one or two cache lines of fences, where a binary search
+     over them touches about five). */
+  uint32_t c = (uint32_t)((uint64_t)(fp - m->fences[0]) * m->nchunks /
+                          ((uint64_t)(m->last - m->fences[0]) + 1));
+  if (c >= m->nchunks) c = m->nchunks - 1;
+  while (c > 0 && m->fences[c] >= fp) c--;
+  while (c + 1 < m->nchunks && m->fences[c + 1] < fp) c++;
+  uint8_t buf[VALUE_BLOCK_MAP_ENTRY_BYTES * 1024 + 4];
+  uint8_t *heap = NULL, *b = buf;
+  if (VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4 > sizeof buf) {
+    if (!(heap = malloc(VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4)))
+      return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
+    b = heap;
+  }
+  int rc = BFH_OK;
+  for (; c < m->nchunks && m->fences[c] <= fp && rc == BFH_OK; c++) {
+    if (m->version == 2 && !sketch_has(m, c, fp)) continue; /* not in this chunk: no read */
+    uint64_t off;
+    size_t len;
+    value_block_map_chunk_span(m, c, &off, &len);
+    rc = read(arg, off, len, b, err);
+    if (rc == BFH_OK) rc = value_block_map_check_chunk(m, c, b, len, err);
+    if (rc != BFH_OK) break;
+    if (chunks_read) (*chunks_read)++;
+    if (bytes_read) *bytes_read += len;
+    uint32_t cnt = (uint32_t)((len - 4) / VALUE_BLOCK_MAP_ENTRY_BYTES);
+    uint32_t l = 0, h = cnt; /* first entry >= fp */
+    while (l < h) {
+      uint32_t mid = l + (h - l) / 2;
+      if (decode_fixed32(b + (size_t)mid * VALUE_BLOCK_MAP_ENTRY_BYTES) < fp)
+        l = mid + 1;
+      else
+        h = mid;
+    }
+    for (; l < cnt; l++) {
+      const uint8_t *e = b + (size_t)l * VALUE_BLOCK_MAP_ENTRY_BYTES;
+      if (decode_fixed32(e) != fp) break;
+      if (*n < m->nblocks) out[(*n)++] = (uint32_t)e[4] | (uint32_t)e[5] << 8;
+    }
+    if (l < cnt) break; /* a larger fingerprint ends the run */
+  }
+  free(heap);
+  if (rc != BFH_OK) {
+    *n = 0;
+    return rc;
+  }
+  /* Sorted, distinct (a run over two chunks repeats nothing: pairs are distinct, but keep it
+     robust). */
+  if (*n > 1) qsort(out, *n, sizeof *out, cmp_u32);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < *n; i++)
+    if (w == 0 || out[i] != out[w - 1]) out[w++] = out[i];
+  *n = w;
+  return BFH_OK;
+}
+
+int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                           uint64_t base, err_t *err) {
+  if (m->own_read) {
+    read = m->own_read;
+    arg = m->own_arg;
+  }
+  uint8_t *b = malloc(VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4);
+  if (!b) return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
+  int rc = BFH_OK;
+  for (uint32_t c = 0; c < m->nchunks && rc == BFH_OK; c++) {
+    uint64_t off;
+    size_t len;
+    value_block_map_chunk_span(m, c, &off, &len);
+    rc = read(arg, off, len, b, err);
+    if (rc == BFH_OK) rc = value_block_map_check_chunk(m, c, b, len, err);
+    if (rc == BFH_E_CORRUPT) err_prefix(err, "chunk at %llu: ", (unsigned long long)(base + off));
+  }
+  free(b);
+  return rc;
+}

@@ -1,0 +1,154 @@
+/* value_block_map_t: a table's value-to-block map, the block level of the lean index
+ * (doc/search.md "The lean index"). Where a block filter (filters/block_filter.h) tests every
+ * data block of a table for a value, the map NAMES the blocks: for every value entry of the
+ * table it holds a 32-bit fingerprint of the value's hash and the number of the data block
+ * holding it, sorted by fingerprint, on disk. Memory holds only the blocks' places, the
+ * first fingerprint of each chunk of the map (its fences) and each chunk's sketch; a probe
+ * reads one chunk, or none when the sketch says the chunk lacks the fingerprint.
+ *
+ * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
+ *   "bfh.value_blocks"  the head, read at open (a few KB per table):
+ *     magic "BFHM" fixed32 | version fixed32 (3) | nblocks fixed32 | chunk_entries fixed32
+ *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
+ *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
+ *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
+ *     | sketch (nchunks x S) / 8 bytes | crc32c fixed32 (masked, over all before it)
+ *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
+ *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
+ *     and touches no fence when it is clear: a table that lacks the value reads a chunk with
+ *     probability 1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory.
+ *     Version 2, still read: no sketch_bits field (the refs follow last), S = 512, and a
+ *     sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
+ *   "bfh.value_chunks"  the entries, read one chunk per probe:
+ *     chunk c (at c x (6 chunk_entries + 4)) = its entries x (fingerprint fixed32,
+ *     block fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
+ *     every chunk holds chunk_entries entries but the last (the rest); entries are the
+ *     distinct (fingerprint, block) pairs, ascending; fences[c] is chunk c's first
+ *     fingerprint.
+ * A block is a data block holding at least one value entry (those holding only deletions
+ * are left out, as in the block filter); block i is refs[i].
+ *
+ * No false negative: every value entry's (fingerprint, block) is in the map, so a probe
+ * names every block that holds a value of its hash (and, rarely, another block whose value
+ * shares the 32-bit fingerprint: about entries / 2^32 per probe). A chunk that does not
+ * check out (CRC, order, fence, block number) is an error, never an answer.
+ *
+ * Thread-safety: a map is immutable after creation; probes may run concurrently.
+ */
+#ifndef BFH_LSM_HOOKS_INDEX_VALUE_BLOCK_MAP_H
+#define BFH_LSM_HOOKS_INDEX_VALUE_BLOCK_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/block_ref.h"
+#include "util/err.h"
+
+#define VALUE_BLOCK_MAP_HEAD_NAME "bfh.value_blocks"
+#define VALUE_BLOCK_MAP_CHUNKS_NAME "bfh.value_chunks"
+#define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340 /* 2,044 bytes of entries + 4 of CRC: 2 KiB */
+#define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
+#define VALUE_BLOCK_MAP_ENTRY_BYTES 6
+#define VALUE_BLOCK_MAP_HEAD_FIXED 36 /* the head's bytes before its refs (version 2: 32) */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
+#define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
+#define VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL (1ull << 31) /* S x nchunks */
+
+typedef struct value_block_map value_block_map_t;
+typedef struct value_block_map_builder value_block_map_builder_t;
+
+/* The fingerprint of a value hash (filters/hash.h): 32 bits of a remix of it, so that it is
+   independent of the leaf's and the block filter's positions. */
+uint32_t value_block_map_fingerprint(uint64_t value_hash);
+
+/* ---- Building (the own engine's table-build hook) ------------------------------------- */
+/* NULL on no memory. Client calls value_block_map_builder_destroy(). */
+value_block_map_builder_t *value_block_map_builder_create(void);
+void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
+/* The head's format: version 3 (the default) with sketches of sketch_bits (a multiple of 8,
+   8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
+   comparisons). BFH_OK, or BFH_E_INVALID for any other pair (nothing changed). Before any add. */
+int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
+                                       uint32_t sketch_bits);
+/* Adds a value (by hash) to the block being built. BFH_OK or BFH_E_NOMEM. */
+int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash);
+/* Closes the block being built, which lies at (offset, size); a block with no value added is
+   left out. BFH_OK or BFH_E_NOMEM. A table whose blocks cannot be named (more than
+   VALUE_BLOCK_MAP_MAX_BLOCKS, or one ending past 4 GiB) gets no map: finish says so. */
+int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t offset,
+                                      uint64_t size);
+/* The serialized head and chunks (each new, malloc'd, owned by the caller, with their
+   sizes). BFH_OK; BFH_NOT_FOUND: this table cannot have a map (see end_block), nothing
+   allocated; BFH_E_NOMEM; BFH_E_INVALID: values added after the last end_block. The builder
+   may then only be destroyed. */
+int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head, size_t *head_len,
+                                   uint8_t **chunks, size_t *chunks_len);
+
+/* ---- The map in memory ---------------------------------------------------------------- */
+/* Parses a serialized head. On BFH_OK *out is new, owned by the caller. Anything malformed
+   (short or long, bad magic or version, sizes that do not agree, refs out of order or past
+   4 GiB, fences out of order, checksum mismatch) gives BFH_E_CORRUPT and a message; it never
+   reads past data[len). */
+int value_block_map_open(const uint8_t *data, size_t len, value_block_map_t **out, err_t *err);
+void value_block_map_destroy(value_block_map_t *m); /* NULL allowed */
+
+uint32_t value_block_map_blocks(const value_block_map_t *m);
+block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i);
+uint64_t value_block_map_entries(const value_block_map_t *m);
+uint32_t value_block_map_sketch_bits(const value_block_map_t *m); /* per chunk */
+/* Bytes the map holds in memory (the struct, its refs, fences and sketches). */
+size_t value_block_map_memory(const value_block_map_t *m);
+
+/* Reads len bytes at offset off of the table's "bfh.value_chunks" meta block into buf:
+   BFH_OK, or an error with a message (BFH_E_CORRUPT if the block is missing or shorter). */
+typedef int (*value_block_map_read_fn)(void *arg, uint64_t off, size_t len, void *buf,
+                                       err_t *err);
+
+/* Gives the map its own chunk reader: its probes then read through (read, arg), whatever
+   reader they are given, and release(arg) is called when the map is destroyed; bytes is what
+   arg holds in memory (counted by value_block_map_memory). The LevelDB engines' maps read
+   their chunks from the sidecar cache file their head was loaded from, kept open
+   (index/leaf_cache.h), so that a probe can never read another map's chunks. */
+void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                                void (*release)(void *arg), size_t bytes);
+int value_block_map_has_reader(const value_block_map_t *m);
+
+/* The blocks that may hold a value of this hash: writes their numbers, ascending and
+   distinct, to out (room for value_block_map_blocks(m)) and sets *n. Reads the one chunk
+   (rarely two) its fingerprint falls in, through the map's own reader if it has one, else
+   through read (none if it lies outside the map's fingerprints, or the sketch says the map
+   holds none); *chunks_read and *bytes_read (each may be NULL) are incremented per chunk read
+   and by its bytes. BFH_OK; the reader's error; BFH_E_CORRUPT if a chunk does not check out
+   (message names the chunk). */
+int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
+                          value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
+                          uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
+
+/* Starts loading the memory value_block_map_probe will test first for this hash (the
+   sketch byte of a version 3 map): called for several tables before probing them, their
+   cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
+void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
+
+/* 1 if the map says, from memory alone, that no entry has this hash's fingerprint (outside
+   the map's range, or its sketch bit clear: version 3; a version 2 map's sketches are per
+   chunk: only its range), so that value_block_map_probe would name no block and read no
+   chunk; else 0. */
+int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
+
+/* Checks chunk c's bytes (as read: its entries and CRC) against m; BFH_OK or BFH_E_CORRUPT.
+   (value_block_map_probe does this for every chunk it reads; exposed for the fuzz target.) */
+int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const uint8_t *data,
+                                size_t len, err_t *err);
+/* The offset and length of chunk c in the chunks block. REQUIRES c < the map's chunks. */
+void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off,
+                                size_t *len);
+uint32_t value_block_map_chunks(const value_block_map_t *m);
+/* Reads every chunk (through the map's own reader if it has one, else through read) and
+   checks it as a probe would (bfh check): BFH_OK, the reader's error, or BFH_E_CORRUPT
+   naming the first chunk that does not check out and where it lies ("chunk at N: ...", N =
+   base + its offset in the chunks; base: where the chunks begin in their file). */
+int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn read, void *arg,
+                           uint64_t base, err_t *err);
+
+#endif

@@ -1,0 +1,294 @@
+/* Non-key search over engine_t; see search.h. */
+#include "search/search.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "filters/hash.h"
+#include "search/search_plan.h"
+#include "util/vec.h"
+
+/* ---- A set of candidate keys (open addressing, keys copied) -------------------------- */
+
+typedef struct key_entry {
+  uint64_t hash;
+  size_t len;
+  uint8_t *key; /* owned; NULL: empty slot */
+} key_entry_t;
+
+typedef struct key_set {
+  key_entry_t *slots;
+  size_t cap, n; /* cap: 0 or a power of two */
+} key_set_t;
+
+static void key_set_release(key_set_t *s) {
+  for (size_t i = 0; i < s->cap; i++) free(s->slots[i].key);
+  free(s->slots);
+  s->slots = NULL;
+  s->cap = s->n = 0;
+}
+
+static int key_set_grow(key_set_t *s) {
+  size_t cap = s->cap ? s->cap * 2 : 64;
+  key_entry_t *slots = calloc(cap, sizeof *slots);
+  if (!slots) return BFH_E_NOMEM;
+  for (size_t i = 0; i < s->cap; i++) {
+    if (!s->slots[i].key) continue;
+    size_t j = s->slots[i].hash & (cap - 1);
+    while (slots[j].key) j = (j + 1) & (cap - 1);
+    slots[j] = s->slots[i];
+  }
+  free(s->slots);
+  s->slots = slots;
+  s->cap = cap;
+  return BFH_OK;
+}
+
+/* Inserts key if absent. BFH_OK or BFH_E_NOMEM. */
+static int key_set_add(key_set_t *s, const void *key, size_t len) {
+  if ((s->n + 1) * 2 > s->cap && key_set_grow(s) != BFH_OK) return BFH_E_NOMEM;
+  uint64_t h = bfh_hash64(key, len, 0x6b657973ull);
+  size_t j = h & (s->cap - 1);
+  for (; s->slots[j].key; j = (j + 1) & (s->cap - 1))
+    if (s->slots[j].hash == h && s->slots[j].len == len && memcmp(s->slots[j].key, key, len) == 0)
+      return BFH_OK;
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy) return BFH_E_NOMEM;
+  memcpy(copy, key, len);
+  s->slots[j].hash = h;
+  s->slots[j].len = len;
+  s->slots[j].key = copy;
+  s->n++;
+  return BFH_OK;
+}
+
+/* ---- The search ---------------------------------------------------------------------- */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+typedef struct collect {
+  key_set_t *set;
+  uint64_t matches;
+  int nomem;
+} collect_t;
+
+static int collect_key(void *arg, const void *key, size_t key_len) {
+  collect_t *c = arg;
+  c->matches++;
+  if (key_set_add(c->set, key, key_len) != BFH_OK) {
+    c->nomem = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* How the selected tables and the memtables are read: whole (the paper's methods), or,
+   with AUTO, through the block filters and the memtables' value index. */
+typedef struct reader {
+  int by_blocks;
+  block_index_t *blocks; /* the index's block filters (by_blocks) */
+  uint64_t hash;         /* the search's one hash of the value (by_blocks) */
+  block_refs_t refs;     /* the blocks of one table's probe */
+} reader_t;
+
+/* A table whose block filter says maybe for more than this share of its blocks is read
+   whole: reading block by block would save little and costs a lookup per block. */
+#define WHOLE_TABLE_SHARE 0.5
+
+static int scan_whole(engine_t *e, engine_view_t *view, uint64_t number, const void *val,
+                      size_t val_len, collect_t *c, engine_scan_stats_t *ss, bfh_search_stats *st,
+                      err_t *err) {
+  st->tables_scanned++;
+  return e->ops->scan_table(e, view, number, val, val_len, collect_key, c, ss, err);
+}
+
+/* The chunk reads of a table's value-to-block map (block_map_io_t), through the engine. */
+typedef struct map_read {
+  engine_t *e;
+  engine_view_t *view;
+  uint64_t number;
+} map_read_t;
+
+static int read_map_chunk(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  map_read_t *m = arg;
+  return m->e->ops->read_meta(m->e, m->view, m->number, VALUE_BLOCK_MAP_CHUNKS_NAME, off, len,
+                              buf, err);
+}
+
+/* Reads table `number` through its value-to-block map or its block filter: only the blocks
+   that may hold val. A table without either is read whole. So is one whose read through
+   them fails as corrupt (a map chunk or a named block that does not check out): if the
+   whole read succeeds, the map or filter did not describe the table and is dropped
+   (counted, block_index_drop_damaged); if it fails too, the table is damaged and that
+   error is returned. */
+static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                          const void *val, size_t val_len, collect_t *c, engine_scan_stats_t *ss,
+                          bfh_search_stats *st, err_t *err) {
+  uint32_t nblocks = 0;
+  map_read_t mr = {e, view, number};
+  /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
+  block_map_io_t io = {e->ops->read_meta ? read_map_chunk : NULL, &mr, 0, 0};
+  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
+  st->map_chunks_read += io.chunks_read;
+  ss->bytes_read += io.bytes_read; /* the chunks, from the table or a cache file */
+  if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  if (rc == BFH_E_CORRUPT) {
+    err_t why = *err;
+    rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
+    if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
+    return rc;
+  }
+  if (rc != BFH_OK) return rc;
+  st->block_filters_probed++;
+  if (rd->refs.n == 0) return BFH_OK;
+  if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)
+    return scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  rc = e->ops->scan_blocks(e, view, number, rd->refs.v, rd->refs.n, val, val_len, collect_key, c,
+                           ss, err);
+  if (rc == BFH_OK) {
+    st->tables_scanned++;
+    st->blocks_read += rd->refs.n;
+  }
+  if (rc != BFH_E_CORRUPT) return rc;
+  err_t why = *err;
+  rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
+  return rc;
+}
+
+/* Reads the tables with scan[i] set, then the memtables; then validates. */
+static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
+                             const engine_table_t *tables, size_t n, const uint8_t *scan,
+                             const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+                             bfh_search_stats *st, err_t *err) {
+  key_set_t set = {NULL, 0, 0};
+  collect_t c = {&set, 0, 0};
+  engine_scan_stats_t ss = {0, 0};
+  int rc = BFH_OK;
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    if (!scan[i]) continue;
+    uint64_t before = c.matches;
+    if (rd->by_blocks)
+      rc = scan_by_blocks(e, view, rd, tables[i].number, val, val_len, &c, &ss, st, err);
+    else
+      rc = scan_whole(e, view, tables[i].number, val, val_len, &c, &ss, st, err);
+    if (c.matches > before) st->tables_matched++;
+  }
+  if (rc == BFH_OK)
+    rc = rd->by_blocks
+             ? e->ops->find_memtables(e, view, val, val_len, rd->hash, collect_key, &c, &ss, err)
+             : e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
+  if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  st->entries_scanned += ss.entries;
+  st->bytes_read += ss.bytes_read;
+  st->candidates += set.n;
+  for (size_t i = 0; rc == BFH_OK && i < set.cap; i++) {
+    key_entry_t *k = &set.slots[i];
+    if (!k->key) continue;
+    int holds = engine_key_holds(e, view, k->key, k->len, val, val_len, err);
+    if (holds < 0) rc = holds;
+    if (holds <= 0) continue;
+    st->results++;
+    if (fn && fn(arg, k->key, k->len)) break;
+  }
+  key_set_release(&set);
+  return rc;
+}
+
+/* Chooses which of the view's n tables to scan (scan[i] for tables[i]) and adds its filter
+   tests to st. */
+typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_table_t *tables,
+                         size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err);
+
+/* The frame every search shares: take a view, select the tables, scan them and the
+   memtables, validate, release the view; time it all. */
+static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
+               reader_t *rd, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+               bfh_search_stats *out, err_t *err) {
+  uint64_t t0 = now_ns();
+  bfh_search_stats st;
+  memset(&st, 0, sizeof st);
+  st.method_used = method_used;
+  engine_view_t *view = NULL;
+  int rc = e->ops->view_acquire(e, &view, err);
+  if (rc == BFH_OK) {
+    const engine_table_t *tables;
+    size_t n = e->ops->view_tables(view, &tables);
+    st.tables_live = (uint32_t)n;
+    uint8_t *scan = malloc(n ? n : 1);
+    if (!scan)
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+    else
+      rc = select(sel_arg, view, tables, n, scan, &st, err);
+    if (rc == BFH_OK)
+      rc = scan_and_validate(e, view, rd, tables, n, scan, val, val_len, fn, arg, &st, err);
+    free(scan);
+    e->ops->view_release(e, view);
+  }
+  st.elapsed_ns = now_ns() - t0;
+  if (out) *out = st;
+  return rc;
+}
+
+typedef struct planned {
+  const search_ctx_t *c;
+  const search_query_t *q;
+} planned_t;
+
+static int select_planned(const void *arg, engine_view_t *view, const engine_table_t *tables,
+                          size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
+  const planned_t *p = arg;
+  if (p->q->provider->select_in_view)
+    return p->q->provider->select_in_view(p->c, p->q, view, tables, n, scan, st, err);
+  return p->q->provider->select(p->c, p->q, tables, n, scan, st, err);
+}
+
+int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
+                   bfh_search_stats *out, err_t *err) {
+  if (q->provider->caps & SEARCH_CAP_OWN_STORE) return q->provider->search(c, q, fn, arg, out, err);
+  planned_t p = {c, q};
+  reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash};
+  if (q->by_blocks) rd.blocks = value_index_blocks(c->index);
+  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, q->val,
+               q->val_len, fn, arg, out, err);
+  block_refs_release(&rd.refs);
+  return rc;
+}
+
+int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method,
+               bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
+  search_ctx_t c = {e, vi, NULL, NULL};
+  search_query_t q;
+  int rc = search_prepare(&c, val, val_len, method, &q, err);
+  if (rc != BFH_OK) {
+    if (out) memset(out, 0, sizeof *out);
+    return rc;
+  }
+  return search_execute(&c, &q, fn, arg, out, err);
+}
+
+typedef struct given_tables {
+  const uint64_t *numbers; /* ascending */
+  size_t n;
+} given_tables_t;
+
+static int select_given(const void *arg, engine_view_t *view, const engine_table_t *tables,
+                        size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
+  (void)view, (void)st, (void)err;
+  const given_tables_t *g = arg;
+  for (size_t i = 0; i < n; i++)
+    scan[i] = (uint8_t)u64_sorted_contains(g->numbers, g->n, tables[i].number);
+  return BFH_OK;
+}
+
+int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64_t *numbers,
+                      size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
+  given_tables_t g = {numbers, nn};
+  reader_t rd = {.by_blocks = 0};
+  return run(e, SEARCH_ORACLE, select_given, &g, &rd, val, val_len, fn, arg, out, err);
+}

@@ -1,0 +1,132 @@
+/* The search providers and the one planner over them.
+ *
+ * Every search method is one row of a table (search_plan.c), in the shape of PostgreSQL's
+ * index access methods: a provider is its bfh_method, its one name, capability flags and
+ * callbacks, among them a cost estimate the planner calls to choose.
+ *
+ *   method      name         caps                  selects the tables to read by
+ *   SCAN        scan         AUTO                  every table of the view
+ *   LEAVES      leaves       AUTO, INDEX           testing every leaf (value_index_by_leaves)
+ *   HIERARCHY   hierarchy    INDEX                 descending the hierarchy
+ *   SLICED      sliced       AUTO, INDEX           ANDing k rows of the bit-sliced index
+ *   AUTO        auto         PLANNER               (the planner's choice among the AUTO rows)
+ *   STANDALONE  standalone   AUTO, OWN_STORE       (none: a prefix seek in its own store)
+ *   CUCKOO      cuckoo       STRICT                looking the value up in the Cuckoo Index
+ *                                                  (select_in_view: it indexes the view's
+ *                                                  new tables first)
+ *
+ * A second, smaller table holds the readers, which say how the selected tables and the
+ * memtables are read: `whole` (every selected table read whole, the memtables scanned: the
+ * paper's methods) and `blocks` (each table through its block filter, the memtables through
+ * their value index: what AUTO uses when the tables have block filters).
+ *
+ * Planning (search_prepare), once per search: a named method runs as named with the whole
+ * reader; AUTO asks every available AUTO row for its cost estimate (with the cheapest
+ * available reader's cost per table) and takes the cheapest. Then the value is hashed once,
+ * bfh_value_hash under the chosen provider's seed, and that hash (and the probe made from it)
+ * is passed down to every filter the search touches: leaves, hierarchy, bit-sliced index,
+ * block filters, the memtables' value index, the stand-alone index. Nothing below hashes the
+ * value again (tests/api/search_hash_test.c counts).
+ *
+ * Adding a method: one enum value in include/bfh.h, one row here (its select or search
+ * callback and, to be chosen by AUTO, a cost estimate), and its line in doc/search.md.
+ */
+#ifndef BFH_LSM_HOOKS_SEARCH_PLAN_H
+#define BFH_LSM_HOOKS_SEARCH_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfh.h"
+#include "filters/hash.h"
+#include "lsm_hooks/engines/engine.h"
+#include "index/standalone.h"
+#include "index/cuckoo_index.h"
+#include "index/value_index.h"
+#include "util/err.h"
+
+/* What a search runs over. All borrowed. */
+typedef struct search_ctx {
+  engine_t *engine;
+  value_index_t *index;     /* NULL: value filters off (only SCAN runs) */
+  standalone_t *standalone; /* NULL: no stand-alone index */
+  cuckoo_index_t *cuckoo;   /* NULL: no Cuckoo Index (bfh_options.cuckoo_index) */
+} search_ctx_t;
+
+typedef struct search_query search_query_t;
+
+/* Capability flags of a provider. */
+#define SEARCH_CAP_AUTO 0x1u      /* AUTO may choose it, by its cost estimate */
+#define SEARCH_CAP_INDEX 0x2u     /* selects tables by their leaves: needs the value index */
+#define SEARCH_CAP_OWN_STORE 0x4u /* answers from a store of its own (search), not by tables */
+#define SEARCH_CAP_PLANNER 0x8u   /* not a provider: asks the planner to choose (AUTO) */
+#define SEARCH_CAP_STRICT 0x10u   /* named but not available: BFH_E_UNSUPPORTED (no fallback) */
+
+/* What a cost estimate knows of the index, gathered once per plan. */
+typedef struct search_costs {
+  double leaves;    /* leaves in the index */
+  double loading;   /* tables with a block filter but no leaf yet (loading at open) */
+  double fpr;       /* a leaf's false positive rate, fill^k */
+  double selected;  /* tables a filter method reads: leaves * fpr + 0.5 (at most leaves) */
+  double per_table; /* ns to read one selected table with the chosen reader */
+  uint32_t k;       /* probes per filter */
+  int leaves_on_disk;
+} search_costs_t;
+
+typedef struct search_provider {
+  bfh_method method;
+  const char *name; /* the method's one name: bfh_method_name, the CLI, the drivers */
+  unsigned caps;    /* SEARCH_CAP_* */
+  /* Whether it can run on c (NULL: always); `unavailable` says what it needs. */
+  int (*available)(const search_ctx_t *c);
+  const char *unavailable;
+  /* Its cost in ns (only ratios matter; doc/search.md "AUTO"); NULL: AUTO never picks it. */
+  double (*cost_estimate)(const search_ctx_t *c, const search_costs_t *k);
+  /* The seed its filters hash values with (NULL: the value index's). */
+  uint64_t (*hash_seed)(const search_ctx_t *c);
+  /* Table selectors: scan[i] = 1 for every tables[i] to read; adds filter tests to st. */
+  int (*select)(const search_ctx_t *c, const search_query_t *q, const engine_table_t *tables,
+                size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err);
+  /* SEARCH_CAP_OWN_STORE: the whole search (validation included). */
+  int (*search)(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
+                bfh_search_stats *st, err_t *err);
+  /* A table selector that also needs the search's view (to read tables; NULL: select). */
+  int (*select_in_view)(const search_ctx_t *c, const search_query_t *q, engine_view_t *view,
+                        const engine_table_t *tables, size_t n, uint8_t *scan, bfh_search_stats *st,
+                        err_t *err);
+} search_provider_t;
+
+/* A planned search: made by search_prepare, run by search_execute (any number of times: a
+   read-only search that restarts keeps its plan and its hash). */
+struct search_query {
+  const void *val; /* borrowed: must outlive the query */
+  size_t val_len;
+  const search_provider_t *provider; /* the chosen one: never AUTO */
+  int by_blocks;  /* the blocks reader: tables through block filters, memtables by index */
+  double cost_ns; /* AUTO's estimate; 0 for a named method, HUGE_VAL without an index */
+  uint64_t hash;  /* the value's one hash, bfh_value_hash under the provider's seed */
+  probe_t probe;  /* the k positions from hash (providers with SEARCH_CAP_INDEX) */
+};
+
+/* The row of method, or NULL for a value that names no method. */
+const search_provider_t *search_provider_of(bfh_method method);
+/* "0..5: scan, leaves, ..." for a message: the methods in enum order. buf gets at most n
+   bytes, NUL-terminated; returns buf. */
+const char *search_methods_list(char *buf, size_t n);
+
+/* Plans the search of val by method over c and hashes val once: fills *q. BFH_OK;
+   BFH_E_INVALID for an unknown method; BFH_E_UNSUPPORTED for a method c cannot run (the
+   message says what it needs). */
+int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_method method,
+                   search_query_t *q, err_t *err);
+
+/* How a search by method would run over an engine with index (no stand-alone index): the
+   table selection (never AUTO), whether by blocks, and AUTO's estimate. Hashes nothing. */
+typedef struct search_plan {
+  bfh_method method;
+  int by_blocks;
+  double cost_ns;
+} search_plan_t;
+search_plan_t search_plan(value_index_t *index, bfh_method method);
+
+#endif
