@@ -1,4 +1,4 @@
-/* The Cuckoo Index (lsm_hooks/index/cuckoo_index.h) and BFH_SEARCH_CUCKOO.
+/* The Cuckoo Index (index/cuckoo_index.h) and BFH_SEARCH_CUCKOO.
  *
  * Unit: tables of random keys added and removed, with keys shared by many tables; after every
  * change the index validates, every key of every table still in it names that table (no false
@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "bfh.h"
-#include "lsm_hooks/index/cuckoo_index.h"
+#include "index/cuckoo_index.h"
 #include "tests/test_util.h"
 #include "util/random.h"
 
@@ -200,7 +200,7 @@ static void run_model(bfh_engine engine, int domain, uint64_t seed) {
   bfh_db *db = open_db(dir, engine);
   rng_t r;
   rng_init(&r, seed);
-  uint64_t bad = 0, searches = 0, reopens = 0, scanned = 0, live = 0;
+  uint64_t bad = 0, searches = 0, reopens = 0, scanned = 0, live = 0, most_held = 0;
   char key[32];
   for (int op = 0; op < 40000; op++) {
     uint32_t i = (uint32_t)rng_below(&r, NKEYS);
@@ -218,7 +218,13 @@ static void run_model(bfh_engine engine, int domain, uint64_t seed) {
       entry_t probe = e[i];
       if (!probe.live || rng_below(&r, 4) == 0) make_value(&r, domain, NKEYS + i, &probe);
       bad += check(db, e, probe.val, probe.len, &scanned, &live);
-      searches++;
+      /* How many tables the index held right after a search caught it up: LevelDB compacts
+         in the background, so the count at the end alone may be one table. */
+      if (searches++ % 64 == 0) {
+        bfh_db_stats held;
+        assert_int_equal(bfh_stats(db, &held), BFH_OK);
+        if (held.cuckoo_tables > most_held) most_held = held.cuckoo_tables;
+      }
     } else if (c < 998) {
       assert_int_equal(bfh_flush(db), BFH_OK);
     } else if (rng_below(&r, 8) == 0) {
@@ -237,14 +243,15 @@ static void run_model(bfh_engine engine, int domain, uint64_t seed) {
   assert_int_equal(bfh_stats(db, &ds), BFH_OK);
   print_message(
       "%s, %s: %llu searches, %llu reopens, %llu tables read of %llu live, "
-      "cuckoo %llu tables %llu bytes, %llu mismatches\n",
+      "cuckoo %llu tables %llu bytes (at most %llu tables), %llu mismatches\n",
       engine == BFH_ENGINE_LSM ? "lsm" : "leveldb", domain ? "1% domain" : "unique",
       (unsigned long long)searches, (unsigned long long)reopens, (unsigned long long)scanned,
       (unsigned long long)live, (unsigned long long)ds.cuckoo_tables,
-      (unsigned long long)ds.cuckoo_bytes, (unsigned long long)bad);
+      (unsigned long long)ds.cuckoo_bytes, (unsigned long long)most_held,
+      (unsigned long long)bad);
   assert_int_equal(bad, 0);
   assert_true(reopens >= 2 && searches > 1000);
-  assert_true(ds.cuckoo_tables > 1);
+  assert_true(most_held > 1 && ds.cuckoo_tables <= ds.tables);
   /* Not vacuous: the index pruned (unique values: most searches read at most one table). */
   assert_true(scanned < live);
   if (!domain) assert_true(scanned * 4 < live);
