@@ -116,7 +116,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                                opt.order,
                                opt.leaves_on_disk,
                                (hierarchy_placement_t)opt.placement,
-                               opt.block_filter_bits,
+                               opt.block_filter_bits_per_value,
                                fio,
                                opt.index_bits_per_value,
                                opt.block_maps && opt.index_bits_per_value > 0};

@@ -22,6 +22,9 @@
 #define DB_PARAMS_MAGIC "BFHP"
 #define DB_PARAMS_VERSION 1u
 #define DB_PARAMS_BYTES 36
+/* The paper's k: a new database's under every layout but the lean one with value-to-block
+   maps (api/options.c). */
+#define DB_PARAMS_PAPER_HASHES 3
 
 typedef struct db_params {
   uint64_t m;    /* filter bits */

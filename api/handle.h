@@ -53,7 +53,7 @@ int api_options_copy_in(const char *fn, const bfh_options *in, bfh_options *out)
    options are checked against the engine kind that opens them. */
 int api_options_or_defaults(const char *fn, const bfh_options *in, bfh_options *out);
 /* The k of value filters a new database opened with o gets (bfh.h, value_filter_hashes): o's
-   own, or for 0 the paper's (BFH_PAPER_HASHES), except under the lean layout with
+   own, or for 0 the paper's (DB_PARAMS_PAPER_HASHES), except under the lean layout with
    value-to-block maps on an engine that writes them, whose leaves are kept folded to about
    index_bits_per_value bits per value: there ln 2 x bits, rounded, the k of fewest false
    positives at that size (doc/search.md "The leaves' k"). */

@@ -26,7 +26,7 @@ static void options_defaults(bfh_options *opt) {
   opt->placement = BFH_PLACEMENT_SIMILARITY;
   opt->compression = BFH_COMPRESSION_DEFAULT;
   opt->hash_seed = 0;
-  opt->block_filter_bits = BLOCK_FILTER_DEFAULT_BITS;
+  opt->block_filter_bits_per_value = BLOCK_FILTER_DEFAULT_BITS;
   opt->read_only = 0;
   opt->index_dir = NULL;
   opt->memtable_index = 1;
@@ -139,8 +139,8 @@ static int check_options(const bfh_options *o) {
       o->placement != BFH_PLACEMENT_PAPER)
     return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",
                    o->placement);
-  if (o->block_filter_bits > BLOCK_FILTER_MAX_BITS)
-    return invalid(NULL, "bfh_open: block_filter_bits = %u; 0 (none) to %d", o->block_filter_bits,
+  if (o->block_filter_bits_per_value > BLOCK_FILTER_MAX_BITS)
+    return invalid(NULL, "bfh_open: block_filter_bits_per_value = %u; 0 (none) to %d", o->block_filter_bits_per_value,
                    BLOCK_FILTER_MAX_BITS);
   if (o->index_bits_per_value > 64)
     return invalid(NULL, "bfh_open: index_bits_per_value = %u; 0 (the paper's layout) to 64",
@@ -211,10 +211,10 @@ db_params_t api_params_want(const bfh_options *o, const db_params_t *stored) {
 uint32_t api_filter_hashes(const bfh_options *o) {
   if (o->value_filter_hashes) return o->value_filter_hashes;
   const engine_kind_t *kind = engine_kind_for(o->engine, o->read_only);
-  int maps = o->index_bits_per_value > 0 && o->block_maps && o->block_filter_bits > 0 &&
+  int maps = o->index_bits_per_value > 0 && o->block_maps && o->block_filter_bits_per_value > 0 &&
              o->leaves_on_disk == BFH_LEAVES_IN_MEMORY && kind &&
              (kind->caps & ENGINE_CAP_BLOCK_MAPS);
-  if (!maps) return BFH_PAPER_HASHES;
+  if (!maps) return DB_PARAMS_PAPER_HASHES;
   uint32_t k = (uint32_t)(0.6931 * o->index_bits_per_value + 0.5); /* ln 2 x bits */
   return k < 1 ? 1 : k > 32 ? 32 : k;
 }

@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "bfh.h"
+#include "api/db_params.h"
 #include "util/env.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
@@ -60,6 +61,10 @@
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "search/search.h"
 #include "index/standalone.h"
+
+/* The lean layout with block filters and no maps (index_bits_per_value 3, block_maps 0), a
+   setting the memory experiments compare (doc/search.md "The lean index"). */
+#define TESTBED_LEAN_BITS 3
 
 engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */

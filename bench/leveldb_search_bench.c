@@ -596,11 +596,11 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
       "(index_bits_per_value 0)\n");
   printf(
       "# num=%llu unflushed=%llu queries=%d (per class) ingest_num=%llu ingest_runs=%d "
-      "key_bytes=16 value_bytes=%d m=%llu k=%u order=%u block_filter_bits=%u memtable_index=%d "
+      "key_bytes=16 value_bytes=%d m=%llu k=%u order=%u block_filter_bits_per_value=%u memtable_index=%d "
       "dir=%s\n",
       (unsigned long long)num, (unsigned long long)unflushed, queries,
       (unsigned long long)ingest_num, runs, value_bytes, (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS,
-      bfh_internal_filter_hashes(&dflt), dflt.order, dflt.block_filter_bits, dflt.memtable_index,
+      bfh_internal_filter_hashes(&dflt), dflt.order, dflt.block_filter_bits_per_value, dflt.memtable_index,
       base);
   fflush(stdout);
   char path[4200];

@@ -1,6 +1,6 @@
 /* memory_bench: what the value index holds in memory, and what AUTO costs, for three layouts
  * side by side: the paper's (index_bits_per_value = 0), the lean one with block filters in
- * memory (index_bits_per_value = BFH_LEAN_BITS, block_maps = 0) and the lean one with
+ * memory (index_bits_per_value = TESTBED_LEAN_BITS, block_maps = 0) and the lean one with
  * value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS, block_maps = 1: the default
  * of bfh_options_init; the LevelDB engine keeps its maps in its filter cache files). Ratios
  * are against the paper's layout of the same run.
@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
   uint64_t q = 2000;
   const char *engines = "lsm,leveldb";
   const char *dir = "/tmp/bfh-memory-bench";
-  uint32_t lean = BFH_LEAN_BITS, mapbits = BFH_LEAN_MAP_BITS;
+  uint32_t lean = TESTBED_LEAN_BITS, mapbits = BFH_LEAN_MAP_BITS;
   int reps = 0, keep = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -266,7 +266,7 @@ int main(int argc, char **argv) {
       snprintf(dp, sizeof dp, "%s-paper", d);
       struct stat sb;
       if (!keep || stat(d, &sb) != 0) load(eng, &w, nums[i], d, mapbits, 1, 0);
-      if (!keep || stat(dp, &sb) != 0) load(eng, &w, nums[i], dp, mapbits, 1, BFH_PAPER_HASHES);
+      if (!keep || stat(dp, &sb) != 0) load(eng, &w, nums[i], dp, mapbits, 1, DB_PARAMS_PAPER_HASHES);
       /* A first open warms the page cache; then each layout, the paper's twice (first and
          last, so that drift on a shared machine shows). */
       (void)measure(eng, &w, nums[i], q / 4 + 1, d, mapbits, 1, NULL);

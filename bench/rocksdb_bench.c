@@ -429,12 +429,12 @@ int main(int argc, char **argv) {
   printf("# rocksdb_bench: stock RocksDB %s (C API; default options: snappy, format_version 5)\n",
          "7.8 (Debian)");
   printf("# num=%llu unflushed=%llu queries=%d (per class) ingest_num=%llu ingest_runs=%d "
-         "key_bytes=16 value_bytes=%d m=%llu k=%u block_filter_bits=%u "
+         "key_bytes=16 value_bytes=%d m=%llu k=%u block_filter_bits_per_value=%u "
          "search_write_buffer=%u ingest_write_buffer=%zu dir=%s\n",
          (unsigned long long)num, (unsigned long long)unflushed, queries,
          (unsigned long long)ingest_num, runs, value_bytes,
          (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS, bfh_internal_filter_hashes(&dflt),
-         dflt.block_filter_bits, ROCKSDB_WRITE_BUFFER, dflt.memtable_bytes, base);
+         dflt.block_filter_bits_per_value, ROCKSDB_WRITE_BUFFER, dflt.memtable_bytes, base);
   fflush(stdout);
   if (!skip_search) search_mode(base, num, unflushed, queries, keep);
   if (!skip_ingest) ingest_mode(base, ingest_num, runs, keep);

@@ -410,7 +410,7 @@ static void main_beyond(const cfg_t *c) {
   printf("# search_bench --beyond: own engine, AUTO's block path and memtable index against\n");
   printf(
       "# the paper's methods; num=%llu unflushed=%llu queries=%llu per class m=%llu k=%u "
-      "order=%u table_bytes=%zu block_filter_bits=%u ingest_runs=%d dir=%s\n",
+      "order=%u table_bytes=%zu block_filter_bits_per_value=%u ingest_runs=%d dir=%s\n",
       (unsigned long long)c->num, (unsigned long long)c->unflushed, (unsigned long long)c->queries,
       (unsigned long long)c->m, c->k, c->order, c->table_bytes, BLOCK_FILTER_DEFAULT_BITS,
       c->ingest_runs, c->dir);

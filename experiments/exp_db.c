@@ -49,7 +49,7 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->block_maps = p->block_maps; /* 0 unless a driver asks: no map written */
   opt->cuckoo_index = p->cuckoo;
   if (!p->beyond) { /* the paper's structures only, and its authors' LevelDB had no snappy */
-    opt->block_filter_bits = 0;
+    opt->block_filter_bits_per_value = 0;
     opt->memtable_index = 0;
     opt->compression = BFH_COMPRESSION_NONE;
   }

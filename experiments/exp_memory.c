@@ -5,7 +5,7 @@
  *   paper       the paper's layout (m = 2M bits per table, every leaf in memory, the hierarchy
  *               and the bit-sliced index over them) with block filters and the memtable index:
  *               searched by HIERARCHY (the paper's method) and AUTO over it
- *   lean        the lean layout (index_bits_per_value = BFH_LEAN_BITS, doc/search.md "The lean
+ *   lean        the lean layout (index_bits_per_value = LEAN_BITS, doc/search.md "The lean
  *               index"), block filters and memtable index: searched by AUTO
  *   lean-map    the lean layout with value-to-block maps (index_bits_per_value =
  *               BFH_LEAN_MAP_BITS, block_maps = 1: the tables carry maps, whose heads replace
@@ -64,6 +64,8 @@
 #include "experiments/drivers.h"
 #include "experiments/exp.h"
 
+#define LEAN_BITS 3 /* the lean layout with block filters (index_bits_per_value) */
+
 #define MAX_SERIES 2
 #define REPS 1
 
@@ -79,9 +81,9 @@ typedef struct config {
 static const config_t CONFIGS[] = {
     {"bare", 0, 0, 0, 0, 0, {BFH_SEARCH_SCAN}, 0, 0},
     {"paper", 1, 1, 0, 0, 0, {BFH_SEARCH_HIERARCHY, BFH_SEARCH_AUTO}, 2, 0},
-    {"lean", 1, 1, 0, 0, BFH_LEAN_BITS, {BFH_SEARCH_AUTO}, 1, 0},
+    {"lean", 1, 1, 0, 0, LEAN_BITS, {BFH_SEARCH_AUTO}, 1, 0},
     {"lean-map", 1, 1, 0, 0, BFH_LEAN_MAP_BITS, {BFH_SEARCH_AUTO}, 1, 1},
-    {"cuckoo", 1, 1, 0, 1, BFH_LEAN_BITS, {BFH_SEARCH_CUCKOO}, 1, 0},
+    {"cuckoo", 1, 1, 0, 1, LEAN_BITS, {BFH_SEARCH_CUCKOO}, 1, 0},
     {"standalone", 0, 0, 1, 0, 0, {BFH_SEARCH_STANDALONE}, 1, 0},
 };
 #define NCONFIGS (sizeof CONFIGS / sizeof CONFIGS[0])

@@ -157,138 +157,56 @@ typedef enum bfh_compression {
    not have; a struct_size of 0 (options zeroed by hand) or larger than the library's own
    layout is refused with BFH_E_INVALID. */
 typedef struct bfh_options {
-  size_t struct_size;           /* sizeof(bfh_options) where the caller was compiled; set by
-                                   bfh_options_init: leave it alone */
-  bfh_engine engine;            /* default BFH_ENGINE_LSM */
-  int create_if_missing;        /* default 1 */
-  uint64_t value_filter_bits;   /* m, bits in every value filter; 64..2^28, or 0 (default):
-                                   the database's own (BFH-PARAMS), and for a new one
-                                   BFH_DEFAULT_VALUE_FILTER_BITS. A database made with
-                                   another m than a nonzero one asked for is refused */
-  uint32_t value_filter_hashes; /* k; 1..32, or 0 (default): the database's own (BFH-PARAMS),
-                                   and for a new one BFH_PAPER_HASHES (3) except under the
-                                   lean layout with value-to-block maps on the own and
-                                   LevelDB engines, where it is the k that suits the folded
-                                   leaves: ln 2 x index_bits_per_value, rounded (8 at the
-                                   default 11 bits; doc/search.md "The leaves' k") */
-  uint32_t order;               /* d, the hierarchy's order (bfh_placement); default 5; >= 2 */
-  double key_bits_per_key;      /* own engine's blocked key filters; default 10 */
-  size_t memtable_bytes;        /* default 4 MiB; 64 KiB .. 4 GiB on every engine (below
-                                   64 KiB ingest slows down many times; doc/api.md) */
+  size_t struct_size; /* sizeof(bfh_options) where the caller was compiled; set by
+                         bfh_options_init: leave it alone */
+  bfh_engine engine;  /* default BFH_ENGINE_LSM */
+  int create_if_missing; /* default 1 */
+  /* The value filters. m, k and the seed are stored at a database's creation (BFH-PARAMS);
+     0 takes the database's own, and another than the stored one is BFH_E_INVALID. */
+  uint64_t value_filter_bits;   /* m, bits in every value filter: 64..2^28; a new database's
+                                   default BFH_DEFAULT_VALUE_FILTER_BITS */
+  uint32_t value_filter_hashes; /* k: 1..32; a new database's default depends on the layout
+                                   (doc/api.md "Options") */
+  uint32_t order;               /* d, the hierarchy's order; default 5; >= 2 */
+  double key_bits_per_key;      /* the own engine's key filters; default 10 */
+  size_t memtable_bytes;        /* default 4 MiB; 64 KiB .. 4 GiB */
   size_t table_bytes;           /* target table file size; default 2 MiB */
-  int sync;                     /* 1: every write is durable when the call returns; default 0 */
+  int sync;                     /* 1: every write is durable when its call returns; default 0 */
   /* Additions to the base contract: */
   bfh_leaves leaves_on_disk; /* default BFH_LEAVES_IN_MEMORY */
-  int value_filters;  /* 1 (default): build value filters; 0: engine only (for measuring
-                         what the filters cost at ingest; searches then scan) */
+  int value_filters;         /* 1 (default); 0: no value filters, every search scans */
   bfh_placement placement;   /* default BFH_PLACEMENT_SIMILARITY */
-  uint64_t hash_seed; /* seed of the value hash; 0 (default): the database's own, and for a
-                         new one BFH_DEFAULT_HASH_SEED; another, as value_filter_bits */
-  /* Beyond the paper (doc/search.md "AUTO"), used by BFH_SEARCH_AUTO only: */
-  uint32_t block_filter_bits; /* bits per value of each table's block filter, which names
-                                 the data blocks that may hold a value; default 10; 0: none;
-                                 at most 32. Per table (stored in it, or in the LevelDB
-                                 engine's filter cache): a reopen may change it */
-  int memtable_index;         /* 1 (default): the own engine's memtables keep a value index,
-                                 so that AUTO never scans them; 0: none. (The LevelDB
-                                 engine indexes the log entries it reads either way.) */
-  /* The baseline (doc/standalone.md): */
-  int standalone_index; /* 1: also keep a stand-alone secondary index, a second store in
-                           <path>/bfh-standalone/ whose keys are value||key, updated by
-                           every bfh_put and bfh_delete (which then read the old value
-                           first) and searched by BFH_SEARCH_STANDALONE. A database without
-                           one gets it built from its entries at the open; a database that
-                           has one refuses an open without it (BFH_E_INVALID), so that the
-                           index never misses a write. Own engine only (BFH_E_UNSUPPORTED on
-                           the LevelDB engine). Default 0 */
-  /* Searching a live database read-only (doc/lsm.md, doc/leveldb.md, doc/rocksdb.md): */
-  int read_only; /* 1: open a database that another handle or program may hold open and keep
-                    writing: no LOCK taken, nothing written into its directory. The own
-                    engine's is read with lsm/'s readers and its tables' own filters (its
-                    BFH-PARAMS and BFH-INDEX read, never written; index_dir is not used); a
-                    LevelDB or RocksDB one without LevelDB or RocksDB. Searches, bfh_get and
-                    bfh_stats read its newest version; bfh_put, bfh_delete and bfh_flush give
-                    BFH_E_UNSUPPORTED. create_if_missing is ignored. Default 0 */
-  const char *index_dir; /* read_only, LevelDB and RocksDB: where the handle keeps its filter cache
-                            (<index_dir>/bfh-filters/) and m, k, seed (<index_dir>/BFH-PARAMS),
-                            outside the database; created if missing; read only during
-                            bfh_open. NULL (default): in memory only, m, k and seed from these
-                            options, every leaf built again at each open. Leaves on disk need
-                            one. An empty string, or a directory inside the database's
-                            however spelled ("DB/idx", "DB/../DB/idx", "link-to-DB/idx"),
-                            is BFH_E_INVALID before anything is created */
-  /* The lean index (doc/search.md "The lean index"), beyond the paper: */
-  uint32_t index_bits_per_value; /* with leaves in memory: each leaf is kept only folded to about
-                                    this many bits per value it holds, once, in bit-sliced
-                                    indexes (no hierarchy is kept). Default BFH_LEAN_MAP_BITS
-                                    (11), the lean layout: on the own engine with value-to-block
-                                    maps (block_maps), about 2 bytes per entry at AUTO's
-                                    latency of the paper's layout (doc/search.md "The lean
-                                    index"); on the LevelDB engines with the maps kept in
-                                    their filter cache files (read-only: with an index_dir);
-                                    on the RocksDB engines, whose tables carry no maps, with
-                                    block filters (about 3.4 bytes per entry), except that the
-                                    read-only one with an index_dir keeps maps in its filter
-                                    cache files as the LevelDB engines do (a table of more
-                                    than 65,536 blocks keeps its block filter). 0: the paper's layout (every leaf's m bits in
-                                    memory, the hierarchy and the bit-sliced index over them,
-                                    about 8 bytes per entry): choose it to run LEAVES,
-                                    HIERARCHY and SLICED as the paper's methods. Under a lean
-                                    layout they still answer exactly, through the folded
-                                    slices (HIERARCHY and SLICED through the slices, LEAVES
-                                    probing each leaf's column), with the lean layout's
-                                    counters. Every `bfh run` driver and `bfh search --method
-                                    leaves|hierarchy|sliced` set 0. BFH_LEAN_BITS (3) is the
-                                    lean layout with block filters measured there. In memory
-                                    only: a reopen may change it. At most 64 */
-  /* The Cuckoo Index (doc/search.md "The Cuckoo Index"), a rival method, beyond the paper: */
-  int cuckoo_index; /* 1: keep a Cuckoo Index over the live tables, searched by
-                       BFH_SEARCH_CUCKOO (never chosen by AUTO). Built in memory from the
-                       tables' values, table by table, at the first CUCKOO search after they
-                       become live (an open rebuilds it that way); counted in index_bytes.
-                       Own, LevelDB and RocksDB engines (the read-only rows
-                       read every table instead). Default 0: none, and CUCKOO
-                       gives BFH_E_UNSUPPORTED */
-  /* RocksDB (doc/rocksdb.md "Column families"): */
-  const char *column_family; /* the column family a BFH_ENGINE_ROCKSDB handle reads, writes and
-                                searches; it must exist (bfh creates none: BFH_E_INVALID naming
-                                it). NULL (default): RocksDB's "default". The other engines
-                                refuse it set (BFH_E_INVALID). Read only during bfh_open */
-  /* The lean index's block level (doc/search.md "The lean index"), beyond the paper: */
-  int block_maps; /* 1 (default): with index_bits_per_value > 0, the own engine writes a
-                     value-to-block map into every table it builds with block filters on
-                     (about 6 bytes per value entry on disk; the paper's layout, 0, writes
-                     none), and a table that has one is read through it: the map's head
-                     (about 0.25 bytes per entry: block places, chunk fences and sketches)
-                     stays in memory instead of the table's block filter (1.37), and a
-                     search reads one 2 KiB chunk of it to learn which blocks hold the
-                     value. 0: the block filters, as before, and no map written. The LevelDB
-                     engines keep the maps in their filter cache files (doc/format.md
-                     "LevelDB filter cache"; a read-only handle needs an index_dir), and so
-                     does the read-only RocksDB engine with an index_dir. Ignored by the
-                     paper's layout and the read-write RocksDB engine. In memory only: a reopen may
-                     change it (tables built without a map keep their block filter) */
-  size_t block_cache_bytes; /* own engine: the gets' cache of verified data blocks, in the
-                               handle's memory (a hit makes no system call and checks no CRC);
-                               default BFH_DEFAULT_BLOCK_CACHE_BYTES, LevelDB's; 0: none.
-                               Ignored by the other engines */
-  bfh_compression compression; /* the tables the LevelDB and RocksDB engines write from
-                                  this open on; default BFH_COMPRESSION_DEFAULT (snappy). The
-                                  paper's authors ran LevelDB without it (bfh run: none,
-                                  doc/paper.md) */
+  uint64_t hash_seed;        /* seed of the value hash; a new database's default
+                                BFH_DEFAULT_HASH_SEED */
+  uint32_t block_filter_bits_per_value; /* each table's block filter (AUTO's block path);
+                                           default 10; 0: none; at most 32 */
+  int memtable_index;   /* 1 (default): the own engine's memtables keep a value index */
+  int standalone_index; /* 1: also keep the stand-alone secondary index that
+                           BFH_SEARCH_STANDALONE searches (own engine; doc/standalone.md);
+                           default 0. A database that has one refuses an open without it */
+  int read_only;         /* 1: open a database another program may be writing: no LOCK,
+                            nothing written into its directory; puts, deletes and flushes are
+                            BFH_E_UNSUPPORTED; default 0 */
+  const char *index_dir; /* read_only: where the handle keeps its index files, outside the
+                            database; NULL (default): in memory only */
+  uint32_t index_bits_per_value; /* the lean index: each leaf kept folded to about this many
+                                    bits per value; default BFH_LEAN_MAP_BITS; 0: the paper's
+                                    layout (doc/api.md "Options"); at most 64 */
+  int cuckoo_index;          /* 1: keep the Cuckoo Index that BFH_SEARCH_CUCKOO searches;
+                                default 0 */
+  const char *column_family; /* RocksDB engine: the column family used; NULL (default):
+                                "default" */
+  int block_maps;            /* 1 (default): with index_bits_per_value > 0, tables carry
+                                value-to-block maps that replace their block filters */
+  size_t block_cache_bytes;  /* own engine: the gets' cache of verified data blocks; default
+                                BFH_DEFAULT_BLOCK_CACHE_BYTES; 0: none */
+  bfh_compression compression; /* LevelDB and RocksDB engines: the tables written from this
+                                  open on; default BFH_COMPRESSION_DEFAULT */
 } bfh_options;
-#define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
-/* A new database's m and hash seed (bfh_options.value_filter_bits and hash_seed 0). */
-#define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u
-#define BFH_DEFAULT_HASH_SEED 0x62666801u /* "bfh" 1 */
-#define BFH_LEAN_BITS 3
-/* The lean layout with value-to-block maps (index_bits_per_value = BFH_LEAN_MAP_BITS,
-   block_maps = 1): leaves folded to about 11 bits per value (a full 2 MiB table of 84,000
-   values folds to some 930,000 bits: folds need not divide m), the maps naming the blocks
-   (doc/search.md "Value-to-block maps"). The default; 0 is the paper's layout. */
-#define BFH_LEAN_MAP_BITS 11
-/* The paper's k: a new database's under every other layout (bfh_options.value_filter_hashes). */
-#define BFH_PAPER_HASHES 3
+#define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u /* the paper's m */
+#define BFH_DEFAULT_HASH_SEED 0x62666801u      /* "bfh" 1 */
+#define BFH_LEAN_MAP_BITS 11                   /* index_bits_per_value's default */
+#define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20) /* LevelDB's */
 
 typedef struct bfh_search_stats {
   uint64_t internal_probes; /* internal hierarchy nodes whose filter was tested */
@@ -304,7 +222,7 @@ typedef struct bfh_search_stats {
   /* Additions: */
   uint32_t method_used; /* the method that ran (what BFH_SEARCH_AUTO chose) */
   uint32_t tables_live; /* live tables in the version searched */
-  /* AUTO's block path (bfh_options.block_filter_bits): */
+  /* AUTO's block path (bfh_options.block_filter_bits_per_value): */
   uint64_t block_filters_probed; /* selected tables whose block filter was probed */
   uint64_t blocks_read;          /* data blocks read through block filters (tables_scanned
                                     counts a table read this way too; bytes_read their bytes) */

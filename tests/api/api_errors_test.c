@@ -23,6 +23,8 @@
 #include "bfh.h"
 #include "tests/test_util.h"
 
+#define PAPER_K 3 /* the paper's k: a new database's under every layout but the default */
+
 /* Each test: a fresh directory and the handles it opened, closed by the teardown if the test
    did not (a failed assertion leaves them open). */
 typedef struct fixture {
@@ -420,24 +422,24 @@ static void test_api_errors_hashes_by_layout(void **state) {
   o.value_filter_bits = 8192;
   assert_int_equal(opened_k(lean, &o), 8);
   o.index_bits_per_value = 0;
-  assert_int_equal(opened_k(paper, &o), BFH_PAPER_HASHES);
+  assert_int_equal(opened_k(paper, &o), PAPER_K);
   o.index_bits_per_value = BFH_LEAN_MAP_BITS;
   o.block_maps = 0; /* the lean layout with block filters: no maps, the paper's k */
-  assert_int_equal(opened_k(blocks, &o), BFH_PAPER_HASHES);
+  assert_int_equal(opened_k(blocks, &o), PAPER_K);
   o.block_maps = 1;
   o.leaves_on_disk = BFH_LEAVES_ON_DISK; /* leaves probed unfolded: the paper's k */
-  assert_int_equal(opened_k(disk, &o), BFH_PAPER_HASHES);
+  assert_int_equal(opened_k(disk, &o), PAPER_K);
   o.leaves_on_disk = BFH_LEAVES_IN_MEMORY;
   /* The stored k wins over the layout's, in either direction. */
-  assert_int_equal(opened_k(paper, &o), BFH_PAPER_HASHES);
+  assert_int_equal(opened_k(paper, &o), PAPER_K);
   o.index_bits_per_value = 0;
   assert_int_equal(opened_k(lean, &o), 8);
   bfh_options s;
   bfh_options_init(&s);
   assert_int_equal(bfh_stored_params(paper, &s), BFH_OK);
-  assert_int_equal(s.value_filter_hashes, BFH_PAPER_HASHES);
+  assert_int_equal(s.value_filter_hashes, PAPER_K);
   /* An explicit k other than the stored one is still refused. */
-  o.value_filter_hashes = BFH_PAPER_HASHES;
+  o.value_filter_hashes = PAPER_K;
   open_expect(lean, &o, BFH_E_INVALID);
   expect_msg(bfh_last_error(NULL), "k=8");
 }

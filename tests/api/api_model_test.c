@@ -31,6 +31,7 @@
 #define NKEYS 1500
 #define DOMAIN 150 /* shared values "val-%03u": several keys per value */
 #define MAXV 64
+#define LEAN_BITS 3 /* the lean layout with block filters (index_bits_per_value) */
 
 typedef struct entry {
   int live;
@@ -356,10 +357,10 @@ static void test_api_model_standalone(void **state) {
   run(*state, 0, BFH_PLACEMENT_SIMILARITY, 1, 200000, 5);
 }
 
-/* The lean index (leaves folded to BFH_LEAN_BITS bits per value, kept once in the slices):
+/* The lean index (leaves folded to LEAN_BITS bits per value, kept once in the slices):
    every method equals the oracle too. */
 static void test_api_model_lean(void **state) {
-  g_index_bits = BFH_LEAN_BITS;
+  g_index_bits = LEAN_BITS;
   g_block_maps = 0; /* the block filters in memory */
   run(*state, 0, BFH_PLACEMENT_SIMILARITY, 0, 200000, 6);
   g_block_maps = 1;

@@ -26,6 +26,7 @@
 #define STORED_SEED 0x1234567890abcdefull
 #define CREATE_ORDER 3u
 #define CREATE_PLACEMENT BFH_PLACEMENT_POSITIONAL
+#define LEAN_BITS 3 /* the lean layout with block filters (index_bits_per_value) */
 
 typedef struct fixture {
   bfh_engine engine;
@@ -259,7 +260,7 @@ static void test_api_stats_index_bytes(void **state) {
   const struct {
     uint32_t bits;
     int maps;
-  } layouts[] = {{BFH_LEAN_MAP_BITS, 1}, {0, 1}, {BFH_LEAN_BITS, 0}};
+  } layouts[] = {{BFH_LEAN_MAP_BITS, 1}, {0, 1}, {LEAN_BITS, 0}};
   for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
     uint32_t bits = layouts[i].bits;
     bfh_options o;

@@ -195,7 +195,7 @@ static void tables_match_stats(void **state, bfh_engine engine) {
     assert_true(t->value_filter_fill > 0 && t->value_filter_fill < 1);
     assert_true(fabs(t->value_filter_fpr - pow(t->value_filter_fill, t->value_filter_hashes)) <
                 1e-12);
-    assert_true(t->has_block_filter); /* block_filter_bits defaults to 10 */
+    assert_true(t->has_block_filter); /* block_filter_bits_per_value defaults to 10 */
   }
   assert_int_equal(bytes, st.table_bytes);
   assert_int_equal(entries, NKEYS);

@@ -1091,7 +1091,7 @@ static void test_loader_holds_one_leaf(void **state) {
     fx->big_paths = paths;
     err_t err;
     value_index_params_t p = {BIG_M, K, SEED, 3, 0, HIERARCHY_SIMILARITY, 0, NULL, 0, 0};
-    p.lean_bits = BFH_LEAN_BITS;
+    p.lean_bits = 3; /* the lean layout with block filters */
     fx->index = value_index_create(&p, &err);
     assert_non_null(fx->index);
     fx->sync = index_sync_create(fx->index, &err);

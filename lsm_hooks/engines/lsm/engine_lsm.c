@@ -538,7 +538,7 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
       write_params = 1;
     }
     /* Every table repair writes gets its filter; there is no index to report to. */
-    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, opt->block_filter_bits,
+    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, opt->block_filter_bits_per_value,
                                    path, err)))
       return err->code ? err->code : BFH_E_NOMEM;
     lo.hook = value_hook_table_hook(hook);
