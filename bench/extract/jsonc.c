@@ -1,4 +1,4 @@
-/* extract_bench with json-c: one tokener, reset per value. */
+/* extract_bench with json-c: one tokener in strict mode, reset per value (as query/attr.c). */
 #include <json-c/json.h>
 #include <string.h>
 
@@ -27,7 +27,10 @@ static size_t term(json_object *o, uint64_t *sink) {
 }
 
 static size_t extract(const char *v, size_t n, const extract_path_t *p, uint64_t *sink) {
-  if (!tok) tok = json_tokener_new();
+  if (!tok) {
+    tok = json_tokener_new();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  }
   json_tokener_reset(tok);
   json_object *root = json_tokener_parse_ex(tok, v, (int)n), *o = root;
   if (!root || json_tokener_get_parse_end(tok) != n) {
