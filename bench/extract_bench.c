@@ -30,22 +30,25 @@
 
 #define SEED 0x6a736f6eull /* "json" */
 
-static const char *const cities[] = {"Lyon", "Paris", "Berlin", "Z\\u00fcrich", "Oslo",
-                                     "New York", "S\\u00e3o Paulo", "Kyoto", "Nairobi", "Lima"};
-static const char *const words[] = {"red", "green", "blue", "admin", "beta", "vip", "eu", "us",
-                                    "new", "old", "mobile", "web"};
+static const char *const cities[] = {"Lyon",    "Paris",    "Berlin",          "Z\\u00fcrich",
+                                     "Oslo",    "New York", "S\\u00e3o Paulo", "Kyoto",
+                                     "Nairobi", "Lima"};
+static const char *const words[] = {"red", "green", "blue", "admin", "beta",   "vip",
+                                    "eu",  "us",    "new",  "old",   "mobile", "web"};
 
 /* Appends one value to buf at *n (room for 512 bytes assumed). */
 static void make_value(rng_t *r, char *buf, size_t *n, uint64_t i) {
   char *p = buf + *n;
-  int len = sprintf(p, "{\"id\":%llu,\"name\":\"user %s%llu\",\"email\":\"u%llu@example.com\","
-                       "\"age\":%u,\"active\":%s,\"score\":%u.%02u,",
+  int len = sprintf(p,
+                    "{\"id\":%llu,\"name\":\"user %s%llu\",\"email\":\"u%llu@example.com\","
+                    "\"age\":%u,\"active\":%s,\"score\":%u.%02u,",
                     (unsigned long long)i, rng_below(r, 8) ? "" : "\\\"x\\\" ",
                     (unsigned long long)rng_below(r, 100000), (unsigned long long)i,
                     (unsigned)(18 + rng_below(r, 70)), rng_below(r, 2) ? "true" : "false",
                     (unsigned)rng_below(r, 100), (unsigned)rng_below(r, 100));
-  len += sprintf(p + len, "\"address\":{\"street\":\"%u rue des Lilas\",\"city\":\"%s\","
-                          "\"zip\":\"%05u\"},\"tags\":[",
+  len += sprintf(p + len,
+                 "\"address\":{\"street\":\"%u rue des Lilas\",\"city\":\"%s\","
+                 "\"zip\":\"%05u\"},\"tags\":[",
                  (unsigned)(1 + rng_below(r, 200)), cities[rng_below(r, 10)],
                  (unsigned)rng_below(r, 100000));
   unsigned ntags = 1 + (unsigned)rng_below(r, 4);
@@ -102,21 +105,22 @@ int main(int argc, char **argv) {
   off[num] = n;
 
   const extract_lib_t *libs[] = {&extract_jsonc, &extract_jansson, &extract_cjson};
-  static const extract_path_t paths[] = {{"address.city", {"address", "city"}, 2},
-                                         {"age", {"age"}, 1},
-                                         {"tags", {"tags"}, 1}};
+  static const extract_path_t paths[] = {
+      {"address.city", {"address", "city"}, 2}, {"age", {"age"}, 1}, {"tags", {"tags"}, 1}};
   size_t vmin = SIZE_MAX, vmax = 0;
   for (size_t i = 0; i < num; i++) {
     size_t l = off[i + 1] - off[i];
     vmin = l < vmin ? l : vmin;
     vmax = l > vmax ? l : vmax;
   }
-  printf("# extract_bench: %zu values, %d runs, seed %#llx, value bytes mean %.1f, min %zu, "
-         "max %zu; time: the thread's CPU time\n",
-         num, runs, (unsigned long long)SEED, (double)n / (double)num, vmin, vmax);
+  printf(
+      "# extract_bench: %zu values, %d runs, seed %#llx, value bytes mean %.1f, min %zu, "
+      "max %zu; time: the thread's CPU time\n",
+      num, runs, (unsigned long long)SEED, (double)n / (double)num, vmin, vmax);
   printf("# first value: %.*s\n", (int)(off[1] - off[0]), buf);
-  printf("commit,library,version,path,values,value_bytes_mean,terms,ns_per_value_median,"
-         "ns_per_value_min,ns_per_value_max\n");
+  printf(
+      "commit,library,version,path,values,value_bytes_mean,terms,ns_per_value_median,"
+      "ns_per_value_min,ns_per_value_max\n");
   uint64_t sink = 0;
   enum { NLIBS = sizeof libs / sizeof libs[0] };
   for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
@@ -133,9 +137,8 @@ int main(int argc, char **argv) {
     for (size_t l = 0; l < NLIBS; l++) {
       double *x = ns + l * (size_t)runs;
       qsort(x, (size_t)runs, sizeof *x, bench_cmp_double);
-      printf("%s,%s,%s,%s,%zu,%.1f,%zu,%.1f,%.1f,%.1f\n", commit, libs[l]->name,
-             libs[l]->version(), paths[p].text, num, (double)n / (double)num, terms[l],
-             x[runs / 2], x[0], x[runs - 1]);
+      printf("%s,%s,%s,%s,%zu,%.1f,%zu,%.1f,%.1f,%.1f\n", commit, libs[l]->name, libs[l]->version(),
+             paths[p].text, num, (double)n / (double)num, terms[l], x[runs / 2], x[0], x[runs - 1]);
     }
     fflush(stdout);
   }
