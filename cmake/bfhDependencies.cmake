@@ -26,6 +26,8 @@ bfh_pkg_target(snappy snappy libsnappy-dev)
 bfh_pkg_target(zlib zlib zlib1g-dev)
 bfh_pkg_target(lz4 liblz4 liblz4-dev)
 bfh_pkg_target(zstd libzstd libzstd-dev)
+# The JSON parser of the json:PATH attributes (query/attr.c; doc/query.md "Why json-c").
+bfh_pkg_target(json_c json-c libjson-c-dev)
 # bzip2 ships no .pc file on Debian.
 if(NOT TARGET bfh::bz2)
   find_library(BFH_BZ2_LIBRARY bz2)

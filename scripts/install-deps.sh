@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libleveldb-dev libsnappy-dev libxxhash-dev
-          liblz4-dev libzstd-dev zlib1g-dev libbz2-dev librocksdb-dev rocksdb-tools
+          liblz4-dev libzstd-dev zlib1g-dev libbz2-dev libjson-c-dev librocksdb-dev rocksdb-tools
           libcmocka-dev gnuplot-nox)
 [ $# -gt 0 ] && packages=("$@")
 

@@ -1,0 +1,585 @@
+/* Attributes: declarations, extraction and their stored list. See attr.h for the rules. */
+#include "query/attr.h"
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+/* ---- Declarations ---- */
+
+static bool is_name_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+static bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/* The declaration as a message shows it: at most 80 bytes, unprintable bytes as '?'. */
+static void shown(const char *decl, char *buf, size_t cap) {
+  size_t n = 0;
+  for (const char *p = decl; *p && n + 4 < cap && n < 80; p++)
+    buf[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+  if (decl[n] && n + 4 < cap) {
+    memcpy(buf + n, "...", 3);
+    n += 3;
+  }
+  buf[n] = '\0';
+}
+
+static int parse_error(err_t *err, const char *decl, const char *at, const char *what) {
+  char s[96];
+  shown(decl, s, sizeof s);
+  return err_set(err, ST_E_INVALID, "attribute '%s': column %zu: %s", s, (size_t)(at - decl) + 1,
+                 what);
+}
+
+/* Reads decimal digits at *p into *v (at most max), advancing *p past them. 0; -1 when *p
+   is no digit; -2 above max, *p at the digit that made it so. */
+static int parse_decimal(const char **p, uint64_t max, uint64_t *v) {
+  const char *s = *p;
+  if (!is_digit(*s)) return -1;
+  uint64_t x = 0;
+  for (; is_digit(*s); s++) {
+    x = x * 10 + (uint64_t)(*s - '0');
+    if (x > max) {
+      *p = s; /* the digit that made it too large */
+      return -2;
+    }
+  }
+  *p = s;
+  *v = x;
+  return 0;
+}
+
+static bool starts(const char *s, const char *word) {
+  return strncmp(s, word, strlen(word)) == 0;
+}
+
+int attr_spec_parse(const char *decl, attr_spec_t *out, err_t *err) {
+  memset(out, 0, sizeof *out);
+  size_t decl_len = strnlen(decl, ATTR_MAX_DECL_BYTES + 1);
+  if (decl_len > ATTR_MAX_DECL_BYTES)
+    return parse_error(err, decl, decl + ATTR_MAX_DECL_BYTES,
+                       "a declaration is at most 4096 bytes");
+  const char *p = decl;
+  if (!is_name_start(*p)) return parse_error(err, decl, p, "a name starts with a letter or '_'");
+  while (is_name_start(*p) || is_digit(*p)) {
+    if (p - decl == ATTR_NAME_MAX_BYTES)
+      return parse_error(err, decl, p, "a name is at most 64 bytes");
+    p++;
+  }
+  if (*p != '=')
+    return parse_error(err, decl, p,
+                       "a name is letters, digits and '_', then '=' and the extractor");
+  memcpy(out->name, decl, (size_t)(p - decl));
+  p++;
+  uint64_t v;
+  int rc;
+  if (starts(p, "json:")) {
+    out->kind = ATTR_JSON;
+    p += 5;
+    const char *path = p;
+    for (;;) {
+      const char *seg = p;
+      while (*p && *p != '.' && *p != ':') p++;
+      if (p == seg) return parse_error(err, decl, p, "an empty path segment");
+      out->nkeys++;
+      if (*p != '.') break;
+      p++;
+    }
+    size_t n = (size_t)(p - path);
+    out->path = malloc(n + 1);
+    out->keys = malloc(n + 1);
+    if (!out->path || !out->keys) {
+      attr_spec_release(out);
+      return err_set(err, ST_E_NOMEM, "attribute '%s': out of memory", out->name);
+    }
+    memcpy(out->path, path, n);
+    out->path[n] = '\0';
+    for (size_t i = 0; i <= n; i++) out->keys[i] = out->path[i] == '.' ? '\0' : out->path[i];
+  } else if (starts(p, "csv:") || starts(p, "tsv:")) {
+    out->kind = *p == 'c' ? ATTR_CSV : ATTR_TSV;
+    p += 4;
+    rc = parse_decimal(&p, ATTR_MAX_FIELD, &v);
+    if (rc == -1) return parse_error(err, decl, p, "expected a field number");
+    if (rc == -2) return parse_error(err, decl, p, "a field number is at most 65536");
+    if (v == 0) return parse_error(err, decl, p - 1, "a field number counts from 1");
+    out->field = (uint32_t)v;
+  } else if (starts(p, "bytes:")) {
+    out->kind = ATTR_BYTES;
+    p += 6;
+    rc = parse_decimal(&p, UINT32_MAX, &v);
+    if (rc == -1) return parse_error(err, decl, p, "expected an offset (decimal)");
+    if (rc == -2) return parse_error(err, decl, p, "an offset is at most 4294967295");
+    out->offset = (uint32_t)v;
+    if (*p != ':') return parse_error(err, decl, p, "expected ':' and a length after the offset");
+    p++;
+    rc = parse_decimal(&p, UINT32_MAX, &v);
+    if (rc == -1) return parse_error(err, decl, p, "expected a length (decimal)");
+    if (rc == -2) return parse_error(err, decl, p, "a length is at most 4294967295");
+    if (v == 0) return parse_error(err, decl, p - 1, "a length counts from 1");
+    out->length = (uint32_t)v;
+  } else if (starts(p, "value") && (p[5] == '\0' || p[5] == ':')) {
+    out->kind = ATTR_VALUE;
+    p += 5;
+  } else {
+    return parse_error(err, decl, p,
+                       "unknown extractor (json:PATH, csv:N, tsv:N, bytes:OFF:LEN or value)");
+  }
+  if (starts(p, ":int") && (p[4] == '\0' || p[4] == ':')) {
+    out->is_int = true;
+    p += 4;
+  }
+  if (*p) {
+    attr_spec_release(out);
+    return parse_error(err, decl, p, "only ':int' may follow the extractor");
+  }
+  return ST_OK;
+}
+
+void attr_spec_release(attr_spec_t *spec) {
+  if (!spec) return;
+  free(spec->path);
+  free(spec->keys);
+  spec->path = spec->keys = NULL;
+  spec->nkeys = 0;
+}
+
+size_t attr_spec_format(const attr_spec_t *spec, char *buf, size_t cap) {
+  const char *suffix = spec->is_int ? ":int" : "";
+  int n;
+  switch (spec->kind) {
+    case ATTR_JSON:
+      n = snprintf(buf, cap, "%s=json:%s%s", spec->name, spec->path ? spec->path : "", suffix);
+      break;
+    case ATTR_CSV:
+    case ATTR_TSV:
+      n = snprintf(buf, cap, "%s=%s:%u%s", spec->name, spec->kind == ATTR_CSV ? "csv" : "tsv",
+                   spec->field, suffix);
+      break;
+    case ATTR_BYTES:
+      n = snprintf(buf, cap, "%s=bytes:%u:%u%s", spec->name, spec->offset, spec->length, suffix);
+      break;
+    default:
+      n = snprintf(buf, cap, "%s=value%s", spec->name, suffix);
+      break;
+  }
+  return n < 0 ? 0 : (size_t)n;
+}
+
+/* ---- Integers ---- */
+
+int attr_int_parse(const char *text, size_t len, int64_t *out) {
+  size_t i = 0;
+  bool neg = false;
+  if (i < len && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
+  if (i == len) return ST_E_INVALID;
+  uint64_t mag = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  for (; i < len; i++) {
+    if (!is_digit(text[i])) return ST_E_INVALID;
+    unsigned d = (unsigned)(text[i] - '0');
+    if (mag > (limit - d) / 10) return ST_E_INVALID;
+    mag = mag * 10 + d;
+  }
+  *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+  return ST_OK;
+}
+
+void attr_int_term(int64_t v, uint8_t out[ATTR_INT_TERM_BYTES]) {
+  uint64_t u = (uint64_t)v ^ (1ull << 63);
+  for (int i = 0; i < 8; i++) out[i] = (uint8_t)(u >> (56 - 8 * i));
+}
+
+/* The exact integer a JSON number's text denotes (-?digits(.digits)?([eE][+-]?digits)?),
+   if it is one in the int64 range: ST_OK and *out, else ST_E_INVALID. */
+static int json_number_int(const char *s, size_t len, int64_t *out) {
+  size_t i = 0;
+  bool neg = i < len && s[i] == '-';
+  if (neg) i++;
+  /* The significant digits, without leading zeros: mantissa = digits x 10^exp10. */
+  char digits[24];
+  size_t nd = 0;
+  int64_t exp10 = 0;
+  bool any = false, seen_point = false;
+  for (; i < len && (is_digit(s[i]) || (s[i] == '.' && !seen_point)); i++) {
+    if (s[i] == '.') {
+      seen_point = true;
+      continue;
+    }
+    any = true;
+    if (seen_point) exp10--;
+    if (nd == 0 && s[i] == '0') continue;
+    if (nd == sizeof digits) { /* more digits than any int64: only zeros may follow */
+      if (s[i] != '0') return ST_E_INVALID;
+      exp10++;
+      continue;
+    }
+    digits[nd++] = s[i];
+  }
+  if (!any) return ST_E_INVALID;
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    bool eneg = i < len && s[i] == '-';
+    if (i < len && (s[i] == '-' || s[i] == '+')) i++;
+    if (i == len) return ST_E_INVALID;
+    int64_t e = 0;
+    for (; i < len; i++) {
+      if (!is_digit(s[i])) return ST_E_INVALID;
+      if (e < 100000) e = e * 10 + (s[i] - '0');
+    }
+    exp10 += eneg ? -e : e;
+  }
+  if (i != len) return ST_E_INVALID;
+  if (nd == 0) { /* zero, whatever its exponent */
+    *out = 0;
+    return ST_OK;
+  }
+  while (nd > 0 && exp10 < 0 && digits[nd - 1] == '0') {
+    nd--;
+    exp10++;
+  }
+  if (exp10 < 0 || exp10 > 19 || nd + (size_t)exp10 > 19) return ST_E_INVALID;
+  char text[24];
+  size_t n = 0;
+  if (neg) text[n++] = '-';
+  memcpy(text + n, digits, nd);
+  n += nd;
+  memset(text + n, '0', (size_t)exp10);
+  n += (size_t)exp10;
+  return attr_int_parse(text, n, out);
+}
+
+/* ---- Extraction ---- */
+
+typedef struct emit {
+  const attr_spec_t *spec;
+  attr_term_fn fn;
+  void *arg;
+  int terms;
+  bool stop;
+} emit_t;
+
+/* Reports text[0, len) as a term (under :int, its integer if it reads as one). */
+static void emit_text(emit_t *e, const char *text, size_t len) {
+  if (e->stop) return;
+  if (e->spec->is_int) {
+    int64_t v;
+    if (attr_int_parse(text, len, &v) != ST_OK) return;
+    uint8_t term[ATTR_INT_TERM_BYTES];
+    attr_int_term(v, term);
+    e->terms++;
+    if (e->fn(e->arg, term, sizeof term)) e->stop = true;
+    return;
+  }
+  e->terms++;
+  if (e->fn(e->arg, text, len)) e->stop = true;
+}
+
+static void emit_int(emit_t *e, int64_t v) {
+  if (e->stop) return;
+  uint8_t term[ATTR_INT_TERM_BYTES];
+  attr_int_term(v, term);
+  e->terms++;
+  if (e->fn(e->arg, term, sizeof term)) e->stop = true;
+}
+
+/* JSON: one tokener per thread (made at first use, freed at the thread's exit). */
+static pthread_key_t tokener_key;
+static pthread_once_t tokener_once = PTHREAD_ONCE_INIT;
+static int tokener_key_rc;
+
+static void tokener_free(void *t) {
+  json_tokener_free(t);
+}
+static void tokener_key_make(void) {
+  tokener_key_rc = pthread_key_create(&tokener_key, tokener_free);
+}
+
+static json_tokener *thread_tokener(void) {
+  pthread_once(&tokener_once, tokener_key_make);
+  if (tokener_key_rc != 0) return NULL;
+  json_tokener *t = pthread_getspecific(tokener_key);
+  if (!t) {
+    t = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    if (!t) return NULL;
+    json_tokener_set_flags(t, JSON_TOKENER_STRICT);
+    if (pthread_setspecific(tokener_key, t) != 0) {
+      json_tokener_free(t);
+      return NULL;
+    }
+  }
+  return t;
+}
+
+static void json_term(emit_t *e, json_object *o) {
+  switch (json_object_get_type(o)) {
+    case json_type_string:
+      emit_text(e, json_object_get_string(o), (size_t)json_object_get_string_len(o));
+      break;
+    case json_type_int:
+      if (e->spec->is_int) {
+        int64_t v = json_object_get_int64(o);
+        /* json-c holds integers above INT64_MAX as uint64 (and saturates at UINT64_MAX) */
+        if (v == INT64_MAX && json_object_get_uint64(o) > (uint64_t)INT64_MAX) break;
+        emit_int(e, v);
+      } else {
+        const char *s = json_object_get_string(o);
+        emit_text(e, s, strlen(s));
+      }
+      break;
+    case json_type_double: {
+      const char *s = json_object_get_string(o); /* the text as written (json-c keeps it) */
+      if (e->spec->is_int) {
+        int64_t v;
+        if (json_number_int(s, strlen(s), &v) == ST_OK) emit_int(e, v);
+      } else {
+        emit_text(e, s, strlen(s));
+      }
+      break;
+    }
+    case json_type_boolean:
+      if (!e->spec->is_int)
+        emit_text(e, json_object_get_boolean(o) ? "true" : "false",
+                  json_object_get_boolean(o) ? 4 : 5);
+      break;
+    case json_type_null:
+      if (!e->spec->is_int) emit_text(e, "null", 4);
+      break;
+    default: /* objects, and arrays inside arrays */
+      break;
+  }
+}
+
+static int extract_json(emit_t *e, const char *v, size_t len) {
+  json_tokener *tok = thread_tokener();
+  if (!tok) return ST_E_NOMEM;
+  if (len > (size_t)INT32_MAX) return 0;
+  json_tokener_reset(tok);
+  json_object *root = json_tokener_parse_ex(tok, v, (int)len);
+  if (!root) return 0; /* not JSON, or JSON cut short (json-c would wait for more) */
+  if (json_tokener_get_parse_end(tok) != len) { /* something after the value */
+    json_object_put(root);
+    return 0;
+  }
+  /* json-c's null is a NULL object: `found` tells it from a missing key */
+  json_object *o = root;
+  bool found = true;
+  const char *key = e->spec->keys;
+  for (uint32_t i = 0; i < e->spec->nkeys && found; i++, key += strlen(key) + 1)
+    found = json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &o);
+  if (found && json_object_is_type(o, json_type_array)) {
+    size_t n = json_object_array_length(o);
+    for (size_t i = 0; i < n && !e->stop; i++) json_term(e, json_object_array_get_idx(o, i));
+  } else if (found) {
+    json_term(e, o);
+  }
+  json_object_put(root);
+  return e->terms;
+}
+
+/* CSV/TSV: finds field `want` (from 1) of the first record of v[0, len) with separator sep,
+   checking the whole record. 1 and [*start, *end) for an unquoted field, or the quoted
+   field's content with its "" not yet undone (*quoted = true); 0 if the record has fewer
+   fields; -1 if it is malformed. */
+static int csv_field(const char *v, size_t len, char sep, uint32_t want, size_t *start, size_t *end,
+                     bool *quoted) {
+  size_t i = 0;
+  uint32_t field = 1;
+  int found = 0;
+  for (;;) {
+    size_t s, t;
+    bool q = i < len && v[i] == '"';
+    if (q) {
+      s = ++i;
+      for (;;) {
+        if (i == len) return -1; /* the quote never closes */
+        if (v[i] == '"') {
+          if (i + 1 < len && v[i + 1] == '"') {
+            i += 2;
+            continue;
+          }
+          break;
+        }
+        i++;
+      }
+      t = i++;
+    } else {
+      s = i;
+      while (i < len && v[i] != sep && v[i] != '\n' &&
+             !(v[i] == '\r' && i + 1 < len && v[i + 1] == '\n')) {
+        if (v[i] == '"') return -1; /* a quote inside an unquoted field */
+        i++;
+      }
+      t = i;
+    }
+    if (field == want) {
+      *start = s;
+      *end = t;
+      *quoted = q;
+      found = 1;
+    }
+    if (i == len || v[i] == '\n' || (v[i] == '\r' && i + 1 < len && v[i + 1] == '\n'))
+      return found;             /* the record's end */
+    if (v[i] != sep) return -1; /* text after a closing quote */
+    i++;
+    field++;
+  }
+}
+
+static int extract_csv(emit_t *e, const char *v, size_t len, char sep) {
+  size_t s, t;
+  bool quoted;
+  if (csv_field(v, len, sep, e->spec->field, &s, &t, &quoted) != 1) return 0;
+  if (!quoted || !memchr(v + s, '"', t - s)) {
+    emit_text(e, v + s, t - s);
+    return e->terms;
+  }
+  char small[256];
+  char *buf = t - s <= sizeof small ? small : malloc(t - s);
+  if (!buf) return ST_E_NOMEM;
+  size_t n = 0;
+  for (size_t i = s; i < t; i++) {
+    buf[n++] = v[i];
+    if (v[i] == '"') i++; /* "" inside quotes: one quote */
+  }
+  emit_text(e, buf, n);
+  if (buf != small) free(buf);
+  return e->terms;
+}
+
+int attr_extract(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
+                 void *arg) {
+  emit_t e = {spec, fn, arg, 0, false};
+  const char *v = value;
+  switch (spec->kind) {
+    case ATTR_JSON:
+      return extract_json(&e, v, len);
+    case ATTR_CSV:
+      return extract_csv(&e, v, len, ',');
+    case ATTR_TSV:
+      return extract_csv(&e, v, len, '\t');
+    case ATTR_BYTES:
+      if (spec->offset > len || spec->length > len - spec->offset) return 0;
+      emit_text(&e, v + spec->offset, spec->length);
+      return e.terms;
+    case ATTR_VALUE:
+      emit_text(&e, v, len);
+      return e.terms;
+  }
+  return 0;
+}
+
+/* ---- The stored list ---- */
+
+int attr_specs_encode(const attr_spec_t *specs, size_t n, uint8_t **out, size_t *out_len,
+                      err_t *err) {
+  *out = NULL;
+  *out_len = 0;
+  size_t cap = 1 + VARINT32_MAX_BYTES + 4;
+  char **decls = calloc(n ? n : 1, sizeof *decls);
+  if (!decls) return err_set(err, ST_E_NOMEM, "attributes: out of memory");
+  int rc = ST_OK;
+  for (size_t i = 0; i < n && rc == ST_OK; i++) {
+    size_t dl = attr_spec_format(&specs[i], NULL, 0);
+    decls[i] = malloc(dl + 1);
+    if (!decls[i]) {
+      rc = err_set(err, ST_E_NOMEM, "attributes: out of memory");
+      break;
+    }
+    attr_spec_format(&specs[i], decls[i], dl + 1);
+    cap += VARINT32_MAX_BYTES + dl;
+  }
+  uint8_t *buf = rc == ST_OK ? malloc(cap) : NULL;
+  if (rc == ST_OK && !buf) rc = err_set(err, ST_E_NOMEM, "attributes: out of memory");
+  if (rc == ST_OK) {
+    uint8_t *p = buf;
+    *p++ = (uint8_t)ATTR_SPECS_VERSION;
+    p = encode_varint32(p, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+      size_t dl = strlen(decls[i]);
+      p = encode_varint32(p, (uint32_t)dl);
+      memcpy(p, decls[i], dl);
+      p += dl;
+    }
+    encode_fixed32(p, crc32c_mask(crc32c_value(buf, (size_t)(p - buf))));
+    p += 4;
+    *out = buf;
+    *out_len = (size_t)(p - buf);
+  }
+  for (size_t i = 0; i < n; i++) free(decls[i]);
+  free(decls);
+  return rc;
+}
+
+void attr_specs_free(attr_spec_t *specs, size_t n) {
+  if (!specs) return;
+  for (size_t i = 0; i < n; i++) attr_spec_release(&specs[i]);
+  free(specs);
+}
+
+int attr_specs_decode(const uint8_t *data, size_t len, const char *what, attr_spec_t **out,
+                      size_t *n, err_t *err) {
+  *out = NULL;
+  *n = 0;
+  if (len < 1 + 1 + 4)
+    return err_set(err, ST_E_CORRUPT, "%s: %zu bytes, too short for a list of attributes", what,
+                   len);
+  size_t body = len - 4;
+  if (crc32c_unmask(decode_fixed32(data + body)) != crc32c_value(data, body))
+    return err_set(err, ST_E_CORRUPT, "%s: checksum mismatch at offset %zu", what, body);
+  if (data[0] != ATTR_SPECS_VERSION)
+    return err_set(err, ST_E_UNSUPPORTED, "%s: version %u at offset 0, this build reads %u", what,
+                   data[0], ATTR_SPECS_VERSION);
+  const uint8_t *p = data + 1, *limit = data + body;
+  uint32_t count;
+  p = decode_varint32(p, limit, &count);
+  if (!p) return err_set(err, ST_E_CORRUPT, "%s: bad count at offset 1", what);
+  if (count > (size_t)(limit - p)) /* each declaration takes a byte at least */
+    return err_set(err, ST_E_CORRUPT, "%s: %u attributes at offset 1 in %zu bytes", what, count,
+                   (size_t)(limit - p));
+  attr_spec_t *specs = calloc(count ? count : 1, sizeof *specs);
+  if (!specs) return err_set(err, ST_E_NOMEM, "%s: out of memory", what);
+  int rc = ST_OK;
+  size_t done = 0;
+  char decl[ATTR_MAX_DECL_BYTES + 1];
+  for (; done < count; done++) {
+    size_t at = (size_t)(p - data);
+    uint32_t dl;
+    const uint8_t *q = decode_varint32(p, limit, &dl);
+    if (!q || dl > (size_t)(limit - q) || dl > ATTR_MAX_DECL_BYTES) {
+      rc =
+          err_set(err, ST_E_CORRUPT, "%s: attribute %zu at offset %zu: bad length", what, done, at);
+      break;
+    }
+    memcpy(decl, q, dl);
+    decl[dl] = '\0';
+    err_t perr;
+    int prc = memchr(q, 0, dl) ? ST_E_INVALID : attr_spec_parse(decl, &specs[done], &perr);
+    if (prc == ST_E_NOMEM) {
+      rc = err_set(err, ST_E_NOMEM, "%s: out of memory", what);
+      break;
+    }
+    if (prc != ST_OK) {
+      rc = err_set(err, ST_E_CORRUPT, "%s: attribute %zu at offset %zu: %s", what, done, at,
+                   memchr(q, 0, dl) ? "a NUL byte in the declaration" : perr.msg);
+      break;
+    }
+    p = q + dl;
+  }
+  if (rc == ST_OK && p != limit)
+    rc = err_set(err, ST_E_CORRUPT, "%s: %zu bytes after the last attribute, at offset %zu", what,
+                 (size_t)(limit - p), (size_t)(p - data));
+  if (rc != ST_OK) {
+    attr_specs_free(specs, done);
+    return rc;
+  }
+  *out = count ? specs : NULL;
+  if (!count) free(specs);
+  *n = count;
+  return ST_OK;
+}

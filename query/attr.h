@@ -1,0 +1,136 @@
+/* attr: attributes, a name and an extractor applied to each value (issue 47, doc/query.md).
+ *
+ * A declaration is "NAME=EXTRACTOR[:int]" (the CLI's --attr NAME=EXTRACTOR):
+ *   NAME       [A-Za-z_][A-Za-z0-9_]*, 1 to ATTR_NAME_MAX_BYTES bytes
+ *   json:PATH  a field of a JSON object value; PATH is dotted (address.city), its segments
+ *              non-empty and without '.' or ':' (they are the keys, byte for byte)
+ *   csv:N      the N-th field (from 1, at most ATTR_MAX_FIELD) of the value read as one
+ *   tsv:N      RFC 4180 record, fields separated by ',' (csv) or a tab (tsv)
+ *   bytes:OFF:LEN  the LEN bytes (LEN >= 1) at offset OFF (decimal, at most UINT32_MAX each)
+ *   value      the whole value
+ *   :int       the attribute is a signed 64-bit integer: its terms are attr_int_term's 8 bytes
+ *
+ * Terms. attr_extract gives each value's terms for one attribute; a value gives none when it
+ * lacks the field, is not valid JSON or CSV, is too short for bytes:OFF:LEN, or (under :int)
+ * is not an integer in range. That is never an error: the caller counts it.
+ *   JSON (json-c, strict RFC 8259, nesting at most JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the
+ *     path walks objects only (an array or a scalar on the way: no term; a key that repeats:
+ *     its last value). At the path's end:
+ *       a string     its content, unescaped, as UTF-8 bytes (\u0000 included)
+ *       a number     its text as written ("1.50", "1e3"), except an integer, whose term is
+ *                    its decimal form: "-0" reads "0", and one beyond the 64-bit range reads
+ *                    as the bound json-c saturates it to (-9223372036854775808 or
+ *                    18446744073709551615)
+ *       true, false, null   "true", "false", "null"
+ *       an object    no term
+ *       an array     each element its own term by the rules above (an object or an array
+ *                    inside it: none); a duplicate element is reported each time it appears
+ *   CSV and TSV (RFC 4180): only the first record counts; it ends at LF or CRLF outside quotes
+ *     (a CR elsewhere is data). A field that starts with '"' is quoted: it runs to the next
+ *     '"' not doubled, "" inside stands for ", and it may hold separators and line ends; the
+ *     closing quote must be followed by the separator, the record's end or the value's end.
+ *     A '"' inside an unquoted field, or a quote never closed, makes the record malformed:
+ *     no term, whichever field is asked. TSV quotes as CSV does (what spreadsheets and
+ *     Python's excel-tab dialect write); a field with no quote reads the same as under IANA's
+ *     text/tab-separated-values. A field may be empty: its term is empty (none under :int).
+ *   bytes:OFF:LEN  value[OFF, OFF+LEN) if the value holds it.
+ *   value      the value, empty or not.
+ *   :int       the text extracted above must read as attr_int_parse reads it (an optional
+ *     sign, decimal digits, leading zeros allowed, no spaces, in the int64 range), so that
+ *     "007", "7" and "+7" are one term. A JSON number is an integer when its exact value is
+ *     (7, 7.0, 1e3, 2.5e1); 7.5 and 1e-3 give no term; true, false and null give none.
+ *
+ * Specs are caller-owned structs (init by attr_spec_parse, attr_spec_release); attr_extract
+ * only reads one, so threads may share it.
+ */
+#ifndef BFH_QUERY_ATTR_H
+#define BFH_QUERY_ATTR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define ATTR_NAME_MAX_BYTES 64
+#define ATTR_MAX_FIELD 65536
+#define ATTR_MAX_DECL_BYTES 4096 /* a declaration, name and extractor */
+#define ATTR_INT_TERM_BYTES 8
+
+typedef enum attr_kind {
+  ATTR_VALUE = 0, /* value */
+  ATTR_JSON = 1,  /* json:PATH */
+  ATTR_CSV = 2,   /* csv:N */
+  ATTR_TSV = 3,   /* tsv:N */
+  ATTR_BYTES = 4  /* bytes:OFF:LEN */
+} attr_kind_t;
+
+typedef struct attr_spec {
+  char name[ATTR_NAME_MAX_BYTES + 1]; /* NUL-terminated */
+  attr_kind_t kind;
+  bool is_int;     /* :int */
+  uint32_t field;  /* csv, tsv: the field, from 1 */
+  uint32_t offset; /* bytes: */
+  uint32_t length; /*   >= 1 */
+  char *path;      /* json: the dotted path as declared (owned) */
+  char *keys;      /* json: its segments, each NUL-terminated, one after the other (owned) */
+  uint32_t nkeys;  /* json: how many */
+} attr_spec_t;
+
+/* Parses decl, a NUL-terminated declaration "NAME=EXTRACTOR[:int]", into *out (which the
+   caller releases with attr_spec_release once this returned ST_OK; on failure *out holds
+   nothing to release). ST_OK, ST_E_INVALID with a message naming the declaration and the
+   column (from 1) where parsing stopped ("attribute 'x=csv:0': column 7: a field number
+   counts from 1"), or ST_E_NOMEM. */
+int attr_spec_parse(const char *decl, attr_spec_t *out, err_t *err);
+/* Frees what *spec owns (spec may be NULL, or released already). */
+void attr_spec_release(attr_spec_t *spec);
+/* Writes spec's declaration in its canonical form (no leading zeros; what attr_spec_parse
+   reads back to the same spec) into buf (cap bytes, NUL-terminated, cut short if cap is
+   too small). Returns its length without the NUL, as snprintf does. */
+size_t attr_spec_format(const attr_spec_t *spec, char *buf, size_t cap);
+
+/* Called once per term: term[0, term_len) is borrowed for the call only. A nonzero return
+   stops the extraction. */
+typedef int (*attr_term_fn)(void *arg, const void *term, size_t term_len);
+
+/* Extracts the terms of value[0, len) for spec and calls fn(arg, term, term_len) for each.
+   Returns the number of terms reported (0: the value has no term for this attribute; when fn
+   stopped the extraction, the terms reported up to and including that call), or ST_E_NOMEM
+   (nothing else is an error). json-c does not tell its out-of-memory from bad input: a JSON
+   value it could not allocate for gives no term. Thread-safe: each thread parses JSON with a
+   tokener of its own, made at its first JSON extraction and freed when it exits. */
+int attr_extract(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
+                 void *arg);
+
+/* Reads text[0, len) as a signed 64-bit integer: an optional '+' or '-', then one or more
+   decimal digits (leading zeros allowed), nothing else (no spaces). ST_OK and *out, or
+   ST_E_INVALID (also when out of the int64 range), with no message. */
+int attr_int_parse(const char *text, size_t len, int64_t *out);
+/* An :int attribute's term for v: 8 bytes, big-endian, sign bit flipped, so that the terms'
+   byte order (memcmp) is the integers' order. */
+void attr_int_term(int64_t v, uint8_t out[ATTR_INT_TERM_BYTES]);
+
+/* A list of specs as stored with a database (little-endian, varints as util/coding.h):
+ *   version u8 (1) | count varint32 | count x (length varint32 | declaration bytes,
+ *   attr_spec_format's canonical form) | crc32c fixed32 (masked, over every byte before it)
+ * The declarations are stored as text, so that a stored attribute is read by the parser the
+ * CLI's --attr goes through and means what it meant when declared.
+ */
+#define ATTR_SPECS_VERSION 1u
+
+/* Encodes specs[0, n) into *out, a malloc'd buffer of *out_len bytes that the caller frees.
+   ST_OK or ST_E_NOMEM. */
+int attr_specs_encode(const attr_spec_t *specs, size_t n, uint8_t **out, size_t *out_len,
+                      err_t *err);
+/* Decodes data[0, len), read from `what` (named in messages, e.g. a file's path), into *out,
+   an array of *n specs (NULL when 0) the caller frees with attr_specs_free. ST_OK;
+   ST_E_CORRUPT with the offset of the damage (checksum, a length past the end, a
+   declaration that does not parse, trailing bytes); ST_E_UNSUPPORTED for a newer version;
+   ST_E_NOMEM. */
+int attr_specs_decode(const uint8_t *data, size_t len, const char *what, attr_spec_t **out,
+                      size_t *n, err_t *err);
+/* Releases specs[0, n) and frees the array (NULL is fine). */
+void attr_specs_free(attr_spec_t *specs, size_t n);
+
+#endif
