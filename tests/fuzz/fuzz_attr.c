@@ -1,0 +1,134 @@
+/* Fuzz target: attributes (query/attr.c): the declaration parser, every extractor, the integer
+ * reader and the stored list's decoder.
+ *
+ * The input is split at its first NUL byte (none: the whole input is both parts): the part
+ * before is a declaration, the part after a value.
+ *   - The declaration is parsed; one that parses formats to a canonical form that parses to
+ *     the same canonical form, and extracts the value.
+ *   - The value goes through one spec of each extractor kind, with and without :int.
+ *     Invariants: no error but out-of-memory; a count that matches the calls; an :int term
+ *     is 8 bytes; `value` gives the value and bytes:OFF:LEN its slice, if it holds it.
+ *   - The whole input is read by attr_int_parse, checked against a 128-bit reference.
+ *   - The whole input is decoded as a stored list, as given and with its checksum made
+ *     right; a list that decodes encodes and decodes again to the same declarations.
+ */
+#include "fuzz_util.h"
+
+#include "query/attr.h"
+
+typedef struct seen {
+  int calls;
+  const attr_spec_t *spec;
+  const uint8_t *value;
+  size_t len;
+} seen_t;
+
+static int check_term(void *arg, const void *term, size_t len) {
+  seen_t *s = arg;
+  s->calls++;
+  fuzz_check(term != NULL || len == 0);
+  if (s->spec->is_int) {
+    fuzz_check(len == ATTR_INT_TERM_BYTES);
+  } else if (s->spec->kind == ATTR_VALUE) {
+    fuzz_check(len == s->len && (len == 0 || memcmp(term, s->value, len) == 0));
+  } else if (s->spec->kind == ATTR_BYTES) {
+    fuzz_check(len == s->spec->length && memcmp(term, s->value + s->spec->offset, len) == 0);
+  } else {
+    fuzz_check(len <= s->len); /* a field or a string is never longer than the value */
+  }
+  return 0;
+}
+
+static void extract(const attr_spec_t *spec, const uint8_t *value, size_t len) {
+  seen_t s = {0, spec, value, len};
+  int n = attr_extract(spec, value, len, check_term, &s);
+  fuzz_check(n >= 0 || n == ST_E_NOMEM);
+  if (n >= 0) fuzz_check(n == s.calls);
+}
+
+static const char *const kinds[] = {
+    "j=json:a", "j=json:a.b",  "j=json:a:int", "c=csv:1",         "c=csv:2", "c=csv:3:int",
+    "t=tsv:2",  "t=tsv:1:int", "b=bytes:1:4",  "b=bytes:0:1:int", "v=value", "v=value:int",
+};
+
+/* attr_int_parse's reference: sign, digits, in range, nothing else. */
+static int int_reference(const uint8_t *p, size_t n, int64_t *out) {
+  size_t i = 0;
+  int neg = 0;
+  if (i < n && (p[i] == '+' || p[i] == '-')) neg = p[i++] == '-';
+  if (i == n) return -1;
+  __int128 v = 0;
+  for (; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return -1;
+    v = v * 10 + (p[i] - '0');
+    if (v > (__int128)INT64_MAX + 1) return -1;
+  }
+  if (neg) v = -v;
+  if (v > INT64_MAX || v < INT64_MIN) return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+static void decode_list(const uint8_t *data, size_t size) {
+  attr_spec_t *specs;
+  size_t n;
+  err_t err;
+  if (attr_specs_decode(data, size, "fuzz", &specs, &n, &err) != ST_OK) return;
+  uint8_t *buf;
+  size_t len;
+  if (attr_specs_encode(specs, n, &buf, &len, &err) == ST_OK) {
+    attr_spec_t *again;
+    size_t m;
+    fuzz_check(attr_specs_decode(buf, len, "fuzz", &again, &m, &err) == ST_OK && m == n);
+    for (size_t i = 0; i < n; i++) {
+      char a[ATTR_MAX_DECL_BYTES + 1], b[ATTR_MAX_DECL_BYTES + 1];
+      attr_spec_format(&specs[i], a, sizeof a);
+      attr_spec_format(&again[i], b, sizeof b);
+      fuzz_check(strcmp(a, b) == 0);
+    }
+    attr_specs_free(again, m);
+    free(buf);
+  }
+  attr_specs_free(specs, n);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  uint8_t *c = fuzz_copy(data, size); /* NUL-terminated */
+  const uint8_t *nul = memchr(c, 0, size);
+  const uint8_t *value = nul ? nul + 1 : c;
+  size_t vlen = nul ? size - (size_t)(value - c) : size;
+
+  attr_spec_t spec;
+  err_t err;
+  if (attr_spec_parse((const char *)c, &spec, &err) == ST_OK) {
+    char canon[ATTR_MAX_DECL_BYTES + 1], again[ATTR_MAX_DECL_BYTES + 1];
+    size_t n = attr_spec_format(&spec, canon, sizeof canon);
+    fuzz_check(n < sizeof canon);
+    attr_spec_t s2;
+    fuzz_check(attr_spec_parse(canon, &s2, &err) == ST_OK);
+    attr_spec_format(&s2, again, sizeof again);
+    fuzz_check(strcmp(canon, again) == 0);
+    attr_spec_release(&s2);
+    extract(&spec, value, vlen);
+    attr_spec_release(&spec);
+  } else {
+    fuzz_check(err.code == ST_E_INVALID || err.code == ST_E_NOMEM);
+    fuzz_check(strstr(err.msg, ": column ") != NULL || err.code == ST_E_NOMEM);
+  }
+
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    attr_spec_t s;
+    fuzz_check(attr_spec_parse(kinds[k], &s, NULL) == ST_OK);
+    extract(&s, value, vlen);
+    attr_spec_release(&s);
+  }
+
+  int64_t got = 0, want = 0;
+  int ok = attr_int_parse((const char *)data, size, &got) == ST_OK;
+  fuzz_check(ok == (int_reference(data, size, &want) == 0));
+  if (ok) fuzz_check(got == want);
+
+  free(c);
+  fuzz_as_given_and_checksummed(data, size, decode_list);
+  return 0;
+}
