@@ -6,7 +6,7 @@
  * Prints '#' lines naming every parameter, then CSV:
  *   commit,library,version,path,values,value_bytes_mean,terms,ns_per_value_median,
  *   ns_per_value_min,ns_per_value_max
- * The values: N JSON objects (default 1000000) of 9 fields, 150 to 260 bytes, made from a fixed
+ * The values: N JSON objects (default 1000000) of 9 fields, about 210 to 260 bytes, from a fixed
  * seed: an integer id, strings (name, some with an escaped quote; email; a date), an integer
  * age, a boolean, a number with a fraction, a nested object `address` of three strings and an
  * array `tags` of 1 to 4 strings. For each library and path, each run parses every value (one
