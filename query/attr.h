@@ -13,7 +13,8 @@
  * Terms. attr_extract gives each value's terms for one attribute; a value gives none when it
  * lacks the field, is not valid JSON or CSV, is too short for bytes:OFF:LEN, or (under :int)
  * is not an integer in range. That is never an error: the caller counts it.
- *   JSON (json-c, strict RFC 8259, nesting at most JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the
+ *   JSON (json-c in strict mode: RFC 8259, except that NaN, Infinity, -Infinity and "1." read
+ *     as numbers and "-01" as -1; nesting at most JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the
  *     path walks objects only (an array or a scalar on the way: no term; a key that repeats:
  *     its last value). At the path's end:
  *       a string     its content, unescaped, as UTF-8 bytes (\u0000 included)

@@ -134,6 +134,13 @@ static void test_attr_json_scalars(void **state) {
   expect_terms("x=json:a", "{\"a\":null}", 1, "null");
   expect_terms("x=json:a", "{\"a\":{}}", 0);
   expect_terms("x=json:a", " { \"a\" : \"ws\" } \n", 1, "ws");
+  /* what json-c's strict mode lets through (attr.h) */
+  expect_terms("x=json:a", "{\"a\":NaN}", 1, "NaN");
+  expect_terms("x=json:a", "{\"a\":-Infinity}", 1, "-Infinity");
+  expect_terms("x=json:a", "{\"a\":1.}", 1, "1.");
+  expect_terms("x=json:a", "{\"a\":-01}", 1, "-1");
+  expect_ints("x=json:a:int", "{\"a\":NaN}", 0);
+  expect_ints("x=json:a:int", "{\"a\":1.}", 1, (int64_t)1);
 }
 
 static void test_attr_json_escaped_strings(void **state) {
