@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
   }
   char *buf = malloc(num * 512);
   size_t *off = malloc((num + 1) * sizeof *off);
-  double *ns = malloc(3 * (size_t)runs * sizeof *ns);
+  double *ns = malloc(4 * (size_t)runs * sizeof *ns);
   if (!buf || !off || !ns) {
     fprintf(stderr, "extract_bench: out of memory\n");
     return 1;
@@ -104,7 +104,11 @@ int main(int argc, char **argv) {
   }
   off[num] = n;
 
-  const extract_lib_t *libs[] = {&extract_jsonc, &extract_jansson, &extract_cjson};
+  const extract_lib_t *libs[] = {&extract_jsonc, &extract_jansson, &extract_cjson,
+#ifdef BFH_BENCH_SIMDJSON
+                                 &extract_simdjson
+#endif
+  };
   static const extract_path_t paths[] = {
       {"address.city", {"address", "city"}, 2}, {"age", {"age"}, 1}, {"tags", {"tags"}, 1}};
   size_t vmin = SIZE_MAX, vmax = 0;

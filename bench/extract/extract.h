@@ -28,6 +28,8 @@ typedef struct extract_lib {
 } extract_lib_t;
 
 extern const extract_lib_t extract_jsonc, extract_jansson, extract_cjson;
+/* simdjson, a C++ library, when its Debian package is installed (BFH_BENCH_SIMDJSON). */
+extern const extract_lib_t extract_simdjson;
 
 /* What a term costs the caller: its bytes are read, as a hash would read them. */
 static inline uint64_t extract_touch(const char *t, size_t n) {
