@@ -1,6 +1,6 @@
 /* extract_bench: the speed of extracting one dotted path from JSON values with each JSON
- * library Debian ships for C (json-c, jansson, cJSON), to choose the one query/attr.c uses
- * (doc/query.md "Why json-c").
+ * library Debian ships for C (json-c, jansson, cJSON), and simdjson's (C++) when installed,
+ * to choose the one query/attr.c uses (doc/query.md "Why json-c").
  *
  * Usage: extract_bench [--num N] [--runs R] [--commit C]
  * Prints '#' lines naming every parameter, then CSV:

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 commit=$(git rev-parse --short=12 HEAD) # what is measured: the tree as the run begins
 git diff --quiet HEAD -- . ':!measurements' || commit="$commit-dirty"
 bash scripts/install-deps.sh
-bash scripts/install-deps.sh libjson-c-dev libjansson-dev libcjson-dev # the rivals
+bash scripts/install-deps.sh libjson-c-dev libjansson-dev libcjson-dev libsimdjson-dev # the rivals
 build=${BUILD:-build-bench}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF -DBFH_NATIVE=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target extract_bench >/dev/null
