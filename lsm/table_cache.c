@@ -104,11 +104,13 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   }
   pthread_mutex_unlock(&tc->mu);
 
-  char path[4096];
-  if (table_file_path(tc->dir, number, path, sizeof path) >= sizeof path)
-    return err_set(err, ST_E_INVALID, "table %06llu: path too long", (unsigned long long)number);
+  char *path = table_file_path(tc->dir, number);
+  if (!path)
+    return err_set(err, ST_E_NOMEM, "table %06llu: no memory for its path",
+                   (unsigned long long)number);
   table_t *t;
   int rc = table_open(tc->io, path, number, &t, err);
+  free(path);
   if (rc) return rc;
   table_set_block_cache(t, tc->blocks);
   entry_t *ne = malloc(sizeof *ne);
