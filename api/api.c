@@ -45,18 +45,22 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
    before anything is created. */
 static int check_index_dir(const char *path, const bfh_options *opt) {
   if (!opt->read_only || !opt->index_dir) return BFH_OK;
-  char db[PATH_MAX], idx[PATH_MAX];
+  char *db = NULL, *idx = NULL;
   err_t err;
   err_clear(&err);
-  if (path_resolve(path, db, sizeof db, &err) != ST_OK ||
-      path_resolve(opt->index_dir, idx, sizeof idx, &err) != ST_OK)
-    return invalid(NULL, "bfh_open: index_dir: %s", err.msg);
-  if (path_within(db, idx))
-    return invalid(NULL,
-                   "bfh_open: the index directory %s (%s) lies inside the database's directory "
-                   "%s (%s); a read-only open writes nothing there: choose one outside it",
-                   opt->index_dir, idx, path, db);
-  return BFH_OK;
+  int rc = path_resolve(path, &db, &err);
+  if (rc == ST_OK) rc = path_resolve(opt->index_dir, &idx, &err);
+  if (rc != ST_OK)
+    rc = api_failf(NULL, rc == ST_E_NOMEM ? BFH_E_NOMEM : BFH_E_INVALID, "bfh_open: index_dir: %s",
+                   err.msg);
+  else if (path_within(db, idx))
+    rc = invalid(NULL,
+                 "bfh_open: the index directory %s (%s) lies inside the database's directory "
+                 "%s (%s); a read-only open writes nothing there: choose one outside it",
+                 opt->index_dir, idx, path, db);
+  free(db);
+  free(idx);
+  return rc;
 }
 
 int bfh_open(const char *path, const bfh_options *opt_in, bfh_db **out) {

@@ -11,6 +11,7 @@
 #include "lsm/verify.h"
 #include "api/db_params.h"
 #include "util/env.h"
+#include "util/path.h"
 
 /* ---- bfh_tables ------------------------------------------------------------------------ */
 
@@ -78,10 +79,11 @@ static int check_params(const char *path, bfh_damage_fn fn, void *arg, lsm_verif
     return rc;
   }
   uint64_t size = 0;
-  char file[LSM_PATH_MAX];
-  snprintf(file, sizeof file, "%s/%s", path, DB_PARAMS_FILE);
+  char *file = path_join(path, DB_PARAMS_FILE);
+  if (!file) return err_set(err, ST_E_NOMEM, "%s/%s: no memory for its path", path, DB_PARAMS_FILE);
   if (env_path_size(env_default(), file, &size, NULL) == ST_OK) st->files++;
   st->bytes += size;
+  free(file);
   return ST_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "bfh.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/path.h"
 
 void db_params_encode(const db_params_t *p, uint8_t out[DB_PARAMS_BYTES]) {
   memcpy(out, DB_PARAMS_MAGIC, 4);
@@ -43,9 +44,8 @@ int db_params_decode(const uint8_t *data, size_t n, const char *path, db_params_
   return BFH_OK;
 }
 
-int db_params_read(env_t *io, const char *dir, db_params_t *out, err_t *err) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, DB_PARAMS_FILE);
+/* db_params_read on the file's path. */
+static int read_at(env_t *io, const char *path, db_params_t *out, err_t *err) {
   if (!env_exists(io, path)) return BFH_NOT_FOUND; /* no I/O call: nothing to fault */
   void *data = NULL;
   size_t n = 0;
@@ -59,19 +59,33 @@ int db_params_read(env_t *io, const char *dir, db_params_t *out, err_t *err) {
   return rc;
 }
 
+int db_params_read(env_t *io, const char *dir, db_params_t *out, err_t *err) {
+  char *path = path_join(dir, DB_PARAMS_FILE);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, DB_PARAMS_FILE);
+  int rc = read_at(io, path, out, err);
+  free(path);
+  return rc;
+}
+
 int db_params_write(env_t *io, const char *dir, const db_params_t *p, err_t *err) {
-  char path[4096], tmp[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, DB_PARAMS_FILE);
-  snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, DB_PARAMS_FILE);
+  char *path = path_join(dir, DB_PARAMS_FILE);
+  char *tmp = path_fmt("%s/%s.tmp", dir, DB_PARAMS_FILE);
+  if (!path || !tmp) {
+    free(path);
+    free(tmp);
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, DB_PARAMS_FILE);
+  }
   uint8_t buf[DB_PARAMS_BYTES];
   db_params_encode(p, buf);
   int rc = env_write_file(io, tmp, buf, sizeof buf, err); /* create, write, fdatasync */
   if (rc == BFH_OK) rc = env_rename(io, tmp, path, err);
-  if (rc != BFH_OK) {
+  if (rc != BFH_OK)
     (void)env_unlink(io, tmp, NULL);
-    return rc;
-  }
-  return env_sync_dir(io, dir, err);
+  else
+    rc = env_sync_dir(io, dir, err);
+  free(path);
+  free(tmp);
+  return rc;
 }
 
 int db_params_check(const char *dir, const db_params_t *stored, const db_params_t *want,

@@ -408,12 +408,14 @@ static int dump_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_
 /* Reads table `number` as the authors' scan does; *matches gets the entries holding val. */
 static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t len,
                       uint64_t *matches, bfh_search_stats *st) {
-  char path[1200];
-  table_file_path(a->dir, number, path, sizeof path);
   table_t *t = NULL;
   err_t err;
   err_clear(&err);
-  int rc = table_open(env_default(), path, number, &t, &err);
+  char *path = table_file_path(a->dir, number);
+  int rc = path ? table_open(env_default(), path, number, &t, &err)
+                : err_set(&err, ST_E_NOMEM, "table %06llu: no memory for its path",
+                          (unsigned long long)number);
+  free(path);
   if (rc != ST_OK) {
     fprintf(stderr, "bfh: authors' costs: %s\n", err.msg);
     return rc;
@@ -428,8 +430,8 @@ static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t
   free(d.line.p);
   if (rc != 0 || bad) {
     records_release(&d.recs);
-    fprintf(stderr, "bfh: authors' costs: table %s: %llu damaged blocks\n", path,
-            (unsigned long long)bad);
+    fprintf(stderr, "bfh: authors' costs: table %06llu: %llu damaged blocks\n",
+            (unsigned long long)number, (unsigned long long)bad);
     return BFH_E_CORRUPT;
   }
   /* The records are handed back as a copy of the vector (the dump's own is then destroyed);
@@ -585,18 +587,20 @@ static int fill_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_
 
 /* Writes the leaf file of table `number` unless one of the right size is there. */
 static int leaf_write(exp_authors_t *a, uint64_t number) {
-  char path[1300], tpath[1200], tmp[1320];
+  char path[1300], tmp[1320];
   leaf_path(a, number, path, sizeof path);
   struct stat sb;
   size_t nb = leaf_bytes(a->m);
   if (stat(path, &sb) == 0 && (size_t)sb.st_size == sizeof(int32_t) + nb) return BFH_OK;
-  table_file_path(a->dir, number, tpath, sizeof tpath);
   table_t *t = NULL;
   err_t err;
   err_clear(&err);
-  if (table_open(env_default(), tpath, number, &t, &err) != ST_OK) {
-    fprintf(stderr, "bfh: authors' costs: %s\n", err.msg);
-    return BFH_E_IO;
+  char *tpath = table_file_path(a->dir, number);
+  if (!tpath || table_open(env_default(), tpath, number, &t, &err) != ST_OK) {
+    int rc = tpath ? BFH_E_IO : BFH_E_NOMEM;
+    fprintf(stderr, "bfh: authors' costs: %s\n", tpath ? err.msg : "no memory");
+    free(tpath);
+    return rc;
   }
   filler_t fl = {value_filter_create(a->m, a->k, a->seed)};
   uint64_t bad = 0;
@@ -605,8 +609,10 @@ static int leaf_write(exp_authors_t *a, uint64_t number) {
   if (rc != 0 || bad) {
     value_filter_destroy(fl.f);
     fprintf(stderr, "bfh: authors' costs: cannot read %s\n", tpath);
+    free(tpath);
     return BFH_E_CORRUPT;
   }
+  free(tpath);
   uint8_t *buf = calloc(nb, 1);
   for (size_t i = 0; buf && i < nb; i++) buf[i] = (uint8_t)(fl.f->words[i / 8] >> (8 * (i % 8)));
   value_filter_destroy(fl.f);

@@ -180,11 +180,14 @@ void exp_child_own_memory(const char *except_dir) {
      faults are lost in its 25 ms. Larger mappings are also where reservations lie (a
      sanitizer's shadow). */
   const unsigned long most = EXP_CHILD_OWN_MAX;
-  char dir[PATH_MAX]; /* as /proc/self/maps names files: absolute, links resolved */
-  if (except_dir && !realpath(except_dir, dir)) snprintf(dir, sizeof dir, "%s", except_dir);
-  size_t skip = except_dir ? strlen(dir) : 0;
-  char line[PATH_MAX + 128];
-  while (fgets(line, sizeof line, f)) {
+  /* As /proc/self/maps names files: absolute, links resolved (NULL: no directory, or no
+     memory, and then nothing is skipped). */
+  char *dir = except_dir ? realpath(except_dir, NULL) : NULL;
+  if (except_dir && !dir) dir = strdup(except_dir);
+  size_t skip = dir ? strlen(dir) : 0;
+  char *line = NULL;
+  size_t lcap = 0;
+  while (getline(&line, &lcap, f) > 0) {
     unsigned long lo, hi;
     char perms[5];
     int path_at = 0;
@@ -203,5 +206,7 @@ void exp_child_own_memory(const char *except_dir) {
 #endif
     }
   }
+  free(line);
+  free(dir);
   fclose(f);
 }

@@ -87,14 +87,17 @@ static int row_replaced(const exp_csv_t *c, const exp_ctx_t *x, const char *line
 static char *keep_rows(exp_csv_t *c, const exp_ctx_t *x) {
   FILE *f = exp_fopen(c->path, "r");
   if (!f) return NULL;
-  char header[4096] = "", want[4096] = "";
-  size_t w = 0;
-  for (size_t i = 0; i < c->ncols && w < sizeof want; i++)
-    w += (size_t)snprintf(want + w, sizeof want - w, "%s%s", i ? "," : "", c->cols[i]);
+  size_t wlen = 0; /* the header c writes: its columns, comma-separated */
+  for (size_t i = 0; i < c->ncols; i++) wlen += (i ? 1 : 0) + strlen(c->cols[i]);
+  char *want = malloc(wlen + 1), *header = NULL;
+  size_t hcap = 0;
+  for (size_t i = 0, w = 0; want && i < c->ncols; i++)
+    w += (size_t)sprintf(want + w, "%s%s", i ? "," : "", c->cols[i]);
+  if (want && c->ncols == 0) want[0] = '\0';
   char *out = NULL, *line = NULL;
   size_t len = 0, cap = 0, lcap = 0;
-  if (col_index(c, "costs") >= 0 && fgets(header, sizeof header, f) &&
-      strcspn(header, "\n") == strlen(want) && strncmp(header, want, strlen(want)) == 0) {
+  if (want && col_index(c, "costs") >= 0 && getline(&header, &hcap, f) > 0 &&
+      strcspn(header, "\n") == wlen && strncmp(header, want, wlen) == 0) {
     ssize_t n;
     while ((n = getline(&line, &lcap, f)) > 0) {
       if (row_replaced(c, x, line)) continue;
@@ -111,6 +114,8 @@ static char *keep_rows(exp_csv_t *c, const exp_ctx_t *x) {
     }
   }
   free(line);
+  free(header);
+  free(want);
   fclose(f);
   return out;
 }

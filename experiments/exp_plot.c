@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/path.h"
+
 static int is_file(const char *p) {
   struct stat sb;
   return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
@@ -56,15 +58,18 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
     return 0;
   }
   /* gnuplot's chatter goes to a log, shown only if it fails. */
-  char log[1200], cmd[4000];
-  snprintf(log, sizeof log, "%s/%s.gnuplot.log", x->out_dir, name);
-  snprintf(cmd, sizeof cmd, "gnuplot -e \"in='%s/%s.csv'; out='%s/%s'\" '%s' >'%s' 2>&1",
-           x->out_dir, name, x->out_dir, name, script, log);
-  int rc = system(cmd);
-  if (rc != 0) {
+  char *log = path_fmt("%s/%s.gnuplot.log", x->out_dir, name);
+  char *cmd = log ? path_fmt("gnuplot -e \"in='%s/%s.csv'; out='%s/%s'\" '%s' >'%s' 2>&1",
+                             x->out_dir, name, x->out_dir, name, script, log)
+                  : NULL;
+  int rc = cmd ? system(cmd) : -1;
+  if (!cmd)
+    fprintf(stderr, "bfh: no memory to run gnuplot; %s.csv not plotted\n", name);
+  else if (rc != 0)
     fprintf(stderr, "bfh: gnuplot failed for %s (status %d); its output is in %s\n", name, rc, log);
-    return -1;
-  }
-  remove(log);
-  return 0;
+  else
+    remove(log);
+  free(log);
+  free(cmd);
+  return rc != 0 ? -1 : 0;
 }

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "filters/bits.h"
-#include "hierarchy/id_map.h"
+#include "util/u64_map.h"
 
 #define MAX_DEPTH 64 /* non-root nodes have >= 2 children, so height <= log2(2^64) */
 
@@ -51,7 +51,7 @@ struct hierarchy {
   node_t *root;
   size_t nleaves;
   uint64_t nnodes;
-  id_map_t map; /* id -> (uintptr_t)leaf_t* */
+  u64_map_t map; /* id -> (uintptr_t)leaf_t* */
   /* Scratch, kept between operations (allocated on first need). */
   uint64_t *newleaf; /* the words of a non-resident leaf being inserted */
   uint64_t **pool;   /* loaded leaf buffers */
@@ -233,7 +233,7 @@ hierarchy_t *hierarchy_create(uint32_t order, uint64_t m, hierarchy_placement_t 
     h->source = *source;
     h->has_source = 1;
   }
-  id_map_init(&h->map);
+  u64_map_init(&h->map);
   h->spare = malloc(MAX_DEPTH * sizeof *h->spare);
   if (!h->spare) {
     free(h);
@@ -251,7 +251,7 @@ void hierarchy_destroy(hierarchy_t *h) {
   free(h->pool);
   free(h->loaded);
   free(h->newleaf);
-  id_map_release(&h->map);
+  u64_map_release(&h->map);
   free(h);
 }
 
@@ -341,7 +341,7 @@ static node_t *split(hierarchy_t *h, node_t *x) {
 }
 
 int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
-  if (id_map_get(&h->map, id, NULL)) return ST_E_INVALID;
+  if (u64_map_get(&h->map, id, NULL)) return ST_E_INVALID;
   const uint64_t *lw = words;
   if (!lw) {
     if (!h->has_source) return ST_E_INVALID;
@@ -350,7 +350,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
     if (rc != ST_OK) return rc;
     lw = h->newleaf;
   }
-  if (id_map_reserve(&h->map, h->map.n + 1) != ST_OK) return ST_E_NOMEM;
+  if (u64_map_reserve(&h->map, u64_map_count(&h->map) + 1) != ST_OK) return ST_E_NOMEM;
   leaf_t *l = malloc(sizeof *l);
   if (!l) return ST_E_NOMEM;
   l->id = id;
@@ -371,7 +371,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
     l->parent = r;
     l->tmp = NULL;
     h->root = r;
-    id_map_put(&h->map, id, (uint64_t)(uintptr_t)l);
+    u64_map_put(&h->map, id, (uint64_t)(uintptr_t)l);
     h->nleaves = 1;
     return ST_OK;
   }
@@ -403,7 +403,7 @@ int hierarchy_insert(hierarchy_t *h, uint64_t id, const uint64_t *words) {
   }
 
   /* Commit: nothing below can fail. */
-  id_map_put(&h->map, id, (uint64_t)(uintptr_t)l);
+  u64_map_put(&h->map, id, (uint64_t)(uintptr_t)l);
   for (x = target; x; x = x->parent) {
     bits_or(x->words, lw, h->nwords);
     x->nleaves++;
@@ -444,7 +444,7 @@ static node_t *sibling_of(const node_t *x, int *is_left) {
 
 int hierarchy_remove(hierarchy_t *h, uint64_t id) {
   uint64_t v;
-  if (!id_map_get(&h->map, id, &v)) return ST_NOT_FOUND;
+  if (!u64_map_get(&h->map, id, &v)) return ST_NOT_FOUND;
   leaf_t *l = (leaf_t *)(uintptr_t)v;
   node_t *p = l->parent;
 
@@ -465,7 +465,7 @@ int hierarchy_remove(hierarchy_t *h, uint64_t id) {
 
   /* Commit. */
   kid_remove_at(p, kid_index(p, l));
-  id_map_del(&h->map, id);
+  u64_map_del(&h->map, id, NULL);
   free(l);
   h->nleaves--;
   recompute(h, p);
@@ -543,12 +543,12 @@ static uint32_t group_size(const hierarchy_t *h, size_t c, size_t g, size_t *gro
 }
 
 int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *words, size_t n) {
-  id_map_t map;
-  id_map_init(&map);
+  u64_map_t map;
+  u64_map_init(&map);
   leaf_t **leaves = NULL;
   node_t **cur = NULL, **next = NULL;
   size_t ncur = 0, nleaves = 0;
-  int rc = id_map_reserve(&map, n);
+  int rc = u64_map_reserve(&map, n);
   if (rc == ST_OK && n > 0) {
     leaves = calloc(n, sizeof *leaves);
     cur = calloc(n, sizeof *cur);
@@ -558,14 +558,14 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
   if (rc == ST_OK && n > 0 && !h->newleaf && !(h->newleaf = malloc(h->nwords * sizeof(uint64_t))))
     rc = ST_E_NOMEM;
   for (size_t i = 0; i < n && rc == ST_OK; i++) {
-    if (id_map_get(&map, ids[i], NULL) || (!words[i] && !h->has_source)) {
+    if (u64_map_get(&map, ids[i], NULL) || (!words[i] && !h->has_source)) {
       rc = ST_E_INVALID;
     } else if (!(leaves[i] = malloc(sizeof(leaf_t)))) {
       rc = ST_E_NOMEM;
     } else {
       nleaves = i + 1;
       *leaves[i] = (leaf_t){.id = ids[i], .words = words[i], .tmp = NULL, .parent = NULL};
-      id_map_put(&map, ids[i], (uint64_t)(uintptr_t)leaves[i]); /* reserved */
+      u64_map_put(&map, ids[i], (uint64_t)(uintptr_t)leaves[i]); /* reserved */
     }
   }
   /* Level 0: the leaves in order, non-resident ones loaded one at a time. */
@@ -625,11 +625,11 @@ int hierarchy_build(hierarchy_t *h, const uint64_t *ids, const uint64_t *const *
     free(leaves);
     free(cur);
     free(next);
-    id_map_release(&map);
+    u64_map_release(&map);
     return rc;
   }
   tree_free(h, h->root);
-  id_map_release(&h->map);
+  u64_map_release(&h->map);
   h->map = map;
   h->root = ncur ? cur[0] : NULL;
   if (h->root) h->root->parent = NULL;
@@ -792,7 +792,7 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
       if (l->parent != x)
         return err_set(v->err, ST_E_CORRUPT, "hierarchy: leaf %" PRIu64 ": wrong parent link",
                        l->id);
-      if (!id_map_get(&h->map, l->id, &mv) || mv != (uint64_t)(uintptr_t)l)
+      if (!u64_map_get(&h->map, l->id, &mv) || mv != (uint64_t)(uintptr_t)l)
         return err_set(v->err, ST_E_CORRUPT,
                        "hierarchy: leaf %" PRIu64 ": not in the id map, or present twice", l->id);
       nl++;
@@ -834,7 +834,7 @@ static int validate_node(vstate_t *v, const node_t *x, const node_t *parent, uin
 
 int hierarchy_validate(const hierarchy_t *h, err_t *err) {
   if (!h->root) {
-    if (h->nleaves != 0 || h->map.n != 0)
+    if (h->nleaves != 0 || u64_map_count(&h->map) != 0)
       return err_set(err, ST_E_CORRUPT, "hierarchy: no root but %zu leaves", h->nleaves);
     return ST_OK;
   }
@@ -851,10 +851,10 @@ int hierarchy_validate(const hierarchy_t *h, err_t *err) {
   free(v.acc);
   free(v.buf);
   if (rc != ST_OK) return rc;
-  if (v.leaves != h->nleaves || h->map.n != h->nleaves)
+  if (v.leaves != h->nleaves || u64_map_count(&h->map) != h->nleaves)
     return err_set(err, ST_E_CORRUPT,
                    "hierarchy: %zu leaves in the tree, %zu counted, %zu in the id map", v.leaves,
-                   h->nleaves, h->map.n);
+                   h->nleaves, u64_map_count(&h->map));
   return ST_OK;
 }
 
@@ -865,7 +865,7 @@ size_t hierarchy_leaf_count(const hierarchy_t *h) {
 }
 
 int hierarchy_contains(const hierarchy_t *h, uint64_t id) {
-  return id_map_get(&h->map, id, NULL);
+  return u64_map_get(&h->map, id, NULL);
 }
 
 uint32_t hierarchy_height(const hierarchy_t *h) {
@@ -896,7 +896,7 @@ uint32_t hierarchy_level_stats(const hierarchy_t *h, hierarchy_level_stats_t *ou
 
 size_t hierarchy_size_in_bytes(const hierarchy_t *h) {
   return sizeof *h + (size_t)h->nnodes * node_bytes(h) + h->nleaves * sizeof(leaf_t) +
-         id_map_size_in_bytes(&h->map) + MAX_DEPTH * sizeof(node_t *) +
+         u64_map_size_in_bytes(&h->map) + MAX_DEPTH * sizeof(node_t *) +
          h->pool_cap * (h->nwords * sizeof(uint64_t) + sizeof(uint64_t *) + sizeof(leaf_t *)) +
          (h->newleaf ? h->nwords * sizeof(uint64_t) : 0);
 }

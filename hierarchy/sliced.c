@@ -17,7 +17,7 @@
 
 #include "filters/bits.h"
 #include "util/coding.h"
-#include "hierarchy/id_map.h"
+#include "util/u64_map.h"
 
 struct sliced {
   uint64_t m;
@@ -28,7 +28,7 @@ struct sliced {
   uint8_t *rows;       /* m * row_bytes bytes, owned */
   uint64_t *slot_id;   /* cap entries, owned: the id in each live slot */
   u64vec_t free_slots; /* freed slots below hi, reused last-in first-out */
-  id_map_t map;        /* id -> slot */
+  u64_map_t map;       /* id -> slot */
   uint64_t relays;     /* times the rows were re-laid for a larger capacity */
 };
 
@@ -39,7 +39,7 @@ sliced_t *sliced_create(uint64_t m) {
   s->m = m;
   s->nwords = bits_words(m);
   u64vec_init(&s->free_slots);
-  id_map_init(&s->map);
+  u64_map_init(&s->map);
   return s;
 }
 
@@ -48,7 +48,7 @@ void sliced_destroy(sliced_t *s) {
   free(s->rows);
   free(s->slot_id);
   u64vec_release(&s->free_slots);
-  id_map_release(&s->map);
+  u64_map_release(&s->map);
   free(s);
 }
 
@@ -120,12 +120,12 @@ int sliced_make_room_exact(sliced_t *s, size_t extra) {
 /* Re-lays the rows for exactly the live slots (rounded up to 8), packed to the front in slot
    order: a slot's new number is its rank among the live ones. */
 int sliced_shrink(sliced_t *s) {
-  size_t live = s->map.n, cap = (live + 7) / 8 * 8;
+  size_t live = u64_map_count(&s->map), cap = (live + 7) / 8 * 8;
   if (cap >= s->cap) return ST_OK;
   size_t rb = cap / 8;
   uint8_t *rows = cap ? calloc((size_t)s->m * rb, 1) : NULL;
   size_t *from = malloc((live ? live : 1) * sizeof *from);
-  if ((cap && !rows) || !from || id_map_reserve(&s->map, live + 1) != ST_OK) {
+  if ((cap && !rows) || !from || u64_map_reserve(&s->map, live + 1) != ST_OK) {
     free(rows);
     free(from);
     return ST_E_NOMEM;
@@ -133,7 +133,7 @@ int sliced_shrink(sliced_t *s) {
   size_t n = 0;
   for (size_t j = 0; j < s->hi; j++) {
     uint64_t v;
-    if (id_map_get(&s->map, s->slot_id[j], &v) && v == j) from[n++] = j;
+    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) from[n++] = j;
   }
   if (n == s->hi) { /* no holes: the rows' first bytes as they are */
     size_t used = (n + 7) / 8;
@@ -149,7 +149,7 @@ int sliced_shrink(sliced_t *s) {
   for (size_t i = 0; i < n; i++) {
     uint64_t id = s->slot_id[from[i]];
     s->slot_id[i] = id;
-    id_map_put(&s->map, id, i); /* present: replaces the value, cannot fail */
+    u64_map_put(&s->map, id, i); /* present: replaces the value, cannot fail */
   }
   free(from);
   uint64_t *ids = cap ? realloc(s->slot_id, cap * sizeof *ids) : NULL;
@@ -191,10 +191,11 @@ static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
 }
 
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
-  if (id_map_get(&s->map, id, NULL)) return ST_E_INVALID;
-  if (make_room(s, 1, 0) != ST_OK || id_map_reserve(&s->map, s->map.n + 1) != ST_OK) return ST_E_NOMEM;
+  if (u64_map_get(&s->map, id, NULL)) return ST_E_INVALID;
+  if (make_room(s, 1, 0) != ST_OK || u64_map_reserve(&s->map, u64_map_count(&s->map) + 1) != ST_OK)
+    return ST_E_NOMEM;
   size_t slot = take_slot(s);
-  id_map_put(&s->map, id, slot); /* cannot fail after the reserve */
+  u64_map_put(&s->map, id, slot); /* cannot fail after the reserve */
   s->slot_id[slot] = id;
   fill_sparse(s, slot, words);
   return ST_OK;
@@ -244,26 +245,26 @@ static void fill_column_word(sliced_t *s, size_t c, const slot_src_t *g, size_t 
 
 int sliced_add_batch(sliced_t *s, const uint64_t *ids, const uint64_t *const *words, size_t n) {
   if (n == 0) return ST_OK;
-  if (id_map_reserve(&s->map, s->map.n + n) != ST_OK) return ST_E_NOMEM;
+  if (u64_map_reserve(&s->map, u64_map_count(&s->map) + n) != ST_OK) return ST_E_NOMEM;
   slot_src_t *g = malloc(n * sizeof *g);
   if (!g) return ST_E_NOMEM;
   /* Claim the ids first (the map cannot fail after the reserve); undo on a duplicate. */
   for (size_t i = 0; i < n; i++) {
-    if (id_map_get(&s->map, ids[i], NULL)) {
-      for (size_t u = 0; u < i; u++) id_map_del(&s->map, ids[u]);
+    if (u64_map_get(&s->map, ids[i], NULL)) {
+      for (size_t u = 0; u < i; u++) u64_map_del(&s->map, ids[u], NULL);
       free(g);
       return ST_E_INVALID;
     }
-    id_map_put(&s->map, ids[i], 0);
+    u64_map_put(&s->map, ids[i], 0);
   }
   if (make_room(s, n, 0) != ST_OK) {
-    for (size_t u = 0; u < n; u++) id_map_del(&s->map, ids[u]);
+    for (size_t u = 0; u < n; u++) u64_map_del(&s->map, ids[u], NULL);
     free(g);
     return ST_E_NOMEM;
   }
   for (size_t i = 0; i < n; i++) {
     size_t slot = take_slot(s);
-    id_map_put(&s->map, ids[i], slot);
+    u64_map_put(&s->map, ids[i], slot);
     s->slot_id[slot] = ids[i];
     g[i].slot = slot;
     g[i].words = words[i];
@@ -285,7 +286,7 @@ int sliced_remove(sliced_t *s, uint64_t id) {
 
 int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   uint64_t slot;
-  if (!id_map_get(&s->map, id, &slot)) return ST_NOT_FOUND;
+  if (!u64_map_get(&s->map, id, &slot)) return ST_NOT_FOUND;
   if (u64vec_reserve(&s->free_slots, s->free_slots.n + 1) != ST_OK) return ST_E_NOMEM;
   size_t c = (size_t)slot / 8;
   uint8_t keep = (uint8_t) ~(1u << (slot & 7));
@@ -296,7 +297,7 @@ int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   } else {
     for (uint64_t j = 0; j < s->m; j++) s->rows[j * s->row_bytes + c] &= keep;
   }
-  id_map_del(&s->map, id);
+  u64_map_del(&s->map, id, NULL);
   s->free_slots.v[s->free_slots.n++] = slot;
   return ST_OK;
 }
@@ -319,7 +320,7 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
   }
   if (st) {
     st->internal_probes += p->k;
-    st->leaf_probes += s->map.n;
+    st->leaf_probes += u64_map_count(&s->map);
     st->leaf_positives += found;
   }
   return ST_OK;
@@ -336,18 +337,18 @@ void sliced_prefetch(const sliced_t *s, const probe_t *p) {
 
 int sliced_probe_one(const sliced_t *s, uint64_t id, const probe_t *p) {
   uint64_t slot;
-  if (!id_map_get(&s->map, id, &slot)) return -1;
+  if (!u64_map_get(&s->map, id, &slot)) return -1;
   for (uint32_t i = 0; i < p->k; i++)
     if (!(s->rows[p->pos[i] * s->row_bytes + slot / 8] & (1u << (slot & 7)))) return 0;
   return 1;
 }
 
 size_t sliced_leaf_count(const sliced_t *s) {
-  return s->map.n;
+  return u64_map_count(&s->map);
 }
 
 size_t sliced_free_slots(const sliced_t *s) {
-  return s->cap - s->map.n;
+  return s->cap - u64_map_count(&s->map);
 }
 
 size_t sliced_capacity(const sliced_t *s) {
@@ -355,12 +356,12 @@ size_t sliced_capacity(const sliced_t *s) {
 }
 
 int sliced_contains(const sliced_t *s, uint64_t id) {
-  return id_map_get(&s->map, id, NULL);
+  return u64_map_get(&s->map, id, NULL);
 }
 
 size_t sliced_size_in_bytes(const sliced_t *s) {
   return sizeof *s + (size_t)s->m * s->row_bytes + s->cap * sizeof(uint64_t) +
-         s->free_slots.cap * sizeof(uint64_t) + id_map_size_in_bytes(&s->map);
+         s->free_slots.cap * sizeof(uint64_t) + u64_map_size_in_bytes(&s->map);
 }
 
 void sliced_rows(const sliced_t *s, const uint8_t **rows, size_t *row_bytes, size_t *slots,
@@ -374,5 +375,5 @@ void sliced_rows(const sliced_t *s, const uint8_t **rows, size_t *row_bytes, siz
 int sliced_slot_live(const sliced_t *s, size_t slot) {
   uint64_t v;
   if (slot >= s->hi) return 0;
-  return id_map_get(&s->map, s->slot_id[slot], &v) && v == slot;
+  return u64_map_get(&s->map, s->slot_id[slot], &v) && v == slot;
 }

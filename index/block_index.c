@@ -1,4 +1,4 @@
-/* The block filters of the live tables; see block_index.h. An id_map from table number to
+/* The block filters of the live tables; see block_index.h. A u64_map from table number to
  * filter pointer under a rwlock: probes (searches) share it, puts and removes (index_sync,
  * a few per flush or compaction) take it alone. */
 #include "index/block_index.h"
@@ -8,12 +8,12 @@
 #include <stdlib.h>
 
 #include "bfh.h"
-#include "hierarchy/id_map.h"
+#include "util/u64_map.h"
 
 struct block_index {
   pthread_rwlock_t lock;
-  id_map_t filters; /* number -> block_filter_t * (owned) */
-  id_map_t maps;    /* number -> value_block_map_t * (owned) */
+  u64_map_t filters; /* number -> block_filter_t * (owned) */
+  u64_map_t maps;    /* number -> value_block_map_t * (owned) */
   block_index_stats_t st;
 };
 
@@ -30,31 +30,32 @@ block_index_t *block_index_create(void) {
     free(bi);
     return NULL;
   }
-  id_map_init(&bi->filters);
-  id_map_init(&bi->maps);
+  u64_map_init(&bi->filters);
+  u64_map_init(&bi->maps);
   return bi;
 }
 
 void block_index_destroy(block_index_t *bi) {
   if (!bi) return;
-  for (size_t i = 0; i < bi->filters.cap; i++)
-    if (bi->filters.used[i]) block_filter_destroy((block_filter_t *)bi->filters.slots[i].value);
-  id_map_release(&bi->filters);
-  for (size_t i = 0; i < bi->maps.cap; i++)
-    if (bi->maps.used[i]) value_block_map_destroy((value_block_map_t *)bi->maps.slots[i].value);
-  id_map_release(&bi->maps);
+  uint64_t v;
+  for (size_t pos = 0; u64_map_next(&bi->filters, &pos, NULL, &v);)
+    block_filter_destroy((block_filter_t *)(uintptr_t)v);
+  u64_map_release(&bi->filters);
+  for (size_t pos = 0; u64_map_next(&bi->maps, &pos, NULL, &v);)
+    value_block_map_destroy((value_block_map_t *)(uintptr_t)v);
+  u64_map_release(&bi->maps);
   pthread_rwlock_destroy(&bi->lock);
   free(bi);
 }
 
 static block_filter_t *find(const block_index_t *bi, uint64_t number) {
   uint64_t v;
-  return id_map_get(&bi->filters, number, &v) ? (block_filter_t *)(uintptr_t)v : NULL;
+  return u64_map_get(&bi->filters, number, &v) ? (block_filter_t *)(uintptr_t)v : NULL;
 }
 
 static value_block_map_t *find_map(const block_index_t *bi, uint64_t number) {
   uint64_t v;
-  return id_map_get(&bi->maps, number, &v) ? (value_block_map_t *)(uintptr_t)v : NULL;
+  return u64_map_get(&bi->maps, number, &v) ? (value_block_map_t *)(uintptr_t)v : NULL;
 }
 
 static void count(block_index_t *bi, const block_filter_t *f, int sign) {
@@ -74,7 +75,7 @@ static void count_map(block_index_t *bi, const value_block_map_t *m, int sign) {
 static block_filter_t *take_filter(block_index_t *bi, uint64_t number) {
   block_filter_t *old = find(bi, number);
   if (old) {
-    id_map_del(&bi->filters, number);
+    u64_map_del(&bi->filters, number, NULL);
     count(bi, old, -1);
   }
   return old;
@@ -83,7 +84,7 @@ static block_filter_t *take_filter(block_index_t *bi, uint64_t number) {
 static value_block_map_t *take_map(block_index_t *bi, uint64_t number) {
   value_block_map_t *old = find_map(bi, number);
   if (old) {
-    id_map_del(&bi->maps, number);
+    u64_map_del(&bi->maps, number, NULL);
     count_map(bi, old, -1);
   }
   return old;
@@ -97,7 +98,7 @@ int block_index_put(block_index_t *bi, uint64_t number, block_filter_t *f) {
     return BFH_OK;
   }
   block_filter_t *old = find(bi, number);
-  int rc = id_map_put(&bi->filters, number, (uint64_t)(uintptr_t)f);
+  int rc = u64_map_put(&bi->filters, number, (uint64_t)(uintptr_t)f);
   if (rc == BFH_OK) {
     if (old) count(bi, old, -1);
     count(bi, f, 1);
@@ -110,7 +111,7 @@ int block_index_put(block_index_t *bi, uint64_t number, block_filter_t *f) {
 int block_index_put_map(block_index_t *bi, uint64_t number, value_block_map_t *m) {
   pthread_rwlock_wrlock(&bi->lock);
   value_block_map_t *old = find_map(bi, number);
-  int rc = id_map_put(&bi->maps, number, (uint64_t)(uintptr_t)m);
+  int rc = u64_map_put(&bi->maps, number, (uint64_t)(uintptr_t)m);
   block_filter_t *f = NULL;
   if (rc == BFH_OK) {
     if (old) count_map(bi, old, -1);
@@ -140,7 +141,7 @@ void block_index_drop_damaged(block_index_t *bi, uint64_t number, const err_t *w
 void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
                           uint64_t value_hash) {
   pthread_rwlock_rdlock(&bi->lock);
-  for (size_t i = 0; i < n && id_map_count(&bi->maps) > 0; i++) {
+  for (size_t i = 0; i < n && u64_map_count(&bi->maps) > 0; i++) {
     const value_block_map_t *m = find_map(bi, numbers[i]);
     if (m) value_block_map_prefetch(m, value_hash);
   }
@@ -151,7 +152,7 @@ void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
                           uint64_t value_hash, uint8_t *out) {
   pthread_rwlock_rdlock(&bi->lock);
   for (size_t i = 0; i < n; i++) {
-    const value_block_map_t *m = id_map_count(&bi->maps) ? find_map(bi, numbers[i]) : NULL;
+    const value_block_map_t *m = u64_map_count(&bi->maps) ? find_map(bi, numbers[i]) : NULL;
     out[i] = m ? (uint8_t)value_block_map_rules_out(m, value_hash) : 0;
   }
   pthread_rwlock_unlock(&bi->lock);
@@ -238,7 +239,7 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
 void block_index_get_stats(block_index_t *bi, block_index_stats_t *st) {
   pthread_rwlock_rdlock(&bi->lock);
   *st = bi->st;
-  st->held_bytes = st->bytes + sizeof *bi + id_map_size_in_bytes(&bi->filters) +
-                   id_map_size_in_bytes(&bi->maps);
+  st->held_bytes = st->bytes + sizeof *bi + u64_map_size_in_bytes(&bi->filters) +
+                   u64_map_size_in_bytes(&bi->maps);
   pthread_rwlock_unlock(&bi->lock);
 }

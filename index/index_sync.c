@@ -9,6 +9,7 @@
 
 #include "bfh.h"
 #include "index/index_sync_private.h"
+#include "util/path.h"
 
 uint64_t index_sync_now_ns(void) {
   struct timespec ts;
@@ -16,8 +17,8 @@ uint64_t index_sync_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void index_sync_cache_path(const index_sync_t *s, uint64_t number, char *out, size_t n) {
-  snprintf(out, n, "%s/%06llu.vf", s->src.cache_dir, (unsigned long long)number);
+char *index_sync_cache_path(const index_sync_t *s, uint64_t number) {
+  return path_fmt("%s/%06llu.vf", s->src.cache_dir, (unsigned long long)number);
 }
 
 /* ---- Records ---------------------------------------------------------------------------- */
@@ -112,9 +113,9 @@ void index_sync_remove_gone(index_sync_t *s, u64vec_t *unlink) {
 
 void index_sync_unlink_caches(index_sync_t *s, u64vec_t *numbers) {
   for (size_t i = 0; i < numbers->n; i++) {
-    char path[4200];
-    index_sync_cache_path(s, numbers->v[i], path, sizeof path);
-    (void)env_unlink(s->src.io, path, NULL);
+    char *path = index_sync_cache_path(s, numbers->v[i]);
+    if (path) (void)env_unlink(s->src.io, path, NULL); /* else left: rewritten or unused */
+    free(path);
   }
   u64vec_release(numbers);
 }

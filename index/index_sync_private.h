@@ -89,8 +89,9 @@ int index_sync_run_some(index_sync_t *s, int mode, uint64_t min_age_ns, size_t l
                         err_t *err);
 
 uint64_t index_sync_now_ns(void);
-/* The path of table number's cache file in the source's cache_dir. */
-void index_sync_cache_path(const index_sync_t *s, uint64_t number, char *out, size_t n);
+/* The path of table number's cache file in the source's cache_dir, in a string of its own.
+   NULL only on no memory. Client frees it with free(). */
+char *index_sync_cache_path(const index_sync_t *s, uint64_t number);
 
 /* ---- Records (index_sync.c) -------------------------------------------------------------- */
 /* Every one REQUIRES mu. */

@@ -112,13 +112,10 @@ static int loaded(index_sync_t *s, job_t *j, const char *cpath, const leaf_cache
 /* The leaf of one table (or, for an upgrade, its block filter), with mu released: the cache
    file first, else read_leaf (and then the cache file: with leaves on disk written now,
    since it is the leaf; otherwise its bytes kept to be written later). */
-static void read_job(index_sync_t *s, job_t *j) {
+static void read_job_at(index_sync_t *s, job_t *j, const char *cpath) {
   const value_index_params_t *p = value_index_params(s->index);
-  char cpath[4200] = "";
   err_t e;
-  if (j->parked) return; /* read by the parking run */
   uint64_t t0 = index_sync_now_ns();
-  if (s->src.cache_dir) index_sync_cache_path(s, j->number, cpath, sizeof cpath);
   if (s->src.cache_dir && !j->upgrade && load_cached(s, j, cpath) == BFH_OK) return;
   /* The stamp before the read: a table changed after it is never stamped with these bytes. */
   uint64_t stamp = 0;
@@ -187,6 +184,21 @@ static void read_job(index_sync_t *s, job_t *j) {
   }
 }
 
+/* read_job_at with the table's cache file ("" without a cache directory). */
+static void read_job(index_sync_t *s, job_t *j) {
+  if (j->parked) return; /* read by the parking run */
+  char *cpath = NULL;
+  if (s->src.cache_dir && !(cpath = index_sync_cache_path(s, j->number))) {
+    j->rc = BFH_E_NOMEM;
+    j->retry = 1;
+    snprintf(j->msg, sizeof j->msg, "table %06llu: no memory for its cache file's path",
+             (unsigned long long)j->number);
+    return;
+  }
+  read_job_at(s, j, cpath ? cpath : "");
+  free(cpath);
+}
+
 /* Makes the leaf of a job that read a table's filter at once (value_index_leaf_make), so that
    a run holds one table's words at a time: in the lean layout a filter stored in a file keeps
    only its chunk CRCs until it is folded. Not for an upgrade or a parking run (its leaf waits
@@ -222,11 +234,11 @@ static void write_due_caches(index_sync_t *s, int force) {
   }
   pthread_mutex_unlock(&s->mu);
   for (size_t i = 0; i < k; i++) {
-    char path[4200];
-    index_sync_cache_path(s, w[i].number, path, sizeof path);
+    char *path = index_sync_cache_path(s, w[i].number);
     err_t e;
-    (void)leaf_cache_write(s->src.io, path, w[i].cache_buf, w[i].cache_len, &e); /* a speed-up:
-                                                                           not retried */
+    if (path) /* a speed-up: not retried (nor without memory for the path) */
+      (void)leaf_cache_write(s->src.io, path, w[i].cache_buf, w[i].cache_len, &e);
+    free(path);
     free(w[i].cache_buf);
   }
   /* A table that went while its file was written: the file goes too. */

@@ -11,6 +11,7 @@
 #include "filters/hash.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/path.h"
 
 /* Tests only (leaf_cache_test_*). */
 static _Atomic int64_t stamp_margin_ns = LEAF_CACHE_STAMP_MARGIN_NS;
@@ -537,15 +538,14 @@ int leaf_cache_encode_map(const leaf_cache_table_t *t, const value_filter_t *f,
 }
 
 int leaf_cache_write(env_t *io, const char *path, const uint8_t *buf, size_t n, err_t *err) {
-  char tmp[4200], dir[4200];
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-    return err_set(err, BFH_E_INVALID, "filter cache %s: path too long", path);
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash)
-    *slash = '\0';
-  else
-    snprintf(dir, sizeof dir, ".");
+  const char *slash = strrchr(path, '/');
+  char *tmp = path_fmt("%s.tmp", path);
+  char *dir = slash ? path_fmt("%.*s", (int)(slash - path), path) : strdup(".");
+  if (!tmp || !dir) {
+    free(tmp);
+    free(dir);
+    return err_set(err, BFH_E_NOMEM, "filter cache %s: no memory for its paths", path);
+  }
   /* tmp: written and fdatasynced, renamed, and the rename made durable (with leaves on disk
      the leaf lives in this file from the moment it is added). */
   int rc = env_write_file(io, tmp, buf, n, err);
@@ -553,9 +553,11 @@ int leaf_cache_write(env_t *io, const char *path, const uint8_t *buf, size_t n, 
   if (rc == BFH_OK) rc = env_sync_dir(io, dir, err);
   if (rc != BFH_OK) {
     (void)env_unlink(io, tmp, NULL);
-    return err_prefix(err, "filter cache %s: ", path);
+    err_prefix(err, "filter cache %s: ", path);
   }
-  return BFH_OK;
+  free(tmp);
+  free(dir);
+  return rc;
 }
 
 int leaf_cache_store(env_t *io, const char *path, const leaf_cache_table_t *t,

@@ -29,6 +29,7 @@
 #include "index/value_index_private.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/path.h"
 
 #define MAGIC "BFHINDX1"
 #define VERSION 2 /* 1: a group's first field was its fold r, not mf (still read) */
@@ -138,18 +139,11 @@ int persisted_index_write(env_t *io, const char *dir, value_index_t *vi,
   return persisted_index_write_kind(io, dir, PERSISTED_INDEX_OWN_TABLES, vi, t, n, written, err);
 }
 
-int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_index_t *vi,
-                               const persisted_index_table_t *t, size_t n, size_t *written,
-                               err_t *err) {
-  if (written) *written = 0;
-  if (!value_index_lean(vi))
-    return err_set(err, BFH_E_INVALID, "%s: the persisted index holds the lean layout only", dir);
-  if (!io) io = env_default();
-  int rc = value_index_apply(vi, err);
-  if (rc != BFH_OK) return rc;
-  char path[4096], tmp[4096 + 8];
-  snprintf(path, sizeof path, "%s/%s", dir, PERSISTED_INDEX_FILE);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+/* persisted_index_write_kind into path (by way of tmp), once vi is applied. */
+static int write_kind_at(env_t *io, const char *dir, const char *path, const char *tmp,
+                         uint32_t kind, value_index_t *vi, const persisted_index_table_t *t,
+                         size_t n, size_t *written, err_t *err) {
+  int rc = BFH_OK;
   const persisted_index_table_t **sorted = calloc(n ? n : 1, sizeof *sorted);
   uint8_t *tabs = calloc(n ? n : 1, TABLE_BYTES);
   if (!sorted || !tabs) {
@@ -284,6 +278,24 @@ int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_
   return rc;
 }
 
+int persisted_index_write_kind(env_t *io, const char *dir, uint32_t kind, value_index_t *vi,
+                               const persisted_index_table_t *t, size_t n, size_t *written,
+                               err_t *err) {
+  if (written) *written = 0;
+  if (!value_index_lean(vi))
+    return err_set(err, BFH_E_INVALID, "%s: the persisted index holds the lean layout only", dir);
+  if (!io) io = env_default();
+  int rc = value_index_apply(vi, err);
+  if (rc != BFH_OK) return rc;
+  char *path = path_join(dir, PERSISTED_INDEX_FILE),
+       *tmp = path_fmt("%s/%s.tmp", dir, PERSISTED_INDEX_FILE);
+  rc = path && tmp ? write_kind_at(io, dir, path, tmp, kind, vi, t, n, written, err)
+                   : err_set(err, BFH_E_NOMEM, "%s/%s: out of memory", dir, PERSISTED_INDEX_FILE);
+  free(path);
+  free(tmp);
+  return rc;
+}
+
 /* ---- Reading -------------------------------------------------------------------------- */
 
 static int read_at(persisted_index_t *x, uint64_t off, size_t len, uint8_t *buf, err_t *err) {
@@ -413,17 +425,21 @@ int persisted_index_open_bound(env_t *io, const char *dir, const value_index_par
                                err_t *err) {
   *out = NULL;
   if (!io) io = env_default();
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, PERSISTED_INDEX_FILE);
-  if (!env_exists(io, path)) return BFH_NOT_FOUND;
-  persisted_index_t *x = calloc(1, sizeof *x);
-  if (!x) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
-  snprintf(x->name, sizeof x->name, "%.255s", path);
-  if (b) x->binding = *b;
-  int rc = env_open_read(io, path, &x->f, err);
+  char *path = path_join(dir, PERSISTED_INDEX_FILE);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: out of memory", dir, PERSISTED_INDEX_FILE);
+  persisted_index_t *x = NULL;
+  int rc = env_exists(io, path) ? BFH_OK : BFH_NOT_FOUND;
+  if (rc == BFH_OK && !(x = calloc(1, sizeof *x)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
+  if (rc == BFH_OK) {
+    snprintf(x->name, sizeof x->name, "%.255s", path);
+    if (b) x->binding = *b;
+    rc = env_open_read(io, path, &x->f, err);
+  }
+  free(path);
   if (rc != BFH_OK) {
     free(x);
-    return rc == BFH_NOT_FOUND ? BFH_NOT_FOUND : rc;
+    return rc;
   }
   x->file_len = env_rfile_size(x->f);
   return open_common(x, p, out, err);

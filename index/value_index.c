@@ -32,7 +32,7 @@ value_index_t *value_index_create(const value_index_params_t *p, err_t *err) {
   vi->nwords = bits_words(p->m);
   pthread_rwlock_init(&vi->lock, NULL);
   pthread_mutex_init(&vi->pend_mu, NULL);
-  id_map_init(&vi->members);
+  u64_map_init(&vi->members);
   value_index_files_init(&vi->files, p->io);
   hierarchy_leaf_source_t src = value_index_leaf_source(vi);
   vi->hier = hierarchy_create(p->order, p->m, p->placement, &src);
@@ -61,7 +61,7 @@ void value_index_destroy(value_index_t *vi) {
   free(vi->leaf_bits);
   for (size_t i = 0; i < vi->npend; i++) value_index_leaf_free(vi->pend[i].leaf);
   free(vi->pend);
-  id_map_release(&vi->members);
+  u64_map_release(&vi->members);
   pthread_mutex_destroy(&vi->pend_mu);
   pthread_rwlock_destroy(&vi->lock);
   value_index_files_release(&vi->files);
@@ -614,14 +614,14 @@ static int queue_leaf(value_index_t *vi, leaf_t *l, err_t *err) {
   uint64_t number = l->number;
   int rc = BFH_OK;
   pthread_mutex_lock(&vi->pend_mu);
-  if (id_map_get(&vi->members, number, NULL)) {
+  if (u64_map_get(&vi->members, number, NULL)) {
     rc = err_set(err, BFH_E_INVALID, "value index: table %llu is already indexed",
                  (unsigned long long)number);
-  } else if (id_map_reserve(&vi->members, id_map_count(&vi->members) + 1) != BFH_OK ||
+  } else if (u64_map_reserve(&vi->members, u64_map_count(&vi->members) + 1) != BFH_OK ||
              pend_push(vi, number, l) != BFH_OK) {
     rc = err_set(err, BFH_E_NOMEM, "value index: out of memory");
   } else {
-    id_map_put(&vi->members, number, 1); /* cannot fail after the reserve */
+    u64_map_put(&vi->members, number, 1); /* cannot fail after the reserve */
   }
   pthread_mutex_unlock(&vi->pend_mu);
   if (rc != BFH_OK) leaf_drop(vi, l);
@@ -685,7 +685,7 @@ int value_index_remove(value_index_t *vi, uint64_t number) {
   leaf_t *drop = NULL;
   int rc = BFH_OK;
   pthread_mutex_lock(&vi->pend_mu);
-  if (!id_map_get(&vi->members, number, NULL)) {
+  if (!u64_map_get(&vi->members, number, NULL)) {
     rc = BFH_NOT_FOUND;
   } else {
     /* A table removed before its add was applied costs the index nothing. */
@@ -706,7 +706,7 @@ int value_index_remove(value_index_t *vi, uint64_t number) {
       pthread_rwlock_unlock(&vi->lock);
       pthread_mutex_lock(&vi->pend_mu);
     }
-    id_map_del(&vi->members, number);
+    u64_map_del(&vi->members, number, NULL);
   }
   pthread_mutex_unlock(&vi->pend_mu);
   leaf_drop(vi, drop);
@@ -720,14 +720,14 @@ block_index_t *value_index_blocks(value_index_t *vi) {
 
 int value_index_contains(value_index_t *vi, uint64_t number) {
   pthread_mutex_lock(&vi->pend_mu);
-  int c = id_map_get(&vi->members, number, NULL);
+  int c = u64_map_get(&vi->members, number, NULL);
   pthread_mutex_unlock(&vi->pend_mu);
   return c;
 }
 
 size_t value_index_leaf_count(value_index_t *vi) {
   pthread_mutex_lock(&vi->pend_mu);
-  size_t n = id_map_count(&vi->members);
+  size_t n = u64_map_count(&vi->members);
   pthread_mutex_unlock(&vi->pend_mu);
   return n;
 }

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "hierarchy/hierarchy.h"
-#include "hierarchy/id_map.h"
+#include "util/u64_map.h"
 #include "hierarchy/sliced.h"
 #include "index/value_index.h"
 #include "util/env.h"
@@ -145,7 +145,7 @@ struct value_index {
      tree is correct in B+-tree shape, and the next value_index_apply rebuilds it. */
   _Atomic int unsettled;
   uint64_t add_batches; /* batches of adds applied (value_index_add_batch_count); write lock */
-  id_map_t members;      /* tables indexed or queued for adding, minus those queued for removal */
+  u64_map_t members;    /* tables indexed or queued for adding, minus those queued for removal */
   block_index_t *blocks; /* the block filters under the leaves (owned) */
   /* The persisted index (persisted_index.h), attached at open; it answers for the tables it
      covers that have no leaf yet (owned; NULL: none). */

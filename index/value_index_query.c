@@ -192,7 +192,7 @@ void value_index_get_stats(value_index_t *vi, value_index_stats_t *st) {
   for (size_t i = 0; i < vi->n; i++)
     records += sizeof(leaf_t) + (vi->leaves[i]->path ? strlen(vi->leaves[i]->path) + 1 : 0);
   pthread_mutex_lock(&vi->pend_mu);
-  records += id_map_size_in_bytes(&vi->members) + vi->cappend * sizeof *vi->pend;
+  records += u64_map_size_in_bytes(&vi->members) + vi->cappend * sizeof *vi->pend;
   pthread_mutex_unlock(&vi->pend_mu);
   pthread_rwlock_unlock(&vi->lock);
   block_index_stats_t bs;

@@ -240,7 +240,7 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
   int has_prev = 0;
   table_builder_t *tb = NULL;
   uint64_t out_number = 0;
-  char path[LSM_PATH_MAX];
+  char *path = NULL; /* the output being built: tb's */
   for (iterator_seek_first(it); iterator_valid(it); iterator_next(it)) {
     if (env->interrupt(env->arg)) {
       rc = err_set(err, ST_E_IO, "compaction: interrupted by close");
@@ -284,7 +284,12 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
     if (drop) continue;
     if (!tb) {
       out_number = env->new_file(env->arg);
-      table_file_path(env->dir, out_number, path, sizeof path);
+      free(path);
+      if (!(path = table_file_path(env->dir, out_number))) {
+        rc = err_set(err, ST_E_NOMEM, "compaction: no memory for the path of table %06llu",
+                     (unsigned long long)out_number);
+        break;
+      }
       rc = table_builder_create(env->io, path, out_number, &env->topt, &tb, err);
       if (rc != ST_OK) {
         tb = NULL;
@@ -309,6 +314,7 @@ int lsm_compaction_run(lsm_compaction_t *c, const lsm_compaction_env_t *env, err
     table_builder_destroy(tb);
     (void)env_unlink(env->io, path, NULL);
   }
+  free(path);
   free(prev);
   iterator_destroy(it);
   return rc;

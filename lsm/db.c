@@ -38,6 +38,7 @@
 #include "lsm/user_iter.h"
 #include "lsm/version_set.h"
 #include "lsm/write_batch.h"
+#include "util/path.h"
 #include "util/vec.h"
 
 #define L0_SLOWDOWN_FILES 8
@@ -220,7 +221,6 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
   uint64_t log_number = db->vs->log_number, manifest_number = db->vs->manifest_number;
   uint64_t cur_log = db->log_number;
   pthread_mutex_unlock(&db->mu);
-  char path[LSM_PATH_MAX];
   for (size_t i = 0; i < n; i++) {
     uint64_t number;
     lsm_file_type_t type;
@@ -244,9 +244,11 @@ static void delete_obsolete_files(lsm_db_t *db, int at_open) {
         keep = 1;
     }
     if (keep) continue;
-    snprintf(path, sizeof path, "%s/%s", db->dir, names[i]);
+    char *path = path_join(db->dir, names[i]);
+    if (!path) continue; /* no memory: an orphan left for the next pass */
     if (type == LSM_FILE_TABLE) table_cache_evict(db->tc, number);
     (void)env_unlink(db->io, path, NULL);
+    free(path);
     if (type == LSM_FILE_TABLE && at_open) call_table_removed(db, number);
   }
   pthread_mutex_lock(&db->mu);
@@ -363,12 +365,11 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
   lsm_version_ref(base);
   pthread_mutex_unlock(&db->mu);
 
-  char path[LSM_PATH_MAX];
-  table_file_path(db->dir, number, path, sizeof path);
+  char *path = table_file_path(db->dir, number);
   table_builder_t *tb = NULL;
   iterator_t *it = memtable_iterator_create(m);
-  int rc = it ? table_builder_create(db->io, path, number, &db->topt, &tb, err)
-              : err_set(err, ST_E_NOMEM, "flush: out of memory");
+  int rc = it && path ? table_builder_create(db->io, path, number, &db->topt, &tb, err)
+                      : err_set(err, ST_E_NOMEM, "flush: out of memory");
   uint8_t *prev = NULL;
   size_t prev_len = 0, prev_cap = 0;
   int has_prev = 0;
@@ -417,7 +418,7 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
   table_builder_destroy(tb);
   iterator_destroy(it);
   free(prev);
-  if (rc != ST_OK) (void)env_unlink(db->io, path, NULL);
+  if (rc != ST_OK && path) (void)env_unlink(db->io, path, NULL);
 
   pthread_mutex_lock(&db->mu);
   if (rc == ST_OK) {
@@ -433,6 +434,7 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
     }
   }
   if (rc != ST_OK) pending_remove(db, number);
+  free(path);
   free(smallest);
   free(largest);
   lsm_version_unref(base);
@@ -565,12 +567,12 @@ static void background_compaction(lsm_db_t *db) {
     /* Outputs written but never installed. After a failed manifest write they stay on
        disk (the next open needs them if the edit reached the manifest, else deletes them
        as orphans). */
-    char path[LSM_PATH_MAX];
     for (size_t i = 0; i < c->noutputs; i++) {
       call_table_removed(db, c->outputs[i].number);
       if (logged) continue;
-      table_file_path(db->dir, c->outputs[i].number, path, sizeof path);
-      (void)env_unlink(db->io, path, NULL);
+      char *path = table_file_path(db->dir, c->outputs[i].number);
+      if (path) (void)env_unlink(db->io, path, NULL); /* else an orphan the next open deletes */
+      free(path);
     }
   }
   pthread_mutex_lock(&db->mu);
@@ -618,8 +620,10 @@ static uint64_t now_us(void) {
    caller is the writer at the head of the queue, db->imm == NULL. */
 static int switch_memtable(lsm_db_t *db, err_t *err) {
   uint64_t number = lsm_version_set_new_file_number(db->vs);
-  char path[LSM_PATH_MAX];
-  lsm_filename_log(path, sizeof path, db->dir, number);
+  char *path = lsm_filename_log(db->dir, number);
+  if (!path)
+    return err_set(err, ST_E_NOMEM, "memtable: no memory for the path of log %06llu",
+                   (unsigned long long)number);
   log_writer_t *lw = NULL;
   int rc = log_writer_open(db->io, path, &lw, err);
   if (rc == ST_OK && db->opt.sync) rc = env_sync_dir(db->io, db->dir, err);
@@ -631,8 +635,10 @@ static int switch_memtable(lsm_db_t *db, err_t *err) {
     mem_filter_unref(mf);
     (void)log_writer_close(lw, NULL);
     (void)env_unlink(db->io, path, NULL);
+    free(path);
     return rc;
   }
+  free(path);
   (void)log_writer_close(db->log, NULL);
   db->log = lw;
   db->log_number = number;
@@ -831,9 +837,11 @@ static int start_writer(lsm_db_t *db, err_t *err) {
   while (db->writer_state == WRITER_STARTING) pthread_cond_wait(&db->done_cv, &db->mu);
   if (db->writer_state == WRITER_RUNNING) return ST_OK;
   db->writer_state = WRITER_STARTING;
-  char path[LSM_PATH_MAX];
-  lsm_filename_log(path, sizeof path, db->dir, db->log_number);
-  int rc = log_writer_open_append(db->io, path, &db->log, err);
+  char *path = lsm_filename_log(db->dir, db->log_number);
+  int rc = path ? log_writer_open_append(db->io, path, &db->log, err)
+                : err_set(err, ST_E_NOMEM, "no memory for the path of log %06llu",
+                          (unsigned long long)db->log_number);
+  free(path);
   if (rc == ST_OK) {
     lsm_version_edit_t edit;
     lsm_version_edit_init(&edit);
@@ -1204,8 +1212,8 @@ int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **
   return rc;
 }
 
-size_t lsm_table_path(const lsm_db_t *db, uint64_t number, char *buf, size_t cap) {
-  return table_file_path(db->dir, number, buf, cap);
+char *lsm_table_path(const lsm_db_t *db, uint64_t number) {
+  return table_file_path(db->dir, number);
 }
 
 /* ---- iterators ----------------------------------------------------------------------- */
@@ -1372,11 +1380,16 @@ static int replay_record(replay_t *r, const void *data, size_t n, err_t *err) {
    REQUIRES mu (flushes release it). */
 static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_edit_t *edit,
                       err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_log(path, sizeof path, db->dir, number);
+  char *path = lsm_filename_log(db->dir, number);
+  if (!path)
+    return err_set(err, ST_E_NOMEM, "no memory for the path of log %06llu",
+                   (unsigned long long)number);
   log_reader_t *lr = NULL;
   int rc = log_reader_open(db->io, path, &lr, err);
-  if (rc != ST_OK) return rc;
+  if (rc != ST_OK) {
+    free(path);
+    return rc;
+  }
   for (;;) {
     const void *data;
     size_t n;
@@ -1406,6 +1419,7 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
              env_path_size(db->io, path, &size, NULL) == ST_OK &&
              size == log_reader_end_offset(lr);
   log_reader_close(lr);
+  free(path);
   return rc;
 }
 
@@ -1467,32 +1481,42 @@ static int recover_logs(lsm_db_t *db, lsm_version_edit_t *edit, uint64_t *reuse,
    open is refused (bfh repair rebuilds the manifest from the tables). */
 static int check_files(lsm_db_t *db, err_t *err) {
   lsm_version_set_t *vs = db->vs;
-  char path[LSM_PATH_MAX], manifest[LSM_PATH_MAX];
-  lsm_filename_manifest(manifest, sizeof manifest, db->dir, vs->manifest_number);
-  int missing = 0;
-  for (int level = 0; level < LSM_NUM_LEVELS && !missing; level++)
-    for (size_t i = 0; i < vs->current->nfiles[level] && !missing; i++) {
-      table_file_path(db->dir, vs->current->files[level][i]->number, path, sizeof path);
-      missing = !env_exists(db->io, path);
+  char *path = NULL; /* the file looked at last: the missing one */
+  int missing = 0, nomem = 0;
+  for (int level = 0; level < LSM_NUM_LEVELS && !missing && !nomem; level++)
+    for (size_t i = 0; i < vs->current->nfiles[level] && !missing && !nomem; i++) {
+      free(path);
+      path = table_file_path(db->dir, vs->current->files[level][i]->number);
+      nomem = !path;
+      missing = path && !env_exists(db->io, path);
     }
-  if (!missing) {
-    lsm_filename_log(path, sizeof path, db->dir, vs->log_number);
-    missing = !env_exists(db->io, path);
+  if (!missing && !nomem) {
+    free(path);
+    path = lsm_filename_log(db->dir, vs->log_number);
+    nomem = !path;
+    missing = path && !env_exists(db->io, path);
   }
-  if (vs->manifest_dropped && missing)
-    return err_set(err, ST_E_CORRUPT,
-                   "%s: the records from offset %" PRIu64 " (%" PRIu64
-                   " bytes) are damaged or cut short, and %s, which the records before them "
-                   "need, is gone: committed changes were lost (bfh repair salvages the tables)",
-                   manifest, vs->manifest_valid_end, vs->manifest_dropped, path);
-  if (missing) return err_set(err, ST_E_CORRUPT, "%s: missing, but %s lists it", path, manifest);
-  if (vs->manifest_dropped) db->damage_seen = 1;
-  return ST_OK;
+  char *manifest = nomem ? NULL : lsm_filename_manifest(db->dir, vs->manifest_number);
+  int rc = ST_OK;
+  if (!manifest)
+    rc = err_set(err, ST_E_NOMEM, "%s: no memory to check the files of the database", db->dir);
+  else if (vs->manifest_dropped && missing)
+    rc = err_set(err, ST_E_CORRUPT,
+                 "%s: the records from offset %" PRIu64 " (%" PRIu64
+                 " bytes) are damaged or cut short, and %s, which the records before them "
+                 "need, is gone: committed changes were lost (bfh repair salvages the tables)",
+                 manifest, vs->manifest_valid_end, vs->manifest_dropped, path);
+  else if (missing)
+    rc = err_set(err, ST_E_CORRUPT, "%s: missing, but %s lists it", path, manifest);
+  else if (vs->manifest_dropped)
+    db->damage_seen = 1;
+  free(path);
+  free(manifest);
+  return rc;
 }
 
 int lsm_options_check(const char *dir, const lsm_options_t *o, err_t *err) {
   if (!dir || !*dir) return err_set(err, ST_E_INVALID, "empty database path");
-  if (strlen(dir) > LSM_PATH_MAX - 64) return err_set(err, ST_E_INVALID, "database path too long");
   if (o->memtable_bytes < 4096 || o->memtable_bytes > ((size_t)1 << 32))
     return err_set(err, ST_E_INVALID, "memtable_bytes %zu out of range [4096, 4 GiB]",
                    o->memtable_bytes);
@@ -1549,7 +1573,6 @@ static int check_no_old_files(env_t *io, const char *dir, const char *marker, er
   if (rc != ST_OK) return rc;
   const char *found = NULL; /* the message names a table, else a log, else a manifest */
   int found_rank = 3;
-  char path[LSM_PATH_MAX];
   for (size_t i = 0; i < n && found_rank > 0; i++) {
     uint64_t number, size = 0;
     lsm_file_type_t type;
@@ -1564,15 +1587,20 @@ static int check_no_old_files(env_t *io, const char *dir, const char *marker, er
                : type == LSM_FILE_MANIFEST ? 2
                                            : 3;
     if (rank >= found_rank) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    char *path = path_join(dir, names[i]);
+    if (!path) {
+      rc = err_set(err, ST_E_NOMEM, "%s: no memory for the path of %s", dir, names[i]);
+      break;
+    }
     if (type == LSM_FILE_TABLE ||
         (type == LSM_FILE_LOG && (env_path_size(io, path, &size, NULL) != ST_OK || size > 0)) ||
         (type == LSM_FILE_MANIFEST && manifest_holds_data(io, path))) {
       found = names[i];
       found_rank = rank;
     }
+    free(path);
   }
-  if (found)
+  if (rc == ST_OK && found)
     rc = err_set(err, ST_E_CORRUPT,
                  "%s: damaged database: CURRENT is missing, but the directory holds %s (a "
                  "file of a database); nothing was changed: run `bfh repair %s` (bfh_repair) "
@@ -1585,10 +1613,12 @@ static int check_no_old_files(env_t *io, const char *dir, const char *marker, er
 /* Checks that dir is (or may become) a bfh LSM database; *exists = it has a CURRENT. */
 static int check_identity(env_t *io, const char *dir, int create, const char *marker,
                           int *exists, err_t *err) {
-  char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
-  lsm_filename_identity(ident, sizeof ident, dir);
-  lsm_filename_current(cur, sizeof cur, dir);
-  int has_ident = env_exists(io, ident), has_cur = env_exists(io, cur);
+  char *ident = lsm_filename_identity(dir), *cur = lsm_filename_current(dir);
+  int has_ident = ident && env_exists(io, ident), has_cur = cur && env_exists(io, cur);
+  int nomem = !ident || !cur;
+  free(ident);
+  free(cur);
+  if (nomem) return err_set(err, ST_E_NOMEM, "%s: no memory for the paths of its files", dir);
   *exists = has_cur;
   if (!has_cur) {
     int rc = check_no_old_files(io, dir, marker, err);
@@ -1650,17 +1680,20 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   db->topt.hook = opt->hook;
   db->topt.sync = 1;
 
-  char path[LSM_PATH_MAX];
-  lsm_filename_lock(path, sizeof path, dir);
-  rc = env_lock(io, path, &db->lock, err);
+  char *path = lsm_filename_lock(dir);
+  rc = path ? env_lock(io, path, &db->lock, err)
+            : err_set(err, ST_E_NOMEM, "%s/LOCK: no memory for its path", dir);
+  free(path);
   if (rc == ST_E_BUSY) err_set(err, ST_E_BUSY, "%s: database is open elsewhere (LOCK held)", dir);
   if (rc == ST_OK && !exists) {
     uint8_t id[LSM_IDENTITY_BYTES];
     lsm_identity_encode(id);
-    lsm_filename_identity(path, sizeof path, dir);
-    rc = env_write_file(io, path, id, sizeof id, err);
+    path = lsm_filename_identity(dir);
+    rc = path ? env_write_file(io, path, id, sizeof id, err)
+              : err_set(err, ST_E_NOMEM, "%s/IDENTITY: no memory for its path", dir);
     /* A partial IDENTITY would make the directory unusable: the next create starts over. */
-    if (rc != ST_OK) (void)env_unlink(io, path, NULL);
+    if (rc != ST_OK && path) (void)env_unlink(io, path, NULL);
+    free(path);
     if (rc == ST_OK) rc = env_sync_dir(io, dir, err);
   }
   if (rc == ST_OK) {
@@ -1696,9 +1729,12 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     call_tables_live(db);
   } else if (rc == ST_OK) {
     db->log_number = reuse ? reuse : lsm_version_set_new_file_number(db->vs);
-    lsm_filename_log(path, sizeof path, dir, db->log_number);
-    rc = reuse ? log_writer_open_append(io, path, &db->log, err)
-               : log_writer_open(io, path, &db->log, err);
+    path = lsm_filename_log(dir, db->log_number);
+    rc = !path   ? err_set(err, ST_E_NOMEM, "open: no memory for the path of log %06llu",
+                           (unsigned long long)db->log_number)
+         : reuse ? log_writer_open_append(io, path, &db->log, err)
+                 : log_writer_open(io, path, &db->log, err);
+    free(path);
   }
   if (rc == ST_OK && !defer) {
     lsm_version_edit_set_log_number(&edit, db->log_number);

@@ -173,8 +173,9 @@ int lsm_snapshot_find_memtables_value(lsm_snapshot_t *s, const void *val, size_t
    in the table file. ST_NOT_FOUND if the table has no such block. */
 int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data, size_t *size,
                         uint64_t *offset, err_t *err);
-/* Writes the path of table `number` into buf (cap bytes); returns the length. */
-size_t lsm_table_path(const lsm_db_t *db, uint64_t number, char *buf, size_t cap);
+/* The path of table `number` in a string of its own. NULL only on no memory. Client frees
+   it with free(). */
+char *lsm_table_path(const lsm_db_t *db, uint64_t number);
 
 /* ---- Ordered iteration ---------------------------------------------------------------- */
 

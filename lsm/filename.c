@@ -7,29 +7,30 @@
 
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/path.h"
 
-size_t lsm_filename_log(char *buf, size_t cap, const char *dir, uint64_t number) {
-  return (size_t)snprintf(buf, cap, "%s/%06" PRIu64 ".log", dir, number);
+char *lsm_filename_log(const char *dir, uint64_t number) {
+  return path_fmt("%s/%06" PRIu64 ".log", dir, number);
 }
 
-size_t lsm_filename_manifest(char *buf, size_t cap, const char *dir, uint64_t number) {
-  return (size_t)snprintf(buf, cap, "%s/MANIFEST-%06" PRIu64, dir, number);
+char *lsm_filename_manifest(const char *dir, uint64_t number) {
+  return path_fmt("%s/MANIFEST-%06" PRIu64, dir, number);
 }
 
-size_t lsm_filename_current(char *buf, size_t cap, const char *dir) {
-  return (size_t)snprintf(buf, cap, "%s/CURRENT", dir);
+char *lsm_filename_current(const char *dir) {
+  return path_join(dir, "CURRENT");
 }
 
-size_t lsm_filename_temp(char *buf, size_t cap, const char *dir) {
-  return (size_t)snprintf(buf, cap, "%s/CURRENT.tmp", dir);
+char *lsm_filename_temp(const char *dir) {
+  return path_join(dir, "CURRENT.tmp");
 }
 
-size_t lsm_filename_lock(char *buf, size_t cap, const char *dir) {
-  return (size_t)snprintf(buf, cap, "%s/LOCK", dir);
+char *lsm_filename_lock(const char *dir) {
+  return path_join(dir, "LOCK");
 }
 
-size_t lsm_filename_identity(char *buf, size_t cap, const char *dir) {
-  return (size_t)snprintf(buf, cap, "%s/IDENTITY", dir);
+char *lsm_filename_identity(const char *dir) {
+  return path_join(dir, "IDENTITY");
 }
 
 /* Parses all-digit s[0,n) into *v; 0 on an empty string, a non-digit or overflow. */
@@ -113,13 +114,16 @@ int lsm_identity_check(const uint8_t *data, size_t n, const char *path, err_t *e
 }
 
 int lsm_identity_read(env_t *io, const char *dir, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_identity(path, sizeof path, dir);
-  if (!env_exists(io, path)) return ST_NOT_FOUND;
+  char *path = lsm_filename_identity(dir);
+  if (!path) return err_set(err, ST_E_NOMEM, "%s/IDENTITY: no memory for its path", dir);
+  int rc = ST_NOT_FOUND;
   void *data = NULL;
   size_t n = 0;
-  int rc = env_read_file(io, path, &data, &n, err);
-  if (rc == ST_OK) rc = lsm_identity_check(data, n, path, err);
+  if (env_exists(io, path)) {
+    rc = env_read_file(io, path, &data, &n, err);
+    if (rc == ST_OK) rc = lsm_identity_check(data, n, path, err);
+  }
   free(data);
+  free(path);
   return rc;
 }

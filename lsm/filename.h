@@ -32,21 +32,20 @@ typedef enum lsm_file_type {
 } lsm_file_type_t;
 
 #define LSM_TABLE_EXT "sst"
-#define LSM_PATH_MAX 4096
 
 /* The on-disk format version this code writes and reads. */
 #define LSM_FORMAT_VERSION 1u
 #define LSM_IDENTITY_MAGIC "bfhlsmdb" /* 8 bytes */
 #define LSM_IDENTITY_BYTES 16         /* magic[8] | version fixed32 | masked crc32c fixed32 */
 
-/* Each writes "dir/<name>" into buf (cap bytes) and returns the length snprintf gives
-   (>= cap means truncated). */
-size_t lsm_filename_log(char *buf, size_t cap, const char *dir, uint64_t number);
-size_t lsm_filename_manifest(char *buf, size_t cap, const char *dir, uint64_t number);
-size_t lsm_filename_current(char *buf, size_t cap, const char *dir);
-size_t lsm_filename_temp(char *buf, size_t cap, const char *dir);
-size_t lsm_filename_lock(char *buf, size_t cap, const char *dir);
-size_t lsm_filename_identity(char *buf, size_t cap, const char *dir);
+/* Each returns "dir/<name>" in a string of its own, as long as it needs to be. NULL only on
+   no memory. Client frees it with free(). */
+char *lsm_filename_log(const char *dir, uint64_t number);
+char *lsm_filename_manifest(const char *dir, uint64_t number);
+char *lsm_filename_current(const char *dir);
+char *lsm_filename_temp(const char *dir);
+char *lsm_filename_lock(const char *dir);
+char *lsm_filename_identity(const char *dir);
 
 /* Parses a bare file name (no directory). Returns 1 and sets *type (and *number for
    numbered files, 0 otherwise) if it is one of ours, 0 if not. */

@@ -18,6 +18,7 @@
 #include "lsm/table_builder.h"
 #include "lsm/version_set.h"
 #include "lsm/write_batch.h"
+#include "util/path.h"
 #include "util/vec.h"
 
 #define LOST_DIR "lost"
@@ -76,10 +77,8 @@ static int batch_ok(void *arg, uint64_t seq, int type, const void *key, size_t k
   return 0;
 }
 
-/* Replays log `number` into a memtable of its own, skipping damaged records. */
-static int repair_log(repair_t *r, uint64_t number, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_log(path, sizeof path, r->dir, number);
+/* Replays the log at path into a memtable of its own, skipping damaged records. */
+static int repair_log_at(repair_t *r, const char *path, err_t *err) {
   log_reader_t *lr = NULL;
   int rc = log_reader_open(r->io, path, &lr, err);
   if (rc != ST_OK) return rc;
@@ -132,11 +131,17 @@ static int salvage_entry(void *arg, const uint8_t *ikey, size_t iklen, const uin
   return memtable_add(arg, k.seq, k.type, k.user_key, k.user_len, val, vlen) != ST_OK;
 }
 
-/* An intact table is read in place by the merge; a damaged one has its good blocks copied
-   into a memtable; one that cannot be opened is lost. */
-static int repair_table(repair_t *r, uint64_t number, err_t *err) {
-  char path[LSM_PATH_MAX];
-  table_file_path(r->dir, number, path, sizeof path);
+static int repair_log(repair_t *r, uint64_t number, err_t *err) {
+  char *path = lsm_filename_log(r->dir, number);
+  if (!path) return err_set(err, ST_E_NOMEM, "repair: out of memory");
+  int rc = repair_log_at(r, path, err);
+  free(path);
+  return rc;
+}
+
+/* An intact table (at path) is read in place by the merge; a damaged one has its good
+   blocks copied into a memtable; one that cannot be opened is lost. */
+static int repair_table_at(repair_t *r, uint64_t number, const char *path, err_t *err) {
   const char *name = strrchr(path, '/') + 1;
   r->st.tables++;
   table_t *t = NULL;
@@ -163,6 +168,14 @@ static int repair_table(repair_t *r, uint64_t number, err_t *err) {
   if (rc == ST_OK) rc = note_damaged(r, name, err);
   if (rc == ST_OK) rc = add_source(r, memtable_iterator_create(mem), err);
   memtable_unref(mem);
+  return rc;
+}
+
+static int repair_table(repair_t *r, uint64_t number, err_t *err) {
+  char *path = table_file_path(r->dir, number);
+  if (!path) return err_set(err, ST_E_NOMEM, "repair: out of memory");
+  int rc = repair_table_at(r, number, path, err);
+  free(path);
   return rc;
 }
 
@@ -220,14 +233,16 @@ static int write_run(repair_t *r, err_t *err) {
     have_prev = 1;
     if (k.type == LSM_TYPE_DELETION) continue; /* nothing older survives the run */
     if (!tb) {
-      char path[LSM_PATH_MAX];
       tnum = r->next_file++;
-      table_file_path(r->dir, tnum, path, sizeof path);
-      if ((rc = u64vec_push(&r->written, tnum)) != ST_OK) {
-        rc = err_set(err, rc, "repair: out of memory");
+      char *path = table_file_path(r->dir, tnum);
+      if (!path || (rc = u64vec_push(&r->written, tnum)) != ST_OK) {
+        free(path);
+        rc = err_set(err, ST_E_NOMEM, "repair: out of memory");
         break;
       }
-      if ((rc = table_builder_create(r->io, path, tnum, &topt, &tb, err)) != ST_OK) break;
+      rc = table_builder_create(r->io, path, tnum, &topt, &tb, err);
+      free(path);
+      if (rc != ST_OK) break;
     }
     if ((rc = table_builder_add(tb, ikey, iklen, val, vlen, err)) != ST_OK) break;
     r->st.keys_out++;
@@ -249,11 +264,12 @@ static int write_run(repair_t *r, err_t *err) {
 /* ---- Step 4: the new manifest ----------------------------------------------------------- */
 
 static int write_manifest(repair_t *r, err_t *err) {
-  char path[LSM_PATH_MAX];
   uint64_t log_number = r->next_file++;
-  lsm_filename_log(path, sizeof path, r->dir, log_number);
+  char *path = lsm_filename_log(r->dir, log_number);
+  if (!path) return err_set(err, ST_E_NOMEM, "repair: out of memory");
   log_writer_t *w = NULL;
   int rc = log_writer_open(r->io, path, &w, err);
+  free(path);
   if (rc == ST_OK) rc = log_writer_sync(w, err);
   int crc = log_writer_close(w, err);
   if (rc == ST_OK) rc = crc;
@@ -275,21 +291,25 @@ static int write_manifest(repair_t *r, err_t *err) {
 
 /* Moves the damaged files, and the manifests the new one replaces, into dir/lost/. */
 static int move_to_lost(repair_t *r, err_t *err) {
-  char lost[LSM_PATH_MAX], from[LSM_PATH_MAX + 64], to[2 * LSM_PATH_MAX];
-  snprintf(lost, sizeof lost, "%s/%s", r->dir, LOST_DIR);
+  char *lost = path_join(r->dir, LOST_DIR);
+  if (!lost) return err_set(err, ST_E_NOMEM, "repair: out of memory");
   int rc = ST_OK;
   for (size_t i = 0; i < r->manifests.n && rc == ST_OK; i++) {
-    lsm_filename_manifest(from, sizeof from, r->dir, r->manifests.v[i]);
-    rc = note_damaged(r, strrchr(from, '/') + 1, err);
+    char name[32];
+    snprintf(name, sizeof name, "MANIFEST-%06" PRIu64, r->manifests.v[i]);
+    rc = note_damaged(r, name, err);
   }
   if (rc == ST_OK && r->ndamaged) rc = env_mkdir(r->io, lost, err);
   for (size_t i = 0; i < r->ndamaged && rc == ST_OK; i++) {
-    snprintf(from, sizeof from, "%s/%s", r->dir, r->damaged[i]);
-    snprintf(to, sizeof to, "%s/%s", lost, r->damaged[i]);
-    rc = env_rename(r->io, from, to, err);
+    char *from = path_join(r->dir, r->damaged[i]), *to = path_join(lost, r->damaged[i]);
+    rc = from && to ? env_rename(r->io, from, to, err)
+                    : err_set(err, ST_E_NOMEM, "repair: out of memory");
     if (rc == ST_OK) r->st.files_moved++;
+    free(from);
+    free(to);
   }
   if (rc == ST_OK) rc = env_sync_dir(r->io, r->dir, err);
+  free(lost);
   return rc;
 }
 
@@ -319,11 +339,14 @@ static int list_files(repair_t *r, err_t *err) {
 /* dir must be a bfh LSM database: IDENTITY present (*rewrite = it is damaged), or, without
    it, tables or logs and no CURRENT of another engine. Writes nothing. */
 static int check_identity(repair_t *r, int *rewrite, err_t *err) {
-  char ident[LSM_PATH_MAX], cur[LSM_PATH_MAX];
-  lsm_filename_identity(ident, sizeof ident, r->dir);
-  lsm_filename_current(cur, sizeof cur, r->dir);
+  char *ident = lsm_filename_identity(r->dir), *cur = lsm_filename_current(r->dir);
+  int has_ident = ident && env_exists(r->io, ident), has_cur = cur && env_exists(r->io, cur);
+  int nomem = !ident || !cur;
+  free(ident);
+  free(cur);
+  if (nomem) return err_set(err, ST_E_NOMEM, "repair: out of memory");
   *rewrite = 1;
-  if (env_exists(r->io, ident)) {
+  if (has_ident) {
     err_t e;
     int rc = lsm_identity_read(r->io, r->dir, &e);
     if (rc != ST_E_CORRUPT) {
@@ -331,22 +354,23 @@ static int check_identity(repair_t *r, int *rewrite, err_t *err) {
       *rewrite = 0;
       return rc;
     }
-  } else if (env_exists(r->io, cur) || r->tables.n + r->logs.n == 0) {
+  } else if (has_cur || r->tables.n + r->logs.n == 0) {
     return err_set(err, ST_E_INVALID,
                    "%s: not a bfh lsm database (no IDENTITY, and %s): nothing to repair, "
                    "nothing changed",
-                   r->dir,
-                   env_exists(r->io, cur) ? "a CURRENT of another engine" : "no table or log");
+                   r->dir, has_cur ? "a CURRENT of another engine" : "no table or log");
   }
   return ST_OK;
 }
 
 static int write_identity(repair_t *r, err_t *err) {
-  char ident[LSM_PATH_MAX];
-  lsm_filename_identity(ident, sizeof ident, r->dir);
+  char *ident = lsm_filename_identity(r->dir);
+  if (!ident) return err_set(err, ST_E_NOMEM, "repair: out of memory");
   uint8_t id[LSM_IDENTITY_BYTES];
   lsm_identity_encode(id);
-  return env_write_file(r->io, ident, id, sizeof id, err);
+  int rc = env_write_file(r->io, ident, id, sizeof id, err);
+  free(ident);
+  return rc;
 }
 
 static void repair_release(repair_t *r, int failed) {
@@ -355,9 +379,9 @@ static void repair_release(repair_t *r, int failed) {
   for (size_t i = 0; i < r->ndamaged; i++) free(r->damaged[i]);
   free(r->damaged);
   for (size_t i = 0; failed && i < r->written.n; i++) {
-    char path[LSM_PATH_MAX];
-    table_file_path(r->dir, r->written.v[i], path, sizeof path);
-    (void)env_unlink(r->io, path, NULL);
+    char *path = table_file_path(r->dir, r->written.v[i]);
+    if (path) (void)env_unlink(r->io, path, NULL); /* else an orphan the next open deletes */
+    free(path);
   }
   u64vec_release(&r->tables);
   u64vec_release(&r->logs);
@@ -412,10 +436,10 @@ int lsm_repair(const char *dir, const lsm_options_t *opt, lsm_repair_stats_t *st
     return rc;
   }
   r.tables.n = r.logs.n = r.manifests.n = 0;
-  char path[LSM_PATH_MAX];
-  lsm_filename_lock(path, sizeof path, dir);
+  char *path = lsm_filename_lock(dir);
   env_lock_t *lock = NULL;
-  rc = env_lock(r.io, path, &lock, err);
+  rc = path ? env_lock(r.io, path, &lock, err) : err_set(err, ST_E_NOMEM, "repair: out of memory");
+  free(path);
   if (rc == ST_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", dir);
   if (rc == ST_OK) rc = list_files(&r, err);
   if (rc == ST_OK) rc = check_identity(&r, &rewrite, err);

@@ -25,6 +25,7 @@
 #include "lsm/block_cache.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/path.h"
 
 typedef struct meta_entry {
   char *name; /* owned, NUL-terminated */
@@ -93,9 +94,8 @@ static int buf_reserve(table_buf_t *b, size_t n) {
   return 0;
 }
 
-size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap) {
-  int n = snprintf(buf, cap, "%s/%06llu.sst", dir, (unsigned long long)number);
-  return n < 0 ? 0 : (size_t)n;
+char *table_file_path(const char *dir, uint64_t number) {
+  return path_fmt("%s/%06llu.sst", dir, (unsigned long long)number);
 }
 
 static int corrupt(const table_t *t, uint64_t offset, const char *what, err_t *err) {

@@ -46,9 +46,9 @@ void table_buf_init(table_buf_t *b, uint8_t *stack, size_t cap);
 /* Frees what the buffer allocated (NULL allowed); the buffer may be initialized again. */
 void table_buf_release(table_buf_t *b);
 
-/* Writes "<dir>/<number %06llu>.sst" into buf (cap bytes); returns the length snprintf
-   would write. The db names its table files with this. */
-size_t table_file_path(const char *dir, uint64_t number, char *buf, size_t cap);
+/* "<dir>/<number %06llu>.sst" in a string of its own; the db names its table files with
+   this. NULL only on no memory. Client frees it with free(). */
+char *table_file_path(const char *dir, uint64_t number);
 
 /* Opens path and verifies footer, index, key filter and meta index. file_number is used in
    messages. On ST_OK *t has one reference (release with table_unref). Errors:

@@ -1,6 +1,7 @@
 /* Table cache: open table readers by file number with LRU eviction (lsm/table_cache.h).
- * One mutex guards a chained hash table and a doubly linked LRU list (head = most
- * recently used). Tables are opened outside the lock; if two threads race to open the
+ * One mutex guards an index by number (util/u64_map.h, reserved for capacity + 1 entries at
+ * create, so that inserting never fails) and a doubly linked LRU list (head = most recently
+ * used). Tables are opened outside the lock; if two threads race to open the
  * same table, the first insert wins and the other copy is dropped. */
 #include "lsm/table_cache.h"
 
@@ -8,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/u64_map.h"
+
 typedef struct entry {
   uint64_t number;
-  table_t *table; /* the cache's reference */
-  struct entry *hnext;
+  table_t *table;            /* the cache's reference */
   struct entry *prev, *next; /* LRU */
 } entry_t;
 
@@ -21,27 +23,19 @@ struct table_cache {
   struct block_cache *blocks; /* given to every table opened (NULL: none) */
   size_t capacity;
   pthread_mutex_t mu;
-  entry_t **buckets;
-  size_t nbuckets; /* power of two */
-  size_t count;
-  entry_t lru; /* sentinel */
+  u64_map_t index; /* number -> (uintptr_t)entry_t * */
+  entry_t lru;     /* sentinel */
 };
-
-static size_t bucket_of(const table_cache_t *tc, uint64_t number) {
-  return (size_t)((number * 0x9e3779b97f4a7c15ull) >> 32) & (tc->nbuckets - 1);
-}
 
 table_cache_t *table_cache_create(env_t *io, const char *dir, size_t capacity) {
   table_cache_t *tc = calloc(1, sizeof *tc);
   if (!tc) return NULL;
   tc->io = io;
   tc->capacity = capacity ? capacity : TABLE_CACHE_DEFAULT_CAPACITY;
-  tc->nbuckets = 64;
-  while (tc->nbuckets < tc->capacity) tc->nbuckets *= 2;
-  tc->buckets = calloc(tc->nbuckets, sizeof *tc->buckets);
+  u64_map_init(&tc->index);
   tc->dir = strdup(dir);
-  if (!tc->buckets || !tc->dir) {
-    free(tc->buckets);
+  if (!tc->dir || u64_map_reserve(&tc->index, tc->capacity + 1) != ST_OK) {
+    u64_map_release(&tc->index);
     free(tc->dir);
     free(tc);
     return NULL;
@@ -63,20 +57,15 @@ static void lru_push_front(table_cache_t *tc, entry_t *e) {
   tc->lru.next = e;
 }
 
-static entry_t *lookup(table_cache_t *tc, uint64_t number, entry_t ***slot) {
-  entry_t **p = &tc->buckets[bucket_of(tc, number)];
-  while (*p && (*p)->number != number) p = &(*p)->hnext;
-  if (slot) *slot = p;
-  return *p;
+static entry_t *lookup(const table_cache_t *tc, uint64_t number) {
+  uint64_t v;
+  return u64_map_get(&tc->index, number, &v) ? (entry_t *)(uintptr_t)v : NULL;
 }
 
-/* Removes e from hash and LRU; returns its table (the cache's reference). */
+/* Removes e from index and LRU; returns its table (the cache's reference). */
 static table_t *remove_entry(table_cache_t *tc, entry_t *e) {
-  entry_t **slot;
-  lookup(tc, e->number, &slot);
-  *slot = e->hnext;
+  u64_map_del(&tc->index, e->number, NULL);
   lru_unlink(e);
-  tc->count--;
   table_t *t = e->table;
   free(e);
   return t;
@@ -86,14 +75,14 @@ void table_cache_destroy(table_cache_t *tc) {
   if (!tc) return;
   while (tc->lru.next != &tc->lru) table_unref(remove_entry(tc, tc->lru.next));
   pthread_mutex_destroy(&tc->mu);
-  free(tc->buckets);
+  u64_map_release(&tc->index);
   free(tc->dir);
   free(tc);
 }
 
 int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *err) {
   pthread_mutex_lock(&tc->mu);
-  entry_t *e = lookup(tc, number, NULL);
+  entry_t *e = lookup(tc, number);
   if (e) {
     lru_unlink(e);
     lru_push_front(tc, e);
@@ -104,11 +93,13 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   }
   pthread_mutex_unlock(&tc->mu);
 
-  char path[4096];
-  if (table_file_path(tc->dir, number, path, sizeof path) >= sizeof path)
-    return err_set(err, ST_E_INVALID, "table %06llu: path too long", (unsigned long long)number);
+  char *path = table_file_path(tc->dir, number);
+  if (!path)
+    return err_set(err, ST_E_NOMEM, "table %06llu: no memory for its path",
+                   (unsigned long long)number);
   table_t *t;
   int rc = table_open(tc->io, path, number, &t, err);
+  free(path);
   if (rc) return rc;
   table_set_block_cache(t, tc->blocks);
   entry_t *ne = malloc(sizeof *ne);
@@ -119,8 +110,7 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   }
   table_t *victim = NULL, *dup = NULL;
   pthread_mutex_lock(&tc->mu);
-  entry_t **slot;
-  e = lookup(tc, number, &slot);
+  e = lookup(tc, number);
   if (e) { /* another thread opened it meanwhile */
     dup = t;
     free(ne);
@@ -130,11 +120,9 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   } else {
     ne->number = number;
     ne->table = t;
-    ne->hnext = NULL;
-    *slot = ne;
+    (void)u64_map_put(&tc->index, number, (uint64_t)(uintptr_t)ne); /* reserved: no failure */
     lru_push_front(tc, ne);
-    tc->count++;
-    if (tc->count > tc->capacity) victim = remove_entry(tc, tc->lru.prev);
+    if (u64_map_count(&tc->index) > tc->capacity) victim = remove_entry(tc, tc->lru.prev);
   }
   table_ref(t);
   pthread_mutex_unlock(&tc->mu);
@@ -146,7 +134,7 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
 
 void table_cache_evict(table_cache_t *tc, uint64_t number) {
   pthread_mutex_lock(&tc->mu);
-  entry_t *e = lookup(tc, number, NULL);
+  entry_t *e = lookup(tc, number);
   table_t *t = e ? remove_entry(tc, e) : NULL;
   pthread_mutex_unlock(&tc->mu);
   table_unref(t);
@@ -154,7 +142,7 @@ void table_cache_evict(table_cache_t *tc, uint64_t number) {
 
 size_t table_cache_size(table_cache_t *tc) {
   pthread_mutex_lock(&tc->mu);
-  size_t n = tc->count;
+  size_t n = u64_map_count(&tc->index);
   pthread_mutex_unlock(&tc->mu);
   return n;
 }

@@ -137,10 +137,25 @@ static int manifest_record(verify_t *v, const void *data, size_t n, uint64_t at,
   return rc;
 }
 
-/* CURRENT, then the manifest it names; live_known says whether both read whole. */
-static int verify_manifest(verify_t *v, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_current(path, sizeof path, v->dir);
+/* The manifest `number`, named by CURRENT. */
+static int verify_manifest_file(verify_t *v, uint64_t number, err_t *err) {
+  char *path = lsm_filename_manifest(v->dir, number);
+  if (!path) return err_set(err, ST_E_NOMEM, "check: out of memory");
+  int rc = ST_OK;
+  if (!env_exists(v->io, path)) {
+    damage(v, base_name(path), 0, "missing (named by CURRENT)");
+  } else {
+    v->live_known = 1;
+    uint64_t damaged = v->st->damaged;
+    rc = read_records(v, path, manifest_record, err);
+    if (v->st->damaged != damaged) v->live_known = 0;
+  }
+  free(path);
+  return rc;
+}
+
+/* CURRENT (at path), then the manifest it names; live_known says whether both read whole. */
+static int verify_current(verify_t *v, const char *path, err_t *err) {
   if (!env_exists(v->io, path)) {
     damage(v, "CURRENT", 0, "missing");
     return ST_OK;
@@ -162,15 +177,14 @@ static int verify_manifest(verify_t *v, err_t *err) {
     damage(v, "CURRENT", 0, "not a manifest name");
     return ST_OK;
   }
-  lsm_filename_manifest(path, sizeof path, v->dir, number);
-  if (!env_exists(v->io, path)) {
-    damage(v, base_name(path), 0, "missing (named by CURRENT)");
-    return ST_OK;
-  }
-  v->live_known = 1;
-  uint64_t damaged = v->st->damaged;
-  rc = read_records(v, path, manifest_record, err);
-  if (v->st->damaged != damaged) v->live_known = 0;
+  return verify_manifest_file(v, number, err);
+}
+
+static int verify_manifest(verify_t *v, err_t *err) {
+  char *path = lsm_filename_current(v->dir);
+  if (!path) return err_set(err, ST_E_NOMEM, "check: out of memory");
+  int rc = verify_current(v, path, err);
+  free(path);
   return rc;
 }
 
@@ -186,9 +200,7 @@ static void on_table_damage(void *arg, uint64_t offset, const char *msg) {
   damage(td->v, td->name, offset, lsm_verify_message_what(msg));
 }
 
-static int verify_table(verify_t *v, uint64_t number, err_t *err) {
-  char path[LSM_PATH_MAX];
-  table_file_path(v->dir, number, path, sizeof path);
+static int verify_table_at(verify_t *v, uint64_t number, const char *path, err_t *err) {
   const char *name = base_name(path);
   if (!env_exists(v->io, path)) {
     damage(v, name, 0, "missing (listed in the manifest)");
@@ -209,6 +221,14 @@ static int verify_table(verify_t *v, uint64_t number, err_t *err) {
   if (v->hooks->table) v->st->damaged += v->hooks->table(v->hooks->arg, t, name);
   table_unref(t);
   return ST_OK;
+}
+
+static int verify_table(verify_t *v, uint64_t number, err_t *err) {
+  char *path = table_file_path(v->dir, number);
+  if (!path) return err_set(err, ST_E_NOMEM, "check: out of memory");
+  int rc = verify_table_at(v, number, path, err);
+  free(path);
+  return rc;
 }
 
 static int batch_entry(void *arg, uint64_t seq, int type, const void *key, size_t klen,
@@ -251,9 +271,10 @@ static int verify_files(verify_t *v, err_t *err) {
   u64vec_sort(&tables);
   for (size_t i = 0; i < check->n && rc == ST_OK; i++) rc = verify_table(v, check->v[i], err);
   for (size_t i = 0; i < logs.n && rc == ST_OK; i++) {
-    char path[LSM_PATH_MAX];
-    lsm_filename_log(path, sizeof path, v->dir, logs.v[i]);
-    rc = read_records(v, path, log_record, err);
+    char *path = lsm_filename_log(v->dir, logs.v[i]);
+    rc = path ? read_records(v, path, log_record, err)
+              : err_set(err, ST_E_NOMEM, "check: out of memory");
+    free(path);
   }
   u64vec_release(&logs);
   u64vec_release(&tables);
@@ -262,8 +283,6 @@ static int verify_files(verify_t *v, err_t *err) {
 
 /* IDENTITY says whether dir is a database of this engine at all. */
 static int verify_identity(verify_t *v, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_identity(path, sizeof path, v->dir);
   err_t e;
   int rc = lsm_identity_read(v->io, v->dir, &e);
   if (rc == ST_NOT_FOUND)
@@ -272,7 +291,10 @@ static int verify_identity(verify_t *v, err_t *err) {
     if (err) *err = e;
     return rc;
   }
+  char *path = lsm_filename_identity(v->dir);
+  if (!path) return err_set(err, ST_E_NOMEM, "check: out of memory");
   count_file(v, path);
+  free(path);
   return rc == ST_OK ? ST_OK : damage_from(v, "IDENTITY", rc, &e, err);
 }
 
@@ -280,10 +302,11 @@ int lsm_verify(const char *dir, env_t *io, const lsm_verify_hooks_t *hooks,
                lsm_verify_stats_t *st, err_t *err) {
   verify_t v = {.dir = dir, .io = io, .hooks = hooks, .st = st};
   u64vec_init(&v.live);
-  char path[LSM_PATH_MAX];
-  lsm_filename_lock(path, sizeof path, dir);
+  char *path = lsm_filename_lock(dir);
   env_lock_t *lock = NULL;
-  int rc = env_lock_shared(io, path, &lock, err);
+  int rc = path ? env_lock_shared(io, path, &lock, err)
+                : err_set(err, ST_E_NOMEM, "check: out of memory");
+  free(path);
   if (rc == ST_E_BUSY) err_set(err, rc, "%s: database is open (LOCK held): close it to check", dir);
   if (rc == ST_NOT_FOUND) rc = ST_OK; /* never opened: nothing can hold it */
   if (rc == ST_OK) rc = verify_identity(&v, err);

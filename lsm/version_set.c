@@ -7,6 +7,7 @@
 
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
+#include "util/path.h"
 
 /* ---- versions ---------------------------------------------------------------------- */
 
@@ -263,37 +264,52 @@ static int absorb_fields(lsm_version_set_t *vs, const lsm_version_edit_t *e) {
 }
 
 int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_current(path, sizeof path, vs->dir);
+  char *path = lsm_filename_current(vs->dir);
+  if (!path) return err_set(err, ST_E_NOMEM, "%s/CURRENT: no memory for its path", vs->dir);
   void *cur = NULL;
   size_t cur_len = 0;
   int rc = env_read_file(vs->io, path, &cur, &cur_len, err);
-  if (rc != ST_OK) return rc;
+  if (rc != ST_OK) {
+    free(path);
+    return rc;
+  }
   uint64_t mnum = 0;
   lsm_file_type_t type;
   char *text = cur;
   if (cur_len < 2 || text[cur_len - 1] != '\n' || memchr(text, '\0', cur_len)) {
     free(cur);
-    return err_set(err, ST_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
+    rc = err_set(err, ST_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
+    free(path);
+    return rc;
   }
   text[cur_len - 1] = '\0';
   if (!lsm_filename_parse(text, &mnum, &type) || type != LSM_FILE_MANIFEST) {
     free(cur);
-    return err_set(err, ST_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
+    rc = err_set(err, ST_E_CORRUPT, "%s: at offset 0: not a manifest name", path);
+    free(path);
+    return rc;
   }
   free(cur);
 
-  lsm_filename_manifest(path, sizeof path, vs->dir, mnum);
-  if (!env_exists(vs->io, path))
-    return err_set(err, ST_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", vs->dir, path);
+  free(path);
+  if (!(path = lsm_filename_manifest(vs->dir, mnum)))
+    return err_set(err, ST_E_NOMEM, "%s: no memory for the path of MANIFEST-%06" PRIu64, vs->dir,
+                   mnum);
   log_reader_t *r = NULL;
-  rc = log_reader_open(vs->io, path, &r, err);
-  if (rc != ST_OK) return rc;
+  if (!env_exists(vs->io, path))
+    rc = err_set(err, ST_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", vs->dir, path);
+  else
+    rc = log_reader_open(vs->io, path, &r, err);
+  if (rc != ST_OK) {
+    free(path);
+    return rc;
+  }
 
   /* Accumulate the files in a scratch version built edit by edit. */
   lsm_version_t *v = version_new(vs);
   if (!v) {
     log_reader_close(r);
+    free(path);
     return err_set(err, ST_E_NOMEM, "manifest: out of memory");
   }
   int have_log = 0, have_next = 0, have_last = 0, records = 0;
@@ -306,9 +322,11 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
       break;
     }
     if (rc != ST_OK) break;
-    char where[LSM_PATH_MAX + 64];
-    uint64_t off = log_reader_record_offset(r);
-    snprintf(where, sizeof where, "%s: record at offset %" PRIu64, path, off);
+    char *where = path_fmt("%s: record at offset %" PRIu64, path, log_reader_record_offset(r));
+    if (!where) {
+      rc = err_set(err, ST_E_NOMEM, "manifest: out of memory");
+      break;
+    }
     lsm_version_edit_t e;
     lsm_version_edit_init(&e);
     rc = lsm_version_edit_decode(&e, data, n, where, err);
@@ -338,6 +356,7 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
     have_next |= e.has_next_file;
     have_last |= e.has_last_sequence;
     lsm_version_edit_release(&e);
+    free(where);
     records++;
     if (rc != ST_OK) break;
   }
@@ -350,6 +369,7 @@ int lsm_version_set_recover(lsm_version_set_t *vs, err_t *err) {
                  !have_log    ? "log number"
                  : !have_next ? "next file number"
                               : "last sequence");
+  free(path);
   if (rc != ST_OK) {
     version_free(v);
     vs->obsolete.n = 0;
@@ -394,14 +414,15 @@ static int add_record(log_writer_t *w, const lsm_version_edit_t *e, err_t *err) 
 }
 
 static int set_current(lsm_version_set_t *vs, uint64_t mnum, err_t *err) {
-  char tmp[LSM_PATH_MAX], cur[LSM_PATH_MAX], text[64];
-  lsm_filename_temp(tmp, sizeof tmp, vs->dir);
-  lsm_filename_current(cur, sizeof cur, vs->dir);
+  char *tmp = lsm_filename_temp(vs->dir), *cur = lsm_filename_current(vs->dir), text[64];
   int n = snprintf(text, sizeof text, "MANIFEST-%06" PRIu64 "\n", mnum);
-  int rc = env_write_file(vs->io, tmp, text, (size_t)n, err);
+  int rc = tmp && cur ? env_write_file(vs->io, tmp, text, (size_t)n, err)
+                      : err_set(err, ST_E_NOMEM, "%s/CURRENT: no memory for its path", vs->dir);
   if (rc == ST_OK) rc = env_rename(vs->io, tmp, cur, err);
   if (rc == ST_OK) rc = env_sync_dir(vs->io, vs->dir, err);
-  if (rc != ST_OK) (void)env_unlink(vs->io, tmp, NULL);
+  if (rc != ST_OK && tmp) (void)env_unlink(vs->io, tmp, NULL);
+  free(tmp);
+  free(cur);
   return rc;
 }
 
@@ -409,12 +430,11 @@ static int set_current(lsm_version_set_t *vs, uint64_t mnum, err_t *err) {
    set's manifest writer is the new one. */
 static int new_manifest(lsm_version_set_t *vs, err_t *err) {
   uint64_t mnum = lsm_version_set_new_file_number(vs);
-  char path[LSM_PATH_MAX];
-  lsm_filename_manifest(path, sizeof path, vs->dir, mnum);
+  char *path = lsm_filename_manifest(vs->dir, mnum);
   lsm_version_edit_t e;
   lsm_version_edit_init(&e);
   log_writer_t *w = NULL;
-  int rc = snapshot_edit(vs, &e);
+  int rc = path ? snapshot_edit(vs, &e) : ST_E_NOMEM;
   if (rc != ST_OK) rc = err_set(err, rc, "manifest: out of memory");
   if (rc == ST_OK) rc = log_writer_open(vs->io, path, &w, err);
   if (rc == ST_OK) rc = add_record(w, &e, err);
@@ -422,9 +442,11 @@ static int new_manifest(lsm_version_set_t *vs, err_t *err) {
   lsm_version_edit_release(&e);
   if (rc != ST_OK) {
     (void)log_writer_close(w, NULL);
-    (void)env_unlink(vs->io, path, NULL);
+    if (path) (void)env_unlink(vs->io, path, NULL);
+    free(path);
     return rc;
   }
+  free(path);
   (void)log_writer_close(vs->manifest, NULL);
   vs->manifest = w;
   vs->manifest_number = mnum;

@@ -126,6 +126,16 @@ static inline int test_copy_dir(const char *from, const char *to) {
 /* Room for a path from test_tmpdir_create (a fixture's directory). */
 #define TEST_PATH_MAX 4096
 
+/* Copies p, a path in memory of its own (from a helper such as table_file_path; freed here),
+   into buf (cap bytes): -1 if p is NULL (no memory) or does not fit. */
+static inline int test_path_take(char *buf, size_t cap, char *p) {
+  size_t n = p ? strlen(p) : 0;
+  int rc = p && n < cap ? 0 : -1;
+  if (rc == 0) memcpy(buf, p, n + 1);
+  free(p);
+  return rc;
+}
+
 /* The name of the manifest that the CURRENT file of the database in dir names (both engines
    write "MANIFEST-NNNNNN\n"), into name (cap bytes). */
 static inline int test_current_manifest(const char *dir, char *name, size_t cap) {

@@ -2,30 +2,95 @@
 #include "util/path.h"
 
 #include <errno.h>
-#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Appends "/" and the n bytes of name to the absolute path cur (cap bytes); 0 if it fits. */
-static int append(char *cur, size_t cap, const char *name, size_t n) {
-  size_t len = strlen(cur);
-  if (len == 1) len = 0; /* "/" */
-  if (len + 1 + n + 1 > cap) return -1;
-  cur[len] = '/';
-  memcpy(cur + len + 1, name, n);
-  cur[len + 1 + n] = '\0';
+char *path_join(const char *dir, const char *name) {
+  size_t d = strlen(dir), n = strlen(name);
+  int slash = d == 0 || dir[d - 1] != '/';
+  char *p = malloc(d + (size_t)slash + n + 1);
+  if (!p) return NULL;
+  memcpy(p, dir, d);
+  if (slash) p[d] = '/';
+  memcpy(p + d + (size_t)slash, name, n + 1);
+  return p;
+}
+
+char *path_fmt(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *p = NULL;
+  if (vasprintf(&p, fmt, ap) < 0) p = NULL;
+  va_end(ap);
+  return p;
+}
+
+/* A growing absolute path. */
+typedef struct cur {
+  char *s;
+  size_t len, cap;
+} cur_t;
+
+/* Makes cur s (n bytes); 0, or -1 on no memory. */
+static int cur_set(cur_t *c, const char *s, size_t n) {
+  if (n + 1 > c->cap) {
+    size_t cap = c->cap ? c->cap : 256;
+    while (cap < n + 1) cap *= 2;
+    char *p = realloc(c->s, cap);
+    if (!p) return -1;
+    c->s = p;
+    c->cap = cap;
+  }
+  memmove(c->s, s, n);
+  c->s[n] = '\0';
+  c->len = n;
   return 0;
 }
 
-int path_resolve(const char *path, char *out, size_t cap, err_t *err) {
-  if (!path || !*path) return err_set(err, ST_E_INVALID, "empty path");
-  char cur[PATH_MAX], real[PATH_MAX];
+/* Appends "/" and the n bytes of name; 0, or -1 on no memory. */
+static int cur_append(cur_t *c, const char *name, size_t n) {
+  size_t len = c->len == 1 ? 0 : c->len; /* "/" */
+  if (len + 1 + n + 1 > c->cap) {
+    size_t cap = c->cap ? c->cap : 256;
+    while (cap < len + 1 + n + 1) cap *= 2;
+    char *p = realloc(c->s, cap);
+    if (!p) return -1;
+    c->s = p;
+    c->cap = cap;
+  }
+  c->s[len] = '/';
+  memcpy(c->s + len + 1, name, n);
+  c->len = len + 1 + n;
+  c->s[c->len] = '\0';
+  return 0;
+}
+
+/* Replaces cur with its real path (realpath(3)); ST_OK or an error naming path. */
+static int cur_realpath(cur_t *c, const char *path, err_t *err) {
+  char *real = realpath(c->s, NULL);
+  if (!real) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+      return err_set(err, ST_E_INVALID, "%s: %s leads nowhere (%s)", path, c->s, strerror(errno));
+    return err_errno(err, errno, "%s: realpath %s", path, c->s);
+  }
+  int rc = cur_set(c, real, strlen(real));
+  free(real);
+  return rc == 0 ? ST_OK : err_set(err, ST_E_NOMEM, "%s: no memory to resolve it", path);
+}
+
+static int resolve(const char *path, cur_t *cur, err_t *err) {
   if (path[0] == '/') {
-    strcpy(cur, "/");
-  } else if (!realpath(".", cur)) {
-    return err_errno(err, errno, "%s: the working directory", path);
+    if (cur_set(cur, "/", 1) != 0) return err_set(err, ST_E_NOMEM, "%s: no memory", path);
+  } else {
+    char *wd = realpath(".", NULL);
+    if (!wd) return err_errno(err, errno, "%s: the working directory", path);
+    int rc = cur_set(cur, wd, strlen(wd));
+    free(wd);
+    if (rc != 0) return err_set(err, ST_E_NOMEM, "%s: no memory", path);
   }
   int exists = 1; /* cur exists: the next component is looked up */
   for (const char *p = path; *p;) {
@@ -37,34 +102,42 @@ int path_resolve(const char *path, char *out, size_t cap, err_t *err) {
     }
     if (n == 2 && p[0] == '.' && p[1] == '.') {
       /* cur holds no symlink and no "..": its parent is its dirname. */
-      char *slash = strrchr(cur, '/');
-      slash[slash == cur ? 1 : 0] = '\0';
+      char *slash = strrchr(cur->s, '/');
+      slash[slash == cur->s ? 1 : 0] = '\0';
+      cur->len = strlen(cur->s);
       exists = 1; /* every ancestor of a looked-up path is one */
       p += n;
       continue;
     }
-    if (append(cur, sizeof cur, p, n) != 0) return err_set(err, ST_E_INVALID, "%s: too long", path);
+    if (cur_append(cur, p, n) != 0) return err_set(err, ST_E_NOMEM, "%s: no memory", path);
     p += n;
     if (!exists) continue;
     struct stat sb;
-    if (lstat(cur, &sb) != 0) {
+    if (lstat(cur->s, &sb) != 0) {
       if (errno == ENOENT) {
         exists = 0;
         continue;
       }
       if (errno == ENOTDIR)
-        return err_set(err, ST_E_INVALID, "%s: a component of %s is not a directory", path, cur);
-      return err_errno(err, errno, "%s: lstat %s", path, cur);
+        return err_set(err, ST_E_INVALID, "%s: a component of %s is not a directory", path, cur->s);
+      return err_errno(err, errno, "%s: lstat %s", path, cur->s);
     }
-    if (!realpath(cur, real)) {
-      if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
-        return err_set(err, ST_E_INVALID, "%s: %s leads nowhere (%s)", path, cur, strerror(errno));
-      return err_errno(err, errno, "%s: realpath %s", path, cur);
-    }
-    strcpy(cur, real);
+    int rc = cur_realpath(cur, path, err);
+    if (rc != ST_OK) return rc;
   }
-  if (strlen(cur) + 1 > cap) return err_set(err, ST_E_INVALID, "%s: too long", path);
-  memcpy(out, cur, strlen(cur) + 1);
+  return ST_OK;
+}
+
+int path_resolve(const char *path, char **out, err_t *err) {
+  *out = NULL;
+  if (!path || !*path) return err_set(err, ST_E_INVALID, "empty path");
+  cur_t cur = {0};
+  int rc = resolve(path, &cur, err);
+  if (rc != ST_OK) {
+    free(cur.s);
+    return rc;
+  }
+  *out = cur.s;
   return ST_OK;
 }
 

@@ -14,6 +14,7 @@
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/coding.h"
 #include "util/env.h"
+#include "util/path.h"
 
 /* Tables whose footers are read: the newest ones, which the engine that owns the directory
    now wrote. A few suffice, and keep the open of a 1,500-table database cheap. */
@@ -22,12 +23,13 @@
 #define IDENTITY_NOT_OWN "its IDENTITY file is not bfh's"
 
 /* The first bytes of path/IDENTITY: 1 if it is bfh's own engine's, 0 if another's, -1 if
-   there is none (or it cannot be read). */
+   there is none (or it cannot be read, or there is no memory for its path). */
 static int identity_is_own(const char *path) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s/IDENTITY", path);
+  char *p = path_join(path, "IDENTITY");
   env_rfile_t *f;
-  if (env_open_read(env_default(), p, &f, NULL) != ST_OK) return -1; /* a FIFO never blocks */
+  int opened = p && env_open_read(env_default(), p, &f, NULL) == ST_OK; /* a FIFO never blocks */
+  free(p);
+  if (!opened) return -1;
   char head[8];
   size_t n = 0;
   int rc = env_rfile_pread(f, 0, head, sizeof head, &n, NULL);
@@ -88,10 +90,10 @@ static engine_dir_kind_t tables_kind(const char *path) {
   if (cnt) qsort(nums, cnt, 2 * sizeof *nums, by_number_desc);
   engine_dir_kind_t k = ENGINE_DIR_NONE;
   for (size_t i = 0; i < cnt && i < TABLES_READ && k == ENGINE_DIR_NONE; i++) {
-    char p[4300];
-    snprintf(p, sizeof p, "%s/%06llu.%s", path, (unsigned long long)nums[2 * i],
-             nums[2 * i + 1] ? "ldb" : "sst");
-    uint64_t magic = engine_detect_table_magic(p);
+    char *p = path_fmt("%s/%06llu.%s", path, (unsigned long long)nums[2 * i],
+                       nums[2 * i + 1] ? "ldb" : "sst");
+    uint64_t magic = p ? engine_detect_table_magic(p) : 0; /* no memory: a table not known */
+    free(p);
     k = magic == TABLE_MAGIC       ? ENGINE_DIR_LSM
         : magic == LDB_TABLE_MAGIC ? ENGINE_DIR_LEVELDB
         : magic == RDB_TABLE_MAGIC ? ENGINE_DIR_ROCKSDB
@@ -134,9 +136,10 @@ static engine_dir_kind_t detect(const char *path, char *why, size_t n) {
     snprintf(why, n, IDENTITY_NOT_OWN);
     return ENGINE_DIR_ROCKSDB;
   }
-  char p[4200];
-  snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (env_exists(env_default(), p)) {
+  char *p = path_join(path, "CURRENT");
+  int has_current = p && env_exists(env_default(), p);
+  free(p);
+  if (has_current) {
     snprintf(why, n, "it has a CURRENT file, but no IDENTITY or OPTIONS file");
     return ENGINE_DIR_LEVELDB;
   }
@@ -199,16 +202,17 @@ int engine_detect_special_files(const char *path, err_t *err) {
   int rc = BFH_OK;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     if (types[i] == ENV_PATH_FILE || types[i] == ENV_PATH_DIR) continue; /* no stat needed */
-    char p[4400];
     env_path_type_t t;
-    snprintf(p, sizeof p, "%s/%s", path, names[i]);
-    if (env_path_kind(env_default(), p, &t, NULL) != ST_OK || t == ENV_PATH_FILE ||
-        t == ENV_PATH_DIR)
-      continue;
-    rc = err_set(err, BFH_E_CORRUPT,
-                 "%s: not a regular file (%s): LevelDB and RocksDB would wait on it forever; "
-                 "nothing was opened",
-                 p, env_path_type_name(t));
+    char *p = path_join(path, names[i]);
+    if (!p)
+      rc = err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", path, names[i]);
+    else if (env_path_kind(env_default(), p, &t, NULL) == ST_OK && t != ENV_PATH_FILE &&
+             t != ENV_PATH_DIR)
+      rc = err_set(err, BFH_E_CORRUPT,
+                   "%s: not a regular file (%s): LevelDB and RocksDB would wait on it forever; "
+                   "nothing was opened",
+                   p, env_path_type_name(t));
+    free(p);
   }
   env_names_free(names, n);
   free(types);

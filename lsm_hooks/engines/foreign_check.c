@@ -15,6 +15,7 @@
 #include "util/env.h"
 #include "index/leaf_cache.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
+#include "util/path.h"
 
 void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what) {
   c->st->damaged++;
@@ -45,13 +46,14 @@ void foreign_check_count(foreign_check_t *c, const char *path, uint64_t *size) {
   c->st->bytes += *size;
 }
 
-static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables, const char *name,
-                             uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged) {
-  uint64_t number, tsize, size;
-  char path[4400], table[4400];
-  if (!ldb_file_number(name, "vf", &number)) return;
-  snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
-  tables->path(c->dir, number, table, sizeof table);
+/* check_cache_file for the file at path, of table `number`, whose path tables->path writes
+   into table (cap bytes: enough for dir and any table name). */
+static void check_cache_file_at(foreign_check_t *c, const foreign_tables_t *tables,
+                                const char *name, uint64_t number, const char *path, char *table,
+                                size_t cap, uint64_t m, uint32_t k, uint64_t seed,
+                                uint64_t *cache_damaged) {
+  uint64_t tsize, size;
+  tables->path(c->dir, number, table, cap);
   if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
   foreign_check_count(c, path, &size);
   err_t e;
@@ -66,23 +68,39 @@ static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables,
                ? "a search that needs the chunk reads the table whole; delete the file to have "
                  "the next open rebuild it"
                : "the next open rebuilds it from its table");
-  char file[300];
-  snprintf(file, sizeof file, "%s/%s", LEAF_CACHE_DIR, name);
+  char *file = path_join(LEAF_CACHE_DIR, name);
   (*cache_damaged)++;
-  if (c->damage) c->damage(c->arg, file, lsm_verify_message_offset(e.msg), what);
+  if (c->damage) c->damage(c->arg, file ? file : name, lsm_verify_message_offset(e.msg), what);
+  free(file);
+}
+
+/* A file of the leaf cache; one that cannot be checked (no memory) is left unchecked, as the
+   cache is rebuilt from the tables whenever it does not check out at open. */
+static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables, const char *name,
+                             uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged) {
+  uint64_t number;
+  if (!ldb_file_number(name, "vf", &number)) return;
+  char *path = path_fmt("%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
+  size_t cap = strlen(c->dir) + 32; /* "/", 20 digits, ".ldb" */
+  char *table = malloc(cap);
+  if (path && table)
+    check_cache_file_at(c, tables, name, number, path, table, cap, m, k, seed, cache_damaged);
+  free(path);
+  free(table);
 }
 
 int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m, uint32_t k,
                         uint64_t seed, uint64_t *cache_damaged, err_t *err) {
-  char dir[4400];
-  snprintf(dir, sizeof dir, "%s/%s", c->dir, LEAF_CACHE_DIR);
-  if (!env_exists(c->io, dir)) return BFH_OK;
+  char *dir = path_join(c->dir, LEAF_CACHE_DIR);
+  if (!dir)
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->dir, LEAF_CACHE_DIR);
   char **names = NULL;
   size_t n = 0;
-  int rc = env_list_dir(c->io, dir, &names, &n, err);
+  int rc = env_exists(c->io, dir) ? env_list_dir(c->io, dir, &names, &n, err) : BFH_OK;
   for (size_t i = 0; i < n && rc == BFH_OK; i++)
     check_cache_file(c, tables, names[i], m, k, seed, cache_damaged);
   env_names_free(names, n);
+  free(dir);
   return rc;
 }
 
@@ -101,11 +119,12 @@ int foreign_check_lock(env_t *io, const char *dir, const char *engine, const cha
 }
 
 long foreign_lock_holder(const char *dir) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/LOCK", dir);
+  char *path = path_join(dir, "LOCK");
   uint64_t size;
   env_file_id_t id;
-  if (env_path_stat(env_default(), path, &size, &id, NULL) != BFH_OK) return 0;
+  int found = path && env_path_stat(env_default(), path, &size, &id, NULL) == BFH_OK;
+  free(path);
+  if (!found) return 0; /* no memory: as a LOCK not found (the engine's open says more) */
   FILE *f = fopen("/proc/locks", "r");
   if (!f) return 0;
   long holder = 0;
@@ -147,12 +166,13 @@ int foreign_repair_lock(const char *dir, const char *engine, foreign_repair_lock
                  "%s: database is open in process %ld%s (it holds %s's LOCK): close it to "
                  "repair",
                  dir, holder, holder == (long)getpid() ? " (this one)" : "", engine);
-  char p[4400];
-  snprintf(p, sizeof p, "%s/LOCK", dir);
+  char *p = rc == BFH_OK ? path_join(dir, "LOCK") : NULL;
+  if (rc == BFH_OK && !p) rc = err_set(err, BFH_E_NOMEM, "%s/LOCK: no memory for its path", dir);
   if (rc == BFH_OK && (rc = env_lock_record(io, p, &l->lock, err)) == BFH_E_BUSY)
     err_set(err, BFH_E_BUSY,
             "%s: database is open in another process (it holds %s's LOCK): close it to repair",
             dir, engine);
+  free(p);
   if (rc != BFH_OK) {
     foreign_repair_unlock(l);
     return rc;

@@ -86,7 +86,7 @@ static size_t table_numbers(const char *dir, uint64_t *out, size_t cap) {
 /* Where meta block `name` of table `number` lies in its file. */
 static uint64_t meta_offset(const char *dir, uint64_t number, const char *name, size_t *size) {
   char path[4300];
-  table_file_path(dir, number, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, number)), 0);
   table_t *t = NULL;
   err_t err;
   assert_int_equal(table_open(env_default(), path, number, &t, &err), BFH_OK);
@@ -132,7 +132,7 @@ static void test_lean_map_damage_answered_around(void **state) {
   assert_true(n >= 3);
   for (size_t i = 0; i < n; i++) {
     char path[4300];
-    table_file_path(f->dir, nums[i], path, sizeof path);
+    assert_int_equal(test_path_take(path, sizeof path, table_file_path(f->dir, nums[i])), 0);
     size_t size = 0;
     uint64_t off = meta_offset(f->dir, nums[i], VALUE_BLOCK_MAP_CHUNKS_NAME, &size);
     for (uint64_t c = 0; c * 2048 < size; c++) /* chunk c's first entry's fingerprint */

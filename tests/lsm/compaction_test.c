@@ -76,7 +76,7 @@ static uint64_t build_table(lsm_version_edit_t *e, int level, entry_t *ents, siz
   qsort(ents, n, sizeof *ents, cmp_entry);
   uint64_t number = lsm_version_set_new_file_number(vs);
   char path[TEST_PATH_MAX];
-  table_file_path(dir, number, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, number)), 0);
   table_builder_options_t opt;
   table_builder_options_init(&opt);
   opt.sync = 0;
@@ -155,7 +155,7 @@ static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t
   table_t *cur = atomic_load(&f->table);
   if (!cur) {
     char path[TEST_PATH_MAX];
-    table_file_path(dir, f->number, path, sizeof path);
+    assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, f->number)), 0);
     int rc = table_open(env_default(), path, f->number, &cur, err);
     if (rc != ST_OK) return rc;
     atomic_store(&f->table, cur);
@@ -220,7 +220,7 @@ static entry_t *read_outputs(const lsm_compaction_t *c, size_t *n) {
   for (size_t o = 0; o < c->noutputs; o++) {
     const lsm_output_t *x = &c->outputs[o];
     char path[TEST_PATH_MAX];
-    table_file_path(dir, x->number, path, sizeof path);
+    assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, x->number)), 0);
     table_t *t;
     err_t err;
     assert_int_equal(table_open(env_default(), path, x->number, &t, &err), ST_OK);
@@ -816,7 +816,7 @@ static void test_compaction_damaged_input_is_corrupt(void **state) {
   build_scene(&s, 3, 0);
   /* A byte inside the first data block of the third L0 table. */
   char path[TEST_PATH_MAX];
-  table_file_path(dir, s.l0[2], path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, s.l0[2])), 0);
   assert_int_equal(test_file_xor_byte(path, 20, 0x40), 0);
   lsm_compaction_t *c = pick(1 << 20);
   assert_non_null(c);

@@ -289,7 +289,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   ent_t *e = make_entries(80000, &n);
   assert_int_equal(n, 100000);
   char path[8192];
-  table_file_path(dir, 7, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 7)), 0);
   hook_ctx_t hc = {0};
   lsm_table_hook_t hook = make_hook(&hc);
   table_builder_options_t opt;
@@ -460,7 +460,7 @@ static void test_table_get_kept_newest_version_wins(void **state) {
   size_t n;
   ent_t *e = make_entries(6000, &n);
   char path[8192];
-  table_file_path(dir, 11, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 11)), 0);
   table_builder_options_t opt;
   table_builder_options_init(&opt);
   build_table(path, 11, e, n, &opt);
@@ -526,7 +526,7 @@ static int str_cmp(const void *a, const void *b) {
 static void test_table_index_find_prefix_and_ties(void **state) {
   (void)state;
   char path[8192];
-  table_file_path(dir, 21, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 21)), 0);
   table_builder_options_t opt;
   table_builder_options_init(&opt);
   opt.block_bytes = 256;
@@ -609,7 +609,7 @@ static void test_table_without_filter_and_empty(void **state) {
   size_t n;
   ent_t *e = make_entries(1000, &n);
   char path[8192];
-  table_file_path(dir, 8, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 8)), 0);
   table_builder_options_t opt;
   table_builder_options_init(&opt);
   opt.key_bits_per_key = 0;
@@ -643,7 +643,7 @@ static void test_table_without_filter_and_empty(void **state) {
 static void test_table_short_internal_key_is_corrupt(void **state) {
   (void)state;
   char path[8192];
-  table_file_path(dir, 12, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 12)), 0);
   /* The builder refuses such a key, so the file is the fuzzer's crafted table (its data
      block holds a 3-byte key; its checksums are right). */
   assert_int_equal(
@@ -669,7 +669,7 @@ static void test_table_short_internal_key_is_corrupt(void **state) {
 static void test_table_builder_hook_abandon_and_order(void **state) {
   (void)state;
   char path[8192];
-  table_file_path(dir, 9, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 9)), 0);
   hook_ctx_t hc = {0};
   lsm_table_hook_t hook = make_hook(&hc);
   table_builder_options_t opt;
@@ -713,7 +713,7 @@ static void test_table_every_data_byte_flip_detected(void **state) {
   size_t n;
   ent_t *e = make_entries(240, &n);
   char path[8192];
-  table_file_path(dir, 12, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 12)), 0);
   table_builder_options_t opt;
   table_builder_options_init(&opt);
   opt.block_bytes = 1024;
@@ -788,7 +788,7 @@ static void test_table_scan_after_damage_under_open_handle(void **state) {
   size_t n;
   ent_t *e = make_entries(24000, &n); /* about 1.3 MB: several read runs */
   char path[8192];
-  table_file_path(dir, 13, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 13)), 0);
   table_builder_options_t opt;
   table_builder_options_init(&opt);
   build_table(path, 13, e, n, &opt);
@@ -843,7 +843,7 @@ static void test_table_metadata_damage_rejected(void **state) {
   size_t n;
   ent_t *e = make_entries(500, &n);
   char path[8192];
-  table_file_path(dir, 13, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, 13)), 0);
   hook_ctx_t hc = {0};
   lsm_table_hook_t hook = make_hook(&hc);
   table_builder_options_t opt;
@@ -929,7 +929,7 @@ static void test_table_cache_lru_and_evict(void **state) {
   table_builder_options_init(&opt);
   for (uint64_t num = 1; num <= 5; num++) {
     char path[8192];
-    table_file_path(dir, num, path, sizeof path);
+    assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, num)), 0);
     build_table(path, num, e, n, &opt);
   }
   table_cache_t *tc = table_cache_create(env_default(), dir, 2);
@@ -989,7 +989,7 @@ static void test_merging_iterator_orders_all_children(void **state) {
   err_t err;
   for (int j = 0; j < 3; j++) {
     char path[8192];
-    table_file_path(dir, (uint64_t)j + 1, path, sizeof path);
+    assert_int_equal(test_path_take(path, sizeof path, table_file_path(dir, (uint64_t)j + 1)), 0);
     build_table(path, (uint64_t)j + 1, part[j], np[j], &opt);
     table_t *t;
     assert_int_equal(table_open(env_default(), path, (uint64_t)j + 1, &t, &err), ST_OK);

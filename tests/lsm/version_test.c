@@ -565,7 +565,7 @@ static void test_version_set_apply_and_recover_random(void **state) {
   assert_int_equal(lsm_version_set_write_snapshot(vs, &err), ST_OK);
   assert_true(vs->manifest_number > old_manifest);
   char path[TEST_PATH_MAX], want[64];
-  lsm_filename_current(path, sizeof path, dir);
+  assert_int_equal(test_path_take(path, sizeof path, lsm_filename_current(dir)), 0);
   void *cur;
   size_t cur_len;
   assert_int_equal(env_read_file(env_default(), path, &cur, &cur_len, &err), ST_OK);
@@ -599,7 +599,9 @@ static void test_version_set_log_closed_and_torn_tail(void **state) {
   lsm_version_edit_set_log_closed(&e, 77, 123456);
   assert_int_equal(apply(vs, &e, &err), ST_OK);
   char manifest[TEST_PATH_MAX];
-  lsm_filename_manifest(manifest, sizeof manifest, dir, vs->manifest_number);
+  assert_int_equal(
+      test_path_take(manifest, sizeof manifest, lsm_filename_manifest(dir, vs->manifest_number)),
+      0);
   lsm_version_set_destroy(vs);
 
   /* The last record says the database closed cleanly. */
@@ -674,7 +676,7 @@ static void test_version_set_bad_edit_leaves_current(void **state) {
 static void write_manifest(lsm_version_edit_t *edits, size_t n) {
   char path[TEST_PATH_MAX];
   err_t err;
-  lsm_filename_manifest(path, sizeof path, dir, 9);
+  assert_int_equal(test_path_take(path, sizeof path, lsm_filename_manifest(dir, 9)), 0);
   log_writer_t *w;
   assert_int_equal(log_writer_open(env_default(), path, &w, &err), ST_OK);
   for (size_t i = 0; i < n; i++) {
@@ -686,7 +688,7 @@ static void write_manifest(lsm_version_edit_t *edits, size_t n) {
     lsm_version_edit_release(&edits[i]);
   }
   assert_int_equal(log_writer_close(w, &err), ST_OK);
-  lsm_filename_current(path, sizeof path, dir);
+  assert_int_equal(test_path_take(path, sizeof path, lsm_filename_current(dir)), 0);
   assert_int_equal(env_write_file(env_default(), path, "MANIFEST-000009\n", 16, &err), ST_OK);
 }
 
@@ -712,7 +714,7 @@ static void test_version_set_recover_refuses_bad_manifests(void **state) {
   (void)state;
   err_t err;
   char path[TEST_PATH_MAX];
-  lsm_filename_current(path, sizeof path, dir);
+  assert_int_equal(test_path_take(path, sizeof path, lsm_filename_current(dir)), 0);
   lsm_version_edit_t e[2];
 
   /* A good manifest first, so each case below differs from it by one thing. */
@@ -761,7 +763,7 @@ static void test_version_set_recover_refuses_bad_manifests(void **state) {
 
   /* A record (with a good checksum) whose edit does not decode, in the middle. */
   char mpath[TEST_PATH_MAX];
-  lsm_filename_manifest(mpath, sizeof mpath, dir, 9);
+  assert_int_equal(test_path_take(mpath, sizeof mpath, lsm_filename_manifest(dir, 9)), 0);
   log_writer_t *w;
   assert_int_equal(log_writer_open(env_default(), mpath, &w, &err), ST_OK);
   full_edit(&e[0], LSM_FORMAT_VERSION);

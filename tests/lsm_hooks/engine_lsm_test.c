@@ -675,7 +675,8 @@ static void test_engine_lsm_damaged_filter(void **state) {
   free(data);
   assert_true(size > 16);
   char path[TEST_PATH_MAX];
-  lsm_table_path(engine_lsm_db(fx->e), victim, path, sizeof path);
+  assert_int_equal(test_path_take(path, sizeof path, lsm_table_path(engine_lsm_db(fx->e), victim)),
+                   0);
   /* The values the victim holds, before the damage. */
   lsm_snapshot_t *snap = lsm_snapshot_acquire(engine_lsm_db(fx->e));
   assert_non_null(snap);

@@ -9,6 +9,7 @@
  * Exit status: 0 success (search, get: found), 1 nothing found, 2 error or bad usage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bfh.h"
@@ -123,20 +124,25 @@ int main(int argc, char **argv) {
     return EXIT_ERROR;
   }
   /* The command line as typed, quoted where a shell would need it. */
-  static char cmdline[4096];
+  size_t cap = 1;
+  for (int i = 0; i < argc; i++) cap += strlen(i == 0 ? "bfh" : argv[i]) + 3; /* " 'a'" */
+  char *cmdline = malloc(cap);
+  if (!cmdline) {
+    fprintf(stderr, "bfh: out of memory\n");
+    return EXIT_ERROR;
+  }
   size_t len = 0;
-  for (int i = 0; i < argc && len + 1 < sizeof cmdline; i++) {
+  cmdline[0] = '\0';
+  for (int i = 0; i < argc; i++) {
     const char *a = i == 0 ? "bfh" : argv[i];
     int quote = *a == '\0' || strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") != NULL;
-    int w = snprintf(cmdline + len, sizeof cmdline - len, "%s%s%s%s", i ? " " : "",
-                     quote ? "'" : "", a, quote ? "'" : "");
-    if (w < 0) break;
-    len += (size_t)w;
+    len += (size_t)sprintf(cmdline + len, "%s%s%s%s", i ? " " : "", quote ? "'" : "", a,
+                           quote ? "'" : "");
   }
-  if (len >= sizeof cmdline) len = sizeof cmdline - 1;
-  cmdline[len] = '\0';
   static cli_t c;
   int rc = cli_args_parse(cmd, argc - 1, argv + 1, &c);
   c.cmdline = cmdline;
-  return rc >= 0 ? rc : cmd->run(&c);
+  rc = rc >= 0 ? rc : cmd->run(&c);
+  free(cmdline);
+  return rc;
 }

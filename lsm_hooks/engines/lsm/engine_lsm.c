@@ -62,13 +62,14 @@ static void write_persisted(engine_lsm_t *el) {
   persisted_index_table_t *t = calloc(n ? n : 1, sizeof *t);
   size_t nt = 0;
   for (size_t i = 0; t && i < n; i++) {
-    char tpath[4096];
-    lsm_table_path(el->db, ti[i].number, tpath, sizeof tpath);
+    char *tpath = lsm_table_path(el->db, ti[i].number);
     err_t e;
     void *head = NULL;
     size_t size = 0;
     uint64_t stamp = 0;
-    if (persisted_index_table_stamp(el->io, tpath, &stamp, &e) != BFH_OK) continue;
+    int stamped = tpath && persisted_index_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK;
+    free(tpath);
+    if (!stamped) continue; /* no memory: the table is left out, as one not written */
     if (lsm_table_read_meta(el->db, ti[i].number, VALUE_BLOCK_MAP_HEAD_NAME, &head, &size, NULL,
                             &e) != BFH_OK)
       continue;
@@ -97,11 +98,11 @@ static void open_persisted(engine_lsm_t *el) {
     const lsm_table_info_t *ti;
     size_t n = lsm_snapshot_tables(snap, &ti);
     for (size_t i = 0; i < n; i++) {
-      char tpath[4096];
+      char *tpath = lsm_table_path(el->db, ti[i].number);
       uint64_t stamp;
-      lsm_table_path(el->db, ti[i].number, tpath, sizeof tpath);
-      if (persisted_index_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK)
+      if (tpath && persisted_index_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK)
         (void)persisted_index_bind(x, ti[i].number, ti[i].size, stamp);
+      free(tpath);
     }
     lsm_snapshot_release(snap);
   }
@@ -506,9 +507,10 @@ int engine_lsm_repair_lock(const char *path, void **lock, err_t *err) {
   *lock = NULL;
   int rc = lsm_repair_precheck(path, env_default(), err);
   if (rc != BFH_OK) return rc;
-  char p[LSM_PATH_MAX];
-  lsm_filename_lock(p, sizeof p, path);
-  rc = env_lock(env_default(), p, (env_lock_t **)lock, err);
+  char *p = lsm_filename_lock(path);
+  rc = p ? env_lock(env_default(), p, (env_lock_t **)lock, err)
+         : err_set(err, BFH_E_NOMEM, "%s/LOCK: no memory for its path", path);
+  free(p);
   if (rc == BFH_E_BUSY) err_set(err, rc, "%s: database is open elsewhere (LOCK held)", path);
   return rc;
 }

@@ -16,6 +16,7 @@
 #include "lsm_hooks/engines/lsm/value_hook.h"
 #include "index/standalone.h"
 #include "util/env.h"
+#include "util/path.h"
 
 /* ---- bfh_tables ------------------------------------------------------------------------ */
 
@@ -73,10 +74,13 @@ static int describe_filters(table_t *t, bfh_table_info *info, err_t *err) {
 int engine_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
                         err_t *err) {
   (void)vi; /* the own engine's tables carry their filters */
-  char path[LSM_PATH_MAX];
-  lsm_table_path(engine_lsm_db(e), number, path, sizeof path);
+  char *path = lsm_table_path(engine_lsm_db(e), number);
+  if (!path)
+    return err_set(err, ST_E_NOMEM, "table %06llu: no memory for its path",
+                   (unsigned long long)number);
   table_t *t = NULL;
   int rc = table_open(env_default(), path, number, &t, err);
+  free(path);
   if (rc != ST_OK) return rc;
   rc = engine_lsm_describe_table(t, info, err);
   table_unref(t);
@@ -102,9 +106,9 @@ typedef struct check {
 static void on_damage(void *arg, const char *file, uint64_t offset, const char *what) {
   check_t *c = arg;
   if (!c->fn) return;
-  char name[LSM_PATH_MAX];
-  snprintf(name, sizeof name, "%s%s", c->prefix, file);
-  c->fn(c->arg, name, offset, what);
+  char *name = path_fmt("%s%s", c->prefix, file);
+  c->fn(c->arg, name ? name : file, offset, what); /* no memory: the bare name */
+  free(name);
 }
 
 /* A value or block filter whose meta block checked out but whose own layout does not
@@ -144,9 +148,11 @@ int engine_lsm_check(const char *path, const db_params_t *p, lsm_damage_fn damag
   lsm_verify_hooks_t hooks = {on_damage, check_table_filters, &c};
   int rc = lsm_verify(path, env_default(), &hooks, st, err);
   if (rc != ST_OK || !standalone_exists(path)) return rc;
-  char dir[LSM_PATH_MAX];
-  snprintf(dir, sizeof dir, "%s/%s", path, STANDALONE_DIR);
+  char *dir = path_join(path, STANDALONE_DIR);
+  if (!dir) return err_set(err, ST_E_NOMEM, "%s/%s: no memory for its path", path, STANDALONE_DIR);
   check_t sc = {damage, arg, STANDALONE_DIR "/"};
   hooks.arg = &sc;
-  return lsm_verify(dir, env_default(), &hooks, st, err);
+  rc = lsm_verify(dir, env_default(), &hooks, st, err);
+  free(dir);
+  return rc;
 }

@@ -70,9 +70,7 @@ int table_filters_read_leaf(const table_filters_t *tf, uint64_t number,
   if (rc == BFH_NOT_FOUND) /* the table has no filter block: never read again, always scanned */
     rc = err_set(err, BFH_E_CORRUPT, "table %llu: no value filter", (unsigned long long)number);
   if (rc != BFH_OK) return rc;
-  char tpath[4096];
-  table_file_path(tf->dir, number, tpath, sizeof tpath);
-  if (!(out->path = strdup(tpath))) {
+  if (!(out->path = table_file_path(tf->dir, number))) {
     value_filter_destroy(out->filter);
     out->filter = NULL;
     return err_set(err, BFH_E_NOMEM, "table %llu: out of memory", (unsigned long long)number);

@@ -128,13 +128,15 @@ static void hook_end(void *state, const uint64_t *block_offsets) {
     atomic_fetch_add(&h->built, 1);
     atomic_fetch_add(&h->values, s->values);
     if (h->sync) {
-      char path[4096];
-      table_file_path(h->dir, s->number, path, sizeof path);
+      char *path = table_file_path(h->dir, s->number);
       hand_over_map(s);
-      index_sync_table_built(h->sync, s->number, s->filter, s->block_filter, path,
-                             block_offsets[0]);
-      s->filter = NULL; /* index_sync owns them now */
-      s->block_filter = NULL;
+      if (path) {
+        index_sync_table_built(h->sync, s->number, s->filter, s->block_filter, path,
+                               block_offsets[0]);
+        s->filter = NULL; /* index_sync owns them now */
+        s->block_filter = NULL;
+      } /* else no memory: as in index_sync, no built leaf; the table is read at install */
+      free(path);
     }
   } else {
     atomic_fetch_add(&h->failed, 1);

@@ -13,6 +13,7 @@
 #include "lsm/write_batch.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
 #include "util/coding.h"
+#include "util/path.h"
 #include "util/vec.h"
 
 void lro_log_release(lro_log_t *l) {
@@ -38,9 +39,7 @@ static void forget_manifest(lro_t *r) {
 
 /* The MANIFEST CURRENT names, into name ("MANIFEST-NNNNNN"). AGAIN when CURRENT is missing
    (replaced under the read: a writer switches it by rename). */
-static int read_current(lro_t *r, char *name, size_t cap, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_current(path, sizeof path, r->path);
+static int read_current_at(lro_t *r, const char *path, char *name, size_t cap, err_t *err) {
   void *data = NULL;
   size_t len = 0;
   int rc = env_read_file(r->io, path, &data, &len, err);
@@ -59,6 +58,14 @@ static int read_current(lro_t *r, char *name, size_t cap, err_t *err) {
   return BFH_OK;
 }
 
+static int read_current(lro_t *r, char *name, size_t cap, err_t *err) {
+  char *path = lsm_filename_current(r->path);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", r->path);
+  int rc = read_current_at(r, path, name, cap, err);
+  free(path);
+  return rc;
+}
+
 /* The edits of the MANIFEST from r->manifest_resume on, applied to r->version; a record cut
    short at the end is an edit in flight, read next time. */
 static int read_edits(lro_t *r, const char *path, err_t *err) {
@@ -72,9 +79,11 @@ static int read_edits(lro_t *r, const char *path, err_t *err) {
     size_t n;
     rc = log_reader_next(lr, &data, &n, err);
     if (rc != BFH_OK) break;
-    char where[LSM_PATH_MAX + 160];
-    snprintf(where, sizeof where, "%s: record at offset %" PRIu64, path,
-             log_reader_record_offset(lr));
+    char *where = path_fmt("%s: record at offset %" PRIu64, path, log_reader_record_offset(lr));
+    if (!where) {
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+      break;
+    }
     lsm_version_edit_t e;
     lsm_version_edit_init(&e);
     rc = lsm_version_edit_decode(&e, data, n, where, err);
@@ -86,6 +95,7 @@ static int read_edits(lro_t *r, const char *path, err_t *err) {
                    e.format_version, LSM_FORMAT_VERSION);
     if (rc == BFH_OK) rc = lro_version_apply(&r->version, &e, where, err);
     lsm_version_edit_release(&e);
+    free(where);
     if (rc == BFH_OK) r->version_changed = 1;
   }
   if (rc == BFH_NOT_FOUND) {
@@ -97,20 +107,11 @@ static int read_edits(lro_t *r, const char *path, err_t *err) {
   return rc;
 }
 
-/* Step 1 (and 3): CURRENT and the MANIFEST's new edits into r->version. REQUIRES mu. */
-static int read_manifest(lro_t *r, err_t *err) {
-  char name[64];
-  int rc = read_current(r, name, sizeof name, err);
-  if (rc != BFH_OK) return rc;
-  if (strcmp(name, r->manifest) != 0) { /* a new MANIFEST: its first edit is a snapshot */
-    forget_manifest(r);
-    snprintf(r->manifest, sizeof r->manifest, "%s", name);
-  }
-  char path[LSM_PATH_MAX + 80];
-  snprintf(path, sizeof path, "%s/%s", r->path, r->manifest);
+/* read_manifest's MANIFEST, at path. */
+static int read_manifest_at(lro_t *r, const char *path, err_t *err) {
   uint64_t size;
   env_file_id_t id;
-  rc = env_path_stat(r->io, path, &size, &id, err);
+  int rc = env_path_stat(r->io, path, &size, &id, err);
   if (rc == BFH_NOT_FOUND) return AGAIN; /* replaced since CURRENT was read */
   if (rc != BFH_OK) return rc;
   if (r->manifest_file &&
@@ -130,6 +131,22 @@ static int read_manifest(lro_t *r, err_t *err) {
   if (size == r->manifest_resume) return BFH_OK; /* nothing appended */
   rc = read_edits(r, path, err);
   return rc == BFH_NOT_FOUND ? AGAIN : rc;
+}
+
+/* Step 1 (and 3): CURRENT and the MANIFEST's new edits into r->version. REQUIRES mu. */
+static int read_manifest(lro_t *r, err_t *err) {
+  char name[64];
+  int rc = read_current(r, name, sizeof name, err);
+  if (rc != BFH_OK) return rc;
+  if (strcmp(name, r->manifest) != 0) { /* a new MANIFEST: its first edit is a snapshot */
+    forget_manifest(r);
+    snprintf(r->manifest, sizeof r->manifest, "%s", name);
+  }
+  char *path = path_join(r->path, r->manifest);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", r->path, name);
+  rc = read_manifest_at(r, path, err);
+  free(path);
+  return rc;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -198,9 +215,7 @@ static int read_records(lro_t *r, lro_log_t *l, const char *path, err_t *err) {
 
 /* Reads what was appended to log l since the last read. A log that is another file than the
    one read (or shorter) is read again from its start; one that failed half-way too. */
-static int read_log(lro_t *r, lro_log_t *l, err_t *err) {
-  char path[LSM_PATH_MAX];
-  lsm_filename_log(path, sizeof path, r->path, l->number);
+static int read_log_at(lro_t *r, lro_log_t *l, const char *path, err_t *err) {
   uint64_t size;
   env_file_id_t id;
   int rc = env_path_stat(r->io, path, &size, &id, err);
@@ -227,6 +242,16 @@ static int read_log(lro_t *r, lro_log_t *l, err_t *err) {
     r->logs_changed = 1;
   }
   return rc == BFH_NOT_FOUND ? AGAIN : rc;
+}
+
+static int read_log(lro_t *r, lro_log_t *l, err_t *err) {
+  char *path = lsm_filename_log(r->path, l->number);
+  if (!path)
+    return err_set(err, BFH_E_NOMEM, "%s: no memory for the path of log %06" PRIu64, r->path,
+                   l->number);
+  int rc = read_log_at(r, l, path, err);
+  free(path);
+  return rc;
 }
 
 /* Step 2: r->logs become the logs the version needs, each read to its end. */

@@ -113,11 +113,9 @@ static lro_pin_t *previous_pin(lro_t *r, const lro_table_t *t, const char *path)
   return prev->pin;
 }
 
-/* Holds table i of s open: the previous state's pin, or a new one. REQUIRES mu. */
-static int pin_table(lro_t *r, lro_state_t *s, size_t i, err_t *err) {
+/* Holds table i of s (at path) open: the previous state's pin, or a new one. REQUIRES mu. */
+static int pin_table_at(lro_t *r, lro_state_t *s, size_t i, const char *path, err_t *err) {
   lro_table_t *t = &s->tables[i];
-  char path[LSM_PATH_MAX];
-  table_file_path(r->path, t->number, path, sizeof path);
   lro_pin_t *p = previous_pin(r, t, path);
   if (p) {
     atomic_fetch_add(&p->refs, 1);
@@ -146,6 +144,14 @@ static int pin_table(lro_t *r, lro_state_t *s, size_t i, err_t *err) {
   t->pin = p;
   t->id = fold_id(p->id);
   return BFH_OK;
+}
+
+static int pin_table(lro_t *r, lro_state_t *s, size_t i, err_t *err) {
+  char *path = table_file_path(r->path, s->tables[i].number);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  int rc = pin_table_at(r, s, i, path, err);
+  free(path);
+  return rc;
 }
 
 /* s->tables from r's version, sorted by number, each with its user-key bounds. */

@@ -227,9 +227,11 @@ static int first_refresh(lro_t *r, err_t *err) {
 static int check_directory(const char *path, err_t *err) {
   int rc = engine_detect_check(path, ENGINE_DIR_LSM, err);
   if (rc != BFH_OK) return rc;
-  char p[LSM_PATH_MAX];
-  lsm_filename_current(p, sizeof p, path);
-  if (!env_exists(env_default(), p))
+  char *p = lsm_filename_current(path);
+  if (!p) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", path);
+  int has_current = env_exists(env_default(), p);
+  free(p);
+  if (!has_current)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a bfh database (no CURRENT file); a read-only open creates none", path);
   return BFH_OK;
