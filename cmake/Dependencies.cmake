@@ -2,6 +2,23 @@
 find_package(Threads REQUIRED)
 include(${CMAKE_CURRENT_LIST_DIR}/bfhDependencies.cmake)
 
+# The decompressors of RocksDB's tables: their headers, for the build only (libbfh binds the
+# libraries at first use, util/compress_api.h; what links libbfh.a needs none of them).
+bfh_pkg_target(zlib zlib zlib1g-dev)
+bfh_pkg_target(lz4 liblz4 liblz4-dev)
+bfh_pkg_target(zstd libzstd libzstd-dev)
+# bzip2 ships no .pc file on Debian.
+if(NOT TARGET bfh::bz2)
+  find_library(BFH_BZ2_LIBRARY bz2)
+  find_path(BFH_BZ2_INCLUDE_DIR bzlib.h)
+  if(NOT BFH_BZ2_LIBRARY OR NOT BFH_BZ2_INCLUDE_DIR)
+    message(FATAL_ERROR "bzip2 not found: install the Debian package libbz2-dev")
+  endif()
+  add_library(bfh::bz2 UNKNOWN IMPORTED)
+  set_target_properties(bfh::bz2 PROPERTIES IMPORTED_LOCATION ${BFH_BZ2_LIBRARY}
+                        INTERFACE_INCLUDE_DIRECTORIES ${BFH_BZ2_INCLUDE_DIR})
+endif()
+
 find_package(leveldb CONFIG QUIET)
 if(NOT leveldb_FOUND)
   message(FATAL_ERROR "leveldb not found: install the Debian package libleveldb-dev")

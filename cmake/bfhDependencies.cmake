@@ -22,18 +22,3 @@ endmacro()
 bfh_pkg_target(xxhash libxxhash libxxhash-dev)
 bfh_pkg_target(snappy snappy libsnappy-dev)
 
-# The compressors of RocksDB's tables (lsm_hooks/rocksdb_format/rdb_table.c).
-bfh_pkg_target(zlib zlib zlib1g-dev)
-bfh_pkg_target(lz4 liblz4 liblz4-dev)
-bfh_pkg_target(zstd libzstd libzstd-dev)
-# bzip2 ships no .pc file on Debian.
-if(NOT TARGET bfh::bz2)
-  find_library(BFH_BZ2_LIBRARY bz2)
-  find_path(BFH_BZ2_INCLUDE_DIR bzlib.h)
-  if(NOT BFH_BZ2_LIBRARY OR NOT BFH_BZ2_INCLUDE_DIR)
-    message(FATAL_ERROR "bzip2 not found: install the Debian package libbz2-dev")
-  endif()
-  add_library(bfh::bz2 UNKNOWN IMPORTED)
-  set_target_properties(bfh::bz2 PROPERTIES IMPORTED_LOCATION ${BFH_BZ2_LIBRARY}
-                        INTERFACE_INCLUDE_DIRECTORIES ${BFH_BZ2_INCLUDE_DIR})
-endif()
