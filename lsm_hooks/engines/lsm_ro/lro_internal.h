@@ -160,8 +160,8 @@ int lro_state_make(lro_t *r, lro_state_t **out, err_t *err);
 const lro_table_t *lro_state_table(const lro_state_t *s, uint64_t number);
 /* The reader of table t (borrowed: valid while the state is held), made at its first use. */
 int lro_table_reader(const lro_table_t *t, table_t **out, err_t *err);
-/* The stamp of table t's file (persisted_index_rfile_stamp: an fstat and its footer) through
-   its pin, before its reader is made (BFH_E_BUSY after: the table is then not bound). */
+/* The stamp of table t's file (persisted_index_rfile_stamp: its open's fstat and its footer)
+   through its pin, before its reader is made (BFH_E_BUSY after: the table is then not bound). */
 int lro_table_stamp(const lro_table_t *t, uint64_t *stamp, err_t *err);
 
 /* ---- lro_refresh.c ----------------------------------------------------------------------------
