@@ -142,10 +142,14 @@ typedef struct lro {
   lro_state_t *state;      /* the newest state made (a reference), NULL before the first */
 } lro_t;
 
-/* The view a search holds: a state, and its epoch in index_sync. */
+/* The view a search holds: a state, its epoch in index_sync, and the data blocks its value
+   scans matched in, which the gets validating those matches parse from there (block_memo.h:
+   the state holds every table of its blocks open, so a number names one file). One thread at
+   a time, as a search uses it. */
 struct engine_view {
   uint64_t epoch;
   lro_state_t *s;
+  block_memo_t memo;
 };
 
 /* ---- lro_state.c ------------------------------------------------------------------------------
