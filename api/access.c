@@ -95,9 +95,10 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
     rc = db->kind->search(&ctx, &q, fn, arg, stats, &err);
   else
     rc = search_execute(&ctx, &q, fn, arg, stats, &err);
-  /* A search by the index: the leaves still loading come in the background, from now on
-     (after this search, which they would only slow down). */
-  if (db->sync && method != BFH_SEARCH_SCAN) (void)index_sync_loader_go(db->sync, NULL);
+  /* A search by the index: from the second on, the leaves still loading come in the
+     background (after this search, which they would only slow down; a process that searches
+     once never waits for a loader at its close). */
+  if (db->sync && method != BFH_SEARCH_SCAN) (void)index_sync_loader_searched(db->sync, NULL);
   return api_fail(db, rc, &err);
 }
 

@@ -215,8 +215,10 @@ void index_sync_close_caches(index_sync_t *s);
    leaf whose filter lies in a file waits as its chunk CRCs and is folded as its words stream
    back);
    index_sync_loader_stop ends it within one step (the engine calls it before its tables close;
-   destroy calls it too). Its thread starts at the first index_sync_loader_go (bfh_search by any
-   method but SCAN, bfh_stats): a process that only scans, or only writes, does not pay for it. A
+   destroy calls it too). Its thread starts at the first index_sync_loader_go: at the second
+   bfh_search by any method but SCAN (index_sync_loader_searched), or one that waits for it
+   (bfh_search by a named filter method, bfh_stats, the close of a handle that wrote): a process
+   that only scans, only writes, or searches once does not pay for it. A
    table the value index's persisted index binds (value_index_attach_persisted) is left out of
    load_blocks, by either way: its map head comes from that file when a search selects it; the
    loader reads its leaf later. */
@@ -226,6 +228,11 @@ int index_sync_load_blocks(index_sync_t *s, err_t *err);
 int index_sync_loader_start(index_sync_t *s, err_t *err);
 /* Starts the armed loader's thread (nothing if none is armed). */
 int index_sync_loader_go(index_sync_t *s, err_t *err);
+/* A search through the index ran: from the second on, index_sync_loader_go. A process that
+   searches once (a search from the shell) closes right after, and a loader started then would
+   only be stopped, its step waited for (at the lowest priority) and its leaves dropped; one
+   that searches again is one that goes on searching. */
+int index_sync_loader_searched(index_sync_t *s, err_t *err);
 void index_sync_loader_stop(index_sync_t *s);
 /* Is a loader armed or running? */
 int index_sync_loader_active(index_sync_t *s);

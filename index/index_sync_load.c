@@ -230,6 +230,13 @@ int index_sync_loader_go(index_sync_t *s, err_t *err) {
   return rc;
 }
 
+int index_sync_loader_searched(index_sync_t *s, err_t *err) {
+  pthread_mutex_lock(&s->load_mu);
+  int again = ++s->searches >= 2;
+  pthread_mutex_unlock(&s->load_mu);
+  return again ? index_sync_loader_go(s, err) : BFH_OK;
+}
+
 void index_sync_loader_stop(index_sync_t *s) {
   pthread_mutex_lock(&s->load_mu);
   int started = s->loader_started;

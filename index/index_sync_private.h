@@ -75,6 +75,7 @@ struct index_sync {
   int loader_running, loader_started, loader_stop;
   int loader_kick;  /* a start while it ran: it looks for tables to read once more */
   int loader_armed; /* started, its thread not yet (index_sync_loader_go) */
+  uint64_t searches; /* index_sync_loader_searched calls: the thread waits for the second */
   int loader_rc;
   char loader_msg[ERR_MSG_BYTES];
   uint64_t loader_ns;

@@ -79,7 +79,8 @@ typedef struct persisted_index_binding {
    cannot be opened, stat-ed or read. */
 int persisted_index_table_stamp(env_t *io, const char *path, uint64_t *stamp, err_t *err);
 /* persisted_index_table_stamp of a table file already open (f, borrowed; path names it in
-   messages): a reader that holds its tables open stamps them without opening them again. */
+   messages), as its open found it (env_rfile_stamp) and one pread of its footer: a reader
+   that holds its tables open stamps them without opening them again. */
 int persisted_index_rfile_stamp(env_rfile_t *f, const char *path, uint64_t *stamp, err_t *err);
 
 /* ---- Writing -------------------------------------------------------------------------- */

@@ -1,7 +1,6 @@
 /* Attributes: declarations, extraction and their stored list. See attr.h for the rules. */
 #include "query/attr.h"
 
-#include <json-c/json.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/json_api.h"
 
 /* ---- Declarations ---- */
 
@@ -356,6 +356,7 @@ static void json_term(emit_t *e, json_object *o) {
 }
 
 static int extract_json(emit_t *e, const char *v, size_t len) {
+  if (jsonc_api_bind(NULL) != ST_OK) return ST_E_UNSUPPORTED; /* libjson-c5 not installed */
   json_tokener *tok = thread_tokener();
   if (!tok) return ST_E_NOMEM;
   if (len > (size_t)INT32_MAX) return 0;

@@ -97,8 +97,9 @@ typedef int (*attr_term_fn)(void *arg, const void *term, size_t term_len);
 
 /* Extracts the terms of value[0, len) for spec and calls fn(arg, term, term_len) for each.
    Returns the number of terms reported (0: the value has no term for this attribute; when fn
-   stopped the extraction, the terms reported up to and including that call), or ST_E_NOMEM
-   (nothing else is an error). json-c does not tell its out-of-memory from bad input: a JSON
+   stopped the extraction, the terms reported up to and including that call), ST_E_NOMEM, or
+   for a json:PATH attribute ST_E_UNSUPPORTED when libjson-c5 cannot be loaded (json-c is
+   bound at the first JSON extraction, util/json_api.h); nothing else is an error. json-c does not tell its out-of-memory from bad input: a JSON
    value it could not allocate for gives no term. Thread-safe: each thread parses JSON with a
    tokener of its own, made at its first JSON extraction and freed when it exits. */
 int attr_extract(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,

@@ -196,6 +196,7 @@ typedef struct posix_file {
 typedef struct posix_rfile {
   env_rfile_t base;
   int fd;
+  int64_t mtime_ns, ctime_ns; /* the open's fstat, for env_rfile_stamp */
 } posix_rfile_t;
 
 typedef struct posix_lock {
@@ -223,20 +224,29 @@ static const char *file_kind(mode_t m) {
 /* Every file bfh opens could have been replaced by its user: it is opened with O_NONBLOCK,
    so that a FIFO or a device never blocks the open, and then refused with ST_E_CORRUPT unless
    fstat says it is a regular file (a cache file then counts as stale, a database file as
-   damage). On ST_OK *st is the file's fstat and O_NONBLOCK is cleared again (it means nothing
-   to a regular file); on failure fd is closed. */
+   damage). On ST_OK *st is the file's fstat; on failure fd is closed. */
 static int check_regular(int fd, const char *path, struct stat *st, err_t *err) {
   int rc = ST_OK;
-  int fl = fcntl(fd, F_GETFL);
   if (fstat(fd, st) != 0)
     rc = err_errno(err, errno, "fstat %s", path);
   else if (!S_ISREG(st->st_mode))
     rc = err_set(err, ST_E_CORRUPT, "open %s: not a regular file (%s)", path,
                  file_kind(st->st_mode));
-  else if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
-    rc = err_errno(err, errno, "fcntl %s", path);
   if (rc != ST_OK) close(fd);
   return rc;
+}
+
+/* Clears O_NONBLOCK on fd. A file written has it cleared after check_regular. A file read
+   keeps it (it means nothing to a regular file on Linux, open(2)), and a read that a file
+   system fails with EAGAIN for it clears it then and is tried again (posix_rfile_pread): two
+   system calls fewer per open, and an open of every live table is the bulk of a new process's
+   search (doc/lsm.md "Performance goals"). A lock file's descriptor keeps it too: it is only
+   locked (flock takes LOCK_NB, F_SETLK never waits). */
+static int clear_nonblock(int fd, const char *path, err_t *err) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+    return err_errno(err, errno, "fcntl %s", path);
+  return ST_OK;
 }
 
 /* The error of an open(O_NONBLOCK) that failed with errno e: a FIFO that no process reads
@@ -267,6 +277,7 @@ static int posix_open_write(env_t *io, const char *path, int append, env_file_t 
   int flags = append ? O_APPEND : O_TRUNC;
   f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | flags, 0644);
   int rc = f->fd < 0 ? open_error(errno, path, err) : check_regular(f->fd, path, &st, err);
+  if (rc == ST_OK && (rc = clear_nonblock(f->fd, path, err)) != ST_OK) close(f->fd);
   if (rc != ST_OK) {
     free(f->base.path);
     free(f->buf);
@@ -352,6 +363,8 @@ static int posix_open_read(env_t *io, const char *path, env_rfile_t **out, err_t
   f->base = (env_rfile_t){io, p, (uint64_t)st.st_size,
                           (env_file_id_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino}};
   f->fd = fd;
+  f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  f->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
   *out = &f->base;
   return ST_OK;
 }
@@ -365,6 +378,12 @@ static int posix_rfile_pread(env_rfile_t *base, uint64_t offset, void *buf, size
     ssize_t r = pread(fd, p + *got, n - *got, (off_t)(offset + *got));
     if (r < 0) {
       if (errno == EINTR) continue;
+      /* O_NONBLOCK, left on from the open (clear_nonblock), honoured by this file system */
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && (fcntl(fd, F_GETFL) & O_NONBLOCK)) {
+        int rc = clear_nonblock(fd, base->path, err);
+        if (rc != ST_OK) return rc;
+        continue;
+      }
       return err_errno(err, errno, "pread %s at %llu", base->path,
                        (unsigned long long)(offset + *got));
     }
@@ -375,12 +394,9 @@ static int posix_rfile_pread(env_rfile_t *base, uint64_t offset, void *buf, size
 }
 
 static int posix_rfile_stamp(const env_rfile_t *base, env_file_stamp_t *out, err_t *err) {
-  struct stat st;
-  if (fstat(((const posix_rfile_t *)base)->fd, &st) != 0)
-    return err_errno(err, errno, "fstat %s", base->path);
-  *out = (env_file_stamp_t){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
-                            (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-                            (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec};
+  (void)err;
+  const posix_rfile_t *f = (const posix_rfile_t *)base;
+  *out = (env_file_stamp_t){base->id.dev, base->id.ino, base->size, f->mtime_ns, f->ctime_ns};
   return ST_OK;
 }
 

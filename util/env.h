@@ -77,10 +77,12 @@ int env_open_read(env_t *io, const char *path, env_rfile_t **f, err_t *err);
 int env_rfile_pread(env_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err);
 uint64_t env_rfile_size(const env_rfile_t *f); /* size at open */
 env_file_id_t env_rfile_id(const env_rfile_t *f); /* the file opened */
-/* What the file system says of an open file now (fstat): which file it is, its size, and
-   when its contents (mtime) and its inode (ctime) last changed, in nanoseconds. A file
-   replaced, rewritten or made again under its name differs in at least one of them, unless
-   the change fell in the tick of the file system's clock in which they were taken. */
+/* What the file system said of an open file when it was opened (the open's fstat: no system
+   call here): which file it is, its size, and when its contents (mtime) and its inode (ctime)
+   had last changed, in nanoseconds. A file replaced, rewritten or made again under its name
+   differs in at least one of them, unless the change fell in the tick of the file system's
+   clock in which they were taken. Every caller stamps a file it has just opened; one that
+   wants the file's state later opens it again. */
 typedef struct env_file_stamp {
   uint64_t dev, ino, size;
   int64_t mtime_ns, ctime_ns;

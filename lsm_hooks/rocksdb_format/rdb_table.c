@@ -1,19 +1,16 @@
 /* rdb_table: see rocksdb_format/rdb_table.h for the byte layout. */
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
-#include <bzlib.h>
-#include <lz4.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "bfh.h"
 #include "filters/hash.h"
 #include "lsm/block.h"
 #include "util/coding.h"
+#include "util/compress_api.h"
 #include "util/crc32c.h"
 #include "util/snappy_api.h"
 
@@ -253,6 +250,12 @@ static int bzip2_decompress(table_t *t, uint64_t off, const uint8_t *src, size_t
   return BFH_OK;
 }
 
+/* A decompressor whose library did not bind (compress_api.h): its message, prefixed. */
+static int unbound(table_t *t, uint64_t off, const char *what) {
+  return err_prefix(t->err, "table %s: block at %llu: %s: ", t->path, (unsigned long long)off,
+                    what);
+}
+
 /* Checks the trailer of the block at off, whose n bytes of contents and trailer are at p, and
    returns its contents in *out and *out_len (pointing into p or into b after decompression). */
 static int decode_block(table_t *t, uint64_t off, const uint8_t *p, uint64_t n, buf_t *b,
@@ -290,17 +293,20 @@ static int decode_block(table_t *t, uint64_t off, const uint8_t *p, uint64_t n, 
       break;
     }
     case COMP_ZLIB: {
+      if (zlib_api_bind(t->err) != BFH_OK) return unbound(t, off, "zlib");
       int rc = zlib_inflate(t, off, src, srclen, ulen, sized, b, &got);
       if (rc != BFH_OK) return rc;
       break;
     }
     case COMP_BZIP2: {
+      if (bz2_api_bind(t->err) != BFH_OK) return unbound(t, off, "bzip2");
       int rc = bzip2_decompress(t, off, src, srclen, ulen, sized, b, &got);
       if (rc != BFH_OK) return rc;
       break;
     }
     case COMP_LZ4:
     case COMP_LZ4HC: {
+      if (lz4_api_bind(t->err) != BFH_OK) return unbound(t, off, "lz4");
       if (!sized) { /* format_version 0 and 1: fixed32 size, then 4 bytes more */
         if (srclen < 8) return corrupt(t, off, "lz4 block shorter than its header");
         ulen = decode_fixed32(src);
@@ -317,6 +323,7 @@ static int decode_block(table_t *t, uint64_t off, const uint8_t *p, uint64_t n, 
     }
     case COMP_ZSTD:
     case COMP_ZSTD_NOT_FINAL: {
+      if (zstd_api_bind(t->err) != BFH_OK) return unbound(t, off, "zstd");
       if (buf_reserve(b, ulen ? ulen : 1) != BFH_OK) return nomem(t);
       size_t r = ZSTD_decompress(b->p, ulen, src, srclen);
       if (ZSTD_isError(r) || r != ulen) return corrupt(t, off, "zstd data does not decompress");

@@ -6,7 +6,7 @@
  * hash its value once, read the tables through their block filters (never the full scan
  * AUTO used to fall back to), and hold no leaf; after the hold is released and the loader
  * waited for, the same searches run over the whole index. Closing a handle whose loader is
- * held must not wait for the hold.
+ * held must not wait for the hold. A handle that searches once starts no loader at all.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -220,6 +220,36 @@ static void test_close_while_held(void **state) {
   index_sync_test_hold_loaders(0);
 }
 
+/* A process that searches once (a search from the shell) starts no loader, which its close
+   would only stop after waiting for its step: the thread starts at the second search through
+   the index (a SCAN is none), and then brings every table's leaf in. */
+static void test_loader_starts_at_the_second_search(void **state) {
+  db_fixture_t *f = *state;
+  fill(f->dir, BFH_ENGINE_LSM);
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM);
+  o.read_only = 1; /* as bfh search opens it */
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  index_sync_t *sync = bfh_internal_sync(f->db);
+  engine_t *e = bfh_internal_engine(f->db);
+  engine_view_t *v;
+  assert_int_equal(e->ops->view_acquire(e, &v, NULL), BFH_OK);
+  const engine_table_t *tables;
+  size_t ntables = e->ops->view_tables(v, &tables);
+  e->ops->view_release(e, v);
+  if (ntables < 2) fail_msg("%zu tables, want at least 2", ntables);
+  expect_as_scan(f->db, BFH_SEARCH_AUTO, "v00001", 0); /* AUTO, then SCAN */
+  assert_false(index_sync_loader_went(sync));
+  assert_int_equal(value_index_leaf_count(bfh_internal_index(f->db)), 0);
+  expect_as_scan(f->db, BFH_SEARCH_AUTO, "v00002", 0);
+  assert_true(index_sync_loader_went(sync));
+  assert_int_equal(index_sync_loader_wait(sync, NULL, NULL), BFH_OK);
+  assert_int_equal(value_index_leaf_count(bfh_internal_index(f->db)), ntables);
+  expect_as_scan(f->db, BFH_SEARCH_AUTO, "v00003", 0);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
 /* A paper-placement tree is rebuilt whole after every change, so the loader, which adds an
    opened database's tables a few at a time, must rebuild it once at its end, not after every
    step: at 500M entries (6573 tables, 2 per step) the steps' rebuilds took the first search
@@ -289,6 +319,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lsm_search_while_loading, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_ro_search_while_loading, setup, teardown),
       cmocka_unit_test_setup_teardown(test_close_while_held, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_loader_starts_at_the_second_search, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_paper_tree_rebuilt_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_lean_one_plan, setup, teardown),
   };

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "util/dynlib.h"
 
 /* libz is on every machine that builds bfh (RocksDB's compressors need it). */
@@ -76,12 +78,29 @@ static void test_dynlib_concurrent_first_uses(void **state) {
   }
 }
 
+/* A table of functions that share no prefix (DYNLIB_BARE_TABLE): each bound by its whole name,
+   each pointer typed as the function. */
+#define TEST_ZLIB_FUNCTIONS(X, P) X(P, zlibVersion) X(P, crc32)
+static DYNLIB_BARE_TABLE(TEST_ZLIB_FUNCTIONS) test_zlib;
+DYNLIB_BARE_DEFINE(test_zlib, TEST_ZLIB_FUNCTIONS, "libz.so.1", "zlib1g")
+
+static void test_dynlib_bare_table_binds_whole_names(void **state) {
+  (void)state;
+  assert_int_equal(sizeof test_zlib.p / sizeof test_zlib.p[0], 2);
+  err_t e;
+  assert_int_equal(test_zlib_bind(&e), ST_OK);
+  assert_ptr_equal((void *)test_zlib.f.zlibVersion, test_zlib.p[0]);
+  assert_int_equal(test_zlib.f.zlibVersion()[0], '1');
+  assert_int_equal(test_zlib.f.crc32(0, (const Bytef *)"123456789", 9), 0xCBF43926ul);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dynlib_bind_calls_the_library),
       cmocka_unit_test(test_dynlib_missing_library_names_it_and_its_package),
       cmocka_unit_test(test_dynlib_missing_symbol_is_named),
       cmocka_unit_test(test_dynlib_concurrent_first_uses),
+      cmocka_unit_test(test_dynlib_bare_table_binds_whole_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

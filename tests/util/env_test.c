@@ -360,12 +360,54 @@ static void test_io_fifo_is_refused_without_waiting(void **state) {
   assert_int_equal(env_lock_shared(io, d, &lock, &err), ST_OK);
   env_unlock(lock);
   alarm(0);
-  /* A regular file opened the same way reads and writes as before (O_NONBLOCK is gone). */
+  /* A regular file opened the same way reads and writes as before (a file written has
+     O_NONBLOCK cleared; to a file read it means nothing). */
   path_of(p, "plain");
   assert_int_equal(env_write_file(io, p, "abc", 3, &err), ST_OK);
   assert_int_equal(env_read_file(io, p, &data, &n, &err), ST_OK);
   assert_int_equal(n, 3);
   free(data);
+}
+
+/* env_rfile_stamp says what the open found (its fstat, no system call of its own): a file
+   appended to after the open keeps the open's size and times in the stamp; an open after the
+   change stamps it anew. */
+static void test_io_stamp_is_the_opens(void **state) {
+  (void)state;
+  env_t *io = env_default();
+  char p[8192];
+  path_of(p, "stamped");
+  err_t err;
+  assert_int_equal(env_write_file(io, p, "abc", 3, &err), ST_OK);
+  env_rfile_t *rf, *again;
+  assert_int_equal(env_open_read(io, p, &rf, &err), ST_OK);
+  struct stat st;
+  assert_int_equal(stat(p, &st), 0);
+  env_file_stamp_t s0, s1, s2;
+  assert_int_equal(env_rfile_stamp(rf, &s0, &err), ST_OK);
+  assert_int_equal(s0.dev, (uint64_t)st.st_dev);
+  assert_int_equal(s0.ino, (uint64_t)st.st_ino);
+  assert_int_equal(s0.size, 3);
+  assert_int_equal(s0.mtime_ns, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+  assert_int_equal(s0.ctime_ns, (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec);
+  env_file_t *f;
+  assert_int_equal(env_open_append(io, p, &f, &err), ST_OK);
+  assert_int_equal(env_file_append(f, "defg", 4, &err), ST_OK);
+  assert_int_equal(env_file_close(f, &err), ST_OK);
+  assert_int_equal(env_rfile_stamp(rf, &s1, &err), ST_OK);
+  assert_memory_equal(&s1, &s0, sizeof s0);
+  assert_int_equal(env_open_read(io, p, &again, &err), ST_OK);
+  assert_int_equal(env_rfile_stamp(again, &s2, &err), ST_OK);
+  assert_int_equal(s2.size, 7);
+  assert_int_equal(s2.ino, s0.ino);
+  /* the bytes appended are read through the first descriptor all the same */
+  uint8_t buf[8];
+  size_t got;
+  assert_int_equal(env_rfile_pread(rf, 0, buf, sizeof buf, &got, &err), ST_OK);
+  assert_int_equal(got, 7);
+  assert_memory_equal(buf, "abcdefg", 7);
+  env_rfile_close(again);
+  env_rfile_close(rf);
 }
 
 int main(void) {
@@ -374,6 +416,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_io_lock_busy, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fail_nth_write, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_drop_unsynced, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_io_stamp_is_the_opens, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fifo_is_refused_without_waiting, dir_setup,
                                       dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fault_pattern_picks_the_file, fault_setup,

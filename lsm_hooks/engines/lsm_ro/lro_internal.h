@@ -142,10 +142,14 @@ typedef struct lro {
   lro_state_t *state;      /* the newest state made (a reference), NULL before the first */
 } lro_t;
 
-/* The view a search holds: a state, and its epoch in index_sync. */
+/* The view a search holds: a state, its epoch in index_sync, and the data blocks its value
+   scans matched in, which the gets validating those matches parse from there (block_memo.h:
+   the state holds every table of its blocks open, so a number names one file). One thread at
+   a time, as a search uses it. */
 struct engine_view {
   uint64_t epoch;
   lro_state_t *s;
+  block_memo_t memo;
 };
 
 /* ---- lro_state.c ------------------------------------------------------------------------------
@@ -160,8 +164,8 @@ int lro_state_make(lro_t *r, lro_state_t **out, err_t *err);
 const lro_table_t *lro_state_table(const lro_state_t *s, uint64_t number);
 /* The reader of table t (borrowed: valid while the state is held), made at its first use. */
 int lro_table_reader(const lro_table_t *t, table_t **out, err_t *err);
-/* The stamp of table t's file (persisted_index_rfile_stamp: an fstat and its footer) through
-   its pin, before its reader is made (BFH_E_BUSY after: the table is then not bound). */
+/* The stamp of table t's file (persisted_index_rfile_stamp: its open's fstat and its footer)
+   through its pin, before its reader is made (BFH_E_BUSY after: the table is then not bound). */
 int lro_table_stamp(const lro_table_t *t, uint64_t *stamp, err_t *err);
 
 /* ---- lro_refresh.c ----------------------------------------------------------------------------

@@ -35,6 +35,7 @@ int lro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   lro_t *r = (lro_t *)e;
   engine_view_t *v = calloc(1, sizeof *v);
   if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
+  block_memo_init(&v->memo);
   pthread_mutex_lock(&r->mu);
   int rc = lro_refresh(r, err);
   if (rc == BFH_OK) {
@@ -58,6 +59,7 @@ void lro_view_release(engine_t *e, engine_view_t *v) {
   lro_t *r = (lro_t *)e;
   if (!v) return;
   if (r->sync && v->epoch) index_sync_view_unpin(r->sync, v->epoch);
+  block_memo_release(&v->memo);
   lro_state_unref(v->s);
   free(v);
 }
@@ -107,7 +109,7 @@ int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *v
   if (rc != BFH_OK) return rc;
   match_t m = {val, val_len, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = table_scan_value(t, val, val_len, visit_match, &m, &ls, err);
+  rc = table_scan_value_kept(t, val, val_len, visit_match, &m, &ls, &v->memo, err);
   add_stats(st, &ls);
   return rc;
 }
@@ -120,7 +122,8 @@ int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_
   if (rc != BFH_OK) return rc;
   match_t m = {val, val_len, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = table_scan_value_blocks(t, refs, n, val, val_len, visit_match, &m, &ls, err);
+  rc = table_scan_value_blocks_kept(t, refs, n, val, val_len, visit_match, &m, &ls, &v->memo,
+                                    err);
   add_stats(st, &ls);
   return rc;
 }
@@ -202,9 +205,10 @@ static int in_range(const lro_table_t *t, const void *key, size_t klen) {
          bytewise_compare(key, klen, t->largest, t->largest_len) <= 0;
 }
 
-/* The newest entry of key in s's tables (get order) into *lk (its value in buf). */
-static int tables_get(const lro_state_t *s, const void *key, size_t klen, table_buf_t *buf,
-                      lsm_lookup_t *lk, err_t *err) {
+/* The newest entry of key in s's tables (get order) into *lk (its value in buf, or in memo:
+   a view's, whose blocks are s's tables', or NULL). */
+static int tables_get(const lro_state_t *s, block_memo_t *memo, const void *key, size_t klen,
+                      table_buf_t *buf, lsm_lookup_t *lk, err_t *err) {
   uint64_t hash = blocked_filter_key_hash(key, klen); /* once, for every key filter */
   lk->state = LSM_LOOKUP_ABSENT;
   for (size_t i = 0; i < s->ntables && lk->state == LSM_LOOKUP_ABSENT; i++) {
@@ -212,15 +216,15 @@ static int tables_get(const lro_state_t *s, const void *key, size_t klen, table_
     if (!in_range(t, key, klen)) continue;
     table_t *tt = NULL;
     int rc = lro_table_reader(t, &tt, err);
-    if (rc == BFH_OK) rc = table_get(tt, key, klen, hash, LSM_MAX_SEQ, buf, lk, err);
+    if (rc == BFH_OK) rc = table_get_kept(tt, key, klen, hash, LSM_MAX_SEQ, memo, buf, lk, err);
     if (rc != BFH_OK) return rc;
   }
   return BFH_OK;
 }
 
-/* get in state s: the memtables (newest log first), then the tables. */
-static int state_get(const lro_t *r, const lro_state_t *s, const void *key, size_t klen, void **val,
-                     size_t *val_len, err_t *err) {
+/* get in state s: the memtables (newest log first), then the tables (memo as tables_get's). */
+static int state_get(const lro_t *r, const lro_state_t *s, block_memo_t *memo, const void *key,
+                     size_t klen, void **val, size_t *val_len, err_t *err) {
   lsm_lookup_t lk = {.state = LSM_LOOKUP_ABSENT};
   for (size_t i = 0; i < s->nmems && lk.state == LSM_LOOKUP_ABSENT; i++)
     (void)memtable_get(s->mems[i].mem, key, klen, s->mems[i].max_seq, &lk);
@@ -229,7 +233,7 @@ static int state_get(const lro_t *r, const lro_state_t *s, const void *key, size
   uint8_t stack[8192]; /* a data block of the default 4 KiB, and more */
   table_buf_t buf;
   table_buf_init(&buf, stack, sizeof stack);
-  int rc = tables_get(s, key, klen, &buf, &lk, err);
+  int rc = tables_get(s, memo, key, klen, &buf, &lk, err);
   if (rc == BFH_OK)
     rc = lk.state == LSM_LOOKUP_VALUE ? copy_value(r, &lk, val, val_len, err) : BFH_NOT_FOUND;
   table_buf_release(&buf);
@@ -241,10 +245,10 @@ static int state_get(const lro_t *r, const lro_state_t *s, const void *key, size
 int lro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
             size_t *val_len, err_t *err) {
   lro_t *r = (lro_t *)e;
-  if (view) return state_get(r, view->s, key, key_len, val, val_len, err);
+  if (view) return state_get(r, view->s, &view->memo, key, key_len, val, val_len, err);
   lro_state_t *s = NULL;
   int rc = lro_current_state(r, &s, err);
-  if (rc == BFH_OK) rc = state_get(r, s, key, key_len, val, val_len, err);
+  if (rc == BFH_OK) rc = state_get(r, s, NULL, key, key_len, val, val_len, err);
   lro_state_unref(s);
   return rc;
 }
