@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm/verify.h"
 #include "util/env.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 
 void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what) {

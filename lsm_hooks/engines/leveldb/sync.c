@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "bfh.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/filter.h"

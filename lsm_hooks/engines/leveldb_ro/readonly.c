@@ -33,9 +33,9 @@
  * after an edit the next MANIFEST read sees: start over at 1 (gone again with nothing new in
  * the MANIFEST: the MANIFEST names a missing table, damage). Beyond pin_max descriptors a
  * table is read by name: a table read that finds its file gone (ENOENT) then makes the
- * search start over with a new refresh (engine_leveldb_ro_search), and its keys are
- * reported only by the attempt that read every table it listed, so each once. A MANIFEST
- * replaced between reading CURRENT and reading it is the same: start over. Retries are
+ * search start over with a new refresh (engine_ops_t.search_attempts: search.c starts it over), and
+ * its keys are reported only by the attempt that read every table it listed, so each once. A
+ * MANIFEST replaced between reading CURRENT and reading it is the same: start over. Retries are
  * bounded (ENGINE_LEVELDB_RO_ATTEMPTS), then BFH_E_BUSY.
  *
  * A search validates its candidates against its own view (the state of its refresh): the
@@ -85,7 +85,7 @@
 
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------- */
 
@@ -140,6 +140,10 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   pthread_mutex_unlock(&r->mu);
 }
 
+static void ro_retried(engine_t *e) {
+  atomic_fetch_add(&((engine_ro_t *)e)->retries, 1);
+}
+
 /* The engine_ops of the files of this folder (ENGINE_OPS with their ro_ names). */
 static const engine_ops_t ro_ops = {.name = "leveldb-readonly",
                                     .close = e_close,
@@ -155,7 +159,9 @@ static const engine_ops_t ro_ops = {.name = "leveldb-readonly",
                                     .scan_blocks = ro_scan_blocks,
                                     .find_memtables = ro_find_memtables,
                                     .iter_create = ro_iter_create,
-                                    .stats = e_stats};
+                                    .stats = e_stats,
+                                    .search_attempts = ENGINE_LEVELDB_RO_ATTEMPTS,
+                                    .retried = ro_retried};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  *   ro_refresh.c  the refresh: CURRENT, the MANIFEST and the live logs read on; a MANIFEST or
  *                 log that is another file under its name (device and inode) read anew
  *   ro_get.c      point lookups in a state
- *   ro_view.c     views and the scans of a search over its view (its retries: search_execute_retrying)
+ *   ro_view.c     views and the scans of a search over its view (retried: search_attempts)
  *   ro_iter.c     ordered iteration over a state read into memory
  *
  * Locking: engine_ro_t.mu guards the refresh's fields (REQUIRES mu below); states, pins and

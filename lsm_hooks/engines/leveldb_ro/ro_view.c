@@ -1,12 +1,12 @@
 /* Views and searches: a view is a refreshed state pinned for one search (and its epoch in
    index_sync); the search's table and log scans read that state, and a search that finds a
-   table of an unpinned state gone starts over from a new view (engine_leveldb_ro_search). */
+   table of an unpinned state gone says BFH_E_BUSY, and starts over from a new view
+   (engine_ops_t.search_attempts). */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
-#include "search/search.h"
 
 static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                       size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
@@ -108,12 +108,4 @@ int ro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val
   uint64_t seed = ldb_value_seed(((engine_ro_t *)e)->sync);
   ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
   return BFH_OK;
-}
-
-/* ---- Searching -------------------------------------------------------------------------- */
-
-int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
-                             void *arg, bfh_search_stats *st, err_t *err) {
-  engine_ro_t *r = (engine_ro_t *)c->engine;
-  return search_execute_retrying(c, q, ENGINE_LEVELDB_RO_ATTEMPTS, &r->retries, fn, arg, st, err);
 }

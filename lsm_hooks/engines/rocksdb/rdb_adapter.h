@@ -145,9 +145,8 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
                   index_leaf_read_t *out, err_t *err);
 /* rdb_describe (rdb_engine.h) of table `number` of the database in dir, read through io: what
    the read-only engine's row uses too. BFH_NOT_FOUND when the table is gone. */
-struct value_index;
-int rdb_describe_table(env_t *io, const char *dir, struct value_index *vi, uint64_t number,
-                       bfh_table_info *info, err_t *err);
+int rdb_describe_table(env_t *io, const char *dir, uint64_t number, bfh_table_info *info,
+                       err_t *err);
 /* rdb_leaf_read over table file f, already open (borrowed), named path in messages. */
 int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
                         index_leaf_read_t *out, err_t *err);

@@ -471,7 +471,7 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
   (void)opt;
   if (rdb_api_bind(err) != BFH_OK) return err_prefix(err, "%s: RocksDB's repair needs ", dir);
   /* What RocksDB's repair will drop, counted first with bfh's readers. */
-  lsm_verify_stats_t st = {0};
+  engine_check_stats_t st = {0};
   uint64_t cache_damaged = 0;
   repair_count_t count = {rep};
   int rc =

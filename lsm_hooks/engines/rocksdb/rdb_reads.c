@@ -11,7 +11,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "index/value_block_map.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {

@@ -30,12 +30,11 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm/verify.h"
-#include "api/db_params.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/foreign_check.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
@@ -240,8 +239,8 @@ static int check_files(check_t *c, err_t *err) {
 }
 
 int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
-                   err_t *err) {
+                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
+                   uint64_t *cache_damaged, err_t *err) {
   char path[4400];
   snprintf(path, sizeof path, "%s/CURRENT", dir);
   if (!env_exists(io, path) && !has_database_files(io, dir))
@@ -261,8 +260,8 @@ int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
   return rc;
 }
 
-int rdb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+int rdb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err) {
   return rdb_verify_dir(env_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
                         err);
 }

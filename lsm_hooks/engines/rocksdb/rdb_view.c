@@ -11,7 +11,7 @@
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 
 /* ---- index_source_t ------------------------------------------------------------------- */
 

@@ -34,7 +34,7 @@
  * descriptor. A table gone before its open was deleted after an edit the next MANIFEST read
  * sees: start over (gone again with nothing new read: the MANIFEST names a missing table,
  * BFH_E_CORRUPT). Beyond pin_max descriptors a table is read by name, and a search that finds
- * it gone starts over from a new refresh (engine_rocksdb_ro_search), its keys reported only by
+ * it gone starts over from a new refresh (engine_ops_t.search_attempts), its keys reported only by
  * the attempt that read every table it listed. Retries are bounded
  * (ENGINE_ROCKSDB_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
  * under its name (a database replaced at the path) is read anew, as the LevelDB engine does.
@@ -70,7 +70,7 @@
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 
 static int e_close(engine_t *e, err_t *err) {
   (void)err;
@@ -122,6 +122,10 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   pthread_mutex_unlock(&r->mu);
 }
 
+static void rro_retried(engine_t *e) {
+  atomic_fetch_add(&((rro_t *)e)->retries, 1);
+}
+
 static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
                                      .close = e_close,
                                      .put = e_put,
@@ -136,7 +140,9 @@ static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
                                      .scan_blocks = rro_scan_blocks,
                                      .find_memtables = rro_find_memtables,
                                      .iter_create = rro_iter_create,
-                                     .stats = e_stats};
+                                     .stats = e_stats,
+                                     .search_attempts = ENGINE_ROCKSDB_RO_ATTEMPTS,
+                                     .retried = rro_retried};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
@@ -277,9 +283,8 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
   return BFH_OK;
 }
 
-int engine_rocksdb_ro_describe(engine_t *e, struct value_index *vi, uint64_t number,
-                               bfh_table_info *info, err_t *err) {
+int engine_rocksdb_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
   rro_t *r = (rro_t *)e;
-  int rc = rdb_describe_table(r->io, r->path, vi, number, info, err);
+  int rc = rdb_describe_table(r->io, r->path, number, info, err);
   return rro_table_status(r, rc, number, err); /* compacted away since it was listed */
 }

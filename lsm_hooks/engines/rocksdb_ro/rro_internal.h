@@ -9,7 +9,7 @@
  *                   table's key index and range tombstones, and point lookups in a state
  *   rro_tombs.c     range tombstones fragmented: the largest sequence covering a key
  *   rro_view.c      views, the scans of a search over its view (retried by
- * search_execute_retrying), and ordered iteration over a state read into memory
+ * engine_ops_t.search_attempts), and ordered iteration over a state read into memory
  *
  * Locking: rro_t.mu guards the refresh's fields (REQUIRES mu below); states and chunks are
  * immutable and reference-counted, read without it; a pin's key index is built once under the

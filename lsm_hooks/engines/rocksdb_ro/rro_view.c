@@ -1,6 +1,6 @@
 /* Views and searches: a view is a refreshed state held for one search (and its epoch in
    index_sync); the search's table and WAL scans read that state, and a search that finds a
-   table of an unpinned state gone starts over from a new view (engine_rocksdb_ro_search).
+   table of an unpinned state gone starts over from a new view (engine_ops_t.search_attempts).
    Ordered iteration reads every entry of a refreshed state into memory; an entry that a range
    tombstone of its own source or of a source before it in lookup order covers with a larger
    sequence goes in as a deletion (the rule of rro_get.c). */
@@ -12,7 +12,6 @@
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
-#include "search/search.h"
 
 static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                       size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
@@ -111,14 +110,6 @@ int rro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t va
   uint64_t seed = ldb_value_seed(((rro_t *)e)->sync);
   ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
   return BFH_OK;
-}
-
-/* ---- Searching -------------------------------------------------------------------------- */
-
-int engine_rocksdb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
-                             void *arg, bfh_search_stats *st, err_t *err) {
-  rro_t *r = (rro_t *)c->engine;
-  return search_execute_retrying(c, q, ENGINE_ROCKSDB_RO_ATTEMPTS, &r->retries, fn, arg, st, err);
 }
 
 /* ---- Ordered iteration ------------------------------------------------------------------ */
