@@ -23,7 +23,7 @@
 
 #include "api/db_inspect.h"
 #include "api/handle.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/engines/repair_stage.h"
 #include "api/testbed.h"
 #include "util/env.h"
@@ -128,7 +128,7 @@ static void note_damage(void *arg, const char *file, uint64_t offset, const char
   (void)offset, (void)what;
   census_t *c = arg;
   uint64_t number;
-  if (!ldb_table_file_number(file, &number)) return;
+  if (!stock_table_file_number(file, &number)) return;
   for (size_t i = 0; i < c->ntables; i++)
     if (c->tables[i] == number) c->tables[i] = c->tables[--c->ntables], i--;
 }
@@ -140,7 +140,7 @@ static int clean_tables(const engine_kind_t *kind, const char *dir, census_t *c,
   c->ntables = 0;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    if (ldb_table_file_number(names[i], &number) && add_table(c, number) != BFH_OK)
+    if (stock_table_file_number(names[i], &number) && add_table(c, number) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
   }
   env_names_free(names, n);

@@ -15,7 +15,7 @@
 #include "lsm/verify.h"
 #include "util/env.h"
 #include "index/index_sync.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/stock/stock.h"
 
 void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what) {
   c->st->damaged++;
@@ -50,7 +50,7 @@ static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables,
                              uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged) {
   uint64_t number, tsize, size;
   char path[4400], table[4400];
-  if (!ldb_file_number(name, "vf", &number)) return;
+  if (!stock_file_number(name, "vf", &number)) return;
   snprintf(path, sizeof path, "%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
   tables->path(c->dir, number, table, sizeof table);
   if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */

@@ -161,9 +161,9 @@ static int check_files(check_t *c, err_t *err) {
   int rc = env_list_dir(c->fc.io, c->fc.dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    if (ldb_table_file_number(names[i], &number)) {
+    if (stock_table_file_number(names[i], &number)) {
       if (!c->live_known) rc = check_table(c, names[i], err);
-    } else if (ldb_file_number(names[i], "log", &number)) {
+    } else if (stock_file_number(names[i], "log", &number)) {
       if (!c->live_known || number >= v->log_number || number == v->prev_log_number)
         rc = check_log(c, names[i], err);
     }

@@ -136,7 +136,7 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   pthread_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->nlogs; i++)
     for (size_t j = 0; j < r->logs[i].n; j++)
-      st->memtable_index_bytes += ldb_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
+      st->memtable_index_bytes += stock_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
   pthread_mutex_unlock(&r->mu);
 }
 
@@ -153,11 +153,11 @@ static const engine_ops_t ro_ops = {.name = "leveldb-readonly",
                                     .flush = e_flush,
                                     .view_acquire = ro_view_acquire,
                                     .view_release = ro_view_release,
-                                    .view_tables = ro_view_tables,
+                                    .view_tables = stock_view_tables,
                                     .scan_table = ro_scan_table,
-                                    .scan_memtables = ro_scan_memtables,
+                                    .scan_memtables = stock_scan_memtables,
                                     .scan_blocks = ro_scan_blocks,
-                                    .find_memtables = ro_find_memtables,
+                                    .find_memtables = stock_find_memtables,
                                     .iter_create = ro_iter_create,
                                     .stats = e_stats,
                                     .search_attempts = ENGINE_LEVELDB_RO_ATTEMPTS,
@@ -249,7 +249,7 @@ static void clean_cache(engine_ro_t *r) {
   if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
   for (size_t i = 0; i < n; i++) {
     uint64_t num;
-    if (ldb_file_number(names[i], "vf", &num) &&
+    if (stock_file_number(names[i], "vf", &num) &&
         engine_tables_contain(r->state->tables, r->state->ntables, num))
       continue;
     char p[4400];

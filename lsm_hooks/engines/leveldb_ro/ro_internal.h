@@ -49,7 +49,7 @@ typedef struct chunk {
 } chunk_t;
 
 typedef struct chunk_builder {
-  ldb_seg_builder_t vals;
+  stock_seg_builder_t vals;
   uint8_t *p;
   size_t len, cap;
   uint64_t n;
@@ -195,16 +195,11 @@ int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, er
    Otherwise, or without block filters: their leaves now, as a view always did. */
 int ro_view_load(engine_ro_t *r, int at_open, err_t *err);
 void ro_view_release(engine_t *e, engine_view_t *v);
-size_t ro_view_tables(const engine_view_t *v, const engine_table_t **tables);
 int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                    engine_scan_stats_t *st, err_t *err);
-int ro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
-int ro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len, uint64_t hash,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err);
 
 #endif

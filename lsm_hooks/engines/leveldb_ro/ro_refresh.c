@@ -102,7 +102,7 @@ static int list_logs(engine_ro_t *r, u64vec_t *nums, err_t *err) {
   if (rc != BFH_OK) return rc;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t num;
-    if (ldb_file_number(names[i], "log", &num) && log_needed(&r->version, num) &&
+    if (stock_file_number(names[i], "log", &num) && log_needed(&r->version, num) &&
         u64vec_push(nums, num) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", r->path);
   }
@@ -134,7 +134,7 @@ static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
   }
   if (size <= l->resume) return BFH_OK;
   chunk_builder_t b = {0};
-  b.vals.seed = ldb_value_seed(r->sync);
+  b.vals.seed = stock_value_seed(r->sync);
   uint64_t next = l->resume;
   rc = ldb_log_read(r->io, path, l->resume, ro_chunk_builder_add, &b, &next, NULL, err);
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);

@@ -32,7 +32,6 @@
 #include "lsm/verify.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/foreign_check.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
@@ -64,7 +63,7 @@ static int has_database_files(env_t *io, const char *dir) {
   int found = 0;
   for (size_t i = 0; i < n && !found; i++) {
     uint64_t num;
-    found = ldb_table_file_number(names[i], &num) || ldb_file_number(names[i], "log", &num) ||
+    found = stock_table_file_number(names[i], &num) || stock_file_number(names[i], "log", &num) ||
             strncmp(names[i], "MANIFEST-", 9) == 0;
   }
   env_names_free(names, n);
@@ -214,7 +213,7 @@ static int check_files(check_t *c, err_t *err) {
     uint64_t number;
     uint64_t size;
     char path[4400];
-    if (ldb_table_file_number(names[i], &number)) {
+    if (stock_table_file_number(names[i], &number)) {
       if (!c->live_known) rc = check_table(c, names[i], err);
     } else if (rdb_log_number_from_name(names[i], &number)) {
       if (number >= min_log) rc = check_log(c, names[i], number, err);

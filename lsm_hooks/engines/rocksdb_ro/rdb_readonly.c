@@ -67,7 +67,6 @@
 #include <unistd.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
 #include "index/index_sync.h"
@@ -118,7 +117,7 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   pthread_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->nlogs; i++)
     for (size_t j = 0; j < r->logs[i].n; j++)
-      st->memtable_index_bytes += ldb_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
+      st->memtable_index_bytes += stock_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
   pthread_mutex_unlock(&r->mu);
 }
 
@@ -134,11 +133,11 @@ static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
                                      .flush = e_flush,
                                      .view_acquire = rro_view_acquire,
                                      .view_release = rro_view_release,
-                                     .view_tables = rro_view_tables,
+                                     .view_tables = stock_view_tables,
                                      .scan_table = rro_scan_table,
-                                     .scan_memtables = rro_scan_memtables,
+                                     .scan_memtables = stock_scan_memtables,
                                      .scan_blocks = rro_scan_blocks,
-                                     .find_memtables = rro_find_memtables,
+                                     .find_memtables = stock_find_memtables,
                                      .iter_create = rro_iter_create,
                                      .stats = e_stats,
                                      .search_attempts = ENGINE_ROCKSDB_RO_ATTEMPTS,
@@ -212,7 +211,7 @@ static void clean_cache(rro_t *r) {
   if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
   for (size_t i = 0; i < n; i++) {
     uint64_t num;
-    if (ldb_file_number(names[i], "vf", &num) &&
+    if (stock_file_number(names[i], "vf", &num) &&
         engine_tables_contain(r->state->tables, r->state->ntables, num))
       continue;
     char p[4400];

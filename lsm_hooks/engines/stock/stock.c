@@ -1,0 +1,155 @@
+/* The stock engines' core (stock.h): file names, the views' memtable scans, the reports to
+ * index_sync, the filter cache directory and the background indexer.
+ */
+#include "lsm_hooks/engines/stock/stock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bfh.h"
+
+/* ---- File names ------------------------------------------------------------------------- */
+
+int stock_file_number(const char *name, const char *suffix, uint64_t *num) {
+  const char *p = name;
+  uint64_t x = 0;
+  if (*p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') {
+    if (x > UINT64_MAX / 10 - 1) return 0;
+    x = x * 10 + (uint64_t)(*p++ - '0');
+  }
+  if (*p++ != '.' || strcmp(p, suffix) != 0) return 0;
+  *num = x;
+  return 1;
+}
+
+int stock_table_file_number(const char *name, uint64_t *num) {
+  return stock_file_number(name, "ldb", num) || stock_file_number(name, "sst", num);
+}
+
+/* ---- The view --------------------------------------------------------------------------- */
+
+size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables) {
+  *tables = v->tables;
+  return v->ntables;
+}
+
+int stock_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                         engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
+  (void)e, (void)err;
+  stock_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  return BFH_OK;
+}
+
+int stock_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                         uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                         err_t *err) {
+  (void)e, (void)err;
+  stock_segs_find(v->segs, v->nsegs, val, val_len, v->seed, hash, fn, arg, st);
+  return BFH_OK;
+}
+
+/* ---- Reports and the filter cache --------------------------------------------------------- */
+
+int stock_report_tables(index_sync_t *sync, const char *path, const engine_table_t *t,
+                        const uint64_t *ids, size_t n, uint64_t *view_epoch, err_t *err) {
+  if (!sync) return BFH_OK;
+  index_table_t *live = malloc((n ? n : 1) * sizeof *live);
+  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  for (size_t i = 0; i < n; i++)
+    live[i] = (index_table_t){t[i].number, t[i].size, ids ? ids[i] : 0};
+  int rc = index_sync_tables_listed(sync, live, n, view_epoch, err);
+  free(live);
+  return rc;
+}
+
+int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
+                     char **cache_dir, err_t *err) {
+  size_t n = strlen(dir) + sizeof("/" LEAF_CACHE_DIR);
+  *cache_dir = malloc(n);
+  if (!*cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
+  snprintf(*cache_dir, n, "%s/%s", dir, LEAF_CACHE_DIR);
+  int rc = env_mkdir(io, *cache_dir, err);
+  if (rc != BFH_OK) return rc;
+  src.cache_dir = *cache_dir;
+  return index_sync_set_source(sync, &src, err);
+}
+
+void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir) {
+  if (!sync || !cache_dir) return;
+  char **names = NULL;
+  size_t n = 0;
+  if (env_list_dir(io, cache_dir, &names, &n, NULL) != BFH_OK) return;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t num;
+    int keep = 0;
+    if (stock_file_number(names[i], "vf", &num)) {
+      index_leaf_source_t s = index_sync_leaf_source(sync, num);
+      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
+    }
+    if (keep || names[i][0] == '.') continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", cache_dir, names[i]);
+    (void)env_unlink(io, p, NULL); /* a failure leaves it for the next open */
+  }
+  env_names_free(names, n);
+}
+
+/* ---- The background indexer ----------------------------------------------------------------- */
+
+void stock_indexer_init(stock_indexer_t *x) {
+  pthread_mutex_init(&x->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&x->cv, &ca);
+  pthread_condattr_destroy(&ca);
+}
+
+void stock_indexer_release(stock_indexer_t *x) {
+  pthread_mutex_destroy(&x->mu);
+  pthread_cond_destroy(&x->cv);
+}
+
+static void *indexer_main(void *arg) {
+  stock_indexer_t *x = arg;
+  pthread_mutex_lock(&x->mu);
+  while (!x->stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + x->period_ns;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_cond_timedwait(&x->cv, &x->mu, &ts);
+    if (x->stop) break;
+    pthread_mutex_unlock(&x->mu);
+    x->tick(x->arg);
+    pthread_mutex_lock(&x->mu);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return NULL;
+}
+
+int stock_indexer_start(stock_indexer_t *x, uint64_t period_ns, void (*tick)(void *arg), void *arg,
+                        const char *path, err_t *err) {
+  x->period_ns = period_ns;
+  x->tick = tick;
+  x->arg = arg;
+  x->stop = 0;
+  if (pthread_create(&x->thread, NULL, indexer_main, x) != 0)
+    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", path);
+  x->started = 1;
+  return BFH_OK;
+}
+
+void stock_indexer_stop(stock_indexer_t *x) {
+  if (!x->started) return;
+  pthread_mutex_lock(&x->mu);
+  x->stop = 1;
+  pthread_cond_signal(&x->cv);
+  pthread_mutex_unlock(&x->mu);
+  pthread_join(x->thread, NULL);
+  x->started = 0;
+}
