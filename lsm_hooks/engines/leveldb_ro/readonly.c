@@ -73,13 +73,10 @@
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/engine_detect.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -206,86 +203,28 @@ int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err)
   return rc;
 }
 
-/* mkdir -p dir. */
-static int make_dirs(const char *dir, err_t *err) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s", dir);
-  for (char *q = p + 1;; q++) {
-    if (*q != '/' && *q != '\0') continue;
-    char c = *q;
-    *q = '\0';
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return err_errno(err, errno, "%s: mkdir", p);
-    if (!(*q = c)) return BFH_OK;
-  }
-}
-
 /* The filter cache in the index directory (or none), as index_sync's source. */
 static int source_init(engine_ro_t *r, const char *index_dir, err_t *err) {
-  if (index_dir) {
-    if (!(r->index_dir = strdup(index_dir)))
-      return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
-    if (!(r->cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-    snprintf(r->cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
-    int rc = make_dirs(r->cache_dir, err);
-    if (rc != BFH_OK) return rc;
-  }
-  /* No delay: a reader is not told when a table dies young, and the cache is its own. */
+  if (index_dir && !(r->index_dir = strdup(index_dir)))
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = r,
-                        .cache_dir = r->cache_dir,
                         .table_tag = table_tag,
                         .table_stamp = table_stamp,
-                        .cache_delay_ns = 0,
                         .io = r->io};
-  return index_sync_set_source(r->sync, &src, err);
-}
-
-/* Removes the cache files of tables that are not live in the first state. */
-static void clean_cache(engine_ro_t *r) {
-  char **names;
-  size_t n;
-  err_t e;
-  if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t num;
-    if (stock_file_number(names[i], "vf", &num) &&
-        engine_tables_contain(r->state->tables, r->state->ntables, num))
-      continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", r->cache_dir, names[i]);
-    (void)env_unlink(r->io, p, NULL);
-  }
-  env_names_free(names, n);
-}
-
-/* path must hold a LevelDB database, and not a bfh own-engine one. */
-static int check_directory(const char *path, err_t *err) {
-  int rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
-  if (rc != BFH_OK) return rc;
-  char p[4200];
-  snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (!env_exists(env_default(), p))
-    return err_set(err, BFH_E_INVALID,
-                   "%s: not a LevelDB database (no CURRENT file); a read-only open creates none",
-                   path);
-  return BFH_OK;
+  return stock_ro_cache_init(r->sync, r->path, index_dir, src, &r->cache_dir, err);
 }
 
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(path, err);
+  int rc = stock_ro_check_directory(path, ENGINE_DIR_LEVELDB, "LevelDB", err);
   if (rc != BFH_OK) return rc;
   engine_ro_t *r = calloc(1, sizeof *r);
   if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   r->base.ops = &ro_ops;
   r->io = io ? io : env_default();
   r->sync = sync;
-  /* Half of the descriptors the process may open: the rest stay for everything else. */
-  struct rlimit rl;
-  r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
-               : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
-                                               : (unsigned long long)rl.rlim_cur / 2;
+  r->pin_max = stock_ro_pin_max();
   pthread_mutex_init(&r->mu, NULL);
   r->watch.fd = -1;
   atomic_init(&r->stale, 1);
@@ -294,25 +233,26 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env 
      I/O layer may change what a read sees without the kernel knowing. */
   if (rc == BFH_OK && r->io == env_default())
     (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
-  if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
+  if (rc == BFH_OK && opt->index_dir) rc = stock_make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK) {
     pthread_mutex_lock(&r->mu);
     rc = ro_refresh(r, err);
-    /* The live tables are indexed in the open (ro_view_load), so that the first search is
+    /* The live tables are indexed in the open (stock_ro_view_load), so that the first search is
        planned over their filters: planned before, it would find none and read every table
        (doc/search.md "Open cost"). */
     if (rc == BFH_OK && sync) rc = ro_view_index_state(r, r->state, NULL, err);
     pthread_mutex_unlock(&r->mu);
   }
-  if (rc == BFH_OK && r->cache_dir) clean_cache(r);
+  if (rc == BFH_OK && r->cache_dir)
+    stock_ro_cache_clean(r->io, r->cache_dir, r->state->tables, r->state->ntables);
   /* The persisted index first: the tables it binds need no cache file read now. */
   if (rc == BFH_OK && sync) ro_persisted_open(r);
   if (rc == BFH_OK && sync) {
     /* A failure here (no memory, a leaf on disk not written) is the first view's to report:
        it tries again. */
     err_t e;
-    (void)ro_view_load(r, 1, &e);
+    (void)stock_ro_view_load(r->sync, 1, &e);
   }
   if (rc != BFH_OK) {
     e_close(&r->base, NULL);

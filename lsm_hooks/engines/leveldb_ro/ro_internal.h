@@ -189,11 +189,6 @@ int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 /* Reports s's tables to index_sync as the live list (pinning *epoch; NULL: no pin).
    REQUIRES r->mu, so that index_sync sees the versions in order. */
 int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err);
-/* Gives the tables listed and not indexed yet their filters. At open, and while the open's
-   loader runs (index_sync.h "Loading at open"): their block filters now (read with their
-   leaves from the filter cache, or from the tables), their leaves by the background loader.
-   Otherwise, or without block filters: their leaves now, as a view always did. */
-int ro_view_load(engine_ro_t *r, int at_open, err_t *err);
 void ro_view_release(engine_t *e, engine_view_t *v);
 int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);

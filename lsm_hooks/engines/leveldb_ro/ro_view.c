@@ -23,16 +23,6 @@ int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, er
   return stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, epoch, err);
 }
 
-int ro_view_load(engine_ro_t *r, int at_open, err_t *err) {
-  /* After the open's loading, as before it: a view indexes the tables made since itself. */
-  if (!index_sync_params(r->sync)->block_bits || (!at_open && !index_sync_loader_active(r->sync)))
-    return index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
-  if (!index_sync_pending(r->sync, 0)) return BFH_OK;
-  int rc = index_sync_load_blocks(r->sync, err);
-  if (rc == BFH_OK) rc = index_sync_loader_start(r->sync, err);
-  return rc;
-}
-
 int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   engine_ro_t *r = (engine_ro_t *)e;
   engine_view_t *v = calloc(1, sizeof *v);
@@ -48,7 +38,7 @@ int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   }
   pthread_mutex_unlock(&r->mu);
   /* New tables (the open's, or made since) get their filters now. */
-  if (rc == BFH_OK && r->sync) rc = ro_view_load(r, 0, err);
+  if (rc == BFH_OK && r->sync) rc = stock_ro_view_load(r->sync, 0, err);
   if (rc != BFH_OK) {
     if (v->epoch) index_sync_view_unpin(r->sync, v->epoch);
     ro_state_unref(v->held);

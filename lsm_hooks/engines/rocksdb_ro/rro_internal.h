@@ -285,7 +285,6 @@ int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, v
 int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 void rro_view_release(engine_t *e, engine_view_t *v);
 int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t *err);
-int rro_view_load(rro_t *r, int at_open, err_t *err);
 int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,

@@ -26,15 +26,6 @@ int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t 
   return stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, epoch, err);
 }
 
-int rro_view_load(rro_t *r, int at_open, err_t *err) {
-  if (!index_sync_params(r->sync)->block_bits || (!at_open && !index_sync_loader_active(r->sync)))
-    return index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
-  if (!index_sync_pending(r->sync, 0)) return BFH_OK;
-  int rc = index_sync_load_blocks(r->sync, err);
-  if (rc == BFH_OK) rc = index_sync_loader_start(r->sync, err);
-  return rc;
-}
-
 int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   rro_t *r = (rro_t *)e;
   rro_view_t *v = calloc(1, sizeof *v);
@@ -49,7 +40,7 @@ int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
     if (r->sync) rc = rro_view_index_state(r, r->state, &v->v.epoch, err);
   }
   pthread_mutex_unlock(&r->mu);
-  if (rc == BFH_OK && r->sync) rc = rro_view_load(r, 0, err);
+  if (rc == BFH_OK && r->sync) rc = stock_ro_view_load(r->sync, 0, err);
   if (rc != BFH_OK) {
     if (v->v.epoch) index_sync_view_unpin(r->sync, v->v.epoch);
     rro_state_unref(v->s);

@@ -3,12 +3,16 @@
  */
 #include "lsm_hooks/engines/stock/stock.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bfh.h"
+#include "lsm_hooks/engines/engine_detect.h"
 
 /* ---- File names ------------------------------------------------------------------------- */
 
@@ -95,6 +99,80 @@ void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir) {
     (void)env_unlink(io, p, NULL); /* a failure leaves it for the next open */
   }
   env_names_free(names, n);
+}
+
+/* ---- What the read-only engines share ------------------------------------------------------ */
+
+int stock_make_dirs(const char *dir, err_t *err) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s", dir);
+  for (char *q = p + 1;; q++) {
+    if (*q != '/' && *q != '\0') continue;
+    char c = *q;
+    *q = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return err_errno(err, errno, "%s: mkdir", p);
+    if (!(*q = c)) return BFH_OK;
+  }
+}
+
+int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err) {
+  int rc = engine_detect_check(path, kind, err);
+  if (rc != BFH_OK) return rc;
+  char p[4200];
+  snprintf(p, sizeof p, "%s/CURRENT", path);
+  if (!env_exists(env_default(), p))
+    return err_set(err, BFH_E_INVALID,
+                   "%s: not a %s database (no CURRENT file); a read-only open creates none", path,
+                   what);
+  return BFH_OK;
+}
+
+unsigned long long stock_ro_pin_max(void) {
+  struct rlimit rl;
+  return getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
+         : rl.rlim_cur == RLIM_INFINITY     ? 1u << 20
+                                            : (unsigned long long)rl.rlim_cur / 2;
+}
+
+int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_dir,
+                        index_source_t src, char **cache_dir, err_t *err) {
+  *cache_dir = NULL;
+  if (index_dir) {
+    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
+    if (!(*cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+    snprintf(*cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
+    int rc = stock_make_dirs(*cache_dir, err);
+    if (rc != BFH_OK) return rc;
+  }
+  src.cache_dir = *cache_dir;
+  src.cache_delay_ns = 0;
+  return index_sync_set_source(sync, &src, err);
+}
+
+void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t *tables,
+                          size_t n) {
+  char **names;
+  size_t nn;
+  err_t e;
+  if (env_list_dir(io, cache_dir, &names, &nn, &e) != BFH_OK) return;
+  for (size_t i = 0; i < nn; i++) {
+    uint64_t num;
+    if (stock_file_number(names[i], "vf", &num) && engine_tables_contain(tables, n, num)) continue;
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", cache_dir, names[i]);
+    (void)env_unlink(io, p, NULL);
+  }
+  env_names_free(names, nn);
+}
+
+int stock_ro_view_load(index_sync_t *sync, int at_open, err_t *err) {
+  /* After the open's loading, as before it: a view indexes the tables made since itself. */
+  if (!index_sync_params(sync)->block_bits || (!at_open && !index_sync_loader_active(sync)))
+    return index_sync_run(sync, INDEX_RUN_ALL, 0, err);
+  if (!index_sync_pending(sync, 0)) return BFH_OK;
+  int rc = index_sync_load_blocks(sync, err);
+  if (rc == BFH_OK) rc = index_sync_loader_start(sync, err);
+  return rc;
 }
 
 /* ---- The background indexer ----------------------------------------------------------------- */

@@ -158,6 +158,32 @@ int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_sourc
    left for the next open. Nothing without sync or cache_dir. */
 void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir);
 
+/* ---- What the read-only engines share (stock.c) -------------------------------------------- */
+
+/* mkdir -p dir. */
+int stock_make_dirs(const char *dir, err_t *err);
+/* path must hold a database of format kind (engine_detect.h's ENGINE_DIR_*, `what` its name in
+   the message) with a CURRENT file: BFH_E_INVALID otherwise (a read-only open creates none). */
+int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err);
+/* How many table files a read-only engine holds open at most: half of the descriptors the
+   process may open (the rest stay for everything else). */
+unsigned long long stock_ro_pin_max(void);
+/* A read-only engine's filter cache, <index_dir>/bfh-filters/ (made with its parents), or none
+   (index_dir NULL: memory only), as sync's source src (its cache_dir set; no delay: a reader
+   is not told when a table dies young, and the cache is its own). *cache_dir: malloc'd, or
+   NULL without index_dir. */
+int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_dir,
+                        index_source_t src, char **cache_dir, err_t *err);
+/* Removes the files of cache_dir (through io) that are no cache file of tables[0, n) (sorted by
+   number): the tables live in the first state. */
+void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t *tables,
+                          size_t n);
+/* Gives the tables listed to sync and not indexed yet their filters. At open (at_open), and
+   while the open's loader runs (index_sync.h "Loading at open"): their block filters now (read
+   with their leaves from the filter cache, or from the tables), their leaves by the background
+   loader. Otherwise, or without block filters: their leaves now, as a view always did. */
+int stock_ro_view_load(index_sync_t *sync, int at_open, err_t *err);
+
 /* ---- The background indexer (stock.c) ------------------------------------------------------
    A thread that calls tick(arg) every period_ns (the read-write engines: has index_sync read
    the filters of tables listed for a while) until stopped. Caller-owned: zero it, then
