@@ -108,25 +108,6 @@ static int e_close(engine_t *e, err_t *err) {
   return BFH_OK;
 }
 
-static int read_only(engine_t *e, const char *op, err_t *err) {
-  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ((engine_ro_t *)e)->path, op);
-}
-
-static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
-                 err_t *err) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
-  return read_only(e, "put", err);
-}
-
-static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
-  (void)key, (void)key_len;
-  return read_only(e, "delete", err);
-}
-
-static int e_flush(engine_t *e, err_t *err) {
-  return read_only(e, "flush", err);
-}
-
 /* Nothing written: only the logs' value indexes. */
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   engine_ro_t *r = (engine_ro_t *)e;
@@ -144,10 +125,10 @@ static void ro_retried(engine_t *e) {
 /* The engine_ops of the files of this folder (ENGINE_OPS with their ro_ names). */
 static const engine_ops_t ro_ops = {.name = "leveldb-readonly",
                                     .close = e_close,
-                                    .put = e_put,
-                                    .del = e_del,
+                                    .put = stock_ro_put,
+                                    .del = stock_ro_del,
                                     .get = ro_get,
-                                    .flush = e_flush,
+                                    .flush = stock_ro_flush,
                                     .view_acquire = ro_view_acquire,
                                     .view_release = ro_view_release,
                                     .view_tables = stock_view_tables,

@@ -30,7 +30,7 @@
 #include "util/env.h"
 #include "util/err.h"
 
-#define AGAIN 2 /* internal: the database changed under the read; start over */
+#define AGAIN STOCK_RO_AGAIN /* internal: the database changed under the read; start over */
 #define KEY_HASH_SEED 0x726f6b6579733031ull /* "rokeys01" */
 
 /* ---- Chunks: what one read of a log added ------------------------------------------------ */

@@ -89,25 +89,6 @@ static int e_close(engine_t *e, err_t *err) {
   return BFH_OK;
 }
 
-static int read_only(engine_t *e, const char *op, err_t *err) {
-  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ((rro_t *)e)->path, op);
-}
-
-static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
-                 err_t *err) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
-  return read_only(e, "put", err);
-}
-
-static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
-  (void)key, (void)key_len;
-  return read_only(e, "delete", err);
-}
-
-static int e_flush(engine_t *e, err_t *err) {
-  return read_only(e, "flush", err);
-}
-
 /* Nothing written: only the WAL chunks' value indexes. */
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   rro_t *r = (rro_t *)e;
@@ -124,10 +105,10 @@ static void rro_retried(engine_t *e) {
 
 static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
                                      .close = e_close,
-                                     .put = e_put,
-                                     .del = e_del,
+                                     .put = stock_ro_put,
+                                     .del = stock_ro_del,
                                      .get = rro_get,
-                                     .flush = e_flush,
+                                     .flush = stock_ro_flush,
                                      .view_acquire = rro_view_acquire,
                                      .view_release = rro_view_release,
                                      .view_tables = stock_view_tables,

@@ -33,7 +33,7 @@
 #include "util/env.h"
 #include "util/err.h"
 
-#define RRO_AGAIN 2 /* internal: the database changed under the read; start over */
+#define RRO_AGAIN STOCK_RO_AGAIN /* the database changed under the read; start over */
 #define RRO_KEY_HASH_SEED 0x726f6b6579733032ull /* "rokeys02" */
 
 /* ---- Range tombstones (rro_tombs.c) ------------------------------------------------------- */

@@ -165,6 +165,63 @@ void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t
   env_names_free(names, nn);
 }
 
+int stock_ro_refresh(dir_watch_t *watch, atomic_int *stale, int have_state,
+                     atomic_ullong *refreshes, atomic_ullong *retries, int attempts,
+                     int (*once)(void *arg, err_t *err), void *arg, const char *path,
+                     const char *what, err_t *err) {
+  if (dir_watch_poll(watch)) atomic_store(stale, 1);
+  if (!atomic_exchange(stale, 0) && have_state) return BFH_OK; /* cleared: this one reads */
+  atomic_fetch_add(refreshes, 1);
+  int rc = STOCK_RO_AGAIN;
+  for (int attempt = 0; attempt < attempts; attempt++) {
+    rc = once(arg, err);
+    if (rc == BFH_OK) return rc;
+    if (rc != STOCK_RO_AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < attempts)) break;
+    atomic_fetch_add(retries, 1);
+  }
+  atomic_store(stale, 1); /* failed: the next refresh reads the files again */
+  if (rc != STOCK_RO_AGAIN) return rc;
+  return err_set(err, BFH_E_BUSY, "%s: the database changed under each of %d reads of its %s", path,
+                 attempts, what);
+}
+
+int stock_ro_table_status(atomic_int *stale, const char *path, int rc, uint64_t number,
+                          err_t *err) {
+  if (rc != BFH_NOT_FOUND) return rc;
+  atomic_store(stale, 1);
+  return err_set(err, BFH_E_BUSY, "%s: table %06llu vanished while read (the owner compacted it)",
+                 path, (unsigned long long)number);
+}
+
+/* The path of a read-only engine e: every stock engine's struct begins with its engine_t and
+   then its path (engine_leveldb_t, engine_ro_t, engine_rocksdb_t, rro_t). */
+static const char *ro_path(const engine_t *e) {
+  const struct {
+    engine_t base;
+    char *path;
+  } *head = (const void *)e;
+  return head->path;
+}
+
+static int read_only(engine_t *e, const char *op, err_t *err) {
+  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ro_path(e), op);
+}
+
+int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  (void)key, (void)key_len, (void)val, (void)val_len;
+  return read_only(e, "put", err);
+}
+
+int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  (void)key, (void)key_len;
+  return read_only(e, "delete", err);
+}
+
+int stock_ro_flush(engine_t *e, err_t *err) {
+  return read_only(e, "flush", err);
+}
+
 int stock_ro_view_load(index_sync_t *sync, int at_open, err_t *err) {
   /* After the open's loading, as before it: a view indexes the tables made since itself. */
   if (!index_sync_params(sync)->block_bits || (!at_open && !index_sync_loader_active(sync)))

@@ -6,7 +6,8 @@
  *
  *   stock.c        file names; the live list reported to index_sync; the filter cache
  *                  directory <dir>/bfh-filters/ (leaf_cache.h) and its cleaning; the
- *                  background indexer thread
+ *                  background indexer thread; what the read-only engines share: their
+ *                  open's pieces, the refresh frame (watch, retries), the refusal of writes
  *   log_segs.c     log segments: the value entries of a log's stretch, indexed by value (the
  *                  memtables a view searches)
  *   sorted_iter.c  an ordered iterator over entries gathered in memory (sorted_iter.h)
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "index/index_sync.h"
+#include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/engine.h"
 #include "util/env.h"
 #include "util/err.h"
@@ -178,6 +180,30 @@ int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_
    number): the tables live in the first state. */
 void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t *tables,
                           size_t n);
+/* The refresh of a read-only engine (REQUIRES the engine's mutex, which serializes its
+   refreshes). The watch first, then the files (dir_watch.h): when the watch has queued nothing
+   since the last refresh that succeeded, *stale is clear and the engine has a state
+   (have_state), its state is the newest and nothing is read. Else (counted in *refreshes)
+   once(arg, err) reads the files: it returns BFH_OK (the engine's state is then current),
+   STOCK_RO_AGAIN (the database changed under the read) or an error; AGAIN, and
+   BFH_E_CORRUPT (a damaged-looking record may be an append in flight), read again (counted in
+   *retries), at most `attempts` times in all, then BFH_E_BUSY naming path and `what` (the
+   files read). A failed refresh leaves *stale set: the next one reads the files again. */
+#define STOCK_RO_AGAIN 2
+int stock_ro_refresh(dir_watch_t *watch, atomic_int *stale, int have_state,
+                     atomic_ullong *refreshes, atomic_ullong *retries, int attempts,
+                     int (*once)(void *arg, err_t *err), void *arg, const char *path,
+                     const char *what, err_t *err);
+/* A read-only engine's table read's status rc: BFH_NOT_FOUND (the owner compacted the file away
+   while it was read) becomes BFH_E_BUSY, and sets *stale (unlink(2) takes the name before it
+   queues the event: a file found gone is an event). */
+int stock_ro_table_status(atomic_int *stale, const char *path, int rc, uint64_t number, err_t *err);
+/* engine_ops_t.put, del and flush of a read-only engine: BFH_E_UNSUPPORTED naming its path
+   (every stock engine's struct begins with its engine_t, then its char *path). */
+int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err);
+int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err);
+int stock_ro_flush(engine_t *e, err_t *err);
 /* Gives the tables listed to sync and not indexed yet their filters. At open (at_open), and
    while the open's loader runs (index_sync.h "Loading at open"): their block filters now (read
    with their leaves from the filter cache, or from the tables), their leaves by the background
