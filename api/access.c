@@ -36,7 +36,7 @@ int bfh_put(bfh_db *db, const void *key, size_t key_len, const void *val, size_t
   if (db->standalone)
     rc = standalone_put(db->standalone, key, key_len, val ? val : &empty, val_len, &err);
   else
-    rc = db->engine->ops->put(db->engine, key, key_len, val ? val : &empty, val_len, &err);
+    rc = engine_put(db->engine, key, key_len, val ? val : &empty, val_len, &err);
   return api_fail(db, rc, &err);
 }
 
@@ -47,7 +47,7 @@ int bfh_delete(bfh_db *db, const void *key, size_t key_len) {
   err_t err;
   err_clear(&err);
   rc = db->standalone ? standalone_delete(db->standalone, key, key_len, &err)
-                      : db->engine->ops->del(db->engine, key, key_len, &err);
+                      : engine_del(db->engine, key, key_len, &err);
   return api_fail(db, rc, &err);
 }
 
@@ -60,7 +60,7 @@ int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val
   *val_len = 0;
   err_t err;
   err_clear(&err);
-  rc = db->engine->ops->get(db->engine, NULL, key, key_len, val, val_len, &err);
+  rc = engine_get(db->engine, NULL, key, key_len, val, val_len, &err);
   if (rc == BFH_OK && !*val) {
     *val = malloc(1);
     if (!*val) return invalid(db, "bfh_get: out of memory"), BFH_E_NOMEM;
@@ -91,10 +91,7 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
     err_prefix(&err, "bfh_search: ");
     return api_fail(db, rc, &err);
   }
-  if (db->kind->search)
-    rc = db->kind->search(&ctx, &q, fn, arg, stats, &err);
-  else
-    rc = search_execute(&ctx, &q, fn, arg, stats, &err);
+  rc = search_execute(&ctx, &q, fn, arg, stats, &err); /* starts over on a read-only engine */
   /* A search by the index: from the second on, the leaves still loading come in the
      background (after this search, which they would only slow down; a process that searches
      once never waits for a loader at its close). */
@@ -115,7 +112,7 @@ int bfh_flush(bfh_db *db) {
   CHECK_DB("bfh_flush");
   err_t err;
   err_clear(&err);
-  return api_fail(db, db->engine->ops->flush(db->engine, &err), &err);
+  return api_fail(db, engine_flush(db->engine, &err), &err);
 }
 
 /* ---- Ordered iteration ------------------------------------------------------------------- */
@@ -137,7 +134,7 @@ int bfh_iter_create(bfh_db *db, bfh_iter **out) {
   if (!it) return api_failf(db, BFH_E_NOMEM, "bfh_iter_create: out of memory");
   err_t err;
   err_clear(&err);
-  int rc = db->engine->ops->iter_create(db->engine, &it->it, &err);
+  int rc = engine_iter_create(db->engine, &it->it, &err);
   if (rc != BFH_OK) {
     free(it);
     return api_fail(db, rc, &err);

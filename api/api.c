@@ -143,7 +143,7 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
   if (rc == BFH_OK && opt.value_filters && params_dir && !have_params && !params_in_db) {
     rc = db_params_write(fio, params_dir, &want, &err);
     if (rc != BFH_OK) {
-      db->engine->ops->close(db->engine, NULL);
+      engine_close(db->engine, NULL);
       db->engine = NULL;
       standalone_close(db->standalone);
     }
@@ -163,7 +163,7 @@ int bfh_close(bfh_db *db) {
   if (!db) return BFH_OK;
   err_t err;
   err_clear(&err);
-  int rc = db->engine->ops->close(db->engine, &err);
+  int rc = engine_close(db->engine, &err);
   int rc2 = standalone_close(db->standalone); /* after the engine: every write reached both */
   if (rc == BFH_OK) rc = rc2;
   cuckoo_index_destroy(db->cuckoo);

@@ -23,7 +23,7 @@
 
 #include "api/db_inspect.h"
 #include "api/handle.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/engines/repair_stage.h"
 #include "api/testbed.h"
 #include "util/env.h"
@@ -84,7 +84,7 @@ static int count_family(const engine_kind_t *kind, const char *dir, const char *
   rc = row->open(dir, &o, NULL, NULL, &e, err);
   if (rc != BFH_OK) return rc;
   engine_iter_t *it = NULL;
-  rc = e->ops->iter_create(e, &it, err);
+  rc = engine_iter_create(e, &it, err);
   *keys = 0;
   if (rc == BFH_OK) {
     for (it->ops->seek_first(it); it->ops->valid(it); it->ops->next(it)) ++*keys;
@@ -92,16 +92,16 @@ static int count_family(const engine_kind_t *kind, const char *dir, const char *
     it->ops->destroy(it);
   }
   engine_view_t *view = NULL;
-  if (rc == BFH_OK) rc = e->ops->view_acquire(e, &view, err);
+  if (rc == BFH_OK) rc = engine_view_acquire(e, &view, err);
   if (rc == BFH_OK) {
     const engine_table_t *t;
-    size_t n = e->ops->view_tables(view, &t);
+    size_t n = engine_view_tables(e, view, &t);
     for (size_t i = 0; i < n && rc == BFH_OK; i++)
       if (add_table(c, t[i].number) != BFH_OK) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
-    e->ops->view_release(e, view);
+    engine_view_release(e, view);
   }
   err_t e2;
-  int crc = e->ops->close(e, rc == BFH_OK ? err : &e2);
+  int crc = engine_close(e, rc == BFH_OK ? err : &e2);
   return rc == BFH_OK ? crc : rc;
 }
 
@@ -128,7 +128,7 @@ static void note_damage(void *arg, const char *file, uint64_t offset, const char
   (void)offset, (void)what;
   census_t *c = arg;
   uint64_t number;
-  if (!ldb_table_file_number(file, &number)) return;
+  if (!stock_table_file_number(file, &number)) return;
   for (size_t i = 0; i < c->ntables; i++)
     if (c->tables[i] == number) c->tables[i] = c->tables[--c->ntables], i--;
 }
@@ -140,7 +140,7 @@ static int clean_tables(const engine_kind_t *kind, const char *dir, census_t *c,
   c->ntables = 0;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    if (ldb_table_file_number(names[i], &number) && add_table(c, number) != BFH_OK)
+    if (stock_table_file_number(names[i], &number) && add_table(c, number) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
   }
   env_names_free(names, n);

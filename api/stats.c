@@ -32,17 +32,17 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
   err_clear(&err);
   /* The table list comes from a view, so that it is the same one a search would see. */
   engine_view_t *view;
-  int rc = db->engine->ops->view_acquire(db->engine, &view, &err);
+  int rc = engine_view_acquire(db->engine, &view, &err);
   if (rc != BFH_OK) return api_fail(db, rc, &err);
   const engine_table_t *tables;
-  size_t n = db->engine->ops->view_tables(view, &tables);
+  size_t n = engine_view_tables(db->engine, view, &tables);
   st->tables = n;
   for (size_t i = 0; i < n; i++) st->table_bytes += tables[i].size;
   cuckoo_index_stats_t cs = {0};
   if (db->cuckoo) rc = cuckoo_stats(db, tables, n, &cs);
-  db->engine->ops->view_release(db->engine, view);
+  engine_view_release(db->engine, view);
   if (rc != BFH_OK) return rc;
-  if (db->engine->ops->stats) db->engine->ops->stats(db->engine, st);
+  engine_stats(db->engine, st);
   if (db->standalone) {
     standalone_stats_t ss;
     standalone_get_stats(db->standalone, &ss);
@@ -148,7 +148,7 @@ int bfh_tables(bfh_db *db, bfh_table_fn fn, void *arg) {
   if (!fn) return invalid(db, "bfh_tables: fn is NULL");
   err_t err;
   err_clear(&err);
-  int rc = db_inspect_tables(db->engine, db->kind, db->index, fn, arg, &err);
+  int rc = db_inspect_tables(db->engine, db->kind, db->index, db->sync, fn, arg, &err);
   return rc == BFH_OK ? BFH_OK : api_fail(db, rc, &err);
 }
 

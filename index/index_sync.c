@@ -283,3 +283,24 @@ void index_sync_get_stats(index_sync_t *s, index_sync_stats_t *st) {
   *st = s->stats;
   pthread_mutex_unlock(&s->mu);
 }
+
+int index_sync_read_filter(index_sync_t *s, uint64_t number, value_filter_t **filter, err_t *err) {
+  *filter = NULL;
+  value_index_params_t p = *value_index_params(s->index);
+  p.block_bits = 0; /* the value filter alone */
+  index_leaf_read_t leaf;
+  memset(&leaf, 0, sizeof leaf);
+  int rc = s->src.read_leaf ? s->src.read_leaf(s->src.ctx, number, &p, &leaf, err)
+                            : err_set(err, BFH_E_INVALID, "table %06llu: no source of filters",
+                                      (unsigned long long)number);
+  block_filter_destroy(leaf.blocks);
+  free(leaf.path);
+  free(leaf.map_head);
+  free(leaf.map_chunks);
+  value_block_map_destroy(leaf.map);
+  if (rc == BFH_OK)
+    *filter = leaf.filter;
+  else
+    value_filter_destroy(leaf.filter);
+  return rc;
+}

@@ -49,6 +49,14 @@
 #include "index/value_block_map.h"
 #include "index/value_index.h"
 #include "util/err.h"
+/* The engines' one door to the index (engine.h: an engine includes nothing else of index/).
+   Besides the reports below, an engine uses three pieces of the index, brought in here:
+   the value-to-block map builder and the value index's parameters (value_block_map.h,
+   value_index.h: what read_leaf hands over), the sidecar cache's directory name and a
+   table's stamp (leaf_cache.h: index_source_t.cache_dir and table_stamp), and the persisted
+   index an engine binds to its tables at open (persisted_index.h). */
+#include "index/leaf_cache.h"
+#include "index/persisted_index.h"
 
 typedef struct index_sync index_sync_t;
 
@@ -248,6 +256,11 @@ int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err);
 void index_sync_test_hold_loaders(int hold);
 
 index_leaf_source_t index_sync_leaf_source(index_sync_t *s, uint64_t number);
+/* The value filter of table `number` built again from the table by the source's read_leaf, as
+   its leaf was (bfh_tables describes a stock engine's table with it: the filter cache gets a
+   leaf's file only some time after the leaf). On BFH_OK *filter is new, owned by the caller;
+   read_leaf's error otherwise. Takes no lock of s. */
+int index_sync_read_filter(index_sync_t *s, uint64_t number, value_filter_t **filter, err_t *err);
 void index_sync_get_stats(index_sync_t *s, index_sync_stats_t *st);
 
 #endif

@@ -104,7 +104,7 @@ static int scan_whole(engine_t *e, engine_view_t *view, uint64_t number, const v
                       size_t val_len, collect_t *c, engine_scan_stats_t *ss, bfh_search_stats *st,
                       err_t *err) {
   st->tables_scanned++;
-  return e->ops->scan_table(e, view, number, val, val_len, collect_key, c, ss, err);
+  return engine_scan_table(e, view, number, val, val_len, collect_key, c, ss, err);
 }
 
 /* The chunk reads of a table's value-to-block map (block_map_io_t), through the engine. */
@@ -116,8 +116,8 @@ typedef struct map_read {
 
 static int read_map_chunk(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
   map_read_t *m = arg;
-  return m->e->ops->read_meta(m->e, m->view, m->number, VALUE_BLOCK_MAP_CHUNKS_NAME, off, len,
-                              buf, err);
+  return engine_read_meta(m->e, m->view, m->number, VALUE_BLOCK_MAP_CHUNKS_NAME, off, len, buf,
+                          err);
 }
 
 /* Reads table `number` through its value-to-block map or its block filter: only the blocks
@@ -132,7 +132,7 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   uint32_t nblocks = 0;
   map_read_t mr = {e, view, number};
   /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
-  block_map_io_t io = {e->ops->read_meta ? read_map_chunk : NULL, &mr, 0, 0};
+  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
   int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
   ss->bytes_read += io.bytes_read; /* the chunks, from the table or a cache file */
@@ -148,8 +148,8 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   if (rd->refs.n == 0) return BFH_OK;
   if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)
     return scan_whole(e, view, number, val, val_len, c, ss, st, err);
-  rc = e->ops->scan_blocks(e, view, number, rd->refs.v, rd->refs.n, val, val_len, collect_key, c,
-                           ss, err);
+  rc = engine_scan_blocks(e, view, number, rd->refs.v, rd->refs.n, val, val_len, collect_key, c, ss,
+                          err);
   if (rc == BFH_OK) {
     st->tables_scanned++;
     st->blocks_read += rd->refs.n;
@@ -181,8 +181,8 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   }
   if (rc == BFH_OK)
     rc = rd->by_blocks
-             ? e->ops->find_memtables(e, view, val, val_len, rd->hash, collect_key, &c, &ss, err)
-             : e->ops->scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
+             ? engine_find_memtables(e, view, val, val_len, rd->hash, collect_key, &c, &ss, err)
+             : engine_scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
@@ -215,10 +215,10 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
   memset(&st, 0, sizeof st);
   st.method_used = method_used;
   engine_view_t *view = NULL;
-  int rc = e->ops->view_acquire(e, &view, err);
+  int rc = engine_view_acquire(e, &view, err);
   if (rc == BFH_OK) {
     const engine_table_t *tables;
-    size_t n = e->ops->view_tables(view, &tables);
+    size_t n = engine_view_tables(e, view, &tables);
     st.tables_live = (uint32_t)n;
     uint8_t *scan = malloc(n ? n : 1);
     if (!scan)
@@ -228,7 +228,7 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
     if (rc == BFH_OK)
       rc = scan_and_validate(e, view, rd, tables, n, scan, val, val_len, fn, arg, &st, err);
     free(scan);
-    e->ops->view_release(e, view);
+    engine_view_release(e, view);
   }
   st.elapsed_ns = now_ns() - t0;
   if (out) *out = st;
@@ -248,8 +248,8 @@ static int select_planned(const void *arg, engine_view_t *view, const engine_tab
   return p->q->provider->select(p->c, p->q, tables, n, scan, st, err);
 }
 
-int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
-                   bfh_search_stats *out, err_t *err) {
+static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
+                        bfh_search_stats *out, err_t *err) {
   if (q->provider->caps & SEARCH_CAP_OWN_STORE) return q->provider->search(c, q, fn, arg, out, err);
   planned_t p = {c, q};
   reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash};
@@ -258,6 +258,80 @@ int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn 
                q->val_len, fn, arg, out, err);
   block_refs_release(&rd.refs);
   return rc;
+}
+
+/* ---- Starting over (engine.h: the retry capability) ------------------------------------
+   An engine whose files another process deletes under its views (the read-only engines) says
+   BFH_E_BUSY when a file of the view vanished; the search then runs again with the same plan
+   and hash from a new view, at most engine_search_attempts times. Its keys are collected and
+   reported only once an attempt read every table it listed, so a key is never reported by
+   an attempt that could have missed others. */
+
+typedef struct found {
+  char **keys;
+  size_t *lens;
+  size_t n, cap;
+  int nomem;
+} found_t;
+
+static int collect_found(void *arg, const void *key, size_t key_len) {
+  found_t *f = arg;
+  if (f->n == f->cap) {
+    size_t c = f->cap ? 2 * f->cap : 64;
+    char **k = realloc(f->keys, c * sizeof *k);
+    if (k) f->keys = k;
+    size_t *l = k ? realloc(f->lens, c * sizeof *l) : NULL;
+    if (l) f->lens = l, f->cap = c;
+    if (!l) return f->nomem = 1;
+  }
+  char *k = malloc(key_len ? key_len : 1);
+  if (!k) return f->nomem = 1;
+  memcpy(k, key, key_len);
+  f->keys[f->n] = k;
+  f->lens[f->n++] = key_len;
+  return 0;
+}
+
+static void found_clear(found_t *f) {
+  for (size_t i = 0; i < f->n; i++) free(f->keys[i]);
+  f->n = 0;
+  f->nomem = 0;
+}
+
+static int execute_retrying(const search_ctx_t *c, const search_query_t *q, int attempts,
+                            bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err) {
+  uint64_t t0 = now_ns();
+  found_t f = {0};
+  bfh_search_stats s;
+  memset(&s, 0, sizeof s);
+  int rc = BFH_E_BUSY;
+  for (int attempt = 0; attempt < attempts && rc == BFH_E_BUSY; attempt++) {
+    if (attempt) engine_retried(c->engine);
+    found_clear(&f);
+    rc = execute_once(c, q, collect_found, &f, &s, err); /* the same plan and hash every time */
+    if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  }
+  if (rc == BFH_E_BUSY)
+    err_prefix(err,
+               "search gave up after %d attempts (the database changed under each): ", attempts);
+  s.results = 0;
+  for (size_t i = 0; rc == BFH_OK && i < f.n; i++) {
+    s.results++;
+    if (fn && fn(arg, f.keys[i], f.lens[i])) break;
+  }
+  found_clear(&f);
+  free(f.keys);
+  free(f.lens);
+  s.elapsed_ns = now_ns() - t0;
+  if (st) *st = s;
+  return rc;
+}
+
+int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
+                   bfh_search_stats *out, err_t *err) {
+  int attempts = engine_search_attempts(c->engine);
+  if (attempts > 1) return execute_retrying(c, q, attempts, fn, arg, out, err);
+  return execute_once(c, q, fn, arg, out, err);
 }
 
 int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, bfh_method method,

@@ -23,8 +23,6 @@
 
 #include <stddef.h>
 
-#include <stdatomic.h>
-
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
 #include "search/search_plan.h"
@@ -33,18 +31,13 @@
 
 /* Runs the planned search q (search_prepare) over c: the provider's own search, or the
    frame above with the provider's table selection and q's reader, passing q's one hash and
-   probe down. May run q again (it hashes nothing). st may be NULL; fn may be NULL (only
-   counts). */
+   probe down. May run q again (it hashes nothing). Over an engine with the retry capability
+   (engine_search_attempts > 1) a run that meets BFH_E_BUSY (a file of its view vanished under
+   it) starts over from a new view, at most that many times in all, then BFH_E_BUSY saying so;
+   the keys are then reported to fn only from the attempt that completed, and st counts that
+   attempt. st may be NULL; fn may be NULL (only counts). */
 int search_execute(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn, void *arg,
                    bfh_search_stats *st, err_t *err);
-
-/* search_execute, started over with the same plan and hash while it returns BFH_E_BUSY (a
-   file of its view vanished under it: the read-only engines), at most `attempts` times, then
-   BFH_E_BUSY saying so. The keys are reported to fn only from the attempt that completed; st
-   counts that attempt. *retries (may be NULL) counts the attempts after the first. */
-int search_execute_retrying(const search_ctx_t *c, const search_query_t *q, int attempts,
-                            atomic_ullong *retries, bfh_match_fn fn, void *arg,
-                            bfh_search_stats *st, err_t *err);
 
 /* search_prepare and search_execute over e's view, with index's leaves (NULL: value filters
    off, only BFH_SEARCH_SCAN) and no stand-alone index. st may be NULL; fn may be NULL. */

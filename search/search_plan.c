@@ -190,7 +190,7 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
   qsort(live, n, sizeof *live, u64_compare);
   (void)cuckoo_index_retain(ci, live, n);
   free(live);
-  if (!c->engine->ops->table_hashes) return BFH_OK;
+  if (!engine_has_table_hashes(c->engine)) return BFH_OK;
   /* Every new table's keys first, then one reserve for all (as if every value were new),
      the adds, and a fit if shared values left the table under half full. */
   key_acc_t *acc = calloc(n ? n : 1, sizeof *acc);
@@ -202,8 +202,8 @@ static int cuckoo_catch_up(const search_ctx_t *c, engine_view_t *view, const eng
     if (cuckoo_index_contains(ci, tables[i].number)) continue;
     err_t rerr;
     err_clear(&rerr);
-    int r = c->engine->ops->table_hashes(c->engine, view, tables[i].number, cuckoo_index_seed(ci),
-                                         key_acc_push, &acc[i], NULL, &rerr);
+    int r = engine_table_hashes(c->engine, view, tables[i].number, cuckoo_index_seed(ci),
+                                key_acc_push, &acc[i], NULL, &rerr);
     if (acc[i].nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for cuckoo keys");
     acc[i].read = r == BFH_OK && !acc[i].nomem; /* else not indexed: scanned */
     if (acc[i].read) total += acc[i].n;

@@ -8,11 +8,17 @@
  *
  * An engine kind (engine_kind_t, below) is one row of the table in engines.c: a name,
  * capability flags and the functions that work on a closed database (open, repair, check)
- * or on an open one beyond engine_ops_t (describe a table, search). Every front end asks
+ * or on an open one beyond engine_ops_t (describe a table). Every front end asks
  * that table (engine_kind_find, or bfh_engine_info through bfh.h) what an engine is called
  * and what it can do; only the table and the engines' own files name a bfh_engine value.
  * Adding an engine is one folder (its files), one row, one enum value and one build line
  * (doc/architecture.md, "Adding an engine").
+ *
+ * The seam is one-way, in the shape of SQLite's sqlite3_vfs and os.c: the layers above (api/,
+ * search/) call an engine only through the engine_* wrappers at the end of this file and
+ * read its kind's row; an engine includes nothing of search/ and nothing of index/ but
+ * index_sync.h. What an engine says of itself (describe, check) it says in the types of
+ * this file; the value filters' facts are added above it (api/db_inspect.c).
  */
 #ifndef BFH_LSM_HOOKS_ENGINE_H
 #define BFH_LSM_HOOKS_ENGINE_H
@@ -24,12 +30,8 @@
 
 #include "bfh.h"
 #include "filters/block_filter.h"
-#include "lsm/verify.h"
 #include "index/index_sync.h"
 #include "util/err.h"
-
-struct search_ctx;   /* search_plan.h */
-struct search_query; /* search_plan.h */
 
 typedef struct engine engine_t;
 typedef struct engine_view engine_view_t; /* engine-specific */
@@ -136,6 +138,14 @@ typedef struct engine_ops {
      (index/value_block_map.h). */
   int (*read_meta)(engine_t *e, engine_view_t *view, uint64_t number, const char *name,
                    uint64_t off, size_t len, void *buf, err_t *err);
+  /* The retry capability (0: none). An engine whose files another process deletes under its
+     views (the read-only engines) says so with BFH_E_BUSY from a scan; a search over it then
+     starts over from a new view, with the same plan and hash, at most search_attempts times
+     in all (search.c honours it in its own loop, reporting keys only from an attempt that
+     read every table it listed). retried (may be NULL) counts each start over in e's
+     stats. */
+  int search_attempts;
+  void (*retried)(engine_t *e);
 } engine_ops_t;
 
 /* The operations table of an engine whose file names its static functions e_close, e_put,
@@ -171,8 +181,29 @@ static inline int engine_tables_contain(const engine_table_t *tables, size_t n, 
 }
 
 struct env;
-struct db_params;
-struct value_index;
+
+/* Damage a check found: file (relative to the database's directory), the byte offset of the
+   damaged record or block in it, and what is wrong (bfh_damage_fn's shape). */
+typedef void (*engine_damage_fn)(void *arg, const char *file, uint64_t offset, const char *what);
+
+/* What a check read and found (bfh_check_stats' counters). */
+typedef struct engine_check_stats {
+  uint64_t files;           /* files read */
+  uint64_t bytes;           /* their bytes */
+  uint64_t blocks;          /* table blocks checked */
+  uint64_t records;         /* log and manifest records checked */
+  uint64_t damaged;         /* damaged records, blocks and files reported */
+  uint64_t torn_tails;      /* logs and manifests that end in a torn tail */
+  uint64_t torn_tail_bytes; /* their bytes */
+} engine_check_stats_t;
+
+/* The value-filter parameters a check verifies the database's filter cache files with (all 0
+   when they are not known: the cache files' own are then taken). */
+typedef struct engine_filter_params {
+  uint64_t m;
+  uint32_t k;
+  uint64_t seed;
+} engine_filter_params_t;
 
 /* What an engine kind can do (engine_kind_t.caps). bfh_open and bfh's front ends decide by
    these, never by the engine's name or number. */
@@ -242,18 +273,14 @@ typedef struct engine_kind {
      parameters p (all 0 when unknown), reporting damage to damage(arg, ...) and adding to st
      (and to *cache_damaged the damaged files of a cache bfh rebuilds by itself: harmless).
      BFH_OK when the check ran, whatever it found. */
-  int (*check)(const char *path, const struct db_params *p, lsm_damage_fn damage, void *arg,
-               lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
-  /* Fills the engine's part of info (entries, key range as malloc'd copies the caller frees
-     whatever the result, the filters) for live table `number` of the open engine e, whose
-     value index is vi (NULL with value filters off) (bfh_tables). */
-  int (*describe)(engine_t *e, struct value_index *vi, uint64_t number, bfh_table_info *info,
-                  err_t *err);
-  /* bfh_search of the planned query q (search_plan.h) over the engine c->engine, when
-     search_execute is not enough as it is (the read-only engine starts a search over, with the
-     same plan and hash, when a file vanishes under it). NULL: search_execute. */
-  int (*search)(const struct search_ctx *c, const struct search_query *q, bfh_match_fn fn,
-                void *arg, bfh_search_stats *st, err_t *err);
+  int (*check)(const char *path, const engine_filter_params_t *p, engine_damage_fn damage,
+               void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
+  /* Fills the engine's facts of live table `number` of the open engine e into info (bfh_tables):
+     entries and key range (malloc'd copies the caller frees whatever the result); and, for an
+     engine whose tables carry their filters (the own engine), the filter facts its table holds.
+     A stock engine leaves the filter facts alone: api/db_inspect.c adds them from the value
+     index. */
+  int (*describe)(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 } engine_kind_t;
 
 /* The row that opens opt (its engine and read_only), or NULL for none. */
@@ -264,6 +291,89 @@ const engine_kind_t *engine_kind(bfh_engine id);
 const engine_kind_t *engine_kind_find(const char *name);
 /* Row i of the table (0, 1, ...), NULL past the last. */
 const engine_kind_t *engine_kind_at(size_t i);
+
+/* ---- The wrappers (as SQLite's os.c over sqlite3_vfs) -----------------------------------
+   Everything above the engines calls an engine through these, never through e->ops
+   directly: one place to trace, count or check a call. Each has the contract of its op in
+   engine_ops_t; the optional ones (stats, table_hashes, read_meta) say whether e has it. */
+
+static inline int engine_close(engine_t *e, err_t *err) {
+  return e->ops->close(e, err);
+}
+static inline int engine_put(engine_t *e, const void *key, size_t key_len, const void *val,
+                             size_t val_len, err_t *err) {
+  return e->ops->put(e, key, key_len, val, val_len, err);
+}
+static inline int engine_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  return e->ops->del(e, key, key_len, err);
+}
+static inline int engine_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len,
+                             void **val, size_t *val_len, err_t *err) {
+  return e->ops->get(e, view, key, key_len, val, val_len, err);
+}
+static inline int engine_flush(engine_t *e, err_t *err) {
+  return e->ops->flush(e, err);
+}
+static inline int engine_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  return e->ops->view_acquire(e, view, err);
+}
+static inline void engine_view_release(engine_t *e, engine_view_t *view) {
+  e->ops->view_release(e, view);
+}
+static inline size_t engine_view_tables(engine_t *e, const engine_view_t *view,
+                                        const engine_table_t **tables) {
+  return e->ops->view_tables(view, tables);
+}
+static inline int engine_scan_table(engine_t *e, engine_view_t *view, uint64_t number,
+                                    const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                                    engine_scan_stats_t *st, err_t *err) {
+  return e->ops->scan_table(e, view, number, val, val_len, fn, arg, st, err);
+}
+static inline int engine_scan_memtables(engine_t *e, engine_view_t *view, const void *val,
+                                        size_t val_len, engine_match_fn fn, void *arg,
+                                        engine_scan_stats_t *st, err_t *err) {
+  return e->ops->scan_memtables(e, view, val, val_len, fn, arg, st, err);
+}
+static inline int engine_scan_blocks(engine_t *e, engine_view_t *view, uint64_t number,
+                                     const block_ref_t *refs, size_t n, const void *val,
+                                     size_t val_len, engine_match_fn fn, void *arg,
+                                     engine_scan_stats_t *st, err_t *err) {
+  return e->ops->scan_blocks(e, view, number, refs, n, val, val_len, fn, arg, st, err);
+}
+static inline int engine_find_memtables(engine_t *e, engine_view_t *view, const void *val,
+                                        size_t val_len, uint64_t hash, engine_match_fn fn,
+                                        void *arg, engine_scan_stats_t *st, err_t *err) {
+  return e->ops->find_memtables(e, view, val, val_len, hash, fn, arg, st, err);
+}
+static inline int engine_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
+  return e->ops->iter_create(e, it, err);
+}
+static inline void engine_stats(engine_t *e, bfh_db_stats *st) {
+  if (e->ops->stats) e->ops->stats(e, st);
+}
+static inline int engine_has_table_hashes(const engine_t *e) {
+  return e->ops->table_hashes != NULL;
+}
+static inline int engine_table_hashes(engine_t *e, engine_view_t *view, uint64_t number,
+                                      uint64_t seed, void (*fn)(void *arg, uint64_t hash),
+                                      void *arg, engine_scan_stats_t *st, err_t *err) {
+  return e->ops->table_hashes(e, view, number, seed, fn, arg, st, err);
+}
+static inline int engine_has_read_meta(const engine_t *e) {
+  return e->ops->read_meta != NULL;
+}
+static inline int engine_read_meta(engine_t *e, engine_view_t *view, uint64_t number,
+                                   const char *name, uint64_t off, size_t len, void *buf,
+                                   err_t *err) {
+  return e->ops->read_meta(e, view, number, name, off, len, buf, err);
+}
+/* The retry capability: how many attempts a search over e makes in all (1: no retry). */
+static inline int engine_search_attempts(const engine_t *e) {
+  return e->ops->search_attempts > 1 ? e->ops->search_attempts : 1;
+}
+static inline void engine_retried(engine_t *e) {
+  if (e->ops->retried) e->ops->retried(e);
+}
 
 /* Does an entry (type, value) of a table or memtable match the value searched for? Values
    match when they are the same bytes; deletions never match. */
@@ -280,7 +390,7 @@ static inline int engine_key_holds(engine_t *e, engine_view_t *view, const void 
                                    size_t key_len, const void *val, size_t val_len, err_t *err) {
   void *cur = NULL;
   size_t cur_len = 0;
-  int rc = e->ops->get(e, view, key, key_len, &cur, &cur_len, err);
+  int rc = engine_get(e, view, key, key_len, &cur, &cur_len, err);
   if (rc == BFH_NOT_FOUND) return 0;
   if (rc != BFH_OK) return rc;
   int equal = engine_value_matches(1, cur, cur_len, val, val_len);

@@ -9,7 +9,7 @@
 #include "bfh.h"
 #include "lsm/filename.h"
 #include "lsm/table.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/coding.h"
@@ -81,7 +81,7 @@ static engine_dir_kind_t tables_kind(const char *path) {
   size_t cnt = 0;
   for (size_t i = 0; nums && i < n; i++) {
     uint64_t v;
-    if (!ldb_table_file_number(names[i], &v)) continue;
+    if (!stock_table_file_number(names[i], &v)) continue;
     nums[2 * cnt] = v;
     nums[2 * cnt + 1] = strstr(names[i], ".ldb") != NULL;
     cnt++;

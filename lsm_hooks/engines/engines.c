@@ -69,8 +69,7 @@ static const engine_kind_t kinds[] = {
      .repair_unlock = engine_leveldb_repair_unlock,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,
-     .describe = ldb_verify_describe,
-     .search = engine_leveldb_ro_search},
+     .describe = ldb_verify_describe},
     {.version = ENGINE_KIND_VERSION,
      .id = BFH_ENGINE_ROCKSDB,
      .name = "rocksdb",
@@ -98,8 +97,7 @@ static const engine_kind_t kinds[] = {
      .repair_unlock = engine_rocksdb_repair_unlock,
      .repair = engine_rocksdb_repair,
      .families = engine_rocksdb_families,
-     .describe = engine_rocksdb_ro_describe,
-     .search = engine_rocksdb_ro_search},
+     .describe = engine_rocksdb_ro_describe},
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

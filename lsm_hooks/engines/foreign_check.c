@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm/verify.h"
 #include "util/env.h"
-#include "index/leaf_cache.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "index/index_sync.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "util/path.h"
 
 void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what) {
@@ -79,7 +80,7 @@ static void check_cache_file_at(foreign_check_t *c, const foreign_tables_t *tabl
 static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables, const char *name,
                              uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged) {
   uint64_t number;
-  if (!ldb_file_number(name, "vf", &number)) return;
+  if (!stock_file_number(name, "vf", &number)) return;
   char *path = path_fmt("%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
   size_t cap = strlen(c->dir) + 32; /* "/", 20 digits, ".ldb" */
   char *table = malloc(cap);

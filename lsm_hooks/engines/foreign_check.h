@@ -11,16 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lsm/verify.h"
+#include "lsm_hooks/engines/engine.h"
 #include "util/env.h"
 #include "util/err.h"
 
 typedef struct foreign_check {
   env_t *io;               /* borrowed */
   const char *dir;         /* the database directory; borrowed */
-  lsm_damage_fn damage;    /* told of every damaged file; may be NULL */
+  engine_damage_fn damage; /* told of every damaged file; may be NULL */
   void *arg;               /* damage's */
-  lsm_verify_stats_t *st;  /* the tally; borrowed */
+  engine_check_stats_t *st; /* the tally; borrowed */
   int unsupported_checked; /* 1: a file a reader cannot decode (BFH_E_UNSUPPORTED) is reported
                               as "not checked: ..." and the check goes on (RocksDB, whose
                               options bfh does not all read); 0: it ends the check */

@@ -217,14 +217,14 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static engine_leveldb_stats_t engine_stats(void) {
+static engine_leveldb_stats_t leveldb_stats_now(void) {
   engine_leveldb_stats_t st;
   engine_leveldb_get_stats(bfh_internal_engine(g->db), &st);
   return st;
 }
 
 static uint64_t tables_indexed(void) {
-  return engine_stats().index.tables_read;
+  return leveldb_stats_now().index.tables_read;
 }
 
 /* What the run still lacks ("" when nothing). */
@@ -320,7 +320,7 @@ static void run(fixture_t *f, int leaves) {
       leaves ? "on disk" : "in memory", now_s() - t0, (unsigned long long)atomic_load(&g->writes),
       (unsigned long long)atomic_load(&g->flushes), (unsigned long long)total,
       (unsigned long long)(tables_indexed() - indexed0),
-      (unsigned long long)engine_stats().log_rereads);
+      (unsigned long long)leveldb_stats_now().log_rereads);
   if (atomic_load(&g->failed)) fail_msg("%s", g->failure);
   bfh_db *db = g->db;
   g->db = NULL;

@@ -1,5 +1,5 @@
-/* Tests of the LevelDB adapter's log segments (lsm_hooks/engines/leveldb/logs.c): a search through a
- * segment's value index (ldb_segs_lookup) reports what a scan of every entry (ldb_segs_scan)
+/* Tests of the stock engines' log segments (lsm_hooks/engines/stock/log_segs.c): a search through
+ * a segment's value index (stock_segs_lookup) reports what a scan of every entry (stock_segs_scan)
  * reports, in the same order, and both report what a model of the entries says.
  *
  * The model is the list of (key, value) pairs of each segment; the segments are made from it
@@ -16,7 +16,7 @@
 
 #include "bfh.h"
 #include "filters/hash.h"
-#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "util/random.h"
 
 #define KEY_BYTES 16
@@ -49,20 +49,20 @@ static void model_add(model_t *m, const char *key, const void *val, size_t val_l
 /* Closes the segment of the pairs added since the last one: builds it as logs.c does. */
 static void model_end_seg(model_t *m) {
   assert_true(m->nsegs < MAX_SEGS);
-  ldb_seg_builder_t b = {0};
-  b.seed = LDB_SEG_HASH_SEED; /* the twins below are found under it */
+  stock_seg_builder_t b = {0};
+  b.seed = STOCK_SEG_HASH_SEED; /* the twins below are found under it */
   for (size_t i = m->first[m->nsegs]; i < m->npairs; i++) {
     const pair_t *p = &m->pairs[i];
-    assert_int_equal(ldb_seg_builder_add(&b, p->key, strlen(p->key), p->val, p->val_len), BFH_OK);
+    assert_int_equal(stock_seg_builder_add(&b, p->key, strlen(p->key), p->val, p->val_len), BFH_OK);
   }
-  m->segs[m->nsegs] = ldb_seg_builder_finish(&b);
+  m->segs[m->nsegs] = stock_seg_builder_finish(&b);
   assert_non_null(m->segs[m->nsegs]);
-  ldb_seg_builder_release(&b);
+  stock_seg_builder_release(&b);
   m->first[++m->nsegs] = m->npairs;
 }
 
 static void model_release(model_t *m) {
-  for (size_t i = 0; i < m->nsegs; i++) ldb_seg_unref(m->segs[i]);
+  for (size_t i = 0; i < m->nsegs; i++) stock_seg_unref(m->segs[i]);
 }
 
 /* The keys fn was called with, in order; fn stops the search at the stop_after-th (0: never). */
@@ -102,7 +102,7 @@ static void assert_hits_equal(const hits_t *got, const hits_t *want, size_t n) {
 static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
   static hits_t want, got;
   model_search(m, val, val_len, &want);
-  segs_search_fn search[2] = {ldb_segs_scan, ldb_segs_lookup};
+  segs_search_fn search[2] = {stock_segs_scan, stock_segs_lookup};
   engine_scan_stats_t st[2] = {{0, 0}, {0, 0}};
   for (int f = 0; f < 2; f++) {
     for (size_t stop = 0; stop <= want.n; stop++) {
@@ -184,8 +184,8 @@ static void test_segs_lookup_small_segments_many_values(void **state) {
     const log_seg_t *s = m.segs[m.nsegs - 1];
     for (size_t i = first; i < m.npairs; i++)
       for (size_t j = first; j < i; j++) {
-        uint64_t hi = bfh_hash64(m.pairs[i].val, m.pairs[i].val_len, LDB_SEG_HASH_SEED);
-        uint64_t hj = bfh_hash64(m.pairs[j].val, m.pairs[j].val_len, LDB_SEG_HASH_SEED);
+        uint64_t hi = bfh_hash64(m.pairs[i].val, m.pairs[i].val_len, STOCK_SEG_HASH_SEED);
+        uint64_t hj = bfh_hash64(m.pairs[j].val, m.pairs[j].val_len, STOCK_SEG_HASH_SEED);
         shared_home += (hi & s->slot_mask) == (hj & s->slot_mask);
       }
   }
@@ -218,8 +218,8 @@ static void find_tag_twins(char a[KEY_BYTES], char b[KEY_BYTES]) {
   for (uint32_t i = 0; i < N; i++) {
     char v[KEY_BYTES];
     int n = snprintf(v, sizeof v, "twin%07u", (unsigned)i);
-    uint64_t h = bfh_hash64(v, (size_t)n, LDB_SEG_HASH_SEED);
-    t[i] = (tagged_t){(h >> LDB_SEG_OFF_BITS) << 4 | (h & 15), i};
+    uint64_t h = bfh_hash64(v, (size_t)n, STOCK_SEG_HASH_SEED);
+    t[i] = (tagged_t){(h >> STOCK_SEG_OFF_BITS) << 4 | (h & 15), i};
   }
   qsort(t, N, sizeof *t, cmp_tagged);
   size_t i = 1;

@@ -9,7 +9,6 @@
  *   filter.c      a table's value filter and block filter, built by reading the table
  *   precheck.c    what LevelDB's recovery would accept silently, refused before its open
  *   ldb_repair.c, ldb_verify.c  bfh_repair, bfh_tables and bfh_check of a LevelDB database
- *   sorted_iter.c an ordered iterator over entries gathered in memory
  * Beside this folder: ../leveldb_ro/ the read-only engine (bfh_options.read_only: no LevelDB,
  * the MANIFEST replayed by bfh; its consistency argument is at the top of readonly.c), and
  * ../../leveldb_format/ the readers of LevelDB's files (ldb_table, ldb_log, ldb_version_edit,
@@ -52,42 +51,11 @@
 #include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 
 #define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
 #define LDB_BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
-
-/* Value entries read from one stretch of a log, and an index of them by value, so that a
-   search looks up the entries of its value instead of comparing every entry. Immutable once
-   made (ldb_seg_builder_finish); freed with its last reference (ldb_seg_unref). One
-   allocation: the header, then
-     data: n x (varint32 key_len | key | varint32 val_len | val), len bytes;
-     (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
-     one slot per entry: tag << LDB_SEG_OFF_BITS | the entry's offset in data, where h =
-     bfh_value_hash(val, seed) (the builder's seed: the database's value seed, so that a
-     search passes down the hash it made once), the home slot is h & slot_mask and the tag is
-     h >> LDB_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. */
-#define LDB_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1": the seed without value filters */
-#define LDB_SEG_OFF_BITS 40                     /* segments are under 1 TiB; 24-bit tags */
-typedef struct log_seg {
-  atomic_int refs;
-  uint64_t n;
-  size_t len;
-  uint64_t *slots; /* into this allocation, after data */
-  size_t slot_mask;
-  uint64_t seed; /* of the slots' value hash */
-  uint8_t data[];
-} log_seg_t;
-
-/* The entries of a segment being collected. Caller-owned: zero it to start, release it after
-   (ldb_seg_builder_release). */
-typedef struct ldb_seg_builder {
-  uint8_t *p; /* the data so far (malloc'd) */
-  size_t len, cap;
-  uint64_t n;
-  int nomem;     /* an add ran out of memory: the entries are incomplete */
-  uint64_t seed; /* of the segment's value index (ldb_value_seed); zeroed: 0 */
-} ldb_seg_builder_t;
 
 typedef struct log_state {
   uint64_t number;
@@ -106,17 +74,6 @@ typedef struct ldb_pin {
   char *list;          /* leveldb.sstables when it was pinned (leveldb_free) */
   uint64_t dir_events; /* the engine's dir_events before the list was fetched */
 } ldb_pin_t;
-
-struct engine_view {
-  uint64_t epoch; /* pinned in index_sync (0: no index) */
-  ldb_pin_t *pin;
-  engine_table_t *tables; /* sorted by number */
-  size_t ntables;
-  log_seg_t **segs;
-  size_t nsegs;
-  struct ro_state *ro_state; /* the read-only engine's (readonly.c): the state the view reads,
-                                which owns tables and segs; NULL in the read-write engine */
-};
 
 typedef struct engine_leveldb {
   engine_t base;
@@ -160,24 +117,15 @@ typedef struct engine_leveldb {
   char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
   char diag_msg[ERR_MSG_BYTES];
 
-  pthread_mutex_t bg_mu;
-  pthread_cond_t bg_cv;
-  pthread_t bg;
-  int bg_started, bg_stop;
+  stock_indexer_t bg; /* the background indexer (stock.h) */
 } engine_leveldb_t;
 
-/* reads.c: a table read for a search, and for its filters, as both engines make them. */
-typedef struct ldb_match {
-  const void *val;
-  size_t val_len;
-  engine_match_fn fn; /* told each key whose value is val; nonzero stops the read */
-  void *arg;
-} ldb_match_t;
+/* reads.c: a table read for a search, and for its filters, as both LevelDB engines make them. */
 /* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
    data blocks refs[0, n). Adds what it read to st. BFH_NOT_FOUND when the file is gone: the
    caller says what that means for its search. */
-int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs,
-                    size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* engine_ops_t.table_hashes for table `number` of the database in dir: every value entry's
    bfh_value_hash under seed, to fn. BFH_NOT_FOUND when the file is gone. */
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
@@ -185,7 +133,7 @@ int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      err_t *err);
 /* ldb_table_match over table file f, already open (borrowed), named path in messages. */
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
    block filter) built by reading it (filter.h). */
 int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
@@ -212,34 +160,6 @@ void ldb_logs_watch(engine_leveldb_t *el);
 /* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
    and counts in dir_events. Nothing while a test holds the watch. REQUIRES sync_mu. */
 void ldb_dir_events(engine_leveldb_t *el);
-/* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
-int ldb_seg_builder_add(ldb_seg_builder_t *b, const void *key, size_t key_len, const void *val,
-                        size_t val_len);
-/* A new segment (one reference, the caller's) of the entries added, with its value index; b is
-   unchanged. NULL if no memory (or 1 TiB of entries). */
-log_seg_t *ldb_seg_builder_finish(const ldb_seg_builder_t *b);
-/* Frees b's data (b may then be reused, zeroed). */
-void ldb_seg_builder_release(ldb_seg_builder_t *b);
-/* Drops a reference; the last frees s. s may be NULL. */
-void ldb_seg_unref(log_seg_t *s);
-/* The bytes of the value indexes of segs[0, n) (their slots; bfh_db_stats.memtable_index_bytes). */
-uint64_t ldb_segs_index_bytes(log_seg_t *const *segs, size_t n);
-/* Calls fn for every entry of the segments whose value equals val, in segment and entry order;
-   stops when fn says so. st->entries (st may be NULL) counts every entry of the segments. */
-void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
-                   engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* ldb_segs_scan through the segments' value indexes: the same calls of fn in the same order,
-   but st->entries counts only the entries whose value was compared with val. */
-void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
-                     engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* ldb_segs_lookup with val's hash given: hash == bfh_value_hash(val, val_len, seed). A
-   segment indexed under another seed hashes val again for itself. */
-void ldb_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len, uint64_t seed,
-                   uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* The seed the log segments of a handle index values under: its value filters' (sync may
-   be NULL: value filters off, LDB_SEG_HASH_SEED). */
-uint64_t ldb_value_seed(const index_sync_t *sync);
-
 /* sync.c */
 void ldb_pin_unref(ldb_pin_t *p); /* NULL allowed */
 enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };
@@ -247,13 +167,10 @@ enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };
    index_sync read every new table, LDB_SYNC_BG those listed for LDB_BG_MIN_AGE_NS. */
 int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err);
 void ldb_view_release(engine_leveldb_t *el, engine_view_t *v);
-/* Starts / stops the background thread (only with a value index). */
+/* Starts the background indexer (only with a value index; stopped with stock_indexer_stop). */
 int ldb_bg_start(engine_leveldb_t *el, err_t *err);
-void ldb_bg_stop(engine_leveldb_t *el);
 /* Sets index_sync's source (the table reader, the cache directory) and creates the cache
-   directory. */
+   directory (stock_cache_init). */
 int ldb_index_source_init(engine_leveldb_t *el, err_t *err);
-/* Deletes the cache files of tables that are not live (and leftover temporary files). */
-void ldb_clean_cache(engine_leveldb_t *el);
 
 #endif

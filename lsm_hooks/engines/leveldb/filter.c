@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "bfh.h"
-#include "index/value_block_map.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
 typedef struct build {

@@ -40,7 +40,7 @@ static int e_close(engine_t *e, err_t *err) {
   (void)err;
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   if (!el) return BFH_OK;
-  ldb_bg_stop(el);
+  stock_indexer_stop(&el->bg);
   if (el->sync && el->opened) {
     /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
        yet are read now (the next open would read them anyway). */
@@ -62,8 +62,7 @@ static int e_close(engine_t *e, err_t *err) {
   pthread_mutex_destroy(&el->diag_mu);
   pthread_mutex_destroy(&el->write_err_mu);
   pthread_rwlock_destroy(&el->write_lock);
-  pthread_mutex_destroy(&el->bg_mu);
-  pthread_cond_destroy(&el->bg_cv);
+  stock_indexer_release(&el->bg);
   free(el->path);
   free(el->cache_dir);
   free(el);
@@ -167,15 +166,10 @@ static void e_view_release(engine_t *e, engine_view_t *v) {
   ldb_view_release((engine_leveldb_t *)e, v);
 }
 
-static size_t e_view_tables(const engine_view_t *v, const engine_table_t **tables) {
-  *tables = v->tables;
-  return v->ntables;
-}
-
 /* Reads table `number` of the view for m->val (ldb_table_match). A number not in the view is
    not part of its state (a table made after the view was taken): nothing is reported for it. */
 static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
-                      const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                      const block_ref_t *refs, size_t n, const stock_match_t *m,
                       engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   int rc = ldb_table_match(el->io, el->path, number, refs, n, m, st, err);
@@ -189,32 +183,15 @@ static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
 static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
                         size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                         err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((engine_leveldb_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((engine_leveldb_t *)e, v, number, refs, n, &m, st, err);
-}
-
-static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)e;
-  (void)err;
-  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
-  return BFH_OK;
-}
-
-static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                            err_t *err) {
-  (void)err;
-  uint64_t seed = ldb_value_seed(((engine_leveldb_t *)e)->sync);
-  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
-  return BFH_OK;
 }
 
 /* ---- Ordered iteration: LevelDB's own iterator (an implicit snapshot at its creation) ---- */
@@ -282,7 +259,7 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   pthread_mutex_lock(&el->sync_mu);
   for (size_t i = 0; i < el->nlogs; i++)
-    st->memtable_index_bytes += ldb_segs_index_bytes(el->logs[i].segs, el->logs[i].nsegs);
+    st->memtable_index_bytes += stock_segs_index_bytes(el->logs[i].segs, el->logs[i].nsegs);
   pthread_mutex_unlock(&el->sync_mu);
 }
 
@@ -299,7 +276,7 @@ static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
   return rc;
 }
 
-static const engine_ops_t leveldb_ops = {ENGINE_OPS_FIELDS("leveldb"),
+static const engine_ops_t leveldb_ops = {STOCK_OPS_FIELDS("leveldb"),
                                          .table_hashes = e_table_hashes};
 
 /* ---- Opening --------------------------------------------------------------------------- */
@@ -334,8 +311,8 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
     if (!strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) || !strcmp(n, "LOCK") ||
         !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
       continue;
-    if (ldb_table_file_number(n, &num) ||
-        ldb_file_number(n, "log", &num) || !strncmp(n, "MANIFEST-", 9))
+    if (stock_table_file_number(n, &num) || stock_file_number(n, "log", &num) ||
+        !strncmp(n, "MANIFEST-", 9))
       snprintf(dbfile, sizeof dbfile, "%s", n);
     else if (!other[0])
       snprintf(other, sizeof other, "%s", n);
@@ -381,12 +358,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&el->write_lock, &ra);
   pthread_rwlockattr_destroy(&ra);
-  pthread_mutex_init(&el->bg_mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&el->bg_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  stock_indexer_init(&el->bg);
   el->path = strdup(path);
   if (!el->path) {
     e_close(&el->base, NULL);
@@ -450,7 +422,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
     return rc;
   }
   rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
-  if (rc == BFH_OK && sync) ldb_clean_cache(el);
+  if (rc == BFH_OK && sync) stock_cache_clean(el->sync, el->io, el->cache_dir);
   if (rc == BFH_OK) rc = ldb_bg_start(el, err);
   if (rc != BFH_OK) {
     e_close(&el->base, NULL);

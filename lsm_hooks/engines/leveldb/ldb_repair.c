@@ -34,7 +34,7 @@
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
-
+#include "lsm_hooks/engines/stock/stock.h"
 
 static void (*repair_hook)(void *arg, const char *path);
 static void *repair_hook_arg;
@@ -71,7 +71,7 @@ static int check_contents(const char *path, err_t *err) {
   for (size_t i = 0; rc == BFH_OK && i < count; i++) {
     const char *n = names[i];
     uint64_t num;
-    int table = ldb_table_file_number(n, &num);
+    int table = stock_table_file_number(n, &num);
     if (table) {
       snprintf(p, sizeof p, "%s/%s", path, n);
       if (engine_detect_table_magic(p) == TABLE_MAGIC)
@@ -80,7 +80,7 @@ static int check_contents(const char *path, err_t *err) {
                      "magic), not a LevelDB one: repair the directory with the lsm engine",
                      path, n);
     }
-    found |= table || ldb_file_number(n, "log", &num) || !strcmp(n, "CURRENT") ||
+    found |= table || stock_file_number(n, "log", &num) || !strcmp(n, "CURRENT") ||
              (!strncmp(n, "MANIFEST-", 9) && n[9] >= '0' && n[9] <= '9');
   }
   env_names_free(names, count);

@@ -9,9 +9,7 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
-#include "index/block_index.h"
-#include "api/db_params.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
@@ -52,27 +50,7 @@ static int visit_range(void *arg, const ldb_entry_t *e) {
   return 0;
 }
 
-/* The value filter of a table the index has a leaf for: built again from the table as the
-   leaf was (filter.h), since the filter cache gets its file only some time after the leaf. */
-static int describe_filter(engine_leveldb_t *el, value_index_t *vi, const char *path,
-                           uint64_t number, bfh_table_info *info, err_t *err) {
-  if (!vi || !value_index_contains(vi, number)) return BFH_OK; /* not indexed (yet) */
-  const value_index_params_t *p = value_index_params(vi);
-  value_filter_t *leaf = NULL;
-  int rc = ldb_filter_build(el->io, path, p->m, p->k, p->seed, 0, &leaf, NULL, NULL, NULL, err);
-  if (rc != BFH_OK) return rc;
-  info->has_value_filter = 1;
-  info->value_filter_fill = value_filter_fill_ratio(leaf);
-  info->value_filter_fpr = value_filter_fpr_estimate(leaf);
-  info->value_filter_bits = p->m;
-  info->value_filter_hashes = p->k;
-  info->has_block_filter = block_index_has(value_index_blocks(vi), number);
-  value_filter_destroy(leaf);
-  return BFH_OK;
-}
-
-int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                        err_t *err) {
+int ldb_verify_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   char path[4200];
   ldb_table_path(el->path, number, path, sizeof path);
@@ -82,7 +60,6 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
   if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
   if (rc == BFH_NOT_FOUND) /* the view pins the version: a table cannot go away under it */
     rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
-  if (rc == BFH_OK) rc = describe_filter(el, vi, path, number, info, err);
   info->entries = st.entries;
   info->smallest = r.smallest;
   info->smallest_len = r.smallest_len;
@@ -184,9 +161,9 @@ static int check_files(check_t *c, err_t *err) {
   int rc = env_list_dir(c->fc.io, c->fc.dir, &names, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    if (ldb_table_file_number(names[i], &number)) {
+    if (stock_table_file_number(names[i], &number)) {
       if (!c->live_known) rc = check_table(c, names[i], err);
-    } else if (ldb_file_number(names[i], "log", &number)) {
+    } else if (stock_file_number(names[i], "log", &number)) {
       if (!c->live_known || number >= v->log_number || number == v->prev_log_number)
         rc = check_log(c, names[i], err);
     }
@@ -205,8 +182,8 @@ static int check_files(check_t *c, err_t *err) {
 }
 
 int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
-                   err_t *err) {
+                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
+                   uint64_t *cache_damaged, err_t *err) {
   char path[4400];
   snprintf(path, sizeof path, "%s/CURRENT", dir);
   if (!env_exists(io, path))
@@ -228,8 +205,8 @@ int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
   return rc;
 }
 
-int ldb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+int ldb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err) {
   return ldb_verify_dir(env_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
                         err);
 }

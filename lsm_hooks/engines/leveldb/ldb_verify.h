@@ -13,19 +13,15 @@
 
 #include "bfh.h"
 #include "util/env.h"
-#include "lsm/verify.h"
 #include "lsm_hooks/engines/engine.h"
-#include "index/value_index.h"
 #include "util/err.h"
 
 /* Describes live table `number` of the open LevelDB engine e for bfh_tables: reads the whole
-   table (entries, smallest and largest user key) and, when the value index vi (NULL with
-   value filters off) has a leaf for it, reads it again to build that leaf's filter (the filter
-   cache gets the leaf's file only some time later). info->smallest and info->largest are
+   table (entries, smallest and largest user key; the filter facts are added above the engine,
+   api/db_inspect.c). info->smallest and info->largest are
    malloc'd copies, which the caller frees whatever the result (NULL for a table without
    entries). BFH_E_CORRUPT, BFH_E_IO, BFH_E_NOMEM with the table named. */
-int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                        err_t *err);
+int ldb_verify_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
 /* Checks the LevelDB database in dir (through io, borrowed): CURRENT, the MANIFEST it names
    (every record's checksum), every table file (footer, index, every data block's checksum;
@@ -38,12 +34,12 @@ int ldb_verify_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_tab
    open (it flocks the directory); BFH_E_INVALID if dir has no CURRENT, or is the own
    engine's (an IDENTITY file); BFH_E_IO, BFH_E_NOMEM. */
 int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
-                   err_t *err);
+                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
+                   uint64_t *cache_damaged, err_t *err);
 
 /* engine_kind_t.check (engine.h) of both LevelDB rows: ldb_verify_dir with the real I/O layer
    and the stored parameters p (m 0: the filter cache is not checked). */
-int ldb_verify_check(const char *dir, const struct db_params *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+int ldb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
 
 #endif

@@ -24,97 +24,13 @@
 #include "util/coding.h"
 #include "util/vec.h"
 
-/* The tag of a value in a slot: the top bits of its hash, never 0 (an empty slot). Its low
-   bits choose the home slot, so the tag spares the comparison of most other values met. */
-static uint64_t slot_tag(uint64_t h) {
-  uint64_t t = h >> LDB_SEG_OFF_BITS;
-  return t ? t : 1;
-}
-
-/* The entry at p (written by ldb_seg_builder_add: well formed): its key and value; returns
-   the next entry. */
-static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, const uint8_t **k,
-                                   uint32_t *kl, const uint8_t **v, uint32_t *vl) {
-  p = decode_varint32(p, end, kl);
-  *k = p;
-  p = decode_varint32(p + *kl, end, vl);
-  *v = p;
-  return p + *vl;
-}
-
-int ldb_seg_builder_add(ldb_seg_builder_t *b, const void *key, size_t key_len, const void *val,
-                        size_t val_len) {
-  size_t need = b->len + 2 * VARINT32_MAX_BYTES + key_len + val_len;
-  if (need > b->cap) {
-    size_t c = b->cap ? b->cap : 65536;
-    while (c < need) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) {
-      b->nomem = 1;
-      return BFH_E_NOMEM;
-    }
-    b->p = p;
-    b->cap = c;
-  }
-  uint8_t *q = encode_varint32(b->p + b->len, (uint32_t)key_len);
-  if (key_len) memcpy(q, key, key_len);
-  q = encode_varint32(q + key_len, (uint32_t)val_len);
-  if (val_len) memcpy(q, val, val_len);
-  b->len = (size_t)(q + val_len - b->p);
-  b->n++;
-  return BFH_OK;
-}
-
-/* Fills the (zeroed) slots of s in entry order: the order seg_lookup relies on. */
-static void index_entries(log_seg_t *s) {
-  const uint8_t *p = s->data, *end = s->data + s->len;
-  while (p < end) {
-    const uint8_t *k, *v;
-    uint32_t kl = 0, vl = 0;
-    uint64_t off = (uint64_t)(p - s->data);
-    p = decode_entry(p, end, &k, &kl, &v, &vl);
-    uint64_t h = bfh_value_hash(v, vl, s->seed);
-    size_t i = (size_t)h & s->slot_mask;
-    while (s->slots[i]) i = (i + 1) & s->slot_mask;
-    s->slots[i] = slot_tag(h) << LDB_SEG_OFF_BITS | off;
-  }
-}
-
-log_seg_t *ldb_seg_builder_finish(const ldb_seg_builder_t *b) {
-  if ((uint64_t)b->len >> LDB_SEG_OFF_BITS) return NULL; /* offsets would not fit the slots */
-  size_t nslots = 2;
-  while (nslots < 2 * b->n) nslots *= 2; /* load <= 1/2: short probes */
-  size_t at = (b->len + 7) & ~(size_t)7;
-  log_seg_t *s = malloc(sizeof *s + at + nslots * sizeof(uint64_t));
-  if (!s) return NULL;
-  atomic_init(&s->refs, 1);
-  s->n = b->n;
-  s->len = b->len;
-  if (b->len) memcpy(s->data, b->p, b->len);
-  s->slots = (uint64_t *)(s->data + at);
-  s->slot_mask = nslots - 1;
-  s->seed = b->seed;
-  memset(s->slots, 0, nslots * sizeof(uint64_t));
-  index_entries(s);
-  return s;
-}
-
-void ldb_seg_builder_release(ldb_seg_builder_t *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
-void ldb_seg_unref(log_seg_t *s) {
-  if (s && atomic_fetch_sub(&s->refs, 1) == 1) free(s);
-}
-
 static int append_entry(void *arg, const ldb_entry_t *e) {
   if (e->type != LDB_TYPE_VALUE) return 0;
-  return ldb_seg_builder_add(arg, e->key, e->key_len, e->val, e->val_len) != BFH_OK;
+  return stock_seg_builder_add(arg, e->key, e->key_len, e->val, e->val_len) != BFH_OK;
 }
 
 /* Appends a segment of b's entries to l's. BFH_OK or BFH_E_NOMEM. */
-static int log_state_add(log_state_t *l, const ldb_seg_builder_t *b) {
+static int log_state_add(log_state_t *l, const stock_seg_builder_t *b) {
   if (l->nsegs == l->cap) {
     size_t c = l->cap ? 2 * l->cap : 8;
     log_seg_t **ns = realloc(l->segs, c * sizeof *ns);
@@ -122,14 +38,14 @@ static int log_state_add(log_state_t *l, const ldb_seg_builder_t *b) {
     l->segs = ns;
     l->cap = c;
   }
-  log_seg_t *s = ldb_seg_builder_finish(b);
+  log_seg_t *s = stock_seg_builder_finish(b);
   if (!s) return BFH_E_NOMEM;
   l->segs[l->nsegs++] = s;
   return BFH_OK;
 }
 
 static void log_state_release(log_state_t *l) {
-  for (size_t i = 0; i < l->nsegs; i++) ldb_seg_unref(l->segs[i]);
+  for (size_t i = 0; i < l->nsegs; i++) stock_seg_unref(l->segs[i]);
   free(l->segs);
 }
 
@@ -173,7 +89,7 @@ static int live_logs(engine_leveldb_t *el, u64vec_t *nums, int *listed, err_t *e
   if (rc != BFH_OK) return err_prefix(err, "%s: list directory: ", el->path);
   for (size_t i = 0; rc == BFH_OK && i < n; i++) {
     uint64_t num;
-    if (ldb_file_number(names[i], "log", &num) && u64vec_push(nums, num) != BFH_OK)
+    if (stock_file_number(names[i], "log", &num) && u64vec_push(nums, num) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
   }
   env_names_free(names, n);
@@ -235,8 +151,8 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       l->seen = 1;
       continue;
     }
-    ldb_seg_builder_t b = {0};
-    b.seed = ldb_value_seed(el->sync);
+    stock_seg_builder_t b = {0};
+    b.seed = stock_value_seed(el->sync);
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
     int r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
@@ -244,7 +160,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       /* A read racing LevelDB's append can see part of a write(2) (a record whose bytes are
          not all there yet: a false checksum mismatch). Read again with every writer held
          off: no append is in flight then, so damage seen now is in the file. */
-      ldb_seg_builder_release(&b);
+      stock_seg_builder_release(&b);
       next = l->resume;
       el->stats.log_rereads++;
       pthread_rwlock_wrlock(&el->write_lock);
@@ -255,7 +171,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
     if (r == BFH_OK && b.nomem) r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
     if (r == BFH_OK && b.n > 0 && log_state_add(l, &b) != BFH_OK)
       r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
-    ldb_seg_builder_release(&b);
+    stock_seg_builder_release(&b);
     if (r == BFH_NOT_FOUND) { /* deleted since the listing: its table is installed */
       logs_changed(el);
       continue;
@@ -288,68 +204,4 @@ void ldb_logs_release(engine_leveldb_t *el) {
   free(el->logs);
   el->logs = NULL;
   el->nlogs = el->logs_cap = 0;
-}
-
-/* Calls fn for the entries of s whose value equals val; returns nonzero if fn stopped. */
-static int seg_scan(const log_seg_t *s, const void *val, size_t val_len, engine_match_fn fn,
-                    void *arg, engine_scan_stats_t *st) {
-  const uint8_t *p = s->data, *end = s->data + s->len;
-  if (st) st->entries += s->n;
-  while (p < end) {
-    const uint8_t *k, *v;
-    uint32_t kl = 0, vl = 0;
-    p = decode_entry(p, end, &k, &kl, &v, &vl);
-    if (engine_value_matches(1, v, vl, val, val_len) && fn(arg, k, kl)) return 1;
-  }
-  return 0;
-}
-
-void ldb_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
-                   engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
-  for (size_t i = 0; i < n; i++)
-    if (seg_scan(segs[i], val, val_len, fn, arg, st)) return;
-}
-
-/* seg_scan through s's index, h being val's hash. Entries of one value share their home slot
-   and were inserted in entry order with no deletion since, so linear probing meets them in
-   entry order: the order of seg_scan. */
-static int seg_lookup(const log_seg_t *s, uint64_t h, const void *val, size_t val_len,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
-  const uint8_t *end = s->data + s->len;
-  const uint64_t tag = slot_tag(h), off_mask = (1ull << LDB_SEG_OFF_BITS) - 1;
-  for (size_t i = (size_t)h & s->slot_mask; s->slots[i]; i = (i + 1) & s->slot_mask) {
-    if (s->slots[i] >> LDB_SEG_OFF_BITS != tag) continue;
-    const uint8_t *k, *v;
-    uint32_t kl = 0, vl = 0;
-    decode_entry(s->data + (s->slots[i] & off_mask), end, &k, &kl, &v, &vl);
-    if (st) st->entries++;
-    if (engine_value_matches(1, v, vl, val, val_len) && fn(arg, k, kl)) return 1;
-  }
-  return 0;
-}
-
-void ldb_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
-                     engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
-  if (n == 0) return;
-  uint64_t seed = segs[0]->seed;
-  ldb_segs_find(segs, n, val, val_len, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
-}
-
-uint64_t ldb_segs_index_bytes(log_seg_t *const *segs, size_t n) {
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < n; i++)
-    if (segs[i]) bytes += (uint64_t)(segs[i]->slot_mask + 1) * sizeof *segs[i]->slots;
-  return bytes;
-}
-
-void ldb_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len, uint64_t seed,
-                   uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
-  for (size_t i = 0; i < n; i++) {
-    uint64_t h = segs[i]->seed == seed ? hash : bfh_value_hash(val, val_len, segs[i]->seed);
-    if (seg_lookup(segs[i], h, val, val_len, fn, arg, st)) return;
-  }
-}
-
-uint64_t ldb_value_seed(const index_sync_t *sync) {
-  return sync ? index_sync_params(sync)->seed : LDB_SEG_HASH_SEED;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "util/coding.h"
@@ -90,23 +91,6 @@ static int ignore_entry(void *arg, const ldb_entry_t *e) {
   return 0;
 }
 
-int ldb_file_number(const char *name, const char *suffix, uint64_t *num) {
-  const char *p = name;
-  uint64_t x = 0;
-  if (*p < '0' || *p > '9') return 0;
-  while (*p >= '0' && *p <= '9') {
-    if (x > UINT64_MAX / 10 - 1) return 0;
-    x = x * 10 + (uint64_t)(*p++ - '0');
-  }
-  if (*p++ != '.' || strcmp(p, suffix) != 0) return 0;
-  *num = x;
-  return 1;
-}
-
-int ldb_table_file_number(const char *name, uint64_t *num) {
-  return ldb_file_number(name, "ldb", num) || ldb_file_number(name, "sst", num);
-}
-
 /* Reads CURRENT into manifest (the file name it holds, checked). BFH_NOT_FOUND without one. */
 static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
   char path[4200];
@@ -168,7 +152,7 @@ int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
   char lpath[4400];
   for (size_t i = 0; rc == BFH_OK && i < count; i++) {
     uint64_t num;
-    if (!ldb_file_number(names[i], "log", &num)) continue;
+    if (!stock_file_number(names[i], "log", &num)) continue;
     if (e.has_log_number && num == e.log_number) have_live_log = 1;
     if (e.has_log_number && num < e.log_number) continue; /* obsolete: LevelDB ignores it */
     snprintf(lpath, sizeof lpath, "%s/%s", dir, names[i]);

@@ -28,10 +28,4 @@
    record at 40960: ...", "/db/CURRENT: ..."); BFH_E_IO, BFH_E_NOMEM. */
 int ldb_precheck_dir(env_t *io, const char *dir, err_t *err);
 
-/* Is name "<digits>.<suffix>" (a LevelDB file name such as 000012.log)? Sets *num. */
-int ldb_file_number(const char *name, const char *suffix, uint64_t *num);
-/* Is name a table's, "<digits>.ldb" or "<digits>.sst" (LevelDB and RocksDB read both)? Sets
-   *num. */
-int ldb_table_file_number(const char *name, uint64_t *num);
-
 #endif

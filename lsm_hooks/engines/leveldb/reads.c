@@ -7,14 +7,14 @@
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
 static int visit_match(void *arg, const ldb_entry_t *e) {
-  const ldb_match_t *m = arg;
+  const stock_match_t *m = arg;
   if (!engine_value_matches(e->type == LDB_TYPE_VALUE, e->val, e->val_len, m->val, m->val_len))
     return 0;
   return m->fn(m->arg, e->key, e->key_len);
 }
 
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   char path[4200];
   ldb_table_path(dir, number, path, sizeof path);
   ldb_read_stats_t rs = {0};
@@ -53,7 +53,7 @@ int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
 }
 
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   ldb_read_stats_t rs = {0};
   int rc = refs ? ldb_table_read_blocks_rfile(f, path, refs, n, visit_match, (void *)m, &rs, err)
                 : ldb_table_scan_rfile(f, path, visit_match, (void *)m, &rs, err);

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "bfh.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
@@ -32,38 +32,12 @@ static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
 }
 
 int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
-  size_t n = strlen(el->path) + sizeof("/" LEAF_CACHE_DIR);
-  el->cache_dir = malloc(n);
-  if (!el->cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
-  snprintf(el->cache_dir, n, "%s/%s", el->path, LEAF_CACHE_DIR);
-  int rc = env_mkdir(el->io, el->cache_dir, err);
-  if (rc != BFH_OK) return rc;
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = el,
-                        .cache_dir = el->cache_dir,
                         .table_tag = table_tag,
                         .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
                         .io = el->io};
-  return index_sync_set_source(el->sync, &src, err);
-}
-
-void ldb_clean_cache(engine_leveldb_t *el) {
-  char **names;
-  size_t n;
-  if (env_list_dir(el->io, el->cache_dir, &names, &n, NULL) != BFH_OK) return;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t num;
-    int keep = 0;
-    if (ldb_file_number(names[i], "vf", &num)) {
-      index_leaf_source_t s = index_sync_leaf_source(el->sync, num);
-      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
-    }
-    if (keep || names[i][0] == '.') continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", el->cache_dir, names[i]);
-    (void)env_unlink(el->io, p, NULL);
-  }
-  env_names_free(names, n);
+  return stock_cache_init(el->sync, el->io, el->path, src, &el->cache_dir, err);
 }
 
 /* ---- Views ------------------------------------------------------------------------------ */
@@ -158,29 +132,30 @@ static int cmp_table(const void *a, const void *b) {
 
 static void view_free(engine_view_t *v) {
   if (!v) return;
-  ldb_pin_unref(v->pin);
-  for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
+  ldb_pin_unref(v->held);
+  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
   free(v->segs);
   free(v->tables);
   free(v);
 }
 
-/* A view of tables t[0, n) and of the logs' segments read so far. REQUIRES sync_mu. */
-static engine_view_t *make_view(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n) {
+/* A view of tables t[0, n) (taken: freed with the view) and of the logs' segments read so
+   far. REQUIRES sync_mu. */
+static engine_view_t *make_view(engine_leveldb_t *el, engine_table_t *t, size_t n) {
   engine_view_t *v = calloc(1, sizeof *v);
   if (!v) return NULL;
+  v->tables = t;
+  v->ntables = n;
+  v->seed = stock_value_seed(el->sync);
   size_t ns = 0;
   for (size_t i = 0; i < el->nlogs; i++) ns += el->logs[i].nsegs;
-  v->tables = malloc((n ? n : 1) * sizeof *v->tables);
   v->segs = malloc((ns ? ns : 1) * sizeof *v->segs);
-  if (!v->tables || !v->segs) {
+  if (!v->segs) {
+    v->tables = NULL; /* still the caller's */
     view_free(v);
     return NULL;
   }
-  for (size_t i = 0; i < n; i++)
-    v->tables[i] = (engine_table_t){.number = t[i].number, .size = t[i].size, .level = t[i].level};
   qsort(v->tables, n, sizeof *v->tables, cmp_table);
-  v->ntables = n;
   for (size_t i = 0; i < el->nlogs; i++)
     for (size_t j = 0; j < el->logs[i].nsegs; j++) {
       log_seg_t *s = el->logs[i].segs[j];
@@ -198,20 +173,6 @@ void ldb_view_release(engine_leveldb_t *el, engine_view_t *v) {
 
 /* ---- The sync --------------------------------------------------------------------------- */
 
-/* Reports the list to index_sync (and pins a view's epoch). REQUIRES sync_mu. */
-static int report_list(engine_leveldb_t *el, const ldb_sstable_t *t, size_t n, uint64_t *view_epoch,
-                       err_t *err) {
-  if (!el->sync) return BFH_OK;
-  index_table_t *live = malloc((n ? n : 1) * sizeof *live);
-  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
-  /* id 0: the tables of the database this engine holds open (with its LOCK) are never
-     replaced under it. */
-  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size, 0};
-  int rc = index_sync_tables_listed(el->sync, live, n, view_epoch, err);
-  free(live);
-  return rc;
-}
-
 static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
   el->stats.syncs++;
   int rc = BFH_OK;
@@ -228,16 +189,31 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
   rc = pin_list(el, &pin, err);
   if (rc != BFH_OK) return rc;
   rc = ldb_sstables_parse(pin->list, &t, &n, err);
+  engine_table_t *tables = NULL;
+  if (rc == BFH_OK && !(tables = malloc((n ? n : 1) * sizeof *tables)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
+  for (size_t i = 0; rc == BFH_OK && i < n; i++)
+    tables[i] = (engine_table_t){.number = t[i].number, .size = t[i].size, .level = t[i].level};
   engine_view_t *v = NULL;
-  if (rc == BFH_OK && view && !(v = make_view(el, t, n)))
-    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
-  if (rc == BFH_OK) rc = report_list(el, t, n, v ? &v->epoch : NULL, err);
+  if (rc == BFH_OK && view) {
+    if (!(v = make_view(el, tables, n)))
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
+    else
+      tables = v->tables; /* the view's now */
+  }
+  /* ids 0: the tables of the database this engine holds open (with its LOCK) are never
+     replaced under it. */
+  if (rc == BFH_OK)
+    rc = stock_report_tables(el->sync, el->path, tables, NULL, n, v ? &v->epoch : NULL, err);
   if (rc == BFH_OK && v) {
-    v->pin = pin; /* the view keeps the version pinned */
+    v->held = pin; /* the view keeps the version pinned */
     pin = NULL;
     *view = v;
     v = NULL;
+  } else if (v) {
+    tables = NULL; /* freed with v */
   }
+  if (!view || rc != BFH_OK) free(tables);
   view_free(v);
   ldb_pin_unref(pin);
   free(t);
@@ -253,42 +229,14 @@ int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
                         LDB_BG_MIN_AGE_NS, err);
 }
 
-/* ---- The background thread -------------------------------------------------------------- */
+/* ---- The background indexer ------------------------------------------------------------ */
 
-static void *bg_main(void *arg) {
-  engine_leveldb_t *el = arg;
-  pthread_mutex_lock(&el->bg_mu);
-  while (!el->bg_stop) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t t = (uint64_t)ts.tv_nsec + LDB_BG_PERIOD_NS;
-    ts.tv_sec += (time_t)(t / 1000000000ull);
-    ts.tv_nsec = (long)(t % 1000000000ull);
-    pthread_cond_timedwait(&el->bg_cv, &el->bg_mu, &ts);
-    if (el->bg_stop) break;
-    pthread_mutex_unlock(&el->bg_mu);
-    err_t err;
-    ldb_sync(el, LDB_SYNC_BG, NULL, &err); /* a failure is seen (and reported) by a search */
-    pthread_mutex_lock(&el->bg_mu);
-  }
-  pthread_mutex_unlock(&el->bg_mu);
-  return NULL;
+static void bg_tick(void *arg) {
+  err_t err;
+  ldb_sync(arg, LDB_SYNC_BG, NULL, &err); /* a failure is seen (and reported) by a search */
 }
 
 int ldb_bg_start(engine_leveldb_t *el, err_t *err) {
   if (!el->sync) return BFH_OK; /* nothing to index: logs are read by views */
-  if (pthread_create(&el->bg, NULL, bg_main, el) != 0)
-    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", el->path);
-  el->bg_started = 1;
-  return BFH_OK;
-}
-
-void ldb_bg_stop(engine_leveldb_t *el) {
-  if (!el->bg_started) return;
-  pthread_mutex_lock(&el->bg_mu);
-  el->bg_stop = 1;
-  pthread_cond_signal(&el->bg_cv);
-  pthread_mutex_unlock(&el->bg_mu);
-  pthread_join(el->bg, NULL);
-  el->bg_started = 0;
+  return stock_indexer_start(&el->bg, LDB_BG_PERIOD_NS, bg_tick, el, el->path, err);
 }

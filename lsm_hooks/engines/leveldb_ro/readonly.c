@@ -33,9 +33,9 @@
  * after an edit the next MANIFEST read sees: start over at 1 (gone again with nothing new in
  * the MANIFEST: the MANIFEST names a missing table, damage). Beyond pin_max descriptors a
  * table is read by name: a table read that finds its file gone (ENOENT) then makes the
- * search start over with a new refresh (engine_leveldb_ro_search), and its keys are
- * reported only by the attempt that read every table it listed, so each once. A MANIFEST
- * replaced between reading CURRENT and reading it is the same: start over. Retries are
+ * search start over with a new refresh (engine_ops_t.search_attempts: search.c starts it over), and
+ * its keys are reported only by the attempt that read every table it listed, so each once. A
+ * MANIFEST replaced between reading CURRENT and reading it is the same: start over. Retries are
  * bounded (ENGINE_LEVELDB_RO_ATTEMPTS), then BFH_E_BUSY.
  *
  * A search validates its candidates against its own view (the state of its refresh): the
@@ -73,19 +73,16 @@
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/engine_detect.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------- */
 
@@ -111,51 +108,38 @@ static int e_close(engine_t *e, err_t *err) {
   return BFH_OK;
 }
 
-static int read_only(engine_t *e, const char *op, err_t *err) {
-  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ((engine_ro_t *)e)->path, op);
-}
-
-static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
-                 err_t *err) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
-  return read_only(e, "put", err);
-}
-
-static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
-  (void)key, (void)key_len;
-  return read_only(e, "delete", err);
-}
-
-static int e_flush(engine_t *e, err_t *err) {
-  return read_only(e, "flush", err);
-}
-
 /* Nothing written: only the logs' value indexes. */
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   engine_ro_t *r = (engine_ro_t *)e;
   pthread_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->nlogs; i++)
     for (size_t j = 0; j < r->logs[i].n; j++)
-      st->memtable_index_bytes += ldb_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
+      st->memtable_index_bytes += stock_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
   pthread_mutex_unlock(&r->mu);
+}
+
+static void ro_retried(engine_t *e) {
+  atomic_fetch_add(&((engine_ro_t *)e)->retries, 1);
 }
 
 /* The engine_ops of the files of this folder (ENGINE_OPS with their ro_ names). */
 static const engine_ops_t ro_ops = {.name = "leveldb-readonly",
                                     .close = e_close,
-                                    .put = e_put,
-                                    .del = e_del,
+                                    .put = stock_ro_put,
+                                    .del = stock_ro_del,
                                     .get = ro_get,
-                                    .flush = e_flush,
+                                    .flush = stock_ro_flush,
                                     .view_acquire = ro_view_acquire,
                                     .view_release = ro_view_release,
-                                    .view_tables = ro_view_tables,
+                                    .view_tables = stock_view_tables,
                                     .scan_table = ro_scan_table,
-                                    .scan_memtables = ro_scan_memtables,
+                                    .scan_memtables = stock_scan_memtables,
                                     .scan_blocks = ro_scan_blocks,
-                                    .find_memtables = ro_find_memtables,
+                                    .find_memtables = stock_find_memtables,
                                     .iter_create = ro_iter_create,
-                                    .stats = e_stats};
+                                    .stats = e_stats,
+                                    .search_attempts = ENGINE_LEVELDB_RO_ATTEMPTS,
+                                    .retried = ro_retried};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
@@ -200,86 +184,28 @@ int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err)
   return rc;
 }
 
-/* mkdir -p dir. */
-static int make_dirs(const char *dir, err_t *err) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s", dir);
-  for (char *q = p + 1;; q++) {
-    if (*q != '/' && *q != '\0') continue;
-    char c = *q;
-    *q = '\0';
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return err_errno(err, errno, "%s: mkdir", p);
-    if (!(*q = c)) return BFH_OK;
-  }
-}
-
 /* The filter cache in the index directory (or none), as index_sync's source. */
 static int source_init(engine_ro_t *r, const char *index_dir, err_t *err) {
-  if (index_dir) {
-    if (!(r->index_dir = strdup(index_dir)))
-      return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
-    if (!(r->cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-    snprintf(r->cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
-    int rc = make_dirs(r->cache_dir, err);
-    if (rc != BFH_OK) return rc;
-  }
-  /* No delay: a reader is not told when a table dies young, and the cache is its own. */
+  if (index_dir && !(r->index_dir = strdup(index_dir)))
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = r,
-                        .cache_dir = r->cache_dir,
                         .table_tag = table_tag,
                         .table_stamp = table_stamp,
-                        .cache_delay_ns = 0,
                         .io = r->io};
-  return index_sync_set_source(r->sync, &src, err);
-}
-
-/* Removes the cache files of tables that are not live in the first state. */
-static void clean_cache(engine_ro_t *r) {
-  char **names;
-  size_t n;
-  err_t e;
-  if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t num;
-    if (ldb_file_number(names[i], "vf", &num) &&
-        engine_tables_contain(r->state->tables, r->state->ntables, num))
-      continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", r->cache_dir, names[i]);
-    (void)env_unlink(r->io, p, NULL);
-  }
-  env_names_free(names, n);
-}
-
-/* path must hold a LevelDB database, and not a bfh own-engine one. */
-static int check_directory(const char *path, err_t *err) {
-  int rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
-  if (rc != BFH_OK) return rc;
-  char p[4200];
-  snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (!env_exists(env_default(), p))
-    return err_set(err, BFH_E_INVALID,
-                   "%s: not a LevelDB database (no CURRENT file); a read-only open creates none",
-                   path);
-  return BFH_OK;
+  return stock_ro_cache_init(r->sync, r->path, index_dir, src, &r->cache_dir, err);
 }
 
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(path, err);
+  int rc = stock_ro_check_directory(path, ENGINE_DIR_LEVELDB, "LevelDB", err);
   if (rc != BFH_OK) return rc;
   engine_ro_t *r = calloc(1, sizeof *r);
   if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   r->base.ops = &ro_ops;
   r->io = io ? io : env_default();
   r->sync = sync;
-  /* Half of the descriptors the process may open: the rest stay for everything else. */
-  struct rlimit rl;
-  r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
-               : rl.rlim_cur == RLIM_INFINITY  ? 1u << 20
-                                               : (unsigned long long)rl.rlim_cur / 2;
+  r->pin_max = stock_ro_pin_max();
   pthread_mutex_init(&r->mu, NULL);
   r->watch.fd = -1;
   atomic_init(&r->stale, 1);
@@ -288,25 +214,26 @@ int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env 
      I/O layer may change what a read sees without the kernel knowing. */
   if (rc == BFH_OK && r->io == env_default())
     (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
-  if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
+  if (rc == BFH_OK && opt->index_dir) rc = stock_make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK) {
     pthread_mutex_lock(&r->mu);
     rc = ro_refresh(r, err);
-    /* The live tables are indexed in the open (ro_view_load), so that the first search is
+    /* The live tables are indexed in the open (stock_ro_view_load), so that the first search is
        planned over their filters: planned before, it would find none and read every table
        (doc/search.md "Open cost"). */
     if (rc == BFH_OK && sync) rc = ro_view_index_state(r, r->state, NULL, err);
     pthread_mutex_unlock(&r->mu);
   }
-  if (rc == BFH_OK && r->cache_dir) clean_cache(r);
+  if (rc == BFH_OK && r->cache_dir)
+    stock_ro_cache_clean(r->io, r->cache_dir, r->state->tables, r->state->ntables);
   /* The persisted index first: the tables it binds need no cache file read now. */
   if (rc == BFH_OK && sync) ro_persisted_open(r);
   if (rc == BFH_OK && sync) {
     /* A failure here (no memory, a leaf on disk not written) is the first view's to report:
        it tries again. */
     err_t e;
-    (void)ro_view_load(r, 1, &e);
+    (void)stock_ro_view_load(r->sync, 1, &e);
   }
   if (rc != BFH_OK) {
     e_close(&r->base, NULL);

@@ -16,8 +16,6 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
 #include "index/index_sync.h"
-#include "search/search_plan.h"
-#include "index/value_index.h"
 #include "util/err.h"
 
 struct env;
@@ -34,13 +32,6 @@ struct env;
    database (no CURRENT) or holds a bfh own-engine database; nothing is created in path. */
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **e, err_t *err);
-
-/* bfh_search on a read-only engine (c->engine): search_execute of the planned q, repeated
-   (same plan, same hash) from a newer MANIFEST when a file of the version it read vanished
-   under it (at most ENGINE_LEVELDB_RO_ATTEMPTS times, then BFH_E_BUSY); the keys of the
-   attempt that completed are reported to fn afterwards, each once. */
-int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
-                             void *arg, bfh_search_stats *st, err_t *err);
 
 /* Tests: fn(arg, number) runs before every read of a table file (scans, gets), so that a
    test can make the file vanish there. NULL removes the hook. */

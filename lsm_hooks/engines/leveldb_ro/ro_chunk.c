@@ -10,7 +10,7 @@
 
 void ro_chunk_unref(chunk_t *c) {
   if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
-  ldb_seg_unref(c->vals);
+  stock_seg_unref(c->vals);
   free(c->data);
   free(c->slots);
   free(c);
@@ -39,13 +39,13 @@ int ro_chunk_builder_add(void *arg, const ldb_entry_t *e) {
   b->len = (size_t)(q + e->val_len - b->p);
   b->n++;
   if (e->type == LDB_TYPE_VALUE &&
-      ldb_seg_builder_add(&b->vals, e->key, e->key_len, e->val, e->val_len) != BFH_OK)
+      stock_seg_builder_add(&b->vals, e->key, e->key_len, e->val, e->val_len) != BFH_OK)
     return b->nomem = 1;
   return 0;
 }
 
 void ro_chunk_builder_release(chunk_builder_t *b) {
-  ldb_seg_builder_release(&b->vals);
+  stock_seg_builder_release(&b->vals);
   free(b->p);
 }
 
@@ -72,9 +72,9 @@ chunk_t *ro_chunk_make(chunk_builder_t *b) {
   size_t nslots = 2;
   while (nslots < 2 * b->n) nslots *= 2;
   if (c) c->slots = calloc(nslots, sizeof *c->slots);
-  if (c) c->vals = ldb_seg_builder_finish(&b->vals);
+  if (c) c->vals = stock_seg_builder_finish(&b->vals);
   if (!c || !c->slots || !c->vals) {
-    if (c) ldb_seg_unref(c->vals), free(c->slots), free(c);
+    if (c) stock_seg_unref(c->vals), free(c->slots), free(c);
     return NULL;
   }
   atomic_init(&c->refs, 1);

@@ -105,7 +105,7 @@ int ro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, vo
            size_t *val_len, err_t *err) {
   engine_ro_t *r = (engine_ro_t *)e;
   if (view) /* a search validating its candidates: its own state */
-    return state_get(r, view->ro_state, key, key_len, val, val_len, err);
+    return state_get(r, view->held, key, key_len, val, val_len, err);
   int rc = BFH_E_BUSY;
   for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
     ro_state_t *s;

@@ -8,7 +8,7 @@
  *   ro_refresh.c  the refresh: CURRENT, the MANIFEST and the live logs read on; a MANIFEST or
  *                 log that is another file under its name (device and inode) read anew
  *   ro_get.c      point lookups in a state
- *   ro_view.c     views and the scans of a search over its view (its retries: search_execute_retrying)
+ *   ro_view.c     views and the scans of a search over its view (retried: search_attempts)
  *   ro_iter.c     ordered iteration over a state read into memory
  *
  * Locking: engine_ro_t.mu guards the refresh's fields (REQUIRES mu below); states, pins and
@@ -30,7 +30,7 @@
 #include "util/env.h"
 #include "util/err.h"
 
-#define AGAIN 2 /* internal: the database changed under the read; start over */
+#define AGAIN STOCK_RO_AGAIN /* internal: the database changed under the read; start over */
 #define KEY_HASH_SEED 0x726f6b6579733031ull /* "rokeys01" */
 
 /* ---- Chunks: what one read of a log added ------------------------------------------------ */
@@ -49,7 +49,7 @@ typedef struct chunk {
 } chunk_t;
 
 typedef struct chunk_builder {
-  ldb_seg_builder_t vals;
+  stock_seg_builder_t vals;
   uint8_t *p;
   size_t len, cap;
   uint64_t n;
@@ -189,22 +189,12 @@ int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 /* Reports s's tables to index_sync as the live list (pinning *epoch; NULL: no pin).
    REQUIRES r->mu, so that index_sync sees the versions in order. */
 int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err);
-/* Gives the tables listed and not indexed yet their filters. At open, and while the open's
-   loader runs (index_sync.h "Loading at open"): their block filters now (read with their
-   leaves from the filter cache, or from the tables), their leaves by the background loader.
-   Otherwise, or without block filters: their leaves now, as a view always did. */
-int ro_view_load(engine_ro_t *r, int at_open, err_t *err);
 void ro_view_release(engine_t *e, engine_view_t *v);
-size_t ro_view_tables(const engine_view_t *v, const engine_table_t **tables);
 int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                    engine_scan_stats_t *st, err_t *err);
-int ro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
-int ro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len, uint64_t hash,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err);
 
 #endif

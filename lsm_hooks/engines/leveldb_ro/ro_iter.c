@@ -3,7 +3,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "lsm_hooks/engines/leveldb/sorted_iter.h"
+#include "lsm_hooks/engines/stock/sorted_iter.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
@@ -12,14 +12,14 @@
 #define LOG_RANK (1ull << 56)
 
 typedef struct gather {
-  ldb_sorted_t *sorted;
+  stock_sorted_t *sorted;
   int nomem;
 } gather_t;
 
 static int gather_table_entry(void *arg, const ldb_entry_t *e) {
   gather_t *g = arg;
-  if (ldb_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len,
-                     e->type == LDB_TYPE_VALUE, e->seq) != BFH_OK)
+  if (stock_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len, e->type == LDB_TYPE_VALUE,
+                       e->seq) != BFH_OK)
     return g->nomem = 1;
   return 0;
 }
@@ -34,7 +34,7 @@ static int gather_state(engine_ro_t *r, const ro_state_t *s, gather_t *g, err_t 
       const uint8_t *k, *v;
       uint32_t kl, vl;
       p = ro_chunk_entry_decode(p, &type, &k, &kl, &v, &vl);
-      if (ldb_sorted_add(g->sorted, k, kl, v, vl, type == LDB_TYPE_VALUE, rank++) != BFH_OK)
+      if (stock_sorted_add(g->sorted, k, kl, v, vl, type == LDB_TYPE_VALUE, rank++) != BFH_OK)
         g->nomem = 1;
     }
   }
@@ -59,12 +59,12 @@ int ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
     ro_state_t *s;
     rc = ro_current_state(r, &s, err);
     if (rc != BFH_OK) return rc;
-    gather_t g = {ldb_sorted_create(), 0};
+    gather_t g = {stock_sorted_create(), 0};
     if (!g.sorted) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
     if (rc == BFH_OK) rc = gather_state(r, s, &g, err);
     ro_state_unref(s);
-    if (rc == BFH_OK) return ldb_sorted_finish(g.sorted, it, err);
-    ldb_sorted_destroy(g.sorted);
+    if (rc == BFH_OK) return stock_sorted_finish(g.sorted, it, err);
+    stock_sorted_destroy(g.sorted);
   }
   if (rc == BFH_E_BUSY)
     err_prefix(err, "iterator gave up after %d attempts (the database changed under each): ",

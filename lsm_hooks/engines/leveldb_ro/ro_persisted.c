@@ -30,8 +30,7 @@
 #include <string.h>
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
-#include "index/leaf_cache.h"
-#include "index/persisted_index.h"
+#include "index/index_sync.h"
 
 /* Does this handle keep the persisted index (an index directory, the lean layout with maps,
    leaves in memory)? */

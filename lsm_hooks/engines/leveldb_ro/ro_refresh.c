@@ -102,7 +102,7 @@ static int list_logs(engine_ro_t *r, u64vec_t *nums, err_t *err) {
   if (rc != BFH_OK) return rc;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t num;
-    if (ldb_file_number(names[i], "log", &num) && log_needed(&r->version, num) &&
+    if (stock_file_number(names[i], "log", &num) && log_needed(&r->version, num) &&
         u64vec_push(nums, num) != BFH_OK)
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", r->path);
   }
@@ -134,7 +134,7 @@ static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
   }
   if (size <= l->resume) return BFH_OK;
   chunk_builder_t b = {0};
-  b.vals.seed = ldb_value_seed(r->sync);
+  b.vals.seed = stock_value_seed(r->sync);
   uint64_t next = l->resume;
   rc = ldb_log_read(r->io, path, l->resume, ro_chunk_builder_add, &b, &next, NULL, err);
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
@@ -188,7 +188,8 @@ static int read_logs(engine_ro_t *r, err_t *err) {
 }
 
 /* Steps 1-3 once: BFH_OK (r->state is then current), AGAIN, or an error. REQUIRES mu. */
-static int refresh_once(engine_ro_t *r, err_t *err) {
+static int refresh_once(void *arg, err_t *err) {
+  engine_ro_t *r = arg;
   int rc = read_manifest(r, err);
   if (rc != BFH_OK) return rc;
   if (!r->version.has_log_number) return AGAIN; /* a new MANIFEST still being written */
@@ -210,24 +211,10 @@ static int refresh_once(engine_ro_t *r, err_t *err) {
 
 /* Brings r->state up to the newest version. REQUIRES mu. */
 int ro_refresh(engine_ro_t *r, err_t *err) {
-  /* The watch first, then the files (dir_watch.h): nothing queued since the last refresh that
-     succeeded, and nothing found gone, leaves its state the newest. */
-  if (dir_watch_poll(&r->watch)) atomic_store(&r->stale, 1);
-  if (!atomic_exchange(&r->stale, 0) && r->state) return BFH_OK; /* cleared: this one reads */
-  atomic_fetch_add(&r->refreshes, 1);
-  int rc = AGAIN;
-  for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS; attempt++) {
-    rc = refresh_once(r, err);
-    if (rc == BFH_OK) return rc;
-    /* A damaged-looking record may be an append in flight (top of readonly.c): read again. */
-    if (rc != AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < ENGINE_LEVELDB_RO_ATTEMPTS)) break;
-    atomic_fetch_add(&r->retries, 1);
-  }
-  atomic_store(&r->stale, 1); /* failed: the next refresh reads the files again */
-  if (rc != AGAIN) return rc;
-  return err_set(err, BFH_E_BUSY,
-                 "%s: the database changed under each of %d reads of its MANIFEST and logs",
-                 r->path, ENGINE_LEVELDB_RO_ATTEMPTS);
+  /* A damaged-looking record may be an append in flight (top of readonly.c): read again. */
+  return stock_ro_refresh(&r->watch, &r->stale, r->state != NULL, &r->refreshes, &r->retries,
+                          ENGINE_LEVELDB_RO_ATTEMPTS, refresh_once, r, r->path, "MANIFEST and logs",
+                          err);
 }
 
 /* The newest state (a reference), refreshed first. */

@@ -184,11 +184,7 @@ int ro_state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
 
 /* A table read's status: a file gone is the version changing under the search. */
 int ro_table_status(engine_ro_t *r, int rc, uint64_t number, err_t *err) {
-  if (rc != BFH_NOT_FOUND) return rc;
-  /* unlink(2) takes the name before it queues the event: a file found gone is an event. */
-  atomic_store(&r->stale, 1);
-  return err_set(err, BFH_E_BUSY, "%s: table %06llu vanished while read (the owner compacted it)",
-                 r->path, (unsigned long long)number);
+  return stock_ro_table_status(&r->stale, r->path, rc, number, err);
 }
 
 void engine_leveldb_ro_set_pin_max(engine_t *e, uint64_t n) {

@@ -1,18 +1,18 @@
 /* Views and searches: a view is a refreshed state pinned for one search (and its epoch in
    index_sync); the search's table and log scans read that state, and a search that finds a
-   table of an unpinned state gone starts over from a new view (engine_leveldb_ro_search). */
+   table of an unpinned state gone says BFH_E_BUSY, and starts over from a new view
+   (engine_ops_t.search_attempts). */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
-#include "search/search.h"
 
 static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                      size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                      size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   if (r->read_hook) r->read_hook(r->read_hook_arg, number);
-  pin_t *p = ro_state_pin(v->ro_state, number);
+  pin_t *p = ro_state_pin(v->held, number);
   if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
   return ro_table_status(r, ldb_table_match(r->io, r->path, number, refs, n, m, st, err), number,
                          err);
@@ -20,47 +20,32 @@ static int read_table(engine_ro_t *r, engine_view_t *v, uint64_t number, const b
 
 /* Reports s's tables to index_sync (pinning *epoch; NULL: no pin). */
 int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err) {
-  index_table_t *live = malloc((s->ntables + 1) * sizeof *live);
-  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-  for (size_t i = 0; i < s->ntables; i++)
-    live[i] = (index_table_t){s->tables[i].number, s->tables[i].size, s->ids[i]};
-  int rc = index_sync_tables_listed(r->sync, live, s->ntables, epoch, err);
-  free(live);
-  return rc;
-}
-
-int ro_view_load(engine_ro_t *r, int at_open, err_t *err) {
-  /* After the open's loading, as before it: a view indexes the tables made since itself. */
-  if (!index_sync_params(r->sync)->block_bits || (!at_open && !index_sync_loader_active(r->sync)))
-    return index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
-  if (!index_sync_pending(r->sync, 0)) return BFH_OK;
-  int rc = index_sync_load_blocks(r->sync, err);
-  if (rc == BFH_OK) rc = index_sync_loader_start(r->sync, err);
-  return rc;
+  return stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, epoch, err);
 }
 
 int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   engine_ro_t *r = (engine_ro_t *)e;
   engine_view_t *v = calloc(1, sizeof *v);
   if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
+  v->seed = stock_value_seed(r->sync);
   pthread_mutex_lock(&r->mu);
   int rc = ro_refresh(r, err);
   if (rc == BFH_OK) {
-    v->ro_state = r->state;
+    v->held = r->state;
     atomic_fetch_add(&r->state->refs, 1);
     /* Listed under mu, so that index_sync sees the versions in order. */
     if (r->sync) rc = ro_view_index_state(r, r->state, &v->epoch, err);
   }
   pthread_mutex_unlock(&r->mu);
   /* New tables (the open's, or made since) get their filters now. */
-  if (rc == BFH_OK && r->sync) rc = ro_view_load(r, 0, err);
+  if (rc == BFH_OK && r->sync) rc = stock_ro_view_load(r->sync, 0, err);
   if (rc != BFH_OK) {
     if (v->epoch) index_sync_view_unpin(r->sync, v->epoch);
-    ro_state_unref(v->ro_state);
+    ro_state_unref(v->held);
     free(v);
     return rc;
   }
-  ro_state_t *s = v->ro_state;
+  ro_state_t *s = v->held;
   v->tables = s->tables;
   v->ntables = s->ntables;
   v->segs = s->segs;
@@ -73,47 +58,19 @@ void ro_view_release(engine_t *e, engine_view_t *v) {
   engine_ro_t *r = (engine_ro_t *)e;
   if (!v) return;
   if (r->sync && v->epoch) index_sync_view_unpin(r->sync, v->epoch);
-  ro_state_unref(v->ro_state);
+  ro_state_unref(v->held);
   free(v);
-}
-
-size_t ro_view_tables(const engine_view_t *v, const engine_table_t **tables) {
-  *tables = v->tables;
-  return v->ntables;
 }
 
 int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((engine_ro_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 int ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                    engine_scan_stats_t *st, err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((engine_ro_t *)e, v, number, refs, n, &m, st, err);
-}
-
-int ro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)e, (void)err;
-  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
-  return BFH_OK;
-}
-
-int ro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len, uint64_t hash,
-                      engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)err;
-  uint64_t seed = ldb_value_seed(((engine_ro_t *)e)->sync);
-  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
-  return BFH_OK;
-}
-
-/* ---- Searching -------------------------------------------------------------------------- */
-
-int engine_leveldb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
-                             void *arg, bfh_search_stats *st, err_t *err) {
-  engine_ro_t *r = (engine_ro_t *)c->engine;
-  return search_execute_retrying(c, q, ENGINE_LEVELDB_RO_ATTEMPTS, &r->retries, fn, arg, st, err);
 }

@@ -21,8 +21,7 @@
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/lsm/table_filters.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
-#include "index/persisted_index.h"
-#include "index/value_block_map.h"
+#include "index/index_sync.h"
 
 typedef struct engine_lsm {
   engine_t base;

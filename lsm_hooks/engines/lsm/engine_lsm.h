@@ -42,15 +42,14 @@ int engine_lsm_repair_lock(const char *path, void **lock, err_t *err);
 void engine_lsm_repair_unlock(void *lock);
 int engine_lsm_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
 /* engine_kind_t.describe (a table's key range, entries and filter meta blocks) and
-   engine_kind_t.check (lsm_verify of the database and of its stand-alone index, and the
+   engine_kind_t.check (lsm_verify of the database, and the
    layout of every filter meta block): engine_lsm_inspect.c. */
-int engine_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                        err_t *err);
+int engine_lsm_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 /* engine_lsm_describe of the open table t (borrowed): the read-only row's (lsm_ro/), over the
    tables it holds open. */
 struct table;
 int engine_lsm_describe_table(struct table *t, bfh_table_info *info, err_t *err);
-int engine_lsm_check(const char *path, const struct db_params *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+int engine_lsm_check(const char *path, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* The own engine's row of engines.c: describe (bfh_tables) and check (bfh_check), read with
  * lsm/ (table.h, verify.h): a table's footer, index, first data block and filter meta
- * blocks; lsm_verify of the database and of its stand-alone index, and the layout of every
+ * blocks; lsm_verify of the database, and the layout of every
  * filter meta block. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +11,8 @@
 #include "lsm/filename.h"
 #include "lsm/table.h"
 #include "lsm/verify.h"
-#include "api/db_params.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
-#include "index/standalone.h"
 #include "util/env.h"
 #include "util/path.h"
 
@@ -71,9 +69,8 @@ static int describe_filters(table_t *t, bfh_table_info *info, err_t *err) {
   return rc == ST_NOT_FOUND ? ST_OK : rc;
 }
 
-int engine_lsm_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                        err_t *err) {
-  (void)vi; /* the own engine's tables carry their filters */
+int engine_lsm_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
+  /* the own engine's tables carry their filters: they are facts of its tables */
   char *path = lsm_table_path(engine_lsm_db(e), number);
   if (!path)
     return err_set(err, ST_E_NOMEM, "table %06llu: no memory for its path",
@@ -96,19 +93,15 @@ int engine_lsm_describe_table(table_t *t, bfh_table_info *info, err_t *err) {
 
 /* ---- bfh_check ------------------------------------------------------------------------- */
 
-/* Where damage goes: the caller's function, each file name behind a prefix. */
+/* Where damage goes: the caller's function. */
 typedef struct check {
-  lsm_damage_fn fn; /* may be NULL */
+  engine_damage_fn fn; /* may be NULL */
   void *arg;
-  const char *prefix; /* "" or the stand-alone index's directory and '/' */
 } check_t;
 
 static void on_damage(void *arg, const char *file, uint64_t offset, const char *what) {
   check_t *c = arg;
-  if (!c->fn) return;
-  char *name = path_fmt("%s%s", c->prefix, file);
-  c->fn(c->arg, name ? name : file, offset, what); /* no memory: the bare name */
-  free(name);
+  if (c->fn) c->fn(c->arg, file, offset, what);
 }
 
 /* A value or block filter whose meta block checked out but whose own layout does not
@@ -141,18 +134,19 @@ static uint64_t check_table_filters(void *arg, table_t *t, const char *file) {
          check_filter(arg, t, file, VALUE_HOOK_BLOCKS_META_NAME);
 }
 
-int engine_lsm_check(const char *path, const db_params_t *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+int engine_lsm_check(const char *path, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err) {
   (void)p, (void)cache_damaged; /* the filters are checked against their own checksums */
-  check_t c = {damage, arg, ""};
+  check_t c = {damage, arg};
   lsm_verify_hooks_t hooks = {on_damage, check_table_filters, &c};
-  int rc = lsm_verify(path, env_default(), &hooks, st, err);
-  if (rc != ST_OK || !standalone_exists(path)) return rc;
-  char *dir = path_join(path, STANDALONE_DIR);
-  if (!dir) return err_set(err, ST_E_NOMEM, "%s/%s: no memory for its path", path, STANDALONE_DIR);
-  check_t sc = {damage, arg, STANDALONE_DIR "/"};
-  hooks.arg = &sc;
-  rc = lsm_verify(dir, env_default(), &hooks, st, err);
-  free(dir);
+  lsm_verify_stats_t ls = {0};
+  int rc = lsm_verify(path, env_default(), &hooks, &ls, err);
+  st->files += ls.files;
+  st->bytes += ls.bytes;
+  st->blocks += ls.blocks;
+  st->records += ls.records;
+  st->damaged += ls.damaged;
+  st->torn_tails += ls.torn_tails;
+  st->torn_tail_bytes += ls.torn_tail_bytes;
   return rc;
 }

@@ -6,7 +6,7 @@
 
 #include "lsm/table.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
-#include "index/value_block_map.h"
+#include "index/index_sync.h"
 
 /* With block maps in use (the lean layout, value_index_params_t.block_maps): puts the head of
    table `number`'s value-to-block map into the block index, in place of its block filter.

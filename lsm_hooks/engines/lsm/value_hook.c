@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "lsm/table.h"
-#include "index/value_block_map.h"
+#include "index/index_sync.h"
 
 struct value_hook {
   index_sync_t *sync; /* borrowed; may be NULL */

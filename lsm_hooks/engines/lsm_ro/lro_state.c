@@ -12,7 +12,7 @@
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
-#include "index/persisted_index.h"
+#include "index/index_sync.h"
 
 #define ID_SEED 0x6c726f6669643031ull /* "lrofid01" */
 

@@ -69,7 +69,7 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm/table_filters.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
-#include "index/persisted_index.h"
+#include "index/index_sync.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------- */
 
@@ -273,9 +273,8 @@ int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io,
   return BFH_OK;
 }
 
-int engine_lsm_ro_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                           err_t *err) {
-  (void)vi; /* the tables carry their filters */
+int engine_lsm_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
+  /* the tables carry their filters */
   lro_t *r = (lro_t *)e;
   lro_state_t *s = NULL;
   int rc = lro_current_state(r, &s, err);

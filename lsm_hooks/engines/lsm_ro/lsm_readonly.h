@@ -19,7 +19,6 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
 #include "index/index_sync.h"
-#include "index/value_index.h"
 #include "util/err.h"
 
 struct env;
@@ -36,8 +35,7 @@ int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io,
                        engine_t **e, err_t *err);
 
 /* engine_kind_t.describe of a read-only handle (bfh_tables): the table as it holds it open. */
-int engine_lsm_ro_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                           err_t *err);
+int engine_lsm_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
 /* How many refreshes read CURRENT, the MANIFEST and the logs (the others found nothing new in
    the directory watch: dir_watch.h), and how many reads started over. */

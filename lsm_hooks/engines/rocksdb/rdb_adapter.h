@@ -16,8 +16,8 @@
  *      thread. Each enable lists the database directory for obsolete files and writes to
  *      RocksDB's LOG; once per search it was about half of an absent value's AUTO search;
  *   2. the WAL read from where the last read stopped (rocksdb_get_updates_since), into
- *      immutable reference-counted segments indexed by value (the LevelDB engine's log_seg_t,
- *      ../leveldb/adapter.h); after a flush or a compaction (RocksDB's super version number
+ *      immutable reference-counted segments indexed by value (the stock core's log_seg_t,
+ *      ../stock/stock.h); after a flush or a compaction (RocksDB's super version number
  *      changed) the segments are dropped and the live WAL read again from its start;
  *   3. rocksdb_livefiles: the tables of the engine's column family, with levels and sizes,
  *      reported to index_sync (index_sync_tables_listed; the view pins its epoch).
@@ -25,8 +25,8 @@
  * deleted only after their memtable is a table) or in a table listed at step 3, and no file
  * the view names is deleted before it is released. A WAL entry also in a table is harmless: a
  * search validates every candidate with rocksdb_get.
- * The view's struct is the LevelDB engine's (adapter.h), with no pin and no read-only state:
- * the segments and their value index are shared code.
+ * The view's struct is the stock core's (../stock/stock.h), with nothing held: the segments
+ * and their value index are the core's code.
  */
 #ifndef BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
 #define BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/env.h"
@@ -78,10 +78,7 @@ typedef struct engine_rocksdb {
   int holding;             /* this engine's rocksdb_disable_file_deletions is in force */
   size_t views_open;       /* views not yet released */
 
-  pthread_mutex_t bg_mu;
-  pthread_cond_t bg_cv;
-  pthread_t bg;
-  int bg_started, bg_stop;
+  stock_indexer_t bg; /* the background indexer (stock.h) */
 } engine_rocksdb_t;
 
 /* rdb_view.c */
@@ -91,18 +88,14 @@ void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v);
 /* Reports the live list to index_sync and has it read the new tables (all, or with aged
    those listed for RDB_BG_MIN_AGE_NS). */
 int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err);
+/* Starts the background indexer (only with a value index; stopped with stock_indexer_stop). */
 int rdb_bg_start(engine_rocksdb_t *er, err_t *err);
 /* Gives file deletions back to RocksDB if no view is open (the background thread's tick, and
    close after the thread stopped). */
 void rdb_hold_release_idle(engine_rocksdb_t *er);
-void rdb_bg_stop(engine_rocksdb_t *er);
 /* Sets index_sync's source (rdb_reads.c's readers, the cache directory) and creates the
-   cache directory <db>/bfh-filters/. */
+   cache directory <db>/bfh-filters/ (stock_cache_init). */
 int rdb_index_source_init(engine_rocksdb_t *er, err_t *err);
-/* Removes the files of the cache directory that hold no leaf of a live table (a table a
-   compaction deleted while the database was open elsewhere, a damaged or stray file); called
-   after the open's first sync. A failed removal is left for the next open. */
-void rdb_clean_cache(engine_rocksdb_t *er);
 
 /* rdb_wal.c */
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a
@@ -120,7 +113,7 @@ void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n);
    data blocks refs[0, n). BFH_NOT_FOUND when the file is gone; BFH_E_UNSUPPORTED at a merge
    operand or a blob reference. */
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err);
+                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* engine_ops_t.table_hashes for table `number` of the database in dir: fn gets
    bfh_value_hash(value, seed) of every value entry. BFH_NOT_FOUND when the file is gone;
    BFH_E_UNSUPPORTED at an entry bfh cannot answer from (rdb_entry_refuse): the table is then
@@ -132,7 +125,7 @@ int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
    named path in messages; ft (borrowed, may be NULL) is f's footer read before
    (rdb_table_read_blocks_footer), so that a read of refs reads those blocks alone. */
 int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
-                          const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                          const block_ref_t *refs, size_t n, const stock_match_t *m,
                           engine_scan_stats_t *st, err_t *err);
 /* BFH_E_UNSUPPORTED naming the table at path for an entry bfh cannot answer from (a merge
    operand, a blob reference, a wide-column entity); else BFH_OK. */
@@ -145,9 +138,8 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
                   index_leaf_read_t *out, err_t *err);
 /* rdb_describe (rdb_engine.h) of table `number` of the database in dir, read through io: what
    the read-only engine's row uses too. BFH_NOT_FOUND when the table is gone. */
-struct value_index;
-int rdb_describe_table(env_t *io, const char *dir, struct value_index *vi, uint64_t number,
-                       bfh_table_info *info, err_t *err);
+int rdb_describe_table(env_t *io, const char *dir, uint64_t number, bfh_table_info *info,
+                       err_t *err);
 /* rdb_leaf_read over table file f, already open (borrowed), named path in messages. */
 int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
                         index_leaf_read_t *out, err_t *err);

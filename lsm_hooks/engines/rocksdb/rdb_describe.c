@@ -1,12 +1,11 @@
 /* bfh_tables of the RocksDB engine (engine_kind_t.describe): a live table's entries and key
- * range, read from its bytes, and its value filter as the index built it.
+ * range, read from its bytes (the filter facts are added above the engine: api/db_inspect.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "index/block_index.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 typedef struct key_range {
@@ -37,29 +36,9 @@ static int visit_range(void *arg, const rdb_entry_t *e) {
   return 0;
 }
 
-/* The value filter of a table the index has a leaf for, built again as the leaf was. */
-static int describe_filter(env_t *io, const char *dir, value_index_t *vi, uint64_t number,
-                           bfh_table_info *info, err_t *err) {
-  if (!vi || !value_index_contains(vi, number)) return BFH_OK; /* not indexed (yet) */
-  value_index_params_t p = *value_index_params(vi);
-  p.block_bits = 0;
-  index_leaf_read_t leaf = {0};
-  int rc = rdb_leaf_read(io, dir, number, &p, &leaf, err);
-  if (rc != BFH_OK) return rc;
-  info->has_value_filter = 1;
-  info->value_filter_fill = value_filter_fill_ratio(leaf.filter);
-  info->value_filter_fpr = value_filter_fpr_estimate(leaf.filter);
-  info->value_filter_bits = p.m;
-  info->value_filter_hashes = p.k;
-  info->has_block_filter = block_index_has(value_index_blocks(vi), number);
-  value_filter_destroy(leaf.filter);
-  return BFH_OK;
-}
-
-int rdb_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info *info,
-                 err_t *err) {
+int rdb_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  int rc = rdb_describe_table(er->io, er->path, vi, number, info, err);
+  int rc = rdb_describe_table(er->io, er->path, number, info, err);
   if (rc == BFH_NOT_FOUND) { /* the view holds file deletions off */
     char path[4200];
     rdb_table_path(er->path, number, path, sizeof path);
@@ -68,14 +47,13 @@ int rdb_describe(engine_t *e, value_index_t *vi, uint64_t number, bfh_table_info
   return rc;
 }
 
-int rdb_describe_table(env_t *io, const char *dir, value_index_t *vi, uint64_t number,
-                       bfh_table_info *info, err_t *err) {
+int rdb_describe_table(env_t *io, const char *dir, uint64_t number, bfh_table_info *info,
+                       err_t *err) {
   char path[4200];
   rdb_table_path(dir, number, path, sizeof path);
   key_range_t r = {0};
   int rc = rdb_table_scan(io, path, visit_range, &r, NULL, err);
   if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
-  if (rc == BFH_OK) rc = describe_filter(io, dir, vi, number, info, err);
   info->entries = r.entries;
   info->smallest = r.smallest;
   info->smallest_len = r.smallest_len;

@@ -22,7 +22,6 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/foreign_check.h"
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
@@ -47,7 +46,7 @@ static int e_close(engine_t *e, err_t *err) {
   (void)err;
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   if (!er) return BFH_OK;
-  rdb_bg_stop(er);
+  stock_indexer_stop(&er->bg);
   if (er->db) rdb_hold_release_idle(er); /* no view is open at close */
   if (er->sync && er->opened) {
     /* Every live table leaves its cache file behind, for a fast reopen. */
@@ -68,8 +67,7 @@ static int e_close(engine_t *e, err_t *err) {
   if (er->fopt) rocksdb_flushoptions_destroy(er->fopt);
   pthread_mutex_destroy(&er->sync_mu);
   pthread_mutex_destroy(&er->hold_mu);
-  pthread_mutex_destroy(&er->bg_mu);
-  pthread_cond_destroy(&er->bg_cv);
+  stock_indexer_release(&er->bg);
   free(er->path);
   free(er->cache_dir);
   free(er);
@@ -130,11 +128,6 @@ static void e_view_release(engine_t *e, engine_view_t *v) {
   rdb_view_release((engine_rocksdb_t *)e, v);
 }
 
-static size_t e_view_tables(const engine_view_t *v, const engine_table_t **tables) {
-  *tables = v->tables;
-  return v->ntables;
-}
-
 /* The result rc of a read of live table `number` of a view: a table gone is damage, since the
    view holds file deletions off. */
 static int live_table_read(engine_rocksdb_t *er, uint64_t number, int rc, err_t *err) {
@@ -146,7 +139,7 @@ static int live_table_read(engine_rocksdb_t *er, uint64_t number, int rc, err_t 
 
 /* A number not in the view is not part of its state: nothing is reported for it. */
 static int read_table(engine_rocksdb_t *er, engine_view_t *v, uint64_t number,
-                      const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                      const block_ref_t *refs, size_t n, const stock_match_t *m,
                       engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   return live_table_read(er, number, rdb_table_match(er->io, er->path, number, refs, n, m, st, err),
@@ -156,31 +149,15 @@ static int read_table(engine_rocksdb_t *er, engine_view_t *v, uint64_t number,
 static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
                         size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                         err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((engine_rocksdb_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((engine_rocksdb_t *)e, v, number, refs, n, &m, st, err);
-}
-
-static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)e, (void)err;
-  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
-  return BFH_OK;
-}
-
-static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                            uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                            err_t *err) {
-  (void)err;
-  uint64_t seed = ldb_value_seed(((engine_rocksdb_t *)e)->sync);
-  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
-  return BFH_OK;
 }
 
 /* ---- Ordered iteration: RocksDB's own iterator (an implicit snapshot at its creation) ---- */
@@ -243,7 +220,7 @@ static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   pthread_mutex_lock(&er->sync_mu);
-  st->memtable_index_bytes += ldb_segs_index_bytes(er->segs, er->nsegs);
+  st->memtable_index_bytes += stock_segs_index_bytes(er->segs, er->nsegs);
   pthread_mutex_unlock(&er->sync_mu);
 }
 
@@ -257,7 +234,7 @@ static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
                          rdb_table_hashes(er->io, er->path, number, seed, fn, arg, st, err), err);
 }
 
-static const engine_ops_t rocksdb_ops = {ENGINE_OPS_FIELDS("rocksdb"),
+static const engine_ops_t rocksdb_ops = {STOCK_OPS_FIELDS("rocksdb"),
                                          .table_hashes = e_table_hashes};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
@@ -388,12 +365,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   er->sync = sync;
   pthread_mutex_init(&er->sync_mu, NULL);
   pthread_mutex_init(&er->hold_mu, NULL);
-  pthread_mutex_init(&er->bg_mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&er->bg_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  stock_indexer_init(&er->bg);
   er->path = strdup(path);
   if (!er->path) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   if (rc == BFH_OK && opt->create_if_missing) rc = env_mkdir(er->io, path, err);
@@ -410,7 +382,7 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   }
   if (rc == BFH_OK && sync) rc = rdb_index_source_init(er, err);
   if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */
-  if (rc == BFH_OK) rdb_clean_cache(er);
+  if (rc == BFH_OK) stock_cache_clean(er->sync, er->io, er->cache_dir);
   if (rc == BFH_OK) rc = rdb_bg_start(er, err);
   if (rc != BFH_OK) {
     e_close(&er->base, NULL);
@@ -431,8 +403,7 @@ static void count_damage(void *arg, const char *file, uint64_t offset, const cha
   (void)offset, (void)what;
   repair_count_t *rc = arg;
   uint64_t num;
-  if (rc->rep && ldb_table_file_number(file, &num))
-    rc->rep->tables_lost++;
+  if (rc->rep && stock_table_file_number(file, &num)) rc->rep->tables_lost++;
 }
 
 /* The entries of dir/lost/ (0 if it does not exist). */
@@ -471,7 +442,7 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
   (void)opt;
   if (rdb_api_bind(err) != BFH_OK) return err_prefix(err, "%s: RocksDB's repair needs ", dir);
   /* What RocksDB's repair will drop, counted first with bfh's readers. */
-  lsm_verify_stats_t st = {0};
+  engine_check_stats_t st = {0};
   uint64_t cache_damaged = 0;
   repair_count_t count = {rep};
   int rc =

@@ -31,11 +31,9 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
                           err_t *err);
 int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err);
 
-/* engine_kind_t.describe (bfh_tables): the table's entries and key range read from its bytes,
-   and its value filter built again as the index built it (rdb_describe.c). */
-struct value_index;
-int rdb_describe(engine_t *e, struct value_index *vi, uint64_t number, bfh_table_info *info,
-                 err_t *err);
+/* engine_kind_t.describe (bfh_tables): the table's entries and key range read from its bytes
+   (rdb_describe.c). */
+int rdb_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
 /* engine_kind_t.check of the row "rocksdb" (rdb_verify.c): every file of the closed database in
    dir read with bfh's readers (CURRENT, the MANIFEST replayed, every live table whole, the live
@@ -45,12 +43,11 @@ int rdb_describe(engine_t *e, struct value_index *vi, uint64_t number, bfh_table
    RocksDB's LOCK held by another process); BFH_E_INVALID for a directory that holds no RocksDB
    database or another engine's; BFH_E_IO, BFH_E_NOMEM. rdb_verify_dir reads through io
    (borrowed), with m, k, seed given. */
-struct db_params;
-int rdb_verify_check(const char *dir, const struct db_params *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err);
+int rdb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
 int rdb_verify_dir(struct env *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
-                   err_t *err);
+                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
+                   uint64_t *cache_damaged, err_t *err);
 
 /* A directory without CURRENT that holds RocksDB's tables, logs or a MANIFEST: a database that
    lost its CURRENT. BFH_E_CORRUPT naming it (then nothing may open or create a database over

@@ -11,7 +11,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "index/value_block_map.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
@@ -43,7 +43,7 @@ static int refuse(const rdb_entry_t *e, const char *path, err_t *err) {
 }
 
 typedef struct match {
-  const ldb_match_t *m;
+  const stock_match_t *m;
   const char *path;
   err_t *err;
   int rc; /* BFH_E_UNSUPPORTED once an entry was refused */
@@ -59,7 +59,7 @@ static int visit_match(void *arg, const rdb_entry_t *e) {
 }
 
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   char path[4200];
   rdb_table_path(dir, number, path, sizeof path);
   rdb_read_stats_t rs = {0};
@@ -72,7 +72,7 @@ int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
 }
 
 int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
-                          const block_ref_t *refs, size_t n, const ldb_match_t *m,
+                          const block_ref_t *refs, size_t n, const stock_match_t *m,
                           engine_scan_stats_t *st, err_t *err) {
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};

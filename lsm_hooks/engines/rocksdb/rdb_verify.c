@@ -30,12 +30,10 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "lsm/verify.h"
-#include "api/db_params.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/foreign_check.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
@@ -65,7 +63,7 @@ static int has_database_files(env_t *io, const char *dir) {
   int found = 0;
   for (size_t i = 0; i < n && !found; i++) {
     uint64_t num;
-    found = ldb_table_file_number(names[i], &num) || ldb_file_number(names[i], "log", &num) ||
+    found = stock_table_file_number(names[i], &num) || stock_file_number(names[i], "log", &num) ||
             strncmp(names[i], "MANIFEST-", 9) == 0;
   }
   env_names_free(names, n);
@@ -215,7 +213,7 @@ static int check_files(check_t *c, err_t *err) {
     uint64_t number;
     uint64_t size;
     char path[4400];
-    if (ldb_table_file_number(names[i], &number)) {
+    if (stock_table_file_number(names[i], &number)) {
       if (!c->live_known) rc = check_table(c, names[i], err);
     } else if (rdb_log_number_from_name(names[i], &number)) {
       if (number >= min_log) rc = check_log(c, names[i], number, err);
@@ -240,8 +238,8 @@ static int check_files(check_t *c, err_t *err) {
 }
 
 int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   lsm_damage_fn damage, void *arg, lsm_verify_stats_t *st, uint64_t *cache_damaged,
-                   err_t *err) {
+                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
+                   uint64_t *cache_damaged, err_t *err) {
   char path[4400];
   snprintf(path, sizeof path, "%s/CURRENT", dir);
   if (!env_exists(io, path) && !has_database_files(io, dir))
@@ -261,8 +259,8 @@ int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t 
   return rc;
 }
 
-int rdb_verify_check(const char *dir, const db_params_t *p, lsm_damage_fn damage, void *arg,
-                     lsm_verify_stats_t *st, uint64_t *cache_damaged, err_t *err) {
+int rdb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err) {
   return rdb_verify_dir(env_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
                         err);
 }

@@ -10,8 +10,7 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 
 /* ---- index_source_t ------------------------------------------------------------------- */
 
@@ -28,40 +27,12 @@ static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
 }
 
 int rdb_index_source_init(engine_rocksdb_t *er, err_t *err) {
-  size_t n = strlen(er->path) + sizeof("/" LEAF_CACHE_DIR);
-  er->cache_dir = malloc(n);
-  if (!er->cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
-  snprintf(er->cache_dir, n, "%s/%s", er->path, LEAF_CACHE_DIR);
-  int rc = env_mkdir(er->io, er->cache_dir, err);
-  if (rc != BFH_OK) return rc;
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = er,
-                        .cache_dir = er->cache_dir,
                         .table_tag = table_tag,
                         .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS,
                         .io = er->io};
-  return index_sync_set_source(er->sync, &src, err);
-}
-
-void rdb_clean_cache(engine_rocksdb_t *er) {
-  if (!er->sync || !er->cache_dir) return;
-  char **names = NULL;
-  size_t n = 0;
-  err_t err;
-  if (env_list_dir(er->io, er->cache_dir, &names, &n, &err) != BFH_OK) return;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t num;
-    int keep = 0;
-    if (ldb_file_number(names[i], "vf", &num)) {
-      index_leaf_source_t s = index_sync_leaf_source(er->sync, num);
-      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
-    }
-    if (keep || names[i][0] == '.') continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", er->cache_dir, names[i]);
-    (void)env_unlink(er->io, p, NULL); /* a failure leaves it for the next open */
-  }
-  env_names_free(names, n);
+  return stock_cache_init(er->sync, er->io, er->path, src, &er->cache_dir, err);
 }
 
 /* ---- The live tables -------------------------------------------------------------------- */
@@ -109,19 +80,6 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
   return BFH_OK;
 }
 
-/* Reports tables[0, n) to index_sync (pinning a view's epoch when view_epoch is set). */
-static int report(engine_rocksdb_t *er, const engine_table_t *t, size_t n, uint64_t *view_epoch,
-                  err_t *err) {
-  if (!er->sync) return BFH_OK;
-  index_table_t *live = malloc((n ? n : 1) * sizeof *live);
-  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
-  /* id 0: the tables of a database this handle holds open are never replaced under it. */
-  for (size_t i = 0; i < n; i++) live[i] = (index_table_t){t[i].number, t[i].size, 0};
-  int rc = index_sync_tables_listed(er->sync, live, n, view_epoch, err);
-  free(live);
-  return rc;
-}
-
 /* ---- Views ------------------------------------------------------------------------------ */
 
 /* Step 1: one more view open, with file deletions held (taken if not held yet). */
@@ -163,13 +121,13 @@ void rdb_hold_release_idle(engine_rocksdb_t *er) {
 static void hold_drop(engine_rocksdb_t *er) {
   pthread_mutex_lock(&er->hold_mu);
   er->views_open--;
-  if (!er->bg_started) hold_release_if_idle(er);
+  if (!er->bg.started) hold_release_if_idle(er);
   pthread_mutex_unlock(&er->hold_mu);
 }
 
 static void view_free(engine_rocksdb_t *er, engine_view_t *v, int held) {
   if (!v) return;
-  for (size_t i = 0; i < v->nsegs; i++) ldb_seg_unref(v->segs[i]);
+  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
   free(v->segs);
   free(v->tables);
   free(v);
@@ -179,6 +137,7 @@ static void view_free(engine_rocksdb_t *er, engine_view_t *v, int held) {
 static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
   engine_view_t *v = calloc(1, sizeof *v);
   if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->path);
+  v->seed = stock_value_seed(er->sync);
   int held = hold_take(er, err); /* step 1 */
   if (held != BFH_OK) {
     free(v);
@@ -194,7 +153,8 @@ static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
     v->segs[v->nsegs++] = er->segs[i];
   }
   if (rc == BFH_OK) rc = list_tables(er, &v->tables, &v->ntables, err); /* step 3 */
-  if (rc == BFH_OK) rc = report(er, v->tables, v->ntables, &v->epoch, err);
+  if (rc == BFH_OK)
+    rc = stock_report_tables(er->sync, er->path, v->tables, NULL, v->ntables, &v->epoch, err);
   if (rc != BFH_OK) {
     view_free(er, v, 1);
     return rc;
@@ -224,7 +184,8 @@ int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err) {
   pthread_mutex_lock(&er->sync_mu);
   er->syncs++;
   int rc = list_tables(er, &t, &n, err);
-  if (rc == BFH_OK) rc = report(er, t, n, NULL, err);
+  /* ids 0: the tables of a database this handle holds open are never replaced under it. */
+  if (rc == BFH_OK) rc = stock_report_tables(er->sync, er->path, t, NULL, n, NULL, err);
   pthread_mutex_unlock(&er->sync_mu);
   free(t);
   if (rc != BFH_OK) return rc;
@@ -233,43 +194,16 @@ int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err) {
   return index_sync_run(er->sync, aged ? INDEX_RUN_AGED : INDEX_RUN_ALL, RDB_BG_MIN_AGE_NS, err);
 }
 
-/* ---- The background thread -------------------------------------------------------------- */
+/* ---- The background indexer ------------------------------------------------------------ */
 
-static void *bg_main(void *arg) {
+static void bg_tick(void *arg) {
   engine_rocksdb_t *er = arg;
-  pthread_mutex_lock(&er->bg_mu);
-  while (!er->bg_stop) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t t = (uint64_t)ts.tv_nsec + RDB_BG_PERIOD_NS;
-    ts.tv_sec += (time_t)(t / 1000000000ull);
-    ts.tv_nsec = (long)(t % 1000000000ull);
-    pthread_cond_timedwait(&er->bg_cv, &er->bg_mu, &ts);
-    if (er->bg_stop) break;
-    pthread_mutex_unlock(&er->bg_mu);
-    rdb_hold_release_idle(er);
-    err_t err;
-    rdb_sync(er, 1, &err); /* a failure is seen (and reported) by a search */
-    pthread_mutex_lock(&er->bg_mu);
-  }
-  pthread_mutex_unlock(&er->bg_mu);
-  return NULL;
+  rdb_hold_release_idle(er);
+  err_t err;
+  rdb_sync(er, 1, &err); /* a failure is seen (and reported) by a search */
 }
 
 int rdb_bg_start(engine_rocksdb_t *er, err_t *err) {
   if (!er->sync) return BFH_OK;
-  if (pthread_create(&er->bg, NULL, bg_main, er) != 0)
-    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", er->path);
-  er->bg_started = 1;
-  return BFH_OK;
-}
-
-void rdb_bg_stop(engine_rocksdb_t *er) {
-  if (!er->bg_started) return;
-  pthread_mutex_lock(&er->bg_mu);
-  er->bg_stop = 1;
-  pthread_cond_signal(&er->bg_cv);
-  pthread_mutex_unlock(&er->bg_mu);
-  pthread_join(er->bg, NULL);
-  er->bg_started = 0;
+  return stock_indexer_start(&er->bg, RDB_BG_PERIOD_NS, bg_tick, er, er->path, err);
 }

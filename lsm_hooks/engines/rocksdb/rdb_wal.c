@@ -17,7 +17,7 @@
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
 
 typedef struct decode {
-  ldb_seg_builder_t *b;
+  stock_seg_builder_t *b;
   uint32_t cf; /* the column family whose entries are kept */
   const char *dir;
   err_t *err;
@@ -39,7 +39,7 @@ static int visit_record(void *arg, const rdb_log_entry_t *e) {
     return 1;
   }
   if (e->type == RDB_WB_VALUE &&
-      ldb_seg_builder_add(d->b, e->key, e->key_len, e->val, e->val_len) != BFH_OK) {
+      stock_seg_builder_add(d->b, e->key, e->key_len, e->val, e->val_len) != BFH_OK) {
     d->rc = err_set(d->err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", d->dir);
     return 1;
   }
@@ -48,7 +48,7 @@ static int visit_record(void *arg, const rdb_log_entry_t *e) {
 
 /* Adds column family cf's puts of the batch rep[0, n) (at sequence seq) to b. */
 static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_t *rep, size_t n,
-                        ldb_seg_builder_t *b, err_t *err) {
+                        stock_seg_builder_t *b, err_t *err) {
   char where[4300];
   snprintf(where, sizeof where, "%s: WAL write batch at sequence %llu", dir,
            (unsigned long long)seq);
@@ -59,7 +59,7 @@ static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_
 }
 
 static void segs_drop(engine_rocksdb_t *er) {
-  for (size_t i = 0; i < er->nsegs; i++) ldb_seg_unref(er->segs[i]);
+  for (size_t i = 0; i < er->nsegs; i++) stock_seg_unref(er->segs[i]);
   er->nsegs = 0;
 }
 
@@ -109,7 +109,7 @@ static int wal_try_again(const char *msg) {
 /* One iterator's pass: the batches from *next on into b, *next moved past each. BFH_OK with
    *msg set (RocksDB's, to rocksdb_free) when the iterator could not be made or ended in error;
    another status for a batch bfh refuses, or no memory. */
-static int read_pass(engine_rocksdb_t *er, ldb_seg_builder_t *b, uint64_t *next, char **msg,
+static int read_pass(engine_rocksdb_t *er, stock_seg_builder_t *b, uint64_t *next, char **msg,
                      err_t *err) {
   const char *injected = er->wal_hook ? er->wal_hook(er->wal_hook_arg) : NULL;
   if (injected) { /* tests: as if the iterator could not be made */
@@ -139,7 +139,7 @@ static int read_pass(engine_rocksdb_t *er, ldb_seg_builder_t *b, uint64_t *next,
 /* Reads the batches from *next on into b: every batch up to sequence number last, and what
    follows it as far as the iterator went. A transient error before last is retried from a new
    iterator at *next (what was read is kept). */
-static int read_batches(engine_rocksdb_t *er, uint64_t last, ldb_seg_builder_t *b, uint64_t *next,
+static int read_batches(engine_rocksdb_t *er, uint64_t last, stock_seg_builder_t *b, uint64_t *next,
                         err_t *err) {
   for (int attempt = 1;; attempt++) {
     char *msg = NULL;
@@ -194,7 +194,7 @@ int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
   }
   uint64_t last = rocksdb_get_latest_sequence_number(er->db);
   if (last == 0 || er->next_seq > last) return BFH_OK; /* nothing written since */
-  ldb_seg_builder_t b = {.seed = ldb_value_seed(er->sync)};
+  stock_seg_builder_t b = {.seed = stock_value_seed(er->sync)};
   uint64_t next = er->next_seq;
   int rc = read_batches(er, last, &b, &next, err);
   if (rc == BFH_OK && b.n > 0) {
@@ -206,13 +206,13 @@ int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
         er->segs_cap = c;
       }
     }
-    log_seg_t *s = er->nsegs < er->segs_cap ? ldb_seg_builder_finish(&b) : NULL;
+    log_seg_t *s = er->nsegs < er->segs_cap ? stock_seg_builder_finish(&b) : NULL;
     if (s)
       er->segs[er->nsegs++] = s;
     else
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", er->path);
   }
   if (rc == BFH_OK) er->next_seq = next;
-  ldb_seg_builder_release(&b);
+  stock_seg_builder_release(&b);
   return rc;
 }

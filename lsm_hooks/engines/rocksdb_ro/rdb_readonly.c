@@ -34,7 +34,7 @@
  * descriptor. A table gone before its open was deleted after an edit the next MANIFEST read
  * sees: start over (gone again with nothing new read: the MANIFEST names a missing table,
  * BFH_E_CORRUPT). Beyond pin_max descriptors a table is read by name, and a search that finds
- * it gone starts over from a new refresh (engine_rocksdb_ro_search), its keys reported only by
+ * it gone starts over from a new refresh (engine_ops_t.search_attempts), its keys reported only by
  * the attempt that read every table it listed. Retries are bounded
  * (ENGINE_ROCKSDB_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
  * under its name (a database replaced at the path) is read anew, as the LevelDB engine does.
@@ -57,20 +57,16 @@
  */
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
-#include "index/leaf_cache.h"
+#include "index/index_sync.h"
 
 static int e_close(engine_t *e, err_t *err) {
   (void)err;
@@ -93,50 +89,37 @@ static int e_close(engine_t *e, err_t *err) {
   return BFH_OK;
 }
 
-static int read_only(engine_t *e, const char *op, err_t *err) {
-  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ((rro_t *)e)->path, op);
-}
-
-static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
-                 err_t *err) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
-  return read_only(e, "put", err);
-}
-
-static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
-  (void)key, (void)key_len;
-  return read_only(e, "delete", err);
-}
-
-static int e_flush(engine_t *e, err_t *err) {
-  return read_only(e, "flush", err);
-}
-
 /* Nothing written: only the WAL chunks' value indexes. */
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   rro_t *r = (rro_t *)e;
   pthread_mutex_lock(&r->mu);
   for (size_t i = 0; i < r->nlogs; i++)
     for (size_t j = 0; j < r->logs[i].n; j++)
-      st->memtable_index_bytes += ldb_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
+      st->memtable_index_bytes += stock_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
   pthread_mutex_unlock(&r->mu);
+}
+
+static void rro_retried(engine_t *e) {
+  atomic_fetch_add(&((rro_t *)e)->retries, 1);
 }
 
 static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
                                      .close = e_close,
-                                     .put = e_put,
-                                     .del = e_del,
+                                     .put = stock_ro_put,
+                                     .del = stock_ro_del,
                                      .get = rro_get,
-                                     .flush = e_flush,
+                                     .flush = stock_ro_flush,
                                      .view_acquire = rro_view_acquire,
                                      .view_release = rro_view_release,
-                                     .view_tables = rro_view_tables,
+                                     .view_tables = stock_view_tables,
                                      .scan_table = rro_scan_table,
-                                     .scan_memtables = rro_scan_memtables,
+                                     .scan_memtables = stock_scan_memtables,
                                      .scan_blocks = rro_scan_blocks,
-                                     .find_memtables = rro_find_memtables,
+                                     .find_memtables = stock_find_memtables,
                                      .iter_create = rro_iter_create,
-                                     .stats = e_stats};
+                                     .stats = e_stats,
+                                     .search_attempts = ENGINE_ROCKSDB_RO_ATTEMPTS,
+                                     .retried = rro_retried};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
@@ -167,82 +150,22 @@ static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
   return rdb_table_tag_of(r->io, r->path, number, tag, err);
 }
 
-/* mkdir -p dir. */
-static int make_dirs(const char *dir, err_t *err) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s", dir);
-  for (char *q = p + 1;; q++) {
-    if (*q != '/' && *q != '\0') continue;
-    char c = *q;
-    *q = '\0';
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return err_errno(err, errno, "%s: mkdir", p);
-    if (!(*q = c)) return BFH_OK;
-  }
-}
-
 static int source_init(rro_t *r, const char *index_dir, err_t *err) {
-  if (index_dir) {
-    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
-    if (!(r->cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-    snprintf(r->cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
-    int rc = make_dirs(r->cache_dir, err);
-    if (rc != BFH_OK) return rc;
-  }
-  /* No delay: a reader is not told when a table dies young, and the cache is its own. */
-  index_source_t src = {.read_leaf = read_leaf,
-                        .ctx = r,
-                        .cache_dir = r->cache_dir,
-                        .table_tag = table_tag,
-                        .cache_delay_ns = 0,
-                        .io = r->io};
-  return index_sync_set_source(r->sync, &src, err);
-}
-
-/* Removes the cache files of tables that are not live in the first state. */
-static void clean_cache(rro_t *r) {
-  char **names;
-  size_t n;
-  err_t e;
-  if (env_list_dir(r->io, r->cache_dir, &names, &n, &e) != BFH_OK) return;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t num;
-    if (ldb_file_number(names[i], "vf", &num) &&
-        engine_tables_contain(r->state->tables, r->state->ntables, num))
-      continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", r->cache_dir, names[i]);
-    (void)env_unlink(r->io, p, NULL);
-  }
-  env_names_free(names, n);
-}
-
-/* path must hold a RocksDB database (CURRENT), and no other engine's. (That the index directory
-   lies outside it bfh_open checked before any engine's open.) */
-static int check_directory(const char *path, err_t *err) {
-  int rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
-  if (rc != BFH_OK) return rc;
-  char p[4200];
-  snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (!env_exists(env_default(), p))
-    return err_set(err, BFH_E_INVALID,
-                   "%s: not a RocksDB database (no CURRENT file); a read-only open creates none",
-                   path);
-  return BFH_OK;
+  index_source_t src = {.read_leaf = read_leaf, .ctx = r, .table_tag = table_tag, .io = r->io};
+  return stock_ro_cache_init(r->sync, r->path, index_dir, src, &r->cache_dir, err);
 }
 
 int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = check_directory(path, err);
+  /* (That the index directory lies outside path bfh_open checked before any engine's open.) */
+  int rc = stock_ro_check_directory(path, ENGINE_DIR_ROCKSDB, "RocksDB", err);
   if (rc != BFH_OK) return rc;
   rro_t *r = calloc(1, sizeof *r);
   if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   r->base.ops = &rro_ops;
   r->io = io ? io : env_default();
   r->sync = sync;
-  struct rlimit rl; /* half of the descriptors the process may open */
-  r->pin_max = getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
-               : rl.rlim_cur == RLIM_INFINITY     ? 1u << 20
-                                                  : (unsigned long long)rl.rlim_cur / 2;
+  r->pin_max = stock_ro_pin_max();
   pthread_mutex_init(&r->mu, NULL);
   pthread_mutex_init(&r->state_mu, NULL);
   r->watch.fd = -1;
@@ -254,7 +177,7 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
      I/O layer may change what a read sees without the kernel knowing. */
   if (rc == BFH_OK && r->io == env_default())
     (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
-  if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
+  if (rc == BFH_OK && opt->index_dir) rc = stock_make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK) {
     pthread_mutex_lock(&r->mu);
@@ -264,10 +187,11 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
     if (rc == BFH_OK && sync) rc = rro_view_index_state(r, r->state, NULL, err);
     pthread_mutex_unlock(&r->mu);
   }
-  if (rc == BFH_OK && r->cache_dir) clean_cache(r);
+  if (rc == BFH_OK && r->cache_dir)
+    stock_ro_cache_clean(r->io, r->cache_dir, r->state->tables, r->state->ntables);
   if (rc == BFH_OK && sync) {
     err_t e; /* a failure here is the first view's to report: it tries again */
-    (void)rro_view_load(r, 1, &e);
+    (void)stock_ro_view_load(r->sync, 1, &e);
   }
   if (rc != BFH_OK) {
     e_close(&r->base, NULL);
@@ -277,9 +201,8 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
   return BFH_OK;
 }
 
-int engine_rocksdb_ro_describe(engine_t *e, struct value_index *vi, uint64_t number,
-                               bfh_table_info *info, err_t *err) {
+int engine_rocksdb_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
   rro_t *r = (rro_t *)e;
-  int rc = rdb_describe_table(r->io, r->path, vi, number, info, err);
+  int rc = rdb_describe_table(r->io, r->path, number, info, err);
   return rro_table_status(r, rc, number, err); /* compacted away since it was listed */
 }

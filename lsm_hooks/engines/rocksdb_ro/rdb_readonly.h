@@ -19,7 +19,6 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
 #include "index/index_sync.h"
-#include "search/search_plan.h"
 #include "util/err.h"
 
 struct env;
@@ -37,18 +36,9 @@ struct env;
 int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **e, err_t *err);
 
-/* bfh_search on a read-only RocksDB engine: search_execute of the planned q, repeated (same
-   plan, same hash) from a newer MANIFEST when a table it read vanished under it (at most
-   ENGINE_ROCKSDB_RO_ATTEMPTS times, then BFH_E_BUSY); the keys of the attempt that completed
-   are reported to fn afterwards, each once. */
-int engine_rocksdb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
-                             void *arg, bfh_search_stats *st, err_t *err);
-
 /* engine_kind_t.describe (bfh_tables) of the row: rdb_describe's reading of the table;
    BFH_E_BUSY when the owner compacted it away since it was listed. */
-struct value_index;
-int engine_rocksdb_ro_describe(engine_t *e, struct value_index *vi, uint64_t number,
-                               bfh_table_info *info, err_t *err);
+int engine_rocksdb_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
 /* How many refreshes and searches started over because the database changed under them. */
 uint64_t engine_rocksdb_ro_retries(engine_t *e);

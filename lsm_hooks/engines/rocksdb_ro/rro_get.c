@@ -24,7 +24,7 @@
 
 void rro_chunk_unref(rro_chunk_t *c) {
   if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
-  ldb_seg_unref(c->vals);
+  stock_seg_unref(c->vals);
   rro_tombs_destroy(c->tombs);
   free(c->data);
   free(c->slots);
@@ -87,13 +87,13 @@ int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
   b->len = (size_t)(q + e->val_len - b->p);
   b->n++;
   if (type == RDB_TYPE_VALUE &&
-      ldb_seg_builder_add(&b->vals, e->key, e->key_len, e->val, e->val_len) != BFH_OK)
+      stock_seg_builder_add(&b->vals, e->key, e->key_len, e->val, e->val_len) != BFH_OK)
     return b->nomem = 1;
   return 0;
 }
 
 void rro_chunk_builder_release(rro_chunk_builder_t *b) {
-  ldb_seg_builder_release(&b->vals);
+  stock_seg_builder_release(&b->vals);
   rro_tombs_builder_release(&b->tombs);
   free(b->p);
 }
@@ -120,9 +120,9 @@ rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
   size_t nslots = 2;
   while (nslots < 2 * b->n) nslots *= 2;
   if (c) c->slots = calloc(nslots, sizeof *c->slots);
-  if (c) c->vals = ldb_seg_builder_finish(&b->vals);
+  if (c) c->vals = stock_seg_builder_finish(&b->vals);
   if (!c || !c->slots || !c->vals || rro_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
-    if (c) ldb_seg_unref(c->vals), free(c->slots), free(c);
+    if (c) stock_seg_unref(c->vals), free(c->slots), free(c);
     return NULL;
   }
   atomic_init(&c->refs, 1);

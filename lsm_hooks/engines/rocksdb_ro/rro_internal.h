@@ -9,7 +9,7 @@
  *                   table's key index and range tombstones, and point lookups in a state
  *   rro_tombs.c     range tombstones fragmented: the largest sequence covering a key
  *   rro_view.c      views, the scans of a search over its view (retried by
- * search_execute_retrying), and ordered iteration over a state read into memory
+ * engine_ops_t.search_attempts), and ordered iteration over a state read into memory
  *
  * Locking: rro_t.mu guards the refresh's fields (REQUIRES mu below); states and chunks are
  * immutable and reference-counted, read without it; a pin's key index is built once under the
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "lsm_hooks/engines/dir_watch.h"
-#include "lsm_hooks/engines/leveldb/adapter.h"
+#include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 #include "lsm_hooks/rocksdb_format/rdb_entry.h"
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
@@ -33,7 +33,7 @@
 #include "util/env.h"
 #include "util/err.h"
 
-#define RRO_AGAIN 2 /* internal: the database changed under the read; start over */
+#define RRO_AGAIN STOCK_RO_AGAIN /* the database changed under the read; start over */
 #define RRO_KEY_HASH_SEED 0x726f6b6579733032ull /* "rokeys02" */
 
 /* ---- Range tombstones (rro_tombs.c) ------------------------------------------------------- */
@@ -94,7 +94,7 @@ typedef struct rro_chunk {
 } rro_chunk_t;
 
 typedef struct rro_chunk_builder {
-  ldb_seg_builder_t vals;
+  stock_seg_builder_t vals;
   rro_tombs_builder_t tombs;
   uint32_t cf; /* the column family read */
   uint8_t *p;
@@ -285,18 +285,11 @@ int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, v
 int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 void rro_view_release(engine_t *e, engine_view_t *v);
 int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t *err);
-int rro_view_load(rro_t *r, int at_open, err_t *err);
-size_t rro_view_tables(const engine_view_t *v, const engine_table_t **tables);
 int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                     size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err);
-int rro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                       engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
-int rro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                       uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                       err_t *err);
 int rro_iter_create(engine_t *e, engine_iter_t **it, err_t *err);
 
 #endif

@@ -147,7 +147,7 @@ static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
   }
   if (size <= l->resume) return BFH_OK;
   rro_chunk_builder_t b = {.err = err, .dir = r->path, .cf = r->cf};
-  b.vals.seed = ldb_value_seed(r->sync);
+  b.vals.seed = stock_value_seed(r->sync);
   uint64_t next = l->resume;
   rdb_log_stats_t st = {0};
   rc = rdb_log_read(r->io, path, l->number, l->resume, 0, rro_chunk_builder_add, &b, &next, &st,
@@ -402,7 +402,8 @@ static int state_make(rro_t *r, rro_state_t **out, err_t *err) {
 }
 
 /* Steps 1-3 once: BFH_OK (r->state is then current), RRO_AGAIN, or an error. REQUIRES mu. */
-static int refresh_once(rro_t *r, err_t *err) {
+static int refresh_once(void *arg, err_t *err) {
+  rro_t *r = arg;
   int rc = read_manifest(r, err);
   if (rc == BFH_OK) rc = version_supported(r, err);
   if (rc != BFH_OK) return rc;
@@ -428,25 +429,9 @@ static int refresh_once(rro_t *r, err_t *err) {
 }
 
 int rro_refresh(rro_t *r, err_t *err) {
-  /* The watch first, then the files (dir_watch.h): nothing queued since the last refresh that
-     succeeded, and nothing found gone, leaves its state the newest. */
-  if (dir_watch_poll(&r->watch)) atomic_store(&r->stale, 1);
-  if (!atomic_exchange(&r->stale, 0) && r->state) return BFH_OK; /* cleared: this one reads */
-  atomic_fetch_add(&r->refreshes, 1);
-  int rc = RRO_AGAIN;
-  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS; attempt++) {
-    rc = refresh_once(r, err);
-    /* A damaged-looking record may be an append in flight: read again. */
-    if (rc == BFH_OK) return rc;
-    if (rc != RRO_AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < ENGINE_ROCKSDB_RO_ATTEMPTS))
-      break;
-    atomic_fetch_add(&r->retries, 1);
-  }
-  atomic_store(&r->stale, 1); /* failed: the next refresh reads the files again */
-  if (rc != RRO_AGAIN) return rc;
-  return err_set(err, BFH_E_BUSY,
-                 "%s: the database changed under each of %d reads of its MANIFEST and WALs",
-                 r->path, ENGINE_ROCKSDB_RO_ATTEMPTS);
+  return stock_ro_refresh(&r->watch, &r->stale, r->state != NULL, &r->refreshes, &r->retries,
+                          ENGINE_ROCKSDB_RO_ATTEMPTS, refresh_once, r, r->path, "MANIFEST and WALs",
+                          err);
 }
 
 int rro_current_state(rro_t *r, rro_state_t **s, err_t *err) {
@@ -458,11 +443,7 @@ int rro_current_state(rro_t *r, rro_state_t **s, err_t *err) {
 }
 
 int rro_table_status(rro_t *r, int rc, uint64_t number, err_t *err) {
-  if (rc != BFH_NOT_FOUND) return rc;
-  /* unlink(2) takes the name before it queues the event: a file found gone is an event. */
-  atomic_store(&r->stale, 1);
-  return err_set(err, BFH_E_BUSY, "%s: table %06llu vanished while read (the owner compacted it)",
-                 r->path, (unsigned long long)number);
+  return stock_ro_table_status(&r->stale, r->path, rc, number, err);
 }
 
 void engine_rocksdb_ro_set_pin_max(engine_t *e, uint64_t n) {

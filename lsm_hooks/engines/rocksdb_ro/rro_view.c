@@ -1,6 +1,6 @@
 /* Views and searches: a view is a refreshed state held for one search (and its epoch in
    index_sync); the search's table and WAL scans read that state, and a search that finds a
-   table of an unpinned state gone starts over from a new view (engine_rocksdb_ro_search).
+   table of an unpinned state gone starts over from a new view (engine_ops_t.search_attempts).
    Ordered iteration reads every entry of a refreshed state into memory; an entry that a range
    tombstone of its own source or of a source before it in lookup order covers with a larger
    sequence goes in as a deletion (the rule of rro_get.c). */
@@ -8,14 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lsm_hooks/engines/leveldb/sorted_iter.h"
+#include "lsm_hooks/engines/stock/sorted_iter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
-#include "search/search.h"
 
 static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                      size_t n, const ldb_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                      size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   rro_pin_t *p = rro_state_pin(((rro_view_t *)v)->s, number);
   if (p) return rdb_table_match_rfile(p->f, p->path, n ? rro_pin_footer(p) : NULL, refs, n, m, st, err);
@@ -24,28 +23,14 @@ static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_r
 }
 
 int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t *err) {
-  index_table_t *live = malloc((s->ntables + 1) * sizeof *live);
-  if (!live) return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-  for (size_t i = 0; i < s->ntables; i++)
-    live[i] = (index_table_t){s->tables[i].number, s->tables[i].size, s->ids[i]};
-  int rc = index_sync_tables_listed(r->sync, live, s->ntables, epoch, err);
-  free(live);
-  return rc;
-}
-
-int rro_view_load(rro_t *r, int at_open, err_t *err) {
-  if (!index_sync_params(r->sync)->block_bits || (!at_open && !index_sync_loader_active(r->sync)))
-    return index_sync_run(r->sync, INDEX_RUN_ALL, 0, err);
-  if (!index_sync_pending(r->sync, 0)) return BFH_OK;
-  int rc = index_sync_load_blocks(r->sync, err);
-  if (rc == BFH_OK) rc = index_sync_loader_start(r->sync, err);
-  return rc;
+  return stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, epoch, err);
 }
 
 int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   rro_t *r = (rro_t *)e;
   rro_view_t *v = calloc(1, sizeof *v);
   if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
+  v->v.seed = stock_value_seed(r->sync);
   pthread_mutex_lock(&r->mu);
   int rc = rro_refresh(r, err);
   if (rc == BFH_OK) {
@@ -55,7 +40,7 @@ int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
     if (r->sync) rc = rro_view_index_state(r, r->state, &v->v.epoch, err);
   }
   pthread_mutex_unlock(&r->mu);
-  if (rc == BFH_OK && r->sync) rc = rro_view_load(r, 0, err);
+  if (rc == BFH_OK && r->sync) rc = stock_ro_view_load(r->sync, 0, err);
   if (rc != BFH_OK) {
     if (v->v.epoch) index_sync_view_unpin(r->sync, v->v.epoch);
     rro_state_unref(v->s);
@@ -79,52 +64,23 @@ void rro_view_release(engine_t *e, engine_view_t *view) {
   free(v);
 }
 
-size_t rro_view_tables(const engine_view_t *v, const engine_table_t **tables) {
-  *tables = v->tables;
-  return v->ntables;
-}
-
 int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((rro_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                     size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err) {
-  ldb_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {val, val_len, fn, arg};
   return read_table((rro_t *)e, v, number, refs, n, &m, st, err);
-}
-
-int rro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                       engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  (void)e, (void)err;
-  ldb_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
-  return BFH_OK;
-}
-
-int rro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
-                       uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                       err_t *err) {
-  (void)err;
-  uint64_t seed = ldb_value_seed(((rro_t *)e)->sync);
-  ldb_segs_find(v->segs, v->nsegs, val, val_len, seed, hash, fn, arg, st);
-  return BFH_OK;
-}
-
-/* ---- Searching -------------------------------------------------------------------------- */
-
-int engine_rocksdb_ro_search(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
-                             void *arg, bfh_search_stats *st, err_t *err) {
-  rro_t *r = (rro_t *)c->engine;
-  return search_execute_retrying(c, q, ENGINE_ROCKSDB_RO_ATTEMPTS, &r->retries, fn, arg, st, err);
 }
 
 /* ---- Ordered iteration ------------------------------------------------------------------ */
 
 typedef struct gather {
-  ldb_sorted_t *sorted;
+  stock_sorted_t *sorted;
   const rro_state_t *s;
   const rro_tombs_t **tombs; /* parallel to s->order: each table's range tombstones, or NULL */
   size_t *with;              /* the places in s->order of the tables with tombstones ... */
@@ -163,7 +119,7 @@ static int range_deleted(const gather_t *g, const uint8_t *k, size_t kl, uint64_
 static int gather_add(gather_t *g, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl,
                       int is_value, uint64_t seq) {
   if (is_value && g->nwith + g->s->nchunks > 0 && range_deleted(g, k, kl, seq)) is_value = 0;
-  if (ldb_sorted_add(g->sorted, k, kl, v, vl, is_value, seq) != BFH_OK) return g->nomem = 1;
+  if (stock_sorted_add(g->sorted, k, kl, v, vl, is_value, seq) != BFH_OK) return g->nomem = 1;
   return 0;
 }
 
@@ -263,12 +219,12 @@ int rro_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
     rro_state_t *s;
     rc = rro_current_state(r, &s, err);
     if (rc != BFH_OK) return rc;
-    gather_t g = {.sorted = ldb_sorted_create(), .err = err};
+    gather_t g = {.sorted = stock_sorted_create(), .err = err};
     if (!g.sorted) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
     if (rc == BFH_OK) rc = gather_state(r, s, &g, err);
     rro_state_unref(s);
-    if (rc == BFH_OK) return ldb_sorted_finish(g.sorted, it, err);
-    ldb_sorted_destroy(g.sorted);
+    if (rc == BFH_OK) return stock_sorted_finish(g.sorted, it, err);
+    stock_sorted_destroy(g.sorted);
   }
   if (rc == BFH_E_BUSY)
     err_prefix(err, "iterator gave up after %d attempts (the database changed under each): ",

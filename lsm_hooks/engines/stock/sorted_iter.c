@@ -1,5 +1,5 @@
 /* An ordered iterator over entries gathered in memory; see sorted_iter.h. */
-#include "lsm_hooks/engines/leveldb/sorted_iter.h"
+#include "lsm_hooks/engines/stock/sorted_iter.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@ typedef struct rec {
   int is_value;
 } rec_t;
 
-struct ldb_sorted {
+struct stock_sorted {
   uint8_t *arena;
   size_t len, cap;
   rec_t *recs;
@@ -21,23 +21,23 @@ struct ldb_sorted {
 
 typedef struct sorted_iter {
   engine_iter_t base;
-  ldb_sorted_t *s; /* recs[0, n): live entries sorted by key */
-  size_t pos;      /* n: not valid */
+  stock_sorted_t *s; /* recs[0, n): live entries sorted by key */
+  size_t pos;        /* n: not valid */
 } sorted_iter_t;
 
-ldb_sorted_t *ldb_sorted_create(void) {
-  return calloc(1, sizeof(ldb_sorted_t));
+stock_sorted_t *stock_sorted_create(void) {
+  return calloc(1, sizeof(stock_sorted_t));
 }
 
-void ldb_sorted_destroy(ldb_sorted_t *s) {
+void stock_sorted_destroy(stock_sorted_t *s) {
   if (!s) return;
   free(s->arena);
   free(s->recs);
   free(s);
 }
 
-int ldb_sorted_add(ldb_sorted_t *s, const void *key, size_t key_len, const void *val,
-                   size_t val_len, int is_value, uint64_t rank) {
+int stock_sorted_add(stock_sorted_t *s, const void *key, size_t key_len, const void *val,
+                     size_t val_len, int is_value, uint64_t rank) {
   size_t need = key_len + (is_value ? val_len : 0);
   if (s->len + need > s->cap) {
     size_t c = s->cap ? s->cap : 1u << 16;
@@ -84,14 +84,14 @@ static int cmp_rec(const void *x, const void *y) {
 
 static void it_destroy(engine_iter_t *it) {
   if (!it) return;
-  ldb_sorted_destroy(SIT(it)->s);
+  stock_sorted_destroy(SIT(it)->s);
   free(it);
 }
 static void it_seek_first(engine_iter_t *it) {
   SIT(it)->pos = 0;
 }
 static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
-  const ldb_sorted_t *s = SIT(it)->s;
+  const stock_sorted_t *s = SIT(it)->s;
   size_t lo = 0, hi = s->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -126,10 +126,10 @@ static int it_status(const engine_iter_t *it, err_t *err) {
 static const engine_iter_ops_t sorted_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
                                              it_next,    it_key,        it_value, it_status};
 
-int ldb_sorted_finish(ldb_sorted_t *s, engine_iter_t **out, err_t *err) {
+int stock_sorted_finish(stock_sorted_t *s, engine_iter_t **out, err_t *err) {
   sorted_iter_t *it = calloc(1, sizeof *it);
   if (!it) {
-    ldb_sorted_destroy(s);
+    stock_sorted_destroy(s);
     return err_set(err, BFH_E_NOMEM, "iterator: out of memory");
   }
   static const uint8_t empty = 0;

@@ -5,7 +5,7 @@
  *
  * Entries are added in any order, each with a rank: of two entries of a key the one of the
  * higher rank is the newer (a table entry's sequence number; a log entry comes after every
- * table entry and after the log entries added before it). ldb_sorted_finish keeps the newest
+ * table entry and after the log entries added before it). stock_sorted_finish keeps the newest
  * entry of each key, drops the keys whose newest entry is a deletion, and sorts the rest by
  * key (bytewise, LevelDB's default comparator). Memory: every entry added, until finish
  * keeps only the live ones.
@@ -19,18 +19,18 @@
 #include "lsm_hooks/engines/engine.h"
 #include "util/err.h"
 
-typedef struct ldb_sorted ldb_sorted_t;
+typedef struct stock_sorted stock_sorted_t;
 
-/* A new, empty gathering (destroy with ldb_sorted_destroy, unless ldb_sorted_finish took it),
+/* A new, empty gathering (destroy with stock_sorted_destroy, unless stock_sorted_finish took it),
    or NULL without memory. */
-ldb_sorted_t *ldb_sorted_create(void);
+stock_sorted_t *stock_sorted_create(void);
 /* NULL is allowed. */
-void ldb_sorted_destroy(ldb_sorted_t *s);
+void stock_sorted_destroy(stock_sorted_t *s);
 /* Copies the entry in. BFH_OK or BFH_E_NOMEM. */
-int ldb_sorted_add(ldb_sorted_t *s, const void *key, size_t key_len, const void *val,
-                   size_t val_len, int is_value, uint64_t rank);
+int stock_sorted_add(stock_sorted_t *s, const void *key, size_t key_len, const void *val,
+                     size_t val_len, int is_value, uint64_t rank);
 /* Takes s (freed whatever the result) and makes *it, an iterator over its live entries
    (engine.h; destroy with (*it)->ops->destroy). BFH_OK or BFH_E_NOMEM. */
-int ldb_sorted_finish(ldb_sorted_t *s, engine_iter_t **it, err_t *err);
+int stock_sorted_finish(stock_sorted_t *s, engine_iter_t **it, err_t *err);
 
 #endif

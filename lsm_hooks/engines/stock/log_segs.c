@@ -1,0 +1,160 @@
+/* Log segments (stock.h): value entries read from one stretch of a stock engine's log, in one
+ * allocation with a hash index of them by value, built once when the segment is made, so that
+ * a search looks up the entries of its value instead of comparing every unflushed entry.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "filters/hash.h"
+#include "lsm_hooks/engines/stock/stock.h"
+#include "util/coding.h"
+
+/* The tag of a value in a slot: the top bits of its hash, never 0 (an empty slot). Its low
+   bits choose the home slot, so the tag spares the comparison of most other values met. */
+static uint64_t slot_tag(uint64_t h) {
+  uint64_t t = h >> STOCK_SEG_OFF_BITS;
+  return t ? t : 1;
+}
+
+/* The entry at p (written by stock_seg_builder_add: well formed): its key and value; returns
+   the next entry. */
+static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, const uint8_t **k,
+                                   uint32_t *kl, const uint8_t **v, uint32_t *vl) {
+  p = decode_varint32(p, end, kl);
+  *k = p;
+  p = decode_varint32(p + *kl, end, vl);
+  *v = p;
+  return p + *vl;
+}
+
+int stock_seg_builder_add(stock_seg_builder_t *b, const void *key, size_t key_len, const void *val,
+                          size_t val_len) {
+  size_t need = b->len + 2 * VARINT32_MAX_BYTES + key_len + val_len;
+  if (need > b->cap) {
+    size_t c = b->cap ? b->cap : 65536;
+    while (c < need) c *= 2;
+    uint8_t *p = realloc(b->p, c);
+    if (!p) {
+      b->nomem = 1;
+      return BFH_E_NOMEM;
+    }
+    b->p = p;
+    b->cap = c;
+  }
+  uint8_t *q = encode_varint32(b->p + b->len, (uint32_t)key_len);
+  if (key_len) memcpy(q, key, key_len);
+  q = encode_varint32(q + key_len, (uint32_t)val_len);
+  if (val_len) memcpy(q, val, val_len);
+  b->len = (size_t)(q + val_len - b->p);
+  b->n++;
+  return BFH_OK;
+}
+
+/* Fills the (zeroed) slots of s in entry order: the order seg_lookup relies on. */
+static void index_entries(log_seg_t *s) {
+  const uint8_t *p = s->data, *end = s->data + s->len;
+  while (p < end) {
+    const uint8_t *k, *v;
+    uint32_t kl = 0, vl = 0;
+    uint64_t off = (uint64_t)(p - s->data);
+    p = decode_entry(p, end, &k, &kl, &v, &vl);
+    uint64_t h = bfh_value_hash(v, vl, s->seed);
+    size_t i = (size_t)h & s->slot_mask;
+    while (s->slots[i]) i = (i + 1) & s->slot_mask;
+    s->slots[i] = slot_tag(h) << STOCK_SEG_OFF_BITS | off;
+  }
+}
+
+log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
+  if ((uint64_t)b->len >> STOCK_SEG_OFF_BITS) return NULL; /* offsets would not fit the slots */
+  size_t nslots = 2;
+  while (nslots < 2 * b->n) nslots *= 2; /* load <= 1/2: short probes */
+  size_t at = (b->len + 7) & ~(size_t)7;
+  log_seg_t *s = malloc(sizeof *s + at + nslots * sizeof(uint64_t));
+  if (!s) return NULL;
+  atomic_init(&s->refs, 1);
+  s->n = b->n;
+  s->len = b->len;
+  if (b->len) memcpy(s->data, b->p, b->len);
+  s->slots = (uint64_t *)(s->data + at);
+  s->slot_mask = nslots - 1;
+  s->seed = b->seed;
+  memset(s->slots, 0, nslots * sizeof(uint64_t));
+  index_entries(s);
+  return s;
+}
+
+void stock_seg_builder_release(stock_seg_builder_t *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+void stock_seg_unref(log_seg_t *s) {
+  if (s && atomic_fetch_sub(&s->refs, 1) == 1) free(s);
+}
+
+/* Calls fn for the entries of s whose value equals val; returns nonzero if fn stopped. */
+static int seg_scan(const log_seg_t *s, const void *val, size_t val_len, engine_match_fn fn,
+                    void *arg, engine_scan_stats_t *st) {
+  const uint8_t *p = s->data, *end = s->data + s->len;
+  if (st) st->entries += s->n;
+  while (p < end) {
+    const uint8_t *k, *v;
+    uint32_t kl = 0, vl = 0;
+    p = decode_entry(p, end, &k, &kl, &v, &vl);
+    if (engine_value_matches(1, v, vl, val, val_len) && fn(arg, k, kl)) return 1;
+  }
+  return 0;
+}
+
+void stock_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                     engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
+  for (size_t i = 0; i < n; i++)
+    if (seg_scan(segs[i], val, val_len, fn, arg, st)) return;
+}
+
+/* seg_scan through s's index, h being val's hash. Entries of one value share their home slot
+   and were inserted in entry order with no deletion since, so linear probing meets them in
+   entry order: the order of seg_scan. */
+static int seg_lookup(const log_seg_t *s, uint64_t h, const void *val, size_t val_len,
+                      engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
+  const uint8_t *end = s->data + s->len;
+  const uint64_t tag = slot_tag(h), off_mask = (1ull << STOCK_SEG_OFF_BITS) - 1;
+  for (size_t i = (size_t)h & s->slot_mask; s->slots[i]; i = (i + 1) & s->slot_mask) {
+    if (s->slots[i] >> STOCK_SEG_OFF_BITS != tag) continue;
+    const uint8_t *k, *v;
+    uint32_t kl = 0, vl = 0;
+    decode_entry(s->data + (s->slots[i] & off_mask), end, &k, &kl, &v, &vl);
+    if (st) st->entries++;
+    if (engine_value_matches(1, v, vl, val, val_len) && fn(arg, k, kl)) return 1;
+  }
+  return 0;
+}
+
+void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                       engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
+  if (n == 0) return;
+  uint64_t seed = segs[0]->seed;
+  stock_segs_find(segs, n, val, val_len, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
+}
+
+uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; i++)
+    if (segs[i]) bytes += (uint64_t)(segs[i]->slot_mask + 1) * sizeof *segs[i]->slots;
+  return bytes;
+}
+
+void stock_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                     uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
+                     engine_scan_stats_t *st) {
+  for (size_t i = 0; i < n; i++) {
+    uint64_t h = segs[i]->seed == seed ? hash : bfh_value_hash(val, val_len, segs[i]->seed);
+    if (seg_lookup(segs[i], h, val, val_len, fn, arg, st)) return;
+  }
+}
+
+uint64_t stock_value_seed(const index_sync_t *sync) {
+  return sync ? index_sync_params(sync)->seed : STOCK_SEG_HASH_SEED;
+}

@@ -1,0 +1,235 @@
+/* The stock engines' core: what the engines over stock LevelDB and RocksDB files share, read-write
+ * and read-only, whatever the format. An engine of this family is a format plug-in (its table,
+ * log and MANIFEST readers, in ../../leveldb_format/ and ../../rocksdb_format/) under this
+ * core, as RocksDB's TableFactory / TableReader split keeps the engine ignorant of the table
+ * format it reads.
+ *
+ *   stock.c        file names; the live list reported to index_sync; the filter cache
+ *                  directory <dir>/bfh-filters/ (leaf_cache.h) and its cleaning; the
+ *                  background indexer thread; what the read-only engines share: their
+ *                  open's pieces, the refresh frame (watch, retries), the refusal of writes
+ *   log_segs.c     log segments: the value entries of a log's stretch, indexed by value (the
+ *                  memtables a view searches)
+ *   sorted_iter.c  an ordered iterator over entries gathered in memory (sorted_iter.h)
+ *
+ * The view (engine_view_t) of every stock engine is the one below: the tables it lists, the log
+ * segments it searches, and what the engine holds for it (held).
+ */
+#ifndef BFH_LSM_HOOKS_STOCK_H
+#define BFH_LSM_HOOKS_STOCK_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/index_sync.h"
+#include "lsm_hooks/engines/dir_watch.h"
+#include "lsm_hooks/engines/engine.h"
+#include "util/env.h"
+#include "util/err.h"
+
+/* ---- File names ------------------------------------------------------------------------- */
+
+/* Is name "<digits>.<suffix>" (a stock file name such as 000012.log)? Sets *num. */
+int stock_file_number(const char *name, const char *suffix, uint64_t *num);
+/* Is name a table's, "<digits>.ldb" or "<digits>.sst" (LevelDB and RocksDB read both)?
+   Sets *num. */
+int stock_table_file_number(const char *name, uint64_t *num);
+
+/* ---- A table read for a search ------------------------------------------------------------ */
+
+/* What a table read looks for: entries whose value is val, each key told to fn (nonzero
+   stops the read). */
+typedef struct stock_match {
+  const void *val;
+  size_t val_len;
+  engine_match_fn fn;
+  void *arg;
+} stock_match_t;
+
+/* ---- Log segments (log_segs.c) -------------------------------------------------------------
+   Value entries read from one stretch of a log, and an index of them by value, so that a
+   search looks up the entries of its value instead of comparing every entry. Immutable once
+   made (stock_seg_builder_finish); freed with its last reference (stock_seg_unref). One
+   allocation: the header, then
+     data: n x (varint32 key_len | key | varint32 val_len | val), len bytes;
+     (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
+     one slot per entry: tag << STOCK_SEG_OFF_BITS | the entry's offset in data, where h =
+     bfh_value_hash(val, seed) (the builder's seed: the database's value seed, so that a
+     search passes down the hash it made once), the home slot is h & slot_mask and the tag is
+     h >> STOCK_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. */
+#define STOCK_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1": the seed without value filters */
+#define STOCK_SEG_OFF_BITS 40                     /* segments are under 1 TiB; 24-bit tags */
+typedef struct log_seg {
+  atomic_int refs;
+  uint64_t n;
+  size_t len;
+  uint64_t *slots; /* into this allocation, after data */
+  size_t slot_mask;
+  uint64_t seed; /* of the slots' value hash */
+  uint8_t data[];
+} log_seg_t;
+
+/* The entries of a segment being collected. Caller-owned: zero it to start, release it after
+   (stock_seg_builder_release). */
+typedef struct stock_seg_builder {
+  uint8_t *p; /* the data so far (malloc'd) */
+  size_t len, cap;
+  uint64_t n;
+  int nomem;     /* an add ran out of memory: the entries are incomplete */
+  uint64_t seed; /* of the segment's value index (stock_value_seed); zeroed: 0 */
+} stock_seg_builder_t;
+
+/* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
+int stock_seg_builder_add(stock_seg_builder_t *b, const void *key, size_t key_len, const void *val,
+                          size_t val_len);
+/* A new segment (one reference, the caller's) of the entries added, with its value index; b is
+   unchanged. NULL if no memory (or 1 TiB of entries). */
+log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b);
+/* Frees b's data (b may then be reused, zeroed). */
+void stock_seg_builder_release(stock_seg_builder_t *b);
+/* Drops a reference; the last frees s. s may be NULL. */
+void stock_seg_unref(log_seg_t *s);
+/* The bytes of the value indexes of segs[0, n) (their slots; bfh_db_stats.memtable_index_bytes). */
+uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n);
+/* Calls fn for every entry of the segments whose value equals val, in segment and entry order;
+   stops when fn says so. st->entries (st may be NULL) counts every entry of the segments. */
+void stock_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                     engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* stock_segs_scan through the segments' value indexes: the same calls of fn in the same order,
+   but st->entries counts only the entries whose value was compared with val. */
+void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                       engine_match_fn fn, void *arg, engine_scan_stats_t *st);
+/* stock_segs_lookup with val's hash given: hash == bfh_value_hash(val, val_len, seed). A
+   segment indexed under another seed hashes val again for itself. */
+void stock_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                     uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
+                     engine_scan_stats_t *st);
+/* The seed the log segments of a handle index values under: its value filters' (sync may
+   be NULL: value filters off, STOCK_SEG_HASH_SEED). */
+uint64_t stock_value_seed(const index_sync_t *sync);
+
+/* ---- The view ------------------------------------------------------------------------------ */
+
+struct engine_view {
+  uint64_t epoch;         /* pinned in index_sync (0: no index) */
+  engine_table_t *tables; /* sorted by number */
+  size_t ntables;
+  log_seg_t **segs; /* the memtables: the logs' segments read so far */
+  size_t nsegs;
+  uint64_t seed; /* stock_value_seed of the engine: the hash find_memtables is given */
+  /* What the engine holds for the view: the LevelDB engine's version pin, the read-only
+     engines' state (which then owns tables and segs); NULL elsewhere. */
+  void *held;
+};
+
+/* engine_ops_t.view_tables, scan_memtables and find_memtables of every stock engine. */
+size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables);
+int stock_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                         engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
+int stock_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+                         uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                         err_t *err);
+
+/* ENGINE_OPS_FIELDS (engine.h) of a stock engine: the view's tables and memtable scans are the
+   core's; the file names its static e_close, e_put, e_del, e_get, e_flush, e_view_acquire,
+   e_view_release, e_scan_table, e_scan_blocks, e_iter_create and e_stats. */
+#define STOCK_OPS_FIELDS(engine_name)                                                           \
+  .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
+  .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
+  .view_tables = stock_view_tables, .scan_table = e_scan_table,                                 \
+  .scan_memtables = stock_scan_memtables, .scan_blocks = e_scan_blocks,                         \
+  .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = e_stats
+
+/* ---- Reports to index_sync and the filter cache (stock.c) ---------------------------------- */
+
+/* Reports tables t[0, n) as the live list to sync (index_sync_tables_listed), with ids[i] the
+   file id of t[i] (ids NULL: all 0, the tables of a database the handle holds open, never
+   replaced under it); with view_epoch, pins a view's epoch. path names the database in
+   messages. BFH_OK at once without sync. */
+int stock_report_tables(index_sync_t *sync, const char *path, const engine_table_t *t,
+                        const uint64_t *ids, size_t n, uint64_t *view_epoch, err_t *err);
+/* Creates the filter cache directory <dir>/bfh-filters/ (LEAF_CACHE_DIR; dir: the database's,
+   or the read-only engines' index directory) into *cache_dir (malloc'd, the caller frees it)
+   and sets sync's source to src with that cache_dir. */
+int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
+                     char **cache_dir, err_t *err);
+/* Removes the files of cache_dir that hold no leaf of a live table (a table deleted while the
+   database was open elsewhere, a damaged or stray file; dot files stay); a failed removal is
+   left for the next open. Nothing without sync or cache_dir. */
+void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir);
+
+/* ---- What the read-only engines share (stock.c) -------------------------------------------- */
+
+/* mkdir -p dir. */
+int stock_make_dirs(const char *dir, err_t *err);
+/* path must hold a database of format kind (engine_detect.h's ENGINE_DIR_*, `what` its name in
+   the message) with a CURRENT file: BFH_E_INVALID otherwise (a read-only open creates none). */
+int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err);
+/* How many table files a read-only engine holds open at most: half of the descriptors the
+   process may open (the rest stay for everything else). */
+unsigned long long stock_ro_pin_max(void);
+/* A read-only engine's filter cache, <index_dir>/bfh-filters/ (made with its parents), or none
+   (index_dir NULL: memory only), as sync's source src (its cache_dir set; no delay: a reader
+   is not told when a table dies young, and the cache is its own). *cache_dir: malloc'd, or
+   NULL without index_dir. */
+int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_dir,
+                        index_source_t src, char **cache_dir, err_t *err);
+/* Removes the files of cache_dir (through io) that are no cache file of tables[0, n) (sorted by
+   number): the tables live in the first state. */
+void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t *tables,
+                          size_t n);
+/* The refresh of a read-only engine (REQUIRES the engine's mutex, which serializes its
+   refreshes). The watch first, then the files (dir_watch.h): when the watch has queued nothing
+   since the last refresh that succeeded, *stale is clear and the engine has a state
+   (have_state), its state is the newest and nothing is read. Else (counted in *refreshes)
+   once(arg, err) reads the files: it returns BFH_OK (the engine's state is then current),
+   STOCK_RO_AGAIN (the database changed under the read) or an error; AGAIN, and
+   BFH_E_CORRUPT (a damaged-looking record may be an append in flight), read again (counted in
+   *retries), at most `attempts` times in all, then BFH_E_BUSY naming path and `what` (the
+   files read). A failed refresh leaves *stale set: the next one reads the files again. */
+#define STOCK_RO_AGAIN 2
+int stock_ro_refresh(dir_watch_t *watch, atomic_int *stale, int have_state,
+                     atomic_ullong *refreshes, atomic_ullong *retries, int attempts,
+                     int (*once)(void *arg, err_t *err), void *arg, const char *path,
+                     const char *what, err_t *err);
+/* A read-only engine's table read's status rc: BFH_NOT_FOUND (the owner compacted the file away
+   while it was read) becomes BFH_E_BUSY, and sets *stale (unlink(2) takes the name before it
+   queues the event: a file found gone is an event). */
+int stock_ro_table_status(atomic_int *stale, const char *path, int rc, uint64_t number, err_t *err);
+/* engine_ops_t.put, del and flush of a read-only engine: BFH_E_UNSUPPORTED naming its path
+   (every stock engine's struct begins with its engine_t, then its char *path). */
+int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err);
+int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err);
+int stock_ro_flush(engine_t *e, err_t *err);
+/* Gives the tables listed to sync and not indexed yet their filters. At open (at_open), and
+   while the open's loader runs (index_sync.h "Loading at open"): their block filters now (read
+   with their leaves from the filter cache, or from the tables), their leaves by the background
+   loader. Otherwise, or without block filters: their leaves now, as a view always did. */
+int stock_ro_view_load(index_sync_t *sync, int at_open, err_t *err);
+
+/* ---- The background indexer (stock.c) ------------------------------------------------------
+   A thread that calls tick(arg) every period_ns (the read-write engines: has index_sync read
+   the filters of tables listed for a while) until stopped. Caller-owned: zero it, then
+   stock_indexer_init; stock_indexer_release after the last stop. */
+typedef struct stock_indexer {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  int started, stop;
+  uint64_t period_ns;
+  void (*tick)(void *arg);
+  void *arg;
+} stock_indexer_t;
+
+void stock_indexer_init(stock_indexer_t *x);
+void stock_indexer_release(stock_indexer_t *x);
+/* Starts the thread. BFH_E_IO naming path when it cannot. */
+int stock_indexer_start(stock_indexer_t *x, uint64_t period_ns, void (*tick)(void *arg), void *arg,
+                        const char *path, err_t *err);
+/* Stops the thread and waits for it (nothing if it is not running). */
+void stock_indexer_stop(stock_indexer_t *x);
+
+#endif
