@@ -129,7 +129,7 @@ static bfh_db *open_bfh(const char *path, int filters) {
   opt.engine = BFH_ENGINE_LEVELDB;
   opt.value_filters = filters;
   opt.index_bits_per_value = 0; /* the paper's layout, in which its methods are compared (the
-                                   default lean layout: bench/memory_bench.c) */
+                                   default lean layout: bfh run memory) */
   bfh_db *db;
   if (bfh_open(path, &opt, &db) != BFH_OK) die(path, bfh_last_error(NULL));
   return db;
