@@ -33,7 +33,6 @@
  *                      [--ingest-runs R] [--value-bytes B] [--dir D] [--keep] [--skip-ingest]
  *                      [--skip-search]
  */
-#include <dirent.h>
 #include <rocksdb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,36 +52,10 @@
 
 static int value_bytes = 100;
 
-static void make_key(uint64_t i, char out[17]) {
-  uint64_t x = i;
-  snprintf(out, 17, "%016llx", (unsigned long long)splitmix64(&x));
-}
-
-/* Unique per i: "v" + 15 digits + letters (half from a PRNG, half repeating). */
-static size_t make_value(uint64_t i, char *out) {
-  int n = snprintf(out, 32, "v%015llu", (unsigned long long)i);
-  rng_t r;
-  rng_init(&r, i);
-  for (int j = n; j < value_bytes; j++)
-    out[j] = j % 2 ? (char)('a' + rng_below(&r, 26)) : (char)('a' + j % 26);
-  return value_bytes > n ? (size_t)value_bytes : (size_t)n;
-}
-
 static void die(const char *what, const char *msg) {
   fflush(stdout); /* what was measured before, then why it stopped */
   fprintf(stderr, "rocksdb_bench: %s: %s\n", what, msg ? msg : "");
   exit(1);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median of v[0, n) (sorts v). */
-static uint64_t median(uint64_t *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_u64);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- the stock RocksDB program ------------------------------------------------------- */
@@ -132,8 +105,8 @@ static uint64_t stock_write(const char *path, uint64_t num) {
   char key[17], val[4096];
   uint64_t t0 = bench_now_ns();
   for (uint64_t i = 0; i < num; i++) {
-    make_key(i, key);
-    rocksdb_put(db, wo, key, 16, val, make_value(i, val), &err);
+    bench_stock_key(i, key);
+    rocksdb_put(db, wo, key, 16, val, bench_stock_value(i, value_bytes, val), &err);
     if (err) die("rocksdb_put", err);
   }
   uint64_t t = bench_now_ns() - t0;
@@ -186,8 +159,9 @@ static bfh_db *open_bfh(const char *path, int filters, size_t write_buffer) {
 static void put_range(bfh_db *db, uint64_t first, uint64_t n) {
   char key[17], val[4096];
   for (uint64_t i = first; i < first + n; i++) {
-    make_key(i, key);
-    if (bfh_put(db, key, 16, val, make_value(i, val)) != BFH_OK) die("bfh_put", bfh_last_error(db));
+    bench_stock_key(i, key);
+    if (bfh_put(db, key, 16, val, bench_stock_value(i, value_bytes, val)) != BFH_OK)
+      die("bfh_put", bfh_last_error(db));
   }
 }
 
@@ -267,7 +241,7 @@ static void search_mode(const char *base, uint64_t num, uint64_t unflushed, int 
   char val[4096], msg[256];
   for (int q = 0; q < queries; q++)
     for (int c = 0; c < CLASSES; c++) {
-      size_t vl = make_value(ids[c][q], val);
+      size_t vl = bench_stock_value(ids[c][q], value_bytes, val);
       uint64_t hits;
       t[c].base_ns[q] = iterator_scan(rdb, val, vl, &hits);
       bfh_search_stats st;
@@ -302,7 +276,8 @@ static void search_mode(const char *base, uint64_t num, uint64_t unflushed, int 
   uint64_t present_bytes_max = 0;
   double present_bytes_mean = 0;
   for (int c = 0; c < CLASSES; c++) {
-    uint64_t base_ns = median(t[c].base_ns, queries), auto_ns = median(t[c].ns, queries);
+    uint64_t base_ns = bench_median_u64(t[c].base_ns, queries),
+             auto_ns = bench_median_u64(t[c].ns, queries);
     double ratio = (double)base_ns / (double)auto_ns, n = queries;
     printf("search,%s,rocksdb_iterator,%d,%.3f,1.0,,,,,,,%.2f\n", class_names[c], queries,
            base_ns / 1e6, t[c].base_results / n);
@@ -340,12 +315,6 @@ static uint64_t ingest(const char *path, uint64_t n, int filters, uint64_t *loop
   return bench_now_ns() - t0;
 }
 
-static double median_ratio(const uint64_t *num, const uint64_t *den, int n) {
-  uint64_t r[MAX_RUNS];
-  for (int i = 0; i < n; i++) r[i] = (uint64_t)((double)num[i] / (double)den[i] * 1e6);
-  return median(r, n) / 1e6;
-}
-
 static void ingest_mode(const char *base, uint64_t n, int runs, int keep) {
   char pon[4200], poff[4200];
   snprintf(pon, sizeof pon, "%s/ingest_on", base);
@@ -362,8 +331,8 @@ static void ingest_mode(const char *base, uint64_t n, int runs, int keep) {
            on[r] / 1e6, (double)lon[r] / loff[r], (double)on[r] / off[r]);
     fflush(stdout);
   }
-  double loop = median_ratio(lon, loff, runs), total = median_ratio(on, off, runs);
-  uint64_t mon = median(on, runs), moff = median(off, runs);
+  double loop = bench_median_ratio(lon, loff, runs), total = bench_median_ratio(on, off, runs);
+  uint64_t mon = bench_median_u64(on, runs), moff = bench_median_u64(off, runs);
   printf("ingest,median,on_over_off,%llu,,,%.3f,%.3f\n", (unsigned long long)n, loop, total);
   printf("goal,ingest,total_on_over_off_median<=1.15,%llu,%.1f,%.1f,,%.3f %s\n",
          (unsigned long long)n, mon / 1e6, moff / 1e6, total, total <= 1.15 ? "yes" : "NO");

@@ -121,13 +121,8 @@ static void acc_add(acc_t *a, uint64_t q, const bfh_search_stats *st) {
   if (st->method_used < 6) a->used[st->method_used]++;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double median_ms(uint64_t *ns, uint64_t n) {
-  if (n > 1) qsort(ns, n, sizeof *ns, cmp_u64);
+  if (n > 1) qsort(ns, n, sizeof *ns, bench_cmp_u64);
   return n ? (n % 2 ? (double)ns[n / 2] : ((double)ns[n / 2 - 1] + (double)ns[n / 2]) / 2) / 1e6
            : 0;
 }
@@ -163,7 +158,7 @@ static void true_tables(engine_t *e, const void *val, size_t len, holders_t *h) 
     h->v[h->n++] = t[i].number;
   }
   e->ops->view_release(e, view);
-  if (h->n > 1) qsort(h->v, h->n, sizeof *h->v, cmp_u64);
+  if (h->n > 1) qsort(h->v, h->n, sizeof *h->v, bench_cmp_u64);
 }
 
 static const char *method_name[] = {"SCAN", "LEAVES", "HIERARCHY", "SLICED", "AUTO", "ORACLE"};
