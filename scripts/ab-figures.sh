@@ -20,7 +20,8 @@
 # the rounds' own B/A, and whether B is within TOL: every figure is a time or a size, so worse
 # means larger and "yes" means B/A <= 1 + TOL.
 #   bash scripts/ab-figures.sh                         # A = 97829bf, NUM = 1000000, 5 rounds
-#   NUM=100000 ROUNDS=5 QUERIES=10 bash scripts/ab-figures.sh     # small: about 10 minutes
+#   NUM=100000 QUERIES=10 bash scripts/ab-figures.sh   # 13 minutes on 2 shared cores, builds
+#                                                      # included; at 1M the loads take ~10x
 # Environment:
 #   A         the commit of side A (default 97829bf)
 #   NUM       entries: 100000 or 1000000 (bfh run memory's small scale) or 10000000 (medium);
