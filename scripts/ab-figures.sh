@@ -16,9 +16,9 @@
 # Each side runs the harness it has for a question: search_bench; for memory `bfh run memory`,
 # else memory_bench (whose figures are printed under their own names, so that a side without
 # `bfh run memory` shows n/a against the other, never a false pair).
-# Prints, per figure (grouped: search, open, memory, ingest), the median over the rounds of A and of B, B/A of the medians, the range of
-# the rounds' own B/A, and whether B is within TOL: every figure is a time or a size, so worse
-# means larger and "yes" means B/A <= 1 + TOL.
+# Prints, per figure (grouped: search, open, memory, ingest), the median over the rounds of A
+# and of B, B/A of the medians, the range of the rounds' own B/A, and whether B is within TOL:
+# every figure is a time or a size, so worse means larger and "yes" means B/A <= 1 + TOL.
 #   bash scripts/ab-figures.sh                         # A = 97829bf, NUM = 1000000, 5 rounds
 #   NUM=100000 QUERIES=10 bash scripts/ab-figures.sh   # 13 minutes on 2 shared cores, builds
 #                                                      # included; at 1M the loads take ~10x
@@ -28,7 +28,8 @@
 #             default 1000000
 #   ROUNDS    rounds (default 5; at least 5 for the issue's check)
 #   QUERIES   queries per harness run (default 25)
-#   DOMAINS   value domains in percent, comma-separated (default 100)
+#   DOMAINS   value domains in percent, comma-separated (default 100; bfh run memory measures
+#             100, 10 and 1 whatever it is, and the table shows the domains named here)
 #   OPEN_RUNS processes per side and round for the open figures (default 5)
 #   ONLY      space-separated subset of: search memory open (default all three)
 #   TOL       tolerance (default 0.05)
