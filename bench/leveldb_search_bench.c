@@ -52,44 +52,10 @@
 
 static int value_bytes = 100;
 
-static void make_key(uint64_t i, char out[17]) {
-  uint64_t x = i;
-  snprintf(out, 17, "%016llx", (unsigned long long)splitmix64(&x));
-}
-
-/* Unique per i: "v" + 15 digits + letters (half from a PRNG, half repeating). */
-static size_t make_value(uint64_t i, char *out) {
-  int n = snprintf(out, 32, "v%015llu", (unsigned long long)i);
-  rng_t r;
-  rng_init(&r, i);
-  for (int j = n; j < value_bytes; j++)
-    out[j] = j % 2 ? (char)('a' + rng_below(&r, 26)) : (char)('a' + j % 26);
-  return value_bytes > n ? (size_t)value_bytes : (size_t)n;
-}
-
 static void die(const char *what, const char *msg) {
   fflush(stdout); /* what was measured before, then why it stopped */
   fprintf(stderr, "leveldb_search_bench: %s: %s\n", what, msg ? msg : "");
   exit(1);
-}
-
-static void remove_tree(const char *path) {
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *de;
-    while ((de = readdir(d))) {
-      if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-      char p[4400];
-      snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-      struct stat sb;
-      if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-        remove_tree(p);
-      else
-        unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(path);
 }
 
 /* Plain LevelDB ingest of n entries; returns ns. */
@@ -103,8 +69,8 @@ static uint64_t ingest_leveldb(const char *path, uint64_t n) {
   char key[17], val[4096];
   uint64_t t0 = bench_now_ns();
   for (uint64_t i = 0; i < n; i++) {
-    make_key(i, key);
-    leveldb_put(db, wo, key, 16, val, make_value(i, val), &err);
+    bench_stock_key(i, key);
+    leveldb_put(db, wo, key, 16, val, bench_stock_value(i, value_bytes, val), &err);
     if (err) die("put", err);
   }
   uint64_t t = bench_now_ns() - t0;
@@ -118,8 +84,9 @@ static uint64_t ingest_leveldb(const char *path, uint64_t n) {
 static void put_range(bfh_db *db, uint64_t first, uint64_t n) {
   char key[17], val[4096];
   for (uint64_t i = first; i < first + n; i++) {
-    make_key(i, key);
-    if (bfh_put(db, key, 16, val, make_value(i, val)) != BFH_OK) die("bfh_put", bfh_last_error(db));
+    bench_stock_key(i, key);
+    if (bfh_put(db, key, 16, val, bench_stock_value(i, value_bytes, val)) != BFH_OK)
+      die("bfh_put", bfh_last_error(db));
   }
 }
 
@@ -129,7 +96,7 @@ static bfh_db *open_bfh(const char *path, int filters) {
   opt.engine = BFH_ENGINE_LEVELDB;
   opt.value_filters = filters;
   opt.index_bits_per_value = 0; /* the paper's layout, in which its methods are compared (the
-                                   default lean layout: bench/memory_bench.c) */
+                                   default lean layout: bfh run memory) */
   bfh_db *db;
   if (bfh_open(path, &opt, &db) != BFH_OK) die(path, bfh_last_error(NULL));
   return db;
@@ -149,16 +116,6 @@ static uint64_t ingest_bfh(const char *path, uint64_t n, int filters, uint64_t *
   *catchup = bench_now_ns() - t0;
   bfh_close(db);
   return t;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static uint64_t median(uint64_t *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_u64);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* The baseline: a LevelDB iterator over everything, comparing every value. */
@@ -214,15 +171,16 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
      (the machine is shared: medians). */
   uint64_t tp[16], ton[16], toff[16], cb[16], cc;
   for (int round = 0; round < rounds; round++) {
-    remove_tree(pa);
-    remove_tree(pb);
-    remove_tree(pc);
+    bench_rm_rf("leveldb_search_bench", pa);
+    bench_rm_rf("leveldb_search_bench", pb);
+    bench_rm_rf("leveldb_search_bench", pc);
     tp[round] = ingest_leveldb(pa, ingest_num);
     toff[round] = ingest_bfh(pc, ingest_num, 0, &cc);
     ton[round] = ingest_bfh(pb, ingest_num, 1, &cb[round]);
   }
-  uint64_t t_plain = median(tp, rounds), t_on = median(ton, rounds), t_off = median(toff, rounds);
-  uint64_t catch_b = median(cb, rounds);
+  uint64_t t_plain = bench_median_u64(tp, rounds), t_on = bench_median_u64(ton, rounds),
+           t_off = bench_median_u64(toff, rounds);
+  uint64_t catch_b = bench_median_u64(cb, rounds);
   printf("ingest,leveldb_put,%llu,%.1f,,,,,\n", (unsigned long long)ingest_num, t_plain / 1e6);
   printf("ingest,filters_on_over_filters_off,%llu,,,,,,%.3f\n", (unsigned long long)ingest_num,
          (double)t_on / t_off);
@@ -234,13 +192,13 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
          catch_b / 1e6);
   fflush(stdout);
   if (!keep) {
-    remove_tree(pa);
-    remove_tree(pb);
-    remove_tree(pc);
+    bench_rm_rf("leveldb_search_bench", pa);
+    bench_rm_rf("leveldb_search_bench", pb);
+    bench_rm_rf("leveldb_search_bench", pc);
   }
 
   /* 1. The search database. */
-  remove_tree(path);
+  bench_rm_rf("leveldb_search_bench", path);
   uint64_t t_load = ingest_leveldb(path, num);
   printf("load,leveldb_put,%llu,%.1f,,,,,\n", (unsigned long long)num, t_load / 1e6);
   fflush(stdout);
@@ -262,10 +220,10 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
   for (int kind = 0; kind < 2; kind++) {
     uint64_t *ids = kind ? absent : present, t[100], hits = 0, total = 0;
     for (int q = 0; q < queries; q++) {
-      t[q] = iterator_scan(ldb, val, make_value(ids[q], val), &hits);
+      t[q] = iterator_scan(ldb, val, bench_stock_value(ids[q], value_bytes, val), &hits);
       total += hits;
     }
-    it_med[kind] = median(t, queries);
+    it_med[kind] = bench_median_u64(t, queries);
     printf("search,leveldb_iterator,%s,%.2f,%.2f,%.2f,,%llu,1.0\n", kind ? "absent" : "present",
            it_med[kind] / 1e6, t[0] / 1e6, t[queries - 1] / 1e6, (unsigned long long)total);
     fflush(stdout);
@@ -294,16 +252,17 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       uint64_t *ids = kind ? absent : present, t[100], scanned[100], total = 0;
       for (int q = 0; q < queries; q++) {
         bfh_search_stats st;
-        if (bfh_search(db, val, make_value(ids[q], val), (bfh_method)m, NULL, NULL, &st) != BFH_OK)
+        if (bfh_search(db, val, bench_stock_value(ids[q], value_bytes, val), (bfh_method)m, NULL,
+                       NULL, &st) != BFH_OK)
           die("bfh_search", bfh_last_error(db));
         t[q] = st.elapsed_ns;
         scanned[q] = st.tables_scanned;
         total += st.results;
       }
-      uint64_t med = median(t, queries);
+      uint64_t med = bench_median_u64(t, queries);
       printf("search,%s,%s,%.3f,%.3f,%.3f,%llu,%llu,%.1f\n", method_names[m],
              kind ? "absent" : "present", med / 1e6, t[0] / 1e6, t[queries - 1] / 1e6,
-             (unsigned long long)median(scanned, queries), (unsigned long long)total,
+             (unsigned long long)bench_median_u64(scanned, queries), (unsigned long long)total,
              (double)it_med[kind] / med);
       fflush(stdout);
     }
@@ -341,7 +300,7 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       entries = st.entries;
       value_filter_destroy(f);
     }
-    uint64_t med = median(t, 7);
+    uint64_t med = bench_median_u64(t, 7);
     printf("index_table,read_and_build_filter,%llu,%.3f,%.3f,%.3f,1,,\n",
            (unsigned long long)entries, med / 1e6, t[0] / 1e6, t[6] / 1e6);
     printf("# indexed table: %s (%lld bytes, %llu entries)\n", best, best_size,
@@ -462,7 +421,7 @@ static void search_all(bfh_db *db, uint64_t ids[CLASSES][MAX_QUERIES], int queri
   char val[4096];
   for (int q = 0; q < queries; q++)
     for (int c = 0; c < CLASSES; c++) {
-      size_t vl = make_value(ids[c][q], val);
+      size_t vl = bench_stock_value(ids[c][q], value_bytes, val);
       for (int m = 0; m < METHODS; m++) {
         bfh_search_stats st;
         if (bfh_search(db, val, vl, (bfh_method)m, NULL, NULL, &st) != BFH_OK)
@@ -484,7 +443,8 @@ static void baseline_all(const char *path, uint64_t ids[CLASSES][MAX_QUERIES], i
   char val[4096];
   for (int q = 0; q < queries; q++)
     for (int c = 0; c < CLASSES; c++)
-      base[c].ns[q] = iterator_scan(ldb, val, make_value(ids[c][q], val), &base[c].results[q]);
+      base[c].ns[q] = iterator_scan(ldb, val, bench_stock_value(ids[c][q], value_bytes, val),
+                                    &base[c].results[q]);
   leveldb_close(ldb);
   leveldb_options_destroy(o);
 }
@@ -532,26 +492,19 @@ static uint64_t view_cost(bfh_db *db, int times) {
     e->ops->view_release(e, v);
     t[i] = bench_now_ns() - t0;
   }
-  return median(t, times);
+  return bench_median_u64(t, times);
 }
 
 /* One CSV row of a query class; sorts t->ns. */
 static void print_search_row(int c, const char *method, int queries, tally_t *t,
                              uint64_t baseline_ns) {
-  uint64_t med = median(t->ns, queries);
+  uint64_t med = bench_median_u64(t->ns, queries);
   double n = queries;
   printf("search,%s,%s,%d,%.3f,%.1f,%.0f,%llu,%.2f,%.2f,%.0f,%.2f,%.2f,%s\n", class_names[c],
          method, queries, med / 1e6, (double)baseline_ns / med, t->bytes / n,
          (unsigned long long)t->bytes_max, t->blocks / n, t->block_filters / n, t->entries / n,
          t->tables / n, sum(t->results, queries) / n,
          t->method_used < METHODS ? method_names[t->method_used] : "");
-}
-
-/* Median of num[i] / den[i] over n runs (median() on millionths). */
-static double median_ratio(const uint64_t *num, const uint64_t *den, int n) {
-  uint64_t r[16];
-  for (int i = 0; i < n; i++) r[i] = (uint64_t)((double)num[i] / den[i] * 1e6);
-  return median(r, n) / 1e6;
 }
 
 /* Ingest cost of all value indexing (leaves, block filters, log index): n bfh_puts into fresh
@@ -562,8 +515,8 @@ static void ingest_on_off(const char *base, uint64_t n, int runs, int keep) {
   snprintf(poff, sizeof poff, "%s/ingest_indexing_off", base);
   uint64_t on[16], off[16], catchup, unused;
   for (int r = 0; r < runs; r++) {
-    remove_tree(pon);
-    remove_tree(poff);
+    bench_rm_rf("leveldb_search_bench", pon);
+    bench_rm_rf("leveldb_search_bench", poff);
     if (r % 2) off[r] = ingest_bfh(poff, n, 0, &unused);
     on[r] = ingest_bfh(pon, n, 1, &catchup);
     if (r % 2 == 0) off[r] = ingest_bfh(poff, n, 0, &unused);
@@ -576,10 +529,10 @@ static void ingest_on_off(const char *base, uint64_t n, int runs, int keep) {
     fflush(stdout);
   }
   printf("ingest,median,on_over_off,%llu,,%.3f,,,,,,,,\n", (unsigned long long)n,
-         median_ratio(on, off, runs));
+         bench_median_ratio(on, off, runs));
   if (!keep) {
-    remove_tree(pon);
-    remove_tree(poff);
+    bench_rm_rf("leveldb_search_bench", pon);
+    bench_rm_rf("leveldb_search_bench", poff);
   }
 }
 
@@ -605,7 +558,7 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
   fflush(stdout);
   char path[4200];
   snprintf(path, sizeof path, "%s/beyond", base);
-  remove_tree(path);
+  bench_rm_rf("leveldb_search_bench", path);
   uint64_t t_load = ingest_leveldb(path, num);
   settle(path);
 
@@ -653,14 +606,14 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
   printf("load,,leveldb_put,%llu,%.1f,,,,,,,,,\n", (unsigned long long)num, t_load / 1e6);
   printf("overhead,,view_acquire_release,%d,%.3f,,,,,,,,,\n", queries, view_ns / 1e6);
   for (int c = 0; c < CLASSES; c++) {
-    uint64_t base_ns = median(base_tally[c].ns, queries);
+    uint64_t base_ns = bench_median_u64(base_tally[c].ns, queries);
     printf("search,%s,leveldb_iterator,%d,%.3f,1.0,,,,,,,%.2f,\n", class_names[c], queries,
            base_ns / 1e6, (double)sum(base_tally[c].results, queries) / queries);
     for (int m = 0; m < METHODS; m++)
       print_search_row(c, method_names[m], queries, &tallies[c][m], base_ns);
   }
   fflush(stdout);
-  if (!keep) remove_tree(path);
+  if (!keep) bench_rm_rf("leveldb_search_bench", path);
   ingest_on_off(base, ingest_num, runs, keep);
 }
 
@@ -714,6 +667,6 @@ int main(int argc, char **argv) {
     beyond_mode(base, num, unflushed, ingest_num, queries, rounds, keep);
   else
     paper_mode(base, num, ingest_num, queries, rounds, keep);
-  if (!keep) remove_tree(base);
+  if (!keep) bench_rm_rf("leveldb_search_bench", base);
   return 0;
 }

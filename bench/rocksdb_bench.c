@@ -33,7 +33,6 @@
  *                      [--ingest-runs R] [--value-bytes B] [--dir D] [--keep] [--skip-ingest]
  *                      [--skip-search]
  */
-#include <dirent.h>
 #include <rocksdb/c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +42,7 @@
 
 #include "bench/bench_util.h"
 #include "bfh.h"
-/* Not public: the engine behind a handle (bfh_internal_engine, api/testbed.h) and the
-   RocksDB engine's full index sync (engine_rocksdb_sync). */
-#include "lsm_hooks/engines/rocksdb/rdb_engine.h"
+/* Not public: the k a new database gets (bfh_internal_filter_hashes), for the header. */
 #include "api/testbed.h"
 #include "util/random.h"
 
@@ -55,36 +52,10 @@
 
 static int value_bytes = 100;
 
-static void make_key(uint64_t i, char out[17]) {
-  uint64_t x = i;
-  snprintf(out, 17, "%016llx", (unsigned long long)splitmix64(&x));
-}
-
-/* Unique per i: "v" + 15 digits + letters (half from a PRNG, half repeating). */
-static size_t make_value(uint64_t i, char *out) {
-  int n = snprintf(out, 32, "v%015llu", (unsigned long long)i);
-  rng_t r;
-  rng_init(&r, i);
-  for (int j = n; j < value_bytes; j++)
-    out[j] = j % 2 ? (char)('a' + rng_below(&r, 26)) : (char)('a' + j % 26);
-  return value_bytes > n ? (size_t)value_bytes : (size_t)n;
-}
-
 static void die(const char *what, const char *msg) {
   fflush(stdout); /* what was measured before, then why it stopped */
   fprintf(stderr, "rocksdb_bench: %s: %s\n", what, msg ? msg : "");
   exit(1);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Median of v[0, n) (sorts v). */
-static uint64_t median(uint64_t *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_u64);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- the stock RocksDB program ------------------------------------------------------- */
@@ -134,8 +105,8 @@ static uint64_t stock_write(const char *path, uint64_t num) {
   char key[17], val[4096];
   uint64_t t0 = bench_now_ns();
   for (uint64_t i = 0; i < num; i++) {
-    make_key(i, key);
-    rocksdb_put(db, wo, key, 16, val, make_value(i, val), &err);
+    bench_stock_key(i, key);
+    rocksdb_put(db, wo, key, 16, val, bench_stock_value(i, value_bytes, val), &err);
     if (err) die("rocksdb_put", err);
   }
   uint64_t t = bench_now_ns() - t0;
@@ -188,22 +159,23 @@ static bfh_db *open_bfh(const char *path, int filters, size_t write_buffer) {
 static void put_range(bfh_db *db, uint64_t first, uint64_t n) {
   char key[17], val[4096];
   for (uint64_t i = first; i < first + n; i++) {
-    make_key(i, key);
-    if (bfh_put(db, key, 16, val, make_value(i, val)) != BFH_OK) die("bfh_put", bfh_last_error(db));
+    bench_stock_key(i, key);
+    if (bfh_put(db, key, 16, val, bench_stock_value(i, value_bytes, val)) != BFH_OK)
+      die("bfh_put", bfh_last_error(db));
   }
 }
 
 /* Waits (bounded) until every live table has its leaf and block filter and the table list has
-   been the same over 10 full index syncs 200 ms apart. */
+   been the same over 10 full index syncs 200 ms apart. Called with an empty memtable (the open
+   recovered the log into a table), so each bfh_flush writes no table: it only has the index
+   read every live table not indexed yet. */
 static void wait_indexed(bfh_db *db, bfh_db_stats *st) {
   bfh_db_stats prev;
   memset(&prev, 0, sizeof prev);
   for (int stable = 0, polls = 0; stable < 10; polls++) {
     if (polls == 3000) die("wait_indexed", "tables still changing or not indexed after 600 s");
     usleep(200000);
-    err_t e;
-    if (engine_rocksdb_sync(bfh_internal_engine(db), &e) != BFH_OK)
-      die("engine_rocksdb_sync", e.msg);
+    if (bfh_flush(db) != BFH_OK) die("bfh_flush", bfh_last_error(db));
     if (bfh_stats(db, st) != BFH_OK) die("bfh_stats", bfh_last_error(db));
     int indexed = st->leaf_filters == st->tables && st->block_filter_tables == st->tables;
     int same = st->tables == prev.tables && st->table_bytes == prev.table_bytes;
@@ -269,7 +241,7 @@ static void search_mode(const char *base, uint64_t num, uint64_t unflushed, int 
   char val[4096], msg[256];
   for (int q = 0; q < queries; q++)
     for (int c = 0; c < CLASSES; c++) {
-      size_t vl = make_value(ids[c][q], val);
+      size_t vl = bench_stock_value(ids[c][q], value_bytes, val);
       uint64_t hits;
       t[c].base_ns[q] = iterator_scan(rdb, val, vl, &hits);
       bfh_search_stats st;
@@ -304,7 +276,8 @@ static void search_mode(const char *base, uint64_t num, uint64_t unflushed, int 
   uint64_t present_bytes_max = 0;
   double present_bytes_mean = 0;
   for (int c = 0; c < CLASSES; c++) {
-    uint64_t base_ns = median(t[c].base_ns, queries), auto_ns = median(t[c].ns, queries);
+    uint64_t base_ns = bench_median_u64(t[c].base_ns, queries),
+             auto_ns = bench_median_u64(t[c].ns, queries);
     double ratio = (double)base_ns / (double)auto_ns, n = queries;
     printf("search,%s,rocksdb_iterator,%d,%.3f,1.0,,,,,,,%.2f\n", class_names[c], queries,
            base_ns / 1e6, t[c].base_results / n);
@@ -342,12 +315,6 @@ static uint64_t ingest(const char *path, uint64_t n, int filters, uint64_t *loop
   return bench_now_ns() - t0;
 }
 
-static double median_ratio(const uint64_t *num, const uint64_t *den, int n) {
-  uint64_t r[MAX_RUNS];
-  for (int i = 0; i < n; i++) r[i] = (uint64_t)((double)num[i] / (double)den[i] * 1e6);
-  return median(r, n) / 1e6;
-}
-
 static void ingest_mode(const char *base, uint64_t n, int runs, int keep) {
   char pon[4200], poff[4200];
   snprintf(pon, sizeof pon, "%s/ingest_on", base);
@@ -364,8 +331,8 @@ static void ingest_mode(const char *base, uint64_t n, int runs, int keep) {
            on[r] / 1e6, (double)lon[r] / loff[r], (double)on[r] / off[r]);
     fflush(stdout);
   }
-  double loop = median_ratio(lon, loff, runs), total = median_ratio(on, off, runs);
-  uint64_t mon = median(on, runs), moff = median(off, runs);
+  double loop = bench_median_ratio(lon, loff, runs), total = bench_median_ratio(on, off, runs);
+  uint64_t mon = bench_median_u64(on, runs), moff = bench_median_u64(off, runs);
   printf("ingest,median,on_over_off,%llu,,,%.3f,%.3f\n", (unsigned long long)n, loop, total);
   printf("goal,ingest,total_on_over_off_median<=1.15,%llu,%.1f,%.1f,,%.3f %s\n",
          (unsigned long long)n, mon / 1e6, moff / 1e6, total, total <= 1.15 ? "yes" : "NO");

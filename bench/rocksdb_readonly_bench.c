@@ -66,11 +66,6 @@ static size_t value_of(uint64_t i, char *buf) {
   return (size_t)sprintf(buf, "value-%010llu-unique", (unsigned long long)i);
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int count_hit(void *arg, const void *k, size_t kl) {
   (void)k, (void)kl;
   ++*(uint64_t *)arg;
@@ -127,7 +122,7 @@ static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint6
       exit(1);
     }
   }
-  qsort(t, (size_t)queries, sizeof *t, cmp_u64);
+  qsort(t, (size_t)queries, sizeof *t, bench_cmp_u64);
   uint64_t m = t[queries / 2];
   free(t);
   return m;
@@ -291,8 +286,9 @@ int main(int argc, char **argv) {
     scan_ns[round] = iterator_scan(rdb, v, vl, &hits);
     if (hits) die("iterator scan", "found an absent value");
   }
-  for (int k = 0; k < KINDS; k++) qsort(kind_ns[k], (size_t)rounds, sizeof(uint64_t), cmp_u64);
-  qsort(scan_ns, (size_t)rounds, sizeof *scan_ns, cmp_u64);
+  for (int k = 0; k < KINDS; k++)
+    qsort(kind_ns[k], (size_t)rounds, sizeof(uint64_t), bench_cmp_u64);
+  qsort(scan_ns, (size_t)rounds, sizeof *scan_ns, bench_cmp_u64);
   bfh_close(db);
 
   /* 3. Read-write: the stock program closes first (RocksDB admits one writer). */
