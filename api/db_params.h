@@ -15,10 +15,11 @@
 
 #include <stdint.h>
 
+#include "lsm_hooks/engines/engine.h"
 #include "util/env.h"
 #include "util/err.h"
 
-#define DB_PARAMS_FILE "BFH-PARAMS"
+#define DB_PARAMS_FILE ENGINE_PARAMS_FILE
 #define DB_PARAMS_MAGIC "BFHP"
 #define DB_PARAMS_VERSION 1u
 #define DB_PARAMS_BYTES 36

@@ -204,6 +204,33 @@ static int rebuild_standalone(const char *path, const bfh_options *opt, err_t *e
   return BFH_OK;
 }
 
+/* The engine's repair of the stage dir. The own engine writes the value filters of the
+   tables it rebuilds: with the database's m, k and seed (BFH-PARAMS), or, where the file is
+   missing or damaged, the caller's, which the file then records. */
+static int repair_with_params(const engine_kind_t *kind, const char *dir, const bfh_options *opt,
+                              bfh_repair_report *rep, err_t *err) {
+  if (!(kind->caps & ENGINE_CAP_OWN) || !opt->value_filters)
+    return kind->repair(dir, opt, rep, err);
+  bfh_options o = *opt;
+  db_params_t params;
+  err_t e;
+  int rc = db_params_read(env_default(), dir, &params, &e);
+  if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
+    *err = e;
+    return rc;
+  }
+  int rewrite = rc != BFH_OK;
+  if (rewrite)
+    params = (db_params_t){opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
+  o.value_filter_bits = params.m;
+  o.value_filter_hashes = params.k;
+  o.hash_seed = params.seed;
+  rc = kind->repair(dir, &o, rep, err);
+  if (rc == BFH_OK && rewrite) rc = db_params_write(env_default(), dir, &params, err);
+  rep->params_rewritten = rc == BFH_OK && rewrite;
+  return rc;
+}
+
 /* Steps 2 to 6 of the header, under the engine's locks. */
 static int repair_staged(const engine_kind_t *kind, env_t *io, const char *path,
                          const bfh_options *opt, bfh_repair_report *rep, err_t *err) {
@@ -217,7 +244,7 @@ static int repair_staged(const engine_kind_t *kind, env_t *io, const char *path,
   if (!(kind->caps & ENGINE_CAP_OWN)) rc = census_read(kind, dir, &before, err);
   if (rc == BFH_OK && (kind->caps & ENGINE_CAP_CHECK) && !(kind->caps & ENGINE_CAP_OWN))
     rc = clean_tables(kind, dir, &before, err);
-  if (rc == BFH_OK) rc = kind->repair(dir, opt, rep, err);
+  if (rc == BFH_OK) rc = repair_with_params(kind, dir, opt, rep, err);
   if (rc == BFH_OK) rc = census_read(kind, dir, &after, err);
   if (rc == BFH_OK) rc = census_compare(kind, &before, &after, rep, err);
   census_release(&before);

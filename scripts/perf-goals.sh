@@ -43,15 +43,16 @@ at_least() { awk -v x="$1" -v t="$2" 'BEGIN { print (x >= t) ? "yes" : "no" }'; 
 at_most() { awk -v x="$1" -v t="$2" 'BEGIN { print (x <= t) ? "yes" : "no" }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b ? a / b : 0 }'; }
-# ms_median CMD...: the median wall time in ms of RUNS runs of CMD (its output dropped)
+# ms_median CMD...: the median wall time in ms of RUNS runs of CMD (its output dropped): the
+# command's fork, exec and run, read from bash's own clock ($EPOCHREALTIME, microseconds), so
+# that no `date` process is timed with it
 ms_median() {
   for _ in $(seq 1 "$runs"); do
     local t0 t1
-    t0=$(date +%s%N)
+    t0=$EPOCHREALTIME
     "$@" >/dev/null 2>&1
-    t1=$(date +%s%N)
-    div $((t1 - t0)) 1000000
-    echo
+    t1=$EPOCHREALTIME
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) * 1000 }'
   done | median
 }
 

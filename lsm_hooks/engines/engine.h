@@ -33,6 +33,11 @@
 #include "index/index_sync.h"
 #include "util/err.h"
 
+/* The file the API writes into a database directory at its first open with value filters
+   (m, k and the seed: api/db_params.h). The own engine takes it as the mark of a directory
+   opened before, which must then hold a database (lsm_options.marker_file). */
+#define ENGINE_PARAMS_FILE "BFH-PARAMS"
+
 typedef struct engine engine_t;
 typedef struct engine_view engine_view_t; /* engine-specific */
 typedef struct engine_iter engine_iter_t;
@@ -217,16 +222,16 @@ enum {
   ENGINE_CAP_CHECK = 1u << 4,          /* check */
   ENGINE_CAP_ITERATE = 1u << 5,        /* engine_ops_t.iter_create (bfh_iter_*) */
   ENGINE_CAP_MEMTABLE_INDEX = 1u << 6, /* bfh_options.memtable_index has an effect */
-  ENGINE_CAP_OWN = 1u << 7,          /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
-                                        (testbed code that measures the engine's internals) */
+  ENGINE_CAP_OWN = 1u << 7,           /* bfh's own LSM (lsm/db.h): engine_lsm.h reaches its lsm_db_t
+                                         (testbed code that measures the engine's internals) */
   ENGINE_CAP_REPAIR_REPORT = 1u << 8, /* repair fills bfh_repair_report */
   ENGINE_CAP_COLUMN_FAMILY = 1u << 9, /* bfh_options.column_family names the one searched */
-  ENGINE_CAP_BLOCK_MAPS = 1u << 10,    /* its tables get value-to-block maps under the lean
-                                          layout (bfh_options.block_maps has an effect) */
-  ENGINE_CAP_PARAMS_IN_DB = 1u << 11   /* a read-only row whose value filters are the
-                                          database's own (built into its tables): bfh_open
-                                          reads BFH-PARAMS from the database's directory and
-                                          writes none anywhere */
+  ENGINE_CAP_BLOCK_MAPS = 1u << 10,   /* its tables get value-to-block maps under the lean
+                                         layout (bfh_options.block_maps has an effect) */
+  ENGINE_CAP_PARAMS_IN_DB = 1u << 11  /* a read-only row whose value filters are the
+                                         database's own (built into its tables): bfh_open
+                                         reads BFH-PARAMS from the database's directory and
+                                         writes none anywhere */
 };
 
 /* A write an open replays from a log (is_value 0: a deletion); nonzero stops the open with

@@ -202,6 +202,27 @@ static void test_repair_manifest_cut_short(void **state) {
   assert_int_equal(exact, NKEYS);
 }
 
+/* A damaged BFH-PARAMS: the open refuses it; the repair writes every table's filter with the
+   caller's m, k and seed, records them again and says so; a second repair finds them sound. */
+static void test_repair_rewrites_damaged_params(void **state) {
+  fixture_t *fx = *state;
+  build(fx);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/BFH-PARAMS", fx->dir);
+  assert_int_equal(test_file_xor_byte(path, 9, 0x10), 0);
+  expect_open_corrupt(fx);
+  bfh_repair_report rep;
+  repair_ok(fx, &rep);
+  assert_int_equal(rep.params_rewritten, 1);
+  uint32_t exact, older;
+  check_db(fx, &exact, &older);
+  assert_int_equal(exact, NKEYS);
+  repair_ok(fx, &rep);
+  assert_int_equal(rep.params_rewritten, 0);
+  check_db(fx, &exact, &older);
+  assert_int_equal(exact, NKEYS);
+}
+
 /* A damaged data block: reads report it; the repair drops that block alone. */
 static void test_repair_damaged_table_block(void **state) {
   fixture_t *fx = *state;
@@ -474,6 +495,7 @@ static void test_missing_current_is_refused_then_repaired(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_repair_manifest_cut_short, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_repair_rewrites_damaged_params, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repair_damaged_table_block, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repair_damaged_log, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repair_resyncs_after_a_damaged_record, setup, teardown),

@@ -15,7 +15,6 @@
 #include "lsm/db.h"
 #include "lsm/filename.h"
 #include "lsm/repair.h"
-#include "api/db_params.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/engine_detect.h"
@@ -75,7 +74,9 @@ static void write_persisted(engine_lsm_t *el) {
     t[nt++] = (persisted_index_table_t){ti[i].number, ti[i].size, stamp, head, size};
   }
   err_t e;
-  if (t) (void)persisted_index_write(el->io, el->path, index_sync_value_index(el->sync), t, nt, NULL, &e);
+  if (t)
+    (void)persisted_index_write(el->io, el->path, index_sync_value_index(el->sync), t, nt, NULL,
+                                &e);
   for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
   free(t);
   lsm_snapshot_release(snap);
@@ -471,7 +472,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   lo.memtable_value_index = opt->value_filters && opt->memtable_index;
   lo.replay = replay;
   lo.replay_arg = replay_arg;
-  lo.marker_file = DB_PARAMS_FILE; /* written after the first open: CURRENT existed */
+  lo.marker_file = ENGINE_PARAMS_FILE; /* written after the first open: CURRENT existed */
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
     lo.memtable_value_seed = p->seed; /* a search's one hash finds the memtables' entries */
@@ -520,27 +521,16 @@ void engine_lsm_repair_unlock(void *lock) {
 
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
                       err_t *err) {
-  db_params_t params = {opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
-  int write_params = 0;
   value_hook_t *hook = NULL;
   lsm_options_t lo;
   lsm_options_init(&lo);
   lo.table_bytes = opt->table_bytes;
   lo.key_bits_per_key = opt->key_bits_per_key;
   if (opt->value_filters) {
-    err_t e;
-    int rc = db_params_read(env_default(), path, &params, &e);
-    if (rc == BFH_E_UNSUPPORTED || rc == BFH_E_NOMEM || rc == BFH_E_IO) {
-      *err = e;
-      return rc;
-    }
-    if (rc != BFH_OK) { /* missing or damaged: the caller's parameters */
-      params = (db_params_t){opt->value_filter_bits, opt->value_filter_hashes, opt->hash_seed};
-      write_params = 1;
-    }
-    /* Every table repair writes gets its filter; there is no index to report to. */
-    if (!(hook = value_hook_create(NULL, params.m, params.k, params.seed, opt->block_filter_bits_per_value,
-                                   path, err)))
+    /* Every table repair writes gets its filter, with the database's m, k and seed (which
+       api/repair.c read into opt); there is no index to report to. */
+    if (!(hook = value_hook_create(NULL, opt->value_filter_bits, opt->value_filter_hashes,
+                                   opt->hash_seed, opt->block_filter_bits_per_value, path, err)))
       return err->code ? err->code : BFH_E_NOMEM;
     lo.hook = value_hook_table_hook(hook);
   }
@@ -548,7 +538,6 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
   memset(&st, 0, sizeof st);
   int rc = lsm_repair(path, &lo, &st, err);
   value_hook_destroy(hook);
-  if (rc == BFH_OK && write_params) rc = db_params_write(env_default(), path, &params, err);
   *rep = (bfh_repair_report){.logs = st.logs,
                              .log_records = st.log_records,
                              .log_bytes_dropped = st.log_bytes_dropped,
@@ -558,8 +547,7 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
                              .blocks_dropped = st.blocks_dropped,
                              .keys_out = st.keys_out,
                              .tables_out = st.tables_out,
-                             .files_moved = st.files_moved,
-                             .params_rewritten = rc == BFH_OK && write_params};
+                             .files_moved = st.files_moved};
   return rc;
 }
 
