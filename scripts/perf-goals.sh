@@ -9,7 +9,8 @@
 #   OUT    the CSV (default measurements/perf/goals-NUM.csv)
 #   RUNS   runs of each shell command timed for a median (default 11)
 #   ONLY   space-separated subset: db search peak rocksdb (the gets' goals are stated at 1M,
-#          and db_bench at 10M takes about an hour: NUM=10000000 ONLY="search peak rocksdb")
+#          and db_bench at 10M takes about an hour: NUM=10000000 ONLY="search peak rocksdb");
+#          its rows replace those goals' rows in OUT, whose other rows stay
 # met is yes or no, or n/a where NUM is below the size a goal is stated at (10M for a new
 # process's search and for the peak memory).
 # Run it on a quiet machine: at 1M it takes about 5 minutes on 2 cores; the medium run
@@ -125,9 +126,15 @@ if want rocksdb; then
   done <"$tmp/rro.csv"
 fi
 
+# A subset (ONLY) replaces its own rows in an existing file and keeps the others' rows.
+kept="$tmp/kept.csv"
+: >"$kept"
+if [ -n "${ONLY:-}" ] && [ -f "$out" ]; then
+  awk -F, 'NR == FNR { mine[$3] = 1; next } FNR > 1 && !($3 in mine)' "$rows" "$out" >"$kept"
+fi
 {
   echo "commit,num,goal,bfh,rival,unit,ratio,target,met"
-  cat "$rows"
+  cat "$kept" "$rows"
 } >"$out"
 cat "$out" >&2
 echo "perf-goals: $out" >&2
