@@ -366,6 +366,18 @@ static void fold_out_locked(value_index_t *vi, leaf_t *l) {
   }
 }
 
+/* Puts l in the array of leaves, in table-number order, and counts it (the array has room). */
+static void enter_leaf(value_index_t *vi, leaf_t *l) {
+  size_t i = value_index_leaf_lower_bound(vi, l->number);
+  memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
+  memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
+  vi->leaves[i] = l;
+  vi->numbers[i] = l->number;
+  value_index_bits_set(vi, l->number, 1);
+  vi->n++;
+  vi->popcount_sum += l->popcount;
+}
+
 /* Inserts leaf l (filter in memory) into the array, the hierarchy and the sliced index,
    then drops the words if leaves live on disk. Write lock held. On failure nothing
    changed and l is not freed. */
@@ -384,14 +396,7 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
     if (rc != BFH_OK)
       return err_set(err, rc, "value index: table %llu: lean index add failed",
                      (unsigned long long)l->number);
-    size_t i = value_index_leaf_lower_bound(vi, l->number);
-    memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
-    memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
-    vi->leaves[i] = l;
-    vi->numbers[i] = l->number;
-    value_index_bits_set(vi, l->number, 1);
-    vi->n++;
-    vi->popcount_sum += l->popcount;
+    enter_leaf(vi, l);
     value_filter_destroy(l->filter); /* the slices hold its bits */
     l->filter = NULL;
     free(l->crcs); /* a streamed leaf's, checked by the fold */
@@ -413,14 +418,7 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
     return err_set(err, rc, "value index: table %llu: hierarchy insert failed",
                    (unsigned long long)l->number);
   }
-  size_t i = value_index_leaf_lower_bound(vi, l->number);
-  memmove(vi->leaves + i + 1, vi->leaves + i, (vi->n - i) * sizeof *vi->leaves);
-  memmove(vi->numbers + i + 1, vi->numbers + i, (vi->n - i) * sizeof *vi->numbers);
-  vi->leaves[i] = l;
-  vi->numbers[i] = l->number;
-  value_index_bits_set(vi, l->number, 1);
-  vi->n++;
-  vi->popcount_sum += l->popcount;
+  enter_leaf(vi, l);
   if (vi->params.leaves_on_disk) {
     value_filter_destroy(l->filter);
     l->filter = NULL;
