@@ -3,16 +3,15 @@
  */
 #include "lsm_hooks/engines/stock/stock.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "util/path.h"
 
 /* ---- File names ------------------------------------------------------------------------- */
 
@@ -94,9 +93,9 @@ void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir) {
       keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
     }
     if (keep || names[i][0] == '.') continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", cache_dir, names[i]);
-    (void)env_unlink(io, p, NULL); /* a failure leaves it for the next open */
+    char *p = path_join(cache_dir, names[i]);
+    if (p) (void)env_unlink(io, p, NULL); /* a failure leaves it for the next open */
+    free(p);
   }
   env_names_free(names, n);
 }
@@ -104,23 +103,28 @@ void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir) {
 /* ---- What the read-only engines share ------------------------------------------------------ */
 
 int stock_make_dirs(const char *dir, err_t *err) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s", dir);
-  for (char *q = p + 1;; q++) {
+  char *p = strdup(dir);
+  if (!p) return err_set(err, BFH_E_NOMEM, "%s: no memory for its path", dir);
+  int rc = BFH_OK;
+  for (char *q = p + 1; rc == BFH_OK; q++) {
     if (*q != '/' && *q != '\0') continue;
     char c = *q;
     *q = '\0';
-    if (mkdir(p, 0755) != 0 && errno != EEXIST) return err_errno(err, errno, "%s: mkdir", p);
-    if (!(*q = c)) return BFH_OK;
+    rc = env_mkdir(env_default(), p, err); /* an existing directory is BFH_OK */
+    if (!(*q = c)) break;
   }
+  free(p);
+  return rc;
 }
 
 int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err) {
   int rc = engine_detect_check(path, kind, err);
   if (rc != BFH_OK) return rc;
-  char p[4200];
-  snprintf(p, sizeof p, "%s/CURRENT", path);
-  if (!env_exists(env_default(), p))
+  char *p = path_join(path, "CURRENT");
+  if (!p) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", path);
+  int exists = env_exists(env_default(), p);
+  free(p);
+  if (!exists)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a %s database (no CURRENT file); a read-only open creates none", path,
                    what);
@@ -158,9 +162,9 @@ void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t
   for (size_t i = 0; i < nn; i++) {
     uint64_t num;
     if (stock_file_number(names[i], "vf", &num) && engine_tables_contain(tables, n, num)) continue;
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", cache_dir, names[i]);
-    (void)env_unlink(io, p, NULL);
+    char *p = path_join(cache_dir, names[i]);
+    if (p) (void)env_unlink(io, p, NULL); /* no memory: left for the next clean */
+    free(p);
   }
   env_names_free(names, nn);
 }
