@@ -117,7 +117,7 @@ typedef struct batch_reader {
 static int visit_batch(void *arg, const uint8_t *p, size_t n, uint64_t at, int *stopped,
                        err_t *err) {
   batch_reader_t *b = arg;
-  char where[4200];
+  char where[ERR_MSG_BYTES]; /* only a message's prefix: err_t holds no more */
   snprintf(where, sizeof where, "log %s: record at %llu", b->path, (unsigned long long)at);
   return ldb_log_decode_batch(p, n, where, b->fn, b->arg, stopped, b->st, err);
 }

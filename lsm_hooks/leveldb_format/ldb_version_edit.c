@@ -168,7 +168,7 @@ static int replay_edit(void *arg, const uint8_t *p, size_t n, uint64_t at, int *
                        err_t *err) {
   replay_t *r = arg;
   (void)stopped;
-  char where[4400];
+  char where[ERR_MSG_BYTES]; /* only a message's prefix: err_t holds no more */
   snprintf(where, sizeof where, "manifest %s: record at %llu", r->path, (unsigned long long)at);
   return ldb_version_apply(r->v, p, n, where, err);
 }

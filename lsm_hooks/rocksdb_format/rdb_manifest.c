@@ -641,7 +641,7 @@ static int visit_edit(void *arg, const uint8_t *p, size_t n, uint64_t at, int *s
                       err_t *err) {
   (void)stopped;
   manifest_reader_t *m = arg;
-  char where[4200];
+  char where[ERR_MSG_BYTES]; /* only a message's prefix: err_t holds no more */
   snprintf(where, sizeof where, "manifest %s: record at %llu", m->path, (unsigned long long)at);
   int open_before = m->v->before_group != NULL;
   int rc = rdb_version_apply(m->v, p, n, where, err);
