@@ -135,6 +135,12 @@ static int check_options(const bfh_options *o) {
     return invalid(NULL,
                    "bfh_open: compression snappy: the own engine writes no compressed "
                    "table (LevelDB and RocksDB engines only)");
+  if (o->mmap_reads != 0 && o->mmap_reads != 1)
+    return invalid(NULL, "bfh_open: mmap_reads = %d; 0 or 1", o->mmap_reads);
+  if (o->mmap_reads && o->engine != BFH_ENGINE_LSM)
+    return invalid(NULL,
+                   "bfh_open: mmap_reads: the own engine's option (LevelDB reads its tables "
+                   "through a memory map already; RocksDB as it was built)");
   if (o->placement != BFH_PLACEMENT_SIMILARITY && o->placement != BFH_PLACEMENT_POSITIONAL &&
       o->placement != BFH_PLACEMENT_PAPER)
     return invalid(NULL, "bfh_open: placement = %d; 0 (similarity), 1 (positional) or 2 (paper)",

@@ -12,7 +12,9 @@
  * LevelDB runs with leveldb_filterpolicy_create_bloom(10) and default options otherwise
  * (4 MiB write buffer, 2 MiB files, snappy); bfh with lsm_options_init defaults (4 MiB
  * memtable, 2 MiB tables, 10 bits/key blocked key filters). Both get a block cache of
- * --cache_mb MiB (default 8, LevelDB's default; bfh's default too). Neither syncs.
+ * --cache_mb MiB (default 8, LevelDB's default; bfh's default too). Neither syncs. The
+ * engine bfh_mmap is bfh with mmap_reads: a block its cache misses is copied out of a
+ * mapping of the table, as LevelDB reads every block, instead of read with pread.
  *
  * Output: a header (# lines) naming every parameter, CSV
  *   engine,workload,round,ops,seconds,us_per_op
@@ -37,8 +39,9 @@
 enum { W_FILLSEQ, W_FILLRANDOM, W_READRANDOM, W_READMISSING, W_READSEQ, W_COUNT };
 static const char *const wname[W_COUNT] = {"fillseq", "fillrandom", "readrandom", "readmissing",
                                            "readseq"};
-enum { E_BFH, E_LEVELDB, E_COUNT };
-static const char *const ename[E_COUNT] = {"bfh", "leveldb"};
+enum { E_BFH, E_BFH_MMAP, E_LEVELDB, E_COUNT };
+static const char *const ename[E_COUNT] = {"bfh", "bfh_mmap", "leveldb"};
+#define IS_BFH(e) ((e) == E_BFH || (e) == E_BFH_MMAP)
 
 typedef struct params {
   uint64_t num;
@@ -110,10 +113,11 @@ typedef struct engine {
 static void engine_open(engine_t *e, int kind, const char *dir, size_t cache_mb) {
   memset(e, 0, sizeof *e);
   e->kind = kind;
-  if (kind == E_BFH) {
+  if (IS_BFH(kind)) {
     lsm_options_t o;
     lsm_options_init(&o);
     o.block_cache_bytes = cache_mb << 20;
+    o.mmap_reads = kind == E_BFH_MMAP;
     err_t err;
     if (lsm_open(dir, &o, &e->bfh, &err) != ST_OK) die("lsm_open", err.msg);
   } else {
@@ -132,7 +136,7 @@ static void engine_open(engine_t *e, int kind, const char *dir, size_t cache_mb)
 }
 
 static void engine_close(engine_t *e) {
-  if (e->kind == E_BFH) {
+  if (IS_BFH(e->kind)) {
     lsm_close(e->bfh);
   } else {
     leveldb_close(e->ldb);
@@ -145,7 +149,7 @@ static void engine_close(engine_t *e) {
 }
 
 static void engine_put(engine_t *e, const char *k, size_t kl, const void *v, size_t vl) {
-  if (e->kind == E_BFH) {
+  if (IS_BFH(e->kind)) {
     err_t err;
     if (lsm_put(e->bfh, k, kl, v, vl, &err) != ST_OK) die("lsm_put", err.msg);
   } else {
@@ -157,7 +161,7 @@ static void engine_put(engine_t *e, const char *k, size_t kl, const void *v, siz
 
 /* 1 found, 0 not found. */
 static int engine_get(engine_t *e, const char *k, size_t kl) {
-  if (e->kind == E_BFH) {
+  if (IS_BFH(e->kind)) {
     void *v = NULL;
     size_t vl;
     err_t err;
@@ -177,7 +181,7 @@ static int engine_get(engine_t *e, const char *k, size_t kl) {
 
 static uint64_t engine_scan(engine_t *e) {
   uint64_t n = 0, sum = 0;
-  if (e->kind == E_BFH) {
+  if (IS_BFH(e->kind)) {
     lsm_iter_t *it = lsm_iter_create(e->bfh);
     for (lsm_iter_seek_first(it); lsm_iter_valid(it); lsm_iter_next(it)) {
       size_t kl, vl;
@@ -263,12 +267,12 @@ static void run_round(const params_t *p, int eng, int round) {
       found += (uint64_t)engine_get(&e, key, p->key_size);
     }
     report(p, eng, W_READRANDOM, round, p->num, now_s() - t);
-    if (eng == E_BFH) {
+    if (IS_BFH(eng)) {
       lsm_stats_t st;
       lsm_get_stats(e.bfh, &st);
-      printf("# bfh block cache after readrandom, round %d: %" PRIu64 " hits, %" PRIu64
+      printf("# %s block cache after readrandom, round %d: %" PRIu64 " hits, %" PRIu64
              " misses, %" PRIu64 " bytes\n",
-             round, st.block_cache_hits, st.block_cache_misses, st.block_cache_bytes);
+             ename[eng], round, st.block_cache_hits, st.block_cache_misses, st.block_cache_bytes);
     }
     if (found != p->num)
       fprintf(stderr, "db_bench: %s readrandom found %" PRIu64 " of %" PRIu64 "\n", ename[eng],
@@ -322,7 +326,7 @@ static void parse_list(const char *arg, const char *const *names, int count, int
 static void usage(void) {
   fprintf(stderr,
           "usage: db_bench [--num N] [--value_size B] [--key_size B] [--rounds R]\n"
-          "                [--engines bfh,leveldb] [--benchmarks "
+          "                [--engines bfh,bfh_mmap,leveldb] [--benchmarks "
           "fillseq,fillrandom,readrandom,readmissing,readseq]\n"
           "                [--tmp DIR] [--seed S] [--cache_mb M]\n");
   exit(2);
@@ -401,7 +405,7 @@ int main(int argc, char **argv) {
     if (p.workloads[i]) printf("%s ", wname[i]);
   printf(
       "\n# bfh: memtable 4 MiB, tables 2 MiB, blocks 4 KiB, 10 bits/key blocked key filter, "
-      "%zu MiB block cache, sync 0\n",
+      "%zu MiB block cache, sync 0; bfh_mmap: the same with mmap_reads\n",
       p.cache_mb);
   printf(
       "# leveldb: bloom(10), write_buffer 4 MiB, max_file_size 2 MiB, snappy, %zu MiB block "
@@ -416,16 +420,20 @@ int main(int argc, char **argv) {
 
   printf("# summary: median seconds over %d rounds; ratio = leveldb / bfh (> 1: bfh faster)\n",
          p.rounds);
-  printf("# workload,bfh_s,leveldb_s,ratio\n");
-  for (int w = 0; w < W_COUNT; w++) {
-    if (!p.workloads[w]) continue;
-    double mb = p.engines[E_BFH] ? median(results[E_BFH][w], p.rounds) : 0;
-    double ml = p.engines[E_LEVELDB] ? median(results[E_LEVELDB][w], p.rounds) : 0;
-    printf("# %s,%.4f,%.4f,", wname[w], mb, ml);
-    if (mb > 0 && ml > 0)
-      printf("%.3f\n", ml / mb);
-    else
-      printf("-\n");
+  printf("# workload,bfh_s,leveldb_s,ratio (bfh_mmap's rows: \"# bfh_mmap workload,...\")\n");
+  for (int eng = E_BFH; eng <= E_BFH_MMAP; eng++) {
+    if (!p.engines[eng]) continue;
+    for (int w = 0; w < W_COUNT; w++) {
+      if (!p.workloads[w]) continue;
+      double mb = median(results[eng][w], p.rounds);
+      double ml = p.engines[E_LEVELDB] ? median(results[E_LEVELDB][w], p.rounds) : 0;
+      printf("# %s%s%s,%.4f,%.4f,", eng == E_BFH ? "" : ename[eng], eng == E_BFH ? "" : " ",
+             wname[w], mb, ml);
+      if (mb > 0 && ml > 0)
+        printf("%.3f\n", ml / mb);
+      else
+        printf("-\n");
+    }
   }
   return 0;
 }

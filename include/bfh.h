@@ -202,6 +202,10 @@ typedef struct bfh_options {
                                 BFH_DEFAULT_BLOCK_CACHE_BYTES; 0: none */
   bfh_compression compression; /* LevelDB and RocksDB engines: the tables written from this
                                   open on; default BFH_COMPRESSION_DEFAULT */
+  int mmap_reads; /* own engine (read-write and read-only): 1 reads tables by copying out of mappings of
+                     their files, not with pread, so a block the block cache misses costs no
+                     system call; a table truncated underneath is still an error, not a
+                     SIGBUS (doc/api.md "Options"); default 0 */
 } bfh_options;
 #define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u /* the paper's m */
 #define BFH_DEFAULT_HASH_SEED 0x62666801u      /* "bfh" 1 */

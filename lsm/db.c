@@ -1701,7 +1701,10 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
     if (opt->block_cache_bytes && db->tc && !(db->blocks = block_cache_create(opt->block_cache_bytes)))
       rc = err_set(err, ST_E_NOMEM, "open: out of memory");
     if (!db->tc) rc = err_set(err, ST_E_NOMEM, "open: out of memory");
-    if (rc == ST_OK) table_cache_set_block_cache(db->tc, db->blocks);
+    if (rc == ST_OK) {
+      table_cache_set_block_cache(db->tc, db->blocks);
+      table_cache_set_mapped(db->tc, opt->mmap_reads);
+    }
   }
   if (rc == ST_OK) rc = lsm_version_set_create(dir, io, opt->level1_bytes, &db->vs, err);
   if (rc == ST_OK && exists) rc = lsm_version_set_recover(db->vs, err);

@@ -58,6 +58,11 @@ typedef struct lsm_options {
      so that a get of a cached block makes no system call and checks no CRC. Default
      LSM_DEFAULT_BLOCK_CACHE_BYTES (LevelDB's default); 0: none. */
   size_t block_cache_bytes;
+  /* 1: tables are read by copying out of a mapping of their files, not with pread
+     (table_read_mapped): a block the cache misses costs no system call. A file truncated
+     under the mapping is a checksum-class error, as with pread, caught by a SIGBUS handler
+     the first such open installs for the process (util/mapped_copy.h). Default 0. */
+  int mmap_reads;
 } lsm_options_t;
 #define LSM_DEFAULT_BLOCK_CACHE_BYTES (8u << 20)
 

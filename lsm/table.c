@@ -1,16 +1,17 @@
 /* Table reader (lsm/table.h; the file layout is at the top of table_builder.c).
  *
- * The file is read with pread(2), never mapped. Open reads, verifies and keeps in memory:
+ * The file is read with pread(2), or copied out of a mapping of it (table_read_mapped).
+ * Open reads, verifies and keeps in memory:
  * the footer, the index (parsed into arrays of separator keys and data block handles) and
  * the meta index; the key filter is read and verified by the first lookup that needs it
  * (load_filter), so that an open which never gets by key never reads it. Every later read
  * copies a block (or a run of blocks) into a buffer of the caller's and checks each block's
  * CRC there, every time: the bytes served are the bytes checked (a get may instead copy its
  * block from the database's block cache, lsm/block_cache.h, which holds copies checked when
- * they entered). A table changed under an
- * open handle therefore gives a checksum error, never a wrong answer, and a truncated one a
- * short read, never SIGBUS (which a mapping would raise on a page past the new end of the
- * file).
+ * they entered). A table changed under an open handle therefore gives a checksum error,
+ * never a wrong answer, and a truncated one a short read. A mapping raises SIGBUS on a page
+ * past the new end of the file; a mapped table copies out of it only with mapped_copy
+ * (util/mapped_copy.h), which catches that fault and makes it the same short read.
  */
 #include "lsm/table.h"
 
@@ -25,6 +26,7 @@
 #include "lsm/block_cache.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/mapped_copy.h"
 #include "util/path.h"
 
 typedef struct meta_entry {
@@ -67,6 +69,7 @@ struct table {
   block_cache_t *cache; /* NULL, or where gets keep the blocks they read (borrowed) */
   uint64_t cache_id;    /* this open's id in it */
   size_t index_bytes;
+  const uint8_t *map; /* NULL, or the file mapped (table_read_mapped): reads copy from it */
 };
 
 void table_buf_init(table_buf_t *b, uint8_t *stack, size_t cap) {
@@ -133,16 +136,28 @@ static int handle_ok(const table_t *t, const block_handle_t *h) {
          BLOCK_TRAILER_BYTES <= limit - h->offset - h->size;
 }
 
-/* Reads `n` bytes at `offset` into buf->p: ST_OK, the io layer's error, or ST_E_CORRUPT
-   naming `block` if the file now ends before them (it shrank since the open). */
+/* Reads `n` bytes at `offset` into p, from the mapping if there is one, else with pread:
+   ST_OK, the io layer's error, or ST_E_CORRUPT naming `block` if the file now ends before
+   them (it shrank since the open). */
+static int read_at(const table_t *t, uint64_t offset, uint8_t *p, size_t n, uint64_t block,
+                   err_t *err) {
+  if (t->map) {
+    if (offset <= t->size && n <= t->size - offset && mapped_copy(p, t->map + offset, n) == 0)
+      return ST_OK;
+  } else {
+    size_t got;
+    int rc = env_rfile_pread(t->file, offset, p, n, &got, err);
+    if (rc) return rc;
+    if (got == n) return ST_OK;
+  }
+  return corrupt(t, block, "truncated: the file ends inside the block", err);
+}
+
+/* read_at into buf->p, made large enough. */
 static int read_span(const table_t *t, uint64_t offset, size_t n, uint64_t block, table_buf_t *buf,
                      err_t *err) {
   if (buf_reserve(buf, n)) return err_set(err, ST_E_NOMEM, "table %s: out of memory", t->name);
-  size_t got;
-  int rc = env_rfile_pread(t->file, offset, buf->p, n, &got, err);
-  if (rc) return rc;
-  if (got < n) return corrupt(t, block, "truncated: the file ends inside the block", err);
-  return ST_OK;
+  return read_at(t, offset, buf->p, n, block, err);
 }
 
 /* Reads the block at h into buf, verifies its CRC there and parses it (b may be NULL: only
@@ -432,7 +447,8 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
 
 /* Data block i for a get, pinned in the block cache (*pin set, for the caller to release): a
    hit, or a miss read from the file straight into a cache entry (block_cache_alloc), checked
-   there and then published (one copy of the block: the kernel's into the entry). Without a
+   there and then published (one copy of the block: the kernel's, or the mapping's, into the
+   entry). Without a
    cache, or when no entry can be had, read into buf and checked there (*pin NULL). */
 static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b,
                              block_cache_handle_t **pin, err_t *err) {
@@ -447,10 +463,7 @@ static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *
   block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, h->offset, n);
   if (!e) return data_block(t, i, buf, b, err);
   uint8_t *p = block_cache_data(e);
-  size_t got;
-  int rc = env_rfile_pread(t->file, h->offset, p, n, &got, err);
-  if (rc == ST_OK && got < n)
-    rc = corrupt(t, h->offset, "truncated: the file ends inside the block", err);
+  int rc = read_at(t, h->offset, p, n, h->offset, err);
   if (rc == ST_OK) {
     atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
     rc = check_block(t, h, p, b, err);
@@ -475,6 +488,13 @@ static int value_to_buf(const table_t *t, table_buf_t *buf, lsm_lookup_t *out, e
   memcpy(buf->p, out->val, out->val_len);
   out->val = buf->p;
   return ST_OK;
+}
+
+int table_read_mapped(table_t *t) {
+  const uint8_t *p;
+  if (!mapped_copy_ready() || env_rfile_map(t->file, &p, NULL) != ST_OK) return 0;
+  t->map = p;
+  return 1;
 }
 
 void table_set_block_cache(table_t *t, block_cache_t *cache) {
@@ -963,11 +983,7 @@ int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len
   if (!m) return err_set(err, ST_E_CORRUPT, "table %s: no meta block %s", t->name, name);
   if (!handle_ok(t, &m->h) || off > m->h.size || len > m->h.size - off)
     return corrupt(t, m->h.offset, "meta block read out of bounds", err);
-  size_t got;
-  int rc = env_rfile_pread(t->file, m->h.offset + off, buf, len, &got, err);
-  if (rc) return rc;
-  if (got < len) return corrupt(t, m->h.offset, "truncated: the file ends inside the block", err);
-  return ST_OK;
+  return read_at(t, m->h.offset + off, buf, len, m->h.offset, err);
 }
 
 /* ---- Two-level iterator ---------------------------------------------------------------- */

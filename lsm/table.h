@@ -93,6 +93,14 @@ int table_key_may_match(const table_t *t, uint64_t key_hash);
 struct block_cache;
 void table_set_block_cache(table_t *t, struct block_cache *cache);
 
+/* Makes t's later reads copy out of a mapping of its file (env_rfile_map) instead of calling
+   pread: a block the block cache misses then costs a copy and no system call. A file
+   truncated under the mapping gives the same ST_E_CORRUPT as a short pread, through
+   mapped_copy's guard (util/mapped_copy.h), never SIGBUS. 1 if t now reads through a
+   mapping; 0 if it stays with pread (the env cannot map, or the guard could not be
+   installed). Call it once, right after table_open, before t is shared. */
+int table_read_mapped(table_t *t);
+
 /* A two-level iterator (index, then data blocks) over internal keys. Holds a reference on
    t and a buffer for the current block: a key or value it serves is valid until it moves.
    NULL on no memory. Client calls iterator_destroy(). */

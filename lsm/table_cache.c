@@ -21,6 +21,7 @@ struct table_cache {
   env_t *io;
   char *dir;
   struct block_cache *blocks; /* given to every table opened (NULL: none) */
+  int mapped;                 /* table_read_mapped on every table opened */
   size_t capacity;
   pthread_mutex_t mu;
   u64_map_t index; /* number -> (uintptr_t)entry_t * */
@@ -102,6 +103,7 @@ int table_cache_get(table_cache_t *tc, uint64_t number, table_t **out, err_t *er
   free(path);
   if (rc) return rc;
   table_set_block_cache(t, tc->blocks);
+  if (tc->mapped) (void)table_read_mapped(t); /* else, or if it cannot map: pread */
   entry_t *ne = malloc(sizeof *ne);
   if (!ne) {
     /* Serve it uncached. */
@@ -149,4 +151,8 @@ size_t table_cache_size(table_cache_t *tc) {
 
 void table_cache_set_block_cache(table_cache_t *tc, struct block_cache *blocks) {
   tc->blocks = blocks;
+}
+
+void table_cache_set_mapped(table_cache_t *tc, int mapped) {
+  tc->mapped = mapped;
 }

@@ -34,6 +34,9 @@ void table_cache_evict(table_cache_t *tc, uint64_t number);
    borrowed, it must outlive the cache and its tables). Call it before the first get. */
 struct block_cache;
 void table_cache_set_block_cache(table_cache_t *tc, struct block_cache *blocks);
+/* mapped 1: every table opened from now on reads through a mapping of its file
+   (table_read_mapped), where the env can map. Call it before the first get. */
+void table_cache_set_mapped(table_cache_t *tc, int mapped);
 /* Tables currently cached. */
 size_t table_cache_size(table_cache_t *tc);
 

@@ -59,7 +59,8 @@ ms_median() {
 
 # 1. The own engine's key path against stock LevelDB (db_bench: same process, medians of 3
 #    rounds): with LevelDB's default 8 MiB block cache for both, and with a cache that holds
-#    the data (LevelDB reads its tables through mmap, so the page cache serves it either way).
+#    the data (LevelDB reads its tables through mmap, so the page cache serves it either way);
+#    the own engine as it opens by default (pread) and with mmap_reads (rows *_mmap_*).
 data_mb=$((num * 140 / 1048576 + 64))
 want db && for cache in 8 "$data_mb"; do
   echo "perf-goals: db_bench at $num, cache $cache MiB" >&2
@@ -70,6 +71,9 @@ want db && for cache in 8 "$data_mb"; do
       '# fillrandom') g=fill t=1.0 ;;
       '# readrandom') g=get t=1.5 ;;
       '# readmissing') g=miss t=2.5 ;;
+      '# bfh_mmap fillrandom') g=fill_mmap t=1.0 ;;
+      '# bfh_mmap readrandom') g=get_mmap t=1.5 ;;
+      '# bfh_mmap readmissing') g=miss_mmap t=2.5 ;;
       *) continue ;;
     esac
     row "${g}_vs_leveldb_cache_${cache}MiB" "$b" "$l" s "$r" ">=$t" "$(at_least "$r" "$t")"

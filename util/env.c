@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,6 +57,11 @@ int env_rfile_stamp(const env_rfile_t *f, env_file_stamp_t *out, err_t *err) {
 }
 void env_rfile_close(env_rfile_t *f) {
   if (f) f->io->ops->rfile_close(f);
+}
+int env_rfile_map(env_rfile_t *f, const uint8_t **p, err_t *err) {
+  *p = NULL;
+  if (!f->io->ops->rfile_map) return ST_E_UNSUPPORTED;
+  return f->io->ops->rfile_map(f, p, err);
 }
 
 int env_rename(env_t *io, const char *from, const char *to, err_t *err) {
@@ -197,6 +204,7 @@ typedef struct posix_rfile {
   env_rfile_t base;
   int fd;
   int64_t mtime_ns, ctime_ns; /* the open's fstat, for env_rfile_stamp */
+  void *map;                  /* env_rfile_map's, of base.size bytes; NULL: none yet */
 } posix_rfile_t;
 
 typedef struct posix_lock {
@@ -400,7 +408,21 @@ static int posix_rfile_stamp(const env_rfile_t *base, env_file_stamp_t *out, err
   return ST_OK;
 }
 
+static int posix_rfile_map(env_rfile_t *base, const uint8_t **p, err_t *err) {
+  posix_rfile_t *f = (posix_rfile_t *)base;
+  if (!f->map) {
+    if (base->size == 0 || base->size > SIZE_MAX) return ST_E_UNSUPPORTED;
+    void *m = mmap(NULL, (size_t)base->size, PROT_READ, MAP_SHARED, f->fd, 0);
+    if (m == MAP_FAILED) return err_errno(err, errno, "mmap %s", base->path);
+    f->map = m;
+  }
+  *p = f->map;
+  return ST_OK;
+}
+
 static void posix_rfile_close(env_rfile_t *base) {
+  posix_rfile_t *f = (posix_rfile_t *)base;
+  if (f->map) munmap(f->map, (size_t)base->size);
   close(((posix_rfile_t *)base)->fd);
   free(base->path);
   free(base);
@@ -648,6 +670,7 @@ static const env_ops_t posix_ops = {
     .rfile_pread = posix_rfile_pread,
     .rfile_stamp = posix_rfile_stamp,
     .rfile_close = posix_rfile_close,
+    .rfile_map = posix_rfile_map,
     .rename = posix_rename,
     .unlink = posix_unlink,
     .mkdir = posix_mkdir,

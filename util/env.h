@@ -89,6 +89,12 @@ typedef struct env_file_stamp {
 } env_file_stamp_t;
 int env_rfile_stamp(const env_rfile_t *f, env_file_stamp_t *out, err_t *err);
 void env_rfile_close(env_rfile_t *f); /* NULL allowed */
+/* Maps the file's first env_rfile_size(f) bytes read-only: *p stays valid until
+   env_rfile_close. A second call gives the same mapping; call it from one thread at a time.
+   ST_E_UNSUPPORTED (no message) for an empty file or an env that reads only with pread (one
+   that wraps another to inject faults). A page of the mapping past a later end of the file
+   raises SIGBUS when touched: copy out of it with mapped_copy (util/mapped_copy.h). */
+int env_rfile_map(env_rfile_t *f, const uint8_t **p, err_t *err);
 
 /* Reads the whole file into *data (malloc'd, NUL-terminated one past *size; caller frees). */
 int env_read_file(env_t *io, const char *path, void **data, size_t *size, err_t *err);
@@ -213,6 +219,7 @@ typedef struct env_ops {
                      err_t *err);
   int (*rfile_stamp)(const env_rfile_t *f, env_file_stamp_t *out, err_t *err);
   void (*rfile_close)(env_rfile_t *f);
+  int (*rfile_map)(env_rfile_t *f, const uint8_t **p, err_t *err); /* NULL: unsupported */
   int (*rename)(env_t *io, const char *from, const char *to, err_t *err);
   int (*unlink)(env_t *io, const char *path, err_t *err);
   int (*mkdir)(env_t *io, const char *path, err_t *err);

@@ -200,6 +200,8 @@ static void test_api_errors_bad_options(void **state) {
       {"engine", NULL},
       {"placement", NULL},
       {"leaves_on_disk", NULL},
+      {"mmap_reads", NULL},
+      {"mmap_reads", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     bfh_options o;
@@ -234,6 +236,13 @@ static void test_api_errors_bad_options(void **state) {
         break;
       case 9:
         o.leaves_on_disk = 3;
+        break;
+      case 10:
+        o.mmap_reads = 2;
+        break;
+      case 11:
+        o.mmap_reads = 1;
+        o.engine = BFH_ENGINE_LEVELDB;
         break;
     }
     bfh_db *db = (bfh_db *)0x1;

@@ -51,9 +51,13 @@ static size_t val_of(int v, char *buf) {
   return (size_t)sprintf(buf, "v%d", v);
 }
 
+/* 1: both opens read tables through mappings (bfh_options.mmap_reads). */
+static int g_mapped;
+
 static bfh_db *open_rw(void) {
   bfh_options o;
   bfh_options_init(&o);
+  o.mmap_reads = g_mapped;
   o.memtable_bytes = 64 << 10;
   o.table_bytes = 64 << 10;
   bfh_db *db = NULL;
@@ -66,6 +70,7 @@ static bfh_db *open_ro(void) {
   bfh_options o;
   bfh_options_init(&o);
   o.read_only = 1;
+  o.mmap_reads = g_mapped;
   bfh_db *db = NULL;
   int rc = bfh_open(g_db, &o, &db);
   if (rc != BFH_OK) fail_msg("read-only open: %d %s", rc, bfh_last_error(NULL));
@@ -200,8 +205,7 @@ static void test_lsm_readonly_writes_nothing(void **state) {
 /* A read-write handle holds the LOCK; the read-only one opens beside it, finds what it wrote
    (tables and log), sees its next writes (a put in the log, a flush, a delete) at the next
    search, and with nothing written reads no file again. */
-static void test_lsm_readonly_beside_writer(void **state) {
-  (void)state;
+static void beside_writer(void) {
   bfh_db *w = open_rw();
   make_database(w);
   bfh_db *r = open_ro();
@@ -233,6 +237,19 @@ static void test_lsm_readonly_beside_writer(void **state) {
   assert_int_equal(bfh_open(g_db, &o, &w2), BFH_E_BUSY);
   assert_int_equal(bfh_close(r), BFH_OK);
   assert_int_equal(bfh_close(w), BFH_OK);
+}
+
+static void test_lsm_readonly_beside_writer(void **state) {
+  (void)state;
+  beside_writer();
+}
+
+/* The same with both opens reading tables through mappings. */
+static void test_lsm_readonly_beside_writer_mapped(void **state) {
+  (void)state;
+  g_mapped = 1;
+  beside_writer();
+  g_mapped = 0;
 }
 
 /* Appends the bytes [from, to) of data to path (a writer finishing its record). */
@@ -417,6 +434,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lsm_readonly_writes_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_beside_writer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_readonly_beside_writer_mapped, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_torn_tails, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_torn_manifest, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lsm_readonly_first_search_reads_little, setup,

@@ -468,6 +468,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   lo.key_bits_per_key = opt->key_bits_per_key;
   lo.sync = opt->sync;
   lo.block_cache_bytes = opt->block_cache_bytes;
+  lo.mmap_reads = opt->mmap_reads;
   lo.io = io;
   lo.memtable_value_index = opt->value_filters && opt->memtable_index;
   lo.replay = replay;

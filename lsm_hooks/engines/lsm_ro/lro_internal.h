@@ -80,6 +80,7 @@ typedef struct lro_pin {
   _Atomic(table_t *) t;
   env_file_id_t id; /* the file's device and inode */
   uint64_t number;
+  int mapped;  /* the reader reads through a mapping (bfh_options.mmap_reads) */
   char path[]; /* the table's name in messages */
 } lro_pin_t;
 
@@ -119,6 +120,7 @@ typedef struct lro {
   index_sync_t *sync;      /* borrowed; NULL with value filters off */
   uint64_t value_seed;     /* the memtables' value hash seed (the value filters') */
   size_t mem_buckets;      /* value index buckets of a log's memtable (0: none) */
+  int mmap_reads;          /* bfh_options.mmap_reads: table readers read through mappings */
   atomic_ullong refreshes; /* refreshes that read the files (not spared by the watch) */
   atomic_ullong retries;   /* reads started over because the database changed under them */
   atomic_int stale;        /* something may have changed since the last refresh that succeeded */

@@ -32,6 +32,7 @@ int lro_table_reader(const lro_table_t *t, table_t **out, err_t *err) {
   table_t *tt = atomic_load(&p->t);
   if (!tt && (rc = table_open_file(p->f, p->path, p->number, &tt, err)) == BFH_OK) {
     p->f = NULL; /* the reader's now */
+    if (p->mapped) (void)table_read_mapped(tt); /* else, or if it cannot map: pread */
     atomic_store(&p->t, tt);
   }
   pthread_mutex_unlock(&p->mu);
@@ -141,6 +142,7 @@ static int pin_table_at(lro_t *r, lro_state_t *s, size_t i, const char *path, er
   pthread_mutex_init(&p->mu, NULL);
   p->id = env_rfile_id(p->f);
   p->number = t->number;
+  p->mapped = r->mmap_reads;
   t->pin = p;
   t->id = fold_id(p->id);
   return BFH_OK;

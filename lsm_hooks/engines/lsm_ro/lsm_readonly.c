@@ -255,6 +255,7 @@ int engine_lsm_ro_open(const char *path, const bfh_options *opt, struct env *io,
   /* A value index per log's memtable, sized as the writer sizes its own (lsm/db.c). */
   size_t buckets = opt->memtable_bytes / 64;
   if (sync && opt->memtable_index) r->mem_buckets = buckets < 1024 ? 1024 : buckets;
+  r->mmap_reads = opt->mmap_reads;
   pthread_mutex_init(&r->mu, NULL);
   r->watch.fd = -1;
   atomic_init(&r->stale, 1);
