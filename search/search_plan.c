@@ -15,7 +15,7 @@
      on disk: ~5 us (search_bench, LEAVES with leaves on disk: +0.62 ms for 126 leaves);
      bit-sliced index: 35 ns at 119 leaves, 290 ns at 599 (hierarchy_bench): k rows of
      ~12 ns plus ~9 ns per 64 leaves;
-     a 2 MiB table read whole: ~250 us (search_bench --beyond, 1M entries: SCAN 3.5 ms over
+     a 2 MiB table read whole: ~250 us (`bfh run beyond`, 1M entries: SCAN 3.5 ms over
      13 tables);
      a table read through its block filter: ~5 us (the same run: AUTO 7.7 us per present
      value, 1.2 us per absent one, 5.6 blocks: ~1 us a block);
