@@ -33,7 +33,6 @@
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
-#include "util/path.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
@@ -297,10 +296,8 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
      LevelDB would take for damaged files of its own (and write a LOG). */
   rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
   if (rc != BFH_OK) return rc;
-  char *cur = path_join(path, "CURRENT");
-  if (!cur) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", path);
-  int has_current = env_exists(io, cur);
-  free(cur);
+  int has_current;
+  if ((rc = stock_file_exists(io, path, "CURRENT", &has_current, err)) != BFH_OK) return rc;
   if (has_current) return BFH_OK;
   char **names;
   size_t count;

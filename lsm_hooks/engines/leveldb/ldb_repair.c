@@ -57,10 +57,8 @@ static int check_contents(const char *path, err_t *err) {
   if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
   if (engine_detect_dir(path) == ENGINE_DIR_ROCKSDB)
     return engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
-  char *p = path_join(path, "IDENTITY"); /* the own engine's marker (lsm/filename.h) */
-  if (!p) return err_set(err, BFH_E_NOMEM, "%s/IDENTITY: no memory for its path", path);
-  int own = env_exists(io, p);
-  free(p);
+  int own; /* IDENTITY: the own engine's marker (lsm/filename.h) */
+  if ((rc = stock_file_exists(io, path, "IDENTITY", &own, err)) != BFH_OK) return rc;
   if (own)
     return err_set(err, BFH_E_INVALID,
                    "%s is a bfh (own engine) database (it has an IDENTITY file), not a LevelDB "

@@ -196,19 +196,15 @@ static int check_files(check_t *c, err_t *err) {
 int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    engine_damage_fn damage, void *arg, engine_check_stats_t *st,
                    uint64_t *cache_damaged, err_t *err) {
-  char *current = path_join(dir, "CURRENT");
-  char *identity = path_join(dir, "IDENTITY"); /* the own engine's marker (lsm/filename.h) */
-  int has_current = current && env_exists(io, current);
-  int has_identity = identity && env_exists(io, identity);
-  free(current);
-  free(identity);
-  if (!current || !identity)
-    return err_set(err, BFH_E_NOMEM, "%s: no memory for the paths of CURRENT and IDENTITY", dir);
-  if (!has_current)
-    return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
-  if (has_identity && engine_detect_dir(dir) != ENGINE_DIR_ROCKSDB)
+  int has;
+  int rc0 = stock_file_exists(io, dir, "CURRENT", &has, err);
+  if (rc0 != BFH_OK) return rc0;
+  if (!has) return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
+  /* IDENTITY: the own engine's marker (lsm/filename.h) */
+  if ((rc0 = stock_file_exists(io, dir, "IDENTITY", &has, err)) != BFH_OK) return rc0;
+  if (has && engine_detect_dir(dir) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
-  int rc0 = engine_detect_check(dir, ENGINE_DIR_LEVELDB, err);
+  rc0 = engine_detect_check(dir, ENGINE_DIR_LEVELDB, err);
   if (rc0 != BFH_OK) return rc0;
   env_lock_t *lock = NULL;
   int rc = foreign_check_lock(io, dir, "LevelDB", ", or search it read-only", &lock, err);

@@ -118,10 +118,8 @@ static int read_current_at(env_t *io, const char *dir, const char *path, char *m
     return err_set(err, BFH_E_CORRUPT, "%s: at offset %zu: not \"MANIFEST-<number>\\n\"", path, i);
   memcpy(manifest, buf, i);
   manifest[i] = '\0';
-  char *mpath = path_join(dir, manifest);
-  if (!mpath) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, manifest);
-  int exists = env_exists(env_default(), mpath);
-  free(mpath);
+  int exists;
+  if ((rc = stock_file_exists(env_default(), dir, manifest, &exists, err)) != BFH_OK) return rc;
   if (!exists)
     return err_set(err, BFH_E_CORRUPT, "%s: names %s, which does not exist", path, manifest);
   return BFH_OK;

@@ -78,10 +78,9 @@ int stock_report_tables(index_sync_t *sync, const char *path, const engine_table
 
 int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
                      char **cache_dir, err_t *err) {
-  size_t n = strlen(dir) + sizeof("/" LEAF_CACHE_DIR);
-  *cache_dir = malloc(n);
-  if (!*cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
-  snprintf(*cache_dir, n, "%s/%s", dir, LEAF_CACHE_DIR);
+  *cache_dir = path_join(dir, LEAF_CACHE_DIR);
+  if (!*cache_dir)
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, LEAF_CACHE_DIR);
   int rc = env_mkdir(io, *cache_dir, err);
   if (rc != BFH_OK) return rc;
   src.cache_dir = *cache_dir;
@@ -148,9 +147,9 @@ int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_
                         index_source_t src, char **cache_dir, err_t *err) {
   *cache_dir = NULL;
   if (index_dir) {
-    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
-    if (!(*cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-    snprintf(*cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
+    if (!(*cache_dir = path_join(index_dir, LEAF_CACHE_DIR)))
+      return err_set(err, BFH_E_NOMEM, "%s: %s/%s: no memory for its path", path, index_dir,
+                     LEAF_CACHE_DIR);
     int rc = stock_make_dirs(*cache_dir, err);
     if (rc != BFH_OK) return rc;
   }
