@@ -143,8 +143,14 @@ int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
 int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 /* errors.c */
-/* The path of table `number`: NNNNNN.ldb, or NNNNNN.sst when only that exists. */
-void ldb_table_path(const char *dir, uint64_t number, char *out, size_t n);
+/* The path of table `number` of the database in dir: NNNNNN.ldb, or NNNNNN.sst when only that
+   exists, in *path (a string of its own: client frees it with free(); NULL on failure). BFH_OK,
+   or BFH_E_NOMEM naming the table. */
+int ldb_table_path(const char *dir, uint64_t number, char **path, err_t *err);
+/* The same path written into out (n bytes), for foreign_tables_t. REQUIRES: n >= strlen(dir) +
+   LDB_TABLE_NAME_BYTES, so that no path is cut short. */
+#define LDB_TABLE_NAME_BYTES 26 /* "/", 20 digits, ".ldb", '\0' */
+void ldb_table_path_write(const char *dir, uint64_t number, char *out, size_t n);
 /* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
    BFH_E_CORRUPT, its message naming the damaged file. */
 int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);

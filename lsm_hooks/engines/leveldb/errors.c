@@ -13,13 +13,22 @@
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
-void ldb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
+void ldb_table_path_write(const char *dir, uint64_t number, char *out, size_t n) {
   snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
-  if (!env_exists(env_default(), out)) {
-    char alt[4200];
-    snprintf(alt, sizeof alt, "%s/%06llu.sst", dir, (unsigned long long)number);
-    if (env_exists(env_default(), alt)) snprintf(out, n, "%s", alt);
-  }
+  if (env_exists(env_default(), out)) return;
+  snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
+  if (!env_exists(env_default(), out))
+    snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
+}
+
+int ldb_table_path(const char *dir, uint64_t number, char **path, err_t *err) {
+  size_t n = strlen(dir) + LDB_TABLE_NAME_BYTES;
+  *path = malloc(n);
+  if (!*path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.ldb: no memory for its path", dir,
+                   (unsigned long long)number);
+  ldb_table_path_write(dir, number, *path, n);
+  return BFH_OK;
 }
 
 static int ignore_entry(void *arg, const ldb_entry_t *e) {
@@ -49,8 +58,8 @@ static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *
   }
   leveldb_free(list);
   for (size_t i = 0; i < n && !found; i++) {
-    char path[4200];
-    ldb_table_path(el->path, t[i].number, path, sizeof path);
+    char *path;
+    if (ldb_table_path(el->path, t[i].number, &path, NULL) != BFH_OK) break; /* no diagnosis */
     uint64_t size;
     if (env_path_size(el->io, path, &size, NULL) == BFH_OK && size != t[i].size) {
       snprintf(out, cap,
@@ -61,6 +70,7 @@ static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *
       snprintf(out, cap, "%s", e2.msg);
       found = 1;
     }
+    free(path);
   }
   free(t);
   if (found) {

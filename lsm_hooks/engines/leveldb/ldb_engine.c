@@ -292,13 +292,13 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   }
   if (rc != BFH_OK) return rc;
   if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
-  char cur[4200];
   /* The own engine's and RocksDB's directories also have a CURRENT and a MANIFEST, which
      LevelDB would take for damaged files of its own (and write a LOG). */
   rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
   if (rc != BFH_OK) return rc;
-  snprintf(cur, sizeof cur, "%s/CURRENT", path);
-  if (env_exists(io, cur)) return BFH_OK;
+  int has_current;
+  if ((rc = stock_file_exists(io, path, "CURRENT", &has_current, err)) != BFH_OK) return rc;
+  if (has_current) return BFH_OK;
   char **names;
   size_t count;
   if ((rc = env_list_dir(io, path, &names, &count, err)) != BFH_OK)

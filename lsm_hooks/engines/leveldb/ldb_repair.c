@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/stock/stock.h"
+#include "util/path.h"
 
 static void (*repair_hook)(void *arg, const char *path);
 static void *repair_hook_arg;
@@ -53,11 +55,11 @@ static int check_contents(const char *path, err_t *err) {
     return err_set(err, BFH_E_INVALID, "%s: does not exist: nothing to repair", path);
   if (rc != BFH_OK) return rc;
   if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
-  char p[4400];
   if (engine_detect_dir(path) == ENGINE_DIR_ROCKSDB)
     return engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
-  snprintf(p, sizeof p, "%s/IDENTITY", path); /* the own engine's marker (lsm/filename.h) */
-  if (env_exists(io, p))
+  int own; /* IDENTITY: the own engine's marker (lsm/filename.h) */
+  if ((rc = stock_file_exists(io, path, "IDENTITY", &own, err)) != BFH_OK) return rc;
+  if (own)
     return err_set(err, BFH_E_INVALID,
                    "%s is a bfh (own engine) database (it has an IDENTITY file), not a LevelDB "
                    "one: repair it with the lsm engine; LevelDB's repair would move its tables "
@@ -73,12 +75,15 @@ static int check_contents(const char *path, err_t *err) {
     uint64_t num;
     int table = stock_table_file_number(n, &num);
     if (table) {
-      snprintf(p, sizeof p, "%s/%s", path, n);
-      if (engine_detect_table_magic(p) == TABLE_MAGIC)
+      char *tp = path_join(path, n);
+      if (!tp)
+        rc = err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", path, n);
+      else if (engine_detect_table_magic(tp) == TABLE_MAGIC)
         rc = err_set(err, BFH_E_INVALID,
                      "%s: table %s is a bfh own-engine table (its footer has the own engine's "
                      "magic), not a LevelDB one: repair the directory with the lsm engine",
                      path, n);
+      free(tp);
     }
     found |= table || stock_file_number(n, "log", &num) || !strcmp(n, "CURRENT") ||
              (!strncmp(n, "MANIFEST-", 9) && n[9] >= '0' && n[9] <= '9');

@@ -16,6 +16,7 @@
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
+#include "util/path.h"
 
 /* ---- bfh_tables ------------------------------------------------------------------------ */
 
@@ -52,14 +53,16 @@ static int visit_range(void *arg, const ldb_entry_t *e) {
 
 int ldb_verify_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  char path[4200];
-  ldb_table_path(el->path, number, path, sizeof path);
+  char *path;
+  int rc = ldb_table_path(el->path, number, &path, err);
+  if (rc != BFH_OK) return rc;
   key_range_t r = {0};
   ldb_read_stats_t st = {0};
-  int rc = ldb_table_scan(el->io, path, visit_range, &r, &st, err);
+  rc = ldb_table_scan(el->io, path, visit_range, &r, &st, err);
   if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
   if (rc == BFH_NOT_FOUND) /* the view pins the version: a table cannot go away under it */
     rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
+  free(path);
   info->entries = st.entries;
   info->smallest = r.smallest;
   info->smallest_len = r.smallest_len;
@@ -84,18 +87,20 @@ static int ignore_entry(void *arg, const ldb_entry_t *e) {
 /* CURRENT and the MANIFEST it names: every record's checksum, and every version edit parsed
    and applied, which gives the live files. */
 static int check_manifest(check_t *c, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/CURRENT", c->fc.dir);
+  char *path = path_join(c->fc.dir, "CURRENT");
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", c->fc.dir);
   void *data = NULL;
   size_t n = 0;
   err_t e;
   int rc = env_read_file(c->fc.io, path, &data, &n, &e);
   if (rc != BFH_OK) {
+    free(path);
     if (err) *err = e;
     return rc;
   }
   uint64_t size;
   foreign_check_count(&c->fc, path, &size);
+  free(path);
   char name[64];
   int ok = n > 10 && n < sizeof name && ((char *)data)[n - 1] == '\n';
   if (ok) {
@@ -108,40 +113,45 @@ static int check_manifest(check_t *c, err_t *err) {
     foreign_check_report(&c->fc, "CURRENT", 0, "not \"MANIFEST-<number>\\n\"");
     return BFH_OK;
   }
-  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
+  path = path_join(c->fc.dir, name);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, name);
   if (!env_exists(c->fc.io, path)) {
+    free(path);
     foreign_check_report(&c->fc, name, 0, "missing (named by CURRENT)");
     return BFH_OK;
   }
   foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
   rc = ldb_version_check(c->fc.io, path, &c->version, &rs, &e);
+  free(path);
   c->fc.st->records += rs.blocks;
   c->live_known = rc == BFH_OK && c->version.has_log_number;
   return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 static int check_table(check_t *c, const char *name, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
+  char *path = path_join(c->fc.dir, name);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, name);
   uint64_t size;
   foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
   err_t e;
   int rc = ldb_table_scan(c->fc.io, path, ignore_entry, NULL, &rs, &e);
+  free(path);
   c->fc.st->blocks += rs.blocks;
   return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 static int check_log(check_t *c, const char *name, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
+  char *path = path_join(c->fc.dir, name);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, name);
   uint64_t size, end = 0;
   foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
   err_t e;
   int rc =
       ldb_log_read_flags(c->fc.io, path, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, &end, &rs, &e);
+  free(path);
   c->fc.st->records += rs.blocks;
   if (rc == BFH_OK && end < size) {
     c->fc.st->torn_tails++;
@@ -170,13 +180,15 @@ static int check_files(check_t *c, err_t *err) {
   }
   env_names_free(names, n);
   for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
-    char path[4400];
-    ldb_table_path(c->fc.dir, v->files[i].number, path, sizeof path);
+    char *path;
+    rc = ldb_table_path(c->fc.dir, v->files[i].number, &path, err);
+    if (rc != BFH_OK) break;
     const char *name = strrchr(path, '/') + 1;
     if (env_exists(c->fc.io, path))
       rc = check_table(c, name, err);
     else
       foreign_check_report(&c->fc, name, 0, "missing (named by the MANIFEST)");
+    free(path);
   }
   return rc;
 }
@@ -184,19 +196,20 @@ static int check_files(check_t *c, err_t *err) {
 int ldb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    engine_damage_fn damage, void *arg, engine_check_stats_t *st,
                    uint64_t *cache_damaged, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/CURRENT", dir);
-  if (!env_exists(io, path))
-    return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
-  snprintf(path, sizeof path, "%s/IDENTITY", dir); /* the own engine's marker (lsm/filename.h) */
-  if (env_exists(io, path) && engine_detect_dir(dir) != ENGINE_DIR_ROCKSDB)
+  int has;
+  int rc0 = stock_file_exists(io, dir, "CURRENT", &has, err);
+  if (rc0 != BFH_OK) return rc0;
+  if (!has) return err_set(err, BFH_E_INVALID, "%s: not a LevelDB database (no CURRENT)", dir);
+  /* IDENTITY: the own engine's marker (lsm/filename.h) */
+  if ((rc0 = stock_file_exists(io, dir, "IDENTITY", &has, err)) != BFH_OK) return rc0;
+  if (has && engine_detect_dir(dir) != ENGINE_DIR_ROCKSDB)
     return err_set(err, BFH_E_INVALID, "%s: a database of bfh's own engine, not LevelDB", dir);
-  int rc0 = engine_detect_check(dir, ENGINE_DIR_LEVELDB, err);
+  rc0 = engine_detect_check(dir, ENGINE_DIR_LEVELDB, err);
   if (rc0 != BFH_OK) return rc0;
   env_lock_t *lock = NULL;
   int rc = foreign_check_lock(io, dir, "LevelDB", ", or search it read-only", &lock, err);
   check_t c = {.fc = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st}};
-  static const foreign_tables_t tables = {ldb_table_path, ldb_table_tag};
+  static const foreign_tables_t tables = {ldb_table_path_write, ldb_table_tag};
   if (rc == BFH_OK) rc = check_manifest(&c, err);
   if (rc == BFH_OK) rc = check_files(&c, err);
   if (rc == BFH_OK && m) rc = foreign_check_cache(&c.fc, &tables, m, k, seed, cache_damaged, err);

@@ -22,6 +22,7 @@
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "util/coding.h"
+#include "util/path.h"
 #include "util/vec.h"
 
 static int append_entry(void *arg, const ldb_entry_t *e) {
@@ -136,18 +137,24 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       l->seen = 1;
       continue;
     }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%06llu.log", el->path, (unsigned long long)l->number);
+    char *path = path_fmt("%s/%06llu.log", el->path, (unsigned long long)l->number);
+    if (!path) {
+      rc = err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", el->path,
+                   (unsigned long long)l->number);
+      break;
+    }
     /* LevelDB only appends to a log: one no longer than where the last read stopped holds
        nothing new. */
     uint64_t size;
     err_t e;
     int r0 = env_path_size(el->io, path, &size, &e);
     if (r0 == BFH_NOT_FOUND) { /* deleted: its table is installed, maybe not in the pin */
+      free(path);
       logs_changed(el);
       continue;
     }
     if (r0 == BFH_OK && size <= l->resume) {
+      free(path);
       l->seen = 1;
       continue;
     }
@@ -172,6 +179,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
     if (r == BFH_OK && b.n > 0 && log_state_add(l, &b) != BFH_OK)
       r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
     stock_seg_builder_release(&b);
+    free(path);
     if (r == BFH_NOT_FOUND) { /* deleted since the listing: its table is installed */
       logs_changed(el);
       continue;

@@ -13,6 +13,7 @@
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "util/coding.h"
+#include "util/path.h"
 
 typedef struct edits {
   const char *path;
@@ -91,10 +92,9 @@ static int ignore_entry(void *arg, const ldb_entry_t *e) {
   return 0;
 }
 
-/* Reads CURRENT into manifest (the file name it holds, checked). BFH_NOT_FOUND without one. */
-static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/CURRENT", dir);
+/* read_current with path, dir's CURRENT. */
+static int read_current_at(env_t *io, const char *dir, const char *path, char *manifest, size_t cap,
+                           err_t *err) {
   if (!env_exists(io, path)) return BFH_NOT_FOUND;
   void *data = NULL;
   size_t len = 0;
@@ -118,23 +118,28 @@ static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, 
     return err_set(err, BFH_E_CORRUPT, "%s: at offset %zu: not \"MANIFEST-<number>\\n\"", path, i);
   memcpy(manifest, buf, i);
   manifest[i] = '\0';
-  char mpath[4400];
-  snprintf(mpath, sizeof mpath, "%s/%s", dir, manifest);
-  if (!env_exists(env_default(), mpath))
+  int exists;
+  if ((rc = stock_file_exists(env_default(), dir, manifest, &exists, err)) != BFH_OK) return rc;
+  if (!exists)
     return err_set(err, BFH_E_CORRUPT, "%s: names %s, which does not exist", path, manifest);
   return BFH_OK;
 }
 
-int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
-  char manifest[256];
-  int rc = read_current(io, dir, manifest, sizeof manifest, err);
-  if (rc == BFH_NOT_FOUND) return BFH_OK;
-  if (rc != BFH_OK) return rc;
-  char mpath[4400];
-  snprintf(mpath, sizeof mpath, "%s/%s", dir, manifest);
+/* Reads CURRENT into manifest (the file name it holds, checked). BFH_NOT_FOUND without one. */
+static int read_current(env_t *io, const char *dir, char *manifest, size_t cap, err_t *err) {
+  char *path = path_join(dir, "CURRENT");
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", dir);
+  int rc = read_current_at(io, dir, path, manifest, cap, err);
+  free(path);
+  return rc;
+}
+
+/* ldb_precheck_dir past CURRENT, which names manifest, at mpath. */
+static int check_manifest_and_logs(env_t *io, const char *dir, const char *manifest,
+                                   const char *mpath, err_t *err) {
   edits_t e = {.path = mpath};
-  rc = ldb_log_records(io, mpath, "manifest", 0, LDB_LOG_CHECK_TAIL, visit_edit, &e, NULL, NULL,
-                       err);
+  int rc = ldb_log_records(io, mpath, "manifest", 0, LDB_LOG_CHECK_TAIL, visit_edit, &e, NULL, NULL,
+                           err);
   if (rc == BFH_NOT_FOUND)
     return err_set(err, BFH_E_CORRUPT, "%s/CURRENT: names %s, which does not exist", dir, manifest);
   if (rc != BFH_OK) return rc;
@@ -149,14 +154,18 @@ int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
   if ((rc = env_list_dir(io, dir, &names, &count, err)) != BFH_OK)
     return err_prefix(err, "%s: list directory: ", dir);
   int have_live_log = 0;
-  char lpath[4400];
   for (size_t i = 0; rc == BFH_OK && i < count; i++) {
     uint64_t num;
     if (!stock_file_number(names[i], "log", &num)) continue;
     if (e.has_log_number && num == e.log_number) have_live_log = 1;
     if (e.has_log_number && num < e.log_number) continue; /* obsolete: LevelDB ignores it */
-    snprintf(lpath, sizeof lpath, "%s/%s", dir, names[i]);
+    char *lpath = path_join(dir, names[i]);
+    if (!lpath) {
+      rc = err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, names[i]);
+      break;
+    }
     rc = ldb_log_read_flags(io, lpath, 0, LDB_LOG_CHECK_TAIL, ignore_entry, NULL, NULL, NULL, err);
+    free(lpath);
     if (rc == BFH_NOT_FOUND) rc = BFH_OK; /* cannot happen: the database is locked */
   }
   env_names_free(names, count);
@@ -168,4 +177,16 @@ int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
         "exist (edits after it were lost: the MANIFEST is truncated or damaged)",
         mpath, (unsigned long long)e.log_number, dir, (unsigned long long)e.log_number);
   return BFH_OK;
+}
+
+int ldb_precheck_dir(env_t *io, const char *dir, err_t *err) {
+  char manifest[256];
+  int rc = read_current(io, dir, manifest, sizeof manifest, err);
+  if (rc == BFH_NOT_FOUND) return BFH_OK;
+  if (rc != BFH_OK) return rc;
+  char *mpath = path_join(dir, manifest);
+  if (!mpath) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, manifest);
+  rc = check_manifest_and_logs(io, dir, manifest, mpath, err);
+  free(mpath);
+  return rc;
 }

@@ -1,6 +1,8 @@
 /* The table reads both LevelDB engines make (adapter.h): the read-write one and the read-only
  * one (readonly.c) differ in where their list of live tables comes from, not in how a table
  * is read for a search or for its filters. */
+#include <stdlib.h>
+
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
@@ -15,11 +17,13 @@ static int visit_match(void *arg, const ldb_entry_t *e) {
 
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  char path[4200];
-  ldb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = ldb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   ldb_read_stats_t rs = {0};
-  int rc = refs ? ldb_table_read_blocks(io, path, refs, n, visit_match, (void *)m, &rs, err)
-                : ldb_table_scan(io, path, visit_match, (void *)m, &rs, err);
+  rc = refs ? ldb_table_read_blocks(io, path, refs, n, visit_match, (void *)m, &rs, err)
+            : ldb_table_scan(io, path, visit_match, (void *)m, &rs, err);
+  free(path);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
   return rc;
@@ -40,11 +44,13 @@ static int visit_hash(void *arg, const ldb_entry_t *e) {
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                      err_t *err) {
-  char path[4200];
-  ldb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = ldb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   hash_ctx_t h = {seed, fn, arg};
   ldb_read_stats_t rs = {0};
-  int rc = ldb_table_scan(io, path, visit_hash, &h, &rs, err);
+  rc = ldb_table_scan(io, path, visit_hash, &h, &rs, err);
+  free(path);
   if (st) {
     st->entries += rs.entries;
     st->bytes_read += rs.bytes_read;
@@ -64,12 +70,14 @@ int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *r
 
 int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err) {
-  char path[4200];
-  ldb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = ldb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   ldb_read_stats_t st = {0};
   ldb_filter_map_t map;
-  int rc = ldb_filter_build_map(io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
-                                &out->blocks, out->want_map ? &map : NULL, &out->tag, &st, err);
+  rc = ldb_filter_build_map(io, path, p->m, p->k, p->seed, p->block_bits, &out->filter,
+                            &out->blocks, out->want_map ? &map : NULL, &out->tag, &st, err);
+  free(path);
   if (rc == BFH_OK && out->want_map) {
     out->map_head = map.head;
     out->map_head_len = map.head_len;
@@ -81,7 +89,10 @@ int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
 }
 
 int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
-  char path[4200];
-  ldb_table_path(dir, number, path, sizeof path);
-  return ldb_table_tag(io, path, tag, err);
+  char *path;
+  int rc = ldb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
+  rc = ldb_table_tag(io, path, tag, err);
+  free(path);
+  return rc;
 }

@@ -159,11 +159,15 @@ static int table_stamp(void *ctx, uint64_t number, uint64_t *stamp, err_t *err) 
 }
 
 int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err) {
-  char path[4200];
-  ldb_table_path(r->path, number, path, sizeof path);
-  env_rfile_t *f = NULL;
-  int rc = env_open_read(r->io, path, &f, err);
+  char *path;
+  int rc = ldb_table_path(r->path, number, &path, err);
   if (rc != BFH_OK) return rc;
+  env_rfile_t *f = NULL;
+  rc = env_open_read(r->io, path, &f, err);
+  if (rc != BFH_OK) {
+    free(path);
+    return rc;
+  }
   env_file_stamp_t st;
   uint8_t footer[48];
   size_t got = 0;
@@ -176,6 +180,7 @@ int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err)
   if (rc == BFH_OK && got != sizeof footer)
     rc = err_set(err, BFH_E_CORRUPT, "%s: footer cut short", path);
   env_rfile_close(f);
+  free(path);
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   if (rc == BFH_OK)

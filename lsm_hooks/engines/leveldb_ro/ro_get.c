@@ -67,10 +67,12 @@ static int get_from_tables(engine_ro_t *r, const ro_state_t *s, lookup_t *l, err
       rc = ldb_table_scan_rfile(p->f, p->path, visit_lookup, l, NULL, err);
       continue;
     }
-    char path[4200];
-    ldb_table_path(r->path, order[i]->number, path, sizeof path);
+    char *path;
+    rc = ldb_table_path(r->path, order[i]->number, &path, err);
+    if (rc != BFH_OK) break;
     rc = ro_table_status(r, ldb_table_scan(r->io, path, visit_lookup, l, NULL, err),
                          order[i]->number, err);
+    free(path);
   }
   free(order);
   if (rc == BFH_OK && l->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);

@@ -2,6 +2,7 @@
    (sorted_iter.h); a table gone before it was read starts the read over from a new refresh. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "lsm_hooks/engines/stock/sorted_iter.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
@@ -42,10 +43,12 @@ static int gather_state(engine_ro_t *r, const ro_state_t *s, gather_t *g, err_t 
   for (size_t i = 0; i < s->version.nfiles && rc == BFH_OK && !g->nomem; i++) {
     uint64_t number = s->version.files[i].number;
     if (r->read_hook) r->read_hook(r->read_hook_arg, number);
-    char path[4200];
-    ldb_table_path(r->path, number, path, sizeof path);
+    char *path;
+    rc = ldb_table_path(r->path, number, &path, err);
+    if (rc != BFH_OK) break;
     rc = ro_table_status(r, ldb_table_scan(r->io, path, gather_table_entry, g, NULL, err), number,
                          err);
+    free(path);
   }
   if (rc == BFH_OK && g->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
   return rc;

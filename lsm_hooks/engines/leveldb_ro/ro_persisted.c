@@ -31,6 +31,7 @@
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "index/index_sync.h"
+#include "util/path.h"
 
 /* Does this handle keep the persisted index (an index directory, the lean layout with maps,
    leaves in memory)? */
@@ -40,19 +41,25 @@ static int persists(const engine_ro_t *r) {
   return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
 }
 
-static void cache_path(const engine_ro_t *r, uint64_t number, char *out, size_t n) {
-  snprintf(out, n, "%s/%06llu.vf", r->cache_dir, (unsigned long long)number);
+/* The path of table number's cache file, in memory of its own (client frees it with free());
+   NULL only on no memory. */
+static char *cache_path(const engine_ro_t *r, uint64_t number) {
+  return path_fmt("%s/%06llu.vf", r->cache_dir, (unsigned long long)number);
 }
 
 /* persisted_index_map_fn: the map of a bound table from its cache file. */
 static int open_map(void *arg, uint64_t number, uint64_t size, uint64_t stamp, const uint8_t *head,
                     size_t head_len, value_block_map_t **out, err_t *err) {
   engine_ro_t *r = arg;
-  char cpath[4400];
-  cache_path(r, number, cpath, sizeof cpath);
+  char *cpath = cache_path(r, number);
+  if (!cpath)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.vf: no memory for its path", r->cache_dir,
+                   (unsigned long long)number);
   leaf_cache_table_t t = {.number = number, .size = size, .stamp = stamp};
-  return leaf_cache_load_map_by_head(r->io, cpath, &t, index_sync_params(r->sync)->m, head,
-                                     head_len, out, err);
+  int rc = leaf_cache_load_map_by_head(r->io, cpath, &t, index_sync_params(r->sync)->m, head,
+                                       head_len, out, err);
+  free(cpath);
+  return rc;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -107,11 +114,12 @@ static void write_file(engine_ro_t *r, const ro_state_t *s) {
     err_t e;
     leaf_cache_table_t lt = {.number = s->tables[i].number, .size = s->tables[i].size};
     if (ro_table_stamp(r, lt.number, &lt.stamp, &e) != BFH_OK || !lt.stamp) continue;
-    char cpath[4400];
-    cache_path(r, lt.number, cpath, sizeof cpath);
+    char *cpath = cache_path(r, lt.number); /* no memory: the table is left out, as unread */
     uint8_t *head = NULL;
     size_t len = 0;
-    if (leaf_cache_map_head(r->io, cpath, &lt, m, &head, &len, &e) != BFH_OK) continue;
+    int rc = cpath ? leaf_cache_map_head(r->io, cpath, &lt, m, &head, &len, &e) : BFH_E_NOMEM;
+    free(cpath);
+    if (rc != BFH_OK) continue;
     t[nt++] = (persisted_index_table_t){lt.number, lt.size, lt.stamp, head, len};
   }
   err_t e;

@@ -10,6 +10,7 @@
 #include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
+#include "util/path.h"
 #include "util/vec.h"
 
 void ro_log_release(ro_log_t *l) {
@@ -34,10 +35,9 @@ static void forget_manifest(engine_ro_t *r) {
   r->recheck = 1;
 }
 
-/* Step 1 (and 3): CURRENT and the MANIFEST's new edits into r->version. REQUIRES mu. */
-static int read_manifest(engine_ro_t *r, err_t *err) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/CURRENT", r->path);
+/* The MANIFEST that CURRENT (at path) names into r->manifest; a new one forgets the old.
+   REQUIRES mu. */
+static int read_current(engine_ro_t *r, const char *path, err_t *err) {
   void *data = NULL;
   size_t len = 0;
   int rc = env_read_file(r->io, path, &data, &len, err);
@@ -55,10 +55,14 @@ static int read_manifest(engine_ro_t *r, err_t *err) {
     forget_manifest(r);
     snprintf(r->manifest, sizeof r->manifest, "%s", name);
   }
-  snprintf(path, sizeof path, "%s/%s", r->path, r->manifest);
+  return BFH_OK;
+}
+
+/* The new edits of r->manifest (at path) into r->version. REQUIRES mu. */
+static int read_manifest_file(engine_ro_t *r, const char *path, err_t *err) {
   uint64_t size;
   env_file_id_t id;
-  rc = env_path_stat(r->io, path, &size, &id, err);
+  int rc = env_path_stat(r->io, path, &size, &id, err);
   if (rc == BFH_NOT_FOUND) return AGAIN; /* replaced since CURRENT was read */
   if (rc != BFH_OK) return rc;
   if (r->manifest_file &&
@@ -82,6 +86,21 @@ static int read_manifest(engine_ro_t *r, err_t *err) {
   if (rc == BFH_OK) r->manifest_resume = next;
   if (rc != BFH_OK) r->manifest[0] = '\0'; /* the version may be half-applied: read it whole */
   return rc == BFH_NOT_FOUND ? AGAIN : rc;
+}
+
+/* Step 1 (and 3): CURRENT and the MANIFEST's new edits into r->version. REQUIRES mu. */
+static int read_manifest(engine_ro_t *r, err_t *err) {
+  char *path = path_join(r->path, "CURRENT");
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", r->path);
+  int rc = read_current(r, path, err);
+  free(path);
+  if (rc != BFH_OK) return rc;
+  path = path_join(r->path, r->manifest);
+  if (!path)
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", r->path, r->manifest);
+  rc = read_manifest_file(r, path, err);
+  free(path);
+  return rc;
 }
 
 /* Is log `number` one version `v` needs? */
@@ -111,10 +130,8 @@ static int list_logs(engine_ro_t *r, u64vec_t *nums, err_t *err) {
   return rc;
 }
 
-/* Reads what was appended to log l since the last read into a new chunk. */
-static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%06llu.log", r->path, (unsigned long long)l->number);
+/* read_log for l at path. */
+static int read_log_at(engine_ro_t *r, ro_log_t *l, const char *path, err_t *err) {
   uint64_t size;
   env_file_id_t id;
   int rc = env_path_stat(r->io, path, &size, &id, err);
@@ -155,6 +172,17 @@ static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
     l->resume = next;
   }
   return rc == BFH_NOT_FOUND ? AGAIN : rc;
+}
+
+/* Reads what was appended to log l since the last read into a new chunk. */
+static int read_log(engine_ro_t *r, ro_log_t *l, err_t *err) {
+  char *path = path_fmt("%s/%06llu.log", r->path, (unsigned long long)l->number);
+  if (!path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", r->path,
+                   (unsigned long long)l->number);
+  int rc = read_log_at(r, l, path, err);
+  free(path);
+  return rc;
 }
 
 /* Step 2: r->logs become the logs the version needs, each read to its end. */

@@ -52,10 +52,8 @@ static int cmp_table(const void *a, const void *b) {
    one while fewer than pin_max are held (beyond, or when the open fails for another reason
    than the file being gone, the table stays unpinned: read by name, as it vanishes it makes
    the search start over). BFH_OK; BFH_NOT_FOUND when the file is gone; BFH_E_NOMEM. */
-static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
+static int pin_table_at(engine_ro_t *r, ro_state_t *s, size_t i, const char *path, err_t *err) {
   uint64_t number = s->tables[i].number;
-  char path[4200];
-  ldb_table_path(r->path, number, path, sizeof path);
   pin_t *p = r->state && r->pin_max ? ro_state_pin(r->state, number) : NULL;
   if (p && r->recheck) { /* the database may be another one: is the name still this file? */
     uint64_t size;
@@ -88,6 +86,15 @@ static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
   return BFH_OK;
 }
 
+static int pin_table(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
+  char *path;
+  int rc = ldb_table_path(r->path, s->tables[i].number, &path, err);
+  if (rc != BFH_OK) return rc;
+  rc = pin_table_at(r, s, i, path, err);
+  free(path);
+  return rc;
+}
+
 /* A table of the version was gone when pinned: deleted by a compaction whose edit the next
    MANIFEST read sees (AGAIN), unless that read finds nothing new and the same table gone
    again: then the MANIFEST names a table that does not exist (damage). REQUIRES mu. */
@@ -108,9 +115,9 @@ static uint64_t fold_id(env_file_id_t id) {
 }
 
 /* s->ids[i]: the identity of table i's file: its pin's, else (not held) the previous state's
-   unless the MANIFEST was read whole since, else its name's now. BFH_OK or BFH_NOT_FOUND (the
-   file is gone). REQUIRES mu. */
-static int table_id(engine_ro_t *r, ro_state_t *s, size_t i) {
+   unless the MANIFEST was read whole since, else its name's now. BFH_OK, BFH_NOT_FOUND (the
+   file is gone) or BFH_E_NOMEM. REQUIRES mu. */
+static int table_id(engine_ro_t *r, ro_state_t *s, size_t i, err_t *err) {
   if (s->pins[i]) {
     s->ids[i] = fold_id(env_rfile_id(s->pins[i]->f));
     return BFH_OK;
@@ -124,12 +131,14 @@ static int table_id(engine_ro_t *r, ro_state_t *s, size_t i) {
       return BFH_OK;
     }
   }
-  char path[4200];
-  ldb_table_path(r->path, s->tables[i].number, path, sizeof path);
+  char *path;
+  int rc = ldb_table_path(r->path, s->tables[i].number, &path, err);
+  if (rc != BFH_OK) return rc;
   uint64_t size;
   env_file_id_t id;
   err_t e;
-  int rc = env_path_stat(r->io, path, &size, &id, &e);
+  rc = env_path_stat(r->io, path, &size, &id, &e);
+  free(path);
   if (rc == BFH_NOT_FOUND) return rc;
   s->ids[i] = rc == BFH_OK ? fold_id(id) : 0; /* 0: not known (the leaf is kept as it is) */
   return BFH_OK;
@@ -162,7 +171,7 @@ int ro_state_make(engine_ro_t *r, ro_state_t **out, err_t *err) {
   if (rc == BFH_OK && !s->ids)
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the version", r->path);
   for (size_t i = 0; i < s->ntables && rc == BFH_OK; i++) {
-    if ((rc = pin_table(r, s, i, err)) == BFH_OK) rc = table_id(r, s, i);
+    if ((rc = pin_table(r, s, i, err)) == BFH_OK) rc = table_id(r, s, i, err);
     if (rc == BFH_NOT_FOUND) rc = table_gone(r, s->tables[i].number, err);
   }
   if (rc != BFH_OK) {

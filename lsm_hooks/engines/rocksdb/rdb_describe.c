@@ -40,20 +40,23 @@ int rdb_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err)
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   int rc = rdb_describe_table(er->io, er->path, number, info, err);
   if (rc == BFH_NOT_FOUND) { /* the view holds file deletions off */
-    char path[4200];
-    rdb_table_path(er->path, number, path, sizeof path);
+    char *path;
+    if ((rc = rdb_table_path(er->path, number, &path, err)) != BFH_OK) return rc;
     rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
+    free(path);
   }
   return rc;
 }
 
 int rdb_describe_table(env_t *io, const char *dir, uint64_t number, bfh_table_info *info,
                        err_t *err) {
-  char path[4200];
-  rdb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = rdb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   key_range_t r = {0};
-  int rc = rdb_table_scan(io, path, visit_range, &r, NULL, err);
+  rc = rdb_table_scan(io, path, visit_range, &r, NULL, err);
   if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  free(path);
   info->entries = r.entries;
   info->smallest = r.smallest;
   info->smallest_len = r.smallest_len;

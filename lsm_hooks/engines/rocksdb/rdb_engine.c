@@ -25,6 +25,7 @@
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
+#include "util/path.h"
 
 /* Maps a RocksDB error string to a status, sets err, frees msg. */
 static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
@@ -263,9 +264,9 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
      dropping the writes after it. Both are refused first (rdb_verify.c). */
   rc = rdb_verify_precheck(io, path, err);
   if (rc != BFH_OK) return rc;
-  char cur[4200];
-  snprintf(cur, sizeof cur, "%s/CURRENT", path);
-  if (!create && !env_exists(io, cur))
+  int has = 1;
+  if (!create && (rc = stock_file_exists(io, path, "CURRENT", &has, err)) != BFH_OK) return rc;
+  if (!has)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a RocksDB database (no CURRENT file; create_if_missing is off)", path);
   return BFH_OK;
@@ -301,9 +302,10 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
   char *msg = NULL;
   size_t n = 0;
   char **names = NULL;
-  char cur[4200];
-  snprintf(cur, sizeof cur, "%s/CURRENT", er->path);
-  if (env_exists(env_default(), cur)) {
+  int has;
+  int rc = stock_file_exists(env_default(), er->path, "CURRENT", &has, err);
+  if (rc != BFH_OK) return rc;
+  if (has) {
     names = rocksdb_list_column_families(er->options, er->path, &n, &msg);
     if (msg) return rdb_error(er->path, msg, "list column families", err);
   }
@@ -313,7 +315,6 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
   size_t at = n;
   for (size_t i = 0; i < n; i++)
     if (strcmp(list[i], name) == 0) at = i;
-  int rc = BFH_OK;
   if (at == n)
     rc = err_set(err, BFH_E_INVALID,
                  "%s: no column family '%s' (bfh creates none: create it with RocksDB)", er->path,
@@ -351,9 +352,11 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   if (rc != BFH_OK) return err_prefix(err, "%s: the RocksDB engine needs ", path);
   rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
   if (rc != BFH_OK) return rc;
-  char cur[4200];
-  snprintf(cur, sizeof cur, "%s/CURRENT", path);
-  if (opt->column_family && strcmp(opt->column_family, "default") != 0 && !env_exists(env_default(), cur))
+  int has = 1;
+  if (opt->column_family && strcmp(opt->column_family, "default") != 0 &&
+      (rc = stock_file_exists(env_default(), path, "CURRENT", &has, err)) != BFH_OK)
+    return rc;
+  if (!has)
     return err_set(err, BFH_E_INVALID,
                    "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
                    "none: create it with RocksDB); nothing was written",
@@ -406,16 +409,17 @@ static void count_damage(void *arg, const char *file, uint64_t offset, const cha
   if (rc->rep && stock_table_file_number(file, &num)) rc->rep->tables_lost++;
 }
 
-/* The entries of dir/lost/ (0 if it does not exist). */
+/* The entries of dir/lost/ (0 if it does not exist, or cannot be listed: a count for the
+   report only). */
 static uint64_t lost_entries(const char *dir) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/lost", dir);
+  char *path = path_join(dir, "lost");
   char **names = NULL;
   size_t n = 0;
   err_t e;
-  if (!env_exists(env_default(), path) ||
-      env_list_dir(env_default(), path, &names, &n, &e) != BFH_OK)
-    return 0;
+  int listed = path && env_exists(env_default(), path) &&
+               env_list_dir(env_default(), path, &names, &n, &e) == BFH_OK;
+  free(path);
+  if (!listed) return 0;
   env_names_free(names, n);
   return n;
 }

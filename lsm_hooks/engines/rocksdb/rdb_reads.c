@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bfh.h"
@@ -14,13 +15,22 @@
 #include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
-void rdb_table_path(const char *dir, uint64_t number, char *out, size_t n) {
+void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n) {
   snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
-  if (!env_exists(env_default(), out)) {
-    char alt[4200];
-    snprintf(alt, sizeof alt, "%s/%06llu.ldb", dir, (unsigned long long)number);
-    if (env_exists(env_default(), alt)) snprintf(out, n, "%s", alt);
-  }
+  if (env_exists(env_default(), out)) return;
+  snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
+  if (!env_exists(env_default(), out))
+    snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
+}
+
+int rdb_table_path(const char *dir, uint64_t number, char **path, err_t *err) {
+  size_t n = strlen(dir) + RDB_TABLE_NAME_BYTES;
+  *path = malloc(n);
+  if (!*path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.sst: no memory for its path", dir,
+                   (unsigned long long)number);
+  rdb_table_path_write(dir, number, *path, n);
+  return BFH_OK;
 }
 
 /* BFH_E_UNSUPPORTED for an entry bfh cannot answer from, naming the table; else BFH_OK. */
@@ -60,12 +70,14 @@ static int visit_match(void *arg, const rdb_entry_t *e) {
 
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  char path[4200];
-  rdb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = rdb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};
-  int rc = refs ? rdb_table_read_blocks(io, path, refs, n, visit_match, &x, &rs, err)
-                : rdb_table_scan(io, path, visit_match, &x, &rs, err);
+  rc = refs ? rdb_table_read_blocks(io, path, refs, n, visit_match, &x, &rs, err)
+            : rdb_table_scan(io, path, visit_match, &x, &rs, err);
+  free(path);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
   return rc != BFH_OK ? rc : x.rc;
@@ -102,11 +114,13 @@ static int visit_hash(void *arg, const rdb_entry_t *e) {
 int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                      err_t *err) {
-  char path[4200];
-  rdb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = rdb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   rdb_read_stats_t rs = {0};
   hashes_t h = {seed, fn, arg, path, err, BFH_OK};
-  int rc = rdb_table_scan(io, path, visit_hash, &h, &rs, err);
+  rc = rdb_table_scan(io, path, visit_hash, &h, &rs, err);
+  free(path);
   if (st) {
     st->entries += rs.entries;
     st->bytes_read += rs.bytes_read;
@@ -183,12 +197,14 @@ static int end_block(void *arg, uint64_t offset, uint64_t size) {
 
 int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err) {
-  char path[4200];
-  rdb_table_path(dir, number, path, sizeof path);
+  char *path;
+  int rc = rdb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
   env_rfile_t *f = NULL;
-  int rc = env_open_read(io, path, &f, err);
+  rc = env_open_read(io, path, &f, err);
   if (rc == BFH_OK) rc = rdb_leaf_read_rfile(f, path, p, out, err);
   env_rfile_close(f);
+  free(path);
   return rc;
 }
 
@@ -256,7 +272,10 @@ int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_par
 }
 
 int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {
-  char path[4200];
-  rdb_table_path(dir, number, path, sizeof path);
-  return rdb_table_tag(io, path, tag, err);
+  char *path;
+  int rc = rdb_table_path(dir, number, &path, err);
+  if (rc != BFH_OK) return rc;
+  rc = rdb_table_tag(io, path, tag, err);
+  free(path);
+  return rc;
 }

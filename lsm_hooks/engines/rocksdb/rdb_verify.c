@@ -37,6 +37,7 @@
 #include "lsm_hooks/rocksdb_format/rdb_log.h"
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
+#include "util/path.h"
 
 typedef struct check {
   foreign_check_t fc;    /* first: the tally, the damage callback */
@@ -71,9 +72,10 @@ static int has_database_files(env_t *io, const char *dir) {
 }
 
 int rdb_verify_lost_current(env_t *io, const char *dir, err_t *err) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/CURRENT", dir);
-  if (env_exists(io, path) || !has_database_files(io, dir)) return BFH_OK;
+  int has;
+  int rc = stock_file_exists(io, dir, "CURRENT", &has, err);
+  if (rc != BFH_OK) return rc;
+  if (has || !has_database_files(io, dir)) return BFH_OK;
   return err_set(err, BFH_E_CORRUPT,
                  "%s: CURRENT is missing, but the directory holds RocksDB's tables, logs or "
                  "MANIFEST: a database lost its CURRENT (nothing was opened or created over it; "
@@ -90,12 +92,13 @@ int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {
   char *manifest = NULL;
   rc = rdb_version_load(io, dir, RDB_LOG_CHECK_TAIL, &v, &manifest, NULL, err);
   if (rc == BFH_NOT_FOUND) { /* no CURRENT (a new database), or the MANIFEST it names */
-    char path[4200], why[ERR_MSG_BYTES];
-    snprintf(path, sizeof path, "%s/CURRENT", dir);
+    char why[ERR_MSG_BYTES];
     snprintf(why, sizeof why, "%s", err ? err->msg : "");
-    rc = env_exists(io, path) ? err_set(err, BFH_E_CORRUPT,
-                                        "%s: names a MANIFEST that does not exist (%s)", path, why)
-                              : BFH_OK;
+    int has;
+    rc = stock_file_exists(io, dir, "CURRENT", &has, err);
+    if (rc == BFH_OK && has)
+      rc = err_set(err, BFH_E_CORRUPT, "%s/CURRENT: names a MANIFEST that does not exist (%s)", dir,
+                   why);
     free(manifest);
     rdb_version_release(&v);
     return rc;
@@ -105,10 +108,15 @@ int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {
   size_t n = 0;
   if (rc == BFH_OK) rc = rdb_version_live_logs(io, dir, &v, &logs, &n, err);
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%06llu.log", dir, (unsigned long long)logs[i]);
+    char *path = path_fmt("%s/%06llu.log", dir, (unsigned long long)logs[i]);
+    if (!path) {
+      rc = err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", dir,
+                   (unsigned long long)logs[i]);
+      break;
+    }
     rc = rdb_log_read(io, path, logs[i], 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, NULL, NULL,
                       err);
+    free(path);
     if (rc == BFH_NOT_FOUND) rc = BFH_OK; /* listed a moment ago: gone means nothing to read */
   }
   free(logs);
@@ -122,11 +130,12 @@ int rdb_verify_name_damage(env_t *io, const char *dir, err_t *err) {
   if (rdb_version_load(io, dir, 0, &v, NULL, NULL, &e) != BFH_OK) return 0;
   int found = 0;
   for (size_t i = 0; i < v.nfiles && !found; i++) {
-    char path[4200];
-    rdb_table_path(dir, v.files[i].number, path, sizeof path);
+    char *path;
+    if (rdb_table_path(dir, v.files[i].number, &path, &e) != BFH_OK) break; /* RocksDB's word */
     rdb_table_props_t props = {0};
     int rc = rdb_table_props_read(io, path, &props, &e);
     rdb_table_props_release(&props);
+    free(path);
     if (rc == BFH_E_CORRUPT || rc == BFH_E_UNSUPPORTED) { /* RocksDB said Corruption */
       char was[ERR_MSG_BYTES];
       snprintf(was, sizeof was, "%s", err->msg);
@@ -140,9 +149,7 @@ int rdb_verify_name_damage(env_t *io, const char *dir, err_t *err) {
 
 /* CURRENT and the MANIFEST it names, replayed. */
 static int check_manifest(check_t *c, err_t *err) {
-  char path[4200];
   uint64_t size;
-  snprintf(path, sizeof path, "%s/CURRENT", c->fc.dir);
   char *manifest = NULL;
   err_t e;
   int rc = rdb_manifest_current(c->fc.io, c->fc.dir, &manifest, &e);
@@ -151,7 +158,13 @@ static int check_manifest(check_t *c, err_t *err) {
     return BFH_OK;
   }
   if (rc != BFH_OK) return foreign_check_result(&c->fc, "CURRENT", rc, &e, err);
+  char *path = path_join(c->fc.dir, "CURRENT");
+  if (!path) {
+    free(manifest);
+    return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", c->fc.dir);
+  }
   foreign_check_count(&c->fc, path, &size);
+  free(path);
   const char *name = strrchr(manifest, '/') ? strrchr(manifest, '/') + 1 : manifest;
   if (!env_exists(c->fc.io, manifest)) {
     foreign_check_report(&c->fc, name, 0, "missing (named by CURRENT)");
@@ -173,26 +186,28 @@ static int check_manifest(check_t *c, err_t *err) {
 }
 
 static int check_table(check_t *c, const char *name, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
+  char *path = path_join(c->fc.dir, name);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, name);
   uint64_t size;
   foreign_check_count(&c->fc, path, &size);
   rdb_read_stats_t rs = {0};
   err_t e;
   int rc = rdb_table_scan(c->fc.io, path, ignore_entry, NULL, &rs, &e);
+  free(path);
   c->fc.st->blocks += rs.blocks;
   return foreign_check_result(&c->fc, name, rc, &e, err);
 }
 
 static int check_log(check_t *c, const char *name, uint64_t number, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", c->fc.dir, name);
+  char *path = path_join(c->fc.dir, name);
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, name);
   uint64_t size, end = 0;
   foreign_check_count(&c->fc, path, &size);
   rdb_log_stats_t ls = {0};
   err_t e;
   int rc = rdb_log_read(c->fc.io, path, number, 0, RDB_LOG_CHECK_TAIL, ignore_log_entry, NULL, &end,
                         &ls, &e);
+  free(path);
   c->fc.st->records += ls.records;
   if (rc == BFH_OK && end + ls.old_bytes < size) {
     c->fc.st->torn_tails++;
@@ -211,21 +226,25 @@ static int check_files(check_t *c, err_t *err) {
   uint64_t min_log = c->live_known ? rdb_version_min_log(v) : 0;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     uint64_t number;
-    uint64_t size;
-    char path[4400];
     if (stock_table_file_number(names[i], &number)) {
       if (!c->live_known) rc = check_table(c, names[i], err);
     } else if (rdb_log_number_from_name(names[i], &number)) {
       if (number >= min_log) rc = check_log(c, names[i], number, err);
     } else if (strncmp(names[i], "OPTIONS-", 8) == 0) {
-      snprintf(path, sizeof path, "%s/%s", c->fc.dir, names[i]);
-      foreign_check_count(&c->fc, path, &size);
+      char *path = path_join(c->fc.dir, names[i]);
+      uint64_t size;
+      if (path)
+        foreign_check_count(&c->fc, path, &size);
+      else
+        rc = err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, names[i]);
+      free(path);
     }
   }
   env_names_free(names, n);
   for (size_t i = 0; c->live_known && i < v->nfiles && rc == BFH_OK; i++) {
-    char path[4400];
-    rdb_table_path(c->fc.dir, v->files[i].number, path, sizeof path);
+    char *path;
+    rc = rdb_table_path(c->fc.dir, v->files[i].number, &path, err);
+    if (rc != BFH_OK) break;
     const char *name = strrchr(path, '/') + 1;
     if (v->files[i].path_id != 0)
       foreign_check_report(&c->fc, name, 0, "not checked: in another of the database's db_paths");
@@ -233,6 +252,7 @@ static int check_files(check_t *c, err_t *err) {
       rc = check_table(c, name, err);
     else
       foreign_check_report(&c->fc, name, 0, "missing (named by the MANIFEST)");
+    free(path);
   }
   return rc;
 }
@@ -240,17 +260,18 @@ static int check_files(check_t *c, err_t *err) {
 int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    engine_damage_fn damage, void *arg, engine_check_stats_t *st,
                    uint64_t *cache_damaged, err_t *err) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/CURRENT", dir);
-  if (!env_exists(io, path) && !has_database_files(io, dir))
+  int has;
+  int rc = stock_file_exists(io, dir, "CURRENT", &has, err);
+  if (rc != BFH_OK) return rc;
+  if (!has && !has_database_files(io, dir))
     return err_set(err, BFH_E_INVALID, "%s: not a RocksDB database (no CURRENT, no tables)", dir);
-  int rc = engine_detect_check(dir, ENGINE_DIR_ROCKSDB, err);
+  rc = engine_detect_check(dir, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
   env_lock_t *lock = NULL;
   rc = foreign_check_lock(io, dir, "RocksDB", "", &lock, err);
   check_t c = {.fc = {.io = io, .dir = dir, .damage = damage, .arg = arg, .st = st,
                       .unsupported_checked = 1}};
-  static const foreign_tables_t tables = {rdb_table_path, rdb_table_tag};
+  static const foreign_tables_t tables = {rdb_table_path_write, rdb_table_tag};
   if (rc == BFH_OK) rc = check_manifest(&c, err);
   if (rc == BFH_OK) rc = check_files(&c, err);
   if (rc == BFH_OK && m) rc = foreign_check_cache(&c.fc, &tables, m, k, seed, cache_damaged, err);

@@ -49,7 +49,7 @@ static int visit_record(void *arg, const rdb_log_entry_t *e) {
 /* Adds column family cf's puts of the batch rep[0, n) (at sequence seq) to b. */
 static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_t *rep, size_t n,
                         stock_seg_builder_t *b, err_t *err) {
-  char where[4300];
+  char where[ERR_MSG_BYTES]; /* only a message's prefix: err_t holds no more */
   snprintf(where, sizeof where, "%s: WAL write batch at sequence %llu", dir,
            (unsigned long long)seq);
   decode_t d = {b, cf, dir, err, BFH_OK};

@@ -361,12 +361,14 @@ int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t
     pthread_mutex_unlock(&p->mu);
     return rc;
   }
-  char path[4200];
-  rdb_table_path(r->path, f->number, path, sizeof path);
+  char *path;
+  int rc = rdb_table_path(r->path, f->number, &path, err);
+  if (rc != BFH_OK) return rc;
   rdb_table_props_t props = {0};
-  int rc = rro_table_status(r, rdb_table_props_read(r->io, path, &props, err), f->number, err);
+  rc = rro_table_status(r, rdb_table_props_read(r->io, path, &props, err), f->number, err);
   if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, f->largest_seqno, gseq, err);
   rdb_table_props_release(&props);
+  free(path);
   return rc;
 }
 
@@ -448,8 +450,8 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
   for (size_t i = 0; i < s->norder && rc == BFH_OK && !l->found; i++) {
     const rdb_file_t *f = s->order[i];
     if (!file_holds(f, l->key, l->key_len)) continue;
-    char path[4200];
-    rdb_table_path(r->path, f->number, path, sizeof path);
+    char *path;
+    if ((rc = rdb_table_path(r->path, f->number, &path, err)) != BFH_OK) break;
     l->path = path;
     rro_pin_t *p = rro_state_pin(s, f->number);
     l->whole = !p;
@@ -462,6 +464,7 @@ static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *e
                             err);
     if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
     l->path = NULL;
+    free(path);
   }
   if (rc == BFH_OK && l->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
   return rc;

@@ -10,6 +10,7 @@
 #include "filters/hash.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
+#include "util/path.h"
 
 void rro_log_release(rro_log_t *l) {
   for (size_t i = 0; i < l->n; i++) rro_chunk_unref(l->chunks[i]);
@@ -120,14 +121,8 @@ static int version_supported(rro_t *r, err_t *err) {
   return BFH_OK;
 }
 
-static void log_path(const rro_t *r, uint64_t number, char *out, size_t n) {
-  snprintf(out, n, "%s/%06llu.log", r->path, (unsigned long long)number);
-}
-
-/* Reads what was appended to WAL l since the last read into a new chunk. */
-static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
-  char path[4200];
-  log_path(r, l->number, path, sizeof path);
+/* read_log for l at path. */
+static int read_log_at(rro_t *r, rro_log_t *l, const char *path, err_t *err) {
   uint64_t size;
   env_file_id_t id;
   int rc = env_path_stat(r->io, path, &size, &id, err);
@@ -172,6 +167,17 @@ static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
     l->resume = next;
   }
   return rc == BFH_NOT_FOUND ? RRO_AGAIN : rc;
+}
+
+/* Reads what was appended to WAL l since the last read into a new chunk. */
+static int read_log(rro_t *r, rro_log_t *l, err_t *err) {
+  char *path = path_fmt("%s/%06llu.log", r->path, (unsigned long long)l->number);
+  if (!path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", r->path,
+                   (unsigned long long)l->number);
+  int rc = read_log_at(r, l, path, err);
+  free(path);
+  return rc;
 }
 
 /* Step 2: r->logs become the WALs that hold writes of the column family not yet in its
@@ -264,10 +270,9 @@ static int cmp_file_number(const void *a, const void *b) {
 
 /* Holds table slot i of s open: the previous state's pin, or a new one while fewer than
    pin_max are held. BFH_OK; BFH_NOT_FOUND when the file is gone; BFH_E_NOMEM. */
-static int pin_table(rro_t *r, rro_state_t *s, size_t i, uint64_t largest_seqno, err_t *err) {
+static int pin_table_at(rro_t *r, rro_state_t *s, size_t i, uint64_t largest_seqno,
+                        const char *path, err_t *err) {
   uint64_t number = s->tables[i].number;
-  char path[4200];
-  rdb_table_path(r->path, number, path, sizeof path);
   rro_pin_t *p = r->state && r->pin_max ? rro_state_pin(r->state, number) : NULL;
   if (p && r->recheck) { /* the database may be another one: is the name still this file? */
     uint64_t size;
@@ -303,6 +308,15 @@ static int pin_table(rro_t *r, rro_state_t *s, size_t i, uint64_t largest_seqno,
   return BFH_OK;
 }
 
+static int pin_table(rro_t *r, rro_state_t *s, size_t i, uint64_t largest_seqno, err_t *err) {
+  char *path;
+  int rc = rdb_table_path(r->path, s->tables[i].number, &path, err);
+  if (rc != BFH_OK) return rc;
+  rc = pin_table_at(r, s, i, largest_seqno, path, err);
+  free(path);
+  return rc;
+}
+
 /* A table of the version was gone when pinned: deleted by a compaction whose edit the next
    MANIFEST read sees (RRO_AGAIN), unless nothing new was read since the last time the same
    table was missing: then the MANIFEST names a table that does not exist. REQUIRES mu. */
@@ -323,18 +337,21 @@ static uint64_t fold_id(env_file_id_t id) {
   return h ? h : 1;
 }
 
-/* s->ids[i]: the identity of table i's file (its pin's, else its name's now). */
-static int table_id(rro_t *r, rro_state_t *s, size_t i) {
+/* s->ids[i]: the identity of table i's file (its pin's, else its name's now). BFH_OK,
+   BFH_NOT_FOUND (the file is gone) or BFH_E_NOMEM. */
+static int table_id(rro_t *r, rro_state_t *s, size_t i, err_t *err) {
   if (s->pins[i]) {
     s->ids[i] = fold_id(env_rfile_id(s->pins[i]->f));
     return BFH_OK;
   }
-  char path[4200];
-  rdb_table_path(r->path, s->tables[i].number, path, sizeof path);
+  char *path;
+  int rc = rdb_table_path(r->path, s->tables[i].number, &path, err);
+  if (rc != BFH_OK) return rc;
   uint64_t size;
   env_file_id_t id;
   err_t e;
-  int rc = env_path_stat(r->io, path, &size, &id, &e);
+  rc = env_path_stat(r->io, path, &size, &id, &e);
+  free(path);
   if (rc == BFH_NOT_FOUND) return rc;
   s->ids[i] = rc == BFH_OK ? fold_id(id) : 0;
   return BFH_OK;
@@ -380,7 +397,7 @@ static int state_make(rro_t *r, rro_state_t **out, err_t *err) {
   int rc = BFH_OK;
   for (size_t i = 0; i < s->ntables && rc == BFH_OK; i++) {
     if ((rc = pin_table(r, s, i, by_number[i]->largest_seqno, err)) == BFH_OK)
-      rc = table_id(r, s, i);
+      rc = table_id(r, s, i, err);
     if (rc == BFH_NOT_FOUND) rc = table_gone(r, s->tables[i].number, err);
   }
   free(by_number);

@@ -152,12 +152,14 @@ static int table_tombs(rro_t *r, gather_t *g, size_t i, rro_tombs_t **owned, err
   const rdb_file_t *f = g->s->order[i];
   rro_pin_t *p = rro_state_pin(g->s, f->number);
   if (p) return rro_pin_tombs(p, &g->tombs[i], err); /* at the global sequence number */
-  char path[4200];
-  rdb_table_path(r->path, f->number, path, sizeof path);
-  int rc = rro_table_gseq(r, g->s, f, &g->gseq, err);
+  char *path;
+  int rc = rdb_table_path(r->path, f->number, &path, err);
+  if (rc != BFH_OK) return rc;
+  rc = rro_table_gseq(r, g->s, f, &g->gseq, err);
   if (rc == BFH_OK)
     rc = rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
                           err);
+  free(path);
   if (rc == BFH_OK && !g->nomem && rro_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
   rro_tombs_builder_release(&g->tb);
   g->tombs[i] = *owned;
@@ -191,16 +193,19 @@ static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err)
   }
   for (size_t i = 0; i < n && rc == BFH_OK && !g->nomem; i++) {
     uint64_t number = s->order[i]->number;
-    char path[4200];
-    rdb_table_path(r->path, number, path, sizeof path);
+    char *path;
+    if ((rc = rdb_table_path(r->path, number, &path, err)) != BFH_OK) break;
     g->path = path;
     g->rank = i + 1;
     rro_pin_t *p = rro_state_pin(s, number);
-    if ((rc = rro_table_gseq(r, s, s->order[i], &g->gseq, err)) != BFH_OK) break;
-    rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL, err)
-           : rro_table_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
-                              number, err);
+    if ((rc = rro_table_gseq(r, s, s->order[i], &g->gseq, err)) == BFH_OK)
+      rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL,
+                                    err)
+             : rro_table_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
+                                number, err);
     if (rc == BFH_OK && g->rc != BFH_OK) rc = g->rc;
+    g->path = NULL;
+    free(path);
   }
   if (rc == BFH_E_NOMEM || (rc == BFH_OK && g->nomem))
     rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);

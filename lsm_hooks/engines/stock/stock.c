@@ -32,6 +32,14 @@ int stock_table_file_number(const char *name, uint64_t *num) {
   return stock_file_number(name, "ldb", num) || stock_file_number(name, "sst", num);
 }
 
+int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err) {
+  char *p = path_join(dir, name);
+  if (!p) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, name);
+  *exists = env_exists(io, p);
+  free(p);
+  return BFH_OK;
+}
+
 /* ---- The view --------------------------------------------------------------------------- */
 
 size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables) {
@@ -70,10 +78,9 @@ int stock_report_tables(index_sync_t *sync, const char *path, const engine_table
 
 int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
                      char **cache_dir, err_t *err) {
-  size_t n = strlen(dir) + sizeof("/" LEAF_CACHE_DIR);
-  *cache_dir = malloc(n);
-  if (!*cache_dir) return err_set(err, BFH_E_NOMEM, "%s: no memory", dir);
-  snprintf(*cache_dir, n, "%s/%s", dir, LEAF_CACHE_DIR);
+  *cache_dir = path_join(dir, LEAF_CACHE_DIR);
+  if (!*cache_dir)
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, LEAF_CACHE_DIR);
   int rc = env_mkdir(io, *cache_dir, err);
   if (rc != BFH_OK) return rc;
   src.cache_dir = *cache_dir;
@@ -120,10 +127,8 @@ int stock_make_dirs(const char *dir, err_t *err) {
 int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err) {
   int rc = engine_detect_check(path, kind, err);
   if (rc != BFH_OK) return rc;
-  char *p = path_join(path, "CURRENT");
-  if (!p) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", path);
-  int exists = env_exists(env_default(), p);
-  free(p);
+  int exists;
+  if ((rc = stock_file_exists(env_default(), path, "CURRENT", &exists, err)) != BFH_OK) return rc;
   if (!exists)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a %s database (no CURRENT file); a read-only open creates none", path,
@@ -142,9 +147,9 @@ int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_
                         index_source_t src, char **cache_dir, err_t *err) {
   *cache_dir = NULL;
   if (index_dir) {
-    size_t n = strlen(index_dir) + sizeof("/" LEAF_CACHE_DIR);
-    if (!(*cache_dir = malloc(n))) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-    snprintf(*cache_dir, n, "%s/%s", index_dir, LEAF_CACHE_DIR);
+    if (!(*cache_dir = path_join(index_dir, LEAF_CACHE_DIR)))
+      return err_set(err, BFH_E_NOMEM, "%s: %s/%s: no memory for its path", path, index_dir,
+                     LEAF_CACHE_DIR);
     int rc = stock_make_dirs(*cache_dir, err);
     if (rc != BFH_OK) return rc;
   }

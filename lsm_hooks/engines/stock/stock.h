@@ -36,6 +36,9 @@ int stock_file_number(const char *name, const char *suffix, uint64_t *num);
 /* Is name a table's, "<digits>.ldb" or "<digits>.sst" (LevelDB and RocksDB read both)?
    Sets *num. */
 int stock_table_file_number(const char *name, uint64_t *num);
+/* Whether dir/name exists (env_exists through io), in *exists. BFH_OK, or BFH_E_NOMEM for its
+   path (built in memory of its own, never cut short). */
+int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err);
 
 /* ---- A table read for a search ------------------------------------------------------------ */
 
