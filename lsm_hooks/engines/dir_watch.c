@@ -23,6 +23,8 @@ int dir_watch_init(dir_watch_t *w, const char *path, uint32_t mask) {
 
 int dir_watch_poll(dir_watch_t *w) {
   if (w->fd < 0) return 1;
+  /* Events, not a path: a read returns whole events, as many as fit (each at most
+     sizeof(struct inotify_event) + NAME_MAX + 1 bytes), and the loop reads until none is left. */
   char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
   int any = 0, moved = 0;
   for (;;) {
