@@ -33,6 +33,7 @@ int stock_table_file_number(const char *name, uint64_t *num) {
 }
 
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err) {
+  *exists = 0;
   char *p = path_join(dir, name);
   if (!p) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, name);
   *exists = env_exists(io, p);
@@ -127,7 +128,7 @@ int stock_make_dirs(const char *dir, err_t *err) {
 int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err) {
   int rc = engine_detect_check(path, kind, err);
   if (rc != BFH_OK) return rc;
-  int exists;
+  int exists = 0;
   if ((rc = stock_file_exists(env_default(), path, "CURRENT", &exists, err)) != BFH_OK) return rc;
   if (!exists)
     return err_set(err, BFH_E_INVALID,
