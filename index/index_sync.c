@@ -179,6 +179,14 @@ const value_index_params_t *index_sync_params(const index_sync_t *s) {
   return value_index_params(s->index);
 }
 
+void index_sync_set_terms(index_sync_t *s, const value_terms_t *terms) {
+  s->terms = terms;
+}
+
+const value_terms_t *index_sync_terms(const index_sync_t *s) {
+  return s ? s->terms : NULL;
+}
+
 value_index_t *index_sync_value_index(index_sync_t *s) {
   return s->index;
 }
