@@ -14,6 +14,7 @@ struct terms {
   size_t n;
   uint64_t seed;        /* the seed attr_seeds were made for */
   uint64_t *attr_seeds; /* owned; n */
+  char **decls;         /* owned; n canonical declarations, NAME=EXTRACTOR */
   _Atomic uint64_t values;
   _Atomic uint64_t *without; /* owned; n */
 };
@@ -119,15 +120,13 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
   if (t) {
     t->attr_seeds = calloc(n, sizeof *t->attr_seeds);
     t->without = calloc(n, sizeof *t->without);
+    t->decls = calloc(n, sizeof *t->decls);
   }
-  if (!t || !t->attr_seeds || !t->without) {
-    if (t) {
-      free(t->attr_seeds);
-      free((void *)t->without);
-      free(t);
-    }
+  if (!t || !t->attr_seeds || !t->without || !t->decls) {
+    terms_destroy(t); /* t->specs is NULL yet: the caller's */
     return err_set(err, ST_E_NOMEM, "attributes: out of memory");
   }
+  int nomem = 0;
   t->base.hash = hash_items;
   t->specs = specs;
   t->n = n;
@@ -135,6 +134,16 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
   for (size_t i = 0; i < n; i++) {
     t->attr_seeds[i] = terms_attr_seed(&specs[i], seed);
     atomic_init(&t->without[i], 0);
+    size_t len = attr_spec_format(&specs[i], NULL, 0);
+    if ((t->decls[i] = malloc(len + 1)))
+      attr_spec_format(&specs[i], t->decls[i], len + 1);
+    else
+      nomem = 1;
+  }
+  if (nomem) {
+    t->specs = NULL; /* still the caller's */
+    terms_destroy(t);
+    return err_set(err, ST_E_NOMEM, "attributes: out of memory");
   }
   atomic_init(&t->values, 0);
   *out = t;
@@ -143,6 +152,8 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
 
 void terms_destroy(terms_t *t) {
   if (!t) return;
+  for (size_t i = 0; t->decls && i < t->n; i++) free(t->decls[i]);
+  free(t->decls);
   attr_specs_free(t->specs, t->n);
   free(t->attr_seeds);
   free((void *)t->without);
@@ -155,6 +166,10 @@ size_t terms_count(const terms_t *t) {
 
 const attr_spec_t *terms_spec(const terms_t *t, size_t i) {
   return &t->specs[i];
+}
+
+const char *terms_extractor_text(const terms_t *t, size_t i) {
+  return t->decls[i] + strlen(t->specs[i].name) + 1;
 }
 
 int terms_find(const terms_t *t, const char *name, size_t len) {

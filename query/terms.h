@@ -51,6 +51,9 @@ void terms_destroy(terms_t *t);
 size_t terms_count(const terms_t *t);
 /* The i-th declared attribute (i < terms_count), owned by t. */
 const attr_spec_t *terms_spec(const terms_t *t, size_t i);
+/* The i-th attribute's extractor in its canonical form ("json:address.city", "csv:3:int"),
+   owned by t. */
+const char *terms_extractor_text(const terms_t *t, size_t i);
 /* The index of the attribute called name[0, len), or -1. */
 int terms_find(const terms_t *t, const char *name, size_t len);
 
