@@ -410,6 +410,11 @@ static void test_attributes_other_declarations_refused(void **state) {
   char other[4300], attrs_file[4400];
   snprintf(other, sizeof other, "%s/plain", f->root);
   assert_int_equal(bfh_open(other, &o, &f->db), BFH_OK);
+  assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
+  assert_int_equal(st.attributes, 0);
+  assert_int_equal(st.attribute_values_without_term, 0);
+  assert_int_equal(bfh_attribute_stats(f->db, 0, NULL, NULL, NULL), BFH_NOT_FOUND);
+  assert_int_equal(bfh_attribute_stats(NULL, 0, NULL, NULL, NULL), BFH_E_INVALID);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
   struct stat sb;
