@@ -298,6 +298,7 @@ int index_sync_read_filter(index_sync_t *s, uint64_t number, value_filter_t **fi
   p.block_bits = 0; /* the value filter alone */
   index_leaf_read_t leaf;
   memset(&leaf, 0, sizeof leaf);
+  leaf.terms = s->terms;
   int rc = s->src.read_leaf ? s->src.read_leaf(s->src.ctx, number, &p, &leaf, err)
                             : err_set(err, BFH_E_INVALID, "table %06llu: no source of filters",
                                       (unsigned long long)number);

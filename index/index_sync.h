@@ -83,6 +83,9 @@ typedef struct index_leaf_read {
      owned by the caller; NULL: none), which index_sync writes into the table's cache file and
      loads from there (leaf_cache.h). */
   int want_map;
+  /* Set by index_sync before read_leaf: the items each value is added under
+     (index_sync_terms; NULL: the whole value's hash). */
+  const value_terms_t *terms;
   uint8_t *map_head, *map_chunks;
   size_t map_head_len, map_chunks_len;
   /* The table's map loaded from its cache file (index_sync's own; new, owned). */

@@ -4,7 +4,8 @@
  * several tables, and then, for every entry of every live table and every term of its value,
  * the table's leaf filter (in its file) and the value index say maybe for the term's hash: no
  * false negative at the filters. The declarations are stored (BFH-ATTRS) and taken by an open
- * without any; other declarations, or a bad one, are refused naming the difference.
+ * without any, read-only too; other declarations, or a bad one, are refused naming the
+ * difference. The LevelDB and RocksDB engines build the same items from their tables' files.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -279,6 +280,59 @@ static int count(void *arg, const void *key, size_t len) {
   return 0;
 }
 
+/* ---- Every engine: through the engine's own scans and the value index --------------- */
+
+typedef struct holds_key {
+  const char *key;
+  int found;
+} holds_key_t;
+
+static int match_key(void *arg, const void *key, size_t len) {
+  holds_key_t *h = arg;
+  if (len == strlen(h->key) && memcmp(key, h->key, len) == 0) h->found = 1;
+  return 0;
+}
+
+/* For every live key of the model and every item of its value, each live table that holds the
+   key with that value is selected by the value index (its leaf says maybe). Returns the items
+   checked. Every write must be in a table (flushed). */
+static uint64_t check_by_engine(bfh_db *db, const model_t *m, const attr_spec_t *specs) {
+  engine_t *e = bfh_internal_engine(db);
+  (void)index_sync_loader_wait(bfh_internal_sync(db), NULL, NULL);
+  value_index_t *vi = bfh_internal_index(db);
+  err_t err;
+  engine_view_t *view;
+  assert_int_equal(engine_view_acquire(e, &view, &err), BFH_OK);
+  const engine_table_t *tables;
+  size_t n = engine_view_tables(e, view, &tables);
+  assert_true(n >= 2);
+  uint64_t items = 0;
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    if (!m->val[i]) continue;
+    char k[16];
+    key_of(i, k);
+    expected_t ex;
+    (void)expected_items(specs, NATTRS, BFH_DEFAULT_HASH_SEED, m->val[i], m->len[i], &ex);
+    int held = 0;
+    for (size_t t = 0; t < n; t++) {
+      holds_key_t h = {k, 0};
+      engine_scan_stats_t ss = {0, 0};
+      assert_int_equal(engine_scan_table(e, view, tables[t].number, m->val[i], m->len[i], match_key,
+                                         &h, &ss, &err),
+                       BFH_OK);
+      if (!h.found) continue;
+      held = 1;
+      for (size_t j = 0; j < ex.n; j++, items++)
+        if (!candidate(vi, ex.h[j], tables[t].number))
+          fail_msg("table %llu holds %s = '%s' but its leaf says no for item %zu",
+                   (unsigned long long)tables[t].number, k, m->val[i], j);
+    }
+    if (!held) fail_msg("key %s: in no live table", k);
+  }
+  engine_view_release(e, view);
+  return items;
+}
+
 /* Created with three attributes, loaded with overwrites and deletes: every item is in its
    table's filters; the puts without a term are counted; an open without declarations takes
    the stored ones and keeps hashing them. */
@@ -313,6 +367,21 @@ static void test_attributes_every_item_in_its_tables_filters(void **state) {
   assert_int_equal(bfh_attribute_stats(f->db, NATTRS, NULL, NULL, NULL), BFH_NOT_FOUND);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
+
+  /* Read-only (the own engine's read-only row reads the database's own filters and
+     BFH-ATTRS): the same items. */
+  options(&o, NULL, 0);
+  o.read_only = 1;
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
+  assert_int_equal(st.attributes, NATTRS);
+  assert_true(check_by_engine(f->db, m, specs) > NKEYS);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+  const bfh_attribute one[1] = {{"city", "json:city"}};
+  options(&o, one, 1);
+  o.read_only = 1;
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_E_INVALID);
 
   /* Reopened without declarations: the stored ones, in effect for the new tables too. */
   options(&o, NULL, 0);
@@ -464,6 +533,41 @@ static void test_attributes_value_keeps_whole_value_search(void **state) {
   }
 }
 
+/* The stock engines build their leaves from the tables' files (and keep them in their filter
+   cache files): the same items, read back at a reopen without declarations. */
+static void test_attributes_stock_engines(void **state) {
+  db_fixture_t *f = *state;
+  attr_spec_t *specs = parse_all(ATTRS, NATTRS);
+  const bfh_engine engines[2] = {BFH_ENGINE_LEVELDB, BFH_ENGINE_ROCKSDB};
+  for (int en = 0; en < 2; en++) {
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%s/%s", f->root, en ? "rocksdb" : "leveldb");
+    bfh_options o;
+    options(&o, ATTRS, NATTRS);
+    o.engine = engines[en];
+    assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
+    model_t *m = calloc(1, sizeof *m);
+    rng_t r;
+    rng_init(&r, RNG_SEED + 2 + (uint64_t)en);
+    load(f->db, m, &r, specs, NOPS / 2);
+    assert_true(check_by_engine(f->db, m, specs) > NKEYS / 2);
+    assert_int_equal(bfh_close(f->db), BFH_OK);
+    f->db = NULL;
+    options(&o, NULL, 0);
+    o.engine = engines[en];
+    assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK); /* from the cache files */
+    bfh_db_stats st;
+    assert_int_equal(bfh_stats(f->db, &st), BFH_OK);
+    assert_int_equal(st.attributes, NATTRS);
+    assert_true(check_by_engine(f->db, m, specs) > NKEYS / 2);
+    assert_int_equal(bfh_close(f->db), BFH_OK);
+    f->db = NULL;
+    model_free(m);
+    free(m);
+  }
+  attr_specs_free(specs, NATTRS);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attributes_every_item_in_its_tables_filters, setup,
@@ -472,6 +576,7 @@ int main(void) {
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_attributes_value_keeps_whole_value_search, setup,
                                       db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_attributes_stock_engines, setup, db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
