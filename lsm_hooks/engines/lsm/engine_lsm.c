@@ -530,6 +530,11 @@ void engine_lsm_repair_unlock(void *lock) {
 
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
                       err_t *err) {
+  return engine_lsm_repair_items(path, opt, NULL, rep, err);
+}
+
+int engine_lsm_repair_items(const char *path, const bfh_options *opt, const value_terms_t *terms,
+                            bfh_repair_report *rep, err_t *err) {
   value_hook_t *hook = NULL;
   lsm_options_t lo;
   lsm_options_init(&lo);
@@ -541,6 +546,7 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
     if (!(hook = value_hook_create(NULL, opt->value_filter_bits, opt->value_filter_hashes,
                                    opt->hash_seed, opt->block_filter_bits_per_value, path, err)))
       return err->code ? err->code : BFH_E_NOMEM;
+    value_hook_set_terms(hook, terms); /* the database's items, as its other tables' */
     lo.hook = value_hook_table_hook(hook);
   }
   lsm_repair_stats_t st;
