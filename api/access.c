@@ -68,6 +68,16 @@ int bfh_get(bfh_db *db, const void *key, size_t key_len, void **val, size_t *val
   return api_fail(db, rc, &err);
 }
 
+/* Whether a declared attribute is the whole value (`value`, not :int), whose items are the
+   whole value's hashes (query/terms.h). */
+static int whole_value_indexed(const terms_t *t) {
+  for (size_t i = 0; i < terms_count(t); i++) {
+    const attr_spec_t *s = terms_spec(t, i);
+    if (s->kind == ATTR_VALUE && !s->is_int) return 1;
+  }
+  return 0;
+}
+
 static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
                   void *arg, bfh_search_stats *stats) {
   CHECK_DB("bfh_search");
@@ -77,6 +87,18 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   err_clear(&err);
   static const uint8_t empty = 0;
   if (val == NULL) val = &empty;
+  /* With declared attributes the filters hold the whole value only under a `value`
+     attribute: without one a whole-value search reads every table (AUTO is SCAN), and a
+     method that would trust the filters is refused rather than miss keys. */
+  if (db->terms && !whole_value_indexed(db->terms)) {
+    if (method == BFH_SEARCH_AUTO) method = BFH_SEARCH_SCAN;
+    if (method != BFH_SEARCH_SCAN && method != BFH_SEARCH_STANDALONE)
+      return invalid(db,
+                     "bfh_search: method %s: this database indexes its declared attributes, "
+                     "not whole values (declare an attribute with the extractor value for "
+                     "that); search it by scan",
+                     bfh_method_name(method) ? bfh_method_name(method) : "?");
+  }
   /* One plan (search_plan.h), AUTO's choice among the providers included, and one hash. */
   search_ctx_t ctx = {db->engine, db->index, db->standalone, db->cuckoo};
   search_query_t q;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "lsm/repair.h"
+#include "api/db_attrs.h"
 #include "api/db_params.h"
 #include "api/handle.h"
 #include "util/env.h"
@@ -60,6 +61,53 @@ static int check_index_dir(const char *path, const bfh_options *opt) {
                  opt->index_dir, idx, path, db);
   free(db);
   free(idx);
+  return rc;
+}
+
+/* The handle's attributes (db_attrs.h), into *terms (NULL without any). stored_dir: where
+   BFH-ATTRS is kept (NULL: nowhere, a read-only handle without an index directory). existing:
+   the database was opened before (its BFH-PARAMS is there), so its stored declarations rule:
+   the options may repeat them or give none, nothing else. Otherwise the options' rule, and
+   *write (when writable) says they are to be stored before the engine opens; a BFH-ATTRS
+   left by a creation that stopped before BFH-PARAMS is taken when the options declare none.
+   A handle without value filters (never writable here) takes the stored ones as those of a
+   database opened before, when there are some. */
+static int open_attributes(env_t *io, const char *stored_dir, const bfh_options *opt,
+                           int existing, int writable, terms_t **terms, int *write, err_t *err) {
+  *terms = NULL;
+  *write = 0;
+  attr_spec_t *want = NULL, *stored = NULL;
+  size_t nwant = opt->attribute_count, nstored = 0;
+  int rc = db_attrs_parse(opt->attributes, nwant, &want, err);
+  if (rc != BFH_OK) return err_prefix(err, "bfh_open: "), rc;
+  int have_stored = 0;
+  if (stored_dir) {
+    rc = db_attrs_read(io, stored_dir, &stored, &nstored, err);
+    if (rc == BFH_OK) have_stored = 1;
+    else if (rc == BFH_NOT_FOUND) rc = BFH_OK;
+  }
+  attr_spec_t *use = NULL;
+  size_t n = 0;
+  if (!opt->value_filters) existing = have_stored;
+  if (rc == BFH_OK && existing) {
+    if (nwant) rc = db_attrs_check(stored_dir, stored, nstored, want, nwant, err);
+    use = stored, n = nstored, stored = NULL;
+  } else if (rc == BFH_OK) {
+    if (nwant) {
+      use = want, n = nwant, want = NULL;
+      *write = writable;
+    } else if (have_stored) {
+      use = stored, n = nstored, stored = NULL;
+    }
+  }
+  if (rc == BFH_OK && n) {
+    rc = terms_create(use, n, opt->hash_seed, terms, err);
+    if (rc == BFH_OK) use = NULL; /* terms owns it */
+  }
+  attr_specs_free(want, nwant);
+  attr_specs_free(stored, nstored);
+  attr_specs_free(use, n);
+  if (rc != BFH_OK) *write = 0;
   return rc;
 }
 
@@ -108,12 +156,26 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
   opt.value_filter_bits = want.m;
   opt.value_filter_hashes = want.k;
   opt.hash_seed = want.seed;
+  /* The attributes: the stored ones, which the options must match if they declare any; a new
+     database's are the options' and are stored before the engine first writes. */
+  terms_t *terms = NULL;
+  int write_attrs = 0;
+  rc = open_attributes(fio, params_dir, &opt, have_params,
+                       opt.value_filters && params_dir && !params_in_db, &terms, &write_attrs,
+                       &err);
+  if (rc != BFH_OK) return api_fail(NULL, rc, &err);
+  opt.attributes = NULL; /* the caller's memory: the handle keeps terms */
+  opt.attribute_count = 0;
   bfh_db *db = calloc(1, sizeof *db);
-  if (!db) return invalid(NULL, "bfh_open: %s: out of memory", path), BFH_E_NOMEM;
+  if (!db) {
+    terms_destroy(terms);
+    return invalid(NULL, "bfh_open: %s: out of memory", path), BFH_E_NOMEM;
+  }
   db->id = api_handle_id();
   db->opt = opt;
   db->kind = kind;
-  if (opt.value_filters) {
+  db->terms = terms;
+  if (rc == BFH_OK && opt.value_filters) {
     value_index_params_t vp = {want.m,
                                want.k,
                                want.seed,
@@ -125,12 +187,15 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
                                opt.index_bits_per_value,
                                opt.block_maps && opt.index_bits_per_value > 0};
     db->index = value_index_create(&vp, &err);
-    if (!db->index) {
-      free(db);
-      return api_fail(NULL, err.code ? err.code : BFH_E_NOMEM, &err);
-    }
+    if (!db->index) rc = err.code ? err.code : BFH_E_NOMEM;
+  }
+  if (rc != BFH_OK) {
+    terms_destroy(db->terms);
+    free(db);
+    return api_fail(NULL, rc, &err);
   }
   if (db->index && !(db->sync = index_sync_create(db->index, &err))) rc = err.code;
+  if (db->sync) index_sync_set_terms(db->sync, terms_value_terms(db->terms));
   /* The Cuckoo Index hashes under the value filters' seed: a search hashes once. */
   if (rc == BFH_OK && opt.cuckoo_index &&
       !(db->cuckoo =
@@ -140,18 +205,23 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
     rc = standalone_open(kind, path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
   else if (rc == BFH_OK)
     rc = kind->open(path, &opt, io, db->sync, &db->engine, &err);
-  if (rc == BFH_OK && opt.value_filters && params_dir && !have_params && !params_in_db) {
+  /* BFH-ATTRS before BFH-PARAMS, the mark of a database opened before: a creation stopped
+     between the two is a new database again at the next open. */
+  int opened = rc == BFH_OK;
+  if (rc == BFH_OK && write_attrs)
+    rc = db_attrs_write(fio, params_dir, terms_spec(terms, 0), terms_count(terms), &err);
+  if (rc == BFH_OK && opt.value_filters && params_dir && !have_params && !params_in_db)
     rc = db_params_write(fio, params_dir, &want, &err);
-    if (rc != BFH_OK) {
-      engine_close(db->engine, NULL);
-      db->engine = NULL;
-      standalone_close(db->standalone);
-    }
+  if (rc != BFH_OK && opened) {
+    engine_close(db->engine, NULL);
+    db->engine = NULL;
+    standalone_close(db->standalone);
   }
   if (rc != BFH_OK) {
     cuckoo_index_destroy(db->cuckoo);
     index_sync_destroy(db->sync);
     value_index_destroy(db->index);
+    terms_destroy(db->terms);
     free(db);
     return api_fail(NULL, rc, &err);
   }
@@ -169,6 +239,7 @@ int bfh_close(bfh_db *db) {
   cuckoo_index_destroy(db->cuckoo);
   index_sync_destroy(db->sync);
   value_index_destroy(db->index);
+  terms_destroy(db->terms); /* after the engine and the index, which hashed through it */
   free(db);
   /* The handle is gone: a failure can only be reported without it. */
   if (rc < 0 && err.code != BFH_OK) return invalid(NULL, "bfh_close: %s", err.msg), rc;

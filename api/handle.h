@@ -16,6 +16,7 @@
 #include "index/index_sync.h"
 #include "index/value_index.h"
 #include "index/standalone.h"
+#include "query/terms.h"
 #include "util/err.h"
 
 struct bfh_db {
@@ -27,6 +28,8 @@ struct bfh_db {
   standalone_t *standalone;  /* bfh_options.standalone_index; NULL without */
   bfh_options opt;
   cuckoo_index_t *cuckoo; /* bfh_options.cuckoo_index; NULL without */
+  terms_t *terms; /* the declared attributes (stored or given); NULL without: the whole value.
+                     opt.attributes is cleared (the caller's memory): these are the handle's */
 };
 
 /* A new handle id: never 0, never reused. */

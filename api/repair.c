@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/db_attrs.h"
 #include "api/db_inspect.h"
 #include "api/handle.h"
 #include "lsm_hooks/engines/stock/stock.h"
@@ -225,7 +226,20 @@ static int repair_with_params(const engine_kind_t *kind, const char *dir, const 
   o.value_filter_bits = params.m;
   o.value_filter_hashes = params.k;
   o.hash_seed = params.seed;
-  rc = kind->repair(dir, &o, rep, err);
+  /* And with its declared attributes' items (BFH-ATTRS, db_attrs.h), as its other tables. */
+  attr_spec_t *specs = NULL;
+  size_t nspecs = 0;
+  terms_t *terms = NULL;
+  rc = db_attrs_read(env_default(), dir, &specs, &nspecs, err);
+  if (rc == BFH_NOT_FOUND || (rc == BFH_OK && nspecs == 0)) {
+    rc = kind->repair(dir, &o, rep, err);
+  } else if (rc == BFH_OK) {
+    rc = terms_create(specs, nspecs, params.seed, &terms, err);
+    if (rc == BFH_OK) specs = NULL; /* terms owns them */
+    if (rc == BFH_OK) rc = engine_lsm_repair_items(dir, &o, terms_value_terms(terms), rep, err);
+  }
+  attr_specs_free(specs, nspecs);
+  terms_destroy(terms);
   if (rc == BFH_OK && rewrite) rc = db_params_write(env_default(), dir, &params, err);
   rep->params_rewritten = rc == BFH_OK && rewrite;
   return rc;

@@ -43,6 +43,8 @@ static int db_stats(bfh_db *db, bfh_db_stats *st) {
   engine_view_release(db->engine, view);
   if (rc != BFH_OK) return rc;
   engine_stats(db->engine, st);
+  st->attributes = (uint32_t)terms_count(db->terms);
+  st->attribute_values_without_term = terms_without_term_total(db->terms);
   if (db->standalone) {
     standalone_stats_t ss;
     standalone_get_stats(db->standalone, &ss);
@@ -101,6 +103,22 @@ int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size) {
   int rc = db_stats(db, &full);
   api_copy_out(st, st_size, &full, sizeof full);
   return rc;
+}
+
+int bfh_attribute_stats(bfh_db *db, size_t i, const char **name, const char **extractor,
+                        uint64_t *values_without_term) {
+  CHECK_DB("bfh_attribute_stats");
+  if (i >= terms_count(db->terms)) return BFH_NOT_FOUND;
+  const attr_spec_t *spec = terms_spec(db->terms, i);
+  if (name) *name = spec->name;
+  /* The canonical declaration, formatted once per attribute into the handle's memory. */
+  if (extractor) *extractor = terms_extractor_text(db->terms, i);
+  if (values_without_term) {
+    terms_stats_t ts;
+    terms_stats(db->terms, i, &ts);
+    *values_without_term = ts.without_term;
+  }
+  return BFH_OK;
 }
 
 int bfh_engine_detect(const char *path, bfh_engine *engine) {

@@ -151,6 +151,16 @@ typedef enum bfh_compression {
   BFH_COMPRESSION_SNAPPY = 2 /* LevelDB and RocksDB only */
 } bfh_compression;
 
+/* A declared attribute (doc/query.md): a name and an extractor applied to each value, its
+   terms indexed in place of the whole value (which stays indexed only if an attribute with
+   the extractor "value" is declared too). name: [A-Za-z_][A-Za-z0-9_]*, at most 64 bytes;
+   extractor: "json:PATH", "csv:N", "tsv:N", "bytes:OFF:LEN" or "value", with an optional
+   ":int" suffix. Both NUL-terminated, borrowed for the call (bfh_open copies them). */
+typedef struct bfh_attribute {
+  const char *name;
+  const char *extractor;
+} bfh_attribute;
+
 /* Options of bfh_open and bfh_repair. Versioned by its size (doc/api.md "ABI"): start from
    bfh_options_init, which sets struct_size and the defaults, then change fields. A caller
    compiled against an older, shorter bfh_options gets the defaults for the fields it does
@@ -206,6 +216,12 @@ typedef struct bfh_options {
                      their files, not with pread, so a block the block cache misses costs no
                      system call; a table truncated underneath is still an error, not a
                      SIGBUS (doc/api.md "Options"); default 0 */
+  /* The declared attributes (doc/query.md), stored with the database at its creation
+     (BFH-ATTRS): attribute_count of them at attributes. 0 (default): the database's own (none
+     for a new one: the whole value is indexed, as always). Others than the stored ones are
+     BFH_E_INVALID naming the difference; a bad declaration is BFH_E_INVALID naming it. */
+  const bfh_attribute *attributes;
+  size_t attribute_count;
 } bfh_options;
 #define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u /* the paper's m */
 #define BFH_DEFAULT_HASH_SEED 0x62666801u      /* "bfh" 1 */
@@ -363,12 +379,27 @@ typedef struct bfh_db_stats {
      never skipped). */
   uint64_t index_load_peak_bytes;
   uint64_t leaf_chunks_damaged;
+  /* The declared attributes (bfh_options.attributes; 0 without): how many, and, since the open,
+     the (value, attribute) pairs of the values put whose value gave no term of the attribute
+     (a missing field, not JSON or CSV: indexed under none of its terms, never refused).
+     Counted by the own engine's memtable value index (bfh_options.memtable_index), at each
+     put and each write its open replays; 0 on the other engines. bfh_attribute_stats gives
+     them per attribute. */
+  uint32_t attributes;
+  uint64_t attribute_values_without_term;
 } bfh_db_stats;
 /* Writes the first st_size bytes of the stats (bfh_stats passes this program's size). */
 BFH_API int bfh_stats_sized(bfh_db *db, bfh_db_stats *st, size_t st_size);
 static inline int bfh_stats(bfh_db *db, bfh_db_stats *st) {
   return bfh_stats_sized(db, st, sizeof(bfh_db_stats));
 }
+
+/* The i-th declared attribute of the handle (i < bfh_db_stats.attributes, in the stored
+   order): its name and extractor (the library's, valid until bfh_close; either output may be
+   NULL), and the values put since the open that gave no term of it (may be NULL; counted as
+   bfh_db_stats.attribute_values_without_term). BFH_OK; BFH_NOT_FOUND for i past the last. */
+BFH_API int bfh_attribute_stats(bfh_db *db, size_t i, const char **name, const char **extractor,
+                                uint64_t *values_without_term);
 
 /* Sets opt's value_filter_bits (m), value_filter_hashes (k) and hash_seed to the ones the
    database in path was created with (its BFH-PARAMS file), without opening it (bfh_open

@@ -179,6 +179,14 @@ const value_index_params_t *index_sync_params(const index_sync_t *s) {
   return value_index_params(s->index);
 }
 
+void index_sync_set_terms(index_sync_t *s, const value_terms_t *terms) {
+  s->terms = terms;
+}
+
+const value_terms_t *index_sync_terms(const index_sync_t *s) {
+  return s ? s->terms : NULL;
+}
+
 value_index_t *index_sync_value_index(index_sync_t *s) {
   return s->index;
 }
@@ -290,6 +298,7 @@ int index_sync_read_filter(index_sync_t *s, uint64_t number, value_filter_t **fi
   p.block_bits = 0; /* the value filter alone */
   index_leaf_read_t leaf;
   memset(&leaf, 0, sizeof leaf);
+  leaf.terms = s->terms;
   int rc = s->src.read_leaf ? s->src.read_leaf(s->src.ctx, number, &p, &leaf, err)
                             : err_set(err, BFH_E_INVALID, "table %06llu: no source of filters",
                                       (unsigned long long)number);

@@ -45,6 +45,7 @@
 
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
+#include "filters/value_terms.h"
 #include "util/env.h"
 #include "index/value_block_map.h"
 #include "index/value_index.h"
@@ -82,6 +83,9 @@ typedef struct index_leaf_read {
      owned by the caller; NULL: none), which index_sync writes into the table's cache file and
      loads from there (leaf_cache.h). */
   int want_map;
+  /* Set by index_sync before read_leaf: the items each value is added under
+     (index_sync_terms; NULL: the whole value's hash). */
+  const value_terms_t *terms;
   uint8_t *map_head, *map_chunks;
   size_t map_head_len, map_chunks_len;
   /* The table's map loaded from its cache file (index_sync's own; new, owned). */
@@ -162,6 +166,13 @@ void index_sync_destroy(index_sync_t *s); /* NULL allowed; writes no cache file 
    for a cache_dir without table_tag. */
 int index_sync_set_source(index_sync_t *s, const index_source_t *src, err_t *err);
 const value_index_params_t *index_sync_params(const index_sync_t *s);
+/* The items each value is indexed under (filters/value_terms.h): NULL (the default) the
+   whole value's hash; else one per (attribute, term) of the database's declared attributes.
+   Set once, before the engine opens (terms borrowed, must outlive s). The index never hashes
+   a value itself: the engines that build its leaves, block filters, maps and memtable
+   indexes read them here, so that every structure holds the same items. */
+void index_sync_set_terms(index_sync_t *s, const value_terms_t *terms);
+const value_terms_t *index_sync_terms(const index_sync_t *s);
 /* The value index's block index (value_index_blocks): the own engine puts its tables'
    value-to-block maps there directly, when params->block_maps says so (value_hook.h). */
 block_index_t *index_sync_block_index(index_sync_t *s);

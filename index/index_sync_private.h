@@ -58,6 +58,7 @@ typedef struct sync_record {
 
 struct index_sync {
   value_index_t *index; /* borrowed */
+  const struct value_terms *terms; /* borrowed; NULL: the whole value (index_sync_set_terms) */
   index_source_t src;   /* cache_dir copied */
   pthread_mutex_t run_mu;
   pthread_mutex_t mu; /* guards everything below */

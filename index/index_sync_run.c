@@ -125,6 +125,7 @@ static void read_job_at(index_sync_t *s, job_t *j, const char *cpath) {
   /* The map goes into the cache file whatever this open's layout: a later open with maps
      finds it there. */
   j->got.want_map = s->src.cache_dir && p->block_bits && !j->upgrade;
+  j->got.terms = s->terms;
   j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
   pthread_mutex_lock(&s->mu);
   s->stats.read_ns += index_sync_now_ns() - t0;

@@ -308,8 +308,8 @@ static void refresh_read_state(lsm_db_t *db) {
 static memtable_t *new_memtable(const lsm_db_t *db) {
   if (!db->opt.memtable_value_index) return memtable_create();
   size_t buckets = db->opt.memtable_bytes / 64;
-  return memtable_create_indexed_seeded(buckets < 1024 ? 1024 : buckets,
-                                        db->opt.memtable_value_seed);
+  return memtable_create_indexed_terms(buckets < 1024 ? 1024 : buckets,
+                                       db->opt.memtable_value_seed, db->opt.memtable_value_terms);
 }
 
 static mem_filter_t *new_mem_filter(const lsm_db_t *db) {

@@ -42,6 +42,10 @@ typedef struct lsm_options {
   int memtable_value_index;
   uint64_t memtable_value_seed; /* the seed of that index's value hash (bfh_value_hash); default
                                    BFH_DEFAULT_SEED */
+  /* The items that index holds each value under (filters/value_terms.h; borrowed, must
+     outlive the db): NULL (default) the whole value's hash; else one per (attribute, term)
+     of the declared attributes. */
+  const struct value_terms *memtable_value_terms;
   /* May be NULL. Called at open for every record replayed from a write-ahead log (the
      writes that were in no table yet), in log order, before the open returns; seq is the
      record's sequence number, type LSM_TYPE_VALUE or LSM_TYPE_DELETION. A nonzero return

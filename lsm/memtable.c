@@ -5,13 +5,16 @@
  * internal key without copying), then `height` atomic next pointers, then the payload
  * itself (one arena allocation). Nothing is freed before the memtable.
  *
- * The value index, when the memtable has one: a fixed array of buckets, each the newest node
- * of a chain of value entries whose value hash falls in that bucket. A value entry of an
- * indexed memtable is allocated with a value_link_t right before its node (the chain link
- * and 32 bits of the value hash), so the index costs nothing on memtables without it and
- * nothing on deletions. An insert fills the node and its link, then publishes the node as
- * the bucket's head with a release store (readers load heads and links with acquire), the
- * same way a skiplist insert publishes: a reader sees the old chain or the new one.
+ * The value index, when the memtable has one: a fixed array of buckets, each the newest link
+ * of a chain of links of value entries whose item hash falls in that bucket. A value is
+ * indexed under its item hashes (filters/value_terms.h): its whole value's hash without
+ * declared attributes, one per distinct (attribute, term) with them. A value entry of an
+ * indexed memtable is allocated with one value_link_t per item right before its node (the
+ * chain link, 32 bits of the item hash and the distance to the node), so the index costs
+ * nothing on memtables without it and nothing on deletions. An insert fills the node and its
+ * links, then publishes each link as its bucket's head with a release store (readers load
+ * heads and links with acquire), the same way a skiplist insert publishes: a reader sees the
+ * old chain or the new one.
  */
 #include "lsm/memtable.h"
 
@@ -20,6 +23,7 @@
 #include <string.h>
 
 #include "filters/hash.h"
+#include "filters/value_terms.h"
 #include "lsm/arena.h"
 #include "util/random.h"
 
@@ -32,18 +36,21 @@ typedef struct node {
   _Atomic(struct node *) next[];
 } node_t;
 
-/* Sits right before a value entry's node in an indexed memtable (see link_of). */
+/* An indexed value entry's node is preceded by one of these per item hash (link i of a
+   node at (value_link_t *)node - 1 - i, see node_of). */
 typedef struct value_link {
-  _Atomic(node_t *) next; /* the previous head of the bucket: an older entry */
-  uint32_t hash_hi;       /* the value hash's upper bits (the bucket took the lower ones) */
+  _Atomic(struct value_link *) next; /* the previous head of the bucket: an older item */
+  uint32_t hash_hi;                  /* the item hash's upper bits (the bucket took the lower) */
+  uint32_t back;                     /* links from this one to the node: i + 1 */
 } value_link_t;
 
 struct memtable {
   arena_t arena;
   node_t *head;
-  _Atomic(node_t *) *value_buckets; /* NULL: no value index */
-  size_t value_mask;                /* buckets - 1 (a power of two) */
-  uint64_t value_seed;              /* of the value index's hash */
+  _Atomic(value_link_t *) *value_buckets; /* NULL: no value index */
+  size_t value_mask;                      /* buckets - 1 (a power of two) */
+  uint64_t value_seed;                    /* of the value index's hash */
+  const value_terms_t *value_terms;       /* its items (borrowed); NULL: the whole value */
   atomic_int max_height;
   atomic_int refs;
   atomic_uint_fast64_t entries;
@@ -68,7 +75,12 @@ memtable_t *memtable_create_indexed(size_t value_buckets) {
 }
 
 memtable_t *memtable_create_indexed_seeded(size_t value_buckets, uint64_t seed) {
-  if (value_buckets > SIZE_MAX / 2 / sizeof(_Atomic(node_t *))) return NULL;
+  return memtable_create_indexed_terms(value_buckets, seed, NULL);
+}
+
+memtable_t *memtable_create_indexed_terms(size_t value_buckets, uint64_t seed,
+                                          const value_terms_t *terms) {
+  if (value_buckets > SIZE_MAX / 2 / sizeof(_Atomic(value_link_t *))) return NULL;
   memtable_t *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   arena_init(&m->arena);
@@ -80,6 +92,7 @@ memtable_t *memtable_create_indexed_seeded(size_t value_buckets, uint64_t seed) 
     m->value_buckets = calloc(value_buckets, sizeof *m->value_buckets);
     m->value_mask = value_buckets - 1;
     m->value_seed = seed;
+    m->value_terms = terms;
   }
   if (!m->head || (value_buckets && !m->value_buckets)) {
     arena_release(&m->arena);
@@ -148,18 +161,43 @@ static uint64_t value_hash(const memtable_t *m, const void *val, size_t vlen) {
   return bfh_value_hash(val, vlen, m->value_seed);
 }
 
-static inline value_link_t *link_of(const node_t *n) {
-  return (value_link_t *)n - 1;
+static inline node_t *node_of(const value_link_t *l) {
+  return (node_t *)(l + l->back);
 }
 
-/* Makes value entry n (allocated with its link) the head of its bucket. REQUIRES: the
-   single writer; n fully initialized. */
-static void index_value(memtable_t *m, node_t *n, uint64_t hash) {
-  _Atomic(node_t *) *bucket = &m->value_buckets[hash & m->value_mask];
-  value_link_t *l = link_of(n);
+/* Makes link l (of a value entry, fully initialized but for next) the head of the bucket of
+   hash. REQUIRES: the single writer. */
+static void index_value(memtable_t *m, value_link_t *l, uint64_t hash) {
+  _Atomic(value_link_t *) *bucket = &m->value_buckets[hash & m->value_mask];
   l->hash_hi = (uint32_t)(hash >> 32);
   atomic_init(&l->next, atomic_load_explicit(bucket, memory_order_relaxed));
-  atomic_store_explicit(bucket, n, memory_order_release);
+  atomic_store_explicit(bucket, l, memory_order_release);
+}
+
+/* A value's item hashes, gathered before its node is allocated (one link per item). */
+#define STACK_ITEMS 16
+typedef struct items {
+  uint64_t *h; /* stack, or heap once it overflowed */
+  size_t n, cap;
+  int nomem;
+  uint64_t stack[STACK_ITEMS];
+} items_t;
+
+static void add_item(void *arg, uint64_t hash) {
+  items_t *it = arg;
+  if (it->nomem) return;
+  if (it->n == it->cap) {
+    size_t cap = it->cap * 2;
+    uint64_t *h = it->h == it->stack ? malloc(cap * sizeof *h) : realloc(it->h, cap * sizeof *h);
+    if (!h) {
+      it->nomem = 1;
+      return;
+    }
+    if (it->h == it->stack) memcpy(h, it->stack, sizeof it->stack);
+    it->h = h;
+    it->cap = cap;
+  }
+  it->h[it->n++] = hash;
 }
 
 static int random_height(memtable_t *m) {
@@ -172,26 +210,44 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
                  const void *val, size_t vlen) {
   if (klen > UINT32_MAX || vlen > UINT32_MAX) return ST_E_INVALID;
   if (type == LSM_TYPE_DELETION) vlen = 0;
+  /* The items first: their number sizes the allocation, and a value is never inserted
+     without them (an extraction out of memory fails the add before anything is linked). */
+  items_t items;
+  items.h = items.stack;
+  items.n = 0;
+  items.cap = STACK_ITEMS;
+  items.nomem = 0;
+  int indexed = m->value_buckets && type == LSM_TYPE_VALUE;
+  if (indexed) {
+    int rc = value_terms_hash(m->value_terms, val, vlen, m->value_seed, VALUE_TERMS_COUNT, add_item,
+                              &items);
+    if (rc < 0 || items.nomem) {
+      if (items.h != items.stack) free(items.h);
+      return ST_E_NOMEM;
+    }
+  }
   uint64_t tag = internal_key_tag(seq, type);
   node_t *prev[MAX_HEIGHT];
   find_ge(m, key, klen, tag, prev);
   int height = random_height(m);
   int maxh = atomic_load_explicit(&m->max_height, memory_order_relaxed);
+  /* One allocation: the value links (one per item of an indexed value entry), the node, its
+     next pointers, then the payload right after them, so a search touches one cache line per
+     node where the key is short. */
+  size_t vlink = items.n * sizeof(value_link_t);
+  size_t links = sizeof(node_t) + (size_t)height * sizeof(_Atomic(node_t *));
+  uint8_t *block =
+      arena_alloc_aligned(&m->arena, vlink + links + klen + INTERNAL_KEY_TAG_BYTES + vlen);
+  if (!block) {
+    if (items.h != items.stack) free(items.h);
+    return ST_E_NOMEM;
+  }
   if (height > maxh) {
     for (int i = maxh; i < height; i++) prev[i] = m->head;
     /* Readers seeing the new height before the node find NULL in head's upper levels,
        which is fine. */
     atomic_store_explicit(&m->max_height, height, memory_order_relaxed);
   }
-  /* One allocation: the value link (indexed value entries only), the node, its next
-     pointers, then the payload right after them, so a search touches one cache line per
-     node where the key is short. */
-  int indexed = m->value_buckets && type == LSM_TYPE_VALUE;
-  size_t vlink = indexed ? sizeof(value_link_t) : 0;
-  size_t links = sizeof(node_t) + (size_t)height * sizeof(_Atomic(node_t *));
-  uint8_t *block =
-      arena_alloc_aligned(&m->arena, vlink + links + klen + INTERNAL_KEY_TAG_BYTES + vlen);
-  if (!block) return ST_E_NOMEM;
   node_t *n = (node_t *)(block + vlink);
   for (int i = 0; i < height; i++) atomic_init(&n->next[i], NULL);
   uint8_t *data = (uint8_t *)n + links;
@@ -205,7 +261,12 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
     atomic_store_explicit(&n->next[i], next_of(prev[i], i), memory_order_relaxed);
     atomic_store_explicit(&prev[i]->next[i], n, memory_order_release);
   }
-  if (indexed) index_value(m, n, value_hash(m, val, vlen));
+  for (size_t i = 0; i < items.n; i++) {
+    value_link_t *l = (value_link_t *)n - 1 - i;
+    l->back = (uint32_t)(i + 1);
+    index_value(m, l, items.h[i]);
+  }
+  if (items.h != items.stack) free(items.h);
   atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
   return ST_OK;
 }
@@ -298,11 +359,36 @@ int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen
   }
   uint64_t entries = 0, bytes = 0;
   uint32_t hash_hi = (uint32_t)(hash >> 32);
-  node_t *n = atomic_load_explicit(&m->value_buckets[hash & m->value_mask], memory_order_acquire);
-  for (; n; n = atomic_load_explicit(&link_of(n)->next, memory_order_acquire)) {
+  value_link_t *l =
+      atomic_load_explicit(&m->value_buckets[hash & m->value_mask], memory_order_acquire);
+  for (; l; l = atomic_load_explicit(&l->next, memory_order_acquire)) {
     entries++;
+    if (l->hash_hi != hash_hi) continue;
+    const node_t *n = node_of(l);
     const uint8_t *nval = n->data + n->klen + INTERNAL_KEY_TAG_BYTES;
-    if (link_of(n)->hash_hi != hash_hi || !same_value(nval, n->vlen, val, vlen)) continue;
+    if (!same_value(nval, n->vlen, val, vlen)) continue;
+    bytes += n->klen + n->vlen;
+    if (fn(arg, n->data, n->klen, nval, n->vlen, n->tag >> 8, LSM_TYPE_VALUE)) break;
+  }
+  if (st) {
+    st->entries += entries;
+    st->bytes_read += bytes;
+  }
+  return ST_OK;
+}
+
+int memtable_scan_hash(const memtable_t *m, uint64_t hash, lsm_visit_fn fn, void *arg,
+                       lsm_scan_stats_t *st) {
+  if (!m->value_buckets) return ST_E_INVALID;
+  uint64_t entries = 0, bytes = 0;
+  uint32_t hash_hi = (uint32_t)(hash >> 32);
+  value_link_t *l =
+      atomic_load_explicit(&m->value_buckets[hash & m->value_mask], memory_order_acquire);
+  for (; l; l = atomic_load_explicit(&l->next, memory_order_acquire)) {
+    entries++;
+    if (l->hash_hi != hash_hi) continue;
+    const node_t *n = node_of(l);
+    const uint8_t *nval = n->data + n->klen + INTERNAL_KEY_TAG_BYTES;
     bytes += n->klen + n->vlen;
     if (fn(arg, n->data, n->klen, nval, n->vlen, n->tag >> 8, LSM_TYPE_VALUE)) break;
   }

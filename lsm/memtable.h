@@ -2,8 +2,10 @@
  * max height 12, branching 4) whose nodes and payloads live in an arena.
  *
  * Optionally (chosen at creation) a value index: every value entry (not deletions, which
- * never match a value search) is also chained in a fixed hash table keyed by its value, so
- * memtable_scan_value finds the entries holding a value without walking the skiplist.
+ * never match a value search) is also chained in a fixed hash table under each of its item
+ * hashes (filters/value_terms.h: the value's hash, or one per (attribute, term) of declared
+ * attributes), so memtable_scan_value finds the entries holding a value, and
+ * memtable_scan_hash those holding an item, without walking the skiplist.
  *
  * Threads: ONE writer at a time (memtable_add, externally serialized by the db) and any
  * number of concurrent readers (get, iterators, scan) without locks: next pointers are
@@ -20,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filters/value_terms.h"
 #include "lsm/db.h"
 #include "lsm/internal_key.h"
 #include "lsm/iterator.h"
@@ -37,13 +40,20 @@ memtable_t *memtable_create_indexed(size_t value_buckets);
 /* memtable_create_indexed whose value index hashes values with bfh_value_hash(v, seed):
    the seed of the database's value filters, so that a search hashes its value once. */
 memtable_t *memtable_create_indexed_seeded(size_t value_buckets, uint64_t seed);
+/* memtable_create_indexed_seeded whose value index holds each value under the item hashes
+   terms gives (borrowed, must outlive the memtable; NULL: the whole value's hash, as
+   memtable_create_indexed_seeded). A put is the items' one extraction: it passes
+   VALUE_TERMS_COUNT. */
+memtable_t *memtable_create_indexed_terms(size_t value_buckets, uint64_t seed,
+                                          const value_terms_t *terms);
 void memtable_ref(memtable_t *m);
 /* Drops a reference; frees at zero. NULL allowed. */
 void memtable_unref(memtable_t *m);
 
 /* Inserts (key, seq, type) -> val (val ignored for deletions; may be NULL when vlen is 0).
    REQUIRES: single writer; no entry with the same user key and seq exists; seq <=
-   LSM_MAX_SEQ. Returns ST_OK or ST_E_NOMEM. key and val are copied. */
+   LSM_MAX_SEQ. Returns ST_OK or ST_E_NOMEM (also when the value's items could not be
+   extracted: nothing is inserted then). key and val are copied. */
 int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t klen,
                  const void *val, size_t vlen);
 
@@ -82,8 +92,19 @@ int memtable_scan(const memtable_t *m, lsm_visit_fn fn, void *arg, lsm_scan_stat
 int memtable_scan_value(const memtable_t *m, const void *val, size_t vlen, lsm_visit_fn fn,
                         void *arg, lsm_scan_stats_t *st);
 /* memtable_scan_value with the value's hash given: hash == bfh_value_hash(val, vlen, seed)
-   under the memtable's seed (REQUIRES), so that the memtable hashes nothing. */
+   under the memtable's seed (REQUIRES), so that the memtable hashes nothing. With declared
+   attributes the whole value is an item only under a `value` attribute: without one a
+   memtable indexed by terms finds no value by it. */
 int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen, uint64_t hash,
                                lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st);
+
+/* Visits the value entries indexed under item hash `hash` (query/terms.h's
+   terms_hash_term for an (attribute, term); the whole value's hash without attributes),
+   newest insert first: a superset of those holding the item (32 more bits of the hash are
+   compared; the caller validates). Each entry once per item it holds under that hash. fn
+   returning nonzero stops. st as memtable_scan_value. ST_OK; ST_E_INVALID on a memtable
+   without value index. Lock-free, allocation-free. */
+int memtable_scan_hash(const memtable_t *m, uint64_t hash, lsm_visit_fn fn, void *arg,
+                       lsm_scan_stats_t *st);
 
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "filters/hash.h"
+#include "filters/value_terms.h"
 #include "lsm/memtable.h"
 #include "util/random.h"
 
@@ -585,6 +586,102 @@ static void test_memtable_concurrent_value_search_sees_every_published_value(voi
   test_memtable_concurrent_readers_see_every_published_key(state);
 }
 
+/* A stand-in for declared attributes: a value's items are its comma-separated words, each
+   hashed under the seed (an empty value has none); counts the calls flagged as a put's. */
+typedef struct words {
+  value_terms_t base;
+  int counted;
+} words_t;
+
+static int words_hash(const value_terms_t *t, const void *val, size_t len, uint64_t seed,
+                      unsigned flags, value_hash_fn fn, void *arg) {
+  if (flags & VALUE_TERMS_COUNT) ((words_t *)t)->counted++;
+  const char *v = val;
+  int n = 0;
+  for (size_t i = 0, start = 0; i <= len && len; i++)
+    if (i == len || v[i] == ',') {
+      fn(arg, bfh_value_hash(v + start, i - start, seed));
+      n++;
+      start = i + 1;
+    }
+  return n;
+}
+
+typedef struct seen_keys {
+  int n;
+  char key[64][16];
+} seen_keys_t;
+
+static int see_key(void *arg, const void *key, size_t klen, const void *val, size_t vlen,
+                   uint64_t seq, int type) {
+  (void)val, (void)vlen, (void)seq;
+  seen_keys_t *s = arg;
+  assert_int_equal(type, LSM_TYPE_VALUE);
+  assert_true(s->n < 64 && klen < 16);
+  memcpy(s->key[s->n], key, klen);
+  s->key[s->n++][klen] = 0;
+  return 0;
+}
+
+static seen_keys_t by_word(const memtable_t *m, const char *word, uint64_t seed) {
+  seen_keys_t s = {0};
+  assert_int_equal(memtable_scan_hash(m, bfh_value_hash(word, strlen(word), seed), see_key, &s,
+                                      NULL),
+                   ST_OK);
+  return s;
+}
+
+/* With items (filters/value_terms.h), each value entry is found under every item it has, once
+   per item, newest first; deletions under none; the whole value only if it is an item. */
+static void test_memtable_value_index_holds_each_item(void **state) {
+  (void)state;
+  const uint64_t seed = 77;
+  words_t w = {{words_hash}, 0};
+  memtable_t *m = memtable_create_indexed_terms(16, seed, &w.base); /* chains shared */
+  assert_non_null(m);
+  assert_int_equal(memtable_add(m, 1, LSM_TYPE_VALUE, "a", 1, "red,blue", 8), ST_OK);
+  assert_int_equal(memtable_add(m, 2, LSM_TYPE_VALUE, "b", 1, "blue", 4), ST_OK);
+  assert_int_equal(memtable_add(m, 3, LSM_TYPE_VALUE, "c", 1, "green,red,x,y,z", 15), ST_OK);
+  assert_int_equal(memtable_add(m, 4, LSM_TYPE_DELETION, "a", 1, NULL, 0), ST_OK);
+  assert_int_equal(memtable_add(m, 5, LSM_TYPE_VALUE, "d", 1, "", 0), ST_OK); /* no item */
+  assert_int_equal(w.counted, 4); /* the values, not the deletion */
+  seen_keys_t s = by_word(m, "red", seed);
+  assert_int_equal(s.n, 2);
+  assert_string_equal(s.key[0], "c"); /* newest insert first */
+  assert_string_equal(s.key[1], "a");
+  s = by_word(m, "blue", seed);
+  assert_int_equal(s.n, 2);
+  assert_string_equal(s.key[0], "b");
+  assert_string_equal(s.key[1], "a");
+  s = by_word(m, "z", seed);
+  assert_int_equal(s.n, 1);
+  assert_string_equal(s.key[0], "c");
+  assert_int_equal(by_word(m, "purple", seed).n, 0);
+  /* "blue" is an item of b's value, which is the whole value: found by value too; "red,blue"
+     is no item of its own. */
+  s.n = 0;
+  assert_int_equal(memtable_scan_value_hashed(m, "blue", 4, bfh_value_hash("blue", 4, seed),
+                                              see_key, &s, NULL),
+                   ST_OK);
+  assert_int_equal(s.n, 1);
+  s.n = 0;
+  assert_int_equal(memtable_scan_value_hashed(m, "red,blue", 8,
+                                              bfh_value_hash("red,blue", 8, seed), see_key, &s,
+                                              NULL),
+                   ST_OK);
+  assert_int_equal(s.n, 0);
+  /* The entries themselves are whole. */
+  lsm_lookup_t lk;
+  assert_int_equal(memtable_get(m, "c", 1, LSM_MAX_SEQ, &lk), LSM_LOOKUP_VALUE);
+  assert_int_equal(lk.val_len, 15);
+  assert_memory_equal(lk.val, "green,red,x,y,z", 15);
+  memtable_unref(m);
+  /* Without an index, memtable_scan_hash is refused. */
+  m = memtable_create();
+  assert_int_equal(memtable_scan_hash(m, 1, see_key, &s, NULL), ST_E_INVALID);
+  memtable_unref(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_memtable_iterates_in_internal_key_order),
@@ -593,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_memtable_scan_value_matches_filtered_scan),
       cmocka_unit_test(test_memtable_scan_value_tells_apart_hash_collisions),
       cmocka_unit_test(test_memtable_value_index_stops_and_reports_memory),
+      cmocka_unit_test(test_memtable_value_index_holds_each_item),
       cmocka_unit_test_setup_teardown(test_memtable_concurrent_readers_see_every_published_key,
                                       conc_setup_plain, conc_teardown),
       cmocka_unit_test_setup_teardown(

@@ -127,10 +127,11 @@ typedef struct engine_leveldb {
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* engine_ops_t.table_hashes for table `number` of the database in dir: every value entry's
-   bfh_value_hash under seed, to fn. BFH_NOT_FOUND when the file is gone. */
+   item hashes under seed (terms: the database's items, filters/value_terms.h; NULL: the
+   whole value's bfh_value_hash), to fn. BFH_NOT_FOUND when the file is gone. */
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
-                     void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
-                     err_t *err);
+                     const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
+                     engine_scan_stats_t *st, err_t *err);
 /* ldb_table_match over table file f, already open (borrowed), named path in messages. */
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                           const stock_match_t *m, engine_scan_stats_t *st, err_t *err);

@@ -12,17 +12,23 @@ typedef struct build {
   block_filter_builder_t *blocks; /* NULL: no block filter */
   value_block_map_builder_t *map; /* NULL: no value-to-block map */
   uint64_t seed;
+  const value_terms_t *terms; /* the items each value is added under; NULL: the whole value */
   int rc; /* the first failure of a builder (it stops the read) */
   uint64_t rc_offset;
 } build_t;
 
+static void add_item(void *arg, uint64_t h) {
+  build_t *b = arg;
+  value_filter_add_hash(b->leaf, h);
+  if (b->rc == BFH_OK && b->blocks) b->rc = block_filter_builder_add(b->blocks, h);
+  if (b->rc == BFH_OK && b->map) b->rc = value_block_map_builder_add(b->map, h);
+}
+
 static int add_value(void *arg, const ldb_entry_t *e) {
   build_t *b = arg;
   if (e->type != LDB_TYPE_VALUE) return 0;
-  uint64_t h = bfh_value_hash(e->val, e->val_len, b->seed);
-  value_filter_add_hash(b->leaf, h);
-  if (b->blocks) b->rc = block_filter_builder_add(b->blocks, h);
-  if (b->rc == BFH_OK && b->map) b->rc = value_block_map_builder_add(b->map, h);
+  if (value_terms_hash(b->terms, e->val, e->val_len, b->seed, 0, add_item, b) < 0)
+    b->rc = BFH_E_NOMEM;
   return b->rc != BFH_OK;
 }
 
@@ -53,12 +59,20 @@ int ldb_filter_build(env_t *io, const char *path, uint64_t m, uint32_t k, uint64
 int ldb_filter_build_map(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
                          uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
                          ldb_filter_map_t *map, uint64_t *tag, ldb_read_stats_t *st, err_t *err) {
+  return ldb_filter_build_items(io, path, m, k, seed, NULL, block_bits, leaf, blocks, map, tag,
+                                st, err);
+}
+
+int ldb_filter_build_items(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
+                           const value_terms_t *terms, uint32_t block_bits, value_filter_t **leaf,
+                           block_filter_t **blocks, ldb_filter_map_t *map, uint64_t *tag,
+                           ldb_read_stats_t *st, err_t *err) {
   if (map) *map = (ldb_filter_map_t){NULL, NULL, 0, 0};
   if (block_bits > BLOCK_FILTER_MAX_BITS)
     return err_set(err, BFH_E_INVALID,
                    "table %s: %u bits per value for a block filter (at most %u)", path, block_bits,
                    BLOCK_FILTER_MAX_BITS);
-  build_t b = {.leaf = value_filter_create(m, k, seed), .seed = seed, .rc = BFH_OK};
+  build_t b = {.leaf = value_filter_create(m, k, seed), .seed = seed, .terms = terms, .rc = BFH_OK};
   if (block_bits) b.blocks = block_filter_builder_create(block_bits);
   if (block_bits && map) b.map = value_block_map_builder_create();
   int rc = BFH_OK;

@@ -268,7 +268,8 @@ static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
                           err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  int rc = ldb_table_hashes(el->io, el->path, number, seed, fn, arg, st, err);
+  int rc = ldb_table_hashes(el->io, el->path, number, seed, index_sync_terms(el->sync), fn, arg,
+                            st, err);
   if (rc == BFH_NOT_FOUND)
     rc = err_set(err, BFH_E_IO,
                  "%s: table %06llu listed in the live version but deleted under the search",

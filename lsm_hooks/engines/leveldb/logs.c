@@ -160,6 +160,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
     }
     stock_seg_builder_t b = {0};
     b.seed = stock_value_seed(el->sync);
+    b.terms = stock_value_terms(el->sync);
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
     int r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
@@ -168,6 +169,8 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
          not all there yet: a false checksum mismatch). Read again with every writer held
          off: no append is in flight then, so damage seen now is in the file. */
       stock_seg_builder_release(&b);
+      b.seed = stock_value_seed(el->sync); /* (zeroed by the release) */
+      b.terms = stock_value_terms(el->sync);
       next = l->resume;
       el->stats.log_rereads++;
       pthread_rwlock_wrlock(&el->write_lock);

@@ -152,6 +152,7 @@ static int read_log_at(engine_ro_t *r, ro_log_t *l, const char *path, err_t *err
   if (size <= l->resume) return BFH_OK;
   chunk_builder_t b = {0};
   b.vals.seed = stock_value_seed(r->sync);
+  b.vals.terms = stock_value_terms(r->sync);
   uint64_t next = l->resume;
   rc = ldb_log_read(r->io, path, l->resume, ro_chunk_builder_add, &b, &next, NULL, err);
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);

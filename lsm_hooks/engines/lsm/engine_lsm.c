@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "filters/value_terms.h"
 #include "lsm/db.h"
 #include "lsm/filename.h"
 #include "lsm/repair.h"
@@ -317,25 +318,32 @@ static void e_stats(engine_t *e, bfh_db_stats *st) {
 
 typedef struct hash_ctx {
   uint64_t seed;
+  const value_terms_t *terms; /* the items each value is hashed as */
   void (*fn)(void *arg, uint64_t hash);
   void *arg;
+  int rc; /* BFH_E_NOMEM once an extraction failed */
 } hash_ctx_t;
 
 static int visit_hash(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
                       uint64_t seq, int type) {
   (void)key, (void)key_len, (void)seq;
   hash_ctx_t *h = arg;
-  if (type == LSM_TYPE_VALUE) h->fn(h->arg, bfh_value_hash(val, val_len, h->seed));
-  return 0;
+  if (type == LSM_TYPE_VALUE &&
+      value_terms_hash(h->terms, val, val_len, h->seed, 0, h->fn, h->arg) < 0)
+    h->rc = BFH_E_NOMEM;
+  return h->rc != BFH_OK;
 }
 
 static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
                           void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                           err_t *err) {
-  (void)e;
-  hash_ctx_t h = {seed, fn, arg};
+  engine_lsm_t *el = (engine_lsm_t *)e;
+  hash_ctx_t h = {seed, index_sync_terms(el->sync), fn, arg, BFH_OK};
   lsm_scan_stats_t ls = {0, 0};
   int rc = lsm_snapshot_scan_table(v->snap, number, visit_hash, &h, &ls, err);
+  if (rc == BFH_OK && h.rc != BFH_OK)
+    rc = err_set(err, h.rc, "table %llu: out of memory for its values' terms",
+                 (unsigned long long)number);
   if (st) {
     st->entries += ls.entries;
     st->bytes_read += ls.bytes_read;
@@ -477,6 +485,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
   if (sync) {
     const value_index_params_t *p = index_sync_params(sync);
     lo.memtable_value_seed = p->seed; /* a search's one hash finds the memtables' entries */
+    lo.memtable_value_terms = index_sync_terms(sync); /* and a put's items are the filters' */
     el->hook = value_hook_create(sync, p->m, p->k, p->seed, p->block_bits, path, err);
     if (!el->hook) {
       free(el->path);
@@ -522,6 +531,11 @@ void engine_lsm_repair_unlock(void *lock) {
 
 int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_report *rep,
                       err_t *err) {
+  return engine_lsm_repair_items(path, opt, NULL, rep, err);
+}
+
+int engine_lsm_repair_items(const char *path, const bfh_options *opt, const value_terms_t *terms,
+                            bfh_repair_report *rep, err_t *err) {
   value_hook_t *hook = NULL;
   lsm_options_t lo;
   lsm_options_init(&lo);
@@ -533,6 +547,7 @@ int engine_lsm_repair(const char *path, const bfh_options *opt, bfh_repair_repor
     if (!(hook = value_hook_create(NULL, opt->value_filter_bits, opt->value_filter_hashes,
                                    opt->hash_seed, opt->block_filter_bits_per_value, path, err)))
       return err->code ? err->code : BFH_E_NOMEM;
+    value_hook_set_terms(hook, terms); /* the database's items, as its other tables' */
     lo.hook = value_hook_table_hook(hook);
   }
   lsm_repair_stats_t st;

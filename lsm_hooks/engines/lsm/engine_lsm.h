@@ -41,6 +41,11 @@ int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env 
 int engine_lsm_repair_lock(const char *path, void **lock, err_t *err);
 void engine_lsm_repair_unlock(void *lock);
 int engine_lsm_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
+/* engine_lsm_repair whose rebuilt tables' filters hold each value under the items terms gives
+   (filters/value_terms.h; borrowed; NULL: the whole value's): a database's declared
+   attributes (api/repair.c reads its BFH-ATTRS). */
+int engine_lsm_repair_items(const char *dir, const bfh_options *opt,
+                            const value_terms_t *terms, bfh_repair_report *rep, err_t *err);
 /* engine_kind_t.describe (a table's key range, entries and filter meta blocks) and
    engine_kind_t.check (lsm_verify of the database, and the
    layout of every filter meta block): engine_lsm_inspect.c. */

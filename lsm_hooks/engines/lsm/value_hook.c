@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/value_terms.h"
 #include "lsm/table.h"
 #include "index/index_sync.h"
 
@@ -13,6 +14,7 @@ struct value_hook {
   uint64_t m, seed;
   uint32_t k;
   uint32_t block_bits; /* bits per value of the block filters; 0: none */
+  const value_terms_t *terms; /* each value's items (borrowed); NULL: the whole value */
   char *dir;           /* owned */
   lsm_table_hook_t hook;
   _Atomic uint64_t built, failed, values;
@@ -60,15 +62,22 @@ static void *hook_begin(void *ctx, uint64_t file_number) {
   return s;
 }
 
+static void add_item(void *arg, uint64_t hash) {
+  table_state_t *s = arg;
+  value_filter_add_hash(s->filter, hash);
+  if (s->blocks && block_filter_builder_add(s->blocks, hash) != BFH_OK) s->nomem = 1;
+  if (s->map && value_block_map_builder_add(s->map, hash) != BFH_OK) s->nomem = 1;
+}
+
 static void hook_add(void *state, const void *key, size_t key_len, const void *val, size_t val_len,
                      uint64_t seq, int type) {
   (void)key, (void)key_len, (void)seq;
   table_state_t *s = state;
   if (type != LSM_TYPE_VALUE) return;
-  uint64_t hash = bfh_value_hash(val, val_len, s->filter->seed);
-  value_filter_add_hash(s->filter, hash);
-  if (s->blocks && block_filter_builder_add(s->blocks, hash) != BFH_OK) s->nomem = 1;
-  if (s->map && value_block_map_builder_add(s->map, hash) != BFH_OK) s->nomem = 1;
+  /* One item per (attribute, term), or the whole value without attributes: a failed
+     extraction fails the table (its filters would miss the value's items). */
+  if (value_terms_hash(s->h->terms, val, val_len, s->filter->seed, 0, add_item, s) < 0)
+    s->nomem = 1;
   s->values++;
 }
 
@@ -163,6 +172,7 @@ value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint
     return NULL;
   }
   h->sync = sync;
+  h->terms = sync ? index_sync_terms(sync) : NULL;
   h->m = m;
   h->k = k;
   h->seed = seed;
@@ -182,6 +192,10 @@ void value_hook_destroy(value_hook_t *h) {
   if (!h) return;
   free(h->dir);
   free(h);
+}
+
+void value_hook_set_terms(value_hook_t *h, const value_terms_t *terms) {
+  h->terms = terms;
 }
 
 const lsm_table_hook_t *value_hook_table_hook(value_hook_t *h) {

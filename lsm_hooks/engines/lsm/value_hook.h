@@ -44,6 +44,12 @@ typedef struct value_hook_stats {
    closed. */
 value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint64_t seed,
                                 uint32_t block_bits, const char *dir, err_t *err);
+/* Each value entry is added to the filters and the map under its item hashes
+   (filters/value_terms.h): by default those of sync's index (index_sync_params' terms), or
+   the whole value's without sync. This sets them (borrowed, must outlive h; NULL: the whole
+   value's), before the database that calls the hook opens: a repair's tables get the
+   database's attributes so. */
+void value_hook_set_terms(value_hook_t *h, const value_terms_t *terms);
 void value_hook_destroy(value_hook_t *h); /* NULL allowed */
 /* The lsm_table_hook_t to put in lsm_options_t.hook (owned by h). */
 const lsm_table_hook_t *value_hook_table_hook(value_hook_t *h);

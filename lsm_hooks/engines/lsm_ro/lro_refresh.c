@@ -186,7 +186,8 @@ static int add_entry(void *arg, uint64_t seq, int type, const void *key, size_t 
    a write in flight, read next time. */
 static int read_records(lro_t *r, lro_log_t *l, const char *path, err_t *err) {
   if (!l->mem) {
-    l->mem = r->mem_buckets ? memtable_create_indexed_seeded(r->mem_buckets, r->value_seed)
+    l->mem = r->mem_buckets ? memtable_create_indexed_terms(r->mem_buckets, r->value_seed,
+                                                            index_sync_terms(r->sync))
                             : memtable_create();
     if (!l->mem) return err_set(err, BFH_E_NOMEM, "log %s: no memory for a memtable", path);
   }

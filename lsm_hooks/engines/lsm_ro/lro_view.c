@@ -155,16 +155,20 @@ int lro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t va
 
 typedef struct hash_ctx {
   uint64_t seed;
+  const value_terms_t *terms; /* the items each value is hashed as */
   void (*fn)(void *arg, uint64_t hash);
   void *arg;
+  int rc; /* BFH_E_NOMEM once an extraction failed */
 } hash_ctx_t;
 
 static int visit_hash(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
                       uint64_t seq, int type) {
   (void)key, (void)key_len, (void)seq;
   hash_ctx_t *h = arg;
-  if (type == LSM_TYPE_VALUE) h->fn(h->arg, bfh_value_hash(val, val_len, h->seed));
-  return 0;
+  if (type == LSM_TYPE_VALUE &&
+      value_terms_hash(h->terms, val, val_len, h->seed, 0, h->fn, h->arg) < 0)
+    h->rc = BFH_E_NOMEM;
+  return h->rc != BFH_OK;
 }
 
 int lro_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
@@ -173,10 +177,13 @@ int lro_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t se
   table_t *t = NULL;
   int rc = view_table((lro_t *)e, v, number, &t, err);
   if (rc != BFH_OK) return rc;
-  hash_ctx_t h = {seed, fn, arg};
+  hash_ctx_t h = {seed, index_sync_terms(((lro_t *)e)->sync), fn, arg, BFH_OK};
   lsm_scan_stats_t ls = {0, 0};
   rc = table_scan(t, visit_hash, &h, &ls, err);
   add_stats(st, &ls);
+  if (rc == BFH_OK && h.rc != BFH_OK)
+    rc = err_set(err, h.rc, "table %llu: out of memory for its values' terms",
+                 (unsigned long long)number);
   return rc;
 }
 

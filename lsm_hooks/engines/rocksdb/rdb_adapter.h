@@ -120,13 +120,14 @@ void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n)
    operand or a blob reference. */
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* engine_ops_t.table_hashes for table `number` of the database in dir: fn gets
-   bfh_value_hash(value, seed) of every value entry. BFH_NOT_FOUND when the file is gone;
+/* engine_ops_t.table_hashes for table `number` of the database in dir: fn gets the item
+   hashes under seed of every value entry (terms: the database's items, filters/value_terms.h;
+   NULL: bfh_value_hash(value, seed)). BFH_NOT_FOUND when the file is gone;
    BFH_E_UNSUPPORTED at an entry bfh cannot answer from (rdb_entry_refuse): the table is then
    left out of the Cuckoo Index, so every search reads it, and is refused there. */
 int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
-                     void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
-                     err_t *err);
+                     const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
+                     engine_scan_stats_t *st, err_t *err);
 /* rdb_table_match over table file f, already open (borrowed; the read-only engine's pins),
    named path in messages; ft (borrowed, may be NULL) is f's footer read before
    (rdb_table_read_blocks_footer), so that a read of refs reads those blocks alone. */

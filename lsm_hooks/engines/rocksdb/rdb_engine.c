@@ -232,7 +232,9 @@ static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   return live_table_read(er, number,
-                         rdb_table_hashes(er->io, er->path, number, seed, fn, arg, st, err), err);
+                         rdb_table_hashes(er->io, er->path, number, seed,
+                                          index_sync_terms(er->sync), fn, arg, st, err),
+                         err);
 }
 
 static const engine_ops_t rocksdb_ops = {STOCK_OPS_FIELDS("rocksdb"),

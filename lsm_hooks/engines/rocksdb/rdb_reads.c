@@ -97,6 +97,7 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_foot
 
 typedef struct hashes {
   uint64_t seed;
+  const value_terms_t *terms; /* the items each value is hashed as; NULL: the whole value */
   void (*fn)(void *arg, uint64_t hash);
   void *arg;
   const char *path;
@@ -107,18 +108,20 @@ typedef struct hashes {
 static int visit_hash(void *arg, const rdb_entry_t *e) {
   hashes_t *h = arg;
   if ((h->rc = refuse(e, h->path, h->err)) != BFH_OK) return 1;
-  if (e->type == RDB_TYPE_VALUE) h->fn(h->arg, bfh_value_hash(e->val, e->val_len, h->seed));
-  return 0;
+  if (e->type == RDB_TYPE_VALUE &&
+      value_terms_hash(h->terms, e->val, e->val_len, h->seed, 0, h->fn, h->arg) < 0)
+    h->rc = err_set(h->err, BFH_E_NOMEM, "table %s: no memory for its values' terms", h->path);
+  return h->rc != BFH_OK;
 }
 
 int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
-                     void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
-                     err_t *err) {
+                     const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
+                     engine_scan_stats_t *st, err_t *err) {
   char *path;
   int rc = rdb_table_path(dir, number, &path, err);
   if (rc != BFH_OK) return rc;
   rdb_read_stats_t rs = {0};
-  hashes_t h = {seed, fn, arg, path, err, BFH_OK};
+  hashes_t h = {seed, terms, fn, arg, path, err, BFH_OK};
   rc = rdb_table_scan(io, path, visit_hash, &h, &rs, err);
   free(path);
   if (st) {
@@ -139,6 +142,7 @@ typedef struct build {
   block_filter_builder_t *blocks; /* NULL: no block filter */
   value_block_map_builder_t *map; /* NULL: no value-to-block map */
   uint64_t seed;
+  const value_terms_t *terms; /* the items each value is added under; NULL: the whole value */
   const char *path;
   err_t *err;
   int rc; /* the first failure (it stops the read) */
@@ -146,17 +150,22 @@ typedef struct build {
   const rdb_leaf_tap_t *tap; /* NULL: none */
 } build_t;
 
+static void add_item(void *arg, uint64_t h) {
+  build_t *b = arg;
+  value_filter_add_hash(b->leaf, h);
+  if (b->rc == BFH_OK && b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
+    b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
+  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h)) != BFH_OK)
+    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
+}
+
 static int add_value(void *arg, const rdb_entry_t *e) {
   build_t *b = arg;
   if ((b->rc = refuse(e, b->path, b->err)) != BFH_OK) return 1;
   if (b->tap) b->tap->entry(b->tap->arg, e);
   if (e->type != RDB_TYPE_VALUE) return 0;
-  uint64_t h = bfh_value_hash(e->val, e->val_len, b->seed);
-  value_filter_add_hash(b->leaf, h);
-  if (b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
-    b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
-  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h)) != BFH_OK)
-    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
+  if (value_terms_hash(b->terms, e->val, e->val_len, b->seed, 0, add_item, b) < 0)
+    b->rc = err_set(b->err, BFH_E_NOMEM, "table %s: no memory for its values' terms", b->path);
   return b->rc != BFH_OK;
 }
 
@@ -220,6 +229,7 @@ int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_par
                    p->block_bits);
   build_t b = {.leaf = value_filter_create(p->m, p->k, p->seed),
                .seed = p->seed,
+               .terms = out->terms,
                .path = path,
                .err = err,
                .tap = tap};

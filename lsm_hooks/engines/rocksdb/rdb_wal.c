@@ -194,7 +194,8 @@ int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
   }
   uint64_t last = rocksdb_get_latest_sequence_number(er->db);
   if (last == 0 || er->next_seq > last) return BFH_OK; /* nothing written since */
-  stock_seg_builder_t b = {.seed = stock_value_seed(er->sync)};
+  stock_seg_builder_t b = {.seed = stock_value_seed(er->sync),
+                           .terms = stock_value_terms(er->sync)};
   uint64_t next = er->next_seq;
   int rc = read_batches(er, last, &b, &next, err);
   if (rc == BFH_OK && b.n > 0) {

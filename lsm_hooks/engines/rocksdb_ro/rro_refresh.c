@@ -143,6 +143,7 @@ static int read_log_at(rro_t *r, rro_log_t *l, const char *path, err_t *err) {
   if (size <= l->resume) return BFH_OK;
   rro_chunk_builder_t b = {.err = err, .dir = r->path, .cf = r->cf};
   b.vals.seed = stock_value_seed(r->sync);
+  b.vals.terms = stock_value_terms(r->sync);
   uint64_t next = l->resume;
   rdb_log_stats_t st = {0};
   rc = rdb_log_read(r->io, path, l->number, l->resume, 0, rro_chunk_builder_add, &b, &next, &st,

@@ -7,6 +7,7 @@
 
 #include "bfh.h"
 #include "filters/hash.h"
+#include "filters/value_terms.h"
 #include "lsm_hooks/engines/stock/stock.h"
 #include "util/coding.h"
 
@@ -51,6 +52,53 @@ int stock_seg_builder_add(stock_seg_builder_t *b, const void *key, size_t key_le
   return BFH_OK;
 }
 
+/* Puts the entry at offset off under hash h into the (zeroed-at-start) slots of s. */
+static void slot_put(log_seg_t *s, uint64_t h, uint64_t off) {
+  size_t i = (size_t)h & s->slot_mask;
+  while (s->slots[i]) i = (i + 1) & s->slot_mask;
+  s->slots[i] = slot_tag(h) << STOCK_SEG_OFF_BITS | off;
+}
+
+/* The items of a segment's entries (with declared attributes): (hash, entry offset) pairs in
+   entry order, gathered before the segment is sized. */
+typedef struct items {
+  uint64_t *v; /* pairs: hash, offset */
+  size_t n, cap;
+  uint64_t off; /* of the entry being hashed */
+  int nomem;
+} items_t;
+
+static void add_item(void *arg, uint64_t h) {
+  items_t *it = arg;
+  if (it->nomem) return;
+  if (it->n + 2 > it->cap) {
+    size_t cap = it->cap ? 2 * it->cap : 1024;
+    uint64_t *v = realloc(it->v, cap * sizeof *v);
+    if (!v) {
+      it->nomem = 1;
+      return;
+    }
+    it->v = v;
+    it->cap = cap;
+  }
+  it->v[it->n++] = h;
+  it->v[it->n++] = it->off;
+}
+
+/* Every entry's items of b (b->terms set): BFH_OK or BFH_E_NOMEM. */
+static int gather_items(const stock_seg_builder_t *b, items_t *it) {
+  const uint8_t *p = b->p, *end = b->p + b->len;
+  while (p < end) {
+    const uint8_t *k, *v;
+    uint32_t kl = 0, vl = 0;
+    it->off = (uint64_t)(p - b->p);
+    p = decode_entry(p, end, &k, &kl, &v, &vl);
+    if (value_terms_hash(b->terms, v, vl, b->seed, 0, add_item, it) < 0) it->nomem = 1;
+    if (it->nomem) return BFH_E_NOMEM;
+  }
+  return BFH_OK;
+}
+
 /* Fills the (zeroed) slots of s in entry order: the order seg_lookup relies on. */
 static void index_entries(log_seg_t *s) {
   const uint8_t *p = s->data, *end = s->data + s->len;
@@ -59,20 +107,27 @@ static void index_entries(log_seg_t *s) {
     uint32_t kl = 0, vl = 0;
     uint64_t off = (uint64_t)(p - s->data);
     p = decode_entry(p, end, &k, &kl, &v, &vl);
-    uint64_t h = bfh_value_hash(v, vl, s->seed);
-    size_t i = (size_t)h & s->slot_mask;
-    while (s->slots[i]) i = (i + 1) & s->slot_mask;
-    s->slots[i] = slot_tag(h) << STOCK_SEG_OFF_BITS | off;
+    slot_put(s, bfh_value_hash(v, vl, s->seed), off);
   }
 }
 
 log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
   if ((uint64_t)b->len >> STOCK_SEG_OFF_BITS) return NULL; /* offsets would not fit the slots */
+  /* One slot per entry, or with declared attributes one per item of each entry. */
+  items_t items = {NULL, 0, 0, 0, 0};
+  if (b->terms && gather_items(b, &items) != BFH_OK) {
+    free(items.v);
+    return NULL;
+  }
+  uint64_t nitems = b->terms ? items.n / 2 : b->n;
   size_t nslots = 2;
-  while (nslots < 2 * b->n) nslots *= 2; /* load <= 1/2: short probes */
+  while (nslots < 2 * nitems) nslots *= 2; /* load <= 1/2: short probes */
   size_t at = (b->len + 7) & ~(size_t)7;
   log_seg_t *s = malloc(sizeof *s + at + nslots * sizeof(uint64_t));
-  if (!s) return NULL;
+  if (!s) {
+    free(items.v);
+    return NULL;
+  }
   atomic_init(&s->refs, 1);
   s->n = b->n;
   s->len = b->len;
@@ -81,7 +136,12 @@ log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
   s->slot_mask = nslots - 1;
   s->seed = b->seed;
   memset(s->slots, 0, nslots * sizeof(uint64_t));
-  index_entries(s);
+  if (b->terms) {
+    for (size_t i = 0; i < items.n; i += 2) slot_put(s, items.v[i], items.v[i + 1]);
+    free(items.v);
+  } else {
+    index_entries(s);
+  }
   return s;
 }
 
@@ -153,6 +213,10 @@ void stock_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t v
     uint64_t h = segs[i]->seed == seed ? hash : bfh_value_hash(val, val_len, segs[i]->seed);
     if (seg_lookup(segs[i], h, val, val_len, fn, arg, st)) return;
   }
+}
+
+const value_terms_t *stock_value_terms(const index_sync_t *sync) {
+  return index_sync_terms(sync);
 }
 
 uint64_t stock_value_seed(const index_sync_t *sync) {

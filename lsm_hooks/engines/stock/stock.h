@@ -82,6 +82,9 @@ typedef struct stock_seg_builder {
   uint64_t n;
   int nomem;     /* an add ran out of memory: the entries are incomplete */
   uint64_t seed; /* of the segment's value index (stock_value_seed); zeroed: 0 */
+  /* The items each entry is indexed under (stock_value_terms; borrowed): NULL (zeroed) the
+     whole value's hash; else one slot per (attribute, term) of the declared attributes. */
+  const value_terms_t *terms;
 } stock_seg_builder_t;
 
 /* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
@@ -105,13 +108,18 @@ void stock_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t v
 void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                        engine_match_fn fn, void *arg, engine_scan_stats_t *st);
 /* stock_segs_lookup with val's hash given: hash == bfh_value_hash(val, val_len, seed). A
-   segment indexed under another seed hashes val again for itself. */
+   segment indexed under another seed hashes val again for itself (whole values: the segments
+   of one handle share their seed and items). With declared attributes val is found only if
+   its whole value is an item (a `value` attribute). */
 void stock_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                      uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st);
 /* The seed the log segments of a handle index values under: its value filters' (sync may
    be NULL: value filters off, STOCK_SEG_HASH_SEED). */
 uint64_t stock_value_seed(const index_sync_t *sync);
+/* The items the log segments of a handle index values under (index_sync_terms; sync may be
+   NULL: the whole value). */
+const value_terms_t *stock_value_terms(const index_sync_t *sync);
 
 /* ---- The view ------------------------------------------------------------------------------ */
 

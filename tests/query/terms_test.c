@@ -1,0 +1,227 @@
+/* Tests of a value's item hashes under declared attributes (query/terms.h): the tags that
+ * keep attributes apart, the whole value's hash kept, missing fields counted, multi-valued
+ * arrays. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "query/terms.h"
+#include "util/status.h"
+
+#define SEED 0x62666801ull
+#define MAX_HASHES 32
+
+typedef struct got {
+  int n;
+  uint64_t h[MAX_HASHES];
+} got_t;
+
+static void collect(void *arg, uint64_t hash) {
+  got_t *g = arg;
+  assert_true(g->n < MAX_HASHES);
+  g->h[g->n++] = hash;
+}
+
+typedef struct counted {
+  int n;
+  uint64_t h[128];
+} counted_t;
+
+static void count_distinct(void *arg, uint64_t hash) {
+  counted_t *c = arg;
+  assert_true(c->n < 128);
+  c->h[c->n++] = hash;
+}
+
+static int holds(const got_t *g, uint64_t h) {
+  for (int i = 0; i < g->n; i++)
+    if (g->h[i] == h) return 1;
+  return 0;
+}
+
+/* A terms_t over the n declarations given. */
+static terms_t *make(int n, ...) {
+  attr_spec_t *specs = calloc((size_t)n, sizeof *specs);
+  assert_non_null(specs);
+  va_list ap;
+  va_start(ap, n);
+  err_t err;
+  for (int i = 0; i < n; i++) {
+    const char *decl = va_arg(ap, const char *);
+    if (attr_spec_parse(decl, &specs[i], &err) != ST_OK) fail_msg("%s: %s", decl, err.msg);
+  }
+  va_end(ap);
+  terms_t *t;
+  if (terms_create(specs, (size_t)n, SEED, &t, &err) != ST_OK) fail_msg("%s", err.msg);
+  return t;
+}
+
+static got_t hash_of(const terms_t *t, const char *val, unsigned flags) {
+  got_t g = {0};
+  int rc = terms_hash_value(t, val, strlen(val), SEED, flags, collect, &g);
+  assert_int_equal(rc, g.n);
+  return g;
+}
+
+/* Without declarations the one hash is today's; a declared `value` gives that same hash. */
+static void test_terms_value_equals_whole_value_hash(void **state) {
+  (void)state;
+  const char *v = "{\"city\":\"Lyon\"}";
+  uint64_t today = bfh_value_hash(v, strlen(v), SEED);
+  got_t g = {0};
+  assert_int_equal(value_terms_hash(NULL, v, strlen(v), SEED, VALUE_TERMS_COUNT, collect, &g), 1);
+  assert_int_equal(g.n, 1);
+  assert_true(g.h[0] == today);
+
+  terms_t *t = make(2, "city=json:city", "whole=value");
+  g = hash_of(t, v, 0);
+  assert_int_equal(g.n, 2);
+  assert_true(holds(&g, today));
+  assert_true(holds(&g, terms_hash_term(t, 1, v, strlen(v), SEED)));
+  assert_true(terms_hash_term(t, 1, v, strlen(v), SEED) == today);
+  /* Through the interface the engines see, the same hashes. */
+  got_t g2 = {0};
+  assert_int_equal(value_terms_hash(terms_value_terms(t), v, strlen(v), SEED, 0, collect, &g2), 2);
+  assert_memory_equal(g.h, g2.h, 2 * sizeof g.h[0]);
+  /* An empty value, which may come as NULL. */
+  got_t e = {0};
+  assert_int_equal(terms_hash_value(t, NULL, 0, SEED, 0, collect, &e), 1);
+  assert_true(e.h[0] == bfh_value_hash("", 0, SEED));
+  terms_destroy(t);
+  assert_null(terms_value_terms(NULL));
+}
+
+/* The same bytes under two attributes hash apart; an attribute's hash is its name's, not its
+   position's; a :value:int attribute is tagged too. */
+static void test_terms_tags_separate_attributes(void **state) {
+  (void)state;
+  terms_t *t = make(3, "a=csv:1", "b=csv:2", "n=value:int");
+  got_t g = hash_of(t, "x,x", 0);
+  assert_int_equal(g.n, 2); /* n: "x,x" is no integer */
+  uint64_t ax = terms_hash_term(t, 0, "x", 1, SEED), bx = terms_hash_term(t, 1, "x", 1, SEED);
+  assert_true(ax != bx);
+  assert_true(holds(&g, ax) && holds(&g, bx));
+  assert_true(ax != bfh_value_hash("x", 1, SEED));
+  terms_t *u = make(2, "b=csv:2", "zz=csv:1"); /* b second there, first here */
+  assert_true(terms_hash_term(u, 0, "x", 1, SEED) == bx);
+  assert_true(terms_hash_term(u, 1, "x", 1, SEED) != ax);
+  terms_destroy(u);
+  uint8_t seven[ATTR_INT_TERM_BYTES];
+  attr_int_term(7, seven);
+  g = hash_of(t, "007", 0);
+  assert_int_equal(g.n, 2); /* a: 007, b: none (one field only), n: 7 */
+  assert_true(holds(&g, terms_hash_term(t, 2, seven, sizeof seven, SEED)));
+  assert_true(holds(&g, terms_hash_term(t, 0, "007", 3, SEED)));
+  assert_false(holds(&g, bfh_value_hash("007", 3, SEED)));
+  /* Another seed than the one the terms were made for: the same rule under it. */
+  got_t o = {0};
+  assert_int_equal(terms_hash_value(t, "p,q", 3, SEED + 1, 0, collect, &o), 2);
+  assert_true(holds(&o, terms_hash_term(t, 0, "p", 1, SEED + 1)));
+  assert_true(holds(&o, terms_hash_term(t, 1, "q", 1, SEED + 1)));
+  assert_false(holds(&o, terms_hash_term(t, 0, "p", 1, SEED)));
+  terms_destroy(t);
+}
+
+/* A value without the field, or not JSON, gives no term of that attribute and is counted
+   when the put asks (VALUE_TERMS_COUNT), never when a table build hashes it again. */
+static void test_terms_missing_field_counted(void **state) {
+  (void)state;
+  terms_t *t = make(3, "city=json:address.city", "age=json:age:int", "id=csv:1");
+  got_t g = hash_of(t, "{\"address\":{\"city\":\"Lyon\"},\"age\":\"x\"}", VALUE_TERMS_COUNT);
+  assert_int_equal(g.n, 1); /* city; age is no integer, and a '"' in an unquoted field makes
+                               the CSV record malformed */
+  assert_true(holds(&g, terms_hash_term(t, 0, "Lyon", 4, SEED)));
+  g = hash_of(t, "not json", VALUE_TERMS_COUNT);
+  assert_int_equal(g.n, 1);
+  assert_true(holds(&g, terms_hash_term(t, 2, "not json", 8, SEED)));
+  g = hash_of(t, "{\"age\":41", VALUE_TERMS_COUNT); /* broken JSON, malformed CSV */
+  assert_int_equal(g.n, 0);
+  g = hash_of(t, "\"a\",b", VALUE_TERMS_COUNT);
+  assert_int_equal(g.n, 1);
+  assert_true(holds(&g, terms_hash_term(t, 2, "a", 1, SEED)));
+  g = hash_of(t, "{\"age\":41}", 0); /* not counted */
+  terms_stats_t st;
+  terms_stats(t, 0, &st);
+  assert_int_equal(st.values, 4);
+  assert_int_equal(st.without_term, 3);
+  terms_stats(t, 1, &st);
+  assert_int_equal(st.without_term, 4);
+  terms_stats(t, 2, &st);
+  assert_int_equal(st.without_term, 2);
+  assert_int_equal(terms_without_term_total(t), 9);
+  terms_destroy(t);
+}
+
+/* Each element of a JSON array is its own term; a repeated element is one item. */
+static void test_terms_json_array_one_per_element(void **state) {
+  (void)state;
+  terms_t *t = make(2, "tags=json:tags", "ids=json:ids:int");
+  got_t g = hash_of(t, "{\"tags\":[\"red\",\"blue\",\"red\",\"green\"],\"ids\":[1,\"01\",2]}", 0);
+  assert_int_equal(g.n, 5);
+  const char *tags[] = {"red", "blue", "green"};
+  for (int i = 0; i < 3; i++)
+    assert_true(holds(&g, terms_hash_term(t, 0, tags[i], strlen(tags[i]), SEED)));
+  for (int64_t v = 1; v <= 2; v++) {
+    uint8_t term[ATTR_INT_TERM_BYTES];
+    attr_int_term(v, term);
+    assert_true(holds(&g, terms_hash_term(t, 1, term, sizeof term, SEED)));
+  }
+  for (int i = 1; i < g.n; i++) assert_true(g.h[i - 1] != g.h[i]);
+  /* More terms than fit on the stack: every one, once. */
+  char big[4096];
+  size_t n = (size_t)snprintf(big, sizeof big, "{\"tags\":[");
+  for (int i = 0; i < 150; i++)
+    n += (size_t)snprintf(big + n, sizeof big - n, "%s\"t%d\"", i ? "," : "", i % 100);
+  snprintf(big + n, sizeof big - n, "]}");
+  counted_t c = {0, {0}};
+  assert_int_equal(terms_hash_value(t, big, strlen(big), SEED, 0, count_distinct, &c), 100);
+  assert_int_equal(c.n, 100);
+  for (int i = 0; i < 100; i++) {
+    char term[8];
+    int len = snprintf(term, sizeof term, "t%d", i);
+    int found = 0;
+    for (int j = 0; j < c.n; j++) found += c.h[j] == terms_hash_term(t, 0, term, (size_t)len, SEED);
+    assert_int_equal(found, 1);
+  }
+  terms_destroy(t);
+}
+
+static void test_terms_create_checks(void **state) {
+  (void)state;
+  attr_spec_t *specs = calloc(2, sizeof *specs);
+  err_t err;
+  assert_int_equal(attr_spec_parse("a=csv:1", &specs[0], &err), ST_OK);
+  assert_int_equal(attr_spec_parse("a=csv:2", &specs[1], &err), ST_OK);
+  terms_t *t;
+  assert_int_equal(terms_create(specs, 2, SEED, &t, &err), ST_E_INVALID);
+  assert_non_null(strstr(err.msg, "'a' is declared twice"));
+  assert_int_equal(terms_create(specs, 0, SEED, &t, &err), ST_E_INVALID);
+  attr_specs_free(specs, 2); /* still the caller's */
+  t = make(2, "x=json:a.b", "y=bytes:0:2");
+  assert_int_equal(terms_count(t), 2);
+  assert_int_equal(terms_find(t, "y", 1), 1);
+  assert_int_equal(terms_find(t, "z", 1), -1);
+  int is_int = -1;
+  assert_int_equal(terms_lookup(t, "x", 1, &is_int), 0);
+  assert_int_equal(is_int, 0);
+  assert_string_equal(terms_spec(t, 0)->name, "x");
+  terms_destroy(t);
+  terms_destroy(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_terms_value_equals_whole_value_hash),
+      cmocka_unit_test(test_terms_tags_separate_attributes),
+      cmocka_unit_test(test_terms_missing_field_counted),
+      cmocka_unit_test(test_terms_json_array_one_per_element),
+      cmocka_unit_test(test_terms_create_checks),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
