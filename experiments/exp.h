@@ -56,6 +56,11 @@ typedef struct exp_ctx {
   const char *series;
   int cache;
   int cold_queries;
+  /* --compression: the bfh_compression of the LevelDB and RocksDB engines' tables, or -1 (the
+     default): none for the paper's structures, as the authors' LevelDB wrote its tables (10M
+     entries in about 119 tables of 2 MiB), the engine's own (snappy) for the drivers beyond
+     the paper (exp_db_params_t.beyond). */
+  int compression;
 } exp_ctx_t;
 
 #define EXP_CACHE_WARM 1
@@ -193,6 +198,9 @@ typedef struct exp_db_params {
   int beyond;
   /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
   int standalone;
+  /* exp_ctx_t.compression (from exp_db_params_init): -1, none unless `beyond`; else the
+     bfh_compression asked for, part of the database's identity. */
+  int compression;
   /* bfh_options.index_bits_per_value (0 from exp_db_params_init: the paper's layout, set
      into the options whatever bfh_options_init's default, so that the paper's figures keep
      the paper's configuration) and cuckoo_index (0, default: none); in memory only, not part

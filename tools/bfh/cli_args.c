@@ -83,8 +83,10 @@ static const spec_t SPECS[] = {
      NULL, "read each leaf filter whole for every probe (the paper's code)"},
     {"placement", CLI_DB, K_CHOICE, AT(opt.placement), 0, PLACEMENTS, "similarity|positional|paper",
      "where the hierarchy puts a new leaf"},
-    {"compression", CLI_DB, K_CHOICE, AT(opt.compression), 0, COMPRESSIONS, "default|none|snappy",
-     "LevelDB, RocksDB: compression of the tables written (default: the engine's, snappy)"},
+    {"compression", CLI_DB | CLI_RUN, K_CHOICE, AT(opt.compression), 0, COMPRESSIONS,
+     "default|none|snappy",
+     "LevelDB, RocksDB: compression of the tables written (default: the engine's, snappy; "
+     "bfh run: none for the paper's artifacts, as the authors' LevelDB)"},
     {"sync", CLI_DB, K_FLAG, AT(opt.sync), 1, NULL, NULL, "every write durable when it returns"},
     {"standalone-index", CLI_DB, K_FLAG, AT(opt.standalone_index), 1, NULL, NULL,
      "own engine: also keep a value||key index (once a database has one, every open must say so)"},

@@ -138,7 +138,8 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
                    .max_n = r->max_n,
                    .min_n = r->min_n,
                    .no_plot = r->no_plot,
-                   .costs = EXP_COSTS_BFH};
+                   .costs = EXP_COSTS_BFH,
+                   .compression = cli_args_given(c, "compression") ? (int)c->opt.compression : -1};
   int v = 0;
   if (r->scale && (v = choice(c, "scale", r->scale, scale_name, EXP_NSCALES)) < 0) return NULL;
   if (r->scale) x->scale = (exp_scale_t)v;
