@@ -1,7 +1,8 @@
 /* The library of the experiment drivers (experiments/exp_*.c), one file per concern: the run
  * context and its names (exp_ctx.c), the clock and progress (exp_time.c), directories
  * (exp_fs.c), CSV output (exp_csv.c), databases built once and shared (exp_db.c), search
- * measurements (exp_measure.c), page-cache eviction (exp_cache.c), the method sweep of Fig. 8
+ * measurements (exp_measure.c) and the keys they found against the workload's (exp_keys.c),
+ * page-cache eviction (exp_cache.c), the method sweep of Fig. 8
  * and 11 (exp_sweep.c), synthetic leaves (exp_synth.c) and plotting (exp_plot.c). The drivers
  * themselves are named in drivers.h.
  *
@@ -289,7 +290,8 @@ typedef struct exp_counters {
 
 typedef struct exp_search_result {
   int queries;   /* measured queries */
-  int wrong;     /* queries whose result count differs from the workload's truth */
+  int wrong;     /* queries whose keys are not the set of entries holding the value in the
+                    workload (exp_keys_wrong): a key missed, one too many, or another instead */
   double time_s; /* median wall time */
   double time_min_s, time_max_s;
   double time_q1_s, time_q3_s; /* first and third quartiles (interpolated) */
@@ -356,6 +358,30 @@ int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *
    bits_per_value included. Returns BFH_OK or the failing status. */
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
                      bfh_method method, int present, int cold, exp_search_result_t *r);
+
+/* ---- the keys a search found (exp_keys.c) -------------------------------------------------- */
+/* The keys of one search (exp_keys_add, a bfh_match_fn that never stops the search), copied
+   into one buffer during the search and compared with the workload's truth after it, so that
+   the timed search pays one copy per key. Caller-owned: zero it, exp_keys_reset before each
+   search, exp_keys_release at the end (frees buf; NULL allowed). */
+typedef struct exp_keys {
+  unsigned char *buf; /* the keys, each after its length byte (exp_keys.c) */
+  size_t len, cap;
+  uint64_t n;   /* keys found */
+  uint64_t bad; /* ... of which longer than any workload key (not stored) */
+  int nomem;    /* a key could not be stored */
+} exp_keys_t;
+
+void exp_keys_reset(exp_keys_t *k);
+void exp_keys_release(exp_keys_t *k);
+int exp_keys_add(void *arg, const void *key, size_t len);
+/* Are the keys k found for value id value_id of w other than the set of w's entries whose
+   value id is value_id, of which there are expect (workload_value_counts)? 0 if equal, 1 if
+   not (a key missed or not of the value, a key twice, a count that differs: the first
+   difference described in why, why_cap bytes, NULL allowed), -1 if out of memory (said in
+   why). Exact, whatever the count: a key found in place of another of the set is wrong. */
+int exp_keys_wrong(const exp_keys_t *k, const workload_t *w, uint64_t value_id, uint64_t expect,
+                   char *why, size_t why_cap);
 
 /* ---- the columns of the database and search experiments (exp_csv.c) ----------------------- */
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,

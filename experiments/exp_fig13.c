@@ -177,7 +177,7 @@ int exp_fig13(const exp_ctx_t *x) {
                 break;
               }
               if (fixed && r.wrong)
-                fprintf(stderr, "bfh: WARNING: fig13: Value%d: wrong result count (domain %g%%)\n",
+                fprintf(stderr, "bfh: WARNING: fig13: Value%d: wrong keys (domain %g%%)\n",
                         AUTHORS_QUERY, pct);
               const char *query = fixed ? "fixed" : drawn ? "domain" : "present";
               if (!fixed) {

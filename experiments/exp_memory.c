@@ -380,7 +380,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
           ab->time_s * 1e6, pr->mean.tables_scanned, ab->mean.tables_scanned, pr->mean.blocks_read,
           ab->mean.blocks_read);
       if (pr->wrong || ab->wrong)
-        fprintf(stderr, "bfh: WARNING: memory %s/%s: %d wrong result counts\n", cfg->name,
+        fprintf(stderr, "bfh: WARNING: memory %s/%s: %d queries with wrong keys\n", cfg->name,
                 exp_method_name(cfg->series[s]), pr->wrong + ab->wrong);
     }
   }

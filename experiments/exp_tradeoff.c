@@ -263,7 +263,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, int reps, size_t ncon
       exp_csv_dbl(csv, "absent_first_pass_s", pt->probe.first[s][1]);
       exp_csv_row(csv);
       if (pr->wrong || ab->wrong)
-        fprintf(stderr, "bfh: WARNING: tradeoff %s/%s: %d wrong result counts\n", cfg->name,
+        fprintf(stderr, "bfh: WARNING: tradeoff %s/%s: %d queries with wrong keys\n", cfg->name,
                 exp_method_name(cfg->series[s]), pr->wrong + ab->wrong);
     }
   }
