@@ -358,6 +358,10 @@ int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *
    bits_per_value included. Returns BFH_OK or the failing status. */
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
                      bfh_method method, int present, int cold, exp_search_result_t *r);
+/* exp_measure_into for the one value id value_id, searched x->queries times (EXP_QUERY_FIXED):
+   the query cell is "fixed". */
+int exp_measure_fixed_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                           bfh_method method, uint64_t value_id, int cold, exp_search_result_t *r);
 
 /* ---- the keys a search found (exp_keys.c) -------------------------------------------------- */
 /* The keys of one search (exp_keys_add, a bfh_match_fn that never stops the search), copied
@@ -420,8 +424,12 @@ double exp_cache_evict(const char *dir, int *dropped);
    "hierarchy-paper-file", ...), warm only. cells(csv, arg), if not NULL, fills the caller's
    extra cells of every row. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
-                        int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
-                        const void *arg);
+                        const uint64_t *fixed, int cold_too,
+                        void (*cells)(exp_csv_t *c, const void *arg), const void *arg);
+/* fixed (NULL: none): a value id searched by every series besides the drawn values, in rows
+   whose "query" cell is "fixed" and "fixed_value" cell the id (the caller's CSV has that
+   column), x->queries times: the paper's one query (Fig. 8: Value187719). Skipped at a size
+   that does not hold it (an id >= n). */
 /* With x->series, x->cache and x->cold_queries the sweep measures a subset: only the series
    named, only the warm or cold points (cold ones only with cold_too), cold points with
    x->cold_queries queries each; a reopen serving none of the wanted series is skipped. The

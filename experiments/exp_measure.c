@@ -253,17 +253,21 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   return BFH_OK;
 }
 
-int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
-                     bfh_method method, int present, int cold, exp_search_result_t *r) {
+/* exp_measure_into and exp_measure_fixed_into: present is an EXP_QUERY_*, seed the query
+   set's (EXP_QUERY_FIXED: the value id). */
+static int measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                        bfh_method method, int present, uint64_t seed, int cold,
+                        exp_search_result_t *r) {
   const exp_db_params_t *p = t->p;
+  const char *query = present == EXP_QUERY_FIXED ? "fixed" : present ? "present" : "absent";
   exp_progress("n=%llu m=%llu d=%u: %s search (%s values%s)", (unsigned long long)p->wl.n,
-               (unsigned long long)p->m, p->d, exp_method_name(method),
-               present ? "present" : "absent", cold ? ", cold" : "");
-  int rc = exp_search_measure(t, w, method, present, x->queries, EXP_QUERY_SEED, cold, r);
+               (unsigned long long)p->m, p->d, exp_method_name(method), query,
+               cold ? ", cold" : "");
+  int rc = exp_search_measure(t, w, method, present, x->queries, seed, cold, r);
   exp_progress_done();
   if (rc != BFH_OK) return rc;
   exp_csv_db_params(c, x, p);
-  exp_csv_search(c, exp_method_name(method), present ? "present" : "absent", r);
+  exp_csv_search(c, exp_method_name(method), query, r);
   if (r->mean.tables_live > 0)
     exp_csv_shape(c, (double)p->wl.n / r->mean.tables_live, p->value_filters ? p->m : 0);
   if (r->wrong)
@@ -273,6 +277,18 @@ int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const wo
             exp_method_name(method), r->wrong, r->queries, (unsigned long long)p->wl.n,
             (unsigned long long)p->m, p->d);
   return BFH_OK;
+}
+
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                     bfh_method method, int present, int cold, exp_search_result_t *r) {
+  return measure_into(c, x, t, w, method, present ? EXP_QUERY_PRESENT : EXP_QUERY_ABSENT,
+                      EXP_QUERY_SEED, cold, r);
+}
+
+int exp_measure_fixed_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                           bfh_method method, uint64_t value_id, int cold,
+                           exp_search_result_t *r) {
+  return measure_into(c, x, t, w, method, EXP_QUERY_FIXED, value_id, cold, r);
 }
 
 int exp_target_open(exp_target_t *t, exp_db_params_t *p, int authors) {
