@@ -62,6 +62,9 @@ typedef struct exp_ctx {
      entries in about 119 tables of 2 MiB), the engine's own (snappy) for the drivers beyond
      the paper (exp_db_params_t.beyond). */
   int compression;
+  /* --scale N: > 0, every driver at N entries alone in the paper's geometry (scale EXP_PAPER,
+     nothing shrunk; min_n = max_n = N; exp_sizes, exp_one_size); 0: the scale's sizes. */
+  uint64_t n;
 } exp_ctx_t;
 
 #define EXP_CACHE_WARM 1
@@ -72,6 +75,15 @@ int exp_cache_wanted(const exp_ctx_t *x);
 const char *exp_scale_name(exp_scale_t s);
 /* 1 if a driver runs its database size n: within --min-n and --max-n. */
 int exp_size_wanted(const exp_ctx_t *x, uint64_t n);
+/* The database sizes (0-terminated) of a driver that has a list per scale: paper, medium or
+   small; with --scale N, {N, 0} (in memory of its own, valid until the next call). */
+const uint64_t *exp_sizes(const exp_ctx_t *x, const uint64_t *paper, const uint64_t *medium,
+                          const uint64_t *small);
+/* The one database size of a driver that has one per scale (paper_n at the paper's scale, ...),
+   and into *shrink the factor its geometry is shrunk by so that its tables and bits per value
+   are the paper's at paper_n (paper_n / n); with --scale N, N and 1. */
+uint64_t exp_one_size(const exp_ctx_t *x, uint64_t paper_n, uint64_t medium_n, uint64_t small_n,
+                      double *shrink);
 /* bfh_engine_name, or "unknown". */
 const char *exp_engine_name(bfh_engine e);
 /* The first engine of the library's table with every BFH_ENGINE_CAN_* of caps (the first

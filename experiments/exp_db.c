@@ -310,8 +310,9 @@ void exp_db_drop(const exp_ctx_t *x, const char *dir) {
 }
 
 void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p) {
-  uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
+  double shrink;
+  uint64_t n = exp_one_size(x, 10000000, 10000000, 1000000, &shrink);
   exp_db_params_init(p, x, n);
   p->m = m;
-  exp_db_params_shrink(p, 10000000.0 / (double)n);
+  exp_db_params_shrink(p, shrink);
 }

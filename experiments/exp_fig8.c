@@ -24,7 +24,7 @@ int exp_fig8(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 250000, 500000, 1000000, 0};
   static const uint64_t medium[] = {1000000, 3000000, 10000000, 0};
   static const uint64_t paper[] = {10000000, 50000000, 100000000, 500000000, 0};
-  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const uint64_t *ns = exp_sizes(x, paper, medium, small);
   const double shrink = x->scale == EXP_SMALL ? 10 : 1;
   /* The paper's one query (the authors' code searches Value187719), its own rows at every N
      that holds it: query "fixed", fixed_value 187719 (Fig. 8's other rows are the medians over

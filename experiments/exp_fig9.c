@@ -20,8 +20,8 @@
 
 int exp_fig9(const exp_ctx_t *x) {
   const uint32_t orders[] = {2, 3, 4, 5, 6, 8, 10, 16};
-  uint64_t n = x->scale == EXP_PAPER ? 100000000 : x->scale == EXP_MEDIUM ? 10000000 : 1000000;
-  double shrink = 100000000.0 / (double)n;
+  double shrink;
+  uint64_t n = exp_one_size(x, 100000000, 10000000, 1000000, &shrink);
   const char *extra[] = {"series", "filters_checked", "internal_filters_tested",
                          "leaf_filters_reached", NULL};
   const char *cols[64];

@@ -439,7 +439,7 @@ int exp_memory(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 1000000, 0};
   static const uint64_t medium[] = {10000000, 0};
   static const uint64_t paper[] = {100000000, 0};
-  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const uint64_t *ns = exp_sizes(x, paper, medium, small);
   const char *cols[80];
   exp_cols_cat(cols, 80, EXP_DB_COLS, MEMORY_COLS, (const char *const *)NULL);
   exp_csv_t *csv = exp_csv_open_subset(x, "memory", cols, EXP_CSV_KEY_N);

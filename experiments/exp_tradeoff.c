@@ -357,7 +357,7 @@ int exp_tradeoff(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 0};
   static const uint64_t medium[] = {1000000, 0};
   static const uint64_t paper[] = {1000000, 10000000, 0};
-  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const uint64_t *ns = exp_sizes(x, paper, medium, small);
   /* Three builds per configuration at small scale; one above (a 10M build takes minutes). */
   const int reps = x->scale == EXP_SMALL ? MAX_REPS : 1;
   const char *cols[64];

@@ -415,6 +415,16 @@ if [ -n "$db_bench" ]; then
   [ -d "$work/no/such/dir" ] || die "db_bench did not create --tmp"
 fi
 
+check "run --scale N: N entries alone in the paper's geometry (2 MiB tables, m = 500k for Fig. 9)"
+expect_status 0 "$bfh" run fig9 --scale 300k --queries 5 --no-plot --out "$work/res"
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}{print $h["scale"], $h["n"], $h["m"], $h["table_bytes"]}' \
+  "$work/res/fig9.csv" | sort -u >sizes
+echo 'paper 300000 500000 2097152' >want_sizes
+expect_same want_sizes sizes
+expect_status 2 "$bfh" run fig9 --scale 0 --out "$work/res"
+expect_status 2 "$bfh" run fig9 --scale 10X --out "$work/res"
+rm -rf "$work/res"
+
 check "run --costs authors then --costs bfh: one fig8.csv with the rows of both profiles"
 run_fig8() { expect_status 0 "$bfh" run fig8 --scale small --max-n 100000 --queries 5 --no-plot \
   --out "$work/res" --work "$work/res/db" --keep "$@"; }
