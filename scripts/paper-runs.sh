@@ -47,8 +47,12 @@ if [ ! -e "$queue" ]; then
   # medium scale's 200 KiB tables are no geometry for LevelDB, which keeps no table under
   # 1 MiB: 257 tables at 10M, not 1,200). Times on 2 shared cores (load 5-7): Fig. 10 at 10M
   # 21 min (its three databases built, ~5 min each), Fig. 9 at medium 16 min; a search
-  # reading all 119 tables ~0.5 s. Fig. 13 (twelve 10M databases) is the longest, last of
-  # the LevelDB jobs so that the shorter ones finish first.
+  # reading all 119 tables ~0.5 s; Table I 2 min, Fig. 8 (warm, on Fig. 11's database)
+  # 12 s, Fig. 9 at 10M 4 min, Fig. 13 at 10M ~30 min (twelve 10M databases), last of the
+  # LevelDB jobs so that the shorter ones finish first. The authors' costs: a scan of 10M
+  # entries dumped as text takes 15-40 s, so 5 queries a point; Fig. 9 with the own engine at
+  # the medium scale (1,200 tables of 200 KiB, as the paper's 100M); Fig. 10 (every leaf
+  # loaded and every table dumped at m = 20k) the longest.
   cat >"$queue" <<'EOF'
 # NAME                  bfh run ARGS (after "run"); one job a line
 ldb-10M-fig10           fig10  --engine leveldb --scale paper
@@ -58,9 +62,9 @@ ldb-10M-table1          table1 --engine leveldb --scale 10M
 ldb-10M-fig8            fig8   --engine leveldb --scale 10M --queries 10 --keep
 ldb-10M-fig9-paper      fig9   --engine leveldb --scale 10M --queries 10
 ldb-10M-fig13           fig13  --engine leveldb --scale 10M --queries 10
-authors-10M-fig11       fig11  --engine lsm --scale paper --costs authors
-authors-10M-fig10       fig10  --engine lsm --scale paper --costs authors
-authors-10M-fig9        fig9   --engine lsm --scale 10M --costs authors
+authors-10M-fig11       fig11  --engine lsm --scale paper --costs authors --queries 5
+authors-fig9-medium     fig9   --engine lsm --scale medium --costs authors --queries 5
+authors-10M-fig10       fig10  --engine lsm --scale paper --costs authors --queries 5
 EOF
 fi
 
