@@ -1,7 +1,8 @@
 /* The library of the experiment drivers (experiments/exp_*.c), one file per concern: the run
  * context and its names (exp_ctx.c), the clock and progress (exp_time.c), directories
  * (exp_fs.c), CSV output (exp_csv.c), databases built once and shared (exp_db.c), search
- * measurements (exp_measure.c), page-cache eviction (exp_cache.c), the method sweep of Fig. 8
+ * measurements (exp_measure.c) and the keys they found against the workload's (exp_keys.c),
+ * page-cache eviction (exp_cache.c), the method sweep of Fig. 8
  * and 11 (exp_sweep.c), synthetic leaves (exp_synth.c) and plotting (exp_plot.c). The drivers
  * themselves are named in drivers.h.
  *
@@ -56,6 +57,14 @@ typedef struct exp_ctx {
   const char *series;
   int cache;
   int cold_queries;
+  /* --compression: the bfh_compression of the LevelDB and RocksDB engines' tables, or -1 (the
+     default): none for the paper's structures, as the authors' LevelDB wrote its tables (10M
+     entries in about 119 tables of 2 MiB), the engine's own (snappy) for the drivers beyond
+     the paper (exp_db_params_t.beyond). */
+  int compression;
+  /* --scale N: > 0, every driver at N entries alone in the paper's geometry (scale EXP_PAPER,
+     nothing shrunk; min_n = max_n = N; exp_sizes, exp_one_size); 0: the scale's sizes. */
+  uint64_t n;
 } exp_ctx_t;
 
 #define EXP_CACHE_WARM 1
@@ -66,6 +75,15 @@ int exp_cache_wanted(const exp_ctx_t *x);
 const char *exp_scale_name(exp_scale_t s);
 /* 1 if a driver runs its database size n: within --min-n and --max-n. */
 int exp_size_wanted(const exp_ctx_t *x, uint64_t n);
+/* The database sizes (0-terminated) of a driver that has a list per scale: paper, medium or
+   small; with --scale N, {N, 0} (in memory of its own, valid until the next call). */
+const uint64_t *exp_sizes(const exp_ctx_t *x, const uint64_t *paper, const uint64_t *medium,
+                          const uint64_t *small);
+/* The one database size of a driver that has one per scale (paper_n at the paper's scale, ...),
+   and into *shrink the factor its geometry is shrunk by so that its tables and bits per value
+   are the paper's at paper_n (paper_n / n); with --scale N, N and 1. */
+uint64_t exp_one_size(const exp_ctx_t *x, uint64_t paper_n, uint64_t medium_n, uint64_t small_n,
+                      double *shrink);
 /* bfh_engine_name, or "unknown". */
 const char *exp_engine_name(bfh_engine e);
 /* The first engine of the library's table with every BFH_ENGINE_CAN_* of caps (the first
@@ -193,6 +211,9 @@ typedef struct exp_db_params {
   int beyond;
   /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
   int standalone;
+  /* exp_ctx_t.compression (from exp_db_params_init): -1, none unless `beyond`; else the
+     bfh_compression asked for, part of the database's identity. */
+  int compression;
   /* bfh_options.index_bits_per_value (0 from exp_db_params_init: the paper's layout, set
      into the options whatever bfh_options_init's default, so that the paper's figures keep
      the paper's configuration) and cuckoo_index (0, default: none); in memory only, not part
@@ -281,7 +302,8 @@ typedef struct exp_counters {
 
 typedef struct exp_search_result {
   int queries;   /* measured queries */
-  int wrong;     /* queries whose result count differs from the workload's truth */
+  int wrong;     /* queries whose keys are not the set of entries holding the value in the
+                    workload (exp_keys_wrong): a key missed, one too many, or another instead */
   double time_s; /* median wall time */
   double time_min_s, time_max_s;
   double time_q1_s, time_q3_s; /* first and third quartiles (interpolated) */
@@ -348,6 +370,34 @@ int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *
    bits_per_value included. Returns BFH_OK or the failing status. */
 int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
                      bfh_method method, int present, int cold, exp_search_result_t *r);
+/* exp_measure_into for the one value id value_id, searched x->queries times (EXP_QUERY_FIXED):
+   the query cell is "fixed". */
+int exp_measure_fixed_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                           bfh_method method, uint64_t value_id, int cold, exp_search_result_t *r);
+
+/* ---- the keys a search found (exp_keys.c) -------------------------------------------------- */
+/* The keys of one search (exp_keys_add, a bfh_match_fn that never stops the search), copied
+   into one buffer during the search and compared with the workload's truth after it, so that
+   the timed search pays one copy per key. Caller-owned: zero it, exp_keys_reset before each
+   search, exp_keys_release at the end (frees buf; NULL allowed). */
+typedef struct exp_keys {
+  unsigned char *buf; /* the keys, each after its length byte (exp_keys.c) */
+  size_t len, cap;
+  uint64_t n;   /* keys found */
+  uint64_t bad; /* ... of which longer than any workload key (not stored) */
+  int nomem;    /* a key could not be stored */
+} exp_keys_t;
+
+void exp_keys_reset(exp_keys_t *k);
+void exp_keys_release(exp_keys_t *k);
+int exp_keys_add(void *arg, const void *key, size_t len);
+/* Are the keys k found for value id value_id of w other than the set of w's entries whose
+   value id is value_id, of which there are expect (workload_value_counts)? 0 if equal, 1 if
+   not (a key missed or not of the value, a key twice, a count that differs: the first
+   difference described in why, why_cap bytes, NULL allowed), -1 if out of memory (said in
+   why). Exact, whatever the count: a key found in place of another of the set is wrong. */
+int exp_keys_wrong(const exp_keys_t *k, const workload_t *w, uint64_t value_id, uint64_t expect,
+                   char *why, size_t why_cap);
 
 /* ---- the columns of the database and search experiments (exp_csv.c) ----------------------- */
 /* Writes the columns shared by every database experiment: engine, scale, n, domain_pct,
@@ -386,8 +436,12 @@ double exp_cache_evict(const char *dir, int *dropped);
    "hierarchy-paper-file", ...), warm only. cells(csv, arg), if not NULL, fills the caller's
    extra cells of every row. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
-                        int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
-                        const void *arg);
+                        const uint64_t *fixed, int cold_too,
+                        void (*cells)(exp_csv_t *c, const void *arg), const void *arg);
+/* fixed (NULL: none): a value id searched by every series besides the drawn values, in rows
+   whose "query" cell is "fixed" and "fixed_value" cell the id (the caller's CSV has that
+   column), x->queries times: the paper's one query (Fig. 8: Value187719). Skipped at a size
+   that does not hold it (an id >= n). */
 /* With x->series, x->cache and x->cold_queries the sweep measures a subset: only the series
    named, only the warm or cold points (cold ones only with cold_too), cold points with
    x->cold_queries queries each; a reopen serving none of the wanted series is skipped. The

@@ -405,9 +405,10 @@ static int dump_entry(void *arg, const uint8_t *ikey, size_t iklen, const uint8_
   return d->vptr->append(d, &s);
 }
 
-/* Reads table `number` as the authors' scan does; *matches gets the entries holding val. */
+/* Reads table `number` as the authors' scan does; *matches gets the entries holding val, and
+   fn (NULL: none) their keys. */
 static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t len,
-                      uint64_t *matches, bfh_search_stats *st) {
+                      bfh_match_fn fn, void *arg, uint64_t *matches, bfh_search_stats *st) {
   table_t *t = NULL;
   err_t err;
   err_clear(&err);
@@ -448,7 +449,10 @@ static int dump_table(exp_authors_t *a, uint64_t number, const void *val, size_t
     record_init_copy(&r, rec_iter_deref(&it));
     astr_t v;
     astr_copy(&v, &r.val_data);
-    found += (uint64_t)astr_equals(&v, &wanted);
+    const int equal = astr_equals(&v, &wanted);
+    found += (uint64_t)equal;
+    if (equal && fn)
+      (void)fn(arg, astr_data(&r.key_data), astr_size(&r.key_data)); /* the experiments' check */
     astr_release(&v);
     record_destroy(&r);
   }
@@ -714,7 +718,7 @@ void exp_authors_close(exp_authors_t *a) {
 }
 
 int exp_authors_search(exp_authors_t *a, const void *val, size_t len, bfh_method method,
-                       bfh_search_stats *st) {
+                       bfh_match_fn fn, void *arg, bfh_search_stats *st) {
   memset(st, 0, sizeof *st);
   st->method_used = (uint32_t)method;
   st->tables_live = (uint32_t)a->n;
@@ -726,7 +730,7 @@ int exp_authors_search(exp_authors_t *a, const void *val, size_t len, bfh_method
   if (method == BFH_SEARCH_SCAN || method == BFH_SEARCH_LEAVES) {
     for (size_t i = 0; i < a->n && rc == BFH_OK; i++)
       if (method == BFH_SEARCH_SCAN || leaf_probe_file(a, a->numbers[i], &p))
-        rc = dump_table(a, a->numbers[i], val, len, &matches, st);
+        rc = dump_table(a, a->numbers[i], val, len, fn, arg, &matches, st);
   } else if (method == BFH_SEARCH_HIERARCHY) {
     u64vec_t reached = {0};
     probe_stats_t ps = {0};
@@ -734,7 +738,7 @@ int exp_authors_search(exp_authors_t *a, const void *val, size_t len, bfh_method
     st->internal_probes = ps.internal_probes;
     st->internal_maybe = ps.internal_maybe;
     for (size_t i = 0; i < reached.n && rc == BFH_OK; i++)
-      rc = dump_table(a, reached.v[i], val, len, &matches, st);
+      rc = dump_table(a, reached.v[i], val, len, fn, arg, &matches, st);
     u64vec_release(&reached);
   } else {
     rc = BFH_E_INVALID;

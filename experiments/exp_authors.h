@@ -39,8 +39,10 @@ void exp_authors_close(exp_authors_t *a); /* NULL allowed */
 
 /* One search for val by BFH_SEARCH_SCAN, _LEAVES or _HIERARCHY (others: BFH_E_INVALID) with
    the authors' costs. st gets the counters bfh_search fills (results: the entries whose value
-   is val; the authors' code validates no key). BFH_OK or the failing status (printed). */
+   is val; the authors' code validates no key); fn (NULL: none) gets the key of each of them,
+   as bfh_search's (its return value is ignored: the authors' search reads every table it
+   chose). BFH_OK or the failing status (printed). */
 int exp_authors_search(exp_authors_t *a, const void *val, size_t len, bfh_method method,
-                       bfh_search_stats *st);
+                       bfh_match_fn fn, void *arg, bfh_search_stats *st);
 
 #endif

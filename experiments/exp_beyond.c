@@ -19,7 +19,7 @@ int exp_beyond(const exp_ctx_t *x) {
   static const uint64_t paper[] = {10000000, 30000000, 100000000, 0};
   static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
                                        BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
-  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const uint64_t *ns = exp_sizes(x, paper, medium, small);
   const char *extra[] = {"series", "block_filter_bytes", NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, EXP_SEARCH_COLS, extra, (const char *const *)NULL);

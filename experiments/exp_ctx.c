@@ -9,6 +9,28 @@ const char *exp_scale_name(exp_scale_t s) {
   return s == EXP_PAPER ? "paper" : s == EXP_MEDIUM ? "medium" : "small";
 }
 
+const uint64_t *exp_sizes(const exp_ctx_t *x, const uint64_t *paper, const uint64_t *medium,
+                          const uint64_t *small) {
+  static uint64_t one[2];
+  if (x->n) {
+    one[0] = x->n;
+    one[1] = 0;
+    return one;
+  }
+  return x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+}
+
+uint64_t exp_one_size(const exp_ctx_t *x, uint64_t paper_n, uint64_t medium_n, uint64_t small_n,
+                      double *shrink) {
+  if (x->n) {
+    *shrink = 1;
+    return x->n;
+  }
+  uint64_t n = x->scale == EXP_PAPER ? paper_n : x->scale == EXP_MEDIUM ? medium_n : small_n;
+  *shrink = (double)paper_n / (double)n;
+  return n;
+}
+
 int exp_size_wanted(const exp_ctx_t *x, uint64_t n) {
   return (!x->max_n || n <= x->max_n) && n >= x->min_n;
 }

@@ -22,6 +22,7 @@ void exp_db_params_init(exp_db_params_t *p, const exp_ctx_t *x, uint64_t n) {
   p->table_bytes = 2u << 20;
   p->memtable_bytes = 4u << 20;
   p->value_filters = 1;
+  p->compression = x->compression;
 }
 
 void exp_db_params_shrink(exp_db_params_t *p, double f) {
@@ -48,11 +49,14 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->index_bits_per_value = p->index_bits_per_value; /* 0 unless a driver asks */
   opt->block_maps = p->block_maps; /* 0 unless a driver asks: no map written */
   opt->cuckoo_index = p->cuckoo;
-  if (!p->beyond) { /* the paper's structures only, and its authors' LevelDB had no snappy */
+  if (!p->beyond) { /* the paper's structures only */
     opt->block_filter_bits_per_value = 0;
     opt->memtable_index = 0;
-    opt->compression = BFH_COMPRESSION_NONE;
   }
+  /* The paper's authors' LevelDB had no snappy: no compression unless asked for. */
+  opt->compression = p->compression >= 0 ? (bfh_compression)p->compression
+                     : p->beyond         ? BFH_COMPRESSION_DEFAULT
+                                         : BFH_COMPRESSION_NONE;
   opt->standalone_index = p->standalone;
 }
 
@@ -201,6 +205,10 @@ static void db_identity(const exp_db_params_t *p, char *buf, size_t cap) {
     size_t len = strlen(buf);
     snprintf(buf + len, cap - len, "-drawn");
   }
+  if (p->compression >= 0) { /* --compression given: the default's names stay */
+    size_t len = strlen(buf);
+    snprintf(buf + len, cap - len, "-compression%d", p->compression);
+  }
 }
 
 #define BUILT_MARK "BFH-EXP-BUILT" /* identity, then put_s flush_s, once the build is complete */
@@ -302,8 +310,9 @@ void exp_db_drop(const exp_ctx_t *x, const char *dir) {
 }
 
 void exp_fig10_db(const exp_ctx_t *x, uint64_t m, exp_db_params_t *p) {
-  uint64_t n = x->scale == EXP_SMALL ? 1000000 : 10000000;
+  double shrink;
+  uint64_t n = exp_one_size(x, 10000000, 10000000, 1000000, &shrink);
   exp_db_params_init(p, x, n);
   p->m = m;
-  exp_db_params_shrink(p, 10000000.0 / (double)n);
+  exp_db_params_shrink(p, shrink);
 }

@@ -28,7 +28,7 @@ int exp_fig11(const exp_ctx_t *x) {
   for (size_t mi = 0; mi < 3 && rc == 0; mi++) {
     exp_db_params_t p;
     exp_fig10_db(x, ms[mi], &p);
-    rc = exp_measure_methods(csv, x, &p, 0, 0, put_m_paper, &ms[mi]);
+    rc = exp_measure_methods(csv, x, &p, 0, NULL, 0, put_m_paper, &ms[mi]);
   }
   if (exp_csv_close(csv) != 0) rc = -1;
   if (rc == 0) rc = exp_plot(x, "fig11");

@@ -86,8 +86,8 @@ static void table3_row(exp_csv_t *t3, const exp_ctx_t *x, const exp_db_params_t 
 }
 
 int exp_fig13(const exp_ctx_t *x) {
-  uint64_t n = x->scale == EXP_PAPER ? 50000000 : x->scale == EXP_MEDIUM ? 5000000 : 1000000;
-  double shrink = 50000000.0 / (double)n;
+  double shrink;
+  uint64_t n = exp_one_size(x, 50000000, 5000000, 1000000, &shrink);
   const char *extra[] = {"series", "value_keys", NULL};
   static const double AUTHORS_PCT[] = {2, 5, 10, 40, 70, 100}; /* ExpTen's domains */
   const char *cols[64];
@@ -177,7 +177,7 @@ int exp_fig13(const exp_ctx_t *x) {
                 break;
               }
               if (fixed && r.wrong)
-                fprintf(stderr, "bfh: WARNING: fig13: Value%d: wrong result count (domain %g%%)\n",
+                fprintf(stderr, "bfh: WARNING: fig13: Value%d: wrong keys (domain %g%%)\n",
                         AUTHORS_QUERY, pct);
               const char *query = fixed ? "fixed" : drawn ? "domain" : "present";
               if (!fixed) {

@@ -49,26 +49,44 @@ typedef struct {
   const char *val;
   size_t vl;
   bfh_method method;
+  /* The truth the keys found are compared with (exp_keys_wrong); w NULL: not compared (the
+     warm-up query). */
+  const workload_t *w;
+  uint64_t value_id, expect;
+  exp_keys_t *keys;
 } query_arg_t;
 
 typedef struct {
   int rc;
+  int wrong;     /* the keys found are not the entries holding the value */
+  char why[160]; /* ... the first difference */
   double time_s;
   bfh_search_stats st;
 } query_out_t;
+_Static_assert(sizeof(query_out_t) <= EXP_COLD_OUT_MAX, "a cold query's result fits");
 
 static void query_run(void *arg, void *out) {
   const query_arg_t *a = arg;
   query_out_t *o = out;
   exp_target_t *tg = a->tg;
   memset(o, 0, sizeof *o);
+  exp_keys_reset(a->keys);
   double t0 = exp_now();
-  o->rc = tg->p->authors ? exp_authors_search(tg->p->authors, a->val, a->vl, a->method, &o->st)
-                         : bfh_search(tg->db, a->val, a->vl, a->method, NULL, NULL, &o->st);
+  o->rc = tg->p->authors ? exp_authors_search(tg->p->authors, a->val, a->vl, a->method,
+                                              exp_keys_add, a->keys, &o->st)
+                         : bfh_search(tg->db, a->val, a->vl, a->method, exp_keys_add, a->keys,
+                                      &o->st);
   o->time_s = exp_now() - t0;
   if (o->rc != BFH_OK && !tg->p->authors) /* the authors' search prints its own */
     fprintf(stderr, "bfh: search %.*s (%s): %s: %s\n", (int)a->vl, a->val,
             exp_method_name(a->method), bfh_strerror(o->rc), bfh_last_error(tg->db));
+  if (o->rc != BFH_OK || !a->w) return;
+  o->wrong = exp_keys_wrong(a->keys, a->w, a->value_id, a->expect, o->why, sizeof o->why);
+  if (o->wrong < 0) {
+    fprintf(stderr, "bfh: search %.*s (%s): %s\n", (int)a->vl, a->val, exp_method_name(a->method),
+            o->why);
+    o->rc = BFH_E_NOMEM;
+  }
 }
 
 /* exp_cold_call's child: evicts the database's files, then runs the measurement. */
@@ -143,6 +161,7 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   r->cold = cold;
   static double t[MAX_QUERIES];
   static uint64_t vids[MAX_QUERIES], expect[MAX_QUERIES];
+  static exp_keys_t keys; /* reused: its buffer grows to the largest result, once */
   for (int q = 0; q < nq; q++)
     vids[q] = present == EXP_QUERY_FIXED ? seed
               : present                  ? workload_present_value_id(w, seed, (uint64_t)q)
@@ -166,7 +185,7 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
                    : present ? workload_present_value_id(w, seed, qi)
                              : workload_absent_value_id(w, seed, qi);
     size_t vl = workload_value(w, vid, val);
-    query_arg_t a = {tg, val, vl, method};
+    query_arg_t a = {tg, val, vl, method, q >= 0 ? w : NULL, vid, q >= 0 ? expect[q] : 0, &keys};
     query_out_t o;
     if (cold && q >= 0) {
       int dropped = 0, rc = exp_cold_call(tg, q == 0, query_run, &a, &o, sizeof o, &resident,
@@ -183,7 +202,9 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
     if (o.rc != BFH_OK) return o.rc; /* printed */
     if (q < 0) continue;
     const bfh_search_stats st = o.st;
-    if (st.results != expect[q]) r->wrong++;
+    if (o.wrong && !r->wrong++)
+      fprintf(stderr, "bfh: WARNING: search %.*s (%s): %s\n", (int)vl, val, exp_method_name(method),
+              o.why);
     t[q] = o.time_s;
     sum.internal_probes += (double)st.internal_probes;
     sum.leaf_probes += (double)st.leaf_probes;
@@ -232,26 +253,42 @@ int exp_search_measure(exp_target_t *tg, const workload_t *w, bfh_method method,
   return BFH_OK;
 }
 
-int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
-                     bfh_method method, int present, int cold, exp_search_result_t *r) {
+/* exp_measure_into and exp_measure_fixed_into: present is an EXP_QUERY_*, seed the query
+   set's (EXP_QUERY_FIXED: the value id). */
+static int measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                        bfh_method method, int present, uint64_t seed, int cold,
+                        exp_search_result_t *r) {
   const exp_db_params_t *p = t->p;
+  const char *query = present == EXP_QUERY_FIXED ? "fixed" : present ? "present" : "absent";
   exp_progress("n=%llu m=%llu d=%u: %s search (%s values%s)", (unsigned long long)p->wl.n,
-               (unsigned long long)p->m, p->d, exp_method_name(method),
-               present ? "present" : "absent", cold ? ", cold" : "");
-  int rc = exp_search_measure(t, w, method, present, x->queries, EXP_QUERY_SEED, cold, r);
+               (unsigned long long)p->m, p->d, exp_method_name(method), query,
+               cold ? ", cold" : "");
+  int rc = exp_search_measure(t, w, method, present, x->queries, seed, cold, r);
   exp_progress_done();
   if (rc != BFH_OK) return rc;
   exp_csv_db_params(c, x, p);
-  exp_csv_search(c, exp_method_name(method), present ? "present" : "absent", r);
+  exp_csv_search(c, exp_method_name(method), query, r);
   if (r->mean.tables_live > 0)
     exp_csv_shape(c, (double)p->wl.n / r->mean.tables_live, p->value_filters ? p->m : 0);
   if (r->wrong)
     fprintf(stderr,
-            "bfh: WARNING: %s search gave a wrong result count for %d of %d queries "
+            "bfh: WARNING: %s search gave wrong keys for %d of %d queries "
             "(n=%llu m=%llu d=%u)\n",
             exp_method_name(method), r->wrong, r->queries, (unsigned long long)p->wl.n,
             (unsigned long long)p->m, p->d);
   return BFH_OK;
+}
+
+int exp_measure_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                     bfh_method method, int present, int cold, exp_search_result_t *r) {
+  return measure_into(c, x, t, w, method, present ? EXP_QUERY_PRESENT : EXP_QUERY_ABSENT,
+                      EXP_QUERY_SEED, cold, r);
+}
+
+int exp_measure_fixed_into(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
+                           bfh_method method, uint64_t value_id, int cold,
+                           exp_search_result_t *r) {
+  return measure_into(c, x, t, w, method, EXP_QUERY_FIXED, value_id, cold, r);
 }
 
 int exp_target_open(exp_target_t *t, exp_db_params_t *p, int authors) {

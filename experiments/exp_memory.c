@@ -380,7 +380,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, const point_t pts[NCO
           ab->time_s * 1e6, pr->mean.tables_scanned, ab->mean.tables_scanned, pr->mean.blocks_read,
           ab->mean.blocks_read);
       if (pr->wrong || ab->wrong)
-        fprintf(stderr, "bfh: WARNING: memory %s/%s: %d wrong result counts\n", cfg->name,
+        fprintf(stderr, "bfh: WARNING: memory %s/%s: %d queries with wrong keys\n", cfg->name,
                 exp_method_name(cfg->series[s]), pr->wrong + ab->wrong);
     }
   }
@@ -439,7 +439,7 @@ int exp_memory(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 1000000, 0};
   static const uint64_t medium[] = {10000000, 0};
   static const uint64_t paper[] = {100000000, 0};
-  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const uint64_t *ns = exp_sizes(x, paper, medium, small);
   const char *cols[80];
   exp_cols_cat(cols, 80, EXP_DB_COLS, MEMORY_COLS, (const char *const *)NULL);
   exp_csv_t *csv = exp_csv_open_subset(x, "memory", cols, EXP_CSV_KEY_N);

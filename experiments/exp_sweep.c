@@ -87,15 +87,21 @@ int exp_cache_wanted(const exp_ctx_t *x) {
   return x->cache ? x->cache : EXP_CACHE_WARM | (x->cold ? EXP_CACHE_COLD : 0);
 }
 
-/* Measures method on t (present values, and absent ones with absent_too) and writes a row
-   each, named series. */
+/* Measures method on t (present values, absent ones with absent_too, the value id *fixed
+   unless NULL or not stored) and writes a row each, named series. */
 static int measure_rows(exp_csv_t *c, const exp_ctx_t *x, exp_target_t *t, const workload_t *w,
-                        bfh_method method, int absent_too, int cold, const char *series,
-                        void (*cells)(exp_csv_t *c, const void *arg), const void *arg) {
-  for (int present = 1; present >= (absent_too ? 0 : 1); present--) {
+                        bfh_method method, int absent_too, const uint64_t *fixed, int cold,
+                        const char *series, void (*cells)(exp_csv_t *c, const void *arg),
+                        const void *arg) {
+  const int fixed_too = fixed && *fixed < w->cfg.n;
+  for (int q = 0; q < 3; q++) { /* present, absent, fixed */
+    if ((q == 1 && !absent_too) || (q == 2 && !fixed_too)) continue;
     exp_search_result_t r;
-    if (exp_measure_into(c, x, t, w, method, present, cold, &r) != BFH_OK) return -1;
+    int rc = q == 2 ? exp_measure_fixed_into(c, x, t, w, method, *fixed, cold, &r)
+                    : exp_measure_into(c, x, t, w, method, q == 0, cold, &r);
+    if (rc != BFH_OK) return -1;
     exp_csv_str(c, "series", series);
+    if (q == 2) exp_csv_u64(c, "fixed_value", *fixed);
     if (cells) cells(c, arg);
     exp_csv_row(c);
   }
@@ -117,6 +123,7 @@ static int group_wanted(const exp_ctx_t *x, int li, size_t pi) {
 /* exp_measure_methods with the authors' costs. */
 static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p,
                                    const char *dir, const workload_t *w, int absent_too,
+                                   const uint64_t *fixed,
                                    void (*cells)(exp_csv_t *c, const void *arg), const void *arg) {
   int rc = 0;
   p->leaves_on_disk = BFH_LEAVES_ON_DISK_WHOLE; /* a file per leaf, read whole */
@@ -130,7 +137,8 @@ static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, exp_db_para
       const char *series = series_name(mi, SWEEP_NLEAVES, pi, buf);
       if (!series || !exp_sweep_series_wanted(x, series)) continue;
       const int scan = SWEEP_METHODS[mi] == BFH_SEARCH_SCAN;
-      rc = measure_rows(c, x, &t, w, SWEEP_METHODS[mi], absent_too && !scan, 0, series, cells, arg);
+      rc = measure_rows(c, x, &t, w, SWEEP_METHODS[mi], absent_too && !scan, fixed, 0, series,
+                        cells, arg);
     }
     exp_authors_close(p->authors);
     p->authors = NULL;
@@ -139,8 +147,8 @@ static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, exp_db_para
 }
 
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
-                        int cold_too, void (*cells)(exp_csv_t *c, const void *arg),
-                        const void *arg) {
+                        const uint64_t *fixed, int cold_too,
+                        void (*cells)(exp_csv_t *c, const void *arg), const void *arg) {
   const int authors = x->costs == EXP_COSTS_AUTHORS;
   const int cache = exp_cache_wanted(x);
   const int warm = (cache & EXP_CACHE_WARM) != 0;
@@ -151,7 +159,7 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, in
   if (exp_db_get(x, p, dir, sizeof dir, NULL) != BFH_OK) return -1;
   workload_t w;
   workload_init(&w, &p->wl);
-  if (authors) return measure_methods_authors(c, x, p, dir, &w, absent_too, cells, arg);
+  if (authors) return measure_methods_authors(c, x, p, dir, &w, absent_too, fixed, cells, arg);
   int rc = 0;
   /* Every warm point first: a cold point evicts the database, and a warm point measured after
      it would read its tables from storage. A cold point takes x->cold_queries queries. */
@@ -173,8 +181,8 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, in
           const char *series = series_name(mi, li, pi, buf);
           if (!series || !exp_sweep_series_wanted(x, series)) continue;
           const int scan = SWEEP_METHODS[mi] == BFH_SEARCH_SCAN;
-          rc = measure_rows(c, cold ? &xc : x, &t, &w, SWEEP_METHODS[mi], absent_too && !scan, cold,
-                            series, cells, arg);
+          rc = measure_rows(c, cold ? &xc : x, &t, &w, SWEEP_METHODS[mi], absent_too && !scan,
+                            fixed, cold, series, cells, arg);
         }
         if (t.db) bfh_close(t.db);
       }

@@ -263,7 +263,7 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, int reps, size_t ncon
       exp_csv_dbl(csv, "absent_first_pass_s", pt->probe.first[s][1]);
       exp_csv_row(csv);
       if (pr->wrong || ab->wrong)
-        fprintf(stderr, "bfh: WARNING: tradeoff %s/%s: %d wrong result counts\n", cfg->name,
+        fprintf(stderr, "bfh: WARNING: tradeoff %s/%s: %d queries with wrong keys\n", cfg->name,
                 exp_method_name(cfg->series[s]), pr->wrong + ab->wrong);
     }
   }
@@ -357,7 +357,7 @@ int exp_tradeoff(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 0};
   static const uint64_t medium[] = {1000000, 0};
   static const uint64_t paper[] = {1000000, 10000000, 0};
-  const uint64_t *ns = x->scale == EXP_PAPER ? paper : x->scale == EXP_MEDIUM ? medium : small;
+  const uint64_t *ns = exp_sizes(x, paper, medium, small);
   /* Three builds per configuration at small scale; one above (a 10M build takes minutes). */
   const int reps = x->scale == EXP_SMALL ? MAX_REPS : 1;
   const char *cols[64];

@@ -415,6 +415,16 @@ if [ -n "$db_bench" ]; then
   [ -d "$work/no/such/dir" ] || die "db_bench did not create --tmp"
 fi
 
+check "run --scale N: N entries alone in the paper's geometry (2 MiB tables, m = 500k for Fig. 9)"
+expect_status 0 "$bfh" run fig9 --scale 300k --queries 5 --no-plot --out "$work/res"
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}{print $h["scale"], $h["n"], $h["m"], $h["table_bytes"]}' \
+  "$work/res/fig9.csv" | sort -u >sizes
+echo 'paper 300000 500000 2097152' >want_sizes
+expect_same want_sizes sizes
+expect_status 2 "$bfh" run fig9 --scale 0 --out "$work/res"
+expect_status 2 "$bfh" run fig9 --scale 10X --out "$work/res"
+rm -rf "$work/res"
+
 check "run --costs authors then --costs bfh: one fig8.csv with the rows of both profiles"
 run_fig8() { expect_status 0 "$bfh" run fig8 --scale small --max-n 100000 --queries 5 --no-plot \
   --out "$work/res" --work "$work/res/db" --keep "$@"; }
@@ -455,8 +465,13 @@ grep -v 'leaves-mem .* cold' rows3 >rows3b
 expect_same want3 rows3b
 run_fig8 --min-n 250000 --max-n 250000 --series scan --cache warm # another size: 100000 kept
 rows_of >rows4
-{ cat rows3; echo '250000 scan present warm 5'; } >want4
+# 250000 holds the paper's query, Value187719: its rows ("fixed") beside the drawn values'.
+{ cat rows3; echo '250000 scan present warm 5'; echo '250000 scan fixed warm 5'; } >want4
 expect_same want4 rows4
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} $h["query"]=="fixed"{print $h["fixed_value"], $h["results"], $h["wrong"]}' \
+  "$work/res/fig8.csv" >fixed
+echo '187719 1 0' >want_fixed
+expect_same want_fixed fixed
 check "run fig8 stopped, then killed, before its first row: every row it keeps is on disk"
 # The rows the run below keeps: all but n = 250000's (its scan row, which it measures again).
 awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="n")c=i} NR==1||$c!=250000' "$work/res/fig8.csv" >kept

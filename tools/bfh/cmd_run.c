@@ -138,10 +138,22 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
                    .max_n = r->max_n,
                    .min_n = r->min_n,
                    .no_plot = r->no_plot,
-                   .costs = EXP_COSTS_BFH};
+                   .costs = EXP_COSTS_BFH,
+                   .compression = cli_args_given(c, "compression") ? (int)c->opt.compression : -1};
   int v = 0;
-  if (r->scale && (v = choice(c, "scale", r->scale, scale_name, EXP_NSCALES)) < 0) return NULL;
-  if (r->scale) x->scale = (exp_scale_t)v;
+  uint64_t n = 0;
+  if (r->scale && r->scale[0] >= '0' && r->scale[0] <= '9') { /* --scale N */
+    if (cli_args_parse_num(r->scale, &n) != 0 || n == 0) {
+      cli_args_usage_error(c->cmd, "--scale: '%s' is not a database size", r->scale);
+      return NULL;
+    }
+    x->scale = EXP_PAPER;
+    x->n = x->min_n = x->max_n = n;
+  } else if (r->scale && (v = choice(c, "scale", r->scale, scale_name, EXP_NSCALES)) < 0) {
+    return NULL;
+  } else if (r->scale) {
+    x->scale = (exp_scale_t)v;
+  }
   if (r->costs && (v = choice(c, "costs", r->costs, exp_costs_name, EXP_NCOSTS)) < 0) return NULL;
   if (r->costs) x->costs = v;
   return run_subset(c, x) == 0 ? x : NULL;
@@ -160,8 +172,8 @@ int cmd_run(cli_t *c) {
   /* The 500M point of Table I and Fig. 8 alone would take longer than the rest of the paper
      scale together (~25 GB of inserts, then cold scans of it): asked for, not by default
      (--max-n 500M, or --min-n 500M for that point alone). */
-  if (x->scale == EXP_PAPER && !cli_args_given(c, "max-n") && !cli_args_given(c, "min-n") &&
-      strcmp(what, "report") != 0) {
+  if (x->scale == EXP_PAPER && !x->n && !cli_args_given(c, "max-n") &&
+      !cli_args_given(c, "min-n") && strcmp(what, "report") != 0) {
     x->max_n = EXP_PAPER_DEFAULT_MAX_N;
     printf("paper scale: database sizes up to %llu (--max-n 500M adds the 500M point)\n",
            (unsigned long long)x->max_n);
