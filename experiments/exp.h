@@ -197,7 +197,9 @@ int exp_csv_close(exp_csv_t *c);
 /* ---- databases (exp_db.c) ----------------------------------------------------------------- */
 
 /* The paper's geometry shrunk by a factor f: tables of 2 MiB/f, memtable 4 MiB/f and value
-   filters of m/f bits keep the paper's table count and filter bits per entry at N/f entries. */
+   filters of m/f bits, at N/f entries. That aims at the paper's table count and filter bits
+   per entry; the engines' table sizes do not scale exactly, so the CSVs' entries_per_table and
+   bits_per_value say what a run got (doc/paper-notes/scales.md). */
 typedef struct exp_db_params {
   workload_config_t wl;
   bfh_engine engine;

@@ -290,9 +290,9 @@ static void body(report_t *rp, const exp_report_run_t *run) {
       "tree has the reasoning behind each comparison. Placements: paper = the authors' "
       "static\ntree (exactly d children per node); positional and similarity = ours "
       "(B+-tree, d..2d\nchildren). Counters are per-query means; times are medians. At "
-      "small scale the geometry\nis shrunk so that the table count and the filter bits "
-      "per entry are the paper's (the m\ncolumn is the value used; every CSV has "
-      "entries_per_table and bits_per_value).\n");
+      "small scale the geometry\nis shrunk (smaller tables and m) toward the paper's table "
+      "count and filter bits per\nentry, but does not reach them: every CSV has "
+      "entries_per_table and bits_per_value,\nand the m column is the value used.\n");
 
   if (section(rp, "table1", "Table I: basic operations without value filters") == 0) {
     say(rp, "Paper (LevelDB), seconds: insert / non-key lookup / key lookup.\n\n");
