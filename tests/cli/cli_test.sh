@@ -409,6 +409,30 @@ expect_status 0 "$bfh" search sa Value42
 [ "$(cat out)" = Key42 ] || die "read-only search printed '$(cat out)'"
 expect_in err "read-only"
 
+check "load --attr declares attributes at creation; index list shows them; a later load needs none, other ones are refused"
+printf '%s\n' 'k1,"{""city"":""Oslo"",""tags"":[""a"",""b""],""n"":7}"' \
+  'k2,"{""city"":""Rome"",""n"":8}"' 'k3,notjson' >attrs.csv
+expect_status 0 "$bfh" load attrdb --from attrs.csv --attr city=json:city --attr tags=json:tags \
+  --attr n=json:n:int
+expect_status 0 "$bfh" index list attrdb
+printf '%s\n' 'name  extractor   values_without_term' 'city  json:city                     0' \
+  'tags  json:tags                     0' 'n     json:n:int                    0' >want_attrs
+expect_same want_attrs out
+expect_status 0 "$bfh" index list attrdb --json
+expect_in out '"name": "n", "extractor": "json:n:int"'
+expect_status 0 "$bfh" load attrdb --from attrs.csv
+expect_status 2 "$bfh" load attrdb --from attrs.csv --attr city=json:town
+expect_in err "the database has city=json:city"
+expect_status 2 "$bfh" load attrdb2 --from attrs.csv --attr city
+expect_in err "is not NAME=EXTRACTOR"
+expect_status 2 "$bfh" load attrdb3 --from attrs.csv --attr city=xml:a
+expect_in err "unknown extractor"
+[ ! -e attrdb3/CURRENT ] || die "a refused declaration left a database"
+expect_status 2 "$bfh" index drop attrdb
+expect_status 0 "$bfh" load plain --synthetic 10
+expect_status 0 "$bfh" index list plain
+expect_in out "no attributes declared"
+
 if [ -n "$db_bench" ]; then
   check "db_bench --tmp on a directory that does not exist"
   expect_status 0 "$db_bench" --num 1000 --engines bfh --benchmarks fillseq --tmp "$work/no/such/dir"

@@ -22,7 +22,8 @@ typedef enum kind {
   K_DOUBLE,
   K_STR,
   K_CHOICE,
-  K_METHOD
+  K_METHOD,
+  K_ATTR /* NAME=EXTRACTOR, repeatable: appended to attrs */
 } kind_t;
 
 typedef struct choice {
@@ -97,6 +98,10 @@ static const spec_t SPECS[] = {
      "leaves|hierarchy|sliced)"},
     {"no-block-maps", CLI_DB, K_FLAG, AT(opt.block_maps), 0, NULL, NULL,
      "lean index, own engine: no value-to-block maps (block filters in memory instead)"},
+    {"attr", CLI_DB, K_ATTR, AT(attrs), 0, NULL, "NAME=EXTRACTOR",
+     "declare an attribute, once per attribute: EXTRACTOR is json:PATH, csv:N, tsv:N, "
+     "bytes:OFF:LEN or value, :int appended for an integer (doc/query.md); stored when DIR is "
+     "created, and a later open needs none"},
     {"column-family", CLI_DB, K_STR, AT(opt.column_family), 0, NULL, "NAME",
      "RocksDB engine: the column family to read, write and search (default: default)"},
     {"from", CLI_FROM, K_STR, AT(from), 0, NULL, "FILE",
@@ -279,6 +284,23 @@ static int store(const cli_cmd_t *cmd, const spec_t *sp, const char *arg, cli_t 
         return cli_args_usage_error(cmd, "--%s: unknown value '%s' (one of %s)", sp->name, arg,
                                     method_names(names, sizeof names));
       *(int *)field = m;
+      break;
+    }
+    case K_ATTR: {
+      const char *eq = strchr(arg, '=');
+      if (!eq || eq == arg || !eq[1])
+        return cli_args_usage_error(cmd, "--%s: '%s' is not NAME=EXTRACTOR", sp->name, arg);
+      if (c->nattrs == CLI_MAX_ATTRS)
+        return cli_args_usage_error(cmd, "--%s: at most %d attributes", sp->name, CLI_MAX_ATTRS);
+      if (strlen(arg) > CLI_MAX_ATTR_BYTES)
+        return cli_args_usage_error(cmd, "--%s: a declaration of more than %d bytes", sp->name,
+                                    CLI_MAX_ATTR_BYTES);
+      char *copy = c->attr_text[c->nattrs];
+      strcpy(copy, arg);
+      copy[eq - arg] = '\0';
+      c->attrs[c->nattrs++] = (bfh_attribute){copy, copy + (eq - arg) + 1};
+      c->opt.attributes = c->attrs;
+      c->opt.attribute_count = c->nattrs;
       break;
     }
     case K_CHOICE: {

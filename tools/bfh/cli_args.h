@@ -30,6 +30,8 @@ enum {
 
 #define CLI_MAX_POS 4
 #define CLI_MAX_OPTS 64
+#define CLI_MAX_ATTRS 64       /* --attr given at most this many times */
+#define CLI_MAX_ATTR_BYTES 512 /* the bytes of one NAME=EXTRACTOR */
 
 /* bfh run's options as given (tools/bfh/cmd_run.c makes the experiments' context of them;
    scale and costs are names it checks against the experiments' tables, NULL: the default). */
@@ -61,6 +63,9 @@ typedef struct cli {
   uint64_t batch;        /* load: puts between flushes (0: one flush at the end) */
   uint64_t synthetic;    /* load --synthetic N */
   cli_run_t run;
+  bfh_attribute attrs[CLI_MAX_ATTRS]; /* --attr NAME=EXTRACTOR, in order (opt.attributes) */
+  char attr_text[CLI_MAX_ATTRS][CLI_MAX_ATTR_BYTES + 1]; /* their text, split at the '=' */
+  size_t nattrs;
   unsigned char given[CLI_MAX_OPTS]; /* per row of the option table: set on the command line */
   const char *pos[CLI_MAX_POS];
   int npos;

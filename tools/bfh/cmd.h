@@ -20,6 +20,7 @@ int cmd_stats(cli_t *c);
 
 /* cmd_inspect.c: the live tables, a check of every checksum, repair. */
 int cmd_tables(cli_t *c);
+int cmd_index(cli_t *c); /* index list DIR: the declared attributes */
 int cmd_check(cli_t *c);
 int cmd_repair(cli_t *c);
 

@@ -1,6 +1,7 @@
-/* bfh tables, check and repair: what a database holds, whether its files check out, and
+/* bfh tables, index, check and repair: what a database holds, whether its files check out, and
  * salvaging one that does not (cmd.h; the printing is inspect.c's). */
 #include <stdio.h>
+#include <string.h>
 
 #include "bfh.h"
 #include "tools/bfh/cli_db.h"
@@ -19,6 +20,26 @@ int cmd_tables(cli_t *c) {
   if (rc) return rc;
   rc = inspect_tables(db, output_format(c), stdout);
   if (rc) fprintf(stderr, "bfh tables: %s\n", bfh_last_error(db));
+  return cli_db_close(c, db, rc);
+}
+
+int cmd_index(cli_t *c) {
+  if (strcmp(c->pos[0], "list") != 0) {
+    fprintf(stderr,
+            "bfh index: '%s': the action is list (adding an attribute to an existing database "
+            "and dropping one are not built yet)\n",
+            c->pos[0]);
+    return EXIT_ERROR;
+  }
+  const char *dir = c->pos[1];
+  bfh_engine found; /* cli_args_parse detected the engine of pos[0], the action */
+  if (!cli_args_given(c, "engine") && bfh_engine_detect(dir, &found) == BFH_OK)
+    c->opt.engine = found;
+  bfh_db *db;
+  int rc = cli_db_open(c, dir, 0, &db);
+  if (rc) return rc;
+  rc = inspect_attributes(db, output_format(c), stdout);
+  if (rc) fprintf(stderr, "bfh index: %s\n", bfh_last_error(db));
   return cli_db_close(c, db, rc);
 }
 

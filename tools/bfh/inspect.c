@@ -204,6 +204,40 @@ int inspect_tables(bfh_db *db, inspect_format f, FILE *out) {
   return rc == BFH_OK ? 0 : 2;
 }
 
+/* ---- bfh index list ----------------------------------------------------------------------- */
+
+static const column_t attr_cols[] = {
+    {"name", CELL_STRING}, {"extractor", CELL_STRING}, {"values_without_term", CELL_NUMBER}};
+#define ATTR_COLS (sizeof attr_cols / sizeof attr_cols[0])
+
+int inspect_attributes(bfh_db *db, inspect_format f, FILE *out) {
+  rows_t r = {.cols = attr_cols, .ncols = ATTR_COLS};
+  bfh_db_stats st;
+  int rc = bfh_stats(db, &st);
+  for (uint32_t i = 0; rc == BFH_OK && i < st.attributes; i++) {
+    const char *name, *extractor;
+    uint64_t without;
+    rc = bfh_attribute_stats(db, i, &name, &extractor, &without);
+    if (rc != BFH_OK) break;
+    char *cells[ATTR_COLS] = {cell_printf("%s", name), cell_printf("%s", extractor),
+                              cell_printf("%" PRIu64, without)};
+    add_row(&r, cells);
+  }
+  if (rc == BFH_OK && r.nomem) rc = BFH_E_NOMEM;
+  if (rc == BFH_OK) {
+    if (f == INSPECT_TEXT && r.n) print_text(&r, out);
+    if (f == INSPECT_TEXT && !r.n) fputs("no attributes declared: the whole value is indexed\n", out);
+    if (f == INSPECT_CSV) print_csv(&r, out);
+    if (f == INSPECT_JSON) {
+      fputs("{\"attributes\": ", out);
+      print_json_rows(&r, out);
+      fputs("}\n", out);
+    }
+  }
+  rows_release(&r);
+  return rc == BFH_OK ? 0 : 2;
+}
+
 /* ---- bfh check ---------------------------------------------------------------------------- */
 
 static const column_t damage_cols[] = {

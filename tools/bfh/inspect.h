@@ -20,6 +20,12 @@ typedef enum { INSPECT_TEXT, INSPECT_JSON, INSPECT_CSV } inspect_format;
    and a block filter. Returns 0, or 2 on an error (its message in bfh_last_error(db)). */
 int inspect_tables(bfh_db *db, inspect_format f, FILE *out);
 
+/* Prints the attributes db indexes (bfh_options.attributes, as stored with the database):
+   name, extractor, and the values the handle saw that gave no term of it
+   (bfh_attribute_stats); a line saying there are none. Returns 0, or 2 on an error (its
+   message in bfh_last_error(db)). */
+int inspect_attributes(bfh_db *db, inspect_format f, FILE *out);
+
 /* Checks the database in path (bfh_check with opt, may be NULL) and prints every damaged
    file with the offset and what is wrong, then (text and JSON) what was checked. Returns 0
    when nothing is damaged, 1 when damage was found, 2 on an error (a database open

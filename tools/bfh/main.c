@@ -79,6 +79,8 @@ static const cli_cmd_t COMMANDS[] = {
      "sizes of the database and its filters", NULL},
     {"tables", cmd_tables, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",
      "per live table: number, level, entries, bytes, key range, value filter fill and FPR", NULL},
+    {"index", cmd_index, CLI_DB | CLI_READ | CLI_JSON, 2, 2, "list DIR",
+     "the attributes DIR indexes (declared with --attr when it was created)", NULL},
     {"check", cmd_check, CLI_DB | CLI_JSON, 1, 1, "DIR",
      "verify every checksum; report damage by file and offset; exit 0 clean, 1 damaged, 2 error",
      NULL},
