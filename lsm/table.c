@@ -448,8 +448,8 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
 /* Data block i for a get, pinned in the block cache (*pin set, for the caller to release): a
    hit, or a miss read from the file straight into a cache entry (block_cache_alloc), checked
    there and then published (one copy of the block: the kernel's, or the mapping's, into the
-   entry). Without a
-   cache, or when no entry can be had, read into buf and checked there (*pin NULL). */
+   entry). Without a cache, or when no entry can be had, read into buf and checked there
+   (*pin NULL). */
 static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b,
                              block_cache_handle_t **pin, err_t *err) {
   const block_handle_t *h = &t->handles[i];
