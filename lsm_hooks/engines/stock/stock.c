@@ -32,6 +32,26 @@ int stock_table_file_number(const char *name, uint64_t *num) {
   return stock_file_number(name, "ldb", num) || stock_file_number(name, "sst", num);
 }
 
+void stock_table_path_write(const char *dir, uint64_t number, const char *first,
+                            const char *second, char *out, size_t n) {
+  snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, first);
+  if (env_exists(env_default(), out)) return;
+  snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, second);
+  if (!env_exists(env_default(), out))
+    snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, first);
+}
+
+int stock_table_path(const char *dir, uint64_t number, const char *first, const char *second,
+                     char **path, err_t *err) {
+  size_t n = strlen(dir) + STOCK_TABLE_NAME_BYTES;
+  *path = malloc(n);
+  if (!*path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.%s: no memory for its path", dir,
+                   (unsigned long long)number, first);
+  stock_table_path_write(dir, number, first, second, *path, n);
+  return BFH_OK;
+}
+
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err) {
   *exists = 0;
   char *p = path_join(dir, name);
@@ -79,9 +99,9 @@ int stock_report_tables(index_sync_t *sync, const char *path, const engine_table
 
 int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
                      char **cache_dir, err_t *err) {
-  *cache_dir = path_join(dir, LEAF_CACHE_DIR);
+  *cache_dir = path_join(dir, INDEX_SYNC_CACHE_DIR);
   if (!*cache_dir)
-    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, LEAF_CACHE_DIR);
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, INDEX_SYNC_CACHE_DIR);
   int rc = env_mkdir(io, *cache_dir, err);
   if (rc != BFH_OK) return rc;
   src.cache_dir = *cache_dir;
@@ -148,9 +168,9 @@ int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_
                         index_source_t src, char **cache_dir, err_t *err) {
   *cache_dir = NULL;
   if (index_dir) {
-    if (!(*cache_dir = path_join(index_dir, LEAF_CACHE_DIR)))
+    if (!(*cache_dir = path_join(index_dir, INDEX_SYNC_CACHE_DIR)))
       return err_set(err, BFH_E_NOMEM, "%s: %s/%s: no memory for its path", path, index_dir,
-                     LEAF_CACHE_DIR);
+                     INDEX_SYNC_CACHE_DIR);
     int rc = stock_make_dirs(*cache_dir, err);
     if (rc != BFH_OK) return rc;
   }

@@ -36,6 +36,17 @@ int stock_file_number(const char *name, const char *suffix, uint64_t *num);
 /* Is name a table's, "<digits>.ldb" or "<digits>.sst" (LevelDB and RocksDB read both)?
    Sets *num. */
 int stock_table_file_number(const char *name, uint64_t *num);
+/* The path of table `number` of the database in dir: dir/NNNNNN.<first>, or .<second> when
+   only that exists (each stock engine opens the other's name when its own is missing), written
+   into out (n bytes). REQUIRES: n >= strlen(dir) + STOCK_TABLE_NAME_BYTES, so that no path is
+   cut short. */
+#define STOCK_TABLE_NAME_BYTES 26 /* "/", 20 digits, ".ldb" or ".sst", '\0' */
+void stock_table_path_write(const char *dir, uint64_t number, const char *first,
+                            const char *second, char *out, size_t n);
+/* The same path in *path (a string of its own: client frees it with free(); NULL on failure).
+   BFH_OK, or BFH_E_NOMEM naming the table. */
+int stock_table_path(const char *dir, uint64_t number, const char *first, const char *second,
+                     char **path, err_t *err);
 /* Whether dir/name exists (env_exists through io), in *exists. BFH_OK, or BFH_E_NOMEM for its
    path (built in memory of its own, never cut short). */
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err);
