@@ -184,7 +184,7 @@ int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err)
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   if (rc == BFH_OK)
-    *stamp = leaf_cache_stamp(&st, footer, sizeof footer,
+    *stamp = index_sync_stamp(&st, footer, sizeof footer,
                               (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
   return rc;
 }
