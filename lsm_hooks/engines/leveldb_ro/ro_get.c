@@ -52,7 +52,7 @@ static int cmp_get_order(const void *a, const void *b) {
   return x->number < y->number ? 1 : x->number > y->number ? -1 : 0;
 }
 
-static int get_from_tables(engine_ro_t *r, const ro_state_t *s, lookup_t *l, err_t *err) {
+static int get_from_tables(stock_ro_t *r, const ro_state_t *s, lookup_t *l, err_t *err) {
   const ldb_file_t **order = malloc((s->version.nfiles + 1) * sizeof *order);
   if (!order) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
   size_t n = 0;
@@ -61,8 +61,8 @@ static int get_from_tables(engine_ro_t *r, const ro_state_t *s, lookup_t *l, err
   qsort(order, n, sizeof *order, cmp_get_order);
   int rc = BFH_OK;
   for (size_t i = 0; i < n && rc == BFH_OK && !l->found; i++) {
-    if (r->read_hook) r->read_hook(r->read_hook_arg, order[i]->number);
-    pin_t *p = ro_state_pin(s, order[i]->number);
+    stock_ro_reading(r, order[i]->number);
+    stock_pin_t *p = stock_ro_state_pin(&s->base, order[i]->number);
     if (p) {
       rc = ldb_table_scan_rfile(p->f, p->path, visit_lookup, l, NULL, err);
       continue;
@@ -70,7 +70,7 @@ static int get_from_tables(engine_ro_t *r, const ro_state_t *s, lookup_t *l, err
     char *path;
     rc = ldb_table_path(r->path, order[i]->number, &path, err);
     if (rc != BFH_OK) break;
-    rc = ro_table_status(r, ldb_table_scan(r->io, path, visit_lookup, l, NULL, err),
+    rc = stock_ro_status(r, ldb_table_scan(r->io, path, visit_lookup, l, NULL, err),
                          order[i]->number, err);
     free(path);
   }
@@ -80,13 +80,17 @@ static int get_from_tables(engine_ro_t *r, const ro_state_t *s, lookup_t *l, err
 }
 
 /* get in state s: the logs (newest first), then the tables. */
-static int state_get(engine_ro_t *r, const ro_state_t *s, const void *key, size_t key_len,
+static int state_get(stock_ro_t *r, const stock_ro_state_t *base, const void *key, size_t key_len,
                      void **val, size_t *val_len, err_t *err) {
+  const ro_state_t *s = (const ro_state_t *)base;
   lookup_t l = {.key = key, .key_len = key_len};
-  for (size_t i = s->nchunks; i-- > 0 && !l.found;) {
+  for (size_t i = base->nchunks; i-- > 0 && !l.found;) {
     const uint8_t *v;
     uint32_t vl;
-    if (!ro_chunk_find(s->chunks[i], key, key_len, &l.type, &v, &vl)) continue;
+    int is_value;
+    uint64_t seq;
+    if (!stock_chunk_find(base->chunks[i], key, key_len, &is_value, &seq, &v, &vl)) continue;
+    l.type = is_value ? LDB_TYPE_VALUE : LDB_TYPE_DELETION;
     l.found = 1;
     l.val = malloc(vl ? vl : 1);
     if (!l.val) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
@@ -105,16 +109,5 @@ static int state_get(engine_ro_t *r, const ro_state_t *s, const void *key, size_
 
 int ro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
            size_t *val_len, err_t *err) {
-  engine_ro_t *r = (engine_ro_t *)e;
-  if (view) /* a search validating its candidates: its own state */
-    return state_get(r, view->held, key, key_len, val, val_len, err);
-  int rc = BFH_E_BUSY;
-  for (int attempt = 0; attempt < ENGINE_LEVELDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
-    ro_state_t *s;
-    rc = ro_current_state(r, &s, err);
-    if (rc != BFH_OK) return rc;
-    rc = state_get(r, s, key, key_len, val, val_len, err);
-    ro_state_unref(s);
-  }
-  return rc;
+  return stock_ro_get(e, view, key, key_len, val, val_len, state_get, err);
 }

@@ -32,7 +32,7 @@
 
 /* Does this handle keep the persisted index (an index directory, the lean layout with maps,
    leaves in memory)? */
-static int persists(const engine_ro_t *r) {
+static int persists(const stock_ro_t *r) {
   return r->sync && r->index_dir && r->cache_dir && index_sync_persists(r->sync);
 }
 
@@ -41,11 +41,12 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void ro_persisted_open(engine_ro_t *r) {
-  if (!persists(r) || !r->state) return;
+void ro_persisted_open(stock_ro_t *base) {
+  engine_ro_t *r = (engine_ro_t *)base;
+  if (!persists(base) || !base->state) return;
   index_persisted_t *x = NULL;
-  if (index_sync_persisted_open(r->sync, r->io, r->index_dir, 1, &x) != BFH_OK) return;
-  const ro_state_t *s = r->state;
+  if (index_sync_persisted_open(base->sync, base->io, base->index_dir, 1, &x) != BFH_OK) return;
+  const stock_ro_state_t *s = base->state;
   r->bound = malloc((s->ntables ? s->ntables : 1) * sizeof *r->bound);
   r->nbound = 0;
   for (size_t i = 0; i < s->ntables; i++) {
@@ -59,12 +60,12 @@ void ro_persisted_open(engine_ro_t *r) {
     index_sync_persisted_destroy(x);
     return;
   }
-  index_sync_persisted_attach(r->sync, x);
+  index_sync_persisted_attach(base->sync, x);
   r->attached = 1;
 }
 
 /* The tables of s that the file this handle opened does not bind. */
-static size_t unbound(const engine_ro_t *r, const ro_state_t *s) {
+static size_t unbound(const engine_ro_t *r, const stock_ro_state_t *s) {
   size_t u = 0;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t n = s->tables[i].number;
@@ -74,7 +75,7 @@ static size_t unbound(const engine_ro_t *r, const ro_state_t *s) {
 }
 
 /* Writes the file for the tables of s that have a leaf. */
-static void write_file(engine_ro_t *r, const ro_state_t *s) {
+static void write_file(engine_ro_t *r, const stock_ro_state_t *s) {
   index_persisted_table_t *t = calloc(s->ntables ? s->ntables : 1, sizeof *t);
   size_t nt = 0;
   for (size_t i = 0; t && i < s->ntables; i++) {
@@ -83,7 +84,7 @@ static void write_file(engine_ro_t *r, const ro_state_t *s) {
     *row = (index_persisted_table_t){.number = s->tables[i].number, .size = s->tables[i].size};
     if (ro_table_stamp(r, row->number, &row->stamp, &e) != BFH_OK || !row->stamp) continue;
     uint8_t *head = NULL; /* no memory, no map: the table is left out, as unread */
-    if (index_sync_cached_map_head(r->sync, row->number, row->size, row->stamp, &head,
+    if (index_sync_cached_map_head(r->ro.sync, row->number, row->size, row->stamp, &head,
                                    &row->head_len, &e) != BFH_OK)
       continue;
     row->head = head;
@@ -91,25 +92,27 @@ static void write_file(engine_ro_t *r, const ro_state_t *s) {
   }
   err_t e;
   if (t && nt) /* a speed-up: a file not written leaves the old */
-    (void)index_sync_persisted_write(r->sync, r->io, r->index_dir, 1, t, nt, &e);
+    (void)index_sync_persisted_write(r->ro.sync, r->ro.io, r->ro.index_dir, 1, t, nt, &e);
   for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
   free(t);
 }
 
-void ro_persisted_close(engine_ro_t *r) {
-  if (!persists(r)) return;
-  ro_state_t *s = r->state;
+void ro_persisted_close(stock_ro_t *base) {
+  engine_ro_t *r = (engine_ro_t *)base;
+  if (!persists(base)) return;
+  stock_ro_state_t *s = base->state;
+  index_sync_t *sync = base->sync;
   int due = s && s->ntables &&
-            (unbound(r, s) * 8 > s->ntables || index_sync_persisted_damaged(r->sync) > 0);
-  if (due && index_sync_loader_went(r->sync)) {
+            (unbound(r, s) * 8 > s->ntables || index_sync_persisted_damaged(sync) > 0);
+  if (due && index_sync_loader_went(sync)) {
     /* Every live table's leaf in first, then the cache files not written yet, then the file. */
     err_t e;
-    (void)index_sync_loader_wait(r->sync, NULL, &e);
-    index_sync_loader_stop(r->sync);
-    index_sync_close_caches(r->sync);
+    (void)index_sync_loader_wait(sync, NULL, &e);
+    index_sync_loader_stop(sync);
+    index_sync_close_caches(sync);
     write_file(r, s);
   }
-  if (r->attached) index_sync_persisted_attach(r->sync, NULL); /* before the handle goes */
+  if (r->attached) index_sync_persisted_attach(sync, NULL); /* before the handle goes */
   r->attached = 0;
   free(r->bound);
   r->bound = NULL;

@@ -48,7 +48,7 @@
  * Range deletions are answered as RocksDB's Get answers them (rro_get.c): the WAL's
  * DeleteRange records go into their chunk, each table's range-deletion block is read with its
  * key index (a range tombstone widens its table's key range, so every lookup of a key it may
- * cover reaches that table), both fragmented (rro_tombs.c); a key's newest entry is deleted
+ * cover reaches that table), both fragmented (stock_tombs.c); a key's newest entry is deleted
  * when a tombstone met before it in lookup order, or in its own table, has a larger sequence.
  *
  * What the engine does not answer is refused (BFH_E_UNSUPPORTED naming it), never guessed:

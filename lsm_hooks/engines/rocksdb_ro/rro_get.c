@@ -25,7 +25,7 @@
 void rro_chunk_unref(rro_chunk_t *c) {
   if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
   stock_seg_unref(c->vals);
-  rro_tombs_destroy(c->tombs);
+  stock_tombs_destroy(c->tombs);
   free(c->data);
   free(c->slots);
   free(c);
@@ -44,7 +44,7 @@ int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
       type = RDB_TYPE_DELETION;
       break;
     case RDB_WB_RANGE_DELETION: /* key: begin, val: end */
-      if (rro_tombs_builder_add(&b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) !=
+      if (stock_tombs_builder_add(&b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) !=
           BFH_OK)
         return b->nomem = 1;
       return 0;
@@ -94,7 +94,7 @@ int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
 
 void rro_chunk_builder_release(rro_chunk_builder_t *b) {
   stock_seg_builder_release(&b->vals);
-  rro_tombs_builder_release(&b->tombs);
+  stock_tombs_builder_release(&b->tombs);
   free(b->p);
 }
 
@@ -121,7 +121,7 @@ rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
   while (nslots < 2 * b->n) nslots *= 2;
   if (c) c->slots = calloc(nslots, sizeof *c->slots);
   if (c) c->vals = stock_seg_builder_finish(&b->vals);
-  if (!c || !c->slots || !c->vals || rro_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
+  if (!c || !c->slots || !c->vals || stock_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
     if (c) stock_seg_unref(c->vals), free(c->slots), free(c);
     return NULL;
   }
@@ -175,7 +175,7 @@ void rro_pin_keys_release(rro_pin_t *p) {
   p->why = NULL;
   free(p->blocks);
   free(p->keys);
-  rro_tombs_destroy(p->tombs);
+  stock_tombs_destroy(p->tombs);
   p->tombs = NULL;
   p->blocks = NULL;
   p->keys = NULL;
@@ -186,7 +186,7 @@ void rro_keys_release(rro_keys_t *k) {
   free(k->blocks);
   free(k->keys);
   free(k->last);
-  rro_tombs_builder_release(&k->tombs);
+  stock_tombs_builder_release(&k->tombs);
   memset(k, 0, sizeof *k);
 }
 
@@ -216,7 +216,7 @@ static int keys_add_block(rro_keys_t *k, const uint8_t *key, size_t key_len, uin
 
 static int kb_tomb(void *arg, const rdb_entry_t *e) {
   rro_keys_t *k = arg;
-  if (rro_tombs_builder_add(&k->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
+  if (stock_tombs_builder_add(&k->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
     return k->nomem = 1;
   return 0;
 }
@@ -257,7 +257,7 @@ int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size) {
 static int keys_take(rro_pin_t *p, rro_keys_t *k) {
   if (k->nomem) return BFH_E_NOMEM;
   for (size_t i = 0; i < k->tombs.n; i++) k->tombs.t[i].seq = rro_seq(p->gseq, k->tombs.t[i].seq);
-  if (rro_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
+  if (stock_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
   p->blocks = k->blocks;
   p->nblocks = k->nblocks;
   p->keys = k->keys;
@@ -372,7 +372,7 @@ int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t
   return rc;
 }
 
-int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err) {
+int rro_pin_tombs(rro_pin_t *p, const stock_tombs_t **t, err_t *err) {
   int rc = pin_keys(p, err);
   *t = rc == BFH_OK ? p->tombs : NULL;
   return rc;
@@ -428,7 +428,7 @@ static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
 static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
   int rc = pin_keys(p, err);
   if (rc != BFH_OK) return rc;
-  uint64_t cover = rro_tombs_max(p->tombs, l->key, l->key_len);
+  uint64_t cover = stock_tombs_max(p->tombs, l->key, l->key_len);
   if (cover > l->cover) l->cover = cover;
   size_t lo = 0, hi = p->nblocks; /* the first block whose last key is >= the key */
   while (lo < hi) {
@@ -474,7 +474,7 @@ static int state_get(rro_t *r, const rro_state_t *s, const void *key, size_t key
                      size_t *val_len, err_t *err) {
   lookup_t l = {.key = key, .key_len = key_len, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
   for (size_t i = 0; i < s->nchunks; i++) { /* the memtables' tombstones come first */
-    uint64_t cover = rro_tombs_max(s->chunks[i]->tombs, key, key_len);
+    uint64_t cover = stock_tombs_max(s->chunks[i]->tombs, key, key_len);
     if (cover > l.cover) l.cover = cover;
   }
   for (size_t i = s->nchunks; i-- > 0 && !l.found;) {

@@ -7,7 +7,7 @@
  *                   (rdb_log) read on; states and the table files they pin
  *   rro_get.c       chunks (what one read of a WAL added, by value and by key), each pinned
  *                   table's key index and range tombstones, and point lookups in a state
- *   rro_tombs.c     range tombstones fragmented: the largest sequence covering a key
+ *   stock_tombs.c     range tombstones fragmented: the largest sequence covering a key
  *   rro_view.c      views, the scans of a search over its view (retried by
  * engine_ops_t.search_attempts), and ordered iteration over a state read into memory
  *
@@ -36,45 +36,45 @@
 #define RRO_AGAIN STOCK_RO_AGAIN /* the database changed under the read; start over */
 #define RRO_KEY_HASH_SEED 0x726f6b6579733032ull /* "rokeys02" */
 
-/* ---- Range tombstones (rro_tombs.c) ------------------------------------------------------- */
+/* ---- Range tombstones (stock_tombs.c) ------------------------------------------------------- */
 
 /* The range tombstones [begin, end) at seq of one source (a WAL chunk, a table), immutable:
    points (the begin and end keys, sorted, unique) keys[at[i], at[i + 1]), and for the fragment
    [point i, point i + 1) the largest sequence of the tombstones covering it (0: none). */
-typedef struct rro_tombs {
+typedef struct stock_tombs {
   size_t n;       /* points */
   uint8_t *keys;  /* the points' bytes, back to back */
   size_t *at;     /* n + 1 offsets into keys */
   uint64_t *seq;  /* n: fragment i's largest covering sequence (the last is 0) */
   uint64_t count; /* tombstones */
-} rro_tombs_t;
+} stock_tombs_t;
 
-typedef struct rro_tomb_ref {
-  size_t b, bl, e, el; /* begin and end keys in rro_tombs_builder_t.p */
+typedef struct stock_tomb_ref {
+  size_t b, bl, e, el; /* begin and end keys in stock_tombs_builder_t.p */
   uint64_t seq;
-} rro_tomb_ref_t;
+} stock_tomb_ref_t;
 
-/* Caller-owned, zeroed to start; rro_tombs_builder_release frees what it holds. */
-typedef struct rro_tombs_builder {
+/* Caller-owned, zeroed to start; stock_tombs_builder_release frees what it holds. */
+typedef struct stock_tombs_builder {
   uint8_t *p;
   size_t len, cap;
-  rro_tomb_ref_t *t;
+  stock_tomb_ref_t *t;
   size_t n, tcap;
-} rro_tombs_builder_t;
+} stock_tombs_builder_t;
 
 /* Copies the tombstone [begin, end) at seq in (an empty range covers nothing). BFH_OK or
    BFH_E_NOMEM. */
-int rro_tombs_builder_add(rro_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
+int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
                           size_t el, uint64_t seq);
-void rro_tombs_builder_release(rro_tombs_builder_t *b);
-/* *out: the fragments of b's tombstones (new: rro_tombs_destroy), NULL when b has none. b is
+void stock_tombs_builder_release(stock_tombs_builder_t *b);
+/* *out: the fragments of b's tombstones (new: stock_tombs_destroy), NULL when b has none. b is
    left as it was (release it). BFH_OK or BFH_E_NOMEM. */
-int rro_tombs_finish(rro_tombs_builder_t *b, rro_tombs_t **out);
-void rro_tombs_destroy(rro_tombs_t *t); /* NULL allowed */
+int stock_tombs_finish(stock_tombs_builder_t *b, stock_tombs_t **out);
+void stock_tombs_destroy(stock_tombs_t *t); /* NULL allowed */
 /* The largest sequence of t's tombstones that cover key (begin <= key < end), 0 when none (or
    t NULL). */
-uint64_t rro_tombs_max(const rro_tombs_t *t, const void *key, size_t key_len);
-size_t rro_tombs_size_in_bytes(const rro_tombs_t *t);
+uint64_t stock_tombs_max(const stock_tombs_t *t, const void *key, size_t key_len);
+size_t stock_tombs_size_in_bytes(const stock_tombs_t *t);
 
 /* ---- Chunks: what one read of a WAL added (rro_get.c) ------------------------------------- */
 
@@ -86,7 +86,7 @@ size_t rro_tombs_size_in_bytes(const rro_tombs_t *t);
 typedef struct rro_chunk {
   atomic_int refs;
   log_seg_t *vals;
-  rro_tombs_t *tombs;
+  stock_tombs_t *tombs;
   uint8_t *data;
   size_t len;
   uint64_t *slots;
@@ -95,7 +95,7 @@ typedef struct rro_chunk {
 
 typedef struct rro_chunk_builder {
   stock_seg_builder_t vals;
-  rro_tombs_builder_t tombs;
+  stock_tombs_builder_t tombs;
   uint32_t cf; /* the column family read */
   uint8_t *p;
   size_t len, cap;
@@ -148,7 +148,7 @@ typedef struct rro_pin {
   rro_kblock_t *blocks;
   size_t nblocks;
   uint8_t *keys;
-  rro_tombs_t *tombs; /* the table's range tombstones (NULL: none) */
+  stock_tombs_t *tombs; /* the table's range tombstones (NULL: none) */
   char *why;          /* the failed build's message (malloc'd) */
   char path[];        /* the table's name in messages */
 } rro_pin_t;
@@ -162,7 +162,7 @@ typedef struct rro_keys {
   size_t nblocks, blocks_cap;
   uint8_t *keys;
   size_t keys_len, keys_cap;
-  rro_tombs_builder_t tombs;
+  stock_tombs_builder_t tombs;
   uint8_t *last; /* the tap: the last user key of the block being read */
   size_t last_len, last_cap;
   int nomem;
@@ -277,7 +277,7 @@ static inline uint64_t rro_seq(uint64_t gseq, uint64_t seq) {
 int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
                    err_t *err);
 /* *t: p's range tombstones (borrowed from p; NULL: none), its key index built first. */
-int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err);
+int rro_pin_tombs(rro_pin_t *p, const stock_tombs_t **t, err_t *err);
 int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
             size_t *val_len, err_t *err);
 

@@ -82,11 +82,11 @@ int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_
 typedef struct gather {
   stock_sorted_t *sorted;
   const rro_state_t *s;
-  const rro_tombs_t **tombs; /* parallel to s->order: each table's range tombstones, or NULL */
+  const stock_tombs_t **tombs; /* parallel to s->order: each table's range tombstones, or NULL */
   size_t *with;              /* the places in s->order of the tables with tombstones ... */
   size_t nwith;              /* ... ascending */
   size_t rank;               /* the source read: 0 the chunks, i + 1 s->order[i] */
-  rro_tombs_builder_t tb;    /* a table read by name: its tombstones */
+  stock_tombs_builder_t tb;    /* a table read by name: its tombstones */
   const char *path;
   uint64_t gseq; /* the table read: its global sequence number (rro_seq) */
   err_t *err;
@@ -108,10 +108,10 @@ static int key_in_file(const rdb_file_t *f, const uint8_t *k, size_t kl) {
 static int range_deleted(const gather_t *g, const uint8_t *k, size_t kl, uint64_t seq) {
   const rro_state_t *s = g->s;
   for (size_t i = 0; i < s->nchunks; i++)
-    if (rro_tombs_max(s->chunks[i]->tombs, k, kl) > seq) return 1;
+    if (stock_tombs_max(s->chunks[i]->tombs, k, kl) > seq) return 1;
   for (size_t j = 0; j < g->nwith && g->with[j] < g->rank; j++) {
     size_t i = g->with[j];
-    if (key_in_file(s->order[i], k, kl) && rro_tombs_max(g->tombs[i], k, kl) > seq) return 1;
+    if (key_in_file(s->order[i], k, kl) && stock_tombs_max(g->tombs[i], k, kl) > seq) return 1;
   }
   return 0;
 }
@@ -141,14 +141,14 @@ static int gather_table_entry(void *arg, const rdb_entry_t *e) {
 static int gather_tomb(void *arg, const rdb_entry_t *e) {
   gather_t *g = arg;
   if (e->type != RDB_TYPE_RANGE_DELETION) return 0;
-  if (rro_tombs_builder_add(&g->tb, e->key, e->key_len, e->val, e->val_len,
+  if (stock_tombs_builder_add(&g->tb, e->key, e->key_len, e->val, e->val_len,
                             rro_seq(g->gseq, e->seq)) != BFH_OK)
     return g->nomem = 1;
   return 0;
 }
 
 /* g->tombs[i] for the table s->order[i]: its pin's, or read by name into *owned. */
-static int table_tombs(rro_t *r, gather_t *g, size_t i, rro_tombs_t **owned, err_t *err) {
+static int table_tombs(rro_t *r, gather_t *g, size_t i, stock_tombs_t **owned, err_t *err) {
   const rdb_file_t *f = g->s->order[i];
   rro_pin_t *p = rro_state_pin(g->s, f->number);
   if (p) return rro_pin_tombs(p, &g->tombs[i], err); /* at the global sequence number */
@@ -160,8 +160,8 @@ static int table_tombs(rro_t *r, gather_t *g, size_t i, rro_tombs_t **owned, err
     rc = rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
                           err);
   free(path);
-  if (rc == BFH_OK && !g->nomem && rro_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
-  rro_tombs_builder_release(&g->tb);
+  if (rc == BFH_OK && !g->nomem && stock_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
+  stock_tombs_builder_release(&g->tb);
   g->tombs[i] = *owned;
   return rc;
 }
@@ -171,7 +171,7 @@ static int table_tombs(rro_t *r, gather_t *g, size_t i, rro_tombs_t **owned, err
    version of a key is the one with the largest. */
 static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err) {
   size_t n = s->norder;
-  rro_tombs_t **owned = calloc(n + 1, sizeof *owned);
+  stock_tombs_t **owned = calloc(n + 1, sizeof *owned);
   g->s = s;
   g->tombs = calloc(n + 1, sizeof *g->tombs);
   g->with = calloc(n + 1, sizeof *g->with);
@@ -209,7 +209,7 @@ static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err)
   }
   if (rc == BFH_E_NOMEM || (rc == BFH_OK && g->nomem))
     rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
-  for (size_t i = 0; owned && i < n; i++) rro_tombs_destroy(owned[i]);
+  for (size_t i = 0; owned && i < n; i++) stock_tombs_destroy(owned[i]);
   free(owned);
   free(g->tombs);
   free(g->with);
