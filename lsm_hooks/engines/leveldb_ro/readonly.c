@@ -27,7 +27,7 @@
  * which 3 sees (it reads after the deletion). The entries read in 2 are a prefix of the
  * writes in sequence order on top of V''s tables: a state the database passed through.
  * Files of V' may still vanish after 3 (a compaction's inputs are deleted once its edit is
- * written). So the refresh ends by opening every table of V' (a pin_t per table, shared by
+ * written). So the refresh ends by opening every table of V' (a stock_pin_t per table, shared by
  * the states that list it): an unlinked file stays readable through its descriptor, and
  * every later read of the state goes through it. A table gone before its open was deleted
  * after an edit the next MANIFEST read sees: start over at 1 (gone again with nothing new in

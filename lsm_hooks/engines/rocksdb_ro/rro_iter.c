@@ -1,10 +1,6 @@
-/* Views and searches: a view is a refreshed state held for one search (and its epoch in
-   index_sync); the search's table and WAL scans read that state, and a search that finds a
-   table of an unpinned state gone starts over from a new view (engine_ops_t.search_attempts).
-   Ordered iteration reads every entry of a refreshed state into memory; an entry that a range
-   tombstone of its own source or of a source before it in lookup order covers with a larger
+/* Ordered iteration (bfh_iter_*) reads every entry of a refreshed state into memory
+   (sorted_iter.h); an entry that a range tombstone of its own source or of a source before it in lookup order covers with a larger
    sequence goes in as a deletion (the rule of rro_get.c). */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,70 +8,6 @@
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
-
-static int read_table(rro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                      size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  rro_pin_t *p = rro_state_pin(((rro_view_t *)v)->s, number);
-  if (p) return rdb_table_match_rfile(p->f, p->path, n ? rro_pin_footer(p) : NULL, refs, n, m, st, err);
-  return rro_table_status(r, rdb_table_match(r->io, r->path, number, refs, n, m, st, err), number,
-                          err);
-}
-
-int rro_view_index_state(rro_t *r, const rro_state_t *s, uint64_t *epoch, err_t *err) {
-  return stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, epoch, err);
-}
-
-int rro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
-  rro_t *r = (rro_t *)e;
-  rro_view_t *v = calloc(1, sizeof *v);
-  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
-  v->v.seed = stock_value_seed(r->sync);
-  pthread_mutex_lock(&r->mu);
-  int rc = rro_refresh(r, err);
-  if (rc == BFH_OK) {
-    v->s = r->state;
-    atomic_fetch_add(&r->state->refs, 1);
-    /* Listed under mu, so that index_sync sees the versions in order. */
-    if (r->sync) rc = rro_view_index_state(r, r->state, &v->v.epoch, err);
-  }
-  pthread_mutex_unlock(&r->mu);
-  if (rc == BFH_OK && r->sync) rc = stock_ro_view_load(r->sync, 0, err);
-  if (rc != BFH_OK) {
-    if (v->v.epoch) index_sync_view_unpin(r->sync, v->v.epoch);
-    rro_state_unref(v->s);
-    free(v);
-    return rc;
-  }
-  v->v.tables = v->s->tables;
-  v->v.ntables = v->s->ntables;
-  v->v.segs = v->s->segs;
-  v->v.nsegs = v->s->nchunks;
-  *view = &v->v;
-  return BFH_OK;
-}
-
-void rro_view_release(engine_t *e, engine_view_t *view) {
-  rro_t *r = (rro_t *)e;
-  if (!view) return;
-  rro_view_t *v = (rro_view_t *)view;
-  if (r->sync && v->v.epoch) index_sync_view_unpin(r->sync, v->v.epoch);
-  rro_state_unref(v->s);
-  free(v);
-}
-
-int rro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
-                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {val, val_len, fn, arg};
-  return read_table((rro_t *)e, v, number, NULL, 0, &m, st, err);
-}
-
-int rro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
-                    engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {val, val_len, fn, arg};
-  return read_table((rro_t *)e, v, number, refs, n, &m, st, err);
-}
 
 /* ---- Ordered iteration ------------------------------------------------------------------ */
 
@@ -107,8 +39,8 @@ static int key_in_file(const rdb_file_t *f, const uint8_t *k, size_t kl) {
    rank g->rank cover k@seq. */
 static int range_deleted(const gather_t *g, const uint8_t *k, size_t kl, uint64_t seq) {
   const rro_state_t *s = g->s;
-  for (size_t i = 0; i < s->nchunks; i++)
-    if (stock_tombs_max(s->chunks[i]->tombs, k, kl) > seq) return 1;
+  for (size_t i = 0; i < s->base.nchunks; i++)
+    if (stock_tombs_max(s->base.chunks[i]->tombs, k, kl) > seq) return 1;
   for (size_t j = 0; j < g->nwith && g->with[j] < g->rank; j++) {
     size_t i = g->with[j];
     if (key_in_file(s->order[i], k, kl) && stock_tombs_max(g->tombs[i], k, kl) > seq) return 1;
@@ -118,7 +50,7 @@ static int range_deleted(const gather_t *g, const uint8_t *k, size_t kl, uint64_
 
 static int gather_add(gather_t *g, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl,
                       int is_value, uint64_t seq) {
-  if (is_value && g->nwith + g->s->nchunks > 0 && range_deleted(g, k, kl, seq)) is_value = 0;
+  if (is_value && g->nwith + g->s->base.nchunks > 0 && range_deleted(g, k, kl, seq)) is_value = 0;
   if (stock_sorted_add(g->sorted, k, kl, v, vl, is_value, seq) != BFH_OK) return g->nomem = 1;
   return 0;
 }
@@ -148,16 +80,16 @@ static int gather_tomb(void *arg, const rdb_entry_t *e) {
 }
 
 /* g->tombs[i] for the table s->order[i]: its pin's, or read by name into *owned. */
-static int table_tombs(rro_t *r, gather_t *g, size_t i, stock_tombs_t **owned, err_t *err) {
+static int table_tombs(stock_ro_t *r, gather_t *g, size_t i, stock_tombs_t **owned, err_t *err) {
   const rdb_file_t *f = g->s->order[i];
   rro_pin_t *p = rro_state_pin(g->s, f->number);
   if (p) return rro_pin_tombs(p, &g->tombs[i], err); /* at the global sequence number */
   char *path;
-  int rc = rdb_table_path(r->path, f->number, &path, err);
+  int rc = stock_ro_table_path(r, f->number, &path, err);
   if (rc != BFH_OK) return rc;
   rc = rro_table_gseq(r, g->s, f, &g->gseq, err);
   if (rc == BFH_OK)
-    rc = rro_table_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
+    rc = stock_ro_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
                           err);
   free(path);
   if (rc == BFH_OK && !g->nomem && stock_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
@@ -169,7 +101,7 @@ static int table_tombs(rro_t *r, gather_t *g, size_t i, stock_tombs_t **owned, e
 /* Every entry of s into g: its WAL chunks, then every table of the column family in lookup
    order, each table's range tombstones read first. RocksDB's sequences are global: the newest
    version of a key is the one with the largest. */
-static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err) {
+static int gather_into(stock_ro_t *r, const rro_state_t *s, gather_t *g, err_t *err) {
   size_t n = s->norder;
   stock_tombs_t **owned = calloc(n + 1, sizeof *owned);
   g->s = s;
@@ -180,28 +112,28 @@ static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err)
     rc = table_tombs(r, g, i, &owned[i], err);
     if (rc == BFH_OK && g->tombs[i]) g->with[g->nwith++] = i;
   }
-  for (size_t i = 0; i < s->nchunks && rc == BFH_OK && !g->nomem; i++) {
-    const rro_chunk_t *c = s->chunks[i];
+  for (size_t i = 0; i < s->base.nchunks && rc == BFH_OK && !g->nomem; i++) {
+    const stock_chunk_t *c = s->base.chunks[i];
     for (const uint8_t *p = c->data, *end = c->data + c->len; p < end && !g->nomem;) {
-      int type;
+      int is_value;
       uint64_t seq;
       const uint8_t *k, *v;
       uint32_t kl, vl;
-      p = rro_chunk_entry_decode(p, &type, &seq, &k, &kl, &v, &vl);
-      gather_add(g, k, kl, v, vl, type == RDB_TYPE_VALUE, seq);
+      p = stock_chunk_entry_decode(p, &is_value, &seq, &k, &kl, &v, &vl);
+      gather_add(g, k, kl, v, vl, is_value, seq);
     }
   }
   for (size_t i = 0; i < n && rc == BFH_OK && !g->nomem; i++) {
     uint64_t number = s->order[i]->number;
     char *path;
-    if ((rc = rdb_table_path(r->path, number, &path, err)) != BFH_OK) break;
+    if ((rc = stock_ro_table_path(r, number, &path, err)) != BFH_OK) break;
     g->path = path;
     g->rank = i + 1;
     rro_pin_t *p = rro_state_pin(s, number);
     if ((rc = rro_table_gseq(r, s, s->order[i], &g->gseq, err)) == BFH_OK)
-      rc = p ? rdb_table_scan_rfile(p->f, p->path, gather_table_entry, NULL, g, NULL, NULL, NULL,
+      rc = p ? rdb_table_scan_rfile(p->base.f, p->base.path, gather_table_entry, NULL, g, NULL, NULL, NULL,
                                     err)
-             : rro_table_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
+             : stock_ro_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
                                 number, err);
     if (rc == BFH_OK && g->rc != BFH_OK) rc = g->rc;
     g->path = NULL;
@@ -216,23 +148,12 @@ static int gather_state(rro_t *r, const rro_state_t *s, gather_t *g, err_t *err)
   return rc;
 }
 
+static int gather_state(stock_ro_t *r, const stock_ro_state_t *s, stock_sorted_t *sorted,
+                        err_t *err) {
+  gather_t g = {.sorted = sorted, .err = err};
+  return gather_into(r, (const rro_state_t *)s, &g, err);
+}
+
 int rro_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
-  rro_t *r = (rro_t *)e;
-  int rc = BFH_E_BUSY;
-  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
-    if (attempt) atomic_fetch_add(&r->retries, 1);
-    rro_state_t *s;
-    rc = rro_current_state(r, &s, err);
-    if (rc != BFH_OK) return rc;
-    gather_t g = {.sorted = stock_sorted_create(), .err = err};
-    if (!g.sorted) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
-    if (rc == BFH_OK) rc = gather_state(r, s, &g, err);
-    rro_state_unref(s);
-    if (rc == BFH_OK) return stock_sorted_finish(g.sorted, it, err);
-    stock_sorted_destroy(g.sorted);
-  }
-  if (rc == BFH_E_BUSY)
-    err_prefix(err, "iterator gave up after %d attempts (the database changed under each): ",
-               ENGINE_ROCKSDB_RO_ATTEMPTS);
-  return rc;
+  return stock_ro_iter_create(e, it, gather_state, err);
 }
