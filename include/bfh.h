@@ -487,7 +487,7 @@ typedef struct bfh_iter bfh_iter; /* opaque */
    read-only handle (bfh_options.read_only) works on a live database that its owner keeps
    writing: it reads the whole version at the call (every table and log, into memory as big as its live
    entries), starting over when the owner deletes a file under it (BFH_E_BUSY after
-   ENGINE_LEVELDB_RO_ATTEMPTS tries), so that the files may go afterwards.
+   16 tries), so that the files may go afterwards.
    BFH_E_UNSUPPORTED for an engine without BFH_ENGINE_CAN_ITERATE; BFH_E_NOMEM, BFH_E_IO,
    BFH_E_CORRUPT, BFH_E_BUSY with a message in bfh_last_error(db). */
 BFH_API int bfh_iter_create(bfh_db *db, bfh_iter **it);

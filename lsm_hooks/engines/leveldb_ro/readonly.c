@@ -36,7 +36,7 @@
  * search start over with a new refresh (engine_ops_t.search_attempts: search.c starts it over), and
  * its keys are reported only by the attempt that read every table it listed, so each once. A
  * MANIFEST replaced between reading CURRENT and reading it is the same: start over. Retries are
- * bounded (ENGINE_LEVELDB_RO_ATTEMPTS), then BFH_E_BUSY.
+ * bounded (STOCK_RO_ATTEMPTS), then BFH_E_BUSY.
  *
  * A search validates its candidates against its own view (the state of its refresh): the
  * gets it makes pass that view (engine_ops_t.get), and read its state: logs newest first,
@@ -157,8 +157,8 @@ static int live_logs(stock_ro_t *r, uint64_t **out, size_t *n_out, err_t *err) {
 }
 
 static int log_entry(void *arg, const ldb_entry_t *e) {
-  return stock_chunk_builder_add(arg, e->type == LDB_TYPE_VALUE, e->seq, e->key, e->key_len,
-                                 e->val, e->val_len);
+  return stock_chunk_builder_add(arg, e->type == LDB_TYPE_VALUE, e->seq, e->key, e->key_len, e->val,
+                                 e->val_len);
 }
 
 static int log_read(stock_ro_t *r, const char *path, uint64_t number, uint64_t from,
@@ -246,7 +246,6 @@ static void release(stock_ro_t *r) {
 }
 
 static const stock_ro_format_t leveldb_format = {
-    .row = "leveldb-readonly",
     .name = "LevelDB",
     .dir_kind = ENGINE_DIR_LEVELDB,
     .logs_what = "MANIFEST and logs",
@@ -255,19 +254,10 @@ static const stock_ro_format_t leveldb_format = {
     .engine_bytes = sizeof(engine_ro_t),
     .state_bytes = sizeof(ro_state_t),
     .pin_bytes = sizeof(stock_pin_t),
-    .current = current,
-    .version_forget = version_forget,
-    .version_read = version_read,
-    .version_mark = version_mark,
-    .live_logs = live_logs,
-    .log_read = log_read,
-    .state_make = state_make,
-    .state_release = state_release,
-    .table_match = table_match,
+    STOCK_RO_FORMAT_FIELDS,
     .source = {.read_leaf = read_leaf, .table_tag = table_tag, .table_stamp = table_stamp},
     .opened = ro_persisted_open,
-    .closing = ro_persisted_close,
-    .release = release};
+    .closing = ro_persisted_close};
 
 static const engine_ops_t ro_ops = STOCK_RO_OPS("leveldb-readonly", ro_get, ro_iter_create);
 

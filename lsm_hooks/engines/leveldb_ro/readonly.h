@@ -44,12 +44,18 @@ static inline void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void 
   stock_ro_set_logs_hook(e, fn, arg);
 }
 /* How many refreshes and searches started over because the database changed under them. */
-static inline uint64_t engine_leveldb_ro_retries(engine_t *e) { return stock_ro_retries(e); }
+static inline uint64_t engine_leveldb_ro_retries(engine_t *e) {
+  return stock_ro_retries(e);
+}
 /* How many refreshes read CURRENT, the MANIFEST and the logs (the others found nothing new in
    the directory watch: dir_watch.h). */
-static inline uint64_t engine_leveldb_ro_refreshes(engine_t *e) { return stock_ro_refreshes(e); }
+static inline uint64_t engine_leveldb_ro_refreshes(engine_t *e) {
+  return stock_ro_refreshes(e);
+}
 /* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
-static inline uint64_t engine_leveldb_ro_pinned(engine_t *e) { return stock_ro_pinned(e); }
+static inline uint64_t engine_leveldb_ro_pinned(engine_t *e) {
+  return stock_ro_pinned(e);
+}
 /* Tests: hold at most n table files open from the next refresh on, which makes a new state
    (the default is half of the process's RLIMIT_NOFILE); 0 turns pinning off, so that a table
    compacted away under a search makes the search start over. */

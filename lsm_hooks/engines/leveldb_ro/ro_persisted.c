@@ -102,8 +102,8 @@ void ro_persisted_close(stock_ro_t *base) {
   if (!persists(base)) return;
   stock_ro_state_t *s = base->state;
   index_sync_t *sync = base->sync;
-  int due = s && s->ntables &&
-            (unbound(r, s) * 8 > s->ntables || index_sync_persisted_damaged(sync) > 0);
+  int due =
+      s && s->ntables && (unbound(r, s) * 8 > s->ntables || index_sync_persisted_damaged(sync) > 0);
   if (due && index_sync_loader_went(sync)) {
     /* Every live table's leaf in first, then the cache files not written yet, then the file. */
     err_t e;

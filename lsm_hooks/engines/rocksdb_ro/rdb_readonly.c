@@ -37,7 +37,7 @@
  * BFH_E_CORRUPT). Beyond pin_max descriptors a table is read by name, and a search that finds
  * it gone starts over from a new refresh (engine_ops_t.search_attempts), its keys reported only by
  * the attempt that read every table it listed. Retries are bounded
- * (ENGINE_ROCKSDB_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
+ * (STOCK_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
  * under its name (a database replaced at the path) is read anew, as the LevelDB engine does.
  *
  * A search validates its candidates against its own view: its gets read the view's state,
@@ -247,8 +247,8 @@ static void pin_init(stock_ro_state_t *s, size_t i, stock_pin_t *base) {
 static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const block_ref_t *refs,
                        size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (p)
-    return rdb_table_match_rfile(p->f, p->path, n ? rro_pin_footer((rro_pin_t *)p) : NULL, refs,
-                                 n, m, st, err);
+    return rdb_table_match_rfile(p->f, p->path, n ? rro_pin_footer((rro_pin_t *)p) : NULL, refs, n,
+                                 m, st, err);
   return rdb_table_match(r->io, r->path, number, refs, n, m, st, err);
 }
 
@@ -292,7 +292,6 @@ static void release(stock_ro_t *r) {
 }
 
 static const stock_ro_format_t rocksdb_format = {
-    .row = "rocksdb-readonly",
     .name = "RocksDB",
     .dir_kind = ENGINE_DIR_ROCKSDB,
     .logs_what = "MANIFEST and WALs",
@@ -301,20 +300,11 @@ static const stock_ro_format_t rocksdb_format = {
     .engine_bytes = sizeof(rro_t),
     .state_bytes = sizeof(rro_state_t),
     .pin_bytes = sizeof(rro_pin_t),
-    .current = current,
-    .version_forget = version_forget,
-    .version_read = version_read,
-    .version_mark = version_mark,
-    .live_logs = live_logs,
-    .log_read = log_read,
-    .state_make = state_make,
-    .state_release = state_release,
+    STOCK_RO_FORMAT_FIELDS,
     .pin_init = pin_init,
     .pin_release = rro_pin_release,
-    .table_match = table_match,
     .source = {.read_leaf = read_leaf, .table_tag = table_tag},
-    .init = init,
-    .release = release};
+    .init = init};
 
 static const engine_ops_t rro_ops = STOCK_RO_OPS("rocksdb-readonly", rro_get, rro_iter_create);
 

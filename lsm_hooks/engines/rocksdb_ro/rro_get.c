@@ -1,12 +1,11 @@
-/* The key index of a pinned table (its index block(s) and range-deletion block read once: each data block's separator
-   key, the table's range tombstones), and point lookups in a state:
-   its chunks newest first, then the tables that may hold the key in lookup order (level 0
-   newest first, then each deeper level), each one data block read through the key index. A
-   search passes its view; a bfh_get refreshes first.
-   Range deletions answer as RocksDB's Get does (db/version_set.cc Version::Get,
-   db/table_cache.cc TableCache::Get, db/get_context.cc): the largest sequence of the range
-   tombstones covering the key is gathered from the chunks, then from each table in lookup order
-   whose key range holds the key (a tombstone widens its table's range), up to and including
+/* The key index of a pinned table (its index block(s) and range-deletion block read once: each data
+   block's separator key, the table's range tombstones), and point lookups in a state: its chunks
+   newest first, then the tables that may hold the key in lookup order (level 0 newest first, then
+   each deeper level), each one data block read through the key index. A search passes its view; a
+   bfh_get refreshes first. Range deletions answer as RocksDB's Get does (db/version_set.cc
+   Version::Get, db/table_cache.cc TableCache::Get, db/get_context.cc): the largest sequence of the
+   range tombstones covering the key is gathered from the chunks, then from each table in lookup
+   order whose key range holds the key (a tombstone widens its table's range), up to and including
    the one that holds the key's newest entry; that entry is deleted when the gathered sequence
    is larger than its own. */
 #include <stdatomic.h>
@@ -162,8 +161,7 @@ void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k) {
   pthread_mutex_lock(&p->mu);
   /* Not installed when the properties cannot be read: the first lookup builds the index and
      reports why. */
-  if (!p->built && pin_gseq_read(p, &e) == BFH_OK && keys_take(p, k) != BFH_OK)
-    pin_keys_release(p);
+  if (!p->built && pin_gseq_read(p, &e) == BFH_OK && keys_take(p, k) != BFH_OK) pin_keys_release(p);
   pthread_mutex_unlock(&p->mu);
   rro_keys_release(k);
 }
@@ -234,17 +232,12 @@ int rro_pin_tombs(rro_pin_t *p, const stock_tombs_t **t, err_t *err) {
 
 /* ---- Point lookups ---------------------------------------------------------------------- */
 
+/* A lookup in the tables: the core's, and the table being read. */
 typedef struct lookup {
-  const void *key;
-  size_t key_len;
-  uint64_t cover; /* the largest sequence of the range tombstones seen that cover the key */
-  int whole;      /* a whole-table read: go on past the key to the table's range tombstones */
-  uint64_t seq;   /* the found entry's */
-  uint64_t gseq;  /* the table being read: its global sequence number (rro_seq) */
-  int found, type;
-  void *val;
-  size_t val_len;
-  int nomem, rc;
+  stock_lookup_t *g;
+  int whole;     /* a whole-table read: go on past the key to the table's range tombstones */
+  uint64_t gseq; /* the table being read: its global sequence number (rro_seq) */
+  int rc;        /* a refusal (rdb_entry_refuse) */
   const char *path;
   err_t *err;
 } lookup_t;
@@ -254,22 +247,18 @@ typedef struct lookup {
 static int visit_lookup(void *arg, const rdb_entry_t *e) {
   lookup_t *l = arg;
   if (e->type == RDB_TYPE_RANGE_DELETION) { /* a whole-table read's, after every data block */
-    if (cmp_key(e->key, e->key_len, l->key, l->key_len) <= 0 &&
-        cmp_key(l->key, l->key_len, e->val, e->val_len) < 0 && rro_seq(l->gseq, e->seq) > l->cover)
-      l->cover = rro_seq(l->gseq, e->seq);
+    if (cmp_key(e->key, e->key_len, l->g->key, l->g->key_len) <= 0 &&
+        cmp_key(l->g->key, l->g->key_len, e->val, e->val_len) < 0 &&
+        rro_seq(l->gseq, e->seq) > l->g->cover)
+      l->g->cover = rro_seq(l->gseq, e->seq);
     return 0;
   }
-  int c = cmp_key(e->key, e->key_len, l->key, l->key_len);
-  if (c < 0 || (l->whole && (c > 0 || l->found))) return 0;
+  int c = cmp_key(e->key, e->key_len, l->g->key, l->g->key_len);
+  if (c < 0 || (l->whole && (c > 0 || l->g->found))) return 0;
   if (c > 0) return 1;
   if ((l->rc = rdb_entry_refuse(e, l->path, l->err)) != BFH_OK) return 1;
-  l->found = 1;
-  l->seq = rro_seq(l->gseq, e->seq);
-  l->type = e->type == RDB_TYPE_VALUE ? RDB_TYPE_VALUE : RDB_TYPE_DELETION;
-  l->val = malloc(e->val_len ? e->val_len : 1);
-  if (!l->val) l->nomem = 1;
-  if (l->val && e->val_len) memcpy(l->val, e->val, e->val_len);
-  l->val_len = e->val_len;
+  (void)stock_lookup_set(l->g, e->type == RDB_TYPE_VALUE, rro_seq(l->gseq, e->seq), e->val,
+                         e->val_len);
   return !l->whole;
 }
 
@@ -278,86 +267,56 @@ static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
          cmp_key(key, key_len, f->largest, f->largest_len) <= 0;
 }
 
-/* The newest entry of l->key in pinned table p: one data block, found by the key index. */
+/* The newest entry of l->g->key in pinned table p: one data block, found by the key index. */
 static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
   int rc = pin_keys(p, err);
   if (rc != BFH_OK) return rc;
-  uint64_t cover = stock_tombs_max(p->tombs, l->key, l->key_len);
-  if (cover > l->cover) l->cover = cover;
+  uint64_t cover = stock_tombs_max(p->tombs, l->g->key, l->g->key_len);
+  if (cover > l->g->cover) l->g->cover = cover;
   size_t lo = 0, hi = p->nblocks; /* the first block whose last key is >= the key */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const rro_kblock_t *b = &p->blocks[mid];
-    if (cmp_key(p->keys + b->key_at, b->key_len, l->key, l->key_len) < 0)
+    if (cmp_key(p->keys + b->key_at, b->key_len, l->g->key, l->g->key_len) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   if (lo == p->nblocks) return BFH_OK;
   block_ref_t ref = {.offset = p->blocks[lo].offset, .size = p->blocks[lo].size};
-  return rdb_table_read_blocks_footer(p->base.f, p->base.path, rro_pin_footer(p), &ref, 1, visit_lookup, l,
-                                      NULL, err);
+  return rdb_table_read_blocks_footer(p->base.f, p->base.path, rro_pin_footer(p), &ref, 1,
+                                      visit_lookup, l, NULL, err);
 }
 
-static int get_from_tables(stock_ro_t *r, const rro_state_t *s, lookup_t *l, err_t *err) {
+static int get_tables(stock_ro_t *r, const stock_ro_state_t *base, stock_lookup_t *g, err_t *err) {
+  const rro_state_t *s = (const rro_state_t *)base;
+  lookup_t l = {.g = g, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
   int rc = BFH_OK;
-  for (size_t i = 0; i < s->norder && rc == BFH_OK && !l->found; i++) {
+  for (size_t i = 0; i < s->norder && rc == BFH_OK && !g->found; i++) {
     const rdb_file_t *f = s->order[i];
-    if (!file_holds(f, l->key, l->key_len)) continue;
+    if (!file_holds(f, g->key, g->key_len)) continue;
     char *path;
     if ((rc = stock_ro_table_path(r, f->number, &path, err)) != BFH_OK) break;
-    l->path = path;
+    l.path = path;
     rro_pin_t *p = rro_state_pin(s, f->number);
-    l->whole = !p;
-    rc = rro_table_gseq(r, s, f, &l->gseq, err);
+    l.whole = !p;
+    rc = rro_table_gseq(r, s, f, &l.gseq, err);
     if (rc == BFH_OK && p)
-      rc = pin_lookup(p, l, err);
+      rc = pin_lookup(p, &l, err);
     else if (rc == BFH_OK) /* not held (beyond pin_max): read by name, whole (its range
                               tombstones come last) */
-      rc = stock_ro_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err), f->number,
-                            err);
-    if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
-    l->path = NULL;
+      rc = stock_ro_status(r, rdb_table_scan(r->io, path, visit_lookup, &l, NULL, err), f->number,
+                           err);
+    if (rc == BFH_OK && l.rc != BFH_OK) rc = l.rc;
+    l.path = NULL;
     free(path);
   }
-  if (rc == BFH_OK && l->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
   return rc;
-}
-
-static int state_get(stock_ro_t *r, const stock_ro_state_t *base, const void *key,
-                     size_t key_len, void **val, size_t *val_len, err_t *err) {
-  const rro_state_t *s = (const rro_state_t *)base;
-  lookup_t l = {.key = key, .key_len = key_len, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
-  for (size_t i = 0; i < base->nchunks; i++) { /* the memtables' tombstones come first */
-    uint64_t cover = stock_tombs_max(base->chunks[i]->tombs, key, key_len);
-    if (cover > l.cover) l.cover = cover;
-  }
-  for (size_t i = base->nchunks; i-- > 0 && !l.found;) {
-    const uint8_t *v;
-    uint32_t vl;
-    int is_value;
-    if (!stock_chunk_find(base->chunks[i], key, key_len, &is_value, &l.seq, &v, &vl)) continue;
-    l.type = is_value ? RDB_TYPE_VALUE : RDB_TYPE_DELETION;
-    l.found = 1;
-    l.val = malloc(vl ? vl : 1);
-    if (!l.val) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
-    if (vl) memcpy(l.val, v, vl);
-    l.val_len = vl;
-  }
-  int rc = l.found ? BFH_OK : get_from_tables(r, s, &l, err);
-  if (rc == BFH_OK && l.found && l.cover > l.seq) l.type = RDB_TYPE_DELETION; /* range-deleted */
-  if (rc != BFH_OK || !l.found || l.type != RDB_TYPE_VALUE) {
-    free(l.val);
-    return rc != BFH_OK ? rc : BFH_NOT_FOUND;
-  }
-  *val = l.val;
-  *val_len = l.val_len;
-  return BFH_OK;
 }
 
 int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
             size_t *val_len, err_t *err) {
-  return stock_ro_get(e, view, key, key_len, val, val_len, state_get, err);
+  return stock_ro_get(e, view, key, key_len, val, val_len, get_tables, err);
 }
 
 /* stock_ro_format_t.pin_release: the key index and tombstones. */

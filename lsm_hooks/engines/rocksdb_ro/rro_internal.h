@@ -45,15 +45,15 @@ typedef struct rro_pin {
      mu, then footer_known (release); read without mu once footer_known says so (acquire). */
   atomic_int footer_known;
   rdb_table_footer_t footer;
-  pthread_mutex_t mu;     /* guards what follows */
-  int gseq_known;         /* gseq was read from the table's properties */
-  uint64_t gseq;          /* the table's global sequence number (RDB_NO_GLOBAL_SEQNO: none) */
-  int built;            /* 0 not yet, 1 built, else the status of the failed build */
+  pthread_mutex_t mu; /* guards what follows */
+  int gseq_known;     /* gseq was read from the table's properties */
+  uint64_t gseq;      /* the table's global sequence number (RDB_NO_GLOBAL_SEQNO: none) */
+  int built;          /* 0 not yet, 1 built, else the status of the failed build */
   rro_kblock_t *blocks;
   size_t nblocks;
   uint8_t *keys;
   stock_tombs_t *tombs; /* the table's range tombstones (NULL: none) */
-  char *why;          /* the failed build's message (malloc'd) */
+  char *why;            /* the failed build's message (malloc'd) */
 } rro_pin_t;
 
 /* A table's key index and range tombstones in the making (rro_get.c), caller-owned, zeroed to

@@ -1,6 +1,6 @@
 /* Ordered iteration (bfh_iter_*) reads every entry of a refreshed state into memory
-   (sorted_iter.h); an entry that a range tombstone of its own source or of a source before it in lookup order covers with a larger
-   sequence goes in as a deletion (the rule of rro_get.c). */
+   (sorted_iter.h); an entry that a range tombstone of its own source or of a source before it in
+   lookup order covers with a larger sequence goes in as a deletion (the rule of rro_get.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,9 +15,9 @@ typedef struct gather {
   stock_sorted_t *sorted;
   const rro_state_t *s;
   const stock_tombs_t **tombs; /* parallel to s->order: each table's range tombstones, or NULL */
-  size_t *with;              /* the places in s->order of the tables with tombstones ... */
-  size_t nwith;              /* ... ascending */
-  size_t rank;               /* the source read: 0 the chunks, i + 1 s->order[i] */
+  size_t *with;                /* the places in s->order of the tables with tombstones ... */
+  size_t nwith;                /* ... ascending */
+  size_t rank;                 /* the source read: 0 the chunks, i + 1 s->order[i] */
   stock_tombs_builder_t tb;    /* a table read by name: its tombstones */
   const char *path;
   uint64_t gseq; /* the table read: its global sequence number (rro_seq) */
@@ -74,7 +74,7 @@ static int gather_tomb(void *arg, const rdb_entry_t *e) {
   gather_t *g = arg;
   if (e->type != RDB_TYPE_RANGE_DELETION) return 0;
   if (stock_tombs_builder_add(&g->tb, e->key, e->key_len, e->val, e->val_len,
-                            rro_seq(g->gseq, e->seq)) != BFH_OK)
+                              rro_seq(g->gseq, e->seq)) != BFH_OK)
     return g->nomem = 1;
   return 0;
 }
@@ -89,8 +89,7 @@ static int table_tombs(stock_ro_t *r, gather_t *g, size_t i, stock_tombs_t **own
   if (rc != BFH_OK) return rc;
   rc = rro_table_gseq(r, g->s, f, &g->gseq, err);
   if (rc == BFH_OK)
-    rc = stock_ro_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number,
-                          err);
+    rc = stock_ro_status(r, rdb_table_scan(r->io, path, gather_tomb, g, NULL, err), f->number, err);
   free(path);
   if (rc == BFH_OK && !g->nomem && stock_tombs_finish(&g->tb, owned) != BFH_OK) g->nomem = 1;
   stock_tombs_builder_release(&g->tb);
@@ -131,10 +130,10 @@ static int gather_into(stock_ro_t *r, const rro_state_t *s, gather_t *g, err_t *
     g->rank = i + 1;
     rro_pin_t *p = rro_state_pin(s, number);
     if ((rc = rro_table_gseq(r, s, s->order[i], &g->gseq, err)) == BFH_OK)
-      rc = p ? rdb_table_scan_rfile(p->base.f, p->base.path, gather_table_entry, NULL, g, NULL, NULL, NULL,
-                                    err)
+      rc = p ? rdb_table_scan_rfile(p->base.f, p->base.path, gather_table_entry, NULL, g, NULL,
+                                    NULL, NULL, err)
              : stock_ro_status(r, rdb_table_scan(r->io, path, gather_table_entry, g, NULL, err),
-                                number, err);
+                               number, err);
     if (rc == BFH_OK && g->rc != BFH_OK) rc = g->rc;
     g->path = NULL;
     free(path);

@@ -5,7 +5,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "lsm_hooks/engines/engine_detect.h"
 #include "util/path.h"
 
 int stock_ro_table_path(const stock_ro_t *r, uint64_t number, char **path, err_t *err) {
@@ -13,7 +15,10 @@ int stock_ro_table_path(const stock_ro_t *r, uint64_t number, char **path, err_t
 }
 
 int stock_ro_status(stock_ro_t *r, int rc, uint64_t number, err_t *err) {
-  return stock_ro_table_status(&r->stale, r->path, rc, number, err);
+  if (rc != BFH_NOT_FOUND) return rc;
+  atomic_store(&r->stale, 1); /* unlink(2) takes the name before it queues the event */
+  return err_set(err, BFH_E_BUSY, "%s: table %06llu vanished while read (the owner compacted it)",
+                 r->path, (unsigned long long)number);
 }
 
 void stock_ro_reading(stock_ro_t *r, uint64_t number) {
@@ -45,21 +50,124 @@ int stock_ro_close(engine_t *e, err_t *err) {
   return BFH_OK;
 }
 
-/* The filter cache in the index directory (or none), as index_sync's source. */
+/* mkdir -p dir. */
+static int make_dirs(const char *dir, err_t *err) {
+  char *p = strdup(dir);
+  if (!p) return err_set(err, BFH_E_NOMEM, "%s: no memory for its path", dir);
+  int rc = BFH_OK;
+  for (char *q = p + 1; rc == BFH_OK; q++) {
+    if (*q != '/' && *q != '\0') continue;
+    char c = *q;
+    *q = '\0';
+    rc = env_mkdir(env_default(), p, err); /* an existing directory is BFH_OK */
+    if (!(*q = c)) break;
+  }
+  free(p);
+  return rc;
+}
+
+/* path must hold a database of the format's kind with a CURRENT file: BFH_E_INVALID otherwise
+   (a read-only open creates none). */
+static int check_directory(const char *path, const stock_ro_format_t *fmt, err_t *err) {
+  int rc = engine_detect_check(path, fmt->dir_kind, err);
+  if (rc != BFH_OK) return rc;
+  int exists = 0;
+  if ((rc = stock_file_exists(env_default(), path, "CURRENT", &exists, err)) != BFH_OK) return rc;
+  if (!exists)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: not a %s database (no CURRENT file); a read-only open creates none", path,
+                   fmt->name);
+  return BFH_OK;
+}
+
+/* How many table files to hold open at most: half of the descriptors the process may open
+   (the rest stay for everything else). */
+static unsigned long long pin_max(void) {
+  struct rlimit rl;
+  return getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
+         : rl.rlim_cur == RLIM_INFINITY     ? 1u << 20
+                                            : (unsigned long long)rl.rlim_cur / 2;
+}
+
+/* The filter cache, <index_dir>/bfh-filters/ (made with its parents), or none (index_dir NULL:
+   memory only), as the index's source (no delay: a reader is not told when a table dies young,
+   and the cache is its own). */
 static int source_init(stock_ro_t *r, const char *index_dir, err_t *err) {
   if (index_dir && !(r->index_dir = strdup(index_dir)))
     return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  if (index_dir) {
+    if (!(r->cache_dir = path_join(index_dir, INDEX_SYNC_CACHE_DIR)))
+      return err_set(err, BFH_E_NOMEM, "%s: %s/%s: no memory for its path", r->path, index_dir,
+                     INDEX_SYNC_CACHE_DIR);
+    int rc = make_dirs(r->cache_dir, err);
+    if (rc != BFH_OK) return rc;
+  }
   index_source_t src = r->fmt->source;
   src.ctx = r;
   src.io = r->io;
-  return stock_ro_cache_init(r->sync, r->path, index_dir, src, &r->cache_dir, err);
+  src.cache_dir = r->cache_dir;
+  src.cache_delay_ns = 0;
+  return index_sync_set_source(r->sync, &src, err);
+}
+
+/* Removes the files of the filter cache that are no cache file of the tables of the first
+   state. */
+static void cache_clean(stock_ro_t *r) {
+  char **names;
+  size_t nn;
+  err_t e;
+  if (env_list_dir(r->io, r->cache_dir, &names, &nn, &e) != BFH_OK) return;
+  for (size_t i = 0; i < nn; i++) {
+    uint64_t num;
+    if (stock_file_number(names[i], "vf", &num) &&
+        engine_tables_contain(r->state->tables, r->state->ntables, num))
+      continue;
+    char *p = path_join(r->cache_dir, names[i]);
+    if (p) (void)env_unlink(r->io, p, NULL); /* no memory: left for the next clean */
+    free(p);
+  }
+  env_names_free(names, nn);
+}
+
+/* Gives the tables listed to the index and not indexed yet their filters. At open (at_open),
+   and while the open's loader runs (index_sync.h "Loading at open"): their block filters now
+   (read with their leaves from the filter cache, or from the tables), their leaves by the
+   background loader. Otherwise, or without block filters: their leaves now, as a view always
+   did. */
+static int view_load(index_sync_t *sync, int at_open, err_t *err) {
+  /* After the open's loading, as before it: a view indexes the tables made since itself. */
+  if (!index_sync_params(sync)->block_bits || (!at_open && !index_sync_loader_active(sync)))
+    return index_sync_run(sync, INDEX_RUN_ALL, 0, err);
+  if (!index_sync_pending(sync, 0)) return BFH_OK;
+  int rc = index_sync_load_blocks(sync, err);
+  if (rc == BFH_OK) rc = index_sync_loader_start(sync, err);
+  return rc;
+}
+
+static int read_only(engine_t *e, const char *op, err_t *err) {
+  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ((stock_ro_t *)e)->path, op);
+}
+
+int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err) {
+  (void)key, (void)key_len, (void)val, (void)val_len;
+  return read_only(e, "put", err);
+}
+
+int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
+  (void)key, (void)key_len;
+  return read_only(e, "delete", err);
+}
+
+int stock_ro_flush(engine_t *e, err_t *err) {
+  return read_only(e, "flush", err);
 }
 
 int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const char *path,
                   const bfh_options *opt, env_t *io, index_sync_t *sync, engine_t **out,
                   err_t *err) {
   /* (That the index directory lies outside path bfh_open checked before any engine's open.) */
-  int rc = stock_ro_check_directory(path, fmt->dir_kind, fmt->name, err);
+  int rc = check_directory(path, fmt, err);
   if (rc != BFH_OK) return rc;
   stock_ro_t *r = calloc(1, fmt->engine_bytes);
   if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
@@ -67,7 +175,7 @@ int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const c
   r->fmt = fmt;
   r->io = io ? io : env_default();
   r->sync = sync;
-  r->pin_max = stock_ro_pin_max();
+  r->pin_max = pin_max();
   pthread_mutex_init(&r->mu, NULL);
   pthread_mutex_init(&r->state_mu, NULL);
   r->watch.fd = -1;
@@ -77,24 +185,23 @@ int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const c
      I/O layer may change what a read sees without the kernel knowing. */
   if (rc == BFH_OK && r->io == env_default())
     (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
-  if (rc == BFH_OK && opt->index_dir) rc = stock_make_dirs(opt->index_dir, err);
+  if (rc == BFH_OK && opt->index_dir) rc = make_dirs(opt->index_dir, err);
   if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
   if (rc == BFH_OK && fmt->init) rc = fmt->init(r, opt, err);
   if (rc == BFH_OK) {
     pthread_mutex_lock(&r->mu);
     rc = stock_ro_refresh_state(r, err);
-    /* The live tables are indexed in the open (stock_ro_view_load), so that the first search is
+    /* The live tables are indexed in the open (view_load), so that the first search is
        planned over their filters: planned before, it would find none and read every table
        (doc/search.md "Open cost"). */
     if (rc == BFH_OK && r->sync) rc = stock_ro_index_state(r, r->state, NULL, err);
     pthread_mutex_unlock(&r->mu);
   }
-  if (rc == BFH_OK && r->cache_dir)
-    stock_ro_cache_clean(r->io, r->cache_dir, r->state->tables, r->state->ntables);
+  if (rc == BFH_OK && r->cache_dir) cache_clean(r);
   if (rc == BFH_OK && r->sync && r->fmt->opened) r->fmt->opened(r);
   if (rc == BFH_OK && r->sync) {
     err_t e2; /* a failure here is the first view's to report: it tries again */
-    (void)stock_ro_view_load(r->sync, 1, &e2);
+    (void)view_load(r->sync, 1, &e2);
   }
   if (rc != BFH_OK) {
     stock_ro_close(&r->base, NULL);
@@ -135,7 +242,7 @@ int stock_ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   }
   pthread_mutex_unlock(&r->mu);
   /* New tables (the open's, or made since) get their filters now. */
-  if (rc == BFH_OK && r->sync) rc = stock_ro_view_load(r->sync, 0, err);
+  if (rc == BFH_OK && r->sync) rc = view_load(r->sync, 0, err);
   if (rc != BFH_OK) {
     if (v->epoch) index_sync_view_unpin(r->sync, v->epoch);
     stock_ro_state_unref(v->held);
@@ -186,20 +293,62 @@ int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
 
 /* ---- Gets and iterators -------------------------------------------------------------------- */
 
+int stock_lookup_set(stock_lookup_t *l, int is_value, uint64_t seq, const void *val, size_t len) {
+  l->found = 1;
+  l->is_value = is_value;
+  l->seq = seq;
+  l->val = malloc(len ? len : 1);
+  if (!l->val) return l->nomem = 1;
+  if (len) memcpy(l->val, val, len);
+  l->val_len = len;
+  return 0;
+}
+
+/* A get in state s. */
+static int state_get(stock_ro_t *r, const stock_ro_state_t *s, const void *key, size_t key_len,
+                     void **val, size_t *val_len,
+                     int (*get_tables)(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l,
+                                       err_t *err),
+                     err_t *err) {
+  stock_lookup_t l = {.key = key, .key_len = key_len};
+  for (size_t i = 0; i < s->nchunks; i++) { /* the memtables' tombstones come first */
+    uint64_t cover = stock_tombs_max(s->chunks[i]->tombs, key, key_len);
+    if (cover > l.cover) l.cover = cover;
+  }
+  for (size_t i = s->nchunks; i-- > 0 && !l.found;) {
+    const uint8_t *v;
+    uint32_t vl;
+    int is_value;
+    uint64_t seq;
+    if (stock_chunk_find(s->chunks[i], key, key_len, &is_value, &seq, &v, &vl))
+      (void)stock_lookup_set(&l, is_value, seq, v, vl);
+  }
+  int rc = l.found ? BFH_OK : get_tables(r, s, &l, err);
+  if (rc == BFH_OK && l.nomem) rc = err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
+  if (rc == BFH_OK && l.found && l.cover > l.seq) l.is_value = 0; /* range-deleted */
+  if (rc != BFH_OK || !l.found || !l.is_value) {
+    free(l.val);
+    return rc != BFH_OK ? rc : BFH_NOT_FOUND;
+  }
+  *val = l.val;
+  *val_len = l.val_len;
+  return BFH_OK;
+}
+
 int stock_ro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
                  size_t *val_len,
-                 int (*get_state)(stock_ro_t *r, const stock_ro_state_t *s, const void *key,
-                                  size_t key_len, void **val, size_t *val_len, err_t *err),
+                 int (*get_tables)(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l,
+                                   err_t *err),
                  err_t *err) {
   stock_ro_t *r = (stock_ro_t *)e;
   if (view) /* a search validating its candidates: its own state */
-    return get_state(r, view->held, key, key_len, val, val_len, err);
+    return state_get(r, view->held, key, key_len, val, val_len, get_tables, err);
   int rc = BFH_E_BUSY;
   for (int attempt = 0; attempt < STOCK_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
     stock_ro_state_t *s;
     rc = stock_ro_current_state(r, &s, err);
     if (rc != BFH_OK) return rc;
-    rc = get_state(r, s, key, key_len, val, val_len, err);
+    rc = state_get(r, s, key, key_len, val, val_len, get_tables, err);
     stock_ro_state_unref(s);
   }
   return rc;

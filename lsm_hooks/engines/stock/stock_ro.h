@@ -35,6 +35,7 @@
 #include "util/err.h"
 
 #define STOCK_RO_ATTEMPTS 16 /* refreshes and searches tried before BFH_E_BUSY */
+#define STOCK_RO_AGAIN 2     /* internal: the database changed under a read; start over */
 
 typedef struct stock_ro stock_ro_t;
 
@@ -65,8 +66,8 @@ typedef struct stock_tombs_builder {
 
 /* Copies the tombstone [begin, end) at seq in (an empty range covers nothing). BFH_OK or
    BFH_E_NOMEM. */
-int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl,
-                            const void *end, size_t el, uint64_t seq);
+int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
+                            size_t el, uint64_t seq);
 void stock_tombs_builder_release(stock_tombs_builder_t *b);
 /* *out: the fragments of b's tombstones (new: stock_tombs_destroy), NULL when b has none. b is
    left as it was (release it). BFH_OK or BFH_E_NOMEM. */
@@ -164,7 +165,6 @@ typedef struct stock_ro_mark {
 /* ---- The format interface ------------------------------------------------------------------ */
 
 typedef struct stock_ro_format {
-  const char *row;          /* the engine row's name ("leveldb-readonly") */
   const char *name;         /* the format's, in messages ("LevelDB") */
   int dir_kind;             /* engine_detect.h's ENGINE_DIR_* */
   const char *logs_what;    /* what a refresh reads, in messages ("MANIFEST and logs") */
@@ -178,8 +178,7 @@ typedef struct stock_ro_format {
   void (*version_forget)(stock_ro_t *r);
   /* Applies the edits of the MANIFEST at path from offset `from` to the version; *next: where
      the last whole record ends. BFH_NOT_FOUND when the file is gone. REQUIRES mu. */
-  int (*version_read)(stock_ro_t *r, const char *path, uint64_t from, uint64_t *next,
-                      err_t *err);
+  int (*version_read)(stock_ro_t *r, const char *path, uint64_t from, uint64_t *next, err_t *err);
   /* After each MANIFEST read: what the version needs of the logs into *m, STOCK_RO_AGAIN (a
      MANIFEST still being written), or what the engine cannot read in it. REQUIRES mu. */
   int (*version_mark)(stock_ro_t *r, stock_ro_mark_t *m, err_t *err);
@@ -210,6 +209,13 @@ typedef struct stock_ro_format {
   void (*release)(stock_ro_t *r); /* frees the format's fields of r */
 } stock_ro_format_t;
 
+/* The functions of a format that every format has, by their names in its file (static). */
+#define STOCK_RO_FORMAT_FIELDS                                                          \
+  .current = current, .version_forget = version_forget, .version_read = version_read,   \
+  .version_mark = version_mark, .live_logs = live_logs, .log_read = log_read,           \
+  .state_make = state_make, .state_release = state_release, .table_match = table_match, \
+  .release = release
+
 /* ---- The engine ---------------------------------------------------------------------------- */
 
 struct stock_ro {
@@ -231,11 +237,11 @@ struct stock_ro {
   /* Something may have changed since the last refresh that succeeded: a watch event, a
      refresh that failed, a file found gone (dir_watch.h's rule). */
   atomic_int stale;
-  atomic_ullong pinned;          /* table files held open now (stock_pin_t) */
-  unsigned long long pin_max;    /* at most this many held open at once */
-  uint64_t missing;              /* a table the last refresh found missing (0: none) ... */
-  char missing_manifest[64];     /* ... with this MANIFEST name ... */
-  uint64_t missing_resume;       /* ... read up to here */
+  atomic_ullong pinned;       /* table files held open now (stock_pin_t) */
+  unsigned long long pin_max; /* at most this many held open at once */
+  uint64_t missing;           /* a table the last refresh found missing (0: none) ... */
+  char missing_manifest[64];  /* ... with this MANIFEST name ... */
+  uint64_t missing_resume;    /* ... read up to here */
 
   pthread_mutex_t mu;         /* guards everything below */
   dir_watch_t watch;          /* the directory's contents (DIR_WATCH_CONTENTS) */
@@ -243,7 +249,7 @@ struct stock_ro {
   env_rfile_t *manifest_file; /* held open: which file under that name was read */
   uint64_t manifest_resume;
   int recheck; /* the MANIFEST was read whole: check the tables' names against their files */
-  int version_changed; /* since the last state was made */
+  int version_changed;  /* since the last state was made */
   stock_ro_log_t *logs; /* ascending numbers */
   size_t nlogs;
   int logs_changed;
@@ -259,7 +265,12 @@ struct stock_ro {
 int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const char *path,
                   const bfh_options *opt, env_t *io, index_sync_t *sync, engine_t **out,
                   err_t *err);
-/* The engine_ops of every read-only stock engine (the format's row names get and iter). */
+/* The engine_ops of every read-only stock engine (the format's row names get and iter); put,
+   del and flush refuse (BFH_E_UNSUPPORTED naming the path). */
+int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
+                 err_t *err);
+int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err);
+int stock_ro_flush(engine_t *e, err_t *err);
 int stock_ro_close(engine_t *e, err_t *err);
 void stock_ro_stats(engine_t *e, bfh_db_stats *st);
 void stock_ro_retried(engine_t *e);
@@ -272,22 +283,39 @@ int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
                          size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err);
 /* The engine_ops_t of a read-only stock engine named `row`, with its get and iter_create. */
-#define STOCK_RO_OPS(row, get_fn, iter_fn)                                                      \
-  {.name = row, .close = stock_ro_close, .put = stock_ro_put, .del = stock_ro_del,              \
-   .get = get_fn, .flush = stock_ro_flush, .view_acquire = stock_ro_view_acquire,               \
-   .view_release = stock_ro_view_release, .view_tables = stock_view_tables,                     \
-   .scan_table = stock_ro_scan_table, .scan_memtables = stock_scan_memtables,                   \
-   .scan_blocks = stock_ro_scan_blocks, .find_memtables = stock_find_memtables,                 \
-   .iter_create = iter_fn, .stats = stock_ro_stats, .search_attempts = STOCK_RO_ATTEMPTS,       \
-   .retried = stock_ro_retried}
+#define STOCK_RO_OPS(row, get_fn, iter_fn)                                                         \
+  {                                                                                                \
+    .name = row, .close = stock_ro_close, .put = stock_ro_put, .del = stock_ro_del, .get = get_fn, \
+    .flush = stock_ro_flush, .view_acquire = stock_ro_view_acquire,                                \
+    .view_release = stock_ro_view_release, .view_tables = stock_view_tables,                       \
+    .scan_table = stock_ro_scan_table, .scan_memtables = stock_scan_memtables,                     \
+    .scan_blocks = stock_ro_scan_blocks, .find_memtables = stock_find_memtables,                   \
+    .iter_create = iter_fn, .stats = stock_ro_stats, .search_attempts = STOCK_RO_ATTEMPTS,         \
+    .retried = stock_ro_retried                                                                    \
+  }
+
+/* A get's lookup: the key, and its newest entry found so far (val malloc'd, freed by the core). */
+typedef struct stock_lookup {
+  const void *key;
+  size_t key_len;
+  int found, is_value, nomem;
+  uint64_t seq;   /* the found entry's */
+  uint64_t cover; /* the largest sequence of the range tombstones met that cover the key */
+  void *val;
+  size_t val_len;
+} stock_lookup_t;
+
+/* Sets l's entry to (is_value, seq, val) (copied): 0, or 1 (and l->nomem) without memory. */
+int stock_lookup_set(stock_lookup_t *l, int is_value, uint64_t seq, const void *val, size_t len);
 
 /* A get (engine_ops_t.get): in the view's state when a search validates, else in the newest
-   state, refreshed first (started over while a table is found gone). get_state is the
-   format's lookup in one state. */
+   state, refreshed first (started over while a table is found gone): the state's log chunks
+   newest first, then get_tables, the format's lookup in the tables of one state (until
+   l->found). An entry is deleted when a range tombstone met before it (l->cover) is newer. */
 int stock_ro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
                  size_t *val_len,
-                 int (*get_state)(stock_ro_t *r, const stock_ro_state_t *s, const void *key,
-                                  size_t key_len, void **val, size_t *val_len, err_t *err),
+                 int (*get_tables)(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l,
+                                   err_t *err),
                  err_t *err);
 /* An iterator (engine_ops_t.iter_create): gather (the format's) reads every entry of the
    newest state into sorted; started over while a table is found gone. */
@@ -310,7 +338,7 @@ void stock_ro_reading(stock_ro_t *r, uint64_t number);
 int stock_ro_refresh_state(stock_ro_t *r, err_t *err);
 /* The newest state, refreshed first: on BFH_OK *s is a new reference (stock_ro_state_unref). */
 int stock_ro_current_state(stock_ro_t *r, stock_ro_state_t **s, err_t *err);
-void stock_ro_log_release(stock_ro_log_t *l); /* frees what l holds, not l */
+void stock_ro_log_release(stock_ro_log_t *l);   /* frees what l holds, not l */
 void stock_ro_state_unref(stock_ro_state_t *s); /* NULL: nothing; the last frees s and its pins */
 void stock_pin_unref(stock_pin_t *p);
 /* The pin of table `number` in s (borrowed), or NULL (not held: read it by name). */

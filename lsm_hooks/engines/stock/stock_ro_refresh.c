@@ -237,8 +237,8 @@ static int cmp_table(const void *a, const void *b) {
    BFH_OK; BFH_NOT_FOUND when the file is gone; BFH_E_NOMEM. */
 static int pin_table_at(stock_ro_t *r, stock_ro_state_t *s, size_t i, const char *path,
                         err_t *err) {
-  stock_pin_t *p = r->state && r->pin_max ? stock_ro_state_pin(r->state, s->tables[i].number)
-                                          : NULL;
+  stock_pin_t *p =
+      r->state && r->pin_max ? stock_ro_state_pin(r->state, s->tables[i].number) : NULL;
   if (p && r->recheck) { /* the database may be another one: is the name still this file? */
     uint64_t size;
     env_file_id_t id;
@@ -371,8 +371,7 @@ static int state_make(stock_ro_t *r, stock_ro_state_t **out, err_t *err) {
 }
 
 /* Steps 1-3 once: BFH_OK (r->state is then current), AGAIN, or an error. REQUIRES mu. */
-static int refresh_once(void *arg, err_t *err) {
-  stock_ro_t *r = arg;
+static int refresh_once(stock_ro_t *r, err_t *err) {
   stock_ro_mark_t before, after;
   int rc = read_manifest(r, &before, err);
   if (rc == BFH_OK) rc = read_logs(r, err);
@@ -392,10 +391,27 @@ static int refresh_once(void *arg, err_t *err) {
   return BFH_OK;
 }
 
+/* The watch first, then the files (dir_watch.h): when the watch has queued nothing since the
+   last refresh that succeeded, stale is clear and there is a state, it is the newest and
+   nothing is read. Else (counted in refreshes) the files are read; AGAIN, and BFH_E_CORRUPT (a
+   damaged-looking record may be an append in flight: top of leveldb_ro/readonly.c), read again
+   (counted in retries), at most STOCK_RO_ATTEMPTS times in all, then BFH_E_BUSY. A failed
+   refresh leaves stale set: the next one reads the files again. */
 int stock_ro_refresh_state(stock_ro_t *r, err_t *err) {
-  /* A damaged-looking record may be an append in flight (top of leveldb_ro/readonly.c). */
-  return stock_ro_refresh(&r->watch, &r->stale, r->state != NULL, &r->refreshes, &r->retries,
-                          STOCK_RO_ATTEMPTS, refresh_once, r, r->path, r->fmt->logs_what, err);
+  if (dir_watch_poll(&r->watch)) atomic_store(&r->stale, 1);
+  if (!atomic_exchange(&r->stale, 0) && r->state) return BFH_OK; /* cleared: this one reads */
+  atomic_fetch_add(&r->refreshes, 1);
+  int rc = AGAIN;
+  for (int attempt = 0; attempt < STOCK_RO_ATTEMPTS; attempt++) {
+    rc = refresh_once(r, err);
+    if (rc == BFH_OK) return rc;
+    if (rc != AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < STOCK_RO_ATTEMPTS)) break;
+    atomic_fetch_add(&r->retries, 1);
+  }
+  atomic_store(&r->stale, 1);
+  if (rc != AGAIN) return rc;
+  return err_set(err, BFH_E_BUSY, "%s: the database changed under each of %d reads of its %s",
+                 r->path, STOCK_RO_ATTEMPTS, r->fmt->logs_what);
 }
 
 int stock_ro_current_state(stock_ro_t *r, stock_ro_state_t **s, err_t *err) {

@@ -38,7 +38,7 @@ static int cmp_begin(const void *x, const void *y) {
 }
 
 int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
-                          size_t el, uint64_t seq) {
+                            size_t el, uint64_t seq) {
   if (b->len + bl + el > b->cap) {
     size_t c = b->cap ? b->cap : 1024;
     while (c < b->len + bl + el) c *= 2;
