@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   range_cover(lo, hi, &lv, budget, p, FUZZ_CAP, &r);
   fuzz_check(range_cover_check(lo, hi, &lv, budget, p, &r) == NULL);
   range_cover(lo, hi, &lv, budget, q, FUZZ_CAP, &r2);
-  fuzz_check(memcmp(&r, &r2, sizeof r) == 0 && memcmp(p, q, r.n * sizeof *p) == 0);
+  fuzz_check(r.n == r2.n && r.floor == r2.floor && r.unbounded == r2.unbounded);
+  for (size_t i = 0; i < r.n; i++) fuzz_check(p[i].level == q[i].level && p[i].prefix == q[i].prefix);
   if (budget < FUZZ_CAP) {
     range_cover(lo, hi, &lv, FUZZ_CAP, q, FUZZ_CAP, &r2);
     fuzz_check(range_cover_check(lo, hi, &lv, FUZZ_CAP, q, &r2) == NULL);
