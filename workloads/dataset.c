@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/vec.h"
+#include "util/u64_map.h"
 
 /* A record: its key and value, both in the dataset's text. */
 typedef struct record {
@@ -207,8 +207,24 @@ static int parse_unicode(dataset_t *d, const char *s, size_t n) {
   return rc;
 }
 
-/* An oui.csv record (RFC 4180, its line terminator cut): the key is its second field. */
-static int parse_oui(dataset_t *d, const char *s, size_t n) {
+/* FNV-1a of s[0, n), never 0 (u64_map's free mark). */
+static uint64_t key_hash(const char *s, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+  return h | 1;
+}
+
+/* 1 if a record before the one begun has key s[0, n) (keys, a key hash -> record map). */
+static int key_seen(const dataset_t *d, const u64_map_t *keys, const char *s, size_t n) {
+  uint64_t r;
+  if (!u64_map_get(keys, key_hash(s, n), &r)) return 0;
+  const record_t *rec = &d->recs[r];
+  return rec->key_len == n && memcmp(d->text + rec->key_off, s, n) == 0;
+}
+
+/* An oui.csv record (RFC 4180, its line terminator cut): the key is its second field. A
+   record whose assignment an earlier one has (the registry lists two twice) is skipped. */
+static int parse_oui(dataset_t *d, u64_map_t *keys, const char *s, size_t n) {
   const char *comma = memchr(s, ',', n);
   if (!comma || n == 0 || s[0] == '"') return ST_E_INVALID;
   const char *f2 = comma + 1, *end = s + n;
@@ -217,7 +233,12 @@ static int parse_oui(dataset_t *d, const char *s, size_t n) {
       !utf8_valid(s, n))
     return ST_E_INVALID;
   int rc = record_begin(d, 'o', f2, (size_t)(f2_end - f2));
-  if (rc == ST_OK) rc = put(d, s, n);
+  if (rc != ST_OK) return rc;
+  const record_t *r = &d->recs[d->n];
+  uint64_t h = key_hash(d->text + r->key_off, r->key_len);
+  if (key_seen(d, keys, d->text + r->key_off, r->key_len)) return ST_E_INVALID;
+  rc = put(d, s, n);
+  if (rc == ST_OK && u64_map_put(keys, h, d->n) != ST_OK) rc = ST_E_NOMEM;
   return rc;
 }
 
@@ -240,6 +261,8 @@ int dataset_parse(dataset_kind_t kind, const char *data, size_t len, dataset_t *
   dataset_t *d = calloc(1, sizeof *d);
   if (!d) return err_set(err, ST_E_NOMEM, "dataset %s: out of memory", KINDS[kind].name);
   d->kind = kind;
+  u64_map_t keys; /* oui: the assignments so far */
+  u64_map_init(&keys);
   int rc = ST_OK;
   for (size_t i = 0; i < len && rc == ST_OK;) {
     int quoted;
@@ -251,7 +274,7 @@ int dataset_parse(dataset_kind_t kind, const char *data, size_t len, dataset_t *
       const size_t mark = d->len; /* a record refused part-way leaves its text unused */
       rc = quoted ? ST_E_INVALID
            : kind == DATASET_WORDS ? parse_word(d, s, n)
-           : kind == DATASET_OUI   ? parse_oui(d, s, n)
+           : kind == DATASET_OUI   ? parse_oui(d, &keys, s, n)
                                    : parse_unicode(d, s, n);
       if (rc == ST_OK) {
         record_end(d);
@@ -263,6 +286,7 @@ int dataset_parse(dataset_kind_t kind, const char *data, size_t len, dataset_t *
     }
     i = end + 1;
   }
+  u64_map_release(&keys);
   if (rc != ST_OK) {
     dataset_destroy(d);
     return err_set(err, rc, "dataset %s: out of memory", KINDS[kind].name);

@@ -8,7 +8,8 @@
  *   oui      ieee-data's /usr/share/ieee-data/oui.csv, one assignment a record (RFC 4180,
  *            header skipped): key "o<assignment>", value the CSV record as written
  *            (Registry,Assignment,Organization Name,Organization Address): a skewed value
- *            domain, a few vendors holding hundreds of blocks each.
+ *            domain, a few vendors holding hundreds of blocks each. A record whose
+ *            assignment an earlier one has is skipped (the registry lists two twice).
  *   unicode  unicode-data's /usr/share/unicode/UnicodeData.txt, one code point a line (';'
  *            separated): key "u<code point, hex>", value {"cp":<code point>,"name":"...",
  *            "cat":"Lu","ccc":<int>,"bidi":"L"}: several attributes, two of them ints.

@@ -56,9 +56,10 @@ static void test_oui(void **state) {
                        "MA-L,002272,American Micro-Fuel Device Corp.,2181 Buchanan Loop US \n"
                        "MA-L,F4BD9E,\"Cisco Systems, Inc\",\"80 West Tasman\nSan Jose\"\r\n"
                        "no second field\n"
+                       "MA-S,002272,a second record of one assignment,\n"
                        "MA-L,ABCDEF,\"unclosed");
   assert_int_equal(dataset_count(d), 2);
-  assert_int_equal(dataset_skipped(d), 2);
+  assert_int_equal(dataset_skipped(d), 3);
   assert_record(d, 0, "o002272", "MA-L,002272,American Micro-Fuel Device Corp.,2181 Buchanan Loop US");
   assert_record(d, 1, "oF4BD9E", "MA-L,F4BD9E,\"Cisco Systems, Inc\",\"80 West Tasman\nSan Jose\"");
   dataset_destroy(d);
