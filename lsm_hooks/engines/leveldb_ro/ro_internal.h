@@ -190,10 +190,10 @@ int ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
    REQUIRES r->mu, so that index_sync sees the versions in order. */
 int ro_view_index_state(engine_ro_t *r, const ro_state_t *s, uint64_t *epoch, err_t *err);
 void ro_view_release(engine_t *e, engine_view_t *v);
-int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
+int ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const engine_value_test_t *test,
                   engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                   size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                   size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                    engine_scan_stats_t *st, err_t *err);
 int ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err);
 
