@@ -149,7 +149,8 @@ static void true_tables(engine_t *e, const void *val, size_t len, holders_t *h) 
   for (size_t i = 0; i < n; i++) {
     uint64_t hits = 0;
     engine_scan_stats_t ss = {0, 0};
-    e->ops->scan_table(e, view, t[i].number, val, len, count_match, &hits, &ss, &err);
+    engine_value_test_t test = engine_value_test_equal(val, len);
+    e->ops->scan_table(e, view, t[i].number, &test, count_match, &hits, &ss, &err);
     if (!hits) continue;
     if (h->n == h->cap) {
       h->cap = h->cap ? 2 * h->cap : 64;

@@ -1202,6 +1202,22 @@ int lsm_snapshot_find_memtables_value(lsm_snapshot_t *s, const void *val, size_t
   return rc;
 }
 
+/* memtable_scan_hash, or memtable_scan for a memtable without value index. */
+static int memtable_find_hash(const memtable_t *m, uint64_t hash, seq_filter_t *f,
+                              lsm_scan_stats_t *st) {
+  int rc = memtable_scan_hash(m, hash, visit_upto_seq, f, st);
+  return rc == ST_E_INVALID ? memtable_scan(m, visit_upto_seq, f, st) : rc;
+}
+
+int lsm_snapshot_find_memtables_hash(lsm_snapshot_t *s, uint64_t hash, lsm_visit_fn fn, void *arg,
+                                     lsm_scan_stats_t *st, err_t *err) {
+  (void)err;
+  seq_filter_t f = {fn, arg, s->vw.seq};
+  int rc = memtable_find_hash(s->vw.mem, hash, &f, st);
+  if (rc == ST_OK && s->vw.imm) rc = memtable_find_hash(s->vw.imm, hash, &f, st);
+  return rc;
+}
+
 int lsm_table_read_meta(lsm_db_t *db, uint64_t number, const char *name, void **data, size_t *size,
                         uint64_t *offset, err_t *err) {
   table_t *t = NULL;

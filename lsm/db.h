@@ -177,6 +177,13 @@ int lsm_snapshot_scan_memtables_value(lsm_snapshot_t *s, const void *val, size_t
 int lsm_snapshot_find_memtables_value(lsm_snapshot_t *s, const void *val, size_t n, uint64_t hash,
                                       lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
+/* Visits the value entries of the snapshot's memtable, then of its immutable memtable, that
+   its value index holds under item hash `hash` (memtable_scan_hash: a superset of those
+   holding the item; the caller tests each value). A memtable without value index is scanned
+   whole (every entry, deletions included, as lsm_snapshot_scan_memtables). st may be NULL. */
+int lsm_snapshot_find_memtables_hash(lsm_snapshot_t *s, uint64_t hash, lsm_visit_fn fn, void *arg,
+                                     lsm_scan_stats_t *st, err_t *err);
+
 /* Reads the meta block `name` of live table `number` (as stored from the table hook).
    On ST_OK, *data is malloc'd (caller frees) and *offset is the block contents' offset
    in the table file. ST_NOT_FOUND if the table has no such block. */

@@ -100,11 +100,11 @@ typedef struct reader {
    whole: reading block by block would save little and costs a lookup per block. */
 #define WHOLE_TABLE_SHARE 0.5
 
-static int scan_whole(engine_t *e, engine_view_t *view, uint64_t number, const void *val,
-                      size_t val_len, collect_t *c, engine_scan_stats_t *ss, bfh_search_stats *st,
-                      err_t *err) {
+static int scan_whole(engine_t *e, engine_view_t *view, uint64_t number,
+                      const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
+                      bfh_search_stats *st, err_t *err) {
   st->tables_scanned++;
-  return engine_scan_table(e, view, number, val, val_len, collect_key, c, ss, err);
+  return engine_scan_table(e, view, number, test, collect_key, c, ss, err);
 }
 
 /* The chunk reads of a table's value-to-block map (block_map_io_t), through the engine. */
@@ -127,7 +127,7 @@ static int read_map_chunk(void *arg, uint64_t off, size_t len, void *buf, err_t 
    (counted, block_index_drop_damaged); if it fails too, the table is damaged and that
    error is returned. */
 static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
-                          const void *val, size_t val_len, collect_t *c, engine_scan_stats_t *ss,
+                          const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
                           bfh_search_stats *st, err_t *err) {
   uint32_t nblocks = 0;
   map_read_t mr = {e, view, number};
@@ -136,10 +136,10 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
   ss->bytes_read += io.bytes_read; /* the chunks, from the table or a cache file */
-  if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, test, c, ss, st, err);
   if (rc == BFH_E_CORRUPT) {
     err_t why = *err;
-    rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
+    rc = scan_whole(e, view, number, test, c, ss, st, err);
     if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
     return rc;
   }
@@ -147,16 +147,15 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   st->block_filters_probed++;
   if (rd->refs.n == 0) return BFH_OK;
   if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)
-    return scan_whole(e, view, number, val, val_len, c, ss, st, err);
-  rc = engine_scan_blocks(e, view, number, rd->refs.v, rd->refs.n, val, val_len, collect_key, c, ss,
-                          err);
+    return scan_whole(e, view, number, test, c, ss, st, err);
+  rc = engine_scan_blocks(e, view, number, rd->refs.v, rd->refs.n, test, collect_key, c, ss, err);
   if (rc == BFH_OK) {
     st->tables_scanned++;
     st->blocks_read += rd->refs.n;
   }
   if (rc != BFH_E_CORRUPT) return rc;
   err_t why = *err;
-  rc = scan_whole(e, view, number, val, val_len, c, ss, st, err);
+  rc = scan_whole(e, view, number, test, c, ss, st, err);
   if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
   return rc;
 }
@@ -164,7 +163,7 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
 /* Reads the tables with scan[i] set, then the memtables; then validates. */
 static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
                              const engine_table_t *tables, size_t n, const uint8_t *scan,
-                             const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+                             const engine_value_test_t *test, bfh_match_fn fn, void *arg,
                              bfh_search_stats *st, err_t *err) {
   key_set_t set = {NULL, 0, 0};
   collect_t c = {&set, 0, 0};
@@ -174,15 +173,14 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
     if (!scan[i]) continue;
     uint64_t before = c.matches;
     if (rd->by_blocks)
-      rc = scan_by_blocks(e, view, rd, tables[i].number, val, val_len, &c, &ss, st, err);
+      rc = scan_by_blocks(e, view, rd, tables[i].number, test, &c, &ss, st, err);
     else
-      rc = scan_whole(e, view, tables[i].number, val, val_len, &c, &ss, st, err);
+      rc = scan_whole(e, view, tables[i].number, test, &c, &ss, st, err);
     if (c.matches > before) st->tables_matched++;
   }
   if (rc == BFH_OK)
-    rc = rd->by_blocks
-             ? engine_find_memtables(e, view, val, val_len, rd->hash, collect_key, &c, &ss, err)
-             : engine_scan_memtables(e, view, val, val_len, collect_key, &c, &ss, err);
+    rc = rd->by_blocks ? engine_find_memtables(e, view, test, rd->hash, collect_key, &c, &ss, err)
+                       : engine_scan_memtables(e, view, test, collect_key, &c, &ss, err);
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
@@ -190,7 +188,7 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   for (size_t i = 0; rc == BFH_OK && i < set.cap; i++) {
     key_entry_t *k = &set.slots[i];
     if (!k->key) continue;
-    int holds = engine_key_holds(e, view, k->key, k->len, val, val_len, err);
+    int holds = engine_key_passes(e, view, k->key, k->len, test, err);
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     st->results++;
@@ -208,7 +206,7 @@ typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_tabl
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
-               reader_t *rd, const void *val, size_t val_len, bfh_match_fn fn, void *arg,
+               reader_t *rd, const engine_value_test_t *test, bfh_match_fn fn, void *arg,
                bfh_search_stats *out, err_t *err) {
   uint64_t t0 = now_ns();
   bfh_search_stats st;
@@ -225,8 +223,7 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
       rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
     else
       rc = select(sel_arg, view, tables, n, scan, &st, err);
-    if (rc == BFH_OK)
-      rc = scan_and_validate(e, view, rd, tables, n, scan, val, val_len, fn, arg, &st, err);
+    if (rc == BFH_OK) rc = scan_and_validate(e, view, rd, tables, n, scan, test, fn, arg, &st, err);
     free(scan);
     engine_view_release(e, view);
   }
@@ -254,8 +251,9 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
   planned_t p = {c, q};
   reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash};
   if (q->by_blocks) rd.blocks = value_index_blocks(c->index);
-  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, q->val,
-               q->val_len, fn, arg, out, err);
+  engine_value_test_t test = engine_value_test_equal(q->val, q->val_len);
+  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, &test, fn, arg,
+               out, err);
   block_refs_release(&rd.refs);
   return rc;
 }
@@ -364,5 +362,6 @@ int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64
                       size_t nn, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   given_tables_t g = {numbers, nn};
   reader_t rd = {.by_blocks = 0};
-  return run(e, SEARCH_ORACLE, select_given, &g, &rd, val, val_len, fn, arg, out, err);
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  return run(e, SEARCH_ORACLE, select_given, &g, &rd, &test, fn, arg, out, err);
 }

@@ -68,8 +68,30 @@ typedef struct engine_table {
   int level;
 } engine_table_t;
 
-/* Called for each entry whose value equals the value searched; return nonzero to stop. */
+/* Called for each entry whose value passes the search's value test; return nonzero to stop. */
 typedef int (*engine_match_fn)(void *arg, const void *key, size_t key_len);
+
+/* What a search looks for in a value: the engine seam's value test. Borrowed by every call
+   that takes it, for the call.
+   - match NULL (a whole-value search): the values that are exactly the bytes val[0, val_len),
+     compared with memcmp; a scan may look for those bytes before it decodes an entry.
+   - match set (a predicate, query/expr.h): the values for which match(match_arg, value, len)
+     is nonzero, each decoded and tested; val is unused. A negative return (the test could
+     not be evaluated, e.g. out of memory) counts as a match, so that the key is kept as a
+     candidate and its validation, which evaluates the test again, reports the error: a
+     failing test never drops a key. */
+typedef struct engine_value_test {
+  const void *val;
+  size_t val_len;
+  int (*match)(void *match_arg, const void *val, size_t len);
+  void *match_arg;
+} engine_value_test_t;
+
+/* The test of a whole-value search of val[0, val_len). */
+static inline engine_value_test_t engine_value_test_equal(const void *val, size_t val_len) {
+  engine_value_test_t t = {val, val_len, NULL, NULL};
+  return t;
+}
 
 typedef struct engine_scan_stats {
   uint64_t entries;    /* entries decoded */
@@ -101,25 +123,27 @@ typedef struct engine_ops {
   void (*view_release)(engine_t *e, engine_view_t *view);
   /* The view's live tables (array owned by the view). */
   size_t (*view_tables)(const engine_view_t *view, const engine_table_t **tables);
-  /* Calls fn for every value entry of table `number` (in the view) whose value equals val;
+  /* Calls fn for every value entry of table `number` (in the view) whose value passes test;
      reads only that table. */
-  int (*scan_table)(engine_t *e, engine_view_t *view, uint64_t number, const void *val,
-                    size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                    err_t *err);
+  int (*scan_table)(engine_t *e, engine_view_t *view, uint64_t number,
+                    const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                    engine_scan_stats_t *st, err_t *err);
   /* The same over the view's memtables (for LevelDB: its live log files). */
-  int (*scan_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+  int (*scan_memtables)(engine_t *e, engine_view_t *view, const engine_value_test_t *test,
                         engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
   /* scan_table over the data blocks refs[0, n) of table `number` only (from its block
      filter, filters/block_filter.h). BFH_E_CORRUPT when a ref is not a data block of the
      table, or a block is damaged (the message says which). */
   int (*scan_blocks)(engine_t *e, engine_view_t *view, uint64_t number, const block_ref_t *refs,
-                     size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                     size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st, err_t *err);
   /* scan_memtables through the memtables' value index: the same entries, found by a hash
-     lookup instead of a scan (st->entries counts the entries compared). hash is the search's
-     one hash of val, bfh_value_hash(val, val_len, seed) under the seed of the handle's value
-     filters: the index hashes nothing again. */
-  int (*find_memtables)(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+     lookup instead of a scan (st->entries counts the entries compared). hash is an item hash
+     the index holds every passing value under: for a whole-value test the search's one hash
+     of val, bfh_value_hash(val, val_len, seed) under the seed of the handle's value filters;
+     for a predicate the item hash of one (attribute, term) every passing value holds
+     (query/terms.h). The index hashes nothing again. */
+  int (*find_memtables)(engine_t *e, engine_view_t *view, const engine_value_test_t *test,
                         uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                         err_t *err);
   /* An ordered iterator over the live entries of one consistent version, the newest when
@@ -330,25 +354,26 @@ static inline size_t engine_view_tables(engine_t *e, const engine_view_t *view,
   return e->ops->view_tables(view, tables);
 }
 static inline int engine_scan_table(engine_t *e, engine_view_t *view, uint64_t number,
-                                    const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                                    const engine_value_test_t *test, engine_match_fn fn, void *arg,
                                     engine_scan_stats_t *st, err_t *err) {
-  return e->ops->scan_table(e, view, number, val, val_len, fn, arg, st, err);
+  return e->ops->scan_table(e, view, number, test, fn, arg, st, err);
 }
-static inline int engine_scan_memtables(engine_t *e, engine_view_t *view, const void *val,
-                                        size_t val_len, engine_match_fn fn, void *arg,
-                                        engine_scan_stats_t *st, err_t *err) {
-  return e->ops->scan_memtables(e, view, val, val_len, fn, arg, st, err);
+static inline int engine_scan_memtables(engine_t *e, engine_view_t *view,
+                                        const engine_value_test_t *test, engine_match_fn fn,
+                                        void *arg, engine_scan_stats_t *st, err_t *err) {
+  return e->ops->scan_memtables(e, view, test, fn, arg, st, err);
 }
 static inline int engine_scan_blocks(engine_t *e, engine_view_t *view, uint64_t number,
-                                     const block_ref_t *refs, size_t n, const void *val,
-                                     size_t val_len, engine_match_fn fn, void *arg,
+                                     const block_ref_t *refs, size_t n,
+                                     const engine_value_test_t *test, engine_match_fn fn, void *arg,
                                      engine_scan_stats_t *st, err_t *err) {
-  return e->ops->scan_blocks(e, view, number, refs, n, val, val_len, fn, arg, st, err);
+  return e->ops->scan_blocks(e, view, number, refs, n, test, fn, arg, st, err);
 }
-static inline int engine_find_memtables(engine_t *e, engine_view_t *view, const void *val,
-                                        size_t val_len, uint64_t hash, engine_match_fn fn,
-                                        void *arg, engine_scan_stats_t *st, err_t *err) {
-  return e->ops->find_memtables(e, view, val, val_len, hash, fn, arg, st, err);
+static inline int engine_find_memtables(engine_t *e, engine_view_t *view,
+                                        const engine_value_test_t *test, uint64_t hash,
+                                        engine_match_fn fn, void *arg, engine_scan_stats_t *st,
+                                        err_t *err) {
+  return e->ops->find_memtables(e, view, test, hash, fn, arg, st, err);
 }
 static inline int engine_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
   return e->ops->iter_create(e, it, err);
@@ -387,20 +412,43 @@ static inline int engine_value_matches(int is_value, const void *val, size_t val
   return is_value && val_len == want_len && (val_len == 0 || memcmp(val, want, val_len) == 0);
 }
 
+/* Does an entry (type, value) pass test? Deletions never do; a whole-value test compares
+   bytes (engine_value_matches), a predicate is called (a negative return passes: see
+   engine_value_test_t). */
+static inline int engine_value_test_passes(const engine_value_test_t *test, int is_value,
+                                           const void *val, size_t val_len) {
+  if (!test->match) return engine_value_matches(is_value, val, val_len, test->val, test->val_len);
+  return is_value && test->match(test->match_arg, val, val_len) != 0;
+}
+
 /* Validation: 1 if the latest version of key (at least as new as view's, engine_ops_t.get;
-   view NULL: the newest) is live and holds exactly val, 0 if not, or the failing status of
-   the get (negative). Every search method, the stand-alone index's too, reports a key only
-   after this. */
-static inline int engine_key_holds(engine_t *e, engine_view_t *view, const void *key,
-                                   size_t key_len, const void *val, size_t val_len, err_t *err) {
+   view NULL: the newest) is live and passes test, 0 if not, or a negative status: the
+   failing get's, or the predicate's own failure (with a message saying so). Every search
+   method, the stand-alone index's too, reports a key only after this. */
+static inline int engine_key_passes(engine_t *e, engine_view_t *view, const void *key,
+                                    size_t key_len, const engine_value_test_t *test, err_t *err) {
   void *cur = NULL;
   size_t cur_len = 0;
   int rc = engine_get(e, view, key, key_len, &cur, &cur_len, err);
   if (rc == BFH_NOT_FOUND) return 0;
   if (rc != BFH_OK) return rc;
-  int equal = engine_value_matches(1, cur, cur_len, val, val_len);
+  int holds = test->match ? test->match(test->match_arg, cur, cur_len)
+                          : engine_value_matches(1, cur, cur_len, test->val, test->val_len);
   free(cur);
-  return equal;
+  if (holds < 0)
+    return err_set(err, holds,
+                   "validation: the predicate could not be evaluated on the value of a key of "
+                   "%zu bytes",
+                   key_len);
+  return holds > 0;
+}
+
+/* engine_key_passes of the whole-value test of val: 1 if key's latest version is live and
+   holds exactly val. */
+static inline int engine_key_holds(engine_t *e, engine_view_t *view, const void *key,
+                                   size_t key_len, const void *val, size_t val_len, err_t *err) {
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  return engine_key_passes(e, view, key, key_len, &test, err);
 }
 
 #endif

@@ -317,9 +317,9 @@ static uint64_t check_by_engine(bfh_db *db, const model_t *m, const attr_spec_t 
     for (size_t t = 0; t < n; t++) {
       holds_key_t h = {k, 0};
       engine_scan_stats_t ss = {0, 0};
-      assert_int_equal(engine_scan_table(e, view, tables[t].number, m->val[i], m->len[i], match_key,
-                                         &h, &ss, &err),
-                       BFH_OK);
+      engine_value_test_t test = engine_value_test_equal(m->val[i], m->len[i]);
+      assert_int_equal(
+          engine_scan_table(e, view, tables[t].number, &test, match_key, &h, &ss, &err), BFH_OK);
       if (!h.found) continue;
       held = 1;
       for (size_t j = 0; j < ex.n; j++, items++)

@@ -143,7 +143,8 @@ static void check_ranges(bfh_db *db, const listed_t *l) {
       char buf[128];
       size_t vn = value_of(val, buf);
       engine_scan_stats_t st = {0, 0};
-      rc = e->ops->scan_table(e, v, l->t[i].number, buf, vn, count_in_range, &r[i], &st, &err);
+      engine_value_test_t test = engine_value_test_equal(buf, vn);
+      rc = e->ops->scan_table(e, v, l->t[i].number, &test, count_in_range, &r[i], &st, &err);
     }
   }
   e->ops->view_release(e, v);

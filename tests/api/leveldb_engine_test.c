@@ -403,8 +403,8 @@ static void test_leveldb_engine_writes_found_without_flush(void **state) {
   assert_int_equal(e->ops->view_acquire(e, &v, &err), BFH_OK);
   uint8_t seen[50] = {0};
   hits_t h = {seen, 50, 0, 0, 0, 'f'};
-  assert_int_equal(e->ops->scan_memtables(e, v, val, make_value(7000002, val),
-                                          (engine_match_fn)on_match, &h, NULL, &err),
+  engine_value_test_t test = engine_value_test_equal(val, make_value(7000002, val));
+  assert_int_equal(e->ops->scan_memtables(e, v, &test, (engine_match_fn)on_match, &h, NULL, &err),
                    BFH_OK);
   assert_int_equal(h.stable, 0);
   e->ops->view_release(e, v);

@@ -530,7 +530,8 @@ static void test_readonly_pinned_files_outlive_unlink(void **state) {
     memset(seen, 0, sizeof seen);
     for (size_t i = 0; i < nt; i++) {
       engine_scan_stats_t st = {0};
-      assert_int_equal(e->ops->scan_table(e, v, t[i].number, vb, vl, count_key, seen, &st, &err),
+      engine_value_test_t test = engine_value_test_equal(vb, vl);
+      assert_int_equal(e->ops->scan_table(e, v, t[i].number, &test, count_key, seen, &st, &err),
                        BFH_OK);
       assert_true(st.entries > 0);
     }

@@ -346,14 +346,16 @@ static void scan_table_ok(fixture_t *fx, view_t *vw, uint64_t number, const void
   err_t err;
   err_clear(&err);
   engine_scan_stats_t st = {0, 0};
-  int rc = fx->e->ops->scan_table(fx->e, vw->v, number, val, len, count_match, c, &st, &err);
+  engine_value_test_t test = engine_value_test_equal(val, len);
+  int rc = fx->e->ops->scan_table(fx->e, vw->v, number, &test, count_match, c, &st, &err);
   if (rc != BFH_OK) fail_msg("scan_table %llu: %d %s", (unsigned long long)number, rc, err.msg);
 }
 
 static void scan_memtables_ok(fixture_t *fx, view_t *vw, const void *val, size_t len, counts_t *c) {
   err_t err;
   err_clear(&err);
-  int rc = fx->e->ops->scan_memtables(fx->e, vw->v, val, len, count_match, c, NULL, &err);
+  engine_value_test_t test = engine_value_test_equal(val, len);
+  int rc = fx->e->ops->scan_memtables(fx->e, vw->v, &test, count_match, c, NULL, &err);
   if (rc != BFH_OK) fail_msg("scan_memtables: %d %s", rc, err.msg);
 }
 

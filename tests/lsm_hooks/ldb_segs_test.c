@@ -96,13 +96,20 @@ static void assert_hits_equal(const hits_t *got, const hits_t *want, size_t n) {
   for (size_t i = 0; i < n; i++) assert_string_equal(got->keys[i], want->keys[i]);
 }
 
+/* stock_segs_scan of the whole-value test of val, in the shape of stock_segs_lookup. */
+static void segs_scan_value(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  stock_segs_scan(segs, n, &test, fn, arg, st);
+}
+
 /* Scan and lookup both report the model's keys for val, whole and stopped after every j-th
    call of fn; the lookup compares at least the matches and at most every entry. Returns the
    entries the lookup compared. */
 static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
   static hits_t want, got;
   model_search(m, val, val_len, &want);
-  segs_search_fn search[2] = {stock_segs_scan, stock_segs_lookup};
+  segs_search_fn search[2] = {segs_scan_value, stock_segs_lookup};
   engine_scan_stats_t st[2] = {{0, 0}, {0, 0}};
   for (int f = 0; f < 2; f++) {
     for (size_t stop = 0; stop <= want.n; stop++) {

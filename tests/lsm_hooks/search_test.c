@@ -211,20 +211,20 @@ static size_t e_view_tables(const engine_view_t *view, const engine_table_t **ta
   return view->n;
 }
 
-/* Calls fn for the entries of es[0, n) whose value equals val; counts every entry. */
-static void scan_entries(const entry_t *es, size_t n, const void *val, size_t val_len,
+/* Calls fn for the entries of es[0, n) whose value passes test; counts every entry. */
+static void scan_entries(const entry_t *es, size_t n, const engine_value_test_t *test,
                          engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   for (size_t i = 0; i < n; i++) {
     st->entries++;
-    if (engine_value_matches(es[i].is_value, es[i].val, strlen(es[i].val), val, val_len) &&
+    if (engine_value_test_passes(test, es[i].is_value, es[i].val, strlen(es[i].val)) &&
         fn(arg, es[i].key, strlen(es[i].key)))
       return;
   }
 }
 
-static int e_scan_table(engine_t *e, engine_view_t *view, uint64_t number, const void *val,
-                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                        err_t *err) {
+static int e_scan_table(engine_t *e, engine_view_t *view, uint64_t number,
+                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                        engine_scan_stats_t *st, err_t *err) {
   test_engine_t *te = (test_engine_t *)e;
   assert_ptr_equal(view->owner, te);
   /* search.c may only ask for a table of the view it holds */
@@ -234,18 +234,18 @@ static int e_scan_table(engine_t *e, engine_view_t *view, uint64_t number, const
   if (te->fail_scan_of[number] != BFH_OK)
     return err_set(err, te->fail_scan_of[number], "table %06llu: injected read failure",
                    (unsigned long long)number);
-  scan_entries(t->e, t->n, val, val_len, fn, arg, st);
+  scan_entries(t->e, t->n, test, fn, arg, st);
   st->bytes_read += t->n * ENTRY_BYTES;
   return BFH_OK;
 }
 
-static int e_scan_memtables(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+static int e_scan_memtables(engine_t *e, engine_view_t *view, const engine_value_test_t *test,
                             engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
   test_engine_t *te = (test_engine_t *)e;
   assert_ptr_equal(view->owner, te);
   te->mem_scans++;
   if (te->fail_mem != BFH_OK) return err_set(err, te->fail_mem, "memtable: injected read failure");
-  scan_entries(te->mem, te->nmem, val, val_len, fn, arg, st);
+  scan_entries(te->mem, te->nmem, test, fn, arg, st);
   return BFH_OK;
 }
 
@@ -260,7 +260,7 @@ static size_t block_count(const test_table_t *t) {
 }
 
 static int e_scan_blocks(engine_t *e, engine_view_t *view, uint64_t number, const block_ref_t *refs,
-                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
   test_engine_t *te = (test_engine_t *)e;
   assert_ptr_equal(view->owner, te);
@@ -280,24 +280,24 @@ static int e_scan_blocks(engine_t *e, engine_view_t *view, uint64_t number, cons
            end = first + BLOCK_ENTRIES < t->n ? first + BLOCK_ENTRIES : t->n;
     t->blocks_read++;
     st->bytes_read += (end - first) * ENTRY_BYTES;
-    scan_entries(t->e + first, end - first, val, val_len, fn, arg, st);
+    scan_entries(t->e + first, end - first, test, fn, arg, st);
   }
   return BFH_OK;
 }
 
-/* The memtable's value index: only the entries holding val are compared. hash must be the
-   search's one hash of val under the index's seed. */
-static int e_find_memtables(engine_t *e, engine_view_t *view, const void *val, size_t val_len,
+/* The memtable's value index: only the entries holding the test's value are compared. hash
+   must be the search's one hash of it under the index's seed. */
+static int e_find_memtables(engine_t *e, engine_view_t *view, const engine_value_test_t *test,
                             uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                             err_t *err) {
   test_engine_t *te = (test_engine_t *)e;
   assert_ptr_equal(view->owner, te);
-  assert_true(hash == bfh_hash64(val, val_len, SEED));
+  assert_true(hash == bfh_hash64(test->val, test->val_len, SEED));
   te->mem_finds++;
   if (te->fail_mem != BFH_OK) return err_set(err, te->fail_mem, "memtable: injected read failure");
   for (size_t i = 0; i < te->nmem; i++) {
     const entry_t *en = &te->mem[i];
-    if (!engine_value_matches(en->is_value, en->val, strlen(en->val), val, val_len)) continue;
+    if (!engine_value_test_passes(test, en->is_value, en->val, strlen(en->val))) continue;
     st->entries++;
     if (fn(arg, en->key, strlen(en->key))) break;
   }

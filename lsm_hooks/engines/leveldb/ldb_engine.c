@@ -180,17 +180,17 @@ static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
   return rc;
 }
 
-static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
-                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                        err_t *err) {
-  stock_match_t m = {val, val_len, fn, arg};
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
+                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                        engine_scan_stats_t *st, err_t *err) {
+  stock_match_t m = {test, fn, arg};
   return read_table((engine_leveldb_t *)e, v, number, NULL, 0, &m, st, err);
 }
 
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {val, val_len, fn, arg};
+  stock_match_t m = {test, fn, arg};
   return read_table((engine_leveldb_t *)e, v, number, refs, n, &m, st, err);
 }
 

@@ -10,8 +10,7 @@
 
 static int visit_match(void *arg, const ldb_entry_t *e) {
   const stock_match_t *m = arg;
-  if (!engine_value_matches(e->type == LDB_TYPE_VALUE, e->val, e->val_len, m->val, m->val_len))
-    return 0;
+  if (!engine_value_test_passes(m->test, e->type == LDB_TYPE_VALUE, e->val, e->val_len)) return 0;
   return m->fn(m->arg, e->key, e->key_len);
 }
 

@@ -185,8 +185,7 @@ static size_t e_view_tables(const engine_view_t *v, const engine_table_t **table
 }
 
 typedef struct match_ctx {
-  const void *val;
-  size_t len;
+  const engine_value_test_t *test;
   engine_match_fn fn;
   void *arg;
 } match_ctx_t;
@@ -195,55 +194,63 @@ static int visit_match(void *arg, const void *key, size_t key_len, const void *v
                        uint64_t seq, int type) {
   (void)seq;
   match_ctx_t *m = arg;
-  if (!engine_value_matches(type == LSM_TYPE_VALUE, val, val_len, m->val, m->len)) return 0;
+  if (!engine_value_test_passes(m->test, type == LSM_TYPE_VALUE, val, val_len)) return 0;
   return m->fn(m->arg, key, key_len);
 }
 
-static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
-                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                        err_t *err) {
+static void add_stats(engine_scan_stats_t *st, const lsm_scan_stats_t *ls) {
+  if (!st) return;
+  st->entries += ls->entries;
+  st->bytes_read += ls->bytes_read;
+}
+
+/* A whole-value test scans for the value's bytes (lsm_snapshot_scan_value); a predicate
+   decodes and tests every entry. */
+static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
+                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                        engine_scan_stats_t *st, err_t *err) {
   (void)e;
-  match_ctx_t m = {val, val_len, fn, arg};
+  match_ctx_t m = {test, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
-  int rc = lsm_snapshot_scan_value(v->snap, number, val, val_len, visit_match, &m, &ls, err);
-  if (st) {
-    st->entries += ls.entries;
-    st->bytes_read += ls.bytes_read;
-  }
+  int rc = test->match ? lsm_snapshot_scan_table(v->snap, number, visit_match, &m, &ls, err)
+                       : lsm_snapshot_scan_value(v->snap, number, test->val, test->val_len,
+                                                 visit_match, &m, &ls, err);
+  add_stats(st, &ls);
   return rc;
 }
 
-static int e_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+static int e_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                             engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
   (void)e;
-  match_ctx_t m = {val, val_len, fn, arg};
+  match_ctx_t m = {test, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
   int rc = lsm_snapshot_scan_memtables(v->snap, visit_match, &m, &ls, err);
   if (st) st->entries += ls.entries;
   return rc;
 }
 
+/* A predicate reads the table whole: the own tables' block scan looks for a value's bytes. */
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
-  (void)e;
-  match_ctx_t m = {val, val_len, fn, arg};
+  if (test->match) return e_scan_table(e, v, number, test, fn, arg, st, err);
+  match_ctx_t m = {test, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
-  int rc = lsm_snapshot_scan_value_blocks(v->snap, number, refs, n, val, val_len, visit_match, &m,
-                                          &ls, err);
-  st->entries += ls.entries;
-  st->bytes_read += ls.bytes_read;
+  int rc = lsm_snapshot_scan_value_blocks(v->snap, number, refs, n, test->val, test->val_len,
+                                          visit_match, &m, &ls, err);
+  add_stats(st, &ls);
   return rc;
 }
 
-static int e_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+static int e_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                             uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                             err_t *err) {
   (void)e;
-  match_ctx_t m = {val, val_len, fn, arg};
+  match_ctx_t m = {test, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
-  int rc =
-      lsm_snapshot_find_memtables_value(v->snap, val, val_len, hash, visit_match, &m, &ls, err);
+  int rc = test->match ? lsm_snapshot_find_memtables_hash(v->snap, hash, visit_match, &m, &ls, err)
+                       : lsm_snapshot_find_memtables_value(v->snap, test->val, test->val_len, hash,
+                                                           visit_match, &m, &ls, err);
   st->entries += ls.entries;
   return rc;
 }

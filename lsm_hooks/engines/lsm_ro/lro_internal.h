@@ -195,14 +195,14 @@ int lro_view_index_state(lro_t *r, const lro_state_t *s, uint64_t *epoch, err_t 
 int lro_view_load(lro_t *r, int at_open, err_t *err);
 void lro_view_release(engine_t *e, engine_view_t *v);
 size_t lro_view_tables(const engine_view_t *v, const engine_table_t **tables);
-int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
+int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const engine_value_test_t *test,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                    size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err);
-int lro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int lro_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                        engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
-int lro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int lro_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                        uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                        err_t *err);
 int lro_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,

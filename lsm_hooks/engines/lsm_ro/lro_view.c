@@ -72,8 +72,7 @@ size_t lro_view_tables(const engine_view_t *v, const engine_table_t **tables) {
 /* ---- Scans -------------------------------------------------------------------------------- */
 
 typedef struct match {
-  const void *val;
-  size_t len;
+  const engine_value_test_t *test;
   engine_match_fn fn;
   void *arg;
   uint64_t max_seq; /* entries newer than this are not the state's (memtables) */
@@ -83,7 +82,7 @@ static int visit_match(void *arg, const void *key, size_t key_len, const void *v
                        uint64_t seq, int type) {
   match_t *m = arg;
   if (seq > m->max_seq) return 0;
-  if (!engine_value_matches(type == LSM_TYPE_VALUE, val, val_len, m->val, m->len)) return 0;
+  if (!engine_value_test_passes(m->test, type == LSM_TYPE_VALUE, val, val_len)) return 0;
   return m->fn(m->arg, key, key_len);
 }
 
@@ -102,52 +101,63 @@ static void add_stats(engine_scan_stats_t *st, const lsm_scan_stats_t *ls) {
   st->bytes_read += ls->bytes_read;
 }
 
-int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val, size_t val_len,
+/* A whole-value test scans for the value's bytes; a predicate decodes and tests every entry. */
+int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const engine_value_test_t *test,
                    engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = view_table((lro_t *)e, v, number, &t, err);
   if (rc != BFH_OK) return rc;
-  match_t m = {val, val_len, fn, arg, LSM_MAX_SEQ};
+  match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = table_scan_value_kept(t, val, val_len, visit_match, &m, &ls, &v->memo, err);
+  rc = test->match ? table_scan(t, visit_match, &m, &ls, err)
+                   : table_scan_value_kept(t, test->val, test->val_len, visit_match, &m, &ls,
+                                           &v->memo, err);
   add_stats(st, &ls);
   return rc;
 }
 
+/* A predicate reads the table whole: the own tables' block scan looks for a value's bytes. */
 int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                    size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                    size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err) {
+  if (test->match) return lro_scan_table(e, v, number, test, fn, arg, st, err);
   table_t *t = NULL;
   int rc = view_table((lro_t *)e, v, number, &t, err);
   if (rc != BFH_OK) return rc;
-  match_t m = {val, val_len, fn, arg, LSM_MAX_SEQ};
+  match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = table_scan_value_blocks_kept(t, refs, n, val, val_len, visit_match, &m, &ls, &v->memo,
-                                    err);
+  rc = table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len, visit_match, &m, &ls,
+                                    &v->memo, err);
   add_stats(st, &ls);
   return rc;
 }
 
-int lro_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int lro_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                        engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
   (void)e, (void)err;
   lsm_scan_stats_t ls = {0, 0};
   for (size_t i = 0; i < v->s->nmems; i++) {
-    match_t m = {val, val_len, fn, arg, v->s->mems[i].max_seq};
+    match_t m = {test, fn, arg, v->s->mems[i].max_seq};
     (void)memtable_scan(v->s->mems[i].mem, visit_match, &m, &ls);
   }
   if (st) st->entries += ls.entries;
   return BFH_OK;
 }
 
-int lro_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+/* A whole-value test looks its value up; a predicate its item hash (a memtable without
+   value index is scanned whole). */
+int lro_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                        uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                        err_t *err) {
   (void)e, (void)err;
   lsm_scan_stats_t ls = {0, 0};
   for (size_t i = 0; i < v->s->nmems; i++) {
-    match_t m = {val, val_len, fn, arg, v->s->mems[i].max_seq};
-    (void)memtable_scan_value_hashed(v->s->mems[i].mem, val, val_len, hash, visit_match, &m, &ls);
+    const memtable_t *mem = v->s->mems[i].mem;
+    match_t m = {test, fn, arg, v->s->mems[i].max_seq};
+    if (!test->match)
+      (void)memtable_scan_value_hashed(mem, test->val, test->val_len, hash, visit_match, &m, &ls);
+    else if (memtable_scan_hash(mem, hash, visit_match, &m, &ls) == ST_E_INVALID)
+      (void)memtable_scan(mem, visit_match, &m, &ls);
   }
   if (st) st->entries += ls.entries;
   return BFH_OK;

@@ -52,8 +52,7 @@ typedef struct match {
 static int visit_match(void *arg, const rdb_entry_t *e) {
   match_t *x = arg;
   if ((x->rc = refuse(e, x->path, x->err)) != BFH_OK) return 1;
-  if (!engine_value_matches(e->type == RDB_TYPE_VALUE, e->val, e->val_len, x->m->val,
-                            x->m->val_len))
+  if (!engine_value_test_passes(x->m->test, e->type == RDB_TYPE_VALUE, e->val, e->val_len))
     return 0;
   return x->m->fn(x->m->arg, e->key, e->key_len);
 }

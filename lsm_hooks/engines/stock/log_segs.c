@@ -154,8 +154,8 @@ void stock_seg_unref(log_seg_t *s) {
   if (s && atomic_fetch_sub(&s->refs, 1) == 1) free(s);
 }
 
-/* Calls fn for the entries of s whose value equals val; returns nonzero if fn stopped. */
-static int seg_scan(const log_seg_t *s, const void *val, size_t val_len, engine_match_fn fn,
+/* Calls fn for the entries of s whose value passes test; returns nonzero if fn stopped. */
+static int seg_scan(const log_seg_t *s, const engine_value_test_t *test, engine_match_fn fn,
                     void *arg, engine_scan_stats_t *st) {
   const uint8_t *p = s->data, *end = s->data + s->len;
   if (st) st->entries += s->n;
@@ -163,21 +163,21 @@ static int seg_scan(const log_seg_t *s, const void *val, size_t val_len, engine_
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
     p = decode_entry(p, end, &k, &kl, &v, &vl);
-    if (engine_value_matches(1, v, vl, val, val_len) && fn(arg, k, kl)) return 1;
+    if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl)) return 1;
   }
   return 0;
 }
 
-void stock_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+void stock_segs_scan(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   for (size_t i = 0; i < n; i++)
-    if (seg_scan(segs[i], val, val_len, fn, arg, st)) return;
+    if (seg_scan(segs[i], test, fn, arg, st)) return;
 }
 
-/* seg_scan through s's index, h being val's hash. Entries of one value share their home slot
-   and were inserted in entry order with no deletion since, so linear probing meets them in
-   entry order: the order of seg_scan. */
-static int seg_lookup(const log_seg_t *s, uint64_t h, const void *val, size_t val_len,
+/* seg_scan through s's index, h being an item hash every passing value is indexed under.
+   Entries of one item share their home slot and were inserted in entry order with no
+   deletion since, so linear probing meets them in entry order: the order of seg_scan. */
+static int seg_lookup(const log_seg_t *s, uint64_t h, const engine_value_test_t *test,
                       engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   const uint8_t *end = s->data + s->len;
   const uint64_t tag = slot_tag(h), off_mask = (1ull << STOCK_SEG_OFF_BITS) - 1;
@@ -187,7 +187,7 @@ static int seg_lookup(const log_seg_t *s, uint64_t h, const void *val, size_t va
     uint32_t kl = 0, vl = 0;
     decode_entry(s->data + (s->slots[i] & off_mask), end, &k, &kl, &v, &vl);
     if (st) st->entries++;
-    if (engine_value_matches(1, v, vl, val, val_len) && fn(arg, k, kl)) return 1;
+    if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl)) return 1;
   }
   return 0;
 }
@@ -196,7 +196,8 @@ void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t
                        engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   if (n == 0) return;
   uint64_t seed = segs[0]->seed;
-  stock_segs_find(segs, n, val, val_len, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  stock_segs_find(segs, n, &test, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
 }
 
 uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n) {
@@ -206,12 +207,19 @@ uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n) {
   return bytes;
 }
 
-void stock_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+void stock_segs_find(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st) {
   for (size_t i = 0; i < n; i++) {
-    uint64_t h = segs[i]->seed == seed ? hash : bfh_value_hash(val, val_len, segs[i]->seed);
-    if (seg_lookup(segs[i], h, val, val_len, fn, arg, st)) return;
+    int stopped;
+    if (segs[i]->seed == seed)
+      stopped = seg_lookup(segs[i], hash, test, fn, arg, st);
+    else if (!test->match)
+      stopped = seg_lookup(segs[i], bfh_value_hash(test->val, test->val_len, segs[i]->seed), test,
+                           fn, arg, st);
+    else
+      stopped = seg_scan(segs[i], test, fn, arg, st);
+    if (stopped) return;
   }
 }
 

@@ -66,18 +66,18 @@ size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables) 
   return v->ntables;
 }
 
-int stock_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err) {
   (void)e, (void)err;
-  stock_segs_scan(v->segs, v->nsegs, val, val_len, fn, arg, st);
+  stock_segs_scan(v->segs, v->nsegs, test, fn, arg, st);
   return BFH_OK;
 }
 
-int stock_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int stock_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                          err_t *err) {
   (void)e, (void)err;
-  stock_segs_find(v->segs, v->nsegs, val, val_len, v->seed, hash, fn, arg, st);
+  stock_segs_find(v->segs, v->nsegs, test, v->seed, hash, fn, arg, st);
   return BFH_OK;
 }
 

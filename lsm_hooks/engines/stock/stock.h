@@ -53,11 +53,10 @@ int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists,
 
 /* ---- A table read for a search ------------------------------------------------------------ */
 
-/* What a table read looks for: entries whose value is val, each key told to fn (nonzero
-   stops the read). */
+/* What a table read looks for: entries whose value passes test (borrowed), each key told
+   to fn (nonzero stops the read). */
 typedef struct stock_match {
-  const void *val;
-  size_t val_len;
+  const engine_value_test_t *test;
   engine_match_fn fn;
   void *arg;
 } stock_match_t;
@@ -110,19 +109,23 @@ void stock_seg_builder_release(stock_seg_builder_t *b);
 void stock_seg_unref(log_seg_t *s);
 /* The bytes of the value indexes of segs[0, n) (their slots; bfh_db_stats.memtable_index_bytes). */
 uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n);
-/* Calls fn for every entry of the segments whose value equals val, in segment and entry order;
-   stops when fn says so. st->entries (st may be NULL) counts every entry of the segments. */
-void stock_segs_scan(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+/* Calls fn for every entry of the segments whose value passes test, in segment and entry
+   order; stops when fn says so. st->entries (st may be NULL) counts every entry of the
+   segments. */
+void stock_segs_scan(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* stock_segs_scan through the segments' value indexes: the same calls of fn in the same order,
-   but st->entries counts only the entries whose value was compared with val. */
+/* stock_segs_scan of a whole-value test through the segments' value indexes: the same calls
+   of fn in the same order, but st->entries counts only the entries whose value was compared
+   with val. */
 void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                        engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* stock_segs_lookup with val's hash given: hash == bfh_value_hash(val, val_len, seed). A
-   segment indexed under another seed hashes val again for itself (whole values: the segments
-   of one handle share their seed and items). With declared attributes val is found only if
-   its whole value is an item (a `value` attribute). */
-void stock_segs_find(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+/* stock_segs_scan through the segments' value indexes, hash being an item hash under seed
+   that every passing value is indexed under: for a whole-value test bfh_value_hash(val,
+   val_len, seed), for a predicate the item hash of one of its (attribute, term)s. A segment
+   indexed under another seed hashes a whole value again for itself, and is scanned whole
+   for a predicate (the segments of one handle share their seed and items). With declared
+   attributes a whole value is found only if it is an item (a `value` attribute). */
+void stock_segs_find(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st);
 /* The seed the log segments of a handle index values under: its value filters' (sync may
@@ -148,9 +151,9 @@ struct engine_view {
 
 /* engine_ops_t.view_tables, scan_memtables and find_memtables of every stock engine. */
 size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables);
-int stock_scan_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
-int stock_find_memtables(engine_t *e, engine_view_t *v, const void *val, size_t val_len,
+int stock_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                          err_t *err);
 

@@ -276,11 +276,11 @@ void stock_ro_stats(engine_t *e, bfh_db_stats *st);
 void stock_ro_retried(engine_t *e);
 int stock_ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 void stock_ro_view_release(engine_t *e, engine_view_t *v);
-int stock_ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const void *val,
-                        size_t val_len, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
-                        err_t *err);
+int stock_ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
+                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                        engine_scan_stats_t *st, err_t *err);
 int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                         size_t n, const void *val, size_t val_len, engine_match_fn fn, void *arg,
+                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err);
 /* The engine_ops_t of a read-only stock engine named `row`, with its get and iter_create. */
 #define STOCK_RO_OPS(row, get_fn, iter_fn)                                                         \
