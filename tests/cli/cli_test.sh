@@ -617,6 +617,16 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
     exit bad }' "$work/ycsb/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv"; }
 [ -z "$(ls -A "$work/ycsb/db" 2>/dev/null)" ] || die "run ycsb left databases behind"
 
+check "run shards: 1 to 16 shards, summaries of at most 2 bytes per entry name the one shard a present value is on"
+expect_status 0 "$bfh" run shards --scale 5000 --queries 50 --no-plot --out "$work/shards" \
+  --work "$work/shards/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+  { n++; if ($h["wrong"] != 0 || $h["summary_bytes_per_entry"] > 2.1) { print "bad row: " $0; bad = 1 }
+    if ($h["query"] == "present" && !($h["contacted_mean"] >= 1 && $h["contacted_mean"] <= 1.5)) { print "present: " $0; bad = 1 }
+    if ($h["query"] == "absent" && $h["contacted_mean"] > 0.5) { print "absent: " $0; bad = 1 } }
+  END { if (n != 10) { print n " rows"; bad = 1 }; exit bad }' "$work/shards/shards.csv" >shardcheck ||
+  { cat shardcheck >&2; die "shards.csv"; }
+
 check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
 mkdir -p res
 printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv
