@@ -627,6 +627,14 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
   END { if (n != 10) { print n " rows"; bad = 1 }; exit bad }' "$work/shards/shards.csv" >shardcheck ||
   { cat shardcheck >&2; die "shards.csv"; }
 
+check "run ranges: no range holding a value answered no; the range filter within twice Grafite's bound"
+expect_status 0 "$bfh" run ranges --scale 5000 --no-plot --out "$work/ranges"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+  { n++; if ($h["missed"] != 0) { print "missed: " $0; bad = 1 }
+    if ($h["structure"] == "grafite" && $h["fpr"] > 2 * $h["bound"] + 0.01) { print "over the bound: " $0; bad = 1 } }
+  END { if (n != 200) { print n " rows"; bad = 1 }; exit bad }' "$work/ranges/ranges.csv" >rangecheck ||
+  { cat rangecheck >&2; die "ranges.csv"; }
+
 check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
 mkdir -p res
 printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv
