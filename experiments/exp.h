@@ -506,5 +506,17 @@ uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);
 /* Runs gnuplot -e "in='<out>/<name>.csv'; out='<out>/<name>'" <plots>/<name>.gp. A missing
    gnuplot or script is reported and skipped (returns 0); -1 if gnuplot failed. */
 int exp_plot(const exp_ctx_t *x, const char *name);
+/* 1 and the path of the script that draws <out>/<csv>.csv in script (cap bytes): <csv>.gp,
+   else, for a name <artifact>-<anything> (a kept CSV of another run, e.g. fig9-medium),
+   <artifact>.gp; 0 if neither is found. */
+int exp_plot_script_of(const exp_ctx_t *x, const char *csv, char *script, size_t cap);
+/* Draws every <out>/<name>.csv that has a script (exp_plot_script_of) into <out>/<name>.png
+   and .svg, saying each on stdout; nothing with x->no_plot. Returns how many failed. */
+int exp_plot_all(const exp_ctx_t *x);
+/* The names (without ".csv") of the regular files <dir>/<name>.csv, sorted, into *names
+   (*n of them); 0, or -1 if dir cannot be read or memory runs out. The caller frees them with
+   exp_plot_names_free. */
+int exp_plot_csv_names(const char *dir, char ***names, size_t *n);
+void exp_plot_names_free(char **names, size_t n); /* NULL allowed */
 
 #endif

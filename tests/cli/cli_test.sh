@@ -606,15 +606,38 @@ mkdir -p res
 printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv
 printf 'lsm,small,1000,2,authors,paper,fixed,9,3,7.5,abc1234\n' >>res/table3.csv
 printf 'lsm,small,1000,2,authors,paper,domain,9,2.123456,48.86667,abc1234\n' >>res/table3.csv
-expect_status 0 "$bfh" run report --out res
+expect_status 0 "$bfh" run report --out res --no-plot # a CSV of a few columns: no plot of it
 expect_in res/REPORT.md "^- Commit: "
-expect_in res/REPORT.md "^- Command: \`bfh run report --out res\`"
+expect_in res/REPORT.md "^- Command: \`bfh run report --out res --no-plot\`"
 expect_in res/REPORT.md "^- Scale: small"
 expect_in res/REPORT.md "table3.csv was measured at commit abc1234"
 expect_in res/REPORT.md "| 2 | authors |  | paper | fixed | 9 | 3 |  | 7.5 |"
 expect_in res/REPORT.md "| 2 | authors |  | paper | domain | 9 | 2.123 |  | 48.87 |"
 expect_in res/REPORT.md "Not run (no fig8.csv)"
 [ ! -e res/REPORT.md.tmp ] || die "REPORT.md.tmp left behind"
+rm -rf res
+
+check "run report on kept CSVs: every plot and REPORT.md drawn again, a CSV of another run's name included"
+kept=$here/../../measurements/paper
+mkdir -p res
+cp "$kept/leveldb-10M/table1.csv" "$kept/authors-costs/fig9-medium.csv" res/
+expect_status 0 "$bfh" run report --out res
+expect_in res/REPORT.md "^## Table I: basic operations without value filters"
+expect_in res/REPORT.md "Not run (no fig8.csv)"
+expect_in res/REPORT.md "^## Also in this directory: fig9-medium.csv"
+expect_in res/REPORT.md "Drawn with plots/fig9.gp"
+if command -v gnuplot >/dev/null; then
+  for f in table1 fig9-medium; do
+    [ -s res/$f.png ] && [ -s res/$f.svg ] || die "run report did not draw $f"
+    expect_in out "^plot     -> res/$f.png"
+    expect_in res/REPORT.md "^!\[$f\]($f.png)"
+  done
+  ! ls res/*.gnuplot.log 2>/dev/null || die "a gnuplot log left behind (a plot failed)"
+  [ "$(ls res/*.png | wc -l)" = 2 ] || die "plots of CSVs that are not there: $(ls res/*.png)"
+else
+  echo "cli_test: gnuplot not installed: the plots of run report not checked"
+fi
+rm -rf res
 
 check "the manual and --help list the same long options, and the manual the same version"
 bash "$here/man_vs_help.sh" "$bfh" "$man"
