@@ -463,6 +463,22 @@ run_fig8 # again, bfh's costs: its rows replaced, the authors' kept
 costs_of >costs2
 expect_same costs costs2
 expect_status 2 "$bfh" run fig8 --costs nobody
+
+check "run fig8 and table1 --costs authors --cold: cold rows under the authors' costs, every key right"
+run_fig8 --costs authors --cold --cold-queries 2
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} $h["costs"]=="authors" {
+    if ($h["wrong"] != 0) { print "wrong keys: " $0; bad = 1 }
+    if ($h["cache"] ~ /^cold/) { cold++; if ($h["queries"] != 2) { print "queries: " $0; bad = 1 } }
+    else warm++ }
+  END { if (warm != 7 || cold != 7) { print warm " warm and " cold " cold rows"; bad = 1 }
+    exit bad }' "$work/res/fig8.csv" >acold || { cat acold >&2; die "the authors' cold rows of fig8"; }
+expect_status 0 "$bfh" run table1 --scale small --max-n 100000 --cold --costs authors --no-plot \
+  --out "$work/res" --work "$work/res/db"
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
+  { rows++; if ($h["costs"] != "authors" || $h["cold_cache"] !~ /^cold/ || $h["wrong"] != 0 ||
+               !($h["scan_lookup_cold_s"] > 0) || !($h["scan_lookup_cold_q3_s"] >= $h["scan_lookup_cold_q1_s"]) ||
+               $h["key_lookups_cold"] != 21 || !($h["key_lookup_cold_s"] > 0)) bad = 1 }
+  END { exit bad || rows != 1 }' "$work/res/table1.csv" || { cat "$work/res/table1.csv" >&2; die "bad authors' table1 row"; }
 rm -rf "$work/res"
 
 check "run fig8 --series/--cache: a run replaces only the rows it measured"
