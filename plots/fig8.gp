@@ -24,7 +24,7 @@ has_authors = count('c("costs")=="authors"') > 0
 has_cold = count('c("cache")~/^cold/ && c("costs")=="bfh"') > 0
 has_acold = count('c("cache")~/^cold/ && c("costs")=="authors"') > 0
 has_fixed = count('c("query")=="fixed"') > 0
-fixed_value = cell('c("query")=="fixed"', "fixed_value")
+fixed_value = has_fixed ? cell('c("query")=="fixed"', "fixed_value") : "187719"
 # The panels: series (by name) and their legends (method, placement, leaf location, costs).
 whole = "scan leaves-whole hierarchy-paper-whole hierarchy-similarity-whole sliced-whole"
 whole_t = "'SSTable scan, bfh costs' 'classical Bloom scan, leaves on disk (whole), bfh costs' 'hierarchy, paper tree, leaves on disk (whole), bfh costs' 'hierarchy, similarity placement, leaves on disk (whole), bfh costs' 'bit-sliced index, leaves on disk (whole), bfh costs'"
@@ -75,7 +75,7 @@ do for [t=1:2] {
   set title "(f) cold cache: files evicted before each query (the authors' costs)"
   if (has_acold) { plot for [i=1:words(auth)] cold(word(auth,i), "authors") using "n":"time_s":"time_q1_s":"time_q3_s" with yerrorlines lw 2 dt 2 lc i pt i title word(acolds_t,i) } else { eval empty("not measured (run with --costs authors --cold)") }
   set title sprintf("(g) the paper's one query, Value%s (rows 'fixed', warm)", fixed_value)
-  if (has_fixed) { plot for [i=1:words(fix)] fixed(fw(i,1), fw(i,2)) using "n":"time_s":"time_q1_s":"time_q3_s" with yerrorlines lw 2 lc i pt i dt 1+(i>3) title word(fix_t,i) } else { eval empty("no rows of the fixed query") }
+  if (has_fixed) { plot for [i=1:words(fix)] fixed(fw(i,1), fw(i,2)) using "n":"time_s":"time_q1_s":"time_q3_s" with yerrorlines lw 2 lc i pt i dt 1+(i>3) title word(fix_t,i) } else { eval empty("no rows of the fixed query (its N holds no such value)") }
   set title "(h) work per search (means, bfh's costs, leaves in RAM; filters tested = internal + leaf)"
   set ylabel 'count per search (mean)'
   set key top left inside opaque box maxrows 6 maxcols 1 Left reverse width 2
