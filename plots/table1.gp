@@ -53,19 +53,13 @@ do for [t=1:2] {
   do for [k in profiles] {
     cold = has(k, "scan_lookup_cold_s")
     set title "one lookup, ".ptitle(k)."\n".(cold ? "solid: warm cache, dashed: cold" : "warm cache")
-    if (cold) {
-      plot prof(k) using "n":"scan_lookup_s":(q("scan_lookup_q1_s")):(q("scan_lookup_q3_s")) with yerrorlines lw 2 lc 2 pt 7 title 'non-key lookup (full scan), warm', \
-           prof(k) using "n":"key_lookup_s":(q("key_lookup_q1_s")):(q("key_lookup_q3_s")) with yerrorlines lw 2 lc 3 pt 7 title 'key lookup, warm', \
-           prof(k) using "n":"scan_lookup_cold_s":(q("scan_lookup_cold_q1_s")):(q("scan_lookup_cold_q3_s")) with yerrorlines lw 2 dt 2 lc 2 pt 5 title 'non-key lookup, cold cache', \
-           prof(k) using "n":"key_lookup_cold_s":(q("key_lookup_cold_q1_s")):(q("key_lookup_cold_q3_s")) with yerrorlines lw 2 dt 2 lc 3 pt 5 title 'key lookup, cold cache', \
-           $paper using 1:3 with points lc 2 pt 6 ps 1.5 title 'paper: non-key lookup', \
-           $paper using 1:4 with points lc 3 pt 6 ps 1.5 title 'paper: key lookup'
-    } else {
-      plot prof(k) using "n":"scan_lookup_s":(q("scan_lookup_q1_s")):(q("scan_lookup_q3_s")) with yerrorlines lw 2 lc 2 pt 7 title 'non-key lookup (full scan), warm', \
-           prof(k) using "n":"key_lookup_s":(q("key_lookup_q1_s")):(q("key_lookup_q3_s")) with yerrorlines lw 2 lc 3 pt 7 title 'key lookup, warm', \
-           $paper using 1:3 with points lc 2 pt 6 ps 1.5 title 'paper: non-key lookup', \
-           $paper using 1:4 with points lc 3 pt 6 ps 1.5 title 'paper: key lookup'
-    }
+    # Without cold points the cold lines have no valid point and no key entry.
+    plot prof(k) using "n":"scan_lookup_s":(q("scan_lookup_q1_s")):(q("scan_lookup_q3_s")) with yerrorlines lw 2 lc 2 pt 7 title 'non-key lookup (full scan), warm', \
+         prof(k) using "n":"key_lookup_s":(q("key_lookup_q1_s")):(q("key_lookup_q3_s")) with yerrorlines lw 2 lc 3 pt 7 title 'key lookup, warm', \
+         prof(k) using "n":(cold ? column("scan_lookup_cold_s") : NaN):(q("scan_lookup_cold_q1_s")):(q("scan_lookup_cold_q3_s")) with yerrorlines lw 2 dt 2 lc 2 pt 5 title (cold ? 'non-key lookup, cold cache' : ''), \
+         prof(k) using "n":(cold ? column("key_lookup_cold_s") : NaN):(q("key_lookup_cold_q1_s")):(q("key_lookup_cold_q3_s")) with yerrorlines lw 2 dt 2 lc 3 pt 5 title (cold ? 'key lookup, cold cache' : ''), \
+         $paper using 1:3 with points lc 2 pt 6 ps 1.5 title 'paper: non-key lookup', \
+         $paper using 1:4 with points lc 3 pt 6 ps 1.5 title 'paper: key lookup'
   }
   unset multiplot
   set output
