@@ -55,24 +55,14 @@ typedef struct source {
   dataset_t *ds;         /* NULL: synth */
   workload_t wl;         /* synth */
   uint64_t n, nvalues;
-  uint64_t stride;       /* data sets: record r reads the set's record r * stride mod count */
+  workload_perm_t spread; /* data sets: record r < count reads the set's record spread(r) */
   uint32_t *vid;         /* [nvalues] */
   uint64_t nvids;
 } source_t;
 
-static uint64_t gcd(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* The data set's record behind record r (its key has the cycle appended past the count). */
 static uint64_t set_index(const source_t *s, uint64_t r) {
-  uint64_t c = dataset_count(s->ds);
-  return r < c ? (r * s->stride) % c : r;
+  return r < dataset_count(s->ds) ? workload_perm_apply(&s->spread, r) : r;
 }
 
 static size_t source_key(const source_t *s, uint64_t r, char *buf) {
@@ -150,10 +140,8 @@ static int source_open(source_t *s, int kind, uint64_t n) {
     fprintf(stderr, "bfh: ycsb: %s\n", err.msg);
     return BFH_E_IO;
   }
-  uint64_t c = dataset_count(s->ds);
-  s->stride = 1000003;
-  while (gcd(s->stride, c) != 1) s->stride += 2;
-  s->nvalues = c;
+  s->nvalues = dataset_count(s->ds);
+  workload_perm_init(&s->spread, s->nvalues, YCSB_SEED);
   return source_vids(s);
 }
 
