@@ -261,6 +261,12 @@ value_index_t *bfh_internal_index(bfh_db *db) {
 standalone_t *bfh_internal_standalone(bfh_db *db) {
   return db->standalone;
 }
+cuckoo_index_t *bfh_internal_cuckoo(bfh_db *db) {
+  return db->cuckoo;
+}
+terms_t *bfh_internal_terms(bfh_db *db) {
+  return db->terms;
+}
 index_sync_t *bfh_internal_sync(bfh_db *db) {
   return db->sync;
 }
