@@ -94,6 +94,10 @@ int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *i
    fault sweep of every repair step. The engines' repairs themselves use the real one. */
 int bfh_internal_repair_with_io(const char *path, const bfh_options *opt, struct env *io,
                                 bfh_repair_report *report);
+/* bfh_index_add with the stage's file accesses (api_repair_staged) going through io, as
+   bfh_internal_repair_with_io: the fault sweep of every step of an add. */
+int bfh_internal_index_add_with_io(const char *path, const bfh_options *opt,
+                                   const bfh_attribute *attr, struct env *io);
 /* Tests: fn(arg, step) runs before each step of a staged repair that changes the file system
    (repair_stage_set_step_hook), so that a test can stop the process there. */
 #include "lsm_hooks/engines/repair_stage.h"
