@@ -18,6 +18,7 @@ static const exp_driver_t DRIVERS[] = {
     {"beyond", exp_beyond, "beyond", 0},
     {"tradeoff", exp_tradeoff, "tradeoff,tradeoff_goals", 0},
     {"memory", exp_memory, "memory", 1},
+    {"attributes", exp_attributes, "attributes", 1},
 };
 #define NDRIVERS (sizeof DRIVERS / sizeof DRIVERS[0])
 

@@ -4,7 +4,7 @@
  * (attribute, term) lookup equals an in-memory oracle after the writes, after a reopen and
  * after more writes. Also: the whole value's entries keep their format (no ATTRIBUTES record)
  * for a database without attributes, and a whole-value search is refused where the index
- * holds none.
+ * holds none; after bfh_index_add the next open builds the index again for the new set.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -241,10 +241,43 @@ static void test_standalone_attrs_whole_value_format(void **state) {
   assert_false(file_exists(rec));
 }
 
+/* bfh_index_add on a database with a stand-alone index: the next open finds the index built
+   for two attributes (its ATTRIBUTES record), builds it again, and every lookup of all three
+   equals the oracle. */
+static void test_standalone_attrs_rebuilt_after_index_add(void **state) {
+  const char *dir = ((db_fixture_t *)*state)->dir;
+  bfh_options o;
+  attr_options(&o);
+  o.attribute_count = 2;
+  bfh_db *db = open_or_fail(dir, &o);
+  live_t *live = calloc(NKEYS, sizeof *live);
+  assert_non_null(live);
+  rng_t r;
+  rng_init(&r, 4701);
+  run_ops(db, &r, live, 3000);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  o.attributes = NULL;
+  o.attribute_count = 0;
+  bfh_index_report rep;
+  if (bfh_index_add(dir, &o, &attrs[2], NULL, NULL, &rep) != BFH_OK)
+    fail_msg("bfh_index_add: %s", bfh_last_error(NULL));
+  db = open_or_fail(dir, &o);
+  bfh_db_stats st;
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_int_equal(st.attributes, 3);
+  check_all(db, live);
+  run_ops(db, &r, live, 1000);
+  check_all(db, live);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  free(live);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_attrs_oracle, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_standalone_attrs_whole_value_format, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_attrs_rebuilt_after_index_add, setup,
                                       db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,9 +52,10 @@ static const char RUN_HELP[] =
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
     "stand-alone index, which is the own engine's only: another --engine runs without it),\n"
     "memory (index memory vs search time: the paper's layout, the lean layout, the Cuckoo\n"
-    "Index, the stand-alone index; run only when named), or all (then REPORT.md, the paper's\n"
-    "numbers and ours side by side, commit and command line included); report writes\n"
-    "REPORT.md alone from the CSVs already in --out.\n"
+    "Index, the stand-alone index; run only when named), attributes (ingest and index memory\n"
+    "with three JSON attributes against the whole value; run only when named), or all (then\n"
+    "REPORT.md, the paper's numbers and ours side by side, commit and command line\n"
+    "included); report writes REPORT.md alone from the CSVs already in --out.\n"
     "--costs authors (own engine) runs the paper's searches with the authors' implementation\n"
     "costs: table scans that format every entry as a text line and parse it back, leaf filters\n"
     "loaded whole from a file each and deserialised bit by bit, key lookups timed as the first\n"
@@ -79,8 +80,9 @@ static const cli_cmd_t COMMANDS[] = {
      "sizes of the database and its filters", NULL},
     {"tables", cmd_tables, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",
      "per live table: number, level, entries, bytes, key range, value filter fill and FPR", NULL},
-    {"index", cmd_index, CLI_DB | CLI_READ | CLI_JSON, 2, 2, "list DIR",
-     "the attributes DIR indexes (declared with --attr when it was created)", NULL},
+    {"index", cmd_index, CLI_DB | CLI_READ | CLI_JSON, 2, 3,
+     "list DIR | add DIR NAME=EXTRACTOR | drop DIR NAME",
+     "the attributes DIR indexes; add one (its items built into every table) or drop one", NULL},
     {"check", cmd_check, CLI_DB | CLI_JSON, 1, 1, "DIR",
      "verify every checksum; report damage by file and offset; exit 0 clean, 1 damaged, 2 error",
      NULL},
