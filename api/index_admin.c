@@ -180,7 +180,7 @@ static int drop_declaration(env_t *io, const char *path, const char *name, err_t
   int rc = stored_specs(io, path, &specs, &n, err);
   int i = rc == BFH_OK ? find_spec(specs, n, name) : -1;
   if (rc == BFH_OK && i < 0)
-    rc = err_set(err, BFH_NOT_FOUND, "%s declares no attribute %s", path, name);
+    rc = err_set(err, BFH_E_INVALID, "%s declares no attribute %s", path, name);
   /* None left would mean "the whole value", whose items the tables may not hold. */
   if (rc == BFH_OK && n == 1)
     rc = err_set(err, BFH_E_INVALID,

@@ -477,9 +477,9 @@ static inline int bfh_index_add(const char *path, const bfh_options *opt, const 
 /* Removes the attribute called name from the declarations of the closed database in path
    (BFH-ATTRS, replaced atomically). Its items stay in the tables' filters until they are
    rewritten (by compaction or bfh_repair): they only raise the false-positive rate. Every
-   engine that keeps BFH-ATTRS in the database's directory. BFH_NOT_FOUND for a name not
-   declared (a failure: nothing changed); BFH_E_INVALID for the last attribute (declare another first); BFH_E_BUSY when the
-   database is open. */
+   engine that keeps BFH-ATTRS in the database's directory. BFH_E_INVALID for a name not
+   declared, or for the last attribute (declare another first); BFH_E_BUSY when the database
+   is open; nothing changed after a failure. */
 BFH_API int bfh_index_drop(const char *path, const bfh_options *opt, const char *name);
 
 BFH_API void bfh_free(void *p);
