@@ -68,8 +68,7 @@ static size_t prefix_bytes(size_t val_len) {
   return 5 + (val_len <= STANDALONE_INLINE_MAX ? val_len : 8);
 }
 
-/* A list of byte strings, each stored as varint32(length) then the bytes (items_t, below),
-   and the strings of one: the prefixes of a value's entries. */
+/* One string of an items_t (borrowed from it): the prefix of one of a value's entries. */
 typedef struct slice {
   const uint8_t *p;
   size_t n;
@@ -81,6 +80,14 @@ static const uint8_t *items_next(const uint8_t **p, const uint8_t *end, size_t *
 /* Is spec the whole value, whose entries keep the untagged format? */
 static int spec_is_whole(const attr_spec_t *spec) {
   return spec->kind == ATTR_VALUE && !spec->is_int;
+}
+
+/* Adds the untagged prefix of the whole value val to out. BFH_OK or BFH_E_NOMEM. */
+static int add_whole(items_t *out, const void *val, size_t len) {
+  uint8_t *buf = malloc(prefix_bytes(len));
+  int rc = buf ? items_add(out, buf, encode_prefix(buf, val, len, NULL)) : BFH_E_NOMEM;
+  free(buf);
+  return rc;
 }
 
 typedef struct term_ctx {
@@ -110,12 +117,8 @@ static int add_term(void *arg, const void *term, size_t len) {
    index holds whole values, and a tagged one per term of every other attribute. */
 static int value_prefixes(const standalone_t *s, const void *val, size_t val_len, items_t *out,
                           err_t *err) {
-  if (s->whole) {
-    uint8_t *buf = malloc(prefix_bytes(val_len));
-    int rc = buf ? items_add(out, buf, encode_prefix(buf, val, val_len, NULL)) : BFH_E_NOMEM;
-    free(buf);
-    if (rc != BFH_OK) return err_set(err, BFH_E_NOMEM, "stand-alone index: out of memory");
-  }
+  if (s->whole && add_whole(out, val, val_len) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "stand-alone index: out of memory");
   for (size_t i = 0; i < terms_count(s->terms); i++) {
     const attr_spec_t *spec = terms_spec(s->terms, i);
     if (spec_is_whole(spec)) continue;
@@ -399,15 +402,8 @@ int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_
   items_t pre = {NULL, 0, 0}, f = {NULL, 0, 0};
   const attr_spec_t *spec = terms_spec(s->terms, attr);
   term_ctx_t c = {&pre, spec->name, BFH_OK};
-  int rc = BFH_OK;
-  if (spec_is_whole(spec)) {
-    uint8_t *buf = malloc(prefix_bytes(term_len));
-    rc = buf ? items_add(&pre, buf, encode_prefix(buf, term, term_len, NULL)) : BFH_E_NOMEM;
-    free(buf);
-  } else {
-    (void)add_term(&c, term, term_len);
-    rc = c.rc;
-  }
+  int rc =
+      spec_is_whole(spec) ? add_whole(&pre, term, term_len) : (add_term(&c, term, term_len), c.rc);
   if (rc != BFH_OK) rc = err_set(err, rc, "stand-alone search: out of memory");
   const uint8_t *p = pre.data, *end = pre.data + pre.n, *q;
   size_t len;
