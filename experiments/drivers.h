@@ -27,6 +27,9 @@ int exp_tradeoff(const exp_ctx_t *x);
 /* Beyond the paper: index memory against search time, the paper's layout, the lean layout,
    the Cuckoo Index and the stand-alone index (writes memory.csv; not run by `all`). */
 int exp_memory(const exp_ctx_t *x);
+/* Beyond the paper: declared attributes' cost at ingest and in memory, three JSON attributes
+   against the whole value (writes attributes.csv). */
+int exp_attributes(const exp_ctx_t *x);
 /* Beyond the paper: YCSB's core workloads recast for value search, on every engine, method
    and record source (writes ycsb.csv and ycsb_cdf.csv; not run by `all`). */
 int exp_ycsb(const exp_ctx_t *x);

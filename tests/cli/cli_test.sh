@@ -433,6 +433,31 @@ expect_status 0 "$bfh" load plain --synthetic 10
 expect_status 0 "$bfh" index list plain
 expect_in out "no attributes declared"
 
+check "index add builds a new attribute into every table and declares it; list shows it; drop removes one, never the last; a database without declarations keeps its whole values"
+expect_status 0 "$bfh" index add attrdb big=json:n:int
+expect_in out "declared big=json:n:int"
+[ -d attrdb/lost ] || die "index add kept no copy of the old database in attrdb/lost/"
+expect_status 0 "$bfh" index list attrdb
+expect_in out "big   json:n:int"
+expect_status 2 "$bfh" index add attrdb big=json:m
+expect_in err "big"
+expect_status 2 "$bfh" index add attrdb big
+expect_in err "NAME=EXTRACTOR"
+expect_status 2 "$bfh" index add attrdb
+expect_status 0 "$bfh" index drop attrdb big
+expect_status 0 "$bfh" index list attrdb
+if grep -q '^big' out; then die "index drop left big declared"; fi
+expect_status 2 "$bfh" index drop attrdb big
+expect_in err "declares no attribute big"
+for a in city tags; do expect_status 0 "$bfh" index drop attrdb "$a"; done
+expect_status 2 "$bfh" index drop attrdb n
+expect_in err "last attribute"
+expect_status 0 "$bfh" index add plain x=json:x
+expect_status 0 "$bfh" index list plain
+expect_in out "^value"
+expect_status 0 "$bfh" search plain Value3
+[ "$(cat out)" = Key3 ] || die "after index add, the whole-value search printed '$(cat out)'"
+
 if [ -n "$db_bench" ]; then
   check "db_bench --tmp on a directory that does not exist"
   expect_status 0 "$db_bench" --num 1000 --engines bfh --benchmarks fillseq --tmp "$work/no/such/dir"
@@ -587,6 +612,19 @@ expect_same synthetic_rows synthetic_after
 expect_same tradeoff_before "$work/res/tradeoff.csv"
 expect_same goals_before "$work/res/tradeoff_goals.csv"
 rm -rf "$work/res"
+check "run attributes: an ingest row for the whole value and one for three attributes, with the commit and both goals' figures"
+expect_status 0 "$bfh" run attributes --scale 20000 --no-plot --out "$work/attr" --work "$work/attr/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
+    split("commit n kind config attributes ingest_s ingest_cpu_s ingest_cpu_ratio index_bytes " \
+          "index_bytes_per_entry_attribute goal_met", need, " ")
+    for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
+    next }
+  { seen[$h["config"]] = $h["attributes"]
+    if ($h["n"] != 20000 || $h["kind"] != "ingest" || $h["commit"] == "" || $h["ingest_cpu_s"] <= 0 ||
+        $h["index_bytes_per_entry_attribute"] <= 0) { print "bad row " NR ": " $0; bad = 1 } }
+  END { if (seen["whole"] != 1 || seen["attrs3"] != 3 || NR != 3) { print "rows: " NR - 1; bad = 1 }
+    exit bad }' "$work/attr/attributes.csv" >attrcheck || { cat attrcheck >&2; die "attributes.csv"; }
+[ -z "$(ls -A "$work/attr/db" 2>/dev/null)" ] || die "run attributes left databases behind"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
   --out "$work/mem" --work "$work/mem/db"
