@@ -8,8 +8,9 @@
  * are run by SCAN, LEAVES, HIERARCHY, SLICED and AUTO, prepared and one-shot, and each must
  * report exactly the oracle's keys, each once: the live keys whose latest value satisfies
  * the predicate. STANDALONE and CUCKOO answer whole values only and must refuse a predicate.
- * The same runs on the own engine, stock LevelDB and stock RocksDB, each read-write and then
- * read-only on the same database. A bad expression or an unknown attribute is refused naming
+ * The same runs on the own engine (with tables of one block, and of many, which AUTO reads
+ * block by block), stock LevelDB and stock RocksDB, each read-write and then read-only on the
+ * same database. A bad expression or an unknown attribute is refused naming
  * its column.
  *
  * Fixed seed. BFH_MODEL_OPS=N sets the operations per engine (default MODEL_OPS, which keeps
@@ -40,6 +41,9 @@
 #define NN 16
 #define MAX_B 3 /* elements of b's array */
 #define RNG_SEED 0x71756572796d6f64ull
+#define BLOCK_BYTES (4 << 10)         /* the own engine's data blocks (lsm/db.h) */
+#define SMALL_TABLE_BYTES (4 << 10)   /* one block: many tables, for the leaves to prune */
+#define LARGE_TABLE_BYTES (256 << 10) /* many blocks: for AUTO's block path */
 
 static int setup_fixture(void **state) {
   return db_fixture_setup(state, "query_model_test");
@@ -284,11 +288,12 @@ static void check_pruning(bfh_db *db, const char *label) {
 
 /* ---- The workload --------------------------------------------------------------------- */
 
-static void options(bfh_options *o, bfh_engine engine) {
+static void options(bfh_options *o, bfh_engine engine, size_t table_bytes) {
   bfh_options_init(o);
   o->engine = engine;
-  o->memtable_bytes = 64 << 10;
-  o->table_bytes = 4 << 10;
+  /* Large tables are made from a memtable larger than one (check_blocks' flush). */
+  o->memtable_bytes = table_bytes > BLOCK_BYTES ? 1 << 20 : 64 << 10;
+  o->table_bytes = table_bytes;
   o->value_filter_bits = 8192;
   o->attributes = ATTRS;
   o->attribute_count = 3;
@@ -319,14 +324,50 @@ static void write_ops(bfh_db *db, model_t *m, rng_t *g, uint64_t ops, uint64_t *
   }
 }
 
-static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name) {
+/* AUTO reads a table of many blocks through its block filters or map: only the blocks where
+   the predicate may hold. 40 keys with a = 'A77' (a term no other value has) are written
+   after 12,000 values without terms (430 KB), so that they share the last block or two of a
+   table of many; a search for them reads those blocks only, and finds the 40, as SCAN does; an AND
+   with a term no value has reads no table at all (the filters' answers intersect to nothing). The
+   keys are deleted after. */
+static void check_blocks(bfh_db *db, const char *label) {
+  char key[32];
+  for (unsigned i = 0; i < 12040; i++) {
+    snprintf(key, sizeof key, i < 12000 ? "zy%05u" : "zz%05u", i);
+    const char *val = i < 12000 ? "filler without terms" : "{\"a\":\"A77\",\"n\":5}";
+    assert_int_equal(bfh_put(db, key, strlen(key), val, strlen(val)), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  bfh_search_stats st;
+  for (int m = 0; m < 2; m++) {
+    bfh_method method = m ? BFH_SEARCH_AUTO : BFH_SEARCH_SCAN;
+    assert_int_equal(bfh_query(db, "a = 'A77' AND n IN (5, 6)", method, 0, NULL, NULL, &st),
+                     BFH_OK);
+    if (st.results != 40)
+      fail_msg("%s: %llu keys by %s", label, (unsigned long long)st.results,
+               bfh_method_name(method));
+  }
+  if (st.blocks_read == 0 || st.blocks_read > 4)
+    fail_msg("%s: AUTO read %llu blocks of %llu tables", label, (unsigned long long)st.blocks_read,
+             (unsigned long long)st.tables_scanned);
+  assert_int_equal(bfh_query(db, "a = 'A77' AND n = 999", BFH_SEARCH_AUTO, 0, NULL, NULL, &st),
+                   BFH_OK);
+  assert_int_equal(st.tables_scanned, 0);
+  for (unsigned i = 0; i < 12040; i++) {
+    snprintf(key, sizeof key, i < 12000 ? "zy%05u" : "zz%05u", i);
+    assert_int_equal(bfh_delete(db, key, strlen(key)), BFH_OK);
+  }
+}
+
+/* The model on one engine, with tables of table_bytes: read-write, then read-only. */
+static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, size_t table_bytes) {
   char dir[4400], idx[4400], label[64];
   snprintf(dir, sizeof dir, "%s/%s", f->root, name);
   snprintf(idx, sizeof idx, "%s/%s-index", f->root, name);
   model_t *m = calloc(1, sizeof *m);
   assert_non_null(m);
   bfh_options o;
-  options(&o, engine);
+  options(&o, engine, table_bytes);
   assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
   rng_t g;
   rng_init(&g, RNG_SEED + (uint64_t)engine);
@@ -338,11 +379,12 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name) {
   }
   /* Stock LevelDB and RocksDB compact this small database into a few tables: the pruning is
      checked where there are many. */
-  if (engine == BFH_ENGINE_LSM) check_pruning(f->db, name);
+  if (engine == BFH_ENGINE_LSM && table_bytes <= BLOCK_BYTES) check_pruning(f->db, name);
+  if (engine == BFH_ENGINE_LSM && table_bytes > BLOCK_BYTES) check_blocks(f->db, name);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   /* Read-only on the same database, declaring the attributes again: the own engine's must
      be the stored ones, the stock engines' are kept in the index directory. */
-  options(&o, engine);
+  options(&o, engine, table_bytes);
   o.read_only = 1;
   o.index_dir = idx;
   assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
@@ -354,15 +396,19 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name) {
 }
 
 static void test_query_model_own_engine(void **state) {
-  run_engine(*state, BFH_ENGINE_LSM, "lsm");
+  run_engine(*state, BFH_ENGINE_LSM, "lsm", SMALL_TABLE_BYTES);
+}
+
+static void test_query_model_own_engine_large_tables(void **state) {
+  run_engine(*state, BFH_ENGINE_LSM, "lsm-large", LARGE_TABLE_BYTES);
 }
 
 static void test_query_model_leveldb(void **state) {
-  run_engine(*state, BFH_ENGINE_LEVELDB, "leveldb");
+  run_engine(*state, BFH_ENGINE_LEVELDB, "leveldb", SMALL_TABLE_BYTES);
 }
 
 static void test_query_model_rocksdb(void **state) {
-  run_engine(*state, BFH_ENGINE_ROCKSDB, "rocksdb");
+  run_engine(*state, BFH_ENGINE_ROCKSDB, "rocksdb", SMALL_TABLE_BYTES);
 }
 
 /* A bad expression or an unknown attribute is refused, naming the column; nothing is
@@ -370,7 +416,7 @@ static void test_query_model_rocksdb(void **state) {
 static void test_query_bad_expressions_refused(void **state) {
   db_fixture_t *f = *state;
   bfh_options o;
-  options(&o, BFH_ENGINE_LSM);
+  options(&o, BFH_ENGINE_LSM, SMALL_TABLE_BYTES);
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
   static const struct {
     const char *where, *says;
@@ -395,6 +441,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_query_bad_expressions_refused, setup_fixture,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_query_model_own_engine, setup_fixture,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_query_model_own_engine_large_tables, setup_fixture,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_query_model_leveldb, setup_fixture, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_query_model_rocksdb, setup_fixture, db_fixture_teardown),
