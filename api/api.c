@@ -202,7 +202,8 @@ static int open_with_io(const char *path, const bfh_options *opt_in, struct env 
             cuckoo_index_create(db->index ? value_index_params(db->index)->seed : opt.hash_seed)))
     rc = err_set(&err, BFH_E_NOMEM, "bfh_open: out of memory for the cuckoo index");
   if (rc == BFH_OK && opt.standalone_index)
-    rc = standalone_open(kind, path, &opt, io, db->sync, &db->engine, &db->standalone, &err);
+    rc = standalone_open(kind, path, &opt, db->terms, io, db->sync, &db->engine,
+                         &db->standalone, &err);
   else if (rc == BFH_OK)
     rc = kind->open(path, &opt, io, db->sync, &db->engine, &err);
   /* BFH-ATTRS before BFH-PARAMS, the mark of a database opened before: a creation stopped
@@ -259,6 +260,12 @@ value_index_t *bfh_internal_index(bfh_db *db) {
 }
 standalone_t *bfh_internal_standalone(bfh_db *db) {
   return db->standalone;
+}
+cuckoo_index_t *bfh_internal_cuckoo(bfh_db *db) {
+  return db->cuckoo;
+}
+terms_t *bfh_internal_terms(bfh_db *db) {
+  return db->terms;
 }
 index_sync_t *bfh_internal_sync(bfh_db *db) {
   return db->sync;

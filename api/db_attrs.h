@@ -6,8 +6,9 @@
  *   magic "BFHA" (4 bytes) | the list as attr_specs_encode writes it (query/attr.h: version u8,
  *   count varint32, each declaration's canonical text with its length, crc32c fixed32 masked
  *   over every byte of the list before it)
- * Written once, before the engine first opens the database (and before BFH-PARAMS, the mark
- * of a database opened before), via BFH-ATTRS.tmp + fsync + rename + fsync of the directory;
+ * Written before the engine first opens the database (and before BFH-PARAMS, the mark of a
+ * database opened before), and again by bfh_index_add and bfh_index_drop (api/index_admin.c),
+ * always via BFH-ATTRS.tmp + fsync + rename + fsync of the directory;
  * only when attributes are declared: a database without them has no BFH-ATTRS and is, byte for
  * byte, what it was before attributes existed. Read and written through an env_t (borrowed).
  */

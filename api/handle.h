@@ -17,6 +17,7 @@
 #include "index/value_index.h"
 #include "index/standalone.h"
 #include "query/terms.h"
+#include "util/env.h"
 #include "util/err.h"
 
 struct bfh_db {
@@ -76,5 +77,24 @@ uint32_t api_filter_hashes(const bfh_options *o);
    FILTER_BITS, api_filter_hashes, BFH_DEFAULT_HASH_SEED). A nonzero one that differs from
    the stored is left for db_params_check to refuse. */
 db_params_t api_params_want(const bfh_options *o, const db_params_t *stored);
+
+/* How a staged repair (api/repair.c) is asked to differ from bfh_repair's: bfh_index_add
+   (api/index_admin.c) rewrites every table with the items of other attributes, and writes
+   their declaration into the stage before it is swapped in. */
+typedef struct api_repair_with {
+  attr_spec_t *specs; /* the attributes whose items the tables get (the repair takes them
+                         over: it frees them and sets the field to NULL) */
+  size_t n;
+  /* Called with the stage's directory once the repaired database in it has been checked,
+     before the swap; an error leaves path as it was. NULL: none. */
+  int (*before_commit)(void *arg, env_t *io, const char *stage_dir, err_t *err);
+  void *arg;
+} api_repair_with_t;
+
+/* Steps 1 to 6 of the staged repair (api/repair.c) of the database in path, the engine
+   opt->engine's (it must have ENGINE_CAP_REPAIR); with NULL: bfh_repair's, without the
+   stand-alone index's rebuild. io: the stage's file layer (NULL: the real one). */
+int api_repair_staged(const char *path, const bfh_options *opt, env_t *io, api_repair_with_t *with,
+                      bfh_repair_report *rep, err_t *err);
 
 #endif

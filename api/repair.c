@@ -209,7 +209,7 @@ static int rebuild_standalone(const char *path, const bfh_options *opt, err_t *e
    tables it rebuilds: with the database's m, k and seed (BFH-PARAMS), or, where the file is
    missing or damaged, the caller's, which the file then records. */
 static int repair_with_params(const engine_kind_t *kind, const char *dir, const bfh_options *opt,
-                              bfh_repair_report *rep, err_t *err) {
+                              api_repair_with_t *with, bfh_repair_report *rep, err_t *err) {
   if (!(kind->caps & ENGINE_CAP_OWN) || !opt->value_filters)
     return kind->repair(dir, opt, rep, err);
   bfh_options o = *opt;
@@ -230,7 +230,12 @@ static int repair_with_params(const engine_kind_t *kind, const char *dir, const 
   attr_spec_t *specs = NULL;
   size_t nspecs = 0;
   terms_t *terms = NULL;
-  rc = db_attrs_read(env_default(), dir, &specs, &nspecs, err);
+  if (with) { /* the attributes the caller gives, not the stored ones */
+    specs = with->specs, nspecs = with->n, rc = BFH_OK;
+    with->specs = NULL, with->n = 0;
+  } else {
+    rc = db_attrs_read(env_default(), dir, &specs, &nspecs, err);
+  }
   if (rc == BFH_NOT_FOUND || (rc == BFH_OK && nspecs == 0)) {
     rc = kind->repair(dir, &o, rep, err);
   } else if (rc == BFH_OK) {
@@ -247,7 +252,8 @@ static int repair_with_params(const engine_kind_t *kind, const char *dir, const 
 
 /* Steps 2 to 6 of the header, under the engine's locks. */
 static int repair_staged(const engine_kind_t *kind, env_t *io, const char *path,
-                         const bfh_options *opt, bfh_repair_report *rep, err_t *err) {
+                         const bfh_options *opt, api_repair_with_t *with, bfh_repair_report *rep,
+                         err_t *err) {
   repair_stage_t *stage = NULL;
   int rc = repair_stage_create(io, path, &stage, err);
   if (rc != BFH_OK) return rc;
@@ -258,9 +264,10 @@ static int repair_staged(const engine_kind_t *kind, env_t *io, const char *path,
   if (!(kind->caps & ENGINE_CAP_OWN)) rc = census_read(kind, dir, &before, err);
   if (rc == BFH_OK && (kind->caps & ENGINE_CAP_CHECK) && !(kind->caps & ENGINE_CAP_OWN))
     rc = clean_tables(kind, dir, &before, err);
-  if (rc == BFH_OK) rc = repair_with_params(kind, dir, opt, rep, err);
+  if (rc == BFH_OK) rc = repair_with_params(kind, dir, opt, with, rep, err);
   if (rc == BFH_OK) rc = census_read(kind, dir, &after, err);
   if (rc == BFH_OK) rc = census_compare(kind, &before, &after, rep, err);
+  if (rc == BFH_OK && with && with->before_commit) rc = with->before_commit(with->arg, io, dir, err);
   census_release(&before);
   census_release(&after);
   if (rc != BFH_OK) {
@@ -274,6 +281,23 @@ static int repair_staged(const engine_kind_t *kind, env_t *io, const char *path,
   rep->before_repair = kept;
   if (rc != BFH_OK)
     err_prefix(err, "%s: repair built but not put in place, nothing changed: ", path);
+  return rc;
+}
+
+int api_repair_staged(const char *path, const bfh_options *opt, env_t *io,
+                      api_repair_with_t *with, bfh_repair_report *rep, err_t *err) {
+  const engine_kind_t *kind = engine_kind(opt->engine);
+  /* With 0s, a database that lost its BFH-PARAMS gets a new one's m, k and seed (stored ones
+     win). */
+  bfh_options ropt = *opt;
+  db_params_t p = api_params_want(opt, NULL);
+  ropt.value_filter_bits = p.m;
+  ropt.value_filter_hashes = p.k;
+  ropt.hash_seed = p.seed;
+  void *lock = NULL;
+  int rc = kind->repair_lock(path, &lock, err);
+  if (rc == BFH_OK) rc = repair_staged(kind, io, path, &ropt, with, rep, err);
+  kind->repair_unlock(lock);
   return rc;
 }
 
@@ -292,17 +316,7 @@ static int repair_with_io(const char *path, const bfh_options *opt_in, env_t *io
   if (!(kind->caps & ENGINE_CAP_REPAIR))
     return api_failf(NULL, BFH_E_UNSUPPORTED, "bfh_repair: the %s engine has no repair",
                      kind->name);
-  /* With 0s, a database that lost its BFH-PARAMS gets a new one's m, k and seed (stored ones
-     win). */
-  bfh_options ropt = opt;
-  db_params_t p = api_params_want(&opt, NULL);
-  ropt.value_filter_bits = p.m;
-  ropt.value_filter_hashes = p.k;
-  ropt.hash_seed = p.seed;
-  void *lock = NULL;
-  rc = kind->repair_lock(path, &lock, &err);
-  if (rc == BFH_OK) rc = repair_staged(kind, io, path, &ropt, &rep, &err);
-  kind->repair_unlock(lock);
+  rc = api_repair_staged(path, &opt, io, NULL, &rep, &err);
   if (rc == BFH_OK && (kind->caps & ENGINE_CAP_STANDALONE) && standalone_exists(path)) {
     /* The repaired database may hold writes the index lost, or have lost some it has. */
     rc = rebuild_standalone(path, &opt, &err);

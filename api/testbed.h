@@ -60,7 +60,9 @@
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "search/search.h"
+#include "index/cuckoo_index.h"
 #include "index/standalone.h"
+#include "query/terms.h"
 
 /* The lean layout with block filters and no maps (index_bits_per_value 3, block_maps 0), a
    setting the memory experiments compare (doc/search.md "The lean index"). */
@@ -69,6 +71,10 @@
 engine_t *bfh_internal_engine(bfh_db *db);         /* borrowed */
 value_index_t *bfh_internal_index(bfh_db *db);     /* borrowed; NULL with value filters off */
 standalone_t *bfh_internal_standalone(bfh_db *db); /* borrowed; NULL without one */
+cuckoo_index_t *bfh_internal_cuckoo(bfh_db *db);   /* borrowed; NULL without one */
+/* The handle's declared attributes (borrowed; NULL without): terms_hash_term gives the item
+   hash of one (attribute, term), as the filters and the Cuckoo Index hold it. */
+terms_t *bfh_internal_terms(bfh_db *db);
 /* The index's one writer (borrowed; NULL with value filters off): its loader at open
    (index_sync_loader_wait, index_sync_test_hold_loaders) and where each leaf came from. */
 index_sync_t *bfh_internal_sync(bfh_db *db);
@@ -88,6 +94,10 @@ int bfh_internal_open_io(const char *path, const bfh_options *opt, struct env *i
    fault sweep of every repair step. The engines' repairs themselves use the real one. */
 int bfh_internal_repair_with_io(const char *path, const bfh_options *opt, struct env *io,
                                 bfh_repair_report *report);
+/* bfh_index_add with the stage's file accesses (api_repair_staged) going through io, as
+   bfh_internal_repair_with_io: the fault sweep of every step of an add. */
+int bfh_internal_index_add_with_io(const char *path, const bfh_options *opt,
+                                   const bfh_attribute *attr, struct env *io);
 /* Tests: fn(arg, step) runs before each step of a staged repair that changes the file system
    (repair_stage_set_step_hook), so that a test can stop the process there. */
 #include "lsm_hooks/engines/repair_stage.h"

@@ -18,6 +18,10 @@ static const exp_driver_t DRIVERS[] = {
     {"beyond", exp_beyond, "beyond", 0},
     {"tradeoff", exp_tradeoff, "tradeoff,tradeoff_goals", 0},
     {"memory", exp_memory, "memory", 1},
+    {"attributes", exp_attributes, "attributes", 1},
+    {"ycsb", exp_ycsb, "ycsb,ycsb_cdf", 1},
+    {"shards", exp_shards, "shards", 1},
+    {"ranges", exp_ranges, "ranges", 1},
 };
 #define NDRIVERS (sizeof DRIVERS / sizeof DRIVERS[0])
 

@@ -27,6 +27,18 @@ int exp_tradeoff(const exp_ctx_t *x);
 /* Beyond the paper: index memory against search time, the paper's layout, the lean layout,
    the Cuckoo Index and the stand-alone index (writes memory.csv; not run by `all`). */
 int exp_memory(const exp_ctx_t *x);
+/* Beyond the paper: declared attributes' cost at ingest and in memory, three JSON attributes
+   against the whole value (writes attributes.csv). */
+int exp_attributes(const exp_ctx_t *x);
+/* Beyond the paper: YCSB's core workloads recast for value search, on every engine, method
+   and record source (writes ycsb.csv and ycsb_cdf.csv; not run by `all`). */
+int exp_ycsb(const exp_ctx_t *x);
+/* Beyond the paper: scale-out simulated, N shards and a coordinator's per-shard summaries
+   (writes shards.csv; not run by `all`). */
+int exp_shards(const exp_ctx_t *x);
+/* Beyond the paper: a table's range filters against Grafite's bound, the per-table range
+   filter and dyadic prefixes in a Bloom filter (writes ranges.csv; not run by `all`). */
+int exp_ranges(const exp_ctx_t *x);
 
 /* A row of the table: the driver's name (as `bfh run` takes it), its function, and the CSV
    files it writes in <out>, comma-separated names without ".csv". `bfh run NAME` runs the row

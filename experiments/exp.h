@@ -227,7 +227,8 @@ typedef struct exp_db_params {
      own (not shared by identity), so it is left out of the identity too. */
   int block_maps;
   /* Not NULL: the database is searched with the authors' costs (exp_authors_search, at most
-     EXP_AUTHORS_QUERIES queries, never cold; the target's db may be NULL). Borrowed. */
+     EXP_AUTHORS_QUERIES queries; cold: the database directory, their leaf files in it,
+     evicted before each query; the target's db may be NULL). Borrowed. */
   struct exp_authors *authors;
 } exp_db_params_t;
 
@@ -340,8 +341,9 @@ void exp_target_close(exp_target_t *t, exp_db_params_t *p);
    cold: at most EXP_COLD_QUERIES queries, each finding the database as an open leaves it with
    its files evicted from the page cache (exp_cache_evict), so the query reads from storage:
    the own engine is reopened once and each query runs in a forked child that evicts, other
-   engines are reopened before each query (r->resident_pct: mean share of the files' pages
-   still cached when the query started). Returns
+   engines are reopened before each query, the authors' costs (t->p->authors) only evict
+   (r->resident_pct: mean share of the files' pages still cached when the query started).
+   Returns
    BFH_OK or the first failing status (message printed); t->db is then closed or still valid. */
 int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, int present, int nq,
                        uint64_t seed, int cold, exp_search_result_t *r);
@@ -358,11 +360,18 @@ int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, 
    evicted from the page cache. On the own engine t is reopened when `first` (the first of a
    series of measurements) and fn runs in a child forked from it that evicts first, out_len
    (at most EXP_COLD_OUT_MAX) bytes of out copied back; other engines are closed, evicted and
-   reopened before every call. Adds the share of pages still cached to *resident,
+   reopened before every call; with t->p->authors the files are evicted and fn runs in the
+   process (the authors' costs open every file per query). Adds the share of pages still cached to *resident,
    sets *dropped as exp_cache_evict does. BFH_OK or the failing status (printed). */
 #define EXP_COLD_OUT_MAX 512
 int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *out,
                   size_t out_len, double *resident, int *dropped);
+
+/* Sorts the n times of t in place, ascending. */
+void exp_times_sort(double *t, size_t n);
+/* The q-quantile (0..1) of the n (> 0) sorted times of t, interpolated between the two nearest
+   ranks: the median, and the quartiles every driver writes next to it (`*_q1_s`, `*_q3_s`). */
+double exp_times_quantile(const double *t, size_t n, double q);
 
 /* The fixed seed of every query set. */
 #define EXP_QUERY_SEED 1234
@@ -435,7 +444,7 @@ double exp_cache_evict(const char *dir, int *dropped);
    cold_too every point is measured again with a cold cache (the "cache" cell tells which),
    after all the warm ones. With x->costs == EXP_COSTS_AUTHORS: SCAN, LEAVES and HIERARCHY
    (both placements) with the authors' costs, leaves loaded from files ("leaves-file",
-   "hierarchy-paper-file", ...), warm only. cells(csv, arg), if not NULL, fills the caller's
+   "hierarchy-paper-file", ...), warm, and cold with cold_too as bfh's. cells(csv, arg), if not NULL, fills the caller's
    extra cells of every row. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         const uint64_t *fixed, int cold_too,
@@ -497,5 +506,17 @@ uint64_t exp_paper_internal_nodes(uint64_t leaves, uint32_t d);
 /* Runs gnuplot -e "in='<out>/<name>.csv'; out='<out>/<name>'" <plots>/<name>.gp. A missing
    gnuplot or script is reported and skipped (returns 0); -1 if gnuplot failed. */
 int exp_plot(const exp_ctx_t *x, const char *name);
+/* 1 and the path of the script that draws <out>/<csv>.csv in script (cap bytes): <csv>.gp,
+   else, for a name <artifact>-<anything> (a kept CSV of another run, e.g. fig9-medium),
+   <artifact>.gp; 0 if neither is found. */
+int exp_plot_script_of(const exp_ctx_t *x, const char *csv, char *script, size_t cap);
+/* Draws every <out>/<name>.csv that has a script (exp_plot_script_of) into <out>/<name>.png
+   and .svg, saying each on stdout; nothing with x->no_plot. Returns how many failed. */
+int exp_plot_all(const exp_ctx_t *x);
+/* The names (without ".csv") of the regular files <dir>/<name>.csv, sorted, into *names
+   (*n of them); 0, or -1 if dir cannot be read or memory runs out. The caller frees them with
+   exp_plot_names_free. */
+int exp_plot_csv_names(const char *dir, char ***names, size_t *n);
+void exp_plot_names_free(char **names, size_t n); /* NULL allowed */
 
 #endif

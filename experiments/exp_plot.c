@@ -1,6 +1,7 @@
 /* Plotting a driver's CSV with its gnuplot script (exp.h). */
 #include "experiments/exp.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +47,12 @@ static int find_script(const exp_ctx_t *x, const char *name, char *out, size_t c
   return 0;
 }
 
-int exp_plot(const exp_ctx_t *x, const char *name) {
-  if (x->no_plot) return 0;
-  char script[1100];
-  if (!find_script(x, name, script, sizeof script)) {
-    fprintf(stderr, "bfh: plots/%s.gp not found (use --plots DIR); no plot\n", name);
-    return 0;
-  }
+/* Draws <out>/<name>.csv with the gnuplot script at script into <out>/<name>.png and .svg:
+   0, 1 if gnuplot is not installed (said), -1 if it failed (said). */
+static int plot_with(const exp_ctx_t *x, const char *script, const char *name) {
   if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
     fprintf(stderr, "bfh: gnuplot not installed; %s.csv not plotted\n", name);
-    return 0;
+    return 1;
   }
   /* gnuplot's chatter goes to a log, shown only if it fails. */
   char *log = path_fmt("%s/%s.gnuplot.log", x->out_dir, name);
@@ -72,4 +69,94 @@ int exp_plot(const exp_ctx_t *x, const char *name) {
   free(log);
   free(cmd);
   return rc != 0 ? -1 : 0;
+}
+
+int exp_plot(const exp_ctx_t *x, const char *name) {
+  if (x->no_plot) return 0;
+  char script[1100];
+  if (!find_script(x, name, script, sizeof script)) {
+    fprintf(stderr, "bfh: plots/%s.gp not found (use --plots DIR); no plot\n", name);
+    return 0;
+  }
+  return plot_with(x, script, name) < 0 ? -1 : 0;
+}
+
+int exp_plot_script_of(const exp_ctx_t *x, const char *csv, char *script, size_t cap) {
+  char name[256];
+  snprintf(name, sizeof name, "%s", csv);
+  if (find_script(x, name, script, cap)) return 1;
+  char *dash = strchr(name, '-');
+  if (!dash) return 0;
+  *dash = '\0';
+  return find_script(x, name, script, cap);
+}
+
+/* qsort's order of names. */
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int exp_plot_csv_names(const char *dir, char ***names, size_t *n) {
+  *names = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  size_t cap = 0;
+  int rc = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const size_t len = strlen(e->d_name);
+    if (len <= 4 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
+    char *path = path_fmt("%s/%s", dir, e->d_name);
+    struct stat st;
+    const int regular = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    free(path);
+    if (!regular) continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 16;
+      char **grown = realloc(*names, cap * sizeof *grown);
+      if (!grown) {
+        rc = -1;
+        break;
+      }
+      *names = grown;
+    }
+    if (!((*names)[*n] = strndup(e->d_name, len - 4))) {
+      rc = -1;
+      break;
+    }
+    (*n)++;
+  }
+  closedir(d);
+  if (rc != 0) {
+    exp_plot_names_free(*names, *n);
+    *names = NULL;
+    *n = 0;
+    return -1;
+  }
+  if (*n) qsort(*names, *n, sizeof **names, cmp_name);
+  return 0;
+}
+
+void exp_plot_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+int exp_plot_all(const exp_ctx_t *x) {
+  char **names;
+  size_t n;
+  if (exp_plot_csv_names(x->out_dir, &names, &n) != 0) {
+    fprintf(stderr, "bfh: cannot list the CSV files of %s\n", x->out_dir);
+    return 1;
+  }
+  int failed = 0;
+  for (size_t i = 0; i < n && !x->no_plot; i++) {
+    char script[1100];
+    if (!exp_plot_script_of(x, names[i], script, sizeof script)) continue; /* no plot of it */
+    const int rc = plot_with(x, script, names[i]);
+    if (rc < 0) failed++;
+    if (rc == 0) printf("plot     -> %s/%s.png\n", x->out_dir, names[i]);
+  }
+  exp_plot_names_free(names, n);
+  return failed;
 }

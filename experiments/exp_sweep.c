@@ -120,28 +120,31 @@ static int group_wanted(const exp_ctx_t *x, int li, size_t pi) {
   return 0;
 }
 
-/* exp_measure_methods with the authors' costs. */
-static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p,
-                                   const char *dir, const workload_t *w, int absent_too,
-                                   const uint64_t *fixed,
+/* exp_measure_methods with the authors' costs: warm points (warm), then cold ones (cold_too,
+   xc's queries). */
+static int measure_methods_authors(exp_csv_t *c, const exp_ctx_t *x, const exp_ctx_t *xc,
+                                   exp_db_params_t *p, const char *dir, const workload_t *w,
+                                   int absent_too, const uint64_t *fixed, int warm, int cold_too,
                                    void (*cells)(exp_csv_t *c, const void *arg), const void *arg) {
   int rc = 0;
   p->leaves_on_disk = BFH_LEAVES_ON_DISK_WHOLE; /* a file per leaf, read whole */
-  for (size_t pi = 0; pi < 2 && rc == 0; pi++) {
-    if (!group_wanted(x, SWEEP_NLEAVES, pi)) continue;
-    p->placement = SWEEP_PLACEMENTS[pi];
-    exp_target_t t = {NULL, p, dir};
-    if (exp_authors_target(p, dir, &p->authors) != BFH_OK) return -1;
-    for (size_t mi = 0; mi < SWEEP_NMETHODS && rc == 0; mi++) {
-      char buf[SERIES_CAP];
-      const char *series = series_name(mi, SWEEP_NLEAVES, pi, buf);
-      if (!series || !exp_sweep_series_wanted(x, series)) continue;
-      const int scan = SWEEP_METHODS[mi] == BFH_SEARCH_SCAN;
-      rc = measure_rows(c, x, &t, w, SWEEP_METHODS[mi], absent_too && !scan, fixed, 0, series,
-                        cells, arg);
+  for (int cold = warm ? 0 : 1; cold <= cold_too && rc == 0; cold++) {
+    for (size_t pi = 0; pi < 2 && rc == 0; pi++) {
+      if (!group_wanted(x, SWEEP_NLEAVES, pi)) continue;
+      p->placement = SWEEP_PLACEMENTS[pi];
+      exp_target_t t = {NULL, p, dir};
+      if (exp_authors_target(p, dir, &p->authors) != BFH_OK) return -1;
+      for (size_t mi = 0; mi < SWEEP_NMETHODS && rc == 0; mi++) {
+        char buf[SERIES_CAP];
+        const char *series = series_name(mi, SWEEP_NLEAVES, pi, buf);
+        if (!series || !exp_sweep_series_wanted(x, series)) continue;
+        const int scan = SWEEP_METHODS[mi] == BFH_SEARCH_SCAN;
+        rc = measure_rows(c, cold ? xc : x, &t, w, SWEEP_METHODS[mi], absent_too && !scan, fixed,
+                          cold, series, cells, arg);
+      }
+      exp_authors_close(p->authors);
+      p->authors = NULL;
     }
-    exp_authors_close(p->authors);
-    p->authors = NULL;
   }
   return rc;
 }
@@ -152,19 +155,21 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, in
   const int authors = x->costs == EXP_COSTS_AUTHORS;
   const int cache = exp_cache_wanted(x);
   const int warm = (cache & EXP_CACHE_WARM) != 0;
-  cold_too = cold_too && !authors && (cache & EXP_CACHE_COLD);
+  cold_too = cold_too && (cache & EXP_CACHE_COLD);
   if ((!warm && !cold_too) || (!group_wanted(x, -1, 0) && !group_wanted(x, -1, 1)))
     return 0; /* nothing of this sweep asked for: not even its database built */
   char dir[1200];
   if (exp_db_get(x, p, dir, sizeof dir, NULL) != BFH_OK) return -1;
   workload_t w;
   workload_init(&w, &p->wl);
-  if (authors) return measure_methods_authors(c, x, p, dir, &w, absent_too, fixed, cells, arg);
-  int rc = 0;
   /* Every warm point first: a cold point evicts the database, and a warm point measured after
      it would read its tables from storage. A cold point takes x->cold_queries queries. */
   exp_ctx_t xc = *x;
   if (x->cold_queries > 0 && x->cold_queries < xc.queries) xc.queries = x->cold_queries;
+  if (authors)
+    return measure_methods_authors(c, x, &xc, p, dir, &w, absent_too, fixed, warm, cold_too, cells,
+                                   arg);
+  int rc = 0;
   for (int cold = warm ? 0 : 1; cold <= cold_too && rc == 0; cold++) {
     for (size_t li = 0; li < SWEEP_NLEAVES && rc == 0; li++) {
       for (size_t pi = 0; pi < 2 && rc == 0; pi++) {

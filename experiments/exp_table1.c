@@ -9,7 +9,10 @@
  * evicted from the page cache and reopened before each scan and each of 21 gets.
  * With --costs authors: the scan is the authors' text dump of every table file
  * (experiments/exp_authors.h, at most EXP_AUTHORS_QUERIES scans) and each of 21 key lookups is
- * the first get after the database is reopened (the open untimed), as their code times it.
+ * the first get after the database is reopened (the open untimed), as their code times it;
+ * cold, the files are evicted before each scan, and each cold get is already the first after
+ * an open. Every time has its quartiles (`*_q1_s`, `*_q3_s`); wrong counts the scans whose
+ * keys are not the entries that hold the value.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +30,6 @@ static const struct {
              {50000000, 103, 27, 0.000088},
              {100000000, 210, 54, 0.000257},
              {500000000, 1141, 281, 0.000868}};
-
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Wall time of a get of the q-th random key of w (missing counts gets that found nothing). */
 static double timed_get(bfh_db *db, const workload_t *w, int q, int *missing) {
@@ -79,16 +77,25 @@ int exp_table1(const exp_ctx_t *x) {
                          "flush_s",
                          "queries",
                          "scan_lookup_s",
+                         "scan_lookup_q1_s",
+                         "scan_lookup_q3_s",
                          "scan_results",
                          "key_lookup_s",
+                         "key_lookup_q1_s",
+                         "key_lookup_q3_s",
                          "key_lookup_min_s",
                          "key_lookups",
                          "cold_cache",
                          "scan_lookup_cold_s",
+                         "scan_lookup_cold_q1_s",
+                         "scan_lookup_cold_q3_s",
                          "scan_cold_resident_pct",
                          "key_lookup_cold_s",
+                         "key_lookup_cold_q1_s",
+                         "key_lookup_cold_q3_s",
                          "key_lookups_cold",
                          "key_cold_resident_pct",
+                         "wrong",
                          "paper_insert_s",
                          "paper_scan_lookup_s",
                          "paper_key_lookup_s",
@@ -143,13 +150,15 @@ int exp_table1(const exp_ctx_t *x) {
       }
       t[q] = timed_get(tg.db, &w, q, &missing);
     }
+    /* Cold scans with the run's costs; a cold get (below) is the first after an open. */
+    if (rc == 0 && x->cold &&
+        exp_search_measure(&tg, &w, BFH_SEARCH_SCAN, 1, x->queries, EXP_QUERY_SEED, 1, &rc_cold) !=
+            BFH_OK)
+      rc = -1;
     exp_authors_close(p.authors);
     p.authors = NULL;
-    if (rc != 0) break;
-    if (x->cold && exp_search_measure(&tg, &w, BFH_SEARCH_SCAN, 1, x->queries, EXP_QUERY_SEED, 1,
-                                      &rc_cold) != BFH_OK) {
+    if (rc != 0) {
       if (tg.db) bfh_close(tg.db);
-      rc = -1;
       break;
     }
     for (int q = 0; x->cold && q < COLD_GETS && rc == 0; q++) {
@@ -170,14 +179,18 @@ int exp_table1(const exp_ctx_t *x) {
       break;
     }
     if (missing) fprintf(stderr, "bfh: table1: WARNING: %d gets found nothing\n", missing);
-    qsort(t, (size_t)gets, sizeof t[0], cmp_dbl);
+    exp_times_sort(t, (size_t)gets);
     if (x->cold) {
-      qsort(tc, COLD_GETS, sizeof tc[0], cmp_dbl);
+      exp_times_sort(tc, COLD_GETS);
       exp_csv_str(csv, "cold_cache",
                   cold_drops == COLD_GETS && rc_cold.drop_caches ? "cold+drop_caches" : "cold");
       exp_csv_dbl(csv, "scan_lookup_cold_s", rc_cold.time_s);
+      exp_csv_dbl(csv, "scan_lookup_cold_q1_s", rc_cold.time_q1_s);
+      exp_csv_dbl(csv, "scan_lookup_cold_q3_s", rc_cold.time_q3_s);
       exp_csv_dbl(csv, "scan_cold_resident_pct", rc_cold.resident_pct);
       exp_csv_dbl(csv, "key_lookup_cold_s", tc[COLD_GETS / 2]);
+      exp_csv_dbl(csv, "key_lookup_cold_q1_s", exp_times_quantile(tc, COLD_GETS, 0.25));
+      exp_csv_dbl(csv, "key_lookup_cold_q3_s", exp_times_quantile(tc, COLD_GETS, 0.75));
       exp_csv_u64(csv, "key_lookups_cold", COLD_GETS);
       exp_csv_dbl(csv, "key_cold_resident_pct", 100.0 * cold_resident / COLD_GETS);
     }
@@ -190,8 +203,13 @@ int exp_table1(const exp_ctx_t *x) {
     exp_csv_dbl(csv, "flush_s", b.flush_s);
     exp_csv_u64(csv, "queries", (uint64_t)r.queries);
     exp_csv_dbl(csv, "scan_lookup_s", r.time_s);
+    exp_csv_dbl(csv, "scan_lookup_q1_s", r.time_q1_s);
+    exp_csv_dbl(csv, "scan_lookup_q3_s", r.time_q3_s);
     exp_csv_dbl(csv, "scan_results", r.mean.results);
+    exp_csv_u64(csv, "wrong", (uint64_t)(r.wrong + (x->cold ? rc_cold.wrong : 0)));
     exp_csv_dbl(csv, "key_lookup_s", t[gets / 2]);
+    exp_csv_dbl(csv, "key_lookup_q1_s", exp_times_quantile(t, (size_t)gets, 0.25));
+    exp_csv_dbl(csv, "key_lookup_q3_s", exp_times_quantile(t, (size_t)gets, 0.75));
     exp_csv_dbl(csv, "key_lookup_min_s", t[0]);
     exp_csv_u64(csv, "key_lookups", (uint64_t)gets);
     for (size_t j = 0; j < sizeof PAPER / sizeof PAPER[0]; j++)

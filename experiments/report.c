@@ -271,6 +271,27 @@ static void engines_of(const report_t *rp, char *out, size_t cap) {
   if (!out[0]) snprintf(out, cap, "unknown");
 }
 
+/* A section for each CSV of the directory that no driver writes under its name (a kept CSV
+   of another run, e.g. fig9-medium.csv), with its plot and commit. */
+static void others(report_t *rp) {
+  char **names;
+  size_t n;
+  if (exp_plot_csv_names(rp->dir, &names, &n) != 0) {
+    say(rp, "\n(the CSV files of this directory could not be listed)\n");
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (exp_driver_find(names[i])) continue; /* a section of its own above */
+    char title[300];
+    snprintf(title, sizeof title, "Also in this directory: %s.csv", names[i]);
+    if (section(rp, names[i], title) == 0) {
+      const char *dash = strchr(names[i], '-');
+      if (dash) say(rp, "Drawn with plots/%.*s.gp.\n", (int)(dash - names[i]), names[i]);
+    }
+  }
+  exp_plot_names_free(names, n);
+}
+
 static void body(report_t *rp, const exp_report_run_t *run) {
   char scale[32];
   scale_of(rp, scale, sizeof scale);
@@ -283,6 +304,8 @@ static void body(report_t *rp, const exp_report_run_t *run) {
   say(rp, "- Command: `%s`\n", run->cmdline ? run->cmdline : "(unknown)");
   if (run->elapsed_s >= 0)
     say(rp, "- Run time: %.1f s, %d experiment(s) failed\n", run->elapsed_s, run->failures);
+  else if (run->failures)
+    say(rp, "- %d plot(s) failed (gnuplot's output: <name>.gnuplot.log)\n", run->failures);
   say(rp, "- Scale: %s\n", scale);
   say(rp, "- Engine: %s (`--engine`; each CSV's engine column)\n\n", rp->engines);
   say(rp,
@@ -392,7 +415,8 @@ static void body(report_t *rp, const exp_report_run_t *run) {
     say(rp,
         "Not in the paper. bare = value filters off (SCAN), bfh = value "
         "filters,\nblock filters and memtable index (HIERARCHY, SLICED, AUTO), standalone "
-        "= a second\nstore keyed by value||key (LevelDB++'s stand-alone index; the own engine's only:\nleft out on another engine). Ingest = "
+        "= a second\nstore keyed by value||key (LevelDB++'s stand-alone index; the own engine's "
+        "only:\nleft out on another engine). Ingest = "
         "puts + final\nflush (median of reps builds), overhead over bare; write_amp = "
         "bytes written (both\nstores) / bytes put; index_mem = bfh_stats value-index "
         "memory (bfh only); rss_over_bare\n= measured RssAnon of a process that opened "
@@ -426,6 +450,7 @@ static void body(report_t *rp, const exp_report_run_t *run) {
           "rss_index=rss_index_per_entry ingest_overhead present_time_s absent_time_s "
           "tables=present_tables_read blocks=present_blocks_read wrong");
   }
+  others(rp);
 }
 
 int exp_report_write(const exp_ctx_t *x, const exp_report_run_t *run) {

@@ -1,7 +1,9 @@
 /* REPORT.md: for every paper artifact, the paper's numbers and ours side by side, read back
  * from the CSVs `bfh run` wrote into the results directory, with the plot linked; artifacts
- * without a CSV are listed as not run. `bfh run all` writes it at its end, `bfh run report`
- * alone (from the CSVs already there).
+ * without a CSV are listed as not run, and every other CSV of the directory (a kept CSV of
+ * another run, fig9-medium.csv) gets a section with its plot. `bfh run all` writes it at its
+ * end; `bfh run report` draws every plot (exp_plot_all) and writes it from the CSVs already
+ * there.
  */
 #ifndef BFH_EXPERIMENTS_REPORT_H
 #define BFH_EXPERIMENTS_REPORT_H

@@ -480,6 +480,43 @@ static inline int bfh_repair(const char *path, const bfh_options *opt, bfh_repai
   return bfh_repair_sized(path, opt, report, sizeof(bfh_repair_report));
 }
 
+/* Progress of a long call: done of total steps so far (total > 0; done == total at the end).
+   Called on the caller's thread. */
+typedef void (*bfh_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+/* What bfh_index_add did. */
+typedef struct bfh_index_report {
+  uint64_t tables_out;    /* table files the database now has, every one with the new items */
+  uint64_t keys_out;      /* live keys in them */
+  uint64_t before_change; /* N: the directory as it was is kept in <path>/lost/before-repair-N
+                             (0 if it is not) */
+} bfh_index_report;
+/* Declares the attribute attr in the closed database in path and builds its items into the
+   filters of every table (doc/query.md "Adding and dropping attributes"): the tables are
+   rewritten, as bfh_repair rewrites them, with the items of the stored attributes and attr's,
+   beside the database, and put in place in one step together with the new declarations
+   (BFH-ATTRS), so that no moment exists, crash included, where the declarations name an
+   attribute a table's filters lack; after a failure or a crash the database is as it was. A
+   database without declarations gets `value=value` declared too, so that its whole values
+   stay indexed. A stand-alone index is built again at its next open. progress (may be NULL)
+   is called with the steps done. The own engine only (BFH_E_UNSUPPORTED for the others);
+   BFH_E_INVALID for a bad declaration or a name declared already; BFH_E_BUSY when the
+   database is open; the message in bfh_last_error(NULL). */
+BFH_API int bfh_index_add_sized(const char *path, const bfh_options *opt, const bfh_attribute *attr,
+                                bfh_progress_fn progress, void *arg, bfh_index_report *report,
+                                size_t report_size);
+static inline int bfh_index_add(const char *path, const bfh_options *opt, const bfh_attribute *attr,
+                                bfh_progress_fn progress, void *arg, bfh_index_report *report) {
+  return bfh_index_add_sized(path, opt, attr, progress, arg, report, sizeof(bfh_index_report));
+}
+/* Removes the attribute called name from the declarations of the closed database in path
+   (BFH-ATTRS, replaced atomically). Its items stay in the tables' filters until they are
+   rewritten (by compaction or bfh_repair): they only raise the false-positive rate. Every
+   engine that keeps BFH-ATTRS in the database's directory. BFH_E_INVALID for a name not
+   declared, or for the last attribute (declare another first); BFH_E_BUSY when the database
+   is open; nothing changed after a failure. */
+BFH_API int bfh_index_drop(const char *path, const bfh_options *opt, const char *name);
+
 BFH_API void bfh_free(void *p);
 BFH_API const char *bfh_strerror(int status);
 /* Message for the last failed call on this handle (NULL: bfh_open, bfh_repair and other
@@ -522,7 +559,7 @@ typedef struct bfh_iter bfh_iter; /* opaque */
    read-only handle (bfh_options.read_only) works on a live database that its owner keeps
    writing: it reads the whole version at the call (every table and log, into memory as big as its live
    entries), starting over when the owner deletes a file under it (BFH_E_BUSY after
-   ENGINE_LEVELDB_RO_ATTEMPTS tries), so that the files may go afterwards.
+   16 tries), so that the files may go afterwards.
    BFH_E_UNSUPPORTED for an engine without BFH_ENGINE_CAN_ITERATE; BFH_E_NOMEM, BFH_E_IO,
    BFH_E_CORRUPT, BFH_E_BUSY with a message in bfh_last_error(db). */
 BFH_API int bfh_iter_create(bfh_db *db, bfh_iter **it);

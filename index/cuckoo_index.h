@@ -4,8 +4,13 @@
  * One bucketized cuckoo table for the whole database: 4 slots per bucket, each slot a 16-bit
  * fingerprint and a 32-bit reference to the set of tables holding the values with that
  * fingerprint in that bucket pair. A reference with its top bit set names one table inline
- * (the common case for unique values); else it indexes a sorted array of table ids. A value's
- * key is the top 32 bits of its one search hash (bfh_value_hash): fingerprint = the key's
+ * (the common case for unique values); else it indexes a sorted array of table ids. An item's
+ * key is the top 32 bits of its hash: a table's items are those filters/value_terms.h gives
+ * for its values (without declared attributes one per value, bfh_value_hash; with them one
+ * per (attribute, term), query/terms.h), so one index answers every attribute, and a planner
+ * looks up one (attribute, term) by cuckoo_index_lookup(ci, cuckoo_index_key(
+ * terms_hash_term(...)), ...) under cuckoo_index_seed (tests/api/cuckoo_attrs_test.c checks
+ * that it names every table holding the term). Fingerprint = the key's
  * low 16 bits (0 taken as 1), first bucket = a mix of the key reduced to the bucket count,
  * second bucket = (H(fingerprint) - first) mod buckets (an involution for any bucket count,
  * so an entry moves between its two buckets knowing only its fingerprint).
@@ -77,7 +82,7 @@ int cuckoo_index_remove_table(cuckoo_index_t *ci, uint64_t number);
    the live version. Returns how many went. */
 size_t cuckoo_index_retain(cuckoo_index_t *ci, const uint64_t *live, size_t n);
 int cuckoo_index_contains(const cuckoo_index_t *ci, uint64_t number);
-/* Appends to out the numbers of the tables that may hold a value with key `key` (every table
+/* Appends to out the numbers of the tables that may hold an item with key `key` (every table
    that does, and false positives from fingerprint collisions); *slots_checked (may be NULL)
    gets the slots compared. BFH_OK or BFH_E_NOMEM. */
 int cuckoo_index_lookup(const cuckoo_index_t *ci, uint32_t key, u64vec_t *out,

@@ -51,13 +51,10 @@
 #include "index/value_index.h"
 #include "util/err.h"
 /* The engines' one door to the index (engine.h: an engine includes nothing else of index/).
-   Besides the reports below, an engine uses three pieces of the index, brought in here:
-   the value-to-block map builder and the value index's parameters (value_block_map.h,
-   value_index.h: what read_leaf hands over), the sidecar cache's directory name and a
-   table's stamp (leaf_cache.h: index_source_t.cache_dir and table_stamp), and the persisted
-   index an engine binds to its tables at open (persisted_index.h). */
-#include "index/leaf_cache.h"
-#include "index/persisted_index.h"
+   Besides the reports below, an engine uses the value-to-block map builder and the value
+   index's parameters (value_block_map.h, value_index.h: what read_leaf hands over); the filter
+   cache, the stamps and the persisted index it reaches through the functions of "The
+   persisted index and stamps" below, never through leaf_cache.h or persisted_index.h. */
 
 typedef struct index_sync index_sync_t;
 
@@ -273,5 +270,63 @@ index_leaf_source_t index_sync_leaf_source(index_sync_t *s, uint64_t number);
    read_leaf's error otherwise. Takes no lock of s. */
 int index_sync_read_filter(index_sync_t *s, uint64_t number, value_filter_t **filter, err_t *err);
 void index_sync_get_stats(index_sync_t *s, index_sync_stats_t *st);
+
+/* ---- The persisted index and stamps (index_sync_persist.c) --------------------------------
+   What an engine needs of leaf_cache.h and persisted_index.h, without their types. */
+
+/* The filter cache's directory name under a database's or an index directory
+   (leaf_cache.h's LEAF_CACHE_DIR). */
+#define INDEX_SYNC_CACHE_DIR "bfh-filters"
+
+/* A BFH-INDEX being bound to the live tables at open (persisted_index.h; opaque here). */
+typedef struct persisted_index index_persisted_t;
+
+/* A table as BFH-INDEX is written with it: its number, size, stamp and serialized map head
+   (borrowed). */
+typedef struct index_persisted_table {
+  uint64_t number, size, stamp;
+  const uint8_t *head;
+  size_t head_len;
+} index_persisted_table_t;
+
+/* Whether s's layout keeps a persisted index (lean with block maps, leaves in memory). */
+int index_sync_persists(const index_sync_t *s);
+/* Opens <dir>/BFH-INDEX for s's value index into *x (new, the caller's until attached): the
+   own engine's kind (cached 0), or the kind whose maps come from s's filter cache (cached 1:
+   the read-only LevelDB engine; the cache files are s's source's). A damaged file is counted
+   (block filters damaged). BFH_OK, BFH_NOT_FOUND (no file), or why it is not used. */
+int index_sync_persisted_open(index_sync_t *s, env_t *io, const char *dir, int cached,
+                              index_persisted_t **x);
+/* Binds table `number` when x has it with this size and stamp: 1 bound, 0 not. */
+int index_sync_persisted_bind(index_persisted_t *x, uint64_t number, uint64_t size,
+                              uint64_t stamp);
+/* How many tables x binds. */
+size_t index_sync_persisted_bound(const index_persisted_t *x);
+void index_sync_persisted_destroy(index_persisted_t *x); /* NULL allowed */
+/* Attaches x to s's value index, which owns it from there; NULL detaches (and frees) the one
+   attached. */
+void index_sync_persisted_attach(index_sync_t *s, index_persisted_t *x);
+/* How many damaged chunks and map heads searches met in the attached file. */
+uint64_t index_sync_persisted_damaged(index_sync_t *s);
+/* Writes <dir>/BFH-INDEX (of the kind as index_sync_persisted_open's `cached`) for the tables
+   t[0, n) that have a leaf in s's value index. BFH_OK or why not (the old file is then left). */
+int index_sync_persisted_write(index_sync_t *s, env_t *io, const char *dir, int cached,
+                               const index_persisted_table_t *t, size_t n, err_t *err);
+/* The map head of table `number`'s cache file in s's filter cache, bound by (size, stamp):
+   *head new (malloc'd, the caller frees it). BFH_NOT_FOUND, BFH_E_CORRUPT, BFH_E_IO. */
+int index_sync_cached_map_head(index_sync_t *s, uint64_t number, uint64_t size, uint64_t stamp,
+                               uint8_t **head, size_t *len, err_t *err);
+/* The own engine's table stamp of the file at path, or of f already open (borrowed; path names
+   it): persisted_index.h's. */
+int index_sync_table_stamp(env_t *io, const char *path, uint64_t *stamp, err_t *err);
+int index_sync_rfile_stamp(env_rfile_t *f, const char *path, uint64_t *stamp, err_t *err);
+/* A stock table's stamp from its file's stat st and its footer at now_ns (leaf_cache_stamp;
+   0: too fresh to stamp). */
+uint64_t index_sync_stamp(const env_file_stamp_t *st, const uint8_t *footer, size_t footer_len,
+                          int64_t now_ns);
+/* Checks the cache file at path against table (number, size, tag) and parameters (m, k,
+   seed): leaf_cache_check's BFH_OK, or BFH_E_CORRUPT naming what is wrong. */
+int index_sync_cache_check(env_t *io, const char *path, uint64_t number, uint64_t size,
+                           uint64_t tag, uint64_t m, uint32_t k, uint64_t seed, err_t *err);
 
 #endif

@@ -12,12 +12,15 @@
 #include "filters/hash.h"
 #include "lsm/db.h"
 #include "lsm_hooks/engines/engine.h"
+#include "query/terms.h"
 #include "util/coding.h"
 #include "util/env.h"
 
 #define CLEAN_MARKER "CLOSED-CLEANLY" /* in the index directory while nothing is open */
 #define KEY_STRIPE_SEED 0x73747269706573ull
 #define VALUE_HASH_SEED 0x7361696478ull
+#define ATTRS_RECORD "ATTRIBUTES"  /* in the index directory: the attributes it holds */
+#define WHOLE_VALUE_LINE "value\n" /* the record's line for the whole value's entries */
 
 /* A list of byte strings, each stored as varint32(length) then the bytes: the keys a search
    finds, and the (key, value) pairs the open replays from the database's logs. */
@@ -27,9 +30,11 @@ typedef struct items {
 } items_t;
 
 struct standalone {
-  engine_t *engine; /* the database's (borrowed) */
-  lsm_db_t *index;  /* bfh-standalone/ */
-  char *dir;        /* path of bfh-standalone/ */
+  engine_t *engine;     /* the database's (borrowed) */
+  const terms_t *terms; /* the database's attributes (borrowed); NULL: the whole value */
+  int whole;            /* the index holds whole-value entries (the untagged format) */
+  lsm_db_t *index;      /* bfh-standalone/ */
+  char *dir;            /* path of bfh-standalone/ */
   env_t *io;
   pthread_mutex_t stripes[STANDALONE_STRIPES];
   void (*step_hook)(void *arg, int step);
@@ -63,35 +68,145 @@ static size_t prefix_bytes(size_t val_len) {
   return 5 + (val_len <= STANDALONE_INLINE_MAX ? val_len : 8);
 }
 
-/* The index key of (k, v), malloc'd; NULL on no memory. */
-static uint8_t *index_key(const void *key, size_t key_len, const void *val, size_t val_len,
-                          size_t *len) {
-  uint8_t *buf = malloc(prefix_bytes(val_len) + key_len);
-  if (!buf) return NULL;
-  size_t n = encode_prefix(buf, val, val_len, NULL);
-  memcpy(buf + n, key, key_len);
-  *len = n + key_len;
-  return buf;
+/* One string of an items_t (borrowed from it): the prefix of one of a value's entries. */
+typedef struct slice {
+  const uint8_t *p;
+  size_t n;
+} slice_t;
+
+static int items_add(items_t *l, const void *bytes, size_t len);
+static const uint8_t *items_next(const uint8_t **p, const uint8_t *end, size_t *len);
+
+/* Is spec the whole value, whose entries keep the untagged format? */
+static int spec_is_whole(const attr_spec_t *spec) {
+  return spec->kind == ATTR_VALUE && !spec->is_int;
 }
 
-static int index_put(standalone_t *s, const void *key, size_t key_len, const void *val,
-                     size_t val_len, err_t *err) {
-  size_t n;
-  uint8_t *ik = index_key(key, key_len, val, val_len, &n);
-  if (!ik) return err_set(err, BFH_E_NOMEM, "stand-alone index: out of memory");
-  int rc = lsm_put(s->index, ik, n, "", 0, err);
-  free(ik);
-  if (rc == BFH_OK) atomic_fetch_add_explicit(&s->entries_put, 1, memory_order_relaxed);
+/* Adds the untagged prefix of the whole value val to out. BFH_OK or BFH_E_NOMEM. */
+static int add_whole(items_t *out, const void *val, size_t len) {
+  uint8_t *buf = malloc(prefix_bytes(len));
+  int rc = buf ? items_add(out, buf, encode_prefix(buf, val, len, NULL)) : BFH_E_NOMEM;
+  free(buf);
   return rc;
 }
 
-static int index_delete(standalone_t *s, const void *key, size_t key_len, const void *val,
-                        size_t val_len, err_t *err) {
-  size_t n;
-  uint8_t *ik = index_key(key, key_len, val, val_len, &n);
+typedef struct term_ctx {
+  items_t *out;
+  const char *name;
+  int rc;
+} term_ctx_t;
+
+/* attr_term_fn: adds the tagged prefix of one term to ctx->out. */
+static int add_term(void *arg, const void *term, size_t len) {
+  term_ctx_t *c = arg;
+  size_t name_len = strlen(c->name);
+  uint8_t *buf = malloc(2 + 5 + name_len + prefix_bytes(len));
+  if (!buf) return c->rc = BFH_E_NOMEM, 1;
+  buf[0] = STANDALONE_TAG_0;
+  buf[1] = STANDALONE_TAG_1;
+  uint8_t *p = encode_varint32(buf + 2, (uint32_t)name_len);
+  memcpy(p, c->name, name_len);
+  p += name_len;
+  p += encode_prefix(p, term, len, NULL);
+  if (items_add(c->out, buf, (size_t)(p - buf)) != BFH_OK) c->rc = BFH_E_NOMEM;
+  free(buf);
+  return c->rc != BFH_OK;
+}
+
+/* Appends to out the prefixes of val's entries: the untagged one of the whole value if the
+   index holds whole values, and a tagged one per term of every other attribute. */
+static int value_prefixes(const standalone_t *s, const void *val, size_t val_len, items_t *out,
+                          err_t *err) {
+  if (s->whole && add_whole(out, val, val_len) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "stand-alone index: out of memory");
+  for (size_t i = 0; i < terms_count(s->terms); i++) {
+    const attr_spec_t *spec = terms_spec(s->terms, i);
+    if (spec_is_whole(spec)) continue;
+    term_ctx_t c = {out, spec->name, BFH_OK};
+    int n = terms_extract((void *)s->terms, (int)i, val, val_len, add_term, &c);
+    if (c.rc != BFH_OK || n < 0)
+      return err_set(err, c.rc != BFH_OK ? c.rc : n,
+                     "stand-alone index: extracting attribute %s: %s", spec->name,
+                     c.rc != BFH_OK ? "out of memory" : bfh_strerror(n));
+  }
+  return BFH_OK;
+}
+
+static int slice_cmp(const void *a, const void *b) {
+  const slice_t *x = a, *y = b;
+  size_t n = x->n < y->n ? x->n : y->n;
+  int c = n ? memcmp(x->p, y->p, n) : 0;
+  return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* The distinct prefixes of val's entries, sorted, into *out (malloc'd, pointing into *buf,
+   which the caller frees with it); val NULL: none. */
+static int value_slices(const standalone_t *s, const void *val, size_t val_len, items_t *buf,
+                        slice_t **out, size_t *n, err_t *err) {
+  *out = NULL;
+  *n = 0;
+  if (!val) return BFH_OK;
+  int rc = value_prefixes(s, val, val_len, buf, err);
+  size_t cap = 0;
+  const uint8_t *p = buf->data, *end = buf->data + buf->n, *q;
+  size_t len;
+  for (; rc == BFH_OK && (q = items_next(&p, end, &len)); (*n)++) {
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 8;
+      slice_t *g = realloc(*out, cap * sizeof *g);
+      if (!g) return err_set(err, BFH_E_NOMEM, "stand-alone index: out of memory");
+      *out = g;
+    }
+    (*out)[*n] = (slice_t){q, len};
+  }
+  if (rc != BFH_OK) return rc;
+  if (*n > 1) qsort(*out, *n, sizeof **out, slice_cmp);
+  size_t u = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (u == 0 || slice_cmp(&(*out)[u - 1], &(*out)[i]) != 0) (*out)[u++] = (*out)[i];
+  *n = u;
+  return BFH_OK;
+}
+
+/* Puts (put = 1) or deletes the entry prefix || key. */
+static int index_entry(standalone_t *s, const slice_t *prefix, const void *key, size_t key_len,
+                       int put, err_t *err) {
+  uint8_t *ik = malloc(prefix->n + key_len + 1);
   if (!ik) return err_set(err, BFH_E_NOMEM, "stand-alone index: out of memory");
-  int rc = lsm_delete(s->index, ik, n, err);
+  memcpy(ik, prefix->p, prefix->n);
+  memcpy(ik + prefix->n, key, key_len);
+  size_t n = prefix->n + key_len;
+  int rc = put ? lsm_put(s->index, ik, n, "", 0, err) : lsm_delete(s->index, ik, n, err);
   free(ik);
+  if (rc == BFH_OK && put) atomic_fetch_add_explicit(&s->entries_put, 1, memory_order_relaxed);
+  return rc;
+}
+
+/* Puts (put = 1) or deletes the entries of key for each of a[0, na) not in b[0, nb) (both
+   sorted and distinct). */
+static int index_diff(standalone_t *s, const void *key, size_t key_len, const slice_t *a, size_t na,
+                      const slice_t *b, size_t nb, int put, err_t *err) {
+  size_t j = 0;
+  for (size_t i = 0; i < na; i++) {
+    int c = 1;
+    while (j < nb && (c = slice_cmp(&b[j], &a[i])) < 0) j++;
+    if (j < nb && c == 0) continue;
+    int rc = index_entry(s, &a[i], key, key_len, put, err);
+    if (rc != BFH_OK) return rc;
+  }
+  return BFH_OK;
+}
+
+/* Puts every entry of (key, val). */
+static int index_put(standalone_t *s, const void *key, size_t key_len, const void *val,
+                     size_t val_len, err_t *err) {
+  items_t buf = {NULL, 0, 0};
+  slice_t *v;
+  size_t nv;
+  int rc = value_slices(s, val, val_len, &buf, &v, &nv, err);
+  if (rc == BFH_OK) rc = index_diff(s, key, key_len, v, nv, NULL, 0, 1, err);
+  free(v);
+  free(buf.data);
   return rc;
 }
 
@@ -120,46 +235,71 @@ static int read_old(standalone_t *s, const void *key, size_t key_len, void **old
   return rc;
 }
 
-int standalone_put(standalone_t *s, const void *key, size_t key_len, const void *val,
-                   size_t val_len, err_t *err) {
+/* The entries of a write of key from old (NULL: none) to val (NULL: a delete): first those
+   of val are put, then the database's write (store), then those of old that val lacks go. */
+static int write_entries(standalone_t *s, const void *key, size_t key_len, const void *old,
+                         size_t old_len, const void *val, size_t val_len,
+                         int (*store)(standalone_t *s, const void *key, size_t key_len,
+                                      const void *val, size_t val_len, err_t *err),
+                         err_t *err) {
+  items_t ob = {NULL, 0, 0}, vb = {NULL, 0, 0};
+  slice_t *o = NULL, *v = NULL;
+  size_t no = 0, nv = 0;
+  int rc = value_slices(s, old, old_len, &ob, &o, &no, err);
+  if (rc == BFH_OK) rc = value_slices(s, val, val_len, &vb, &v, &nv, err);
+  /* Every entry of val, those old has too: a put heals an entry a machine crash lost. */
+  if (rc == BFH_OK) rc = index_diff(s, key, key_len, v, nv, NULL, 0, 1, err);
+  if (rc == BFH_OK && val) step(s, STANDALONE_STEP_INDEXED);
+  if (rc == BFH_OK) rc = store(s, key, key_len, val, val_len, err);
+  if (rc == BFH_OK) {
+    step(s, STANDALONE_STEP_STORED);
+    rc = index_diff(s, key, key_len, o, no, v, nv, 0, err);
+    if (rc != BFH_OK)
+      err_prefix(err, "stand-alone index: the write is stored, but its old entries stay: ");
+  }
+  free(o);
+  free(v);
+  free(ob.data);
+  free(vb.data);
+  return rc;
+}
+
+static int store_put(standalone_t *s, const void *key, size_t key_len, const void *val,
+                     size_t val_len, err_t *err) {
+  return s->engine->ops->put(s->engine, key, key_len, val, val_len, err);
+}
+
+static int store_delete(standalone_t *s, const void *key, size_t key_len, const void *val,
+                        size_t val_len, err_t *err) {
+  (void)val, (void)val_len;
+  return s->engine->ops->del(s->engine, key, key_len, err);
+}
+
+/* A write under key's stripe lock: read the old value, then write_entries. */
+static int write_locked(standalone_t *s, const void *key, size_t key_len, const void *val,
+                        size_t val_len,
+                        int (*store)(standalone_t *s, const void *key, size_t key_len,
+                                     const void *val, size_t val_len, err_t *err),
+                        err_t *err) {
   pthread_mutex_t *mu = stripe(s, key, key_len);
   pthread_mutex_lock(mu);
   void *old = NULL;
   size_t old_len = 0;
   int rc = read_old(s, key, key_len, &old, &old_len, err);
-  if (rc == BFH_OK) rc = index_put(s, key, key_len, val, val_len, err);
-  if (rc == BFH_OK) {
-    step(s, STANDALONE_STEP_INDEXED);
-    rc = s->engine->ops->put(s->engine, key, key_len, val, val_len, err);
-  }
-  if (rc == BFH_OK) {
-    step(s, STANDALONE_STEP_STORED);
-    int same = old && old_len == val_len && (val_len == 0 || memcmp(old, val, val_len) == 0);
-    if (old && !same) rc = index_delete(s, key, key_len, old, old_len, err);
-    if (rc != BFH_OK)
-      err_prefix(err, "stand-alone index: the put is stored, but its old entry stays: ");
-  }
+  if (rc == BFH_OK) rc = write_entries(s, key, key_len, old, old_len, val, val_len, store, err);
   pthread_mutex_unlock(mu);
   free(old);
   return rc;
 }
 
+int standalone_put(standalone_t *s, const void *key, size_t key_len, const void *val,
+                   size_t val_len, err_t *err) {
+  static const uint8_t empty = 0;
+  return write_locked(s, key, key_len, val ? val : &empty, val_len, store_put, err);
+}
+
 int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *err) {
-  pthread_mutex_t *mu = stripe(s, key, key_len);
-  pthread_mutex_lock(mu);
-  void *old = NULL;
-  size_t old_len = 0;
-  int rc = read_old(s, key, key_len, &old, &old_len, err);
-  if (rc == BFH_OK) rc = s->engine->ops->del(s->engine, key, key_len, err);
-  if (rc == BFH_OK) {
-    step(s, STANDALONE_STEP_STORED);
-    if (old) rc = index_delete(s, key, key_len, old, old_len, err);
-    if (rc != BFH_OK)
-      err_prefix(err, "stand-alone index: the delete is stored, but its old entry stays: ");
-  }
-  pthread_mutex_unlock(mu);
-  free(old);
-  return rc;
+  return write_locked(s, key, key_len, NULL, 0, store_delete, err);
 }
 
 void standalone_set_step_hook(standalone_t *s, void (*fn)(void *arg, int step), void *arg) {
@@ -195,12 +335,9 @@ static const uint8_t *items_next(const uint8_t **p, const uint8_t *end, size_t *
   return q;
 }
 
-/* Collects the keys of the index entries that start with v's prefix. */
-static int seek_keys(standalone_t *s, const void *val, size_t val_len, uint64_t hash, items_t *f,
+/* Collects the keys of the index entries that start with prefix[0, plen). */
+static int seek_keys(standalone_t *s, const uint8_t *prefix, size_t plen, items_t *f,
                      uint64_t *entries, err_t *err) {
-  uint8_t *prefix = malloc(prefix_bytes(val_len));
-  if (!prefix) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
-  size_t plen = encode_prefix(prefix, val, val_len, &hash);
   lsm_iter_t *it = lsm_iter_create(s->index);
   int rc = it ? BFH_OK : err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
   if (it) lsm_iter_seek(it, prefix, plen);
@@ -215,7 +352,6 @@ static int seek_keys(standalone_t *s, const void *val, size_t val_len, uint64_t 
   if (rc == BFH_OK && it) rc = lsm_iter_status(it, err);
   if (rc != BFH_OK) err_prefix(err, "stand-alone index %s: ", s->dir);
   lsm_iter_destroy(it);
-  free(prefix);
   return rc;
 }
 
@@ -229,8 +365,19 @@ int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, u
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = BFH_SEARCH_STANDALONE;
+  if (out) *out = st;
+  if (!s->whole)
+    return err_set(err, BFH_E_INVALID,
+                   "stand-alone index %s: it holds the declared attributes' terms, not whole "
+                   "values (declare an attribute with the extractor value for that)",
+                   s->dir);
   items_t f = {NULL, 0, 0};
-  int rc = seek_keys(s, val, val_len, hash, &f, &st.entries_scanned, err);
+  uint8_t *prefix = malloc(prefix_bytes(val_len));
+  int rc = prefix ? BFH_OK : err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
+  if (rc == BFH_OK)
+    rc = seek_keys(s, prefix, encode_prefix(prefix, val, val_len, &hash), &f, &st.entries_scanned,
+                   err);
+  free(prefix);
   const uint8_t *p = f.data, *end = f.data + f.n, *key;
   size_t key_len;
   while (rc == BFH_OK && (key = items_next(&p, end, &key_len))) {
@@ -244,6 +391,30 @@ int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, u
   free(f.data);
   st.elapsed_ns = now_ns() - t0;
   if (out) *out = st;
+  return rc;
+}
+
+int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_t term_len,
+                           bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+  if (attr >= terms_count(s->terms))
+    return err_set(err, BFH_E_INVALID, "stand-alone index %s: no attribute %zu (it holds %zu)",
+                   s->dir, attr, terms_count(s->terms));
+  items_t pre = {NULL, 0, 0}, f = {NULL, 0, 0};
+  const attr_spec_t *spec = terms_spec(s->terms, attr);
+  term_ctx_t c = {&pre, spec->name, BFH_OK};
+  int rc =
+      spec_is_whole(spec) ? add_whole(&pre, term, term_len) : (add_term(&c, term, term_len), c.rc);
+  if (rc != BFH_OK) rc = err_set(err, rc, "stand-alone search: out of memory");
+  const uint8_t *p = pre.data, *end = pre.data + pre.n, *q;
+  size_t len;
+  uint64_t n = 0;
+  if (rc == BFH_OK && (q = items_next(&p, end, &len))) rc = seek_keys(s, q, len, &f, &n, err);
+  if (entries) *entries = n;
+  p = f.data, end = f.data + f.n;
+  while (rc == BFH_OK && (q = items_next(&p, end, &len)))
+    if (fn && fn(arg, q, len)) break;
+  free(pre.data);
+  free(f.data);
   return rc;
 }
 
@@ -361,6 +532,76 @@ static void index_options(const bfh_options *opt, env_t *io, lsm_options_t *lo) 
   lo->io = io;
 }
 
+static int str_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The attributes the index holds, as its ATTRIBUTES record says them: WHOLE_VALUE_LINE if it
+   holds whole values, then each other attribute's canonical declaration on a line, sorted.
+   malloc'd (the caller frees it); NULL on no memory. */
+static char *attrs_signature(const standalone_t *s) {
+  size_t n = terms_count(s->terms), len = sizeof WHOLE_VALUE_LINE, used = 0;
+  char **lines = calloc(n + 1, sizeof *lines);
+  int ok = lines != NULL;
+  for (size_t i = 0; ok && i < n; i++) {
+    const attr_spec_t *spec = terms_spec(s->terms, i);
+    if (spec_is_whole(spec)) continue;
+    char buf[ATTR_MAX_DECL_BYTES + 2];
+    size_t m = attr_spec_format(spec, buf, sizeof buf - 1);
+    ok = m < sizeof buf - 1 && (lines[used] = malloc(m + 2));
+    if (ok) {
+      buf[m] = '\n';
+      memcpy(lines[used++], buf, m + 1);
+      lines[used - 1][m + 1] = '\0';
+    }
+    len += m + 1;
+  }
+  char *out = ok ? malloc(len) : NULL;
+  if (out) {
+    if (used > 1) qsort(lines, used, sizeof *lines, str_cmp);
+    snprintf(out, len, "%s", s->whole ? WHOLE_VALUE_LINE : "");
+    for (size_t i = 0; i < used; i++) strcat(out, lines[i]);
+  }
+  for (size_t i = 0; lines && i < used; i++) free(lines[i]);
+  free(lines);
+  return out;
+}
+
+/* Writes dir/ATTRIBUTES, unless the index holds the whole value alone: its directory is then
+   what it was before attributes existed. */
+static int write_attrs_record(standalone_t *s, const char *dir, err_t *err) {
+  char *sig = attrs_signature(s);
+  if (!sig) return err_set(err, BFH_E_NOMEM, "out of memory");
+  int rc = BFH_OK;
+  if (strcmp(sig, WHOLE_VALUE_LINE) != 0) {
+    char *p = join(dir, ATTRS_RECORD);
+    rc = p ? env_write_file(s->io, p, sig, strlen(sig), err)
+           : err_set(err, BFH_E_NOMEM, "out of memory");
+    free(p);
+  }
+  free(sig);
+  return rc;
+}
+
+/* Does the index in s->dir hold the attributes s->terms declares (its ATTRIBUTES record,
+   none meaning the whole value alone)? 1, 0, or a negative status. */
+static int attrs_record_matches(standalone_t *s, err_t *err) {
+  char *p = join(s->dir, ATTRS_RECORD), *sig = attrs_signature(s);
+  void *data = NULL;
+  size_t size = 0;
+  int rc = p && sig ? BFH_OK : err_set(err, BFH_E_NOMEM, "out of memory");
+  if (rc == BFH_OK && env_exists(s->io, p))
+    rc = env_read_file(s->io, p, &data, &size, err);
+  else if (rc == BFH_OK)
+    size = strlen(WHOLE_VALUE_LINE);
+  const char *have = data ? (const char *)data : WHOLE_VALUE_LINE;
+  if (rc == BFH_OK) rc = size == strlen(sig) && memcmp(have, sig, size) == 0;
+  free(data);
+  free(p);
+  free(sig);
+  return rc;
+}
+
 /* Builds the index of every live entry of the database into path/bfh-standalone.tmp, then
    renames it into place. */
 static int build(standalone_t *s, const char *path, const bfh_options *opt, err_t *err) {
@@ -371,6 +612,7 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
   lsm_options_t lo;
   index_options(opt, s->io, &lo);
   if (rc == BFH_OK) rc = lsm_open(tmp, &lo, &s->index, err);
+  if (rc == BFH_OK) rc = write_attrs_record(s, tmp, err);
   engine_iter_t *it = NULL;
   if (rc == BFH_OK) rc = s->engine->ops->iter_create(s->engine, &it, err);
   if (it) it->ops->seek_first(it);
@@ -395,9 +637,12 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
   return rc;
 }
 
-static standalone_t *standalone_new(const char *path, env_t *io) {
+static standalone_t *standalone_new(const char *path, env_t *io, const terms_t *terms) {
   standalone_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
+  s->terms = terms;
+  s->whole = terms == NULL;
+  for (size_t i = 0; i < terms_count(terms); i++) s->whole |= spec_is_whole(terms_spec(terms, i));
   if (!(s->dir = join(path, STANDALONE_DIR))) {
     free(s);
     return NULL;
@@ -433,22 +678,28 @@ static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r,
   return rc;
 }
 
-int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
-                    engine_t **e, standalone_t **out, err_t *err) {
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt,
+                    const struct terms *terms, struct env *io, index_sync_t *sync, engine_t **e,
+                    standalone_t **out, err_t *err) {
   *out = NULL;
   *e = NULL;
-  standalone_t *s = standalone_new(path, io);
+  standalone_t *s = standalone_new(path, io, terms);
   if (!s) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   items_t r = {NULL, 0, 0}, none = {NULL, 0, 0};
   int built = 0;
   int rc = BFH_OK;
   if (!(kind->caps & ENGINE_CAP_STANDALONE) || !kind->open_replaying || !kind->open)
-    rc = err_set(err, BFH_E_UNSUPPORTED, "%s: the %s engine cannot keep a stand-alone index",
-                 path, kind->name);
+    rc = err_set(err, BFH_E_UNSUPPORTED, "%s: the %s engine cannot keep a stand-alone index", path,
+                 kind->name);
   if (rc == BFH_OK) rc = kind->open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
   if (rc == BFH_OK) {
     s->engine = *e;
-    if (!env_exists(s->io, s->dir)) {
+    /* An index built for other attributes (declared or dropped since) is built again. */
+    int same = env_exists(s->io, s->dir) ? attrs_record_matches(s, err) : 1;
+    if (same < 0) rc = same;
+    if (same == 0) rc = remove_dir(s->io, s->dir, err);
+    if (same == 0 && rc == BFH_OK) rc = env_sync_dir(s->io, path, err);
+    if (rc == BFH_OK && !env_exists(s->io, s->dir)) {
       rc = build(s, path, opt, err);
       built = 1;
     }

@@ -1,13 +1,24 @@
 /* standalone_t: the stand-alone secondary index, the baseline bfh's embedded index is
  * measured against (bfh_options.standalone_index, doc/standalone.md).
  *
- * A second own-engine store in <db>/bfh-standalone/ holds one entry per live (key, value)
- * of the database, LevelDB++'s "composite" index. Its key is
+ * A second own-engine store in <db>/bfh-standalone/ holds one entry per live (attribute,
+ * term, key) of the database, LevelDB++'s "composite" index, one per attribute: the terms are
+ * those terms_extract gives (query/terms.h). A database without declared attributes, or one
+ * that declares the whole value (`value`, not :int), has the whole value's entry, whose key is
  *     varint32(len v) || v || k          when len v <= STANDALONE_INLINE_MAX
  *     varint32(len v) || hash64(v) || k  otherwise (a store key is at most 1 MiB)
- * and its value is empty. The length first makes the prefix of v name v alone: a search
- * seeks it and reads the index's keys while they start with it, then validates every key
- * against the database as every bfh search does.
+ * and each term t of every other attribute, named n, has the entry
+ *     0x80 0x00 || varint32(len n) || n || varint32(len t) || t (or hash64(t)) || k
+ * Every value is empty. 0x80 0x00 is an overlong varint, which no whole-value key starts
+ * with, and an attribute's entries are named by its name, not its position. The length
+ * first makes the prefix of a term name it alone: a lookup seeks it and reads the index's
+ * keys while they start with it. A database whose only attribute is the whole value keeps
+ * the first format alone, byte for byte as before attributes existed.
+ *
+ * The attributes the index holds are recorded in bfh-standalone/ATTRIBUTES (text: "value" if
+ * it holds whole values, then each other attribute's canonical declaration, one a line,
+ * sorted), absent when it holds the whole value alone. An open whose attributes differ (one
+ * declared or dropped since the index was built) builds the index again.
  *
  * Writes (standalone_put, standalone_delete) hold one of STANDALONE_STRIPES locks, chosen by
  * the key, so that two writes of one key never interleave. A put of (k, v):
@@ -44,16 +55,23 @@
 #define STANDALONE_DIR "bfh-standalone"
 #define STANDALONE_INLINE_MAX (1u << 19) /* longer values are indexed by their hash */
 #define STANDALONE_STRIPES 64
+#define STANDALONE_TAG_0 0x80 /* the first two bytes of an attribute's term entry */
+#define STANDALONE_TAG_1 0x00
 
 typedef struct standalone standalone_t;
+
+struct terms;
 
 /* Opens the database in path with engine kind `kind` (which must have ENGINE_CAP_STANDALONE:
    its open_replaying tells the writes its recovery replays; *e is new, as from kind->open)
    and its stand-alone index, building the index from the engine's ordered iterator if the
-   database has none. io: the file layer of both stores (NULL: the real one). sync: the value
-   index's feeder (NULL without value filters). On failure nothing stays open. */
-int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt, struct env *io, index_sync_t *sync,
-                    engine_t **e, standalone_t **out, err_t *err);
+   database has none or has one built for other attributes. terms: the database's declared
+   attributes (borrowed; must outlive the index; NULL: the whole value alone). io: the file
+   layer of both stores (NULL: the real one). sync: the value index's feeder (NULL without
+   value filters). On failure nothing stays open. */
+int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt,
+                    const struct terms *terms, struct env *io, index_sync_t *sync, engine_t **e,
+                    standalone_t **out, err_t *err);
 /* Closes the index (not the engine, which the caller closes first). NULL allowed. */
 int standalone_close(standalone_t *s);
 
@@ -74,12 +92,21 @@ int standalone_put(standalone_t *s, const void *key, size_t key_len, const void 
                    size_t val_len, err_t *err);
 int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *err);
 
-/* BFH_SEARCH_STANDALONE: fills st (method_used, entries_scanned: index entries read,
-   candidates, results, elapsed_ns; st may be NULL). fn may be NULL. hash ==
-   bfh_value_hash(val, val_len, standalone_value_seed()) (the planner's one hash; used only
-   for values too long to be stored inline). */
+/* BFH_SEARCH_STANDALONE, for a whole value (BFH_E_INVALID if the index holds none): fills st
+   (method_used, entries_scanned: index entries read, candidates, results, elapsed_ns; st may be
+   NULL). fn may be NULL. hash == bfh_value_hash(val, val_len, standalone_value_seed()) (the
+   planner's one hash; used only for values too long to be stored inline). */
 int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
                              bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
+/* The lookup of one (attribute, term): fn(arg, key, key_len) for each key whose entry for
+   term[0, term_len) of attribute attr (an index into the terms given at open) the index
+   holds, in key order, until fn returns nonzero; the key is borrowed for the call. The keys
+   are candidates, not validated: exactly the keys whose live value holds the term, plus,
+   after a crash, stale ones a write left (the caller validates, as every search does).
+   term is as terms_extract gives it (an :int attribute's 8-byte attr_int_term). *entries
+   (may be NULL) gets the index entries read. BFH_E_INVALID for an attr out of range. */
+int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_t term_len,
+                           bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
 /* The seed of the index's value hashes: part of its stored keys. */
 uint64_t standalone_value_seed(void);
 

@@ -351,12 +351,10 @@ int memtable_scan_value(const memtable_t *m, const void *val, size_t vlen, lsm_v
                                     fn, arg, st);
 }
 
-int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen, uint64_t hash,
-                               lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st) {
-  if (!m->value_buckets) {
-    value_filter_t f = {val, vlen, fn, arg};
-    return memtable_scan(m, visit_if_value, &f, st);
-  }
+/* The value entries of hash's bucket whose hash agrees in 32 more bits and, when by_value, whose
+   value is val: what memtable_scan_value_hashed and memtable_scan_hash visit. */
+static int scan_bucket(const memtable_t *m, uint64_t hash, int by_value, const void *val,
+                       size_t vlen, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st) {
   uint64_t entries = 0, bytes = 0;
   uint32_t hash_hi = (uint32_t)(hash >> 32);
   value_link_t *l =
@@ -366,7 +364,7 @@ int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen
     if (l->hash_hi != hash_hi) continue;
     const node_t *n = node_of(l);
     const uint8_t *nval = n->data + n->klen + INTERNAL_KEY_TAG_BYTES;
-    if (!same_value(nval, n->vlen, val, vlen)) continue;
+    if (by_value && !same_value(nval, n->vlen, val, vlen)) continue;
     bytes += n->klen + n->vlen;
     if (fn(arg, n->data, n->klen, nval, n->vlen, n->tag >> 8, LSM_TYPE_VALUE)) break;
   }
@@ -377,26 +375,19 @@ int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen
   return ST_OK;
 }
 
+int memtable_scan_value_hashed(const memtable_t *m, const void *val, size_t vlen, uint64_t hash,
+                               lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st) {
+  if (!m->value_buckets) {
+    value_filter_t f = {val, vlen, fn, arg};
+    return memtable_scan(m, visit_if_value, &f, st);
+  }
+  return scan_bucket(m, hash, 1, val, vlen, fn, arg, st);
+}
+
 int memtable_scan_hash(const memtable_t *m, uint64_t hash, lsm_visit_fn fn, void *arg,
                        lsm_scan_stats_t *st) {
   if (!m->value_buckets) return ST_E_INVALID;
-  uint64_t entries = 0, bytes = 0;
-  uint32_t hash_hi = (uint32_t)(hash >> 32);
-  value_link_t *l =
-      atomic_load_explicit(&m->value_buckets[hash & m->value_mask], memory_order_acquire);
-  for (; l; l = atomic_load_explicit(&l->next, memory_order_acquire)) {
-    entries++;
-    if (l->hash_hi != hash_hi) continue;
-    const node_t *n = node_of(l);
-    const uint8_t *nval = n->data + n->klen + INTERNAL_KEY_TAG_BYTES;
-    bytes += n->klen + n->vlen;
-    if (fn(arg, n->data, n->klen, nval, n->vlen, n->tag >> 8, LSM_TYPE_VALUE)) break;
-  }
-  if (st) {
-    st->entries += entries;
-    st->bytes_read += bytes;
-  }
-  return ST_OK;
+  return scan_bucket(m, hash, 0, NULL, 0, fn, arg, st);
 }
 
 /* ---- Iterator -------------------------------------------------------------------------- */

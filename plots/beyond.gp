@@ -17,7 +17,7 @@ set grid
 set key below maxrows 2
 series = "scan leaves hierarchy sliced auto"
 titles = "'SSTable scan' 'classical Bloom scan (every leaf)' 'hierarchy (the paper)' 'bit-sliced index' 'AUTO: block filters + memtable index (beyond the paper)'"
-params = sprintf("scale %s, m = %s, k = %s, d = %s, 2 MiB tables, unique values in random order, %s values per point (median, bars min..max), leaves in memory, warm cache", \
+params = sprintf("scale %s, m = %s, k = %s, d = %s, 2 MiB tables, unique values in random order, %s values per point (median, bars: interquartile range (IQR)), leaves in memory, warm cache", \
   cell('1', "scale"), cell('1', "m"), cell('1', "k"), cell('1', "d"), cell('1', "queries"))
 do for [t=1:2] {
   if (t == 1) {
@@ -30,9 +30,9 @@ do for [t=1:2] {
   set multiplot layout 1,2 title "Beyond the paper: search time vs N\n".params
   set xlabel 'entries N'
   set ylabel 'search time (s), value present'
-  plot for [i=1:words(series)] sel(word(series,i), "present") using "n":"time_s":"time_min_s":"time_max_s" with yerrorlines lw 2 lc i pt i title word(titles,i)
+  plot for [i=1:words(series)] sel(word(series,i), "present") using "n":"time_s":"time_q1_s":"time_q3_s" with yerrorlines lw 2 lc i pt i title word(titles,i)
   set ylabel 'search time (s), value absent'
-  plot for [i=1:words(series)] sel(word(series,i), "absent") using "n":"time_s":"time_min_s":"time_max_s" with yerrorlines lw 2 lc i pt i notitle
+  plot for [i=1:words(series)] sel(word(series,i), "absent") using "n":"time_s":"time_q1_s":"time_q3_s" with yerrorlines lw 2 lc i pt i notitle
   unset multiplot
   set output
 }

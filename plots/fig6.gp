@@ -15,9 +15,12 @@ set format x "10^{%L}"
 set grid
 set key top left
 set xlabel 'entries N'
-set ylabel 'creation time (s): puts + final flush; median, bars min..max'
-set title sprintf("Fig. 6: database creation time with and without value filters\nscale %s, engine %s, m = %s, k = %s, %s repetitions per point (median, bars min..max)", first("scale"), first("engine"), first("m"), first("k"), first("reps"))
+set ylabel 'creation time (s): puts + final flush; median, bars: interquartile range (IQR)'
+set title sprintf("Fig. 6: database creation time with and without value filters\nscale %s, engine %s, m = %s, k = %s, %s repetitions per point (median, bars: interquartile range (IQR) of the repetitions)", first("scale"), first("engine"), first("m"), first("k"), first("reps"))
 set offsets graph 0.05, graph 0.05, 0, 0
+# q(name): a quartile column, NaN in a CSV written before the driver kept them (no bars).
+has_q = int(system("head -1 ".in." | tr , '\n' | grep -cx insert_q1_s")) > 0
+q(name) = has_q ? column(name) : NaN
 do for [t=1:2] {
   if (t == 1) {
     if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 900,600 font ",10" } else { set terminal png size 900,600 }
@@ -26,7 +29,7 @@ do for [t=1:2] {
     set terminal svg size 900,600 dynamic font ",10"
     set output out.'.svg'
   }
-  plot sel(0) using "n":"insert_s":"insert_min_s":"insert_max_s" with yerrorlines lw 2 lc 1 title 'without value filters', \
-       sel(1) using "n":"insert_s":"insert_min_s":"insert_max_s" with yerrorlines lw 2 lc 2 title 'with value filters'
+  plot sel(0) using "n":"insert_s":(q("insert_q1_s")):(q("insert_q3_s")) with yerrorlines lw 2 lc 1 title 'without value filters', \
+       sel(1) using "n":"insert_s":(q("insert_q1_s")):(q("insert_q3_s")) with yerrorlines lw 2 lc 2 title 'with value filters'
   set output
 }

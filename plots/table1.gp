@@ -13,7 +13,6 @@ set logscale xy
 set format x "10^{%L}"
 set format y "10^{%L}"
 set grid
-set key below
 set xlabel 'entries N'
 set ylabel 'time (s)'
 # The paper's Table I (LevelDB): N, insert (s), one non-key lookup (s), one key lookup (s).
@@ -24,24 +23,44 @@ n,insert_s,scan_lookup_s,key_lookup_s
 1e8,210,54,0.000257
 5e8,1141,281,0.000868
 EOD
-has_cold = system("awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i==\"scan_lookup_cold_s\")c=i} NR==2&&c&&$c!=\"\"{print 1;exit} END{}' ".in) eq "1"
+# rows(cond) as in the other scripts; prof(k): the rows of cost profile k. has(k, col): does
+# a row of profile k have column col filled? q(name): a quartile column, NaN in a CSV written
+# before the driver kept them (the bars then vanish, the points stay).
+count(cond) = int(system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){k++} END{print k+0}' ".in))
+prof(k) = rows(sprintf('c("costs")=="%s"', k))
+has(k, col) = count(sprintf('c("costs")=="%s" && c("%s")!=""', k, col)) > 0
+has_q = int(system("head -1 ".in." | tr , '\\n' | grep -cx scan_lookup_q1_s")) > 0
+q(name) = has_q ? column(name) : NaN
+profiles = ""
+do for [k in "bfh authors"] { if (count(sprintf('c("costs")=="%s"', k)) > 0) { profiles = profiles." ".k } }
+ptitle(k) = k eq "authors" ? "the authors' costs (text-dump scan; a get: the first after a reopen)" : "bfh's costs"
+panels = 1 + words(profiles)
 set key below maxrows 3
-set title sprintf("Table I: engine without value filters (ours: lines, dashed = cold cache; the paper's LevelDB: open points)\nscale %s, engine %s, %s scans (median), 101 warm / 21 cold gets (median)", first("scale"), first("engine"), first("queries"))
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1000,680 font ",10" } else { set terminal png size 1000,680 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 620*panels,720 font ",10" } else { set terminal png size 620*panels,720 }
     set output out.'.png'
   } else {
-    set terminal svg size 1000,680 dynamic font ",10"
+    set terminal svg size 620*panels,720 dynamic font ",10"
     set output out.'.svg'
   }
-  plot in using "n":"insert_s" with linespoints lw 2 lc 1 pt 7 title 'insert N entries', \
-       in using "n":"scan_lookup_s" with linespoints lw 2 lc 2 pt 7 title 'one non-key lookup (full scan), warm', \
-       in using "n":"key_lookup_s" with linespoints lw 2 lc 3 pt 7 title 'one key lookup, warm', \
-       in using "n":(has_cold ? column("scan_lookup_cold_s") : NaN) with linespoints lw 2 dt 2 lc 2 pt 5 title (has_cold ? 'non-key lookup, cold cache' : ''), \
-       in using "n":(has_cold ? column("key_lookup_cold_s") : NaN) with linespoints lw 2 dt 2 lc 3 pt 5 title (has_cold ? 'key lookup, cold cache' : ''), \
-       $paper using 1:2 with points lc 1 pt 6 ps 1.5 title 'paper: insert', \
-       $paper using 1:3 with points lc 2 pt 6 ps 1.5 title 'paper: non-key lookup', \
-       $paper using 1:4 with points lc 3 pt 6 ps 1.5 title 'paper: key lookup'
+  set multiplot layout 1,panels title sprintf("Table I: the engine without value filters (ours: lines; the paper's LevelDB: open circles)\nscale %s, engine %s; medians of the scans and of the gets, bars: interquartile range (IQR)", \
+    first("scale"), first("engine"))
+  set offsets graph 0.03, graph 0.03, 0, 0
+  set title "insert N entries (puts + final flush)"
+  plot prof(word(profiles,1)) using "n":"insert_s" with linespoints lw 2 lc 1 pt 7 title 'insert N entries', \
+       $paper using 1:2 with points lc 1 pt 6 ps 1.5 title 'paper: insert'
+  do for [k in profiles] {
+    cold = has(k, "scan_lookup_cold_s")
+    set title "one lookup, ".ptitle(k)."\n".(cold ? "solid: warm cache, dashed: cold" : "warm cache")
+    # Without cold points the cold lines have no valid point and no key entry.
+    plot prof(k) using "n":"scan_lookup_s":(q("scan_lookup_q1_s")):(q("scan_lookup_q3_s")) with yerrorlines lw 2 lc 2 pt 7 title 'non-key lookup (full scan), warm', \
+         prof(k) using "n":"key_lookup_s":(q("key_lookup_q1_s")):(q("key_lookup_q3_s")) with yerrorlines lw 2 lc 3 pt 7 title 'key lookup, warm', \
+         prof(k) using "n":(cold ? column("scan_lookup_cold_s") : NaN):(q("scan_lookup_cold_q1_s")):(q("scan_lookup_cold_q3_s")) with yerrorlines lw 2 dt 2 lc 2 pt 5 title (cold ? 'non-key lookup, cold cache' : ''), \
+         prof(k) using "n":(cold ? column("key_lookup_cold_s") : NaN):(q("key_lookup_cold_q1_s")):(q("key_lookup_cold_q3_s")) with yerrorlines lw 2 dt 2 lc 3 pt 5 title (cold ? 'key lookup, cold cache' : ''), \
+         $paper using 1:3 with points lc 2 pt 6 ps 1.5 title 'paper: non-key lookup', \
+         $paper using 1:4 with points lc 3 pt 6 ps 1.5 title 'paper: key lookup'
+  }
+  unset multiplot
   set output
 }

@@ -18,7 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Sleeps ms milliseconds (a pause between the polls of a bounded wait). */
+static inline void test_sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
 
 /* mkdir -p path (mode 0755). */
 static inline int test_mkdirs(const char *path) {

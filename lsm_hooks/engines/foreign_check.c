@@ -58,9 +58,10 @@ static void check_cache_file_at(foreign_check_t *c, const foreign_tables_t *tabl
   if (env_path_size(c->io, table, &tsize, NULL) != BFH_OK) return; /* its table is gone */
   foreign_check_count(c, path, &size);
   err_t e;
-  leaf_cache_table_t t = {.number = number, .size = tsize};
-  if (tables->tag(c->io, table, &t.tag, &e) != BFH_OK) return;
-  if (leaf_cache_check(c->io, path, &t, m, k, seed, &e) != BFH_E_CORRUPT) return;
+  uint64_t tag;
+  if (tables->tag(c->io, table, &tag, &e) != BFH_OK) return;
+  if (index_sync_cache_check(c->io, path, number, tsize, tag, m, k, seed, &e) != BFH_E_CORRUPT)
+    return;
   char what[ERR_MSG_BYTES + 64];
   /* A damaged map chunk is found by the search that reads it, which then reads the table
      whole; the rest of such a file still loads, so only a file removed is made again. */
@@ -69,7 +70,7 @@ static void check_cache_file_at(foreign_check_t *c, const foreign_tables_t *tabl
                ? "a search that needs the chunk reads the table whole; delete the file to have "
                  "the next open rebuild it"
                : "the next open rebuilds it from its table");
-  char *file = path_join(LEAF_CACHE_DIR, name);
+  char *file = path_join(INDEX_SYNC_CACHE_DIR, name);
   (*cache_damaged)++;
   if (c->damage) c->damage(c->arg, file ? file : name, lsm_verify_message_offset(e.msg), what);
   free(file);
@@ -81,7 +82,7 @@ static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables,
                              uint64_t m, uint32_t k, uint64_t seed, uint64_t *cache_damaged) {
   uint64_t number;
   if (!stock_file_number(name, "vf", &number)) return;
-  char *path = path_fmt("%s/%s/%s", c->dir, LEAF_CACHE_DIR, name);
+  char *path = path_fmt("%s/%s/%s", c->dir, INDEX_SYNC_CACHE_DIR, name);
   size_t cap = strlen(c->dir) + 32; /* "/", 20 digits, ".ldb" */
   char *table = malloc(cap);
   if (path && table)
@@ -92,9 +93,9 @@ static void check_cache_file(foreign_check_t *c, const foreign_tables_t *tables,
 
 int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m, uint32_t k,
                         uint64_t seed, uint64_t *cache_damaged, err_t *err) {
-  char *dir = path_join(c->dir, LEAF_CACHE_DIR);
+  char *dir = path_join(c->dir, INDEX_SYNC_CACHE_DIR);
   if (!dir)
-    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->dir, LEAF_CACHE_DIR);
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->dir, INDEX_SYNC_CACHE_DIR);
   char **names = NULL;
   size_t n = 0;
   int rc = env_exists(c->io, dir) ? env_list_dir(c->io, dir, &names, &n, err) : BFH_OK;

@@ -32,6 +32,7 @@
 #include "util/vec.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
+#include "tests/env_fault.h"
 
 #define NKEYS 1500
 #define NOPS 6000
@@ -577,6 +578,153 @@ static void test_attributes_stock_engines(void **state) {
   attr_specs_free(specs, NATTRS);
 }
 
+/* ---- bfh_index_add and bfh_index_drop ---------------------------------------------------- */
+
+static void count_progress(void *arg, uint64_t done, uint64_t total) {
+  uint64_t *last = arg;
+  assert_true(done <= total && total > 0);
+  last[0]++;
+  last[1] = done == total;
+}
+
+static size_t stored_attributes(const char *dir) {
+  bfh_options o;
+  options(&o, NULL, 0);
+  bfh_db *db;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  bfh_db_stats st;
+  assert_int_equal(bfh_stats(db, &st), BFH_OK);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  return st.attributes;
+}
+
+/* Every key of the model reads its value (and no other key is live). */
+static void check_keys(const char *dir, const model_t *m) {
+  bfh_options o;
+  options(&o, NULL, 0);
+  bfh_db *db;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  for (uint32_t i = 0; i < NKEYS; i++) {
+    char k[16];
+    key_of(i, k);
+    void *v = NULL;
+    size_t len = 0;
+    int rc = bfh_get(db, k, strlen(k), &v, &len);
+    assert_int_equal(rc, m->val[i] ? BFH_OK : BFH_NOT_FOUND);
+    if (m->val[i]) {
+      assert_int_equal(len, m->len[i]);
+      assert_memory_equal(v, m->val[i], len);
+    }
+    bfh_free(v);
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
+/* A database made with two attributes gets the third: every table of it then holds the
+   third's items in its leaf and the value index (check_tables over all three), and so do the
+   tables written after; the add is refused for a name declared already and while the database
+   is open; drop removes a declaration, never the last one. */
+static void test_attributes_index_add_builds_every_table(void **state) {
+  db_fixture_t *f = *state;
+  attr_spec_t *specs = parse_all(ATTRS, NATTRS);
+  bfh_options o;
+  options(&o, ATTRS, 2);
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  model_t *m = calloc(1, sizeof *m);
+  rng_t r;
+  rng_init(&r, RNG_SEED + 1);
+  load(f->db, m, &r, specs, NOPS);
+  assert_int_equal(bfh_index_add(f->dir, NULL, &ATTRS[2], NULL, NULL, NULL), BFH_E_BUSY);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+
+  options(&o, NULL, 0);
+  uint64_t calls[2] = {0, 0};
+  bfh_index_report rep;
+  assert_int_equal(bfh_index_add(f->dir, &o, &ATTRS[2], count_progress, calls, &rep), BFH_OK);
+  assert_true(calls[0] >= 2 && calls[1] == 1); /* the last call says done */
+  assert_true(rep.tables_out >= 1 && rep.keys_out > NKEYS / 2);
+  assert_int_equal(stored_attributes(f->dir), NATTRS);
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  assert_true(check_tables(f->db, m, specs) > NKEYS);
+  load(f->db, m, &r, specs, NOPS / 2); /* new tables, with every item too */
+  assert_true(check_tables(f->db, m, specs) > NKEYS);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+  check_keys(f->dir, m);
+
+  assert_int_equal(bfh_index_add(f->dir, &o, &ATTRS[2], NULL, NULL, NULL), BFH_E_INVALID);
+  assert_non_null(strstr(bfh_last_error(NULL), "region"));
+  const bfh_attribute bad = {"n", "csv:0"};
+  assert_int_equal(bfh_index_add(f->dir, &o, &bad, NULL, NULL, NULL), BFH_E_INVALID);
+  assert_int_equal(bfh_index_drop(f->dir, &o, "nope"), BFH_E_INVALID);
+  assert_non_null(strstr(bfh_last_error(NULL), "declares no attribute nope"));
+  assert_int_equal(bfh_index_drop(f->dir, &o, "region"), BFH_OK);
+  assert_int_equal(stored_attributes(f->dir), 2);
+  assert_int_equal(bfh_index_drop(f->dir, &o, "city"), BFH_OK);
+  assert_int_equal(bfh_index_drop(f->dir, &o, "tags"), BFH_E_INVALID); /* the last one */
+  assert_int_equal(stored_attributes(f->dir), 1);
+  check_keys(f->dir, m);
+  model_free(m);
+  free(m);
+  attr_specs_free(specs, NATTRS);
+}
+
+/* Every file operation of an add's stage, of each kind, fails in turn: the add fails and the
+   database is as it was (two attributes declared, every key's value), or, for a fault the add
+   got past (after the swap), it succeeded whole (three, every table holding the new items). */
+static void test_attributes_index_add_faults_leave_old_state(void **state) {
+  db_fixture_t *f = *state;
+  attr_spec_t *specs = parse_all(ATTRS, NATTRS);
+  bfh_options o;
+  options(&o, ATTRS, 2);
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  model_t *m = calloc(1, sizeof *m);
+  rng_t r;
+  rng_init(&r, RNG_SEED + 2);
+  load(f->db, m, &r, specs, NOPS / 3);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+  char tmpl[TEST_PATH_MAX + 16];
+  snprintf(tmpl, sizeof tmpl, "%s/template", f->root);
+  assert_int_equal(test_copy_dir(f->dir, tmpl), 0);
+  options(&o, NULL, 0);
+  const env_op_t kinds[] = {ENV_OP_OPEN, ENV_OP_WRITE, ENV_OP_SYNC, ENV_OP_RENAME, ENV_OP_UNLINK,
+                            ENV_OP_MKDIR};
+  size_t failed = 0, survived = 0;
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (uint64_t n = 1;; n++) {
+      assert_int_equal(test_rmrf(f->dir), 0);
+      assert_int_equal(test_copy_dir(tmpl, f->dir), 0);
+      env_t *io = env_create_faulty();
+      assert_non_null(io);
+      env_fail(io, kinds[k], n, 0);
+      int rc = bfh_internal_index_add_with_io(f->dir, &o, &ATTRS[2], io);
+      int hit = env_faults_injected(io) > 0;
+      env_destroy(io);
+      if (rc == BFH_OK) {
+        assert_int_equal(stored_attributes(f->dir), NATTRS);
+        assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+        assert_true(check_tables(f->db, m, specs) > NKEYS / 2);
+        assert_int_equal(bfh_close(f->db), BFH_OK);
+        f->db = NULL;
+        survived += hit;
+      } else {
+        assert_true(hit);
+        assert_int_equal(stored_attributes(f->dir), 2);
+        failed++;
+      }
+      check_keys(f->dir, m);
+      if (!hit) break; /* the add ran past the n-th operation of this kind: every one tried */
+    }
+  }
+  assert_true(failed >= 6); /* at least one fault of each kind stopped the add */
+  (void)survived;
+  model_free(m);
+  free(m);
+  attr_specs_free(specs, NATTRS);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_attributes_every_item_in_its_tables_filters, setup,
@@ -586,6 +734,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_attributes_value_keeps_whole_value_search, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_attributes_stock_engines, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_attributes_index_add_builds_every_table, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_attributes_index_add_faults_leave_old_state, setup,
+                                      db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
  *     tables of at least two levels and in the WAL, so that it tests what it says;
  *   - a tombstone in the WAL over keys in a table, then flushed, at its boundaries (begin
  *     covered, end not).
- * Without the engine's tombstones (rro_tombs_max answering 0) both fail: keys range-deleted are
+ * Without the engine's tombstones (stock_tombs_max answering 0) both fail: keys range-deleted are
  * reported by the searches and found by bfh_get.
  */
 #include <stdarg.h>

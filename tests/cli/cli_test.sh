@@ -451,6 +451,31 @@ expect_status 2 "$bfh" search attrdb k1 --where "city = 'Oslo'"
 expect_status 2 "$bfh" search attrdb
 expect_status 2 "$bfh" search attrdb k1 --newest 2
 
+check "index add builds a new attribute into every table and declares it; list shows it; drop removes one, never the last; a database without declarations keeps its whole values"
+expect_status 0 "$bfh" index add attrdb big=json:n:int
+expect_in out "declared big=json:n:int"
+[ -d attrdb/lost ] || die "index add kept no copy of the old database in attrdb/lost/"
+expect_status 0 "$bfh" index list attrdb
+expect_in out "big   json:n:int"
+expect_status 2 "$bfh" index add attrdb big=json:m
+expect_in err "big"
+expect_status 2 "$bfh" index add attrdb big
+expect_in err "NAME=EXTRACTOR"
+expect_status 2 "$bfh" index add attrdb
+expect_status 0 "$bfh" index drop attrdb big
+expect_status 0 "$bfh" index list attrdb
+if grep -q '^big' out; then die "index drop left big declared"; fi
+expect_status 2 "$bfh" index drop attrdb big
+expect_in err "declares no attribute big"
+for a in city tags; do expect_status 0 "$bfh" index drop attrdb "$a"; done
+expect_status 2 "$bfh" index drop attrdb n
+expect_in err "last attribute"
+expect_status 0 "$bfh" index add plain x=json:x
+expect_status 0 "$bfh" index list plain
+expect_in out "^value"
+expect_status 0 "$bfh" search plain Value3
+[ "$(cat out)" = Key3 ] || die "after index add, the whole-value search printed '$(cat out)'"
+
 if [ -n "$db_bench" ]; then
   check "db_bench --tmp on a directory that does not exist"
   expect_status 0 "$db_bench" --num 1000 --engines bfh --benchmarks fillseq --tmp "$work/no/such/dir"
@@ -481,6 +506,22 @@ run_fig8 # again, bfh's costs: its rows replaced, the authors' kept
 costs_of >costs2
 expect_same costs costs2
 expect_status 2 "$bfh" run fig8 --costs nobody
+
+check "run fig8 and table1 --costs authors --cold: cold rows under the authors' costs, every key right"
+run_fig8 --costs authors --cold --cold-queries 2
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} $h["costs"]=="authors" {
+    if ($h["wrong"] != 0) { print "wrong keys: " $0; bad = 1 }
+    if ($h["cache"] ~ /^cold/) { cold++; if ($h["queries"] != 2) { print "queries: " $0; bad = 1 } }
+    else warm++ }
+  END { if (warm != 7 || cold != 7) { print warm " warm and " cold " cold rows"; bad = 1 }
+    exit bad }' "$work/res/fig8.csv" >acold || { cat acold >&2; die "the authors' cold rows of fig8"; }
+expect_status 0 "$bfh" run table1 --scale small --max-n 100000 --cold --costs authors --no-plot \
+  --out "$work/res" --work "$work/res/db"
+awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next}
+  { rows++; if ($h["costs"] != "authors" || $h["cold_cache"] !~ /^cold/ || $h["wrong"] != 0 ||
+               !($h["scan_lookup_cold_s"] > 0) || !($h["scan_lookup_cold_q3_s"] >= $h["scan_lookup_cold_q1_s"]) ||
+               $h["key_lookups_cold"] != 21 || !($h["key_lookup_cold_s"] > 0)) bad = 1 }
+  END { exit bad || rows != 1 }' "$work/res/table1.csv" || { cat "$work/res/table1.csv" >&2; die "bad authors' table1 row"; }
 rm -rf "$work/res"
 
 check "run fig8 --series/--cache: a run replaces only the rows it measured"
@@ -589,6 +630,19 @@ expect_same synthetic_rows synthetic_after
 expect_same tradeoff_before "$work/res/tradeoff.csv"
 expect_same goals_before "$work/res/tradeoff_goals.csv"
 rm -rf "$work/res"
+check "run attributes: an ingest row for the whole value and one for three attributes, with the commit and both goals' figures"
+expect_status 0 "$bfh" run attributes --scale 20000 --no-plot --out "$work/attr" --work "$work/attr/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
+    split("commit n kind config attributes ingest_s ingest_cpu_s ingest_cpu_ratio index_bytes " \
+          "index_bytes_per_entry_attribute goal_met", need, " ")
+    for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
+    next }
+  { seen[$h["config"]] = $h["attributes"]
+    if ($h["n"] != 20000 || $h["kind"] != "ingest" || $h["commit"] == "" || $h["ingest_cpu_s"] <= 0 ||
+        $h["index_bytes_per_entry_attribute"] <= 0) { print "bad row " NR ": " $0; bad = 1 } }
+  END { if (seen["whole"] != 1 || seen["attrs3"] != 3 || NR != 3) { print "rows: " NR - 1; bad = 1 }
+    exit bad }' "$work/attr/attributes.csv" >attrcheck || { cat attrcheck >&2; die "attributes.csv"; }
+[ -z "$(ls -A "$work/attr/db" 2>/dev/null)" ] || die "run attributes left databases behind"
 check "run memory: a row per configuration, method and domain, with the common columns"
 expect_status 0 "$bfh" run memory --scale small --max-n 100000 --queries 5 --no-plot \
   --out "$work/mem" --work "$work/mem/db"
@@ -619,20 +673,77 @@ expect_status 0 "$bfh" run memory --scale small --min-n 300000 --max-n 300000 --
   --out "$work/mem" --work "$work/mem/db"
 expect_same memory_before "$work/mem/memory.csv"
 rm -rf "$work/mem"
+check "run ycsb: every engine, source, workload and method, wrong = 0 in every row"
+expect_status 0 "$bfh" run ycsb --scale 2000 --no-plot --out "$work/ycsb" --work "$work/ycsb/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
+    split("workload dataset engine method op ops p50_us p95_us p99_us wrong commit", need, " ")
+    for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
+    next }
+  { if ($h["wrong"] != 0) { print "wrong: " $0; bad = 1 }
+    if ($h["op"] == "search") { rows[$h["engine"] " " $h["method"]]++
+      if (!($h["p50_us"] > 0 && $h["p50_us"] <= $h["p99_us"])) { print "bad latency: " $0; bad = 1 } } }
+  END { split("lsm leveldb rocksdb", e, " ")
+    split("scan leaves hierarchy sliced auto cuckoo", m, " ")
+    for (i in e) for (j in m) if (rows[e[i] " " m[j]] != 16) { print e[i] " " m[j] ": " rows[e[i] " " m[j]] " search rows"; bad = 1 }
+    if (rows["lsm standalone"] != 16) { print "lsm standalone: " rows["lsm standalone"]; bad = 1 }
+    exit bad }' "$work/ycsb/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv"; }
+[ -z "$(ls -A "$work/ycsb/db" 2>/dev/null)" ] || die "run ycsb left databases behind"
+
+check "run shards: 1 to 16 shards, summaries of at most 2 bytes per entry name the one shard a present value is on"
+expect_status 0 "$bfh" run shards --scale 5000 --queries 50 --no-plot --out "$work/shards" \
+  --work "$work/shards/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+  { n++; if ($h["wrong"] != 0 || $h["summary_bytes_per_entry"] > 2.1) { print "bad row: " $0; bad = 1 }
+    if ($h["query"] == "present" && !($h["contacted_mean"] >= 1 && $h["contacted_mean"] <= 1.5)) { print "present: " $0; bad = 1 }
+    if ($h["query"] == "absent" && $h["contacted_mean"] > 0.5) { print "absent: " $0; bad = 1 } }
+  END { if (n != 10) { print n " rows"; bad = 1 }; exit bad }' "$work/shards/shards.csv" >shardcheck ||
+  { cat shardcheck >&2; die "shards.csv"; }
+
+check "run ranges: no range holding a value answered no; the range filter within twice Grafite's bound"
+expect_status 0 "$bfh" run ranges --scale 5000 --no-plot --out "$work/ranges"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+  { n++; if ($h["missed"] != 0) { print "missed: " $0; bad = 1 }
+    if ($h["structure"] == "grafite" && $h["fpr"] > 2 * $h["bound"] + 0.01) { print "over the bound: " $0; bad = 1 } }
+  END { if (n != 200) { print n " rows"; bad = 1 }; exit bad }' "$work/ranges/ranges.csv" >rangecheck ||
+  { cat rangecheck >&2; die "ranges.csv"; }
+
 check "run report: REPORT.md from the CSVs in --out, with the commit, the command line and the rows"
 mkdir -p res
 printf 'engine,scale,n,domain_pct,domain_mode,placement,query,tables_live,leaf_filters_found,entries_found,commit\n' >res/table3.csv
 printf 'lsm,small,1000,2,authors,paper,fixed,9,3,7.5,abc1234\n' >>res/table3.csv
 printf 'lsm,small,1000,2,authors,paper,domain,9,2.123456,48.86667,abc1234\n' >>res/table3.csv
-expect_status 0 "$bfh" run report --out res
+expect_status 0 "$bfh" run report --out res --no-plot # a CSV of a few columns: no plot of it
 expect_in res/REPORT.md "^- Commit: "
-expect_in res/REPORT.md "^- Command: \`bfh run report --out res\`"
+expect_in res/REPORT.md "^- Command: \`bfh run report --out res --no-plot\`"
 expect_in res/REPORT.md "^- Scale: small"
 expect_in res/REPORT.md "table3.csv was measured at commit abc1234"
 expect_in res/REPORT.md "| 2 | authors |  | paper | fixed | 9 | 3 |  | 7.5 |"
 expect_in res/REPORT.md "| 2 | authors |  | paper | domain | 9 | 2.123 |  | 48.87 |"
 expect_in res/REPORT.md "Not run (no fig8.csv)"
 [ ! -e res/REPORT.md.tmp ] || die "REPORT.md.tmp left behind"
+rm -rf res
+
+check "run report on kept CSVs: every plot and REPORT.md drawn again, a CSV of another run's name included"
+kept=$here/../../measurements/paper
+mkdir -p res
+cp "$kept/leveldb-10M/table1.csv" "$kept/authors-costs/fig9-medium.csv" res/
+expect_status 0 "$bfh" run report --out res
+expect_in res/REPORT.md "^## Table I: basic operations without value filters"
+expect_in res/REPORT.md "Not run (no fig8.csv)"
+expect_in res/REPORT.md "^## Also in this directory: fig9-medium.csv"
+expect_in res/REPORT.md "Drawn with plots/fig9.gp"
+if command -v gnuplot >/dev/null; then
+  for f in table1 fig9-medium; do
+    [ -s res/$f.png ] && [ -s res/$f.svg ] || die "run report did not draw $f"
+    expect_in out "^plot     -> res/$f.png"
+    expect_in res/REPORT.md "^!\[$f\]($f.png)"
+  done
+  ! ls res/*.gnuplot.log 2>/dev/null || die "a gnuplot log left behind (a plot failed)"
+  [ "$(ls res/*.png | wc -l)" = 2 ] || die "plots of CSVs that are not there: $(ls res/*.png)"
+else
+  echo "cli_test: gnuplot not installed: the plots of run report not checked"
+fi
+rm -rf res
 
 check "the manual and --help list the same long options, and the manual the same version"
 bash "$here/man_vs_help.sh" "$bfh" "$man"

@@ -54,14 +54,21 @@ static const char RUN_HELP[] =
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
     "stand-alone index, which is the own engine's only: another --engine runs without it),\n"
     "memory (index memory vs search time: the paper's layout, the lean layout, the Cuckoo\n"
-    "Index, the stand-alone index; run only when named), or all (then REPORT.md, the paper's\n"
-    "numbers and ours side by side, commit and command line included); report writes\n"
-    "REPORT.md alone from the CSVs already in --out.\n"
+    "Index, the stand-alone index; run only when named), attributes (ingest and index memory\n"
+    "with three JSON attributes against the whole value), ycsb (YCSB's workloads recast for\n"
+    "value search on every engine, method and record source), shards (scale-out simulated:\n"
+    "1 to 16 shards and per-shard summaries), ranges (a table's range filters against\n"
+    "Grafite's bound) (these four run only when named), or all (then REPORT.md, the paper's\n"
+    "numbers and ours side by side, commit and command line included); report draws every\n"
+    "plot and writes REPORT.md from the CSVs already in --out, measuring nothing (a CSV\n"
+    "named <artifact>-<anything>.csv, e.g. a kept fig9-medium.csv, with its artifact's plot).\n"
     "--costs authors (own engine) runs the paper's searches with the authors' implementation\n"
     "costs: table scans that format every entry as a text line and parse it back, leaf filters\n"
     "loaded whole from a file each and deserialised bit by bit, key lookups timed as the first\n"
-    "get after a reopen; at most 10 queries per point. Every CSV has a costs column, and a run\n"
-    "replaces only its own profile's rows, so runs with both profiles share one CSV and plot.\n"
+    "get after a reopen; at most 10 queries per point; with --cold (Table I, fig8) the\n"
+    "database's files, leaf files included, evicted before each cold query. Every CSV has a\n"
+    "costs column, and a run replaces only its own profile's rows, so runs with both\n"
+    "profiles share one CSV and plot.\n"
     "`all` at small and medium scale with the own engine runs fig8 (at medium also fig13) a\n"
     "second time with the authors' costs unless --costs is given.\n";
 
@@ -82,8 +89,9 @@ static const cli_cmd_t COMMANDS[] = {
      "sizes of the database and its filters", NULL},
     {"tables", cmd_tables, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",
      "per live table: number, level, entries, bytes, key range, value filter fill and FPR", NULL},
-    {"index", cmd_index, CLI_DB | CLI_READ | CLI_JSON, 2, 2, "list DIR",
-     "the attributes DIR indexes (declared with --attr when it was created)", NULL},
+    {"index", cmd_index, CLI_DB | CLI_READ | CLI_JSON, 2, 3,
+     "list DIR | add DIR NAME=EXTRACTOR | drop DIR NAME",
+     "the attributes DIR indexes; add one (its items built into every table) or drop one", NULL},
     {"check", cmd_check, CLI_DB | CLI_JSON, 1, 1, "DIR",
      "verify every checksum; report damage by file and offset; exit 0 clean, 1 damaged, 2 error",
      NULL},

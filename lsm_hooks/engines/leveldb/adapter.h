@@ -149,8 +149,7 @@ int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag,
    or BFH_E_NOMEM naming the table. */
 int ldb_table_path(const char *dir, uint64_t number, char **path, err_t *err);
 /* The same path written into out (n bytes), for foreign_tables_t. REQUIRES: n >= strlen(dir) +
-   LDB_TABLE_NAME_BYTES, so that no path is cut short. */
-#define LDB_TABLE_NAME_BYTES 26 /* "/", 20 digits, ".ldb", '\0' */
+   STOCK_TABLE_NAME_BYTES (stock.h). */
 void ldb_table_path_write(const char *dir, uint64_t number, char *out, size_t n);
 /* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
    BFH_E_CORRUPT, its message naming the damaged file. */

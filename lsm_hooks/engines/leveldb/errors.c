@@ -14,21 +14,11 @@
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
 void ldb_table_path_write(const char *dir, uint64_t number, char *out, size_t n) {
-  snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
-  if (env_exists(env_default(), out)) return;
-  snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
-  if (!env_exists(env_default(), out))
-    snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
+  stock_table_path_write(dir, number, "ldb", "sst", out, n);
 }
 
 int ldb_table_path(const char *dir, uint64_t number, char **path, err_t *err) {
-  size_t n = strlen(dir) + LDB_TABLE_NAME_BYTES;
-  *path = malloc(n);
-  if (!*path)
-    return err_set(err, BFH_E_NOMEM, "%s/%06llu.ldb: no memory for its path", dir,
-                   (unsigned long long)number);
-  ldb_table_path_write(dir, number, *path, n);
-  return BFH_OK;
+  return stock_table_path(dir, number, "ldb", "sst", path, err);
 }
 
 static int ignore_entry(void *arg, const ldb_entry_t *e) {

@@ -1,5 +1,5 @@
-/* The read-only LevelDB engine (readonly.h): its design, then open and close (ro_internal.h maps
- * the other files of the folder).
+/* The read-only LevelDB engine (readonly.h): its design, then LevelDB's side of the read-only
+ * stock core's format interface (stock/stock_ro.h) and the open (ro_internal.h maps the folder).
  *
  * A refresh (at every view, so at every search, and at every bfh_get) brings the engine's
  * state up to the database's newest version. It starts with a poll of an inotify watch on the
@@ -27,7 +27,7 @@
  * which 3 sees (it reads after the deletion). The entries read in 2 are a prefix of the
  * writes in sequence order on top of V''s tables: a state the database passed through.
  * Files of V' may still vanish after 3 (a compaction's inputs are deleted once its edit is
- * written). So the refresh ends by opening every table of V' (a pin_t per table, shared by
+ * written). So the refresh ends by opening every table of V' (a stock_pin_t per table, shared by
  * the states that list it): an unlinked file stays readable through its descriptor, and
  * every later read of the state goes through it. A table gone before its open was deleted
  * after an edit the next MANIFEST read sees: start over at 1 (gone again with nothing new in
@@ -36,7 +36,7 @@
  * search start over with a new refresh (engine_ops_t.search_attempts: search.c starts it over), and
  * its keys are reported only by the attempt that read every table it listed, so each once. A
  * MANIFEST replaced between reading CURRENT and reading it is the same: start over. Retries are
- * bounded (ENGINE_LEVELDB_RO_ATTEMPTS), then BFH_E_BUSY.
+ * bounded (STOCK_RO_ATTEMPTS), then BFH_E_BUSY.
  *
  * A search validates its candidates against its own view (the state of its refresh): the
  * gets it makes pass that view (engine_ops_t.get), and read its state: logs newest first,
@@ -71,86 +71,138 @@
  * unnoticed there). A search running across the replacement answers from its own state.
  */
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
-#include "lsm_hooks/engines/engine_detect.h"
 
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
-#include "index/index_sync.h"
+#include "lsm_hooks/leveldb_format/ldb_log.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+#include "util/path.h"
+#include "util/vec.h"
 
-/* ---- engine_ops ------------------------------------------------------------------------- */
+#define LDB(r) ((engine_ro_t *)(r))
 
-static int e_close(engine_t *e, err_t *err) {
+/* ---- The MANIFEST and the logs -------------------------------------------------------------- */
+
+/* The MANIFEST that CURRENT names: "MANIFEST-<number>\n". */
+static int current(stock_ro_t *r, char **manifest, err_t *err) {
+  char *path = path_join(r->path, "CURRENT");
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", r->path);
+  void *data = NULL;
+  size_t n = 0;
+  int rc = env_read_file(r->io, path, &data, &n, err);
+  if (rc != BFH_OK) {
+    rc = env_exists(r->io, path) || rc == BFH_E_NOMEM ? rc : STOCK_RO_AGAIN;
+    free(path);
+    return rc;
+  }
+  const char *s = data;
+  if (n > 0 && s[n - 1] == '\n') n--;
+  int ok = n > 9 && n < 64 && strncmp(s, "MANIFEST-", 9) == 0;
+  for (size_t i = 9; ok && i < n; i++) ok = s[i] >= '0' && s[i] <= '9';
+  if (!ok) rc = err_set(err, BFH_E_CORRUPT, "%s: not \"MANIFEST-<number>\\n\"", path);
+  if (ok && !(*manifest = path_fmt("%s/%.*s", r->path, (int)n, s)))
+    rc = err_set(err, BFH_E_NOMEM, "%s/%.*s: no memory for its path", r->path, (int)n, s);
+  free(data);
+  free(path);
+  return rc;
+}
+
+static void version_forget(stock_ro_t *r) {
+  ldb_version_release(&LDB(r)->version);
+}
+
+static int version_read(stock_ro_t *r, const char *path, uint64_t from, uint64_t *next,
+                        err_t *err) {
+  return ldb_version_read(r->io, path, from, &LDB(r)->version, next, err);
+}
+
+static int version_mark(stock_ro_t *r, stock_ro_mark_t *m, err_t *err) {
   (void)err;
-  engine_ro_t *r = (engine_ro_t *)e;
-  if (!r) return BFH_OK;
-  ro_persisted_close(r); /* before the loader stops: it may wait for every leaf */
-  if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
-  if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
-  ro_state_unref(r->state);
-  dir_watch_release(&r->watch);
-  for (size_t i = 0; i < r->nlogs; i++) ro_log_release(&r->logs[i]);
-  free(r->logs);
-  env_rfile_close(r->manifest_file);
-  ldb_version_release(&r->version);
-  pthread_mutex_destroy(&r->mu);
-  free(r->path);
-  free(r->cache_dir);
-  free(r->index_dir);
-  free(r->bound);
-  free(r);
+  if (!LDB(r)->version.has_log_number) return STOCK_RO_AGAIN; /* a new MANIFEST being written */
+  *m = (stock_ro_mark_t){.log_number = LDB(r)->version.log_number};
   return BFH_OK;
 }
 
-/* Nothing written: only the logs' value indexes. */
-static void e_stats(engine_t *e, bfh_db_stats *st) {
-  engine_ro_t *r = (engine_ro_t *)e;
-  pthread_mutex_lock(&r->mu);
-  for (size_t i = 0; i < r->nlogs; i++)
-    for (size_t j = 0; j < r->logs[i].n; j++)
-      st->memtable_index_bytes += stock_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
-  pthread_mutex_unlock(&r->mu);
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
 }
 
-static void ro_retried(engine_t *e) {
-  atomic_fetch_add(&((engine_ro_t *)e)->retries, 1);
+/* The logs numbered >= the version's log number, and its prev log, from the directory. */
+static int live_logs(stock_ro_t *r, uint64_t **out, size_t *n_out, err_t *err) {
+  const ldb_version_t *v = &LDB(r)->version;
+  char **names;
+  size_t n;
+  int rc = env_list_dir(r->io, r->path, &names, &n, err);
+  if (rc != BFH_OK) return rc;
+  u64vec_t nums;
+  u64vec_init(&nums);
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    uint64_t num;
+    if (stock_file_number(names[i], "log", &num) &&
+        (num >= v->log_number || (v->prev_log_number && num == v->prev_log_number)) &&
+        u64vec_push(&nums, num) != BFH_OK)
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", r->path);
+  }
+  env_names_free(names, n);
+  if (nums.n) qsort(nums.v, nums.n, sizeof *nums.v, cmp_u64);
+  *out = nums.v;
+  *n_out = nums.n;
+  if (rc != BFH_OK) u64vec_release(&nums), *out = NULL;
+  return rc;
 }
 
-/* The engine_ops of the files of this folder (ENGINE_OPS with their ro_ names). */
-static const engine_ops_t ro_ops = {.name = "leveldb-readonly",
-                                    .close = e_close,
-                                    .put = stock_ro_put,
-                                    .del = stock_ro_del,
-                                    .get = ro_get,
-                                    .flush = stock_ro_flush,
-                                    .view_acquire = ro_view_acquire,
-                                    .view_release = ro_view_release,
-                                    .view_tables = stock_view_tables,
-                                    .scan_table = ro_scan_table,
-                                    .scan_memtables = stock_scan_memtables,
-                                    .scan_blocks = ro_scan_blocks,
-                                    .find_memtables = stock_find_memtables,
-                                    .iter_create = ro_iter_create,
-                                    .stats = e_stats,
-                                    .search_attempts = ENGINE_LEVELDB_RO_ATTEMPTS,
-                                    .retried = ro_retried};
+static int log_entry(void *arg, const ldb_entry_t *e) {
+  return stock_chunk_builder_add(arg, e->type == LDB_TYPE_VALUE, e->seq, e->key, e->key_len, e->val,
+                                 e->val_len);
+}
 
-/* ---- Opening ---------------------------------------------------------------------------- */
+static int log_read(stock_ro_t *r, const char *path, uint64_t number, uint64_t from,
+                    stock_chunk_builder_t *b, uint64_t *next, err_t *err) {
+  (void)number;
+  return ldb_log_read(r->io, path, from, log_entry, b, next, NULL, err);
+}
+
+/* ---- States and tables ---------------------------------------------------------------------- */
+
+static int state_make(stock_ro_t *r, stock_ro_state_t *base, err_t *err) {
+  (void)err;
+  ro_state_t *s = (ro_state_t *)base;
+  const ldb_version_t *v = &LDB(r)->version;
+  if (!(base->tables = malloc((v->nfiles + 1) * sizeof *base->tables)) ||
+      ldb_version_copy(&s->version, v) != BFH_OK)
+    return BFH_E_NOMEM;
+  for (size_t i = 0; i < v->nfiles; i++)
+    base->tables[i] = (engine_table_t){
+        .number = v->files[i].number, .size = v->files[i].size, .level = v->files[i].level};
+  base->ntables = v->nfiles;
+  return BFH_OK;
+}
+
+static void state_release(stock_ro_state_t *s) {
+  ldb_version_release(&((ro_state_t *)s)->version);
+}
+
+static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const block_ref_t *refs,
+                       size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
+  return ldb_table_match(r->io, r->path, number, refs, n, m, st, err);
+}
+
+/* ---- The filters' source -------------------------------------------------------------------- */
 
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
-  engine_ro_t *r = ctx;
+  stock_ro_t *r = ctx;
   return ldb_leaf_read(r->io, r->path, number, p, out, err);
 }
 
 static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
-  engine_ro_t *r = ctx;
+  stock_ro_t *r = ctx;
   return ldb_table_tag_of(r->io, r->path, number, tag, err);
 }
 
@@ -160,10 +212,10 @@ static int table_stamp(void *ctx, uint64_t number, uint64_t *stamp, err_t *err) 
 
 int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err) {
   char *path;
-  int rc = ldb_table_path(r->path, number, &path, err);
+  int rc = ldb_table_path(r->ro.path, number, &path, err);
   if (rc != BFH_OK) return rc;
   env_rfile_t *f = NULL;
-  rc = env_open_read(r->io, path, &f, err);
+  rc = env_open_read(r->ro.io, path, &f, err);
   if (rc != BFH_OK) {
     free(path);
     return rc;
@@ -184,87 +236,32 @@ int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err)
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   if (rc == BFH_OK)
-    *stamp = leaf_cache_stamp(&st, footer, sizeof footer,
+    *stamp = index_sync_stamp(&st, footer, sizeof footer,
                               (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
   return rc;
 }
 
-/* The filter cache in the index directory (or none), as index_sync's source. */
-static int source_init(engine_ro_t *r, const char *index_dir, err_t *err) {
-  if (index_dir && !(r->index_dir = strdup(index_dir)))
-    return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-  index_source_t src = {.read_leaf = read_leaf,
-                        .ctx = r,
-                        .table_tag = table_tag,
-                        .table_stamp = table_stamp,
-                        .io = r->io};
-  return stock_ro_cache_init(r->sync, r->path, index_dir, src, &r->cache_dir, err);
+static void release(stock_ro_t *r) {
+  free(LDB(r)->bound);
 }
+
+static const stock_ro_format_t leveldb_format = {
+    .name = "LevelDB",
+    .dir_kind = ENGINE_DIR_LEVELDB,
+    .logs_what = "MANIFEST and logs",
+    .table_ext = {"ldb", "sst"},
+    .id_seed = 0x726f6b6579733031ull, /* "rokeys01" */
+    .engine_bytes = sizeof(engine_ro_t),
+    .state_bytes = sizeof(ro_state_t),
+    .pin_bytes = sizeof(stock_pin_t),
+    STOCK_RO_FORMAT_FIELDS,
+    .source = {.read_leaf = read_leaf, .table_tag = table_tag, .table_stamp = table_stamp},
+    .opened = ro_persisted_open,
+    .closing = ro_persisted_close};
+
+static const engine_ops_t ro_ops = STOCK_RO_OPS("leveldb-readonly", ro_get, ro_iter_create);
 
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = stock_ro_check_directory(path, ENGINE_DIR_LEVELDB, "LevelDB", err);
-  if (rc != BFH_OK) return rc;
-  engine_ro_t *r = calloc(1, sizeof *r);
-  if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  r->base.ops = &ro_ops;
-  r->io = io ? io : env_default();
-  r->sync = sync;
-  r->pin_max = stock_ro_pin_max();
-  pthread_mutex_init(&r->mu, NULL);
-  r->watch.fd = -1;
-  atomic_init(&r->stale, 1);
-  if (!(r->path = strdup(path))) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  /* Before the first refresh (dir_watch.h's rule). Only over the real file system: a test's
-     I/O layer may change what a read sees without the kernel knowing. */
-  if (rc == BFH_OK && r->io == env_default())
-    (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
-  if (rc == BFH_OK && opt->index_dir) rc = stock_make_dirs(opt->index_dir, err);
-  if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
-  if (rc == BFH_OK) {
-    pthread_mutex_lock(&r->mu);
-    rc = ro_refresh(r, err);
-    /* The live tables are indexed in the open (stock_ro_view_load), so that the first search is
-       planned over their filters: planned before, it would find none and read every table
-       (doc/search.md "Open cost"). */
-    if (rc == BFH_OK && sync) rc = ro_view_index_state(r, r->state, NULL, err);
-    pthread_mutex_unlock(&r->mu);
-  }
-  if (rc == BFH_OK && r->cache_dir)
-    stock_ro_cache_clean(r->io, r->cache_dir, r->state->tables, r->state->ntables);
-  /* The persisted index first: the tables it binds need no cache file read now. */
-  if (rc == BFH_OK && sync) ro_persisted_open(r);
-  if (rc == BFH_OK && sync) {
-    /* A failure here (no memory, a leaf on disk not written) is the first view's to report:
-       it tries again. */
-    err_t e;
-    (void)stock_ro_view_load(r->sync, 1, &e);
-  }
-  if (rc != BFH_OK) {
-    e_close(&r->base, NULL);
-    return rc;
-  }
-  *out = &r->base;
-  return BFH_OK;
-}
-
-void engine_leveldb_ro_set_read_hook(engine_t *e, void (*fn)(void *arg, uint64_t number),
-                                     void *arg) {
-  engine_ro_t *r = (engine_ro_t *)e;
-  r->read_hook = fn;
-  r->read_hook_arg = arg;
-}
-
-void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
-  engine_ro_t *r = (engine_ro_t *)e;
-  r->logs_hook = fn;
-  r->logs_hook_arg = arg;
-}
-
-uint64_t engine_leveldb_ro_retries(engine_t *e) {
-  return atomic_load(&((engine_ro_t *)e)->retries);
-}
-
-uint64_t engine_leveldb_ro_refreshes(engine_t *e) {
-  return atomic_load(&((engine_ro_t *)e)->refreshes);
+  return stock_ro_open(&leveldb_format, &ro_ops, path, opt, io, sync, out, err);
 }

@@ -8,10 +8,10 @@
  * attached to the value index. A bound table is not read at open (index_sync's parking run
  * leaves it): a search asks the file about it, and when it is selected its map comes from its
  * cache file, bound by the same stamp and checked against the head the file holds (open_map
- * below, leaf_cache_load_map_by_head). A table not bound (newer than the file, a stamp of 0,
+ * by index_sync, index_sync_persisted_open). A table not bound (newer than the file, a stamp of 0,
  * another file under its number) is indexed from its cache file as before.
  *
- * Close: the file is written (persisted_index_write_kind, tmp + sync + rename + directory
+ * Close: the file is written (index_sync_persisted_write, tmp + sync + rename + directory
  * sync) when more than an eighth of the live tables of now are not bound to it (all of them
  * when there is none, or its header or directory is damaged, or it was made for other tables),
  * or a search met a damaged chunk or map head in it, and this handle searched
@@ -25,41 +25,15 @@
  * bound by that stamp; a table whose cache file is not bound to that stamp, or too fresh to
  * be stamped, is left out (indexed as before).
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "index/index_sync.h"
-#include "util/path.h"
 
 /* Does this handle keep the persisted index (an index directory, the lean layout with maps,
    leaves in memory)? */
-static int persists(const engine_ro_t *r) {
-  if (!r->sync || !r->index_dir || !r->cache_dir) return 0;
-  const value_index_params_t *p = index_sync_params(r->sync);
-  return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
-}
-
-/* The path of table number's cache file, in memory of its own (client frees it with free());
-   NULL only on no memory. */
-static char *cache_path(const engine_ro_t *r, uint64_t number) {
-  return path_fmt("%s/%06llu.vf", r->cache_dir, (unsigned long long)number);
-}
-
-/* persisted_index_map_fn: the map of a bound table from its cache file. */
-static int open_map(void *arg, uint64_t number, uint64_t size, uint64_t stamp, const uint8_t *head,
-                    size_t head_len, value_block_map_t **out, err_t *err) {
-  engine_ro_t *r = arg;
-  char *cpath = cache_path(r, number);
-  if (!cpath)
-    return err_set(err, BFH_E_NOMEM, "%s/%06llu.vf: no memory for its path", r->cache_dir,
-                   (unsigned long long)number);
-  leaf_cache_table_t t = {.number = number, .size = size, .stamp = stamp};
-  int rc = leaf_cache_load_map_by_head(r->io, cpath, &t, index_sync_params(r->sync)->m, head,
-                                       head_len, out, err);
-  free(cpath);
-  return rc;
+static int persists(const stock_ro_t *r) {
+  return r->sync && r->index_dir && r->cache_dir && index_sync_persists(r->sync);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -67,35 +41,31 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void ro_persisted_open(engine_ro_t *r) {
-  if (!persists(r) || !r->state) return;
-  value_index_t *vi = index_sync_value_index(r->sync);
-  persisted_index_binding_t b = {PERSISTED_INDEX_LEVELDB_TABLES, open_map, r};
-  persisted_index_t *x = NULL;
-  err_t e;
-  err_clear(&e);
-  int rc = persisted_index_open_bound(r->io, r->index_dir, value_index_params(vi), &b, &x, &e);
-  if (rc == BFH_E_CORRUPT) block_index_count_damaged(value_index_blocks(vi), &e);
-  if (rc != BFH_OK) return;
-  const ro_state_t *s = r->state;
+void ro_persisted_open(stock_ro_t *base) {
+  engine_ro_t *r = (engine_ro_t *)base;
+  if (!persists(base) || !base->state) return;
+  index_persisted_t *x = NULL;
+  if (index_sync_persisted_open(base->sync, base->io, base->index_dir, 1, &x) != BFH_OK) return;
+  const stock_ro_state_t *s = base->state;
   r->bound = malloc((s->ntables ? s->ntables : 1) * sizeof *r->bound);
   r->nbound = 0;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t stamp = 0;
+    err_t e;
     if (ro_table_stamp(r, s->tables[i].number, &stamp, &e) == BFH_OK && stamp &&
-        persisted_index_bind(x, s->tables[i].number, s->tables[i].size, stamp) && r->bound)
+        index_sync_persisted_bind(x, s->tables[i].number, s->tables[i].size, stamp) && r->bound)
       r->bound[r->nbound++] = s->tables[i].number;
   }
-  if (persisted_index_bound(x) == 0) {
-    persisted_index_destroy(x);
+  if (index_sync_persisted_bound(x) == 0) {
+    index_sync_persisted_destroy(x);
     return;
   }
-  value_index_attach_persisted(vi, x);
+  index_sync_persisted_attach(base->sync, x);
   r->attached = 1;
 }
 
 /* The tables of s that the file this handle opened does not bind. */
-static size_t unbound(const engine_ro_t *r, const ro_state_t *s) {
+static size_t unbound(const engine_ro_t *r, const stock_ro_state_t *s) {
   size_t u = 0;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t n = s->tables[i].number;
@@ -105,46 +75,44 @@ static size_t unbound(const engine_ro_t *r, const ro_state_t *s) {
 }
 
 /* Writes the file for the tables of s that have a leaf. */
-static void write_file(engine_ro_t *r, const ro_state_t *s) {
-  value_index_t *vi = index_sync_value_index(r->sync);
-  uint64_t m = index_sync_params(r->sync)->m;
-  persisted_index_table_t *t = calloc(s->ntables ? s->ntables : 1, sizeof *t);
+static void write_file(engine_ro_t *r, const stock_ro_state_t *s) {
+  index_persisted_table_t *t = calloc(s->ntables ? s->ntables : 1, sizeof *t);
   size_t nt = 0;
   for (size_t i = 0; t && i < s->ntables; i++) {
     err_t e;
-    leaf_cache_table_t lt = {.number = s->tables[i].number, .size = s->tables[i].size};
-    if (ro_table_stamp(r, lt.number, &lt.stamp, &e) != BFH_OK || !lt.stamp) continue;
-    char *cpath = cache_path(r, lt.number); /* no memory: the table is left out, as unread */
-    uint8_t *head = NULL;
-    size_t len = 0;
-    int rc = cpath ? leaf_cache_map_head(r->io, cpath, &lt, m, &head, &len, &e) : BFH_E_NOMEM;
-    free(cpath);
-    if (rc != BFH_OK) continue;
-    t[nt++] = (persisted_index_table_t){lt.number, lt.size, lt.stamp, head, len};
+    index_persisted_table_t *row = &t[nt];
+    *row = (index_persisted_table_t){.number = s->tables[i].number, .size = s->tables[i].size};
+    if (ro_table_stamp(r, row->number, &row->stamp, &e) != BFH_OK || !row->stamp) continue;
+    uint8_t *head = NULL; /* no memory, no map: the table is left out, as unread */
+    if (index_sync_cached_map_head(r->ro.sync, row->number, row->size, row->stamp, &head,
+                                   &row->head_len, &e) != BFH_OK)
+      continue;
+    row->head = head;
+    nt++;
   }
   err_t e;
-  if (t && nt)
-    (void)persisted_index_write_kind(r->io, r->index_dir, PERSISTED_INDEX_LEVELDB_TABLES, vi, t, nt,
-                                     NULL, &e); /* a speed-up: a file not written leaves the old */
+  if (t && nt) /* a speed-up: a file not written leaves the old */
+    (void)index_sync_persisted_write(r->ro.sync, r->ro.io, r->ro.index_dir, 1, t, nt, &e);
   for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
   free(t);
 }
 
-void ro_persisted_close(engine_ro_t *r) {
-  if (!persists(r)) return;
-  value_index_t *vi = index_sync_value_index(r->sync);
-  ro_state_t *s = r->state;
-  int due = s && s->ntables &&
-            (unbound(r, s) * 8 > s->ntables || value_index_persisted_damaged(vi) > 0);
-  if (due && index_sync_loader_went(r->sync)) {
+void ro_persisted_close(stock_ro_t *base) {
+  engine_ro_t *r = (engine_ro_t *)base;
+  if (!persists(base)) return;
+  stock_ro_state_t *s = base->state;
+  index_sync_t *sync = base->sync;
+  int due =
+      s && s->ntables && (unbound(r, s) * 8 > s->ntables || index_sync_persisted_damaged(sync) > 0);
+  if (due && index_sync_loader_went(sync)) {
     /* Every live table's leaf in first, then the cache files not written yet, then the file. */
     err_t e;
-    (void)index_sync_loader_wait(r->sync, NULL, &e);
-    index_sync_loader_stop(r->sync);
-    index_sync_close_caches(r->sync);
+    (void)index_sync_loader_wait(sync, NULL, &e);
+    index_sync_loader_stop(sync);
+    index_sync_close_caches(sync);
     write_file(r, s);
   }
-  if (r->attached) value_index_attach_persisted(vi, NULL); /* its open_map borrows r */
+  if (r->attached) index_sync_persisted_attach(sync, NULL); /* before the handle goes */
   r->attached = 0;
   free(r->bound);
   r->bound = NULL;

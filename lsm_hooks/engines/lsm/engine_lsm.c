@@ -45,9 +45,7 @@ struct engine_view {
 
 /* Does this handle keep the persisted index (the lean layout with maps)? */
 static int persists(const engine_lsm_t *el) {
-  if (!el->sync) return 0;
-  const value_index_params_t *p = index_sync_params(el->sync);
-  return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
+  return el->sync && index_sync_persists(el->sync);
 }
 
 /* Writes BFH-INDEX (persisted_index.h) for the live tables that have a leaf, from a handle
@@ -58,7 +56,7 @@ static void write_persisted(engine_lsm_t *el) {
   if (!snap) return;
   const lsm_table_info_t *ti;
   size_t n = lsm_snapshot_tables(snap, &ti);
-  persisted_index_table_t *t = calloc(n ? n : 1, sizeof *t);
+  index_persisted_table_t *t = calloc(n ? n : 1, sizeof *t);
   size_t nt = 0;
   for (size_t i = 0; t && i < n; i++) {
     char *tpath = lsm_table_path(el->db, ti[i].number);
@@ -66,18 +64,17 @@ static void write_persisted(engine_lsm_t *el) {
     void *head = NULL;
     size_t size = 0;
     uint64_t stamp = 0;
-    int stamped = tpath && persisted_index_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK;
+    int stamped = tpath && index_sync_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK;
     free(tpath);
     if (!stamped) continue; /* no memory: the table is left out, as one not written */
     if (lsm_table_read_meta(el->db, ti[i].number, VALUE_BLOCK_MAP_HEAD_NAME, &head, &size, NULL,
                             &e) != BFH_OK)
       continue;
-    t[nt++] = (persisted_index_table_t){ti[i].number, ti[i].size, stamp, head, size};
+    t[nt++] = (index_persisted_table_t){ti[i].number, ti[i].size, stamp, head, size};
   }
   err_t e;
   if (t)
-    (void)persisted_index_write(el->io, el->path, index_sync_value_index(el->sync), t, nt, NULL,
-                                &e);
+    (void)index_sync_persisted_write(el->sync, el->io, el->path, 0, t, nt, &e);
   for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
   free(t);
   lsm_snapshot_release(snap);
@@ -87,13 +84,9 @@ static void write_persisted(engine_lsm_t *el) {
    value index. A damaged file is counted (block_filters_damaged) and left unused. */
 static void open_persisted(engine_lsm_t *el) {
   if (!persists(el)) return;
-  value_index_t *vi = index_sync_value_index(el->sync);
-  persisted_index_t *x = NULL;
+  index_persisted_t *x = NULL;
   err_t e;
-  err_clear(&e);
-  int rc = persisted_index_open(el->io, el->path, value_index_params(vi), &x, &e);
-  if (rc == BFH_E_CORRUPT) block_index_count_damaged(index_sync_block_index(el->sync), &e);
-  if (rc != BFH_OK) return;
+  if (index_sync_persisted_open(el->sync, el->io, el->path, 0, &x) != BFH_OK) return;
   lsm_snapshot_t *snap = lsm_snapshot_acquire(el->db);
   if (snap) {
     const lsm_table_info_t *ti;
@@ -101,13 +94,13 @@ static void open_persisted(engine_lsm_t *el) {
     for (size_t i = 0; i < n; i++) {
       char *tpath = lsm_table_path(el->db, ti[i].number);
       uint64_t stamp;
-      if (tpath && persisted_index_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK)
-        (void)persisted_index_bind(x, ti[i].number, ti[i].size, stamp);
+      if (tpath && index_sync_table_stamp(el->io, tpath, &stamp, &e) == BFH_OK)
+        (void)index_sync_persisted_bind(x, ti[i].number, ti[i].size, stamp);
       free(tpath);
     }
     lsm_snapshot_release(snap);
   }
-  value_index_attach_persisted(vi, x);
+  index_sync_persisted_attach(el->sync, x);
 }
 
 static int e_close(engine_t *e, err_t *err) {

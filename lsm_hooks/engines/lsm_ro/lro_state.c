@@ -44,7 +44,7 @@ int lro_table_stamp(const lro_table_t *t, uint64_t *stamp, err_t *err) {
   lro_pin_t *p = t->pin;
   pthread_mutex_lock(&p->mu);
   int rc = atomic_load(&p->t) ? err_set(err, BFH_E_BUSY, "%s: read already", p->path)
-                              : persisted_index_rfile_stamp(p->f, p->path, stamp, err);
+                              : index_sync_rfile_stamp(p->f, p->path, stamp, err);
   pthread_mutex_unlock(&p->mu);
   return rc;
 }

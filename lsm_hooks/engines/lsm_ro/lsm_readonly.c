@@ -179,9 +179,7 @@ static int read_blocks(void *ctx, uint64_t number, const value_index_params_t *p
 /* Does the index keep a persisted index (the lean layout with maps, leaves in memory), as the
    writer does (engine_lsm.c)? */
 static int persists(const lro_t *r) {
-  if (!r->sync) return 0;
-  const value_index_params_t *p = index_sync_params(r->sync);
-  return p->lean_bits > 0 && p->block_maps && p->block_bits && !p->leaves_on_disk;
+  return r->sync && index_sync_persists(r->sync);
 }
 
 /* At open: binds the database's BFH-INDEX, if there is one, to the live tables of the first
@@ -189,24 +187,20 @@ static int persists(const lro_t *r) {
    what binds, never rewritten). */
 static void open_persisted(lro_t *r) {
   if (!persists(r) || !r->state) return;
-  value_index_t *vi = index_sync_value_index(r->sync);
-  persisted_index_t *x = NULL;
+  index_persisted_t *x = NULL;
   err_t e;
-  err_clear(&e);
-  int rc = persisted_index_open(r->io, r->path, value_index_params(vi), &x, &e);
-  if (rc == BFH_E_CORRUPT) block_index_count_damaged(value_index_blocks(vi), &e);
-  if (rc != BFH_OK) return;
+  if (index_sync_persisted_open(r->sync, r->io, r->path, 0, &x) != BFH_OK) return;
   const lro_state_t *s = r->state;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t stamp;
     if (lro_table_stamp(&s->tables[i], &stamp, &e) == BFH_OK)
-      (void)persisted_index_bind(x, s->tables[i].number, s->tables[i].size, stamp);
+      (void)index_sync_persisted_bind(x, s->tables[i].number, s->tables[i].size, stamp);
   }
-  if (persisted_index_bound(x) == 0) {
-    persisted_index_destroy(x);
+  if (index_sync_persisted_bound(x) == 0) {
+    index_sync_persisted_destroy(x);
     return;
   }
-  value_index_attach_persisted(vi, x); /* the value index owns it from here */
+  index_sync_persisted_attach(r->sync, x); /* the value index owns it from here */
 }
 
 /* The first refresh, its tables listed to index_sync, BFH-INDEX bound, and the tables it does

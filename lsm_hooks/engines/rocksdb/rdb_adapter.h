@@ -112,8 +112,7 @@ void rdb_wal_release(engine_rocksdb_t *er);
    table. */
 int rdb_table_path(const char *dir, uint64_t number, char **path, err_t *err);
 /* The same path written into out (n bytes), for foreign_tables_t. REQUIRES: n >= strlen(dir) +
-   RDB_TABLE_NAME_BYTES, so that no path is cut short. */
-#define RDB_TABLE_NAME_BYTES 26 /* "/", 20 digits, ".sst", '\0' */
+   STOCK_TABLE_NAME_BYTES (stock.h). */
 void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n);
 /* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
    data blocks refs[0, n). BFH_NOT_FOUND when the file is gone; BFH_E_UNSUPPORTED at a merge

@@ -16,21 +16,11 @@
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n) {
-  snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
-  if (env_exists(env_default(), out)) return;
-  snprintf(out, n, "%s/%06llu.ldb", dir, (unsigned long long)number);
-  if (!env_exists(env_default(), out))
-    snprintf(out, n, "%s/%06llu.sst", dir, (unsigned long long)number);
+  stock_table_path_write(dir, number, "sst", "ldb", out, n);
 }
 
 int rdb_table_path(const char *dir, uint64_t number, char **path, err_t *err) {
-  size_t n = strlen(dir) + RDB_TABLE_NAME_BYTES;
-  *path = malloc(n);
-  if (!*path)
-    return err_set(err, BFH_E_NOMEM, "%s/%06llu.sst: no memory for its path", dir,
-                   (unsigned long long)number);
-  rdb_table_path_write(dir, number, *path, n);
-  return BFH_OK;
+  return stock_table_path(dir, number, "sst", "ldb", path, err);
 }
 
 /* BFH_E_UNSUPPORTED for an entry bfh cannot answer from, naming the table; else BFH_OK. */

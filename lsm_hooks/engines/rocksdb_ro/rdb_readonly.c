@@ -1,6 +1,7 @@
 /* The read-only RocksDB engine (rdb_readonly.h): its design, then open and close
- * (rro_internal.h maps the other files of the folder). The LevelDB read-only engine
- * (leveldb_ro/readonly.c) is its model; what differs is RocksDB's.
+ * (rro_internal.h maps the other files of the folder). It is the read-only stock core
+ * (stock/stock_ro.h), as the LevelDB read-only engine is (leveldb_ro/readonly.c); what differs
+ * is RocksDB's, behind the core's format interface below.
  *
  * A refresh (at every view, so at every search, and at every bfh_get) brings the state up to
  * the database's newest version. It starts with a poll of an inotify watch on the directory
@@ -36,7 +37,7 @@
  * BFH_E_CORRUPT). Beyond pin_max descriptors a table is read by name, and a search that finds
  * it gone starts over from a new refresh (engine_ops_t.search_attempts), its keys reported only by
  * the attempt that read every table it listed. Retries are bounded
- * (ENGINE_ROCKSDB_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
+ * (STOCK_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
  * under its name (a database replaced at the path) is read anew, as the LevelDB engine does.
  *
  * A search validates its candidates against its own view: its gets read the view's state,
@@ -48,7 +49,7 @@
  * Range deletions are answered as RocksDB's Get answers them (rro_get.c): the WAL's
  * DeleteRange records go into their chunk, each table's range-deletion block is read with its
  * key index (a range tombstone widens its table's key range, so every lookup of a key it may
- * cover reaches that table), both fragmented (rro_tombs.c); a key's newest entry is deleted
+ * cover reaches that table), both fragmented (stock_tombs.c); a key's newest entry is deleted
  * when a tombstone met before it in lookup order, or in its own table, has a larger sequence.
  *
  * What the engine does not answer is refused (BFH_E_UNSUPPORTED naming it), never guessed:
@@ -61,67 +62,197 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
-#include "index/index_sync.h"
+#include "lsm_hooks/rocksdb_format/rdb_log.h"
 
-static int e_close(engine_t *e, err_t *err) {
-  (void)err;
-  rro_t *r = (rro_t *)e;
-  if (!r) return BFH_OK;
-  if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
-  if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
-  rro_state_unref(r->state);
-  dir_watch_release(&r->watch);
-  for (size_t i = 0; i < r->nlogs; i++) rro_log_release(&r->logs[i]);
-  free(r->logs);
-  env_rfile_close(r->manifest_file);
-  rdb_version_release(&r->version);
-  pthread_mutex_destroy(&r->mu);
-  pthread_mutex_destroy(&r->state_mu);
-  free(r->path);
-  free(r->cf_name);
-  free(r->cache_dir);
-  free(r);
+#define RDB(r) ((rro_t *)(r))
+
+/* ---- The MANIFEST and the WALs -------------------------------------------------------------- */
+
+static int current(stock_ro_t *r, char **path, err_t *err) {
+  return rdb_manifest_current(r->io, r->path, path, err);
+}
+
+static void version_forget(stock_ro_t *r) {
+  rdb_version_release(&RDB(r)->version);
+}
+
+static int version_read(stock_ro_t *r, const char *path, uint64_t from, uint64_t *next,
+                        err_t *err) {
+  return rdb_version_read(r->io, path, from, 0, &RDB(r)->version, next, err);
+}
+
+/* The column family named cf_name in the version (its id into cf), its log number into *m;
+   what the engine cannot read in it: BFH_E_UNSUPPORTED naming it. */
+static int version_mark(stock_ro_t *base, stock_ro_mark_t *m, err_t *err) {
+  rro_t *r = RDB(base);
+  if (!rdb_version_cf(&r->version, 0)) return STOCK_RO_AGAIN; /* a MANIFEST being written */
+  const rdb_cf_t *cf = rdb_version_cf_by_name(&r->version, r->cf_name);
+  if (!cf) {
+    char names[512];
+    size_t at = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < r->version.ncfs && at + 2 < sizeof names; i++)
+      at += (size_t)snprintf(names + at, sizeof names - at, "%s'%s'", i ? ", " : "",
+                             r->version.cfs[i].name);
+    return err_set(err, BFH_E_INVALID, "%s: no column family '%s' (the database has %s)",
+                   base->path, r->cf_name, names);
+  }
+  if (cf->id != r->cf) { /* dropped and made again under the name: another family */
+    stock_ro_forget_logs(base);
+    base->version_changed = 1;
+    r->cf = cf->id;
+  }
+  if (cf->comparator && strcmp(cf->comparator, "leveldb.BytewiseComparator") != 0)
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "%s: the column family '%s' orders keys with '%s'; bfh reads databases "
+                   "with the bytewise comparator only",
+                   base->path, cf->name, cf->comparator);
+  for (size_t i = 0; i < r->version.nfiles; i++) {
+    const rdb_file_t *f = &r->version.files[i];
+    if (f->cf == r->cf && f->path_id != 0)
+      return err_set(err, BFH_E_UNSUPPORTED,
+                     "%s: table %06llu lives in db_paths[%u], outside the directory; bfh reads "
+                     "tables in the database's directory only",
+                     base->path, (unsigned long long)f->number, f->path_id);
+  }
+  *m = (stock_ro_mark_t){.log_number = cf->log_number, .family = r->cf};
   return BFH_OK;
 }
 
-/* Nothing written: only the WAL chunks' value indexes. */
-static void e_stats(engine_t *e, bfh_db_stats *st) {
-  rro_t *r = (rro_t *)e;
-  pthread_mutex_lock(&r->mu);
-  for (size_t i = 0; i < r->nlogs; i++)
-    for (size_t j = 0; j < r->logs[i].n; j++)
-      st->memtable_index_bytes += stock_segs_index_bytes(&r->logs[i].chunks[j]->vals, 1);
-  pthread_mutex_unlock(&r->mu);
+/* The WALs that hold writes of the column family not yet in its tables. */
+static int live_logs(stock_ro_t *base, uint64_t **nums, size_t *n, err_t *err) {
+  rro_t *r = RDB(base);
+  int rc = rdb_version_live_logs(base->io, base->path, &r->version, nums, n, err);
+  if (rc != BFH_OK) return rc;
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (rdb_version_log_wanted(&r->version, r->cf, (*nums)[i])) (*nums)[k++] = (*nums)[i];
+  *n = k;
+  return BFH_OK;
 }
 
-static void rro_retried(engine_t *e) {
-  atomic_fetch_add(&((rro_t *)e)->retries, 1);
+/* A WAL read into a chunk: the column family's entries, and what is refused. */
+typedef struct wal_read {
+  stock_chunk_builder_t *b;
+  uint32_t cf;
+  int rc;          /* a refusal (BFH_E_UNSUPPORTED) met in the WAL */
+  err_t *err;      /* where the refusal is written */
+  const char *dir; /* the database, in messages */
+} wal_read_t;
+
+/* rdb_log_read's visitor: the column family's puts, deletions and range deletions into the
+   chunk; a merge operand, blob reference or wide-column entity of it is refused. */
+static int wal_entry(void *arg, const rdb_log_entry_t *e) {
+  wal_read_t *w = arg;
+  if (e->cf != w->cf) return 0; /* another column family's */
+  switch (e->type) {
+    case RDB_WB_VALUE:
+    case RDB_WB_DELETION:
+    case RDB_WB_SINGLE_DELETION:
+      return stock_chunk_builder_add(w->b, e->type == RDB_WB_VALUE, e->seq, e->key, e->key_len,
+                                     e->val, e->val_len);
+    case RDB_WB_RANGE_DELETION: /* key: begin, val: end */
+      if (stock_tombs_builder_add(&w->b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) !=
+          BFH_OK)
+        return w->b->nomem = 1;
+      return 0;
+    case RDB_WB_MERGE:
+    case RDB_WB_BLOB_INDEX:
+    case RDB_WB_WIDE_COLUMN_ENTITY:
+      w->rc = err_set(w->err, BFH_E_UNSUPPORTED,
+                      "%s: WAL %06llu holds %s at sequence %llu; bfh cannot search this database "
+                      "read-only",
+                      w->dir, (unsigned long long)e->log_number,
+                      e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
+                      : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
+                                                       "RocksDB's blob files)"
+                                                     : "a wide-column entity",
+                      (unsigned long long)e->seq);
+      return 1;
+    default:
+      return 0; /* markers */
+  }
 }
 
-static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
-                                     .close = e_close,
-                                     .put = stock_ro_put,
-                                     .del = stock_ro_del,
-                                     .get = rro_get,
-                                     .flush = stock_ro_flush,
-                                     .view_acquire = rro_view_acquire,
-                                     .view_release = rro_view_release,
-                                     .view_tables = stock_view_tables,
-                                     .scan_table = rro_scan_table,
-                                     .scan_memtables = stock_scan_memtables,
-                                     .scan_blocks = rro_scan_blocks,
-                                     .find_memtables = stock_find_memtables,
-                                     .iter_create = rro_iter_create,
-                                     .stats = e_stats,
-                                     .search_attempts = ENGINE_ROCKSDB_RO_ATTEMPTS,
-                                     .retried = rro_retried};
+static int log_read(stock_ro_t *r, const char *path, uint64_t number, uint64_t from,
+                    stock_chunk_builder_t *b, uint64_t *next, err_t *err) {
+  wal_read_t w = {.b = b, .cf = RDB(r)->cf, .err = err, .dir = r->path};
+  rdb_log_stats_t st = {0};
+  int rc = rdb_log_read(r->io, path, number, from, 0, wal_entry, &w, next, &st, err);
+  atomic_fetch_add(&r->log_bytes, st.bytes_read);
+  return rc == BFH_OK ? w.rc : rc;
+}
 
-/* ---- Opening ---------------------------------------------------------------------------- */
+/* ---- States and pins ------------------------------------------------------------------------ */
+
+/* Level 0 first, newest first (largest sequence, then number); then each deeper level. */
+static int cmp_order(const void *a, const void *b) {
+  const rdb_file_t *x = *(const rdb_file_t *const *)a, *y = *(const rdb_file_t *const *)b;
+  if (x->level != y->level) return x->level - y->level;
+  if (x->largest_seqno != y->largest_seqno) return x->largest_seqno < y->largest_seqno ? 1 : -1;
+  return x->number < y->number ? 1 : x->number > y->number ? -1 : 0;
+}
+
+static int cmp_file_number(const void *a, const void *b) {
+  const rdb_file_t *x = *(const rdb_file_t *const *)a, *y = *(const rdb_file_t *const *)b;
+  return x->number < y->number ? -1 : x->number > y->number ? 1 : 0;
+}
+
+/* The column family's files of the version: in lookup order, and by number as the tables (each
+   pin keeps its file's largest sequence: an ingested table's global sequence number). */
+static int state_make(stock_ro_t *r, stock_ro_state_t *base, err_t *err) {
+  (void)err;
+  rro_state_t *s = (rro_state_t *)base;
+  size_t nf = RDB(r)->version.nfiles;
+  base->tables = malloc((nf + 1) * sizeof *base->tables);
+  s->order = malloc((nf + 1) * sizeof *s->order);
+  s->by_number = malloc((nf + 1) * sizeof *s->by_number);
+  if (!base->tables || !s->order || !s->by_number ||
+      rdb_version_copy(&s->version, &RDB(r)->version) != BFH_OK)
+    return BFH_E_NOMEM;
+  for (size_t i = 0; i < s->version.nfiles; i++) {
+    const rdb_file_t *f = &s->version.files[i];
+    if (f->cf != RDB(r)->cf) continue;
+    s->by_number[s->norder] = f;
+    s->order[s->norder++] = f;
+  }
+  qsort(s->order, s->norder, sizeof *s->order, cmp_order);
+  qsort(s->by_number, s->norder, sizeof *s->by_number, cmp_file_number);
+  for (size_t i = 0; i < s->norder; i++) {
+    const rdb_file_t *f = s->by_number[i];
+    base->tables[i] = (engine_table_t){.number = f->number, .size = f->size, .level = f->level};
+  }
+  base->ntables = s->norder;
+  return BFH_OK;
+}
+
+static void state_release(stock_ro_state_t *base) {
+  rro_state_t *s = (rro_state_t *)base;
+  free(s->order);
+  free(s->by_number);
+  rdb_version_release(&s->version);
+}
+
+static void pin_init(stock_ro_state_t *s, size_t i, stock_pin_t *base) {
+  rro_pin_t *p = (rro_pin_t *)base;
+  atomic_init(&p->footer_known, 0);
+  pthread_mutex_init(&p->mu, NULL);
+  p->largest_seqno = ((rro_state_t *)s)->by_number[i]->largest_seqno;
+}
+
+static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const block_ref_t *refs,
+                       size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  if (p)
+    return rdb_table_match_rfile(p->f, p->path, n ? rro_pin_footer((rro_pin_t *)p) : NULL, refs, n,
+                                 m, st, err);
+  return rdb_table_match(r->io, r->path, number, refs, n, m, st, err);
+}
+
+/* ---- The filters' source, the open ---------------------------------------------------------- */
 
 /* Through the newest state's pin when it holds the table: a table compacted away since it
    was listed is still read (by name it would be gone, and its leaf never made while a view
@@ -130,79 +261,60 @@ static const engine_ops_t rro_ops = {.name = "rocksdb-readonly",
    building the filters and the first search's lookups read each table once. */
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
-  rro_t *r = ctx;
-  rro_pin_t *pin = rro_newest_pin(r, number);
+  stock_ro_t *r = ctx;
+  rro_pin_t *pin = (rro_pin_t *)stock_ro_newest_pin(r, number);
   if (!pin) return rdb_leaf_read(r->io, r->path, number, p, out, err);
   rro_keys_t k = {0};
   rdb_leaf_tap_t tap = {rro_keys_tap_entry, rro_keys_tap_block, &k};
   int tapped = rro_pin_keys_wanted(pin);
-  int rc = rdb_leaf_read_tapped(pin->f, pin->path, p, tapped ? &tap : NULL, out, err);
+  int rc = rdb_leaf_read_tapped(pin->base.f, pin->base.path, p, tapped ? &tap : NULL, out, err);
   if (rc == BFH_OK && tapped)
     rro_pin_keys_install(pin, &k);
   else
     rro_keys_release(&k);
-  rro_pin_unref(pin);
+  stock_pin_unref(&pin->base);
   return rc;
 }
 
 static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
-  rro_t *r = ctx;
+  stock_ro_t *r = ctx;
   return rdb_table_tag_of(r->io, r->path, number, tag, err);
 }
 
-static int source_init(rro_t *r, const char *index_dir, err_t *err) {
-  index_source_t src = {.read_leaf = read_leaf, .ctx = r, .table_tag = table_tag, .io = r->io};
-  return stock_ro_cache_init(r->sync, r->path, index_dir, src, &r->cache_dir, err);
-}
-
-int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
-                           index_sync_t *sync, engine_t **out, err_t *err) {
-  /* (That the index directory lies outside path bfh_open checked before any engine's open.) */
-  int rc = stock_ro_check_directory(path, ENGINE_DIR_ROCKSDB, "RocksDB", err);
-  if (rc != BFH_OK) return rc;
-  rro_t *r = calloc(1, sizeof *r);
-  if (!r) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  r->base.ops = &rro_ops;
-  r->io = io ? io : env_default();
-  r->sync = sync;
-  r->pin_max = stock_ro_pin_max();
-  pthread_mutex_init(&r->mu, NULL);
-  pthread_mutex_init(&r->state_mu, NULL);
-  r->watch.fd = -1;
-  atomic_init(&r->stale, 1);
-  if (!(r->path = strdup(path)) ||
-      !(r->cf_name = strdup(opt->column_family ? opt->column_family : "default")))
-    rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  /* Before the first refresh (dir_watch.h's rule). Only over the real file system: a test's
-     I/O layer may change what a read sees without the kernel knowing. */
-  if (rc == BFH_OK && r->io == env_default())
-    (void)dir_watch_init(&r->watch, r->path, DIR_WATCH_CONTENTS);
-  if (rc == BFH_OK && opt->index_dir) rc = stock_make_dirs(opt->index_dir, err);
-  if (rc == BFH_OK && sync) rc = source_init(r, opt->index_dir, err);
-  if (rc == BFH_OK) {
-    pthread_mutex_lock(&r->mu);
-    rc = rro_refresh(r, err);
-    /* The live tables are indexed in the open, so that the first search is planned over
-       their filters. */
-    if (rc == BFH_OK && sync) rc = rro_view_index_state(r, r->state, NULL, err);
-    pthread_mutex_unlock(&r->mu);
-  }
-  if (rc == BFH_OK && r->cache_dir)
-    stock_ro_cache_clean(r->io, r->cache_dir, r->state->tables, r->state->ntables);
-  if (rc == BFH_OK && sync) {
-    err_t e; /* a failure here is the first view's to report: it tries again */
-    (void)stock_ro_view_load(r->sync, 1, &e);
-  }
-  if (rc != BFH_OK) {
-    e_close(&r->base, NULL);
-    return rc;
-  }
-  *out = &r->base;
+static int init(stock_ro_t *r, const bfh_options *opt, err_t *err) {
+  if (!(RDB(r)->cf_name = strdup(opt->column_family ? opt->column_family : "default")))
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
   return BFH_OK;
 }
 
+static void release(stock_ro_t *r) {
+  free(RDB(r)->cf_name);
+}
+
+static const stock_ro_format_t rocksdb_format = {
+    .name = "RocksDB",
+    .dir_kind = ENGINE_DIR_ROCKSDB,
+    .logs_what = "MANIFEST and WALs",
+    .table_ext = {"sst", "ldb"},
+    .id_seed = 0x726f6b6579733032ull, /* "rokeys02" */
+    .engine_bytes = sizeof(rro_t),
+    .state_bytes = sizeof(rro_state_t),
+    .pin_bytes = sizeof(rro_pin_t),
+    STOCK_RO_FORMAT_FIELDS,
+    .pin_init = pin_init,
+    .pin_release = rro_pin_release,
+    .source = {.read_leaf = read_leaf, .table_tag = table_tag},
+    .init = init};
+
+static const engine_ops_t rro_ops = STOCK_RO_OPS("rocksdb-readonly", rro_get, rro_iter_create);
+
+int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
+                           index_sync_t *sync, engine_t **out, err_t *err) {
+  return stock_ro_open(&rocksdb_format, &rro_ops, path, opt, io, sync, out, err);
+}
+
 int engine_rocksdb_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
-  rro_t *r = (rro_t *)e;
+  stock_ro_t *r = (stock_ro_t *)e;
   int rc = rdb_describe_table(r->io, r->path, number, info, err);
-  return rro_table_status(r, rc, number, err); /* compacted away since it was listed */
+  return stock_ro_status(r, rc, number, err); /* compacted away since it was listed */
 }

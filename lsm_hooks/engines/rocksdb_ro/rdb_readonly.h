@@ -19,12 +19,10 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/engine.h"
 #include "index/index_sync.h"
+#include "lsm_hooks/engines/stock/stock_ro.h"
 #include "util/err.h"
 
 struct env;
-
-/* Reads of the MANIFEST and the WALs, and searches, tried before BFH_E_BUSY. */
-#define ENGINE_ROCKSDB_RO_ATTEMPTS 16
 
 /* Opens the RocksDB database in path read-only. opt->index_dir (may be NULL: memory only;
    REQUIRES: outside path, as bfh_open checks) is created if missing and gets the filter
@@ -41,20 +39,31 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
 int engine_rocksdb_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
 /* How many refreshes and searches started over because the database changed under them. */
-uint64_t engine_rocksdb_ro_retries(engine_t *e);
+static inline uint64_t engine_rocksdb_ro_retries(engine_t *e) {
+  return stock_ro_retries(e);
+}
 /* How many refreshes read CURRENT, the MANIFEST and the WALs (the others found nothing new in
    the directory watch: dir_watch.h), and how many WAL bytes they read. */
-uint64_t engine_rocksdb_ro_refreshes(engine_t *e);
-uint64_t engine_rocksdb_ro_wal_bytes_read(engine_t *e);
+static inline uint64_t engine_rocksdb_ro_refreshes(engine_t *e) {
+  return stock_ro_refreshes(e);
+}
+static inline uint64_t engine_rocksdb_ro_wal_bytes_read(engine_t *e) {
+  return stock_ro_log_bytes(e);
+}
 /* How many table files the handle holds open now. */
-uint64_t engine_rocksdb_ro_pinned(engine_t *e);
+static inline uint64_t engine_rocksdb_ro_pinned(engine_t *e) {
+  return stock_ro_pinned(e);
+}
 /* Tests: hold at most n table files open from the next refresh on (0: none, so that a table
    compacted away under a search makes it start over). */
-void engine_rocksdb_ro_set_pin_max(engine_t *e, uint64_t n);
-
+static inline void engine_rocksdb_ro_set_pin_max(engine_t *e, uint64_t n) {
+  stock_ro_set_pin_max(e, n);
+}
 /* Tests: fn(arg) runs in every refresh between its WAL reads and its second MANIFEST read
    (steps 2 and 3 at the top of rdb_readonly.c), so that a test can make the owner flush its
    memtable there. NULL removes the hook. */
-void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg);
+static inline void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
+  stock_ro_set_logs_hook(e, fn, arg);
+}
 
 #endif

@@ -1,167 +1,20 @@
-/* Chunks (the entries one read of a WAL added, by value and by key), the key index of a pinned
-   table (its index block(s) and range-deletion block read once: each data block's separator
-   key, the table's range tombstones), and point lookups in a state:
-   its chunks newest first, then the tables that may hold the key in lookup order (level 0
-   newest first, then each deeper level), each one data block read through the key index. A
-   search passes its view; a bfh_get refreshes first.
-   Range deletions answer as RocksDB's Get does (db/version_set.cc Version::Get,
-   db/table_cache.cc TableCache::Get, db/get_context.cc): the largest sequence of the range
-   tombstones covering the key is gathered from the chunks, then from each table in lookup order
-   whose key range holds the key (a tombstone widens its table's range), up to and including
+/* The key index of a pinned table (its index block(s) and range-deletion block read once: each data
+   block's separator key, the table's range tombstones), and point lookups in a state: its chunks
+   newest first, then the tables that may hold the key in lookup order (level 0 newest first, then
+   each deeper level), each one data block read through the key index. A search passes its view; a
+   bfh_get refreshes first. Range deletions answer as RocksDB's Get does (db/version_set.cc
+   Version::Get, db/table_cache.cc TableCache::Get, db/get_context.cc): the largest sequence of the
+   range tombstones covering the key is gathered from the chunks, then from each table in lookup
+   order whose key range holds the key (a tombstone widens its table's range), up to and including
    the one that holds the key's newest entry; that entry is deleted when the gathered sequence
    is larger than its own. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "filters/hash.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
-#include "util/coding.h"
-
-/* ---- Chunks ---------------------------------------------------------------------------- */
-
-void rro_chunk_unref(rro_chunk_t *c) {
-  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
-  stock_seg_unref(c->vals);
-  rro_tombs_destroy(c->tombs);
-  free(c->data);
-  free(c->slots);
-  free(c);
-}
-
-int rro_chunk_builder_add(void *arg, const rdb_log_entry_t *e) {
-  rro_chunk_builder_t *b = arg;
-  if (e->cf != b->cf) return 0; /* another column family's */
-  int type;
-  switch (e->type) {
-    case RDB_WB_VALUE:
-      type = RDB_TYPE_VALUE;
-      break;
-    case RDB_WB_DELETION:
-    case RDB_WB_SINGLE_DELETION:
-      type = RDB_TYPE_DELETION;
-      break;
-    case RDB_WB_RANGE_DELETION: /* key: begin, val: end */
-      if (rro_tombs_builder_add(&b->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) !=
-          BFH_OK)
-        return b->nomem = 1;
-      return 0;
-    case RDB_WB_MERGE:
-    case RDB_WB_BLOB_INDEX:
-    case RDB_WB_WIDE_COLUMN_ENTITY:
-      b->rc = err_set(b->err, BFH_E_UNSUPPORTED,
-                      "%s: WAL %06llu holds %s at sequence %llu; bfh cannot search this database "
-                      "read-only",
-                      b->dir, (unsigned long long)e->log_number,
-                      e->type == RDB_WB_MERGE        ? "a merge operand (bfh has no merge operator)"
-                      : e->type == RDB_WB_BLOB_INDEX ? "a blob reference (bfh does not read "
-                                                       "RocksDB's blob files)"
-                                                     : "a wide-column entity",
-                      (unsigned long long)e->seq);
-      return 1;
-    default:
-      return 0; /* markers */
-  }
-  size_t need = b->len + 1 + 8 + 2 * 4 + e->key_len + e->val_len;
-  if (need > b->cap) {
-    size_t c = b->cap ? b->cap : 65536;
-    while (c < need) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) return b->nomem = 1;
-    b->p = p;
-    b->cap = c;
-  }
-  uint8_t *q = b->p + b->len;
-  *q++ = (uint8_t)type;
-  encode_fixed64(q, e->seq);
-  q += 8;
-  encode_fixed32(q, (uint32_t)e->key_len);
-  q += 4;
-  if (e->key_len) memcpy(q, e->key, e->key_len);
-  q += e->key_len;
-  encode_fixed32(q, (uint32_t)e->val_len);
-  q += 4;
-  if (e->val_len) memcpy(q, e->val, e->val_len);
-  b->len = (size_t)(q + e->val_len - b->p);
-  b->n++;
-  if (type == RDB_TYPE_VALUE &&
-      stock_seg_builder_add(&b->vals, e->key, e->key_len, e->val, e->val_len) != BFH_OK)
-    return b->nomem = 1;
-  return 0;
-}
-
-void rro_chunk_builder_release(rro_chunk_builder_t *b) {
-  stock_seg_builder_release(&b->vals);
-  rro_tombs_builder_release(&b->tombs);
-  free(b->p);
-}
-
-const uint8_t *rro_chunk_entry_decode(const uint8_t *p, int *type, uint64_t *seq, const uint8_t **k,
-                                      uint32_t *kl, const uint8_t **v, uint32_t *vl) {
-  *type = *p++;
-  *seq = decode_fixed64(p);
-  p += 8;
-  *kl = decode_fixed32(p);
-  *k = p + 4;
-  p = *k + *kl;
-  *vl = decode_fixed32(p);
-  *v = p + 4;
-  return *v + *vl;
-}
-
-static int same_key(const uint8_t *a, size_t al, const void *b, size_t bl) {
-  return al == bl && (al == 0 || memcmp(a, b, al) == 0);
-}
-
-rro_chunk_t *rro_chunk_make(rro_chunk_builder_t *b) {
-  rro_chunk_t *c = calloc(1, sizeof *c);
-  size_t nslots = 2;
-  while (nslots < 2 * b->n) nslots *= 2;
-  if (c) c->slots = calloc(nslots, sizeof *c->slots);
-  if (c) c->vals = stock_seg_builder_finish(&b->vals);
-  if (!c || !c->slots || !c->vals || rro_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
-    if (c) stock_seg_unref(c->vals), free(c->slots), free(c);
-    return NULL;
-  }
-  atomic_init(&c->refs, 1);
-  c->data = b->p; /* taken over */
-  c->len = b->len;
-  b->p = NULL;
-  c->mask = nslots - 1;
-  const uint8_t *p = c->data, *end = c->data + c->len;
-  while (p < end) {
-    uint64_t off = (uint64_t)(p - c->data), seq;
-    int type;
-    const uint8_t *k, *v;
-    uint32_t kl, vl;
-    p = rro_chunk_entry_decode(p, &type, &seq, &k, &kl, &v, &vl);
-    size_t i = (size_t)bfh_hash64(k, kl, RRO_KEY_HASH_SEED) & c->mask;
-    for (; c->slots[i]; i = (i + 1) & c->mask) {
-      int t2;
-      uint64_t s2;
-      const uint8_t *k2, *v2;
-      uint32_t kl2, vl2;
-      rro_chunk_entry_decode(c->data + c->slots[i] - 1, &t2, &s2, &k2, &kl2, &v2, &vl2);
-      if (same_key(k2, kl2, k, kl)) break; /* a later entry of the key replaces it */
-    }
-    c->slots[i] = off + 1;
-  }
-  return c;
-}
-
-int rro_chunk_find(const rro_chunk_t *c, const void *key, size_t key_len, int *type, uint64_t *seq,
-                   const uint8_t **v, uint32_t *vl) {
-  for (size_t i = (size_t)bfh_hash64(key, key_len, RRO_KEY_HASH_SEED) & c->mask; c->slots[i];
-       i = (i + 1) & c->mask) {
-    const uint8_t *k;
-    uint32_t kl;
-    rro_chunk_entry_decode(c->data + c->slots[i] - 1, type, seq, &k, &kl, v, vl);
-    if (same_key(k, kl, key, key_len)) return 1;
-  }
-  return 0;
-}
 
 /* ---- A pinned table's key index --------------------------------------------------------- */
 
@@ -170,12 +23,12 @@ static int cmp_key(const void *a, size_t al, const void *b, size_t bl) {
   return c ? c : (al > bl) - (al < bl);
 }
 
-void rro_pin_keys_release(rro_pin_t *p) {
+static void pin_keys_release(rro_pin_t *p) {
   free(p->why);
   p->why = NULL;
   free(p->blocks);
   free(p->keys);
-  rro_tombs_destroy(p->tombs);
+  stock_tombs_destroy(p->tombs);
   p->tombs = NULL;
   p->blocks = NULL;
   p->keys = NULL;
@@ -186,7 +39,7 @@ void rro_keys_release(rro_keys_t *k) {
   free(k->blocks);
   free(k->keys);
   free(k->last);
-  rro_tombs_builder_release(&k->tombs);
+  stock_tombs_builder_release(&k->tombs);
   memset(k, 0, sizeof *k);
 }
 
@@ -216,7 +69,7 @@ static int keys_add_block(rro_keys_t *k, const uint8_t *key, size_t key_len, uin
 
 static int kb_tomb(void *arg, const rdb_entry_t *e) {
   rro_keys_t *k = arg;
-  if (rro_tombs_builder_add(&k->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
+  if (stock_tombs_builder_add(&k->tombs, e->key, e->key_len, e->val, e->val_len, e->seq) != BFH_OK)
     return k->nomem = 1;
   return 0;
 }
@@ -257,7 +110,7 @@ int rro_keys_tap_block(void *arg, uint64_t offset, uint64_t size) {
 static int keys_take(rro_pin_t *p, rro_keys_t *k) {
   if (k->nomem) return BFH_E_NOMEM;
   for (size_t i = 0; i < k->tombs.n; i++) k->tombs.t[i].seq = rro_seq(p->gseq, k->tombs.t[i].seq);
-  if (rro_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
+  if (stock_tombs_finish(&k->tombs, &p->tombs) != BFH_OK) return BFH_E_NOMEM;
   p->blocks = k->blocks;
   p->nblocks = k->nblocks;
   p->keys = k->keys;
@@ -279,7 +132,7 @@ const rdb_table_footer_t *rro_pin_footer(rro_pin_t *p) {
   pthread_mutex_lock(&p->mu);
   if (!atomic_load_explicit(&p->footer_known, memory_order_relaxed)) {
     err_t e;
-    if (rdb_table_footer_read_rfile(p->f, p->path, &p->footer, &e) == BFH_OK)
+    if (rdb_table_footer_read_rfile(p->base.f, p->base.path, &p->footer, &e) == BFH_OK)
       atomic_store_explicit(&p->footer_known, 1, memory_order_release);
   }
   pthread_mutex_unlock(&p->mu);
@@ -288,7 +141,7 @@ const rdb_table_footer_t *rro_pin_footer(rro_pin_t *p) {
 
 /* p->gseq from the table's properties props (REQUIRES p->mu). */
 static int pin_gseq_set(rro_pin_t *p, const rdb_table_props_t *props, err_t *err) {
-  int rc = rdb_table_global_seqno(props, p->path, p->largest_seqno, &p->gseq, err);
+  int rc = rdb_table_global_seqno(props, p->base.path, p->largest_seqno, &p->gseq, err);
   if (rc == BFH_OK) p->gseq_known = 1;
   return rc;
 }
@@ -297,7 +150,7 @@ static int pin_gseq_set(rro_pin_t *p, const rdb_table_props_t *props, err_t *err
 static int pin_gseq_read(rro_pin_t *p, err_t *err) {
   if (p->gseq_known) return BFH_OK;
   rdb_table_props_t props = {0};
-  int rc = rdb_table_props_read_rfile(p->f, p->path, &props, err);
+  int rc = rdb_table_props_read_rfile(p->base.f, p->base.path, &props, err);
   if (rc == BFH_OK) rc = pin_gseq_set(p, &props, err);
   rdb_table_props_release(&props);
   return rc;
@@ -308,8 +161,7 @@ void rro_pin_keys_install(rro_pin_t *p, rro_keys_t *k) {
   pthread_mutex_lock(&p->mu);
   /* Not installed when the properties cannot be read: the first lookup builds the index and
      reports why. */
-  if (!p->built && pin_gseq_read(p, &e) == BFH_OK && keys_take(p, k) != BFH_OK)
-    rro_pin_keys_release(p);
+  if (!p->built && pin_gseq_read(p, &e) == BFH_OK && keys_take(p, k) != BFH_OK) pin_keys_release(p);
   pthread_mutex_unlock(&p->mu);
   rro_keys_release(k);
 }
@@ -320,7 +172,7 @@ static int props_refuse(const rro_pin_t *p, const rdb_table_props_t *pr, err_t *
     return err_set(err, BFH_E_UNSUPPORTED,
                    "table %s: holds a merge operand; bfh cannot search a RocksDB database with "
                    "merge operands (it has no merge operator to apply them)",
-                   p->path);
+                   p->base.path);
   return BFH_OK;
 }
 
@@ -333,14 +185,14 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
   if (!p->built) {
     rro_keys_t k = {0};
     rdb_table_props_t props;
-    rc = rdb_table_index_rfile(p->f, p->path, kb_block, kb_tomb, &k, NULL, &props, err);
+    rc = rdb_table_index_rfile(p->base.f, p->base.path, kb_block, kb_tomb, &k, NULL, &props, err);
     if (rc == BFH_OK) rc = props_refuse(p, &props, err);
     if (rc == BFH_OK && !p->gseq_known) rc = pin_gseq_set(p, &props, err);
     if (rc == BFH_OK && keys_take(p, &k) != BFH_OK)
-      rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->path);
+      rc = err_set(err, BFH_E_NOMEM, "table %s: no memory for its key index", p->base.path);
     rro_keys_release(&k);
     rdb_table_props_release(&props);
-    if (rc != BFH_OK) rro_pin_keys_release(p);
+    if (rc != BFH_OK) pin_keys_release(p);
     /* Damage and refusals stay, with their message; no memory may pass. */
     if (rc != BFH_E_NOMEM) p->built = rc == BFH_OK ? 1 : rc;
     if (rc != BFH_OK && rc != BFH_E_NOMEM) p->why = strdup(err->msg);
@@ -351,7 +203,7 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
   return rc;
 }
 
-int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
+int rro_table_gseq(stock_ro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
                    err_t *err) {
   rro_pin_t *p = rro_state_pin(s, f->number);
   if (p) {
@@ -362,17 +214,17 @@ int rro_table_gseq(rro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t
     return rc;
   }
   char *path;
-  int rc = rdb_table_path(r->path, f->number, &path, err);
+  int rc = stock_ro_table_path(r, f->number, &path, err);
   if (rc != BFH_OK) return rc;
   rdb_table_props_t props = {0};
-  rc = rro_table_status(r, rdb_table_props_read(r->io, path, &props, err), f->number, err);
+  rc = stock_ro_status(r, rdb_table_props_read(r->io, path, &props, err), f->number, err);
   if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, f->largest_seqno, gseq, err);
   rdb_table_props_release(&props);
   free(path);
   return rc;
 }
 
-int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err) {
+int rro_pin_tombs(rro_pin_t *p, const stock_tombs_t **t, err_t *err) {
   int rc = pin_keys(p, err);
   *t = rc == BFH_OK ? p->tombs : NULL;
   return rc;
@@ -380,17 +232,12 @@ int rro_pin_tombs(rro_pin_t *p, const rro_tombs_t **t, err_t *err) {
 
 /* ---- Point lookups ---------------------------------------------------------------------- */
 
+/* A lookup in the tables: the core's, and the table being read. */
 typedef struct lookup {
-  const void *key;
-  size_t key_len;
-  uint64_t cover; /* the largest sequence of the range tombstones seen that cover the key */
-  int whole;      /* a whole-table read: go on past the key to the table's range tombstones */
-  uint64_t seq;   /* the found entry's */
-  uint64_t gseq;  /* the table being read: its global sequence number (rro_seq) */
-  int found, type;
-  void *val;
-  size_t val_len;
-  int nomem, rc;
+  stock_lookup_t *g;
+  int whole;     /* a whole-table read: go on past the key to the table's range tombstones */
+  uint64_t gseq; /* the table being read: its global sequence number (rro_seq) */
+  int rc;        /* a refusal (rdb_entry_refuse) */
   const char *path;
   err_t *err;
 } lookup_t;
@@ -400,22 +247,18 @@ typedef struct lookup {
 static int visit_lookup(void *arg, const rdb_entry_t *e) {
   lookup_t *l = arg;
   if (e->type == RDB_TYPE_RANGE_DELETION) { /* a whole-table read's, after every data block */
-    if (cmp_key(e->key, e->key_len, l->key, l->key_len) <= 0 &&
-        cmp_key(l->key, l->key_len, e->val, e->val_len) < 0 && rro_seq(l->gseq, e->seq) > l->cover)
-      l->cover = rro_seq(l->gseq, e->seq);
+    if (cmp_key(e->key, e->key_len, l->g->key, l->g->key_len) <= 0 &&
+        cmp_key(l->g->key, l->g->key_len, e->val, e->val_len) < 0 &&
+        rro_seq(l->gseq, e->seq) > l->g->cover)
+      l->g->cover = rro_seq(l->gseq, e->seq);
     return 0;
   }
-  int c = cmp_key(e->key, e->key_len, l->key, l->key_len);
-  if (c < 0 || (l->whole && (c > 0 || l->found))) return 0;
+  int c = cmp_key(e->key, e->key_len, l->g->key, l->g->key_len);
+  if (c < 0 || (l->whole && (c > 0 || l->g->found))) return 0;
   if (c > 0) return 1;
   if ((l->rc = rdb_entry_refuse(e, l->path, l->err)) != BFH_OK) return 1;
-  l->found = 1;
-  l->seq = rro_seq(l->gseq, e->seq);
-  l->type = e->type == RDB_TYPE_VALUE ? RDB_TYPE_VALUE : RDB_TYPE_DELETION;
-  l->val = malloc(e->val_len ? e->val_len : 1);
-  if (!l->val) l->nomem = 1;
-  if (l->val && e->val_len) memcpy(l->val, e->val, e->val_len);
-  l->val_len = e->val_len;
+  (void)stock_lookup_set(l->g, e->type == RDB_TYPE_VALUE, rro_seq(l->gseq, e->seq), e->val,
+                         e->val_len);
   return !l->whole;
 }
 
@@ -424,92 +267,61 @@ static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
          cmp_key(key, key_len, f->largest, f->largest_len) <= 0;
 }
 
-/* The newest entry of l->key in pinned table p: one data block, found by the key index. */
+/* The newest entry of l->g->key in pinned table p: one data block, found by the key index. */
 static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
   int rc = pin_keys(p, err);
   if (rc != BFH_OK) return rc;
-  uint64_t cover = rro_tombs_max(p->tombs, l->key, l->key_len);
-  if (cover > l->cover) l->cover = cover;
+  uint64_t cover = stock_tombs_max(p->tombs, l->g->key, l->g->key_len);
+  if (cover > l->g->cover) l->g->cover = cover;
   size_t lo = 0, hi = p->nblocks; /* the first block whose last key is >= the key */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const rro_kblock_t *b = &p->blocks[mid];
-    if (cmp_key(p->keys + b->key_at, b->key_len, l->key, l->key_len) < 0)
+    if (cmp_key(p->keys + b->key_at, b->key_len, l->g->key, l->g->key_len) < 0)
       lo = mid + 1;
     else
       hi = mid;
   }
   if (lo == p->nblocks) return BFH_OK;
   block_ref_t ref = {.offset = p->blocks[lo].offset, .size = p->blocks[lo].size};
-  return rdb_table_read_blocks_footer(p->f, p->path, rro_pin_footer(p), &ref, 1, visit_lookup, l,
-                                      NULL, err);
+  return rdb_table_read_blocks_footer(p->base.f, p->base.path, rro_pin_footer(p), &ref, 1,
+                                      visit_lookup, l, NULL, err);
 }
 
-static int get_from_tables(rro_t *r, const rro_state_t *s, lookup_t *l, err_t *err) {
+static int get_tables(stock_ro_t *r, const stock_ro_state_t *base, stock_lookup_t *g, err_t *err) {
+  const rro_state_t *s = (const rro_state_t *)base;
+  lookup_t l = {.g = g, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
   int rc = BFH_OK;
-  for (size_t i = 0; i < s->norder && rc == BFH_OK && !l->found; i++) {
+  for (size_t i = 0; i < s->norder && rc == BFH_OK && !g->found; i++) {
     const rdb_file_t *f = s->order[i];
-    if (!file_holds(f, l->key, l->key_len)) continue;
+    if (!file_holds(f, g->key, g->key_len)) continue;
     char *path;
-    if ((rc = rdb_table_path(r->path, f->number, &path, err)) != BFH_OK) break;
-    l->path = path;
+    if ((rc = stock_ro_table_path(r, f->number, &path, err)) != BFH_OK) break;
+    l.path = path;
     rro_pin_t *p = rro_state_pin(s, f->number);
-    l->whole = !p;
-    rc = rro_table_gseq(r, s, f, &l->gseq, err);
+    l.whole = !p;
+    rc = rro_table_gseq(r, s, f, &l.gseq, err);
     if (rc == BFH_OK && p)
-      rc = pin_lookup(p, l, err);
+      rc = pin_lookup(p, &l, err);
     else if (rc == BFH_OK) /* not held (beyond pin_max): read by name, whole (its range
                               tombstones come last) */
-      rc = rro_table_status(r, rdb_table_scan(r->io, path, visit_lookup, l, NULL, err), f->number,
-                            err);
-    if (rc == BFH_OK && l->rc != BFH_OK) rc = l->rc;
-    l->path = NULL;
+      rc = stock_ro_status(r, rdb_table_scan(r->io, path, visit_lookup, &l, NULL, err), f->number,
+                           err);
+    if (rc == BFH_OK && l.rc != BFH_OK) rc = l.rc;
+    l.path = NULL;
     free(path);
   }
-  if (rc == BFH_OK && l->nomem) rc = err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
   return rc;
-}
-
-static int state_get(rro_t *r, const rro_state_t *s, const void *key, size_t key_len, void **val,
-                     size_t *val_len, err_t *err) {
-  lookup_t l = {.key = key, .key_len = key_len, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
-  for (size_t i = 0; i < s->nchunks; i++) { /* the memtables' tombstones come first */
-    uint64_t cover = rro_tombs_max(s->chunks[i]->tombs, key, key_len);
-    if (cover > l.cover) l.cover = cover;
-  }
-  for (size_t i = s->nchunks; i-- > 0 && !l.found;) {
-    const uint8_t *v;
-    uint32_t vl;
-    if (!rro_chunk_find(s->chunks[i], key, key_len, &l.type, &l.seq, &v, &vl)) continue;
-    l.found = 1;
-    l.val = malloc(vl ? vl : 1);
-    if (!l.val) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", r->path);
-    if (vl) memcpy(l.val, v, vl);
-    l.val_len = vl;
-  }
-  int rc = l.found ? BFH_OK : get_from_tables(r, s, &l, err);
-  if (rc == BFH_OK && l.found && l.cover > l.seq) l.type = RDB_TYPE_DELETION; /* range-deleted */
-  if (rc != BFH_OK || !l.found || l.type != RDB_TYPE_VALUE) {
-    free(l.val);
-    return rc != BFH_OK ? rc : BFH_NOT_FOUND;
-  }
-  *val = l.val;
-  *val_len = l.val_len;
-  return BFH_OK;
 }
 
 int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
             size_t *val_len, err_t *err) {
-  rro_t *r = (rro_t *)e;
-  if (view) /* a search validating its candidates: its own state */
-    return state_get(r, ((rro_view_t *)view)->s, key, key_len, val, val_len, err);
-  int rc = BFH_E_BUSY;
-  for (int attempt = 0; attempt < ENGINE_ROCKSDB_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
-    rro_state_t *s;
-    rc = rro_current_state(r, &s, err);
-    if (rc != BFH_OK) return rc;
-    rc = state_get(r, s, key, key_len, val, val_len, err);
-    rro_state_unref(s);
-  }
-  return rc;
+  return stock_ro_get(e, view, key, key_len, val, val_len, get_tables, err);
+}
+
+/* stock_ro_format_t.pin_release: the key index and tombstones. */
+void rro_pin_release(stock_pin_t *base) {
+  rro_pin_t *p = (rro_pin_t *)base;
+  pin_keys_release(p);
+  pthread_mutex_destroy(&p->mu);
 }

@@ -6,11 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "bfh.h"
-#include "lsm_hooks/engines/engine_detect.h"
 #include "util/path.h"
 
 /* ---- File names ------------------------------------------------------------------------- */
@@ -30,6 +28,26 @@ int stock_file_number(const char *name, const char *suffix, uint64_t *num) {
 
 int stock_table_file_number(const char *name, uint64_t *num) {
   return stock_file_number(name, "ldb", num) || stock_file_number(name, "sst", num);
+}
+
+void stock_table_path_write(const char *dir, uint64_t number, const char *first,
+                            const char *second, char *out, size_t n) {
+  snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, first);
+  if (env_exists(env_default(), out)) return;
+  snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, second);
+  if (!env_exists(env_default(), out))
+    snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, first);
+}
+
+int stock_table_path(const char *dir, uint64_t number, const char *first, const char *second,
+                     char **path, err_t *err) {
+  size_t n = strlen(dir) + STOCK_TABLE_NAME_BYTES;
+  *path = malloc(n);
+  if (!*path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.%s: no memory for its path", dir,
+                   (unsigned long long)number, first);
+  stock_table_path_write(dir, number, first, second, *path, n);
+  return BFH_OK;
 }
 
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err) {
@@ -79,9 +97,9 @@ int stock_report_tables(index_sync_t *sync, const char *path, const engine_table
 
 int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
                      char **cache_dir, err_t *err) {
-  *cache_dir = path_join(dir, LEAF_CACHE_DIR);
+  *cache_dir = path_join(dir, INDEX_SYNC_CACHE_DIR);
   if (!*cache_dir)
-    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, LEAF_CACHE_DIR);
+    return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", dir, INDEX_SYNC_CACHE_DIR);
   int rc = env_mkdir(io, *cache_dir, err);
   if (rc != BFH_OK) return rc;
   src.cache_dir = *cache_dir;
@@ -106,140 +124,6 @@ void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir) {
     free(p);
   }
   env_names_free(names, n);
-}
-
-/* ---- What the read-only engines share ------------------------------------------------------ */
-
-int stock_make_dirs(const char *dir, err_t *err) {
-  char *p = strdup(dir);
-  if (!p) return err_set(err, BFH_E_NOMEM, "%s: no memory for its path", dir);
-  int rc = BFH_OK;
-  for (char *q = p + 1; rc == BFH_OK; q++) {
-    if (*q != '/' && *q != '\0') continue;
-    char c = *q;
-    *q = '\0';
-    rc = env_mkdir(env_default(), p, err); /* an existing directory is BFH_OK */
-    if (!(*q = c)) break;
-  }
-  free(p);
-  return rc;
-}
-
-int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err) {
-  int rc = engine_detect_check(path, kind, err);
-  if (rc != BFH_OK) return rc;
-  int exists = 0;
-  if ((rc = stock_file_exists(env_default(), path, "CURRENT", &exists, err)) != BFH_OK) return rc;
-  if (!exists)
-    return err_set(err, BFH_E_INVALID,
-                   "%s: not a %s database (no CURRENT file); a read-only open creates none", path,
-                   what);
-  return BFH_OK;
-}
-
-unsigned long long stock_ro_pin_max(void) {
-  struct rlimit rl;
-  return getrlimit(RLIMIT_NOFILE, &rl) != 0 ? 256
-         : rl.rlim_cur == RLIM_INFINITY     ? 1u << 20
-                                            : (unsigned long long)rl.rlim_cur / 2;
-}
-
-int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_dir,
-                        index_source_t src, char **cache_dir, err_t *err) {
-  *cache_dir = NULL;
-  if (index_dir) {
-    if (!(*cache_dir = path_join(index_dir, LEAF_CACHE_DIR)))
-      return err_set(err, BFH_E_NOMEM, "%s: %s/%s: no memory for its path", path, index_dir,
-                     LEAF_CACHE_DIR);
-    int rc = stock_make_dirs(*cache_dir, err);
-    if (rc != BFH_OK) return rc;
-  }
-  src.cache_dir = *cache_dir;
-  src.cache_delay_ns = 0;
-  return index_sync_set_source(sync, &src, err);
-}
-
-void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t *tables,
-                          size_t n) {
-  char **names;
-  size_t nn;
-  err_t e;
-  if (env_list_dir(io, cache_dir, &names, &nn, &e) != BFH_OK) return;
-  for (size_t i = 0; i < nn; i++) {
-    uint64_t num;
-    if (stock_file_number(names[i], "vf", &num) && engine_tables_contain(tables, n, num)) continue;
-    char *p = path_join(cache_dir, names[i]);
-    if (p) (void)env_unlink(io, p, NULL); /* no memory: left for the next clean */
-    free(p);
-  }
-  env_names_free(names, nn);
-}
-
-int stock_ro_refresh(dir_watch_t *watch, atomic_int *stale, int have_state,
-                     atomic_ullong *refreshes, atomic_ullong *retries, int attempts,
-                     int (*once)(void *arg, err_t *err), void *arg, const char *path,
-                     const char *what, err_t *err) {
-  if (dir_watch_poll(watch)) atomic_store(stale, 1);
-  if (!atomic_exchange(stale, 0) && have_state) return BFH_OK; /* cleared: this one reads */
-  atomic_fetch_add(refreshes, 1);
-  int rc = STOCK_RO_AGAIN;
-  for (int attempt = 0; attempt < attempts; attempt++) {
-    rc = once(arg, err);
-    if (rc == BFH_OK) return rc;
-    if (rc != STOCK_RO_AGAIN && !(rc == BFH_E_CORRUPT && attempt + 1 < attempts)) break;
-    atomic_fetch_add(retries, 1);
-  }
-  atomic_store(stale, 1); /* failed: the next refresh reads the files again */
-  if (rc != STOCK_RO_AGAIN) return rc;
-  return err_set(err, BFH_E_BUSY, "%s: the database changed under each of %d reads of its %s", path,
-                 attempts, what);
-}
-
-int stock_ro_table_status(atomic_int *stale, const char *path, int rc, uint64_t number,
-                          err_t *err) {
-  if (rc != BFH_NOT_FOUND) return rc;
-  atomic_store(stale, 1);
-  return err_set(err, BFH_E_BUSY, "%s: table %06llu vanished while read (the owner compacted it)",
-                 path, (unsigned long long)number);
-}
-
-/* The path of a read-only engine e: every stock engine's struct begins with its engine_t and
-   then its path (engine_leveldb_t, engine_ro_t, engine_rocksdb_t, rro_t). */
-static const char *ro_path(const engine_t *e) {
-  const struct {
-    engine_t base;
-    char *path;
-  } *head = (const void *)e;
-  return head->path;
-}
-
-static int read_only(engine_t *e, const char *op, err_t *err) {
-  return err_set(err, BFH_E_UNSUPPORTED, "%s: %s: read-only handle", ro_path(e), op);
-}
-
-int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
-                 err_t *err) {
-  (void)key, (void)key_len, (void)val, (void)val_len;
-  return read_only(e, "put", err);
-}
-
-int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
-  (void)key, (void)key_len;
-  return read_only(e, "delete", err);
-}
-
-int stock_ro_flush(engine_t *e, err_t *err) {
-  return read_only(e, "flush", err);
-}
-
-int stock_ro_view_load(index_sync_t *sync, int at_open, err_t *err) {
-  /* After the open's loading, as before it: a view indexes the tables made since itself. */
-  if (!index_sync_params(sync)->block_bits || (!at_open && !index_sync_loader_active(sync)))
-    return index_sync_run(sync, INDEX_RUN_ALL, 0, err);
-  if (!index_sync_pending(sync, 0)) return BFH_OK;
-  int rc = index_sync_load_blocks(sync, err);
-  if (rc == BFH_OK) rc = index_sync_loader_start(sync, err);
-  return rc;
 }
 
 /* ---- The background indexer ----------------------------------------------------------------- */

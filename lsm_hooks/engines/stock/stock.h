@@ -5,12 +5,12 @@
  * format it reads.
  *
  *   stock.c        file names; the live list reported to index_sync; the filter cache
- *                  directory <dir>/bfh-filters/ (leaf_cache.h) and its cleaning; the
- *                  background indexer thread; what the read-only engines share: their
- *                  open's pieces, the refresh frame (watch, retries), the refusal of writes
+ *                  directory <dir>/bfh-filters/ and its cleaning; the background indexer
  *   log_segs.c     log segments: the value entries of a log's stretch, indexed by value (the
  *                  memtables a view searches)
  *   sorted_iter.c  an ordered iterator over entries gathered in memory (sorted_iter.h)
+ *   stock_ro*.c    the read-only engine over a format interface (stock_ro.h), with its chunks
+ *                  (stock_chunk.c) and range tombstones (stock_tombs.c)
  *
  * The view (engine_view_t) of every stock engine is the one below: the tables it lists, the log
  * segments it searches, and what the engine holds for it (held).
@@ -36,6 +36,17 @@ int stock_file_number(const char *name, const char *suffix, uint64_t *num);
 /* Is name a table's, "<digits>.ldb" or "<digits>.sst" (LevelDB and RocksDB read both)?
    Sets *num. */
 int stock_table_file_number(const char *name, uint64_t *num);
+/* The path of table `number` of the database in dir: dir/NNNNNN.<first>, or .<second> when
+   only that exists (each stock engine opens the other's name when its own is missing), written
+   into out (n bytes). REQUIRES: n >= strlen(dir) + STOCK_TABLE_NAME_BYTES, so that no path is
+   cut short. */
+#define STOCK_TABLE_NAME_BYTES 26 /* "/", 20 digits, ".ldb" or ".sst", '\0' */
+void stock_table_path_write(const char *dir, uint64_t number, const char *first,
+                            const char *second, char *out, size_t n);
+/* The same path in *path (a string of its own: client frees it with free(); NULL on failure).
+   BFH_OK, or BFH_E_NOMEM naming the table. */
+int stock_table_path(const char *dir, uint64_t number, const char *first, const char *second,
+                     char **path, err_t *err);
 /* Whether dir/name exists (env_exists through io), in *exists. BFH_OK, or BFH_E_NOMEM for its
    path (built in memory of its own, never cut short). */
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err);
@@ -173,56 +184,6 @@ int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_sourc
    database was open elsewhere, a damaged or stray file; dot files stay); a failed removal is
    left for the next open. Nothing without sync or cache_dir. */
 void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir);
-
-/* ---- What the read-only engines share (stock.c) -------------------------------------------- */
-
-/* mkdir -p dir. */
-int stock_make_dirs(const char *dir, err_t *err);
-/* path must hold a database of format kind (engine_detect.h's ENGINE_DIR_*, `what` its name in
-   the message) with a CURRENT file: BFH_E_INVALID otherwise (a read-only open creates none). */
-int stock_ro_check_directory(const char *path, int kind, const char *what, err_t *err);
-/* How many table files a read-only engine holds open at most: half of the descriptors the
-   process may open (the rest stay for everything else). */
-unsigned long long stock_ro_pin_max(void);
-/* A read-only engine's filter cache, <index_dir>/bfh-filters/ (made with its parents), or none
-   (index_dir NULL: memory only), as sync's source src (its cache_dir set; no delay: a reader
-   is not told when a table dies young, and the cache is its own). *cache_dir: malloc'd, or
-   NULL without index_dir. */
-int stock_ro_cache_init(index_sync_t *sync, const char *path, const char *index_dir,
-                        index_source_t src, char **cache_dir, err_t *err);
-/* Removes the files of cache_dir (through io) that are no cache file of tables[0, n) (sorted by
-   number): the tables live in the first state. */
-void stock_ro_cache_clean(env_t *io, const char *cache_dir, const engine_table_t *tables,
-                          size_t n);
-/* The refresh of a read-only engine (REQUIRES the engine's mutex, which serializes its
-   refreshes). The watch first, then the files (dir_watch.h): when the watch has queued nothing
-   since the last refresh that succeeded, *stale is clear and the engine has a state
-   (have_state), its state is the newest and nothing is read. Else (counted in *refreshes)
-   once(arg, err) reads the files: it returns BFH_OK (the engine's state is then current),
-   STOCK_RO_AGAIN (the database changed under the read) or an error; AGAIN, and
-   BFH_E_CORRUPT (a damaged-looking record may be an append in flight), read again (counted in
-   *retries), at most `attempts` times in all, then BFH_E_BUSY naming path and `what` (the
-   files read). A failed refresh leaves *stale set: the next one reads the files again. */
-#define STOCK_RO_AGAIN 2
-int stock_ro_refresh(dir_watch_t *watch, atomic_int *stale, int have_state,
-                     atomic_ullong *refreshes, atomic_ullong *retries, int attempts,
-                     int (*once)(void *arg, err_t *err), void *arg, const char *path,
-                     const char *what, err_t *err);
-/* A read-only engine's table read's status rc: BFH_NOT_FOUND (the owner compacted the file away
-   while it was read) becomes BFH_E_BUSY, and sets *stale (unlink(2) takes the name before it
-   queues the event: a file found gone is an event). */
-int stock_ro_table_status(atomic_int *stale, const char *path, int rc, uint64_t number, err_t *err);
-/* engine_ops_t.put, del and flush of a read-only engine: BFH_E_UNSUPPORTED naming its path
-   (every stock engine's struct begins with its engine_t, then its char *path). */
-int stock_ro_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
-                 err_t *err);
-int stock_ro_del(engine_t *e, const void *key, size_t key_len, err_t *err);
-int stock_ro_flush(engine_t *e, err_t *err);
-/* Gives the tables listed to sync and not indexed yet their filters. At open (at_open), and
-   while the open's loader runs (index_sync.h "Loading at open"): their block filters now (read
-   with their leaves from the filter cache, or from the tables), their leaves by the background
-   loader. Otherwise, or without block filters: their leaves now, as a view always did. */
-int stock_ro_view_load(index_sync_t *sync, int at_open, err_t *err);
 
 /* ---- The background indexer (stock.c) ------------------------------------------------------
    A thread that calls tick(arg) every period_ns (the read-write engines: has index_sync read

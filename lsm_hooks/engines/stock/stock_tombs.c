@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lsm_hooks/engines/rocksdb_ro/rro_internal.h"
+#include "lsm_hooks/engines/stock/stock_ro.h"
 
 typedef struct tomb {
   const uint8_t *b, *e;
@@ -37,8 +37,8 @@ static int cmp_begin(const void *x, const void *y) {
   return cmp_bytes(a->b, a->bl, b->b, b->bl);
 }
 
-int rro_tombs_builder_add(rro_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
-                          size_t el, uint64_t seq) {
+int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
+                            size_t el, uint64_t seq) {
   if (b->len + bl + el > b->cap) {
     size_t c = b->cap ? b->cap : 1024;
     while (c < b->len + bl + el) c *= 2;
@@ -49,12 +49,12 @@ int rro_tombs_builder_add(rro_tombs_builder_t *b, const void *begin, size_t bl, 
   }
   if (b->n == b->tcap) {
     size_t c = b->tcap ? 2 * b->tcap : 16;
-    rro_tomb_ref_t *t = realloc(b->t, c * sizeof *t);
+    stock_tomb_ref_t *t = realloc(b->t, c * sizeof *t);
     if (!t) return BFH_E_NOMEM;
     b->t = t;
     b->tcap = c;
   }
-  rro_tomb_ref_t *t = &b->t[b->n++];
+  stock_tomb_ref_t *t = &b->t[b->n++];
   t->b = b->len;
   t->bl = bl;
   if (bl) memcpy(b->p + b->len, begin, bl);
@@ -67,13 +67,13 @@ int rro_tombs_builder_add(rro_tombs_builder_t *b, const void *begin, size_t bl, 
   return BFH_OK;
 }
 
-void rro_tombs_builder_release(rro_tombs_builder_t *b) {
+void stock_tombs_builder_release(stock_tombs_builder_t *b) {
   free(b->p);
   free(b->t);
   memset(b, 0, sizeof *b);
 }
 
-void rro_tombs_destroy(rro_tombs_t *t) {
+void stock_tombs_destroy(stock_tombs_t *t) {
   if (!t) return;
   free(t->keys);
   free(t->at);
@@ -102,19 +102,19 @@ static void heap_pop(const tomb_t **h, size_t *n) {
   if (*n) h[i] = last;
 }
 
-int rro_tombs_finish(rro_tombs_builder_t *b, rro_tombs_t **out) {
+int stock_tombs_finish(stock_tombs_builder_t *b, stock_tombs_t **out) {
   *out = NULL;
   if (b->n == 0) return BFH_OK;
   size_t n = b->n;
   tomb_t *ts = malloc(n * sizeof *ts);
   point_t *pts = malloc(2 * n * sizeof *pts);
   const tomb_t **heap = malloc(n * sizeof *heap);
-  rro_tombs_t *t = calloc(1, sizeof *t);
+  stock_tombs_t *t = calloc(1, sizeof *t);
   int rc = ts && pts && heap && t ? BFH_OK : BFH_E_NOMEM;
   size_t m = 0, bytes = 0;
   if (rc == BFH_OK) {
     for (size_t i = 0; i < n; i++) {
-      const rro_tomb_ref_t *r = &b->t[i];
+      const stock_tomb_ref_t *r = &b->t[i];
       ts[i] = (tomb_t){b->p + r->b, b->p + r->e, r->bl, r->el, r->seq};
       pts[2 * i] = (point_t){ts[i].b, ts[i].bl};
       pts[2 * i + 1] = (point_t){ts[i].e, ts[i].el};
@@ -145,7 +145,7 @@ int rro_tombs_finish(rro_tombs_builder_t *b, rro_tombs_t **out) {
     t->count = n;
     *out = t;
   } else {
-    rro_tombs_destroy(t);
+    stock_tombs_destroy(t);
   }
   free(ts);
   free(pts);
@@ -153,7 +153,7 @@ int rro_tombs_finish(rro_tombs_builder_t *b, rro_tombs_t **out) {
   return rc;
 }
 
-uint64_t rro_tombs_max(const rro_tombs_t *t, const void *key, size_t key_len) {
+uint64_t stock_tombs_max(const stock_tombs_t *t, const void *key, size_t key_len) {
   if (!t) return 0;
   size_t lo = 0, hi = t->n; /* the first point > key */
   while (lo < hi) {
@@ -166,6 +166,6 @@ uint64_t rro_tombs_max(const rro_tombs_t *t, const void *key, size_t key_len) {
   return lo == 0 ? 0 : t->seq[lo - 1];
 }
 
-size_t rro_tombs_size_in_bytes(const rro_tombs_t *t) {
+size_t stock_tombs_size_in_bytes(const stock_tombs_t *t) {
   return t ? sizeof *t + t->at[t->n] + (t->n + 1) * sizeof *t->at + t->n * sizeof *t->seq : 0;
 }

@@ -1,0 +1,124 @@
+/* Chunks (stock_ro.h): the entries one read of a log added, indexed by value for searches and
+   by key for gets, with the range deletions the read met. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filters/hash.h"
+#include "lsm_hooks/engines/stock/stock_ro.h"
+#include "util/coding.h"
+
+#define CHUNK_KEY_SEED 0x726f6b6579733031ull /* "rokeys01" */
+
+void stock_chunk_unref(stock_chunk_t *c) {
+  if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+  stock_seg_unref(c->vals);
+  stock_tombs_destroy(c->tombs);
+  free(c->data);
+  free(c->slots);
+  free(c);
+}
+
+int stock_chunk_builder_add(stock_chunk_builder_t *b, int is_value, uint64_t seq, const void *key,
+                            size_t key_len, const void *val, size_t val_len) {
+  size_t need = b->len + 1 + 8 + 2 * 4 + key_len + val_len;
+  if (need > b->cap) {
+    size_t c = b->cap ? b->cap : 65536;
+    while (c < need) c *= 2;
+    uint8_t *p = realloc(b->p, c);
+    if (!p) return b->nomem = 1;
+    b->p = p;
+    b->cap = c;
+  }
+  uint8_t *q = b->p + b->len;
+  *q++ = (uint8_t)(is_value != 0);
+  encode_fixed64(q, seq);
+  q += 8;
+  encode_fixed32(q, (uint32_t)key_len);
+  q += 4;
+  if (key_len) memcpy(q, key, key_len);
+  q += key_len;
+  encode_fixed32(q, (uint32_t)val_len);
+  q += 4;
+  if (val_len) memcpy(q, val, val_len);
+  b->len = (size_t)(q + val_len - b->p);
+  b->n++;
+  if (is_value && stock_seg_builder_add(&b->vals, key, key_len, val, val_len) != BFH_OK)
+    return b->nomem = 1;
+  return 0;
+}
+
+void stock_chunk_builder_release(stock_chunk_builder_t *b) {
+  stock_seg_builder_release(&b->vals);
+  stock_tombs_builder_release(&b->tombs);
+  free(b->p);
+}
+
+/* The entry at p (written by stock_chunk_builder_add, so well formed). */
+const uint8_t *stock_chunk_entry_decode(const uint8_t *p, int *is_value, uint64_t *seq,
+                                        const uint8_t **k, uint32_t *kl, const uint8_t **v,
+                                        uint32_t *vl) {
+  *is_value = *p++;
+  *seq = decode_fixed64(p);
+  p += 8;
+  *kl = decode_fixed32(p);
+  *k = p + 4;
+  p = *k + *kl;
+  *vl = decode_fixed32(p);
+  *v = p + 4;
+  return *v + *vl;
+}
+
+static int same_key(const uint8_t *a, size_t al, const void *b, size_t bl) {
+  return al == bl && (al == 0 || memcmp(a, b, al) == 0);
+}
+
+/* The slot of key in c: its entry's, or the empty one where it goes. */
+static size_t find_slot(const stock_chunk_t *c, const void *key, size_t key_len) {
+  size_t i = (size_t)bfh_hash64(key, key_len, CHUNK_KEY_SEED) & c->mask;
+  for (; c->slots[i]; i = (i + 1) & c->mask) {
+    int t;
+    uint64_t s;
+    const uint8_t *k, *v;
+    uint32_t kl, vl;
+    stock_chunk_entry_decode(c->data + c->slots[i] - 1, &t, &s, &k, &kl, &v, &vl);
+    if (same_key(k, kl, key, key_len)) break;
+  }
+  return i;
+}
+
+stock_chunk_t *stock_chunk_make(stock_chunk_builder_t *b) {
+  stock_chunk_t *c = calloc(1, sizeof *c);
+  size_t nslots = 2;
+  while (nslots < 2 * b->n) nslots *= 2;
+  if (c) c->slots = calloc(nslots, sizeof *c->slots);
+  if (c) c->vals = stock_seg_builder_finish(&b->vals);
+  if (!c || !c->slots || !c->vals || stock_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
+    if (c) stock_seg_unref(c->vals), free(c->slots), free(c);
+    return NULL;
+  }
+  atomic_init(&c->refs, 1);
+  c->data = b->p; /* taken over */
+  c->len = b->len;
+  b->p = NULL;
+  c->mask = nslots - 1;
+  for (const uint8_t *p = c->data, *end = c->data + c->len; p < end;) {
+    uint64_t off = (uint64_t)(p - c->data), seq;
+    int t;
+    const uint8_t *k, *v;
+    uint32_t kl, vl;
+    p = stock_chunk_entry_decode(p, &t, &seq, &k, &kl, &v, &vl);
+    c->slots[find_slot(c, k, kl)] = off + 1; /* a later entry of the key replaces it */
+  }
+  return c;
+}
+
+int stock_chunk_find(const stock_chunk_t *c, const void *key, size_t key_len, int *is_value,
+                     uint64_t *seq, const uint8_t **v, uint32_t *vl) {
+  size_t i = find_slot(c, key, key_len);
+  if (!c->slots[i]) return 0;
+  const uint8_t *k;
+  uint32_t kl;
+  stock_chunk_entry_decode(c->data + c->slots[i] - 1, is_value, seq, &k, &kl, v, vl);
+  return 1;
+}

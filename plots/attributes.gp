@@ -1,0 +1,42 @@
+# Beyond the paper: the cost of declared attributes. Left: ingest time per put, the whole value
+# alone against three JSON attributes (goal: at most 1.5x); right: index_bytes per entry per
+# attribute (goal: at most 2). One bar per configuration, labelled with its figure.
+# Usage: gnuplot -e "in='results/attributes.csv'; out='results/attributes'" plots/attributes.gp
+if (!exists("in")) in = 'results/attributes.csv'
+if (!exists("out")) out = 'results/attributes'
+set datafile separator ','
+set datafile columnheaders
+# rows(cond): the CSV rows (and the header) for which the awk condition holds; c("name") is
+# the cell of column "name". cell(cond, name): column "name" of the first row where cond holds.
+rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
+cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
+ingest = rows('c("kind")=="ingest"')
+params = sprintf("%s engine, scale %s, N = %s, random insert order, lean index; ingest: median of %s build(s)", \
+  cell('1', "engine"), cell('1', "scale"), cell('1', "n"), cell('1', "reps"))
+set style fill solid 0.6
+set boxwidth 0.6
+set grid y
+set yrange [0:*]
+set xrange [-0.6:1.6]
+unset key
+do for [t=1:2] {
+  if (t == 1) {
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1200,520 font ",10" } else { set terminal png size 1200,520 }
+    set output out.'.png'
+  } else {
+    set terminal svg size 1200,520 dynamic font ",10"
+    set output out.'.svg'
+  }
+  set multiplot layout 1,2 title "Beyond the paper: declared attributes, whole value vs three JSON attributes\n".params
+  set title 'ingest (puts + final flush)'
+  set ylabel 'microseconds per put'
+  plot ingest using 0:"ingest_us_per_put":xtic(strcol("config")) with boxes lc 1, \
+       ingest using 0:"ingest_us_per_put":(sprintf("%.2fx", column("ingest_ratio"))) with labels offset 0,1 notitle
+  set title 'index memory (goal: at most 2 bytes per entry per attribute)'
+  set ylabel 'index\_bytes per entry per attribute'
+  plot ingest using 0:"index_bytes_per_entry_attribute":xtic(strcol("config")) with boxes lc 2, \
+       ingest using 0:"index_bytes_per_entry_attribute":(sprintf("%.2f", column("index_bytes_per_entry_attribute"))) with labels offset 0,1 notitle, \
+       2 with lines lw 2 dt 2 lc rgb "red"
+  unset multiplot
+  set output
+}

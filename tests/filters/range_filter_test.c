@@ -1,0 +1,197 @@
+/* Tests of filters/range_filter.h: no false negative for ranges holding a code (inside one
+   block of L codes, across two, longer than L, the domain's ends); the false-positive rate
+   of empty ranges of L codes against Grafite's bound L / 2^(bits - 2), for uniform ranges and
+   for ranges right beside a present code; the memory per code; the encoding round trip and
+   its damage checks; bad parameters. Fixed seeds: the rate bounds below are twice the
+   paper's bound, several standard deviations above its expected count. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "filters/range_filter.h"
+#include "util/random.h"
+
+#define N 20000
+#define BITS 20
+#define LOG2 10 /* L = 1,024 codes */
+
+static int by_value(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static uint64_t *sorted_codes(rng_t *rng, size_t n, unsigned spread_bits) {
+  uint64_t *c = malloc(n * sizeof *c);
+  assert_non_null(c);
+  for (size_t i = 0; i < n; i++) c[i] = rng_next(rng) >> (64 - spread_bits);
+  qsort(c, n, sizeof *c, by_value);
+  return c;
+}
+
+/* 1 if a code of c[0, n) (sorted) lies in [lo, hi]. */
+static int holds(const uint64_t *c, size_t n, uint64_t lo, uint64_t hi) {
+  size_t a = 0, b = n;
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (c[m] < lo) a = m + 1;
+    else b = m;
+  }
+  return a < n && c[a] <= hi;
+}
+
+static range_filter_t *build(const uint64_t *c, size_t n, unsigned bits, unsigned log2) {
+  range_filter_t *f = NULL;
+  err_t err;
+  err_clear(&err);
+  if (range_filter_build(c, n, bits, log2, 0x5eed, &f, &err) != ST_OK) fail_msg("%s", err.msg);
+  return f;
+}
+
+static void test_no_false_negative(void **state) {
+  (void)state;
+  rng_t rng;
+  rng_init(&rng, 1);
+  uint64_t *c = sorted_codes(&rng, N, 40);
+  range_filter_t *f = build(c, N, BITS, LOG2);
+  for (size_t i = 0; i < N; i++) {
+    uint64_t len = rng_below(&rng, (1u << LOG2) * (i % 4 == 0 ? 8 : 1)); /* some over L */
+    uint64_t below = rng_below(&rng, len + 1);
+    uint64_t lo = c[i] >= below ? c[i] - below : 0;
+    assert_true(range_filter_may_contain(f, lo, lo + len));
+    assert_true(range_filter_may_contain(f, c[i], c[i]));
+  }
+  assert_true(range_filter_may_contain(f, 0, UINT64_MAX));
+  range_filter_destroy(f);
+  free(c);
+}
+
+/* The false-positive rate of empty ranges of L codes, uniform (beside = 0) or starting right
+   after a present code (beside = 1). */
+static double empty_range_fpr(int beside) {
+  rng_t rng;
+  rng_init(&rng, 2 + (uint64_t)beside);
+  uint64_t *c = sorted_codes(&rng, N, 40);
+  range_filter_t *f = build(c, N, BITS, LOG2);
+  const uint64_t L = 1u << LOG2;
+  size_t asked = 0, fp = 0;
+  while (asked < 200000) {
+    uint64_t lo = beside ? c[rng_below(&rng, N)] + 1 : rng_next(&rng) >> 24;
+    if (holds(c, N, lo, lo + L - 1)) continue;
+    asked++;
+    fp += (size_t)range_filter_may_contain(f, lo, lo + L - 1);
+  }
+  range_filter_destroy(f);
+  free(c);
+  return (double)fp / (double)asked;
+}
+
+static void test_false_positive_rate_meets_the_bound(void **state) {
+  (void)state;
+  const double bound = (double)(1u << LOG2) / (double)(1u << (BITS - 2)); /* 0.39% */
+  double uniform = empty_range_fpr(0), beside = empty_range_fpr(1);
+  print_message("empty ranges of 1,024 codes at %d bits per code: FPR uniform %.4f%%, beside "
+                "a code %.4f%%, bound %.4f%%\n", BITS, 100 * uniform, 100 * beside, 100 * bound);
+  assert_true(uniform <= 2 * bound);
+  assert_true(beside <= 2 * bound);
+}
+
+static void test_memory_near_bits_per_key(void **state) {
+  (void)state;
+  rng_t rng;
+  rng_init(&rng, 3);
+  uint64_t *c = sorted_codes(&rng, N, 48);
+  range_filter_t *f = build(c, N, BITS, LOG2);
+  double bits = 8.0 * (double)range_filter_memory(f) / (double)range_filter_count(f);
+  assert_true(range_filter_count(f) <= N && range_filter_count(f) > N - 10);
+  assert_true(bits <= BITS + 2);
+  assert_true(8.0 * (double)range_filter_encoded_size(f) / N <= BITS + 0.5);
+  range_filter_destroy(f);
+  free(c);
+}
+
+static void test_edges(void **state) {
+  (void)state;
+  range_filter_t *empty = build(NULL, 0, BITS, LOG2);
+  assert_false(range_filter_may_contain(empty, 0, UINT64_MAX));
+  range_filter_destroy(empty);
+
+  const uint64_t ends[] = {0, UINT64_MAX, UINT64_MAX, 0};
+  range_filter_t *f = build(ends, 4, 8, 4);
+  assert_int_equal(range_filter_count(f), 2);
+  assert_true(range_filter_may_contain(f, 0, 0));
+  assert_true(range_filter_may_contain(f, UINT64_MAX, UINT64_MAX));
+  assert_true(range_filter_may_contain(f, UINT64_MAX - 100, UINT64_MAX));
+  range_filter_destroy(f);
+
+  /* L = 1: every range is asked code by code (up to the block limit). */
+  const uint64_t one[] = {1000};
+  f = build(one, 1, 10, 0);
+  assert_true(range_filter_may_contain(f, 990, 1010));
+  range_filter_destroy(f);
+}
+
+static void test_encoding_round_trip_and_damage(void **state) {
+  (void)state;
+  rng_t rng;
+  rng_init(&rng, 4);
+  uint64_t *c = sorted_codes(&rng, 5000, 36);
+  range_filter_t *f = build(c, 5000, 16, 8);
+  size_t len = range_filter_encoded_size(f);
+  uint8_t *buf = malloc(len);
+  assert_non_null(buf);
+  range_filter_encode(f, buf);
+  range_filter_t *g = NULL;
+  err_t err;
+  err_clear(&err);
+  assert_int_equal(range_filter_decode(buf, len, &g, &err), ST_OK);
+  for (int i = 0; i < 20000; i++) {
+    uint64_t lo = rng_next(&rng) >> 28, hi = lo + rng_below(&rng, 600);
+    assert_int_equal(range_filter_may_contain(f, lo, hi), range_filter_may_contain(g, lo, hi));
+  }
+  range_filter_destroy(g);
+
+  /* A flipped bit anywhere is a checksum mismatch; a short buffer is truncated or a mismatch. */
+  for (size_t at = 0; at < len; at += 1 + len / 50) {
+    buf[at] ^= 0x10;
+    assert_int_equal(range_filter_decode(buf, len, &g, &err), ST_E_CORRUPT);
+    assert_null(g);
+    assert_non_null(strstr(err.msg, "range filter"));
+    buf[at] ^= 0x10;
+  }
+  assert_int_equal(range_filter_decode(buf, len - 9, &g, &err), ST_E_CORRUPT);
+  assert_int_equal(range_filter_decode(buf, 5, &g, &err), ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "truncated"));
+  range_filter_destroy(f);
+  free(buf);
+  free(c);
+}
+
+static void test_bad_parameters(void **state) {
+  (void)state;
+  range_filter_t *f = NULL;
+  err_t err;
+  err_clear(&err);
+  const uint64_t c[] = {1, 2, 3};
+  assert_int_equal(range_filter_build(c, 3, 2, 10, 0, &f, &err), ST_E_INVALID);
+  assert_non_null(strstr(err.msg, "bits per key"));
+  assert_int_equal(range_filter_build(c, 3, 41, 10, 0, &f, &err), ST_E_INVALID);
+  assert_int_equal(range_filter_build(c, 3, 20, 41, 0, &f, &err), ST_E_INVALID);
+  assert_null(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_no_false_negative),
+      cmocka_unit_test(test_false_positive_rate_meets_the_bound),
+      cmocka_unit_test(test_memory_near_bits_per_key),
+      cmocka_unit_test(test_edges),
+      cmocka_unit_test(test_encoding_round_trip_and_damage),
+      cmocka_unit_test(test_bad_parameters),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
