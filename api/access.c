@@ -78,10 +78,10 @@ static int whole_value_indexed(const terms_t *t) {
   return 0;
 }
 
-static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method, bfh_match_fn fn,
-                  void *arg, bfh_search_stats *stats) {
-  CHECK_DB("bfh_search");
-  int rc = check_value(db, "bfh_search", val, val_len);
+int api_search(bfh_db *db, const char *fn_name, const void *val, size_t val_len, bfh_method method,
+               bfh_match_fn fn, void *arg, bfh_search_stats *stats) {
+  CHECK_DB(fn_name);
+  int rc = check_value(db, fn_name, val, val_len);
   if (rc != BFH_OK) return rc;
   err_t err;
   err_clear(&err);
@@ -94,10 +94,10 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
     if (method == BFH_SEARCH_AUTO) method = BFH_SEARCH_SCAN;
     if (method != BFH_SEARCH_SCAN && method != BFH_SEARCH_STANDALONE)
       return invalid(db,
-                     "bfh_search: method %s: this database indexes its declared attributes, "
+                     "%s: method %s: this database indexes its declared attributes, "
                      "not whole values (declare an attribute with the extractor value for "
                      "that); search it by scan",
-                     bfh_method_name(method) ? bfh_method_name(method) : "?");
+                     fn_name, bfh_method_name(method) ? bfh_method_name(method) : "?");
   }
   /* One plan (search_plan.h), AUTO's choice among the providers included, and one hash. */
   search_ctx_t ctx = {db->engine, db->index, db->standalone, db->cuckoo};
@@ -105,27 +105,35 @@ static int search(bfh_db *db, const void *val, size_t val_len, bfh_method method
   /* A named filter method measures the whole index: it waits for the leaves still loading
      at open (index_sync.h "Loading at open"); AUTO reads their tables through their block
      filters meanwhile. */
-  const search_provider_t *named = search_provider_of(method);
-  if (db->sync && named && (named->caps & SEARCH_CAP_INDEX))
-    (void)index_sync_loader_wait(db->sync, NULL, NULL);
+  api_search_begin(db, method);
   rc = search_prepare(&ctx, val, val_len, method, &q, &err);
   if (rc != BFH_OK) {
-    err_prefix(&err, "bfh_search: ");
+    err_prefix(&err, "%s: ", fn_name);
     return api_fail(db, rc, &err);
   }
   rc = search_execute(&ctx, &q, fn, arg, stats, &err); /* starts over on a read-only engine */
+  api_search_end(db, method);
+  return api_fail(db, rc, &err);
+}
+
+void api_search_begin(bfh_db *db, bfh_method method) {
+  const search_provider_t *named = search_provider_of(method);
+  if (db->sync && named && (named->caps & SEARCH_CAP_INDEX))
+    (void)index_sync_loader_wait(db->sync, NULL, NULL);
+}
+
+void api_search_end(bfh_db *db, bfh_method method) {
   /* A search by the index: from the second on, the leaves still loading come in the
      background (after this search, which they would only slow down; a process that searches
      once never waits for a loader at its close). */
   if (db->sync && method != BFH_SEARCH_SCAN) (void)index_sync_loader_searched(db->sync, NULL);
-  return api_fail(db, rc, &err);
 }
 
 int bfh_search_sized(bfh_db *db, const void *val, size_t val_len, bfh_method method,
                      bfh_match_fn fn, void *arg, bfh_search_stats *stats, size_t stats_size) {
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
-  int rc = search(db, val, val_len, method, fn, arg, &st);
+  int rc = api_search(db, "bfh_search", val, val_len, method, fn, arg, &st);
   if (stats) api_copy_out(stats, stats_size, &st, sizeof st);
   return rc;
 }

@@ -47,6 +47,16 @@ int api_failf(const bfh_db *db, int code, const char *fmt, ...)
     if (!db) return invalid(NULL, "%s: db handle is NULL", fn); \
   } while (0)
 
+/* bfh_search's body (api/access.c), its messages prefixed with fn_name: the whole-value
+   search of val by method, stats filled as far as it got. */
+int api_search(bfh_db *db, const char *fn_name, const void *val, size_t val_len, bfh_method method,
+               bfh_match_fn fn, void *arg, bfh_search_stats *stats);
+/* What every search by method does around its run: a named method that reads the filters
+   waits for the leaves still loading at open; a search by the index lets the loader go on in
+   the background after it. */
+void api_search_begin(bfh_db *db, bfh_method method);
+void api_search_end(bfh_db *db, bfh_method method);
+
 /* Gives a caller's struct of dst_size bytes the first bytes of the library's own src: an
    older caller gets the fields it knows; a newer one gets zeros past the library's. */
 void api_copy_out(void *dst, size_t dst_size, const void *src, size_t src_size);

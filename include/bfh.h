@@ -309,6 +309,41 @@ static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_me
   return bfh_search_sized(db, val, val_len, method, fn, arg, stats, sizeof(bfh_search_stats));
 }
 
+/* Search by a predicate over the declared attributes (doc/query.md): report every live key
+   whose current value satisfies `where`, exactly once, to fn (as bfh_search). where is a
+   NUL-terminated expression of the predicate language (NAME = 'text', NAME = 123,
+   NAME IN ('a', 'b'), AND, OR, parentheses); NAME is a declared attribute, or `value` (the
+   whole value) in a database without declarations. method: BFH_SEARCH_SCAN evaluates the
+   predicate on every value; LEAVES, HIERARCHY, SLICED and AUTO select the tables (and
+   blocks) where it may hold from the filters, each (attribute, term) being an item of them;
+   STANDALONE and CUCKOO answer whole values only (BFH_E_UNSUPPORTED). newest: 0 reports every
+   key, in any order; K > 0 is not implemented yet (BFH_E_UNSUPPORTED). Errors:
+   BFH_E_INVALID for a bad expression or an unknown attribute (the message names the column
+   where it is), or a bad method. stats as bfh_search's. bfh_query is
+   bfh_query_prepare, bfh_query_run and bfh_query_free in one. */
+BFH_API int bfh_query_sized(bfh_db *db, const char *where, bfh_method method, uint64_t newest,
+                            bfh_match_fn fn, void *arg, bfh_search_stats *stats, size_t stats_size);
+static inline int bfh_query(bfh_db *db, const char *where, bfh_method method, uint64_t newest,
+                            bfh_match_fn fn, void *arg, bfh_search_stats *stats) {
+  return bfh_query_sized(db, where, method, newest, fn, arg, stats, sizeof(bfh_search_stats));
+}
+
+/* A prepared query: an expression parsed and bound to db's attributes once, run any number
+   of times (bfh_query_run), by any number of threads at once. On BFH_OK *q is new; free it
+   with bfh_query_free before db is closed. Errors as bfh_query's. */
+typedef struct bfh_prepared bfh_prepared; /* opaque */
+BFH_API int bfh_query_prepare(bfh_db *db, const char *where, bfh_prepared **q);
+/* Runs q as bfh_query runs its expression. */
+BFH_API int bfh_query_run_sized(bfh_prepared *q, bfh_method method, uint64_t newest,
+                                bfh_match_fn fn, void *arg, bfh_search_stats *stats,
+                                size_t stats_size);
+static inline int bfh_query_run(bfh_prepared *q, bfh_method method, uint64_t newest,
+                                bfh_match_fn fn, void *arg, bfh_search_stats *stats) {
+  return bfh_query_run_sized(q, method, newest, fn, arg, stats, sizeof(bfh_search_stats));
+}
+/* NULL is allowed. */
+BFH_API void bfh_query_free(bfh_prepared *q);
+
 /* Write the memtable out as table files (with their value filters). */
 BFH_API int bfh_flush(bfh_db *db);
 

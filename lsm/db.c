@@ -1146,6 +1146,14 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
                                                    err);
 }
 
+int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
+                             size_t nrefs, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                             err_t *err) {
+  table_t *t = NULL;
+  int rc = snapshot_table(s, number, &t, err);
+  return rc != ST_OK ? rc : table_scan_blocks(t, refs, nrefs, fn, arg, st, err);
+}
+
 /* Proof that this is lsm_get's answer (doc/search.md "Validation"): get_kept runs lsm_get's
    lookup on the newest state, memtables and tables alike, in the same order; the only
    difference is where the bytes of a data block come from when the lookup reaches one that

@@ -149,6 +149,11 @@ int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val,
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,
                                    void *arg, lsm_scan_stats_t *st, err_t *err);
+/* lsm_snapshot_scan_table over the data blocks refs[0, nrefs) of the table only
+   (table_scan_blocks): every entry of those blocks. */
+int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
+                             size_t nrefs, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                             err_t *err);
 /* The latest version of key, as lsm_get gives it (the newest state, not the snapshot's),
    except that a data block the snapshot's value scans (lsm_snapshot_scan_value and
    lsm_snapshot_scan_value_blocks) found a match in is parsed from the copy they kept instead

@@ -710,38 +710,50 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
   return rc;
 }
 
+/* Visits every entry of data block i (table_scan's loop body); *stop is set when fn asks to
+   stop. */
+static int scan_block_all(run_t *run, uint32_t i, lsm_visit_fn fn, void *arg, int *stop,
+                          lsm_scan_stats_t *acc, err_t *err) {
+  table_t *t = run->t;
+  block_t b;
+  int rc = run_block(run, i, &b, err);
+  if (rc) return rc;
+  acc->bytes_read += t->handles[i].size + BLOCK_TRAILER_BYTES;
+  block_cursor_t c;
+  block_cursor_init(&c, &b, data_key_compare);
+  for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
+    internal_key_parts_t k;
+    if (internal_key_parse(c.key, c.key_len, &k)) {
+      rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
+      break;
+    }
+    acc->entries++;
+    if (fn(arg, k.user_key, k.user_len, c.val, c.val_len, k.seq, k.type)) {
+      *stop = 1;
+      break;
+    }
+  }
+  if (!rc && block_cursor_corrupt(&c))
+    rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
+  block_cursor_release(&c);
+  return rc;
+}
+
+static void add_scan_stats(lsm_scan_stats_t *st, const lsm_scan_stats_t *acc) {
+  if (!st) return;
+  st->entries += acc->entries;
+  st->bytes_read += acc->bytes_read;
+}
+
 int table_scan(table_t *t, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err) {
-  uint64_t entries = 0, bytes = 0;
+  lsm_scan_stats_t acc = {0, 0};
   int rc = ST_OK, stop = 0;
   run_t run;
   run_init(&run, t, 1);
-  for (uint32_t i = 0; i < t->nblocks && !stop && !rc; i++) {
-    block_t b;
-    if ((rc = run_block(&run, i, &b, err))) break;
-    bytes += t->handles[i].size + BLOCK_TRAILER_BYTES;
-    block_cursor_t c;
-    block_cursor_init(&c, &b, data_key_compare);
-    for (block_cursor_seek_first(&c); block_cursor_valid(&c); block_cursor_next(&c)) {
-      internal_key_parts_t k;
-      if (internal_key_parse(c.key, c.key_len, &k)) {
-        rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
-        break;
-      }
-      entries++;
-      if (fn(arg, k.user_key, k.user_len, c.val, c.val_len, k.seq, k.type)) {
-        stop = 1;
-        break;
-      }
-    }
-    if (!rc && block_cursor_corrupt(&c))
-      rc = corrupt(t, t->handles[i].offset, "malformed entry", err);
-    block_cursor_release(&c);
-  }
+  for (uint32_t i = 0; i < t->nblocks && !stop && !rc; i++)
+    rc = scan_block_all(&run, i, fn, arg, &stop, &acc, err);
   run_release(&run);
-  if (st) {
-    st->entries += entries;
-    st->bytes_read += bytes;
-  }
+  add_scan_stats(st, &acc);
   return rc;
 }
 
@@ -957,6 +969,22 @@ int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nre
     st->entries += acc.entries;
     st->bytes_read += acc.bytes_read;
   }
+  return rc;
+}
+
+int table_scan_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, lsm_visit_fn fn, void *arg,
+                      lsm_scan_stats_t *st, err_t *err) {
+  lsm_scan_stats_t acc = {0, 0};
+  int rc = ST_OK, stop = 0;
+  run_t run;
+  run_init(&run, t, 0);
+  for (size_t j = 0; j < nrefs && rc == ST_OK && !stop; j++) {
+    uint32_t i = block_at(t, &refs[j]);
+    rc = i < t->nblocks ? scan_block_all(&run, i, fn, arg, &stop, &acc, err)
+                        : corrupt(t, refs[j].offset, "block filter names no data block", err);
+  }
+  run_release(&run);
+  add_scan_stats(st, &acc);
   return rc;
 }
 

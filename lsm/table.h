@@ -127,6 +127,13 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
+/* table_scan over the data blocks refs[0, nrefs) only, in the order given (a search by a
+   predicate, which tests every entry of the blocks its filters name). A ref that is not
+   exactly the handle of a data block gives ST_E_CORRUPT ("block filter names no data
+   block"). st as table_scan's. */
+int table_scan_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, lsm_visit_fn fn,
+                      void *arg, lsm_scan_stats_t *st, err_t *err);
+
 /* table_scan_value and table_scan_value_blocks that also put every data block in which a value
    matched into memo (NULL: none), for the gets that validate those matches (block_memo.h). */
 int table_scan_value_kept(table_t *t, const void *val, size_t n, lsm_visit_fn fn, void *arg,

@@ -87,6 +87,12 @@ static int collect_key(void *arg, const void *key, size_t key_len) {
   return 0;
 }
 
+/* A block a leaf of a predicate may hold. */
+typedef struct leaf_ref {
+  block_ref_t ref;
+  uint32_t leaf;
+} leaf_ref_t;
+
 /* How the selected tables and the memtables are read: whole (the paper's methods), or,
    with AUTO, through the block filters and the memtables' value index. */
 typedef struct reader {
@@ -94,7 +100,21 @@ typedef struct reader {
   block_index_t *blocks; /* the index's block filters (by_blocks) */
   uint64_t hash;         /* the search's one hash of the value (by_blocks) */
   block_refs_t refs;     /* the blocks of one table's probe */
+  /* A search by a predicate (NULL: by a value): its leaves' hashes, and the scratch of the
+     per-block combination (pred_blocks). */
+  const search_pred_t *pred;
+  block_refs_t leaf_refs;
+  leaf_ref_t *tagged;
+  size_t ntagged, cap_tagged;
+  uint8_t *marks; /* nleaves bytes */
 } reader_t;
+
+static void reader_release(reader_t *rd) {
+  block_refs_release(&rd->refs);
+  block_refs_release(&rd->leaf_refs);
+  free(rd->tagged);
+  free(rd->marks);
+}
 
 /* A table whose block filter says maybe for more than this share of its blocks is read
    whole: reading block by block would save little and costs a lookup per block. */
@@ -120,6 +140,58 @@ static int read_map_chunk(void *arg, uint64_t off, size_t len, void *buf, err_t 
                           err);
 }
 
+static int by_offset(const void *a, const void *b) {
+  const leaf_ref_t *x = a, *y = b;
+  return x->ref.offset < y->ref.offset ? -1 : x->ref.offset > y->ref.offset;
+}
+
+/* Appends ref to r: BFH_OK or BFH_E_NOMEM. */
+static int refs_push(block_refs_t *r, const block_ref_t *ref) {
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    block_ref_t *v = realloc(r->v, cap * sizeof *v);
+    if (!v) return BFH_E_NOMEM;
+    r->v = v;
+    r->cap = cap;
+  }
+  r->v[r->n++] = *ref;
+  return BFH_OK;
+}
+
+/* block_index_probe for a predicate: into rd->refs, in file order, the blocks of table
+   `number` where the predicate may hold, each leaf's blocks (its own probe) combined per
+   block by the tree. Returns as block_index_probe (its first failure among the leaves). */
+static int probe_pred(reader_t *rd, uint64_t number, uint32_t *nblocks, block_map_io_t *io,
+                      err_t *err) {
+  const search_pred_t *p = rd->pred;
+  rd->ntagged = 0;
+  for (size_t i = 0; i < p->nleaves; i++) {
+    int rc = block_index_probe(rd->blocks, number, p->hash[i], &rd->leaf_refs, nblocks, io, err);
+    if (rc != BFH_OK) return rc;
+    size_t need = rd->ntagged + rd->leaf_refs.n;
+    if (need > rd->cap_tagged) {
+      size_t cap = rd->cap_tagged ? rd->cap_tagged : 64;
+      while (cap < need) cap *= 2;
+      leaf_ref_t *t = realloc(rd->tagged, cap * sizeof *t);
+      if (!t) return err_set(err, BFH_E_NOMEM, "search: out of memory for blocks");
+      rd->tagged = t;
+      rd->cap_tagged = cap;
+    }
+    for (size_t j = 0; j < rd->leaf_refs.n; j++)
+      rd->tagged[rd->ntagged++] = (leaf_ref_t){rd->leaf_refs.v[j], (uint32_t)i};
+  }
+  qsort(rd->tagged, rd->ntagged, sizeof *rd->tagged, by_offset);
+  rd->refs.n = 0;
+  for (size_t a = 0, b; a < rd->ntagged; a = b) {
+    memset(rd->marks, 0, p->nleaves);
+    for (b = a; b < rd->ntagged && rd->tagged[b].ref.offset == rd->tagged[a].ref.offset; b++)
+      rd->marks[rd->tagged[b].leaf] = 1;
+    if (expr_eval(p->expr, rd->marks) && refs_push(&rd->refs, &rd->tagged[a].ref) != BFH_OK)
+      return err_set(err, BFH_E_NOMEM, "search: out of memory for blocks");
+  }
+  return BFH_OK;
+}
+
 /* Reads table `number` through its value-to-block map or its block filter: only the blocks
    that may hold val. A table without either is read whole. So is one whose read through
    them fails as corrupt (a map chunk or a named block that does not check out): if the
@@ -133,7 +205,9 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   map_read_t mr = {e, view, number};
   /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
   block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
-  int rc = block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
+  int rc = rd->pred
+               ? probe_pred(rd, number, &nblocks, &io, err)
+               : block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
   ss->bytes_read += io.bytes_read; /* the chunks, from the table or a cache file */
   if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, test, c, ss, st, err);
@@ -160,6 +234,21 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   return rc;
 }
 
+/* The memtables: scanned whole, or with the blocks reader looked up in their value index
+   under the value's hash, or under each leaf's of a predicate's cover (every entry that
+   satisfies it is under one of those). */
+static int read_memtables(engine_t *e, engine_view_t *view, const reader_t *rd,
+                          const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
+                          err_t *err) {
+  if (!rd->by_blocks) return engine_scan_memtables(e, view, test, collect_key, c, ss, err);
+  if (!rd->pred) return engine_find_memtables(e, view, test, rd->hash, collect_key, c, ss, err);
+  int rc = BFH_OK;
+  for (size_t i = 0; i < rd->pred->ncover && rc == BFH_OK; i++)
+    rc = engine_find_memtables(e, view, test, rd->pred->hash[rd->pred->cover[i]], collect_key, c,
+                               ss, err);
+  return rc;
+}
+
 /* Reads the tables with scan[i] set, then the memtables; then validates. */
 static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
                              const engine_table_t *tables, size_t n, const uint8_t *scan,
@@ -178,9 +267,7 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
       rc = scan_whole(e, view, tables[i].number, test, &c, &ss, st, err);
     if (c.matches > before) st->tables_matched++;
   }
-  if (rc == BFH_OK)
-    rc = rd->by_blocks ? engine_find_memtables(e, view, test, rd->hash, collect_key, &c, &ss, err)
-                       : engine_scan_memtables(e, view, test, collect_key, &c, &ss, err);
+  if (rc == BFH_OK) rc = read_memtables(e, view, rd, test, &c, &ss, err);
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
@@ -237,11 +324,45 @@ typedef struct planned {
   const search_query_t *q;
 } planned_t;
 
+static void add_filter_tests(bfh_search_stats *st, const bfh_search_stats *leaf) {
+  st->internal_probes += leaf->internal_probes;
+  st->leaf_probes += leaf->leaf_probes;
+  st->leaf_positives += leaf->leaf_positives;
+  st->internal_maybe += leaf->internal_maybe;
+}
+
+/* The provider's selection for each leaf of the predicate (its probe), combined per table by
+   the tree: a table is read when the predicate may hold there. */
+static int select_pred(const planned_t *p, const engine_table_t *tables, size_t n, uint8_t *scan,
+                       bfh_search_stats *st, err_t *err) {
+  const search_pred_t *pred = p->q->pred;
+  size_t nl = pred->nleaves;
+  uint8_t *yes = malloc(nl * (n ? n : 1) + nl);
+  if (!yes) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu terms", nl);
+  search_query_t leaf = *p->q;
+  leaf.pred = NULL;
+  int rc = BFH_OK;
+  for (size_t i = 0; i < nl && rc == BFH_OK; i++) {
+    bfh_search_stats ls;
+    memset(&ls, 0, sizeof ls);
+    leaf.hash = pred->hash[i];
+    leaf.probe = pred->probe[i];
+    rc = p->q->provider->select(p->c, &leaf, tables, n, yes + i * n, &ls, err);
+    add_filter_tests(st, &ls);
+  }
+  for (size_t j = 0; j < n && rc == BFH_OK; j++)
+    scan[j] = (uint8_t)search_pred_eval(pred, yes + j, n, yes + nl * n);
+  free(yes);
+  return rc;
+}
+
 static int select_planned(const void *arg, engine_view_t *view, const engine_table_t *tables,
                           size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
   const planned_t *p = arg;
   if (p->q->provider->select_in_view)
     return p->q->provider->select_in_view(p->c, p->q, view, tables, n, scan, st, err);
+  if (p->q->pred && (p->q->provider->caps & SEARCH_CAP_INDEX))
+    return select_pred(p, tables, n, scan, st, err);
   return p->q->provider->select(p->c, p->q, tables, n, scan, st, err);
 }
 
@@ -249,12 +370,27 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
                         bfh_search_stats *out, err_t *err) {
   if (q->provider->caps & SEARCH_CAP_OWN_STORE) return q->provider->search(c, q, fn, arg, out, err);
   planned_t p = {c, q};
-  reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash};
+  reader_t rd = {.by_blocks = q->by_blocks, .hash = q->hash, .pred = q->pred};
   if (q->by_blocks) rd.blocks = value_index_blocks(c->index);
   engine_value_test_t test = engine_value_test_equal(q->val, q->val_len);
+  search_pred_match_t m;
+  uint8_t *marks = NULL;
+  if (q->pred) {
+    size_t nl = q->pred->nleaves ? q->pred->nleaves : 1;
+    marks = malloc(nl);
+    rd.marks = malloc(nl);
+    if (!marks || !rd.marks) {
+      free(marks);
+      reader_release(&rd);
+      if (out) memset(out, 0, sizeof *out);
+      return err_set(err, BFH_E_NOMEM, "search: out of memory for a predicate");
+    }
+    search_pred_test(q->pred, marks, &m, &test);
+  }
   int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, &test, fn, arg,
                out, err);
-  block_refs_release(&rd.refs);
+  reader_release(&rd);
+  free(marks);
   return rc;
 }
 

@@ -17,6 +17,9 @@
  * the cheapest provider by their cost estimates, reads each selected table through its
  * block filter (only the data blocks that may hold v; a table without one whole), and
  * finds the memtables' entries through their value index.
+ * A search by a predicate (search_query_t.pred; search_pred.h) runs the same frame: each leaf
+ * selects tables and blocks by its item hash, the tree combines them, and every entry found
+ * and every candidate's latest version is tested by the whole predicate.
  */
 #ifndef BFH_LSM_HOOKS_SEARCH_H
 #define BFH_LSM_HOOKS_SEARCH_H

@@ -369,6 +369,13 @@ static void plan(const search_ctx_t *c, const search_provider_t *asked, search_q
   q->cost_ns = best;
 }
 
+/* The seed the chosen provider's filters hash with. */
+static uint64_t query_seed(const search_ctx_t *c, const search_provider_t *p) {
+  return p->hash_seed ? p->hash_seed(c)
+         : c->index   ? value_index_params(c->index)->seed
+                      : BFH_DEFAULT_SEED;
+}
+
 int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_method method,
                    search_query_t *q, err_t *err) {
   const search_provider_t *asked = search_provider_of(method);
@@ -381,6 +388,7 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
     return err_set(err, BFH_E_UNSUPPORTED, "method %s needs %s", asked->name, asked->unavailable);
   q->val = val;
   q->val_len = val_len;
+  q->pred = NULL;
   plan(c, asked, q);
   /* A named filter method without an index runs as SCAN (value filters off). */
   if (!c->index && (q->provider->caps & SEARCH_CAP_INDEX))
@@ -389,15 +397,42 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   /* CUCKOO reads the tables it names through their block filters, the memtables through their
      value index, as AUTO does (its hash is under the value filters' seed). */
   if (p->method == BFH_SEARCH_CUCKOO && c->index && has_block_filters(c)) q->by_blocks = 1;
-  uint64_t seed = p->hash_seed ? p->hash_seed(c)
-                  : c->index   ? value_index_params(c->index)->seed
-                               : BFH_DEFAULT_SEED;
-  q->hash = bfh_value_hash(val, val_len, seed); /* the one hash of this search */
+  q->hash = bfh_value_hash(val, val_len, query_seed(c, p)); /* the one hash of this search */
   q->probe.k = 0;
   if ((p->caps & SEARCH_CAP_INDEX) && c->index) {
     const value_index_params_t *vp = value_index_params(c->index);
     probe_init(&q->probe, q->hash, vp->m, vp->k);
   }
+  return BFH_OK;
+}
+
+int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
+                        bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err) {
+  memset(pred, 0, sizeof *pred);
+  const search_provider_t *asked = search_provider_of(method);
+  if (asked && (asked->caps & (SEARCH_CAP_OWN_STORE | SEARCH_CAP_STRICT)))
+    return err_set(err, BFH_E_UNSUPPORTED,
+                   "method %s answers whole values only, not predicates (use auto, scan, "
+                   "leaves, hierarchy or sliced)",
+                   asked->name);
+  static const uint8_t none = 0;
+  int rc = search_prepare(c, &none, 0, method, q, err);
+  if (rc != BFH_OK) return rc;
+  /* AUTO never takes a store of its own for a predicate: the cheapest table method. */
+  if (q->provider->caps & SEARCH_CAP_OWN_STORE) {
+    q->provider = c->index ? &PROVIDERS[BFH_SEARCH_LEAVES] : &PROVIDERS[BFH_SEARCH_SCAN];
+    q->by_blocks = c->index && has_block_filters(c);
+  }
+  const search_provider_t *p = q->provider;
+  uint64_t m = 0;
+  uint32_t k = 0;
+  if ((p->caps & SEARCH_CAP_INDEX) && c->index) {
+    m = value_index_params(c->index)->m;
+    k = value_index_params(c->index)->k;
+  }
+  rc = search_pred_init(pred, expr, terms, query_seed(c, p), m, k, err);
+  if (rc != BFH_OK) return rc;
+  q->pred = pred;
   return BFH_OK;
 }
 

@@ -43,6 +43,7 @@
 #include "index/standalone.h"
 #include "index/cuckoo_index.h"
 #include "index/value_index.h"
+#include "search/search_pred.h"
 #include "util/err.h"
 
 /* What a search runs over. All borrowed. */
@@ -101,6 +102,9 @@ typedef struct search_provider {
 struct search_query {
   const void *val; /* borrowed: must outlive the query */
   size_t val_len;
+  /* A search by a predicate (search_pred.h; borrowed, must outlive the query): val is then
+     unused, and hash and probe are the pred's per leaf. NULL: a whole-value search of val. */
+  const search_pred_t *pred;
   const search_provider_t *provider; /* the chosen one: never AUTO */
   int by_blocks;  /* the blocks reader: tables through block filters, memtables by index */
   double cost_ns; /* AUTO's estimate; 0 for a named method, HUGE_VAL without an index */
@@ -119,6 +123,13 @@ const char *search_methods_list(char *buf, size_t n);
    message says what it needs). */
 int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_method method,
                    search_query_t *q, err_t *err);
+/* search_prepare for the predicate expr (bound to c's declared attributes terms, NULL for
+   none): the same plan, and *pred (the caller's, released with search_pred_release whatever
+   the result) filled with each leaf's hash under the chosen provider's seed. The methods that
+   answer from stores of their own (STANDALONE, CUCKOO) answer whole values only:
+   BFH_E_UNSUPPORTED saying so. */
+int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
+                        bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err);
 
 /* How a search by method would run over an engine with index (no stand-alone index): the
    table selection (never AUTO), whether by blocks, and AUTO's estimate. Hashes nothing. */

@@ -116,10 +116,10 @@ static size_t check_superset(bfh_db *db, const uvalue_t *u, size_t *pairs) {
     assert_true(cuckoo_index_contains(ci, tables[i].number));
     for (int v = 0; v < NVALUES; v++) {
       int any = 0;
-      const engine_value_test_t test = engine_value_test_equal(u[v].text, strlen(u[v].text));
-      assert_int_equal(e->ops->scan_table(e, view, tables[i].number, &test, found_one, &any, NULL,
-                                          &err),
-                       BFH_OK);
+      engine_value_test_t test = engine_value_test_equal(u[v].text, strlen(u[v].text));
+      assert_int_equal(
+          e->ops->scan_table(e, view, tables[i].number, &test, found_one, &any, NULL, &err),
+          BFH_OK);
       holds[i][v] = (uint8_t)any;
     }
   }

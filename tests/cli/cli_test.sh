@@ -433,6 +433,24 @@ expect_status 0 "$bfh" load plain --synthetic 10
 expect_status 0 "$bfh" index list plain
 expect_in out "no attributes declared"
 
+check "search --where: the keys whose value satisfies the predicate, by every method; --json; errors name the column"
+for m in scan leaves hierarchy sliced auto; do
+  expect_status 0 "$bfh" search attrdb --where "tags = 'b' OR (city IN ('Rome', 'Paris') AND n = 008)" --method $m
+  sort out >got_where
+  printf '%s\n' k1 k2 >want_where
+  expect_same want_where got_where
+done
+expect_status 1 "$bfh" search attrdb --where "city = 'Oslo' AND n = 8"
+expect_status 0 "$bfh" search attrdb --where "city = 'Oslo'" --json
+expect_in out '^{"where":"city = .Oslo.","method":"auto","keys":."k1".,"method_used":'
+expect_status 2 "$bfh" search attrdb --where "city = 'Oslo' AND town = 'x'"
+expect_in err "column 19: no attribute called town"
+expect_status 2 "$bfh" search attrdb --where "city = 'Oslo'" --method standalone
+expect_in err "whole values only"
+expect_status 2 "$bfh" search attrdb k1 --where "city = 'Oslo'"
+expect_status 2 "$bfh" search attrdb
+expect_status 2 "$bfh" search attrdb k1 --newest 2
+
 check "index add builds a new attribute into every table and declares it; list shows it; drop removes one, never the last; a database without declarations keeps its whole values"
 expect_status 0 "$bfh" index add attrdb big=json:n:int
 expect_in out "declared big=json:n:int"

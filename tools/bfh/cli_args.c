@@ -121,6 +121,11 @@ static const spec_t SPECS[] = {
      "key format (default paper)"},
     {"seed", CLI_SYNTH, K_U64, AT(wl.seed), 0, NULL, "S", "generator seed (default 42)"},
     {"method", CLI_SEARCH, K_METHOD, AT(method), 0, NULL, NULL, "search method (default auto)"},
+    {"where", CLI_SEARCH, K_STR, AT(where), 0, NULL, "EXPR",
+     "search by a predicate over the attributes instead of a VALUE (doc/query.md): "
+     "NAME = 'text', NAME = 123, NAME IN ('a', 'b'), AND, OR, parentheses"},
+    {"newest", CLI_SEARCH, K_U64, AT(newest), 0, NULL, "K",
+     "with --where: the K matching keys written last, newest first (default 0: every key)"},
     {"count", CLI_SEARCH, K_FLAG, AT(count_only), 1, NULL, NULL,
      "print the number of keys found only"},
     {"json", CLI_JSON, K_FLAG, AT(json), 1, NULL, NULL, "one JSON document on stdout"},
@@ -130,7 +135,8 @@ static const spec_t SPECS[] = {
     {"read-write", CLI_READ, K_FLAG, AT(read_write), 1, NULL, NULL,
      "open the database for writing (LevelDB, RocksDB: with their library; takes the LOCK)"},
     {"index-dir", CLI_READ, K_STR, AT(index_dir), 0, NULL, "DIR|none",
-     "read-only LevelDB or RocksDB: where its filters are kept (default: under $XDG_CACHE_HOME/bfh); none: memory"},
+     "read-only LevelDB or RocksDB: where its filters are kept (default: under "
+     "$XDG_CACHE_HOME/bfh); none: memory"},
     {"scale", CLI_RUN, K_STR, AT(run.scale), 0, NULL, "small|medium|paper|N",
      "database sizes (default small); N: N entries in the paper's geometry (e.g. 10M)"},
     {"out", CLI_RUN, K_STR, AT(run.out_dir), 0, NULL, "DIR", "results directory (default results)"},

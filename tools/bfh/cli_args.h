@@ -53,6 +53,8 @@ typedef struct cli {
   workload_config_t wl;
   int method; /* a bfh_method */
   int count_only;
+  const char *where; /* search --where EXPR: a search by a predicate; NULL: by VALUE */
+  uint64_t newest;   /* search --newest K (0: every key) */
   int json;
   int csv;
   int read_write;        /* LevelDB engine: open it with LevelDB even to read */

@@ -62,7 +62,21 @@ static void search_stats_text(const cli_t *c, const bfh_search_stats *st, double
   fprintf(stderr, " tables_live %u\n", st->tables_live);
 }
 
+/* The positional arguments and search options agree: DIR VALUE, or DIR and --where EXPR
+   (with --newest only then). 0, or the usage error's exit status. */
+static int check_search_args(const cli_t *c) {
+  if (c->where && c->npos == 2)
+    return cli_args_usage_error(c->cmd, "--where and a VALUE exclude each other (got '%s')",
+                                c->pos[1]);
+  if (!c->where && c->npos < 2)
+    return cli_args_usage_error(c->cmd, "search needs a VALUE or --where EXPR");
+  if (!c->where && c->newest) return cli_args_usage_error(c->cmd, "--newest needs --where");
+  return 0;
+}
+
 int cmd_search(cli_t *c) {
+  int rc = check_search_args(c);
+  if (rc) return rc;
   bfh_db *db;
   /* --method cuckoo keeps the Cuckoo Index (built from the tables at this search). */
   if (c->method == BFH_SEARCH_CUCKOO) c->opt.cuckoo_index = 1;
@@ -72,21 +86,22 @@ int cmd_search(cli_t *c) {
        c->method == BFH_SEARCH_SLICED) &&
       !cli_args_given(c, "index-bits"))
     c->opt.index_bits_per_value = 0;
-  int rc = cli_db_open(c, c->pos[0], 0, &db);
+  rc = cli_db_open(c, c->pos[0], 0, &db);
   if (rc) return rc;
-  const char *val = c->pos[1];
+  const char *val = c->where ? c->where : c->pos[1];
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   hits_t hits = {c->json, c->csv, 0};
   if (c->csv && !c->count_only) puts("key");
   if (c->json) {
-    fputs("{\"value\":", stdout);
+    fputs(c->where ? "{\"where\":" : "{\"value\":", stdout);
     cli_kv_write_json(stdout, val, strlen(val));
     printf(",\"method\":\"%s\",\"keys\":[", method_name(c->method));
   }
+  bfh_match_fn fn = c->count_only ? NULL : print_key;
   double t0 = cli_now();
-  rc = bfh_search(db, val, strlen(val), (bfh_method)c->method, c->count_only ? NULL : print_key,
-                  &hits, &st);
+  rc = c->where ? bfh_query(db, c->where, (bfh_method)c->method, c->newest, fn, &hits, &st)
+                : bfh_search(db, val, strlen(val), (bfh_method)c->method, fn, &hits, &st);
   double secs = cli_now() - t0;
   if (rc != BFH_OK) {
     if (c->json) puts("]}"); /* the object stays whole; the status says it failed */

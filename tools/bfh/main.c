@@ -35,9 +35,11 @@ static const char LOAD_HELP[] =
     "The entries are flushed into tables at the end (and every --batch N puts).\n";
 
 static const char SEARCH_HELP[] =
-    "Prints every key whose value is VALUE, one per line, escaped as `bfh scan` writes\n"
-    "keys (\\\\ \\n \\t \\r \\0 \\xHH; a leading # as \\x23). Statistics go to stderr; with\n"
-    "--json, one object on stdout: {\"value\", \"method\", \"keys\": [...], \"method_used\",\n"
+    "Prints every key whose value is VALUE, or with --where EXPR every key whose value\n"
+    "satisfies the predicate EXPR over the declared attributes (doc/query.md), one per line,\n"
+    "escaped as `bfh scan` writes keys (\\\\ \\n \\t \\r \\0 \\xHH; a leading # as \\x23).\n"
+    "Statistics go to stderr; with --json, one object on stdout: {\"value\" (or \"where\"),\n"
+    "\"method\", \"keys\": [...], \"method_used\",\n"
     "\"count\", \"seconds\", \"stats\": {the bfh_search_stats fields}}, strings in the\n"
     "escaped form; with --csv, a line \"key\" then one key per line as a CSV field.\n"
     "Exit status: 0 found, 1 nothing found, 2 error.\n"
@@ -78,8 +80,9 @@ static const cli_cmd_t COMMANDS[] = {
     {"get", cmd_get, CLI_DB | CLI_READ, 2, 2, "DIR KEY",
      "print KEY's value, escaped; exit 0 found, 1 not found, 2 error", NULL},
     {"delete", cmd_delete, CLI_DB, 2, 2, "DIR KEY", "delete one key", NULL},
-    {"search", cmd_search, CLI_DB | CLI_READ | CLI_SEARCH | CLI_JSON, 2, 2, "DIR VALUE",
-     "print the keys whose value is VALUE", SEARCH_HELP},
+    {"search", cmd_search, CLI_DB | CLI_READ | CLI_SEARCH | CLI_JSON, 1, 2,
+     "DIR (VALUE | --where EXPR)", "print the keys whose value is VALUE, or satisfies EXPR",
+     SEARCH_HELP},
     {"scan", cmd_scan, CLI_DB | CLI_READ | CLI_SCAN, 1, 1, "DIR",
      "print every live key,value in key order, in the form load --from reads", NULL},
     {"stats", cmd_stats, CLI_DB | CLI_READ | CLI_JSON, 1, 1, "DIR",

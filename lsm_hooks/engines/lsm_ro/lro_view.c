@@ -116,18 +116,19 @@ int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const engine_
   return rc;
 }
 
-/* A predicate reads the table whole: the own tables' block scan looks for a value's bytes. */
+/* A whole-value test looks for the value's bytes in the blocks; a predicate decodes and tests
+   every entry of them. */
 int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                     size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err) {
-  if (test->match) return lro_scan_table(e, v, number, test, fn, arg, st, err);
   table_t *t = NULL;
   int rc = view_table((lro_t *)e, v, number, &t, err);
   if (rc != BFH_OK) return rc;
   match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len, visit_match, &m, &ls,
-                                    &v->memo, err);
+  rc = test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, err)
+                   : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len,
+                                                  visit_match, &m, &ls, &v->memo, err);
   add_stats(st, &ls);
   return rc;
 }

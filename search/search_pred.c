@@ -1,0 +1,111 @@
+/* The predicate side of a search; see search_pred.h. */
+#include "search/search_pred.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int search_pred_lookup(void *terms, const char *name, size_t len, int *is_int) {
+  if (terms) return terms_lookup(terms, name, len, is_int);
+  if (len != strlen(SEARCH_PRED_VALUE_NAME) || memcmp(name, SEARCH_PRED_VALUE_NAME, len) != 0)
+    return -1;
+  *is_int = 0;
+  return 0;
+}
+
+/* expr_terms_fn over the declared attributes, or the whole value without them. */
+static int extract(void *terms, int attr, const void *val, size_t len, expr_term_fn fn,
+                   void *fn_arg) {
+  if (terms) return terms_extract(terms, attr, val, len, fn, fn_arg);
+  (void)attr;
+  fn(fn_arg, val, len);
+  return 0;
+}
+
+/* Leaves whose items every satisfying value holds one of. The tree is monotone (AND and OR
+   only), so a set S of leaves is such a cover exactly when the predicate is false with S's
+   leaves false and every other leaf true. From S = every leaf (false everywhere: a cover),
+   each leaf in turn is left out when S stays a cover without it: an AND keeps one of its
+   children's covers, an OR all of them. */
+static void find_cover(search_pred_t *p, uint8_t *marks) {
+  memset(marks, 0, p->nleaves);
+  for (size_t i = 0; i < p->nleaves; i++) {
+    marks[i] = 1;
+    if (expr_eval(p->expr, marks)) marks[i] = 0; /* needed */
+  }
+  p->ncover = 0;
+  for (size_t i = 0; i < p->nleaves; i++)
+    if (!marks[i]) p->cover[p->ncover++] = (uint32_t)i;
+}
+
+/* The item hash of leaf l. */
+static uint64_t leaf_hash(const terms_t *terms, const expr_leaf_t *l, uint64_t seed) {
+  if (!terms) return bfh_value_hash(l->term, l->term_len, seed);
+  return terms_hash_term(terms, (size_t)l->attr, l->term, l->term_len, seed);
+}
+
+int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, uint64_t seed,
+                     uint64_t m, uint32_t k, err_t *err) {
+  memset(p, 0, sizeof *p);
+  p->expr = e;
+  p->terms = terms;
+  p->nleaves = expr_leaf_count(e);
+  size_t n = p->nleaves ? p->nleaves : 1;
+  p->hash = malloc(n * sizeof *p->hash);
+  p->probe = malloc(n * sizeof *p->probe);
+  p->cover = malloc(n * sizeof *p->cover);
+  uint8_t *marks = malloc(n);
+  if (!p->hash || !p->probe || !p->cover || !marks) {
+    free(marks);
+    search_pred_release(p);
+    return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
+                   p->nleaves);
+  }
+  for (size_t i = 0; i < p->nleaves; i++) {
+    p->hash[i] = leaf_hash(terms, expr_leaf(e, i), seed);
+    p->probe[i].k = 0;
+    if (k) probe_init(&p->probe[i], p->hash[i], m, k);
+  }
+  find_cover(p, marks);
+  free(marks);
+  return ST_OK;
+}
+
+void search_pred_release(search_pred_t *p) {
+  if (!p) return;
+  free(p->hash);
+  free(p->probe);
+  free(p->cover);
+  p->hash = NULL;
+  p->probe = NULL;
+  p->cover = NULL;
+  p->nleaves = p->ncover = 0;
+}
+
+int search_pred_whole_value(const search_pred_t *p, const void **val, size_t *len) {
+  if (p->nleaves != 1) return 0;
+  const expr_leaf_t *l = expr_leaf(p->expr, 0);
+  if (p->terms) {
+    const attr_spec_t *s = terms_spec(p->terms, (size_t)l->attr);
+    if (s->kind != ATTR_VALUE || s->is_int) return 0;
+  }
+  *val = l->term;
+  *len = l->term_len;
+  return 1;
+}
+
+int search_pred_eval(const search_pred_t *p, const uint8_t *yes, size_t stride, uint8_t *scratch) {
+  for (size_t i = 0; i < p->nleaves; i++) scratch[i] = yes[i * stride];
+  return expr_eval(p->expr, scratch);
+}
+
+static int match_value(void *arg, const void *val, size_t len) {
+  search_pred_match_t *m = arg;
+  return expr_match_value(m->p->expr, val, len, extract, (void *)m->p->terms, m->marks);
+}
+
+void search_pred_test(const search_pred_t *p, uint8_t *marks, search_pred_match_t *m,
+                      engine_value_test_t *test) {
+  m->p = p;
+  m->marks = marks;
+  *test = (engine_value_test_t){NULL, 0, match_value, m};
+}

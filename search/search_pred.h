@@ -1,0 +1,79 @@
+/* search_pred: the predicate side of a search (doc/query.md "Searching by a predicate").
+ *
+ * A bound predicate (query/expr.h) is a tree of AND and OR over leaves, each one
+ * (attribute, term), which the filters hold as one tagged item (query/terms.h). A search by a
+ * predicate runs the frame of search.h with three changes:
+ *   - the tables to read: each leaf selects tables by its item hash, as a whole-value search
+ *     selects them by the value's hash, and the tree combines the answers per table (a table
+ *     is read when the predicate may hold there: AND intersects, OR unions) before any table
+ *     is read; a table the index has no leaf for says maybe for every leaf, and is read;
+ *   - the blocks of a table read through its block filter or map: the same, per block;
+ *   - the memtables read through their value index: the entries under the item hashes of a
+ *     cover of the tree (search_pred_t.cover: leaves such that every value that satisfies the
+ *     predicate holds one of them);
+ * and every entry found, then every candidate key's latest version, is tested by evaluating
+ * the whole predicate over the value's terms (search_pred_test). A value that gives no term
+ * for an attribute makes that attribute's leaves false.
+ *
+ * A database without declared attributes has one attribute, `value`: the whole value, its
+ * item the whole value's hash (search_pred_lookup binds a predicate to it).
+ */
+#ifndef BFH_SEARCH_SEARCH_PRED_H
+#define BFH_SEARCH_SEARCH_PRED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filters/hash.h"
+#include "lsm_hooks/engines/engine.h"
+#include "query/expr.h"
+#include "query/terms.h"
+#include "util/err.h"
+
+/* The name of the one attribute of a database without declarations. */
+#define SEARCH_PRED_VALUE_NAME "value"
+
+typedef struct search_pred {
+  const expr_t *expr;   /* bound (search_pred_lookup's binding when terms is NULL); borrowed */
+  const terms_t *terms; /* the declared attributes (borrowed); NULL: the whole value only */
+  size_t nleaves;
+  uint64_t *hash;  /* leaf i's item hash under the search's seed (owned) */
+  probe_t *probe;  /* leaf i's k bit positions from hash[i] (owned; k 0 without an index) */
+  uint32_t *cover; /* leaves whose items every satisfying value holds one of (owned) */
+  size_t ncover;
+} search_pred_t;
+
+/* expr_bind's lookup for a database with the declared attributes terms (a terms_t *, or NULL
+   for none: then the only name is SEARCH_PRED_VALUE_NAME, a text attribute). */
+int search_pred_lookup(void *terms, const char *name, size_t len, int *is_int);
+
+/* Fills *p for the bound predicate e over terms (NULL: none declared): each leaf's item hash
+   under seed, its probe of an m-bit filter with k hashes (k 0: no probes), and the cover.
+   e and terms are borrowed and must outlive p. ST_OK; ST_E_NOMEM. Release with
+   search_pred_release. */
+int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, uint64_t seed,
+                     uint64_t m, uint32_t k, err_t *err);
+void search_pred_release(search_pred_t *p); /* NULL, or one never filled, is allowed */
+
+/* The whole value's item, when the predicate is exactly one leaf on a text attribute whose
+   term is the whole value (`value = '...'`): 1 with *val, *len borrowed from p's expr, the
+   search then being a whole-value search of those bytes; else 0. */
+int search_pred_whole_value(const search_pred_t *p, const void **val, size_t *len);
+
+/* Does the predicate hold where leaf i is true exactly when yes[i * stride] is nonzero?
+   scratch: nleaves bytes of the caller's. */
+int search_pred_eval(const search_pred_t *p, const uint8_t *yes, size_t stride, uint8_t *scratch);
+
+/* The argument of search_pred_test's callback (the caller's, living as long as the test). */
+typedef struct search_pred_match {
+  const search_pred_t *p;
+  uint8_t *marks; /* nleaves bytes of scratch: one test per thread */
+} search_pred_match_t;
+
+/* The value test of a search by p (engine.h's engine_value_test_t): the predicate evaluated
+   over each value's terms. *m is filled with p and marks (the caller's scratch of nleaves
+   bytes); test borrows m. */
+void search_pred_test(const search_pred_t *p, uint8_t *marks, search_pred_match_t *m,
+                      engine_value_test_t *test);
+
+#endif

@@ -1,0 +1,451 @@
+/* Searches by predicate (bfh_query, bfh_query_prepare; doc/query.md) against an in-memory
+ * oracle, on every engine and method.
+ *
+ * A database with three declared attributes, a = json:a, b = json:b (an array in some values:
+ * each element a term) and n = json:n:int, takes random puts, overwrites and deletes (JSON
+ * values, some without a field, some not JSON at all), flushed into many small tables. After
+ * each quarter of the operations, random predicates (=, IN, AND, OR, nested up to three deep)
+ * are run by SCAN, LEAVES, HIERARCHY, SLICED and AUTO, prepared and one-shot, and each must
+ * report exactly the oracle's keys, each once: the live keys whose latest value satisfies
+ * the predicate. STANDALONE and CUCKOO answer whole values only and must refuse a predicate.
+ * The same runs on the own engine (with tables of one block, and of many, which AUTO reads
+ * block by block), stock LevelDB and stock RocksDB, each read-write and then read-only on the
+ * same database. A bad expression or an unknown attribute is refused naming
+ * its column.
+ *
+ * Fixed seed. BFH_MODEL_OPS=N sets the operations per engine (default MODEL_OPS, which keeps
+ * each engine well under a minute on the 2-core CI machine).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfh.h"
+#include "util/random.h"
+#include "tests/test_util.h"
+#include "tests/api/db_fixture.h"
+
+#define NKEYS 1500
+#define MODEL_OPS 6000
+#define FLUSH_EVERY 700
+#define PHASES 4
+#define QUERIES 12 /* per phase and method */
+#define NA 12      /* distinct terms of a, b and n */
+#define NB 10
+#define NN 16
+#define MAX_B 3 /* elements of b's array */
+#define RNG_SEED 0x71756572796d6f64ull
+#define BLOCK_BYTES (4 << 10)         /* the own engine's data blocks (lsm/db.h) */
+#define SMALL_TABLE_BYTES (4 << 10)   /* one block: many tables, for the leaves to prune */
+#define LARGE_TABLE_BYTES (256 << 10) /* many blocks: for AUTO's block path */
+
+static int setup_fixture(void **state) {
+  return db_fixture_setup(state, "query_model_test");
+}
+
+static const bfh_attribute ATTRS[3] = {{"a", "json:a"}, {"b", "json:b"}, {"n", "json:n:int"}};
+
+/* ---- The oracle ------------------------------------------------------------------------ */
+
+/* A key's latest value, as its attributes: -1 for a field the value lacks. */
+typedef struct rec {
+  int live;
+  int a, nb, b[MAX_B], n;
+} rec_t;
+
+typedef struct model {
+  rec_t r[NKEYS];
+} model_t;
+
+static void key_of(unsigned i, char *k, size_t cap) {
+  snprintf(k, cap, "key%05u", i);
+}
+
+/* A random value for r (and its text into v): a JSON object with some fields, b a string or
+   an array, n written as a number; or a value that is not JSON (no term of any attribute). */
+static size_t make_value(rng_t *g, rec_t *r, char *v, size_t cap) {
+  uint64_t x = rng_next(g);
+  r->a = x % 5 ? (int)(rng_next(g) % NA) : -1;
+  r->n = x % 7 ? (int)(rng_next(g) % NN) : -1;
+  r->nb = x % 4 ? 1 + (int)(rng_next(g) % MAX_B) : 0;
+  for (int i = 0; i < r->nb; i++) r->b[i] = (int)(rng_next(g) % NB);
+  if (x % 23 == 0) { /* not JSON */
+    r->a = r->n = -1;
+    r->nb = 0;
+    return (size_t)snprintf(v, cap, "plain,%u", (unsigned)(x >> 8) % 100);
+  }
+  size_t len = (size_t)snprintf(v, cap, "{\"id\":%u", (unsigned)(x >> 16) % 1000);
+  if (r->a >= 0) len += (size_t)snprintf(v + len, cap - len, ",\"a\":\"A%d\"", r->a);
+  if (r->n >= 0) len += (size_t)snprintf(v + len, cap - len, ",\"n\":%d", r->n);
+  if (r->nb == 1 && x % 3 == 0) {
+    len += (size_t)snprintf(v + len, cap - len, ",\"b\":\"B%d\"", r->b[0]);
+  } else if (r->nb) {
+    len += (size_t)snprintf(v + len, cap - len, ",\"b\":[");
+    for (int i = 0; i < r->nb; i++)
+      len += (size_t)snprintf(v + len, cap - len, "%s\"B%d\"", i ? "," : "", r->b[i]);
+    len += (size_t)snprintf(v + len, cap - len, "]");
+  }
+  return len + (size_t)snprintf(v + len, cap - len, "}");
+}
+
+/* ---- Predicates: a tree, its text and its value over a record --------------------------- */
+
+enum { P_LEAF, P_AND, P_OR };
+
+typedef struct pnode {
+  int op;
+  int attr;     /* P_LEAF: 0 a, 1 b, 2 n */
+  int terms[4]; /* P_LEAF: one term, or an IN list */
+  int nterms;
+  struct pnode *kid[3];
+  int nkids;
+} pnode_t;
+
+static pnode_t *pnode_random(rng_t *g, int depth) {
+  pnode_t *p = calloc(1, sizeof *p);
+  assert_non_null(p);
+  if (depth == 0 || rng_next(g) % 3 == 0) {
+    p->op = P_LEAF;
+    p->attr = (int)(rng_next(g) % 3);
+    int domain = p->attr == 0 ? NA : p->attr == 1 ? NB : NN;
+    p->nterms = rng_next(g) % 3 ? 1 : 2 + (int)(rng_next(g) % 3);
+    /* now and then a term no value holds */
+    for (int i = 0; i < p->nterms; i++) p->terms[i] = (int)(rng_next(g) % (uint64_t)(domain + 1));
+    return p;
+  }
+  p->op = rng_next(g) % 2 ? P_AND : P_OR;
+  p->nkids = 2 + (int)(rng_next(g) % 2);
+  for (int i = 0; i < p->nkids; i++) p->kid[i] = pnode_random(g, depth - 1);
+  return p;
+}
+
+static void pnode_free(pnode_t *p) {
+  if (!p) return;
+  for (int i = 0; i < p->nkids; i++) pnode_free(p->kid[i]);
+  free(p);
+}
+
+static size_t term_text(int attr, int t, int quoted_int, char *out, size_t cap) {
+  if (attr == 0) return (size_t)snprintf(out, cap, "'A%d'", t);
+  if (attr == 1) return (size_t)snprintf(out, cap, "'B%d'", t);
+  return (size_t)snprintf(out, cap, quoted_int ? "'%03d'" : "%d", t); /* '007' is 7 */
+}
+
+static size_t pnode_text(const pnode_t *p, char *out, size_t cap) {
+  static const char *names[3] = {"a", "b", "n"};
+  size_t len = 0;
+  if (p->op == P_LEAF) {
+    len += (size_t)snprintf(out, cap, "%s %s ", names[p->attr], p->nterms == 1 ? "=" : "in (");
+    for (int i = 0; i < p->nterms; i++) {
+      if (i) len += (size_t)snprintf(out + len, cap - len, ", ");
+      len += term_text(p->attr, p->terms[i], p->terms[i] % 2, out + len, cap - len);
+    }
+    if (p->nterms > 1) len += (size_t)snprintf(out + len, cap - len, ")");
+    return len;
+  }
+  for (int i = 0; i < p->nkids; i++) {
+    if (i) len += (size_t)snprintf(out + len, cap - len, p->op == P_AND ? " AND " : " or ");
+    len += (size_t)snprintf(out + len, cap - len, "(");
+    len += pnode_text(p->kid[i], out + len, cap - len);
+    len += (size_t)snprintf(out + len, cap - len, ")");
+  }
+  return len;
+}
+
+static int rec_has(const rec_t *r, int attr, int t) {
+  if (attr == 0) return r->a == t;
+  if (attr == 2) return r->n == t;
+  for (int i = 0; i < r->nb; i++)
+    if (r->b[i] == t) return 1;
+  return 0;
+}
+
+static int pnode_eval(const pnode_t *p, const rec_t *r) {
+  if (p->op == P_LEAF) {
+    for (int i = 0; i < p->nterms; i++)
+      if (rec_has(r, p->attr, p->terms[i])) return 1;
+    return 0;
+  }
+  int and = p->op == P_AND;
+  for (int i = 0; i < p->nkids; i++)
+    if (pnode_eval(p->kid[i], r) != and) return !and;
+  return and;
+}
+
+/* ---- Running a query ----------------------------------------------------------------- */
+
+typedef struct got {
+  uint8_t seen[NKEYS];
+  unsigned dup, bad, n;
+} got_t;
+
+static int on_key(void *arg, const void *key, size_t len) {
+  got_t *g = arg;
+  char k[32];
+  unsigned i;
+  if (len >= sizeof k) return g->bad++, 0;
+  memcpy(k, key, len);
+  k[len] = '\0';
+  if (sscanf(k, "key%05u", &i) != 1 || i >= NKEYS) return g->bad++, 0;
+  g->dup += g->seen[i];
+  g->seen[i] = 1;
+  g->n++;
+  return 0;
+}
+
+static const bfh_method METHODS[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
+                                     BFH_SEARCH_SLICED, BFH_SEARCH_AUTO};
+#define NMETHODS (sizeof METHODS / sizeof METHODS[0])
+
+/* Every method answers p exactly; returns how many keys the oracle has for it. */
+static unsigned check_query(bfh_db *db, const model_t *m, const pnode_t *p, const char *label) {
+  char text[4096];
+  pnode_text(p, text, sizeof text);
+  unsigned want = 0;
+  for (unsigned i = 0; i < NKEYS; i++) want += m->r[i].live && pnode_eval(p, &m->r[i]);
+  bfh_prepared *q = NULL;
+  if (bfh_query_prepare(db, text, &q) != BFH_OK)
+    fail_msg("%s: prepare '%s': %s", label, text, bfh_last_error(db));
+  for (size_t mi = 0; mi < NMETHODS; mi++) {
+    for (int prepared = 0; prepared < 2; prepared++) {
+      got_t g;
+      memset(&g, 0, sizeof g);
+      bfh_search_stats st;
+      int rc = prepared ? bfh_query_run(q, METHODS[mi], 0, on_key, &g, &st)
+                        : bfh_query(db, text, METHODS[mi], 0, on_key, &g, &st);
+      if (rc != BFH_OK)
+        fail_msg("%s: %s by %s: %d %s", label, text, bfh_method_name(METHODS[mi]), rc,
+                 bfh_last_error(db));
+      unsigned missing = 0, extra = 0;
+      for (unsigned i = 0; i < NKEYS; i++) {
+        int w = m->r[i].live && pnode_eval(p, &m->r[i]);
+        missing += w && !g.seen[i];
+        extra += !w && g.seen[i];
+      }
+      if (missing || extra || g.dup || g.bad || st.results != want)
+        fail_msg(
+            "%s: '%s' by %s%s: %u keys, want %u: %u missing, %u extra, %u twice, %u bad, "
+            "results %llu",
+            label, text, bfh_method_name(METHODS[mi]), prepared ? " (prepared)" : "", g.n, want,
+            missing, extra, g.dup, g.bad, (unsigned long long)st.results);
+    }
+  }
+  bfh_query_free(q);
+  return want;
+}
+
+/* Random predicates by every method; the stores of their own refuse them. */
+static void check_phase(bfh_db *db, const model_t *m, uint64_t seed, const char *label) {
+  rng_t g;
+  rng_init(&g, seed);
+  unsigned nonempty = 0;
+  for (int i = 0; i < QUERIES; i++) {
+    pnode_t *p = pnode_random(&g, 3);
+    nonempty += check_query(db, m, p, label) > 0;
+    pnode_free(p);
+  }
+  /* The predicates are not all empty: a search that finds nothing would pass above. */
+  assert_true(nonempty >= QUERIES / 3);
+  const bfh_method whole_only[2] = {BFH_SEARCH_STANDALONE, BFH_SEARCH_CUCKOO};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(bfh_query(db, "a = 'A1'", whole_only[i], 0, NULL, NULL, NULL),
+                     BFH_E_UNSUPPORTED);
+    assert_non_null(strstr(bfh_last_error(db), "whole values only"));
+  }
+}
+
+/* The filters prune by the tree: a leaf no value holds (A99, 999) rules a table out alone,
+   and so does an AND with it, or an OR of two of them; an OR with a term most tables hold
+   reads most tables. The leaves here have m = 8192 bits, k = 3 and under 1,000 items
+   each (under 31% of their bits set), so a leaf's false positive rate is under 3%:
+   the bound checked, 10% of the live tables, leaves room for the tables still unindexed. */
+static void check_pruning(bfh_db *db, const char *label) {
+  static const char *none[3] = {"a = 'A99'", "a = 'A1' AND n = 999", "a = 'A99' OR n = 999"};
+  static const bfh_method by_filters[3] = {BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY,
+                                           BFH_SEARCH_SLICED};
+  for (int m = 0; m < 3; m++) {
+    bfh_search_stats st;
+    for (int i = 0; i < 3; i++) {
+      assert_int_equal(bfh_query(db, none[i], by_filters[m], 0, NULL, NULL, &st), BFH_OK);
+      assert_int_equal(st.results, 0);
+      if (st.tables_live < 10) fail_msg("%s: %u tables only", label, st.tables_live);
+      if (st.tables_scanned * 10 > st.tables_live)
+        fail_msg("%s: '%s' by %s read %llu of %u tables", label, none[i],
+                 bfh_method_name(by_filters[m]), (unsigned long long)st.tables_scanned,
+                 st.tables_live);
+    }
+    assert_int_equal(bfh_query(db, "a = 'A1' OR n = 999", by_filters[m], 0, NULL, NULL, &st),
+                     BFH_OK);
+    assert_true(st.tables_scanned * 2 > st.tables_live);
+  }
+}
+
+/* ---- The workload --------------------------------------------------------------------- */
+
+static void options(bfh_options *o, bfh_engine engine, size_t table_bytes) {
+  bfh_options_init(o);
+  o->engine = engine;
+  /* Large tables are made from a memtable larger than one (check_blocks' flush). */
+  o->memtable_bytes = table_bytes > BLOCK_BYTES ? 1 << 20 : 64 << 10;
+  o->table_bytes = table_bytes;
+  o->value_filter_bits = 8192;
+  o->attributes = ATTRS;
+  o->attribute_count = 3;
+}
+
+static uint64_t model_ops(void) {
+  const char *s = getenv("BFH_MODEL_OPS");
+  return s && *s ? strtoull(s, NULL, 10) : MODEL_OPS;
+}
+
+/* ops random writes (a put of a new value, an overwrite, or a delete) into db and m. */
+static void write_ops(bfh_db *db, model_t *m, rng_t *g, uint64_t ops, uint64_t *done) {
+  for (uint64_t i = 0; i < ops; i++) {
+    unsigned k = (unsigned)(rng_next(g) % NKEYS);
+    char key[32], val[256];
+    key_of(k, key, sizeof key);
+    if (rng_next(g) % 8 == 0) {
+      assert_int_equal(bfh_delete(db, key, strlen(key)), BFH_OK);
+      m->r[k].live = 0;
+    } else {
+      rec_t r;
+      size_t len = make_value(g, &r, val, sizeof val);
+      assert_int_equal(bfh_put(db, key, strlen(key), val, len), BFH_OK);
+      r.live = 1;
+      m->r[k] = r;
+    }
+    if (++*done % FLUSH_EVERY == 0) assert_int_equal(bfh_flush(db), BFH_OK);
+  }
+}
+
+/* AUTO reads a table of many blocks through its block filters or map: only the blocks where
+   the predicate may hold. 40 keys with a = 'A77' (a term no other value has) are written
+   after 12,000 values without terms (430 KB), so that they share the last block or two of a
+   table of many; a search for them reads those blocks only, and finds the 40, as SCAN does; an AND
+   with a term no value has reads no table at all (the filters' answers intersect to nothing). The
+   keys are deleted after. */
+static void check_blocks(bfh_db *db, const char *label) {
+  char key[32];
+  for (unsigned i = 0; i < 12040; i++) {
+    snprintf(key, sizeof key, i < 12000 ? "zy%05u" : "zz%05u", i);
+    const char *val = i < 12000 ? "filler without terms" : "{\"a\":\"A77\",\"n\":5}";
+    assert_int_equal(bfh_put(db, key, strlen(key), val, strlen(val)), BFH_OK);
+  }
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  bfh_search_stats st;
+  for (int m = 0; m < 2; m++) {
+    bfh_method method = m ? BFH_SEARCH_AUTO : BFH_SEARCH_SCAN;
+    assert_int_equal(bfh_query(db, "a = 'A77' AND n IN (5, 6)", method, 0, NULL, NULL, &st),
+                     BFH_OK);
+    if (st.results != 40)
+      fail_msg("%s: %llu keys by %s", label, (unsigned long long)st.results,
+               bfh_method_name(method));
+  }
+  if (st.blocks_read == 0 || st.blocks_read > 4)
+    fail_msg("%s: AUTO read %llu blocks of %llu tables", label, (unsigned long long)st.blocks_read,
+             (unsigned long long)st.tables_scanned);
+  assert_int_equal(bfh_query(db, "a = 'A77' AND n = 999", BFH_SEARCH_AUTO, 0, NULL, NULL, &st),
+                   BFH_OK);
+  assert_int_equal(st.tables_scanned, 0);
+  for (unsigned i = 0; i < 12040; i++) {
+    snprintf(key, sizeof key, i < 12000 ? "zy%05u" : "zz%05u", i);
+    assert_int_equal(bfh_delete(db, key, strlen(key)), BFH_OK);
+  }
+}
+
+/* The model on one engine, with tables of table_bytes: read-write, then read-only. */
+static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, size_t table_bytes) {
+  char dir[4400], idx[4400], label[64];
+  snprintf(dir, sizeof dir, "%s/%s", f->root, name);
+  snprintf(idx, sizeof idx, "%s/%s-index", f->root, name);
+  model_t *m = calloc(1, sizeof *m);
+  assert_non_null(m);
+  bfh_options o;
+  options(&o, engine, table_bytes);
+  assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
+  rng_t g;
+  rng_init(&g, RNG_SEED + (uint64_t)engine);
+  uint64_t ops = model_ops(), done = 0;
+  for (int ph = 0; ph < PHASES; ph++) {
+    write_ops(f->db, m, &g, ops / PHASES, &done);
+    snprintf(label, sizeof label, "%s phase %d", name, ph);
+    check_phase(f->db, m, RNG_SEED ^ ((uint64_t)ph << 8) ^ (uint64_t)engine, label);
+  }
+  /* Stock LevelDB and RocksDB compact this small database into a few tables: the pruning is
+     checked where there are many. */
+  if (engine == BFH_ENGINE_LSM && table_bytes <= BLOCK_BYTES) check_pruning(f->db, name);
+  if (engine == BFH_ENGINE_LSM && table_bytes > BLOCK_BYTES) check_blocks(f->db, name);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  /* Read-only on the same database, declaring the attributes again: the own engine's must
+     be the stored ones, the stock engines' are kept in the index directory. */
+  options(&o, engine, table_bytes);
+  o.read_only = 1;
+  o.index_dir = idx;
+  assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
+  snprintf(label, sizeof label, "%s read-only", name);
+  check_phase(f->db, m, RNG_SEED ^ 0xabcdull ^ (uint64_t)engine, label);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+  free(m);
+}
+
+static void test_query_model_own_engine(void **state) {
+  run_engine(*state, BFH_ENGINE_LSM, "lsm", SMALL_TABLE_BYTES);
+}
+
+static void test_query_model_own_engine_large_tables(void **state) {
+  run_engine(*state, BFH_ENGINE_LSM, "lsm-large", LARGE_TABLE_BYTES);
+}
+
+static void test_query_model_leveldb(void **state) {
+  run_engine(*state, BFH_ENGINE_LEVELDB, "leveldb", SMALL_TABLE_BYTES);
+}
+
+static void test_query_model_rocksdb(void **state) {
+  run_engine(*state, BFH_ENGINE_ROCKSDB, "rocksdb", SMALL_TABLE_BYTES);
+}
+
+/* A bad expression or an unknown attribute is refused, naming the column; nothing is
+   searched. */
+static void test_query_bad_expressions_refused(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM, SMALL_TABLE_BYTES);
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  static const struct {
+    const char *where, *says;
+  } bad[] = {{"a = 'x' AND", "column 12"},       {"color = 'red'", "column 1"},
+             {"a = 'x' or zz = 1", "column 12"}, {"n = 'seven'", "column 1"},
+             {"a = 'unterminated", "column 5"},  {"", "empty"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(bfh_query(f->db, bad[i].where, BFH_SEARCH_AUTO, 0, NULL, NULL, NULL),
+                     BFH_E_INVALID);
+    if (!strstr(bfh_last_error(f->db), bad[i].says))
+      fail_msg("'%s': message '%s' does not say '%s'", bad[i].where, bfh_last_error(f->db),
+               bad[i].says);
+  }
+  bfh_prepared *q = (bfh_prepared *)&o; /* overwritten with NULL on failure */
+  assert_int_equal(bfh_query_prepare(f->db, "a IN ()", &q), BFH_E_INVALID);
+  assert_null(q);
+  assert_int_equal(bfh_query(f->db, NULL, BFH_SEARCH_AUTO, 0, NULL, NULL, NULL), BFH_E_INVALID);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_query_bad_expressions_refused, setup_fixture,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_query_model_own_engine, setup_fixture,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_query_model_own_engine_large_tables, setup_fixture,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_query_model_leveldb, setup_fixture, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_query_model_rocksdb, setup_fixture, db_fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
