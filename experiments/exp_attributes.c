@@ -39,7 +39,7 @@
 #define REPS_SMALL 3
 #define INGEST_GOAL 1.5     /* attrs3 ingest / whole ingest, at most */
 #define BYTES_GOAL 2.0      /* index_bytes per entry per attribute, at most */
-#define KEY_STEP 1000003ull /* a prime: i -> (i * step) mod n permutes 0..n-1 when coprime */
+#define ORDER_SEED 0x61747472ull /* the put order's permutation */
 
 static const bfh_attribute ATTRS3[] = {
     {"city", "json:city"}, {"tag", "json:tag"}, {"age", "json:age:int"}};
@@ -48,27 +48,11 @@ static const bfh_attribute ATTRS3[] = {
 enum { WHOLE = 0, ATTRS = 1, NCONFIGS = 2 };
 static const char *const CONFIG_NAMES[NCONFIGS] = {"whole", "attrs3"};
 
-static uint64_t gcd(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
-/* The step of the put order for n entries: coprime to n, so that the order visits every id. */
-static uint64_t key_step(uint64_t n) {
-  uint64_t s = KEY_STEP;
-  while (gcd(s, n) != 1) s += 2;
-  return s;
-}
-
-/* The i-th put of n (step: key_step(n)): its key (a permutation of i, so the order is random)
-   and value. */
-static size_t entry(uint64_t i, uint64_t n, uint64_t step, char *key, size_t kcap, char *val,
+/* The i-th put under the put order order: its key (the entry order(i), so that the order is
+   random) and value. */
+static size_t entry(uint64_t i, const workload_perm_t *order, char *key, size_t kcap, char *val,
                     size_t vcap) {
-  uint64_t id = (uint64_t)((unsigned __int128)i * step % n);
+  uint64_t id = workload_perm_apply(order, i);
   snprintf(key, kcap, "k%012llu", (unsigned long long)id);
   return (size_t)snprintf(val, vcap,
                           "{\"id\":%llu,\"city\":\"c%llu\",\"tag\":\"t%llu\",\"age\":%llu}",
@@ -108,11 +92,13 @@ static int build(const exp_db_params_t *p, int config, const char *dir, ingest_t
     fprintf(stderr, "attributes: open %s: %s\n", dir, bfh_last_error(NULL));
     return rc;
   }
-  uint64_t n = p->wl.n, step = key_step(n);
+  uint64_t n = p->wl.n;
+  workload_perm_t order;
+  workload_perm_init(&order, n, ORDER_SEED);
   char key[32], val[160];
   double t0 = exp_now(), c0 = cpu_now();
   for (uint64_t i = 0; i < n && rc == BFH_OK; i++) {
-    size_t len = entry(i, n, step, key, sizeof key, val, sizeof val);
+    size_t len = entry(i, &order, key, sizeof key, val, sizeof val);
     rc = bfh_put(db, key, strlen(key), val, len);
     if ((i & 0xffff) == 0)
       exp_progress("attributes n=%llu: %s ingest %llu", (unsigned long long)n, CONFIG_NAMES[config],
