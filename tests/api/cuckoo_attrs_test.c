@@ -22,6 +22,7 @@
 
 #include "bfh.h"
 #include "api/testbed.h"
+#include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "query/attr.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
@@ -92,7 +93,11 @@ static int cmp_u64(const void *a, const void *b) {
 /* Every (attribute, term) of the universe: the Cuckoo Index names every table holding it.
    Returns the tables named that hold none of its values (false positives). */
 static size_t check_superset(bfh_db *db, const uvalue_t *u, size_t *pairs) {
-  /* A CUCKOO search brings the index to the live tables. */
+  /* The engine's compactions end first (bounded wait), so that no table appears after the
+     CUCKOO search below has brought the index to the live tables. */
+  err_t idle_err;
+  err_clear(&idle_err);
+  assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(db), &idle_err), BFH_OK);
   bfh_search_stats st;
   assert_int_equal(bfh_search(db, u[0].text, strlen(u[0].text), BFH_SEARCH_CUCKOO, NULL, NULL, &st),
                    BFH_OK);
