@@ -222,15 +222,44 @@ static int key_seen(const dataset_t *d, const u64_map_t *keys, const char *s, si
   return rec->key_len == n && memcmp(d->text + rec->key_off, s, n) == 0;
 }
 
+/* 1 if s[0, n) is one well-formed RFC 4180 record: each field either unquoted, without a
+   quote, or quoted, its quotes inside doubled and a comma or the end right after it. The
+   csv:N extractors read such a record's every field. */
+static int csv_record_valid(const char *s, size_t n) {
+  for (size_t i = 0;;) {
+    if (i < n && s[i] == '"') {
+      for (i++;; i++) {
+        if (i == n) return 0; /* the quote never closes */
+        if (s[i] != '"') continue;
+        if (i + 1 < n && s[i + 1] == '"') {
+          i++;
+          continue;
+        }
+        break;
+      }
+      i++;
+    } else {
+      while (i < n && s[i] != ',') {
+        if (s[i] == '"' || s[i] == '\n') return 0;
+        i++;
+      }
+    }
+    if (i == n) return 1;
+    if (s[i] != ',') return 0; /* text after a closing quote */
+    i++;
+  }
+}
+
 /* An oui.csv record (RFC 4180, its line terminator cut): the key is its second field. A
-   record whose assignment an earlier one has (the registry lists two twice) is skipped. */
+   record that is not well-formed CSV is skipped, and so is one whose assignment an earlier
+   one has (the registry lists two twice). */
 static int parse_oui(dataset_t *d, u64_map_t *keys, const char *s, size_t n) {
   const char *comma = memchr(s, ',', n);
   if (!comma || n == 0 || s[0] == '"') return ST_E_INVALID;
   const char *f2 = comma + 1, *end = s + n;
   const char *f2_end = memchr(f2, ',', (size_t)(end - f2));
   if (!f2_end || f2_end == f2 || *f2 == '"' || (size_t)(f2_end - f2) > DATASET_MAX_KEY - 24 ||
-      !utf8_valid(s, n))
+      !utf8_valid(s, n) || !csv_record_valid(s, n))
     return ST_E_INVALID;
   int rc = record_begin(d, 'o', f2, (size_t)(f2_end - f2));
   if (rc != ST_OK) return rc;
