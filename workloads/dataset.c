@@ -214,12 +214,19 @@ static uint64_t key_hash(const char *s, size_t n) {
   return h | 1;
 }
 
-/* 1 if a record before the one begun has key s[0, n) (keys, a key hash -> record map). */
-static int key_seen(const dataset_t *d, const u64_map_t *keys, const char *s, size_t n) {
-  uint64_t r;
-  if (!u64_map_get(keys, key_hash(s, n), &r)) return 0;
-  const record_t *rec = &d->recs[r];
-  return rec->key_len == n && memcmp(d->text + rec->key_off, s, n) == 0;
+/* Keeps the record just parsed (d->recs[d->n]) unless an earlier record has its key (keys:
+   key hash -> record): ST_OK, ST_E_INVALID for a repeated key (the registry lists two OUI
+   assignments twice), or ST_E_NOMEM. */
+static int record_keep(dataset_t *d, u64_map_t *keys) {
+  const record_t *rec = &d->recs[d->n];
+  const char *k = d->text + rec->key_off;
+  uint64_t h = key_hash(k, rec->key_len), r;
+  if (u64_map_get(keys, h, &r) && d->recs[r].key_len == rec->key_len &&
+      memcmp(d->text + d->recs[r].key_off, k, rec->key_len) == 0)
+    return ST_E_INVALID;
+  if (u64_map_put(keys, h, d->n) != ST_OK) return ST_E_NOMEM;
+  record_end(d);
+  return ST_OK;
 }
 
 /* 1 if s[0, n) is one well-formed RFC 4180 record: each field either unquoted, without a
@@ -251,9 +258,8 @@ static int csv_record_valid(const char *s, size_t n) {
 }
 
 /* An oui.csv record (RFC 4180, its line terminator cut): the key is its second field. A
-   record that is not well-formed CSV is skipped, and so is one whose assignment an earlier
-   one has (the registry lists two twice). */
-static int parse_oui(dataset_t *d, u64_map_t *keys, const char *s, size_t n) {
+   record that is not well-formed CSV is skipped. */
+static int parse_oui(dataset_t *d, const char *s, size_t n) {
   const char *comma = memchr(s, ',', n);
   if (!comma || n == 0 || s[0] == '"') return ST_E_INVALID;
   const char *f2 = comma + 1, *end = s + n;
@@ -262,12 +268,7 @@ static int parse_oui(dataset_t *d, u64_map_t *keys, const char *s, size_t n) {
       !utf8_valid(s, n) || !csv_record_valid(s, n))
     return ST_E_INVALID;
   int rc = record_begin(d, 'o', f2, (size_t)(f2_end - f2));
-  if (rc != ST_OK) return rc;
-  const record_t *r = &d->recs[d->n];
-  uint64_t h = key_hash(d->text + r->key_off, r->key_len);
-  if (key_seen(d, keys, d->text + r->key_off, r->key_len)) return ST_E_INVALID;
-  rc = put(d, s, n);
-  if (rc == ST_OK && u64_map_put(keys, h, d->n) != ST_OK) rc = ST_E_NOMEM;
+  if (rc == ST_OK) rc = put(d, s, n);
   return rc;
 }
 
@@ -290,7 +291,7 @@ int dataset_parse(dataset_kind_t kind, const char *data, size_t len, dataset_t *
   dataset_t *d = calloc(1, sizeof *d);
   if (!d) return err_set(err, ST_E_NOMEM, "dataset %s: out of memory", KINDS[kind].name);
   d->kind = kind;
-  u64_map_t keys; /* oui: the assignments so far */
+  u64_map_t keys; /* the keys so far */
   u64_map_init(&keys);
   int rc = ST_OK;
   for (size_t i = 0; i < len && rc == ST_OK;) {
@@ -303,11 +304,10 @@ int dataset_parse(dataset_kind_t kind, const char *data, size_t len, dataset_t *
       const size_t mark = d->len; /* a record refused part-way leaves its text unused */
       rc = quoted ? ST_E_INVALID
            : kind == DATASET_WORDS ? parse_word(d, s, n)
-           : kind == DATASET_OUI   ? parse_oui(d, &keys, s, n)
+           : kind == DATASET_OUI   ? parse_oui(d, s, n)
                                    : parse_unicode(d, s, n);
-      if (rc == ST_OK) {
-        record_end(d);
-      } else if (rc == ST_E_INVALID) {
+      if (rc == ST_OK) rc = record_keep(d, &keys);
+      if (rc == ST_E_INVALID) {
         d->len = mark;
         d->skipped++;
         rc = ST_OK;

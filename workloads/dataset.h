@@ -21,7 +21,8 @@
  * the file's own value distribution.
  *
  * Parsing is done from memory (dataset_parse), so that a fuzz target can feed it any bytes:
- * a line a parser cannot read is skipped and counted, never an error.
+ * a line a parser cannot read, or one whose key an earlier record has, is skipped and
+ * counted, never an error.
  */
 #ifndef BFH_WORKLOADS_DATASET_H
 #define BFH_WORKLOADS_DATASET_H
