@@ -277,7 +277,7 @@ int range_filter_decode(const uint8_t *data, size_t len, range_filter_t **out, e
   const uint8_t *limit = data + len - 4;
   const uint8_t *p = decode_varint64(data + 11, limit, &n);
   uint64_t r = p ? hash_range(n, data[2]) : 0;
-  if (!p || (n && r == 0))
+  if (!p || (size_t)(p - (data + 11)) != varint_length(n) || (n && r == 0)) /* one encoding */
     return err_set(err, ST_E_CORRUPT, "range filter: bad count at offset 11");
   range_filter_t *f = filter_new(data[2], data[1], decode_fixed64(data + 3));
   if (!f) return err_set(err, ST_E_NOMEM, "range filter: out of memory");
