@@ -10,7 +10,7 @@ set datafile columnheaders
 rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
 cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
 dataset = "words"
-sel(e, m) = rows(sprintf('c("dataset")=="%s" && c("engine")=="%s" && c("method")=="%s" && (c("op")=="search")', dataset, e, m))
+sel(e, m) = rows(sprintf('c("dataset")=="%s" && c("query")=="value" && c("engine")=="%s" && c("method")=="%s" && (c("op")=="search")', dataset, e, m))
 # x position of a workload letter
 wx(w) = w eq "A" ? 1 : w eq "B" ? 2 : w eq "C" ? 3 : w eq "D" ? 4 : w eq "E" ? 5 : 6
 engines = "lsm leveldb rocksdb"

@@ -7,7 +7,7 @@ if (!exists("out")) out = 'results/ycsb_cdf'
 set datafile separator ','
 set datafile columnheaders
 rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
-sel(e, m) = rows(sprintf('c("dataset")=="words" && c("workload")=="C" && c("engine")=="%s" && c("method")=="%s" && c("op")=="search"', e, m))
+sel(e, m) = rows(sprintf('c("dataset")=="words" && c("query")=="value" && c("workload")=="C" && c("engine")=="%s" && c("method")=="%s" && c("op")=="search"', e, m))
 engines = "lsm leveldb rocksdb"
 methods = "scan hierarchy sliced auto standalone cuckoo"
 set logscale x

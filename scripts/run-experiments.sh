@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds bfh and reproduces the paper's tables and figures with `bfh run all`, which also
+# Builds bfh and reproduces the paper's tables and figures with `bfh run all` (at the small
+# scale also `bfh run ycsb` and `bfh run ranges`), which also
 # writes REPORT.md (the paper's numbers and ours side by side, with the commit and the
 # command line; `bfh run report --out DIR` writes it again from the CSVs in DIR):
 #   scripts/run-experiments.sh            # small scale (minutes), results in ./results
@@ -59,6 +60,19 @@ if [ -n "${MIN_N:-}" ]; then args+=(--min-n "$MIN_N"); fi
 say "running: $build/bfh ${args[*]}"
 status=0
 "$build/bfh" "${args[@]}" || status=$?
+
+# 3b. Beyond the paper, at the small scale only (the larger ones take hours: run them by
+#     name): YCSB recast for value search over every engine and the Debian data sets, and
+#     the range filters; then REPORT.md again, now with their sections.
+if [ "$scale" = small ]; then
+  for extra in ycsb ranges; do
+    extra_args=(run "$extra" --scale small --out "$out" --plots "$repo/plots")
+    if [ -n "${WORK:-}" ]; then extra_args+=(--work "$WORK"); fi
+    say "running: $build/bfh ${extra_args[*]}"
+    "$build/bfh" "${extra_args[@]}" || status=$?
+  done
+  "$build/bfh" run report --out "$out" --plots "$repo/plots" || status=$?
+fi
 
 # 4. What was produced.
 say "results in $out:"

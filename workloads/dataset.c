@@ -35,6 +35,9 @@ static const struct {
     [DATASET_UNICODE] = {"unicode", "/usr/share/unicode/UnicodeData.txt", "unicode-data",
                          {"cp=json:cp:int", "name=json:name", "cat=json:cat", "ccc=json:ccc:int",
                           "bidi=json:bidi"}, 5},
+    [DATASET_WORDNET] = {"wordnet", "/usr/share/wordnet/data.noun", "wordnet-base",
+                         {"word=json:word", "words=json:words", "lex=json:lex:int",
+                          "ptrs=json:ptrs:int"}, 4},
 };
 
 const char *dataset_name(dataset_kind_t kind) { return KINDS[kind].name; }
@@ -207,6 +210,85 @@ static int parse_unicode(dataset_t *d, const char *s, size_t n) {
   return rc;
 }
 
+/* The next space-separated field of s[*i, n) (*i moves past it and its space); 0 at the end. */
+static size_t wn_field(const char *s, size_t n, size_t *i, const char **f) {
+  size_t start = *i, end = start;
+  while (end < n && s[end] != ' ') end++;
+  *f = s + start;
+  *i = end < n ? end + 1 : end;
+  return end - start;
+}
+
+/* The field as a number in base (10 or 16), at most 8 digits; -1 if it is not one. */
+static long wn_number(const char *f, size_t len, int base) {
+  if (len == 0 || len > 8) return -1;
+  long v = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = f[i];
+    int d = c >= '0' && c <= '9'                  ? c - '0'
+            : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                  : -1;
+    if (d < 0) return -1;
+    v = v * base + d;
+  }
+  return v;
+}
+
+/* A WordNet data.noun line (wndb(5)): offset lex_filenum ss_type w_cnt (hex) then w_cnt
+   (word lex_id) pairs, p_cnt and p_cnt pointers of four fields, then "| gloss". The value
+   keeps the synset's first word, all its words (an array: a multi-valued attribute), its
+   lexicographer file number, its pointer count and its gloss; underscores in words become
+   spaces. */
+static int parse_wordnet(dataset_t *d, const char *s, size_t n) {
+  const char *f, *offset, *words[64];
+  size_t i = 0, wl[64];
+  size_t offset_len = wn_field(s, n, &i, &offset);
+  size_t len = wn_field(s, n, &i, &f);
+  long lex = wn_number(f, len, 10);
+  len = wn_field(s, n, &i, &f); /* ss_type */
+  if (wn_number(offset, offset_len, 10) < 0 || lex < 0 || len != 1 || !utf8_valid(s, n))
+    return ST_E_INVALID;
+  len = wn_field(s, n, &i, &f);
+  long nwords = wn_number(f, len, 16);
+  if (nwords <= 0 || nwords > 64) return ST_E_INVALID;
+  for (long w = 0; w < nwords; w++) {
+    wl[w] = wn_field(s, n, &i, &words[w]);
+    if (wl[w] == 0 || wn_field(s, n, &i, &f) != 1) return ST_E_INVALID; /* word, lex_id */
+  }
+  len = wn_field(s, n, &i, &f);
+  long ptrs = wn_number(f, len, 10);
+  if (ptrs < 0) return ST_E_INVALID;
+  const char *bar = memchr(s + i, '|', n - i);
+  if (!bar) return ST_E_INVALID;
+  const char *gloss = bar + 1 + (bar + 1 < s + n && bar[1] == ' ');
+  size_t gloss_len = (size_t)(s + n - gloss);
+  while (gloss_len > 0 && gloss[gloss_len - 1] == ' ') gloss_len--;
+
+  int rc = record_begin(d, 'n', offset, offset_len);
+  for (long w = 0; w <= nwords && rc == ST_OK; w++) {
+    /* words[0] first as "word", then every word into the "words" array */
+    const long at = w == 0 ? 0 : w - 1;
+    char text[256];
+    if (wl[at] >= sizeof text) return ST_E_INVALID;
+    for (size_t c = 0; c < wl[at]; c++) text[c] = words[at][c] == '_' ? ' ' : words[at][c];
+    if (w == 0) {
+      rc = put_json_field(d, "word", text, wl[at], 1);
+      if (rc == ST_OK) rc = put_str(d, ",\"words\":[");
+    } else {
+      if (w > 1) rc = put(d, ",", 1);
+      if (rc == ST_OK) rc = put(d, "\"", 1);
+      if (rc == ST_OK) rc = put_json_text(d, text, wl[at]);
+      if (rc == ST_OK) rc = put(d, "\"", 1);
+    }
+  }
+  if (rc == ST_OK) rc = put(d, "]", 1);
+  if (rc == ST_OK) rc = put_json_int(d, "lex", lex, 0);
+  if (rc == ST_OK) rc = put_json_int(d, "ptrs", ptrs, 0);
+  if (rc == ST_OK) rc = put_json_field(d, "gloss", gloss, gloss_len, 0);
+  if (rc == ST_OK) rc = put(d, "}", 1);
+  return rc;
+}
+
 /* FNV-1a of s[0, n), never 0 (u64_map's free mark). */
 static uint64_t key_hash(const char *s, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -298,13 +380,16 @@ int dataset_parse(dataset_kind_t kind, const char *data, size_t len, dataset_t *
     int quoted;
     size_t end = record_end_at(kind, data, i, len, &quoted), n = end - i;
     const char *s = data + i;
-    int header = kind == DATASET_OUI && i == 0 && n >= 9 && memcmp(s, "Registry,", 9) == 0;
+    /* oui.csv's column names; WordNet's license, each line of it indented by two spaces */
+    int header = (kind == DATASET_OUI && i == 0 && n >= 9 && memcmp(s, "Registry,", 9) == 0) ||
+                 (kind == DATASET_WORDNET && n >= 2 && s[0] == ' ' && s[1] == ' ');
     while (n > 0 && (s[n - 1] == '\r' || (kind == DATASET_OUI && s[n - 1] == ' '))) n--;
     if (!header && n > 0) {
       const size_t mark = d->len; /* a record refused part-way leaves its text unused */
       rc = quoted ? ST_E_INVALID
            : kind == DATASET_WORDS ? parse_word(d, s, n)
            : kind == DATASET_OUI   ? parse_oui(d, s, n)
+           : kind == DATASET_WORDNET ? parse_wordnet(d, s, n)
                                    : parse_unicode(d, s, n);
       if (rc == ST_OK) rc = record_keep(d, &keys);
       if (rc == ST_E_INVALID) {

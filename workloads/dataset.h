@@ -13,6 +13,11 @@
  *   unicode  unicode-data's /usr/share/unicode/UnicodeData.txt, one code point a line (';'
  *            separated): key "u<code point, hex>", value {"cp":<code point>,"name":"...",
  *            "cat":"Lu","ccc":<int>,"bidi":"L"}: several attributes, two of them ints.
+ *   wordnet  wordnet-base's /usr/share/wordnet/data.noun, one noun synset a line (wndb(5),
+ *            the license lines skipped): key "n<synset offset>", value {"word":"<first
+ *            word>","words":[<every word>],"lex":<lexicographer file>,"ptrs":<pointers>,
+ *            "gloss":"<definition>"}: a document-sized value (about 200 bytes), a
+ *            multi-valued attribute (words) and a small int domain (lex, 26 values).
  * dataset_attrs names each set's attributes in bfh's --attr form (doc/query.md).
  *
  * A dataset is read whole into memory (the largest, words, is 663k records, about 40 MiB).
@@ -36,14 +41,15 @@ typedef enum dataset_kind {
   DATASET_WORDS = 0,
   DATASET_OUI = 1,
   DATASET_UNICODE = 2,
+  DATASET_WORDNET = 3,
 } dataset_kind_t;
 
-#define DATASET_KINDS 3
+#define DATASET_KINDS 4
 #define DATASET_MAX_KEY 48
 
 typedef struct dataset dataset_t;
 
-/* "words", "oui", "unicode"; the kind for a name (ST_OK) or ST_E_INVALID. */
+/* "words", "oui", "unicode", "wordnet"; the kind for a name (ST_OK) or ST_E_INVALID. */
 const char *dataset_name(dataset_kind_t kind);
 int dataset_kind_parse(const char *name, dataset_kind_t *kind);
 /* The file a kind is read from, and the Debian package that installs it. */

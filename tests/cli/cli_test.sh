@@ -673,19 +673,24 @@ expect_status 0 "$bfh" run memory --scale small --min-n 300000 --max-n 300000 --
   --out "$work/mem" --work "$work/mem/db"
 expect_same memory_before "$work/mem/memory.csv"
 rm -rf "$work/mem"
-check "run ycsb: every engine, source, workload and method, wrong = 0 in every row"
+check "run ycsb: every engine, source, workload and method, by value and by attribute, wrong = 0 in every row"
 expect_status 0 "$bfh" run ycsb --scale 2000 --no-plot --out "$work/ycsb" --work "$work/ycsb/db"
+# 5 sources x 4 workloads by value; the 4 data sets x 4 workloads by attribute, for every
+# method but the rivals, which answer whole values only
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
-    split("workload dataset engine method op ops p50_us p95_us p99_us wrong commit", need, " ")
+    split("workload dataset query engine method op ops p50_us p95_us p99_us wrong commit", need, " ")
     for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
     next }
   { if ($h["wrong"] != 0) { print "wrong: " $0; bad = 1 }
-    if ($h["op"] == "search") { rows[$h["engine"] " " $h["method"]]++
+    if ($h["op"] == "search") { rows[$h["engine"] " " $h["method"] " " ($h["query"] == "value" ? "value" : "attr")]++
       if (!($h["p50_us"] > 0 && $h["p50_us"] <= $h["p99_us"])) { print "bad latency: " $0; bad = 1 } } }
   END { split("lsm leveldb rocksdb", e, " ")
     split("scan leaves hierarchy sliced auto cuckoo", m, " ")
-    for (i in e) for (j in m) if (rows[e[i] " " m[j]] != 16) { print e[i] " " m[j] ": " rows[e[i] " " m[j]] " search rows"; bad = 1 }
-    if (rows["lsm standalone"] != 16) { print "lsm standalone: " rows["lsm standalone"]; bad = 1 }
+    for (i in e) for (j in m) {
+      if (rows[e[i] " " m[j] " value"] != 20) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " value"] " value search rows"; bad = 1 }
+      want = m[j] == "cuckoo" ? 0 : 16
+      if (rows[e[i] " " m[j] " attr"] != want) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " attr"] " attribute rows"; bad = 1 } }
+    if (rows["lsm standalone value"] != 20) { print "lsm standalone: " rows["lsm standalone value"]; bad = 1 }
     exit bad }' "$work/ycsb/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv"; }
 [ -z "$(ls -A "$work/ycsb/db" 2>/dev/null)" ] || die "run ycsb left databases behind"
 

@@ -82,6 +82,24 @@ static void test_unicode(void **state) {
   dataset_destroy(d);
 }
 
+static void test_wordnet(void **state) {
+  (void)state;
+  dataset_t *d = parse(DATASET_WORDNET,
+                       "  1 This software and database is being provided to you, the LICENSEE\n"
+                       "00002137 03 n 02 abstraction 0 abstract_entity 0 001 @ 00001740 n 0000 | "
+                       "a general \"concept\"  \n"
+                       "00001740 03 n 01 entity 0 000 no gloss bar\n"
+                       "0000X740 03 n 01 entity 0 000 | bad offset\n"
+                       "00001741 03 n 03 entity 0 000 | fewer words than w_cnt\n"
+                       "00002137 05 n 01 again 0 000 | a repeated offset\n");
+  assert_int_equal(dataset_count(d), 1);
+  assert_int_equal(dataset_skipped(d), 4); /* the license line is no record and not counted */
+  assert_record(d, 0, "n00002137",
+                "{\"word\":\"abstraction\",\"words\":[\"abstraction\",\"abstract entity\"],"
+                "\"lex\":3,\"ptrs\":1,\"gloss\":\"a general \\\"concept\\\"\"}");
+  dataset_destroy(d);
+}
+
 static void test_names_and_missing_file(void **state) {
   (void)state;
   dataset_kind_t k;
@@ -102,7 +120,7 @@ static void test_names_and_missing_file(void **state) {
 /* The installed files (scripts/install-deps.sh installs their packages): every line read. */
 static void test_debian_files(void **state) {
   (void)state;
-  const uint64_t at_least[DATASET_KINDS] = {600000, 30000, 30000};
+  const uint64_t at_least[DATASET_KINDS] = {600000, 30000, 30000, 80000};
   for (int k = 0; k < DATASET_KINDS; k++) {
     if (access(dataset_default_path((dataset_kind_t)k), R_OK) != 0) {
       print_message("skipped: %s is not installed\n", dataset_default_path((dataset_kind_t)k));
@@ -123,6 +141,7 @@ static void test_debian_files(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_words),
+      cmocka_unit_test(test_wordnet),
       cmocka_unit_test(test_oui),
       cmocka_unit_test(test_unicode),
       cmocka_unit_test(test_names_and_missing_file),
