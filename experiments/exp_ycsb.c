@@ -217,8 +217,11 @@ static int source_terms(source_t *s) {
     char buf[WORKLOAD_MAX_BYTES];
     const char *val = source_value(s, v, buf, &len);
     k.tids = &s->vid_tids[vid];
-    if (attr_extract(&s->qspec, val, len, collect_term, &k) < 0 && k.rc == BFH_OK)
-      k.rc = BFH_E_NOMEM; /* or no libjson-c5: attr_extract's error */
+    int got = attr_extract(&s->qspec, val, len, collect_term, &k);
+    if (got < 0 && k.rc == BFH_OK) {
+      fprintf(stderr, "bfh: ycsb: %s: extracting %s: %s\n", s->name, s->qdecl, bfh_strerror(got));
+      k.rc = got;
+    }
   }
   free(done);
   u64_map_release(&by_hash);
