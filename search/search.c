@@ -180,7 +180,7 @@ static int probe_pred(reader_t *rd, uint64_t number, uint32_t *nblocks, block_ma
     for (size_t j = 0; j < rd->leaf_refs.n; j++)
       rd->tagged[rd->ntagged++] = (leaf_ref_t){rd->leaf_refs.v[j], (uint32_t)i};
   }
-  qsort(rd->tagged, rd->ntagged, sizeof *rd->tagged, by_offset);
+  if (rd->ntagged > 1) qsort(rd->tagged, rd->ntagged, sizeof *rd->tagged, by_offset);
   rd->refs.n = 0;
   for (size_t a = 0, b; a < rd->ntagged; a = b) {
     memset(rd->marks, 0, p->nleaves);
