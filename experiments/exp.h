@@ -43,6 +43,7 @@ typedef struct exp_ctx {
   const char *work_dir;  /* where the databases are built (default <out>/db) */
   const char *plots_dir; /* NULL: found next to the executable or in the source tree */
   int queries;           /* present (and absent) queries per point (default 30), >= 5 */
+  int queries_given;     /* 1: --queries was given (ycsb: the operations of each method) */
   int keep_db;           /* 1: leave the databases in work_dir */
   int cold;              /* 1: Table I and Fig. 8 also measure every query with a cold cache */
   uint64_t max_n;        /* > 0: the drivers skip their database sizes above it (--max-n) */

@@ -7,8 +7,8 @@
  *   queries   by whole value (bfh_search), and on a data set also by one attribute
  *             (bfh_query "NAME = term", QUERY_ATTR: words' word, oui's vendor, unicode's
  *             name, wordnet's words), the database declaring `value` and that attribute;
- *             the first term of the chosen record's value is asked. STANDALONE and CUCKOO
- *             answer whole values only: they have no attribute rows;
+ *             the first term of the chosen record's value is asked. CUCKOO answers whole
+ *             values only: it has no attribute rows;
  *   configs   bare (value filters off: the ingest every other config is compared with),
  *             bfh (bfh's defaults: SCAN, LEAVES, HIERARCHY, SLICED and AUTO, one after
  *             another on the same database), standalone (the stand-alone index, engines that
@@ -28,9 +28,9 @@
  * ycsb_cdf.csv holds each row's quantiles from 1% to 99.9% for the CDF plots.
  *
  * Sizes: small 10k records, medium 1M, paper 10M (--scale N: N). Each method runs records /
- * 100 operations, at least 400 (SCAN 40 below 1M records, 20 below 10M, else 10). Up to 100k
- * records the memtable and tables are 64 KiB, so that the records fill tables; above, bfh's
- * defaults.
+ * 100 operations, at least 400 (SCAN 40 below 1M records, 20 below 10M, else 10); with
+ * --queries Q, Q operations (SCAN at most Q). Up to 100k records the memtable and tables are
+ * 64 KiB, so that the records fill tables; above, bfh's defaults.
  */
 #include <math.h>
 #include <stdio.h>
@@ -672,6 +672,10 @@ int exp_ycsb(const exp_ctx_t *x) {
   scale_t sc = {.records = x->n ? x->n : RECORDS[x->scale]};
   sc.ops = sc.records / 100 > 400 ? sc.records / 100 : 400;
   sc.scan_ops = sc.records < 1000000 ? 40 : sc.records < 10000000 ? 20 : 10;
+  if (x->queries_given) { /* --queries Q: Q operations a method, SCAN's at most Q */
+    sc.ops = (uint64_t)x->queries;
+    if (sc.scan_ops > sc.ops) sc.scan_ops = sc.ops;
+  }
   sc.memtable_bytes = sc.records <= 100000 ? 64 << 10 : 0;
   if (exp_mkdir_p(x->work_dir) != 0) {
     fprintf(stderr, "bfh: ycsb: cannot create %s\n", x->work_dir);

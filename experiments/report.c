@@ -456,8 +456,8 @@ static void body(report_t *rp, const exp_report_run_t *run) {
         "set also by one attribute (query: value or the attribute), over the synthetic\n"
         "values and four Debian data sets; p50, p95 and p99 of every search of the run\n"
         "(ycsb.csv holds every method, mix and operation; ycsb_cdf.csv the CDFs). Below:\n"
-        "workload C (searches only) by AUTO, then by the stand-alone index, which answers\n"
-        "whole values only. wrong: searches whose keys differ from the driver's oracle.\n\n");
+        "workload C (searches only) by AUTO, then by the stand-alone index (own engine).\n"
+        "wrong: searches whose keys differ from the driver's oracle.\n\n");
     table(rp, "ycsb", "workload=C op=search method=auto",
           "dataset query engine ops p50_us p95_us p99_us wrong index_B/entry=index_bytes_per_entry");
     say(rp, "\n");

@@ -135,6 +135,7 @@ SELECT_BY(select_sliced, value_index_by_sliced)
 
 static int search_standalone(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
                              void *arg, bfh_search_stats *st, err_t *err) {
+  if (q->pred) return search_standalone_pred(c, q->pred, fn, arg, st, err);
   return standalone_search_hashed(c->standalone, q->val, q->val_len, q->hash, fn, arg, st, err);
 }
 
@@ -410,16 +411,17 @@ int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t
                         bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err) {
   memset(pred, 0, sizeof *pred);
   const search_provider_t *asked = search_provider_of(method);
-  if (asked && (asked->caps & (SEARCH_CAP_OWN_STORE | SEARCH_CAP_STRICT)))
+  if (asked && (asked->caps & SEARCH_CAP_STRICT))
     return err_set(err, BFH_E_UNSUPPORTED,
                    "method %s answers whole values only, not predicates (use auto, scan, "
-                   "leaves, hierarchy or sliced)",
+                   "leaves, hierarchy, sliced or standalone)",
                    asked->name);
   static const uint8_t none = 0;
   int rc = search_prepare(c, &none, 0, method, q, err);
   if (rc != BFH_OK) return rc;
-  /* AUTO never takes a store of its own for a predicate: the cheapest table method. */
-  if (q->provider->caps & SEARCH_CAP_OWN_STORE) {
+  /* AUTO never takes a store of its own for a predicate (its estimate is a whole value's):
+     the cheapest table method. STANDALONE, named, answers from its per-attribute indexes. */
+  if ((q->provider->caps & SEARCH_CAP_OWN_STORE) && q->provider != asked) {
     q->provider = c->index ? &PROVIDERS[BFH_SEARCH_LEAVES] : &PROVIDERS[BFH_SEARCH_SCAN];
     q->by_blocks = c->index && has_block_filters(c);
   }

@@ -97,6 +97,12 @@ typedef struct search_provider {
                         err_t *err);
 } search_provider_t;
 
+/* BFH_SEARCH_STANDALONE for a predicate (search_standalone_pred.c): the keys the stand-alone
+   index holds under the terms of pred's cover, each validated against the whole predicate.
+   out (may be NULL) as a whole-value STANDALONE search fills it. */
+int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred, bfh_match_fn fn,
+                           void *arg, bfh_search_stats *out, err_t *err);
+
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a
    read-only search that restarts keeps its plan and its hash). */
 struct search_query {
@@ -125,9 +131,9 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
                    search_query_t *q, err_t *err);
 /* search_prepare for the predicate expr (bound to c's declared attributes terms, NULL for
    none): the same plan, and *pred (the caller's, released with search_pred_release whatever
-   the result) filled with each leaf's hash under the chosen provider's seed. The methods that
-   answer from stores of their own (STANDALONE, CUCKOO) answer whole values only:
-   BFH_E_UNSUPPORTED saying so. */
+   the result) filled with each leaf's hash under the chosen provider's seed. STANDALONE, named,
+   answers from its per-attribute indexes (search_standalone_pred); AUTO never chooses it for
+   a predicate; CUCKOO answers whole values only: BFH_E_UNSUPPORTED saying so. */
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
                         bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err);
 

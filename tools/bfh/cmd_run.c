@@ -134,6 +134,7 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
                    .queries = r->queries < 5      ? 5
                               : r->queries > 1000 ? 1000
                                                   : r->queries,
+                   .queries_given = cli_args_given(c, "queries"),
                    .keep_db = r->keep_db,
                    .cold = r->cold,
                    .max_n = r->max_n,
