@@ -13,13 +13,15 @@
  * Terms. attr_extract gives each value's terms for one attribute; a value gives none when it
  * lacks the field, is not valid JSON or CSV, is too short for bytes:OFF:LEN, or (under :int)
  * is not an integer in range. That is never an error: the caller counts it.
- *   JSON (read as json-c reads it in strict mode, whichever reader reads it: RFC 8259, except that
- * NaN, Infinity, -Infinity and "1." read as numbers and "-01" as -1; nesting at most
- * JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the path walks objects only (an array or a scalar on the
- * way: no term; a key that repeats: its last value). At the path's end: a string     its content,
- * unescaped, as UTF-8 bytes (\u0000 included) a number     its text as written ("1.50", "1e3"),
- * except an integer, whose term is its decimal form: "-0" reads "0", and one beyond the 64-bit
- * range reads as the bound json-c saturates it to (-9223372036854775808 or 18446744073709551615)
+ *   JSON (as json-c reads it in strict mode, whichever of bfh's readers reads it: RFC 8259,
+ *     except that NaN, Infinity, -Infinity and "1." read as numbers and "-01" as -1; nesting at
+ *     most JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the path walks objects only (an array or a
+ *     scalar on the way: no term; a key that repeats: its last value). At the path's end:
+ *       a string     its content, unescaped, as UTF-8 bytes (\u0000 included)
+ *       a number     its text as written ("1.50", "1e3"), except an integer, whose term is
+ *                    its decimal form: "-0" reads "0", and one beyond the 64-bit range reads
+ *                    as the bound json-c saturates it to (-9223372036854775808 or
+ *                    18446744073709551615)
  *       true, false, null   "true", "false", "null"
  *       an object    no term
  *       an array     each element its own term by the rules above (an object or an array
