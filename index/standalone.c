@@ -530,6 +530,9 @@ static void index_options(const bfh_options *opt, env_t *io, lsm_options_t *lo) 
   lo->key_bits_per_key = opt->key_bits_per_key;
   lo->sync = opt->sync;
   lo->io = io;
+  /* The index is read by seeks, which the block cache does not serve (it keeps the blocks of
+     gets): a cache would be a cost with no use. */
+  lo->block_cache_bytes = 0;
 }
 
 static int str_cmp(const void *a, const void *b) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/json_scan.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/json_api.h"
@@ -258,34 +259,33 @@ static int json_number_int(const char *s, size_t len, int64_t *out) {
 
 typedef struct emit {
   const attr_spec_t *spec;
-  attr_term_fn fn;
+  size_t attr; /* spec's index, as fn is told */
+  attr_each_fn fn;
   void *arg;
   int terms;
   bool stop;
 } emit_t;
 
-/* Reports text[0, len) as a term (under :int, its integer if it reads as one). */
-static void emit_text(emit_t *e, const char *text, size_t len) {
-  if (e->stop) return;
-  if (e->spec->is_int) {
-    int64_t v;
-    if (attr_int_parse(text, len, &v) != ST_OK) return;
-    uint8_t term[ATTR_INT_TERM_BYTES];
-    attr_int_term(v, term);
-    e->terms++;
-    if (e->fn(e->arg, term, sizeof term)) e->stop = true;
-    return;
-  }
+static void emit_term(emit_t *e, const void *term, size_t len) {
   e->terms++;
-  if (e->fn(e->arg, text, len)) e->stop = true;
+  if (e->fn(e->arg, e->attr, term, len)) e->stop = true;
 }
 
 static void emit_int(emit_t *e, int64_t v) {
   if (e->stop) return;
   uint8_t term[ATTR_INT_TERM_BYTES];
   attr_int_term(v, term);
-  e->terms++;
-  if (e->fn(e->arg, term, sizeof term)) e->stop = true;
+  emit_term(e, term, sizeof term);
+}
+
+/* Reports text[0, len) as a term (under :int, its integer if it reads as one). */
+static void emit_text(emit_t *e, const char *text, size_t len) {
+  int64_t v;
+  if (e->stop) return;
+  if (!e->spec->is_int)
+    emit_term(e, text, len);
+  else if (attr_int_parse(text, len, &v) == ST_OK)
+    emit_int(e, v);
 }
 
 /* JSON: one tokener per thread (made at first use, freed at the thread's exit). */
@@ -355,18 +355,46 @@ static void json_term(emit_t *e, json_object *o) {
   }
 }
 
-static int extract_json(emit_t *e, const char *v, size_t len) {
+/* A value read as JSON once, for every json: attribute of an extraction: by json_scan when it
+   keeps to its subset, else by json-c. */
+typedef enum { DOC_UNREAD, DOC_SCANNED, DOC_JSONC, DOC_NONE } doc_state_t;
+typedef struct json_doc {
+  doc_state_t state;
+  bool reference;    /* json-c only (attr_extract_reference) */
+  json_object *root; /* DOC_JSONC: owned */
+  json_scan_t scan;  /* DOC_SCANNED */
+} json_doc_t;
+
+/* Reads v[0, len) into *d, once. ST_OK (DOC_NONE: not JSON, no term), ST_E_UNSUPPORTED or
+   ST_E_NOMEM. */
+static int doc_read(json_doc_t *d, const char *v, size_t len) {
+  if (d->state != DOC_UNREAD) return ST_OK;
+  if (!d->reference && json_scan_read(v, len, &d->scan)) {
+    d->state = DOC_SCANNED;
+    return ST_OK;
+  }
   if (jsonc_api_bind(NULL) != ST_OK) return ST_E_UNSUPPORTED; /* libjson-c5 not installed */
   json_tokener *tok = thread_tokener();
   if (!tok) return ST_E_NOMEM;
-  if (len > (size_t)INT32_MAX) return 0;
+  d->state = DOC_NONE;
+  if (len > (size_t)INT32_MAX) return ST_OK;
   json_tokener_reset(tok);
   json_object *root = json_tokener_parse_ex(tok, v, (int)len);
-  if (!root) return 0; /* not JSON, or JSON cut short (json-c would wait for more) */
+  if (!root) return ST_OK; /* not JSON, or JSON cut short (json-c would wait for more) */
   if (json_tokener_get_parse_end(tok) != len) { /* something after the value */
     json_object_put(root);
-    return 0;
+    return ST_OK;
   }
+  d->root = root;
+  d->state = DOC_JSONC;
+  return ST_OK;
+}
+
+static void doc_release(json_doc_t *d) {
+  if (d->state == DOC_JSONC) json_object_put(d->root);
+}
+
+static void jsonc_walk(emit_t *e, json_object *root) {
   /* json-c's null is a NULL object: `found` tells it from a missing key */
   json_object *o = root;
   bool found = true;
@@ -379,7 +407,52 @@ static int extract_json(emit_t *e, const char *v, size_t len) {
   } else if (found) {
     json_term(e, o);
   }
-  json_object_put(root);
+}
+
+/* json_term's rules on a scanned token (an integer's text is canonical, so it is the term
+   json-c gives, and under :int it reads as json-c's int64). */
+static void scan_term(emit_t *e, const char *v, const json_scan_token_t *t) {
+  switch (t->type) {
+    case JSON_SCAN_STRING:
+    case JSON_SCAN_INT:
+      emit_text(e, v + t->text, t->len);
+      break;
+    case JSON_SCAN_TRUE:
+      if (!e->spec->is_int) emit_text(e, "true", 4);
+      break;
+    case JSON_SCAN_FALSE:
+      if (!e->spec->is_int) emit_text(e, "false", 5);
+      break;
+    case JSON_SCAN_NULL:
+      if (!e->spec->is_int) emit_text(e, "null", 4);
+      break;
+    default: /* objects, and arrays inside arrays */
+      break;
+  }
+}
+
+static void scan_walk(emit_t *e, const json_scan_t *s, const char *v) {
+  int at = 0;
+  const char *key = e->spec->keys;
+  for (uint32_t i = 0; i < e->spec->nkeys && at >= 0; i++, key += strlen(key) + 1)
+    at = s->tok[at].type == JSON_SCAN_OBJECT
+             ? json_scan_member(s, v, (uint32_t)at, key, strlen(key))
+             : -1;
+  if (at < 0) return;
+  const json_scan_token_t *t = &s->tok[at];
+  if (t->type != JSON_SCAN_ARRAY) {
+    scan_term(e, v, t);
+    return;
+  }
+  for (uint32_t c = (uint32_t)at + 1; c < t->next && !e->stop; c = s->tok[c].next)
+    scan_term(e, v, &s->tok[c]);
+}
+
+static int extract_json(emit_t *e, json_doc_t *d, const char *v, size_t len) {
+  int rc = doc_read(d, v, len);
+  if (rc != ST_OK) return rc;
+  if (d->state == DOC_SCANNED) scan_walk(e, &d->scan, v);
+  if (d->state == DOC_JSONC) jsonc_walk(e, d->root);
   return e->terms;
 }
 
@@ -432,6 +505,17 @@ static int csv_field(const char *v, size_t len, char sep, uint32_t want, size_t 
   }
 }
 
+/* Copies a quoted field's content src[0, n) to dst, each "" as one quote; returns the bytes
+   written. */
+static size_t unquote(char *dst, const char *src, size_t n) {
+  size_t w = 0;
+  for (size_t i = 0; i < n; i++) {
+    dst[w++] = src[i];
+    if (src[i] == '"') i++;
+  }
+  return w;
+}
+
 static int extract_csv(emit_t *e, const char *v, size_t len, char sep) {
   size_t s, t;
   bool quoted;
@@ -443,36 +527,81 @@ static int extract_csv(emit_t *e, const char *v, size_t len, char sep) {
   char small[256];
   char *buf = t - s <= sizeof small ? small : malloc(t - s);
   if (!buf) return ST_E_NOMEM;
-  size_t n = 0;
-  for (size_t i = s; i < t; i++) {
-    buf[n++] = v[i];
-    if (v[i] == '"') i++; /* "" inside quotes: one quote */
-  }
-  emit_text(e, buf, n);
+  emit_text(e, buf, unquote(buf, v + s, t - s));
   if (buf != small) free(buf);
   return e->terms;
 }
 
-int attr_extract(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
-                 void *arg) {
-  emit_t e = {spec, fn, arg, 0, false};
-  const char *v = value;
+/* One attribute's terms; the JSON of the value read through d. */
+static int extract_one(emit_t *e, json_doc_t *d, const char *v, size_t len) {
+  const attr_spec_t *spec = e->spec;
   switch (spec->kind) {
     case ATTR_JSON:
-      return extract_json(&e, v, len);
+      return extract_json(e, d, v, len);
     case ATTR_CSV:
-      return extract_csv(&e, v, len, ',');
+      return extract_csv(e, v, len, ',');
     case ATTR_TSV:
-      return extract_csv(&e, v, len, '\t');
+      return extract_csv(e, v, len, '\t');
     case ATTR_BYTES:
       if (spec->offset > len || spec->length > len - spec->offset) return 0;
-      emit_text(&e, v + spec->offset, spec->length);
-      return e.terms;
+      emit_text(e, v + spec->offset, spec->length);
+      return e->terms;
     case ATTR_VALUE:
-      emit_text(&e, v, len);
-      return e.terms;
+      emit_text(e, v, len);
+      return e->terms;
   }
   return 0;
+}
+
+static int extract_each(const attr_spec_t *specs, size_t n, const void *value, size_t len,
+                        attr_each_fn fn, void *arg, uint32_t *counts, bool reference) {
+  json_doc_t d;
+  d.state = DOC_UNREAD;
+  d.reference = reference;
+  int rc = ST_OK;
+  for (size_t i = 0; i < n && rc >= 0; i++) {
+    emit_t e = {&specs[i], i, fn, arg, 0, false};
+    rc = extract_one(&e, &d, value, len);
+    if (rc >= 0 && counts) counts[i] = (uint32_t)rc;
+    if (e.stop) break;
+  }
+  doc_release(&d);
+  return rc < 0 ? rc : ST_OK;
+}
+
+int attr_extract_each(const attr_spec_t *specs, size_t n, const void *value, size_t len,
+                      attr_each_fn fn, void *arg, uint32_t *counts) {
+  return extract_each(specs, n, value, len, fn, arg, counts, false);
+}
+
+/* attr_extract's callback under attr_extract_each's. */
+typedef struct one_fn {
+  attr_term_fn fn;
+  void *arg;
+} one_fn_t;
+
+static int call_one(void *arg, size_t attr, const void *term, size_t len) {
+  (void)attr;
+  const one_fn_t *o = arg;
+  return o->fn(o->arg, term, len);
+}
+
+static int extract_single(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
+                          void *arg, bool reference) {
+  one_fn_t o = {fn, arg};
+  uint32_t count = 0;
+  int rc = extract_each(spec, 1, value, len, call_one, &o, &count, reference);
+  return rc < 0 ? rc : (int)count;
+}
+
+int attr_extract(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
+                 void *arg) {
+  return extract_single(spec, value, len, fn, arg, false);
+}
+
+int attr_extract_reference(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
+                           void *arg) {
+  return extract_single(spec, value, len, fn, arg, true);
 }
 
 /* ---- The stored list ---- */

@@ -13,10 +13,10 @@
  * Terms. attr_extract gives each value's terms for one attribute; a value gives none when it
  * lacks the field, is not valid JSON or CSV, is too short for bytes:OFF:LEN, or (under :int)
  * is not an integer in range. That is never an error: the caller counts it.
- *   JSON (json-c in strict mode: RFC 8259, except that NaN, Infinity, -Infinity and "1." read
- *     as numbers and "-01" as -1; nesting at most JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the
- *     path walks objects only (an array or a scalar on the way: no term; a key that repeats:
- *     its last value). At the path's end:
+ *   JSON (as json-c reads it in strict mode, whichever of bfh's readers reads it: RFC 8259,
+ *     except that NaN, Infinity, -Infinity and "1." read as numbers and "-01" as -1; nesting at
+ *     most JSON_TOKENER_DEFAULT_DEPTH = 32 deep): the path walks objects only (an array or a
+ *     scalar on the way: no term; a key that repeats: its last value). At the path's end:
  *       a string     its content, unescaped, as UTF-8 bytes (\u0000 included)
  *       a number     its text as written ("1.50", "1e3"), except an integer, whose term is
  *                    its decimal form: "-0" reads "0", and one beyond the 64-bit range reads
@@ -99,11 +99,29 @@ typedef int (*attr_term_fn)(void *arg, const void *term, size_t term_len);
    Returns the number of terms reported (0: the value has no term for this attribute; when fn
    stopped the extraction, the terms reported up to and including that call), ST_E_NOMEM, or
    for a json:PATH attribute ST_E_UNSUPPORTED when libjson-c5 cannot be loaded (json-c is
-   bound at the first JSON extraction, util/json_api.h); nothing else is an error. json-c does not tell its out-of-memory from bad input: a JSON
-   value it could not allocate for gives no term. Thread-safe: each thread parses JSON with a
-   tokener of its own, made at its first JSON extraction and freed when it exits. */
+   bound at the first JSON extraction, util/json_api.h); nothing else is an error. json-c does not
+   tell its out-of-memory from bad input: a JSON value it could not allocate for gives no term.
+   Thread-safe: each thread parses JSON with a tokener of its own, made at its first JSON extraction
+   and freed when it exits. */
 int attr_extract(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
                  void *arg);
+
+/* Called once per term of the attribute specs[attr] of an attr_extract_each: term[0, term_len)
+   is borrowed for the call only. A nonzero return stops the extraction, of every attribute. */
+typedef int (*attr_each_fn)(void *arg, size_t attr, const void *term, size_t term_len);
+
+/* attr_extract for each of specs[0, n) in turn, over one reading of the value: JSON is read
+   once for every json: attribute (by query/json_scan.h when the value keeps to its plain
+   subset, else by json-c), the cost a put pays once per value. counts (may be NULL) gets
+   counts[i], the terms reported for specs[i]. ST_OK, or attr_extract's errors (the
+   attributes before the failing one have been reported). Thread-safe as attr_extract. */
+int attr_extract_each(const attr_spec_t *specs, size_t n, const void *value, size_t len,
+                      attr_each_fn fn, void *arg, uint32_t *counts);
+
+/* attr_extract with JSON always read by json-c, never by the scanner: the reference the
+   scanner is held to (tests/query/json_scan_test.c, fuzz_attr). */
+int attr_extract_reference(const attr_spec_t *spec, const void *value, size_t len, attr_term_fn fn,
+                           void *arg);
 
 /* Reads text[0, len) as a signed 64-bit integer: an optional '+' or '-', then one or more
    decimal digits (leading zeros allowed), nothing else (no spaces). ST_OK and *out, or

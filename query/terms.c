@@ -19,17 +19,22 @@ struct terms {
   _Atomic uint64_t *without; /* owned; n */
 };
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /* The hashes of one value, gathered before they are given, so that each is given once. */
 #define STACK_HASHES 64
 typedef struct gather {
-  uint64_t seed; /* the attribute's */
-  uint64_t *h;   /* stack, or heap once it overflowed */
+  const uint64_t *seeds; /* each attribute's */
+  uint64_t *h;           /* stack, or heap once it overflowed */
   size_t n, cap;
   int nomem;
   uint64_t stack[STACK_HASHES];
 } gather_t;
 
-static int on_term(void *arg, const void *term, size_t len) {
+static int on_term(void *arg, size_t attr, const void *term, size_t len) {
   gather_t *g = arg;
   if (g->n == g->cap) {
     size_t cap = g->cap * 2;
@@ -42,13 +47,23 @@ static int on_term(void *arg, const void *term, size_t len) {
     g->h = h;
     g->cap = cap;
   }
-  g->h[g->n++] = bfh_value_hash(term, len, g->seed);
+  g->h[g->n++] = bfh_value_hash(term, len, g->seeds[attr]);
   return 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+/* Sorts h[0, n): insertion for the few items of a typical value, qsort beyond. */
+#define INSERTION_MAX 16
+static void sort_hashes(uint64_t *h, size_t n) {
+  if (n > INSERTION_MAX) {
+    qsort(h, n, sizeof *h, cmp_u64);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    uint64_t x = h[i];
+    size_t j = i;
+    for (; j > 0 && h[j - 1] > x; j--) h[j] = h[j - 1];
+    h[j] = x;
+  }
 }
 
 uint64_t terms_attr_seed(const attr_spec_t *spec, uint64_t seed) {
@@ -62,28 +77,29 @@ static uint64_t attr_seed(const terms_t *t, size_t i, uint64_t seed) {
 
 int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
                      value_hash_fn fn, void *arg) {
+  uint64_t other[TERMS_MAX_ATTRS];
   gather_t g;
+  g.seeds = t->attr_seeds;
+  if (seed != t->seed) {
+    for (size_t i = 0; i < t->n; i++) other[i] = attr_seed(t, i, seed);
+    g.seeds = other;
+  }
   g.h = g.stack;
   g.n = 0;
   g.cap = STACK_HASHES;
   g.nomem = 0;
   if (!val) val = ""; /* an empty value may come as NULL */
-  int rc = ST_OK;
-  for (size_t i = 0; i < t->n; i++) {
-    g.seed = attr_seed(t, i, seed);
-    size_t before = g.n;
-    int got = attr_extract(&t->specs[i], val, len, on_term, &g);
-    if (got < 0 || g.nomem) {
-      rc = got < 0 ? got : ST_E_NOMEM;
-      break;
-    }
-    if ((flags & VALUE_TERMS_COUNT) && g.n == before)
-      atomic_fetch_add_explicit(&t->without[i], 1, memory_order_relaxed);
-  }
+  /* One extraction for every attribute: a JSON value is read once, not once per attribute. */
+  uint32_t counts[TERMS_MAX_ATTRS];
+  int rc = attr_extract_each(t->specs, t->n, val, len, on_term, &g, counts);
+  if (rc == ST_OK && g.nomem) rc = ST_E_NOMEM;
   if (rc == ST_OK) {
-    if (flags & VALUE_TERMS_COUNT)
+    if (flags & VALUE_TERMS_COUNT) {
+      for (size_t i = 0; i < t->n; i++)
+        if (counts[i] == 0) atomic_fetch_add_explicit(&t->without[i], 1, memory_order_relaxed);
       atomic_fetch_add_explicit(&((terms_t *)t)->values, 1, memory_order_relaxed);
-    if (g.n > 1) qsort(g.h, g.n, sizeof *g.h, cmp_u64);
+    }
+    sort_hashes(g.h, g.n);
     size_t given = 0;
     for (size_t i = 0; i < g.n; i++) {
       if (i && g.h[i] == g.h[i - 1]) continue;

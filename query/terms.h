@@ -12,7 +12,8 @@
  * So the same bytes under two attributes hash apart, a database that declares `value` keeps
  * answering whole-value searches, and an attribute's items do not depend on its position in
  * the list (dropping or adding another leaves them alone). A value's items are hashed once per
- * put (one extraction per attribute, one hash per term); each distinct hash is given once.
+ * put (one reading of the value for all its attributes, attr_extract_each; one hash per term);
+ * each distinct hash is given once.
  *
  * A value that gives no term for an attribute (a missing field, not JSON or CSV, too short)
  * is indexed under none of that attribute's: never an error. With VALUE_TERMS_COUNT (the

@@ -8,6 +8,9 @@
  *   - The value goes through one spec of each extractor kind, with and without :int.
  *     Invariants: no error but out-of-memory; a count that matches the calls; an :int term
  *     is 8 bytes; `value` gives the value and bytes:OFF:LEN its slice, if it holds it.
+ *     A json: spec's terms are the same, in the same order, whether the value is read by the
+ *     scanner (query/json_scan.h) or by json-c alone (attr_extract_reference); and
+ *     attr_extract_each over every spec at once reports, per spec, attr_extract's count.
  *   - The whole input is read by attr_int_parse, checked against a 128-bit reference.
  *   - The whole input is decoded as a stored list, as given and with its checksum made
  *     right; a list that decodes encodes and decodes again to the same declarations.
@@ -39,17 +42,47 @@ static int check_term(void *arg, const void *term, size_t len) {
   return 0;
 }
 
-static void extract(const attr_spec_t *spec, const uint8_t *value, size_t len) {
+/* An order-sensitive digest of the terms a reader gave (FNV-1a over each length and term). */
+typedef struct digest {
+  uint64_t h;
+  int n;
+} digest_t;
+
+static int digest_term(void *arg, const void *term, size_t len) {
+  digest_t *d = arg;
+  const uint8_t *p = term;
+  d->h = (d->h ^ len) * 0x100000001b3ull;
+  for (size_t i = 0; i < len; i++) d->h = (d->h ^ p[i]) * 0x100000001b3ull;
+  d->n++;
+  return 0;
+}
+
+/* Returns attr_extract's count. */
+static int extract(const attr_spec_t *spec, const uint8_t *value, size_t len) {
   seen_t s = {0, spec, value, len};
   int n = attr_extract(spec, value, len, check_term, &s);
   fuzz_check(n >= 0 || n == ST_E_NOMEM);
   if (n >= 0) fuzz_check(n == s.calls);
+  if (spec->kind == ATTR_JSON && n >= 0) {
+    digest_t a = {0xcbf29ce484222325ull, 0}, b = a;
+    int na = attr_extract(spec, value, len, digest_term, &a);
+    int nb = attr_extract_reference(spec, value, len, digest_term, &b);
+    if (na >= 0 && nb >= 0) fuzz_check(na == nb && a.h == b.h && a.n == b.n);
+  }
+  return n;
+}
+
+static int count_each(void *arg, size_t attr, const void *term, size_t len) {
+  (void)term, (void)len;
+  ((int *)arg)[attr]++;
+  return 0;
 }
 
 static const char *const kinds[] = {
     "j=json:a", "j=json:a.b",  "j=json:a:int", "c=csv:1",         "c=csv:2", "c=csv:3:int",
     "t=tsv:2",  "t=tsv:1:int", "b=bytes:1:4",  "b=bytes:0:1:int", "v=value", "v=value:int",
 };
+#define NKINDS (sizeof kinds / sizeof kinds[0])
 
 /* attr_int_parse's reference: sign, digits, in range, nothing else. */
 static int int_reference(const uint8_t *p, size_t n, int64_t *out) {
@@ -116,12 +149,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_check(strstr(err.msg, ": column ") != NULL || err.code == ST_E_NOMEM);
   }
 
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-    attr_spec_t s;
-    fuzz_check(attr_spec_parse(kinds[k], &s, NULL) == ST_OK);
-    extract(&s, value, vlen);
-    attr_spec_release(&s);
+  attr_spec_t all[NKINDS];
+  int single[NKINDS], each[NKINDS] = {0}, nomem = 0;
+  uint32_t counts[NKINDS];
+  for (size_t k = 0; k < NKINDS; k++) {
+    fuzz_check(attr_spec_parse(kinds[k], &all[k], NULL) == ST_OK);
+    single[k] = extract(&all[k], value, vlen);
+    nomem |= single[k] < 0;
   }
+  int rc = attr_extract_each(all, NKINDS, value, vlen, count_each, each, counts);
+  fuzz_check(rc == ST_OK || rc == ST_E_NOMEM);
+  for (size_t k = 0; k < NKINDS && rc == ST_OK && !nomem; k++)
+    fuzz_check(single[k] == each[k] && counts[k] == (uint32_t)each[k]);
+  for (size_t k = 0; k < NKINDS; k++) attr_spec_release(&all[k]);
 
   int64_t got = 0, want = 0;
   int ok = attr_int_parse((const char *)data, size, &got) == ST_OK;
