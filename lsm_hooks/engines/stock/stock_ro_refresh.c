@@ -11,6 +11,7 @@
 #include "filters/hash.h"
 #include "lsm_hooks/engines/stock/stock_ro.h"
 #include "util/path.h"
+#include "util/sort.h"
 
 #define AGAIN STOCK_RO_AGAIN
 
@@ -190,15 +191,8 @@ void stock_pin_unref(stock_pin_t *p) {
 }
 
 stock_pin_t *stock_ro_state_pin(const stock_ro_state_t *s, uint64_t number) {
-  size_t lo = 0, hi = s->ntables;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->tables[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->ntables && s->tables[lo].number == number && s->pins ? s->pins[lo] : NULL;
+  size_t i = U64_LOWER_BOUND(s->tables, s->ntables, number, number);
+  return i < s->ntables && s->tables[i].number == number && s->pins ? s->pins[i] : NULL;
 }
 
 void stock_ro_state_unref(stock_ro_state_t *s) {
