@@ -220,8 +220,8 @@ typedef struct stock_ro_format {
 
 struct stock_ro {
   engine_t base;
-  /* path, cache_dir, io and sync first, as in engine_leveldb_t (leveldb/adapter.h): the
-     describe of both LevelDB engines reads them through that type. */
+  /* path, cache_dir, io and sync first, as in stock_rw_t (stock_rw.h): the describe of both
+     LevelDB rows reads them through the read-write engine's type. */
   char *path, *cache_dir;
   env_t *io;
   index_sync_t *sync;
