@@ -10,6 +10,7 @@
 #include "bfh.h"
 #include "index/index_sync_private.h"
 #include "util/path.h"
+#include "util/sort.h"
 
 uint64_t index_sync_now_ns(void) {
   struct timespec ts;
@@ -24,15 +25,7 @@ char *index_sync_cache_path(const index_sync_t *s, uint64_t number) {
 /* ---- Records ---------------------------------------------------------------------------- */
 
 static size_t lower_bound(const index_sync_t *s, uint64_t number) {
-  size_t lo = 0, hi = s->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->recs[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return U64_LOWER_BOUND(s->recs, s->n, number, number);
 }
 
 record_t *index_sync_find(index_sync_t *s, uint64_t number) {

@@ -30,6 +30,7 @@
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/path.h"
+#include "util/sort.h"
 
 #define MAGIC "BFHINDX1"
 #define VERSION 2 /* 1: a group's first field was its fold r, not mf (still read) */
@@ -473,15 +474,8 @@ void persisted_index_destroy(persisted_index_t *x) {
 }
 
 static ptable_t *find_table(const persisted_index_t *x, uint64_t number) {
-  size_t lo = 0, hi = x->ntables;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (x->tables[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < x->ntables && x->tables[lo].number == number ? &x->tables[lo] : NULL;
+  size_t i = U64_LOWER_BOUND(x->tables, x->ntables, number, number);
+  return i < x->ntables && x->tables[i].number == number ? &x->tables[i] : NULL;
 }
 
 int persisted_index_bind(persisted_index_t *x, uint64_t number, uint64_t size, uint64_t stamp) {

@@ -32,6 +32,7 @@
 #include "filters/block_filter.h"
 #include "index/index_sync.h"
 #include "util/err.h"
+#include "util/sort.h"
 
 /* The file the API writes into a database directory at its first open with value filters
    (m, k and the seed: api/db_params.h). The own engine takes it as the mark of a directory
@@ -198,15 +199,8 @@ struct engine {
 
 /* Is table `number` in tables[0, n) (sorted by number)? */
 static inline int engine_tables_contain(const engine_table_t *tables, size_t n, uint64_t number) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (tables[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && tables[lo].number == number;
+  size_t i = U64_LOWER_BOUND(tables, n, number, number);
+  return i < n && tables[i].number == number;
 }
 
 struct env;

@@ -51,7 +51,7 @@
 #include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
-#include "lsm_hooks/engines/stock/stock.h"
+#include "lsm_hooks/engines/stock/stock_rw.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 
 #define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
@@ -60,8 +60,7 @@
 typedef struct log_state {
   uint64_t number;
   uint64_t resume; /* where the next read starts */
-  log_seg_t **segs;
-  size_t nsegs, cap;
+  stock_segs_t segs;
   int seen;
 } log_state_t;
 
@@ -76,19 +75,13 @@ typedef struct ldb_pin {
 } ldb_pin_t;
 
 typedef struct engine_leveldb {
-  engine_t base;
-  char *path, *cache_dir;
-  env_t *io;       /* bfh's own file accesses (borrowed; env_default() unless a test's) */
-  index_sync_t *sync; /* borrowed; NULL when value filters are off */
-  env_lock_t *dir_lock; /* flock(LOCK_EX) on the directory while open (env_lock_dir) */
-  int opened;         /* the open succeeded (a close then leaves the cache files behind) */
+  stock_rw_t rw; /* first: the core's; its sync_mu also guards the logs, the pin and stats */
   leveldb_t *db;
   leveldb_options_t *options;
   leveldb_filterpolicy_t *policy;
   leveldb_readoptions_t *ropt, *pin_ropt;
   leveldb_writeoptions_t *wopt;
 
-  pthread_mutex_t sync_mu; /* one sync at a time; guards the logs, the pin and stats */
   log_state_t *logs;
   size_t nlogs, logs_cap;
   ldb_pin_t *pinned; /* the last pin made, for the next view with the same list (a ref) */
@@ -116,8 +109,6 @@ typedef struct engine_leveldb {
   pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
   char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
   char diag_msg[ERR_MSG_BYTES];
-
-  stock_indexer_t bg; /* the background indexer (stock.h) */
 } engine_leveldb_t;
 
 /* reads.c: a table read for a search, and for its filters, as both LevelDB engines make them. */
@@ -175,8 +166,5 @@ int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err);
 void ldb_view_release(engine_leveldb_t *el, engine_view_t *v);
 /* Starts the background indexer (only with a value index; stopped with stock_indexer_stop). */
 int ldb_bg_start(engine_leveldb_t *el, err_t *err);
-/* Sets index_sync's source (the table reader, the cache directory) and creates the cache
-   directory (stock_cache_init). */
-int ldb_index_source_init(engine_leveldb_t *el, err_t *err);
 
 #endif

@@ -49,14 +49,14 @@ static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *
   leveldb_free(list);
   for (size_t i = 0; i < n && !found; i++) {
     char *path;
-    if (ldb_table_path(el->path, t[i].number, &path, NULL) != BFH_OK) break; /* no diagnosis */
+    if (ldb_table_path(el->rw.path, t[i].number, &path, NULL) != BFH_OK) break; /* no diagnosis */
     uint64_t size;
-    if (env_path_size(el->io, path, &size, NULL) == BFH_OK && size != t[i].size) {
+    if (env_path_size(el->rw.io, path, &size, NULL) == BFH_OK && size != t[i].size) {
       snprintf(out, cap,
                "table %.400s: %llu bytes, but the MANIFEST says %llu (truncated or grown)", path,
                (unsigned long long)size, (unsigned long long)t[i].size);
       found = 1;
-    } else if (ldb_table_scan(el->io, path, ignore_entry, NULL, NULL, &e2) == BFH_E_CORRUPT) {
+    } else if (ldb_table_scan(el->rw.io, path, ignore_entry, NULL, NULL, &e2) == BFH_E_CORRUPT) {
       snprintf(out, cap, "%s", e2.msg);
       found = 1;
     }
@@ -85,8 +85,8 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
     code = BFH_E_BUSY;
   char where[ERR_MSG_BYTES];
   if (code == BFH_E_BUSY)
-    err_set(err, code, "%s: database is open in another process or handle (LevelDB: %s)", el->path,
-            msg);
+    err_set(err, code, "%s: database is open in another process or handle (LevelDB: %s)",
+            el->rw.path, msg);
   else if (code == BFH_E_CORRUPT && diagnose_corruption(el, msg, where, sizeof where))
     err_set(err, code, "%s (leveldb %s: %s)", where, op, msg);
   else if (code == BFH_E_IO && (strstr(msg, ".ldb") || strstr(msg, ".sst")) &&
@@ -95,7 +95,7 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
        argument" from its mmap reader): damage, when the table is not what LevelDB listed. */
     code = err_set(err, BFH_E_CORRUPT, "%s (leveldb %s: %s)", where, op, msg);
   else
-    err_set(err, code, "%s: leveldb %s: %s", el->path, op, msg);
+    err_set(err, code, "%s: leveldb %s: %s", el->rw.path, op, msg);
   leveldb_free(msg);
   return code;
 }

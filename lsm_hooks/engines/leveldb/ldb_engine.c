@@ -40,17 +40,16 @@ static int e_close(engine_t *e, err_t *err) {
   (void)err;
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   if (!el) return BFH_OK;
-  stock_indexer_stop(&el->bg);
-  if (el->sync && el->opened) {
+  stock_indexer_stop(&el->rw.bg);
+  if (el->rw.sync && el->rw.opened) {
     /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
        yet are read now (the next open would read them anyway). */
     err_t e;
     (void)ldb_sync(el, LDB_SYNC_FULL, NULL, &e);
-    index_sync_close_caches(el->sync);
+    index_sync_close_caches(el->rw.sync);
   }
   ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
   if (el->db) leveldb_close(el->db);
-  env_unlock(el->dir_lock);
   if (el->options) leveldb_options_destroy(el->options);
   if (el->policy) leveldb_filterpolicy_destroy(el->policy);
   if (el->ropt) leveldb_readoptions_destroy(el->ropt);
@@ -58,13 +57,10 @@ static int e_close(engine_t *e, err_t *err) {
   if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
   ldb_logs_release(el);
   dir_watch_release(&el->watch);
-  pthread_mutex_destroy(&el->sync_mu);
   pthread_mutex_destroy(&el->diag_mu);
   pthread_mutex_destroy(&el->write_err_mu);
   pthread_rwlock_destroy(&el->write_lock);
-  stock_indexer_release(&el->bg);
-  free(el->path);
-  free(el->cache_dir);
+  stock_rw_release(&el->rw);
   free(el);
   return BFH_OK;
 }
@@ -129,15 +125,7 @@ static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_l
     leveldb_free(v);
     return ldb_error(el, msg, "get", err);
   }
-  if (!v) return BFH_NOT_FOUND;
-  if (n == 0) { /* malloc(0) may be any pointer: give a real one */
-    leveldb_free(v);
-    v = malloc(1);
-    if (!v) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", el->path);
-  }
-  *val = v;
-  *val_len = n;
-  return BFH_OK;
+  return stock_rw_get_result(el->rw.path, v, n, leveldb_free, val, val_len, err);
 }
 
 static int e_flush(engine_t *e, err_t *err) {
@@ -166,133 +154,49 @@ static void e_view_release(engine_t *e, engine_view_t *v) {
   ldb_view_release((engine_leveldb_t *)e, v);
 }
 
-/* Reads table `number` of the view for m->val (ldb_table_match). A number not in the view is
-   not part of its state (a table made after the view was taken): nothing is reported for it. */
-static int read_table(engine_leveldb_t *el, engine_view_t *v, uint64_t number,
-                      const block_ref_t *refs, size_t n, const stock_match_t *m,
-                      engine_scan_stats_t *st, err_t *err) {
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  int rc = ldb_table_match(el->io, el->path, number, refs, n, m, st, err);
-  if (rc == BFH_NOT_FOUND)
-    rc = err_set(err, BFH_E_IO,
-                 "%s: table %06llu listed in the live version but deleted under the search",
-                 el->path, (unsigned long long)number);
-  return rc;
-}
-
-static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
-                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                        engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {test, fn, arg};
-  return read_table((engine_leveldb_t *)e, v, number, NULL, 0, &m, st, err);
-}
-
-static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                         engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {test, fn, arg};
-  return read_table((engine_leveldb_t *)e, v, number, refs, n, &m, st, err);
-}
-
 /* ---- Ordered iteration: LevelDB's own iterator (an implicit snapshot at its creation) ---- */
 
-typedef struct ldb_engine_iter {
-  engine_iter_t base;
-  leveldb_iterator_t *it;
-  const char *path; /* the engine's, for messages */
-} ldb_engine_iter_t;
-
-#define LIT(it) (((const ldb_engine_iter_t *)(it))->it)
-
-static void it_destroy(engine_iter_t *it) {
-  if (!it) return;
-  leveldb_iter_destroy(LIT(it));
-  free(it);
-}
-static void it_seek_first(engine_iter_t *it) {
-  leveldb_iter_seek_to_first(LIT(it));
-}
-static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
-  leveldb_iter_seek(LIT(it), key, key_len);
-}
-static int it_valid(const engine_iter_t *it) {
-  return leveldb_iter_valid(LIT(it));
-}
-static void it_next(engine_iter_t *it) {
-  leveldb_iter_next(LIT(it));
-}
-static const void *it_key(const engine_iter_t *it, size_t *len) {
-  return leveldb_iter_key(LIT(it), len);
-}
-static const void *it_value(const engine_iter_t *it, size_t *len) {
-  return leveldb_iter_value(LIT(it), len);
-}
-static int it_status(const engine_iter_t *it, err_t *err) {
-  char *msg = NULL;
-  leveldb_iter_get_error(LIT(it), &msg);
-  if (!msg) return BFH_OK;
-  int rc = err_set(err, strstr(msg, "Corruption") ? BFH_E_CORRUPT : BFH_E_IO, "%s: iterator: %s",
-                   ((const ldb_engine_iter_t *)it)->path, msg);
+/* A LevelDB error string of the iterator as a status (err), msg freed. */
+static int iter_error(const char *path, char *msg, const char *op, err_t *err) {
+  int rc = err_set(err, strstr(msg, "Corruption") ? BFH_E_CORRUPT : BFH_E_IO, "%s: %s: %s", path,
+                   op, msg);
   leveldb_free(msg);
   return rc;
 }
 
-static const engine_iter_ops_t ldb_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
-                                               it_next,    it_key,        it_value, it_status};
+STOCK_LIB_ITER(leveldb, iter_error)
 
 static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  ldb_engine_iter_t *it = calloc(1, sizeof *it);
-  if (it) it->it = leveldb_create_iterator(el->db, el->ropt);
-  if (!it || !it->it) {
-    free(it);
-    return err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", el->path);
-  }
-  it->base.ops = &ldb_iter_ops;
-  it->path = el->path;
-  *out = &it->base;
-  return BFH_OK;
+  *out = lib_iter_wrap(leveldb_create_iterator(el->db, el->ropt), el->rw.path);
+  return *out ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", el->rw.path);
 }
 
 /* LevelDB counts no bytes written that its C API shows: only the logs' value indexes. */
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  pthread_mutex_lock(&el->sync_mu);
+  pthread_mutex_lock(&el->rw.sync_mu);
   for (size_t i = 0; i < el->nlogs; i++)
-    st->memtable_index_bytes += stock_segs_index_bytes(el->logs[i].segs, el->logs[i].nsegs);
-  pthread_mutex_unlock(&el->sync_mu);
+    st->memtable_index_bytes += stock_segs_index_bytes(el->logs[i].segs.v, el->logs[i].segs.n);
+  pthread_mutex_unlock(&el->rw.sync_mu);
 }
 
-static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
-                          void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
-                          err_t *err) {
-  engine_leveldb_t *el = (engine_leveldb_t *)e;
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  int rc = ldb_table_hashes(el->io, el->path, number, seed, index_sync_terms(el->sync), fn, arg,
-                            st, err);
-  if (rc == BFH_NOT_FOUND)
-    rc = err_set(err, BFH_E_IO,
-                 "%s: table %06llu listed in the live version but deleted under the search",
-                 el->path, (unsigned long long)number);
-  return rc;
-}
+static const engine_ops_t leveldb_ops = {STOCK_RW_OPS_FIELDS("leveldb")};
 
-static const engine_ops_t leveldb_ops = {STOCK_OPS_FIELDS("leveldb"),
-                                         .table_hashes = e_table_hashes};
+static const stock_rw_format_t leveldb_format = {.table_match = ldb_table_match,
+                                                 .table_hashes = ldb_table_hashes,
+                                                 .leaf_read = ldb_leaf_read,
+                                                 .table_tag = ldb_table_tag_of,
+                                                 .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
+                                                 .block_maps = 1};
 
 /* ---- Opening --------------------------------------------------------------------------- */
 
 /* What a directory must hold before LevelDB may open or create a database in it. */
 static int check_directory(env_t *io, const char *path, int create, err_t *err) {
-  env_path_type_t type;
-  int rc = env_path_kind(io, path, &type, err);
-  if (rc == BFH_NOT_FOUND) {
-    if (!create)
-      return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
-    return BFH_OK;
-  }
-  if (rc != BFH_OK) return rc;
-  if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  int exists;
+  int rc = stock_rw_check_dir(io, path, create, &exists, err);
+  if (rc != BFH_OK || !exists) return rc;
   /* The own engine's and RocksDB's directories also have a CURRENT and a MANIFEST, which
      LevelDB would take for damaged files of its own (and write a LOG). */
   rc = engine_detect_check(path, ENGINE_DIR_LEVELDB, err);
@@ -346,11 +250,7 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   if (rc != BFH_OK) return rc;
   engine_leveldb_t *el = calloc(1, sizeof *el);
   if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  el->io = io ? io : env_default();
-  el->base.ops = &leveldb_ops;
-  el->sync = sync;
   el->watch.fd = -1;
-  pthread_mutex_init(&el->sync_mu, NULL);
   pthread_mutex_init(&el->diag_mu, NULL);
   pthread_mutex_init(&el->write_err_mu, NULL);
   pthread_rwlockattr_t ra;
@@ -359,24 +259,14 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&el->write_lock, &ra);
   pthread_rwlockattr_destroy(&ra);
-  stock_indexer_init(&el->bg);
-  el->path = strdup(path);
-  if (!el->path) {
-    e_close(&el->base, NULL);
-    return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  }
   /* Our own lock before LevelDB's: a failed leveldb_open of a database this process already
      holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
      (POSIX record locks belong to the process), so a second open in this process must never
-     reach leveldb_open. flock on the directory conflicts between any two opens. */
-  if (opt->create_if_missing && (rc = env_mkdir(el->io, path, err)) != BFH_OK) {
-    e_close(&el->base, NULL);
-    return rc;
-  }
-  if ((rc = env_lock_dir(el->io, path, &el->dir_lock, err)) != BFH_OK) {
-    if (rc == BFH_E_BUSY)
-      err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path);
-    e_close(&el->base, NULL);
+     reach leveldb_open. */
+  rc = stock_rw_begin(&el->rw, &leveldb_ops, &leveldb_format, path, opt->create_if_missing, io,
+                      sync, err);
+  if (rc != BFH_OK) {
+    e_close(&el->rw.base, NULL);
     return rc;
   }
   el->options = leveldb_options_create();
@@ -401,12 +291,10 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   leveldb_readoptions_set_fill_cache(el->pin_ropt, 0);
   el->wopt = leveldb_writeoptions_create();
   leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
-  /* A FIFO in place of a file LevelDB opens would make it wait forever; then what LevelDB's
-     recovery would accept silently or report without a file name. */
-  rc = engine_detect_special_files(path, err);
-  if (rc == BFH_OK) rc = ldb_precheck_dir(el->io, path, err);
+  /* What LevelDB's recovery would accept silently or report without a file name. */
+  rc = ldb_precheck_dir(el->rw.io, path, err);
   if (rc != BFH_OK) {
-    e_close(&el->base, NULL);
+    e_close(&el->rw.base, NULL);
     return rc;
   }
   char *msg = NULL;
@@ -415,36 +303,36 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   if (msg) {
     rc = ldb_error(el, msg, "open", err);
     el->db = NULL;
-    e_close(&el->base, NULL);
+    e_close(&el->rw.base, NULL);
     return rc;
   }
-  if (sync && (rc = ldb_index_source_init(el, err)) != BFH_OK) {
-    e_close(&el->base, NULL);
+  if ((rc = stock_rw_source_init(&el->rw, err)) != BFH_OK) {
+    e_close(&el->rw.base, NULL);
     return rc;
   }
   rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
-  if (rc == BFH_OK && sync) stock_cache_clean(el->sync, el->io, el->cache_dir);
+  if (rc == BFH_OK && sync) stock_cache_clean(el->rw.sync, el->rw.io, el->rw.cache_dir);
   if (rc == BFH_OK) rc = ldb_bg_start(el, err);
   if (rc != BFH_OK) {
-    e_close(&el->base, NULL);
+    e_close(&el->rw.base, NULL);
     return rc;
   }
-  el->opened = 1;
-  *out = &el->base;
+  el->rw.opened = 1;
+  *out = &el->rw.base;
   return BFH_OK;
 }
 
 void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  pthread_mutex_lock(&el->sync_mu);
+  pthread_mutex_lock(&el->rw.sync_mu);
   *st = el->stats;
-  pthread_mutex_unlock(&el->sync_mu);
-  if (el->sync) index_sync_get_stats(el->sync, &st->index);
+  pthread_mutex_unlock(&el->rw.sync_mu);
+  if (el->rw.sync) index_sync_get_stats(el->rw.sync, &st->index);
 }
 
 index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  return el->sync ? index_sync_leaf_source(el->sync, number) : INDEX_LEAF_NONE;
+  return el->rw.sync ? index_sync_leaf_source(el->rw.sync, number) : INDEX_LEAF_NONE;
 }
 
 int engine_leveldb_sync(engine_t *e, err_t *err) {

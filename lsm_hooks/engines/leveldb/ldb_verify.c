@@ -20,54 +20,23 @@
 
 /* ---- bfh_tables ------------------------------------------------------------------------ */
 
-typedef struct key_range {
-  uint8_t *smallest, *largest; /* owned */
-  size_t smallest_len, largest_len, largest_cap;
-  int nomem;
-} key_range_t;
-
-static uint8_t *copy_key(const uint8_t *key, size_t n) {
-  uint8_t *p = malloc(n ? n : 1);
-  if (p) memcpy(p, key, n);
-  return p;
-}
-
 /* Entries come in ascending internal key order: the first is the smallest, the last the
    largest. */
 static int visit_range(void *arg, const ldb_entry_t *e) {
-  key_range_t *r = arg;
-  if (!r->smallest) {
-    if (!(r->smallest = copy_key(e->key, e->key_len))) return r->nomem = 1;
-    r->smallest_len = e->key_len;
-  }
-  if (e->key_len > r->largest_cap) {
-    uint8_t *p = realloc(r->largest, e->key_len);
-    if (!p) return r->nomem = 1;
-    r->largest = p;
-    r->largest_cap = e->key_len;
-  }
-  memcpy(r->largest, e->key, e->key_len);
-  r->largest_len = e->key_len;
-  return 0;
+  return stock_key_range_add(arg, e->key, e->key_len);
 }
 
 int ldb_verify_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   char *path;
-  int rc = ldb_table_path(el->path, number, &path, err);
+  int rc = ldb_table_path(el->rw.path, number, &path, err);
   if (rc != BFH_OK) return rc;
-  key_range_t r = {0};
-  ldb_read_stats_t st = {0};
-  rc = ldb_table_scan(el->io, path, visit_range, &r, &st, err);
-  if (rc == BFH_OK && r.nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  stock_key_range_t r = {0};
+  rc = stock_key_range_give(&r, path, ldb_table_scan(el->rw.io, path, visit_range, &r, NULL, err),
+                            info, err);
   if (rc == BFH_NOT_FOUND) /* the view pins the version: a table cannot go away under it */
     rc = err_set(err, BFH_E_CORRUPT, "table %s: missing", path);
   free(path);
-  info->entries = st.entries;
-  info->smallest = r.smallest;
-  info->smallest_len = r.smallest_len;
-  info->largest = r.largest;
-  info->largest_len = r.largest_len;
   return rc;
 }
 

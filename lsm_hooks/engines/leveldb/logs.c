@@ -30,29 +30,9 @@ static int append_entry(void *arg, const ldb_entry_t *e) {
   return stock_seg_builder_add(arg, e->key, e->key_len, e->val, e->val_len) != BFH_OK;
 }
 
-/* Appends a segment of b's entries to l's. BFH_OK or BFH_E_NOMEM. */
-static int log_state_add(log_state_t *l, const stock_seg_builder_t *b) {
-  if (l->nsegs == l->cap) {
-    size_t c = l->cap ? 2 * l->cap : 8;
-    log_seg_t **ns = realloc(l->segs, c * sizeof *ns);
-    if (!ns) return BFH_E_NOMEM;
-    l->segs = ns;
-    l->cap = c;
-  }
-  log_seg_t *s = stock_seg_builder_finish(b);
-  if (!s) return BFH_E_NOMEM;
-  l->segs[l->nsegs++] = s;
-  return BFH_OK;
-}
-
-static void log_state_release(log_state_t *l) {
-  for (size_t i = 0; i < l->nsegs; i++) stock_seg_unref(l->segs[i]);
-  free(l->segs);
-}
-
 void ldb_logs_watch(engine_leveldb_t *el) {
   el->dir_changed = 1;
-  (void)dir_watch_init(&el->watch, el->path, DIR_WATCH_NAMES);
+  (void)dir_watch_init(&el->watch, el->rw.path, DIR_WATCH_NAMES);
 }
 
 /* The kernel queues a creation's event before the creating call returns, so a log (or a
@@ -81,17 +61,17 @@ static int live_logs(engine_leveldb_t *el, u64vec_t *nums, int *listed, err_t *e
   if (!dir_changed(el)) {
     for (size_t i = 0; i < el->nlogs; i++)
       if (u64vec_push(nums, el->logs[i].number) != BFH_OK)
-        return err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
+        return err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->rw.path);
     return BFH_OK;
   }
   char **names;
   size_t n;
-  int rc = env_list_dir(el->io, el->path, &names, &n, err);
-  if (rc != BFH_OK) return err_prefix(err, "%s: list directory: ", el->path);
+  int rc = env_list_dir(el->rw.io, el->rw.path, &names, &n, err);
+  if (rc != BFH_OK) return err_prefix(err, "%s: list directory: ", el->rw.path);
   for (size_t i = 0; rc == BFH_OK && i < n; i++) {
     uint64_t num;
     if (stock_file_number(names[i], "log", &num) && u64vec_push(nums, num) != BFH_OK)
-      rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->path);
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->rw.path);
   }
   env_names_free(names, n);
   *listed = rc == BFH_OK;
@@ -123,7 +103,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
         size_t c = el->logs_cap ? 2 * el->logs_cap : 8;
         log_state_t *nl = realloc(el->logs, c * sizeof *nl);
         if (!nl) {
-          rc = err_set(err, BFH_E_NOMEM, "%s: no memory for logs", el->path);
+          rc = err_set(err, BFH_E_NOMEM, "%s: no memory for logs", el->rw.path);
           break;
         }
         el->logs = nl;
@@ -137,9 +117,9 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       l->seen = 1;
       continue;
     }
-    char *path = path_fmt("%s/%06llu.log", el->path, (unsigned long long)l->number);
+    char *path = path_fmt("%s/%06llu.log", el->rw.path, (unsigned long long)l->number);
     if (!path) {
-      rc = err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", el->path,
+      rc = err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", el->rw.path,
                    (unsigned long long)l->number);
       break;
     }
@@ -147,7 +127,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
        nothing new. */
     uint64_t size;
     err_t e;
-    int r0 = env_path_size(el->io, path, &size, &e);
+    int r0 = env_path_size(el->rw.io, path, &size, &e);
     if (r0 == BFH_NOT_FOUND) { /* deleted: its table is installed, maybe not in the pin */
       free(path);
       logs_changed(el);
@@ -159,27 +139,27 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
       continue;
     }
     stock_seg_builder_t b = {0};
-    b.seed = stock_value_seed(el->sync);
-    b.terms = stock_value_terms(el->sync);
+    b.seed = stock_value_seed(el->rw.sync);
+    b.terms = stock_value_terms(el->rw.sync);
     ldb_read_stats_t st = {0};
     uint64_t next = l->resume;
-    int r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
+    int r = ldb_log_read(el->rw.io, path, l->resume, append_entry, &b, &next, &st, err);
     if (r == BFH_E_CORRUPT) {
       /* A read racing LevelDB's append can see part of a write(2) (a record whose bytes are
          not all there yet: a false checksum mismatch). Read again with every writer held
          off: no append is in flight then, so damage seen now is in the file. */
       stock_seg_builder_release(&b);
-      b.seed = stock_value_seed(el->sync); /* (zeroed by the release) */
-      b.terms = stock_value_terms(el->sync);
+      b.seed = stock_value_seed(el->rw.sync); /* (zeroed by the release) */
+      b.terms = stock_value_terms(el->rw.sync);
       next = l->resume;
       el->stats.log_rereads++;
       pthread_rwlock_wrlock(&el->write_lock);
-      r = ldb_log_read(el->io, path, l->resume, append_entry, &b, &next, &st, err);
+      r = ldb_log_read(el->rw.io, path, l->resume, append_entry, &b, &next, &st, err);
       pthread_rwlock_unlock(&el->write_lock);
     }
     el->stats.log_bytes += st.bytes_read;
     if (r == BFH_OK && b.nomem) r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
-    if (r == BFH_OK && b.n > 0 && log_state_add(l, &b) != BFH_OK)
+    if (r == BFH_OK && b.n > 0 && stock_segs_push(&l->segs, &b) != BFH_OK)
       r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
     stock_seg_builder_release(&b);
     free(path);
@@ -201,7 +181,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
     if (el->logs[i].seen)
       el->logs[w++] = el->logs[i];
     else
-      log_state_release(&el->logs[i]);
+      stock_segs_release(&el->logs[i].segs);
   }
   el->nlogs = w;
   /* A listing that read every log leaves the logs known complete (events queued meanwhile
@@ -211,7 +191,7 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
 }
 
 void ldb_logs_release(engine_leveldb_t *el) {
-  for (size_t i = 0; i < el->nlogs; i++) log_state_release(&el->logs[i]);
+  for (size_t i = 0; i < el->nlogs; i++) stock_segs_release(&el->logs[i].segs);
   free(el->logs);
   el->logs = NULL;
   el->nlogs = el->logs_cap = 0;

@@ -17,29 +17,6 @@
 
 #define PIN_ATTEMPTS 64
 
-/* ---- Reading a table's filter (index_source_t) ------------------------------------------ */
-
-static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
-                     index_leaf_read_t *out, err_t *err) {
-  engine_leveldb_t *el = ctx;
-  /* no path: the leaf lives in its cache file (index_sync writes it) */
-  return ldb_leaf_read(el->io, el->path, number, p, out, err);
-}
-
-static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
-  engine_leveldb_t *el = ctx;
-  return ldb_table_tag_of(el->io, el->path, number, tag, err);
-}
-
-int ldb_index_source_init(engine_leveldb_t *el, err_t *err) {
-  index_source_t src = {.read_leaf = read_leaf,
-                        .ctx = el,
-                        .table_tag = table_tag,
-                        .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
-                        .io = el->io};
-  return stock_cache_init(el->sync, el->io, el->path, src, &el->cache_dir, err);
-}
-
 /* ---- Views ------------------------------------------------------------------------------ */
 
 void ldb_pin_unref(ldb_pin_t *p) {
@@ -122,53 +99,28 @@ static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
     leveldb_iter_destroy(it);
   }
   leveldb_free(a);
-  return err_set(err, BFH_E_IO, "%s: leveldb.sstables is not available", el->path);
-}
-
-static int cmp_table(const void *a, const void *b) {
-  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
-  return x < y ? -1 : x > y;
-}
-
-static void view_free(engine_view_t *v) {
-  if (!v) return;
-  ldb_pin_unref(v->held);
-  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
-  free(v->segs);
-  free(v->tables);
-  free(v);
+  return err_set(err, BFH_E_IO, "%s: leveldb.sstables is not available", el->rw.path);
 }
 
 /* A view of tables t[0, n) (taken: freed with the view) and of the logs' segments read so
    far. REQUIRES sync_mu. */
 static engine_view_t *make_view(engine_leveldb_t *el, engine_table_t *t, size_t n) {
-  engine_view_t *v = calloc(1, sizeof *v);
+  size_t ns = 0;
+  for (size_t i = 0; i < el->nlogs; i++) ns += el->logs[i].segs.n;
+  engine_view_t *v = stock_view_create(el->rw.sync, ns);
   if (!v) return NULL;
   v->tables = t;
   v->ntables = n;
-  v->seed = stock_value_seed(el->sync);
-  size_t ns = 0;
-  for (size_t i = 0; i < el->nlogs; i++) ns += el->logs[i].nsegs;
-  v->segs = malloc((ns ? ns : 1) * sizeof *v->segs);
-  if (!v->segs) {
-    v->tables = NULL; /* still the caller's */
-    view_free(v);
-    return NULL;
-  }
-  qsort(v->tables, n, sizeof *v->tables, cmp_table);
-  for (size_t i = 0; i < el->nlogs; i++)
-    for (size_t j = 0; j < el->logs[i].nsegs; j++) {
-      log_seg_t *s = el->logs[i].segs[j];
-      atomic_fetch_add(&s->refs, 1);
-      v->segs[v->nsegs++] = s;
-    }
+  stock_tables_sort(v->tables, n);
+  for (size_t i = 0; i < el->nlogs; i++) stock_view_add_segs(v, &el->logs[i].segs);
   return v;
 }
 
 void ldb_view_release(engine_leveldb_t *el, engine_view_t *v) {
   if (!v) return;
-  if (el->sync && v->epoch) index_sync_view_unpin(el->sync, v->epoch);
-  view_free(v);
+  if (el->rw.sync && v->epoch) index_sync_view_unpin(el->rw.sync, v->epoch);
+  ldb_pin_unref(v->held);
+  stock_view_free(v);
 }
 
 /* ---- The sync --------------------------------------------------------------------------- */
@@ -191,20 +143,20 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
   rc = ldb_sstables_parse(pin->list, &t, &n, err);
   engine_table_t *tables = NULL;
   if (rc == BFH_OK && !(tables = malloc((n ? n : 1) * sizeof *tables)))
-    rc = err_set(err, BFH_E_NOMEM, "%s: no memory", el->path);
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory", el->rw.path);
   for (size_t i = 0; rc == BFH_OK && i < n; i++)
     tables[i] = (engine_table_t){.number = t[i].number, .size = t[i].size, .level = t[i].level};
   engine_view_t *v = NULL;
   if (rc == BFH_OK && view) {
     if (!(v = make_view(el, tables, n)))
-      rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->path);
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->rw.path);
     else
       tables = v->tables; /* the view's now */
   }
   /* ids 0: the tables of the database this engine holds open (with its LOCK) are never
      replaced under it. */
   if (rc == BFH_OK)
-    rc = stock_report_tables(el->sync, el->path, tables, NULL, n, v ? &v->epoch : NULL, err);
+    rc = stock_report_tables(el->rw.sync, el->rw.path, tables, NULL, n, v ? &v->epoch : NULL, err);
   if (rc == BFH_OK && v) {
     v->held = pin; /* the view keeps the version pinned */
     pin = NULL;
@@ -214,18 +166,18 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
     tables = NULL; /* freed with v */
   }
   if (!view || rc != BFH_OK) free(tables);
-  view_free(v);
+  stock_view_free(v); /* a view not handed out holds no pin yet */
   ldb_pin_unref(pin);
   free(t);
   return rc;
 }
 
 int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
-  pthread_mutex_lock(&el->sync_mu);
+  pthread_mutex_lock(&el->rw.sync_mu);
   int rc = sync_locked(el, mode, view, err);
-  pthread_mutex_unlock(&el->sync_mu);
-  if (rc != BFH_OK || !el->sync || mode == LDB_SYNC_VIEW) return rc;
-  return index_sync_run(el->sync, mode == LDB_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
+  pthread_mutex_unlock(&el->rw.sync_mu);
+  if (rc != BFH_OK || !el->rw.sync || mode == LDB_SYNC_VIEW) return rc;
+  return index_sync_run(el->rw.sync, mode == LDB_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
                         LDB_BG_MIN_AGE_NS, err);
 }
 
@@ -237,6 +189,5 @@ static void bg_tick(void *arg) {
 }
 
 int ldb_bg_start(engine_leveldb_t *el, err_t *err) {
-  if (!el->sync) return BFH_OK; /* nothing to index: logs are read by views */
-  return stock_indexer_start(&el->bg, LDB_BG_PERIOD_NS, bg_tick, el, el->path, err);
+  return stock_rw_bg_start(&el->rw, LDB_BG_PERIOD_NS, bg_tick, el, err);
 }

@@ -30,37 +30,4 @@ struct env;
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **e, err_t *err);
 
-/* Tests: fn(arg, number) runs before every read of a table file (scans, gets), so that a
-   test can make the file vanish there. NULL removes the hook. */
-static inline void engine_leveldb_ro_set_read_hook(engine_t *e,
-                                                   void (*fn)(void *arg, uint64_t number),
-                                                   void *arg) {
-  stock_ro_set_read_hook(e, fn, arg);
-}
-/* Tests: fn(arg) runs in every refresh between its log reads and its second MANIFEST read
-   (steps 2 and 3 at the top of readonly.c), so that a test can make the owner flush its
-   memtable there. NULL removes the hook. */
-static inline void engine_leveldb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
-  stock_ro_set_logs_hook(e, fn, arg);
-}
-/* How many refreshes and searches started over because the database changed under them. */
-static inline uint64_t engine_leveldb_ro_retries(engine_t *e) {
-  return stock_ro_retries(e);
-}
-/* How many refreshes read CURRENT, the MANIFEST and the logs (the others found nothing new in
-   the directory watch: dir_watch.h). */
-static inline uint64_t engine_leveldb_ro_refreshes(engine_t *e) {
-  return stock_ro_refreshes(e);
-}
-/* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
-static inline uint64_t engine_leveldb_ro_pinned(engine_t *e) {
-  return stock_ro_pinned(e);
-}
-/* Tests: hold at most n table files open from the next refresh on, which makes a new state
-   (the default is half of the process's RLIMIT_NOFILE); 0 turns pinning off, so that a table
-   compacted away under a search makes the search start over. */
-static inline void engine_leveldb_ro_set_pin_max(engine_t *e, uint64_t n) {
-  stock_ro_set_pin_max(e, n);
-}
-
 #endif

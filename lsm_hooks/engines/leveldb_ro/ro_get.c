@@ -7,23 +7,17 @@
 #include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
-static int cmp_key(const void *a, size_t al, const void *b, size_t bl) {
-  int c = memcmp(a, b, al < bl ? al : bl);
-  return c ? c : (al > bl) - (al < bl);
-}
-
 /* Entries come in internal-key order (user key ascending, newest first): the first entry of
    the key is its newest in the table; a greater key ends the search. */
 static int visit_lookup(void *arg, const ldb_entry_t *e) {
   stock_lookup_t *l = arg;
-  int c = cmp_key(e->key, e->key_len, l->key, l->key_len);
+  int c = stock_key_cmp(e->key, e->key_len, l->key, l->key_len);
   if (c == 0) (void)stock_lookup_set(l, e->type == LDB_TYPE_VALUE, e->seq, e->val, e->val_len);
   return c >= 0;
 }
 
 static int file_holds(const ldb_file_t *f, const void *key, size_t key_len) {
-  return cmp_key(f->smallest, f->smallest_len, key, key_len) <= 0 &&
-         cmp_key(key, key_len, f->largest, f->largest_len) <= 0;
+  return stock_key_in(key, key_len, f->smallest, f->smallest_len, f->largest, f->largest_len);
 }
 
 /* Level 0 first, newest file first; then each deeper level (whose files do not overlap). */

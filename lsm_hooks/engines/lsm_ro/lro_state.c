@@ -13,6 +13,7 @@
 #include "lsm/internal_key.h"
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
 #include "index/index_sync.h"
+#include "util/sort.h"
 
 #define ID_SEED 0x6c726f6669643031ull /* "lrofid01" */
 
@@ -62,15 +63,8 @@ void lro_state_unref(lro_state_t *s) {
 }
 
 const lro_table_t *lro_state_table(const lro_state_t *s, uint64_t number) {
-  size_t lo = 0, hi = s->ntables;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->tables[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->ntables && s->tables[lo].number == number ? &s->tables[lo] : NULL;
+  size_t i = U64_LOWER_BOUND(s->tables, s->ntables, number, number);
+  return i < s->ntables && s->tables[i].number == number ? &s->tables[i] : NULL;
 }
 
 /* The order a get reads the tables in: level 0 newest (highest number) first, then each

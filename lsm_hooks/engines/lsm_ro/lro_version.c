@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lsm_hooks/engines/lsm_ro/lro_internal.h"
+#include "util/sort.h"
 
 static void file_release(lro_file_t *f) {
   free(f->smallest);
@@ -18,15 +19,7 @@ void lro_version_release(lro_version_t *v) {
 
 /* The first slot whose number is >= number. */
 static size_t lower_bound(const lro_version_t *v, uint64_t number) {
-  size_t lo = 0, hi = v->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v->files[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return U64_LOWER_BOUND(v->files, v->n, number, number);
 }
 
 static int add(lro_version_t *v, int level, const lsm_file_meta_t *m, const char *where,

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/engines/stock/stock.h"
+#include "lsm_hooks/engines/stock/stock_rw.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/env.h"
@@ -45,12 +45,7 @@
 #define RDB_BG_MIN_AGE_NS 1000000000ull /* of the tables listed for 1 s */
 
 typedef struct engine_rocksdb {
-  engine_t base;
-  char *path, *cache_dir;
-  env_t *io;          /* bfh's own file accesses (borrowed) */
-  index_sync_t *sync; /* borrowed; NULL when value filters are off */
-  env_lock_t *dir_lock; /* flock(LOCK_EX) on the directory while open (env_lock_dir) */
-  int opened;         /* the open succeeded (a close then writes the cache files) */
+  stock_rw_t rw; /* first: the core's; its sync_mu also guards the segments to wal_hook */
   rocksdb_t *db;
   rocksdb_options_t *options;
   rocksdb_readoptions_t *ropt;
@@ -64,9 +59,7 @@ typedef struct engine_rocksdb {
   char *cf_name;                      /* its name (owned) */
   uint32_t cf_id;                     /* its id, as the WAL and the MANIFEST name it */
 
-  pthread_mutex_t sync_mu; /* one view or sync at a time; guards what follows */
-  log_seg_t **segs;        /* the WAL's value entries read so far */
-  size_t nsegs, segs_cap;
+  stock_segs_t segs;  /* the WAL's value entries read so far */
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t syncs;
@@ -77,8 +70,6 @@ typedef struct engine_rocksdb {
   pthread_mutex_t hold_mu; /* guards what follows */
   int holding;             /* this engine's rocksdb_disable_file_deletions is in force */
   size_t views_open;       /* views not yet released */
-
-  stock_indexer_t bg; /* the background indexer (stock.h) */
 } engine_rocksdb_t;
 
 /* rdb_view.c */
@@ -93,9 +84,6 @@ int rdb_bg_start(engine_rocksdb_t *er, err_t *err);
 /* Gives file deletions back to RocksDB if no view is open (the background thread's tick, and
    close after the thread stopped). */
 void rdb_hold_release_idle(engine_rocksdb_t *er);
-/* Sets index_sync's source (rdb_reads.c's readers, the cache directory) and creates the
-   cache directory <db>/bfh-filters/ (stock_cache_init). */
-int rdb_index_source_init(engine_rocksdb_t *er, err_t *err);
 
 /* rdb_wal.c */
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a

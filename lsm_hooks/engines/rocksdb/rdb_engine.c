@@ -47,13 +47,13 @@ static int e_close(engine_t *e, err_t *err) {
   (void)err;
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   if (!er) return BFH_OK;
-  stock_indexer_stop(&er->bg);
+  stock_indexer_stop(&er->rw.bg);
   if (er->db) rdb_hold_release_idle(er); /* no view is open at close */
-  if (er->sync && er->opened) {
+  if (er->rw.sync && er->rw.opened) {
     /* Every live table leaves its cache file behind, for a fast reopen. */
     err_t e2;
     (void)rdb_sync(er, 0, &e2);
-    index_sync_close_caches(er->sync);
+    index_sync_close_caches(er->rw.sync);
   }
   rdb_wal_release(er);
   for (size_t i = 0; i < er->ncfs; i++)
@@ -61,16 +61,12 @@ static int e_close(engine_t *e, err_t *err) {
   free(er->cfs);
   free(er->cf_name);
   if (er->db) rocksdb_close(er->db);
-  env_unlock(er->dir_lock);
   if (er->options) rocksdb_options_destroy(er->options);
   if (er->ropt) rocksdb_readoptions_destroy(er->ropt);
   if (er->wopt) rocksdb_writeoptions_destroy(er->wopt);
   if (er->fopt) rocksdb_flushoptions_destroy(er->fopt);
-  pthread_mutex_destroy(&er->sync_mu);
   pthread_mutex_destroy(&er->hold_mu);
-  stock_indexer_release(&er->bg);
-  free(er->path);
-  free(er->cache_dir);
+  stock_rw_release(&er->rw);
   free(er);
   return BFH_OK;
 }
@@ -80,14 +76,14 @@ static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, 
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
   rocksdb_put_cf(er->db, er->wopt, er->cf, key, key_len, val, val_len, &msg);
-  return msg ? rdb_error(er->path, msg, "put", err) : BFH_OK;
+  return msg ? rdb_error(er->rw.path, msg, "put", err) : BFH_OK;
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
   rocksdb_delete_cf(er->db, er->wopt, er->cf, key, key_len, &msg);
-  return msg ? rdb_error(er->path, msg, "delete", err) : BFH_OK;
+  return msg ? rdb_error(er->rw.path, msg, "delete", err) : BFH_OK;
 }
 
 /* Reads the newest version, also under a search's view (engine.h). */
@@ -100,24 +96,16 @@ static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_l
   char *v = rocksdb_get_cf(er->db, er->ropt, er->cf, key, key_len, &n, &msg); /* malloc'd */
   if (msg) {
     rocksdb_free(v);
-    return rdb_error(er->path, msg, "get", err);
+    return rdb_error(er->rw.path, msg, "get", err);
   }
-  if (!v) return BFH_NOT_FOUND;
-  if (n == 0) { /* malloc(0) may be any pointer: give a real one */
-    rocksdb_free(v);
-    v = malloc(1);
-    if (!v) return err_set(err, BFH_E_NOMEM, "%s: get: no memory", er->path);
-  }
-  *val = v;
-  *val_len = n;
-  return BFH_OK;
+  return stock_rw_get_result(er->rw.path, v, n, rocksdb_free, val, val_len, err);
 }
 
 static int e_flush(engine_t *e, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
   char *msg = NULL;
   rocksdb_flush_cf(er->db, er->fopt, er->cf, &msg);
-  if (msg) return rdb_error(er->path, msg, "flush", err);
+  if (msg) return rdb_error(er->rw.path, msg, "flush", err);
   return rdb_sync(er, 0, err);
 }
 
@@ -129,131 +117,40 @@ static void e_view_release(engine_t *e, engine_view_t *v) {
   rdb_view_release((engine_rocksdb_t *)e, v);
 }
 
-/* The result rc of a read of live table `number` of a view: a table gone is damage, since the
-   view holds file deletions off. */
-static int live_table_read(engine_rocksdb_t *er, uint64_t number, int rc, err_t *err) {
-  if (rc == BFH_NOT_FOUND)
-    rc = err_set(err, BFH_E_IO, "%s: live table %06llu is missing", er->path,
-                 (unsigned long long)number);
-  return rc;
-}
-
-/* A number not in the view is not part of its state: nothing is reported for it. */
-static int read_table(engine_rocksdb_t *er, engine_view_t *v, uint64_t number,
-                      const block_ref_t *refs, size_t n, const stock_match_t *m,
-                      engine_scan_stats_t *st, err_t *err) {
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  return live_table_read(er, number, rdb_table_match(er->io, er->path, number, refs, n, m, st, err),
-                         err);
-}
-
-static int e_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
-                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                        engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {test, fn, arg};
-  return read_table((engine_rocksdb_t *)e, v, number, NULL, 0, &m, st, err);
-}
-
-static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                         engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {test, fn, arg};
-  return read_table((engine_rocksdb_t *)e, v, number, refs, n, &m, st, err);
-}
-
 /* ---- Ordered iteration: RocksDB's own iterator (an implicit snapshot at its creation) ---- */
 
-typedef struct rdb_iter {
-  engine_iter_t base;
-  rocksdb_iterator_t *it;
-  const char *path; /* the engine's, for messages */
-} rdb_iter_t;
-
-#define RIT(it) (((const rdb_iter_t *)(it))->it)
-
-static void it_destroy(engine_iter_t *it) {
-  if (!it) return;
-  rocksdb_iter_destroy(RIT(it));
-  free(it);
-}
-static void it_seek_first(engine_iter_t *it) {
-  rocksdb_iter_seek_to_first(RIT(it));
-}
-static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
-  rocksdb_iter_seek(RIT(it), key, key_len);
-}
-static int it_valid(const engine_iter_t *it) {
-  return rocksdb_iter_valid(RIT(it));
-}
-static void it_next(engine_iter_t *it) {
-  rocksdb_iter_next(RIT(it));
-}
-static const void *it_key(const engine_iter_t *it, size_t *len) {
-  return rocksdb_iter_key(RIT(it), len);
-}
-static const void *it_value(const engine_iter_t *it, size_t *len) {
-  return rocksdb_iter_value(RIT(it), len);
-}
-static int it_status(const engine_iter_t *it, err_t *err) {
-  char *msg = NULL;
-  rocksdb_iter_get_error(RIT(it), &msg);
-  return msg ? rdb_error(((const rdb_iter_t *)it)->path, msg, "iterator", err) : BFH_OK;
-}
-
-static const engine_iter_ops_t rdb_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,
-                                               it_next,    it_key,        it_value, it_status};
+STOCK_LIB_ITER(rocksdb, rdb_error)
 
 static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  rdb_iter_t *it = calloc(1, sizeof *it);
-  if (it) it->it = rocksdb_create_iterator_cf(er->db, er->ropt, er->cf);
-  if (!it || !it->it) {
-    free(it);
-    return err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", er->path);
-  }
-  it->base.ops = &rdb_iter_ops;
-  it->path = er->path;
-  *out = &it->base;
-  return BFH_OK;
+  *out = lib_iter_wrap(rocksdb_create_iterator_cf(er->db, er->ropt, er->cf), er->rw.path);
+  return *out ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", er->rw.path);
 }
 
 /* RocksDB 7.8's C API gives no count of bytes written: only the WAL's value indexes. */
 static void e_stats(engine_t *e, bfh_db_stats *st) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  pthread_mutex_lock(&er->sync_mu);
-  st->memtable_index_bytes += stock_segs_index_bytes(er->segs, er->nsegs);
-  pthread_mutex_unlock(&er->sync_mu);
+  pthread_mutex_lock(&er->rw.sync_mu);
+  st->memtable_index_bytes += stock_segs_index_bytes(er->segs.v, er->segs.n);
+  pthread_mutex_unlock(&er->rw.sync_mu);
 }
 
-/* The values of a table of the view, for the Cuckoo Index (engine_ops_t.table_hashes). */
-static int e_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
-                          void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
-                          err_t *err) {
-  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  return live_table_read(er, number,
-                         rdb_table_hashes(er->io, er->path, number, seed,
-                                          index_sync_terms(er->sync), fn, arg, st, err),
-                         err);
-}
+static const engine_ops_t rocksdb_ops = {STOCK_RW_OPS_FIELDS("rocksdb")};
 
-static const engine_ops_t rocksdb_ops = {STOCK_OPS_FIELDS("rocksdb"),
-                                         .table_hashes = e_table_hashes};
+static const stock_rw_format_t rocksdb_format = {.table_match = rdb_table_match,
+                                                 .table_hashes = rdb_table_hashes,
+                                                 .leaf_read = rdb_leaf_read,
+                                                 .table_tag = rdb_table_tag_of,
+                                                 .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
 /* What path must be before RocksDB may open or create a database in it (RocksDB itself would
    create a missing directory even with create_if_missing off). */
 static int check_directory(env_t *io, const char *path, int create, err_t *err) {
-  env_path_type_t type;
-  int rc = env_path_kind(io, path, &type, err);
-  if (rc == BFH_NOT_FOUND) {
-    if (!create)
-      return err_set(err, BFH_E_INVALID, "%s: does not exist (create_if_missing is off)", path);
-    return BFH_OK;
-  }
-  if (rc != BFH_OK) return rc;
-  if (type != ENV_PATH_DIR) return err_set(err, BFH_E_INVALID, "%s: not a directory", path);
+  int exists;
+  int rc = stock_rw_check_dir(io, path, create, &exists, err);
+  if (rc != BFH_OK || !exists) return rc;
   rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
   long holder = foreign_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
@@ -305,11 +202,11 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
   size_t n = 0;
   char **names = NULL;
   int has;
-  int rc = stock_file_exists(env_default(), er->path, "CURRENT", &has, err);
+  int rc = stock_file_exists(env_default(), er->rw.path, "CURRENT", &has, err);
   if (rc != BFH_OK) return rc;
   if (has) {
-    names = rocksdb_list_column_families(er->options, er->path, &n, &msg);
-    if (msg) return rdb_error(er->path, msg, "list column families", err);
+    names = rocksdb_list_column_families(er->options, er->rw.path, &n, &msg);
+    if (msg) return rdb_error(er->rw.path, msg, "list column families", err);
   }
   static const char *const default_only[] = {"default"};
   const char *const *list = names ? (const char *const *)names : default_only;
@@ -319,23 +216,23 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
     if (strcmp(list[i], name) == 0) at = i;
   if (at == n)
     rc = err_set(err, BFH_E_INVALID,
-                 "%s: no column family '%s' (bfh creates none: create it with RocksDB)", er->path,
-                 name);
+                 "%s: no column family '%s' (bfh creates none: create it with RocksDB)",
+                 er->rw.path, name);
   const rocksdb_options_t **opts = NULL;
   if (rc == BFH_OK) {
     opts = malloc(n * sizeof *opts);
     er->cfs = calloc(n, sizeof *er->cfs);
     er->cf_name = strdup(name);
     if (!opts || !er->cfs || !er->cf_name)
-      rc = err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+      rc = err_set(err, BFH_E_NOMEM, "%s: no memory", er->rw.path);
   }
   if (rc == BFH_OK) {
     for (size_t i = 0; i < n; i++) opts[i] = er->options;
-    er->db = rocksdb_open_column_families(er->options, er->path, (int)n, (const char *const *)list,
-                                          opts, er->cfs, &msg);
+    er->db = rocksdb_open_column_families(er->options, er->rw.path, (int)n,
+                                          (const char *const *)list, opts, er->cfs, &msg);
     if (msg) {
       er->db = NULL;
-      rc = rdb_error(er->path, msg, "open", err);
+      rc = rdb_error(er->rw.path, msg, "open", err);
       for (size_t i = 0; i < n; i++) er->cfs[i] = NULL;
     } else {
       er->ncfs = n;
@@ -365,36 +262,24 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
                    path, opt->column_family);
   engine_rocksdb_t *er = calloc(1, sizeof *er);
   if (!er) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  er->base.ops = &rocksdb_ops;
-  er->io = io ? io : env_default();
-  er->sync = sync;
-  pthread_mutex_init(&er->sync_mu, NULL);
   pthread_mutex_init(&er->hold_mu, NULL);
-  stock_indexer_init(&er->bg);
-  er->path = strdup(path);
-  if (!er->path) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  if (rc == BFH_OK && opt->create_if_missing) rc = env_mkdir(er->io, path, err);
-  /* Our own lock before RocksDB's, as the LevelDB engine takes it: two opens of one
-     directory, in this process or another, conflict here with BFH_E_BUSY. */
-  if (rc == BFH_OK && (rc = env_lock_dir(er->io, path, &er->dir_lock, err)) == BFH_E_BUSY)
-    err_set(err, BFH_E_BUSY, "%s: database is open in another process or handle", path);
-  /* A FIFO in place of a file RocksDB opens would make it wait forever. */
-  if (rc == BFH_OK) rc = engine_detect_special_files(path, err);
+  rc = stock_rw_begin(&er->rw, &rocksdb_ops, &rocksdb_format, path, opt->create_if_missing, io,
+                      sync, err);
   if (rc == BFH_OK) {
     set_options(er, opt);
     rc = open_families(er, opt->column_family, err);
-    if (rc == BFH_E_CORRUPT && err) rdb_verify_name_damage(er->io, path, err);
+    if (rc == BFH_E_CORRUPT && err) rdb_verify_name_damage(er->rw.io, path, err);
   }
-  if (rc == BFH_OK && sync) rc = rdb_index_source_init(er, err);
+  if (rc == BFH_OK) rc = stock_rw_source_init(&er->rw, err);
   if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */
-  if (rc == BFH_OK) stock_cache_clean(er->sync, er->io, er->cache_dir);
+  if (rc == BFH_OK) stock_cache_clean(er->rw.sync, er->rw.io, er->rw.cache_dir);
   if (rc == BFH_OK) rc = rdb_bg_start(er, err);
   if (rc != BFH_OK) {
-    e_close(&er->base, NULL);
+    e_close(&er->rw.base, NULL);
     return rc;
   }
-  er->opened = 1;
-  *out = &er->base;
+  er->rw.opened = 1;
+  *out = &er->rw.base;
   return BFH_OK;
 }
 

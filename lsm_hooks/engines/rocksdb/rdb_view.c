@@ -12,45 +12,17 @@
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "index/index_sync.h"
 
-/* ---- index_source_t ------------------------------------------------------------------- */
-
-static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
-                     index_leaf_read_t *out, err_t *err) {
-  engine_rocksdb_t *er = ctx;
-  out->want_map = 0; /* block filters: the maps are the read-only row's (ENGINE_CAP_BLOCK_MAPS) */
-  return rdb_leaf_read(er->io, er->path, number, p, out, err);
-}
-
-static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
-  engine_rocksdb_t *er = ctx;
-  return rdb_table_tag_of(er->io, er->path, number, tag, err);
-}
-
-int rdb_index_source_init(engine_rocksdb_t *er, err_t *err) {
-  index_source_t src = {.read_leaf = read_leaf,
-                        .ctx = er,
-                        .table_tag = table_tag,
-                        .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS,
-                        .io = er->io};
-  return stock_cache_init(er->sync, er->io, er->path, src, &er->cache_dir, err);
-}
-
 /* ---- The live tables -------------------------------------------------------------------- */
-
-static int cmp_table(const void *a, const void *b) {
-  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
-  return x < y ? -1 : x > y;
-}
 
 /* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
 static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
-  if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->path);
+  if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->rw.path);
   int count = rocksdb_livefiles_count(lf);
   engine_table_t *t = malloc((count > 0 ? (size_t)count : 1) * sizeof *t);
   if (!t) {
     rocksdb_livefiles_destroy(lf);
-    return err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", er->rw.path);
   }
   size_t k = 0;
   int rc = BFH_OK;
@@ -61,8 +33,8 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     unsigned long long num;
     char ext[8];
     if (!name || sscanf(name, "/%llu.%7s", &num, ext) != 2 || strcmp(ext, "sst") != 0) {
-      rc = err_set(err, BFH_E_UNSUPPORTED, "%s: live file '%s' is not a table bfh reads", er->path,
-                   name ? name : "?");
+      rc = err_set(err, BFH_E_UNSUPPORTED, "%s: live file '%s' is not a table bfh reads",
+                   er->rw.path, name ? name : "?");
       break;
     }
     t[k++] = (engine_table_t){.number = num,
@@ -74,7 +46,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     free(t);
     return rc;
   }
-  qsort(t, k, sizeof *t, cmp_table);
+  stock_tables_sort(t, k);
   *out = t;
   *n = k;
   return BFH_OK;
@@ -90,7 +62,7 @@ static int hold_take(engine_rocksdb_t *er, err_t *err) {
     char *msg = NULL;
     rocksdb_disable_file_deletions(er->db, &msg);
     if (msg) {
-      rc = err_set(err, BFH_E_IO, "%s: disable file deletions: %s", er->path, msg);
+      rc = err_set(err, BFH_E_IO, "%s: disable file deletions: %s", er->rw.path, msg);
       rocksdb_free(msg);
     } else {
       er->holding = 1;
@@ -121,42 +93,26 @@ void rdb_hold_release_idle(engine_rocksdb_t *er) {
 static void hold_drop(engine_rocksdb_t *er) {
   pthread_mutex_lock(&er->hold_mu);
   er->views_open--;
-  if (!er->bg.started) hold_release_if_idle(er);
+  if (!er->rw.bg.started) hold_release_if_idle(er);
   pthread_mutex_unlock(&er->hold_mu);
 }
 
-static void view_free(engine_rocksdb_t *er, engine_view_t *v, int held) {
-  if (!v) return;
-  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
-  free(v->segs);
-  free(v->tables);
-  free(v);
-  if (held) hold_drop(er);
-}
-
 static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
-  engine_view_t *v = calloc(1, sizeof *v);
-  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->path);
-  v->seed = stock_value_seed(er->sync);
-  int held = hold_take(er, err); /* step 1 */
-  if (held != BFH_OK) {
-    free(v);
-    return held;
-  }
-  int rc = rdb_wal_refresh(er, err); /* step 2 */
+  int rc = hold_take(er, err); /* step 1 */
+  if (rc != BFH_OK) return rc;
+  engine_view_t *v = NULL;
+  rc = rdb_wal_refresh(er, err); /* step 2 */
+  if (rc == BFH_OK && !(v = stock_view_create(er->rw.sync, er->segs.n)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->rw.path);
   if (rc == BFH_OK) {
-    v->segs = malloc((er->nsegs ? er->nsegs : 1) * sizeof *v->segs);
-    if (!v->segs) rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->path);
+    stock_view_add_segs(v, &er->segs);
+    rc = list_tables(er, &v->tables, &v->ntables, err); /* step 3 */
   }
-  for (size_t i = 0; rc == BFH_OK && i < er->nsegs; i++) {
-    atomic_fetch_add(&er->segs[i]->refs, 1);
-    v->segs[v->nsegs++] = er->segs[i];
-  }
-  if (rc == BFH_OK) rc = list_tables(er, &v->tables, &v->ntables, err); /* step 3 */
   if (rc == BFH_OK)
-    rc = stock_report_tables(er->sync, er->path, v->tables, NULL, v->ntables, &v->epoch, err);
+    rc = stock_report_tables(er->rw.sync, er->rw.path, v->tables, NULL, v->ntables, &v->epoch, err);
   if (rc != BFH_OK) {
-    view_free(er, v, 1);
+    stock_view_free(v);
+    hold_drop(er);
     return rc;
   }
   *out = v;
@@ -164,34 +120,35 @@ static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
 }
 
 int rdb_view_acquire(engine_rocksdb_t *er, engine_view_t **view, err_t *err) {
-  pthread_mutex_lock(&er->sync_mu);
+  pthread_mutex_lock(&er->rw.sync_mu);
   er->syncs++;
   int rc = view_make(er, view, err);
-  pthread_mutex_unlock(&er->sync_mu);
+  pthread_mutex_unlock(&er->rw.sync_mu);
   return rc;
 }
 
 void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v) {
   if (!v) return;
-  if (er->sync && v->epoch) index_sync_view_unpin(er->sync, v->epoch);
-  view_free(er, v, 1);
+  if (er->rw.sync && v->epoch) index_sync_view_unpin(er->rw.sync, v->epoch);
+  stock_view_free(v);
+  hold_drop(er);
 }
 
 int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err) {
-  if (!er->sync) return BFH_OK;
+  if (!er->rw.sync) return BFH_OK;
   engine_table_t *t = NULL;
   size_t n = 0;
-  pthread_mutex_lock(&er->sync_mu);
+  pthread_mutex_lock(&er->rw.sync_mu);
   er->syncs++;
   int rc = list_tables(er, &t, &n, err);
   /* ids 0: the tables of a database this handle holds open are never replaced under it. */
-  if (rc == BFH_OK) rc = stock_report_tables(er->sync, er->path, t, NULL, n, NULL, err);
-  pthread_mutex_unlock(&er->sync_mu);
+  if (rc == BFH_OK) rc = stock_report_tables(er->rw.sync, er->rw.path, t, NULL, n, NULL, err);
+  pthread_mutex_unlock(&er->rw.sync_mu);
   free(t);
   if (rc != BFH_OK) return rc;
   /* A table deleted before index_sync reads it is reported gone by the next list: the read
      says BFH_NOT_FOUND and no leaf is made. */
-  return index_sync_run(er->sync, aged ? INDEX_RUN_AGED : INDEX_RUN_ALL, RDB_BG_MIN_AGE_NS, err);
+  return index_sync_run(er->rw.sync, aged ? INDEX_RUN_AGED : INDEX_RUN_ALL, RDB_BG_MIN_AGE_NS, err);
 }
 
 /* ---- The background indexer ------------------------------------------------------------ */
@@ -204,6 +161,5 @@ static void bg_tick(void *arg) {
 }
 
 int rdb_bg_start(engine_rocksdb_t *er, err_t *err) {
-  if (!er->sync) return BFH_OK;
-  return stock_indexer_start(&er->bg, RDB_BG_PERIOD_NS, bg_tick, er, er->path, err);
+  return stock_rw_bg_start(&er->rw, RDB_BG_PERIOD_NS, bg_tick, er, err);
 }

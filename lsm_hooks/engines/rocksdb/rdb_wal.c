@@ -58,16 +58,8 @@ static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_
   return rc != BFH_OK ? rc : d.rc;
 }
 
-static void segs_drop(engine_rocksdb_t *er) {
-  for (size_t i = 0; i < er->nsegs; i++) stock_seg_unref(er->segs[i]);
-  er->nsegs = 0;
-}
-
 void rdb_wal_release(engine_rocksdb_t *er) {
-  segs_drop(er);
-  free(er->segs);
-  er->segs = NULL;
-  er->segs_cap = 0;
+  stock_segs_release(&er->segs);
 }
 
 static uint64_t super_version(engine_rocksdb_t *er) {
@@ -114,7 +106,7 @@ static int read_pass(engine_rocksdb_t *er, stock_seg_builder_t *b, uint64_t *nex
   const char *injected = er->wal_hook ? er->wal_hook(er->wal_hook_arg) : NULL;
   if (injected) { /* tests: as if the iterator could not be made */
     *msg = strdup(injected);
-    return *msg ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: no memory", er->path);
+    return *msg ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: no memory", er->rw.path);
   }
   rocksdb_wal_iterator_t *it = rocksdb_get_updates_since(er->db, *next, NULL, msg);
   if (*msg) return BFH_OK;
@@ -126,7 +118,7 @@ static int read_pass(engine_rocksdb_t *er, stock_seg_builder_t *b, uint64_t *nex
     if (seq >= *next) { /* a batch read before is skipped whole */
       size_t len = 0;
       const char *rep = rocksdb_writebatch_data(wb, &len);
-      rc = batch_decode(er->path, er->cf_id, seq, (const uint8_t *)rep, len, b, err);
+      rc = batch_decode(er->rw.path, er->cf_id, seq, (const uint8_t *)rep, len, b, err);
       if (rc == BFH_OK) *next = seq + (uint64_t)(count > 0 ? count : 1);
     }
     rocksdb_writebatch_destroy(wb);
@@ -159,10 +151,10 @@ static int read_batches(engine_rocksdb_t *er, uint64_t last, stock_seg_builder_t
       rc = err_set(err, BFH_E_IO,
                    "%s: reading the WAL from sequence %llu: %s (%d iterators in a row said so; the "
                    "writes up to sequence %llu are not all read)",
-                   er->path, (unsigned long long)*next, msg, attempt, (unsigned long long)last);
+                   er->rw.path, (unsigned long long)*next, msg, attempt, (unsigned long long)last);
     else
       rc = err_set(err, strstr(msg, "Corruption") ? BFH_E_CORRUPT : BFH_E_IO,
-                   "%s: reading the WAL from sequence %llu: %s", er->path,
+                   "%s: reading the WAL from sequence %llu: %s", er->rw.path,
                    (unsigned long long)*next, msg);
     rocksdb_free(msg);
     return rc;
@@ -171,48 +163,35 @@ static int read_batches(engine_rocksdb_t *er, uint64_t last, stock_seg_builder_t
 
 void engine_rocksdb_set_wal_hook(engine_t *e, const char *(*fn)(void *arg), void *arg) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  pthread_mutex_lock(&er->sync_mu);
+  pthread_mutex_lock(&er->rw.sync_mu);
   er->wal_hook = fn;
   er->wal_hook_arg = arg;
-  pthread_mutex_unlock(&er->sync_mu);
+  pthread_mutex_unlock(&er->rw.sync_mu);
 }
 
 uint64_t engine_rocksdb_wal_transients(engine_t *e) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  pthread_mutex_lock(&er->sync_mu);
+  pthread_mutex_lock(&er->rw.sync_mu);
   uint64_t n = er->wal_transients;
-  pthread_mutex_unlock(&er->sync_mu);
+  pthread_mutex_unlock(&er->rw.sync_mu);
   return n;
 }
 
 int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
   uint64_t sv = super_version(er);
   if (sv != er->sv_number) { /* a flush or a compaction: read the live WAL again */
-    segs_drop(er);
+    stock_segs_clear(&er->segs);
     er->next_seq = 0;
     er->sv_number = sv;
   }
   uint64_t last = rocksdb_get_latest_sequence_number(er->db);
   if (last == 0 || er->next_seq > last) return BFH_OK; /* nothing written since */
-  stock_seg_builder_t b = {.seed = stock_value_seed(er->sync),
-                           .terms = stock_value_terms(er->sync)};
+  stock_seg_builder_t b = {.seed = stock_value_seed(er->rw.sync),
+                           .terms = stock_value_terms(er->rw.sync)};
   uint64_t next = er->next_seq;
   int rc = read_batches(er, last, &b, &next, err);
-  if (rc == BFH_OK && b.n > 0) {
-    if (er->nsegs == er->segs_cap) {
-      size_t c = er->segs_cap ? 2 * er->segs_cap : 8;
-      log_seg_t **ns = realloc(er->segs, c * sizeof *ns);
-      if (ns) {
-        er->segs = ns;
-        er->segs_cap = c;
-      }
-    }
-    log_seg_t *s = er->nsegs < er->segs_cap ? stock_seg_builder_finish(&b) : NULL;
-    if (s)
-      er->segs[er->nsegs++] = s;
-    else
-      rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", er->path);
-  }
+  if (rc == BFH_OK && b.n > 0 && stock_segs_push(&er->segs, &b) != BFH_OK)
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", er->rw.path);
   if (rc == BFH_OK) er->next_seq = next;
   stock_seg_builder_release(&b);
   return rc;

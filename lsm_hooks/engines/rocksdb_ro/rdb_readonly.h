@@ -38,32 +38,4 @@ int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env 
    BFH_E_BUSY when the owner compacted it away since it was listed. */
 int engine_rocksdb_ro_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
-/* How many refreshes and searches started over because the database changed under them. */
-static inline uint64_t engine_rocksdb_ro_retries(engine_t *e) {
-  return stock_ro_retries(e);
-}
-/* How many refreshes read CURRENT, the MANIFEST and the WALs (the others found nothing new in
-   the directory watch: dir_watch.h), and how many WAL bytes they read. */
-static inline uint64_t engine_rocksdb_ro_refreshes(engine_t *e) {
-  return stock_ro_refreshes(e);
-}
-static inline uint64_t engine_rocksdb_ro_wal_bytes_read(engine_t *e) {
-  return stock_ro_log_bytes(e);
-}
-/* How many table files the handle holds open now. */
-static inline uint64_t engine_rocksdb_ro_pinned(engine_t *e) {
-  return stock_ro_pinned(e);
-}
-/* Tests: hold at most n table files open from the next refresh on (0: none, so that a table
-   compacted away under a search makes it start over). */
-static inline void engine_rocksdb_ro_set_pin_max(engine_t *e, uint64_t n) {
-  stock_ro_set_pin_max(e, n);
-}
-/* Tests: fn(arg) runs in every refresh between its WAL reads and its second MANIFEST read
-   (steps 2 and 3 at the top of rdb_readonly.c), so that a test can make the owner flush its
-   memtable there. NULL removes the hook. */
-static inline void engine_rocksdb_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg) {
-  stock_ro_set_logs_hook(e, fn, arg);
-}
-
 #endif

@@ -18,11 +18,6 @@
 
 /* ---- A pinned table's key index --------------------------------------------------------- */
 
-static int cmp_key(const void *a, size_t al, const void *b, size_t bl) {
-  int c = memcmp(a, b, al < bl ? al : bl);
-  return c ? c : (al > bl) - (al < bl);
-}
-
 static void pin_keys_release(rro_pin_t *p) {
   free(p->why);
   p->why = NULL;
@@ -247,24 +242,19 @@ typedef struct lookup {
 static int visit_lookup(void *arg, const rdb_entry_t *e) {
   lookup_t *l = arg;
   if (e->type == RDB_TYPE_RANGE_DELETION) { /* a whole-table read's, after every data block */
-    if (cmp_key(e->key, e->key_len, l->g->key, l->g->key_len) <= 0 &&
-        cmp_key(l->g->key, l->g->key_len, e->val, e->val_len) < 0 &&
+    if (stock_key_cmp(e->key, e->key_len, l->g->key, l->g->key_len) <= 0 &&
+        stock_key_cmp(l->g->key, l->g->key_len, e->val, e->val_len) < 0 &&
         rro_seq(l->gseq, e->seq) > l->g->cover)
       l->g->cover = rro_seq(l->gseq, e->seq);
     return 0;
   }
-  int c = cmp_key(e->key, e->key_len, l->g->key, l->g->key_len);
+  int c = stock_key_cmp(e->key, e->key_len, l->g->key, l->g->key_len);
   if (c < 0 || (l->whole && (c > 0 || l->g->found))) return 0;
   if (c > 0) return 1;
   if ((l->rc = rdb_entry_refuse(e, l->path, l->err)) != BFH_OK) return 1;
   (void)stock_lookup_set(l->g, e->type == RDB_TYPE_VALUE, rro_seq(l->gseq, e->seq), e->val,
                          e->val_len);
   return !l->whole;
-}
-
-static int file_holds(const rdb_file_t *f, const void *key, size_t key_len) {
-  return cmp_key(f->smallest, f->smallest_len, key, key_len) <= 0 &&
-         cmp_key(key, key_len, f->largest, f->largest_len) <= 0;
 }
 
 /* The newest entry of l->g->key in pinned table p: one data block, found by the key index. */
@@ -277,7 +267,7 @@ static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const rro_kblock_t *b = &p->blocks[mid];
-    if (cmp_key(p->keys + b->key_at, b->key_len, l->g->key, l->g->key_len) < 0)
+    if (stock_key_cmp(p->keys + b->key_at, b->key_len, l->g->key, l->g->key_len) < 0)
       lo = mid + 1;
     else
       hi = mid;
@@ -294,7 +284,8 @@ static int get_tables(stock_ro_t *r, const stock_ro_state_t *base, stock_lookup_
   int rc = BFH_OK;
   for (size_t i = 0; i < s->norder && rc == BFH_OK && !g->found; i++) {
     const rdb_file_t *f = s->order[i];
-    if (!file_holds(f, g->key, g->key_len)) continue;
+    if (!stock_key_in(g->key, g->key_len, f->smallest, f->smallest_len, f->largest, f->largest_len))
+      continue;
     char *path;
     if ((rc = stock_ro_table_path(r, f->number, &path, err)) != BFH_OK) break;
     l.path = path;

@@ -25,14 +25,8 @@ typedef struct gather {
   int nomem, rc;
 } gather_t;
 
-static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
-  int c = memcmp(a, b, al < bl ? al : bl);
-  return c ? c : (al > bl) - (al < bl);
-}
-
 static int key_in_file(const rdb_file_t *f, const uint8_t *k, size_t kl) {
-  return cmp_bytes(f->smallest, f->smallest_len, k, kl) <= 0 &&
-         cmp_bytes(k, kl, f->largest, f->largest_len) <= 0;
+  return stock_key_in(k, kl, f->smallest, f->smallest_len, f->largest, f->largest_len);
 }
 
 /* Whether the tombstones a lookup of k would have gathered by the time it reads the source of

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lsm_hooks/engines/stock/stock.h"
+
 typedef struct rec {
   size_t off; /* of the key in the arena; the value follows it */
   const uint8_t *key;
@@ -66,15 +68,10 @@ int stock_sorted_add(stock_sorted_t *s, const void *key, size_t key_len, const v
   return BFH_OK;
 }
 
-static int cmp_key(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
-  int c = memcmp(a, b, al < bl ? al : bl);
-  return c ? c : (al > bl) - (al < bl);
-}
-
 /* By key ascending, then rank descending: the newest entry of a key first. */
 static int cmp_rec(const void *x, const void *y) {
   const rec_t *a = x, *b = y;
-  int c = cmp_key(a->key, a->key_len, b->key, b->key_len);
+  int c = stock_key_cmp(a->key, a->key_len, b->key, b->key_len);
   if (c) return c;
   return a->rank < b->rank ? 1 : a->rank > b->rank ? -1 : 0;
 }
@@ -95,7 +92,7 @@ static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {
   size_t lo = 0, hi = s->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (cmp_key(s->recs[mid].key, s->recs[mid].key_len, key, key_len) < 0)
+    if (stock_key_cmp(s->recs[mid].key, s->recs[mid].key_len, key, key_len) < 0)
       lo = mid + 1;
     else
       hi = mid;
@@ -137,8 +134,8 @@ int stock_sorted_finish(stock_sorted_t *s, engine_iter_t **out, err_t *err) {
   qsort(s->recs, s->n, sizeof *s->recs, cmp_rec);
   size_t live = 0;
   for (size_t i = 0; i < s->n; i++) {
-    int newest = i == 0 || cmp_key(s->recs[i].key, s->recs[i].key_len, s->recs[i - 1].key,
-                                   s->recs[i - 1].key_len) != 0;
+    int newest = i == 0 || stock_key_cmp(s->recs[i].key, s->recs[i].key_len, s->recs[i - 1].key,
+                                         s->recs[i - 1].key_len) != 0;
     if (newest && s->recs[i].is_value) s->recs[live++] = s->recs[i];
   }
   s->n = live;

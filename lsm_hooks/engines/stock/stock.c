@@ -59,6 +59,102 @@ int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists,
   return BFH_OK;
 }
 
+/* ---- Tables ------------------------------------------------------------------------------------
+ */
+
+static int cmp_table(const void *a, const void *b) {
+  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
+  return x < y ? -1 : x > y;
+}
+
+void stock_tables_sort(engine_table_t *t, size_t n) {
+  qsort(t, n, sizeof *t, cmp_table);
+}
+
+/* ---- A table's key range -------------------------------------------------------------------- */
+
+int stock_key_range_add(stock_key_range_t *r, const void *key, size_t key_len) {
+  r->entries++;
+  if (!r->smallest) {
+    if (!(r->smallest = malloc(key_len ? key_len : 1))) return r->nomem = 1;
+    memcpy(r->smallest, key, key_len);
+    r->smallest_len = key_len;
+  }
+  if (key_len > r->largest_cap) {
+    uint8_t *p = realloc(r->largest, key_len);
+    if (!p) return r->nomem = 1;
+    r->largest = p;
+    r->largest_cap = key_len;
+  }
+  memcpy(r->largest, key, key_len);
+  r->largest_len = key_len;
+  return 0;
+}
+
+int stock_key_range_give(stock_key_range_t *r, const char *path, int rc, bfh_table_info *info,
+                         err_t *err) {
+  if (rc == BFH_OK && r->nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  info->entries = r->entries;
+  info->smallest = r->smallest;
+  info->smallest_len = r->smallest_len;
+  info->largest = r->largest;
+  info->largest_len = r->largest_len;
+  return rc;
+}
+
+/* ---- Segment lists and views ---------------------------------------------------------------- */
+
+int stock_segs_push(stock_segs_t *l, const stock_seg_builder_t *b) {
+  if (l->n == l->cap) {
+    size_t c = l->cap ? 2 * l->cap : 8;
+    log_seg_t **ns = realloc(l->v, c * sizeof *ns);
+    if (!ns) return BFH_E_NOMEM;
+    l->v = ns;
+    l->cap = c;
+  }
+  log_seg_t *s = stock_seg_builder_finish(b);
+  if (!s) return BFH_E_NOMEM;
+  l->v[l->n++] = s;
+  return BFH_OK;
+}
+
+void stock_segs_clear(stock_segs_t *l) {
+  for (size_t i = 0; i < l->n; i++) stock_seg_unref(l->v[i]);
+  l->n = 0;
+}
+
+void stock_segs_release(stock_segs_t *l) {
+  stock_segs_clear(l);
+  free(l->v);
+  *l = (stock_segs_t){0};
+}
+
+engine_view_t *stock_view_create(const index_sync_t *sync, size_t nsegs) {
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (v) v->segs = malloc((nsegs ? nsegs : 1) * sizeof *v->segs);
+  if (!v || !v->segs) {
+    free(v);
+    return NULL;
+  }
+  v->seed = stock_value_seed(sync);
+  return v;
+}
+
+void stock_view_add_segs(engine_view_t *v, const stock_segs_t *l) {
+  for (size_t i = 0; i < l->n; i++) {
+    atomic_fetch_add(&l->v[i]->refs, 1);
+    v->segs[v->nsegs++] = l->v[i];
+  }
+}
+
+void stock_view_free(engine_view_t *v) {
+  if (!v) return;
+  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
+  free(v->segs);
+  free(v->tables);
+  free(v);
+}
+
 /* ---- The view --------------------------------------------------------------------------- */
 
 size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables) {

@@ -4,11 +4,14 @@
  * core, as RocksDB's TableFactory / TableReader split keeps the engine ignorant of the table
  * format it reads.
  *
- *   stock.c        file names; the live list reported to index_sync; the filter cache
- *                  directory <dir>/bfh-filters/ and its cleaning; the background indexer
+ *   stock.c        file names, key order, key ranges; segment lists and views; the live list
+ *                  reported to index_sync; the filter cache directory <dir>/bfh-filters/ and
+ *                  its cleaning; the background indexer
  *   log_segs.c     log segments: the value entries of a log's stretch, indexed by value (the
  *                  memtables a view searches)
  *   sorted_iter.c  an ordered iterator over entries gathered in memory (sorted_iter.h)
+ *   stock_rw.c     the read-write engines' shared steps over the library each one calls
+ *                  (stock_rw.h): open and close, table reads, the index source, get, iterator
  *   stock_ro*.c    the read-only engine over a format interface (stock_ro.h), with its chunks
  *                  (stock_chunk.c) and range tombstones (stock_tombs.c)
  *
@@ -22,6 +25,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "index/index_sync.h"
 #include "lsm_hooks/engines/dir_watch.h"
@@ -50,6 +54,44 @@ int stock_table_path(const char *dir, uint64_t number, const char *first, const 
 /* Whether dir/name exists (env_exists through io), in *exists. BFH_OK, or BFH_E_NOMEM for its
    path (built in memory of its own, never cut short). */
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err);
+
+/* ---- Keys and tables ------------------------------------------------------------------------ */
+
+/* Orders user keys as LevelDB's and RocksDB's bytewise comparator does: memcmp, then the
+   shorter first. */
+static inline int stock_key_cmp(const void *a, size_t al, const void *b, size_t bl) {
+  int c = memcmp(a, b, al < bl ? al : bl);
+  return c ? c : (al > bl) - (al < bl);
+}
+
+/* Whether key is in [smallest, largest] (a table's key range). */
+static inline int stock_key_in(const void *key, size_t key_len, const void *smallest,
+                               size_t smallest_len, const void *largest, size_t largest_len) {
+  return stock_key_cmp(smallest, smallest_len, key, key_len) <= 0 &&
+         stock_key_cmp(key, key_len, largest, largest_len) <= 0;
+}
+
+/* Sorts t[0, n) by number (a view's or a state's tables). */
+void stock_tables_sort(engine_table_t *t, size_t n);
+
+/* ---- A table's key range (bfh_tables' describe) -------------------------------------------- */
+
+/* The entries of a table and its smallest and largest user key, gathered from its entries in
+   ascending internal key order. Caller-owned: zero it, add every entry, then give. */
+typedef struct stock_key_range {
+  uint8_t *smallest, *largest; /* owned until given */
+  size_t smallest_len, largest_len, largest_cap;
+  uint64_t entries;
+  int nomem;
+} stock_key_range_t;
+
+/* Adds the next entry's key (copied). 0, or 1 (a table visitor's "stop") when out of memory. */
+int stock_key_range_add(stock_key_range_t *r, const void *key, size_t key_len);
+/* Hands the range over to info (entries, smallest and largest: malloc'd, the caller of the
+   describe frees them whatever the result) after a read of the table at path that returned
+   rc. rc, or BFH_E_NOMEM naming the table when an add ran out of memory. */
+int stock_key_range_give(stock_key_range_t *r, const char *path, int rc, bfh_table_info *info,
+                         err_t *err);
 
 /* ---- A table read for a search ------------------------------------------------------------ */
 
@@ -128,6 +170,19 @@ void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t
 void stock_segs_find(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st);
+/* The segments read so far from one log (or a WAL), one reference each. Caller-owned: zero
+   it; stock_segs_release after. */
+typedef struct stock_segs {
+  log_seg_t **v;
+  size_t n, cap;
+} stock_segs_t;
+
+/* Appends a new segment of b's entries (stock_seg_builder_finish). BFH_OK or BFH_E_NOMEM. */
+int stock_segs_push(stock_segs_t *l, const stock_seg_builder_t *b);
+/* Drops every segment; l stays usable. */
+void stock_segs_clear(stock_segs_t *l);
+void stock_segs_release(stock_segs_t *l);
+
 /* The seed the log segments of a handle index values under: its value filters' (sync may
    be NULL: value filters off, STOCK_SEG_HASH_SEED). */
 uint64_t stock_value_seed(const index_sync_t *sync);
@@ -149,6 +204,14 @@ struct engine_view {
   void *held;
 };
 
+/* A view of the read-write engines with room for nsegs segments (calloc'd; its seed the
+   handle's, from sync): NULL if no memory. */
+engine_view_t *stock_view_create(const index_sync_t *sync, size_t nsegs);
+/* Adds a reference to every segment of l to v. REQUIRES: v has room for them. */
+void stock_view_add_segs(engine_view_t *v, const stock_segs_t *l);
+/* Frees v, its tables and its references to segments; not what it holds. v may be NULL. */
+void stock_view_free(engine_view_t *v);
+
 /* engine_ops_t.view_tables, scan_memtables and find_memtables of every stock engine. */
 size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables);
 int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
@@ -156,16 +219,6 @@ int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_
 int stock_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                          err_t *err);
-
-/* ENGINE_OPS_FIELDS (engine.h) of a stock engine: the view's tables and memtable scans are the
-   core's; the file names its static e_close, e_put, e_del, e_get, e_flush, e_view_acquire,
-   e_view_release, e_scan_table, e_scan_blocks, e_iter_create and e_stats. */
-#define STOCK_OPS_FIELDS(engine_name)                                                           \
-  .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,              \
-  .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,             \
-  .view_tables = stock_view_tables, .scan_table = e_scan_table,                                 \
-  .scan_memtables = stock_scan_memtables, .scan_blocks = e_scan_blocks,                         \
-  .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = e_stats
 
 /* ---- Reports to index_sync and the filter cache (stock.c) ---------------------------------- */
 

@@ -220,8 +220,8 @@ typedef struct stock_ro_format {
 
 struct stock_ro {
   engine_t base;
-  /* path, cache_dir, io and sync first, as in engine_leveldb_t (leveldb/adapter.h): the
-     describe of both LevelDB engines reads them through that type. */
+  /* path, cache_dir, io and sync first, as in stock_rw_t (stock_rw.h): the describe of both
+     LevelDB rows reads them through the read-write engine's type. */
   char *path, *cache_dir;
   env_t *io;
   index_sync_t *sync;
@@ -352,12 +352,25 @@ void stock_ro_forget_logs(stock_ro_t *r);
 int stock_ro_index_state(stock_ro_t *r, const stock_ro_state_t *s, uint64_t *epoch, err_t *err);
 
 /* ---- Counters and hooks (tests) ------------------------------------------------------------ */
+/* How many refreshes and searches started over because the database changed under them. */
 uint64_t stock_ro_retries(engine_t *e);
+/* How many refreshes read CURRENT, the MANIFEST and the logs (the others found nothing new in
+   the directory watch: dir_watch.h), and how many log bytes they read (the formats that count
+   them: RocksDB's WALs). */
 uint64_t stock_ro_refreshes(engine_t *e);
 uint64_t stock_ro_log_bytes(engine_t *e);
+/* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
 uint64_t stock_ro_pinned(engine_t *e);
+/* Hold at most n table files open from the next refresh on, which makes a new state (the
+   default is half of the process's RLIMIT_NOFILE); 0 turns pinning off, so that a table
+   compacted away under a search makes the search start over. */
 void stock_ro_set_pin_max(engine_t *e, uint64_t n);
+/* fn(arg, number) runs before every read of a table file (scans, gets), so that a test can
+   make the file vanish there. NULL removes the hook. */
 void stock_ro_set_read_hook(engine_t *e, void (*fn)(void *arg, uint64_t number), void *arg);
+/* fn(arg) runs in every refresh between its log reads and its second MANIFEST read (steps 2
+   and 3 at the top of readonly.c and rdb_readonly.c), so that a test can make the owner flush
+   its memtable there. NULL removes the hook. */
 void stock_ro_set_logs_hook(engine_t *e, void (*fn)(void *arg), void *arg);
 
 #endif

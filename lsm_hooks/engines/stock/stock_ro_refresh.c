@@ -11,6 +11,7 @@
 #include "filters/hash.h"
 #include "lsm_hooks/engines/stock/stock_ro.h"
 #include "util/path.h"
+#include "util/sort.h"
 
 #define AGAIN STOCK_RO_AGAIN
 
@@ -190,15 +191,8 @@ void stock_pin_unref(stock_pin_t *p) {
 }
 
 stock_pin_t *stock_ro_state_pin(const stock_ro_state_t *s, uint64_t number) {
-  size_t lo = 0, hi = s->ntables;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s->tables[mid].number < number)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->ntables && s->tables[lo].number == number && s->pins ? s->pins[lo] : NULL;
+  size_t i = U64_LOWER_BOUND(s->tables, s->ntables, number, number);
+  return i < s->ntables && s->tables[i].number == number && s->pins ? s->pins[i] : NULL;
 }
 
 void stock_ro_state_unref(stock_ro_state_t *s) {
@@ -224,11 +218,6 @@ stock_pin_t *stock_ro_newest_pin(stock_ro_t *r, uint64_t number) {
   if (p) atomic_fetch_add(&p->refs, 1);
   stock_ro_state_unref(s);
   return p;
-}
-
-static int cmp_table(const void *a, const void *b) {
-  uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
-  return x < y ? -1 : x > y;
 }
 
 /* Holds table i of s (at path) open: the pin of the previous state, or a new one while fewer
@@ -289,10 +278,9 @@ static int table_id(stock_ro_t *r, stock_ro_state_t *s, size_t i, const char *pa
   }
   const stock_ro_state_t *prev = r->state;
   if (prev && !r->recheck) {
-    const engine_table_t *t =
-        bsearch(&s->tables[i], prev->tables, prev->ntables, sizeof *prev->tables, cmp_table);
-    if (t && prev->ids[t - prev->tables]) {
-      s->ids[i] = prev->ids[t - prev->tables];
+    size_t j = U64_LOWER_BOUND(prev->tables, prev->ntables, number, s->tables[i].number);
+    if (j < prev->ntables && prev->tables[j].number == s->tables[i].number && prev->ids[j]) {
+      s->ids[i] = prev->ids[j];
       return BFH_OK;
     }
   }
@@ -344,7 +332,7 @@ static int state_make(stock_ro_t *r, stock_ro_state_t **out, err_t *err) {
   s->segs = malloc((nc + 1) * sizeof *s->segs);
   int rc = s->chunks && s->segs ? r->fmt->state_make(r, s, err) : BFH_E_NOMEM;
   if (rc == BFH_OK) {
-    qsort(s->tables, s->ntables, sizeof *s->tables, cmp_table);
+    stock_tables_sort(s->tables, s->ntables);
     s->pins = calloc(s->ntables + 1, sizeof *s->pins);
     s->ids = calloc(s->ntables + 1, sizeof *s->ids);
     if (!s->pins || !s->ids) rc = BFH_E_NOMEM;

@@ -22,19 +22,14 @@ typedef struct point {
   size_t len;
 } point_t;
 
-static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
-  int c = memcmp(a, b, al < bl ? al : bl);
-  return c ? c : (al > bl) - (al < bl);
-}
-
 static int cmp_point(const void *x, const void *y) {
   const point_t *a = x, *b = y;
-  return cmp_bytes(a->k, a->len, b->k, b->len);
+  return stock_key_cmp(a->k, a->len, b->k, b->len);
 }
 
 static int cmp_begin(const void *x, const void *y) {
   const tomb_t *a = x, *b = y;
-  return cmp_bytes(a->b, a->bl, b->b, b->bl);
+  return stock_key_cmp(a->b, a->bl, b->b, b->bl);
 }
 
 int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
@@ -132,9 +127,9 @@ int stock_tombs_finish(stock_tombs_builder_t *b, stock_tombs_t **out) {
     size_t j = 0, nh = 0, at = 0;
     for (size_t i = 0; i < m; i++) {
       const point_t *p = &pts[i];
-      for (; j < n && cmp_bytes(ts[j].b, ts[j].bl, p->k, p->len) <= 0; j++)
+      for (; j < n && stock_key_cmp(ts[j].b, ts[j].bl, p->k, p->len) <= 0; j++)
         heap_push(heap, &nh, &ts[j]);
-      while (nh && cmp_bytes(heap[0]->e, heap[0]->el, p->k, p->len) <= 0) heap_pop(heap, &nh);
+      while (nh && stock_key_cmp(heap[0]->e, heap[0]->el, p->k, p->len) <= 0) heap_pop(heap, &nh);
       t->seq[i] = nh ? heap[0]->seq : 0;
       t->at[i] = at;
       if (p->len) memcpy(t->keys + at, p->k, p->len);
@@ -158,7 +153,7 @@ uint64_t stock_tombs_max(const stock_tombs_t *t, const void *key, size_t key_len
   size_t lo = 0, hi = t->n; /* the first point > key */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (cmp_bytes(t->keys + t->at[mid], t->at[mid + 1] - t->at[mid], key, key_len) <= 0)
+    if (stock_key_cmp(t->keys + t->at[mid], t->at[mid + 1] - t->at[mid], key, key_len) <= 0)
       lo = mid + 1;
     else
       hi = mid;

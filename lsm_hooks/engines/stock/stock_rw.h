@@ -1,0 +1,156 @@
+/* The read-write stock engines' core: what the engines over stock LevelDB and RocksDB do the
+ * same way whatever the library under them. Each engine's handle begins with a stock_rw_t and
+ * names its format (stock_rw_format_t: its table readers); the core then gives the handle's
+ * open and close steps that do not call the library, the table reads of a search, the
+ * index_sync source, and the get and iterator glue over the library's C API.
+ */
+#ifndef BFH_LSM_HOOKS_STOCK_RW_H
+#define BFH_LSM_HOOKS_STOCK_RW_H
+
+#include <pthread.h>
+
+#include "bfh.h"
+#include "lsm_hooks/engines/stock/stock.h"
+
+/* A format's table readers, for table `number` of the database in dir, through io. Each
+   returns BFH_NOT_FOUND when the file is gone. */
+typedef struct stock_rw_format {
+  /* Entries whose value passes m->test: the whole table (refs NULL) or data blocks refs[0, n). */
+  int (*table_match)(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
+                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+  /* engine_ops_t.table_hashes: every value entry's item hashes under seed (terms: the
+     database's items; NULL: the whole value's bfh_value_hash), to fn. */
+  int (*table_hashes)(env_t *io, const char *dir, uint64_t number, uint64_t seed,
+                      const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
+                      engine_scan_stats_t *st, err_t *err);
+  /* index_source_t.read_leaf and .table_tag. */
+  int (*leaf_read)(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                   index_leaf_read_t *out, err_t *err);
+  int (*table_tag)(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
+  uint64_t cache_delay_ns; /* index_source_t.cache_delay_ns */
+  int block_maps;          /* the row has ENGINE_CAP_BLOCK_MAPS: a leaf read makes the maps */
+} stock_rw_format_t;
+
+/* The head of a read-write stock engine's handle. base, path, cache_dir, io and sync come
+   first, in the order of struct stock_ro (stock_ro.h): the describe of a format's two rows
+   reads them through this type. */
+typedef struct stock_rw {
+  engine_t base;
+  char *path, *cache_dir;
+  env_t *io;          /* bfh's own file accesses (borrowed; env_default() unless a test's) */
+  index_sync_t *sync; /* borrowed; NULL when value filters are off */
+  const stock_rw_format_t *fmt;
+  env_lock_t *dir_lock;    /* flock(LOCK_EX) on the directory while open (env_lock_dir) */
+  int opened;              /* the open succeeded (a close then leaves the cache files behind) */
+  pthread_mutex_t sync_mu; /* one sync or view at a time; the engine says what else it guards */
+  stock_indexer_t bg;      /* the background indexer */
+} stock_rw_t;
+
+/* What path must be before the library may open or create a database in it: a directory,
+   or missing with create set. BFH_OK for a missing one (*exists 0) or a directory (*exists
+   1); else BFH_E_INVALID (or env_path_kind's error). */
+int stock_rw_check_dir(env_t *io, const char *path, int create, int *exists, err_t *err);
+
+/* The open's first steps, before the library is called: s's fields set, its mutex and
+   indexer made, path copied, the directory made when create, and bfh's own lock on it taken
+   (before the library's: two opens of one directory, in this process or another, conflict
+   here with BFH_E_BUSY). On failure the caller still closes with stock_rw_release. */
+int stock_rw_begin(stock_rw_t *s, const engine_ops_t *ops, const stock_rw_format_t *fmt,
+                   const char *path, int create, env_t *io, index_sync_t *sync, err_t *err);
+/* Frees what stock_rw_begin made (the lock dropped); not s itself. */
+void stock_rw_release(stock_rw_t *s);
+/* Sets sync's source to the format's readers and creates the filter cache directory
+   <db>/bfh-filters/ (stock_cache_init). BFH_OK at once without sync. */
+int stock_rw_source_init(stock_rw_t *s, err_t *err);
+/* Starts the background indexer with tick (only with a value index; stopped with
+   stock_indexer_stop). */
+int stock_rw_bg_start(stock_rw_t *s, uint64_t period_ns, void (*tick)(void *arg), void *arg,
+                      err_t *err);
+
+/* engine_ops_t.scan_table, scan_blocks and table_hashes of the read-write engines: a table
+   not in the view is not part of its state (a table made after it was taken), and nothing is
+   reported for it; a table of the view gone is BFH_E_IO, as the view keeps its files. */
+int stock_rw_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
+                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                        engine_scan_stats_t *st, err_t *err);
+int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
+                         size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                         engine_scan_stats_t *st, err_t *err);
+int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
+                          void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
+                          err_t *err);
+
+/* The engine_ops_t fields of a read-write stock engine: the view's tables, the memtable scans
+   and the table reads are the core's; the file names its static e_close, e_put, e_del, e_get,
+   e_flush, e_view_acquire, e_view_release, e_iter_create and e_stats. */
+#define STOCK_RW_OPS_FIELDS(engine_name)                                                  \
+  .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,        \
+  .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,       \
+  .view_tables = stock_view_tables, .scan_table = stock_rw_scan_table,                    \
+  .scan_memtables = stock_scan_memtables, .scan_blocks = stock_rw_scan_blocks,            \
+  .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = e_stats, \
+  .table_hashes = stock_rw_table_hashes
+
+/* The end of engine_ops_t.get over a library's get, which returned v (malloc'd, n bytes; NULL:
+   no such key): *val and *val_len set, a real pointer given for an empty value (malloc(0) may
+   be any pointer), lib_free freeing what the library returned then. BFH_OK, BFH_NOT_FOUND, or
+   BFH_E_NOMEM. */
+int stock_rw_get_result(const char *path, char *v, size_t n, void (*lib_free)(void *), void **val,
+                        size_t *val_len, err_t *err);
+
+/* An engine_iter_t over a library's own iterator, whose C API functions are P_iter_seek and
+   the like (LevelDB's and RocksDB's have the same shape). STOCK_LIB_ITER(P, error) defines,
+   static in the engine's file, the iterator type and its ops, with error(path, msg, op, err)
+   mapping the library's error (it frees msg), and `static engine_iter_t *lib_iter_wrap(
+   P##_iterator_t *it, const char *path)`, which takes it over (NULL if no memory: it is
+   destroyed then). */
+#define STOCK_LIB_ITER(P, error)                                                                  \
+  typedef struct lib_iter {                                                                       \
+    engine_iter_t base;                                                                           \
+    P##_iterator_t *it;                                                                           \
+    const char *path; /* the engine's, for messages */                                            \
+  } lib_iter_t;                                                                                   \
+  static P##_iterator_t *lib_it(const engine_iter_t *it) {                                        \
+    return ((const lib_iter_t *)it)->it;                                                          \
+  }                                                                                               \
+  static void it_destroy(engine_iter_t *it) {                                                     \
+    if (!it) return;                                                                              \
+    P##_iter_destroy(lib_it(it));                                                                 \
+    free(it);                                                                                     \
+  }                                                                                               \
+  static void it_seek_first(engine_iter_t *it) {                                                  \
+    P##_iter_seek_to_first(lib_it(it));                                                           \
+  }                                                                                               \
+  static void it_seek(engine_iter_t *it, const void *key, size_t key_len) {                       \
+    P##_iter_seek(lib_it(it), key, key_len);                                                      \
+  }                                                                                               \
+  static int it_valid(const engine_iter_t *it) {                                                  \
+    return P##_iter_valid(lib_it(it));                                                            \
+  }                                                                                               \
+  static void it_next(engine_iter_t *it) {                                                        \
+    P##_iter_next(lib_it(it));                                                                    \
+  }                                                                                               \
+  static const void *it_key(const engine_iter_t *it, size_t *len) {                               \
+    return P##_iter_key(lib_it(it), len);                                                         \
+  }                                                                                               \
+  static const void *it_value(const engine_iter_t *it, size_t *len) {                             \
+    return P##_iter_value(lib_it(it), len);                                                       \
+  }                                                                                               \
+  static int it_status(const engine_iter_t *it, err_t *err) {                                     \
+    char *msg = NULL;                                                                             \
+    P##_iter_get_error(lib_it(it), &msg);                                                         \
+    return msg ? error(((const lib_iter_t *)it)->path, msg, "iterator", err) : BFH_OK;            \
+  }                                                                                               \
+  static const engine_iter_ops_t lib_iter_ops = {it_destroy, it_seek_first, it_seek,  it_valid,   \
+                                                 it_next,    it_key,        it_value, it_status}; \
+  static engine_iter_t *lib_iter_wrap(P##_iterator_t *p, const char *path) {                      \
+    lib_iter_t *it = p ? calloc(1, sizeof *it) : NULL;                                            \
+    if (!it) {                                                                                    \
+      if (p) P##_iter_destroy(p);                                                                 \
+      return NULL;                                                                                \
+    }                                                                                             \
+    *it = (lib_iter_t){.base = {.ops = &lib_iter_ops}, .it = p, .path = path};                    \
+    return &it->base;                                                                             \
+  }
+
+#endif
