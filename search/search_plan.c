@@ -432,6 +432,12 @@ int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t
   }
   rc = search_pred_init(pred, expr, terms, query_seed(c, p), m, k, err);
   if (rc != BFH_OK) return rc;
+  /* A plan no filter narrows (a range on an attribute without range items, or wider than
+     the probe budget) reads every table and memtable: SCAN, which says so in method_used. */
+  if (pred->read_all) {
+    q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
+    q->by_blocks = 0;
+  }
   q->pred = pred;
   return BFH_OK;
 }

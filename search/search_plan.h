@@ -125,7 +125,8 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
                    search_query_t *q, err_t *err);
 /* search_prepare for the predicate expr (bound to c's declared attributes terms, NULL for
    none): the same plan, and *pred (the caller's, released with search_pred_release whatever
-   the result) filled with each leaf's hash under the chosen provider's seed. The methods that
+   the result) filled with each leaf's hash under the chosen provider's seed; a plan no filter
+   narrows (search_pred_t.read_all) runs as SCAN. The methods that
    answer from stores of their own (STANDALONE, CUCKOO) answer whole values only:
    BFH_E_UNSUPPORTED saying so. */
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
