@@ -312,7 +312,8 @@ static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_me
 /* Search by a predicate over the declared attributes (doc/query.md): report every live key
    whose current value satisfies `where`, exactly once, to fn (as bfh_search). where is a
    NUL-terminated expression of the predicate language (NAME = 'text', NAME = 123,
-   NAME IN ('a', 'b'), AND, OR, parentheses); NAME is a declared attribute, or `value` (the
+   NAME IN ('a', 'b'), <, <=, >, >=, NAME BETWEEN 1 AND 9, NAME LIKE 'pre%', AND, OR,
+   parentheses); NAME is a declared attribute, or `value` (the
    whole value) in a database without declarations. method: BFH_SEARCH_SCAN evaluates the
    predicate on every value; LEAVES, HIERARCHY, SLICED and AUTO select the tables (and
    blocks) where it may hold from the filters, each (attribute, term) being an item of them;

@@ -61,6 +61,37 @@ static bool starts(const char *s, const char *word) {
   return strncmp(s, word, strlen(word)) == 0;
 }
 
+void attr_range_default(bool is_int, range_levels_t *out) {
+  memset(out, 0, sizeof *out);
+  unsigned step = is_int ? 4 : 8, top = is_int ? 24 : 56;
+  for (unsigned j = step; j <= top; j += step) out->j[out->n++] = (uint8_t)j;
+  out->has_zero = is_int;
+}
+
+/* After ":range": "=J,J,..." or nothing (the default levels) into out->range. ST_OK with *p
+   past them; -1 where a level was expected, -2 at a level out of order or range (*p there). */
+static int parse_levels(const char **p, attr_spec_t *out) {
+  if (**p != '=') {
+    attr_range_default(out->is_int, &out->range);
+    return ST_OK;
+  }
+  range_levels_t lv = {.has_zero = out->is_int};
+  do {
+    (*p)++;
+    const char *at = *p;
+    uint64_t v;
+    int rc = parse_decimal(p, 63, &v);
+    if (rc == -1) return -1;
+    if (rc == -2 || v == 0 || lv.n == RANGE_MAX_LEVELS || (lv.n && v <= lv.j[lv.n - 1])) {
+      *p = at;
+      return -2;
+    }
+    lv.j[lv.n++] = (uint8_t)v;
+  } while (**p == ',');
+  out->range = lv;
+  return ST_OK;
+}
+
 int attr_spec_parse(const char *decl, attr_spec_t *out, err_t *err) {
   memset(out, 0, sizeof *out);
   size_t decl_len = strnlen(decl, ATTR_MAX_DECL_BYTES + 1);
@@ -136,9 +167,20 @@ int attr_spec_parse(const char *decl, attr_spec_t *out, err_t *err) {
     out->is_int = true;
     p += 4;
   }
+  if (starts(p, ":range") && (p[6] == '\0' || p[6] == '=')) {
+    p += 6;
+    rc = parse_levels(&p, out);
+    if (rc != ST_OK) {
+      attr_spec_release(out);
+      return parse_error(err, decl, p,
+                         rc == -1 ? "expected a level (1 to 63) in the :range list"
+                                  : "the :range levels ascend, each 1 to 63, at most 16 of them");
+    }
+  }
   if (*p) {
     attr_spec_release(out);
-    return parse_error(err, decl, p, "only ':int' may follow the extractor");
+    return parse_error(err, decl, p,
+                       "only ':int' may follow the extractor, then ':range' or ':range=J,J,...'");
   }
   return ST_OK;
 }
@@ -152,7 +194,12 @@ void attr_spec_release(attr_spec_t *spec) {
 }
 
 size_t attr_spec_format(const attr_spec_t *spec, char *buf, size_t cap) {
-  const char *suffix = spec->is_int ? ":int" : "";
+  char suffix[8 + 6 + 3 * RANGE_MAX_LEVELS] = "";
+  size_t k = 0;
+  if (spec->is_int) k += (size_t)snprintf(suffix + k, sizeof suffix - k, ":int");
+  for (uint32_t i = 0; i < spec->range.n && i < RANGE_MAX_LEVELS; i++)
+    k += (size_t)snprintf(suffix + k, sizeof suffix - k, "%s%u",
+                          i ? "," : ":range=", spec->range.j[i]);
   int n;
   switch (spec->kind) {
     case ATTR_JSON:

@@ -9,6 +9,11 @@
  *   bytes:OFF:LEN  the LEN bytes (LEN >= 1) at offset OFF (decimal, at most UINT32_MAX each)
  *   value      the whole value
  *   :int       the attribute is a signed 64-bit integer: its terms are attr_int_term's 8 bytes
+ *   :range[=J,J,...]  each term is also indexed under range items (query/range_cover.h) at the
+ *              stored levels J (ascending, 1..63, at most RANGE_MAX_LEVELS), so that ranges
+ *              and prefixes are answered through the filters; without a list, the default
+ *              levels (attr_range_default), written out in the canonical form so that a
+ *              stored declaration keeps its levels whatever the default becomes
  *
  * Terms. attr_extract gives each value's terms for one attribute; a value gives none when it
  * lacks the field, is not valid JSON or CSV, is too short for bytes:OFF:LEN, or (under :int)
@@ -51,6 +56,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "query/range_cover.h"
 #include "util/err.h"
 
 #define ATTR_NAME_MAX_BYTES 64
@@ -76,7 +82,15 @@ typedef struct attr_spec {
   char *path;      /* json: the dotted path as declared (owned) */
   char *keys;      /* json: its segments, each NUL-terminated, one after the other (owned) */
   uint32_t nkeys;  /* json: how many */
+  range_levels_t range; /* :range: the stored levels (n 0: no range items); has_zero is
+                           is_int, an :int term being its own level-0 item */
 } attr_spec_t;
+
+/* The levels `:range` stands for without a list. :int: every 4 bits up to 24, so that a range
+   of up to 2^24 codes costs at most 2 x 15 probes per level (range_cover.h) and its top
+   level a few more; text: every byte up to 56, so that a prefix of 1 to 7 bytes is exactly
+   one aligned interval, one probe. doc/query.md "Ranges" says why. */
+void attr_range_default(bool is_int, range_levels_t *out);
 
 /* Parses decl, a NUL-terminated declaration "NAME=EXTRACTOR[:int]", into *out (which the
    caller releases with attr_spec_release once this returned ST_OK; on failure *out holds

@@ -17,11 +17,12 @@ typedef struct node {
   uint32_t first, count; /* EXPR_AND, EXPR_OR: children kids[first .. first + count) */
 } node_t;
 
-/* Leaves of one attribute, as a run of order[] sorted by term: an extracted term is found
-   by binary search whatever the size of an IN list. */
+/* Leaves of one attribute, as a run of order[]: its equalities first, sorted by term, so
+   that an extracted term is found by binary search whatever the size of an IN list; then
+   its other comparisons, each tested in turn. */
 typedef struct group {
   int attr;
-  uint32_t first, count;
+  uint32_t first, count, equal;
 } group_t;
 
 struct expr {
@@ -111,7 +112,8 @@ static int word_is(const char *w, size_t len, const char *keyword) {
 }
 
 static int is_keyword(const char *w, size_t len) {
-  return word_is(w, len, "and") || word_is(w, len, "or") || word_is(w, len, "in");
+  return word_is(w, len, "and") || word_is(w, len, "or") || word_is(w, len, "in") ||
+         word_is(w, len, "between") || word_is(w, len, "like");
 }
 
 /* Consumes the keyword at the cursor, after blanks; 1 if it was there. */
@@ -222,7 +224,45 @@ static int parse_literal(parser_t *p, uint8_t **out, size_t *len, int *is_number
   return ST_OK;
 }
 
-static int add_leaf(parser_t *p, const char *name, size_t name_len, size_t name_pos, uint32_t *id) {
+/* LIKE's pattern: a literal prefix and one trailing '%' (SQL's wildcards refused anywhere
+   else). The prefix's length into *len. */
+static int like_prefix(parser_t *p, size_t start, const uint8_t *lit, size_t n, int is_number,
+                       size_t *len) {
+  const char *want = "LIKE takes a quoted literal prefix followed by one '%' ('abc%')";
+  if (is_number || n == 0 || lit[n - 1] != '%') return fail(p, start, "%s", want);
+  for (size_t i = 0; i + 1 < n; i++)
+    if (lit[i] == '%' || lit[i] == '_')
+      return fail(p, start, "%s; '%c' before the end is a wildcard, which is not supported", want,
+                  lit[i]);
+  *len = n - 1;
+  return ST_OK;
+}
+
+/* The literals of a leaf of comparison cmp at the cursor: one, two for BETWEEN. */
+static int leaf_literals(parser_t *p, expr_leaf_t *l) {
+  uint8_t *lit = NULL;
+  skip_blanks(p);
+  size_t start = p->pos;
+  int rc = parse_literal(p, &lit, &l->literal_len, &l->is_number);
+  if (rc != ST_OK) return rc;
+  l->literal = l->term = lit;
+  if (l->cmp == EXPR_PREFIX)
+    rc = like_prefix(p, start, lit, l->literal_len, l->is_number, &l->literal_len);
+  l->term_len = l->literal_len;
+  if (rc != ST_OK || l->cmp != EXPR_BETWEEN) return rc;
+  char shown[32];
+  if (!take_keyword(p, "and"))
+    return fail(p, p->pos, "expected AND after BETWEEN's first literal, found %s",
+                here(p, shown, sizeof shown));
+  rc = parse_literal(p, &lit, &l->literal_hi_len, &l->hi_is_number);
+  if (rc != ST_OK) return rc;
+  l->literal_hi = l->term_hi = lit;
+  l->term_hi_len = l->literal_hi_len;
+  return ST_OK;
+}
+
+static int add_leaf(parser_t *p, const char *name, size_t name_len, size_t name_pos, expr_cmp_t cmp,
+                    uint32_t *id) {
   expr_t *e = p->e;
   if (e->n_leaves >= EXPR_MAX_LEAVES)
     return fail(p, p->pos, "more than %u terms in one expression", EXPR_MAX_LEAVES);
@@ -232,24 +272,35 @@ static int add_leaf(parser_t *p, const char *name, size_t name_len, size_t name_
   if (!nm) return nomem(p);
   memcpy(nm, name, name_len);
   nm[name_len] = '\0';
-  uint8_t *term = NULL;
-  size_t term_len = 0;
-  int is_number = 0;
-  int rc = parse_literal(p, &term, &term_len, &is_number);
-  if (rc != ST_OK) {
-    free(nm);
-    return rc;
-  }
-  e->leaves[e->n_leaves] =
-      (expr_leaf_t){nm, column(name_pos), -1, term, term_len, term, term_len, is_number};
-  rc = add_node(p, (node_t){EXPR_LEAF, (uint32_t)e->n_leaves, 0, 0}, id);
-  e->n_leaves++; /* owned by the plan from here, node or not */
+  expr_leaf_t *l = &e->leaves[e->n_leaves++]; /* owned by the plan from here, whole or not */
+  *l = (expr_leaf_t){.name = nm, .column = column(name_pos), .attr = -1, .cmp = cmp};
+  int rc = leaf_literals(p, l);
+  if (rc == ST_OK) rc = add_node(p, (node_t){EXPR_LEAF, (uint32_t)(l - e->leaves), 0, 0}, id);
   return rc;
 }
 
 static int parse_or(parser_t *p, uint32_t *id);
 
-/* NAME = literal | NAME IN (literal, ...) */
+/* A comparison sign at the cursor (after blanks): 1 and *cmp, or 0. */
+static int take_cmp(parser_t *p, expr_cmp_t *cmp) {
+  skip_blanks(p);
+  if (p->pos >= p->n) return 0;
+  char c = p->s[p->pos];
+  int eq = p->pos + 1 < p->n && p->s[p->pos + 1] == '=';
+  if (c == '=')
+    *cmp = EXPR_EQ;
+  else if (c == '<')
+    *cmp = eq ? EXPR_LE : EXPR_LT;
+  else if (c == '>')
+    *cmp = eq ? EXPR_GE : EXPR_GT;
+  else
+    return 0;
+  p->pos += 1 + (c != '=' && eq);
+  return 1;
+}
+
+/* NAME cmp literal | NAME IN (literal, ...) | NAME BETWEEN literal AND literal
+   | NAME LIKE 'prefix%' */
 static int parse_comparison(parser_t *p, uint32_t *id) {
   char shown[32];
   size_t name_pos = p->pos, name_len = word_len(p);
@@ -262,17 +313,21 @@ static int parse_comparison(parser_t *p, uint32_t *id) {
   if (name_len > EXPR_MAX_NAME)
     return fail(p, name_pos, "an attribute name longer than %d bytes", EXPR_MAX_NAME);
   p->pos += name_len;
-  if (take_char(p, '=')) return add_leaf(p, name, name_len, name_pos, id);
+  expr_cmp_t cmp;
+  if (take_cmp(p, &cmp)) return add_leaf(p, name, name_len, name_pos, cmp, id);
+  if (take_keyword(p, "between")) return add_leaf(p, name, name_len, name_pos, EXPR_BETWEEN, id);
+  if (take_keyword(p, "like")) return add_leaf(p, name, name_len, name_pos, EXPR_PREFIX, id);
   if (!take_keyword(p, "in"))
-    return fail(p, p->pos, "expected '=' or IN after '%.*s', found %s", (int)name_len, name,
-                here(p, shown, sizeof shown));
+    return fail(p, p->pos,
+                "expected '=', '<', '<=', '>', '>=', IN, BETWEEN or LIKE after '%.*s', found %s",
+                (int)name_len, name, here(p, shown, sizeof shown));
   if (!take_char(p, '('))
     return fail(p, p->pos, "expected '(' after IN, found %s", here(p, shown, sizeof shown));
   list_t items = {0};
   int rc;
   do {
     uint32_t leaf;
-    rc = add_leaf(p, name, name_len, name_pos, &leaf);
+    rc = add_leaf(p, name, name_len, name_pos, EXPR_EQ, &leaf);
     if (rc == ST_OK && list_push(&items, leaf) != ST_OK) rc = nomem(p);
   } while (rc == ST_OK && take_char(p, ','));
   if (rc == ST_OK && !take_char(p, ')'))
@@ -352,6 +407,8 @@ void expr_destroy(expr_t *e) {
     expr_leaf_t *l = &e->leaves[i];
     if (l->term != l->literal) free((uint8_t *)l->term);
     free((uint8_t *)l->literal);
+    if (l->term_hi != l->literal_hi) free((uint8_t *)l->term_hi);
+    free((uint8_t *)l->literal_hi);
     free((char *)l->name);
   }
   free(e->leaves);
@@ -381,24 +438,36 @@ static int leaf_order(const void *x, const void *y, void *arg) {
   const expr_leaf_t *a = &e->leaves[*(const uint32_t *)x];
   const expr_leaf_t *b = &e->leaves[*(const uint32_t *)y];
   if (a->attr != b->attr) return a->attr < b->attr ? -1 : 1;
+  if ((a->cmp != EXPR_EQ) != (b->cmp != EXPR_EQ)) return a->cmp != EXPR_EQ ? 1 : -1;
   return term_cmp(a->term, a->term_len, b->term, b->term_len);
 }
 
-/* The term of an :int attribute for the literal: 7, 007 and '007' alike. */
-static int int_term(expr_leaf_t *l, err_t *err) {
+/* The term of an :int attribute for a literal: 7, 007 and '007' alike. */
+static int int_term(const expr_leaf_t *l, const uint8_t *lit, size_t len, const uint8_t **term,
+                    size_t *term_len, err_t *err) {
   int64_t v;
-  if (attr_int_parse((const char *)l->literal, l->literal_len, &v) != ST_OK)
+  if (attr_int_parse((const char *)lit, len, &v) != ST_OK)
     return err_set(err, ST_E_INVALID,
                    "expression: column %u: %s is an integer attribute, and '%.*s' is not an "
                    "integer",
-                   l->column, l->name, (int)(l->literal_len < 40 ? l->literal_len : 40),
-                   (const char *)l->literal);
-  uint8_t *t = malloc(8);
+                   l->column, l->name, (int)(len < 40 ? len : 40), (const char *)lit);
+  uint8_t *t = malloc(ATTR_INT_TERM_BYTES);
   if (!t) return err_set(err, ST_E_NOMEM, "expression: out of memory");
   attr_int_term(v, t);
-  l->term = t;
-  l->term_len = 8;
+  *term = t;
+  *term_len = ATTR_INT_TERM_BYTES;
   return ST_OK;
+}
+
+static int int_terms(expr_leaf_t *l, err_t *err) {
+  if (l->cmp == EXPR_PREFIX)
+    return err_set(err, ST_E_INVALID,
+                   "expression: column %u: %s is an integer attribute; LIKE applies to text",
+                   l->column, l->name);
+  int rc = int_term(l, l->literal, l->literal_len, &l->term, &l->term_len, err);
+  if (rc == ST_OK && l->cmp == EXPR_BETWEEN)
+    rc = int_term(l, l->literal_hi, l->literal_hi_len, &l->term_hi, &l->term_hi_len, err);
+  return rc;
 }
 
 int expr_bind(expr_t *e, expr_lookup_fn lookup, void *arg, err_t *err) {
@@ -412,7 +481,7 @@ int expr_bind(expr_t *e, expr_lookup_fn lookup, void *arg, err_t *err) {
     if (l->attr >= 0) return err_set(err, ST_E_INVALID, "expression: bound twice");
     l->attr = attr;
     if (is_int) {
-      int rc = int_term(l, err);
+      int rc = int_terms(l, err);
       if (rc != ST_OK) return rc;
     }
   }
@@ -425,8 +494,9 @@ int expr_bind(expr_t *e, expr_lookup_fn lookup, void *arg, err_t *err) {
   for (size_t i = 0; i < e->n_leaves; i++) {
     int attr = e->leaves[e->order[i]].attr;
     if (!e->n_groups || e->groups[e->n_groups - 1].attr != attr)
-      e->groups[e->n_groups++] = (group_t){attr, (uint32_t)i, 0};
+      e->groups[e->n_groups++] = (group_t){attr, (uint32_t)i, 0, 0};
     e->groups[e->n_groups - 1].count++;
+    e->groups[e->n_groups - 1].equal += e->leaves[e->order[i]].cmp == EXPR_EQ;
   }
   return ST_OK;
 }
@@ -452,12 +522,36 @@ typedef struct marker {
   uint8_t *marks;
 } marker_t;
 
-/* Marks every leaf of the group whose term is this one. */
+int expr_leaf_holds(const expr_leaf_t *l, const void *t, size_t len) {
+  int c = term_cmp(t, len, l->term, l->term_len);
+  switch (l->cmp) {
+    case EXPR_EQ:
+      return c == 0;
+    case EXPR_LT:
+      return c < 0;
+    case EXPR_LE:
+      return c <= 0;
+    case EXPR_GT:
+      return c > 0;
+    case EXPR_GE:
+      return c >= 0;
+    case EXPR_BETWEEN:
+      return c >= 0 && term_cmp(t, len, l->term_hi, l->term_hi_len) <= 0;
+    case EXPR_PREFIX:
+      return len >= l->term_len && memcmp(t, l->term, l->term_len) == 0;
+    default:
+      return 0;
+  }
+}
+
+/* Marks every leaf of the group that this term satisfies. */
 static int mark_term(void *arg, const void *term, size_t len) {
   marker_t *m = arg;
   const expr_t *e = m->e;
   const uint32_t *run = e->order + m->g->first;
-  size_t lo = 0, hi = m->g->count;
+  for (size_t i = m->g->equal; i < m->g->count; i++)
+    if (expr_leaf_holds(&e->leaves[run[i]], term, len)) m->marks[run[i]] = 1;
+  size_t lo = 0, hi = m->g->equal;
   while (lo < hi) { /* the first leaf whose term is >= this one */
     size_t mid = lo + (hi - lo) / 2;
     const expr_leaf_t *l = &e->leaves[run[mid]];
@@ -466,7 +560,7 @@ static int mark_term(void *arg, const void *term, size_t len) {
     else
       hi = mid;
   }
-  for (; lo < m->g->count; lo++) {
+  for (; lo < m->g->equal; lo++) {
     const expr_leaf_t *l = &e->leaves[run[lo]];
     if (term_cmp(l->term, l->term_len, term, len) != 0) break;
     m->marks[run[lo]] = 1;
@@ -501,22 +595,40 @@ static void put_str(out_t *o, const char *s) {
   put(o, s, strlen(s));
 }
 
+static void format_literal(out_t *o, const uint8_t *lit, size_t len, int is_number,
+                           const char *tail) {
+  if (is_number) {
+    put(o, (const char *)lit, len);
+    return;
+  }
+  put_str(o, "'");
+  for (size_t i = 0; i < len; i++) {
+    if (lit[i] == '\'') put_str(o, "'");
+    put(o, (const char *)&lit[i], 1);
+  }
+  put_str(o, tail);
+  put_str(o, "'");
+}
+
+static void format_leaf(const expr_leaf_t *l, out_t *o) {
+  static const char *const sign[] = {" = ",  " < ",       " <= ",   " > ",
+                                     " >= ", " BETWEEN ", " LIKE ", " ITEM "};
+  put_str(o, l->name);
+  put_str(o, sign[l->cmp]);
+  format_literal(o, l->literal, l->literal_len, l->is_number, l->cmp == EXPR_PREFIX ? "%" : "");
+  if (l->cmp != EXPR_BETWEEN) return;
+  put_str(o, " AND ");
+  format_literal(o, l->literal_hi, l->literal_hi_len, l->hi_is_number, "");
+}
+
 static void format_node(const expr_t *e, uint32_t id, int nested, out_t *o) {
   const node_t *nd = &e->nodes[id];
   if (nd->op == EXPR_LEAF) {
-    const expr_leaf_t *l = &e->leaves[nd->leaf];
-    put_str(o, l->name);
-    put_str(o, " = ");
-    if (l->is_number) {
-      put(o, (const char *)l->literal, l->literal_len);
-      return;
-    }
-    put_str(o, "'");
-    for (size_t i = 0; i < l->literal_len; i++) {
-      if (l->literal[i] == '\'') put_str(o, "'");
-      put(o, (const char *)&l->literal[i], 1);
-    }
-    put_str(o, "'");
+    format_leaf(&e->leaves[nd->leaf], o);
+    return;
+  }
+  if (nd->count == 0) { /* a constant (expr_expand) */
+    put_str(o, nd->op == EXPR_AND ? "TRUE" : "FALSE");
     return;
   }
   if (nested) put_str(o, "(");
@@ -532,4 +644,128 @@ size_t expr_format(const expr_t *e, char *buf, size_t cap) {
   format_node(e, e->root, 0, &o);
   if (cap) buf[o.len < cap ? o.len : cap - 1] = '\0';
   return o.len;
+}
+
+/* ---- Expansion ---------------------------------------------------------------------- */
+
+#define CONST_TRUE UINT32_MAX
+#define CONST_FALSE (UINT32_MAX - 1)
+#define NOT_CONST (UINT32_MAX - 2)
+
+typedef struct expander {
+  const expr_t *from;
+  expr_expand_fn fn;
+  void *arg;
+  parser_t p; /* the new plan being built (p.e), and its error */
+  expr_item_t *items;
+  int *kind; /* per leaf of from: what fn said (EXPR_EXPAND_SELF, _TRUE or a count) */
+} expander_t;
+
+/* CONST_TRUE or CONST_FALSE when node id of the original folds to that constant, else
+   NOT_CONST; computed first, so that no leaf is made for a part that folds away. */
+static uint32_t node_const(const expander_t *x, uint32_t id) {
+  const node_t *nd = &x->from->nodes[id];
+  if (nd->op == EXPR_LEAF) {
+    int k = x->kind[nd->leaf];
+    return k == EXPR_EXPAND_TRUE ? CONST_TRUE : k == 0 ? CONST_FALSE : NOT_CONST;
+  }
+  uint32_t neutral = nd->op == EXPR_AND ? CONST_TRUE : CONST_FALSE;
+  uint32_t absorbing = nd->op == EXPR_AND ? CONST_FALSE : CONST_TRUE;
+  uint32_t all = neutral;
+  for (uint32_t i = 0; i < nd->count; i++) {
+    uint32_t c = node_const(x, x->from->kids[nd->first + i]);
+    if (c == absorbing) return absorbing;
+    if (c == NOT_CONST) all = NOT_CONST;
+  }
+  return all;
+}
+
+/* A leaf of the new plan for src: bytes[0, len) its term, cmp its kind. */
+static int expand_leaf(expander_t *x, const expr_leaf_t *src, expr_cmp_t cmp, const void *bytes,
+                       size_t len, uint32_t *id) {
+  expr_t *e = x->p.e;
+  if (grow((void **)&e->leaves, &e->cap_leaves, e->n_leaves + 1, sizeof *e->leaves) != ST_OK)
+    return nomem(&x->p);
+  char *nm = strdup(src->name);
+  uint8_t *t = malloc(len ? len : 1);
+  if (!nm || !t) {
+    free(nm);
+    free(t);
+    return nomem(&x->p);
+  }
+  memcpy(t, bytes, len);
+  e->leaves[e->n_leaves] = (expr_leaf_t){.name = nm,
+                                         .column = src->column,
+                                         .attr = src->attr,
+                                         .term = t,
+                                         .term_len = len,
+                                         .literal = t,
+                                         .literal_len = len,
+                                         .cmp = cmp};
+  int rc = add_node(&x->p, (node_t){EXPR_LEAF, (uint32_t)e->n_leaves, 0, 0}, id);
+  e->n_leaves++;
+  return rc;
+}
+
+/* The new plan's node for node id of the original, which does not fold to a constant: its
+   constant children are neutral ones, left out. */
+static int expand_node(expander_t *x, uint32_t id, uint32_t *out) {
+  const node_t *nd = &x->from->nodes[id];
+  list_t kids = {0};
+  int rc = ST_OK;
+  if (nd->op != EXPR_LEAF) {
+    for (uint32_t i = 0; i < nd->count && rc == ST_OK; i++) {
+      uint32_t kid = x->from->kids[nd->first + i], c;
+      if (node_const(x, kid) != NOT_CONST) continue;
+      rc = expand_node(x, kid, &c);
+      if (rc == ST_OK && list_push(&kids, c) != ST_OK) rc = nomem(&x->p);
+    }
+    if (rc == ST_OK) rc = add_branch(&x->p, nd->op, &kids, out);
+    free(kids.v);
+    return rc;
+  }
+  const expr_leaf_t *l = &x->from->leaves[nd->leaf];
+  if (x->kind[nd->leaf] == EXPR_EXPAND_SELF)
+    return expand_leaf(x, l, l->cmp, l->term, l->term_len, out);
+  int n = x->fn(x->arg, l, x->items, EXPR_EXPAND_CAP); /* again: fn is a function of l */
+  for (int i = 0; i < n && i < EXPR_EXPAND_CAP && rc == ST_OK; i++) {
+    uint32_t leaf;
+    rc = expand_leaf(x, l, x->items[i].cmp, x->items[i].bytes, x->items[i].len, &leaf);
+    if (rc == ST_OK && list_push(&kids, leaf) != ST_OK) rc = nomem(&x->p);
+  }
+  if (rc == ST_OK) rc = add_branch(&x->p, EXPR_OR, &kids, out);
+  free(kids.v);
+  return rc;
+}
+
+int expr_expand(const expr_t *e, expr_expand_fn fn, void *arg, expr_t **out, err_t *err) {
+  *out = NULL;
+  expander_t x = {e, fn, arg, {NULL, 0, 0, 0, NULL, err}, NULL, NULL};
+  x.p.e = calloc(1, sizeof *x.p.e);
+  x.items = malloc(EXPR_EXPAND_CAP * sizeof *x.items);
+  x.kind = malloc((e->n_leaves ? e->n_leaves : 1) * sizeof *x.kind);
+  int rc = x.p.e && x.items && x.kind ? ST_OK : nomem(&x.p);
+  for (size_t i = 0; rc == ST_OK && i < e->n_leaves; i++)
+    x.kind[i] = fn(arg, &e->leaves[i], x.items, EXPR_EXPAND_CAP);
+  uint32_t root = 0, c = rc == ST_OK ? node_const(&x, e->root) : NOT_CONST;
+  if (rc == ST_OK && c != NOT_CONST)
+    rc = add_node(&x.p, (node_t){c == CONST_TRUE ? EXPR_AND : EXPR_OR, 0, 0, 0}, &root);
+  else if (rc == ST_OK)
+    rc = expand_node(&x, e->root, &root);
+  free(x.items);
+  free(x.kind);
+  if (rc != ST_OK) {
+    expr_destroy(x.p.e);
+    return rc;
+  }
+  x.p.e->root = root;
+  *out = x.p.e;
+  return ST_OK;
+}
+
+int expr_constant(const expr_t *e, int *value) {
+  const node_t *nd = &e->nodes[e->root];
+  if (nd->op == EXPR_LEAF || nd->count) return 0;
+  *value = nd->op == EXPR_AND;
+  return 1;
 }

@@ -3,10 +3,19 @@
  *   expr    := or
  *   or      := and ( OR and )*
  *   and     := primary ( AND primary )*
- *   primary := '(' expr ')' | NAME '=' literal | NAME IN '(' literal ( ',' literal )* ')'
+ *   primary := '(' expr ')' | NAME cmp literal | NAME IN '(' literal ( ',' literal )* ')'
+ *            | NAME BETWEEN literal AND literal | NAME LIKE 'prefix%'
+ *   cmp     := '=' | '<' | '<=' | '>' | '>='
  *   literal := 'text' (a quote inside doubled: 'it''s') | integer (-?[0-9]+)
  *   NAME    := [A-Za-z_][A-Za-z0-9_]*, at most EXPR_MAX_NAME bytes
- * AND, OR and IN are keywords in any case; blanks (space, tab, CR, LF) separate tokens.
+ * AND, OR, IN, BETWEEN and LIKE are keywords in any case; blanks (space, tab, CR, LF)
+ * separate tokens. BETWEEN a AND b holds for a <= x <= b (nothing when a > b). LIKE takes a
+ * quoted literal prefix and one trailing '%', nothing else: '%' or '_' anywhere before it
+ * (SQL's wildcards) is refused rather than read as a literal character.
+ *
+ * Order. An :int attribute's values compare as integers; any other attribute's terms compare
+ * bytewise (memcmp, a proper prefix first), whether its literal is quoted or not: x < 10 on a
+ * text attribute compares with the two bytes "10". LIKE applies to text attributes only.
  *
  * The plan is a tree of AND and OR nodes over leaves, one leaf per (attribute, literal): IN
  * is an OR of its literals, and nested ANDs (ORs) are flattened into one. Each leaf is a
@@ -41,7 +50,19 @@ typedef struct expr expr_t;
 
 typedef enum expr_op { EXPR_LEAF = 0, EXPR_AND = 1, EXPR_OR = 2 } expr_op_t;
 
-/* One (attribute, term) of the plan. */
+/* What a leaf asks of a term t of its attribute. */
+typedef enum expr_cmp {
+  EXPR_EQ = 0,      /* t = term (= and each literal of IN) */
+  EXPR_LT = 1,      /* t < term */
+  EXPR_LE = 2,      /* t <= term */
+  EXPR_GT = 3,      /* t > term */
+  EXPR_GE = 4,      /* t >= term */
+  EXPR_BETWEEN = 5, /* term <= t <= term_hi */
+  EXPR_PREFIX = 6,  /* t starts with term (LIKE 'term%') */
+  EXPR_ITEM = 7     /* only in an expanded plan (expr_expand): a range item, not a term */
+} expr_cmp_t;
+
+/* One (attribute, comparison) of the plan. */
 typedef struct expr_leaf {
   const char *name;       /* the attribute's name, NUL-terminated */
   uint32_t column;        /* where the name starts in the expression, from 1 */
@@ -51,6 +72,12 @@ typedef struct expr_leaf {
   const uint8_t *literal; /* the literal as written, quotes and doubling undone */
   size_t literal_len;
   int is_number; /* the literal was written as an integer, not quoted */
+  expr_cmp_t cmp;
+  const uint8_t *term_hi; /* EXPR_BETWEEN: the upper end, as term and literal are the lower */
+  size_t term_hi_len;
+  const uint8_t *literal_hi;
+  size_t literal_hi_len;
+  int hi_is_number;
 } expr_leaf_t;
 
 /* Parses text (len bytes, not NUL-terminated) into *out. ST_OK; ST_E_INVALID with "column N:
@@ -64,8 +91,9 @@ void expr_destroy(expr_t *e); /* NULL is allowed */
 typedef int (*expr_lookup_fn)(void *arg, const char *name, size_t name_len, int *is_int);
 
 /* Binds every leaf to its attribute and makes its term. ST_OK; ST_E_INVALID naming the
-   column of an unknown attribute or of a literal that is not an integer where the attribute
-   is :int (so the error is found here, not as a search that matches nothing); ST_E_NOMEM. */
+   column of an unknown attribute, of a literal that is not an integer where the attribute
+   is :int, or of LIKE on an :int attribute (so the error is found here, not as a search that
+   matches nothing); ST_E_NOMEM. */
 int expr_bind(expr_t *e, expr_lookup_fn lookup, void *arg, err_t *err);
 
 size_t expr_leaf_count(const expr_t *e);
@@ -89,8 +117,42 @@ typedef int (*expr_terms_fn)(void *arg, int attr, const void *value, size_t valu
 int expr_match_value(const expr_t *e, const void *value, size_t value_len, expr_terms_fn terms,
                      void *arg, uint8_t *marks);
 
-/* The plan in a canonical form, for messages and tests: a = 'x' AND (b = 1 OR b = 2), the
-   literals as written (quotes doubled), the ANDs and ORs flattened. Writes at most cap bytes with a
+/* Does term t[0, len) of leaf l's attribute satisfy l (a bound leaf, not EXPR_ITEM)? */
+int expr_leaf_holds(const expr_leaf_t *l, const void *t, size_t len);
+
+/* ---- Expansion: the plan the filters are asked ------------------------------------------
+   A leaf that is not an equality (a range, a prefix) is not one item of the filters: the
+   filters are asked a set of items per leaf instead (range_cover's probes), any of which
+   may stand for it. expr_expand makes that plan: a new tree of the same shape whose leaves
+   are items, each original leaf replaced by what fn says it is:
+     EXPR_EXPAND_SELF   the leaf itself (an equality: its term is one item)
+     EXPR_EXPAND_TRUE   no item can narrow it (every table may hold it)
+     n >= 0             an OR of the n items fn wrote to out (n 0: false; nothing can hold it,
+                        an empty range)
+   Constants are folded: AND drops true children and is false with a false one, OR the
+   reverse. A plan that folds to a constant has no leaves; its root is an AND (true) or an OR
+   (false) without children, which expr_eval reads as the constant. */
+#define EXPR_ITEM_MAX_BYTES 16
+typedef struct expr_item {
+  expr_cmp_t cmp; /* EXPR_EQ: a term of the attribute; EXPR_ITEM: another item (a range's) */
+  uint8_t len;
+  uint8_t bytes[EXPR_ITEM_MAX_BYTES];
+} expr_item_t;
+#define EXPR_EXPAND_SELF (-1)
+#define EXPR_EXPAND_TRUE (-2)
+typedef int (*expr_expand_fn)(void *arg, const expr_leaf_t *leaf, expr_item_t *out, size_t cap);
+#define EXPR_EXPAND_CAP 256 /* the most items fn may write for one leaf */
+
+/* The expansion of the bound e through fn into *out (new, the caller's: expr_destroy; its
+   leaves keep the attributes and columns of the leaves they came from, and it is bound but
+   for expr_match_value, which it does not serve). ST_OK or ST_E_NOMEM. */
+int expr_expand(const expr_t *e, expr_expand_fn fn, void *arg, expr_t **out, err_t *err);
+/* 1 when e's tree is a constant (no leaves; see above), *value its value. */
+int expr_constant(const expr_t *e, int *value);
+
+/* The plan in a canonical form, for messages and tests: a = 'x' AND (b = 1 OR b >= 2), the
+   literals as written (quotes doubled), IN as an OR of =, the ANDs and ORs flattened; LIKE
+   and BETWEEN as written, keywords upper case. Writes at most cap bytes with a
    NUL and returns the length the whole form needs, as snprintf. */
 size_t expr_format(const expr_t *e, char *buf, size_t cap);
 

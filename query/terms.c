@@ -12,9 +12,10 @@ struct terms {
   value_terms_t base; /* first: terms_value_terms hands it out, hash_items casts back */
   attr_spec_t *specs; /* owned */
   size_t n;
-  uint64_t seed;        /* the seed attr_seeds were made for */
-  uint64_t *attr_seeds; /* owned; n */
-  char **decls;         /* owned; n canonical declarations, NAME=EXTRACTOR */
+  uint64_t seed;         /* the seed attr_seeds were made for */
+  uint64_t *attr_seeds;  /* owned; n */
+  uint64_t *range_seeds; /* owned; n */
+  char **decls;          /* owned; n canonical declarations, NAME=EXTRACTOR */
   _Atomic uint64_t values;
   _Atomic uint64_t *without; /* owned; n */
 };
@@ -27,8 +28,10 @@ static int cmp_u64(const void *a, const void *b) {
 /* The hashes of one value, gathered before they are given, so that each is given once. */
 #define STACK_HASHES 64
 typedef struct gather {
-  const uint64_t *seeds; /* each attribute's */
-  uint64_t *h;           /* stack, or heap once it overflowed */
+  const uint64_t *seeds;       /* each attribute's */
+  const uint64_t *range_seeds; /* each attribute's range items' */
+  const attr_spec_t *specs;    /* each attribute's stored levels (range.n 0: no range items) */
+  uint64_t *h;                 /* stack, or heap once it overflowed */
   size_t n, cap;
   int nomem;
   uint64_t stack[STACK_HASHES];
@@ -36,8 +39,9 @@ typedef struct gather {
 
 static int on_term(void *arg, size_t attr, const void *term, size_t len) {
   gather_t *g = arg;
-  if (g->n == g->cap) {
-    size_t cap = g->cap * 2;
+  const range_levels_t *lv = &g->specs[attr].range;
+  if (g->n + 1 + lv->n > g->cap) {
+    size_t cap = g->cap * 2 + lv->n;
     uint64_t *h = g->h == g->stack ? malloc(cap * sizeof *h) : realloc(g->h, cap * sizeof *h);
     if (!h) {
       g->nomem = 1;
@@ -48,6 +52,14 @@ static int on_term(void *arg, size_t attr, const void *term, size_t len) {
     g->cap = cap;
   }
   g->h[g->n++] = bfh_value_hash(term, len, g->seeds[attr]);
+  /* The term's range items: one per stored level, of its order-preserving code. */
+  uint64_t code = range_code_bytes(term, len);
+  for (uint32_t i = 0; i < lv->n; i++) {
+    range_probe_t r = {lv->j[i], code >> lv->j[i]};
+    uint8_t item[RANGE_ITEM_BYTES];
+    range_probe_item(&r, item);
+    g->h[g->n++] = bfh_value_hash(item, sizeof item, g->range_seeds[attr]);
+  }
   return 0;
 }
 
@@ -75,14 +87,28 @@ static uint64_t attr_seed(const terms_t *t, size_t i, uint64_t seed) {
   return seed == t->seed ? t->attr_seeds[i] : terms_attr_seed(&t->specs[i], seed);
 }
 
+uint64_t terms_range_seed(const attr_spec_t *spec, uint64_t seed) {
+  return bfh_hash64(spec->name, strlen(spec->name), seed ^ TERMS_RANGE_SALT);
+}
+
+static uint64_t range_seed(const terms_t *t, size_t i, uint64_t seed) {
+  return seed == t->seed ? t->range_seeds[i] : terms_range_seed(&t->specs[i], seed);
+}
+
 int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
                      value_hash_fn fn, void *arg) {
-  uint64_t other[TERMS_MAX_ATTRS];
+  uint64_t other[TERMS_MAX_ATTRS], other_range[TERMS_MAX_ATTRS];
   gather_t g;
   g.seeds = t->attr_seeds;
+  g.range_seeds = t->range_seeds;
+  g.specs = t->specs;
   if (seed != t->seed) {
-    for (size_t i = 0; i < t->n; i++) other[i] = attr_seed(t, i, seed);
+    for (size_t i = 0; i < t->n; i++) {
+      other[i] = attr_seed(t, i, seed);
+      other_range[i] = range_seed(t, i, seed);
+    }
     g.seeds = other;
+    g.range_seeds = other_range;
   }
   g.h = g.stack;
   g.n = 0;
@@ -135,10 +161,11 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
   terms_t *t = calloc(1, sizeof *t);
   if (t) {
     t->attr_seeds = calloc(n, sizeof *t->attr_seeds);
+    t->range_seeds = calloc(n, sizeof *t->range_seeds);
     t->without = calloc(n, sizeof *t->without);
     t->decls = calloc(n, sizeof *t->decls);
   }
-  if (!t || !t->attr_seeds || !t->without || !t->decls) {
+  if (!t || !t->attr_seeds || !t->range_seeds || !t->without || !t->decls) {
     terms_destroy(t); /* t->specs is NULL yet: the caller's */
     return err_set(err, ST_E_NOMEM, "attributes: out of memory");
   }
@@ -149,6 +176,7 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
   t->seed = seed;
   for (size_t i = 0; i < n; i++) {
     t->attr_seeds[i] = terms_attr_seed(&specs[i], seed);
+    t->range_seeds[i] = terms_range_seed(&specs[i], seed);
     atomic_init(&t->without[i], 0);
     size_t len = attr_spec_format(&specs[i], NULL, 0);
     if ((t->decls[i] = malloc(len + 1)))
@@ -172,6 +200,7 @@ void terms_destroy(terms_t *t) {
   free(t->decls);
   attr_specs_free(t->specs, t->n);
   free(t->attr_seeds);
+  free(t->range_seeds);
   free((void *)t->without);
   free(t);
 }
@@ -201,6 +230,17 @@ const value_terms_t *terms_value_terms(const terms_t *t) {
 uint64_t terms_hash_term(const terms_t *t, size_t attr, const void *term, size_t len,
                          uint64_t seed) {
   return bfh_value_hash(term ? term : "", len, attr_seed(t, attr, seed));
+}
+
+const range_levels_t *terms_range_levels(const terms_t *t, size_t attr) {
+  return t->specs[attr].range.n ? &t->specs[attr].range : NULL;
+}
+
+uint64_t terms_hash_probe(const terms_t *t, size_t attr, const range_probe_t *r, uint64_t seed) {
+  uint8_t item[RANGE_ITEM_BYTES];
+  range_probe_item(r, item);
+  if (r->level == 0) return terms_hash_term(t, attr, item + 1, RANGE_CODE_BYTES, seed);
+  return bfh_value_hash(item, sizeof item, range_seed(t, attr, seed));
 }
 
 int terms_extract(void *t, int attr, const void *val, size_t len, attr_term_fn fn, void *fn_arg) {

@@ -9,6 +9,12 @@
  *                                      term, the whole value, hashes as it always has;
  *                                    = bfh_hash64(name, strlen(name), seed ^ TERMS_TAG_SALT)
  *                                      for any other attribute, by its name.
+ * An attribute declared with :range (query/attr.h) also gives, for each term, one range item
+ * per stored level j, (j, code >> j) (query/range_cover.h), hashed as
+ *   hash(attribute, item) = bfh_value_hash(item, RANGE_ITEM_BYTES, terms_range_seed(attribute,
+ *                                                                                  seed))
+ *   terms_range_seed(attribute, seed) = bfh_hash64(name, strlen(name), seed ^ TERMS_RANGE_SALT)
+ * so that an item never meets a term. Level 0 of an :int attribute is its term itself.
  * So the same bytes under two attributes hash apart, a database that declares `value` keeps
  * answering whole-value searches, and an attribute's items do not depend on its position in
  * the list (dropping or adding another leaves them alone). A value's items are hashed once per
@@ -33,7 +39,8 @@
 #include "query/attr.h"
 #include "util/err.h"
 
-#define TERMS_TAG_SALT 0x6266682d61747472ull /* "bfh-attr" */
+#define TERMS_TAG_SALT 0x6266682d61747472ull   /* "bfh-attr" */
+#define TERMS_RANGE_SALT 0x6266682d72616e67ull /* "bfh-rang" */
 /* Attributes a database may declare. */
 #define TERMS_MAX_ATTRS 64
 
@@ -68,6 +75,16 @@ uint64_t terms_attr_seed(const attr_spec_t *spec, uint64_t seed);
    filters with for a leaf (attr, term) of its plan. */
 uint64_t terms_hash_term(const terms_t *t, size_t attr, const void *term, size_t len,
                          uint64_t seed);
+
+/* The seed spec's range items are hashed under (above). */
+uint64_t terms_range_seed(const attr_spec_t *spec, uint64_t seed);
+/* The levels attribute attr (< terms_count) holds range items at, or NULL when it was not
+   declared with :range (borrowed from t). */
+const range_levels_t *terms_range_levels(const terms_t *t, size_t attr);
+/* The item hash of range probe r of attribute attr (declared with :range): what a search
+   probes the filters with for one interval of a range's cover. A level-0 probe of an :int
+   attribute is its term's hash (terms_hash_term). */
+uint64_t terms_hash_probe(const terms_t *t, size_t attr, const range_probe_t *r, uint64_t seed);
 
 /* Calls fn(arg, hash) once per distinct item hash of val[0, len) under seed: one per
    distinct (attribute, term) of the value (a term repeated in a JSON array, or a hash that

@@ -376,7 +376,7 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
   search_pred_match_t m;
   uint8_t *marks = NULL;
   if (q->pred) {
-    size_t nl = q->pred->nleaves ? q->pred->nleaves : 1;
+    size_t nl = q->pred->nscratch ? q->pred->nscratch : 1;
     marks = malloc(nl);
     rd.marks = malloc(nl);
     if (!marks || !rd.marks) {

@@ -131,9 +131,11 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
                    search_query_t *q, err_t *err);
 /* search_prepare for the predicate expr (bound to c's declared attributes terms, NULL for
    none): the same plan, and *pred (the caller's, released with search_pred_release whatever
-   the result) filled with each leaf's hash under the chosen provider's seed. STANDALONE, named,
-   answers from its per-attribute indexes (search_standalone_pred); AUTO never chooses it for
-   a predicate; CUCKOO answers whole values only: BFH_E_UNSUPPORTED saying so. */
+   the result) filled with each leaf's hash under the chosen provider's seed; a plan no filter
+   narrows (search_pred_t.read_all) runs as SCAN. STANDALONE, named, answers from its
+   per-attribute indexes (search_standalone_pred) a plan of equalities; one with a range or
+   a prefix runs as AUTO would run it. AUTO never chooses STANDALONE for a predicate; CUCKOO
+   answers whole values only: BFH_E_UNSUPPORTED saying so. */
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
                         bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err);
 

@@ -37,18 +37,81 @@ static void find_cover(search_pred_t *p, uint8_t *marks) {
     if (!marks[i]) p->cover[p->ncover++] = (uint32_t)i;
 }
 
-/* The item hash of leaf l. */
+/* The item hash of leaf l of the plan: a term's, or a range item's (its 9 bytes). */
 static uint64_t leaf_hash(const terms_t *terms, const expr_leaf_t *l, uint64_t seed) {
   if (!terms) return bfh_value_hash(l->term, l->term_len, seed);
-  return terms_hash_term(terms, (size_t)l->attr, l->term, l->term_len, seed);
+  if (l->cmp != EXPR_ITEM)
+    return terms_hash_term(terms, (size_t)l->attr, l->term, l->term_len, seed);
+  range_probe_t r = {l->term[0], range_code_bytes(l->term + 1, RANGE_CODE_BYTES)};
+  return terms_hash_probe(terms, (size_t)l->attr, &r, seed);
+}
+
+/* The codes [*lo, *hi] every term satisfying the range or prefix leaf l has (a superset for
+   text, whose code is its first 8 bytes); 0 when none can (an empty range, exactly). */
+static int leaf_codes(const expr_leaf_t *l, int is_int, uint64_t *lo, uint64_t *hi) {
+  uint64_t a = range_code_bytes(l->term, l->term_len);
+  *lo = 0;
+  *hi = UINT64_MAX;
+  switch (l->cmp) {
+    case EXPR_LT: /* an :int below the least integer holds nothing */
+      if (is_int && a == 0) return 0;
+      *hi = is_int ? a - 1 : a;
+      return 1;
+    case EXPR_LE:
+      *hi = a;
+      return 1;
+    case EXPR_GT:
+      if (is_int && a == UINT64_MAX) return 0;
+      *lo = is_int ? a + 1 : a;
+      return 1;
+    case EXPR_GE:
+      *lo = a;
+      return 1;
+    case EXPR_BETWEEN:
+      *lo = a;
+      *hi = range_code_bytes(l->term_hi, l->term_hi_len);
+      return *lo <= *hi;
+    case EXPR_PREFIX:
+      range_code_prefix(l->term, l->term_len, lo, hi);
+      return 1;
+    default:
+      return 1;
+  }
+}
+
+/* expr_expand's fn: an equality is its term; a range or prefix the items of its cover. */
+static int expand_leaf(void *arg, const expr_leaf_t *l, expr_item_t *out, size_t cap) {
+  const terms_t *terms = arg;
+  if (l->cmp == EXPR_EQ) return EXPR_EXPAND_SELF;
+  int is_int = terms && terms_spec(terms, (size_t)l->attr)->is_int;
+  uint64_t lo, hi;
+  if (!leaf_codes(l, is_int, &lo, &hi)) return 0;
+  const range_levels_t *lv = terms ? terms_range_levels(terms, (size_t)l->attr) : NULL;
+  if (!lv) return EXPR_EXPAND_TRUE;
+  range_probe_t probe[SEARCH_PRED_RANGE_BUDGET];
+  range_cover_result_t r;
+  range_cover(lo, hi, lv, SEARCH_PRED_RANGE_BUDGET < cap ? SEARCH_PRED_RANGE_BUDGET : cap, probe,
+              SEARCH_PRED_RANGE_BUDGET, &r);
+  if (r.unbounded) return EXPR_EXPAND_TRUE;
+  for (size_t i = 0; i < r.n; i++) {
+    out[i] = (expr_item_t){.cmp = EXPR_ITEM, .len = RANGE_ITEM_BYTES};
+    range_probe_item(&probe[i], out[i].bytes);
+  }
+  return (int)r.n;
 }
 
 int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, uint64_t seed,
                      uint64_t m, uint32_t k, err_t *err) {
   memset(p, 0, sizeof *p);
-  p->expr = e;
+  p->where = e;
   p->terms = terms;
-  p->nleaves = expr_leaf_count(e);
+  expr_t *plan = NULL;
+  int rc = expr_expand(e, expand_leaf, (void *)terms, &plan, err);
+  if (rc != ST_OK) return rc;
+  p->expr = plan;
+  p->read_all = expr_constant(plan, &rc) && rc;
+  p->nleaves = expr_leaf_count(plan);
+  p->nscratch = p->nleaves > expr_leaf_count(e) ? p->nleaves : expr_leaf_count(e);
   size_t n = p->nleaves ? p->nleaves : 1;
   p->hash = malloc(n * sizeof *p->hash);
   p->probe = malloc(n * sizeof *p->probe);
@@ -61,7 +124,7 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
                    p->nleaves);
   }
   for (size_t i = 0; i < p->nleaves; i++) {
-    p->hash[i] = leaf_hash(terms, expr_leaf(e, i), seed);
+    p->hash[i] = leaf_hash(terms, expr_leaf(p->expr, i), seed);
     p->probe[i].k = 0;
     if (k) probe_init(&p->probe[i], p->hash[i], m, k);
   }
@@ -72,6 +135,8 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
 
 void search_pred_release(search_pred_t *p) {
   if (!p) return;
+  expr_destroy((expr_t *)p->expr);
+  p->expr = NULL;
   free(p->hash);
   free(p->probe);
   free(p->cover);
@@ -82,8 +147,9 @@ void search_pred_release(search_pred_t *p) {
 }
 
 int search_pred_whole_value(const search_pred_t *p, const void **val, size_t *len) {
-  if (p->nleaves != 1) return 0;
-  const expr_leaf_t *l = expr_leaf(p->expr, 0);
+  if (expr_leaf_count(p->where) != 1) return 0;
+  const expr_leaf_t *l = expr_leaf(p->where, 0);
+  if (l->cmp != EXPR_EQ) return 0;
   if (p->terms) {
     const attr_spec_t *s = terms_spec(p->terms, (size_t)l->attr);
     if (s->kind != ATTR_VALUE || s->is_int) return 0;
@@ -100,7 +166,7 @@ int search_pred_eval(const search_pred_t *p, const uint8_t *yes, size_t stride, 
 
 static int match_value(void *arg, const void *val, size_t len) {
   search_pred_match_t *m = arg;
-  return expr_match_value(m->p->expr, val, len, extract, (void *)m->p->terms, m->marks);
+  return expr_match_value(m->p->where, val, len, extract, (void *)m->p->terms, m->marks);
 }
 
 void search_pred_test(const search_pred_t *p, uint8_t *marks, search_pred_match_t *m,

@@ -15,6 +15,16 @@
  * the whole predicate over the value's terms (search_pred_test). A value that gives no term
  * for an attribute makes that attribute's leaves false.
  *
+ * Ranges and prefixes (doc/query.md "Ranges"). A leaf that is not an equality is not one
+ * item: the filters are asked the plan search_pred_init expands (query/expr.h's expr_expand),
+ * in which each such leaf is an OR of the range items of its cover (query/range_cover.h) at
+ * the levels its attribute stores. It is a constant instead when no item can help: true when
+ * the attribute stores no range items or the cover would take more than
+ * SEARCH_PRED_RANGE_BUDGET probes (every table may hold it: read), false when the range is
+ * empty (nothing can hold it). A plan that folds to true is search_pred_t.read_all: the
+ * search reads every table and memtable, as SCAN does. Validation evaluates the predicate as
+ * written, never the plan.
+ *
  * A database without declared attributes has one attribute, `value`: the whole value, its
  * item the whole value's hash (search_pred_lookup binds a predicate to it).
  */
@@ -32,11 +42,19 @@
 
 /* The name of the one attribute of a database without declarations. */
 #define SEARCH_PRED_VALUE_NAME "value"
+/* The most probes of one range or prefix (each a filter test per table): a cover that would
+   take more is rounded out to coarser levels (range_cover), and failing that, read. */
+#define SEARCH_PRED_RANGE_BUDGET 64
 
 typedef struct search_pred {
-  const expr_t *expr;   /* bound (search_pred_lookup's binding when terms is NULL); borrowed */
+  const expr_t *where;  /* the predicate as bound (search_pred_lookup's binding when terms is
+                           NULL): what validation evaluates; borrowed */
+  const expr_t *expr;   /* the plan over items the filters are asked (owned); leaf i below is
+                           its leaf i */
   const terms_t *terms; /* the declared attributes (borrowed); NULL: the whole value only */
+  int read_all;         /* the plan is always true: no filter narrows the search */
   size_t nleaves;
+  size_t nscratch; /* bytes of the scratch a value test or a combination of leaves needs */
   uint64_t *hash;  /* leaf i's item hash under the search's seed (owned) */
   probe_t *probe;  /* leaf i's k bit positions from hash[i] (owned; k 0 without an index) */
   uint32_t *cover; /* leaves whose items every satisfying value holds one of (owned) */
@@ -47,16 +65,16 @@ typedef struct search_pred {
    for none: then the only name is SEARCH_PRED_VALUE_NAME, a text attribute). */
 int search_pred_lookup(void *terms, const char *name, size_t len, int *is_int);
 
-/* Fills *p for the bound predicate e over terms (NULL: none declared): each leaf's item hash
-   under seed, its probe of an m-bit filter with k hashes (k 0: no probes), and the cover.
-   e and terms are borrowed and must outlive p. ST_OK; ST_E_NOMEM. Release with
-   search_pred_release. */
+/* Fills *p for the bound predicate e over terms (NULL: none declared): the plan over items,
+   each item's hash under seed, its probe of an m-bit filter with k hashes (k 0: no probes),
+   and the cover. e and terms are borrowed and must outlive p. ST_OK; ST_E_NOMEM. Release
+   with search_pred_release. */
 int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, uint64_t seed,
                      uint64_t m, uint32_t k, err_t *err);
 void search_pred_release(search_pred_t *p); /* NULL, or one never filled, is allowed */
 
-/* The whole value's item, when the predicate is exactly one leaf on a text attribute whose
-   term is the whole value (`value = '...'`): 1 with *val, *len borrowed from p's expr, the
+/* The whole value's item, when the predicate is exactly one equality on a text attribute
+   whose term is the whole value (`value = '...'`): 1 with *val, *len borrowed from p's expr, the
    search then being a whole-value search of those bytes; else 0. */
 int search_pred_whole_value(const search_pred_t *p, const void **val, size_t *len);
 
@@ -67,11 +85,11 @@ int search_pred_eval(const search_pred_t *p, const uint8_t *yes, size_t stride, 
 /* The argument of search_pred_test's callback (the caller's, living as long as the test). */
 typedef struct search_pred_match {
   const search_pred_t *p;
-  uint8_t *marks; /* nleaves bytes of scratch: one test per thread */
+  uint8_t *marks; /* nscratch bytes of scratch: one test per thread */
 } search_pred_match_t;
 
 /* The value test of a search by p (engine.h's engine_value_test_t): the predicate evaluated
-   over each value's terms. *m is filled with p and marks (the caller's scratch of nleaves
+   over each value's terms. *m is filled with p and marks (the caller's scratch of nscratch
    bytes); test borrows m. */
 void search_pred_test(const search_pred_t *p, uint8_t *marks, search_pred_match_t *m,
                       engine_value_test_t *test);

@@ -83,7 +83,7 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred, bfh
   }
   /* Sorted, so that a key found under two terms is validated and reported once. */
   if (rc == BFH_OK && k.n > 1) qsort(k.v, k.n, sizeof *k.v, cmp_key);
-  uint8_t *marks = rc == BFH_OK ? malloc(pred->nleaves ? pred->nleaves : 1) : NULL;
+  uint8_t *marks = rc == BFH_OK ? malloc(pred->nscratch ? pred->nscratch : 1) : NULL;
   if (rc == BFH_OK && !marks) rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
   search_pred_match_t m;
   engine_value_test_t test;

@@ -1,4 +1,5 @@
-/* Tests of query/expr.h: the grammar (precedence, IN, quotes, keywords in any case), the
+/* Tests of query/expr.h: the grammar (precedence, IN, comparisons, BETWEEN, LIKE, quotes,
+   keywords in any case), the expansion into a plan of items with its constants folded, the
    plan's flattening, errors that name their column, binding to declared attributes (:int
    literals as one term), and evaluation against an oracle over random predicates. */
 #include <setjmp.h>
@@ -71,6 +72,14 @@ static void test_expr_grammar_and_precedence(void **state) {
   assert_canonical("_x9 = 007", "_x9 = 007");
   assert_canonical("andy = 1 AND order_ = 2 AND india = 3",
                    "andy = 1 AND order_ = 2 AND india = 3");
+  /* Comparisons, BETWEEN (its AND is its own, not a conjunction) and LIKE. */
+  assert_canonical("a<1 OR a<=2 OR a>3 OR a>=-4", "a < 1 OR a <= 2 OR a > 3 OR a >= -4");
+  assert_canonical("a between 1 and 'z' AND b = 2", "a BETWEEN 1 AND 'z' AND b = 2");
+  assert_canonical("a BETWEEN 1 AND 2 OR b BETWEEN 3 AND 4 AND c = 5",
+                   "a BETWEEN 1 AND 2 OR (b BETWEEN 3 AND 4 AND c = 5)");
+  assert_canonical("a like 'It''s%'", "a LIKE 'It''s%'");
+  assert_canonical("a LIKE '%'", "a LIKE '%'");
+  assert_canonical("betweenx = 1 AND likes = 2", "betweenx = 1 AND likes = 2");
 }
 
 static void test_expr_leaves(void **state) {
@@ -103,7 +112,21 @@ static void test_expr_errors_name_their_column(void **state) {
   assert_error("a = 'x", "column 5: a quoted text without its closing quote");
   assert_error("a = 'x' b = 'y'", "column 9: expected AND, OR or the end");
   assert_error("a == 'x'", "column 4: expected a quoted text or an integer");
-  assert_error("a < 3", "column 3: expected '=' or IN after 'a'");
+  assert_error("a ! 3",
+               "column 3: expected '=', '<', '<=', '>', '>=', IN, BETWEEN or LIKE after 'a'");
+  assert_error("a =< 3", "column 4: expected a quoted text or an integer");
+  assert_error("a BETWEEN 1", "column 12: expected AND after BETWEEN's first literal");
+  assert_error("a BETWEEN 1 OR 2", "column 13: expected AND after BETWEEN's first literal");
+  assert_error("a BETWEEN 1 AND", "column 16: expected a quoted text or an integer");
+  assert_error("a LIKE 'ab'", "column 8: LIKE takes a quoted literal prefix followed by one '%'");
+  assert_error("a LIKE 12", "column 8: LIKE takes a quoted literal prefix");
+  assert_error("a LIKE ''", "column 8: LIKE takes a quoted literal prefix");
+  assert_error("a LIKE '%ab%'",
+               "column 8: LIKE takes a quoted literal prefix followed by one "
+               "'%' ('abc%'); '%' before the end is a wildcard");
+  assert_error("a LIKE 'a_b%'", "'_' before the end is a wildcard, which is not supported");
+  assert_error("like = 1", "column 1: 'like' is a keyword");
+  assert_error("BETWEEN = 1", "column 1: 'BETWEEN' is a keyword");
   assert_error("(a = 1", "column 7: expected ')' to close the '(' of column 1, found the end");
   assert_error("a = 1 AND", "column 10: expected an attribute name or '('");
   assert_error("AND = 1", "column 1: 'AND' is a keyword, not an attribute name");
@@ -211,6 +234,74 @@ static void test_expr_bind_terms(void **state) {
   assert_int_equal(expr_bind(e, lookup, NULL, &err), ST_E_INVALID);
   assert_non_null(strstr(err.msg, "column 12: n is an integer attribute, and 'one' is not"));
   expr_destroy(e);
+  e = parse_ok("b = 'x' OR n BETWEEN 1 AND 'two'");
+  assert_int_equal(expr_bind(e, lookup, NULL, &err), ST_E_INVALID);
+  assert_non_null(strstr(err.msg, "column 12: n is an integer attribute, and 'two' is not"));
+  expr_destroy(e);
+  e = parse_ok("b = 'x' OR n LIKE '1%'");
+  assert_int_equal(expr_bind(e, lookup, NULL, &err), ST_E_INVALID);
+  assert_non_null(strstr(err.msg, "column 12: n is an integer attribute; LIKE applies to text"));
+  expr_destroy(e);
+  /* A range's terms: both ends of BETWEEN as :int terms; text as written. */
+  e = parse_ok("n BETWEEN -1 AND '+07' AND a > 7");
+  assert_int_equal(expr_bind(e, lookup, NULL, &err), ST_OK);
+  uint8_t minus1[8];
+  attr_int_term(-1, minus1);
+  assert_memory_equal(expr_leaf(e, 0)->term, minus1, 8);
+  assert_memory_equal(expr_leaf(e, 0)->term_hi, seven, 8);
+  assert_int_equal(expr_leaf(e, 1)->term_len, 1);
+  expr_destroy(e);
+}
+
+/* expr_expand's fn for the test: leaves of attribute a are themselves, of b true, of n an OR
+   of as many items as the literal's first byte minus '0' (0: false). */
+static int expand_test(void *arg, const expr_leaf_t *l, expr_item_t *out, size_t cap) {
+  (void)arg;
+  if (l->attr == 0) return EXPR_EXPAND_SELF;
+  if (l->attr == 1) return EXPR_EXPAND_TRUE;
+  int n = l->literal[0] - '0';
+  for (int i = 0; i < n && (size_t)i < cap; i++)
+    out[i] = (expr_item_t){.cmp = EXPR_ITEM, .len = 1, .bytes = {(uint8_t)('0' + i)}};
+  return n;
+}
+
+static void assert_expands(const char *text, const char *want, size_t leaves) {
+  expr_t *e = parse_ok(text), *x = NULL;
+  err_t err;
+  assert_int_equal(expr_bind(e, lookup, NULL, &err), ST_OK);
+  assert_int_equal(expr_expand(e, expand_test, NULL, &x, &err), ST_OK);
+  char form[512];
+  expr_format(x, form, sizeof form);
+  if (strcmp(form, want) != 0) fail_msg("\"%s\" expands to \"%s\", not \"%s\"", text, form, want);
+  assert_int_equal(expr_leaf_count(x), leaves);
+  int v;
+  if (leaves == 0) {
+    assert_true(expr_constant(x, &v));
+    assert_int_equal(v, strcmp(want, "TRUE") == 0);
+    assert_int_equal(expr_eval(x, NULL), v);
+  } else {
+    assert_false(expr_constant(x, &v));
+  }
+  expr_destroy(x);
+  expr_destroy(e);
+}
+
+/* Expansion: leaves replaced by what fn says, constants folded (AND drops true and is false
+   with a false child; OR the reverse), a plan that is a constant has no leaves. */
+static void test_expr_expand_folds_constants(void **state) {
+  (void)state;
+  assert_expands("a = 'x'", "a = 'x'", 1);
+  assert_expands("b > 'x'", "TRUE", 0);
+  assert_expands("n < 0", "FALSE", 0);
+  assert_expands("n < 2", "n ITEM '0' OR n ITEM '1'", 2);
+  assert_expands("a = 'x' AND b < 'y'", "a = 'x'", 1);
+  assert_expands("a = 'x' OR b < 'y'", "TRUE", 0);
+  assert_expands("a = 'x' AND n <= 0", "FALSE", 0);
+  assert_expands("a = 'x' OR n <= 0", "a = 'x'", 1);
+  assert_expands("(a = 'x' OR n > 0) AND (b = 'y' OR n >= 0)", "a = 'x'", 1);
+  assert_expands("(a = 'x' AND n > 0) OR (b = 'y' AND n >= 0)", "FALSE", 0);
+  assert_expands("a = 'x' AND (n < 1 OR a = 'y') AND b = 'z'",
+                 "a = 'x' AND (n ITEM '0' OR a = 'y')", 3);
 }
 
 /* A value for these tests: "a|b|n" with a and b text terms and n an integer's text; a
@@ -242,30 +333,59 @@ static int split_terms(void *arg, int attr, const void *value, size_t len, expr_
 typedef struct onode {
   int op; /* 0 leaf, 1 and, 2 or */
   int attr;
-  char lit[8];
+  expr_cmp_t cmp;
+  char lit[8], lit2[8]; /* lit2: BETWEEN's upper end */
   struct onode *kid[3];
   int n;
 } onode_t;
 
-static int part_equals(const char *value, int attr, const char *lit) {
+/* The sign of part - lit: integers as integers, text bytewise (strcmp is unsigned). */
+static int part_cmp(const char *part, size_t n, int attr, const char *lit) {
+  if (attr == 2) {
+    int64_t v, w;
+    assert_int_equal(attr_int_parse(part, n, &v), ST_OK);
+    assert_int_equal(attr_int_parse(lit, strlen(lit), &w), ST_OK);
+    return (v > w) - (v < w);
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.*s", (int)n, part);
+  int c = strcmp(buf, lit);
+  return (c > 0) - (c < 0);
+}
+
+static int part_holds(const char *value, const onode_t *o) {
   const char *s = value;
-  for (int i = 0; i < attr; i++) {
+  for (int i = 0; i < o->attr; i++) {
     s = strchr(s, '|');
     if (!s) return 0;
     s++;
   }
   size_t n = strcspn(s, "|");
-  if (attr == 2) {
-    int64_t v, w;
-    if (attr_int_parse(s, n, &v) != ST_OK) return 0;
-    assert_int_equal(attr_int_parse(lit, strlen(lit), &w), ST_OK);
-    return v == w;
+  int64_t v;
+  if (o->attr == 2 && attr_int_parse(s, n, &v) != ST_OK) return 0;
+  int c = part_cmp(s, n, o->attr, o->lit);
+  switch (o->cmp) {
+    case EXPR_EQ:
+      return c == 0;
+    case EXPR_LT:
+      return c < 0;
+    case EXPR_LE:
+      return c <= 0;
+    case EXPR_GT:
+      return c > 0;
+    case EXPR_GE:
+      return c >= 0;
+    case EXPR_BETWEEN:
+      return c >= 0 && part_cmp(s, n, o->attr, o->lit2) <= 0;
+    case EXPR_PREFIX:
+      return n >= strlen(o->lit) && memcmp(s, o->lit, strlen(o->lit)) == 0;
+    default:
+      return 0;
   }
-  return strlen(lit) == n && memcmp(s, lit, n) == 0;
 }
 
 static int oracle(const onode_t *o, const char *value) {
-  if (o->op == 0) return part_equals(value, o->attr, o->lit);
+  if (o->op == 0) return part_holds(value, o);
   for (int i = 0; i < o->n; i++)
     if (oracle(o->kid[i], value) != (o->op == 1)) return o->op != 1;
   return o->op == 1;
@@ -273,24 +393,42 @@ static int oracle(const onode_t *o, const char *value) {
 
 static const char *const TEXTS[] = {"x", "y", "it's", ""};
 static const char *const INTS[] = {"1", "01", "-2", "3"};
+static const char *const PREFIXES[] = {"", "i", "it", "x", "it's", "it's!"};
+
+static void write_literal(rng_t *r, int attr, const char *lit, char *text, size_t *len) {
+  if (attr == 2 && rng_below(r, 2)) {
+    *len += (size_t)sprintf(text + *len, "%s", lit);
+    return;
+  }
+  text[(*len)++] = '\'';
+  for (const char *c = lit; *c; c++) {
+    if (*c == '\'') text[(*len)++] = '\'';
+    text[(*len)++] = *c;
+  }
+  text[(*len)++] = '\'';
+}
 
 static onode_t *random_tree(rng_t *r, int depth, char *text, size_t *len) {
   onode_t *o = calloc(1, sizeof *o);
   assert_non_null(o);
   if (depth == 0 || rng_below(r, 3) == 0) {
+    static const char *const sign[] = {"=", "<", "<=", ">", ">=", "BETWEEN", "LIKE"};
     o->attr = (int)rng_below(r, 3);
-    const char *lit = o->attr == 2 ? INTS[rng_below(r, 4)] : TEXTS[rng_below(r, 4)];
-    strcpy(o->lit, lit);
-    *len += (size_t)sprintf(text + *len, "%c = ", "abn"[o->attr]);
-    if (o->attr == 2 && rng_below(r, 2)) {
-      *len += (size_t)sprintf(text + *len, "%s", lit);
-    } else {
-      text[(*len)++] = '\'';
-      for (const char *c = lit; *c; c++) {
-        if (*c == '\'') text[(*len)++] = '\'';
-        text[(*len)++] = *c;
-      }
-      text[(*len)++] = '\'';
+    o->cmp = rng_below(r, 2) ? EXPR_EQ : (expr_cmp_t)rng_below(r, o->attr == 2 ? 6 : 7);
+    const char *const *lits = o->attr == 2 ? INTS : TEXTS;
+    strcpy(o->lit, o->cmp == EXPR_PREFIX ? PREFIXES[rng_below(r, 6)] : lits[rng_below(r, 4)]);
+    *len += (size_t)sprintf(text + *len, "%c %s ", "abn"[o->attr], sign[o->cmp]);
+    if (o->cmp == EXPR_PREFIX) {
+      char pat[16];
+      snprintf(pat, sizeof pat, "%s%%", o->lit);
+      write_literal(r, o->attr, pat, text, len);
+      return o;
+    }
+    write_literal(r, o->attr, o->lit, text, len);
+    if (o->cmp == EXPR_BETWEEN) {
+      strcpy(o->lit2, lits[rng_below(r, 4)]);
+      *len += (size_t)sprintf(text + *len, " AND ");
+      write_literal(r, o->attr, o->lit2, text, len);
     }
     return o;
   }
@@ -362,6 +500,7 @@ int main(void) {
       cmocka_unit_test(test_expr_errors_name_their_column),
       cmocka_unit_test(test_expr_limits),
       cmocka_unit_test(test_expr_bind_terms),
+      cmocka_unit_test(test_expr_expand_folds_constants),
       cmocka_unit_test(test_expr_match_against_oracle),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

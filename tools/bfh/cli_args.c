@@ -100,8 +100,9 @@ static const spec_t SPECS[] = {
      "lean index, own engine: no value-to-block maps (block filters in memory instead)"},
     {"attr", CLI_DB, K_ATTR, AT(attrs), 0, NULL, "NAME=EXTRACTOR",
      "declare an attribute, once per attribute: EXTRACTOR is json:PATH, csv:N, tsv:N, "
-     "bytes:OFF:LEN or value, :int appended for an integer (doc/query.md); stored when DIR is "
-     "created, and a later open needs none"},
+     "bytes:OFF:LEN or value, :int appended for an integer, then :range for ranges and "
+     "prefixes through the filters (doc/query.md); stored when DIR is created, and a later "
+     "open needs none"},
     {"column-family", CLI_DB, K_STR, AT(opt.column_family), 0, NULL, "NAME",
      "RocksDB engine: the column family to read, write and search (default: default)"},
     {"from", CLI_FROM, K_STR, AT(from), 0, NULL, "FILE",
@@ -123,7 +124,8 @@ static const spec_t SPECS[] = {
     {"method", CLI_SEARCH, K_METHOD, AT(method), 0, NULL, NULL, "search method (default auto)"},
     {"where", CLI_SEARCH, K_STR, AT(where), 0, NULL, "EXPR",
      "search by a predicate over the attributes instead of a VALUE (doc/query.md): "
-     "NAME = 'text', NAME = 123, NAME IN ('a', 'b'), AND, OR, parentheses"},
+     "NAME = 'text', NAME = 123, NAME IN ('a', 'b'), <, <=, >, >=, NAME BETWEEN 1 AND 9, "
+     "NAME LIKE 'pre%', AND, OR, parentheses"},
     {"newest", CLI_SEARCH, K_U64, AT(newest), 0, NULL, "K",
      "with --where: the K matching keys written last, newest first (default 0: every key)"},
     {"count", CLI_SEARCH, K_FLAG, AT(count_only), 1, NULL, NULL,

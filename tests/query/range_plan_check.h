@@ -1,0 +1,104 @@
+/* The soundness of a predicate's plan over the filters (search/search_pred.h), shared by
+ * range_plan_test and the fuzz target fuzz_range_plan: a value that satisfies the predicate
+ * is never ruled out by the items it was indexed under. Header-only, for the tests.
+ *
+ * For the predicate where (bound to terms) and a value: the value's item hashes are what a
+ * put adds to every filter (terms_hash_value, range items included); a plan leaf is true for
+ * the value when its hash is among them, as a filter without false positives would answer.
+ * If the value satisfies the predicate (expr_match_value, what validation evaluates), then
+ * the plan must be true over those answers (a table, block or slice holding only this value
+ * is read), unless it reads everything (read_all), and one of the memtable cover's items must
+ * be the value's (the memtables' value index finds it).
+ */
+#ifndef BFH_TESTS_QUERY_RANGE_PLAN_CHECK_H
+#define BFH_TESTS_QUERY_RANGE_PLAN_CHECK_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/expr.h"
+#include "query/terms.h"
+#include "search/search_pred.h"
+
+#define RANGE_PLAN_SEED 0x5eedull
+#define RANGE_PLAN_MAX_HASHES 512
+
+typedef struct range_plan_hashes {
+  uint64_t h[RANGE_PLAN_MAX_HASHES];
+  size_t n;
+} range_plan_hashes_t;
+
+static inline void range_plan_collect(void *arg, uint64_t hash) {
+  range_plan_hashes_t *hs = arg;
+  if (hs->n < RANGE_PLAN_MAX_HASHES) hs->h[hs->n++] = hash;
+}
+
+static inline int range_plan_has(const range_plan_hashes_t *hs, uint64_t h) {
+  for (size_t i = 0; i < hs->n; i++)
+    if (hs->h[i] == h) return 1;
+  return 0;
+}
+
+/* NULL when the plan of where[0, len) is sound for val[0, vlen) (or where does not parse or
+   bind: nothing to check), else what is wrong. *matched: 1 when the value satisfies where,
+   0 when not, -1 when where was refused; *read_all: the plan's. */
+static inline const char *range_plan_check(const terms_t *t, const char *where, size_t len,
+                                           const void *val, size_t vlen, int *matched,
+                                           int *read_all) {
+  *matched = -1;
+  *read_all = 0;
+  expr_t *e = NULL;
+  err_t err;
+  err_clear(&err);
+  if (expr_parse(where, len, &e, &err) != ST_OK) return NULL;
+  if (expr_bind(e, terms_lookup, (void *)t, &err) != ST_OK) {
+    expr_destroy(e);
+    return NULL;
+  }
+  search_pred_t p;
+  if (search_pred_init(&p, e, t, RANGE_PLAN_SEED, 0, 0, &err) != ST_OK) {
+    expr_destroy(e);
+    return "search_pred_init failed";
+  }
+  static range_plan_hashes_t hs; /* large: not on the stack of a fuzzer's thread */
+  hs.n = 0;
+  const char *wrong = NULL;
+  if (terms_hash_value(t, val, vlen, RANGE_PLAN_SEED, 0, range_plan_collect, &hs) < 0)
+    wrong = "terms_hash_value failed";
+  size_t n = p.nscratch ? p.nscratch : 1;
+  uint8_t *yes = malloc(n), *scratch = malloc(n);
+  if (!yes || !scratch) wrong = "out of memory";
+  if (!wrong) {
+    *matched = expr_match_value(e, val, vlen, terms_extract, (void *)t, scratch);
+    *read_all = p.read_all;
+    for (size_t i = 0; i < p.nleaves; i++) yes[i] = (uint8_t)range_plan_has(&hs, p.hash[i]);
+    int in_cover = 0;
+    for (size_t i = 0; i < p.ncover; i++) in_cover |= yes[p.cover[i]];
+    if (*matched == 1 && !p.read_all && !search_pred_eval(&p, yes, 1, scratch))
+      wrong = "a value that satisfies the predicate is ruled out by its plan";
+    else if (*matched == 1 && !p.read_all && !in_cover)
+      wrong = "a value that satisfies the predicate holds no item of the memtable cover";
+  }
+  free(yes);
+  free(scratch);
+  search_pred_release(&p);
+  expr_destroy(e);
+  return wrong;
+}
+
+/* The attributes both tests declare, over a value that is a text or an integer:
+   t = value:range (the default text levels), n = value:int:range (the default :int levels),
+   c = value:int:range=3,9,20 and s = value:range=1,2,60 (levels of a declaration's own). */
+static inline terms_t *range_plan_terms(void) {
+  static const char *const decls[] = {"t=value:range", "n=value:int:range",
+                                      "c=value:int:range=3,9,20", "s=value:range=1,2,60"};
+  attr_spec_t *specs = calloc(4, sizeof *specs);
+  err_t err;
+  for (size_t i = 0; specs && i < 4; i++)
+    if (attr_spec_parse(decls[i], &specs[i], &err) != ST_OK) return NULL;
+  terms_t *t = NULL;
+  if (!specs || terms_create(specs, 4, RANGE_PLAN_SEED, &t, &err) != ST_OK) return NULL;
+  return t;
+}
+
+#endif
