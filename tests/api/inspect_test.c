@@ -608,13 +608,14 @@ static void test_check_leveldb_held(void **state) {
   assert_int_equal(check(f, BFH_ENGINE_LEVELDB, &d, &rep), BFH_OK);
 }
 
-/* LevelDB: a damaged filter cache file is reported as harmless, and the database is clean. */
+/* LevelDB: a damaged filter cache file is reported as harmless, and the database is clean.
+   The table is one the MANIFEST names at rest (fill_closed: one listed before the close may
+   have been compacted away, and bfh_check rightly skips its leftover cache file). */
 static void test_check_leveldb_cache(void **state) {
   db_fixture_t *f = *state;
-  fill(f, BFH_ENGINE_LEVELDB, 1);
   char table[256], name[256], path[TEST_PATH_MAX + 1024];
-  uint64_t number = live_table(f, BFH_ENGINE_LEVELDB, table, sizeof table);
-  close_db(f); /* writes the cache files of the live tables */
+  fill_closed(f, BFH_ENGINE_LEVELDB, table, sizeof table); /* the close writes the cache files */
+  uint64_t number = strtoull(table, NULL, 10);
   snprintf(name, sizeof name, "%06llu.vf", (unsigned long long)number);
   snprintf(path, sizeof path, "%s/%s/%s", f->dir, LEAF_CACHE_DIR, name);
   assert_int_equal(test_file_xor_byte(path, LEAF_CACHE_HEADER_BYTES + 100, 0x01), 0);

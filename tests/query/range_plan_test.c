@@ -33,7 +33,8 @@ static int64_t random_int(rng_t *r) {
     case 0:
       return e;
     case 1:
-      return e + (int64_t)rng_below(r, 64) - 32 + (e > 0 && rng_below(r, 2) ? -64 : 0);
+      /* near e, wrapping past the int64 ends (in unsigned arithmetic: no overflow) */
+      return (int64_t)((uint64_t)e + rng_below(r, 64) - 32 - (e > 0 && rng_below(r, 2) ? 64 : 0));
     default:
       return (int64_t)rng_next(r) >> rng_below(r, 64);
   }
