@@ -689,17 +689,20 @@ ycsb_queries=()
 expect_status 0 "$bfh" run ycsb --scale 2000 "${ycsb_queries[@]}" --no-plot --out "$work/ycsb" \
   --work "$work/ycsb/db"
 # 5 sources x 4 workloads (A, B, C, F) by value; the 4 data sets x 4 workloads by attribute
-# and the 5 sources' ranges (E), for every method but CUCKOO, which answers whole values only
+# and the 5 sources' ranges (E, whose ranges and inserts are the method's operations), for
+# every method but CUCKOO, which answers whole values only
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
     split("workload dataset query engine method op ops p50_us p95_us p99_us wrong commit", need, " ")
     for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
     next }
   { if ($h["wrong"] != 0) { print "wrong: " $0; bad = 1 }
     if ($h["workload"] == "C" && $h["method"] != "scan" && $h["ops"] != ops) { print "ops: " $0; bad = 1 }
+    if ($h["workload"] == "E" && $h["method"] != "scan") eops[$h["dataset"] " " $h["engine"] " " $h["method"]] += $h["ops"]
     if ($h["op"] == "search" || $h["op"] == "range") {
       rows[$h["engine"] " " $h["method"] " " ($h["op"] == "range" ? "range" : $h["query"] == "value" ? "value" : "attr")]++
       if (!($h["p50_us"] > 0 && $h["p50_us"] <= $h["p99_us"])) { print "bad latency: " $0; bad = 1 } } }
-  END { split("lsm leveldb rocksdb", e, " ")
+  END { for (k in eops) if (eops[k] != ops) { print "E " k ": " eops[k] " ranges and inserts"; bad = 1 }
+    split("lsm leveldb rocksdb", e, " ")
     split("scan leaves hierarchy sliced auto cuckoo", m, " ")
     for (i in e) for (j in m) {
       if (rows[e[i] " " m[j] " value"] != 20) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " value"] " value search rows"; bad = 1 }
