@@ -24,11 +24,25 @@ const ycsb_mix_t *ycsb_mix(char w) {
 
 const char *ycsb_op_name(ycsb_op_t op) { return OP_NAMES[op]; }
 
-void ycsb_gen_init(ycsb_gen_t *g, const ycsb_mix_t *mix, uint64_t loaded, uint64_t seed) {
+void ycsb_gen_init(ycsb_gen_t *g, const ycsb_mix_t *mix, uint64_t loaded, uint64_t ops,
+                   uint64_t seed) {
   g->mix = *mix;
   g->records = loaded;
+  /* YCSB's expectednewkeys: twice the inserts the operations should bring */
+  const uint64_t expected = (uint64_t)(2.0 * mix->share[YCSB_INSERT] * (double)ops);
+  g->space = mix->dist == KEYDIST_LATEST ? loaded : loaded + expected;
   rng_init(&g->rng, seed);
-  keydist_init(&g->dist, mix->dist, loaded, KEYDIST_THETA, seed ^ 0x7963736275ull);
+  keydist_init(&g->dist, mix->dist, g->space, KEYDIST_THETA, seed ^ 0x7963736275ull);
+}
+
+/* A record below g->records under the mix's distribution. A zipfian draw past the records
+   inserted so far is drawn again (YCSB's CoreWorkload.nextKeynum); the loop ends, as the
+   records loaded, at least one, are the space's first. */
+static uint64_t draw_record(ycsb_gen_t *g) {
+  uint64_t r;
+  do r = keydist_next(&g->dist, &g->rng);
+  while (r >= g->records);
+  return r;
 }
 
 ycsb_op_t ycsb_gen_next(ycsb_gen_t *g, uint64_t *record, uint32_t *span) {
@@ -43,10 +57,10 @@ ycsb_op_t ycsb_gen_next(ycsb_gen_t *g, uint64_t *record, uint32_t *span) {
   *span = 1;
   if (op == YCSB_INSERT) {
     *record = g->records++;
-    keydist_grow(&g->dist, g->records);
+    if (g->mix.dist == KEYDIST_LATEST) keydist_grow(&g->dist, g->space = g->records);
     return op;
   }
-  *record = keydist_next(&g->dist, &g->rng);
+  *record = draw_record(g);
   if (op == YCSB_RANGE) *span = 1 + (uint32_t)rng_below(&g->rng, YCSB_MAX_RANGE);
   return op;
 }

@@ -11,8 +11,15 @@
  *                                                           in 1..YCSB_MAX_RANGE records)
  *   F         50% value search, 50% read-modify-write      zipfian
  * (Cooper et al., "Benchmarking Cloud Serving Systems with YCSB", SoCC 2010, Table 2; the
- * zipfian records are scrambled, as YCSB's are.) A record inserted gets the next id, and
- * "latest" follows it.
+ * zipfian records are scrambled, as YCSB's are.) A record inserted gets the next id, as
+ * YCSB's insert sequence gives it, and the two distributions treat inserts as YCSB's
+ * CoreWorkload does:
+ *   latest    follows the inserts: the newest record is the most likely, the one before it
+ *             next (keydist.h's latest over every record so far, YCSB's SkewedLatest);
+ *   zipfian   is drawn over a space fixed at ycsb_gen_init, the records loaded and the
+ *             inserts expected (twice the insert share of the operations to come), and a
+ *             draw past the records inserted so far is drawn again, so that the hot records
+ *             stay hot while records arrive.
  *
  * Caller-owned struct (ycsb_gen_init only), no resources; one generator per thread.
  */
@@ -47,6 +54,7 @@ typedef struct ycsb_gen {
   ycsb_mix_t mix;
   keydist_t dist;
   uint64_t records; /* loaded and inserted so far */
+  uint64_t space;   /* zipfian: the records its draws range over (latest: records) */
   rng_t rng;
 } ycsb_gen_t;
 
@@ -55,8 +63,10 @@ const ycsb_mix_t *ycsb_mix(char w);
 /* "search", "update", "insert", "newest", "range", "rmw". */
 const char *ycsb_op_name(ycsb_op_t op);
 
-/* A generator of mix over `loaded` records (>= 1), seeded. */
-void ycsb_gen_init(ycsb_gen_t *g, const ycsb_mix_t *mix, uint64_t loaded, uint64_t seed);
+/* A generator of mix over `loaded` records (>= 1) for about `ops` operations (which sizes the
+   zipfian's space, above; more may be drawn), seeded. */
+void ycsb_gen_init(ycsb_gen_t *g, const ycsb_mix_t *mix, uint64_t loaded, uint64_t ops,
+                   uint64_t seed);
 /* The next operation and its record (for YCSB_INSERT the new record's id, which the
    generator now counts; for YCSB_RANGE also *span, the range's length in records, else 1). */
 ycsb_op_t ycsb_gen_next(ycsb_gen_t *g, uint64_t *record, uint32_t *span);
