@@ -567,12 +567,8 @@ static int report(scan_t *sc, int where, const uint8_t *k, size_t n) {
   return sc->stopped;
 }
 
-/* The term of a tagged entry's bytes r[0, n) after its attribute's start: an :int's 8 bytes
-   (after its length byte), or a text's escaped bytes up to the end mark (*cut when it may be
-   a longer term's start). *t, *tn, and the database key at *key, *kn. 0 if it does not
-   decode. */
-static int split_tagged(const uint8_t *r, size_t n, int is_int, const uint8_t **t, size_t *tn,
-                        int *cut, const uint8_t **key, size_t *kn) {
+int standalone_term_split(const uint8_t *r, size_t n, int is_int, const uint8_t **t, size_t *tn,
+                          int *cut, const uint8_t **key, size_t *kn) {
   *cut = 0;
   if (is_int) {
     if (n < 1 + ATTR_INT_TERM_BYTES || r[0] != ATTR_INT_TERM_BYTES) return 0;
@@ -600,6 +596,14 @@ static int split_tagged(const uint8_t *r, size_t n, int is_int, const uint8_t **
   return 0;
 }
 
+size_t standalone_term_encode(uint8_t *buf, int is_int, const void *t, size_t len, int close) {
+  return encode_term(buf, is_int, t, len, close);
+}
+
+size_t standalone_term_bytes(size_t len) {
+  return term_bytes(len);
+}
+
 /* The scan of a tagged attribute: one seek to its start and r's lower end (or prefix), then
    its entries in term order until one is past the range. */
 static int scan_tagged(standalone_t *s, const attr_spec_t *spec, const ends_t *e, scan_t *sc,
@@ -625,7 +629,7 @@ static int scan_tagged(standalone_t *s, const attr_spec_t *spec, const ends_t *e
     if (kn < an || memcmp(k, a, an) != 0) break;
     size_t tn, keyn;
     int cut;
-    if (!split_tagged(k + an, kn - an, spec->is_int, &t, &tn, &cut, &key, &keyn))
+    if (!standalone_term_split(k + an, kn - an, spec->is_int, &t, &tn, &cut, &key, &keyn))
       rc = err_set(err, BFH_E_CORRUPT,
                    "stand-alone index %s: an entry of attribute %s does "
                    "not decode",

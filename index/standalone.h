@@ -148,6 +148,22 @@ typedef struct standalone_range {
 int standalone_scan_range(standalone_t *s, size_t attr, const standalone_range_t *r,
                           bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
 
+/* The term part of a format-2 entry, the bytes after its attribute's start (tests and
+   fuzz_standalone_key check the order and the decoding). standalone_term_encode writes term
+   t[0, len) as the entries hold it (an :int term as 0x08 and its bytes; a text one escaped
+   and cut to STANDALONE_TERM_MAX, then with close the end mark 0x00 0x01) into buf, which
+   holds standalone_term_bytes(len) bytes, and returns its length. standalone_term_split
+   reads r[0, n), an entry's bytes after its attribute's start: *t, *tn the term's bytes as
+   compared in a range scan (an :int term's 8 bytes; a text term's escaped bytes, without the
+   end mark), *cut when the term may be a longer one's first STANDALONE_TERM_MAX bytes, and
+   the database key *key, *kn after it (all pointing into r). 1, or 0 when r does not decode
+   (no end mark, 0x00 followed by neither 0xff nor 0x01, an :int term that is not 0x08 and 8
+   bytes). */
+size_t standalone_term_encode(uint8_t *buf, int is_int, const void *t, size_t len, int close);
+size_t standalone_term_bytes(size_t len);
+int standalone_term_split(const uint8_t *r, size_t n, int is_int, const uint8_t **t, size_t *tn,
+                          int *cut, const uint8_t **key, size_t *kn);
+
 /* The seed of the index's value hashes: part of its stored keys. */
 uint64_t standalone_value_seed(void);
 
