@@ -319,7 +319,7 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-  cfg_t c = {1000000, 9, NULL, "unknown", 48};
+  cfg_t c = {1000000, 15, NULL, "unknown", 48};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) usage();

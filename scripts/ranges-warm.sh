@@ -6,7 +6,7 @@
 # STANDALONE, and AUTO's absent and present point queries; it prints the goals' ratios. The CSV
 # (its columns in bench/ranges_bench.c) goes to OUT.
 #   NUM    records (default 1000000)
-#   RUNS   rounds (default 9)
+#   RUNS   rounds (default 15)
 #   BUILD  build directory (default build-rel; configured RelWithDebInfo with the benches)
 #   OUT    the CSV (default measurements/ranges/warm-NUM.csv)
 set -euo pipefail
@@ -20,7 +20,7 @@ fi
 cmake -S . -B "$build" -DBFH_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target ranges_bench >/dev/null
 num=${NUM:-1000000}
-runs=${RUNS:-9}
+runs=${RUNS:-15}
 out=${OUT:-measurements/ranges/warm-$num.csv}
 "$build/ranges_bench" --num "$num" --runs "$runs" --commit "$commit" | tee "$out.tmp"
 grep -v '^#' "$out.tmp" >"$out"
