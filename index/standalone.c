@@ -642,7 +642,7 @@ static int scan_tagged(standalone_t *s, const attr_spec_t *spec, const ends_t *e
 }
 
 /* The scan of the whole value's entries, varint32(len v) || v || k: in order within one
-   length only, so one seek per length held (the varints are prefix-free: the entries of one
+   length only, so two seeks per length held (the varints are prefix-free: the entries of one
    length are contiguous, and its varint with the last byte raised is where the next starts),
    then that length's entries in order until one is past the range. A value held by its
    hash is in whatever the range. */

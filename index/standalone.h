@@ -20,7 +20,8 @@
  * (standalone_scan_range). Terms longer than STANDALONE_TERM_MAX share the entries of their
  * first bytes, and validation tells them apart. A database whose only attribute is the whole
  * value keeps the first format alone, byte for byte as before attributes existed; its
- * entries are in order within each length, and a range over them is a seek per length held.
+ * entries are in order within each length, and a range over them takes two seeks per length
+ * held.
  *
  * The attributes the index holds are recorded in bfh-standalone/ATTRIBUTES (text: the line
  * "format 2" when it holds other attributes than the whole value, "value" if it holds whole
