@@ -137,9 +137,10 @@ typedef struct standalone_range {
 } standalone_range_t;
 
 /* The lookup of a range of terms of attribute attr: one seek and a bounded scan of the keys
-   in term order (for the whole value, one such per value length the index holds), calling
-   fn(arg, key, key_len) for each key whose entry's term is in r, in term order then key
-   order, until fn returns nonzero; a key held under several terms of r comes once per term.
+   in term order (for the whole value, length-first, two seeks and a scan per value length
+   the index holds), calling fn(arg, key, key_len) for each key whose entry's term is in r,
+   in the index's order, until fn returns nonzero; a key held under several terms of r comes
+   once per term.
    The keys are candidates, as standalone_lookup_term's: exact for terms that are stored
    whole; a text term longer than STANDALONE_TERM_MAX is reported when its first bytes may
    be in r, and a whole value longer than STANDALONE_INLINE_MAX (held by its hash) always.
