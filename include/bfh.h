@@ -317,8 +317,9 @@ static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_me
    whole value) in a database without declarations. method: BFH_SEARCH_SCAN evaluates the
    predicate on every value; LEAVES, HIERARCHY, SLICED and AUTO select the tables (and
    blocks) where it may hold from the filters, each (attribute, term) being an item of them;
-   STANDALONE answers equalities from the stand-alone index's per-attribute entries, each
-   key validated (a range or prefix runs as AUTO; stats->method_used says which); CUCKOO answers whole values only (BFH_E_UNSUPPORTED). newest: 0 reports every
+   STANDALONE answers from the stand-alone index's per-attribute entries (equalities by their
+   terms, ranges and prefixes by scans of them), each
+   key validated; CUCKOO answers whole values only (BFH_E_UNSUPPORTED). newest: 0 reports every
    key, in any order; K > 0 is not implemented yet (BFH_E_UNSUPPORTED). Errors:
    BFH_E_INVALID for a bad expression or an unknown attribute (the message names the column
    where it is), or a bad method. stats as bfh_search's. bfh_query is

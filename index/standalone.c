@@ -21,6 +21,11 @@
 #define VALUE_HASH_SEED 0x7361696478ull
 #define ATTRS_RECORD "ATTRIBUTES"  /* in the index directory: the attributes it holds */
 #define WHOLE_VALUE_LINE "value\n" /* the record's line for the whole value's entries */
+/* The record's first line when the index holds tagged entries: their format (standalone.h). An
+   index whose record lacks it (format 1) is built again at the open, as for other attributes. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define FORMAT_LINE "format " STR(STANDALONE_FORMAT) "\n"
 
 /* A list of byte strings, each stored as varint32(length) then the bytes: the keys a search
    finds, and the (key, value) pairs the open replays from the database's logs. */
@@ -90,25 +95,62 @@ static int add_whole(items_t *out, const void *val, size_t len) {
   return rc;
 }
 
+/* The tagged entries' start for attribute name (format 2, standalone.h): the tag and the
+   name. buf holds at least 2 + 5 + strlen(name) bytes; returns the length. */
+static size_t encode_attr(uint8_t *buf, const char *name) {
+  size_t name_len = strlen(name);
+  buf[0] = STANDALONE_TAG_0;
+  buf[1] = STANDALONE_TAG_1;
+  uint8_t *p = encode_varint32(buf + 2, (uint32_t)name_len);
+  memcpy(p, name, name_len);
+  return (size_t)(p - buf) + name_len;
+}
+
+/* esc of a text term's first STANDALONE_TERM_MAX bytes (each 0x00 as 0x00 0xff), then, with
+   close, the end mark 0x00 0x01. Without close it is what every term that starts with t
+   starts with. buf holds at least text_bytes(len); returns the length. */
+static size_t encode_text(uint8_t *buf, const void *t, size_t len, int close) {
+  const uint8_t *b = t;
+  size_t n = 0;
+  if (len > STANDALONE_TERM_MAX) len = STANDALONE_TERM_MAX;
+  for (size_t i = 0; i < len; i++) {
+    buf[n++] = b[i];
+    if (b[i] == 0) buf[n++] = 0xff;
+  }
+  if (close) buf[n++] = 0x00, buf[n++] = 0x01;
+  return n;
+}
+
+static size_t text_bytes(size_t len) {
+  return 2 * (len < STANDALONE_TERM_MAX ? len : STANDALONE_TERM_MAX) + 2;
+}
+
+/* The bytes of an attribute's term as its entries hold them, up to the key: an :int term's
+   varint32(len) and bytes, a text term's encode_text (closed or not). buf holds at least
+   term_bytes(len); returns the length. */
+static size_t encode_term(uint8_t *buf, int is_int, const void *t, size_t len, int close) {
+  return is_int ? encode_prefix(buf, t, len, NULL) : encode_text(buf, t, len, close);
+}
+
+static size_t term_bytes(size_t len) {
+  size_t a = prefix_bytes(len), b = text_bytes(len);
+  return a > b ? a : b;
+}
+
 typedef struct term_ctx {
   items_t *out;
-  const char *name;
+  const attr_spec_t *spec;
   int rc;
 } term_ctx_t;
 
 /* attr_term_fn: adds the tagged prefix of one term to ctx->out. */
 static int add_term(void *arg, const void *term, size_t len) {
   term_ctx_t *c = arg;
-  size_t name_len = strlen(c->name);
-  uint8_t *buf = malloc(2 + 5 + name_len + prefix_bytes(len));
+  uint8_t *buf = malloc(2 + 5 + strlen(c->spec->name) + term_bytes(len));
   if (!buf) return c->rc = BFH_E_NOMEM, 1;
-  buf[0] = STANDALONE_TAG_0;
-  buf[1] = STANDALONE_TAG_1;
-  uint8_t *p = encode_varint32(buf + 2, (uint32_t)name_len);
-  memcpy(p, c->name, name_len);
-  p += name_len;
-  p += encode_prefix(p, term, len, NULL);
-  if (items_add(c->out, buf, (size_t)(p - buf)) != BFH_OK) c->rc = BFH_E_NOMEM;
+  size_t n = encode_attr(buf, c->spec->name);
+  n += encode_term(buf + n, c->spec->is_int, term, len, 1);
+  if (items_add(c->out, buf, n) != BFH_OK) c->rc = BFH_E_NOMEM;
   free(buf);
   return c->rc != BFH_OK;
 }
@@ -122,7 +164,7 @@ static int value_prefixes(const standalone_t *s, const void *val, size_t val_len
   for (size_t i = 0; i < terms_count(s->terms); i++) {
     const attr_spec_t *spec = terms_spec(s->terms, i);
     if (spec_is_whole(spec)) continue;
-    term_ctx_t c = {out, spec->name, BFH_OK};
+    term_ctx_t c = {out, spec, BFH_OK};
     int n = terms_extract((void *)s->terms, (int)i, val, val_len, add_term, &c);
     if (c.rc != BFH_OK || n < 0)
       return err_set(err, c.rc != BFH_OK ? c.rc : n,
@@ -394,16 +436,27 @@ int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, u
   return rc;
 }
 
-int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_t term_len,
-                           bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+/* Attribute attr of the index: *spec (NULL: the whole value of an index opened without
+   attributes). BFH_OK or BFH_E_INVALID. */
+static int attr_spec_of(const standalone_t *s, size_t attr, const attr_spec_t **spec, err_t *err) {
+  *spec = NULL;
+  if (!s->terms && attr == 0) return BFH_OK;
   if (attr >= terms_count(s->terms))
     return err_set(err, BFH_E_INVALID, "stand-alone index %s: no attribute %zu (it holds %zu)",
                    s->dir, attr, terms_count(s->terms));
+  *spec = terms_spec(s->terms, attr);
+  return BFH_OK;
+}
+
+int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_t term_len,
+                           bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+  const attr_spec_t *spec;
+  int rc = attr_spec_of(s, attr, &spec, err);
+  if (rc != BFH_OK) return rc;
   items_t pre = {NULL, 0, 0}, f = {NULL, 0, 0};
-  const attr_spec_t *spec = terms_spec(s->terms, attr);
-  term_ctx_t c = {&pre, spec->name, BFH_OK};
-  int rc =
-      spec_is_whole(spec) ? add_whole(&pre, term, term_len) : (add_term(&c, term, term_len), c.rc);
+  term_ctx_t c = {&pre, spec, BFH_OK};
+  rc = !spec || spec_is_whole(spec) ? add_whole(&pre, term, term_len)
+                                    : (add_term(&c, term, term_len), c.rc);
   if (rc != BFH_OK) rc = err_set(err, rc, "stand-alone search: out of memory");
   const uint8_t *p = pre.data, *end = pre.data + pre.n, *q;
   size_t len;
@@ -415,6 +468,244 @@ int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_
     if (fn && fn(arg, q, len)) break;
   free(pre.data);
   free(f.data);
+  return rc;
+}
+
+/* ---- Range scans ------------------------------------------------------------------------- */
+
+/* A range's ends as the entries hold terms (encode_term, unclosed), against which each
+   entry's term bytes are compared: memcmp order on them is the terms' order. */
+typedef struct ends {
+  uint8_t *lo, *hi; /* NULL: no such end */
+  size_t lo_len, hi_len;
+  int lo_open, hi_open, prefix;
+} ends_t;
+
+enum { PLACE_OUT, PLACE_IN, PLACE_PAST };
+
+static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  int c = memcmp(a, b, an < bn ? an : bn);
+  return c ? c : (an > bn) - (an < bn);
+}
+
+/* Where the term whose entry bytes are t[0, n) lies against e: in, out (a later term may be
+   in), or past (no later term is). cut: the term may be a longer one's first bytes (a text
+   term of STANDALONE_TERM_MAX bytes), which is in wherever its end might be. */
+static int place(const ends_t *e, const uint8_t *t, size_t n, int cut) {
+  if (e->prefix) {
+    if (n >= e->lo_len && memcmp(t, e->lo, e->lo_len) == 0) return PLACE_IN;
+    return bytes_cmp(t, n, e->lo, e->lo_len) < 0 ? PLACE_OUT : PLACE_PAST;
+  }
+  int ch = e->hi ? bytes_cmp(t, n, e->hi, e->hi_len) : -1;
+  if (ch > 0 || (ch == 0 && e->hi_open && !cut)) return PLACE_PAST;
+  int cl = e->lo ? bytes_cmp(t, n, e->lo, e->lo_len) : 1;
+  if (cl < 0 || (cl == 0 && e->lo_open && !cut)) return PLACE_OUT;
+  return PLACE_IN;
+}
+
+/* e for r over attribute spec (NULL: the whole value, whose entries hold it raw). */
+static int ends_init(ends_t *e, const attr_spec_t *spec, const standalone_range_t *r,
+                     const char *dir, err_t *err) {
+  memset(e, 0, sizeof *e);
+  e->lo_open = r->lo_open;
+  e->hi_open = r->hi_open;
+  e->prefix = r->prefix;
+  int is_int = spec && spec->is_int, whole = !spec || spec_is_whole(spec);
+  if (is_int && !r->prefix &&
+      ((r->lo && r->lo_len != ATTR_INT_TERM_BYTES) || (r->hi && r->hi_len != ATTR_INT_TERM_BYTES)))
+    return err_set(err, BFH_E_INVALID,
+                   "stand-alone index %s: attribute %s: a range end that is not an :int term", dir,
+                   spec->name);
+  const void *end[2] = {r->lo, r->prefix ? NULL : r->hi};
+  size_t len[2] = {r->lo_len, r->hi_len};
+  uint8_t **out[2] = {&e->lo, &e->hi};
+  size_t *out_len[2] = {&e->lo_len, &e->hi_len};
+  for (int i = 0; i < 2; i++) {
+    if (!end[i]) continue;
+    /* An :int term is compared on its 8 bytes, after the length byte the entries hold. */
+    *out[i] = malloc(whole || is_int ? len[i] + 1 : text_bytes(len[i]));
+    if (!*out[i]) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
+    if (whole || is_int) {
+      if (len[i]) memcpy(*out[i], end[i], len[i]);
+      *out_len[i] = len[i];
+    } else {
+      *out_len[i] = encode_text(*out[i], end[i], len[i], 0);
+    }
+  }
+  return BFH_OK;
+}
+
+static void ends_release(ends_t *e) {
+  free(e->lo);
+  free(e->hi);
+}
+
+/* One range scan: the iterator, the caller's fn, and what was read. */
+typedef struct scan {
+  lsm_iter_t *it;
+  bfh_match_fn fn;
+  void *arg;
+  uint64_t entries;
+  int stopped; /* fn returned nonzero */
+} scan_t;
+
+/* Seeks a[0, an) || b[0, bn). */
+static int seek2(scan_t *sc, const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  uint8_t *k = malloc(an + bn + 1);
+  if (!k) return BFH_E_NOMEM;
+  memcpy(k, a, an);
+  if (bn) memcpy(k + an, b, bn);
+  lsm_iter_seek(sc->it, k, an + bn);
+  free(k);
+  return BFH_OK;
+}
+
+/* Reports key k[0, n) if its term is in (place PLACE_IN); 1 when the scan is to stop. */
+static int report(scan_t *sc, int where, const uint8_t *k, size_t n) {
+  if (where != PLACE_IN) return where == PLACE_PAST;
+  if (sc->fn && sc->fn(sc->arg, k, n)) sc->stopped = 1;
+  return sc->stopped;
+}
+
+int standalone_term_split(const uint8_t *r, size_t n, int is_int, const uint8_t **t, size_t *tn,
+                          int *cut, const uint8_t **key, size_t *kn) {
+  *cut = 0;
+  if (is_int) {
+    if (n < 1 + ATTR_INT_TERM_BYTES || r[0] != ATTR_INT_TERM_BYTES) return 0;
+    *t = r + 1;
+    *tn = ATTR_INT_TERM_BYTES;
+    *key = r + 1 + ATTR_INT_TERM_BYTES;
+    *kn = n - 1 - ATTR_INT_TERM_BYTES;
+    return 1;
+  }
+  size_t raw = 0;
+  for (size_t i = 0; i + 1 < n; i++, raw++) {
+    if (r[i] != 0) continue;
+    if (r[i + 1] == 0xff) {
+      i++;
+      continue;
+    }
+    if (r[i + 1] != 0x01) return 0;
+    *t = r;
+    *tn = i;
+    *cut = raw == STANDALONE_TERM_MAX;
+    *key = r + i + 2;
+    *kn = n - i - 2;
+    return 1;
+  }
+  return 0;
+}
+
+size_t standalone_term_encode(uint8_t *buf, int is_int, const void *t, size_t len, int close) {
+  return encode_term(buf, is_int, t, len, close);
+}
+
+size_t standalone_term_bytes(size_t len) {
+  return term_bytes(len);
+}
+
+/* The scan of a tagged attribute: one seek to its start and r's lower end (or prefix), then
+   its entries in term order until one is past the range. */
+static int scan_tagged(standalone_t *s, const attr_spec_t *spec, const ends_t *e, scan_t *sc,
+                       err_t *err) {
+  uint8_t *a = malloc(2 + 5 + strlen(spec->name) + 1);
+  if (!a) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
+  size_t an = encode_attr(a, spec->name);
+  int rc = BFH_OK;
+  if (!e->lo) {
+    lsm_iter_seek(sc->it, a, an);
+  } else if (spec->is_int) { /* the length byte, then the end's (at most 8) bytes */
+    uint8_t b[1 + ATTR_INT_TERM_BYTES] = {ATTR_INT_TERM_BYTES};
+    size_t n = e->lo_len < ATTR_INT_TERM_BYTES ? e->lo_len : ATTR_INT_TERM_BYTES;
+    memcpy(b + 1, e->lo, n);
+    rc = seek2(sc, a, an, b, 1 + n);
+  } else {
+    rc = seek2(sc, a, an, e->lo, e->lo_len);
+  }
+  if (rc != BFH_OK) rc = err_set(err, rc, "stand-alone search: out of memory");
+  for (; rc == BFH_OK && lsm_iter_valid(sc->it); lsm_iter_next(sc->it)) {
+    size_t kn;
+    const uint8_t *k = lsm_iter_key(sc->it, &kn), *t, *key;
+    if (kn < an || memcmp(k, a, an) != 0) break;
+    size_t tn, keyn;
+    int cut;
+    if (!standalone_term_split(k + an, kn - an, spec->is_int, &t, &tn, &cut, &key, &keyn))
+      rc = err_set(err, BFH_E_CORRUPT,
+                   "stand-alone index %s: an entry of attribute %s does "
+                   "not decode",
+                   s->dir, spec->name);
+    else if (sc->entries++, report(sc, place(e, t, tn, cut), key, keyn))
+      break;
+  }
+  free(a);
+  return rc;
+}
+
+/* The scan of the whole value's entries, varint32(len v) || v || k: in order within one
+   length only, so two seeks per length held (the varints are prefix-free: the entries of one
+   length are contiguous, and its varint with the last byte raised is where the next starts),
+   then that length's entries in order until one is past the range. A value held by its
+   hash is in whatever the range. */
+static int scan_whole(standalone_t *s, const ends_t *e, scan_t *sc, err_t *err) {
+  static const uint8_t past_tagged[2] = {STANDALONE_TAG_0, STANDALONE_TAG_1 + 1};
+  int rc = BFH_OK;
+  lsm_iter_seek_first(sc->it);
+  while (rc == BFH_OK && !sc->stopped && lsm_iter_valid(sc->it)) {
+    size_t kn;
+    const uint8_t *k = lsm_iter_key(sc->it, &kn);
+    if (kn >= 2 && k[0] == STANDALONE_TAG_0 && k[1] == STANDALONE_TAG_1) {
+      lsm_iter_seek(sc->it, past_tagged, sizeof past_tagged); /* the attributes' entries */
+      continue;
+    }
+    uint32_t len;
+    const uint8_t *q = decode_varint32(k, k + kn, &len);
+    if (!q) {
+      rc = err_set(err, BFH_E_CORRUPT, "stand-alone index %s: an entry does not decode", s->dir);
+      break;
+    }
+    uint8_t hdr[5];
+    size_t h = (size_t)(q - k);
+    memcpy(hdr, k, h);
+    int inline_v = len <= STANDALONE_INLINE_MAX;
+    int skip = inline_v && e->prefix && len < e->lo_len; /* too short to hold the prefix */
+    if (!skip && inline_v && e->lo && seek2(sc, hdr, h, e->lo, e->lo_len) != BFH_OK)
+      rc = err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
+    for (; !skip && rc == BFH_OK && lsm_iter_valid(sc->it); lsm_iter_next(sc->it)) {
+      k = lsm_iter_key(sc->it, &kn);
+      if (kn < h || memcmp(k, hdr, h) != 0) break;
+      size_t tn = inline_v ? len : 8;
+      if (kn - h < tn) {
+        rc = err_set(err, BFH_E_CORRUPT, "stand-alone index %s: an entry does not decode", s->dir);
+        break;
+      }
+      sc->entries++;
+      int where = inline_v ? place(e, k + h, tn, 0) : PLACE_IN;
+      if (report(sc, where, k + h + tn, kn - h - tn)) break;
+    }
+    hdr[h - 1]++; /* the next length's entries */
+    if (rc == BFH_OK && !sc->stopped) lsm_iter_seek(sc->it, hdr, h);
+  }
+  return rc;
+}
+
+int standalone_scan_range(standalone_t *s, size_t attr, const standalone_range_t *r,
+                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+  if (entries) *entries = 0;
+  const attr_spec_t *spec;
+  int rc = attr_spec_of(s, attr, &spec, err);
+  if (rc != BFH_OK) return rc;
+  ends_t e;
+  rc = ends_init(&e, spec, r, s->dir, err);
+  scan_t sc = {lsm_iter_create(s->index), fn, arg, 0, 0};
+  if (rc == BFH_OK && !sc.it) rc = err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
+  if (rc == BFH_OK)
+    rc = !spec || spec_is_whole(spec) ? scan_whole(s, &e, &sc, err)
+                                      : scan_tagged(s, spec, &e, &sc, err);
+  if (rc == BFH_OK && (rc = lsm_iter_status(sc.it, err)) != BFH_OK)
+    err_prefix(err, "stand-alone index %s: ", s->dir);
+  lsm_iter_destroy(sc.it);
+  ends_release(&e);
+  if (entries) *entries = sc.entries;
   return rc;
 }
 
@@ -539,11 +830,12 @@ static int str_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The attributes the index holds, as its ATTRIBUTES record says them: WHOLE_VALUE_LINE if it
-   holds whole values, then each other attribute's canonical declaration on a line, sorted.
+/* The attributes the index holds, as its ATTRIBUTES record says them: FORMAT_LINE if it holds
+   tagged entries, WHOLE_VALUE_LINE if it holds whole values, then each other attribute's
+   canonical declaration on a line, sorted.
    malloc'd (the caller frees it); NULL on no memory. */
 static char *attrs_signature(const standalone_t *s) {
-  size_t n = terms_count(s->terms), len = sizeof WHOLE_VALUE_LINE, used = 0;
+  size_t n = terms_count(s->terms), len = sizeof FORMAT_LINE + sizeof WHOLE_VALUE_LINE, used = 0;
   char **lines = calloc(n + 1, sizeof *lines);
   int ok = lines != NULL;
   for (size_t i = 0; ok && i < n; i++) {
@@ -562,7 +854,7 @@ static char *attrs_signature(const standalone_t *s) {
   char *out = ok ? malloc(len) : NULL;
   if (out) {
     if (used > 1) qsort(lines, used, sizeof *lines, str_cmp);
-    snprintf(out, len, "%s", s->whole ? WHOLE_VALUE_LINE : "");
+    snprintf(out, len, "%s%s", used ? FORMAT_LINE : "", s->whole ? WHOLE_VALUE_LINE : "");
     for (size_t i = 0; i < used; i++) strcat(out, lines[i]);
   }
   for (size_t i = 0; lines && i < used; i++) free(lines[i]);

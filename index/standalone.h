@@ -7,18 +7,29 @@
  * that declares the whole value (`value`, not :int), has the whole value's entry, whose key is
  *     varint32(len v) || v || k          when len v <= STANDALONE_INLINE_MAX
  *     varint32(len v) || hash64(v) || k  otherwise (a store key is at most 1 MiB)
- * and each term t of every other attribute, named n, has the entry
- *     0x80 0x00 || varint32(len n) || n || varint32(len t) || t (or hash64(t)) || k
- * Every value is empty. 0x80 0x00 is an overlong varint, which no whole-value key starts
- * with, and an attribute's entries are named by its name, not its position. The length
- * first makes the prefix of a term name it alone: a lookup seeks it and reads the index's
- * keys while they start with it. A database whose only attribute is the whole value keeps
- * the first format alone, byte for byte as before attributes existed.
+ * and each term t of every other attribute, named n, has the entry (format 2)
+ *     0x80 0x00 || varint32(len n) || n || 0x08 || t || k       an :int attribute (8 bytes)
+ *     0x80 0x00 || varint32(len n) || n || esc(t') || 0x00 0x01 || k     any other
+ * where t' is t cut to its first STANDALONE_TERM_MAX bytes and esc doubles each 0x00 byte as
+ * 0x00 0xff. Every value is empty. 0x80 0x00 is an overlong varint, which no whole-value key
+ * starts with, and an attribute's entries are named by its name, not its position. The
+ * prefix up to k names the term alone (a lookup seeks it and reads the keys while they start
+ * with it), and the keys of one attribute are in its terms' order: an :int term is its
+ * integer with the sign bit flipped, big-endian, and esc(a) 0x00 0x01 sorts as a does among
+ * texts (a proper prefix first), so a range of terms is one seek and a bounded scan
+ * (standalone_scan_range). Terms longer than STANDALONE_TERM_MAX share the entries of their
+ * first bytes, and validation tells them apart. A database whose only attribute is the whole
+ * value keeps the first format alone, byte for byte as before attributes existed; its
+ * entries are in order within each length, and a range over them takes two seeks per length
+ * held.
  *
- * The attributes the index holds are recorded in bfh-standalone/ATTRIBUTES (text: "value" if
- * it holds whole values, then each other attribute's canonical declaration, one a line,
- * sorted), absent when it holds the whole value alone. An open whose attributes differ (one
- * declared or dropped since the index was built) builds the index again.
+ * The attributes the index holds are recorded in bfh-standalone/ATTRIBUTES (text: the line
+ * "format 2" when it holds other attributes than the whole value, "value" if it holds whole
+ * values, then each other attribute's canonical declaration, one a line, sorted), absent
+ * when it holds the whole value alone. An open whose record differs (an attribute declared
+ * or dropped since the index was built, or an index of format 1, whose text terms were
+ * length-first and so out of order) builds the index again: no index is read in a format
+ * it was not written in.
  *
  * Writes (standalone_put, standalone_delete) hold one of STANDALONE_STRIPES locks, chosen by
  * the key, so that two writes of one key never interleave. A put of (k, v):
@@ -54,6 +65,8 @@
 
 #define STANDALONE_DIR "bfh-standalone"
 #define STANDALONE_INLINE_MAX (1u << 19) /* longer values are indexed by their hash */
+#define STANDALONE_TERM_MAX (1u << 18)   /* longer text terms are indexed by their start */
+#define STANDALONE_FORMAT 2              /* the tagged entries' format, in ATTRIBUTES */
 #define STANDALONE_STRIPES 64
 #define STANDALONE_TAG_0 0x80 /* the first two bytes of an attribute's term entry */
 #define STANDALONE_TAG_1 0x00
@@ -99,14 +112,60 @@ int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *e
 int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
                              bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 /* The lookup of one (attribute, term): fn(arg, key, key_len) for each key whose entry for
-   term[0, term_len) of attribute attr (an index into the terms given at open) the index
-   holds, in key order, until fn returns nonzero; the key is borrowed for the call. The keys
-   are candidates, not validated: exactly the keys whose live value holds the term, plus,
+   term[0, term_len) of attribute attr (an index into the terms given at open; 0 is the whole
+   value when none were given) the index holds, in key order, until fn returns nonzero; the
+   key is borrowed for the call. The keys are candidates, not validated: the keys whose live
+   value holds the term (or, past STANDALONE_TERM_MAX bytes, a term that starts alike), plus,
    after a crash, stale ones a write left (the caller validates, as every search does).
    term is as terms_extract gives it (an :int attribute's 8-byte attr_int_term). *entries
    (may be NULL) gets the index entries read. BFH_E_INVALID for an attr out of range. */
 int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_t term_len,
                            bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
+/* A range of one attribute's terms, in their order (memcmp, a proper prefix first; an :int
+   attribute's 8-byte terms thus in the integers' order). Without prefix: the terms from lo
+   to hi, lo NULL for no lower end and hi NULL for no upper one, each end included unless its
+   _open flag is set. With prefix: the terms that start with lo[0, lo_len) (hi unused). Ends
+   are terms as terms_extract gives them (an :int attribute's 8-byte attr_int_term). */
+typedef struct standalone_range {
+  const void *lo;
+  size_t lo_len;
+  int lo_open;
+  const void *hi;
+  size_t hi_len;
+  int hi_open;
+  int prefix;
+} standalone_range_t;
+
+/* The lookup of a range of terms of attribute attr: one seek and a bounded scan of the keys
+   in term order (for the whole value, length-first, two seeks and a scan per value length
+   the index holds), calling fn(arg, key, key_len) for each key whose entry's term is in r,
+   in the index's order, until fn returns nonzero; a key held under several terms of r comes
+   once per term.
+   The keys are candidates, as standalone_lookup_term's: exact for terms that are stored
+   whole; a text term longer than STANDALONE_TERM_MAX is reported when its first bytes may
+   be in r, and a whole value longer than STANDALONE_INLINE_MAX (held by its hash) always.
+   *entries (may be NULL) gets the index entries read. BFH_E_INVALID for an attr out of
+   range or an :int end that is not 8 bytes; BFH_E_CORRUPT naming the index for an entry of
+   the attribute that does not decode. */
+int standalone_scan_range(standalone_t *s, size_t attr, const standalone_range_t *r,
+                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
+
+/* The term part of a format-2 entry, the bytes after its attribute's start (tests and
+   fuzz_standalone_key check the order and the decoding). standalone_term_encode writes term
+   t[0, len) as the entries hold it (an :int term as 0x08 and its bytes; a text one escaped
+   and cut to STANDALONE_TERM_MAX, then with close the end mark 0x00 0x01) into buf, which
+   holds standalone_term_bytes(len) bytes, and returns its length. standalone_term_split
+   reads r[0, n), an entry's bytes after its attribute's start: *t, *tn the term's bytes as
+   compared in a range scan (an :int term's 8 bytes; a text term's escaped bytes, without the
+   end mark), *cut when the term may be a longer one's first STANDALONE_TERM_MAX bytes, and
+   the database key *key, *kn after it (all pointing into r). 1, or 0 when r does not decode
+   (no end mark, 0x00 followed by neither 0xff nor 0x01, an :int term that is not 0x08 and 8
+   bytes). */
+size_t standalone_term_encode(uint8_t *buf, int is_int, const void *t, size_t len, int close);
+size_t standalone_term_bytes(size_t len);
+int standalone_term_split(const uint8_t *r, size_t n, int is_int, const uint8_t **t, size_t *tn,
+                          int *cut, const uint8_t **key, size_t *kn);
+
 /* The seed of the index's value hashes: part of its stored keys. */
 uint64_t standalone_value_seed(void);
 

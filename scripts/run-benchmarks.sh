@@ -5,7 +5,7 @@
 # the same run and prints the ratios.
 #   NUM        entries for the database benches (default 1000000; the goals are stated at
 #              1M and 10M: NUM=10000000)
-#   ONLY       space-separated subset: filter hierarchy db search leveldb beyond rocksdb
+#   ONLY       space-separated subset: filter hierarchy db search leveldb beyond rocksdb ranges
 # The questions `bfh run` answers (scripts/run-experiments.sh, doc/experiments.md) have no bench:
 # the own engine beyond the paper (`bfh run beyond`), index memory against latency and the
 # Cuckoo Index (`bfh run memory`), AUTO against the stand-alone index (`bfh run tradeoff`).
@@ -39,4 +39,5 @@ want beyond && run block_scan_bench "$build/block_scan_bench"
 want beyond && run "leveldb_search_bench_beyond_$num" "$build/leveldb_search_bench" --beyond \
   --num "$num"
 want rocksdb && run "rocksdb_bench_$num" "$build/rocksdb_bench" --num "$num" --ingest-num 1000000
+want ranges && run "ranges_bench_$num" "$build/ranges_bench" --num "$num"
 echo "results in $out" >&2

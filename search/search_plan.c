@@ -407,13 +407,6 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   return BFH_OK;
 }
 
-/* Whether every leaf of e is an equality (a term the stand-alone index keys by). */
-static int expr_equalities_only(const expr_t *e) {
-  for (size_t i = 0; i < expr_leaf_count(e); i++)
-    if (expr_leaf(e, i)->cmp != EXPR_EQ) return 0;
-  return 1;
-}
-
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
                         bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err) {
   memset(pred, 0, sizeof *pred);
@@ -427,10 +420,10 @@ int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t
   int rc = search_prepare(c, &none, 0, method, q, err);
   if (rc != BFH_OK) return rc;
   /* AUTO never takes a store of its own for a predicate (its estimate is a whole value's):
-     the cheapest table method. STANDALONE, named, answers from its per-attribute indexes
-     what they hold: equalities' terms, not ranges' items. */
-  if ((q->provider->caps & SEARCH_CAP_OWN_STORE) &&
-      (q->provider != asked || !expr_equalities_only(expr))) {
+     the cheapest table method. STANDALONE, named, answers any predicate from its
+     per-attribute indexes, equalities by their terms and ranges and prefixes by scans of
+     them (search_standalone_pred.c). */
+  if ((q->provider->caps & SEARCH_CAP_OWN_STORE) && q->provider != asked) {
     q->provider = c->index ? &PROVIDERS[BFH_SEARCH_LEAVES] : &PROVIDERS[BFH_SEARCH_SCAN];
     q->by_blocks = c->index && has_block_filters(c);
   }
@@ -444,8 +437,9 @@ int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t
   rc = search_pred_init(pred, expr, terms, query_seed(c, p), m, k, err);
   if (rc != BFH_OK) return rc;
   /* A plan no filter narrows (a range on an attribute without range items, or wider than
-     the probe budget) reads every table and memtable: SCAN, which says so in method_used. */
-  if (pred->read_all) {
+     the probe budget) reads every table and memtable: SCAN, which says so in method_used.
+     The stand-alone index reads its own store, whatever the filters hold. */
+  if (pred->read_all && !(p->caps & SEARCH_CAP_OWN_STORE)) {
     q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
     q->by_blocks = 0;
   }

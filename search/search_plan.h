@@ -98,7 +98,8 @@ typedef struct search_provider {
 } search_provider_t;
 
 /* BFH_SEARCH_STANDALONE for a predicate (search_standalone_pred.c): the keys the stand-alone
-   index holds under the terms of pred's cover, each validated against the whole predicate.
+   index holds under the terms that satisfy the leaves of a cover of the predicate as written
+   (pred->where), each validated against the whole predicate.
    out (may be NULL) as a whole-value STANDALONE search fills it. */
 int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred, bfh_match_fn fn,
                            void *arg, bfh_search_stats *out, err_t *err);
@@ -132,10 +133,10 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
 /* search_prepare for the predicate expr (bound to c's declared attributes terms, NULL for
    none): the same plan, and *pred (the caller's, released with search_pred_release whatever
    the result) filled with each leaf's hash under the chosen provider's seed; a plan no filter
-   narrows (search_pred_t.read_all) runs as SCAN. STANDALONE, named, answers from its
-   per-attribute indexes (search_standalone_pred) a plan of equalities; one with a range or
-   a prefix runs as AUTO would run it. AUTO never chooses STANDALONE for a predicate; CUCKOO
-   answers whole values only: BFH_E_UNSUPPORTED saying so. */
+   narrows (search_pred_t.read_all) runs as SCAN. STANDALONE, named, answers every predicate
+   from its per-attribute indexes (search_standalone_pred: equalities, ranges and prefixes).
+   AUTO never chooses STANDALONE for a predicate; CUCKOO answers whole values only:
+   BFH_E_UNSUPPORTED saying so. */
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
                         bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err);
 
