@@ -39,7 +39,8 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     }
     t[k++] = (engine_table_t){.number = num,
                               .size = rocksdb_livefiles_size(lf, i),
-                              .level = rocksdb_livefiles_level(lf, i)};
+                              .level = rocksdb_livefiles_level(lf, i),
+                              .max_seq = ENGINE_SEQ_UNKNOWN};
   }
   rocksdb_livefiles_destroy(lf);
   if (rc != BFH_OK) {
