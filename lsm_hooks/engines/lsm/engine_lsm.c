@@ -15,6 +15,7 @@
 #include "filters/value_terms.h"
 #include "lsm/db.h"
 #include "lsm/filename.h"
+#include "lsm/internal_key.h"
 #include "lsm/repair.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
@@ -165,7 +166,7 @@ static int e_view_acquire(engine_t *e, engine_view_t **out, err_t *err) {
     v->tables[i].number = ti[i].number;
     v->tables[i].size = ti[i].size;
     v->tables[i].level = ti[i].level;
-    v->tables[i].max_seq = ENGINE_SEQ_UNKNOWN;
+    v->tables[i].max_seq = ti[i].max_seq == LSM_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN : ti[i].max_seq;
   }
   *out = v;
   return BFH_OK;

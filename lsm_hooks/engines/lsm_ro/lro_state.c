@@ -177,7 +177,10 @@ static int fill_tables(lro_t *r, lro_state_t *s, err_t *err) {
     t->largest = k;
     k += t->largest_len;
     s->list[i] = (engine_table_t){
-        .number = f->number, .size = f->size, .level = f->level, .max_seq = ENGINE_SEQ_UNKNOWN};
+        .number = f->number,
+        .size = f->size,
+        .level = f->level,
+        .max_seq = f->max_seq == LSM_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN : f->max_seq};
   }
   s->ntables = v->n;
   return BFH_OK;
