@@ -145,11 +145,25 @@ static void test_newest_stops_early_leveldb_readonly(void **state) {
   f->db = NULL;
 }
 
+/* The read-write RocksDB engine takes each table's largest sequence number from RocksDB's
+   rocksdb.sstables property: the same early stop. */
+static void test_newest_stops_early_rocksdb(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o);
+  o.engine = BFH_ENGINE_ROCKSDB;
+  write_keys(f, &o);
+  check_methods(f->db, "rocksdb");
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_newest_stops_early, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early_leveldb_readonly, setup,
                                       db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_newest_stops_early_rocksdb, setup, db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,23 @@
 
 /* ---- The live tables -------------------------------------------------------------------- */
 
+/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file:
+   the C API's live-file list has none, but the rocksdb.sstables property (the version's
+   DebugString) lists every file as " NUMBER:SIZE[SMALLEST_SEQ .. LARGEST_SEQ][keys...]". A
+   file the property does not list (made or gone between the two calls) keeps no bound. */
+static void bound_tables(engine_rocksdb_t *er, engine_table_t *t, size_t n) {
+  char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
+  for (const char *line = s; line && *line;
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    unsigned long long number, size, smallest, largest;
+    if (sscanf(line, " %llu:%llu[%llu .. %llu]", &number, &size, &smallest, &largest) != 4)
+      continue;
+    size_t i = U64_LOWER_BOUND(t, n, number, (uint64_t)number);
+    if (i < n && t[i].number == number) t[i].max_seq = largest;
+  }
+  rocksdb_free(s);
+}
+
 /* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
 static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
@@ -48,6 +65,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     return rc;
   }
   stock_tables_sort(t, k);
+  bound_tables(er, t, k);
   *out = t;
   *n = k;
   return BFH_OK;
