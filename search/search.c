@@ -301,16 +301,16 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
 }
 
 /* ---- The newest K (doc/query.md "The newest K") ------------------------------------------
-   The memtables first, then the selected tables by decreasing max_seq; after each read the
-   new candidates are validated, and the reads stop once K keys that pass have a sequence
-   above every unread table's max_seq. Exact: a key's latest version, when it passes, is an
-   entry that passes, so it is found in the source that holds it (no filter rules out an
-   entry that passes); a key that passes and ranks in the newest K has its latest version
-   newer than every unread table, so that version was read, and the key's largest matched
-   sequence is its latest write's. A key whose latest version is in an unread table has a
-   matched sequence at most that table's max_seq, and ranks after the K kept. Validation
-   reads the latest version as every search does (engine_key_passes); the sequences are the
-   view's writes. */
+   The memtables first, then the selected tables by decreasing max_seq; before a table with
+   a bound is read, the candidates found since the last check are validated, and the reads
+   stop once K keys that pass have a sequence above that table's max_seq (so above every
+   unread table's). Exact: a key's latest version, when it passes, is an entry that passes,
+   so it is found in the source that holds it (no filter rules out an entry that passes); a
+   key that passes and ranks in the newest K has its latest version newer than every unread
+   table, so that version was read, and the key's largest matched sequence is its latest
+   write's. A key whose latest version is in an unread table has a matched sequence at most
+   that table's max_seq, and ranks after the K kept. Validation reads the latest version as
+   every search does (engine_key_passes); the sequences are the view's writes. */
 
 /* Validates the keys of set not validated yet. BFH_OK, or the first failing get's status. */
 static int validate_new(engine_t *e, engine_view_t *view, key_set_t *set,
@@ -325,12 +325,24 @@ static int validate_new(engine_t *e, engine_view_t *view, key_set_t *set,
   return BFH_OK;
 }
 
-/* Do at least k keys of set pass with a sequence above bound? */
-static int newest_complete(const key_set_t *set, uint64_t k, uint64_t bound) {
-  uint64_t above = 0;
-  for (size_t i = 0; i < set->cap && above < k; i++)
-    above += set->slots[i].key && set->slots[i].checked == KEY_PASSES && set->slots[i].seq > bound;
-  return above >= k;
+/* The k-th largest sequence number among the keys of set that pass, into *kth; *have 0 when
+   fewer than k pass. BFH_OK or BFH_E_NOMEM. */
+static int newest_kth(const key_set_t *set, uint64_t k, int *have, uint64_t *kth, err_t *err) {
+  size_t n = 0;
+  for (size_t i = 0; i < set->cap; i++)
+    n += set->slots[i].key && set->slots[i].checked == KEY_PASSES;
+  *have = n >= k;
+  if (!*have) return BFH_OK;
+  uint64_t *v = malloc(n * sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu keys", n);
+  n = 0;
+  for (size_t i = 0; i < set->cap; i++)
+    if (set->slots[i].key && set->slots[i].checked == KEY_PASSES) v[n++] = set->slots[i].seq;
+  int rc = u64_radix_sort(v, n, 64) == ST_OK ? BFH_OK
+                                             : err_set(err, BFH_E_NOMEM, "search: out of memory");
+  if (rc == BFH_OK) *kth = v[n - k];
+  free(v);
+  return rc;
 }
 
 /* Tables by decreasing max_seq (those the engine cannot bound first), then by number. */
@@ -386,15 +398,23 @@ static int scan_newest(engine_t *e, engine_view_t *view, reader_t *rd, const eng
     if (scan[i]) order[m++] = &tables[i];
   qsort(order, m, sizeof *order, by_max_seq_desc);
   int rc = read_memtables(e, view, rd, test, &c, &ss, err);
-  for (size_t i = 0; rc == BFH_OK; i++) {
-    if (c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
-    if (rc == BFH_OK) rc = validate_new(e, view, &set, test, err);
-    if (rc != BFH_OK || i == m) break;
+  /* The k-th newest key that passes, as of checked matches: recounted only after new ones
+     (a table without a bound is read first and checks nothing). */
+  uint64_t checked = UINT64_MAX, kth = 0;
+  int have = 0;
+  for (size_t i = 0; rc == BFH_OK && !c.nomem && i < m; i++) {
     /* Every unread table's entries are at most order[i]'s max_seq. */
-    if (order[i]->max_seq != ENGINE_SEQ_UNKNOWN && newest_complete(&set, k, order[i]->max_seq))
-      break;
+    uint64_t bound = order[i]->max_seq;
+    if (bound != ENGINE_SEQ_UNKNOWN && c.matches != checked) {
+      rc = validate_new(e, view, &set, test, err);
+      if (rc == BFH_OK) rc = newest_kth(&set, k, &have, &kth, err);
+      checked = c.matches;
+    }
+    if (rc != BFH_OK || (bound != ENGINE_SEQ_UNKNOWN && have && kth > bound)) break;
     rc = read_table(e, view, rd, order[i], test, &c, &ss, st, err);
   }
+  if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  if (rc == BFH_OK) rc = validate_new(e, view, &set, test, err);
   free(order);
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
