@@ -312,11 +312,13 @@ typedef struct raw {
   counts_t c;
   int deletions;
   uint32_t values_seen; /* bit v: some value entry holds value v */
+  uint64_t max_seq;     /* of every entry, deletions too */
 } raw_t;
 
 static int raw_visit(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
                      uint64_t seq, int type) {
   raw_t *r = arg;
+  if (seq > r->max_seq) r->max_seq = seq;
   if (type == LSM_TYPE_DELETION) {
     r->deletions++;
     return 0;
@@ -400,7 +402,8 @@ static int expect_scans(fixture_t *fx) {
       scan_table_ok(fx, &vw, vw.t[i].number, val, len, got);
       raw_table(fx, snap, vw.t[i].number, r);
       expect_counts(got, &r->c, "scan_table", v);
-      assert_int_equal(got->seq_sum, r->c.seq_sum); /* each match with its entry's sequence */
+      assert_int_equal(got->seq_sum, r->c.seq_sum);  /* each match with its entry's sequence */
+      assert_int_equal(vw.t[i].max_seq, r->max_seq); /* the table's bound: its largest, exactly */
       if (v == 0) deletions += r->deletions;
       for (int id = 0; id < NKEYS; id++) all->n[id] += got->n[id];
     }
