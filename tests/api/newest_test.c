@@ -8,7 +8,9 @@
  * flushed after each batch into small tables: the newest keys are the last written, in the
  * newest tables (a compaction merges tables of neighbouring keys, written one after the
  * other, so each table still holds a short stretch of writes). Checked read-write, after a
- * reopen (the bounds come back from the manifest) and read-only.
+ * reopen (the bounds come back from the manifest) and read-only; on a LevelDB database
+ * read-only and on RocksDB read-write; and, with the newest writes still in the memtables,
+ * that no table is read at all.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +127,35 @@ static void test_newest_stops_early(void **state) {
   f->db = NULL;
 }
 
+/* Between flushes the newest keys are in the memtables, which are read first: K of them newer
+   than every table end the search before any table is read. */
+static void test_newest_from_memtables(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o);
+  write_keys(f, &o);
+  for (unsigned i = NKEYS; i < NKEYS + 2 * K; i++) { /* not flushed */
+    char key[32];
+    snprintf(key, sizeof key, "key%05u", i);
+    const char *val = "{\"a\":\"x\"}";
+    assert_int_equal(bfh_put(f->db, key, strlen(key), val, strlen(val)), BFH_OK);
+  }
+  static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_SLICED,
+                                       BFH_SEARCH_AUTO};
+  for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+    keys_t *got = calloc(1, sizeof *got);
+    assert_non_null(got);
+    bfh_search_stats st;
+    assert_int_equal(bfh_query(f->db, "a = 'x'", methods[m], K, on_key, got, &st), BFH_OK);
+    assert_int_equal(got->n, K);
+    for (unsigned i = 0; i < K; i++) assert_int_equal(got->v[i], NKEYS + 2 * K - 1 - i);
+    assert_int_equal(st.tables_scanned, 0);
+    free(got);
+  }
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
 /* The read-only LevelDB engine bounds each table by the MANIFEST edit that added it (a
    flush's last sequence, a compaction's inputs' bounds): the same early stop on a database
    stock LevelDB wrote. */
@@ -161,6 +192,7 @@ static void test_newest_stops_early_rocksdb(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_newest_stops_early, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_newest_from_memtables, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early_leveldb_readonly, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early_rocksdb, setup, db_fixture_teardown),
