@@ -10,24 +10,29 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
+#include "lsm_hooks/rocksdb_format/rdb_sstables.h"
 #include "index/index_sync.h"
 
 /* ---- The live tables -------------------------------------------------------------------- */
 
-/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file:
-   the C API's live-file list has none, but the rocksdb.sstables property (the version's
-   DebugString) lists every file as " NUMBER:SIZE[SMALLEST_SEQ .. LARGEST_SEQ][keys...]". A
+typedef struct tables {
+  engine_table_t *t; /* sorted by number */
+  size_t n;
+} tables_t;
+
+static void bound_table(void *arg, uint64_t number, uint64_t largest_seq) {
+  tables_t *l = arg;
+  size_t i = U64_LOWER_BOUND(l->t, l->n, number, number);
+  if (i < l->n && l->t[i].number == number) l->t[i].max_seq = largest_seq;
+}
+
+/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file,
+   from the rocksdb.sstables property (rdb_sstables.h): the C API's live-file list has none. A
    file the property does not list (made or gone between the two calls) keeps no bound. */
 static void bound_tables(engine_rocksdb_t *er, engine_table_t *t, size_t n) {
   char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
-  for (const char *line = s; line && *line;
-       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-    unsigned long long number, size, smallest, largest;
-    if (sscanf(line, " %llu:%llu[%llu .. %llu]", &number, &size, &smallest, &largest) != 4)
-      continue;
-    size_t i = U64_LOWER_BOUND(t, n, number, (uint64_t)number);
-    if (i < n && t[i].number == number) t[i].max_seq = largest;
-  }
+  tables_t l = {t, n};
+  (void)rdb_sstables_bounds(s, bound_table, &l);
   rocksdb_free(s);
 }
 
