@@ -15,12 +15,14 @@
  *     bfh_internal_index), and with them the interfaces to use them: engine.h (views, the
  *     live tables, one table's scan), engine_lsm.h (the own engine: wait for compactions, the
  *     cost of the index rebuild at open), engines/leveldb/ldb_engine.h (the LevelDB engine:
- * indexing and filter-cache counters, where each leaf came from, a sync of the emulated hook),
+ *     indexing and filter-cache counters, where each leaf came from, a sync of the emulated
+ *     hook),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
- *   - the read-only LevelDB engine's test hooks (engines/leveldb_ro/readonly.h: run code before
- * each table read, to make the file vanish there, or between a refresh's log reads and its second
- *     MANIFEST read), its retry counter and the table files it holds open (a limit to set);
+ *   - the read-only LevelDB and RocksDB engines' test hooks (engines/stock/stock_ro.h, reached
+ *     through engines/leveldb_ro/readonly.h: run code before each table read, to make the
+ *     file vanish there, or between a refresh's log reads and its second MANIFEST read),
+ *     their retry counter and the table files they hold open (a limit to set);
  *   - a hook run while the LevelDB engine's repair holds its locks (engines/leveldb/ldb_engine.h),
  *     and a repair whose copy-and-swap steps go through an injected I/O layer, with a hook
  *     before each step (bfh_internal_repair_with_io, engines/repair_stage.h);

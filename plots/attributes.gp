@@ -1,6 +1,8 @@
 # Beyond the paper: the cost of declared attributes. Left: ingest time per put, the whole value
-# alone against three JSON attributes (goal: at most 1.5x); right: index_bytes per entry per
-# attribute (goal: at most 2). One bar per configuration, labelled with its figure.
+# alone against three JSON attributes (goal: at most 1.5x); middle: index_bytes per entry per
+# attribute (goal: at most 2). One bar per configuration, labelled with its figure. Right:
+# the query rows, median time of each predicate by AUTO, STANDALONE and SCAN (when there are
+# query rows).
 # Usage: gnuplot -e "in='results/attributes.csv'; out='results/attributes'" plots/attributes.gp
 if (!exists("in")) in = 'results/attributes.csv'
 if (!exists("out")) out = 'results/attributes'
@@ -11,23 +13,26 @@ set datafile columnheaders
 rows(cond) = "< awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;print;next} ".cond."' ".in
 cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} (".cond."){print c(\"".name."\");exit}' ".in)
 ingest = rows('c("kind")=="ingest"')
+byq(m) = rows('c("kind")=="query" && c("method")=="'.m.'"')
+nq = int(system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} $(h[\"kind\"])==\"query\"{n++} END{print n+0}' ".in))
 params = sprintf("%s engine, scale %s, N = %s, random insert order, lean index; ingest: median of %s build(s)", \
   cell('1', "engine"), cell('1', "scale"), cell('1', "n"), cell('1', "reps"))
 set style fill solid 0.6
 set boxwidth 0.6
 set grid y
 set yrange [0:*]
-set xrange [-0.6:1.6]
 unset key
 do for [t=1:2] {
   if (t == 1) {
-    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1200,520 font ",10" } else { set terminal png size 1200,520 }
+    if (strstrt(GPVAL_TERMINALS, "pngcairo") > 0) { set terminal pngcairo size 1800,520 font ",10" } else { set terminal png size 1800,520 }
     set output out.'.png'
   } else {
-    set terminal svg size 1200,520 dynamic font ",10"
+    set terminal svg size 1800,520 dynamic font ",10"
     set output out.'.svg'
   }
-  set multiplot layout 1,2 title "Beyond the paper: declared attributes, whole value vs three JSON attributes\n".params
+  set multiplot layout 1,3 title "Beyond the paper: declared attributes, whole value vs three JSON attributes\n".params
+  set xrange [-0.6:1.6]
+  set yrange [0:*]
   set title 'ingest (puts + final flush)'
   set ylabel 'microseconds per put'
   plot ingest using 0:"ingest_us_per_put":xtic(strcol("config")) with boxes lc 1, \
@@ -37,6 +42,23 @@ do for [t=1:2] {
   plot ingest using 0:"index_bytes_per_entry_attribute":xtic(strcol("config")) with boxes lc 2, \
        ingest using 0:"index_bytes_per_entry_attribute":(sprintf("%.2f", column("index_bytes_per_entry_attribute"))) with labels offset 0,1 notitle, \
        2 with lines lw 2 dt 2 lc rgb "red"
+  set title 'queries over attrs3 (median, warm)'
+  set ylabel 'milliseconds'
+  set xrange [-0.6:5.6]
+  if (nq > 0) {
+    set logscale y
+    set yrange [*:*]
+    set key top left
+    plot byq("auto") using 0:(column("time_s")*1000):xtic(strcol("query")) with linespoints lw 2 title "auto", \
+         byq("standalone") using 0:(column("time_s")*1000) with linespoints lw 2 title "standalone", \
+         byq("scan") using 0:(column("time_s")*1000) with linespoints lw 2 title "scan (the floor)"
+    unset logscale y
+    unset key
+  } else {
+    set label 1 "no query rows" at graph 0.5, 0.5 center
+    plot NaN notitle
+    unset label 1
+  }
   unset multiplot
   set output
 }

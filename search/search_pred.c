@@ -100,6 +100,29 @@ static int expand_leaf(void *arg, const expr_leaf_t *l, expr_item_t *out, size_t
   return (int)r.n;
 }
 
+/* SEARCH_PRED_VERBATIM_* of leaf l of the bound predicate (search_pred.h says why each). */
+static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l) {
+  if (l->cmp != EXPR_EQ || l->term_len == 0) return SEARCH_PRED_VERBATIM_NONE;
+  if (!terms) return SEARCH_PRED_VERBATIM_ALWAYS; /* the whole value */
+  const attr_spec_t *s = terms_spec(terms, (size_t)l->attr);
+  if (s->is_int) return SEARCH_PRED_VERBATIM_NONE;
+  switch (s->kind) {
+    case ATTR_VALUE:
+    case ATTR_BYTES:
+      return SEARCH_PRED_VERBATIM_ALWAYS;
+    case ATTR_CSV:
+    case ATTR_TSV:
+      return memchr(l->term, '"', l->term_len) ? SEARCH_PRED_VERBATIM_NONE
+                                                : SEARCH_PRED_VERBATIM_ALWAYS;
+    case ATTR_JSON:
+      for (size_t i = 0; i < l->term_len; i++)
+        if (!strchr("-+.0123456789eE", l->term[i]) || l->term[i] == 0)
+          return SEARCH_PRED_VERBATIM_JSON;
+      return SEARCH_PRED_VERBATIM_NONE;
+  }
+  return SEARCH_PRED_VERBATIM_NONE;
+}
+
 int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, uint64_t seed,
                      uint64_t m, uint32_t k, err_t *err) {
   memset(p, 0, sizeof *p);
@@ -116,8 +139,10 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->hash = malloc(n * sizeof *p->hash);
   p->probe = malloc(n * sizeof *p->probe);
   p->cover = malloc(n * sizeof *p->cover);
+  size_t nwhere = expr_leaf_count(e);
+  p->verbatim = malloc(nwhere ? nwhere : 1);
   uint8_t *marks = malloc(n);
-  if (!p->hash || !p->probe || !p->cover || !marks) {
+  if (!p->hash || !p->probe || !p->cover || !p->verbatim || !marks) {
     free(marks);
     search_pred_release(p);
     return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
@@ -130,6 +155,10 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   }
   find_cover(p, marks);
   free(marks);
+  for (size_t i = 0; i < nwhere; i++) {
+    p->verbatim[i] = verbatim_kind(terms, expr_leaf(e, i));
+    p->any_verbatim |= p->verbatim[i] != SEARCH_PRED_VERBATIM_NONE;
+  }
   return ST_OK;
 }
 
@@ -140,9 +169,12 @@ void search_pred_release(search_pred_t *p) {
   free(p->hash);
   free(p->probe);
   free(p->cover);
+  free(p->verbatim);
   p->hash = NULL;
   p->probe = NULL;
   p->cover = NULL;
+  p->verbatim = NULL;
+  p->any_verbatim = 0;
   p->nleaves = p->ncover = 0;
 }
 
@@ -164,8 +196,25 @@ int search_pred_eval(const search_pred_t *p, const uint8_t *yes, size_t stride, 
   return expr_eval(p->expr, scratch);
 }
 
+/* Whether the value may satisfy p, from its bytes alone: each leaf whose term must be among
+   them (verbatim) is false where it is not, every other leaf true. The tree is monotone, so
+   false here is false for the value's terms too. */
+static int may_match(const search_pred_t *p, const void *val, size_t len, uint8_t *marks) {
+  const int escaped = memchr(val, '\\', len) != NULL;
+  const size_t n = expr_leaf_count(p->where);
+  for (size_t i = 0; i < n; i++) {
+    const expr_leaf_t *l = expr_leaf(p->where, i);
+    const uint8_t v = p->verbatim[i];
+    marks[i] = v == SEARCH_PRED_VERBATIM_NONE || (v == SEARCH_PRED_VERBATIM_JSON && escaped) ||
+               memmem(val, len, l->term, l->term_len) != NULL;
+  }
+  return expr_eval(p->where, marks);
+}
+
 static int match_value(void *arg, const void *val, size_t len) {
   search_pred_match_t *m = arg;
+  if (!val) val = ""; /* an empty value may come as NULL */
+  if (m->p->any_verbatim && !may_match(m->p, val, len, m->marks)) return 0;
   return expr_match_value(m->p->where, val, len, extract, (void *)m->p->terms, m->marks);
 }
 

@@ -59,7 +59,26 @@ typedef struct search_pred {
   probe_t *probe;  /* leaf i's k bit positions from hash[i] (owned; k 0 without an index) */
   uint32_t *cover; /* leaves whose items every satisfying value holds one of (owned) */
   size_t ncover;
+  /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned);
+     any_verbatim: some leaf has one. */
+  uint8_t *verbatim;
+  int any_verbatim;
 } search_pred_t;
+
+/* Whether a value that holds leaf i's term holds it as its bytes, so that a value without
+   them cannot satisfy the leaf and the value test may skip the extraction (a value whose
+   extraction a memmem rules out is most values of a table a term is rare in):
+     NONE    no such promise: a range, a prefix, an :int term (8 bytes of a parsed integer),
+             an empty term, a JSON term that could be a number's (its bytes all in
+             [-+.0-9eE]: "-0" reads "0", an integer beyond 64 bits saturates), a CSV or TSV
+             term holding '"' (written doubled in a quoted field)
+     ALWAYS  value, bytes:OFF:LEN, and CSV or TSV terms otherwise: the term is a slice of
+             the value
+     JSON    a JSON string's content, true, false or null: the value's bytes, unless the value
+             holds an escape ('\' anywhere), which may spell the term otherwise */
+#define SEARCH_PRED_VERBATIM_NONE 0
+#define SEARCH_PRED_VERBATIM_ALWAYS 1
+#define SEARCH_PRED_VERBATIM_JSON 2
 
 /* expr_bind's lookup for a database with the declared attributes terms (a terms_t *, or NULL
    for none: then the only name is SEARCH_PRED_VALUE_NAME, a text attribute). */

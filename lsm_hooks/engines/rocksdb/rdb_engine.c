@@ -27,12 +27,16 @@
 #include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 #include "util/path.h"
 
-/* Maps a RocksDB error string to a status, sets err, frees msg. */
+/* Maps a RocksDB error string to a status, sets err, frees msg. RocksDB 7.8.3 says a LOCK
+   held elsewhere as "IO error: While lock file: DIR/LOCK: ..." (another process) or "IO
+   error: lock hold by current process, ..." (this one); any other IO error is one, even
+   when a path in it contains "lock" (/data/block/...). */
 static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
   int rc = BFH_E_IO;
   if (strstr(msg, "Corruption"))
     rc = BFH_E_CORRUPT;
-  else if (strstr(msg, "lock"))
+  else if (!strncmp(msg, "IO error: While lock file: ", 27) ||
+           !strncmp(msg, "IO error: lock hold by current process", 38))
     rc = BFH_E_BUSY;
   else if (strstr(msg, "Invalid argument"))
     rc = BFH_E_INVALID;
