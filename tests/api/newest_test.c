@@ -8,7 +8,7 @@
  * flushed after each batch into small tables: the newest keys are the last written, in the
  * newest tables (a compaction merges tables of neighbouring keys, written one after the
  * other, so each table still holds a short stretch of writes). Checked read-write, after a
- * reopen (the bounds come back from the manifest) and read-only; on a LevelDB database
+ * reopen (the bounds come back from the manifest) and read-only; on LevelDB read-write and
  * read-only and on RocksDB read-write; and, with the newest writes still in the memtables,
  * that no table is read at all.
  */
@@ -176,6 +176,18 @@ static void test_newest_stops_early_leveldb_readonly(void **state) {
   f->db = NULL;
 }
 
+/* The read-write LevelDB engine reads the bounds from the MANIFEST its LevelDB writes. */
+static void test_newest_stops_early_leveldb(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o);
+  o.engine = BFH_ENGINE_LEVELDB;
+  write_keys(f, &o);
+  check_methods(f->db, "leveldb");
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
 /* The read-write RocksDB engine takes each table's largest sequence number from RocksDB's
    rocksdb.sstables property: the same early stop. */
 static void test_newest_stops_early_rocksdb(void **state) {
@@ -195,6 +207,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_newest_from_memtables, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early_leveldb_readonly, setup,
                                       db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_newest_stops_early_leveldb, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early_rocksdb, setup, db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

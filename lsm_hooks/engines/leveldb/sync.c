@@ -112,6 +112,7 @@ static engine_view_t *make_view(engine_leveldb_t *el, engine_table_t *t, size_t 
   v->tables = t;
   v->ntables = n;
   stock_tables_sort(v->tables, n);
+  ldb_bounds_fill(el, v->tables, n);
   for (size_t i = 0; i < el->nlogs; i++) stock_view_add_segs(v, &el->logs[i].segs);
   return v;
 }
