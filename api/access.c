@@ -79,7 +79,7 @@ static int whole_value_indexed(const terms_t *t) {
 }
 
 int api_search(bfh_db *db, const char *fn_name, const void *val, size_t val_len, bfh_method method,
-               bfh_match_fn fn, void *arg, bfh_search_stats *stats) {
+               uint64_t newest, bfh_match_fn fn, void *arg, bfh_search_stats *stats) {
   CHECK_DB(fn_name);
   int rc = check_value(db, fn_name, val, val_len);
   if (rc != BFH_OK) return rc;
@@ -106,7 +106,7 @@ int api_search(bfh_db *db, const char *fn_name, const void *val, size_t val_len,
      at open (index_sync.h "Loading at open"); AUTO reads their tables through their block
      filters meanwhile. */
   api_search_begin(db, method);
-  rc = search_prepare(&ctx, val, val_len, method, &q, &err);
+  rc = search_prepare(&ctx, val, val_len, method, newest, &q, &err);
   if (rc != BFH_OK) {
     err_prefix(&err, "%s: ", fn_name);
     return api_fail(db, rc, &err);
@@ -133,7 +133,7 @@ int bfh_search_sized(bfh_db *db, const void *val, size_t val_len, bfh_method met
                      bfh_match_fn fn, void *arg, bfh_search_stats *stats, size_t stats_size) {
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
-  int rc = api_search(db, "bfh_search", val, val_len, method, fn, arg, &st);
+  int rc = api_search(db, "bfh_search", val, val_len, method, 0, fn, arg, &st);
   if (stats) api_copy_out(stats, stats_size, &st, sizeof st);
   return rc;
 }

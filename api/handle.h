@@ -48,9 +48,10 @@ int api_failf(const bfh_db *db, int code, const char *fmt, ...)
   } while (0)
 
 /* bfh_search's body (api/access.c), its messages prefixed with fn_name: the whole-value
-   search of val by method, stats filled as far as it got. */
+   search of val by method (newest: 0 every key, else the newest K, newest first), stats
+   filled as far as it got. */
 int api_search(bfh_db *db, const char *fn_name, const void *val, size_t val_len, bfh_method method,
-               bfh_match_fn fn, void *arg, bfh_search_stats *stats);
+               uint64_t newest, bfh_match_fn fn, void *arg, bfh_search_stats *stats);
 /* What every search by method does around its run: a named method that reads the filters
    waits for the leaves still loading at open; a search by the index lets the loader go on in
    the background after it. */

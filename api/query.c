@@ -52,23 +52,18 @@ void bfh_query_free(bfh_prepared *q) {
 static int run(bfh_prepared *q, const char *fn_name, bfh_method method, uint64_t newest,
                bfh_match_fn fn, void *arg, bfh_search_stats *st) {
   bfh_db *db = q->db;
-  if (newest != 0)
-    return api_failf(db, BFH_E_UNSUPPORTED,
-                     "%s: newest %llu: only newest 0 (every key) is "
-                     "implemented",
-                     fn_name, (unsigned long long)newest);
   err_t err;
   err_clear(&err);
   search_ctx_t ctx = {db->engine, db->index, db->standalone, db->cuckoo};
   search_pred_t pred;
   search_query_t sq;
   api_search_begin(db, method);
-  int rc = search_prepare_pred(&ctx, q->expr, db->terms, method, &pred, &sq, &err);
+  int rc = search_prepare_pred(&ctx, q->expr, db->terms, method, newest, &pred, &sq, &err);
   const void *val;
   size_t len;
   if (rc == BFH_OK && search_pred_whole_value(&pred, &val, &len)) {
     search_pred_release(&pred);
-    return api_search(db, fn_name, val, len, method, fn, arg, st);
+    return api_search(db, fn_name, val, len, method, newest, fn, arg, st);
   }
   if (rc != BFH_OK)
     err_prefix(&err, "%s: ", fn_name);

@@ -138,6 +138,12 @@ static int count_match(void *arg, const void *key, size_t len) {
   return 0;
 }
 
+/* count_match as an engine_match_fn. */
+static int count_entry(void *arg, const void *key, size_t len, uint64_t seq) {
+  (void)seq;
+  return count_match(arg, key, len);
+}
+
 /* The tables of the current view that hold val (a full scan, untimed). */
 static void true_tables(engine_t *e, const void *val, size_t len, holders_t *h) {
   engine_view_t *view;
@@ -150,7 +156,7 @@ static void true_tables(engine_t *e, const void *val, size_t len, holders_t *h) 
     uint64_t hits = 0;
     engine_scan_stats_t ss = {0, 0};
     engine_value_test_t test = engine_value_test_equal(val, len);
-    e->ops->scan_table(e, view, t[i].number, &test, count_match, &hits, &ss, &err);
+    e->ops->scan_table(e, view, t[i].number, &test, count_entry, &hits, &ss, &err);
     if (!hits) continue;
     if (h->n == h->cap) {
       h->cap = h->cap ? 2 * h->cap : 64;

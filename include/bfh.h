@@ -103,11 +103,11 @@ typedef struct bfh_engine_info {
 } bfh_engine_info;
 
 typedef enum bfh_method {
-  BFH_SEARCH_SCAN = 0,      /* read every live table and the memtable ("SSTable scan") */
-  BFH_SEARCH_LEAVES = 1,    /* probe every per-table value filter ("classical Bloom scan") */
-  BFH_SEARCH_HIERARCHY = 2, /* descend the filter hierarchy from the root (the paper) */
-  BFH_SEARCH_SLICED = 3,    /* bit-sliced index over the leaf filters (Flat-Bloofi) */
-  BFH_SEARCH_AUTO = 4,      /* the library chooses */
+  BFH_SEARCH_SCAN = 0,       /* read every live table and the memtable ("SSTable scan") */
+  BFH_SEARCH_LEAVES = 1,     /* probe every per-table value filter ("classical Bloom scan") */
+  BFH_SEARCH_HIERARCHY = 2,  /* descend the filter hierarchy from the root (the paper) */
+  BFH_SEARCH_SLICED = 3,     /* bit-sliced index over the leaf filters (Flat-Bloofi) */
+  BFH_SEARCH_AUTO = 4,       /* the library chooses */
   BFH_SEARCH_STANDALONE = 5, /* a prefix seek on the stand-alone index
                                (bfh_options.standalone_index): the baseline bfh is measured
                                against; BFH_E_UNSUPPORTED on a handle without one */
@@ -167,9 +167,9 @@ typedef struct bfh_attribute {
    not have; a struct_size of 0 (options zeroed by hand) or larger than the library's own
    layout is refused with BFH_E_INVALID. */
 typedef struct bfh_options {
-  size_t struct_size; /* sizeof(bfh_options) where the caller was compiled; set by
-                         bfh_options_init: leave it alone */
-  bfh_engine engine;  /* default BFH_ENGINE_LSM */
+  size_t struct_size;    /* sizeof(bfh_options) where the caller was compiled; set by
+                            bfh_options_init: leave it alone */
+  bfh_engine engine;     /* default BFH_ENGINE_LSM */
   int create_if_missing; /* default 1 */
   /* The value filters. m, k and the seed are stored at a database's creation (BFH-PARAMS);
      0 takes the database's own, and another than the stored one is BFH_E_INVALID. */
@@ -183,38 +183,38 @@ typedef struct bfh_options {
   size_t table_bytes;           /* target table file size; default 2 MiB */
   int sync;                     /* 1: every write is durable when its call returns; default 0 */
   /* Additions to the base contract: */
-  bfh_leaves leaves_on_disk; /* default BFH_LEAVES_IN_MEMORY */
-  int value_filters;         /* 1 (default); 0: no value filters, every search scans */
-  bfh_placement placement;   /* default BFH_PLACEMENT_SIMILARITY */
-  uint64_t hash_seed;        /* seed of the value hash; a new database's default
-                                BFH_DEFAULT_HASH_SEED */
+  bfh_leaves leaves_on_disk;            /* default BFH_LEAVES_IN_MEMORY */
+  int value_filters;                    /* 1 (default); 0: no value filters, every search scans */
+  bfh_placement placement;              /* default BFH_PLACEMENT_SIMILARITY */
+  uint64_t hash_seed;                   /* seed of the value hash; a new database's default
+                                           BFH_DEFAULT_HASH_SEED */
   uint32_t block_filter_bits_per_value; /* each table's block filter (AUTO's block path);
                                            default 10; 0: none; at most 32 */
-  int memtable_index;   /* 1 (default): the own engine's memtables keep a value index */
-  int standalone_index; /* 1: also keep the stand-alone secondary index that
-                           BFH_SEARCH_STANDALONE searches (own engine; doc/standalone.md);
-                           default 0. A database that has one refuses an open without it */
-  int read_only;         /* 1: open a database another program may be writing: no LOCK,
-                            nothing written into its directory; puts, deletes and flushes are
-                            BFH_E_UNSUPPORTED; default 0 */
-  const char *index_dir; /* read_only: where the handle keeps its index files, outside the
-                            database; NULL (default): in memory only */
+  int memtable_index;            /* 1 (default): the own engine's memtables keep a value index */
+  int standalone_index;          /* 1: also keep the stand-alone secondary index that
+                                    BFH_SEARCH_STANDALONE searches (own engine; doc/standalone.md);
+                                    default 0. A database that has one refuses an open without it */
+  int read_only;                 /* 1: open a database another program may be writing: no LOCK,
+                                    nothing written into its directory; puts, deletes and flushes are
+                                    BFH_E_UNSUPPORTED; default 0 */
+  const char *index_dir;         /* read_only: where the handle keeps its index files, outside the
+                                    database; NULL (default): in memory only */
   uint32_t index_bits_per_value; /* the lean index: each leaf kept folded to about this many
                                     bits per value; default BFH_LEAN_MAP_BITS; 0: the paper's
                                     layout (doc/api.md "Options"); at most 64 */
-  int cuckoo_index;          /* 1: keep the Cuckoo Index that BFH_SEARCH_CUCKOO searches;
-                                default 0 */
-  const char *column_family; /* RocksDB engine: the column family used; NULL (default):
-                                "default" */
-  int block_maps;            /* 1 (default): with index_bits_per_value > 0, tables carry
-                                value-to-block maps that replace their block filters */
-  size_t block_cache_bytes;  /* own engine: the gets' cache of verified data blocks; default
-                                BFH_DEFAULT_BLOCK_CACHE_BYTES; 0: none */
-  bfh_compression compression; /* LevelDB and RocksDB engines: the tables written from this
-                                  open on; default BFH_COMPRESSION_DEFAULT */
-  int mmap_reads; /* own engine (read-write and read-only): 1 reads tables by copying out of mappings of
-                     their files, not with pread, so a block the block cache misses costs no
-                     system call; a table truncated underneath is still an error, not a
+  int cuckoo_index;              /* 1: keep the Cuckoo Index that BFH_SEARCH_CUCKOO searches;
+                                    default 0 */
+  const char *column_family;     /* RocksDB engine: the column family used; NULL (default):
+                                    "default" */
+  int block_maps;                /* 1 (default): with index_bits_per_value > 0, tables carry
+                                    value-to-block maps that replace their block filters */
+  size_t block_cache_bytes;      /* own engine: the gets' cache of verified data blocks; default
+                                    BFH_DEFAULT_BLOCK_CACHE_BYTES; 0: none */
+  bfh_compression compression;   /* LevelDB and RocksDB engines: the tables written from this
+                                    open on; default BFH_COMPRESSION_DEFAULT */
+  int mmap_reads; /* own engine (read-write and read-only): 1 reads tables by copying out of
+                     mappings of their files, not with pread, so a block the block cache misses
+                     costs no system call; a table truncated underneath is still an error, not a
                      SIGBUS (doc/api.md "Options"); default 0 */
   /* The declared attributes (doc/query.md), stored with the database at its creation
      (BFH-ATTRS): attribute_count of them at attributes. 0 (default): the database's own (none
@@ -223,9 +223,9 @@ typedef struct bfh_options {
   const bfh_attribute *attributes;
   size_t attribute_count;
 } bfh_options;
-#define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u /* the paper's m */
-#define BFH_DEFAULT_HASH_SEED 0x62666801u      /* "bfh" 1 */
-#define BFH_LEAN_MAP_BITS 11                   /* index_bits_per_value's default */
+#define BFH_DEFAULT_VALUE_FILTER_BITS 2000000u   /* the paper's m */
+#define BFH_DEFAULT_HASH_SEED 0x62666801u        /* "bfh" 1 */
+#define BFH_LEAN_MAP_BITS 11                     /* index_bits_per_value's default */
 #define BFH_DEFAULT_BLOCK_CACHE_BYTES (8u << 20) /* LevelDB's */
 
 typedef struct bfh_search_stats {
@@ -318,11 +318,14 @@ static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_me
    predicate on every value; LEAVES, HIERARCHY, SLICED and AUTO select the tables (and
    blocks) where it may hold from the filters, each (attribute, term) being an item of them;
    STANDALONE answers from the stand-alone index's per-attribute entries (equalities by their
-   terms, ranges and prefixes by scans of them), each
-   key validated; CUCKOO answers whole values only (BFH_E_UNSUPPORTED). newest: 0 reports every
-   key, in any order; K > 0 is not implemented yet (BFH_E_UNSUPPORTED). Errors:
-   BFH_E_INVALID for a bad expression or an unknown attribute (the message names the column
-   where it is), or a bad method. stats as bfh_search's. bfh_query is
+   terms, ranges and prefixes by scans of them), each key validated; CUCKOO answers whole
+   values only (BFH_E_UNSUPPORTED). newest: 0 reports every key, in any order; K > 0 reports
+   the K keys whose latest write is newest (largest sequence number), newest first (one sequence
+   number's keys bytewise by key), or all in that order when fewer match: exact by every method,
+   reading tables newest first and stopping once the K are known (doc/query.md "The newest K";
+   STANDALONE runs it as AUTO, and stats->method_used says so). Errors: BFH_E_INVALID for a bad
+   expression or an unknown attribute (the message names the column where it is), or a bad
+   method. stats as bfh_search's. bfh_query is
    bfh_query_prepare, bfh_query_run and bfh_query_free in one. */
 BFH_API int bfh_query_sized(bfh_db *db, const char *where, bfh_method method, uint64_t newest,
                             bfh_match_fn fn, void *arg, bfh_search_stats *stats, size_t stats_size);
@@ -560,11 +563,11 @@ typedef struct bfh_iter bfh_iter; /* opaque */
    The own engine and LevelDB hold their version's files while the iterator lives, and so
    does the own engine's read-only handle (its state's files stay open). A LevelDB or RocksDB
    read-only handle (bfh_options.read_only) works on a live database that its owner keeps
-   writing: it reads the whole version at the call (every table and log, into memory as big as its live
-   entries), starting over when the owner deletes a file under it (BFH_E_BUSY after
-   16 tries), so that the files may go afterwards.
-   BFH_E_UNSUPPORTED for an engine without BFH_ENGINE_CAN_ITERATE; BFH_E_NOMEM, BFH_E_IO,
-   BFH_E_CORRUPT, BFH_E_BUSY with a message in bfh_last_error(db). */
+   writing: it reads the whole version at the call (every table and log, into memory as big as its
+   live entries), starting over when the owner deletes a file under it (BFH_E_BUSY after 16 tries),
+   so that the files may go afterwards. BFH_E_UNSUPPORTED for an engine without
+   BFH_ENGINE_CAN_ITERATE; BFH_E_NOMEM, BFH_E_IO, BFH_E_CORRUPT, BFH_E_BUSY with a message in
+   bfh_last_error(db). */
 BFH_API int bfh_iter_create(bfh_db *db, bfh_iter **it);
 /* Frees it. NULL is allowed. */
 BFH_API void bfh_iter_destroy(bfh_iter *it);
@@ -658,10 +661,10 @@ typedef struct bfh_check_report {
    Returns BFH_OK when nothing is damaged; BFH_E_CORRUPT when damage was found (all of it
    reported through fn); BFH_E_INVALID (not a database of the engine), BFH_E_BUSY, BFH_E_IO,
    BFH_E_NOMEM with a message in bfh_last_error(NULL). */
-BFH_API int bfh_check_sized(const char *path, const bfh_options *opt, bfh_damage_fn fn,
-                            void *arg, bfh_check_report *rep, size_t rep_size);
-static inline int bfh_check(const char *path, const bfh_options *opt, bfh_damage_fn fn,
-                            void *arg, bfh_check_report *rep) {
+BFH_API int bfh_check_sized(const char *path, const bfh_options *opt, bfh_damage_fn fn, void *arg,
+                            bfh_check_report *rep, size_t rep_size);
+static inline int bfh_check(const char *path, const bfh_options *opt, bfh_damage_fn fn, void *arg,
+                            bfh_check_report *rep) {
   return bfh_check_sized(path, opt, fn, arg, rep, sizeof(bfh_check_report));
 }
 

@@ -120,8 +120,8 @@ int lsm_compaction_fill_edit(const lsm_compaction_t *c, lsm_version_edit_t *edit
         return ST_E_NOMEM;
   for (size_t i = 0; i < c->noutputs; i++) {
     const lsm_output_t *o = &c->outputs[i];
-    if (lsm_version_edit_add_file(edit, c->level + 1, o->number, o->size, o->smallest,
-                                  o->smallest_len, o->largest, o->largest_len))
+    if (lsm_version_edit_add_table(edit, c->level + 1, o->number, o->size, o->smallest,
+                                   o->smallest_len, o->largest, o->largest_len, o->max_seq))
       return ST_E_NOMEM;
   }
   /* The next compaction of this level starts after the largest key compacted now. */
@@ -182,7 +182,9 @@ static int finish_output(lsm_compaction_t *c, const lsm_compaction_env_t *env, t
                          uint64_t number, const char *path, err_t *err) {
   int rc = table_builder_finish(tb, err);
   if (rc == ST_OK) {
-    lsm_output_t o = {.number = number, .size = table_builder_file_size(tb)};
+    lsm_output_t o = {.number = number,
+                      .size = table_builder_file_size(tb),
+                      .max_seq = table_builder_max_seq(tb)};
     const uint8_t *s, *l;
     s = table_builder_smallest(tb, &o.smallest_len);
     l = table_builder_largest(tb, &o.largest_len);

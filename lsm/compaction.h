@@ -31,6 +31,7 @@ typedef struct lsm_output {
   uint64_t size;
   uint8_t *smallest, *largest; /* internal keys, owned */
   size_t smallest_len, largest_len;
+  uint64_t max_seq; /* the largest sequence number of its entries */
 } lsm_output_t;
 
 typedef struct lsm_compaction {

@@ -308,8 +308,8 @@ static void refresh_read_state(lsm_db_t *db) {
 static memtable_t *new_memtable(const lsm_db_t *db) {
   if (!db->opt.memtable_value_index) return memtable_create();
   size_t buckets = db->opt.memtable_bytes / 64;
-  return memtable_create_indexed_terms(buckets < 1024 ? 1024 : buckets,
-                                       db->opt.memtable_value_seed, db->opt.memtable_value_terms);
+  return memtable_create_indexed_terms(buckets < 1024 ? 1024 : buckets, db->opt.memtable_value_seed,
+                                       db->opt.memtable_value_terms);
 }
 
 static mem_filter_t *new_mem_filter(const lsm_db_t *db) {
@@ -399,11 +399,12 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
   }
   if (rc == ST_OK) rc = iterator_status(it, err);
   if (rc == ST_OK) rc = table_builder_finish(tb, err);
-  uint64_t size = 0;
+  uint64_t size = 0, max_seq = LSM_SEQ_UNKNOWN;
   uint8_t *smallest = NULL, *largest = NULL;
   size_t slen = 0, llen = 0;
   if (rc == ST_OK) {
     size = table_builder_file_size(tb);
+    max_seq = table_builder_max_seq(tb);
     const uint8_t *s = table_builder_smallest(tb, &slen), *l = table_builder_largest(tb, &llen);
     smallest = malloc(slen);
     largest = malloc(llen);
@@ -424,7 +425,8 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
   if (rc == ST_OK) {
     int level =
         may_push ? pick_level_for_flush(db, base, smallest, slen - 8, largest, llen - 8) : 0;
-    if (lsm_version_edit_add_file(edit, level, number, size, smallest, slen, largest, llen)) {
+    if (lsm_version_edit_add_table(edit, level, number, size, smallest, slen, largest, llen,
+                                   max_seq)) {
       rc = err_set(err, ST_E_NOMEM, "flush: out of memory");
       call_table_removed(db, number);
       (void)env_unlink(db->io, path, NULL);
@@ -520,8 +522,8 @@ static void background_compaction(lsm_db_t *db) {
     const lsm_file_meta_t *f = c->inputs[0][0];
     rc = lsm_version_edit_delete_file(&edit, c->level, f->number);
     if (rc == ST_OK)
-      rc = lsm_version_edit_add_file(&edit, c->level + 1, f->number, f->size, f->smallest,
-                                     f->smallest_len, f->largest, f->largest_len);
+      rc = lsm_version_edit_add_table(&edit, c->level + 1, f->number, f->size, f->smallest,
+                                      f->smallest_len, f->largest, f->largest_len, f->max_seq);
     if (rc != ST_OK) rc = err_set(&e, rc, "compaction: out of memory");
     if (rc == ST_OK) rc = lsm_version_set_log_and_apply(db->vs, &edit, &db->mu, &e);
     if (rc == ST_OK) refresh_read_state(db);
@@ -943,8 +945,7 @@ static void prefetch_filter(lsm_file_meta_t *f, uint64_t hash) {
 /* Looks key up in the tables of v: L0 newest first, then one table per level. hash is
    blocked_filter_key_hash(key), computed once for every filter probed. */
 static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
-                       uint64_t seq, block_memo_t *memo, void **val, size_t *val_len,
-                       err_t *err) {
+                       uint64_t seq, block_memo_t *memo, void **val, size_t *val_len, err_t *err) {
   lsm_lookup_t lk;
   uint8_t stack[8192]; /* a data block of the default 4 KiB, and more */
   table_buf_t buf;
@@ -966,8 +967,7 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
       continue;
     }
     size_t i = lsm_version_find_file(v, level, key, klen);
-    if (i < n &&
-        bytewise_compare(key, klen, files[i]->smallest, files[i]->smallest_len - 8) >= 0) {
+    if (i < n && bytewise_compare(key, klen, files[i]->smallest, files[i]->smallest_len - 8) >= 0) {
       at[level] = i;
       prefetch_filter(files[i], hash);
     }
@@ -1022,7 +1022,6 @@ static int mem_get(memtable_t *m, const void *key, size_t klen, uint64_t seq, vo
   return ST_OK;
 }
 
-
 /* lsm_get, with the data blocks memo keeps parsed from there (table_get_kept). */
 static int get_kept(lsm_db_t *db, block_memo_t *memo, const void *key, size_t key_len, void **val,
                     size_t *val_len, err_t *err) {
@@ -1039,8 +1038,7 @@ static int get_kept(lsm_db_t *db, block_memo_t *memo, const void *key, size_t ke
     view_acquire(db, &vw);
     rc = mem_get(vw.mem, key, key_len, vw.seq, val, val_len, err);
     if (rc == -100 && vw.imm) rc = mem_get(vw.imm, key, key_len, vw.seq, val, val_len, err);
-    if (rc == -100)
-      rc = version_get(db, vw.v, key, key_len, hash, vw.seq, memo, val, val_len, err);
+    if (rc == -100) rc = version_get(db, vw.v, key, key_len, hash, vw.seq, memo, val, val_len, err);
     view_release(db, &vw);
     return rc;
   }
@@ -1087,7 +1085,7 @@ lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
     size_t nl = s->vw.v->nfiles[l];
     for (size_t i = 0; i < nl; i++) {
       lsm_file_meta_t *f = s->vw.v->files[l][l == 0 ? nl - 1 - i : i];
-      s->tables[s->ntables] = (lsm_table_info_t){f->number, f->size, l};
+      s->tables[s->ntables] = (lsm_table_info_t){f->number, f->size, l, f->max_seq};
       s->metas[s->ntables++] = f;
     }
   }
@@ -1129,8 +1127,8 @@ int lsm_snapshot_scan_value(lsm_snapshot_t *s, uint64_t number, const void *val,
   return rc != ST_OK ? rc : table_scan_value_kept(t, val, n, fn, arg, st, &s->memo, err);
 }
 
-int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name,
-                                 uint64_t off, size_t len, void *buf, err_t *err) {
+int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name, uint64_t off,
+                                 size_t len, void *buf, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
   return rc != ST_OK ? rc : table_read_meta_range(t, name, off, len, buf, err);
@@ -1141,9 +1139,9 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
                                    void *arg, lsm_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != ST_OK ? rc
-                    : table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, &s->memo,
-                                                   err);
+  return rc != ST_OK
+             ? rc
+             : table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, &s->memo, err);
 }
 
 int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
@@ -1300,15 +1298,21 @@ void lsm_iter_destroy(lsm_iter_t *it) {
   free(it);
 }
 
-void lsm_iter_seek_first(lsm_iter_t *it) { user_iter_seek_first(&it->user); }
+void lsm_iter_seek_first(lsm_iter_t *it) {
+  user_iter_seek_first(&it->user);
+}
 
 void lsm_iter_seek(lsm_iter_t *it, const void *key, size_t key_len) {
   user_iter_seek(&it->user, key, key_len);
 }
 
-int lsm_iter_valid(const lsm_iter_t *it) { return user_iter_valid(&it->user); }
+int lsm_iter_valid(const lsm_iter_t *it) {
+  return user_iter_valid(&it->user);
+}
 
-void lsm_iter_next(lsm_iter_t *it) { user_iter_next(&it->user); }
+void lsm_iter_next(lsm_iter_t *it) {
+  user_iter_next(&it->user);
+}
 
 const void *lsm_iter_key(const lsm_iter_t *it, size_t *len) {
   return user_iter_key(&it->user, len);
@@ -1318,7 +1322,9 @@ const void *lsm_iter_value(const lsm_iter_t *it, size_t *len) {
   return user_iter_value(&it->user, len);
 }
 
-int lsm_iter_status(const lsm_iter_t *it, err_t *err) { return user_iter_status(&it->user, err); }
+int lsm_iter_status(const lsm_iter_t *it, err_t *err) {
+  return user_iter_status(&it->user, err);
+}
 
 /* ---- stats --------------------------------------------------------------------------- */
 
@@ -1440,8 +1446,7 @@ static int replay_log(lsm_db_t *db, uint64_t number, replay_t *r, lsm_version_ed
   if (rc == ST_OK) rc = check_log_end(db, lr, number, path, err);
   uint64_t size = 0;
   r->whole = rc == ST_OK && log_reader_dropped_bytes(lr) == 0 &&
-             env_path_size(db->io, path, &size, NULL) == ST_OK &&
-             size == log_reader_end_offset(lr);
+             env_path_size(db->io, path, &size, NULL) == ST_OK && size == log_reader_end_offset(lr);
   log_reader_close(lr);
   free(path);
   return rc;
@@ -1635,8 +1640,8 @@ static int check_no_old_files(env_t *io, const char *dir, const char *marker, er
 }
 
 /* Checks that dir is (or may become) a bfh LSM database; *exists = it has a CURRENT. */
-static int check_identity(env_t *io, const char *dir, int create, const char *marker,
-                          int *exists, err_t *err) {
+static int check_identity(env_t *io, const char *dir, int create, const char *marker, int *exists,
+                          err_t *err) {
   char *ident = lsm_filename_identity(dir), *cur = lsm_filename_current(dir);
   int has_ident = ident && env_exists(io, ident), has_cur = cur && env_exists(io, cur);
   int nomem = !ident || !cur;
@@ -1722,7 +1727,8 @@ int lsm_open(const char *dir, const lsm_options_t *opt, lsm_db_t **out, err_t *e
   }
   if (rc == ST_OK) {
     db->tc = table_cache_create(io, dir, 0);
-    if (opt->block_cache_bytes && db->tc && !(db->blocks = block_cache_create(opt->block_cache_bytes)))
+    if (opt->block_cache_bytes && db->tc &&
+        !(db->blocks = block_cache_create(opt->block_cache_bytes)))
       rc = err_set(err, ST_E_NOMEM, "open: out of memory");
     if (!db->tc) rc = err_set(err, ST_E_NOMEM, "open: out of memory");
     if (rc == ST_OK) {

@@ -33,7 +33,7 @@ typedef struct lsm_options {
   double key_bits_per_key;      /* blocked key filter budget; default 10; 0 = no key filters */
   int sync;                     /* 1: fsync the log before a write returns; default 0 */
   const lsm_table_hook_t *hook; /* may be NULL; borrowed, must outlive the db */
-  struct env *io;            /* NULL: the default (real) I/O layer; tests inject faults */
+  struct env *io;               /* NULL: the default (real) I/O layer; tests inject faults */
   uint64_t level1_bytes;        /* L1 size budget (x10 per deeper level); default 10 MiB */
   /* Nonzero: the memtables keep a value index (lsm/memtable.h), so that
      lsm_snapshot_scan_memtables_value reads only the entries holding the value. It costs a
@@ -121,6 +121,8 @@ typedef struct lsm_table_info {
   uint64_t number; /* file number */
   uint64_t size;   /* bytes */
   int level;
+  uint64_t max_seq; /* the largest sequence number of its entries (LSM_SEQ_UNKNOWN: not
+                       recorded, a table of a manifest written before bfh recorded it) */
 } lsm_table_info_t;
 
 typedef struct lsm_scan_stats {
@@ -165,8 +167,8 @@ int lsm_snapshot_get_latest(lsm_snapshot_t *s, const void *key, size_t key_len, 
    answered. */
 void lsm_snapshot_memo_stats(const lsm_snapshot_t *s, size_t *blocks, uint64_t *hits);
 /* table_read_meta_range of table `number` of the snapshot. */
-int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name,
-                                 uint64_t off, size_t len, void *buf, err_t *err);
+int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name, uint64_t off,
+                                 size_t len, void *buf, err_t *err);
 /* Visits every entry of the snapshot's memtable and immutable memtable. */
 int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                                 err_t *err);
@@ -220,8 +222,8 @@ typedef struct lsm_stats {
   uint32_t files_per_level[7];
   uint64_t bytes_per_level[7];
   uint64_t flushes, compactions;
-  uint64_t bytes_written; /* tables and logs */
-  uint64_t stall_us;      /* time writers waited on L0 slowdown/stop */
+  uint64_t bytes_written;        /* tables and logs */
+  uint64_t stall_us;             /* time writers waited on L0 slowdown/stop */
   uint64_t memtable_index_bytes; /* the value indexes of the memtable and the one being flushed */
   uint64_t block_cache_hits;     /* gets that found their data block in the block cache */
   uint64_t block_cache_misses;   /* and that read it from its file */

@@ -19,6 +19,8 @@
 #include "util/coding.h"
 
 #define LSM_MAX_SEQ ((((uint64_t)1) << 56) - 1)
+/* A table's largest sequence number when it was not recorded (lsm_file_meta_t.max_seq). */
+#define LSM_SEQ_UNKNOWN UINT64_MAX
 #define INTERNAL_KEY_TAG_BYTES 8
 
 /* The result of a point lookup in a memtable or a table. */

@@ -186,8 +186,9 @@ static int finish_table(repair_t *r, table_builder_t *tb, uint64_t number, err_t
   if (rc == ST_OK) {
     size_t sl, ll;
     const uint8_t *s = table_builder_smallest(tb, &sl), *l = table_builder_largest(tb, &ll);
-    rc = lsm_version_edit_add_file(&r->edit, LSM_NUM_LEVELS - 1, number,
-                                   table_builder_file_size(tb), s, sl, l, ll);
+    rc = lsm_version_edit_add_table(&r->edit, LSM_NUM_LEVELS - 1, number,
+                                    table_builder_file_size(tb), s, sl, l, ll,
+                                    table_builder_max_seq(tb));
     if (rc != ST_OK) rc = err_set(err, rc, "repair: out of memory");
     r->st.tables_out++;
   }
@@ -407,8 +408,9 @@ int lsm_repair_precheck(const char *dir, env_t *io, err_t *err) {
   repair_t r;
   repair_init(&r, dir, io, NULL);
   int rewrite = 0;
-  int rc = env_exists(r.io, dir) ? list_files(&r, err)
-                                 : err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
+  int rc = env_exists(r.io, dir)
+               ? list_files(&r, err)
+               : err_set(err, ST_E_INVALID, "%s: no such database directory", dir);
   if (rc == ST_OK) rc = check_identity(&r, &rewrite, err);
   repair_release(&r, 0);
   return rc;

@@ -49,6 +49,7 @@ struct table_builder {
   uint8_t *first, *last; /* smallest / largest internal key so far */
   size_t first_len, last_len, first_cap, last_cap;
   uint64_t entries;
+  uint64_t max_seq; /* of the entries added */
   void *hook_state;
   uint64_t *hook_offsets; /* where each hook meta block's contents start */
   int ended;              /* hook end() called */
@@ -190,6 +191,7 @@ int table_builder_add(table_builder_t *tb, const void *ikey, size_t iklen, const
       set_key(&tb->last, &tb->last_cap, &tb->last_len, ikey, iklen))
     return nomem(tb, err);
   tb->entries++;
+  if (k.seq > tb->max_seq) tb->max_seq = k.seq;
   const lsm_table_hook_t *h = tb->opt.hook;
   if (h && h->add && tb->hook_state)
     h->add(tb->hook_state, k.user_key, k.user_len, val, vlen, k.seq, k.type);
@@ -340,6 +342,10 @@ void table_builder_destroy(table_builder_t *tb) {
 
 uint64_t table_builder_entries(const table_builder_t *tb) {
   return tb->entries;
+}
+
+uint64_t table_builder_max_seq(const table_builder_t *tb) {
+  return tb->max_seq;
 }
 uint64_t table_builder_file_size(const table_builder_t *tb) {
   return tb->offset;

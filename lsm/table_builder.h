@@ -52,6 +52,8 @@ int table_builder_finish(table_builder_t *tb, err_t *err);
 void table_builder_destroy(table_builder_t *tb);
 
 uint64_t table_builder_entries(const table_builder_t *tb);
+/* The largest sequence number of the entries added (0 if none). */
+uint64_t table_builder_max_seq(const table_builder_t *tb);
 /* Bytes written so far (the final file size after a successful finish). */
 uint64_t table_builder_file_size(const table_builder_t *tb);
 /* Smallest / largest internal key added (borrowed; *n = 0 and NULL if none). */

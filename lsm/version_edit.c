@@ -15,7 +15,8 @@ enum {
   TAG_DELETED_FILE = 5,
   TAG_NEW_FILE = 6,
   TAG_FORMAT_VERSION = 7,
-  TAG_LOG_CLOSED = 8
+  TAG_LOG_CLOSED = 8,
+  TAG_FILE_MAX_SEQ = 9
 };
 
 lsm_file_meta_t *lsm_file_meta_create(uint64_t number, uint64_t size, const void *smallest,
@@ -35,6 +36,7 @@ lsm_file_meta_t *lsm_file_meta_create(uint64_t number, uint64_t size, const void
   f->largest_len = largest_len;
   f->number = number;
   f->size = size;
+  f->max_seq = LSM_SEQ_UNKNOWN;
   return f;
 }
 
@@ -100,17 +102,25 @@ int lsm_version_edit_delete_file(lsm_version_edit_t *e, int level, uint64_t numb
   return ST_OK;
 }
 
-int lsm_version_edit_add_file(lsm_version_edit_t *e, int level, uint64_t number, uint64_t size,
-                              const void *smallest, size_t smallest_len, const void *largest,
-                              size_t largest_len) {
+int lsm_version_edit_add_table(lsm_version_edit_t *e, int level, uint64_t number, uint64_t size,
+                               const void *smallest, size_t smallest_len, const void *largest,
+                               size_t largest_len, uint64_t max_seq) {
   lsm_new_file_t *a = realloc(e->added, (e->nadded + 1) * sizeof *a);
   if (!a) return ST_E_NOMEM;
   e->added = a;
   lsm_file_meta_t *f =
       lsm_file_meta_create(number, size, smallest, smallest_len, largest, largest_len);
   if (!f) return ST_E_NOMEM;
+  f->max_seq = max_seq;
   a[e->nadded++] = (lsm_new_file_t){level, f};
   return ST_OK;
+}
+
+int lsm_version_edit_add_file(lsm_version_edit_t *e, int level, uint64_t number, uint64_t size,
+                              const void *smallest, size_t smallest_len, const void *largest,
+                              size_t largest_len) {
+  return lsm_version_edit_add_table(e, level, number, size, smallest, smallest_len, largest,
+                                    largest_len, LSM_SEQ_UNKNOWN);
 }
 
 /* ---- encoding ---------------------------------------------------------------------- */
@@ -191,6 +201,10 @@ int lsm_version_edit_encode(const lsm_version_edit_t *e, uint8_t **out, size_t *
     put_varint(&b, f->size);
     put_bytes(&b, f->smallest, f->smallest_len);
     put_bytes(&b, f->largest, f->largest_len);
+    if (f->max_seq != LSM_SEQ_UNKNOWN) {
+      put_varint(&b, TAG_FILE_MAX_SEQ);
+      put_varint(&b, f->max_seq);
+    }
   }
   if (b.oom || !buf_room(&b, 1)) {
     free(b.p);
@@ -306,6 +320,14 @@ int lsm_version_edit_decode(lsm_version_edit_t *e, const uint8_t *p, size_t n, c
           goto bad;
         }
         rc = lsm_version_edit_add_file(e, level, number, size, k1, l1, k2, l2);
+        break;
+      case TAG_FILE_MAX_SEQ: /* qualifies the NEW_FILE just before it */
+        if (!get_varint(&r, &v) || e->nadded == 0 || v == LSM_SEQ_UNKNOWN ||
+            e->added[e->nadded - 1].meta->max_seq != LSM_SEQ_UNKNOWN) {
+          what = "file max sequence";
+          goto bad;
+        }
+        e->added[e->nadded - 1].meta->max_seq = v;
         break;
       default:
         r.p = field;

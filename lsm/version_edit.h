@@ -14,6 +14,9 @@
  *   7 FORMAT_VERSION  varint32            (first record of every manifest)
  *   8 LOG_CLOSED      varint64 number, varint64 size: a clean close left log `number`
  *                     complete and synced at `size` bytes (its replay must see all of it)
+ *   9 FILE_MAX_SEQ    varint64: the largest sequence number of the entries of the file the
+ *                     NEW_FILE just before it adds (written for every table built; a file
+ *                     without it has no recorded bound, LSM_SEQ_UNKNOWN)
  * Unknown tags are a corruption: an edit is never half understood.
  */
 #ifndef BFH_LSM_VERSION_EDIT_H
@@ -23,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "lsm/internal_key.h"
 #include "util/err.h"
 
 #define LSM_NUM_LEVELS 7
@@ -40,11 +44,13 @@ typedef struct lsm_file_meta {
   size_t smallest_len;
   uint8_t *largest;
   size_t largest_len;
+  uint64_t max_seq; /* the largest sequence number of its entries; LSM_SEQ_UNKNOWN: not recorded */
   int refs;
   _Atomic(struct table *) table;
 } lsm_file_meta_t;
 
-/* Allocates a file meta with copies of the keys and refs = 0; NULL on no memory.
+/* Allocates a file meta with copies of the keys, max_seq LSM_SEQ_UNKNOWN and refs = 0; NULL
+   on no memory.
    Client frees with lsm_file_meta_destroy. */
 lsm_file_meta_t *lsm_file_meta_create(uint64_t number, uint64_t size, const void *smallest,
                                       size_t smallest_len, const void *largest, size_t largest_len);
@@ -95,6 +101,11 @@ int lsm_version_edit_delete_file(lsm_version_edit_t *e, int level, uint64_t numb
 int lsm_version_edit_add_file(lsm_version_edit_t *e, int level, uint64_t number, uint64_t size,
                               const void *smallest, size_t smallest_len, const void *largest,
                               size_t largest_len);
+/* lsm_version_edit_add_file of a table whose entries' largest sequence number is max_seq
+   (LSM_SEQ_UNKNOWN: not known). */
+int lsm_version_edit_add_table(lsm_version_edit_t *e, int level, uint64_t number, uint64_t size,
+                               const void *smallest, size_t smallest_len, const void *largest,
+                               size_t largest_len, uint64_t max_seq);
 
 /* Encodes e into a malloc'd buffer (*out, caller frees). ST_OK or ST_E_NOMEM. */
 int lsm_version_edit_encode(const lsm_version_edit_t *e, uint8_t **out, size_t *len);

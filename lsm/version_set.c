@@ -154,9 +154,11 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
       if (steal) {
         edit->added[i].meta = NULL;
       } else {
+        uint64_t max_seq = f->max_seq;
         f = lsm_file_meta_create(f->number, f->size, f->smallest, f->smallest_len, f->largest,
                                  f->largest_len);
         if (!f) rc = err_set(err, ST_E_NOMEM, "version: out of memory");
+        if (f) f->max_seq = max_seq;
       }
       if (f) add[na++] = f;
     }
@@ -182,7 +184,8 @@ static int version_build(lsm_version_t *v, const lsm_version_t *base, lsm_versio
     for (size_t t = 0; l > 0 && t < na && rc == ST_OK; t++) {
       for (size_t q = pos[t] ? pos[t] : 1; q <= pos[t] + 1 && q < n; q++) {
         const lsm_file_meta_t *a = arr[q - 1], *b = arr[q];
-        if (bytewise_compare(a->largest, a->largest_len - 8, b->smallest, b->smallest_len - 8) >= 0) {
+        if (bytewise_compare(a->largest, a->largest_len - 8, b->smallest, b->smallest_len - 8) >=
+            0) {
           rc = err_set(err, ST_E_CORRUPT,
                        "version: level %d: tables %06" PRIu64 " and %06" PRIu64 " overlap", l,
                        a->number, b->number);
@@ -395,8 +398,8 @@ static int snapshot_edit(lsm_version_set_t *vs, lsm_version_edit_t *e) {
       return ST_E_NOMEM;
     for (size_t i = 0; i < vs->current->nfiles[l]; i++) {
       const lsm_file_meta_t *f = vs->current->files[l][i];
-      if (lsm_version_edit_add_file(e, l, f->number, f->size, f->smallest, f->smallest_len,
-                                    f->largest, f->largest_len))
+      if (lsm_version_edit_add_table(e, l, f->number, f->size, f->smallest, f->smallest_len,
+                                     f->largest, f->largest_len, f->max_seq))
         return ST_E_NOMEM;
     }
   }

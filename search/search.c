@@ -15,7 +15,12 @@ typedef struct key_entry {
   uint64_t hash;
   size_t len;
   uint8_t *key; /* owned; NULL: empty slot */
+  uint64_t seq; /* the largest sequence number among the key's matches read */
+  int checked;  /* the newest K's validation: 0 not yet, KEY_PASSES, KEY_FAILS */
 } key_entry_t;
+
+#define KEY_PASSES 1
+#define KEY_FAILS 2
 
 typedef struct key_set {
   key_entry_t *slots;
@@ -45,20 +50,25 @@ static int key_set_grow(key_set_t *s) {
   return BFH_OK;
 }
 
-/* Inserts key if absent. BFH_OK or BFH_E_NOMEM. */
-static int key_set_add(key_set_t *s, const void *key, size_t len) {
+/* Inserts key if absent, and keeps the largest seq it was matched at. BFH_OK or
+   BFH_E_NOMEM. */
+static int key_set_add(key_set_t *s, const void *key, size_t len, uint64_t seq) {
   if ((s->n + 1) * 2 > s->cap && key_set_grow(s) != BFH_OK) return BFH_E_NOMEM;
   uint64_t h = bfh_hash64(key, len, 0x6b657973ull);
   size_t j = h & (s->cap - 1);
   for (; s->slots[j].key; j = (j + 1) & (s->cap - 1))
-    if (s->slots[j].hash == h && s->slots[j].len == len && memcmp(s->slots[j].key, key, len) == 0)
+    if (s->slots[j].hash == h && s->slots[j].len == len && memcmp(s->slots[j].key, key, len) == 0) {
+      if (seq > s->slots[j].seq) s->slots[j].seq = seq;
       return BFH_OK;
+    }
   uint8_t *copy = malloc(len ? len : 1);
   if (!copy) return BFH_E_NOMEM;
   memcpy(copy, key, len);
   s->slots[j].hash = h;
   s->slots[j].len = len;
   s->slots[j].key = copy;
+  s->slots[j].seq = seq;
+  s->slots[j].checked = 0;
   s->n++;
   return BFH_OK;
 }
@@ -77,10 +87,10 @@ typedef struct collect {
   int nomem;
 } collect_t;
 
-static int collect_key(void *arg, const void *key, size_t key_len) {
+static int collect_key(void *arg, const void *key, size_t key_len, uint64_t seq) {
   collect_t *c = arg;
   c->matches++;
-  if (key_set_add(c->set, key, key_len) != BFH_OK) {
+  if (key_set_add(c->set, key, key_len, seq) != BFH_OK) {
     c->nomem = 1;
     return 1;
   }
@@ -249,7 +259,19 @@ static int read_memtables(engine_t *e, engine_view_t *view, const reader_t *rd,
   return rc;
 }
 
-/* Reads the tables with scan[i] set, then the memtables; then validates. */
+/* Reads table t by rd (whole, or through its block filter), counting it in st. */
+static int read_table(engine_t *e, engine_view_t *view, reader_t *rd, const engine_table_t *t,
+                      const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
+                      bfh_search_stats *st, err_t *err) {
+  uint64_t before = c->matches;
+  int rc = rd->by_blocks ? scan_by_blocks(e, view, rd, t->number, test, c, ss, st, err)
+                         : scan_whole(e, view, t->number, test, c, ss, st, err);
+  if (c->matches > before) st->tables_matched++;
+  return rc;
+}
+
+/* Reads the tables with scan[i] set, then the memtables; then validates every key and
+   reports those that pass. */
 static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
                              const engine_table_t *tables, size_t n, const uint8_t *scan,
                              const engine_value_test_t *test, bfh_match_fn fn, void *arg,
@@ -258,15 +280,8 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   collect_t c = {&set, 0, 0};
   engine_scan_stats_t ss = {0, 0};
   int rc = BFH_OK;
-  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
-    if (!scan[i]) continue;
-    uint64_t before = c.matches;
-    if (rd->by_blocks)
-      rc = scan_by_blocks(e, view, rd, tables[i].number, test, &c, &ss, st, err);
-    else
-      rc = scan_whole(e, view, tables[i].number, test, &c, &ss, st, err);
-    if (c.matches > before) st->tables_matched++;
-  }
+  for (size_t i = 0; i < n && rc == BFH_OK; i++)
+    if (scan[i]) rc = read_table(e, view, rd, &tables[i], test, &c, &ss, st, err);
   if (rc == BFH_OK) rc = read_memtables(e, view, rd, test, &c, &ss, err);
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   st->entries_scanned += ss.entries;
@@ -285,16 +300,141 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
   return rc;
 }
 
+/* ---- The newest K (doc/query.md "The newest K") ------------------------------------------
+   The memtables first, then the selected tables by decreasing max_seq; before a table with
+   a bound is read, the candidates found since the last check are validated, and the reads
+   stop once K keys that pass have a sequence above that table's max_seq (so above every
+   unread table's). Exact: a key's latest version, when it passes, is an entry that passes,
+   so it is found in the source that holds it (no filter rules out an entry that passes); a
+   key that passes and ranks in the newest K has its latest version newer than every unread
+   table, so that version was read, and the key's largest matched sequence is its latest
+   write's. A key whose latest version is in an unread table has a matched sequence at most
+   that table's max_seq, and ranks after the K kept. Validation reads the latest version as
+   every search does (engine_key_passes); the sequences are the view's writes. */
+
+/* Validates the keys of set not validated yet. BFH_OK, or the first failing get's status. */
+static int validate_new(engine_t *e, engine_view_t *view, key_set_t *set,
+                        const engine_value_test_t *test, err_t *err) {
+  for (size_t i = 0; i < set->cap; i++) {
+    key_entry_t *k = &set->slots[i];
+    if (!k->key || k->checked) continue;
+    int holds = engine_key_passes(e, view, k->key, k->len, test, err);
+    if (holds < 0) return holds;
+    k->checked = holds ? KEY_PASSES : KEY_FAILS;
+  }
+  return BFH_OK;
+}
+
+/* The k-th largest sequence number among the keys of set that pass, into *kth; *have 0 when
+   fewer than k pass. BFH_OK or BFH_E_NOMEM. */
+static int newest_kth(const key_set_t *set, uint64_t k, int *have, uint64_t *kth, err_t *err) {
+  size_t n = 0;
+  for (size_t i = 0; i < set->cap; i++)
+    n += set->slots[i].key && set->slots[i].checked == KEY_PASSES;
+  *have = n >= k;
+  if (!*have) return BFH_OK;
+  uint64_t *v = malloc(n * sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu keys", n);
+  n = 0;
+  for (size_t i = 0; i < set->cap; i++)
+    if (set->slots[i].key && set->slots[i].checked == KEY_PASSES) v[n++] = set->slots[i].seq;
+  int rc = u64_radix_sort(v, n, 64) == ST_OK ? BFH_OK
+                                             : err_set(err, BFH_E_NOMEM, "search: out of memory");
+  if (rc == BFH_OK) *kth = v[n - k];
+  free(v);
+  return rc;
+}
+
+/* Tables by decreasing max_seq (those the engine cannot bound first), then by number. */
+static int by_max_seq_desc(const void *a, const void *b) {
+  const engine_table_t *x = *(const engine_table_t *const *)a;
+  const engine_table_t *y = *(const engine_table_t *const *)b;
+  if (x->max_seq != y->max_seq) return x->max_seq > y->max_seq ? -1 : 1;
+  return x->number > y->number ? -1 : x->number < y->number;
+}
+
+/* Newest sequence first; equal sequences (a batch ingested at one sequence, or RocksDB's
+   bottom level, where sequences are zeroed) by key, bytewise. */
+static int by_seq_desc(const void *a, const void *b) {
+  const key_entry_t *x = *(const key_entry_t *const *)a;
+  const key_entry_t *y = *(const key_entry_t *const *)b;
+  if (x->seq != y->seq) return x->seq > y->seq ? -1 : 1;
+  int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Reports the (at most k) newest keys of set that pass, newest first. */
+static int report_newest(key_set_t *set, uint64_t k, bfh_match_fn fn, void *arg,
+                         bfh_search_stats *st, err_t *err) {
+  size_t n = 0;
+  for (size_t i = 0; i < set->cap; i++)
+    n += set->slots[i].key && set->slots[i].checked == KEY_PASSES;
+  key_entry_t **v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu keys", n);
+  n = 0;
+  for (size_t i = 0; i < set->cap; i++)
+    if (set->slots[i].key && set->slots[i].checked == KEY_PASSES) v[n++] = &set->slots[i];
+  qsort(v, n, sizeof *v, by_seq_desc);
+  for (size_t i = 0; i < n && i < k; i++) {
+    st->results++;
+    if (fn && fn(arg, v[i]->key, v[i]->len)) break;
+  }
+  free(v);
+  return BFH_OK;
+}
+
+/* scan_and_validate for the newest k: reads the memtables, then the tables with scan[i] set
+   by decreasing max_seq, and stops as soon as the newest k are known. */
+static int scan_newest(engine_t *e, engine_view_t *view, reader_t *rd, const engine_table_t *tables,
+                       size_t n, const uint8_t *scan, uint64_t k, const engine_value_test_t *test,
+                       bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err) {
+  key_set_t set = {NULL, 0, 0};
+  collect_t c = {&set, 0, 0};
+  engine_scan_stats_t ss = {0, 0};
+  const engine_table_t **order = malloc((n ? n : 1) * sizeof *order);
+  if (!order) return err_set(err, BFH_E_NOMEM, "search: out of memory");
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (scan[i]) order[m++] = &tables[i];
+  qsort(order, m, sizeof *order, by_max_seq_desc);
+  int rc = read_memtables(e, view, rd, test, &c, &ss, err);
+  /* The k-th newest key that passes, as of checked matches: recounted only after new ones
+     (a table without a bound is read first and checks nothing). */
+  uint64_t checked = UINT64_MAX, kth = 0;
+  int have = 0;
+  for (size_t i = 0; rc == BFH_OK && !c.nomem && i < m; i++) {
+    /* Every unread table's entries are at most order[i]'s max_seq. */
+    uint64_t bound = order[i]->max_seq;
+    if (bound != ENGINE_SEQ_UNKNOWN && c.matches != checked) {
+      rc = validate_new(e, view, &set, test, err);
+      if (rc == BFH_OK) rc = newest_kth(&set, k, &have, &kth, err);
+      checked = c.matches;
+    }
+    if (rc != BFH_OK || (bound != ENGINE_SEQ_UNKNOWN && have && kth > bound)) break;
+    rc = read_table(e, view, rd, order[i], test, &c, &ss, st, err);
+  }
+  if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  if (rc == BFH_OK) rc = validate_new(e, view, &set, test, err);
+  free(order);
+  st->entries_scanned += ss.entries;
+  st->bytes_read += ss.bytes_read;
+  st->candidates += set.n;
+  if (rc == BFH_OK) rc = report_newest(&set, k, fn, arg, st, err);
+  key_set_release(&set);
+  return rc;
+}
+
 /* Chooses which of the view's n tables to scan (scan[i] for tables[i]) and adds its filter
    tests to st. */
 typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_table_t *tables,
                          size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err);
 
 /* The frame every search shares: take a view, select the tables, scan them and the
-   memtables, validate, release the view; time it all. */
+   memtables, validate, release the view; time it all. newest: 0 every key, else the newest
+   K (scan_newest). */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
-               reader_t *rd, const engine_value_test_t *test, bfh_match_fn fn, void *arg,
-               bfh_search_stats *out, err_t *err) {
+               reader_t *rd, const engine_value_test_t *test, uint64_t newest, bfh_match_fn fn,
+               void *arg, bfh_search_stats *out, err_t *err) {
   uint64_t t0 = now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
@@ -310,7 +450,10 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
       rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
     else
       rc = select(sel_arg, view, tables, n, scan, &st, err);
-    if (rc == BFH_OK) rc = scan_and_validate(e, view, rd, tables, n, scan, test, fn, arg, &st, err);
+    if (rc == BFH_OK && newest)
+      rc = scan_newest(e, view, rd, tables, n, scan, newest, test, fn, arg, &st, err);
+    else if (rc == BFH_OK)
+      rc = scan_and_validate(e, view, rd, tables, n, scan, test, fn, arg, &st, err);
     free(scan);
     engine_view_release(e, view);
   }
@@ -387,8 +530,8 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
     }
     search_pred_test(q->pred, marks, &m, &test);
   }
-  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, &test, fn, arg,
-               out, err);
+  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, &test, q->newest,
+               fn, arg, out, err);
   reader_release(&rd);
   free(marks);
   return rc;
@@ -472,7 +615,7 @@ int search_run(engine_t *e, value_index_t *vi, const void *val, size_t val_len, 
                bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   search_ctx_t c = {e, vi, NULL, NULL};
   search_query_t q;
-  int rc = search_prepare(&c, val, val_len, method, &q, err);
+  int rc = search_prepare(&c, val, val_len, method, 0, &q, err);
   if (rc != BFH_OK) {
     if (out) memset(out, 0, sizeof *out);
     return rc;
@@ -499,5 +642,5 @@ int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64
   given_tables_t g = {numbers, nn};
   reader_t rd = {.by_blocks = 0};
   engine_value_test_t test = engine_value_test_equal(val, val_len);
-  return run(e, SEARCH_ORACLE, select_given, &g, &rd, &test, fn, arg, out, err);
+  return run(e, SEARCH_ORACLE, select_given, &g, &rd, &test, 0, fn, arg, out, err);
 }

@@ -12,6 +12,10 @@
  *      keys (each once)
  *   5. validate every key against the latest version (engine get: live, value == v) and
  *      report it; fn returning nonzero stops the search early
+ * For the newest K (search_query_t.newest) steps 4 and 5 change (search.c "The newest K"):
+ * the memtables first, then the tables by decreasing max_seq, validating as it goes and
+ * stopping once K keys that pass are newer than every unread table; then the K newest are
+ * reported, newest first.
  * The four named methods are the paper's: they read each selected table whole and scan the
  * memtables. BFH_SEARCH_AUTO goes beyond it (search_plan.h, doc/search.md "AUTO"): it picks
  * the cheapest provider by their cost estimates, reads each selected table through its

@@ -377,8 +377,15 @@ static uint64_t query_seed(const search_ctx_t *c, const search_provider_t *p) {
                       : BFH_DEFAULT_SEED;
 }
 
+/* The table method a search takes instead of a store of its own: LEAVES (through the block
+   filters when there are any), or SCAN without value filters. */
+static void plan_tables(const search_ctx_t *c, search_query_t *q) {
+  q->provider = c->index ? &PROVIDERS[BFH_SEARCH_LEAVES] : &PROVIDERS[BFH_SEARCH_SCAN];
+  q->by_blocks = c->index && has_block_filters(c);
+}
+
 int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_method method,
-                   search_query_t *q, err_t *err) {
+                   uint64_t newest, search_query_t *q, err_t *err) {
   const search_provider_t *asked = search_provider_of(method);
   if (!asked) {
     char list[160];
@@ -390,7 +397,9 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   q->val = val;
   q->val_len = val_len;
   q->pred = NULL;
+  q->newest = newest;
   plan(c, asked, q);
+  if (newest && (q->provider->caps & SEARCH_CAP_OWN_STORE)) plan_tables(c, q);
   /* A named filter method without an index runs as SCAN (value filters off). */
   if (!c->index && (q->provider->caps & SEARCH_CAP_INDEX))
     q->provider = &PROVIDERS[BFH_SEARCH_SCAN];
@@ -408,7 +417,8 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
 }
 
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
-                        bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err) {
+                        bfh_method method, uint64_t newest, search_pred_t *pred, search_query_t *q,
+                        err_t *err) {
   memset(pred, 0, sizeof *pred);
   const search_provider_t *asked = search_provider_of(method);
   if (asked && (asked->caps & SEARCH_CAP_STRICT))
@@ -417,16 +427,14 @@ int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t
                    "leaves, hierarchy, sliced or standalone)",
                    asked->name);
   static const uint8_t none = 0;
-  int rc = search_prepare(c, &none, 0, method, q, err);
+  int rc = search_prepare(c, &none, 0, method, newest, q, err);
   if (rc != BFH_OK) return rc;
   /* AUTO never takes a store of its own for a predicate (its estimate is a whole value's):
      the cheapest table method. STANDALONE, named, answers any predicate from its
      per-attribute indexes, equalities by their terms and ranges and prefixes by scans of
-     them (search_standalone_pred.c). */
-  if ((q->provider->caps & SEARCH_CAP_OWN_STORE) && q->provider != asked) {
-    q->provider = c->index ? &PROVIDERS[BFH_SEARCH_LEAVES] : &PROVIDERS[BFH_SEARCH_SCAN];
-    q->by_blocks = c->index && has_block_filters(c);
-  }
+     them (search_standalone_pred.c); for the newest K search_prepare has already planned
+     tables. */
+  if ((q->provider->caps & SEARCH_CAP_OWN_STORE) && q->provider != asked) plan_tables(c, q);
   const search_provider_t *p = q->provider;
   uint64_t m = 0;
   uint32_t k = 0;

@@ -113,10 +113,11 @@ struct search_query {
      unused, and hash and probe are the pred's per leaf. NULL: a whole-value search of val. */
   const search_pred_t *pred;
   const search_provider_t *provider; /* the chosen one: never AUTO */
-  int by_blocks;  /* the blocks reader: tables through block filters, memtables by index */
-  double cost_ns; /* AUTO's estimate; 0 for a named method, HUGE_VAL without an index */
-  uint64_t hash;  /* the value's one hash, bfh_value_hash under the provider's seed */
-  probe_t probe;  /* the k positions from hash (providers with SEARCH_CAP_INDEX) */
+  int by_blocks;   /* the blocks reader: tables through block filters, memtables by index */
+  double cost_ns;  /* AUTO's estimate; 0 for a named method, HUGE_VAL without an index */
+  uint64_t hash;   /* the value's one hash, bfh_value_hash under the provider's seed */
+  probe_t probe;   /* the k positions from hash (providers with SEARCH_CAP_INDEX) */
+  uint64_t newest; /* 0: every key; K: the K whose latest write is newest, newest first */
 };
 
 /* The row of method, or NULL for a value that names no method. */
@@ -125,20 +126,24 @@ const search_provider_t *search_provider_of(bfh_method method);
    bytes, NUL-terminated; returns buf. */
 const char *search_methods_list(char *buf, size_t n);
 
-/* Plans the search of val by method over c and hashes val once: fills *q. BFH_OK;
-   BFH_E_INVALID for an unknown method; BFH_E_UNSUPPORTED for a method c cannot run (the
-   message says what it needs). */
+/* Plans the search of val by method over c for the newest `newest` keys (0: every key) and
+   hashes val once: fills *q. A store of its own (STANDALONE) knows no sequence numbers: the
+   newest K, asked of it, runs as the table method AUTO would take without it (LEAVES, through
+   the block filters when there are any; SCAN without value filters), and method_used says so.
+   BFH_OK; BFH_E_INVALID for an unknown method; BFH_E_UNSUPPORTED for a method c cannot run
+   (the message says what it needs). */
 int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_method method,
-                   search_query_t *q, err_t *err);
+                   uint64_t newest, search_query_t *q, err_t *err);
 /* search_prepare for the predicate expr (bound to c's declared attributes terms, NULL for
    none): the same plan, and *pred (the caller's, released with search_pred_release whatever
    the result) filled with each leaf's hash under the chosen provider's seed; a plan no filter
    narrows (search_pred_t.read_all) runs as SCAN. STANDALONE, named, answers every predicate
-   from its per-attribute indexes (search_standalone_pred: equalities, ranges and prefixes).
-   AUTO never chooses STANDALONE for a predicate; CUCKOO answers whole values only:
-   BFH_E_UNSUPPORTED saying so. */
+   from its per-attribute indexes (search_standalone_pred: equalities, ranges and prefixes),
+   except the newest K, which runs as AUTO would run it. AUTO never chooses STANDALONE for a
+   predicate; CUCKOO answers whole values only: BFH_E_UNSUPPORTED saying so. */
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
-                        bfh_method method, search_pred_t *pred, search_query_t *q, err_t *err);
+                        bfh_method method, uint64_t newest, search_pred_t *pred, search_query_t *q,
+                        err_t *err);
 
 /* How a search by method would run over an engine with index (no stand-alone index): the
    table selection (never AUTO), whether by blocks, and AUTO's estimate. Hashes nothing. */

@@ -63,14 +63,24 @@ struct engine_iter {
   const engine_iter_ops_t *ops;
 };
 
+/* A table's max_seq when the engine cannot bound its sequence numbers: every search that
+   orders by sequence (the newest K) must read it. */
+#define ENGINE_SEQ_UNKNOWN UINT64_MAX
+
 typedef struct engine_table {
   uint64_t number; /* file number: the value index's leaf id */
   uint64_t size;   /* bytes */
   int level;
+  /* At least the largest sequence number of the table's entries (exactly it where the engine
+     records it; ENGINE_SEQ_UNKNOWN when it does not know): the newest K reads tables by
+     decreasing max_seq and stops once its K keys are all newer than every unread table's. */
+  uint64_t max_seq;
 } engine_table_t;
 
-/* Called for each entry whose value passes the search's value test; return nonzero to stop. */
-typedef int (*engine_match_fn)(void *arg, const void *key, size_t key_len);
+/* Called for each entry whose value passes the search's value test, with the entry's sequence
+   number (the write's: every table, memtable and log entry carries one); return nonzero to
+   stop. */
+typedef int (*engine_match_fn)(void *arg, const void *key, size_t key_len, uint64_t seq);
 
 /* What a search looks for in a value: the engine seam's value test. Borrowed by every call
    that takes it, for the call.

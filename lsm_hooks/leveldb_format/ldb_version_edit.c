@@ -106,9 +106,31 @@ static const uint8_t *get_new_file(const uint8_t *p, const uint8_t *end, ldb_fil
   return p;
 }
 
+/* The max_seq of the files an edit adds until the whole edit is read (ldb_file_t.max_seq); an
+   edit that fails part way leaves it, still a bound (LevelDB's sequences are under 2^56). */
+#define SEQ_PENDING (LDB_SEQ_UNKNOWN - 1)
+
+/* The bound of the files one edit added (marked SEQ_PENDING): the largest bound of the files
+   it deleted (deleted: it deleted any), else its last sequence (has_last). */
+static void bound_added(ldb_version_t *v, int deleted, uint64_t deleted_max, int has_last,
+                        uint64_t last) {
+  uint64_t bound = deleted ? deleted_max : has_last ? last : LDB_SEQ_UNKNOWN;
+  for (size_t i = 0; i < v->nfiles; i++)
+    if (v->files[i].max_seq == SEQ_PENDING) v->files[i].max_seq = bound;
+}
+
+/* The bound of the file (level, number) of v: LDB_SEQ_UNKNOWN if v has no such file. */
+static uint64_t file_bound(const ldb_version_t *v, int level, uint64_t number) {
+  for (size_t i = 0; i < v->nfiles; i++)
+    if (v->files[i].number == number && v->files[i].level == level) return v->files[i].max_seq;
+  return LDB_SEQ_UNKNOWN;
+}
+
 int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *where, err_t *err) {
   if (n == 0) return BFH_OK; /* an empty record (p may be NULL): no field */
   const uint8_t *q = p, *end = p + n;
+  int deleted = 0, has_last = 0;
+  uint64_t deleted_max = 0;
   while (q < end) {
     size_t field = (size_t)(q - p);
     uint32_t tag, u32;
@@ -129,7 +151,7 @@ int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *
         q = decode_varint64(q, end, &v->next_file);
         break;
       case LDB_TAG_LAST_SEQUENCE:
-        q = decode_varint64(q, end, &v->last_sequence);
+        if ((q = decode_varint64(q, end, &v->last_sequence))) has_last = 1;
         break;
       case LDB_TAG_PREV_LOG_NUMBER:
         q = decode_varint64(q, end, &v->prev_log_number);
@@ -141,10 +163,16 @@ int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *
       case LDB_TAG_DELETED_FILE:
         q = decode_varint32(q, end, &u32);
         if (q) q = decode_varint64(q, end, &u64);
-        if (q) delete_file(v, (int)u32, u64);
+        if (q) {
+          uint64_t b = file_bound(v, (int)u32, u64);
+          if (!deleted || b > deleted_max) deleted_max = b;
+          deleted = 1;
+          delete_file(v, (int)u32, u64);
+        }
         break;
       case LDB_TAG_NEW_FILE:
         q = get_new_file(q, end, &f);
+        f.max_seq = SEQ_PENDING;
         if (q && add_file(v, &f) != BFH_OK)
           return err_set(err, BFH_E_NOMEM, "%s: no memory for the file list", where);
         break;
@@ -156,6 +184,7 @@ int ldb_version_apply(ldb_version_t *v, const uint8_t *p, size_t n, const char *
                      field);
   }
   if (!q) return err_set(err, BFH_E_CORRUPT, "%s: bad edit tag", where);
+  bound_added(v, deleted, deleted_max, has_last, v->last_sequence);
   return BFH_OK;
 }
 

@@ -40,11 +40,21 @@ enum {
 
 #define LDB_NUM_LEVELS 7 /* config::kNumLevels */
 
+/* ldb_file_t.max_seq when the MANIFEST's edits bound nothing (2^64-1). */
+#define LDB_SEQ_UNKNOWN UINT64_MAX
+
 typedef struct ldb_file {
   int level;
   uint64_t number, size;
   uint8_t *smallest, *largest; /* user keys (malloc'd, owned by the version) */
   size_t smallest_len, largest_len;
+  /* At least the largest sequence number of the file's entries. LevelDB records none, so it
+     is inferred from the edit that added the file: a compaction's outputs (an edit that
+     deletes files) hold only entries of its inputs, so the largest of the inputs' bounds; a
+     flush or a snapshot of the version (an edit that deletes nothing) holds only writes
+     made before it, so the edit's last sequence (LevelDB writes one in every edit);
+     LDB_SEQ_UNKNOWN when the edit has neither. */
+  uint64_t max_seq;
 } ldb_file_t;
 
 /* A version: caller-owned struct, zeroed to start (the empty version), released with

@@ -288,7 +288,8 @@ typedef struct holds_key {
   int found;
 } holds_key_t;
 
-static int match_key(void *arg, const void *key, size_t len) {
+static int match_key(void *arg, const void *key, size_t len, uint64_t seq) {
+  (void)seq;
   holds_key_t *h = arg;
   if (len == strlen(h->key) && memcmp(key, h->key, len) == 0) h->found = 1;
   return 0;
@@ -689,8 +690,8 @@ static void test_attributes_index_add_faults_leave_old_state(void **state) {
   snprintf(tmpl, sizeof tmpl, "%s/template", f->root);
   assert_int_equal(test_copy_dir(f->dir, tmpl), 0);
   options(&o, NULL, 0);
-  const env_op_t kinds[] = {ENV_OP_OPEN, ENV_OP_WRITE, ENV_OP_SYNC, ENV_OP_RENAME, ENV_OP_UNLINK,
-                            ENV_OP_MKDIR};
+  const env_op_t kinds[] = {ENV_OP_OPEN,   ENV_OP_WRITE,  ENV_OP_SYNC,
+                            ENV_OP_RENAME, ENV_OP_UNLINK, ENV_OP_MKDIR};
   size_t failed = 0, survived = 0;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     for (uint64_t n = 1;; n++) {

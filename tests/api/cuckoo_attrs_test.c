@@ -79,8 +79,8 @@ static int has_term(const uvalue_t *v, int attr, int term) {
   return v->age == term;
 }
 
-static int found_one(void *arg, const void *key, size_t len) {
-  (void)key, (void)len;
+static int found_one(void *arg, const void *key, size_t len, uint64_t seq) {
+  (void)key, (void)len, (void)seq;
   *(int *)arg = 1;
   return 1;
 }

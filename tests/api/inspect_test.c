@@ -119,7 +119,8 @@ typedef struct in_range {
   uint64_t seen, outside;
 } in_range_t;
 
-static int count_in_range(void *arg, const void *key, size_t n) {
+static int count_in_range(void *arg, const void *key, size_t n, uint64_t seq) {
+  (void)seq;
   in_range_t *r = arg;
   r->seen++;
   r->outside += key_cmp(key, n, r->t->smallest, r->t->smallest_len) < 0 ||
@@ -414,8 +415,7 @@ static block_ref_t middle_block(db_fixture_t *f, bfh_engine engine, const char *
     static blocks_t bs;
     bs.n = 0;
     assert_int_equal(
-        ldb_table_scan_blocks(env_default(), path, skip_entry, note_block, &bs, NULL, &e),
-        BFH_OK);
+        ldb_table_scan_blocks(env_default(), path, skip_entry, note_block, &bs, NULL, &e), BFH_OK);
     assert_true(bs.n >= 3);
     return bs.b[bs.n / 2];
   }

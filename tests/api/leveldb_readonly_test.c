@@ -412,7 +412,7 @@ static void test_readonly_leaves_files_untouched(void **state) {
 
 /* ---- A table that vanishes under a search ------------------------------------------------ */
 
-/* engine_match_fn: counts the keys "keyNNNNNN" found in seen[]. */
+/* bfh_match_fn: counts the keys "keyNNNNNN" found in seen[]. */
 static int count_key(void *arg, const void *key, size_t len) {
   int *seen = arg, k;
   char buf[32];
@@ -422,6 +422,12 @@ static int count_key(void *arg, const void *key, size_t len) {
   assert_int_equal(sscanf(buf, "key%d", &k), 1);
   seen[k]++;
   return 0;
+}
+
+/* count_key as an engine_match_fn. */
+static int count_entry(void *arg, const void *key, size_t len, uint64_t seq) {
+  (void)seq;
+  return count_key(arg, key, len);
 }
 
 typedef struct vanish {
@@ -531,7 +537,7 @@ static void test_readonly_pinned_files_outlive_unlink(void **state) {
     for (size_t i = 0; i < nt; i++) {
       engine_scan_stats_t st = {0};
       engine_value_test_t test = engine_value_test_equal(vb, vl);
-      assert_int_equal(e->ops->scan_table(e, v, t[i].number, &test, count_key, seen, &st, &err),
+      assert_int_equal(e->ops->scan_table(e, v, t[i].number, &test, count_entry, seen, &st, &err),
                        BFH_OK);
       assert_true(st.entries > 0);
     }
@@ -771,8 +777,10 @@ static void test_engine_detection(void **state) {
     const char *dir;
     int rc;
     bfh_engine engine;
-  } cases[] = {{own, BFH_OK, BFH_ENGINE_LSM},          {ldb, BFH_OK, BFH_ENGINE_LEVELDB},
-               {rdb, BFH_OK, BFH_ENGINE_ROCKSDB},      {empty, BFH_E_INVALID, 99},
+  } cases[] = {{own, BFH_OK, BFH_ENGINE_LSM},
+               {ldb, BFH_OK, BFH_ENGINE_LEVELDB},
+               {rdb, BFH_OK, BFH_ENGINE_ROCKSDB},
+               {empty, BFH_E_INVALID, 99},
                {missing, BFH_E_INVALID, 99}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     static char before[8192], after[8192];

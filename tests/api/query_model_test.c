@@ -16,6 +16,11 @@
  * STANDALONE answers from its per-attribute indexes where the database keeps them (the own
  * engine, read-write; ranges and prefixes by scans of them); CUCKOO answers whole values only
  * and must refuse.
+ * The newest K (K = 1, 3, 10 and more than every key) of some of the predicates, by every
+ * method, must be exactly the oracle's: the K live keys that satisfy it whose latest write
+ * came last, newest first. RocksDB zeroes the sequence numbers of the entries it compacts
+ * into its bottom level, which then rank oldest, by key: on RocksDB the answer must follow
+ * the oracle's order up to a point and be in key order after it (newest_matches).
  * The same runs on the own engine (with tables of one block, and of many, which AUTO reads
  * block by block), stock LevelDB and stock RocksDB, each read-write and then read-only on the
  * same database. A bad expression or an unknown attribute is refused naming
@@ -43,8 +48,9 @@
 #define MODEL_OPS 6000
 #define FLUSH_EVERY 700
 #define PHASES 4
-#define QUERIES 12 /* per phase and method */
-#define NA 12      /* distinct terms of a, b and n */
+#define QUERIES 12       /* per phase and method */
+#define NEWEST_QUERIES 4 /* of them, whose newest K is checked too */
+#define NA 12            /* distinct terms of a, b and n */
 #define NB 10
 #define NN 16
 #define MAX_B 3 /* elements of b's array */
@@ -84,10 +90,12 @@ static void a_text(int t, char *out, size_t cap) {
 typedef struct rec {
   int live;
   int a, nb, b[MAX_B], n;
+  uint64_t written; /* the order of the key's latest write (the model's write count then) */
 } rec_t;
 
 typedef struct model {
   rec_t r[NKEYS];
+  uint64_t writes; /* puts and deletes so far */
 } model_t;
 
 static void key_of(unsigned i, char *k, size_t cap) {
@@ -272,6 +280,7 @@ static int pnode_eval(const pnode_t *p, const rec_t *r) {
 typedef struct got {
   uint8_t seen[NKEYS];
   unsigned dup, bad, n;
+  unsigned order[NKEYS]; /* the first NKEYS keys, in the order reported */
 } got_t;
 
 static int on_key(void *arg, const void *key, size_t len) {
@@ -284,6 +293,7 @@ static int on_key(void *arg, const void *key, size_t len) {
   if (sscanf(k, "key%05u", &i) != 1 || i >= NKEYS) return g->bad++, 0;
   g->dup += g->seen[i];
   g->seen[i] = 1;
+  if (g->n < NKEYS) g->order[g->n] = i;
   g->n++;
   return 0;
 }
@@ -334,6 +344,79 @@ static unsigned check_query(bfh_db *db, const model_t *m, const pnode_t *p, int 
   return want;
 }
 
+/* ---- The newest K --------------------------------------------------------------------- */
+
+static const model_t *by_written_model; /* qsort's context */
+
+/* The oracle's order: the latest write last first. */
+static int by_written_desc(const void *a, const void *b) {
+  uint64_t x = by_written_model->r[*(const unsigned *)a].written;
+  uint64_t y = by_written_model->r[*(const unsigned *)b].written;
+  return (x < y) - (x > y);
+}
+
+/* Does the answer g match the oracle's newest k of want[0, nwant) (newest first)? Exactly,
+   or (zeroed: RocksDB) the oracle's order up to a point and, after it, keys that satisfy
+   the predicate in ascending key order (key%05u: by index), each older than every key before
+   the point. */
+static int newest_matches(const got_t *g, const unsigned *want, unsigned nwant, uint64_t k,
+                          const model_t *m, int zeroed) {
+  unsigned n = k < nwant ? (unsigned)k : nwant;
+  if (g->n != n || g->dup || g->bad) return 0;
+  unsigned p = 0;
+  while (p < n && g->order[p] == want[p]) p++;
+  if (p == n) return 1;
+  if (!zeroed) return 0;
+  for (unsigned i = p; i < n; i++) {
+    const rec_t *r = &m->r[g->order[i]];
+    int held = 0;
+    for (unsigned j = p; j < nwant && !held; j++) held = want[j] == g->order[i];
+    if (!held || (i > p && g->order[i] <= g->order[i - 1])) return 0;
+    if (p > 0 && r->written > m->r[want[p - 1]].written) return 0;
+  }
+  return 1;
+}
+
+/* The newest K of p by every method (STANDALONE when standalone is set: it reads tables for
+   the newest K) is the oracle's, for K = 1, 3, 10 and more than every key; some by the
+   prepared query. */
+static void check_newest(bfh_db *db, const model_t *m, const pnode_t *p, int standalone, int zeroed,
+                         const char *label) {
+  static const uint64_t ks[] = {1, 3, 10, NKEYS + 1};
+  char text[4096];
+  pnode_text(p, text, sizeof text);
+  unsigned *want = malloc(NKEYS * sizeof *want), nwant = 0;
+  assert_non_null(want);
+  for (unsigned i = 0; i < NKEYS; i++)
+    if (m->r[i].live && pnode_eval(p, &m->r[i])) want[nwant++] = i;
+  by_written_model = m;
+  qsort(want, nwant, sizeof *want, by_written_desc);
+  bfh_prepared *q = NULL;
+  assert_int_equal(bfh_query_prepare(db, text, &q), BFH_OK);
+  got_t *g = malloc(sizeof *g);
+  assert_non_null(g);
+  for (size_t mi = 0; mi < NMETHODS - !standalone; mi++)
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+      memset(g, 0, sizeof *g);
+      bfh_search_stats st;
+      int rc = ki % 2 ? bfh_query_run(q, METHODS[mi], ks[ki], on_key, g, &st)
+                      : bfh_query(db, text, METHODS[mi], ks[ki], on_key, g, &st);
+      if (rc != BFH_OK)
+        fail_msg("%s: newest %llu of '%s' by %s: %d %s", label, (unsigned long long)ks[ki], text,
+                 bfh_method_name(METHODS[mi]), rc, bfh_last_error(db));
+      if (!newest_matches(g, want, nwant, ks[ki], m, zeroed) || st.results != g->n)
+        fail_msg(
+            "%s: newest %llu of '%s' by %s: %u keys (first key%05u), want %u (first "
+            "key%05u), results %llu",
+            label, (unsigned long long)ks[ki], text, bfh_method_name(METHODS[mi]), g->n,
+            g->n ? g->order[0] : 0, ks[ki] < nwant ? (unsigned)ks[ki] : nwant, nwant ? want[0] : 0,
+            (unsigned long long)st.results);
+    }
+  free(g);
+  bfh_query_free(q);
+  free(want);
+}
+
 /* The edges of ranges, each by every method: the int64 extremes (n < INT64_MIN, n >
    INT64_MAX: empty), a > b, negative ranges, the empty string, prefixes longer than 8 bytes
    and the empty prefix, a range on b (no range items: read whole). */
@@ -357,7 +440,7 @@ static void check_edges(bfh_db *db, const model_t *m, int standalone, const char
 
 /* Random predicates by every method (STANDALONE where the database keeps its index); CUCKOO
    refuses them. */
-static void check_phase(bfh_db *db, const model_t *m, uint64_t seed, int standalone,
+static void check_phase(bfh_db *db, const model_t *m, uint64_t seed, int standalone, int zeroed,
                         const char *label) {
   rng_t g;
   rng_init(&g, seed);
@@ -365,6 +448,7 @@ static void check_phase(bfh_db *db, const model_t *m, uint64_t seed, int standal
   for (int i = 0; i < QUERIES; i++) {
     pnode_t *p = pnode_random(&g, 3);
     nonempty += check_query(db, m, p, standalone, label) > 0;
+    if (i < NEWEST_QUERIES) check_newest(db, m, p, standalone, zeroed, label);
     pnode_free(p);
   }
   /* The predicates are not all empty: a search that finds nothing would pass above. */
@@ -456,6 +540,7 @@ static void write_ops(bfh_db *db, model_t *m, rng_t *g, uint64_t ops, uint64_t *
     unsigned k = (unsigned)(rng_next(g) % NKEYS);
     char key[32], val[256];
     key_of(k, key, sizeof key);
+    m->writes++;
     if (rng_next(g) % 8 == 0) {
       assert_int_equal(bfh_delete(db, key, strlen(key)), BFH_OK);
       m->r[k].live = 0;
@@ -464,6 +549,7 @@ static void write_ops(bfh_db *db, model_t *m, rng_t *g, uint64_t ops, uint64_t *
       size_t len = make_value(g, &r, val, sizeof val);
       assert_int_equal(bfh_put(db, key, strlen(key), val, len), BFH_OK);
       r.live = 1;
+      r.written = m->writes;
       m->r[k] = r;
     }
     if (++*done % FLUSH_EVERY == 0) assert_int_equal(bfh_flush(db), BFH_OK);
@@ -516,6 +602,7 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, siz
   options(&o, engine, table_bytes);
   /* The own engine keeps the stand-alone index too: STANDALONE answers from it. */
   const int standalone = engine == BFH_ENGINE_LSM;
+  const int zeroed = engine == BFH_ENGINE_ROCKSDB; /* its bottom level's sequences are 0 */
   o.standalone_index = standalone;
   assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
   rng_t g;
@@ -524,7 +611,8 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, siz
   for (int ph = 0; ph < PHASES; ph++) {
     write_ops(f->db, m, &g, ops / PHASES, &done);
     snprintf(label, sizeof label, "%s phase %d", name, ph);
-    check_phase(f->db, m, RNG_SEED ^ ((uint64_t)ph << 8) ^ (uint64_t)engine, standalone, label);
+    check_phase(f->db, m, RNG_SEED ^ ((uint64_t)ph << 8) ^ (uint64_t)engine, standalone, zeroed,
+                label);
     if (ph == PHASES - 1) check_edges(f->db, m, standalone, label); /* once the tables are many */
   }
   /* Stock LevelDB and RocksDB compact this small database into a few tables: the pruning is
@@ -539,7 +627,7 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, siz
   o.index_dir = idx;
   assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
   snprintf(label, sizeof label, "%s read-only", name);
-  check_phase(f->db, m, RNG_SEED ^ 0xabcdull ^ (uint64_t)engine, 0, label);
+  check_phase(f->db, m, RNG_SEED ^ 0xabcdull ^ (uint64_t)engine, 0, zeroed, label);
   check_edges(f->db, m, 0, label);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;

@@ -457,6 +457,17 @@ expect_status 2 "$bfh" search attrdb k1 --where "city = 'Oslo'"
 expect_status 2 "$bfh" search attrdb
 expect_status 2 "$bfh" search attrdb k1 --newest 2
 
+check "search --where --newest K: the K matching keys written last, newest first, by every method; --json the same fields"
+# attrs.csv was loaded twice: k2's last write came after k1's.
+printf '%s\n' k2 k1 >want_newest
+for m in scan leaves hierarchy sliced auto; do
+  expect_status 0 "$bfh" search attrdb --where "tags = 'b' OR (city IN ('Rome', 'Paris') AND n = 008)" \
+    --newest 5 --method $m
+  expect_same want_newest out
+done
+expect_status 0 "$bfh" search attrdb --where "tags = 'b' OR city = 'Rome'" --newest 1 --json
+expect_in out '^{"where":"tags = .b. OR city = .Rome.","method":"auto","keys":."k2".,"method_used":'
+
 check "index add builds a new attribute into every table and declares it; list shows it; drop removes one, never the last; a database without declarations keeps its whole values"
 expect_status 0 "$bfh" index add attrdb big=json:n:int
 expect_in out "declared big=json:n:int"

@@ -11,7 +11,8 @@ seconds=${1:-20}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=${FUZZ_TARGETS:-"block table log version_edit manifest db_params value_filter \
 block_filter blocked_filter ldb_table ldb_log ldb_sstables leaf_cache ldb_precheck rdb_table \
-rdb_log rdb_manifest value_block_map persisted_index attr expr range_cover range_filter range_plan dataset standalone_key"}
+rdb_log rdb_manifest rdb_sstables value_block_map persisted_index attr expr range_cover range_filter \
+range_plan dataset standalone_key"}
 
 bash scripts/install-deps.sh
 if ! command -v clang >/dev/null 2>&1; then

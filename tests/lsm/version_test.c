@@ -68,6 +68,7 @@ static void assert_file_meta_equal(const lsm_file_meta_t *a, const lsm_file_meta
   assert_memory_equal(a->smallest, b->smallest, a->smallest_len);
   assert_int_equal(a->largest_len, b->largest_len);
   assert_memory_equal(a->largest, b->largest, a->largest_len);
+  assert_int_equal(a->max_seq, b->max_seq);
 }
 
 static void assert_edits_equal(const lsm_version_edit_t *a, const lsm_version_edit_t *b) {
@@ -155,12 +156,14 @@ static void test_version_edit_every_tag_round_trips_at_boundaries(void **state) 
     assert_int_equal(lsm_version_edit_set_compact_pointer(&e, 0, key, 8), ST_OK);
     assert_int_equal(lsm_version_edit_set_compact_pointer(&e, LSM_NUM_LEVELS - 1, key, sizeof key),
                      ST_OK);
-    /* tag 5 and tag 6 at every level */
+    /* tag 5 and tag 6 at every level, tag 9 after every other new file (the others have no
+       recorded bound); v = 2^64-1 is no bound, LSM_SEQ_UNKNOWN, so tag 9 is not written */
     for (int l = 0; l < LSM_NUM_LEVELS; l++) {
       assert_int_equal(lsm_version_edit_delete_file(&e, l, v + (uint64_t)l), ST_OK);
-      assert_int_equal(lsm_version_edit_add_file(&e, l, v - (uint64_t)l, v, key, 8 + (size_t)l, key,
-                                                 sizeof key - (size_t)l),
-                       ST_OK);
+      assert_int_equal(
+          lsm_version_edit_add_table(&e, l, v - (uint64_t)l, v, key, 8 + (size_t)l, key,
+                                     sizeof key - (size_t)l, l % 2 ? v : LSM_SEQ_UNKNOWN),
+          ST_OK);
     }
     check_round_trip(&e);
     lsm_version_edit_release(&e);
@@ -309,7 +312,7 @@ static void test_version_edit_truncation_is_corrupt(void **state) {
 
 typedef struct garbled {
   const char *what;
-  uint8_t bytes[24];
+  uint8_t bytes[32];
   size_t n;
   size_t field; /* offset of the bad field, as the message must say */
 } garbled_t;
@@ -318,7 +321,12 @@ static void test_version_edit_garbled_is_corrupt(void **state) {
   (void)state;
   const garbled_t cases[] = {
       {"tag 0", {0}, 1, 0},
-      {"tag 9 (one past LOG_CLOSED)", {9, 1}, 2, 0},
+      {"tag 10 (one past FILE_MAX_SEQ)", {10, 1}, 2, 0},
+      {"file max sequence without a new file", {9, 1}, 2, 0},
+      {"file max sequence twice",
+       {6, 1, 2, 3, 8, 1, 2, 3, 4, 5, 6, 7, 8, 8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 5, 9, 6},
+       26,
+       24},
       {"unknown tag after a good field", {1, 5, 100, 1}, 4, 2},
       {"tag of 2^35", {0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 6, 0},
       {"varint of 11 bytes",

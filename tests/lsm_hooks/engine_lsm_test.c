@@ -1,10 +1,9 @@
-/* engine_lsm tests (lsm_hooks/engines/lsm/engine_lsm.h, and lsm_hooks/engines/lsm/value_hook.c through it): the own
- * engine opened for real, with a real index_sync_t over a real value_index_t, small
- * memtables and tables so that flushes and compactions happen:
- *   put/get/del/flush through e->ops (and with value filters off);
- *   every live table has a leaf built in this session, compacted tables have none, and each
- *   leaf says maybe for every value stored in its table (leaves in memory and on disk);
- *   reopen reads every leaf back from its table's meta block, with open stats to match;
+/* engine_lsm tests (lsm_hooks/engines/lsm/engine_lsm.h, and lsm_hooks/engines/lsm/value_hook.c
+ * through it): the own engine opened for real, with a real index_sync_t over a real value_index_t,
+ * small memtables and tables so that flushes and compactions happen: put/get/del/flush through
+ * e->ops (and with value filters off); every live table has a leaf built in this session, compacted
+ * tables have none, and each leaf says maybe for every value stored in its table (leaves in memory
+ * and on disk); reopen reads every leaf back from its table's meta block, with open stats to match;
  *   a table whose value-filter meta block is damaged gets no leaf and is still scanned;
  *   scan_table and scan_memtables report exactly the matching value entries (a raw-scan
  *   oracle per table, an oracle of the puts in the memtable, the current-value oracle over
@@ -295,12 +294,14 @@ static int view_has(const view_t *vw, uint64_t number) {
 typedef struct counts {
   int n[NKEYS];
   int total;
+  uint64_t seq_sum; /* of the sequences the entries were reported with */
 } counts_t;
 
-static int count_match(void *arg, const void *key, size_t key_len) {
+static int count_match(void *arg, const void *key, size_t key_len, uint64_t seq) {
   counts_t *c = arg;
   c->n[key_id(key, key_len)]++;
   c->total++;
+  c->seq_sum += seq;
   return 0;
 }
 
@@ -311,12 +312,13 @@ typedef struct raw {
   counts_t c;
   int deletions;
   uint32_t values_seen; /* bit v: some value entry holds value v */
+  uint64_t max_seq;     /* of every entry, deletions too */
 } raw_t;
 
 static int raw_visit(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
                      uint64_t seq, int type) {
-  (void)seq;
   raw_t *r = arg;
+  if (seq > r->max_seq) r->max_seq = seq;
   if (type == LSM_TYPE_DELETION) {
     r->deletions++;
     return 0;
@@ -328,7 +330,7 @@ static int raw_visit(void *arg, const void *key, size_t key_len, const void *val
     if (n == val_len && (n == 0 || memcmp(buf, val, n) == 0)) r->values_seen |= 1u << v;
   }
   if (r->want && val_len == r->want_len && (val_len == 0 || memcmp(val, r->want, val_len) == 0))
-    count_match(&r->c, key, key_len);
+    count_match(&r->c, key, key_len, seq);
   return 0;
 }
 
@@ -400,6 +402,8 @@ static int expect_scans(fixture_t *fx) {
       scan_table_ok(fx, &vw, vw.t[i].number, val, len, got);
       raw_table(fx, snap, vw.t[i].number, r);
       expect_counts(got, &r->c, "scan_table", v);
+      assert_int_equal(got->seq_sum, r->c.seq_sum);  /* each match with its entry's sequence */
+      assert_int_equal(vw.t[i].max_seq, r->max_seq); /* the table's bound: its largest, exactly */
       if (v == 0) deletions += r->deletions;
       for (int id = 0; id < NKEYS; id++) all->n[id] += got->n[id];
     }

@@ -53,7 +53,8 @@ static void model_end_seg(model_t *m) {
   b.seed = STOCK_SEG_HASH_SEED; /* the twins below are found under it */
   for (size_t i = m->first[m->nsegs]; i < m->npairs; i++) {
     const pair_t *p = &m->pairs[i];
-    assert_int_equal(stock_seg_builder_add(&b, p->key, strlen(p->key), p->val, p->val_len), BFH_OK);
+    assert_int_equal(stock_seg_builder_add(&b, i, p->key, strlen(p->key), p->val, p->val_len),
+                     BFH_OK);
   }
   m->segs[m->nsegs] = stock_seg_builder_finish(&b);
   assert_non_null(m->segs[m->nsegs]);
@@ -68,14 +69,17 @@ static void model_release(model_t *m) {
 /* The keys fn was called with, in order; fn stops the search at the stop_after-th (0: never). */
 typedef struct hits {
   char keys[MAX_ENTRIES][KEY_BYTES];
+  uint64_t
+      seqs[MAX_ENTRIES]; /* each entry's sequence: its pair's index, as model_end_seg adds it */
   size_t n, stop_after;
 } hits_t;
 
-static int record_hit(void *arg, const void *key, size_t key_len) {
+static int record_hit(void *arg, const void *key, size_t key_len, uint64_t seq) {
   hits_t *h = arg;
   assert_true(h->n < MAX_ENTRIES && key_len < KEY_BYTES);
   memcpy(h->keys[h->n], key, key_len);
   h->keys[h->n][key_len] = 0;
+  h->seqs[h->n] = seq;
   h->n++;
   return h->stop_after && h->n == h->stop_after;
 }
@@ -87,13 +91,18 @@ typedef void (*segs_search_fn)(log_seg_t *const *segs, size_t n, const void *val
 static void model_search(const model_t *m, const void *val, size_t val_len, hits_t *want) {
   want->n = 0;
   for (size_t i = 0; i < m->npairs; i++)
-    if (m->pairs[i].val_len == val_len && memcmp(m->pairs[i].val, val, val_len) == 0)
+    if (m->pairs[i].val_len == val_len && memcmp(m->pairs[i].val, val, val_len) == 0) {
+      want->seqs[want->n] = i;
       snprintf(want->keys[want->n++], KEY_BYTES, "%s", m->pairs[i].key);
+    }
 }
 
 static void assert_hits_equal(const hits_t *got, const hits_t *want, size_t n) {
   assert_int_equal(got->n, n);
-  for (size_t i = 0; i < n; i++) assert_string_equal(got->keys[i], want->keys[i]);
+  for (size_t i = 0; i < n; i++) {
+    assert_string_equal(got->keys[i], want->keys[i]);
+    assert_int_equal(got->seqs[i], want->seqs[i]);
+  }
 }
 
 /* stock_segs_scan of the whole-value test of val, in the shape of stock_segs_lookup. */

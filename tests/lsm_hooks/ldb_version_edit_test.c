@@ -13,6 +13,7 @@
 
 #include "bfh.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "tests/leveldb_test_util.h"
 #include "tests/test_util.h"
@@ -119,6 +120,57 @@ static void test_version_apply_snapshot_then_delta(void **state) {
   ldb_version_release(&copy);
 }
 
+static void put_deleted(edit_t *e, int level, uint64_t number) {
+  put_varint(e, 6);
+  put_varint(e, (uint64_t)level);
+  put_varint(e, number);
+}
+
+static void put_last_sequence(edit_t *e, uint64_t seq) {
+  put_varint(e, 4);
+  put_varint(e, seq);
+}
+
+static uint64_t bound_of(const ldb_version_t *v, uint64_t number) {
+  const ldb_file_t *f = find_file(v, number);
+  assert_non_null(f);
+  return f->max_seq;
+}
+
+/* Each file's sequence bound comes from the edit that added it: a snapshot's or a flush's
+   last sequence; a compaction's (or a move's) inputs' largest bound, never its own last
+   sequence; unknown when an edit gives neither, or deletes a file the version lacks. */
+static void test_version_apply_bounds_each_file(void **state) {
+  (void)state;
+  ldb_version_t v = {0};
+  err_t err;
+  edit_t e[6] = {{{0}, 0}};
+  put_last_sequence(&e[0], 100); /* the snapshot: 7 and 8 */
+  put_new_file(&e[0], 0, 7, 1000, "a", "m");
+  put_new_file(&e[0], 1, 8, 2000, "b", "z");
+  put_last_sequence(&e[1], 150); /* a flush: 9 */
+  put_new_file(&e[1], 0, 9, 1000, "c", "d");
+  put_deleted(&e[2], 0, 9); /* a compaction of 9 and 8 into 10 and 11, at 170 */
+  put_deleted(&e[2], 1, 8);
+  put_last_sequence(&e[2], 170);
+  put_new_file(&e[2], 1, 10, 1000, "b", "k");
+  put_new_file(&e[2], 1, 11, 1000, "l", "z");
+  put_deleted(&e[3], 0, 7); /* a trivial move of 7, no last sequence */
+  put_new_file(&e[3], 1, 7, 1000, "a", "m");
+  put_new_file(&e[4], 2, 12, 1000, "x", "y"); /* no last sequence, nothing deleted */
+  put_deleted(&e[5], 3, 99);                  /* an input the version lacks */
+  put_last_sequence(&e[5], 180);
+  put_new_file(&e[5], 3, 13, 1000, "x", "y");
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(ldb_version_apply(&v, e[i].b, e[i].n, "edit", &err), BFH_OK);
+  assert_int_equal(bound_of(&v, 7), 100);
+  assert_int_equal(bound_of(&v, 10), 150);
+  assert_int_equal(bound_of(&v, 11), 150);
+  assert_true(bound_of(&v, 12) == LDB_SEQ_UNKNOWN);
+  assert_true(bound_of(&v, 13) == LDB_SEQ_UNKNOWN);
+  ldb_version_release(&v);
+}
+
 static void test_version_apply_rejects_malformed(void **state) {
   (void)state;
   err_t err;
@@ -194,6 +246,30 @@ static void write_keys(leveldb_t *db, rng_t *r, int n) {
 
 /* A MANIFEST replayed whole, then read on from where the first read stopped after LevelDB
    flushed and compacted more, lists LevelDB's files each time. */
+static int max_entry_seq(void *arg, const ldb_entry_t *e) {
+  uint64_t *max = arg;
+  if (e->seq > *max) *max = e->seq;
+  return 0;
+}
+
+/* Every file's bound (ldb_file_t.max_seq) is at least the largest sequence among its entries,
+   read from the table itself; returns how many files have a bound. */
+static size_t assert_bounds_hold(const char *dir, const ldb_version_t *v) {
+  size_t bounded = 0;
+  for (size_t i = 0; i < v->nfiles; i++) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%06llu.ldb", dir, (unsigned long long)v->files[i].number);
+    uint64_t max = 0;
+    err_t err;
+    assert_int_equal(ldb_table_scan(env_default(), path, max_entry_seq, &max, NULL, &err), BFH_OK);
+    if (max > v->files[i].max_seq)
+      fail_msg("table %s: an entry at sequence %llu, bound %llu", path, (unsigned long long)max,
+               (unsigned long long)v->files[i].max_seq);
+    bounded += v->files[i].max_seq != LDB_SEQ_UNKNOWN;
+  }
+  return bounded;
+}
+
 static void test_version_read_matches_leveldb(void **state) {
   (void)state;
   char root[4096], dir[4200], manifest[4400];
@@ -229,6 +305,9 @@ static void test_version_read_matches_leveldb(void **state) {
   assert_int_equal(ldb_version_read(env_default(), manifest, next, &v, &next2, &err), BFH_OK);
   assert_true(next2 > next);
   assert_same_files(db, &v);
+  /* Flushes and compactions since the open: every table's bound holds, and every table has
+     one (LevelDB writes a last sequence in every edit). */
+  assert_int_equal(assert_bounds_hold(dir, &v), v.nfiles);
   ldb_version_release(&v);
 
   leveldb_close(db);
@@ -239,6 +318,7 @@ static void test_version_read_matches_leveldb(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version_apply_snapshot_then_delta),
+      cmocka_unit_test(test_version_apply_bounds_each_file),
       cmocka_unit_test(test_version_apply_rejects_malformed),
       cmocka_unit_test(test_version_read_matches_leveldb),
   };

@@ -193,7 +193,8 @@ static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   v->owner = te;
   for (uint64_t number = 1; number < MAXT; number++)
     if (te->t[number].in_view)
-      v->tables[v->n++] = (engine_table_t){number, te->t[number].n * ENTRY_BYTES, 0};
+      v->tables[v->n++] =
+          (engine_table_t){number, te->t[number].n * ENTRY_BYTES, 0, ENGINE_SEQ_UNKNOWN};
   te->acquires++;
   *view = v;
   return BFH_OK;
@@ -217,7 +218,7 @@ static void scan_entries(const entry_t *es, size_t n, const engine_value_test_t 
   for (size_t i = 0; i < n; i++) {
     st->entries++;
     if (engine_value_test_passes(test, es[i].is_value, es[i].val, strlen(es[i].val)) &&
-        fn(arg, es[i].key, strlen(es[i].key)))
+        fn(arg, es[i].key, strlen(es[i].key), 0))
       return;
   }
 }
@@ -299,7 +300,7 @@ static int e_find_memtables(engine_t *e, engine_view_t *view, const engine_value
     const entry_t *en = &te->mem[i];
     if (!engine_value_test_passes(test, en->is_value, en->val, strlen(en->val))) continue;
     st->entries++;
-    if (fn(arg, en->key, strlen(en->key))) break;
+    if (fn(arg, en->key, strlen(en->key), 0)) break;
   }
   return BFH_OK;
 }

@@ -53,6 +53,7 @@
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/stock/stock_rw.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
+#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 
 #define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
 #define LDB_BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
@@ -106,10 +107,24 @@ typedef struct engine_leveldb {
   pthread_mutex_t write_err_mu;
   err_t write_err;
 
+  /* The MANIFEST LevelDB writes, read on from where the last view's read stopped, for each
+     table's sequence bound (bounds.c; under rw.sync_mu). */
+  char *bounds_manifest; /* its path (malloc'd; NULL: none read yet) */
+  uint64_t bounds_next;  /* where the next read resumes */
+  ldb_version_t bounds_version;
+
   pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
   char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
   char diag_msg[ERR_MSG_BYTES];
 } engine_leveldb_t;
+
+/* bounds.c: gives t[0, n) (sorted by number) the sequence bound of each table the MANIFEST
+   names (ldb_file_t.max_seq; leveldb.sstables gives none), reading the MANIFEST on from where
+   the last call stopped. A table it does not name, or any failure to read it, leaves the
+   bound unknown: the newest K then reads that table. REQUIRES rw.sync_mu. */
+void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n);
+/* Frees what ldb_bounds_fill keeps. */
+void ldb_bounds_release(engine_leveldb_t *el);
 
 /* reads.c: a table read for a search, and for its filters, as both LevelDB engines make them. */
 /* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the

@@ -56,6 +56,7 @@ static int e_close(engine_t *e, err_t *err) {
   if (el->pin_ropt) leveldb_readoptions_destroy(el->pin_ropt);
   if (el->wopt) leveldb_writeoptions_destroy(el->wopt);
   ldb_logs_release(el);
+  ldb_bounds_release(el);
   dir_watch_release(&el->watch);
   pthread_mutex_destroy(&el->diag_mu);
   pthread_mutex_destroy(&el->write_err_mu);

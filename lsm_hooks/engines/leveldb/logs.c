@@ -27,7 +27,7 @@
 
 static int append_entry(void *arg, const ldb_entry_t *e) {
   if (e->type != LDB_TYPE_VALUE) return 0;
-  return stock_seg_builder_add(arg, e->key, e->key_len, e->val, e->val_len) != BFH_OK;
+  return stock_seg_builder_add(arg, e->seq, e->key, e->key_len, e->val, e->val_len) != BFH_OK;
 }
 
 void ldb_logs_watch(engine_leveldb_t *el) {

@@ -11,7 +11,7 @@
 static int visit_match(void *arg, const ldb_entry_t *e) {
   const stock_match_t *m = arg;
   if (!engine_value_test_passes(m->test, e->type == LDB_TYPE_VALUE, e->val, e->val_len)) return 0;
-  return m->fn(m->arg, e->key, e->key_len);
+  return m->fn(m->arg, e->key, e->key_len, e->seq);
 }
 
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
@@ -80,9 +80,9 @@ int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
   if (rc != BFH_OK) return rc;
   ldb_read_stats_t st = {0};
   ldb_filter_map_t map;
-  rc = ldb_filter_build_items(io, path, p->m, p->k, p->seed, out->terms, p->block_bits,
-                              &out->filter, &out->blocks, out->want_map ? &map : NULL, &out->tag,
-                              &st, err);
+  rc =
+      ldb_filter_build_items(io, path, p->m, p->k, p->seed, out->terms, p->block_bits, &out->filter,
+                             &out->blocks, out->want_map ? &map : NULL, &out->tag, &st, err);
   free(path);
   if (rc == BFH_OK && out->want_map) {
     out->map_head = map.head;

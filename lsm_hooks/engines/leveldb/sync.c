@@ -112,6 +112,7 @@ static engine_view_t *make_view(engine_leveldb_t *el, engine_table_t *t, size_t 
   v->tables = t;
   v->ntables = n;
   stock_tables_sort(v->tables, n);
+  ldb_bounds_fill(el, v->tables, n);
   for (size_t i = 0; i < el->nlogs; i++) stock_view_add_segs(v, &el->logs[i].segs);
   return v;
 }
@@ -145,7 +146,10 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
   if (rc == BFH_OK && !(tables = malloc((n ? n : 1) * sizeof *tables)))
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory", el->rw.path);
   for (size_t i = 0; rc == BFH_OK && i < n; i++)
-    tables[i] = (engine_table_t){.number = t[i].number, .size = t[i].size, .level = t[i].level};
+    tables[i] = (engine_table_t){.number = t[i].number,
+                                 .size = t[i].size,
+                                 .level = t[i].level,
+                                 .max_seq = ENGINE_SEQ_UNKNOWN};
   engine_view_t *v = NULL;
   if (rc == BFH_OK && view) {
     if (!(v = make_view(el, tables, n)))

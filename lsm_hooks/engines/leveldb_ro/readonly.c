@@ -177,8 +177,12 @@ static int state_make(stock_ro_t *r, stock_ro_state_t *base, err_t *err) {
       ldb_version_copy(&s->version, v) != BFH_OK)
     return BFH_E_NOMEM;
   for (size_t i = 0; i < v->nfiles; i++)
-    base->tables[i] = (engine_table_t){
-        .number = v->files[i].number, .size = v->files[i].size, .level = v->files[i].level};
+    base->tables[i] =
+        (engine_table_t){.number = v->files[i].number,
+                         .size = v->files[i].size,
+                         .level = v->files[i].level,
+                         .max_seq = v->files[i].max_seq == LDB_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN
+                                                                           : v->files[i].max_seq};
   base->ntables = v->nfiles;
   return BFH_OK;
 }

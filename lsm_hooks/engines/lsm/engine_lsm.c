@@ -15,6 +15,7 @@
 #include "filters/value_terms.h"
 #include "lsm/db.h"
 #include "lsm/filename.h"
+#include "lsm/internal_key.h"
 #include "lsm/repair.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
@@ -73,8 +74,7 @@ static void write_persisted(engine_lsm_t *el) {
     t[nt++] = (index_persisted_table_t){ti[i].number, ti[i].size, stamp, head, size};
   }
   err_t e;
-  if (t)
-    (void)index_sync_persisted_write(el->sync, el->io, el->path, 0, t, nt, &e);
+  if (t) (void)index_sync_persisted_write(el->sync, el->io, el->path, 0, t, nt, &e);
   for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
   free(t);
   lsm_snapshot_release(snap);
@@ -166,6 +166,7 @@ static int e_view_acquire(engine_t *e, engine_view_t **out, err_t *err) {
     v->tables[i].number = ti[i].number;
     v->tables[i].size = ti[i].size;
     v->tables[i].level = ti[i].level;
+    v->tables[i].max_seq = ti[i].max_seq == LSM_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN : ti[i].max_seq;
   }
   *out = v;
   return BFH_OK;
@@ -192,10 +193,9 @@ typedef struct match_ctx {
 
 static int visit_match(void *arg, const void *key, size_t key_len, const void *val, size_t val_len,
                        uint64_t seq, int type) {
-  (void)seq;
   match_ctx_t *m = arg;
   if (!engine_value_test_passes(m->test, type == LSM_TYPE_VALUE, val, val_len)) return 0;
-  return m->fn(m->arg, key, key_len);
+  return m->fn(m->arg, key, key_len, seq);
 }
 
 static void add_stats(engine_scan_stats_t *st, const lsm_scan_stats_t *ls) {

@@ -39,6 +39,7 @@
 typedef struct lro_file {
   uint64_t number, size;
   int level;
+  uint64_t max_seq;            /* lsm_file_meta_t's */
   uint8_t *smallest, *largest; /* internal keys (owned) */
   size_t smallest_len, largest_len;
 } lro_file_t;

@@ -32,7 +32,7 @@ int lro_table_reader(const lro_table_t *t, table_t **out, err_t *err) {
   int rc = BFH_OK;
   table_t *tt = atomic_load(&p->t);
   if (!tt && (rc = table_open_file(p->f, p->path, p->number, &tt, err)) == BFH_OK) {
-    p->f = NULL; /* the reader's now */
+    p->f = NULL;                                /* the reader's now */
     if (p->mapped) (void)table_read_mapped(tt); /* else, or if it cannot map: pread */
     atomic_store(&p->t, tt);
   }
@@ -127,8 +127,9 @@ static int pin_table_at(lro_t *r, lro_state_t *s, size_t i, const char *path, er
     free(p);
     if (rc == BFH_NOT_FOUND || !env_exists(r->io, path)) return table_gone(r, t->number, err);
     if (e == EMFILE) /* every live table is held open: the process may open too few files */
-      err_prefix(err, "%s: %zu live tables, each held open (raise RLIMIT_NOFILE: ulimit -n): ",
-                 r->path, s->ntables);
+      err_prefix(err,
+                 "%s: %zu live tables, each held open (raise RLIMIT_NOFILE: ulimit -n): ", r->path,
+                 s->ntables);
     return rc;
   }
   atomic_init(&p->refs, 1);
@@ -175,7 +176,11 @@ static int fill_tables(lro_t *r, lro_state_t *s, err_t *err) {
     memcpy(k, f->largest, t->largest_len);
     t->largest = k;
     k += t->largest_len;
-    s->list[i] = (engine_table_t){.number = f->number, .size = f->size, .level = f->level};
+    s->list[i] = (engine_table_t){
+        .number = f->number,
+        .size = f->size,
+        .level = f->level,
+        .max_seq = f->max_seq == LSM_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN : f->max_seq};
   }
   s->ntables = v->n;
   return BFH_OK;

@@ -35,7 +35,7 @@ static int add(lro_version_t *v, int level, const lsm_file_meta_t *m, const char
     v->files = p;
     v->cap = cap;
   }
-  lro_file_t f = {.number = m->number, .size = m->size, .level = level};
+  lro_file_t f = {.number = m->number, .size = m->size, .level = level, .max_seq = m->max_seq};
   f.smallest = malloc(m->smallest_len ? m->smallest_len : 1);
   f.largest = malloc(m->largest_len ? m->largest_len : 1);
   if (!f.smallest || !f.largest) {

@@ -83,7 +83,7 @@ static int visit_match(void *arg, const void *key, size_t key_len, const void *v
   match_t *m = arg;
   if (seq > m->max_seq) return 0;
   if (!engine_value_test_passes(m->test, type == LSM_TYPE_VALUE, val, val_len)) return 0;
-  return m->fn(m->arg, key, key_len);
+  return m->fn(m->arg, key, key_len, seq);
 }
 
 /* Table `number` of v's state, or an error naming it (a search asks only for its view's). */
@@ -127,8 +127,8 @@ int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_
   match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
   rc = test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, err)
-                   : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len,
-                                                  visit_match, &m, &ls, &v->memo, err);
+                   : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len, visit_match,
+                                                  &m, &ls, &v->memo, err);
   add_stats(st, &ls);
   return rc;
 }

@@ -54,7 +54,7 @@ static int visit_match(void *arg, const rdb_entry_t *e) {
   if ((x->rc = refuse(e, x->path, x->err)) != BFH_OK) return 1;
   if (!engine_value_test_passes(x->m->test, e->type == RDB_TYPE_VALUE, e->val, e->val_len))
     return 0;
-  return x->m->fn(x->m->arg, e->key, e->key_len);
+  return x->m->fn(x->m->arg, e->key, e->key_len, e->seq);
 }
 
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,

@@ -10,9 +10,31 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
+#include "lsm_hooks/rocksdb_format/rdb_sstables.h"
 #include "index/index_sync.h"
 
 /* ---- The live tables -------------------------------------------------------------------- */
+
+typedef struct tables {
+  engine_table_t *t; /* sorted by number */
+  size_t n;
+} tables_t;
+
+static void bound_table(void *arg, uint64_t number, uint64_t largest_seq) {
+  tables_t *l = arg;
+  size_t i = U64_LOWER_BOUND(l->t, l->n, number, number);
+  if (i < l->n && l->t[i].number == number) l->t[i].max_seq = largest_seq;
+}
+
+/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file,
+   from the rocksdb.sstables property (rdb_sstables.h): the C API's live-file list has none. A
+   file the property does not list (made or gone between the two calls) keeps no bound. */
+static void bound_tables(engine_rocksdb_t *er, engine_table_t *t, size_t n) {
+  char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
+  tables_t l = {t, n};
+  (void)rdb_sstables_bounds(s, bound_table, &l);
+  rocksdb_free(s);
+}
 
 /* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
 static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
@@ -39,7 +61,8 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     }
     t[k++] = (engine_table_t){.number = num,
                               .size = rocksdb_livefiles_size(lf, i),
-                              .level = rocksdb_livefiles_level(lf, i)};
+                              .level = rocksdb_livefiles_level(lf, i),
+                              .max_seq = ENGINE_SEQ_UNKNOWN};
   }
   rocksdb_livefiles_destroy(lf);
   if (rc != BFH_OK) {
@@ -47,6 +70,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     return rc;
   }
   stock_tables_sort(t, k);
+  bound_tables(er, t, k);
   *out = t;
   *n = k;
   return BFH_OK;

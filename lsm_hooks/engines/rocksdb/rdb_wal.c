@@ -39,7 +39,7 @@ static int visit_record(void *arg, const rdb_log_entry_t *e) {
     return 1;
   }
   if (e->type == RDB_WB_VALUE &&
-      stock_seg_builder_add(d->b, e->key, e->key_len, e->val, e->val_len) != BFH_OK) {
+      stock_seg_builder_add(d->b, e->seq, e->key, e->key_len, e->val, e->val_len) != BFH_OK) {
     d->rc = err_set(d->err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", d->dir);
     return 1;
   }

@@ -224,7 +224,8 @@ static int state_make(stock_ro_t *r, stock_ro_state_t *base, err_t *err) {
   qsort(s->by_number, s->norder, sizeof *s->by_number, cmp_file_number);
   for (size_t i = 0; i < s->norder; i++) {
     const rdb_file_t *f = s->by_number[i];
-    base->tables[i] = (engine_table_t){.number = f->number, .size = f->size, .level = f->level};
+    base->tables[i] = (engine_table_t){
+        .number = f->number, .size = f->size, .level = f->level, .max_seq = f->largest_seqno};
   }
   base->ntables = s->norder;
   return BFH_OK;

@@ -18,10 +18,12 @@ static uint64_t slot_tag(uint64_t h) {
   return t ? t : 1;
 }
 
-/* The entry at p (written by stock_seg_builder_add: well formed): its key and value; returns
-   the next entry. */
-static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, const uint8_t **k,
-                                   uint32_t *kl, const uint8_t **v, uint32_t *vl) {
+/* The entry at p (written by stock_seg_builder_add: well formed): its sequence, key and value;
+   returns the next entry. */
+static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, uint64_t *seq,
+                                   const uint8_t **k, uint32_t *kl, const uint8_t **v,
+                                   uint32_t *vl) {
+  p = decode_varint64(p, end, seq);
   p = decode_varint32(p, end, kl);
   *k = p;
   p = decode_varint32(p + *kl, end, vl);
@@ -29,9 +31,9 @@ static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, const u
   return p + *vl;
 }
 
-int stock_seg_builder_add(stock_seg_builder_t *b, const void *key, size_t key_len, const void *val,
-                          size_t val_len) {
-  size_t need = b->len + 2 * VARINT32_MAX_BYTES + key_len + val_len;
+int stock_seg_builder_add(stock_seg_builder_t *b, uint64_t seq, const void *key, size_t key_len,
+                          const void *val, size_t val_len) {
+  size_t need = b->len + VARINT64_MAX_BYTES + 2 * VARINT32_MAX_BYTES + key_len + val_len;
   if (need > b->cap) {
     size_t c = b->cap ? b->cap : 65536;
     while (c < need) c *= 2;
@@ -43,7 +45,8 @@ int stock_seg_builder_add(stock_seg_builder_t *b, const void *key, size_t key_le
     b->p = p;
     b->cap = c;
   }
-  uint8_t *q = encode_varint32(b->p + b->len, (uint32_t)key_len);
+  uint8_t *q = encode_varint64(b->p + b->len, seq);
+  q = encode_varint32(q, (uint32_t)key_len);
   if (key_len) memcpy(q, key, key_len);
   q = encode_varint32(q + key_len, (uint32_t)val_len);
   if (val_len) memcpy(q, val, val_len);
@@ -91,8 +94,9 @@ static int gather_items(const stock_seg_builder_t *b, items_t *it) {
   while (p < end) {
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
+    uint64_t seq = 0;
     it->off = (uint64_t)(p - b->p);
-    p = decode_entry(p, end, &k, &kl, &v, &vl);
+    p = decode_entry(p, end, &seq, &k, &kl, &v, &vl);
     if (value_terms_hash(b->terms, v, vl, b->seed, 0, add_item, it) < 0) it->nomem = 1;
     if (it->nomem) return BFH_E_NOMEM;
   }
@@ -105,8 +109,9 @@ static void index_entries(log_seg_t *s) {
   while (p < end) {
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
+    uint64_t seq = 0;
     uint64_t off = (uint64_t)(p - s->data);
-    p = decode_entry(p, end, &k, &kl, &v, &vl);
+    p = decode_entry(p, end, &seq, &k, &kl, &v, &vl);
     slot_put(s, bfh_value_hash(v, vl, s->seed), off);
   }
 }
@@ -162,8 +167,9 @@ static int seg_scan(const log_seg_t *s, const engine_value_test_t *test, engine_
   while (p < end) {
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
-    p = decode_entry(p, end, &k, &kl, &v, &vl);
-    if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl)) return 1;
+    uint64_t seq = 0;
+    p = decode_entry(p, end, &seq, &k, &kl, &v, &vl);
+    if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl, seq)) return 1;
   }
   return 0;
 }
@@ -185,9 +191,10 @@ static int seg_lookup(const log_seg_t *s, uint64_t h, const engine_value_test_t 
     if (s->slots[i] >> STOCK_SEG_OFF_BITS != tag) continue;
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
-    decode_entry(s->data + (s->slots[i] & off_mask), end, &k, &kl, &v, &vl);
+    uint64_t seq = 0;
+    decode_entry(s->data + (s->slots[i] & off_mask), end, &seq, &k, &kl, &v, &vl);
     if (st) st->entries++;
-    if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl)) return 1;
+    if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl, seq)) return 1;
   }
   return 0;
 }

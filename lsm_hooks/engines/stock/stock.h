@@ -45,8 +45,8 @@ int stock_table_file_number(const char *name, uint64_t *num);
    into out (n bytes). REQUIRES: n >= strlen(dir) + STOCK_TABLE_NAME_BYTES, so that no path is
    cut short. */
 #define STOCK_TABLE_NAME_BYTES 26 /* "/", 20 digits, ".ldb" or ".sst", '\0' */
-void stock_table_path_write(const char *dir, uint64_t number, const char *first,
-                            const char *second, char *out, size_t n);
+void stock_table_path_write(const char *dir, uint64_t number, const char *first, const char *second,
+                            char *out, size_t n);
 /* The same path in *path (a string of its own: client frees it with free(); NULL on failure).
    BFH_OK, or BFH_E_NOMEM naming the table. */
 int stock_table_path(const char *dir, uint64_t number, const char *first, const char *second,
@@ -108,7 +108,8 @@ typedef struct stock_match {
    search looks up the entries of its value instead of comparing every entry. Immutable once
    made (stock_seg_builder_finish); freed with its last reference (stock_seg_unref). One
    allocation: the header, then
-     data: n x (varint32 key_len | key | varint32 val_len | val), len bytes;
+     data: n x (varint64 seq | varint32 key_len | key | varint32 val_len | val), len bytes
+       (seq: the write's sequence number, which a match reports);
      (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
      one slot per entry: tag << STOCK_SEG_OFF_BITS | the entry's offset in data, where h =
      bfh_value_hash(val, seed) (the builder's seed: the database's value seed, so that a
@@ -139,9 +140,10 @@ typedef struct stock_seg_builder {
   const value_terms_t *terms;
 } stock_seg_builder_t;
 
-/* Appends the entry (key, val) (copied). BFH_OK, or BFH_E_NOMEM (b->nomem is then set). */
-int stock_seg_builder_add(stock_seg_builder_t *b, const void *key, size_t key_len, const void *val,
-                          size_t val_len);
+/* Appends the entry (key, val) written at sequence seq (copied). BFH_OK, or BFH_E_NOMEM
+   (b->nomem is then set). */
+int stock_seg_builder_add(stock_seg_builder_t *b, uint64_t seq, const void *key, size_t key_len,
+                          const void *val, size_t val_len);
 /* A new segment (one reference, the caller's) of the entries added, with its value index; b is
    unchanged. NULL if no memory (or 1 TiB of entries). */
 log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b);

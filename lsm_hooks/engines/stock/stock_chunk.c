@@ -43,7 +43,7 @@ int stock_chunk_builder_add(stock_chunk_builder_t *b, int is_value, uint64_t seq
   if (val_len) memcpy(q, val, val_len);
   b->len = (size_t)(q + val_len - b->p);
   b->n++;
-  if (is_value && stock_seg_builder_add(&b->vals, key, key_len, val, val_len) != BFH_OK)
+  if (is_value && stock_seg_builder_add(&b->vals, seq, key, key_len, val, val_len) != BFH_OK)
     return b->nomem = 1;
   return 0;
 }
