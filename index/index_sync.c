@@ -11,12 +11,7 @@
 #include "index/index_sync_private.h"
 #include "util/path.h"
 #include "util/sort.h"
-
-uint64_t index_sync_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "util/clock.h"
 
 char *index_sync_cache_path(const index_sync_t *s, uint64_t number) {
   return path_fmt("%s/%06llu.vf", s->src.cache_dir, (unsigned long long)number);
@@ -251,7 +246,7 @@ void index_sync_table_added(index_sync_t *s, uint64_t number, uint64_t size) {
   record_t *r = index_sync_find_or_insert(s, number);
   if (r)
     index_sync_make_live(s, r, size,
-                         index_sync_now_ns()); /* no memory: no record, no leaf: always scanned */
+                         clock_now_ns()); /* no memory: no record, no leaf: always scanned */
   pthread_mutex_unlock(&s->mu);
 }
 

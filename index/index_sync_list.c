@@ -7,6 +7,7 @@
 
 #include "bfh.h"
 #include "index/index_sync_private.h"
+#include "util/clock.h"
 
 static int cmp_table(const void *a, const void *b) {
   uint64_t x = ((const index_table_t *)a)->number, y = ((const index_table_t *)b)->number;
@@ -75,7 +76,7 @@ int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t 
   }
   /* New: listed tables without a record; replaced: listed tables whose number names another
      file now. */
-  uint64_t now = index_sync_now_ns();
+  uint64_t now = clock_now_ns();
   for (size_t j = 0; j < n; j++) {
     record_t *r = index_sync_find_or_insert(s, sorted[j].number); /* cannot fail: room was made */
     if (sorted[j].id && r->id && r->id != sorted[j].id && !r->gone_epoch && r->state != REC_BUILT)

@@ -20,6 +20,7 @@
 
 #include "bfh.h"
 #include "index/index_sync_private.h"
+#include "util/clock.h"
 
 /* Tables read per loader step: a step is what a stop or a search may wait for. */
 #define LOADER_STEP_TABLES 2
@@ -69,10 +70,10 @@ int index_sync_load_blocks(index_sync_t *s, err_t *err) {
     block_filter_t *bf = NULL;
     err_t e;
     err_clear(&e);
-    uint64_t t0 = index_sync_now_ns();
+    uint64_t t0 = clock_now_ns();
     int r = s->src.read_blocks(s->src.ctx, todo.v[i], p, &bf, &e);
     pthread_mutex_lock(&s->mu);
-    s->stats.read_ns += index_sync_now_ns() - t0;
+    s->stats.read_ns += clock_now_ns() - t0;
     record_t *rec = index_sync_find(s, todo.v[i]);
     /* Only a table still waiting for its leaf takes it (runs are serialized by run_mu, so
        no leaf arrived meanwhile; a table gone meanwhile does not take it). */
@@ -126,8 +127,7 @@ static int wait_hold(index_sync_t *s) {
 static size_t count_to_read(index_sync_t *s) {
   size_t n = 0;
   pthread_mutex_lock(&s->mu);
-  for (size_t i = 0; i < s->n; i++)
-    n += s->recs[i].state == REC_TO_READ && !s->recs[i].gone_epoch;
+  for (size_t i = 0; i < s->n; i++) n += s->recs[i].state == REC_TO_READ && !s->recs[i].gone_epoch;
   pthread_mutex_unlock(&s->mu);
   return n;
 }
@@ -156,7 +156,7 @@ static void *loader_main(void *arg) {
      waits for the loader loads at its own priority meanwhile (index_sync_loader_wait). */
   (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 #endif
-  uint64_t t0 = index_sync_now_ns();
+  uint64_t t0 = clock_now_ns();
   int first_rc = BFH_OK, locked = 0;
   err_t first;
   err_clear(&first);
@@ -190,7 +190,7 @@ static void *loader_main(void *arg) {
   s->loader_running = 0;
   s->loader_rc = first_rc;
   snprintf(s->loader_msg, sizeof s->loader_msg, "%s", first.msg);
-  s->loader_ns = index_sync_now_ns() - t0;
+  s->loader_ns = clock_now_ns() - t0;
   pthread_cond_broadcast(&s->load_cv);
   pthread_mutex_unlock(&s->load_mu);
   return NULL;

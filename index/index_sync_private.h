@@ -57,9 +57,9 @@ typedef struct sync_record {
 } record_t;
 
 struct index_sync {
-  value_index_t *index; /* borrowed */
+  value_index_t *index;            /* borrowed */
   const struct value_terms *terms; /* borrowed; NULL: the whole value (index_sync_set_terms) */
-  index_source_t src;   /* cache_dir copied */
+  index_source_t src;              /* cache_dir copied */
   pthread_mutex_t run_mu;
   pthread_mutex_t mu; /* guards everything below */
   record_t *recs;     /* sorted by number */
@@ -74,8 +74,8 @@ struct index_sync {
   pthread_cond_t load_cv;
   pthread_t loader;
   int loader_running, loader_started, loader_stop;
-  int loader_kick;  /* a start while it ran: it looks for tables to read once more */
-  int loader_armed; /* started, its thread not yet (index_sync_loader_go) */
+  int loader_kick;   /* a start while it ran: it looks for tables to read once more */
+  int loader_armed;  /* started, its thread not yet (index_sync_loader_go) */
   uint64_t searches; /* index_sync_loader_searched calls: the thread waits for the second */
   int loader_rc;
   char loader_msg[ERR_MSG_BYTES];
@@ -90,7 +90,6 @@ int index_sync_run_parking(index_sync_t *s, err_t *err);
 int index_sync_run_some(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, size_t *ran,
                         err_t *err);
 
-uint64_t index_sync_now_ns(void);
 /* The path of table number's cache file in the source's cache_dir, in a string of its own.
    NULL only on no memory. Client frees it with free(). */
 char *index_sync_cache_path(const index_sync_t *s, uint64_t number);

@@ -10,6 +10,7 @@
 #include "bfh.h"
 #include "index/index_sync_private.h"
 #include "index/leaf_cache.h"
+#include "util/clock.h"
 
 typedef struct job {
   uint64_t number, size;
@@ -115,7 +116,7 @@ static int loaded(index_sync_t *s, job_t *j, const char *cpath, const leaf_cache
 static void read_job_at(index_sync_t *s, job_t *j, const char *cpath) {
   const value_index_params_t *p = value_index_params(s->index);
   err_t e;
-  uint64_t t0 = index_sync_now_ns();
+  uint64_t t0 = clock_now_ns();
   if (s->src.cache_dir && !j->upgrade && load_cached(s, j, cpath) == BFH_OK) return;
   /* The stamp before the read: a table changed after it is never stamped with these bytes. */
   uint64_t stamp = 0;
@@ -128,7 +129,7 @@ static void read_job_at(index_sync_t *s, job_t *j, const char *cpath) {
   j->got.terms = s->terms;
   j->rc = s->src.read_leaf(s->src.ctx, j->number, p, &j->got, &e);
   pthread_mutex_lock(&s->mu);
-  s->stats.read_ns += index_sync_now_ns() - t0;
+  s->stats.read_ns += clock_now_ns() - t0;
   s->stats.read_bytes += j->got.bytes_read;
   pthread_mutex_unlock(&s->mu);
   if (j->rc != BFH_OK) {
@@ -217,7 +218,7 @@ static void make_leaf(index_sync_t *s, job_t *j, int parking) {
    force). REQUIRES run_mu, not mu. */
 static void write_due_caches(index_sync_t *s, int force) {
   if (!s->src.cache_dir) return;
-  uint64_t now = index_sync_now_ns();
+  uint64_t now = clock_now_ns();
   pthread_mutex_lock(&s->mu);
   size_t n = 0;
   for (size_t i = 0; i < s->n; i++) {
@@ -425,7 +426,7 @@ static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, siz
   write_due_caches(s, 0);
   /* The tables to read. */
   pthread_mutex_lock(&s->mu);
-  uint64_t now = index_sync_now_ns();
+  uint64_t now = clock_now_ns();
   size_t njobs = 0;
   for (size_t i = 0; s->src.read_leaf && i < s->n && njobs < limit; i++)
     njobs += due(&s->recs[i], now, min_age_ns) && (!parking || wants_parking(s, &s->recs[i]));
@@ -501,7 +502,7 @@ out:
 
 int index_sync_pending(index_sync_t *s, uint64_t min_age_ns) {
   pthread_mutex_lock(&s->mu);
-  uint64_t now = index_sync_now_ns();
+  uint64_t now = clock_now_ns();
   int any = 0;
   for (size_t i = 0; i < s->n && !any; i++) any = due(&s->recs[i], now, min_age_ns);
   pthread_mutex_unlock(&s->mu);

@@ -15,6 +15,7 @@
 #include "query/terms.h"
 #include "util/coding.h"
 #include "util/env.h"
+#include "util/clock.h"
 
 #define CLEAN_MARKER "CLOSED-CLEANLY" /* in the index directory while nothing is open */
 #define KEY_STRIPE_SEED 0x73747269706573ull
@@ -47,12 +48,6 @@ struct standalone {
   _Atomic uint64_t entries_put, old_reads, old_read_ns;
   uint64_t replayed_indexed, built_entries;
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- The composite key ------------------------------------------------------------------- */
 
@@ -265,10 +260,10 @@ static void step(standalone_t *s, int where) {
 /* Step 1: *old is the key's value (malloc'd) or NULL when it has none. */
 static int read_old(standalone_t *s, const void *key, size_t key_len, void **old, size_t *old_len,
                     err_t *err) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = clock_now_ns();
   int rc = s->engine->ops->get(s->engine, NULL, key, key_len, old, old_len, err);
   atomic_fetch_add_explicit(&s->old_reads, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&s->old_read_ns, now_ns() - t0, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->old_read_ns, clock_now_ns() - t0, memory_order_relaxed);
   if (rc == BFH_NOT_FOUND) {
     *old = NULL;
     return BFH_OK;
@@ -403,7 +398,7 @@ uint64_t standalone_value_seed(void) {
 
 int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
                              bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = clock_now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = BFH_SEARCH_STANDALONE;
@@ -431,7 +426,7 @@ int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, u
     if (fn && fn(arg, key, key_len)) break;
   }
   free(f.data);
-  st.elapsed_ns = now_ns() - t0;
+  st.elapsed_ns = clock_now_ns() - t0;
   if (out) *out = st;
   return rc;
 }

@@ -6,8 +6,10 @@
 #include <time.h>
 
 #include "filters/hash.h"
+#include "search/key_list.h"
 #include "search/search_plan.h"
 #include "util/vec.h"
+#include "util/clock.h"
 
 /* ---- A set of candidate keys (open addressing, keys copied) -------------------------- */
 
@@ -74,12 +76,6 @@ static int key_set_add(key_set_t *s, const void *key, size_t len, uint64_t seq) 
 }
 
 /* ---- The search ---------------------------------------------------------------------- */
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 typedef struct collect {
   key_set_t *set;
@@ -435,7 +431,7 @@ typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_tabl
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
                reader_t *rd, const engine_value_test_t *test, uint64_t newest, bfh_match_fn fn,
                void *arg, bfh_search_stats *out, err_t *err) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = clock_now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = method_used;
@@ -457,7 +453,7 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
     free(scan);
     engine_view_release(e, view);
   }
-  st.elapsed_ns = now_ns() - t0;
+  st.elapsed_ns = clock_now_ns() - t0;
   if (out) *out = st;
   return rc;
 }
@@ -544,48 +540,17 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
    reported only once an attempt read every table it listed, so a key is never reported by
    an attempt that could have missed others. */
 
-typedef struct found {
-  char **keys;
-  size_t *lens;
-  size_t n, cap;
-  int nomem;
-} found_t;
-
-static int collect_found(void *arg, const void *key, size_t key_len) {
-  found_t *f = arg;
-  if (f->n == f->cap) {
-    size_t c = f->cap ? 2 * f->cap : 64;
-    char **k = realloc(f->keys, c * sizeof *k);
-    if (k) f->keys = k;
-    size_t *l = k ? realloc(f->lens, c * sizeof *l) : NULL;
-    if (l) f->lens = l, f->cap = c;
-    if (!l) return f->nomem = 1;
-  }
-  char *k = malloc(key_len ? key_len : 1);
-  if (!k) return f->nomem = 1;
-  memcpy(k, key, key_len);
-  f->keys[f->n] = k;
-  f->lens[f->n++] = key_len;
-  return 0;
-}
-
-static void found_clear(found_t *f) {
-  for (size_t i = 0; i < f->n; i++) free(f->keys[i]);
-  f->n = 0;
-  f->nomem = 0;
-}
-
 static int execute_retrying(const search_ctx_t *c, const search_query_t *q, int attempts,
                             bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err) {
-  uint64_t t0 = now_ns();
-  found_t f = {0};
+  uint64_t t0 = clock_now_ns();
+  key_list_t f = {0};
   bfh_search_stats s;
   memset(&s, 0, sizeof s);
   int rc = BFH_E_BUSY;
   for (int attempt = 0; attempt < attempts && rc == BFH_E_BUSY; attempt++) {
     if (attempt) engine_retried(c->engine);
-    found_clear(&f);
-    rc = execute_once(c, q, collect_found, &f, &s, err); /* the same plan and hash every time */
+    key_list_clear(&f);
+    rc = execute_once(c, q, key_list_add, &f, &s, err); /* the same plan and hash every time */
     if (rc == BFH_OK && f.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   }
   if (rc == BFH_E_BUSY)
@@ -594,12 +559,10 @@ static int execute_retrying(const search_ctx_t *c, const search_query_t *q, int 
   s.results = 0;
   for (size_t i = 0; rc == BFH_OK && i < f.n; i++) {
     s.results++;
-    if (fn && fn(arg, f.keys[i], f.lens[i])) break;
+    if (fn && fn(arg, f.v[i].bytes, f.v[i].len)) break;
   }
-  found_clear(&f);
-  free(f.keys);
-  free(f.lens);
-  s.elapsed_ns = now_ns() - t0;
+  key_list_release(&f);
+  s.elapsed_ns = clock_now_ns() - t0;
   if (st) *st = s;
   return rc;
 }

@@ -23,6 +23,7 @@
 #include "lsm_hooks/engines/lsm/table_filters.h"
 #include "lsm_hooks/engines/lsm/value_hook.h"
 #include "index/index_sync.h"
+#include "util/clock.h"
 
 typedef struct engine_lsm {
   engine_t base;
@@ -391,19 +392,13 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
 
 static void fill_open_stats(engine_lsm_t *el, uint64_t elapsed_ns);
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The live tables were reported at open (lsm/table_hook.h). With block filters, their block
    filters are read now and their leaves in the background (index_sync.h "Loading at open"):
    the first search reads each table through its block filter until its leaf is in. Without,
    the leaves are read now. The open statistics are filled in when the loading ends
    (engine_lsm_get_open_stats waits for it). */
 static int index_live_tables(engine_lsm_t *el, err_t *err) {
-  el->open_t0 = now_ns();
+  el->open_t0 = clock_now_ns();
   index_source_t src = {.read_leaf = read_leaf, .read_blocks = read_blocks_only, .ctx = el};
   int rc = index_sync_set_source(el->sync, &src, err);
   if (rc == BFH_OK && index_sync_params(el->sync)->block_bits) {
@@ -412,7 +407,7 @@ static int index_live_tables(engine_lsm_t *el, err_t *err) {
     return rc;
   }
   if (rc == BFH_OK) rc = index_sync_run(el->sync, INDEX_RUN_ALL, 0, err);
-  fill_open_stats(el, now_ns() - el->open_t0);
+  fill_open_stats(el, clock_now_ns() - el->open_t0);
   return rc;
 }
 
