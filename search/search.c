@@ -425,12 +425,65 @@ static int scan_newest(engine_t *e, engine_view_t *view, reader_t *rd, const eng
 typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_table_t *tables,
                          size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err);
 
+/* AUTO's trial of the stand-alone index for a predicate (search_query_t.try_standalone): it
+   answers within the candidates whose validation costs less than reading the selected
+   tables as rd would (whole, or the blocks their filters name), keeping st's filter tests;
+   BFH_NOT_FOUND, having reported nothing, when it declines (nothing to read but the
+   memtables, or too many candidates). */
+typedef struct instead {
+  const search_ctx_t *c;
+  const search_pred_t *pred;
+} instead_t;
+
+/* The bytes rd would read of table t into *bytes: where its block filter or map names few
+   enough blocks, their share of the table (the probe is made again if the table is read),
+   else the whole table. */
+static int table_read_bytes(engine_t *e, engine_view_t *view, reader_t *rd, const engine_table_t *t,
+                            bfh_search_stats *st, uint64_t *bytes, err_t *err) {
+  *bytes = t->size;
+  if (!rd->by_blocks) return BFH_OK;
+  uint32_t nblocks = 0;
+  map_read_t mr = {e, view, t->number};
+  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
+  int rc = probe_pred(rd, t->number, &nblocks, &io, err);
+  st->map_chunks_read += io.chunks_read;
+  /* Without a filter or map, or with one that does not check out, the table is read whole
+     (a damaged one is reported by that read). */
+  if (rc == BFH_NOT_FOUND || rc == BFH_E_CORRUPT) return BFH_OK;
+  if (rc != BFH_OK) return rc;
+  if (nblocks && rd->refs.n <= WHOLE_TABLE_SHARE * nblocks) *bytes = t->size * rd->refs.n / nblocks;
+  return BFH_OK;
+}
+
+static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, reader_t *rd,
+                       const engine_table_t *tables, size_t n, const uint8_t *scan, bfh_match_fn fn,
+                       void *arg, bfh_search_stats *st, err_t *err) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t b = 0;
+    int rc = scan[i] ? table_read_bytes(e, view, rd, &tables[i], st, &b, err) : BFH_OK;
+    if (rc != BFH_OK) return rc;
+    bytes += b;
+  }
+  uint64_t budget = search_standalone_budget(bytes);
+  if (budget == 0) return BFH_NOT_FOUND;
+  bfh_search_stats s;
+  int rc = search_standalone_pred(in->c, in->pred, budget, fn, arg, &s, err);
+  if (rc == BFH_NOT_FOUND) return rc;
+  st->method_used = s.method_used;
+  st->entries_scanned = s.entries_scanned;
+  st->candidates = s.candidates;
+  st->results = s.results;
+  return rc;
+}
+
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. newest: 0 every key, else the newest
-   K (scan_newest). */
+   K (scan_newest). instead (may be NULL): AUTO's trial of the stand-alone index, between the
+   selection and the reads. */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
-               reader_t *rd, const engine_value_test_t *test, uint64_t newest, bfh_match_fn fn,
-               void *arg, bfh_search_stats *out, err_t *err) {
+               const instead_t *instead, reader_t *rd, const engine_value_test_t *test,
+               uint64_t newest, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   uint64_t t0 = clock_now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
@@ -446,9 +499,15 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
       rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
     else
       rc = select(sel_arg, view, tables, n, scan, &st, err);
-    if (rc == BFH_OK && newest)
+    int answered = 0;
+    if (rc == BFH_OK && instead && !newest) {
+      rc = try_instead(instead, e, view, rd, tables, n, scan, fn, arg, &st, err);
+      answered = rc != BFH_NOT_FOUND;
+      if (!answered) rc = BFH_OK;
+    }
+    if (rc == BFH_OK && !answered && newest)
       rc = scan_newest(e, view, rd, tables, n, scan, newest, test, fn, arg, &st, err);
-    else if (rc == BFH_OK)
+    else if (rc == BFH_OK && !answered)
       rc = scan_and_validate(e, view, rd, tables, n, scan, test, fn, arg, &st, err);
     free(scan);
     engine_view_release(e, view);
@@ -526,8 +585,9 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
     }
     search_pred_test(q->pred, marks, &m, &test);
   }
-  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p, &rd, &test, q->newest,
-               fn, arg, out, err);
+  instead_t in = {c, q->pred};
+  int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p,
+               q->try_standalone ? &in : NULL, &rd, &test, q->newest, fn, arg, out, err);
   reader_release(&rd);
   free(marks);
   return rc;
@@ -605,5 +665,5 @@ int search_run_tables(engine_t *e, const void *val, size_t val_len, const uint64
   given_tables_t g = {numbers, nn};
   reader_t rd = {.by_blocks = 0};
   engine_value_test_t test = engine_value_test_equal(val, val_len);
-  return run(e, SEARCH_ORACLE, select_given, &g, &rd, &test, 0, fn, arg, out, err);
+  return run(e, SEARCH_ORACLE, select_given, &g, NULL, &rd, &test, 0, fn, arg, out, err);
 }

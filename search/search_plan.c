@@ -31,6 +31,14 @@
 #define COST_BLOCKS_NS 5000.0
 #define COST_MAP_NS 2000.0
 
+/* A predicate's costs, from `bfh run attributes --scale medium`
+   (measurements/query/attributes-1000000.csv; 1M JSON values of three attributes, 312 tables
+   of ~205 KiB): SCAN tests every value's terms, 0.549 s for 64 MB of tables, ~8.4 ns a table
+   byte; STANDALONE validates each candidate with a get and the test, 0.217 s for 10,000
+   keys with their postings, ~21.7 us a key. */
+#define COST_PRED_TABLE_BYTE_NS 8.4
+#define COST_PRED_CANDIDATE_NS 21700.0
+
 /* ---- The readers -------------------------------------------------------------------------- */
 
 typedef struct search_reader {
@@ -135,7 +143,7 @@ SELECT_BY(select_sliced, value_index_by_sliced)
 
 static int search_standalone(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
                              void *arg, bfh_search_stats *st, err_t *err) {
-  if (q->pred) return search_standalone_pred(c, q->pred, fn, arg, st, err);
+  if (q->pred) return search_standalone_pred(c, q->pred, 0, fn, arg, st, err);
   return standalone_search_hashed(c->standalone, q->val, q->val_len, q->hash, fn, arg, st, err);
 }
 
@@ -370,6 +378,10 @@ static void plan(const search_ctx_t *c, const search_provider_t *asked, search_q
   q->cost_ns = best;
 }
 
+uint64_t search_standalone_budget(uint64_t selected_bytes) {
+  return (uint64_t)((double)selected_bytes * COST_PRED_TABLE_BYTE_NS / COST_PRED_CANDIDATE_NS);
+}
+
 /* The seed the chosen provider's filters hash with. */
 static uint64_t query_seed(const search_ctx_t *c, const search_provider_t *p) {
   return p->hash_seed ? p->hash_seed(c)
@@ -398,6 +410,7 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   q->val_len = val_len;
   q->pred = NULL;
   q->newest = newest;
+  q->try_standalone = 0;
   plan(c, asked, q);
   if (newest && (q->provider->caps & SEARCH_CAP_OWN_STORE)) plan_tables(c, q);
   /* A named filter method without an index runs as SCAN (value filters off). */
@@ -429,12 +442,14 @@ int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t
   static const uint8_t none = 0;
   int rc = search_prepare(c, &none, 0, method, newest, q, err);
   if (rc != BFH_OK) return rc;
-  /* AUTO never takes a store of its own for a predicate (its estimate is a whole value's):
-     the cheapest table method. STANDALONE, named, answers any predicate from its
-     per-attribute indexes, equalities by their terms and ranges and prefixes by scans of
-     them (search_standalone_pred.c); for the newest K search_prepare has already planned
-     tables. */
+  /* AUTO plans a predicate's search with the cheapest table method (the stand-alone index's
+     estimate is a whole value's), and, where the database keeps that index, tries it once
+     the filters have selected the tables (search_query_t.try_standalone). STANDALONE, named,
+     answers any predicate from its per-attribute indexes, equalities by their terms and
+     ranges and prefixes by scans of them (search_standalone_pred.c); for the newest K
+     search_prepare has already planned tables. */
   if ((q->provider->caps & SEARCH_CAP_OWN_STORE) && q->provider != asked) plan_tables(c, q);
+  q->try_standalone = (asked->caps & SEARCH_CAP_PLANNER) && c->standalone && !newest;
   const search_provider_t *p = q->provider;
   uint64_t m = 0;
   uint32_t k = 0;

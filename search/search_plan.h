@@ -99,10 +99,14 @@ typedef struct search_provider {
 
 /* BFH_SEARCH_STANDALONE for a predicate (search_standalone_pred.c): the keys the stand-alone
    index holds under the terms that satisfy the leaves of a cover of the predicate as written
-   (pred->where), each validated against the whole predicate.
-   out (may be NULL) as a whole-value STANDALONE search fills it. */
-int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred, bfh_match_fn fn,
-                           void *arg, bfh_search_stats *out, err_t *err);
+   (pred->where), narrowed by the other leaves' postings, each validated against the whole
+   predicate. max_candidates 0: no bound; else, when more than max_candidates keys would be
+   validated, BFH_NOT_FOUND before any is (nothing reported; *out counts the index entries
+   read): AUTO's trial (search.c). out (may be NULL) as a whole-value STANDALONE search fills
+   it. */
+int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
+                           uint64_t max_candidates, bfh_match_fn fn, void *arg,
+                           bfh_search_stats *out, err_t *err);
 
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a
    read-only search that restarts keeps its plan and its hash). */
@@ -118,7 +122,16 @@ struct search_query {
   uint64_t hash;   /* the value's one hash, bfh_value_hash under the provider's seed */
   probe_t probe;   /* the k positions from hash (providers with SEARCH_CAP_INDEX) */
   uint64_t newest; /* 0: every key; K: the K whose latest write is newest, newest first */
+  /* AUTO's predicate search over a database that keeps the stand-alone index: once the
+     filters selected the tables, the index answers instead when its candidates cost less to
+     validate than those tables to read (search_standalone_budget). */
+  int try_standalone;
 };
+
+/* For AUTO's trial: the most candidates the stand-alone index may validate for a predicate
+   and still cost less than reading selected_bytes of tables by it (0: none; the tables are
+   read). */
+uint64_t search_standalone_budget(uint64_t selected_bytes);
 
 /* The row of method, or NULL for a value that names no method. */
 const search_provider_t *search_provider_of(bfh_method method);

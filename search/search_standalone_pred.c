@@ -4,11 +4,17 @@
  * but over the predicate as written: every value that satisfies the predicate holds a term
  * that satisfies one leaf of the cover. An equality's leaf reads the keys under its term
  * (standalone_lookup_term); a range's or a prefix's, those under the terms in it, one seek and
- * a bounded scan (standalone_scan_range). The keys, each once, are the candidates, and each is
- * validated against the whole predicate on its latest version, as every search validates. An
- * AND thus reads one child's postings, not their intersection: the postings of one term are
- * what LevelDB++'s composite index reads too, and validation is exact whatever the
- * candidates.
+ * a bounded scan (standalone_scan_range). The keys, each once, are the candidates.
+ *
+ * The other leaves narrow them before any value is read: a key is validated only if the
+ * tree, evaluated over the leaves whose postings name it, may hold. The index holds the
+ * postings of every live value, so a key whose value satisfies the predicate is named under
+ * each leaf its value satisfies, and the tree (AND and OR only) holds over them: an AND of two
+ * 1% terms meeting on 0.1% of the keys reads two postings lists and validates the 0.1%, not
+ * one child's 1%. A leaf whose postings outnumber the candidates many times over costs more to
+ * read than the gets it would save: it is read no further and counted as holding for every
+ * key. Each candidate is then validated against the whole predicate on its latest version, as
+ * every search validates.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +38,38 @@ static size_t where_cover(const expr_t *e, uint8_t *marks, uint32_t *cover) {
   return nc;
 }
 
-/* The keys the index holds under the terms that satisfy leaf l. */
-static int leaf_keys(standalone_t *s, const expr_leaf_t *l, key_list_t *k, uint64_t *entries,
+/* A leaf past the cover is read while its postings are at most this many times the
+   candidates plus LEAF_SLACK: one posting costs about a fortieth of a validation (a get and
+   the predicate's test), so a list eight times the candidates costs a fifth of their gets. */
+#define LEAF_POSTINGS_PER_CANDIDATE 8
+#define LEAF_SLACK 64
+
+/* The keys of one lookup into list, stopping (over set) once list holds limit keys (0: no
+   limit). */
+typedef struct gather {
+  key_list_t *list;
+  size_t limit;
+  int over;
+} gather_t;
+
+static int gather_key(void *arg, const void *key, size_t len) {
+  gather_t *g = arg;
+  if (g->limit && g->list->n >= g->limit) return g->over = 1;
+  return key_list_add(g->list, key, len);
+}
+
+/* The keys the index holds under the terms that satisfy leaf l, into g; the index entries
+   read are added to *entries. */
+static int leaf_keys(standalone_t *s, const expr_leaf_t *l, gather_t *g, uint64_t *entries,
                      err_t *err) {
-  if (l->cmp == EXPR_EQ)
-    return standalone_lookup_term(s, (size_t)l->attr, l->term, l->term_len, key_list_add, k,
-                                  entries, err);
+  uint64_t read = 0;
+  int rc;
+  if (l->cmp == EXPR_EQ) {
+    rc =
+        standalone_lookup_term(s, (size_t)l->attr, l->term, l->term_len, gather_key, g, &read, err);
+    *entries += read;
+    return rc;
+  }
   standalone_range_t r = {0};
   int lo =
       l->cmp == EXPR_GT || l->cmp == EXPR_GE || l->cmp == EXPR_BETWEEN || l->cmp == EXPR_PREFIX;
@@ -46,33 +78,90 @@ static int leaf_keys(standalone_t *s, const expr_leaf_t *l, key_list_t *k, uint6
     r.hi = l->term, r.hi_len = l->term_len, r.hi_open = l->cmp == EXPR_LT;
   if (l->cmp == EXPR_BETWEEN) r.hi = l->term_hi, r.hi_len = l->term_hi_len;
   r.prefix = l->cmp == EXPR_PREFIX;
-  return standalone_scan_range(s, (size_t)l->attr, &r, key_list_add, k, entries, err);
+  rc = standalone_scan_range(s, (size_t)l->attr, &r, gather_key, g, &read, err);
+  *entries += read;
+  return rc;
 }
 
-int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred, bfh_match_fn fn,
-                           void *arg, bfh_search_stats *out, err_t *err) {
+/* Bytewise by key, then by tag: a key's postings side by side. */
+static int by_key_then_tag(const void *pa, const void *pb) {
+  int c = key_copy_cmp(pa, pb);
+  if (c) return c;
+  const key_copy_t *a = pa, *b = pb;
+  return (a->tag > b->tag) - (a->tag < b->tag);
+}
+
+/* The postings: the cover's leaves into k (at most cover_limit keys, 0 none: over set past
+   it), then the other leaves while each stays within its share; a leaf read no further is
+   marked in unknown (nleaves bytes). The index entries read are added to *entries. */
+static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cover,
+                         size_t cover_limit, key_list_t *k, uint8_t *unknown, int *over,
+                         uint64_t *entries, err_t *err) {
+  size_t n = expr_leaf_count(e);
+  int rc = BFH_OK;
+  for (size_t i = 0; i < n && rc == BFH_OK && !*over; i++) {
+    if (!in_cover[i]) continue;
+    k->tag = (uint32_t)i;
+    gather_t g = {k, cover_limit, 0};
+    rc = leaf_keys(s, expr_leaf(e, i), &g, entries, err);
+    *over = g.over;
+  }
+  size_t candidates = k->n;
+  for (size_t i = 0; i < n && rc == BFH_OK && !*over; i++) {
+    if (in_cover[i]) continue;
+    size_t before = k->n;
+    k->tag = (uint32_t)i;
+    gather_t g = {k, before + LEAF_POSTINGS_PER_CANDIDATE * candidates + LEAF_SLACK, 0};
+    rc = leaf_keys(s, expr_leaf(e, i), &g, entries, err);
+    if (g.over) {
+      key_list_truncate(k, before);
+      unknown[i] = 1;
+    }
+  }
+  if (rc == BFH_OK && k->nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  return rc;
+}
+
+int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
+                           uint64_t max_candidates, bfh_match_fn fn, void *arg,
+                           bfh_search_stats *out, err_t *err) {
   const uint64_t start = clock_now_ns();
+  const expr_t *e = pred->where;
+  size_t nleaves = expr_leaf_count(e);
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   key_list_t k = {0};
   /* nscratch covers the written leaves too (search_pred.h). */
   uint8_t *marks = malloc(pred->nscratch + 1);
-  uint32_t *cover = malloc((expr_leaf_count(pred->where) + 1) * sizeof *cover);
-  int rc = marks && cover ? BFH_OK : err_set(err, BFH_E_NOMEM, "search: out of memory");
-  size_t ncover = rc == BFH_OK ? where_cover(pred->where, marks, cover) : 0;
-  for (size_t i = 0; i < ncover && rc == BFH_OK; i++) {
-    uint64_t entries = 0;
-    rc = leaf_keys(c->standalone, expr_leaf(pred->where, cover[i]), &k, &entries, err);
-    st.entries_scanned += entries;
-    if (rc == BFH_OK && k.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  uint8_t *unknown = calloc(nleaves + 1, 1), *in_cover = calloc(nleaves + 1, 1);
+  uint32_t *cover = malloc((nleaves + 1) * sizeof *cover);
+  int rc = marks && unknown && in_cover && cover
+               ? BFH_OK
+               : err_set(err, BFH_E_NOMEM, "search: out of memory");
+  size_t ncover = rc == BFH_OK ? where_cover(e, marks, cover) : 0;
+  for (size_t i = 0; i < ncover; i++) in_cover[cover[i]] = 1;
+  int over = 0;
+  size_t cover_limit = max_candidates ? LEAF_POSTINGS_PER_CANDIDATE * max_candidates : 0;
+  if (rc == BFH_OK)
+    rc = read_postings(c->standalone, e, in_cover, cover_limit, &k, unknown, &over,
+                       &st.entries_scanned, err);
+  if (rc == BFH_OK && k.n > 1) qsort(k.v, k.n, sizeof *k.v, by_key_then_tag);
+  /* Each key once, kept where the tree holds over the leaves that name it (and those read
+     no further): the candidates, moved to the front of k. */
+  size_t ncand = 0;
+  for (size_t i = 0, j; rc == BFH_OK && !over && i < k.n; i = j) {
+    memcpy(marks, unknown, nleaves);
+    for (j = i; j < k.n && key_copy_cmp(&k.v[i], &k.v[j]) == 0; j++) marks[k.v[j].tag] = 1;
+    if (!expr_eval(e, marks)) continue;
+    key_copy_t keep = k.v[i];
+    k.v[i] = k.v[ncand];
+    k.v[ncand++] = keep;
   }
-  /* Sorted, so that a key found under two terms is validated and reported once. */
-  if (rc == BFH_OK && k.n > 1) qsort(k.v, k.n, sizeof *k.v, key_copy_cmp);
+  if (max_candidates && (over || ncand > max_candidates)) rc = BFH_NOT_FOUND;
   search_pred_match_t m;
   engine_value_test_t test;
   if (rc == BFH_OK) search_pred_test(pred, marks, &m, &test);
-  for (size_t i = 0; i < k.n && rc == BFH_OK; i++) {
-    if (i > 0 && key_copy_cmp(&k.v[i - 1], &k.v[i]) == 0) continue;
+  for (size_t i = 0; i < ncand && rc == BFH_OK; i++) {
     st.candidates++;
     int holds = engine_key_passes(c->engine, NULL, k.v[i].bytes, k.v[i].len, &test, err);
     if (holds < 0) rc = holds;
@@ -81,6 +170,8 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred, bfh
     if (fn && fn(arg, k.v[i].bytes, k.v[i].len) != 0) break;
   }
   free(marks);
+  free(unknown);
+  free(in_cover);
   free(cover);
   key_list_release(&k);
   st.method_used = BFH_SEARCH_STANDALONE;

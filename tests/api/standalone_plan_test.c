@@ -1,0 +1,191 @@
+/* A predicate over the stand-alone index, with the real own engine and real files: STANDALONE
+ * validates only the keys every leaf of an AND names (its candidates are its results on
+ * postings that are not stale), and counts a leaf whose postings are too many to read as
+ * holding (no key is lost); AUTO answers from the index when its candidates cost less than the
+ * tables its filters select (a 1% term spread over every table), and from the tables when
+ * they cost less (a rare term in one block, an absent term, the newest K). Every answer is
+ * compared key by key with SCAN's.
+ *
+ * The data: NKEYS values {"tag":"tT","age":A,"pad":"..."} put in a fixed random order, T = i
+ * mod 100 and A = i mod 90 (a tag is held by 1% of the keys, an age by about 1.1%, a tag and
+ * an age by 1 in 900); half way, NRARE values with tag "rare" put one after another under
+ * keys of the middle of the key space, so that they share a block or two of a full table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bfh.h"
+#include "tests/test_util.h"
+#include "tests/api/db_fixture.h"
+#include "util/random.h"
+
+#define NKEYS 40000
+#define NRARE 40
+#define RNG_SEED 0x706c616eull
+
+static int setup(void **state) {
+  return db_fixture_setup(state, "standalone_plan_test");
+}
+
+static const bfh_attribute attrs[2] = {{"tag", "json:tag"}, {"age", "json:age:int"}};
+
+/* The keys a search reported, each once (a key reported twice fails the test). */
+typedef struct got {
+  char keys[NKEYS + NRARE][12];
+  unsigned n;
+} got_t;
+
+static int on_key(void *arg, const void *key, size_t len) {
+  got_t *g = arg;
+  assert_true(len < sizeof g->keys[0] && g->n < NKEYS + NRARE);
+  memcpy(g->keys[g->n], key, len);
+  g->keys[g->n++][len] = 0;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(a, b);
+}
+
+/* where by method: its stats, and its keys equal to SCAN's (want results of them). */
+static bfh_search_stats query_checked(bfh_db *db, const char *where, bfh_method method,
+                                      unsigned want) {
+  static got_t got, scan;
+  bfh_search_stats st, sst;
+  memset(&got, 0, sizeof got);
+  memset(&scan, 0, sizeof scan);
+  assert_int_equal(bfh_query(db, where, method, 0, on_key, &got, &st), BFH_OK);
+  assert_int_equal(bfh_query(db, where, BFH_SEARCH_SCAN, 0, on_key, &scan, &sst), BFH_OK);
+  if (scan.n != want || got.n != want || st.results != want)
+    fail_msg("'%s' by %s: %u keys (results %llu), SCAN %u, want %u", where, bfh_method_name(method),
+             got.n, (unsigned long long)st.results, scan.n, want);
+  qsort(got.keys, got.n, sizeof got.keys[0], cmp_str);
+  qsort(scan.keys, scan.n, sizeof scan.keys[0], cmp_str);
+  for (unsigned i = 0; i < want; i++)
+    if (strcmp(got.keys[i], scan.keys[i]))
+      fail_msg("'%s' by %s: key %s, SCAN's %s", where, bfh_method_name(method), got.keys[i],
+               scan.keys[i]);
+  return st;
+}
+
+static bfh_db *build(const char *dir) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.memtable_bytes = 1 << 20;
+  o.table_bytes = 512 << 10;
+  o.standalone_index = 1;
+  o.attributes = attrs;
+  o.attribute_count = 2;
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  unsigned *order = malloc(NKEYS * sizeof *order);
+  assert_non_null(order);
+  for (unsigned i = 0; i < NKEYS; i++) order[i] = i;
+  rng_t g;
+  rng_init(&g, RNG_SEED);
+  for (unsigned i = NKEYS - 1; i > 0; i--) {
+    unsigned j = (unsigned)rng_below(&g, i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  char key[16], val[128];
+  for (unsigned n = 0; n < NKEYS + NRARE; n++) {
+    /* The rare keys in the middle of the writes and of the key space: inside a full table. */
+    int rare = n >= NKEYS / 2 && n < NKEYS / 2 + NRARE;
+    unsigned i = n < NKEYS / 2 ? order[n] : rare ? n - NKEYS / 2 : order[n - NRARE];
+    int len;
+    if (rare) {
+      snprintf(key, sizeof key, "k%06ur%02u", NKEYS / 2, i);
+      len = snprintf(val, sizeof val, "{\"tag\":\"rare\",\"age\":5}");
+    } else {
+      snprintf(key, sizeof key, "k%06u", i);
+      len = snprintf(val, sizeof val, "{\"tag\":\"t%u\",\"age\":%u,\"pad\":\"%s\"}", i % 100,
+                     i % 90, "a value of some eighty bytes, as a record's");
+    }
+    assert_int_equal(bfh_put(db, key, strlen(key), val, (size_t)len), BFH_OK);
+  }
+  free(order);
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  return db;
+}
+
+/* The keys i < NKEYS with i mod 100 == tag and i mod 90 == age. */
+static unsigned count_meeting(unsigned tag, unsigned age) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < NKEYS; i++) n += i % 100 == tag && i % 90 == age;
+  return n;
+}
+
+static void test_standalone_narrows_an_and(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build(f->dir);
+  unsigned want = count_meeting(7, 17);
+  assert_true(want > 0);
+  /* Either child is the cover; the other's postings narrow it to the keys both name. */
+  const char *ands[] = {"tag = 't7' AND age = 17", "age = 17 AND tag = 't7'"};
+  for (size_t i = 0; i < 2; i++) {
+    bfh_search_stats st = query_checked(f->db, ands[i], BFH_SEARCH_STANDALONE, want);
+    assert_int_equal(st.method_used, BFH_SEARCH_STANDALONE);
+    if (st.candidates != want)
+      fail_msg("'%s': %llu candidates validated, want the %u both leaves name", ands[i],
+               (unsigned long long)st.candidates, want);
+  }
+  /* An OR validates every key either names, each once. */
+  unsigned either = 0;
+  for (unsigned i = 0; i < NKEYS; i++) either += i % 100 == 7 || i % 90 == 17;
+  bfh_search_stats st =
+      query_checked(f->db, "tag = 't7' OR age = 17", BFH_SEARCH_STANDALONE, either);
+  assert_int_equal(st.candidates, either);
+  /* The cover is the rare tag; age >= 0 names every key, more postings than the leaf's share:
+     it is read no further and holds for every candidate, so none is lost. */
+  st = query_checked(f->db, "age >= 0 AND tag = 'rare'", BFH_SEARCH_STANDALONE, NRARE);
+  assert_int_equal(st.candidates, NRARE);
+  assert_true(st.entries_scanned < NKEYS / 2);
+}
+
+static void test_auto_weighs_the_index_against_the_tables(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build(f->dir);
+  /* A 1% term in random order: every table holds it, most of their blocks too; its 400
+     candidates cost less than the tables. */
+  bfh_search_stats st = query_checked(f->db, "tag = 't7'", BFH_SEARCH_AUTO, NKEYS / 100);
+  if (st.method_used != BFH_SEARCH_STANDALONE)
+    fail_msg("1%% term: AUTO ran %s", bfh_method_name(st.method_used));
+  assert_int_equal(st.tables_scanned, 0);
+  assert_int_equal(st.candidates, NKEYS / 100);
+  /* The AND by AUTO validates only the keys both name, as STANDALONE does. */
+  unsigned want = count_meeting(7, 17);
+  st = query_checked(f->db, "tag = 't7' AND age = 17", BFH_SEARCH_AUTO, want);
+  assert_int_equal(st.method_used, BFH_SEARCH_STANDALONE);
+  assert_int_equal(st.candidates, want);
+  /* The rare tag lives in a block or two of a full table: reading them costs less than 40
+     gets. */
+  st = query_checked(f->db, "tag = 'rare'", BFH_SEARCH_AUTO, NRARE);
+  if (st.method_used == BFH_SEARCH_STANDALONE || st.blocks_read == 0 || st.blocks_read > 4)
+    fail_msg("rare term: AUTO ran %s and read %llu blocks", bfh_method_name(st.method_used),
+             (unsigned long long)st.blocks_read);
+  /* An absent term: the filters select no table, and nothing else is asked. */
+  st = query_checked(f->db, "tag = 'none'", BFH_SEARCH_AUTO, 0);
+  assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
+  assert_int_equal(st.tables_scanned, 0);
+  /* The newest K needs sequence numbers, which only the tables have. */
+  assert_int_equal(bfh_query(f->db, "tag = 't7'", BFH_SEARCH_AUTO, 5, NULL, NULL, &st), BFH_OK);
+  assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
+  assert_int_equal(st.results, 5);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_standalone_narrows_an_and, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_against_the_tables, setup,
+                                      db_fixture_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
