@@ -55,6 +55,15 @@ int stock_table_path(const char *dir, uint64_t number, const char *first, const 
    path (built in memory of its own, never cut short). */
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err);
 
+/* Reads dir/CURRENT through io, which LevelDB and RocksDB both write as "MANIFEST-<number>\n":
+   *manifest (malloc'd, client frees; NULL on failure) is the MANIFEST's path, dir/NAME, whether
+   that file exists or not. BFH_NOT_FOUND without CURRENT; BFH_E_CORRUPT "DIR/CURRENT: not
+   ..." for other contents; BFH_E_IO, BFH_E_NOMEM. */
+int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err);
+
+/* engine_kind_t.repair_unlock of every stock row: drops a lock foreign_repair_lock took. */
+void stock_repair_unlock(void *lock);
+
 /* ---- Keys and tables ------------------------------------------------------------------------ */
 
 /* Orders user keys as LevelDB's and RocksDB's bytewise comparator does: memcmp, then the
