@@ -13,6 +13,7 @@
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
+#include "lsm_hooks/engines/stock/stock.h"
 
 static const engine_kind_t kinds[] = {
     {.version = ENGINE_KIND_VERSION,
@@ -53,7 +54,7 @@ static const engine_kind_t kinds[] = {
              ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_open,
      .repair_lock = engine_leveldb_repair_lock,
-     .repair_unlock = engine_leveldb_repair_unlock,
+     .repair_unlock = stock_repair_unlock,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,
      .describe = ldb_verify_describe},
@@ -66,7 +67,7 @@ static const engine_kind_t kinds[] = {
              ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_ro_open,
      .repair_lock = engine_leveldb_repair_lock,
-     .repair_unlock = engine_leveldb_repair_unlock,
+     .repair_unlock = stock_repair_unlock,
      .repair = engine_leveldb_repair,
      .check = ldb_verify_check,
      .describe = ldb_verify_describe},
@@ -80,7 +81,7 @@ static const engine_kind_t kinds[] = {
              ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_open,
      .repair_lock = engine_rocksdb_repair_lock,
-     .repair_unlock = engine_rocksdb_repair_unlock,
+     .repair_unlock = stock_repair_unlock,
      .repair = engine_rocksdb_repair,
      .families = engine_rocksdb_families,
      .check = rdb_verify_check,
@@ -94,7 +95,7 @@ static const engine_kind_t kinds[] = {
          ENGINE_CAP_READ_ONLY | ENGINE_CAP_REPAIR | ENGINE_CAP_ITERATE | ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_ro_open,
      .repair_lock = engine_rocksdb_repair_lock,
-     .repair_unlock = engine_rocksdb_repair_unlock,
+     .repair_unlock = stock_repair_unlock,
      .repair = engine_rocksdb_repair,
      .families = engine_rocksdb_families,
      .describe = engine_rocksdb_ro_describe},

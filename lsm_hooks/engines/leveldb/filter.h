@@ -13,6 +13,7 @@
 #include "filters/block_filter.h"
 #include "filters/value_filter.h"
 #include "filters/value_terms.h"
+#include "index/index_sync.h"
 #include "util/env.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 #include "util/err.h"
@@ -44,12 +45,11 @@ typedef struct ldb_filter_map {
 int ldb_filter_build_map(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
                          uint32_t block_bits, value_filter_t **leaf, block_filter_t **blocks,
                          ldb_filter_map_t *map, uint64_t *tag, ldb_read_stats_t *st, err_t *err);
-/* ldb_filter_build_map adding each value under the items terms gives (filters/value_terms.h;
-   NULL: the whole value's hash, as ldb_filter_build_map): one per (attribute, term) of the
-   database's declared attributes. */
-int ldb_filter_build_items(env_t *io, const char *path, uint64_t m, uint32_t k, uint64_t seed,
-                           const value_terms_t *terms, uint32_t block_bits, value_filter_t **leaf,
-                           block_filter_t **blocks, ldb_filter_map_t *map, uint64_t *tag,
-                           ldb_read_stats_t *st, err_t *err);
+/* The filters of index_sync's read_leaf (index_source_t) from the LevelDB table at path:
+   ldb_filter_build_map for p's m, k, seed and block_bits, each value added under the items
+   out->terms gives (filters/value_terms.h; NULL: the whole value's hash), the map made when
+   out->want_map; out->filter, blocks, map_* and tag set on BFH_OK. */
+int ldb_filter_read(env_t *io, const char *path, const value_index_params_t *p,
+                    index_leaf_read_t *out, ldb_read_stats_t *st, err_t *err);
 
 #endif

@@ -35,7 +35,6 @@ typedef struct engine_leveldb_stats {
 int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **e, err_t *err);
 int engine_leveldb_repair_lock(const char *path, void **lock, err_t *err);
-void engine_leveldb_repair_unlock(void *lock);
 int engine_leveldb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err);
 

@@ -109,10 +109,6 @@ int engine_leveldb_repair_lock(const char *path, void **lock, err_t *err) {
   return BFH_OK;
 }
 
-void engine_leveldb_repair_unlock(void *lock) {
-  foreign_repair_unlock(lock);
-}
-
 int engine_leveldb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
   (void)opt, (void)rep; /* LevelDB reports what it kept to its LOG file */

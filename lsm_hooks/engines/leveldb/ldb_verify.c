@@ -56,46 +56,39 @@ static int ignore_entry(void *arg, const ldb_entry_t *e) {
 /* CURRENT and the MANIFEST it names: every record's checksum, and every version edit parsed
    and applied, which gives the live files. */
 static int check_manifest(check_t *c, err_t *err) {
-  char *path = path_join(c->fc.dir, "CURRENT");
-  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", c->fc.dir);
-  void *data = NULL;
-  size_t n = 0;
+  char *path;
   err_t e;
-  int rc = env_read_file(c->fc.io, path, &data, &n, &e);
-  if (rc != BFH_OK) {
-    free(path);
-    if (err) *err = e;
-    return rc;
+  int rc = stock_current_read(c->fc.io, c->fc.dir, &path, &e);
+  if (rc == BFH_OK || rc == BFH_E_CORRUPT) {
+    char *current = path_join(c->fc.dir, "CURRENT");
+    if (!current) rc = err_set(&e, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", c->fc.dir);
+    uint64_t size;
+    if (current) foreign_check_count(&c->fc, current, &size);
+    free(current);
   }
-  uint64_t size;
-  foreign_check_count(&c->fc, path, &size);
-  free(path);
-  char name[64];
-  int ok = n > 10 && n < sizeof name && ((char *)data)[n - 1] == '\n';
-  if (ok) {
-    memcpy(name, data, n - 1);
-    name[n - 1] = '\0';
-    ok = strncmp(name, "MANIFEST-", 9) == 0 && strspn(name + 9, "0123456789") == n - 10;
-  }
-  free(data);
-  if (!ok) {
+  if (rc == BFH_E_CORRUPT) {
     foreign_check_report(&c->fc, "CURRENT", 0, "not \"MANIFEST-<number>\\n\"");
     return BFH_OK;
   }
-  path = path_join(c->fc.dir, name);
-  if (!path) return err_set(err, BFH_E_NOMEM, "%s/%s: no memory for its path", c->fc.dir, name);
+  if (rc != BFH_OK) {
+    if (err) *err = e;
+    return rc;
+  }
+  const char *name = strrchr(path, '/') + 1;
   if (!env_exists(c->fc.io, path)) {
-    free(path);
     foreign_check_report(&c->fc, name, 0, "missing (named by CURRENT)");
+    free(path);
     return BFH_OK;
   }
+  uint64_t size;
   foreign_check_count(&c->fc, path, &size);
   ldb_read_stats_t rs = {0};
   rc = ldb_version_check(c->fc.io, path, &c->version, &rs, &e);
-  free(path);
   c->fc.st->records += rs.blocks;
   c->live_known = rc == BFH_OK && c->version.has_log_number;
-  return foreign_check_result(&c->fc, name, rc, &e, err);
+  rc = foreign_check_result(&c->fc, name, rc, &e, err);
+  free(path);
+  return rc;
 }
 
 static int check_table(check_t *c, const char *name, err_t *err) {

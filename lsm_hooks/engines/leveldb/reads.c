@@ -28,20 +28,8 @@ int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
   return rc;
 }
 
-typedef struct hash_ctx {
-  uint64_t seed;
-  const value_terms_t *terms; /* the items each value is hashed as; NULL: the whole value */
-  void (*fn)(void *arg, uint64_t hash);
-  void *arg;
-  int rc; /* BFH_E_NOMEM once an extraction failed */
-} hash_ctx_t;
-
 static int visit_hash(void *arg, const ldb_entry_t *e) {
-  hash_ctx_t *h = arg;
-  if (e->type == LDB_TYPE_VALUE &&
-      value_terms_hash(h->terms, e->val, e->val_len, h->seed, 0, h->fn, h->arg) < 0)
-    h->rc = BFH_E_NOMEM;
-  return h->rc != BFH_OK;
+  return e->type == LDB_TYPE_VALUE && stock_hashes_add(arg, e->val, e->val_len);
 }
 
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
@@ -50,17 +38,15 @@ int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
   char *path;
   int rc = ldb_table_path(dir, number, &path, err);
   if (rc != BFH_OK) return rc;
-  hash_ctx_t h = {seed, terms, fn, arg, BFH_OK};
+  stock_hashes_t h = {seed, terms, fn, arg, path, err, BFH_OK};
   ldb_read_stats_t rs = {0};
   rc = ldb_table_scan(io, path, visit_hash, &h, &rs, err);
-  if (rc == BFH_OK && h.rc != BFH_OK)
-    rc = err_set(err, h.rc, "table %s: no memory for its values' terms", path);
   free(path);
   if (st) {
     st->entries += rs.entries;
     st->bytes_read += rs.bytes_read;
   }
-  return rc;
+  return rc != BFH_OK ? rc : h.rc;
 }
 
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
@@ -79,17 +65,8 @@ int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
   int rc = ldb_table_path(dir, number, &path, err);
   if (rc != BFH_OK) return rc;
   ldb_read_stats_t st = {0};
-  ldb_filter_map_t map;
-  rc =
-      ldb_filter_build_items(io, path, p->m, p->k, p->seed, out->terms, p->block_bits, &out->filter,
-                             &out->blocks, out->want_map ? &map : NULL, &out->tag, &st, err);
+  rc = ldb_filter_read(io, path, p, out, &st, err);
   free(path);
-  if (rc == BFH_OK && out->want_map) {
-    out->map_head = map.head;
-    out->map_head_len = map.head_len;
-    out->map_chunks = map.chunks;
-    out->map_chunks_len = map.chunks_len;
-  }
   out->bytes_read = st.bytes_read;
   return rc;
 }

@@ -87,28 +87,10 @@
 
 /* ---- The MANIFEST and the logs -------------------------------------------------------------- */
 
-/* The MANIFEST that CURRENT names: "MANIFEST-<number>\n". */
+/* The MANIFEST that CURRENT names; no CURRENT: a database being made, read again. */
 static int current(stock_ro_t *r, char **manifest, err_t *err) {
-  char *path = path_join(r->path, "CURRENT");
-  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", r->path);
-  void *data = NULL;
-  size_t n = 0;
-  int rc = env_read_file(r->io, path, &data, &n, err);
-  if (rc != BFH_OK) {
-    rc = env_exists(r->io, path) || rc == BFH_E_NOMEM ? rc : STOCK_RO_AGAIN;
-    free(path);
-    return rc;
-  }
-  const char *s = data;
-  if (n > 0 && s[n - 1] == '\n') n--;
-  int ok = n > 9 && n < 64 && strncmp(s, "MANIFEST-", 9) == 0;
-  for (size_t i = 9; ok && i < n; i++) ok = s[i] >= '0' && s[i] <= '9';
-  if (!ok) rc = err_set(err, BFH_E_CORRUPT, "%s: not \"MANIFEST-<number>\\n\"", path);
-  if (ok && !(*manifest = path_fmt("%s/%.*s", r->path, (int)n, s)))
-    rc = err_set(err, BFH_E_NOMEM, "%s/%.*s: no memory for its path", r->path, (int)n, s);
-  free(data);
-  free(path);
-  return rc;
+  int rc = stock_current_read(r->io, r->path, manifest, err);
+  return rc == BFH_NOT_FOUND ? STOCK_RO_AGAIN : rc;
 }
 
 static void version_forget(stock_ro_t *r) {

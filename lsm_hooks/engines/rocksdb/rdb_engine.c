@@ -328,10 +328,6 @@ int engine_rocksdb_repair_lock(const char *path, void **lock, err_t *err) {
   return foreign_repair_lock(path, "RocksDB", (foreign_repair_lock_t **)lock, err);
 }
 
-void engine_rocksdb_repair_unlock(void *lock) {
-  foreign_repair_unlock(lock);
-}
-
 int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err) {
   (void)opt;

@@ -26,7 +26,6 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
    stage, after counting with bfh's readers the damaged tables it will drop. families: the
    column families the MANIFEST names, read with bfh's reader. */
 int engine_rocksdb_repair_lock(const char *path, void **lock, err_t *err);
-void engine_rocksdb_repair_unlock(void *lock);
 int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep,
                           err_t *err);
 int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err);

@@ -84,23 +84,10 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_foot
   return rc != BFH_OK ? rc : x.rc;
 }
 
-typedef struct hashes {
-  uint64_t seed;
-  const value_terms_t *terms; /* the items each value is hashed as; NULL: the whole value */
-  void (*fn)(void *arg, uint64_t hash);
-  void *arg;
-  const char *path;
-  err_t *err;
-  int rc; /* BFH_E_UNSUPPORTED once an entry was refused */
-} hashes_t;
-
 static int visit_hash(void *arg, const rdb_entry_t *e) {
-  hashes_t *h = arg;
+  stock_hashes_t *h = arg;
   if ((h->rc = refuse(e, h->path, h->err)) != BFH_OK) return 1;
-  if (e->type == RDB_TYPE_VALUE &&
-      value_terms_hash(h->terms, e->val, e->val_len, h->seed, 0, h->fn, h->arg) < 0)
-    h->rc = err_set(h->err, BFH_E_NOMEM, "table %s: no memory for its values' terms", h->path);
-  return h->rc != BFH_OK;
+  return e->type == RDB_TYPE_VALUE && stock_hashes_add(h, e->val, e->val_len);
 }
 
 int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
@@ -110,7 +97,7 @@ int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
   int rc = rdb_table_path(dir, number, &path, err);
   if (rc != BFH_OK) return rc;
   rdb_read_stats_t rs = {0};
-  hashes_t h = {seed, terms, fn, arg, path, err, BFH_OK};
+  stock_hashes_t h = {seed, terms, fn, arg, path, err, BFH_OK};
   rc = rdb_table_scan(io, path, visit_hash, &h, &rs, err);
   free(path);
   if (st) {
@@ -126,54 +113,23 @@ int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err) {
 
 /* ---- A table's filters ------------------------------------------------------------------ */
 
+/* A leaf read, with what taps it (NULL: nothing). */
 typedef struct build {
-  value_filter_t *leaf;
-  block_filter_builder_t *blocks; /* NULL: no block filter */
-  value_block_map_builder_t *map; /* NULL: no value-to-block map */
-  uint64_t seed;
-  const value_terms_t *terms; /* the items each value is added under; NULL: the whole value */
-  const char *path;
-  err_t *err;
-  int rc; /* the first failure (it stops the read) */
-  uint64_t rc_offset;
-  const rdb_leaf_tap_t *tap; /* NULL: none */
+  stock_leaf_build_t leaf;
+  const rdb_leaf_tap_t *tap;
 } build_t;
-
-static void add_item(void *arg, uint64_t h) {
-  build_t *b = arg;
-  value_filter_add_hash(b->leaf, h);
-  if (b->rc == BFH_OK && b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
-    b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
-  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h)) != BFH_OK)
-    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
-}
 
 static int add_value(void *arg, const rdb_entry_t *e) {
   build_t *b = arg;
-  if ((b->rc = refuse(e, b->path, b->err)) != BFH_OK) return 1;
+  if ((b->leaf.rc = refuse(e, b->leaf.path, b->leaf.err)) != BFH_OK) return 1;
   if (b->tap) b->tap->entry(b->tap->arg, e);
-  if (e->type != RDB_TYPE_VALUE) return 0;
-  if (value_terms_hash(b->terms, e->val, e->val_len, b->seed, 0, add_item, b) < 0)
-    b->rc = err_set(b->err, BFH_E_NOMEM, "table %s: no memory for its values' terms", b->path);
-  return b->rc != BFH_OK;
+  return e->type == RDB_TYPE_VALUE && stock_leaf_add(&b->leaf, e->val, e->val_len);
 }
 
 static int end_block(void *arg, uint64_t offset, uint64_t size) {
   build_t *b = arg;
   if (b->tap) b->tap->block(b->tap->arg, offset, size);
-  if (!b->blocks) return 0;
-  b->rc = block_filter_builder_end_block(b->blocks, offset, size);
-  if (b->rc == BFH_E_NOMEM)
-    err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
-  else if (b->rc != BFH_OK)
-    b->rc = err_set(b->err, BFH_E_CORRUPT,
-                    "table %s: block at %llu: the index lists it before a block it overlaps or "
-                    "follows",
-                    b->path, (unsigned long long)offset);
-  if (b->rc == BFH_OK && b->map &&
-      (b->rc = value_block_map_builder_end_block(b->map, offset, size)) != BFH_OK)
-    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
-  return b->rc != BFH_OK;
+  return stock_leaf_end_block(&b->leaf, offset, size);
 }
 
 /* A table's block filter gets bfh_options.block_filter_bits stated for a table of
@@ -213,61 +169,15 @@ int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_para
 
 int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_params_t *p,
                          const rdb_leaf_tap_t *tap, index_leaf_read_t *out, err_t *err) {
-  if (p->block_bits > BLOCK_FILTER_MAX_BITS)
-    return err_set(err, BFH_E_INVALID, "table %s: %u bits per value for a block filter", path,
-                   p->block_bits);
-  build_t b = {.leaf = value_filter_create(p->m, p->k, p->seed),
-               .seed = p->seed,
-               .terms = out->terms,
-               .path = path,
-               .err = err,
-               .tap = tap};
-  if (p->block_bits && (b.blocks = block_filter_builder_create(p->block_bits)))
-    block_filter_builder_scale(b.blocks, RDB_BLOCK_REF_BLOCKS);
-  /* The map too when index_sync asks (a cache directory, maps in use): it is kept in the
-     table's cache file and read there, in place of the block filter. */
-  int want_map = out->want_map && p->block_bits;
-  if (want_map) b.map = value_block_map_builder_create();
-  int rc = BFH_OK;
-  if (!b.leaf || (p->block_bits && !b.blocks) || (want_map && !b.map))
-    rc = err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
+  build_t b = {.tap = tap};
+  int rc = stock_leaf_begin(&b.leaf, path, p, out->terms, out->want_map, RDB_BLOCK_REF_BLOCKS, err);
   rdb_read_stats_t st = {0};
   if (rc == BFH_OK)
-    rc = rdb_table_scan_rfile(f, path, add_value, b.blocks || tap ? end_block : NULL, &b, &st,
+    rc = rdb_table_scan_rfile(f, path, add_value, b.leaf.blocks || tap ? end_block : NULL, &b, &st,
                               &out->tag, NULL, err);
-  if (rc == BFH_OK) rc = b.rc;
-  if (rc == BFH_OK && b.map) {
-    int r = value_block_map_builder_finish(b.map, &out->map_head, &out->map_head_len,
-                                           &out->map_chunks, &out->map_chunks_len);
-    /* BFH_NOT_FOUND: blocks a map cannot name (value_block_map.h); the block filter serves,
-       sharper (RDB_BLOCK_REF_BLOCKS_UNMAPPED) */
-    if (r == BFH_E_NOMEM)
-      rc = err_set(err, r, "table %s: no memory for its value-to-block map", path);
-    if (r == BFH_NOT_FOUND && b.blocks)
-      block_filter_builder_scale(b.blocks, RDB_BLOCK_REF_BLOCKS_UNMAPPED);
-    if (r != BFH_OK) {
-      free(out->map_head);
-      free(out->map_chunks);
-      out->map_head = out->map_chunks = NULL;
-      out->map_head_len = out->map_chunks_len = 0;
-    }
-  }
-  value_block_map_builder_destroy(b.map);
-  block_filter_t *bf = NULL;
-  if (rc == BFH_OK && b.blocks) {
-    rc = block_filter_builder_finish(b.blocks, &bf, err);
-    if (rc != BFH_OK) err_prefix(err, "table %s: ", path);
-  }
-  block_filter_builder_destroy(b.blocks);
+  rc = stock_leaf_finish(&b.leaf, rc, RDB_BLOCK_REF_BLOCKS_UNMAPPED, out);
   out->bytes_read = st.bytes_read;
-  if (rc != BFH_OK) {
-    value_filter_destroy(b.leaf);
-    block_filter_destroy(bf);
-    return rc;
-  }
-  out->filter = b.leaf;
-  out->blocks = bf;
-  return BFH_OK;
+  return rc;
 }
 
 int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err) {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "bfh.h"
+#include "lsm_hooks/engines/foreign_check.h"
 #include "util/path.h"
 
 /* ---- File names ------------------------------------------------------------------------- */
@@ -57,6 +58,31 @@ int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists,
   *exists = env_exists(io, p);
   free(p);
   return BFH_OK;
+}
+
+int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err) {
+  *manifest = NULL;
+  char *path = path_join(dir, "CURRENT");
+  if (!path) return err_set(err, BFH_E_NOMEM, "%s/CURRENT: no memory for its path", dir);
+  void *data = NULL;
+  size_t n = 0;
+  int rc = env_exists(io, path) ? env_read_file(io, path, &data, &n, err) : BFH_NOT_FOUND;
+  if (rc != BFH_OK && rc != BFH_E_NOMEM && !env_exists(io, path)) /* gone while read */
+    rc = err_set(err, BFH_NOT_FOUND, "%s: no such file", path);
+  const char *s = data;
+  int ok = rc == BFH_OK && n > 10 && n < 64 && s[n - 1] == '\n' && !memcmp(s, "MANIFEST-", 9);
+  for (size_t i = 9; ok && i < n - 1; i++) ok = s[i] >= '0' && s[i] <= '9';
+  if (rc == BFH_OK && !ok)
+    rc = err_set(err, BFH_E_CORRUPT, "%s: not \"MANIFEST-<number>\\n\"", path);
+  if (ok && !(*manifest = path_fmt("%s/%.*s", dir, (int)(n - 1), s)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the MANIFEST's path", path);
+  free(data);
+  free(path);
+  return rc;
+}
+
+void stock_repair_unlock(void *lock) {
+  foreign_repair_unlock(lock);
 }
 
 /* ---- Tables ------------------------------------------------------------------------------------

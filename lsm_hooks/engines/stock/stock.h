@@ -55,6 +55,15 @@ int stock_table_path(const char *dir, uint64_t number, const char *first, const 
    path (built in memory of its own, never cut short). */
 int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists, err_t *err);
 
+/* Reads dir/CURRENT through io, which LevelDB and RocksDB both write as "MANIFEST-<number>\n":
+   *manifest (malloc'd, client frees; NULL on failure) is the MANIFEST's path, dir/NAME, whether
+   that file exists or not. BFH_NOT_FOUND without CURRENT; BFH_E_CORRUPT "DIR/CURRENT: not
+   ..." for other contents; BFH_E_IO, BFH_E_NOMEM. */
+int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err);
+
+/* engine_kind_t.repair_unlock of every stock row: drops a lock foreign_repair_lock took. */
+void stock_repair_unlock(void *lock);
+
 /* ---- Keys and tables ------------------------------------------------------------------------ */
 
 /* Orders user keys as LevelDB's and RocksDB's bytewise comparator does: memcmp, then the
@@ -102,6 +111,20 @@ typedef struct stock_match {
   engine_match_fn fn;
   void *arg;
 } stock_match_t;
+
+/* What a format's table_hashes read does with each value (stock_leaf.c): its item hashes
+   under seed (terms: the database's items; NULL: the whole value's) to fn(arg, hash). */
+typedef struct stock_hashes {
+  uint64_t seed;
+  const value_terms_t *terms;
+  void (*fn)(void *arg, uint64_t hash);
+  void *arg;
+  const char *path; /* the table's, in messages (borrowed) */
+  err_t *err;
+  int rc; /* BFH_E_NOMEM once an extraction failed, or the format's refusal */
+} stock_hashes_t;
+/* 0, or 1 (a table visitor's "stop") out of memory: h->rc set, its message in h->err. */
+int stock_hashes_add(stock_hashes_t *h, const void *val, size_t val_len);
 
 /* ---- Log segments (log_segs.c) -------------------------------------------------------------
    Value entries read from one stretch of a log, and an index of them by value, so that a
@@ -221,6 +244,40 @@ int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_
 int stock_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          uint64_t hash, engine_match_fn fn, void *arg, engine_scan_stats_t *st,
                          err_t *err);
+
+/* ---- A table's value filters (stock_leaf.c) ------------------------------------------------
+   Its leaf, block filter and value-to-block map, built in one pass over the table by a format's
+   reader: stock_leaf_begin, then stock_leaf_add for every value (deletions have none) and
+   stock_leaf_end_block after each data block (the readers' end-of-block callback), then
+   stock_leaf_finish, also after a failed begin or read. Caller-owned. */
+typedef struct stock_leaf_build {
+  value_filter_t *leaf;
+  block_filter_builder_t *blocks; /* NULL: no block filter */
+  value_block_map_builder_t *map; /* NULL: no value-to-block map */
+  uint64_t seed;
+  const value_terms_t *terms; /* the items each value is added under; NULL: the whole value */
+  const char *path;           /* the table's, in messages (borrowed) */
+  err_t *err;
+  int rc; /* the first failure, its message in err (it stops the read) */
+} stock_leaf_build_t;
+
+/* Makes the builders for p's m, k, seed and block_bits (the map only with want_map and
+   block_bits); ref_blocks, when not 0, is the table size in blocks the block filter's
+   block_bits are stated for (block_filter_builder_scale). BFH_OK; BFH_E_INVALID for
+   block_bits above BLOCK_FILTER_MAX_BITS; BFH_E_NOMEM. */
+int stock_leaf_begin(stock_leaf_build_t *b, const char *path, const value_index_params_t *p,
+                     const value_terms_t *terms, int want_map, uint32_t ref_blocks, err_t *err);
+/* Adds a value under its items. 0, or 1 (a table visitor's "stop") after a failure. */
+int stock_leaf_add(stock_leaf_build_t *b, const void *val, size_t val_len);
+/* Ends the data block at offset (b: a stock_leaf_build_t). 0, or 1 after a failure: a block
+   the index lists out of file order is BFH_E_CORRUPT. */
+int stock_leaf_end_block(void *b, uint64_t offset, uint64_t size);
+/* Ends the build that the read returned rc for: on BFH_OK out->filter and out->blocks (and
+   out->map_*, when a map was made) are new, owned by the caller. A table whose blocks a map
+   cannot name gets none, its block filter then stated for unmapped_ref_blocks (0: as before).
+   Frees the builders whatever rc; returns rc, or the build's first failure. */
+int stock_leaf_finish(stock_leaf_build_t *b, int rc, uint32_t unmapped_ref_blocks,
+                      index_leaf_read_t *out);
 
 /* ---- Reports to index_sync and the filter cache (stock.c) ---------------------------------- */
 
