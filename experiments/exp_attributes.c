@@ -24,7 +24,9 @@
  *
  * Query rows (kind "query"), over attrs3's database opened again with the stand-alone index
  * (built at that open from the tables), warm, each predicate once unmeasured then --queries
- * times (at least 5; SCAN, the floor, 5 times), the median and quartiles:
+ * times (at least 5, at most 1,000; SCAN, the floor, 5 times), the methods in turn within each
+ * round (so that the shared machine's slow spells fall on them alike), the median and
+ * quartiles:
  *   tag     tag = 't7'                       1% of the keys
  *   age     age = 17                         about 1.1%
  *   and     tag = 't7' AND age = 17          the two meet on 1 key in 900 (0.11%)
@@ -48,12 +50,12 @@
 #include "experiments/exp.h"
 
 #define REPS_SMALL 3
-#define INGEST_GOAL 1.5     /* attrs3 ingest / whole ingest, at most */
-#define BYTES_GOAL 2.0      /* index_bytes per entry per attribute, at most */
+#define INGEST_GOAL 1.5          /* attrs3 ingest / whole ingest, at most */
+#define BYTES_GOAL 2.0           /* index_bytes per entry per attribute, at most */
 #define ORDER_SEED 0x61747472ull /* the put order's permutation */
-#define AND_GOAL 0.5  /* AND / the faster of its parts, at most */
-#define OR_GOAL 1.0   /* OR / the sum of its parts, at most */
-#define AUTO_GOAL 1.0 /* AUTO / STANDALONE on one attribute's equality, at most */
+#define AND_GOAL 0.5             /* AND / the faster of its parts, at most */
+#define OR_GOAL 1.0              /* OR / the sum of its parts, at most */
+#define AUTO_GOAL 1.0            /* AUTO / STANDALONE on one attribute's equality, at most */
 #define SCAN_RUNS 5
 
 static const bfh_attribute ATTRS3[] = {
@@ -182,12 +184,24 @@ static void ingest_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t
 
 /* Whether the value of entry id (entry's) satisfies the query. */
 typedef int (*holds_fn)(uint64_t id);
-static int holds_tag(uint64_t id) { return id % 100 == 7; }
-static int holds_age(uint64_t id) { return id % 90 == 17; }
-static int holds_and(uint64_t id) { return holds_tag(id) && holds_age(id); }
-static int holds_or(uint64_t id) { return holds_tag(id) || holds_age(id); }
-static int holds_in(uint64_t id) { return id % 1000 == 7 || id % 1000 == 8; }
-static int holds_none(uint64_t id) { return (void)id, 0; }
+static int holds_tag(uint64_t id) {
+  return id % 100 == 7;
+}
+static int holds_age(uint64_t id) {
+  return id % 90 == 17;
+}
+static int holds_and(uint64_t id) {
+  return holds_tag(id) && holds_age(id);
+}
+static int holds_or(uint64_t id) {
+  return holds_tag(id) || holds_age(id);
+}
+static int holds_in(uint64_t id) {
+  return id % 1000 == 7 || id % 1000 == 8;
+}
+static int holds_none(uint64_t id) {
+  return (void)id, 0;
+}
 
 enum { Q_TAG, Q_AGE, Q_AND, Q_OR, Q_IN, Q_ABSENT, NQUERIES };
 static const struct query {
@@ -208,11 +222,11 @@ static const bfh_method METHODS[NMETHODS] = {BFH_SEARCH_AUTO, BFH_SEARCH_STANDAL
 
 /* The keys a query found, checked against its predicate: each key's id once, each holding. */
 typedef struct found {
-  uint64_t n;       /* entries */
-  uint8_t *seen;    /* n bits */
+  uint64_t n;    /* entries */
+  uint8_t *seen; /* n bits */
   holds_fn holds;
   uint64_t keys;
-  int bad;          /* a key that does not hold, is not an entry's, or came twice */
+  int bad; /* a key that does not hold, is not an entry's, or came twice */
 } found_t;
 
 static int on_key(void *arg, const void *key, size_t len) {
@@ -242,32 +256,44 @@ typedef struct measured {
   int wrong;
 } measured_t;
 
-static int run_query(bfh_db *db, uint64_t n, const struct query *q, bfh_method method,
-                     int runs, uint64_t want, measured_t *out) {
-  double t[1000];
+/* The methods of one query, their rounds interleaved (each round runs every method once, in
+   turn), so that a slow spell of the shared machine falls on all of them alike and the
+   ratios between them hold: runs[mi] rounds of method mi (SCAN's fewer), after one unmeasured
+   round; the median and quartiles into out[mi]. */
+static int run_query(bfh_db *db, uint64_t n, const struct query *q, const int runs[NMETHODS],
+                     uint64_t want, measured_t out[NMETHODS]) {
+  static double t[NMETHODS][1000];
   found_t f = {.n = n, .seen = malloc(n / 8 + 1), .holds = q->holds};
   if (!f.seen) return BFH_E_NOMEM;
-  int rc = BFH_OK;
-  out->wrong = 0;
-  for (int r = -1; r < runs && rc == BFH_OK; r++) { /* r = -1: the unmeasured first run */
-    memset(f.seen, 0, n / 8 + 1);
-    f.keys = 0;
-    f.bad = 0;
-    double t0 = exp_now();
-    rc = bfh_query(db, q->where, method, 0, on_key, &f, &out->st);
-    if (r >= 0) t[r] = exp_now() - t0;
-    if (rc != BFH_OK)
-      fprintf(stderr, "attributes: %s by %s: %s\n", q->where, bfh_method_name(method),
-              bfh_last_error(db));
-    if (f.bad || f.keys != want) out->wrong = 1;
+  int rc = BFH_OK, rounds = 0;
+  for (int mi = 0; mi < NMETHODS; mi++) {
+    out[mi].wrong = 0;
+    if (runs[mi] > rounds) rounds = runs[mi];
   }
+  for (int r = -1; r < rounds && rc == BFH_OK; r++) /* r = -1: the unmeasured first round */
+    for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++) {
+      if (r >= runs[mi]) continue;
+      memset(f.seen, 0, n / 8 + 1);
+      f.keys = 0;
+      f.bad = 0;
+      double t0 = exp_now();
+      rc = bfh_query(db, q->where, METHODS[mi], 0, on_key, &f, &out[mi].st);
+      if (r >= 0) t[mi][r] = exp_now() - t0;
+      if (rc != BFH_OK)
+        fprintf(stderr, "attributes: %s by %s: %s\n", q->where, bfh_method_name(METHODS[mi]),
+                bfh_last_error(db));
+      if (f.bad || f.keys != want) out[mi].wrong = 1;
+    }
   free(f.seen);
   if (rc != BFH_OK) return rc;
-  exp_times_sort(t, (size_t)runs);
-  out->time_s = exp_times_quantile(t, (size_t)runs, 0.5);
-  out->q1_s = exp_times_quantile(t, (size_t)runs, 0.25);
-  out->q3_s = exp_times_quantile(t, (size_t)runs, 0.75);
-  out->want = want;
+  for (int mi = 0; mi < NMETHODS; mi++) {
+    size_t k = (size_t)runs[mi];
+    exp_times_sort(t[mi], k);
+    out[mi].time_s = exp_times_quantile(t[mi], k, 0.5);
+    out[mi].q1_s = exp_times_quantile(t[mi], k, 0.25);
+    out[mi].q3_s = exp_times_quantile(t[mi], k, 0.75);
+    out[mi].want = want;
+  }
   return BFH_OK;
 }
 
@@ -292,8 +318,8 @@ static double row_ratio(measured_t m[NQUERIES][NMETHODS], int qi, int mi, double
   return 0;
 }
 
-static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int qi,
-                      int mi, int runs, const measured_t *m, double ratio, double goal) {
+static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int qi, int mi,
+                      int runs, const measured_t *m, double ratio, double goal) {
   exp_csv_db_params(csv, x, p);
   exp_csv_str(csv, "kind", "query");
   exp_csv_str(csv, "config", CONFIG_NAMES[ATTRS]);
@@ -342,13 +368,12 @@ static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_para
   }
   uint64_t n = p->wl.n;
   measured_t m[NQUERIES][NMETHODS];
-  int runs = x->queries < 5 ? 5 : x->queries;
+  int runs = x->queries < 5 ? 5 : x->queries > 1000 ? 1000 : x->queries;
   for (int qi = 0; qi < NQUERIES && rc == BFH_OK; qi++) {
     uint64_t want = 0;
     for (uint64_t id = 0; id < n; id++) want += (uint64_t)QUERIES[qi].holds(id);
-    for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++)
-      rc = run_query(db, n, &QUERIES[qi], METHODS[mi], mi == M_SCAN ? SCAN_RUNS : runs, want,
-                     &m[qi][mi]);
+    const int rounds[NMETHODS] = {[M_AUTO] = runs, [M_STANDALONE] = runs, [M_SCAN] = SCAN_RUNS};
+    rc = run_query(db, n, &QUERIES[qi], rounds, want, m[qi]);
   }
   int rc2 = bfh_close(db);
   if (rc != BFH_OK) return rc;

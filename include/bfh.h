@@ -318,8 +318,10 @@ static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_me
    predicate on every value; LEAVES, HIERARCHY, SLICED and AUTO select the tables (and
    blocks) where it may hold from the filters, each (attribute, term) being an item of them;
    STANDALONE answers from the stand-alone index's per-attribute entries (equalities by their
-   terms, ranges and prefixes by scans of them), each key validated; CUCKOO answers whole
-   values only (BFH_E_UNSUPPORTED). newest: 0 reports every key, in any order; K > 0 reports
+   terms, ranges and prefixes by scans of them), each key validated; AUTO takes the
+   stand-alone index instead of the tables its filters selected when its candidates cost less
+   to validate (stats->method_used says so); CUCKOO answers whole values only
+   (BFH_E_UNSUPPORTED). newest: 0 reports every key, in any order; K > 0 reports
    the K keys whose latest write is newest (largest sequence number), newest first (one sequence
    number's keys bytewise by key), or all in that order when fewer match: exact by every method,
    reading tables newest first and stopping once the K are known (doc/query.md "The newest K";

@@ -152,8 +152,10 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
    the result) filled with each leaf's hash under the chosen provider's seed; a plan no filter
    narrows (search_pred_t.read_all) runs as SCAN. STANDALONE, named, answers every predicate
    from its per-attribute indexes (search_standalone_pred: equalities, ranges and prefixes),
-   except the newest K, which runs as AUTO would run it. AUTO never chooses STANDALONE for a
-   predicate; CUCKOO answers whole values only: BFH_E_UNSUPPORTED saying so. */
+   except the newest K, which runs as AUTO would run it. AUTO plans a table method for a
+   predicate and, where the stand-alone index is kept, tries it after the selection
+   (search_query_t.try_standalone); CUCKOO answers whole values only: BFH_E_UNSUPPORTED
+   saying so. */
 int search_prepare_pred(const search_ctx_t *c, const expr_t *expr, const terms_t *terms,
                         bfh_method method, uint64_t newest, search_pred_t *pred, search_query_t *q,
                         err_t *err);
