@@ -62,8 +62,7 @@ typedef struct ycsb_source {
 
 /* Opens source `kind` (0 synth, then the data sets in dataset_kind_t order) for n records, a
    data set's records spread by seed: its values, and the terms of its query and range
-   attributes. On failure (said on stderr) the source is still closed with
-   ycsb_source_close. Client calls ycsb_source_close(). */
+   attributes; BFH_OK or the failure. Client calls ycsb_source_close(), after a failure too. */
 int ycsb_source_open(ycsb_source_t *s, int kind, uint64_t n, uint64_t seed);
 void ycsb_source_close(ycsb_source_t *s);
 
