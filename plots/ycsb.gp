@@ -17,7 +17,7 @@ wx(w) = w eq "A" ? 1 : w eq "B" ? 2 : w eq "C" ? 3 : w eq "D" ? 4 : w eq "E" ? 5
 engines = "lsm leveldb rocksdb"
 methods = "scan hierarchy sliced auto standalone cuckoo"
 quant = "p50_us p99_us"
-params = sprintf("A 50/50 search/update, B 95/5, C searches only, F search + read-modify-write, D 95/5 newest 10 of a word/insert, E 95/5 prefix range/insert; data set %s, %s records, scale %s; every search of the run (histograms within 1%%)", \
+params = sprintf("A 50/50 search/update, B 95/5, C searches only, F search + RMW, D 95/5 newest 10/insert, E 95/5 prefix range/insert; data set %s, %s records, scale %s; every search of the run (histograms within 1%%)", \
   dataset, cell('c("dataset")=="words"', "records"), cell('1', "scale"))
 set logscale y
 set grid
