@@ -6,7 +6,7 @@
  *   A         50% value search, 50% update                 zipfian
  *   B         95% value search,  5% update                 zipfian
  *   C         100% value search                            zipfian
- *   D         95% newest K of a value, 5% insert           latest
+ *   D         95% newest K of a value, 5% insert           latest (K = YCSB_NEWEST_K)
  *   E         95% short value range, 5% insert            zipfian (range length uniform
  *                                                           in 1..YCSB_MAX_RANGE records)
  *   F         50% value search, 50% read-modify-write      zipfian
@@ -42,6 +42,7 @@ typedef enum ycsb_op {
 
 #define YCSB_OPS 6
 #define YCSB_MAX_RANGE 100
+#define YCSB_NEWEST_K 10 /* D asks the newest 10: a page of the latest records, as a feed shows */
 
 /* One workload's mix: the share of each operation (summing to 1) and its distribution. */
 typedef struct ycsb_mix {

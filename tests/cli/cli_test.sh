@@ -701,7 +701,7 @@ expect_status 0 "$bfh" run memory --scale small --min-n 300000 --max-n 300000 --
   --out "$work/mem" --work "$work/mem/db"
 expect_same memory_before "$work/mem/memory.csv"
 rm -rf "$work/mem"
-check "run ycsb: every engine, source, workload and method, by value, by attribute and by range, wrong = 0 in every row"
+check "run ycsb: every engine, source, workload and method, by value, by attribute, by range and newest K, wrong = 0 in every row"
 # Under the sanitizers (10 minutes at 400 operations a method), 100 operations a method: every
 # search of workload C (searches only) is then one of 100.
 ycsb_ops=400
@@ -710,20 +710,26 @@ ycsb_queries=()
 [ "$ycsb_ops" = 400 ] || ycsb_queries=(--queries "$ycsb_ops")
 expect_status 0 "$bfh" run ycsb --scale 2000 "${ycsb_queries[@]}" --no-plot --out "$work/ycsb" \
   --work "$work/ycsb/db"
-# 5 sources x 4 workloads (A, B, C, F) by value; the 4 data sets x 4 workloads by attribute
-# and the 5 sources' ranges (E, whose ranges and inserts are the method's operations), for
-# every method but CUCKOO, which answers whole values only
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
-    split("workload dataset query engine method op ops p50_us p95_us p99_us wrong commit", need, " ")
+# 5 sources x 4 workloads (A, B, C, F) by value; the 4 data sets x 4 workloads by attribute;
+# the 5 sources' ranges (E) and newest 10 (D: synth's of the value, the data sets' of the
+# attribute), whose ranges or newest K and inserts are the method's operations; for every
+# method but CUCKOO, which answers whole values only
+awk -F, 'BEGIN { split("words word oui vendor unicode name wordnet words", qa, " ")
+    for (i = 1; i < 8; i += 2) qattr[qa[i]] = qa[i + 1] }
+  NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
+    split("workload dataset query engine method op ops p50_us p95_us p99_us wrong newest_k commit", need, " ")
     for (j in need) if (!(need[j] in h)) { print "no column " need[j]; bad = 1 }
     next }
   { if ($h["wrong"] != 0) { print "wrong: " $0; bad = 1 }
     if ($h["workload"] == "C" && $h["method"] != "scan" && $h["ops"] != ops) { print "ops: " $0; bad = 1 }
-    if ($h["workload"] == "E" && $h["method"] != "scan") eops[$h["dataset"] " " $h["engine"] " " $h["method"]] += $h["ops"]
-    if ($h["op"] == "search" || $h["op"] == "range") {
-      rows[$h["engine"] " " $h["method"] " " ($h["op"] == "range" ? "range" : $h["query"] == "value" ? "value" : "attr")]++
+    if (($h["workload"] == "E" || $h["workload"] == "D") && $h["method"] != "scan")
+      wops[$h["workload"] " " $h["dataset"] " " $h["engine"] " " $h["method"]] += $h["ops"]
+    if ($h["op"] == "newest" && ($h["newest_k"] != 10 || $h["query"] != ($h["dataset"] == "synth" ? "value" : qattr[$h["dataset"]]))) {
+      print "newest: " $0; bad = 1 }
+    if ($h["op"] == "search" || $h["op"] == "range" || $h["op"] == "newest") {
+      rows[$h["engine"] " " $h["method"] " " ($h["op"] != "search" ? $h["op"] : $h["query"] == "value" ? "value" : "attr")]++
       if (!($h["p50_us"] > 0 && $h["p50_us"] <= $h["p99_us"])) { print "bad latency: " $0; bad = 1 } } }
-  END { for (k in eops) if (eops[k] != ops) { print "E " k ": " eops[k] " ranges and inserts"; bad = 1 }
+  END { for (k in wops) if (wops[k] != ops) { print k ": " wops[k] " ranges or newest K and inserts"; bad = 1 }
     split("lsm leveldb rocksdb", e, " ")
     split("scan leaves hierarchy sliced auto cuckoo", m, " ")
     for (i in e) for (j in m) {
@@ -731,9 +737,11 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
       want = m[j] == "cuckoo" ? 0 : 16
       if (rows[e[i] " " m[j] " attr"] != want) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " attr"] " attribute rows"; bad = 1 }
       want = m[j] == "cuckoo" ? 0 : 5
-      if (rows[e[i] " " m[j] " range"] != want) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " range"] " range rows"; bad = 1 } }
-    if (rows["lsm standalone value"] != 20 || rows["lsm standalone attr"] != 16 || rows["lsm standalone range"] != 5) {
-      print "lsm standalone: " rows["lsm standalone value"] " by value, " rows["lsm standalone attr"] " by attribute, " rows["lsm standalone range"] " by range"; bad = 1 }
+      if (rows[e[i] " " m[j] " range"] != want) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " range"] " range rows"; bad = 1 }
+      if (rows[e[i] " " m[j] " newest"] != want) { print e[i] " " m[j] ": " rows[e[i] " " m[j] " newest"] " newest rows"; bad = 1 } }
+    if (rows["lsm standalone value"] != 20 || rows["lsm standalone attr"] != 16 || rows["lsm standalone range"] != 5 ||
+        rows["lsm standalone newest"] != 5) {
+      print "lsm standalone: " rows["lsm standalone value"] " by value, " rows["lsm standalone attr"] " by attribute, " rows["lsm standalone range"] " by range, " rows["lsm standalone newest"] " newest"; bad = 1 }
     exit bad }' ops="$ycsb_ops" "$work/ycsb/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv"; }
 [ -z "$(ls -A "$work/ycsb/db" 2>/dev/null)" ] || die "run ycsb left databases behind"
 
