@@ -455,20 +455,48 @@ static int table_read_bytes(engine_t *e, engine_view_t *view, reader_t *rd, cons
   return BFH_OK;
 }
 
+/* The weighing of AUTO's trial: the selected tables' block probes, made while the bytes
+   they name cost less than validating the candidates (search_standalone_trial_t.worth). */
+typedef struct weigh {
+  engine_t *e;
+  engine_view_t *view;
+  reader_t *rd;
+  const engine_table_t *tables;
+  size_t n;
+  const uint8_t *scan;
+  bfh_search_stats *st;
+  int rc; /* a probe's failure, else BFH_OK */
+  err_t *err;
+} weigh_t;
+
+static int index_worth(void *arg, uint64_t candidates) {
+  weigh_t *w = arg;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < w->n; i++) {
+    if (search_standalone_budget(bytes) >= candidates) return 1;
+    if (!w->scan[i]) continue;
+    uint64_t b = 0;
+    w->rc = table_read_bytes(w->e, w->view, w->rd, &w->tables[i], w->st, &b, w->err);
+    if (w->rc != BFH_OK) return 0;
+    bytes += b;
+  }
+  return search_standalone_budget(bytes) >= candidates;
+}
+
 static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, reader_t *rd,
                        const engine_table_t *tables, size_t n, const uint8_t *scan, bfh_match_fn fn,
                        void *arg, bfh_search_stats *st, err_t *err) {
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t b = 0;
-    int rc = scan[i] ? table_read_bytes(e, view, rd, &tables[i], st, &b, err) : BFH_OK;
-    if (rc != BFH_OK) return rc;
-    bytes += b;
-  }
-  uint64_t budget = search_standalone_budget(bytes);
+  /* The tables read whole bound what they can cost: no more candidates are worth reading. */
+  uint64_t whole = 0;
+  for (size_t i = 0; i < n; i++)
+    if (scan[i]) whole += tables[i].size;
+  uint64_t budget = search_standalone_budget(whole);
   if (budget == 0) return BFH_NOT_FOUND;
+  weigh_t w = {e, view, rd, tables, n, scan, st, BFH_OK, err};
+  search_standalone_trial_t trial = {budget, index_worth, &w};
   bfh_search_stats s;
-  int rc = search_standalone_pred(in->c, in->pred, budget, fn, arg, &s, err);
+  int rc = search_standalone_pred(in->c, in->pred, &trial, fn, arg, &s, err);
+  if (w.rc != BFH_OK) return w.rc;
   if (rc == BFH_NOT_FOUND) return rc;
   st->method_used = s.method_used;
   st->entries_scanned = s.entries_scanned;

@@ -97,15 +97,23 @@ typedef struct search_provider {
                         err_t *err);
 } search_provider_t;
 
+/* AUTO's trial of the stand-alone index for a predicate (search.c): the index answers only
+   if it has at most max_candidates keys to validate and worth(arg, candidates) says that
+   validating them costs less than the tables. */
+typedef struct search_standalone_trial {
+  uint64_t max_candidates;
+  int (*worth)(void *arg, uint64_t candidates);
+  void *arg;
+} search_standalone_trial_t;
+
 /* BFH_SEARCH_STANDALONE for a predicate (search_standalone_pred.c): the keys the stand-alone
    index holds under the terms that satisfy the leaves of a cover of the predicate as written
    (pred->where), narrowed by the other leaves' postings, each validated against the whole
-   predicate. max_candidates 0: no bound; else, when more than max_candidates keys would be
-   validated, BFH_NOT_FOUND before any is (nothing reported; *out counts the index entries
-   read): AUTO's trial (search.c). out (may be NULL) as a whole-value STANDALONE search fills
-   it. */
+   predicate. trial NULL: always; else, when the trial fails, BFH_NOT_FOUND before any key is
+   validated (nothing reported; *out counts the index entries read). out (may be NULL) as a
+   whole-value STANDALONE search fills it. */
 int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
-                           uint64_t max_candidates, bfh_match_fn fn, void *arg,
+                           const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
                            bfh_search_stats *out, err_t *err);
 
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a

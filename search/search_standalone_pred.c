@@ -123,7 +123,7 @@ static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cov
 }
 
 int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
-                           uint64_t max_candidates, bfh_match_fn fn, void *arg,
+                           const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
                            bfh_search_stats *out, err_t *err) {
   const uint64_t start = clock_now_ns();
   const expr_t *e = pred->where;
@@ -141,7 +141,7 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
   size_t ncover = rc == BFH_OK ? where_cover(e, marks, cover) : 0;
   for (size_t i = 0; i < ncover; i++) in_cover[cover[i]] = 1;
   int over = 0;
-  size_t cover_limit = max_candidates ? LEAF_POSTINGS_PER_CANDIDATE * max_candidates : 0;
+  size_t cover_limit = trial ? LEAF_POSTINGS_PER_CANDIDATE * trial->max_candidates : 0;
   if (rc == BFH_OK)
     rc = read_postings(c->standalone, e, in_cover, cover_limit, &k, unknown, &over,
                        &st.entries_scanned, err);
@@ -157,7 +157,9 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
     k.v[i] = k.v[ncand];
     k.v[ncand++] = keep;
   }
-  if (max_candidates && (over || ncand > max_candidates)) rc = BFH_NOT_FOUND;
+  if (rc == BFH_OK && trial &&
+      (over || ncand > trial->max_candidates || !trial->worth(trial->arg, ncand)))
+    rc = BFH_NOT_FOUND;
   search_pred_match_t m;
   engine_value_test_t test;
   if (rc == BFH_OK) search_pred_test(pred, marks, &m, &test);
