@@ -14,6 +14,12 @@
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 #include "lsm_hooks/engines/stock/stock.h"
+#include "lsm_hooks/engines/foreign_check.h"
+
+/* engine_kind_t.repair_unlock of every stock row: drops a lock foreign_repair_lock took. */
+static void stock_repair_unlock(void *lock) {
+  foreign_repair_unlock(lock);
+}
 
 static const engine_kind_t kinds[] = {
     {.version = ENGINE_KIND_VERSION,

@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "bfh.h"
-#include "lsm_hooks/engines/foreign_check.h"
 #include "util/path.h"
 
 /* ---- File names ------------------------------------------------------------------------- */
@@ -79,10 +78,6 @@ int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err) 
   free(data);
   free(path);
   return rc;
-}
-
-void stock_repair_unlock(void *lock) {
-  foreign_repair_unlock(lock);
 }
 
 /* ---- Tables ------------------------------------------------------------------------------------

@@ -61,9 +61,6 @@ int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists,
    ..." for other contents; BFH_E_IO, BFH_E_NOMEM. */
 int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err);
 
-/* engine_kind_t.repair_unlock of every stock row: drops a lock foreign_repair_lock took. */
-void stock_repair_unlock(void *lock);
-
 /* ---- Keys and tables ------------------------------------------------------------------------ */
 
 /* Orders user keys as LevelDB's and RocksDB's bytewise comparator does: memcmp, then the
