@@ -24,9 +24,9 @@
  *
  * Query rows (kind "query"), over attrs3's database opened again with the stand-alone index
  * (built at that open from the tables), warm, each predicate once unmeasured then --queries
- * times (at least 5, at most 1,000; SCAN, the floor, 5 times), the methods in turn within each
- * round (so that the shared machine's slow spells fall on them alike), the median and
- * quartiles:
+ * times (at least 5, at most 1,000; SCAN, the floor, 5 times), every query by every method in
+ * turn within each round (so that the shared machine's slow spells fall on them alike), the
+ * median and quartiles:
  *   tag     tag = 't7'                       1% of the keys
  *   age     age = 17                         about 1.1%
  *   and     tag = 't7' AND age = 17          the two meet on 1 key in 900 (0.11%)
@@ -256,44 +256,50 @@ typedef struct measured {
   int wrong;
 } measured_t;
 
-/* The methods of one query, their rounds interleaved (each round runs every method once, in
-   turn), so that a slow spell of the shared machine falls on all of them alike and the
-   ratios between them hold: runs[mi] rounds of method mi (SCAN's fewer), after one unmeasured
-   round; the median and quartiles into out[mi]. */
-static int run_query(bfh_db *db, uint64_t n, const struct query *q, const int runs[NMETHODS],
-                     uint64_t want, measured_t out[NMETHODS]) {
-  static double t[NMETHODS][1000];
-  found_t f = {.n = n, .seen = malloc(n / 8 + 1), .holds = q->holds};
+/* Every query by every method, the rounds interleaved (each round runs each query by each
+   method once, in turn), so that a slow spell of the shared machine falls on all of them
+   alike and the ratios between them, across methods and across queries, hold: runs[mi]
+   rounds of method mi (SCAN's fewer), after one unmeasured round; the median and quartiles
+   into out[qi][mi]. want[qi]: the keys query qi holds. */
+static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS],
+                       const uint64_t want[NQUERIES], measured_t out[NQUERIES][NMETHODS]) {
+  static double t[NQUERIES][NMETHODS][1000];
+  found_t f = {.n = n, .seen = malloc(n / 8 + 1)};
   if (!f.seen) return BFH_E_NOMEM;
   int rc = BFH_OK, rounds = 0;
-  for (int mi = 0; mi < NMETHODS; mi++) {
-    out[mi].wrong = 0;
+  for (int mi = 0; mi < NMETHODS; mi++)
     if (runs[mi] > rounds) rounds = runs[mi];
-  }
+  for (int qi = 0; qi < NQUERIES; qi++)
+    for (int mi = 0; mi < NMETHODS; mi++) out[qi][mi].wrong = 0;
   for (int r = -1; r < rounds && rc == BFH_OK; r++) /* r = -1: the unmeasured first round */
-    for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++) {
-      if (r >= runs[mi]) continue;
-      memset(f.seen, 0, n / 8 + 1);
-      f.keys = 0;
-      f.bad = 0;
-      double t0 = exp_now();
-      rc = bfh_query(db, q->where, METHODS[mi], 0, on_key, &f, &out[mi].st);
-      if (r >= 0) t[mi][r] = exp_now() - t0;
-      if (rc != BFH_OK)
-        fprintf(stderr, "attributes: %s by %s: %s\n", q->where, bfh_method_name(METHODS[mi]),
-                bfh_last_error(db));
-      if (f.bad || f.keys != want) out[mi].wrong = 1;
-    }
+    for (int qi = 0; qi < NQUERIES && rc == BFH_OK; qi++)
+      for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++) {
+        if (r >= runs[mi]) continue;
+        measured_t *m = &out[qi][mi];
+        memset(f.seen, 0, n / 8 + 1);
+        f.keys = 0;
+        f.bad = 0;
+        f.holds = QUERIES[qi].holds;
+        double t0 = exp_now();
+        rc = bfh_query(db, QUERIES[qi].where, METHODS[mi], 0, on_key, &f, &m->st);
+        if (r >= 0) t[qi][mi][r] = exp_now() - t0;
+        if (rc != BFH_OK)
+          fprintf(stderr, "attributes: %s by %s: %s\n", QUERIES[qi].where,
+                  bfh_method_name(METHODS[mi]), bfh_last_error(db));
+        if (f.bad || f.keys != want[qi]) m->wrong = 1;
+      }
   free(f.seen);
   if (rc != BFH_OK) return rc;
-  for (int mi = 0; mi < NMETHODS; mi++) {
-    size_t k = (size_t)runs[mi];
-    exp_times_sort(t[mi], k);
-    out[mi].time_s = exp_times_quantile(t[mi], k, 0.5);
-    out[mi].q1_s = exp_times_quantile(t[mi], k, 0.25);
-    out[mi].q3_s = exp_times_quantile(t[mi], k, 0.75);
-    out[mi].want = want;
-  }
+  for (int qi = 0; qi < NQUERIES; qi++)
+    for (int mi = 0; mi < NMETHODS; mi++) {
+      measured_t *m = &out[qi][mi];
+      size_t k = (size_t)runs[mi];
+      exp_times_sort(t[qi][mi], k);
+      m->time_s = exp_times_quantile(t[qi][mi], k, 0.5);
+      m->q1_s = exp_times_quantile(t[qi][mi], k, 0.25);
+      m->q3_s = exp_times_quantile(t[qi][mi], k, 0.75);
+      m->want = want[qi];
+    }
   return BFH_OK;
 }
 
@@ -369,12 +375,11 @@ static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_para
   uint64_t n = p->wl.n;
   measured_t m[NQUERIES][NMETHODS];
   int runs = x->queries < 5 ? 5 : x->queries > 1000 ? 1000 : x->queries;
-  for (int qi = 0; qi < NQUERIES && rc == BFH_OK; qi++) {
-    uint64_t want = 0;
-    for (uint64_t id = 0; id < n; id++) want += (uint64_t)QUERIES[qi].holds(id);
-    const int rounds[NMETHODS] = {[M_AUTO] = runs, [M_STANDALONE] = runs, [M_SCAN] = SCAN_RUNS};
-    rc = run_query(db, n, &QUERIES[qi], rounds, want, m[qi]);
-  }
+  uint64_t want[NQUERIES] = {0};
+  for (int qi = 0; qi < NQUERIES; qi++)
+    for (uint64_t id = 0; id < n; id++) want[qi] += (uint64_t)QUERIES[qi].holds(id);
+  const int rounds[NMETHODS] = {[M_AUTO] = runs, [M_STANDALONE] = runs, [M_SCAN] = SCAN_RUNS};
+  if (rc == BFH_OK) rc = run_queries(db, n, rounds, want, m);
   int rc2 = bfh_close(db);
   if (rc != BFH_OK) return rc;
   for (int qi = 0; qi < NQUERIES; qi++)
