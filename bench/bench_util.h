@@ -1,5 +1,5 @@
-/* What the benchmark programs share: a monotonic clock, orders and medians, the removal of a
- * scratch directory, and the entries the stock-engine benches write.
+/* What the benchmark programs share: the library's monotonic clock (util/clock.h), orders and
+ * medians, the removal of a scratch directory, and the entries the stock-engine benches write.
  * Header-only: each bench/<name>.c is one program.
  */
 #ifndef BFH_BENCH_BENCH_UTIL_H
@@ -11,14 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/random.h"
-
-/* Nanoseconds on the monotonic clock. */
-static inline uint64_t bench_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* qsort's order of doubles, for medians. */
 static inline int bench_cmp_double(const void *a, const void *b) {

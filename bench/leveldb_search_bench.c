@@ -67,13 +67,13 @@ static uint64_t ingest_leveldb(const char *path, uint64_t n) {
   if (err) die(path, err);
   leveldb_writeoptions_t *wo = leveldb_writeoptions_create();
   char key[17], val[4096];
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   for (uint64_t i = 0; i < n; i++) {
     bench_stock_key(i, key);
     leveldb_put(db, wo, key, 16, val, bench_stock_value(i, value_bytes, val), &err);
     if (err) die("put", err);
   }
-  uint64_t t = bench_now_ns() - t0;
+  uint64_t t = clock_now_ns() - t0;
   leveldb_writeoptions_destroy(wo);
   leveldb_close(db);
   leveldb_options_destroy(o);
@@ -106,14 +106,14 @@ static bfh_db *open_bfh(const char *path, int filters) {
    has every table indexed. */
 static uint64_t ingest_bfh(const char *path, uint64_t n, int filters, uint64_t *catchup) {
   bfh_db *db = open_bfh(path, filters);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   put_range(db, 0, n);
-  uint64_t t = bench_now_ns() - t0;
-  t0 = bench_now_ns();
+  uint64_t t = clock_now_ns() - t0;
+  t0 = clock_now_ns();
   bfh_search_stats st;
   if (bfh_search(db, "absent", 6, BFH_SEARCH_HIERARCHY, NULL, NULL, &st) != BFH_OK)
     die("search", bfh_last_error(db));
-  *catchup = bench_now_ns() - t0;
+  *catchup = clock_now_ns() - t0;
   bfh_close(db);
   return t;
 }
@@ -122,7 +122,7 @@ static uint64_t ingest_bfh(const char *path, uint64_t n, int filters, uint64_t *
 static uint64_t iterator_scan(leveldb_t *db, const char *val, size_t vl, uint64_t *hits) {
   leveldb_readoptions_t *ro = leveldb_readoptions_create();
   leveldb_readoptions_set_fill_cache(ro, 0);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   leveldb_iterator_t *it = leveldb_create_iterator(db, ro);
   *hits = 0;
   for (leveldb_iter_seek_to_first(it); leveldb_iter_valid(it); leveldb_iter_next(it)) {
@@ -131,7 +131,7 @@ static uint64_t iterator_scan(leveldb_t *db, const char *val, size_t vl, uint64_
     if (n == vl && memcmp(v, val, vl) == 0) (*hits)++;
   }
   leveldb_iter_destroy(it);
-  uint64_t t = bench_now_ns() - t0;
+  uint64_t t = clock_now_ns() - t0;
   leveldb_readoptions_destroy(ro);
   return t;
 }
@@ -232,17 +232,17 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
   leveldb_options_destroy(o);
 
   /* 3b. bfh: open (indexes every table, then from the cache), then every method. */
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   bfh_db *db = open_bfh(path, 1);
-  uint64_t t_open = bench_now_ns() - t0;
+  uint64_t t_open = clock_now_ns() - t0;
   engine_leveldb_stats_t es;
   engine_leveldb_get_stats(bfh_internal_engine(db), &es);
   printf("open,index_all_tables,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
          (unsigned long long)es.index.tables_read);
   bfh_close(db);
-  t0 = bench_now_ns();
+  t0 = clock_now_ns();
   db = open_bfh(path, 1);
-  t_open = bench_now_ns() - t0;
+  t_open = clock_now_ns() - t0;
   engine_leveldb_get_stats(bfh_internal_engine(db), &es);
   printf("open,from_filter_cache,%llu,%.1f,,,%llu,,\n", (unsigned long long)num, t_open / 1e6,
          (unsigned long long)es.index.tables_cached);
@@ -291,12 +291,12 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       value_filter_t *f;
       ldb_read_stats_t st = {0};
       err_t e;
-      t0 = bench_now_ns();
+      t0 = clock_now_ns();
       if (ldb_filter_build(env_default(), best, BFH_DEFAULT_VALUE_FILTER_BITS,
                            bfh_internal_filter_hashes(&dflt),
                            BFH_DEFAULT_HASH_SEED, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
         die("ldb_filter_build", e.msg);
-      t[q] = bench_now_ns() - t0;
+      t[q] = clock_now_ns() - t0;
       entries = st.entries;
       value_filter_destroy(f);
     }
@@ -487,10 +487,10 @@ static uint64_t view_cost(bfh_db *db, int times) {
   for (int i = 0; i < times; i++) {
     engine_view_t *v;
     err_t err;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = clock_now_ns();
     if (e->ops->view_acquire(e, &v, &err) != BFH_OK) die("view_acquire", err.msg);
     e->ops->view_release(e, v);
-    t[i] = bench_now_ns() - t0;
+    t[i] = clock_now_ns() - t0;
   }
   return bench_median_u64(t, times);
 }

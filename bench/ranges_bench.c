@@ -78,7 +78,7 @@ static int64_t n_of(const cfg_t *c, uint64_t q) {
 
 static void load(const cfg_t *c, bfh_db *db) {
   uint64_t mv = coprime(c->num, 1000003), mk = coprime(c->num, 104729);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   for (uint64_t i = 0; i < c->num; i++) {
     uint64_t q = (i * mv) % c->num, k = (i * mk) % c->num;
     char key[24], val[64];
@@ -96,7 +96,7 @@ static void load(const cfg_t *c, bfh_db *db) {
   if (standalone_wait_idle(bfh_internal_standalone(db), &err) != BFH_OK)
     die("wait (stand-alone index)", err.code, db);
   fprintf(stderr, "ranges_bench: loaded %" PRIu64 " records in %.1f s\n", c->num,
-          (double)(bench_now_ns() - t0) / 1e9);
+          (double)(clock_now_ns() - t0) / 1e9);
 }
 
 /* The keys of one run (for the gets) and their count. */
@@ -136,7 +136,7 @@ static uint64_t cpu_now_ns(void) {
 }
 
 static tm2_t tm_now(void) {
-  return (tm2_t){bench_now_ns(), cpu_now_ns()};
+  return (tm2_t){clock_now_ns(), cpu_now_ns()};
 }
 
 static tm2_t tm_since(tm2_t t0) {

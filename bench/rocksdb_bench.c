@@ -103,13 +103,13 @@ static uint64_t stock_write(const char *path, uint64_t num) {
   if (err) die(path, err);
   rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
   char key[17], val[4096];
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   for (uint64_t i = 0; i < num; i++) {
     bench_stock_key(i, key);
     rocksdb_put(db, wo, key, 16, val, bench_stock_value(i, value_bytes, val), &err);
     if (err) die("rocksdb_put", err);
   }
-  uint64_t t = bench_now_ns() - t0;
+  uint64_t t = clock_now_ns() - t0;
   wait_quiet(db);
   uint64_t files, bytes;
   int level;
@@ -126,7 +126,7 @@ static uint64_t stock_write(const char *path, uint64_t num) {
 static uint64_t iterator_scan(rocksdb_t *db, const char *val, size_t vl, uint64_t *hits) {
   rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
   rocksdb_readoptions_set_fill_cache(ro, 0);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
   *hits = 0;
   for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
@@ -138,7 +138,7 @@ static uint64_t iterator_scan(rocksdb_t *db, const char *val, size_t vl, uint64_
   rocksdb_iter_get_error(it, &err);
   if (err) die("rocksdb iterator", err);
   rocksdb_iter_destroy(it);
-  uint64_t t = bench_now_ns() - t0;
+  uint64_t t = clock_now_ns() - t0;
   rocksdb_readoptions_destroy(ro);
   return t;
 }
@@ -205,13 +205,13 @@ static void search_mode(const char *base, uint64_t num, uint64_t unflushed, int 
   printf("load,,rocksdb_put,%llu,%.1f,,,,,,,,\n", (unsigned long long)num, t_load / 1e6);
   fflush(stdout);
 
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   bfh_db *db = open_bfh(path, 1, ROCKSDB_WRITE_BUFFER);
-  uint64_t t_open = bench_now_ns() - t0;
+  uint64_t t_open = clock_now_ns() - t0;
   bfh_db_stats before, after;
-  t0 = bench_now_ns();
+  t0 = clock_now_ns();
   wait_indexed(db, &before);
-  uint64_t t_settle = bench_now_ns() - t0;
+  uint64_t t_settle = clock_now_ns() - t0;
   printf("open,,bfh_open,%llu,%.1f,,,,,,,,\n", (unsigned long long)num, t_open / 1e6);
   printf("open,,until_indexed_and_stable,%llu,%.1f,,,,,,,,\n", (unsigned long long)num,
          t_settle / 1e6);
@@ -304,15 +304,15 @@ static void search_mode(const char *base, uint64_t num, uint64_t unflushed, int 
 static uint64_t ingest(const char *path, uint64_t n, int filters, uint64_t *loop) {
   bench_rm_rf("rocksdb_bench", path);
   bfh_db *db = open_bfh(path, filters, 0);
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   put_range(db, 0, n);
-  *loop = bench_now_ns() - t0;
+  *loop = clock_now_ns() - t0;
   if (bfh_flush(db) != BFH_OK) die("bfh_flush", bfh_last_error(db));
   bfh_search_stats st;
   if (bfh_search(db, "absent", 6, BFH_SEARCH_AUTO, NULL, NULL, &st) != BFH_OK)
     die("bfh_search", bfh_last_error(db));
   bfh_close(db); /* with value filters: writes the live tables' filter caches */
-  return bench_now_ns() - t0;
+  return clock_now_ns() - t0;
 }
 
 static void ingest_mode(const char *base, uint64_t n, int runs, int keep) {

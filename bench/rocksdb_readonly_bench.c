@@ -111,9 +111,9 @@ static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint6
                 : kind == KIND_MEMTABLE ? mem_value_of(i, v)
                                         : absent_value_of(i, v);
     bfh_search_stats st;
-    uint64_t hits = 0, t0 = bench_now_ns();
+    uint64_t hits = 0, t0 = clock_now_ns();
     int rc = bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_hit, &hits, &st);
-    t[q] = bench_now_ns() - t0;
+    t[q] = clock_now_ns() - t0;
     if (rc != BFH_OK) die(KIND_NAMES[kind], bfh_last_error(db));
     cost_add(cost, &st);
     if (hits != (kind == KIND_ABSENT ? 0u : 1u)) {
@@ -132,7 +132,7 @@ static uint64_t median_kind(bfh_db *db, int kind, uint64_t n, int queries, uint6
    program without bfh finds a value); the time in ns, the matches in *hits. */
 static uint64_t iterator_scan(rocksdb_t *rdb, const char *v, size_t vl, uint64_t *hits) {
   rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   rocksdb_iterator_t *it = rocksdb_create_iterator(rdb, ro);
   *hits = 0;
   for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
@@ -141,7 +141,7 @@ static uint64_t iterator_scan(rocksdb_t *rdb, const char *v, size_t vl, uint64_t
     if (l == vl && memcmp(x, v, vl) == 0) ++*hits;
   }
   rocksdb_iter_destroy(it);
-  uint64_t ns = bench_now_ns() - t0;
+  uint64_t ns = clock_now_ns() - t0;
   rocksdb_readoptions_destroy(ro);
   return ns;
 }
@@ -157,19 +157,19 @@ static bfh_db *open_ro_measured(const char *dir, const char *idx, first_t *f, ui
   opt.read_only = 1;
   opt.index_dir = idx;
   bfh_db *db;
-  uint64_t r0 = rchar(), t0 = bench_now_ns();
+  uint64_t r0 = rchar(), t0 = clock_now_ns();
   if (bfh_open(dir, &opt, &db) != BFH_OK) die("read-only open", bfh_last_error(NULL));
-  f->open_ns = bench_now_ns() - t0;
+  f->open_ns = clock_now_ns() - t0;
   uint64_t r1 = rchar();
   f->open_rchar = r1 - r0;
   char v[64];
   size_t vl = value_of(num / 3, v);
   bfh_search_stats st;
   uint64_t hits = 0;
-  t0 = bench_now_ns();
+  t0 = clock_now_ns();
   if (bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_hit, &hits, &st) != BFH_OK || hits != 1)
     die("first search", bfh_last_error(db));
-  f->search_ns = bench_now_ns() - t0;
+  f->search_ns = clock_now_ns() - t0;
   f->search_rchar = rchar() - r1;
   f->search_bytes = st.bytes_read;
   return db;
@@ -231,7 +231,7 @@ int main(int argc, char **argv) {
     perm[i - 1] = perm[j];
     perm[j] = t;
   }
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   for (uint64_t n = 0; n < num; n++) {
     char k[32], v[64];
     int kl = sprintf(k, "key%010llu", (unsigned long long)perm[n]);
@@ -249,7 +249,7 @@ int main(int argc, char **argv) {
                                  prop_u64(rdb, "rocksdb.compaction-pending"));
        i++)
     usleep(1000);
-  uint64_t load_ns = bench_now_ns() - t0;
+  uint64_t load_ns = clock_now_ns() - t0;
   uint64_t tables = 0, table_bytes = 0;
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(rdb);
   for (int i = 0; i < rocksdb_livefiles_count(lf); i++, tables++)

@@ -82,7 +82,7 @@ static uint64_t load(const cfg_t *c, const workload_t *w, const char *dir, int f
   if (rc != BFH_OK) die("open", rc, NULL);
   int tty = isatty(2);
   double c0 = cpu_s();
-  uint64_t t0 = bench_now_ns();
+  uint64_t t0 = clock_now_ns();
   char k[WORKLOAD_MAX_BYTES], v[WORKLOAD_MAX_BYTES];
   for (uint64_t i = 0; i < c->num; i++) {
     size_t kl = workload_put_key(w, i, k), vl = workload_put_value(w, i, v);
@@ -94,7 +94,7 @@ static uint64_t load(const cfg_t *c, const workload_t *w, const char *dir, int f
   if ((rc = bfh_flush(db)) != BFH_OK) die("flush", rc, db);
   err_t err;
   if (engine_lsm_wait_idle(bfh_internal_engine(db), &err) != BFH_OK) die("wait", err.code, db);
-  uint64_t t = bench_now_ns() - t0;
+  uint64_t t = clock_now_ns() - t0;
   g_load_cpu = cpu_s() - c0;
   if (tty) fprintf(stderr, "\r%60s\r", "");
   bfh_close(db);
