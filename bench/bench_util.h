@@ -14,6 +14,17 @@
 #include "util/clock.h"
 #include "util/random.h"
 
+/* The greatest common divisor of a and b (0 and 0: 0): a multiplier prime to n permutes
+   [0, n) by i -> i * a mod n. */
+static inline uint64_t bench_gcd(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /* qsort's order of doubles, for medians. */
 static inline int bench_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

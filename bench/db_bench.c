@@ -71,15 +71,6 @@ static void make_key(char *buf, const params_t *p, uint64_t i, char tail) {
 }
 
 /* A permutation of [0, num): i -> (i * a + c) mod num with gcd(a, num) = 1. */
-static uint64_t gcd(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 typedef struct perm {
   uint64_t a, c, n;
 } perm_t;
@@ -89,7 +80,7 @@ static void perm_init(perm_t *pm, uint64_t n, uint64_t seed) {
   rng_init(&r, seed);
   pm->n = n;
   pm->a = (rng_next(&r) % n) | 1;
-  while (gcd(pm->a, n) != 1) pm->a += 2;
+  while (bench_gcd(pm->a, n) != 1) pm->a += 2;
   pm->c = rng_next(&r) % n;
 }
 

@@ -56,18 +56,9 @@ static void die(const char *what, int rc, bfh_db *db) {
   exit(1);
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b) {
-  while (b) {
-    uint64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* A multiplier prime to num near m: i -> i * it mod num is a permutation. */
 static uint64_t coprime(uint64_t num, uint64_t m) {
-  while (gcd(m % num ? m % num : 1, num) != 1) m++;
+  while (bench_gcd(m % num ? m % num : 1, num) != 1) m++;
   return m % num ? m % num : 1;
 }
 
