@@ -13,15 +13,8 @@
 #   RUNS   runs of each search (default 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-commit=$(git rev-parse --short=12 HEAD)
-git diff --quiet HEAD -- . ':!measurements' || commit="$commit-dirty"
-build=${BUILD:-build-rel}
-if [ ! -x "$build/bfh" ]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF \
-    -DBFH_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target bfh_cli >/dev/null
-fi
-bfh=$build/bfh
+. scripts/measure-common.sh
+bfh=$(bfh_cli)
 num=${NUM:-1000000}
 runs=${RUNS:-5}
 out=${OUT:-measurements/query/newest-$num.csv}

@@ -11,9 +11,7 @@
 #   OUT    the CSV (default measurements/ranges/warm-NUM.csv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-commit=$(git rev-parse --short=12 HEAD)
-git diff --quiet HEAD -- . ':!measurements' || commit="$commit-dirty"
-build=${BUILD:-build-rel}
+. scripts/measure-common.sh
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBFH_BUILD_TESTS=OFF >/dev/null
 fi
