@@ -198,6 +198,28 @@ static int probe_pred(reader_t *rd, uint64_t number, uint32_t *nblocks, block_ma
   return BFH_OK;
 }
 
+/* Probes table `number`'s map or block filter for rd's value or predicate: rd->refs gets the
+   blocks that may hold it, in file order, *nblocks how many the map or filter covers; the map
+   chunks read are counted in st and their bytes (from the table or a cache file) added to
+   *bytes_read. Returns as block_index_probe. */
+static int probe_table(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                       uint32_t *nblocks, bfh_search_stats *st, uint64_t *bytes_read, err_t *err) {
+  map_read_t mr = {e, view, number};
+  /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
+  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
+  int rc = rd->pred ? probe_pred(rd, number, nblocks, &io, err)
+                    : block_index_probe(rd->blocks, number, rd->hash, &rd->refs, nblocks, &io, err);
+  st->map_chunks_read += io.chunks_read;
+  *bytes_read += io.bytes_read;
+  return rc;
+}
+
+/* Whether the blocks a probe named (rd->refs) of a table of nblocks are few enough to read one
+   by one rather than the whole table. */
+static int few_blocks(const reader_t *rd, uint32_t nblocks) {
+  return rd->refs.n <= WHOLE_TABLE_SHARE * nblocks;
+}
+
 /* Reads table `number` through its value-to-block map or its block filter: only the blocks
    that may hold val. A table without either is read whole. So is one whose read through
    them fails as corrupt (a map chunk or a named block that does not check out): if the
@@ -208,14 +230,7 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
                           const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
                           bfh_search_stats *st, err_t *err) {
   uint32_t nblocks = 0;
-  map_read_t mr = {e, view, number};
-  /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
-  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
-  int rc = rd->pred
-               ? probe_pred(rd, number, &nblocks, &io, err)
-               : block_index_probe(rd->blocks, number, rd->hash, &rd->refs, &nblocks, &io, err);
-  st->map_chunks_read += io.chunks_read;
-  ss->bytes_read += io.bytes_read; /* the chunks, from the table or a cache file */
+  int rc = probe_table(e, view, rd, number, &nblocks, st, &ss->bytes_read, err);
   if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, test, c, ss, st, err);
   if (rc == BFH_E_CORRUPT) {
     err_t why = *err;
@@ -226,8 +241,7 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   if (rc != BFH_OK) return rc;
   st->block_filters_probed++;
   if (rd->refs.n == 0) return BFH_OK;
-  if (rd->refs.n > WHOLE_TABLE_SHARE * nblocks)
-    return scan_whole(e, view, number, test, c, ss, st, err);
+  if (!few_blocks(rd, nblocks)) return scan_whole(e, view, number, test, c, ss, st, err);
   rc = engine_scan_blocks(e, view, number, rd->refs.v, rd->refs.n, test, collect_key, c, ss, err);
   if (rc == BFH_OK) {
     st->tables_scanned++;
@@ -443,15 +457,13 @@ static int table_read_bytes(engine_t *e, engine_view_t *view, reader_t *rd, cons
   *bytes = t->size;
   if (!rd->by_blocks) return BFH_OK;
   uint32_t nblocks = 0;
-  map_read_t mr = {e, view, t->number};
-  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
-  int rc = probe_pred(rd, t->number, &nblocks, &io, err);
-  st->map_chunks_read += io.chunks_read;
+  uint64_t chunk_bytes = 0;
+  int rc = probe_table(e, view, rd, t->number, &nblocks, st, &chunk_bytes, err);
   /* Without a filter or map, or with one that does not check out, the table is read whole
      (a damaged one is reported by that read). */
   if (rc == BFH_NOT_FOUND || rc == BFH_E_CORRUPT) return BFH_OK;
   if (rc != BFH_OK) return rc;
-  if (nblocks && rd->refs.n <= WHOLE_TABLE_SHARE * nblocks) *bytes = t->size * rd->refs.n / nblocks;
+  if (few_blocks(rd, nblocks)) *bytes = nblocks ? t->size * rd->refs.n / nblocks : 0;
   return BFH_OK;
 }
 
