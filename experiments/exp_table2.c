@@ -85,7 +85,7 @@ static int synthetic_rows(exp_csv_t *csv, const exp_ctx_t *x) {
 int exp_table2(const exp_ctx_t *x) {
   static const uint64_t small[] = {100000, 300000, 1000000, 0};
   static const uint64_t medium[] = {1000000, 10000000, 0};
-  static const uint64_t paper[] = {10000000, 50000000, 100000000, 0};
+  static const uint64_t paper[] = {10000000, 50000000, 100000000, 500000000, 0};
   const uint64_t *ns = exp_sizes(x, paper, medium, small);
   const char *extra[] = {"source",
                          "tables",
