@@ -26,6 +26,7 @@
 #include "lsm/compaction.h"
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
+#include "lsm/level_iter.h"
 #include "util/env.h"
 #include "lsm/iterator.h"
 #include "lsm/log.h"
@@ -1260,18 +1261,19 @@ lsm_iter_t *lsm_iter_create(lsm_db_t *db) {
   if (rc == ST_OK) {
     children[k++] = memtable_iterator_create(it->vw.mem);
     if (it->vw.imm) children[k++] = memtable_iterator_create(it->vw.imm);
-    for (int l = 0; l < LSM_NUM_LEVELS && rc == ST_OK; l++) {
-      size_t nl = it->vw.v->nfiles[l];
-      for (size_t i = 0; i < nl && rc == ST_OK; i++) {
-        /* L0 newest first, so that equal keys come from the newest source first. */
-        lsm_file_meta_t *f = it->vw.v->files[l][l == 0 ? nl - 1 - i : i];
-        table_t *t;
-        rc = file_table(db, f, &t, &it->err);
-        children[k++] =
-            rc == ST_OK ? table_iterator_create(t) : iterator_empty_create(rc, &it->err);
-        rc = ST_OK; /* the error surfaces through the merged iterator's status */
-      }
+    /* L0's files overlap: one child each, newest first, so that equal keys come from the
+       newest source first. A deeper level's are disjoint: one child for the level. */
+    size_t n0 = it->vw.v->nfiles[0];
+    for (size_t i = 0; i < n0; i++) {
+      table_t *t;
+      rc = file_table(db, it->vw.v->files[0][n0 - 1 - i], &t, &it->err);
+      children[k++] = rc == ST_OK ? table_iterator_create(t) : iterator_empty_create(rc, &it->err);
+      rc = ST_OK; /* the error surfaces through the merged iterator's status */
     }
+    for (int l = 1; l < LSM_NUM_LEVELS; l++)
+      if (it->vw.v->nfiles[l])
+        children[k++] =
+            level_iterator_create(it->vw.v->files[l], it->vw.v->nfiles[l], env_open_table, db);
     for (size_t i = 0; i < k; i++)
       if (!children[i]) rc = ST_E_NOMEM;
   }
