@@ -1,9 +1,9 @@
-/* foreign_check: what the checks of a LevelDB and a RocksDB directory (bfh_check;
- * leveldb/ldb_verify.c, rocksdb/rdb_verify.c) share. Each engine reads its own CURRENT,
- * MANIFEST, tables and logs with its own readers; this module keeps the tally (files, bytes,
- * damage), turns a reader's result into a damage report, checks the filter cache
- * (bfh-filters/, leaf_cache.h) and tells which process holds the database's LOCK. Nothing
- * here writes.
+/* foreign_check: what the checks of a LevelDB and a RocksDB directory (bfh_check: the driver
+ * stock/stock_check.c over leveldb/ldb_verify.c, rocksdb/rdb_verify.c) and their repairs
+ * share. Each format reads its own CURRENT, MANIFEST, tables and logs with its own readers;
+ * this module keeps the tally (files, bytes, damage), turns a reader's result into a damage
+ * report, checks the filter cache (bfh-filters/, leaf_cache.h) and tells which process holds
+ * the database's LOCK. Nothing here writes.
  */
 #ifndef BFH_LSM_HOOKS_ENGINES_FOREIGN_CHECK_H
 #define BFH_LSM_HOOKS_ENGINES_FOREIGN_CHECK_H
@@ -16,25 +16,23 @@
 #include "util/err.h"
 
 typedef struct foreign_check {
-  env_t *io;               /* borrowed */
-  const char *dir;         /* the database directory; borrowed */
-  engine_damage_fn damage; /* told of every damaged file; may be NULL */
-  void *arg;               /* damage's */
+  env_t *io;                /* borrowed */
+  const char *dir;          /* the database directory; borrowed */
+  engine_damage_fn damage;  /* told of every damaged file; may be NULL */
+  void *arg;                /* damage's */
   engine_check_stats_t *st; /* the tally; borrowed */
-  int unsupported_checked; /* 1: a file a reader cannot decode (BFH_E_UNSUPPORTED) is reported
-                              as "not checked: ..." and the check goes on (RocksDB, whose
-                              options bfh does not all read); 0: it ends the check */
+  int unsupported_checked;  /* 1: a file a reader cannot decode (BFH_E_UNSUPPORTED) is reported
+                               as "not checked: ..." and the check goes on (RocksDB, whose
+                               options bfh does not all read); 0: it ends the check */
 } foreign_check_t;
 
 /* Counts damage at offset of file (a name relative to the directory) and tells c->damage. */
-void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset,
-                          const char *what);
+void foreign_check_report(foreign_check_t *c, const char *file, uint64_t offset, const char *what);
 
 /* A reader's result rc (its error e) for file: BFH_OK when the file was read whole or is gone
    (deleted meanwhile), or its damage was reported; an I/O or memory failure is returned, with
    e copied into err. */
-int foreign_check_result(foreign_check_t *c, const char *file, int rc, const err_t *e,
-                         err_t *err);
+int foreign_check_result(foreign_check_t *c, const char *file, int rc, const err_t *e, err_t *err);
 
 /* Counts the file at path (its size into *size, 0 if it cannot be had) in c->st. */
 void foreign_check_count(foreign_check_t *c, const char *path, uint64_t *size);
@@ -51,8 +49,8 @@ typedef struct foreign_tables {
    built again at the next open, told with "(harmless: ...)" and counted in *cache_damaged, not
    in c->st->damaged. A table that gives no tag is not judged here: its own check reports it.
    BFH_OK, or the failure to list the directory. */
-int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m,
-                        uint32_t k, uint64_t seed, uint64_t *cache_damaged, err_t *err);
+int foreign_check_cache(foreign_check_t *c, const foreign_tables_t *tables, uint64_t m, uint32_t k,
+                        uint64_t seed, uint64_t *cache_damaged, err_t *err);
 
 /* Takes a shared lock on dir (*lock, for env_unlock) so that no bfh handle opens it during
    the check, and refuses a database another process holds open: the engine's LOCK (a POSIX

@@ -7,8 +7,9 @@
  *                 views, and the background thread that has index_sync read new tables
  *   reads.c       a table read for a search or for its filters (both engines)
  *   filter.c      a table's value filter and block filter, built by reading the table
- *   precheck.c    what LevelDB's recovery would accept silently, refused before its open
- *   ldb_repair.c, ldb_verify.c  bfh_repair, bfh_tables and bfh_check of a LevelDB database
+ *   ldb_repair.c  bfh_repair of a LevelDB database
+ *   ldb_verify.c  bfh_tables, bfh_check and the check before its open (precheck.h): the
+ *                 stock check's hooks (stock/stock_check.h)
  * Beside this folder: ../leveldb_ro/ the read-only engine (bfh_options.read_only: no LevelDB,
  * the MANIFEST replayed by bfh; its consistency argument is at the top of readonly.c), and
  * ../../leveldb_format/ the readers of LevelDB's files (ldb_table, ldb_log, ldb_version_edit,

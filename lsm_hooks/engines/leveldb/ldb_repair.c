@@ -20,13 +20,8 @@
  * the whole of LOCK, so that no LevelDB program (another process) opens the database in
  * between.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm/table.h"
@@ -34,7 +29,6 @@
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/stock/stock.h"
 #include "util/path.h"
 

@@ -9,8 +9,9 @@
  *   - a MANIFEST that lost its last edits (truncated or damaged as above) opens an older
  *     version: the tables those edits added are deleted as obsolete, and the logs they made
  *     obsolete are gone already, so their keys are lost.
- * This module reads CURRENT, the MANIFEST it names and every log LevelDB would replay with
- * bfh's own readers (leveldb_format/ldb_log.h, every checksum verified, LDB_LOG_CHECK_TAIL), parses every
+ * ldb_precheck_dir (ldb_verify.c: stock_check_precheck over LevelDB's hooks) reads CURRENT,
+ * the MANIFEST it names and every log LevelDB would replay with bfh's own readers
+ * (leveldb_format/ldb_log.h, every checksum verified, LDB_LOG_CHECK_TAIL), parses every
  * version edit, and checks that the oldest live log the MANIFEST names still exists (LevelDB
  * deletes a log only after an edit naming a newer one is written, so a missing one means lost
  * edits). It writes nothing.

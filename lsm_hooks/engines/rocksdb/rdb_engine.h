@@ -31,33 +31,25 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
 int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err);
 
 /* engine_kind_t.describe (bfh_tables): the table's entries and key range read from its bytes
-   (rdb_describe.c). */
+   (rdb_verify.c). */
 int rdb_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
-/* engine_kind_t.check of the row "rocksdb" (rdb_verify.c): every file of the closed database in
-   dir read with bfh's readers (CURRENT, the MANIFEST replayed, every live table whole, the live
-   WALs, and with p->m != 0 the filter cache against its tables). Damage goes to damage(arg, file,
-   offset, what) and st->damaged; the filter cache's to *cache_damaged ("(harmless: ...)").
-   BFH_OK when the check ran; BFH_E_BUSY if the database is open (a bfh handle's flock, or
-   RocksDB's LOCK held by another process); BFH_E_INVALID for a directory that holds no RocksDB
-   database or another engine's; BFH_E_IO, BFH_E_NOMEM. rdb_verify_dir reads through io
-   (borrowed), with m, k, seed given. */
+/* engine_kind_t.check of the row "rocksdb" (rdb_verify.c): stock_check_dir (stock/stock_check.h)
+   over RocksDB's readers, through the real I/O layer with the stored parameters p; rdb_verify_dir
+   through io (borrowed) with m, k, seed given. */
 int rdb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
                      void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
 int rdb_verify_dir(struct env *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
                    engine_damage_fn damage, void *arg, engine_check_stats_t *st,
                    uint64_t *cache_damaged, err_t *err);
 
-/* A directory without CURRENT that holds RocksDB's tables, logs or a MANIFEST: a database that
-   lost its CURRENT. BFH_E_CORRUPT naming it (then nothing may open or create a database over
-   it), else BFH_OK. Reads through io (borrowed). */
-int rdb_verify_lost_current(struct env *io, const char *dir, err_t *err);
-
 /* What RocksDB's open would pass over without a word, checked before it (the engine's open):
-   rdb_verify_lost_current; CURRENT that does not name an existing MANIFEST; the MANIFEST
-   replayed (every checksum, every edit); every live WAL read to its end, every record's
-   checksum and every write batch (RocksDB's default recovery, point in time, stops at a
-   damaged record and drops every write after it, acknowledged or not). A record cut short at
+   a directory without CURRENT that holds RocksDB's tables, logs or a MANIFEST (a database
+   that lost its CURRENT: nothing may open or create a database over it); CURRENT that does
+   not name an existing MANIFEST; the MANIFEST replayed (every checksum, every edit); every
+   live WAL read to its end, every record's checksum and every write batch (RocksDB's default
+   recovery, point in time, stops at a damaged record and drops every write after it,
+   acknowledged or not). A record cut short at
    a log's end is a write in flight at a crash, not damage. BFH_OK (also for a directory without
    CURRENT and without database files: a new database); BFH_E_CORRUPT naming the file and
    offset; BFH_E_UNSUPPORTED (a compressed WAL), BFH_E_IO, BFH_E_NOMEM. Reads through io. */
