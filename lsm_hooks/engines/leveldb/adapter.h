@@ -29,13 +29,10 @@
  *      asking LevelDB while the directory watch has seen no file created or removed and
  *      step 1 neither listed the directory nor found a log gone (see pin_list in sync.c,
  *      and logs.c for how the watch spares the listing of logs).
- *   3. report the list to index_sync (index_sync_tables_listed); a view pins its epoch there,
- *      so no leaf of a table it lists is dropped while it lives.
- * Then, outside sync_mu, a flush, the open and the background thread (every 100 ms, for the
- * tables listed for at least a second, so that tables that die young cost nothing) have
- * index_sync read the filters of new tables: from the sidecar cache <db>/bfh-filters/
- * (leaf_cache.h) when it matches, else by reading the table (filter.h). A search never
- * waits for that: a table without a leaf yet is scanned.
+ *   3. (the stock core, stock_rw.h) report the list to index_sync; a view pins its epoch
+ *      there. Then a flush, the open and the background thread have index_sync read the
+ *      filters of new tables: from the sidecar cache <db>/bfh-filters/ when it matches, else
+ *      by reading the table (filter.h).
  * Reading logs before fetching the list is what makes a search miss no acknowledged write:
  * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
  * or deleted, and a deleted log's data is in a table listed afterwards.
@@ -55,9 +52,6 @@
 #include "lsm_hooks/engines/stock/stock_rw.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
 #include "lsm_hooks/leveldb_format/ldb_version_edit.h"
-
-#define LDB_BG_PERIOD_NS 100000000ull   /* background sync every 100 ms */
-#define LDB_BG_MIN_AGE_NS 1000000000ull /* the background indexes tables listed for 1 s */
 
 typedef struct log_state {
   uint64_t number;
@@ -173,14 +167,10 @@ void ldb_logs_watch(engine_leveldb_t *el);
 /* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
    and counts in dir_events. Nothing while a test holds the watch. REQUIRES sync_mu. */
 void ldb_dir_events(engine_leveldb_t *el);
-/* sync.c */
+/* sync.c: the engine's part of a sync (stock_rw_format_t.list, unhold and segs). */
 void ldb_pin_unref(ldb_pin_t *p); /* NULL allowed */
-enum { LDB_SYNC_VIEW, LDB_SYNC_FULL, LDB_SYNC_BG };
-/* The emulated hook (steps 1-3); LDB_SYNC_VIEW also makes *view; LDB_SYNC_FULL then has
-   index_sync read every new table, LDB_SYNC_BG those listed for LDB_BG_MIN_AGE_NS. */
-int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err);
-void ldb_view_release(engine_leveldb_t *el, engine_view_t *v);
-/* Starts the background indexer (only with a value index; stopped with stock_indexer_stop). */
-int ldb_bg_start(engine_leveldb_t *el, err_t *err);
+int ldb_list(stock_rw_t *s, int view, engine_table_t **t, size_t *n, void **held, err_t *err);
+void ldb_unhold(stock_rw_t *s, void *held);
+const stock_segs_t *ldb_segs(stock_rw_t *s, size_t i);
 
 #endif

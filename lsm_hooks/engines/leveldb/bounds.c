@@ -8,26 +8,6 @@
 #include <string.h>
 
 #include "lsm_hooks/engines/leveldb/adapter.h"
-#include "util/path.h"
-
-/* The MANIFEST that CURRENT names ("MANIFEST-<number>\n"), or NULL. */
-static char *current_manifest(engine_leveldb_t *el) {
-  char *path = path_join(el->rw.path, "CURRENT");
-  void *data = NULL;
-  size_t n = 0;
-  err_t err;
-  char *manifest = NULL;
-  if (path && env_read_file(el->rw.io, path, &data, &n, &err) == BFH_OK) {
-    const char *s = data;
-    if (n > 0 && s[n - 1] == '\n') n--;
-    int ok = n > 9 && n < 64 && strncmp(s, "MANIFEST-", 9) == 0;
-    for (size_t i = 9; ok && i < n; i++) ok = s[i] >= '0' && s[i] <= '9';
-    if (ok) manifest = path_fmt("%s/%.*s", el->rw.path, (int)n, s);
-  }
-  free(data);
-  free(path);
-  return manifest;
-}
 
 void ldb_bounds_release(engine_leveldb_t *el) {
   free(el->bounds_manifest);
@@ -40,15 +20,15 @@ void ldb_bounds_release(engine_leveldb_t *el) {
 /* Brings bounds_version up to the end of the current MANIFEST (a new one is read from its
    start): 1, or 0 when it cannot be read. */
 static int read_on(engine_leveldb_t *el) {
-  char *manifest = current_manifest(el);
-  if (!manifest) return 0;
+  char *manifest;
+  err_t err;
+  if (stock_current_read(el->rw.io, el->rw.path, &manifest, &err) != BFH_OK) return 0;
   if (!el->bounds_manifest || strcmp(manifest, el->bounds_manifest) != 0) {
     ldb_bounds_release(el);
     el->bounds_manifest = manifest;
   } else {
     free(manifest);
   }
-  err_t err;
   uint64_t next = 0;
   if (ldb_version_read(el->rw.io, el->bounds_manifest, el->bounds_next, &el->bounds_version, &next,
                        &err) != BFH_OK) {

@@ -17,37 +17,21 @@
  * ldb_precheck checks CURRENT, the MANIFEST and the logs before leveldb_open; a Corruption
  * status is BFH_E_CORRUPT naming the damaged file (errors.c).
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/engine_detect.h"
 #include "lsm_hooks/engines/leveldb/precheck.h"
-#include "lsm_hooks/leveldb_format/ldb_table.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
-static int e_close(engine_t *e, err_t *err) {
-  (void)err;
-  engine_leveldb_t *el = (engine_leveldb_t *)e;
-  if (!el) return BFH_OK;
-  stock_indexer_stop(&el->rw.bg);
-  if (el->rw.sync && el->rw.opened) {
-    /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
-       yet are read now (the next open would read them anyway). */
-    err_t e;
-    (void)ldb_sync(el, LDB_SYNC_FULL, NULL, &e);
-    index_sync_close_caches(el->rw.sync);
-  }
+/* stock_rw_format_t.destroy. */
+static void destroy(stock_rw_t *s) {
+  engine_leveldb_t *el = (engine_leveldb_t *)s;
   ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
   if (el->db) leveldb_close(el->db);
   if (el->options) leveldb_options_destroy(el->options);
@@ -61,9 +45,6 @@ static int e_close(engine_t *e, err_t *err) {
   pthread_mutex_destroy(&el->diag_mu);
   pthread_mutex_destroy(&el->write_err_mu);
   pthread_rwlock_destroy(&el->write_lock);
-  stock_rw_release(&el->rw);
-  free(el);
-  return BFH_OK;
 }
 
 /* A log append that failed (a full disk) may have left part of a record in the log, and
@@ -144,15 +125,7 @@ static int e_flush(engine_t *e, err_t *err) {
   leveldb_writebatch_destroy(b);
   pthread_rwlock_unlock(&el->write_lock);
   if (msg) return write_status(el, msg, "flush (memtable to table)", err);
-  return ldb_sync(el, LDB_SYNC_FULL, NULL, err);
-}
-
-static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
-  return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_VIEW, view, err);
-}
-
-static void e_view_release(engine_t *e, engine_view_t *v) {
-  ldb_view_release((engine_leveldb_t *)e, v);
+  return stock_rw_sync(&el->rw, STOCK_SYNC_FULL, NULL, err);
 }
 
 /* ---- Ordered iteration: LevelDB's own iterator (an implicit snapshot at its creation) ---- */
@@ -173,29 +146,13 @@ static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
   return *out ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", el->rw.path);
 }
 
-/* LevelDB counts no bytes written that its C API shows: only the logs' value indexes. */
-static void e_stats(engine_t *e, bfh_db_stats *st) {
-  engine_leveldb_t *el = (engine_leveldb_t *)e;
-  pthread_mutex_lock(&el->rw.sync_mu);
-  for (size_t i = 0; i < el->nlogs; i++)
-    st->memtable_index_bytes += stock_segs_index_bytes(el->logs[i].segs.v, el->logs[i].segs.n);
-  pthread_mutex_unlock(&el->rw.sync_mu);
-}
-
 static const engine_ops_t leveldb_ops = {STOCK_RW_OPS_FIELDS("leveldb")};
-
-static const stock_rw_format_t leveldb_format = {.table_match = ldb_table_match,
-                                                 .table_hashes = ldb_table_hashes,
-                                                 .leaf_read = ldb_leaf_read,
-                                                 .table_tag = ldb_table_tag_of,
-                                                 .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
-                                                 .block_maps = 1};
 
 /* ---- Opening --------------------------------------------------------------------------- */
 
 /* What a directory must hold before LevelDB may open or create a database in it. */
-static int check_directory(env_t *io, const char *path, int create, err_t *err) {
-  int exists;
+static int check_directory(env_t *io, const char *path, const bfh_options *opt, err_t *err) {
+  int create = opt->create_if_missing, exists;
   int rc = stock_rw_check_dir(io, path, create, &exists, err);
   if (rc != BFH_OK || !exists) return rc;
   /* The own engine's and RocksDB's directories also have a CURRENT and a MANIFEST, which
@@ -243,14 +200,9 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   return rc;
 }
 
-int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
-                        index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = ldb_api_bind(err);
-  if (rc != BFH_OK) return err_prefix(err, "%s: the LevelDB engine needs ", path);
-  rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
-  if (rc != BFH_OK) return rc;
-  engine_leveldb_t *el = calloc(1, sizeof *el);
-  if (!el) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+/* stock_rw_format_t.init. */
+static void init(stock_rw_t *s) {
+  engine_leveldb_t *el = (engine_leveldb_t *)s;
   el->watch.fd = -1;
   pthread_mutex_init(&el->diag_mu, NULL);
   pthread_mutex_init(&el->write_err_mu, NULL);
@@ -260,16 +212,14 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&el->write_lock, &ra);
   pthread_rwlockattr_destroy(&ra);
-  /* Our own lock before LevelDB's: a failed leveldb_open of a database this process already
-     holds closes its LOCK file descriptor, which drops the process's fcntl lock on it
-     (POSIX record locks belong to the process), so a second open in this process must never
-     reach leveldb_open. */
-  rc = stock_rw_begin(&el->rw, &leveldb_ops, &leveldb_format, path, opt->create_if_missing, io,
-                      sync, err);
-  if (rc != BFH_OK) {
-    e_close(&el->rw.base, NULL);
-    return rc;
-  }
+}
+
+/* stock_rw_format_t.open. It comes after our own lock: a failed leveldb_open of a database
+   this process already holds closes its LOCK file descriptor, which drops the process's fcntl
+   lock on it (POSIX record locks belong to the process), so a second open in this process
+   must never reach leveldb_open. */
+static int open_db(stock_rw_t *s, const bfh_options *opt, err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)s;
   el->options = leveldb_options_create();
   leveldb_options_set_create_if_missing(el->options, opt->create_if_missing != 0);
   if (opt->memtable_bytes) leveldb_options_set_write_buffer_size(el->options, opt->memtable_bytes);
@@ -293,40 +243,45 @@ int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io
   el->wopt = leveldb_writeoptions_create();
   leveldb_writeoptions_set_sync(el->wopt, opt->sync != 0);
   /* What LevelDB's recovery would accept silently or report without a file name. */
-  rc = ldb_precheck_dir(el->rw.io, path, err);
-  if (rc != BFH_OK) {
-    e_close(&el->rw.base, NULL);
-    return rc;
-  }
+  int rc = ldb_precheck_dir(el->rw.io, s->path, err);
+  if (rc != BFH_OK) return rc;
   char *msg = NULL;
   ldb_logs_watch(el);
-  el->db = leveldb_open(el->options, path, &msg);
-  if (msg) {
-    rc = ldb_error(el, msg, "open", err);
-    el->db = NULL;
-    e_close(&el->rw.base, NULL);
-    return rc;
-  }
-  if ((rc = stock_rw_source_init(&el->rw, err)) != BFH_OK) {
-    e_close(&el->rw.base, NULL);
-    return rc;
-  }
-  rc = ldb_sync(el, LDB_SYNC_FULL, NULL, err); /* index every live table now */
-  if (rc == BFH_OK && sync) stock_cache_clean(el->rw.sync, el->rw.io, el->rw.cache_dir);
-  if (rc == BFH_OK) rc = ldb_bg_start(el, err);
-  if (rc != BFH_OK) {
-    e_close(&el->rw.base, NULL);
-    return rc;
-  }
-  el->rw.opened = 1;
-  *out = &el->rw.base;
-  return BFH_OK;
+  el->db = leveldb_open(el->options, s->path, &msg);
+  if (!msg) return BFH_OK;
+  rc = ldb_error(el, msg, "open", err);
+  el->db = NULL;
+  return rc;
+}
+
+static const stock_rw_format_t leveldb_format = {.ops = &leveldb_ops,
+                                                 .table_match = ldb_table_match,
+                                                 .table_hashes = ldb_table_hashes,
+                                                 .leaf_read = ldb_leaf_read,
+                                                 .table_tag = ldb_table_tag_of,
+                                                 .cache_delay_ns = ENGINE_LEVELDB_CACHE_DELAY_NS,
+                                                 .block_maps = 1,
+                                                 .lib = "LevelDB",
+                                                 .bind = ldb_api_bind,
+                                                 .handle_size = sizeof(engine_leveldb_t),
+                                                 .check_dir = check_directory,
+                                                 .init = init,
+                                                 .open = open_db,
+                                                 .destroy = destroy,
+                                                 .list = ldb_list,
+                                                 .unhold = ldb_unhold,
+                                                 .segs = ldb_segs};
+
+int engine_leveldb_open(const char *path, const bfh_options *opt, struct env *io,
+                        index_sync_t *sync, engine_t **out, err_t *err) {
+  return stock_rw_open(&leveldb_format, path, opt, io, sync, out, err);
 }
 
 void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
   pthread_mutex_lock(&el->rw.sync_mu);
   *st = el->stats;
+  st->syncs = el->rw.syncs;
   pthread_mutex_unlock(&el->rw.sync_mu);
   if (el->rw.sync) index_sync_get_stats(el->rw.sync, &st->index);
 }
@@ -337,7 +292,7 @@ index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
 }
 
 int engine_leveldb_sync(engine_t *e, err_t *err) {
-  return ldb_sync((engine_leveldb_t *)e, LDB_SYNC_FULL, NULL, err);
+  return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_FULL, NULL, err);
 }
 
 void engine_leveldb_hold_watch(engine_t *e, int hold) {

@@ -1,23 +1,16 @@
-/* The emulated table-build hook of the LevelDB engine (adapter.h, steps 1-3), its views, the
- * background thread, and the table reader index_sync calls for new tables.
+/* The LevelDB engine's part of the emulated table-build hook (adapter.h, steps 1 and 2): the
+ * live list with the version holding it pinned; the stock core (stock_rw.h) makes the views
+ * and reports the list to index_sync.
  */
-#include <dirent.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bfh.h"
-#include "index/index_sync.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
 
 #define PIN_ATTEMPTS 64
-
-/* ---- Views ------------------------------------------------------------------------------ */
 
 void ldb_pin_unref(ldb_pin_t *p) {
   if (!p || atomic_fetch_sub(&p->refs, 1) != 1) return;
@@ -102,45 +95,22 @@ static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
   return err_set(err, BFH_E_IO, "%s: leveldb.sstables is not available", el->rw.path);
 }
 
-/* A view of tables t[0, n) (taken: freed with the view) and of the logs' segments read so
-   far. REQUIRES sync_mu. */
-static engine_view_t *make_view(engine_leveldb_t *el, engine_table_t *t, size_t n) {
-  size_t ns = 0;
-  for (size_t i = 0; i < el->nlogs; i++) ns += el->logs[i].segs.n;
-  engine_view_t *v = stock_view_create(el->rw.sync, ns);
-  if (!v) return NULL;
-  v->tables = t;
-  v->ntables = n;
-  stock_tables_sort(v->tables, n);
-  ldb_bounds_fill(el, v->tables, n);
-  for (size_t i = 0; i < el->nlogs; i++) stock_view_add_segs(v, &el->logs[i].segs);
-  return v;
-}
-
-void ldb_view_release(engine_leveldb_t *el, engine_view_t *v) {
-  if (!v) return;
-  if (el->rw.sync && v->epoch) index_sync_view_unpin(el->rw.sync, v->epoch);
-  ldb_pin_unref(v->held);
-  stock_view_free(v);
-}
-
-/* ---- The sync --------------------------------------------------------------------------- */
-
-static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
-  el->stats.syncs++;
+/* The LevelDB engine's part of a sync (stock_rw_format_t.list): steps 1 and 2, the live list
+   as engine tables (sorted by number; a view's with their sequence bounds). The pin is a
+   view's hold. REQUIRES sync_mu. */
+int ldb_list(stock_rw_t *s, int view, engine_table_t **out, size_t *count, void **held,
+             err_t *err) {
+  engine_leveldb_t *el = (engine_leveldb_t *)s;
   int rc = BFH_OK;
-  if (mode == LDB_SYNC_VIEW) { /* only a view needs the logs' entries */
+  if (view) /* only a view needs the logs' entries */
     rc = ldb_logs_refresh(el, 1, err);
-    if (rc != BFH_OK) return rc;
-  } else if (el->nlogs > 0) {
+  else if (el->nlogs > 0)
     rc = ldb_logs_refresh(el, 0, err); /* frees the segments of deleted logs */
-    if (rc != BFH_OK) return rc;
-  }
   ldb_pin_t *pin = NULL;
+  if (rc == BFH_OK) rc = pin_list(el, &pin, err);
+  if (rc != BFH_OK) return rc;
   ldb_sstable_t *t = NULL;
   size_t n = 0;
-  rc = pin_list(el, &pin, err);
-  if (rc != BFH_OK) return rc;
   rc = ldb_sstables_parse(pin->list, &t, &n, err);
   engine_table_t *tables = NULL;
   if (rc == BFH_OK && !(tables = malloc((n ? n : 1) * sizeof *tables)))
@@ -150,48 +120,26 @@ static int sync_locked(engine_leveldb_t *el, int mode, engine_view_t **view, err
                                  .size = t[i].size,
                                  .level = t[i].level,
                                  .max_seq = ENGINE_SEQ_UNKNOWN};
-  engine_view_t *v = NULL;
-  if (rc == BFH_OK && view) {
-    if (!(v = make_view(el, tables, n)))
-      rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", el->rw.path);
-    else
-      tables = v->tables; /* the view's now */
-  }
-  /* ids 0: the tables of the database this engine holds open (with its LOCK) are never
-     replaced under it. */
-  if (rc == BFH_OK)
-    rc = stock_report_tables(el->rw.sync, el->rw.path, tables, NULL, n, v ? &v->epoch : NULL, err);
-  if (rc == BFH_OK && v) {
-    v->held = pin; /* the view keeps the version pinned */
-    pin = NULL;
-    *view = v;
-    v = NULL;
-  } else if (v) {
-    tables = NULL; /* freed with v */
-  }
-  if (!view || rc != BFH_OK) free(tables);
-  stock_view_free(v); /* a view not handed out holds no pin yet */
-  ldb_pin_unref(pin);
   free(t);
+  if (rc == BFH_OK) {
+    stock_tables_sort(tables, n);
+    if (view) ldb_bounds_fill(el, tables, n);
+    *out = tables;
+    *count = n;
+  }
+  if (rc == BFH_OK && view)
+    *held = pin; /* the view keeps the version pinned */
+  else
+    ldb_pin_unref(pin);
   return rc;
 }
 
-int ldb_sync(engine_leveldb_t *el, int mode, engine_view_t **view, err_t *err) {
-  pthread_mutex_lock(&el->rw.sync_mu);
-  int rc = sync_locked(el, mode, view, err);
-  pthread_mutex_unlock(&el->rw.sync_mu);
-  if (rc != BFH_OK || !el->rw.sync || mode == LDB_SYNC_VIEW) return rc;
-  return index_sync_run(el->rw.sync, mode == LDB_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
-                        LDB_BG_MIN_AGE_NS, err);
+void ldb_unhold(stock_rw_t *s, void *held) {
+  (void)s;
+  ldb_pin_unref(held);
 }
 
-/* ---- The background indexer ------------------------------------------------------------ */
-
-static void bg_tick(void *arg) {
-  err_t err;
-  ldb_sync(arg, LDB_SYNC_BG, NULL, &err); /* a failure is seen (and reported) by a search */
-}
-
-int ldb_bg_start(engine_leveldb_t *el, err_t *err) {
-  return stock_rw_bg_start(&el->rw, LDB_BG_PERIOD_NS, bg_tick, el, err);
+const stock_segs_t *ldb_segs(stock_rw_t *s, size_t i) {
+  engine_leveldb_t *el = (engine_leveldb_t *)s;
+  return i < el->nlogs ? &el->logs[i].segs : NULL;
 }

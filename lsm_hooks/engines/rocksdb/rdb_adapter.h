@@ -12,7 +12,7 @@
  *   1. file deletions held (rdb_hold_take): from now until the view is released RocksDB
  *      deletes no file. The engine holds one rocksdb_disable_file_deletions for all its views
  *      and gives it back (rocksdb_enable_file_deletions, force off) when none is open: at the
- *      background thread's next tick (within RDB_BG_PERIOD_NS), or at once without the
+ *      background thread's next tick (within STOCK_RW_BG_PERIOD_NS), or at once without the
  *      thread. Each enable lists the database directory for obsolete files and writes to
  *      RocksDB's LOG; once per search it was about half of an absent value's AUTO search;
  *   2. the WAL read from where the last read stopped (rocksdb_get_updates_since), into
@@ -41,9 +41,6 @@
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "util/env.h"
 
-#define RDB_BG_PERIOD_NS 100000000ull   /* background indexing every 100 ms */
-#define RDB_BG_MIN_AGE_NS 1000000000ull /* of the tables listed for 1 s */
-
 typedef struct engine_rocksdb {
   stock_rw_t rw; /* first: the core's; its sync_mu also guards the segments to wal_hook */
   rocksdb_t *db;
@@ -62,7 +59,6 @@ typedef struct engine_rocksdb {
   stock_segs_t segs;  /* the WAL's value entries read so far */
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
-  uint64_t syncs;
   uint64_t wal_transients; /* WAL iterators that ended in a transient error (rdb_wal.c) */
   const char *(*wal_hook)(void *arg); /* tests: engine_rocksdb_set_wal_hook */
   void *wal_hook_arg;
@@ -72,15 +68,11 @@ typedef struct engine_rocksdb {
   size_t views_open;       /* views not yet released */
 } engine_rocksdb_t;
 
-/* rdb_view.c */
-/* A view (engine.h view_acquire), as above. */
-int rdb_view_acquire(engine_rocksdb_t *er, engine_view_t **view, err_t *err);
-void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v);
-/* Reports the live list to index_sync and has it read the new tables (all, or with aged
-   those listed for RDB_BG_MIN_AGE_NS). */
-int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err);
-/* Starts the background indexer (only with a value index; stopped with stock_indexer_stop). */
-int rdb_bg_start(engine_rocksdb_t *er, err_t *err);
+/* rdb_view.c: the engine's part of a sync (stock_rw_format_t.list, unhold, segs and tick). */
+int rdb_list(stock_rw_t *s, int view, engine_table_t **t, size_t *n, void **held, err_t *err);
+void rdb_unhold(stock_rw_t *s, void *held);
+const stock_segs_t *rdb_segs(stock_rw_t *s, size_t i);
+void rdb_tick(stock_rw_t *s);
 /* Gives file deletions back to RocksDB if no view is open (the background thread's tick, and
    close after the thread stopped). */
 void rdb_hold_release_idle(engine_rocksdb_t *er);

@@ -10,14 +10,8 @@
  * blob references is refused by the search (rdb_reads.c, rdb_wal.c), never answered wrongly.
  * flush: rocksdb_flush (waiting), then the new table is indexed.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/foreign_check.h"
@@ -47,18 +41,10 @@ static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
   return rc;
 }
 
-static int e_close(engine_t *e, err_t *err) {
-  (void)err;
-  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  if (!er) return BFH_OK;
-  stock_indexer_stop(&er->rw.bg);
+/* stock_rw_format_t.destroy. */
+static void destroy(stock_rw_t *s) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)s;
   if (er->db) rdb_hold_release_idle(er); /* no view is open at close */
-  if (er->rw.sync && er->rw.opened) {
-    /* Every live table leaves its cache file behind, for a fast reopen. */
-    err_t e2;
-    (void)rdb_sync(er, 0, &e2);
-    index_sync_close_caches(er->rw.sync);
-  }
   rdb_wal_release(er);
   for (size_t i = 0; i < er->ncfs; i++)
     if (er->cfs[i]) rocksdb_column_family_handle_destroy(er->cfs[i]);
@@ -70,9 +56,6 @@ static int e_close(engine_t *e, err_t *err) {
   if (er->wopt) rocksdb_writeoptions_destroy(er->wopt);
   if (er->fopt) rocksdb_flushoptions_destroy(er->fopt);
   pthread_mutex_destroy(&er->hold_mu);
-  stock_rw_release(&er->rw);
-  free(er);
-  return BFH_OK;
 }
 
 static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
@@ -110,15 +93,7 @@ static int e_flush(engine_t *e, err_t *err) {
   char *msg = NULL;
   rocksdb_flush_cf(er->db, er->fopt, er->cf, &msg);
   if (msg) return rdb_error(er->rw.path, msg, "flush", err);
-  return rdb_sync(er, 0, err);
-}
-
-static int e_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
-  return rdb_view_acquire((engine_rocksdb_t *)e, view, err);
-}
-
-static void e_view_release(engine_t *e, engine_view_t *v) {
-  rdb_view_release((engine_rocksdb_t *)e, v);
+  return stock_rw_sync(&er->rw, STOCK_SYNC_FULL, NULL, err);
 }
 
 /* ---- Ordered iteration: RocksDB's own iterator (an implicit snapshot at its creation) ---- */
@@ -131,27 +106,13 @@ static int e_iter_create(engine_t *e, engine_iter_t **out, err_t *err) {
   return *out ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: iterator: out of memory", er->rw.path);
 }
 
-/* RocksDB 7.8's C API gives no count of bytes written: only the WAL's value indexes. */
-static void e_stats(engine_t *e, bfh_db_stats *st) {
-  engine_rocksdb_t *er = (engine_rocksdb_t *)e;
-  pthread_mutex_lock(&er->rw.sync_mu);
-  st->memtable_index_bytes += stock_segs_index_bytes(er->segs.v, er->segs.n);
-  pthread_mutex_unlock(&er->rw.sync_mu);
-}
-
 static const engine_ops_t rocksdb_ops = {STOCK_RW_OPS_FIELDS("rocksdb")};
-
-static const stock_rw_format_t rocksdb_format = {.table_match = rdb_table_match,
-                                                 .table_hashes = rdb_table_hashes,
-                                                 .leaf_read = rdb_leaf_read,
-                                                 .table_tag = rdb_table_tag_of,
-                                                 .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
 /* What path must be before RocksDB may open or create a database in it (RocksDB itself would
    create a missing directory even with create_if_missing off). */
-static int check_directory(env_t *io, const char *path, int create, err_t *err) {
+static int check_path(env_t *io, const char *path, int create, err_t *err) {
   int exists;
   int rc = stock_rw_check_dir(io, path, create, &exists, err);
   if (rc != BFH_OK || !exists) return rc;
@@ -172,6 +133,23 @@ static int check_directory(env_t *io, const char *path, int create, err_t *err) 
   if (!has)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a RocksDB database (no CURRENT file; create_if_missing is off)", path);
+  return BFH_OK;
+}
+
+/* stock_rw_format_t.check_dir: the path, then the column family (a new database has none
+   but "default"). */
+static int check_directory(env_t *io, const char *path, const bfh_options *opt, err_t *err) {
+  int rc = check_path(io, path, opt->create_if_missing, err);
+  if (rc != BFH_OK) return rc;
+  int has = 1;
+  if (opt->column_family && strcmp(opt->column_family, "default") != 0 &&
+      (rc = stock_file_exists(env_default(), path, "CURRENT", &has, err)) != BFH_OK)
+    return rc;
+  if (!has)
+    return err_set(err, BFH_E_INVALID,
+                   "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
+                   "none: create it with RocksDB); nothing was written",
+                   path, opt->column_family);
   return BFH_OK;
 }
 
@@ -249,42 +227,40 @@ static int open_families(engine_rocksdb_t *er, const char *want, err_t *err) {
   return rc;
 }
 
+static void init(stock_rw_t *s) {
+  pthread_mutex_init(&((engine_rocksdb_t *)s)->hold_mu, NULL);
+}
+
+/* stock_rw_format_t.open. */
+static int open_db(stock_rw_t *s, const bfh_options *opt, err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)s;
+  set_options(er, opt);
+  int rc = open_families(er, opt->column_family, err);
+  if (rc == BFH_E_CORRUPT && err) rdb_verify_name_damage(s->io, s->path, err);
+  return rc;
+}
+
+static const stock_rw_format_t rocksdb_format = {.ops = &rocksdb_ops,
+                                                 .table_match = rdb_table_match,
+                                                 .table_hashes = rdb_table_hashes,
+                                                 .leaf_read = rdb_leaf_read,
+                                                 .table_tag = rdb_table_tag_of,
+                                                 .cache_delay_ns = ENGINE_ROCKSDB_CACHE_DELAY_NS,
+                                                 .lib = "RocksDB",
+                                                 .bind = rdb_api_bind,
+                                                 .handle_size = sizeof(engine_rocksdb_t),
+                                                 .check_dir = check_directory,
+                                                 .init = init,
+                                                 .open = open_db,
+                                                 .destroy = destroy,
+                                                 .list = rdb_list,
+                                                 .unhold = rdb_unhold,
+                                                 .segs = rdb_segs,
+                                                 .tick = rdb_tick};
+
 int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io,
                         index_sync_t *sync, engine_t **out, err_t *err) {
-  int rc = rdb_api_bind(err);
-  if (rc != BFH_OK) return err_prefix(err, "%s: the RocksDB engine needs ", path);
-  rc = check_directory(io ? io : env_default(), path, opt->create_if_missing, err);
-  if (rc != BFH_OK) return rc;
-  int has = 1;
-  if (opt->column_family && strcmp(opt->column_family, "default") != 0 &&
-      (rc = stock_file_exists(env_default(), path, "CURRENT", &has, err)) != BFH_OK)
-    return rc;
-  if (!has)
-    return err_set(err, BFH_E_INVALID,
-                   "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
-                   "none: create it with RocksDB); nothing was written",
-                   path, opt->column_family);
-  engine_rocksdb_t *er = calloc(1, sizeof *er);
-  if (!er) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
-  pthread_mutex_init(&er->hold_mu, NULL);
-  rc = stock_rw_begin(&er->rw, &rocksdb_ops, &rocksdb_format, path, opt->create_if_missing, io,
-                      sync, err);
-  if (rc == BFH_OK) {
-    set_options(er, opt);
-    rc = open_families(er, opt->column_family, err);
-    if (rc == BFH_E_CORRUPT && err) rdb_verify_name_damage(er->rw.io, path, err);
-  }
-  if (rc == BFH_OK) rc = stock_rw_source_init(&er->rw, err);
-  if (rc == BFH_OK) rc = rdb_sync(er, 0, err); /* index every live table now */
-  if (rc == BFH_OK) stock_cache_clean(er->rw.sync, er->rw.io, er->rw.cache_dir);
-  if (rc == BFH_OK) rc = rdb_bg_start(er, err);
-  if (rc != BFH_OK) {
-    e_close(&er->rw.base, NULL);
-    return rc;
-  }
-  er->rw.opened = 1;
-  *out = &er->rw.base;
-  return BFH_OK;
+  return stock_rw_open(&rocksdb_format, path, opt, io, sync, out, err);
 }
 
 /* Counts the damage bfh's check finds before RocksDB's repair: a damaged table is moved to
@@ -375,5 +351,5 @@ int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *e
 }
 
 int engine_rocksdb_sync(engine_t *e, err_t *err) {
-  return rdb_sync((engine_rocksdb_t *)e, 0, err);
+  return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_FULL, NULL, err);
 }

@@ -1,17 +1,15 @@
-/* Views of the RocksDB engine (rdb_adapter.h: file deletions held off, the WAL read, the live
- * tables listed and reported), the background thread that has index_sync read new tables, and
- * the table reader index_sync calls.
+/* The RocksDB engine's part of a view (rdb_adapter.h: file deletions held off, the WAL read,
+ * the live tables listed); the stock core (stock_rw.h) makes the views and reports the tables
+ * to index_sync.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
 #include "lsm_hooks/rocksdb_format/rdb_sstables.h"
-#include "index/index_sync.h"
 
 /* ---- The live tables -------------------------------------------------------------------- */
 
@@ -121,69 +119,31 @@ static void hold_drop(engine_rocksdb_t *er) {
   pthread_mutex_unlock(&er->hold_mu);
 }
 
-static int view_make(engine_rocksdb_t *er, engine_view_t **out, err_t *err) {
-  int rc = hold_take(er, err); /* step 1 */
+/* The RocksDB engine's part of a sync (stock_rw_format_t.list): for a view, steps 1 and 2
+   (the hold is the view's: held stays NULL), then step 3. Without a value index only a view
+   lists the tables. REQUIRES sync_mu. */
+int rdb_list(stock_rw_t *s, int view, engine_table_t **t, size_t *n, void **held, err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)s;
+  (void)held;
+  if (!view && !s->sync) return BFH_OK;
+  int rc = view ? hold_take(er, err) : BFH_OK; /* step 1 */
   if (rc != BFH_OK) return rc;
-  engine_view_t *v = NULL;
-  rc = rdb_wal_refresh(er, err); /* step 2 */
-  if (rc == BFH_OK && !(v = stock_view_create(er->rw.sync, er->segs.n)))
-    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", er->rw.path);
-  if (rc == BFH_OK) {
-    stock_view_add_segs(v, &er->segs);
-    rc = list_tables(er, &v->tables, &v->ntables, err); /* step 3 */
-  }
-  if (rc == BFH_OK)
-    rc = stock_report_tables(er->rw.sync, er->rw.path, v->tables, NULL, v->ntables, &v->epoch, err);
-  if (rc != BFH_OK) {
-    stock_view_free(v);
-    hold_drop(er);
-    return rc;
-  }
-  *out = v;
-  return BFH_OK;
-}
-
-int rdb_view_acquire(engine_rocksdb_t *er, engine_view_t **view, err_t *err) {
-  pthread_mutex_lock(&er->rw.sync_mu);
-  er->syncs++;
-  int rc = view_make(er, view, err);
-  pthread_mutex_unlock(&er->rw.sync_mu);
+  if (view) rc = rdb_wal_refresh(er, err);           /* step 2 */
+  if (rc == BFH_OK) rc = list_tables(er, t, n, err); /* step 3 */
+  if (rc != BFH_OK && view) hold_drop(er);
   return rc;
 }
 
-void rdb_view_release(engine_rocksdb_t *er, engine_view_t *v) {
-  if (!v) return;
-  if (er->rw.sync && v->epoch) index_sync_view_unpin(er->rw.sync, v->epoch);
-  stock_view_free(v);
-  hold_drop(er);
+void rdb_unhold(stock_rw_t *s, void *held) {
+  (void)held;
+  hold_drop((engine_rocksdb_t *)s);
 }
 
-int rdb_sync(engine_rocksdb_t *er, int aged, err_t *err) {
-  if (!er->rw.sync) return BFH_OK;
-  engine_table_t *t = NULL;
-  size_t n = 0;
-  pthread_mutex_lock(&er->rw.sync_mu);
-  er->syncs++;
-  int rc = list_tables(er, &t, &n, err);
-  /* ids 0: the tables of a database this handle holds open are never replaced under it. */
-  if (rc == BFH_OK) rc = stock_report_tables(er->rw.sync, er->rw.path, t, NULL, n, NULL, err);
-  pthread_mutex_unlock(&er->rw.sync_mu);
-  free(t);
-  if (rc != BFH_OK) return rc;
-  /* A table deleted before index_sync reads it is reported gone by the next list: the read
-     says BFH_NOT_FOUND and no leaf is made. */
-  return index_sync_run(er->rw.sync, aged ? INDEX_RUN_AGED : INDEX_RUN_ALL, RDB_BG_MIN_AGE_NS, err);
+const stock_segs_t *rdb_segs(stock_rw_t *s, size_t i) {
+  return i == 0 ? &((engine_rocksdb_t *)s)->segs : NULL;
 }
 
-/* ---- The background indexer ------------------------------------------------------------ */
-
-static void bg_tick(void *arg) {
-  engine_rocksdb_t *er = arg;
-  rdb_hold_release_idle(er);
-  err_t err;
-  rdb_sync(er, 1, &err); /* a failure is seen (and reported) by a search */
-}
-
-int rdb_bg_start(engine_rocksdb_t *er, err_t *err) {
-  return stock_rw_bg_start(&er->rw, RDB_BG_PERIOD_NS, bg_tick, er, err);
+/* stock_rw_format_t.tick: the hold of the views closed since the last tick given back. */
+void rdb_tick(stock_rw_t *s) {
+  rdb_hold_release_idle((engine_rocksdb_t *)s);
 }

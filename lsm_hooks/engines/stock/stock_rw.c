@@ -23,14 +23,18 @@ int stock_rw_check_dir(env_t *io, const char *path, int create, int *exists, err
   return BFH_OK;
 }
 
-int stock_rw_begin(stock_rw_t *s, const engine_ops_t *ops, const stock_rw_format_t *fmt,
-                   const char *path, int create, env_t *io, index_sync_t *sync, err_t *err) {
-  s->base.ops = ops;
+/* The open's first steps, before the library is called: s's fields set, its mutex and
+   indexer made, path copied, the directory made when create, bfh's lock taken. On failure
+   the caller still closes. */
+static int begin(stock_rw_t *s, const stock_rw_format_t *fmt, const char *path, int create,
+                 env_t *io, index_sync_t *sync, err_t *err) {
+  s->base.ops = fmt->ops;
   s->fmt = fmt;
   s->io = io ? io : env_default();
   s->sync = sync;
   pthread_mutex_init(&s->sync_mu, NULL);
   stock_indexer_init(&s->bg);
+  fmt->init(s);
   s->path = strdup(path);
   if (!s->path) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   int rc = create ? env_mkdir(s->io, path, err) : BFH_OK;
@@ -40,16 +44,6 @@ int stock_rw_begin(stock_rw_t *s, const engine_ops_t *ops, const stock_rw_format
   if (rc == BFH_OK) rc = engine_detect_special_files(path, err);
   return rc;
 }
-
-void stock_rw_release(stock_rw_t *s) {
-  env_unlock(s->dir_lock);
-  pthread_mutex_destroy(&s->sync_mu);
-  stock_indexer_release(&s->bg);
-  free(s->path);
-  free(s->cache_dir);
-}
-
-/* ---- index_sync's source ------------------------------------------------------------------ */
 
 static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
                      index_leaf_read_t *out, err_t *err) {
@@ -63,7 +57,9 @@ static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
   return s->fmt->table_tag(s->io, s->path, number, tag, err);
 }
 
-int stock_rw_source_init(stock_rw_t *s, err_t *err) {
+/* Sets sync's source to the format's readers and creates the filter cache directory
+   <db>/bfh-filters/ (stock_cache_init). BFH_OK at once without sync. */
+static int source_init(stock_rw_t *s, err_t *err) {
   if (!s->sync) return BFH_OK;
   index_source_t src = {.read_leaf = read_leaf,
                         .ctx = s,
@@ -73,10 +69,134 @@ int stock_rw_source_init(stock_rw_t *s, err_t *err) {
   return stock_cache_init(s->sync, s->io, s->path, src, &s->cache_dir, err);
 }
 
-int stock_rw_bg_start(stock_rw_t *s, uint64_t period_ns, void (*tick)(void *arg), void *arg,
-                      err_t *err) {
-  if (!s->sync) return BFH_OK;
-  return stock_indexer_start(&s->bg, period_ns, tick, arg, s->path, err);
+static void bg_tick(void *arg) {
+  stock_rw_t *s = arg;
+  if (s->fmt->tick) s->fmt->tick(s);
+  err_t err;
+  stock_rw_sync(s, STOCK_SYNC_BG, NULL, &err); /* a failure is seen (and reported) by a search */
+}
+
+int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_options *opt, env_t *io,
+                  index_sync_t *sync, engine_t **out, err_t *err) {
+  int rc = fmt->bind(err);
+  if (rc != BFH_OK) return err_prefix(err, "%s: the %s engine needs ", path, fmt->lib);
+  rc = fmt->check_dir(io ? io : env_default(), path, opt, err);
+  if (rc != BFH_OK) return rc;
+  stock_rw_t *s = calloc(1, fmt->handle_size);
+  if (!s) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
+  rc = begin(s, fmt, path, opt->create_if_missing, io, sync, err);
+  if (rc == BFH_OK) rc = fmt->open(s, opt, err);
+  if (rc == BFH_OK) rc = source_init(s, err);
+  if (rc == BFH_OK) rc = stock_rw_sync(s, STOCK_SYNC_FULL, NULL, err); /* every live table */
+  if (rc == BFH_OK) stock_cache_clean(s->sync, s->io, s->cache_dir);
+  if (rc == BFH_OK && s->sync)
+    rc = stock_indexer_start(&s->bg, STOCK_RW_BG_PERIOD_NS, bg_tick, s, s->path, err);
+  if (rc != BFH_OK) {
+    stock_rw_close(&s->base, NULL);
+    return rc;
+  }
+  s->opened = 1;
+  *out = &s->base;
+  return BFH_OK;
+}
+
+int stock_rw_close(engine_t *e, err_t *err) {
+  (void)err;
+  stock_rw_t *s = (stock_rw_t *)e;
+  if (!s) return BFH_OK;
+  stock_indexer_stop(&s->bg);
+  if (s->sync && s->opened) {
+    /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
+       yet are read now (the next open would read them anyway). */
+    err_t e2;
+    (void)stock_rw_sync(s, STOCK_SYNC_FULL, NULL, &e2);
+    index_sync_close_caches(s->sync);
+  }
+  s->fmt->destroy(s);
+  env_unlock(s->dir_lock);
+  pthread_mutex_destroy(&s->sync_mu);
+  stock_indexer_release(&s->bg);
+  free(s->path);
+  free(s->cache_dir);
+  free(s);
+  return BFH_OK;
+}
+
+/* ---- Syncs and views ---------------------------------------------------------------------- */
+
+/* A view of tables t[0, n) (taken: freed with the view) and of the segments read so far:
+   NULL if no memory. REQUIRES sync_mu. */
+static engine_view_t *view_make(stock_rw_t *s, engine_table_t *t, size_t n) {
+  size_t ns = 0;
+  const stock_segs_t *l;
+  for (size_t i = 0; (l = s->fmt->segs(s, i)); i++) ns += l->n;
+  engine_view_t *v = stock_view_create(s->sync, ns);
+  if (!v) return NULL;
+  for (size_t i = 0; (l = s->fmt->segs(s, i)); i++) stock_view_add_segs(v, l);
+  v->tables = t;
+  v->ntables = n;
+  return v;
+}
+
+static int sync_locked(stock_rw_t *s, engine_view_t **view, err_t *err) {
+  s->syncs++;
+  engine_table_t *t = NULL;
+  size_t n = 0;
+  void *held = NULL;
+  int rc = s->fmt->list(s, view != NULL, &t, &n, &held, err);
+  if (rc != BFH_OK) return rc;
+  engine_view_t *v = NULL;
+  if (view && !(v = view_make(s, t, n)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", s->path);
+  /* ids 0: the tables of a database this handle holds open (with its LOCK) are never
+     replaced under it. */
+  if (rc == BFH_OK)
+    rc = stock_report_tables(s->sync, s->path, t, NULL, n, v ? &v->epoch : NULL, err);
+  if (rc == BFH_OK && v) {
+    v->held = held;
+    *view = v;
+    return BFH_OK;
+  }
+  if (v)
+    stock_view_free(v); /* with t */
+  else
+    free(t);
+  if (view) s->fmt->unhold(s, held);
+  return rc;
+}
+
+int stock_rw_sync(stock_rw_t *s, int mode, engine_view_t **view, err_t *err) {
+  pthread_mutex_lock(&s->sync_mu);
+  int rc = sync_locked(s, mode == STOCK_SYNC_VIEW ? view : NULL, err);
+  pthread_mutex_unlock(&s->sync_mu);
+  if (rc != BFH_OK || !s->sync || mode == STOCK_SYNC_VIEW) return rc;
+  /* A table deleted before index_sync reads it is reported gone by the next list: the read
+     says BFH_NOT_FOUND and no leaf is made. */
+  return index_sync_run(s->sync, mode == STOCK_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
+                        STOCK_RW_BG_MIN_AGE_NS, err);
+}
+
+int stock_rw_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_VIEW, view, err);
+}
+
+void stock_rw_view_release(engine_t *e, engine_view_t *v) {
+  stock_rw_t *s = (stock_rw_t *)e;
+  if (!v) return;
+  if (s->sync && v->epoch) index_sync_view_unpin(s->sync, v->epoch);
+  void *held = v->held;
+  stock_view_free(v);
+  s->fmt->unhold(s, held);
+}
+
+/* The C APIs count no bytes written that they show: only the logs' value indexes. */
+void stock_rw_stats(engine_t *e, bfh_db_stats *st) {
+  stock_rw_t *s = (stock_rw_t *)e;
+  pthread_mutex_lock(&s->sync_mu);
+  const stock_segs_t *l;
+  for (size_t i = 0; (l = s->fmt->segs(s, i)); i++)
+    st->memtable_index_bytes += stock_segs_index_bytes(l->v, l->n);
+  pthread_mutex_unlock(&s->sync_mu);
 }
 
 /* ---- Table reads -------------------------------------------------------------------------- */

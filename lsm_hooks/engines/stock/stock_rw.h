@@ -1,8 +1,9 @@
 /* The read-write stock engines' core: what the engines over stock LevelDB and RocksDB do the
  * same way whatever the library under them. Each engine's handle begins with a stock_rw_t and
- * names its format (stock_rw_format_t: its table readers); the core then gives the handle's
- * open and close steps that do not call the library, the table reads of a search, the
- * index_sync source, and the get and iterator glue over the library's C API.
+ * names its format (stock_rw_format_t: its table readers and its hooks into the library); the
+ * core then gives the open and close around the library's, the syncs and views, the
+ * background indexer, the table reads of a search, the index_sync source, and the get and
+ * iterator glue over the library's C API.
  */
 #ifndef BFH_LSM_HOOKS_STOCK_RW_H
 #define BFH_LSM_HOOKS_STOCK_RW_H
@@ -12,9 +13,13 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/stock/stock.h"
 
-/* A format's table readers, for table `number` of the database in dir, through io. Each
-   returns BFH_NOT_FOUND when the file is gone. */
+struct stock_rw;
+
+/* A read-write stock engine's format: its table readers, for table `number` of the database
+   in dir, through io (each returns BFH_NOT_FOUND when the file is gone), and its hooks into
+   the library, each given the engine's handle. */
 typedef struct stock_rw_format {
+  const engine_ops_t *ops;
   /* Entries whose value passes m->test: the whole table (refs NULL) or data blocks refs[0, n). */
   int (*table_match)(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                      const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
@@ -29,6 +34,33 @@ typedef struct stock_rw_format {
   int (*table_tag)(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
   uint64_t cache_delay_ns; /* index_source_t.cache_delay_ns */
   int block_maps;          /* the row has ENGINE_CAP_BLOCK_MAPS: a leaf read makes the maps */
+
+  /* The open (stock_rw_open): the library, by name in messages ("LevelDB"), bound by bind
+     before its first call; the handle's size (it begins with a stock_rw_t). */
+  const char *lib;
+  int (*bind)(err_t *err);
+  size_t handle_size;
+  /* What path (through io) must be before the library may open or create a database there
+     as opt says: BFH_OK, or the refusal, nothing written. */
+  int (*check_dir)(env_t *io, const char *path, const bfh_options *opt, err_t *err);
+  /* The engine's own fields made (its locks), before anything can fail. */
+  void (*init)(struct stock_rw *s);
+  /* The library's open of s->path with opt, bfh's lock on the directory held. */
+  int (*open)(struct stock_rw *s, const bfh_options *opt, err_t *err);
+  /* Frees what init and open made, the library closed (also after a failed open); not s. */
+  void (*destroy)(struct stock_rw *s);
+
+  /* The engine's part of a sync (stock_rw_sync), under sync_mu: the live tables, sorted by
+     number, into *t (malloc'd) and *n. With view set, first what a view needs: the logs read
+     into segments, and what keeps every listed file on disk while the view lives, into *held
+     (given back with unhold). On failure nothing is held. */
+  int (*list)(struct stock_rw *s, int view, engine_table_t **t, size_t *n, void **held, err_t *err);
+  /* Gives back what list held for a view, once the view is freed. */
+  void (*unhold)(struct stock_rw *s, void *held);
+  /* The i-th list of log segments a view searches; NULL past the last. REQUIRES sync_mu. */
+  const stock_segs_t *(*segs)(struct stock_rw *s, size_t i);
+  /* Each tick of the background thread, before its sync (NULL: nothing more). */
+  void (*tick)(struct stock_rw *s);
 } stock_rw_format_t;
 
 /* The head of a read-write stock engine's handle. base, path, cache_dir, io and sync come
@@ -43,6 +75,7 @@ typedef struct stock_rw {
   env_lock_t *dir_lock;    /* flock(LOCK_EX) on the directory while open (env_lock_dir) */
   int opened;              /* the open succeeded (a close then leaves the cache files behind) */
   pthread_mutex_t sync_mu; /* one sync or view at a time; the engine says what else it guards */
+  uint64_t syncs;          /* runs of stock_rw_sync (views, flushes, background); sync_mu */
   stock_indexer_t bg;      /* the background indexer */
 } stock_rw_t;
 
@@ -51,21 +84,36 @@ typedef struct stock_rw {
    1); else BFH_E_INVALID (or env_path_kind's error). */
 int stock_rw_check_dir(env_t *io, const char *path, int create, int *exists, err_t *err);
 
-/* The open's first steps, before the library is called: s's fields set, its mutex and
-   indexer made, path copied, the directory made when create, and bfh's own lock on it taken
-   (before the library's: two opens of one directory, in this process or another, conflict
-   here with BFH_E_BUSY). On failure the caller still closes with stock_rw_release. */
-int stock_rw_begin(stock_rw_t *s, const engine_ops_t *ops, const stock_rw_format_t *fmt,
-                   const char *path, int create, env_t *io, index_sync_t *sync, err_t *err);
-/* Frees what stock_rw_begin made (the lock dropped); not s itself. */
-void stock_rw_release(stock_rw_t *s);
-/* Sets sync's source to the format's readers and creates the filter cache directory
-   <db>/bfh-filters/ (stock_cache_init). BFH_OK at once without sync. */
-int stock_rw_source_init(stock_rw_t *s, err_t *err);
-/* Starts the background indexer with tick (only with a value index; stopped with
-   stock_indexer_stop). */
-int stock_rw_bg_start(stock_rw_t *s, uint64_t period_ns, void (*tick)(void *arg), void *arg,
-                      err_t *err);
+/* engine_kind_t.open of a read-write stock engine over fmt: the library bound, the directory
+   checked (fmt->check_dir), the handle made, the directory made when create_if_missing, and
+   bfh's own lock on it taken before the library's (two opens of one directory, in this
+   process or another, conflict there with BFH_E_BUSY); then the library's open
+   (fmt->open), the filter cache <db>/bfh-filters/ made, every live table indexed (from the
+   cache when it matches, stale cache files removed), and the background indexer started. */
+int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_options *opt, env_t *io,
+                  index_sync_t *sync, engine_t **out, err_t *err);
+/* engine_ops_t.close: the indexer stopped, a last full sync (every live table leaves its
+   cache file behind, for a fast reopen), then fmt->destroy and the handle freed. */
+int stock_rw_close(engine_t *e, err_t *err);
+
+/* ---- Syncs and views ----------------------------------------------------------------------
+   A sync, serialized by sync_mu: the format's list (for a view, the logs read first), a view
+   made of those tables and of the logs' segments, the tables reported to index_sync (a view
+   pins its epoch there, so no leaf of a table it lists is dropped while it lives). Then,
+   outside sync_mu, STOCK_SYNC_FULL has index_sync read every new table (a flush, the open,
+   the close) and STOCK_SYNC_BG those listed for STOCK_RW_BG_MIN_AGE_NS (the background
+   thread, every STOCK_RW_BG_PERIOD_NS, so that tables that die young cost nothing); a search
+   never waits for that: a table without a leaf yet is scanned. */
+#define STOCK_RW_BG_PERIOD_NS 100000000ull   /* every 100 ms */
+#define STOCK_RW_BG_MIN_AGE_NS 1000000000ull /* the tables listed for 1 s */
+enum { STOCK_SYNC_VIEW, STOCK_SYNC_FULL, STOCK_SYNC_BG };
+/* A sync in mode; STOCK_SYNC_VIEW also makes *view (released with stock_rw_view_release). */
+int stock_rw_sync(stock_rw_t *s, int mode, engine_view_t **view, err_t *err);
+/* engine_ops_t.view_acquire, view_release and stats (the bytes of the logs' value indexes) of
+   the read-write engines. */
+int stock_rw_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
+void stock_rw_view_release(engine_t *e, engine_view_t *v);
+void stock_rw_stats(engine_t *e, bfh_db_stats *st);
 
 /* engine_ops_t.scan_table, scan_blocks and table_hashes of the read-write engines: a table
    not in the view is not part of its state (a table made after it was taken), and nothing is
@@ -80,15 +128,15 @@ int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
                           void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                           err_t *err);
 
-/* The engine_ops_t fields of a read-write stock engine: the view's tables, the memtable scans
-   and the table reads are the core's; the file names its static e_close, e_put, e_del, e_get,
-   e_flush, e_view_acquire, e_view_release, e_iter_create and e_stats. */
-#define STOCK_RW_OPS_FIELDS(engine_name)                                                  \
-  .name = engine_name, .close = e_close, .put = e_put, .del = e_del, .get = e_get,        \
-  .flush = e_flush, .view_acquire = e_view_acquire, .view_release = e_view_release,       \
-  .view_tables = stock_view_tables, .scan_table = stock_rw_scan_table,                    \
-  .scan_memtables = stock_scan_memtables, .scan_blocks = stock_rw_scan_blocks,            \
-  .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = e_stats, \
+/* The engine_ops_t fields of a read-write stock engine: open, close, views, the memtable scans
+   and the table reads are the core's; the file names its static e_put, e_del, e_get, e_flush
+   and e_iter_create. */
+#define STOCK_RW_OPS_FIELDS(engine_name)                                                          \
+  .name = engine_name, .close = stock_rw_close, .put = e_put, .del = e_del, .get = e_get,         \
+  .flush = e_flush, .view_acquire = stock_rw_view_acquire, .view_release = stock_rw_view_release, \
+  .view_tables = stock_view_tables, .scan_table = stock_rw_scan_table,                            \
+  .scan_memtables = stock_scan_memtables, .scan_blocks = stock_rw_scan_blocks,                    \
+  .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = stock_rw_stats,  \
   .table_hashes = stock_rw_table_hashes
 
 /* The end of engine_ops_t.get over a library's get, which returned v (malloc'd, n bytes; NULL:
