@@ -102,7 +102,8 @@ static inline void ldb_test_stat_tables(const char *dir, ldb_test_files_t *ts) {
     size_t len = strlen(e->d_name);
     if (len < 5 || len >= 32 || strcmp(e->d_name + len - 4, ".ldb") != 0) continue;
     char p[4400];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    int pn = snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    assert_true(pn > 0 && (size_t)pn < sizeof p);
     snprintf(ts->name[ts->n], 32, "%s", e->d_name);
     assert_int_equal(stat(p, &ts->st[ts->n]), 0);
     ts->n++;

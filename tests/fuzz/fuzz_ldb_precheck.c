@@ -1,4 +1,4 @@
-/* Fuzz target: the LevelDB engine's check before leveldb_open (lsm_hooks/engines/leveldb/precheck.c):
+/* Fuzz target: the LevelDB engine's check before leveldb_open (lsm_hooks/engines/leveldb/precheck.h, over stock/stock_check.c):
  * CURRENT, every record and version edit of the MANIFEST it names, and the logs it would
  * replay.
  *
