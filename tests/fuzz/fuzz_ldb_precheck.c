@@ -1,6 +1,6 @@
 /* Fuzz target: the LevelDB engine's check before leveldb_open (lsm_hooks/engines/leveldb/
- * precheck.h, over stock/stock_check.c): CURRENT, every record and version edit of the MANIFEST it names, and the logs it would
- * replay.
+ * precheck.h, over stock/stock_check.c): CURRENT, every record and version edit of the
+ * MANIFEST it names, and the logs it would replay.
  *
  * The input is a whole LevelDB MANIFEST. It is written as MANIFEST-000002 into a scratch
  * directory whose CURRENT names it, next to an empty 000003.log, and checked twice: as given,
