@@ -30,6 +30,8 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* The hashes of one value, gathered before they are given, so that each is given once. */
 #define STACK_HASHES 64
+#define STACK_TERMS 16
+#define STACK_TERM_BYTES 512
 /* A member's term, kept for its composites: bytes[off, off + len) of gather_t.kept. */
 typedef struct kept_term {
   uint32_t attr;
@@ -45,11 +47,14 @@ typedef struct gather {
   size_t n, cap;
   int nomem;
   uint64_t stack[STACK_HASHES];
-  /* Members' terms (only when composites are declared), in the order extracted. */
+  /* Members' terms (only when composites are declared), in the order extracted: on the
+     stack for a typical value, on the heap beyond. */
   kept_term_t *terms;
   size_t nterms, cap_terms;
   uint8_t *bytes;
   size_t nbytes, cap_bytes;
+  kept_term_t terms_stack[STACK_TERMS];
+  uint8_t bytes_stack[STACK_TERM_BYTES];
 } gather_t;
 
 /* Makes room for n more hashes in g. 0, or 1 with g->nomem set. */
@@ -67,13 +72,15 @@ static int room(gather_t *g, size_t n) {
   return 0;
 }
 
-/* Grows *v (of *cap elements of size) to hold need. 0, or 1 out of memory. */
-static int grow(void **v, size_t *cap, size_t need, size_t size) {
+/* Grows *v (of *cap elements of size, *used of them used; stack: its first array, not
+   the heap's) to hold need. 0, or 1 out of memory. */
+static int grow(void **v, const void *stack, size_t *cap, size_t used, size_t need, size_t size) {
   if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 16;
+  size_t c = *cap * 2;
   while (c < need) c *= 2;
-  void *nv = realloc(*v, c * size);
+  void *nv = *v == stack ? malloc(c * size) : realloc(*v, c * size);
   if (!nv) return 1;
+  if (*v == stack) memcpy(nv, stack, used * size);
   *v = nv;
   *cap = c;
   return 0;
@@ -81,8 +88,9 @@ static int grow(void **v, size_t *cap, size_t need, size_t size) {
 
 /* Keeps term[0, len) of member attr for the composites made after the extraction. */
 static int keep_term(gather_t *g, size_t attr, const void *term, size_t len) {
-  if (grow((void **)&g->terms, &g->cap_terms, g->nterms + 1, sizeof *g->terms) ||
-      grow((void **)&g->bytes, &g->cap_bytes, g->nbytes + len, 1)) {
+  if (grow((void **)&g->terms, g->terms_stack, &g->cap_terms, g->nterms, g->nterms + 1,
+           sizeof *g->terms) ||
+      grow((void **)&g->bytes, g->bytes_stack, &g->cap_bytes, g->nbytes, g->nbytes + len, 1)) {
     g->nomem = 1;
     return 1;
   }
@@ -155,7 +163,7 @@ static int add_pairs(gather_t *g, size_t c) {
     return 1;
   }
   if (room(g, na * nb)) return -1;
-  const uint8_t *bytes = g->bytes ? g->bytes : (const uint8_t *)""; /* every term empty */
+  const uint8_t *bytes = g->bytes;
   for (size_t i = 0; i < g->nterms; i++) {
     const kept_term_t *a = &g->terms[i];
     if (a->attr != (uint32_t)t->pair_a[c]) continue;
@@ -207,9 +215,11 @@ int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t see
   g.n = 0;
   g.cap = STACK_HASHES;
   g.nomem = 0;
-  g.terms = NULL;
-  g.bytes = NULL;
-  g.nterms = g.cap_terms = g.nbytes = g.cap_bytes = 0;
+  g.terms = g.terms_stack;
+  g.bytes = g.bytes_stack;
+  g.nterms = g.nbytes = 0;
+  g.cap_terms = STACK_TERMS;
+  g.cap_bytes = STACK_TERM_BYTES;
   if (!val) val = ""; /* an empty value may come as NULL */
   /* One extraction for every attribute: a JSON value is read once, not once per attribute. */
   uint32_t counts[TERMS_MAX_ATTRS];
@@ -221,8 +231,8 @@ int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t see
     if (got < 0) g.nomem = 1;
     counts[c] = got < 0 ? 0 : (uint32_t)got;
   }
-  free(g.terms);
-  free(g.bytes);
+  if (g.terms != g.terms_stack) free(g.terms);
+  if (g.bytes != g.bytes_stack) free(g.bytes);
   if (rc == ST_OK && g.nomem) rc = ST_E_NOMEM;
   if (rc == ST_OK) {
     if (flags & VALUE_TERMS_COUNT) {
