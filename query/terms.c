@@ -32,7 +32,7 @@ static int cmp_u64(const void *a, const void *b) {
 #define STACK_HASHES 64
 #define STACK_TERMS 16
 #define STACK_TERM_BYTES 512
-/* A member's term, kept for its composites: bytes[off, off + len) of gather_t.kept. */
+/* A member's term, kept for its composites: bytes[off, off + len) of gather_t.bytes. */
 typedef struct kept_term {
   uint32_t attr;
   size_t off, len;
@@ -72,7 +72,7 @@ static int room(gather_t *g, size_t n) {
   return 0;
 }
 
-/* Grows *v (of *cap elements of size, *used of them used; stack: its first array, not
+/* Grows *v (of *cap elements of size, used of them in use; stack: its first array, not
    the heap's) to hold need. 0, or 1 out of memory. */
 static int grow(void **v, const void *stack, size_t *cap, size_t used, size_t need, size_t size) {
   if (need <= *cap) return 0;
