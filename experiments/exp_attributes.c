@@ -37,10 +37,11 @@
  *   in      city IN ('c7', 'c8')             0.2%
  *   absent  tag = 't100'                     no key
  *   and_in  tag IN ('t7', 't8') AND age IN (17, 18)   4 pairs, 0.44%
- * by AUTO, STANDALONE and SCAN. Then over pair's database (opened as attrs3's, without the
- * stand-alone index, which keeps to the members), tag, age, and and and_in by AUTO, the
- * filters planned with the composite's implied conjunct: its rows (config pair) state the
- * same ratio as attrs3's, and vs_per_attribute, their time over attrs3's by AUTO. wrong is 1 when
+ * by AUTO, STANDALONE and SCAN. Then, without the stand-alone index, tag, age, and and and_in
+ * by AUTO (the filters, through the blocks reader): over attrs3's database again (config
+ * attrs3-filters: the per-attribute filters, an AND intersecting them), and over pair's
+ * (config pair: the filters asked the composite's implied conjunct too). pair's rows state
+ * the same ratio, and vs_per_attribute, their time over attrs3-filters'. wrong is 1 when
  * the keys found are not exactly those whose id satisfies the predicate (each key once). The goals
  * of the issue, as ratio and goal_met: AND at most 0.5x the faster of its two parts alone, OR at
  * most the sum of its parts (each by the same method), and AUTO at most 1.0x STANDALONE on one
@@ -74,6 +75,15 @@ static const bfh_attribute ATTRS3[] = {{"city", "json:city"},
 enum { WHOLE = 0, ATTRS = 1, PAIR = 2, NCONFIGS = 3 };
 static const char *const CONFIG_NAMES[NCONFIGS] = {"whole", "attrs3", "pair"};
 static const size_t CONFIG_ATTRS[NCONFIGS] = {1, NATTRS, NATTRS + 1};
+
+/* The query runs: attrs3's database with the stand-alone index (every query by every method),
+   then without it (the per-attribute filters alone) and pair's (the filters with the
+   composite), PAIR_QUERY by AUTO. */
+enum { R_ATTRS, R_ATTRS_FILTERS, R_PAIR, NRUNS };
+static const struct run {
+  const char *name;
+  int config, standalone;
+} RUNS[NRUNS] = {{"attrs3", ATTRS, 1}, {"attrs3-filters", ATTRS, 0}, {"pair", PAIR, 0}};
 
 /* The i-th put under the put order order: its key (the entry order(i), so that the order is
    random) and value. */
@@ -294,7 +304,7 @@ static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS], const i
   for (int r = -1; r < rounds && rc == BFH_OK; r++) /* r = -1: the unmeasured first round */
     for (int qi = 0; qi < NQUERIES && rc == BFH_OK; qi++)
       for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++) {
-        if (r >= runs[mi] || (only && !only[qi])) continue;
+        if (r >= runs[mi] || runs[mi] == 0 || (only && !only[qi])) continue;
         measured_t *m = &out[qi][mi];
         memset(f.seen, 0, n / 8 + 1);
         f.keys = 0;
@@ -345,14 +355,13 @@ static double row_ratio(measured_t m[NQUERIES][NMETHODS], int qi, int mi, double
   return 0;
 }
 
-/* A query row of config's database; vs (> 0, pair's rows): the time over attrs3's. */
-static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int config,
-                      int qi, int mi, int runs, const measured_t *m, double ratio, double goal,
-                      double vs) {
+/* A query row of run ri; vs (> 0, pair's rows): the time over attrs3-filters'. */
+static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int ri, int qi,
+                      int mi, int runs, const measured_t *m, double ratio, double goal, double vs) {
   exp_csv_db_params(csv, x, p);
   exp_csv_str(csv, "kind", "query");
-  exp_csv_str(csv, "config", CONFIG_NAMES[config]);
-  exp_csv_u64(csv, "attributes", CONFIG_ATTRS[config]);
+  exp_csv_str(csv, "config", RUNS[ri].name);
+  exp_csv_u64(csv, "attributes", CONFIG_ATTRS[RUNS[ri].config]);
   exp_csv_str(csv, "query", QUERIES[qi].name);
   exp_csv_str(csv, "method", bfh_method_name(METHODS[mi]));
   exp_csv_str(csv, "method_used", bfh_method_name(m->st.method_used));
@@ -372,27 +381,28 @@ static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t 
   if (vs > 0) exp_csv_dbl(csv, "vs_per_attribute", vs);
   exp_csv_row(csv);
   printf(
-      "attributes n=%llu %-6s %-7s %-10s %9.3f ms (IQR %.3f-%.3f), %llu keys, %llu tables, "
+      "attributes n=%llu %-14s %-7s %-10s %9.3f ms (IQR %.3f-%.3f), %llu keys, %llu tables, "
       "%llu blocks%s",
-      (unsigned long long)p->wl.n, CONFIG_NAMES[config], QUERIES[qi].name,
-      bfh_method_name(METHODS[mi]), m->time_s * 1e3, m->q1_s * 1e3, m->q3_s * 1e3,
-      (unsigned long long)m->want, (unsigned long long)m->st.tables_scanned,
-      (unsigned long long)m->st.blocks_read, m->wrong ? ", WRONG" : "");
+      (unsigned long long)p->wl.n, RUNS[ri].name, QUERIES[qi].name, bfh_method_name(METHODS[mi]),
+      m->time_s * 1e3, m->q1_s * 1e3, m->q3_s * 1e3, (unsigned long long)m->want,
+      (unsigned long long)m->st.tables_scanned, (unsigned long long)m->st.blocks_read,
+      m->wrong ? ", WRONG" : "");
   if (goal > 0) printf(", ratio %.3f (goal <= %.1f)", ratio, goal);
-  if (vs > 0) printf(", %.3fx attrs3's", vs);
+  if (vs > 0) printf(", %.3fx attrs3-filters'", vs);
   printf("\n");
 }
 
-/* The query rows over config's database in dir: attrs3's (every query by every method, the
-   stand-alone index built at the open), or pair's (PAIR_QUERY by AUTO; vs_per_attribute
-   against attrs's, the attrs3 measurements). */
-static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int config,
-                           const char *dir, measured_t attrs[NQUERIES][NMETHODS]) {
+/* The query rows of run ri over its database in dir (RUNS); out: its measurements, base:
+   attrs3-filters', which pair's rows are stated against (vs_per_attribute). */
+static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int ri,
+                           const char *dir, measured_t out[NQUERIES][NMETHODS],
+                           measured_t base[NQUERIES][NMETHODS]) {
+  const struct run *run = &RUNS[ri];
   bfh_options o;
-  options(p, config, &o);
+  options(p, run->config, &o);
   o.attributes = NULL; /* the stored ones */
   o.attribute_count = 0;
-  o.standalone_index = config == ATTRS;
+  o.standalone_index = run->standalone;
   bfh_db *db = NULL;
   int rc = bfh_open(dir, &o, &db);
   if (rc == BFH_OK) rc = exp_db_settle(db);
@@ -402,25 +412,24 @@ static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_para
     return rc;
   }
   uint64_t n = p->wl.n;
-  measured_t mine[NQUERIES][NMETHODS];
-  measured_t(*m)[NMETHODS] = config == ATTRS ? attrs : mine;
+  measured_t(*m)[NMETHODS] = out;
   int runs = x->queries < 5 ? 5 : x->queries > 1000 ? 1000 : x->queries;
   uint64_t want[NQUERIES] = {0};
   for (int qi = 0; qi < NQUERIES; qi++)
     for (uint64_t id = 0; id < n; id++) want[qi] += (uint64_t)QUERIES[qi].holds(id);
   const int rounds[NMETHODS] = {[M_AUTO] = runs, [M_STANDALONE] = runs, [M_SCAN] = SCAN_RUNS};
-  const int pair_rounds[NMETHODS] = {[M_AUTO] = runs};
-  const int *only = config == PAIR ? PAIR_QUERY : NULL;
-  if (rc == BFH_OK) rc = run_queries(db, n, config == PAIR ? pair_rounds : rounds, only, want, m);
+  const int auto_rounds[NMETHODS] = {[M_AUTO] = runs};
+  const int *only = run->standalone ? NULL : PAIR_QUERY;
+  if (rc == BFH_OK) rc = run_queries(db, n, only ? auto_rounds : rounds, only, want, m);
   int rc2 = bfh_close(db);
   if (rc != BFH_OK) return rc;
   for (int qi = 0; qi < NQUERIES; qi++)
     for (int mi = 0; mi < NMETHODS; mi++) {
-      if (config == PAIR && (!only[qi] || mi != M_AUTO)) continue;
+      if (only && (!only[qi] || mi != M_AUTO)) continue;
       double goal, ratio = row_ratio(m, qi, mi, &goal);
-      if (config == PAIR && qi != Q_AND && qi != Q_AND_IN) goal = 0; /* no STANDALONE here */
-      double vs = config == PAIR ? m[qi][mi].time_s / attrs[qi][mi].time_s : 0;
-      query_row(csv, x, p, config, qi, mi, mi == M_SCAN ? SCAN_RUNS : runs, &m[qi][mi], ratio, goal,
+      if (only && qi != Q_AND && qi != Q_AND_IN) goal = 0; /* no STANDALONE here */
+      double vs = ri == R_PAIR ? m[qi][mi].time_s / base[qi][mi].time_s : 0;
+      query_row(csv, x, p, ri, qi, mi, mi == M_SCAN ? SCAN_RUNS : runs, &m[qi][mi], ratio, goal,
                 vs);
     }
   return rc2;
@@ -444,9 +453,9 @@ static int measure(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p,
     qsort(t[c], (size_t)reps, sizeof t[c][0], cmp_time);
   for (int c = 0; c < NCONFIGS && rc == BFH_OK; c++)
     ingest_row(csv, x, p, c, reps, t[c][reps / 2], t[WHOLE][reps / 2], t[ATTRS][reps / 2], &st[c]);
-  static measured_t attrs[NQUERIES][NMETHODS];
-  if (rc == BFH_OK) rc = measure_queries(csv, x, p, ATTRS, dir[ATTRS], attrs);
-  if (rc == BFH_OK) rc = measure_queries(csv, x, p, PAIR, dir[PAIR], attrs);
+  static measured_t m[NRUNS][NQUERIES][NMETHODS];
+  for (int ri = 0; ri < NRUNS && rc == BFH_OK; ri++)
+    rc = measure_queries(csv, x, p, ri, dir[RUNS[ri].config], m[ri], m[R_ATTRS_FILTERS]);
   for (int c = 0; c < NCONFIGS && !x->keep_db; c++) exp_rmtree(dir[c]);
   return rc;
 }

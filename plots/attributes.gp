@@ -2,8 +2,9 @@
 # alone against three JSON attributes (goal: at most 1.5x) and against those three with the
 # composite tag_age (pair); middle: index_bytes per entry per attribute (goal: at most 2). One
 # bar per configuration, labelled with its figure. Right: the query rows, median time of each
-# predicate over attrs3 by AUTO, STANDALONE and SCAN, and over pair by AUTO with the
-# composite (when there are query rows).
+# predicate over attrs3 by AUTO, STANDALONE and SCAN, and by AUTO without the stand-alone
+# index, over attrs3 (per-attribute filters) and over pair (with the composite) (when there
+# are query rows).
 # Usage: gnuplot -e "in='results/attributes.csv'; out='results/attributes'" plots/attributes.gp
 if (!exists("in")) in = 'results/attributes.csv'
 if (!exists("out")) out = 'results/attributes'
@@ -16,6 +17,7 @@ cell(cond, name) = system("awk -F, 'function c(n){return $(h[n])} NR==1{for(i=1;
 ingest = rows('c("kind")=="ingest"')
 byq(m) = rows('c("kind")=="query" && c("config")=="attrs3" && c("method")=="'.m.'"')
 pairq = rows('c("kind")=="query" && c("config")=="pair"')
+filtq = rows('c("kind")=="query" && c("config")=="attrs3-filters"')
 # The x of a query, the same in both configurations' rows.
 qx(s) = s eq "tag" ? 0 : s eq "age" ? 1 : s eq "and" ? 2 : s eq "or" ? 3 : s eq "in" ? 4 : s eq "absent" ? 5 : 6
 nq = int(system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} $(h[\"kind\"])==\"query\"{n++} END{print n+0}' ".in))
@@ -56,7 +58,8 @@ do for [t=1:2] {
     plot byq("auto") using (qx(strcol("query"))):(column("time_s")*1000):xtic(strcol("query")) with linespoints lw 2 title "auto", \
          byq("standalone") using (qx(strcol("query"))):(column("time_s")*1000) with linespoints lw 2 title "standalone", \
          byq("scan") using (qx(strcol("query"))):(column("time_s")*1000) with linespoints lw 2 title "scan (the floor)", \
-         pairq using (qx(strcol("query"))):(column("time_s")*1000) with points pt 7 ps 1.5 title "auto, composite tag\\_age declared"
+         filtq using (qx(strcol("query"))):(column("time_s")*1000) with points pt 5 ps 1.5 title "auto, no stand-alone index (per-attribute filters)", \
+         pairq using (qx(strcol("query"))):(column("time_s")*1000) with points pt 7 ps 1.5 title "auto, no stand-alone index, composite tag\\_age declared"
     unset logscale y
     unset key
   } else {
