@@ -108,7 +108,8 @@ static const expr_eq_group_t *group_of(const expr_eq_group_t *gs, size_t n, size
   return best;
 }
 
-/* The composite c's conjunct for groups a and b: its pairs' terms, or the overflow term. */
+/* The composite c's conjunct for groups a and b: an OR of its pairs' terms and its overflow
+   term. */
 static int add_pairs(const terms_t *terms, size_t c, const expr_eq_group_t *a,
                      const expr_eq_group_t *b, expr_implied_t *out) {
   const char *name = terms_spec(terms, c)->name;
