@@ -50,6 +50,7 @@ int db_attrs_parse(const bfh_attribute *attrs, size_t n, attr_spec_t **specs, er
         break;
       }
   }
+  if (rc == BFH_OK) rc = attr_specs_check(out, n, err); /* each composite's members */
   if (rc != BFH_OK) {
     attr_specs_free(out, done); /* those parsed before the failure */
     return rc;

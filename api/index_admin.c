@@ -185,6 +185,12 @@ static int drop_declaration(env_t *io, const char *path, const char *name, err_t
   if (rc == BFH_OK && n == 1)
     rc = err_set(err, BFH_E_INVALID,
                  "%s: %s is its last attribute; declare another first (bfh index add)", path, name);
+  /* A composite's member goes after the composite, never before it. */
+  for (size_t j = 0; rc == BFH_OK && j < n; j++)
+    if (specs[j].kind == ATTR_PAIR &&
+        (strcmp(specs[j].member[0], name) == 0 || strcmp(specs[j].member[1], name) == 0))
+      rc = err_set(err, BFH_E_INVALID, "%s: %s is a member of the composite %s; drop %s first",
+                   path, name, specs[j].name, specs[j].name);
   if (rc == BFH_OK) {
     attr_spec_release(&specs[i]);
     memmove(&specs[i], &specs[i + 1], (n - (size_t)i - 1) * sizeof *specs);

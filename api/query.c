@@ -25,7 +25,7 @@ static int prepare(bfh_db *db, const char *fn_name, const char *where, bfh_prepa
   err_t err;
   err_clear(&err);
   int rc = expr_parse(where, strlen(where), &q->expr, &err);
-  if (rc == BFH_OK) rc = expr_bind(q->expr, search_pred_lookup, db->terms, &err);
+  if (rc == BFH_OK) rc = search_pred_bind(q->expr, db->terms, &err);
   if (rc != BFH_OK) {
     bfh_query_free(q);
     err_prefix(&err, "%s: ", fn_name);

@@ -8,6 +8,8 @@
  *           attributes)
  *   attrs3  city=json:city, tag=json:tag, age=json:age:int: three items per entry, one JSON
  *           parse per put
+ *   pair    attrs3 and the composite tag_age=pair:tag,age (doc/query.md "Composites"): a
+ *           fourth item per entry, the pair of its tag and age, made from the same parse
  * The geometry is the paper's (2 MiB tables, 4 MiB memtable) shrunk as exp_one_size says, with
  * the product's layout beyond the paper: the lean index (BFH_LEAN_MAP_BITS bits per item),
  * value-to-block maps, block filters and the memtable index (exp_db_params_t.beyond).
@@ -17,10 +19,11 @@
  * included, the better figure on a shared machine; the build of median CPU time of 3 at the
  * small scale, of 1 beyond, the two configurations alternating in each round), attrs3's
  * ratios to whole's (ingest_ratio by wall time, ingest_cpu_ratio by CPU time, which the goal
- * reads), and from bfh_stats after the open of the built database
- * (its leaves loaded) index_bytes per entry and per entry and attribute. The goals of the
- * issue: ingest with 3 attributes at most 1.5x the whole value's; index_bytes at most 2 bytes
- * per entry per attribute; goal_met says whether the row meets its goal.
+ * reads; pair's cost beside attrs3's is vs_per_attribute, its CPU time over attrs3's, and
+ * index_bytes over attrs3's in the rows' index_bytes), and from bfh_stats after the open of the
+ * built database (its leaves loaded) index_bytes per entry and per entry and attribute. The goals
+ * of the issue: ingest with 3 attributes at most 1.5x the whole value's; index_bytes at most 2
+ * bytes per entry per attribute; goal_met says whether the row meets its goal.
  *
  * Query rows (kind "query"), over attrs3's database opened again with the stand-alone index
  * (built at that open from the tables), warm, each predicate once unmeasured then --queries
@@ -33,11 +36,17 @@
  *   or      tag = 't7' OR age = 17
  *   in      city IN ('c7', 'c8')             0.2%
  *   absent  tag = 't100'                     no key
- * by AUTO, STANDALONE and SCAN. wrong is 1 when the keys found are not exactly those whose id
- * satisfies the predicate (each key once). The goals of the issue, as ratio and goal_met:
- * AND at most 0.5x the faster of its two parts alone, OR at most the sum of its parts (each
- * by the same method), and AUTO at most 1.0x STANDALONE on one attribute's equality, present
- * (tag) and absent. The newest K is not measured here.
+ *   and_in  tag IN ('t7', 't8') AND age IN (17, 18)   4 pairs, 0.44%
+ * by AUTO, STANDALONE and SCAN. Before those (the stand-alone index, once built, stays with
+ * the database), tag, age, and and and_in by AUTO without the stand-alone index (the filters,
+ * through the blocks reader): over attrs3's database (config attrs3-filters: the
+ * per-attribute filters, an AND intersecting them), and over pair's (config pair: the filters
+ * asked the composite's implied conjunct too). pair's rows state the same ratio, and
+ * vs_per_attribute, their time over attrs3-filters'. wrong is 1 when
+ * the keys found are not exactly those whose id satisfies the predicate (each key once). The goals
+ * of the issue, as ratio and goal_met: AND at most 0.5x the faster of its two parts alone, OR at
+ * most the sum of its parts (each by the same method), and AUTO at most 1.0x STANDALONE on one
+ * attribute's equality, present (tag) and absent. The newest K is not measured here.
  *
  * N: small 100k, medium 1M, paper 10M.
  */
@@ -58,12 +67,25 @@
 #define AUTO_GOAL 1.0            /* AUTO / STANDALONE on one attribute's equality, at most */
 #define SCAN_RUNS 5
 
-static const bfh_attribute ATTRS3[] = {
-    {"city", "json:city"}, {"tag", "json:tag"}, {"age", "json:age:int"}};
-#define NATTRS (sizeof ATTRS3 / sizeof ATTRS3[0])
+static const bfh_attribute ATTRS3[] = {{"city", "json:city"},
+                                       {"tag", "json:tag"},
+                                       {"age", "json:age:int"},
+                                       {"tag_age", "pair:tag,age"}};
+#define NATTRS 3 /* attrs3's; pair's has the composite too */
 
-enum { WHOLE = 0, ATTRS = 1, NCONFIGS = 2 };
-static const char *const CONFIG_NAMES[NCONFIGS] = {"whole", "attrs3"};
+enum { WHOLE = 0, ATTRS = 1, PAIR = 2, NCONFIGS = 3 };
+static const char *const CONFIG_NAMES[NCONFIGS] = {"whole", "attrs3", "pair"};
+static const size_t CONFIG_ATTRS[NCONFIGS] = {1, NATTRS, NATTRS + 1};
+
+/* The query runs, in this order: attrs3's database without the stand-alone index (the
+   per-attribute filters alone) and pair's (the filters with the composite), PAIR_QUERY by
+   AUTO; then attrs3's with the stand-alone index, every query by every method (last: the
+   index built at that open stays, and an open without it is refused). */
+enum { R_ATTRS_FILTERS, R_PAIR, R_ATTRS, NRUNS };
+static const struct run {
+  const char *name;
+  int config, standalone;
+} RUNS[NRUNS] = {{"attrs3-filters", ATTRS, 0}, {"pair", PAIR, 0}, {"attrs3", ATTRS, 1}};
 
 /* The i-th put under the put order order: its key (the entry order(i), so that the order is
    random) and value. */
@@ -91,9 +113,9 @@ typedef struct ingest_time {
 
 static void options(const exp_db_params_t *p, int config, bfh_options *o) {
   exp_db_options(p, o);
-  if (config == ATTRS) {
+  if (config != WHOLE) {
     o->attributes = ATTRS3;
-    o->attribute_count = NATTRS;
+    o->attribute_count = CONFIG_ATTRS[config];
   }
 }
 
@@ -151,10 +173,11 @@ static int cmp_time(const void *a, const void *b) {
 }
 
 static void ingest_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int config,
-                       int reps, ingest_time_t t, ingest_time_t whole, const bfh_db_stats *st) {
+                       int reps, ingest_time_t t, ingest_time_t whole, ingest_time_t attrs3,
+                       const bfh_db_stats *st) {
   double secs = t.wall, whole_secs = whole.wall, ratio = t.cpu / whole.cpu;
   uint64_t n = p->wl.n;
-  size_t attrs = config == ATTRS ? NATTRS : 1;
+  size_t attrs = CONFIG_ATTRS[config];
   double per_attr = (double)st->index_bytes / (double)n / (double)attrs;
   exp_csv_db_params(csv, x, p);
   exp_csv_str(csv, "kind", "ingest");
@@ -172,12 +195,15 @@ static void ingest_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t
   exp_csv_u64(csv, "memtable_index_bytes", st->memtable_index_bytes);
   int met = per_attr <= BYTES_GOAL && (config == WHOLE || ratio <= INGEST_GOAL);
   exp_csv_str(csv, "goal_met", met ? "yes" : "no");
+  if (config == PAIR) exp_csv_dbl(csv, "vs_per_attribute", t.cpu / attrs3.cpu);
   exp_csv_row(csv);
   printf(
       "attributes n=%llu %-6s ingest %.3f s, %.3f s CPU (%.2fx whole's CPU, goal <= %.1fx), "
-      "index %.3f bytes per entry per attribute (goal <= %.1f)\n",
+      "index %.3f bytes per entry per attribute (goal <= %.1f)",
       (unsigned long long)n, CONFIG_NAMES[config], secs, t.cpu, ratio, INGEST_GOAL, per_attr,
       BYTES_GOAL);
+  if (config == PAIR) printf(", %.2fx attrs3's CPU", t.cpu / attrs3.cpu);
+  printf("\n");
 }
 
 /* ---- Query rows ------------------------------------------------------------------------ */
@@ -202,8 +228,11 @@ static int holds_in(uint64_t id) {
 static int holds_none(uint64_t id) {
   return (void)id, 0;
 }
+static int holds_and_in(uint64_t id) {
+  return (id % 100 == 7 || id % 100 == 8) && (id % 90 == 17 || id % 90 == 18);
+}
 
-enum { Q_TAG, Q_AGE, Q_AND, Q_OR, Q_IN, Q_ABSENT, NQUERIES };
+enum { Q_TAG, Q_AGE, Q_AND, Q_OR, Q_IN, Q_ABSENT, Q_AND_IN, NQUERIES };
 static const struct query {
   const char *name, *where;
   holds_fn holds;
@@ -214,7 +243,10 @@ static const struct query {
     {"or", "tag = 't7' OR age = 17", holds_or},
     {"in", "city IN ('c7', 'c8')", holds_in},
     {"absent", "tag = 't100'", holds_none},
+    {"and_in", "tag IN ('t7', 't8') AND age IN (17, 18)", holds_and_in},
 };
+/* The queries pair's database runs (by AUTO). */
+static const int PAIR_QUERY[NQUERIES] = {[Q_TAG] = 1, [Q_AGE] = 1, [Q_AND] = 1, [Q_AND_IN] = 1};
 
 enum { M_AUTO, M_STANDALONE, M_SCAN, NMETHODS };
 static const bfh_method METHODS[NMETHODS] = {BFH_SEARCH_AUTO, BFH_SEARCH_STANDALONE,
@@ -261,7 +293,7 @@ typedef struct measured {
    alike and the ratios between them, across methods and across queries, hold: runs[mi]
    rounds of method mi (SCAN's fewer), after one unmeasured round; the median and quartiles
    into out[qi][mi]. want[qi]: the keys query qi holds. */
-static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS],
+static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS], const int *only,
                        const uint64_t want[NQUERIES], measured_t out[NQUERIES][NMETHODS]) {
   static double t[NQUERIES][NMETHODS][1000];
   found_t f = {.n = n, .seen = malloc(n / 8 + 1)};
@@ -274,7 +306,7 @@ static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS],
   for (int r = -1; r < rounds && rc == BFH_OK; r++) /* r = -1: the unmeasured first round */
     for (int qi = 0; qi < NQUERIES && rc == BFH_OK; qi++)
       for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++) {
-        if (r >= runs[mi]) continue;
+        if (r >= runs[mi] || runs[mi] == 0 || (only && !only[qi])) continue;
         measured_t *m = &out[qi][mi];
         memset(f.seen, 0, n / 8 + 1);
         f.keys = 0;
@@ -294,6 +326,7 @@ static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS],
     for (int mi = 0; mi < NMETHODS; mi++) {
       measured_t *m = &out[qi][mi];
       size_t k = (size_t)runs[mi];
+      if (k == 0 || (only && !only[qi])) continue;
       exp_times_sort(t[qi][mi], k);
       m->time_s = exp_times_quantile(t[qi][mi], k, 0.5);
       m->q1_s = exp_times_quantile(t[qi][mi], k, 0.25);
@@ -309,7 +342,7 @@ static double row_ratio(measured_t m[NQUERIES][NMETHODS], int qi, int mi, double
   double tag = m[Q_TAG][mi].time_s, age = m[Q_AGE][mi].time_s;
   *goal = 0;
   if (mi == M_SCAN) return 0;
-  if (qi == Q_AND) {
+  if (qi == Q_AND || qi == Q_AND_IN) {
     *goal = AND_GOAL;
     return m[qi][mi].time_s / (tag < age ? tag : age);
   }
@@ -324,12 +357,13 @@ static double row_ratio(measured_t m[NQUERIES][NMETHODS], int qi, int mi, double
   return 0;
 }
 
-static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int qi, int mi,
-                      int runs, const measured_t *m, double ratio, double goal) {
+/* A query row of run ri; vs (> 0, pair's rows): the time over attrs3-filters'. */
+static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int ri, int qi,
+                      int mi, int runs, const measured_t *m, double ratio, double goal, double vs) {
   exp_csv_db_params(csv, x, p);
   exp_csv_str(csv, "kind", "query");
-  exp_csv_str(csv, "config", CONFIG_NAMES[ATTRS]);
-  exp_csv_u64(csv, "attributes", NATTRS);
+  exp_csv_str(csv, "config", RUNS[ri].name);
+  exp_csv_u64(csv, "attributes", CONFIG_ATTRS[RUNS[ri].config]);
   exp_csv_str(csv, "query", QUERIES[qi].name);
   exp_csv_str(csv, "method", bfh_method_name(METHODS[mi]));
   exp_csv_str(csv, "method_used", bfh_method_name(m->st.method_used));
@@ -346,46 +380,59 @@ static void query_row(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t 
     exp_csv_dbl(csv, "ratio_goal", goal);
     exp_csv_str(csv, "goal_met", ratio <= goal ? "yes" : "no");
   }
+  if (vs > 0) exp_csv_dbl(csv, "vs_per_attribute", vs);
   exp_csv_row(csv);
-  printf("attributes n=%llu %-7s %-10s %9.3f ms (IQR %.3f-%.3f), %llu keys, %llu tables%s",
-         (unsigned long long)p->wl.n, QUERIES[qi].name, bfh_method_name(METHODS[mi]),
-         m->time_s * 1e3, m->q1_s * 1e3, m->q3_s * 1e3, (unsigned long long)m->want,
-         (unsigned long long)m->st.tables_scanned, m->wrong ? ", WRONG" : "");
+  printf(
+      "attributes n=%llu %-14s %-7s %-10s %9.3f ms (IQR %.3f-%.3f), %llu keys, %llu tables, "
+      "%llu blocks%s",
+      (unsigned long long)p->wl.n, RUNS[ri].name, QUERIES[qi].name, bfh_method_name(METHODS[mi]),
+      m->time_s * 1e3, m->q1_s * 1e3, m->q3_s * 1e3, (unsigned long long)m->want,
+      (unsigned long long)m->st.tables_scanned, (unsigned long long)m->st.blocks_read,
+      m->wrong ? ", WRONG" : "");
   if (goal > 0) printf(", ratio %.3f (goal <= %.1f)", ratio, goal);
+  if (vs > 0) printf(", %.3fx attrs3-filters'", vs);
   printf("\n");
 }
 
-/* The query rows over attrs3's database in dir. */
-static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p,
-                           const char *dir) {
+/* The query rows of run ri over its database in dir (RUNS); out: its measurements, base:
+   attrs3-filters', which pair's rows are stated against (vs_per_attribute). */
+static int measure_queries(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p, int ri,
+                           const char *dir, measured_t out[NQUERIES][NMETHODS],
+                           measured_t base[NQUERIES][NMETHODS]) {
+  const struct run *run = &RUNS[ri];
   bfh_options o;
-  options(p, ATTRS, &o);
+  options(p, run->config, &o);
   o.attributes = NULL; /* the stored ones */
   o.attribute_count = 0;
-  o.standalone_index = 1;
+  o.standalone_index = run->standalone;
   bfh_db *db = NULL;
   int rc = bfh_open(dir, &o, &db);
   if (rc == BFH_OK) rc = exp_db_settle(db);
   if (rc != BFH_OK) {
-    fprintf(stderr, "attributes: open %s with the stand-alone index: %s\n", dir,
-            bfh_last_error(db));
+    fprintf(stderr, "attributes: open %s: %s\n", dir, bfh_last_error(db));
     bfh_close(db);
     return rc;
   }
   uint64_t n = p->wl.n;
-  measured_t m[NQUERIES][NMETHODS];
+  measured_t(*m)[NMETHODS] = out;
   int runs = x->queries < 5 ? 5 : x->queries > 1000 ? 1000 : x->queries;
   uint64_t want[NQUERIES] = {0};
   for (int qi = 0; qi < NQUERIES; qi++)
     for (uint64_t id = 0; id < n; id++) want[qi] += (uint64_t)QUERIES[qi].holds(id);
   const int rounds[NMETHODS] = {[M_AUTO] = runs, [M_STANDALONE] = runs, [M_SCAN] = SCAN_RUNS};
-  if (rc == BFH_OK) rc = run_queries(db, n, rounds, want, m);
+  const int auto_rounds[NMETHODS] = {[M_AUTO] = runs};
+  const int *only = run->standalone ? NULL : PAIR_QUERY;
+  if (rc == BFH_OK) rc = run_queries(db, n, only ? auto_rounds : rounds, only, want, m);
   int rc2 = bfh_close(db);
   if (rc != BFH_OK) return rc;
   for (int qi = 0; qi < NQUERIES; qi++)
     for (int mi = 0; mi < NMETHODS; mi++) {
+      if (only && (!only[qi] || mi != M_AUTO)) continue;
       double goal, ratio = row_ratio(m, qi, mi, &goal);
-      query_row(csv, x, p, qi, mi, mi == M_SCAN ? SCAN_RUNS : runs, &m[qi][mi], ratio, goal);
+      if (only && qi != Q_AND && qi != Q_AND_IN) goal = 0; /* no STANDALONE here */
+      double vs = ri == R_PAIR ? m[qi][mi].time_s / base[qi][mi].time_s : 0;
+      query_row(csv, x, p, ri, qi, mi, mi == M_SCAN ? SCAN_RUNS : runs, &m[qi][mi], ratio, goal,
+                vs);
     }
   return rc2;
 }
@@ -407,8 +454,10 @@ static int measure(exp_csv_t *csv, const exp_ctx_t *x, const exp_db_params_t *p,
   for (int c = 0; c < NCONFIGS && rc == BFH_OK; c++)
     qsort(t[c], (size_t)reps, sizeof t[c][0], cmp_time);
   for (int c = 0; c < NCONFIGS && rc == BFH_OK; c++)
-    ingest_row(csv, x, p, c, reps, t[c][reps / 2], t[WHOLE][reps / 2], &st[c]);
-  if (rc == BFH_OK) rc = measure_queries(csv, x, p, dir[ATTRS]);
+    ingest_row(csv, x, p, c, reps, t[c][reps / 2], t[WHOLE][reps / 2], t[ATTRS][reps / 2], &st[c]);
+  static measured_t m[NRUNS][NQUERIES][NMETHODS];
+  for (int ri = 0; ri < NRUNS && rc == BFH_OK; ri++)
+    rc = measure_queries(csv, x, p, ri, dir[RUNS[ri].config], m[ri], m[R_ATTRS_FILTERS]);
   for (int c = 0; c < NCONFIGS && !x->keep_db; c++) exp_rmtree(dir[c]);
   return rc;
 }
@@ -443,6 +492,7 @@ int exp_attributes(const exp_ctx_t *x) {
                          "blocks_read",
                          "ratio",
                          "ratio_goal",
+                         "vs_per_attribute",
                          NULL};
   const char *cols[64];
   exp_cols_cat(cols, 64, EXP_DB_COLS, extra, (const char *const *)NULL);

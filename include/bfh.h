@@ -155,7 +155,8 @@ typedef enum bfh_compression {
    terms indexed in place of the whole value (which stays indexed only if an attribute with
    the extractor "value" is declared too). name: [A-Za-z_][A-Za-z0-9_]*, at most 64 bytes;
    extractor: "json:PATH", "csv:N", "tsv:N", "bytes:OFF:LEN" or "value", with an optional
-   ":int" suffix. Both NUL-terminated, borrowed for the call (bfh_open copies them). */
+   ":int" suffix, or "pair:A,B", a composite of two attributes declared beside it (doc/query.md
+   "Composites"). Both NUL-terminated, borrowed for the call (bfh_open copies them). */
 typedef struct bfh_attribute {
   const char *name;
   const char *extractor;
@@ -521,7 +522,8 @@ static inline int bfh_index_add(const char *path, const bfh_options *opt, const 
    (BFH-ATTRS, replaced atomically). Its items stay in the tables' filters until they are
    rewritten (by compaction or bfh_repair): they only raise the false-positive rate. Every
    engine that keeps BFH-ATTRS in the database's directory. BFH_E_INVALID for a name not
-   declared, or for the last attribute (declare another first); BFH_E_BUSY when the database
+   declared, for the last attribute (declare another first) or for a member of a declared
+   composite (drop the composite first); BFH_E_BUSY when the database
    is open; nothing changed after a failure. */
 BFH_API int bfh_index_drop(const char *path, const bfh_options *opt, const char *name);
 

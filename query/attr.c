@@ -156,12 +156,37 @@ int attr_spec_parse(const char *decl, attr_spec_t *out, err_t *err) {
     if (rc == -2) return parse_error(err, decl, p, "a length is at most 4294967295");
     if (v == 0) return parse_error(err, decl, p - 1, "a length counts from 1");
     out->length = (uint32_t)v;
+  } else if (starts(p, "pair:")) {
+    p += 5;
+    for (int i = 0; i < 2; i++) {
+      const char *m = p;
+      if (!is_name_start(*p))
+        return parse_error(err, decl, p, "a member's name starts with a letter or '_'");
+      while (is_name_start(*p) || is_digit(*p)) {
+        if (p - m == ATTR_NAME_MAX_BYTES)
+          return parse_error(err, decl, p, "a name is at most 64 bytes");
+        p++;
+      }
+      memcpy(out->member[i], m, (size_t)(p - m));
+      if (i == 0 && *p != ',')
+        return parse_error(err, decl, p, "pair: names two attributes, 'pair:A,B'");
+      if (i == 0) p++;
+    }
+    if (strcmp(out->member[0], out->member[1]) == 0)
+      return parse_error(err, decl, p - strlen(out->member[1]),
+                         "a composite's two members are distinct attributes");
+    if (strcmp(out->member[0], out->name) == 0 || strcmp(out->member[1], out->name) == 0)
+      return parse_error(err, decl, decl, "a composite cannot be its own member");
+    out->kind = ATTR_PAIR;
+    if (*p) return parse_error(err, decl, p, "nothing follows 'pair:A,B' (no :int, no :range)");
+    return ST_OK;
   } else if (starts(p, "value") && (p[5] == '\0' || p[5] == ':')) {
     out->kind = ATTR_VALUE;
     p += 5;
   } else {
     return parse_error(err, decl, p,
-                       "unknown extractor (json:PATH, csv:N, tsv:N, bytes:OFF:LEN or value)");
+                       "unknown extractor (json:PATH, csv:N, tsv:N, bytes:OFF:LEN, value or "
+                       "pair:A,B)");
   }
   if (starts(p, ":int") && (p[4] == '\0' || p[4] == ':')) {
     out->is_int = true;
@@ -213,11 +238,48 @@ size_t attr_spec_format(const attr_spec_t *spec, char *buf, size_t cap) {
     case ATTR_BYTES:
       n = snprintf(buf, cap, "%s=bytes:%u:%u%s", spec->name, spec->offset, spec->length, suffix);
       break;
+    case ATTR_PAIR:
+      n = snprintf(buf, cap, "%s=pair:%s,%s", spec->name, spec->member[0], spec->member[1]);
+      break;
     default:
       n = snprintf(buf, cap, "%s=value%s", spec->name, suffix);
       break;
   }
   return n < 0 ? 0 : (size_t)n;
+}
+
+/* The index of the attribute called name in specs[0, n), or -1. */
+static int find_name(const attr_spec_t *specs, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(specs[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+int attr_specs_check(const attr_spec_t *specs, size_t n, err_t *err) {
+  for (size_t i = 0; i < n; i++) {
+    if (specs[i].kind != ATTR_PAIR) continue;
+    for (int k = 0; k < 2; k++) {
+      const char *m = specs[i].member[k];
+      int at = find_name(specs, n, m);
+      if (at < 0 || specs[at].kind == ATTR_PAIR)
+        return err_set(err, ST_E_INVALID, "attribute '%s=pair:%s,%s': %s %s", specs[i].name,
+                       specs[i].member[0], specs[i].member[1], m,
+                       at < 0 ? "is not declared" : "is a composite itself; a member is not");
+    }
+  }
+  return ST_OK;
+}
+
+size_t attr_pair_term_bytes(size_t alen, size_t blen) {
+  uint8_t tmp[VARINT64_MAX_BYTES];
+  return (size_t)(encode_varint64(tmp, alen) - tmp) + alen + blen;
+}
+
+size_t attr_pair_term(const void *a, size_t alen, const void *b, size_t blen, uint8_t *out) {
+  uint8_t *p = encode_varint64(out, alen);
+  if (alen) memcpy(p, a, alen);
+  if (blen) memcpy(p + alen, b, blen);
+  return (size_t)(p - out) + alen + blen;
 }
 
 /* ---- Integers ---- */
@@ -596,6 +658,8 @@ static int extract_one(emit_t *e, json_doc_t *d, const char *v, size_t len) {
     case ATTR_VALUE:
       emit_text(e, v, len);
       return e->terms;
+    case ATTR_PAIR: /* made of its members' terms by query/terms.h */
+      return 0;
   }
   return 0;
 }
@@ -653,6 +717,12 @@ int attr_extract_reference(const attr_spec_t *spec, const void *value, size_t le
 
 /* ---- The stored list ---- */
 
+static bool has_pair(const attr_spec_t *specs, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (specs[i].kind == ATTR_PAIR) return true;
+  return false;
+}
+
 int attr_specs_encode(const attr_spec_t *specs, size_t n, uint8_t **out, size_t *out_len,
                       err_t *err) {
   *out = NULL;
@@ -675,7 +745,7 @@ int attr_specs_encode(const attr_spec_t *specs, size_t n, uint8_t **out, size_t 
   if (rc == ST_OK && !buf) rc = err_set(err, ST_E_NOMEM, "attributes: out of memory");
   if (rc == ST_OK) {
     uint8_t *p = buf;
-    *p++ = (uint8_t)ATTR_SPECS_VERSION;
+    *p++ = (uint8_t)(has_pair(specs, n) ? ATTR_SPECS_VERSION_PAIR : ATTR_SPECS_VERSION);
     p = encode_varint32(p, (uint32_t)n);
     for (size_t i = 0; i < n; i++) {
       size_t dl = strlen(decls[i]);
@@ -709,9 +779,9 @@ int attr_specs_decode(const uint8_t *data, size_t len, const char *what, attr_sp
   size_t body = len - 4;
   if (crc32c_unmask(decode_fixed32(data + body)) != crc32c_value(data, body))
     return err_set(err, ST_E_CORRUPT, "%s: checksum mismatch at offset %zu", what, body);
-  if (data[0] != ATTR_SPECS_VERSION)
-    return err_set(err, ST_E_UNSUPPORTED, "%s: version %u at offset 0, this build reads %u", what,
-                   data[0], ATTR_SPECS_VERSION);
+  if (data[0] != ATTR_SPECS_VERSION && data[0] != ATTR_SPECS_VERSION_PAIR)
+    return err_set(err, ST_E_UNSUPPORTED, "%s: version %u at offset 0, this build reads %u and %u",
+                   what, data[0], ATTR_SPECS_VERSION, ATTR_SPECS_VERSION_PAIR);
   const uint8_t *p = data + 1, *limit = data + body;
   uint32_t count;
   p = decode_varint32(p, limit, &count);
@@ -751,6 +821,13 @@ int attr_specs_decode(const uint8_t *data, size_t len, const char *what, attr_sp
   if (rc == ST_OK && p != limit)
     rc = err_set(err, ST_E_CORRUPT, "%s: %zu bytes after the last attribute, at offset %zu", what,
                  (size_t)(limit - p), (size_t)(p - data));
+  /* A composite only in the version that says so; its members as attr_specs_check wants. */
+  if (rc == ST_OK && has_pair(specs, count) != (data[0] == ATTR_SPECS_VERSION_PAIR))
+    rc = err_set(err, ST_E_CORRUPT, "%s: version %u at offset 0 with%s a composite", what, data[0],
+                 data[0] == ATTR_SPECS_VERSION_PAIR ? "out" : "");
+  err_t cerr;
+  if (rc == ST_OK && attr_specs_check(specs, count, &cerr) != ST_OK)
+    rc = err_set(err, ST_E_CORRUPT, "%s: %s", what, cerr.msg);
   if (rc != ST_OK) {
     attr_specs_free(specs, done);
     return rc;

@@ -8,6 +8,13 @@
  *   tsv:N      RFC 4180 record, fields separated by ',' (csv) or a tab (tsv)
  *   bytes:OFF:LEN  the LEN bytes (LEN >= 1) at offset OFF (decimal, at most UINT32_MAX each)
  *   value      the whole value
+ *   pair:A,B   a composite of the declared attributes A and B (doc/query.md "Composites"):
+ *              its terms are pairs, one per term a of A and b of B (attr_pair_term), which a
+ *              search asks where an AND holds equalities on both A and B. A and B are declared
+ *              in the same list, distinct, and not composites (attr_specs_check); no :int or
+ *              :range follows. A value whose pairs would number more than ATTR_PAIR_MAX_TERMS
+ *              is indexed under the one overflow term (the empty pair) instead, so that a
+ *              search that asks "the pair's term or the overflow term" stays exact.
  *   :int       the attribute is a signed 64-bit integer: its terms are attr_int_term's 8 bytes
  *   :range[=J,J,...]  each term is also indexed under range items (query/range_cover.h) at the
  *              stored levels J (ascending, 1..63, at most RANGE_MAX_LEVELS), so that ranges
@@ -69,8 +76,13 @@ typedef enum attr_kind {
   ATTR_JSON = 1,  /* json:PATH */
   ATTR_CSV = 2,   /* csv:N */
   ATTR_TSV = 3,   /* tsv:N */
-  ATTR_BYTES = 4  /* bytes:OFF:LEN */
+  ATTR_BYTES = 4, /* bytes:OFF:LEN */
+  ATTR_PAIR = 5   /* pair:A,B (its terms are made by query/terms.h, not extracted) */
 } attr_kind_t;
+
+/* The most pairs one value is indexed under for one composite (ATTR_PAIR), and the most a
+   search asks for one AND: beyond, the value takes the overflow term, the search no pairs. */
+#define ATTR_PAIR_MAX_TERMS 256
 
 typedef struct attr_spec {
   char name[ATTR_NAME_MAX_BYTES + 1]; /* NUL-terminated */
@@ -82,6 +94,7 @@ typedef struct attr_spec {
   char *path;      /* json: the dotted path as declared (owned) */
   char *keys;      /* json: its segments, each NUL-terminated, one after the other (owned) */
   uint32_t nkeys;  /* json: how many */
+  char member[2][ATTR_NAME_MAX_BYTES + 1]; /* pair: A and B, NUL-terminated */
   range_levels_t range; /* :range: the stored levels (n 0: no range items); has_zero is
                            is_int, an :int term being its own level-0 item */
 } attr_spec_t;
@@ -105,6 +118,18 @@ void attr_spec_release(attr_spec_t *spec);
    too small). Returns its length without the NUL, as snprintf does. */
 size_t attr_spec_format(const attr_spec_t *spec, char *buf, size_t cap);
 
+/* Checks what one declaration cannot: each composite of specs[0, n) names two members declared
+   in the list, distinct, neither a composite. ST_OK, or ST_E_INVALID naming the composite and
+   what is wrong ("attribute 'city_age=pair:city,agee': agee is not declared"). */
+int attr_specs_check(const attr_spec_t *specs, size_t n, err_t *err);
+
+/* A composite's term for the pair (a[0, alen), b[0, blen)): varint64(alen) | a | b, so that
+   no two pairs share one (the length says where a ends) and none is empty, the overflow
+   term. Writes attr_pair_term_bytes(alen, blen) bytes to out; returns that count. */
+#define ATTR_PAIR_OVERFLOW_TERM "" /* the overflow term: the empty pair, length 0 */
+size_t attr_pair_term_bytes(size_t alen, size_t blen);
+size_t attr_pair_term(const void *a, size_t alen, const void *b, size_t blen, uint8_t *out);
+
 /* Called once per term: term[0, term_len) is borrowed for the call only. A nonzero return
    stops the extraction. */
 typedef int (*attr_term_fn)(void *arg, const void *term, size_t term_len);
@@ -113,7 +138,8 @@ typedef int (*attr_term_fn)(void *arg, const void *term, size_t term_len);
    Returns the number of terms reported (0: the value has no term for this attribute; when fn
    stopped the extraction, the terms reported up to and including that call), ST_E_NOMEM, or
    for a json:PATH attribute ST_E_UNSUPPORTED when libjson-c5 cannot be loaded (json-c is
-   bound at the first JSON extraction, util/json_api.h); nothing else is an error. json-c does not
+   bound at the first JSON extraction, util/json_api.h); nothing else is an error. A composite
+   (pair:) gives no term here: its pairs are its members' (query/terms.h). json-c does not
    tell its out-of-memory from bad input: a JSON value it could not allocate for gives no term.
    Thread-safe: each thread parses JSON with a tokener of its own, made at its first JSON extraction
    and freed when it exits. */
@@ -146,12 +172,16 @@ int attr_int_parse(const char *text, size_t len, int64_t *out);
 void attr_int_term(int64_t v, uint8_t out[ATTR_INT_TERM_BYTES]);
 
 /* A list of specs as stored with a database (little-endian, varints as util/coding.h):
- *   version u8 (1) | count varint32 | count x (length varint32 | declaration bytes,
+ *   version u8 (1, or 2 when the list declares a composite) | count varint32 | count x (length varint32 | declaration bytes,
  *   attr_spec_format's canonical form) | crc32c fixed32 (masked, over every byte before it)
  * The declarations are stored as text, so that a stored attribute is read by the parser the
  * CLI's --attr goes through and means what it meant when declared.
  */
 #define ATTR_SPECS_VERSION 1u
+/* The version of a list that declares a composite (pair:), so that a build that predates
+   composites refuses it as a newer version (ST_E_UNSUPPORTED) instead of reading its pairs
+   as no attribute at all; a list without one is still written as version 1. */
+#define ATTR_SPECS_VERSION_PAIR 2u
 
 /* Encodes specs[0, n) into *out, a malloc'd buffer of *out_len bytes that the caller frees.
    ST_OK or ST_E_NOMEM. */
@@ -160,7 +190,8 @@ int attr_specs_encode(const attr_spec_t *specs, size_t n, uint8_t **out, size_t 
 /* Decodes data[0, len), read from `what` (named in messages, e.g. a file's path), into *out,
    an array of *n specs (NULL when 0) the caller frees with attr_specs_free. ST_OK;
    ST_E_CORRUPT with the offset of the damage (checksum, a length past the end, a
-   declaration that does not parse, trailing bytes); ST_E_UNSUPPORTED for a newer version;
+   declaration that does not parse, a composite in a version 1 list or one attr_specs_check
+   refuses, trailing bytes); ST_E_UNSUPPORTED for a newer version;
    ST_E_NOMEM. */
 int attr_specs_decode(const uint8_t *data, size_t len, const char *what, attr_spec_t **out,
                       size_t *n, err_t *err);

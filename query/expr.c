@@ -655,6 +655,7 @@ size_t expr_format(const expr_t *e, char *buf, size_t cap) {
 typedef struct expander {
   const expr_t *from;
   expr_expand_fn fn;
+  expr_imply_fn imply; /* NULL: none */
   void *arg;
   parser_t p; /* the new plan being built (p.e), and its error */
   expr_item_t *items;
@@ -707,6 +708,77 @@ static int expand_leaf(expander_t *x, const expr_leaf_t *src, expr_cmp_t cmp, co
   return rc;
 }
 
+struct expr_implied {
+  expander_t *x;
+  list_t *kids; /* the AND node's children in the new plan */
+  list_t or ;   /* the leaves of the OR being made */
+};
+
+int expr_implied_add(expr_implied_t *out, int attr, const char *name, const void *term,
+                     size_t len) {
+  expr_leaf_t src = {.name = name, .attr = attr};
+  uint32_t id;
+  int rc = expand_leaf(out->x, &src, EXPR_EQ, term, len, &id);
+  if (rc == ST_OK && list_push(&out->or, id) != ST_OK) rc = nomem(&out->x->p);
+  return rc;
+}
+
+int expr_implied_end(expr_implied_t *out) {
+  if (out->or.n == 0) return ST_OK;
+  uint32_t id;
+  int rc = add_branch(&out->x->p, EXPR_OR, &out->or, &id);
+  if (rc == ST_OK && list_push(out->kids, id) != ST_OK) rc = nomem(&out->x->p);
+  out->or.n = 0;
+  return rc;
+}
+
+/* Whether node id of the original is an equality group (expr_eq_group_t), a leaf whose
+   expansion is itself: *attr its attribute, its leaves appended to leaf[*n ...]. */
+static int eq_group(const expander_t *x, uint32_t id, int *attr, const expr_leaf_t **leaf,
+                    size_t *n) {
+  const node_t *nd = &x->from->nodes[id];
+  uint32_t one = id, count = 1;
+  const uint32_t *ids = &one;
+  if (nd->op == EXPR_AND) return 0;
+  if (nd->op == EXPR_OR) ids = x->from->kids + nd->first, count = nd->count;
+  size_t start = *n;
+  for (uint32_t i = 0; i < count; i++) {
+    const node_t *c = &x->from->nodes[ids[i]];
+    const expr_leaf_t *l = c->op == EXPR_LEAF ? &x->from->leaves[c->leaf] : NULL;
+    if (!l || l->cmp != EXPR_EQ || x->kind[c->leaf] != EXPR_EXPAND_SELF ||
+        (i && l->attr != *attr)) {
+      *n = start;
+      return 0;
+    }
+    *attr = l->attr;
+    leaf[(*n)++] = l;
+  }
+  return 1;
+}
+
+/* Gives the new plan's AND node for node id of the original the conjuncts x->imply says its
+   equality groups imply (appended to kids). */
+static int add_implied(expander_t *x, uint32_t id, list_t *kids) {
+  const node_t *nd = &x->from->nodes[id];
+  const expr_leaf_t **leaf = malloc((x->from->n_leaves ? x->from->n_leaves : 1) * sizeof *leaf);
+  expr_eq_group_t *g = malloc((nd->count ? nd->count : 1) * sizeof *g);
+  int rc = leaf && g ? ST_OK : nomem(&x->p);
+  size_t ng = 0, nl = 0;
+  for (uint32_t i = 0; rc == ST_OK && i < nd->count; i++) {
+    uint32_t kid = x->from->kids[nd->first + i];
+    size_t at = nl;
+    int attr = -1;
+    if (node_const(x, kid) == NOT_CONST && eq_group(x, kid, &attr, leaf, &nl))
+      g[ng++] = (expr_eq_group_t){attr, leaf + at, nl - at};
+  }
+  expr_implied_t out = {x, kids, {0}};
+  if (rc == ST_OK && ng) rc = x->imply(x->arg, g, ng, &out);
+  free(out.or.v);
+  free(leaf);
+  free(g);
+  return rc;
+}
+
 /* The new plan's node for node id of the original, which does not fold to a constant: its
    constant children are neutral ones, left out. */
 static int expand_node(expander_t *x, uint32_t id, uint32_t *out) {
@@ -720,6 +792,7 @@ static int expand_node(expander_t *x, uint32_t id, uint32_t *out) {
       rc = expand_node(x, kid, &c);
       if (rc == ST_OK && list_push(&kids, c) != ST_OK) rc = nomem(&x->p);
     }
+    if (rc == ST_OK && x->imply && nd->op == EXPR_AND) rc = add_implied(x, id, &kids);
     if (rc == ST_OK) rc = add_branch(&x->p, nd->op, &kids, out);
     free(kids.v);
     return rc;
@@ -739,8 +812,13 @@ static int expand_node(expander_t *x, uint32_t id, uint32_t *out) {
 }
 
 int expr_expand(const expr_t *e, expr_expand_fn fn, void *arg, expr_t **out, err_t *err) {
+  return expr_expand_implied(e, fn, NULL, arg, out, err);
+}
+
+int expr_expand_implied(const expr_t *e, expr_expand_fn fn, expr_imply_fn imply, void *arg,
+                        expr_t **out, err_t *err) {
   *out = NULL;
-  expander_t x = {e, fn, arg, {NULL, 0, 0, 0, NULL, err}, NULL, NULL};
+  expander_t x = {e, fn, imply, arg, {NULL, 0, 0, 0, NULL, err}, NULL, NULL};
   x.p.e = calloc(1, sizeof *x.p.e);
   x.items = malloc(EXPR_EXPAND_CAP * sizeof *x.items);
   x.kind = malloc((e->n_leaves ? e->n_leaves : 1) * sizeof *x.kind);

@@ -147,6 +147,35 @@ typedef int (*expr_expand_fn)(void *arg, const expr_leaf_t *leaf, expr_item_t *o
    leaves keep the attributes and columns of the leaves they came from, and it is bound but
    for expr_match_value, which it does not serve). ST_OK or ST_E_NOMEM. */
 int expr_expand(const expr_t *e, expr_expand_fn fn, void *arg, expr_t **out, err_t *err);
+/* Implied conjuncts. An AND may imply more than its children say, given how the items were
+   made: a composite of attributes A and B holds a pair's term for each term of A and of B of
+   a value (query/terms.h), so A = x AND B = y implies the composite's term for (x, y).
+   expr_expand_implied is expr_expand that also calls imply once per AND node of the new plan,
+   with the node's equality groups: each child that is an equality on one attribute, or an OR
+   of equalities on one attribute (an IN), as in the original (bound) tree; imply may give the
+   node more children, each an OR of terms of one attribute (expr_implied_add for each term,
+   then expr_implied_end), or none. The caller vouches that each holds wherever the node
+   does, so that a search asks the filters for less and misses nothing; validation evaluates
+   the predicate as written, never the plan. */
+typedef struct expr_eq_group {
+  int attr;                       /* the attribute of every leaf */
+  const expr_leaf_t *const *leaf; /* its equalities (EXPR_EQ), borrowed for the call */
+  size_t n;
+} expr_eq_group_t;
+typedef struct expr_implied expr_implied_t; /* the AND node being given children */
+typedef int (*expr_imply_fn)(void *arg, const expr_eq_group_t *groups, size_t n,
+                             expr_implied_t *out);
+/* Adds term[0, len) of attribute attr (called name, for messages) to the OR being made for
+   out's node. ST_OK or ST_E_NOMEM (then imply returns it). */
+int expr_implied_add(expr_implied_t *out, int attr, const char *name, const void *term, size_t len);
+/* Ends the OR being made: out's node gets it as one more child (none if it has no term).
+   ST_OK or ST_E_NOMEM. */
+int expr_implied_end(expr_implied_t *out);
+/* expr_expand with imply (NULL: none) called per AND node as above; ST_OK, ST_E_NOMEM or what
+   imply returned. */
+int expr_expand_implied(const expr_t *e, expr_expand_fn fn, expr_imply_fn imply, void *arg,
+                        expr_t **out, err_t *err);
+
 /* 1 when e's tree is a constant (no leaves; see above), *value its value. */
 int expr_constant(const expr_t *e, int *value);
 

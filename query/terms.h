@@ -15,6 +15,12 @@
  *                                                                                  seed))
  *   terms_range_seed(attribute, seed) = bfh_hash64(name, strlen(name), seed ^ TERMS_RANGE_SALT)
  * so that an item never meets a term. Level 0 of an :int attribute is its term itself.
+ * A composite (pair:A,B, query/attr.h) has items made, not extracted: for each term a of A and
+ * b of B of the value, its pair's term attr_pair_term(a, b) hashed as any term of the
+ * composite is (terms_attr_seed, by the composite's name); when the pairs would number more
+ * than ATTR_PAIR_MAX_TERMS, the one overflow term (empty) instead; none when A or B gives no
+ * term (counted as a value without a term of the composite). They come of the members' terms
+ * of the same one reading of the value, kept while it lasts.
  * So the same bytes under two attributes hash apart, a database that declares `value` keeps
  * answering whole-value searches, and an attribute's items do not depend on its position in
  * the list (dropping or adding another leaves them alone). A value's items are hashed once per
@@ -50,7 +56,8 @@ typedef struct terms terms_t;
    over: on ST_OK *out owns the array (freed by terms_destroy, as attr_specs_free); on failure
    the caller still owns it. seed: the database's value seed, whose attribute seeds are made
    once here (another seed is served too, at one more small hash per attribute and value).
-   ST_E_INVALID naming a repeated name or too many attributes; ST_E_UNSUPPORTED when a json:
+   ST_E_INVALID naming a repeated name, too many attributes or a composite attr_specs_check
+   refuses; ST_E_UNSUPPORTED when a json:
    attribute is declared and libjson-c5 cannot be loaded; ST_E_NOMEM. */
 int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err_t *err);
 /* NULL is allowed. */
@@ -93,6 +100,12 @@ uint64_t terms_hash_probe(const terms_t *t, size_t attr, const range_probe_t *r,
    (an extraction that ran out of memory: the value must not be indexed without its items). */
 int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
                      value_hash_fn fn, void *arg);
+
+/* Whether attribute attr (< terms_count) is a composite: 1 with *a and *b its members'
+   indexes, else 0. */
+int terms_pair(const terms_t *t, size_t attr, size_t *a, size_t *b);
+/* The composites declared (0 for t NULL). */
+size_t terms_pair_count(const terms_t *t);
 
 /* The terms of val for attribute attr, as attr_extract gives them (in the shape of
    query/expr.h's expr_terms_fn, arg being the terms_t), and the lookup of an attribute by

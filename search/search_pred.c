@@ -100,6 +100,63 @@ static int expand_leaf(void *arg, const expr_leaf_t *l, expr_item_t *out, size_t
   return (int)r.n;
 }
 
+/* The smallest group of gs[0, n) on attribute attr, or NULL. */
+static const expr_eq_group_t *group_of(const expr_eq_group_t *gs, size_t n, size_t attr) {
+  const expr_eq_group_t *best = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (gs[i].attr == (int)attr && (!best || gs[i].n < best->n)) best = &gs[i];
+  return best;
+}
+
+/* The composite c's conjunct for groups a and b: an OR of its pairs' terms and its overflow
+   term. */
+static int add_pairs(const terms_t *terms, size_t c, const expr_eq_group_t *a,
+                     const expr_eq_group_t *b, expr_implied_t *out) {
+  const char *name = terms_spec(terms, c)->name;
+  int rc = expr_implied_add(out, (int)c, name, ATTR_PAIR_OVERFLOW_TERM, 0);
+  uint8_t small[256];
+  for (size_t i = 0; i < a->n && rc == ST_OK; i++)
+    for (size_t j = 0; j < b->n && rc == ST_OK; j++) {
+      const expr_leaf_t *x = a->leaf[i], *y = b->leaf[j];
+      size_t len = attr_pair_term_bytes(x->term_len, y->term_len);
+      uint8_t *buf = len <= sizeof small ? small : malloc(len);
+      if (!buf) return ST_E_NOMEM;
+      attr_pair_term(x->term, x->term_len, y->term, y->term_len, buf);
+      rc = expr_implied_add(out, (int)c, name, buf, len);
+      if (buf != small) free(buf);
+    }
+  return rc == ST_OK ? expr_implied_end(out) : rc;
+}
+
+/* expr_expand_implied's imply: for each declared composite whose two members an AND holds
+   equalities on, the composite's terms of their pairs (at most ATTR_PAIR_MAX_TERMS) or its
+   overflow term, which every value that satisfies the AND holds one of (query/terms.h). */
+static int imply_pairs(void *arg, const expr_eq_group_t *gs, size_t n, expr_implied_t *out) {
+  const terms_t *terms = arg;
+  if (n < 2) return ST_OK;
+  int rc = ST_OK;
+  for (size_t c = 0; c < terms_count(terms) && rc == ST_OK; c++) {
+    size_t ia, ib;
+    if (!terms_pair(terms, c, &ia, &ib)) continue;
+    const expr_eq_group_t *a = group_of(gs, n, ia), *b = group_of(gs, n, ib);
+    if (a && b && a->n * b->n <= ATTR_PAIR_MAX_TERMS) rc = add_pairs(terms, c, a, b, out);
+  }
+  return rc;
+}
+
+int search_pred_bind(expr_t *e, const terms_t *terms, err_t *err) {
+  int rc = expr_bind(e, search_pred_lookup, (void *)terms, err);
+  for (size_t i = 0; rc == ST_OK && terms && i < expr_leaf_count(e); i++) {
+    const expr_leaf_t *l = expr_leaf(e, i);
+    const attr_spec_t *s = terms_spec(terms, (size_t)l->attr);
+    if (s->kind == ATTR_PAIR)
+      rc = err_set(err, ST_E_INVALID,
+                   "expression: column %u: %s is a composite of %s and %s: query its members",
+                   l->column, s->name, s->member[0], s->member[1]);
+  }
+  return rc;
+}
+
 /* SEARCH_PRED_VERBATIM_* of leaf l of the bound predicate (search_pred.h says why each). */
 static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l) {
   if (l->cmp != EXPR_EQ || l->term_len == 0) return SEARCH_PRED_VERBATIM_NONE;
@@ -119,6 +176,8 @@ static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l) {
         if (!strchr("-+.0123456789eE", l->term[i]) || l->term[i] == 0)
           return SEARCH_PRED_VERBATIM_JSON;
       return SEARCH_PRED_VERBATIM_NONE;
+    case ATTR_PAIR: /* never a leaf of a predicate (search_pred_bind) */
+      return SEARCH_PRED_VERBATIM_NONE;
   }
   return SEARCH_PRED_VERBATIM_NONE;
 }
@@ -129,7 +188,8 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->where = e;
   p->terms = terms;
   expr_t *plan = NULL;
-  int rc = expr_expand(e, expand_leaf, (void *)terms, &plan, err);
+  int rc = expr_expand_implied(e, expand_leaf, terms_pair_count(terms) ? imply_pairs : NULL,
+                               (void *)terms, &plan, err);
   if (rc != ST_OK) return rc;
   p->expr = plan;
   p->read_all = expr_constant(plan, &rc) && rc;

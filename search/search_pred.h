@@ -25,6 +25,14 @@
  * search reads every table and memtable, as SCAN does. Validation evaluates the predicate as
  * written, never the plan.
  *
+ * Composites (doc/query.md "Composites"). Where an AND of the predicate holds equalities (= or
+ * IN) on both members of a declared composite (query/attr.h's pair:A,B), the plan gives the
+ * AND one more conjunct: an OR of the composite's terms for the pairs of those equalities (at
+ * most ATTR_PAIR_MAX_TERMS of them; beyond, none is added) and of its overflow term, one of
+ * which every value satisfying the AND holds (query/terms.h). It only narrows the tables,
+ * blocks and memtable entries read. A composite is not queried by its own name
+ * (search_pred_bind refuses it).
+ *
  * A database without declared attributes has one attribute, `value`: the whole value, its
  * item the whole value's hash (search_pred_lookup binds a predicate to it).
  */
@@ -83,6 +91,12 @@ typedef struct search_pred {
 /* expr_bind's lookup for a database with the declared attributes terms (a terms_t *, or NULL
    for none: then the only name is SEARCH_PRED_VALUE_NAME, a text attribute). */
 int search_pred_lookup(void *terms, const char *name, size_t len, int *is_int);
+
+/* Binds e (query/expr.h's expr_bind) to terms' attributes (NULL: the whole value only):
+   ST_OK; ST_E_INVALID naming the column of an unknown attribute, of a bad literal, or of a
+   composite ("column 1: city_age is a composite of city and age: query its members");
+   ST_E_NOMEM. */
+int search_pred_bind(expr_t *e, const terms_t *terms, err_t *err);
 
 /* Fills *p for the bound predicate e over terms (NULL: none declared): the plan over items,
    each item's hash under seed, its probe of an m-bit filter with k hashes (k 0: no probes),

@@ -13,6 +13,12 @@
  * empty string and texts longer than 8 bytes that share their first 8 (so that their codes
  * meet and only validation tells them apart); ranges come empty (a > b, beyond every
  * value), wide and narrow, prefixes shorter and longer than 8 bytes.
+ * Some runs (the own engine's with large tables, LevelDB's and RocksDB's) also declare two
+ * composites, an = pair:a,n and ba = pair:b,a (b multi-valued: a value is indexed under the
+ * product of its terms), so that the filters are asked the pairs' terms wherever an AND holds
+ * equalities on both members (doc/query.md "Composites"); besides the random predicates, each
+ * phase then runs PAIR_QUERIES ANDs of IN lists on both members of each, some with a third
+ * conjunct, some in an OR, by every method, and a composite asked by name is refused.
  * STANDALONE answers from its per-attribute indexes where the database keeps them (the own
  * engine, read-write; ranges and prefixes by scans of them); CUCKOO answers whole values only
  * and must refuse.
@@ -63,8 +69,14 @@ static int setup_fixture(void **state) {
   return db_fixture_setup(state, "query_model_test");
 }
 
-static const bfh_attribute ATTRS[3] = {
-    {"a", "json:a:range"}, {"b", "json:b"}, {"n", "json:n:int:range"}};
+static const bfh_attribute ATTRS[5] = {{"a", "json:a:range"},
+                                       {"b", "json:b"},
+                                       {"n", "json:n:int:range"},
+                                       {"an", "pair:a,n"},
+                                       {"ba", "pair:b,a"}};
+#define NATTRS 3        /* without the composites */
+#define NATTRS_PAIRS 5  /* with them */
+#define PAIR_QUERIES 12 /* per phase, where the composites are declared */
 
 /* n's values by index; NVALS[NN] is one no value holds. */
 static const int64_t NVALS[NN + 1] = {
@@ -438,10 +450,56 @@ static void check_edges(bfh_db *db, const model_t *m, int standalone, const char
   }
 }
 
+/* A leaf attr IN (1 to 3 random terms, now and then one no value holds). */
+static pnode_t *in_random(rng_t *g, int attr) {
+  pnode_t *p = calloc(1, sizeof *p);
+  assert_non_null(p);
+  int domain = attr == 0 ? NA : attr == 1 ? NB : NN;
+  p->op = P_LEAF;
+  p->attr = attr;
+  p->cmp = P_IN;
+  p->nterms = 1 + (int)(rng_next(g) % 3);
+  for (int i = 0; i < p->nterms; i++) p->terms[i] = (int)(rng_next(g) % (uint64_t)(domain + 1));
+  return p;
+}
+
+/* An AND of equalities on both members of a composite (a and n, or b and a), now and then
+   with a third conjunct (any random leaf), and now and then in an OR with a random leaf. */
+static pnode_t *pair_random(rng_t *g) {
+  pnode_t *p = calloc(1, sizeof *p);
+  assert_non_null(p);
+  int ba = rng_next(g) % 2;
+  p->op = P_AND;
+  p->kid[p->nkids++] = in_random(g, ba ? 1 : 0);
+  p->kid[p->nkids++] = in_random(g, ba ? 0 : 2);
+  if (rng_next(g) % 3 == 0) p->kid[p->nkids++] = pnode_random(g, 0);
+  if (rng_next(g) % 4) return p;
+  pnode_t *o = calloc(1, sizeof *o);
+  assert_non_null(o);
+  o->op = P_OR;
+  o->kid[o->nkids++] = p;
+  o->kid[o->nkids++] = pnode_random(g, 1);
+  return o;
+}
+
+/* Where the composites are declared: ANDs over their members by every method, exactly; the
+   composites themselves cannot be asked. */
+static void check_pairs(bfh_db *db, const model_t *m, rng_t *g, int standalone, const char *label) {
+  unsigned nonempty = 0;
+  for (int i = 0; i < PAIR_QUERIES; i++) {
+    pnode_t *p = pair_random(g);
+    nonempty += check_query(db, m, p, standalone, label) > 0;
+    pnode_free(p);
+  }
+  assert_true(nonempty >= PAIR_QUERIES / 4);
+  assert_int_equal(bfh_query(db, "an = 'A1'", BFH_SEARCH_AUTO, 0, NULL, NULL, NULL), BFH_E_INVALID);
+  assert_non_null(strstr(bfh_last_error(db), "column 1: an is a composite of a and n"));
+}
+
 /* Random predicates by every method (STANDALONE where the database keeps its index); CUCKOO
-   refuses them. */
+   refuses them. pairs: the composites are declared (check_pairs). */
 static void check_phase(bfh_db *db, const model_t *m, uint64_t seed, int standalone, int zeroed,
-                        const char *label) {
+                        int pairs, const char *label) {
   rng_t g;
   rng_init(&g, seed);
   unsigned nonempty = 0;
@@ -453,6 +511,7 @@ static void check_phase(bfh_db *db, const model_t *m, uint64_t seed, int standal
   }
   /* The predicates are not all empty: a search that finds nothing would pass above. */
   assert_true(nonempty >= QUERIES / 3);
+  if (pairs) check_pairs(db, m, &g, standalone, label);
   assert_int_equal(bfh_query(db, "a = 'A1'", BFH_SEARCH_CUCKOO, 0, NULL, NULL, NULL),
                    BFH_E_UNSUPPORTED);
   assert_non_null(strstr(bfh_last_error(db), "whole values only"));
@@ -518,7 +577,7 @@ static void check_pruning(bfh_db *db, const char *label) {
 
 /* ---- The workload --------------------------------------------------------------------- */
 
-static void options(bfh_options *o, bfh_engine engine, size_t table_bytes) {
+static void options(bfh_options *o, bfh_engine engine, size_t table_bytes, int pairs) {
   bfh_options_init(o);
   o->engine = engine;
   /* Large tables are made from a memtable larger than one (check_blocks' flush). */
@@ -526,7 +585,7 @@ static void options(bfh_options *o, bfh_engine engine, size_t table_bytes) {
   o->table_bytes = table_bytes;
   o->value_filter_bits = 8192;
   o->attributes = ATTRS;
-  o->attribute_count = 3;
+  o->attribute_count = pairs ? NATTRS_PAIRS : NATTRS;
 }
 
 static uint64_t model_ops(void) {
@@ -592,15 +651,17 @@ static void check_blocks(bfh_db *db, const char *label) {
   }
 }
 
-/* The model on one engine, with tables of table_bytes: read-write, then read-only. */
-static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, size_t table_bytes) {
+/* The model on one engine, with tables of table_bytes (and the composites declared when
+   pairs is set): read-write, then read-only. */
+static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, size_t table_bytes,
+                       int pairs) {
   char dir[4400], idx[4400], label[64];
   snprintf(dir, sizeof dir, "%s/%s", f->root, name);
   snprintf(idx, sizeof idx, "%s/%s-index", f->root, name);
   model_t *m = calloc(1, sizeof *m);
   assert_non_null(m);
   bfh_options o;
-  options(&o, engine, table_bytes);
+  options(&o, engine, table_bytes, pairs);
   /* The own engine keeps the stand-alone index too: STANDALONE answers from it. */
   const int standalone = engine == BFH_ENGINE_LSM;
   const int zeroed = engine == BFH_ENGINE_ROCKSDB; /* its bottom level's sequences are 0 */
@@ -613,7 +674,7 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, siz
     write_ops(f->db, m, &g, ops / PHASES, &done);
     snprintf(label, sizeof label, "%s phase %d", name, ph);
     check_phase(f->db, m, RNG_SEED ^ ((uint64_t)ph << 8) ^ (uint64_t)engine, standalone, zeroed,
-                label);
+                pairs, label);
     if (ph == PHASES - 1) check_edges(f->db, m, standalone, label); /* once the tables are many */
   }
   /* Stock LevelDB and RocksDB compact this small database into a few tables: the pruning is
@@ -623,12 +684,12 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, siz
   assert_int_equal(bfh_close(f->db), BFH_OK);
   /* Read-only on the same database, declaring the attributes again: the own engine's must
      be the stored ones, the stock engines' are kept in the index directory. */
-  options(&o, engine, table_bytes);
+  options(&o, engine, table_bytes, pairs);
   o.read_only = 1;
   o.index_dir = idx;
   assert_int_equal(bfh_open(dir, &o, &f->db), BFH_OK);
   snprintf(label, sizeof label, "%s read-only", name);
-  check_phase(f->db, m, RNG_SEED ^ 0xabcdull ^ (uint64_t)engine, 0, zeroed, label);
+  check_phase(f->db, m, RNG_SEED ^ 0xabcdull ^ (uint64_t)engine, 0, zeroed, pairs, label);
   check_edges(f->db, m, 0, label);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
@@ -636,19 +697,19 @@ static void run_engine(db_fixture_t *f, bfh_engine engine, const char *name, siz
 }
 
 static void test_query_model_own_engine(void **state) {
-  run_engine(*state, BFH_ENGINE_LSM, "lsm", SMALL_TABLE_BYTES);
+  run_engine(*state, BFH_ENGINE_LSM, "lsm", SMALL_TABLE_BYTES, 0);
 }
 
 static void test_query_model_own_engine_large_tables(void **state) {
-  run_engine(*state, BFH_ENGINE_LSM, "lsm-large", LARGE_TABLE_BYTES);
+  run_engine(*state, BFH_ENGINE_LSM, "lsm-large", LARGE_TABLE_BYTES, 1);
 }
 
 static void test_query_model_leveldb(void **state) {
-  run_engine(*state, BFH_ENGINE_LEVELDB, "leveldb", SMALL_TABLE_BYTES);
+  run_engine(*state, BFH_ENGINE_LEVELDB, "leveldb", SMALL_TABLE_BYTES, 1);
 }
 
 static void test_query_model_rocksdb(void **state) {
-  run_engine(*state, BFH_ENGINE_ROCKSDB, "rocksdb", SMALL_TABLE_BYTES);
+  run_engine(*state, BFH_ENGINE_ROCKSDB, "rocksdb", SMALL_TABLE_BYTES, 1);
 }
 
 /* A bad expression or an unknown attribute is refused, naming the column; nothing is
@@ -656,7 +717,7 @@ static void test_query_model_rocksdb(void **state) {
 static void test_query_bad_expressions_refused(void **state) {
   db_fixture_t *f = *state;
   bfh_options o;
-  options(&o, BFH_ENGINE_LSM, SMALL_TABLE_BYTES);
+  options(&o, BFH_ENGINE_LSM, SMALL_TABLE_BYTES, 0);
   assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
   static const struct {
     const char *where, *says;
@@ -676,9 +737,36 @@ static void test_query_bad_expressions_refused(void **state) {
   assert_int_equal(bfh_query(f->db, NULL, BFH_SEARCH_AUTO, 0, NULL, NULL, NULL), BFH_E_INVALID);
 }
 
+/* A composite whose member is not declared is refused at creation, naming the member;
+   a member is not dropped before its composite. */
+static void test_query_pair_declarations_checked(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM, SMALL_TABLE_BYTES, 0);
+  const bfh_attribute bad[2] = {{"a", "json:a"}, {"az", "pair:a,z"}};
+  o.attributes = bad;
+  o.attribute_count = 2;
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(f->dir, &o, &db), BFH_E_INVALID);
+  assert_null(db);
+  assert_non_null(strstr(bfh_last_error(NULL), "'az=pair:a,z': z is not declared"));
+  options(&o, BFH_ENGINE_LSM, SMALL_TABLE_BYTES, 1);
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  assert_int_equal(bfh_put(f->db, "k", 1, "{\"a\":\"A1\",\"n\":7}", 16), BFH_OK);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+  bfh_options_init(&o);
+  assert_int_equal(bfh_index_drop(f->dir, &o, "n"), BFH_E_INVALID);
+  assert_non_null(strstr(bfh_last_error(NULL), "n is a member of the composite an; drop an first"));
+  assert_int_equal(bfh_index_drop(f->dir, &o, "an"), BFH_OK);
+  assert_int_equal(bfh_index_drop(f->dir, &o, "n"), BFH_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_query_bad_expressions_refused, setup_fixture,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_query_pair_declarations_checked, setup_fixture,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_query_model_own_engine, setup_fixture,
                                       db_fixture_teardown),

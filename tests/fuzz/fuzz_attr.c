@@ -11,6 +11,12 @@
  *     A json: spec's terms are the same, in the same order, whether the value is read by the
  *     scanner (query/json_scan.h) or by json-c alone (attr_extract_reference); and
  *     attr_extract_each over every spec at once reports, per spec, attr_extract's count.
+ *   - A declaration that parses as a composite (pair:A,B) is checked in a list with its
+ *     members declared (accepted) and without them (refused, naming the missing one).
+ *   - The value is hashed under x = json:a, y = json:b:int and xy = pair:x,y (query/terms.h):
+ *     the composite's items are exactly the pair term of every term of x with every term of
+ *     y, or the overflow term alone beyond ATTR_PAIR_MAX_TERMS pairs, or none when either
+ *     member has no term.
  *   - The whole input is read by attr_int_parse, checked against a 128-bit reference.
  *   - The whole input is decoded as a stored list, as given and with its checksum made
  *     right; a list that decodes encodes and decodes again to the same declarations.
@@ -18,6 +24,7 @@
 #include "fuzz_util.h"
 
 #include "query/attr.h"
+#include "query/terms.h"
 
 typedef struct seen {
   int calls;
@@ -34,6 +41,8 @@ static int check_term(void *arg, const void *term, size_t len) {
     fuzz_check(len == ATTR_INT_TERM_BYTES);
   } else if (s->spec->kind == ATTR_VALUE) {
     fuzz_check(len == s->len && (len == 0 || memcmp(term, s->value, len) == 0));
+  } else if (s->spec->kind == ATTR_PAIR) {
+    fuzz_check(0); /* a composite's terms are made by terms.h, never extracted */
   } else if (s->spec->kind == ATTR_BYTES) {
     fuzz_check(len == s->spec->length && memcmp(term, s->value + s->spec->offset, len) == 0);
   } else {
@@ -125,6 +134,101 @@ static void decode_list(const uint8_t *data, size_t size) {
   attr_specs_free(specs, n);
 }
 
+/* A member's terms, copied. */
+typedef struct terms_of {
+  size_t n;
+  uint8_t *bytes[ATTR_PAIR_MAX_TERMS + 1];
+  size_t len[ATTR_PAIR_MAX_TERMS + 1];
+} terms_of_t;
+
+static int keep(void *arg, const void *term, size_t len) {
+  terms_of_t *t = arg;
+  if (t->n > ATTR_PAIR_MAX_TERMS) return 0; /* counted, not kept: the overflow is certain */
+  t->bytes[t->n] = malloc(len ? len : 1);
+  fuzz_check(t->bytes[t->n] != NULL);
+  if (len) memcpy(t->bytes[t->n], term, len);
+  t->len[t->n++] = len;
+  return 0;
+}
+
+typedef struct hashes {
+  size_t n;
+  uint64_t h[2 * ATTR_PAIR_MAX_TERMS + 8];
+  int over; /* more given than h holds */
+} hashes_t;
+
+static void take(void *arg, uint64_t h) {
+  hashes_t *g = arg;
+  if (g->n == sizeof g->h / sizeof g->h[0]) {
+    g->over = 1;
+    return;
+  }
+  g->h[g->n++] = h;
+}
+
+static int given(const hashes_t *g, uint64_t h) {
+  for (size_t i = 0; i < g->n; i++)
+    if (g->h[i] == h) return 1;
+  return 0;
+}
+
+#define PAIR_SEED 0x7061697273656564ull
+
+/* The composite's items of value (see the header). */
+static void check_pairs(const uint8_t *value, size_t vlen) {
+  static const char *const decl[3] = {"x=json:a", "y=json:b:int", "xy=pair:x,y"};
+  attr_spec_t *specs = calloc(3, sizeof *specs);
+  fuzz_check(specs != NULL);
+  for (int i = 0; i < 3; i++) fuzz_check(attr_spec_parse(decl[i], &specs[i], NULL) == ST_OK);
+  terms_t *t;
+  err_t err;
+  if (terms_create(specs, 3, PAIR_SEED, &t, &err) != ST_OK) { /* json-c missing: no JSON */
+    attr_specs_free(specs, 3);
+    return;
+  }
+  terms_of_t *x = calloc(1, sizeof *x), *y = calloc(1, sizeof *y);
+  hashes_t *g = calloc(1, sizeof *g);
+  fuzz_check(x && y && g);
+  int nx = attr_extract(terms_spec(t, 0), value, vlen, keep, x);
+  int ny = attr_extract(terms_spec(t, 1), value, vlen, keep, y);
+  int rc = terms_hash_value(t, value, vlen, PAIR_SEED, 0, take, g);
+  fuzz_check(rc >= 0 || rc == ST_E_NOMEM);
+  if (rc >= 0 && nx >= 0 && ny >= 0 && !g->over) {
+    uint64_t overflow = terms_hash_term(t, 2, ATTR_PAIR_OVERFLOW_TERM, 0, PAIR_SEED);
+    size_t pairs = (size_t)nx * (size_t)ny;
+    fuzz_check(given(g, overflow) == (pairs > ATTR_PAIR_MAX_TERMS));
+    for (size_t i = 0; pairs <= ATTR_PAIR_MAX_TERMS && i < x->n; i++)
+      for (size_t j = 0; j < y->n; j++) {
+        uint8_t *buf = malloc(attr_pair_term_bytes(x->len[i], y->len[j]));
+        fuzz_check(buf != NULL);
+        size_t n = attr_pair_term(x->bytes[i], x->len[i], y->bytes[j], y->len[j], buf);
+        fuzz_check(given(g, terms_hash_term(t, 2, buf, n, PAIR_SEED)));
+        free(buf);
+      }
+  }
+  for (size_t i = 0; i < x->n; i++) free(x->bytes[i]);
+  for (size_t i = 0; i < y->n; i++) free(y->bytes[i]);
+  free(x);
+  free(y);
+  free(g);
+  terms_destroy(t);
+}
+
+/* A composite declaration: accepted with its members declared, refused without. */
+static void check_pair_list(const attr_spec_t *spec) {
+  attr_spec_t list[3];
+  char d[2][ATTR_MAX_DECL_BYTES + 1];
+  for (int i = 0; i < 2; i++) {
+    snprintf(d[i], sizeof d[i], "%s=value", spec->member[i]);
+    fuzz_check(attr_spec_parse(d[i], &list[i], NULL) == ST_OK);
+  }
+  list[2] = *spec;
+  err_t err;
+  fuzz_check(attr_specs_check(list, 3, &err) == ST_OK);
+  fuzz_check(attr_specs_check(list + 1, 2, &err) == ST_E_INVALID);
+  fuzz_check(strstr(err.msg, " is not declared") != NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *c = fuzz_copy(data, size); /* NUL-terminated */
   const uint8_t *nul = memchr(c, 0, size);
@@ -143,6 +247,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_check(strcmp(canon, again) == 0);
     attr_spec_release(&s2);
     extract(&spec, value, vlen);
+    if (spec.kind == ATTR_PAIR) check_pair_list(&spec);
     attr_spec_release(&spec);
   } else {
     fuzz_check(err.code == ST_E_INVALID || err.code == ST_E_NOMEM);
@@ -162,6 +267,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t k = 0; k < NKINDS && rc == ST_OK && !nomem; k++)
     fuzz_check(single[k] == each[k] && counts[k] == (uint32_t)each[k]);
   for (size_t k = 0; k < NKINDS; k++) attr_spec_release(&all[k]);
+
+  check_pairs(value, vlen);
 
   int64_t got = 0, want = 0;
   int ok = attr_int_parse((const char *)data, size, &got) == ST_OK;

@@ -512,6 +512,15 @@ static void test_attr_spec_parse_errors_name_the_column(void **state) {
       {"a=value:range=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "column 54: the :range levels"},
       {"a=value:ranges", "column 8: only ':int' may follow"},
       {"a\x01=value", "attribute 'a?=value': column 2:"},
+      {"p=pair:", "column 8: a member's name starts with a letter or '_'"},
+      {"p=pair:a", "column 9: pair: names two attributes, 'pair:A,B'"},
+      {"p=pair:a;b", "column 9: pair: names two attributes"},
+      {"p=pair:a,", "column 10: a member's name starts with a letter or '_'"},
+      {"p=pair:a,a", "column 10: a composite's two members are distinct attributes"},
+      {"p=pair:p,a", "column 1: a composite cannot be its own member"},
+      {"p=pair:a,b:int", "column 11: nothing follows 'pair:A,B' (no :int, no :range)"},
+      {"p=pair:a,b,c", "column 11: nothing follows 'pair:A,B'"},
+      {"p=pairs:a,b", "column 3: unknown extractor"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     attr_spec_t s;
@@ -627,9 +636,14 @@ static void test_attr_specs_corruption_found(void **state) {
   expect_corrupt(c, len, ST_E_CORRUPT, "checksum mismatch at offset");
   /* behind a right checksum: a newer version */
   memcpy(c, buf, len);
+  c[0] = 3;
+  fix_crc(c, len);
+  expect_corrupt(c, len, ST_E_UNSUPPORTED, "version 3 at offset 0, this build reads 1 and 2");
+  /* version 2 is the version of a list with a composite, and only of one */
+  memcpy(c, buf, len);
   c[0] = 2;
   fix_crc(c, len);
-  expect_corrupt(c, len, ST_E_UNSUPPORTED, "version 2 at offset 0, this build reads 1");
+  expect_corrupt(c, len, ST_E_CORRUPT, "version 2 at offset 0 without a composite");
   /* a declaration that does not parse: its offset (the first is at offset 2) */
   memcpy(c, buf, len);
   c[3 + 5] = '!'; /* "city=json..." -> "city=!son..." */
@@ -696,6 +710,59 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* pair:A,B: parsed, formatted back, extracting nothing itself; a list that declares one is
+   version 2 and checked for its members. */
+static void test_attr_pair_declaration(void **state) {
+  (void)state;
+  attr_spec_t s[3];
+  err_t err;
+  const char *decl[] = {"city=json:address.city", "age=csv:3:int", "city_age=pair:city,age"};
+  for (int i = 0; i < 3; i++) assert_int_equal(attr_spec_parse(decl[i], &s[i], &err), ST_OK);
+  assert_int_equal(s[2].kind, ATTR_PAIR);
+  assert_string_equal(s[2].member[0], "city");
+  assert_string_equal(s[2].member[1], "age");
+  char d[128];
+  attr_spec_format(&s[2], d, sizeof d);
+  assert_string_equal(d, "city_age=pair:city,age");
+  got_t g = {0};
+  assert_int_equal(attr_extract(&s[2], "x,y,3", 5, collect, &g), 0);
+  assert_int_equal(attr_specs_check(s, 3, &err), ST_OK);
+  assert_int_equal(attr_specs_check(s + 1, 2, &err), ST_E_INVALID);
+  assert_string_equal(err.msg, "attribute 'city_age=pair:city,age': city is not declared");
+  uint8_t *buf;
+  size_t len;
+  assert_int_equal(attr_specs_encode(s, 3, &buf, &len, &err), ST_OK);
+  assert_int_equal(buf[0], ATTR_SPECS_VERSION_PAIR);
+  attr_spec_t *out;
+  size_t n;
+  assert_int_equal(attr_specs_decode(buf, len, "test", &out, &n, &err), ST_OK);
+  assert_int_equal(n, 3);
+  attr_spec_format(&out[2], d, sizeof d);
+  assert_string_equal(d, decl[2]);
+  attr_specs_free(out, n);
+  /* version 1 never holds a composite */
+  buf[0] = ATTR_SPECS_VERSION;
+  fix_crc(buf, len);
+  expect_corrupt(buf, len, ST_E_CORRUPT, "version 1 at offset 0 with a composite");
+  free(buf);
+  /* a stored composite whose member is missing is damage */
+  assert_int_equal(attr_specs_encode(s + 1, 2, &buf, &len, &err), ST_OK);
+  expect_corrupt(buf, len, ST_E_CORRUPT,
+                 "db/ATTRS: attribute 'city_age=pair:city,age': city is not");
+  free(buf);
+  /* the pair's term: its first member's length, then both */
+  uint8_t t[16];
+  assert_int_equal(attr_pair_term_bytes(2, 1), 4);
+  assert_int_equal(attr_pair_term("ab", 2, "c", 1, t), 4);
+  assert_memory_equal(t,
+                      "\x02"
+                      "abc",
+                      4);
+  assert_int_equal(attr_pair_term("", 0, "", 0, t), 1);
+  assert_int_equal(t[0], 0);
+  for (int i = 0; i < 3; i++) attr_spec_release(&s[i]);
+}
+
 static void test_attr_json_threads_each_parse(void **state) {
   (void)state;
   attr_spec_t spec;
@@ -729,6 +796,7 @@ int main(void) {
       cmocka_unit_test(test_attr_tsv),
       cmocka_unit_test(test_attr_spec_parse_accepts),
       cmocka_unit_test(test_attr_spec_parse_errors_name_the_column),
+      cmocka_unit_test(test_attr_pair_declaration),
       cmocka_unit_test(test_attr_specs_round_trip),
       cmocka_unit_test(test_attr_specs_corruption_found),
       cmocka_unit_test(test_attr_json_threads_each_parse),

@@ -215,6 +215,111 @@ static void test_terms_create_checks(void **state) {
   terms_destroy(NULL);
 }
 
+/* A composite's items: its pair term (attr_pair_term of the members' terms) under its own
+   seed, beside the members' items, from the same reading of the value. */
+static uint64_t pair_item(const terms_t *t, size_t c, const void *a, size_t alen, const void *b,
+                          size_t blen) {
+  uint8_t buf[64];
+  assert_true(attr_pair_term_bytes(alen, blen) <= sizeof buf);
+  size_t n = attr_pair_term(a, alen, b, blen, buf);
+  return terms_hash_term(t, c, buf, n, SEED);
+}
+
+static void test_terms_pair_items(void **state) {
+  (void)state;
+  terms_t *t = make(3, "city=json:city", "age=json:age:int", "ca=pair:city,age");
+  size_t a = 9, b = 9;
+  assert_int_equal(terms_pair(t, 2, &a, &b), 1);
+  assert_int_equal(a, 0);
+  assert_int_equal(b, 1);
+  assert_int_equal(terms_pair(t, 0, &a, &b), 0);
+  assert_int_equal(terms_pair_count(t), 1);
+  got_t g = hash_of(t, "{\"city\":\"Oslo\",\"age\":\"030\"}", 0);
+  assert_int_equal(g.n, 3);
+  uint8_t age[ATTR_INT_TERM_BYTES];
+  attr_int_term(30, age);
+  assert_true(holds(&g, terms_hash_term(t, 0, "Oslo", 4, SEED)));
+  assert_true(holds(&g, terms_hash_term(t, 1, age, sizeof age, SEED)));
+  assert_true(holds(&g, pair_item(t, 2, "Oslo", 4, age, sizeof age)));
+  /* The pair's term is not its members' bytes run together under some other cut. */
+  assert_true(pair_item(t, 2, "ab", 2, "c", 1) != pair_item(t, 2, "a", 1, "bc", 2));
+  /* Nor the overflow term, nor the same pair under a member's seed. */
+  assert_true(pair_item(t, 2, "", 0, "", 0) != terms_hash_term(t, 2, "", 0, SEED));
+  assert_true(pair_item(t, 2, "a", 1, "b", 1) != pair_item(t, 0, "a", 1, "b", 1));
+  terms_destroy(t);
+}
+
+/* A member without a term: no pair, counted as the composite's value without a term. Every
+   pair of multi-valued members; beyond ATTR_PAIR_MAX_TERMS the overflow term alone. */
+static void test_terms_pair_product_and_overflow(void **state) {
+  (void)state;
+  terms_t *t = make(3, "x=json:x", "y=json:y", "xy=pair:x,y");
+  got_t g = hash_of(t, "{\"x\":\"a\"}", VALUE_TERMS_COUNT);
+  assert_int_equal(g.n, 1);
+  terms_stats_t st;
+  terms_stats(t, 2, &st);
+  assert_int_equal(st.values, 1);
+  assert_int_equal(st.without_term, 1);
+  terms_stats(t, 0, &st);
+  assert_int_equal(st.without_term, 0);
+
+  g = hash_of(t, "{\"x\":[\"a\",\"b\"],\"y\":[\"1\",\"2\",\"3\"]}", VALUE_TERMS_COUNT);
+  assert_int_equal(g.n, 2 + 3 + 6);
+  for (const char *p = "ab"; *p; p++)
+    for (const char *q = "123"; *q; q++) assert_true(holds(&g, pair_item(t, 2, p, 1, q, 1)));
+  assert_false(holds(&g, terms_hash_term(t, 2, ATTR_PAIR_OVERFLOW_TERM, 0, SEED)));
+
+  /* 17 x 16 = 272 pairs > 256: the overflow term instead of any pair. */
+  char val[1024];
+  size_t n = (size_t)snprintf(val, sizeof val, "{\"x\":[");
+  for (int i = 0; i < 17; i++)
+    n += (size_t)snprintf(val + n, sizeof val - n, "%s\"%c\"", i ? "," : "", 'a' + i);
+  n += (size_t)snprintf(val + n, sizeof val - n, "],\"y\":[");
+  for (int i = 0; i < 16; i++)
+    n += (size_t)snprintf(val + n, sizeof val - n, "%s\"%c\"", i ? "," : "", 'A' + i);
+  snprintf(val + n, sizeof val - n, "]}");
+  counted_t c = {0};
+  assert_int_equal(
+      terms_hash_value(t, val, strlen(val), SEED, VALUE_TERMS_COUNT, count_distinct, &c),
+      17 + 16 + 1);
+  got_t all = {0};
+  for (int i = 0; i < c.n; i++)
+    if (c.h[i] == terms_hash_term(t, 2, ATTR_PAIR_OVERFLOW_TERM, 0, SEED)) all.n++;
+  assert_int_equal(all.n, 1);
+  for (int i = 0; i < c.n; i++) assert_true(c.h[i] != pair_item(t, 2, "a", 1, "A", 1));
+  terms_stats(t, 2, &st);
+  assert_int_equal(st.without_term,
+                   1); /* the overflow is a term: only the first value lacked one */
+  terms_destroy(t);
+}
+
+/* A composite's members are declared, and neither is a composite. */
+static void test_terms_pair_members_checked(void **state) {
+  (void)state;
+  static const char *const bad[][3] = {
+      {"x=json:x", "xy=pair:x,y", "is not declared"},
+      {"x=json:x", "xx=pair:x,xz", "xz is not declared"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    attr_spec_t *specs = calloc(2, sizeof *specs);
+    err_t err;
+    assert_int_equal(attr_spec_parse(bad[i][0], &specs[0], &err), ST_OK);
+    assert_int_equal(attr_spec_parse(bad[i][1], &specs[1], &err), ST_OK);
+    terms_t *t;
+    assert_int_equal(terms_create(specs, 2, SEED, &t, &err), ST_E_INVALID);
+    assert_non_null(strstr(err.msg, bad[i][2]));
+    attr_specs_free(specs, 2);
+  }
+  attr_spec_t *specs = calloc(4, sizeof *specs);
+  err_t err;
+  const char *decl[] = {"x=json:x", "y=json:y", "xy=pair:x,y", "z=pair:xy,x"};
+  for (int i = 0; i < 4; i++) assert_int_equal(attr_spec_parse(decl[i], &specs[i], &err), ST_OK);
+  terms_t *t;
+  assert_int_equal(terms_create(specs, 4, SEED, &t, &err), ST_E_INVALID);
+  assert_non_null(strstr(err.msg, "'z=pair:xy,x': xy is a composite itself"));
+  attr_specs_free(specs, 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_terms_value_equals_whole_value_hash),
@@ -222,6 +327,9 @@ int main(void) {
       cmocka_unit_test(test_terms_missing_field_counted),
       cmocka_unit_test(test_terms_json_array_one_per_element),
       cmocka_unit_test(test_terms_create_checks),
+      cmocka_unit_test(test_terms_pair_items),
+      cmocka_unit_test(test_terms_pair_product_and_overflow),
+      cmocka_unit_test(test_terms_pair_members_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
