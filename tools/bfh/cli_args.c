@@ -101,8 +101,9 @@ static const spec_t SPECS[] = {
     {"attr", CLI_DB, K_ATTR, AT(attrs), 0, NULL, "NAME=EXTRACTOR",
      "declare an attribute, once per attribute: EXTRACTOR is json:PATH, csv:N, tsv:N, "
      "bytes:OFF:LEN or value, :int appended for an integer, then :range for ranges and "
-     "prefixes through the filters (doc/query.md); stored when DIR is created, and a later "
-     "open needs none"},
+     "prefixes through the filters (doc/query.md); or pair:A,B, a composite of two declared "
+     "attributes that narrows an AND of equalities on both; stored when DIR is created, and "
+     "a later open needs none"},
     {"column-family", CLI_DB, K_STR, AT(opt.column_family), 0, NULL, "NAME",
      "RocksDB engine: the column family to read, write and search (default: default)"},
     {"from", CLI_FROM, K_STR, AT(from), 0, NULL, "FILE",
