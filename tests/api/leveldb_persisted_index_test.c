@@ -1,5 +1,5 @@
 /* The read-only LevelDB engine's persisted index (<index_dir>/BFH-INDEX; index/
- * persisted_index.h, lsm_hooks/engines/leveldb_ro/ro_persisted.c; doc/search.md "The persisted
+ * persisted_index.h, lsm_hooks/engines/stock/stock_ro_persisted.c; doc/search.md "The persisted
  * index"). A database written by stock LevelDB (its C API), opened read-only with an index
  * directory: the handle that built the filter cache writes the file at its close; a new
  * handle, its loaders held (index_sync_test_hold_loaders, so that no leaf is in), answers from

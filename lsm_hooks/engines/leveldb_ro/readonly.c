@@ -154,17 +154,22 @@ static int log_read(stock_ro_t *r, const char *path, uint64_t number, uint64_t f
 static int state_make(stock_ro_t *r, stock_ro_state_t *base, err_t *err) {
   (void)err;
   ro_state_t *s = (ro_state_t *)base;
-  const ldb_version_t *v = &LDB(r)->version;
-  if (!(base->tables = malloc((v->nfiles + 1) * sizeof *base->tables)) ||
-      ldb_version_copy(&s->version, v) != BFH_OK)
+  const ldb_version_t *v = &s->version;
+  if (ldb_version_copy(&s->version, &LDB(r)->version) != BFH_OK ||
+      !(base->order = malloc((v->nfiles + 1) * sizeof *base->order)))
     return BFH_E_NOMEM;
-  for (size_t i = 0; i < v->nfiles; i++)
-    base->tables[i] =
-        (engine_table_t){.number = v->files[i].number,
-                         .size = v->files[i].size,
-                         .level = v->files[i].level,
-                         .max_seq = v->files[i].max_seq == LDB_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN
-                                                                           : v->files[i].max_seq};
+  for (size_t i = 0; i < v->nfiles; i++) {
+    const ldb_file_t *f = &v->files[i];
+    base->order[i] = (stock_ro_table_t){
+        .t = {.number = f->number,
+              .size = f->size,
+              .level = f->level,
+              .max_seq = f->max_seq == LDB_SEQ_UNKNOWN ? ENGINE_SEQ_UNKNOWN : f->max_seq},
+        .lo = f->smallest,
+        .lo_len = f->smallest_len,
+        .hi = f->largest,
+        .hi_len = f->largest_len};
+  }
   base->ntables = v->nfiles;
   return BFH_OK;
 }
@@ -177,6 +182,69 @@ static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const blo
                        size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
   return ldb_table_match(r->io, r->path, number, refs, n, m, st, err);
+}
+
+/* ---- Gets and iterators ---------------------------------------------------------------------- */
+
+/* Every entry of table t to fn, in internal-key order (user key ascending, newest first). */
+static int table_scan(stock_ro_t *r, stock_pin_t *p, const char *path, ldb_visit_fn fn, void *arg,
+                      err_t *err) {
+  if (p) return ldb_table_scan_rfile(p->f, path, fn, arg, NULL, err);
+  return ldb_table_scan(r->io, path, fn, arg, NULL, err);
+}
+
+/* The first entry of the key is its newest in the table; a greater key ends the search. */
+static int visit_lookup(void *arg, const ldb_entry_t *e) {
+  stock_lookup_t *l = arg;
+  int c = stock_key_cmp(e->key, e->key_len, l->key, l->key_len);
+  if (c == 0) (void)stock_lookup_set(l, e->type == LDB_TYPE_VALUE, e->seq, e->val, e->val_len);
+  return c >= 0;
+}
+
+static int table_get(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, const char *path,
+                     void *lookup, err_t *err) {
+  (void)t;
+  return table_scan(r, p, path, visit_lookup, lookup, err);
+}
+
+/* Log entries rank above every table entry (sequence numbers are below 2^56), in the order
+   they were written. */
+#define LOG_RANK (1ull << 56)
+
+typedef struct gather {
+  stock_sorted_t *sorted;
+  uint64_t rank; /* the next log entry's */
+  int nomem;
+} gather_t;
+
+static int gather_log_entry(void *arg, const uint8_t *k, size_t kl, const uint8_t *v, size_t vl,
+                            int is_value, uint64_t seq) {
+  gather_t *g = arg;
+  (void)seq;
+  return g->nomem = stock_sorted_add(g->sorted, k, kl, v, vl, is_value, g->rank++) != BFH_OK;
+}
+
+static int gather_table_entry(void *arg, const ldb_entry_t *e) {
+  gather_t *g = arg;
+  return g->nomem = stock_sorted_add(g->sorted, e->key, e->key_len, e->val, e->val_len,
+                                     e->type == LDB_TYPE_VALUE, e->seq) != BFH_OK;
+}
+
+static int gather_table(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, const char *path,
+                        void *g, err_t *err) {
+  (void)t;
+  return table_scan(r, p, path, gather_table_entry, g, err);
+}
+
+/* Every entry of s into sorted: its log chunks, then every table of its version. */
+static int gather(stock_ro_t *r, const stock_ro_state_t *s, stock_sorted_t *sorted, err_t *err) {
+  gather_t g = {sorted, LOG_RANK, 0};
+  (void)stock_chunks_each(s->chunks, s->nchunks, gather_log_entry, &g);
+  int rc = BFH_OK;
+  for (size_t i = 0; i < s->ntables && rc == BFH_OK && !g.nomem; i++)
+    rc = stock_ro_table_read(r, s, &s->order[i], gather_table, &g, err);
+  if (rc == BFH_OK && g.nomem) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
+  return rc;
 }
 
 /* ---- The filters' source -------------------------------------------------------------------- */
@@ -192,16 +260,15 @@ static int table_tag(void *ctx, uint64_t number, uint64_t *tag, err_t *err) {
   return ldb_table_tag_of(r->io, r->path, number, tag, err);
 }
 
+/* The stamp of table `number` (index_sync_stamp: an fstat of its file and its 48-byte footer,
+   in place of a tag, which reads every page of the table; 0: too fresh to stamp). */
 static int table_stamp(void *ctx, uint64_t number, uint64_t *stamp, err_t *err) {
-  return ro_table_stamp(ctx, number, stamp, err);
-}
-
-int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err) {
+  stock_ro_t *r = ctx;
   char *path;
-  int rc = ldb_table_path(r->ro.path, number, &path, err);
+  int rc = ldb_table_path(r->path, number, &path, err);
   if (rc != BFH_OK) return rc;
   env_rfile_t *f = NULL;
-  rc = env_open_read(r->ro.io, path, &f, err);
+  rc = env_open_read(r->io, path, &f, err);
   if (rc != BFH_OK) {
     free(path);
     return rc;
@@ -227,10 +294,6 @@ int ro_table_stamp(engine_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err)
   return rc;
 }
 
-static void release(stock_ro_t *r) {
-  free(LDB(r)->bound);
-}
-
 static const stock_ro_format_t leveldb_format = {
     .name = "LevelDB",
     .dir_kind = ENGINE_DIR_LEVELDB,
@@ -241,11 +304,11 @@ static const stock_ro_format_t leveldb_format = {
     .state_bytes = sizeof(ro_state_t),
     .pin_bytes = sizeof(stock_pin_t),
     STOCK_RO_FORMAT_FIELDS,
-    .source = {.read_leaf = read_leaf, .table_tag = table_tag, .table_stamp = table_stamp},
-    .opened = ro_persisted_open,
-    .closing = ro_persisted_close};
+    .table_get = table_get,
+    .gather = gather,
+    .source = {.read_leaf = read_leaf, .table_tag = table_tag, .table_stamp = table_stamp}};
 
-static const engine_ops_t ro_ops = STOCK_RO_OPS("leveldb-readonly", ro_get, ro_iter_create);
+static const engine_ops_t ro_ops = STOCK_RO_OPS("leveldb-readonly");
 
 int engine_leveldb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {

@@ -1,50 +1,25 @@
-/* The read-only RocksDB engine (rdb_readonly.h): its design, then open and close
- * (rro_internal.h maps the other files of the folder). It is the read-only stock core
- * (stock/stock_ro.h), as the LevelDB read-only engine is (leveldb_ro/readonly.c); what differs
- * is RocksDB's, behind the core's format interface below.
- *
- * A refresh (at every view, so at every search, and at every bfh_get) brings the state up to
- * the database's newest version. It starts with a poll of an inotify watch on the directory
- * (dir_watch.h: files made, renamed, removed or written; the directory moved): when the poll
- * finds nothing, the last refresh succeeded and no read found a file gone since, nothing was
- * written since that refresh began and its state is still the newest: the refresh ends there,
- * one read(2). Otherwise (and without a watch) it reads:
- *   1. read CURRENT and the MANIFEST it names (rdb_manifest.h): from where the last read
- *      stopped while the name and the file are the same (RocksDB only appends to a MANIFEST
- *      until it starts a new one, at an open or past max_manifest_file_size), whole when it
- *      changed; a record cut short at the end is an edit in flight, read next time. This gives
- *      version V: the default column family's tables and its log number L.
- *   2. list the directory's WALs (rdb_version_live_logs) and read every one numbered >= L
- *      (rdb_version_log_wanted for the default column family) from where the last read
- *      stopped (a record cut short at the end is a write in flight), keeping only the default
- *      column family's entries; drop what was read of the others.
- *   3. read the MANIFEST again. If the default column family's log number is no longer L,
- *      start over at 1; else the state is the tables of this newest version V' plus the
- *      entries read in 2.
- * Why that state holds every write acknowledged before the refresh began, and no write
- * undone: RocksDB writes a memtable's table, then the edit that adds it and raises the
- * column family's log number past the memtable's WAL, and only then deletes the WAL (once no
- * column family needs it); a compaction writes its tables, then the edit, then deletes its
- * inputs. So a write acknowledged before step 1 is in a WAL >= L (read to its end in 2) or
- * in V's tables, still in V' (V' differs from V only by compactions and other column
- * families' flushes: L did not move). A WAL >= L can be gone in 2 only after an edit raising
- * L, which 3 sees. WAL entries are newer than every table entry of the default column family
- * (their memtable is not flushed), so a lookup reads the WAL chunks first.
- * Files of V' may still vanish after 3, so the refresh ends by opening every table of V' (a
- * pin, shared by the states that list it): an unlinked file stays readable through its
- * descriptor. A table gone before its open was deleted after an edit the next MANIFEST read
- * sees: start over (gone again with nothing new read: the MANIFEST names a missing table,
- * BFH_E_CORRUPT). Beyond pin_max descriptors a table is read by name, and a search that finds
- * it gone starts over from a new refresh (engine_ops_t.search_attempts), its keys reported only by
- * the attempt that read every table it listed. Retries are bounded
- * (STOCK_RO_ATTEMPTS), then BFH_E_BUSY. A MANIFEST, WAL or table that is another file
- * under its name (a database replaced at the path) is read anew, as the LevelDB engine does.
- *
- * A search validates its candidates against its own view: its gets read the view's state,
- * the WAL chunks newest first, then the tables whose key range holds the key, level 0 newest
- * first (by largest sequence), then each deeper level. A pinned table is looked up through
- * its key index (each data block's last key, made by one read of the table the first time a
- * lookup needs it), so a lookup reads one data block per table.
+/* The read-only RocksDB engine (rdb_readonly.h): what RocksDB adds to the read-only stock
+ * core (stock/stock_ro.h), behind the core's format interface below; rro_internal.h maps the
+ * other files of the folder. The refresh, its consistency argument, the pins, the retries and a
+ * replaced database are the core's, argued at the top of leveldb_ro/readonly.c; RocksDB differs
+ * in these steps of a refresh:
+ *   1. the MANIFEST (rdb_manifest.h) is read on while the name and the file are the same:
+ *      RocksDB only appends to it until it starts a new one, at an open or past
+ *      max_manifest_file_size. Version V gives the column family's tables and its log number L.
+ *   2. the WALs numbered >= L (rdb_version_live_logs, rdb_version_log_wanted for the column
+ *      family) are read, keeping only the column family's entries.
+ *   3. the MANIFEST read again starts the refresh over when the column family's L moved.
+ * Why that state holds every write acknowledged before the refresh began: RocksDB writes a
+ * memtable's table, then the edit that adds it and raises the column family's log number past
+ * the memtable's WAL, and only then deletes the WAL (once no column family needs it); a
+ * compaction writes its tables, then the edit, then deletes its inputs. So V' differs from V
+ * only by compactions and other column families' flushes (L did not move), and a WAL >= L can
+ * be gone in 2 only after an edit raising L, which 3 sees. WAL entries are newer than every
+ * table entry of the column family (their memtable is not flushed), so a lookup reads the WAL
+ * chunks first, then the tables whose key range holds the key, level 0 newest first (by largest
+ * sequence), then each deeper level. A pinned table is looked up through its key index (each
+ * data block's last key, made by one read of the table the first time a lookup needs it), so a
+ * lookup reads one data block per table.
  *
  * Range deletions are answered as RocksDB's Get answers them (rro_get.c): the WAL's
  * DeleteRange records go into their chunk, each table's range-deletion block is read with its
@@ -189,60 +164,36 @@ static int log_read(stock_ro_t *r, const char *path, uint64_t number, uint64_t f
 
 /* ---- States and pins ------------------------------------------------------------------------ */
 
-/* Level 0 first, newest first (largest sequence, then number); then each deeper level. */
-static int cmp_order(const void *a, const void *b) {
-  const rdb_file_t *x = *(const rdb_file_t *const *)a, *y = *(const rdb_file_t *const *)b;
-  if (x->level != y->level) return x->level - y->level;
-  if (x->largest_seqno != y->largest_seqno) return x->largest_seqno < y->largest_seqno ? 1 : -1;
-  return x->number < y->number ? 1 : x->number > y->number ? -1 : 0;
-}
-
-static int cmp_file_number(const void *a, const void *b) {
-  const rdb_file_t *x = *(const rdb_file_t *const *)a, *y = *(const rdb_file_t *const *)b;
-  return x->number < y->number ? -1 : x->number > y->number ? 1 : 0;
-}
-
-/* The column family's files of the version: in lookup order, and by number as the tables (each
-   pin keeps its file's largest sequence: an ingested table's global sequence number). */
+/* The column family's files of the version (the core sorts them; each pin keeps its file's
+   largest sequence, max_seq: an ingested table's global sequence number). */
 static int state_make(stock_ro_t *r, stock_ro_state_t *base, err_t *err) {
   (void)err;
   rro_state_t *s = (rro_state_t *)base;
-  size_t nf = RDB(r)->version.nfiles;
-  base->tables = malloc((nf + 1) * sizeof *base->tables);
-  s->order = malloc((nf + 1) * sizeof *s->order);
-  s->by_number = malloc((nf + 1) * sizeof *s->by_number);
-  if (!base->tables || !s->order || !s->by_number ||
-      rdb_version_copy(&s->version, &RDB(r)->version) != BFH_OK)
+  if (rdb_version_copy(&s->version, &RDB(r)->version) != BFH_OK ||
+      !(base->order = malloc((s->version.nfiles + 1) * sizeof *base->order)))
     return BFH_E_NOMEM;
   for (size_t i = 0; i < s->version.nfiles; i++) {
     const rdb_file_t *f = &s->version.files[i];
     if (f->cf != RDB(r)->cf) continue;
-    s->by_number[s->norder] = f;
-    s->order[s->norder++] = f;
+    base->order[base->ntables++] = (stock_ro_table_t){
+        .t = {.number = f->number, .size = f->size, .level = f->level, .max_seq = f->largest_seqno},
+        .lo = f->smallest,
+        .lo_len = f->smallest_len,
+        .hi = f->largest,
+        .hi_len = f->largest_len};
   }
-  qsort(s->order, s->norder, sizeof *s->order, cmp_order);
-  qsort(s->by_number, s->norder, sizeof *s->by_number, cmp_file_number);
-  for (size_t i = 0; i < s->norder; i++) {
-    const rdb_file_t *f = s->by_number[i];
-    base->tables[i] = (engine_table_t){
-        .number = f->number, .size = f->size, .level = f->level, .max_seq = f->largest_seqno};
-  }
-  base->ntables = s->norder;
   return BFH_OK;
 }
 
-static void state_release(stock_ro_state_t *base) {
-  rro_state_t *s = (rro_state_t *)base;
-  free(s->order);
-  free(s->by_number);
-  rdb_version_release(&s->version);
+static void state_release(stock_ro_state_t *s) {
+  rdb_version_release(&((rro_state_t *)s)->version);
 }
 
 static void pin_init(stock_ro_state_t *s, size_t i, stock_pin_t *base) {
   rro_pin_t *p = (rro_pin_t *)base;
   atomic_init(&p->footer_known, 0);
   pthread_mutex_init(&p->mu, NULL);
-  p->largest_seqno = ((rro_state_t *)s)->by_number[i]->largest_seqno;
+  p->largest_seqno = s->tables[i].max_seq;
 }
 
 static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const block_ref_t *refs,
@@ -294,6 +245,7 @@ static void release(stock_ro_t *r) {
 
 static const stock_ro_format_t rocksdb_format = {
     .name = "RocksDB",
+    .newest_by_seq = 1,
     .dir_kind = ENGINE_DIR_ROCKSDB,
     .logs_what = "MANIFEST and WALs",
     .table_ext = {"sst", "ldb"},
@@ -302,12 +254,15 @@ static const stock_ro_format_t rocksdb_format = {
     .state_bytes = sizeof(rro_state_t),
     .pin_bytes = sizeof(rro_pin_t),
     STOCK_RO_FORMAT_FIELDS,
+    .table_get = rro_table_get,
+    .gather = rro_gather,
     .pin_init = pin_init,
+    .release = release,
     .pin_release = rro_pin_release,
     .source = {.read_leaf = read_leaf, .table_tag = table_tag},
     .init = init};
 
-static const engine_ops_t rro_ops = STOCK_RO_OPS("rocksdb-readonly", rro_get, rro_iter_create);
+static const engine_ops_t rro_ops = STOCK_RO_OPS("rocksdb-readonly");
 
 int engine_rocksdb_ro_open(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_t **out, err_t *err) {

@@ -1,13 +1,12 @@
-/* The key index of a pinned table (its index block(s) and range-deletion block read once: each data
-   block's separator key, the table's range tombstones), and point lookups in a state: its chunks
-   newest first, then the tables that may hold the key in lookup order (level 0 newest first, then
-   each deeper level), each one data block read through the key index. A search passes its view; a
-   bfh_get refreshes first. Range deletions answer as RocksDB's Get does (db/version_set.cc
-   Version::Get, db/table_cache.cc TableCache::Get, db/get_context.cc): the largest sequence of the
-   range tombstones covering the key is gathered from the chunks, then from each table in lookup
-   order whose key range holds the key (a tombstone widens its table's range), up to and including
-   the one that holds the key's newest entry; that entry is deleted when the gathered sequence
-   is larger than its own. */
+/* The key index of a pinned table (its index block(s) and range-deletion block read once: each
+   data block's separator key, the table's range tombstones), and a get's read of one table (the
+   core's stock_ro_get walks the chunks newest first, then the tables that may hold the key in
+   lookup order): one data block read through the key index. Range deletions answer as RocksDB's
+   Get does (db/version_set.cc Version::Get, db/table_cache.cc TableCache::Get,
+   db/get_context.cc): the largest sequence of the range tombstones covering the key is gathered
+   from the chunks, then from each table in lookup order whose key range holds the key (a
+   tombstone widens its table's range), up to and including the one that holds the key's newest
+   entry; that entry is deleted when the gathered sequence is larger than its own. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,9 +197,8 @@ static int pin_keys(rro_pin_t *p, err_t *err) {
   return rc;
 }
 
-int rro_table_gseq(stock_ro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
-                   err_t *err) {
-  rro_pin_t *p = rro_state_pin(s, f->number);
+int rro_table_gseq(stock_ro_t *r, const stock_ro_table_t *t, rro_pin_t *p, const char *path,
+                   uint64_t *gseq, err_t *err) {
   if (p) {
     pthread_mutex_lock(&p->mu);
     int rc = pin_gseq_read(p, err);
@@ -208,14 +206,10 @@ int rro_table_gseq(stock_ro_t *r, const rro_state_t *s, const rdb_file_t *f, uin
     pthread_mutex_unlock(&p->mu);
     return rc;
   }
-  char *path;
-  int rc = stock_ro_table_path(r, f->number, &path, err);
-  if (rc != BFH_OK) return rc;
   rdb_table_props_t props = {0};
-  rc = stock_ro_status(r, rdb_table_props_read(r->io, path, &props, err), f->number, err);
-  if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, f->largest_seqno, gseq, err);
+  int rc = rdb_table_props_read(r->io, path, &props, err);
+  if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, t->t.max_seq, gseq, err);
   rdb_table_props_release(&props);
-  free(path);
   return rc;
 }
 
@@ -278,36 +272,16 @@ static int pin_lookup(rro_pin_t *p, lookup_t *l, err_t *err) {
                                       visit_lookup, l, NULL, err);
 }
 
-static int get_tables(stock_ro_t *r, const stock_ro_state_t *base, stock_lookup_t *g, err_t *err) {
-  const rro_state_t *s = (const rro_state_t *)base;
-  lookup_t l = {.g = g, .gseq = RDB_NO_GLOBAL_SEQNO, .err = err};
-  int rc = BFH_OK;
-  for (size_t i = 0; i < s->norder && rc == BFH_OK && !g->found; i++) {
-    const rdb_file_t *f = s->order[i];
-    if (!stock_key_in(g->key, g->key_len, f->smallest, f->smallest_len, f->largest, f->largest_len))
-      continue;
-    char *path;
-    if ((rc = stock_ro_table_path(r, f->number, &path, err)) != BFH_OK) break;
-    l.path = path;
-    rro_pin_t *p = rro_state_pin(s, f->number);
-    l.whole = !p;
-    rc = rro_table_gseq(r, s, f, &l.gseq, err);
-    if (rc == BFH_OK && p)
-      rc = pin_lookup(p, &l, err);
-    else if (rc == BFH_OK) /* not held (beyond pin_max): read by name, whole (its range
-                              tombstones come last) */
-      rc = stock_ro_status(r, rdb_table_scan(r->io, path, visit_lookup, &l, NULL, err), f->number,
-                           err);
-    if (rc == BFH_OK && l.rc != BFH_OK) rc = l.rc;
-    l.path = NULL;
-    free(path);
-  }
-  return rc;
-}
-
-int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
-            size_t *val_len, err_t *err) {
-  return stock_ro_get(e, view, key, key_len, val, val_len, get_tables, err);
+int rro_table_get(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, const char *path,
+                  void *lookup, err_t *err) {
+  lookup_t l = {.g = lookup, .whole = !p, .gseq = RDB_NO_GLOBAL_SEQNO, .path = path, .err = err};
+  int rc = rro_table_gseq(r, t, (rro_pin_t *)p, path, &l.gseq, err);
+  if (rc == BFH_OK && p)
+    rc = pin_lookup((rro_pin_t *)p, &l, err);
+  else if (rc == BFH_OK) /* not held (beyond pin_max): read by name, whole (its range tombstones
+                            come last) */
+    rc = rdb_table_scan(r->io, path, visit_lookup, &l, NULL, err);
+  return rc == BFH_OK ? l.rc : rc;
 }
 
 /* stock_ro_format_t.pin_release: the key index and tombstones. */

@@ -5,9 +5,9 @@
  *   rdb_readonly.c  the design (what RocksDB adds to the core's refresh: column families, range
  *                   tombstones, its WAL), the format interface over rocksdb_format/, the open,
  *                   the engine_ops table
- *   rro_get.c       each pinned table's key index and range tombstones, and point lookups in
- *                   a state
- *   rro_iter.c      ordered iteration over a state read into memory
+ *   rro_get.c       each pinned table's key index and range tombstones, and a get's read of a
+ *                   table
+ *   rro_iter.c      an iterator's read of a state into memory
  *
  * A pin's key index is built once under the pin's own mutex.
  */
@@ -92,20 +92,12 @@ typedef struct rro {
   rdb_version_t version; /* guarded by ro.mu */
 } rro_t;
 
-/* A state: the core's, its copy of the version, and the column family's files in lookup order
-   (level 0 newest first, by largest sequence, then each deeper level) and by number (as the
-   core's tables). */
+/* A state: the core's, and its copy of the version (the core's order and tables: the column
+   family's files). */
 typedef struct rro_state {
   stock_ro_state_t base;
   rdb_version_t version;
-  const rdb_file_t **order, **by_number;
-  size_t norder;
 } rro_state_t;
-
-/* The pin of table `number` in s (borrowed), or NULL. */
-static inline rro_pin_t *rro_state_pin(const rro_state_t *s, uint64_t number) {
-  return (rro_pin_t *)stock_ro_state_pin(&s->base, number);
-}
 
 /* The sequence of an entry of a table whose global sequence number is gseq (an ingested
    table's entries all take it, as RocksDB's reader gives it to them). */
@@ -115,16 +107,16 @@ static inline uint64_t rro_seq(uint64_t gseq, uint64_t seq) {
 
 /* rro_get.c */
 void rro_pin_release(stock_pin_t *p); /* the format's part of a pin (stock_ro_format_t) */
-/* *gseq: the global sequence number of table f of s (rdb_table_global_seqno), from its pin
-   (read once) or read by name. BFH_OK; BFH_E_BUSY when the file is gone; BFH_E_CORRUPT ... */
-int rro_table_gseq(stock_ro_t *r, const rro_state_t *s, const rdb_file_t *f, uint64_t *gseq,
-                   err_t *err);
+/* *gseq: the global sequence number of table t (rdb_table_global_seqno), from its pin p (read
+   once) or read by name at path: BFH_OK, or the read's error (by name: BFH_NOT_FOUND when
+   the file is gone). */
+int rro_table_gseq(stock_ro_t *r, const stock_ro_table_t *t, rro_pin_t *p, const char *path,
+                   uint64_t *gseq, err_t *err);
 /* *t: p's range tombstones (borrowed from p; NULL: none), its key index built first. */
 int rro_pin_tombs(rro_pin_t *p, const stock_tombs_t **t, err_t *err);
-int rro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
-            size_t *val_len, err_t *err);
-
-/* rro_iter.c */
-int rro_iter_create(engine_t *e, engine_iter_t **it, err_t *err);
+/* stock_ro_format_t.table_get and gather (rro_get.c, rro_iter.c). */
+int rro_table_get(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, const char *path,
+                  void *lookup, err_t *err);
+int rro_gather(stock_ro_t *r, const stock_ro_state_t *s, stock_sorted_t *sorted, err_t *err);
 
 #endif

@@ -1,17 +1,16 @@
-/* ldb_sorted: an ordered iterator over entries gathered in memory, for the read-only LevelDB
- * engine (readonly.c), which cannot pin the files of a version it reads (the database's
- * owner deletes them at will): it reads every entry of one version while its files are
- * there, then iterates over the newest live version of each key.
+/* stock_sorted: an ordered iterator over entries gathered in memory, for the read-only stock
+ * engines (stock_ro.h's iterators): they read every entry of one state while its files are
+ * there, then iterate over the newest live version of each key.
  *
  * Entries are added in any order, each with a rank: of two entries of a key the one of the
- * higher rank is the newer (a table entry's sequence number; a log entry comes after every
- * table entry and after the log entries added before it). stock_sorted_finish keeps the newest
- * entry of each key, drops the keys whose newest entry is a deletion, and sorts the rest by
- * key (bytewise, LevelDB's default comparator). Memory: every entry added, until finish
- * keeps only the live ones.
+ * higher rank is the newer (a sequence number; LevelDB's log entries rank after every table
+ * entry, in the order added). stock_sorted_finish keeps the newest entry of each key, drops the
+ * keys whose newest entry is a deletion, and sorts the rest by key (bytewise, the stock
+ * engines' default comparator). Memory: every entry added, until finish keeps only the live
+ * ones.
  */
-#ifndef BFH_LSM_HOOKS_LEVELDB_SORTED_ITER_H
-#define BFH_LSM_HOOKS_LEVELDB_SORTED_ITER_H
+#ifndef BFH_LSM_HOOKS_STOCK_SORTED_ITER_H
+#define BFH_LSM_HOOKS_STOCK_SORTED_ITER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -55,9 +55,10 @@ void stock_chunk_builder_release(stock_chunk_builder_t *b) {
 }
 
 /* The entry at p (written by stock_chunk_builder_add, so well formed). */
-const uint8_t *stock_chunk_entry_decode(const uint8_t *p, int *is_value, uint64_t *seq,
-                                        const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                        uint32_t *vl) {
+/* The entry at p of a chunk's data (borrowed); returns the next one. */
+static const uint8_t *entry_decode(const uint8_t *p, int *is_value, uint64_t *seq,
+                                   const uint8_t **k, uint32_t *kl, const uint8_t **v,
+                                   uint32_t *vl) {
   *is_value = *p++;
   *seq = decode_fixed64(p);
   p += 8;
@@ -81,7 +82,7 @@ static size_t find_slot(const stock_chunk_t *c, const void *key, size_t key_len)
     uint64_t s;
     const uint8_t *k, *v;
     uint32_t kl, vl;
-    stock_chunk_entry_decode(c->data + c->slots[i] - 1, &t, &s, &k, &kl, &v, &vl);
+    entry_decode(c->data + c->slots[i] - 1, &t, &s, &k, &kl, &v, &vl);
     if (same_key(k, kl, key, key_len)) break;
   }
   return i;
@@ -107,7 +108,7 @@ stock_chunk_t *stock_chunk_make(stock_chunk_builder_t *b) {
     int t;
     const uint8_t *k, *v;
     uint32_t kl, vl;
-    p = stock_chunk_entry_decode(p, &t, &seq, &k, &kl, &v, &vl);
+    p = entry_decode(p, &t, &seq, &k, &kl, &v, &vl);
     c->slots[find_slot(c, k, kl)] = off + 1; /* a later entry of the key replaces it */
   }
   return c;
@@ -119,6 +120,22 @@ int stock_chunk_find(const stock_chunk_t *c, const void *key, size_t key_len, in
   if (!c->slots[i]) return 0;
   const uint8_t *k;
   uint32_t kl;
-  stock_chunk_entry_decode(c->data + c->slots[i] - 1, is_value, seq, &k, &kl, v, vl);
+  entry_decode(c->data + c->slots[i] - 1, is_value, seq, &k, &kl, v, vl);
   return 1;
+}
+
+int stock_chunks_each(stock_chunk_t *const *chunks, size_t n, stock_chunk_fn fn, void *arg) {
+  for (size_t i = 0; i < n; i++) {
+    const stock_chunk_t *c = chunks[i];
+    for (const uint8_t *p = c->data, *end = c->data + c->len; p < end;) {
+      int is_value;
+      uint64_t seq;
+      const uint8_t *k, *v;
+      uint32_t kl, vl;
+      p = entry_decode(p, &is_value, &seq, &k, &kl, &v, &vl);
+      int stop = fn(arg, k, kl, v, vl, is_value, seq);
+      if (stop) return stop;
+    }
+  }
+  return 0;
 }

@@ -21,7 +21,8 @@ int stock_ro_status(stock_ro_t *r, int rc, uint64_t number, err_t *err) {
                  r->path, (unsigned long long)number);
 }
 
-void stock_ro_reading(stock_ro_t *r, uint64_t number) {
+/* The read hook (tests), before a read of table `number`. */
+static void reading(stock_ro_t *r, uint64_t number) {
   if (r->read_hook) r->read_hook(r->read_hook_arg, number);
 }
 
@@ -31,7 +32,7 @@ int stock_ro_close(engine_t *e, err_t *err) {
   (void)err;
   stock_ro_t *r = (stock_ro_t *)e;
   if (!r) return BFH_OK;
-  if (r->fmt->closing) r->fmt->closing(r); /* before the loader stops: it may wait for leaves */
+  stock_ro_persisted_close(r); /* before the loader stops: it may wait for leaves */
   if (r->sync) index_sync_loader_stop(r->sync); /* it reads through r */
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
   stock_ro_state_unref(r->state);
@@ -40,7 +41,8 @@ int stock_ro_close(engine_t *e, err_t *err) {
   free(r->logs);
   env_rfile_close(r->manifest_file);
   r->fmt->version_forget(r);
-  r->fmt->release(r);
+  if (r->fmt->release) r->fmt->release(r);
+  free(r->bound);
   pthread_mutex_destroy(&r->mu);
   pthread_mutex_destroy(&r->state_mu);
   free(r->path);
@@ -89,25 +91,18 @@ static unsigned long long pin_max(void) {
                                             : (unsigned long long)rl.rlim_cur / 2;
 }
 
-/* The filter cache, <index_dir>/bfh-filters/ (made with its parents), or none (index_dir NULL:
+/* The filter cache, <index_dir>/bfh-filters/ (index_dir made before), or none (index_dir NULL:
    memory only), as the index's source (no delay: a reader is not told when a table dies young,
    and the cache is its own). */
 static int source_init(stock_ro_t *r, const char *index_dir, err_t *err) {
-  if (index_dir && !(r->index_dir = strdup(index_dir)))
-    return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
-  if (index_dir) {
-    if (!(r->cache_dir = path_join(index_dir, INDEX_SYNC_CACHE_DIR)))
-      return err_set(err, BFH_E_NOMEM, "%s: %s/%s: no memory for its path", r->path, index_dir,
-                     INDEX_SYNC_CACHE_DIR);
-    int rc = make_dirs(r->cache_dir, err);
-    if (rc != BFH_OK) return rc;
-  }
   index_source_t src = r->fmt->source;
   src.ctx = r;
   src.io = r->io;
-  src.cache_dir = r->cache_dir;
   src.cache_delay_ns = 0;
-  return index_sync_set_source(r->sync, &src, err);
+  if (!index_dir) return index_sync_set_source(r->sync, &src, err);
+  if (!(r->index_dir = strdup(index_dir)))
+    return err_set(err, BFH_E_NOMEM, "%s: no memory", r->path);
+  return stock_cache_init(r->sync, r->io, index_dir, src, &r->cache_dir, err);
 }
 
 /* Removes the files of the filter cache that are no cache file of the tables of the first
@@ -198,7 +193,7 @@ int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const c
     pthread_mutex_unlock(&r->mu);
   }
   if (rc == BFH_OK && r->cache_dir) cache_clean(r);
-  if (rc == BFH_OK && r->sync && r->fmt->opened) r->fmt->opened(r);
+  if (rc == BFH_OK && r->sync) stock_ro_persisted_open(r);
   if (rc == BFH_OK && r->sync) {
     err_t e2; /* a failure here is the first view's to report: it tries again */
     (void)view_load(r->sync, 1, &e2);
@@ -271,7 +266,7 @@ void stock_ro_view_release(engine_t *e, engine_view_t *v) {
 static int read_table(stock_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                       size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  stock_ro_reading(r, number);
+  reading(r, number);
   stock_pin_t *p = stock_ro_state_pin(v->held, number);
   int rc = r->fmt->table_match(r, p, number, refs, n, m, st, err);
   return p ? rc : stock_ro_status(r, rc, number, err);
@@ -304,12 +299,35 @@ int stock_lookup_set(stock_lookup_t *l, int is_value, uint64_t seq, const void *
   return 0;
 }
 
+int stock_ro_table_holds(const stock_ro_table_t *t, const void *key, size_t key_len) {
+  return stock_key_in(key, key_len, t->lo, t->lo_len, t->hi, t->hi_len);
+}
+
+int stock_ro_table_read(stock_ro_t *r, const stock_ro_state_t *s, const stock_ro_table_t *t,
+                        stock_ro_table_fn fn, void *arg, err_t *err) {
+  reading(r, t->t.number);
+  stock_pin_t *p = stock_ro_state_pin(s, t->t.number);
+  if (p) return fn(r, t, p, p->path, arg, err);
+  char *path;
+  int rc = stock_ro_table_path(r, t->t.number, &path, err);
+  if (rc != BFH_OK) return rc;
+  rc = stock_ro_status(r, fn(r, t, NULL, path, arg, err), t->t.number, err);
+  free(path);
+  return rc;
+}
+
+/* A get in the tables of s that may hold l->key, in lookup order, until it is found. */
+static int get_tables(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l, err_t *err) {
+  int rc = BFH_OK;
+  for (size_t i = 0; i < s->ntables && rc == BFH_OK && !l->found; i++)
+    if (stock_ro_table_holds(&s->order[i], l->key, l->key_len))
+      rc = stock_ro_table_read(r, s, &s->order[i], r->fmt->table_get, l, err);
+  return rc;
+}
+
 /* A get in state s. */
 static int state_get(stock_ro_t *r, const stock_ro_state_t *s, const void *key, size_t key_len,
-                     void **val, size_t *val_len,
-                     int (*get_tables)(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l,
-                                       err_t *err),
-                     err_t *err) {
+                     void **val, size_t *val_len, err_t *err) {
   stock_lookup_t l = {.key = key, .key_len = key_len};
   for (size_t i = 0; i < s->nchunks; i++) { /* the memtables' tombstones come first */
     uint64_t cover = stock_tombs_max(s->chunks[i]->tombs, key, key_len);
@@ -336,28 +354,22 @@ static int state_get(stock_ro_t *r, const stock_ro_state_t *s, const void *key, 
 }
 
 int stock_ro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
-                 size_t *val_len,
-                 int (*get_tables)(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l,
-                                   err_t *err),
-                 err_t *err) {
+                 size_t *val_len, err_t *err) {
   stock_ro_t *r = (stock_ro_t *)e;
   if (view) /* a search validating its candidates: its own state */
-    return state_get(r, view->held, key, key_len, val, val_len, get_tables, err);
+    return state_get(r, view->held, key, key_len, val, val_len, err);
   int rc = BFH_E_BUSY;
   for (int attempt = 0; attempt < STOCK_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
     stock_ro_state_t *s;
     rc = stock_ro_current_state(r, &s, err);
     if (rc != BFH_OK) return rc;
-    rc = state_get(r, s, key, key_len, val, val_len, get_tables, err);
+    rc = state_get(r, s, key, key_len, val, val_len, err);
     stock_ro_state_unref(s);
   }
   return rc;
 }
 
-int stock_ro_iter_create(engine_t *e, engine_iter_t **it,
-                         int (*gather)(stock_ro_t *r, const stock_ro_state_t *s,
-                                       stock_sorted_t *sorted, err_t *err),
-                         err_t *err) {
+int stock_ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
   stock_ro_t *r = (stock_ro_t *)e;
   int rc = BFH_E_BUSY;
   for (int attempt = 0; attempt < STOCK_RO_ATTEMPTS && rc == BFH_E_BUSY; attempt++) {
@@ -367,7 +379,7 @@ int stock_ro_iter_create(engine_t *e, engine_iter_t **it,
     if (rc != BFH_OK) return rc;
     stock_sorted_t *sorted = stock_sorted_create();
     if (!sorted) rc = err_set(err, BFH_E_NOMEM, "%s: iterator: no memory", r->path);
-    if (rc == BFH_OK) rc = gather(r, s, sorted, err);
+    if (rc == BFH_OK) rc = r->fmt->gather(r, s, sorted, err);
     stock_ro_state_unref(s);
     if (rc == BFH_OK) return stock_sorted_finish(sorted, it, err);
     stock_sorted_destroy(sorted);

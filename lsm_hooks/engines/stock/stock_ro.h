@@ -10,6 +10,8 @@
  *                       name read anew; states and the table files they pin
  *   stock_chunk.c       chunks: what one read of a log added, indexed by value and by key
  *   stock_tombs.c       range tombstones fragmented (a format with range deletions fills them)
+ *   stock_ro_persisted.c  the persisted index in the index directory (a format that stamps
+ *                       its tables)
  *
  * The consistency argument of the refresh is at the top of leveldb_ro/readonly.c; what RocksDB
  * adds (column families, range tombstones, its WAL) at the top of rocksdb_ro/rdb_readonly.c.
@@ -116,10 +118,11 @@ void stock_chunk_unref(stock_chunk_t *c);
 /* The last entry of key in c: 1 (and *is_value, *seq, *v, *vl, borrowed from c) or 0. */
 int stock_chunk_find(const stock_chunk_t *c, const void *key, size_t key_len, int *is_value,
                      uint64_t *seq, const uint8_t **v, uint32_t *vl);
-/* The entry at p of a chunk's data (borrowed); returns the next one. */
-const uint8_t *stock_chunk_entry_decode(const uint8_t *p, int *is_value, uint64_t *seq,
-                                        const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                        uint32_t *vl);
+/* fn(arg, entry) for each entry of chunks[0..n) in the order added (borrowed), until fn returns
+   nonzero; returns what it returned last. */
+typedef int (*stock_chunk_fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                              size_t val_len, int is_value, uint64_t seq);
+int stock_chunks_each(stock_chunk_t *const *chunks, size_t n, stock_chunk_fn fn, void *arg);
 
 /* ---- States and pins ---------------------------------------------------------------------- */
 
@@ -135,12 +138,22 @@ typedef struct stock_pin {
   char *path; /* the table's name in messages (after the format's pin, same allocation) */
 } stock_pin_t;
 
+/* A table of a state with its key range (borrowed from the format's state). */
+typedef struct stock_ro_table {
+  engine_table_t t;
+  const uint8_t *lo, *hi; /* its smallest and largest user keys */
+  size_t lo_len, hi_len;
+} stock_ro_table_t;
+
 /* One refreshed state, immutable, shared by the views made from it; freed with its last
    reference. The format's state begins with it (stock_ro_format_t.state_bytes). */
 typedef struct stock_ro_state {
   atomic_int refs;
   const struct stock_ro_format *fmt;
-  engine_table_t *tables; /* the version's tables, sorted by number (the format's state_make) */
+  /* The version's tables (the format's state_make), in lookup order (the core's sort): level 0
+     newest first, then each deeper level (whose tables do not overlap). */
+  stock_ro_table_t *order;
+  engine_table_t *tables; /* order's tables sorted by number (the core's) */
   stock_pin_t **pins;     /* parallel to tables: each file held open, or NULL (not pinned) */
   uint64_t *ids;          /* parallel to tables: which file each is (index_table_t.id) */
   size_t ntables;
@@ -164,8 +177,14 @@ typedef struct stock_ro_mark {
 
 /* ---- The format interface ------------------------------------------------------------------ */
 
+/* A format's read of table t (through pin p when held, else by name at path; NULL p: a file
+   gone is BFH_NOT_FOUND) for arg. */
+typedef int (*stock_ro_table_fn)(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p,
+                                 const char *path, void *arg, err_t *err);
+
 typedef struct stock_ro_format {
   const char *name;         /* the format's, in messages ("LevelDB") */
+  int newest_by_seq;        /* level 0's newest table: the largest max_seq (else number) */
   int dir_kind;             /* engine_detect.h's ENGINE_DIR_* */
   const char *logs_what;    /* what a refresh reads, in messages ("MANIFEST and logs") */
   const char *table_ext[2]; /* a table's file extensions, in the order tried */
@@ -188,10 +207,15 @@ typedef struct stock_ro_format {
      BFH_NOT_FOUND when the file is gone. */
   int (*log_read)(stock_ro_t *r, const char *path, uint64_t number, uint64_t from,
                   stock_chunk_builder_t *b, uint64_t *next, err_t *err);
-  /* Fills s (zeroed, state_bytes) from r's version: its own fields and s->tables, ntables
-     (sorted by number). BFH_OK or BFH_E_NOMEM. REQUIRES mu. */
+  /* Fills s (zeroed, state_bytes) from r's version: its own fields and s->order, ntables
+     (malloc'd, any order; the core frees it). BFH_OK or BFH_E_NOMEM. REQUIRES mu. */
   int (*state_make)(stock_ro_t *r, stock_ro_state_t *s, err_t *err);
   void (*state_release)(stock_ro_state_t *s); /* frees what state_make made */
+  /* A get's read of table t: the key's newest entry in it into arg (a stock_lookup_t), and the
+     range tombstones of t that cover the key into its cover. */
+  stock_ro_table_fn table_get;
+  /* An iterator's read of every entry of s into sorted (stock_ro_table_read reads a table). */
+  int (*gather)(stock_ro_t *r, const stock_ro_state_t *s, stock_sorted_t *sorted, err_t *err);
   /* The format's part of a new pin of table i of s (may be NULL), and its release (NULL). */
   void (*pin_init)(stock_ro_state_t *s, size_t i, stock_pin_t *p);
   void (*pin_release)(stock_pin_t *p);
@@ -201,20 +225,17 @@ typedef struct stock_ro_format {
                      size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
   /* The index_source_t of the engine's filters (ctx: r); the core adds io and cache_dir. */
   index_source_t source;
-  /* The format's fields of r from the options, before the first refresh (may be NULL). */
+  /* The format's fields of r from the options, before the first refresh (may be NULL), and
+     their release (NULL: none). */
   int (*init)(stock_ro_t *r, const bfh_options *opt, err_t *err);
-  /* After the first refresh listed the tables (may be NULL), and before the close (NULL). */
-  void (*opened)(stock_ro_t *r);
-  void (*closing)(stock_ro_t *r);
-  void (*release)(stock_ro_t *r); /* frees the format's fields of r */
+  void (*release)(stock_ro_t *r);
 } stock_ro_format_t;
 
 /* The functions of a format that every format has, by their names in its file (static). */
-#define STOCK_RO_FORMAT_FIELDS                                                          \
-  .current = current, .version_forget = version_forget, .version_read = version_read,   \
-  .version_mark = version_mark, .live_logs = live_logs, .log_read = log_read,           \
-  .state_make = state_make, .state_release = state_release, .table_match = table_match, \
-  .release = release
+#define STOCK_RO_FORMAT_FIELDS                                                        \
+  .current = current, .version_forget = version_forget, .version_read = version_read, \
+  .version_mark = version_mark, .live_logs = live_logs, .log_read = log_read,         \
+  .state_make = state_make, .state_release = state_release, .table_match = table_match
 
 /* ---- The engine ---------------------------------------------------------------------------- */
 
@@ -227,6 +248,11 @@ struct stock_ro {
   index_sync_t *sync;
   const stock_ro_format_t *fmt;
   char *index_dir; /* bfh_options.index_dir (owned), NULL: memory only */
+  /* The persisted index (stock_ro_persisted.c): the tables it bound at open (sorted, owned),
+     and whether it is attached to the value index. */
+  uint64_t *bound;
+  size_t nbound;
+  int attached;
   void (*read_hook)(void *arg, uint64_t number); /* tests: before every table read */
   void *read_hook_arg;
   void (*logs_hook)(void *arg); /* tests: between the log reads and the second MANIFEST read */
@@ -282,16 +308,16 @@ int stock_ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
 int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err);
-/* The engine_ops_t of a read-only stock engine named `row`, with its get and iter_create. */
-#define STOCK_RO_OPS(row, get_fn, iter_fn)                                                         \
-  {                                                                                                \
-    .name = row, .close = stock_ro_close, .put = stock_ro_put, .del = stock_ro_del, .get = get_fn, \
-    .flush = stock_ro_flush, .view_acquire = stock_ro_view_acquire,                                \
-    .view_release = stock_ro_view_release, .view_tables = stock_view_tables,                       \
-    .scan_table = stock_ro_scan_table, .scan_memtables = stock_scan_memtables,                     \
-    .scan_blocks = stock_ro_scan_blocks, .find_memtables = stock_find_memtables,                   \
-    .iter_create = iter_fn, .stats = stock_ro_stats, .search_attempts = STOCK_RO_ATTEMPTS,         \
-    .retried = stock_ro_retried                                                                    \
+/* The engine_ops_t of a read-only stock engine named `row`. */
+#define STOCK_RO_OPS(row)                                                                \
+  {                                                                                      \
+    .name = row, .close = stock_ro_close, .put = stock_ro_put, .del = stock_ro_del,      \
+    .get = stock_ro_get, .flush = stock_ro_flush, .view_acquire = stock_ro_view_acquire, \
+    .view_release = stock_ro_view_release, .view_tables = stock_view_tables,             \
+    .scan_table = stock_ro_scan_table, .scan_memtables = stock_scan_memtables,           \
+    .scan_blocks = stock_ro_scan_blocks, .find_memtables = stock_find_memtables,         \
+    .iter_create = stock_ro_iter_create, .stats = stock_ro_stats,                        \
+    .search_attempts = STOCK_RO_ATTEMPTS, .retried = stock_ro_retried                    \
   }
 
 /* A get's lookup: the key, and its newest entry found so far (val malloc'd, freed by the core). */
@@ -310,26 +336,25 @@ int stock_lookup_set(stock_lookup_t *l, int is_value, uint64_t seq, const void *
 
 /* A get (engine_ops_t.get): in the view's state when a search validates, else in the newest
    state, refreshed first (started over while a table is found gone): the state's log chunks
-   newest first, then get_tables, the format's lookup in the tables of one state (until
-   l->found). An entry is deleted when a range tombstone met before it (l->cover) is newer. */
+   newest first, then its tables that may hold the key in lookup order (the format's table_get),
+   until it is found. An entry is deleted when a range tombstone met before it (l->cover) is
+   newer. */
 int stock_ro_get(engine_t *e, engine_view_t *view, const void *key, size_t key_len, void **val,
-                 size_t *val_len,
-                 int (*get_tables)(stock_ro_t *r, const stock_ro_state_t *s, stock_lookup_t *l,
-                                   err_t *err),
-                 err_t *err);
-/* An iterator (engine_ops_t.iter_create): gather (the format's) reads every entry of the
-   newest state into sorted; started over while a table is found gone. */
-int stock_ro_iter_create(engine_t *e, engine_iter_t **it,
-                         int (*gather)(stock_ro_t *r, const stock_ro_state_t *s,
-                                       stock_sorted_t *sorted, err_t *err),
-                         err_t *err);
+                 size_t *val_len, err_t *err);
+/* An iterator (engine_ops_t.iter_create): the format's gather reads every entry of the newest
+   state into sorted; started over while a table is found gone. */
+int stock_ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err);
+/* fn's read of table t of s (the read hook first): through its pin when held, else by name (a
+   file gone: BFH_E_BUSY). */
+int stock_ro_table_read(stock_ro_t *r, const stock_ro_state_t *s, const stock_ro_table_t *t,
+                        stock_ro_table_fn fn, void *arg, err_t *err);
+/* Whether key lies in t's key range. */
+int stock_ro_table_holds(const stock_ro_table_t *t, const void *key, size_t key_len);
 
 /* The path of table `number` (the format's extensions; malloc'd, the caller frees it). */
 int stock_ro_table_path(const stock_ro_t *r, uint64_t number, char **path, err_t *err);
 /* A table read's status rc: BFH_NOT_FOUND (the file gone) becomes BFH_E_BUSY. */
 int stock_ro_status(stock_ro_t *r, int rc, uint64_t number, err_t *err);
-/* The read hook (tests), before a read of table `number`. */
-void stock_ro_reading(stock_ro_t *r, uint64_t number);
 
 /* ---- The refresh (stock_ro_refresh.c) ------------------------------------------------------ */
 
@@ -350,6 +375,16 @@ void stock_ro_forget_logs(stock_ro_t *r);
 /* Reports s's tables to index_sync as the live list (pinning *epoch; NULL: no pin).
    REQUIRES mu, so that index_sync sees the versions in order. */
 int stock_ro_index_state(stock_ro_t *r, const stock_ro_state_t *s, uint64_t *epoch, err_t *err);
+
+/* ---- The persisted index (stock_ro_persisted.c) ------------------------------------------- */
+
+/* At open, after the first refresh: opens <index_dir>/BFH-INDEX, binds it to the live tables
+   and attaches it to the value index (a damaged file is counted and left unused). Nothing when
+   the format stamps no table. */
+void stock_ro_persisted_open(stock_ro_t *r);
+/* At close, before the loader stops: writes <index_dir>/BFH-INDEX when it is due (see
+   stock_ro_persisted.c) and detaches the file from the value index. */
+void stock_ro_persisted_close(stock_ro_t *r);
 
 /* ---- Counters and hooks (tests) ------------------------------------------------------------ */
 /* How many refreshes and searches started over because the database changed under them. */

@@ -205,6 +205,7 @@ void stock_ro_state_unref(stock_ro_state_t *s) {
   free(s->chunks);
   free(s->segs);
   free(s->tables);
+  free(s->order);
   free(s);
 }
 
@@ -319,6 +320,24 @@ static int table_gone(stock_ro_t *r, uint64_t number, err_t *err) {
   return AGAIN;
 }
 
+/* Level 0 first, newest first (by the format's rule); then each deeper level. */
+static int cmp_lookup(const void *a, const void *b, void *by_seq) {
+  const engine_table_t *x = &((const stock_ro_table_t *)a)->t;
+  const engine_table_t *y = &((const stock_ro_table_t *)b)->t;
+  if (x->level != y->level) return x->level - y->level;
+  if (*(const int *)by_seq && x->max_seq != y->max_seq) return x->max_seq < y->max_seq ? 1 : -1;
+  return x->number < y->number ? 1 : x->number > y->number ? -1 : 0;
+}
+
+/* s->order sorted into lookup order, and s->tables made from it (sorted by number). */
+static int tables_order(stock_ro_state_t *s) {
+  qsort_r(s->order, s->ntables, sizeof *s->order, cmp_lookup, (void *)&s->fmt->newest_by_seq);
+  if (!(s->tables = malloc((s->ntables + 1) * sizeof *s->tables))) return BFH_E_NOMEM;
+  for (size_t i = 0; i < s->ntables; i++) s->tables[i] = s->order[i].t;
+  stock_tables_sort(s->tables, s->ntables);
+  return BFH_OK;
+}
+
 /* A new state from r's version and logs (one reference) into *out: BFH_OK, AGAIN (a table of
    the version was deleted since the MANIFEST was read), or an error. REQUIRES mu. */
 static int state_make(stock_ro_t *r, stock_ro_state_t **out, err_t *err) {
@@ -331,8 +350,8 @@ static int state_make(stock_ro_t *r, stock_ro_state_t **out, err_t *err) {
   s->chunks = malloc((nc + 1) * sizeof *s->chunks);
   s->segs = malloc((nc + 1) * sizeof *s->segs);
   int rc = s->chunks && s->segs ? r->fmt->state_make(r, s, err) : BFH_E_NOMEM;
+  if (rc == BFH_OK) rc = tables_order(s);
   if (rc == BFH_OK) {
-    stock_tables_sort(s->tables, s->ntables);
     s->pins = calloc(s->ntables + 1, sizeof *s->pins);
     s->ids = calloc(s->ntables + 1, sizeof *s->ids);
     if (!s->pins || !s->ids) rc = BFH_E_NOMEM;

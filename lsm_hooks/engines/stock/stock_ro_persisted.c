@@ -1,9 +1,10 @@
-/* The persisted index of a read-only handle (index/persisted_index.h; doc/search.md
+/* The persisted index of a read-only stock handle whose format stamps its tables
+ * (stock_ro_format_t.source.table_stamp: LevelDB's; index/persisted_index.h; doc/search.md
  * "The persisted index"): <index_dir>/BFH-INDEX, never in the database's directory (bfh_open
  * refuses an index directory inside it).
  *
  * Open: after the first refresh listed the live tables, the file (if any) is opened, each
- * live table is stamped (ro_table_stamp: an fstat and its 48-byte footer, doc/format.md
+ * live table is stamped (LevelDB's stamp: an fstat and its 48-byte footer, doc/format.md
  * "Table stamp") and bound when its number, size and stamp are the file's; the file is then
  * attached to the value index. A bound table is not read at open (index_sync's parking run
  * leaves it): a search asks the file about it, and when it is selected its map comes from its
@@ -27,13 +28,18 @@
  */
 #include <stdlib.h>
 
-#include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
 #include "index/index_sync.h"
+#include "lsm_hooks/engines/stock/stock_ro.h"
 
-/* Does this handle keep the persisted index (an index directory, the lean layout with maps,
-   leaves in memory)? */
+/* Does this handle keep the persisted index (a format that stamps its tables, an index
+   directory, the lean layout with maps, leaves in memory)? */
 static int persists(const stock_ro_t *r) {
-  return r->sync && r->index_dir && r->cache_dir && index_sync_persists(r->sync);
+  return r->fmt->source.table_stamp && r->sync && r->index_dir && r->cache_dir &&
+         index_sync_persists(r->sync);
+}
+
+static int table_stamp(stock_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err) {
+  return r->fmt->source.table_stamp(r, number, stamp, err);
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -41,18 +47,17 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void ro_persisted_open(stock_ro_t *base) {
-  engine_ro_t *r = (engine_ro_t *)base;
-  if (!persists(base) || !base->state) return;
+void stock_ro_persisted_open(stock_ro_t *r) {
+  if (!persists(r) || !r->state) return;
   index_persisted_t *x = NULL;
-  if (index_sync_persisted_open(base->sync, base->io, base->index_dir, 1, &x) != BFH_OK) return;
-  const stock_ro_state_t *s = base->state;
+  if (index_sync_persisted_open(r->sync, r->io, r->index_dir, 1, &x) != BFH_OK) return;
+  const stock_ro_state_t *s = r->state;
   r->bound = malloc((s->ntables ? s->ntables : 1) * sizeof *r->bound);
   r->nbound = 0;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t stamp = 0;
     err_t e;
-    if (ro_table_stamp(r, s->tables[i].number, &stamp, &e) == BFH_OK && stamp &&
+    if (table_stamp(r, s->tables[i].number, &stamp, &e) == BFH_OK && stamp &&
         index_sync_persisted_bind(x, s->tables[i].number, s->tables[i].size, stamp) && r->bound)
       r->bound[r->nbound++] = s->tables[i].number;
   }
@@ -60,12 +65,12 @@ void ro_persisted_open(stock_ro_t *base) {
     index_sync_persisted_destroy(x);
     return;
   }
-  index_sync_persisted_attach(base->sync, x);
+  index_sync_persisted_attach(r->sync, x);
   r->attached = 1;
 }
 
 /* The tables of s that the file this handle opened does not bind. */
-static size_t unbound(const engine_ro_t *r, const stock_ro_state_t *s) {
+static size_t unbound(const stock_ro_t *r, const stock_ro_state_t *s) {
   size_t u = 0;
   for (size_t i = 0; i < s->ntables; i++) {
     uint64_t n = s->tables[i].number;
@@ -75,16 +80,16 @@ static size_t unbound(const engine_ro_t *r, const stock_ro_state_t *s) {
 }
 
 /* Writes the file for the tables of s that have a leaf. */
-static void write_file(engine_ro_t *r, const stock_ro_state_t *s) {
+static void write_file(stock_ro_t *r, const stock_ro_state_t *s) {
   index_persisted_table_t *t = calloc(s->ntables ? s->ntables : 1, sizeof *t);
   size_t nt = 0;
   for (size_t i = 0; t && i < s->ntables; i++) {
     err_t e;
     index_persisted_table_t *row = &t[nt];
     *row = (index_persisted_table_t){.number = s->tables[i].number, .size = s->tables[i].size};
-    if (ro_table_stamp(r, row->number, &row->stamp, &e) != BFH_OK || !row->stamp) continue;
+    if (table_stamp(r, row->number, &row->stamp, &e) != BFH_OK || !row->stamp) continue;
     uint8_t *head = NULL; /* no memory, no map: the table is left out, as unread */
-    if (index_sync_cached_map_head(r->ro.sync, row->number, row->size, row->stamp, &head,
+    if (index_sync_cached_map_head(r->sync, row->number, row->size, row->stamp, &head,
                                    &row->head_len, &e) != BFH_OK)
       continue;
     row->head = head;
@@ -92,16 +97,15 @@ static void write_file(engine_ro_t *r, const stock_ro_state_t *s) {
   }
   err_t e;
   if (t && nt) /* a speed-up: a file not written leaves the old */
-    (void)index_sync_persisted_write(r->ro.sync, r->ro.io, r->ro.index_dir, 1, t, nt, &e);
+    (void)index_sync_persisted_write(r->sync, r->io, r->index_dir, 1, t, nt, &e);
   for (size_t i = 0; t && i < nt; i++) free((void *)t[i].head);
   free(t);
 }
 
-void ro_persisted_close(stock_ro_t *base) {
-  engine_ro_t *r = (engine_ro_t *)base;
-  if (!persists(base)) return;
-  stock_ro_state_t *s = base->state;
-  index_sync_t *sync = base->sync;
+void stock_ro_persisted_close(stock_ro_t *r) {
+  if (!persists(r)) return;
+  stock_ro_state_t *s = r->state;
+  index_sync_t *sync = r->sync;
   int due =
       s && s->ntables && (unbound(r, s) * 8 > s->ntables || index_sync_persisted_damaged(sync) > 0);
   if (due && index_sync_loader_went(sync)) {
