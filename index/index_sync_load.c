@@ -107,6 +107,13 @@ void index_sync_test_hold_loaders(int hold) {
   pthread_mutex_unlock(&hold_mu);
 }
 
+/* Notes whether the loader is settled (index_sync_private.h). REQUIRES load_mu held. */
+static void loader_settle(index_sync_t *s) {
+  const int settled =
+      !s->loader_armed && !s->loader_running && s->loader_rc == BFH_OK && s->searches >= 2;
+  atomic_store_explicit(&s->loader_settled, settled, memory_order_release);
+}
+
 static int stopping(index_sync_t *s) {
   pthread_mutex_lock(&s->load_mu);
   int stop = s->loader_stop;
@@ -191,6 +198,7 @@ static void *loader_main(void *arg) {
   s->loader_rc = first_rc;
   snprintf(s->loader_msg, sizeof s->loader_msg, "%s", first.msg);
   s->loader_ns = clock_now_ns() - t0;
+  loader_settle(s);
   pthread_cond_broadcast(&s->load_cv);
   pthread_mutex_unlock(&s->load_mu);
   return NULL;
@@ -203,6 +211,7 @@ int index_sync_loader_start(index_sync_t *s, err_t *err) {
     s->loader_kick = 1; /* it looks for tables to read once more */
   else
     s->loader_armed = 1;
+  loader_settle(s);
   pthread_mutex_unlock(&s->load_mu);
   return BFH_OK;
 }
@@ -225,14 +234,17 @@ int index_sync_loader_go(index_sync_t *s, err_t *err) {
       s->loader_started = 1;
       s->loader_armed = 0;
     }
+    loader_settle(s);
   }
   pthread_mutex_unlock(&s->load_mu);
   return rc;
 }
 
 int index_sync_loader_searched(index_sync_t *s, err_t *err) {
+  if (atomic_load_explicit(&s->loader_settled, memory_order_acquire)) return BFH_OK;
   pthread_mutex_lock(&s->load_mu);
   int again = ++s->searches >= 2;
+  loader_settle(s);
   pthread_mutex_unlock(&s->load_mu);
   return again ? index_sync_loader_go(s, err) : BFH_OK;
 }
@@ -243,6 +255,7 @@ void index_sync_loader_stop(index_sync_t *s) {
   s->loader_stop = 1;
   s->loader_started = 0;
   s->loader_armed = 0;
+  loader_settle(s);
   pthread_mutex_unlock(&s->load_mu);
   if (!started) return;
   pthread_mutex_lock(&hold_mu); /* wakes a loader held by the test hook */
@@ -273,6 +286,8 @@ static int hold_active(void) {
 }
 
 int index_sync_loader_wait(index_sync_t *s, uint64_t *elapsed_ns, err_t *err) {
+  /* Settled: the go, the loading beside it and the wait below would each find nothing. */
+  if (!elapsed_ns && atomic_load_explicit(&s->loader_settled, memory_order_acquire)) return BFH_OK;
   int rc = index_sync_loader_go(s, err);
   if (rc != BFH_OK) return rc;
   /* The caller loads beside the loader, at its own priority, instead of waiting on a thread

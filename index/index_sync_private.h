@@ -27,6 +27,7 @@
 #define BFH_LSM_HOOKS_INDEX_INDEX_SYNC_PRIVATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,6 +81,10 @@ struct index_sync {
   int loader_rc;
   char loader_msg[ERR_MSG_BYTES];
   uint64_t loader_ns;
+  /* 1 while nothing is left for a search to start or wait for: no loader armed or running,
+     the last one succeeded and two searches have been counted. Written under load_mu
+     (loader_settle), read without it: a search's calls into the loader take no lock then. */
+  _Atomic int loader_settled;
 };
 
 /* The parking run (index_sync_load_blocks for a source without read_blocks): reads the
