@@ -773,6 +773,7 @@ static int add_implied(expander_t *x, uint32_t id, list_t *kids) {
   }
   expr_implied_t out = {x, kids, {0}};
   if (rc == ST_OK && ng) rc = x->imply(x->arg, g, ng, &out);
+  if (rc == ST_E_NOMEM) rc = nomem(&x->p); /* imply returns the status alone */
   free(out.or.v);
   free(leaf);
   free(g);
