@@ -32,8 +32,7 @@ static void open_file(level_iter_t *li, size_t i) {
 
 /* Moves on to the next files while the current one is exhausted (not failed). */
 static void settle(level_iter_t *li) {
-  while (li->cur && !iterator_valid(li->cur) && iterator_status(li->cur, NULL) == ST_OK &&
-         li->fi < li->n) {
+  while (li->cur && !iterator_valid(li->cur) && iterator_status(li->cur, NULL) == ST_OK) {
     open_file(li, li->fi + 1);
     if (li->cur) iterator_seek_first(li->cur);
   }
