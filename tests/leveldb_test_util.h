@@ -104,7 +104,7 @@ static inline void ldb_test_stat_tables(const char *dir, ldb_test_files_t *ts) {
     char p[4400];
     int pn = snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
     assert_true(pn > 0 && (size_t)pn < sizeof p);
-    snprintf(ts->name[ts->n], 32, "%s", e->d_name);
+    memcpy(ts->name[ts->n], e->d_name, len + 1); /* len < 32: checked above */
     assert_int_equal(stat(p, &ts->st[ts->n]), 0);
     ts->n++;
   }
