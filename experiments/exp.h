@@ -273,6 +273,12 @@ int exp_db_get(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t c
    BFH_OK or BFH_E_IO. */
 int exp_db_adopt(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
                  const exp_build_result_t *b);
+/* 1 if an earlier run kept a complete build of p (--keep): its directory into dir (cap
+   bytes), its recorded times and the counts of a fresh open (stats) into *res, and it is
+   registered as exp_db_get's would be. 0 if there is none, or it does not open. Fig. 6 uses it
+   to resume a size whose two builds do not fit in one sitting. */
+int exp_db_kept(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
+                exp_build_result_t *res);
 /* Removes the databases exp_db_get made or found, unless x->keep_db. */
 void exp_db_cleanup(const exp_ctx_t *x);
 /* Opens an existing database built with p (p's order, leaves_on_disk and placement apply).

@@ -47,7 +47,7 @@ void exp_db_options(const exp_db_params_t *p, bfh_options *opt) {
   opt->leaves_on_disk = p->leaves_on_disk;
   opt->placement = p->placement;
   opt->index_bits_per_value = p->index_bits_per_value; /* 0 unless a driver asks */
-  opt->block_maps = p->block_maps; /* 0 unless a driver asks: no map written */
+  opt->block_maps = p->block_maps;                     /* 0 unless a driver asks: no map written */
   opt->cuckoo_index = p->cuckoo;
   if (!p->beyond) { /* the paper's structures only */
     opt->block_filter_bits_per_value = 0;
@@ -288,6 +288,21 @@ int exp_db_adopt(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
   int rc = mark_built(shared, id, b);
   if (rc == BFH_OK) register_shared(shared);
   return rc;
+}
+
+int exp_db_kept(const exp_ctx_t *x, const exp_db_params_t *p, char *dir, size_t cap,
+                exp_build_result_t *res) {
+  char id[256];
+  shared_dir(x, p, dir, cap, id);
+  exp_build_result_t b = {0};
+  if (!x->keep_db || !built(dir, id, &b)) return 0;
+  bfh_db *db;
+  if (exp_db_open(p, dir, &db) != BFH_OK) return 0;
+  b.have_stats = exp_db_stats(db, &b.stats);
+  if (bfh_close(db) != BFH_OK) return 0;
+  *res = b;
+  register_shared(dir);
+  return 1;
 }
 
 void exp_db_cleanup(const exp_ctx_t *x) {
