@@ -495,6 +495,31 @@ static int index_worth(void *arg, uint64_t candidates) {
   return search_standalone_budget(bytes) >= candidates;
 }
 
+static int always_worth(void *arg, uint64_t candidates) {
+  (void)arg, (void)candidates;
+  return 1;
+}
+
+/* AUTO's trial of the stand-alone index before the selection (search_standalone_first_budget):
+   it answers within the candidates that cost less to validate than the selection of the
+   view's n tables would cost; BFH_NOT_FOUND, having reported nothing, when the selection is
+   too cheap to skip or the candidates too many. */
+static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
+                     bfh_search_stats *st, err_t *err) {
+  uint64_t budget =
+      search_standalone_first_budget(in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), n);
+  if (budget == 0) return BFH_NOT_FOUND;
+  search_standalone_trial_t trial = {budget, always_worth, NULL};
+  bfh_search_stats s;
+  int rc = search_standalone_pred(in->c, in->pred, &trial, fn, arg, &s, err);
+  if (rc == BFH_NOT_FOUND) return rc;
+  st->method_used = s.method_used;
+  st->entries_scanned = s.entries_scanned;
+  st->candidates = s.candidates;
+  st->results = s.results;
+  return rc;
+}
+
 static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, reader_t *rd,
                        const engine_table_t *tables, size_t n, const uint8_t *scan, bfh_match_fn fn,
                        void *arg, bfh_search_stats *st, err_t *err) {
@@ -519,8 +544,9 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
 
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. newest: 0 every key, else the newest
-   K (scan_newest). instead (may be NULL): AUTO's trial of the stand-alone index, between the
-   selection and the reads. */
+   K (scan_newest). instead (may be NULL): AUTO's trial of the stand-alone index, before the
+   selection when that would cost much more than a seek in the index (try_first), else between
+   the selection and the reads (try_instead). */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
                const instead_t *instead, reader_t *rd, const engine_value_test_t *test,
                uint64_t newest, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
@@ -535,12 +561,16 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
     size_t n = engine_view_tables(e, view, &tables);
     st.tables_live = (uint32_t)n;
     uint8_t *scan = malloc(n ? n : 1);
-    if (!scan)
-      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
-    else
-      rc = select(sel_arg, view, tables, n, scan, &st, err);
     int answered = 0;
-    if (rc == BFH_OK && instead && !newest) {
+    if (!scan) {
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+    } else if (instead && !newest) {
+      rc = try_first(instead, n, fn, arg, &st, err);
+      answered = rc != BFH_NOT_FOUND;
+      if (!answered) rc = BFH_OK;
+    }
+    if (rc == BFH_OK && !answered) rc = select(sel_arg, view, tables, n, scan, &st, err);
+    if (rc == BFH_OK && !answered && instead && !newest) {
       rc = try_instead(instead, e, view, rd, tables, n, scan, fn, arg, &st, err);
       answered = rc != BFH_NOT_FOUND;
       if (!answered) rc = BFH_OK;

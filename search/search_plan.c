@@ -39,6 +39,18 @@
 #define COST_PRED_TABLE_BYTE_NS 5.7
 #define COST_PRED_CANDIDATE_NS 11100.0
 
+/* Selecting a predicate's tables costs each filter item a pass over the view's tables
+   (value_index_select: the index's candidates, each table's leaf and map sketch): about
+   120-200 ns an item and a table, from bench/ranges_bench at 10M records (223-226 tables),
+   where AUTO's empty range of 1,024 codes (34 items) took 0.9-1.5 ms more than STANDALONE,
+   which selects nothing. The stand-alone index is tried first when that selection would cost
+   FIRST_OVER_SEEK times its seeks' estimate (one per leaf of the predicate as written: a range
+   is one seek and a scan, an IN list one seek per value), which counts runs, not their block
+   reads (a seek measured 15-21 us where the estimate says 9-15). A trial that declines has
+   cost the seeks and a few postings. */
+#define COST_PRED_SELECT_ITEM_TABLE_NS 150.0
+#define FIRST_OVER_SEEK 2.0
+
 /* ---- The readers -------------------------------------------------------------------------- */
 
 typedef struct search_reader {
@@ -380,6 +392,14 @@ static void plan(const search_ctx_t *c, const search_provider_t *asked, search_q
 
 uint64_t search_standalone_budget(uint64_t selected_bytes) {
   return (uint64_t)((double)selected_bytes * COST_PRED_TABLE_BYTE_NS / COST_PRED_CANDIDATE_NS);
+}
+
+uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
+                                        size_t ntables) {
+  if (!c->standalone) return 0;
+  double select_ns = (double)nitems * (double)ntables * COST_PRED_SELECT_ITEM_TABLE_NS;
+  if (select_ns < FIRST_OVER_SEEK * (double)nwritten * standalone_cost_ns(c->standalone)) return 0;
+  return (uint64_t)(select_ns / COST_PRED_CANDIDATE_NS);
 }
 
 /* The seed the chosen provider's filters hash with. */

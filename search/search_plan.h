@@ -140,6 +140,13 @@ struct search_query {
    and still cost less than reading selected_bytes of tables by it (0: none; the tables are
    read). */
 uint64_t search_standalone_budget(uint64_t selected_bytes);
+/* For AUTO's trial before the selection: when selecting over ntables tables for a predicate
+   of nitems filter items would cost much more than the stand-alone index's seeks, one per
+   leaf of the predicate as written (nwritten), the most candidates the index may validate for
+   less than that selection alone; 0 when the selection is too cheap to be worth skipping (the
+   trial comes after it, as above). */
+uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
+                                        size_t ntables);
 
 /* The row of method, or NULL for a value that names no method. */
 const search_provider_t *search_provider_of(bfh_method method);

@@ -34,7 +34,8 @@ static int setup(void **state) {
   return db_fixture_setup(state, "standalone_plan_test");
 }
 
-static const bfh_attribute attrs[2] = {{"tag", "json:tag"}, {"age", "json:age:int"}};
+static const bfh_attribute attrs[3] = {
+    {"tag", "json:tag"}, {"age", "json:age:int"}, {"rank", "json:age:int:range"}};
 
 /* The keys a search reported, each once (a key reported twice fails the test). */
 typedef struct got {
@@ -75,14 +76,14 @@ static bfh_search_stats query_checked(bfh_db *db, const char *where, bfh_method 
   return st;
 }
 
-static bfh_db *build(const char *dir) {
+static bfh_db *build_sized(const char *dir, size_t table_bytes) {
   bfh_options o;
   bfh_options_init(&o);
   o.memtable_bytes = 1 << 20;
-  o.table_bytes = 512 << 10;
+  o.table_bytes = table_bytes;
   o.standalone_index = 1;
   o.attributes = attrs;
-  o.attribute_count = 2;
+  o.attribute_count = 3;
   bfh_db *db = NULL;
   assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
   unsigned *order = malloc(NKEYS * sizeof *order);
@@ -114,6 +115,10 @@ static bfh_db *build(const char *dir) {
   free(order);
   assert_int_equal(bfh_flush(db), BFH_OK);
   return db;
+}
+
+static bfh_db *build(const char *dir) {
+  return build_sized(dir, 512 << 10);
 }
 
 /* The keys i < NKEYS with i mod 100 == tag and i mod 90 == age. */
@@ -181,9 +186,39 @@ static void test_auto_weighs_the_index_against_the_tables(void **state) {
   assert_int_equal(st.results, 5);
 }
 
+/* A range whose cover takes many filter items, over many tables: selecting them would cost
+   more than the stand-alone index's one seek and scan, so AUTO asks the index first and
+   probes no filter; a range with more candidates than that selection is worth goes on to the
+   filters and weighs the index after them, as before; an absent equality has one item and is
+   answered by the filters. */
+static void test_auto_asks_the_index_before_a_costly_selection(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build_sized(f->dir, 32 << 10);
+  bfh_db_stats ds;
+  assert_int_equal(bfh_stats(f->db, &ds), BFH_OK);
+  if (ds.tables < 40) fail_msg("%llu tables, want at least 40", (unsigned long long)ds.tables);
+  /* 60 items: 0xf01-0xf0f and 0x10f0-0x10fe at level 0, the 16-code blocks between at
+     level 4; no age is that high. */
+  bfh_search_stats st = query_checked(f->db, "rank BETWEEN 3841 AND 4350", BFH_SEARCH_AUTO, 0);
+  if (st.method_used != BFH_SEARCH_STANDALONE || st.leaf_probes != 0 || st.internal_probes != 0)
+    fail_msg("absent range: AUTO ran %s after %llu leaf probes", bfh_method_name(st.method_used),
+             (unsigned long long)st.leaf_probes);
+  /* Ages 1-14, 14 items, 14 of every 90 keys: thousands of candidates, more than the selection
+     is worth: the filters select, then the index is weighed against the tables. */
+  unsigned want = 0;
+  for (unsigned i = 0; i < NKEYS; i++) want += i % 90 >= 1 && i % 90 <= 14;
+  st = query_checked(f->db, "rank BETWEEN 1 AND 14", BFH_SEARCH_AUTO, want + NRARE);
+  assert_true(st.leaf_probes > 0);
+  st = query_checked(f->db, "tag = 'none'", BFH_SEARCH_AUTO, 0);
+  assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
+  assert_true(st.leaf_probes > 0 || st.internal_probes > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_narrows_an_and, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_auto_asks_the_index_before_a_costly_selection, setup,
+                                      db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_against_the_tables, setup,
                                       db_fixture_teardown),
   };
