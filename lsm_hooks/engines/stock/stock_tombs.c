@@ -34,21 +34,9 @@ static int cmp_begin(const void *x, const void *y) {
 
 int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
                             size_t el, uint64_t seq) {
-  if (b->len + bl + el > b->cap) {
-    size_t c = b->cap ? b->cap : 1024;
-    while (c < b->len + bl + el) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) return BFH_E_NOMEM;
-    b->p = p;
-    b->cap = c;
-  }
-  if (b->n == b->tcap) {
-    size_t c = b->tcap ? 2 * b->tcap : 16;
-    stock_tomb_ref_t *t = realloc(b->t, c * sizeof *t);
-    if (!t) return BFH_E_NOMEM;
-    b->t = t;
-    b->tcap = c;
-  }
+  if (stock_grow(&b->p, &b->cap, b->len + bl + el, 1, 1024) != BFH_OK ||
+      stock_grow(&b->t, &b->tcap, b->n + 1, sizeof *b->t, 16) != BFH_OK)
+    return BFH_E_NOMEM;
   stock_tomb_ref_t *t = &b->t[b->n++];
   t->b = b->len;
   t->bl = bl;
@@ -159,8 +147,4 @@ uint64_t stock_tombs_max(const stock_tombs_t *t, const void *key, size_t key_len
       hi = mid;
   }
   return lo == 0 ? 0 : t->seq[lo - 1];
-}
-
-size_t stock_tombs_size_in_bytes(const stock_tombs_t *t) {
-  return t ? sizeof *t + t->at[t->n] + (t->n + 1) * sizeof *t->at + t->n * sizeof *t->seq : 0;
 }
