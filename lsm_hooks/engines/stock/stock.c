@@ -91,8 +91,7 @@ int stock_grow(void *array, size_t *cap, size_t need, size_t size, size_t first)
   return BFH_OK;
 }
 
-/* ---- Tables ------------------------------------------------------------------------------------
- */
+/* ---- Tables ------------------------------------------------------------------------------- */
 
 static int cmp_table(const void *a, const void *b) {
   uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;

@@ -14,9 +14,6 @@
  *                  table reads, the index source, get, iterator
  *   stock_ro*.c    the read-only engine over a format interface (stock_ro.h), with its chunks
  *                  (stock_chunk.c) and range tombstones (stock_tombs.c)
- *
- * The view (engine_view_t) of every stock engine is the one below: the tables it lists, the log
- * segments it searches, and what the engine holds for it (held).
  */
 #ifndef BFH_LSM_HOOKS_STOCK_H
 #define BFH_LSM_HOOKS_STOCK_H
@@ -205,8 +202,9 @@ uint64_t stock_value_seed(const index_sync_t *sync);
    NULL: the whole value). */
 const value_terms_t *stock_value_terms(const index_sync_t *sync);
 
-/* ---- The view ------------------------------------------------------------------------------ */
-
+/* ---- The view ------------------------------------------------------------------------------
+   Every stock engine's engine_view_t: the tables it lists, the log segments it searches, and
+   what the engine holds for it. */
 struct engine_view {
   uint64_t epoch;         /* pinned in index_sync (0: no index) */
   engine_table_t *tables; /* sorted by number */

@@ -181,8 +181,8 @@ int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const c
   }
   if (rc == BFH_OK && r->cache_dir)
     stock_cache_clean(r->io, r->cache_dir, 0, cache_keeps, r->state);
-  if (rc == BFH_OK && r->sync) stock_ro_persisted_open(r);
   if (rc == BFH_OK && r->sync) {
+    stock_ro_persisted_open(r);
     err_t e2; /* a failure here is the first view's to report: it tries again */
     (void)view_load(r->sync, 1, &e2);
   }

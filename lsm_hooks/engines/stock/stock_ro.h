@@ -5,9 +5,8 @@
  *
  *   stock_ro.c          open and close, the views and the scans of a search, stats, the tests'
  *                       counters and hooks
- *   stock_ro_refresh.c  the refresh: CURRENT, the MANIFEST and the live logs read on from where
- *                       the last read stopped; a MANIFEST or log that is another file under its
- *                       name read anew; states and the table files they pin
+ *   stock_ro_refresh.c  the refresh (its steps at the top of the file), the states it makes and
+ *                       the table files they pin
  *   stock_chunk.c       chunks: what one read of a log added, indexed by value and by key
  *   stock_tombs.c       range tombstones fragmented (a format with range deletions fills them)
  *   stock_ro_persisted.c  the persisted index in the index directory (a format that stamps

@@ -116,9 +116,8 @@ static int read_log_at(stock_ro_t *r, stock_ro_log_t *l, const char *path, err_t
   }
   if (!l->file && size > 0 && (rc = hold_file(r, path, id, &l->file, err)) != BFH_OK) return rc;
   if (size <= l->resume) return BFH_OK;
-  stock_chunk_builder_t b = {0};
-  b.vals.seed = stock_value_seed(r->sync);
-  b.vals.terms = stock_value_terms(r->sync);
+  stock_chunk_builder_t b = {
+      .vals = {.seed = stock_value_seed(r->sync), .terms = stock_value_terms(r->sync)}};
   uint64_t next = l->resume;
   rc = r->fmt->log_read(r, path, l->number, l->resume, &b, &next, err);
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
