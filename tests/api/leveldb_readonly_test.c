@@ -282,8 +282,8 @@ static void test_readonly_live_writer(void **state) {
   assert_true(st.tables > 0);
   assert_int_equal(st.leaf_filters, st.tables);
   print_message("live: %d searches; retries %llu + %llu; %llu tables\n", searches,
-                (unsigned long long)stock_ro_retries(bfh_internal_engine(dbs[0])),
-                (unsigned long long)stock_ro_retries(bfh_internal_engine(dbs[1])),
+                (unsigned long long)stock_ro_counts(bfh_internal_engine(dbs[0])).retries,
+                (unsigned long long)stock_ro_counts(bfh_internal_engine(dbs[1])).retries,
                 (unsigned long long)st.tables);
   assert_int_equal(bfh_close(dbs[0]), BFH_OK);
   assert_int_equal(bfh_close(dbs[1]), BFH_OK);
@@ -483,18 +483,18 @@ static void test_readonly_table_vanishes(void **state) {
       if (!pinned) { /* from the next refresh on: the one of the search below */
         stock_ro_set_pin_max(e, 0);
         check_gets(db, model, (int)m);
-        assert_int_equal(stock_ro_pinned(e), 0);
+        assert_int_equal(stock_ro_counts(e).pinned, 0);
       }
-      assert_true(pinned ? stock_ro_pinned(e) > 0 : 1);
+      assert_true(pinned ? stock_ro_counts(e).pinned > 0 : 1);
       vanish_t h = {dir, 0};
       stock_ro_set_read_hook(e, vanish_hook, &h);
-      uint64_t before = stock_ro_retries(e);
+      uint64_t before = stock_ro_counts(e).retries;
       check_search(db, (int)m, methods[m], model, NULL);
       assert_true(h.fired > 0);
       if (pinned)
-        assert_int_equal(stock_ro_retries(e), before);
+        assert_int_equal(stock_ro_counts(e).retries, before);
       else
-        assert_true(stock_ro_retries(e) > before);
+        assert_true(stock_ro_counts(e).retries > before);
       stock_ro_set_read_hook(e, NULL, NULL);
       check_gets(db, model, (int)m);
       assert_int_equal(bfh_close(db), BFH_OK);
@@ -515,7 +515,7 @@ static void test_readonly_pinned_files_outlive_unlink(void **state) {
   bfh_db *db = open_ro(dir, NULL);
   engine_t *e = bfh_internal_engine(db);
   check_gets(db, model, 0); /* a refresh: every table of the version is held open */
-  uint64_t pinned = stock_ro_pinned(e);
+  uint64_t pinned = stock_ro_counts(e).pinned;
   assert_true(pinned > 0);
   engine_view_t *v = NULL;
   err_t err;
@@ -547,7 +547,7 @@ static void test_readonly_pinned_files_outlive_unlink(void **state) {
   e->ops->view_release(e, v);
   exact_searches(db, model);
   check_gets(db, model, 1);
-  assert_int_equal(stock_ro_retries(e), 0);
+  assert_int_equal(stock_ro_counts(e).retries, 0);
   bfh_options o;
   bfh_options_init(&o);
   o.engine = BFH_ENGINE_LEVELDB;
@@ -623,12 +623,12 @@ static void test_readonly_log_flushed_under_refresh(void **state) {
     h.first = (int)m * BATCH;
     overwrite(owner, h.wo, h.first, V_LOG);
     assert_int_equal(count_logs(dir), 1);
-    uint64_t before = stock_ro_retries(e);
+    uint64_t before = stock_ro_counts(e).retries;
     h.armed = 1;
     for (int key = h.first; key < h.first + BATCH; key++) model[key] = V_TABLE;
     check_search(db, V_TABLE, methods[m], model, NULL);
     assert_int_equal(h.armed, 0);
-    assert_true(stock_ro_retries(e) > before);
+    assert_true(stock_ro_counts(e).retries > before);
     check_search(db, V_LOG, methods[m], model, NULL);
     check_gets(db, model, (int)m);
   }
@@ -661,11 +661,11 @@ static void test_readonly_refresh_watch(void **state) {
   size_t vl = value_bytes(NVALS + 1, v); /* held by no key */
   uint64_t refreshes = 0;
   for (int i = 0; i < 21; i++) { /* from the first search on: the open's read was the last */
-    if (i == 0) refreshes = stock_ro_refreshes(e);
+    if (i == 0) refreshes = stock_ro_counts(e).refreshes;
     memset(seen, 0, sizeof seen);
     assert_int_equal(bfh_search(db, v, vl, BFH_SEARCH_AUTO, count_key, seen, NULL), BFH_OK);
   }
-  assert_int_equal(stock_ro_refreshes(e), refreshes);
+  assert_int_equal(stock_ro_counts(e).refreshes, refreshes);
   for (int i = 0; i < 30; i++) {
     if (i % 10 == 9) { /* the owner reopens: a new MANIFEST, CURRENT renamed, a new log */
       leveldb_close(owner);

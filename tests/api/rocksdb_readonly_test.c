@@ -482,7 +482,7 @@ static void test_rocksdb_readonly_flush_under_refresh(void **state) {
   for (int m = BFH_SEARCH_SCAN; m <= BFH_SEARCH_AUTO; m++) {
     h.round = m;
     put_batch(&s, "wal", m);
-    uint64_t before = stock_ro_retries(e);
+    uint64_t before = stock_ro_counts(e).retries;
     h.armed = 1;
     char v[32];
     size_t c = 0;
@@ -490,7 +490,7 @@ static void test_rocksdb_readonly_flush_under_refresh(void **state) {
     assert_int_equal(bfh_search(db, v, (size_t)vl, (bfh_method)m, count_cb, &c, NULL), BFH_OK);
     assert_int_equal(h.armed, 0);
     if (c != 10) fail_msg("method %d: %zu keys hold '%s', wanted 10", m, c, v);
-    assert_true(stock_ro_retries(e) > before);
+    assert_true(stock_ro_counts(e).retries > before);
     vl = sprintf(v, "wal-%d", m);
     c = 0;
     assert_int_equal(bfh_search(db, v, (size_t)vl, (bfh_method)m, count_cb, &c, NULL), BFH_OK);
@@ -544,17 +544,17 @@ static void test_rocksdb_readonly_refresh_watch(void **state) {
      thread of its own) may still reach the directory after the open: wait, bounded, until a
      search finds nothing new to refresh, so that what follows starts from a quiet directory. */
   for (int quiet = 0, tries = 0; quiet < 3 && tries < 500; tries++) {
-    uint64_t before = stock_ro_refreshes(e);
+    uint64_t before = stock_ro_counts(e).refreshes;
     assert_int_equal(search_count(db, "absent"), 0);
-    quiet = stock_ro_refreshes(e) == before ? quiet + 1 : 0;
+    quiet = stock_ro_counts(e).refreshes == before ? quiet + 1 : 0;
     if (quiet < 3) test_sleep_ms(10);
   }
   /* Nothing written: the watch spares every read of CURRENT, the MANIFEST and the WALs. */
-  uint64_t refreshes = stock_ro_refreshes(e), wal = stock_ro_log_bytes(e);
+  uint64_t refreshes = stock_ro_counts(e).refreshes, wal = stock_ro_counts(e).log_bytes;
   assert_int_equal(search_count(db, "wal-0"), 10);
   for (int i = 0; i < 20; i++) assert_int_equal(search_count(db, "absent"), 0);
-  assert_int_equal(stock_ro_refreshes(e), refreshes);
-  assert_int_equal(stock_ro_log_bytes(e), wal);
+  assert_int_equal(stock_ro_counts(e).refreshes, refreshes);
+  assert_int_equal(stock_ro_counts(e).log_bytes, wal);
   char *msg = NULL;
   for (int i = 0; i < 30; i++) {
     char k[16], v[32];
@@ -564,13 +564,13 @@ static void test_rocksdb_readonly_refresh_watch(void **state) {
       stock_close(&s);
       stock_open(&s);
     }
-    uint64_t size = newest_wal_size(), read = stock_ro_log_bytes(e);
+    uint64_t size = newest_wal_size(), read = stock_ro_counts(e).log_bytes;
     rocksdb_put(s.db, s.wo, k, (size_t)kl, v, strlen(v), &msg);
     assert_null(msg);
     if (i % 10 == 4) stock_flush(&s); /* into a table; the WAL goes */
     if (search_count(db, v) != 1) fail_msg("put %d: '%s' not found by the next search", i, v);
     if (i % 5 != 4 && i % 10 != 9) { /* the same WAL grew: only its new tail was read */
-      uint64_t grew = newest_wal_size() - size, got = stock_ro_log_bytes(e) - read;
+      uint64_t grew = newest_wal_size() - size, got = stock_ro_counts(e).log_bytes - read;
       if (got != grew)
         fail_msg("put %d: the WAL grew by %llu bytes and the refresh read %llu", i,
                  (unsigned long long)grew, (unsigned long long)got);

@@ -1,5 +1,5 @@
 /* Tests of the stock engines' log segments (lsm_hooks/engines/stock/log_segs.c): a search through
- * a segment's value index (stock_segs_lookup) reports what a scan of every entry (stock_segs_scan)
+ * a segment's value index (stock_segs_find) reports what a scan of every entry (stock_segs_scan)
  * reports, in the same order, and both report what a model of the entries says.
  *
  * The model is the list of (key, value) pairs of each segment; the segments are made from it
@@ -105,11 +105,21 @@ static void assert_hits_equal(const hits_t *got, const hits_t *want, size_t n) {
   }
 }
 
-/* stock_segs_scan of the whole-value test of val, in the shape of stock_segs_lookup. */
+/* stock_segs_scan of the whole-value test of val. */
 static void segs_scan_value(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
                             engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   engine_value_test_t test = engine_value_test_equal(val, val_len);
   stock_segs_scan(segs, n, &test, fn, arg, st);
+}
+
+/* stock_segs_find of the whole-value test of val, through its hash under the segments' seed
+   (a search's). */
+static void segs_find_value(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
+                            engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
+  if (n == 0) return;
+  uint64_t seed = segs[0]->seed;
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  stock_segs_find(segs, n, &test, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
 }
 
 /* Scan and lookup both report the model's keys for val, whole and stopped after every j-th
@@ -118,7 +128,7 @@ static void segs_scan_value(log_seg_t *const *segs, size_t n, const void *val, s
 static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
   static hits_t want, got;
   model_search(m, val, val_len, &want);
-  segs_search_fn search[2] = {segs_scan_value, stock_segs_lookup};
+  segs_search_fn search[2] = {segs_scan_value, segs_find_value};
   engine_scan_stats_t st[2] = {{0, 0}, {0, 0}};
   for (int f = 0; f < 2; f++) {
     for (size_t stop = 0; stop <= want.n; stop++) {

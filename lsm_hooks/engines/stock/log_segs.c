@@ -18,11 +18,9 @@ static uint64_t slot_tag(uint64_t h) {
   return t ? t : 1;
 }
 
-/* The entry at p (written by stock_seg_builder_add: well formed): its sequence, key and value;
-   returns the next entry. */
-static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, uint64_t *seq,
-                                   const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                   uint32_t *vl) {
+const uint8_t *stock_seg_entry_decode(const uint8_t *p, const uint8_t *end, uint64_t *seq,
+                                      const uint8_t **k, uint32_t *kl, const uint8_t **v,
+                                      uint32_t *vl) {
   p = decode_varint64(p, end, seq);
   p = decode_varint32(p, end, kl);
   *k = p;
@@ -34,16 +32,9 @@ static const uint8_t *decode_entry(const uint8_t *p, const uint8_t *end, uint64_
 int stock_seg_builder_add(stock_seg_builder_t *b, uint64_t seq, const void *key, size_t key_len,
                           const void *val, size_t val_len) {
   size_t need = b->len + VARINT64_MAX_BYTES + 2 * VARINT32_MAX_BYTES + key_len + val_len;
-  if (need > b->cap) {
-    size_t c = b->cap ? b->cap : 65536;
-    while (c < need) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) {
-      b->nomem = 1;
-      return BFH_E_NOMEM;
-    }
-    b->p = p;
-    b->cap = c;
+  if (stock_grow(&b->p, &b->cap, need, 1, 65536) != BFH_OK) {
+    b->nomem = 1;
+    return BFH_E_NOMEM;
   }
   uint8_t *q = encode_varint64(b->p + b->len, seq);
   q = encode_varint32(q, (uint32_t)key_len);
@@ -62,9 +53,11 @@ static void slot_put(log_seg_t *s, uint64_t h, uint64_t off) {
   s->slots[i] = slot_tag(h) << STOCK_SEG_OFF_BITS | off;
 }
 
-/* The items of a segment's entries (with declared attributes): (hash, entry offset) pairs in
-   entry order, gathered before the segment is sized. */
+/* The items of a segment's entries, in entry order (the order seg_lookup relies on): put
+   straight into the slots of seg, or (seg NULL: with declared attributes, gathered before the
+   segment is sized) kept as (hash, entry offset) pairs. */
 typedef struct items {
+  log_seg_t *seg;
   uint64_t *v; /* pairs: hash, offset */
   size_t n, cap;
   uint64_t off; /* of the entry being hashed */
@@ -73,54 +66,36 @@ typedef struct items {
 
 static void add_item(void *arg, uint64_t h) {
   items_t *it = arg;
-  if (it->nomem) return;
-  if (it->n + 2 > it->cap) {
-    size_t cap = it->cap ? 2 * it->cap : 1024;
-    uint64_t *v = realloc(it->v, cap * sizeof *v);
-    if (!v) {
-      it->nomem = 1;
-      return;
-    }
-    it->v = v;
-    it->cap = cap;
+  if (it->seg) {
+    slot_put(it->seg, h, it->off);
+  } else if (!it->nomem && stock_grow(&it->v, &it->cap, it->n + 2, sizeof *it->v, 1024) == BFH_OK) {
+    it->v[it->n++] = h;
+    it->v[it->n++] = it->off;
+  } else {
+    it->nomem = 1;
   }
-  it->v[it->n++] = h;
-  it->v[it->n++] = it->off;
 }
 
-/* Every entry's items of b (b->terms set): BFH_OK or BFH_E_NOMEM. */
-static int gather_items(const stock_seg_builder_t *b, items_t *it) {
-  const uint8_t *p = b->p, *end = b->p + b->len;
-  while (p < end) {
+/* The items of every entry of data[0, len) (value_terms_hash of terms under seed) to it:
+   BFH_OK or BFH_E_NOMEM. */
+static int hash_items(const uint8_t *data, size_t len, const value_terms_t *terms, uint64_t seed,
+                      items_t *it) {
+  for (const uint8_t *p = data, *end = data + len; p < end && !it->nomem;) {
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
     uint64_t seq = 0;
-    it->off = (uint64_t)(p - b->p);
-    p = decode_entry(p, end, &seq, &k, &kl, &v, &vl);
-    if (value_terms_hash(b->terms, v, vl, b->seed, 0, add_item, it) < 0) it->nomem = 1;
-    if (it->nomem) return BFH_E_NOMEM;
+    it->off = (uint64_t)(p - data);
+    p = stock_seg_entry_decode(p, end, &seq, &k, &kl, &v, &vl);
+    if (value_terms_hash(terms, v, vl, seed, 0, add_item, it) < 0) it->nomem = 1;
   }
-  return BFH_OK;
-}
-
-/* Fills the (zeroed) slots of s in entry order: the order seg_lookup relies on. */
-static void index_entries(log_seg_t *s) {
-  const uint8_t *p = s->data, *end = s->data + s->len;
-  while (p < end) {
-    const uint8_t *k, *v;
-    uint32_t kl = 0, vl = 0;
-    uint64_t seq = 0;
-    uint64_t off = (uint64_t)(p - s->data);
-    p = decode_entry(p, end, &seq, &k, &kl, &v, &vl);
-    slot_put(s, bfh_value_hash(v, vl, s->seed), off);
-  }
+  return it->nomem ? BFH_E_NOMEM : BFH_OK;
 }
 
 log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
   if ((uint64_t)b->len >> STOCK_SEG_OFF_BITS) return NULL; /* offsets would not fit the slots */
   /* One slot per entry, or with declared attributes one per item of each entry. */
-  items_t items = {NULL, 0, 0, 0, 0};
-  if (b->terms && gather_items(b, &items) != BFH_OK) {
+  items_t items = {0};
+  if (b->terms && hash_items(b->p, b->len, b->terms, b->seed, &items) != BFH_OK) {
     free(items.v);
     return NULL;
   }
@@ -144,8 +119,9 @@ log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
   if (b->terms) {
     for (size_t i = 0; i < items.n; i += 2) slot_put(s, items.v[i], items.v[i + 1]);
     free(items.v);
-  } else {
-    index_entries(s);
+  } else { /* the whole value's hash: no extraction to fail */
+    items.seg = s;
+    (void)hash_items(s->data, s->len, NULL, s->seed, &items);
   }
   return s;
 }
@@ -168,7 +144,7 @@ static int seg_scan(const log_seg_t *s, const engine_value_test_t *test, engine_
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
     uint64_t seq = 0;
-    p = decode_entry(p, end, &seq, &k, &kl, &v, &vl);
+    p = stock_seg_entry_decode(p, end, &seq, &k, &kl, &v, &vl);
     if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl, seq)) return 1;
   }
   return 0;
@@ -192,19 +168,11 @@ static int seg_lookup(const log_seg_t *s, uint64_t h, const engine_value_test_t 
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;
     uint64_t seq = 0;
-    decode_entry(s->data + (s->slots[i] & off_mask), end, &seq, &k, &kl, &v, &vl);
+    stock_seg_entry_decode(s->data + (s->slots[i] & off_mask), end, &seq, &k, &kl, &v, &vl);
     if (st) st->entries++;
     if (engine_value_test_passes(test, 1, v, vl) && fn(arg, k, kl, seq)) return 1;
   }
   return 0;
-}
-
-void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
-                       engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
-  if (n == 0) return;
-  uint64_t seed = segs[0]->seed;
-  engine_value_test_t test = engine_value_test_equal(val, val_len);
-  stock_segs_find(segs, n, &test, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
 }
 
 uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n) {

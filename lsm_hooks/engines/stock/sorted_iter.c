@@ -41,21 +41,9 @@ void stock_sorted_destroy(stock_sorted_t *s) {
 int stock_sorted_add(stock_sorted_t *s, const void *key, size_t key_len, const void *val,
                      size_t val_len, int is_value, uint64_t rank) {
   size_t need = key_len + (is_value ? val_len : 0);
-  if (s->len + need > s->cap) {
-    size_t c = s->cap ? s->cap : 1u << 16;
-    while (c < s->len + need) c *= 2;
-    uint8_t *a = realloc(s->arena, c);
-    if (!a) return BFH_E_NOMEM;
-    s->arena = a;
-    s->cap = c;
-  }
-  if (s->n == s->ncap) {
-    size_t c = s->ncap ? 2 * s->ncap : 1024;
-    rec_t *r = realloc(s->recs, c * sizeof *r);
-    if (!r) return BFH_E_NOMEM;
-    s->recs = r;
-    s->ncap = c;
-  }
+  if (stock_grow(&s->arena, &s->cap, s->len + need, 1, 1u << 16) != BFH_OK ||
+      stock_grow(&s->recs, &s->ncap, s->n + 1, sizeof *s->recs, 1024) != BFH_OK)
+    return BFH_E_NOMEM;
   rec_t *r = &s->recs[s->n++];
   *r = (rec_t){.off = s->len,
                .key_len = (uint32_t)key_len,

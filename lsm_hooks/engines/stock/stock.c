@@ -1,12 +1,11 @@
 /* The stock engines' core (stock.h): file names, the views' memtable scans, the reports to
- * index_sync, the filter cache directory and the background indexer.
+ * index_sync and the filter cache directory.
  */
 #include "lsm_hooks/engines/stock/stock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bfh.h"
 #include "util/path.h"
@@ -30,8 +29,8 @@ int stock_table_file_number(const char *name, uint64_t *num) {
   return stock_file_number(name, "ldb", num) || stock_file_number(name, "sst", num);
 }
 
-void stock_table_path_write(const char *dir, uint64_t number, const char *first,
-                            const char *second, char *out, size_t n) {
+void stock_table_path_write(const char *dir, uint64_t number, const char *first, const char *second,
+                            char *out, size_t n) {
   snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, first);
   if (env_exists(env_default(), out)) return;
   snprintf(out, n, "%s/%06llu.%s", dir, (unsigned long long)number, second);
@@ -80,8 +79,19 @@ int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err) 
   return rc;
 }
 
-/* ---- Tables ------------------------------------------------------------------------------------
- */
+int stock_grow(void *array, size_t *cap, size_t need, size_t size, size_t first) {
+  if (need <= *cap) return BFH_OK;
+  size_t c = *cap ? 2 * *cap : first;
+  while (c < need) c *= 2;
+  void *p;
+  memcpy(&p, array, sizeof p); /* the caller's T *, whatever T */
+  if (!(p = realloc(p, c * size))) return BFH_E_NOMEM;
+  memcpy(array, &p, sizeof p);
+  *cap = c;
+  return BFH_OK;
+}
+
+/* ---- Tables ------------------------------------------------------------------------------- */
 
 static int cmp_table(const void *a, const void *b) {
   uint64_t x = ((const engine_table_t *)a)->number, y = ((const engine_table_t *)b)->number;
@@ -101,40 +111,19 @@ int stock_key_range_add(stock_key_range_t *r, const void *key, size_t key_len) {
     memcpy(r->smallest, key, key_len);
     r->smallest_len = key_len;
   }
-  if (key_len > r->largest_cap) {
-    uint8_t *p = realloc(r->largest, key_len);
-    if (!p) return r->nomem = 1;
-    r->largest = p;
-    r->largest_cap = key_len;
-  }
+  if (stock_grow(&r->largest, &r->largest_cap, key_len, 1, 64) != BFH_OK) return r->nomem = 1;
   memcpy(r->largest, key, key_len);
   r->largest_len = key_len;
   return 0;
 }
 
-int stock_key_range_give(stock_key_range_t *r, const char *path, int rc, bfh_table_info *info,
-                         err_t *err) {
-  if (rc == BFH_OK && r->nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
-  info->entries = r->entries;
-  info->smallest = r->smallest;
-  info->smallest_len = r->smallest_len;
-  info->largest = r->largest;
-  info->largest_len = r->largest_len;
-  return rc;
-}
-
-/* ---- Segment lists and views ---------------------------------------------------------------- */
+/* ---- Segment lists -------------------------------------------------------------------------- */
 
 int stock_segs_push(stock_segs_t *l, const stock_seg_builder_t *b) {
-  if (l->n == l->cap) {
-    size_t c = l->cap ? 2 * l->cap : 8;
-    log_seg_t **ns = realloc(l->v, c * sizeof *ns);
-    if (!ns) return BFH_E_NOMEM;
-    l->v = ns;
-    l->cap = c;
-  }
-  log_seg_t *s = stock_seg_builder_finish(b);
-  if (!s) return BFH_E_NOMEM;
+  log_seg_t *s = NULL;
+  if (stock_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 8) != BFH_OK ||
+      !(s = stock_seg_builder_finish(b)))
+    return BFH_E_NOMEM;
   l->v[l->n++] = s;
   return BFH_OK;
 }
@@ -150,37 +139,17 @@ void stock_segs_release(stock_segs_t *l) {
   *l = (stock_segs_t){0};
 }
 
-engine_view_t *stock_view_create(const index_sync_t *sync, size_t nsegs) {
-  engine_view_t *v = calloc(1, sizeof *v);
-  if (v) v->segs = malloc((nsegs ? nsegs : 1) * sizeof *v->segs);
-  if (!v || !v->segs) {
-    free(v);
-    return NULL;
-  }
-  v->seed = stock_value_seed(sync);
-  return v;
-}
-
-void stock_view_add_segs(engine_view_t *v, const stock_segs_t *l) {
-  for (size_t i = 0; i < l->n; i++) {
-    atomic_fetch_add(&l->v[i]->refs, 1);
-    v->segs[v->nsegs++] = l->v[i];
-  }
-}
-
-void stock_view_free(engine_view_t *v) {
-  if (!v) return;
-  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
-  free(v->segs);
-  free(v->tables);
-  free(v);
-}
-
 /* ---- The view --------------------------------------------------------------------------- */
 
 size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables) {
   *tables = v->tables;
   return v->ntables;
+}
+
+int stock_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
+                     const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                     engine_scan_stats_t *st, err_t *err) {
+  return e->ops->scan_blocks(e, v, number, NULL, 0, test, fn, arg, st, err);
 }
 
 int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
@@ -223,79 +192,19 @@ int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_sourc
   return index_sync_set_source(sync, &src, err);
 }
 
-void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir) {
-  if (!sync || !cache_dir) return;
+void stock_cache_clean(env_t *io, const char *cache_dir, int keep_dot,
+                       int (*keep)(void *arg, uint64_t number), void *arg) {
   char **names = NULL;
   size_t n = 0;
   if (env_list_dir(io, cache_dir, &names, &n, NULL) != BFH_OK) return;
   for (size_t i = 0; i < n; i++) {
     uint64_t num;
-    int keep = 0;
-    if (stock_file_number(names[i], "vf", &num)) {
-      index_leaf_source_t s = index_sync_leaf_source(sync, num);
-      keep = s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
-    }
-    if (keep || names[i][0] == '.') continue;
+    if ((keep_dot && names[i][0] == '.') ||
+        (stock_file_number(names[i], "vf", &num) && keep(arg, num)))
+      continue;
     char *p = path_join(cache_dir, names[i]);
-    if (p) (void)env_unlink(io, p, NULL); /* a failure leaves it for the next open */
+    if (p) (void)env_unlink(io, p, NULL); /* no memory: left for the next clean */
     free(p);
   }
   env_names_free(names, n);
-}
-
-/* ---- The background indexer ----------------------------------------------------------------- */
-
-void stock_indexer_init(stock_indexer_t *x) {
-  pthread_mutex_init(&x->mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&x->cv, &ca);
-  pthread_condattr_destroy(&ca);
-}
-
-void stock_indexer_release(stock_indexer_t *x) {
-  pthread_mutex_destroy(&x->mu);
-  pthread_cond_destroy(&x->cv);
-}
-
-static void *indexer_main(void *arg) {
-  stock_indexer_t *x = arg;
-  pthread_mutex_lock(&x->mu);
-  while (!x->stop) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t t = (uint64_t)ts.tv_nsec + x->period_ns;
-    ts.tv_sec += (time_t)(t / 1000000000ull);
-    ts.tv_nsec = (long)(t % 1000000000ull);
-    pthread_cond_timedwait(&x->cv, &x->mu, &ts);
-    if (x->stop) break;
-    pthread_mutex_unlock(&x->mu);
-    x->tick(x->arg);
-    pthread_mutex_lock(&x->mu);
-  }
-  pthread_mutex_unlock(&x->mu);
-  return NULL;
-}
-
-int stock_indexer_start(stock_indexer_t *x, uint64_t period_ns, void (*tick)(void *arg), void *arg,
-                        const char *path, err_t *err) {
-  x->period_ns = period_ns;
-  x->tick = tick;
-  x->arg = arg;
-  x->stop = 0;
-  if (pthread_create(&x->thread, NULL, indexer_main, x) != 0)
-    return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", path);
-  x->started = 1;
-  return BFH_OK;
-}
-
-void stock_indexer_stop(stock_indexer_t *x) {
-  if (!x->started) return;
-  pthread_mutex_lock(&x->mu);
-  x->stop = 1;
-  pthread_cond_signal(&x->cv);
-  pthread_mutex_unlock(&x->mu);
-  pthread_join(x->thread, NULL);
-  x->started = 0;
 }

@@ -4,24 +4,20 @@
  * core, as RocksDB's TableFactory / TableReader split keeps the engine ignorant of the table
  * format it reads.
  *
- *   stock.c        file names, key order, key ranges; segment lists and views; the live list
- *                  reported to index_sync; the filter cache directory <dir>/bfh-filters/ and
- *                  its cleaning; the background indexer
+ *   stock.c        file names, key order, key ranges, segment lists, the views' memtable
+ *                  scans, the live list reported to index_sync, the filter cache directory
  *   log_segs.c     log segments: the value entries of a log's stretch, indexed by value (the
  *                  memtables a view searches)
  *   sorted_iter.c  an ordered iterator over entries gathered in memory (sorted_iter.h)
  *   stock_rw.c     the read-write engines' shared steps over the library each one calls
- *                  (stock_rw.h): open and close, table reads, the index source, get, iterator
+ *                  (stock_rw.h): open and close, the background indexer, syncs and views,
+ *                  table reads, the index source, get, iterator
  *   stock_ro*.c    the read-only engine over a format interface (stock_ro.h), with its chunks
  *                  (stock_chunk.c) and range tombstones (stock_tombs.c)
- *
- * The view (engine_view_t) of every stock engine is the one below: the tables it lists, the log
- * segments it searches, and what the engine holds for it (held).
  */
 #ifndef BFH_LSM_HOOKS_STOCK_H
 #define BFH_LSM_HOOKS_STOCK_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,12 +66,10 @@ static inline int stock_key_cmp(const void *a, size_t al, const void *b, size_t 
   return c ? c : (al > bl) - (al < bl);
 }
 
-/* Whether key is in [smallest, largest] (a table's key range). */
-static inline int stock_key_in(const void *key, size_t key_len, const void *smallest,
-                               size_t smallest_len, const void *largest, size_t largest_len) {
-  return stock_key_cmp(smallest, smallest_len, key, key_len) <= 0 &&
-         stock_key_cmp(key, key_len, largest, largest_len) <= 0;
-}
+/* Makes room for need elements of size bytes in *array (a pointer to a malloc'd array, or to
+   NULL) of *cap elements: realloc'd to twice its capacity (first > 0 at the first growth)
+   until need fits. BFH_OK, or BFH_E_NOMEM with *array and *cap as they were. */
+int stock_grow(void *array, size_t *cap, size_t need, size_t size, size_t first);
 
 /* Sorts t[0, n) by number (a view's or a state's tables). */
 void stock_tables_sort(engine_table_t *t, size_t n);
@@ -93,11 +87,6 @@ typedef struct stock_key_range {
 
 /* Adds the next entry's key (copied). 0, or 1 (a table visitor's "stop") when out of memory. */
 int stock_key_range_add(stock_key_range_t *r, const void *key, size_t key_len);
-/* Hands the range over to info (entries, smallest and largest: malloc'd, the caller of the
-   describe frees them whatever the result) after a read of the table at path that returned
-   rc. rc, or BFH_E_NOMEM naming the table when an add ran out of memory. */
-int stock_key_range_give(stock_key_range_t *r, const char *path, int rc, bfh_table_info *info,
-                         err_t *err);
 
 /* ---- A table read for a search ------------------------------------------------------------ */
 
@@ -164,6 +153,11 @@ typedef struct stock_seg_builder {
    (b->nomem is then set). */
 int stock_seg_builder_add(stock_seg_builder_t *b, uint64_t seq, const void *key, size_t key_len,
                           const void *val, size_t val_len);
+/* The entry at p of a builder's data (written by stock_seg_builder_add: well formed, ending
+   by end): its sequence, key and value (borrowed); returns the next entry. */
+const uint8_t *stock_seg_entry_decode(const uint8_t *p, const uint8_t *end, uint64_t *seq,
+                                      const uint8_t **k, uint32_t *kl, const uint8_t **v,
+                                      uint32_t *vl);
 /* A new segment (one reference, the caller's) of the entries added, with its value index; b is
    unchanged. NULL if no memory (or 1 TiB of entries). */
 log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b);
@@ -178,17 +172,13 @@ uint64_t stock_segs_index_bytes(log_seg_t *const *segs, size_t n);
    segments. */
 void stock_segs_scan(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* stock_segs_scan of a whole-value test through the segments' value indexes: the same calls
-   of fn in the same order, but st->entries counts only the entries whose value was compared
-   with val. */
-void stock_segs_lookup(log_seg_t *const *segs, size_t n, const void *val, size_t val_len,
-                       engine_match_fn fn, void *arg, engine_scan_stats_t *st);
-/* stock_segs_scan through the segments' value indexes, hash being an item hash under seed
-   that every passing value is indexed under: for a whole-value test bfh_value_hash(val,
-   val_len, seed), for a predicate the item hash of one of its (attribute, term)s. A segment
-   indexed under another seed hashes a whole value again for itself, and is scanned whole
-   for a predicate (the segments of one handle share their seed and items). With declared
-   attributes a whole value is found only if it is an item (a `value` attribute). */
+/* stock_segs_scan through the segments' value indexes (the same calls of fn in the same
+   order, but st->entries counts only the entries whose value was compared), hash being an
+   item hash under seed that every passing value is indexed under: for a whole-value test
+   bfh_value_hash(val, val_len, seed), for a predicate the item hash of one of its (attribute,
+   term)s. A segment indexed under another seed hashes a whole value again for itself, and is
+   scanned whole for a predicate (the segments of one handle share their seed and items). With
+   declared attributes a whole value is found only if it is an item (a `value` attribute). */
 void stock_segs_find(log_seg_t *const *segs, size_t n, const engine_value_test_t *test,
                      uint64_t seed, uint64_t hash, engine_match_fn fn, void *arg,
                      engine_scan_stats_t *st);
@@ -212,8 +202,9 @@ uint64_t stock_value_seed(const index_sync_t *sync);
    NULL: the whole value). */
 const value_terms_t *stock_value_terms(const index_sync_t *sync);
 
-/* ---- The view ------------------------------------------------------------------------------ */
-
+/* ---- The view ------------------------------------------------------------------------------
+   Every stock engine's engine_view_t: the tables it lists, the log segments it searches, and
+   what the engine holds for it. */
 struct engine_view {
   uint64_t epoch;         /* pinned in index_sync (0: no index) */
   engine_table_t *tables; /* sorted by number */
@@ -226,16 +217,12 @@ struct engine_view {
   void *held;
 };
 
-/* A view of the read-write engines with room for nsegs segments (calloc'd; its seed the
-   handle's, from sync): NULL if no memory. */
-engine_view_t *stock_view_create(const index_sync_t *sync, size_t nsegs);
-/* Adds a reference to every segment of l to v. REQUIRES: v has room for them. */
-void stock_view_add_segs(engine_view_t *v, const stock_segs_t *l);
-/* Frees v, its tables and its references to segments; not what it holds. v may be NULL. */
-void stock_view_free(engine_view_t *v);
-
-/* engine_ops_t.view_tables, scan_memtables and find_memtables of every stock engine. */
+/* engine_ops_t.view_tables, scan_table (the engine's scan_blocks of the whole table, refs
+   NULL), scan_memtables and find_memtables of every stock engine. */
 size_t stock_view_tables(const engine_view_t *v, const engine_table_t **tables);
+int stock_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
+                     const engine_value_test_t *test, engine_match_fn fn, void *arg,
+                     engine_scan_stats_t *st, err_t *err);
 int stock_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
                          engine_match_fn fn, void *arg, engine_scan_stats_t *st, err_t *err);
 int stock_find_memtables(engine_t *e, engine_view_t *v, const engine_value_test_t *test,
@@ -289,31 +276,10 @@ int stock_report_tables(index_sync_t *sync, const char *path, const engine_table
    and sets sync's source to src with that cache_dir. */
 int stock_cache_init(index_sync_t *sync, env_t *io, const char *dir, index_source_t src,
                      char **cache_dir, err_t *err);
-/* Removes the files of cache_dir that hold no leaf of a live table (a table deleted while the
-   database was open elsewhere, a damaged or stray file; dot files stay); a failed removal is
-   left for the next open. Nothing without sync or cache_dir. */
-void stock_cache_clean(index_sync_t *sync, env_t *io, const char *cache_dir);
-
-/* ---- The background indexer (stock.c) ------------------------------------------------------
-   A thread that calls tick(arg) every period_ns (the read-write engines: has index_sync read
-   the filters of tables listed for a while) until stopped. Caller-owned: zero it, then
-   stock_indexer_init; stock_indexer_release after the last stop. */
-typedef struct stock_indexer {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  pthread_t thread;
-  int started, stop;
-  uint64_t period_ns;
-  void (*tick)(void *arg);
-  void *arg;
-} stock_indexer_t;
-
-void stock_indexer_init(stock_indexer_t *x);
-void stock_indexer_release(stock_indexer_t *x);
-/* Starts the thread. BFH_E_IO naming path when it cannot. */
-int stock_indexer_start(stock_indexer_t *x, uint64_t period_ns, void (*tick)(void *arg), void *arg,
-                        const char *path, err_t *err);
-/* Stops the thread and waits for it (nothing if it is not running). */
-void stock_indexer_stop(stock_indexer_t *x);
+/* Removes the files of cache_dir but the cache files of the tables keep(arg, number) keeps
+   (and dot files, with keep_dot): a table deleted while the database was open elsewhere, a
+   damaged or stray file. A failed removal is left for the next clean. */
+void stock_cache_clean(env_t *io, const char *cache_dir, int keep_dot,
+                       int (*keep)(void *arg, uint64_t number), void *arg);
 
 #endif

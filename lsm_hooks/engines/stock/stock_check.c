@@ -14,12 +14,9 @@ typedef struct check {
 } check_t;
 
 int stock_check_live_add(stock_check_live_t *live, uint64_t number, int away, err_t *err) {
-  if (live->ntables == live->cap) {
-    size_t cap = live->cap ? 2 * live->cap : 16;
-    stock_check_table_t *t = realloc(live->tables, cap * sizeof *t);
-    if (!t) return err_set(err, BFH_E_NOMEM, "no memory for %zu live tables", cap);
-    live->tables = t, live->cap = cap;
-  }
+  size_t n = live->ntables + 1;
+  if (stock_grow(&live->tables, &live->cap, n, sizeof *live->tables, 16) != BFH_OK)
+    return err_set(err, BFH_E_NOMEM, "no memory for %zu live tables", n);
   live->tables[live->ntables++] = (stock_check_table_t){number, away};
   return BFH_OK;
 }
@@ -240,6 +237,20 @@ int stock_check_precheck(const stock_check_format_t *f, env_t *io, const char *d
 
 /* ---- bfh_tables ----------------------------------------------------------------------------- */
 
+/* Hands the range over to info (entries, smallest and largest: malloc'd, the caller of the
+   describe frees them whatever the result) after a read of the table at path that returned
+   rc. rc, or BFH_E_NOMEM naming the table when an add ran out of memory. */
+static int key_range_give(stock_key_range_t *r, const char *path, int rc, bfh_table_info *info,
+                          err_t *err) {
+  if (rc == BFH_OK && r->nomem) rc = err_set(err, BFH_E_NOMEM, "table %s: out of memory", path);
+  info->entries = r->entries;
+  info->smallest = r->smallest;
+  info->smallest_len = r->smallest_len;
+  info->largest = r->largest;
+  info->largest_len = r->largest_len;
+  return rc;
+}
+
 int stock_check_describe(const stock_check_format_t *f, env_t *io, const char *dir, uint64_t number,
                          bfh_table_info *info, err_t *err) {
   char *path;
@@ -247,7 +258,7 @@ int stock_check_describe(const stock_check_format_t *f, env_t *io, const char *d
   if (rc != BFH_OK) return rc;
   stock_key_range_t r = {0};
   uint64_t blocks = 0;
-  rc = stock_key_range_give(&r, path, f->table_scan(io, path, &r, &blocks, err), info, err);
+  rc = key_range_give(&r, path, f->table_scan(io, path, &r, &blocks, err), info, err);
   free(path);
   return rc;
 }

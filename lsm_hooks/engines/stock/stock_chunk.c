@@ -6,7 +6,6 @@
 
 #include "filters/hash.h"
 #include "lsm_hooks/engines/stock/stock_ro.h"
-#include "util/coding.h"
 
 #define CHUNK_KEY_SEED 0x726f6b6579733031ull /* "rokeys01" */
 
@@ -21,53 +20,27 @@ void stock_chunk_unref(stock_chunk_t *c) {
 
 int stock_chunk_builder_add(stock_chunk_builder_t *b, int is_value, uint64_t seq, const void *key,
                             size_t key_len, const void *val, size_t val_len) {
-  size_t need = b->len + 1 + 8 + 2 * 4 + key_len + val_len;
-  if (need > b->cap) {
-    size_t c = b->cap ? b->cap : 65536;
-    while (c < need) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) return b->nomem = 1;
-    b->p = p;
-    b->cap = c;
-  }
-  uint8_t *q = b->p + b->len;
-  *q++ = (uint8_t)(is_value != 0);
-  encode_fixed64(q, seq);
-  q += 8;
-  encode_fixed32(q, (uint32_t)key_len);
-  q += 4;
-  if (key_len) memcpy(q, key, key_len);
-  q += key_len;
-  encode_fixed32(q, (uint32_t)val_len);
-  q += 4;
-  if (val_len) memcpy(q, val, val_len);
-  b->len = (size_t)(q + val_len - b->p);
-  b->n++;
-  if (is_value && stock_seg_builder_add(&b->vals, seq, key, key_len, val, val_len) != BFH_OK)
+  uint64_t tag = seq << 1 | (is_value != 0);
+  if (stock_seg_builder_add(&b->all, tag, key, key_len, val, val_len) != BFH_OK ||
+      (is_value && stock_seg_builder_add(&b->vals, seq, key, key_len, val, val_len) != BFH_OK))
     return b->nomem = 1;
   return 0;
 }
 
 void stock_chunk_builder_release(stock_chunk_builder_t *b) {
   stock_seg_builder_release(&b->vals);
+  stock_seg_builder_release(&b->all);
   stock_tombs_builder_release(&b->tombs);
-  free(b->p);
 }
 
-/* The entry at p (written by stock_chunk_builder_add, so well formed). */
-/* The entry at p of a chunk's data (borrowed); returns the next one. */
-static const uint8_t *entry_decode(const uint8_t *p, int *is_value, uint64_t *seq,
-                                   const uint8_t **k, uint32_t *kl, const uint8_t **v,
-                                   uint32_t *vl) {
-  *is_value = *p++;
-  *seq = decode_fixed64(p);
-  p += 8;
-  *kl = decode_fixed32(p);
-  *k = p + 4;
-  p = *k + *kl;
-  *vl = decode_fixed32(p);
-  *v = p + 4;
-  return *v + *vl;
+/* The entry at p of c's data (borrowed); returns the next one. */
+static const uint8_t *entry_decode(const stock_chunk_t *c, const uint8_t *p, int *is_value,
+                                   uint64_t *seq, const uint8_t **k, uint32_t *kl,
+                                   const uint8_t **v, uint32_t *vl) {
+  p = stock_seg_entry_decode(p, c->data + c->len, seq, k, kl, v, vl);
+  *is_value = (int)(*seq & 1);
+  *seq >>= 1;
+  return p;
 }
 
 static int same_key(const uint8_t *a, size_t al, const void *b, size_t bl) {
@@ -82,7 +55,7 @@ static size_t find_slot(const stock_chunk_t *c, const void *key, size_t key_len)
     uint64_t s;
     const uint8_t *k, *v;
     uint32_t kl, vl;
-    entry_decode(c->data + c->slots[i] - 1, &t, &s, &k, &kl, &v, &vl);
+    entry_decode(c, c->data + c->slots[i] - 1, &t, &s, &k, &kl, &v, &vl);
     if (same_key(k, kl, key, key_len)) break;
   }
   return i;
@@ -91,7 +64,7 @@ static size_t find_slot(const stock_chunk_t *c, const void *key, size_t key_len)
 stock_chunk_t *stock_chunk_make(stock_chunk_builder_t *b) {
   stock_chunk_t *c = calloc(1, sizeof *c);
   size_t nslots = 2;
-  while (nslots < 2 * b->n) nslots *= 2;
+  while (nslots < 2 * b->all.n) nslots *= 2;
   if (c) c->slots = calloc(nslots, sizeof *c->slots);
   if (c) c->vals = stock_seg_builder_finish(&b->vals);
   if (!c || !c->slots || !c->vals || stock_tombs_finish(&b->tombs, &c->tombs) != BFH_OK) {
@@ -99,16 +72,16 @@ stock_chunk_t *stock_chunk_make(stock_chunk_builder_t *b) {
     return NULL;
   }
   atomic_init(&c->refs, 1);
-  c->data = b->p; /* taken over */
-  c->len = b->len;
-  b->p = NULL;
+  c->data = b->all.p; /* taken over */
+  c->len = b->all.len;
+  b->all.p = NULL;
   c->mask = nslots - 1;
   for (const uint8_t *p = c->data, *end = c->data + c->len; p < end;) {
     uint64_t off = (uint64_t)(p - c->data), seq;
     int t;
     const uint8_t *k, *v;
     uint32_t kl, vl;
-    p = entry_decode(p, &t, &seq, &k, &kl, &v, &vl);
+    p = entry_decode(c, p, &t, &seq, &k, &kl, &v, &vl);
     c->slots[find_slot(c, k, kl)] = off + 1; /* a later entry of the key replaces it */
   }
   return c;
@@ -120,7 +93,7 @@ int stock_chunk_find(const stock_chunk_t *c, const void *key, size_t key_len, in
   if (!c->slots[i]) return 0;
   const uint8_t *k;
   uint32_t kl;
-  entry_decode(c->data + c->slots[i] - 1, is_value, seq, &k, &kl, v, vl);
+  entry_decode(c, c->data + c->slots[i] - 1, is_value, seq, &k, &kl, v, vl);
   return 1;
 }
 
@@ -132,7 +105,7 @@ int stock_chunks_each(stock_chunk_t *const *chunks, size_t n, stock_chunk_fn fn,
       uint64_t seq;
       const uint8_t *k, *v;
       uint32_t kl, vl;
-      p = entry_decode(p, &is_value, &seq, &k, &kl, &v, &vl);
+      p = entry_decode(c, p, &is_value, &seq, &k, &kl, &v, &vl);
       int stop = fn(arg, k, kl, v, vl, is_value, seq);
       if (stop) return stop;
     }

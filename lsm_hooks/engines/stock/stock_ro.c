@@ -8,7 +8,6 @@
 #include <sys/resource.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
-#include "util/path.h"
 
 int stock_ro_table_path(const stock_ro_t *r, uint64_t number, char **path, err_t *err) {
   return stock_table_path(r->path, number, r->fmt->table_ext[0], r->fmt->table_ext[1], path, err);
@@ -37,8 +36,7 @@ int stock_ro_close(engine_t *e, err_t *err) {
   if (r->sync && r->cache_dir) index_sync_close_caches(r->sync);
   stock_ro_state_unref(r->state);
   dir_watch_release(&r->watch);
-  for (size_t i = 0; i < r->nlogs; i++) stock_ro_log_release(&r->logs[i]);
-  free(r->logs);
+  stock_ro_forget_logs(r);
   env_rfile_close(r->manifest_file);
   r->fmt->version_forget(r);
   if (r->fmt->release) r->fmt->release(r);
@@ -105,23 +103,10 @@ static int source_init(stock_ro_t *r, const char *index_dir, err_t *err) {
   return stock_cache_init(r->sync, r->io, index_dir, src, &r->cache_dir, err);
 }
 
-/* Removes the files of the filter cache that are no cache file of the tables of the first
-   state. */
-static void cache_clean(stock_ro_t *r) {
-  char **names;
-  size_t nn;
-  err_t e;
-  if (env_list_dir(r->io, r->cache_dir, &names, &nn, &e) != BFH_OK) return;
-  for (size_t i = 0; i < nn; i++) {
-    uint64_t num;
-    if (stock_file_number(names[i], "vf", &num) &&
-        engine_tables_contain(r->state->tables, r->state->ntables, num))
-      continue;
-    char *p = path_join(r->cache_dir, names[i]);
-    if (p) (void)env_unlink(r->io, p, NULL); /* no memory: left for the next clean */
-    free(p);
-  }
-  env_names_free(names, nn);
+/* The filter cache keeps the files of the tables of the first state (stock_cache_clean). */
+static int cache_keeps(void *arg, uint64_t number) {
+  const stock_ro_state_t *s = arg;
+  return engine_tables_contain(s->tables, s->ntables, number);
 }
 
 /* Gives the tables listed to the index and not indexed yet their filters. At open (at_open),
@@ -189,12 +174,15 @@ int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const c
     /* The live tables are indexed in the open (view_load), so that the first search is
        planned over their filters: planned before, it would find none and read every table
        (doc/search.md "Open cost"). */
-    if (rc == BFH_OK && r->sync) rc = stock_ro_index_state(r, r->state, NULL, err);
+    const stock_ro_state_t *s = r->state;
+    if (rc == BFH_OK)
+      rc = stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, NULL, err);
     pthread_mutex_unlock(&r->mu);
   }
-  if (rc == BFH_OK && r->cache_dir) cache_clean(r);
-  if (rc == BFH_OK && r->sync) stock_ro_persisted_open(r);
+  if (rc == BFH_OK && r->cache_dir)
+    stock_cache_clean(r->io, r->cache_dir, 0, cache_keeps, r->state);
   if (rc == BFH_OK && r->sync) {
+    stock_ro_persisted_open(r);
     err_t e2; /* a failure here is the first view's to report: it tries again */
     (void)view_load(r->sync, 1, &e2);
   }
@@ -222,37 +210,6 @@ void stock_ro_retried(engine_t *e) {
 
 /* ---- Views and the scans of a search ------------------------------------------------------- */
 
-int stock_ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
-  stock_ro_t *r = (stock_ro_t *)e;
-  engine_view_t *v = calloc(1, sizeof *v);
-  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
-  v->seed = stock_value_seed(r->sync);
-  pthread_mutex_lock(&r->mu);
-  int rc = stock_ro_refresh_state(r, err);
-  if (rc == BFH_OK) {
-    v->held = r->state;
-    atomic_fetch_add(&r->state->refs, 1);
-    /* Listed under mu, so that index_sync sees the versions in order. */
-    if (r->sync) rc = stock_ro_index_state(r, r->state, &v->epoch, err);
-  }
-  pthread_mutex_unlock(&r->mu);
-  /* New tables (the open's, or made since) get their filters now. */
-  if (rc == BFH_OK && r->sync) rc = view_load(r->sync, 0, err);
-  if (rc != BFH_OK) {
-    if (v->epoch) index_sync_view_unpin(r->sync, v->epoch);
-    stock_ro_state_unref(v->held);
-    free(v);
-    return rc;
-  }
-  stock_ro_state_t *s = v->held;
-  v->tables = s->tables;
-  v->ntables = s->ntables;
-  v->segs = s->segs;
-  v->nsegs = s->nchunks;
-  *view = v;
-  return BFH_OK;
-}
-
 void stock_ro_view_release(engine_t *e, engine_view_t *v) {
   stock_ro_t *r = (stock_ro_t *)e;
   if (!v) return;
@@ -261,29 +218,47 @@ void stock_ro_view_release(engine_t *e, engine_view_t *v) {
   free(v);
 }
 
-/* A table of the view read for m: through its pin, else by name (a file gone: BFH_E_BUSY, the
-   search starts over from a new view). */
-static int read_table(stock_ro_t *r, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                      size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  reading(r, number);
-  stock_pin_t *p = stock_ro_state_pin(v->held, number);
-  int rc = r->fmt->table_match(r, p, number, refs, n, m, st, err);
-  return p ? rc : stock_ro_status(r, rc, number, err);
+int stock_ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
+  stock_ro_t *r = (stock_ro_t *)e;
+  engine_view_t *v = calloc(1, sizeof *v);
+  if (!v) return err_set(err, BFH_E_NOMEM, "%s: no memory for a view", r->path);
+  pthread_mutex_lock(&r->mu);
+  int rc = stock_ro_refresh_state(r, err);
+  if (rc == BFH_OK) {
+    stock_ro_state_t *s = r->state;
+    atomic_fetch_add(&s->refs, 1);
+    *v = (engine_view_t){.tables = s->tables,
+                         .ntables = s->ntables,
+                         .segs = s->segs,
+                         .nsegs = s->nchunks,
+                         .seed = stock_value_seed(r->sync),
+                         .held = s};
+    /* Listed under mu, so that index_sync sees the versions in order. */
+    rc = stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, &v->epoch, err);
+  }
+  pthread_mutex_unlock(&r->mu);
+  /* New tables (the open's, or made since) get their filters now. */
+  if (rc == BFH_OK && r->sync) rc = view_load(r->sync, 0, err);
+  if (rc != BFH_OK) {
+    stock_ro_view_release(e, v);
+    return rc;
+  }
+  *view = v;
+  return BFH_OK;
 }
 
-int stock_ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
-                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                        engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {test, fn, arg};
-  return read_table((stock_ro_t *)e, v, number, NULL, 0, &m, st, err);
-}
-
+/* A table of the view read: through its pin, else by name (a file gone: BFH_E_BUSY, the search
+   starts over from a new view). */
 int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
+  stock_ro_t *r = (stock_ro_t *)e;
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
+  reading(r, number);
+  stock_pin_t *p = stock_ro_state_pin(v->held, number);
   stock_match_t m = {test, fn, arg};
-  return read_table((stock_ro_t *)e, v, number, refs, n, &m, st, err);
+  int rc = r->fmt->table_match(r, p, number, refs, n, &m, st, err);
+  return p ? rc : stock_ro_status(r, rc, number, err);
 }
 
 /* ---- Gets and iterators -------------------------------------------------------------------- */
@@ -300,7 +275,8 @@ int stock_lookup_set(stock_lookup_t *l, int is_value, uint64_t seq, const void *
 }
 
 int stock_ro_table_holds(const stock_ro_table_t *t, const void *key, size_t key_len) {
-  return stock_key_in(key, key_len, t->lo, t->lo_len, t->hi, t->hi_len);
+  return stock_key_cmp(t->lo, t->lo_len, key, key_len) <= 0 &&
+         stock_key_cmp(key, key_len, t->hi, t->hi_len) <= 0;
 }
 
 int stock_ro_table_read(stock_ro_t *r, const stock_ro_state_t *s, const stock_ro_table_t *t,
@@ -392,20 +368,10 @@ int stock_ro_iter_create(engine_t *e, engine_iter_t **it, err_t *err) {
 
 /* ---- Counters and hooks (tests) ------------------------------------------------------------ */
 
-uint64_t stock_ro_retries(engine_t *e) {
-  return atomic_load(&((stock_ro_t *)e)->retries);
-}
-
-uint64_t stock_ro_refreshes(engine_t *e) {
-  return atomic_load(&((stock_ro_t *)e)->refreshes);
-}
-
-uint64_t stock_ro_log_bytes(engine_t *e) {
-  return atomic_load(&((stock_ro_t *)e)->log_bytes);
-}
-
-uint64_t stock_ro_pinned(engine_t *e) {
-  return atomic_load(&((stock_ro_t *)e)->pinned);
+stock_ro_counts_t stock_ro_counts(engine_t *e) {
+  stock_ro_t *r = (stock_ro_t *)e;
+  return (stock_ro_counts_t){atomic_load(&r->retries), atomic_load(&r->refreshes),
+                             atomic_load(&r->log_bytes), atomic_load(&r->pinned)};
 }
 
 void stock_ro_set_pin_max(engine_t *e, uint64_t n) {

@@ -5,9 +5,8 @@
  *
  *   stock_ro.c          open and close, the views and the scans of a search, stats, the tests'
  *                       counters and hooks
- *   stock_ro_refresh.c  the refresh: CURRENT, the MANIFEST and the live logs read on from where
- *                       the last read stopped; a MANIFEST or log that is another file under its
- *                       name read anew; states and the table files they pin
+ *   stock_ro_refresh.c  the refresh (its steps at the top of the file), the states it makes and
+ *                       the table files they pin
  *   stock_chunk.c       chunks: what one read of a log added, indexed by value and by key
  *   stock_tombs.c       range tombstones fragmented (a format with range deletions fills them)
  *   stock_ro_persisted.c  the persisted index in the index directory (a format that stamps
@@ -78,14 +77,14 @@ void stock_tombs_destroy(stock_tombs_t *t); /* NULL allowed */
 /* The largest sequence of t's tombstones that cover key (begin <= key < end), 0 when none (or
    t NULL). */
 uint64_t stock_tombs_max(const stock_tombs_t *t, const void *key, size_t key_len);
-size_t stock_tombs_size_in_bytes(const stock_tombs_t *t);
 
 /* ---- Chunks: what one read of a log added (stock_chunk.c) ---------------------------------
    The entries of one stretch of a log, immutable once made: the puts indexed by value (vals,
    for searches) and every entry, deletions included, by key (for gets); tombs: its range
-   deletions (NULL: none). data: n x (is_value u8 | seq fixed64 | key_len fixed32 | key |
-   val_len fixed32 | val); slots: open addressing by bfh_hash64(key), offset + 1 of the key's
-   last entry in the chunk. */
+   deletions (NULL: none). data: every entry in a log segment's encoding (stock.h), its
+   sequence field seq << 1 | is_value (sequences are below 2^56: LevelDB's and RocksDB's
+   internal keys pack them with the type in 64 bits); slots: open addressing by
+   bfh_hash64(key), offset + 1 of the key's last entry in the chunk. */
 typedef struct stock_chunk {
   atomic_int refs;
   log_seg_t *vals;
@@ -98,11 +97,8 @@ typedef struct stock_chunk {
 
 /* Caller-owned, zeroed to start (then vals.seed and vals.terms set); released after. */
 typedef struct stock_chunk_builder {
-  stock_seg_builder_t vals;
+  stock_seg_builder_t vals, all; /* the puts; every entry (the chunk's data) */
   stock_tombs_builder_t tombs;
-  uint8_t *p;
-  size_t len, cap;
-  uint64_t n;
   int nomem;
 } stock_chunk_builder_t;
 
@@ -302,9 +298,6 @@ void stock_ro_stats(engine_t *e, bfh_db_stats *st);
 void stock_ro_retried(engine_t *e);
 int stock_ro_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 void stock_ro_view_release(engine_t *e, engine_view_t *v);
-int stock_ro_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
-                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                        engine_scan_stats_t *st, err_t *err);
 int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err);
@@ -314,7 +307,7 @@ int stock_ro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
     .name = row, .close = stock_ro_close, .put = stock_ro_put, .del = stock_ro_del,      \
     .get = stock_ro_get, .flush = stock_ro_flush, .view_acquire = stock_ro_view_acquire, \
     .view_release = stock_ro_view_release, .view_tables = stock_view_tables,             \
-    .scan_table = stock_ro_scan_table, .scan_memtables = stock_scan_memtables,           \
+    .scan_table = stock_scan_table, .scan_memtables = stock_scan_memtables,              \
     .scan_blocks = stock_ro_scan_blocks, .find_memtables = stock_find_memtables,         \
     .iter_create = stock_ro_iter_create, .stats = stock_ro_stats,                        \
     .search_attempts = STOCK_RO_ATTEMPTS, .retried = stock_ro_retried                    \
@@ -363,7 +356,6 @@ int stock_ro_status(stock_ro_t *r, int rc, uint64_t number, err_t *err);
 int stock_ro_refresh_state(stock_ro_t *r, err_t *err);
 /* The newest state, refreshed first: on BFH_OK *s is a new reference (stock_ro_state_unref). */
 int stock_ro_current_state(stock_ro_t *r, stock_ro_state_t **s, err_t *err);
-void stock_ro_log_release(stock_ro_log_t *l);   /* frees what l holds, not l */
 void stock_ro_state_unref(stock_ro_state_t *s); /* NULL: nothing; the last frees s and its pins */
 void stock_pin_unref(stock_pin_t *p);
 /* The pin of table `number` in s (borrowed), or NULL (not held: read it by name). */
@@ -372,9 +364,6 @@ stock_pin_t *stock_ro_state_pin(const stock_ro_state_t *s, uint64_t number);
 stock_pin_t *stock_ro_newest_pin(stock_ro_t *r, uint64_t number);
 /* Drops what was read of the logs (another MANIFEST, another column family). REQUIRES mu. */
 void stock_ro_forget_logs(stock_ro_t *r);
-/* Reports s's tables to index_sync as the live list (pinning *epoch; NULL: no pin).
-   REQUIRES mu, so that index_sync sees the versions in order. */
-int stock_ro_index_state(stock_ro_t *r, const stock_ro_state_t *s, uint64_t *epoch, err_t *err);
 
 /* ---- The persisted index (stock_ro_persisted.c) ------------------------------------------- */
 
@@ -387,15 +376,15 @@ void stock_ro_persisted_open(stock_ro_t *r);
 void stock_ro_persisted_close(stock_ro_t *r);
 
 /* ---- Counters and hooks (tests) ------------------------------------------------------------ */
-/* How many refreshes and searches started over because the database changed under them. */
-uint64_t stock_ro_retries(engine_t *e);
-/* How many refreshes read CURRENT, the MANIFEST and the logs (the others found nothing new in
-   the directory watch: dir_watch.h), and how many log bytes they read (the formats that count
-   them: RocksDB's WALs). */
-uint64_t stock_ro_refreshes(engine_t *e);
-uint64_t stock_ro_log_bytes(engine_t *e);
-/* How many table files the handle holds open now (pinned: see "Retries" in doc/leveldb.md). */
-uint64_t stock_ro_pinned(engine_t *e);
+/* How many refreshes and searches started over because the database changed under them
+   (retries); how many refreshes read CURRENT, the MANIFEST and the logs (the others found
+   nothing new in the directory watch: dir_watch.h), and how many log bytes they read (the
+   formats that count them: RocksDB's WALs); how many table files the handle holds open now
+   (pinned: see "Retries" in doc/leveldb.md). */
+typedef struct stock_ro_counts {
+  uint64_t retries, refreshes, log_bytes, pinned;
+} stock_ro_counts_t;
+stock_ro_counts_t stock_ro_counts(engine_t *e);
 /* Hold at most n table files open from the next refresh on, which makes a new state (the
    default is half of the process's RLIMIT_NOFILE); 0 turns pinning off, so that a table
    compacted away under a search makes the search start over. */

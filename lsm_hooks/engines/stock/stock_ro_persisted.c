@@ -30,6 +30,7 @@
 
 #include "index/index_sync.h"
 #include "lsm_hooks/engines/stock/stock_ro.h"
+#include "util/vec.h"
 
 /* Does this handle keep the persisted index (a format that stamps its tables, an index
    directory, the lean layout with maps, leaves in memory)? */
@@ -40,11 +41,6 @@ static int persists(const stock_ro_t *r) {
 
 static int table_stamp(stock_ro_t *r, uint64_t number, uint64_t *stamp, err_t *err) {
   return r->fmt->source.table_stamp(r, number, stamp, err);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 void stock_ro_persisted_open(stock_ro_t *r) {
@@ -72,10 +68,8 @@ void stock_ro_persisted_open(stock_ro_t *r) {
 /* The tables of s that the file this handle opened does not bind. */
 static size_t unbound(const stock_ro_t *r, const stock_ro_state_t *s) {
   size_t u = 0;
-  for (size_t i = 0; i < s->ntables; i++) {
-    uint64_t n = s->tables[i].number;
-    u += !r->bound || !bsearch(&n, r->bound, r->nbound, sizeof n, cmp_u64);
-  }
+  for (size_t i = 0; i < s->ntables; i++)
+    u += !r->bound || !u64_sorted_contains(r->bound, r->nbound, s->tables[i].number);
   return u;
 }
 

@@ -15,14 +15,15 @@
 
 #define AGAIN STOCK_RO_AGAIN
 
-void stock_ro_log_release(stock_ro_log_t *l) {
+/* Frees what l holds, not l. */
+static void log_release(stock_ro_log_t *l) {
   for (size_t i = 0; i < l->n; i++) stock_chunk_unref(l->chunks[i]);
   free(l->chunks);
   env_rfile_close(l->file);
 }
 
 void stock_ro_forget_logs(stock_ro_t *r) {
-  for (size_t i = 0; i < r->nlogs; i++) stock_ro_log_release(&r->logs[i]);
+  for (size_t i = 0; i < r->nlogs; i++) log_release(&r->logs[i]);
   free(r->logs);
   r->logs = NULL;
   r->nlogs = 0;
@@ -109,26 +110,21 @@ static int read_log_at(stock_ro_t *r, stock_ro_log_t *l, const char *path, err_t
   if (rc != BFH_OK) return rc;
   if (l->file && !same_file(l->file, id, size, l->resume)) {
     uint64_t number = l->number; /* another file under the number: read it from its start */
-    stock_ro_log_release(l);
+    log_release(l);
     *l = (stock_ro_log_t){.number = number};
     r->logs_changed = 1;
   }
   if (!l->file && size > 0 && (rc = hold_file(r, path, id, &l->file, err)) != BFH_OK) return rc;
   if (size <= l->resume) return BFH_OK;
-  stock_chunk_builder_t b = {0};
-  b.vals.seed = stock_value_seed(r->sync);
-  b.vals.terms = stock_value_terms(r->sync);
+  stock_chunk_builder_t b = {
+      .vals = {.seed = stock_value_seed(r->sync), .terms = stock_value_terms(r->sync)}};
   uint64_t next = l->resume;
   rc = r->fmt->log_read(r, path, l->number, l->resume, &b, &next, err);
   if (rc == BFH_OK && b.nomem) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
-  if (rc == BFH_OK && (b.n > 0 || b.tombs.n > 0)) {
+  if (rc == BFH_OK && (b.all.n > 0 || b.tombs.n > 0)) {
     stock_chunk_t *c = NULL;
-    if (l->n == l->cap) {
-      size_t cap = l->cap ? 2 * l->cap : 8;
-      stock_chunk_t **nc = realloc(l->chunks, cap * sizeof *nc);
-      if (nc) l->chunks = nc, l->cap = cap;
-    }
-    if (l->n < l->cap) c = stock_chunk_make(&b);
+    if (stock_grow(&l->chunks, &l->cap, l->n + 1, sizeof *l->chunks, 8) == BFH_OK)
+      c = stock_chunk_make(&b);
     if (!c) rc = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
     if (c) l->chunks[l->n++] = c;
   }
@@ -170,7 +166,7 @@ static int read_logs(stock_ro_t *r, err_t *err) {
     if (dst)
       *dst = r->logs[j];
     else
-      stock_ro_log_release(&r->logs[j]), r->logs_changed = 1;
+      log_release(&r->logs[j]), r->logs_changed = 1;
   }
   free(nums);
   free(r->logs);
@@ -427,8 +423,4 @@ int stock_ro_current_state(stock_ro_t *r, stock_ro_state_t **s, err_t *err) {
   if (rc == BFH_OK) atomic_fetch_add(&r->state->refs, 1), *s = r->state;
   pthread_mutex_unlock(&r->mu);
   return rc;
-}
-
-int stock_ro_index_state(stock_ro_t *r, const stock_ro_state_t *s, uint64_t *epoch, err_t *err) {
-  return stock_report_tables(r->sync, r->path, s->tables, s->ids, s->ntables, epoch, err);
 }

@@ -3,8 +3,60 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
+
+/* ---- The background indexer ----------------------------------------------------------------- */
+
+static void *indexer_main(void *arg) {
+  stock_indexer_t *x = arg;
+  pthread_mutex_lock(&x->mu);
+  while (!x->stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t = (uint64_t)ts.tv_nsec + x->period_ns;
+    ts.tv_sec += (time_t)(t / 1000000000ull);
+    ts.tv_nsec = (long)(t % 1000000000ull);
+    pthread_cond_timedwait(&x->cv, &x->mu, &ts);
+    if (x->stop) break;
+    pthread_mutex_unlock(&x->mu);
+    x->tick(x->arg);
+    pthread_mutex_lock(&x->mu);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return NULL;
+}
+
+/* Starts x's thread. BFH_E_IO naming path when it cannot. */
+static int indexer_start(stock_indexer_t *x, uint64_t period_ns, void (*tick)(void *arg), void *arg,
+                         const char *path, err_t *err) {
+  *x = (stock_indexer_t){.period_ns = period_ns, .tick = tick, .arg = arg};
+  pthread_mutex_init(&x->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&x->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  x->started = pthread_create(&x->thread, NULL, indexer_main, x) == 0;
+  if (x->started) return BFH_OK;
+  pthread_mutex_destroy(&x->mu);
+  pthread_cond_destroy(&x->cv);
+  return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", path);
+}
+
+/* Stops x's thread and waits for it (nothing if it is not running). */
+static void indexer_stop(stock_indexer_t *x) {
+  if (!x->started) return;
+  pthread_mutex_lock(&x->mu);
+  x->stop = 1;
+  pthread_cond_signal(&x->cv);
+  pthread_mutex_unlock(&x->mu);
+  pthread_join(x->thread, NULL);
+  pthread_mutex_destroy(&x->mu);
+  pthread_cond_destroy(&x->cv);
+  x->started = 0;
+}
 
 /* ---- Opening and closing ---------------------------------------------------------------- */
 
@@ -33,7 +85,6 @@ static int begin(stock_rw_t *s, const stock_rw_format_t *fmt, const char *path, 
   s->io = io ? io : env_default();
   s->sync = sync;
   pthread_mutex_init(&s->sync_mu, NULL);
-  stock_indexer_init(&s->bg);
   fmt->init(s);
   s->path = strdup(path);
   if (!s->path) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
@@ -69,6 +120,12 @@ static int source_init(stock_rw_t *s, err_t *err) {
   return stock_cache_init(s->sync, s->io, s->path, src, &s->cache_dir, err);
 }
 
+/* The filter cache keeps the files of the tables with a leaf (stock_cache_clean). */
+static int cache_keeps(void *arg, uint64_t number) {
+  index_leaf_source_t s = index_sync_leaf_source(arg, number);
+  return s == INDEX_LEAF_CACHED || s == INDEX_LEAF_READ;
+}
+
 static void bg_tick(void *arg) {
   stock_rw_t *s = arg;
   if (s->fmt->tick) s->fmt->tick(s);
@@ -88,9 +145,9 @@ int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_opti
   if (rc == BFH_OK) rc = fmt->open(s, opt, err);
   if (rc == BFH_OK) rc = source_init(s, err);
   if (rc == BFH_OK) rc = stock_rw_sync(s, STOCK_SYNC_FULL, NULL, err); /* every live table */
-  if (rc == BFH_OK) stock_cache_clean(s->sync, s->io, s->cache_dir);
+  if (rc == BFH_OK && s->sync) stock_cache_clean(s->io, s->cache_dir, 1, cache_keeps, s->sync);
   if (rc == BFH_OK && s->sync)
-    rc = stock_indexer_start(&s->bg, STOCK_RW_BG_PERIOD_NS, bg_tick, s, s->path, err);
+    rc = indexer_start(&s->bg, STOCK_RW_BG_PERIOD_NS, bg_tick, s, s->path, err);
   if (rc != BFH_OK) {
     stock_rw_close(&s->base, NULL);
     return rc;
@@ -104,7 +161,7 @@ int stock_rw_close(engine_t *e, err_t *err) {
   (void)err;
   stock_rw_t *s = (stock_rw_t *)e;
   if (!s) return BFH_OK;
-  stock_indexer_stop(&s->bg);
+  indexer_stop(&s->bg);
   if (s->sync && s->opened) {
     /* Every live table leaves its cache file behind, for a fast reopen: the ones not read
        yet are read now (the next open would read them anyway). */
@@ -115,7 +172,6 @@ int stock_rw_close(engine_t *e, err_t *err) {
   s->fmt->destroy(s);
   env_unlock(s->dir_lock);
   pthread_mutex_destroy(&s->sync_mu);
-  stock_indexer_release(&s->bg);
   free(s->path);
   free(s->cache_dir);
   free(s);
@@ -130,12 +186,28 @@ static engine_view_t *view_make(stock_rw_t *s, engine_table_t *t, size_t n) {
   size_t ns = 0;
   const stock_segs_t *l;
   for (size_t i = 0; (l = s->fmt->segs(s, i)); i++) ns += l->n;
-  engine_view_t *v = stock_view_create(s->sync, ns);
-  if (!v) return NULL;
-  for (size_t i = 0; (l = s->fmt->segs(s, i)); i++) stock_view_add_segs(v, l);
-  v->tables = t;
-  v->ntables = n;
+  engine_view_t *v = calloc(1, sizeof *v);
+  log_seg_t **segs = malloc((ns ? ns : 1) * sizeof *segs);
+  if (!v || !segs) {
+    free(v);
+    free(segs);
+    return NULL;
+  }
+  *v = (engine_view_t){.tables = t, .ntables = n, .segs = segs, .seed = stock_value_seed(s->sync)};
+  for (size_t i = 0; (l = s->fmt->segs(s, i)); i++)
+    for (size_t j = 0; j < l->n; j++) {
+      atomic_fetch_add(&l->v[j]->refs, 1);
+      v->segs[v->nsegs++] = l->v[j];
+    }
   return v;
+}
+
+/* Frees v, its tables and its references to segments; not what it holds. */
+static void view_free(engine_view_t *v) {
+  for (size_t i = 0; i < v->nsegs; i++) stock_seg_unref(v->segs[i]);
+  free(v->segs);
+  free(v->tables);
+  free(v);
 }
 
 static int sync_locked(stock_rw_t *s, engine_view_t **view, err_t *err) {
@@ -158,7 +230,7 @@ static int sync_locked(stock_rw_t *s, engine_view_t **view, err_t *err) {
     return BFH_OK;
   }
   if (v)
-    stock_view_free(v); /* with t */
+    view_free(v); /* with t */
   else
     free(t);
   if (view) s->fmt->unhold(s, held);
@@ -185,7 +257,7 @@ void stock_rw_view_release(engine_t *e, engine_view_t *v) {
   if (!v) return;
   if (s->sync && v->epoch) index_sync_view_unpin(s->sync, v->epoch);
   void *held = v->held;
-  stock_view_free(v);
+  view_free(v);
   s->fmt->unhold(s, held);
 }
 
@@ -210,25 +282,14 @@ static int live_table_read(const stock_rw_t *s, uint64_t number, int rc, err_t *
   return rc;
 }
 
-static int read_table(stock_rw_t *s, engine_view_t *v, uint64_t number, const block_ref_t *refs,
-                      size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
-  return live_table_read(s, number,
-                         s->fmt->table_match(s->io, s->path, number, refs, n, m, st, err), err);
-}
-
-int stock_rw_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
-                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                        engine_scan_stats_t *st, err_t *err) {
-  stock_match_t m = {test, fn, arg};
-  return read_table((stock_rw_t *)e, v, number, NULL, 0, &m, st, err);
-}
-
 int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
+  stock_rw_t *s = (stock_rw_t *)e;
+  if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   stock_match_t m = {test, fn, arg};
-  return read_table((stock_rw_t *)e, v, number, refs, n, &m, st, err);
+  int rc = s->fmt->table_match(s->io, s->path, number, refs, n, &m, st, err);
+  return live_table_read(s, number, rc, err);
 }
 
 int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,

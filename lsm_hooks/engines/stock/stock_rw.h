@@ -63,6 +63,18 @@ typedef struct stock_rw_format {
   void (*tick)(struct stock_rw *s);
 } stock_rw_format_t;
 
+/* The background indexer: a thread that calls tick(arg) every period_ns (has index_sync read
+   the filters of tables listed for a while) until stopped. Zeroed: not running. */
+typedef struct stock_indexer {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  int started, stop;
+  uint64_t period_ns;
+  void (*tick)(void *arg);
+  void *arg;
+} stock_indexer_t;
+
 /* The head of a read-write stock engine's handle. base, path, cache_dir, io and sync come
    first, in the order of struct stock_ro (stock_ro.h): the describe of a format's two rows
    reads them through this type. */
@@ -115,12 +127,9 @@ int stock_rw_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
 void stock_rw_view_release(engine_t *e, engine_view_t *v);
 void stock_rw_stats(engine_t *e, bfh_db_stats *st);
 
-/* engine_ops_t.scan_table, scan_blocks and table_hashes of the read-write engines: a table
+/* engine_ops_t.scan_blocks and table_hashes of the read-write engines: a table
    not in the view is not part of its state (a table made after it was taken), and nothing is
    reported for it; a table of the view gone is BFH_E_IO, as the view keeps its files. */
-int stock_rw_scan_table(engine_t *e, engine_view_t *v, uint64_t number,
-                        const engine_value_test_t *test, engine_match_fn fn, void *arg,
-                        engine_scan_stats_t *st, err_t *err);
 int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err);
@@ -134,7 +143,7 @@ int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
 #define STOCK_RW_OPS_FIELDS(engine_name)                                                          \
   .name = engine_name, .close = stock_rw_close, .put = e_put, .del = e_del, .get = e_get,         \
   .flush = e_flush, .view_acquire = stock_rw_view_acquire, .view_release = stock_rw_view_release, \
-  .view_tables = stock_view_tables, .scan_table = stock_rw_scan_table,                            \
+  .view_tables = stock_view_tables, .scan_table = stock_scan_table,                               \
   .scan_memtables = stock_scan_memtables, .scan_blocks = stock_rw_scan_blocks,                    \
   .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = stock_rw_stats,  \
   .table_hashes = stock_rw_table_hashes

@@ -11,12 +11,6 @@
 
 #include "lsm_hooks/engines/stock/stock_ro.h"
 
-typedef struct tomb {
-  const uint8_t *b, *e;
-  size_t bl, el;
-  uint64_t seq;
-} tomb_t;
-
 typedef struct point {
   const uint8_t *k;
   size_t len;
@@ -27,38 +21,22 @@ static int cmp_point(const void *x, const void *y) {
   return stock_key_cmp(a->k, a->len, b->k, b->len);
 }
 
-static int cmp_begin(const void *x, const void *y) {
-  const tomb_t *a = x, *b = y;
-  return stock_key_cmp(a->b, a->bl, b->b, b->bl);
+/* Tombstones by begin key (their keys in base: stock_tombs_builder_t.p). */
+static int cmp_begin(const void *x, const void *y, void *base) {
+  const stock_tomb_ref_t *a = x, *b = y;
+  const uint8_t *p = base;
+  return stock_key_cmp(p + a->b, a->bl, p + b->b, b->bl);
 }
 
 int stock_tombs_builder_add(stock_tombs_builder_t *b, const void *begin, size_t bl, const void *end,
                             size_t el, uint64_t seq) {
-  if (b->len + bl + el > b->cap) {
-    size_t c = b->cap ? b->cap : 1024;
-    while (c < b->len + bl + el) c *= 2;
-    uint8_t *p = realloc(b->p, c);
-    if (!p) return BFH_E_NOMEM;
-    b->p = p;
-    b->cap = c;
-  }
-  if (b->n == b->tcap) {
-    size_t c = b->tcap ? 2 * b->tcap : 16;
-    stock_tomb_ref_t *t = realloc(b->t, c * sizeof *t);
-    if (!t) return BFH_E_NOMEM;
-    b->t = t;
-    b->tcap = c;
-  }
-  stock_tomb_ref_t *t = &b->t[b->n++];
-  t->b = b->len;
-  t->bl = bl;
+  if (stock_grow(&b->p, &b->cap, b->len + bl + el, 1, 1024) != BFH_OK ||
+      stock_grow(&b->t, &b->tcap, b->n + 1, sizeof *b->t, 16) != BFH_OK)
+    return BFH_E_NOMEM;
+  b->t[b->n++] = (stock_tomb_ref_t){.b = b->len, .bl = bl, .e = b->len + bl, .el = el, .seq = seq};
   if (bl) memcpy(b->p + b->len, begin, bl);
-  b->len += bl;
-  t->e = b->len;
-  t->el = el;
-  if (el) memcpy(b->p + b->len, end, el);
-  b->len += el;
-  t->seq = seq;
+  if (el) memcpy(b->p + b->len + bl, end, el);
+  b->len += bl + el;
   return BFH_OK;
 }
 
@@ -77,14 +55,14 @@ void stock_tombs_destroy(stock_tombs_t *t) {
 }
 
 /* The heap of open tombstones, largest sequence on top. */
-static void heap_push(const tomb_t **h, size_t *n, const tomb_t *t) {
+static void heap_push(const stock_tomb_ref_t **h, size_t *n, const stock_tomb_ref_t *t) {
   size_t i = (*n)++;
   for (; i > 0 && h[(i - 1) / 2]->seq < t->seq; i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
   h[i] = t;
 }
 
-static void heap_pop(const tomb_t **h, size_t *n) {
-  const tomb_t *last = h[--*n];
+static void heap_pop(const stock_tomb_ref_t **h, size_t *n) {
+  const stock_tomb_ref_t *last = h[--*n];
   size_t i = 0;
   for (;;) {
     size_t c = 2 * i + 1;
@@ -101,20 +79,19 @@ int stock_tombs_finish(stock_tombs_builder_t *b, stock_tombs_t **out) {
   *out = NULL;
   if (b->n == 0) return BFH_OK;
   size_t n = b->n;
-  tomb_t *ts = malloc(n * sizeof *ts);
+  stock_tomb_ref_t *ts = malloc(n * sizeof *ts);
   point_t *pts = malloc(2 * n * sizeof *pts);
-  const tomb_t **heap = malloc(n * sizeof *heap);
+  const stock_tomb_ref_t **heap = malloc(n * sizeof *heap);
   stock_tombs_t *t = calloc(1, sizeof *t);
   int rc = ts && pts && heap && t ? BFH_OK : BFH_E_NOMEM;
   size_t m = 0, bytes = 0;
   if (rc == BFH_OK) {
+    memcpy(ts, b->t, n * sizeof *ts);
     for (size_t i = 0; i < n; i++) {
-      const stock_tomb_ref_t *r = &b->t[i];
-      ts[i] = (tomb_t){b->p + r->b, b->p + r->e, r->bl, r->el, r->seq};
-      pts[2 * i] = (point_t){ts[i].b, ts[i].bl};
-      pts[2 * i + 1] = (point_t){ts[i].e, ts[i].el};
+      pts[2 * i] = (point_t){b->p + ts[i].b, ts[i].bl};
+      pts[2 * i + 1] = (point_t){b->p + ts[i].e, ts[i].el};
     }
-    qsort(ts, n, sizeof *ts, cmp_begin);
+    qsort_r(ts, n, sizeof *ts, cmp_begin, b->p);
     qsort(pts, 2 * n, sizeof *pts, cmp_point);
     for (size_t i = 0; i < 2 * n; i++)
       if (m == 0 || cmp_point(&pts[m - 1], &pts[i]) != 0) pts[m++] = pts[i], bytes += pts[i].len;
@@ -127,9 +104,10 @@ int stock_tombs_finish(stock_tombs_builder_t *b, stock_tombs_t **out) {
     size_t j = 0, nh = 0, at = 0;
     for (size_t i = 0; i < m; i++) {
       const point_t *p = &pts[i];
-      for (; j < n && stock_key_cmp(ts[j].b, ts[j].bl, p->k, p->len) <= 0; j++)
+      for (; j < n && stock_key_cmp(b->p + ts[j].b, ts[j].bl, p->k, p->len) <= 0; j++)
         heap_push(heap, &nh, &ts[j]);
-      while (nh && stock_key_cmp(heap[0]->e, heap[0]->el, p->k, p->len) <= 0) heap_pop(heap, &nh);
+      while (nh && stock_key_cmp(b->p + heap[0]->e, heap[0]->el, p->k, p->len) <= 0)
+        heap_pop(heap, &nh);
       t->seq[i] = nh ? heap[0]->seq : 0;
       t->at[i] = at;
       if (p->len) memcpy(t->keys + at, p->k, p->len);
@@ -159,8 +137,4 @@ uint64_t stock_tombs_max(const stock_tombs_t *t, const void *key, size_t key_len
       hi = mid;
   }
   return lo == 0 ? 0 : t->seq[lo - 1];
-}
-
-size_t stock_tombs_size_in_bytes(const stock_tombs_t *t) {
-  return t ? sizeof *t + t->at[t->n] + (t->n + 1) * sizeof *t->at + t->n * sizeof *t->seq : 0;
 }
