@@ -276,16 +276,11 @@ static int table_stamp(void *ctx, uint64_t number, uint64_t *stamp, err_t *err) 
   int rc = ldb_table_path(r->path, number, &path, err);
   if (rc != BFH_OK) return rc;
   env_rfile_t *f = NULL;
-  rc = env_open_read(r->io, path, &f, err);
-  if (rc != BFH_OK) {
-    free(path);
-    return rc;
-  }
   env_file_stamp_t st;
   uint8_t footer[48];
   size_t got = 0;
-  uint64_t size = env_rfile_size(f);
-  rc = env_rfile_stamp(f, &st, err);
+  if ((rc = env_open_read(r->io, path, &f, err)) == BFH_OK) rc = env_rfile_stamp(f, &st, err);
+  uint64_t size = rc == BFH_OK ? env_rfile_size(f) : 0;
   if (rc == BFH_OK && size < sizeof footer)
     rc = err_set(err, BFH_E_CORRUPT, "%s: %llu bytes, shorter than a footer", path,
                  (unsigned long long)size);

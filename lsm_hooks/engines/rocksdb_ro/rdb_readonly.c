@@ -389,6 +389,25 @@ static int pin_gseq_read(rro_pin_t *p, err_t *err) {
   return rc;
 }
 
+/* *gseq: the global sequence number of table t (rdb_table_global_seqno), from its pin p (read
+   once) or read by name at path: BFH_OK, or the read's error (by name: BFH_NOT_FOUND when the
+   file is gone). */
+static int table_gseq(stock_ro_t *r, const stock_ro_table_t *t, rro_pin_t *p, const char *path,
+                      uint64_t *gseq, err_t *err) {
+  if (p) {
+    pthread_mutex_lock(&p->mu);
+    int rc = pin_gseq_read(p, err);
+    *gseq = p->gseq;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+  }
+  rdb_table_props_t props = {0};
+  int rc = rdb_table_props_read(r->io, path, &props, err);
+  if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, t->t.max_seq, gseq, err);
+  rdb_table_props_release(&props);
+  return rc;
+}
+
 /* Installs k (made from p's whole table) as p's key index unless one was built meanwhile;
    releases k. */
 static void pin_keys_install(rro_pin_t *p, keys_t *k) {
@@ -477,35 +496,6 @@ static int read_leaf(void *ctx, uint64_t number, const value_index_params_t *p,
     keys_release(&k);
   stock_pin_unref(&pin->base);
   return rc;
-}
-
-/* *gseq: the global sequence number of table t (rdb_table_global_seqno), from its pin p (read
-   once) or read by name at path: BFH_OK, or the read's error (by name: BFH_NOT_FOUND when the
-   file is gone). */
-static int table_gseq(stock_ro_t *r, const stock_ro_table_t *t, rro_pin_t *p, const char *path,
-                      uint64_t *gseq, err_t *err) {
-  if (p) {
-    pthread_mutex_lock(&p->mu);
-    int rc = pin_gseq_read(p, err);
-    *gseq = p->gseq;
-    pthread_mutex_unlock(&p->mu);
-    return rc;
-  }
-  rdb_table_props_t props = {0};
-  int rc = rdb_table_props_read(r->io, path, &props, err);
-  if (rc == BFH_OK) rc = rdb_table_global_seqno(&props, path, t->t.max_seq, gseq, err);
-  rdb_table_props_release(&props);
-  return rc;
-}
-
-/* *gseq as table_gseq gives it, then every entry of table t to fn (with arg, which holds gseq),
-   in internal-key order, its range tombstones last: through its pin p, else by name. */
-static int table_scan(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, const char *path,
-                      rdb_visit_fn fn, void *arg, uint64_t *gseq, err_t *err) {
-  int rc = table_gseq(r, t, (rro_pin_t *)p, path, gseq, err);
-  if (rc != BFH_OK) return rc;
-  if (p) return rdb_table_scan_rfile(p->f, path, fn, NULL, arg, NULL, NULL, NULL, err);
-  return rdb_table_scan(r->io, path, fn, arg, NULL, err);
 }
 
 /* ---- Point lookups -------------------------------------------------------------------------- */
@@ -637,6 +627,16 @@ static int gather_tomb(void *arg, const rdb_entry_t *e) {
                               seq_of(g->gseq, e->seq)) != BFH_OK)
     return g->nomem = 1;
   return 0;
+}
+
+/* *gseq as table_gseq gives it, then every entry of table t to fn (with arg, which holds gseq),
+   in internal-key order, its range tombstones last: through its pin p, else by name. */
+static int table_scan(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, const char *path,
+                      rdb_visit_fn fn, void *arg, uint64_t *gseq, err_t *err) {
+  int rc = table_gseq(r, t, (rro_pin_t *)p, path, gseq, err);
+  if (rc != BFH_OK) return rc;
+  if (p) return rdb_table_scan_rfile(p->f, path, fn, NULL, arg, NULL, NULL, NULL, err);
+  return rdb_table_scan(r->io, path, fn, arg, NULL, err);
 }
 
 /* g->tombs[i] for the table t, s->order[i]: its pin's (at the global sequence), or read by
