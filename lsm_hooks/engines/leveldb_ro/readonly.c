@@ -1,7 +1,7 @@
-/* The read-only LevelDB engine (readonly.h): its design, then LevelDB's side of the read-only
- * stock core's format interface (stock/stock_ro.h): the MANIFEST and logs over leveldb_format/,
- * a get's and an iterator's read of a table, the table stamp (for the core's persisted index),
- * and the open.
+/* The read-only LevelDB engine (stock/stock_ro_rows.h): its design, then LevelDB's side of the
+ * read-only stock core's format interface (stock/stock_ro.h): the MANIFEST and logs over
+ * leveldb_format/, a get's and an iterator's read of a table, the table stamp (for the core's
+ * persisted index), and the open.
  *
  * A refresh (at every view, so at every search, and at every bfh_get) brings the engine's
  * state up to the database's newest version. It starts with a poll of an inotify watch on the
@@ -72,7 +72,7 @@
  * each whole MANIFEST read (an inode freed and given again to the new table would go
  * unnoticed there). A search running across the replacement answers from its own state.
  */
-#include "lsm_hooks/engines/leveldb_ro/readonly.h"
+#include "lsm_hooks/engines/stock/stock_ro_rows.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The read-only RocksDB engine (rdb_readonly.h): what RocksDB adds to the read-only stock
+/* The read-only RocksDB engine (stock/stock_ro_rows.h): what RocksDB adds to the read-only stock
  * core (stock/stock_ro.h), behind the core's format interface below. The refresh, its consistency
  * argument, the pins, the retries and a replaced database are the core's, argued at the top of
  * leveldb_ro/readonly.c; RocksDB differs in these steps of a refresh:
@@ -34,7 +34,7 @@
  * merge operands, blob references and wide-column entities (as the read-write engine,
  * rocksdb/rdb_reads.c).
  */
-#include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
+#include "lsm_hooks/engines/stock/stock_ro_rows.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
