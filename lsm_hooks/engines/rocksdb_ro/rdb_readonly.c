@@ -73,10 +73,9 @@ typedef struct rro_kblock {
   size_t key_at, key_len; /* in rro_pin_t.keys */
 } rro_kblock_t;
 
-/* A table file held open from the refresh that listed it until the last state listing it goes
-   (an unlinked file stays readable through its descriptor), with its key index, built by the
-   first lookup that needs it (a read of the table's index, not of its data blocks) once, under
-   the pin's own mutex. */
+/* The format's pin (stock_pin_t first) with its table's key index, built once under the pin's
+   own mutex by the first lookup that needs it (a read of the table's index, not of its data
+   blocks). */
 typedef struct rro_pin {
   stock_pin_t base;
   uint64_t largest_seqno; /* the MANIFEST's largest sequence of the file */
@@ -564,9 +563,8 @@ static int table_get(stock_ro_t *r, const stock_ro_table_t *t, stock_pin_t *p, c
 }
 
 /* ---- Ordered iteration -------------------------------------------------------------------------
-   bfh_iter_* reads every entry of a refreshed state into memory (sorted_iter.h); an entry that
-   a range tombstone of its own source or of a source before it in lookup order covers with a
-   larger sequence goes in as a deletion (the rule at the top). */
+   bfh_iter_* reads every entry of a refreshed state into memory (sorted_iter.h); an entry the
+   range-deletion rule at the top deletes goes in as a deletion. */
 
 typedef struct gather {
   stock_sorted_t *sorted;
