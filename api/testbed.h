@@ -19,10 +19,10 @@
  *     hook),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
- *   - the read-only LevelDB and RocksDB engines' test hooks (engines/stock/stock_ro.h, reached
- *     through engines/leveldb_ro/readonly.h: run code before each table read, to make the
- *     file vanish there, or between a refresh's log reads and its second MANIFEST read),
- *     their retry counter and the table files they hold open (a limit to set);
+ *   - the read-only LevelDB and RocksDB engines' test hooks (engines/stock/stock_ro.h: run code
+ *     before each table read, to make the file vanish there, or between a refresh's log reads
+ *     and its second MANIFEST read), their retry counter and the table files they hold open (a
+ *     limit to set);
  *   - a hook run while the LevelDB engine's repair holds its locks (engines/leveldb/ldb_engine.h),
  *     and a repair whose copy-and-swap steps go through an injected I/O layer, with a hook
  *     before each step (bfh_internal_repair_with_io, engines/repair_stage.h);
@@ -51,9 +51,9 @@
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
-#include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
+#include "lsm_hooks/engines/stock/stock_ro.h"
 #include "index/index_sync.h"
 #include "index/leaf_cache.h"
 #include "index/value_index.h"

@@ -9,11 +9,10 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm_ro/lsm_readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
-#include "lsm_hooks/engines/leveldb_ro/readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
-#include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 #include "lsm_hooks/engines/stock/stock.h"
+#include "lsm_hooks/engines/stock/stock_ro_rows.h"
 #include "lsm_hooks/engines/foreign_check.h"
 
 /* engine_kind_t.repair_unlock of every stock row: drops a lock foreign_repair_lock took. */

@@ -11,9 +11,9 @@
  * k150..k159 would win the iterator. The oracle is RocksDB's own answers (rocksdb_get of every
  * key): every search method (CUCKOO included), bfh_get of every key and an iterator are
  * checked against it, with the database open by bfh before the ingestions and after a reopen.
- * Without the global sequence numbers (rro_seq returning the stored sequence) this test fails
- * at its first check. The corruption cases of rdb_table_global_seqno (RocksDB's reader's) are
- * checked on properties made up here.
+ * Without the global sequence numbers (rdb_readonly.c's seq_of returning the stored sequence)
+ * this test fails at its first check. The corruption cases of rdb_table_global_seqno (RocksDB's
+ * reader's) are checked on properties made up here.
  */
 #include <stdarg.h>
 #include <stddef.h>

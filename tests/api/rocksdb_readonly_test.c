@@ -40,7 +40,6 @@
 #include "bfh.h"
 /* Not public: the engine behind a handle, and the read-only engine's test hooks. */
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 #include "index/index_sync.h"
 #include "index/value_block_map.h"
 #include "api/testbed.h"

@@ -1,5 +1,7 @@
-/* The read-only LevelDB engine (readonly.h): its design, then LevelDB's side of the read-only
- * stock core's format interface (stock/stock_ro.h) and the open (ro_internal.h maps the folder).
+/* The read-only LevelDB engine (stock/stock_ro_rows.h): its design, then LevelDB's side of the
+ * read-only stock core's format interface (stock/stock_ro.h): the MANIFEST and logs over
+ * leveldb_format/, a get's and an iterator's read of a table, the table stamp (for the core's
+ * persisted index), and the open.
  *
  * A refresh (at every view, so at every search, and at every bfh_get) brings the engine's
  * state up to the database's newest version. It starts with a poll of an inotify watch on the
@@ -70,18 +72,29 @@
  * each whole MANIFEST read (an inode freed and given again to the new table would go
  * unnoticed there). A search running across the replacement answers from its own state.
  */
-#include "lsm_hooks/engines/leveldb_ro/readonly.h"
+#include "lsm_hooks/engines/stock/stock_ro_rows.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb_ro/ro_internal.h"
+#include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
-#include "util/path.h"
+#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 #include "util/vec.h"
+
+typedef struct engine_ro {
+  stock_ro_t ro;
+  ldb_version_t version; /* guarded by ro.mu */
+} engine_ro_t;
+
+/* A state: the core's, and its copy of the version. */
+typedef struct ro_state {
+  stock_ro_state_t base;
+  ldb_version_t version;
+} ro_state_t;
 
 #define LDB(r) ((engine_ro_t *)(r))
 
@@ -109,11 +122,6 @@ static int version_mark(stock_ro_t *r, stock_ro_mark_t *m, err_t *err) {
   return BFH_OK;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The logs numbered >= the version's log number, and its prev log, from the directory. */
 static int live_logs(stock_ro_t *r, uint64_t **out, size_t *n_out, err_t *err) {
   const ldb_version_t *v = &LDB(r)->version;
@@ -131,7 +139,7 @@ static int live_logs(stock_ro_t *r, uint64_t **out, size_t *n_out, err_t *err) {
       rc = err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", r->path);
   }
   env_names_free(names, n);
-  if (nums.n) qsort(nums.v, nums.n, sizeof *nums.v, cmp_u64);
+  u64vec_sort(&nums);
   *out = nums.v;
   *n_out = nums.n;
   if (rc != BFH_OK) u64vec_release(&nums), *out = NULL;
@@ -268,16 +276,11 @@ static int table_stamp(void *ctx, uint64_t number, uint64_t *stamp, err_t *err) 
   int rc = ldb_table_path(r->path, number, &path, err);
   if (rc != BFH_OK) return rc;
   env_rfile_t *f = NULL;
-  rc = env_open_read(r->io, path, &f, err);
-  if (rc != BFH_OK) {
-    free(path);
-    return rc;
-  }
   env_file_stamp_t st;
   uint8_t footer[48];
   size_t got = 0;
-  uint64_t size = env_rfile_size(f);
-  rc = env_rfile_stamp(f, &st, err);
+  if ((rc = env_open_read(r->io, path, &f, err)) == BFH_OK) rc = env_rfile_stamp(f, &st, err);
+  uint64_t size = rc == BFH_OK ? env_rfile_size(f) : 0;
   if (rc == BFH_OK && size < sizeof footer)
     rc = err_set(err, BFH_E_CORRUPT, "%s: %llu bytes, shorter than a footer", path,
                  (unsigned long long)size);

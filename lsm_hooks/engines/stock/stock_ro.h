@@ -282,7 +282,7 @@ struct stock_ro {
   pthread_mutex_t state_mu;
 };
 
-/* Opens the database in path read-only as format fmt (a row's open: see leveldb_ro/readonly.h).
+/* Opens the database in path read-only as format fmt (a row's open: see stock_ro_rows.h).
    On BFH_OK *out is new (close with e->ops->close). */
 int stock_ro_open(const stock_ro_format_t *fmt, const engine_ops_t *ops, const char *path,
                   const bfh_options *opt, env_t *io, index_sync_t *sync, engine_t **out,
