@@ -10,7 +10,6 @@
 #include "lsm_hooks/engines/lsm_ro/lsm_readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/leveldb_ro/readonly.h"
-#include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/engines/rocksdb_ro/rdb_readonly.h"
 #include "lsm_hooks/engines/stock/stock.h"

@@ -5,10 +5,9 @@
  *   logs.c        the live logs read into immutable segments: the memtables of a view
  *   sync.c        the emulated table-build hook: the live list pinned, reported to index_sync,
  *                 views, and the background thread that has index_sync read new tables
- *   reads.c       a table read for a search or for its filters (both engines)
- *   filter.c      a table's value filter and block filter, built by reading the table
+ *   reads.c       a table read for a search or for its filters (filter.h; both engines)
  *   ldb_repair.c  bfh_repair of a LevelDB database
- *   ldb_verify.c  bfh_tables, bfh_check and the check before its open (precheck.h): the
+ *   ldb_verify.c  bfh_tables, bfh_check and the check before its open (ldb_engine.h): the
  *                 stock check's hooks (stock/stock_check.h)
  * Beside this folder: ../leveldb_ro/ the read-only engine (bfh_options.read_only: no LevelDB,
  * the MANIFEST replayed by bfh; its consistency argument is at the top of readonly.c), and
@@ -121,36 +120,26 @@ void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n);
 /* Frees what ldb_bounds_fill keeps. */
 void ldb_bounds_release(engine_leveldb_t *el);
 
-/* reads.c: a table read for a search, and for its filters, as both LevelDB engines make them. */
-/* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
-   data blocks refs[0, n). Adds what it read to st. BFH_NOT_FOUND when the file is gone: the
-   caller says what that means for its search. */
+/* reads.c: the table reads both LevelDB engines make, for a search and for the filters:
+   stock_rw_format_t.table_match, .table_hashes, .leaf_read (ldb_filter_read, filter.h) and
+   .table_tag (ldb_table_tag) of table `number` of the database in dir, each BFH_NOT_FOUND
+   when the file is gone (the caller says what that means for its search); and table_match
+   over table file f, already open (borrowed), named path in messages. */
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* engine_ops_t.table_hashes for table `number` of the database in dir: every value entry's
-   item hashes under seed (terms: the database's items, filters/value_terms.h; NULL: the
-   whole value's bfh_value_hash), to fn. BFH_NOT_FOUND when the file is gone. */
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
                      engine_scan_stats_t *st, err_t *err);
-/* ldb_table_match over table file f, already open (borrowed), named path in messages. */
-int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
-   block filter) built by reading it (filter.h). */
 int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err);
-/* index_source_t.table_tag for table `number` of the database in dir (table.h,
-   ldb_table_tag). */
 int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
+int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 
 /* errors.c */
-/* The path of table `number` of the database in dir: NNNNNN.ldb, or NNNNNN.sst when only that
-   exists, in *path (a string of its own: client frees it with free(); NULL on failure). BFH_OK,
-   or BFH_E_NOMEM naming the table. */
+/* stock_table_path and stock_table_path_write (stock.h) of table `number` of the database in
+   dir: NNNNNN.ldb, or NNNNNN.sst when only that exists. */
 int ldb_table_path(const char *dir, uint64_t number, char **path, err_t *err);
-/* The same path written into out (n bytes), for foreign_tables_t. REQUIRES: n >= strlen(dir) +
-   STOCK_TABLE_NAME_BYTES (stock.h). */
 void ldb_table_path_write(const char *dir, uint64_t number, char *out, size_t n);
 /* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
    BFH_E_CORRUPT, its message naming the damaged file. */

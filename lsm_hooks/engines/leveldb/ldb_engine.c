@@ -25,7 +25,6 @@
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
-/* The LevelDB engine (lsm_hooks/engines/leveldb/): its engine_kind_t entry points, and extras beyond
- * engine.h for tests and benchmarks.
- * REQUIRES for every function taking e: e was opened by engine_leveldb_open.
+/* The LevelDB engine (lsm_hooks/engines/leveldb/): its engine_kind_t entry points, and extras
+ * beyond engine.h for tests and benchmarks. REQUIRES for every function taking e: e was opened by
+ * engine_leveldb_open.
  */
 #ifndef BFH_LSM_HOOKS_LEVELDB_ENGINE_H
 #define BFH_LSM_HOOKS_LEVELDB_ENGINE_H
@@ -50,6 +50,29 @@ index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number);
 /* Runs the emulated table-build hook now and indexes every live table (what the background
    thread does every 100 ms for the tables listed for a second). */
 int engine_leveldb_sync(engine_t *e, err_t *err);
+/* engine_kind_t.describe and .check of both LevelDB rows (ldb_verify.c: the stock check,
+   stock/stock_check.h, over LevelDB's readers; it writes nothing). describe: live table
+   `number` of the open engine e read whole (entries, smallest and largest user key, malloc'd
+   copies the caller frees whatever the result; the filter facts are added above the engine,
+   api/db_inspect.c). check: through the real I/O layer with the stored parameters p (m 0: the
+   filter cache is not checked); a table is read whole but for the meta index and key filter
+   block, which bfh never reads, and each file's readers stop at its first damage (repair is
+   LevelDB's), so a damaged file is reported once. BFH_E_BUSY if a bfh handle or a LevelDB
+   program has the database open; BFH_E_INVALID if dir has no CURRENT, or is the own engine's
+   (an IDENTITY file). */
+int ldb_verify_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
+int ldb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
+                     void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
+
+/* The check before leveldb_open (doc/leveldb.md "Damage"): what LevelDB 1.23's recovery
+   would accept silently or report without naming the file (a damaged length taken for a torn
+   write, a MANIFEST that lost its last edits). CURRENT, the MANIFEST it names and every log
+   LevelDB would replay are read with bfh's readers (LDB_LOG_CHECK_TAIL) through io; nothing is
+   written. BFH_OK when dir has no CURRENT (nothing to recover) or every check passed;
+   BFH_E_CORRUPT naming the file and offset ("manifest /db/MANIFEST-000005: record at 120:
+   checksum mismatch"); BFH_E_IO, BFH_E_NOMEM. */
+int ldb_precheck_dir(struct env *io, const char *dir, err_t *err);
+
 /* Tests: while hold is nonzero the engine does not read its directory watch, whose events
    stay queued: as when the kernel has not queued a removal's event yet, though the file's
    name is gone (logs.c, ldb_dir_events). Thread-safe. */

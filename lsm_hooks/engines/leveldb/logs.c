@@ -20,7 +20,6 @@
 #include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "util/coding.h"
 #include "util/path.h"
 #include "util/vec.h"
