@@ -27,7 +27,7 @@
 #include "lsm/log.h"
 #include "lsm/table.h"
 #include "index/leaf_cache.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "util/coding.h"
 #include "util/random.h"
 

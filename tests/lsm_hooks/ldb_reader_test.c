@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm/block.h"
 #include "lsm/log.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"

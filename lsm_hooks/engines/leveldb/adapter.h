@@ -5,7 +5,7 @@
  *   logs.c        the live logs read into immutable segments: the memtables of a view
  *   sync.c        the emulated table-build hook: the live list pinned, reported to index_sync,
  *                 views, and the background thread that has index_sync read new tables
- *   reads.c       a table read for a search or for its filters (filter.h; both engines)
+ *   reads.c       a table read for a search or for its filters (both engines)
  *   ldb_repair.c  bfh_repair of a LevelDB database
  *   ldb_verify.c  bfh_tables, bfh_check and the check before its open (ldb_engine.h): the
  *                 stock check's hooks (stock/stock_check.h)
@@ -31,7 +31,7 @@
  *   3. (the stock core, stock_rw.h) report the list to index_sync; a view pins its epoch
  *      there. Then a flush, the open and the background thread have index_sync read the
  *      filters of new tables: from the sidecar cache <db>/bfh-filters/ when it matches, else
- *      by reading the table (filter.h).
+ *      by reading the table (ldb_filter_read).
  * Reading logs before fetching the list is what makes a search miss no acknowledged write:
  * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
  * or deleted, and a deleted log's data is in a table listed afterwards.
@@ -97,7 +97,7 @@ typedef struct engine_leveldb {
   pthread_rwlock_t write_lock;
 
   /* The first LevelDB write (put, delete, a flush's batch) that failed: later writes are
-     refused with it (engine.c, write_refused). */
+     refused with it (ldb_engine.c, write_begin). */
   pthread_mutex_t write_err_mu;
   err_t write_err;
 
@@ -121,7 +121,7 @@ void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n);
 void ldb_bounds_release(engine_leveldb_t *el);
 
 /* reads.c: the table reads both LevelDB engines make, for a search and for the filters:
-   stock_rw_format_t.table_match, .table_hashes, .leaf_read (ldb_filter_read, filter.h) and
+   stock_rw_format_t.table_match, .table_hashes, .leaf_read (ldb_filter_read, ldb_engine.h) and
    .table_tag (ldb_table_tag) of table `number` of the database in dir, each BFH_NOT_FOUND
    when the file is gone (the caller says what that means for its search); and table_match
    over table file f, already open (borrowed), named path in messages. */
@@ -151,8 +151,6 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);
    sync_mu. */
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err);
 void ldb_logs_release(engine_leveldb_t *el);
-/* Starts the directory watch (best effort: without it every refresh lists the directory). */
-void ldb_logs_watch(engine_leveldb_t *el);
 /* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
    and counts in dir_events. Nothing while a test holds the watch. REQUIRES sync_mu. */
 void ldb_dir_events(engine_leveldb_t *el);

@@ -5,7 +5,6 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
 static int visit_match(void *arg, const ldb_entry_t *e) {
