@@ -28,10 +28,8 @@
  *      asking LevelDB while the directory watch has seen no file created or removed and
  *      step 1 neither listed the directory nor found a log gone (see pin_list in sync.c,
  *      and logs.c for how the watch spares the listing of logs).
- *   3. (the stock core, stock_rw.h) report the list to index_sync; a view pins its epoch
- *      there. Then a flush, the open and the background thread have index_sync read the
- *      filters of new tables: from the sidecar cache <db>/bfh-filters/ when it matches, else
- *      by reading the table (ldb_filter_read).
+ *   3. the stock core's (stock_rw.h): the list reported to index_sync, which reads the
+ *      filters of new tables from the cache <db>/bfh-filters/ or the table (ldb_filter_read).
  * Reading logs before fetching the list is what makes a search miss no acknowledged write:
  * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
  * or deleted, and a deleted log's data is in a table listed afterwards.

@@ -25,8 +25,6 @@
  * deleted only after their memtable is a table) or in a table listed at step 3, and no file
  * the view names is deleted before it is released. A WAL entry also in a table is harmless: a
  * search validates every candidate with rocksdb_get.
- * The view's struct is the stock core's (../stock/stock.h), with nothing held: the segments
- * and their value index are the core's code.
  */
 #ifndef BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
 #define BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H

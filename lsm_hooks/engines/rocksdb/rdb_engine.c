@@ -317,8 +317,7 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
 int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err) {
   *names = NULL;
   *n = 0;
-  rdb_version_t v;
-  memset(&v, 0, sizeof v);
+  rdb_version_t v = {0};
   int rc = rdb_version_load(env_default(), path, 0, &v, NULL, NULL, err);
   char **out = rc == BFH_OK ? calloc(v.ncfs ? v.ncfs : 1, sizeof *out) : NULL;
   if (rc == BFH_OK && !out) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);
