@@ -15,8 +15,7 @@
  *     bfh_internal_index), and with them the interfaces to use them: engine.h (views, the
  *     live tables, one table's scan), engine_lsm.h (the own engine: wait for compactions, the
  *     cost of the index rebuild at open), engines/leveldb/ldb_engine.h (the LevelDB engine:
- *     indexing and filter-cache counters, where each leaf came from, a sync of the emulated
- *     hook),
+ *     indexing and filter-cache counters, a sync of the emulated hook),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
  *   - the read-only LevelDB and RocksDB engines' test hooks (engines/stock/stock_ro.h: run code
@@ -28,7 +27,7 @@
  *     before each step (bfh_internal_repair_with_io, engines/repair_stage.h);
  *   - bfh_open with bfh's file accesses going through an injected I/O layer
  *     (bfh_internal_open_io), for fault injection;
- *   - the readers of LevelDB's files (engines/leveldb/filter.h: a table's value filter;
+ *   - the readers of LevelDB's files (engines/leveldb/ldb_engine.h: a table's value filter;
  *     leveldb_format/: ldb_log.h the write-ahead log, ldb_sstables.h the live table list,
  *     ldb_table.h a table file, ldb_version_edit.h the MANIFEST) for benches and tests that
  *     build, read or damage those files themselves.
@@ -49,7 +48,6 @@
 #include "api/db_params.h"
 #include "util/env.h"
 #include "lsm_hooks/engines/engine.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"

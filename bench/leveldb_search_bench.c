@@ -45,7 +45,7 @@
 #include "filters/hash.h"
 /* Not public (api/testbed.h): how many leaves an open built by reading tables and how
    many it loaded from the filter cache (bfh_stats counts only their sum), the build of one
-   table's filter (ldb_filter_build); for --beyond a full index sync (engine_leveldb_sync),
+   table's filter (ldb_filter_read); for --beyond a full index sync (engine_leveldb_sync),
    the view every search takes, and LevelDB's table list parsed (ldb_sstables_parse). */
 #include "api/testbed.h"
 #include "util/random.h"
@@ -288,17 +288,18 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
   if (best[0]) {
     uint64_t t[7], entries = 0;
     for (int q = 0; q < 7; q++) {
-      value_filter_t *f;
+      value_index_params_t p = {.m = BFH_DEFAULT_VALUE_FILTER_BITS,
+                                .k = bfh_internal_filter_hashes(&dflt),
+                                .seed = BFH_DEFAULT_HASH_SEED};
+      index_leaf_read_t out = {0};
       ldb_read_stats_t st = {0};
       err_t e;
       t0 = clock_now_ns();
-      if (ldb_filter_build(env_default(), best, BFH_DEFAULT_VALUE_FILTER_BITS,
-                           bfh_internal_filter_hashes(&dflt),
-                           BFH_DEFAULT_HASH_SEED, 0, &f, NULL, NULL, &st, &e) != BFH_OK)
-        die("ldb_filter_build", e.msg);
+      if (ldb_filter_read(env_default(), best, &p, &out, &st, &e) != BFH_OK)
+        die("ldb_filter_read", e.msg);
       t[q] = clock_now_ns() - t0;
       entries = st.entries;
-      value_filter_destroy(f);
+      value_filter_destroy(out.filter);
     }
     uint64_t med = bench_median_u64(t, 7);
     printf("index_table,read_and_build_filter,%llu,%.3f,%.3f,%.3f,1,,\n",

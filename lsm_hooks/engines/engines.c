@@ -9,7 +9,6 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/lsm_ro/lsm_readonly.h"
 #include "lsm_hooks/engines/leveldb/ldb_engine.h"
-#include "lsm_hooks/engines/leveldb/ldb_verify.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/engines/stock/stock.h"
 #include "lsm_hooks/engines/stock/stock_ro_rows.h"

@@ -550,11 +550,11 @@ static size_t cache_numbers(const char *path, uint64_t **out) {
    Returns how many came from the cache. */
 static size_t check_leaf_sources(bfh_db *db, const uint64_t *cached, size_t ncached,
                                  const uint64_t *damaged, size_t ndamaged) {
-  engine_t *e = bfh_internal_engine(db);
+  index_sync_t *sync = bfh_internal_sync(db);
   uint64_t *live;
   size_t nlive = view_numbers(db, &live), from_cache = 0;
   for (size_t i = 0; i < nlive; i++) {
-    index_leaf_source_t src = engine_leveldb_leaf_source(e, live[i]);
+    index_leaf_source_t src = index_sync_leaf_source(sync, live[i]);
     int valid = u64_sorted_contains(cached, ncached, live[i]) &&
                 !u64_sorted_contains(damaged, ndamaged, live[i]);
     if (src != (valid ? INDEX_LEAF_CACHED : INDEX_LEAF_READ))

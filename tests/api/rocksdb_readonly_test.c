@@ -642,7 +642,7 @@ static void test_rocksdb_readonly_block_maps(void **state) {
    search then probes, is stated for RDB_BLOCK_REF_BLOCKS_UNMAPPED (16) blocks: 10 + ceil(log2(B /
    16) / -log2(0.6185)) bits per value at B blocks, ~0.1 block passed in vain per probe. Asked for
    no map, the same table keeps the filter stated for 128 blocks; a small table gets its map and
-   that filter. Read through rdb_leaf_read_rfile, as the read-only row's read_leaf reads. */
+   that filter. Read through rdb_leaf_read_tapped, as the read-only row's read_leaf reads. */
 static uint32_t scaled(uint32_t bits, uint32_t blocks, uint32_t ref) {
   return bits + (blocks > ref ? (uint32_t)ceil(log2((double)blocks / ref) / -log2(0.6185)) : 0);
 }
@@ -688,7 +688,7 @@ static void test_rocksdb_readonly_unmapped_table_sharper(void **state) {
       index_leaf_read_t out;
       memset(&out, 0, sizeof out);
       out.want_map = want_map;
-      if (rdb_leaf_read_rfile(f, path, &p, &out, &err) != BFH_OK) fail_msg("%s", err.msg);
+      if (rdb_leaf_read_tapped(f, path, &p, NULL, &out, &err) != BFH_OK) fail_msg("%s", err.msg);
       env_rfile_close(f);
       uint32_t blocks = block_filter_blocks(out.blocks);
       assert_int_equal(blocks, sizes[t]);

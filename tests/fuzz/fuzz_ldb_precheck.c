@@ -1,6 +1,6 @@
-/* Fuzz target: the LevelDB engine's check before leveldb_open (lsm_hooks/engines/leveldb/
- * precheck.h, over stock/stock_check.c): CURRENT, every record and version edit of the
- * MANIFEST it names, and the logs it would replay.
+/* Fuzz target: the LevelDB engine's check before leveldb_open (ldb_precheck_dir in
+ * lsm_hooks/engines/leveldb/ldb_engine.h, over stock/stock_check.c): CURRENT, every record and
+ * version edit of the MANIFEST it names, and the logs it would replay.
  *
  * The input is a whole LevelDB MANIFEST. It is written as MANIFEST-000002 into a scratch
  * directory whose CURRENT names it, next to an empty 000003.log, and checked twice: as given,
@@ -11,7 +11,7 @@
 #include "fuzz_util.h"
 
 #include "util/env.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
 
 static void check(const uint8_t *data, size_t size) {
   char path[512];

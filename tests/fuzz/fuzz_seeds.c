@@ -27,7 +27,7 @@
 #include "lsm/log.h"
 #include "lsm/table.h"
 #include "index/leaf_cache.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "util/coding.h"
 #include "util/random.h"
 
@@ -242,31 +242,28 @@ static void seed_files(const char *dir, const char *prefix, const char *suffix, 
    filter, and (version 5) with its block filter and value-to-block map. */
 static void seed_cache_with_blocks(const char *path, const char *base) {
   for (int maps = 0; maps < 2; maps++) {
-    value_filter_t *leaf;
-    block_filter_t *blocks;
-    ldb_filter_map_t map;
+    value_index_params_t p = {
+        .m = 4096, .k = 3, .seed = BFH_DEFAULT_SEED, .block_bits = BLOCK_FILTER_DEFAULT_BITS};
+    index_leaf_read_t out = {.want_map = maps};
     err_t err;
     leaf_cache_table_t t = {.number = 1, .size = 2, .stamp = 3};
-    if (ldb_filter_build_map(env_default(), path, 4096, 3, BFH_DEFAULT_SEED,
-                             BLOCK_FILTER_DEFAULT_BITS, &leaf, &blocks, maps ? &map : NULL, &t.tag,
-                             NULL, &err) != BFH_OK)
-      die("ldb_filter_build_map", err.msg);
+    if (ldb_filter_read(env_default(), path, &p, &out, NULL, &err) != BFH_OK)
+      die("ldb_filter_read", err.msg);
+    t.tag = out.tag;
     uint8_t *buf;
     size_t n;
-    leaf_cache_map_bytes_t mb = {NULL, NULL, 0, 0};
-    if (maps) mb = (leaf_cache_map_bytes_t){map.head, map.chunks, map.head_len, map.chunks_len};
-    if (leaf_cache_encode_map(&t, leaf, blocks, &mb, &buf, &n, &err) != BFH_OK)
+    leaf_cache_map_bytes_t mb = {out.map_head, out.map_chunks, out.map_head_len,
+                                 out.map_chunks_len};
+    if (leaf_cache_encode_map(&t, out.filter, out.blocks, &mb, &buf, &n, &err) != BFH_OK)
       die("leaf_cache_encode_map", err.msg);
     char name[600];
     snprintf(name, sizeof name, "%s-%s.vf", base, maps ? "map" : "blocks");
     if (!maps || mb.head) put_seed("leaf_cache", name, buf, n);
     free(buf);
-    if (maps) {
-      free(map.head);
-      free(map.chunks);
-    }
-    value_filter_destroy(leaf);
-    block_filter_destroy(blocks);
+    free(out.map_head);
+    free(out.map_chunks);
+    value_filter_destroy(out.filter);
+    block_filter_destroy(out.blocks);
   }
 }
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
+#include "lsm_hooks/engines/leveldb/ldb_engine.h"
 #include "lsm/block.h"
 #include "lsm/log.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
@@ -607,7 +607,7 @@ static void test_ldb_reader_reads_single_blocks(void **state) {
   table_read_release(&whole);
 }
 
-/* ldb_filter_build with a block filter: the leaf is the one built value by value, and the
+/* ldb_filter_read with a block filter: the leaf is the one built value by value, and the
    filter's blocks are exactly the data blocks holding a value entry, each found by the hash
    (bfh_hash64 under the seed) of every value it holds: a Bloom filter has no false
    negatives. */
@@ -621,32 +621,30 @@ static void test_ldb_reader_filter_build_blocks(void **state) {
   char dst[4400];
   snprintf(dst, sizeof dst, "%s/filter.ldb", tmpdir);
   copy_last_table(f, dst);
-  const uint64_t m = 1 << 20, seed = 99;
-  const uint32_t k = 5;
-  value_filter_t *leaf = NULL, *plain = NULL, *want = value_filter_create(m, k, seed);
-  block_filter_t *blocks = NULL, *none = (block_filter_t *)&none;
+  value_index_params_t p = {.m = 1 << 20, .k = 5, .seed = 99};
+  value_filter_t *want = value_filter_create(p.m, p.k, p.seed);
+  /* plain.blocks must be set to NULL: a table read without block_bits has no block filter. */
+  index_leaf_read_t plain = {.blocks = (block_filter_t *)&want}, built = {0}, refused = {0};
   ldb_read_stats_t st = {0};
   err_t err;
   assert_int_equal(ldb_table_scan(env_default(), dst, add_to_leaf, want, NULL, &err), BFH_OK);
-  assert_int_equal(
-      ldb_filter_build(env_default(), dst, m, k, seed, 0, &plain, &none, NULL, NULL, &err),
-      BFH_OK);
-  assert_null(none);
-  uint64_t tag = 0, file_tag = 1;
-  assert_int_equal(
-      ldb_filter_build(env_default(), dst, m, k, seed, 10, &leaf, &blocks, &tag, &st, &err),
-      BFH_OK);
+  assert_int_equal(ldb_filter_read(env_default(), dst, &p, &plain, NULL, &err), BFH_OK);
+  assert_null(plain.blocks);
+  p.block_bits = 10;
+  assert_int_equal(ldb_filter_read(env_default(), dst, &p, &built, &st, &err), BFH_OK);
+  value_filter_t *leaf = built.filter;
+  block_filter_t *blocks = built.blocks;
   assert_non_null(blocks);
   /* The tag of the bytes the filters came from is the one a later check reads from the file. */
+  uint64_t file_tag = 1;
   assert_int_equal(ldb_table_tag(env_default(), dst, &file_tag, &err), BFH_OK);
-  assert_true(tag == file_tag);
-  assert_memory_equal(plain->words, want->words, want->nwords * 8);
+  assert_true(built.tag == file_tag);
+  assert_memory_equal(plain.filter->words, want->words, want->nwords * 8);
   assert_memory_equal(leaf->words, want->words, want->nwords * 8);
-  assert_int_equal(ldb_filter_build(env_default(), dst, m, k, seed, BLOCK_FILTER_MAX_BITS + 1,
-                                    &plain, &blocks, NULL, NULL, &err),
-                   BFH_E_INVALID);
+  p.block_bits = BLOCK_FILTER_MAX_BITS + 1;
+  assert_int_equal(ldb_filter_read(env_default(), dst, &p, &refused, NULL, &err), BFH_E_INVALID);
 
-  table_read_t whole = {.hash_seed = seed};
+  table_read_t whole = {.hash_seed = p.seed};
   assert_int_equal(
       ldb_table_scan_blocks(env_default(), dst, add_entry, add_block, &whole, NULL, &err),
       BFH_OK);
@@ -679,7 +677,7 @@ static void test_ldb_reader_filter_build_blocks(void **state) {
   table_read_release(&whole);
   value_filter_destroy(want);
   value_filter_destroy(leaf);
-  value_filter_destroy(plain);
+  value_filter_destroy(plain.filter);
   block_filter_destroy(blocks);
 }
 

@@ -6,9 +6,8 @@
  *   sync.c        the emulated table-build hook: the live list pinned, reported to index_sync,
  *                 views, and the background thread that has index_sync read new tables
  *   reads.c       a table read for a search or for its filters (both engines)
- *   filter.c      a table's value filter and block filter, built by reading the table
  *   ldb_repair.c  bfh_repair of a LevelDB database
- *   ldb_verify.c  bfh_tables, bfh_check and the check before its open (precheck.h): the
+ *   ldb_verify.c  bfh_tables, bfh_check and the check before its open (ldb_engine.h): the
  *                 stock check's hooks (stock/stock_check.h)
  * Beside this folder: ../leveldb_ro/ the read-only engine (bfh_options.read_only: no LevelDB,
  * the MANIFEST replayed by bfh; its consistency argument is at the top of readonly.c), and
@@ -29,10 +28,8 @@
  *      asking LevelDB while the directory watch has seen no file created or removed and
  *      step 1 neither listed the directory nor found a log gone (see pin_list in sync.c,
  *      and logs.c for how the watch spares the listing of logs).
- *   3. (the stock core, stock_rw.h) report the list to index_sync; a view pins its epoch
- *      there. Then a flush, the open and the background thread have index_sync read the
- *      filters of new tables: from the sidecar cache <db>/bfh-filters/ when it matches, else
- *      by reading the table (filter.h).
+ *   3. the stock core's (stock_rw.h): the list reported to index_sync, which reads the
+ *      filters of new tables from the cache <db>/bfh-filters/ or the table (ldb_filter_read).
  * Reading logs before fetching the list is what makes a search miss no acknowledged write:
  * a put's record is in a log file (write(2) before leveldb_put returns) that is either read
  * or deleted, and a deleted log's data is in a table listed afterwards.
@@ -98,7 +95,7 @@ typedef struct engine_leveldb {
   pthread_rwlock_t write_lock;
 
   /* The first LevelDB write (put, delete, a flush's batch) that failed: later writes are
-     refused with it (engine.c, write_refused). */
+     refused with it (ldb_engine.c, write_begin). */
   pthread_mutex_t write_err_mu;
   err_t write_err;
 
@@ -121,36 +118,26 @@ void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n);
 /* Frees what ldb_bounds_fill keeps. */
 void ldb_bounds_release(engine_leveldb_t *el);
 
-/* reads.c: a table read for a search, and for its filters, as both LevelDB engines make them. */
-/* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
-   data blocks refs[0, n). Adds what it read to st. BFH_NOT_FOUND when the file is gone: the
-   caller says what that means for its search. */
+/* reads.c: the table reads both LevelDB engines make, for a search and for the filters:
+   stock_rw_format_t.table_match, .table_hashes, .leaf_read (ldb_filter_read, ldb_engine.h) and
+   .table_tag (ldb_table_tag) of table `number` of the database in dir, each BFH_NOT_FOUND
+   when the file is gone (the caller says what that means for its search); and table_match
+   over table file f, already open (borrowed), named path in messages. */
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* engine_ops_t.table_hashes for table `number` of the database in dir: every value entry's
-   item hashes under seed (terms: the database's items, filters/value_terms.h; NULL: the
-   whole value's bfh_value_hash), to fn. BFH_NOT_FOUND when the file is gone. */
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
                      engine_scan_stats_t *st, err_t *err);
-/* ldb_table_match over table file f, already open (borrowed), named path in messages. */
-int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* index_source_t.read_leaf for table `number` of the database in dir: its value filter (and
-   block filter) built by reading it (filter.h). */
 int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
                   index_leaf_read_t *out, err_t *err);
-/* index_source_t.table_tag for table `number` of the database in dir (table.h,
-   ldb_table_tag). */
 int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
+int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
+                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 
 /* errors.c */
-/* The path of table `number` of the database in dir: NNNNNN.ldb, or NNNNNN.sst when only that
-   exists, in *path (a string of its own: client frees it with free(); NULL on failure). BFH_OK,
-   or BFH_E_NOMEM naming the table. */
+/* stock_table_path and stock_table_path_write (stock.h) of table `number` of the database in
+   dir: NNNNNN.ldb, or NNNNNN.sst when only that exists. */
 int ldb_table_path(const char *dir, uint64_t number, char **path, err_t *err);
-/* The same path written into out (n bytes), for foreign_tables_t. REQUIRES: n >= strlen(dir) +
-   STOCK_TABLE_NAME_BYTES (stock.h). */
 void ldb_table_path_write(const char *dir, uint64_t number, char *out, size_t n);
 /* Maps a LevelDB error string to a status, sets err, frees msg. A Corruption is
    BFH_E_CORRUPT, its message naming the damaged file. */
@@ -162,8 +149,6 @@ int ldb_error(engine_leveldb_t *el, char *msg, const char *op, err_t *err);
    sync_mu. */
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err);
 void ldb_logs_release(engine_leveldb_t *el);
-/* Starts the directory watch (best effort: without it every refresh lists the directory). */
-void ldb_logs_watch(engine_leveldb_t *el);
 /* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
    and counts in dir_events. Nothing while a test holds the watch. REQUIRES sync_mu. */
 void ldb_dir_events(engine_leveldb_t *el);

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
@@ -42,11 +40,9 @@ static int diagnose_corruption(engine_leveldb_t *el, const char *ldb_msg, char *
   ldb_sstable_t *t = NULL;
   size_t n = 0;
   err_t e2;
-  if (!list || ldb_sstables_parse(list, &t, &n, &e2) != BFH_OK) {
-    leveldb_free(list);
-    return 0;
-  }
+  int listed = list && ldb_sstables_parse(list, &t, &n, &e2) == BFH_OK;
   leveldb_free(list);
+  if (!listed) return 0;
   for (size_t i = 0; i < n && !found; i++) {
     char *path;
     if (ldb_table_path(el->rw.path, t[i].number, &path, NULL) != BFH_OK) break; /* no diagnosis */

@@ -25,7 +25,6 @@
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/engine_detect.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
@@ -52,17 +51,20 @@ static void destroy(stock_rw_t *s) {
    middle, which bfh's open refuses (it cannot tell it from a damaged disk). So after one
    failed write the handle refuses writes, with that error, until it is reopened, as the own
    engine does; the torn record is then the log's tail, a write that was never acknowledged.
-   BFH_OK, or the stored error (into err). */
-static int write_refused(engine_leveldb_t *el, err_t *err) {
+   A write begins with write_begin: the stored error (into err), or BFH_OK with write_lock
+   held shared (logs.c), which write_end gives back. */
+static int write_begin(engine_leveldb_t *el, err_t *err) {
   pthread_mutex_lock(&el->write_err_mu);
   int rc = el->write_err.code;
   if (rc != BFH_OK) *err = el->write_err;
   pthread_mutex_unlock(&el->write_err_mu);
+  if (rc == BFH_OK) pthread_rwlock_rdlock(&el->write_lock);
   return rc;
 }
 
-/* The status of a LevelDB write (msg from LevelDB, or NULL); a failure is kept. */
-static int write_status(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
+/* The status of the LevelDB write begun (msg from LevelDB, or NULL); a failure is kept. */
+static int write_end(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
+  pthread_rwlock_unlock(&el->write_lock);
   if (!msg) return BFH_OK;
   int rc = ldb_error(el, msg, op, err);
   pthread_mutex_lock(&el->write_err_mu);
@@ -74,24 +76,20 @@ static int write_status(engine_leveldb_t *el, char *msg, const char *op, err_t *
 static int e_put(engine_t *e, const void *key, size_t key_len, const void *val, size_t val_len,
                  err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  int rc = write_refused(el, err);
+  int rc = write_begin(el, err);
   if (rc != BFH_OK) return rc;
   char *msg = NULL;
-  pthread_rwlock_rdlock(&el->write_lock);
   leveldb_put(el->db, el->wopt, key, key_len, val, val_len, &msg);
-  pthread_rwlock_unlock(&el->write_lock);
-  return write_status(el, msg, "put", err);
+  return write_end(el, msg, "put", err);
 }
 
 static int e_del(engine_t *e, const void *key, size_t key_len, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  int rc = write_refused(el, err);
+  int rc = write_begin(el, err);
   if (rc != BFH_OK) return rc;
   char *msg = NULL;
-  pthread_rwlock_rdlock(&el->write_lock);
   leveldb_delete(el->db, el->wopt, key, key_len, &msg);
-  pthread_rwlock_unlock(&el->write_lock);
-  return write_status(el, msg, "delete", err);
+  return write_end(el, msg, "delete", err);
 }
 
 /* Reads the newest version, also under a search's view (engine.h). */
@@ -112,10 +110,9 @@ static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_l
 
 static int e_flush(engine_t *e, err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)e;
-  int rc = write_refused(el, err);
+  int rc = write_begin(el, err);
   if (rc != BFH_OK) return rc;
   char *msg = NULL;
-  pthread_rwlock_rdlock(&el->write_lock);
   leveldb_compact_range(el->db, "", 0, "", 0); /* see the top of this file */
   /* compact_range returns no status: a memtable that could not be written (a full disk, a
      damaged input) is LevelDB's background error, which its next write returns. An empty
@@ -123,8 +120,7 @@ static int e_flush(engine_t *e, err_t *err) {
   leveldb_writebatch_t *b = leveldb_writebatch_create();
   leveldb_write(el->db, el->wopt, b, &msg);
   leveldb_writebatch_destroy(b);
-  pthread_rwlock_unlock(&el->write_lock);
-  if (msg) return write_status(el, msg, "flush (memtable to table)", err);
+  if ((rc = write_end(el, msg, "flush (memtable to table)", err)) != BFH_OK) return rc;
   return stock_rw_sync(&el->rw, STOCK_SYNC_FULL, NULL, err);
 }
 
@@ -246,7 +242,8 @@ static int open_db(stock_rw_t *s, const bfh_options *opt, err_t *err) {
   int rc = ldb_precheck_dir(el->rw.io, s->path, err);
   if (rc != BFH_OK) return rc;
   char *msg = NULL;
-  ldb_logs_watch(el);
+  el->dir_changed = 1; /* the directory watch, best effort: without it every refresh lists */
+  (void)dir_watch_init(&el->watch, s->path, DIR_WATCH_NAMES);
   el->db = leveldb_open(el->options, s->path, &msg);
   if (!msg) return BFH_OK;
   rc = ldb_error(el, msg, "open", err);
@@ -284,11 +281,6 @@ void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
   st->syncs = el->rw.syncs;
   pthread_mutex_unlock(&el->rw.sync_mu);
   if (el->rw.sync) index_sync_get_stats(el->rw.sync, &st->index);
-}
-
-index_leaf_source_t engine_leveldb_leaf_source(engine_t *e, uint64_t number) {
-  engine_leveldb_t *el = (engine_leveldb_t *)e;
-  return el->rw.sync ? index_sync_leaf_source(el->rw.sync, number) : INDEX_LEAF_NONE;
 }
 
 int engine_leveldb_sync(engine_t *e, err_t *err) {

@@ -1,9 +1,6 @@
 /* ldb_verify: the LevelDB format's hooks of the stock check (stock/stock_check.h), and the
-   LevelDB engines' check, describe and precheck over them (engines/leveldb/ldb_verify.h). */
-#include "lsm_hooks/engines/leveldb/ldb_verify.h"
-
+   LevelDB engines' check, describe and precheck over them (ldb_engine.h). */
 #include "lsm_hooks/engines/leveldb/adapter.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
 #include "lsm_hooks/engines/stock/stock_check.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"

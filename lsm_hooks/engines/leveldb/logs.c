@@ -1,6 +1,6 @@
 /* The live logs of a LevelDB database read into immutable segments of value entries: the
  * memtables a view searches (adapter.h, step 1 of the sync). Each segment carries a hash index
- * of its entries by value (layout in adapter.h), built once when it is made, so that a search
+ * of its entries by value (layout in stock/stock.h), built once when it is made, so that a search
  * looks up the entries of its value instead of comparing every unflushed entry.
  *
  * A read racing LevelDB's append can see part of a write(2): a record whose bytes are not all
@@ -8,31 +8,18 @@
  * deletes and flushes hold it shared): no append is in flight then, so damage seen now is in
  * the file.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "bfh.h"
-#include "filters/hash.h"
 #include "lsm_hooks/engines/dir_watch.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_log.h"
-#include "lsm_hooks/engines/leveldb/precheck.h"
-#include "util/coding.h"
 #include "util/path.h"
 #include "util/vec.h"
 
 static int append_entry(void *arg, const ldb_entry_t *e) {
   if (e->type != LDB_TYPE_VALUE) return 0;
   return stock_seg_builder_add(arg, e->seq, e->key, e->key_len, e->val, e->val_len) != BFH_OK;
-}
-
-void ldb_logs_watch(engine_leveldb_t *el) {
-  el->dir_changed = 1;
-  (void)dir_watch_init(&el->watch, el->rw.path, DIR_WATCH_NAMES);
 }
 
 /* The kernel queues a creation's event before the creating call returns, so a log (or a
@@ -47,18 +34,13 @@ void ldb_dir_events(engine_leveldb_t *el) {
   }
 }
 
-/* Must the directory be listed again? */
-static int dir_changed(engine_leveldb_t *el) {
-  ldb_dir_events(el);
-  return el->dir_changed;
-}
-
 /* The numbers of the live log files into nums: listed from the directory (*listed = 1), or,
    while the watch reports nothing since the last refresh that listed and read every log
    without error, the logs known then. */
 static int live_logs(engine_leveldb_t *el, u64vec_t *nums, int *listed, err_t *err) {
   *listed = 0;
-  if (!dir_changed(el)) {
+  ldb_dir_events(el);
+  if (!el->dir_changed) { /* the directory need not be listed again */
     for (size_t i = 0; i < el->nlogs; i++)
       if (u64vec_push(nums, el->logs[i].number) != BFH_OK)
         return err_set(err, BFH_E_NOMEM, "%s: no memory to list logs", el->rw.path);
@@ -84,6 +66,66 @@ static void logs_changed(engine_leveldb_t *el) {
   el->dir_events++;
 }
 
+/* The known log numbered `number`; with add, a new one (zeroed) when unknown. NULL when
+   unknown without add, or out of memory. */
+static log_state_t *log_state(engine_leveldb_t *el, uint64_t number, int add) {
+  for (size_t i = 0; i < el->nlogs; i++)
+    if (el->logs[i].number == number) return &el->logs[i];
+  if (!add) return NULL;
+  if (el->nlogs == el->logs_cap) {
+    size_t c = el->logs_cap ? 2 * el->logs_cap : 8;
+    log_state_t *nl = realloc(el->logs, c * sizeof *nl);
+    if (!nl) return NULL;
+    el->logs = nl;
+    el->logs_cap = c;
+  }
+  el->logs[el->nlogs] = (log_state_t){.number = number};
+  return &el->logs[el->nlogs++];
+}
+
+/* Reads what was appended to log l since the last read into a new segment of l. BFH_NOT_FOUND
+   when the log is gone: its table is installed, maybe not in the pin. */
+static int read_log(engine_leveldb_t *el, log_state_t *l, err_t *err) {
+  char *path = path_fmt("%s/%06llu.log", el->rw.path, (unsigned long long)l->number);
+  if (!path)
+    return err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", el->rw.path,
+                   (unsigned long long)l->number);
+  /* LevelDB only appends to a log: one no longer than where the last read stopped holds
+     nothing new. */
+  uint64_t size, next = l->resume;
+  err_t e;
+  int r = env_path_size(el->rw.io, path, &size, &e);
+  if (r == BFH_OK && size <= l->resume) {
+    free(path);
+    return BFH_OK;
+  }
+  stock_seg_builder_t b = {.seed = stock_value_seed(el->rw.sync),
+                           .terms = stock_value_terms(el->rw.sync)};
+  ldb_read_stats_t st = {0};
+  if (r != BFH_NOT_FOUND)
+    r = ldb_log_read(el->rw.io, path, l->resume, append_entry, &b, &next, &st, err);
+  if (r == BFH_E_CORRUPT) {
+    /* Perhaps part of an append in flight (the top of this file): read again with every
+       writer held off. */
+    stock_seg_builder_release(&b);
+    b = (stock_seg_builder_t){.seed = stock_value_seed(el->rw.sync),
+                              .terms = stock_value_terms(el->rw.sync)};
+    next = l->resume;
+    el->stats.log_rereads++;
+    pthread_rwlock_wrlock(&el->write_lock);
+    r = ldb_log_read(el->rw.io, path, l->resume, append_entry, &b, &next, &st, err);
+    pthread_rwlock_unlock(&el->write_lock);
+  }
+  el->stats.log_bytes += st.bytes_read;
+  if (r == BFH_OK && b.nomem) r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
+  if (r == BFH_OK && b.n > 0 && stock_segs_push(&l->segs, &b) != BFH_OK)
+    r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
+  if (r == BFH_OK) l->resume = next;
+  stock_seg_builder_release(&b);
+  free(path);
+  return r;
+}
+
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
   for (size_t i = 0; i < el->nlogs; i++) el->logs[i].seen = 0;
   u64vec_t nums;
@@ -94,85 +136,15 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
      yet, one this handle never read: the pin must then be one fetched after the listing. */
   if (listed) logs_changed(el);
   for (size_t j = 0; rc == BFH_OK && j < nums.n; j++) {
-    log_state_t *l = NULL;
-    for (size_t i = 0; i < el->nlogs; i++)
-      if (el->logs[i].number == nums.v[j]) l = &el->logs[i];
-    if (!l && !read) continue;
-    if (!l) {
-      if (el->nlogs == el->logs_cap) {
-        size_t c = el->logs_cap ? 2 * el->logs_cap : 8;
-        log_state_t *nl = realloc(el->logs, c * sizeof *nl);
-        if (!nl) {
-          rc = err_set(err, BFH_E_NOMEM, "%s: no memory for logs", el->rw.path);
-          break;
-        }
-        el->logs = nl;
-        el->logs_cap = c;
-      }
-      l = &el->logs[el->nlogs++];
-      memset(l, 0, sizeof *l);
-      l->number = nums.v[j];
-    }
-    if (!read) {
-      l->seen = 1;
-      continue;
-    }
-    char *path = path_fmt("%s/%06llu.log", el->rw.path, (unsigned long long)l->number);
-    if (!path) {
-      rc = err_set(err, BFH_E_NOMEM, "%s/%06llu.log: no memory for its path", el->rw.path,
-                   (unsigned long long)l->number);
-      break;
-    }
-    /* LevelDB only appends to a log: one no longer than where the last read stopped holds
-       nothing new. */
-    uint64_t size;
-    err_t e;
-    int r0 = env_path_size(el->rw.io, path, &size, &e);
-    if (r0 == BFH_NOT_FOUND) { /* deleted: its table is installed, maybe not in the pin */
-      free(path);
+    log_state_t *l = log_state(el, nums.v[j], read);
+    if (!l && read) rc = err_set(err, BFH_E_NOMEM, "%s: no memory for logs", el->rw.path);
+    int r = l && read ? read_log(el, l, err) : BFH_OK;
+    if (r == BFH_NOT_FOUND) /* deleted since the listing: its table is installed */
       logs_changed(el);
-      continue;
-    }
-    if (r0 == BFH_OK && size <= l->resume) {
-      free(path);
-      l->seen = 1;
-      continue;
-    }
-    stock_seg_builder_t b = {0};
-    b.seed = stock_value_seed(el->rw.sync);
-    b.terms = stock_value_terms(el->rw.sync);
-    ldb_read_stats_t st = {0};
-    uint64_t next = l->resume;
-    int r = ldb_log_read(el->rw.io, path, l->resume, append_entry, &b, &next, &st, err);
-    if (r == BFH_E_CORRUPT) {
-      /* A read racing LevelDB's append can see part of a write(2) (a record whose bytes are
-         not all there yet: a false checksum mismatch). Read again with every writer held
-         off: no append is in flight then, so damage seen now is in the file. */
-      stock_seg_builder_release(&b);
-      b.seed = stock_value_seed(el->rw.sync); /* (zeroed by the release) */
-      b.terms = stock_value_terms(el->rw.sync);
-      next = l->resume;
-      el->stats.log_rereads++;
-      pthread_rwlock_wrlock(&el->write_lock);
-      r = ldb_log_read(el->rw.io, path, l->resume, append_entry, &b, &next, &st, err);
-      pthread_rwlock_unlock(&el->write_lock);
-    }
-    el->stats.log_bytes += st.bytes_read;
-    if (r == BFH_OK && b.nomem) r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
-    if (r == BFH_OK && b.n > 0 && stock_segs_push(&l->segs, &b) != BFH_OK)
-      r = err_set(err, BFH_E_NOMEM, "log %s: no memory", path);
-    stock_seg_builder_release(&b);
-    free(path);
-    if (r == BFH_NOT_FOUND) { /* deleted since the listing: its table is installed */
-      logs_changed(el);
-      continue;
-    }
-    if (r != BFH_OK) {
+    else if (r != BFH_OK)
       rc = r;
-      break;
-    }
-    l->resume = next;
-    l->seen = 1;
+    else if (l)
+      l->seen = 1;
   }
   u64vec_release(&nums);
   if (rc != BFH_OK) return rc;

@@ -5,7 +5,6 @@
 
 #include "bfh.h"
 #include "lsm_hooks/engines/leveldb/adapter.h"
-#include "lsm_hooks/engines/leveldb/filter.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
 static int visit_match(void *arg, const ldb_entry_t *e) {
@@ -57,6 +56,20 @@ int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *r
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
   return rc;
+}
+
+static int add_value(void *arg, const ldb_entry_t *e) {
+  return e->type == LDB_TYPE_VALUE && stock_leaf_add(arg, e->val, e->val_len);
+}
+
+int ldb_filter_read(env_t *io, const char *path, const value_index_params_t *p,
+                    index_leaf_read_t *out, ldb_read_stats_t *st, err_t *err) {
+  stock_leaf_build_t b;
+  int rc = stock_leaf_begin(&b, path, p, out->terms, out->want_map, 0, err);
+  if (rc == BFH_OK)
+    rc = ldb_table_scan_tagged(io, path, add_value, b.blocks ? stock_leaf_end_block : NULL, &b, st,
+                               &out->tag, err);
+  return stock_leaf_finish(&b, rc, 0, out);
 }
 
 int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,

@@ -101,11 +101,8 @@ static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
 int ldb_list(stock_rw_t *s, int view, engine_table_t **out, size_t *count, void **held,
              err_t *err) {
   engine_leveldb_t *el = (engine_leveldb_t *)s;
-  int rc = BFH_OK;
-  if (view) /* only a view needs the logs' entries */
-    rc = ldb_logs_refresh(el, 1, err);
-  else if (el->nlogs > 0)
-    rc = ldb_logs_refresh(el, 0, err); /* frees the segments of deleted logs */
+  /* Only a view needs the logs' entries; another sync frees the segments of deleted logs. */
+  int rc = view || el->nlogs > 0 ? ldb_logs_refresh(el, view, err) : BFH_OK;
   ldb_pin_t *pin = NULL;
   if (rc == BFH_OK) rc = pin_list(el, &pin, err);
   if (rc != BFH_OK) return rc;

@@ -25,8 +25,6 @@
  * deleted only after their memtable is a table) or in a table listed at step 3, and no file
  * the view names is deleted before it is released. A WAL entry also in a table is harmless: a
  * search validates every candidate with rocksdb_get.
- * The view's struct is the stock core's (../stock/stock.h), with nothing held: the segments
- * and their value index are the core's code.
  */
 #ifndef BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
 #define BFH_LSM_HOOKS_ROCKSDB_ADAPTER_H
@@ -68,45 +66,40 @@ typedef struct engine_rocksdb {
   size_t views_open;       /* views not yet released */
 } engine_rocksdb_t;
 
-/* rdb_view.c: the engine's part of a sync (stock_rw_format_t.list, unhold, segs and tick). */
+/* rdb_view.c: the engine's part of a sync (stock_rw_format_t.list, unhold, segs and tick). The
+   tick gives file deletions back to RocksDB if no view is open (also at close, after the
+   background thread stopped). */
 int rdb_list(stock_rw_t *s, int view, engine_table_t **t, size_t *n, void **held, err_t *err);
 void rdb_unhold(stock_rw_t *s, void *held);
 const stock_segs_t *rdb_segs(stock_rw_t *s, size_t i);
 void rdb_tick(stock_rw_t *s);
-/* Gives file deletions back to RocksDB if no view is open (the background thread's tick, and
-   close after the thread stopped). */
-void rdb_hold_release_idle(engine_rocksdb_t *er);
 
 /* rdb_wal.c */
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a
    super version change) into a new segment. REQUIRES sync_mu. BFH_E_UNSUPPORTED for a merge
    operand or a blob reference of the engine's column family. */
 int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err);
-void rdb_wal_release(engine_rocksdb_t *er);
 
 /* rdb_reads.c */
-/* The path of table `number` of the database in dir: NNNNNN.sst, or NNNNNN.ldb when only that
-   exists (RocksDB's TableCache opens the LevelDB name when the RocksDB one is missing). Every
-   read of a table by its number takes its name from here. The path is in *path (a string of
-   its own: client frees it with free(); NULL on failure). BFH_OK, or BFH_E_NOMEM naming the
-   table. */
+/* stock_table_path and stock_table_path_write (stock.h) of table `number` of the database in
+   dir: NNNNNN.sst, or NNNNNN.ldb when only that exists (RocksDB's TableCache opens the LevelDB
+   name when the RocksDB one is missing). Every read of a table by its number takes its name
+   from here. */
 int rdb_table_path(const char *dir, uint64_t number, char **path, err_t *err);
-/* The same path written into out (n bytes), for foreign_tables_t. REQUIRES: n >= strlen(dir) +
-   STOCK_TABLE_NAME_BYTES (stock.h). */
 void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n);
-/* Reads table `number` of the database in dir for m->val: the whole table (refs NULL) or the
-   data blocks refs[0, n). BFH_NOT_FOUND when the file is gone; BFH_E_UNSUPPORTED at a merge
-   operand or a blob reference. */
+/* stock_rw_format_t.table_match, .table_hashes, .leaf_read and .table_tag of table `number` of
+   the database in dir (the read-only row's too), each BFH_NOT_FOUND when the file is gone.
+   BFH_E_UNSUPPORTED at an entry bfh cannot answer from (rdb_entry_refuse): table_hashes then
+   leaves the table out of the Cuckoo Index and leaf_read gives it no leaf, so every search
+   scans it, and the scan refuses the search. */
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* engine_ops_t.table_hashes for table `number` of the database in dir: fn gets the item
-   hashes under seed of every value entry (terms: the database's items, filters/value_terms.h;
-   NULL: bfh_value_hash(value, seed)). BFH_NOT_FOUND when the file is gone;
-   BFH_E_UNSUPPORTED at an entry bfh cannot answer from (rdb_entry_refuse): the table is then
-   left out of the Cuckoo Index, so every search reads it, and is refused there. */
 int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
                      engine_scan_stats_t *st, err_t *err);
+int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
+                  index_leaf_read_t *out, err_t *err);
+int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 /* rdb_table_match over table file f, already open (borrowed; the read-only engine's pins),
    named path in messages; ft (borrowed, may be NULL) is f's footer read before
    (rdb_table_read_blocks_footer), so that a read of refs reads those blocks alone. */
@@ -115,32 +108,23 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_foot
                           engine_scan_stats_t *st, err_t *err);
 /* BFH_E_UNSUPPORTED naming the table at path for an entry bfh cannot answer from (a merge
    operand, a blob reference, a wide-column entity); else BFH_OK. */
-struct rdb_entry;
-int rdb_entry_refuse(const struct rdb_entry *e, const char *path, err_t *err);
-/* index_source_t.read_leaf and .table_tag for table `number` of the database in dir. A table
-   holding a merge operand or a blob reference gets no leaf (BFH_E_UNSUPPORTED): it is then
-   scanned, and the scan refuses the search. */
-int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index_params_t *p,
-                  index_leaf_read_t *out, err_t *err);
+int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err);
 /* rdb_describe (rdb_engine.h) of table `number` of the database in dir, read through io: what
    the read-only engine's row uses too. BFH_NOT_FOUND when the table is gone. */
 int rdb_describe_table(env_t *io, const char *dir, uint64_t number, bfh_table_info *info,
                        err_t *err);
-/* rdb_leaf_read over table file f, already open (borrowed), named path in messages. */
-int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
-                        index_leaf_read_t *out, err_t *err);
 /* What else a leaf read hands over, with arg, as it passes over the table: entry gets every
    entry the leaf took (range tombstones last; the return value is ignored), block the end of
    each data block (as rdb_block_fn; ignored too). The read-only engine builds a table's key
    index this way without reading the table again. */
 typedef struct rdb_leaf_tap {
-  int (*entry)(void *arg, const struct rdb_entry *e);
+  int (*entry)(void *arg, const rdb_entry_t *e);
   int (*block)(void *arg, uint64_t offset, uint64_t size);
   void *arg;
 } rdb_leaf_tap_t;
-/* rdb_leaf_read_rfile, with tap (may be NULL). */
+/* rdb_leaf_read over table file f, already open (borrowed), named path in messages, with tap
+   (may be NULL). */
 int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_params_t *p,
                          const rdb_leaf_tap_t *tap, index_leaf_read_t *out, err_t *err);
-int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 
 #endif

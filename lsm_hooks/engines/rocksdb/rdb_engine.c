@@ -44,8 +44,8 @@ static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
 /* stock_rw_format_t.destroy. */
 static void destroy(stock_rw_t *s) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)s;
-  if (er->db) rdb_hold_release_idle(er); /* no view is open at close */
-  rdb_wal_release(er);
+  if (er->db) rdb_tick(s); /* no view is open at close: the hold is given back */
+  stock_segs_release(&er->segs);
   for (size_t i = 0; i < er->ncfs; i++)
     if (er->cfs[i]) rocksdb_column_family_handle_destroy(er->cfs[i]);
   free(er->cfs);
@@ -110,42 +110,32 @@ static const engine_ops_t rocksdb_ops = {STOCK_RW_OPS_FIELDS("rocksdb")};
 
 /* ---- Opening ---------------------------------------------------------------------------- */
 
-/* What path must be before RocksDB may open or create a database in it (RocksDB itself would
-   create a missing directory even with create_if_missing off). */
-static int check_path(env_t *io, const char *path, int create, err_t *err) {
-  int exists;
+/* stock_rw_format_t.check_dir: what path must be before RocksDB may open or create a database
+   in it (RocksDB itself would create a missing directory even with create_if_missing off), and
+   the column family (a new database has none but "default"). */
+static int check_directory(env_t *io, const char *path, const bfh_options *opt, err_t *err) {
+  int create = opt->create_if_missing, exists;
   int rc = stock_rw_check_dir(io, path, create, &exists, err);
-  if (rc != BFH_OK || !exists) return rc;
-  rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err);
   if (rc != BFH_OK) return rc;
-  long holder = foreign_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
-  if (holder)
-    return err_set(err, BFH_E_BUSY, "%s: database is open in process %ld (it holds RocksDB's LOCK)",
-                   path, holder);
-  /* A directory whose CURRENT is lost still holds the database's tables and logs: RocksDB
-     would create a fresh, empty database over them (create_if_missing), and its next open
-     would delete them as obsolete. A damaged WAL record would end RocksDB's replay there,
-     dropping the writes after it. Both are refused first (rdb_verify.c). */
-  rc = rdb_verify_precheck(io, path, err);
-  if (rc != BFH_OK) return rc;
-  int has = 1;
-  if (!create && (rc = stock_file_exists(io, path, "CURRENT", &has, err)) != BFH_OK) return rc;
-  if (!has)
+  int other_cf = opt->column_family && strcmp(opt->column_family, "default") != 0, has = 0;
+  if (exists) {
+    if ((rc = engine_detect_check(path, ENGINE_DIR_ROCKSDB, err)) != BFH_OK) return rc;
+    long holder = foreign_lock_holder(path); /* RocksDB's LOCK is a POSIX lock */
+    if (holder)
+      return err_set(err, BFH_E_BUSY,
+                     "%s: database is open in process %ld (it holds RocksDB's LOCK)", path, holder);
+    /* A directory whose CURRENT is lost still holds the database's tables and logs: RocksDB
+       would create a fresh, empty database over them (create_if_missing), and its next open
+       would delete them as obsolete. A damaged WAL record would end RocksDB's replay there,
+       dropping the writes after it. Both are refused first (rdb_verify.c). */
+    if ((rc = rdb_verify_precheck(io, path, err)) != BFH_OK) return rc;
+    if ((!create || other_cf) && (rc = stock_file_exists(io, path, "CURRENT", &has, err)) != BFH_OK)
+      return rc;
+  }
+  if (!has && !create)
     return err_set(err, BFH_E_INVALID,
                    "%s: not a RocksDB database (no CURRENT file; create_if_missing is off)", path);
-  return BFH_OK;
-}
-
-/* stock_rw_format_t.check_dir: the path, then the column family (a new database has none
-   but "default"). */
-static int check_directory(env_t *io, const char *path, const bfh_options *opt, err_t *err) {
-  int rc = check_path(io, path, opt->create_if_missing, err);
-  if (rc != BFH_OK) return rc;
-  int has = 1;
-  if (opt->column_family && strcmp(opt->column_family, "default") != 0 &&
-      (rc = stock_file_exists(env_default(), path, "CURRENT", &has, err)) != BFH_OK)
-    return rc;
-  if (!has)
+  if (!has && other_cf)
     return err_set(err, BFH_E_INVALID,
                    "%s: no column family '%s' (a new database has only \"default\"; bfh creates "
                    "none: create it with RocksDB); nothing was written",
@@ -263,17 +253,13 @@ int engine_rocksdb_open(const char *path, const bfh_options *opt, struct env *io
   return stock_rw_open(&rocksdb_format, path, opt, io, sync, out, err);
 }
 
-/* Counts the damage bfh's check finds before RocksDB's repair: a damaged table is moved to
-   lost/ whole by RocksDB's repair (all its keys leave the database). */
-typedef struct repair_count {
-  bfh_repair_report *rep;
-} repair_count_t;
-
+/* Counts the damage bfh's check finds before RocksDB's repair (arg: the report, may be NULL): a
+   damaged table is moved to lost/ whole by RocksDB's repair (all its keys leave the database). */
 static void count_damage(void *arg, const char *file, uint64_t offset, const char *what) {
   (void)offset, (void)what;
-  repair_count_t *rc = arg;
+  bfh_repair_report *rep = arg;
   uint64_t num;
-  if (rc->rep && stock_table_file_number(file, &num)) rc->rep->tables_lost++;
+  if (rep && stock_table_file_number(file, &num)) rep->tables_lost++;
 }
 
 /* The entries of dir/lost/ (0 if it does not exist, or cannot be listed: a count for the
@@ -311,9 +297,8 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
   /* What RocksDB's repair will drop, counted first with bfh's readers. */
   engine_check_stats_t st = {0};
   uint64_t cache_damaged = 0;
-  repair_count_t count = {rep};
-  int rc =
-      rdb_verify_dir(env_default(), dir, 0, 0, 0, count_damage, &count, &st, &cache_damaged, err);
+  const engine_filter_params_t no_cache = {0};
+  int rc = rdb_verify_check(dir, &no_cache, count_damage, rep, &st, &cache_damaged, err);
   if (rc != BFH_OK) return rc;
   uint64_t lost_before = lost_entries(dir);
   rocksdb_options_t *o = rocksdb_options_create();
@@ -332,8 +317,7 @@ int engine_rocksdb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
 int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *err) {
   *names = NULL;
   *n = 0;
-  rdb_version_t v;
-  memset(&v, 0, sizeof v);
+  rdb_version_t v = {0};
   int rc = rdb_version_load(env_default(), path, 0, &v, NULL, NULL, err);
   char **out = rc == BFH_OK ? calloc(v.ncfs ? v.ncfs : 1, sizeof *out) : NULL;
   if (rc == BFH_OK && !out) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", path);

@@ -35,24 +35,17 @@ int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *e
 int rdb_describe(engine_t *e, uint64_t number, bfh_table_info *info, err_t *err);
 
 /* engine_kind_t.check of the row "rocksdb" (rdb_verify.c): stock_check_dir (stock/stock_check.h)
-   over RocksDB's readers, through the real I/O layer with the stored parameters p; rdb_verify_dir
-   through io (borrowed) with m, k, seed given. */
+   over RocksDB's readers, through the real I/O layer with the stored parameters p (m 0: the
+   filter cache is not checked). */
 int rdb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
                      void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err);
-int rdb_verify_dir(struct env *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
-                   uint64_t *cache_damaged, err_t *err);
 
 /* What RocksDB's open would pass over without a word, checked before it (the engine's open):
-   a directory without CURRENT that holds RocksDB's tables, logs or a MANIFEST (a database
-   that lost its CURRENT: nothing may open or create a database over it); CURRENT that does
-   not name an existing MANIFEST; the MANIFEST replayed (every checksum, every edit); every
-   live WAL read to its end, every record's checksum and every write batch (RocksDB's default
-   recovery, point in time, stops at a damaged record and drops every write after it,
-   acknowledged or not). A record cut short at
-   a log's end is a write in flight at a crash, not damage. BFH_OK (also for a directory without
-   CURRENT and without database files: a new database); BFH_E_CORRUPT naming the file and
-   offset; BFH_E_UNSUPPORTED (a compressed WAL), BFH_E_IO, BFH_E_NOMEM. Reads through io. */
+   stock_check_precheck (stock/stock_check.h) over RocksDB's readers, a database that lost its
+   CURRENT included (nothing may open or create a database over it), every live WAL read to its
+   end (RocksDB's default recovery, point in time, stops at a damaged record and drops every
+   write after it, acknowledged or not). Reads through io. Its results, and BFH_E_UNSUPPORTED
+   for a compressed WAL. */
 int rdb_verify_precheck(struct env *io, const char *dir, err_t *err);
 
 /* After RocksDB's open failed with err (BFH_E_CORRUPT): RocksDB names the wrong file for some

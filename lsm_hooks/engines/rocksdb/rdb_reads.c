@@ -4,15 +4,10 @@
  * a merge operand (bfh sets no merge operator, and cannot apply one) and a blob reference (the
  * value lives in a blob file bfh does not read).
  */
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
-#include "index/index_sync.h"
 #include "lsm_hooks/rocksdb_format/rdb_table.h"
 
 void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n) {
@@ -23,8 +18,7 @@ int rdb_table_path(const char *dir, uint64_t number, char **path, err_t *err) {
   return stock_table_path(dir, number, "sst", "ldb", path, err);
 }
 
-/* BFH_E_UNSUPPORTED for an entry bfh cannot answer from, naming the table; else BFH_OK. */
-static int refuse(const rdb_entry_t *e, const char *path, err_t *err) {
+int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err) {
   if (e->type == RDB_TYPE_MERGE)
     return err_set(err, BFH_E_UNSUPPORTED,
                    "table %s: holds a merge operand (sequence %llu); bfh cannot search a RocksDB "
@@ -51,7 +45,7 @@ typedef struct match {
 
 static int visit_match(void *arg, const rdb_entry_t *e) {
   match_t *x = arg;
-  if ((x->rc = refuse(e, x->path, x->err)) != BFH_OK) return 1;
+  if ((x->rc = rdb_entry_refuse(e, x->path, x->err)) != BFH_OK) return 1;
   if (!engine_value_test_passes(x->m->test, e->type == RDB_TYPE_VALUE, e->val, e->val_len))
     return 0;
   return x->m->fn(x->m->arg, e->key, e->key_len, e->seq);
@@ -86,7 +80,7 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_foot
 
 static int visit_hash(void *arg, const rdb_entry_t *e) {
   stock_hashes_t *h = arg;
-  if ((h->rc = refuse(e, h->path, h->err)) != BFH_OK) return 1;
+  if ((h->rc = rdb_entry_refuse(e, h->path, h->err)) != BFH_OK) return 1;
   return e->type == RDB_TYPE_VALUE && stock_hashes_add(h, e->val, e->val_len);
 }
 
@@ -107,10 +101,6 @@ int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
   return rc != BFH_OK ? rc : h.rc;
 }
 
-int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err) {
-  return refuse(e, path, err);
-}
-
 /* ---- A table's filters ------------------------------------------------------------------ */
 
 /* A leaf read, with what taps it (NULL: nothing). */
@@ -121,7 +111,7 @@ typedef struct build {
 
 static int add_value(void *arg, const rdb_entry_t *e) {
   build_t *b = arg;
-  if ((b->leaf.rc = refuse(e, b->leaf.path, b->leaf.err)) != BFH_OK) return 1;
+  if ((b->leaf.rc = rdb_entry_refuse(e, b->leaf.path, b->leaf.err)) != BFH_OK) return 1;
   if (b->tap) b->tap->entry(b->tap->arg, e);
   return e->type == RDB_TYPE_VALUE && stock_leaf_add(&b->leaf, e->val, e->val_len);
 }
@@ -156,15 +146,10 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
   if (rc != BFH_OK) return rc;
   env_rfile_t *f = NULL;
   rc = env_open_read(io, path, &f, err);
-  if (rc == BFH_OK) rc = rdb_leaf_read_rfile(f, path, p, out, err);
+  if (rc == BFH_OK) rc = rdb_leaf_read_tapped(f, path, p, NULL, out, err);
   env_rfile_close(f);
   free(path);
   return rc;
-}
-
-int rdb_leaf_read_rfile(env_rfile_t *f, const char *path, const value_index_params_t *p,
-                        index_leaf_read_t *out, err_t *err) {
-  return rdb_leaf_read_tapped(f, path, p, NULL, out, err);
 }
 
 int rdb_leaf_read_tapped(env_rfile_t *f, const char *path, const value_index_params_t *p,

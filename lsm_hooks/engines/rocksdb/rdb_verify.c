@@ -88,16 +88,10 @@ static const stock_check_format_t format = {
     .log_read = log_read,
 };
 
-int rdb_verify_dir(env_t *io, const char *dir, uint64_t m, uint32_t k, uint64_t seed,
-                   engine_damage_fn damage, void *arg, engine_check_stats_t *st,
-                   uint64_t *cache_damaged, err_t *err) {
-  return stock_check_dir(&format, io, dir, m, k, seed, damage, arg, st, cache_damaged, err);
-}
-
 int rdb_verify_check(const char *dir, const engine_filter_params_t *p, engine_damage_fn damage,
                      void *arg, engine_check_stats_t *st, uint64_t *cache_damaged, err_t *err) {
-  return rdb_verify_dir(env_default(), dir, p->m, p->k, p->seed, damage, arg, st, cache_damaged,
-                        err);
+  return stock_check_dir(&format, env_default(), dir, p->m, p->k, p->seed, damage, arg, st,
+                         cache_damaged, err);
 }
 
 int rdb_verify_precheck(env_t *io, const char *dir, err_t *err) {

@@ -104,12 +104,6 @@ static void hold_release_if_idle(engine_rocksdb_t *er) {
   er->holding = 0;
 }
 
-void rdb_hold_release_idle(engine_rocksdb_t *er) {
-  pthread_mutex_lock(&er->hold_mu);
-  hold_release_if_idle(er);
-  pthread_mutex_unlock(&er->hold_mu);
-}
-
 /* One view fewer; the hold is given back by the background thread's next tick, or here when
    there is no thread. */
 static void hold_drop(engine_rocksdb_t *er) {
@@ -145,5 +139,8 @@ const stock_segs_t *rdb_segs(stock_rw_t *s, size_t i) {
 
 /* stock_rw_format_t.tick: the hold of the views closed since the last tick given back. */
 void rdb_tick(stock_rw_t *s) {
-  rdb_hold_release_idle((engine_rocksdb_t *)s);
+  engine_rocksdb_t *er = (engine_rocksdb_t *)s;
+  pthread_mutex_lock(&er->hold_mu);
+  hold_release_if_idle(er);
+  pthread_mutex_unlock(&er->hold_mu);
 }

@@ -58,10 +58,6 @@ static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_
   return rc != BFH_OK ? rc : d.rc;
 }
 
-void rdb_wal_release(engine_rocksdb_t *er) {
-  stock_segs_release(&er->segs);
-}
-
 static uint64_t super_version(engine_rocksdb_t *er) {
   char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.current-super-version-number");
   uint64_t v = s ? strtoull(s, NULL, 10) : 0;
