@@ -449,9 +449,9 @@ typedef struct instead {
   const search_pred_t *pred;
 } instead_t;
 
-/* The bytes rd would read of table t into *bytes: where its block filter or map names few
-   enough blocks, their share of the table (the probe is made again if the table is read),
-   else the whole table. */
+/* The bytes rd would read of table t into *bytes: the map chunks its probe reads, and where
+   its block filter or map names few enough blocks, their share of the table (the probe is
+   made again if the table is read), else the whole table. */
 static int table_read_bytes(engine_t *e, engine_view_t *view, reader_t *rd, const engine_table_t *t,
                             bfh_search_stats *st, uint64_t *bytes, err_t *err) {
   *bytes = t->size;
@@ -464,6 +464,7 @@ static int table_read_bytes(engine_t *e, engine_view_t *view, reader_t *rd, cons
   if (rc == BFH_NOT_FOUND || rc == BFH_E_CORRUPT) return BFH_OK;
   if (rc != BFH_OK) return rc;
   if (few_blocks(rd, nblocks)) *bytes = nblocks ? t->size * rd->refs.n / nblocks : 0;
+  *bytes += chunk_bytes; /* a read by blocks probes first */
   return BFH_OK;
 }
 
