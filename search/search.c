@@ -501,6 +501,20 @@ static int always_worth(void *arg, uint64_t candidates) {
   return 1;
 }
 
+/* The stand-alone index's answer under trial: *st takes its method and counts when it
+   answered; BFH_NOT_FOUND, having reported nothing, when the trial declined. */
+static int ask_index(const instead_t *in, const search_standalone_trial_t *trial, bfh_match_fn fn,
+                     void *arg, bfh_search_stats *st, err_t *err) {
+  bfh_search_stats s;
+  int rc = search_standalone_pred(in->c, in->pred, trial, fn, arg, &s, err);
+  if (rc == BFH_NOT_FOUND) return rc;
+  st->method_used = s.method_used;
+  st->entries_scanned = s.entries_scanned;
+  st->candidates = s.candidates;
+  st->results = s.results;
+  return rc;
+}
+
 /* AUTO's trial of the stand-alone index before the selection (search_standalone_first_budget):
    it answers within the candidates that cost less to validate than the selection of the
    view's n tables would cost; BFH_NOT_FOUND, having reported nothing, when the selection is
@@ -511,14 +525,7 @@ static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
       search_standalone_first_budget(in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), n);
   if (budget == 0) return BFH_NOT_FOUND;
   search_standalone_trial_t trial = {budget, always_worth, NULL};
-  bfh_search_stats s;
-  int rc = search_standalone_pred(in->c, in->pred, &trial, fn, arg, &s, err);
-  if (rc == BFH_NOT_FOUND) return rc;
-  st->method_used = s.method_used;
-  st->entries_scanned = s.entries_scanned;
-  st->candidates = s.candidates;
-  st->results = s.results;
-  return rc;
+  return ask_index(in, &trial, fn, arg, st, err);
 }
 
 static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, reader_t *rd,
@@ -532,15 +539,8 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
   if (budget == 0) return BFH_NOT_FOUND;
   weigh_t w = {e, view, rd, tables, n, scan, st, BFH_OK, err};
   search_standalone_trial_t trial = {budget, index_worth, &w};
-  bfh_search_stats s;
-  int rc = search_standalone_pred(in->c, in->pred, &trial, fn, arg, &s, err);
-  if (w.rc != BFH_OK) return w.rc;
-  if (rc == BFH_NOT_FOUND) return rc;
-  st->method_used = s.method_used;
-  st->entries_scanned = s.entries_scanned;
-  st->candidates = s.candidates;
-  st->results = s.results;
-  return rc;
+  int rc = ask_index(in, &trial, fn, arg, st, err);
+  return w.rc != BFH_OK ? w.rc : rc;
 }
 
 /* The frame every search shares: take a view, select the tables, scan them and the
