@@ -6,8 +6,9 @@
  * for q = a permutation of i, N = (q - num/2) * 4096 (distinct, negative and positive, 4096
  * apart) and NAME = "p<q mod 667>.<q>" (a prefix "pXXX." matches 1/667 = 0.15% of the
  * records). Waits until both stores are idle, warms every query once, then runs RUNS rounds;
- * each round draws a held value c (fixed seed) and times, by AUTO, SCAN and STANDALONE in an
- * order that rotates each round:
+ * each round draws a held value c (fixed seed) and times, by AUTO and STANDALONE (which goes
+ * first alternates by round), and by SCAN after every other query of the round (a full scan
+ * replaces the block cache's contents, and whichever method followed it would pay for that):
  *   empty-range-1024  n BETWEEN c+1000 AND c+2023 (1,024 codes, between two held values)
  *   range-r10         n BETWEEN c AND c+9*4096    (10 matches)
  *   range-r100        n BETWEEN c AND c+99*4096   (100 matches)
@@ -248,24 +249,28 @@ static void round_at(const cfg_t *c, bfh_db *db, uint64_t h, int round, int reco
   keys_t ks = {malloc(128 * sizeof *ks.k), 0, 128};
   if (!ks.k) die("keys", BFH_E_NOMEM, db);
   char where[160];
-  for (int q = Q_EMPTY; q <= Q_PRESENT; q++) {
-    where_of(c, q, h, where, sizeof where);
-    int nm = q >= Q_ABSENT ? 1 : NM; /* the points by AUTO alone */
-    for (int j = 0; j < nm; j++) {
-      int m = (j + round) % nm;
-      series_t *s = &S[q][m];
-      tm2_t ns = run_query(db, where, m, m == M_AUTO ? &ks : NULL, s);
-      if (record) s->ns[s->n++] = ns;
-      if (m != M_AUTO || (q != Q_R10 && q != Q_R100)) continue;
-      /* r validating gets, of records half the key space away (untouched this round) */
-      keys_of(c, (h + c->num / 2) % (c->num - 200), q == Q_R10 ? 10 : 100, &ks);
-      tm2_t g = run_gets(db, &ks);
-      series_t *gs = &S[q == Q_R10 ? Q_GET10 : Q_GET100][M_AUTO];
-      gs->used = BFH_SEARCH_AUTO;
-      gs->results = ks.n;
-      if (record) gs->ns[gs->n++] = g;
+  /* AUTO and STANDALONE of every query, their order alternating by round; then SCAN's. */
+  static const int order[2][NM] = {{M_AUTO, M_STANDALONE, M_SCAN}, {M_STANDALONE, M_AUTO, M_SCAN}};
+  for (int pass = 0; pass < 2; pass++)
+    for (int q = Q_EMPTY; q <= Q_PRESENT; q++) {
+      where_of(c, q, h, where, sizeof where);
+      for (int j = 0; j < NM; j++) {
+        int m = order[round % 2][j];
+        if ((m == M_SCAN) != (pass == 1)) continue;
+        if (q >= Q_ABSENT && m != M_AUTO) continue; /* the points by AUTO alone */
+        series_t *s = &S[q][m];
+        tm2_t ns = run_query(db, where, m, m == M_AUTO ? &ks : NULL, s);
+        if (record) s->ns[s->n++] = ns;
+        if (m != M_AUTO || (q != Q_R10 && q != Q_R100)) continue;
+        /* r validating gets, of records half the key space away (untouched this round) */
+        keys_of(c, (h + c->num / 2) % (c->num - 200), q == Q_R10 ? 10 : 100, &ks);
+        tm2_t g = run_gets(db, &ks);
+        series_t *gs = &S[q == Q_R10 ? Q_GET10 : Q_GET100][M_AUTO];
+        gs->used = BFH_SEARCH_AUTO;
+        gs->results = ks.n;
+        if (record) gs->ns[gs->n++] = g;
+      }
     }
-  }
   free(ks.k);
 }
 
