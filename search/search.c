@@ -546,7 +546,7 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. newest: 0 every key, else the newest
    K (scan_newest). instead (may be NULL): AUTO's trial of the stand-alone index, before the
-   selection when that would cost much more than a seek in the index (try_first), else between
+   selection when that would cost more than twice the index's seeks (try_first), else between
    the selection and the reads (try_instead). */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
                const instead_t *instead, reader_t *rd, const engine_value_test_t *test,
