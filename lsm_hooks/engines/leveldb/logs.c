@@ -72,13 +72,8 @@ static log_state_t *log_state(engine_leveldb_t *el, uint64_t number, int add) {
   for (size_t i = 0; i < el->nlogs; i++)
     if (el->logs[i].number == number) return &el->logs[i];
   if (!add) return NULL;
-  if (el->nlogs == el->logs_cap) {
-    size_t c = el->logs_cap ? 2 * el->logs_cap : 8;
-    log_state_t *nl = realloc(el->logs, c * sizeof *nl);
-    if (!nl) return NULL;
-    el->logs = nl;
-    el->logs_cap = c;
-  }
+  if (stock_grow(&el->logs, &el->logs_cap, el->nlogs + 1, sizeof *el->logs, 8) != BFH_OK)
+    return NULL;
   el->logs[el->nlogs] = (log_state_t){.number = number};
   return &el->logs[el->nlogs++];
 }

@@ -282,21 +282,9 @@ static void keys_release(keys_t *k) {
 
 static int keys_add_block(keys_t *k, const uint8_t *key, size_t key_len, uint64_t offset,
                           uint64_t size) {
-  if (k->nblocks == k->blocks_cap) {
-    size_t c = k->blocks_cap ? 2 * k->blocks_cap : 64;
-    rro_kblock_t *q = realloc(k->blocks, c * sizeof *q);
-    if (!q) return k->nomem = 1;
-    k->blocks = q;
-    k->blocks_cap = c;
-  }
-  if (k->keys_len + key_len > k->keys_cap) {
-    size_t c = k->keys_cap ? 2 * k->keys_cap : 4096;
-    while (c < k->keys_len + key_len) c *= 2;
-    uint8_t *q = realloc(k->keys, c);
-    if (!q) return k->nomem = 1;
-    k->keys = q;
-    k->keys_cap = c;
-  }
+  if (stock_grow(&k->blocks, &k->blocks_cap, k->nblocks + 1, sizeof *k->blocks, 64) != BFH_OK ||
+      stock_grow(&k->keys, &k->keys_cap, k->keys_len + key_len, 1, 4096) != BFH_OK)
+    return k->nomem = 1;
   if (key_len) memcpy(k->keys + k->keys_len, key, key_len);
   k->blocks[k->nblocks++] =
       (rro_kblock_t){.offset = offset, .size = size, .key_at = k->keys_len, .key_len = key_len};
@@ -320,14 +308,7 @@ static int tap_entry(void *arg, const rdb_entry_t *e) {
   keys_t *k = arg;
   if (k->nomem) return 0;
   if (e->type == RDB_TYPE_RANGE_DELETION) return kb_tomb(k, e), 0;
-  if (e->key_len > k->last_cap) {
-    size_t c = k->last_cap ? 2 * k->last_cap : 64;
-    while (c < e->key_len) c *= 2;
-    uint8_t *q = realloc(k->last, c);
-    if (!q) return k->nomem = 1, 0;
-    k->last = q;
-    k->last_cap = c;
-  }
+  if (stock_grow(&k->last, &k->last_cap, e->key_len, 1, 64) != BFH_OK) return k->nomem = 1, 0;
   if (e->key_len) memcpy(k->last, e->key, e->key_len);
   k->last_len = e->key_len;
   return 0;
