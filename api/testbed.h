@@ -15,7 +15,8 @@
  *     bfh_internal_index), and with them the interfaces to use them: engine.h (views, the
  *     live tables, one table's scan), engine_lsm.h (the own engine: wait for compactions, the
  *     cost of the index rebuild at open), engines/leveldb/ldb_engine.h (the LevelDB engine:
- *     indexing and filter-cache counters, a sync of the emulated hook),
+ *     indexing and filter-cache counters), engines/stock/stock_rw.h (a sync of either stock
+ *     engine's emulated hook, engine_stock_sync),
  *     index_sync.h (where a leaf came from) and leaf_cache.h (the filter cache's layout),
  *     value_index.h and search.h (a search over a chosen list of tables);
  *   - the read-only LevelDB and RocksDB engines' test hooks (engines/stock/stock_ro.h: run code
@@ -52,6 +53,7 @@
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/rocksdb/rdb_engine.h"
 #include "lsm_hooks/engines/stock/stock_ro.h"
+#include "lsm_hooks/engines/stock/stock_rw.h"
 #include "index/index_sync.h"
 #include "index/leaf_cache.h"
 #include "index/value_index.h"

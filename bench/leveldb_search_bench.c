@@ -45,7 +45,7 @@
 #include "filters/hash.h"
 /* Not public (api/testbed.h): how many leaves an open built by reading tables and how
    many it loaded from the filter cache (bfh_stats counts only their sum), the build of one
-   table's filter (ldb_filter_read); for --beyond a full index sync (engine_leveldb_sync),
+   table's filter (ldb_filter_read); for --beyond a full index sync (engine_stock_sync),
    the view every search takes, and LevelDB's table list parsed (ldb_sstables_parse). */
 #include "api/testbed.h"
 #include "util/random.h"
@@ -159,8 +159,8 @@ static void paper_mode(const char *base, uint64_t num, uint64_t ingest_num, int 
       "and absent "
       "each) m=%llu k=%u order=%u dir=%s\n",
       (unsigned long long)num, (unsigned long long)ingest_num, rounds, value_bytes, queries,
-      (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS, bfh_internal_filter_hashes(&dflt), dflt.order,
-      base);
+      (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS, bfh_internal_filter_hashes(&dflt),
+      dflt.order, base);
   printf(
       "# last column: search rows = iterator median / this median; ingest rows = "
       "leveldb_put time / this time (filters_on_over_filters_off: time ratio)\n");
@@ -405,8 +405,7 @@ static void wait_indexed(bfh_db *db, bfh_db_stats *st) {
     if (polls == 600) die("wait_indexed", "tables still changing or not indexed after 120 s");
     usleep(200000);
     err_t e;
-    if (engine_leveldb_sync(bfh_internal_engine(db), &e) != BFH_OK)
-      die("engine_leveldb_sync", e.msg);
+    if (engine_stock_sync(bfh_internal_engine(db), &e) != BFH_OK) die("engine_stock_sync", e.msg);
     if (bfh_stats(db, st) != BFH_OK) die("bfh_stats", bfh_last_error(db));
     int indexed = st->leaf_filters == st->tables && st->block_filter_tables == st->tables;
     int same = st->tables == prev.tables && st->table_bytes == prev.table_bytes;
@@ -550,12 +549,13 @@ static void beyond_mode(const char *base, uint64_t num, uint64_t unflushed, uint
       "(index_bits_per_value 0)\n");
   printf(
       "# num=%llu unflushed=%llu queries=%d (per class) ingest_num=%llu ingest_runs=%d "
-      "key_bytes=16 value_bytes=%d m=%llu k=%u order=%u block_filter_bits_per_value=%u memtable_index=%d "
+      "key_bytes=16 value_bytes=%d m=%llu k=%u order=%u block_filter_bits_per_value=%u "
+      "memtable_index=%d "
       "dir=%s\n",
       (unsigned long long)num, (unsigned long long)unflushed, queries,
-      (unsigned long long)ingest_num, runs, value_bytes, (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS,
-      bfh_internal_filter_hashes(&dflt), dflt.order, dflt.block_filter_bits_per_value, dflt.memtable_index,
-      base);
+      (unsigned long long)ingest_num, runs, value_bytes,
+      (unsigned long long)BFH_DEFAULT_VALUE_FILTER_BITS, bfh_internal_filter_hashes(&dflt),
+      dflt.order, dflt.block_filter_bits_per_value, dflt.memtable_index, base);
   fflush(stdout);
   char path[4200];
   snprintf(path, sizeof path, "%s/beyond", base);

@@ -74,7 +74,7 @@ static void fill_with(db_fixture_t *f, const bfh_options *o, int flush) {
   if (o->engine == BFH_ENGINE_LSM)
     assert_int_equal(engine_lsm_wait_idle(eng, &e), BFH_OK);
   else
-    assert_int_equal(engine_leveldb_sync(eng, &e), BFH_OK);
+    assert_int_equal(engine_stock_sync(eng, &e), BFH_OK);
 }
 
 static void fill(db_fixture_t *f, bfh_engine engine, int flush) {
@@ -168,7 +168,7 @@ static void list_settled(db_fixture_t *f, bfh_engine engine, listed_t *l, bfh_db
     for (size_t i = 0; i < l->n; i++) filters += l->t[i].has_value_filter != 0;
     if (engine != BFH_ENGINE_LEVELDB || (l->n == st->tables && filters == l->n)) return;
     err_t e;
-    assert_int_equal(engine_leveldb_sync(bfh_internal_engine(f->db), &e), BFH_OK);
+    assert_int_equal(engine_stock_sync(bfh_internal_engine(f->db), &e), BFH_OK);
   }
 }
 

@@ -326,7 +326,7 @@ static void test_leveldb_engine_methods_equal_oracle(void **state) {
   bfh_search_stats st;
   for (int attempt = 0;; attempt++) {
     err_t err;
-    assert_int_equal(engine_leveldb_sync(bfh_internal_engine(db), &err), BFH_OK);
+    assert_int_equal(engine_stock_sync(bfh_internal_engine(db), &err), BFH_OK);
     uint64_t *before, *after;
     size_t nb = view_numbers(db, &before);
     assert_int_equal(
@@ -505,7 +505,7 @@ static void test_leveldb_engine_search_during_heavy_writes(void **state) {
   err_t err;
   size_t gone = 0;
   for (int polls = 0;; polls++) {
-    assert_int_equal(engine_leveldb_sync(e, &err), BFH_OK);
+    assert_int_equal(engine_stock_sync(e, &err), BFH_OK);
     size_t nafter = view_numbers(db, &after);
     gone = count_gone(before, nbefore, after, nafter);
     free(after);

@@ -61,7 +61,7 @@ static const foreign_engine_t engine = {
         "  is scanned by every search; a stray cache file left for the next open).\n",
     .targets = targets,
     .ntargets = sizeof targets / sizeof targets[0],
-    .sync = engine_rocksdb_sync,
+    .sync = engine_stock_sync,
     .min_tried = 28,
 };
 

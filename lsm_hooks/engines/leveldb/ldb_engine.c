@@ -25,6 +25,7 @@
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/engines/engine_detect.h"
+#include "lsm_hooks/engines/stock/stock_check.h"
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
@@ -158,33 +159,27 @@ static int check_directory(env_t *io, const char *path, const bfh_options *opt, 
   int has_current;
   if ((rc = stock_file_exists(io, path, "CURRENT", &has_current, err)) != BFH_OK) return rc;
   if (has_current) return BFH_OK;
+  /* CURRENT lost: LevelDB's create_if_missing would start a new database over the old one's
+     files, and delete them as obsolete. */
+  if (stock_check_has_files(io, path))
+    return err_set(err, BFH_E_CORRUPT,
+                   "%s: damaged LevelDB database: CURRENT is missing, but the directory holds "
+                   "a table, log or MANIFEST; nothing was changed: run `bfh repair --engine "
+                   "leveldb %s` to rebuild it",
+                   path, path);
   char **names;
   size_t count;
   if ((rc = env_list_dir(io, path, &names, &count, err)) != BFH_OK)
     return err_prefix(err, "%s: list directory: ", path);
-  char other[256] = "", dbfile[256] = "";
-  for (size_t i = 0; i < count && !dbfile[0]; i++) {
+  const char *other = NULL;
+  for (size_t i = 0; i < count && !other; i++) {
     const char *n = names[i];
-    uint64_t num;
     /* bfh's own files, and what a LevelDB create that failed early leaves. */
-    if (!strncmp(n, "BFH-", 4) || !strncmp(n, "bfh-", 4) || !strcmp(n, "LOCK") ||
-        !strcmp(n, "LOG") || !strcmp(n, "LOG.old"))
-      continue;
-    if (stock_table_file_number(n, &num) || stock_file_number(n, "log", &num) ||
-        !strncmp(n, "MANIFEST-", 9))
-      snprintf(dbfile, sizeof dbfile, "%s", n);
-    else if (!other[0])
-      snprintf(other, sizeof other, "%s", n);
+    if (strncmp(n, "BFH-", 4) && strncmp(n, "bfh-", 4) && strcmp(n, "LOCK") && strcmp(n, "LOG") &&
+        strcmp(n, "LOG.old"))
+      other = n;
   }
-  if (dbfile[0])
-    /* CURRENT lost: LevelDB's create_if_missing would start a new database over the old
-       one's files, and delete them as obsolete. */
-    rc = err_set(err, BFH_E_CORRUPT,
-                 "%s: damaged LevelDB database: CURRENT is missing, but the directory holds "
-                 "'%s' (a file of a database); nothing was changed: run `bfh repair --engine "
-                 "leveldb %s` to rebuild it",
-                 path, dbfile, path);
-  else if (other[0])
+  if (other)
     rc = err_set(err, BFH_E_INVALID,
                  "%s: not a LevelDB database (no CURRENT file, and it holds other files such "
                  "as '%s')",
@@ -281,10 +276,6 @@ void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st) {
   st->syncs = el->rw.syncs;
   pthread_mutex_unlock(&el->rw.sync_mu);
   if (el->rw.sync) index_sync_get_stats(el->rw.sync, &st->index);
-}
-
-int engine_leveldb_sync(engine_t *e, err_t *err) {
-  return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_FULL, NULL, err);
 }
 
 void engine_leveldb_hold_watch(engine_t *e, int hold) {

@@ -45,9 +45,6 @@ int engine_leveldb_repair(const char *dir, const bfh_options *opt, bfh_repair_re
 void engine_leveldb_repair_set_hook(void (*fn)(void *arg, const char *path), void *arg);
 
 void engine_leveldb_get_stats(engine_t *e, engine_leveldb_stats_t *st);
-/* Runs the emulated table-build hook now and indexes every live table (what the background
-   thread does every 100 ms for the tables listed for a second). */
-int engine_leveldb_sync(engine_t *e, err_t *err);
 /* engine_kind_t.describe and .check of both LevelDB rows (ldb_verify.c): stock_check_describe_open
    and stock_check_dir (stock/stock_check.h, which says what they read and return) over
    LevelDB's readers, the check through the real I/O layer with the stored parameters p (m 0:

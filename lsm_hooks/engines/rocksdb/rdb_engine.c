@@ -333,7 +333,3 @@ int engine_rocksdb_families(const char *path, char ***names, size_t *n, err_t *e
   *n = k;
   return BFH_OK;
 }
-
-int engine_rocksdb_sync(engine_t *e, err_t *err) {
-  return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_FULL, NULL, err);
-}

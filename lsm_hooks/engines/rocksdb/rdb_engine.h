@@ -55,9 +55,6 @@ int rdb_verify_precheck(struct env *io, const char *dir, err_t *err);
    0 and err is left alone. */
 int rdb_verify_name_damage(struct env *io, const char *dir, err_t *err);
 
-/* Testbed: has index_sync read every live table not indexed yet (as a flush does). */
-int engine_rocksdb_sync(engine_t *e, err_t *err);
-
 /* Testbed: fn(arg) runs before each WAL iterator a view's WAL read makes (rdb_wal.c); a message
    it returns (borrowed) stands for RocksDB's error in making that iterator, e.g. "Operation
    failed. Try again.: ...", so that a test can drive the retries. NULL removes the hook. */

@@ -248,6 +248,10 @@ int stock_rw_sync(stock_rw_t *s, int mode, engine_view_t **view, err_t *err) {
                         STOCK_RW_BG_MIN_AGE_NS, err);
 }
 
+int engine_stock_sync(engine_t *e, err_t *err) {
+  return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_FULL, NULL, err);
+}
+
 int stock_rw_view_acquire(engine_t *e, engine_view_t **view, err_t *err) {
   return stock_rw_sync((stock_rw_t *)e, STOCK_SYNC_VIEW, view, err);
 }

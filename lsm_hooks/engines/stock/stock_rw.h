@@ -121,6 +121,9 @@ int stock_rw_close(engine_t *e, err_t *err);
 enum { STOCK_SYNC_VIEW, STOCK_SYNC_FULL, STOCK_SYNC_BG };
 /* A sync in mode; STOCK_SYNC_VIEW also makes *view (released with stock_rw_view_release). */
 int stock_rw_sync(stock_rw_t *s, int mode, engine_view_t **view, err_t *err);
+/* Testbed: a full sync of a LevelDB or RocksDB engine now, every live table indexed (what the
+   background thread does for the tables listed for a second). */
+int engine_stock_sync(engine_t *e, err_t *err);
 /* engine_ops_t.view_acquire, view_release and stats (the bytes of the logs' value indexes) of
    the read-write engines. */
 int stock_rw_view_acquire(engine_t *e, engine_view_t **view, err_t *err);
