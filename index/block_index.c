@@ -4,6 +4,7 @@
 #include "index/block_index.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +16,8 @@ struct block_index {
   u64_map_t filters; /* number -> block_filter_t * (owned) */
   u64_map_t maps;    /* number -> value_block_map_t * (owned) */
   block_index_stats_t st;
+  /* st.tables and st.maps, for block_index_counts to read without the lock */
+  _Atomic uint64_t ntables, nmaps;
 };
 
 void block_refs_release(block_refs_t *r) {
@@ -60,6 +63,7 @@ static value_block_map_t *find_map(const block_index_t *bi, uint64_t number) {
 
 static void count(block_index_t *bi, const block_filter_t *f, int sign) {
   bi->st.tables += (uint64_t)sign;
+  atomic_store_explicit(&bi->ntables, bi->st.tables, memory_order_relaxed);
   bi->st.bytes += (uint64_t)sign * block_filter_memory(f);
   bi->st.values += (uint64_t)sign * block_filter_values(f);
 }
@@ -67,6 +71,8 @@ static void count(block_index_t *bi, const block_filter_t *f, int sign) {
 static void count_map(block_index_t *bi, const value_block_map_t *m, int sign) {
   bi->st.tables += (uint64_t)sign;
   bi->st.maps += (uint64_t)sign;
+  atomic_store_explicit(&bi->ntables, bi->st.tables, memory_order_relaxed);
+  atomic_store_explicit(&bi->nmaps, bi->st.maps, memory_order_relaxed);
   bi->st.bytes += (uint64_t)sign * value_block_map_memory(m);
 }
 
@@ -148,8 +154,8 @@ void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
   pthread_rwlock_unlock(&bi->lock);
 }
 
-void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
-                          uint64_t value_hash, uint8_t *out) {
+void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, uint64_t value_hash,
+                          uint8_t *out) {
   pthread_rwlock_rdlock(&bi->lock);
   for (size_t i = 0; i < n; i++) {
     const value_block_map_t *m = u64_map_count(&bi->maps) ? find_map(bi, numbers[i]) : NULL;
@@ -234,6 +240,11 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
   pthread_rwlock_unlock(&bi->lock);
   if (rc == BFH_E_NOMEM) err_set(err, rc, "block index: out of memory");
   return rc;
+}
+
+void block_index_counts(block_index_t *bi, uint64_t *tables, uint64_t *maps) {
+  *tables = atomic_load_explicit(&bi->ntables, memory_order_relaxed);
+  *maps = atomic_load_explicit(&bi->nmaps, memory_order_relaxed);
 }
 
 void block_index_get_stats(block_index_t *bi, block_index_stats_t *st) {

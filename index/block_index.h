@@ -61,8 +61,8 @@ void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
 /* For each numbers[i]: out[i] = 1 if the table's map rules the value out from memory
    (value_block_map_rules_out: a search need not read the table), else 0 (no map, or it may
    hold the value). */
-void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n,
-                          uint64_t value_hash, uint8_t *out);
+void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, uint64_t value_hash,
+                          uint8_t *out);
 /* Has table `number` a map? */
 int block_index_has_map(block_index_t *bi, uint64_t number);
 
@@ -97,5 +97,8 @@ typedef struct block_index_stats {
   char last_damaged[256]; /* its last message */
 } block_index_stats_t;
 void block_index_get_stats(block_index_t *bi, block_index_stats_t *st);
+/* The tables and maps counts alone, read without the lock (the planner reads them on every
+   search): each is exact at some moment during the call, the two not necessarily at one. */
+void block_index_counts(block_index_t *bi, uint64_t *tables, uint64_t *maps);
 
 #endif

@@ -63,9 +63,9 @@ typedef struct search_reader {
 /* Tables bound to the persisted index count: a selected one gets its map head from the file
    before it is read. */
 static int has_block_filters(const search_ctx_t *c) {
-  block_index_stats_t bs;
-  block_index_get_stats(value_index_blocks(c->index), &bs);
-  return bs.tables > 0 || value_index_persisted_bound(c->index) > 0;
+  uint64_t tables, maps;
+  block_index_counts(value_index_blocks(c->index), &tables, &maps);
+  return tables > 0 || value_index_persisted_bound(c->index) > 0;
 }
 
 /* Cheapest first: AUTO takes the first available. */
@@ -335,9 +335,9 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   /* Tables the persisted index answers for are probed as leaves are (persisted_index.h). */
   k->leaves = (double)(vs.leaves + vs.persisted);
   /* Tables with a block filter and no leaf yet: their leaves are loading. */
-  block_index_stats_t bs;
-  block_index_get_stats(value_index_blocks(c->index), &bs);
-  k->loading = bs.tables > vs.leaves ? (double)(bs.tables - vs.leaves) : 0;
+  uint64_t tables, maps;
+  block_index_counts(value_index_blocks(c->index), &tables, &maps);
+  k->loading = tables > vs.leaves ? (double)(tables - vs.leaves) : 0;
   k->fpr = 1.0;
   for (uint32_t i = 0; i < p->k; i++) k->fpr *= vs.probe_fill;
   /* Tables a filter method reads: the false positives, and half the time (present or absent
@@ -347,10 +347,9 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   k->per_table = (*rd)->table_ns;
   /* Tables read through a value-to-block map cost a chunk and the named blocks, the others
      their block filter's reads: the mean over the tables the block index holds. */
-  if ((*rd)->by_blocks && bs.maps > 0 && bs.tables > 0)
+  if ((*rd)->by_blocks && maps > 0 && tables >= maps)
     k->per_table =
-        ((double)bs.maps * COST_MAP_NS + (double)(bs.tables - bs.maps) * COST_BLOCKS_NS) /
-        (double)bs.tables;
+        ((double)maps * COST_MAP_NS + (double)(tables - maps) * COST_BLOCKS_NS) / (double)tables;
   k->k = p->k;
   k->leaves_on_disk = p->leaves_on_disk;
 }

@@ -41,8 +41,8 @@ typedef struct engine_lsm {
 
 struct engine_view {
   lsm_snapshot_t *snap;
-  engine_table_t *tables;
   size_t n;
+  engine_table_t tables[]; /* n, in the view's one allocation */
 };
 
 /* Does this handle keep the persisted index (the lean layout with maps)? */
@@ -148,21 +148,17 @@ static int e_flush(engine_t *e, err_t *err) {
 
 static int e_view_acquire(engine_t *e, engine_view_t **out, err_t *err) {
   engine_lsm_t *el = (engine_lsm_t *)e;
-  engine_view_t *v = calloc(1, sizeof *v);
-  if (!v) return err_set(err, BFH_E_NOMEM, "search: out of memory for a view");
-  v->snap = lsm_snapshot_acquire(el->db);
-  if (!v->snap) {
-    free(v);
-    return err_set(err, BFH_E_NOMEM, "search: out of memory for a snapshot");
-  }
+  lsm_snapshot_t *snap = lsm_snapshot_acquire(el->db);
+  if (!snap) return err_set(err, BFH_E_NOMEM, "search: out of memory for a snapshot");
   const lsm_table_info_t *ti;
-  v->n = lsm_snapshot_tables(v->snap, &ti);
-  v->tables = malloc((v->n ? v->n : 1) * sizeof *v->tables);
-  if (!v->tables) {
-    lsm_snapshot_release(v->snap);
-    free(v);
+  size_t n = lsm_snapshot_tables(snap, &ti);
+  engine_view_t *v = malloc(sizeof *v + n * sizeof v->tables[0]);
+  if (!v) {
+    lsm_snapshot_release(snap);
     return err_set(err, BFH_E_NOMEM, "search: out of memory for a view");
   }
+  v->snap = snap;
+  v->n = n;
   for (size_t i = 0; i < v->n; i++) {
     v->tables[i].number = ti[i].number;
     v->tables[i].size = ti[i].size;
@@ -177,7 +173,6 @@ static void e_view_release(engine_t *e, engine_view_t *v) {
   (void)e;
   if (!v) return;
   lsm_snapshot_release(v->snap);
-  free(v->tables);
   free(v);
 }
 
