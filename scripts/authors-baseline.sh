@@ -26,7 +26,8 @@
 #         replacement, query "Value1879"; Table III, Fig. 13), one process per domain
 # Writes, in $OUT: table1.csv, fig8.csv, fig13.csv, table3.csv (bfh's column names, with
 # source=authors and build=shipped|O2), phases.csv (every phase: their own figure, time_s, and
-# the driver's clock around the call, time_wrap_s), run.log (their stdout and stderr).
+# the driver's clock around the call, time_wrap_s), each row ending with their checkout's
+# commit and bfh's (authors_commit, commit); run.log (their stdout and stderr).
 #
 # Rows are appended to the CSVs in OUT, so runs at other sizes can be added later.
 # Environment: OUT (default <repo>/results/authors), SIZES (default "1M 10M"; k, M suffixes),
@@ -63,6 +64,12 @@ out=$(cd "$out" && pwd); build=$(cd "$build" && pwd); work=$(cd "$work" && pwd)
 case $out/ in "$src"/*) die "OUT=$out is inside their checkout; choose another";; esac
 case $build/ in "$src"/*) die "BUILD_DIR=$build is inside their checkout; choose another";; esac
 log=$out/run.log
+# The rows' commit columns: bfh's (this script and the driver; -dirty when either differs from
+# HEAD) and their checkout's (unknown when it is not a git checkout).
+commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+git -C "$repo" diff --quiet HEAD -- scripts/authors-baseline.sh scripts/authors/ 2>/dev/null ||
+  commit="$commit-dirty"
+their_commit=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 bash "$repo/scripts/install-deps.sh" build-essential cmake make
 
@@ -116,7 +123,8 @@ run() { # driver arguments...
   printf '== %s load %s: build %s run %s %s\n' "$(date -u +%FT%TZ)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
     "$b" "$r" "$*" >>"$log"
   "$build/$b/authors_driver" --build "$b" --run "$r" --work "$work" --out "$out" \
-    --key-repeats "$key_repeats" "$@" >>"$log" 2>&1 || die "run failed: $* (see $log)"
+    --key-repeats "$key_repeats" --commit "$commit" --their-commit "$their_commit" "$@" \
+    >>"$log" 2>&1 || die "run failed: $* (see $log)"
   say "done in $((SECONDS - t0)) s: build $b run $r $*"
   [ "${KEEP:-0}" = 1 ] || rm -rf "$work/out/db"
 }

@@ -5,7 +5,8 @@
 // and it writes CSV rows with the column names of bfh's own experiments.
 //
 //   authors_driver --exp two|ten --n N [--domain PCT] [--value V] [--key K] [--ratio D]
-//                  [--key-repeats R] --build NAME --run I --work DIR --out DIR
+//                  [--key-repeats R] [--commit C] [--their-commit C] --build NAME --run I
+//                  --work DIR --out DIR
 //
 // --exp two   their ExpTwo (MainFlow at percentage 0, "Value187719", ratio 5: Table I's
 //             insert, Fig. 8/9), then ExpSeven (RetrieveData "Key187719": Table I's key
@@ -21,6 +22,9 @@
 // by this driver around the call (steady_clock). time_s is their figure; time_wrap_s ours.
 // After the timed search, the tree is walked once more, untimed, to count the internal
 // filters tested (their code counts only those that said maybe).
+//
+// Every row ends with authors_commit (their checkout, --their-commit) and commit (bfh's, of
+// this driver and the script that ran it, --commit): "unknown" when not given.
 //
 // Compiled and linked exactly as their Makefile compiles their main.cpp (flags read from
 // their Makefile by the script), with or without -O2.
@@ -63,6 +67,7 @@ namespace {
 
 struct args_t {
   std::string exp, build = "shipped", work, out, value, key = "Key187719";
+  std::string commit = "unknown", their_commit = "unknown";
   long long n = 0;
   int domain = 0, ratio = 5, run = 1, key_repeats = 5;
 };
@@ -89,6 +94,8 @@ args_t parse_args(int argc, char **argv) {
     else if (o == "--run") a.run = std::stoi(v);
     else if (o == "--work") a.work = v;
     else if (o == "--out") a.out = v;
+    else if (o == "--commit") a.commit = v;
+    else if (o == "--their-commit") a.their_commit = v;
     else die("unknown option " + o);
   }
   if (a.exp != "two" && a.exp != "ten") die("--exp must be two or ten");
@@ -186,6 +193,9 @@ void walk(node *n, const std::string &v, tree_walk_t &w) {
   for (node *c : n->children) walk(c, v, w);
 }
 
+// Their checkout's commit and bfh's (args_t), set once in main: the last cells of every row.
+std::pair<std::string, std::string> commits{"unknown", "unknown"};
+
 // Appends one CSV row to <out>/<name>.csv, writing the header first if the file is new.
 struct csv_t {
   std::vector<std::pair<std::string, std::string>> cells;
@@ -196,6 +206,8 @@ struct csv_t {
     cells.emplace_back(c, s.str());
   }
   void write(const std::string &out, const std::string &name) {
+    put("authors_commit", commits.first);
+    put("commit", commits.second);
     std::string p = out + "/" + name + ".csv";
     struct stat st;
     bool fresh = stat(p.c_str(), &st) != 0 || st.st_size == 0;
@@ -430,6 +442,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char **argv) {
   args_t a = parse_args(argc, argv);
+  commits = {a.their_commit, a.commit};
   std::string outdir = a.work + "/out";
   mkdir(a.work.c_str(), 0755);
   mkdir(outdir.c_str(), 0755);
