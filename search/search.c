@@ -447,7 +447,6 @@ typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_tabl
 typedef struct instead {
   const search_ctx_t *c;
   const search_pred_t *pred;
-  size_t tables; /* the plan's count (search_query_t.tables_planned) */
 } instead_t;
 
 /* The bytes rd would read of table t into *bytes: the map chunks its probe reads, and where
@@ -517,14 +516,13 @@ static int ask_index(const instead_t *in, const search_standalone_trial_t *trial
 }
 
 /* AUTO's trial of the stand-alone index before the selection (search_standalone_first_budget):
-   it answers within the candidates that cost less to validate than the selection over the
-   plan's tables would cost; BFH_NOT_FOUND, having reported nothing, when the selection is too
-   cheap to skip or the candidates too many. It takes no view: the index answers from its own
-   store, as STANDALONE does. */
-static int try_first(const instead_t *in, bfh_match_fn fn, void *arg, bfh_search_stats *st,
-                     err_t *err) {
-  uint64_t budget = search_standalone_first_budget(in->c, in->pred->nleaves,
-                                                   expr_leaf_count(in->pred->where), in->tables);
+   it answers within the candidates that cost less to validate than the selection of the
+   view's n tables would cost; BFH_NOT_FOUND, having reported nothing, when the selection is
+   too cheap to skip or the candidates too many. */
+static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
+                     bfh_search_stats *st, err_t *err) {
+  uint64_t budget =
+      search_standalone_first_budget(in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), n);
   if (budget == 0) return BFH_NOT_FOUND;
   search_standalone_trial_t trial = {budget, always_worth, NULL};
   return ask_index(in, &trial, fn, arg, st, err);
@@ -548,8 +546,8 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. newest: 0 every key, else the newest
    K (scan_newest). instead (may be NULL): AUTO's trial of the stand-alone index, before the
-   view and the selection when the selection would cost more than twice the index's seeks
-   (try_first), else between the selection and the reads (try_instead). */
+   selection when that would cost more than twice the index's seeks (try_first), else between
+   the selection and the reads (try_instead). */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
                const instead_t *instead, reader_t *rd, const engine_value_test_t *test,
                uint64_t newest, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
@@ -557,21 +555,22 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = method_used;
-  int answered = 0, rc = BFH_OK;
-  if (instead && !newest) {
-    rc = try_first(instead, fn, arg, &st, err);
-    answered = rc != BFH_NOT_FOUND;
-    if (!answered) rc = BFH_OK;
-  }
   engine_view_t *view = NULL;
-  if (!answered) rc = engine_view_acquire(e, &view, err);
-  if (rc == BFH_OK && !answered) {
+  int rc = engine_view_acquire(e, &view, err);
+  if (rc == BFH_OK) {
     const engine_table_t *tables;
     size_t n = engine_view_tables(e, view, &tables);
     st.tables_live = (uint32_t)n;
     uint8_t *scan = malloc(n ? n : 1);
-    if (!scan) rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
-    if (rc == BFH_OK) rc = select(sel_arg, view, tables, n, scan, &st, err);
+    int answered = 0;
+    if (!scan) {
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+    } else if (instead && !newest) {
+      rc = try_first(instead, n, fn, arg, &st, err);
+      answered = rc != BFH_NOT_FOUND;
+      if (!answered) rc = BFH_OK;
+    }
+    if (rc == BFH_OK && !answered) rc = select(sel_arg, view, tables, n, scan, &st, err);
     if (rc == BFH_OK && !answered && instead && !newest) {
       rc = try_instead(instead, e, view, rd, tables, n, scan, fn, arg, &st, err);
       answered = rc != BFH_NOT_FOUND;
@@ -657,7 +656,7 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
     }
     search_pred_test(q->pred, marks, &m, &test);
   }
-  instead_t in = {c, q->pred, q->tables_planned};
+  instead_t in = {c, q->pred};
   int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p,
                q->try_standalone ? &in : NULL, &rd, &test, q->newest, fn, arg, out, err);
   reader_release(&rd);

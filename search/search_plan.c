@@ -338,7 +338,6 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   uint64_t tables, maps;
   block_index_counts(value_index_blocks(c->index), &tables, &maps);
   k->loading = tables > vs.leaves ? (double)(tables - vs.leaves) : 0;
-  k->tables = (double)(tables > vs.leaves + vs.persisted ? tables : vs.leaves + vs.persisted);
   k->fpr = 1.0;
   for (uint32_t i = 0; i < p->k; i++) k->fpr *= vs.probe_fill;
   /* Tables a filter method reads: the false positives, and half the time (present or absent
@@ -372,7 +371,6 @@ static void plan(const search_ctx_t *c, const search_provider_t *asked, search_q
   const search_reader_t *rd;
   search_costs_t k;
   gather_costs(c, &k, &rd);
-  q->tables_planned = (size_t)k.tables;
   /* Table order breaks ties: SCAN first, then the filters, the stand-alone index last (a
      later row is taken only when strictly cheaper). */
   double best = HUGE_VAL;
@@ -432,7 +430,6 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   q->pred = NULL;
   q->newest = newest;
   q->try_standalone = 0;
-  q->tables_planned = 0;
   plan(c, asked, q);
   if (newest && (q->provider->caps & SEARCH_CAP_OWN_STORE)) plan_tables(c, q);
   /* A named filter method without an index runs as SCAN (value filters off). */

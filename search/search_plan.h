@@ -67,8 +67,6 @@ typedef struct search_query search_query_t;
 typedef struct search_costs {
   double leaves;    /* leaves in the index */
   double loading;   /* tables with a block filter but no leaf yet (loading at open) */
-  double tables;    /* tables the index knows: with a leaf or the persisted index's answer,
-                       or with a block filter or map (the larger count) */
   double fpr;       /* a leaf's false positive rate, fill^k */
   double selected;  /* tables a filter method reads: leaves * fpr + 0.5 (at most leaves) */
   double per_table; /* ns to read one selected table with the chosen reader */
@@ -136,9 +134,6 @@ struct search_query {
      filters selected the tables, the index answers instead when its candidates cost less to
      validate than those tables to read (search_standalone_budget). */
   int try_standalone;
-  /* The tables the plan counted (search_costs_t.tables): AUTO's trial before the selection
-     weighs the selection by them, before any view is taken. 0 for a named method. */
-  size_t tables_planned;
 };
 
 /* For AUTO's trial: the most candidates the stand-alone index may validate for a predicate
