@@ -164,6 +164,17 @@ void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, 
   pthread_rwlock_unlock(&bi->lock);
 }
 
+uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, uint64_t value_hash,
+                               int can_read) {
+  pthread_rwlock_rdlock(&bi->lock);
+  const value_block_map_t *m = u64_map_count(&bi->maps) ? find_map(bi, number) : NULL;
+  uint64_t n = m && (can_read || value_block_map_has_reader(m))
+                   ? value_block_map_sure_read(m, value_hash)
+                   : 0;
+  pthread_rwlock_unlock(&bi->lock);
+  return n;
+}
+
 int block_index_has_map(block_index_t *bi, uint64_t number) {
   pthread_rwlock_rdlock(&bi->lock);
   int has = find_map(bi, number) != NULL;

@@ -401,6 +401,37 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The first chunk a probe of fingerprint fp looks at, or nchunks when it looks at none (fp
+   outside the map's range, or the version 3 sketch says no: no fence is touched then). */
+static uint32_t first_chunk(const value_block_map_t *m, uint32_t fp) {
+  if (m->nchunks == 0 || fp < m->first || fp > m->last) return m->nchunks;
+  if (m->version != 2) { /* one sketch over the range */
+    uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
+    if (!(m->sketch[bit >> 3] >> (bit & 7) & 1)) return m->nchunks;
+  }
+  /* The last chunk whose fence is below fp (entries equal to fp may begin in it), or chunk 0.
+     Fingerprints are uniform over [fences[0], last]: start where fp's share of that range
+     puts it and step to the chunk (one or two cache lines of fences, where a binary search
+     over them touches about five). */
+  uint32_t c = (uint32_t)((uint64_t)(fp - m->fences[0]) * m->nchunks /
+                          ((uint64_t)(m->last - m->fences[0]) + 1));
+  if (c >= m->nchunks) c = m->nchunks - 1;
+  while (c > 0 && m->fences[c] >= fp) c--;
+  while (c + 1 < m->nchunks && m->fences[c + 1] < fp) c++;
+  return c;
+}
+
+size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash) {
+  uint32_t fp = value_block_map_fingerprint(value_hash);
+  uint32_t c = first_chunk(m, fp);
+  /* Version 2 keeps a sketch per chunk, which may skip every chunk. */
+  if (m->version == 2 || c >= m->nchunks || m->fences[c] > fp) return 0;
+  uint64_t off;
+  size_t len;
+  value_block_map_chunk_span(m, c, &off, &len);
+  return len;
+}
+
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
                           uint64_t *chunks_read, uint64_t *bytes_read, err_t *err) {
@@ -410,21 +441,8 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
     arg = m->own_arg;
   }
   uint32_t fp = value_block_map_fingerprint(value_hash);
-  if (m->nchunks == 0 || fp < m->first || fp > m->last) return BFH_OK;
-  if (m->version != 2) { /* one sketch over the range: no fence is touched when it says no */
-    uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
-    if (!(m->sketch[bit >> 3] >> (bit & 7) & 1)) return BFH_OK;
-  }
-  /* The first chunk that may hold fp: the last whose fence is below it (entries equal to fp
-     may begin in it), or chunk 0. */
-  /* Fingerprints are uniform over [fences[0], last]: start where fp's share of that range
-     puts it and step to the chunk (one or two cache lines of fences, where a binary search
-     over them touches about five). */
-  uint32_t c = (uint32_t)((uint64_t)(fp - m->fences[0]) * m->nchunks /
-                          ((uint64_t)(m->last - m->fences[0]) + 1));
-  if (c >= m->nchunks) c = m->nchunks - 1;
-  while (c > 0 && m->fences[c] >= fp) c--;
-  while (c + 1 < m->nchunks && m->fences[c + 1] < fp) c++;
+  uint32_t c = first_chunk(m, fp);
+  if (c >= m->nchunks) return BFH_OK;
   uint8_t buf[VALUE_BLOCK_MAP_ENTRY_BYTES * 1024 + 4];
   uint8_t *heap = NULL, *b = buf;
   if (VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4 > sizeof buf) {

@@ -135,6 +135,10 @@ void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
    chunk: only its range), so that value_block_map_probe would name no block and read no
    chunk; else 0. */
 int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
+/* The bytes every value_block_map_probe of this hash reads, from memory alone: the first
+   chunk it reads; 0 when it may read none (ruled out, or a version 2 map, whose per-chunk
+   sketches may skip them all). */
+size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash);
 
 /* Checks chunk c's bytes (as read: its entries and CRC) against m; BFH_OK or BFH_E_CORRUPT.
    (value_block_map_probe does this for every chunk it reads; exposed for the fuzz target.) */
