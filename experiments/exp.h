@@ -525,5 +525,8 @@ int exp_plot_all(const exp_ctx_t *x);
    exp_plot_names_free. */
 int exp_plot_csv_names(const char *dir, char ***names, size_t *n);
 void exp_plot_names_free(char **names, size_t n); /* NULL allowed */
+/* Was <dir>/<name>.csv written by the authors' code's driver (scripts/authors-baseline.sh)?
+   Its header begins "source,build,run,experiment,": their rows, which bfh's plots do not draw. */
+int exp_csv_is_authors(const char *dir, const char *name);
 
 #endif

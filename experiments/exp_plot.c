@@ -137,6 +137,18 @@ int exp_plot_csv_names(const char *dir, char ***names, size_t *n) {
   return 0;
 }
 
+int exp_csv_is_authors(const char *dir, const char *name) {
+  static const char head[] = "source,build,run,experiment,";
+  char *path = path_fmt("%s/%s.csv", dir, name);
+  FILE *f = path ? fopen(path, "r") : NULL;
+  free(path);
+  if (!f) return 0;
+  char line[sizeof head];
+  const int is = fgets(line, sizeof line, f) && strcmp(line, head) == 0;
+  fclose(f);
+  return is;
+}
+
 void exp_plot_names_free(char **names, size_t n) {
   for (size_t i = 0; i < n; i++) free(names[i]);
   free(names);
@@ -153,6 +165,11 @@ int exp_plot_all(const exp_ctx_t *x) {
   for (size_t i = 0; i < n && !x->no_plot; i++) {
     char script[1100];
     if (!exp_plot_script_of(x, names[i], script, sizeof script)) continue; /* no plot of it */
+    if (exp_csv_is_authors(x->out_dir, names[i])) {
+      printf("plot     -- %s/%s.csv: the authors' code's rows (REPORT.md lists them)\n",
+             x->out_dir, names[i]);
+      continue;
+    }
     const int rc = plot_with(x, script, names[i]);
     if (rc < 0) failed++;
     if (rc == 0) printf("plot     -> %s/%s.png\n", x->out_dir, names[i]);

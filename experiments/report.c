@@ -292,7 +292,52 @@ static void others(report_t *rp) {
   exp_plot_names_free(names, n);
 }
 
+/* A folder of the authors' code's CSVs (exp_csv_is_authors): their rows as tables, no plot
+   (bfh's plots draw bfh's columns). */
+static const char *const AUTHORS_TABLES[][3] = {
+    {"table1", "Table I: insert, the scan for a key, the first get after a reopen (seconds)",
+     "build n tables insert_s scan_lookup_s key_lookup_s key_lookup_min_s key_lookups"},
+    {"fig8", "Fig. 8: their three methods for one value",
+     "build n method query time_s tables_scanned leaf_probes internal_maybe"},
+    {"fig13", "Fig. 13: their six domains",
+     "build n domain_pct method time_s tables_live leaf_probes internal_maybe entries_found"},
+    {"table3", "Table III: leaves reached and entries found by domain",
+     "build n domain_pct leaf_filters_scanned leaf_filters_scanned_pct entries_found "
+     "internal_maybe time_s"},
+};
+
+static int authors_folder(const report_t *rp) {
+  for (size_t i = 0; i < sizeof AUTHORS_TABLES / sizeof AUTHORS_TABLES[0]; i++)
+    if (exp_csv_is_authors(rp->dir, AUTHORS_TABLES[i][0])) return 1;
+  return 0;
+}
+
+static void authors_body(report_t *rp, const exp_report_run_t *run) {
+  say(rp, "# The authors' code: their own phases, measured here\n\n");
+  say(rp, "- Command: `%s`\n\n", run->cmdline ? run->cmdline : "(unknown)");
+  say(rp,
+      "The CSVs in this directory were written by scripts/authors-baseline.sh, which builds\n"
+      "the authors' public code (a LevelDB 1.23 fork) and runs their experiment phases with\n"
+      "bfh's column names: `source` = authors, `build` = shipped (their Makefile, no -O) or O2,\n"
+      "each row with their checkout's commit (`authors_commit`) and bfh's (`commit`). Each\n"
+      "figure is one search of their fixed query. phases.csv has every phase with their own\n"
+      "figure and the driver's clock around it. No plot: bfh's plots draw bfh's columns.\n");
+  for (size_t i = 0; i < sizeof AUTHORS_TABLES / sizeof AUTHORS_TABLES[0]; i++) {
+    const char *const *t = AUTHORS_TABLES[i];
+    say(rp, "\n## %s\n\n", t[1]);
+    if (!exists(rp, t[0], "csv")) {
+      say(rp, "Not run (no %s.csv).\n", t[0]);
+      continue;
+    }
+    table(rp, t[0], NULL, t[2]);
+  }
+}
+
 static void body(report_t *rp, const exp_report_run_t *run) {
+  if (authors_folder(rp)) {
+    authors_body(rp, run);
+    return;
+  }
   char scale[32];
   scale_of(rp, scale, sizeof scale);
   engines_of(rp, rp->engines, sizeof rp->engines);

@@ -781,6 +781,18 @@ expect_in res/REPORT.md "Not run (no fig8.csv)"
 [ ! -e res/REPORT.md.tmp ] || die "REPORT.md.tmp left behind"
 rm -rf res
 
+check "run report on the authors' code's kept CSVs: their rows listed, no plot, exit 0"
+mkdir -p res
+cp "$here/../../measurements/paper/authors-code/"*.csv res/
+expect_status 0 "$bfh" run report --out res
+expect_in res/REPORT.md "^# The authors' code: their own phases, measured here"
+expect_in res/REPORT.md "^## Fig. 8: their three methods for one value"
+expect_in res/REPORT.md "| shipped | 10000000 | scan | Value187719 | "
+expect_in res/REPORT.md "^## Table III: "
+expect_in out "^plot     -- res/fig8.csv: the authors' code's rows"
+! ls res/*.png res/*.gnuplot.log 2>/dev/null || die "run report drew the authors' rows"
+rm -rf res
+
 check "run report on kept CSVs: every plot and REPORT.md drawn again, a CSV of another run's name included"
 kept=$here/../../measurements/paper
 mkdir -p res
