@@ -164,13 +164,19 @@ void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, 
   pthread_rwlock_unlock(&bi->lock);
 }
 
+/* Table number's map, if a probe would read it: through the caller's reader (can_read) or
+   its own (value_block_map_set_reader); else NULL. Lock held. */
+static const value_block_map_t *map_to_read(const block_index_t *bi, uint64_t number,
+                                            int can_read) {
+  const value_block_map_t *m = u64_map_count(&bi->maps) ? find_map(bi, number) : NULL;
+  return m && (can_read || value_block_map_has_reader(m)) ? m : NULL;
+}
+
 uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, uint64_t value_hash,
                                int can_read) {
   pthread_rwlock_rdlock(&bi->lock);
-  const value_block_map_t *m = u64_map_count(&bi->maps) ? find_map(bi, number) : NULL;
-  uint64_t n = m && (can_read || value_block_map_has_reader(m))
-                   ? value_block_map_sure_read(m, value_hash)
-                   : 0;
+  const value_block_map_t *m = map_to_read(bi, number, can_read);
+  uint64_t n = m ? value_block_map_sure_read(m, value_hash) : 0;
   pthread_rwlock_unlock(&bi->lock);
   return n;
 }
@@ -232,9 +238,7 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
                       uint32_t *blocks, block_map_io_t *io, err_t *err) {
   out->n = 0;
   pthread_rwlock_rdlock(&bi->lock);
-  const value_block_map_t *m = find_map(bi, number);
-  /* A map is read through io's reader, or its own (value_block_map_set_reader). */
-  if (m && !(io && (io->read || value_block_map_has_reader(m)))) m = NULL;
+  const value_block_map_t *m = map_to_read(bi, number, io && io->read);
   if (m) {
     int rc = probe_map(m, value_hash, out, blocks, io, err);
     pthread_rwlock_unlock(&bi->lock);
