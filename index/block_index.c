@@ -20,8 +20,21 @@ struct block_index {
   _Atomic uint64_t ntables, nmaps;
 };
 
+int block_refs_reserve(block_refs_t *r, size_t n) {
+  if (n <= r->cap) return BFH_OK;
+  block_ref_t *v = realloc(r->v, n * sizeof *v);
+  if (!v) return BFH_E_NOMEM;
+  r->v = v;
+  uint64_t *b = realloc(r->bound, n * sizeof *b);
+  if (!b) return BFH_E_NOMEM;
+  r->bound = b;
+  r->cap = n;
+  return BFH_OK;
+}
+
 void block_refs_release(block_refs_t *r) {
   free(r->v);
+  free(r->bound);
   free(r->scratch);
   *r = (block_refs_t){0};
 }
@@ -204,12 +217,7 @@ int block_index_has(block_index_t *bi, uint64_t number) {
 
 /* Room for n refs and n scratch indexes. */
 static int refs_reserve(block_refs_t *r, size_t n) {
-  if (n > r->cap) {
-    block_ref_t *v = realloc(r->v, n * sizeof *v);
-    if (!v) return BFH_E_NOMEM;
-    r->v = v;
-    r->cap = n;
-  }
+  if (n > r->cap && block_refs_reserve(r, n) != BFH_OK) return BFH_E_NOMEM;
   if (n > r->scratch_cap) {
     uint32_t *s = realloc(r->scratch, n * sizeof *s);
     if (!s) return BFH_E_NOMEM;
@@ -225,7 +233,7 @@ static int probe_map(const value_block_map_t *m, uint64_t value_hash, block_refs
   if (refs_reserve(out, value_block_map_blocks(m)) != BFH_OK)
     return err_set(err, BFH_E_NOMEM, "block index: out of memory");
   uint32_t n = 0;
-  int rc = value_block_map_probe(m, value_hash, io->read, io->arg, out->scratch, &n,
+  int rc = value_block_map_probe(m, value_hash, io->read, io->arg, out->scratch, out->bound, &n,
                                  &io->chunks_read, &io->bytes_read, err);
   if (rc != BFH_OK) return rc;
   for (uint32_t i = 0; i < n; i++) out->v[i] = value_block_map_ref(m, out->scratch[i]);
@@ -248,7 +256,10 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
   int rc = !f ? BFH_NOT_FOUND : refs_reserve(out, block_filter_blocks(f));
   if (rc == BFH_OK) {
     uint32_t n = block_filter_probe(f, value_hash, out->scratch);
-    for (uint32_t i = 0; i < n; i++) out->v[i] = block_filter_ref(f, out->scratch[i]);
+    for (uint32_t i = 0; i < n; i++) {
+      out->v[i] = block_filter_ref(f, out->scratch[i]);
+      out->bound[i] = VALUE_BLOCK_MAP_NO_BOUND;
+    }
     out->n = n;
     if (blocks) *blocks = block_filter_blocks(f);
   }

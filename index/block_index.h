@@ -29,11 +29,16 @@ typedef struct block_index block_index_t;
 /* The blocks of one probe (reused across tables and searches; block_refs_release frees). */
 typedef struct block_refs {
   block_ref_t *v;
-  size_t n, cap;
+  uint64_t *bound; /* per block, a bound on the sequence numbers of its entries of the
+                      probe's hash (a map's, value_block_map_probe), or
+                      VALUE_BLOCK_MAP_NO_BOUND (a block filter's, or an older map's) */
+  size_t n, cap;     /* v and bound have room for cap */
   uint32_t *scratch; /* block indexes of the probe */
   size_t scratch_cap;
 } block_refs_t;
 
+/* Room for n blocks in v and bound: BFH_OK or BFH_E_NOMEM (r unchanged but for room). */
+int block_refs_reserve(block_refs_t *r, size_t n);
 void block_refs_release(block_refs_t *r);
 
 /* NULL on no memory. */
@@ -83,7 +88,8 @@ typedef struct block_map_io {
   uint64_t bytes_read;
 } block_map_io_t;
 
-/* The blocks of table `number` that may hold a value of this hash, in file order, into out,
+/* The blocks of table `number` that may hold a value of this hash, in file order, with their
+   sequence bounds, into out,
    by its map (read through io, held under the index's read lock) or else its block filter.
    *blocks (may be NULL) gets how many blocks the map or filter covers. BFH_NOT_FOUND if the
    table has neither (or only a map it cannot read: io NULL, or no reader in io or the map);

@@ -12,8 +12,42 @@
 #include "util/vec.h"
 
 #define MAGIC 0x4d484642u /* "BFHM" little-endian */
-#define VERSION 3u /* 2: no sketch_bits field, 512-bit sketches (still read) */
+#define VERSION 4u /* 3: no sequence bounds; 2: nor a sketch_bits field (both still read) */
 #define HEAD_FIXED_V2 32
+#define HEAD_FIXED_V3 36
+#define ENTRY_BYTES_V3 6 /* and version 2's */
+#define KEY_BITS 48      /* of a pair: fingerprint << 16 | block (the sequence above them) */
+#define KEY_MASK ((1ull << KEY_BITS) - 1)
+#define SEQ_STEPS 65535u /* the largest quantized bound: 16 bits */
+
+static size_t head_fixed(uint32_t version) {
+  return version == 2 ? HEAD_FIXED_V2 : version == 3 ? HEAD_FIXED_V3 : VALUE_BLOCK_MAP_HEAD_FIXED;
+}
+
+static size_t entry_bytes(uint32_t version) {
+  return version >= 4 ? VALUE_BLOCK_MAP_ENTRY_BYTES : ENTRY_BYTES_V3;
+}
+
+/* A sequence number s of [lo, hi] as 16 bits: (s - lo) / 2^shift rounded up, shift the
+   least that brings hi there within 16 bits, so that only shifts are done per entry (a flush
+   or compaction quantizes every item it writes); and back: seq_bound(lo, hi, shift,
+   seq_step(lo, shift, s)) >= s, <= hi, and less than 2^shift above s. */
+static unsigned seq_shift(uint64_t lo, uint64_t hi) {
+  unsigned shift = 0;
+  while (shift < 63 && ((hi - lo) >> shift) + (((hi - lo) & ((1ull << shift) - 1)) != 0) > SEQ_STEPS)
+    shift++;
+  return shift;
+}
+
+static uint32_t seq_step(uint64_t lo, unsigned shift, uint64_t s) {
+  uint64_t d = s - lo;
+  return (uint32_t)((d >> shift) + ((d & ((1ull << shift) - 1)) != 0));
+}
+
+static uint64_t seq_bound(uint64_t lo, uint64_t hi, unsigned shift, uint32_t q) {
+  uint64_t up = (uint64_t)q << shift;
+  return up > hi - lo ? hi : lo + up;
+}
 
 uint32_t value_block_map_fingerprint(uint64_t h) {
   h ^= 0x76626d6170ull; /* "vbmap": not the block filter's remix */
@@ -46,7 +80,9 @@ static int sketch_bits_valid(uint32_t bits) {
 /* ---- Building --------------------------------------------------------------------------- */
 
 struct value_block_map_builder {
-  uint64_t *pairs; /* fingerprint << 16 | block */
+  uint64_t *pairs; /* fingerprint << 16 | block; at finish, the quantized bound above them */
+  uint64_t *seqs;  /* each pair's entry's sequence number */
+  uint64_t seq_lo, seq_hi; /* the least and largest of them */
   size_t n, cap;
   block_ref_t *refs;
   size_t nrefs, refs_cap;
@@ -60,6 +96,7 @@ value_block_map_builder_t *value_block_map_builder_create(void) {
   if (b) {
     b->version = VERSION;
     b->sketch_bits = VALUE_BLOCK_MAP_SKETCH_BITS;
+    b->seq_lo = UINT64_MAX;
   }
   return b;
 }
@@ -68,8 +105,8 @@ int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t ve
                                        uint32_t sketch_bits) {
   if (version == 2 && sketch_bits == VALUE_BLOCK_MAP_SKETCH_BITS_V2) {
     b->version = 2;
-  } else if (version == VERSION && sketch_bits_valid(sketch_bits)) {
-    b->version = VERSION;
+  } else if ((version == 3 || version == VERSION) && sketch_bits_valid(sketch_bits)) {
+    b->version = version;
   } else {
     return BFH_E_INVALID;
   }
@@ -80,20 +117,26 @@ int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t ve
 void value_block_map_builder_destroy(value_block_map_builder_t *b) {
   if (!b) return;
   free(b->pairs);
+  free(b->seqs);
   free(b->refs);
   free(b);
 }
 
-int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash) {
+int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash, uint64_t seq) {
   if (b->n == b->cap) {
     size_t cap = b->cap ? 2 * b->cap : 4096;
     uint64_t *p = realloc(b->pairs, cap * sizeof *p);
     if (!p) return BFH_E_NOMEM;
     b->pairs = p;
+    if (!(p = realloc(b->seqs, cap * sizeof *p))) return BFH_E_NOMEM;
+    b->seqs = p;
     b->cap = cap;
   }
   uint64_t block = b->nrefs & 0xffffu; /* checked at end_block (unmappable past 65536) */
+  b->seqs[b->n] = seq;
   b->pairs[b->n++] = (uint64_t)value_block_map_fingerprint(value_hash) << 16 | block;
+  if (seq < b->seq_lo) b->seq_lo = seq;
+  if (seq > b->seq_hi) b->seq_hi = seq;
   b->open_values++;
   return BFH_OK;
 }
@@ -122,21 +165,35 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   if ((uint64_t)b->sketch_bits * ((b->n + VALUE_BLOCK_MAP_CHUNK_ENTRIES - 1) / VALUE_BLOCK_MAP_CHUNK_ENTRIES) >
       VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
     return BFH_NOT_FOUND; /* (about 700 million entries at 1024 bits a chunk) */
-  /* The pairs are 48 bits (fingerprint << 16 | block): 6 radix passes where qsort compared
-     n log n times through a pointer, in every flush and compaction (a 10M load with maps took
-     23.2-23.6 s with qsort, 16.0-16.8 s so; doc/search.md "Value-to-block maps"). pairs is
-     NULL when empty; without the memory for the scratch, qsort. */
-  if (b->n && u64_radix_sort(b->pairs, b->n, 48) != ST_OK)
+  if (b->n == 0) b->seq_lo = b->seq_hi = 0;
+  if (b->version >= 4) {
+    const unsigned shift = seq_shift(b->seq_lo, b->seq_hi);
+    for (size_t i = 0; i < b->n; i++)
+      b->pairs[i] |= (uint64_t)seq_step(b->seq_lo, shift, b->seqs[i]) << KEY_BITS;
+  }
+  /* The pairs are sorted by their 48 bits (fingerprint << 16 | block), the bound riding
+     above: 6 radix passes where qsort compared n log n times through a pointer, in every
+     flush and compaction (a 10M load with maps took 23.2-23.6 s with qsort, 16.0-16.8 s so;
+     doc/search.md "Value-to-block maps"). pairs is NULL when empty; without the memory for
+     the scratch, qsort (by all 64 bits: a pair's bounds in order, the largest last). */
+  if (b->n && u64_radix_sort(b->pairs, b->n, KEY_BITS) != ST_OK)
     qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare);
+  /* One entry per distinct pair, with the largest bound of its entries. */
   size_t w = 0;
-  for (size_t i = 0; i < b->n; i++)
-    if (w == 0 || b->pairs[i] != b->pairs[w - 1]) b->pairs[w++] = b->pairs[i];
+  for (size_t i = 0; i < b->n; i++) {
+    if (w > 0 && (b->pairs[i] & KEY_MASK) == (b->pairs[w - 1] & KEY_MASK)) {
+      if (b->pairs[i] > b->pairs[w - 1]) b->pairs[w - 1] = b->pairs[i];
+    } else {
+      b->pairs[w++] = b->pairs[i];
+    }
+  }
   b->n = w;
   const size_t ce = VALUE_BLOCK_MAP_CHUNK_ENTRIES;
   size_t nchunks = (b->n + ce - 1) / ce;
-  const size_t sb = b->sketch_bits / 8, fixed = b->version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  const size_t sb = b->sketch_bits / 8, fixed = head_fixed(b->version);
+  const size_t eb = entry_bytes(b->version);
   size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + 4;
-  size_t cl = VALUE_BLOCK_MAP_ENTRY_BYTES * b->n + 4 * nchunks;
+  size_t cl = eb * b->n + 4 * nchunks;
   uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
   if (!h || !c) {
     free(h);
@@ -152,6 +209,10 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   uint32_t last = b->n ? (uint32_t)(b->pairs[b->n - 1] >> 16) : 0;
   encode_fixed32(h + 28, last);
   if (b->version != 2) encode_fixed32(h + 32, b->sketch_bits);
+  if (b->version >= 4) {
+    encode_fixed64(h + 36, b->seq_lo);
+    encode_fixed64(h + 44, b->seq_hi);
+  }
   uint8_t *p = h + fixed;
   for (size_t i = 0; i < b->nrefs; i++, p += 16) {
     encode_fixed64(p, b->refs[i].offset);
@@ -168,17 +229,22 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed32(p, lo);
     p += 4;
     uint8_t *start = q;
-    for (size_t i = first; i < first + cnt; i++, q += VALUE_BLOCK_MAP_ENTRY_BYTES) {
+    for (size_t i = first; i < first + cnt; i++, q += eb) {
+      uint32_t fp = (uint32_t)(b->pairs[i] >> 16);
       if (b->version == 2) {
-        uint32_t bit = sketch_bit(lo, hi, (uint32_t)(b->pairs[i] >> 16), b->sketch_bits);
+        uint32_t bit = sketch_bit(lo, hi, fp, b->sketch_bits);
         sk[bit >> 3] |= (uint8_t)(1u << (bit & 7));
       } else {
-        uint64_t bit = sketch_bit_v3(fp0, last, (uint32_t)(b->pairs[i] >> 16), total);
+        uint64_t bit = sketch_bit_v3(fp0, last, fp, total);
         sk0[bit >> 3] |= (uint8_t)(1u << (bit & 7));
       }
-      encode_fixed32(q, (uint32_t)(b->pairs[i] >> 16));
+      encode_fixed32(q, fp);
       q[4] = (uint8_t)(b->pairs[i] & 0xff);
       q[5] = (uint8_t)((b->pairs[i] >> 8) & 0xff);
+      if (eb > ENTRY_BYTES_V3) {
+        q[6] = (uint8_t)(b->pairs[i] >> KEY_BITS & 0xff);
+        q[7] = (uint8_t)(b->pairs[i] >> (KEY_BITS + 8) & 0xff);
+      }
     }
     uint8_t cb[4];
     encode_fixed32(cb, (uint32_t)k);
@@ -200,8 +266,11 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 struct value_block_map {
   uint32_t nblocks, chunk_entries, nchunks, last;
   uint32_t sketch_bits; /* per chunk */
-  uint32_t version;     /* 2: a sketch per chunk; 3: one over the whole range */
+  uint32_t version;     /* 2: a sketch per chunk; 3: one over the whole range; 4: bounds */
+  uint32_t entry_bytes; /* of a chunk's entry: 8 (version 4), else 6 */
   uint32_t first;       /* fences[0] */
+  uint64_t seq_lo, seq_hi; /* the range the entries' bounds are quantized over (version 4) */
+  unsigned seq_shift;       /* and its step, 2^seq_shift (seq_shift) */
   uint64_t sketch_total; /* sketch_bits x nchunks */
   uint64_t entries;
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
@@ -228,10 +297,10 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
   if (decode_fixed32(d) != MAGIC) return err_set(err, BFH_E_CORRUPT, "value-to-block map: bad magic");
   uint32_t version = decode_fixed32(d + 4);
-  if (version != VERSION && version != 2)
-    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not 2 or %u", version,
+  if (version < 2 || version > VERSION)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not 2 to %u", version,
                    VERSION);
-  size_t fixed = version == 2 ? HEAD_FIXED_V2 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  size_t fixed = head_fixed(version);
   if (len < fixed + 4)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
   uint32_t sbits = version == 2 ? VALUE_BLOCK_MAP_SKETCH_BITS_V2 : decode_fixed32(d + 32);
@@ -254,6 +323,10 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    (unsigned long long)want);
   if (crc32c_unmask(decode_fixed32(d + len - 4)) != crc32c_value(d, len - 4))
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: checksum mismatch");
+  uint64_t seq_lo = version >= 4 ? decode_fixed64(d + 36) : 0;
+  uint64_t seq_hi = version >= 4 ? decode_fixed64(d + 44) : UINT64_MAX;
+  if (seq_lo > seq_hi)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: sequence bounds out of order");
   value_block_map_t *m = calloc(1, sizeof *m);
   if (m) {
     m->refs = malloc((nblocks ? nblocks : 1) * 2 * sizeof *m->refs);
@@ -270,6 +343,10 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   m->last = last;
   m->sketch_bits = sbits;
   m->version = version;
+  m->entry_bytes = (uint32_t)entry_bytes(version);
+  m->seq_lo = seq_lo;
+  m->seq_hi = seq_hi;
+  m->seq_shift = seq_shift(seq_lo, seq_hi);
   m->sketch_total = (uint64_t)sbits * nchunks;
   m->entries = entries;
   const uint8_t *p = d + fixed;
@@ -351,15 +428,15 @@ static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {
 
 void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off,
                                 size_t *len) {
-  *off = (uint64_t)c * (VALUE_BLOCK_MAP_ENTRY_BYTES * (uint64_t)m->chunk_entries + 4);
-  *len = VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)chunk_count(m, c) + 4;
+  *off = (uint64_t)c * ((uint64_t)m->entry_bytes * m->chunk_entries + 4);
+  *len = (size_t)m->entry_bytes * chunk_count(m, c) + 4;
 }
 
 int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const uint8_t *d,
                                 size_t len, err_t *err) {
   if (c >= m->nchunks) return err_set(err, BFH_E_CORRUPT, "value-to-block map: no chunk %u", c);
   uint32_t cnt = chunk_count(m, c);
-  if (len != VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)cnt + 4)
+  if (len != (size_t)m->entry_bytes * cnt + 4)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: %zu bytes", c, len);
   uint8_t cb[4];
   encode_fixed32(cb, c);
@@ -368,7 +445,7 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: checksum mismatch", c);
   uint32_t prev = m->fences[c];
   for (uint32_t i = 0; i < cnt; i++) {
-    const uint8_t *e = d + (size_t)i * VALUE_BLOCK_MAP_ENTRY_BYTES;
+    const uint8_t *e = d + (size_t)i * m->entry_bytes;
     uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
     if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
       return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c,
@@ -394,11 +471,6 @@ int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash) {
   if (m->version == 2) return 0;
   uint64_t bit = sketch_bit_v3(m->first, m->last, fp, m->sketch_total);
   return !(m->sketch[bit >> 3] >> (bit & 7) & 1);
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* The first chunk a probe of fingerprint fp looks at, or nchunks when it looks at none (fp
@@ -432,9 +504,45 @@ size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash
   return len;
 }
 
+typedef struct named {
+  uint32_t block;
+  uint64_t bound;
+} named_t;
+
+static int by_block(const void *a, const void *b) {
+  const named_t *x = a, *y = b;
+  return x->block < y->block ? -1 : x->block > y->block;
+}
+
+/* Sorts the probe's blocks out[0, *n) ascending, with their bounds (may be NULL), and keeps
+   one of each, with its largest bound. A map as built names them so already (its entries are
+   distinct pairs, ascending); this keeps a probe exact over any chunk that checks out.
+   BFH_OK or BFH_E_NOMEM. */
+static int sort_blocks(uint32_t *out, uint64_t *bounds, uint32_t *n) {
+  uint32_t i = 1;
+  while (i < *n && out[i - 1] < out[i]) i++;
+  if (i >= *n) return BFH_OK;
+  named_t *v = malloc(*n * sizeof *v);
+  if (!v) return BFH_E_NOMEM;
+  for (i = 0; i < *n; i++) v[i] = (named_t){out[i], bounds ? bounds[i] : 0};
+  qsort(v, *n, sizeof *v, by_block);
+  uint32_t w = 0;
+  for (i = 0; i < *n; i++) {
+    if (w > 0 && v[i].block == out[w - 1]) {
+      if (bounds && v[i].bound > bounds[w - 1]) bounds[w - 1] = v[i].bound;
+      continue;
+    }
+    if (bounds) bounds[w] = v[i].bound;
+    out[w++] = v[i].block;
+  }
+  *n = w;
+  free(v);
+  return BFH_OK;
+}
+
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
-                          value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
-                          uint64_t *chunks_read, uint64_t *bytes_read, err_t *err) {
+                          value_block_map_read_fn read, void *arg, uint32_t *out, uint64_t *bounds,
+                          uint32_t *n, uint64_t *chunks_read, uint64_t *bytes_read, err_t *err) {
   *n = 0;
   if (m->own_read) { /* the map's own chunks (the file its head was loaded from) */
     read = m->own_read;
@@ -443,10 +551,11 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
   uint32_t fp = value_block_map_fingerprint(value_hash);
   uint32_t c = first_chunk(m, fp);
   if (c >= m->nchunks) return BFH_OK;
+  const size_t eb = m->entry_bytes, chunk_max = eb * m->chunk_entries + 4;
   uint8_t buf[VALUE_BLOCK_MAP_ENTRY_BYTES * 1024 + 4];
   uint8_t *heap = NULL, *b = buf;
-  if (VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4 > sizeof buf) {
-    if (!(heap = malloc(VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4)))
+  if (chunk_max > sizeof buf) {
+    if (!(heap = malloc(chunk_max)))
       return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
     b = heap;
   }
@@ -461,19 +570,25 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
     if (rc != BFH_OK) break;
     if (chunks_read) (*chunks_read)++;
     if (bytes_read) *bytes_read += len;
-    uint32_t cnt = (uint32_t)((len - 4) / VALUE_BLOCK_MAP_ENTRY_BYTES);
+    uint32_t cnt = (uint32_t)((len - 4) / eb);
     uint32_t l = 0, h = cnt; /* first entry >= fp */
     while (l < h) {
       uint32_t mid = l + (h - l) / 2;
-      if (decode_fixed32(b + (size_t)mid * VALUE_BLOCK_MAP_ENTRY_BYTES) < fp)
+      if (decode_fixed32(b + (size_t)mid * eb) < fp)
         l = mid + 1;
       else
         h = mid;
     }
     for (; l < cnt; l++) {
-      const uint8_t *e = b + (size_t)l * VALUE_BLOCK_MAP_ENTRY_BYTES;
+      const uint8_t *e = b + (size_t)l * eb;
       if (decode_fixed32(e) != fp) break;
-      if (*n < m->nblocks) out[(*n)++] = (uint32_t)e[4] | (uint32_t)e[5] << 8;
+      if (*n >= m->nblocks) continue;
+      if (bounds)
+        bounds[*n] = m->version >= 4
+                         ? seq_bound(m->seq_lo, m->seq_hi, m->seq_shift,
+                                     (uint32_t)e[6] | (uint32_t)e[7] << 8)
+                         : UINT64_MAX;
+      out[(*n)++] = (uint32_t)e[4] | (uint32_t)e[5] << 8;
     }
     if (l < cnt) break; /* a larger fingerprint ends the run */
   }
@@ -482,13 +597,10 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
     *n = 0;
     return rc;
   }
-  /* Sorted, distinct (a run over two chunks repeats nothing: pairs are distinct, but keep it
-     robust). */
-  if (*n > 1) qsort(out, *n, sizeof *out, cmp_u32);
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < *n; i++)
-    if (w == 0 || out[i] != out[w - 1]) out[w++] = out[i];
-  *n = w;
+  if (sort_blocks(out, bounds, n) != BFH_OK) {
+    *n = 0;
+    return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
+  }
   return BFH_OK;
 }
 
@@ -498,7 +610,7 @@ int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn r
     read = m->own_read;
     arg = m->own_arg;
   }
-  uint8_t *b = malloc(VALUE_BLOCK_MAP_ENTRY_BYTES * (size_t)m->chunk_entries + 4);
+  uint8_t *b = malloc((size_t)m->entry_bytes * m->chunk_entries + 4);
   if (!b) return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
   int rc = BFH_OK;
   for (uint32_t c = 0; c < m->nchunks && rc == BFH_OK; c++) {

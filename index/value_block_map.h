@@ -1,30 +1,38 @@
 /* value_block_map_t: a table's value-to-block map, the block level of the lean index
  * (doc/search.md "The lean index"). Where a block filter (filters/block_filter.h) tests every
  * data block of a table for a value, the map NAMES the blocks: for every value entry of the
- * table it holds a 32-bit fingerprint of the value's hash and the number of the data block
- * holding it, sorted by fingerprint, on disk. Memory holds only the blocks' places, the
+ * table it holds a 32-bit fingerprint of the value's hash, the number of the data block
+ * holding it and a bound on the sequence numbers of that block's entries under that
+ * fingerprint, sorted by fingerprint, on disk. Memory holds only the blocks' places, the
  * first fingerprint of each chunk of the map (its fences) and each chunk's sketch; a probe
  * reads one chunk, or none when the sketch says the chunk lacks the fingerprint.
  *
  * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
  *   "bfh.value_blocks"  the head, read at open (a few KB per table):
- *     magic "BFHM" fixed32 | version fixed32 (3) | nblocks fixed32 | chunk_entries fixed32
+ *     magic "BFHM" fixed32 | version fixed32 (4) | nblocks fixed32 | chunk_entries fixed32
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
  *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
+ *     | seq_lo fixed64 | seq_hi fixed64 (the least and largest sequence number of the
+ *       entries mapped; seq_lo <= seq_hi)
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
  *     | sketch (nchunks x S) / 8 bytes | crc32c fixed32 (masked, over all before it)
  *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
  *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
  *     and touches no fence when it is clear: a table that lacks the value reads a chunk with
  *     probability 1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory.
- *     Version 2, still read: no sketch_bits field (the refs follow last), S = 512, and a
- *     sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
+ *     Version 3, still read: no seq_lo, seq_hi (the refs follow sketch_bits), entries of 6
+ *     bytes. Version 2, still read: as 3 without sketch_bits (the refs follow last), S = 512,
+ *     and a sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
- *     chunk c (at c x (6 chunk_entries + 4)) = its entries x (fingerprint fixed32,
- *     block fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
+ *     chunk c (at c x (8 chunk_entries + 4)) = its entries x (fingerprint fixed32,
+ *     block fixed16, bound fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
  *     every chunk holds chunk_entries entries but the last (the rest); entries are the
  *     distinct (fingerprint, block) pairs, ascending; fences[c] is chunk c's first
- *     fingerprint.
+ *     fingerprint. bound q is the largest sequence number s of the block's entries with
+ *     that fingerprint, quantized upward: q = ceil((s - seq_lo) / 2^t), t the least shift
+ *     with ceil((seq_hi - seq_lo) / 2^t) <= 65535, read back as min(seq_lo + q x 2^t,
+ *     seq_hi), which is at least s, at most seq_hi and less than 2^t above s. The newest K
+ *     reads a table's blocks by it.
  * A block is a data block holding at least one value entry (those holding only deletions
  * are left out, as in the block filter); block i is refs[i].
  *
@@ -46,10 +54,11 @@
 
 #define VALUE_BLOCK_MAP_HEAD_NAME "bfh.value_blocks"
 #define VALUE_BLOCK_MAP_CHUNKS_NAME "bfh.value_chunks"
-#define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340 /* 2,044 bytes of entries + 4 of CRC: 2 KiB */
+#define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340 /* 2,720 bytes of entries + 4 of CRC */
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
-#define VALUE_BLOCK_MAP_ENTRY_BYTES 6
-#define VALUE_BLOCK_MAP_HEAD_FIXED 36 /* the head's bytes before its refs (version 2: 32) */
+#define VALUE_BLOCK_MAP_ENTRY_BYTES 8     /* version 4's (2 and 3: 6) */
+#define VALUE_BLOCK_MAP_HEAD_FIXED 52 /* the head's bytes before its refs (3: 36, 2: 32) */
+#define VALUE_BLOCK_MAP_NO_BOUND UINT64_MAX /* a probe's bound from a map of version 2 or 3 */
 #define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
 #define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
 #define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
@@ -66,13 +75,14 @@ uint32_t value_block_map_fingerprint(uint64_t value_hash);
 /* NULL on no memory. Client calls value_block_map_builder_destroy(). */
 value_block_map_builder_t *value_block_map_builder_create(void);
 void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
-/* The head's format: version 3 (the default) with sketches of sketch_bits (a multiple of 8,
-   8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
+/* The map's format: version 4 (the default) or 3 with sketches of sketch_bits (a multiple of
+   8, 8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
    comparisons). BFH_OK, or BFH_E_INVALID for any other pair (nothing changed). Before any add. */
 int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
                                        uint32_t sketch_bits);
-/* Adds a value (by hash) to the block being built. BFH_OK or BFH_E_NOMEM. */
-int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash);
+/* Adds a value (by hash) of the entry of sequence number seq to the block being built.
+   BFH_OK or BFH_E_NOMEM. */
+int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash, uint64_t seq);
 /* Closes the block being built, which lies at (offset, size); a block with no value added is
    left out. BFH_OK or BFH_E_NOMEM. A table whose blocks cannot be named (more than
    VALUE_BLOCK_MAP_MAX_BLOCKS, or one ending past 4 GiB) gets no map: finish says so. */
@@ -115,23 +125,25 @@ void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn re
 int value_block_map_has_reader(const value_block_map_t *m);
 
 /* The blocks that may hold a value of this hash: writes their numbers, ascending and
-   distinct, to out (room for value_block_map_blocks(m)) and sets *n. Reads the one chunk
+   distinct, to out (room for value_block_map_blocks(m)) and sets *n; bounds (may be NULL;
+   room for as many) gets, for each, a bound on the sequence numbers of its entries of this
+   hash (VALUE_BLOCK_MAP_NO_BOUND from a map of version 2 or 3). Reads the one chunk
    (rarely two) its fingerprint falls in, through the map's own reader if it has one, else
    through read (none if it lies outside the map's fingerprints, or the sketch says the map
    holds none); *chunks_read and *bytes_read (each may be NULL) are incremented per chunk read
    and by its bytes. BFH_OK; the reader's error; BFH_E_CORRUPT if a chunk does not check out
    (message names the chunk). */
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
-                          value_block_map_read_fn read, void *arg, uint32_t *out, uint32_t *n,
-                          uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
+                          value_block_map_read_fn read, void *arg, uint32_t *out, uint64_t *bounds,
+                          uint32_t *n, uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
 
 /* Starts loading the memory value_block_map_probe will test first for this hash (the
-   sketch byte of a version 3 map): called for several tables before probing them, their
+   sketch byte of a map of version 3 or 4): called for several tables before probing them, their
    cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
 void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
 
 /* 1 if the map says, from memory alone, that no entry has this hash's fingerprint (outside
-   the map's range, or its sketch bit clear: version 3; a version 2 map's sketches are per
+   the map's range, or its sketch bit clear: version 3 or 4; a version 2 map's sketches are per
    chunk: only its range), so that value_block_map_probe would name no block and read no
    chunk; else 0. */
 int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);

@@ -93,9 +93,10 @@ static int collect_key(void *arg, const void *key, size_t key_len, uint64_t seq)
   return 0;
 }
 
-/* A block a leaf of a predicate may hold. */
+/* A block a leaf of a predicate may hold, and the bound of the leaf's entries there. */
 typedef struct leaf_ref {
   block_ref_t ref;
+  uint64_t bound;
   uint32_t leaf;
 } leaf_ref_t;
 
@@ -151,22 +152,21 @@ static int by_offset(const void *a, const void *b) {
   return x->ref.offset < y->ref.offset ? -1 : x->ref.offset > y->ref.offset;
 }
 
-/* Appends ref to r: BFH_OK or BFH_E_NOMEM. */
-static int refs_push(block_refs_t *r, const block_ref_t *ref) {
-  if (r->n == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 16;
-    block_ref_t *v = realloc(r->v, cap * sizeof *v);
-    if (!v) return BFH_E_NOMEM;
-    r->v = v;
-    r->cap = cap;
-  }
+/* Appends ref, with its sequence bound, to r: BFH_OK or BFH_E_NOMEM. */
+static int refs_push(block_refs_t *r, const block_ref_t *ref, uint64_t bound) {
+  if (r->n == r->cap && block_refs_reserve(r, r->cap ? 2 * r->cap : 16) != BFH_OK)
+    return BFH_E_NOMEM;
+  r->bound[r->n] = bound;
   r->v[r->n++] = *ref;
   return BFH_OK;
 }
 
 /* block_index_probe for a predicate: into rd->refs, in file order, the blocks of table
    `number` where the predicate may hold, each leaf's blocks (its own probe) combined per
-   block by the tree. Returns as block_index_probe (its first failure among the leaves). */
+   block by the tree. A block's bound is the largest of its leaves': an entry that satisfies
+   the predicate (AND and OR only) holds one of the leaves named there, whose bound is at
+   least its sequence number. Returns as block_index_probe (its first failure among the
+   leaves). */
 static int probe_pred(reader_t *rd, uint64_t number, uint32_t *nblocks, block_map_io_t *io,
                       err_t *err) {
   const search_pred_t *p = rd->pred;
@@ -184,15 +184,19 @@ static int probe_pred(reader_t *rd, uint64_t number, uint32_t *nblocks, block_ma
       rd->cap_tagged = cap;
     }
     for (size_t j = 0; j < rd->leaf_refs.n; j++)
-      rd->tagged[rd->ntagged++] = (leaf_ref_t){rd->leaf_refs.v[j], (uint32_t)i};
+      rd->tagged[rd->ntagged++] =
+          (leaf_ref_t){rd->leaf_refs.v[j], rd->leaf_refs.bound[j], (uint32_t)i};
   }
   if (rd->ntagged > 1) qsort(rd->tagged, rd->ntagged, sizeof *rd->tagged, by_offset);
   rd->refs.n = 0;
   for (size_t a = 0, b; a < rd->ntagged; a = b) {
     memset(rd->marks, 0, p->nleaves);
-    for (b = a; b < rd->ntagged && rd->tagged[b].ref.offset == rd->tagged[a].ref.offset; b++)
+    uint64_t bound = 0;
+    for (b = a; b < rd->ntagged && rd->tagged[b].ref.offset == rd->tagged[a].ref.offset; b++) {
       rd->marks[rd->tagged[b].leaf] = 1;
-    if (expr_eval(p->expr, rd->marks) && refs_push(&rd->refs, &rd->tagged[a].ref) != BFH_OK)
+      if (rd->tagged[b].bound > bound) bound = rd->tagged[b].bound;
+    }
+    if (expr_eval(p->expr, rd->marks) && refs_push(&rd->refs, &rd->tagged[a].ref, bound) != BFH_OK)
       return err_set(err, BFH_E_NOMEM, "search: out of memory for blocks");
   }
   return BFH_OK;
@@ -220,37 +224,61 @@ static int few_blocks(const reader_t *rd, uint32_t nblocks) {
   return rd->refs.n <= WHOLE_TABLE_SHARE * nblocks;
 }
 
+/* Reads the whole table after a read through its map or block filter failed as corrupt
+   (why: that error): if the table reads, the map or filter did not describe it and is
+   dropped (counted, block_index_drop_damaged); if not, the table is damaged and that error
+   is returned. */
+static int scan_after_damage(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                             const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
+                             bfh_search_stats *st, const err_t *why, err_t *err) {
+  err_t first = *why;
+  int rc = scan_whole(e, view, number, test, c, ss, st, err);
+  if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &first);
+  return rc;
+}
+
+/* Probes table `number` for rd's value or predicate (probe_table), counting the probe in st:
+   BFH_OK with *named set when rd->refs holds the blocks to read (of *nblocks); BFH_OK with
+   *named 0 when the table was read whole instead (no map nor filter, or one that does not
+   check out: scan_after_damage); else the error. */
+static int probe_or_scan(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                         uint32_t *nblocks, int *named, const engine_value_test_t *test,
+                         collect_t *c, engine_scan_stats_t *ss, bfh_search_stats *st, err_t *err) {
+  *named = 0;
+  int rc = probe_table(e, view, rd, number, nblocks, st, &ss->bytes_read, err);
+  if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, test, c, ss, st, err);
+  if (rc == BFH_E_CORRUPT) return scan_after_damage(e, view, rd, number, test, c, ss, st, err, err);
+  if (rc != BFH_OK) return rc;
+  st->block_filters_probed++;
+  *named = 1;
+  return BFH_OK;
+}
+
+/* Reads blocks refs[0, n) of table `number`, counted in st (not the table: the caller's);
+   a read that fails as corrupt reads the whole table (scan_after_damage). */
+static int scan_named(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                      const block_ref_t *refs, size_t n, const engine_value_test_t *test,
+                      collect_t *c, engine_scan_stats_t *ss, bfh_search_stats *st, err_t *err) {
+  int rc = engine_scan_blocks(e, view, number, refs, n, test, collect_key, c, ss, err);
+  if (rc == BFH_OK) st->blocks_read += n;
+  if (rc != BFH_E_CORRUPT) return rc;
+  return scan_after_damage(e, view, rd, number, test, c, ss, st, err, err);
+}
+
 /* Reads table `number` through its value-to-block map or its block filter: only the blocks
-   that may hold val. A table without either is read whole. So is one whose read through
-   them fails as corrupt (a map chunk or a named block that does not check out): if the
-   whole read succeeds, the map or filter did not describe the table and is dropped
-   (counted, block_index_drop_damaged); if it fails too, the table is damaged and that
-   error is returned. */
+   that may hold val. A table without either is read whole, and so is one whose read through
+   them fails as corrupt (scan_after_damage). */
 static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
                           const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
                           bfh_search_stats *st, err_t *err) {
   uint32_t nblocks = 0;
-  int rc = probe_table(e, view, rd, number, &nblocks, st, &ss->bytes_read, err);
-  if (rc == BFH_NOT_FOUND) return scan_whole(e, view, number, test, c, ss, st, err);
-  if (rc == BFH_E_CORRUPT) {
-    err_t why = *err;
-    rc = scan_whole(e, view, number, test, c, ss, st, err);
-    if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
-    return rc;
-  }
-  if (rc != BFH_OK) return rc;
-  st->block_filters_probed++;
-  if (rd->refs.n == 0) return BFH_OK;
+  int named;
+  int rc = probe_or_scan(e, view, rd, number, &nblocks, &named, test, c, ss, st, err);
+  if (rc != BFH_OK || !named || rd->refs.n == 0) return rc;
   if (!few_blocks(rd, nblocks)) return scan_whole(e, view, number, test, c, ss, st, err);
-  rc = engine_scan_blocks(e, view, number, rd->refs.v, rd->refs.n, test, collect_key, c, ss, err);
-  if (rc == BFH_OK) {
-    st->tables_scanned++;
-    st->blocks_read += rd->refs.n;
-  }
-  if (rc != BFH_E_CORRUPT) return rc;
-  err_t why = *err;
-  rc = scan_whole(e, view, number, test, c, ss, st, err);
-  if (rc == BFH_OK) block_index_drop_damaged(rd->blocks, number, &why);
+  uint64_t scanned = st->tables_scanned; /* a read whole after damage counts itself */
+  rc = scan_named(e, view, rd, number, rd->refs.v, rd->refs.n, test, c, ss, st, err);
+  if (rc == BFH_OK && st->tables_scanned == scanned) st->tables_scanned++;
   return rc;
 }
 
@@ -311,16 +339,18 @@ static int scan_and_validate(engine_t *e, engine_view_t *view, reader_t *rd,
 }
 
 /* ---- The newest K (doc/query.md "The newest K") ------------------------------------------
-   The memtables first, then the selected tables by decreasing max_seq; before a table with
-   a bound is read, the candidates found since the last check are validated, and the reads
-   stop once K keys that pass have a sequence above that table's max_seq (so above every
-   unread table's). Exact: a key's latest version, when it passes, is an entry that passes,
-   so it is found in the source that holds it (no filter rules out an entry that passes); a
+   The memtables first, then the selected tables and the blocks their maps name, largest
+   bound first (a table's max_seq; a block's bound for the value or predicate, from its
+   map); before a table or block with a bound is read, the candidates found since the last
+   check are validated, and the reads stop once K keys that pass have a sequence above its
+   bound (so above every unread table's and block's). Exact: a key's latest version, when it
+   passes, is an entry that passes, so it is found in the source that holds it (no filter
+   rules out an entry that passes, and a bound is at least every such entry's sequence); a
    key that passes and ranks in the newest K has its latest version newer than every unread
-   table, so that version was read, and the key's largest matched sequence is its latest
-   write's. A key whose latest version is in an unread table has a matched sequence at most
-   that table's max_seq, and ranks after the K kept. Validation reads the latest version as
-   every search does (engine_key_passes); the sequences are the view's writes. */
+   bound, so that version was read, and the key's largest matched sequence is its latest
+   write's. A key whose latest version is unread has a matched sequence at most the bound
+   over it, and ranks after the K kept. Validation reads the latest version as every search
+   does (engine_key_passes); the sequences are the view's writes. */
 
 /* Validates the keys of set not validated yet. BFH_OK, or the first failing get's status. */
 static int validate_new(engine_t *e, engine_view_t *view, key_set_t *set,
@@ -355,14 +385,6 @@ static int newest_kth(const key_set_t *set, uint64_t k, int *have, uint64_t *kth
   return rc;
 }
 
-/* Tables by decreasing max_seq (those the engine cannot bound first), then by number. */
-static int by_max_seq_desc(const void *a, const void *b) {
-  const engine_table_t *x = *(const engine_table_t *const *)a;
-  const engine_table_t *y = *(const engine_table_t *const *)b;
-  if (x->max_seq != y->max_seq) return x->max_seq > y->max_seq ? -1 : 1;
-  return x->number > y->number ? -1 : x->number < y->number;
-}
-
 /* Newest sequence first; equal sequences (a batch ingested at one sequence, or RocksDB's
    bottom level, where sequences are zeroed) by key, bytewise. */
 static int by_seq_desc(const void *a, const void *b) {
@@ -393,39 +415,150 @@ static int report_newest(key_set_t *set, uint64_t k, bfh_match_fn fn, void *arg,
   return BFH_OK;
 }
 
+/* What the newest K reads next: a selected table not probed yet (block 0 x 0: whole), or
+   one block that a table's probe named, with a bound on the sequence numbers of the entries
+   there that may match (ENGINE_SEQ_UNKNOWN: none, read first). */
+typedef struct unit {
+  uint64_t bound;
+  const engine_table_t *table;
+  size_t slot; /* the table's in the read state */
+  block_ref_t ref;
+} unit_t;
+
+/* A max-heap of units by bound; among equal bounds, tables before their blocks, then by table
+   number, then by offset (the order is the same in every run). */
+typedef struct units {
+  unit_t *v;
+  size_t n, cap;
+} units_t;
+
+static int unit_before(const unit_t *a, const unit_t *b) {
+  if (a->bound != b->bound) return a->bound > b->bound;
+  if ((a->ref.size == 0) != (b->ref.size == 0)) return a->ref.size == 0;
+  if (a->table->number != b->table->number) return a->table->number > b->table->number;
+  return a->ref.offset < b->ref.offset;
+}
+
+static int units_push(units_t *h, const unit_t *u) {
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? 2 * h->cap : 64;
+    unit_t *v = realloc(h->v, cap * sizeof *v);
+    if (!v) return BFH_E_NOMEM;
+    h->v = v;
+    h->cap = cap;
+  }
+  size_t i = h->n++;
+  for (; i > 0 && unit_before(u, &h->v[(i - 1) / 2]); i = (i - 1) / 2) h->v[i] = h->v[(i - 1) / 2];
+  h->v[i] = *u;
+  return BFH_OK;
+}
+
+static unit_t units_pop(units_t *h) {
+  unit_t top = h->v[0], last = h->v[--h->n];
+  size_t i = 0;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    const unit_t *at = &last;
+    if (l < h->n && unit_before(&h->v[l], at)) m = l, at = &h->v[l];
+    if (r < h->n && unit_before(&h->v[r], at)) m = r;
+    if (m == i) break;
+    h->v[i] = h->v[m];
+    i = m;
+  }
+  if (h->n) h->v[i] = last;
+  return top;
+}
+
+/* A table's state in the newest K's reads. */
+#define READ_WHOLE 1   /* read whole: its remaining blocks are skipped */
+#define READ_COUNTED 2 /* counted in tables_scanned */
+#define READ_MATCHED 4 /* counted in tables_matched */
+
+/* Reads unit u: a table (whole, or probed: the blocks its map names, each with its own bound,
+   go onto the heap; a map without bounds or a block filter has its blocks read at once, as
+   a search reads them), or one block of a probed table. */
+static int read_unit(engine_t *e, engine_view_t *view, reader_t *rd, const unit_t *u,
+                     uint8_t *state, units_t *h, const engine_value_test_t *test, collect_t *c,
+                     engine_scan_stats_t *ss, bfh_search_stats *st, err_t *err) {
+  const engine_table_t *t = u->table;
+  uint64_t before = c->matches, scanned = st->tables_scanned, blocks = st->blocks_read;
+  int rc = BFH_OK;
+  if (u->ref.size > 0) {
+    if (state[u->slot] & READ_WHOLE) return BFH_OK;
+    rc = scan_named(e, view, rd, t->number, &u->ref, 1, test, c, ss, st, err);
+  } else if (!rd->by_blocks) {
+    rc = scan_whole(e, view, t->number, test, c, ss, st, err);
+  } else {
+    uint32_t nblocks = 0;
+    int named;
+    rc = probe_or_scan(e, view, rd, t->number, &nblocks, &named, test, c, ss, st, err);
+    int bounded = named && rd->refs.n > 0;
+    for (size_t j = 0; bounded && j < rd->refs.n; j++)
+      bounded = rd->refs.bound[j] != VALUE_BLOCK_MAP_NO_BOUND;
+    if (rc == BFH_OK && named && rd->refs.n > 0 && !bounded) {
+      rc = few_blocks(rd, nblocks)
+               ? scan_named(e, view, rd, t->number, rd->refs.v, rd->refs.n, test, c, ss, st, err)
+               : scan_whole(e, view, t->number, test, c, ss, st, err);
+    }
+    for (size_t j = 0; rc == BFH_OK && bounded && j < rd->refs.n; j++) {
+      unit_t b = {rd->refs.bound[j] < t->max_seq ? rd->refs.bound[j] : t->max_seq, t, u->slot,
+                  rd->refs.v[j]};
+      if (units_push(h, &b) != BFH_OK) rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+    }
+    if (rc == BFH_OK && bounded) return BFH_OK; /* nothing read yet */
+  }
+  /* A whole read counted the table itself; a read of blocks counts it once. */
+  if (st->tables_scanned > scanned) {
+    state[u->slot] |= READ_WHOLE | READ_COUNTED;
+  } else if (st->blocks_read > blocks && !(state[u->slot] & READ_COUNTED)) {
+    st->tables_scanned++;
+    state[u->slot] |= READ_COUNTED;
+  }
+  if (c->matches > before && !(state[u->slot] & READ_MATCHED)) {
+    st->tables_matched++;
+    state[u->slot] |= READ_MATCHED;
+  }
+  return rc;
+}
+
 /* scan_and_validate for the newest k: reads the memtables, then the tables with scan[i] set
-   by decreasing max_seq, and stops as soon as the newest k are known. */
+   and the blocks their maps name by decreasing bound (a table's max_seq, a block's bound
+   for the value or predicate), and stops as soon as the newest k are known. */
 static int scan_newest(engine_t *e, engine_view_t *view, reader_t *rd, const engine_table_t *tables,
                        size_t n, const uint8_t *scan, uint64_t k, const engine_value_test_t *test,
                        bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err) {
   key_set_t set = {NULL, 0, 0};
   collect_t c = {&set, 0, 0};
   engine_scan_stats_t ss = {0, 0};
-  const engine_table_t **order = malloc((n ? n : 1) * sizeof *order);
-  if (!order) return err_set(err, BFH_E_NOMEM, "search: out of memory");
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    if (scan[i]) order[m++] = &tables[i];
-  qsort(order, m, sizeof *order, by_max_seq_desc);
-  int rc = read_memtables(e, view, rd, test, &c, &ss, err);
+  units_t h = {NULL, 0, 0};
+  uint8_t *state = calloc(n ? n : 1, 1);
+  int rc = state ? BFH_OK : err_set(err, BFH_E_NOMEM, "search: out of memory");
+  for (size_t i = 0; rc == BFH_OK && i < n; i++) {
+    unit_t u = {tables[i].max_seq, &tables[i], i, {0, 0}};
+    if (scan[i] && units_push(&h, &u) != BFH_OK)
+      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+  }
+  if (rc == BFH_OK) rc = read_memtables(e, view, rd, test, &c, &ss, err);
   /* The k-th newest key that passes, as of checked matches: recounted only after new ones
-     (a table without a bound is read first and checks nothing). */
+     (a unit without a bound is read first and checks nothing). */
   uint64_t checked = UINT64_MAX, kth = 0;
   int have = 0;
-  for (size_t i = 0; rc == BFH_OK && !c.nomem && i < m; i++) {
-    /* Every unread table's entries are at most order[i]'s max_seq. */
-    uint64_t bound = order[i]->max_seq;
+  while (rc == BFH_OK && !c.nomem && h.n > 0) {
+    /* Every unread entry that may match is at most the top unit's bound. */
+    uint64_t bound = h.v[0].bound;
     if (bound != ENGINE_SEQ_UNKNOWN && c.matches != checked) {
       rc = validate_new(e, view, &set, test, err);
       if (rc == BFH_OK) rc = newest_kth(&set, k, &have, &kth, err);
       checked = c.matches;
     }
     if (rc != BFH_OK || (bound != ENGINE_SEQ_UNKNOWN && have && kth > bound)) break;
-    rc = read_table(e, view, rd, order[i], test, &c, &ss, st, err);
+    unit_t u = units_pop(&h);
+    rc = read_unit(e, view, rd, &u, state, &h, test, &c, &ss, st, err);
   }
   if (rc == BFH_OK && c.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   if (rc == BFH_OK) rc = validate_new(e, view, &set, test, err);
-  free(order);
+  free(h.v);
+  free(state);
   st->entries_scanned += ss.entries;
   st->bytes_read += ss.bytes_read;
   st->candidates += set.n;

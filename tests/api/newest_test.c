@@ -11,6 +11,10 @@
  * reopen (the bounds come back from the manifest) and read-only; on LevelDB read-write and
  * read-only and on RocksDB read-write; and, with the newest writes still in the memtables,
  * that no table is read at all.
+ *
+ * Keys written in random order spread a table's newest writes over all its blocks: there the
+ * stop goes by the bounds the value-to-block maps keep per value and block, and the newest
+ * 10 of a term held by 1% of the keys read at most 16 blocks (test_newest_by_blocks).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 
@@ -201,8 +206,110 @@ static void test_newest_stops_early_rocksdb(void **state) {
   f->db = NULL;
 }
 
+/* ---- Random key order: the bounds per block ----------------------------------------------- */
+
+#define RKEYS 40000 /* written in the order i x 7919 mod RKEYS, value "w" (i mod 100) */
+#define RFLUSH 10000
+
+static unsigned rkey(unsigned i) {
+  return (unsigned)((uint64_t)i * 7919 % RKEYS);
+}
+
+static void write_random(db_fixture_t *f, const bfh_options *o) {
+  assert_int_equal(bfh_open(f->dir, o, &f->db), BFH_OK);
+  for (unsigned i = 0; i < RKEYS; i++) {
+    char key[32], val[32];
+    snprintf(key, sizeof key, "key%05u", rkey(i));
+    snprintf(val, sizeof val, "{\"a\":\"w%02u\"}", i % 100);
+    assert_int_equal(bfh_put(f->db, key, strlen(key), val, strlen(val)), BFH_OK);
+    if ((i + 1) % RFLUSH == 0) assert_int_equal(bfh_flush(f->db), BFH_OK);
+  }
+}
+
+/* The newest K of a = 'w42' by every method: the last K keys written with that value, newest
+   first; with blocks set, AUTO, which reads by blocks, reads at most 16 blocks where the full
+   answer reads every table's (nearly every block of a table holds some key of the term). */
+static void check_by_blocks(bfh_db *db, const char *label, int blocks) {
+  static const bfh_method methods[] = {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_SLICED,
+                                       BFH_SEARCH_AUTO};
+  for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+    keys_t *got = calloc(1, sizeof *got);
+    assert_non_null(got);
+    bfh_search_stats all, st;
+    assert_int_equal(bfh_query(db, "a = 'w42'", methods[m], 0, NULL, NULL, &all), BFH_OK);
+    assert_int_equal(all.results, RKEYS / 100);
+    assert_int_equal(bfh_query(db, "a = 'w42'", methods[m], K, on_key, got, &st), BFH_OK);
+    assert_int_equal(got->n, K);
+    for (unsigned i = 0; i < K; i++) {
+      unsigned want = rkey(RKEYS - 100 * (i + 1) + 42);
+      if (got->v[i] != want)
+        fail_msg("%s: newest %u by %s: key%05u at %u, want key%05u", label, K,
+                 bfh_method_name(methods[m]), got->v[i], i, want);
+    }
+    if (blocks && methods[m] == BFH_SEARCH_AUTO) {
+      print_message("%s: newest %u by auto read %llu blocks of %llu tables; the full answer "
+                    "%llu tables of %u, %llu blocks\n",
+                    label, K, (unsigned long long)st.blocks_read,
+                    (unsigned long long)st.tables_scanned, (unsigned long long)all.tables_scanned,
+                    all.tables_live, (unsigned long long)all.blocks_read);
+      if (st.blocks_read < K || st.blocks_read > 16)
+        fail_msg("%s: newest %u by auto read %llu blocks (want %u to 16)", label, K,
+                 (unsigned long long)st.blocks_read, K);
+      /* The full answer reads its tables whole (0 blocks) or more blocks than that. */
+      assert_true(all.tables_scanned >= 1);
+      assert_true(all.blocks_read == 0 || all.blocks_read > 16);
+    }
+    free(got);
+  }
+}
+
+static void test_newest_by_blocks(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o);
+  o.memtable_bytes = 4 << 20;
+  o.table_bytes = 256 << 10;
+  write_random(f, &o);
+  check_by_blocks(f->db, "read-write", 1);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  o.read_only = 1;
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  check_by_blocks(f->db, "read-only", 1);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
+/* The same on LevelDB, whose maps are built from its tables into the index_dir's cache files:
+   their bounds come from the tables' own sequence numbers. Read-write, LevelDB's compactions
+   run on in the background and a new table is read whole until its map is made: only the
+   answer is checked there; read-only, once the index is loaded, the blocks too. */
+static void test_newest_by_blocks_leveldb(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o);
+  o.engine = BFH_ENGINE_LEVELDB;
+  o.memtable_bytes = 4 << 20;
+  o.table_bytes = 256 << 10;
+  write_random(f, &o);
+  check_by_blocks(f->db, "leveldb", 0);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  char idx[4400];
+  snprintf(idx, sizeof idx, "%s/index", f->root);
+  o.read_only = 1;
+  o.index_dir = idx;
+  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  err_t err;
+  index_sync_t *sync = bfh_internal_sync(f->db);
+  if (sync && index_sync_loader_wait(sync, NULL, &err) != BFH_OK) fail_msg("load: %s", err.msg);
+  check_by_blocks(f->db, "leveldb read-only", 1);
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  f->db = NULL;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_newest_by_blocks, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_newest_by_blocks_leveldb, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_from_memtables, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_newest_stops_early_leveldb_readonly, setup,

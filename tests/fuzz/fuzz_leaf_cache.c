@@ -84,7 +84,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
       uint32_t out[VALUE_BLOCK_MAP_MAX_BLOCKS], n = 0;
       for (uint64_t h = 0; h < 8; h++) {
         uint64_t hash = h * 0x9e3779b97f4a7c15ull;
-        if (value_block_map_probe(map, hash, NULL, NULL, out, &n, NULL, NULL, &err) == BFH_OK)
+        if (value_block_map_probe(map, hash, NULL, NULL, out, NULL, &n, NULL, NULL, &err) == BFH_OK)
           for (uint32_t i = 0; i < n; i++) fuzz_check(out[i] < value_block_map_blocks(map));
       }
     }
@@ -119,7 +119,7 @@ static void exercise(const uint8_t *data, size_t size, uint64_t m) {
     map = NULL;
     if (leaf_cache_load_map_by_head(env_default(), path, &t, m, head, hl, &map, &err) == BFH_OK) {
       uint32_t out[VALUE_BLOCK_MAP_MAX_BLOCKS], n = 0;
-      if (value_block_map_probe(map, 0x9e3779b97f4a7c15ull, NULL, NULL, out, &n, NULL, NULL, &err) ==
+      if (value_block_map_probe(map, 0x9e3779b97f4a7c15ull, NULL, NULL, out, NULL, &n, NULL, NULL, &err) ==
           BFH_OK)
         for (uint32_t i = 0; i < n; i++) fuzz_check(out[i] < value_block_map_blocks(map));
       value_block_map_destroy(map);

@@ -177,9 +177,9 @@ static void seed_block_filters(void) {
   }
 }
 
-/* Value-to-block maps built here from random hashes (no value, one block, a few chunks, a
-   run of one fingerprint over a chunk boundary), each as fixed32 head length | head |
-   chunks, the value_block_map target's input. */
+/* Value-to-block maps built here from random hashes and sequence numbers (no value, one
+   block, a few chunks, a run of one fingerprint over a chunk boundary), each as fixed32 head
+   length | head | chunks, the value_block_map target's input. */
 static void seed_value_block_maps(void) {
   static const struct {
     uint32_t nblocks, per_block, repeat;
@@ -191,7 +191,8 @@ static void seed_value_block_maps(void) {
     if (!b) die("value block map", "builder");
     for (uint32_t j = 0; j < shapes[s].nblocks; j++) {
       for (uint32_t i = 0; i < shapes[s].per_block; i++)
-        if (value_block_map_builder_add(b, shapes[s].repeat ? 42 : rng_next(&r)) != BFH_OK)
+        if (value_block_map_builder_add(b, shapes[s].repeat ? 42 : rng_next(&r),
+                                        rng_next(&r) >> 8) != BFH_OK)
           die("value block map", "add");
       if (value_block_map_builder_end_block(b, (uint64_t)j * 4096, 4000) != BFH_OK)
         die("value block map", "end_block");

@@ -27,22 +27,32 @@ static int read_chunks(void *arg, uint64_t off, size_t len, void *buf, err_t *er
 static void probe_all(const value_block_map_t *m, const chunks_t *c, const uint8_t *data,
                       size_t size) {
   uint32_t *out = malloc(((size_t)value_block_map_blocks(m) + 1) * sizeof *out);
-  fuzz_check(out != NULL);
+  uint32_t *again = malloc(((size_t)value_block_map_blocks(m) + 1) * sizeof *again);
+  uint64_t *bounds = malloc(((size_t)value_block_map_blocks(m) + 1) * sizeof *bounds);
+  fuzz_check(out != NULL && again != NULL && bounds != NULL);
   uint64_t hashes[8] = {0, UINT64_MAX};
   size_t nh = 2;
   for (size_t i = 0; i + 8 <= size && nh < 8; i += 8) hashes[nh++] = decode_fixed64(data + i);
   for (size_t h = 0; h < nh; h++) {
     uint32_t n = 0;
     err_t err;
-    int rc = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, out, &n, NULL, NULL, &err);
+    int rc = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, out, NULL, &n, NULL, NULL, &err);
     fuzz_check(rc == BFH_OK || rc == BFH_E_CORRUPT);
     if (rc != BFH_OK) fuzz_check(n == 0);
     for (uint32_t i = 0; i < n; i++) {
       fuzz_check(out[i] < value_block_map_blocks(m));
       fuzz_check(i == 0 || out[i] > out[i - 1]);
     }
+    /* With their sequence bounds, the same blocks. */
+    uint32_t n2 = 0;
+    int rc2 = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, again, bounds, &n2, NULL,
+                                    NULL, &err);
+    fuzz_check(rc2 == rc && n2 == n);
+    for (uint32_t i = 0; i < n; i++) fuzz_check(again[i] == out[i]);
   }
   free(out);
+  free(again);
+  free(bounds);
 }
 
 static void exercise_map(const uint8_t *head, size_t hl, const uint8_t *ch, size_t cl) {

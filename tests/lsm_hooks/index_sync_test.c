@@ -859,7 +859,7 @@ static void expect_map_meta(const lsm_meta_block_t *head, const lsm_meta_block_t
     uint32_t out[2], n = 0;
     uint64_t chunks_read = 0;
     assert_int_equal(value_block_map_probe(m, bfh_hash64(g_values[i], strlen(g_values[i]), SEED),
-                                           read_mem, (void *)chunks, out, &n, &chunks_read, NULL, &err),
+                                           read_mem, (void *)chunks, out, NULL, &n, &chunks_read, NULL, &err),
                      BFH_OK);
     assert_int_equal(n, 1);
     assert_int_equal(value_block_map_ref(m, out[0]).offset, 100 * i);

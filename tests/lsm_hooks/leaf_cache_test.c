@@ -203,7 +203,7 @@ static void make_map(uint32_t version, uint8_t **head, size_t *hl, uint8_t **chu
   if (version == 2) assert_int_equal(value_block_map_builder_set_format(b, 2, 512), BFH_OK);
   for (uint32_t blk = 0; blk < NBLOCKS; blk++) {
     for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++)
-      assert_int_equal(value_block_map_builder_add(b, value_hash(blk * 1000 + v)), BFH_OK);
+      assert_int_equal(value_block_map_builder_add(b, value_hash(blk * 1000 + v), 0), BFH_OK);
     assert_int_equal(value_block_map_builder_end_block(b, 4096ull * blk, 4000), BFH_OK);
   }
   assert_int_equal(value_block_map_builder_finish(b, head, hl, chunks, cl), BFH_OK);
@@ -246,7 +246,7 @@ static void test_leaf_cache_map_versions(void **state) {
     for (uint32_t blk = 0; blk < NBLOCKS; blk++)
       for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
         uint32_t out[NBLOCKS], nb = 0;
-        assert_int_equal(value_block_map_probe(map, value_hash(blk * 1000 + v), NULL, NULL, out,
+        assert_int_equal(value_block_map_probe(map, value_hash(blk * 1000 + v), NULL, NULL, out, NULL,
                                                &nb, NULL, NULL, &err),
                          BFH_OK);
         int hit = 0;

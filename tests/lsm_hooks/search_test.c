@@ -972,7 +972,7 @@ static void test_search_damaged_block_filter(void **state) {
 static value_block_map_t *one_entry_map(void) {
   value_block_map_builder_t *b = value_block_map_builder_create();
   assert_non_null(b);
-  assert_int_equal(value_block_map_builder_add(b, 42), BFH_OK);
+  assert_int_equal(value_block_map_builder_add(b, 42, 0), BFH_OK);
   assert_int_equal(value_block_map_builder_end_block(b, 0, 100), BFH_OK);
   uint8_t *head, *chunks;
   size_t head_len, chunks_len;

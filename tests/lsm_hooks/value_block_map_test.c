@@ -61,8 +61,8 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   if (version) assert_int_equal(value_block_map_builder_set_format(b, version, bits), BFH_OK);
   for (uint32_t j = 0; j < NBLOCKS; j++) {
     for (uint32_t i = 0; i < PER_BLOCK; i++)
-      assert_int_equal(value_block_map_builder_add(b, hash_of(j, i)), BFH_OK);
-    assert_int_equal(value_block_map_builder_add(b, SHARED), BFH_OK);
+      assert_int_equal(value_block_map_builder_add(b, hash_of(j, i), 0), BFH_OK);
+    assert_int_equal(value_block_map_builder_add(b, SHARED, 0), BFH_OK);
     assert_int_equal(value_block_map_builder_end_block(b, (uint64_t)j * 4096, 4000), BFH_OK);
     assert_int_equal(value_block_map_builder_end_block(b, (uint64_t)j * 4096 + 4000, 10),
                      BFH_OK); /* a block without values: left out */
@@ -71,7 +71,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   size_t hl, cl;
   value_block_map_t *m = finish_map(b, &head, &hl, &chunks, &cl);
   err_t err;
-  assert_int_equal(decode_fixed32(head + 4), version ? version : 3);
+  assert_int_equal(decode_fixed32(head + 4), version ? version : 4);
   assert_int_equal(value_block_map_sketch_bits(m), bits);
   assert_int_equal(value_block_map_blocks(m), NBLOCKS);
   assert_int_equal(value_block_map_entries(m), NBLOCKS * (PER_BLOCK + 1));
@@ -79,7 +79,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   uint32_t *out = malloc(NBLOCKS * sizeof *out), n = 0;
   assert_non_null(out);
   for (uint32_t j = 0; j < NBLOCKS; j += 7) {
-    assert_int_equal(value_block_map_probe(m, hash_of(j, j % PER_BLOCK), read_mem, &mem, out, &n,
+    assert_int_equal(value_block_map_probe(m, hash_of(j, j % PER_BLOCK), read_mem, &mem, out, NULL, &n,
                                            NULL, NULL, &err),
                      BFH_OK);
     int named = 0;
@@ -88,7 +88,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   }
   uint64_t chunks_read = 0, bytes_read = 0;
   mem.reads = mem.bytes = 0;
-  assert_int_equal(value_block_map_probe(m, SHARED, read_mem, &mem, out, &n, &chunks_read,
+  assert_int_equal(value_block_map_probe(m, SHARED, read_mem, &mem, out, NULL, &n, &chunks_read,
                                          &bytes_read, &err),
                    BFH_OK);
   assert_int_equal(n, NBLOCKS); /* the run over several chunks, every block once */
@@ -101,7 +101,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   for (uint32_t i = 0; i < 20000; i++) {
     uint64_t before = chunks_read;
     int no = value_block_map_rules_out(m, hash_of(NBLOCKS + 1, i));
-    assert_int_equal(value_block_map_probe(m, hash_of(NBLOCKS + 1, i), read_mem, &mem, out, &n,
+    assert_int_equal(value_block_map_probe(m, hash_of(NBLOCKS + 1, i), read_mem, &mem, out, NULL, &n,
                                            &chunks_read, NULL, &err),
                      BFH_OK);
     if (no) { /* ruled out from memory: the probe names nothing and reads nothing */
@@ -128,7 +128,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   chunks[100] ^= 0x04;
   uint32_t errors = 0;
   for (uint32_t j = 0; j < NBLOCKS; j++)
-    errors += value_block_map_probe(m, hash_of(j, 0), read_mem, &mem, out, &n, NULL, NULL, &err) ==
+    errors += value_block_map_probe(m, hash_of(j, 0), read_mem, &mem, out, NULL, &n, NULL, NULL, &err) ==
               BFH_E_CORRUPT;
   assert_true(errors > 0);
   free(out);
@@ -137,20 +137,21 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   value_block_map_destroy(m);
 }
 
-/* The default head (version 3, 1024 sketch bits per chunk: 1 - e^(-340/1024) = 28% of them
-   set, about 5,700 of 20,000 absent probes read a chunk); version 2 as earlier builds wrote it
-   (512 bits a chunk: 49%, about 9,800), still read; other sketch sizes (8 bits: every probe
-   reads; 8192: 4%). */
+/* The default map (version 4, 1024 sketch bits per chunk: 1 - e^(-340/1024) = 28% of them
+   set, about 5,700 of 20,000 absent probes read a chunk); versions 3 and 2 as earlier builds
+   wrote them (2: 512 bits a chunk: 49%, about 9,800), still read; other sketch sizes (8 bits:
+   every probe reads; 8192: 4%). */
 static void test_value_block_map_names_every_block(void **state) {
   (void)state;
   names_every_block(0, VALUE_BLOCK_MAP_SKETCH_BITS, 4500, 7000);
+  names_every_block(3, VALUE_BLOCK_MAP_SKETCH_BITS, 4500, 7000);
   names_every_block(2, 512, 8000, 12000);
   names_every_block(3, 512, 8000, 12000);
   names_every_block(3, 8, 19000, 20001);
   names_every_block(3, 8192, 200, 1500);
 }
 
-/* The head's format is one of the two known: other versions and sketch sizes are refused by
+/* The head's format is one of the three known: other versions and sketch sizes are refused by
    the builder, and a head whose sketch_bits is changed (and its CRC made good) does not
    open. */
 static void test_value_block_map_head_formats(void **state) {
@@ -160,8 +161,9 @@ static void test_value_block_map_head_formats(void **state) {
   assert_int_equal(value_block_map_builder_set_format(b, 2, 1024), BFH_E_INVALID);
   assert_int_equal(value_block_map_builder_set_format(b, 3, 12), BFH_E_INVALID);
   assert_int_equal(value_block_map_builder_set_format(b, 3, 0), BFH_E_INVALID);
-  assert_int_equal(value_block_map_builder_set_format(b, 4, 1024), BFH_E_INVALID);
-  for (uint32_t i = 0; i < 1000; i++) assert_int_equal(value_block_map_builder_add(b, hash_of(1, i)), BFH_OK);
+  assert_int_equal(value_block_map_builder_set_format(b, 5, 1024), BFH_E_INVALID);
+  assert_int_equal(value_block_map_builder_set_format(b, 1, 1024), BFH_E_INVALID);
+  for (uint32_t i = 0; i < 1000; i++) assert_int_equal(value_block_map_builder_add(b, hash_of(1, i), 0), BFH_OK);
   assert_int_equal(value_block_map_builder_end_block(b, 0, 4000), BFH_OK);
   uint8_t *head, *chunks;
   size_t hl, cl;
@@ -211,7 +213,7 @@ static void test_value_block_map_skewed_fingerprints(void **state) {
     }
   }
   for (size_t i = 0; i < n; i++) {
-    assert_int_equal(value_block_map_builder_add(b, h[i]), BFH_OK);
+    assert_int_equal(value_block_map_builder_add(b, h[i], 0), BFH_OK);
     if (i % 40 == 39) assert_int_equal(value_block_map_builder_end_block(b, i * 4096ull, 4000), BFH_OK);
   }
   assert_int_equal(value_block_map_builder_end_block(b, n * 4096ull, 4000), BFH_OK);
@@ -222,7 +224,7 @@ static void test_value_block_map_skewed_fingerprints(void **state) {
   mem_t mem = {chunks, cl, 0, 0};
   uint32_t out[64], got = 0;
   for (size_t i = 0; i < n; i++) {
-    assert_int_equal(value_block_map_probe(m, h[i], read_mem, &mem, out, &got, NULL, NULL, &err), BFH_OK);
+    assert_int_equal(value_block_map_probe(m, h[i], read_mem, &mem, out, NULL, &got, NULL, NULL, &err), BFH_OK);
     int named = 0;
     uint64_t want = (i / 40 * 40 + 39 < n ? i / 40 * 40 + 39 : n) * 4096ull;
     for (uint32_t j = 0; j < got; j++) named |= value_block_map_ref(m, out[j]).offset == want;
@@ -234,8 +236,80 @@ static void test_value_block_map_skewed_fingerprints(void **state) {
   value_block_map_destroy(m);
 }
 
+/* Sequence bounds: a probe gives each block it names a bound at least the largest sequence
+   number of the block's entries of that value, and above it by less than one step of the
+   16-bit quantization (a power of two, under twice (seq_hi - seq_lo) / 65535), over ranges of sequence
+   numbers from one (every bound exact) to 2^56 - 1; a value added twice to a block is
+   bounded by its later entry. A map of version 3 has no bounds. */
+static void bounds_over(uint64_t lo, uint64_t span, uint32_t version) {
+  enum { BLOCKS = 300, PER = 30 };
+  value_block_map_builder_t *b = value_block_map_builder_create();
+  assert_non_null(b);
+  if (version) assert_int_equal(value_block_map_builder_set_format(b, version, 1024), BFH_OK);
+  uint64_t *seq = malloc(BLOCKS * PER * sizeof *seq);
+  assert_non_null(seq);
+  uint64_t state = 0x5eed5eedull;
+  for (uint32_t j = 0; j < BLOCKS; j++) {
+    for (uint32_t i = 0; i < PER; i++) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t s = lo + (span ? (state >> 8) % (span + 1) : 0);
+      if (j == 0 && i == 0) s = lo; /* the range's two ends are met */
+      if (j == 1 && i == 0) s = lo + span;
+      seq[j * PER + i] = s;
+      assert_int_equal(value_block_map_builder_add(b, hash_of(j, i), s), BFH_OK);
+    }
+    /* Value 0 of the block again, older: the bound stays the larger. */
+    assert_int_equal(value_block_map_builder_add(b, hash_of(j, 0), lo), BFH_OK);
+    assert_int_equal(value_block_map_builder_end_block(b, (uint64_t)j * 4096, 4000), BFH_OK);
+  }
+  uint8_t *head, *chunks;
+  size_t hl, cl;
+  value_block_map_t *m = finish_map(b, &head, &hl, &chunks, &cl);
+  mem_t mem = {chunks, cl, 0, 0};
+  err_t err;
+  uint32_t out[BLOCKS], n = 0;
+  uint64_t bounds[BLOCKS];
+  /* The step is a power of two, under twice the range's 65,535th part: 1 (exact) for a range
+     of at most 65,535. */
+  const uint64_t step = span <= 65535 ? 1 : 2 * (span / 65535 + 1);
+  for (uint32_t j = 0; j < BLOCKS; j++)
+    for (uint32_t i = 0; i < PER; i++) {
+      assert_int_equal(value_block_map_probe(m, hash_of(j, i), read_mem, &mem, out, bounds, &n,
+                                             NULL, NULL, &err),
+                       BFH_OK);
+      uint32_t at = n;
+      for (uint32_t x = 0; x < n; x++)
+        if (out[x] == j) at = x;
+      assert_true(at < n);
+      uint64_t s = seq[j * PER + i];
+      if (version == 3) {
+        assert_true(bounds[at] == VALUE_BLOCK_MAP_NO_BOUND);
+        continue;
+      }
+      if (bounds[at] < s || bounds[at] - s >= step || bounds[at] > lo + span)
+        fail_msg("block %u value %u: sequence %llu, bound %llu (range %llu + %llu)", j, i,
+                 (unsigned long long)s, (unsigned long long)bounds[at],
+                 (unsigned long long)lo, (unsigned long long)span);
+    }
+  free(seq);
+  free(head);
+  free(chunks);
+  value_block_map_destroy(m);
+}
+
+static void test_value_block_map_sequence_bounds(void **state) {
+  (void)state;
+  bounds_over(0, 0, 0);
+  bounds_over(77, 0, 0);
+  bounds_over(1000, 60000, 0);  /* a step of one: exact */
+  bounds_over(5, 10000000, 0);  /* a compaction's range */
+  bounds_over(0, (1ull << 56) - 1, 0);
+  bounds_over(1000, 60000, 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_value_block_map_sequence_bounds),
       cmocka_unit_test(test_value_block_map_names_every_block),
       cmocka_unit_test(test_value_block_map_head_formats),
       cmocka_unit_test(test_value_block_map_skewed_fingerprints),

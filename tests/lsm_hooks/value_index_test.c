@@ -565,7 +565,7 @@ static void test_value_index_persisted_version_1_reads(void **state) {
     for (uint64_t v = 0; v < 3; v++) {
       uint64_t x = t * 100 + v, h = bfh_value_hash(&x, sizeof x, SEED);
       value_filter_add_hash(f, h);
-      assert_int_equal(value_block_map_builder_add(b, h), BFH_OK);
+      assert_int_equal(value_block_map_builder_add(b, h, 0), BFH_OK);
     }
     assert_int_equal(value_block_map_builder_end_block(b, 0, 100), BFH_OK);
     size_t hl, cl;

@@ -59,7 +59,7 @@ int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *r
 }
 
 static int add_value(void *arg, const ldb_entry_t *e) {
-  return e->type == LDB_TYPE_VALUE && stock_leaf_add(arg, e->val, e->val_len);
+  return e->type == LDB_TYPE_VALUE && stock_leaf_add(arg, e->val, e->val_len, e->seq);
 }
 
 int ldb_filter_read(env_t *io, const char *path, const value_index_params_t *p,

@@ -31,6 +31,7 @@ typedef struct table_state {
   uint8_t *ser[4];                /* serialized leaf, block filter, map head and chunks, owned */
   size_t head_len;                /* ser[2]'s */
   uint64_t values;
+  uint64_t seq; /* the entry being added's */
   lsm_meta_block_t meta[4];
 } table_state_t;
 
@@ -66,14 +67,15 @@ static void add_item(void *arg, uint64_t hash) {
   table_state_t *s = arg;
   value_filter_add_hash(s->filter, hash);
   if (s->blocks && block_filter_builder_add(s->blocks, hash) != BFH_OK) s->nomem = 1;
-  if (s->map && value_block_map_builder_add(s->map, hash) != BFH_OK) s->nomem = 1;
+  if (s->map && value_block_map_builder_add(s->map, hash, s->seq) != BFH_OK) s->nomem = 1;
 }
 
 static void hook_add(void *state, const void *key, size_t key_len, const void *val, size_t val_len,
                      uint64_t seq, int type) {
-  (void)key, (void)key_len, (void)seq;
+  (void)key, (void)key_len;
   table_state_t *s = state;
   if (type != LSM_TYPE_VALUE) return;
+  s->seq = seq;
   /* One item per (attribute, term), or the whole value without attributes: a failed
      extraction fails the table (its filters would miss the value's items). */
   if (value_terms_hash(s->h->terms, val, val_len, s->filter->seed, 0, add_item, s) < 0)

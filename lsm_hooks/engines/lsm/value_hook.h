@@ -9,7 +9,7 @@
  *            and the block filter as "bfh.block_filter"; with block filters on and an index
  *            that uses maps (value_index_params_t.block_maps, the lean layout), also the
  *            table's value-to-block map as "bfh.value_blocks" and "bfh.value_chunks"
- *            (index/value_block_map.h; about 6 bytes per value entry on disk)
+ *            (index/value_block_map.h; about 8 bytes per value entry on disk)
  *   end      the table is complete: hands both filters, the table's path and the offset the
  *            leaf's meta block landed at to index_sync (index_sync_table_built); when the
  *            index uses maps (value_index_params_t.block_maps, the lean layout), the map's

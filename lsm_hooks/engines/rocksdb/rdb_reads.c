@@ -113,7 +113,7 @@ static int add_value(void *arg, const rdb_entry_t *e) {
   build_t *b = arg;
   if ((b->leaf.rc = rdb_entry_refuse(e, b->leaf.path, b->leaf.err)) != BFH_OK) return 1;
   if (b->tap) b->tap->entry(b->tap->arg, e);
-  return e->type == RDB_TYPE_VALUE && stock_leaf_add(&b->leaf, e->val, e->val_len);
+  return e->type == RDB_TYPE_VALUE && stock_leaf_add(&b->leaf, e->val, e->val_len, e->seq);
 }
 
 static int end_block(void *arg, uint64_t offset, uint64_t size) {

@@ -242,7 +242,8 @@ typedef struct stock_leaf_build {
   const value_terms_t *terms; /* the items each value is added under; NULL: the whole value */
   const char *path;           /* the table's, in messages (borrowed) */
   err_t *err;
-  int rc; /* the first failure, its message in err (it stops the read) */
+  int rc;       /* the first failure, its message in err (it stops the read) */
+  uint64_t seq; /* the value being added's entry's sequence number (the map's bounds) */
 } stock_leaf_build_t;
 
 /* Makes the builders for p's m, k, seed and block_bits (the map only with want_map and
@@ -251,8 +252,9 @@ typedef struct stock_leaf_build {
    block_bits above BLOCK_FILTER_MAX_BITS; BFH_E_NOMEM. */
 int stock_leaf_begin(stock_leaf_build_t *b, const char *path, const value_index_params_t *p,
                      const value_terms_t *terms, int want_map, uint32_t ref_blocks, err_t *err);
-/* Adds a value under its items. 0, or 1 (a table visitor's "stop") after a failure. */
-int stock_leaf_add(stock_leaf_build_t *b, const void *val, size_t val_len);
+/* Adds the value of the entry of sequence number seq under its items. 0, or 1 (a table
+   visitor's "stop") after a failure. */
+int stock_leaf_add(stock_leaf_build_t *b, const void *val, size_t val_len, uint64_t seq);
 /* Ends the data block at offset (b: a stock_leaf_build_t). 0, or 1 after a failure: a block
    the index lists out of file order is BFH_E_CORRUPT. */
 int stock_leaf_end_block(void *b, uint64_t offset, uint64_t size);

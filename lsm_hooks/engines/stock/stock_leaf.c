@@ -30,11 +30,12 @@ static void add_item(void *arg, uint64_t h) {
   value_filter_add_hash(b->leaf, h);
   if (b->rc == BFH_OK && b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
     b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
-  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h)) != BFH_OK)
+  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h, b->seq)) != BFH_OK)
     b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
 }
 
-int stock_leaf_add(stock_leaf_build_t *b, const void *val, size_t val_len) {
+int stock_leaf_add(stock_leaf_build_t *b, const void *val, size_t val_len, uint64_t seq) {
+  b->seq = seq;
   if (value_terms_hash(b->terms, val, val_len, b->seed, 0, add_item, b) < 0 && b->rc == BFH_OK)
     b->rc = err_set(b->err, BFH_E_NOMEM, "table %s: no memory for its values' terms", b->path);
   return b->rc != BFH_OK;
