@@ -615,6 +615,11 @@ typedef struct weigh {
   err_t *err;
 } weigh_t;
 
+/* The weighing's sample: the tables probed before the estimate from them may decide, and how
+   far past the budget the estimate must be to decide for the index. */
+#define WEIGH_SAMPLE 8
+#define WEIGH_MARGIN 2.0
+
 static int index_worth(void *arg, uint64_t candidates) {
   weigh_t *w = arg;
   /* A predicate of one term: each selected table's probe surely reads a chunk of its map
@@ -629,14 +634,35 @@ static int index_worth(void *arg, uint64_t candidates) {
         sure += block_index_sure_read(w->rd->blocks, w->tables[i].number, p->hash[0], can_read);
     if (search_standalone_budget(sure) >= candidates) return 1;
   }
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < w->n; i++) {
-    if (search_standalone_budget(bytes) >= candidates) return 1;
-    if (!w->scan[i]) continue;
-    uint64_t b = 0;
-    w->rc = table_read_bytes(w->e, w->view, w->rd, &w->tables[i], w->st, &b, w->err);
-    if (w->rc != BFH_OK) return 0;
-    bytes += b;
+  /* Then a sample of the selected tables, spread over them: when the share of their sizes
+     that they would read, carried over to every selected table, outweighs the candidates
+     WEIGH_MARGIN times over, the index answers. A wrong guess costs at most the candidates'
+     validation, which the trial bounds by the selected tables read whole (try_instead). Else
+     the other tables are weighed one by one until the bytes outweigh the candidates or none
+     is left. */
+  size_t m = 0;
+  uint64_t whole = 0;
+  for (size_t i = 0; i < w->n; i++)
+    if (w->scan[i]) m++, whole += w->tables[i].size;
+  const size_t stride = m > WEIGH_SAMPLE ? m / WEIGH_SAMPLE : 1;
+  uint64_t bytes = 0, sampled = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0, j = 0; i < w->n; i++) {
+      if (!w->scan[i]) continue;
+      int in_sample = j % stride == 0 && j / stride < WEIGH_SAMPLE;
+      j++;
+      if (in_sample != (pass == 0)) continue;
+      if (pass == 1 && search_standalone_budget(bytes) >= candidates) return 1;
+      uint64_t b = 0;
+      w->rc = table_read_bytes(w->e, w->view, w->rd, &w->tables[i], w->st, &b, w->err);
+      if (w->rc != BFH_OK) return 0;
+      bytes += b;
+      if (pass == 0) sampled += w->tables[i].size;
+    }
+    if (pass == 0 && m > WEIGH_SAMPLE && sampled > 0 &&
+        search_standalone_budget((uint64_t)((double)bytes / (double)sampled * (double)whole /
+                                            WEIGH_MARGIN)) >= candidates)
+      return 1;
   }
   return search_standalone_budget(bytes) >= candidates;
 }

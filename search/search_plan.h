@@ -141,10 +141,11 @@ struct search_query {
    read). */
 uint64_t search_standalone_budget(uint64_t selected_bytes);
 /* For AUTO's trial before the selection: when selecting over ntables tables for a predicate
-   of nitems filter items would cost much more than the stand-alone index's seeks, one per
-   leaf of the predicate as written (nwritten), the most candidates the index may validate for
-   less than that selection alone; 0 when the selection is too cheap to be worth skipping (the
-   trial comes after it, as above). */
+   of nitems filter items, more than its nwritten leaves as written (a range's cover), would
+   cost much more than the stand-alone index's seeks, one per leaf as written, the most
+   candidates the index may validate for less than that selection alone; 0 when the
+   selection is too cheap to be worth skipping, or the predicate has no cover (the trial comes
+   after it, as above). */
 uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
                                         size_t ntables);
 
