@@ -19,7 +19,7 @@ byq(m) = rows('c("kind")=="query" && c("config")=="attrs3" && c("method")=="'.m.
 pairq = rows('c("kind")=="query" && c("config")=="pair"')
 filtq = rows('c("kind")=="query" && c("config")=="attrs3-filters"')
 # The x of a query, the same in both configurations' rows.
-qx(s) = s eq "tag" ? 0 : s eq "age" ? 1 : s eq "and" ? 2 : s eq "or" ? 3 : s eq "in" ? 4 : s eq "absent" ? 5 : 6
+qx(s) = s eq "tag" ? 0 : s eq "age" ? 1 : s eq "and" ? 2 : s eq "or" ? 3 : s eq "in" ? 4 : s eq "absent" ? 5 : s eq "and_in" ? 6 : 7
 nq = int(system("awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i;next} $(h[\"kind\"])==\"query\"{n++} END{print n+0}' ".in))
 params = sprintf("%s engine, scale %s, N = %s, random insert order, lean index; ingest: median of %s build(s)", \
   cell('1', "engine"), cell('1', "scale"), cell('1', "n"), cell('1', "reps"))
@@ -50,7 +50,7 @@ do for [t=1:2] {
        2 with lines lw 2 dt 2 lc rgb "red"
   set title 'queries over attrs3, and over pair by auto (median, warm)'
   set ylabel 'milliseconds'
-  set xrange [-0.6:6.6]
+  set xrange [-0.6:7.6]
   if (nq > 0) {
     set logscale y
     set yrange [*:*]

@@ -647,7 +647,7 @@ expect_same synthetic_rows synthetic_after
 expect_same tradeoff_before "$work/res/tradeoff.csv"
 expect_same goals_before "$work/res/tradeoff_goals.csv"
 rm -rf "$work/res"
-check "run attributes: an ingest row for the whole value, one for three attributes and one with the composite, with the commit and both goals' figures; a query row per predicate and method, and the filter-only rows with and without the composite, wrong = 0"
+check "run attributes: an ingest row for the whole value, one for three attributes and one with the composite, with the commit and both goals' figures; a query row per predicate and method, the newest 10 by auto and scan with auto's ratio to its full answer, and the filter-only rows with and without the composite, wrong = 0"
 expect_status 0 "$bfh" run attributes --scale 20000 --queries 5 --no-plot --out "$work/attr" \
   --work "$work/attr/db"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
@@ -664,13 +664,17 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i
       { print "bad row " NR ": " $0; bad = 1 }
     if ($h["query"] == "and" && $h["results"] != 23) { print "and: " $h["results"] " keys"; bad = 1 }
     if (($h["query"] == "and" || $h["query"] == "or") && $h["method"] != "scan" && $h["ratio"] <= 0)
-      { print "no ratio: " $0; bad = 1 } }
+      { print "no ratio: " $0; bad = 1 }
+    if ($h["query"] == "newest" && ($h["results"] != 10 || ($h["method"] == "auto" && $h["ratio"] <= 0)))
+      { print "newest: " $0; bad = 1 } }
   END { if (seen["whole"] != 1 || seen["attrs3"] != 3 || seen["pair"] != 4 || ingest != 3) { print "ingest rows: " ingest; bad = 1 }
     split("tag age and or in absent and_in", qs, " "); split("auto standalone scan", ms, " ")
     for (i in qs) for (j in ms) if (q["attrs3/" qs[i] "/" ms[j]] != 1) { print qs[i] " by " ms[j] ": " q["attrs3/" qs[i] "/" ms[j]] " rows"; bad = 1 }
     split("attrs3-filters pair", cs, " "); split("tag age and and_in", ps, " ")
     for (c in cs) for (i in ps) if (q[cs[c] "/" ps[i] "/auto"] != 1) { print cs[c] ": " ps[i] " by auto: " q[cs[c] "/" ps[i] "/auto"] " rows"; bad = 1 }
-    if (NR != 33) { print NR - 1 " rows"; bad = 1 }
+    if (q["attrs3/newest/auto"] != 1 || q["attrs3/newest/scan"] != 1 || q["attrs3/newest/standalone"] != "")
+      { print "newest rows"; bad = 1 }
+    if (NR != 35) { print NR - 1 " rows"; bad = 1 }
     exit bad }' "$work/attr/attributes.csv" >attrcheck || { cat attrcheck >&2; die "attributes.csv"; }
 [ -z "$(ls -A "$work/attr/db" 2>/dev/null)" ] || die "run attributes left databases behind"
 check "run memory: a row per configuration, method and domain, with the common columns"
