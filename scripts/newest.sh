@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The newest K through the engine (issue 47, doc/query.md "The newest K"): a database of NUM
-# records written in random key order, each value "wNN" with NN = the record's index mod 100,
-# declared tag=csv:1, so that each term is held by 1% of the keys; the newest 10 of one term
-# and its full answer are each run by auto RUNS times (a new process each: `bfh search
-# --json`), and the medians written to one CSV:
+# The newest K through the engine (doc/query.md "The newest K"): a database of NUM records
+# written in random key order, each value "wNN,A,cCCC" with NN = the record's index mod 100,
+# A = its index mod 90 and CCC = 31 x its index mod 1000, declared tag=csv:1, age=csv:2:int and
+# city=csv:3 (three attributes), so that each tag is held by 1% of the keys; the newest 10 of
+# one tag and its full answer are each run by auto RUNS times (a new process each: `bfh
+# search --json`), and the medians written to one CSV:
 #   commit,num,where,newest,method_used,results,tables_live,tables_scanned,blocks_read,
 #   seconds_median,full_over_newest
 # newest 0 is the full answer; full_over_newest is its median time over the newest 10's.
@@ -22,10 +23,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bfh-newest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # Records in random key order (a fixed permutation: i * 7919 mod NUM, NUM not a multiple of
-# 7919); record i's term is w(i mod 100), so each term's keys are written all along.
+# 7919); record i's tag is w(i mod 100), so each tag's keys are written all along.
 awk -v n="$num" 'BEGIN { for (i = 0; i < n; i++) { p = (i * 7919) % n;
-  printf "k%07d\tw%02d\n", p, i % 100 } }' >"$tmp/records.tsv"
-"$bfh" load "$tmp/db" --from "$tmp/records.tsv" --format tsv --attr tag=csv:1 >/dev/null
+  printf "k%08d\tw%02d,%d,c%03d\n", p, i % 100, i % 90, (31 * i) % 1000 } }' >"$tmp/records.tsv"
+"$bfh" load "$tmp/db" --from "$tmp/records.tsv" --format tsv --attr tag=csv:1 \
+  --attr age=csv:2:int --attr city=csv:3 >/dev/null
 
 where="tag = 'w42'"
 

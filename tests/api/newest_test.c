@@ -132,6 +132,16 @@ static void test_newest_stops_early(void **state) {
   f->db = NULL;
 }
 
+/* Closes f->db and opens f->dir again read-only, its filters cached in an index_dir under
+   f->root (idx: room for its path, which must outlive the handle). */
+static void reopen_read_only(db_fixture_t *f, bfh_options *o, char *idx, size_t cap) {
+  assert_int_equal(bfh_close(f->db), BFH_OK);
+  snprintf(idx, cap, "%s/index", f->root);
+  o->read_only = 1;
+  o->index_dir = idx;
+  assert_int_equal(bfh_open(f->dir, o, &f->db), BFH_OK);
+}
+
 /* Between flushes the newest keys are in the memtables, which are read first: K of them newer
    than every table end the search before any table is read. */
 static void test_newest_from_memtables(void **state) {
@@ -170,12 +180,8 @@ static void test_newest_stops_early_leveldb_readonly(void **state) {
   options(&o);
   o.engine = BFH_ENGINE_LEVELDB;
   write_keys(f, &o);
-  assert_int_equal(bfh_close(f->db), BFH_OK);
   char idx[4400];
-  snprintf(idx, sizeof idx, "%s/index", f->root);
-  o.read_only = 1;
-  o.index_dir = idx;
-  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  reopen_read_only(f, &o, idx, sizeof idx);
   check_methods(f->db, "leveldb read-only");
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
@@ -292,12 +298,8 @@ static void test_newest_by_blocks_leveldb(void **state) {
   o.table_bytes = 256 << 10;
   write_random(f, &o);
   check_by_blocks(f->db, "leveldb", 0);
-  assert_int_equal(bfh_close(f->db), BFH_OK);
   char idx[4400];
-  snprintf(idx, sizeof idx, "%s/index", f->root);
-  o.read_only = 1;
-  o.index_dir = idx;
-  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
+  reopen_read_only(f, &o, idx, sizeof idx);
   err_t err;
   index_sync_t *sync = bfh_internal_sync(f->db);
   if (sync && index_sync_loader_wait(sync, NULL, &err) != BFH_OK) fail_msg("load: %s", err.msg);
