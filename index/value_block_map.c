@@ -79,6 +79,12 @@ static int sketch_bits_valid(uint32_t bits) {
 
 /* ---- Building --------------------------------------------------------------------------- */
 
+/* Pairs by fingerprint and block (their low 48 bits), not by the bound above them. */
+static int by_pair(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a & KEY_MASK, y = *(const uint64_t *)b & KEY_MASK;
+  return x < y ? -1 : x > y;
+}
+
 struct value_block_map_builder {
   uint64_t *pairs; /* fingerprint << 16 | block; at finish, the quantized bound above them */
   uint64_t *seqs;  /* each pair's entry's sequence number */
@@ -175,9 +181,9 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
      above: 6 radix passes where qsort compared n log n times through a pointer, in every
      flush and compaction (a 10M load with maps took 23.2-23.6 s with qsort, 16.0-16.8 s so;
      doc/search.md "Value-to-block maps"). pairs is NULL when empty; without the memory for
-     the scratch, qsort (by all 64 bits: a pair's bounds in order, the largest last). */
+     the scratch, qsort, by the same 48 bits. */
   if (b->n && u64_radix_sort(b->pairs, b->n, KEY_BITS) != ST_OK)
-    qsort(b->pairs, b->n, sizeof *b->pairs, u64_compare);
+    qsort(b->pairs, b->n, sizeof *b->pairs, by_pair);
   /* One entry per distinct pair, with the largest bound of its entries. */
   size_t w = 0;
   for (size_t i = 0; i < b->n; i++) {
