@@ -593,7 +593,7 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
         bounds[*n] = m->version >= 4
                          ? seq_bound(m->seq_lo, m->seq_hi, m->seq_shift,
                                      (uint32_t)e[6] | (uint32_t)e[7] << 8)
-                         : UINT64_MAX;
+                         : VALUE_BLOCK_MAP_NO_BOUND;
       out[(*n)++] = (uint32_t)e[4] | (uint32_t)e[5] << 8;
     }
     if (l < cnt) break; /* a larger fingerprint ends the run */
