@@ -265,6 +265,16 @@ static int scan_named(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t n
   return scan_after_damage(e, view, rd, number, test, c, ss, st, err, err);
 }
 
+/* Reads the blocks rd->refs names of table `number` (of the nblocks its map or filter covers):
+   one by one when they are few, else the whole table (counted in st as scan_named and
+   scan_whole count). */
+static int read_named(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t number,
+                      uint32_t nblocks, const engine_value_test_t *test, collect_t *c,
+                      engine_scan_stats_t *ss, bfh_search_stats *st, err_t *err) {
+  if (!few_blocks(rd, nblocks)) return scan_whole(e, view, number, test, c, ss, st, err);
+  return scan_named(e, view, rd, number, rd->refs.v, rd->refs.n, test, c, ss, st, err);
+}
+
 /* Reads table `number` through its value-to-block map or its block filter: only the blocks
    that may hold val. A table without either is read whole, and so is one whose read through
    them fails as corrupt (scan_after_damage). */
@@ -275,9 +285,8 @@ static int scan_by_blocks(engine_t *e, engine_view_t *view, reader_t *rd, uint64
   int named;
   int rc = probe_or_scan(e, view, rd, number, &nblocks, &named, test, c, ss, st, err);
   if (rc != BFH_OK || !named || rd->refs.n == 0) return rc;
-  if (!few_blocks(rd, nblocks)) return scan_whole(e, view, number, test, c, ss, st, err);
-  uint64_t scanned = st->tables_scanned; /* a read whole after damage counts itself */
-  rc = scan_named(e, view, rd, number, rd->refs.v, rd->refs.n, test, c, ss, st, err);
+  uint64_t scanned = st->tables_scanned; /* a read whole counts itself */
+  rc = read_named(e, view, rd, number, nblocks, test, c, ss, st, err);
   if (rc == BFH_OK && st->tables_scanned == scanned) st->tables_scanned++;
   return rc;
 }
@@ -492,14 +501,10 @@ static int read_unit(engine_t *e, engine_view_t *view, reader_t *rd, const unit_
     uint32_t nblocks = 0;
     int named;
     rc = probe_or_scan(e, view, rd, t->number, &nblocks, &named, test, c, ss, st, err);
-    int bounded = named && rd->refs.n > 0;
-    for (size_t j = 0; bounded && j < rd->refs.n; j++)
-      bounded = rd->refs.bound[j] != VALUE_BLOCK_MAP_NO_BOUND;
-    if (rc == BFH_OK && named && rd->refs.n > 0 && !bounded) {
-      rc = few_blocks(rd, nblocks)
-               ? scan_named(e, view, rd, t->number, rd->refs.v, rd->refs.n, test, c, ss, st, err)
-               : scan_whole(e, view, t->number, test, c, ss, st, err);
-    }
+    /* One map or filter named them all: bounded all, or none. */
+    int bounded = named && rd->refs.n > 0 && rd->refs.bound[0] != VALUE_BLOCK_MAP_NO_BOUND;
+    if (rc == BFH_OK && named && rd->refs.n > 0 && !bounded)
+      rc = read_named(e, view, rd, t->number, nblocks, test, c, ss, st, err);
     for (size_t j = 0; rc == BFH_OK && bounded && j < rd->refs.n; j++) {
       unit_t b = {rd->refs.bound[j] < t->max_seq ? rd->refs.bound[j] : t->max_seq, t, u->slot,
                   rd->refs.v[j]};
