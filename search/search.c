@@ -704,13 +704,21 @@ static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
   return ask_index(in, &trial, fn, arg, st, err);
 }
 
+/* AUTO's trial of the stand-alone index after the selection: it answers when reading the
+   selected tables would cost more than validating its candidates (index_worth); BFH_NOT_FOUND,
+   having reported nothing, when it declined or was not worth asking (a few tables, read by
+   blocks, cost less than its seek: search_standalone_after_worth). */
 static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, reader_t *rd,
                        const engine_table_t *tables, size_t n, const uint8_t *scan, bfh_match_fn fn,
                        void *arg, bfh_search_stats *st, err_t *err) {
   /* The tables read whole bound what they can cost: no more candidates are worth reading. */
   uint64_t whole = 0;
+  size_t selected = 0;
   for (size_t i = 0; i < n; i++)
-    if (scan[i]) whole += tables[i].size;
+    if (scan[i]) whole += tables[i].size, selected++;
+  if (!search_standalone_after_worth(in->c, expr_leaf_count(in->pred->where), selected,
+                                     rd->by_blocks))
+    return BFH_NOT_FOUND;
   uint64_t budget = search_standalone_budget(whole);
   if (budget == 0) return BFH_NOT_FOUND;
   weigh_t w = {e, view, rd, tables, n, scan, st, BFH_OK, err};

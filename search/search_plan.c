@@ -406,6 +406,13 @@ uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, si
   return (uint64_t)(select_ns / COST_PRED_CANDIDATE_NS);
 }
 
+int search_standalone_after_worth(const search_ctx_t *c, size_t nwritten, size_t selected,
+                                  int by_blocks) {
+  if (!c->standalone || selected == 0) return 0;
+  if (!by_blocks) return 1;
+  return (double)selected * COST_MAP_NS >= (double)nwritten * standalone_cost_ns(c->standalone);
+}
+
 /* The seed the chosen provider's filters hash with. */
 static uint64_t query_seed(const search_ctx_t *c, const search_provider_t *p) {
   return p->hash_seed ? p->hash_seed(c)

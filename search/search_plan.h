@@ -140,6 +140,13 @@ struct search_query {
    and still cost less than reading selected_bytes of tables by it (0: none; the tables are
    read). */
 uint64_t search_standalone_budget(uint64_t selected_bytes);
+/* For AUTO's trial after the selection: whether the stand-alone index is worth asking
+   instead of reading the selected tables, 0 when none is selected or when reading them by
+   blocks (by_blocks), a map chunk and the blocks it names each, would cost less than the
+   index's seeks, one per leaf of the predicate as written (nwritten). A point query's table or
+   two is read, not the index's seek paid on top of their selection. */
+int search_standalone_after_worth(const search_ctx_t *c, size_t nwritten, size_t selected,
+                                  int by_blocks);
 /* For AUTO's trial before the selection: when selecting over ntables tables for a predicate
    of nitems filter items, more than its nwritten leaves as written (a range's cover), would
    cost much more than the stand-alone index's seeks, one per leaf as written, the most
