@@ -185,13 +185,14 @@ static const value_block_map_t *map_to_read(const block_index_t *bi, uint64_t nu
   return m && (can_read || value_block_map_has_reader(m)) ? m : NULL;
 }
 
-uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, uint64_t value_hash,
-                               int can_read) {
+uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_t *hashes,
+                               size_t n, int can_read) {
   pthread_rwlock_rdlock(&bi->lock);
   const value_block_map_t *m = map_to_read(bi, number, can_read);
-  uint64_t n = m ? value_block_map_sure_read(m, value_hash) : 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; m && i < n; i++) bytes += value_block_map_sure_read(m, hashes[i]);
   pthread_rwlock_unlock(&bi->lock);
-  return n;
+  return bytes;
 }
 
 int block_index_has_map(block_index_t *bi, uint64_t number) {

@@ -68,11 +68,11 @@ void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
    hold the value). */
 void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, uint64_t value_hash,
                           uint8_t *out);
-/* The bytes a block_index_probe of table `number` for value_hash surely reads
-   (value_block_map_sure_read of its map; 0 without a map, or when the map would not be read:
-   can_read 0, the caller's io has no reader, and the map has none of its own). */
-uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, uint64_t value_hash,
-                               int can_read);
+/* The bytes block_index_probes of table `number` for each of the n hashes surely read
+   (value_block_map_sure_read of its map, summed; 0 without a map, or when the map would not be
+   read: can_read 0, the caller's io has no reader, and the map has none of its own). */
+uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_t *hashes,
+                               size_t n, int can_read);
 /* Has table `number` a map? */
 int block_index_has_map(block_index_t *bi, uint64_t number);
 

@@ -627,17 +627,20 @@ typedef struct weigh {
 
 static int index_worth(void *arg, uint64_t candidates) {
   weigh_t *w = arg;
-  /* A predicate of one term: each selected table's probe surely reads a chunk of its map
-     (block_index_sure_read). When those bytes alone outweigh the candidates, no probe can
-     change the answer (it only adds bytes), so none is made. */
+  /* A probe of a selected table for a predicate probes its map for every leaf
+     (probe_pred), and each such probe surely reads a chunk of the map unless its sketch rules
+     the leaf out there (block_index_sure_read, from memory). When those bytes alone outweigh
+     the candidates, no probe can change the answer (it only adds bytes), so none is made. */
   const search_pred_t *p = w->rd->pred;
-  if (w->rd->by_blocks && p && p->nleaves == 1) {
+  if (w->rd->by_blocks && p) {
     int can_read = engine_has_read_meta(w->e);
     uint64_t sure = 0;
-    for (size_t i = 0; i < w->n; i++)
-      if (w->scan[i])
-        sure += block_index_sure_read(w->rd->blocks, w->tables[i].number, p->hash[0], can_read);
-    if (search_standalone_budget(sure) >= candidates) return 1;
+    for (size_t i = 0; i < w->n; i++) {
+      if (!w->scan[i]) continue;
+      sure += block_index_sure_read(w->rd->blocks, w->tables[i].number, p->hash, p->nleaves,
+                                    can_read);
+      if (search_standalone_budget(sure) >= candidates) return 1;
+    }
   }
   /* Then a sample of the selected tables, spread over them: when the share of their sizes
      that they would read, carried over to every selected table, outweighs the candidates
