@@ -46,6 +46,7 @@ struct standalone {
   void (*step_hook)(void *arg, int step);
   void *step_arg;
   _Atomic uint64_t entries_put, old_reads, old_read_ns;
+  _Atomic uint64_t candidate_ns16; /* standalone_candidate_ns x 16; 0: none measured */
   uint64_t replayed_indexed, built_entries;
 };
 
@@ -717,6 +718,21 @@ double standalone_cost_ns(standalone_t *s) {
   double runs = 2 + ls.files_per_level[0];
   for (int l = 1; l < 7; l++) runs += ls.files_per_level[l] > 0;
   return runs * COST_SEEK_RUN_NS;
+}
+
+void standalone_note_validation(standalone_t *s, uint64_t candidates, uint64_t ns) {
+  if (candidates < STANDALONE_COST_MIN_SAMPLE) return;
+  uint64_t x = ns * 16 / candidates;
+  if (x == 0) x = 1;
+  /* Two searches may note at once: one of their updates is kept, which a mean over many
+     can afford. */
+  uint64_t old = atomic_load_explicit(&s->candidate_ns16, memory_order_relaxed);
+  uint64_t mean = old == 0 ? x : old - old / 8 + x / 8;
+  atomic_store_explicit(&s->candidate_ns16, mean ? mean : 1, memory_order_relaxed);
+}
+
+double standalone_candidate_ns(standalone_t *s) {
+  return (double)atomic_load_explicit(&s->candidate_ns16, memory_order_relaxed) / 16.0;
 }
 
 void standalone_get_stats(standalone_t *s, standalone_stats_t *st) {

@@ -173,6 +173,14 @@ uint64_t standalone_value_seed(void);
    (search_plan.c): a seek in every sorted run of the index. */
 double standalone_cost_ns(standalone_t *s);
 
+/* What validating one candidate costs on this database, as its own searches measured it:
+   each search that validated at least STANDALONE_COST_MIN_SAMPLE candidates notes its
+   validation's time and count, and the planner reads an exponentially weighted mean of
+   their per-candidate times (each new one weighs 1/8), 0 before any. Any thread. */
+#define STANDALONE_COST_MIN_SAMPLE 8
+void standalone_note_validation(standalone_t *s, uint64_t candidates, uint64_t ns);
+double standalone_candidate_ns(standalone_t *s);
+
 typedef struct standalone_stats {
   uint64_t entries_put;      /* index entries written since the open */
   uint64_t tables, bytes;    /* the index's live tables and their size */

@@ -609,6 +609,7 @@ static int table_read_bytes(engine_t *e, engine_view_t *view, reader_t *rd, cons
 /* The weighing of AUTO's trial: the selected tables' block probes, made while the bytes
    they name cost less than validating the candidates (search_standalone_trial_t.worth). */
 typedef struct weigh {
+  const search_ctx_t *c;
   engine_t *e;
   engine_view_t *view;
   reader_t *rd;
@@ -637,9 +638,9 @@ static int index_worth(void *arg, uint64_t candidates) {
     uint64_t sure = 0;
     for (size_t i = 0; i < w->n; i++) {
       if (!w->scan[i]) continue;
-      sure += block_index_sure_read(w->rd->blocks, w->tables[i].number, p->hash, p->nleaves,
-                                    can_read);
-      if (search_standalone_budget(sure) >= candidates) return 1;
+      sure +=
+          block_index_sure_read(w->rd->blocks, w->tables[i].number, p->hash, p->nleaves, can_read);
+      if (search_standalone_budget(w->c, sure) >= candidates) return 1;
     }
   }
   /* Then a sample of the selected tables, spread over them: when the share of their sizes
@@ -660,7 +661,7 @@ static int index_worth(void *arg, uint64_t candidates) {
       int in_sample = j % stride == 0 && j / stride < WEIGH_SAMPLE;
       j++;
       if (in_sample != (pass == 0)) continue;
-      if (pass == 1 && search_standalone_budget(bytes) >= candidates) return 1;
+      if (pass == 1 && search_standalone_budget(w->c, bytes) >= candidates) return 1;
       uint64_t b = 0;
       w->rc = table_read_bytes(w->e, w->view, w->rd, &w->tables[i], w->st, &b, w->err);
       if (w->rc != BFH_OK) return 0;
@@ -668,11 +669,11 @@ static int index_worth(void *arg, uint64_t candidates) {
       if (pass == 0) sampled += w->tables[i].size;
     }
     if (pass == 0 && m > WEIGH_SAMPLE && sampled > 0 &&
-        search_standalone_budget((uint64_t)((double)bytes / (double)sampled * (double)whole /
-                                            WEIGH_MARGIN)) >= candidates)
+        search_standalone_budget(w->c, (uint64_t)((double)bytes / (double)sampled * (double)whole /
+                                                  WEIGH_MARGIN)) >= candidates)
       return 1;
   }
-  return search_standalone_budget(bytes) >= candidates;
+  return search_standalone_budget(w->c, bytes) >= candidates;
 }
 
 static int always_worth(void *arg, uint64_t candidates) {
@@ -722,9 +723,9 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
   if (!search_standalone_after_worth(in->c, expr_leaf_count(in->pred->where), selected,
                                      rd->by_blocks))
     return BFH_NOT_FOUND;
-  uint64_t budget = search_standalone_budget(whole);
+  uint64_t budget = search_standalone_budget(in->c, whole);
   if (budget == 0) return BFH_NOT_FOUND;
-  weigh_t w = {e, view, rd, tables, n, scan, st, BFH_OK, err};
+  weigh_t w = {in->c, e, view, rd, tables, n, scan, st, BFH_OK, err};
   search_standalone_trial_t trial = {budget, index_worth, &w};
   int rc = ask_index(in, &trial, fn, arg, st, err);
   return w.rc != BFH_OK ? w.rc : rc;

@@ -35,9 +35,25 @@
    (measurements/query/attributes-1000000.csv; 1M JSON values of three attributes, 309 tables
    of ~205 KiB, about 63 MB): SCAN tests every value's terms, 0.364 s for a 1% term, ~5.7 ns a
    table byte; STANDALONE validates each candidate with a get and the test, 0.111 s for its
-   10,000 keys with their postings, ~11.1 us a key. Only their ratio matters. */
+   10,000 keys with their postings, ~11.1 us a key: the prior of candidate_ns (below), which a
+   database's own measure replaces. Only their ratio matters. */
 #define COST_PRED_TABLE_BYTE_NS 5.7
 #define COST_PRED_CANDIDATE_NS 11100.0
+
+/* A candidate's validation is a get and the predicate's test: what it costs depends on the
+   database (its levels, its values' format, what the caches hold), so the planner weighs
+   candidates by what this database's own searches measured (standalone_candidate_ns), kept
+   within [COST_PRED_CANDIDATE_NS / 16, 4 COST_PRED_CANDIDATE_NS] so that one odd measurement
+   cannot swing the plan far, and by COST_PRED_CANDIDATE_NS before any. At 10M records of
+   `NAME,N` (bench/ranges_bench.c) the searches measured about 0.8 us a candidate with the
+   blocks in the block cache and 5 us with them in the page cache. */
+static double candidate_ns(const search_ctx_t *c) {
+  double ns = c->standalone ? standalone_candidate_ns(c->standalone) : 0;
+  if (ns <= 0) return COST_PRED_CANDIDATE_NS;
+  if (ns < COST_PRED_CANDIDATE_NS / 16) return COST_PRED_CANDIDATE_NS / 16;
+  if (ns > 4 * COST_PRED_CANDIDATE_NS) return 4 * COST_PRED_CANDIDATE_NS;
+  return ns;
+}
 
 /* Selecting a predicate's tables costs each filter item a pass over the view's tables
    (value_index_select: the index's candidates, each table's leaf and map sketch): about
@@ -394,8 +410,8 @@ static void plan(const search_ctx_t *c, const search_provider_t *asked, search_q
   q->cost_ns = best;
 }
 
-uint64_t search_standalone_budget(uint64_t selected_bytes) {
-  return (uint64_t)((double)selected_bytes * COST_PRED_TABLE_BYTE_NS / COST_PRED_CANDIDATE_NS);
+uint64_t search_standalone_budget(const search_ctx_t *c, uint64_t selected_bytes) {
+  return (uint64_t)((double)selected_bytes * COST_PRED_TABLE_BYTE_NS / candidate_ns(c));
 }
 
 uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
@@ -403,7 +419,7 @@ uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, si
   if (!c->standalone || nitems <= nwritten) return 0;
   double select_ns = (double)nitems * (double)ntables * COST_PRED_SELECT_ITEM_TABLE_NS;
   if (select_ns < FIRST_OVER_SEEK * (double)nwritten * standalone_cost_ns(c->standalone)) return 0;
-  return (uint64_t)(select_ns / COST_PRED_CANDIDATE_NS);
+  return (uint64_t)(select_ns / candidate_ns(c));
 }
 
 int search_standalone_after_worth(const search_ctx_t *c, size_t nwritten, size_t selected,

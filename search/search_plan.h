@@ -136,10 +136,10 @@ struct search_query {
   int try_standalone;
 };
 
-/* For AUTO's trial: the most candidates the stand-alone index may validate for a predicate
-   and still cost less than reading selected_bytes of tables by it (0: none; the tables are
-   read). */
-uint64_t search_standalone_budget(uint64_t selected_bytes);
+/* For AUTO's trial: the most candidates the stand-alone index of c may validate for a
+   predicate and still cost less than reading selected_bytes of tables by it (0: none; the
+   tables are read), each candidate at what this database's validations measured. */
+uint64_t search_standalone_budget(const search_ctx_t *c, uint64_t selected_bytes);
 /* For AUTO's trial after the selection: whether the stand-alone index is worth asking
    instead of reading the selected tables, 0 when none is selected or when reading them by
    blocks (by_blocks), a map chunk and the blocks it names each, would cost less than the

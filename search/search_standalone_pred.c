@@ -165,14 +165,20 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
   search_pred_match_t m;
   engine_value_test_t test;
   if (rc == BFH_OK) search_pred_test(pred, marks, &m, &test);
+  /* The validation's time, without the caller's (fn), is what the planner weighs the next
+     candidates by (standalone_candidate_ns). */
+  uint64_t validating = 0;
   for (size_t i = 0; i < ncand && rc == BFH_OK; i++) {
     st.candidates++;
+    uint64_t t0 = clock_now_ns();
     int holds = engine_key_passes(c->engine, NULL, k.v[i].bytes, k.v[i].len, &test, err);
+    validating += clock_now_ns() - t0;
     if (holds < 0) rc = holds;
     if (holds <= 0) continue;
     st.results++;
     if (fn && fn(arg, k.v[i].bytes, k.v[i].len) != 0) break;
   }
+  if (rc == BFH_OK) standalone_note_validation(c->standalone, st.candidates, validating);
   free(marks);
   free(unknown);
   free(in_cover);

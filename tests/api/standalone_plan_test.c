@@ -22,6 +22,10 @@
 #include <cmocka.h>
 
 #include "bfh.h"
+/* Not public (api/testbed.h): the stand-alone index behind a handle, and the planner's budget. */
+#include "api/testbed.h"
+#include "index/standalone.h"
+#include "search/search_plan.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 #include "util/random.h"
@@ -214,12 +218,50 @@ static void test_auto_asks_the_index_before_a_costly_selection(void **state) {
   assert_true(st.leaf_probes > 0 || st.internal_probes > 0);
 }
 
+/* The candidates the first trial may validate follow what this database's validations
+   measured: a search of fewer than STANDALONE_COST_MIN_SAMPLE candidates tells nothing, each
+   other moves the mean by an eighth of the difference, and the planner keeps the mean within
+   a sixteenth and four times its prior (search_plan.c candidate_ns). */
+static void test_the_budget_follows_the_measured_validations(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build_sized(f->dir, 32 << 10);
+  standalone_t *s = bfh_internal_standalone(f->db);
+  search_ctx_t c = {bfh_internal_engine(f->db), bfh_internal_index(f->db), s, NULL};
+  assert_true(standalone_candidate_ns(s) == 0); /* no search has validated yet */
+  const size_t items = 60, written = 1, tables = 1000;
+  uint64_t prior = search_standalone_first_budget(&c, items, written, tables);
+  assert_true(prior > 100);
+  standalone_note_validation(s, STANDALONE_COST_MIN_SAMPLE - 1, 1);
+  assert_true(standalone_candidate_ns(s) == 0);
+  /* 100 candidates in 200 us: 2 us each, the first mean. */
+  standalone_note_validation(s, 100, 200000);
+  assert_true(standalone_candidate_ns(s) == 2000.0);
+  uint64_t at2 = search_standalone_first_budget(&c, items, written, tables);
+  /* The prior is 11.1 us a candidate: 5.55 times as many fit (rounding aside). */
+  if (at2 < prior * 11100 / 2000 - 1 || at2 > prior * 11100 / 2000 + 6)
+    fail_msg("budget %llu at 2 us, %llu at the prior", (unsigned long long)at2,
+             (unsigned long long)prior);
+  /* 10 us each: the mean moves an eighth of the way, to 3 us. */
+  standalone_note_validation(s, 10, 100000);
+  assert_true(standalone_candidate_ns(s) == 3000.0);
+  /* Ever cheaper validations: the planner stops at a sixteenth of the prior. */
+  for (int i = 0; i < 200; i++) standalone_note_validation(s, 1000, 1000);
+  uint64_t floor = search_standalone_first_budget(&c, items, written, tables);
+  if (floor < prior * 16 - 16 || floor > prior * 16 + 16)
+    fail_msg("budget %llu at the floor, %llu at the prior", (unsigned long long)floor,
+             (unsigned long long)prior);
+  /* And the index's budget against the tables' bytes follows the same mean. */
+  assert_true(search_standalone_budget(&c, 1 << 20) >= 16 * (uint64_t)((1 << 20) * 5.7 / 11100));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_narrows_an_and, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_auto_asks_the_index_before_a_costly_selection, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_against_the_tables, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_the_budget_follows_the_measured_validations, setup,
                                       db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
