@@ -23,6 +23,15 @@
 /* Called once per item hash of a value. */
 typedef void (*value_hash_fn)(void *arg, uint64_t hash);
 
+/* Called once per term of an attribute with a zone (one that stores range items: an
+   attribute declared :range) with the attribute's zone id and the term's order-preserving
+   code, the code its range items are made of (query/range_cover.h). A table's map keeps the
+   least and largest code of each such attribute (index/value_block_map.h "zones"). */
+typedef void (*value_zone_fn)(void *arg, uint64_t zone_id, uint64_t code);
+
+/* The most attributes with a zone. */
+#define VALUE_TERMS_MAX_ZONES 64
+
 /* value_terms_hash's flags. */
 enum {
   /* This extraction is the put's own (the memtables' value index): the attributes for which
@@ -39,6 +48,14 @@ struct value_terms {
      (ST_E_NOMEM) before any call of fn. Thread-safe. */
   int (*hash)(const value_terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
               value_hash_fn fn, void *arg);
+  /* As hash, and zone(arg, id, code) for each term of an attribute with a zone, from the
+     same one extraction. */
+  int (*hash_zoned)(const value_terms_t *t, const void *val, size_t len, uint64_t seed,
+                    unsigned flags, value_hash_fn fn, value_zone_fn zone, void *arg);
+  /* The zone ids of the attributes with a zone, into ids (room for VALUE_TERMS_MAX_ZONES);
+     returns how many. An id names the attribute's declaration (name and extractor), so that
+     an attribute dropped and declared again otherwise never meets its old zones. */
+  size_t (*zone_ids)(const value_terms_t *t, uint64_t *ids);
 };
 
 /* The item hashes of val under t (NULL: the whole value's one hash, as without attributes).
@@ -50,6 +67,19 @@ static inline int value_terms_hash(const value_terms_t *t, const void *val, size
     return 1;
   }
   return t->hash(t, val, len, seed, flags, fn, arg);
+}
+
+/* value_terms_hash, and zone for each term of an attribute with a zone (none for t NULL). */
+static inline int value_terms_hash_zoned(const value_terms_t *t, const void *val, size_t len,
+                                         uint64_t seed, unsigned flags, value_hash_fn fn,
+                                         value_zone_fn zone, void *arg) {
+  if (!t) return value_terms_hash(t, val, len, seed, flags, fn, arg);
+  return t->hash_zoned(t, val, len, seed, flags, fn, zone, arg);
+}
+
+/* The zone ids of t's attributes with a zone (0 for t NULL). */
+static inline size_t value_terms_zone_ids(const value_terms_t *t, uint64_t *ids) {
+  return t ? t->zone_ids(t, ids) : 0;
 }
 
 #endif

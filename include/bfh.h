@@ -255,6 +255,10 @@ typedef struct bfh_search_stats {
   uint64_t map_chunks_read; /* chunks of the selected tables' maps read (2 KiB each; their
                                bytes are in bytes_read); block_filters_probed counts a table
                                probed through its map too */
+  /* Zones (doc/query.md "Zones"): */
+  uint64_t tables_zoned; /* tables the filters selected that the zones of their maps ruled
+                            out (a range or term of a :range attribute outside a table's
+                            least and largest code of it) */
 } bfh_search_stats;
 
 /* Called by bfh_search once per key found. Return nonzero to stop the search early

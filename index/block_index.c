@@ -177,6 +177,17 @@ void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, 
   pthread_rwlock_unlock(&bi->lock);
 }
 
+void block_index_zones(block_index_t *bi, const uint64_t *numbers, size_t n, uint64_t zone_id,
+                       uint64_t *lo, uint64_t *hi) {
+  pthread_rwlock_rdlock(&bi->lock);
+  int any = u64_map_count(&bi->maps) > 0;
+  for (size_t i = 0; i < n; i++) {
+    const value_block_map_t *m = any ? find_map(bi, numbers[i]) : NULL;
+    if (!m || !value_block_map_zone(m, zone_id, &lo[i], &hi[i])) lo[i] = 0, hi[i] = UINT64_MAX;
+  }
+  pthread_rwlock_unlock(&bi->lock);
+}
+
 /* Table number's map, if a probe would read it: through the caller's reader (can_read) or
    its own (value_block_map_set_reader); else NULL. Lock held. */
 static const value_block_map_t *map_to_read(const block_index_t *bi, uint64_t number,
@@ -185,8 +196,8 @@ static const value_block_map_t *map_to_read(const block_index_t *bi, uint64_t nu
   return m && (can_read || value_block_map_has_reader(m)) ? m : NULL;
 }
 
-uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_t *hashes,
-                               size_t n, int can_read) {
+uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_t *hashes, size_t n,
+                               int can_read) {
   pthread_rwlock_rdlock(&bi->lock);
   const value_block_map_t *m = map_to_read(bi, number, can_read);
   uint64_t bytes = 0;

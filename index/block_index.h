@@ -29,9 +29,9 @@ typedef struct block_index block_index_t;
 /* The blocks of one probe (reused across tables and searches; block_refs_release frees). */
 typedef struct block_refs {
   block_ref_t *v;
-  uint64_t *bound; /* per block, a bound on the sequence numbers of its entries of the
-                      probe's hash (a map's, value_block_map_probe), or
-                      VALUE_BLOCK_MAP_NO_BOUND (a block filter's, or an older map's) */
+  uint64_t *bound;   /* per block, a bound on the sequence numbers of its entries of the
+                        probe's hash (a map's, value_block_map_probe), or
+                        VALUE_BLOCK_MAP_NO_BOUND (a block filter's, or an older map's) */
   size_t n, cap;     /* v and bound have room for cap */
   uint32_t *scratch; /* block indexes of the probe */
   size_t scratch_cap;
@@ -68,11 +68,17 @@ void block_index_prefetch(block_index_t *bi, const uint64_t *numbers, size_t n,
    hold the value). */
 void block_index_rule_out(block_index_t *bi, const uint64_t *numbers, size_t n, uint64_t value_hash,
                           uint8_t *out);
+/* The zones of the attribute zone_id (value_block_map_zone) in the maps of tables
+   numbers[0, n): for each, every code of its terms of that attribute lies in [lo[i], hi[i]]
+   (an empty zone, lo[i] > hi[i]: it holds none); [0, UINT64_MAX] when the table has no map or
+   its map records no zone of zone_id. */
+void block_index_zones(block_index_t *bi, const uint64_t *numbers, size_t n, uint64_t zone_id,
+                       uint64_t *lo, uint64_t *hi);
 /* The bytes block_index_probes of table `number` for each of the n hashes surely read
    (value_block_map_sure_read of its map, summed; 0 without a map, or when the map would not be
    read: can_read 0, the caller's io has no reader, and the map has none of its own). */
-uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_t *hashes,
-                               size_t n, int can_read);
+uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_t *hashes, size_t n,
+                               int can_read);
 /* Has table `number` a map? */
 int block_index_has_map(block_index_t *bi, uint64_t number);
 

@@ -12,16 +12,20 @@
 #include "util/vec.h"
 
 #define MAGIC 0x4d484642u /* "BFHM" little-endian */
-#define VERSION 4u /* 3: no sequence bounds; 2: nor a sketch_bits field (both still read) */
+#define VERSION 5u /* 4: no zones; 3: nor sequence bounds; 2: nor sketch_bits (all still read) */
 #define HEAD_FIXED_V2 32
 #define HEAD_FIXED_V3 36
+#define ZONES_AT 52      /* nzones, in a head of version 5 */
 #define ENTRY_BYTES_V3 6 /* and version 2's */
 #define KEY_BITS 48      /* of a pair: fingerprint << 16 | block (the sequence above them) */
 #define KEY_MASK ((1ull << KEY_BITS) - 1)
 #define SEQ_STEPS 65535u /* the largest quantized bound: 16 bits */
 
 static size_t head_fixed(uint32_t version) {
-  return version == 2 ? HEAD_FIXED_V2 : version == 3 ? HEAD_FIXED_V3 : VALUE_BLOCK_MAP_HEAD_FIXED;
+  return version == 2   ? HEAD_FIXED_V2
+         : version == 3 ? HEAD_FIXED_V3
+         : version == 4 ? VALUE_BLOCK_MAP_HEAD_FIXED_V4
+                        : VALUE_BLOCK_MAP_HEAD_FIXED;
 }
 
 static size_t entry_bytes(uint32_t version) {
@@ -34,7 +38,8 @@ static size_t entry_bytes(uint32_t version) {
    seq_step(lo, shift, s)) >= s, <= hi, and less than 2^shift above s. */
 static unsigned seq_shift(uint64_t lo, uint64_t hi) {
   unsigned shift = 0;
-  while (shift < 63 && ((hi - lo) >> shift) + (((hi - lo) & ((1ull << shift) - 1)) != 0) > SEQ_STEPS)
+  while (shift < 63 &&
+         ((hi - lo) >> shift) + (((hi - lo) & ((1ull << shift) - 1)) != 0) > SEQ_STEPS)
     shift++;
   return shift;
 }
@@ -77,6 +82,24 @@ static int sketch_bits_valid(uint32_t bits) {
   return bits >= 8 && bits <= VALUE_BLOCK_MAP_MAX_SKETCH_BITS && bits % 8 == 0;
 }
 
+/* An attribute's zone: its codes lie in [lo, hi]; empty (none) when lo = UINT64_MAX, hi = 0. */
+typedef struct zone {
+  uint64_t id, lo, hi;
+} zone_t;
+
+/* The first of the n zones (ascending by id) whose id is at least id, or n. */
+static uint32_t zone_index(const zone_t *z, uint32_t n, uint64_t id) {
+  uint32_t l = 0, h = n;
+  while (l < h) {
+    uint32_t mid = l + (h - l) / 2;
+    if (z[mid].id < id)
+      l = mid + 1;
+    else
+      h = mid;
+  }
+  return l;
+}
+
 /* ---- Building --------------------------------------------------------------------------- */
 
 /* Pairs by fingerprint and block (their low 48 bits), not by the bound above them. */
@@ -92,9 +115,11 @@ struct value_block_map_builder {
   size_t n, cap;
   block_ref_t *refs;
   size_t nrefs, refs_cap;
-  size_t open_values; /* values added to the block being built */
-  int unmappable;     /* too many blocks, or one past 4 GiB */
+  size_t open_values;            /* values added to the block being built */
+  int unmappable;                /* too many blocks, or one past 4 GiB */
   uint32_t version, sketch_bits; /* the head's format (value_block_map_builder_set_format) */
+  zone_t zones[VALUE_BLOCK_MAP_MAX_ZONES]; /* ascending by id */
+  uint32_t nzones;
 };
 
 value_block_map_builder_t *value_block_map_builder_create(void) {
@@ -111,7 +136,7 @@ int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t ve
                                        uint32_t sketch_bits) {
   if (version == 2 && sketch_bits == VALUE_BLOCK_MAP_SKETCH_BITS_V2) {
     b->version = 2;
-  } else if ((version == 3 || version == VERSION) && sketch_bits_valid(sketch_bits)) {
+  } else if (version >= 3 && version <= VERSION && sketch_bits_valid(sketch_bits)) {
     b->version = version;
   } else {
     return BFH_E_INVALID;
@@ -147,6 +172,29 @@ int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_has
   return BFH_OK;
 }
 
+/* b's zone of id, added empty if b has none; NULL when it would be one too many. */
+static zone_t *builder_zone_of(value_block_map_builder_t *b, uint64_t id) {
+  uint32_t i = zone_index(b->zones, b->nzones, id);
+  if (i < b->nzones && b->zones[i].id == id) return &b->zones[i];
+  if (b->nzones == VALUE_BLOCK_MAP_MAX_ZONES) return NULL;
+  memmove(&b->zones[i + 1], &b->zones[i], (b->nzones - i) * sizeof *b->zones);
+  b->zones[i] = (zone_t){id, UINT64_MAX, 0};
+  b->nzones++;
+  return &b->zones[i];
+}
+
+int value_block_map_builder_zone(value_block_map_builder_t *b, uint64_t attr_id, uint64_t code) {
+  zone_t *z = builder_zone_of(b, attr_id);
+  if (!z) return BFH_E_INVALID;
+  if (code < z->lo) z->lo = code;
+  if (code > z->hi) z->hi = code;
+  return BFH_OK;
+}
+
+int value_block_map_builder_declare_zone(value_block_map_builder_t *b, uint64_t attr_id) {
+  return builder_zone_of(b, attr_id) ? BFH_OK : BFH_E_INVALID;
+}
+
 int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t offset,
                                       uint64_t size) {
   if (!b->open_values) return BFH_OK;
@@ -168,7 +216,8 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
                                    uint8_t **chunks, size_t *chunks_len) {
   if (b->open_values) return BFH_E_INVALID;
   if (b->unmappable) return BFH_NOT_FOUND;
-  if ((uint64_t)b->sketch_bits * ((b->n + VALUE_BLOCK_MAP_CHUNK_ENTRIES - 1) / VALUE_BLOCK_MAP_CHUNK_ENTRIES) >
+  if ((uint64_t)b->sketch_bits *
+          ((b->n + VALUE_BLOCK_MAP_CHUNK_ENTRIES - 1) / VALUE_BLOCK_MAP_CHUNK_ENTRIES) >
       VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
     return BFH_NOT_FOUND; /* (about 700 million entries at 1024 bits a chunk) */
   if (b->n == 0) b->seq_lo = b->seq_hi = 0;
@@ -198,7 +247,8 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   size_t nchunks = (b->n + ce - 1) / ce;
   const size_t sb = b->sketch_bits / 8, fixed = head_fixed(b->version);
   const size_t eb = entry_bytes(b->version);
-  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + 4;
+  const uint32_t nzones = b->version >= 5 ? b->nzones : 0;
+  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + VALUE_BLOCK_MAP_ZONE_BYTES * nzones + 4;
   size_t cl = eb * b->n + 4 * nchunks;
   uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
   if (!h || !c) {
@@ -219,6 +269,7 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed64(h + 36, b->seq_lo);
     encode_fixed64(h + 44, b->seq_hi);
   }
+  if (b->version >= 5) encode_fixed32(h + ZONES_AT, nzones);
   uint8_t *p = h + fixed;
   for (size_t i = 0; i < b->nrefs; i++, p += 16) {
     encode_fixed64(p, b->refs[i].offset);
@@ -259,6 +310,11 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     q += 4;
   }
   p += sb * nchunks;
+  for (uint32_t i = 0; i < nzones; i++, p += VALUE_BLOCK_MAP_ZONE_BYTES) {
+    encode_fixed64(p, b->zones[i].id);
+    encode_fixed64(p + 8, b->zones[i].lo);
+    encode_fixed64(p + 16, b->zones[i].hi);
+  }
   encode_fixed32(p, crc32c_mask(crc32c_value(h, (size_t)(p - h))));
   *head = h;
   *head_len = hl;
@@ -271,17 +327,20 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 
 struct value_block_map {
   uint32_t nblocks, chunk_entries, nchunks, last;
-  uint32_t sketch_bits; /* per chunk */
-  uint32_t version;     /* 2: a sketch per chunk; 3: one over the whole range; 4: bounds */
-  uint32_t entry_bytes; /* of a chunk's entry: 8 (version 4), else 6 */
-  uint32_t first;       /* fences[0] */
-  uint64_t seq_lo, seq_hi; /* the range the entries' bounds are quantized over (version 4) */
-  unsigned seq_shift;       /* and its step, 2^seq_shift (seq_shift) */
-  uint64_t sketch_total; /* sketch_bits x nchunks */
+  uint32_t sketch_bits;    /* per chunk */
+  uint32_t version;        /* 2: a sketch per chunk; 3: one over the whole range; 4: bounds;
+                              5: zones */
+  uint32_t entry_bytes;    /* of a chunk's entry: 8 (versions 4 and 5), else 6 */
+  uint32_t first;          /* fences[0] */
+  uint64_t seq_lo, seq_hi; /* the range the entries' bounds are quantized over (4, 5) */
+  unsigned seq_shift;      /* and its step, 2^seq_shift (seq_shift) */
+  uint64_t sketch_total;   /* sketch_bits x nchunks */
   uint64_t entries;
   uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
   uint32_t *fences; /* nchunks */
   uint8_t *sketch;  /* nchunks x sketch_bits / 8 */
+  zone_t *zones;    /* nzones, ascending by id (NULL if none) */
+  uint32_t nzones;
   /* Its own chunk reader (value_block_map_set_reader), or NULL. */
   value_block_map_read_fn own_read;
   void *own_arg;
@@ -301,7 +360,8 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
   *out = NULL;
   if (len < HEAD_FIXED_V2 + 4)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, too short", len);
-  if (decode_fixed32(d) != MAGIC) return err_set(err, BFH_E_CORRUPT, "value-to-block map: bad magic");
+  if (decode_fixed32(d) != MAGIC)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: bad magic");
   uint32_t version = decode_fixed32(d + 4);
   if (version < 2 || version > VERSION)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: version %u, not 2 to %u", version,
@@ -314,6 +374,10 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
       (uint64_t)sbits * decode_fixed32(d + 24) > VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: sketches of %u bits", sbits);
   const uint64_t sb = sbits / 8;
+  uint32_t nzones = version >= 5 ? decode_fixed32(d + ZONES_AT) : 0;
+  if (nzones > VALUE_BLOCK_MAP_MAX_ZONES)
+    return err_set(err, BFH_E_CORRUPT, "value-to-block map: %u zones, more than %u", nzones,
+                   VALUE_BLOCK_MAP_MAX_ZONES);
   uint32_t nblocks = decode_fixed32(d + 8), ce = decode_fixed32(d + 12);
   uint64_t entries = decode_fixed64(d + 16);
   uint32_t nchunks = decode_fixed32(d + 24), last = decode_fixed32(d + 28);
@@ -323,7 +387,8 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    "value-to-block map: sizes do not agree (blocks %u, entries %llu, chunk "
                    "entries %u, chunks %u)",
                    nblocks, (unsigned long long)entries, ce, nchunks);
-  uint64_t want = fixed + 16ull * nblocks + (4ull + sb) * nchunks + 4;
+  uint64_t want = fixed + 16ull * nblocks + (4ull + sb) * nchunks +
+                  (uint64_t)VALUE_BLOCK_MAP_ZONE_BYTES * nzones + 4;
   if (want != len)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
                    (unsigned long long)want);
@@ -338,8 +403,9 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
     m->refs = malloc((nblocks ? nblocks : 1) * 2 * sizeof *m->refs);
     m->fences = malloc((nchunks ? nchunks : 1) * sizeof *m->fences);
     m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)sb);
+    if (nzones) m->zones = malloc(nzones * sizeof *m->zones);
   }
-  if (!m || !m->refs || !m->fences || !m->sketch) {
+  if (!m || !m->refs || !m->fences || !m->sketch || (nzones && !m->zones)) {
     value_block_map_destroy(m);
     return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
   }
@@ -376,7 +442,22 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
     }
   }
   memcpy(m->sketch, p, (size_t)nchunks * (size_t)sb);
+  p += (size_t)nchunks * (size_t)sb;
   m->first = nchunks ? m->fences[0] : 0;
+  for (uint32_t i = 0; i < nzones; i++, p += VALUE_BLOCK_MAP_ZONE_BYTES) {
+    zone_t z = {decode_fixed64(p), decode_fixed64(p + 8), decode_fixed64(p + 16)};
+    const char *bad = NULL;
+    if (i && z.id <= m->zones[i - 1].id)
+      bad = "ids not ascending";
+    else if (z.lo > z.hi && (z.lo != UINT64_MAX || z.hi != 0)) /* only the empty zone */
+      bad = "lo above hi";
+    if (bad) {
+      value_block_map_destroy(m);
+      return err_set(err, BFH_E_CORRUPT, "value-to-block map: zone %u: %s", i, bad);
+    }
+    m->zones[i] = z;
+  }
+  m->nzones = nzones;
   *out = m;
   return BFH_OK;
 }
@@ -387,6 +468,7 @@ void value_block_map_destroy(value_block_map_t *m) {
   free(m->refs);
   free(m->fences);
   free(m->sketch);
+  free(m->zones);
   free(m);
 }
 
@@ -424,7 +506,27 @@ int value_block_map_has_reader(const value_block_map_t *m) {
 
 size_t value_block_map_memory(const value_block_map_t *m) {
   return sizeof *m + m->own_bytes + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
-         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + m->sketch_bits / 8);
+         (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + m->sketch_bits / 8) +
+         m->nzones * sizeof *m->zones;
+}
+
+int value_block_map_zone(const value_block_map_t *m, uint64_t attr_id, uint64_t *lo, uint64_t *hi) {
+  uint32_t i = zone_index(m->zones, m->nzones, attr_id);
+  if (i >= m->nzones || m->zones[i].id != attr_id) {
+    *lo = 0;
+    *hi = UINT64_MAX;
+    return 0;
+  }
+  *lo = m->zones[i].lo;
+  *hi = m->zones[i].hi;
+  return 1;
+}
+
+int value_block_map_zone_rules_out(const value_block_map_t *m, uint64_t attr_id, uint64_t lo,
+                                   uint64_t hi) {
+  uint64_t zlo, zhi;
+  if (lo > hi || !value_block_map_zone(m, attr_id, &zlo, &zhi)) return 0;
+  return zlo > zhi || zhi < lo || zlo > hi; /* empty, or wholly below or above [lo, hi] */
 }
 
 static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {
@@ -454,13 +556,12 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
     const uint8_t *e = d + (size_t)i * m->entry_bytes;
     uint32_t fp = decode_fixed32(e), block = (uint32_t)e[4] | (uint32_t)e[5] << 8;
     if ((i == 0 && fp != m->fences[c]) || fp < prev || fp > m->last || block >= m->nblocks)
-      return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c,
-                     i);
+      return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: entry %u malformed", c, i);
     prev = fp;
   }
   if (c + 1 == m->nchunks && prev != m->last)
-    return err_set(err, BFH_E_CORRUPT, "value-to-block map: chunk %u: does not end at the last "
-                   "fingerprint", c);
+    return err_set(err, BFH_E_CORRUPT,
+                   "value-to-block map: chunk %u: does not end at the last fingerprint", c);
   return BFH_OK;
 }
 
@@ -590,10 +691,9 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
       if (decode_fixed32(e) != fp) break;
       if (*n >= m->nblocks) continue;
       if (bounds)
-        bounds[*n] = m->version >= 4
-                         ? seq_bound(m->seq_lo, m->seq_hi, m->seq_shift,
-                                     (uint32_t)e[6] | (uint32_t)e[7] << 8)
-                         : VALUE_BLOCK_MAP_NO_BOUND;
+        bounds[*n] = m->version >= 4 ? seq_bound(m->seq_lo, m->seq_hi, m->seq_shift,
+                                                 (uint32_t)e[6] | (uint32_t)e[7] << 8)
+                                     : VALUE_BLOCK_MAP_NO_BOUND;
       out[(*n)++] = (uint32_t)e[4] | (uint32_t)e[5] << 8;
     }
     if (l < cnt) break; /* a larger fingerprint ends the run */

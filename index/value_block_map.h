@@ -9,18 +9,23 @@
  *
  * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
  *   "bfh.value_blocks"  the head, read at open (a few KB per table):
- *     magic "BFHM" fixed32 | version fixed32 (4) | nblocks fixed32 | chunk_entries fixed32
+ *     magic "BFHM" fixed32 | version fixed32 (5) | nblocks fixed32 | chunk_entries fixed32
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
  *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
  *     | seq_lo fixed64 | seq_hi fixed64 (the least and largest sequence number of the
- *       entries mapped; seq_lo <= seq_hi)
+ *       entries mapped; seq_lo <= seq_hi) | nzones fixed32 (at most 64)
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
- *     | sketch (nchunks x S) / 8 bytes | crc32c fixed32 (masked, over all before it)
+ *     | sketch (nchunks x S) / 8 bytes
+ *     | zones nzones x (attr_id fixed64, lo fixed64, hi fixed64)
+ *     | crc32c fixed32 (masked, over all before it)
  *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
  *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
  *     and touches no fence when it is clear: a table that lacks the value reads a chunk with
  *     probability 1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory.
- *     Version 3, still read: no seq_lo, seq_hi (the refs follow sketch_bits), entries of 6
+ *     A zone: the least and largest 64-bit code of the table's terms of the attribute attr_id
+ *     (lo <= hi), or lo = UINT64_MAX, hi = 0 when the table holds none; ascending by attr_id,
+ *     distinct. Version 4, still read: no nzones (the refs follow seq_hi) nor zones. Version
+ *     3, still read: as 4 without seq_lo, seq_hi (the refs follow sketch_bits), entries of 6
  *     bytes. Version 2, still read: as 3 without sketch_bits (the refs follow last), S = 512,
  *     and a sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
@@ -54,13 +59,16 @@
 
 #define VALUE_BLOCK_MAP_HEAD_NAME "bfh.value_blocks"
 #define VALUE_BLOCK_MAP_CHUNKS_NAME "bfh.value_chunks"
-#define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340 /* 2,720 bytes of entries + 4 of CRC */
-#define VALUE_BLOCK_MAP_MAX_BLOCKS 65536  /* a block number is 16 bits */
-#define VALUE_BLOCK_MAP_ENTRY_BYTES 8     /* version 4's (2 and 3: 6) */
-#define VALUE_BLOCK_MAP_HEAD_FIXED 52 /* the head's bytes before its refs (3: 36, 2: 32) */
+#define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340   /* 2,720 bytes of entries + 4 of CRC */
+#define VALUE_BLOCK_MAP_MAX_BLOCKS 65536    /* a block number is 16 bits */
+#define VALUE_BLOCK_MAP_ENTRY_BYTES 8       /* versions 4 and 5 (2 and 3: 6) */
+#define VALUE_BLOCK_MAP_HEAD_FIXED 56       /* head bytes before the refs (4: 52, 3: 36, 2: 32) */
+#define VALUE_BLOCK_MAP_HEAD_FIXED_V4 52    /* version 4's */
+#define VALUE_BLOCK_MAP_MAX_ZONES 64        /* attributes with a zone, per map */
+#define VALUE_BLOCK_MAP_ZONE_BYTES 24       /* a zone in the head: attr_id, lo, hi */
 #define VALUE_BLOCK_MAP_NO_BOUND UINT64_MAX /* a probe's bound from a map of version 2 or 3 */
-#define VALUE_BLOCK_MAP_SKETCH_BITS 1024   /* per chunk, as written: 3 bits per entry */
-#define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512 /* version 2's: 1.5 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS 1024    /* per chunk, as written: 3 bits per entry */
+#define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512  /* version 2's: 1.5 bits per entry */
 #define VALUE_BLOCK_MAP_MAX_SKETCH_BITS 65536
 #define VALUE_BLOCK_MAP_MAX_SKETCH_TOTAL (1ull << 31) /* S x nchunks */
 
@@ -75,9 +83,10 @@ uint32_t value_block_map_fingerprint(uint64_t value_hash);
 /* NULL on no memory. Client calls value_block_map_builder_destroy(). */
 value_block_map_builder_t *value_block_map_builder_create(void);
 void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
-/* The map's format: version 4 (the default) or 3 with sketches of sketch_bits (a multiple of
-   8, 8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
-   comparisons). BFH_OK, or BFH_E_INVALID for any other pair (nothing changed). Before any add. */
+/* The map's format: version 5 (the default), 4 or 3 with sketches of sketch_bits (a multiple
+   of 8, 8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
+   comparisons; versions 2 to 4 hold no zones: those recorded are left out). BFH_OK, or
+   BFH_E_INVALID for any other pair (nothing changed). Before any add. */
 int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
                                        uint32_t sketch_bits);
 /* Adds a value (by hash) of the entry of sequence number seq to the block being built.
@@ -86,8 +95,16 @@ int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_has
 /* Closes the block being built, which lies at (offset, size); a block with no value added is
    left out. BFH_OK or BFH_E_NOMEM. A table whose blocks cannot be named (more than
    VALUE_BLOCK_MAP_MAX_BLOCKS, or one ending past 4 GiB) gets no map: finish says so. */
-int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t offset,
-                                      uint64_t size);
+int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t offset, uint64_t size);
+/* Records code as a term code of the attribute whose id is attr_id (a stable 64-bit id, the
+   caller's): the map's zone for attr_id becomes the least and largest code recorded for it.
+   BFH_OK, BFH_E_NOMEM, or BFH_E_INVALID when attr_id would be the
+   (VALUE_BLOCK_MAP_MAX_ZONES+1)-th distinct id (nothing changed). At any time before finish,
+   in any block or none; a map of no blocks (no value added) holds its zones too. */
+int value_block_map_builder_zone(value_block_map_builder_t *b, uint64_t attr_id, uint64_t code);
+/* Declares attr_id's zone without a code: a map whose table holds no code of it records an
+   empty zone, so a search can tell "none here" from "not recorded". Same returns. Idempotent. */
+int value_block_map_builder_declare_zone(value_block_map_builder_t *b, uint64_t attr_id);
 /* The serialized head and chunks (each new, malloc'd, owned by the caller, with their
    sizes). BFH_OK; BFH_NOT_FOUND: this table cannot have a map (see end_block), nothing
    allocated; BFH_E_NOMEM; BFH_E_INVALID: values added after the last end_block. The builder
@@ -98,8 +115,9 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 /* ---- The map in memory ---------------------------------------------------------------- */
 /* Parses a serialized head. On BFH_OK *out is new, owned by the caller. Anything malformed
    (short or long, bad magic or version, sizes that do not agree, refs out of order or past
-   4 GiB, fences out of order, checksum mismatch) gives BFH_E_CORRUPT and a message; it never
-   reads past data[len). */
+   4 GiB, fences out of order, more than VALUE_BLOCK_MAP_MAX_ZONES zones, zone ids not
+   ascending, a zone with lo above hi other than the empty one, checksum mismatch) gives
+   BFH_E_CORRUPT and a message; it never reads past data[len). */
 int value_block_map_open(const uint8_t *data, size_t len, value_block_map_t **out, err_t *err);
 void value_block_map_destroy(value_block_map_t *m); /* NULL allowed */
 
@@ -107,13 +125,22 @@ uint32_t value_block_map_blocks(const value_block_map_t *m);
 block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i);
 uint64_t value_block_map_entries(const value_block_map_t *m);
 uint32_t value_block_map_sketch_bits(const value_block_map_t *m); /* per chunk */
-/* Bytes the map holds in memory (the struct, its refs, fences and sketches). */
+/* Bytes the map holds in memory (the struct, its refs, fences, sketches and zones). */
 size_t value_block_map_memory(const value_block_map_t *m);
+
+/* The map's zone of attr_id: 1 with every recorded code of it in [*lo, *hi] (an empty zone:
+   *lo = UINT64_MAX, *hi = 0, so lo > hi); 0 when the map records nothing for attr_id (a map
+   of version 2 to 4, or an id not declared when it was built): nothing is known (*lo = 0,
+   *hi = UINT64_MAX). */
+int value_block_map_zone(const value_block_map_t *m, uint64_t attr_id, uint64_t *lo, uint64_t *hi);
+/* 1 when the zone of attr_id is recorded and meets no code of [lo, hi] (lo <= hi): the table
+   holds no term of that attribute whose code lies in [lo, hi]; else 0. */
+int value_block_map_zone_rules_out(const value_block_map_t *m, uint64_t attr_id, uint64_t lo,
+                                   uint64_t hi);
 
 /* Reads len bytes at offset off of the table's "bfh.value_chunks" meta block into buf:
    BFH_OK, or an error with a message (BFH_E_CORRUPT if the block is missing or shorter). */
-typedef int (*value_block_map_read_fn)(void *arg, uint64_t off, size_t len, void *buf,
-                                       err_t *err);
+typedef int (*value_block_map_read_fn)(void *arg, uint64_t off, size_t len, void *buf, err_t *err);
 
 /* Gives the map its own chunk reader: its probes then read through (read, arg), whatever
    reader they are given, and release(arg) is called when the map is destroyed; bytes is what
@@ -138,12 +165,12 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           uint32_t *n, uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
 
 /* Starts loading the memory value_block_map_probe will test first for this hash (the
-   sketch byte of a map of version 3 or 4): called for several tables before probing them, their
+   sketch byte of a map of version 3 to 5): called for several tables before probing them, their
    cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
 void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
 
 /* 1 if the map says, from memory alone, that no entry has this hash's fingerprint (outside
-   the map's range, or its sketch bit clear: version 3 or 4; a version 2 map's sketches are per
+   the map's range, or its sketch bit clear: version 3 to 5; a version 2 map's sketches are per
    chunk: only its range), so that value_block_map_probe would name no block and read no
    chunk; else 0. */
 int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
@@ -157,8 +184,7 @@ size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash
 int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const uint8_t *data,
                                 size_t len, err_t *err);
 /* The offset and length of chunk c in the chunks block. REQUIRES c < the map's chunks. */
-void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off,
-                                size_t *len);
+void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off, size_t *len);
 uint32_t value_block_map_chunks(const value_block_map_t *m);
 /* Reads every chunk (through the map's own reader if it has one, else through read) and
    checks it as a probe would (bfh check): BFH_OK, the reader's error, or BFH_E_CORRUPT

@@ -16,6 +16,7 @@ struct terms {
   uint64_t *attr_seeds;  /* owned; n */
   uint64_t *range_seeds; /* owned; n */
   char **decls;          /* owned; n canonical declarations, NAME=EXTRACTOR */
+  uint64_t *zone_ids;    /* owned; n: terms_zone_id of each (0 for those without a zone) */
   _Atomic uint64_t values;
   _Atomic uint64_t *without; /* owned; n */
   int *pair_a, *pair_b;      /* owned; n: a composite's members (their indexes), -1 for others */
@@ -46,6 +47,8 @@ typedef struct gather {
   uint64_t *h;                 /* stack, or heap once it overflowed */
   size_t n, cap;
   int nomem;
+  value_zone_fn zone; /* NULL: no zones asked */
+  void *zone_arg;
   uint64_t stack[STACK_HASHES];
   /* Members' terms (only when composites are declared), in the order extracted: on the
      stack for a typical value, on the heap beyond. */
@@ -106,8 +109,10 @@ static int on_term(void *arg, size_t attr, const void *term, size_t len) {
   if (room(g, 1 + lv->n)) return 1; /* stop the extraction */
   if (g->t->member[attr] && keep_term(g, attr, term, len)) return 1;
   g->h[g->n++] = bfh_value_hash(term, len, g->seeds[attr]);
-  /* The term's range items: one per stored level, of its order-preserving code. */
+  /* The term's range items: one per stored level, of its order-preserving code, which the
+     attribute's zone takes too. */
   uint64_t code = range_code_bytes(term, len);
+  if (lv->n && g->zone) g->zone(g->zone_arg, g->t->zone_ids[attr], code);
   for (uint32_t i = 0; i < lv->n; i++) {
     range_probe_t r = {lv->j[i], code >> lv->j[i]};
     uint8_t item[RANGE_ITEM_BYTES];
@@ -195,10 +200,14 @@ static uint64_t range_seed(const terms_t *t, size_t i, uint64_t seed) {
   return seed == t->seed ? t->range_seeds[i] : terms_range_seed(&t->specs[i], seed);
 }
 
-int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
-                     value_hash_fn fn, void *arg) {
+/* terms_hash_value, with zone (may be NULL) called for each term of an attribute with a
+   zone. */
+static int hash_value(const terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
+                      value_hash_fn fn, value_zone_fn zone, void *arg) {
   uint64_t other[TERMS_MAX_ATTRS], other_range[TERMS_MAX_ATTRS];
   gather_t g;
+  g.zone = zone;
+  g.zone_arg = arg;
   g.seeds = t->attr_seeds;
   g.range_seeds = t->range_seeds;
   g.specs = t->specs;
@@ -253,9 +262,31 @@ int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t see
   return rc;
 }
 
+int terms_hash_value(const terms_t *t, const void *val, size_t len, uint64_t seed, unsigned flags,
+                     value_hash_fn fn, void *arg) {
+  return hash_value(t, val, len, seed, flags, fn, NULL, arg);
+}
+
 static int hash_items(const value_terms_t *vt, const void *val, size_t len, uint64_t seed,
                       unsigned flags, value_hash_fn fn, void *arg) {
-  return terms_hash_value((const terms_t *)vt, val, len, seed, flags, fn, arg);
+  return hash_value((const terms_t *)vt, val, len, seed, flags, fn, NULL, arg);
+}
+
+static int hash_items_zoned(const value_terms_t *vt, const void *val, size_t len, uint64_t seed,
+                            unsigned flags, value_hash_fn fn, value_zone_fn zone, void *arg) {
+  return hash_value((const terms_t *)vt, val, len, seed, flags, fn, zone, arg);
+}
+
+static size_t zone_ids(const value_terms_t *vt, uint64_t *ids) {
+  const terms_t *t = (const terms_t *)vt;
+  size_t n = 0;
+  for (size_t i = 0; i < t->n; i++)
+    if (t->specs[i].range.n) ids[n++] = t->zone_ids[i];
+  return n;
+}
+
+uint64_t terms_zone_id(const terms_t *t, size_t attr) {
+  return t->specs[attr].range.n ? t->zone_ids[attr] : 0;
 }
 
 int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err_t *err) {
@@ -284,14 +315,17 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
     t->pair_a = calloc(n, sizeof *t->pair_a);
     t->pair_b = calloc(n, sizeof *t->pair_b);
     t->member = calloc(n, 1);
+    t->zone_ids = calloc(n, sizeof *t->zone_ids);
   }
   if (!t || !t->attr_seeds || !t->range_seeds || !t->without || !t->decls || !t->pair_a ||
-      !t->pair_b || !t->member) {
+      !t->pair_b || !t->member || !t->zone_ids) {
     terms_destroy(t); /* t->specs is NULL yet: the caller's */
     return err_set(err, ST_E_NOMEM, "attributes: out of memory");
   }
   int nomem = 0;
   t->base.hash = hash_items;
+  t->base.hash_zoned = hash_items_zoned;
+  t->base.zone_ids = zone_ids;
   t->specs = specs;
   t->n = n;
   t->seed = seed;
@@ -300,10 +334,12 @@ int terms_create(attr_spec_t *specs, size_t n, uint64_t seed, terms_t **out, err
     t->range_seeds[i] = terms_range_seed(&specs[i], seed);
     atomic_init(&t->without[i], 0);
     size_t len = attr_spec_format(&specs[i], NULL, 0);
-    if ((t->decls[i] = malloc(len + 1)))
+    if ((t->decls[i] = malloc(len + 1))) {
       attr_spec_format(&specs[i], t->decls[i], len + 1);
-    else
+      t->zone_ids[i] = bfh_hash64(t->decls[i], len, TERMS_ZONE_SALT);
+    } else {
       nomem = 1;
+    }
   }
   if (nomem) {
     t->specs = NULL; /* still the caller's */
@@ -335,6 +371,7 @@ void terms_destroy(terms_t *t) {
   free(t->pair_a);
   free(t->pair_b);
   free(t->member);
+  free(t->zone_ids);
   free(t);
 }
 

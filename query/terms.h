@@ -15,6 +15,9 @@
  *                                                                                  seed))
  *   terms_range_seed(attribute, seed) = bfh_hash64(name, strlen(name), seed ^ TERMS_RANGE_SALT)
  * so that an item never meets a term. Level 0 of an :int attribute is its term itself.
+ * Such an attribute also has a zone: a table's map keeps the least and largest code of its
+ * terms, under the attribute's zone id (terms_zone_id), given with the items by the same
+ * extraction (value_terms_t.hash_zoned).
  * A composite (pair:A,B, query/attr.h) has items made, not extracted: for each term a of A and
  * b of B of the value, its pair's term attr_pair_term(a, b) hashed as any term of the
  * composite is (terms_attr_seed, by the composite's name); when the pairs would number more
@@ -47,6 +50,7 @@
 
 #define TERMS_TAG_SALT 0x6266682d61747472ull   /* "bfh-attr" */
 #define TERMS_RANGE_SALT 0x6266682d72616e67ull /* "bfh-rang" */
+#define TERMS_ZONE_SALT 0x6266682d7a6f6e65ull  /* "bfh-zone" */
 /* Attributes a database may declare. */
 #define TERMS_MAX_ATTRS 64
 
@@ -82,6 +86,11 @@ uint64_t terms_attr_seed(const attr_spec_t *spec, uint64_t seed);
    filters with for a leaf (attr, term) of its plan. */
 uint64_t terms_hash_term(const terms_t *t, size_t attr, const void *term, size_t len,
                          uint64_t seed);
+
+/* The zone id of attribute attr (< terms_count): the hash of its canonical declaration
+   under TERMS_ZONE_SALT, which a table's map keeps its least and largest term code under
+   (filters/value_terms.h); 0 when attr has no zone (declared without :range). */
+uint64_t terms_zone_id(const terms_t *t, size_t attr);
 
 /* The seed spec's range items are hashed under (above). */
 uint64_t terms_range_seed(const attr_spec_t *spec, uint64_t seed);

@@ -79,6 +79,40 @@ static int leaf_codes(const expr_leaf_t *l, int is_int, uint64_t *lo, uint64_t *
   }
 }
 
+/* Leaf l of the plan's zone (search_pred_t.zone_id): its attribute's zone id and the codes
+   [*lo, *hi] of the terms that hold it and the leaf of `where` it came from (the written
+   leaf of its attribute and column): a term's code for an equality; for a range item, its
+   interval cut to the written range's codes (a value that satisfies the range has its code in
+   both). 0 when its attribute has none. */
+static uint64_t leaf_zone(const terms_t *terms, const expr_t *where, const expr_leaf_t *l,
+                          uint64_t *lo, uint64_t *hi) {
+  *lo = 0;
+  *hi = UINT64_MAX;
+  if (!terms || l->attr < 0) return 0;
+  uint64_t id = terms_zone_id(terms, (size_t)l->attr);
+  if (id == 0) return 0;
+  if (l->cmp == EXPR_EQ) {
+    *lo = *hi = range_code_bytes(l->term, l->term_len);
+    return id;
+  }
+  if (l->cmp != EXPR_ITEM || l->term_len != 1 + RANGE_CODE_BYTES || l->term[0] >= 64) return 0;
+  unsigned j = l->term[0];
+  uint64_t v = range_code_bytes(l->term + 1, RANGE_CODE_BYTES);
+  *lo = v << j;
+  *hi = *lo | ((UINT64_C(1) << j) - 1);
+  int is_int = terms_spec(terms, (size_t)l->attr)->is_int;
+  for (size_t i = 0; i < expr_leaf_count(where); i++) {
+    const expr_leaf_t *w = expr_leaf(where, i);
+    uint64_t a, b;
+    if (w->attr != l->attr || w->column != l->column || w->cmp == EXPR_EQ) continue;
+    if (!leaf_codes(w, is_int, &a, &b)) break;
+    if (a > *lo) *lo = a;
+    if (b < *hi) *hi = b;
+    break;
+  }
+  return id;
+}
+
 /* expr_expand's fn: an equality is its term; a range or prefix the items of its cover. */
 static int expand_leaf(void *arg, const expr_leaf_t *l, expr_item_t *out, size_t cap) {
   const terms_t *terms = arg;
@@ -170,7 +204,7 @@ static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l) {
     case ATTR_CSV:
     case ATTR_TSV:
       return memchr(l->term, '"', l->term_len) ? SEARCH_PRED_VERBATIM_NONE
-                                                : SEARCH_PRED_VERBATIM_ALWAYS;
+                                               : SEARCH_PRED_VERBATIM_ALWAYS;
     case ATTR_JSON:
       for (size_t i = 0; i < l->term_len; i++)
         if (!strchr("-+.0123456789eE", l->term[i]) || l->term[i] == 0)
@@ -199,10 +233,11 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->hash = malloc(n * sizeof *p->hash);
   p->probe = malloc(n * sizeof *p->probe);
   p->cover = malloc(n * sizeof *p->cover);
+  p->zone_id = malloc(n * 3 * sizeof *p->zone_id);
   size_t nwhere = expr_leaf_count(e);
   p->verbatim = malloc(nwhere ? nwhere : 1);
   uint8_t *marks = malloc(n);
-  if (!p->hash || !p->probe || !p->cover || !p->verbatim || !marks) {
+  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->verbatim || !marks) {
     free(marks);
     search_pred_release(p);
     return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
@@ -213,6 +248,10 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
     p->probe[i].k = 0;
     if (k) probe_init(&p->probe[i], p->hash[i], m, k);
   }
+  p->zone_lo = p->zone_id + n;
+  p->zone_hi = p->zone_id + 2 * n;
+  for (size_t i = 0; i < p->nleaves; i++)
+    p->zone_id[i] = leaf_zone(terms, e, expr_leaf(p->expr, i), &p->zone_lo[i], &p->zone_hi[i]);
   find_cover(p, marks);
   free(marks);
   for (size_t i = 0; i < nwhere; i++) {
@@ -229,10 +268,12 @@ void search_pred_release(search_pred_t *p) {
   free(p->hash);
   free(p->probe);
   free(p->cover);
+  free(p->zone_id);
   free(p->verbatim);
   p->hash = NULL;
   p->probe = NULL;
   p->cover = NULL;
+  p->zone_id = p->zone_lo = p->zone_hi = NULL;
   p->verbatim = NULL;
   p->any_verbatim = 0;
   p->nleaves = p->ncover = 0;

@@ -66,6 +66,11 @@ typedef struct search_pred {
   uint64_t *hash;  /* leaf i's item hash under the search's seed (owned) */
   probe_t *probe;  /* leaf i's k bit positions from hash[i] (owned; k 0 without an index) */
   uint32_t *cover; /* leaves whose items every satisfying value holds one of (owned) */
+  /* Leaf i's zone (owned): zone_id[i] is its attribute's zone id (query/terms.h
+     terms_zone_id; 0: none, the leaf is not of an attribute with a zone), and every term
+     that holds the leaf has its code in [zone_lo[i], zone_hi[i]]: [c, c] for a term of code
+     c, [v << j, (v << j) + 2^j - 1] for the range item (j, v). */
+  uint64_t *zone_id, *zone_lo, *zone_hi;
   size_t ncover;
   /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned);
      any_verbatim: some leaf has one. */

@@ -178,17 +178,29 @@ static void seed_block_filters(void) {
 }
 
 /* Value-to-block maps built here from random hashes and sequence numbers (no value, one
-   block, a few chunks, a run of one fingerprint over a chunk boundary), each as fixed32 head
-   length | head | chunks, the value_block_map target's input. */
+   block, a few chunks, a run of one fingerprint over a chunk boundary) and 0 to 64 zones of
+   random codes (the first declared without a code: empty), and one of version 4 (no zones
+   written), each as fixed32 head length | head | chunks, the value_block_map target's input. */
 static void seed_value_block_maps(void) {
   static const struct {
-    uint32_t nblocks, per_block, repeat;
-  } shapes[] = {{0, 0, 0}, {1, 3, 0}, {40, 30, 0}, {3, 400, 1}};
+    uint32_t nblocks, per_block, repeat, zones, version;
+  } shapes[] = {
+      {0, 0, 0, 3, 5}, {1, 3, 0, 0, 5}, {40, 30, 0, 5, 5}, {3, 400, 1, 64, 5}, {40, 30, 0, 5, 4}};
   rng_t r;
   rng_init(&r, 6);
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
     value_block_map_builder_t *b = value_block_map_builder_create();
     if (!b) die("value block map", "builder");
+    if (value_block_map_builder_set_format(b, shapes[s].version, VALUE_BLOCK_MAP_SKETCH_BITS) !=
+        BFH_OK)
+      die("value block map", "set_format");
+    for (uint32_t z = 0; z < shapes[s].zones; z++) {
+      uint64_t id = rng_next(&r);
+      int rc = z == 0 ? value_block_map_builder_declare_zone(b, id) : BFH_OK;
+      for (uint32_t i = 0; z > 0 && i < 3 && rc == BFH_OK; i++)
+        rc = value_block_map_builder_zone(b, id, z == 1 && i == 0 ? 0 : rng_next(&r));
+      if (rc != BFH_OK) die("value block map", "zone");
+    }
     for (uint32_t j = 0; j < shapes[s].nblocks; j++) {
       for (uint32_t i = 0; i < shapes[s].per_block; i++)
         if (value_block_map_builder_add(b, shapes[s].repeat ? 42 : rng_next(&r),
@@ -208,7 +220,8 @@ static void seed_value_block_maps(void) {
     memcpy(buf + 4, head, hl);
     memcpy(buf + 4 + hl, chunks, cl);
     char name[64];
-    snprintf(name, sizeof name, "blocks%u-x%u", shapes[s].nblocks, shapes[s].per_block);
+    snprintf(name, sizeof name, "v%u-blocks%u-x%u-zones%u", shapes[s].version, shapes[s].nblocks,
+             shapes[s].per_block, shapes[s].zones);
     put_seed("value_block_map", name, buf, 4 + hl + cl);
     free(buf);
     free(head);

@@ -1,12 +1,24 @@
 /* Fuzz target: the value-to-block map (index/value_block_map.c): its head decoder
- * (value_block_map_open) and the probes of a map it accepts over fuzzed chunk bytes.
+ * (value_block_map_open) and the probes of a map it accepts over fuzzed chunk bytes, and the
+ * builder's zones.
  *
  * Input: fixed32 n | n bytes of head (n taken modulo what is left) | the chunks block. The
  * head is decoded as given and again with its trailing CRC made right; the chunks are probed
  * as given and again with every chunk's CRC made right, so that the checks behind both
  * checksums are reached. Invariants: a probe gives BFH_OK or BFH_E_CORRUPT (never reads
  * outside the chunks: ASan), and on BFH_OK names ascending, distinct blocks below the
- * block count; refs are ascending and end below 4 GiB.
+ * block count; refs are ascending and end below 4 GiB; a head of version 5 that opens gives
+ * back the zones its bytes hold (ascending ids, each lo <= hi or the empty lo = UINT64_MAX,
+ * hi = 0), and zone_rules_out agrees with them.
+ *
+ * The same bytes, read again as a builder's script (build_with_zones): byte 0 picks version
+ * 4 or 5, then records of 10 bytes: op, id (one of ZONE_IDS, more than a map holds), fixed64
+ * code: record a code, declare the id, or add a value (closing a block now and then). The
+ * builder's returns are checked against a model (BFH_E_INVALID exactly for a 65th id), the
+ * map it writes against the brute-force least and largest code of each id: every zone, and
+ * zone_rules_out over ranges about its ends and the codes; a ruled-out range holds no code
+ * recorded. The head written is then exercised as above, and again with one byte changed
+ * (CRC made right), so that the fuzzer reaches every check of a head of version 5.
  */
 #include "fuzz_util.h"
 
@@ -36,7 +48,8 @@ static void probe_all(const value_block_map_t *m, const chunks_t *c, const uint8
   for (size_t h = 0; h < nh; h++) {
     uint32_t n = 0;
     err_t err;
-    int rc = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, out, NULL, &n, NULL, NULL, &err);
+    int rc = value_block_map_probe(m, hashes[h], read_chunks, (void *)c, out, NULL, &n, NULL, NULL,
+                                   &err);
     fuzz_check(rc == BFH_OK || rc == BFH_E_CORRUPT);
     if (rc != BFH_OK) fuzz_check(n == 0);
     for (uint32_t i = 0; i < n; i++) {
@@ -55,6 +68,38 @@ static void probe_all(const value_block_map_t *m, const chunks_t *c, const uint8
   free(bounds);
 }
 
+/* The zones of a head that opened, read from its bytes: a head of version 5 ends with them,
+   before its CRC; one of another version has none. */
+static void check_zones(const value_block_map_t *m, const uint8_t *head, size_t hl) {
+  uint64_t lo, hi;
+  if (decode_fixed32(head + 4) != 5) {
+    fuzz_check(value_block_map_zone(m, decode_fixed64(head), &lo, &hi) == 0);
+    fuzz_check(lo == 0 && hi == UINT64_MAX);
+    fuzz_check(value_block_map_zone_rules_out(m, 0, 0, UINT64_MAX) == 0);
+    return;
+  }
+  fuzz_check(hl >= VALUE_BLOCK_MAP_HEAD_FIXED + 4);
+  uint32_t nz = decode_fixed32(head + 52);
+  fuzz_check(nz <= VALUE_BLOCK_MAP_MAX_ZONES && (size_t)nz * VALUE_BLOCK_MAP_ZONE_BYTES <= hl - 60);
+  const uint8_t *z = head + hl - 4 - (size_t)nz * VALUE_BLOCK_MAP_ZONE_BYTES;
+  for (uint32_t i = 0; i < nz; i++, z += VALUE_BLOCK_MAP_ZONE_BYTES) {
+    uint64_t id = decode_fixed64(z), zlo = decode_fixed64(z + 8), zhi = decode_fixed64(z + 16);
+    fuzz_check(i == 0 || id > decode_fixed64(z - VALUE_BLOCK_MAP_ZONE_BYTES));
+    fuzz_check(value_block_map_zone(m, id, &lo, &hi) == 1 && lo == zlo && hi == zhi);
+    if (zlo > zhi) { /* empty: rules out everything */
+      fuzz_check(zlo == UINT64_MAX && zhi == 0);
+      fuzz_check(value_block_map_zone_rules_out(m, id, 0, UINT64_MAX) == 1);
+      continue;
+    }
+    fuzz_check(value_block_map_zone_rules_out(m, id, zlo, zlo) == 0);
+    fuzz_check(value_block_map_zone_rules_out(m, id, zhi, zhi) == 0);
+    fuzz_check(value_block_map_zone_rules_out(m, id, 0, UINT64_MAX) == 0);
+    if (zlo > 0) fuzz_check(value_block_map_zone_rules_out(m, id, 0, zlo - 1) == 1);
+    if (zhi < UINT64_MAX)
+      fuzz_check(value_block_map_zone_rules_out(m, id, zhi + 1, UINT64_MAX) == 1);
+  }
+}
+
 static void exercise_map(const uint8_t *head, size_t hl, const uint8_t *ch, size_t cl) {
   value_block_map_t *m = NULL;
   err_t err;
@@ -63,6 +108,7 @@ static void exercise_map(const uint8_t *head, size_t hl, const uint8_t *ch, size
     return;
   }
   fuzz_check(value_block_map_memory(m) > 0);
+  check_zones(m, head, hl);
   uint64_t until = 0;
   for (uint32_t j = 0; j < value_block_map_blocks(m); j++) {
     block_ref_t r = value_block_map_ref(m, j);
@@ -89,7 +135,117 @@ static void exercise_map(const uint8_t *head, size_t hl, const uint8_t *ch, size
   value_block_map_destroy(m);
 }
 
+/* ---- Maps built with zones ------------------------------------------------------------- */
+
+#define ZONE_IDS 72        /* the ids a script names: 8 more than a map holds */
+#define SCRIPT_BYTES 65536 /* read of an input as a script: blocks stay far below 65,536 */
+
+/* The id a script's byte names: both ends of the 64 bits among them. */
+static uint64_t zone_id(uint32_t k) {
+  return k == 0 ? 0 : k == 1 ? UINT64_MAX : k * 0x9e3779b97f4a7c15ull;
+}
+
+typedef struct zone_model {
+  int recorded;    /* declared or given a code */
+  uint64_t lo, hi; /* the least and largest code (UINT64_MAX, 0: none) */
+} zone_model_t;
+
+typedef struct code {
+  uint32_t k;
+  uint64_t code;
+} code_t;
+
+/* Does zone k of the model rule out [lo, hi]? Exactly when it was recorded and holds no code
+   (declared only) or its least and largest code lie both below or both above [lo, hi]: the
+   answer zone_rules_out must give. Checks by brute force that no code recorded for k lies in
+   a range it rules out. */
+static int rules_out_model(const zone_model_t *z, const code_t *codes, size_t ncodes, uint32_t k,
+                           uint64_t lo, uint64_t hi) {
+  int want = z[k].recorded && (z[k].lo > z[k].hi || z[k].hi < lo || z[k].lo > hi);
+  for (size_t i = 0; want && i < ncodes; i++)
+    fuzz_check(codes[i].k != k || codes[i].code < lo || codes[i].code > hi);
+  return want;
+}
+
+static void build_with_zones(const uint8_t *data, size_t size) {
+  value_block_map_builder_t *b = value_block_map_builder_create();
+  fuzz_check(b != NULL);
+  const uint32_t version = size > 0 && data[0] % 8 == 0 ? 4 : 5;
+  fuzz_check(value_block_map_builder_set_format(b, version, VALUE_BLOCK_MAP_SKETCH_BITS) == BFH_OK);
+  zone_model_t z[ZONE_IDS];
+  for (uint32_t k = 0; k < ZONE_IDS; k++) z[k] = (zone_model_t){0, UINT64_MAX, 0};
+  code_t *codes = malloc((size / 10 + 1) * sizeof *codes);
+  fuzz_check(codes != NULL);
+  size_t ncodes = 0, nzones = 0;
+  uint64_t offset = 0;
+  for (size_t at = 1; at + 10 <= size && at < SCRIPT_BYTES; at += 10) {
+    const uint8_t op = data[at];
+    const uint32_t k = data[at + 1] % ZONE_IDS;
+    const uint64_t code = decode_fixed64(data + at + 2);
+    if (op % 4 == 3) { /* a value */
+      fuzz_check(value_block_map_builder_add(b, code, code >> 8) == BFH_OK);
+      if (op & 0x80) {
+        fuzz_check(value_block_map_builder_end_block(b, offset, 100) == BFH_OK);
+        offset += 100;
+      }
+      continue;
+    }
+    const int fits = z[k].recorded || nzones < VALUE_BLOCK_MAP_MAX_ZONES;
+    int rc = op % 4 == 2 ? value_block_map_builder_declare_zone(b, zone_id(k))
+                         : value_block_map_builder_zone(b, zone_id(k), code);
+    fuzz_check(rc == (fits ? BFH_OK : BFH_E_INVALID));
+    if (!fits) continue;
+    nzones += !z[k].recorded;
+    z[k].recorded = 1;
+    if (op % 4 == 2) continue;
+    if (code < z[k].lo) z[k].lo = code;
+    if (code > z[k].hi) z[k].hi = code;
+    codes[ncodes++] = (code_t){k, code};
+  }
+  fuzz_check(value_block_map_builder_end_block(b, offset, 100) == BFH_OK);
+  uint8_t *head, *chunks;
+  size_t hl, cl;
+  fuzz_check(value_block_map_builder_finish(b, &head, &hl, &chunks, &cl) == BFH_OK);
+  value_block_map_builder_destroy(b);
+  value_block_map_t *m = NULL;
+  err_t err;
+  fuzz_check(value_block_map_open(head, hl, &m, &err) == BFH_OK);
+  for (uint32_t k = 0; k < ZONE_IDS; k++) {
+    uint64_t lo, hi;
+    int has = value_block_map_zone(m, zone_id(k), &lo, &hi);
+    if (version == 4 || !z[k].recorded) {
+      fuzz_check(has == 0 && lo == 0 && hi == UINT64_MAX);
+      fuzz_check(value_block_map_zone_rules_out(m, zone_id(k), 0, 0) == 0);
+      continue;
+    }
+    fuzz_check(has == 1 && lo == z[k].lo && hi == z[k].hi);
+    /* Ranges from the zone's ends (and one past them, wrapping) and the codes recorded. */
+    uint64_t ends[8] = {z[k].lo, z[k].hi, z[k].lo - 1, z[k].hi + 1, 0, UINT64_MAX};
+    size_t ne = 6;
+    for (size_t i = 0; i < ncodes && ne < 8; i++) ends[ne++] = codes[(i * 7 + k) % ncodes].code;
+    for (size_t x = 0; x < ne; x++)
+      for (size_t y = 0; y < ne; y++) {
+        if (ends[x] > ends[y]) continue;
+        fuzz_check(value_block_map_zone_rules_out(m, zone_id(k), ends[x], ends[y]) ==
+                   rules_out_model(z, codes, ncodes, k, ends[x], ends[y]));
+      }
+  }
+  value_block_map_destroy(m);
+  exercise_map(head, hl, chunks, cl);
+  /* One byte changed, where the input says, the CRC made right. */
+  if (size >= 4 && hl > 4) {
+    size_t at = decode_fixed32(data) % (hl - 4);
+    head[at] ^= (uint8_t)(data[size - 1] | 1);
+    encode_fixed32(head + hl - 4, crc32c_mask(crc32c_value(head, hl - 4)));
+    exercise_map(head, hl, chunks, cl);
+  }
+  free(head);
+  free(chunks);
+  free(codes);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  build_with_zones(data, size);
   if (size < 4) return 0;
   size_t hl = decode_fixed32(data) % (size - 4 + 1);
   uint8_t *head = fuzz_copy(data + 4, hl);

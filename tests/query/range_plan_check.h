@@ -8,7 +8,8 @@
  * If the value satisfies the predicate (expr_match_value, what validation evaluates), then
  * the plan must be true over those answers (a table, block or slice holding only this value
  * is read), unless it reads everything (read_all), and one of the memtable cover's items must
- * be the value's (the memtables' value index finds it).
+ * be the value's (the memtables' value index finds it). Nor is it ruled out by the zones of a
+ * table holding only it: each leaf's zone (search_pred_t.zone_id) meets the value's codes.
  */
 #ifndef BFH_TESTS_QUERY_RANGE_PLAN_CHECK_H
 #define BFH_TESTS_QUERY_RANGE_PLAN_CHECK_H
@@ -31,6 +32,35 @@ typedef struct range_plan_hashes {
 static inline void range_plan_collect(void *arg, uint64_t hash) {
   range_plan_hashes_t *hs = arg;
   if (hs->n < RANGE_PLAN_MAX_HASHES) hs->h[hs->n++] = hash;
+}
+
+/* The zones of a table holding only the value: per attribute with a zone, the least and
+   largest code of its terms (lo > hi: none). */
+typedef struct range_plan_zones {
+  uint64_t id[VALUE_TERMS_MAX_ZONES], lo[VALUE_TERMS_MAX_ZONES], hi[VALUE_TERMS_MAX_ZONES];
+  size_t n;
+} range_plan_zones_t;
+
+static inline void range_plan_zone(void *arg, uint64_t id, uint64_t code) {
+  range_plan_zones_t *z = arg;
+  for (size_t i = 0; i < z->n; i++) {
+    if (z->id[i] != id) continue;
+    if (code < z->lo[i]) z->lo[i] = code;
+    if (code > z->hi[i]) z->hi[i] = code;
+  }
+}
+
+static inline void range_plan_ignore(void *arg, uint64_t hash) {
+  (void)arg, (void)hash;
+}
+
+/* Whether leaf i of p may hold in a table whose zones are z (search.c apply_zones' test). */
+static inline int range_plan_zone_meets(const search_pred_t *p, size_t i,
+                                        const range_plan_zones_t *z) {
+  if (p->zone_id[i] == 0) return 1;
+  for (size_t a = 0; a < z->n; a++)
+    if (z->id[a] == p->zone_id[i]) return p->zone_lo[i] <= z->hi[a] && z->lo[a] <= p->zone_hi[i];
+  return 1; /* no zone recorded: nothing known */
 }
 
 static inline int range_plan_has(const range_plan_hashes_t *hs, uint64_t h) {
@@ -76,6 +106,17 @@ static inline const char *range_plan_check(const terms_t *t, const char *where, 
     for (size_t i = 0; i < p.ncover; i++) in_cover |= yes[p.cover[i]];
     if (*matched == 1 && !p.read_all && !search_pred_eval(&p, yes, 1, scratch))
       wrong = "a value that satisfies the predicate is ruled out by its plan";
+    /* And by the zones of a table that holds only it (query/terms.h, doc/query.md "Zones"). */
+    static range_plan_zones_t z;
+    z.n = value_terms_zone_ids(terms_value_terms(t), z.id);
+    for (size_t a = 0; a < z.n; a++) z.lo[a] = UINT64_MAX, z.hi[a] = 0;
+    if (!wrong && value_terms_hash_zoned(terms_value_terms(t), val, vlen, RANGE_PLAN_SEED, 0,
+                                         range_plan_ignore, range_plan_zone, &z) < 0)
+      wrong = "value_terms_hash_zoned failed";
+    for (size_t i = 0; !wrong && i < p.nleaves; i++)
+      yes[i] &= (uint8_t)range_plan_zone_meets(&p, i, &z);
+    if (!wrong && *matched == 1 && !p.read_all && !search_pred_eval(&p, yes, 1, scratch))
+      wrong = "a value that satisfies the predicate is ruled out by its plan and its zones";
     else if (*matched == 1 && !p.read_all && !in_cover)
       wrong = "a value that satisfies the predicate holds no item of the memtable cover";
   }

@@ -13,9 +13,9 @@ struct value_hook {
   index_sync_t *sync; /* borrowed; may be NULL */
   uint64_t m, seed;
   uint32_t k;
-  uint32_t block_bits; /* bits per value of the block filters; 0: none */
+  uint32_t block_bits;        /* bits per value of the block filters; 0: none */
   const value_terms_t *terms; /* each value's items (borrowed); NULL: the whole value */
-  char *dir;           /* owned */
+  char *dir;                  /* owned */
   lsm_table_hook_t hook;
   _Atomic uint64_t built, failed, values;
 };
@@ -44,6 +44,17 @@ static void state_free(table_state_t *s) {
   free(s);
 }
 
+/* Every attribute with a zone gets one in the map, empty when the table holds no term of it
+   (value_block_map_builder_declare_zone). */
+static int declare_zones(value_block_map_builder_t *map, const value_terms_t *terms) {
+  uint64_t ids[VALUE_TERMS_MAX_ZONES];
+  size_t n = value_terms_zone_ids(terms, ids);
+  int rc = BFH_OK;
+  for (size_t i = 0; i < n && rc == BFH_OK; i++)
+    rc = value_block_map_builder_declare_zone(map, ids[i]);
+  return rc;
+}
+
 static void *hook_begin(void *ctx, uint64_t file_number) {
   value_hook_t *h = ctx;
   table_state_t *s = calloc(1, sizeof *s);
@@ -56,11 +67,17 @@ static void *hook_begin(void *ctx, uint64_t file_number) {
      table of the paper's layout pays nothing for it, on disk or in ingest. */
   int maps = h->block_bits && h->sync && index_sync_params(h->sync)->block_maps;
   if (maps) s->map = value_block_map_builder_create();
-  if (!s->filter || (h->block_bits && !s->blocks) || (maps && !s->map)) {
+  if (!s->filter || (h->block_bits && !s->blocks) || (maps && !s->map) ||
+      (s->map && declare_zones(s->map, h->terms) != BFH_OK)) {
     state_free(s);
     return NULL;
   }
   return s;
+}
+
+static void add_code(void *arg, uint64_t zone_id, uint64_t code) {
+  table_state_t *s = arg;
+  if (value_block_map_builder_zone(s->map, zone_id, code) != BFH_OK) s->nomem = 1;
 }
 
 static void add_item(void *arg, uint64_t hash) {
@@ -78,8 +95,10 @@ static void hook_add(void *state, const void *key, size_t key_len, const void *v
   s->seq = seq;
   /* One item per (attribute, term), or the whole value without attributes: a failed
      extraction fails the table (its filters would miss the value's items). */
-  if (value_terms_hash(s->h->terms, val, val_len, s->filter->seed, 0, add_item, s) < 0)
-    s->nomem = 1;
+  int rc = s->map ? value_terms_hash_zoned(s->h->terms, val, val_len, s->filter->seed, 0, add_item,
+                                           add_code, s)
+                  : value_terms_hash(s->h->terms, val, val_len, s->filter->seed, 0, add_item, s);
+  if (rc < 0) s->nomem = 1;
   s->values++;
 }
 

@@ -22,7 +22,20 @@ int stock_leaf_begin(stock_leaf_build_t *b, const char *path, const value_index_
   if (want_map) b->map = value_block_map_builder_create();
   if (!b->leaf || (p->block_bits && !b->blocks) || (want_map && !b->map))
     return err_set(err, BFH_E_NOMEM, "table %s: cannot make a value filter", path);
+  /* Every attribute with a zone gets one in the map, empty when the table holds no term of
+     it. */
+  uint64_t ids[VALUE_TERMS_MAX_ZONES];
+  size_t nz = b->map ? value_terms_zone_ids(terms, ids) : 0;
+  for (size_t i = 0; i < nz; i++)
+    if (value_block_map_builder_declare_zone(b->map, ids[i]) != BFH_OK)
+      return err_set(err, BFH_E_NOMEM, "table %s: cannot make a value-to-block map", path);
   return BFH_OK;
+}
+
+static void add_code(void *arg, uint64_t zone_id, uint64_t code) {
+  stock_leaf_build_t *b = arg;
+  if (b->rc == BFH_OK && (b->rc = value_block_map_builder_zone(b->map, zone_id, code)) != BFH_OK)
+    b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
 }
 
 static void add_item(void *arg, uint64_t h) {
@@ -30,13 +43,17 @@ static void add_item(void *arg, uint64_t h) {
   value_filter_add_hash(b->leaf, h);
   if (b->rc == BFH_OK && b->blocks && (b->rc = block_filter_builder_add(b->blocks, h)) != BFH_OK)
     b->rc = err_set(b->err, b->rc, "table %s: no memory for its block filter", b->path);
-  if (b->rc == BFH_OK && b->map && (b->rc = value_block_map_builder_add(b->map, h, b->seq)) != BFH_OK)
+  if (b->rc == BFH_OK && b->map &&
+      (b->rc = value_block_map_builder_add(b->map, h, b->seq)) != BFH_OK)
     b->rc = err_set(b->err, b->rc, "table %s: no memory for its value-to-block map", b->path);
 }
 
 int stock_leaf_add(stock_leaf_build_t *b, const void *val, size_t val_len, uint64_t seq) {
   b->seq = seq;
-  if (value_terms_hash(b->terms, val, val_len, b->seed, 0, add_item, b) < 0 && b->rc == BFH_OK)
+  int rc = b->map
+               ? value_terms_hash_zoned(b->terms, val, val_len, b->seed, 0, add_item, add_code, b)
+               : value_terms_hash(b->terms, val, val_len, b->seed, 0, add_item, b);
+  if (rc < 0 && b->rc == BFH_OK)
     b->rc = err_set(b->err, BFH_E_NOMEM, "table %s: no memory for its values' terms", b->path);
   return b->rc != BFH_OK;
 }
