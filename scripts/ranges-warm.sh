@@ -8,7 +8,10 @@
 #   NUM    records (default 1000000)
 #   RUNS   rounds (default 15)
 #   BUILD  build directory (default build-rel; configured RelWithDebInfo with the benches)
-#   OUT    the CSV (default measurements/ranges/warm-NUM.csv)
+#   RISING 1: the values rise with the key (--rising), and the shares of the tables SLICED
+#          skips and the zones rule out (default 0)
+#   OUT    the CSV (default measurements/ranges/warm-NUM.csv; with RISING=1,
+#          measurements/ranges/rising-NUM.csv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/measure-common.sh
@@ -19,7 +22,10 @@ cmake -S . -B "$build" -DBFH_BUILD_BENCH=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target ranges_bench >/dev/null
 num=${NUM:-1000000}
 runs=${RUNS:-15}
-out=${OUT:-measurements/ranges/warm-$num.csv}
-"$build/ranges_bench" --num "$num" --runs "$runs" --commit "$commit" | tee "$out.tmp"
+rising=()
+kind=warm
+if [ "${RISING:-0}" = 1 ]; then rising=(--rising); kind=rising; fi
+out=${OUT:-measurements/ranges/$kind-$num.csv}
+"$build/ranges_bench" --num "$num" --runs "$runs" --commit "$commit" "${rising[@]}" | tee "$out.tmp"
 grep -v '^#' "$out.tmp" >"$out"
 rm -f "$out.tmp"
