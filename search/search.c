@@ -791,24 +791,30 @@ static void add_filter_tests(bfh_search_stats *st, const bfh_search_stats *leaf)
 /* The zones (doc/query.md "Zones"): a leaf whose terms' codes all lie in [zone_lo, zone_hi]
    is false at a table whose map keeps a zone of the leaf's attribute that meets none of them
    (the table holds no term of it with such a code). yes holds the leaves' answers per table
-   (leaf i's at yes[i * n]), scan the tree's over them; scan is evaluated again where a zone
-   turned a leaf false, and st->tables_zoned counts the tables that leaves unread. */
+   (leaf i's at yes[i * n]), scan the tree's over them; only the selected tables are looked at,
+   scan is evaluated again where a zone turned a leaf false, and st->tables_zoned counts the
+   tables that leaves unread. */
 static int apply_zones(const planned_t *p, const engine_table_t *tables, size_t n, uint8_t *yes,
                        uint8_t *scan, bfh_search_stats *st, err_t *err) {
   const search_pred_t *pred = p->q->pred;
   size_t nl = pred->nleaves;
   int any = 0;
   for (size_t i = 0; i < nl; i++) any |= pred->zone_id[i] != 0;
-  if (!any || n == 0) return BFH_OK;
-  uint64_t *numbers = malloc(n * 3 * sizeof *numbers);
-  uint8_t *changed = calloc(n, 1);
-  if (!numbers || !changed) {
+  size_t m = 0; /* only the selected tables can be ruled out */
+  for (size_t j = 0; j < n; j++) m += scan[j];
+  if (!any || m == 0) return BFH_OK;
+  uint64_t *numbers = malloc(m * 3 * sizeof *numbers);
+  size_t *at = malloc(m * sizeof *at);
+  uint8_t *changed = calloc(m, 1);
+  if (!numbers || !at || !changed) {
     free(numbers);
+    free(at);
     free(changed);
-    return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu tables' zones", n);
+    return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu tables' zones", m);
   }
-  uint64_t *lo = numbers + n, *hi = numbers + 2 * n;
-  for (size_t j = 0; j < n; j++) numbers[j] = tables[j].number;
+  uint64_t *lo = numbers + m, *hi = numbers + 2 * m;
+  for (size_t j = 0, k = 0; j < n; j++)
+    if (scan[j]) at[k] = j, numbers[k++] = tables[j].number;
   block_index_t *bi = value_index_blocks(p->c->index);
   for (size_t i = 0; i < nl; i++) {
     uint64_t id = pred->zone_id[i];
@@ -816,22 +822,25 @@ static int apply_zones(const planned_t *p, const engine_table_t *tables, size_t 
     int seen = id == 0;
     for (size_t a = 0; a < i && !seen; a++) seen = pred->zone_id[a] == id;
     if (seen) continue;
-    block_index_zones(bi, numbers, n, id, lo, hi);
+    block_index_zones(bi, numbers, m, id, lo, hi);
     for (size_t l = i; l < nl; l++) {
       if (pred->zone_id[l] != id) continue;
-      for (size_t j = 0; j < n; j++) {
-        if (!yes[l * n + j] || (pred->zone_lo[l] <= hi[j] && lo[j] <= pred->zone_hi[l])) continue;
-        yes[l * n + j] = 0;
-        changed[j] = 1;
+      for (size_t k = 0; k < m; k++) {
+        uint8_t *y = &yes[l * n + at[k]];
+        if (!*y || (pred->zone_lo[l] <= hi[k] && lo[k] <= pred->zone_hi[l])) continue;
+        *y = 0;
+        changed[k] = 1;
       }
     }
   }
-  for (size_t j = 0; j < n; j++) {
-    if (!changed[j] || !scan[j]) continue;
+  for (size_t k = 0; k < m; k++) {
+    if (!changed[k]) continue;
+    size_t j = at[k];
     scan[j] = (uint8_t)search_pred_eval(pred, yes + j, n, yes + nl * n);
     st->tables_zoned += !scan[j];
   }
   free(numbers);
+  free(at);
   free(changed);
   return BFH_OK;
 }
