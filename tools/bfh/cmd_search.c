@@ -35,15 +35,22 @@ static int print_key(void *arg, const void *key, size_t len) {
   return 0;
 }
 
-#define STAT_FIELDS(X) \
-  X(internal_probes)   \
-  X(leaf_probes)       \
-  X(leaf_positives)    \
-  X(tables_scanned)    \
-  X(tables_matched)    \
-  X(entries_scanned)   \
-  X(bytes_read)        \
-  X(candidates) X(results) X(elapsed_ns) X(block_filters_probed) X(blocks_read) X(internal_maybe)
+#define STAT_FIELDS(X)    \
+  X(internal_probes)      \
+  X(leaf_probes)          \
+  X(leaf_positives)       \
+  X(tables_scanned)       \
+  X(tables_matched)       \
+  X(entries_scanned)      \
+  X(bytes_read)           \
+  X(candidates)           \
+  X(results)              \
+  X(elapsed_ns)           \
+  X(block_filters_probed) \
+  X(blocks_read)          \
+  X(internal_maybe)       \
+  X(map_chunks_read)      \
+  X(tables_zoned)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);
