@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Records in random order (a fixed permutation: i * 7919 mod NUM, NUM not a multiple of 7919).
 awk -v n="$num" 'BEGIN { for (i = 0; i < n; i++) { p = (i * 7919) % n; q = (i * 104729) % n;
-  printf "k%07d\tw%06d,%d\n", i, q, p * 4096 } }' >"$tmp/records.tsv"
+  printf "k%07d\tw%06d,%.0f\n", i, q, p * 4096 } }' >"$tmp/records.tsv"
 "$bfh" load "$tmp/db" --from "$tmp/records.tsv" --format tsv --table-bytes 65536 \
   --memtable-bytes 65536 --attr name=csv:1:range --attr n=csv:2:int:range >/dev/null
 
