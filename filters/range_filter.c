@@ -188,13 +188,12 @@ static int list_meets(low_src_t *s, uint64_t a, uint64_t b) {
   return 0;
 }
 
-/* Sorts and dedupes the hashes of codes into f's list; f->n, r, low_bits set. */
-static int fill_list(range_filter_t *f, uint64_t *h, size_t n) {
-  if (n && u64_radix_sort(h, n, f->r > 1 ? 64 - (unsigned)__builtin_clzll(f->r - 1) : 1) != ST_OK)
+/* Sorts the hashes h[0, m) of the m distinct codes into f's list (two codes may share a hash:
+   the list keeps both, so that its length is the count r was made from, and a decode can
+   make r again from it); f->r and low_bits set. */
+static int fill_list(range_filter_t *f, uint64_t *h, size_t m) {
+  if (m && u64_radix_sort(h, m, f->r > 1 ? 64 - (unsigned)__builtin_clzll(f->r - 1) : 1) != ST_OK)
     return ST_E_NOMEM;
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    if (m == 0 || h[i] != h[m - 1]) h[m++] = h[i];
   f->n = m;
   f->high_len = m + (f->r >> f->low_bits) + 1;
   f->low = calloc(words(m * (uint64_t)f->low_bits) + 1, sizeof(uint64_t));
@@ -255,16 +254,26 @@ int range_filter_build(const uint64_t *codes, size_t n, unsigned bits_per_key, u
     free(f);
     return err_set(err, ST_E_NOMEM, "range filter: out of memory for %zu codes", n);
   }
-  f->r = hash_range(n, bits_per_key);
-  if (n && f->r == 0) {
+  /* The distinct codes: r is made from their count. */
+  memcpy(h, codes, n * sizeof *h);
+  if (n && u64_radix_sort(h, n, 64) != ST_OK) {
     free(h);
     free(f);
-    return err_set(err, ST_E_INVALID, "range filter: %zu codes at %u bits per key are too many", n,
+    return err_set(err, ST_E_NOMEM, "range filter: out of memory for %zu codes", n);
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m == 0 || h[i] != h[m - 1]) h[m++] = h[i];
+  f->r = hash_range(m, bits_per_key);
+  if (m && f->r == 0) {
+    free(h);
+    free(f);
+    return err_set(err, ST_E_INVALID, "range filter: %zu codes at %u bits per key are too many", m,
                    bits_per_key);
   }
-  f->low_bits = low_width(n, f->r);
-  for (size_t i = 0; i < n; i++) h[i] = hash_code(f, codes[i]);
-  rc = fill_list(f, h, n);
+  f->low_bits = low_width(m, f->r);
+  for (size_t i = 0; i < m; i++) h[i] = hash_code(f, h[i]);
+  rc = fill_list(f, h, m);
   free(h);
   if (rc == ST_OK) rc = sample_zeros(f);
   if (rc != ST_OK) {
@@ -353,7 +362,7 @@ void range_filter_encode(const range_filter_t *f, uint8_t *out) {
   encode_fixed32(p, crc32c_mask(crc32c_value(out, (size_t)(p - out))));
 }
 
-/* 1 if f's list is what an encoder writes: n ones in high, each element above the one
+/* 1 if f's list is what an encoder writes: n ones in high, each element at least the one
    before it and below r, and no bit set past high_len; 0 if not, or a read's error. Each
    element's low bits come from s (the filter's own words, or its body's pieces); without
    them (LOW_UNKNOWN) only the ones and the high parts' order are checked. */
@@ -368,7 +377,7 @@ static int list_well_formed(low_src_t *s) {
     if (rc < 0) return rc;
     uint64_t v = (pos - ones) << f->low_bits | low;
     if (v >= f->r) return 0;
-    if (rc == ST_OK && ones > 0 && v <= prev) return 0;
+    if (rc == ST_OK && ones > 0 && v < prev) return 0;
     prev = v;
     ones++;
   }
@@ -437,7 +446,7 @@ static int decode_finish(range_filter_t *f, size_t list_at, range_filter_t **out
     range_filter_destroy(f);
     return rc == ST_E_NOMEM ? err_set(err, rc, "range filter: out of memory")
                             : err_set(err, rc,
-                                      "range filter: the list at offset %zu is not ascending "
+                                      "range filter: the list at offset %zu descends or is not "
                                       "below its range",
                                       list_at);
   }
@@ -558,7 +567,7 @@ int range_filter_verify_body(const range_filter_t *f, range_filter_read_fn read,
   if (formed < 0) return formed;
   if (!formed)
     return err_set(err, ST_E_CORRUPT,
-                   "range filter: its body's codes do not ascend below its "
+                   "range filter: its body's codes descend or pass its "
                    "range (pieces at offset 0 of its body)");
   return ST_OK;
 }

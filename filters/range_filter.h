@@ -22,7 +22,8 @@
  *   low words, ceil(n * low_bits / 64) fixed64 | high words, ceil((n + (r >> low_bits) + 1)
  *   / 64) fixed64 | crc32c fixed32 (masked, over every byte before it)
  * with r and low_bits computed from n and bits_per_key. A decode checks the checksum, the
- * lengths, and that the list is strictly ascending below r.
+ * lengths, and that the list never descends and stays below r (two codes may share an h
+ * value: the list keeps both, n being the count r is made from).
  *
  * Split in two (range_filter_encode_head and _body), the filter keeps only its high bits in
  * memory (about 2 bits per code, and the select samples) and reads the low bits of the few
@@ -113,7 +114,7 @@ int range_filter_whole(const range_filter_t *f);
 int range_filter_ask(const range_filter_t *f, uint64_t lo, uint64_t hi, range_filter_read_fn read,
                      void *arg, uint64_t *pieces_read, err_t *err);
 /* Reads every piece of the body of a filter decoded from its head and checks it as a range
-   would, and that the codes ascend below r (bfh check): ST_OK, the read's error, or
+   would, and that the codes never descend and stay below r (bfh check): ST_OK, the read's error, or
    ST_E_CORRUPT naming the first piece that does not check out and its offset in the body. */
 int range_filter_verify_body(const range_filter_t *f, range_filter_read_fn read, void *arg,
                              err_t *err);
