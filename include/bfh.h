@@ -259,6 +259,11 @@ typedef struct bfh_search_stats {
   uint64_t tables_zoned; /* tables the filters selected that the zones of their maps ruled
                             out (a range or term of a :range attribute outside a table's
                             least and largest code of it) */
+  /* Range filters (doc/query.md "Range filters"): */
+  uint64_t tables_ranged;     /* tables left after the zones that their maps' range filters
+                                 ruled out for a range or prefix */
+  uint64_t range_pieces_read; /* pieces of those filters read from the tables (their bytes
+                                 are in bytes_read) */
 } bfh_search_stats;
 
 /* Called by bfh_search once per key found. Return nonzero to stop the search early

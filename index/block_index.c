@@ -280,6 +280,19 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
   return rc;
 }
 
+int block_index_range(block_index_t *bi, uint64_t number, uint64_t zone_id, uint64_t lo,
+                      uint64_t hi, block_map_io_t *io, err_t *err) {
+  pthread_rwlock_rdlock(&bi->lock);
+  const value_block_map_t *m = map_to_read(bi, number, io && io->read);
+  int rc = 1;
+  if (m && value_block_map_has_range(m, zone_id))
+    rc =
+        value_block_map_range(m, zone_id, lo, hi, io ? io->read : NULL, io ? io->arg : NULL,
+                              io ? &io->range_pieces_read : NULL, io ? &io->bytes_read : NULL, err);
+  pthread_rwlock_unlock(&bi->lock);
+  return rc;
+}
+
 void block_index_counts(block_index_t *bi, uint64_t *tables, uint64_t *maps) {
   *tables = atomic_load_explicit(&bi->ntables, memory_order_relaxed);
   *maps = atomic_load_explicit(&bi->nmaps, memory_order_relaxed);

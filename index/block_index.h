@@ -92,6 +92,8 @@ typedef struct block_map_io {
   void *arg;
   uint64_t chunks_read;
   uint64_t bytes_read;
+  uint64_t range_pieces_read; /* pieces of range filters read (block_index_range; their bytes
+                                 are in bytes_read) */
 } block_map_io_t;
 
 /* The blocks of table `number` that may hold a value of this hash, in file order, with their
@@ -103,6 +105,14 @@ typedef struct block_map_io {
    err. */
 int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, block_refs_t *out,
                       uint32_t *blocks, block_map_io_t *io, err_t *err);
+
+/* Whether table `number` may hold a term of the attribute zone_id whose code lies in [lo, hi]
+   (lo <= hi), by its map's range filter (value_block_map_range, read through io as a probe
+   reads): 0 when the filter rules every such code out; 1 when it may hold one, or the table
+   has no map, no filter of zone_id, or a map it cannot read; or the read's error
+   (BFH_E_CORRUPT: a piece of the filter did not check out), with its message in err. */
+int block_index_range(block_index_t *bi, uint64_t number, uint64_t zone_id, uint64_t lo,
+                      uint64_t hi, block_map_io_t *io, err_t *err);
 
 typedef struct block_index_stats {
   uint64_t tables;        /* tables with a block filter or a map */

@@ -71,7 +71,7 @@
 
 #define LEAF_CACHE_DIR "bfh-filters"
 #define LEAF_CACHE_MAGIC "BFHC"
-#define LEAF_CACHE_VERSION 6u        /* maps with version 3 heads (value_block_map.h) */
+#define LEAF_CACHE_VERSION 6u        /* maps with heads of version 3 to 6 (value_block_map.h) */
 #define LEAF_CACHE_VERSION_MAP_V2 5u /* maps with version 2 heads: still loads, map and all */
 #define LEAF_CACHE_VERSION_NO_MAP 4u /* the version before maps: still loads */
 #define LEAF_CACHE_HAS_BLOCKS 1u     /* flags: a block filter follows the leaf */

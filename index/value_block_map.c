@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "filters/range_filter.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/sort.h"
@@ -12,14 +13,19 @@
 #include "util/vec.h"
 
 #define MAGIC 0x4d484642u /* "BFHM" little-endian */
-#define VERSION 5u /* 4: no zones; 3: nor sequence bounds; 2: nor sketch_bits (all still read) */
+/* 5: no range filters; 4: nor zones; 3: nor sequence bounds; 2: nor sketch_bits (all read) */
+#define VERSION 6u
 #define HEAD_FIXED_V2 32
 #define HEAD_FIXED_V3 36
-#define ZONES_AT 52      /* nzones, in a head of version 5 */
+#define ZONES_AT 52      /* nzones, in a head of version 5 or 6 */
 #define ENTRY_BYTES_V3 6 /* and version 2's */
 #define KEY_BITS 48      /* of a pair: fingerprint << 16 | block (the sequence above them) */
 #define KEY_MASK ((1ull << KEY_BITS) - 1)
 #define SEQ_STEPS 65535u /* the largest quantized bound: 16 bits */
+/* A zone's range filter is seeded with its attr_id XOR this ("zonerang"), so that the
+   attributes' filters hash their blocks of codes apart, and apart from an id used as a seed
+   elsewhere. The seed is kept in the filter's head: a reader never derives it. */
+#define RANGE_SEED 0x7a6f6e6572616e67ull
 
 static size_t head_fixed(uint32_t version) {
   return version == 2   ? HEAD_FIXED_V2
@@ -118,7 +124,8 @@ struct value_block_map_builder {
   size_t open_values;            /* values added to the block being built */
   int unmappable;                /* too many blocks, or one past 4 GiB */
   uint32_t version, sketch_bits; /* the head's format (value_block_map_builder_set_format) */
-  zone_t zones[VALUE_BLOCK_MAP_MAX_ZONES]; /* ascending by id */
+  zone_t zones[VALUE_BLOCK_MAP_MAX_ZONES];   /* ascending by id */
+  u64vec_t codes[VALUE_BLOCK_MAP_MAX_ZONES]; /* zones[i]'s codes, for its range filter */
   uint32_t nzones;
 };
 
@@ -150,6 +157,7 @@ void value_block_map_builder_destroy(value_block_map_builder_t *b) {
   free(b->pairs);
   free(b->seqs);
   free(b->refs);
+  for (uint32_t i = 0; i < b->nzones; i++) u64vec_release(&b->codes[i]);
   free(b);
 }
 
@@ -178,7 +186,9 @@ static zone_t *builder_zone_of(value_block_map_builder_t *b, uint64_t id) {
   if (i < b->nzones && b->zones[i].id == id) return &b->zones[i];
   if (b->nzones == VALUE_BLOCK_MAP_MAX_ZONES) return NULL;
   memmove(&b->zones[i + 1], &b->zones[i], (b->nzones - i) * sizeof *b->zones);
+  memmove(&b->codes[i + 1], &b->codes[i], (b->nzones - i) * sizeof *b->codes);
   b->zones[i] = (zone_t){id, UINT64_MAX, 0};
+  u64vec_init(&b->codes[i]);
   b->nzones++;
   return &b->zones[i];
 }
@@ -186,6 +196,7 @@ static zone_t *builder_zone_of(value_block_map_builder_t *b, uint64_t id) {
 int value_block_map_builder_zone(value_block_map_builder_t *b, uint64_t attr_id, uint64_t code) {
   zone_t *z = builder_zone_of(b, attr_id);
   if (!z) return BFH_E_INVALID;
+  if (u64vec_push(&b->codes[z - b->zones], code) != ST_OK) return BFH_E_NOMEM;
   if (code < z->lo) z->lo = code;
   if (code > z->hi) z->hi = code;
   return BFH_OK;
@@ -210,6 +221,56 @@ int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t off
   }
   b->refs[b->nrefs++] = (block_ref_t){offset, size};
   return BFH_OK;
+}
+
+static void free_ranges(range_filter_t **ranges, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) range_filter_destroy(ranges[i]);
+}
+
+/* Version 6's range filters: ranges[i] over zone i's codes (NULL when it has none), and the
+   bytes the ranges add to the head (their refs and the filters' heads) and to the chunks
+   block (the filters' bodies). BFH_OK or BFH_E_NOMEM, with none kept (the build's only
+   failure at these parameters short of 2^44 codes). */
+static int build_ranges(const value_block_map_builder_t *b, range_filter_t **ranges,
+                        size_t *head_bytes, size_t *body_bytes) {
+  *head_bytes = *body_bytes = 0;
+  for (uint32_t i = 0; i < b->nzones; i++) {
+    ranges[i] = NULL;
+    *head_bytes += VALUE_BLOCK_MAP_RANGE_REF_BYTES;
+    if (b->codes[i].n == 0) continue;
+    if (range_filter_build(b->codes[i].v, b->codes[i].n, VALUE_BLOCK_MAP_RANGE_BITS,
+                           VALUE_BLOCK_MAP_RANGE_LOG2, b->zones[i].id ^ RANGE_SEED, &ranges[i],
+                           NULL) != ST_OK) {
+      free_ranges(ranges, i);
+      return BFH_E_NOMEM;
+    }
+    *head_bytes += range_filter_head_size(ranges[i]);
+    *body_bytes += range_filter_body_size(ranges[i]);
+  }
+  return BFH_OK;
+}
+
+/* Writes the n ranges (each one's ref, then its filter's head) at p, in the head after the
+   zones, and their bodies one after another into the chunks block c from offset off, past
+   the last chunk; returns p past the ranges. */
+static uint8_t *encode_ranges(range_filter_t *const *ranges, uint32_t n, uint8_t *p, uint8_t *c,
+                              uint64_t off) {
+  for (uint32_t i = 0; i < n; i++, p += VALUE_BLOCK_MAP_RANGE_REF_BYTES) {
+    const range_filter_t *f = ranges[i];
+    if (!f) { /* a zone without a code: no filter */
+      memset(p, 0, VALUE_BLOCK_MAP_RANGE_REF_BYTES);
+      continue;
+    }
+    const size_t hl = range_filter_head_size(f), bl = range_filter_body_size(f);
+    encode_fixed32(p, (uint32_t)hl);
+    encode_fixed64(p + 4, off);
+    encode_fixed64(p + 12, bl);
+    range_filter_encode_head(f, p + VALUE_BLOCK_MAP_RANGE_REF_BYTES);
+    range_filter_encode_body(f, c + off);
+    p += hl;
+    off += bl;
+  }
+  return p;
 }
 
 int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head, size_t *head_len,
@@ -248,12 +309,18 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   const size_t sb = b->sketch_bits / 8, fixed = head_fixed(b->version);
   const size_t eb = entry_bytes(b->version);
   const uint32_t nzones = b->version >= 5 ? b->nzones : 0;
-  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + VALUE_BLOCK_MAP_ZONE_BYTES * nzones + 4;
-  size_t cl = eb * b->n + 4 * nchunks;
+  const uint32_t nranges = b->version >= 6 ? nzones : 0;
+  range_filter_t *ranges[VALUE_BLOCK_MAP_MAX_ZONES];
+  size_t range_head = 0, range_body = 0;
+  if (nranges && build_ranges(b, ranges, &range_head, &range_body) != BFH_OK) return BFH_E_NOMEM;
+  size_t hl = fixed + 16 * b->nrefs + (4 + sb) * nchunks + VALUE_BLOCK_MAP_ZONE_BYTES * nzones +
+              range_head + 4;
+  size_t cl = eb * b->n + 4 * nchunks + range_body;
   uint8_t *h = malloc(hl), *c = malloc(cl ? cl : 1);
   if (!h || !c) {
     free(h);
     free(c);
+    free_ranges(ranges, nranges);
     return BFH_E_NOMEM;
   }
   encode_fixed32(h, MAGIC);
@@ -315,6 +382,8 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
     encode_fixed64(p + 8, b->zones[i].lo);
     encode_fixed64(p + 16, b->zones[i].hi);
   }
+  p = encode_ranges(ranges, nranges, p, c, (uint64_t)(q - c));
+  free_ranges(ranges, nranges);
   encode_fixed32(p, crc32c_mask(crc32c_value(h, (size_t)(p - h))));
   *head = h;
   *head_len = hl;
@@ -325,21 +394,29 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 
 /* ---- The map in memory ------------------------------------------------------------------ */
 
+/* A zone's range filter (version 6): its head decoded, NULL when the zone has none, and where
+   its body begins in the chunks block. */
+typedef struct zone_range {
+  range_filter_t *f;
+  uint64_t body_off;
+} zone_range_t;
+
 struct value_block_map {
   uint32_t nblocks, chunk_entries, nchunks, last;
   uint32_t sketch_bits;    /* per chunk */
   uint32_t version;        /* 2: a sketch per chunk; 3: one over the whole range; 4: bounds;
-                              5: zones */
-  uint32_t entry_bytes;    /* of a chunk's entry: 8 (versions 4 and 5), else 6 */
+                              5: zones; 6: their range filters */
+  uint32_t entry_bytes;    /* of a chunk's entry: 8 (versions 4 to 6), else 6 */
   uint32_t first;          /* fences[0] */
-  uint64_t seq_lo, seq_hi; /* the range the entries' bounds are quantized over (4, 5) */
+  uint64_t seq_lo, seq_hi; /* the range the entries' bounds are quantized over (4 to 6) */
   unsigned seq_shift;      /* and its step, 2^seq_shift (seq_shift) */
   uint64_t sketch_total;   /* sketch_bits x nchunks */
   uint64_t entries;
-  uint32_t *refs;   /* nblocks x (offset, size): every block lies below 4 GiB */
-  uint32_t *fences; /* nchunks */
-  uint8_t *sketch;  /* nchunks x sketch_bits / 8 */
-  zone_t *zones;    /* nzones, ascending by id (NULL if none) */
+  uint32_t *refs;       /* nblocks x (offset, size): every block lies below 4 GiB */
+  uint32_t *fences;     /* nchunks */
+  uint8_t *sketch;      /* nchunks x sketch_bits / 8 */
+  zone_t *zones;        /* nzones, ascending by id (NULL if none) */
+  zone_range_t *ranges; /* nzones, the zones' range filters (NULL if none: before version 6) */
   uint32_t nzones;
   /* Its own chunk reader (value_block_map_set_reader), or NULL. */
   value_block_map_read_fn own_read;
@@ -354,6 +431,65 @@ static int sketch_has(const value_block_map_t *m, uint32_t c, uint32_t fp) {
   if (fp < lo || fp > hi) return 1; /* outside its range: not this test's to say */
   uint32_t bit = sketch_bit(lo, hi, fp, m->sketch_bits);
   return m->sketch[(size_t)c * (m->sketch_bits / 8) + (bit >> 3)] >> (bit & 7) & 1;
+}
+
+/* Where the n ranges of a head of version 6 that begin at d[at] end, by their head_len fields,
+   or, when one runs past d[end) (the CRC), where it would: past end. */
+static uint64_t ranges_end(const uint8_t *d, uint64_t at, size_t end, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (at + VALUE_BLOCK_MAP_RANGE_REF_BYTES > end) return at + VALUE_BLOCK_MAP_RANGE_REF_BYTES;
+    at += VALUE_BLOCK_MAP_RANGE_REF_BYTES + decode_fixed32(d + at);
+  }
+  return at;
+}
+
+/* Decodes m's ranges from p (their bytes lie inside the head: ranges_end) into m->ranges:
+   each filter's head, on a zone that holds a code, with its body as long as the head says,
+   past the chunks (chunks_bytes) and past the body before it, within 2^64. BFH_OK, or
+   BFH_E_CORRUPT or BFH_E_NOMEM with a message; m->ranges holds what was decoded. */
+static int open_ranges(value_block_map_t *m, const uint8_t *p, uint64_t chunks_bytes, err_t *err) {
+  uint64_t end = chunks_bytes; /* where the bodies so far end */
+  for (uint32_t i = 0; i < m->nzones; i++) {
+    const uint32_t hl = decode_fixed32(p);
+    const uint64_t off = decode_fixed64(p + 4), bl = decode_fixed64(p + 12);
+    p += VALUE_BLOCK_MAP_RANGE_REF_BYTES;
+    if (hl == 0) {
+      if (off != 0 || bl != 0)
+        return err_set(err, BFH_E_CORRUPT,
+                       "value-to-block map: zone %u's range filter: a body without a head", i);
+      continue;
+    }
+    if (m->zones[i].lo > m->zones[i].hi)
+      return err_set(err, BFH_E_CORRUPT,
+                     "value-to-block map: zone %u's range filter: the zone holds no code", i);
+    range_filter_t *f = NULL;
+    err_t ferr;
+    err_clear(&ferr);
+    int rc = range_filter_decode_head(p, hl, &f, &ferr);
+    if (rc != ST_OK)
+      return err_set(err, rc, "value-to-block map: zone %u's range filter: %s", i, ferr.msg);
+    m->ranges[i] = (zone_range_t){f, off};
+    p += hl;
+    if (range_filter_count(f) == 0)
+      return err_set(err, BFH_E_CORRUPT,
+                     "value-to-block map: zone %u's range filter: holds no code", i);
+    if (bl != range_filter_body_size(f))
+      return err_set(err, BFH_E_CORRUPT,
+                     "value-to-block map: zone %u's range filter: a body of %llu bytes, its head "
+                     "says %zu",
+                     i, (unsigned long long)bl, range_filter_body_size(f));
+    if (off < end)
+      return err_set(err, BFH_E_CORRUPT,
+                     "value-to-block map: zone %u's range filter: its body at %llu is not past "
+                     "%llu (the chunks and the bodies before it)",
+                     i, (unsigned long long)off, (unsigned long long)end);
+    if (bl > UINT64_MAX - off)
+      return err_set(err, BFH_E_CORRUPT,
+                     "value-to-block map: zone %u's range filter: its body at %llu runs past 2^64",
+                     i, (unsigned long long)off);
+    end = off + bl;
+  }
+  return BFH_OK;
 }
 
 int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, err_t *err) {
@@ -389,6 +525,7 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
                    nblocks, (unsigned long long)entries, ce, nchunks);
   uint64_t want = fixed + 16ull * nblocks + (4ull + sb) * nchunks +
                   (uint64_t)VALUE_BLOCK_MAP_ZONE_BYTES * nzones + 4;
+  if (version >= 6 && want <= len) want = ranges_end(d, want - 4, len - 4, nzones) + 4;
   if (want != len)
     return err_set(err, BFH_E_CORRUPT, "value-to-block map: %zu bytes, its sizes say %llu", len,
                    (unsigned long long)want);
@@ -404,8 +541,10 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
     m->fences = malloc((nchunks ? nchunks : 1) * sizeof *m->fences);
     m->sketch = malloc((nchunks ? nchunks : 1) * (size_t)sb);
     if (nzones) m->zones = malloc(nzones * sizeof *m->zones);
+    if (nzones && version >= 6) m->ranges = calloc(nzones, sizeof *m->ranges);
   }
-  if (!m || !m->refs || !m->fences || !m->sketch || (nzones && !m->zones)) {
+  if (!m || !m->refs || !m->fences || !m->sketch || (nzones && !m->zones) ||
+      (nzones && version >= 6 && !m->ranges)) {
     value_block_map_destroy(m);
     return err_set(err, BFH_E_NOMEM, "value-to-block map: out of memory");
   }
@@ -458,6 +597,14 @@ int value_block_map_open(const uint8_t *d, size_t len, value_block_map_t **out, 
     m->zones[i] = z;
   }
   m->nzones = nzones;
+  if (m->ranges) {
+    const uint64_t chunks_bytes = (uint64_t)m->entry_bytes * entries + 4ull * nchunks;
+    int rc = open_ranges(m, p, chunks_bytes, err);
+    if (rc != BFH_OK) {
+      value_block_map_destroy(m);
+      return rc;
+    }
+  }
   *out = m;
   return BFH_OK;
 }
@@ -468,6 +615,8 @@ void value_block_map_destroy(value_block_map_t *m) {
   free(m->refs);
   free(m->fences);
   free(m->sketch);
+  for (uint32_t i = 0; m->ranges && i < m->nzones; i++) range_filter_destroy(m->ranges[i].f);
+  free(m->ranges);
   free(m->zones);
   free(m);
 }
@@ -505,9 +654,12 @@ int value_block_map_has_reader(const value_block_map_t *m) {
 }
 
 size_t value_block_map_memory(const value_block_map_t *m) {
+  size_t ranges = 0;
+  for (uint32_t i = 0; m->ranges && i < m->nzones; i++)
+    ranges += sizeof *m->ranges + (m->ranges[i].f ? range_filter_memory(m->ranges[i].f) : 0);
   return sizeof *m + m->own_bytes + (m->nblocks ? m->nblocks : 1) * 2 * sizeof *m->refs +
          (m->nchunks ? m->nchunks : 1) * (sizeof *m->fences + m->sketch_bits / 8) +
-         m->nzones * sizeof *m->zones;
+         m->nzones * sizeof *m->zones + ranges;
 }
 
 int value_block_map_zone(const value_block_map_t *m, uint64_t attr_id, uint64_t *lo, uint64_t *hi) {
@@ -527,6 +679,52 @@ int value_block_map_zone_rules_out(const value_block_map_t *m, uint64_t attr_id,
   uint64_t zlo, zhi;
   if (lo > hi || !value_block_map_zone(m, attr_id, &zlo, &zhi)) return 0;
   return zlo > zhi || zhi < lo || zlo > hi; /* empty, or wholly below or above [lo, hi] */
+}
+
+/* m's range filter of attr_id, or NULL when it keeps none. */
+static const zone_range_t *range_of(const value_block_map_t *m, uint64_t attr_id) {
+  uint32_t i = zone_index(m->zones, m->nzones, attr_id);
+  if (!m->ranges || i >= m->nzones || m->zones[i].id != attr_id || !m->ranges[i].f) return NULL;
+  return &m->ranges[i];
+}
+
+int value_block_map_has_range(const value_block_map_t *m, uint64_t attr_id) {
+  return range_of(m, attr_id) != NULL;
+}
+
+/* A range filter's reader of its body (range_filter_read_fn): the map's reader of the chunks
+   block, from where the body begins. */
+typedef struct body_reader {
+  value_block_map_read_fn read;
+  void *arg;
+  uint64_t body_off;
+  uint64_t *bytes_read; /* may be NULL */
+  uint64_t last;        /* the offset in the body of the last piece asked for */
+} body_reader_t;
+
+static int read_body(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  body_reader_t *r = arg;
+  r->last = off;
+  int rc = r->read(r->arg, r->body_off + off, len, buf, err);
+  if (rc == BFH_OK && r->bytes_read) *r->bytes_read += len;
+  return rc;
+}
+
+int value_block_map_range(const value_block_map_t *m, uint64_t attr_id, uint64_t lo, uint64_t hi,
+                          value_block_map_read_fn read, void *arg, uint64_t *pieces_read,
+                          uint64_t *bytes_read, err_t *err) {
+  const zone_range_t *r = range_of(m, attr_id);
+  if (!r || lo > hi) return 1;
+  if (m->own_read) {
+    read = m->own_read;
+    arg = m->own_arg;
+  }
+  body_reader_t br = {read, arg, r->body_off, bytes_read, 0};
+  int rc = range_filter_ask(r->f, lo, hi, read ? read_body : NULL, &br, pieces_read, err);
+  if (rc == BFH_E_CORRUPT)
+    err_prefix(err, "value-to-block map: range filter of zone %llu, piece at %llu: ",
+               (unsigned long long)attr_id, (unsigned long long)(r->body_off + br.last));
+  return rc;
 }
 
 static uint32_t chunk_count(const value_block_map_t *m, uint32_t c) {
@@ -728,5 +926,15 @@ int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn r
     if (rc == BFH_E_CORRUPT) err_prefix(err, "chunk at %llu: ", (unsigned long long)(base + off));
   }
   free(b);
+  for (uint32_t i = 0; m->ranges && i < m->nzones && rc == BFH_OK; i++) {
+    const zone_range_t *r = &m->ranges[i];
+    if (!r->f) continue;
+    body_reader_t br = {read, arg, r->body_off, NULL, 0};
+    rc = range_filter_verify_body(r->f, read_body, &br, err);
+    if (rc == BFH_E_CORRUPT)
+      err_prefix(err,
+                 "range filter of zone %llu, piece at %llu: ", (unsigned long long)m->zones[i].id,
+                 (unsigned long long)(base + r->body_off + br.last));
+  }
   return rc;
 }

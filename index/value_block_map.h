@@ -8,8 +8,9 @@
  * reads one chunk, or none when the sketch says the chunk lacks the fingerprint.
  *
  * Two meta blocks of the own engine's table (doc/format.md "Value-to-block map"):
- *   "bfh.value_blocks"  the head, read at open (a few KB per table):
- *     magic "BFHM" fixed32 | version fixed32 (5) | nblocks fixed32 | chunk_entries fixed32
+ *   "bfh.value_blocks"  the head, read at open (a few KB per table, and about 2 bits per
+ *   code of the zones' range filters):
+ *     magic "BFHM" fixed32 | version fixed32 (6) | nblocks fixed32 | chunk_entries fixed32
  *     | entries fixed64 | nchunks fixed32 | last fixed32 (the largest fingerprint)
  *     | sketch_bits fixed32 (S: a multiple of 8, 8..65536)
  *     | seq_lo fixed64 | seq_hi fixed64 (the least and largest sequence number of the
@@ -17,6 +18,7 @@
  *     | refs nblocks x (offset fixed64, size fixed64) | fences nchunks x fixed32
  *     | sketch (nchunks x S) / 8 bytes
  *     | zones nzones x (attr_id fixed64, lo fixed64, hi fixed64)
+ *     | ranges nzones x (head_len fixed32, body_off fixed64, body_len fixed64, head_len bytes)
  *     | crc32c fixed32 (masked, over all before it)
  *     (the sketch: bit i set iff an entry has its fingerprint in the i-th of nchunks x S equal
  *     parts of [fences[0], last]; a probe reads a chunk only if its fingerprint's bit is set,
@@ -24,10 +26,16 @@
  *     probability 1 - e^(-chunk_entries / S), 28% at S = 1024 for 3 bits per entry in memory.
  *     A zone: the least and largest 64-bit code of the table's terms of the attribute attr_id
  *     (lo <= hi), or lo = UINT64_MAX, hi = 0 when the table holds none; ascending by attr_id,
- *     distinct. Version 4, still read: no nzones (the refs follow seq_hi) nor zones. Version
- *     3, still read: as 4 without seq_lo, seq_hi (the refs follow sketch_bits), entries of 6
- *     bytes. Version 2, still read: as 3 without sketch_bits (the refs follow last), S = 512,
- *     and a sketch per chunk over its own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
+ *     distinct. A range: zone i's range filter (filters/range_filter.h, split: bits per key
+ *     VALUE_BLOCK_MAP_RANGE_BITS, ranges of 2^VALUE_BLOCK_MAP_RANGE_LOG2 codes) over the
+ *     codes of its zone, for every zone that holds a code: head_len bytes of its head, its
+ *     body the body_len bytes at body_off of "bfh.value_chunks", after the last chunk; a zone
+ *     without a code has head_len = body_off = body_len = 0. Bodies ascend in zone order and
+ *     do not overlap. Version 5, still read: no ranges. Version 4, still read: as 5 without
+ *     nzones (the refs follow seq_hi) nor zones. Version 3, still read: as 4 without seq_lo,
+ *     seq_hi (the refs follow sketch_bits), entries of 6 bytes. Version 2, still read: as 3
+ *     without sketch_bits (the refs follow last), S = 512, and a sketch per chunk over its
+ *     own range [fences[c], fences[c + 1]] (49%, 1.5 bits))
  *   "bfh.value_chunks"  the entries, read one chunk per probe:
  *     chunk c (at c x (8 chunk_entries + 4)) = its entries x (fingerprint fixed32,
  *     block fixed16, bound fixed16) | crc32c fixed32 (masked, over fixed32 c and the entries)
@@ -37,7 +45,9 @@
  *     that fingerprint, quantized upward: q = ceil((s - seq_lo) / 2^t), t the least shift
  *     with ceil((seq_hi - seq_lo) / 2^t) <= 65535, read back as min(seq_lo + q x 2^t,
  *     seq_hi), which is at least s, at most seq_hi and less than 2^t above s. The newest K
- *     reads a table's blocks by it.
+ *     reads a table's blocks by it. After the last chunk (version 6): the ranges' bodies,
+ *     each at its body_off (range_filter.h: pieces of the low bits of RANGE_FILTER_PIECE
+ *     codes, each with its CRC); chunk offsets are as in version 5.
  * A block is a data block holding at least one value entry (those holding only deletions
  * are left out, as in the block filter); block i is refs[i].
  *
@@ -46,7 +56,13 @@
  * shares the 32-bit fingerprint: about entries / 2^32 per probe). A chunk that does not
  * check out (CRC, order, fence, block number) is an error, never an answer.
  *
- * Thread-safety: a map is immutable after creation; probes may run concurrently.
+ * A range filter has none either: a range of an attribute's codes holding a code of the table is
+ * always "maybe"; an empty one of at most 2^VALUE_BLOCK_MAP_RANGE_LOG2 codes is "maybe" with
+ * probability at most 2^(LOG2 + 2 - BITS), 0.39%, wherever it lies. Memory holds the
+ * filter's high bits (about 3 bits per code with their select samples); a range that they
+ * do not rule out reads one piece of its body (rarely two), of about 580 bytes.
+ *
+ * Thread-safety: a map is immutable after creation; probes and ranges may run concurrently.
  */
 #ifndef BFH_LSM_HOOKS_INDEX_VALUE_BLOCK_MAP_H
 #define BFH_LSM_HOOKS_INDEX_VALUE_BLOCK_MAP_H
@@ -61,11 +77,14 @@
 #define VALUE_BLOCK_MAP_CHUNKS_NAME "bfh.value_chunks"
 #define VALUE_BLOCK_MAP_CHUNK_ENTRIES 340   /* 2,720 bytes of entries + 4 of CRC */
 #define VALUE_BLOCK_MAP_MAX_BLOCKS 65536    /* a block number is 16 bits */
-#define VALUE_BLOCK_MAP_ENTRY_BYTES 8       /* versions 4 and 5 (2 and 3: 6) */
-#define VALUE_BLOCK_MAP_HEAD_FIXED 56       /* head bytes before the refs (4: 52, 3: 36, 2: 32) */
+#define VALUE_BLOCK_MAP_ENTRY_BYTES 8       /* versions 4 to 6 (2 and 3: 6) */
+#define VALUE_BLOCK_MAP_HEAD_FIXED 56       /* bytes before the refs (4: 52, 3: 36, 2: 32) */
 #define VALUE_BLOCK_MAP_HEAD_FIXED_V4 52    /* version 4's */
 #define VALUE_BLOCK_MAP_MAX_ZONES 64        /* attributes with a zone, per map */
 #define VALUE_BLOCK_MAP_ZONE_BYTES 24       /* a zone in the head: attr_id, lo, hi */
+#define VALUE_BLOCK_MAP_RANGE_REF_BYTES 20  /* a range's head_len, body_off, body_len */
+#define VALUE_BLOCK_MAP_RANGE_BITS 20u      /* a range filter's bits per code */
+#define VALUE_BLOCK_MAP_RANGE_LOG2 10u      /* its ranges: of up to 1,024 codes */
 #define VALUE_BLOCK_MAP_NO_BOUND UINT64_MAX /* a probe's bound from a map of version 2 or 3 */
 #define VALUE_BLOCK_MAP_SKETCH_BITS 1024    /* per chunk, as written: 3 bits per entry */
 #define VALUE_BLOCK_MAP_SKETCH_BITS_V2 512  /* version 2's: 1.5 bits per entry */
@@ -83,10 +102,11 @@ uint32_t value_block_map_fingerprint(uint64_t value_hash);
 /* NULL on no memory. Client calls value_block_map_builder_destroy(). */
 value_block_map_builder_t *value_block_map_builder_create(void);
 void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
-/* The map's format: version 5 (the default), 4 or 3 with sketches of sketch_bits (a multiple
-   of 8, 8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for tests and
-   comparisons; versions 2 to 4 hold no zones: those recorded are left out). BFH_OK, or
-   BFH_E_INVALID for any other pair (nothing changed). Before any add. */
+/* The map's format: version 6 (the default), 5, 4 or 3 with sketches of sketch_bits (a
+   multiple of 8, 8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for
+   tests and comparisons; version 5 holds no range filters, versions 2 to 4 no zones either:
+   those recorded are left out). BFH_OK, or BFH_E_INVALID for any other pair (nothing
+   changed). Before any add. */
 int value_block_map_builder_set_format(value_block_map_builder_t *b, uint32_t version,
                                        uint32_t sketch_bits);
 /* Adds a value (by hash) of the entry of sequence number seq to the block being built.
@@ -97,8 +117,9 @@ int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_has
    VALUE_BLOCK_MAP_MAX_BLOCKS, or one ending past 4 GiB) gets no map: finish says so. */
 int value_block_map_builder_end_block(value_block_map_builder_t *b, uint64_t offset, uint64_t size);
 /* Records code as a term code of the attribute whose id is attr_id (a stable 64-bit id, the
-   caller's): the map's zone for attr_id becomes the least and largest code recorded for it.
-   BFH_OK, BFH_E_NOMEM, or BFH_E_INVALID when attr_id would be the
+   caller's): the map's zone for attr_id becomes the least and largest code recorded for it,
+   and its range filter holds it (the builder keeps every code recorded until it is destroyed:
+   8 bytes each). BFH_OK, BFH_E_NOMEM, or BFH_E_INVALID when attr_id would be the
    (VALUE_BLOCK_MAP_MAX_ZONES+1)-th distinct id (nothing changed). At any time before finish,
    in any block or none; a map of no blocks (no value added) holds its zones too. */
 int value_block_map_builder_zone(value_block_map_builder_t *b, uint64_t attr_id, uint64_t code);
@@ -106,9 +127,9 @@ int value_block_map_builder_zone(value_block_map_builder_t *b, uint64_t attr_id,
    empty zone, so a search can tell "none here" from "not recorded". Same returns. Idempotent. */
 int value_block_map_builder_declare_zone(value_block_map_builder_t *b, uint64_t attr_id);
 /* The serialized head and chunks (each new, malloc'd, owned by the caller, with their
-   sizes). BFH_OK; BFH_NOT_FOUND: this table cannot have a map (see end_block), nothing
-   allocated; BFH_E_NOMEM; BFH_E_INVALID: values added after the last end_block. The builder
-   may then only be destroyed. */
+   sizes; the chunks end with the range filters' bodies). BFH_OK; BFH_NOT_FOUND: this table
+   cannot have a map (see end_block), nothing allocated; BFH_E_NOMEM; BFH_E_INVALID: values added
+   after the last end_block. The builder may then only be destroyed. */
 int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head, size_t *head_len,
                                    uint8_t **chunks, size_t *chunks_len);
 
@@ -116,8 +137,9 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
 /* Parses a serialized head. On BFH_OK *out is new, owned by the caller. Anything malformed
    (short or long, bad magic or version, sizes that do not agree, refs out of order or past
    4 GiB, fences out of order, more than VALUE_BLOCK_MAP_MAX_ZONES zones, zone ids not
-   ascending, a zone with lo above hi other than the empty one, checksum mismatch) gives
-   BFH_E_CORRUPT and a message; it never reads past data[len). */
+   ascending, a zone with lo above hi other than the empty one, a range filter's head that
+   does not decode or whose body is not where and as long as it says, checksum mismatch)
+   gives BFH_E_CORRUPT and a message; it never reads past data[len). */
 int value_block_map_open(const uint8_t *data, size_t len, value_block_map_t **out, err_t *err);
 void value_block_map_destroy(value_block_map_t *m); /* NULL allowed */
 
@@ -125,7 +147,8 @@ uint32_t value_block_map_blocks(const value_block_map_t *m);
 block_ref_t value_block_map_ref(const value_block_map_t *m, uint32_t i);
 uint64_t value_block_map_entries(const value_block_map_t *m);
 uint32_t value_block_map_sketch_bits(const value_block_map_t *m); /* per chunk */
-/* Bytes the map holds in memory (the struct, its refs, fences, sketches and zones). */
+/* Bytes the map holds in memory (the struct, its refs, fences, sketches, zones and the
+   range filters' heads). */
 size_t value_block_map_memory(const value_block_map_t *m);
 
 /* The map's zone of attr_id: 1 with every recorded code of it in [*lo, *hi] (an empty zone:
@@ -151,6 +174,21 @@ void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn re
                                 void (*release)(void *arg), size_t bytes);
 int value_block_map_has_reader(const value_block_map_t *m);
 
+/* 1 if the map keeps a range filter for attr_id (a map of version 6 whose table recorded a
+   code of it); else 0. */
+int value_block_map_has_range(const value_block_map_t *m, uint64_t attr_id);
+/* Asks the range filter of attr_id whether a code the table recorded lies in [lo, hi]
+   (lo <= hi): 0 no; 1 maybe (also when the map keeps no filter for attr_id, or lo > hi); or an
+   error: the reader's, or BFH_E_CORRUPT when a piece of the filter's body does not check out
+   (the message names the zone's attr_id, the piece and its offset in the chunks block).
+   Reads the pieces through the map's own reader if it has one, else through read (read NULL
+   and no own reader: answers from the head alone, 1 where it would need a piece).
+   *pieces_read and *bytes_read (each may be NULL) are incremented per piece read and by its
+   bytes. */
+int value_block_map_range(const value_block_map_t *m, uint64_t attr_id, uint64_t lo, uint64_t hi,
+                          value_block_map_read_fn read, void *arg, uint64_t *pieces_read,
+                          uint64_t *bytes_read, err_t *err);
+
 /* The blocks that may hold a value of this hash: writes their numbers, ascending and
    distinct, to out (room for value_block_map_blocks(m)) and sets *n; bounds (may be NULL;
    room for as many) gets, for each, a bound on the sequence numbers of its entries of this
@@ -165,12 +203,12 @@ int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           uint32_t *n, uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
 
 /* Starts loading the memory value_block_map_probe will test first for this hash (the
-   sketch byte of a map of version 3 to 5): called for several tables before probing them, their
+   sketch byte of a map of version 3 to 6): called for several tables before probing them, their
    cache misses overlap. Reads nothing else; a no-op for a version 2 map. */
 void value_block_map_prefetch(const value_block_map_t *m, uint64_t value_hash);
 
 /* 1 if the map says, from memory alone, that no entry has this hash's fingerprint (outside
-   the map's range, or its sketch bit clear: version 3 to 5; a version 2 map's sketches are per
+   the map's range, or its sketch bit clear: version 3 to 6; a version 2 map's sketches are per
    chunk: only its range), so that value_block_map_probe would name no block and read no
    chunk; else 0. */
 int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
@@ -186,10 +224,12 @@ int value_block_map_check_chunk(const value_block_map_t *m, uint32_t c, const ui
 /* The offset and length of chunk c in the chunks block. REQUIRES c < the map's chunks. */
 void value_block_map_chunk_span(const value_block_map_t *m, uint32_t c, uint64_t *off, size_t *len);
 uint32_t value_block_map_chunks(const value_block_map_t *m);
-/* Reads every chunk (through the map's own reader if it has one, else through read) and
-   checks it as a probe would (bfh check): BFH_OK, the reader's error, or BFH_E_CORRUPT
-   naming the first chunk that does not check out and where it lies ("chunk at N: ...", N =
-   base + its offset in the chunks; base: where the chunks begin in their file). */
+/* Reads every chunk and every range filter's body (through the map's own reader if it has
+   one, else through read, which is then required) and checks them as a probe and a range
+   would (bfh check): BFH_OK, the reader's error, or BFH_E_CORRUPT naming the first that does
+   not check out and where it lies ("chunk at N: ...", "range filter of zone ID, piece at N:
+   ...", N = base + its offset in the chunks block; base: where that block begins in its
+   file). */
 int value_block_map_verify(const value_block_map_t *m, value_block_map_read_fn read, void *arg,
                            uint64_t base, err_t *err);
 

@@ -2,25 +2,31 @@
 # What one :int attribute's range terms cost in memory and on disk, and what a table's
 # filters let through (issue 48, doc/query.md "Ranges"): NUM records, key k<i>, value the
 # integer (p - NUM/2) * 4096 for p a fixed permutation of i (distinct, negative and positive,
-# 4096 apart), in random order, loaded three times with the default options:
-#   whole  no declaration (the whole value, as today)
-#   int    n=value:int            (the integer's term alone)
-#   range  n=value:int:range      (the term and its range items at the default levels)
+# 4096 apart), in random order, loaded four times with the default options:
+#   whole    no declaration (the whole value, as today)
+#   int      n=value:int            (the integer's term alone)
+#   range    n=value:int:range      (the term and its range items at the default levels)
+#   range24  n=value:int:range=24   (the term and one coarse level: the zones and the range
+#                                    filters do the fine work)
 # Each load writes a row of kind "memory": index_bytes (every byte of the value index in
 # memory, as `bfh stats` reports it) per entry, and the tables' bytes on disk (data, leaves
-# and maps) per entry. On the range load, QUERIES empty ranges of 1,024 codes of each kind,
+# and maps) per entry. On the range loads, QUERIES empty ranges of 1,024 codes of each kind,
 #   correlated  n BETWEEN v+1 AND v+1024, v a held value: the range right beside it
 #   uniform     n BETWEEN s AND s+1023, s uniform among the empty places between held values
 # are searched by LEAVES (every leaf filter asked) and by AUTO (the folded filters in
 # memory, then the maps' chunks on disk), each search a new process; every range is checked
 # empty, and the range from v itself to have its one value. A row of kind "fpr" per kind and
-# method gives the means per search of the tables the filters in memory passed (LEAVES: the
-# leaves that said maybe; AUTO: the tables whose maps it then probed), the tables read, the
-# map chunks and data blocks read; passed_share and read_share divide by the live tables
-# (the per-table false-positive rates, every range being empty).
+# method gives the means per search of the tables the leaf filters passed (leaf_positives:
+# LEAVES asks every leaf; AUTO asks the folded ones in memory and counts none), the tables the
+# range filters then ruled out and the pieces of them read (doc/query.md "Range filters"),
+# the tables whose maps were probed, the tables read, the map chunks and data blocks read;
+# passed_share and read_share divide by the live tables (read_share is the per-table
+# false-positive rate of all a table keeps, every range being empty).
 #   commit,num,kind,config,query,method,queries,tables_live,index_bytes,index_bytes_per_entry,
-#   table_bytes_per_entry,passed_mean,passed_share,read_mean,read_share,map_chunks_read_mean,
-#   blocks_read_mean
+#   table_bytes_per_entry,passed_mean,passed_share,ranged_mean,range_pieces_mean,probed_mean,
+#   read_mean,read_share,map_chunks_read_mean,blocks_read_mean,search_us_mean
+# search_us_mean is the searches' own time (elapsed_ns), each in a new process: its reads of
+# the tables' filters and maps come from the page cache or the disk, not a warm block cache.
 #   NUM      records (default 1000000)
 #   QUERIES  ranges of each kind (default 20)
 #   BUILD    build directory with the bfh command (default build-rel)
@@ -50,12 +56,13 @@ search() {
   echo "$json"
 }
 
-echo "commit,num,kind,config,query,method,queries,tables_live,index_bytes,index_bytes_per_entry,table_bytes_per_entry,passed_mean,passed_share,read_mean,read_share,map_chunks_read_mean,blocks_read_mean" >"$out"
-for config in whole int range; do
+echo "commit,num,kind,config,query,method,queries,tables_live,index_bytes,index_bytes_per_entry,table_bytes_per_entry,passed_mean,passed_share,ranged_mean,range_pieces_mean,probed_mean,read_mean,read_share,map_chunks_read_mean,blocks_read_mean,search_us_mean" >"$out"
+for config in whole int range range24; do
   case $config in
     whole) attr=() ;;
     int) attr=(--attr n=value:int) ;;
     range) attr=(--attr n=value:int:range) ;;
+    range24) attr=(--attr n=value:int:range=24) ;;
   esac
   rm -rf "$tmp/db"
   "$bfh" load "$tmp/db" --from "$tmp/records.tsv" --format tsv "${attr[@]}" >/dev/null
@@ -64,11 +71,11 @@ for config in whole int range; do
   tb=$(field "$stats" table_bytes)
   live=$(field "$stats" tables)
   awk -v c="$commit" -v n="$num" -v k="$config" -v l="$live" -v ib="$ib" -v tb="$tb" 'BEGIN {
-    printf "%s,%s,memory,%s,,,,%s,%s,%.4f,%.2f,,,,,,\n", c, n, k, l, ib, ib / n, tb / n }' >>"$out"
-  [ "$config" = range ] || continue
+    printf "%s,%s,memory,%s,,,,%s,%s,%.4f,%.2f,,,,,,,,,,\n", c, n, k, l, ib, ib / n, tb / n }' >>"$out"
+  case $config in range*) ;; *) continue ;; esac
   for query in correlated uniform; do
     for method in leaves auto; do
-      passed=0 read=0 chunks=0 blocks=0
+      passed=0 ranged=0 pieces=0 probed=0 read=0 chunks=0 blocks=0 ns=0
       for q in $(seq "$queries"); do
         v=$(( ((q * 104729) % num - num / 2) * 4096 ))
         if [ "$query" = correlated ]; then
@@ -82,19 +89,21 @@ for config in whole int range; do
         fi
         json=$(search "n BETWEEN $lo AND $((lo + 1023))" "$method")
         [ "$(field "$json" results)" = 0 ] || { echo "ranges-memory: $lo is not an empty range" >&2; exit 1; }
-        if [ "$method" = leaves ]; then
-          passed=$((passed + $(field "$json" leaf_positives)))
-        else
-          passed=$((passed + $(field "$json" block_filters_probed)))
-        fi
+        passed=$((passed + $(field "$json" leaf_positives)))
+        ranged=$((ranged + $(field "$json" tables_ranged)))
+        pieces=$((pieces + $(field "$json" range_pieces_read)))
+        probed=$((probed + $(field "$json" block_filters_probed)))
         read=$((read + $(field "$json" tables_scanned)))
         chunks=$((chunks + $(field "$json" map_chunks_read)))
         blocks=$((blocks + $(field "$json" blocks_read)))
+        ns=$((ns + $(field "$json" elapsed_ns)))
       done
       awk -v c="$commit" -v n="$num" -v k="$query" -v m="$method" -v q="$queries" -v l="$live" \
-        -v p="$passed" -v r="$read" -v ch="$chunks" -v b="$blocks" -v ib="$ib" -v tb="$tb" 'BEGIN {
-        printf "%s,%s,fpr,range,%s,%s,%d,%d,%s,%.4f,%.2f,%.3f,%.5f,%.3f,%.5f,%.3f,%.3f\n", c, n, k,
-          m, q, l, ib, ib / n, tb / n, p / q, p / q / l, r / q, r / q / l, ch / q, b / q }' >>"$out"
+        -v cf="$config" -v p="$passed" -v rg="$ranged" -v pc="$pieces" -v pr="$probed" -v r="$read" \
+        -v ch="$chunks" -v b="$blocks" -v ns="$ns" -v ib="$ib" -v tb="$tb" 'BEGIN {
+        printf "%s,%s,fpr,%s,%s,%s,%d,%d,%s,%.4f,%.2f,%.3f,%.5f,%.3f,%.3f,%.3f,%.3f,%.5f,%.3f,%.3f,%.1f\n",
+          c, n, cf, k, m, q, l, ib, ib / n, tb / n, p / q, p / q / l, rg / q, pc / q, pr / q, r / q,
+          r / q / l, ch / q, b / q, ns / q / 1000 }' >>"$out"
     done
   done
 done

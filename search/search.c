@@ -210,7 +210,7 @@ static int probe_table(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t 
                        uint32_t *nblocks, bfh_search_stats *st, uint64_t *bytes_read, err_t *err) {
   map_read_t mr = {e, view, number};
   /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
-  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0};
+  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0, 0};
   int rc = rd->pred ? probe_pred(rd, number, nblocks, &io, err)
                     : block_index_probe(rd->blocks, number, rd->hash, &rd->refs, nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
@@ -845,10 +845,75 @@ static int apply_zones(const planned_t *p, const engine_table_t *tables, size_t 
   return BFH_OK;
 }
 
+/* A written range's item leaves (search_pred_t.zone_src): the codes they cover within it. */
+typedef struct range_group {
+  uint64_t src, id, lo, hi;
+} range_group_t;
+
+/* The range filters (doc/query.md "Range filters"): after the zones, the item leaves of one
+   written range are false at a selected table whose map's range filter of the range's
+   attribute holds no code in the least zone_lo to the largest zone_hi of those leaves (the
+   range's codes its items cover). The filter's head is in memory; a piece of its body is read
+   where the head cannot decide (block_index_range). The tree is evaluated again where a leaf
+   turned false; st->tables_ranged counts the tables that leaves unread and
+   st->range_pieces_read the pieces read (their bytes in bytes_read). A piece that does not
+   check out drops the table's map (the table is then read whole, as after a damaged chunk). */
+static int apply_ranges(const planned_t *p, engine_view_t *view, const engine_table_t *tables,
+                        size_t n, uint8_t *yes, uint8_t *scan, bfh_search_stats *st, err_t *err) {
+  const search_pred_t *pred = p->q->pred;
+  size_t nl = pred->nleaves, ng = 0;
+  range_group_t *g = malloc((nl ? nl : 1) * sizeof *g);
+  if (!g) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu ranges", nl);
+  for (size_t i = 0; i < nl; i++) {
+    if (pred->zone_src[i] == SEARCH_PRED_NO_SRC) continue;
+    size_t k = 0;
+    while (k < ng && g[k].src != pred->zone_src[i]) k++;
+    if (k == ng) g[ng++] = (range_group_t){pred->zone_src[i], pred->zone_id[i], UINT64_MAX, 0};
+    if (pred->zone_lo[i] < g[k].lo) g[k].lo = pred->zone_lo[i];
+    if (pred->zone_hi[i] > g[k].hi) g[k].hi = pred->zone_hi[i];
+  }
+  block_index_t *bi = value_index_blocks(p->c->index);
+  engine_t *e = p->c->engine;
+  int rc = BFH_OK;
+  for (size_t j = 0; j < n && ng > 0 && rc == BFH_OK; j++) {
+    if (!scan[j]) continue;
+    map_read_t mr = {e, view, tables[j].number};
+    block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0, 0};
+    int changed = 0;
+    for (size_t k = 0; k < ng && rc == BFH_OK; k++) {
+      int live = 0; /* an item of the range still says maybe here */
+      for (size_t i = 0; i < nl && !live; i++)
+        live = pred->zone_src[i] == g[k].src && yes[i * n + j];
+      if (!live || g[k].lo > g[k].hi) continue;
+      err_t why;
+      err_clear(&why);
+      int held = block_index_range(bi, tables[j].number, g[k].id, g[k].lo, g[k].hi, &io, &why);
+      if (held == BFH_E_CORRUPT) {
+        block_index_drop_damaged(bi, tables[j].number, &why);
+        continue;
+      }
+      if (held < 0) rc = err_set(err, held, "%s", why.msg);
+      if (held != 0) continue;
+      for (size_t i = 0; i < nl; i++)
+        if (pred->zone_src[i] == g[k].src) yes[i * n + j] = 0;
+      changed = 1;
+    }
+    st->range_pieces_read += io.range_pieces_read;
+    st->bytes_read += io.bytes_read;
+    if (changed) {
+      scan[j] = (uint8_t)search_pred_eval(pred, yes + j, n, yes + nl * n);
+      st->tables_ranged += !scan[j];
+    }
+  }
+  free(g);
+  return rc;
+}
+
 /* The provider's selection for each leaf of the predicate (its probe), combined per table by
-   the tree, and narrowed by the zones: a table is read when the predicate may hold there. */
-static int select_pred(const planned_t *p, const engine_table_t *tables, size_t n, uint8_t *scan,
-                       bfh_search_stats *st, err_t *err) {
+   the tree, and narrowed by the zones and the range filters: a table is read when the
+   predicate may hold there. */
+static int select_pred(const planned_t *p, engine_view_t *view, const engine_table_t *tables,
+                       size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err) {
   const search_pred_t *pred = p->q->pred;
   size_t nl = pred->nleaves;
   uint8_t *yes = malloc(nl * (n ? n : 1) + nl);
@@ -867,6 +932,7 @@ static int select_pred(const planned_t *p, const engine_table_t *tables, size_t 
   for (size_t j = 0; j < n && rc == BFH_OK; j++)
     scan[j] = (uint8_t)search_pred_eval(pred, yes + j, n, yes + nl * n);
   if (rc == BFH_OK && p->c->index) rc = apply_zones(p, tables, n, yes, scan, st, err);
+  if (rc == BFH_OK && p->c->index) rc = apply_ranges(p, view, tables, n, yes, scan, st, err);
   free(yes);
   return rc;
 }
@@ -877,7 +943,7 @@ static int select_planned(const void *arg, engine_view_t *view, const engine_tab
   if (p->q->provider->select_in_view)
     return p->q->provider->select_in_view(p->c, p->q, view, tables, n, scan, st, err);
   if (p->q->pred && (p->q->provider->caps & SEARCH_CAP_INDEX))
-    return select_pred(p, tables, n, scan, st, err);
+    return select_pred(p, view, tables, n, scan, st, err);
   return p->q->provider->select(p->c, p->q, tables, n, scan, st, err);
 }
 

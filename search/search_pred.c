@@ -83,11 +83,13 @@ static int leaf_codes(const expr_leaf_t *l, int is_int, uint64_t *lo, uint64_t *
    [*lo, *hi] of the terms that hold it and the leaf of `where` it came from (the written
    leaf of its attribute and column): a term's code for an equality; for a range item, its
    interval cut to the written range's codes (a value that satisfies the range has its code in
-   both). 0 when its attribute has none. */
+   both), and *src that written leaf's index (else SEARCH_PRED_NO_SRC). 0 when its attribute
+   has none. */
 static uint64_t leaf_zone(const terms_t *terms, const expr_t *where, const expr_leaf_t *l,
-                          uint64_t *lo, uint64_t *hi) {
+                          uint64_t *lo, uint64_t *hi, uint64_t *src) {
   *lo = 0;
   *hi = UINT64_MAX;
+  *src = SEARCH_PRED_NO_SRC;
   if (!terms || l->attr < 0) return 0;
   uint64_t id = terms_zone_id(terms, (size_t)l->attr);
   if (id == 0) return 0;
@@ -108,6 +110,7 @@ static uint64_t leaf_zone(const terms_t *terms, const expr_t *where, const expr_
     if (!leaf_codes(w, is_int, &a, &b)) break;
     if (a > *lo) *lo = a;
     if (b < *hi) *hi = b;
+    *src = i;
     break;
   }
   return id;
@@ -233,7 +236,7 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->hash = malloc(n * sizeof *p->hash);
   p->probe = malloc(n * sizeof *p->probe);
   p->cover = malloc(n * sizeof *p->cover);
-  p->zone_id = malloc(n * 3 * sizeof *p->zone_id);
+  p->zone_id = malloc(n * 4 * sizeof *p->zone_id);
   size_t nwhere = expr_leaf_count(e);
   p->verbatim = malloc(nwhere ? nwhere : 1);
   uint8_t *marks = malloc(n);
@@ -250,8 +253,10 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   }
   p->zone_lo = p->zone_id + n;
   p->zone_hi = p->zone_id + 2 * n;
+  p->zone_src = p->zone_id + 3 * n;
   for (size_t i = 0; i < p->nleaves; i++)
-    p->zone_id[i] = leaf_zone(terms, e, expr_leaf(p->expr, i), &p->zone_lo[i], &p->zone_hi[i]);
+    p->zone_id[i] =
+        leaf_zone(terms, e, expr_leaf(p->expr, i), &p->zone_lo[i], &p->zone_hi[i], &p->zone_src[i]);
   find_cover(p, marks);
   free(marks);
   for (size_t i = 0; i < nwhere; i++) {
@@ -273,7 +278,7 @@ void search_pred_release(search_pred_t *p) {
   p->hash = NULL;
   p->probe = NULL;
   p->cover = NULL;
-  p->zone_id = p->zone_lo = p->zone_hi = NULL;
+  p->zone_id = p->zone_lo = p->zone_hi = p->zone_src = NULL;
   p->verbatim = NULL;
   p->any_verbatim = 0;
   p->nleaves = p->ncover = 0;

@@ -69,14 +69,18 @@ typedef struct search_pred {
   /* Leaf i's zone (owned): zone_id[i] is its attribute's zone id (query/terms.h
      terms_zone_id; 0: none, the leaf is not of an attribute with a zone), and every term
      that holds the leaf has its code in [zone_lo[i], zone_hi[i]]: [c, c] for a term of code
-     c, [v << j, (v << j) + 2^j - 1] for the range item (j, v). */
-  uint64_t *zone_id, *zone_lo, *zone_hi;
+     c, [v << j, (v << j) + 2^j - 1] for the range item (j, v), cut to the written range's
+     codes. zone_src[i]: for a range item, the written leaf of `where` it covers (its index);
+     SEARCH_PRED_NO_SRC for any other leaf. */
+  uint64_t *zone_id, *zone_lo, *zone_hi, *zone_src;
   size_t ncover;
   /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned);
      any_verbatim: some leaf has one. */
   uint8_t *verbatim;
   int any_verbatim;
 } search_pred_t;
+
+#define SEARCH_PRED_NO_SRC UINT64_MAX
 
 /* Whether a value that holds leaf i's term holds it as its bytes, so that a value without
    them cannot satisfy the leaf and the value test may skip the extraction (a value whose

@@ -179,13 +179,15 @@ static void seed_block_filters(void) {
 
 /* Value-to-block maps built here from random hashes and sequence numbers (no value, one
    block, a few chunks, a run of one fingerprint over a chunk boundary) and 0 to 64 zones of
-   random codes (the first declared without a code: empty), and one of version 4 (no zones
+   random codes (the first declared without a code: empty), of version 6 (a range filter per
+   zone with a code; 600 codes: a body of 3 pieces), 5 (zones without them) and 4 (no zones
    written), each as fixed32 head length | head | chunks, the value_block_map target's input. */
 static void seed_value_block_maps(void) {
   static const struct {
-    uint32_t nblocks, per_block, repeat, zones, version;
-  } shapes[] = {
-      {0, 0, 0, 3, 5}, {1, 3, 0, 0, 5}, {40, 30, 0, 5, 5}, {3, 400, 1, 64, 5}, {40, 30, 0, 5, 4}};
+    uint32_t nblocks, per_block, repeat, zones, codes, version;
+  } shapes[] = {{0, 0, 0, 3, 3, 6},    {1, 3, 0, 0, 3, 6},     {40, 30, 0, 5, 3, 6},
+                {3, 400, 1, 64, 3, 6}, {40, 30, 0, 3, 600, 6}, {0, 0, 0, 3, 3, 5},
+                {40, 30, 0, 5, 3, 5},  {3, 400, 1, 64, 3, 5},  {40, 30, 0, 5, 3, 4}};
   rng_t r;
   rng_init(&r, 6);
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
@@ -197,7 +199,7 @@ static void seed_value_block_maps(void) {
     for (uint32_t z = 0; z < shapes[s].zones; z++) {
       uint64_t id = rng_next(&r);
       int rc = z == 0 ? value_block_map_builder_declare_zone(b, id) : BFH_OK;
-      for (uint32_t i = 0; z > 0 && i < 3 && rc == BFH_OK; i++)
+      for (uint32_t i = 0; z > 0 && i < shapes[s].codes && rc == BFH_OK; i++)
         rc = value_block_map_builder_zone(b, id, z == 1 && i == 0 ? 0 : rng_next(&r));
       if (rc != BFH_OK) die("value block map", "zone");
     }
@@ -220,8 +222,8 @@ static void seed_value_block_maps(void) {
     memcpy(buf + 4, head, hl);
     memcpy(buf + 4 + hl, chunks, cl);
     char name[64];
-    snprintf(name, sizeof name, "v%u-blocks%u-x%u-zones%u", shapes[s].version, shapes[s].nblocks,
-             shapes[s].per_block, shapes[s].zones);
+    snprintf(name, sizeof name, "v%u-blocks%u-x%u-zones%u-codes%u", shapes[s].version,
+             shapes[s].nblocks, shapes[s].per_block, shapes[s].zones, shapes[s].codes);
     put_seed("value_block_map", name, buf, 4 + hl + cl);
     free(buf);
     free(head);

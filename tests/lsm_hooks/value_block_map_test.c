@@ -1,6 +1,8 @@
 /* value_block_map: a map names every block holding a value, including a fingerprint run
    that spans several chunks, and nothing for a value it does not hold (bounded: a fingerprint
-   collision is about entries / 2^32 per probe, so at most 2 of 20,000 absent probes). */
+   collision is about entries / 2^32 per probe, so at most 2 of 20,000 absent probes). A zone's
+   range filter (version 6) says "maybe" for every range holding a code, and for at most 2% of
+   empty ranges of 1,024 codes (Grafite's bound: 0.39%). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "bfh.h"
+#include "filters/range_filter.h"
 #include "index/value_block_map.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
@@ -71,7 +74,7 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   size_t hl, cl;
   value_block_map_t *m = finish_map(b, &head, &hl, &chunks, &cl);
   err_t err;
-  assert_int_equal(decode_fixed32(head + 4), version ? version : 5);
+  assert_int_equal(decode_fixed32(head + 4), version ? version : 6);
   assert_int_equal(value_block_map_sketch_bits(m), bits);
   assert_int_equal(value_block_map_blocks(m), NBLOCKS);
   assert_int_equal(value_block_map_entries(m), NBLOCKS * (PER_BLOCK + 1));
@@ -137,13 +140,14 @@ static void names_every_block(uint32_t version, uint32_t bits, uint64_t lo, uint
   value_block_map_destroy(m);
 }
 
-/* The default map (version 5, 1024 sketch bits per chunk: 1 - e^(-340/1024) = 28% of them
-   set, about 5,700 of 20,000 absent probes read a chunk); versions 4, 3 and 2 as earlier
+/* The default map (version 6, 1024 sketch bits per chunk: 1 - e^(-340/1024) = 28% of them
+   set, about 5,700 of 20,000 absent probes read a chunk); versions 5, 4, 3 and 2 as earlier
    builds wrote them (2: 512 bits a chunk: 49%, about 9,800), still read; other sketch sizes (8
    bits: every probe reads; 8192: 4%). */
 static void test_value_block_map_names_every_block(void **state) {
   (void)state;
   names_every_block(0, VALUE_BLOCK_MAP_SKETCH_BITS, 4500, 7000);
+  names_every_block(5, VALUE_BLOCK_MAP_SKETCH_BITS, 4500, 7000);
   names_every_block(4, VALUE_BLOCK_MAP_SKETCH_BITS, 4500, 7000);
   names_every_block(3, VALUE_BLOCK_MAP_SKETCH_BITS, 4500, 7000);
   names_every_block(2, 512, 8000, 12000);
@@ -152,7 +156,7 @@ static void test_value_block_map_names_every_block(void **state) {
   names_every_block(3, 8192, 200, 1500);
 }
 
-/* The head's format is one of the four known: other versions and sketch sizes are refused by
+/* The head's format is one of the five known: other versions and sketch sizes are refused by
    the builder, and a head whose sketch_bits is changed (and its CRC made good) does not
    open. */
 static void test_value_block_map_head_formats(void **state) {
@@ -162,7 +166,7 @@ static void test_value_block_map_head_formats(void **state) {
   assert_int_equal(value_block_map_builder_set_format(b, 2, 1024), BFH_E_INVALID);
   assert_int_equal(value_block_map_builder_set_format(b, 3, 12), BFH_E_INVALID);
   assert_int_equal(value_block_map_builder_set_format(b, 3, 0), BFH_E_INVALID);
-  assert_int_equal(value_block_map_builder_set_format(b, 6, 1024), BFH_E_INVALID);
+  assert_int_equal(value_block_map_builder_set_format(b, 7, 1024), BFH_E_INVALID);
   assert_int_equal(value_block_map_builder_set_format(b, 1, 1024), BFH_E_INVALID);
   for (uint32_t i = 0; i < 1000; i++)
     assert_int_equal(value_block_map_builder_add(b, hash_of(1, i), 0), BFH_OK);
@@ -355,12 +359,28 @@ static void expect_zones(const value_block_map_t *m, const zone_model_t *z, size
   }
 }
 
+/* Where the ranges begin in a head of version 6: after its zones. */
+static size_t ranges_at(const uint8_t *head) {
+  return VALUE_BLOCK_MAP_HEAD_FIXED + 16 * (size_t)decode_fixed32(head + 8) +
+         (4 + decode_fixed32(head + 32) / 8) * (size_t)decode_fixed32(head + 24) +
+         VALUE_BLOCK_MAP_ZONE_BYTES * (size_t)decode_fixed32(head + 52);
+}
+
+/* Where zone i's range (its ref, then its filter's head) lies in a head of version 6. */
+static size_t range_ref(const uint8_t *head, uint32_t i) {
+  size_t at = ranges_at(head);
+  while (i--) at += VALUE_BLOCK_MAP_RANGE_REF_BYTES + decode_fixed32(head + at);
+  return at;
+}
+
 /* Zones round trip: several ids (0 and UINT64_MAX among them) with random codes, 0 and
    UINT64_MAX among those, recorded in no particular order, before, between and after the
    blocks; an id declared without a code reads back empty; an id never recorded has no zone.
    With values (3 blocks: one chunk) and without any. The head holds 24 bytes per zone, and
-   the map's memory counts them. */
-static void zones_round_trip(uint32_t blocks) {
+   the map's memory counts them; version 6 adds each zone's range (a 20-byte ref and its
+   filter's head, none for the empty zone), the filters' bodies after the chunks (which are
+   as version 5 writes them) and the filters' memory. */
+static void zones_round_trip(uint32_t blocks, uint32_t version) {
   enum { IDS = 12, EMPTY = 5 };
   uint64_t state = 0x20e5ull + blocks;
   zone_model_t z[IDS];
@@ -372,6 +392,8 @@ static void zones_round_trip(uint32_t blocks) {
   value_block_map_builder_t *plain = value_block_map_builder_create(); /* the same, no zones */
   assert_non_null(b);
   assert_non_null(plain);
+  assert_int_equal(value_block_map_builder_set_format(b, version, 1024), BFH_OK);
+  assert_int_equal(value_block_map_builder_set_format(plain, version, 1024), BFH_OK);
   assert_int_equal(value_block_map_builder_declare_zone(b, z[EMPTY].id), BFH_OK);
   for (uint32_t round = 0; round < 3; round++) {
     for (uint32_t k = 0; k < 200; k++) {
@@ -396,14 +418,38 @@ static void zones_round_trip(uint32_t blocks) {
   size_t hl, cl, phl, pcl;
   value_block_map_t *m = finish_map(b, &head, &hl, &chunks, &cl);
   value_block_map_t *p = finish_map(plain, &ph, &phl, &pc, &pcl);
-  assert_int_equal(decode_fixed32(head + 4), 5);
+  assert_int_equal(decode_fixed32(head + 4), version);
   assert_int_equal(decode_fixed32(head + 52), IDS);
   assert_int_equal(value_block_map_entries(m), 2 * blocks * 50);
-  assert_int_equal(hl, phl + IDS * VALUE_BLOCK_MAP_ZONE_BYTES);
+  size_t range_bytes = 0, body_bytes = 0, filter_memory = 0;
+  for (uint32_t i = 0; version == 6 && i < IDS; i++) {
+    const uint8_t *ref = head + range_ref(head, i);
+    const uint32_t fhl = decode_fixed32(ref);
+    const int has = value_block_map_has_range(
+        m, decode_fixed64(head + ranges_at(head) - (IDS - i) * VALUE_BLOCK_MAP_ZONE_BYTES));
+    range_bytes += VALUE_BLOCK_MAP_RANGE_REF_BYTES + fhl;
+    assert_int_equal(has, fhl > 0);
+    if (!fhl) {
+      assert_true(decode_fixed64(ref + 4) == 0 && decode_fixed64(ref + 12) == 0);
+      continue;
+    }
+    range_filter_t *f = NULL;
+    assert_int_equal(range_filter_decode_head(ref + VALUE_BLOCK_MAP_RANGE_REF_BYTES, fhl, &f, NULL),
+                     BFH_OK);
+    assert_int_equal(decode_fixed64(ref + 4), pcl + body_bytes); /* the bodies follow */
+    assert_int_equal(decode_fixed64(ref + 12), range_filter_body_size(f));
+    body_bytes += range_filter_body_size(f);
+    filter_memory += range_filter_memory(f);
+    range_filter_destroy(f);
+  }
+  assert_int_equal(hl, phl + IDS * VALUE_BLOCK_MAP_ZONE_BYTES + range_bytes);
+  assert_int_equal(cl, pcl + body_bytes);
+  assert_memory_equal(chunks, pc, pcl);
+  /* A range filter in memory is its head decoded, and a pointer and an offset. */
+  const size_t zones_memory = IDS * 3 * sizeof(uint64_t) + filter_memory;
+  const size_t range_refs = version == 6 ? IDS * 2 * sizeof(uint64_t) : 0;
   assert_int_equal(value_block_map_memory(m),
-                   value_block_map_memory(p) + IDS * 3 * sizeof(uint64_t));
-  assert_int_equal(cl, pcl);
-  assert_memory_equal(chunks, pc, cl);
+                   value_block_map_memory(p) + zones_memory + range_refs);
   assert_true(z[EMPTY].lo == UINT64_MAX && z[EMPTY].hi == 0);
   expect_zones(m, z, IDS, absent, sizeof absent / sizeof *absent);
   expect_zones(p, NULL, 0, absent, sizeof absent / sizeof *absent);
@@ -414,6 +460,11 @@ static void zones_round_trip(uint32_t blocks) {
   /* The empty zone rules out every range, [0, UINT64_MAX] included. */
   assert_int_equal(value_block_map_zone_rules_out(m, z[EMPTY].id, 0, UINT64_MAX), 1);
   assert_int_equal(value_block_map_zone_rules_out(m, z[EMPTY].id, 0, 0), 1);
+  /* Only version 6 keeps range filters, one for each zone that holds a code. */
+  for (size_t i = 0; i < IDS; i++)
+    assert_int_equal(value_block_map_has_range(m, z[i].id), version == 6 && i != EMPTY);
+  for (size_t i = 0; i < sizeof absent / sizeof *absent; i++)
+    assert_int_equal(value_block_map_has_range(m, absent[i]), 0);
   /* Values probe as before. */
   if (blocks) {
     mem_t mem = {chunks, cl, 0, 0};
@@ -435,8 +486,10 @@ static void zones_round_trip(uint32_t blocks) {
 
 static void test_value_block_map_zones_round_trip(void **state) {
   (void)state;
-  zones_round_trip(3);
-  zones_round_trip(0);
+  zones_round_trip(3, 6);
+  zones_round_trip(0, 6);
+  zones_round_trip(3, 5);
+  zones_round_trip(0, 5);
 }
 
 /* A map with one zone of each given model (by id), opened. */
@@ -536,7 +589,8 @@ static void test_value_block_map_zone_rules_out(void **state) {
 }
 
 /* Maps of versions 4, 3 and 2 hold no zones: the zones recorded are left out (the head is as
-   long as before them), and value_block_map_zone gives 0 for every id. */
+   long as before them), and value_block_map_zone gives 0 for every id. Nor do they or maps of
+   version 5 hold range filters: a range is "maybe", whatever it is. */
 static void test_value_block_map_zones_older_versions(void **state) {
   (void)state;
   const uint32_t versions[][2] = {{4, 1024}, {3, 1024}, {2, 512}, {5, 1024}};
@@ -564,6 +618,12 @@ static void test_value_block_map_zones_older_versions(void **state) {
     assert_int_equal(value_block_map_zone(m, 9, &lo, &hi), version == 5);
     assert_int_equal(value_block_map_zone_rules_out(m, 8, 101, 200), version == 5);
     assert_int_equal(value_block_map_zone_rules_out(m, 9, 0, 0), version == 5);
+    assert_int_equal(value_block_map_has_range(m, 8), 0);
+    mem_t mem = {chunks, cl, 0, 0};
+    err_t err;
+    assert_int_equal(value_block_map_range(m, 8, 101, 200, read_mem, &mem, NULL, NULL, &err), 1);
+    assert_int_equal(value_block_map_range(m, 8, 100, 100, read_mem, &mem, NULL, NULL, &err), 1);
+    assert_int_equal(mem.reads, 0);
     free(head);
     free(chunks);
     value_block_map_destroy(m);
@@ -630,14 +690,15 @@ static void zero_hi_not_empty(uint8_t *h, size_t hl, uint32_t nz) {
   encode_fixed64(z + 8, UINT64_MAX - 1);
 }
 
-/* A head of version 5 that breaks a rule of its zones does not open (with its CRC made
-   good): ids out of order or repeated, more than 64 zones, nzones not what the head holds, a
-   zone with lo > hi other than the empty one, the head cut short (by a zone, and at every
-   length, CRC as cut). The zones as built, and an empty zone written as such, open. */
+/* A head of version 5 (its zones end it) that breaks a rule of its zones does not open (with its
+   CRC made good): ids out of order or repeated, more than 64 zones, nzones not what the head holds,
+   a zone with lo > hi other than the empty one, the head cut short (by a zone, and at every length,
+   CRC as cut). The zones as built, and an empty zone written as such, open. */
 static void test_value_block_map_zones_corrupt(void **state) {
   (void)state;
   value_block_map_builder_t *b = value_block_map_builder_create();
   assert_non_null(b);
+  assert_int_equal(value_block_map_builder_set_format(b, 5, 1024), BFH_OK);
   add_blocks(b, 0, 2);
   assert_int_equal(value_block_map_builder_declare_zone(b, 3), BFH_OK); /* empty */
   assert_int_equal(value_block_map_builder_zone(b, 40, 100), BFH_OK);
@@ -707,6 +768,330 @@ static void test_value_block_map_zones_too_many(void **state) {
   free(chunks);
 }
 
+/* ---- Range filters (version 6) ---------------------------------------------------------- */
+
+#define RANGE_ID 0x61747472ull /* "attr": the zone of many codes */
+#define ONE_ID 7               /* a zone of one code */
+#define NONE_ID 9              /* a zone declared without a code */
+#define ONE_CODE 12345
+
+/* 1 if the ascending codes[0, n) hold one of [lo, hi]. */
+static int holds(const uint64_t *codes, size_t n, uint64_t lo, uint64_t hi) {
+  size_t l = 0, h = n;
+  while (l < h) {
+    size_t mid = l + (h - l) / 2;
+    if (codes[mid] < lo)
+      l = mid + 1;
+    else
+      h = mid;
+  }
+  return l < n && codes[l] <= hi;
+}
+
+static int by_code(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* A map of `version` with `blocks` blocks of values and three zones: RANGE_ID holds
+   codes[0, n) (sorted on return; its first code recorded twice), ONE_ID holds ONE_CODE and
+   NONE_ID nothing. */
+static value_block_map_t *range_map(uint32_t version, uint64_t *codes, size_t n, uint32_t blocks,
+                                    uint8_t **head, size_t *hl, uint8_t **chunks, size_t *cl) {
+  value_block_map_builder_t *b = value_block_map_builder_create();
+  assert_non_null(b);
+  assert_int_equal(value_block_map_builder_set_format(b, version, 1024), BFH_OK);
+  assert_int_equal(value_block_map_builder_declare_zone(b, NONE_ID), BFH_OK);
+  assert_int_equal(value_block_map_builder_zone(b, ONE_ID, ONE_CODE), BFH_OK);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(value_block_map_builder_zone(b, RANGE_ID, codes[i]), BFH_OK);
+    if (i == n / 2) add_blocks(b, 0, blocks); /* zones and values interleave */
+  }
+  assert_int_equal(value_block_map_builder_zone(b, RANGE_ID, codes[0]), BFH_OK);
+  qsort(codes, n, sizeof *codes, by_code);
+  return finish_map(b, head, hl, chunks, cl);
+}
+
+/* n codes drawn from [0, span), and 0 and UINT64_MAX (the ends of the codes' range). */
+static uint64_t *random_codes(size_t n, uint64_t span, uint64_t seed) {
+  uint64_t *codes = malloc(n * sizeof *codes);
+  assert_non_null(codes);
+  for (size_t i = 0; i < n; i++) codes[i] = next_rand(&seed) % span;
+  codes[0] = 0;
+  codes[1] = UINT64_MAX;
+  return codes;
+}
+
+/* The index in the head of the zone of id (its zones ascend by id). */
+static uint32_t zone_number(const uint8_t *head, uint64_t id) {
+  const uint8_t *z =
+      head + ranges_at(head) - decode_fixed32(head + 52) * VALUE_BLOCK_MAP_ZONE_BYTES;
+  uint32_t i = 0;
+  while (decode_fixed64(z + (size_t)i * VALUE_BLOCK_MAP_ZONE_BYTES) != id) i++;
+  return i;
+}
+
+/* No false negative, and few false positives: 20,000 codes drawn from [0, 2^26) (about one
+   in 3,400 codes held) with the range filter of version 6 (20 bits per code, ranges of up
+   to 1,024 codes). Every code, alone and in a range about it, is "maybe". Empty ranges of
+   1,024 codes, 2,000 placed at random and 2,000 right after a code held, are "maybe" at most
+   2% of the time: Grafite bounds that at L / 2^(B - 2) = 1,024 / 2^18 = 0.39% for any
+   placement, so with a fixed seed 2% (80 of 4,000) leaves room and is still far below the
+   half of such ranges that a filter blind to locality would pass. Without a reader the head
+   alone answers: never "no" where the whole filter says "maybe". The pieces read are counted
+   as the reader saw them. In memory the filter takes about 3 bits per code (its high bits
+   and select samples): under 4 bits, where the whole filter takes 20. With blocks of values
+   and without any (the bodies then begin the chunks block). */
+static void range_answers(uint32_t blocks) {
+  enum { N = 20000, EMPTY_RANGES = 4000 };
+  const uint64_t span = 1ull << 26, L = 1ull << VALUE_BLOCK_MAP_RANGE_LOG2;
+  uint64_t *codes = random_codes(N, span, 0x5a4e5ull + blocks);
+  uint8_t *head, *chunks, *h5, *c5;
+  size_t hl, cl, hl5, cl5;
+  value_block_map_t *m = range_map(6, codes, N, blocks, &head, &hl, &chunks, &cl);
+  value_block_map_t *m5 = range_map(5, codes, N, blocks, &h5, &hl5, &c5, &cl5);
+  assert_int_equal(decode_fixed32(head + 4), 6);
+  assert_int_equal(value_block_map_has_range(m, RANGE_ID), 1);
+  assert_int_equal(value_block_map_has_range(m, ONE_ID), 1);
+  assert_int_equal(value_block_map_has_range(m, NONE_ID), 0);
+  assert_int_equal(value_block_map_has_range(m5, RANGE_ID), 0);
+  mem_t mem = {chunks, cl, 0, 0};
+  err_t err;
+  uint64_t pieces = 0, bytes = 0, st = 0xfa15eull;
+  for (size_t i = 0; i < N; i++) {
+    const uint64_t c = codes[i], below = next_rand(&st) % 2000, above = next_rand(&st) % 2000;
+    const uint64_t lo = c > below ? c - below : 0,
+                   hi = UINT64_MAX - c > above ? c + above : UINT64_MAX;
+    if (value_block_map_range(m, RANGE_ID, c, c, read_mem, &mem, &pieces, &bytes, &err) != 1 ||
+        value_block_map_range(m, RANGE_ID, lo, hi, read_mem, &mem, &pieces, &bytes, &err) != 1)
+      fail_msg("code %llx (range [%llx, %llx]): not \"maybe\"", (unsigned long long)c,
+               (unsigned long long)lo, (unsigned long long)hi);
+  }
+  assert_true(pieces > 0);
+  assert_int_equal(pieces, mem.reads);
+  assert_int_equal(bytes, mem.bytes);
+  uint32_t tried = 0, maybe = 0, head_no = 0;
+  while (tried < EMPTY_RANGES) {
+    uint64_t lo = tried % 2 ? codes[2 + next_rand(&st) % (N - 2)] + 1 : next_rand(&st) % span;
+    if (lo > span || holds(codes, N, lo, lo + L - 1)) continue;
+    tried++;
+    int full =
+        value_block_map_range(m, RANGE_ID, lo, lo + L - 1, read_mem, &mem, &pieces, NULL, &err);
+    uint64_t before = mem.reads;
+    int alone = value_block_map_range(m, RANGE_ID, lo, lo + L - 1, NULL, NULL, &pieces, NULL, &err);
+    assert_int_equal(mem.reads, before);
+    assert_true(full == 0 || full == 1);
+    assert_true(alone == 0 || alone == 1);
+    if (alone == 0) assert_int_equal(full, 0);
+    maybe += full;
+    head_no += !alone;
+  }
+  assert_int_equal(pieces, mem.reads); /* the head alone read nothing */
+  size_t grew = value_block_map_memory(m) - value_block_map_memory(m5);
+  print_message(
+      "range filter over %u codes: %u of %u empty ranges of %llu codes maybe (%.2f%%, "
+      "bound 0.39%%), %u ruled out by the head alone; %.2f bits per code in memory\n",
+      N, maybe, tried, (unsigned long long)L, 100.0 * maybe / tried, head_no, 8.0 * grew / N);
+  assert_true(maybe * 50 <= tried);
+  assert_true(8 * grew < 4 * N);
+  /* Ranges past RANGE_FILTER_MAX_BLOCKS blocks of L codes, or the wrong way round: "maybe". */
+  assert_int_equal(
+      value_block_map_range(m, RANGE_ID, 0, UINT64_MAX, read_mem, &mem, NULL, NULL, &err), 1);
+  assert_int_equal(value_block_map_range(m, RANGE_ID, 5, 4, read_mem, &mem, NULL, NULL, &err), 1);
+  /* One code; and no code, no filter: "maybe" without a read (the zone rules it out). */
+  assert_int_equal(
+      value_block_map_range(m, ONE_ID, ONE_CODE, ONE_CODE, read_mem, &mem, NULL, NULL, &err), 1);
+  assert_int_equal(value_block_map_range(m, ONE_ID, ONE_CODE + 1, ONE_CODE + L, read_mem, &mem,
+                                         NULL, NULL, &err),
+                   0);
+  const uint64_t reads = mem.reads;
+  assert_int_equal(value_block_map_range(m, NONE_ID, 0, 10, read_mem, &mem, NULL, NULL, &err), 1);
+  assert_int_equal(value_block_map_range(m, 12, 0, 10, read_mem, &mem, NULL, NULL, &err), 1);
+  assert_int_equal(value_block_map_range(m5, RANGE_ID, codes[5] + 1, codes[5] + 1, read_mem, &mem,
+                                         NULL, NULL, &err),
+                   1);
+  assert_int_equal(mem.reads, reads);
+  assert_int_equal(value_block_map_zone_rules_out(m, NONE_ID, 0, 10), 1);
+  /* bfh check reads every chunk and body, and they check out. */
+  assert_int_equal(value_block_map_verify(m, read_mem, &mem, 0, &err), BFH_OK);
+  free(codes);
+  free(head);
+  free(chunks);
+  free(h5);
+  free(c5);
+  value_block_map_destroy(m);
+  value_block_map_destroy(m5);
+}
+
+static void test_value_block_map_range_answers(void **state) {
+  (void)state;
+  range_answers(30);
+  range_answers(0);
+}
+
+/* A byte changed in a piece of a range filter's body (piece 2 of 20): every range that reads
+   the piece is BFH_E_CORRUPT, naming the zone and where the piece lies in the chunks block,
+   never an answer; bfh check (value_block_map_verify) finds it and says where it lies in the
+   file. A map with its own reader reads through it, whatever reader a range is given: the
+   same map over the bytes as built answers every code "maybe". */
+static void test_value_block_map_range_damaged_body(void **state) {
+  (void)state;
+  enum { N = 5000 };
+  uint64_t *codes = random_codes(N, 1ull << 30, 0xda4a6eull);
+  uint8_t *head, *chunks;
+  size_t hl, cl;
+  value_block_map_t *m = range_map(6, codes, N, 4, &head, &hl, &chunks, &cl);
+  const uint8_t *ref = head + range_ref(head, zone_number(head, RANGE_ID));
+  range_filter_t *f = NULL;
+  assert_int_equal(range_filter_decode_head(ref + VALUE_BLOCK_MAP_RANGE_REF_BYTES,
+                                            decode_fixed32(ref), &f, NULL),
+                   BFH_OK);
+  const uint64_t piece = decode_fixed64(ref + 4) + 2 * range_filter_piece_bytes(f);
+  assert_true(decode_fixed64(ref + 12) > 3 * range_filter_piece_bytes(f));
+  range_filter_destroy(f);
+  uint8_t *good = malloc(cl);
+  assert_non_null(good);
+  memcpy(good, chunks, cl);
+  chunks[piece + 9] ^= 0x10;
+  mem_t mem = {chunks, cl, 0, 0};
+  err_t err;
+  char says[128];
+  snprintf(says, sizeof says,
+           "range filter of zone %llu, piece at %llu: ", (unsigned long long)RANGE_ID,
+           (unsigned long long)(1000 + piece));
+  assert_int_equal(value_block_map_verify(m, read_mem, &mem, 1000, &err), BFH_E_CORRUPT);
+  if (!strstr(err.msg, says)) fail_msg("verify: \"%s\", not \"%s\"", err.msg, says);
+  snprintf(says, sizeof says,
+           "range filter of zone %llu, piece at %llu: ", (unsigned long long)RANGE_ID,
+           (unsigned long long)piece);
+  uint32_t errors = 0;
+  for (size_t i = 0; i < N; i++) {
+    int rc =
+        value_block_map_range(m, RANGE_ID, codes[i], codes[i], read_mem, &mem, NULL, NULL, &err);
+    assert_true(rc == 1 || rc == BFH_E_CORRUPT);
+    if (rc != BFH_E_CORRUPT) continue;
+    if (!strstr(err.msg, says)) fail_msg("range: \"%s\", not \"%s\"", err.msg, says);
+    errors++;
+  }
+  assert_true(errors > 0);
+  /* Its own reader, over the bytes as built. */
+  value_block_map_t *own = NULL;
+  assert_int_equal(value_block_map_open(head, hl, &own, &err), BFH_OK);
+  mem_t kept = {good, cl, 0, 0};
+  value_block_map_set_reader(own, read_mem, &kept, NULL, 0);
+  const uint64_t damaged_reads = mem.reads;
+  for (size_t i = 0; i < N; i++)
+    assert_int_equal(
+        value_block_map_range(own, RANGE_ID, codes[i], codes[i], read_mem, &mem, NULL, NULL, &err),
+        1);
+  for (size_t i = 0; i < N; i++)
+    assert_int_equal(
+        value_block_map_range(own, RANGE_ID, codes[i], codes[i], NULL, NULL, NULL, NULL, &err), 1);
+  assert_int_equal(mem.reads, damaged_reads);
+  assert_true(kept.reads > 0);
+  assert_int_equal(value_block_map_verify(own, NULL, NULL, 0, &err), BFH_OK);
+  value_block_map_destroy(own);
+  value_block_map_destroy(m);
+  free(good);
+  free(codes);
+  free(head);
+  free(chunks);
+}
+
+/* Damage to a head of version 6's ranges (its CRC made good): each range as zone i holds it
+   (zones ascend by id: 0 is ONE_ID, 1 NONE_ID, 2 RANGE_ID). */
+static uint8_t *ref_of(uint8_t *h, uint32_t i) {
+  return h + range_ref(h, i);
+}
+
+static void body_in_chunks(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed64(ref_of(h, 0) + 4, decode_fixed64(ref_of(h, 0) + 4) - 1);
+}
+
+static void bodies_overlap(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed64(ref_of(h, 2) + 4, decode_fixed64(ref_of(h, 2) + 4) - 1);
+}
+
+static void body_too_long(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed64(ref_of(h, 2) + 12, decode_fixed64(ref_of(h, 2) + 12) + 1);
+}
+
+static void body_past_2_64(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed64(ref_of(h, 2) + 4, UINT64_MAX - 5);
+}
+
+static void filter_head_flipped(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  ref_of(h, 2)[VALUE_BLOCK_MAP_RANGE_REF_BYTES + 14] ^= 0x01;
+}
+
+static void body_without_head(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed64(ref_of(h, 1) + 4, 1ull << 40);
+}
+
+static void filter_head_longer(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed32(ref_of(h, 0), decode_fixed32(ref_of(h, 0)) + 1);
+}
+
+static void filter_head_huge(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl, (void)nz;
+  encode_fixed32(ref_of(h, 2), UINT32_MAX);
+}
+
+static void filter_on_empty_zone(uint8_t *h, size_t hl, uint32_t nz) {
+  (void)hl;
+  uint8_t *z = h + ranges_at(h) - (size_t)nz * VALUE_BLOCK_MAP_ZONE_BYTES; /* zone 0: ONE_ID */
+  encode_fixed64(z + 8, UINT64_MAX);
+  encode_fixed64(z + 16, 0);
+}
+
+/* A head of version 6 whose ranges break a rule does not open (BFH_E_CORRUPT, its CRC made
+   good, so that the rule is what stops it): a body inside the chunks, or over the body
+   before it, or longer than its filter's head says, or past 2^64; a filter's head that does
+   not decode; a body with no filter; a filter's head longer than it is, or than the head; a
+   filter on an empty zone; the head cut short at every length (CRC as cut). As built, it
+   opens. */
+static void test_value_block_map_range_head_corrupt(void **state) {
+  (void)state;
+  enum { N = 600 };
+  uint64_t *codes = random_codes(N, 1ull << 20, 0xc0ull);
+  uint8_t *head, *chunks;
+  size_t hl, cl;
+  value_block_map_t *m = range_map(6, codes, N, 2, &head, &hl, &chunks, &cl);
+  value_block_map_destroy(m);
+  assert_int_equal(zone_number(head, ONE_ID), 0);
+  assert_int_equal(zone_number(head, NONE_ID), 1);
+  assert_int_equal(zone_number(head, RANGE_ID), 2);
+  expect_head_corrupt(head, hl, body_in_chunks, "zone 0's range filter: its body at");
+  expect_head_corrupt(head, hl, bodies_overlap, "zone 2's range filter: its body at");
+  expect_head_corrupt(head, hl, body_too_long, "zone 2's range filter: a body of");
+  expect_head_corrupt(head, hl, body_past_2_64, "zone 2's range filter: its body at");
+  expect_head_corrupt(head, hl, filter_head_flipped, "zone 2's range filter: range filter: ");
+  expect_head_corrupt(head, hl, body_without_head, "zone 1's range filter: a body without");
+  expect_head_corrupt(head, hl, filter_head_longer, "its sizes say");
+  expect_head_corrupt(head, hl, filter_head_huge, "its sizes say");
+  expect_head_corrupt(head, hl, filter_on_empty_zone, "zone 0's range filter: the zone holds");
+  for (size_t keep = 0; keep < hl; keep++) {
+    uint8_t *h = malloc(keep ? keep : 1);
+    assert_non_null(h);
+    memcpy(h, head, keep);
+    assert_int_equal(value_block_map_open(h, keep, &m, &(err_t){0}), BFH_E_CORRUPT);
+    assert_null(m);
+    free(h);
+  }
+  assert_int_equal(value_block_map_open(head, hl, &m, &(err_t){0}), BFH_OK);
+  value_block_map_destroy(m);
+  free(codes);
+  free(head);
+  free(chunks);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_value_block_map_sequence_bounds),
@@ -718,6 +1103,9 @@ int main(void) {
       cmocka_unit_test(test_value_block_map_zones_older_versions),
       cmocka_unit_test(test_value_block_map_zones_corrupt),
       cmocka_unit_test(test_value_block_map_zones_too_many),
+      cmocka_unit_test(test_value_block_map_range_answers),
+      cmocka_unit_test(test_value_block_map_range_damaged_body),
+      cmocka_unit_test(test_value_block_map_range_head_corrupt),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

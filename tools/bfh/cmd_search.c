@@ -50,7 +50,9 @@ static int print_key(void *arg, const void *key, size_t len) {
   X(blocks_read)          \
   X(internal_maybe)       \
   X(map_chunks_read)      \
-  X(tables_zoned)
+  X(tables_zoned)         \
+  X(tables_ranged)        \
+  X(range_pieces_read)
 
 static void search_stats_json(const bfh_search_stats *st) {
   fputs("\"stats\":{", stdout);
