@@ -27,6 +27,7 @@
 #include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
+#include "tests/api/same_as_scan.h"
 #include "util/random.h"
 
 #define NKEYS 20000
@@ -50,46 +51,6 @@ static void options(bfh_options *o) {
 /* The number record i holds: a fixed permutation of i (NKEYS not a multiple of 7919). */
 static long long number_of(unsigned i) {
   return ((long long)((i * 7919ull) % NKEYS) - NKEYS / 2) * SPACING;
-}
-
-typedef struct keys {
-  char (*v)[16];
-  unsigned n;
-} keys_t;
-
-static int on_key(void *arg, const void *key, size_t len) {
-  keys_t *k = arg;
-  assert_true(len < 16 && k->n < NKEYS);
-  memcpy(k->v[k->n], key, len);
-  k->v[k->n++][len] = 0;
-  return 0;
-}
-
-static int cmp_key(const void *a, const void *b) {
-  return strcmp(a, b);
-}
-
-/* where by method: its keys equal SCAN's; returns its stats and sets *scan_results. */
-static bfh_search_stats same_as_scan(bfh_db *db, const char *where, bfh_method method,
-                                     uint64_t *scan_results) {
-  keys_t got = {calloc(NKEYS, 16), 0}, scan = {calloc(NKEYS, 16), 0};
-  assert_non_null(got.v);
-  assert_non_null(scan.v);
-  bfh_search_stats st, sst;
-  assert_int_equal(bfh_query(db, where, method, 0, on_key, &got, &st), BFH_OK);
-  assert_int_equal(bfh_query(db, where, BFH_SEARCH_SCAN, 0, on_key, &scan, &sst), BFH_OK);
-  if (got.n != scan.n)
-    fail_msg("'%s' by %s: %u keys, SCAN %u", where, bfh_method_name(method), got.n, scan.n);
-  qsort(got.v, got.n, 16, cmp_key);
-  qsort(scan.v, scan.n, 16, cmp_key);
-  for (unsigned i = 0; i < got.n; i++)
-    if (strcmp(got.v[i], scan.v[i]))
-      fail_msg("'%s' by %s: key %s, SCAN's %s", where, bfh_method_name(method), got.v[i],
-               scan.v[i]);
-  *scan_results = scan.n;
-  free(got.v);
-  free(scan.v);
-  return st;
 }
 
 static void put_record(bfh_db *db, unsigned key, long long n) {
@@ -129,7 +90,7 @@ static void check(bfh_db *db, const char *label) {
                v + (long long)rng_below(&g, 20) * SPACING);
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
       uint64_t want;
-      bfh_search_stats st = same_as_scan(db, where, methods[m], &want);
+      bfh_search_stats st = same_as_scan(db, where, methods[m], NKEYS, &want);
       if (q % 2 == 1) {
         assert_true(want >= 1);
         continue;
@@ -141,10 +102,11 @@ static void check(bfh_db *db, const char *label) {
       pieces += st.range_pieces_read;
     }
   }
-  print_message("%s: empty ranges read %llu of %llu live tables; range filters ruled out %llu "
-                "(%llu pieces read)\n",
-                label, (unsigned long long)read, (unsigned long long)live,
-                (unsigned long long)ranged, (unsigned long long)pieces);
+  print_message(
+      "%s: empty ranges read %llu of %llu live tables; range filters ruled out %llu "
+      "(%llu pieces read)\n",
+      label, (unsigned long long)read, (unsigned long long)live, (unsigned long long)ranged,
+      (unsigned long long)pieces);
   assert_true(read * 100 <= live);
   assert_true(ranged > 0);
   /* The moved key is found at its new number, beside its neighbour's; the deleted one
@@ -153,11 +115,11 @@ static void check(bfh_db *db, const char *label) {
   char where[160];
   snprintf(where, sizeof where, "n BETWEEN %lld AND %lld", number_of(101) + 1,
            number_of(101) + 1024);
-  bfh_search_stats st = same_as_scan(db, where, BFH_SEARCH_SLICED, &want);
+  bfh_search_stats st = same_as_scan(db, where, BFH_SEARCH_SLICED, NKEYS, &want);
   assert_int_equal(want, 1);
   assert_int_equal(st.results, 1);
   snprintf(where, sizeof where, "n = %lld", number_of(200));
-  same_as_scan(db, where, BFH_SEARCH_AUTO, &want);
+  same_as_scan(db, where, BFH_SEARCH_AUTO, NKEYS, &want);
   assert_int_equal(want, 0);
 }
 

@@ -25,6 +25,7 @@
 #include "api/testbed.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
+#include "tests/api/same_as_scan.h"
 #include "util/random.h"
 
 #define NKEYS 20000
@@ -42,46 +43,6 @@ static void options(bfh_options *o) {
   o->table_bytes = 8 << 10;
   o->attributes = ATTRS;
   o->attribute_count = 2;
-}
-
-typedef struct keys {
-  char (*v)[16];
-  unsigned n;
-} keys_t;
-
-static int on_key(void *arg, const void *key, size_t len) {
-  keys_t *k = arg;
-  assert_true(len < 16 && k->n < NKEYS);
-  memcpy(k->v[k->n], key, len);
-  k->v[k->n++][len] = 0;
-  return 0;
-}
-
-static int cmp_key(const void *a, const void *b) {
-  return strcmp(a, b);
-}
-
-/* where by method: its keys equal SCAN's; returns its stats and sets *scan_results. */
-static bfh_search_stats same_as_scan(bfh_db *db, const char *where, bfh_method method,
-                                     uint64_t *scan_results) {
-  keys_t got = {calloc(NKEYS, 16), 0}, scan = {calloc(NKEYS, 16), 0};
-  assert_non_null(got.v);
-  assert_non_null(scan.v);
-  bfh_search_stats st, sst;
-  assert_int_equal(bfh_query(db, where, method, 0, on_key, &got, &st), BFH_OK);
-  assert_int_equal(bfh_query(db, where, BFH_SEARCH_SCAN, 0, on_key, &scan, &sst), BFH_OK);
-  if (got.n != scan.n)
-    fail_msg("'%s' by %s: %u keys, SCAN %u", where, bfh_method_name(method), got.n, scan.n);
-  qsort(got.v, got.n, 16, cmp_key);
-  qsort(scan.v, scan.n, 16, cmp_key);
-  for (unsigned i = 0; i < got.n; i++)
-    if (strcmp(got.v[i], scan.v[i]))
-      fail_msg("'%s' by %s: key %s, SCAN's %s", where, bfh_method_name(method), got.v[i],
-               scan.v[i]);
-  *scan_results = scan.n;
-  free(got.v);
-  free(scan.v);
-  return st;
 }
 
 static void put_record(bfh_db *db, unsigned key, const char *name, long long n) {
@@ -126,7 +87,7 @@ static void check(bfh_db *db, const char *label, int zones) {
       snprintf(where, sizeof where, "n BETWEEN %u AND %u", 10 * a + 3, 10 * (a + len));
     for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
       uint64_t want;
-      bfh_search_stats st = same_as_scan(db, where, methods[m], &want);
+      bfh_search_stats st = same_as_scan(db, where, methods[m], NKEYS, &want);
       zoned += st.tables_zoned;
       live += st.tables_live;
       read += st.tables_scanned;
@@ -146,14 +107,14 @@ static void check(bfh_db *db, const char *label, int zones) {
   /* The moved key is found at its new number and name, not its old ones; the deleted one
      nowhere. */
   uint64_t want;
-  bfh_search_stats st = same_as_scan(db, "n >= 200000", BFH_SEARCH_AUTO, &want);
+  bfh_search_stats st = same_as_scan(db, "n >= 200000", BFH_SEARCH_AUTO, NKEYS, &want);
   assert_int_equal(want, 1);
   assert_int_equal(st.results, 1);
-  same_as_scan(db, "n = 1000", BFH_SEARCH_AUTO, &want);
+  same_as_scan(db, "n = 1000", BFH_SEARCH_AUTO, NKEYS, &want);
   assert_int_equal(want, 0);
-  same_as_scan(db, "name LIKE 'zz%'", BFH_SEARCH_AUTO, &want);
+  same_as_scan(db, "name LIKE 'zz%'", BFH_SEARCH_AUTO, NKEYS, &want);
   assert_int_equal(want, 1);
-  same_as_scan(db, "n BETWEEN 1990 AND 2010", BFH_SEARCH_SLICED, &want);
+  same_as_scan(db, "n BETWEEN 1990 AND 2010", BFH_SEARCH_SLICED, NKEYS, &want);
   assert_int_equal(want, 2); /* 1990 and 2010; 2000 (key 200) was deleted */
 }
 
