@@ -14,7 +14,9 @@
  *   range-r100        n BETWEEN c AND c+99*4096   (100 matches)
  *   range-0.01pct     n BETWEEN c AND c+(S-1)*4096, S = num / 10,000 matches (at least 1)
  *   prefix-0.15pct    name LIKE 'pXXX.%'           (num / 667 matches)
- * and by AUTO alone the point queries point-absent (n = c+2048) and point-present (n = c), and
+ * and by SLICED the empty range too (the filters in memory, the zones and the range filters
+ * alone: doc/query.md "Range filters"), and by AUTO alone the point queries point-absent
+ * (n = c+2048) and point-present (n = c), and
  * the gets of 10 and 100 records held next to each other far from c (get-r10, get-r100: what
  * validating r matches costs). Those records are ones no query of the round touched: a range's
  * validation reads its keys' data blocks from the page cache, and gets of the range's own keys
@@ -29,13 +31,16 @@
  * last run's method_used and results; kind "ratio": the goals' ratios of the CPU medians and
  * of the wall medians, each with the goal it is held to (doc/query.md "Ranges").
  *
- * With --rising, record i holds q = i under key k<i> (the values rise with the key, so each
- * table holds a stretch of them), and each round also runs range-r100 and range-0.01pct by
- * SLICED, which reads the tables its filters select: rows of kind "share" give the share of
- * the live tables it skipped (goal: at least 95%) and the share the zones ruled out after the
- * filters (doc/query.md "Zones"), in both ratio columns.
+ * Rows of kind "share" give, for the SLICED searches, the share of the live tables skipped
+ * (goal: at least 95% with --rising), ruled out by the zones and by the range filters after
+ * the filters, and a row of kind "count" the range filter pieces read per search, in both
+ * ratio columns. With --rising, record i holds q = i under key k<i> (the values rise with the
+ * key, so each table holds a stretch of them), and each round also runs range-r100 and
+ * range-0.01pct by SLICED. With --int-levels J,..., n is declared csv:2:int:range=J,... (its
+ * range items at those levels alone; doc/query.md "Ranges").
  *
  * Usage: ranges_bench [--num N] [--runs R] [--dir PATH] [--commit C] [--seed S] [--rising]
+ *                     [--int-levels J,...]
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -60,6 +65,7 @@ typedef struct cfg {
   const char *commit;
   uint64_t seed;
   int rising; /* --rising: record i holds q = i under key k<i> (values rise with the key) */
+  const char *int_levels; /* --int-levels J,...: n's stored range levels (NULL: the default) */
 } cfg_t;
 
 static void die(const char *what, int rc, bfh_db *db) {
@@ -151,8 +157,9 @@ enum { Q_EMPTY, Q_R10, Q_R100, Q_SEL, Q_PREFIX, Q_ABSENT, Q_PRESENT, Q_GET10, Q_
 static const char *const QNAME[NQ] = {"empty-range-1024", "range-r10",      "range-r100",
                                       "range-0.01pct",    "prefix-0.15pct", "point-absent",
                                       "point-present",    "get-r10",        "get-r100"};
-enum { M_AUTO, M_SCAN, M_STANDALONE, NM };
-static const bfh_method METHOD[NM] = {BFH_SEARCH_AUTO, BFH_SEARCH_SCAN, BFH_SEARCH_STANDALONE};
+enum { M_AUTO, M_SCAN, M_STANDALONE, M_SLICED, NM };
+static const bfh_method METHOD[NM] = {BFH_SEARCH_AUTO, BFH_SEARCH_SCAN, BFH_SEARCH_STANDALONE,
+                                      BFH_SEARCH_SLICED};
 
 /* A time: wall and this thread's CPU (the search runs in the caller's thread; on a shared
    machine its CPU time leaves out the waits for a core). */
@@ -188,7 +195,7 @@ static series_t S[NQ][NM];
    its filters select (no stand-alone index), summed over the recorded rounds: live, read, and
    ruled out by the zones after the filters. */
 typedef struct tables_share {
-  uint64_t live, scanned, zoned;
+  uint64_t live, scanned, zoned, ranged, pieces;
   int n;
 } tables_share_t;
 static tables_share_t Z[NQ];
@@ -248,13 +255,16 @@ static tm2_t run_query_by(bfh_db *db, const char *where, bfh_method method, keys
     zs->live += st.tables_live;
     zs->scanned += st.tables_scanned;
     zs->zoned += st.tables_zoned;
+    zs->ranged += st.tables_ranged;
+    zs->pieces += st.range_pieces_read;
     zs->n++;
   }
   return ns;
 }
 
-static tm2_t run_query(bfh_db *db, const char *where, int m, keys_t *keys, series_t *s) {
-  return run_query_by(db, where, METHOD[m], keys, s, NULL);
+static tm2_t run_query(bfh_db *db, const char *where, int m, keys_t *keys, series_t *s,
+                       tables_share_t *zs) {
+  return run_query_by(db, where, METHOD[m], keys, s, zs);
 }
 
 /* Into ks, the keys of the r records holding q = from .. from + r - 1. */
@@ -286,16 +296,19 @@ static void round_at(const cfg_t *c, bfh_db *db, uint64_t h, int round, int reco
   if (!ks.k) die("keys", BFH_E_NOMEM, db);
   char where[160];
   /* AUTO and STANDALONE of every query, their order alternating by round; then SCAN's. */
-  static const int order[2][NM] = {{M_AUTO, M_STANDALONE, M_SCAN}, {M_STANDALONE, M_AUTO, M_SCAN}};
+  static const int order[2][NM] = {{M_AUTO, M_STANDALONE, M_SLICED, M_SCAN},
+                                   {M_STANDALONE, M_AUTO, M_SLICED, M_SCAN}};
   for (int pass = 0; pass < 2; pass++)
     for (int q = Q_EMPTY; q <= Q_PRESENT; q++) {
       where_of(c, q, h, where, sizeof where);
       for (int j = 0; j < NM; j++) {
         int m = order[round % 2][j];
         if ((m == M_SCAN) != (pass == 1)) continue;
-        if (q >= Q_ABSENT && m != M_AUTO) continue; /* the points by AUTO alone */
+        if (q >= Q_ABSENT && m != M_AUTO) continue;  /* the points by AUTO alone */
+        if (m == M_SLICED && q != Q_EMPTY) continue; /* the filters' path: the empty range */
         series_t *s = &S[q][m];
-        tm2_t ns = run_query(db, where, m, m == M_AUTO ? &ks : NULL, s);
+        tables_share_t *zs = m == M_SLICED && record ? &Z[q] : NULL;
+        tm2_t ns = run_query(db, where, m, m == M_AUTO ? &ks : NULL, s, zs);
         if (record) s->ns[s->n++] = ns;
         if (m != M_AUTO || (q != Q_R10 && q != Q_R100)) continue;
         /* r validating gets, of records half the key space away (untouched this round) */
@@ -365,6 +378,8 @@ static void report(const cfg_t *c) {
     }
   ratio(c, "empty-range-1024/point-absent (auto)", (qm_t){Q_EMPTY, M_AUTO},
         (qm_t[]){{Q_ABSENT, M_AUTO}}, 1, "<= 2");
+  ratio(c, "empty-range-1024 (sliced)/point-absent (auto)", (qm_t){Q_EMPTY, M_SLICED},
+        (qm_t[]){{Q_ABSENT, M_AUTO}}, 1, "");
   ratio(c, "range-r10/(point-present+get-r10) (auto)", (qm_t){Q_R10, M_AUTO},
         (qm_t[]){{Q_PRESENT, M_AUTO}, {Q_GET10, M_AUTO}}, 2, "<= 1");
   ratio(c, "range-r100/(point-present+get-r100) (auto)", (qm_t){Q_R100, M_AUTO},
@@ -381,29 +396,38 @@ static void report(const cfg_t *c) {
     ratio(c, name, (qm_t){q, M_AUTO}, (qm_t[]){{q, M_STANDALONE}}, 1,
           q == Q_PREFIX ? "<= 1.5 (0.15% is past the goal's 0.1%)" : "<= 1.5");
   }
-  for (int q = Q_R100; c->rising && q <= Q_SEL; q++) {
+  for (int q = Q_EMPTY; q <= Q_SEL; q++) {
     const tables_share_t *z = &Z[q];
     if (!z->live) continue;
     double skipped = 1.0 - (double)z->scanned / (double)z->live;
     double zoned = (double)z->zoned / (double)z->live;
-    printf("%s,%" PRIu64 ",%d,share,tables skipped %s (sliced),sliced,,,,,,,,,%.4f,%.4f,>= 0.95\n",
-           c->commit, c->num, c->runs, QNAME[q], skipped, skipped);
+    printf("%s,%" PRIu64 ",%d,share,tables skipped %s (sliced),sliced,,,,,,,,,%.4f,%.4f,%s\n",
+           c->commit, c->num, c->runs, QNAME[q], skipped, skipped, c->rising ? ">= 0.95" : "");
     printf("%s,%" PRIu64
            ",%d,share,tables ruled out by zones %s (sliced),sliced,,,,,,,,,%.4f,%.4f,\n",
            c->commit, c->num, c->runs, QNAME[q], zoned, zoned);
+    double ranged = (double)z->ranged / (double)z->live;
+    printf("%s,%" PRIu64
+           ",%d,share,tables ruled out by range filters %s (sliced),sliced,,,,,,,,,%.4f,%.4f,\n",
+           c->commit, c->num, c->runs, QNAME[q], ranged, ranged);
+    printf("%s,%" PRIu64
+           ",%d,count,range filter pieces read per search %s (sliced),sliced,,,,,"
+           ",,,,%.1f,%.1f,\n",
+           c->commit, c->num, c->runs, QNAME[q], (double)z->pieces / z->n,
+           (double)z->pieces / z->n);
   }
 }
 
 static void usage(void) {
   fprintf(stderr,
           "usage: ranges_bench [--num N] [--runs R (1..%d)] [--dir PATH] [--commit C] "
-          "[--seed S] [--rising]\n",
+          "[--seed S] [--rising] [--int-levels J,...]\n",
           MAX_RUNS);
   exit(2);
 }
 
 int main(int argc, char **argv) {
-  cfg_t c = {1000000, 15, NULL, "unknown", 48, 0};
+  cfg_t c = {1000000, 15, NULL, "unknown", 48, 0, NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--rising")) {
@@ -421,6 +445,8 @@ int main(int argc, char **argv) {
       c.commit = v;
     else if (!strcmp(a, "--seed"))
       c.seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--int-levels"))
+      c.int_levels = v;
     else
       usage();
     i++;
@@ -432,7 +458,10 @@ int main(int argc, char **argv) {
   char path[4200];
   snprintf(path, sizeof path, "%s/db", c.dir);
 
-  static const bfh_attribute attrs[2] = {{"name", "csv:1:range"}, {"n", "csv:2:int:range"}};
+  char n_extractor[64];
+  snprintf(n_extractor, sizeof n_extractor, "csv:2:int:range%s%s", c.int_levels ? "=" : "",
+           c.int_levels ? c.int_levels : "");
+  const bfh_attribute attrs[2] = {{"name", "csv:1:range"}, {"n", n_extractor}};
   bfh_options o;
   bfh_options_init(&o);
   o.standalone_index = 1;
@@ -442,8 +471,8 @@ int main(int argc, char **argv) {
          c.runs, c.seed, c.dir, c.commit, c.rising ? " rising" : "");
   printf(
       "# options: defaults (memtable %zu B, tables %zu B), standalone_index=1, attributes "
-      "name=csv:1:range n=csv:2:int:range; values 'p<q%%%d>.<q>,<(q-num/2)*%d>'\n",
-      o.memtable_bytes, o.table_bytes, PREFIX_MOD, SPACING);
+      "name=csv:1:range n=%s; values 'p<q%%%d>.<q>,<(q-num/2)*%d>'\n",
+      o.memtable_bytes, o.table_bytes, n_extractor, PREFIX_MOD, SPACING);
   bfh_db *db = NULL;
   int rc = bfh_open(path, &o, &db);
   if (rc != BFH_OK) die("open", rc, NULL);

@@ -10,8 +10,9 @@
 #   BUILD  build directory (default build-rel; configured RelWithDebInfo with the benches)
 #   RISING 1: the values rise with the key (--rising), and the shares of the tables SLICED
 #          skips and the zones rule out (default 0)
+#   LEVELS n's range levels (--int-levels, e.g. 24; default: the declaration's default)
 #   OUT    the CSV (default measurements/ranges/warm-NUM.csv; with RISING=1,
-#          measurements/ranges/rising-NUM.csv)
+#          measurements/ranges/rising-NUM.csv; with LEVELS, -levels-LEVELS before .csv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/measure-common.sh
@@ -25,7 +26,11 @@ runs=${RUNS:-15}
 rising=()
 kind=warm
 if [ "${RISING:-0}" = 1 ]; then rising=(--rising); kind=rising; fi
-out=${OUT:-measurements/ranges/$kind-$num.csv}
-"$build/ranges_bench" --num "$num" --runs "$runs" --commit "$commit" "${rising[@]}" | tee "$out.tmp"
+levels=()
+suffix=
+if [ -n "${LEVELS:-}" ]; then levels=(--int-levels "$LEVELS"); suffix="-levels-${LEVELS//,/-}"; fi
+out=${OUT:-measurements/ranges/$kind-$num$suffix.csv}
+"$build/ranges_bench" --num "$num" --runs "$runs" --commit "$commit" "${rising[@]}" "${levels[@]}" |
+  tee "$out.tmp"
 grep -v '^#' "$out.tmp" >"$out"
 rm -f "$out.tmp"
