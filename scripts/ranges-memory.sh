@@ -13,8 +13,10 @@
 # and maps) per entry. On the range loads, QUERIES empty ranges of 1,024 codes of each kind,
 #   correlated  n BETWEEN v+1 AND v+1024, v a held value: the range right beside it
 #   uniform     n BETWEEN s AND s+1023, s uniform among the empty places between held values
-# are searched by LEAVES (every leaf filter asked) and by AUTO (the folded filters in
-# memory, then the maps' chunks on disk), each search a new process; every range is checked
+# are searched by LEAVES (every leaf filter asked, in the paper's layout that `bfh search
+# --method leaves` opens: no maps, so no zones nor range filters) and by AUTO (the lean
+# layout: the folded filters in memory, the zones, the range filters, then the maps' chunks),
+# each search a new process; every range is checked
 # empty, and the range from v itself to have its one value. A row of kind "fpr" per kind and
 # method gives the means per search of the tables the leaf filters passed (leaf_positives:
 # LEAVES asks every leaf; AUTO asks the folded ones in memory and counts none), the tables the
