@@ -701,8 +701,8 @@ static int ask_index(const instead_t *in, const search_standalone_trial_t *trial
    too cheap to skip or the candidates too many. */
 static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
                      bfh_search_stats *st, err_t *err) {
-  uint64_t budget =
-      search_standalone_first_budget(in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), n);
+  uint64_t budget = search_standalone_first_budget(
+      in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), in->pred->range_pieces, n);
   if (budget == 0) return BFH_NOT_FOUND;
   search_standalone_trial_t trial = {budget, always_worth, NULL};
   return ask_index(in, &trial, fn, arg, st, err);

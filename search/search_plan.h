@@ -148,13 +148,14 @@ uint64_t search_standalone_budget(const search_ctx_t *c, uint64_t selected_bytes
 int search_standalone_after_worth(const search_ctx_t *c, size_t nwritten, size_t selected,
                                   int by_blocks);
 /* For AUTO's trial before the selection: when selecting over ntables tables for a predicate
-   of nitems filter items, more than its nwritten leaves as written (a range's cover), would
-   cost much more than the stand-alone index's seeks, one per leaf as written, the most
+   of nitems filter items, more than its nwritten leaves as written (a range's cover), with
+   range_pieces pieces of each table's range filters to read (search_pred_t.range_pieces),
+   would cost much more than the stand-alone index's seeks, one per leaf as written, the most
    candidates the index may validate for less than that selection alone; 0 when the
-   selection is too cheap to be worth skipping, or the predicate has no cover (the trial comes
-   after it, as above). */
+   selection is too cheap to be worth skipping, or the predicate has neither a cover nor a
+   range filter to read (the trial comes after it, as above). */
 uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
-                                        size_t ntables);
+                                        size_t range_pieces, size_t ntables);
 
 /* The row of method, or NULL for a value that names no method. */
 const search_provider_t *search_provider_of(bfh_method method);

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filters/range_filter.h"
+#include "index/value_block_map.h"
+
 int search_pred_lookup(void *terms, const char *name, size_t len, int *is_int) {
   if (terms) return terms_lookup(terms, name, len, is_int);
   if (len != strlen(SEARCH_PRED_VALUE_NAME) || memcmp(name, SEARCH_PRED_VALUE_NAME, len) != 0)
@@ -114,6 +117,28 @@ static uint64_t leaf_zone(const terms_t *terms, const expr_t *where, const expr_
     break;
   }
   return id;
+}
+
+/* search_pred_t.range_pieces, from the zones of p's range items. */
+static size_t range_pieces(const search_pred_t *p) {
+  size_t pieces = 0;
+  for (size_t i = 0; i < p->nleaves; i++) {
+    uint64_t src = p->zone_src[i];
+    if (src == SEARCH_PRED_NO_SRC) continue;
+    int first = 1; /* the written range's codes, at its first item */
+    for (size_t a = 0; a < i && first; a++) first = p->zone_src[a] != src;
+    if (!first) continue;
+    uint64_t lo = p->zone_lo[i], hi = p->zone_hi[i];
+    for (size_t b = i + 1; b < p->nleaves; b++) {
+      if (p->zone_src[b] != src) continue;
+      if (p->zone_lo[b] < lo) lo = p->zone_lo[b];
+      if (p->zone_hi[b] > hi) hi = p->zone_hi[b];
+    }
+    if (lo > hi) continue;
+    uint64_t blocks = (hi >> VALUE_BLOCK_MAP_RANGE_LOG2) - (lo >> VALUE_BLOCK_MAP_RANGE_LOG2) + 1;
+    if (blocks <= RANGE_FILTER_MAX_BLOCKS) pieces += (size_t)blocks;
+  }
+  return pieces;
 }
 
 /* expr_expand's fn: an equality is its term; a range or prefix the items of its cover. */
@@ -257,6 +282,7 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   for (size_t i = 0; i < p->nleaves; i++)
     p->zone_id[i] =
         leaf_zone(terms, e, expr_leaf(p->expr, i), &p->zone_lo[i], &p->zone_hi[i], &p->zone_src[i]);
+  p->range_pieces = range_pieces(p);
   find_cover(p, marks);
   free(marks);
   for (size_t i = 0; i < nwhere; i++) {
@@ -281,7 +307,7 @@ void search_pred_release(search_pred_t *p) {
   p->zone_id = p->zone_lo = p->zone_hi = p->zone_src = NULL;
   p->verbatim = NULL;
   p->any_verbatim = 0;
-  p->nleaves = p->ncover = 0;
+  p->nleaves = p->ncover = p->range_pieces = 0;
 }
 
 int search_pred_whole_value(const search_pred_t *p, const void **val, size_t *len) {

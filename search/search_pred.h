@@ -73,6 +73,11 @@ typedef struct search_pred {
      codes. zone_src[i]: for a range item, the written leaf of `where` it covers (its index);
      SEARCH_PRED_NO_SRC for any other leaf. */
   uint64_t *zone_id, *zone_lo, *zone_hi, *zone_src;
+  /* The pieces of a table's range filters its ranges may read (doc/query.md "Range
+     filters"): per written range, one per block of 2^VALUE_BLOCK_MAP_RANGE_LOG2 codes that
+     its items' codes meet, none for a range past RANGE_FILTER_MAX_BLOCKS blocks (asked
+     without a read: maybe). What AUTO weighs the selection by, beside its items. */
+  size_t range_pieces;
   size_t ncover;
   /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned);
      any_verbatim: some leaf has one. */

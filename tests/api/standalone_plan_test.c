@@ -229,14 +229,14 @@ static void test_the_budget_follows_the_measured_validations(void **state) {
   search_ctx_t c = {bfh_internal_engine(f->db), bfh_internal_index(f->db), s, NULL};
   assert_true(standalone_candidate_ns(s) == 0); /* no search has validated yet */
   const size_t items = 60, written = 1, tables = 1000;
-  uint64_t prior = search_standalone_first_budget(&c, items, written, tables);
+  uint64_t prior = search_standalone_first_budget(&c, items, written, 0, tables);
   assert_true(prior > 100);
   standalone_note_validation(s, STANDALONE_COST_MIN_SAMPLE - 1, 1);
   assert_true(standalone_candidate_ns(s) == 0);
   /* 100 candidates in 200 us: 2 us each, the first mean. */
   standalone_note_validation(s, 100, 200000);
   assert_true(standalone_candidate_ns(s) == 2000.0);
-  uint64_t at2 = search_standalone_first_budget(&c, items, written, tables);
+  uint64_t at2 = search_standalone_first_budget(&c, items, written, 0, tables);
   /* The prior is 11.1 us a candidate: 5.55 times as many fit (rounding aside). */
   if (at2 < prior * 11100 / 2000 - 1 || at2 > prior * 11100 / 2000 + 6)
     fail_msg("budget %llu at 2 us, %llu at the prior", (unsigned long long)at2,
@@ -246,7 +246,7 @@ static void test_the_budget_follows_the_measured_validations(void **state) {
   assert_true(standalone_candidate_ns(s) == 3000.0);
   /* Ever cheaper validations: the planner stops at a sixteenth of the prior. */
   for (int i = 0; i < 200; i++) standalone_note_validation(s, 1000, 1000);
-  uint64_t floor = search_standalone_first_budget(&c, items, written, tables);
+  uint64_t floor = search_standalone_first_budget(&c, items, written, 0, tables);
   if (floor < prior * 16 - 16 || floor > prior * 16 + 16)
     fail_msg("budget %llu at the floor, %llu at the prior", (unsigned long long)floor,
              (unsigned long long)prior);
@@ -254,9 +254,26 @@ static void test_the_budget_follows_the_measured_validations(void **state) {
   assert_true(search_standalone_budget(&c, 1 << 20) >= 16 * (uint64_t)((1 << 20) * 5.7 / 11100));
 }
 
+/* A range whose cover is one coarse item (no more items than leaves written) is still worth
+   the index first when the selection would read the tables' range filters: two pieces over
+   1,000 tables cost more than a seek; without pieces to read, the selection comes first. */
+static void test_range_filter_pieces_weigh_the_selection(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build_sized(f->dir, 32 << 10);
+  search_ctx_t c = {bfh_internal_engine(f->db), bfh_internal_index(f->db),
+                    bfh_internal_standalone(f->db), NULL};
+  assert_true(search_standalone_first_budget(&c, 1, 1, 0, 1000) == 0);
+  uint64_t two = search_standalone_first_budget(&c, 1, 1, 2, 1000);
+  /* 2 x 1,000 pieces at 5.5 us and 1,000 items at 150 ns, over 11.1 us a candidate. */
+  if (two < 1000 || two > 1010) fail_msg("budget %llu for 2 pieces", (unsigned long long)two);
+  assert_true(search_standalone_first_budget(&c, 1, 1, 2, 1) == 0); /* one table: select */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_narrows_an_and, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_range_filter_pieces_weigh_the_selection, setup,
+                                      db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_auto_asks_the_index_before_a_costly_selection, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_against_the_tables, setup,
