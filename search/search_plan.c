@@ -73,8 +73,10 @@ static double candidate_ns(const search_ctx_t *c) {
 #define FIRST_OVER_SEEK 2.0
 /* A piece of a table's range filter read by the selection (search_pred_t.range_pieces): a
    pread of about 600 bytes through the table and its CRC. bench/ranges_bench at 10M records
-   with one coarse level (measurements/ranges/warm-10000000-levels-24.csv, 220 tables): SLICED
-   took 1.48 ms for an empty range of 1,024 codes that read 266 pieces, 5.6 us a piece. */
+   with one coarse level (`LEVELS=24 scripts/ranges-warm.sh`, 220 tables): SLICED's empty
+   range of 1,024 codes reads about 263 pieces, and took 5.5 to 23 us a piece with the machine
+   quiet and busy. The low end is taken: the index goes first only where the pieces surely
+   cost more than its seeks. */
 #define COST_RANGE_PIECE_NS 5500.0
 
 /* ---- The readers -------------------------------------------------------------------------- */
