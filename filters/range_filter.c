@@ -255,7 +255,7 @@ int range_filter_build(const uint64_t *codes, size_t n, unsigned bits_per_key, u
     return err_set(err, ST_E_NOMEM, "range filter: out of memory for %zu codes", n);
   }
   /* The distinct codes: r is made from their count. */
-  memcpy(h, codes, n * sizeof *h);
+  if (n) memcpy(h, codes, n * sizeof *h); /* codes may be NULL when n is 0 */
   if (n && u64_radix_sort(h, n, 64) != ST_OK) {
     free(h);
     free(f);

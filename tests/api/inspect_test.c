@@ -230,10 +230,14 @@ typedef struct damage {
   uint64_t offset;
   char what[256];
   int n;
+  char all[1024]; /* every damage reported, "file@offset: what; ..." (for a failure's message) */
 } damage_t;
 
 static void note_damage(void *arg, const char *file, uint64_t offset, const char *what) {
   damage_t *d = arg;
+  size_t used = strlen(d->all);
+  snprintf(d->all + used, sizeof d->all - used, "%s@%llu: %s; ", file, (unsigned long long)offset,
+           what);
   if (d->n++ == 0) {
     snprintf(d->file, sizeof d->file, "%s", file);
     snprintf(d->what, sizeof d->what, "%s", what);
@@ -484,7 +488,8 @@ static void check_record(db_fixture_t *f, bfh_engine engine, const char *name) {
   damage_t d;
   bfh_check_report rep;
   assert_int_equal(check(f, engine, &d, &rep), BFH_E_CORRUPT);
-  assert_int_equal(d.n, 1);
+  if (d.n != 1)
+    fail_msg("%d damages, want 1 in %s at %llu: %s", d.n, name, (unsigned long long)off, d.all);
   assert_string_equal(d.file, name);
   assert_true(d.offset >= off && d.offset < off + len);
 }
