@@ -845,11 +845,6 @@ static int apply_zones(const planned_t *p, const engine_table_t *tables, size_t 
   return BFH_OK;
 }
 
-/* A written range's item leaves (search_pred_t.zone_src): the codes they cover within it. */
-typedef struct range_group {
-  uint64_t src, id, lo, hi;
-} range_group_t;
-
 /* The range filters (doc/query.md "Range filters"): after the zones, the item leaves of one
    written range are false at a selected table whose map's range filter of the range's
    attribute holds no code in the least zone_lo to the largest zone_hi of those leaves (the
@@ -861,17 +856,8 @@ typedef struct range_group {
 static int apply_ranges(const planned_t *p, engine_view_t *view, const engine_table_t *tables,
                         size_t n, uint8_t *yes, uint8_t *scan, bfh_search_stats *st, err_t *err) {
   const search_pred_t *pred = p->q->pred;
-  size_t nl = pred->nleaves, ng = 0;
-  range_group_t *g = malloc((nl ? nl : 1) * sizeof *g);
-  if (!g) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu ranges", nl);
-  for (size_t i = 0; i < nl; i++) {
-    if (pred->zone_src[i] == SEARCH_PRED_NO_SRC) continue;
-    size_t k = 0;
-    while (k < ng && g[k].src != pred->zone_src[i]) k++;
-    if (k == ng) g[ng++] = (range_group_t){pred->zone_src[i], pred->zone_id[i], UINT64_MAX, 0};
-    if (pred->zone_lo[i] < g[k].lo) g[k].lo = pred->zone_lo[i];
-    if (pred->zone_hi[i] > g[k].hi) g[k].hi = pred->zone_hi[i];
-  }
+  const search_pred_range_t *g = pred->ranges;
+  size_t nl = pred->nleaves, ng = pred->nranges;
   block_index_t *bi = value_index_blocks(p->c->index);
   engine_t *e = p->c->engine;
   int rc = BFH_OK;
@@ -887,7 +873,7 @@ static int apply_ranges(const planned_t *p, engine_view_t *view, const engine_ta
       if (!live || g[k].lo > g[k].hi) continue;
       err_t why;
       err_clear(&why);
-      int held = block_index_range(bi, tables[j].number, g[k].id, g[k].lo, g[k].hi, &io, &why);
+      int held = block_index_range(bi, tables[j].number, g[k].zone_id, g[k].lo, g[k].hi, &io, &why);
       if (held == BFH_E_CORRUPT) {
         block_index_drop_damaged(bi, tables[j].number, &why);
         continue;
@@ -905,7 +891,6 @@ static int apply_ranges(const planned_t *p, engine_view_t *view, const engine_ta
       st->tables_ranged += !scan[j];
     }
   }
-  free(g);
   return rc;
 }
 

@@ -119,26 +119,26 @@ static uint64_t leaf_zone(const terms_t *terms, const expr_t *where, const expr_
   return id;
 }
 
-/* search_pred_t.range_pieces, from the zones of p's range items. */
-static size_t range_pieces(const search_pred_t *p) {
-  size_t pieces = 0;
+/* p's ranges (search_pred_t.ranges, room for nleaves) from the zones of its range items,
+   and the pieces of a table's range filters they may read. */
+static void group_ranges(search_pred_t *p) {
+  p->nranges = p->range_pieces = 0;
   for (size_t i = 0; i < p->nleaves; i++) {
-    uint64_t src = p->zone_src[i];
-    if (src == SEARCH_PRED_NO_SRC) continue;
-    int first = 1; /* the written range's codes, at its first item */
-    for (size_t a = 0; a < i && first; a++) first = p->zone_src[a] != src;
-    if (!first) continue;
-    uint64_t lo = p->zone_lo[i], hi = p->zone_hi[i];
-    for (size_t b = i + 1; b < p->nleaves; b++) {
-      if (p->zone_src[b] != src) continue;
-      if (p->zone_lo[b] < lo) lo = p->zone_lo[b];
-      if (p->zone_hi[b] > hi) hi = p->zone_hi[b];
-    }
-    if (lo > hi) continue;
-    uint64_t blocks = (hi >> VALUE_BLOCK_MAP_RANGE_LOG2) - (lo >> VALUE_BLOCK_MAP_RANGE_LOG2) + 1;
-    if (blocks <= RANGE_FILTER_MAX_BLOCKS) pieces += (size_t)blocks;
+    if (p->zone_src[i] == SEARCH_PRED_NO_SRC) continue;
+    size_t k = 0;
+    while (k < p->nranges && p->ranges[k].src != p->zone_src[i]) k++;
+    search_pred_range_t *r = &p->ranges[k];
+    if (k == p->nranges++) *r = (search_pred_range_t){p->zone_src[i], p->zone_id[i], UINT64_MAX, 0};
+    if (p->zone_lo[i] < r->lo) r->lo = p->zone_lo[i];
+    if (p->zone_hi[i] > r->hi) r->hi = p->zone_hi[i];
   }
-  return pieces;
+  for (size_t k = 0; k < p->nranges; k++) {
+    const search_pred_range_t *r = &p->ranges[k];
+    if (r->lo > r->hi) continue;
+    uint64_t blocks =
+        (r->hi >> VALUE_BLOCK_MAP_RANGE_LOG2) - (r->lo >> VALUE_BLOCK_MAP_RANGE_LOG2) + 1;
+    if (blocks <= RANGE_FILTER_MAX_BLOCKS) p->range_pieces += (size_t)blocks;
+  }
 }
 
 /* expr_expand's fn: an equality is its term; a range or prefix the items of its cover. */
@@ -262,10 +262,11 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->probe = malloc(n * sizeof *p->probe);
   p->cover = malloc(n * sizeof *p->cover);
   p->zone_id = malloc(n * 4 * sizeof *p->zone_id);
+  p->ranges = malloc(n * sizeof *p->ranges);
   size_t nwhere = expr_leaf_count(e);
   p->verbatim = malloc(nwhere ? nwhere : 1);
   uint8_t *marks = malloc(n);
-  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->verbatim || !marks) {
+  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->ranges || !p->verbatim || !marks) {
     free(marks);
     search_pred_release(p);
     return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
@@ -282,7 +283,7 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   for (size_t i = 0; i < p->nleaves; i++)
     p->zone_id[i] =
         leaf_zone(terms, e, expr_leaf(p->expr, i), &p->zone_lo[i], &p->zone_hi[i], &p->zone_src[i]);
-  p->range_pieces = range_pieces(p);
+  group_ranges(p);
   find_cover(p, marks);
   free(marks);
   for (size_t i = 0; i < nwhere; i++) {
@@ -300,6 +301,8 @@ void search_pred_release(search_pred_t *p) {
   free(p->probe);
   free(p->cover);
   free(p->zone_id);
+  free(p->ranges);
+  p->ranges = NULL;
   free(p->verbatim);
   p->hash = NULL;
   p->probe = NULL;
@@ -307,7 +310,7 @@ void search_pred_release(search_pred_t *p) {
   p->zone_id = p->zone_lo = p->zone_hi = p->zone_src = NULL;
   p->verbatim = NULL;
   p->any_verbatim = 0;
-  p->nleaves = p->ncover = p->range_pieces = 0;
+  p->nleaves = p->ncover = p->nranges = p->range_pieces = 0;
 }
 
 int search_pred_whole_value(const search_pred_t *p, const void **val, size_t *len) {

@@ -54,6 +54,10 @@
    take more is rounded out to coarser levels (range_cover), and failing that, read. */
 #define SEARCH_PRED_RANGE_BUDGET 64
 
+typedef struct search_pred_range {
+  uint64_t src, zone_id, lo, hi;
+} search_pred_range_t;
+
 typedef struct search_pred {
   const expr_t *where;  /* the predicate as bound (search_pred_lookup's binding when terms is
                            NULL): what validation evaluates; borrowed */
@@ -73,10 +77,15 @@ typedef struct search_pred {
      codes. zone_src[i]: for a range item, the written leaf of `where` it covers (its index);
      SEARCH_PRED_NO_SRC for any other leaf. */
   uint64_t *zone_id, *zone_lo, *zone_hi, *zone_src;
-  /* The pieces of a table's range filters its ranges may read (doc/query.md "Range
-     filters"): per written range, one per block of 2^VALUE_BLOCK_MAP_RANGE_LOG2 codes that
-     its items' codes meet, none for a range past RANGE_FILTER_MAX_BLOCKS blocks (asked
-     without a read: maybe). What AUTO weighs the selection by, beside its items. */
+  /* The written ranges its items cover (owned; doc/query.md "Range filters"): for each, the
+     leaf of `where` (zone_src), its attribute's zone id and the least zone_lo to the largest
+     zone_hi of its items, what a table's range filter is asked. */
+  search_pred_range_t *ranges;
+  size_t nranges;
+  /* The pieces of a table's range filters the ranges may read: per range, one per block of
+     2^VALUE_BLOCK_MAP_RANGE_LOG2 codes it meets, none for a range past
+     RANGE_FILTER_MAX_BLOCKS blocks (asked without a read: maybe). What AUTO weighs the
+     selection by, beside its items. */
   size_t range_pieces;
   size_t ncover;
   /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned);
