@@ -128,7 +128,10 @@ static void group_ranges(search_pred_t *p) {
     size_t k = 0;
     while (k < p->nranges && p->ranges[k].src != p->zone_src[i]) k++;
     search_pred_range_t *r = &p->ranges[k];
-    if (k == p->nranges++) *r = (search_pred_range_t){p->zone_src[i], p->zone_id[i], UINT64_MAX, 0};
+    if (k == p->nranges) { /* the first item of its range */
+      *r = (search_pred_range_t){p->zone_src[i], p->zone_id[i], UINT64_MAX, 0};
+      p->nranges++;
+    }
     if (p->zone_lo[i] < r->lo) r->lo = p->zone_lo[i];
     if (p->zone_hi[i] > r->hi) r->hi = p->zone_hi[i];
   }

@@ -9,7 +9,8 @@
  * the plan must be true over those answers (a table, block or slice holding only this value
  * is read), unless it reads everything (read_all), and one of the memtable cover's items must
  * be the value's (the memtables' value index finds it). Nor is it ruled out by the zones of a
- * table holding only it: each leaf's zone (search_pred_t.zone_id) meets the value's codes.
+ * table holding only it (each leaf's zone, search_pred_t.zone_id, meets the value's codes), nor
+ * by that table's range filters (search_pred_t.ranges, each asked once for its written range).
  */
 #ifndef BFH_TESTS_QUERY_RANGE_PLAN_CHECK_H
 #define BFH_TESTS_QUERY_RANGE_PLAN_CHECK_H
@@ -117,6 +118,27 @@ static inline const char *range_plan_check(const terms_t *t, const char *where, 
       yes[i] &= (uint8_t)range_plan_zone_meets(&p, i, &z);
     if (!wrong && *matched == 1 && !p.read_all && !search_pred_eval(&p, yes, 1, scratch))
       wrong = "a value that satisfies the predicate is ruled out by its plan and its zones";
+    /* And by the range filters of that table (search.c apply_ranges), which hold its codes:
+       a range meeting none of them turns its items false. Each range is one written leaf's,
+       once; an exact filter of the codes is asked as their least and largest (a maybe, as
+       a filter's false positive is, where a multi-valued attribute has codes on both sides). */
+    for (size_t k = 0; !wrong && k < p.nranges; k++) {
+      const search_pred_range_t *g = &p.ranges[k];
+      size_t items = 0, before = 0;
+      for (size_t i = 0; i < p.nleaves; i++) items += p.zone_src[i] == g->src;
+      for (size_t j = 0; j < k; j++) before += p.ranges[j].src == g->src;
+      if (items == 0 || before > 0) {
+        wrong = "search_pred_t.ranges: a range that is no written leaf's, or one twice";
+        break;
+      }
+      int held = 1;
+      for (size_t a = 0; a < z.n; a++)
+        if (z.id[a] == g->zone_id) held = g->lo <= g->hi && g->lo <= z.hi[a] && z.lo[a] <= g->hi;
+      for (size_t i = 0; !held && i < p.nleaves; i++)
+        if (p.zone_src[i] == g->src) yes[i] = 0;
+    }
+    if (!wrong && *matched == 1 && !p.read_all && !search_pred_eval(&p, yes, 1, scratch))
+      wrong = "a value that satisfies the predicate is ruled out by its plan, zones and range filters";
     else if (*matched == 1 && !p.read_all && !in_cover)
       wrong = "a value that satisfies the predicate holds no item of the memtable cover";
   }
