@@ -237,7 +237,12 @@ static int run_range(const target_t *t, uint64_t r, uint32_t span, run_t *out, d
   int rc = bfh_query(t->db, expr, t->method, 0, ycsb_check_key, &c, NULL);
   *seconds = exp_now() - t0;
   if (rc != BFH_OK) return rc;
-  out->wrong += c.bad || c.found != expected;
+  if (c.bad || c.found != expected) {
+    if (out->wrong++ == 0)
+      fprintf(stderr, "bfh: ycsb: %s by %s: %llu keys%s, the oracle's %llu\n", expr,
+              exp_method_name(t->method), (unsigned long long)c.found,
+              c.bad ? ", one not among them" : "", (unsigned long long)expected);
+  }
   return BFH_OK;
 }
 
@@ -479,6 +484,10 @@ static int run_config(row_ctx_t *k, bfh_engine engine, const config_t *cfg, ycsb
         if (rc == BFH_OK) {
           write_rows(k, cfg, method, run, load_us, bpe);
           *wrong += run->wrong;
+          if (run->wrong)
+            fprintf(stderr, "bfh: ycsb %s %s %s %c by %s: %s: %llu wrong of %llu operations\n",
+                    k->engine, src->name, cfg->name, *w, k->query, exp_method_name(method),
+                    (unsigned long long)run->wrong, (unsigned long long)run->ops);
         } else if (rc == BFH_E_UNSUPPORTED && qs[q] != QUERY_VALUE) {
           rc = BFH_OK; /* a rival that answers whole values only: no row */
         }
