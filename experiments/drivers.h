@@ -33,6 +33,10 @@ int exp_attributes(const exp_ctx_t *x);
 /* Beyond the paper: YCSB's core workloads recast for value search, on every engine, method
    and record source (writes ycsb.csv and ycsb_cdf.csv; not run by `all`). */
 int exp_ycsb(const exp_ctx_t *x);
+/* The names --series may give ycsb, i = 0, 1, ...: its sources, then bare and the methods;
+   NULL past the last. A list naming a source runs only the sources it names, one naming a
+   method (or bare) only those methods; --engine runs one engine. */
+const char *exp_ycsb_series_at(size_t i);
 /* Beyond the paper: scale-out simulated, N shards and a coordinator's per-shard summaries
    (writes shards.csv; not run by `all`). */
 int exp_shards(const exp_ctx_t *x);

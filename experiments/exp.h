@@ -39,6 +39,7 @@ const char *exp_costs_name(int costs); /* "bfh", "authors" */
 typedef struct exp_ctx {
   exp_scale_t scale;
   bfh_engine engine;
+  int engine_given;      /* 1: --engine was given (ycsb: that engine alone, not every one) */
   const char *out_dir;   /* results directory (created if missing) */
   const char *work_dir;  /* where the databases are built (default <out>/db) */
   const char *plots_dir; /* NULL: found next to the executable or in the source tree */
@@ -52,7 +53,8 @@ typedef struct exp_ctx {
   int costs;             /* an exp_costs_t (default EXP_COSTS_BFH) */
   /* The subset of the method sweep of Fig. 8 and Fig. 11 (exp_measure_methods) to measure, so
      that a long point can be run in pieces: series, NULL for all, else a comma-separated list
-     of its series names (exp_sweep_series_check); cache, EXP_CACHE_* bits (0: warm, and cold
+     of its series names (exp_sweep_series_check; ycsb: of its sources and methods,
+     exp_ycsb_series_at); cache, EXP_CACHE_* bits (0: warm, and cold
      with `cold`); cold_queries, the queries of a cold point (1..EXP_COLD_QUERIES, 0: the
      most). */
   const char *series;
@@ -368,11 +370,11 @@ int exp_search_measure(exp_target_t *t, const workload_t *w, bfh_method method, 
    series of measurements) and fn runs in a child forked from it that evicts first, out_len
    (at most EXP_COLD_OUT_MAX) bytes of out copied back; other engines are closed, evicted and
    reopened before every call; with t->p->authors the files are evicted and fn runs in the
-   process (the authors' costs open every file per query). Adds the share of pages still cached to *resident,
-   sets *dropped as exp_cache_evict does. BFH_OK or the failing status (printed). */
+   process (the authors' costs open every file per query). Adds the share of pages still cached to
+   *resident, sets *dropped as exp_cache_evict does. BFH_OK or the failing status (printed). */
 #define EXP_COLD_OUT_MAX 512
-int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *out,
-                  size_t out_len, double *resident, int *dropped);
+int exp_cold_call(exp_target_t *t, int first, exp_child_fn fn, void *arg, void *out, size_t out_len,
+                  double *resident, int *dropped);
 
 /* Sorts the n times of t in place, ascending. */
 void exp_times_sort(double *t, size_t n);
@@ -451,8 +453,8 @@ double exp_cache_evict(const char *dir, int *dropped);
    cold_too every point is measured again with a cold cache (the "cache" cell tells which),
    after all the warm ones. With x->costs == EXP_COSTS_AUTHORS: SCAN, LEAVES and HIERARCHY
    (both placements) with the authors' costs, leaves loaded from files ("leaves-file",
-   "hierarchy-paper-file", ...), warm, and cold with cold_too as bfh's. cells(csv, arg), if not NULL, fills the caller's
-   extra cells of every row. 0 or -1. */
+   "hierarchy-paper-file", ...), warm, and cold with cold_too as bfh's. cells(csv, arg), if not
+   NULL, fills the caller's extra cells of every row. 0 or -1. */
 int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, int absent_too,
                         const uint64_t *fixed, int cold_too,
                         void (*cells)(exp_csv_t *c, const void *arg), const void *arg);

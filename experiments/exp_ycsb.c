@@ -56,8 +56,9 @@
  * 100 operations, at least 400 and at most 2,000 (SCAN 40 below 1M records, 20 below 10M,
  * else 10): 2,000 put 20 operations above a p99, and the methods that read every table
  * (LEAVES, HIERARCHY and SLICED on a value every table holds, 7-30 ms an operation at 1M)
- * then take minutes a row, not hours; with --queries Q, Q operations (SCAN at most Q). Up to 100k records the memtable and tables are
- * 64 KiB, so that the records fill tables; above, bfh's defaults.
+ * then take minutes a row, not hours; with --queries Q, Q operations (SCAN at most Q). Up to 100k
+ * records the memtable and tables are 64 KiB, so that the records fill tables; above, bfh's
+ * defaults.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,12 +85,60 @@ typedef struct config {
 
 static const config_t CONFIGS[] = {
     {"bare", 0, 0, 0, {0}, 0},
-    {"bfh", 1, 0, 0, {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED,
-                      BFH_SEARCH_AUTO}, 5},
+    {"bfh",
+     1,
+     0,
+     0,
+     {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED, BFH_SEARCH_AUTO},
+     5},
     {"standalone", 1, 1, 0, {BFH_SEARCH_STANDALONE}, 1},
     {"cuckoo", 1, 0, 1, {BFH_SEARCH_CUCKOO}, 1},
 };
 #define NCONFIGS (sizeof CONFIGS / sizeof CONFIGS[0])
+
+/* ---- --series: a part of the run ------------------------------------------------------------
+   The names a run may be narrowed to: the sources, then bare and the methods. A list that
+   names a source runs only the sources it names, and one that names a method (or bare) only
+   those; a kind it names none of runs whole. */
+
+static const char *const METHOD_SERIES[] = {"bare",   "scan", "leaves",     "hierarchy",
+                                            "sliced", "auto", "standalone", "cuckoo"};
+#define NMETHOD_SERIES (sizeof METHOD_SERIES / sizeof METHOD_SERIES[0])
+
+const char *exp_ycsb_series_at(size_t i) {
+  if (i == 0) return "synth";
+  if (i < YCSB_SOURCES) return dataset_name((dataset_kind_t)(i - 1));
+  return i - YCSB_SOURCES < NMETHOD_SERIES ? METHOD_SERIES[i - YCSB_SOURCES] : NULL;
+}
+
+/* Whether x's --series names any of the names [from, to) of exp_ycsb_series_at. */
+static int names_any(const exp_ctx_t *x, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++)
+    if (exp_sweep_series_wanted(x, exp_ycsb_series_at(i))) return 1;
+  return 0;
+}
+
+/* Whether the run takes series name i of its kind (a source, or a method or bare). */
+static int series_taken(const exp_ctx_t *x, size_t i) {
+  const int source = i < YCSB_SOURCES;
+  const size_t from = source ? 0 : YCSB_SOURCES,
+               to = source ? YCSB_SOURCES : YCSB_SOURCES + NMETHOD_SERIES;
+  return !x->series || !names_any(x, from, to) || exp_sweep_series_wanted(x, exp_ycsb_series_at(i));
+}
+
+static int method_taken(const exp_ctx_t *x, bfh_method m) {
+  return series_taken(x, YCSB_SOURCES + 1 + (size_t)m); /* METHOD_SERIES in bfh_method order */
+}
+
+/* cfg's methods that the run takes into *out; 1 if the configuration runs (bare: when taken). */
+static int config_taken(const exp_ctx_t *x, const config_t *cfg, config_t *out) {
+  *out = *cfg;
+  if (cfg->nmethods == 0) return series_taken(x, YCSB_SOURCES); /* bare */
+  out->nmethods = 0;
+  for (int m = 0; m < cfg->nmethods; m++)
+    if (method_taken(x, cfg->methods[m])) out->methods[out->nmethods++] = cfg->methods[m];
+  return out->nmethods > 0;
+}
 
 typedef struct scale {
   uint64_t records, ops, scan_ops;
@@ -356,14 +405,30 @@ static int load(bfh_engine engine, const config_t *cfg, ycsb_oracle_t *o, const 
   return rc;
 }
 
-static const char *const COLS[] = {"workload", "dataset", "query", "engine", "config", "method", "op",
-                                   "records", "ops", "p50_us", "p95_us", "p99_us", "mean_us",
-                                   "ops_per_s", "wrong", "load_us_per_record",
-                                   "index_bytes_per_entry", "newest_k", "scale", NULL};
-static const char *const CDF_COLS[] = {"workload", "dataset", "query", "engine", "method", "op",
-                                       "quantile", "latency_us", "scale", NULL};
-static const double CDF_Q[] = {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
-                               0.9,  0.95, 0.97, 0.99, 0.995, 0.999};
+static const char *const COLS[] = {"workload",
+                                   "dataset",
+                                   "query",
+                                   "engine",
+                                   "config",
+                                   "method",
+                                   "op",
+                                   "records",
+                                   "ops",
+                                   "p50_us",
+                                   "p95_us",
+                                   "p99_us",
+                                   "mean_us",
+                                   "ops_per_s",
+                                   "wrong",
+                                   "load_us_per_record",
+                                   "index_bytes_per_entry",
+                                   "newest_k",
+                                   "scale",
+                                   NULL};
+static const char *const CDF_COLS[] = {"workload", "dataset",  "query",      "engine", "method",
+                                       "op",       "quantile", "latency_us", "scale",  NULL};
+static const double CDF_Q[] = {0.01, 0.05, 0.1, 0.2,  0.3,  0.4,  0.5,   0.6,
+                               0.7,  0.8,  0.9, 0.95, 0.97, 0.99, 0.995, 0.999};
 
 typedef struct row_ctx {
   const exp_ctx_t *x;
@@ -528,6 +593,7 @@ int exp_ycsb(const exp_ctx_t *x) {
   uint64_t wrong = 0;
   int failed = 0;
   for (int s = 0; s < YCSB_SOURCES && !failed; s++) {
+    if (!series_taken(x, (size_t)s)) continue;
     ycsb_source_t src;
     if (ycsb_source_open(&src, s, sc.records, YCSB_SEED) != BFH_OK) {
       ycsb_source_close(&src);
@@ -539,10 +605,13 @@ int exp_ycsb(const exp_ctx_t *x) {
     for (size_t e = 0; e < 3 && !failed; e++) {
       bfh_engine engine = ENGINES[e];
       if (!exp_engine_can(engine, BFH_ENGINE_CAN_WRITE)) continue;
+      if (x->engine_given && engine != x->engine) continue;
       k.engine = exp_engine_name(engine);
       for (size_t c = 0; c < NCONFIGS && !failed; c++) {
         if (CONFIGS[c].standalone && !exp_engine_can(engine, BFH_ENGINE_CAN_STANDALONE)) continue;
-        int rc = run_config(&k, engine, &CONFIGS[c], &src, &sc, &wrong);
+        config_t cfg;
+        if (!config_taken(x, &CONFIGS[c], &cfg)) continue;
+        int rc = run_config(&k, engine, &cfg, &src, &sc, &wrong);
         failed = rc != BFH_OK && !(CONFIGS[c].cuckoo && rc == BFH_E_UNSUPPORTED);
       }
     }

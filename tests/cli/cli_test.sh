@@ -751,6 +751,21 @@ awk -F, 'BEGIN { split("words word oui vendor unicode name wordnet words", qa, "
     exit bad }' ops="$ycsb_ops" "$work/ycsb/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv"; }
 [ -z "$(ls -A "$work/ycsb/db" 2>/dev/null)" ] || die "run ycsb left databases behind"
 
+check "run ycsb --engine and --series: that engine, those sources and methods alone; an unknown name: exit 2"
+expect_status 0 "$bfh" run ycsb --scale 2000 --queries 20 --engine lsm --series words,auto,bare \
+  --no-plot --out "$work/ycsb1" --work "$work/ycsb1/db"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+  { if ($h["engine"] != "lsm" || $h["dataset"] != "words" || $h["wrong"] != 0 ||
+        ($h["op"] == "load" ? $h["config"] != "bare" : $h["method"] != "auto")) { print "row: " $0; bad = 1 }
+    n[$h["op"]]++ }
+  END { if (n["load"] != 1 || n["search"] != 8 || n["range"] != 1 || n["newest"] != 1) {
+      print n["load"] " load, " n["search"] " search, " n["range"] " range, " n["newest"] " newest rows"; bad = 1 }
+    exit bad }' "$work/ycsb1/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv of a part"; }
+expect_status 2 "$bfh" run ycsb --series words,nosuch --out "$work/ycsb2"
+expect_in err "unknown source or method 'nosuch'"
+no_entry "$work/ycsb2"
+rm -rf "$work/ycsb1"
+
 check "run shards: 1 to 16 shards, summaries of at most 2 bytes per entry name the one shard a present value is on"
 expect_status 0 "$bfh" run shards --scale 5000 --queries 50 --no-plot --out "$work/shards" \
   --work "$work/shards/db"

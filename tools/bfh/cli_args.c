@@ -160,7 +160,8 @@ static const spec_t SPECS[] = {
     {"costs", CLI_RUN, K_STR, AT(run.costs), 0, NULL, "bfh|authors",
      "cost profile (default bfh; authors: see above)"},
     {"series", CLI_RUN, K_STR, AT(run.series), 0, NULL, "LIST",
-     "fig8, fig11: only these series (comma-separated, as in the CSV's series column)"},
+     "fig8, fig11: only these series (comma-separated, as in the CSV's series column); ycsb: "
+     "only these sources and methods (bare: the ingest alone)"},
     {"cache", CLI_RUN, K_STR, AT(run.cache), 0, NULL, "warm|cold|both",
      "fig8, fig11: only the warm or cold rows (default warm, both with --cold)"},
     {"cold-queries", CLI_RUN, K_INT, AT(run.cold_queries), 0, NULL, "N",

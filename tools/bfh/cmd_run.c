@@ -80,14 +80,38 @@ static const char *scale_name(int s) {
   return exp_scale_name((exp_scale_t)s);
 }
 
+/* ycsb's --series (exp_ycsb_series_at): 0, or -1 after a usage error naming the unknown one. */
+static int ycsb_series_check(const cli_t *c, const exp_ctx_t *x) {
+  for (const char *p = x->series;;) {
+    const size_t n = strcspn(p, ",");
+    const char *name;
+    int found = 0;
+    for (size_t i = 0; (name = exp_ycsb_series_at(i)) && !found; i++)
+      found = strlen(name) == n && strncmp(p, name, n) == 0;
+    if (!found) {
+      char names[256] = "";
+      for (size_t i = 0; (name = exp_ycsb_series_at(i)); i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", name);
+      cli_args_usage_error(c->cmd, "--series: unknown source or method '%.*s' of ycsb (%s)", (int)n,
+                           p, names);
+      return -1;
+    }
+    p += n;
+    if (!*p++) return 0;
+  }
+}
+
 /* --series, --cache and --cold-queries into x (the rows of Fig. 8 and Fig. 11 to measure, so
    that a long point runs in pieces): 0, or -1 after a usage error. */
 static int run_subset(const cli_t *c, exp_ctx_t *x) {
   const cli_run_t *r = &c->run;
   const char *what = c->pos[0];
   const int sweep = strcmp(what, "fig8") == 0 || strcmp(what, "fig11") == 0;
-  if ((r->series || r->cache) && !sweep) {
-    cli_args_usage_error(c->cmd, "--series and --cache choose rows of fig8 and fig11, not of %s",
+  const int ycsb = strcmp(what, "ycsb") == 0;
+  if ((r->series && !sweep && !ycsb) || (r->cache && !sweep)) {
+    cli_args_usage_error(c->cmd,
+                         "--series chooses rows of fig8, fig11 and ycsb, --cache of fig8 and "
+                         "fig11, not of %s",
                          what);
     return -1;
   }
@@ -110,6 +134,7 @@ static int run_subset(const cli_t *c, exp_ctx_t *x) {
     if (x->cache & EXP_CACHE_COLD) x->cold = 1;
   }
   x->series = r->series;
+  if (ycsb) return ycsb_series_check(c, x);
   char bad[64];
   if (exp_sweep_series_check(x, 0, bad, sizeof bad) != 0) {
     char names[512] = "";
@@ -128,6 +153,7 @@ static exp_ctx_t *run_context(const cli_t *c, exp_ctx_t *x) {
   const cli_run_t *r = &c->run;
   *x = (exp_ctx_t){.scale = EXP_SMALL,
                    .engine = c->opt.engine,
+                   .engine_given = cli_args_given(c, "engine"),
                    .out_dir = r->out_dir,
                    .work_dir = r->work_dir,
                    .plots_dir = r->plots_dir,
