@@ -134,7 +134,7 @@ static int run_subset(const cli_t *c, exp_ctx_t *x) {
     if (x->cache & EXP_CACHE_COLD) x->cold = 1;
   }
   x->series = r->series;
-  if (ycsb) return ycsb_series_check(c, x);
+  if (ycsb) return x->series ? ycsb_series_check(c, x) : 0;
   char bad[64];
   if (exp_sweep_series_check(x, 0, bad, sizeof bad) != 0) {
     char names[512] = "";
