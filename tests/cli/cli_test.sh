@@ -754,9 +754,15 @@ awk -F, 'BEGIN { split("words word oui vendor unicode name wordnet words", qa, "
     exit bad }' ops="$ycsb_ops" table_ops="$ycsb_table_ops" "$work/ycsb/ycsb.csv" >ycsbcheck || { cat ycsbcheck >&2; die "ycsb.csv"; }
 [ -z "$(ls -A "$work/ycsb/db" 2>/dev/null)" ] || die "run ycsb left databases behind"
 
-check "run ycsb --engine and --series: that engine, those sources and methods alone; an unknown name: exit 2"
+check "run ycsb --engine and --series: that engine, those sources and methods alone, and their plots; an unknown name: exit 2"
 expect_status 0 "$bfh" run ycsb --scale 2000 --queries 20 --engine lsm --series words,auto,bare \
-  --no-plot --out "$work/ycsb1" --work "$work/ycsb1/db"
+  --out "$work/ycsb1" --work "$work/ycsb1/db"
+if command -v gnuplot >/dev/null; then
+  for f in ycsb ycsb_cdf; do
+    [ -s "$work/ycsb1/$f.png" ] || die "run ycsb of a part did not draw $f"
+    no_entry "$work/ycsb1/$f.gnuplot.log"
+  done
+fi
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
   { if ($h["engine"] != "lsm" || $h["dataset"] != "words" || $h["wrong"] != 0 ||
         ($h["op"] == "load" ? $h["config"] != "bare" : $h["method"] != "auto")) { print "row: " $0; bad = 1 }
