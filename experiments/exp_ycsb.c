@@ -86,12 +86,8 @@ typedef struct config {
 
 static const config_t CONFIGS[] = {
     {"bare", 0, 0, 0, {0}, 0},
-    {"bfh",
-     1,
-     0,
-     0,
-     {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED, BFH_SEARCH_AUTO},
-     5},
+    {"bfh", 1, 0, 0, {BFH_SEARCH_SCAN, BFH_SEARCH_LEAVES, BFH_SEARCH_HIERARCHY, BFH_SEARCH_SLICED,
+                      BFH_SEARCH_AUTO}, 5},
     {"standalone", 1, 1, 0, {BFH_SEARCH_STANDALONE}, 1},
     {"cuckoo", 1, 0, 1, {BFH_SEARCH_CUCKOO}, 1},
 };
@@ -407,30 +403,14 @@ static int load(bfh_engine engine, const config_t *cfg, ycsb_oracle_t *o, const 
   return rc;
 }
 
-static const char *const COLS[] = {"workload",
-                                   "dataset",
-                                   "query",
-                                   "engine",
-                                   "config",
-                                   "method",
-                                   "op",
-                                   "records",
-                                   "ops",
-                                   "p50_us",
-                                   "p95_us",
-                                   "p99_us",
-                                   "mean_us",
-                                   "ops_per_s",
-                                   "wrong",
-                                   "load_us_per_record",
-                                   "index_bytes_per_entry",
-                                   "newest_k",
-                                   "scale",
-                                   NULL};
-static const char *const CDF_COLS[] = {"workload", "dataset",  "query",      "engine", "method",
-                                       "op",       "quantile", "latency_us", "scale",  NULL};
-static const double CDF_Q[] = {0.01, 0.05, 0.1, 0.2,  0.3,  0.4,  0.5,   0.6,
-                               0.7,  0.8,  0.9, 0.95, 0.97, 0.99, 0.995, 0.999};
+static const char *const COLS[] = {"workload", "dataset", "query", "engine", "config", "method", "op",
+                                   "records", "ops", "p50_us", "p95_us", "p99_us", "mean_us",
+                                   "ops_per_s", "wrong", "load_us_per_record",
+                                   "index_bytes_per_entry", "newest_k", "scale", NULL};
+static const char *const CDF_COLS[] = {"workload", "dataset", "query", "engine", "method", "op",
+                                       "quantile", "latency_us", "scale", NULL};
+static const double CDF_Q[] = {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
+                               0.9,  0.95, 0.97, 0.99, 0.995, 0.999};
 
 typedef struct row_ctx {
   const exp_ctx_t *x;
