@@ -26,7 +26,8 @@
  *             records, or the whole word when even it holds more. CUCKOO answers whole values
  *             only: it has no attribute, newest or range rows; STANDALONE runs a range
  *             itself, and the newest K as AUTO (its method_used says so);
- *   configs   bare (value filters off: the ingest every other config is compared with),
+ *   configs   bare (value filters off: the ingest every other config is compared with, the
+ *             load and then A's updates alone, the same stream, as the rows of op update),
  *             bfh (bfh's defaults: SCAN, LEAVES, HIERARCHY, SLICED and AUTO, one after
  *             another on the same database), standalone (the stand-alone index, engines that
  *             have it), cuckoo (the Cuckoo Index);
@@ -155,13 +156,15 @@ typedef struct run {
 } run_t;
 
 /* Where one method's operations go: the database, the method, how its searches are asked,
-   and whether the engine zeroes compacted sequence numbers (ycsb_oracle_newest_ok). */
+   and whether the engine zeroes compacted sequence numbers (ycsb_oracle_newest_ok);
+   updates_only: the stream's updates alone, its other operations skipped (bare's A). */
 typedef struct target {
   bfh_db *db;
   ycsb_oracle_t *o;
   bfh_method method;
   query_t q;
   int zeroed;
+  int updates_only;
 } target_t;
 
 /* Searches value number v, checks the keys; BFH_OK or the failure. */
@@ -336,6 +339,7 @@ static int run_method(const target_t *t, const ycsb_mix_t *mix, uint64_t nops, r
     uint32_t span;
     ycsb_op_t op = ycsb_gen_next(&g, &r, &span);
     uint64_t v = rng_below(&pick, t->o->src->nvalues);
+    if (t->updates_only && op != YCSB_UPDATE) continue;
     double seconds = 0;
     rc = run_op(t, op, r, span, v, out, &seconds);
     histogram_record(&out->h[op], (uint64_t)(seconds * 1e9));
@@ -430,14 +434,14 @@ static void row_common(const row_ctx_t *k, exp_csv_t *c) {
 }
 
 /* The rows of one method's run: one per operation type it ran. */
-static void write_rows(const row_ctx_t *k, const config_t *cfg, bfh_method method, const run_t *run,
+static void write_rows(const row_ctx_t *k, const config_t *cfg, const char *method, const run_t *run,
                        double load_us, double index_bpe) {
   for (int t = 0; t < YCSB_OPS; t++) {
     const histogram_t *h = &run->h[t];
     if (h->count == 0) continue;
     row_common(k, k->csv);
     exp_csv_str(k->csv, "config", cfg->name);
-    exp_csv_str(k->csv, "method", exp_method_name(method));
+    exp_csv_str(k->csv, "method", method);
     exp_csv_str(k->csv, "op", ycsb_op_name((ycsb_op_t)t));
     exp_csv_u64(k->csv, "records", k->records);
     exp_csv_u64(k->csv, "ops", h->count);
@@ -455,7 +459,7 @@ static void write_rows(const row_ctx_t *k, const config_t *cfg, bfh_method metho
     exp_csv_row(k->csv);
     for (size_t q = 0; q < sizeof CDF_Q / sizeof CDF_Q[0]; q++) {
       row_common(k, k->cdf);
-      exp_csv_str(k->cdf, "method", exp_method_name(method));
+      exp_csv_str(k->cdf, "method", method);
       exp_csv_str(k->cdf, "op", ycsb_op_name((ycsb_op_t)t));
       exp_csv_dbl(k->cdf, "quantile", CDF_Q[q]);
       exp_csv_dbl(k->cdf, "latency_us", (double)histogram_quantile(h, CDF_Q[q]) / 1e3);
@@ -514,6 +518,14 @@ static int run_config(row_ctx_t *k, bfh_engine engine, const config_t *cfg, ycsb
   if (!run) rc = BFH_E_NOMEM;
   /* RocksDB zeroes the sequence numbers of what it compacts into its bottom level */
   const int zeroed = engine == BFH_ENGINE_ROCKSDB;
+  if (rc == BFH_OK && cfg->nmethods == 0) { /* bare: A's updates alone, the ingest under A */
+    k->workload[0] = 'A';
+    const target_t t = {.db = db, .o = &o, .zeroed = zeroed, .updates_only = 1};
+    exp_progress("ycsb %s %s A: updates without value filters", k->engine, src->name);
+    rc = run_method(&t, ycsb_mix('A'), sc->ops, run);
+    exp_progress_done();
+    if (rc == BFH_OK) write_rows(k, cfg, "-", run, load_us, bpe);
+  }
   for (const char *w = YCSB_WORKLOADS; *w && cfg->nmethods && rc == BFH_OK; w++) {
     k->workload[0] = *w;
     query_t qs[2];
@@ -533,7 +545,7 @@ static int run_config(row_ctx_t *k, bfh_engine engine, const config_t *cfg, ycsb
         rc = run_method(&t, ycsb_mix(*w), nops, run);
         exp_progress_done();
         if (rc == BFH_OK) {
-          write_rows(k, cfg, method, run, load_us, bpe);
+          write_rows(k, cfg, exp_method_name(method), run, load_us, bpe);
           *wrong += run->wrong;
           if (run->wrong)
             fprintf(stderr, "bfh: ycsb %s %s %s %c by %s: %s: %llu wrong of %llu operations\n",
