@@ -636,7 +636,7 @@ static seen_keys_t by_word(const memtable_t *m, const char *word, uint64_t seed)
 static void test_memtable_value_index_holds_each_item(void **state) {
   (void)state;
   const uint64_t seed = 77;
-  words_t w = {{words_hash}, 0};
+  words_t w = {.base = {.hash = words_hash}};
   memtable_t *m = memtable_create_indexed_terms(16, seed, &w.base); /* chains shared */
   assert_non_null(m);
   assert_int_equal(memtable_add(m, 1, LSM_TYPE_VALUE, "a", 1, "red,blue", 8), ST_OK);

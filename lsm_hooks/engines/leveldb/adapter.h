@@ -152,10 +152,13 @@ void ldb_logs_release(engine_leveldb_t *el);
 /* Reads the watch's pending events: any (or a queue overflow, or no watch) sets dir_changed
    and counts in dir_events. Nothing while a test holds the watch. REQUIRES sync_mu. */
 void ldb_dir_events(engine_leveldb_t *el);
-/* sync.c: the engine's part of a sync (stock_rw_format_t.list, unhold and segs). */
+/* sync.c: the engine's part of a sync (stock_rw_format_t.list, unhold, segs and
+   list_at_rest). */
 void ldb_pin_unref(ldb_pin_t *p); /* NULL allowed */
 int ldb_list(stock_rw_t *s, int view, engine_table_t **t, size_t *n, void **held, err_t *err);
 void ldb_unhold(stock_rw_t *s, void *held);
 const stock_segs_t *ldb_segs(stock_rw_t *s, size_t i);
+/* stock_rw_format_t.list_at_rest: the tables of the MANIFEST that CURRENT names. */
+int ldb_list_at_rest(stock_rw_t *s, engine_table_t **t, size_t *n, err_t *err);
 
 #endif

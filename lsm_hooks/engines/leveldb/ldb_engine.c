@@ -30,10 +30,17 @@
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
 /* stock_rw_format_t.destroy. */
-static void destroy(stock_rw_t *s) {
+static void shut(stock_rw_t *s) {
   engine_leveldb_t *el = (engine_leveldb_t *)s;
   ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
+  el->pinned = NULL;
   if (el->db) leveldb_close(el->db);
+  el->db = NULL;
+}
+
+static void destroy(stock_rw_t *s) {
+  engine_leveldb_t *el = (engine_leveldb_t *)s;
+  shut(s);
   if (el->options) leveldb_options_destroy(el->options);
   if (el->policy) leveldb_filterpolicy_destroy(el->policy);
   if (el->ropt) leveldb_readoptions_destroy(el->ropt);
@@ -259,7 +266,9 @@ static const stock_rw_format_t leveldb_format = {.ops = &leveldb_ops,
                                                  .check_dir = check_directory,
                                                  .init = init,
                                                  .open = open_db,
+                                                 .shut = shut,
                                                  .destroy = destroy,
+                                                 .list_at_rest = ldb_list_at_rest,
                                                  .list = ldb_list,
                                                  .unhold = ldb_unhold,
                                                  .segs = ldb_segs};

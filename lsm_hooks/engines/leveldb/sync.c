@@ -9,6 +9,7 @@
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/engines/leveldb/ldb_api.h"
 #include "lsm_hooks/leveldb_format/ldb_sstables.h"
+#include "lsm_hooks/leveldb_format/ldb_version_edit.h"
 
 #define PIN_ATTEMPTS 64
 
@@ -139,4 +140,29 @@ void ldb_unhold(stock_rw_t *s, void *held) {
 const stock_segs_t *ldb_segs(stock_rw_t *s, size_t i) {
   engine_leveldb_t *el = (engine_leveldb_t *)s;
   return i < el->nlogs ? &el->logs[i].segs : NULL;
+}
+
+int ldb_list_at_rest(stock_rw_t *s, engine_table_t **out, size_t *count, err_t *err) {
+  char *manifest = NULL;
+  int rc = stock_current_read(s->io, s->path, &manifest, err);
+  if (rc != BFH_OK) return rc;
+  ldb_version_t v = {0};
+  uint64_t next;
+  rc = ldb_version_read(s->io, manifest, 0, &v, &next, err);
+  free(manifest);
+  engine_table_t *t = NULL;
+  if (rc == BFH_OK && !(t = malloc((v.nfiles ? v.nfiles : 1) * sizeof *t)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory", s->path);
+  for (size_t i = 0; rc == BFH_OK && i < v.nfiles; i++)
+    t[i] = (engine_table_t){.number = v.files[i].number,
+                            .size = v.files[i].size,
+                            .level = v.files[i].level,
+                            .max_seq = ENGINE_SEQ_UNKNOWN};
+  if (rc == BFH_OK) {
+    stock_tables_sort(t, v.nfiles);
+    *out = t;
+    *count = v.nfiles;
+  }
+  ldb_version_release(&v);
+  return rc;
 }

@@ -73,6 +73,9 @@ int rdb_list(stock_rw_t *s, int view, engine_table_t **t, size_t *n, void **held
 void rdb_unhold(stock_rw_t *s, void *held);
 const stock_segs_t *rdb_segs(stock_rw_t *s, size_t i);
 void rdb_tick(stock_rw_t *s);
+/* stock_rw_format_t.list_at_rest: the tables of the engine's column family in the MANIFEST
+   that CURRENT names. */
+int rdb_list_at_rest(stock_rw_t *s, engine_table_t **t, size_t *n, err_t *err);
 
 /* rdb_wal.c */
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a

@@ -42,15 +42,23 @@ static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
 }
 
 /* stock_rw_format_t.destroy. */
-static void destroy(stock_rw_t *s) {
+static void shut(stock_rw_t *s) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)s;
   if (er->db) rdb_tick(s); /* no view is open at close: the hold is given back */
-  stock_segs_release(&er->segs);
   for (size_t i = 0; i < er->ncfs; i++)
     if (er->cfs[i]) rocksdb_column_family_handle_destroy(er->cfs[i]);
   free(er->cfs);
-  free(er->cf_name);
+  er->cfs = NULL;
+  er->ncfs = 0;
   if (er->db) rocksdb_close(er->db);
+  er->db = NULL;
+}
+
+static void destroy(stock_rw_t *s) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)s;
+  shut(s);
+  stock_segs_release(&er->segs);
+  free(er->cf_name);
   if (er->options) rocksdb_options_destroy(er->options);
   if (er->ropt) rocksdb_readoptions_destroy(er->ropt);
   if (er->wopt) rocksdb_writeoptions_destroy(er->wopt);
@@ -242,7 +250,9 @@ static const stock_rw_format_t rocksdb_format = {.ops = &rocksdb_ops,
                                                  .check_dir = check_directory,
                                                  .init = init,
                                                  .open = open_db,
+                                                 .shut = shut,
                                                  .destroy = destroy,
+                                                 .list_at_rest = rdb_list_at_rest,
                                                  .list = rdb_list,
                                                  .unhold = rdb_unhold,
                                                  .segs = rdb_segs,

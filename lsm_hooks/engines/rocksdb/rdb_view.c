@@ -9,6 +9,7 @@
 #include "bfh.h"
 #include "lsm_hooks/engines/rocksdb/rdb_adapter.h"
 #include "lsm_hooks/engines/rocksdb/rdb_api.h"
+#include "lsm_hooks/rocksdb_format/rdb_manifest.h"
 #include "lsm_hooks/rocksdb_format/rdb_sstables.h"
 
 /* ---- The live tables -------------------------------------------------------------------- */
@@ -69,6 +70,29 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
   }
   stock_tables_sort(t, k);
   bound_tables(er, t, k);
+  *out = t;
+  *n = k;
+  return BFH_OK;
+}
+
+int rdb_list_at_rest(stock_rw_t *s, engine_table_t **out, size_t *n, err_t *err) {
+  engine_rocksdb_t *er = (engine_rocksdb_t *)s;
+  rdb_version_t v;
+  int rc = rdb_version_load(s->io, s->path, 0, &v, NULL, NULL, err);
+  if (rc != BFH_OK) return rc;
+  const rdb_cf_t *cf = rdb_version_cf_by_name(&v, er->cf_name);
+  engine_table_t *t = malloc((v.nfiles ? v.nfiles : 1) * sizeof *t);
+  size_t k = 0;
+  if (!t) rc = err_set(err, BFH_E_NOMEM, "%s: no memory", s->path);
+  for (size_t i = 0; t && cf && i < v.nfiles; i++)
+    if (v.files[i].cf == cf->id)
+      t[k++] = (engine_table_t){.number = v.files[i].number,
+                                .size = v.files[i].size,
+                                .level = v.files[i].level,
+                                .max_seq = ENGINE_SEQ_UNKNOWN};
+  rdb_version_release(&v);
+  if (rc != BFH_OK) return rc;
+  stock_tables_sort(t, k);
   *out = t;
   *n = k;
   return BFH_OK;

@@ -47,8 +47,16 @@ typedef struct stock_rw_format {
   void (*init)(struct stock_rw *s);
   /* The library's open of s->path with opt, bfh's lock on the directory held. */
   int (*open)(struct stock_rw *s, const bfh_options *opt, err_t *err);
-  /* Frees what init and open made, the library closed (also after a failed open); not s. */
+  /* Closes the library (its handle NULL after; nothing when it is not open): no table is
+     made or deleted after it. */
+  void (*shut)(struct stock_rw *s);
+  /* Frees what init and open made, the library closed first (also after a failed open); not
+     s. */
   void (*destroy)(struct stock_rw *s);
+  /* The live tables of the database shut left, as its MANIFEST at rest names them, sorted by
+     number, into *t (malloc'd) and *n: the close's last sync lists them so, as a compaction
+     could install a table after any list asked of the open library. */
+  int (*list_at_rest)(struct stock_rw *s, engine_table_t **t, size_t *n, err_t *err);
 
   /* The engine's part of a sync (stock_rw_sync), under sync_mu: the live tables, sorted by
      number, into *t (malloc'd) and *n. With view set, first what a view needs: the logs read
@@ -104,8 +112,9 @@ int stock_rw_check_dir(env_t *io, const char *path, int create, int *exists, err
    cache when it matches, stale cache files removed), and the background indexer started. */
 int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_options *opt, env_t *io,
                   index_sync_t *sync, engine_t **out, err_t *err);
-/* engine_ops_t.close: the indexer stopped, a last full sync (every live table leaves its
-   cache file behind, for a fast reopen), then fmt->destroy and the handle freed. */
+/* engine_ops_t.close: the indexer stopped, the library shut, a last full sync of the tables
+   it left (fmt->list_at_rest: every live table leaves its cache file behind, for a fast
+   reopen), then fmt->destroy and the handle freed. */
 int stock_rw_close(engine_t *e, err_t *err);
 
 /* ---- Syncs and views ----------------------------------------------------------------------
