@@ -522,6 +522,11 @@ static void body(report_t *rp, const exp_report_run_t *run) {
     say(rp, "\n");
     table(rp, "ycsb", "workload=E op=range method=scan",
           "dataset query engine ops p50_us p95_us p99_us wrong");
+    say(rp,
+        "\nThe ingest: each configuration's load (load_us, per record) and A's updates alone,\n"
+        "the same stream with its searches skipped; bare has no value filters.\n\n");
+    table(rp, "ycsb", "workload=A op=update method=-",
+          "dataset engine config ops p50_us p95_us p99_us load_us=load_us_per_record");
   }
   others(rp);
 }
