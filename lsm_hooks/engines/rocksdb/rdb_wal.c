@@ -188,7 +188,11 @@ int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
   int rc = read_batches(er, last, &b, &next, err);
   if (rc == BFH_OK && b.n > 0 && stock_segs_push(&er->segs, &b) != BFH_OK)
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the WAL's entries", er->rw.path);
-  if (rc == BFH_OK) er->next_seq = next;
+  /* Every batch up to last that the live WAL holds is read (read_batches); one it does not
+     hold is in a table. So the next refresh starts past last even when the WAL held none of
+     them (a reopened database whose WAL was flushed at its recovery): else every view read
+     the WAL files' heads again for nothing, a listing and an open of each. */
+  if (rc == BFH_OK) er->next_seq = next > last ? next : last + 1;
   stock_seg_builder_release(&b);
   return rc;
 }
