@@ -58,6 +58,12 @@ typedef struct engine_rocksdb {
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t wal_transients; /* WAL iterators that ended in a transient error (rdb_wal.c) */
+  /* The largest sequence numbers of the tables the last list bounded (number and max_seq
+     set; sorted by number): a table's never changes, so a list asks RocksDB's
+     rocksdb.sstables, which prints every key of the version, only for a table it lacks
+     (rdb_view.c). */
+  engine_table_t *bounds;
+  size_t nbounds;
   const char *(*wal_hook)(void *arg); /* tests: engine_rocksdb_set_wal_hook */
   void *wal_hook_arg;
 

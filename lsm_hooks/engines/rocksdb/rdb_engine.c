@@ -58,6 +58,7 @@ static void destroy(stock_rw_t *s) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)s;
   shut(s);
   stock_segs_release(&er->segs);
+  free(er->bounds);
   free(er->cf_name);
   if (er->options) rocksdb_options_destroy(er->options);
   if (er->ropt) rocksdb_readoptions_destroy(er->ropt);

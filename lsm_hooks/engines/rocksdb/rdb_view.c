@@ -25,14 +25,33 @@ static void bound_table(void *arg, uint64_t number, uint64_t largest_seq) {
   if (i < l->n && l->t[i].number == number) l->t[i].max_seq = largest_seq;
 }
 
-/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file,
-   from the rocksdb.sstables property (rdb_sstables.h): the C API's live-file list has none. A
-   file the property does not list (made or gone between the two calls) keeps no bound. */
+/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file:
+   the one the last list kept (er->bounds), else from the rocksdb.sstables property
+   (rdb_sstables.h), asked once for all: the C API's live-file list has none. A file the
+   property does not list (made or gone between the two calls) keeps no bound, and is asked
+   again by the next list. Then er->bounds holds the bounds of t. REQUIRES sync_mu. */
 static void bound_tables(engine_rocksdb_t *er, engine_table_t *t, size_t n) {
-  char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
-  tables_t l = {t, n};
-  (void)rdb_sstables_bounds(s, bound_table, &l);
-  rocksdb_free(s);
+  size_t missing = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t j = U64_LOWER_BOUND(er->bounds, er->nbounds, number, t[i].number);
+    if (j < er->nbounds && er->bounds[j].number == t[i].number)
+      t[i].max_seq = er->bounds[j].max_seq;
+    else
+      missing++;
+  }
+  if (missing) {
+    char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
+    tables_t l = {t, n};
+    (void)rdb_sstables_bounds(s, bound_table, &l);
+    rocksdb_free(s);
+  }
+  engine_table_t *b = n ? malloc(n * sizeof *b) : NULL; /* no memory: none kept, asked again */
+  size_t k = 0;
+  for (size_t i = 0; b && i < n; i++)
+    if (t[i].max_seq != ENGINE_SEQ_UNKNOWN) b[k++] = t[i];
+  free(er->bounds);
+  er->bounds = b;
+  er->nbounds = k;
 }
 
 /* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
