@@ -53,7 +53,7 @@ typedef struct exp_ctx {
   int costs;             /* an exp_costs_t (default EXP_COSTS_BFH) */
   /* The subset of the method sweep of Fig. 8 and Fig. 11 (exp_measure_methods) to measure, so
      that a long point can be run in pieces: series, NULL for all, else a comma-separated list
-     of its series names (exp_sweep_series_check; ycsb: of its sources and methods,
+     of its series names (exp_series_check: exp_sweep_series_at; ycsb: its sources and methods,
      exp_ycsb_series_at); cache, EXP_CACHE_* bits (0: warm, and cold
      with `cold`); cold_queries, the queries of a cold point (1..EXP_COLD_QUERIES, 0: the
      most). */
@@ -472,9 +472,14 @@ int exp_measure_methods(exp_csv_t *c, const exp_ctx_t *x, exp_db_params_t *p, in
 const char *exp_sweep_series_at(int costs, size_t i);
 /* 1 if x->series is NULL or lists name. */
 int exp_sweep_series_wanted(const exp_ctx_t *x, const char *name);
-/* 0 if every name of x->series is a series of the sweep under x->costs (or, with any_costs,
-   under either profile); else -1 with the first unknown name written to bad (cap bytes). */
-int exp_sweep_series_check(const exp_ctx_t *x, int any_costs, char *bad, size_t cap);
+/* The names a driver's --series may give: at(arg, 0), at(arg, 1), ... up to the first NULL
+   (the sweep's under a cost profile, ycsb's sources and methods). exp_series_check: 0 if
+   every name of the comma-separated list is one of them, else -1 with the first unknown one
+   in bad (cap bytes). exp_series_names: all of them, comma-separated, into out (cap bytes). */
+typedef const char *(*exp_series_at_fn)(const void *arg, size_t i);
+int exp_series_check(const char *list, exp_series_at_fn at, const void *arg, char *bad,
+                     size_t cap);
+void exp_series_names(exp_series_at_fn at, const void *arg, char *out, size_t cap);
 /* ---- synthetic leaves, for the pure-structure experiments (exp_synth.c) ------------------- */
 
 /* Fills words (ceil(m/64), zeroed first) with the value filter of a table holding the

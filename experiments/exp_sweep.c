@@ -63,23 +63,29 @@ int exp_sweep_series_wanted(const exp_ctx_t *x, const char *name) {
   return 0;
 }
 
-int exp_sweep_series_check(const exp_ctx_t *x, int any_costs, char *bad, size_t cap) {
-  if (!x->series) return 0;
-  for (const char *p = x->series;; p++) {
+int exp_series_check(const char *list, exp_series_at_fn at, const void *arg, char *bad,
+                     size_t cap) {
+  for (const char *p = list;; p++) {
     const size_t n = strcspn(p, ",");
     int found = 0;
-    for (int k = 0; k < EXP_NCOSTS && !found; k++) {
-      if (!any_costs && k != x->costs) continue;
-      const char *name;
-      for (size_t i = 0; (name = exp_sweep_series_at(k, i)) && !found; i++)
-        found = strlen(name) == n && strncmp(p, name, n) == 0;
-    }
+    const char *name;
+    for (size_t i = 0; (name = at(arg, i)) && !found; i++)
+      found = strlen(name) == n && strncmp(p, name, n) == 0;
     if (!found) {
       snprintf(bad, cap, "%.*s", (int)n, p);
       return -1;
     }
     p += n;
     if (!*p) return 0;
+  }
+}
+
+void exp_series_names(exp_series_at_fn at, const void *arg, char *out, size_t cap) {
+  const char *name;
+  out[0] = '\0';
+  for (size_t i = 0; (name = at(arg, i)); i++) {
+    const size_t len = strlen(out);
+    snprintf(out + len, cap - len, "%s%s", i ? "," : "", name);
   }
 }
 

@@ -80,25 +80,14 @@ static const char *scale_name(int s) {
   return exp_scale_name((exp_scale_t)s);
 }
 
-/* ycsb's --series (exp_ycsb_series_at): 0, or -1 after a usage error naming the unknown one. */
-static int ycsb_series_check(const cli_t *c, const exp_ctx_t *x) {
-  for (const char *p = x->series;;) {
-    const size_t n = strcspn(p, ",");
-    const char *name;
-    int found = 0;
-    for (size_t i = 0; (name = exp_ycsb_series_at(i)) && !found; i++)
-      found = strlen(name) == n && strncmp(p, name, n) == 0;
-    if (!found) {
-      char names[256] = "";
-      for (size_t i = 0; (name = exp_ycsb_series_at(i)); i++)
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", name);
-      cli_args_usage_error(c->cmd, "--series: unknown source or method '%.*s' of ycsb (%s)", (int)n,
-                           p, names);
-      return -1;
-    }
-    p += n;
-    if (!*p++) return 0;
-  }
+/* The names --series takes: the sweep's under the cost profile *arg, or ycsb's. */
+static const char *sweep_series_at(const void *arg, size_t i) {
+  return exp_sweep_series_at(*(const int *)arg, i);
+}
+
+static const char *ycsb_series_at(const void *arg, size_t i) {
+  (void)arg;
+  return exp_ycsb_series_at(i);
 }
 
 /* --series, --cache and --cold-queries into x (the rows of Fig. 8 and Fig. 11 to measure, so
@@ -134,18 +123,18 @@ static int run_subset(const cli_t *c, exp_ctx_t *x) {
     if (x->cache & EXP_CACHE_COLD) x->cold = 1;
   }
   x->series = r->series;
-  if (ycsb) return x->series ? ycsb_series_check(c, x) : 0;
-  char bad[64];
-  if (exp_sweep_series_check(x, 0, bad, sizeof bad) != 0) {
-    char names[512] = "";
-    const char *name;
-    for (size_t i = 0; (name = exp_sweep_series_at(x->costs, i)); i++)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "", name);
+  if (!x->series) return 0;
+  const exp_series_at_fn at = ycsb ? ycsb_series_at : sweep_series_at;
+  char bad[128], names[512];
+  if (exp_series_check(x->series, at, &x->costs, bad, sizeof bad) == 0) return 0;
+  exp_series_names(at, &x->costs, names, sizeof names);
+  if (ycsb)
+    cli_args_usage_error(c->cmd, "--series: unknown source or method '%s' of ycsb (%s)", bad,
+                         names);
+  else
     cli_args_usage_error(c->cmd, "--series: unknown series '%s' (with --costs %s: %s)", bad,
                          exp_costs_name(x->costs), names);
-    return -1;
-  }
-  return 0;
+  return -1;
 }
 
 /* The experiments' context of c's options: x, or NULL after a usage error. */
