@@ -64,6 +64,13 @@ typedef struct engine_rocksdb {
      (rdb_view.c). */
   engine_table_t *bounds;
   size_t nbounds;
+  /* The tables of the last list (sorted by number), made under super version listed_sv
+     (0: none kept): while the column family's super version number stays the same, its
+     version and so its tables do, and a list copies them instead of asking RocksDB for every
+     live file's metadata (rdb_view.c). */
+  engine_table_t *listed;
+  size_t nlisted;
+  uint64_t listed_sv;
   const char *(*wal_hook)(void *arg); /* tests: engine_rocksdb_set_wal_hook */
   void *wal_hook_arg;
 
@@ -84,6 +91,9 @@ void rdb_tick(stock_rw_t *s);
 int rdb_list_at_rest(stock_rw_t *s, engine_table_t **t, size_t *n, err_t *err);
 
 /* rdb_wal.c */
+/* The column family's rocksdb.current-super-version-number (0 if RocksDB gives none): it
+   changes with every flush, compaction and memtable switch. */
+uint64_t rdb_super_version(engine_rocksdb_t *er);
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a
    super version change) into a new segment. REQUIRES sync_mu. BFH_E_UNSUPPORTED for a merge
    operand or a blob reference of the engine's column family. */

@@ -59,6 +59,7 @@ static void destroy(stock_rw_t *s) {
   shut(s);
   stock_segs_release(&er->segs);
   free(er->bounds);
+  free(er->listed);
   free(er->cf_name);
   if (er->options) rocksdb_options_destroy(er->options);
   if (er->ropt) rocksdb_readoptions_destroy(er->ropt);

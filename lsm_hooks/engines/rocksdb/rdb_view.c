@@ -54,8 +54,30 @@ static void bound_tables(engine_rocksdb_t *er, engine_table_t *t, size_t n) {
   er->nbounds = k;
 }
 
-/* The live tables of the engine's column family into *out (malloc'd, sorted by number). */
+/* Keeps a copy of t[0, n) as the tables of super version sv (none without memory). */
+static void keep_listed(engine_rocksdb_t *er, const engine_table_t *t, size_t n, uint64_t sv) {
+  free(er->listed);
+  er->listed = malloc((n ? n : 1) * sizeof *t);
+  er->nlisted = er->listed ? n : 0;
+  er->listed_sv = er->listed ? sv : 0;
+  if (er->listed && n) memcpy(er->listed, t, n * sizeof *t);
+}
+
+/* The live tables of the engine's column family into *out (malloc'd, sorted by number): the
+   last list's while the super version is the one it was made under. The number is read
+   before RocksDB's list, so a list made under a newer version than its number is made again
+   next time, never the reverse. REQUIRES sync_mu. */
 static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, err_t *err) {
+  const uint64_t sv = rdb_super_version(er);
+  if (sv && sv == er->listed_sv) {
+    engine_table_t *t = malloc((er->nlisted ? er->nlisted : 1) * sizeof *t);
+    if (!t) return err_set(err, BFH_E_NOMEM, "%s: no memory", er->rw.path);
+    if (er->nlisted) memcpy(t, er->listed, er->nlisted * sizeof *t);
+    bound_tables(er, t, er->nlisted);
+    *out = t;
+    *n = er->nlisted;
+    return BFH_OK;
+  }
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
   if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->rw.path);
   int count = rocksdb_livefiles_count(lf);
@@ -88,6 +110,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     return rc;
   }
   stock_tables_sort(t, k);
+  keep_listed(er, t, k, sv);
   bound_tables(er, t, k);
   *out = t;
   *n = k;

@@ -58,7 +58,7 @@ static int batch_decode(const char *dir, uint32_t cf, uint64_t seq, const uint8_
   return rc != BFH_OK ? rc : d.rc;
 }
 
-static uint64_t super_version(engine_rocksdb_t *er) {
+uint64_t rdb_super_version(engine_rocksdb_t *er) {
   char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.current-super-version-number");
   uint64_t v = s ? strtoull(s, NULL, 10) : 0;
   rocksdb_free(s);
@@ -174,7 +174,7 @@ uint64_t engine_rocksdb_wal_transients(engine_t *e) {
 }
 
 int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
-  uint64_t sv = super_version(er);
+  uint64_t sv = rdb_super_version(er);
   if (sv != er->sv_number) { /* a flush or a compaction: read the live WAL again */
     stock_segs_clear(&er->segs);
     er->next_seq = 0;
