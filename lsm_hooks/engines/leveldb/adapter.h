@@ -65,6 +65,7 @@ typedef struct ldb_pin {
   leveldb_iterator_t *it;
   char *list;          /* leveldb.sstables when it was pinned (leveldb_free) */
   uint64_t dir_events; /* the engine's dir_events before the list was fetched */
+  uint64_t serial;     /* the engine's count of pins made, this one included */
 } ldb_pin_t;
 
 typedef struct engine_leveldb {
@@ -93,6 +94,12 @@ typedef struct engine_leveldb {
      exclusively by a log read that met a damaged-looking record: with it held no append is in
      flight, so what the read sees then is what the file holds (see logs.c). */
   pthread_rwlock_t write_lock;
+  /* Writes ended (counted after LevelDB returned, before the caller hears of it), and their
+     count when a view's log refresh last read every log without error (logs.c): while the two
+     are equal and the watch reports nothing, no log holds a byte that refresh did not read. */
+  atomic_uint_fast64_t writes_done;
+  uint64_t logs_read_at;
+  int logs_read_ok;
 
   /* The first LevelDB write (put, delete, a flush's batch) that failed: later writes are
      refused with it (ldb_engine.c, write_begin). */
@@ -104,17 +111,22 @@ typedef struct engine_leveldb {
   char *bounds_manifest; /* its path (malloc'd; NULL: none read yet) */
   uint64_t bounds_next;  /* where the next read resumes */
   ldb_version_t bounds_version;
+  uint64_t pins_made;     /* ldb_pin_t.serial of the last pin made */
+  uint64_t bounds_serial; /* the pin whose list the MANIFEST was last read for (0: none) */
 
   pthread_mutex_t diag_mu; /* guards the last corruption diagnosis */
   char diag_ldb[256];      /* LevelDB's message it was made for ("" if none) */
   char diag_msg[ERR_MSG_BYTES];
 } engine_leveldb_t;
 
-/* bounds.c: gives t[0, n) (sorted by number) the sequence bound of each table the MANIFEST
-   names (ldb_file_t.max_seq; leveldb.sstables gives none), reading the MANIFEST on from where
-   the last call stopped. A table it does not name, or any failure to read it, leaves the
-   bound unknown: the newest K then reads that table. REQUIRES rw.sync_mu. */
-void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n);
+/* bounds.c: gives t[0, n) (sorted by number; the list of the pin numbered serial) the
+   sequence bound of each table the MANIFEST names (ldb_file_t.max_seq; leveldb.sstables gives
+   none), reading the MANIFEST on from where the last read stopped, unless it was read for
+   that pin's list already (LevelDB writes an edit before it installs the version, so the read
+   that followed the list's fetch saw every table of it). A table it does not name, or any
+   failure to read it, leaves the bound unknown: the newest K then reads that table. REQUIRES
+   rw.sync_mu. */
+void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n, uint64_t serial);
 /* Frees what ldb_bounds_fill keeps. */
 void ldb_bounds_release(engine_leveldb_t *el);
 

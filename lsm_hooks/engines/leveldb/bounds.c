@@ -39,8 +39,13 @@ static int read_on(engine_leveldb_t *el) {
   return 1;
 }
 
-void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n) {
-  if (n == 0 || !read_on(el)) return;
+void ldb_bounds_fill(engine_leveldb_t *el, engine_table_t *t, size_t n, uint64_t serial) {
+  if (n == 0) return;
+  if (serial != el->bounds_serial) {
+    el->bounds_serial = 0;
+    if (!read_on(el)) return;
+    el->bounds_serial = serial;
+  }
   const ldb_version_t *v = &el->bounds_version;
   for (size_t i = 0; i < v->nfiles; i++) {
     size_t at = U64_LOWER_BOUND(t, n, number, v->files[i].number);

@@ -72,6 +72,7 @@ static int write_begin(engine_leveldb_t *el, err_t *err) {
 
 /* The status of the LevelDB write begun (msg from LevelDB, or NULL); a failure is kept. */
 static int write_end(engine_leveldb_t *el, char *msg, const char *op, err_t *err) {
+  atomic_fetch_add(&el->writes_done, 1); /* before the caller hears of it: logs.c */
   pthread_rwlock_unlock(&el->write_lock);
   if (!msg) return BFH_OK;
   int rc = ldb_error(el, msg, op, err);

@@ -36,10 +36,9 @@ void ldb_dir_events(engine_leveldb_t *el) {
 
 /* The numbers of the live log files into nums: listed from the directory (*listed = 1), or,
    while the watch reports nothing since the last refresh that listed and read every log
-   without error, the logs known then. */
+   without error, the logs known then. The caller has just read the watch. */
 static int live_logs(engine_leveldb_t *el, u64vec_t *nums, int *listed, err_t *err) {
   *listed = 0;
-  ldb_dir_events(el);
   if (!el->dir_changed) { /* the directory need not be listed again */
     for (size_t i = 0; i < el->nlogs; i++)
       if (u64vec_push(nums, el->logs[i].number) != BFH_OK)
@@ -122,6 +121,14 @@ static int read_log(engine_leveldb_t *el, log_state_t *l, err_t *err) {
 }
 
 int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
+  /* No write ended since a refresh that read every log, and no file made or removed: each
+     log ends where that read stopped. A write acknowledged before this view counted before
+     the count read here; one that counted before the last read's count had ended, so that
+     read's stat, after its count, saw its bytes. */
+  const uint64_t writes = atomic_load(&el->writes_done);
+  ldb_dir_events(el);
+  if (read && el->logs_read_ok && writes == el->logs_read_at && !el->dir_changed) return BFH_OK;
+  el->logs_read_ok = 0;
   for (size_t i = 0; i < el->nlogs; i++) el->logs[i].seen = 0;
   u64vec_t nums;
   u64vec_init(&nums);
@@ -154,6 +161,10 @@ int ldb_logs_refresh(engine_leveldb_t *el, int read, err_t *err) {
   /* A listing that read every log leaves the logs known complete (events queued meanwhile
      are read next time); one that did not read adds no new log to them. */
   if (listed && read) el->dir_changed = 0;
+  if (read && !el->dir_changed) {
+    el->logs_read_ok = 1;
+    el->logs_read_at = writes;
+  }
   return BFH_OK;
 }
 

@@ -82,6 +82,7 @@ static int pin_list(engine_leveldb_t *el, ldb_pin_t **pin, err_t *err) {
         break;
       }
       atomic_init(&p->refs, 2); /* the caller's and el->pinned's */
+      p->serial = ++el->pins_made;
       p->it = it;
       p->list = a;
       p->dir_events = events;
@@ -121,7 +122,7 @@ int ldb_list(stock_rw_t *s, int view, engine_table_t **out, size_t *count, void 
   free(t);
   if (rc == BFH_OK) {
     stock_tables_sort(tables, n);
-    if (view) ldb_bounds_fill(el, tables, n);
+    if (view) ldb_bounds_fill(el, tables, n, pin->serial);
     *out = tables;
     *count = n;
   }
