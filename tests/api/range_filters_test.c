@@ -11,8 +11,8 @@
  * of the live tables (Grafite's bound for them at the maps' 20 bits per code is 0.39%), and
  * ranges holding numbers find every one; then keys overwritten and deleted. Every answer is
  * compared key by key with SCAN's, on the own engine read-write, after a reopen, read-only,
- * on LevelDB read-only, whose maps are built into its index_dir's cache files, and on RocksDB
- * read-write (maps in its filter cache files) and read-only.
+ * and on LevelDB and RocksDB read-write (maps in their filter cache files) and read-only (maps
+ * built into an index_dir's cache files).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,14 +144,18 @@ static void test_range_filters_own_engine(void **state) {
   f->db = NULL;
 }
 
-/* LevelDB read-only with an index_dir: the maps, range filters included, are built from its
-   tables into the cache files, and the filters' bodies read from there. */
-static void test_range_filters_leveldb_read_only(void **state) {
-  db_fixture_t *f = *state;
+/* A stock engine read-write (the flush in write_spread reads every table's filters and maps
+   into its filter cache files), then read-only with an index_dir: the maps, range filters
+   included, are built from its tables into the index_dir's cache files, and the filters'
+   bodies read from there. */
+static void stock_engine(db_fixture_t *f, bfh_engine engine, const char *name) {
   bfh_options o;
   options(&o);
-  o.engine = BFH_ENGINE_LEVELDB;
+  o.engine = engine;
   write_spread(f, &o);
+  char label[64];
+  snprintf(label, sizeof label, "%s read-write", name);
+  check(f->db, label);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   char idx[4400];
   snprintf(idx, sizeof idx, "%s/index", f->root);
@@ -161,41 +165,25 @@ static void test_range_filters_leveldb_read_only(void **state) {
   err_t err;
   index_sync_t *sync = bfh_internal_sync(f->db);
   if (sync && index_sync_loader_wait(sync, NULL, &err) != BFH_OK) fail_msg("load: %s", err.msg);
-  check(f->db, "leveldb read-only");
+  snprintf(label, sizeof label, "%s read-only", name);
+  check(f->db, label);
   assert_int_equal(bfh_close(f->db), BFH_OK);
   f->db = NULL;
 }
 
-/* RocksDB read-write (the flush in write_spread reads every table's filters and maps), then
-   read-only with an index_dir, as LevelDB above. */
+static void test_range_filters_leveldb(void **state) {
+  stock_engine(*state, BFH_ENGINE_LEVELDB, "leveldb");
+}
+
 static void test_range_filters_rocksdb(void **state) {
-  db_fixture_t *f = *state;
-  bfh_options o;
-  options(&o);
-  o.engine = BFH_ENGINE_ROCKSDB;
-  write_spread(f, &o);
-  check(f->db, "rocksdb read-write");
-  assert_int_equal(bfh_close(f->db), BFH_OK);
-  char idx[4400];
-  snprintf(idx, sizeof idx, "%s/index", f->root);
-  o.read_only = 1;
-  o.index_dir = idx;
-  assert_int_equal(bfh_open(f->dir, &o, &f->db), BFH_OK);
-  err_t err;
-  index_sync_t *sync = bfh_internal_sync(f->db);
-  if (sync && index_sync_loader_wait(sync, NULL, &err) != BFH_OK) fail_msg("load: %s", err.msg);
-  check(f->db, "rocksdb read-only");
-  assert_int_equal(bfh_close(f->db), BFH_OK);
-  f->db = NULL;
+  stock_engine(*state, BFH_ENGINE_ROCKSDB, "rocksdb");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_range_filters_own_engine, setup, db_fixture_teardown),
-      cmocka_unit_test_setup_teardown(test_range_filters_leveldb_read_only, setup,
-                                      db_fixture_teardown),
-      cmocka_unit_test_setup_teardown(test_range_filters_rocksdb, setup,
-                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_range_filters_leveldb, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_range_filters_rocksdb, setup, db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
