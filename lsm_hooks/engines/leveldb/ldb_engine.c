@@ -29,7 +29,7 @@
 
 /* ---- engine_ops ------------------------------------------------------------------------ */
 
-/* stock_rw_format_t.destroy. */
+/* stock_rw_format_t.shut and destroy. */
 static void shut(stock_rw_t *s) {
   engine_leveldb_t *el = (engine_leveldb_t *)s;
   ldb_pin_unref(el->pinned); /* LevelDB wants its iterators gone before the close */
@@ -40,7 +40,6 @@ static void shut(stock_rw_t *s) {
 
 static void destroy(stock_rw_t *s) {
   engine_leveldb_t *el = (engine_leveldb_t *)s;
-  shut(s);
   if (el->options) leveldb_options_destroy(el->options);
   if (el->policy) leveldb_filterpolicy_destroy(el->policy);
   if (el->ropt) leveldb_readoptions_destroy(el->ropt);

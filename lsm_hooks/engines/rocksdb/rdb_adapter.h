@@ -58,16 +58,12 @@ typedef struct engine_rocksdb {
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
   uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
   uint64_t wal_transients; /* WAL iterators that ended in a transient error (rdb_wal.c) */
-  /* The largest sequence numbers of the tables the last list bounded (number and max_seq
-     set; sorted by number): a table's never changes, so a list asks RocksDB's
-     rocksdb.sstables, which prints every key of the version, only for a table it lacks
-     (rdb_view.c). */
-  engine_table_t *bounds;
-  size_t nbounds;
-  /* The tables of the last list (sorted by number), made under super version listed_sv
-     (0: none kept): while the column family's super version number stays the same, its
-     version and so its tables do, and a list copies them instead of asking RocksDB for every
-     live file's metadata (rdb_view.c). */
+  /* The tables of the last list (sorted by number, with the sequence bounds it found), made
+     under super version listed_sv (0: none kept): while the column family's super version
+     number stays the same, its version and so its tables do, and a list copies them instead
+     of asking RocksDB for every live file's metadata; a table's bound never changes, so a
+     list asks the rocksdb.sstables property, which prints every key of the version, only for
+     a table this one lacks (rdb_view.c). */
   engine_table_t *listed;
   size_t nlisted;
   uint64_t listed_sv;

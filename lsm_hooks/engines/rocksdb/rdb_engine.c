@@ -41,7 +41,7 @@ static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
   return rc;
 }
 
-/* stock_rw_format_t.destroy. */
+/* stock_rw_format_t.shut and destroy. */
 static void shut(stock_rw_t *s) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)s;
   if (er->db) rdb_tick(s); /* no view is open at close: the hold is given back */
@@ -56,9 +56,7 @@ static void shut(stock_rw_t *s) {
 
 static void destroy(stock_rw_t *s) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)s;
-  shut(s);
   stock_segs_release(&er->segs);
-  free(er->bounds);
   free(er->listed);
   free(er->cf_name);
   if (er->options) rocksdb_options_destroy(er->options);

@@ -25,42 +25,39 @@ static void bound_table(void *arg, uint64_t number, uint64_t largest_seq) {
   if (i < l->n && l->t[i].number == number) l->t[i].max_seq = largest_seq;
 }
 
-/* Gives t[0, n) (sorted by number) the largest sequence number RocksDB keeps for each file:
-   the one the last list kept (er->bounds), else from the rocksdb.sstables property
-   (rdb_sstables.h), asked once for all: the C API's live-file list has none. A file the
-   property does not list (made or gone between the two calls) keeps no bound, and is asked
-   again by the next list. Then er->bounds holds the bounds of t. REQUIRES sync_mu. */
+/* Gives each table of t[0, n) (sorted by number) without a bound the largest sequence number
+   RocksDB keeps for it: the last list's (er->listed; a table's never changes), else from the
+   rocksdb.sstables property (rdb_sstables.h), asked once for all: the C API's live-file list
+   has none. A file the property does not list (made or gone between the two calls) keeps no
+   bound, and is asked again by the next list. REQUIRES sync_mu. */
 static void bound_tables(engine_rocksdb_t *er, engine_table_t *t, size_t n) {
   size_t missing = 0;
   for (size_t i = 0; i < n; i++) {
-    size_t j = U64_LOWER_BOUND(er->bounds, er->nbounds, number, t[i].number);
-    if (j < er->nbounds && er->bounds[j].number == t[i].number)
-      t[i].max_seq = er->bounds[j].max_seq;
-    else
-      missing++;
+    size_t j = U64_LOWER_BOUND(er->listed, er->nlisted, number, t[i].number);
+    if (t[i].max_seq == ENGINE_SEQ_UNKNOWN && j < er->nlisted && er->listed[j].number == t[i].number)
+      t[i].max_seq = er->listed[j].max_seq;
+    missing += t[i].max_seq == ENGINE_SEQ_UNKNOWN;
   }
-  if (missing) {
-    char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
-    tables_t l = {t, n};
-    (void)rdb_sstables_bounds(s, bound_table, &l);
-    rocksdb_free(s);
-  }
-  engine_table_t *b = n ? malloc(n * sizeof *b) : NULL; /* no memory: none kept, asked again */
-  size_t k = 0;
-  for (size_t i = 0; b && i < n; i++)
-    if (t[i].max_seq != ENGINE_SEQ_UNKNOWN) b[k++] = t[i];
-  free(er->bounds);
-  er->bounds = b;
-  er->nbounds = k;
+  if (!missing) return;
+  char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.sstables");
+  tables_t l = {t, n};
+  (void)rdb_sstables_bounds(s, bound_table, &l);
+  rocksdb_free(s);
 }
 
-/* Keeps a copy of t[0, n) as the tables of super version sv (none without memory). */
-static void keep_listed(engine_rocksdb_t *er, const engine_table_t *t, size_t n, uint64_t sv) {
+/* t[0, n) bounded, then kept as the tables of super version sv (none without memory); *out
+   and *count. */
+static int listed(engine_rocksdb_t *er, engine_table_t *t, size_t n, uint64_t sv,
+                  engine_table_t **out, size_t *count) {
+  bound_tables(er, t, n);
   free(er->listed);
   er->listed = malloc((n ? n : 1) * sizeof *t);
   er->nlisted = er->listed ? n : 0;
   er->listed_sv = er->listed ? sv : 0;
   if (er->listed && n) memcpy(er->listed, t, n * sizeof *t);
+  *out = t;
+  *count = n;
+  return BFH_OK;
 }
 
 /* The live tables of the engine's column family into *out (malloc'd, sorted by number): the
@@ -73,10 +70,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     engine_table_t *t = malloc((er->nlisted ? er->nlisted : 1) * sizeof *t);
     if (!t) return err_set(err, BFH_E_NOMEM, "%s: no memory", er->rw.path);
     if (er->nlisted) memcpy(t, er->listed, er->nlisted * sizeof *t);
-    bound_tables(er, t, er->nlisted);
-    *out = t;
-    *n = er->nlisted;
-    return BFH_OK;
+    return listed(er, t, er->nlisted, sv, out, n);
   }
   const rocksdb_livefiles_t *lf = rocksdb_livefiles(er->db);
   if (!lf) return err_set(err, BFH_E_NOMEM, "%s: rocksdb_livefiles: no memory", er->rw.path);
@@ -110,11 +104,7 @@ static int list_tables(engine_rocksdb_t *er, engine_table_t **out, size_t *n, er
     return rc;
   }
   stock_tables_sort(t, k);
-  keep_listed(er, t, k, sv);
-  bound_tables(er, t, k);
-  *out = t;
-  *n = k;
-  return BFH_OK;
+  return listed(er, t, k, sv, out, n);
 }
 
 int rdb_list_at_rest(stock_rw_t *s, engine_table_t **out, size_t *n, err_t *err) {

@@ -50,8 +50,8 @@ typedef struct stock_rw_format {
   /* Closes the library (its handle NULL after; nothing when it is not open): no table is
      made or deleted after it. */
   void (*shut)(struct stock_rw *s);
-  /* Frees what init and open made, the library closed first (also after a failed open); not
-     s. */
+  /* Frees what init and open made, after shut (stock_rw_close calls both, also after a failed
+     open); not s. */
   void (*destroy)(struct stock_rw *s);
   /* The live tables of the database shut left, as its MANIFEST at rest names them, sorted by
      number, into *t (malloc'd) and *n: the close's last sync lists them so, as a compaction
