@@ -133,9 +133,11 @@ int db_inspect_check(const char *path, const engine_kind_t *kind, bfh_damage_fn 
   engine_filter_params_t p = {stored.m, stored.k, stored.seed};
   if (rc == ST_OK) rc = kind->check(path, &p, fn, arg, &st, &rep->cache_damaged, err);
   if (rc == ST_OK && (kind->caps & ENGINE_CAP_STANDALONE) && standalone_exists(path)) {
+    /* The index is an own-engine store whatever the database's engine. */
+    const engine_kind_t *own = engine_kind(BFH_ENGINE_LSM);
     char *dir = path_join(path, STANDALONE_DIR);
     prefixed_t pc = {fn, arg};
-    rc = dir ? kind->check(dir, &p, prefixed_damage, &pc, &st, &rep->cache_damaged, err)
+    rc = dir ? own->check(dir, &p, prefixed_damage, &pc, &st, &rep->cache_damaged, err)
              : err_set(err, ST_E_NOMEM, "%s/%s: no memory for its path", path, STANDALONE_DIR);
     free(dir);
   }

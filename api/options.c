@@ -157,23 +157,23 @@ static int check_options(const bfh_options *o) {
     return invalid(NULL, "bfh_open: block_maps = %d; 0 or 1", o->block_maps);
   if (o->standalone_index != 0 && o->standalone_index != 1)
     return invalid(NULL, "bfh_open: standalone_index = %d; 0 or 1", o->standalone_index);
-  if (o->standalone_index && !(kind->caps & ENGINE_CAP_STANDALONE))
-    return api_failf(NULL, BFH_E_UNSUPPORTED,
-                     "bfh_open: standalone_index needs an engine that tells bfh every write (%s); "
-                     "the %s engine does not",
-                     rows_with(ENGINE_CAP_STANDALONE, buf, sizeof buf), kind->name);
   if (o->read_only != 0 && o->read_only != 1)
     return invalid(NULL, "bfh_open: read_only = %d; 0 or 1", o->read_only);
+  if (o->standalone_index && o->read_only)
+    return api_failf(
+        NULL, BFH_E_UNSUPPORTED,
+        "bfh_open: standalone_index and read_only: a read-only handle writes no index");
+  if (o->standalone_index && !(kind->caps & ENGINE_CAP_STANDALONE))
+    return api_failf(NULL, BFH_E_UNSUPPORTED,
+                     "bfh_open: standalone_index needs an engine that can keep it (%s); "
+                     "the %s engine cannot",
+                     rows_with(ENGINE_CAP_STANDALONE, buf, sizeof buf), kind->name);
   if (o->read_only && !engine_kind_for(o->engine, 1))
     return api_failf(
         NULL, BFH_E_UNSUPPORTED,
         "bfh_open: read_only needs an engine with a read-only mode (%s); the %s engine "
         "has none",
         rows_with(ENGINE_CAP_READ_ONLY, buf, sizeof buf), kind->name);
-  if (o->standalone_index && o->read_only)
-    return api_failf(
-        NULL, BFH_E_UNSUPPORTED,
-        "bfh_open: standalone_index and read_only: a read-only handle writes no index");
   if (o->index_dir && !o->index_dir[0])
     return invalid(NULL,
                    "bfh_open: index_dir is empty: name a directory outside the database, or "

@@ -89,9 +89,6 @@ uint64_t exp_one_size(const exp_ctx_t *x, uint64_t paper_n, uint64_t medium_n, u
                       double *shrink);
 /* bfh_engine_name, or "unknown". */
 const char *exp_engine_name(bfh_engine e);
-/* The first engine of the library's table with every BFH_ENGINE_CAN_* of caps (the first
-   engine if none has them). */
-bfh_engine exp_engine_with(unsigned caps);
 /* 1 if engine e has every BFH_ENGINE_CAN_* of caps (the library's table says). */
 int exp_engine_can(bfh_engine e, unsigned caps);
 /* Is e bfh's own LSM engine (ENGINE_CAP_OWN, engine.h), whose internals the authors' cost
@@ -214,7 +211,7 @@ typedef struct exp_db_params {
      BFH_SEARCH_AUTO uses; 0 (default): the paper's structures only, so that the paper's
      artifacts measure the paper's costs. */
   int beyond;
-  /* 1: also the stand-alone index (bfh_options.standalone_index, own engine only). */
+  /* 1: also the stand-alone index (bfh_options.standalone_index). */
   int standalone;
   /* exp_ctx_t.compression (from exp_db_params_init): -1, none unless `beyond`; else the
      bfh_compression asked for, part of the database's identity. */

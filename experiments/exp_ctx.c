@@ -44,13 +44,6 @@ const char *exp_engine_name(bfh_engine e) {
   return name ? name : "unknown";
 }
 
-bfh_engine exp_engine_with(unsigned caps) {
-  const bfh_engine_info *e;
-  for (size_t i = 0; (e = bfh_engine_at(i)); i++)
-    if ((e->caps & caps) == caps) return e->engine;
-  return bfh_engine_at(0)->engine;
-}
-
 int exp_engine_can(bfh_engine e, unsigned caps) {
   const bfh_engine_info *info;
   for (size_t i = 0; (info = bfh_engine_at(i)); i++)

@@ -231,7 +231,7 @@ static void point_params(const exp_ctx_t *x, uint64_t n, double domain, const co
    the engine does not have is skipped (pt->skipped). 0 or -1. */
 static int measure_point(const exp_ctx_t *x, size_t c, point_t *pt) {
   const config_t *cfg = &CONFIGS[c];
-  if (cfg->standalone && x->engine != exp_engine_with(BFH_ENGINE_CAN_STANDALONE)) {
+  if (cfg->standalone && !exp_engine_can(x->engine, BFH_ENGINE_CAN_STANDALONE)) {
     fprintf(stderr, "bfh: memory: no %s configuration on the %s engine\n", cfg->name,
             exp_engine_name(x->engine));
     pt->skipped = 1;

@@ -193,8 +193,9 @@ typedef struct bfh_options {
                                            default 10; 0: none; at most 32 */
   int memtable_index;            /* 1 (default): the own engine's memtables keep a value index */
   int standalone_index;          /* 1: also keep the stand-alone secondary index that
-                                    BFH_SEARCH_STANDALONE searches (own engine; doc/standalone.md);
-                                    default 0. A database that has one refuses an open without it */
+                                    BFH_SEARCH_STANDALONE searches (read-write engines;
+                                    doc/standalone.md); default 0. A database that has one
+                                    refuses an open without it */
   int read_only;                 /* 1: open a database another program may be writing: no LOCK,
                                     nothing written into its directory; puts, deletes and flushes are
                                     BFH_E_UNSUPPORTED; default 0 */

@@ -37,6 +37,8 @@ typedef struct items {
 
 struct standalone {
   engine_t *engine;     /* the database's (borrowed) */
+  const engine_kind_t *kind;
+  char *path;           /* the database's directory */
   const terms_t *terms; /* the database's attributes (borrowed); NULL: the whole value */
   int whole;            /* the index holds whole-value entries (the untagged format) */
   lsm_db_t *index;      /* bfh-standalone/ */
@@ -943,13 +945,16 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
   return rc;
 }
 
-static standalone_t *standalone_new(const char *path, env_t *io, const terms_t *terms) {
+static standalone_t *standalone_new(const engine_kind_t *kind, const char *path, env_t *io,
+                                    const terms_t *terms) {
   standalone_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
+  s->kind = kind;
   s->terms = terms;
   s->whole = terms == NULL;
   for (size_t i = 0; i < terms_count(terms); i++) s->whole |= spec_is_whole(terms_spec(terms, i));
-  if (!(s->dir = join(path, STANDALONE_DIR))) {
+  if (!(s->dir = join(path, STANDALONE_DIR)) || !(s->path = strdup(path))) {
+    free(s->dir);
     free(s);
     return NULL;
   }
@@ -961,6 +966,7 @@ static standalone_t *standalone_new(const char *path, env_t *io, const terms_t *
 static void standalone_free(standalone_t *s) {
   for (int i = 0; i < STANDALONE_STRIPES; i++) pthread_mutex_destroy(&s->stripes[i]);
   free(s->dir);
+  free(s->path);
   free(s);
 }
 
@@ -984,24 +990,58 @@ static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r,
   return rc;
 }
 
+/* The database's identity at rest (engine_kind_t.at_rest) into *id, "" for a database not
+   yet created. */
+static int database_at_rest(standalone_t *s, char **id, err_t *err) {
+  *id = NULL;
+  if (!env_exists(s->io, s->path))
+    return (*id = strdup("")) ? BFH_OK : err_set(err, BFH_E_NOMEM, "out of memory");
+  return s->kind->at_rest(s->path, s->io, id, err);
+}
+
+/* Was the index closed cleanly with the database as `rest` says it is now (its clean marker
+   holds that identity)? 1, 0, or a negative status. */
+static int closed_with(standalone_t *s, const char *rest, err_t *err) {
+  char *marker = join(s->dir, CLEAN_MARKER);
+  void *data = NULL;
+  size_t size = 0;
+  if (!marker) return err_set(err, BFH_E_NOMEM, "out of memory");
+  int rc = env_exists(s->io, marker) ? env_read_file(s->io, marker, &data, &size, err) : BFH_OK;
+  if (rc == BFH_OK) rc = data && size == strlen(rest) && memcmp(data, rest, size) == 0;
+  free(data);
+  free(marker);
+  return rc;
+}
+
 int standalone_open(const engine_kind_t *kind, const char *path, const bfh_options *opt,
                     const struct terms *terms, struct env *io, index_sync_t *sync, engine_t **e,
                     standalone_t **out, err_t *err) {
   *out = NULL;
   *e = NULL;
-  standalone_t *s = standalone_new(path, io, terms);
+  standalone_t *s = standalone_new(kind, path, io, terms);
   if (!s) return err_set(err, BFH_E_NOMEM, "%s: out of memory", path);
   items_t r = {NULL, 0, 0}, none = {NULL, 0, 0};
+  char *rest = NULL; /* at_rest: the database as this open found it */
   int built = 0;
   int rc = BFH_OK;
-  if (!(kind->caps & ENGINE_CAP_STANDALONE) || !kind->open_replaying || !kind->open)
+  if (!(kind->caps & ENGINE_CAP_STANDALONE) || !kind->open ||
+      !(kind->open_replaying || kind->at_rest))
     rc = err_set(err, BFH_E_UNSUPPORTED, "%s: the %s engine cannot keep a stand-alone index", path,
                  kind->name);
-  if (rc == BFH_OK) rc = kind->open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
+  if (rc == BFH_OK && kind->open_replaying)
+    rc = kind->open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
+  else if (rc == BFH_OK) {
+    rc = database_at_rest(s, &rest, err);
+    if (rc == BFH_OK) rc = kind->open(path, opt, io, sync, e, err);
+  }
   if (rc == BFH_OK) {
     s->engine = *e;
     /* An index built for other attributes (declared or dropped since) is built again. */
     int same = env_exists(s->io, s->dir) ? attrs_record_matches(s, err) : 1;
+    /* So is one of an at_rest engine unless its last close was clean and left the database
+       as it is now: another program may have written it since, or a crash may have kept
+       writes of the database that the index lost, and there is no replay to tell. */
+    if (same == 1 && rest && env_exists(s->io, s->dir)) same = closed_with(s, rest, err);
     if (same < 0) rc = same;
     if (same == 0) rc = remove_dir(s->io, s->dir, err);
     if (same == 0 && rc == BFH_OK) rc = env_sync_dir(s->io, path, err);
@@ -1013,6 +1053,7 @@ int standalone_open(const engine_kind_t *kind, const char *path, const bfh_optio
   /* A build read the database after its replay: nothing replayed is missing from it. */
   if (rc == BFH_OK) rc = open_index(s, opt, built ? &none : &r, err);
   free(r.data);
+  free(rest);
   if (rc != BFH_OK) {
     if (s->index) (void)lsm_close(s->index);
     if (*e) (*e)->ops->close(*e, NULL);
@@ -1027,14 +1068,20 @@ int standalone_open(const engine_kind_t *kind, const char *path, const bfh_optio
 int standalone_close(standalone_t *s) {
   if (!s) return BFH_OK;
   int rc = lsm_close(s->index);
+  err_t err;
+  char *rest = NULL;
+  /* An at_rest engine's marker holds the database as the close left it: the next open
+     trusts the index only if the database is still so. */
+  if (rc == BFH_OK && s->kind->at_rest) rc = s->kind->at_rest(s->path, s->io, &rest, &err);
   if (rc == BFH_OK) {
     /* Every write reached both stores (the engine closed first): the next open need not
        re-index its replayed logs. */
     char *marker = join(s->dir, CLEAN_MARKER);
-    err_t err;
-    rc = marker ? env_write_file(s->io, marker, "", 0, &err) : BFH_E_NOMEM;
+    rc = marker ? env_write_file(s->io, marker, rest ? rest : "", rest ? strlen(rest) : 0, &err)
+                : BFH_E_NOMEM;
     free(marker);
   }
+  free(rest);
   standalone_free(s);
   return rc;
 }

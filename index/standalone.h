@@ -48,7 +48,10 @@
  * "Crashes").
  *
  * Opening: standalone_open opens the database (any engine kind with ENGINE_CAP_STANDALONE,
- * engine.h: today the own engine) and then its index. A
+ * engine.h) and then its index. A kind with at_rest (stock LevelDB and RocksDB, which replay
+ * their logs unseen and which other programs may write) keeps the index only when its clean
+ * marker holds the database's identity at rest as this open found it; else the index is built
+ * again. A
  * database without an index gets one built from all its live entries, written into
  * bfh-standalone.tmp/ and renamed into place once complete (a crash during the build
  * leaves the tmp directory, which the next open removes and builds again).
@@ -76,9 +79,11 @@ typedef struct standalone standalone_t;
 struct terms;
 
 /* Opens the database in path with engine kind `kind` (which must have ENGINE_CAP_STANDALONE:
-   its open_replaying tells the writes its recovery replays; *e is new, as from kind->open)
-   and its stand-alone index, building the index from the engine's ordered iterator if the
-   database has none or has one built for other attributes. terms: the database's declared
+   its open_replaying tells the writes its recovery replays, or its at_rest tells whether
+   anything wrote the database since the index's last clean close; *e is new, as from
+   kind->open) and its stand-alone index, building the index from the engine's ordered
+   iterator if the database has none, has one built for other attributes, or (at_rest) was
+   written since. terms: the database's declared
    attributes (borrowed; must outlive the index; NULL: the whole value alone). io: the file
    layer of both stores (NULL: the real one). sync: the value index's feeder (NULL without
    value filters). On failure nothing stays open. */

@@ -54,9 +54,10 @@ static const engine_kind_t kinds[] = {
      .name = "leveldb",
      .row = "leveldb",
      .what = "stock LevelDB through its C API, value filters kept beside its tables",
-     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
-             ENGINE_CAP_BLOCK_MAPS,
+     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_STANDALONE | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK |
+             ENGINE_CAP_ITERATE | ENGINE_CAP_BLOCK_MAPS,
      .open = engine_leveldb_open,
+     .at_rest = stock_at_rest_id,
      .repair_lock = engine_leveldb_repair_lock,
      .repair_unlock = stock_repair_unlock,
      .repair = engine_leveldb_repair,
@@ -81,9 +82,10 @@ static const engine_kind_t kinds[] = {
      .row = "rocksdb",
      .what = "stock RocksDB through its C API (default column family), value filters kept "
              "beside its tables",
-     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK | ENGINE_CAP_ITERATE |
-             ENGINE_CAP_COLUMN_FAMILY,
+     .caps = ENGINE_CAP_WRITES | ENGINE_CAP_STANDALONE | ENGINE_CAP_REPAIR | ENGINE_CAP_CHECK |
+             ENGINE_CAP_ITERATE | ENGINE_CAP_COLUMN_FAMILY,
      .open = engine_rocksdb_open,
+     .at_rest = stock_at_rest_id,
      .repair_lock = engine_rocksdb_repair_lock,
      .repair_unlock = stock_repair_unlock,
      .repair = engine_rocksdb_repair,

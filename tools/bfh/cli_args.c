@@ -90,7 +90,7 @@ static const spec_t SPECS[] = {
      "bfh run: none for the paper's artifacts, as the authors' LevelDB)"},
     {"sync", CLI_DB, K_FLAG, AT(opt.sync), 1, NULL, NULL, "every write durable when it returns"},
     {"standalone-index", CLI_DB, K_FLAG, AT(opt.standalone_index), 1, NULL, NULL,
-     "own engine: also keep a value||key index (once a database has one, every open must say so)"},
+     "also keep a value||key index, read-write (once a database has one, every open must say so)"},
     {"cuckoo-index", CLI_DB, K_FLAG, AT(opt.cuckoo_index), 1, NULL, NULL,
      "keep the Cuckoo Index (search --method cuckoo; stats report its bytes)"},
     {"index-bits", CLI_DB, K_U32, AT(opt.index_bits_per_value), 0, NULL, "B",

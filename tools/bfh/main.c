@@ -52,7 +52,7 @@ static const char SEARCH_HELP[] =
 static const char RUN_HELP[] =
     "Experiments: fig6 table1 table2 fig7 fig8 fig9 fig10 fig11 fig12 fig13 table3, beyond\n"
     "(time vs N with AUTO's block path), tradeoff (write cost vs search time against a\n"
-    "stand-alone index, which is the own engine's only: another --engine runs without it),\n"
+    "stand-alone index, on the --engine given),\n"
     "memory (index memory vs search time: the paper's layout, the lean layout, the Cuckoo\n"
     "Index, the stand-alone index; run only when named), attributes (ingest and index memory\n"
     "with three JSON attributes against the whole value), ycsb (YCSB's workloads recast for\n"

@@ -57,6 +57,13 @@ int stock_file_exists(env_t *io, const char *dir, const char *name, int *exists,
    ..." for other contents; BFH_E_IO, BFH_E_NOMEM. */
 int stock_current_read(env_t *io, const char *dir, char **manifest, err_t *err);
 
+/* engine_kind_t.at_rest of both stock engines: *id (malloc'd, client frees) names the files
+   the closed database in path holds its data in, each by name, size and inode, sorted by name,
+   so that two ids are equal only if no write reached the database between them
+   (stock_at_rest.c says why). BFH_OK; BFH_E_BUSY when a file went while listed; BFH_E_IO,
+   BFH_E_NOMEM. */
+int stock_at_rest_id(const char *path, env_t *io, char **id, err_t *err);
+
 /* ---- Keys and tables ------------------------------------------------------------------------ */
 
 /* Orders user keys as LevelDB's and RocksDB's bytewise comparator does: memcmp, then the
