@@ -8,7 +8,7 @@
 #   BUILD  build directory (default build-bench, as scripts/run-benchmarks.sh)
 #   OUT    the CSV (default measurements/perf/goals-NUM.csv)
 #   RUNS   runs of each shell command timed for a median (default 11)
-#   ONLY   space-separated subset: db search peak rocksdb (the gets' goals are stated at 1M,
+#   ONLY   space-separated subset: db search peak rocksdb rocksdb_rw (the gets' goals are stated at 1M,
 #          and db_bench at 10M takes about an hour: NUM=10000000 ONLY="search peak rocksdb");
 #          its rows replace those goals' rows in OUT, whose other rows stay
 # met is yes or no, or n/a where NUM is below the size a goal is stated at (10M for a new
@@ -128,6 +128,31 @@ if want rocksdb; then
       row rocksdb_readonly_absent_us "$us" "" us "" "<=20" "$(at_most "$us" 20)"
     fi
   done <"$tmp/rro.csv"
+fi
+
+# 5. The read-write RocksDB engine: AUTO against an iterator over a read-only RocksDB handle on
+#    the same database, for a value in a table, one only in the memtable and WAL, and an
+#    absent one; the bytes a present search reads; and the ingest with value filters on over
+#    off (rocksdb_bench: medians, its 25 queries a class and 3 ingest runs each way).
+if want rocksdb_rw; then
+  echo "perf-goals: rocksdb_bench at $num" >&2
+  "$build/rocksdb_bench" --num "$num" --dir "$tmp/rocksdb_rw" >"$tmp/rrw.csv"
+  awk -F, '$1 == "search" && $3 == "rocksdb_iterator" { print $2, $5 }' "$tmp/rrw.csv" \
+    >"$tmp/rrw_base.txt"
+  while IFS=, read -r kind class method _ ms ratio goal _; do
+    [ "$kind" = search ] && [ "$method" = AUTO ] || continue
+    base_ms=$(awk -v c="$class" '$1 == c { print $2 }' "$tmp/rrw_base.txt")
+    us=$(awk -v x="$ms" 'BEGIN { printf "%.1f", x * 1000 }')
+    base_us=$(awk -v x="$base_ms" 'BEGIN { printf "%.1f", x * 1000 }')
+    row "rocksdb_rw_${class}_vs_iterator" "$us" "$base_us" us "$ratio" ">=$goal" \
+      "$(at_least "$ratio" "$goal")"
+  done <"$tmp/rrw.csv"
+  IFS=, read -r _ _ _ _ _ _ bound _ _ bytes_max _ < <(grep '^goal,present,' "$tmp/rrw.csv")
+  row rocksdb_rw_present_bytes_read_max "$bytes_max" "" bytes "" "<=$bound" \
+    "$(at_most "$bytes_max" "$bound")"
+  IFS=, read -r _ _ _ _ on_ms off_ms _ rest < <(grep '^goal,ingest,' "$tmp/rrw.csv")
+  r=${rest%% *}
+  row rocksdb_rw_ingest_on_over_off "$on_ms" "$off_ms" ms "$r" "<=1.15" "$(at_most "$r" 1.15)"
 fi
 
 # A subset (ONLY) replaces its own rows in an existing file and keeps the others' rows.
