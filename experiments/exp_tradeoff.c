@@ -230,9 +230,12 @@ static void write_rows(exp_csv_t *csv, const exp_ctx_t *x, int reps, size_t ncon
       if (pt->last.have_stats) {
         exp_csv_u64(csv, "bytes_written", bs->bytes_written);
         exp_csv_u64(csv, "standalone_bytes_written", bs->standalone_bytes_written);
-        exp_csv_dbl(csv, "write_amp",
-                    (double)(bs->bytes_written + bs->standalone_bytes_written) /
-                        (double)pt->last.bytes_put);
+        /* An engine that counts no bytes written (the stock ones) has no write_amp, though
+           the stand-alone index beside it counts its own. */
+        if (bs->bytes_written)
+          exp_csv_dbl(csv, "write_amp",
+                      (double)(bs->bytes_written + bs->standalone_bytes_written) /
+                          (double)pt->last.bytes_put);
         exp_csv_u64(csv, "old_value_reads", bs->old_value_reads);
         exp_csv_dbl(csv, "old_value_read_s", (double)bs->old_value_read_ns * 1e-9);
       }
