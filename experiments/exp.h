@@ -258,6 +258,13 @@ typedef struct exp_build_result {
    and stats; the times exp_db_get returns for a reused database come without them. */
 int exp_db_build(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
                  exp_build_result_t *res);
+/* exp_db_build in a child process (exp_in_child), its result copied back, for a driver that
+   measures in children afterwards: the parent then never runs a stock library's background
+   thread, which a forked child inherits as started but does not have (LevelDB's Env queues
+   the child's compactions for it, and its close waits for them forever). BFH_E_IO when the
+   child failed (printed). */
+int exp_db_build_in_child(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
+                          exp_build_result_t *res);
 /* The database of p, built once per run and shared by every artifact that asks for the same
    content (engine, N, domain, order, m, k, table and memtable size, value filters): in
    <work>/db-<identity> (written to dir, cap bytes). A directory holding a complete build of

@@ -141,6 +141,36 @@ int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len) {
   return -1;
 }
 
+/* exp_db_build_in_child: the build's arguments, and what it returns to the parent. */
+typedef struct build_job {
+  const exp_ctx_t *x;
+  const exp_db_params_t *p;
+  const char *dir;
+} build_job_t;
+
+typedef struct build_out {
+  int rc;
+  exp_build_result_t res;
+} build_out_t;
+
+static void build_child(void *arg, void *out) {
+  const build_job_t *j = arg;
+  build_out_t *o = out;
+  o->rc = exp_db_build(j->x, j->p, j->dir, &o->res);
+  fflush(stdout); /* the child ends with _exit, which flushes nothing */
+  fflush(stderr);
+}
+
+int exp_db_build_in_child(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
+                          exp_build_result_t *res) {
+  build_job_t j = {x, p, dir};
+  build_out_t o;
+  memset(&o, 0, sizeof o);
+  if (exp_in_child(build_child, &j, &o, sizeof o) != 0) return BFH_E_IO;
+  *res = o.res;
+  return o.rc;
+}
+
 /* Copies the resident pages of the private writable mapping [lo, hi) into the child, run by
    run (a page the parent never touched stays untouched). */
 static void own_resident(unsigned long lo, unsigned long hi, unsigned long page) {

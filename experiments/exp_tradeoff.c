@@ -189,7 +189,7 @@ static int measure_points(const exp_ctx_t *x, uint64_t n, double domain, int rep
   for (size_t c = 0; c < nconf; c++) point_params(x, n, domain, &CONFIGS[c], &pts[c]);
   for (int r = 0; r < reps; r++)
     for (size_t c = 0; c < nconf; c++) {
-      if (exp_db_build(x, &pts[c].p, pts[c].dir, &pts[c].last) != BFH_OK) return -1;
+      if (exp_db_build_in_child(x, &pts[c].p, pts[c].dir, &pts[c].last) != BFH_OK) return -1;
       pts[c].ingest[r] = pts[c].last.total_s;
     }
   for (size_t c = 0; c < nconf; c++) {
