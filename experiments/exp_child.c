@@ -126,6 +126,7 @@ int exp_in_child(exp_child_fn fn, void *arg, void *out, size_t out_len) {
   if (pid == 0) { /* out is the child's copy of the caller's buffer */
     close(fds[0]);
     fn(arg, out);
+    fflush(NULL); /* what fn printed: _exit flushes nothing */
     _exit(write_all(fds[1], out, out_len) == 0 ? 0 : 1);
   }
   close(fds[1]);
@@ -157,8 +158,6 @@ static void build_child(void *arg, void *out) {
   const build_job_t *j = arg;
   build_out_t *o = out;
   o->rc = exp_db_build(j->x, j->p, j->dir, &o->res);
-  fflush(stdout); /* the child ends with _exit, which flushes nothing */
-  fflush(stderr);
 }
 
 int exp_db_build_in_child(const exp_ctx_t *x, const exp_db_params_t *p, const char *dir,
