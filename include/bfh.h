@@ -237,7 +237,7 @@ typedef struct bfh_search_stats {
   uint64_t tables_scanned;  /* table files read */
   uint64_t tables_matched;  /* scanned tables that held the value (before validation) */
   uint64_t entries_scanned; /* entries decoded from tables and memtables */
-  uint64_t bytes_read;      /* table bytes read */
+  uint64_t bytes_read;      /* table bytes read (from the file or the block cache) */
   uint64_t candidates;      /* keys found before validation */
   uint64_t results;         /* keys reported to the callback */
   uint64_t elapsed_ns;      /* wall time of the whole search */

@@ -296,6 +296,10 @@ void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const vo
   block_cache_release(e);
 }
 
+size_t block_cache_capacity(const block_cache_t *c) {
+  return c ? c->capacity : 0;
+}
+
 void block_cache_get_stats(block_cache_t *c, block_cache_stats_t *st) {
   memset(st, 0, sizeof *st);
   if (!c) return;

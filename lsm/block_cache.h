@@ -34,8 +34,10 @@
  *   - Up to BLOCK_CACHE_SPARES evicted entries per shard that nobody pins are kept for the
  *     next miss of the shard (block_cache_alloc) instead of being freed: a miss under a full
  *     cache costs no malloc and no free.
- * Thread-safe. Only the gets of the own engine fill it; scans, compactions and searches read
- * past it, as LevelDB's with fill_cache = false.
+ * Thread-safe. The gets of the own engine fill it, and so do the few blocks a search reads
+ * by its value-to-block maps or block filters, up to a share of the capacity per search
+ * (lsm/table.h, table_scan_value_blocks_kept); whole-table scans and compactions read past
+ * it, as LevelDB's with fill_cache = false.
  */
 #ifndef BFH_LSM_BLOCK_CACHE_H
 #define BFH_LSM_BLOCK_CACHE_H
@@ -99,6 +101,8 @@ void block_cache_publish(block_cache_t *c, block_cache_handle_t *h, size_t n);
 void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const void *data, size_t n);
 
 void block_cache_get_stats(block_cache_t *c, block_cache_stats_t *st);
+/* The bytes it may hold (its capacity at block_cache_create); 0 for NULL. */
+size_t block_cache_capacity(const block_cache_t *c);
 
 /* The shard (0 .. BLOCK_CACHE_SHARDS - 1) that holds block (id, offset): tests pick blocks
    that compete for one shard's room with it. */

@@ -1067,13 +1067,20 @@ struct lsm_snapshot {
   lsm_file_meta_t **metas; /* parallel to tables */
   size_t ntables;
   block_memo_t memo; /* the blocks its value scans matched in, for lsm_snapshot_get_latest */
+  uint64_t fill;     /* bytes its reads of chosen blocks may still put into the block cache */
 };
+
+/* The share of the block cache one snapshot's reads of chosen blocks may fill: a search
+   that reads a few blocks leaves them for the next search of the value and for gets; one
+   that reads thousands does not evict everything the gets keep. */
+#define SNAPSHOT_FILL_SHARE 8
 
 lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
   lsm_snapshot_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->db = db;
   block_memo_init(&s->memo);
+  s->fill = block_cache_capacity(db->blocks) / SNAPSHOT_FILL_SHARE;
   view_acquire(db, &s->vw);
   size_t n = lsm_version_file_count(s->vw.v);
   s->tables = malloc((n + 1) * sizeof *s->tables);
@@ -1132,7 +1139,7 @@ int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char 
                                  size_t len, void *buf, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != ST_OK ? rc : table_read_meta_range(t, name, off, len, buf, err);
+  return rc != ST_OK ? rc : table_read_meta_range(t, name, off, len, buf, &s->fill, err);
 }
 
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
@@ -1142,7 +1149,8 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
   int rc = snapshot_table(s, number, &t, err);
   return rc != ST_OK
              ? rc
-             : table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, &s->memo, err);
+             : table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, &s->memo,
+                                            &s->fill, err);
 }
 
 int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
@@ -1150,7 +1158,7 @@ int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref
                              err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != ST_OK ? rc : table_scan_blocks(t, refs, nrefs, fn, arg, st, err);
+  return rc != ST_OK ? rc : table_scan_blocks(t, refs, nrefs, fn, arg, st, &s->fill, err);
 }
 
 /* Proof that this is lsm_get's answer (doc/search.md "Validation"): get_kept runs lsm_get's

@@ -166,7 +166,9 @@ int lsm_snapshot_get_latest(lsm_snapshot_t *s, const void *key, size_t key_len, 
 /* The blocks the snapshot keeps, and how many lookups of lsm_snapshot_get_latest they
    answered. */
 void lsm_snapshot_memo_stats(const lsm_snapshot_t *s, size_t *blocks, uint64_t *hits);
-/* table_read_meta_range of table `number` of the snapshot. */
+/* table_read_meta_range of table `number` of the snapshot. It and the snapshot's scans of
+   chosen blocks (lsm_snapshot_scan_value_blocks, lsm_snapshot_scan_blocks) read through the
+   block cache and together put at most an eighth of its capacity into it. */
 int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name, uint64_t off,
                                  size_t len, void *buf, err_t *err);
 /* Visits every entry of the snapshot's memtable and immutable memtable. */

@@ -445,20 +445,25 @@ static int data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b, err_
   return check_block(t, h, buf->p, b, err);
 }
 
-/* Data block i for a get, pinned in the block cache (*pin set, for the caller to release): a
-   hit, or a miss read from the file straight into a cache entry (block_cache_alloc), checked
-   there and then published (one copy of the block: the kernel's, or the mapping's, into the
-   entry). Without a cache, or when no entry can be had, read into buf and checked there
-   (*pin NULL). */
-static int cached_data_block(table_t *t, uint32_t i, table_buf_t *buf, block_t *b,
-                             block_cache_handle_t **pin, err_t *err) {
+/* Data block i through the block cache, pinned there (*pin set, for the caller to release):
+   a hit, or (fill set) a miss read from the file straight into a cache entry
+   (block_cache_alloc), checked there and then published (one copy of the block: the
+   kernel's, or the mapping's, into the entry). Without a cache, for a miss without fill, or
+   when no entry can be had, read into buf and checked there (*pin NULL). *hit (may be NULL):
+   1 when the cache served it, so that no byte was read. */
+static int cached_data_block(table_t *t, uint32_t i, int fill, table_buf_t *buf, block_t *b,
+                             block_cache_handle_t **pin, int *hit, err_t *err) {
   const block_handle_t *h = &t->handles[i];
   *pin = NULL;
+  if (hit) *hit = 0;
   if (!t->cache) return data_block(t, i, buf, b, err);
   const uint8_t *kept = block_cache_pin(t->cache, t->cache_id, h->offset, (size_t)h->size, pin);
-  if (kept)
+  if (kept) {
+    if (hit) *hit = 1;
     return block_parse(b, kept, (size_t)h->size) ? corrupt(t, h->offset, "malformed block", err)
                                                  : ST_OK;
+  }
+  if (!fill) return data_block(t, i, buf, b, err);
   size_t n = (size_t)h->size + BLOCK_TRAILER_BYTES;
   block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, h->offset, n);
   if (!e) return data_block(t, i, buf, b, err);
@@ -521,6 +526,11 @@ typedef struct run {
   uint64_t base;    /* file offset of buf->p[0] */
   uint64_t checked; /* blocks checked, added to t->blocks_read at release */
   uint32_t run_bytes; /* RUN_BYTES for a walk in file order; 0: one block per read */
+  /* A walk of chosen blocks (run_bytes 0) over a table with a block cache reads each block
+     through it: a block it holds costs no read; a missed one enters it while *fill (bytes)
+     covers it, and *fill shrinks by its size (fill NULL: none enters). */
+  uint64_t *fill;
+  block_cache_handle_t *pin; /* the block served last, when the cache holds it */
 } run_t;
 
 /* sequential: the walk goes through the blocks in file order (runs of RUN_BYTES); else it
@@ -540,11 +550,29 @@ static void run_init(run_t *r, table_t *t, int sequential) {
   r->lo = r->hi = 0;
   r->base = 0;
   r->checked = 0;
+  r->fill = NULL;
+  r->pin = NULL;
+}
+
+/* Block i of a walk of chosen blocks, through the block cache (run_t.fill). */
+static int run_cached_block(run_t *r, uint32_t i, block_t *b, err_t *err) {
+  table_t *t = r->t;
+  size_t n = (size_t)t->handles[i].size + BLOCK_TRAILER_BYTES;
+  int fill = r->fill && *r->fill >= n, hit;
+  r->lo = r->hi = 0; /* a miss read past the cache lands in buf */
+  int rc = cached_data_block(t, i, fill, &r->buf, b, &r->pin, &hit, err);
+  if (rc == ST_OK && fill && r->pin && !hit) *r->fill -= n;
+  return rc;
 }
 
 /* Data block i (checked) from the run, reading the run that starts at i if it is not there. */
 static int run_block(run_t *r, uint32_t i, block_t *b, err_t *err) {
   table_t *t = r->t;
+  if (r->pin) {
+    block_cache_release(r->pin);
+    r->pin = NULL;
+  }
+  if (!r->run_bytes && t->cache) return run_cached_block(r, i, b, err);
   if (i < r->lo || i >= r->hi) {
     uint64_t start = t->handles[i].offset, end = start;
     uint32_t j = i;
@@ -570,6 +598,7 @@ static int run_block(run_t *r, uint32_t i, block_t *b, err_t *err) {
 }
 
 static void run_release(run_t *r) {
+  if (r->pin) block_cache_release(r->pin);
   atomic_fetch_add_explicit(&r->t->blocks_read, r->checked, memory_order_relaxed);
   if (r->buf.heap && r->buf.cap == RUN_BYTES) {
     for (int i = 0; i < SPARE_RUNS; i++) {
@@ -677,7 +706,7 @@ int table_get_kept(table_t *t, const void *key, size_t klen, uint64_t key_hash, 
                ? corrupt(t, t->handles[i].offset, "malformed block", err)
                : ST_OK;
     else
-      rc = cached_data_block(t, i, buf, &b, &pin, err);
+      rc = cached_data_block(t, i, 1, buf, &b, &pin, NULL, err);
     if (!rc) {
       block_cursor_t c;
       block_cursor_init(&c, &b, data_key_compare);
@@ -885,7 +914,7 @@ static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, v
   if (rc) return rc;
   st->bytes_read += t->handles[i].size + BLOCK_TRAILER_BYTES;
   uint64_t before = vv->matches;
-  const uint8_t *contents = run->buf.p + (t->handles[i].offset - run->base);
+  const uint8_t *contents = b.data;
   vv->block = contents;
   vv->nfirsts = 0;
   int r = vv->scan(&b, val, n, visit_value, vv, &st->entries);
@@ -947,17 +976,19 @@ static uint32_t block_at(const table_t *t, const block_ref_t *ref) {
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                             err_t *err) {
-  return table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, NULL, err);
+  return table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, NULL, NULL, err);
 }
 
 int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs,
                                  const void *val, size_t n, lsm_visit_fn fn, void *arg,
-                                 lsm_scan_stats_t *st, block_memo_t *memo, err_t *err) {
+                                 lsm_scan_stats_t *st, block_memo_t *memo, uint64_t *fill,
+                                 err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
   value_visit_t vv = {.fn = fn, .arg = arg, .memo = memo, .scan = block_scan_value};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 0);
+  run.fill = fill;
   for (size_t j = 0; j < nrefs && rc == ST_OK && !stopped; j++) {
     uint32_t i = block_at(t, &refs[j]);
     rc = i < t->nblocks ? scan_value_block(&run, i, val, n, &vv, &stopped, &acc, err)
@@ -973,11 +1004,12 @@ int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nre
 }
 
 int table_scan_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, lsm_visit_fn fn, void *arg,
-                      lsm_scan_stats_t *st, err_t *err) {
+                      lsm_scan_stats_t *st, uint64_t *fill, err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
   int rc = ST_OK, stop = 0;
   run_t run;
   run_init(&run, t, 0);
+  run.fill = fill;
   for (size_t j = 0; j < nrefs && rc == ST_OK && !stop; j++) {
     uint32_t i = block_at(t, &refs[j]);
     rc = i < t->nblocks ? scan_block_all(&run, i, fn, arg, &stop, &acc, err)
@@ -1006,12 +1038,27 @@ int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uin
 }
 
 int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
-                          err_t *err) {
+                          uint64_t *fill, err_t *err) {
   const meta_entry_t *m = find_meta(t, name);
   if (!m) return err_set(err, ST_E_CORRUPT, "table %s: no meta block %s", t->name, name);
   if (!handle_ok(t, &m->h) || off > m->h.size || len > m->h.size - off)
     return corrupt(t, m->h.offset, "meta block read out of bounds", err);
-  return read_at(t, m->h.offset + off, buf, len, m->h.offset, err);
+  uint64_t at = m->h.offset + off;
+  if (t->cache && len) {
+    block_cache_handle_t *pin;
+    const uint8_t *kept = block_cache_pin(t->cache, t->cache_id, at, len, &pin);
+    if (kept) {
+      memcpy(buf, kept, len);
+      block_cache_release(pin);
+      return ST_OK;
+    }
+  }
+  int rc = read_at(t, at, buf, len, m->h.offset, err);
+  if (rc == ST_OK && t->cache && len && fill && *fill >= len) {
+    block_cache_insert(t->cache, t->cache_id, at, buf, len);
+    *fill -= len;
+  }
+  return rc;
 }
 
 /* ---- Two-level iterator ---------------------------------------------------------------- */

@@ -123,16 +123,23 @@ int table_scan_value(table_t *t, const void *val, size_t n, lsm_visit_fn fn, voi
    block filter names it: util/block_ref.h), in the order given, each looked through for the
    value's bytes before any entry is decoded (block_scan_value: entries counts only those
    decoded). A ref that is not exactly the handle of a data block gives ST_E_CORRUPT ("block
-   filter names no data block"): the filter does not belong to this table. */
+   filter names no data block"): the filter does not belong to this table.
+   The chosen blocks are read as a get reads its block: through the table's block cache
+   (table_set_block_cache), if it has one. A block the cache holds is parsed where it is (no
+   system call; st->bytes_read counts its bytes all the same: the bytes the search read, from
+   wherever); a missed one is read from the file and enters the cache while *fill covers its
+   size (with trailer), *fill shrinking by it: a search lets its reads fill a share of the
+   cache, not evict it all. fill NULL: none enters (table_scan_value_blocks). A whole-table
+   scan reads past the cache. */
 int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* table_scan over the data blocks refs[0, nrefs) only, in the order given (a search by a
    predicate, which tests every entry of the blocks its filters name). A ref that is not
    exactly the handle of a data block gives ST_E_CORRUPT ("block filter names no data
-   block"). st as table_scan's. */
+   block"). st as table_scan's; the block cache and fill as table_scan_value_blocks's. */
 int table_scan_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, lsm_visit_fn fn,
-                      void *arg, lsm_scan_stats_t *st, err_t *err);
+                      void *arg, lsm_scan_stats_t *st, uint64_t *fill, err_t *err);
 
 /* table_scan_value and table_scan_value_blocks that also put every data block in which a value
    matched into memo (NULL: none), for the gets that validate those matches (block_memo.h). */
@@ -140,7 +147,8 @@ int table_scan_value_kept(table_t *t, const void *val, size_t n, lsm_visit_fn fn
                           lsm_scan_stats_t *st, block_memo_t *memo, err_t *err);
 int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs,
                                  const void *val, size_t n, lsm_visit_fn fn, void *arg,
-                                 lsm_scan_stats_t *st, block_memo_t *memo, err_t *err);
+                                 lsm_scan_stats_t *st, block_memo_t *memo, uint64_t *fill,
+                                 err_t *err);
 
 /* Repair: visits, in table order, the entries of every data block that checks out (fn gets
    each internal key and value, borrowed for the call). A damaged block (checksum mismatch,
@@ -179,9 +187,13 @@ int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uin
 
 /* Reads len bytes at offset off of the contents of meta block `name` into buf, raw: no
    block checksum is verified (the caller's format checks its own, as the value-to-block
-   map's chunks do). ST_E_CORRUPT if the block is absent or shorter; the io layer's error. */
+   map's chunks do, at every read). ST_E_CORRUPT if the block is absent or shorter; the io
+   layer's error. With a block cache, the range is looked up there first (by its offset in
+   the file, which no data block shares), and a missed one enters it as fill allows
+   (table_scan_value_blocks_kept; NULL: never). What enters is the file's bytes as read,
+   unchecked: the caller checks what it is served, from the file or the cache, the same way. */
 int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
-                          err_t *err);
+                          uint64_t *fill, err_t *err);
 
 typedef struct table_stats {
   uint64_t data_blocks;

@@ -16,6 +16,7 @@
 
 #include "filters/blocked_filter.h"
 #include "lsm/block.h"
+#include "lsm/block_cache.h"
 #include "lsm/memtable.h"
 #include "lsm/table.h"
 #include "lsm/table_builder.h"
@@ -221,6 +222,71 @@ static void expect_block_refs(table_t *t, const hook_ctx_t *hc, const ent_t *e, 
   assert_non_null(strstr(err.msg, "block filter names no data block"));
 }
 
+/* The chosen blocks of a search through a block cache (table_scan_value_blocks_kept's fill):
+   a miss enters while fill covers it and fill shrinks by its bytes; the same blocks then hit
+   and give the same entries; without fill, or with less than a block left, a miss does not
+   enter; a meta range enters as read and is served from the cache as the file's bytes. */
+static void expect_chosen_blocks_cached(table_t *t, const hook_ctx_t *hc, const ent_t *e) {
+  block_cache_t *bc = block_cache_create(1u << 20);
+  assert_non_null(bc);
+  table_set_block_cache(t, bc);
+  char v[64];
+  size_t vn = uval(v, e[0].user, e[0].seq); /* in block 0 */
+  const block_ref_t *r0 = &hc->refs[0], *r1 = &hc->refs[1];
+  uint64_t fill = 3 * (r0->size + BLOCK_TRAILER_BYTES), before = fill, want = 0, got = 0;
+  block_cache_stats_t st0, st;
+  err_t err;
+  assert_int_equal(table_scan_value_blocks(t, r0, 1, v, vn, count_entry, &want, NULL, &err),
+                   ST_OK);
+  assert_true(want >= 1);
+  block_cache_get_stats(bc, &st0); /* no fill: nothing entered */
+  assert_int_equal(st0.inserts, 0);
+  assert_int_equal(table_scan_value_blocks_kept(t, r0, 1, v, vn, count_entry, &got, NULL, NULL,
+                                                &fill, &err),
+                   ST_OK);
+  assert_int_equal(got, want);
+  assert_int_equal(fill, before - (r0->size + BLOCK_TRAILER_BYTES));
+  block_cache_get_stats(bc, &st);
+  assert_int_equal(st.inserts, 1);
+  got = 0; /* again: a hit, the same entries, fill untouched */
+  assert_int_equal(table_scan_value_blocks_kept(t, r0, 1, v, vn, count_entry, &got, NULL, NULL,
+                                                &fill, &err),
+                   ST_OK);
+  assert_int_equal(got, want);
+  assert_int_equal(fill, before - (r0->size + BLOCK_TRAILER_BYTES));
+  block_cache_stats_t st2;
+  block_cache_get_stats(bc, &st2);
+  assert_int_equal(st2.hits, st.hits + 1);
+  assert_int_equal(st2.inserts, 1);
+  /* too little fill left for block 1: read, not kept */
+  uint64_t little = r1->size;
+  got = 0;
+  assert_int_equal(table_scan_blocks(t, r1, 1, count_entry, &got, NULL, &little, &err), ST_OK);
+  assert_true(got > 0);
+  assert_int_equal(little, r1->size);
+  block_cache_get_stats(bc, &st2);
+  assert_int_equal(st2.inserts, 1);
+  /* a meta range: read and kept, then served from the cache */
+  const void *md;
+  size_t ms;
+  uint64_t off;
+  assert_int_equal(read_meta(t, "test.meta", &md, &ms, &off, &err), ST_OK);
+  assert_true(ms > 4);
+  char a[64], b[64];
+  fill = 64;
+  assert_int_equal(table_read_meta_range(t, "test.meta", 2, ms - 2, a, &fill, &err), ST_OK);
+  assert_memory_equal(a, (const char *)md + 2, ms - 2);
+  assert_int_equal(fill, 64 - (ms - 2));
+  block_cache_get_stats(bc, &st);
+  assert_int_equal(st.inserts, 2);
+  assert_int_equal(table_read_meta_range(t, "test.meta", 2, ms - 2, b, NULL, &err), ST_OK);
+  assert_memory_equal(b, (const char *)md + 2, ms - 2);
+  block_cache_get_stats(bc, &st2);
+  assert_int_equal(st2.hits, st.hits + 1);
+  table_set_block_cache(t, NULL);
+  block_cache_destroy(bc);
+}
+
 static void build_table(const char *path, uint64_t number, const ent_t *e, size_t n,
                         const table_builder_options_t *opt) {
   table_builder_t *tb;
@@ -310,6 +376,7 @@ static void test_table_build_get_iterate_scan(void **state) {
   assert_int_equal(table_number(t), 7);
   assert_true(table_has_key_filter(t));
   expect_block_refs(t, &hc, e, n);
+  expect_chosen_blocks_cached(t, &hc, e);
 
   /* get: every user key, newest version and older versions by max_seq */
   char k[32], v[64];

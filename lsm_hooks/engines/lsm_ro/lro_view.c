@@ -126,9 +126,9 @@ int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_
   if (rc != BFH_OK) return rc;
   match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, err)
+  rc = test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, NULL, err)
                    : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len, visit_match,
-                                                  &m, &ls, &v->memo, err);
+                                                  &m, &ls, &v->memo, NULL, err);
   add_stats(st, &ls);
   return rc;
 }
@@ -202,7 +202,7 @@ int lro_read_meta(engine_t *e, engine_view_t *v, uint64_t number, const char *na
                   size_t len, void *buf, err_t *err) {
   table_t *t = NULL;
   int rc = view_table((lro_t *)e, v, number, &t, err);
-  return rc == BFH_OK ? table_read_meta_range(t, name, off, len, buf, err) : rc;
+  return rc == BFH_OK ? table_read_meta_range(t, name, off, len, buf, NULL, err) : rc;
 }
 
 /* ---- Point lookups ------------------------------------------------------------------------ */
