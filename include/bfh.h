@@ -210,7 +210,9 @@ typedef struct bfh_options {
                                     "default" */
   int block_maps;                /* 1 (default): with index_bits_per_value > 0, tables carry
                                     value-to-block maps that replace their block filters */
-  size_t block_cache_bytes;      /* own engine: the gets' cache of verified data blocks; default
+  size_t block_cache_bytes;      /* own engine: the cache of verified data blocks of gets and
+                                    searches; LevelDB and RocksDB, read-write: of the blocks
+                                    searches read (doc/api.md); default
                                     BFH_DEFAULT_BLOCK_CACHE_BYTES; 0: none */
   bfh_compression compression;   /* LevelDB and RocksDB engines: the tables written from this
                                     open on; default BFH_COMPRESSION_DEFAULT */
@@ -421,9 +423,10 @@ typedef struct bfh_db_stats {
      8 to / 4 each, fixed at their creation), the LevelDB and RocksDB engines' index slots of
      the log entries they read (16-32 bytes per entry); 0 without such an index. */
   uint64_t memtable_index_bytes;
-  /* The own engine's block cache (bfh_options.block_cache_bytes; all 0 on the other engines,
-     whose engine keeps its own): gets that found their data block there, and that read it
-     from its file; the bytes it holds (blocks and their entries). */
+  /* The handle's block cache (bfh_options.block_cache_bytes): lookups that found their data
+     block there, and that did not; the bytes it holds (blocks and their entries). Own engine:
+     its gets' and searches' blocks. LevelDB and RocksDB, read-write: the blocks searches read
+     by maps or block filters (the library's own cache is not counted). 0 read-only. */
   uint64_t block_cache_hits, block_cache_misses, block_cache_bytes;
   /* The value index's loading (doc/search.md "Folding while reading"; 0 without value
      filters): the most bytes of leaf words it held at once outside its structures since the

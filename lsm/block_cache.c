@@ -149,8 +149,8 @@ uint64_t block_cache_new_id(block_cache_t *c) {
   return atomic_fetch_add_explicit(&c->next_id, 1, memory_order_relaxed) + 1;
 }
 
-const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
-                               block_cache_handle_t **h) {
+/* The entry for (id, offset), pinned, when held and (n not SIZE_MAX) n bytes long; counted. */
+static entry_t *pin_entry(block_cache_t *c, uint64_t id, uint64_t offset, size_t n) {
   uint64_t hash = mix(id, offset);
   shard_t *s = shard_of(c, hash);
   pthread_mutex_lock(&s->mu);
@@ -162,10 +162,10 @@ const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, s
     e = s->slots[i].e;
     if (!e) break;
     if (s->slots[i].hash != hash) continue;
-    if (n >= 4) __builtin_prefetch(e->data + n - 4);
+    if (n >= 4 && n != SIZE_MAX) __builtin_prefetch(e->data + n - 4);
     if (e->id == id && e->offset == offset) break;
   }
-  if (e && e->n == n) {
+  if (e && (e->n == n || n == SIZE_MAX)) {
     atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     e->referenced = 1;
     s->hits++;
@@ -174,8 +174,29 @@ const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, s
     s->misses++;
   }
   pthread_mutex_unlock(&s->mu);
+  return e;
+}
+
+const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
+                               block_cache_handle_t **h) {
+  entry_t *e = pin_entry(c, id, offset, n);
   *h = e;
   return e ? e->data : NULL;
+}
+
+const uint8_t *block_cache_pin_any(block_cache_t *c, uint64_t id, uint64_t offset, size_t *n,
+                                   block_cache_handle_t **h) {
+  entry_t *e = pin_entry(c, id, offset, SIZE_MAX);
+  *h = e;
+  *n = e ? e->n : 0;
+  return e ? e->data : NULL;
+}
+
+void block_cache_use_keep(const block_cache_use_t *use, uint64_t offset, const void *data,
+                          size_t n) {
+  if (!use || !use->cache || !use->fill || *use->fill < n) return;
+  block_cache_insert(use->cache, use->id, offset, data, n);
+  *use->fill -= n;
 }
 
 void block_cache_release(block_cache_handle_t *h) {

@@ -77,6 +77,11 @@ uint64_t block_cache_new_id(block_cache_t *c);
 const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
                                block_cache_handle_t **h);
 
+/* block_cache_pin of block (id, offset) whatever its length, which goes to *n: for a reader
+   that keeps a block in another form than the file's (decoded), whose length it knows only
+   once it has it. */
+const uint8_t *block_cache_pin_any(block_cache_t *c, uint64_t id, uint64_t offset, size_t *n,
+                                   block_cache_handle_t **h);
 /* Unpins a block pinned by block_cache_pin. Thread-safe, takes no lock. */
 void block_cache_release(block_cache_handle_t *h);
 
@@ -101,6 +106,20 @@ void block_cache_publish(block_cache_t *c, block_cache_handle_t *h, size_t n);
 void block_cache_insert(block_cache_t *c, uint64_t id, uint64_t offset, const void *data, size_t n);
 
 void block_cache_get_stats(block_cache_t *c, block_cache_stats_t *st);
+
+/* One reader's use of a cache for the blocks of one file: the cache (NULL: none), the file's
+   id there, and the bytes of missed blocks the reader may still put in, decreased by those
+   it does (fill NULL: none enters; what the cache holds is read from it either way). */
+typedef struct block_cache_use {
+  block_cache_t *cache;
+  uint64_t id;
+  uint64_t *fill;
+} block_cache_use_t;
+
+/* Puts a copy of the block (id, offset), n bytes, into use's cache when its fill covers n,
+   decreasing the fill (block_cache_insert). */
+void block_cache_use_keep(const block_cache_use_t *use, uint64_t offset, const void *data,
+                          size_t n);
 /* The bytes it may hold (its capacity at block_cache_create); 0 for NULL. */
 size_t block_cache_capacity(const block_cache_t *c);
 

@@ -1054,10 +1054,8 @@ int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len
     }
   }
   int rc = read_at(t, at, buf, len, m->h.offset, err);
-  if (rc == ST_OK && t->cache && len && fill && *fill >= len) {
-    block_cache_insert(t->cache, t->cache_id, at, buf, len);
-    *fill -= len;
-  }
+  block_cache_use_t use = {t->cache, t->cache_id, fill};
+  if (rc == ST_OK && len) block_cache_use_keep(&use, at, buf, len);
   return rc;
 }
 

@@ -8,6 +8,7 @@
 #include "bfh.h"
 #include "filters/hash.h"
 #include "lsm/block.h"
+#include "lsm/block_cache.h"
 #include "lsm/internal_key.h"
 #include "util/coding.h"
 #include "util/snappy_api.h"
@@ -431,8 +432,11 @@ out:
   return rc;
 }
 
-/* One data block read on its own: contents and trailer with one pread. */
-static int read_ref(reader_t *r, env_rfile_t *f, block_ref_t ref, buf_t *raw) {
+/* One data block read on its own: contents and trailer with one pread; once visited whole
+   and well formed, its decoded contents go to use's cache as its fill allows (use NULL:
+   nowhere). */
+static int read_ref(reader_t *r, env_rfile_t *f, block_ref_t ref, buf_t *raw,
+                    const block_cache_use_t *use) {
   int rc = check_handle(r, ref.offset, ref.size);
   if (rc != BFH_OK) return rc;
   uint64_t n = ref.size + BLOCK_TRAILER_BYTES;
@@ -446,17 +450,46 @@ static int read_ref(reader_t *r, env_rfile_t *f, block_ref_t ref, buf_t *raw) {
   size_t len;
   rc = decode_block(r, ref.offset, raw->p, ref.size, &r->data_buf, &b, &len);
   if (rc != BFH_OK) return rc;
-  return visit_data_block(r, ref.offset, ref.size, b, len);
+  rc = visit_data_block(r, ref.offset, ref.size, b, len);
+  if (rc == BFH_OK) block_cache_use_keep(use, ref.offset, b, len);
+  return rc;
+}
+
+int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
+                                 const block_cache_use_t *use, ldb_visit_fn fn, void *arg,
+                                 ldb_read_stats_t *st, err_t *err) {
+  reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+  env_rfile_t *f = NULL; /* opened at the first block the cache lacks */
+  buf_t raw = {0};
+  int rc = BFH_OK;
+  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) {
+    block_cache_handle_t *h;
+    size_t len;
+    const uint8_t *b = use && use->cache ? block_cache_pin_any(use->cache, use->id,
+                                                               refs[i].offset, &len, &h)
+                                         : NULL;
+    if (b) {
+      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
+      rc = visit_data_block(&r, refs[i].offset, refs[i].size, b, len);
+      block_cache_release(h);
+      continue;
+    }
+    if (!f) {
+      if ((rc = open_table(io, path, &f, err)) != BFH_OK) break;
+      r.size = env_rfile_size(f);
+      r.blocks_end = r.size > LDB_FOOTER_BYTES ? r.size - LDB_FOOTER_BYTES : 0;
+    }
+    rc = read_ref(&r, f, refs[i], &raw, use);
+  }
+  if (f) env_rfile_close(f);
+  free(raw.p);
+  free(r.data_buf.p);
+  return rc;
 }
 
 int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
-  env_rfile_t *f = NULL;
-  int rc = open_table(io, path, &f, err);
-  if (rc != BFH_OK) return rc;
-  rc = ldb_table_read_blocks_rfile(f, path, refs, n, fn, arg, st, err);
-  env_rfile_close(f);
-  return rc;
+  return ldb_table_read_blocks_cached(io, path, refs, n, NULL, fn, arg, st, err);
 }
 
 int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
@@ -471,7 +504,8 @@ int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_re
                 .st = st,
                 .err = err};
   buf_t raw = {0};
-  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) rc = read_ref(&r, f, refs[i], &raw);
+  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++)
+    rc = read_ref(&r, f, refs[i], &raw, NULL);
   free(raw.p);
   free(r.data_buf.p);
   return rc;

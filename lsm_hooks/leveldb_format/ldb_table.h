@@ -48,6 +48,8 @@
 #include "util/env.h"
 #include "util/err.h"
 
+struct block_cache_use;
+
 #define LDB_TABLE_MAGIC 0xdb4775248b80fb57ull
 #define LDB_FOOTER_BYTES 48
 
@@ -90,6 +92,14 @@ int ldb_table_scan_tagged(env_t *io, const char *path, ldb_visit_fn fn, ldb_bloc
    block or a ref outside the file. Thread-safe. */
 int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err);
+/* ldb_table_read_blocks through a cache of decoded blocks (use, lsm/block_cache.h; NULL:
+   none), its id naming this file there for the life of the cache: a block the cache holds
+   is walked where it is, and the file is opened only for a block it lacks, which enters
+   decoded, after its checksum and its walk passed, as the fill allows. bytes_read in st
+   counts the blocks walked, from the cache or the file. */
+int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
+                                 const struct block_cache_use *use, ldb_visit_fn fn, void *arg,
+                                 ldb_read_stats_t *st, err_t *err);
 
 /* ldb_table_scan and ldb_table_read_blocks over a table already open for reading (f,
    borrowed; env_open_read), named path in messages: what a reader that holds the file open

@@ -9,6 +9,7 @@
 #include "bfh.h"
 #include "filters/hash.h"
 #include "lsm/block.h"
+#include "lsm/block_cache.h"
 #include "util/coding.h"
 #include "util/compress_api.h"
 #include "util/crc32c.h"
@@ -1155,11 +1156,42 @@ int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_tab
 
 int rdb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err) {
-  env_rfile_t *f = NULL;
-  int rc = open_table(io, path, &f, err);
-  if (rc != BFH_OK) return rc;
-  rc = rdb_table_read_blocks_rfile(f, path, refs, n, fn, arg, st, err);
-  env_rfile_close(f);
+  return rdb_table_read_blocks_cached(io, path, refs, n, NULL, fn, arg, st, err);
+}
+
+int rdb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
+                                 const block_cache_use_t *use, rdb_visit_fn fn, void *arg,
+                                 rdb_read_stats_t *st, err_t *err) {
+  table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+  env_rfile_t *f = NULL; /* opened, and its footer read, at the first block the cache lacks */
+  buf_t data = {0};
+  int rc = BFH_OK;
+  for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {
+    block_cache_handle_t *h;
+    size_t len;
+    const uint8_t *b = use && use->cache ? block_cache_pin_any(use->cache, use->id,
+                                                               refs[i].offset, &len, &h)
+                                         : NULL;
+    if (b) {
+      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
+      rc = visit_data_block(&t, refs[i].offset, refs[i].size, b, len);
+      block_cache_release(h);
+      continue;
+    }
+    if (!f) {
+      if ((rc = open_table(io, path, &f, err)) != BFH_OK) break;
+      t.f = f;
+      t.size = env_rfile_size(f);
+      if ((rc = read_footer(&t)) != BFH_OK) break;
+    }
+    block_handle_t bh = {.offset = refs[i].offset, .size = refs[i].size};
+    rc = read_block(&t, bh, &data, &b, &len, NULL);
+    if (rc == BFH_OK) rc = visit_data_block(&t, bh.offset, bh.size, b, len);
+    if (rc == BFH_OK) block_cache_use_keep(use, bh.offset, b, len);
+  }
+  free(data.p);
+  table_release(&t);
+  if (f) env_rfile_close(f);
   return rc;
 }
 

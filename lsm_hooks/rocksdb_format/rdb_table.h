@@ -50,6 +50,8 @@
 #include "util/env.h"
 #include "util/err.h"
 
+struct block_cache_use;
+
 #define RDB_TABLE_MAGIC 0x88e241b785f4cff7ull        /* format_version >= 1 */
 #define RDB_TABLE_LEGACY_MAGIC 0xdb4775248b80fb57ull /* format_version 0 (LevelDB's) */
 #define RDB_FOOTER_BYTES 53
@@ -175,6 +177,14 @@ int rdb_table_scan_tagged(env_t *io, const char *path, rdb_visit_fn fn, rdb_bloc
    for a damaged block or a ref outside the file. Thread-safe. */
 int rdb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err);
+/* rdb_table_read_blocks through a cache of decoded blocks (use, lsm/block_cache.h; NULL:
+   none), its id naming this file there for the life of the cache: a block the cache holds
+   is walked where it is, and the file is opened (and its footer read) only for a block it
+   lacks, which enters decoded, after its checksum and its walk passed, as the fill allows.
+   bytes_read in st counts the blocks walked, from the cache or the file. */
+int rdb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
+                                 const struct block_cache_use *use, rdb_visit_fn fn, void *arg,
+                                 rdb_read_stats_t *st, err_t *err);
 
 /* rdb_table_scan(_blocks/_tagged) and rdb_table_read_blocks over a table already open for
    reading (f, borrowed; env_open_read), named path in messages: what a reader that holds the

@@ -9,6 +9,9 @@
  *     memtable; after a reopen (the log written to a table) it reads one block.
  *   - LevelDB engine, a sidecar cache file whose block filter bytes are damaged: the file is
  *     stale, rebuilt from the table at the reopen; AUTO answers as SCAN and reads by blocks.
+ *   - Every read-write engine: the blocks AUTO reads go through the handle's block cache, so a
+ *     repeated search hits there, and answers as SCAN, with or without the cache and after
+ *     overwrites.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bfh.h"
 #include "lsm/table.h"
@@ -279,10 +283,74 @@ static void test_leveldb_damaged_cache_blocks(void **state) {
   close_ok(f);
 }
 
+/* The blocks AUTO reads by maps or block filters go through the handle's block cache on
+   every read-write engine: a search repeated hits there and answers as SCAN, so does one
+   after overwrites (new tables, new numbers), and without a cache (block_cache_bytes 0) it
+   answers the same with no hit. */
+static void expect_repeat_hits(db_fixture_t *f, bfh_engine engine) {
+  bfh_options o;
+  options(&o, engine);
+  open_ok(f, &o);
+  load(f);
+  close_ok(f); /* the open indexes every live table: the searches below read by blocks */
+  for (int cached = 1; cached >= 0; cached--) {
+    options(&o, engine);
+    if (!cached) o.block_cache_bytes = 0;
+    open_ok(f, &o);
+    char val[32];
+    /* Two rounds of the same searches, the first filling the cache. A compaction of the
+       library's between them (new tables, not in the cache) leaves fewer hits: then again,
+       at most 20 times. */
+    int attempt;
+    for (attempt = 0; attempt < 20; attempt++) {
+      bfh_db_stats before, after;
+      uint64_t blocks = 0, again = 0;
+      for (uint32_t v = 0; v < NVALUES; v += 97)
+        blocks += expect_auto_as_scan(f->db, val, value_of(v, val)).blocks_read;
+      assert_int_equal(bfh_stats(f->db, &before), BFH_OK);
+      for (uint32_t v = 0; v < NVALUES; v += 97)
+        again += expect_auto_as_scan(f->db, val, value_of(v, val)).blocks_read;
+      assert_int_equal(bfh_stats(f->db, &after), BFH_OK);
+      if (!cached) assert_int_equal(after.block_cache_hits, 0);
+      /* every block of the second round a hit (a few more: the own engine's gets) */
+      if (blocks > 0 && again == blocks &&
+          (!cached || after.block_cache_hits - before.block_cache_hits >= again))
+        break;
+      usleep(100000);
+    }
+    assert_true(attempt < 20);
+    /* overwrites: each value searched moves to other keys, in new tables */
+    char key[32];
+    for (uint32_t i = 0; i < NKEYS; i += 3) {
+      int kl = sprintf(key, "key-%06u", i);
+      size_t vl = value_of((i / 3) % NVALUES, val);
+      assert_int_equal(bfh_put(f->db, key, (size_t)kl, val, vl), BFH_OK);
+    }
+    assert_int_equal(bfh_flush(f->db), BFH_OK);
+    for (uint32_t v = 0; v < NVALUES; v += 97) (void)expect_auto_as_scan(f->db, val, value_of(v, val));
+    close_ok(f);
+  }
+}
+
+static void test_lsm_repeat_hits(void **state) {
+  expect_repeat_hits(*state, BFH_ENGINE_LSM);
+}
+
+static void test_leveldb_repeat_hits(void **state) {
+  expect_repeat_hits(*state, BFH_ENGINE_LEVELDB);
+}
+
+static void test_rocksdb_repeat_hits(void **state) {
+  expect_repeat_hits(*state, BFH_ENGINE_ROCKSDB);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lsm_damaged_block_filter, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_lsm_memtable_index, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_repeat_hits, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_repeat_hits, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_repeat_hits, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_damaged_cache_blocks, setup,
                                       db_fixture_teardown),
   };

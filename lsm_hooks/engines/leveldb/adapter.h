@@ -136,7 +136,8 @@ void ldb_bounds_release(engine_leveldb_t *el);
    when the file is gone (the caller says what that means for its search); and table_match
    over table file f, already open (borrowed), named path in messages. */
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+                    const block_cache_use_t *use, const stock_match_t *m, engine_scan_stats_t *st,
+                    err_t *err);
 int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
                      engine_scan_stats_t *st, err_t *err);

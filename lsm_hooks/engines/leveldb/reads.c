@@ -14,12 +14,13 @@ static int visit_match(void *arg, const ldb_entry_t *e) {
 }
 
 int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                    const block_cache_use_t *use, const stock_match_t *m, engine_scan_stats_t *st,
+                    err_t *err) {
   char *path;
   int rc = ldb_table_path(dir, number, &path, err);
   if (rc != BFH_OK) return rc;
   ldb_read_stats_t rs = {0};
-  rc = refs ? ldb_table_read_blocks(io, path, refs, n, visit_match, (void *)m, &rs, err)
+  rc = refs ? ldb_table_read_blocks_cached(io, path, refs, n, use, visit_match, (void *)m, &rs, err)
             : ldb_table_scan(io, path, visit_match, (void *)m, &rs, err);
   free(path);
   st->entries += rs.entries;

@@ -108,7 +108,8 @@ void rdb_table_path_write(const char *dir, uint64_t number, char *out, size_t n)
    leaves the table out of the Cuckoo Index and leaf_read gives it no leaf, so every search
    scans it, and the scan refuses the search. */
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+                    const block_cache_use_t *use, const stock_match_t *m, engine_scan_stats_t *st,
+                    err_t *err);
 int rdb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
                      const value_terms_t *terms, void (*fn)(void *arg, uint64_t hash), void *arg,
                      engine_scan_stats_t *st, err_t *err);

@@ -52,13 +52,14 @@ static int visit_match(void *arg, const rdb_entry_t *e) {
 }
 
 int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                    const block_cache_use_t *use, const stock_match_t *m, engine_scan_stats_t *st,
+                    err_t *err) {
   char *path;
   int rc = rdb_table_path(dir, number, &path, err);
   if (rc != BFH_OK) return rc;
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};
-  rc = refs ? rdb_table_read_blocks(io, path, refs, n, visit_match, &x, &rs, err)
+  rc = refs ? rdb_table_read_blocks_cached(io, path, refs, n, use, visit_match, &x, &rs, err)
             : rdb_table_scan(io, path, visit_match, &x, &rs, err);
   free(path);
   st->entries += rs.entries;

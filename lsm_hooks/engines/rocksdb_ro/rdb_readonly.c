@@ -451,7 +451,7 @@ static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const blo
   if (p)
     return rdb_table_match_rfile(p->f, p->path, n ? pin_footer((rro_pin_t *)p) : NULL, refs, n, m,
                                  st, err);
-  return rdb_table_match(r->io, r->path, number, refs, n, m, st, err);
+  return rdb_table_match(r->io, r->path, number, refs, n, NULL, m, st, err);
 }
 
 /* Through the newest state's pin when it holds the table: a table compacted away since it

@@ -219,6 +219,7 @@ struct engine_view {
   log_seg_t **segs; /* the memtables: the logs' segments read so far */
   size_t nsegs;
   uint64_t seed; /* stock_value_seed of the engine: the hash find_memtables is given */
+  uint64_t fill; /* bytes its reads may still put into the handle's block cache (read-write) */
   /* What the engine holds for the view: the LevelDB engine's version pin, the read-only
      engines' state (which then owns tables and segs); NULL elsewhere. */
   void *held;

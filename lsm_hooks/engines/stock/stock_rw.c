@@ -142,6 +142,8 @@ int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_opti
   stock_rw_t *s = calloc(1, fmt->handle_size);
   if (!s) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   rc = begin(s, fmt, path, opt->create_if_missing, io, sync, err);
+  if (rc == BFH_OK && opt->block_cache_bytes && !(s->blocks = block_cache_create(opt->block_cache_bytes)))
+    rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the block cache", path);
   if (rc == BFH_OK) rc = fmt->open(s, opt, err);
   if (rc == BFH_OK) rc = source_init(s, err);
   if (rc == BFH_OK) rc = stock_rw_sync(s, STOCK_SYNC_FULL, NULL, err); /* every live table */
@@ -184,6 +186,7 @@ int stock_rw_close(engine_t *e, err_t *err) {
     index_sync_close_caches(s->sync);
   }
   s->fmt->destroy(s);
+  block_cache_destroy(s->blocks);
   env_unlock(s->dir_lock);
   pthread_mutex_destroy(&s->sync_mu);
   free(s->path);
@@ -207,7 +210,11 @@ static engine_view_t *view_make(stock_rw_t *s, engine_table_t *t, size_t n) {
     free(segs);
     return NULL;
   }
-  *v = (engine_view_t){.tables = t, .ntables = n, .segs = segs, .seed = stock_value_seed(s->sync)};
+  *v = (engine_view_t){.tables = t,
+                       .ntables = n,
+                       .segs = segs,
+                       .seed = stock_value_seed(s->sync),
+                       .fill = block_cache_capacity(s->blocks) / STOCK_RW_FILL_SHARE};
   for (size_t i = 0; (l = s->fmt->segs(s, i)); i++)
     for (size_t j = 0; j < l->n; j++) {
       atomic_fetch_add(&l->v[j]->refs, 1);
@@ -287,6 +294,13 @@ void stock_rw_stats(engine_t *e, bfh_db_stats *st) {
   for (size_t i = 0; (l = s->fmt->segs(s, i)); i++)
     st->memtable_index_bytes += stock_segs_index_bytes(l->v, l->n);
   pthread_mutex_unlock(&s->sync_mu);
+  if (s->blocks) { /* the searches' blocks: the library's own cache shows nothing through C */
+    block_cache_stats_t bc;
+    block_cache_get_stats(s->blocks, &bc);
+    st->block_cache_hits = bc.hits;
+    st->block_cache_misses = bc.misses;
+    st->block_cache_bytes = bc.bytes;
+  }
 }
 
 /* ---- Table reads -------------------------------------------------------------------------- */
@@ -306,7 +320,8 @@ int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
   stock_rw_t *s = (stock_rw_t *)e;
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   stock_match_t m = {test, fn, arg};
-  int rc = s->fmt->table_match(s->io, s->path, number, refs, n, &m, st, err);
+  block_cache_use_t use = {s->blocks, number, &v->fill};
+  int rc = s->fmt->table_match(s->io, s->path, number, refs, n, &use, &m, st, err);
   return live_table_read(s, number, rc, err);
 }
 

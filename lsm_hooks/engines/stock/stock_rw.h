@@ -11,7 +11,10 @@
 #include <pthread.h>
 
 #include "bfh.h"
+#include "lsm/block_cache.h"
 #include "lsm_hooks/engines/stock/stock.h"
+
+#define STOCK_RW_FILL_SHARE 8 /* a view fills at most 1/8 of the block cache */
 
 struct stock_rw;
 
@@ -20,9 +23,11 @@ struct stock_rw;
    the library, each given the engine's handle. */
 typedef struct stock_rw_format {
   const engine_ops_t *ops;
-  /* Entries whose value passes m->test: the whole table (refs NULL) or data blocks refs[0, n). */
+  /* Entries whose value passes m->test: the whole table (refs NULL) or data blocks refs[0, n),
+     those through use (the handle's cache of decoded blocks; NULL: none). */
   int (*table_match)(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
-                     const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+                     const block_cache_use_t *use, const stock_match_t *m,
+                     engine_scan_stats_t *st, err_t *err);
   /* engine_ops_t.table_hashes: every value entry's item hashes under seed (terms: the
      database's items; NULL: the whole value's bfh_value_hash), to fn. */
   int (*table_hashes)(env_t *io, const char *dir, uint64_t number, uint64_t seed,
@@ -96,6 +101,11 @@ typedef struct stock_rw {
   int opened;              /* the open succeeded (a close then leaves the cache files behind) */
   pthread_mutex_t sync_mu; /* one sync or view at a time; the engine says what else it guards */
   uint64_t syncs;          /* runs of stock_rw_sync (views, flushes, background); sync_mu */
+  /* Decoded copies of the data blocks searches read by maps or block filters, by (table
+     number, offset): a table number names one file while the handle holds the database's
+     LOCK. NULL with bfh_options.block_cache_bytes 0. Each view may put STOCK_RW_FILL_SHARE
+     of it in. */
+  block_cache_t *blocks;
   stock_indexer_t bg;      /* the background indexer */
 } stock_rw_t;
 
