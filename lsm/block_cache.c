@@ -192,6 +192,12 @@ const uint8_t *block_cache_pin_any(block_cache_t *c, uint64_t id, uint64_t offse
   return e ? e->data : NULL;
 }
 
+const uint8_t *block_cache_use_pin(const block_cache_use_t *use, uint64_t offset, size_t *n,
+                                   block_cache_handle_t **h) {
+  if (!use || !use->cache) return NULL;
+  return block_cache_pin_any(use->cache, use->id, offset, n, h);
+}
+
 void block_cache_use_keep(const block_cache_use_t *use, uint64_t offset, const void *data,
                           size_t n) {
   if (!use || !use->cache || !use->fill || *use->fill < n) return;

@@ -116,6 +116,10 @@ typedef struct block_cache_use {
   uint64_t *fill;
 } block_cache_use_t;
 
+/* block_cache_pin_any of the block at offset of use's file: NULL when use (may be NULL) has
+   no cache or the cache lacks the block. */
+const uint8_t *block_cache_use_pin(const block_cache_use_t *use, uint64_t offset, size_t *n,
+                                   block_cache_handle_t **h);
 /* Puts a copy of the block (id, offset), n bytes, into use's cache when its fill covers n,
    decreasing the fill (block_cache_insert). */
 void block_cache_use_keep(const block_cache_use_t *use, uint64_t offset, const void *data,

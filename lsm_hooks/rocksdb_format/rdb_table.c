@@ -1169,9 +1169,7 @@ int rdb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t 
   for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {
     block_cache_handle_t *h;
     size_t len;
-    const uint8_t *b = use && use->cache ? block_cache_pin_any(use->cache, use->id,
-                                                               refs[i].offset, &len, &h)
-                                         : NULL;
+    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &h);
     if (b) {
       if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
       rc = visit_data_block(&t, refs[i].offset, refs[i].size, b, len);
