@@ -127,6 +127,15 @@ void block_cache_use_keep(const block_cache_use_t *use, uint64_t offset, const v
 /* The bytes it may hold (its capacity at block_cache_create); 0 for NULL. */
 size_t block_cache_capacity(const block_cache_t *c);
 
+/* The share of a cache one reader of chosen blocks (a search) may fill: a search that reads
+   a few blocks leaves them for the next search of its value and for gets; one that reads
+   thousands does not evict everything the gets keep. */
+#define BLOCK_CACHE_READER_SHARE 8
+/* The fill a reader starts with: block_cache_capacity(c) / BLOCK_CACHE_READER_SHARE. */
+static inline uint64_t block_cache_reader_fill(const block_cache_t *c) {
+  return block_cache_capacity(c) / BLOCK_CACHE_READER_SHARE;
+}
+
 /* The shard (0 .. BLOCK_CACHE_SHARDS - 1) that holds block (id, offset): tests pick blocks
    that compete for one shard's room with it. */
 unsigned block_cache_shard(uint64_t id, uint64_t offset);

@@ -1070,17 +1070,12 @@ struct lsm_snapshot {
   uint64_t fill;     /* bytes its reads of chosen blocks may still put into the block cache */
 };
 
-/* The share of the block cache one snapshot's reads of chosen blocks may fill: a search
-   that reads a few blocks leaves them for the next search of the value and for gets; one
-   that reads thousands does not evict everything the gets keep. */
-#define SNAPSHOT_FILL_SHARE 8
-
 lsm_snapshot_t *lsm_snapshot_acquire(lsm_db_t *db) {
   lsm_snapshot_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->db = db;
   block_memo_init(&s->memo);
-  s->fill = block_cache_capacity(db->blocks) / SNAPSHOT_FILL_SHARE;
+  s->fill = block_cache_reader_fill(db->blocks);
   view_acquire(db, &s->vw);
   size_t n = lsm_version_file_count(s->vw.v);
   s->tables = malloc((n + 1) * sizeof *s->tables);

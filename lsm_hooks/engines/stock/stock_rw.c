@@ -142,7 +142,8 @@ int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_opti
   stock_rw_t *s = calloc(1, fmt->handle_size);
   if (!s) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
   rc = begin(s, fmt, path, opt->create_if_missing, io, sync, err);
-  if (rc == BFH_OK && opt->block_cache_bytes && !(s->blocks = block_cache_create(opt->block_cache_bytes)))
+  if (rc == BFH_OK && opt->block_cache_bytes &&
+      !(s->blocks = block_cache_create(opt->block_cache_bytes)))
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory for the block cache", path);
   if (rc == BFH_OK) rc = fmt->open(s, opt, err);
   if (rc == BFH_OK) rc = source_init(s, err);
@@ -214,7 +215,7 @@ static engine_view_t *view_make(stock_rw_t *s, engine_table_t *t, size_t n) {
                        .ntables = n,
                        .segs = segs,
                        .seed = stock_value_seed(s->sync),
-                       .fill = block_cache_capacity(s->blocks) / STOCK_RW_FILL_SHARE};
+                       .fill = block_cache_reader_fill(s->blocks)};
   for (size_t i = 0; (l = s->fmt->segs(s, i)); i++)
     for (size_t j = 0; j < l->n; j++) {
       atomic_fetch_add(&l->v[j]->refs, 1);

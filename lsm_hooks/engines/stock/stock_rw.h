@@ -14,8 +14,6 @@
 #include "lsm/block_cache.h"
 #include "lsm_hooks/engines/stock/stock.h"
 
-#define STOCK_RW_FILL_SHARE 8 /* a view fills at most 1/8 of the block cache */
-
 struct stock_rw;
 
 /* A read-write stock engine's format: its table readers, for table `number` of the database
@@ -103,8 +101,8 @@ typedef struct stock_rw {
   uint64_t syncs;          /* runs of stock_rw_sync (views, flushes, background); sync_mu */
   /* Decoded copies of the data blocks searches read by maps or block filters, by (table
      number, offset): a table number names one file while the handle holds the database's
-     LOCK. NULL with bfh_options.block_cache_bytes 0. Each view may put STOCK_RW_FILL_SHARE
-     of it in. */
+     LOCK. NULL with bfh_options.block_cache_bytes 0. Each view may put a share of it in
+     (block_cache_reader_fill). */
   block_cache_t *blocks;
   stock_indexer_t bg;      /* the background indexer */
 } stock_rw_t;
