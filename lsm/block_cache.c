@@ -184,18 +184,13 @@ const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, s
   return e ? e->data : NULL;
 }
 
-const uint8_t *block_cache_pin_any(block_cache_t *c, uint64_t id, uint64_t offset, size_t *n,
-                                   block_cache_handle_t **h) {
-  entry_t *e = pin_entry(c, id, offset, SIZE_MAX);
-  *h = e;
-  *n = e ? e->n : 0;
-  return e ? e->data : NULL;
-}
-
 const uint8_t *block_cache_use_pin(const block_cache_use_t *use, uint64_t offset, size_t *n,
                                    block_cache_handle_t **h) {
   if (!use || !use->cache) return NULL;
-  return block_cache_pin_any(use->cache, use->id, offset, n, h);
+  entry_t *e = pin_entry(use->cache, use->id, offset, SIZE_MAX);
+  *h = e;
+  *n = e ? e->n : 0;
+  return e ? e->data : NULL;
 }
 
 void block_cache_use_keep(const block_cache_use_t *use, uint64_t offset, const void *data,

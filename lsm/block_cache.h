@@ -77,11 +77,6 @@ uint64_t block_cache_new_id(block_cache_t *c);
 const uint8_t *block_cache_pin(block_cache_t *c, uint64_t id, uint64_t offset, size_t n,
                                block_cache_handle_t **h);
 
-/* block_cache_pin of block (id, offset) whatever its length, which goes to *n: for a reader
-   that keeps a block in another form than the file's (decoded), whose length it knows only
-   once it has it. */
-const uint8_t *block_cache_pin_any(block_cache_t *c, uint64_t id, uint64_t offset, size_t *n,
-                                   block_cache_handle_t **h);
 /* Unpins a block pinned by block_cache_pin. Thread-safe, takes no lock. */
 void block_cache_release(block_cache_handle_t *h);
 
@@ -116,8 +111,10 @@ typedef struct block_cache_use {
   uint64_t *fill;
 } block_cache_use_t;
 
-/* block_cache_pin_any of the block at offset of use's file: NULL when use (may be NULL) has
-   no cache or the cache lacks the block. */
+/* block_cache_pin of the block at offset of use's file whatever its length, which goes to
+   *n (a reader that keeps blocks in another form than the file's, decoded, knows their
+   length only once it has them): NULL when use (may be NULL) has no cache or the cache
+   lacks the block. */
 const uint8_t *block_cache_use_pin(const block_cache_use_t *use, uint64_t offset, size_t *n,
                                    block_cache_handle_t **h);
 /* Puts a copy of the block (id, offset), n bytes, into use's cache when its fill covers n,
