@@ -67,24 +67,23 @@ static inline void chunk_or(const sliced_t *s, uint8_t *row, size_t c, uint64_t 
   for (size_t i = 0; i < n; i++) row[at + i] |= (uint8_t)(x >> (8 * i));
 }
 
-/* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 8). */
+/* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 8), in place:
+   realloc keeps the pages the rows have (fresh pages cost a fault each, which on this kind
+   of machine costs more than the copy), and the rows move out from the last one, each to a
+   place at or past its own, so that none is overwritten before it moved. */
 static int grow_to(sliced_t *s, size_t slots) {
   if (slots <= s->cap) return ST_OK;
   size_t cap = (slots + 7) / 8 * 8;
-  size_t rb = cap / 8;
-  uint8_t *rows = calloc((size_t)s->m * rb, 1);
+  size_t rb = cap / 8, used = (s->hi + 7) / 8;
   uint64_t *ids = realloc(s->slot_id, cap * sizeof *ids);
-  if (!rows || !ids) {
-    free(rows);
-    if (ids) s->slot_id = ids;
-    return ST_E_NOMEM;
-  }
+  if (!ids) return ST_E_NOMEM;
   s->slot_id = ids;
-  if (s->rows) {
-    size_t used = (s->hi + 7) / 8;
-    for (uint64_t j = 0; j < s->m; j++) memcpy(rows + j * rb, s->rows + j * s->row_bytes, used);
+  uint8_t *rows = realloc(s->rows, (size_t)s->m * rb);
+  if (!rows) return ST_E_NOMEM;
+  for (uint64_t j = s->m; j-- > 0;) {
+    memmove(rows + j * rb, rows + j * s->row_bytes, used);
+    memset(rows + j * rb + used, 0, rb - used);
   }
-  free(s->rows);
   s->rows = rows;
   s->cap = cap;
   s->row_bytes = rb;
@@ -117,48 +116,109 @@ int sliced_make_room_exact(sliced_t *s, size_t extra) {
   return make_room(s, extra, 1);
 }
 
+/* The bits of x at the set bits of mask (live of them), packed to the low end in order
+   (pext). A word
+   costs its holes or its live bits, whichever are fewer; shrinks come with few holes. */
+static inline uint64_t compress64(uint64_t x, uint64_t mask, unsigned live) {
+  if (live == 64) return x;
+  x &= mask;
+  if (live <= 32) {
+    uint64_t out = 0;
+    for (unsigned i = 0; mask; mask &= mask - 1, i++)
+      out |= ((x >> __builtin_ctzll(mask)) & 1) << i;
+    return out;
+  }
+  /* Highest hole first, so that the lower ones stay where they are. */
+  for (uint64_t holes = ~mask; holes;) {
+    unsigned p = 63 - (unsigned)__builtin_clzll(holes);
+    uint64_t low = ((uint64_t)1 << p) - 1;
+    x = (x & low) | ((x >> 1) & ~low);
+    holes &= low;
+  }
+  return x;
+}
+
+/* Writes x to slots 64c .. 64c+63 of a row of rb bytes (bytes past rb are dropped). */
+static inline void chunk_store(uint8_t *row, size_t rb, size_t c, uint64_t x) {
+  size_t at = c * 8, n = rb - at < 8 ? rb - at : 8;
+  for (size_t i = 0; i < n; i++) row[at + i] = (uint8_t)(x >> (8 * i));
+}
+
+/* Packs the bits of a row at the live slots (live: one mask per 64 slots, nw of them, and
+   count[c] the bits of live[c]) to the
+   front of dst, a row of rb bytes, 64 slots at a time; bits past the live ones are zero. dst
+   may be src or before it: chunk c is read before any write past it. */
+static void pack_row(const sliced_t *s, const uint8_t *src, const uint64_t *live,
+                     const uint8_t *count, size_t nw, uint8_t *dst, size_t rb) {
+  uint64_t acc = 0;
+  unsigned fill = 0; /* bits in acc */
+  size_t out = 0;
+  for (size_t c = 0; c < nw; c++) {
+    unsigned k = count[c];
+    if (k == 0) continue;
+    uint64_t x = compress64(chunk_load(s, src, c), live[c], k);
+    acc |= x << fill;
+    if (fill + k < 64) {
+      fill += k;
+      continue;
+    }
+    chunk_store(dst, rb, out++, acc);
+    acc = fill ? x >> (64 - fill) : 0;
+    fill = fill + k - 64;
+  }
+  if (fill) chunk_store(dst, rb, out, acc);
+}
+
 /* Re-lays the rows for exactly the live slots (rounded up to 8), packed to the front in slot
-   order: a slot's new number is its rank among the live ones. */
+   order: a slot's new number is its rank among the live ones. In place, from the first row
+   on: a row's packed bytes land at or before its own, and within a row pack_row writes a
+   chunk only after reading it. */
 int sliced_shrink(sliced_t *s) {
   size_t live = u64_map_count(&s->map), cap = (live + 7) / 8 * 8;
   if (cap >= s->cap) return ST_OK;
-  size_t rb = cap / 8;
-  uint8_t *rows = cap ? calloc((size_t)s->m * rb, 1) : NULL;
-  size_t *from = malloc((live ? live : 1) * sizeof *from);
-  if ((cap && !rows) || !from || u64_map_reserve(&s->map, live + 1) != ST_OK) {
-    free(rows);
-    free(from);
+  size_t rb = cap / 8, nw = (s->hi + 63) / 64;
+  uint64_t *mask = calloc(nw ? nw : 1, sizeof *mask); /* the live slots */
+  uint8_t *count = calloc(nw ? nw : 1, 1);            /* and how many in each mask word */
+  if (!mask || !count || u64_map_reserve(&s->map, live + 1) != ST_OK) {
+    free(mask);
+    free(count);
     return ST_E_NOMEM;
   }
   size_t n = 0;
   for (size_t j = 0; j < s->hi; j++) {
     uint64_t v;
-    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) from[n++] = j;
-  }
-  if (n == s->hi) { /* no holes: the rows' first bytes as they are */
-    size_t used = (n + 7) / 8;
-    for (uint64_t j = 0; j < s->m; j++) memcpy(rows + j * rb, s->rows + j * s->row_bytes, used);
-  } else {
-    for (uint64_t j = 0; j < s->m; j++) {
-      const uint8_t *src = s->rows + j * s->row_bytes;
-      uint8_t *dst = rows + j * rb;
-      for (size_t i = 0; i < n; i++)
-        if (src[from[i] / 8] & (1u << (from[i] & 7))) dst[i / 8] |= (uint8_t)(1u << (i & 7));
+    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) {
+      mask[j / 64] |= (uint64_t)1 << (j % 64);
+      count[j / 64]++;
+      n++;
     }
   }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t id = s->slot_id[from[i]];
+  /* Every byte of a new row is written: the packed bits fill ceil(n / 8) = rb bytes. */
+  for (uint64_t j = 0; j < s->m && rb > 0; j++) {
+    if (n == s->hi) /* no holes: the row's first bytes as they are */
+      memmove(s->rows + j * rb, s->rows + j * s->row_bytes, rb);
+    else
+      pack_row(s, s->rows + j * s->row_bytes, mask, count, nw, s->rows + j * rb, rb);
+  }
+  for (size_t j = 0, i = 0; j < s->hi; j++) {
+    if (!(mask[j / 64] >> (j % 64) & 1)) continue;
+    uint64_t id = s->slot_id[j];
     s->slot_id[i] = id;
-    u64_map_put(&s->map, id, i); /* present: replaces the value, cannot fail */
+    u64_map_put(&s->map, id, i++); /* present: replaces the value, cannot fail */
   }
-  free(from);
-  uint64_t *ids = cap ? realloc(s->slot_id, cap * sizeof *ids) : NULL;
-  if (ids || !cap) {
-    if (!cap) free(s->slot_id);
-    s->slot_id = ids;
+  free(mask);
+  free(count);
+  if (cap == 0) {
+    free(s->rows);
+    free(s->slot_id);
+    s->rows = NULL;
+    s->slot_id = NULL;
+  } else { /* a smaller block: if realloc cannot, the larger one serves */
+    uint8_t *rows = realloc(s->rows, (size_t)s->m * rb);
+    uint64_t *ids = realloc(s->slot_id, cap * sizeof *ids);
+    if (rows) s->rows = rows;
+    if (ids) s->slot_id = ids;
   }
-  free(s->rows);
-  s->rows = rows;
   s->cap = cap;
   s->row_bytes = rb;
   s->hi = n;

@@ -172,6 +172,48 @@ static void test_sliced_shrink_packs_live_slots(void **state) {
   free(L);
 }
 
+/* sliced_shrink packs 64 slots at a time: hole patterns of every density (one hole in a
+   word, a word of holes, a run across words, every other slot, a random tenth) keep each
+   live leaf's column exactly, over several rounds of removes, shrinks and re-adds. */
+static void test_sliced_shrink_hole_patterns(void **state) {
+  (void)state;
+  rng_t r;
+  rng_init(&r, 17);
+  leaves_t *L = calloc(1, sizeof *L);
+  sliced_t *s = sliced_create(M);
+  assert_non_null(s);
+  size_t positives = 0;
+  for (int round = 0; round < 6; round++) {
+    for (uint64_t id = 0; id < MAXL; id++) {
+      if (L->live[id]) continue;
+      fill(&r, L->words[id], 300);
+      assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+      L->live[id] = 1;
+    }
+    for (uint64_t id = 0; id < MAXL; id++) {
+      int drop;
+      switch (round) {
+      case 0: drop = id == 70; break;                    /* one hole */
+      case 1: drop = id >= 128 && id < 192; break;       /* one whole word, slot order */
+      case 2: drop = id >= 100 && id < 260; break;       /* a run across words */
+      case 3: drop = id % 2 == 1; break;                 /* every other */
+      case 4: drop = rng_below(&r, 10) == 0; break;      /* a random tenth */
+      default: drop = id < MAXL - 1; break;              /* all but the last */
+      }
+      if (!drop) continue;
+      assert_int_equal(sliced_remove(s, id), ST_OK);
+      L->live[id] = 0;
+    }
+    size_t live = sliced_leaf_count(s);
+    assert_int_equal(sliced_shrink(s), ST_OK);
+    assert_int_equal(sliced_capacity(s), (live + 7) / 8 * 8);
+    positives += check(&r, s, L, 150);
+  }
+  assert_true(positives > 1000);
+  sliced_destroy(s);
+  free(L);
+}
+
 /* Batch adds (transpose path for >= 8 filters per slot word, sparse path below) answer
    exactly like single adds, including into freed slots scattered over the columns. */
 static void test_sliced_batch_equals_single(void **state) {
@@ -258,6 +300,7 @@ int main(void) {
       cmocka_unit_test(test_sliced_empty),
       cmocka_unit_test(test_sliced_matches_oracle_with_growth_and_reuse),
       cmocka_unit_test(test_sliced_batch_equals_single),
+      cmocka_unit_test(test_sliced_shrink_hole_patterns),
       cmocka_unit_test(test_sliced_shrink_packs_live_slots),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
