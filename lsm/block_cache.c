@@ -9,17 +9,23 @@
 
 typedef struct block_cache_entry entry_t;
 
+/* A place in a shard's queue: an entry's first member, so a link is its entry; the shard's
+   sentinel is a link alone. */
+typedef struct lru_link {
+  struct lru_link *prev, *next;
+} lru_link_t;
+
 /* An entry holds one reference while it is in the cache (index and queue) and one per pin;
    the last to drop frees it. An entry from block_cache_alloc holds its reader's reference
    only, and is in neither until published. */
 struct block_cache_entry {
+  lru_link_t lru; /* first: the shard's queue, head the newest */
   uint64_t id, offset;
   uint64_t hash;  /* mix(id, offset) */
   size_t n;       /* the block's bytes */
   size_t cap;     /* bytes allocated at data */
   _Atomic uint32_t refs;
-  uint8_t referenced;           /* hit since the clock last passed it (under the shard's mutex) */
-  entry_t *prev_lru, *next_lru; /* the shard's queue: head the newest */
+  uint8_t referenced; /* hit since the clock last passed it (under the shard's mutex) */
   uint8_t data[];
 };
 
@@ -36,7 +42,7 @@ typedef struct shard {
   size_t nslots; /* a power of two, at least twice entries */
   size_t entries;
   size_t charge, capacity;
-  entry_t lru; /* sentinel: lru.next_lru the newest, lru.prev_lru the oldest (the clock hand) */
+  lru_link_t lru; /* sentinel: lru.next the newest, lru.prev the oldest (the clock hand) */
   entry_t *spare[BLOCK_CACHE_SPARES]; /* evicted, unpinned: reused by block_cache_alloc */
   size_t nspare;
   uint64_t hits, misses, inserts, evictions, reused;
@@ -96,15 +102,15 @@ static void slot_clear(shard_t *s, size_t i) {
 }
 
 static void lru_unlink(entry_t *e) {
-  e->prev_lru->next_lru = e->next_lru;
-  e->next_lru->prev_lru = e->prev_lru;
+  e->lru.prev->next = e->lru.next;
+  e->lru.next->prev = e->lru.prev;
 }
 
 static void lru_push_front(shard_t *s, entry_t *e) {
-  e->next_lru = s->lru.next_lru;
-  e->prev_lru = &s->lru;
-  s->lru.next_lru->prev_lru = e;
-  s->lru.next_lru = e;
+  e->lru.next = s->lru.next;
+  e->lru.prev = &s->lru;
+  s->lru.next->prev = &e->lru;
+  s->lru.next = &e->lru;
 }
 
 static void unref(entry_t *e) {
@@ -119,7 +125,7 @@ block_cache_t *block_cache_create(size_t capacity) {
     shard_t *s = &c->shards[i];
     pthread_mutex_init(&s->mu, NULL);
     s->capacity = capacity / BLOCK_CACHE_SHARDS;
-    s->lru.next_lru = s->lru.prev_lru = &s->lru;
+    s->lru.next = s->lru.prev = &s->lru;
     s->nslots = 64;
     if (!(s->slots = calloc(s->nslots, sizeof *s->slots))) {
       block_cache_destroy(c);
@@ -133,10 +139,10 @@ void block_cache_destroy(block_cache_t *c) {
   if (!c) return;
   for (int i = 0; i < BLOCK_CACHE_SHARDS; i++) {
     shard_t *s = &c->shards[i];
-    if (s->lru.next_lru)
-      for (entry_t *e = s->lru.next_lru, *next; e != &s->lru; e = next) {
-        next = e->next_lru;
-        unref(e); /* a block still pinned lives until its release */
+    if (s->lru.next)
+      for (lru_link_t *l = s->lru.next, *next; l != &s->lru; l = next) {
+        next = l->next;
+        unref((entry_t *)l); /* a block still pinned lives until its release */
       }
     for (size_t j = 0; j < s->nspare; j++) free(s->spare[j]);
     free(s->slots);
@@ -226,7 +232,7 @@ static void grow(shard_t *s) {
    nobody pins it and the shard has room for one, else unreferenced. */
 static void evict_one(shard_t *s) {
   entry_t *e;
-  while ((e = s->lru.prev_lru)->referenced) {
+  while ((e = (entry_t *)s->lru.prev)->referenced) {
     e->referenced = 0;
     lru_unlink(e);
     lru_push_front(s, e);
@@ -272,7 +278,7 @@ block_cache_handle_t *block_cache_alloc(block_cache_t *c, uint64_t id, uint64_t 
   e->hash = h;
   e->n = 0;
   e->referenced = 0;
-  e->prev_lru = e->next_lru = NULL;
+  e->lru.prev = e->lru.next = NULL;
   atomic_init(&e->refs, 1); /* the reader's */
   return e;
 }

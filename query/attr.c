@@ -633,7 +633,7 @@ static int extract_csv(emit_t *e, const char *v, size_t len, char sep) {
     emit_text(e, v + s, t - s);
     return e->terms;
   }
-  char small[256];
+  char small[256] = {0}; /* zeroed: gcc cannot see that unquote writes what emit_text reads */
   char *buf = t - s <= sizeof small ? small : malloc(t - s);
   if (!buf) return ST_E_NOMEM;
   emit_text(e, buf, unquote(buf, v + s, t - s));
