@@ -68,9 +68,9 @@ static inline void chunk_or(const sliced_t *s, uint8_t *row, size_t c, uint64_t 
 }
 
 /* Re-lays the rows for at least `slots` slots (rounded up to a multiple of 8), in place:
-   realloc keeps the pages the rows have (fresh pages cost a fault each, which on this kind
-   of machine costs more than the copy), and the rows move out from the last one, each to a
-   place at or past its own, so that none is overwritten before it moved. */
+   realloc keeps the pages the rows have (a fresh page costs a fault at its first touch, in
+   a virtual machine often more than copying it), and the rows move from the last one on,
+   each to a place at or past its own, so that none is overwritten before it moved. */
 static int grow_to(sliced_t *s, size_t slots) {
   if (slots <= s->cap) return ST_OK;
   size_t cap = (slots + 7) / 8 * 8;
@@ -117,8 +117,7 @@ int sliced_make_room_exact(sliced_t *s, size_t extra) {
 }
 
 /* The bits of x at the set bits of mask (live of them), packed to the low end in order
-   (pext). A word
-   costs its holes or its live bits, whichever are fewer; shrinks come with few holes. */
+   (what BMI2's pext does). A word costs its holes or its live bits, whichever are fewer. */
 static inline uint64_t compress64(uint64_t x, uint64_t mask, unsigned live) {
   if (live == 64) return x;
   x &= mask;
@@ -144,10 +143,10 @@ static inline void chunk_store(uint8_t *row, size_t rb, size_t c, uint64_t x) {
   for (size_t i = 0; i < n; i++) row[at + i] = (uint8_t)(x >> (8 * i));
 }
 
-/* Packs the bits of a row at the live slots (live: one mask per 64 slots, nw of them, and
-   count[c] the bits of live[c]) to the
-   front of dst, a row of rb bytes, 64 slots at a time; bits past the live ones are zero. dst
-   may be src or before it: chunk c is read before any write past it. */
+/* Packs the bits of a row at the live slots to the front of dst, a row of rb bytes, 64 slots
+   at a time: live[c] is the mask of chunk c's live slots (nw chunks), count[c] its bits.
+   Every byte of dst is written, the bits past the live ones zero. dst may be src or lie
+   before it: chunk c is read before anything past it is written. */
 static void pack_row(const sliced_t *s, const uint8_t *src, const uint64_t *live,
                      const uint8_t *count, size_t nw, uint8_t *dst, size_t rb) {
   uint64_t acc = 0;
