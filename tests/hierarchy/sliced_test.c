@@ -34,6 +34,16 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* A test's start: the generator seeded, no leaf live, an empty index. */
+static sliced_t *start(rng_t *r, uint64_t seed, leaves_t **L) {
+  rng_init(r, seed);
+  *L = calloc(1, sizeof **L);
+  assert_non_null(*L);
+  sliced_t *s = sliced_create(M);
+  assert_non_null(s);
+  return s;
+}
+
 /* Checks `queries` random probes against the one-by-one oracle; returns positives. */
 static size_t check(rng_t *r, const sliced_t *s, const leaves_t *L, int queries) {
   size_t total = 0;
@@ -66,10 +76,8 @@ static size_t check(rng_t *r, const sliced_t *s, const leaves_t *L, int queries)
 static void test_sliced_matches_oracle_with_growth_and_reuse(void **state) {
   (void)state;
   rng_t r;
-  rng_init(&r, 11);
-  leaves_t *L = calloc(1, sizeof *L);
-  sliced_t *s = sliced_create(M);
-  assert_non_null(s);
+  leaves_t *L;
+  sliced_t *s = start(&r, 11, &L);
   size_t positives = 0;
   for (uint64_t id = 0; id < MAXL; id++) {
     fill(&r, L->words[id], 300); /* ~18% of the bits set: queries hit many leaves */
@@ -109,10 +117,8 @@ static void test_sliced_matches_oracle_with_growth_and_reuse(void **state) {
 static void test_sliced_shrink_packs_live_slots(void **state) {
   (void)state;
   rng_t r;
-  rng_init(&r, 13);
-  leaves_t *L = calloc(1, sizeof *L);
-  sliced_t *s = sliced_create(M);
-  assert_non_null(s);
+  leaves_t *L;
+  sliced_t *s = start(&r, 13, &L);
   for (uint64_t id = 0; id < 300; id++) {
     fill(&r, L->words[id], 300);
     assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
@@ -178,10 +184,8 @@ static void test_sliced_shrink_packs_live_slots(void **state) {
 static void test_sliced_shrink_hole_patterns(void **state) {
   (void)state;
   rng_t r;
-  rng_init(&r, 17);
-  leaves_t *L = calloc(1, sizeof *L);
-  sliced_t *s = sliced_create(M);
-  assert_non_null(s);
+  leaves_t *L;
+  sliced_t *s = start(&r, 17, &L);
   size_t positives = 0;
   for (int round = 0; round < 6; round++) {
     for (uint64_t id = 0; id < MAXL; id++) {
@@ -219,9 +223,8 @@ static void test_sliced_shrink_hole_patterns(void **state) {
 static void test_sliced_batch_equals_single(void **state) {
   (void)state;
   rng_t r;
-  rng_init(&r, 12);
-  leaves_t *L = calloc(1, sizeof *L);
-  sliced_t *s = sliced_create(M);
+  leaves_t *L;
+  sliced_t *s = start(&r, 12, &L);
   assert_int_equal(sliced_reserve(s, 100), ST_OK);
   uint64_t ids[MAXL];
   const uint64_t *w[MAXL];
