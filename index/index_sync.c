@@ -264,6 +264,14 @@ void index_sync_table_removed(index_sync_t *s, uint64_t number) {
   index_sync_unlink_caches(s, &unlink);
 }
 
+void index_sync_apply(index_sync_t *s) {
+  (void)value_index_apply(s->index, NULL); /* a leaf that fails to go in: its table is read */
+}
+
+void index_sync_use_applier(index_sync_t *s) {
+  value_index_set_applier(s->index, 1);
+}
+
 /* ---- Queries --------------------------------------------------------------------------- */
 
 index_leaf_source_t index_sync_leaf_source(index_sync_t *s, uint64_t number) {

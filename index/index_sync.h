@@ -184,6 +184,12 @@ void index_sync_table_built(index_sync_t *s, uint64_t number, value_filter_t *fi
                             block_filter_t *blocks, const char *path, uint64_t offset);
 void index_sync_table_added(index_sync_t *s, uint64_t number, uint64_t size);
 void index_sync_table_removed(index_sync_t *s, uint64_t number);
+/* The index takes in what the reports queued (value_index_apply). An engine that calls this
+   on a thread of its own after every change it reports (the own engine's background thread)
+   says so once, with index_sync_use_applier: searches then leave the queue to it
+   (value_index_set_applier). */
+void index_sync_apply(index_sync_t *s);
+void index_sync_use_applier(index_sync_t *s);
 
 /* ---- Pulled reports (a live list) ------------------------------------------------------- */
 typedef struct index_table {

@@ -2,9 +2,10 @@
  * index over them, under one rwlock. See value_index.h; the files of the index are listed in
  * value_index_private.h. This one: the index's life, and its maintenance.
  *
- * Adds and removes are queued and applied in one batch before the next query (see
- * value_index_apply in the header): the engine's threads pay O(1) per table, and the many
- * tables a compaction burst creates and drops between two searches cost the index nothing.
+ * Adds and removes are queued and applied in one batch before the next query, or by the
+ * engine's applier after each change (see value_index_apply and value_index_set_applier in
+ * the header): the engine's threads pay O(1) per table when they report, and the many
+ * tables a compaction burst creates and drops between two applies cost the index nothing.
  * Applying them inserts and removes leaves in the leaf store (value_index_leaves.c), the
  * hierarchy and the bit-sliced index, incrementally.
  */
@@ -32,6 +33,7 @@ value_index_t *value_index_create(const value_index_params_t *p, err_t *err) {
   vi->nwords = bits_words(p->m);
   pthread_rwlock_init(&vi->lock, NULL);
   pthread_mutex_init(&vi->pend_mu, NULL);
+  pthread_mutex_init(&vi->apply_mu, NULL);
   u64_map_init(&vi->members);
   value_index_files_init(&vi->files, p->io);
   hierarchy_leaf_source_t src = value_index_leaf_source(vi);
@@ -63,6 +65,7 @@ void value_index_destroy(value_index_t *vi) {
   free(vi->pend);
   u64_map_release(&vi->members);
   pthread_mutex_destroy(&vi->pend_mu);
+  pthread_mutex_destroy(&vi->apply_mu);
   pthread_rwlock_destroy(&vi->lock);
   value_index_files_release(&vi->files);
   persisted_index_destroy(vi->pidx);
@@ -445,14 +448,14 @@ static int pend_push(value_index_t *vi, uint64_t number, leaf_t *l) {
   return BFH_OK;
 }
 
-/* Inserts the m new leaves into the array, the sliced index (64 at a time by transposes)
-   and the hierarchy. Write lock held. A leaf that cannot go in is freed (its table is then
-   simply not indexed: searches scan it). Returns how many went in. */
+/* The paper's layout: inserts the m new leaves into the array, the sliced index (64 at a
+   time by transposes) and the hierarchy. Write lock held. A leaf that cannot go in is freed
+   (its table is then simply not indexed: searches scan it). Returns how many went in. */
 static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int *first_rc,
                                    err_t *err) {
   size_t done = 0;
   int batched = 0;
-  if (m > 1 && !value_index_lean(vi)) {
+  if (m > 1) {
     uint64_t *ids = malloc(m * sizeof *ids);
     const uint64_t **ws = malloc(m * sizeof *ws);
     if (ids && ws) {
@@ -466,14 +469,8 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
     free(ids);
     free(ws);
   }
-  fold_plan_t *pl = NULL;
-  if (value_index_lean(vi) && (pl = malloc((m ? m : 1) * sizeof *pl)) != NULL) {
-    for (size_t i = 0; i < m; i++) pl[i].l = ls[i];
-    plan_folds_locked(vi, pl, m); /* sorts pl by fold */
-    for (size_t i = 0; i < m; i++) ls[i] = pl[i].l;
-  }
   for (size_t i = 0; i < m; i++) {
-    int rc = add_locked(vi, ls[i], batched, pl ? pl[i].g : -1, err);
+    int rc = add_locked(vi, ls[i], batched, -1, err);
     if (rc != BFH_OK) {
       if (*first_rc == BFH_OK) *first_rc = rc;
       leaf_drop(vi, ls[i]);
@@ -481,20 +478,17 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
     }
     done++;
   }
-  free(pl);
   return done;
 }
 
-/* Lean: gives back the rows of a group's free slots once they add up to 8 slots and a 16th
+/* Lean: gives back the rows of group g's free slots once they add up to 8 slots and a 16th
    of its capacity (in whole 8-slot steps) or more (tables removed; adds grow a group by what they need and a 32nd,
    plan_folds_locked: a shrink never follows a growth at once, so the rows are not re-laid
    back and forth). Write lock held. Without the memory to re-lay them, the rows stay. */
-static void shrink_groups_locked(value_index_t *vi) {
-  for (size_t g = 0; g < vi->ngroups; g++) {
-    sliced_t *s = vi->groups[g].sliced;
-    size_t cap = sliced_capacity(s);
-    if (cap >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8 + cap / 16 / 8 * 8) (void)sliced_shrink(s);
-  }
+static void shrink_group_locked(value_index_t *vi, size_t g) {
+  sliced_t *s = vi->groups[g].sliced;
+  size_t cap = sliced_capacity(s);
+  if (cap >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8 + cap / 16 / 8 * 8) (void)sliced_shrink(s);
 }
 
 /* Removes leaf `number` from the array, the hierarchy and the sliced index. Write lock
@@ -520,31 +514,36 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
   return l;
 }
 
-/* Applies the queued adds and removes: removes first, then the adds as one batch (numbers
-   are never reused, and an add whose table was removed before being applied was dropped from
-   the queue, so the order between different tables does not matter). settle 0 leaves a paper
-   tree's rebuild to a later call (value_index_apply_step). */
-static int apply_pending(value_index_t *vi, int settle, err_t *err) {
-  if (atomic_load(&vi->npend_atomic) == 0 && (!settle || !atomic_load(&vi->unsettled)))
-    return BFH_OK;
-  pthread_rwlock_wrlock(&vi->lock);
+/* Takes the queue: *n operations in call order (caller frees). */
+static pending_op_t *take_queue(value_index_t *vi, size_t *n) {
   pthread_mutex_lock(&vi->pend_mu);
   pending_op_t *ops = vi->pend;
-  size_t n = vi->npend;
+  *n = vi->npend;
   vi->pend = NULL;
   vi->npend = vi->cappend = 0;
   atomic_store(&vi->npend_atomic, 0);
   pthread_mutex_unlock(&vi->pend_mu);
-  int rc = BFH_OK;
+  return ops;
+}
+
+/* Moves the adds of ops to its front, in order; returns how many. */
+static size_t adds_to_front(pending_op_t *ops, size_t n) {
   size_t m = 0;
-  hierarchy_batch_begin(vi->hier); /* the paper's tree: one rebuild for all of them */
-  for (size_t i = 0; i < n; i++) {
-    if (ops[i].leaf) {
-      ops[m++] = ops[i]; /* compact the adds to the front */
-      continue;
-    }
-    value_index_leaf_free(remove_locked(vi, ops[i].number));
-  }
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].leaf) ops[m++] = ops[i];
+  return m;
+}
+
+/* The paper's layout: the removes, then the adds as one batch, under one write lock (the
+   hierarchy's batch rebuilds the paper's tree once for all of them). settle 0 leaves that
+   rebuild to a later call (value_index_apply_step). */
+static int apply_paper(value_index_t *vi, pending_op_t *ops, size_t n, int settle, err_t *err) {
+  int rc = BFH_OK;
+  pthread_rwlock_wrlock(&vi->lock);
+  hierarchy_batch_begin(vi->hier);
+  for (size_t i = 0; i < n; i++)
+    if (!ops[i].leaf) value_index_leaf_free(remove_locked(vi, ops[i].number));
+  size_t m = adds_to_front(ops, n);
   vi->add_batches += m > 0;
   leaf_t **ls = malloc((m ? m : 1) * sizeof *ls);
   if (ls) {
@@ -554,7 +553,6 @@ static int apply_pending(value_index_t *vi, int settle, err_t *err) {
   } else {
     for (size_t i = 0; i < m; i++) insert_leaves_locked(vi, &ops[i].leaf, 1, &rc, err);
   }
-  if (value_index_lean(vi)) shrink_groups_locked(vi);
   /* A failed rebuild leaves a correct tree in B+-tree shape; the next batch retries. */
   if (settle) {
     (void)hierarchy_batch_end(vi->hier);
@@ -563,6 +561,62 @@ static int apply_pending(value_index_t *vi, int settle, err_t *err) {
     atomic_store(&vi->unsettled, 1); /* the batch stays open until a settling call */
   }
   pthread_rwlock_unlock(&vi->lock);
+  return rc;
+}
+
+/* The lean layout: the same batch, piece by piece, each piece under a write lock of its own
+   (a remove; the plan of the adds' fold groups, with the growth it makes; an add; a group's
+   shrink), so that a query waits for one piece at most, not for the batch. Each piece leaves
+   a whole index: a table whose add is not in yet has no leaf, and a query reads it by its
+   map (value_index_select), as one of a table whose remove is not in yet. */
+static int apply_lean(value_index_t *vi, pending_op_t *ops, size_t n, err_t *err) {
+  int rc = BFH_OK;
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].leaf) continue;
+    pthread_rwlock_wrlock(&vi->lock);
+    leaf_t *l = remove_locked(vi, ops[i].number);
+    pthread_rwlock_unlock(&vi->lock);
+    value_index_leaf_free(l);
+  }
+  size_t m = adds_to_front(ops, n);
+  fold_plan_t *pl = m ? malloc(m * sizeof *pl) : NULL;
+  pthread_rwlock_wrlock(&vi->lock);
+  vi->add_batches += m > 0;
+  if (pl) {
+    for (size_t i = 0; i < m; i++) pl[i].l = ops[i].leaf;
+    plan_folds_locked(vi, pl, m); /* sorts pl by fold */
+  }
+  pthread_rwlock_unlock(&vi->lock);
+  for (size_t i = 0; i < m; i++) {
+    leaf_t *l = pl ? pl[i].l : ops[i].leaf;
+    pthread_rwlock_wrlock(&vi->lock);
+    int r = add_locked(vi, l, 0, pl ? pl[i].g : -1, err);
+    pthread_rwlock_unlock(&vi->lock);
+    if (r != BFH_OK) {
+      if (rc == BFH_OK) rc = r;
+      leaf_drop(vi, l); /* its table is not indexed: searches read it by its map */
+    }
+  }
+  free(pl);
+  for (size_t g = 0; g < vi->ngroups; g++) { /* ngroups changes only under apply_mu */
+    pthread_rwlock_wrlock(&vi->lock);
+    shrink_group_locked(vi, g);
+    pthread_rwlock_unlock(&vi->lock);
+  }
+  return rc;
+}
+
+/* Applies the queued adds and removes: removes first, then the adds (numbers are never
+   reused, and an add whose table was removed before being applied was dropped from the
+   queue, so the order between different tables does not matter). */
+static int apply_pending(value_index_t *vi, int settle, err_t *err) {
+  if (atomic_load(&vi->npend_atomic) == 0 && (!settle || !atomic_load(&vi->unsettled)))
+    return BFH_OK;
+  pthread_mutex_lock(&vi->apply_mu);
+  size_t n;
+  pending_op_t *ops = take_queue(vi, &n);
+  int rc = value_index_lean(vi) ? apply_lean(vi, ops, n, err) : apply_paper(vi, ops, n, settle, err);
+  pthread_mutex_unlock(&vi->apply_mu);
   free(ops);
   return rc;
 }
@@ -697,11 +751,14 @@ int value_index_remove(value_index_t *vi, uint64_t number) {
       }
     }
     if (!drop && pend_push(vi, number, NULL) != BFH_OK) {
-      /* No memory to queue it: remove it now (the caller is not a search). */
+      /* No memory to queue it: remove it now (the caller is not a search), between two
+         applies (not under the room an apply planned). */
       pthread_mutex_unlock(&vi->pend_mu);
+      pthread_mutex_lock(&vi->apply_mu);
       pthread_rwlock_wrlock(&vi->lock);
       drop = remove_locked(vi, number);
       pthread_rwlock_unlock(&vi->lock);
+      pthread_mutex_unlock(&vi->apply_mu);
       pthread_mutex_lock(&vi->pend_mu);
     }
     u64_map_del(&vi->members, number, NULL);
@@ -736,6 +793,10 @@ int value_index_apply(value_index_t *vi, err_t *err) {
 
 int value_index_apply_step(value_index_t *vi, int settle, err_t *err) {
   return apply_pending(vi, settle, err);
+}
+
+void value_index_set_applier(value_index_t *vi, int on) {
+  atomic_store(&vi->applier, on != 0);
 }
 
 size_t value_index_pending(value_index_t *vi) {

@@ -172,9 +172,21 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
 /* Adds and removes are queued (O(1), so that the engine's flush and compaction threads never
    wait on the hierarchy or the sliced index) and applied, incrementally, in one batch before
    the next query (candidates, select, stats, validate) or by this call. A table
-   added and removed between two queries never touches the hierarchy or the sliced index.
-   value_index_contains / value_index_leaf_count see queued operations at once. */
+   added and removed between two applies never touches the hierarchy or the sliced index.
+   value_index_contains / value_index_leaf_count see queued operations at once. One applier
+   at a time; the lean layout applies a batch piece by piece, each piece (a remove, an add, a
+   fold group's growth or shrink) under the write lock alone, so that a query waits for one
+   piece at most. */
 int value_index_apply(value_index_t *vi, err_t *err);
+
+/* on 1: an engine thread calls value_index_apply after each change it reports (the own
+   engine's background thread, after each flush or compaction). With the lean layout,
+   value_index_select and value_index_get_plan_stats then no longer apply the queue: a search
+   neither pays for an apply nor waits for a whole one, and reads a table whose add still
+   waits by its map, as one without a leaf. value_index_candidates, the statistics and
+   validation still apply it first, and so does every query of the paper's layout (which
+   settles its tree there, value_index_apply_step). */
+void value_index_set_applier(value_index_t *vi, int on);
 
 /* value_index_apply for a loader that adds the tables of an opened database a few at a time:
    with settle 0, a paper-placement hierarchy is left correct in B+-tree shape instead of

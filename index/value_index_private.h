@@ -11,8 +11,9 @@
  *                         a search's selection, statistics
  *
  * Locks: `lock` (rwlock) guards the leaf array, the hierarchy and the sliced index (write for
- * apply, read for queries); pend_mu the queue and members; files.mu the open leaf files. Lock
- * order: lock, then pend_mu; files.mu is taken alone.
+ * apply, read for queries); pend_mu the queue and members; files.mu the open leaf files;
+ * apply_mu makes the appliers of the queue take turns. Lock order: apply_mu, lock, pend_mu;
+ * files.mu is taken alone.
  */
 #ifndef BFH_LSM_HOOKS_INDEX_VALUE_INDEX_PRIVATE_H
 #define BFH_LSM_HOOKS_INDEX_VALUE_INDEX_PRIVATE_H
@@ -135,9 +136,15 @@ struct value_index {
   const uint64_t *adding_words; /* words of the leaf being added (for load()) */
   uint64_t adding_number;
   /* Adds and removes are queued (O(1) for the engine's flush and compaction threads) and
-     applied in one go before the next query; tables that come and go between two queries
-     never touch the hierarchy or the sliced index. Lock order: lock, then pend_mu. */
+     applied in one batch before the next query, or by the engine's applier; tables that
+     come and go between two applies never touch the hierarchy or the sliced index. */
   pthread_mutex_t pend_mu;
+  /* One applier at a time: the lean layout applies a batch piece by piece, taking `lock`
+     for each piece (apply_lean), and no other applier may plan into the room it made. */
+  pthread_mutex_t apply_mu;
+  /* Set by value_index_set_applier: an engine thread applies the queue after each change,
+     and the queries no longer apply it themselves. */
+  _Atomic int applier;
   pending_op_t *pend; /* in call order; leaf != NULL: add, NULL: remove */
   size_t npend, cappend;
   _Atomic size_t npend_atomic;

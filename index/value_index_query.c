@@ -61,6 +61,13 @@ int value_index_by_sliced(value_index_t *vi, const probe_t *p, u64vec_t *out, pr
   return BFH_OK;
 }
 
+/* A search applies the queue itself unless the engine has an applier and the layout is lean
+   (value_index_set_applier): then the tables whose adds wait have no leaf yet, and it reads
+   them by their maps. */
+static void apply_unless_applier(value_index_t *vi) {
+  if (!atomic_load(&vi->applier) || !value_index_lean(vi)) (void)value_index_apply(vi, NULL);
+}
+
 static int candidates_locked(value_index_t *vi, value_index_by_fn by, const probe_t *p,
                              u64vec_t *out, probe_stats_t *st, err_t *err) {
   int rc = by(vi, p, out, st);
@@ -82,7 +89,7 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
                        err_t *err) {
   u64vec_t cand;
   u64vec_init(&cand);
-  (void)value_index_apply(vi, NULL);
+  apply_unless_applier(vi);
   pthread_rwlock_rdlock(&vi->lock);
   int rc = candidates_locked(vi, by, p, &cand, st, err);
   if (rc == BFH_OK) {
@@ -145,7 +152,7 @@ int value_index_select(value_index_t *vi, value_index_by_fn by, const probe_t *p
 
 void value_index_get_plan_stats(value_index_t *vi, value_index_stats_t *st) {
   memset(st, 0, sizeof *st);
-  (void)value_index_apply(vi, NULL);
+  apply_unless_applier(vi);
   pthread_rwlock_rdlock(&vi->lock);
   st->leaves = vi->n;
   double fill_sum = 0;

@@ -602,6 +602,12 @@ static void *bg_main(void *arg) {
     else if (db->vs->current->score >= 1)
       background_compaction(db);
     delete_obsolete_files(db, 0);
+    const lsm_table_hook_t *h = db->opt.hook;
+    if (h && h->changed) {
+      pthread_mutex_unlock(&db->mu);
+      h->changed(h->ctx);
+      pthread_mutex_lock(&db->mu);
+    }
     db->bg_busy = 0;
     pthread_cond_broadcast(&db->done_cv);
   }

@@ -25,6 +25,11 @@
  * it unless recovery built it). A table that is live when the database is closed gets no
  * table_removed. A table moved to another level keeps its number and gets neither.
  *
+ * Then changed(ctx), from the background thread after each flush or compaction it installed
+ * and the files it freed are dropped, without the engine's lock: the place for the slower
+ * work that table_added and table_removed queued. The engine counts itself idle
+ * (lsm_wait_idle) only after it returned.
+ *
  * table_added is called with the engine's lock held: it must be quick and must not call
  * into the engine. Calls for one table come from one thread; calls for different tables
  * may come from different threads at once (flush and compaction), so ctx must be
@@ -58,6 +63,8 @@ typedef struct lsm_table_hook {
   void (*end)(void *state, const uint64_t *block_offsets);
   void (*table_added)(void *ctx, uint64_t file_number, uint64_t size);
   void (*table_removed)(void *ctx, uint64_t file_number);
+  /* May be NULL. Must not call into the engine. */
+  void (*changed)(void *ctx);
 } lsm_table_hook_t;
 
 #endif

@@ -171,7 +171,7 @@ static void h_end(void *state, const uint64_t *offsets) {
 }
 
 static lsm_table_hook_t make_hook(hook_ctx_t *c) {
-  lsm_table_hook_t h = {c, h_begin, h_add, h_block_written, h_finish, h_end, NULL, NULL};
+  lsm_table_hook_t h = {c, h_begin, h_add, h_block_written, h_finish, h_end, NULL, NULL, NULL};
   return h;
 }
 

@@ -143,7 +143,12 @@ static int e_get(engine_t *e, engine_view_t *view, const void *key, size_t key_l
 }
 
 static int e_flush(engine_t *e, err_t *err) {
-  return lsm_flush(((engine_lsm_t *)e)->db, err);
+  engine_lsm_t *el = (engine_lsm_t *)e;
+  int rc = lsm_flush(el->db, err);
+  /* The background thread applies the flush's change to the index after the memtable is
+     gone: a flush returns with it applied. */
+  if (rc == BFH_OK && el->sync) index_sync_apply(el->sync);
+  return rc;
 }
 
 static int e_view_acquire(engine_t *e, engine_view_t **out, err_t *err) {
@@ -495,6 +500,7 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
     return rc;
   }
   if (sync) {
+    index_sync_use_applier(sync); /* the background thread, through the hook's changed() */
     open_persisted(el);
     rc = index_live_tables(el, err);
     if (rc != BFH_OK) {

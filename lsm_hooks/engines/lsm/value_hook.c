@@ -184,6 +184,13 @@ static void hook_table_removed(void *ctx, uint64_t file_number) {
   if (h->sync) index_sync_table_removed(h->sync, file_number);
 }
 
+/* The background thread, after a flush or a compaction: the index takes in what it changed
+   (index_sync_apply), so that no search pays for it. */
+static void hook_changed(void *ctx) {
+  value_hook_t *h = ctx;
+  if (h->sync) index_sync_apply(h->sync);
+}
+
 value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint64_t seed,
                                 uint32_t block_bits, const char *dir, err_t *err) {
   value_hook_t *h = calloc(1, sizeof *h);
@@ -206,6 +213,7 @@ value_hook_t *value_hook_create(index_sync_t *sync, uint64_t m, uint32_t k, uint
   h->hook.end = hook_end;
   h->hook.table_added = hook_table_added;
   h->hook.table_removed = hook_table_removed;
+  h->hook.changed = hook_changed;
   return h;
 }
 
