@@ -8,7 +8,9 @@
  * than the high-water slot needs (a 64-slot step would cost 64 leaves' worth of rows for one
  * leaf: 16 MB at m = 2,000,000); growing re-lays every row.
  * A freed slot has an all-zero column (sliced_remove clears it), so a query needs no
- * liveness mask: it ANDs k rows up to the high-water slot and maps set bits to ids.
+ * liveness mask: it ANDs k rows up to the high-water slot and maps set bits to ids. A
+ * retired slot (sliced_retire) keeps its column until sliced_scrub clears it: while any is,
+ * a query masks them out.
  */
 #include "hierarchy/sliced.h"
 
@@ -30,6 +32,10 @@ struct sliced {
   u64vec_t free_slots; /* freed slots below hi, reused last-in first-out */
   u64_map_t map;       /* id -> slot */
   uint64_t relays;     /* times the rows were re-laid for a larger capacity */
+  /* Slots retired and not scrubbed yet: a bit per slot, (cap + 63) / 64 words (NULL until
+     the first retire), and their count. Neither live nor free. */
+  uint64_t *retired;
+  size_t nretired;
 };
 
 sliced_t *sliced_create(uint64_t m) {
@@ -47,6 +53,7 @@ void sliced_destroy(sliced_t *s) {
   if (!s) return;
   free(s->rows);
   free(s->slot_id);
+  free(s->retired);
   u64vec_release(&s->free_slots);
   u64_map_release(&s->map);
   free(s);
@@ -78,6 +85,13 @@ static int grow_to(sliced_t *s, size_t slots) {
   uint64_t *ids = realloc(s->slot_id, cap * sizeof *ids);
   if (!ids) return ST_E_NOMEM;
   s->slot_id = ids;
+  if (s->retired) {
+    size_t was = (s->cap + 63) / 64, now = (cap + 63) / 64;
+    uint64_t *r = realloc(s->retired, now * sizeof *r);
+    if (!r) return ST_E_NOMEM;
+    memset(r + was, 0, (now - was) * sizeof *r);
+    s->retired = r;
+  }
   uint8_t *rows = realloc(s->rows, (size_t)s->m * rb);
   if (!rows) return ST_E_NOMEM;
   for (uint64_t j = s->m; j-- > 0;) {
@@ -224,6 +238,9 @@ int sliced_shrink(sliced_t *s) {
   s->free_slots.n = 0;
   u64vec_release(&s->free_slots);
   u64vec_init(&s->free_slots);
+  free(s->retired); /* the retired columns were not packed */
+  s->retired = NULL;
+  s->nretired = 0;
   s->relays++;
   return ST_OK;
 }
@@ -361,6 +378,48 @@ int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words) {
   return ST_OK;
 }
 
+int sliced_retire(sliced_t *s, uint64_t id) {
+  uint64_t slot;
+  if (!u64_map_get(&s->map, id, &slot)) return ST_NOT_FOUND;
+  /* Room now for the slot to join the free ones at sliced_scrub_done. */
+  if (u64vec_reserve(&s->free_slots, s->free_slots.n + s->nretired + 1) != ST_OK ||
+      (!s->retired && !(s->retired = calloc((s->cap + 63) / 64, sizeof *s->retired))))
+    return sliced_remove(s, id);
+  u64_map_del(&s->map, id, NULL);
+  s->retired[slot / 64] |= (uint64_t)1 << (slot % 64);
+  s->nretired++;
+  return ST_OK;
+}
+
+uint64_t sliced_scrub(sliced_t *s, uint64_t from, size_t bytes) {
+  if (!s->nretired || from >= s->m) return s->m;
+  uint64_t rows = bytes / s->row_bytes ? bytes / s->row_bytes : 1;
+  uint64_t to = s->m - from < rows ? s->m : from + rows;
+  size_t nw = (s->hi + 63) / 64;
+  for (size_t c = 0; c < nw; c++) {
+    uint64_t keep = ~s->retired[c];
+    if (keep == ~(uint64_t)0) continue;
+    size_t at = c * 8, n = s->row_bytes - at < 8 ? s->row_bytes - at : 8;
+    for (uint64_t j = from; j < to; j++) {
+      uint8_t *b = s->rows + j * s->row_bytes + at;
+      if (n == 8)
+        encode_fixed64(b, decode_fixed64(b) & keep);
+      else
+        for (size_t i = 0; i < n; i++) b[i] &= (uint8_t)(keep >> (8 * i));
+    }
+  }
+  return to;
+}
+
+void sliced_scrub_done(sliced_t *s) {
+  if (!s->nretired) return;
+  for (size_t c = 0; c < (s->cap + 63) / 64; c++)
+    for (uint64_t x = s->retired[c]; x; x &= x - 1)
+      s->free_slots.v[s->free_slots.n++] = c * 64 + (uint64_t)__builtin_ctzll(x); /* reserved */
+  memset(s->retired, 0, (s->cap + 63) / 64 * sizeof *s->retired);
+  s->nretired = 0;
+}
+
 int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stats_t *st) {
   size_t found = 0;
   size_t lim = (s->hi + 63) / 64;
@@ -370,6 +429,7 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
     for (size_t c = 0; c < lim; c++) {
       uint64_t x = chunk_load(s, r[0], c);
       for (uint32_t i = 1; i < p->k && x; i++) x &= chunk_load(s, r[i], c);
+      if (s->nretired) x &= ~s->retired[c];
       for (; x; x &= x - 1) {
         if (u64vec_push(out, s->slot_id[c * 64 + (size_t)__builtin_ctzll(x)]) != ST_OK)
           return ST_E_NOMEM;
@@ -407,7 +467,11 @@ size_t sliced_leaf_count(const sliced_t *s) {
 }
 
 size_t sliced_free_slots(const sliced_t *s) {
-  return s->cap - u64_map_count(&s->map);
+  return s->cap - u64_map_count(&s->map) - s->nretired;
+}
+
+size_t sliced_retired(const sliced_t *s) {
+  return s->nretired;
 }
 
 size_t sliced_capacity(const sliced_t *s) {

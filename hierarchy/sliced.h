@@ -35,6 +35,19 @@ int sliced_remove(sliced_t *s, uint64_t id);
    O(m)). words == NULL falls back to sliced_remove. */
 int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words);
 
+/* Takes leaf `id` out at once, in O(1): its slot is retired, neither live nor free, and keeps
+   its column until sliced_scrub clears it; queries no longer report it. For a caller that
+   clears the columns of many removes in one pass over the rows, in pieces. Without memory
+   for that, the same as sliced_remove. ST_NOT_FOUND if absent. */
+int sliced_retire(sliced_t *s, uint64_t id);
+/* Clears the columns of the retired slots in the rows from `from` on, about `bytes` of rows
+   (one row at least); returns the row to go on from, m once done. Then sliced_scrub_done
+   makes the retired slots free. Between the calls the index is whole: the caller may let
+   readers in. The pass must end (sliced_scrub_done) before the next retire, add or re-lay. */
+uint64_t sliced_scrub(sliced_t *s, uint64_t from, size_t bytes);
+void sliced_scrub_done(sliced_t *s);
+/* Retired slots not scrubbed yet. */
+size_t sliced_retired(const sliced_t *s);
 /* Adds n leaves at once (words[i] read during the call only). Same result as n calls of
    sliced_add, but fills the rows 64 slots at a time by 64x64 bit transposes, which is
    sequential where sliced_add writes one random row word per set bit: use it for bulk
@@ -50,7 +63,7 @@ int sliced_reserve(sliced_t *s, size_t slots);
 int sliced_make_room(sliced_t *s, size_t extra);
 /* Gives back the rows of free slots: re-lays the rows for the live leaves only (the
    capacity becomes their count rounded up to 8) with the live slots packed to the front in
-   their order (slot numbers change; ids stay). A no-op if that frees nothing. ST_OK or
+   their order (slot numbers change; ids stay; retired slots are dropped, as free ones). A no-op if that frees nothing. ST_OK or
    ST_E_NOMEM (nothing changed). */
 int sliced_shrink(sliced_t *s);
 /* sliced_make_room with a finer step: the capacity grows to the slots needed, rounded up to
@@ -58,7 +71,8 @@ int sliced_shrink(sliced_t *s);
    back with sliced_shrink; below 256 slots that is exactly the slots needed). ST_OK or
    ST_E_NOMEM. */
 int sliced_make_room_exact(sliced_t *s, size_t extra);
-/* Slots free for an add without growing: the capacity less the live leaves. */
+/* Slots free for an add without growing: the capacity less the live leaves and the retired
+   slots. */
 size_t sliced_free_slots(const sliced_t *s);
 /* How many times the rows were re-laid for a larger capacity (each copies every row). */
 uint64_t sliced_relay_count(const sliced_t *s);

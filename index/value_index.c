@@ -177,6 +177,8 @@ static int lean_grows(const fold_group_t *g, uint64_t asked) {
    slots it must allocate beyond its tables are paid from their bits, not added. That group
    never grows: tables beyond open groups of their own. */
 #define LEAN_SMALL_TABLES 8
+/* The rows a piece of a fold group's scrub clears (apply_lean): about 0.1 ms of writes. */
+#define SCRUB_PIECE_BYTES ((size_t)1 << 20)
 
 /* n bits rounded up to a multiple of 64, within [VALUE_FILTER_MIN_BITS, m]. */
 static uint64_t lean_round(uint64_t n, uint64_t m) {
@@ -354,10 +356,14 @@ static int fold_in_locked(value_index_t *vi, leaf_t *l) {
 }
 
 /* Takes leaf l out of its fold group; an emptied group gives its rows back (and may be
-   reused by group_new for another fold). */
-static void fold_out_locked(value_index_t *vi, leaf_t *l) {
+   reused by group_new for another fold). retire: its column stays until the group is
+   scrubbed (sliced_retire; apply_lean). */
+static void fold_out_locked(value_index_t *vi, leaf_t *l, int retire) {
   fold_group_t *g = &vi->groups[l->group];
-  sliced_remove(g->sliced, l->number);
+  if (retire)
+    sliced_retire(g->sliced, l->number);
+  else
+    sliced_remove(g->sliced, l->number);
   g->fill_sum -= (double)l->folded_popcount / (double)g->mf;
   if (sliced_leaf_count(g->sliced) == 0) {
     sliced_t *fresh = sliced_create(g->mf);
@@ -491,9 +497,10 @@ static void shrink_group_locked(value_index_t *vi, size_t g) {
   if (cap >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8 + cap / 16 / 8 * 8) (void)sliced_shrink(s);
 }
 
-/* Removes leaf `number` from the array, the hierarchy and the sliced index. Write lock
-   held. Returns the leaf (caller frees) or NULL if absent. */
-static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
+/* Removes leaf `number` from the array, the hierarchy and the sliced index (lean, with
+   retire: its fold group's column is left for a scrub). Write lock held. Returns the leaf
+   (caller frees) or NULL if absent. */
+static leaf_t *remove_locked(value_index_t *vi, uint64_t number, int retire) {
   size_t i = value_index_leaf_lower_bound(vi, number);
   if (i >= vi->n || vi->leaves[i]->number != number) return NULL;
   leaf_t *l = vi->leaves[i];
@@ -505,7 +512,7 @@ static leaf_t *remove_locked(value_index_t *vi, uint64_t number) {
   vi->n--;
   vi->popcount_sum -= l->popcount;
   if (value_index_lean(vi)) {
-    fold_out_locked(vi, l);
+    fold_out_locked(vi, l, retire);
     return l;
   }
   hierarchy_remove(vi->hier, number);
@@ -542,7 +549,7 @@ static int apply_paper(value_index_t *vi, pending_op_t *ops, size_t n, int settl
   pthread_rwlock_wrlock(&vi->lock);
   hierarchy_batch_begin(vi->hier);
   for (size_t i = 0; i < n; i++)
-    if (!ops[i].leaf) value_index_leaf_free(remove_locked(vi, ops[i].number));
+    if (!ops[i].leaf) value_index_leaf_free(remove_locked(vi, ops[i].number, 0));
   size_t m = adds_to_front(ops, n);
   vi->add_batches += m > 0;
   leaf_t **ls = malloc((m ? m : 1) * sizeof *ls);
@@ -564,19 +571,49 @@ static int apply_paper(value_index_t *vi, pending_op_t *ops, size_t n, int settl
   return rc;
 }
 
-/* The lean layout: the same batch, piece by piece, each piece under a write lock of its own
-   (a remove; the plan of the adds' fold groups, with the growth it makes; an add; a group's
-   shrink), so that a query waits for one piece at most, not for the batch. Each piece leaves
-   a whole index: a table whose add is not in yet has no leaf, and a query reads it by its
-   map (value_index_select), as one of a table whose remove is not in yet. */
+/* One piece of a fold group's scrub (apply_lean): rows from `row` on, under the write lock.
+   Returns the row to go on from. */
+static uint64_t scrub_piece(value_index_t *vi, sliced_t *s, uint64_t row) {
+  pthread_rwlock_wrlock(&vi->lock);
+  row = sliced_scrub(s, row, SCRUB_PIECE_BYTES);
+  pthread_rwlock_unlock(&vi->lock);
+  return row;
+}
+
+/* The lean layout: the same batch, piece by piece, each piece under a write lock of its own,
+   so that a query waits for one piece at most, not for the batch:
+   - the removes, together: each retires its leaf's column (O(1), sliced_retire);
+   - each fold group's scrub of the retired columns, one pass over its rows for all of them,
+     SCRUB_PIECE_BYTES of rows a piece (clearing a column alone writes a byte in every row);
+   - the plan of the adds' fold groups, with the growth it makes;
+   - each add;
+   - each group's shrink.
+   Each piece leaves a whole index: a table whose add is not in yet has no leaf, and a query
+   reads it by its map (value_index_select), as one of a table whose remove is not in yet. */
 static int apply_lean(value_index_t *vi, pending_op_t *ops, size_t n, err_t *err) {
   int rc = BFH_OK;
+  leaf_t **gone = malloc((n ? n : 1) * sizeof *gone);
+  size_t ngone = 0;
+  pthread_rwlock_wrlock(&vi->lock);
   for (size_t i = 0; i < n; i++) {
     if (ops[i].leaf) continue;
+    leaf_t *l = remove_locked(vi, ops[i].number, gone != NULL);
+    if (gone)
+      gone[ngone++] = l;
+    else
+      value_index_leaf_free(l);
+  }
+  pthread_rwlock_unlock(&vi->lock);
+  for (size_t i = 0; i < ngone; i++) value_index_leaf_free(gone[i]);
+  free(gone);
+  for (size_t g = 0; g < vi->ngroups; g++) { /* the applier alone changes groups and slots */
+    sliced_t *s = vi->groups[g].sliced;
+    if (!sliced_retired(s)) continue;
+    uint64_t row = 0;
+    do row = scrub_piece(vi, s, row); while (row < vi->groups[g].mf);
     pthread_rwlock_wrlock(&vi->lock);
-    leaf_t *l = remove_locked(vi, ops[i].number);
+    sliced_scrub_done(s);
     pthread_rwlock_unlock(&vi->lock);
-    value_index_leaf_free(l);
   }
   size_t m = adds_to_front(ops, n);
   fold_plan_t *pl = m ? malloc(m * sizeof *pl) : NULL;
@@ -756,7 +793,7 @@ int value_index_remove(value_index_t *vi, uint64_t number) {
       pthread_mutex_unlock(&vi->pend_mu);
       pthread_mutex_lock(&vi->apply_mu);
       pthread_rwlock_wrlock(&vi->lock);
-      drop = remove_locked(vi, number);
+      drop = remove_locked(vi, number, 0);
       pthread_rwlock_unlock(&vi->lock);
       pthread_mutex_unlock(&vi->apply_mu);
       pthread_mutex_lock(&vi->pend_mu);

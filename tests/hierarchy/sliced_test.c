@@ -1,5 +1,6 @@
 /* sliced_t tests: answers equal probing every filter one by one across capacity growth,
- * slot reuse and batch adds (the 64x64 transpose path); error cases.
+ * slot reuse, batch adds (the 64x64 transpose path), shrinks and retires scrubbed in pieces;
+ * error cases.
  * (The model test in hierarchy_test.c also checks the index against the hierarchy.)
  */
 #include <setjmp.h>
@@ -271,6 +272,76 @@ static void test_sliced_batch_equals_single(void **state) {
   free(L);
 }
 
+/* Retired leaves (sliced_retire): no query reports them while their columns wait; a scrub
+   in pieces of one row clears every retired column and nothing else, and its slots are then
+   free, reused by adds without growth. Retired slots that a shrink finds are dropped. */
+static void test_sliced_retire_then_scrub_in_pieces(void **state) {
+  (void)state;
+  rng_t r;
+  leaves_t *L;
+  sliced_t *s = start(&r, 41, &L);
+  for (uint64_t id = 0; id < 300; id++) {
+    fill(&r, L->words[id], 20 + (uint32_t)rng_below(&r, 300));
+    assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+    L->live[id] = 1;
+  }
+  size_t cap = sliced_capacity(s);
+  uint64_t relays = sliced_relay_count(s);
+  for (int round = 0; round < 3; round++) {
+    size_t retired = 0;
+    for (uint64_t id = 0; id < 300; id++) {
+      if (!L->live[id] || rng_below(&r, 4) != 0) continue;
+      assert_int_equal(sliced_retire(s, id), ST_OK);
+      L->live[id] = 0;
+      retired++;
+    }
+    assert_int_equal(sliced_retire(s, 100000), ST_NOT_FOUND);
+    assert_int_equal(sliced_retired(s), retired);
+    assert_int_equal(sliced_free_slots(s), cap - sliced_leaf_count(s) - retired);
+    assert_true(check(&r, s, L, 150) > 0); /* the retired are masked out, the rest found */
+    uint64_t row = 0, pieces = 0;
+    do {
+      row = sliced_scrub(s, row, 1); /* a row a piece */
+      pieces++;
+      if (row < M && pieces % 100 == 0) (void)check(&r, s, L, 5); /* exact between pieces */
+    } while (row < M);
+    assert_int_equal(pieces, M);
+    sliced_scrub_done(s);
+    assert_int_equal(sliced_retired(s), 0);
+    assert_int_equal(sliced_free_slots(s), cap - sliced_leaf_count(s));
+    /* The free slots' columns are all zero: every row holds only live slots' bits. */
+    const uint8_t *rows;
+    size_t rb, slots;
+    const uint64_t *ids;
+    sliced_rows(s, &rows, &rb, &slots, &ids);
+    for (size_t slot = 0; slot < slots; slot++) {
+      if (sliced_slot_live(s, slot)) continue;
+      for (size_t j = 0; j < M; j++) assert_int_equal(rows[j * rb + slot / 8] >> (slot % 8) & 1, 0);
+    }
+    /* The slots come back to new leaves: no growth. */
+    for (uint64_t id = 300 + 100 * (uint64_t)round, n = 0; n < retired; id++, n++) {
+      fill(&r, L->words[id], 20 + (uint32_t)rng_below(&r, 300));
+      assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+      L->live[id] = 1;
+    }
+    assert_int_equal(sliced_capacity(s), cap);
+    assert_int_equal(sliced_relay_count(s), relays);
+    assert_true(check(&r, s, L, 150) > 0);
+  }
+  /* A shrink drops retired slots with the free ones. */
+  for (uint64_t id = 0; id < MAXL; id++)
+    if (L->live[id] && id % 3 == 0) {
+      assert_int_equal(sliced_retire(s, id), ST_OK);
+      L->live[id] = 0;
+    }
+  assert_int_equal(sliced_shrink(s), ST_OK);
+  assert_int_equal(sliced_retired(s), 0);
+  assert_int_equal(sliced_capacity(s), (sliced_leaf_count(s) + 7) / 8 * 8);
+  assert_true(check(&r, s, L, 150) > 0);
+  sliced_destroy(s);
+  free(L);
+}
+
 static void test_sliced_empty(void **state) {
   (void)state;
   sliced_t *s = sliced_create(M);
@@ -305,6 +376,7 @@ int main(void) {
       cmocka_unit_test(test_sliced_batch_equals_single),
       cmocka_unit_test(test_sliced_shrink_hole_patterns),
       cmocka_unit_test(test_sliced_shrink_packs_live_slots),
+      cmocka_unit_test(test_sliced_retire_then_scrub_in_pieces),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
