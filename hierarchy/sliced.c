@@ -109,17 +109,27 @@ int sliced_reserve(sliced_t *s, size_t slots) {
   return grow_to(s, slots);
 }
 
-/* Capacity for `extra` more leaves, growing by an eighth (at least 8 slots), or exactly
-   (rounded up to 8) if exact. */
-static int make_room(sliced_t *s, size_t extra, int exact) {
+/* The capacity that makes room for `extra` more leaves: the present one if it does, else
+   grown by an eighth (at least 8 slots), or exactly (rounded up to 8) if exact. */
+static size_t capacity_for(const sliced_t *s, size_t extra, int exact) {
   size_t reuse = s->free_slots.n < extra ? s->free_slots.n : extra;
   size_t need = s->hi + (extra - reuse);
-  if (need <= s->cap) return ST_OK;
+  if (need <= s->cap) return s->cap;
   /* exact: a 32nd at least, so that a group that grows a table at a time (a live database's
      flushes and compactions) re-lays its rows O(32 log n) times, not n / 8 times, for at
      most a 32nd more memory; below 256 slots that is the 8-slot rounding alone. */
   size_t step = exact ? s->cap / 32 : s->cap / 8 < 8 ? 8 : s->cap / 8;
-  return grow_to(s, need > s->cap + step ? need : s->cap + step);
+  size_t cap = need > s->cap + step ? need : s->cap + step;
+  return (cap + 7) / 8 * 8;
+}
+
+static int make_room(sliced_t *s, size_t extra, int exact) {
+  size_t cap = capacity_for(s, extra, exact);
+  return cap == s->cap ? ST_OK : grow_to(s, cap);
+}
+
+size_t sliced_room_capacity(const sliced_t *s, size_t extra) {
+  return capacity_for(s, extra, 1);
 }
 
 int sliced_make_room(sliced_t *s, size_t extra) {
@@ -243,6 +253,83 @@ int sliced_shrink(sliced_t *s) {
   s->nretired = 0;
   s->relays++;
   return ST_OK;
+}
+
+/* A new index of s's m holding cap slots (a multiple of 8), its slot ids, free slots and
+   retired bits copied for the first `slots` of s's slots; the rows are left to the caller
+   (allocated, not cleared). NULL on no memory. */
+static sliced_t *copy_frame(const sliced_t *s, size_t cap, size_t slots) {
+  sliced_t *n = sliced_create(s->m);
+  if (!n) return NULL;
+  n->cap = cap;
+  n->row_bytes = cap / 8;
+  n->relays = s->relays + 1;
+  if (cap > 0 && (!(n->rows = malloc((size_t)s->m * n->row_bytes)) ||
+                  !(n->slot_id = malloc(cap * sizeof *n->slot_id)))) {
+    sliced_destroy(n);
+    return NULL;
+  }
+  if (slots) memcpy(n->slot_id, s->slot_id, slots * sizeof *n->slot_id);
+  return n;
+}
+
+sliced_t *sliced_regrown(const sliced_t *s, size_t slots) {
+  size_t cap = ((slots > s->cap ? slots : s->cap) + 7) / 8 * 8;
+  sliced_t *n = copy_frame(s, cap, s->hi);
+  if (!n) return NULL;
+  int ok = u64_map_reserve(&n->map, u64_map_count(&s->map) + 1) == ST_OK &&
+           u64vec_reserve(&n->free_slots, s->free_slots.n + s->nretired + 1) == ST_OK &&
+           (!s->retired || (n->retired = calloc((cap + 63) / 64, sizeof *n->retired)));
+  if (!ok) {
+    sliced_destroy(n);
+    return NULL;
+  }
+  size_t pos = 0;
+  uint64_t id, slot;
+  while (u64_map_next(&s->map, &pos, &id, &slot)) u64_map_put(&n->map, id, slot);
+  if (s->free_slots.n)
+    memcpy(n->free_slots.v, s->free_slots.v, s->free_slots.n * sizeof *s->free_slots.v);
+  n->free_slots.n = s->free_slots.n;
+  if (s->retired) memcpy(n->retired, s->retired, (s->cap + 63) / 64 * sizeof *s->retired);
+  n->nretired = s->nretired;
+  n->hi = s->hi;
+  size_t used = (s->hi + 7) / 8;
+  for (uint64_t j = 0; j < s->m && n->row_bytes > 0; j++) {
+    uint8_t *row = n->rows + j * n->row_bytes;
+    if (used) memcpy(row, s->rows + j * s->row_bytes, used);
+    memset(row + used, 0, n->row_bytes - used);
+  }
+  return n;
+}
+
+sliced_t *sliced_packed(const sliced_t *s) {
+  size_t live = u64_map_count(&s->map), cap = (live + 7) / 8 * 8;
+  if (cap >= s->cap) return NULL;
+  size_t nw = (s->hi + 63) / 64;
+  uint64_t *mask = calloc(nw ? nw : 1, sizeof *mask); /* the live slots */
+  uint8_t *count = calloc(nw ? nw : 1, 1);            /* and how many in each mask word */
+  sliced_t *n = mask && count ? copy_frame(s, cap, 0) : NULL;
+  if (!n || u64_map_reserve(&n->map, live + 1) != ST_OK) {
+    free(mask);
+    free(count);
+    sliced_destroy(n);
+    return NULL;
+  }
+  for (size_t j = 0; j < s->hi; j++) {
+    uint64_t v;
+    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) {
+      mask[j / 64] |= (uint64_t)1 << (j % 64);
+      count[j / 64]++;
+      n->slot_id[n->hi] = s->slot_id[j];
+      u64_map_put(&n->map, s->slot_id[j], n->hi++);
+    }
+  }
+  for (uint64_t j = 0; j < s->m && n->row_bytes > 0; j++)
+    pack_row(s, s->rows + j * s->row_bytes, mask, count, nw, n->rows + j * n->row_bytes,
+             n->row_bytes);
+  free(mask);
+  free(count);
+  return n;
 }
 
 uint64_t sliced_relay_count(const sliced_t *s) {

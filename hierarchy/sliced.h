@@ -71,6 +71,15 @@ int sliced_shrink(sliced_t *s);
    back with sliced_shrink; below 256 slots that is exactly the slots needed). ST_OK or
    ST_E_NOMEM. */
 int sliced_make_room_exact(sliced_t *s, size_t extra);
+/* The capacity sliced_make_room_exact(s, extra) grows s to (s's own when it has the room). */
+size_t sliced_room_capacity(const sliced_t *s, size_t extra);
+/* Copies of s for a caller that re-lays the rows beside the index while readers use it, and
+   swaps the copy in: sliced_regrown holds the same leaves in the same slots with room for
+   `slots` (rounded up to 8; never less than s's capacity); sliced_packed is what
+   sliced_shrink would make of s, or NULL when that frees nothing. NULL on no memory. s is
+   only read; the copy counts a re-lay more. */
+sliced_t *sliced_regrown(const sliced_t *s, size_t slots);
+sliced_t *sliced_packed(const sliced_t *s);
 /* Slots free for an add without growing: the capacity less the live leaves and the retired
    slots. */
 size_t sliced_free_slots(const sliced_t *s);

@@ -208,7 +208,7 @@ static long group_new(value_index_t *vi, uint64_t mf, const fold_plan_t *pl, siz
   for (size_t g = 0; g < vi->ngroups; g++)
     if (sliced_leaf_count(vi->groups[g].sliced) == 0 && !planned(pl, n, g)) {
       sliced_destroy(vi->groups[g].sliced);
-      vi->groups[g] = (fold_group_t){mf, {0}, s, 0.0, 0};
+      vi->groups[g] = (fold_group_t){mf, {0}, s, 0.0, 0, 0};
       fold_map_init(&vi->groups[g].map, vi->params.m, mf);
       return (long)g;
     }
@@ -222,7 +222,7 @@ static long group_new(value_index_t *vi, uint64_t mf, const fold_plan_t *pl, siz
     vi->groups = a;
     vi->capgroups = c;
   }
-  vi->groups[vi->ngroups] = (fold_group_t){mf, {0}, s, 0.0, 0};
+  vi->groups[vi->ngroups] = (fold_group_t){mf, {0}, s, 0.0, 0, 0};
   fold_map_init(&vi->groups[vi->ngroups].map, vi->params.m, mf);
   return (long)vi->ngroups++;
 }
@@ -291,8 +291,9 @@ static int by_asked(const void *a, const void *b) {
    one new group of 8 slots folded to the sum of what they ask over 8, but no less than three
    quarters of t0 (6 tables of a 1M-entry LevelDB database take 8 slots of 3/4 of their size,
    not 8 of their size). Write lock held. Leaves whose group could not be made (no memory)
-   keep g = -1. */
-static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
+   keep g = -1. defer: a group is not grown here; its `want` says the capacity it needs, and
+   the caller grows it (apply_lean). */
+static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n, int defer) {
   for (size_t i = 0; i < n; i++) {
     pl[i].asked = asked_bits(vi, pl[i].l);
     pl[i].g = -1;
@@ -302,7 +303,11 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
   for (;;) {
     size_t *room = calloc(vi->ngroups ? vi->ngroups : 1, sizeof *room);
     if (!room) return;
-    for (size_t g = 0; g < vi->ngroups; g++) room[g] = sliced_free_slots(vi->groups[g].sliced);
+    for (size_t g = 0; g < vi->ngroups; g++) {
+      const fold_group_t *c = &vi->groups[g];
+      size_t cap = sliced_capacity(c->sliced);
+      room[g] = sliced_free_slots(c->sliced) + (c->want > cap ? c->want - cap : 0);
+    }
     for (size_t i = 0; i < n; i++) /* the slots of leaves placed by an earlier round */
       if (pl[i].g >= 0 && room[pl[i].g] > 0) room[pl[i].g]--;
     size_t first = n;
@@ -340,7 +345,14 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
     /* Room for these and for the leaves of the batch placed in g already (not added yet). */
     size_t placed = 0;
     for (size_t i = 0; g >= 0 && i < n; i++) placed += pl[i].g == g;
-    if (g < 0 || sliced_make_room_exact(vi->groups[g].sliced, c + placed) != BFH_OK) return;
+    if (g < 0) return;
+    if (defer) {
+      fold_group_t *grown = &vi->groups[g];
+      size_t want = sliced_room_capacity(grown->sliced, c + placed);
+      if (want > grown->want) grown->want = want;
+    } else if (sliced_make_room_exact(vi->groups[g].sliced, c + placed) != BFH_OK) {
+      return;
+    }
     for (size_t i = first; i < n; i++)
       if (pl[i].g < 0 && (small || 2 * pl[i].asked >= t0)) pl[i].g = g;
   }
@@ -350,7 +362,7 @@ static void plan_folds_locked(value_index_t *vi, fold_plan_t *pl, size_t n) {
    On failure nothing changed. */
 static int fold_in_locked(value_index_t *vi, leaf_t *l) {
   fold_plan_t pl = {l, 0, -1};
-  plan_folds_locked(vi, &pl, 1);
+  plan_folds_locked(vi, &pl, 1, 0);
   if (pl.g < 0) return BFH_E_NOMEM;
   return fold_into_locked(vi, l, pl.g);
 }
@@ -487,14 +499,25 @@ static size_t insert_leaves_locked(value_index_t *vi, leaf_t **ls, size_t m, int
   return done;
 }
 
-/* Lean: gives back the rows of group g's free slots once they add up to 8 slots and a 16th
-   of its capacity (in whole 8-slot steps) or more (tables removed; adds grow a group by what they need and a 32nd,
-   plan_folds_locked: a shrink never follows a growth at once, so the rows are not re-laid
-   back and forth). Write lock held. Without the memory to re-lay them, the rows stay. */
-static void shrink_group_locked(value_index_t *vi, size_t g) {
-  sliced_t *s = vi->groups[g].sliced;
+/* Lean: a group gives the rows of its free slots back once they add up to 8 slots and a
+   16th of its capacity (in whole 8-slot steps) or more (tables removed; adds grow a group by
+   what they need and a 32nd, plan_folds_locked: a shrink never follows a growth at once, so
+   the rows are not re-laid back and forth). */
+static int shrink_due(const sliced_t *s) {
   size_t cap = sliced_capacity(s);
-  if (cap >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8 + cap / 16 / 8 * 8) (void)sliced_shrink(s);
+  return cap >= (sliced_leaf_count(s) + 7) / 8 * 8 + 8 + cap / 16 / 8 * 8;
+}
+
+/* Puts copy (NULL: none; made beside the readers, sliced_regrown or sliced_packed) in place
+   of group g's rows, under the write lock for the swap alone, and clears the group's want.
+   The applier alone (apply_mu) changes groups, so the copy is of the rows as they are. */
+static void swap_group_rows(value_index_t *vi, size_t g, sliced_t *copy) {
+  sliced_t *old = copy ? vi->groups[g].sliced : NULL;
+  pthread_rwlock_wrlock(&vi->lock);
+  if (copy) vi->groups[g].sliced = copy;
+  vi->groups[g].want = 0;
+  pthread_rwlock_unlock(&vi->lock);
+  sliced_destroy(old);
 }
 
 /* Removes leaf `number` from the array, the hierarchy and the sliced index (lean, with
@@ -585,9 +608,10 @@ static uint64_t scrub_piece(value_index_t *vi, sliced_t *s, uint64_t row) {
    - the removes, together: each retires its leaf's column (O(1), sliced_retire);
    - each fold group's scrub of the retired columns, one pass over its rows for all of them,
      SCRUB_PIECE_BYTES of rows a piece (clearing a column alone writes a byte in every row);
-   - the plan of the adds' fold groups, with the growth it makes;
-   - each add;
-   - each group's shrink.
+   - the plan of the adds' fold groups; the growth it makes room for, and each group's
+     shrink at the end, re-lay the rows into a copy beside the readers (sliced_regrown,
+     sliced_packed), and the write lock is taken for the swap alone;
+   - each add.
    Each piece leaves a whole index: a table whose add is not in yet has no leaf, and a query
    reads it by its map (value_index_select), as one of a table whose remove is not in yet. */
 static int apply_lean(value_index_t *vi, pending_op_t *ops, size_t n, err_t *err) {
@@ -621,9 +645,16 @@ static int apply_lean(value_index_t *vi, pending_op_t *ops, size_t n, err_t *err
   vi->add_batches += m > 0;
   if (pl) {
     for (size_t i = 0; i < m; i++) pl[i].l = ops[i].leaf;
-    plan_folds_locked(vi, pl, m); /* sorts pl by fold */
+    plan_folds_locked(vi, pl, m, 1); /* sorts pl by fold */
   }
   pthread_rwlock_unlock(&vi->lock);
+  for (size_t g = 0; g < vi->ngroups; g++) { /* the growth the plan made room for */
+    fold_group_t *grown = &vi->groups[g];
+    if (!grown->want) continue;
+    sliced_t *s = grown->sliced;
+    sliced_t *copy = grown->want > sliced_capacity(s) ? sliced_regrown(s, grown->want) : NULL;
+    swap_group_rows(vi, g, copy); /* without memory, an add grows the rows in place */
+  }
   for (size_t i = 0; i < m; i++) {
     leaf_t *l = pl ? pl[i].l : ops[i].leaf;
     pthread_rwlock_wrlock(&vi->lock);
@@ -635,11 +666,8 @@ static int apply_lean(value_index_t *vi, pending_op_t *ops, size_t n, err_t *err
     }
   }
   free(pl);
-  for (size_t g = 0; g < vi->ngroups; g++) { /* ngroups changes only under apply_mu */
-    pthread_rwlock_wrlock(&vi->lock);
-    shrink_group_locked(vi, g);
-    pthread_rwlock_unlock(&vi->lock);
-  }
+  for (size_t g = 0; g < vi->ngroups; g++) /* ngroups changes only under apply_mu */
+    if (shrink_due(vi->groups[g].sliced)) swap_group_rows(vi, g, sliced_packed(vi->groups[g].sliced));
   return rc;
 }
 

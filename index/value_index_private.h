@@ -91,6 +91,8 @@ typedef struct fold_group {
   sliced_t *sliced; /* owned */
   double fill_sum;  /* sum of its leaves' folded fill ratios */
   int small;        /* made for an index of a few tables: never grows (value_index.c) */
+  size_t want;      /* the capacity a deferred plan made room for (apply_lean grows the group
+                       to it beside the readers); 0: none */
 } fold_group_t;
 
 typedef struct pending_op {

@@ -1,6 +1,6 @@
 /* sliced_t tests: answers equal probing every filter one by one across capacity growth,
- * slot reuse, batch adds (the 64x64 transpose path), shrinks and retires scrubbed in pieces;
- * error cases.
+ * slot reuse, batch adds (the 64x64 transpose path), shrinks, retires scrubbed in pieces,
+ * and the copies grown or packed beside the readers; error cases.
  * (The model test in hierarchy_test.c also checks the index against the hierarchy.)
  */
 #include <setjmp.h>
@@ -342,6 +342,70 @@ static void test_sliced_retire_then_scrub_in_pieces(void **state) {
   free(L);
 }
 
+/* The copies made beside the readers: sliced_regrown answers as its source with room for
+   more (adds up to it re-lay nothing; freed slots are reused, and retired slots stay
+   masked), and sliced_packed as sliced_shrink's result, with the same capacity; neither
+   changes its source. */
+static void test_sliced_copies_match_in_place(void **state) {
+  (void)state;
+  rng_t r;
+  leaves_t *L;
+  sliced_t *s = start(&r, 53, &L);
+  for (uint64_t id = 0; id < 200; id++) {
+    fill(&r, L->words[id], 20 + (uint32_t)rng_below(&r, 300));
+    assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+    L->live[id] = 1;
+  }
+  for (uint64_t id = 0; id < 200; id += 7) { /* free slots */
+    assert_int_equal(sliced_remove(s, id), ST_OK);
+    L->live[id] = 0;
+  }
+  for (uint64_t id = 3; id < 200; id += 11) { /* retired slots */
+    if (!L->live[id]) continue;
+    assert_int_equal(sliced_retire(s, id), ST_OK);
+    L->live[id] = 0;
+  }
+  size_t cap = sliced_capacity(s), live = sliced_leaf_count(s), freed = sliced_free_slots(s);
+  size_t want = sliced_room_capacity(s, freed + 100);
+  assert_true(want > cap);
+  assert_int_equal(want % 8, 0);
+  sliced_t *g = sliced_regrown(s, want);
+  assert_non_null(g);
+  assert_int_equal(sliced_capacity(s), cap); /* the source as it was */
+  assert_int_equal(sliced_capacity(g), want);
+  assert_int_equal(sliced_leaf_count(g), live);
+  assert_int_equal(sliced_retired(g), sliced_retired(s));
+  assert_int_equal(sliced_relay_count(g), sliced_relay_count(s) + 1);
+  (void)check(&r, s, L, 100);
+  assert_true(check(&r, g, L, 150) > 0);
+  uint64_t relays = sliced_relay_count(g);
+  for (uint64_t id = 200; id < 200 + freed + 100 - sliced_retired(g); id++) {
+    fill(&r, L->words[id], 20 + (uint32_t)rng_below(&r, 300));
+    assert_int_equal(sliced_add(g, id, L->words[id]), ST_OK);
+    L->live[id] = 1;
+  }
+  assert_int_equal(sliced_relay_count(g), relays);
+  assert_true(check(&r, g, L, 150) > 0);
+  sliced_destroy(s);
+  /* Packed against shrunk in place, from the same leaves. */
+  for (uint64_t id = 0; id < MAXL; id += 3)
+    if (L->live[id]) {
+      assert_int_equal(sliced_remove(g, id), ST_OK);
+      L->live[id] = 0;
+    }
+  sliced_t *p = sliced_packed(g);
+  assert_non_null(p);
+  assert_true(check(&r, g, L, 100) > 0);
+  assert_int_equal(sliced_shrink(g), ST_OK);
+  assert_int_equal(sliced_capacity(p), sliced_capacity(g));
+  assert_int_equal(sliced_leaf_count(p), sliced_leaf_count(g));
+  assert_true(check(&r, p, L, 150) > 0);
+  assert_null(sliced_packed(p)); /* nothing left to give back */
+  sliced_destroy(p);
+  sliced_destroy(g);
+  free(L);
+}
+
 static void test_sliced_empty(void **state) {
   (void)state;
   sliced_t *s = sliced_create(M);
@@ -377,6 +441,7 @@ int main(void) {
       cmocka_unit_test(test_sliced_shrink_hole_patterns),
       cmocka_unit_test(test_sliced_shrink_packs_live_slots),
       cmocka_unit_test(test_sliced_retire_then_scrub_in_pieces),
+      cmocka_unit_test(test_sliced_copies_match_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
