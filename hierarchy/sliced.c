@@ -36,7 +36,10 @@ struct sliced {
      the first retire), and their count. Neither live nor free. */
   uint64_t *retired;
   size_t nretired;
+  size_t filling; /* the slot of an add in pieces (sliced_add_begin), or NO_SLOT */
 };
+
+#define NO_SLOT SIZE_MAX
 
 sliced_t *sliced_create(uint64_t m) {
   if (m == 0 || m > ((uint64_t)1 << 40)) return NULL;
@@ -44,6 +47,7 @@ sliced_t *sliced_create(uint64_t m) {
   if (!s) return NULL;
   s->m = m;
   s->nwords = bits_words(m);
+  s->filling = NO_SLOT;
   u64vec_init(&s->free_slots);
   u64_map_init(&s->map);
   return s;
@@ -292,6 +296,7 @@ sliced_t *sliced_regrown(const sliced_t *s, size_t slots) {
   n->free_slots.n = s->free_slots.n;
   if (s->retired) memcpy(n->retired, s->retired, (s->cap + 63) / 64 * sizeof *s->retired);
   n->nretired = s->nretired;
+  n->filling = s->filling;
   n->hi = s->hi;
   size_t used = (s->hi + 7) / 8;
   for (uint64_t j = 0; j < s->m && n->row_bytes > 0; j++) {
@@ -362,6 +367,31 @@ int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
   s->slot_id[slot] = id;
   fill_sparse(s, slot, words);
   return ST_OK;
+}
+
+int sliced_add_begin(sliced_t *s, uint64_t id, size_t *slot) {
+  if (s->filling != NO_SLOT || u64_map_get(&s->map, id, NULL)) return ST_E_INVALID;
+  if (make_room(s, 1, 0) != ST_OK || u64_map_reserve(&s->map, u64_map_count(&s->map) + 1) != ST_OK)
+    return ST_E_NOMEM;
+  *slot = s->filling = take_slot(s);
+  s->slot_id[*slot] = id;
+  return ST_OK;
+}
+
+void sliced_add_words(sliced_t *s, const uint64_t *words, size_t from, size_t to) {
+  size_t c = s->filling / 8;
+  uint8_t bit = (uint8_t)(1u << (s->filling & 7));
+  for (size_t w = from; w < to && w < s->nwords; w++) {
+    for (uint64_t x = words[w]; x; x &= x - 1) {
+      uint64_t j = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x);
+      if (j < s->m) s->rows[j * s->row_bytes + c] |= bit;
+    }
+  }
+}
+
+void sliced_add_end(sliced_t *s) {
+  u64_map_put(&s->map, s->slot_id[s->filling], s->filling); /* reserved at the begin */
+  s->filling = NO_SLOT;
 }
 
 /* In-place transpose of a 64x64 bit matrix: afterwards bit i of a[j] is what bit j of
@@ -517,6 +547,7 @@ int sliced_search(const sliced_t *s, const probe_t *p, u64vec_t *out, probe_stat
       uint64_t x = chunk_load(s, r[0], c);
       for (uint32_t i = 1; i < p->k && x; i++) x &= chunk_load(s, r[i], c);
       if (s->nretired) x &= ~s->retired[c];
+      if (s->filling / 64 == c) x &= ~((uint64_t)1 << (s->filling % 64));
       for (; x; x &= x - 1) {
         if (u64vec_push(out, s->slot_id[c * 64 + (size_t)__builtin_ctzll(x)]) != ST_OK)
           return ST_E_NOMEM;
@@ -554,7 +585,7 @@ size_t sliced_leaf_count(const sliced_t *s) {
 }
 
 size_t sliced_free_slots(const sliced_t *s) {
-  return s->cap - u64_map_count(&s->map) - s->nretired;
+  return s->cap - u64_map_count(&s->map) - s->nretired - (s->filling != NO_SLOT);
 }
 
 size_t sliced_retired(const sliced_t *s) {

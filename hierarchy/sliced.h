@@ -35,6 +35,15 @@ int sliced_remove(sliced_t *s, uint64_t id);
    O(m)). words == NULL falls back to sliced_remove. */
 int sliced_remove_filter(sliced_t *s, uint64_t id, const uint64_t *words);
 
+/* sliced_add in pieces, for a caller that lets readers in between: sliced_add_begin takes a
+   slot for leaf `id` (growing as sliced_add does), sliced_add_words fills the words [from,
+   to) of its filter into the slot's column, and sliced_add_end makes it a leaf. Until then
+   queries do not report the slot and it is not free. One add in pieces at a time, and no
+   other change to s meanwhile. sliced_add_begin: ST_E_INVALID if id is present or an add is
+   under way, ST_E_NOMEM. */
+int sliced_add_begin(sliced_t *s, uint64_t id, size_t *slot);
+void sliced_add_words(sliced_t *s, const uint64_t *words, size_t from, size_t to);
+void sliced_add_end(sliced_t *s);
 /* Takes leaf `id` out at once, in O(1): its slot is retired, neither live nor free, and keeps
    its column until sliced_scrub clears it; queries no longer report it. For a caller that
    clears the columns of many removes in one pass over the rows, in pieces. Without memory

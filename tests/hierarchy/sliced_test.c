@@ -1,6 +1,6 @@
 /* sliced_t tests: answers equal probing every filter one by one across capacity growth,
  * slot reuse, batch adds (the 64x64 transpose path), shrinks, retires scrubbed in pieces,
- * and the copies grown or packed beside the readers; error cases.
+ * adds in pieces, and the copies grown or packed beside the readers; error cases.
  * (The model test in hierarchy_test.c also checks the index against the hierarchy.)
  */
 #include <setjmp.h>
@@ -406,6 +406,39 @@ static void test_sliced_copies_match_in_place(void **state) {
   free(L);
 }
 
+/* An add in pieces (sliced_add_begin, _words, _end): the slot is neither reported nor free
+   until the end, whatever words are in; then the leaf answers as one added whole. */
+static void test_sliced_add_in_pieces(void **state) {
+  (void)state;
+  rng_t r;
+  leaves_t *L;
+  sliced_t *s = start(&r, 67, &L);
+  for (uint64_t id = 0; id < 120; id++) {
+    fill(&r, L->words[id], 20 + (uint32_t)rng_below(&r, 300));
+    if (id % 2 == 0) { /* every other one whole, to compare */
+      assert_int_equal(sliced_add(s, id, L->words[id]), ST_OK);
+      L->live[id] = 1;
+      continue;
+    }
+    size_t slot, other;
+    assert_int_equal(sliced_add_begin(s, id, &slot), ST_OK);
+    assert_int_equal(sliced_add_begin(s, 5000, &other), ST_E_INVALID); /* one at a time */
+    assert_false(sliced_contains(s, id));
+    assert_int_equal(sliced_free_slots(s), sliced_capacity(s) - sliced_leaf_count(s) - 1);
+    for (size_t w = 0; w < NW; w += 3) {
+      sliced_add_words(s, L->words[id], w, w + 3);
+      (void)check(&r, s, L, 2); /* the half-filled column is never reported */
+    }
+    sliced_add_end(s);
+    L->live[id] = 1;
+    assert_true(sliced_contains(s, id));
+  }
+  assert_int_equal(sliced_leaf_count(s), 120);
+  assert_true(check(&r, s, L, 200) > 0);
+  sliced_destroy(s);
+  free(L);
+}
+
 static void test_sliced_empty(void **state) {
   (void)state;
   sliced_t *s = sliced_create(M);
@@ -442,6 +475,7 @@ int main(void) {
       cmocka_unit_test(test_sliced_shrink_packs_live_slots),
       cmocka_unit_test(test_sliced_retire_then_scrub_in_pieces),
       cmocka_unit_test(test_sliced_copies_match_in_place),
+      cmocka_unit_test(test_sliced_add_in_pieces),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
