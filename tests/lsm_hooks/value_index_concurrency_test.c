@@ -56,6 +56,17 @@ static value_filter_t *filter_of(rng_t *r, uint32_t n) {
   return f;
 }
 
+/* value_index_select over the one table `number` for value v: its scan flag. */
+static uint8_t select_one(value_index_t *vi, uint64_t v, uint64_t number) {
+  probe_t pr;
+  value_index_probe(vi, &v, sizeof v, &pr);
+  uint8_t scan = 9;
+  err_t err;
+  assert_int_equal(value_index_select(vi, value_index_by_sliced, &pr, &number, 1, &scan, NULL, &err),
+                   BFH_OK);
+  return scan;
+}
+
 static void *searcher(void *arg) {
   rng_t r;
   rng_init(&r, (uint64_t)(uintptr_t)arg);
@@ -128,12 +139,7 @@ static void test_value_index_applier_pieces_never_lose_a_table(void **state) {
   atomic_store(&g_done, 1);
   for (int i = 0; i < SEARCHERS; i++) pthread_join(th[i], NULL);
   assert_int_equal(value_index_add(g_vi, next, filter_of(&r, 10), NULL, 0, &err), BFH_OK);
-  uint64_t v = stable_value(1, 0), one = 1;
-  probe_t pr;
-  value_index_probe(g_vi, &v, sizeof v, &pr);
-  uint8_t scan1;
-  assert_int_equal(value_index_select(g_vi, value_index_by_sliced, &pr, &one, 1, &scan1, NULL, &err),
-                   BFH_OK);
+  assert_int_equal(select_one(g_vi, stable_value(1, 0), 1), 1);
   assert_int_equal(value_index_pending(g_vi), 1);
   assert_int_equal(value_index_apply(g_vi, &err), BFH_OK);
   assert_int_equal(value_index_pending(g_vi), 0);
@@ -160,12 +166,7 @@ static void test_value_index_applier_paper_layout_applies_in_queries(void **stat
   rng_t r;
   rng_init(&r, 3);
   assert_int_equal(value_index_add(vi, 5, filter_of(&r, 50), NULL, 0, &err), BFH_OK);
-  uint64_t v = 1, five = 5;
-  probe_t pr;
-  value_index_probe(vi, &v, sizeof v, &pr);
-  uint8_t scan;
-  assert_int_equal(value_index_select(vi, value_index_by_sliced, &pr, &five, 1, &scan, NULL, &err),
-                   BFH_OK);
+  (void)select_one(vi, 1, 5);
   assert_int_equal(value_index_pending(vi), 0);
   value_index_destroy(vi);
 }
