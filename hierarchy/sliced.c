@@ -259,9 +259,9 @@ int sliced_shrink(sliced_t *s) {
   return ST_OK;
 }
 
-/* A new index of s's m holding cap slots (a multiple of 8), its slot ids, free slots and
-   retired bits copied for the first `slots` of s's slots; the rows are left to the caller
-   (allocated, not cleared). NULL on no memory. */
+/* A new index of s's m with room for cap slots (a multiple of 8) and the ids of s's first
+   `slots` slots; the rows are allocated, not cleared, and the rest is left to the caller.
+   NULL on no memory. */
 static sliced_t *copy_frame(const sliced_t *s, size_t cap, size_t slots) {
   sliced_t *n = sliced_create(s->m);
   if (!n) return NULL;
