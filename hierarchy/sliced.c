@@ -346,11 +346,11 @@ static size_t take_slot(sliced_t *s) {
   return s->hi++;
 }
 
-/* Sets the column of `slot` from one filter: one row word per set bit. */
-static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
+/* Sets the column of `slot` from words [from, to) of one filter: one row byte per set bit. */
+static void fill_words(sliced_t *s, size_t slot, const uint64_t *words, size_t from, size_t to) {
   size_t c = slot / 8;
   uint8_t bit = (uint8_t)(1u << (slot & 7));
-  for (size_t w = 0; w < s->nwords; w++) {
+  for (size_t w = from; w < to && w < s->nwords; w++) {
     for (uint64_t x = words[w]; x; x &= x - 1) {
       uint64_t j = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x);
       if (j < s->m) s->rows[j * s->row_bytes + c] |= bit;
@@ -358,15 +358,8 @@ static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
   }
 }
 
-int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
-  if (u64_map_get(&s->map, id, NULL)) return ST_E_INVALID;
-  if (make_room(s, 1, 0) != ST_OK || u64_map_reserve(&s->map, u64_map_count(&s->map) + 1) != ST_OK)
-    return ST_E_NOMEM;
-  size_t slot = take_slot(s);
-  u64_map_put(&s->map, id, slot); /* cannot fail after the reserve */
-  s->slot_id[slot] = id;
-  fill_sparse(s, slot, words);
-  return ST_OK;
+static void fill_sparse(sliced_t *s, size_t slot, const uint64_t *words) {
+  fill_words(s, slot, words, 0, s->nwords);
 }
 
 int sliced_add_begin(sliced_t *s, uint64_t id, size_t *slot) {
@@ -379,19 +372,21 @@ int sliced_add_begin(sliced_t *s, uint64_t id, size_t *slot) {
 }
 
 void sliced_add_words(sliced_t *s, const uint64_t *words, size_t from, size_t to) {
-  size_t c = s->filling / 8;
-  uint8_t bit = (uint8_t)(1u << (s->filling & 7));
-  for (size_t w = from; w < to && w < s->nwords; w++) {
-    for (uint64_t x = words[w]; x; x &= x - 1) {
-      uint64_t j = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x);
-      if (j < s->m) s->rows[j * s->row_bytes + c] |= bit;
-    }
-  }
+  fill_words(s, s->filling, words, from, to);
 }
 
 void sliced_add_end(sliced_t *s) {
   u64_map_put(&s->map, s->slot_id[s->filling], s->filling); /* reserved at the begin */
   s->filling = NO_SLOT;
+}
+
+int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words) {
+  size_t slot;
+  int rc = sliced_add_begin(s, id, &slot);
+  if (rc != ST_OK) return rc;
+  fill_sparse(s, slot, words);
+  sliced_add_end(s);
+  return ST_OK;
 }
 
 /* In-place transpose of a 64x64 bit matrix: afterwards bit i of a[j] is what bit j of

@@ -26,7 +26,7 @@ sliced_t *sliced_create(uint64_t m);
 void sliced_destroy(sliced_t *s); /* NULL allowed */
 
 /* Adds leaf `id` whose filter is `words` (read during the call only, not kept).
-   ST_E_INVALID if id is present, ST_E_NOMEM. */
+   ST_E_INVALID if id is present or an add in pieces is under way, ST_E_NOMEM. */
 int sliced_add(sliced_t *s, uint64_t id, const uint64_t *words);
 /* Removes leaf `id` and frees its slot. ST_NOT_FOUND if absent. */
 int sliced_remove(sliced_t *s, uint64_t id);
