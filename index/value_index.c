@@ -250,28 +250,41 @@ static long group_with_room(const value_index_t *vi, uint64_t asked, const size_
   return g;
 }
 
-/* Folds leaf l's words (its filter's, or a streamed leaf's read back from its file) into the
-   sliced index of fold group g (the only copy kept). Write lock held. On failure nothing
-   changed. */
-static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
-  const fold_map_t *map = &vi->groups[g].map;
-  uint64_t mf = vi->groups[g].mf;
-  uint64_t *fw = calloc(bits_words(mf), sizeof *fw);
-  if (!fw) return BFH_E_NOMEM;
-  value_index_held_add(vi, (int64_t)(bits_words(mf) * sizeof *fw));
+/* Leaf l's words (its filter's, or a streamed leaf's read back from its file: write lock
+   held then) folded to group g's m' bits, and their popcount; NULL on no memory. Counted as
+   held until fold_release. */
+static uint64_t *fold_leaf(value_index_t *vi, leaf_t *l, long g, uint64_t *pop) {
+  const fold_group_t *grp = &vi->groups[g];
+  size_t nw = bits_words(grp->mf);
+  uint64_t *fw = calloc(nw, sizeof *fw);
+  if (!fw) return NULL;
+  value_index_held_add(vi, (int64_t)(nw * sizeof *fw));
   if (l->filter)
-    value_index_fold_words(map, l->filter->words, 0, vi->nwords, fw);
+    value_index_fold_words(&grp->map, l->filter->words, 0, vi->nwords, fw);
   else
-    value_index_leaf_fold_stream(vi, l, map, fw);
-  uint64_t pop = 0;
-  for (size_t i = 0; i < bits_words(mf); i++) pop += (uint64_t)__builtin_popcountll(fw[i]);
-  int rc = sliced_add(vi->groups[g].sliced, l->number, fw);
+    value_index_leaf_fold_stream(vi, l, &grp->map, fw);
+  *pop = 0;
+  for (size_t i = 0; i < nw; i++) *pop += (uint64_t)__builtin_popcountll(fw[i]);
+  return fw;
+}
+
+static void fold_release(value_index_t *vi, long g, uint64_t *fw) {
   free(fw);
-  value_index_held_add(vi, -(int64_t)(bits_words(mf) * sizeof *fw));
+  value_index_held_add(vi, -(int64_t)(bits_words(vi->groups[g].mf) * sizeof *fw));
+}
+
+static void enter_folded_locked(value_index_t *vi, leaf_t *l, long g, uint64_t pop);
+
+/* Folds leaf l into the sliced index of fold group g (the only copy kept of its bits) and
+   enters it (enter_folded_locked). Write lock held. On failure nothing changed. */
+static int fold_into_locked(value_index_t *vi, leaf_t *l, long g) {
+  uint64_t pop;
+  uint64_t *fw = fold_leaf(vi, l, g, &pop);
+  if (!fw) return BFH_E_NOMEM;
+  int rc = sliced_add(vi->groups[g].sliced, l->number, fw);
+  fold_release(vi, g, fw);
   if (rc != BFH_OK) return rc;
-  l->group = (uint32_t)g;
-  l->folded_popcount = pop;
-  vi->groups[g].fill_sum += (double)pop / (double)mf;
+  enter_folded_locked(vi, l, g, pop);
   return BFH_OK;
 }
 
@@ -414,8 +427,8 @@ static int leaf_room_locked(value_index_t *vi, err_t *err) {
   return BFH_OK;
 }
 
-/* Lean: leaf l (filter in memory) enters the array as folded into group g's column; its words
-   are dropped. Write lock held. */
+/* Lean: leaf l enters the array as folded into group g's column (pop bits); its words are
+   dropped. Write lock held. */
 static void enter_folded_locked(value_index_t *vi, leaf_t *l, long g, uint64_t pop) {
   l->group = (uint32_t)g;
   l->folded_popcount = pop;
@@ -423,7 +436,7 @@ static void enter_folded_locked(value_index_t *vi, leaf_t *l, long g, uint64_t p
   enter_leaf(vi, l);
   value_filter_destroy(l->filter); /* the slices hold its bits */
   l->filter = NULL;
-  free(l->crcs);
+  free(l->crcs); /* a streamed leaf's, checked by the fold */
   l->crcs = NULL;
   unhold(vi, l);
 }
@@ -435,12 +448,6 @@ static int add_locked(value_index_t *vi, leaf_t *l, int in_sliced, long group, e
     if (rc != BFH_OK)
       return err_set(err, rc, "value index: table %llu: lean index add failed",
                      (unsigned long long)l->number);
-    enter_leaf(vi, l);
-    value_filter_destroy(l->filter); /* the slices hold its bits */
-    l->filter = NULL;
-    free(l->crcs); /* a streamed leaf's, checked by the fold */
-    l->crcs = NULL;
-    unhold(vi, l);
     return BFH_OK;
   }
   const uint64_t *words = l->filter->words;
@@ -625,14 +632,14 @@ static uint64_t scrub_piece(value_index_t *vi, sliced_t *s, uint64_t row) {
    about 0.1 ms. */
 #define ADD_PIECE_WORDS 256
 
-/* Lean: adds leaf l (filter in memory) to group g in pieces (apply_lean): folded beside the
-   readers, its column filled ADD_PIECE_WORDS words at a time under the write lock, then
-   entered (sliced_add_begin, _words, _end: the slot is not reported until then). Without
-   memory for the folded words, one piece (add_locked). On failure nothing changed. */
+/* Lean: adds leaf l to group g in pieces (apply_lean): folded beside the readers, its column
+   filled ADD_PIECE_WORDS words at a time under the write lock, then entered
+   (sliced_add_begin, _words, _end: the slot is not reported until then). A streamed leaf
+   (folded under the lock), or one without memory for the folded words, goes in one piece
+   (add_locked). On failure nothing changed. */
 static int add_in_pieces(value_index_t *vi, leaf_t *l, long g, err_t *err) {
-  const fold_group_t *grp = &vi->groups[g]; /* the applier alone changes groups */
-  size_t nw = bits_words(grp->mf);
-  uint64_t *fw = l->filter ? calloc(nw, sizeof *fw) : NULL;
+  uint64_t pop;
+  uint64_t *fw = l->filter ? fold_leaf(vi, l, g, &pop) : NULL; /* the applier alone changes groups */
   int rc;
   if (!fw) {
     pthread_rwlock_wrlock(&vi->lock);
@@ -640,11 +647,8 @@ static int add_in_pieces(value_index_t *vi, leaf_t *l, long g, err_t *err) {
     pthread_rwlock_unlock(&vi->lock);
     return rc;
   }
-  value_index_held_add(vi, (int64_t)(nw * sizeof *fw));
-  value_index_fold_words(&grp->map, l->filter->words, 0, vi->nwords, fw);
-  uint64_t pop = 0;
-  for (size_t i = 0; i < nw; i++) pop += (uint64_t)__builtin_popcountll(fw[i]);
-  sliced_t *s = grp->sliced;
+  size_t nw = bits_words(vi->groups[g].mf);
+  sliced_t *s = vi->groups[g].sliced;
   size_t slot;
   pthread_rwlock_wrlock(&vi->lock);
   rc = leaf_room_locked(vi, err);
@@ -663,8 +667,7 @@ static int add_in_pieces(value_index_t *vi, leaf_t *l, long g, err_t *err) {
     enter_folded_locked(vi, l, g, pop);
     pthread_rwlock_unlock(&vi->lock);
   }
-  free(fw);
-  value_index_held_add(vi, -(int64_t)(nw * sizeof *fw));
+  fold_release(vi, g, fw);
   return rc;
 }
 
