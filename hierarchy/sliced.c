@@ -196,6 +196,23 @@ static void pack_row(const sliced_t *s, const uint8_t *src, const uint64_t *live
   if (fill) chunk_store(dst, rb, out, acc);
 }
 
+/* The live slots below hi: *mask a bit per slot, *count how many in each mask word (both
+   malloc'd, NULL on no memory: ST_E_NOMEM, the caller frees what it got). */
+static int live_mask(const sliced_t *s, uint64_t **mask, uint8_t **count) {
+  size_t nw = (s->hi + 63) / 64;
+  *mask = calloc(nw ? nw : 1, sizeof **mask);
+  *count = calloc(nw ? nw : 1, 1);
+  if (!*mask || !*count) return ST_E_NOMEM;
+  for (size_t j = 0; j < s->hi; j++) {
+    uint64_t v;
+    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) {
+      (*mask)[j / 64] |= (uint64_t)1 << (j % 64);
+      (*count)[j / 64]++;
+    }
+  }
+  return ST_OK;
+}
+
 /* Re-lays the rows for exactly the live slots (rounded up to 8), packed to the front in slot
    order: a slot's new number is its rank among the live ones. In place, from the first row
    on: a row's packed bytes land at or before its own, and within a row pack_row writes a
@@ -203,22 +220,13 @@ static void pack_row(const sliced_t *s, const uint8_t *src, const uint64_t *live
 int sliced_shrink(sliced_t *s) {
   size_t live = u64_map_count(&s->map), cap = (live + 7) / 8 * 8;
   if (cap >= s->cap) return ST_OK;
-  size_t rb = cap / 8, nw = (s->hi + 63) / 64;
-  uint64_t *mask = calloc(nw ? nw : 1, sizeof *mask); /* the live slots */
-  uint8_t *count = calloc(nw ? nw : 1, 1);            /* and how many in each mask word */
-  if (!mask || !count || u64_map_reserve(&s->map, live + 1) != ST_OK) {
+  size_t rb = cap / 8, nw = (s->hi + 63) / 64, n = live;
+  uint64_t *mask;
+  uint8_t *count;
+  if (live_mask(s, &mask, &count) != ST_OK || u64_map_reserve(&s->map, live + 1) != ST_OK) {
     free(mask);
     free(count);
     return ST_E_NOMEM;
-  }
-  size_t n = 0;
-  for (size_t j = 0; j < s->hi; j++) {
-    uint64_t v;
-    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) {
-      mask[j / 64] |= (uint64_t)1 << (j % 64);
-      count[j / 64]++;
-      n++;
-    }
   }
   /* Every byte of a new row is written: the packed bits fill ceil(n / 8) = rb bytes. */
   for (uint64_t j = 0; j < s->m && rb > 0; j++) {
@@ -311,9 +319,9 @@ sliced_t *sliced_packed(const sliced_t *s) {
   size_t live = u64_map_count(&s->map), cap = (live + 7) / 8 * 8;
   if (cap >= s->cap) return NULL;
   size_t nw = (s->hi + 63) / 64;
-  uint64_t *mask = calloc(nw ? nw : 1, sizeof *mask); /* the live slots */
-  uint8_t *count = calloc(nw ? nw : 1, 1);            /* and how many in each mask word */
-  sliced_t *n = mask && count ? copy_frame(s, cap, 0) : NULL;
+  uint64_t *mask;
+  uint8_t *count;
+  sliced_t *n = live_mask(s, &mask, &count) == ST_OK ? copy_frame(s, cap, 0) : NULL;
   if (!n || u64_map_reserve(&n->map, live + 1) != ST_OK) {
     free(mask);
     free(count);
@@ -321,13 +329,9 @@ sliced_t *sliced_packed(const sliced_t *s) {
     return NULL;
   }
   for (size_t j = 0; j < s->hi; j++) {
-    uint64_t v;
-    if (u64_map_get(&s->map, s->slot_id[j], &v) && v == j) {
-      mask[j / 64] |= (uint64_t)1 << (j % 64);
-      count[j / 64]++;
-      n->slot_id[n->hi] = s->slot_id[j];
-      u64_map_put(&n->map, s->slot_id[j], n->hi++);
-    }
+    if (!(mask[j / 64] >> (j % 64) & 1)) continue;
+    n->slot_id[n->hi] = s->slot_id[j];
+    u64_map_put(&n->map, s->slot_id[j], n->hi++);
   }
   for (uint64_t j = 0; j < s->m && n->row_bytes > 0; j++)
     pack_row(s, s->rows + j * s->row_bytes, mask, count, nw, n->rows + j * n->row_bytes,
