@@ -9,10 +9,12 @@
  * number of searches at once ("after_updates"), and again after --settle seconds ("later").
  * Per phase it prints one CSV row: the searches' bytes read (mean and max), how many read
  * more than 1 MiB, their p50 and p99 time, and the live tables, beside the commit given.
- * Every search's result count is checked against the values written.
+ * Every search's result count is checked against the values written. With --trace, every
+ * search is also printed to stderr: phase, its index, when it started (ms into the phase),
+ * its bytes read, tables read and time.
  *
  * Usage: backlog_bench [--engine lsm|leveldb|rocksdb] [--num N] [--values V] [--updates U]
- *                      [--searches S] [--settle SECONDS] [--dir PATH] [--commit C]
+ *                      [--searches S] [--settle SECONDS] [--dir PATH] [--commit C] [--trace]
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ typedef struct cfg {
   uint64_t num, values, updates;
   int searches, settle;
   const char *dir, *commit;
+  int trace;
 } cfg_t;
 
 static void die(const char *what, bfh_db *db) {
@@ -52,7 +55,9 @@ static void phase(const cfg_t *c, bfh_db *db, const char *name, const uint32_t *
   static uint64_t ns[MAX_SEARCHES];
   uint64_t bytes_sum = 0, bytes_max = 0;
   int big = 0;
+  const uint64_t t0 = clock_now_ns();
   for (int q = 0; q < c->searches; q++) {
+    const uint64_t at = clock_now_ns() - t0;
     uint64_t v = rng_below(r, c->values);
     char val[32];
     size_t vl = value_of(v, val);
@@ -65,6 +70,9 @@ static void phase(const cfg_t *c, bfh_db *db, const char *name, const uint32_t *
       exit(1);
     }
     ns[q] = st.elapsed_ns;
+    if (c->trace)
+      fprintf(stderr, "%s,%d,%.1f,%" PRIu64 ",%" PRIu64 ",%.1f\n", name, q, at / 1e6,
+              (uint64_t)st.bytes_read, (uint64_t)st.tables_scanned, st.elapsed_ns / 1e3);
     bytes_sum += st.bytes_read;
     if (st.bytes_read > bytes_max) bytes_max = st.bytes_read;
     big += st.bytes_read > (1u << 20);
@@ -81,7 +89,7 @@ static void phase(const cfg_t *c, bfh_db *db, const char *name, const uint32_t *
 }
 
 int main(int argc, char **argv) {
-  cfg_t c = {BFH_ENGINE_LEVELDB, 1000000, 10000, 300000, 200, 20, NULL, "-"};
+  cfg_t c = {BFH_ENGINE_LEVELDB, 1000000, 10000, 300000, 200, 20, NULL, "-", 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--engine") && v && bfh_engine_find(v)) c.engine = bfh_engine_find(v)->engine;
@@ -92,10 +100,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--settle") && v) c.settle = atoi(v);
     else if (!strcmp(a, "--dir") && v) c.dir = v;
     else if (!strcmp(a, "--commit") && v) c.commit = v;
-    else {
+    else if (!strcmp(a, "--trace")) {
+      c.trace = 1;
+      continue;
+    } else {
       fprintf(stderr,
               "usage: %s [--engine lsm|leveldb|rocksdb] [--num N] [--values V] [--updates U] "
-              "[--searches S] [--settle SECONDS] [--dir PATH] [--commit C]\n",
+              "[--searches S] [--settle SECONDS] [--dir PATH] [--commit C] [--trace]\n",
               argv[0]);
       return 2;
     }

@@ -201,7 +201,9 @@ typedef struct index_table {
   uint64_t id;
 } index_table_t;
 /* The live tables are exactly live[0, n). With view_epoch != NULL, also pins a view of this
-   list: *view_epoch is its epoch, to unpin later. BFH_E_NOMEM leaves the state as it was. */
+   list: *view_epoch is its epoch, to unpin later, and marks the tables it lists without a
+   leaf as met by a search (a search reads them whole): INDEX_RUN_AGED reads those at once,
+   and index_sync_take_met says one was marked. BFH_E_NOMEM leaves the state as it was. */
 int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t n,
                              uint64_t *view_epoch, err_t *err);
 void index_sync_view_unpin(index_sync_t *s, uint64_t epoch);
@@ -210,7 +212,9 @@ void index_sync_view_unpin(index_sync_t *s, uint64_t epoch);
 enum {
   INDEX_RUN_ALL,  /* every live table marked to be read */
   INDEX_RUN_AGED, /* only those live for at least min_age_ns (a table that dies young, as L0
-                     tables and compaction outputs under ingest do, then costs nothing) */
+                     tables and compaction outputs under ingest do, then costs nothing), and
+                     those a view met (index_sync_tables_listed): searches read them whole
+                     until they are read once */
 };
 /* Gives leaves to the tables marked to be read, and writes the cache files that are due.
    Returns the first error that lost a leaf for a reason other than an unreadable table (no
@@ -218,8 +222,11 @@ enum {
    next run tries again. Unreadable tables are counted, not returned. */
 int index_sync_run(index_sync_t *s, int mode, uint64_t min_age_ns, err_t *err);
 /* Is a live table still marked to be read, or waiting for its block filter (with
-   min_age_ns, one live that long)? */
+   min_age_ns, one live that long or met by a view)? */
 int index_sync_pending(index_sync_t *s, uint64_t min_age_ns);
+/* Did a view mark a table as met (index_sync_tables_listed) since the last call? Clears it:
+   the background thread that runs INDEX_RUN_AGED is woken once per such view. */
+int index_sync_take_met(index_sync_t *s);
 /* Writes every cache file not written yet (at close). */
 void index_sync_close_caches(index_sync_t *s);
 

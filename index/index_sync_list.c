@@ -30,6 +30,7 @@ static void forget_leaf(index_sync_t *s, record_t *r, uint64_t size, uint64_t no
   r->state = REC_TO_READ;
   r->source = INDEX_LEAF_NONE;
   r->wants_blocks = 0;
+  r->met = 0;
   r->size = size;
   r->live_ns = now;
   s->stats.tables_replaced++;
@@ -83,6 +84,11 @@ int index_sync_tables_listed(index_sync_t *s, const index_table_t *live, size_t 
       forget_leaf(s, r, sorted[j].size, now);
     if (sorted[j].id) r->id = sorted[j].id;
     index_sync_make_live(s, r, sorted[j].size, now);
+    /* A view's searches read a table without a leaf whole: it is due at once. */
+    if (view_epoch && r->state == REC_TO_READ && !r->gone_epoch && !r->met) {
+      r->met = 1;
+      s->met_new = 1;
+    }
   }
   if (view_epoch) {
     *view_epoch = s->epoch;

@@ -46,6 +46,8 @@ typedef struct sync_record {
   value_filter_t *filter; /* REC_BUILT: the hook's filter (owned) */
   block_filter_t *blocks; /* REC_BUILT: the hook's block filter (owned, may be NULL) */
   int wants_blocks;       /* REC_INDEXED: a cached leaf to upgrade with a block filter */
+  int met;                /* REC_TO_READ: a search's view listed it, so searches read it whole
+                             until it has a leaf: due at once, whatever its age */
   int early_blocks;       /* not indexed yet, its block filter in the block index already
                              (index_sync_load_blocks): removed with the record */
   int parked;             /* REC_TO_READ: its leaf was read by a parking run and waits here
@@ -69,6 +71,7 @@ struct index_sync {
   uint64_t *pins; /* epochs of the pinned views (unsorted, with repeats) */
   size_t npins, pins_cap;
   int gone_pending; /* some record is gone but not removed yet */
+  int met_new;      /* a view met a table without a leaf since index_sync_take_met */
   index_sync_stats_t stats;
   /* The loader (index_sync_load.c): its thread and state, under load_mu. */
   pthread_mutex_t load_mu;

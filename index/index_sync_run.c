@@ -256,9 +256,12 @@ static void write_due_caches(index_sync_t *s, int force) {
   free(w);
 }
 
+/* A table to read now: one without a leaf, or a cached leaf's table wanting its block
+   filter, live for min_age_ns; one without a leaf that a search met, at once. */
 static int due(const record_t *r, uint64_t now, uint64_t min_age_ns) {
   int wanted = r->state == REC_TO_READ || (r->state == REC_INDEXED && r->wants_blocks);
-  return wanted && !r->gone_epoch && now - r->live_ns >= min_age_ns;
+  int aged = now - r->live_ns >= min_age_ns || (r->state == REC_TO_READ && r->met);
+  return wanted && !r->gone_epoch && aged;
 }
 
 /* Is r a table a parking run reads (one without a leaf, not parked yet, that the persisted
@@ -417,6 +420,27 @@ int index_sync_run_parking(index_sync_t *s, err_t *err) {
   return run(s, INDEX_RUN_ALL, 0, SIZE_MAX, NULL, 1, err);
 }
 
+/* Job j, read, enters the index (or is parked, or its table's block filter is upgraded),
+   unless its table went (or was replaced by another file) while it was read: a cache file
+   written for it then goes too, into unlink. REQUIRES mu. */
+static void finish_job(index_sync_t *s, job_t *j, int parking, u64vec_t *unlink, int *rc,
+                       err_t *err) {
+  record_t *r = index_sync_find(s, j->number);
+  int want = j->upgrade ? REC_INDEXED : REC_TO_READ;
+  if (!r || r->gone_epoch || r->state != want || r->id != j->id) {
+    if (j->rc == BFH_OK && j->source == INDEX_LEAF_READ && s->src.cache_dir &&
+        value_index_params(s->index)->leaves_on_disk && !j->upgrade)
+      (void)u64vec_push(unlink, j->number);
+    return;
+  }
+  if (j->upgrade)
+    finish_upgrade(s, r, j);
+  else if (parking && j->rc == BFH_OK && !j->retry)
+    park(s, r, j);
+  else
+    finish_read(s, r, j, rc, err);
+}
+
 /* With parking, only tables marked to be read and not parked yet are read, and each one's
    leaf is parked (park above) instead of entering the value index. */
 static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, size_t *ran,
@@ -463,36 +487,23 @@ static int run(index_sync_t *s, int mode, uint64_t min_age_ns, size_t limit, siz
     rc = err_set(err, BFH_E_NOMEM, "index sync: out of memory");
     goto out;
   }
-  for (size_t i = 0; i < njobs; i++) {
-    read_job(s, &jobs[i]);
-    make_leaf(s, &jobs[i], parking);
-  }
-  /* The leaves of the tables still live. */
-  u64vec_t unlink;
-  u64vec_init(&unlink);
-  pthread_mutex_lock(&s->mu);
-  for (size_t i = 0; i < njobs; i++) {
-    job_t *j = &jobs[i];
-    record_t *r = index_sync_find(s, j->number);
-    int want = j->upgrade ? REC_INDEXED : REC_TO_READ;
-    if (!r || r->gone_epoch || r->state != want || r->id != j->id) {
-      /* Gone (or replaced by another file) while it was read: a cache file written for it goes
-         too. */
-      if (j->rc == BFH_OK && j->source == INDEX_LEAF_READ && s->src.cache_dir &&
-          value_index_params(s->index)->leaves_on_disk && !j->upgrade)
-        (void)u64vec_push(&unlink, j->number);
-      continue;
+  /* The leaves of the tables still live: all together, or (INDEX_RUN_AGED, the background
+     thread's runs, whose tables searches read whole meanwhile) each as soon as it is read. */
+  const size_t step = mode == INDEX_RUN_AGED ? 1 : njobs;
+  for (size_t from = 0; from < njobs; from += step) {
+    const size_t to = njobs - from < step ? njobs : from + step;
+    for (size_t i = from; i < to; i++) {
+      read_job(s, &jobs[i]);
+      make_leaf(s, &jobs[i], parking);
     }
-    if (j->upgrade)
-      finish_upgrade(s, r, j);
-    else if (parking && j->rc == BFH_OK && !j->retry)
-      park(s, r, j);
-    else
-      finish_read(s, r, j, &rc, err);
+    u64vec_t unlink;
+    u64vec_init(&unlink);
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = from; i < to; i++) finish_job(s, &jobs[i], parking, &unlink, &rc, err);
+    index_sync_remove_gone(s, &unlink);
+    pthread_mutex_unlock(&s->mu);
+    index_sync_unlink_caches(s, &unlink);
   }
-  index_sync_remove_gone(s, &unlink);
-  pthread_mutex_unlock(&s->mu);
-  index_sync_unlink_caches(s, &unlink);
 out:
   for (size_t i = 0; i < njobs && jobs; i++) job_release(s, &jobs[i]);
   free(jobs);
@@ -507,6 +518,14 @@ int index_sync_pending(index_sync_t *s, uint64_t min_age_ns) {
   for (size_t i = 0; i < s->n && !any; i++) any = due(&s->recs[i], now, min_age_ns);
   pthread_mutex_unlock(&s->mu);
   return any;
+}
+
+int index_sync_take_met(index_sync_t *s) {
+  pthread_mutex_lock(&s->mu);
+  int met = s->met_new;
+  s->met_new = 0;
+  pthread_mutex_unlock(&s->mu);
+  return met;
 }
 
 void index_sync_close_caches(index_sync_t *s) {

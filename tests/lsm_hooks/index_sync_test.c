@@ -4,7 +4,7 @@
  *   pushed reports (built, added, removed; added without a built filter is read by run);
  *   pulled reports (lists mark, a later list drops, an unreadable table is never retried, a
  *   vanished one stays pending); pinned views keep a gone table's leaf until unpinned;
- *   INDEX_RUN_AGED; the sidecar cache (written at close, loaded at reopen, a damaged or
+ *   INDEX_RUN_AGED, and the tables a view met read at once; the sidecar cache (written at close, loaded at reopen, a damaged or
  *   stale file rebuilt, leaves on disk living in it); a cache without block filters upgraded
  *   lazily; the value hook driven by hand (with its block filter).
  */
@@ -547,6 +547,47 @@ static void test_run_aged(void **state) {
   assert_int_equal(fx->calls, 4);
   assert_true(value_index_contains(fx->index, 4));
   assert_false(index_sync_pending(fx->sync, 0));
+}
+
+/* A table that a view lists without a leaf is due at once (its searches read it whole); a
+   listing without a view marks nothing, and a table met after it was indexed is not read
+   again. */
+static void test_run_aged_met(void **state) {
+  (void)state;
+  fixture_t *fx = fx_get();
+  fx_open(fx, 0, 0, 0);
+  const uint64_t old = UINT64_MAX / 2;
+  index_table_t two[] = {{1, 100, 0}, {2, 200, 0}};
+  list_ok(fx, two, 2, NULL);
+  assert_false(index_sync_take_met(fx->sync));
+  run_ok(fx, INDEX_RUN_AGED, old);
+  assert_int_equal(fx->calls, 0);
+  uint64_t a;
+  list_ok(fx, two, 2, &a);
+  assert_true(index_sync_take_met(fx->sync));
+  assert_false(index_sync_take_met(fx->sync)); /* taken */
+  assert_true(index_sync_pending(fx->sync, old));
+  run_ok(fx, INDEX_RUN_AGED, old);
+  assert_int_equal(fx->calls, 2);
+  assert_true(value_index_contains(fx->index, 1));
+  assert_true(value_index_contains(fx->index, 2));
+  /* Table 3 new, listed by a view: met; 1 and 2, indexed, are not marked again. */
+  index_table_t three[] = {{1, 100, 0}, {2, 200, 0}, {3, 300, 0}};
+  uint64_t b;
+  list_ok(fx, three, 3, &b);
+  assert_true(index_sync_take_met(fx->sync));
+  uint64_t c;
+  list_ok(fx, three, 3, &c); /* met already: no new mark */
+  assert_false(index_sync_take_met(fx->sync));
+  run_ok(fx, INDEX_RUN_AGED, old);
+  assert_int_equal(fx->calls, 3);
+  assert_true(value_index_contains(fx->index, 3));
+  assert_false(index_sync_pending(fx->sync, 0));
+  index_sync_view_unpin(fx->sync, a);
+  index_sync_view_unpin(fx->sync, b);
+  index_sync_view_unpin(fx->sync, c);
+  err_t err;
+  assert_int_equal(value_index_validate(fx->index, &err), BFH_OK);
 }
 
 /* ---- 5. Sidecar cache --------------------------------------------------------------------- */
@@ -1137,6 +1178,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_listed_replaced, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_views_keep_leaves, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_run_aged, fx_setup, fx_teardown),
+      cmocka_unit_test_setup_teardown(test_run_aged_met, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_leaves_in_memory, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_leaves_on_disk, fx_setup, fx_teardown),
       cmocka_unit_test_setup_teardown(test_cache_upgrade, fx_setup, fx_teardown),

@@ -13,13 +13,16 @@ static void *indexer_main(void *arg) {
   stock_indexer_t *x = arg;
   pthread_mutex_lock(&x->mu);
   while (!x->stop) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t t = (uint64_t)ts.tv_nsec + x->period_ns;
-    ts.tv_sec += (time_t)(t / 1000000000ull);
-    ts.tv_nsec = (long)(t % 1000000000ull);
-    pthread_cond_timedwait(&x->cv, &x->mu, &ts);
+    if (!x->kicked) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      uint64_t t = (uint64_t)ts.tv_nsec + x->period_ns;
+      ts.tv_sec += (time_t)(t / 1000000000ull);
+      ts.tv_nsec = (long)(t % 1000000000ull);
+      pthread_cond_timedwait(&x->cv, &x->mu, &ts);
+    }
     if (x->stop) break;
+    x->kicked = 0;
     pthread_mutex_unlock(&x->mu);
     x->tick(x->arg);
     pthread_mutex_lock(&x->mu);
@@ -43,6 +46,15 @@ static int indexer_start(stock_indexer_t *x, uint64_t period_ns, void (*tick)(vo
   pthread_mutex_destroy(&x->mu);
   pthread_cond_destroy(&x->cv);
   return err_set(err, BFH_E_IO, "%s: cannot start the indexing thread", path);
+}
+
+/* Has x's thread tick now (after the tick it runs, if any); nothing if it is not running. */
+static void indexer_kick(stock_indexer_t *x) {
+  if (!x->started) return;
+  pthread_mutex_lock(&x->mu);
+  x->kicked = 1;
+  pthread_cond_signal(&x->cv);
+  pthread_mutex_unlock(&x->mu);
 }
 
 /* Stops x's thread and waits for it (nothing if it is not running). */
@@ -263,6 +275,8 @@ int stock_rw_sync(stock_rw_t *s, int mode, engine_view_t **view, err_t *err) {
   pthread_mutex_lock(&s->sync_mu);
   int rc = sync_locked(s, mode == STOCK_SYNC_VIEW ? view : NULL, err);
   pthread_mutex_unlock(&s->sync_mu);
+  if (rc == BFH_OK && s->sync && mode == STOCK_SYNC_VIEW && index_sync_take_met(s->sync))
+    indexer_kick(&s->bg);
   if (rc != BFH_OK || !s->sync || mode == STOCK_SYNC_VIEW) return rc;
   /* A table deleted before index_sync reads it is reported gone by the next list: the read
      says BFH_NOT_FOUND and no leaf is made. */

@@ -75,12 +75,14 @@ typedef struct stock_rw_format {
 } stock_rw_format_t;
 
 /* The background indexer: a thread that calls tick(arg) every period_ns (has index_sync read
-   the filters of tables listed for a while) until stopped. Zeroed: not running. */
+   the filters of tables listed for a while, or met by a search), and at once when kicked,
+   until stopped. Zeroed: not running. */
 typedef struct stock_indexer {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
   int started, stop;
+  int kicked; /* a tick is due now (mu) */
   uint64_t period_ns;
   void (*tick)(void *arg);
   void *arg;
@@ -131,8 +133,10 @@ int stock_rw_close(engine_t *e, err_t *err);
    pins its epoch there, so no leaf of a table it lists is dropped while it lives). Then,
    outside sync_mu, STOCK_SYNC_FULL has index_sync read every new table (a flush, the open,
    the close) and STOCK_SYNC_BG those listed for STOCK_RW_BG_MIN_AGE_NS (the background
-   thread, every STOCK_RW_BG_PERIOD_NS, so that tables that die young cost nothing); a search
-   never waits for that: a table without a leaf yet is scanned. */
+   thread, every STOCK_RW_BG_PERIOD_NS, so that tables that die young cost nothing) and those
+   a search's view listed without a leaf (the view wakes the thread: each search reads such a
+   table whole, so it is read once for its filter at once, whatever its age); a search never
+   waits for that: a table without a leaf yet is scanned. */
 #define STOCK_RW_BG_PERIOD_NS 100000000ull   /* every 100 ms */
 #define STOCK_RW_BG_MIN_AGE_NS 1000000000ull /* the tables listed for 1 s */
 enum { STOCK_SYNC_VIEW, STOCK_SYNC_FULL, STOCK_SYNC_BG };
