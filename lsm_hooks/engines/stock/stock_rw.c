@@ -163,6 +163,9 @@ int stock_rw_open(const stock_rw_format_t *fmt, const char *path, const bfh_opti
   if (rc == BFH_OK && s->sync) stock_cache_clean(s->io, s->cache_dir, 1, cache_keeps, s->sync);
   if (rc == BFH_OK && s->sync)
     rc = indexer_start(&s->bg, STOCK_RW_BG_PERIOD_NS, bg_tick, s, s->path, err);
+  /* The background thread applies what its runs queue, and the removes the views queue at its
+     next tick: searches leave the queue to it (index_sync_use_applier). */
+  if (rc == BFH_OK && s->sync) index_sync_use_applier(s->sync);
   if (rc != BFH_OK) {
     stock_rw_close(&s->base, NULL);
     return rc;
@@ -280,8 +283,10 @@ int stock_rw_sync(stock_rw_t *s, int mode, engine_view_t **view, err_t *err) {
   if (rc != BFH_OK || !s->sync || mode == STOCK_SYNC_VIEW) return rc;
   /* A table deleted before index_sync reads it is reported gone by the next list: the read
      says BFH_NOT_FOUND and no leaf is made. */
-  return index_sync_run(s->sync, mode == STOCK_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
-                        STOCK_RW_BG_MIN_AGE_NS, err);
+  rc = index_sync_run(s->sync, mode == STOCK_SYNC_FULL ? INDEX_RUN_ALL : INDEX_RUN_AGED,
+                      STOCK_RW_BG_MIN_AGE_NS, err);
+  index_sync_apply(s->sync); /* what the run and the views queued, in pieces */
+  return rc;
 }
 
 int engine_stock_sync(engine_t *e, err_t *err) {

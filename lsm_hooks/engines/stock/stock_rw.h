@@ -136,7 +136,10 @@ int stock_rw_close(engine_t *e, err_t *err);
    thread, every STOCK_RW_BG_PERIOD_NS, so that tables that die young cost nothing) and those
    a search's view listed without a leaf (the view wakes the thread: each search reads such a
    table whole, so it is read once for its filter at once, whatever its age); a search never
-   waits for that: a table without a leaf yet is scanned. */
+   waits for that: a table without a leaf yet is scanned. Both then apply the value index's
+   queue (index_sync_apply): the leaves the run read and the removes the views queued.
+   Searches under the lean layout leave the queue to them (index_sync_use_applier, once the
+   background thread runs): a table whose leaf waits there is read by its map. */
 #define STOCK_RW_BG_PERIOD_NS 100000000ull   /* every 100 ms */
 #define STOCK_RW_BG_MIN_AGE_NS 1000000000ull /* the tables listed for 1 s */
 enum { STOCK_SYNC_VIEW, STOCK_SYNC_FULL, STOCK_SYNC_BG };
