@@ -56,7 +56,13 @@ typedef struct engine_rocksdb {
 
   stock_segs_t segs;  /* the WAL's value entries read so far */
   uint64_t next_seq;  /* the first sequence number the next WAL read wants (0: from the start) */
-  uint64_t sv_number; /* rocksdb.current-super-version-number when the segments were begun */
+  uint64_t wal_keep;  /* rocksdb.min-log-number-to-keep when the segments were begun */
+  uint64_t sv_number; /* rocksdb.current-super-version-number then, where RocksDB gives no
+                         wal_keep */
+  /* The WAL iterator the last read ended with at the WAL's tail, every batch read (NULL:
+     none): the next read goes on from there (rdb_wal.c) instead of a new iterator, which
+     reads its first WAL file from the start up to the sequence it is asked for. */
+  rocksdb_wal_iterator_t *wal_it;
   uint64_t wal_transients; /* WAL iterators that ended in a transient error (rdb_wal.c) */
   /* The tables of the last list (sorted by number, with the sequence bounds it found), made
      under super version listed_sv (0: none kept): while the column family's super version
@@ -91,9 +97,11 @@ int rdb_list_at_rest(stock_rw_t *s, engine_table_t **t, size_t *n, err_t *err);
    changes with every flush, compaction and memtable switch. */
 uint64_t rdb_super_version(engine_rocksdb_t *er);
 /* Step 2: reads the WAL entries written since the last read (or all of the live WAL after a
-   super version change) into a new segment. REQUIRES sync_mu. BFH_E_UNSUPPORTED for a merge
-   operand or a blob reference of the engine's column family. */
+   flush: rocksdb.min-log-number-to-keep moved) into a new segment. REQUIRES sync_mu.
+   BFH_E_UNSUPPORTED for a merge operand or a blob reference of the engine's column family. */
 int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err);
+/* The WAL iterator kept between reads, destroyed (before the database closes). */
+void rdb_wal_drop(engine_rocksdb_t *er);
 
 /* rdb_reads.c */
 /* stock_table_path and stock_table_path_write (stock.h) of table `number` of the database in

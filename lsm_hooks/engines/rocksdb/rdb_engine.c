@@ -45,6 +45,7 @@ static int rdb_error(const char *path, char *msg, const char *op, err_t *err) {
 static void shut(stock_rw_t *s) {
   engine_rocksdb_t *er = (engine_rocksdb_t *)s;
   if (er->db) rdb_tick(s); /* no view is open at close: the hold is given back */
+  rdb_wal_drop(er);
   for (size_t i = 0; i < er->ncfs; i++)
     if (er->cfs[i]) rocksdb_column_family_handle_destroy(er->cfs[i]);
   free(er->cfs);

@@ -104,10 +104,20 @@ static int read_pass(engine_rocksdb_t *er, stock_seg_builder_t *b, uint64_t *nex
     *msg = strdup(injected);
     return *msg ? BFH_OK : err_set(err, BFH_E_NOMEM, "%s: no memory", er->rw.path);
   }
-  rocksdb_wal_iterator_t *it = rocksdb_get_updates_since(er->db, *next, NULL, msg);
-  if (*msg) return BFH_OK;
-  int rc = BFH_OK;
-  for (; rc == BFH_OK && rocksdb_wal_iter_valid(it); rocksdb_wal_iter_next(it)) {
+  /* The iterator kept from the last read goes on from the batch it ended after: RocksDB's
+     iterator reads on from its file position while the WAL file it is in grows. One that
+     cannot (a WAL file made since) ends in "Try again", and a new one is made below. */
+  rocksdb_wal_iterator_t *it = er->wal_it;
+  const int resumed = it != NULL;
+  er->wal_it = NULL;
+  if (it) {
+    rocksdb_wal_iter_next(it);
+  } else {
+    it = rocksdb_get_updates_since(er->db, *next, NULL, msg);
+    if (*msg) return BFH_OK;
+  }
+  int rc = BFH_OK, batches = 0;
+  for (; rc == BFH_OK && rocksdb_wal_iter_valid(it); rocksdb_wal_iter_next(it), batches++) {
     uint64_t seq = 0;
     rocksdb_writebatch_t *wb = rocksdb_wal_iter_get_batch(it, &seq);
     int count = rocksdb_writebatch_count(wb);
@@ -120,8 +130,27 @@ static int read_pass(engine_rocksdb_t *er, stock_seg_builder_t *b, uint64_t *nex
     rocksdb_writebatch_destroy(wb);
   }
   if (rc == BFH_OK) rocksdb_wal_iter_status(it, msg);
-  rocksdb_wal_iter_destroy(it);
+  /* Kept at the tail, every batch read, once it has read a batch: one that found no WAL file
+     to read has no file to go on in (RocksDB asserts one). */
+  if (rc == BFH_OK && !*msg && (batches > 0 || resumed))
+    er->wal_it = it; /* the next read goes on from here */
+  else
+    rocksdb_wal_iter_destroy(it);
   return rc;
+}
+
+void rdb_wal_drop(engine_rocksdb_t *er) {
+  if (er->wal_it) rocksdb_wal_iter_destroy(er->wal_it);
+  er->wal_it = NULL;
+}
+
+/* rocksdb.min-log-number-to-keep: the oldest WAL file RocksDB still needs, which moves when a
+   flush has put a WAL's entries into a table (0 if RocksDB gives none). */
+static uint64_t wal_keep(engine_rocksdb_t *er) {
+  char *s = rocksdb_property_value_cf(er->db, er->cf, "rocksdb.min-log-number-to-keep");
+  uint64_t v = s ? strtoull(s, NULL, 10) : 0;
+  rocksdb_free(s);
+  return v;
 }
 
 /* Reads the batches from *next on into b: every batch up to sequence number last, and what
@@ -174,10 +203,18 @@ uint64_t engine_rocksdb_wal_transients(engine_t *e) {
 }
 
 int rdb_wal_refresh(engine_rocksdb_t *er, err_t *err) {
-  uint64_t sv = rdb_super_version(er);
-  if (sv != er->sv_number) { /* a flush or a compaction: read the live WAL again */
+  /* After a flush the segments hold entries that are in a table now: they are dropped and the
+     live WAL read again, so that they never grow past it. Reading on instead would lose
+     nothing (a search finds a key in a segment and in a table alike), and does between
+     flushes, compactions included. Where RocksDB gives no min-log-number-to-keep, every
+     super version change (flushes, compactions, memtable switches) starts over. */
+  const uint64_t keep = wal_keep(er);
+  const uint64_t sv = keep ? 0 : rdb_super_version(er);
+  if (keep != er->wal_keep || sv != er->sv_number) {
     stock_segs_clear(&er->segs);
+    rdb_wal_drop(er);
     er->next_seq = 0;
+    er->wal_keep = keep;
     er->sv_number = sv;
   }
   uint64_t last = rocksdb_get_latest_sequence_number(er->db);
