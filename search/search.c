@@ -870,7 +870,7 @@ static int apply_ranges(const planned_t *p, engine_view_t *view, const engine_ta
       int live = 0; /* an item of the range still says maybe here */
       for (size_t i = 0; i < nl && !live; i++)
         live = pred->zone_src[i] == g[k].src && yes[i * n + j];
-      if (!live || g[k].lo > g[k].hi) continue;
+      if (!live || g[k].lo > g[k].hi || g[k].exact) continue;
       err_t why;
       err_clear(&why);
       int held = block_index_range(bi, tables[j].number, g[k].zone_id, g[k].lo, g[k].hi, &io, &why);

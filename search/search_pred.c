@@ -119,8 +119,18 @@ static uint64_t leaf_zone(const terms_t *terms, const expr_t *where, const expr_
   return id;
 }
 
+/* 1 if range item i of p's plan was not cut by its written range: its whole interval
+   [v << j, (v << j) + 2^j - 1] is its zone. */
+static int item_whole(const search_pred_t *p, size_t i) {
+  const expr_leaf_t *l = expr_leaf(p->expr, i);
+  if (l->cmp != EXPR_ITEM || l->term_len != RANGE_ITEM_BYTES || l->term[0] >= 64) return 0;
+  unsigned j = l->term[0];
+  uint64_t lo = range_code_bytes(l->term + 1, RANGE_CODE_BYTES) << j;
+  return p->zone_lo[i] == lo && p->zone_hi[i] == (lo | ((UINT64_C(1) << j) - 1));
+}
+
 /* p's ranges (search_pred_t.ranges, room for nleaves) from the zones of its range items,
-   and the pieces of a table's range filters they may read. */
+   whether each is exact, and the pieces of a table's range filters they may read. */
 static void group_ranges(search_pred_t *p) {
   p->nranges = p->range_pieces = 0;
   for (size_t i = 0; i < p->nleaves; i++) {
@@ -129,15 +139,22 @@ static void group_ranges(search_pred_t *p) {
     while (k < p->nranges && p->ranges[k].src != p->zone_src[i]) k++;
     search_pred_range_t *r = &p->ranges[k];
     if (k == p->nranges) { /* the first item of its range */
-      *r = (search_pred_range_t){p->zone_src[i], p->zone_id[i], UINT64_MAX, 0};
+      *r = (search_pred_range_t){p->zone_src[i], p->zone_id[i], UINT64_MAX, 0, 0};
       p->nranges++;
     }
     if (p->zone_lo[i] < r->lo) r->lo = p->zone_lo[i];
     if (p->zone_hi[i] > r->hi) r->hi = p->zone_hi[i];
   }
   for (size_t k = 0; k < p->nranges; k++) {
-    const search_pred_range_t *r = &p->ranges[k];
-    if (r->lo > r->hi) continue;
+    search_pred_range_t *r = &p->ranges[k];
+    size_t items = 0, whole = 0;
+    for (size_t i = 0; i < p->nleaves; i++)
+      if (p->zone_src[i] == r->src) {
+        items++;
+        whole += (size_t)item_whole(p, i);
+      }
+    r->exact = whole == items && items <= SEARCH_PRED_EXACT_ITEMS;
+    if (r->lo > r->hi || r->exact) continue;
     uint64_t blocks =
         (r->hi >> VALUE_BLOCK_MAP_RANGE_LOG2) - (r->lo >> VALUE_BLOCK_MAP_RANGE_LOG2) + 1;
     if (blocks <= RANGE_FILTER_MAX_BLOCKS) p->range_pieces += (size_t)blocks;

@@ -54,8 +54,18 @@
    take more is rounded out to coarser levels (range_cover), and failing that, read. */
 #define SEARCH_PRED_RANGE_BUDGET 64
 
+/* The most items of a range whose cover is exact for the range filters to be left unasked
+   (search_pred_range_t.exact). */
+#define SEARCH_PRED_EXACT_ITEMS 4
+
 typedef struct search_pred_range {
   uint64_t src, zone_id, lo, hi;
+  /* Its cover is exact (every item's interval lies inside the range) in at most
+     SEARCH_PRED_EXACT_ITEMS items: a table's value-to-block map, probed for each item, then
+     names only blocks holding a code of the range, so its range filter, which would cost a
+     read where the table holds the range, can rule out no more than the map's probes do,
+     and is not asked. */
+  int exact;
 } search_pred_range_t;
 
 typedef struct search_pred {
@@ -79,7 +89,7 @@ typedef struct search_pred {
   uint64_t *zone_id, *zone_lo, *zone_hi, *zone_src;
   /* The written ranges its items cover (owned; doc/query.md "Range filters"): for each, the
      leaf of `where` (zone_src), its attribute's zone id and the least zone_lo to the largest
-     zone_hi of its items, what a table's range filter is asked. */
+     zone_hi of its items, what a table's range filter is asked, unless exact. */
   search_pred_range_t *ranges;
   size_t nranges;
   /* The pieces of a table's range filters the ranges may read: per range, one per block of
