@@ -239,9 +239,28 @@ int search_pred_bind(expr_t *e, const terms_t *terms, err_t *err) {
   return rc;
 }
 
-/* SEARCH_PRED_VERBATIM_* of leaf l of the bound predicate (search_pred.h says why each). */
-static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l) {
-  if (l->cmp != EXPR_EQ || l->term_len == 0) return SEARCH_PRED_VERBATIM_NONE;
+/* The length of leaf l's needle (search_pred.h): the bytes of its term every satisfying
+   value's term starts with; 0 for none. */
+static size_t needle_len(const expr_leaf_t *l) {
+  switch (l->cmp) {
+    case EXPR_EQ:
+    case EXPR_PREFIX:
+      return l->term_len;
+    case EXPR_BETWEEN: {
+      size_t n = 0;
+      while (n < l->term_len && n < l->term_hi_len && l->term[n] == l->term_hi[n]) n++;
+      return n;
+    }
+    default:
+      return 0;
+  }
+}
+
+/* SEARCH_PRED_VERBATIM_* of leaf l of the bound predicate and its needle's length *len
+   (search_pred.h says why each). */
+static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l, size_t *len) {
+  const size_t n = *len = needle_len(l);
+  if (n == 0) return SEARCH_PRED_VERBATIM_NONE;
   if (!terms) return SEARCH_PRED_VERBATIM_ALWAYS; /* the whole value */
   const attr_spec_t *s = terms_spec(terms, (size_t)l->attr);
   if (s->is_int) return SEARCH_PRED_VERBATIM_NONE;
@@ -251,10 +270,9 @@ static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l) {
       return SEARCH_PRED_VERBATIM_ALWAYS;
     case ATTR_CSV:
     case ATTR_TSV:
-      return memchr(l->term, '"', l->term_len) ? SEARCH_PRED_VERBATIM_NONE
-                                               : SEARCH_PRED_VERBATIM_ALWAYS;
+      return memchr(l->term, '"', n) ? SEARCH_PRED_VERBATIM_NONE : SEARCH_PRED_VERBATIM_ALWAYS;
     case ATTR_JSON:
-      for (size_t i = 0; i < l->term_len; i++)
+      for (size_t i = 0; i < n; i++)
         if (!strchr("-+.0123456789eE", l->term[i]) || l->term[i] == 0)
           return SEARCH_PRED_VERBATIM_JSON;
       return SEARCH_PRED_VERBATIM_NONE;
@@ -285,8 +303,10 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->ranges = malloc(n * sizeof *p->ranges);
   size_t nwhere = expr_leaf_count(e);
   p->verbatim = malloc(nwhere ? nwhere : 1);
+  p->needle = malloc((nwhere ? nwhere : 1) * sizeof *p->needle);
   uint8_t *marks = malloc(n);
-  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->ranges || !p->verbatim || !marks) {
+  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->ranges || !p->verbatim || !p->needle ||
+      !marks) {
     free(marks);
     search_pred_release(p);
     return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
@@ -307,7 +327,7 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   find_cover(p, marks);
   free(marks);
   for (size_t i = 0; i < nwhere; i++) {
-    p->verbatim[i] = verbatim_kind(terms, expr_leaf(e, i));
+    p->verbatim[i] = verbatim_kind(terms, expr_leaf(e, i), &p->needle[i]);
     p->any_verbatim |= p->verbatim[i] != SEARCH_PRED_VERBATIM_NONE;
   }
   return ST_OK;
@@ -324,11 +344,13 @@ void search_pred_release(search_pred_t *p) {
   free(p->ranges);
   p->ranges = NULL;
   free(p->verbatim);
+  free(p->needle);
   p->hash = NULL;
   p->probe = NULL;
   p->cover = NULL;
   p->zone_id = p->zone_lo = p->zone_hi = p->zone_src = NULL;
   p->verbatim = NULL;
+  p->needle = NULL;
   p->any_verbatim = 0;
   p->nleaves = p->ncover = p->nranges = p->range_pieces = 0;
 }
@@ -361,7 +383,7 @@ static int may_match(const search_pred_t *p, const void *val, size_t len, uint8_
     const expr_leaf_t *l = expr_leaf(p->where, i);
     const uint8_t v = p->verbatim[i];
     marks[i] = v == SEARCH_PRED_VERBATIM_NONE || (v == SEARCH_PRED_VERBATIM_JSON && escaped) ||
-               memmem(val, len, l->term, l->term_len) != NULL;
+               memmem(val, len, l->term, p->needle[i]) != NULL;
   }
   return expr_eval(p->where, marks);
 }

@@ -98,25 +98,31 @@ typedef struct search_pred {
      selection by, beside its items. */
   size_t range_pieces;
   size_t ncover;
-  /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned);
+  /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned)
+     and the length of its needle, the first needle[i] bytes of its term (owned);
      any_verbatim: some leaf has one. */
   uint8_t *verbatim;
+  size_t *needle;
   int any_verbatim;
 } search_pred_t;
 
 #define SEARCH_PRED_NO_SRC UINT64_MAX
 
-/* Whether a value that holds leaf i's term holds it as its bytes, so that a value without
+/* Whether a value that satisfies leaf i holds its needle as bytes, so that a value without
    them cannot satisfy the leaf and the value test may skip the extraction (a value whose
-   extraction a memmem rules out is most values of a table a term is rare in):
-     NONE    no such promise: a range, a prefix, an :int term (8 bytes of a parsed integer),
-             an empty term, a JSON term that could be a number's (its bytes all in
-             [-+.0-9eE]: "-0" reads "0", an integer beyond 64 bits saturates), a CSV or TSV
-             term holding '"' (written doubled in a quoted field)
-     ALWAYS  value, bytes:OFF:LEN, and CSV or TSV terms otherwise: the term is a slice of
-             the value
-     JSON    a JSON string's content, true, false or null: the value's bytes, unless the value
-             holds an escape ('\' anywhere), which may spell the term otherwise */
+   extraction a memmem rules out is most values of a table a term is rare in). The needle
+   is the term of an equality, the prefix of a LIKE, and the bytes a BETWEEN's two ends
+   share at their start (every string between them starts with those): each is the start of
+   the term a satisfying value holds. Of that needle:
+     NONE    no such promise: an :int attribute (8 bytes of a parsed integer), another
+             comparison (<, <=, >, >=), an empty needle, a JSON needle that could be part of
+             a number's term (its bytes all in [-+.0-9eE]: "-0" reads "0", an integer
+             beyond 64 bits saturates), a CSV or TSV needle holding '"' (written doubled in a
+             quoted field)
+     ALWAYS  value, bytes:OFF:LEN, and CSV or TSV needles otherwise: the term is a slice of
+             the value, and the needle of the term
+     JSON    of a JSON string's content, true, false or null: the value's bytes, unless the
+             value holds an escape ('\' anywhere), which may spell the term otherwise */
 #define SEARCH_PRED_VERBATIM_NONE 0
 #define SEARCH_PRED_VERBATIM_ALWAYS 1
 #define SEARCH_PRED_VERBATIM_JSON 2

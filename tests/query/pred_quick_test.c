@@ -1,5 +1,6 @@
-/* The value test's quick path (search/search_pred.c, may_match): a value whose bytes lack an
-   equality's term is ruled out before its extraction. It must never rule out a value that
+/* The value test's quick path (search/search_pred.c, may_match): a value whose bytes lack a
+   leaf's needle (an equality's term, a LIKE's prefix, the start a BETWEEN's ends share) is
+   ruled out before its extraction. It must never rule out a value that
    satisfies the predicate: for random values of every extractor's kind, escapes, quoted
    fields with doubled quotes, numbers written in every form and arrays included, the value
    test (search_pred_test's, quick path and all) must answer exactly what evaluating the
@@ -110,24 +111,55 @@ static size_t random_value(rng_t *r, char *out, size_t cap) {
   }
 }
 
-/* A random predicate: one to three equalities on random attributes, joined by AND or OR. */
+/* Writes the first len bytes of w as a quoted literal at out + n, then tail; the new n. */
+static size_t literal(char *out, size_t n, const char *w, size_t len, const char *tail) {
+  out[n++] = '\'';
+  for (size_t i = 0; i < len; i++) {
+    if (w[i] == '\'') out[n++] = '\'';
+    out[n++] = w[i];
+  }
+  for (; *tail; tail++) out[n++] = *tail;
+  out[n++] = '\'';
+  return n;
+}
+
+/* A random predicate: one to three leaves on random attributes, joined by AND or OR. A text
+   attribute's leaf is an equality, a LIKE of a prefix of a word, or a BETWEEN of two words,
+   or of a word's prefix and the word with a byte appended (ends that share their start). */
 static size_t random_pred(rng_t *r, char *out, size_t cap) {
   size_t n = 0;
   for (int i = 0, m = (int)rng_below(r, 3) + 1; i < m; i++) {
     if (i) n += (size_t)snprintf(out + n, cap - n, rng_below(r, 2) ? " AND " : " OR ");
     const char *d = DECLS[rng_below(r, NDECLS)];
     const char *w = WORDS[rng_below(r, NWORDS)];
-    n += (size_t)snprintf(out + n, cap - n, "%c = ", d[0]);
     if (d[0] == 'n' || d[0] == 'x') { /* :int: an integer literal */
-      n += (size_t)snprintf(out + n, cap - n, "%s", INTS[rng_below(r, NINTS)]);
+      n += (size_t)snprintf(out + n, cap - n, "%c = %s", d[0], INTS[rng_below(r, NINTS)]);
       continue;
     }
-    out[n++] = '\'';
-    for (const char *c = w; *c; c++) {
-      if (*c == '\'') out[n++] = '\'';
-      out[n++] = *c;
+    const size_t len = strlen(w), cut = (size_t)rng_below(r, len + 1);
+    switch (rng_below(r, 4)) {
+      case 0:
+        n += (size_t)snprintf(out + n, cap - n, "%c LIKE ", d[0]);
+        n = literal(out, n, w, cut, "%");
+        break;
+      case 1:
+        n += (size_t)snprintf(out + n, cap - n, "%c BETWEEN ", d[0]);
+        n = literal(out, n, w, cut, "");
+        n += (size_t)snprintf(out + n, cap - n, " AND ");
+        n = literal(out, n, w, len, rng_below(r, 2) ? "\x7f" : "");
+        break;
+      case 2: {
+        const char *v = WORDS[rng_below(r, NWORDS)];
+        n += (size_t)snprintf(out + n, cap - n, "%c BETWEEN ", d[0]);
+        n = literal(out, n, w, len, "");
+        n += (size_t)snprintf(out + n, cap - n, " AND ");
+        n = literal(out, n, v, strlen(v), "");
+        break;
+      }
+      default:
+        n += (size_t)snprintf(out + n, cap - n, "%c = ", d[0]);
+        n = literal(out, n, w, len, "");
     }
-    out[n++] = '\'';
   }
   out[n] = '\0';
   return n;
@@ -180,7 +212,7 @@ static void test_quick_path_rules_out_no_match(void **state) {
       expr_destroy(e);
     }
   }
-  /* The draws match often enough for the property to be tested where it matters (2,445
+  /* The draws match often enough for the property to be tested where it matters (9,439
      of the 96,000 pairs with this seed). */
   print_message("%u matches, %u predicates refused at binding\n", matched, skipped);
   assert_true(matched > CASES / 2);
