@@ -122,10 +122,11 @@ static void segs_find_value(log_seg_t *const *segs, size_t n, const void *val, s
   stock_segs_find(segs, n, &test, seed, bfh_value_hash(val, val_len, seed), fn, arg, st);
 }
 
-/* Scan and lookup both report the model's keys for val, whole and stopped after every j-th
-   call of fn; the lookup compares at least the matches and at most every entry. Returns the
-   entries the lookup compared. */
-static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
+/* Scan and lookup of segs[0, nsegs), which hold the model's pairs in order, both report the
+   model's keys for val, whole and stopped after every j-th call of fn; the lookup compares at
+   least the matches and at most every entry. Returns the entries the lookup compared. */
+static uint64_t check_query_segs(const model_t *m, log_seg_t *const *segs, size_t nsegs,
+                                 const void *val, size_t val_len) {
   static hits_t want, got;
   model_search(m, val, val_len, &want);
   segs_search_fn search[2] = {segs_scan_value, segs_find_value};
@@ -135,13 +136,26 @@ static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
       got.n = 0;
       got.stop_after = stop;
       engine_scan_stats_t *s = stop == 0 ? &st[f] : NULL;
-      search[f](m->segs, m->nsegs, val, val_len, record_hit, &got, s);
+      search[f](segs, nsegs, val, val_len, record_hit, &got, s);
       assert_hits_equal(&got, &want, stop ? stop : want.n);
     }
   }
   assert_int_equal(st[0].entries, m->npairs);
   assert_true(st[1].entries >= want.n && st[1].entries <= st[0].entries);
   return st[1].entries;
+}
+
+/* check_query_segs of the model's own segments. */
+static uint64_t check_query(const model_t *m, const void *val, size_t val_len) {
+  return check_query_segs(m, m->segs, m->nsegs, val, val_len);
+}
+
+/* The home slot of hash h in s (stock.h: the tag's top bits, for tables of up to 2^24 slots). */
+static size_t home_of(const log_seg_t *s, uint64_t h) {
+  uint64_t tag = h >> STOCK_SEG_OFF_BITS;
+  if (!tag) tag = 1;
+  assert_true(s->slot_bits <= STOCK_SEG_TAG_BITS);
+  return (size_t)(tag >> (STOCK_SEG_TAG_BITS - s->slot_bits));
 }
 
 /* Value id: 0 is the empty value, others "v<id>-" and 0..31 letters (distinct ids, distinct
@@ -212,7 +226,7 @@ static void test_segs_lookup_small_segments_many_values(void **state) {
       for (size_t j = first; j < i; j++) {
         uint64_t hi = bfh_hash64(m.pairs[i].val, m.pairs[i].val_len, STOCK_SEG_HASH_SEED);
         uint64_t hj = bfh_hash64(m.pairs[j].val, m.pairs[j].val_len, STOCK_SEG_HASH_SEED);
-        shared_home += (hi & s->slot_mask) == (hj & s->slot_mask);
+        shared_home += home_of(s, hi) == home_of(s, hj);
       }
   }
   assert_true(shared_home >= 50);
@@ -224,7 +238,7 @@ static void test_segs_lookup_small_segments_many_values(void **state) {
 }
 
 typedef struct tagged {
-  uint64_t key; /* the tag and the low 4 bits of the hash */
+  uint64_t key; /* the tag */
   uint32_t id;
 } tagged_t;
 
@@ -233,10 +247,9 @@ static int cmp_tagged(const void *a, const void *b) {
   return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Two distinct values with the same tag and the same low 4 bits of their hashes: in a table of
-   up to 16 slots they share a home slot and their slots look alike. A birthday search over
-   120,000 values on those 28 bits expects about 27 such pairs (fixed names: the same pair every
-   run). */
+/* Two distinct values with the same tag: in any table they share a home slot (the tag's top
+   bits) and their slots look alike. A birthday search over 120,000 values on the tag's 24 bits
+   expects about 430 such pairs (fixed names: the same pair every run). */
 static void find_tag_twins(char a[KEY_BYTES], char b[KEY_BYTES]) {
   enum { N = 120000 };
   tagged_t *t = malloc(N * sizeof *t);
@@ -245,7 +258,7 @@ static void find_tag_twins(char a[KEY_BYTES], char b[KEY_BYTES]) {
     char v[KEY_BYTES];
     int n = snprintf(v, sizeof v, "twin%07u", (unsigned)i);
     uint64_t h = bfh_hash64(v, (size_t)n, STOCK_SEG_HASH_SEED);
-    t[i] = (tagged_t){(h >> STOCK_SEG_OFF_BITS) << 4 | (h & 15), i};
+    t[i] = (tagged_t){h >> STOCK_SEG_OFF_BITS, i};
   }
   qsort(t, N, sizeof *t, cmp_tagged);
   size_t i = 1;
@@ -280,8 +293,90 @@ static void test_segs_lookup_tag_twins_are_compared(void **state) {
   model_release(&m);
 }
 
+/* Pushes segments of 1 to 3 entries, as the views after single writes make them, of values
+   that repeat: stock_segs_push merges the newest as a binary counter does, so that 1,200
+   pushes leave a handful of segments, and every lookup and scan through them reports the
+   model's keys in the model's order (older entries first). */
+static void test_segs_push_merges_in_order(void **state) {
+  (void)state;
+  static model_t m;
+  memset(&m, 0, sizeof m);
+  stock_segs_t l = {0};
+  rng_t r;
+  rng_init(&r, 0x5e67);
+  const uint32_t pool = 40;
+  size_t pushes = 0, most = 0;
+  while (m.npairs + 3 <= MAX_ENTRIES - 300) {
+    stock_seg_builder_t b = {0};
+    b.seed = STOCK_SEG_HASH_SEED;
+    for (size_t i = 0, n = 1 + (size_t)rng_below(&r, 3); i < n; i++) {
+      char key[KEY_BYTES];
+      uint8_t val[VAL_BYTES];
+      snprintf(key, sizeof key, "k%04u", (unsigned)rng_below(&r, 700));
+      size_t len = pool_value((uint32_t)rng_below(&r, pool), val);
+      assert_int_equal(stock_seg_builder_add(&b, m.npairs, key, strlen(key), val, len), BFH_OK);
+      model_add(&m, key, val, len);
+    }
+    assert_int_equal(stock_segs_push(&l, &b), BFH_OK);
+    stock_seg_builder_release(&b);
+    pushes++;
+    if (l.n > most) most = l.n;
+  }
+  /* Pushes of one item each would leave at most one segment per bit of the item count
+     (about 3,700 here: 12 bits); pushes of 1 to 3 leave a few more (16 with this seed). One
+     per push would be 1,800. */
+  print_message("%zu pushes: %zu segments now, %zu at most\n", pushes, l.n, most);
+  assert_true(pushes > 1000 && most <= 24);
+  for (uint32_t id = 0; id < pool + 5; id++) { /* the last 5 absent */
+    uint8_t val[VAL_BYTES];
+    check_query_segs(&m, l.v, l.n, val, pool_value(id, val));
+  }
+  stock_segs_release(&l);
+}
+
+/* No merge makes a segment of more than STOCK_SEG_MERGE_ITEMS items: segments of 20,000
+   distinct values, pushed one after another, merge in pairs up to that bound and no further,
+   and each value is found once, in its own entry. */
+static void test_segs_push_merges_up_to_the_bound(void **state) {
+  (void)state;
+  enum { PER = 20000, PUSHES = 6 };
+  stock_segs_t l = {0};
+  for (uint32_t p = 0; p < PUSHES; p++) {
+    stock_seg_builder_t b = {0};
+    b.seed = STOCK_SEG_HASH_SEED;
+    for (uint32_t i = 0; i < PER; i++) {
+      char kv[32];
+      int n = snprintf(kv, sizeof kv, "x%06u", (unsigned)(p * PER + i));
+      assert_int_equal(stock_seg_builder_add(&b, p * PER + i, kv, (size_t)n, kv, (size_t)n), BFH_OK);
+    }
+    assert_int_equal(stock_segs_push(&l, &b), BFH_OK);
+    stock_seg_builder_release(&b);
+  }
+  uint64_t items = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    assert_true(l.v[i]->items <= STOCK_SEG_MERGE_ITEMS);
+    items += l.v[i]->items;
+  }
+  assert_int_equal(items, PUSHES * PER);
+  assert_int_equal(l.n, 3); /* 40,000 + 40,000 + 40,000: no two fit under 65,536 */
+  for (uint32_t q = 0; q < PUSHES * PER; q += 997) {
+    char kv[32];
+    int n = snprintf(kv, sizeof kv, "x%06u", (unsigned)q);
+    static hits_t got;
+    got.n = 0;
+    got.stop_after = 0;
+    segs_find_value(l.v, l.n, kv, (size_t)n, record_hit, &got, NULL);
+    assert_int_equal(got.n, 1);
+    assert_string_equal(got.keys[0], kv);
+    assert_int_equal(got.seqs[0], q);
+  }
+  stock_segs_release(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_segs_push_merges_in_order),
+      cmocka_unit_test(test_segs_push_merges_up_to_the_bound),
       cmocka_unit_test(test_segs_lookup_reports_what_scan_reports),
       cmocka_unit_test(test_segs_lookup_small_segments_many_values),
       cmocka_unit_test(test_segs_lookup_tag_twins_are_compared),

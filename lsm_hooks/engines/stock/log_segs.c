@@ -46,11 +46,24 @@ int stock_seg_builder_add(stock_seg_builder_t *b, uint64_t seq, const void *key,
   return BFH_OK;
 }
 
+/* The home slot of hash h, whose tag is tag, in s (stock.h): the tag's top bits, and below
+   them h's low bits where the slots outnumber what the tag can name. */
+static size_t slot_home(const log_seg_t *s, uint64_t tag, uint64_t h) {
+  if (s->slot_bits <= STOCK_SEG_TAG_BITS) return (size_t)(tag >> (STOCK_SEG_TAG_BITS - s->slot_bits));
+  const unsigned low = s->slot_bits - STOCK_SEG_TAG_BITS;
+  return (size_t)(tag << low | (h & ((1ull << low) - 1)));
+}
+
+/* Puts the entry at offset off under tag (of hash h) into the (zeroed-at-start) slots of s. */
+static void slot_put_tag(log_seg_t *s, uint64_t tag, uint64_t h, uint64_t off) {
+  size_t i = slot_home(s, tag, h);
+  while (s->slots[i]) i = (i + 1) & s->slot_mask;
+  s->slots[i] = tag << STOCK_SEG_OFF_BITS | off;
+}
+
 /* Puts the entry at offset off under hash h into the (zeroed-at-start) slots of s. */
 static void slot_put(log_seg_t *s, uint64_t h, uint64_t off) {
-  size_t i = (size_t)h & s->slot_mask;
-  while (s->slots[i]) i = (i + 1) & s->slot_mask;
-  s->slots[i] = slot_tag(h) << STOCK_SEG_OFF_BITS | off;
+  slot_put_tag(s, slot_tag(h), h, off);
 }
 
 /* The items of a segment's entries, in entry order (the order seg_lookup relies on): put
@@ -91,6 +104,26 @@ static int hash_items(const uint8_t *data, size_t len, const value_terms_t *term
   return it->nomem ? BFH_E_NOMEM : BFH_OK;
 }
 
+/* A new segment (one reference) for n entries of len bytes (data left to the caller) and
+   nitems items, its slots empty. NULL if no memory. */
+static log_seg_t *seg_alloc(uint64_t n, size_t len, uint64_t nitems, uint64_t seed) {
+  unsigned bits = 1;
+  while ((1ull << bits) < 2 * nitems) bits++; /* load <= 1/2: short probes */
+  const size_t nslots = (size_t)1 << bits, at = (len + 7) & ~(size_t)7;
+  log_seg_t *s = malloc(sizeof *s + at + nslots * sizeof(uint64_t));
+  if (!s) return NULL;
+  atomic_init(&s->refs, 1);
+  s->n = n;
+  s->len = len;
+  s->slots = (uint64_t *)(s->data + at);
+  s->slot_mask = nslots - 1;
+  s->slot_bits = bits;
+  s->items = nitems;
+  s->seed = seed;
+  memset(s->slots, 0, nslots * sizeof(uint64_t));
+  return s;
+}
+
 log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
   if ((uint64_t)b->len >> STOCK_SEG_OFF_BITS) return NULL; /* offsets would not fit the slots */
   /* One slot per entry, or with declared attributes one per item of each entry. */
@@ -100,22 +133,12 @@ log_seg_t *stock_seg_builder_finish(const stock_seg_builder_t *b) {
     return NULL;
   }
   uint64_t nitems = b->terms ? items.n / 2 : b->n;
-  size_t nslots = 2;
-  while (nslots < 2 * nitems) nslots *= 2; /* load <= 1/2: short probes */
-  size_t at = (b->len + 7) & ~(size_t)7;
-  log_seg_t *s = malloc(sizeof *s + at + nslots * sizeof(uint64_t));
+  log_seg_t *s = seg_alloc(b->n, b->len, nitems, b->seed);
   if (!s) {
     free(items.v);
     return NULL;
   }
-  atomic_init(&s->refs, 1);
-  s->n = b->n;
-  s->len = b->len;
   if (b->len) memcpy(s->data, b->p, b->len);
-  s->slots = (uint64_t *)(s->data + at);
-  s->slot_mask = nslots - 1;
-  s->seed = b->seed;
-  memset(s->slots, 0, nslots * sizeof(uint64_t));
   if (b->terms) {
     for (size_t i = 0; i < items.n; i += 2) slot_put(s, items.v[i], items.v[i + 1]);
     free(items.v);
@@ -133,6 +156,49 @@ void stock_seg_builder_release(stock_seg_builder_t *b) {
 
 void stock_seg_unref(log_seg_t *s) {
   if (s && atomic_fetch_sub(&s->refs, 1) == 1) free(s);
+}
+
+/* Puts the items of x, their entries' offsets moved by shift, into the slots of s (homed by
+   their tags alone: s has at most 2^STOCK_SEG_TAG_BITS slots). x's slots are walked once round
+   from an empty one, so that each run of them is met from its start: the entries of one item,
+   which lie in their run in entry order, are put in that order. */
+static void slots_move(log_seg_t *s, const log_seg_t *x, uint64_t shift) {
+  const uint64_t off_mask = (1ull << STOCK_SEG_OFF_BITS) - 1;
+  size_t e = 0;
+  while (x->slots[e]) e++; /* load <= 1/2: there is one */
+  for (size_t k = 1; k <= x->slot_mask + 1; k++) {
+    const uint64_t v = x->slots[(e + k) & x->slot_mask];
+    if (v) slot_put_tag(s, v >> STOCK_SEG_OFF_BITS, 0, (v & off_mask) + shift);
+  }
+}
+
+/* The segment of a's entries then b's, their slots moved rather than hashed again (no
+   extraction), or NULL: no memory, or more slots than the tags can home. */
+static log_seg_t *seg_merge(const log_seg_t *a, const log_seg_t *b) {
+  const uint64_t nitems = a->items + b->items;
+  const size_t len = a->len + b->len;
+  if (2 * nitems > (1ull << STOCK_SEG_TAG_BITS) || (uint64_t)len >> STOCK_SEG_OFF_BITS) return NULL;
+  log_seg_t *s = seg_alloc(a->n + b->n, len, nitems, a->seed);
+  if (!s) return NULL;
+  memcpy(s->data, a->data, a->len);
+  memcpy(s->data + a->len, b->data, b->len);
+  slots_move(s, a, 0);
+  slots_move(s, b, a->len);
+  return s;
+}
+
+void stock_segs_merge_tail(stock_segs_t *l) {
+  while (l->n >= 2) {
+    log_seg_t *a = l->v[l->n - 2], *b = l->v[l->n - 1];
+    if (a->items > b->items || a->items + b->items > STOCK_SEG_MERGE_ITEMS || a->seed != b->seed)
+      return;
+    log_seg_t *m = seg_merge(a, b);
+    if (!m) return; /* left as they are: slower to search, as right */
+    stock_seg_unref(a);
+    stock_seg_unref(b);
+    l->v[l->n - 2] = m;
+    l->n--;
+  }
 }
 
 /* Calls fn for the entries of s whose value passes test; returns nonzero if fn stopped. */
@@ -163,7 +229,7 @@ static int seg_lookup(const log_seg_t *s, uint64_t h, const engine_value_test_t 
                       engine_match_fn fn, void *arg, engine_scan_stats_t *st) {
   const uint8_t *end = s->data + s->len;
   const uint64_t tag = slot_tag(h), off_mask = (1ull << STOCK_SEG_OFF_BITS) - 1;
-  for (size_t i = (size_t)h & s->slot_mask; s->slots[i]; i = (i + 1) & s->slot_mask) {
+  for (size_t i = slot_home(s, tag, h); s->slots[i]; i = (i + 1) & s->slot_mask) {
     if (s->slots[i] >> STOCK_SEG_OFF_BITS != tag) continue;
     const uint8_t *k, *v;
     uint32_t kl = 0, vl = 0;

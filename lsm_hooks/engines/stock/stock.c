@@ -125,6 +125,7 @@ int stock_segs_push(stock_segs_t *l, const stock_seg_builder_t *b) {
       !(s = stock_seg_builder_finish(b)))
     return BFH_E_NOMEM;
   l->v[l->n++] = s;
+  stock_segs_merge_tail(l);
   return BFH_OK;
 }
 

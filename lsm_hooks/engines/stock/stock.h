@@ -126,20 +126,35 @@ int stock_hashes_add(stock_hashes_t *h, const void *val, size_t val_len);
    allocation: the header, then
      data: n x (varint64 seq | varint32 key_len | key | varint32 val_len | val), len bytes
        (seq: the write's sequence number, which a match reports);
-     (8-aligned) slot_mask + 1 slots: an open-addressing table, linear probing, load <= 1/2,
-     one slot per entry: tag << STOCK_SEG_OFF_BITS | the entry's offset in data, where h =
-     bfh_value_hash(val, seed) (the builder's seed: the database's value seed, so that a
-     search passes down the hash it made once), the home slot is h & slot_mask and the tag is
-     h >> STOCK_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. */
+     (8-aligned) slot_mask + 1 = 2^slot_bits slots: an open-addressing table, linear
+     probing, load <= 1/2, one slot per item of an entry (its whole value's hash h =
+     bfh_value_hash(val, seed), or with declared attributes each (attribute, term)'s item
+     hash; the builder's seed is the database's value seed, so that a search passes down the
+     hash it made once): tag << STOCK_SEG_OFF_BITS | the entry's offset in data, the tag
+     being h >> STOCK_SEG_OFF_BITS (1 if that is 0); 0 is an empty slot. The home slot is
+     the tag's top slot_bits bits, and where slot_bits exceeds STOCK_SEG_TAG_BITS, the tag
+     then h's low bits: a segment of at most 2^STOCK_SEG_TAG_BITS slots is homed by its tags
+     alone, so that two can be merged without hashing any value again.
+   Each view takes every segment of a log so far, and most searches after a write read a
+   stretch of one entry or a few: stock_segs_push merges the newest segments as a binary
+   counter does (two when the older holds no more items than the newer, up to
+   STOCK_SEG_MERGE_ITEMS), so that a log of n items is O(n / STOCK_SEG_MERGE_ITEMS + log n)
+   segments for a search to look its value up in, not one per search. */
 #define STOCK_SEG_HASH_SEED 0x6c6f677365677331ull /* "logsegs1": the seed without value filters */
-#define STOCK_SEG_OFF_BITS 40                     /* segments are under 1 TiB; 24-bit tags */
+#define STOCK_SEG_OFF_BITS 40                     /* segments are under 1 TiB */
+#define STOCK_SEG_TAG_BITS (64 - STOCK_SEG_OFF_BITS)
+/* The most items of a merged segment: a merge moves each item's slot once (about 10 ns) and
+   copies the entries, so the largest costs the view that makes it about a millisecond. */
+#define STOCK_SEG_MERGE_ITEMS 65536
 typedef struct log_seg {
   atomic_int refs;
   uint64_t n;
   size_t len;
   uint64_t *slots; /* into this allocation, after data */
   size_t slot_mask;
-  uint64_t seed; /* of the slots' value hash */
+  unsigned slot_bits; /* slot_mask + 1 = 2^slot_bits */
+  uint64_t items;     /* slots in use */
+  uint64_t seed;      /* of the slots' value hash */
   uint8_t data[];
 } log_seg_t;
 
@@ -196,8 +211,14 @@ typedef struct stock_segs {
   size_t n, cap;
 } stock_segs_t;
 
-/* Appends a new segment of b's entries (stock_seg_builder_finish). BFH_OK or BFH_E_NOMEM. */
+/* Appends a new segment of b's entries (stock_seg_builder_finish), then merges the newest
+   (stock_segs_merge_tail). BFH_OK or BFH_E_NOMEM. */
 int stock_segs_push(stock_segs_t *l, const stock_seg_builder_t *b);
+/* Merges l's last two segments while the older holds no more items than the newer, their
+   sum is at most STOCK_SEG_MERGE_ITEMS and they share their seed: one segment of the older's
+   entries then the newer's, found in the same order by stock_segs_scan and stock_segs_find.
+   Out of memory, the two stay as they are. */
+void stock_segs_merge_tail(stock_segs_t *l);
 /* Drops every segment; l stays usable. */
 void stock_segs_clear(stock_segs_t *l);
 void stock_segs_release(stock_segs_t *l);
