@@ -492,6 +492,12 @@ int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
 
 int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                                 ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
+  return ldb_table_read_blocks_rfile_cached(f, path, refs, n, NULL, fn, arg, st, err);
+}
+
+int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const block_ref_t *refs,
+                                       size_t n, const block_cache_use_t *use, ldb_visit_fn fn,
+                                       void *arg, ldb_read_stats_t *st, err_t *err) {
   int rc = BFH_OK;
   uint64_t size = env_rfile_size(f);
   reader_t r = {.path = path,
@@ -502,8 +508,18 @@ int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_re
                 .st = st,
                 .err = err};
   buf_t raw = {0};
-  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++)
-    rc = read_ref(&r, f, refs[i], &raw, NULL);
+  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) {
+    block_cache_handle_t *h;
+    size_t len;
+    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &h);
+    if (b) {
+      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
+      rc = visit_data_block(&r, refs[i].offset, refs[i].size, b, len);
+      block_cache_release(h);
+      continue;
+    }
+    rc = read_ref(&r, f, refs[i], &raw, use);
+  }
   free(raw.p);
   free(r.data_buf.p);
   return rc;

@@ -1128,26 +1128,43 @@ int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_re
 int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
                                  const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
                                  rdb_read_stats_t *st, err_t *err) {
+  return rdb_table_read_blocks_footer_cached(f, path, ft, refs, n, NULL, fn, arg, st, err);
+}
+
+int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
+                                        const rdb_table_footer_t *ft, const block_ref_t *refs,
+                                        size_t n, const block_cache_use_t *use, rdb_visit_fn fn,
+                                        void *arg, rdb_read_stats_t *st, err_t *err) {
   table_t t = {
       .path = path, .f = f, .size = env_rfile_size(f), .fn = fn, .arg = arg, .st = st, .err = err};
-  int rc = BFH_OK;
-  if (n && ft && ft->size == t.size) { /* read of these very bytes before: not again */
-    t.footer_at = ft->footer_at;
-    t.footer_len = ft->footer_len;
-    t.fv = ft->format_version;
-    t.cks = ft->checksum_type;
-    t.props.format_version = t.fv;
-    t.props.checksum_type = t.cks;
-  } else if (n) {
-    rc = read_footer(&t);
-  }
+  int rc = BFH_OK, footer = 0; /* the footer known: given, or read at the first block missed */
   buf_t data = {0};
   for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {
-    block_handle_t h = {.offset = refs[i].offset, .size = refs[i].size};
-    const uint8_t *b;
+    block_cache_handle_t *bh;
     size_t len;
+    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &bh);
+    if (b) {
+      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
+      rc = visit_data_block(&t, refs[i].offset, refs[i].size, b, len);
+      block_cache_release(bh);
+      continue;
+    }
+    if (!footer && ft && ft->size == t.size) { /* read of these very bytes before: not again */
+      t.footer_at = ft->footer_at;
+      t.footer_len = ft->footer_len;
+      t.fv = ft->format_version;
+      t.cks = ft->checksum_type;
+      t.props.format_version = t.fv;
+      t.props.checksum_type = t.cks;
+      footer = 1;
+    } else if (!footer) {
+      if ((rc = read_footer(&t)) != BFH_OK) break;
+      footer = 1;
+    }
+    block_handle_t h = {.offset = refs[i].offset, .size = refs[i].size};
     rc = read_block(&t, h, &data, &b, &len, NULL);
     if (rc == BFH_OK) rc = visit_data_block(&t, h.offset, h.size, b, len);
+    if (rc == BFH_OK) block_cache_use_keep(use, h.offset, b, len);
   }
   free(data.p);
   table_release(&t);

@@ -220,6 +220,15 @@ int rdb_table_footer_read_rfile(env_rfile_t *f, const char *path, rdb_table_foot
 int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
                                  const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
                                  rdb_read_stats_t *st, err_t *err);
+/* rdb_table_read_blocks_footer through a cache of decoded blocks, as
+   rdb_table_read_blocks_cached reads through it (use NULL: none): a block the cache holds is
+   walked where it is, and the footer is needed (read, unless ft gives it) only for a block it
+   lacks. */
+int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
+                                        const rdb_table_footer_t *ft, const block_ref_t *refs,
+                                        size_t n, const struct block_cache_use *use,
+                                        rdb_visit_fn fn, void *arg, rdb_read_stats_t *st,
+                                        err_t *err);
 
 /* Told each data block of a table in index order: the index entry's key as a user key (a
    separator: >= every key of the block, < every key of the next; borrowed, valid during the

@@ -79,6 +79,53 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_foot
   return rc != BFH_OK ? rc : x.rc;
 }
 
+/* A table file held open, with its footer read at the open (footer_ok) so that a read of its
+   blocks reads those alone. */
+typedef struct rdb_file {
+  stock_file_t base;
+  rdb_table_footer_t footer;
+  int footer_ok; /* 0: unreadable then; each read reads it, and reports what is wrong */
+} rdb_file_t;
+
+int rdb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err) {
+  *out = NULL;
+  rdb_file_t *f = calloc(1, sizeof *f);
+  if (!f) return err_set(err, BFH_E_NOMEM, "%s: no memory to open table %06llu", dir,
+                         (unsigned long long)number);
+  int rc = rdb_table_path(dir, number, &f->base.path, err);
+  if (rc == BFH_OK && (rc = env_open_read(io, f->base.path, &f->base.f, err)) != BFH_OK &&
+      rc != BFH_E_NOMEM && !env_exists(io, f->base.path))
+    rc = err_set(err, BFH_NOT_FOUND, "table %s: no such file", f->base.path);
+  if (rc != BFH_OK) {
+    free(f->base.path);
+    free(f);
+    return rc;
+  }
+  err_t e;
+  f->footer_ok = rdb_table_footer_read_rfile(f->base.f, f->base.path, &f->footer, &e) == BFH_OK;
+  atomic_init(&f->base.refs, 1);
+  *out = &f->base;
+  return BFH_OK;
+}
+
+void rdb_file_free(stock_file_t *f) {
+  env_rfile_close(f->f);
+  free(f->path);
+  free(f);
+}
+
+int rdb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,
+                   const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
+  const rdb_file_t *rf = (const rdb_file_t *)f;
+  rdb_read_stats_t rs = {0};
+  match_t x = {m, f->path, err, BFH_OK};
+  int rc = rdb_table_read_blocks_footer_cached(f->f, f->path, rf->footer_ok ? &rf->footer : NULL,
+                                               refs, n, use, visit_match, &x, &rs, err);
+  st->entries += rs.entries;
+  st->bytes_read += rs.bytes_read;
+  return rc != BFH_OK ? rc : x.rc;
+}
+
 static int visit_hash(void *arg, const rdb_entry_t *e) {
   stock_hashes_t *h = arg;
   if ((h->rc = rdb_entry_refuse(e, h->path, h->err)) != BFH_OK) return 1;

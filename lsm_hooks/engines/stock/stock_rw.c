@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
 
@@ -87,6 +88,66 @@ int stock_rw_check_dir(env_t *io, const char *path, int create, int *exists, err
   return BFH_OK;
 }
 
+/* ---- Table files held open ------------------------------------------------------------------ */
+
+/* How many table files a handle holds open at most: an eighth of the soft limit of open
+   files, at most 256, as the filter cache's maps hold theirs (index/leaf_cache.c): the
+   library holds its own (LevelDB up to max_open_files = 1000) and the process needs the
+   rest. */
+static size_t files_budget(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 256;
+  return rl.rlim_cur / 8 < 256 ? (size_t)(rl.rlim_cur / 8) : 256;
+}
+
+static void file_unref(const stock_rw_t *s, stock_file_t *f) {
+  if (f && atomic_fetch_sub(&f->refs, 1) == 1) s->fmt->file_free(f);
+}
+
+/* Table `number`'s file, open, with a reference for the caller (file_unref after): the one
+   held, else opened now and held if there is room. BFH_NOT_FOUND when the file is gone. */
+static int file_get(stock_rw_t *s, uint64_t number, stock_file_t **out, err_t *err) {
+  uint64_t v;
+  pthread_mutex_lock(&s->files_mu);
+  if (u64_map_get(&s->files, number, &v)) {
+    *out = (stock_file_t *)(uintptr_t)v;
+    atomic_fetch_add(&(*out)->refs, 1);
+    pthread_mutex_unlock(&s->files_mu);
+    return BFH_OK;
+  }
+  pthread_mutex_unlock(&s->files_mu);
+  stock_file_t *f = NULL;
+  int rc = s->fmt->file_open(s->io, s->path, number, &f, err); /* outside the lock: I/O */
+  if (rc != BFH_OK) return rc;
+  pthread_mutex_lock(&s->files_mu);
+  if (u64_map_get(&s->files, number, &v)) { /* another search opened it meanwhile */
+    file_unref(s, f);
+    f = (stock_file_t *)(uintptr_t)v;
+    atomic_fetch_add(&f->refs, 1);
+  } else if (s->files.n < s->files_max &&
+             u64_map_put(&s->files, number, (uint64_t)(uintptr_t)f) == ST_OK) {
+    atomic_fetch_add(&f->refs, 1); /* the map's */
+  }
+  pthread_mutex_unlock(&s->files_mu);
+  *out = f;
+  return BFH_OK;
+}
+
+/* Closes the held files of tables not among t[0, n) (sorted by number; all when n is 0 and t
+   NULL): a file a search still reads closes when it is done. */
+static void files_sweep(stock_rw_t *s, const engine_table_t *t, size_t n) {
+  pthread_mutex_lock(&s->files_mu);
+  size_t pos = 0, ndead = 0;
+  uint64_t key, val, dead[64];
+  while (ndead < 64 && u64_map_next(&s->files, &pos, &key, &val))
+    if (!t || !engine_tables_contain(t, n, key)) dead[ndead++] = key;
+  for (size_t i = 0; i < ndead; i++)
+    if (u64_map_del(&s->files, dead[i], &val)) file_unref(s, (stock_file_t *)(uintptr_t)val);
+  const int more = ndead == 64;
+  pthread_mutex_unlock(&s->files_mu);
+  if (more) files_sweep(s, t, n); /* the map changed: its walk starts over */
+}
+
 /* The open's first steps, before the library is called: s's fields set, its mutex and
    indexer made, path copied, the directory made when create, bfh's lock taken. On failure
    the caller still closes. */
@@ -97,6 +158,9 @@ static int begin(stock_rw_t *s, const stock_rw_format_t *fmt, const char *path, 
   s->io = io ? io : env_default();
   s->sync = sync;
   pthread_mutex_init(&s->sync_mu, NULL);
+  pthread_mutex_init(&s->files_mu, NULL);
+  u64_map_init(&s->files);
+  s->files_max = files_budget();
   fmt->init(s);
   s->path = strdup(path);
   if (!s->path) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);
@@ -201,6 +265,9 @@ int stock_rw_close(engine_t *e, err_t *err) {
     (void)sync_at_rest(s, &e2);
     index_sync_close_caches(s->sync);
   }
+  files_sweep(s, NULL, 0);
+  u64_map_release(&s->files);
+  pthread_mutex_destroy(&s->files_mu);
   s->fmt->destroy(s);
   block_cache_destroy(s->blocks);
   env_unlock(s->dir_lock);
@@ -254,6 +321,7 @@ static int sync_locked(stock_rw_t *s, engine_view_t **view, err_t *err) {
   void *held = NULL;
   int rc = s->fmt->list(s, view != NULL, &t, &n, &held, err);
   if (rc != BFH_OK) return rc;
+  if (!view || s->syncs % STOCK_RW_FILES_SWEEP == 0) files_sweep(s, t, n);
   engine_view_t *v = NULL;
   if (view && !(v = view_make(s, t, n)))
     rc = err_set(err, BFH_E_NOMEM, "%s: no memory for a view", s->path);
@@ -341,7 +409,14 @@ int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
   if (!engine_tables_contain(v->tables, v->ntables, number)) return BFH_OK;
   stock_match_t m = {test, fn, arg};
   block_cache_use_t use = {s->blocks, number, &v->fill};
-  int rc = s->fmt->table_match(s->io, s->path, number, refs, n, &use, &m, st, err);
+  if (!refs || n == 0 || !s->fmt->file_open) {
+    int rc = s->fmt->table_match(s->io, s->path, number, refs, n, &use, &m, st, err);
+    return live_table_read(s, number, rc, err);
+  }
+  stock_file_t *f = NULL;
+  int rc = file_get(s, number, &f, err);
+  if (rc == BFH_OK) rc = s->fmt->file_match(f, refs, n, &use, &m, st, err);
+  file_unref(s, f);
   return live_table_read(s, number, rc, err);
 }
 

@@ -9,12 +9,24 @@
 #define BFH_LSM_HOOKS_STOCK_RW_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "bfh.h"
 #include "lsm/block_cache.h"
 #include "lsm_hooks/engines/stock/stock.h"
+#include "util/u64_map.h"
 
 struct stock_rw;
+
+/* A table file a read-write engine holds open for the block reads of its searches
+   (stock_rw_t.files), so that a search reads a table's blocks with a pread each, not after an
+   open, a stat and (RocksDB) a read of its footer. The format makes it (file_open: its own
+   struct, beginning with this one, refs 1) and frees it at its last reference (file_free). */
+typedef struct stock_file {
+  atomic_int refs;
+  env_rfile_t *f;
+  char *path; /* malloc'd: what messages name */
+} stock_file_t;
 
 /* A read-write stock engine's format: its table readers, for table `number` of the database
    in dir, through io (each returns BFH_NOT_FOUND when the file is gone), and its hooks into
@@ -26,6 +38,13 @@ typedef struct stock_rw_format {
   int (*table_match)(env_t *io, const char *dir, uint64_t number, const block_ref_t *refs, size_t n,
                      const block_cache_use_t *use, const stock_match_t *m,
                      engine_scan_stats_t *st, err_t *err);
+  /* Table `number` opened for reads of its blocks (BFH_NOT_FOUND when the file is gone),
+     its last reference's free, and table_match of blocks refs[0, n) (n > 0) through it. */
+  int (*file_open)(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err);
+  void (*file_free)(stock_file_t *f);
+  int (*file_match)(stock_file_t *f, const block_ref_t *refs, size_t n,
+                    const block_cache_use_t *use, const stock_match_t *m, engine_scan_stats_t *st,
+                    err_t *err);
   /* engine_ops_t.table_hashes: every value entry's item hashes under seed (terms: the
      database's items; NULL: the whole value's bfh_value_hash), to fn. */
   int (*table_hashes)(env_t *io, const char *dir, uint64_t number, uint64_t seed,
@@ -106,8 +125,19 @@ typedef struct stock_rw {
      LOCK. NULL with bfh_options.block_cache_bytes 0. Each view may put a share of it in
      (block_cache_reader_fill). */
   block_cache_t *blocks;
+  /* The table files held open for the searches' block reads: table number -> stock_file_t *
+     (one reference each), at most files_max of them; the files of tables no longer live are
+     closed at a sweep (STOCK_RW_FILES_SWEEP). files_mu guards the map. */
+  pthread_mutex_t files_mu;
+  u64_map_t files;
+  size_t files_max;
   stock_indexer_t bg;      /* the background indexer */
 } stock_rw_t;
+
+/* The syncs between two sweeps of the files held open: a table's file stays open at most
+   that many views after its table left the live version (the view that lists it keeps it
+   on disk meanwhile anyway). */
+#define STOCK_RW_FILES_SWEEP 16
 
 /* What path must be before the library may open or create a database in it: a directory,
    or missing with create set. BFH_OK for a missing one (*exists 0) or a directory (*exists
