@@ -293,6 +293,54 @@ static void test_segs_lookup_tag_twins_are_compared(void **state) {
   model_release(&m);
 }
 
+/* A value whose hash homes it in the last slot of a 16-slot table (bits 4: the top 4 bits of
+   its tag all set), found among fixed names. */
+static size_t last_home_value(char *out, size_t cap) {
+  for (unsigned i = 0;; i++) {
+    int n = snprintf(out, cap, "wrap%u", i);
+    uint64_t h = bfh_hash64(out, (size_t)n, STOCK_SEG_HASH_SEED);
+    if ((h >> STOCK_SEG_OFF_BITS) >> (STOCK_SEG_TAG_BITS - 4) == 15) return (size_t)n;
+  }
+}
+
+/* Runs of one value that wrap past the table's last slot, and a run of 3,000 entries of one
+   value among others: each value's lookup reports its entries in entry order. Slots are put
+   in the order of their homes (slots_build); a run past the last slot goes on at the table's
+   start. */
+static void test_segs_runs_that_wrap_and_long_runs(void **state) {
+  (void)state;
+  static model_t m;
+  memset(&m, 0, sizeof m);
+  char w[KEY_BYTES];
+  size_t wl = last_home_value(w, sizeof w);
+  for (int i = 0; i < 7; i++) { /* 7 entries: 16 slots; 5 of w, homed in the last one */
+    char key[KEY_BYTES], other[8];
+    snprintf(key, sizeof key, "k%d", i);
+    snprintf(other, sizeof other, "o%d", i);
+    if (i % 3 == 1)
+      model_add(&m, key, other, strlen(other));
+    else
+      model_add(&m, key, w, wl);
+  }
+  model_end_seg(&m);
+  assert_int_equal(m.segs[0]->slot_bits, 4);
+  check_query(&m, w, wl);
+  check_query(&m, "o1", 2);
+  for (int i = 0; i < 3000; i++) { /* one value held 3,000 times, others between */
+    char key[KEY_BYTES];
+    snprintf(key, sizeof key, "s%04d", i);
+    if (i % 10 == 9)
+      model_add(&m, key, key, strlen(key));
+    else
+      model_add(&m, key, "same", 4);
+  }
+  model_end_seg(&m);
+  check_query(&m, "same", 4);
+  check_query(&m, "s0019", 5);
+  check_query(&m, w, wl);
+  model_release(&m);
+}
+
 /* Pushes segments of 1 to 3 entries, as the views after single writes make them, of values
    that repeat: stock_segs_push merges the newest as a binary counter does, so that 1,200
    pushes leave a handful of segments, and every lookup and scan through them reports the
@@ -375,6 +423,7 @@ static void test_segs_push_merges_up_to_the_bound(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_segs_runs_that_wrap_and_long_runs),
       cmocka_unit_test(test_segs_push_merges_in_order),
       cmocka_unit_test(test_segs_push_merges_up_to_the_bound),
       cmocka_unit_test(test_segs_lookup_reports_what_scan_reports),
