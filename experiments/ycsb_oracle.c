@@ -241,6 +241,44 @@ int ycsb_check_key(void *arg, const void *key, size_t len) {
   return 0;
 }
 
+int ycsb_collect_key(void *arg, const void *key, size_t len) {
+  ycsb_keys_t *k = arg;
+  const size_t need = k->len + sizeof len + len;
+  if (need > k->cap) {
+    size_t cap = k->cap ? k->cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *p = realloc(k->p, cap);
+    if (!p) {
+      k->nomem = 1;
+      return 1; /* stop: the run fails with BFH_E_NOMEM */
+    }
+    k->p = p;
+    k->cap = cap;
+  }
+  memcpy(k->p + k->len, &len, sizeof len);
+  if (len) memcpy(k->p + k->len + sizeof len, key, len);
+  k->len = need;
+  return 0;
+}
+
+int ycsb_check_collected(ycsb_check_t *c, ycsb_keys_t *keys) {
+  const int nomem = keys->nomem;
+  for (size_t at = 0; !nomem && at < keys->len;) {
+    size_t len;
+    memcpy(&len, keys->p + at, sizeof len);
+    ycsb_check_key(c, keys->p + at + sizeof len, len);
+    at += sizeof len + len;
+  }
+  keys->len = 0;
+  keys->nomem = 0;
+  return nomem ? BFH_E_NOMEM : BFH_OK;
+}
+
+void ycsb_keys_release(ycsb_keys_t *keys) {
+  free(keys->p);
+  *keys = (ycsb_keys_t){0};
+}
+
 /* ---- the newest K ---------------------------------------------------------------------------- */
 
 /* Calls fn(arg, r) for every holder of c's value or term. */

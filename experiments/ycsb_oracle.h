@@ -81,6 +81,23 @@ typedef struct ycsb_check {
 /* A query's result callback (bfh_result_fn): checks one key. */
 int ycsb_check_key(void *arg, const void *key, size_t len);
 
+/* The keys a query reported, copied as it reports them and checked once its time is taken
+   (ycsb_check_collected): the oracle's lookups (a hash map and three arrays of the records,
+   cache misses at 10M) cost a microsecond a key, which is the benchmark's, not the query's.
+   Caller-owned: zero it; reused from query to query; ycsb_keys_release after. */
+typedef struct ycsb_keys {
+  uint8_t *p; /* each key: its length (size_t), then its bytes */
+  size_t len, cap;
+  int nomem;
+} ycsb_keys_t;
+
+/* A query's result callback (bfh_result_fn, arg a ycsb_keys_t): copies the key. */
+int ycsb_collect_key(void *arg, const void *key, size_t len);
+/* ycsb_check_key(c, ...) of every key collected, in the order reported; then keys is empty.
+   BFH_E_NOMEM (nothing checked) if a copy ran out of memory. */
+int ycsb_check_collected(ycsb_check_t *c, ycsb_keys_t *keys);
+void ycsb_keys_release(ycsb_keys_t *keys);
+
 /* The newest K of check c (YCSB_CHECK_VALUE or _TERM, c->k and c->order set): did the query
    report the oracle's, in order? Exactly: the live holders with the largest write numbers,
    newest first. zeroed (an engine that zeroes the sequence numbers of what it compacts into
