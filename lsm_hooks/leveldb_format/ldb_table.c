@@ -455,33 +455,40 @@ static int read_ref(reader_t *r, env_rfile_t *f, block_ref_t ref, buf_t *raw,
   return rc;
 }
 
+/* Blocks refs[0, n) through use: each one the cache holds is walked where it is, each one it
+   lacks read from *f, which is opened (from io and r->path) at the first such block when NULL,
+   and left to the caller to close. */
+static int read_refs_cached(reader_t *r, env_t *io, env_rfile_t **f, const block_ref_t *refs,
+                            size_t n, const block_cache_use_t *use) {
+  buf_t raw = {0};
+  int rc = BFH_OK;
+  for (size_t i = 0; rc == BFH_OK && !r->stopped && i < n; i++) {
+    block_cache_handle_t *h;
+    size_t len;
+    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &h);
+    if (b) {
+      if (r->st) r->st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
+      rc = visit_data_block(r, refs[i].offset, refs[i].size, b, len);
+      block_cache_release(h);
+      continue;
+    }
+    if (!*f && (rc = open_table(io, r->path, f, r->err)) != BFH_OK) break;
+    r->size = env_rfile_size(*f);
+    r->blocks_end = r->size > LDB_FOOTER_BYTES ? r->size - LDB_FOOTER_BYTES : 0;
+    rc = read_ref(r, *f, refs[i], &raw, use);
+  }
+  free(raw.p);
+  free(r->data_buf.p);
+  return rc;
+}
+
 int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                                  const block_cache_use_t *use, ldb_visit_fn fn, void *arg,
                                  ldb_read_stats_t *st, err_t *err) {
   reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
   env_rfile_t *f = NULL; /* opened at the first block the cache lacks */
-  buf_t raw = {0};
-  int rc = BFH_OK;
-  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) {
-    block_cache_handle_t *h;
-    size_t len;
-    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &h);
-    if (b) {
-      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
-      rc = visit_data_block(&r, refs[i].offset, refs[i].size, b, len);
-      block_cache_release(h);
-      continue;
-    }
-    if (!f) {
-      if ((rc = open_table(io, path, &f, err)) != BFH_OK) break;
-      r.size = env_rfile_size(f);
-      r.blocks_end = r.size > LDB_FOOTER_BYTES ? r.size - LDB_FOOTER_BYTES : 0;
-    }
-    rc = read_ref(&r, f, refs[i], &raw, use);
-  }
+  int rc = read_refs_cached(&r, io, &f, refs, n, use);
   if (f) env_rfile_close(f);
-  free(raw.p);
-  free(r.data_buf.p);
   return rc;
 }
 
@@ -498,29 +505,6 @@ int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_re
 int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const block_ref_t *refs,
                                        size_t n, const block_cache_use_t *use, ldb_visit_fn fn,
                                        void *arg, ldb_read_stats_t *st, err_t *err) {
-  int rc = BFH_OK;
-  uint64_t size = env_rfile_size(f);
-  reader_t r = {.path = path,
-                .size = size,
-                .blocks_end = size > LDB_FOOTER_BYTES ? size - LDB_FOOTER_BYTES : 0,
-                .fn = fn,
-                .arg = arg,
-                .st = st,
-                .err = err};
-  buf_t raw = {0};
-  for (size_t i = 0; rc == BFH_OK && !r.stopped && i < n; i++) {
-    block_cache_handle_t *h;
-    size_t len;
-    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &h);
-    if (b) {
-      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
-      rc = visit_data_block(&r, refs[i].offset, refs[i].size, b, len);
-      block_cache_release(h);
-      continue;
-    }
-    rc = read_ref(&r, f, refs[i], &raw, use);
-  }
-  free(raw.p);
-  free(r.data_buf.p);
-  return rc;
+  reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+  return read_refs_cached(&r, NULL, &f, refs, n, use);
 }

@@ -1125,6 +1125,49 @@ int rdb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_re
   return rdb_table_read_blocks_footer(f, path, NULL, refs, n, fn, arg, st, err);
 }
 
+/* Blocks refs[0, n) through use: each one the cache holds is walked where it is, each one it
+   lacks read from *f, which is opened (from io and t->path) at the first such block when NULL,
+   and left to the caller to close; the footer is taken from ft when it was read at f's size,
+   else read, at that first block. */
+static int read_refs_cached(table_t *t, env_t *io, env_rfile_t **f, const rdb_table_footer_t *ft,
+                            const block_ref_t *refs, size_t n, const block_cache_use_t *use) {
+  buf_t data = {0};
+  int rc = BFH_OK, footer = 0;
+  for (size_t i = 0; rc == BFH_OK && !t->stopped && i < n; i++) {
+    block_cache_handle_t *bh;
+    size_t len;
+    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &bh);
+    if (b) {
+      if (t->st) t->st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
+      rc = visit_data_block(t, refs[i].offset, refs[i].size, b, len);
+      block_cache_release(bh);
+      continue;
+    }
+    if (!footer) {
+      if (!*f && (rc = open_table(io, t->path, f, t->err)) != BFH_OK) break;
+      t->f = *f;
+      t->size = env_rfile_size(*f);
+      if (ft && ft->size == t->size) { /* read of these very bytes before: not again */
+        t->footer_at = ft->footer_at;
+        t->footer_len = ft->footer_len;
+        t->fv = ft->format_version;
+        t->cks = ft->checksum_type;
+        t->props.format_version = t->fv;
+        t->props.checksum_type = t->cks;
+      } else if ((rc = read_footer(t)) != BFH_OK) {
+        break;
+      }
+      footer = 1;
+    }
+    block_handle_t h = {.offset = refs[i].offset, .size = refs[i].size};
+    rc = read_block(t, h, &data, &b, &len, NULL);
+    if (rc == BFH_OK) rc = visit_data_block(t, h.offset, h.size, b, len);
+    if (rc == BFH_OK) block_cache_use_keep(use, h.offset, b, len);
+  }
+  free(data.p);
+  return rc;
+}
+
 int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
                                  const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
                                  rdb_read_stats_t *st, err_t *err) {
@@ -1135,38 +1178,8 @@ int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
                                         const rdb_table_footer_t *ft, const block_ref_t *refs,
                                         size_t n, const block_cache_use_t *use, rdb_visit_fn fn,
                                         void *arg, rdb_read_stats_t *st, err_t *err) {
-  table_t t = {
-      .path = path, .f = f, .size = env_rfile_size(f), .fn = fn, .arg = arg, .st = st, .err = err};
-  int rc = BFH_OK, footer = 0; /* the footer known: given, or read at the first block missed */
-  buf_t data = {0};
-  for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {
-    block_cache_handle_t *bh;
-    size_t len;
-    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &bh);
-    if (b) {
-      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
-      rc = visit_data_block(&t, refs[i].offset, refs[i].size, b, len);
-      block_cache_release(bh);
-      continue;
-    }
-    if (!footer && ft && ft->size == t.size) { /* read of these very bytes before: not again */
-      t.footer_at = ft->footer_at;
-      t.footer_len = ft->footer_len;
-      t.fv = ft->format_version;
-      t.cks = ft->checksum_type;
-      t.props.format_version = t.fv;
-      t.props.checksum_type = t.cks;
-      footer = 1;
-    } else if (!footer) {
-      if ((rc = read_footer(&t)) != BFH_OK) break;
-      footer = 1;
-    }
-    block_handle_t h = {.offset = refs[i].offset, .size = refs[i].size};
-    rc = read_block(&t, h, &data, &b, &len, NULL);
-    if (rc == BFH_OK) rc = visit_data_block(&t, h.offset, h.size, b, len);
-    if (rc == BFH_OK) block_cache_use_keep(use, h.offset, b, len);
-  }
-  free(data.p);
+  table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+  int rc = read_refs_cached(&t, NULL, &f, ft, refs, n, use);
   table_release(&t);
   return rc;
 }
@@ -1181,30 +1194,7 @@ int rdb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t 
                                  rdb_read_stats_t *st, err_t *err) {
   table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
   env_rfile_t *f = NULL; /* opened, and its footer read, at the first block the cache lacks */
-  buf_t data = {0};
-  int rc = BFH_OK;
-  for (size_t i = 0; rc == BFH_OK && !t.stopped && i < n; i++) {
-    block_cache_handle_t *h;
-    size_t len;
-    const uint8_t *b = block_cache_use_pin(use, refs[i].offset, &len, &h);
-    if (b) {
-      if (st) st->bytes_read += refs[i].size + BLOCK_TRAILER_BYTES;
-      rc = visit_data_block(&t, refs[i].offset, refs[i].size, b, len);
-      block_cache_release(h);
-      continue;
-    }
-    if (!f) {
-      if ((rc = open_table(io, path, &f, err)) != BFH_OK) break;
-      t.f = f;
-      t.size = env_rfile_size(f);
-      if ((rc = read_footer(&t)) != BFH_OK) break;
-    }
-    block_handle_t bh = {.offset = refs[i].offset, .size = refs[i].size};
-    rc = read_block(&t, bh, &data, &b, &len, NULL);
-    if (rc == BFH_OK) rc = visit_data_block(&t, bh.offset, bh.size, b, len);
-    if (rc == BFH_OK) block_cache_use_keep(use, bh.offset, b, len);
-  }
-  free(data.p);
+  int rc = read_refs_cached(&t, io, &f, NULL, refs, n, use);
   table_release(&t);
   if (f) env_rfile_close(f);
   return rc;

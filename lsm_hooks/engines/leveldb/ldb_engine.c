@@ -256,7 +256,7 @@ static int open_db(stock_rw_t *s, const bfh_options *opt, err_t *err) {
 static const stock_rw_format_t leveldb_format = {.ops = &leveldb_ops,
                                                  .table_match = ldb_table_match,
                                                  .file_open = ldb_file_open,
-                                                 .file_free = ldb_file_free,
+                                                 .file_free = stock_file_free,
                                                  .file_match = ldb_file_match,
                                                  .table_hashes = ldb_table_hashes,
                                                  .leaf_read = ldb_leaf_read,

@@ -95,28 +95,9 @@ int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag,
 }
 
 int ldb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err) {
-  *out = NULL;
-  stock_file_t *f = calloc(1, sizeof *f);
-  if (!f) return err_set(err, BFH_E_NOMEM, "%s: no memory to open table %06llu", dir,
-                         (unsigned long long)number);
-  int rc = ldb_table_path(dir, number, &f->path, err);
-  if (rc == BFH_OK && (rc = env_open_read(io, f->path, &f->f, err)) != BFH_OK &&
-      rc != BFH_E_NOMEM && !env_exists(io, f->path))
-    rc = err_set(err, BFH_NOT_FOUND, "table %s: no such file", f->path);
-  if (rc != BFH_OK) {
-    free(f->path);
-    free(f);
-    return rc;
-  }
-  atomic_init(&f->refs, 1);
-  *out = f;
-  return BFH_OK;
-}
-
-void ldb_file_free(stock_file_t *f) {
-  env_rfile_close(f->f);
-  free(f->path);
-  free(f);
+  char *path;
+  int rc = ldb_table_path(dir, number, &path, err);
+  return rc != BFH_OK ? rc : stock_file_open(sizeof(stock_file_t), io, path, out, err);
 }
 
 int ldb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,

@@ -242,7 +242,7 @@ static int open_db(stock_rw_t *s, const bfh_options *opt, err_t *err) {
 static const stock_rw_format_t rocksdb_format = {.ops = &rocksdb_ops,
                                                  .table_match = rdb_table_match,
                                                  .file_open = rdb_file_open,
-                                                 .file_free = rdb_file_free,
+                                                 .file_free = stock_file_free,
                                                  .file_match = rdb_file_match,
                                                  .table_hashes = rdb_table_hashes,
                                                  .leaf_read = rdb_leaf_read,

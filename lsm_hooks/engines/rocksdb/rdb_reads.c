@@ -88,30 +88,14 @@ typedef struct rdb_file {
 } rdb_file_t;
 
 int rdb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err) {
-  *out = NULL;
-  rdb_file_t *f = calloc(1, sizeof *f);
-  if (!f) return err_set(err, BFH_E_NOMEM, "%s: no memory to open table %06llu", dir,
-                         (unsigned long long)number);
-  int rc = rdb_table_path(dir, number, &f->base.path, err);
-  if (rc == BFH_OK && (rc = env_open_read(io, f->base.path, &f->base.f, err)) != BFH_OK &&
-      rc != BFH_E_NOMEM && !env_exists(io, f->base.path))
-    rc = err_set(err, BFH_NOT_FOUND, "table %s: no such file", f->base.path);
-  if (rc != BFH_OK) {
-    free(f->base.path);
-    free(f);
-    return rc;
-  }
+  char *path;
+  int rc = rdb_table_path(dir, number, &path, err);
+  if (rc == BFH_OK) rc = stock_file_open(sizeof(rdb_file_t), io, path, out, err);
+  if (rc != BFH_OK) return rc;
+  rdb_file_t *f = (rdb_file_t *)*out;
   err_t e;
   f->footer_ok = rdb_table_footer_read_rfile(f->base.f, f->base.path, &f->footer, &e) == BFH_OK;
-  atomic_init(&f->base.refs, 1);
-  *out = &f->base;
   return BFH_OK;
-}
-
-void rdb_file_free(stock_file_t *f) {
-  env_rfile_close(f->f);
-  free(f->path);
-  free(f);
 }
 
 int rdb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,

@@ -100,6 +100,34 @@ static size_t files_budget(void) {
   return rl.rlim_cur / 8 < 256 ? (size_t)(rl.rlim_cur / 8) : 256;
 }
 
+int stock_file_open(size_t size, env_t *io, char *path, stock_file_t **out, err_t *err) {
+  *out = NULL;
+  stock_file_t *f = calloc(1, size);
+  if (!f) {
+    err_set(err, BFH_E_NOMEM, "table %s: no memory to open it", path);
+    free(path);
+    return BFH_E_NOMEM;
+  }
+  f->path = path;
+  int rc = env_open_read(io, path, &f->f, err);
+  if (rc != BFH_OK && rc != BFH_E_NOMEM && !env_exists(io, path))
+    rc = err_set(err, BFH_NOT_FOUND, "table %s: no such file", path);
+  if (rc != BFH_OK) {
+    free(path);
+    free(f);
+    return rc;
+  }
+  atomic_init(&f->refs, 1);
+  *out = f;
+  return BFH_OK;
+}
+
+void stock_file_free(stock_file_t *f) {
+  env_rfile_close(f->f);
+  free(f->path);
+  free(f);
+}
+
 static void file_unref(const stock_rw_t *s, stock_file_t *f) {
   if (f && atomic_fetch_sub(&f->refs, 1) == 1) s->fmt->file_free(f);
 }

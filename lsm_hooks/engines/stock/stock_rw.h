@@ -28,6 +28,13 @@ typedef struct stock_file {
   char *path; /* malloc'd: what messages name */
 } stock_file_t;
 
+/* What a format's file_open does with the path of its table (malloc'd; taken, whatever the
+   outcome): *out, a zeroed allocation of size bytes (at least a stock_file_t, which begins
+   it) holding path open, with one reference. BFH_NOT_FOUND when the file is gone. */
+int stock_file_open(size_t size, env_t *io, char *path, stock_file_t **out, err_t *err);
+/* What a format's file_free does for a plain stock_file_t: closes and frees f. */
+void stock_file_free(stock_file_t *f);
+
 /* A read-write stock engine's format: its table readers, for table `number` of the database
    in dir, through io (each returns BFH_NOT_FOUND when the file is gone), and its hooks into
    the library, each given the engine's handle. */
