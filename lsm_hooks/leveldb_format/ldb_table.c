@@ -497,11 +497,6 @@ int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
   return ldb_table_read_blocks_cached(io, path, refs, n, NULL, fn, arg, st, err);
 }
 
-int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                                ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
-  return ldb_table_read_blocks_rfile_cached(f, path, refs, n, NULL, fn, arg, st, err);
-}
-
 int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const block_ref_t *refs,
                                        size_t n, const block_cache_use_t *use, ldb_visit_fn fn,
                                        void *arg, ldb_read_stats_t *st, err_t *err) {

@@ -108,10 +108,7 @@ int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t 
    may run at once. */
 int ldb_table_scan_rfile(env_rfile_t *f, const char *path, ldb_visit_fn fn, void *arg,
                          ldb_read_stats_t *st, err_t *err);
-int ldb_table_read_blocks_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs,
-                                size_t n, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
-                                err_t *err);
-/* ldb_table_read_blocks_rfile through a cache of decoded blocks, as
+/* The read of blocks over f goes through a cache of decoded blocks, as
    ldb_table_read_blocks_cached reads through it (use NULL: none). */
 int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const block_ref_t *refs,
                                        size_t n, const struct block_cache_use *use,

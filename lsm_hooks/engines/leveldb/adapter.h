@@ -145,7 +145,8 @@ int ldb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
                   index_leaf_read_t *out, err_t *err);
 int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+                          const block_cache_use_t *use, const stock_match_t *m,
+                          engine_scan_stats_t *st, err_t *err);
 /* stock_rw_format_t.file_open and .file_match: the read-write engine's table files held open
    (a plain stock_file_t: its file_free is stock_file_free). */
 int ldb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err);

@@ -50,9 +50,11 @@ int ldb_table_hashes(env_t *io, const char *dir, uint64_t number, uint64_t seed,
 }
 
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
-                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
+                          const block_cache_use_t *use, const stock_match_t *m,
+                          engine_scan_stats_t *st, err_t *err) {
   ldb_read_stats_t rs = {0};
-  int rc = refs ? ldb_table_read_blocks_rfile(f, path, refs, n, visit_match, (void *)m, &rs, err)
+  int rc = refs ? ldb_table_read_blocks_rfile_cached(f, path, refs, n, use, visit_match, (void *)m,
+                                                     &rs, err)
                 : ldb_table_scan_rfile(f, path, visit_match, (void *)m, &rs, err);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
@@ -102,10 +104,5 @@ int ldb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **ou
 
 int ldb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,
                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  ldb_read_stats_t rs = {0};
-  int rc = ldb_table_read_blocks_rfile_cached(f->f, f->path, refs, n, use, visit_match, (void *)m,
-                                              &rs, err);
-  st->entries += rs.entries;
-  st->bytes_read += rs.bytes_read;
-  return rc;
+  return ldb_table_match_rfile(f->f, f->path, refs, n, use, m, st, err);
 }

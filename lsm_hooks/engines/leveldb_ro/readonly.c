@@ -188,7 +188,7 @@ static void state_release(stock_ro_state_t *s) {
 
 static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const block_ref_t *refs,
                        size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
-  if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, m, st, err);
+  if (p) return ldb_table_match_rfile(p->f, p->path, refs, n, NULL, m, st, err);
   return ldb_table_match(r->io, r->path, number, refs, n, NULL, m, st, err);
 }
 

@@ -126,10 +126,11 @@ int rdb_leaf_read(env_t *io, const char *dir, uint64_t number, const value_index
 int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag, err_t *err);
 /* rdb_table_match over table file f, already open (borrowed; the read-only engine's pins),
    named path in messages; ft (borrowed, may be NULL) is f's footer read before
-   (rdb_table_read_blocks_footer), so that a read of refs reads those blocks alone. */
+   (rdb_table_read_blocks_footer), so that a read of refs reads those blocks alone; use the
+   cache of decoded blocks they go through (NULL: none). */
 int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
-                          const block_ref_t *refs, size_t n, const stock_match_t *m,
-                          engine_scan_stats_t *st, err_t *err);
+                          const block_ref_t *refs, size_t n, const block_cache_use_t *use,
+                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
 /* stock_rw_format_t.file_open and .file_match: the read-write engine's table files held open,
    each with its footer read once at its open (its file_free is stock_file_free: the footer
    lives in the same allocation). */

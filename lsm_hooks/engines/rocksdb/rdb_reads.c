@@ -68,11 +68,12 @@ int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
 }
 
 int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
-                          const block_ref_t *refs, size_t n, const stock_match_t *m,
-                          engine_scan_stats_t *st, err_t *err) {
+                          const block_ref_t *refs, size_t n, const block_cache_use_t *use,
+                          const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};
-  int rc = refs ? rdb_table_read_blocks_footer(f, path, ft, refs, n, visit_match, &x, &rs, err)
+  int rc = refs ? rdb_table_read_blocks_footer_cached(f, path, ft, refs, n, use, visit_match, &x,
+                                                      &rs, err)
                 : rdb_table_scan_rfile(f, path, visit_match, NULL, &x, &rs, NULL, NULL, err);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
@@ -101,13 +102,8 @@ int rdb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **ou
 int rdb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,
                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   const rdb_file_t *rf = (const rdb_file_t *)f;
-  rdb_read_stats_t rs = {0};
-  match_t x = {m, f->path, err, BFH_OK};
-  int rc = rdb_table_read_blocks_footer_cached(f->f, f->path, rf->footer_ok ? &rf->footer : NULL,
-                                               refs, n, use, visit_match, &x, &rs, err);
-  st->entries += rs.entries;
-  st->bytes_read += rs.bytes_read;
-  return rc != BFH_OK ? rc : x.rc;
+  return rdb_table_match_rfile(f->f, f->path, rf->footer_ok ? &rf->footer : NULL, refs, n, use, m,
+                               st, err);
 }
 
 static int visit_hash(void *arg, const rdb_entry_t *e) {

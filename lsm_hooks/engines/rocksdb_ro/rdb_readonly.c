@@ -449,7 +449,7 @@ static void pin_release(stock_pin_t *base) {
 static int table_match(stock_ro_t *r, stock_pin_t *p, uint64_t number, const block_ref_t *refs,
                        size_t n, const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   if (p)
-    return rdb_table_match_rfile(p->f, p->path, n ? pin_footer((rro_pin_t *)p) : NULL, refs, n, m,
+    return rdb_table_match_rfile(p->f, p->path, n ? pin_footer((rro_pin_t *)p) : NULL, refs, n, NULL, m,
                                  st, err);
   return rdb_table_match(r->io, r->path, number, refs, n, NULL, m, st, err);
 }
