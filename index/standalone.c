@@ -36,7 +36,7 @@ typedef struct items {
 } items_t;
 
 struct standalone {
-  engine_t *engine;     /* the database's (borrowed) */
+  engine_t *engine; /* the database's (borrowed) */
   const engine_kind_t *kind;
   char *path;           /* the database's directory */
   const terms_t *terms; /* the database's attributes (borrowed); NULL: the whole value */
@@ -399,36 +399,66 @@ uint64_t standalone_value_seed(void) {
   return VALUE_HASH_SEED;
 }
 
-int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
-                             bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  uint64_t t0 = clock_now_ns();
-  bfh_search_stats st;
-  memset(&st, 0, sizeof st);
-  st.method_used = BFH_SEARCH_STANDALONE;
-  if (out) *out = st;
+int standalone_holds_whole(const standalone_t *s) {
+  return s->whole;
+}
+
+int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, const uint64_t *hash,
+                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+  if (entries) *entries = 0;
   if (!s->whole)
     return err_set(err, BFH_E_INVALID,
                    "stand-alone index %s: it holds the declared attributes' terms, not whole "
                    "values (declare an attribute with the extractor value for that)",
                    s->dir);
   items_t f = {NULL, 0, 0};
+  uint64_t n = 0;
   uint8_t *prefix = malloc(prefix_bytes(val_len));
   int rc = prefix ? BFH_OK : err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
   if (rc == BFH_OK)
-    rc = seek_keys(s, prefix, encode_prefix(prefix, val, val_len, &hash), &f, &st.entries_scanned,
-                   err);
+    rc = seek_keys(s, prefix, encode_prefix(prefix, val, val_len, hash), &f, &n, err);
   free(prefix);
+  if (entries) *entries = n;
   const uint8_t *p = f.data, *end = f.data + f.n, *key;
   size_t key_len;
-  while (rc == BFH_OK && (key = items_next(&p, end, &key_len))) {
-    st.candidates++;
-    int holds = engine_key_holds(s->engine, NULL, key, key_len, val, val_len, err);
-    if (holds < 0) rc = holds;
-    if (holds <= 0) continue;
-    st.results++;
+  while (rc == BFH_OK && (key = items_next(&p, end, &key_len)))
     if (fn && fn(arg, key, key_len)) break;
-  }
   free(f.data);
+  return rc;
+}
+
+/* Each candidate standalone_search_hashed validates, in turn (the index's key order). */
+typedef struct validating {
+  standalone_t *s;
+  const void *val;
+  size_t val_len;
+  bfh_match_fn fn;
+  void *arg;
+  bfh_search_stats *st;
+  int rc;
+  err_t *err;
+} validating_t;
+
+static int validate_key(void *arg, const void *key, size_t key_len) {
+  validating_t *v = arg;
+  v->st->candidates++;
+  int holds = engine_key_holds(v->s->engine, NULL, key, key_len, v->val, v->val_len, v->err);
+  if (holds < 0) v->rc = holds;
+  if (holds <= 0) return holds < 0;
+  v->st->results++;
+  return v->fn && v->fn(v->arg, key, key_len);
+}
+
+int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
+                             bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
+  uint64_t t0 = clock_now_ns();
+  bfh_search_stats st;
+  memset(&st, 0, sizeof st);
+  st.method_used = BFH_SEARCH_STANDALONE;
+  validating_t v = {s, val, val_len, fn, arg, &st, BFH_OK, err};
+  int rc =
+      standalone_value_keys(s, val, val_len, &hash, validate_key, &v, &st.entries_scanned, err);
+  if (rc == BFH_OK) rc = v.rc;
   st.elapsed_ns = clock_now_ns() - t0;
   if (out) *out = st;
   return rc;

@@ -110,6 +110,16 @@ int standalone_put(standalone_t *s, const void *key, size_t key_len, const void 
                    size_t val_len, err_t *err);
 int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *err);
 
+/* Does the index hold whole values (a database without declared attributes, or one that
+   declares `value`)? */
+int standalone_holds_whole(const standalone_t *s);
+/* The keys the index holds under the whole value val[0, val_len), in key order: fn(arg, key,
+   key_len) for each until fn returns nonzero, the key borrowed for the call. They are
+   candidates, as standalone_lookup_term's are (a value longer than STANDALONE_INLINE_MAX is
+   held by its hash, which hash gives when not NULL). *entries (may be NULL) gets the index
+   entries read. BFH_E_INVALID if the index holds no whole values. */
+int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, const uint64_t *hash,
+                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
 /* BFH_SEARCH_STANDALONE, for a whole value (BFH_E_INVALID if the index holds none): fills st
    (method_used, entries_scanned: index entries read, candidates, results, elapsed_ns; st may be
    NULL). fn may be NULL. hash == bfh_value_hash(val, val_len, standalone_value_seed()) (the

@@ -577,15 +577,22 @@ static int scan_newest(engine_t *e, engine_view_t *view, reader_t *rd, const eng
 typedef int (*select_fn)(const void *arg, engine_view_t *view, const engine_table_t *tables,
                          size_t n, uint8_t *scan, bfh_search_stats *st, err_t *err);
 
-/* AUTO's trial of the stand-alone index for a predicate (search_query_t.try_standalone): it
-   answers within the candidates whose validation costs less than reading the selected
-   tables as rd would (whole, or the blocks their filters name), keeping st's filter tests;
-   BFH_NOT_FOUND, having reported nothing, when it declines (nothing to read but the
-   memtables, or too many candidates). */
+/* AUTO's trial of the stand-alone index for a predicate or a whole value
+   (search_query_t.try_standalone): it answers within the candidates whose validation costs less
+   than reading the selected tables as rd would (whole, or the blocks their filters name), keeping
+   st's filter tests; BFH_NOT_FOUND, having reported nothing, when it declines (nothing to read but
+   the memtables, or too many candidates). */
 typedef struct instead {
   const search_ctx_t *c;
-  const search_pred_t *pred;
+  const search_pred_t *pred; /* NULL: the whole value val[0, val_len) */
+  const void *val;
+  size_t val_len;
 } instead_t;
+
+/* The leaves of the search as written: the index's seeks. */
+static size_t instead_leaves(const instead_t *in) {
+  return in->pred ? expr_leaf_count(in->pred->where) : 1;
+}
 
 /* The bytes rd would read of table t into *bytes: the map chunks its probe reads, and where
    its block filter or map names few enough blocks, their share of the table (the probe is
@@ -628,18 +635,19 @@ typedef struct weigh {
 
 static int index_worth(void *arg, uint64_t candidates) {
   weigh_t *w = arg;
-  /* A probe of a selected table for a predicate probes its map for every leaf
-     (probe_pred), and each such probe surely reads a chunk of the map unless its sketch rules
-     the leaf out there (block_index_sure_read, from memory). When those bytes alone outweigh
+  /* A probe of a selected table probes its map for the value, or for every leaf of a
+     predicate (probe_pred), and each such probe surely reads a chunk of the map unless its sketch
+     rules the leaf out there (block_index_sure_read, from memory). When those bytes alone outweigh
      the candidates, no probe can change the answer (it only adds bytes), so none is made. */
   const search_pred_t *p = w->rd->pred;
-  if (w->rd->by_blocks && p) {
+  if (w->rd->by_blocks) {
     int can_read = engine_has_read_meta(w->e);
+    const uint64_t *hashes = p ? p->hash : &w->rd->hash;
+    size_t nhashes = p ? p->nleaves : 1;
     uint64_t sure = 0;
     for (size_t i = 0; i < w->n; i++) {
       if (!w->scan[i]) continue;
-      sure +=
-          block_index_sure_read(w->rd->blocks, w->tables[i].number, p->hash, p->nleaves, can_read);
+      sure += block_index_sure_read(w->rd->blocks, w->tables[i].number, hashes, nhashes, can_read);
       if (search_standalone_budget(w->c, sure) >= candidates) return 1;
     }
   }
@@ -686,7 +694,8 @@ static int always_worth(void *arg, uint64_t candidates) {
 static int ask_index(const instead_t *in, const search_standalone_trial_t *trial, bfh_match_fn fn,
                      void *arg, bfh_search_stats *st, err_t *err) {
   bfh_search_stats s;
-  int rc = search_standalone_pred(in->c, in->pred, trial, fn, arg, &s, err);
+  int rc = in->pred ? search_standalone_pred(in->c, in->pred, trial, fn, arg, &s, err)
+                    : search_standalone_value(in->c, in->val, in->val_len, trial, fn, arg, &s, err);
   if (rc == BFH_NOT_FOUND) return rc;
   st->method_used = s.method_used;
   st->entries_scanned = s.entries_scanned;
@@ -701,6 +710,7 @@ static int ask_index(const instead_t *in, const search_standalone_trial_t *trial
    too cheap to skip or the candidates too many. */
 static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
                      bfh_search_stats *st, err_t *err) {
+  if (!in->pred) return BFH_NOT_FOUND; /* a value's selection is its one item's */
   uint64_t budget = search_standalone_first_budget(
       in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), in->pred->range_pieces, n);
   if (budget == 0) return BFH_NOT_FOUND;
@@ -720,8 +730,7 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
   size_t selected = 0;
   for (size_t i = 0; i < n; i++)
     if (scan[i]) whole += tables[i].size, selected++;
-  if (!search_standalone_after_worth(in->c, expr_leaf_count(in->pred->where), selected,
-                                     rd->by_blocks))
+  if (!search_standalone_after_worth(in->c, instead_leaves(in), selected, rd->by_blocks))
     return BFH_NOT_FOUND;
   uint64_t budget = search_standalone_budget(in->c, whole);
   if (budget == 0) return BFH_NOT_FOUND;
@@ -953,7 +962,7 @@ static int execute_once(const search_ctx_t *c, const search_query_t *q, bfh_matc
     }
     search_pred_test(q->pred, marks, &m, &test);
   }
-  instead_t in = {c, q->pred};
+  instead_t in = {c, q->pred, q->val, q->val_len};
   int rc = run(c->engine, (uint32_t)q->provider->method, select_planned, &p,
                q->try_standalone ? &in : NULL, &rd, &test, q->newest, fn, arg, out, err);
   reader_release(&rd);

@@ -475,6 +475,11 @@ int search_prepare(const search_ctx_t *c, const void *val, size_t val_len, bfh_m
   /* CUCKOO reads the tables it names through their block filters, the memtables through their
      value index, as AUTO does (its hash is under the value filters' seed). */
   if (p->method == BFH_SEARCH_CUCKOO && c->index && has_block_filters(c)) q->by_blocks = 1;
+  /* AUTO's estimates hold a value to a table or two; where the filters select many more (a
+     value many keys hold), the stand-alone index, when the database keeps it, may answer for
+     less: AUTO asks it once they have selected (search_query_t.try_standalone). */
+  q->try_standalone = (asked->caps & SEARCH_CAP_PLANNER) && (p->caps & SEARCH_CAP_INDEX) &&
+                      c->standalone && standalone_holds_whole(c->standalone) && !newest;
   q->hash = bfh_value_hash(val, val_len, query_seed(c, p)); /* the one hash of this search */
   q->probe.k = 0;
   if ((p->caps & SEARCH_CAP_INDEX) && c->index) {

@@ -116,6 +116,15 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
                            bfh_search_stats *out, err_t *err);
 
+/* AUTO's trial of the stand-alone index for the whole value val[0, val_len), as
+   search_standalone_pred is for a predicate: the keys the index holds under it, and when the
+   trial (NULL: none) takes them, their validation (BFH_NOT_FOUND before any is validated when
+   it declines: more than max_candidates, or not worth). out (may be NULL) as
+   search_standalone_pred fills it. */
+int search_standalone_value(const search_ctx_t *c, const void *val, size_t val_len,
+                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
+                            bfh_search_stats *out, err_t *err);
+
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a
    read-only search that restarts keeps its plan and its hash). */
 struct search_query {
@@ -130,9 +139,10 @@ struct search_query {
   uint64_t hash;   /* the value's one hash, bfh_value_hash under the provider's seed */
   probe_t probe;   /* the k positions from hash (providers with SEARCH_CAP_INDEX) */
   uint64_t newest; /* 0: every key; K: the K whose latest write is newest, newest first */
-  /* AUTO's predicate search over a database that keeps the stand-alone index: once the
-     filters selected the tables, the index answers instead when its candidates cost less to
-     validate than those tables to read (search_standalone_budget). */
+  /* AUTO's search, of a predicate or a whole value, over a database that keeps the
+     stand-alone index (of whole values, for a whole value): once the filters selected the
+     tables, the index answers instead when its candidates cost less to validate than those
+     tables to read (search_standalone_budget). */
   int try_standalone;
 };
 

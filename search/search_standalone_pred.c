@@ -15,6 +15,9 @@
  * read than the gets it would save: it is read no further and counted as holding for every
  * key. Each candidate is then validated against the whole predicate on its latest version, as
  * every search validates.
+ *
+ * AUTO's trial of the index for a whole value (search_standalone_value) is the same frame over
+ * the value's one lookup: the keys, then the trial, then their validation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +186,40 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
   free(unknown);
   free(in_cover);
   free(cover);
+  key_list_release(&k);
+  st.method_used = BFH_SEARCH_STANDALONE;
+  st.elapsed_ns = clock_now_ns() - start;
+  if (out) *out = st;
+  return rc;
+}
+
+int search_standalone_value(const search_ctx_t *c, const void *val, size_t val_len,
+                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
+                            bfh_search_stats *out, err_t *err) {
+  const uint64_t start = clock_now_ns();
+  bfh_search_stats st;
+  memset(&st, 0, sizeof st);
+  key_list_t k = {0};
+  gather_t g = {&k, trial ? trial->max_candidates : 0, 0};
+  int rc = trial && trial->max_candidates == 0 ? BFH_NOT_FOUND : BFH_OK;
+  if (rc == BFH_OK)
+    rc = standalone_value_keys(c->standalone, val, val_len, NULL, gather_key, &g,
+                               &st.entries_scanned, err);
+  if (rc == BFH_OK && k.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
+  if (rc == BFH_OK && trial && (g.over || !trial->worth(trial->arg, k.n))) rc = BFH_NOT_FOUND;
+  /* The index holds each key once under a value, in key order. */
+  uint64_t validating = 0;
+  for (size_t i = 0; i < k.n && rc == BFH_OK; i++) {
+    st.candidates++;
+    uint64_t t0 = clock_now_ns();
+    int holds = engine_key_holds(c->engine, NULL, k.v[i].bytes, k.v[i].len, val, val_len, err);
+    validating += clock_now_ns() - t0;
+    if (holds < 0) rc = holds;
+    if (holds <= 0) continue;
+    st.results++;
+    if (fn && fn(arg, k.v[i].bytes, k.v[i].len) != 0) break;
+  }
+  if (rc == BFH_OK) standalone_note_validation(c->standalone, st.candidates, validating);
   key_list_release(&k);
   st.method_used = BFH_SEARCH_STANDALONE;
   st.elapsed_ns = clock_now_ns() - start;

@@ -3,8 +3,9 @@
  * postings that are not stale), and counts a leaf whose postings are too many to read as
  * holding (no key is lost); AUTO answers from the index when its candidates cost less than the
  * tables its filters select (a 1% term spread over every table), and from the tables when
- * they cost less (a rare term in one block, an absent term, the newest K). Every answer is
- * compared key by key with SCAN's.
+ * they cost less (a rare term in one block, an absent term, the newest K); the same for a
+ * whole value over a database without attributes. Every answer is compared key by key with
+ * SCAN's.
  *
  * The data: NKEYS values {"tag":"tT","age":A,"pad":"..."} put in a fixed random order, T = i
  * mod 100 and A = i mod 90 (a tag is held by 1% of the keys, an age by about 1.1%, a tag and
@@ -24,7 +25,9 @@
 #include "bfh.h"
 /* Not public (api/testbed.h): the stand-alone index behind a handle, and the planner's budget. */
 #include "api/testbed.h"
+#include "index/index_sync.h"
 #include "index/standalone.h"
+#include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "search/search_plan.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
@@ -190,6 +193,109 @@ static void test_auto_weighs_the_index_against_the_tables(void **state) {
   assert_int_equal(st.results, 5);
 }
 
+/* The value val by method: its stats, and its keys equal to SCAN's (want results of them). */
+static bfh_search_stats search_checked(bfh_db *db, const char *val, bfh_method method,
+                                       unsigned want) {
+  static got_t got, scan;
+  bfh_search_stats st, sst;
+  memset(&got, 0, sizeof got);
+  memset(&scan, 0, sizeof scan);
+  size_t len = strlen(val);
+  assert_int_equal(bfh_search(db, val, len, method, on_key, &got, &st), BFH_OK);
+  assert_int_equal(bfh_search(db, val, len, BFH_SEARCH_SCAN, on_key, &scan, &sst), BFH_OK);
+  if (scan.n != want || got.n != want || st.results != want)
+    fail_msg("'%s' by %s: %u keys (results %llu), SCAN %u, want %u", val, bfh_method_name(method),
+             got.n, (unsigned long long)st.results, scan.n, want);
+  qsort(got.keys, got.n, sizeof got.keys[0], cmp_str);
+  qsort(scan.keys, scan.n, sizeof scan.keys[0], cmp_str);
+  for (unsigned i = 0; i < want; i++)
+    if (strcmp(got.keys[i], scan.keys[i]))
+      fail_msg("'%s' by %s: key %s, SCAN's %s", val, bfh_method_name(method), got.keys[i],
+               scan.keys[i]);
+  return st;
+}
+
+/* Whole value number t: "vT" and padding, about a record's size. */
+static const char *whole_value(unsigned t) {
+  static char v[64];
+  snprintf(v, sizeof v, "v%u, padded to some fifty bytes as a record", t);
+  return v;
+}
+
+/* Whole values, no attribute declared: NKEYS keys in random order, key i holding whole value
+   i mod 100 (each value 1% of the keys, in every table), and half way NRARE keys holding
+   "rare", put one after another in the middle of the key space. */
+static bfh_db *build_whole(const char *dir) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.memtable_bytes = 512 << 10;
+  o.table_bytes = 64 << 10;
+  o.standalone_index = 1;
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  unsigned *order = malloc(NKEYS * sizeof *order);
+  assert_non_null(order);
+  for (unsigned i = 0; i < NKEYS; i++) order[i] = i;
+  rng_t g;
+  rng_init(&g, RNG_SEED);
+  for (unsigned i = NKEYS - 1; i > 0; i--) {
+    unsigned j = (unsigned)rng_below(&g, i + 1), t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  char key[16], val[64];
+  for (unsigned n = 0; n < NKEYS + NRARE; n++) {
+    int rare = n >= NKEYS / 2 && n < NKEYS / 2 + NRARE;
+    unsigned i = n < NKEYS / 2 ? order[n] : rare ? n - NKEYS / 2 : order[n - NRARE];
+    int len;
+    if (rare) {
+      snprintf(key, sizeof key, "k%06ur%02u", NKEYS / 2, i);
+      len = snprintf(val, sizeof val, "rare");
+    } else {
+      snprintf(key, sizeof key, "k%06u", i);
+      len = snprintf(val, sizeof val, "%s", whole_value(i % 100));
+    }
+    assert_int_equal(bfh_put(db, key, strlen(key), val, (size_t)len), BFH_OK);
+  }
+  free(order);
+  assert_int_equal(bfh_flush(db), BFH_OK);
+  /* Settled and indexed: AUTO plans with every table's leaf loaded (while leaves load, its
+     estimates may send a value to the index before any selection). */
+  err_t err;
+  if (engine_lsm_wait_idle(bfh_internal_engine(db), &err) != BFH_OK) fail_msg("%s", err.msg);
+  if (index_sync_loader_wait(bfh_internal_sync(db), NULL, &err) != BFH_OK)
+    fail_msg("%s", err.msg);
+  return db;
+}
+
+/* A whole value by AUTO over a database that keeps the stand-alone index: the index answers
+   a value 1% of the keys hold, which every table's filter passes, and the tables a value
+   clustered in a block or two, or one no filter passes. */
+static void test_auto_weighs_the_index_for_a_whole_value(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build_whole(f->dir);
+  bfh_search_stats st = search_checked(f->db, whole_value(7), BFH_SEARCH_AUTO, NKEYS / 100);
+  if (st.method_used != BFH_SEARCH_STANDALONE)
+    fail_msg("1%% value: AUTO ran %s over %u tables", bfh_method_name(st.method_used),
+             st.tables_live);
+  assert_int_equal(st.tables_scanned, 0);
+  assert_int_equal(st.candidates, NKEYS / 100);
+  if (st.tables_live < 16) fail_msg("%u tables: the test wants at least 16", st.tables_live);
+  st = search_checked(f->db, "rare", BFH_SEARCH_AUTO, NRARE);
+  if (st.method_used == BFH_SEARCH_STANDALONE || st.blocks_read == 0 || st.blocks_read > 4)
+    fail_msg("rare value: AUTO ran %s and read %llu blocks", bfh_method_name(st.method_used),
+             (unsigned long long)st.blocks_read);
+  st = search_checked(f->db, "none", BFH_SEARCH_AUTO, 0);
+  assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
+  assert_int_equal(st.tables_scanned, 0);
+  /* STANDALONE, named, answers alike; LEAVES reads the tables. */
+  st = search_checked(f->db, whole_value(7), BFH_SEARCH_STANDALONE, NKEYS / 100);
+  assert_int_equal(st.method_used, BFH_SEARCH_STANDALONE);
+  st = search_checked(f->db, whole_value(7), BFH_SEARCH_LEAVES, NKEYS / 100);
+  assert_int_equal(st.method_used, BFH_SEARCH_LEAVES);
+  assert_true(st.tables_scanned > 0);
+}
+
 /* A range whose cover takes many filter items, over many tables: selecting them would cost
    more than the stand-alone index's one seek and scan, so AUTO asks the index first and
    probes no filter; a range with more candidates than that selection is worth goes on to the
@@ -279,6 +385,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_against_the_tables, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_the_budget_follows_the_measured_validations, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_for_a_whole_value, setup,
                                       db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
