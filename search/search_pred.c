@@ -256,14 +256,57 @@ static size_t needle_len(const expr_leaf_t *l) {
   }
 }
 
-/* SEARCH_PRED_VERBATIM_* of leaf l of the bound predicate and its needle's length *len
+/* The decimal digits of v's magnitude into d (room for 20), their count returned. */
+static size_t magnitude_digits(int64_t v, uint8_t *d) {
+  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  uint8_t t[20];
+  size_t n = 0;
+  do {
+    t[n++] = (uint8_t)('0' + m % 10);
+    m /= 10;
+  } while (m);
+  for (size_t i = 0; i < n; i++) d[i] = t[n - 1 - i];
+  return n;
+}
+
+/* The integer of an :int attribute's term (attr_int_term's inverse). */
+static int64_t int_of_term(const uint8_t *t) {
+  uint64_t u = 0;
+  for (int i = 0; i < ATTR_INT_TERM_BYTES; i++) u = u << 8 | t[i];
+  return (int64_t)(u ^ (1ull << 63));
+}
+
+/* Leaf l's DIGITS needle (search_pred.h) into d, its length returned; 0 for none. Between
+   two ends of one sign the magnitudes lie between theirs, and with as many digits as theirs
+   they start with the digits the two share. */
+static size_t digits_needle(const expr_leaf_t *l, uint8_t *d) {
+  if (l->term_len != ATTR_INT_TERM_BYTES) return 0;
+  int64_t lo = int_of_term(l->term), hi = lo;
+  if (l->cmp == EXPR_BETWEEN) {
+    if (l->term_hi_len != ATTR_INT_TERM_BYTES) return 0;
+    hi = int_of_term(l->term_hi);
+  } else if (l->cmp != EXPR_EQ) {
+    return 0;
+  }
+  if (lo > hi || (lo < 0) != (hi < 0)) return 0;
+  uint8_t b[20];
+  size_t na = magnitude_digits(lo, d), nb = magnitude_digits(hi, b), n = 0;
+  if (na != nb) return 0;
+  while (n < na && d[n] == b[n]) n++;
+  return n;
+}
+
+/* SEARCH_PRED_VERBATIM_* of leaf l of the bound predicate and its needle *nd
    (search_pred.h says why each). */
-static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l, size_t *len) {
-  const size_t n = *len = needle_len(l);
+static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l, search_pred_needle_t *nd) {
+  const attr_spec_t *s = terms ? terms_spec(terms, (size_t)l->attr) : NULL;
+  if (s && s->is_int) {
+    nd->len = s->kind == ATTR_JSON || s->kind == ATTR_PAIR ? 0 : digits_needle(l, nd->digits);
+    return nd->len ? SEARCH_PRED_VERBATIM_DIGITS : SEARCH_PRED_VERBATIM_NONE;
+  }
+  const size_t n = nd->len = needle_len(l);
   if (n == 0) return SEARCH_PRED_VERBATIM_NONE;
-  if (!terms) return SEARCH_PRED_VERBATIM_ALWAYS; /* the whole value */
-  const attr_spec_t *s = terms_spec(terms, (size_t)l->attr);
-  if (s->is_int) return SEARCH_PRED_VERBATIM_NONE;
+  if (!s) return SEARCH_PRED_VERBATIM_ALWAYS; /* the whole value */
   switch (s->kind) {
     case ATTR_VALUE:
     case ATTR_BYTES:
@@ -305,8 +348,8 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   p->verbatim = malloc(nwhere ? nwhere : 1);
   p->needle = malloc((nwhere ? nwhere : 1) * sizeof *p->needle);
   uint8_t *marks = malloc(n);
-  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->ranges || !p->verbatim || !p->needle ||
-      !marks) {
+  if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->ranges || !p->verbatim ||
+      !p->needle || !marks) {
     free(marks);
     search_pred_release(p);
     return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
@@ -328,6 +371,7 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   free(marks);
   for (size_t i = 0; i < nwhere; i++) {
     p->verbatim[i] = verbatim_kind(terms, expr_leaf(e, i), &p->needle[i]);
+    if (p->verbatim[i] == SEARCH_PRED_VERBATIM_NONE) p->needle[i].len = 0;
     p->any_verbatim |= p->verbatim[i] != SEARCH_PRED_VERBATIM_NONE;
   }
   return ST_OK;
@@ -382,8 +426,10 @@ static int may_match(const search_pred_t *p, const void *val, size_t len, uint8_
   for (size_t i = 0; i < n; i++) {
     const expr_leaf_t *l = expr_leaf(p->where, i);
     const uint8_t v = p->verbatim[i];
-    marks[i] = v == SEARCH_PRED_VERBATIM_NONE || (v == SEARCH_PRED_VERBATIM_JSON && escaped) ||
-               memmem(val, len, l->term, p->needle[i]) != NULL;
+    const search_pred_needle_t *nd = &p->needle[i];
+    marks[i] =
+        v == SEARCH_PRED_VERBATIM_NONE || (v == SEARCH_PRED_VERBATIM_JSON && escaped) ||
+        memmem(val, len, v == SEARCH_PRED_VERBATIM_DIGITS ? nd->digits : l->term, nd->len) != NULL;
   }
   return expr_eval(p->where, marks);
 }

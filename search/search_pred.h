@@ -68,6 +68,13 @@ typedef struct search_pred_range {
   int exact;
 } search_pred_range_t;
 
+/* A leaf's needle (SEARCH_PRED_VERBATIM_* below): len bytes, the start of its term, or with
+   DIGITS those of digits. */
+typedef struct search_pred_needle {
+  size_t len;
+  uint8_t digits[20];
+} search_pred_needle_t;
+
 typedef struct search_pred {
   const expr_t *where;  /* the predicate as bound (search_pred_lookup's binding when terms is
                            NULL): what validation evaluates; borrowed */
@@ -99,10 +106,9 @@ typedef struct search_pred {
   size_t range_pieces;
   size_t ncover;
   /* The quick test (search_pred_test): per leaf of `where`, SEARCH_PRED_VERBATIM_* (owned)
-     and the length of its needle, the first needle[i] bytes of its term (owned);
-     any_verbatim: some leaf has one. */
+     and its needle (owned); any_verbatim: some leaf has one. */
   uint8_t *verbatim;
-  size_t *needle;
+  search_pred_needle_t *needle;
   int any_verbatim;
 } search_pred_t;
 
@@ -114,18 +120,23 @@ typedef struct search_pred {
    is the term of an equality, the prefix of a LIKE, and the bytes a BETWEEN's two ends
    share at their start (every string between them starts with those): each is the start of
    the term a satisfying value holds. Of that needle:
-     NONE    no such promise: an :int attribute (8 bytes of a parsed integer), another
-             comparison (<, <=, >, >=), an empty needle, a JSON needle that could be part of
-             a number's term (its bytes all in [-+.0-9eE]: "-0" reads "0", an integer
-             beyond 64 bits saturates), a CSV or TSV needle holding '"' (written doubled in a
-             quoted field)
+     NONE    no such promise: another comparison (<, <=, >, >=), an empty needle, a JSON
+             needle that could be part of a number's term (its bytes all in [-+.0-9eE]: "-0"
+             reads "0", an integer beyond 64 bits saturates), a CSV or TSV needle holding '"'
+             (written doubled in a quoted field), an :int attribute of JSON (1e3 is 1000)
      ALWAYS  value, bytes:OFF:LEN, and CSV or TSV needles otherwise: the term is a slice of
              the value, and the needle of the term
      JSON    of a JSON string's content, true, false or null: the value's bytes, unless the
-             value holds an escape ('\' anywhere), which may spell the term otherwise */
+             value holds an escape ('\' anywhere), which may spell the term otherwise
+     DIGITS  an :int attribute of the value, bytes:OFF:LEN, CSV or TSV, for an equality or a
+             BETWEEN whose ends have one sign and as many digits: its integer is written
+             [+-]0*D, D the decimal digits of its magnitude (attr_int_parse), and the needle
+             is the digits that start the magnitude of every integer in the range (the
+             ends' common first digits; all of an equality's) */
 #define SEARCH_PRED_VERBATIM_NONE 0
 #define SEARCH_PRED_VERBATIM_ALWAYS 1
 #define SEARCH_PRED_VERBATIM_JSON 2
+#define SEARCH_PRED_VERBATIM_DIGITS 3
 
 /* expr_bind's lookup for a database with the declared attributes terms (a terms_t *, or NULL
    for none: then the only name is SEARCH_PRED_VALUE_NAME, a text attribute). */

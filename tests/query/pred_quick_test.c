@@ -1,6 +1,7 @@
 /* The value test's quick path (search/search_pred.c, may_match): a value whose bytes lack a
-   leaf's needle (an equality's term, a LIKE's prefix, the start a BETWEEN's ends share) is
-   ruled out before its extraction. It must never rule out a value that
+   leaf's needle (an equality's term, a LIKE's prefix, the start a BETWEEN's ends share, the
+   first digits every integer of an :int equality or BETWEEN writes) is ruled out before its
+   extraction. It must never rule out a value that
    satisfies the predicate: for random values of every extractor's kind, escapes, quoted
    fields with doubled quotes, numbers written in every form and arrays included, the value
    test (search_pred_test's, quick path and all) must answer exactly what evaluating the
@@ -26,16 +27,29 @@
 #define RNG_SEED 0x717569636bull
 
 /* j = json:j, k = json:a.k (nested), n = json:n:int, c = csv:2, t = tsv:1, b = bytes:1:3,
-   v = value, x = json:j:int */
-static const char *const DECLS[] = {"j=json:j", "k=json:a.k", "n=json:n:int", "c=csv:2",
-                                    "t=tsv:1",  "b=bytes:1:3", "v=value",     "x=json:j:int"};
+   v = value, x = json:j:int, i = csv:2:int, s = tsv:1:int, u = bytes:0:3:int, w = value:int */
+static const char *const DECLS[] = {"j=json:j",    "k=json:a.k",  "n=json:n:int",    "c=csv:2",
+                                    "t=tsv:1",     "b=bytes:1:3", "v=value",         "x=json:j:int",
+                                    "i=csv:2:int", "s=tsv:1:int", "u=bytes:0:3:int", "w=value:int"};
 #define NDECLS (sizeof DECLS / sizeof DECLS[0])
 
 /* Terms as a literal may write them, and the ways a value may spell them. */
-static const char *const WORDS[] = {"a", "ab", "7", "-0", "0", "1e3", "1000", "true", "null",
-                                    "x\"y", "q,r", "", "\xc3\xa9", "9223372036854775807"};
+static const char *const WORDS[] = {"a",        "ab",
+                                    "7",        "-0",
+                                    "0",        "1e3",
+                                    "1000",     "true",
+                                    "null",     "x\"y",
+                                    "q,r",      "",
+                                    "\xc3\xa9", "9223372036854775807",
+                                    "+7",       "007",
+                                    "-12",      "12",
+                                    "15",       "-15",
+                                    "0012",     "19",
+                                    "100",      "-9223372036854775808"};
 #define NWORDS (sizeof WORDS / sizeof WORDS[0])
-static const char *const INTS[] = {"7", "0", "-0", "1000", "9223372036854775807"};
+static const char *const INTS[] = {
+    "7",   "0",   "-0",  "1000", "9223372036854775807", "12", "19", "10", "-12",
+    "-19", "-10", "999", "100",  "-9223372036854775808"};
 #define NINTS (sizeof INTS / sizeof INTS[0])
 
 /* A JSON spelling of w: as a string (plain, or with one byte escaped as \uXXXX, or with its
@@ -86,7 +100,9 @@ static size_t random_value(rng_t *r, char *out, size_t cap) {
       json_scalar(r, WORDS[rng_below(r, NWORDS)], s, sizeof s);
       n += (size_t)snprintf(out + n, cap - n, ",\"a\":{\"k\":%s}", s);
       n += (size_t)snprintf(out + n, cap - n, ",\"n\":%s}",
-                            rng_below(r, 2) ? "7" : rng_below(r, 2) ? "7.0" : "\"x\"");
+                            rng_below(r, 2)   ? "7"
+                            : rng_below(r, 2) ? "7.0"
+                                              : "\"x\"");
       return n;
     case 1: { /* CSV or TSV */
       const char sep = rng_below(r, 2) ? ',' : '\t';
@@ -132,8 +148,12 @@ static size_t random_pred(rng_t *r, char *out, size_t cap) {
     if (i) n += (size_t)snprintf(out + n, cap - n, rng_below(r, 2) ? " AND " : " OR ");
     const char *d = DECLS[rng_below(r, NDECLS)];
     const char *w = WORDS[rng_below(r, NWORDS)];
-    if (d[0] == 'n' || d[0] == 'x') { /* :int: an integer literal */
-      n += (size_t)snprintf(out + n, cap - n, "%c = %s", d[0], INTS[rng_below(r, NINTS)]);
+    if (strstr(d, ":int")) { /* an integer literal, or two: an equality or a BETWEEN */
+      const char *a = INTS[rng_below(r, NINTS)], *b = INTS[rng_below(r, NINTS)];
+      if (rng_below(r, 2))
+        n += (size_t)snprintf(out + n, cap - n, "%c = %s", d[0], a);
+      else
+        n += (size_t)snprintf(out + n, cap - n, "%c BETWEEN %s AND %s", d[0], a, b);
       continue;
     }
     const size_t len = strlen(w), cut = (size_t)rng_below(r, len + 1);
@@ -204,15 +224,16 @@ static void test_quick_path_rules_out_no_match(void **state) {
       engine_value_test_t test;
       search_pred_test(&p, scratch, &m, &test);
       int got = test.match(test.match_arg, val, vlen);
-      if (got != want) fail_msg("'%s' on value '%.*s': the value test says %d, the terms %d", where,
-                                (int)vlen, val, got, want);
+      if (got != want)
+        fail_msg("'%s' on value '%.*s': the value test says %d, the terms %d", where, (int)vlen,
+                 val, got, want);
       matched += want == 1;
       free(scratch);
       search_pred_release(&p);
       expr_destroy(e);
     }
   }
-  /* The draws match often enough for the property to be tested where it matters (9,439
+  /* The draws match often enough for the property to be tested where it matters (6,242
      of the 96,000 pairs with this seed). */
   print_message("%u matches, %u predicates refused at binding\n", matched, skipped);
   assert_true(matched > CASES / 2);
