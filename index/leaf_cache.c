@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "bfh.h"
 #include "filters/hash.h"
@@ -92,18 +91,14 @@ static int pread_exact(env_rfile_t *fd, const char *path, uint64_t off, void *p,
 /* The descriptors maps hold, process-wide, and how many they may (leaf_cache.h
    "Descriptors"): a map whose file is held reads a chunk with one pread; past the budget a map
    keeps its file's stamp instead and opens the file again at each chunk read. The budget is
-   an eighth of the soft limit of open files, at most 256: the engine (LevelDB keeps up to
-   max_open_files = 1000 tables open) and the process need the rest. */
+   env_fd_share's. */
 static atomic_long g_map_fds_held;
 static atomic_long g_map_fd_budget = -1; /* -1: not computed yet */
 
 static long map_fd_budget(void) {
   long b = atomic_load(&g_map_fd_budget);
   if (b >= 0) return b;
-  struct rlimit rl;
-  b = getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ? 256
-                                                                          : (long)(rl.rlim_cur / 8);
-  if (b > 256) b = 256;
+  b = (long)env_fd_share();
   atomic_store(&g_map_fd_budget, b);
   return b;
 }

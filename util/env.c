@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -684,3 +685,9 @@ static const env_ops_t posix_ops = {
     .rename_exchange = posix_rename_exchange,
     .rmdir = posix_rmdir,
 };
+
+size_t env_fd_share(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 256;
+  return rl.rlim_cur / 8 < 256 ? (size_t)(rl.rlim_cur / 8) : 256;
+}

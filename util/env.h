@@ -116,6 +116,11 @@ int env_mkdir(env_t *io, const char *path, err_t *err);
 int env_sync_dir(env_t *io, const char *dir, err_t *err);
 /* 1 if path exists, 0 if not (or on any error). */
 int env_exists(env_t *io, const char *path);
+/* How many descriptors one of bfh's pools of files held open may keep (a read-write stock
+   engine's table files, the filter cache's maps): an eighth of the process's soft limit of
+   open files, at most 256, so that the engine (LevelDB keeps up to max_open_files = 1000
+   tables open) and the rest of the process keep theirs. */
+size_t env_fd_share(void);
 /* *size = size in bytes of path. ST_NOT_FOUND (no message) if it does not exist. */
 int env_path_size(env_t *io, const char *path, uint64_t *size, err_t *err);
 /* env_path_size, and *id = the file path names now (one stat). */

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/resource.h>
 
 #include "lsm_hooks/engines/engine_detect.h"
 
@@ -89,16 +88,6 @@ int stock_rw_check_dir(env_t *io, const char *path, int create, int *exists, err
 }
 
 /* ---- Table files held open ------------------------------------------------------------------ */
-
-/* How many table files a handle holds open at most: an eighth of the soft limit of open
-   files, at most 256, as the filter cache's maps hold theirs (index/leaf_cache.c): the
-   library holds its own (LevelDB up to max_open_files = 1000) and the process needs the
-   rest. */
-static size_t files_budget(void) {
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 256;
-  return rl.rlim_cur / 8 < 256 ? (size_t)(rl.rlim_cur / 8) : 256;
-}
 
 int stock_file_open(size_t size, env_t *io, char *path, stock_file_t **out, err_t *err) {
   *out = NULL;
@@ -188,7 +177,7 @@ static int begin(stock_rw_t *s, const stock_rw_format_t *fmt, const char *path, 
   pthread_mutex_init(&s->sync_mu, NULL);
   pthread_mutex_init(&s->files_mu, NULL);
   u64_map_init(&s->files);
-  s->files_max = files_budget();
+  s->files_max = env_fd_share(); /* the library holds its own */
   fmt->init(s);
   s->path = strdup(path);
   if (!s->path) return err_set(err, BFH_E_NOMEM, "%s: no memory", path);

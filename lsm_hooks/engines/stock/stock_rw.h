@@ -133,8 +133,8 @@ typedef struct stock_rw {
      (block_cache_reader_fill). */
   block_cache_t *blocks;
   /* The table files held open for the searches' block reads: table number -> stock_file_t *
-     (one reference each), at most files_max of them; the files of tables no longer live are
-     closed at a sweep (STOCK_RW_FILES_SWEEP). files_mu guards the map. */
+     (one reference each), at most files_max (env_fd_share) of them; the files of tables no
+     longer live are closed at a sweep (STOCK_RW_FILES_SWEEP). files_mu guards the map. */
   pthread_mutex_t files_mu;
   u64_map_t files;
   size_t files_max;
