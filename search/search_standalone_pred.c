@@ -127,6 +127,29 @@ static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cov
   return rc;
 }
 
+/* Validates the first n keys of k by test against their latest versions, reporting those
+   that pass to fn (until it returns nonzero), counted in st. The validation's time, without
+   the caller's (fn), is what the planner weighs the next candidates by
+   (standalone_candidate_ns). */
+static int validate(const search_ctx_t *c, const key_list_t *k, size_t n,
+                    const engine_value_test_t *test, bfh_match_fn fn, void *arg,
+                    bfh_search_stats *st, err_t *err) {
+  uint64_t validating = 0;
+  int rc = BFH_OK;
+  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
+    st->candidates++;
+    uint64_t t0 = clock_now_ns();
+    int holds = engine_key_passes(c->engine, NULL, k->v[i].bytes, k->v[i].len, test, err);
+    validating += clock_now_ns() - t0;
+    if (holds < 0) rc = holds;
+    if (holds <= 0) continue;
+    st->results++;
+    if (fn && fn(arg, k->v[i].bytes, k->v[i].len) != 0) break;
+  }
+  if (rc == BFH_OK) standalone_note_validation(c->standalone, st->candidates, validating);
+  return rc;
+}
+
 int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
                            bfh_search_stats *out, err_t *err) {
@@ -168,20 +191,7 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
   search_pred_match_t m;
   engine_value_test_t test;
   if (rc == BFH_OK) search_pred_test(pred, marks, &m, &test);
-  /* The validation's time, without the caller's (fn), is what the planner weighs the next
-     candidates by (standalone_candidate_ns). */
-  uint64_t validating = 0;
-  for (size_t i = 0; i < ncand && rc == BFH_OK; i++) {
-    st.candidates++;
-    uint64_t t0 = clock_now_ns();
-    int holds = engine_key_passes(c->engine, NULL, k.v[i].bytes, k.v[i].len, &test, err);
-    validating += clock_now_ns() - t0;
-    if (holds < 0) rc = holds;
-    if (holds <= 0) continue;
-    st.results++;
-    if (fn && fn(arg, k.v[i].bytes, k.v[i].len) != 0) break;
-  }
-  if (rc == BFH_OK) standalone_note_validation(c->standalone, st.candidates, validating);
+  if (rc == BFH_OK) rc = validate(c, &k, ncand, &test, fn, arg, &st, err);
   free(marks);
   free(unknown);
   free(in_cover);
@@ -208,18 +218,8 @@ int search_standalone_value(const search_ctx_t *c, const void *val, size_t val_l
   if (rc == BFH_OK && k.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   if (rc == BFH_OK && trial && (g.over || !trial->worth(trial->arg, k.n))) rc = BFH_NOT_FOUND;
   /* The index holds each key once under a value, in key order. */
-  uint64_t validating = 0;
-  for (size_t i = 0; i < k.n && rc == BFH_OK; i++) {
-    st.candidates++;
-    uint64_t t0 = clock_now_ns();
-    int holds = engine_key_holds(c->engine, NULL, k.v[i].bytes, k.v[i].len, val, val_len, err);
-    validating += clock_now_ns() - t0;
-    if (holds < 0) rc = holds;
-    if (holds <= 0) continue;
-    st.results++;
-    if (fn && fn(arg, k.v[i].bytes, k.v[i].len) != 0) break;
-  }
-  if (rc == BFH_OK) standalone_note_validation(c->standalone, st.candidates, validating);
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  if (rc == BFH_OK) rc = validate(c, &k, k.n, &test, fn, arg, &st, err);
   key_list_release(&k);
   st.method_used = BFH_SEARCH_STANDALONE;
   st.elapsed_ns = clock_now_ns() - start;

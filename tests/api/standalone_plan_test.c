@@ -62,6 +62,20 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(a, b);
 }
 
+/* Fails unless what by method (got, st) and by SCAN (scan) found the same want keys. */
+static void same_as_scan(const char *what, bfh_method method, got_t *got, got_t *scan,
+                         const bfh_search_stats *st, unsigned want) {
+  if (scan->n != want || got->n != want || st->results != want)
+    fail_msg("'%s' by %s: %u keys (results %llu), SCAN %u, want %u", what, bfh_method_name(method),
+             got->n, (unsigned long long)st->results, scan->n, want);
+  qsort(got->keys, got->n, sizeof got->keys[0], cmp_str);
+  qsort(scan->keys, scan->n, sizeof scan->keys[0], cmp_str);
+  for (unsigned i = 0; i < want; i++)
+    if (strcmp(got->keys[i], scan->keys[i]))
+      fail_msg("'%s' by %s: key %s, SCAN's %s", what, bfh_method_name(method), got->keys[i],
+               scan->keys[i]);
+}
+
 /* where by method: its stats, and its keys equal to SCAN's (want results of them). */
 static bfh_search_stats query_checked(bfh_db *db, const char *where, bfh_method method,
                                       unsigned want) {
@@ -71,28 +85,17 @@ static bfh_search_stats query_checked(bfh_db *db, const char *where, bfh_method 
   memset(&scan, 0, sizeof scan);
   assert_int_equal(bfh_query(db, where, method, 0, on_key, &got, &st), BFH_OK);
   assert_int_equal(bfh_query(db, where, BFH_SEARCH_SCAN, 0, on_key, &scan, &sst), BFH_OK);
-  if (scan.n != want || got.n != want || st.results != want)
-    fail_msg("'%s' by %s: %u keys (results %llu), SCAN %u, want %u", where, bfh_method_name(method),
-             got.n, (unsigned long long)st.results, scan.n, want);
-  qsort(got.keys, got.n, sizeof got.keys[0], cmp_str);
-  qsort(scan.keys, scan.n, sizeof scan.keys[0], cmp_str);
-  for (unsigned i = 0; i < want; i++)
-    if (strcmp(got.keys[i], scan.keys[i]))
-      fail_msg("'%s' by %s: key %s, SCAN's %s", where, bfh_method_name(method), got.keys[i],
-               scan.keys[i]);
+  same_as_scan(where, method, &got, &scan, &st, want);
   return st;
 }
 
-static bfh_db *build_sized(const char *dir, size_t table_bytes) {
-  bfh_options o;
-  bfh_options_init(&o);
-  o.memtable_bytes = 1 << 20;
-  o.table_bytes = table_bytes;
-  o.standalone_index = 1;
-  o.attributes = attrs;
-  o.attribute_count = 3;
-  bfh_db *db = NULL;
-  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+/* The value of key number i (rare: a rare key's) into val (cap bytes); its length. */
+typedef int (*value_fn)(unsigned i, int rare, char *val, size_t cap);
+
+/* Puts NKEYS keys in a fixed random order, each with value(i, 0); half way, the NRARE rare
+   keys one after another, in the middle of the writes and of the key space (inside a full
+   table), each with value(i, 1); then flushes. */
+static void put_all(bfh_db *db, value_fn value) {
   unsigned *order = malloc(NKEYS * sizeof *order);
   assert_non_null(order);
   for (unsigned i = 0; i < NKEYS; i++) order[i] = i;
@@ -105,22 +108,36 @@ static bfh_db *build_sized(const char *dir, size_t table_bytes) {
   }
   char key[16], val[128];
   for (unsigned n = 0; n < NKEYS + NRARE; n++) {
-    /* The rare keys in the middle of the writes and of the key space: inside a full table. */
     int rare = n >= NKEYS / 2 && n < NKEYS / 2 + NRARE;
     unsigned i = n < NKEYS / 2 ? order[n] : rare ? n - NKEYS / 2 : order[n - NRARE];
-    int len;
-    if (rare) {
+    if (rare)
       snprintf(key, sizeof key, "k%06ur%02u", NKEYS / 2, i);
-      len = snprintf(val, sizeof val, "{\"tag\":\"rare\",\"age\":5}");
-    } else {
+    else
       snprintf(key, sizeof key, "k%06u", i);
-      len = snprintf(val, sizeof val, "{\"tag\":\"t%u\",\"age\":%u,\"pad\":\"%s\"}", i % 100,
-                     i % 90, "a value of some eighty bytes, as a record's");
-    }
+    int len = value(i, rare, val, sizeof val);
     assert_int_equal(bfh_put(db, key, strlen(key), val, (size_t)len), BFH_OK);
   }
   free(order);
   assert_int_equal(bfh_flush(db), BFH_OK);
+}
+
+static int json_value(unsigned i, int rare, char *val, size_t cap) {
+  if (rare) return snprintf(val, cap, "{\"tag\":\"rare\",\"age\":5}");
+  return snprintf(val, cap, "{\"tag\":\"t%u\",\"age\":%u,\"pad\":\"%s\"}", i % 100, i % 90,
+                  "a value of some eighty bytes, as a record's");
+}
+
+static bfh_db *build_sized(const char *dir, size_t table_bytes) {
+  bfh_options o;
+  bfh_options_init(&o);
+  o.memtable_bytes = 1 << 20;
+  o.table_bytes = table_bytes;
+  o.standalone_index = 1;
+  o.attributes = attrs;
+  o.attribute_count = 3;
+  bfh_db *db = NULL;
+  assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
+  put_all(db, json_value);
   return db;
 }
 
@@ -162,6 +179,17 @@ static void test_standalone_narrows_an_and(void **state) {
   assert_true(st.entries_scanned < NKEYS / 2);
 }
 
+/* AUTO's stats for the rare term or value (held in a block or two of one table) and for an
+   absent one: the tables answered both, the rare one by a few blocks, the absent one by no
+   table read. */
+static void answered_by_tables(bfh_search_stats rare, bfh_search_stats none) {
+  if (rare.method_used == BFH_SEARCH_STANDALONE || rare.blocks_read == 0 || rare.blocks_read > 4)
+    fail_msg("rare: AUTO ran %s and read %llu blocks", bfh_method_name(rare.method_used),
+             (unsigned long long)rare.blocks_read);
+  assert_int_not_equal(none.method_used, BFH_SEARCH_STANDALONE);
+  assert_int_equal(none.tables_scanned, 0);
+}
+
 static void test_auto_weighs_the_index_against_the_tables(void **state) {
   db_fixture_t *f = *state;
   f->db = build(f->dir);
@@ -178,15 +206,9 @@ static void test_auto_weighs_the_index_against_the_tables(void **state) {
   assert_int_equal(st.method_used, BFH_SEARCH_STANDALONE);
   assert_int_equal(st.candidates, want);
   /* The rare tag lives in a block or two of a full table: reading them costs less than 40
-     gets. */
-  st = query_checked(f->db, "tag = 'rare'", BFH_SEARCH_AUTO, NRARE);
-  if (st.method_used == BFH_SEARCH_STANDALONE || st.blocks_read == 0 || st.blocks_read > 4)
-    fail_msg("rare term: AUTO ran %s and read %llu blocks", bfh_method_name(st.method_used),
-             (unsigned long long)st.blocks_read);
-  /* An absent term: the filters select no table, and nothing else is asked. */
-  st = query_checked(f->db, "tag = 'none'", BFH_SEARCH_AUTO, 0);
-  assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
-  assert_int_equal(st.tables_scanned, 0);
+     gets. An absent term: the filters select no table, and nothing else is asked. */
+  answered_by_tables(query_checked(f->db, "tag = 'rare'", BFH_SEARCH_AUTO, NRARE),
+                     query_checked(f->db, "tag = 'none'", BFH_SEARCH_AUTO, 0));
   /* The newest K needs sequence numbers, which only the tables have. */
   assert_int_equal(bfh_query(f->db, "tag = 't7'", BFH_SEARCH_AUTO, 5, NULL, NULL, &st), BFH_OK);
   assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
@@ -203,15 +225,7 @@ static bfh_search_stats search_checked(bfh_db *db, const char *val, bfh_method m
   size_t len = strlen(val);
   assert_int_equal(bfh_search(db, val, len, method, on_key, &got, &st), BFH_OK);
   assert_int_equal(bfh_search(db, val, len, BFH_SEARCH_SCAN, on_key, &scan, &sst), BFH_OK);
-  if (scan.n != want || got.n != want || st.results != want)
-    fail_msg("'%s' by %s: %u keys (results %llu), SCAN %u, want %u", val, bfh_method_name(method),
-             got.n, (unsigned long long)st.results, scan.n, want);
-  qsort(got.keys, got.n, sizeof got.keys[0], cmp_str);
-  qsort(scan.keys, scan.n, sizeof scan.keys[0], cmp_str);
-  for (unsigned i = 0; i < want; i++)
-    if (strcmp(got.keys[i], scan.keys[i]))
-      fail_msg("'%s' by %s: key %s, SCAN's %s", val, bfh_method_name(method), got.keys[i],
-               scan.keys[i]);
+  same_as_scan(val, method, &got, &scan, &st, want);
   return st;
 }
 
@@ -220,6 +234,10 @@ static const char *whole_value(unsigned t) {
   static char v[64];
   snprintf(v, sizeof v, "v%u, padded to some fifty bytes as a record", t);
   return v;
+}
+
+static int whole_value_of(unsigned i, int rare, char *val, size_t cap) {
+  return snprintf(val, cap, "%s", rare ? "rare" : whole_value(i % 100));
 }
 
 /* Whole values, no attribute declared: NKEYS keys in random order, key i holding whole value
@@ -233,38 +251,12 @@ static bfh_db *build_whole(const char *dir) {
   o.standalone_index = 1;
   bfh_db *db = NULL;
   assert_int_equal(bfh_open(dir, &o, &db), BFH_OK);
-  unsigned *order = malloc(NKEYS * sizeof *order);
-  assert_non_null(order);
-  for (unsigned i = 0; i < NKEYS; i++) order[i] = i;
-  rng_t g;
-  rng_init(&g, RNG_SEED);
-  for (unsigned i = NKEYS - 1; i > 0; i--) {
-    unsigned j = (unsigned)rng_below(&g, i + 1), t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-  char key[16], val[64];
-  for (unsigned n = 0; n < NKEYS + NRARE; n++) {
-    int rare = n >= NKEYS / 2 && n < NKEYS / 2 + NRARE;
-    unsigned i = n < NKEYS / 2 ? order[n] : rare ? n - NKEYS / 2 : order[n - NRARE];
-    int len;
-    if (rare) {
-      snprintf(key, sizeof key, "k%06ur%02u", NKEYS / 2, i);
-      len = snprintf(val, sizeof val, "rare");
-    } else {
-      snprintf(key, sizeof key, "k%06u", i);
-      len = snprintf(val, sizeof val, "%s", whole_value(i % 100));
-    }
-    assert_int_equal(bfh_put(db, key, strlen(key), val, (size_t)len), BFH_OK);
-  }
-  free(order);
-  assert_int_equal(bfh_flush(db), BFH_OK);
+  put_all(db, whole_value_of);
   /* Settled and indexed: AUTO plans with every table's leaf loaded (while leaves load, its
      estimates may send a value to the index before any selection). */
   err_t err;
   if (engine_lsm_wait_idle(bfh_internal_engine(db), &err) != BFH_OK) fail_msg("%s", err.msg);
-  if (index_sync_loader_wait(bfh_internal_sync(db), NULL, &err) != BFH_OK)
-    fail_msg("%s", err.msg);
+  if (index_sync_loader_wait(bfh_internal_sync(db), NULL, &err) != BFH_OK) fail_msg("%s", err.msg);
   return db;
 }
 
@@ -281,13 +273,8 @@ static void test_auto_weighs_the_index_for_a_whole_value(void **state) {
   assert_int_equal(st.tables_scanned, 0);
   assert_int_equal(st.candidates, NKEYS / 100);
   if (st.tables_live < 16) fail_msg("%u tables: the test wants at least 16", st.tables_live);
-  st = search_checked(f->db, "rare", BFH_SEARCH_AUTO, NRARE);
-  if (st.method_used == BFH_SEARCH_STANDALONE || st.blocks_read == 0 || st.blocks_read > 4)
-    fail_msg("rare value: AUTO ran %s and read %llu blocks", bfh_method_name(st.method_used),
-             (unsigned long long)st.blocks_read);
-  st = search_checked(f->db, "none", BFH_SEARCH_AUTO, 0);
-  assert_int_not_equal(st.method_used, BFH_SEARCH_STANDALONE);
-  assert_int_equal(st.tables_scanned, 0);
+  answered_by_tables(search_checked(f->db, "rare", BFH_SEARCH_AUTO, NRARE),
+                     search_checked(f->db, "none", BFH_SEARCH_AUTO, 0));
   /* STANDALONE, named, answers alike; LEAVES reads the tables. */
   st = search_checked(f->db, whole_value(7), BFH_SEARCH_STANDALONE, NKEYS / 100);
   assert_int_equal(st.method_used, BFH_SEARCH_STANDALONE);
