@@ -1,6 +1,8 @@
 /* The predicate side of a search; see search_pred.h. */
 #include "search/search_pred.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,24 +258,15 @@ static size_t needle_len(const expr_leaf_t *l) {
   }
 }
 
-/* The decimal digits of v's magnitude into d (room for 20), their count returned. */
-static size_t magnitude_digits(int64_t v, uint8_t *d) {
-  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-  uint8_t t[20];
-  size_t n = 0;
-  do {
-    t[n++] = (uint8_t)('0' + m % 10);
-    m /= 10;
-  } while (m);
-  for (size_t i = 0; i < n; i++) d[i] = t[n - 1 - i];
-  return n;
+/* The decimal digits of v's magnitude (at most 19) into d, NUL-terminated; their count. */
+static size_t magnitude_digits(int64_t v, char d[21]) {
+  return (size_t)snprintf(d, 21, "%" PRIu64, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
-/* The integer of an :int attribute's term (attr_int_term's inverse). */
+/* The integer of an :int attribute's term (attr_int_term's inverse: its code, sign bit
+   flipped back). */
 static int64_t int_of_term(const uint8_t *t) {
-  uint64_t u = 0;
-  for (int i = 0; i < ATTR_INT_TERM_BYTES; i++) u = u << 8 | t[i];
-  return (int64_t)(u ^ (1ull << 63));
+  return (int64_t)(range_code_bytes(t, ATTR_INT_TERM_BYTES) ^ (1ull << 63));
 }
 
 /* Leaf l's DIGITS needle (search_pred.h) into d, its length returned; 0 for none. Between
@@ -289,10 +282,11 @@ static size_t digits_needle(const expr_leaf_t *l, uint8_t *d) {
     return 0;
   }
   if (lo > hi || (lo < 0) != (hi < 0)) return 0;
-  uint8_t b[20];
-  size_t na = magnitude_digits(lo, d), nb = magnitude_digits(hi, b), n = 0;
+  char a[21], b[21];
+  size_t na = magnitude_digits(lo, a), nb = magnitude_digits(hi, b), n = 0;
   if (na != nb) return 0;
-  while (n < na && d[n] == b[n]) n++;
+  while (n < na && a[n] == b[n]) n++;
+  memcpy(d, a, n);
   return n;
 }
 
