@@ -32,6 +32,8 @@ bfh_pkg_target(zstd libzstd libzstd-dev)
 # The JSON parser of the json:PATH attributes: its header (libbfh binds it at first use,
 # util/json_api.h; doc/query.md "Why json-c").
 bfh_pkg_target(json_c json-c libjson-c-dev)
+# io_uring's library: its header (libbfh binds it at first use, util/uring_api.h).
+bfh_pkg_target(uring liburing liburing-dev)
 # bzip2 ships no .pc file on Debian.
 if(NOT TARGET bfh::bz2)
   find_library(BFH_BZ2_LIBRARY bz2)

@@ -206,6 +206,18 @@ uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_
   return bytes;
 }
 
+size_t block_index_sure_spans(block_index_t *bi, uint64_t number, const uint64_t *hashes, size_t n,
+                              block_span_t *out) {
+  pthread_rwlock_rdlock(&bi->lock);
+  const value_block_map_t *m = map_to_read(bi, number, 1);
+  size_t k = 0;
+  if (m && value_block_map_has_reader(m)) m = NULL; /* read from its own file, not the table */
+  for (size_t i = 0; m && i < n; i++)
+    k += value_block_map_sure_span(m, hashes[i], &out[k].offset, &out[k].len);
+  pthread_rwlock_unlock(&bi->lock);
+  return k;
+}
+
 int block_index_has_map(block_index_t *bi, uint64_t number) {
   pthread_rwlock_rdlock(&bi->lock);
   int has = find_map(bi, number) != NULL;

@@ -82,6 +82,18 @@ uint64_t block_index_sure_read(block_index_t *bi, uint64_t number, const uint64_
 /* Has table `number` a map? */
 int block_index_has_map(block_index_t *bi, uint64_t number);
 
+/* A span of a table's "bfh.value_chunks" meta block (value_block_map.h). */
+typedef struct block_span {
+  uint64_t offset;
+  size_t len;
+} block_span_t;
+/* The chunks of table `number`'s map that a probe of each of hashes[0, n) surely reads
+   first (value_block_map_sure_span), into out (room for n): how many. None for a table
+   without a map, or whose map reads its own file (the LevelDB engines' cache files). For
+   a search that reads them ahead, all its tables' together (engine_read_ahead). */
+size_t block_index_sure_spans(block_index_t *bi, uint64_t number, const uint64_t *hashes, size_t n,
+                              block_span_t *out);
+
 /* How a probe reads a table's map: read (with arg) reads bytes of the table's
    "bfh.value_chunks" meta block (value_block_map.h); chunks_read and bytes_read count the
    chunks read and their bytes, through read or a map's own reader.

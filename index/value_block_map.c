@@ -798,15 +798,20 @@ static uint32_t first_chunk(const value_block_map_t *m, uint32_t fp) {
   return c;
 }
 
-size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash) {
+int value_block_map_sure_span(const value_block_map_t *m, uint64_t value_hash, uint64_t *off,
+                              size_t *len) {
   uint32_t fp = value_block_map_fingerprint(value_hash);
   uint32_t c = first_chunk(m, fp);
   /* Version 2 keeps a sketch per chunk, which may skip every chunk. */
   if (m->version == 2 || c >= m->nchunks || m->fences[c] > fp) return 0;
+  value_block_map_chunk_span(m, c, off, len);
+  return 1;
+}
+
+size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash) {
   uint64_t off;
   size_t len;
-  value_block_map_chunk_span(m, c, &off, &len);
-  return len;
+  return value_block_map_sure_span(m, value_hash, &off, &len) ? len : 0;
 }
 
 typedef struct named {

@@ -216,6 +216,11 @@ int value_block_map_rules_out(const value_block_map_t *m, uint64_t value_hash);
    chunk it reads; 0 when it may read none (ruled out, or a version 2 map, whose per-chunk
    sketches may skip them all). */
 size_t value_block_map_sure_read(const value_block_map_t *m, uint64_t value_hash);
+/* The chunk of value_block_map_sure_read, as a span of the chunks' meta block (the off and
+   len a probe passes its read function): 1 with *off and *len set, or 0 when a probe may
+   read none. */
+int value_block_map_sure_span(const value_block_map_t *m, uint64_t value_hash, uint64_t *off,
+                              size_t *len);
 
 /* Checks chunk c's bytes (as read: its entries and CRC) against m; BFH_OK or BFH_E_CORRUPT.
    (value_block_map_probe does this for every chunk it reads; exposed for the fuzz target.) */

@@ -1143,6 +1143,26 @@ int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char 
   return rc != ST_OK ? rc : table_read_meta_range(t, name, off, len, buf, &s->fill, err);
 }
 
+/* The pieces go to the kernel AHEAD_BATCH at a time (env_read_batch's ring takes 64). */
+#define AHEAD_BATCH 64
+
+void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const lsm_ahead_t *r, size_t n) {
+  table_ahead_t a[AHEAD_BATCH];
+  env_read_t rd[AHEAD_BATCH];
+  size_t k = 0;
+  table_t *t = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || r[i].number != r[i - 1].number)
+      if (snapshot_table(s, r[i].number, &t, NULL) != ST_OK) t = NULL;
+    if (t && table_ahead_prepare(t, r[i].meta, &r[i].block, &s->fill, &a[k], &rd[k])) k++;
+    if (k == AHEAD_BATCH || (i + 1 == n && k)) {
+      env_read_batch(s->db->io, rd, k, NULL);
+      for (size_t j = 0; j < k; j++) table_ahead_finish(&a[j], &rd[j]);
+      k = 0;
+    }
+  }
+}
+
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,
                                    void *arg, lsm_scan_stats_t *st, err_t *err) {

@@ -1037,6 +1037,52 @@ int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uin
   return ST_OK;
 }
 
+int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, uint64_t *fill,
+                        table_ahead_t *a, env_read_t *r) {
+  if (!t->cache || t->map || !fill) return 0;
+  uint64_t at, read;
+  size_t kept; /* the bytes the cache keeps: a data block without its trailer */
+  uint32_t i = t->nblocks;
+  if (meta) {
+    const meta_entry_t *m = find_meta(t, meta);
+    if (!m || !handle_ok(t, &m->h) || ref->offset > m->h.size ||
+        ref->size > m->h.size - ref->offset || ref->size == 0)
+      return 0;
+    at = m->h.offset + ref->offset;
+    read = kept = (size_t)ref->size;
+  } else {
+    i = block_at(t, ref);
+    if (i >= t->nblocks) return 0;
+    at = t->handles[i].offset;
+    kept = (size_t)t->handles[i].size;
+    read = kept + BLOCK_TRAILER_BYTES;
+  }
+  if (*fill < read) return 0;
+  block_cache_handle_t *pin;
+  if (block_cache_pin(t->cache, t->cache_id, at, kept, &pin)) {
+    block_cache_release(pin);
+    return 0;
+  }
+  block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, at, (size_t)read);
+  if (!e) return 0;
+  *fill -= read;
+  *a = (table_ahead_t){t, i, at, kept, e};
+  *r = (env_read_t){t->file, at, block_cache_data(e), (size_t)read, 0, ST_OK};
+  return 1;
+}
+
+void table_ahead_finish(const table_ahead_t *a, const env_read_t *r) {
+  table_t *t = a->t;
+  int ok = r->rc == ST_OK && r->got == r->n;
+  if (ok && a->block < t->nblocks) {
+    block_t b;
+    ok = check_block(t, &t->handles[a->block], r->buf, &b, NULL) == ST_OK;
+    if (ok) atomic_fetch_add_explicit(&t->blocks_read, 1, memory_order_relaxed);
+  }
+  if (ok) block_cache_publish(t->cache, a->e, a->n);
+  block_cache_release(a->e); /* unpublished: freed */
+}
+
 int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
                           uint64_t *fill, err_t *err) {
   const meta_entry_t *m = find_meta(t, name);

@@ -195,6 +195,26 @@ int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uin
 int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
                           uint64_t *fill, err_t *err);
 
+/* One piece of a read ahead (lsm_snapshot_read_ahead) of table t: the unpublished block
+   cache entry its bytes are read into. */
+typedef struct table_ahead {
+  table_t *t;
+  uint32_t block;  /* the data block's index; t's nblocks for bytes of a meta block */
+  uint64_t offset; /* where the cache keeps it */
+  size_t n;        /* its bytes there */
+  struct block_cache_entry *e;
+} table_ahead_t;
+/* Prepares the read ahead of t's data block `ref` (meta NULL) or of meta block meta's bytes
+   [ref.offset, ref.offset + ref.size): 1 with *a set and *r the read to make (into the
+   cache entry a->e, taken from *fill), or 0 when there is nothing to read ahead (the cache
+   holds it or there is none, t reads through a mapping, the fill does not cover it, the
+   piece is out of bounds: the read that needs it says so). */
+int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, uint64_t *fill,
+                        table_ahead_t *a, env_read_t *r);
+/* After r was made: publishes a's bytes in the cache when the read gave them all (and a data
+   block checks out: CRC and parse), else drops them; releases the entry either way. */
+void table_ahead_finish(const table_ahead_t *a, const env_read_t *r);
+
 typedef struct table_stats {
   uint64_t data_blocks;
   uint64_t blocks_read; /* data blocks read (and checked) so far, repeats included */

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libleveldb-dev libsnappy-dev libxxhash-dev
-          liblz4-dev libzstd-dev zlib1g-dev libbz2-dev libjson-c-dev librocksdb-dev rocksdb-tools
+          liblz4-dev libzstd-dev zlib1g-dev libbz2-dev libjson-c-dev liburing-dev librocksdb-dev rocksdb-tools
           libcmocka-dev gnuplot-nox
           wamerican-insane ieee-data unicode-data wordnet-base) # the workloads' real data (workloads/dataset.h)
 [ $# -gt 0 ] && packages=("$@")

@@ -50,8 +50,8 @@ static fault_env_t *fault_of(const env_t *io) {
   return io && io->ops == &fault_ops ? (fault_env_t *)io : NULL;
 }
 
-static const char *op_names[ENV_OP_KINDS] = {"open",   "write", "sync", "rename",
-                                             "unlink", "read",  "mkdir"};
+static const char *op_names[ENV_OP_KINDS] = {"open",   "write", "sync",  "rename",
+                                             "unlink", "read",  "mkdir", "read batch"};
 
 static int pattern_matches(const char *pattern, const char *path) {
   if (!pattern) return 1;
@@ -240,6 +240,43 @@ static int f_rfile_pread(env_rfile_t *base, uint64_t offset, void *buf, size_t n
   return in->io->ops->rfile_pread(in, offset, buf, n, got, err);
 }
 
+/* A batch counts once as ENV_OP_BATCH (failing it fails every read) and each read as
+   ENV_OP_READ; the reads that do not fail go to the wrapped env's batch together. */
+static int f_read_batch(env_t *io, env_read_t *r, size_t n, err_t *err) {
+  fault_env_t *fe = (fault_env_t *)io;
+  int whole = inject(fe, ENV_OP_BATCH, r[0].f->path, err), first = whole;
+  env_read_t *in = malloc(n * sizeof *in);
+  size_t *at = malloc(n * sizeof *at);
+  if (!in || !at) {
+    free(in);
+    free(at);
+    return err_set(err, ST_E_NOMEM, "read batch: out of memory");
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    r[i].got = 0;
+    r[i].rc = whole ? whole : inject(fe, ENV_OP_READ, r[i].f->path, first ? NULL : err);
+    if (r[i].rc) {
+      if (!first) first = r[i].rc;
+      continue;
+    }
+    in[k] = r[i];
+    in[k].f = ((fault_rfile_t *)r[i].f)->inner;
+    at[k++] = i;
+  }
+  if (k) {
+    int rc = env_read_batch(fe->target, in, k, first ? NULL : err);
+    if (!first) first = rc;
+  }
+  for (size_t j = 0; j < k; j++) {
+    r[at[j]].got = in[j].got;
+    r[at[j]].rc = in[j].rc;
+  }
+  free(in);
+  free(at);
+  return first;
+}
+
 static int f_rfile_stamp(const env_rfile_t *base, env_file_stamp_t *out, err_t *err) {
   const env_rfile_t *in = ((const fault_rfile_t *)base)->inner;
   return in->io->ops->rfile_stamp(in, out, err);
@@ -348,6 +385,7 @@ static const env_ops_t fault_ops = {
     .file_close = f_file_close,
     .open_read = f_open_read,
     .rfile_pread = f_rfile_pread,
+    .read_batch = f_read_batch,
     .rfile_stamp = f_rfile_stamp,
     .rfile_close = f_rfile_close,
     .rename = f_rename,

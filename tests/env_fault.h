@@ -21,6 +21,8 @@ typedef enum env_op {
   ENV_OP_UNLINK,   /* env_unlink */
   ENV_OP_READ,     /* env_rfile_pread */
   ENV_OP_MKDIR,    /* env_mkdir */
+  ENV_OP_BATCH,    /* env_read_batch (per batch; each of its reads also counts as ENV_OP_READ,
+                      and may fail alone as one) */
   ENV_OP_KINDS
 } env_op_t;
 

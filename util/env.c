@@ -12,7 +12,11 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <limits.h>
+#include <pthread.h>
 #include <unistd.h>
+
+#include "util/uring_api.h"
 
 /* ---- The calls: through the env's table ------------------------------------------------ */
 
@@ -63,6 +67,24 @@ int env_rfile_map(env_rfile_t *f, const uint8_t **p, err_t *err) {
   *p = NULL;
   if (!f->io->ops->rfile_map) return ST_E_UNSUPPORTED;
   return f->io->ops->rfile_map(f, p, err);
+}
+
+/* The reads one by one, each with env_rfile_pread; the first failure's message goes to err. */
+static int reads_one_by_one(env_read_t *r, size_t n, err_t *err) {
+  int first = ST_OK;
+  for (size_t i = 0; i < n; i++) {
+    r[i].got = 0;
+    r[i].rc = env_rfile_pread(r[i].f, r[i].offset, r[i].buf, r[i].n, &r[i].got,
+                              first == ST_OK ? err : NULL);
+    if (first == ST_OK) first = r[i].rc;
+  }
+  return first;
+}
+
+int env_read_batch(env_t *io, env_read_t *r, size_t n, err_t *err) {
+  if (n == 0) return ST_OK;
+  if (!io->ops->read_batch) return reads_one_by_one(r, n, err);
+  return io->ops->read_batch(io, r, n, err);
 }
 
 int env_rename(env_t *io, const char *from, const char *to, err_t *err) {
@@ -661,6 +683,134 @@ static int posix_rmdir(env_t *io, const char *path, err_t *err) {
   return ST_OK;
 }
 
+/* ---- Batched reads: one io_uring per thread --------------------------------------------
+   A thread's first batch sets up its ring (URING_DEPTH entries, a few pages and one
+   descriptor), kept until the thread exits (pthread key destructor). A thread whose setup
+   fails (no liburing, a kernel or sandbox that refuses io_uring, out of memory) reads one by
+   one from then on. A child process of fork has a copy of its parent's ring, which it must
+   not use (the rings' pages are shared with the parent): fork_generation tells it to make its
+   own. */
+#define URING_DEPTH 64u
+#define READ_PENDING 1 /* env_read_t.rc of a read not completed by the ring (never a status) */
+
+static pthread_once_t uring_once = PTHREAD_ONCE_INIT;
+static pthread_key_t uring_key;
+static int uring_key_ok;
+static _Atomic unsigned fork_generation;
+
+typedef struct thread_ring {
+  struct io_uring ring;
+  unsigned generation; /* fork_generation when it was set up */
+} thread_ring_t;
+
+static __thread thread_ring_t *my_ring;
+static __thread int my_ring_state; /* 0 not tried yet, 1 my_ring, -1 none for this thread */
+
+static void ring_free(void *p) {
+  thread_ring_t *t = p;
+  io_uring_queue_exit(&t->ring);
+  free(t);
+}
+static void forked(void) {
+  fork_generation++;
+}
+static void uring_key_make(void) {
+  uring_key_ok =
+      pthread_key_create(&uring_key, ring_free) == 0 && pthread_atfork(NULL, NULL, forked) == 0;
+}
+
+/* The calling thread's ring, set up at its first call; NULL: read one by one. */
+static struct io_uring *thread_ring(void) {
+  if (my_ring_state > 0 && my_ring->generation != fork_generation) {
+    /* forked: the parent's ring is left alone, its pages unmapped here */
+    ring_free(my_ring);
+    pthread_setspecific(uring_key, NULL);
+    my_ring = NULL;
+    my_ring_state = 0;
+  }
+  if (my_ring_state) return my_ring_state > 0 ? &my_ring->ring : NULL;
+  my_ring_state = -1;
+  pthread_once(&uring_once, uring_key_make);
+  if (!uring_key_ok || uring_api_bind(NULL) != ST_OK) return NULL;
+  thread_ring_t *t = malloc(sizeof *t);
+  if (!t) return NULL;
+  if (io_uring_queue_init(URING_DEPTH, &t->ring, 0) != 0) {
+    free(t);
+    return NULL;
+  }
+  t->generation = fork_generation;
+  if (pthread_setspecific(uring_key, t) != 0) {
+    ring_free(t);
+    return NULL;
+  }
+  my_ring = t;
+  my_ring_state = 1;
+  return &t->ring;
+}
+
+/* Gives the ring up for this thread after a failure it cannot wait out. */
+static void ring_drop(void) {
+  pthread_setspecific(uring_key, NULL);
+  ring_free(my_ring);
+  my_ring = NULL;
+  my_ring_state = -1;
+}
+
+/* Submits r[0, m) (m <= URING_DEPTH, each rc READ_PENDING and got 0) and waits for their
+   completions. A read the ring completed in full gets rc ST_OK; any other keeps
+   READ_PENDING, with got the bytes it read. */
+static void ring_reads(struct io_uring *ring, env_read_t *r, size_t m) {
+  for (size_t j = 0; j < m; j++) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(ring); /* the queue is empty: never NULL */
+    io_uring_prep_read(sqe, ((posix_rfile_t *)r[j].f)->fd, r[j].buf, (unsigned)r[j].n, r[j].offset);
+    io_uring_sqe_set_data64(sqe, j);
+  }
+  for (size_t done = 0; done < m;) {
+    int s = io_uring_submit_and_wait(ring, (unsigned)(m - done));
+    if (s < 0 && s != -EINTR && s != -EAGAIN && s != -EBUSY) {
+      ring_drop(); /* what it had not completed is read one by one */
+      return;
+    }
+    unsigned head, seen = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(ring, head, cqe) {
+      env_read_t *x = &r[cqe->user_data];
+      if (cqe->res >= 0) x->got = (size_t)cqe->res;
+      if (x->got == x->n) x->rc = ST_OK;
+      seen++;
+    }
+    io_uring_cq_advance(ring, seen);
+    done += seen;
+  }
+}
+
+/* env_read_batch: through the thread's ring, URING_DEPTH reads a submission; then each read
+   the ring did not complete in full (a short read, one it failed, one the kernel would not
+   make without blocking on a file opened O_NONBLOCK) is made or finished with pread, which
+   reports its error as env_rfile_pread does. */
+static int posix_read_batch(env_t *io, env_read_t *r, size_t n, err_t *err) {
+  struct io_uring *ring = n > 1 ? thread_ring() : NULL;
+  for (size_t i = 0; i < n && ring; i++)
+    if (r[i].f->io != io || r[i].n > UINT_MAX) ring = NULL;
+  if (!ring) return reads_one_by_one(r, n, err);
+  for (size_t i = 0; i < n; i++) {
+    r[i].got = 0;
+    r[i].rc = READ_PENDING;
+  }
+  for (size_t i = 0; i < n && my_ring_state > 0; i += URING_DEPTH)
+    ring_reads(ring, r + i, n - i < URING_DEPTH ? n - i : URING_DEPTH);
+  int first = ST_OK;
+  for (size_t i = 0; i < n; i++) {
+    if (r[i].rc != READ_PENDING) continue;
+    size_t more = 0;
+    r[i].rc = env_rfile_pread(r[i].f, r[i].offset + r[i].got, (uint8_t *)r[i].buf + r[i].got,
+                              r[i].n - r[i].got, &more, first == ST_OK ? err : NULL);
+    r[i].got += more;
+    if (first == ST_OK) first = r[i].rc;
+  }
+  return first;
+}
+
 static const env_ops_t posix_ops = {
     .open_write = posix_open_write,
     .file_append = posix_file_append,
@@ -672,6 +822,7 @@ static const env_ops_t posix_ops = {
     .rfile_stamp = posix_rfile_stamp,
     .rfile_close = posix_rfile_close,
     .rfile_map = posix_rfile_map,
+    .read_batch = posix_read_batch,
     .rename = posix_rename,
     .unlink = posix_unlink,
     .mkdir = posix_mkdir,

@@ -75,6 +75,25 @@ int env_open_read(env_t *io, const char *path, env_rfile_t **f, err_t *err);
 /* Reads up to n bytes at offset into buf; *got = bytes read (< n only at end of file).
    Thread-safe (pread). */
 int env_rfile_pread(env_rfile_t *f, uint64_t offset, void *buf, size_t n, size_t *got, err_t *err);
+/* One read of a batch (env_read_batch): n bytes at offset of f into buf. The batch sets
+   got (bytes read: fewer than n only at end of file) and rc (ST_OK, or the read's error, with
+   its message in err). */
+typedef struct env_read {
+  env_rfile_t *f;
+  uint64_t offset;
+  void *buf;
+  size_t n;
+  size_t got;
+  int rc;
+} env_read_t;
+/* Makes the reads r[0, n), all of files of io, as env_rfile_pread would, each with its own
+   result; a failed read does not stop the others. The real env hands them to the kernel
+   together (io_uring: one system call for the batch, where a pread is one each), so that a
+   search that knows all of its reads before it makes them pays for one; where io_uring is
+   not to be had (no liburing, a kernel or sandbox that refuses it), and in an env that
+   wraps another, they are made one by one. Returns the first failed read's rc, with its
+   message, or ST_OK. */
+int env_read_batch(env_t *io, env_read_t *r, size_t n, err_t *err);
 uint64_t env_rfile_size(const env_rfile_t *f); /* size at open */
 env_file_id_t env_rfile_id(const env_rfile_t *f); /* the file opened */
 /* What the file system said of an open file when it was opened (the open's fstat: no system
@@ -225,6 +244,8 @@ typedef struct env_ops {
   int (*rfile_stamp)(const env_rfile_t *f, env_file_stamp_t *out, err_t *err);
   void (*rfile_close)(env_rfile_t *f);
   int (*rfile_map)(env_rfile_t *f, const uint8_t **p, err_t *err); /* NULL: unsupported */
+  /* NULL: env_read_batch makes the reads one by one with rfile_pread */
+  int (*read_batch)(env_t *io, env_read_t *r, size_t n, err_t *err);
   int (*rename)(env_t *io, const char *from, const char *to, err_t *err);
   int (*unlink)(env_t *io, const char *path, err_t *err);
   int (*mkdir)(env_t *io, const char *path, err_t *err);

@@ -12,6 +12,9 @@
  *   - Every read-write engine: the blocks AUTO reads go through the handle's block cache, so a
  *     repeated search hits there, and answers as SCAN, with or without the cache and after
  *     overwrites.
+ *   - Own engine: AUTO reads its tables' map chunks, then their blocks, ahead in batches
+ *     (env_read_batch), and answers as SCAN; with every batch failing (a read ahead is only
+ *     an optimisation) it still answers as SCAN, each piece read by the call that needs it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +33,7 @@
 /* Not public (api/testbed.h): the LevelDB engine's counters of where leaves came from,
    and the cache file's layout. */
 #include "api/testbed.h"
+#include "tests/env_fault.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
 
@@ -332,6 +336,43 @@ static void expect_repeat_hits(db_fixture_t *f, bfh_engine engine) {
   }
 }
 
+static void open_io_ok(db_fixture_t *f, const bfh_options *o, env_t *io) {
+  int rc = bfh_internal_open_io(f->dir, o, io, &f->db);
+  if (rc != BFH_OK) fail_msg("bfh_open %s: %s", f->dir, bfh_last_error(NULL));
+}
+
+static void test_lsm_read_ahead(void **state) {
+  db_fixture_t *f = *state;
+  bfh_options o;
+  options(&o, BFH_ENGINE_LSM);
+  env_t *io = env_create_faulty();
+  assert_non_null(io);
+  open_io_ok(f, &o, io);
+  load(f);
+  err_t e;
+  assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(f->db), &e), BFH_OK);
+  close_ok(f);
+
+  char val[32];
+  for (int failing = 0; failing < 2; failing++) {
+    open_io_ok(f, &o, io); /* a block cache that holds nothing yet */
+    if (failing) env_fail(io, ENV_OP_BATCH, 1, 1);
+    uint64_t batches = env_op_count(io, ENV_OP_BATCH), blocks = 0, chunks = 0;
+    for (uint32_t v = 0; v < NVALUES; v += 61) {
+      bfh_search_stats st = expect_auto_as_scan(f->db, val, value_of(v, val));
+      blocks += st.blocks_read;
+      chunks += st.map_chunks_read;
+    }
+    assert_true(blocks > 0);
+    assert_true(chunks > 0);
+    /* the pieces the cache lacked were read ahead (failed batches count too) */
+    assert_true(env_op_count(io, ENV_OP_BATCH) > batches);
+    env_fail_none(io);
+    close_ok(f);
+  }
+  env_destroy(io);
+}
+
 static void test_lsm_repeat_hits(void **state) {
   expect_repeat_hits(*state, BFH_ENGINE_LSM);
 }
@@ -349,6 +390,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lsm_damaged_block_filter, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_lsm_memtable_index, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_lsm_repeat_hits, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_lsm_read_ahead, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_repeat_hits, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_repeat_hits, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_damaged_cache_blocks, setup,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/env_fault.h"
@@ -410,6 +411,142 @@ static void test_io_stamp_is_the_opens(void **state) {
   env_rfile_close(rf);
 }
 
+/* ---- env_read_batch -------------------------------------------------------------------- */
+
+#define BATCH_FILE_BYTES (300 * 1024)
+
+/* Byte i of file k of the batch tests. */
+static uint8_t pattern_byte(int k, size_t i) {
+  return (uint8_t)(i * 131 + (i >> 9) * 7 + (size_t)k * 29);
+}
+
+static void write_pattern_file(const char *name, int k, char *p) {
+  path_of(p, name);
+  uint8_t *b = malloc(BATCH_FILE_BYTES);
+  assert_non_null(b);
+  for (size_t i = 0; i < BATCH_FILE_BYTES; i++) b[i] = pattern_byte(k, i);
+  err_t err;
+  assert_int_equal(env_write_file(env_default(), p, b, BATCH_FILE_BYTES, &err), ST_OK);
+  free(b);
+}
+
+/* Writes the pattern files b0 and b1 and opens them for reading through io. */
+static void open_pattern_files(env_t *io, env_rfile_t **f0, env_rfile_t **f1) {
+  char p0[8192], p1[8192];
+  write_pattern_file("b0", 0, p0);
+  write_pattern_file("b1", 1, p1);
+  err_t err;
+  assert_int_equal(env_open_read(io, p0, f0, &err), ST_OK);
+  assert_int_equal(env_open_read(io, p1, f1, &err), ST_OK);
+}
+
+/* 150 reads over two files (more than a ring takes at once), of 1 byte to 8 KiB at seeded
+   random offsets, the last few reaching or starting past the end: each read's bytes and got
+   must be pread's. */
+static void check_batch(env_t *io, env_rfile_t *f0, env_rfile_t *f1) {
+  enum { N = 150 };
+  env_read_t r[N];
+  uint8_t *buf[N];
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < N; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    size_t n = 1 + (size_t)(x >> 33) % 8192;
+    uint64_t off = (x >> 17) % (BATCH_FILE_BYTES - n);
+    if (i == N - 3) off = BATCH_FILE_BYTES - n / 2; /* short: crosses the end */
+    if (i == N - 2) off = BATCH_FILE_BYTES;         /* at the end: nothing */
+    if (i == N - 1) off = BATCH_FILE_BYTES + 4096;  /* past it */
+    buf[i] = malloc(n);
+    assert_non_null(buf[i]);
+    memset(buf[i], 0xee, n);
+    r[i] = (env_read_t){i % 2 ? f1 : f0, off, buf[i], n, 12345, -1};
+  }
+  err_t err;
+  assert_int_equal(env_read_batch(io, r, N, &err), ST_OK);
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(r[i].rc, ST_OK);
+    size_t want = r[i].offset >= BATCH_FILE_BYTES           ? 0
+                  : r[i].n < BATCH_FILE_BYTES - r[i].offset ? r[i].n
+                                                            : BATCH_FILE_BYTES - r[i].offset;
+    assert_int_equal(r[i].got, want);
+    for (size_t j = 0; j < want; j++)
+      if (buf[i][j] != pattern_byte(i % 2, r[i].offset + j))
+        fail_msg("read %d: byte %zu differs", i, j);
+    free(buf[i]);
+  }
+}
+
+static void test_read_batch_reads_as_pread(void **state) {
+  (void)state;
+  env_t *io = env_default();
+  env_rfile_t *f0, *f1;
+  open_pattern_files(io, &f0, &f1);
+  check_batch(io, f0, f1);
+  check_batch(io, f0, f1); /* the thread's ring again */
+  env_rfile_close(f1);
+  env_rfile_close(f0);
+}
+
+/* A child of fork must not use its parent's ring (their pages are shared): it reads through
+   its own, and the parent's still works after. */
+static void test_read_batch_after_fork(void **state) {
+  (void)state;
+  env_t *io = env_default();
+  env_rfile_t *f0, *f1;
+  open_pattern_files(io, &f0, &f1);
+  check_batch(io, f0, f1);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    /* cmocka's failures longjmp in the parent only: the child reports by its status */
+    enum { N = 100 };
+    env_read_t r[N];
+    uint8_t b[N][512];
+    for (int i = 0; i < N; i++) r[i] = (env_read_t){f0, (uint64_t)i * 1000, b[i], 512, 0, -1};
+    int bad = env_read_batch(io, r, N, NULL) != ST_OK;
+    for (int i = 0; i < N && !bad; i++)
+      for (size_t j = 0; j < 512 && !bad; j++)
+        bad = r[i].got != 512 || b[i][j] != pattern_byte(0, (size_t)i * 1000 + j);
+    _exit(bad);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  check_batch(io, f0, f1);
+  env_rfile_close(f1);
+  env_rfile_close(f0);
+}
+
+/* Through the faulty env (which wraps the real one), a batch counts once and each of its
+   reads as one read: the injected failure is that read's alone, and the batch returns it. */
+static void test_read_batch_through_a_faulty_env(void **state) {
+  (void)state;
+  env_t *io = env_create_faulty();
+  assert_non_null(io);
+  char p0[8192];
+  write_pattern_file("b0", 0, p0);
+  env_rfile_t *f;
+  err_t err;
+  assert_int_equal(env_open_read(io, p0, &f, &err), ST_OK);
+  uint8_t b[4][100];
+  env_read_t r[4];
+  for (int i = 0; i < 4; i++) r[i] = (env_read_t){f, (uint64_t)i * 5000, b[i], 100, 0, -1};
+  uint64_t before = env_op_count(io, ENV_OP_READ), batches = env_op_count(io, ENV_OP_BATCH);
+  env_fail(io, ENV_OP_READ, 3, 0);
+  assert_int_equal(env_read_batch(io, r, 4, &err), ST_E_IO);
+  assert_non_null(strstr(err.msg, "injected fault"));
+  assert_int_equal(env_op_count(io, ENV_OP_READ) - before, 4);
+  assert_int_equal(env_op_count(io, ENV_OP_BATCH) - batches, 1);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(r[i].rc, i == 2 ? ST_E_IO : ST_OK);
+    if (i == 2) continue;
+    assert_int_equal(r[i].got, 100);
+    assert_int_equal(b[i][7], pattern_byte(0, (size_t)i * 5000 + 7));
+  }
+  env_rfile_close(f);
+  env_destroy(io);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_io_write_read_roundtrip, dir_setup, dir_teardown),
@@ -418,6 +555,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_io_drop_unsynced, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_stamp_is_the_opens, dir_setup, dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fifo_is_refused_without_waiting, dir_setup,
+                                      dir_teardown),
+      cmocka_unit_test_setup_teardown(test_read_batch_reads_as_pread, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_read_batch_after_fork, dir_setup, dir_teardown),
+      cmocka_unit_test_setup_teardown(test_read_batch_through_a_faulty_env, dir_setup,
                                       dir_teardown),
       cmocka_unit_test_setup_teardown(test_io_fault_pattern_picks_the_file, fault_setup,
                                       fault_teardown),

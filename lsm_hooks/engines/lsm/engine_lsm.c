@@ -361,8 +361,19 @@ static int e_read_meta(engine_t *e, engine_view_t *v, uint64_t number, const cha
   return lsm_snapshot_read_meta_range(v->snap, number, name, off, len, buf, err);
 }
 
+static void e_read_ahead(engine_t *e, engine_view_t *v, const engine_ahead_t *r, size_t n) {
+  (void)e;
+  lsm_ahead_t a[64];
+  for (size_t i = 0; i < n; i += 64) {
+    size_t k = n - i < 64 ? n - i : 64;
+    for (size_t j = 0; j < k; j++)
+      a[j] = (lsm_ahead_t){r[i + j].number, r[i + j].meta, r[i + j].block};
+    lsm_snapshot_read_ahead(v->snap, a, k);
+  }
+}
+
 static const engine_ops_t lsm_ops = {ENGINE_OPS_FIELDS("lsm"), .table_hashes = e_table_hashes,
-                                     .read_meta = e_read_meta};
+                                     .read_meta = e_read_meta, .read_ahead = e_read_ahead};
 
 /* table_filters_read_fn: through the database's table cache. */
 static int read_meta(void *arg, uint64_t number, const char *name, void **data, size_t *size,
