@@ -341,6 +341,8 @@ static void open_io_ok(db_fixture_t *f, const bfh_options *o, env_t *io) {
   if (rc != BFH_OK) fail_msg("bfh_open %s: %s", f->dir, bfh_last_error(NULL));
 }
 
+/* AUTO reads ahead through the env (ENV_OP_BATCH counts its batches) and answers as SCAN;
+   with every batch failing, it answers as SCAN all the same. */
 static void test_lsm_read_ahead(void **state) {
   db_fixture_t *f = *state;
   bfh_options o;
