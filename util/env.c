@@ -691,7 +691,7 @@ static int posix_rmdir(env_t *io, const char *path, err_t *err) {
    not use (the rings' pages are shared with the parent): fork_generation tells it to make its
    own. */
 #define URING_DEPTH 64u
-#define READ_PENDING 1 /* env_read_t.rc of a read not completed by the ring (never a status) */
+#define READ_PENDING 2 /* env_read_t.rc of a read the ring did not complete (no status is 2) */
 
 static pthread_once_t uring_once = PTHREAD_ONCE_INIT;
 static pthread_key_t uring_key;
