@@ -785,9 +785,8 @@ static void ring_reads(struct io_uring *ring, env_read_t *r, size_t m) {
 }
 
 /* env_read_batch: through the thread's ring, URING_DEPTH reads a submission; then each read
-   the ring did not complete in full (a short read, one it failed, one the kernel would not
-   make without blocking on a file opened O_NONBLOCK) is made or finished with pread, which
-   reports its error as env_rfile_pread does. */
+   the ring did not complete in full (a short read, one it failed) is made or finished with
+   pread, which reports its error as env_rfile_pread does. */
 static int posix_read_batch(env_t *io, env_read_t *r, size_t n, err_t *err) {
   struct io_uring *ring = n > 1 ? thread_ring() : NULL;
   for (size_t i = 0; i < n && ring; i++)
