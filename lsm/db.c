@@ -1146,7 +1146,7 @@ int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char 
 /* The pieces go to the kernel AHEAD_BATCH at a time (env_read_batch's ring takes 64). */
 #define AHEAD_BATCH 64
 
-void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const lsm_ahead_t *r, size_t n) {
+void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const block_ahead_t *r, size_t n) {
   table_ahead_t a[AHEAD_BATCH];
   env_read_t rd[AHEAD_BATCH];
   size_t k = 0;

@@ -171,23 +171,15 @@ void lsm_snapshot_memo_stats(const lsm_snapshot_t *s, size_t *blocks, uint64_t *
    block cache and together put at most an eighth of its capacity into it. */
 int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char *name, uint64_t off,
                                  size_t len, void *buf, err_t *err);
-/* A piece of a table that a search will read next (lsm_snapshot_read_ahead): the data block
-   at block (meta NULL; its offset and size, as block_ref_t names it), or the bytes
-   [block.offset, block.offset + block.size) of the contents of meta block `meta`, as
-   lsm_snapshot_read_meta_range would read them. */
-typedef struct lsm_ahead {
-  uint64_t number;
-  const char *meta;
-  block_ref_t block;
-} lsm_ahead_t;
-/* Reads the pieces r[0, n) that the block cache lacks into it, all with one batch of reads
-   (env_read_batch), within the fill the snapshot's reads of chosen blocks share: the reads
-   that follow find them there. A search that knows all of its next reads (its tables' map
+/* Reads the pieces r[0, n) (block_ahead_t: a data block, or bytes of a meta block as
+   lsm_snapshot_read_meta_range reads them) that the block cache lacks into it, together
+   (env_read_batch, 64 reads a batch), within the fill the snapshot's reads of chosen blocks
+   share: the reads that follow find them there. A search that knows all of its next reads (its tables' map
    chunks, then the blocks they name) makes one batch of them instead of a system call each.
    Only an optimisation: a piece it does not read (no block cache, a table read through a
    mapping, the fill spent, a read that fails or comes up short, a data block that does not
    check out) is read again by the call that needs it, which reports any error. */
-void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const lsm_ahead_t *r, size_t n);
+void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const block_ahead_t *r, size_t n);
 /* Visits every entry of the snapshot's memtable and immutable memtable. */
 int lsm_snapshot_scan_memtables(lsm_snapshot_t *s, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
                                 err_t *err);

@@ -329,7 +329,7 @@ static int read_table(engine_t *e, engine_view_t *view, reader_t *rd, const engi
 
 /* The pieces to read ahead, and the tables whose blocks are read after the probes. */
 typedef struct ahead {
-  engine_ahead_t *piece;
+  block_ahead_t *piece;
   size_t npieces, cap_pieces;
   struct named_table {
     size_t table;    /* index into the selected tables */
@@ -346,12 +346,12 @@ static void ahead_release(ahead_t *a) {
 static int ahead_push(ahead_t *a, uint64_t number, const char *meta, block_ref_t block) {
   if (a->npieces == a->cap_pieces) {
     size_t cap = a->cap_pieces ? 2 * a->cap_pieces : 64;
-    engine_ahead_t *p = realloc(a->piece, cap * sizeof *p);
+    block_ahead_t *p = realloc(a->piece, cap * sizeof *p);
     if (!p) return BFH_E_NOMEM;
     a->piece = p;
     a->cap_pieces = cap;
   }
-  a->piece[a->npieces++] = (engine_ahead_t){number, meta, block};
+  a->piece[a->npieces++] = (block_ahead_t){number, meta, block};
   return BFH_OK;
 }
 

@@ -1,6 +1,7 @@
 /* block_ref_t: where a data block lies in its table file. The key path reads blocks by it
  * (lsm/table.h: table_scan_value_blocks) and a block filter names its blocks by it
- * (filters/block_filter.h), so that neither has to know the other.
+ * (filters/block_filter.h), so that neither has to know the other; block_ahead_t likewise
+ * names what a search reads ahead, for the search and the own engine alike.
  */
 #ifndef BFH_UTIL_BLOCK_REF_H
 #define BFH_UTIL_BLOCK_REF_H
@@ -11,5 +12,14 @@
 typedef struct block_ref {
   uint64_t offset, size;
 } block_ref_t;
+
+/* A piece of table `number` that a search will read next, which the engine may read ahead
+   (lsm_snapshot_read_ahead, engine_ops_t.read_ahead): the data block `block` (meta NULL), or
+   the bytes [block.offset, block.offset + block.size) of the contents of meta block `meta`. */
+typedef struct block_ahead {
+  uint64_t number;
+  const char *meta;
+  block_ref_t block;
+} block_ahead_t;
 
 #endif

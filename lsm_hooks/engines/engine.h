@@ -109,15 +109,6 @@ typedef struct engine_scan_stats {
   uint64_t bytes_read; /* file bytes read */
 } engine_scan_stats_t;
 
-/* A piece of a table that a search will read next (engine_ops_t.read_ahead): the data block
-   `block` (meta NULL), or the bytes [block.offset, block.offset + block.size) of meta block
-   `meta`'s contents, as read_meta reads them. */
-typedef struct engine_ahead {
-  uint64_t number;
-  const char *meta;
-  block_ref_t block;
-} engine_ahead_t;
-
 typedef struct engine_ops {
   const char *name;
   /* Frees e (not its index_sync). A failure's message (naming the file) goes to err (may be
@@ -188,10 +179,10 @@ typedef struct engine_ops {
   int (*read_meta)(engine_t *e, engine_view_t *view, uint64_t number, const char *name,
                    uint64_t off, size_t len, void *buf, err_t *err);
   /* Optional (NULL: none): reads ahead the pieces of the view's tables a search will read
-     next, all together, where the reads that follow find them (engine_ahead_t). Only an
+     next, all together, where the reads that follow find them (block_ahead_t). Only an
      optimisation: what it does not read is read by the call that needs it, which reports
      any error. */
-  void (*read_ahead)(engine_t *e, engine_view_t *view, const engine_ahead_t *r, size_t n);
+  void (*read_ahead)(engine_t *e, engine_view_t *view, const block_ahead_t *r, size_t n);
   /* The retry capability (0: none). An engine whose files another process deletes under its
      views (the read-only engines) says so with BFH_E_BUSY from a scan; a search over it then
      starts over from a new view, with the same plan and hash, at most search_attempts times
@@ -420,7 +411,7 @@ static inline int engine_has_read_meta(const engine_t *e) {
 static inline int engine_has_read_ahead(const engine_t *e) {
   return e->ops->read_ahead != NULL;
 }
-static inline void engine_read_ahead(engine_t *e, engine_view_t *view, const engine_ahead_t *r,
+static inline void engine_read_ahead(engine_t *e, engine_view_t *view, const block_ahead_t *r,
                                      size_t n) {
   if (e->ops->read_ahead && n) e->ops->read_ahead(e, view, r, n);
 }

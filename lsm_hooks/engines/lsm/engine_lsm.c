@@ -361,15 +361,9 @@ static int e_read_meta(engine_t *e, engine_view_t *v, uint64_t number, const cha
   return lsm_snapshot_read_meta_range(v->snap, number, name, off, len, buf, err);
 }
 
-static void e_read_ahead(engine_t *e, engine_view_t *v, const engine_ahead_t *r, size_t n) {
+static void e_read_ahead(engine_t *e, engine_view_t *v, const block_ahead_t *r, size_t n) {
   (void)e;
-  lsm_ahead_t a[64];
-  for (size_t i = 0; i < n; i += 64) {
-    size_t k = n - i < 64 ? n - i : 64;
-    for (size_t j = 0; j < k; j++)
-      a[j] = (lsm_ahead_t){r[i + j].number, r[i + j].meta, r[i + j].block};
-    lsm_snapshot_read_ahead(v->snap, a, k);
-  }
+  lsm_snapshot_read_ahead(v->snap, r, n);
 }
 
 static const engine_ops_t lsm_ops = {ENGINE_OPS_FIELDS("lsm"), .table_hashes = e_table_hashes,
