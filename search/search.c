@@ -320,8 +320,8 @@ static int read_table(engine_t *e, engine_view_t *view, reader_t *rd, const engi
 /* ---- Reading ahead ----------------------------------------------------------------------
    A search by blocks knows, before it probes a table, the map chunk the probe reads first
    (block_index_sure_spans, from memory), and once it has probed, the blocks it reads. One by
-   one, each of those reads is a system call, and on a warm database those calls were about
-   half of the search's time (doc/search.md "Reading ahead"). So where the engine reads ahead
+   one, each of those reads is a system call, and on a warm database those calls were the
+   largest part of the search's time (doc/search.md "Reading ahead"). So where the engine reads ahead
    (engine_read_ahead), the tables are read in three steps: every selected table's first
    chunks are read ahead together; every table is probed; then the blocks all the probes
    named are read ahead together, and each table's blocks are scanned. The scans and probes
