@@ -1037,6 +1037,20 @@ int table_read_meta(table_t *t, const char *name, void **data, size_t *size, uin
   return ST_OK;
 }
 
+/* Where bytes [off, off + len) of the contents of meta block `name` lie in t's file: ST_OK
+   with *at set (and *block, where the meta block begins), or ST_E_CORRUPT (the block absent,
+   or shorter). */
+static int meta_at(const table_t *t, const char *name, uint64_t off, uint64_t len, uint64_t *at,
+                   uint64_t *block, err_t *err) {
+  const meta_entry_t *m = find_meta(t, name);
+  if (!m) return err_set(err, ST_E_CORRUPT, "table %s: no meta block %s", t->name, name);
+  if (!handle_ok(t, &m->h) || off > m->h.size || len > m->h.size - off)
+    return corrupt(t, m->h.offset, "meta block read out of bounds", err);
+  *at = m->h.offset + off;
+  *block = m->h.offset;
+  return ST_OK;
+}
+
 int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, uint64_t *fill,
                         table_ahead_t *a, env_read_t *r) {
   if (!t->cache || t->map || !fill) return 0;
@@ -1044,11 +1058,9 @@ int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, ui
   size_t kept; /* the bytes the cache keeps: a data block without its trailer */
   uint32_t i = t->nblocks;
   if (meta) {
-    const meta_entry_t *m = find_meta(t, meta);
-    if (!m || !handle_ok(t, &m->h) || ref->offset > m->h.size ||
-        ref->size > m->h.size - ref->offset || ref->size == 0)
+    uint64_t block;
+    if (ref->size == 0 || meta_at(t, meta, ref->offset, ref->size, &at, &block, NULL) != ST_OK)
       return 0;
-    at = m->h.offset + ref->offset;
     read = kept = (size_t)ref->size;
   } else {
     i = block_at(t, ref);
@@ -1085,11 +1097,9 @@ void table_ahead_finish(const table_ahead_t *a, const env_read_t *r) {
 
 int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len, void *buf,
                           uint64_t *fill, err_t *err) {
-  const meta_entry_t *m = find_meta(t, name);
-  if (!m) return err_set(err, ST_E_CORRUPT, "table %s: no meta block %s", t->name, name);
-  if (!handle_ok(t, &m->h) || off > m->h.size || len > m->h.size - off)
-    return corrupt(t, m->h.offset, "meta block read out of bounds", err);
-  uint64_t at = m->h.offset + off;
+  uint64_t at, block;
+  int rc = meta_at(t, name, off, len, &at, &block, err);
+  if (rc != ST_OK) return rc;
   if (t->cache && len) {
     block_cache_handle_t *pin;
     const uint8_t *kept = block_cache_pin(t->cache, t->cache_id, at, len, &pin);
@@ -1099,7 +1109,7 @@ int table_read_meta_range(table_t *t, const char *name, uint64_t off, size_t len
       return ST_OK;
     }
   }
-  int rc = read_at(t, at, buf, len, m->h.offset, err);
+  rc = read_at(t, at, buf, len, block, err);
   block_cache_use_t use = {t->cache, t->cache_id, fill};
   if (rc == ST_OK && len) block_cache_use_keep(&use, at, buf, len);
   return rc;
