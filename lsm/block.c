@@ -242,6 +242,11 @@ typedef struct value_scan {
   const uint8_t *prev_whole; /* prev's `whole` */
   size_t key_len;            /* of prev */
   uint64_t count;            /* entries decoded */
+  /* block_scan_containing: the needles (NULL for a scan by value); an entry is tested only
+     when it holds the place decode_until is sent to (it ends past `stop - 1`). nn 0 with nd
+     set: every entry is visited. */
+  const block_needle_t *nd;
+  size_t nn;
 } value_scan_t;
 
 static inline int value_equal(const uint8_t *want, size_t n, uint64_t want_tail,
@@ -253,6 +258,13 @@ static inline int value_equal(const uint8_t *want, size_t n, uint64_t want_tail,
     return tail == want_tail && memcmp(v, want, n - 8) == 0;
   }
   return n == 0 || (v[n - 1] == want[n - 1] && memcmp(v, want, n) == 0);
+}
+
+/* Whether v[0, vlen) holds one of the needles nd[0, nn) as bytes. */
+static int holds_needle(const block_needle_t *nd, size_t nn, const uint8_t *v, uint32_t vlen) {
+  for (size_t i = 0; i < nn; i++)
+    if (nd[i].len <= vlen && memmem(v, vlen, nd[i].bytes, nd[i].len)) return 1;
+  return 0;
 }
 
 /* The last restart point at or below pos (restart 0, at offset 0, when none is). */
@@ -348,7 +360,9 @@ static int decode_until(value_scan_t *s, const uint8_t *stop) {
     const uint8_t *v = q + non_shared;
     p = v + vlen;
     count++;
-    if (!value_equal(want, n, want_tail, v, vlen)) continue;
+    if (s->nd ? s->nn && (p < stop || !holds_needle(s->nd, s->nn, v, vlen))
+              : !value_equal(want, n, want_tail, v, vlen))
+      continue;
     if ((rc = visit_match(s, entry, entry_prev, entry_prev_whole, v, vlen)) != 0) break;
   }
   s->p = p, s->whole = whole, s->prev = prev, s->prev_whole = prev_whole;
@@ -447,6 +461,45 @@ int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn
      that place (the entry holding the place begins there or after) and decode through that
      entry. A match on the restart point itself finds its predecessor in visit_match. */
   while (rc == 0 && s.p < limit && (hit = find_bytes(s.p, limit, s.want, n))) {
+    uint32_t pos = (uint32_t)(hit - base);
+    jump(&s, restart_point(b, restart_below(b, pos)), pos);
+    rc = decode_until(&s, hit + 1);
+  }
+  *entries += s.count;
+  return rc;
+}
+
+/* The first place in [from, end) where needle nd begins, or NULL. */
+static const uint8_t *find_needle(const uint8_t *from, const uint8_t *end,
+                                  const block_needle_t *nd) {
+  if (nd->len >= 2) return find_bytes(from, end, nd->bytes, nd->len);
+  return from < end ? memchr(from, *(const uint8_t *)nd->bytes, (size_t)(end - from)) : NULL;
+}
+
+int block_scan_containing(const block_t *b, const block_needle_t *nd, size_t nn, block_visit_fn fn,
+                          void *arg, uint64_t *entries) {
+  const uint8_t *base = b->data, *limit = base + b->restarts_offset;
+  const uint8_t *next[BLOCK_NEEDLES_MAX]; /* each needle's first place at or after s.p */
+  value_scan_t s = scan_start(b, NULL, 0, fn, arg);
+  s.nd = nd;
+  s.nn = nn <= BLOCK_NEEDLES_MAX ? nn : 0;
+  int rc = 0;
+  if (s.nn == 0) { /* no needle to look for: every entry is visited */
+    rc = decode_until(&s, limit);
+    *entries += s.count;
+    return rc;
+  }
+  for (size_t i = 0; i < nn; i++) next[i] = find_needle(base, limit, &nd[i]);
+  /* The first place at or after s.p where any needle begins is in the entry that holds it:
+     the entries decoded before that one begin at or after s.p and end at or before the
+     place, so none of their values holds a needle; decode_until tests only the one. */
+  while (rc == 0 && s.p < limit) {
+    const uint8_t *hit = NULL;
+    for (size_t i = 0; i < nn; i++) {
+      if (next[i] && next[i] < s.p) next[i] = find_needle(s.p, limit, &nd[i]);
+      if (next[i] && (!hit || next[i] < hit)) hit = next[i];
+    }
+    if (!hit) break;
     uint32_t pos = (uint32_t)(hit - base);
     jump(&s, restart_point(b, restart_below(b, pos)), pos);
     rc = decode_until(&s, hit + 1);

@@ -17,6 +17,7 @@
 
 #include "lsm/internal_key.h"
 #include "lsm/iterator.h"
+#include "util/block_ref.h"
 #include "util/err.h"
 
 #define BLOCK_TRAILER_BYTES 5
@@ -111,6 +112,14 @@ int block_scan_value_all(const block_t *b, const void *val, size_t n, block_visi
                          void *arg, uint64_t *entries);
 int block_scan_value(const block_t *b, const void *val, size_t n, block_visit_fn fn, void *arg,
                      uint64_t *entries);
+/* Calls fn for every entry whose value holds one of the needles nd[0, nn) (each at least a
+   byte long) as bytes, in block order: a superset filter for a predicate every passing value
+   of which holds one (engine_value_test_t). As block_scan_value looks for a value, the places
+   where a needle begins are found first, and only the entry holding each is decoded through
+   and tested; the others are skipped. With nn 0 or above BLOCK_NEEDLES_MAX, every entry is
+   visited. Returns and *entries as block_scan_value. */
+int block_scan_containing(const block_t *b, const block_needle_t *nd, size_t nn, block_visit_fn fn,
+                          void *arg, uint64_t *entries);
 /* The type of block_scan_value and block_scan_value_all, for callers that choose one. */
 typedef int (*block_scan_fn)(const block_t *b, const void *val, size_t n, block_visit_fn fn,
                              void *arg, uint64_t *entries);

@@ -1175,11 +1175,14 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
 }
 
 int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
-                             size_t nrefs, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
-                             err_t *err) {
+                             size_t nrefs, const block_needle_t *nd, size_t nn, lsm_visit_fn fn,
+                             void *arg, lsm_scan_stats_t *st, err_t *err) {
   table_t *t = NULL;
   int rc = snapshot_table(s, number, &t, err);
-  return rc != ST_OK ? rc : table_scan_blocks(t, refs, nrefs, fn, arg, st, &s->fill, err);
+  if (rc != ST_OK) return rc;
+  return nn ? table_scan_blocks_containing(t, refs, nrefs, nd, nn, fn, arg, st, &s->memo, &s->fill,
+                                           err)
+            : table_scan_blocks(t, refs, nrefs, fn, arg, st, &s->fill, err);
 }
 
 /* Proof that this is lsm_get's answer (doc/search.md "Validation"): get_kept runs lsm_get's

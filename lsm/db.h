@@ -152,14 +152,17 @@ int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const blo
                                    size_t nrefs, const void *val, size_t n, lsm_visit_fn fn,
                                    void *arg, lsm_scan_stats_t *st, err_t *err);
 /* lsm_snapshot_scan_table over the data blocks refs[0, nrefs) of the table only
-   (table_scan_blocks): every entry of those blocks. */
+   (table_scan_blocks): every entry of those blocks; or, with nn needles, only the entries
+   whose value holds one of nd[0, nn), the blocks with one kept for lsm_snapshot_get_latest
+   as the value scans' are (table_scan_blocks_containing). */
 int lsm_snapshot_scan_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
-                             size_t nrefs, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
-                             err_t *err);
+                             size_t nrefs, const block_needle_t *nd, size_t nn, lsm_visit_fn fn,
+                             void *arg, lsm_scan_stats_t *st, err_t *err);
 /* The latest version of key, as lsm_get gives it (the newest state, not the snapshot's),
    except that a data block the snapshot's value scans (lsm_snapshot_scan_value and
-   lsm_snapshot_scan_value_blocks) found a match in is parsed from the copy they kept instead
-   of being read from its file again (lsm/block_memo.h says why those are the same bytes).
+   lsm_snapshot_scan_value_blocks, or lsm_snapshot_scan_blocks with needles) found a match in
+   is parsed from the copy they kept instead of being read from its file again
+   (lsm/block_memo.h says why those are the same bytes).
    One thread at a time per snapshot. */
 int lsm_snapshot_get_latest(lsm_snapshot_t *s, const void *key, size_t key_len, void **val,
                             size_t *val_len, err_t *err);

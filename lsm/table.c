@@ -872,6 +872,10 @@ typedef struct value_visit {
      methods, whose scan cost is the one compared with the authors' code), or looking for the
      value's bytes first (the blocks a value-to-block map or block filter names). */
   block_scan_fn scan;
+  /* Or, a scan for a predicate (table_scan_blocks_containing): block_scan_containing of these
+     needles (nd NULL: scan's). */
+  const block_needle_t *nd;
+  size_t nn;
 } value_visit_t;
 
 static int visit_value(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
@@ -917,7 +921,8 @@ static int scan_value_block(run_t *run, uint32_t i, const void *val, size_t n, v
   const uint8_t *contents = b.data;
   vv->block = contents;
   vv->nfirsts = 0;
-  int r = vv->scan(&b, val, n, visit_value, vv, &st->entries);
+  int r = vv->nd ? block_scan_containing(&b, vv->nd, vv->nn, visit_value, vv, &st->entries)
+                 : vv->scan(&b, val, n, visit_value, vv, &st->entries);
   if (vv->bad_key)
     rc = corrupt(t, t->handles[i].offset, "malformed internal key", err);
   else if (r < 0)
@@ -979,12 +984,11 @@ int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, c
   return table_scan_value_blocks_kept(t, refs, nrefs, val, n, fn, arg, st, NULL, NULL, err);
 }
 
-int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs,
-                                 const void *val, size_t n, lsm_visit_fn fn, void *arg,
-                                 lsm_scan_stats_t *st, block_memo_t *memo, uint64_t *fill,
-                                 err_t *err) {
+/* table_scan_value_blocks_kept with the visitor vv set up. */
+static int scan_blocks_visiting(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
+                                size_t n, value_visit_t vv, lsm_scan_stats_t *st, uint64_t *fill,
+                                err_t *err) {
   lsm_scan_stats_t acc = {0, 0};
-  value_visit_t vv = {.fn = fn, .arg = arg, .memo = memo, .scan = block_scan_value};
   int rc = ST_OK, stopped = 0;
   run_t run;
   run_init(&run, t, 0);
@@ -1001,6 +1005,21 @@ int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nre
     st->bytes_read += acc.bytes_read;
   }
   return rc;
+}
+
+int table_scan_value_blocks_kept(table_t *t, const block_ref_t *refs, size_t nrefs, const void *val,
+                                 size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st,
+                                 block_memo_t *memo, uint64_t *fill, err_t *err) {
+  value_visit_t vv = {.fn = fn, .arg = arg, .memo = memo, .scan = block_scan_value};
+  return scan_blocks_visiting(t, refs, nrefs, val, n, vv, st, fill, err);
+}
+
+int table_scan_blocks_containing(table_t *t, const block_ref_t *refs, size_t nrefs,
+                                 const block_needle_t *nd, size_t nn, lsm_visit_fn fn, void *arg,
+                                 lsm_scan_stats_t *st, block_memo_t *memo, uint64_t *fill,
+                                 err_t *err) {
+  value_visit_t vv = {.fn = fn, .arg = arg, .memo = memo, .nd = nd, .nn = nn};
+  return scan_blocks_visiting(t, refs, nrefs, NULL, 0, vv, st, fill, err);
 }
 
 int table_scan_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, lsm_visit_fn fn, void *arg,

@@ -135,11 +135,20 @@ int table_scan_value_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, c
                             size_t n, lsm_visit_fn fn, void *arg, lsm_scan_stats_t *st, err_t *err);
 
 /* table_scan over the data blocks refs[0, nrefs) only, in the order given (a search by a
-   predicate, which tests every entry of the blocks its filters name). A ref that is not
-   exactly the handle of a data block gives ST_E_CORRUPT ("block filter names no data
-   block"). st as table_scan's; the block cache and fill as table_scan_value_blocks's. */
+   predicate without needles, which tests every entry of the blocks its filters name). A ref that is
+   not exactly the handle of a data block gives ST_E_CORRUPT ("block filter names no data block").
+   st as table_scan's; the block cache and fill as table_scan_value_blocks's. */
 int table_scan_blocks(table_t *t, const block_ref_t *refs, size_t nrefs, lsm_visit_fn fn,
                       void *arg, lsm_scan_stats_t *st, uint64_t *fill, err_t *err);
+
+/* table_scan_blocks for a predicate every passing value of which holds one of the needles
+   nd[0, nn) (block_scan_containing): only the entries whose value holds one are visited, the
+   others skipped without being decoded; and, as table_scan_value_blocks_kept, every block with
+   such an entry is put into memo (NULL: none) for the validating gets. */
+int table_scan_blocks_containing(table_t *t, const block_ref_t *refs, size_t nrefs,
+                                 const block_needle_t *nd, size_t nn, lsm_visit_fn fn, void *arg,
+                                 lsm_scan_stats_t *st, block_memo_t *memo, uint64_t *fill,
+                                 err_t *err);
 
 /* table_scan_value and table_scan_value_blocks that also put every data block in which a value
    matched into memo (NULL: none), for the gets that validate those matches (block_memo.h). */

@@ -319,6 +319,67 @@ static uint8_t verbatim_kind(const terms_t *terms, const expr_leaf_t *l, search_
   return SEARCH_PRED_VERBATIM_NONE;
 }
 
+/* A BETWEEN on an :int attribute of at most this many integers gives a needle per integer to
+   a block's scan (their digits) instead of the digits their ends share. */
+#define SCAN_NEEDLE_INTS 8
+
+/* Adds needle bytes[0, len) to p's scan needles; 0 when they are full. */
+static int add_scan_needle(search_pred_t *p, const void *bytes, size_t len) {
+  if (p->nscan_needles == BLOCK_NEEDLES_MAX) return 0;
+  p->scan_needle[p->nscan_needles++] = (block_needle_t){bytes, len};
+  return 1;
+}
+
+/* Leaf i's needles for a block's scan (search_pred.h scan_needle); 0 when it has none. A
+   short BETWEEN of an :int attribute gives one per integer (every value in it writes that
+   integer's digits), any other leaf its needle of the quick test. */
+static int leaf_scan_needles(search_pred_t *p, size_t i, int *escape) {
+  const expr_leaf_t *l = expr_leaf(p->where, i);
+  const search_pred_needle_t *nd = &p->needle[i];
+  const uint8_t kind = p->verbatim[i];
+  if (kind == SEARCH_PRED_VERBATIM_NONE) return 0;
+  if (kind == SEARCH_PRED_VERBATIM_JSON) *escape = 1;
+  if (kind == SEARCH_PRED_VERBATIM_DIGITS && l->cmp == EXPR_BETWEEN) {
+    int64_t lo = int_of_term(l->term), hi = int_of_term(l->term_hi); /* lo <= hi, one sign */
+    for (int64_t v = lo; (uint64_t)hi - (uint64_t)lo < SCAN_NEEDLE_INTS; v++) {
+      if (p->nscan_needles == BLOCK_NEEDLES_MAX) return 0; /* before its digits' slot */
+      char *d = p->scan_digits[p->nscan_needles];
+      size_t n = magnitude_digits(v, d);
+      if (n < 2 || !add_scan_needle(p, d, n)) return 0;
+      if (v == hi) return 1;
+    }
+  }
+  const void *bytes = kind == SEARCH_PRED_VERBATIM_DIGITS ? (const void *)nd->digits : l->term;
+  return nd->len >= 2 && add_scan_needle(p, bytes, nd->len);
+}
+
+/* The needles of the leaves of a cover of `where` (every value that satisfies it satisfies
+   one of them, as the stand-alone index's search takes one: search_standalone_pred.c), and a
+   backslash for a JSON one, whose value may spell its term with an escape; 0 when a leaf of
+   the cover has none. The cover is found greedily, trying the leaves from the last (reverse)
+   or the first: of an AND, it keeps the first or the last child. marks: a byte per leaf. */
+static int cover_scan_needles(search_pred_t *p, uint8_t *marks, int reverse) {
+  const size_t n = expr_leaf_count(p->where);
+  int escape = 0;
+  memset(marks, 0, n);
+  for (size_t j = 0; j < n; j++) {
+    size_t i = reverse ? n - 1 - j : j;
+    marks[i] = 1;
+    if (expr_eval(p->where, marks)) marks[i] = 0; /* needed */
+  }
+  p->nscan_needles = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!marks[i] && !leaf_scan_needles(p, i, &escape)) return p->nscan_needles = 0;
+  if (escape && !add_scan_needle(p, "\\", 1)) return p->nscan_needles = 0;
+  return 1;
+}
+
+/* p's scan needles (search_pred.h): of the cover that keeps an AND's first child, else of the
+   one that keeps its last. */
+static void find_scan_needles(search_pred_t *p, uint8_t *marks) {
+  if (!cover_scan_needles(p, marks, 1)) cover_scan_needles(p, marks, 0);
+}
+
 int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, uint64_t seed,
                      uint64_t m, uint32_t k, err_t *err) {
   memset(p, 0, sizeof *p);
@@ -341,9 +402,11 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
   size_t nwhere = expr_leaf_count(e);
   p->verbatim = malloc(nwhere ? nwhere : 1);
   p->needle = malloc((nwhere ? nwhere : 1) * sizeof *p->needle);
-  uint8_t *marks = malloc(n);
+  p->scan_needle = malloc(BLOCK_NEEDLES_MAX * sizeof *p->scan_needle);
+  p->scan_digits = malloc(BLOCK_NEEDLES_MAX * sizeof *p->scan_digits);
+  uint8_t *marks = malloc(n > nwhere ? n : nwhere ? nwhere : 1);
   if (!p->hash || !p->probe || !p->cover || !p->zone_id || !p->ranges || !p->verbatim ||
-      !p->needle || !marks) {
+      !p->needle || !p->scan_needle || !p->scan_digits || !marks) {
     free(marks);
     search_pred_release(p);
     return err_set(err, ST_E_NOMEM, "search: out of memory for a predicate of %zu terms",
@@ -362,12 +425,13 @@ int search_pred_init(search_pred_t *p, const expr_t *e, const terms_t *terms, ui
         leaf_zone(terms, e, expr_leaf(p->expr, i), &p->zone_lo[i], &p->zone_hi[i], &p->zone_src[i]);
   group_ranges(p);
   find_cover(p, marks);
-  free(marks);
   for (size_t i = 0; i < nwhere; i++) {
     p->verbatim[i] = verbatim_kind(terms, expr_leaf(e, i), &p->needle[i]);
     if (p->verbatim[i] == SEARCH_PRED_VERBATIM_NONE) p->needle[i].len = 0;
     p->any_verbatim |= p->verbatim[i] != SEARCH_PRED_VERBATIM_NONE;
   }
+  if (p->any_verbatim) find_scan_needles(p, marks);
+  free(marks);
   return ST_OK;
 }
 
@@ -383,6 +447,8 @@ void search_pred_release(search_pred_t *p) {
   p->ranges = NULL;
   free(p->verbatim);
   free(p->needle);
+  free(p->scan_needle);
+  free(p->scan_digits);
   p->hash = NULL;
   p->probe = NULL;
   p->cover = NULL;
@@ -390,6 +456,9 @@ void search_pred_release(search_pred_t *p) {
   p->verbatim = NULL;
   p->needle = NULL;
   p->any_verbatim = 0;
+  p->scan_needle = NULL;
+  p->scan_digits = NULL;
+  p->nscan_needles = 0;
   p->nleaves = p->ncover = p->nranges = p->range_pieces = 0;
 }
 
@@ -439,5 +508,5 @@ void search_pred_test(const search_pred_t *p, uint8_t *marks, search_pred_match_
                       engine_value_test_t *test) {
   m->p = p;
   m->marks = marks;
-  *test = (engine_value_test_t){NULL, 0, match_value, m};
+  *test = (engine_value_test_t){NULL, 0, match_value, m, p->scan_needle, p->nscan_needles};
 }

@@ -110,6 +110,14 @@ typedef struct search_pred {
   uint8_t *verbatim;
   search_pred_needle_t *needle;
   int any_verbatim;
+  /* The needles of the whole predicate (owned; engine_value_test_t.needles): every value that
+     satisfies it holds one of scan_needle[0, nscan_needles) as bytes, each at least 2 bytes
+     but the backslash a JSON needle comes with (0: none, as when a leaf of the cover has no
+     needle, or they would be more than BLOCK_NEEDLES_MAX). Their bytes point into the leaves'
+     terms, needle and scan_digits. */
+  block_needle_t *scan_needle;
+  size_t nscan_needles;
+  char (*scan_digits)[21];
 } search_pred_t;
 
 #define SEARCH_PRED_NO_SRC UINT64_MAX

@@ -1,11 +1,13 @@
 /* block_ref_t: where a data block lies in its table file. The key path reads blocks by it
  * (lsm/table.h: table_scan_value_blocks) and a block filter names its blocks by it
  * (filters/block_filter.h), so that neither has to know the other; block_ahead_t likewise
- * names what a search reads ahead, for the search and the own engine alike.
+ * names what a search reads ahead, for the search and the own engine alike, and block_needle_t
+ * the bytes a search looks for in the blocks it reads.
  */
 #ifndef BFH_UTIL_BLOCK_REF_H
 #define BFH_UTIL_BLOCK_REF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A data block's contents (without any trailer): offset and size in bytes. */
@@ -21,5 +23,14 @@ typedef struct block_ahead {
   const char *meta;
   block_ref_t block;
 } block_ahead_t;
+
+/* Bytes a value that passes a search's test may be known to hold (bytes[0, len), len >= 1):
+   a scan of a block looks for them before it decodes an entry (lsm/block.h
+   block_scan_containing). */
+typedef struct block_needle {
+  const void *bytes;
+  size_t len;
+} block_needle_t;
+#define BLOCK_NEEDLES_MAX 16 /* the most a scan looks for at once */
 
 #endif

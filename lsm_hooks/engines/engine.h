@@ -31,6 +31,7 @@
 #include "bfh.h"
 #include "filters/block_filter.h"
 #include "index/index_sync.h"
+#include "util/block_ref.h"
 #include "util/err.h"
 #include "util/sort.h"
 
@@ -90,17 +91,22 @@ typedef int (*engine_match_fn)(void *arg, const void *key, size_t key_len, uint6
      is nonzero, each decoded and tested; val is unused. A negative return (the test could
      not be evaluated, e.g. out of memory) counts as a match, so that the key is kept as a
      candidate and its validation, which evaluates the test again, reports the error: a
-     failing test never drops a key. */
+     failing test never drops a key. Every value that passes holds one of the needles
+     needles[0, nneedles) as bytes (0: no such promise), so a scan of named blocks
+     (scan_blocks) may decode only the entries whose value holds one
+     (lsm/block.h block_scan_containing). */
 typedef struct engine_value_test {
   const void *val;
   size_t val_len;
   int (*match)(void *match_arg, const void *val, size_t len);
   void *match_arg;
+  const block_needle_t *needles;
+  size_t nneedles;
 } engine_value_test_t;
 
 /* The test of a whole-value search of val[0, val_len). */
 static inline engine_value_test_t engine_value_test_equal(const void *val, size_t val_len) {
-  engine_value_test_t t = {val, val_len, NULL, NULL};
+  engine_value_test_t t = {val, val_len, NULL, NULL, NULL, 0};
   return t;
 }
 

@@ -346,6 +346,88 @@ static void test_block_scan_value_skips_to_the_same_visits(void **state) {
   assert_true(fewer > runs / 4); /* it does skip */
 }
 
+/* The visits of every entry whose value holds one of a few needles, for the scan that decodes
+   every entry: the reference block_scan_containing's skipping must agree with. */
+typedef struct needle_filter {
+  const block_needle_t *nd;
+  size_t nn;
+  visits_t *vs;
+} needle_filter_t;
+
+static int visit_if_needled(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                            uint32_t val_len, const uint8_t *prev, size_t prev_len) {
+  needle_filter_t *f = arg;
+  for (size_t i = 0; i < f->nn; i++)
+    if (memmem(val, val_len, f->nd[i].bytes, f->nd[i].len))
+      return record_visit(f->vs, key, key_len, val, val_len, prev, prev_len);
+  return 0;
+}
+
+/* block_scan_containing against every entry decoded and tested, on random blocks of a small
+   alphabet (needles inside keys, across entries, in several values of a run): the same
+   entries visited, in order, with the same keys, predecessors and value places, stopped or
+   not, and fewer entries decoded. Fixed seed. */
+static void test_block_scan_containing_visits_the_needled(void **state) {
+  (void)state;
+  rng_t rng;
+  rng_init(&rng, 0x6e656564);
+  static visits_t got, want;
+  uint64_t fewer = 0, runs = 0, visited = 0;
+  for (int t = 0; t < 600; t++) {
+    int interval = (int[]){1, 2, 3, 16}[t % 4];
+    block_builder_t bb;
+    block_builder_init(&bb, interval);
+    char prefix[16], k[64], v[32];
+    size_t pn = small_alphabet(&rng, prefix, 0, 8);
+    int n = 1 + (int)rng_below(&rng, 300);
+    for (int i = 0; i < n; i++) {
+      memcpy(k, prefix, pn);
+      size_t kn = pn + (size_t)snprintf(k + pn, 8, "%04d", i);
+      kn += small_alphabet(&rng, k + kn, 0, 6);
+      size_t vn = small_alphabet(&rng, v, 0, 8);
+      assert_int_equal(block_builder_add(&bb, k, kn, v, vn), ST_OK);
+    }
+    size_t size;
+    const uint8_t *data = block_builder_finish(&bb, &size);
+    block_t b;
+    assert_int_equal(block_parse(&b, data, size), 0);
+    for (int q = 0; q < 8; q++) {
+      char bytes[3][8];
+      block_needle_t nd[3];
+      size_t nn = 1 + (size_t)rng_below(&rng, 3);
+      for (size_t i = 0; i < nn; i++) /* one byte now and then, as a JSON escape's needle */
+        nd[i] = (block_needle_t){bytes[i], small_alphabet(&rng, bytes[i], i ? 2 : 1, 5)};
+      size_t stop = rng_below(&rng, 3) == 0 ? 1 + (size_t)rng_below(&rng, 3) : 0;
+      got.block = want.block = data;
+      got.n = want.n = 0;
+      got.stop_after = want.stop_after = stop;
+      uint64_t e_got = 0, e_want = 0;
+      needle_filter_t f = {nd, nn, &want};
+      int r_want = block_scan_containing(&b, nd, 0, visit_if_needled, &f, &e_want);
+      int r_got = block_scan_containing(&b, nd, nn, record_visit, &got, &e_got);
+      if (r_want == 0) assert_int_equal(e_want, (uint64_t)n); /* no needle: every entry */
+      assert_int_equal(r_got, r_want);
+      assert_int_equal(got.n, want.n);
+      for (size_t i = 0; i < got.n; i++) {
+        const visit_t *g = &got.v[i], *w = &want.v[i];
+        assert_int_equal(g->val_off, w->val_off);
+        assert_int_equal(g->key_len, w->key_len);
+        assert_memory_equal(g->key, w->key, g->key_len);
+        assert_int_equal(g->has_prev, w->has_prev);
+        assert_int_equal(g->prev_len, w->prev_len);
+        assert_memory_equal(g->prev, w->prev, g->prev_len);
+      }
+      if (r_want == 0) assert_true(e_got <= e_want);
+      fewer += e_got < e_want;
+      visited += got.n;
+      runs++;
+    }
+    block_builder_release(&bb);
+  }
+  assert_true(fewer > runs / 4); /* it does skip */
+  assert_true(visited > runs);   /* and finds */
+}
+
 static int count_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
                        uint32_t val_len, const uint8_t *prev, size_t prev_len) {
   (void)key, (void)key_len, (void)val, (void)val_len, (void)prev, (void)prev_len;
@@ -402,6 +484,7 @@ int main(void) {
       cmocka_unit_test(test_block_trailer_detects_every_flip),
       cmocka_unit_test(test_block_scan_value_visits_exactly_the_matches),
       cmocka_unit_test(test_block_scan_value_skips_to_the_same_visits),
+      cmocka_unit_test(test_block_scan_containing_visits_the_needled),
       cmocka_unit_test(test_block_malformed_is_rejected),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -230,18 +230,18 @@ static int e_scan_memtables(engine_t *e, engine_view_t *v, const engine_value_te
   return rc;
 }
 
-/* A whole-value test looks for the value's bytes in the blocks; a predicate decodes and tests
-   every entry of them. */
+/* A whole-value test looks for the value's bytes in the blocks; a predicate for its needles,
+   if it has any, else it decodes and tests every entry of them. */
 static int e_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err) {
   (void)e;
   match_ctx_t m = {test, fn, arg};
   lsm_scan_stats_t ls = {0, 0};
-  int rc = test->match
-               ? lsm_snapshot_scan_blocks(v->snap, number, refs, n, visit_match, &m, &ls, err)
-               : lsm_snapshot_scan_value_blocks(v->snap, number, refs, n, test->val, test->val_len,
-                                                visit_match, &m, &ls, err);
+  int rc = test->match ? lsm_snapshot_scan_blocks(v->snap, number, refs, n, test->needles,
+                                                  test->nneedles, visit_match, &m, &ls, err)
+                       : lsm_snapshot_scan_value_blocks(v->snap, number, refs, n, test->val,
+                                                        test->val_len, visit_match, &m, &ls, err);
   add_stats(st, &ls);
   return rc;
 }

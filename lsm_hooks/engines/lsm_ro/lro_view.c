@@ -116,8 +116,8 @@ int lro_scan_table(engine_t *e, engine_view_t *v, uint64_t number, const engine_
   return rc;
 }
 
-/* A whole-value test looks for the value's bytes in the blocks; a predicate decodes and tests
-   every entry of them. */
+/* A whole-value test looks for the value's bytes in the blocks; a predicate for its needles,
+   if it has any, else it decodes and tests every entry of them. */
 int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                     size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                     engine_scan_stats_t *st, err_t *err) {
@@ -126,9 +126,12 @@ int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_
   if (rc != BFH_OK) return rc;
   match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, NULL, err)
-                   : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len, visit_match,
-                                                  &m, &ls, &v->memo, NULL, err);
+  rc = test->match && test->nneedles
+           ? table_scan_blocks_containing(t, refs, n, test->needles, test->nneedles, visit_match,
+                                          &m, &ls, &v->memo, NULL, err)
+       : test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, NULL, err)
+                     : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len,
+                                                    visit_match, &m, &ls, &v->memo, NULL, err);
   add_stats(st, &ls);
   return rc;
 }
