@@ -38,6 +38,8 @@ typedef struct reader {
   ldb_read_stats_t *st;
   int stopped;
   err_t *err;
+  const block_needle_t *nd; /* a data block's entries are visited only when their value */
+  size_t nn;                /* holds one of these (nn 0: every entry) */
 } reader_t;
 
 static int buf_reserve(buf_t *b, size_t n) {
@@ -179,14 +181,52 @@ static int parse_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, 
   return BFH_OK;
 }
 
+/* An entry of a data block walk_needled found, to fn. */
+typedef struct needled {
+  reader_t *r;
+  uint64_t off; /* the block's */
+  int rc;
+} needled_t;
+
+static int visit_needled(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                         uint32_t val_len, const uint8_t *prev, size_t prev_len) {
+  needled_t *x = arg;
+  reader_t *r = x->r;
+  (void)prev, (void)prev_len;
+  internal_key_parts_t k;
+  if (internal_key_parse(key, key_len, &k)) {
+    x->rc = corrupt(r, x->off,
+                    key_len < INTERNAL_KEY_TAG_BYTES ? "entry: internal key shorter than 8 bytes"
+                                                     : "entry: unknown value type");
+    return 1;
+  }
+  ldb_entry_t e = {k.user_key, k.user_len, val, val_len, k.seq, k.type};
+  if (r->fn(r->arg, &e)) r->stopped = 1;
+  return r->stopped;
+}
+
+/* The data block blk (at off) for a reader with needles: only the entries whose value holds
+   one are decoded whole and go to fn (lsm/block.h block_scan_containing); the entries decoded
+   on the way count in st. */
+static int walk_needled(reader_t *r, uint64_t off, const block_t *blk) {
+  needled_t x = {r, off, BFH_OK};
+  uint64_t entries = 0;
+  int s = block_scan_containing(blk, r->nd, r->nn, visit_needled, &x, &entries);
+  if (r->st) r->st->entries += entries;
+  if (x.rc != BFH_OK) return x.rc;
+  return s < 0 ? corrupt(r, off, "entry: bad lengths") : BFH_OK;
+}
+
 /* Walks the entries of one block with the own engine's block cursor (lsm/block.h: the entry
    format is the same). For the index block (data == 0) every value is a block handle whose
-   data block is walked in turn; for a data block every entry goes to fn. */
+   data block is walked in turn; for a data block every entry goes to fn, or with needles
+   those walk_needled finds. */
 static int walk_block(reader_t *r, uint64_t off, const uint8_t *b, size_t len, int data) {
   char what[96];
   block_t blk;
   int rc = parse_block(r, off, b, len, 1, &blk);
   if (rc != BFH_OK) return rc;
+  if (data && r->nn) return walk_needled(r, off, &blk);
   block_cursor_t c;
   block_cursor_init(&c, &blk, NULL);
   uint32_t at = 0; /* the entry the cursor decodes */
@@ -483,9 +523,9 @@ static int read_refs_cached(reader_t *r, env_t *io, env_rfile_t **f, const block
 }
 
 int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
-                                 const block_cache_use_t *use, ldb_visit_fn fn, void *arg,
-                                 ldb_read_stats_t *st, err_t *err) {
-  reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+                                 const block_cache_use_t *use, const block_needle_t *nd, size_t nn,
+                                 ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
+  reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err, .nd = nd, .nn = nn};
   env_rfile_t *f = NULL; /* opened at the first block the cache lacks */
   int rc = read_refs_cached(&r, io, &f, refs, n, use);
   if (f) env_rfile_close(f);
@@ -494,12 +534,13 @@ int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t 
 
 int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {
-  return ldb_table_read_blocks_cached(io, path, refs, n, NULL, fn, arg, st, err);
+  return ldb_table_read_blocks_cached(io, path, refs, n, NULL, NULL, 0, fn, arg, st, err);
 }
 
 int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const block_ref_t *refs,
-                                       size_t n, const block_cache_use_t *use, ldb_visit_fn fn,
+                                       size_t n, const block_cache_use_t *use,
+                                       const block_needle_t *nd, size_t nn, ldb_visit_fn fn,
                                        void *arg, ldb_read_stats_t *st, err_t *err) {
-  reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+  reader_t r = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err, .nd = nd, .nn = nn};
   return read_refs_cached(&r, NULL, &f, refs, n, use);
 }

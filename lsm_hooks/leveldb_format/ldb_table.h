@@ -45,6 +45,7 @@
 
 #include "filters/block_filter.h"
 #include "lsm_hooks/leveldb_format/ldb_entry.h"
+#include "util/block_ref.h"
 #include "util/env.h"
 #include "util/err.h"
 
@@ -96,10 +97,13 @@ int ldb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
    none), its id naming this file there for the life of the cache: a block the cache holds
    is walked where it is, and the file is opened only for a block it lacks, which enters
    decoded, after its checksum and its walk passed, as the fill allows. bytes_read in st
-   counts the blocks walked, from the cache or the file. */
+   counts the blocks walked, from the cache or the file. With nn needles nd[0, nn), fn gets
+   only the entries whose value holds one (lsm/block.h block_scan_containing: the others are
+   skipped undecoded, and entries in st counts the entries decoded). */
 int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
-                                 const struct block_cache_use *use, ldb_visit_fn fn, void *arg,
-                                 ldb_read_stats_t *st, err_t *err);
+                                 const struct block_cache_use *use, const block_needle_t *nd,
+                                 size_t nn, ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
+                                 err_t *err);
 
 /* ldb_table_scan and ldb_table_read_blocks over a table already open for reading (f,
    borrowed; env_open_read), named path in messages: what a reader that holds the file open
@@ -112,7 +116,7 @@ int ldb_table_scan_rfile(env_rfile_t *f, const char *path, ldb_visit_fn fn, void
    ldb_table_read_blocks_cached reads through it (use NULL: none). */
 int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const block_ref_t *refs,
                                        size_t n, const struct block_cache_use *use,
-                                       ldb_visit_fn fn, void *arg, ldb_read_stats_t *st,
-                                       err_t *err);
+                                       const block_needle_t *nd, size_t nn, ldb_visit_fn fn,
+                                       void *arg, ldb_read_stats_t *st, err_t *err);
 
 #endif

@@ -540,6 +540,43 @@ static void expect_read_blocks(const char *path, const table_read_t *whole, cons
   free(refs);
 }
 
+/* add_entry for the entries whose value holds one of the needles. */
+typedef struct needled_read {
+  table_read_t r;
+  const block_needle_t *nd;
+  size_t nn;
+} needled_read_t;
+
+static int add_needled(void *arg, const ldb_entry_t *e) {
+  needled_read_t *x = arg;
+  for (size_t i = 0; i < x->nn; i++)
+    if (memmem(e->val, e->val_len, x->nd[i].bytes, x->nd[i].len)) return add_entry(&x->r, e);
+  return 0;
+}
+
+/* A read of every block with needles (ldb_table_read_blocks_cached) visits exactly the entries
+   the read without them finds holding one, in order, and decodes fewer entries than there are. */
+static void expect_needled_read(const char *path, const table_read_t *whole,
+                                const block_needle_t *nd, size_t nn) {
+  err_t err;
+  needled_read_t want = {.nd = nd, .nn = nn};
+  assert_int_equal(ldb_table_read_blocks(env_default(), path, whole->refs, whole->nblocks,
+                                         add_needled, &want, NULL, &err),
+                   BFH_OK);
+  table_read_t got = {0};
+  ldb_read_stats_t st = {0};
+  assert_int_equal(ldb_table_read_blocks_cached(env_default(), path, whole->refs, whole->nblocks,
+                                                NULL, nd, nn, add_entry, &got, &st, &err),
+                   BFH_OK);
+  assert_int_equal(got.n, want.r.n);
+  assert_memory_equal(got.e, want.r.e, got.n * sizeof *got.e);
+  assert_true(st.entries >= got.n && st.entries < whole->n);
+  print_message("needles '%.*s'...: %zu entries of %zu visited, %llu decoded\n", (int)nd[0].len,
+                (const char *)nd[0].bytes, got.n, whole->n, (unsigned long long)st.entries);
+  table_read_release(&got);
+  table_read_release(&want.r);
+}
+
 static void test_ldb_reader_reads_single_blocks(void **state) {
   db_fixture_t *f = *state;
   char dst[4400];
@@ -559,6 +596,13 @@ static void test_ldb_reader_reads_single_blocks(void **state) {
   idx[0] = nb - 1, idx[1] = 0, idx[2] = nb / 2;
   expect_read_blocks(dst, &whole, idx, 3); /* out of file order: read in the order given */
   expect_read_blocks(dst, &whole, idx, 0);
+  /* Reads that look for needles: a value's prefix, two of them, and a byte. */
+  const block_needle_t one[] = {{"value-4", 7}};
+  const block_needle_t two[] = {{"value-17-", 9}, {"value-3", 7}};
+  const block_needle_t byte[] = {{"q", 1}};
+  expect_needled_read(dst, &whole, one, 1);
+  expect_needled_read(dst, &whole, two, 2);
+  expect_needled_read(dst, &whole, byte, 1);
 
   /* A damaged block: its read fails naming the file and the block; others still read. */
   size_t bad = nb / 2;
