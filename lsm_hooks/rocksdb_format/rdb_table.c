@@ -83,6 +83,8 @@ typedef struct table {
   err_t *err;
   const uint8_t *ikey; /* the index entry's key while walk_index calls its handle_fn */
   size_t ikey_len;
+  const block_needle_t *nd; /* a data block's entries are visited only when their value */
+  size_t nn;                /* holds one of these (nn 0: every entry) */
 } table_t;
 
 static int corrupt(table_t *t, uint64_t off, const char *what) {
@@ -425,14 +427,63 @@ static void count_type(rdb_read_stats_t *st, int type) {
     st->other++;
 }
 
+/* An entry of a data block walk_needled found, to fn. */
+typedef struct needled {
+  table_t *t;
+  uint64_t off;     /* the block's */
+  uint64_t visited; /* entries handed to fn (count_type counts them) */
+  int rc;
+} needled_t;
+
+static int visit_needled(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+                         uint32_t val_len, const uint8_t *prev, size_t prev_len) {
+  needled_t *x = arg;
+  table_t *t = x->t;
+  (void)prev, (void)prev_len;
+  int type = key_len < 8 ? -1 : (int)(decode_fixed64(key + key_len - 8) & 0xff);
+  if (type < 0 || !data_type_known(type)) {
+    x->rc = corrupt(
+        t, x->off,
+        type < 0 ? "entry: internal key shorter than 8 bytes" : "entry: unknown value type");
+    return 1;
+  }
+  rdb_entry_t e = {.key = key,
+                   .key_len = key_len - 8,
+                   .val = val,
+                   .val_len = val_len,
+                   .seq = decode_fixed64(key + key_len - 8) >> 8,
+                   .type = type};
+  count_type(t->st, type);
+  x->visited++;
+  if (t->fn(t->arg, &e)) t->stopped = 1;
+  return t->stopped;
+}
+
+/* The data block blk (at off) for a read with needles: only the entries whose value holds
+   one are decoded whole and go to fn (lsm/block.h block_scan_containing). Every entry skipped
+   is one whose value holds no needle, so it cannot pass the search's test; a table read this
+   way has a block filter or map, which bfh builds only for a table it read whole without
+   meeting an entry it refuses (rdb_entry_refuse), so none is skipped unseen. entries in st
+   counts the entries decoded. */
+static int walk_needled(table_t *t, uint64_t off, const block_t *blk) {
+  needled_t x = {t, off, 0, BFH_OK};
+  uint64_t entries = 0;
+  int s = block_scan_containing(blk, t->nd, t->nn, visit_needled, &x, &entries);
+  if (t->st && entries > x.visited) t->st->entries += entries - x.visited;
+  if (x.rc != BFH_OK) return x.rc;
+  return s < 0 ? corrupt(t, off, "entry: bad lengths") : BFH_OK;
+}
+
 /* Hands every entry of the block at off (decoded to b[0, len)) to fn: a data block
-   (range_del == 0) or the range-deletion block, whose keys all have type RDB_TYPE_RANGE_DELETION.
+   (range_del == 0), or with needles those walk_needled finds, or the range-deletion block,
+   whose keys all have type RDB_TYPE_RANGE_DELETION.
  */
 static int walk_entries(table_t *t, uint64_t off, const uint8_t *b, size_t len, int range_del) {
   char what[96];
   block_t blk;
   int rc = parse_block(t, off, b, len, &blk);
   if (rc != BFH_OK) return rc;
+  if (!range_del && t->nn) return walk_needled(t, off, &blk);
   block_cursor_t c;
   block_cursor_init(&c, &blk, NULL);
   uint32_t at = 0;
@@ -1171,14 +1222,15 @@ static int read_refs_cached(table_t *t, env_t *io, env_rfile_t **f, const rdb_ta
 int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
                                  const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
                                  rdb_read_stats_t *st, err_t *err) {
-  return rdb_table_read_blocks_footer_cached(f, path, ft, refs, n, NULL, fn, arg, st, err);
+  return rdb_table_read_blocks_footer_cached(f, path, ft, refs, n, NULL, NULL, 0, fn, arg, st, err);
 }
 
 int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
                                         const rdb_table_footer_t *ft, const block_ref_t *refs,
-                                        size_t n, const block_cache_use_t *use, rdb_visit_fn fn,
+                                        size_t n, const block_cache_use_t *use,
+                                        const block_needle_t *nd, size_t nn, rdb_visit_fn fn,
                                         void *arg, rdb_read_stats_t *st, err_t *err) {
-  table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+  table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err, .nd = nd, .nn = nn};
   int rc = read_refs_cached(&t, NULL, &f, ft, refs, n, use);
   table_release(&t);
   return rc;
@@ -1186,13 +1238,13 @@ int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
 
 int rdb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                           rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err) {
-  return rdb_table_read_blocks_cached(io, path, refs, n, NULL, fn, arg, st, err);
+  return rdb_table_read_blocks_cached(io, path, refs, n, NULL, NULL, 0, fn, arg, st, err);
 }
 
 int rdb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
-                                 const block_cache_use_t *use, rdb_visit_fn fn, void *arg,
-                                 rdb_read_stats_t *st, err_t *err) {
-  table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err};
+                                 const block_cache_use_t *use, const block_needle_t *nd, size_t nn,
+                                 rdb_visit_fn fn, void *arg, rdb_read_stats_t *st, err_t *err) {
+  table_t t = {.path = path, .fn = fn, .arg = arg, .st = st, .err = err, .nd = nd, .nn = nn};
   env_rfile_t *f = NULL; /* opened, and its footer read, at the first block the cache lacks */
   int rc = read_refs_cached(&t, io, &f, NULL, refs, n, use);
   table_release(&t);

@@ -47,6 +47,7 @@
 
 #include "filters/block_filter.h"
 #include "lsm_hooks/rocksdb_format/rdb_entry.h"
+#include "util/block_ref.h"
 #include "util/env.h"
 #include "util/err.h"
 
@@ -181,10 +182,15 @@ int rdb_table_read_blocks(env_t *io, const char *path, const block_ref_t *refs, 
    none), its id naming this file there for the life of the cache: a block the cache holds
    is walked where it is, and the file is opened (and its footer read) only for a block it
    lacks, which enters decoded, after its checksum and its walk passed, as the fill allows.
-   bytes_read in st counts the blocks walked, from the cache or the file. */
+   bytes_read in st counts the blocks walked, from the cache or the file. With nn needles
+   nd[0, nn), fn gets only the entries of a data block whose value holds one (lsm/block.h
+   block_scan_containing: the others are skipped undecoded and unchecked, and entries in st
+   counts the entries decoded): for a table whose every entry is known to be one bfh reads
+   (its filters were built from a read of it whole). */
 int rdb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
-                                 const struct block_cache_use *use, rdb_visit_fn fn, void *arg,
-                                 rdb_read_stats_t *st, err_t *err);
+                                 const struct block_cache_use *use, const block_needle_t *nd,
+                                 size_t nn, rdb_visit_fn fn, void *arg, rdb_read_stats_t *st,
+                                 err_t *err);
 
 /* rdb_table_scan(_blocks/_tagged) and rdb_table_read_blocks over a table already open for
    reading (f, borrowed; env_open_read), named path in messages: what a reader that holds the
@@ -227,8 +233,8 @@ int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_tab
 int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
                                         const rdb_table_footer_t *ft, const block_ref_t *refs,
                                         size_t n, const struct block_cache_use *use,
-                                        rdb_visit_fn fn, void *arg, rdb_read_stats_t *st,
-                                        err_t *err);
+                                        const block_needle_t *nd, size_t nn, rdb_visit_fn fn,
+                                        void *arg, rdb_read_stats_t *st, err_t *err);
 
 /* Told each data block of a table in index order: the index entry's key as a user key (a
    separator: >= every key of the block, < every key of the next; borrowed, valid during the

@@ -7,20 +7,6 @@
 #include "lsm_hooks/engines/leveldb/adapter.h"
 #include "lsm_hooks/leveldb_format/ldb_table.h"
 
-/* What a read of named blocks looks for before it decodes an entry: a predicate's needles, or
-   the whole value itself (every value that passes holds them). */
-static size_t match_needles(const stock_match_t *m, block_needle_t *whole,
-                            const block_needle_t **nd) {
-  const engine_value_test_t *t = m->test;
-  if (t->match) {
-    *nd = t->needles;
-    return t->nneedles;
-  }
-  *whole = (block_needle_t){t->val, t->val_len};
-  *nd = whole;
-  return t->val_len >= 2;
-}
-
 static int visit_match(void *arg, const ldb_entry_t *e) {
   const stock_match_t *m = arg;
   if (!engine_value_test_passes(m->test, e->type == LDB_TYPE_VALUE, e->val, e->val_len)) return 0;
@@ -36,7 +22,7 @@ int ldb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
   ldb_read_stats_t rs = {0};
   block_needle_t whole;
   const block_needle_t *nd;
-  size_t nn = match_needles(m, &whole, &nd);
+  size_t nn = stock_match_needles(m, &whole, &nd);
   rc = refs ? ldb_table_read_blocks_cached(io, path, refs, n, use, nd, nn, visit_match, (void *)m,
                                            &rs, err)
             : ldb_table_scan(io, path, visit_match, (void *)m, &rs, err);
@@ -73,7 +59,7 @@ int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *r
   ldb_read_stats_t rs = {0};
   block_needle_t whole;
   const block_needle_t *nd;
-  size_t nn = match_needles(m, &whole, &nd);
+  size_t nn = stock_match_needles(m, &whole, &nd);
   int rc = refs ? ldb_table_read_blocks_rfile_cached(f, path, refs, n, use, nd, nn, visit_match,
                                                      (void *)m, &rs, err)
                 : ldb_table_scan_rfile(f, path, visit_match, (void *)m, &rs, err);

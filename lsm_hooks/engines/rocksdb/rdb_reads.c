@@ -59,8 +59,12 @@ int rdb_table_match(env_t *io, const char *dir, uint64_t number, const block_ref
   if (rc != BFH_OK) return rc;
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};
-  rc = refs ? rdb_table_read_blocks_cached(io, path, refs, n, use, visit_match, &x, &rs, err)
-            : rdb_table_scan(io, path, visit_match, &x, &rs, err);
+  block_needle_t whole;
+  const block_needle_t *nd;
+  size_t nn = stock_match_needles(m, &whole, &nd);
+  rc = refs
+           ? rdb_table_read_blocks_cached(io, path, refs, n, use, nd, nn, visit_match, &x, &rs, err)
+           : rdb_table_scan(io, path, visit_match, &x, &rs, err);
   free(path);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;
@@ -72,8 +76,11 @@ int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_foot
                           const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   rdb_read_stats_t rs = {0};
   match_t x = {m, path, err, BFH_OK};
-  int rc = refs ? rdb_table_read_blocks_footer_cached(f, path, ft, refs, n, use, visit_match, &x,
-                                                      &rs, err)
+  block_needle_t whole;
+  const block_needle_t *nd;
+  size_t nn = stock_match_needles(m, &whole, &nd);
+  int rc = refs ? rdb_table_read_blocks_footer_cached(f, path, ft, refs, n, use, nd, nn,
+                                                      visit_match, &x, &rs, err)
                 : rdb_table_scan_rfile(f, path, visit_match, NULL, &x, &rs, NULL, NULL, err);
   st->entries += rs.entries;
   st->bytes_read += rs.bytes_read;

@@ -105,6 +105,21 @@ typedef struct stock_match {
   void *arg;
 } stock_match_t;
 
+/* What a read of named blocks for m looks for before it decodes an entry (*nd, the count
+   returned; 0: nothing): a predicate's needles, or the whole value itself (held in *whole),
+   which every value that passes holds. */
+static inline size_t stock_match_needles(const stock_match_t *m, block_needle_t *whole,
+                                         const block_needle_t **nd) {
+  const engine_value_test_t *t = m->test;
+  if (t->match) {
+    *nd = t->needles;
+    return t->nneedles;
+  }
+  *whole = (block_needle_t){t->val, t->val_len};
+  *nd = whole;
+  return t->val_len >= 2;
+}
+
 /* What a format's table_hashes read does with each value (stock_leaf.c): its item hashes
    under seed (terms: the database's items; NULL: the whole value's) to fn(arg, hash). */
 typedef struct stock_hashes {
