@@ -1,6 +1,6 @@
 /* Fuzz target: the block reader (lsm/block.c) — block_parse, the cursor (seek_first, next,
- * seek), block_scan_value (skipping and decoding every entry), the block iterator and
- * block_handle_decode.
+ * seek), block_scan_value (skipping and decoding every entry), block_scan_containing (needles
+ * of one byte and of several), the block iterator and block_handle_decode.
  *
  * The input is the contents of one block (no trailer: block contents carry no checksum of
  * their own, so every input reaches the decoder). Seek targets and the scanned value are
@@ -45,6 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     block_scan_value(&b, c, vlen, count_visit, &matched, &entries);
     block_scan_value(&b, c + size - vlen, vlen, count_visit, &matched, &entries);
     block_scan_value_all(&b, c, vlen, count_visit, &matched, &entries);
+    /* The scan for needles (taken from the input, as the value is) skips by the same
+       restart array: it too may not read out of bounds. */
+    block_needle_t nd[3] = {{c, vlen}, {c + size - vlen, vlen}, {c + size / 2, size ? 1 : 0}};
+    if (vlen) block_scan_containing(&b, nd, size ? 3 : 2, count_visit, &matched, &entries);
 
     iterator_t *it = block_iterator_create(c, size, bytewise_compare);
     fuzz_check(it != NULL);
