@@ -289,6 +289,43 @@ static size_t small_alphabet(rng_t *r, char *buf, size_t min, size_t max) {
   return n;
 }
 
+/* A random block of 1 to 300 entries (into bb, parsed into *b; *n entries) at the restart
+   interval given: sorted keys of a shared random prefix, 4 digits and a random tail, and
+   values of at most vmax bytes, all of the small alphabet. */
+static const uint8_t *random_block(rng_t *rng, int interval, size_t vmax, block_builder_t *bb,
+                                   block_t *b, int *n) {
+  block_builder_init(bb, interval);
+  char prefix[16], k[64], v[32];
+  size_t pn = small_alphabet(rng, prefix, 0, 8);
+  *n = 1 + (int)rng_below(rng, 300);
+  for (int i = 0; i < *n; i++) {
+    memcpy(k, prefix, pn);
+    size_t kn = pn + (size_t)snprintf(k + pn, 8, "%04d", i);
+    kn += small_alphabet(rng, k + kn, 0, 6);
+    size_t vn = small_alphabet(rng, v, 0, vmax);
+    assert_int_equal(block_builder_add(bb, k, kn, v, vn), ST_OK);
+  }
+  size_t size;
+  const uint8_t *data = block_builder_finish(bb, &size);
+  assert_int_equal(block_parse(b, data, size), 0);
+  return data;
+}
+
+/* Two scans visited the same entries, in order, with the same keys, predecessors and value
+   places. */
+static void expect_same_visits(const visits_t *got, const visits_t *want) {
+  assert_int_equal(got->n, want->n);
+  for (size_t i = 0; i < got->n; i++) {
+    const visit_t *g = &got->v[i], *w = &want->v[i];
+    assert_int_equal(g->val_off, w->val_off);
+    assert_int_equal(g->key_len, w->key_len);
+    assert_memory_equal(g->key, w->key, g->key_len);
+    assert_int_equal(g->has_prev, w->has_prev);
+    assert_int_equal(g->prev_len, w->prev_len);
+    assert_memory_equal(g->prev, w->prev, g->prev_len);
+  }
+}
+
 /* The skipping scan (block_scan_value) against the decoding one (block_scan_value_all) on
    random blocks: the same entries visited, in order, with the same keys, predecessors and
    value places, stopped or not; and never more entries decoded. Fixed seed. */
@@ -299,23 +336,10 @@ static void test_block_scan_value_skips_to_the_same_visits(void **state) {
   static visits_t got, want;
   uint64_t fewer = 0, runs = 0;
   for (int t = 0; t < 600; t++) {
-    int interval = (int[]){1, 2, 3, 16}[t % 4];
     block_builder_t bb;
-    block_builder_init(&bb, interval);
-    char prefix[16], k[64], v[32];
-    size_t pn = small_alphabet(&rng, prefix, 0, 8);
-    int n = 1 + (int)rng_below(&rng, 300);
-    for (int i = 0; i < n; i++) { /* sorted keys: prefix | 4-digit i | random tail */
-      memcpy(k, prefix, pn);
-      size_t kn = pn + (size_t)snprintf(k + pn, 8, "%04d", i);
-      kn += small_alphabet(&rng, k + kn, 0, 6);
-      size_t vn = small_alphabet(&rng, v, 0, 6);
-      assert_int_equal(block_builder_add(&bb, k, kn, v, vn), ST_OK);
-    }
-    size_t size;
-    const uint8_t *data = block_builder_finish(&bb, &size);
     block_t b;
-    assert_int_equal(block_parse(&b, data, size), 0);
+    int n;
+    const uint8_t *data = random_block(&rng, (int[]){1, 2, 3, 16}[t % 4], 6, &bb, &b, &n);
     for (int q = 0; q < 8; q++) {
       char val[32];
       size_t vn = small_alphabet(&rng, val, 0, 5);
@@ -327,16 +351,7 @@ static void test_block_scan_value_skips_to_the_same_visits(void **state) {
       int r_want = block_scan_value_all(&b, val, vn, record_visit, &want, &e_want);
       int r_got = block_scan_value(&b, val, vn, record_visit, &got, &e_got);
       assert_int_equal(r_got, r_want);
-      assert_int_equal(got.n, want.n);
-      for (size_t i = 0; i < got.n; i++) {
-        const visit_t *g = &got.v[i], *w = &want.v[i];
-        assert_int_equal(g->val_off, w->val_off);
-        assert_int_equal(g->key_len, w->key_len);
-        assert_memory_equal(g->key, w->key, g->key_len);
-        assert_int_equal(g->has_prev, w->has_prev);
-        assert_int_equal(g->prev_len, w->prev_len);
-        assert_memory_equal(g->prev, w->prev, g->prev_len);
-      }
+      expect_same_visits(&got, &want);
       if (r_want == 0) assert_true(e_got <= e_want);
       fewer += e_got < e_want;
       runs++;
@@ -374,23 +389,10 @@ static void test_block_scan_containing_visits_the_needled(void **state) {
   static visits_t got, want;
   uint64_t fewer = 0, runs = 0, visited = 0;
   for (int t = 0; t < 600; t++) {
-    int interval = (int[]){1, 2, 3, 16}[t % 4];
     block_builder_t bb;
-    block_builder_init(&bb, interval);
-    char prefix[16], k[64], v[32];
-    size_t pn = small_alphabet(&rng, prefix, 0, 8);
-    int n = 1 + (int)rng_below(&rng, 300);
-    for (int i = 0; i < n; i++) {
-      memcpy(k, prefix, pn);
-      size_t kn = pn + (size_t)snprintf(k + pn, 8, "%04d", i);
-      kn += small_alphabet(&rng, k + kn, 0, 6);
-      size_t vn = small_alphabet(&rng, v, 0, 8);
-      assert_int_equal(block_builder_add(&bb, k, kn, v, vn), ST_OK);
-    }
-    size_t size;
-    const uint8_t *data = block_builder_finish(&bb, &size);
     block_t b;
-    assert_int_equal(block_parse(&b, data, size), 0);
+    int n;
+    const uint8_t *data = random_block(&rng, (int[]){1, 2, 3, 16}[t % 4], 8, &bb, &b, &n);
     for (int q = 0; q < 8; q++) {
       char bytes[3][8];
       block_needle_t nd[3];
@@ -407,16 +409,7 @@ static void test_block_scan_containing_visits_the_needled(void **state) {
       int r_got = block_scan_containing(&b, nd, nn, record_visit, &got, &e_got);
       if (r_want == 0) assert_int_equal(e_want, (uint64_t)n); /* no needle: every entry */
       assert_int_equal(r_got, r_want);
-      assert_int_equal(got.n, want.n);
-      for (size_t i = 0; i < got.n; i++) {
-        const visit_t *g = &got.v[i], *w = &want.v[i];
-        assert_int_equal(g->val_off, w->val_off);
-        assert_int_equal(g->key_len, w->key_len);
-        assert_memory_equal(g->key, w->key, g->key_len);
-        assert_int_equal(g->has_prev, w->has_prev);
-        assert_int_equal(g->prev_len, w->prev_len);
-        assert_memory_equal(g->prev, w->prev, g->prev_len);
-      }
+      expect_same_visits(&got, &want);
       if (r_want == 0) assert_true(e_got <= e_want);
       fewer += e_got < e_want;
       visited += got.n;
