@@ -440,18 +440,21 @@ static int visit_needled(void *arg, const uint8_t *key, size_t key_len, const ui
   needled_t *x = arg;
   table_t *t = x->t;
   (void)prev, (void)prev_len;
-  int type = key_len < 8 ? -1 : (int)(decode_fixed64(key + key_len - 8) & 0xff);
-  if (type < 0 || !data_type_known(type)) {
-    x->rc = corrupt(
-        t, x->off,
-        type < 0 ? "entry: internal key shorter than 8 bytes" : "entry: unknown value type");
+  if (key_len < 8) {
+    x->rc = corrupt(t, x->off, "entry: internal key shorter than 8 bytes");
+    return 1;
+  }
+  uint64_t tag = decode_fixed64(key + key_len - 8);
+  int type = (int)(tag & 0xff);
+  if (!data_type_known(type)) {
+    x->rc = corrupt(t, x->off, "entry: unknown value type");
     return 1;
   }
   rdb_entry_t e = {.key = key,
                    .key_len = key_len - 8,
                    .val = val,
                    .val_len = val_len,
-                   .seq = decode_fixed64(key + key_len - 8) >> 8,
+                   .seq = tag >> 8,
                    .type = type};
   count_type(t->st, type);
   x->visited++;

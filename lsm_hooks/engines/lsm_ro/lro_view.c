@@ -126,12 +126,14 @@ int lro_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_
   if (rc != BFH_OK) return rc;
   match_t m = {test, fn, arg, LSM_MAX_SEQ};
   lsm_scan_stats_t ls = {0, 0};
-  rc = test->match && test->nneedles
-           ? table_scan_blocks_containing(t, refs, n, test->needles, test->nneedles, visit_match,
-                                          &m, &ls, &v->memo, NULL, err)
-       : test->match ? table_scan_blocks(t, refs, n, visit_match, &m, &ls, NULL, err)
-                     : table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len,
-                                                    visit_match, &m, &ls, &v->memo, NULL, err);
+  if (!test->match)
+    rc = table_scan_value_blocks_kept(t, refs, n, test->val, test->val_len, visit_match, &m, &ls,
+                                      &v->memo, NULL, err);
+  else if (test->nneedles)
+    rc = table_scan_blocks_containing(t, refs, n, test->needles, test->nneedles, visit_match, &m,
+                                      &ls, &v->memo, NULL, err);
+  else
+    rc = table_scan_blocks(t, refs, n, visit_match, &m, &ls, NULL, err);
   add_stats(st, &ls);
   return rc;
 }
