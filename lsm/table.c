@@ -32,7 +32,18 @@
 typedef struct meta_entry {
   char *name; /* owned, NUL-terminated */
   block_handle_t h;
+  uint64_t hash; /* name_hash(name): find_meta compares it first, in the entry */
 } meta_entry_t;
+
+/* FNV-1a of a NUL-terminated name. A search looks a meta block up by name for each chunk of a
+   map it reads, and each entry's name is an allocation of its own: comparing hashes first
+   reads one name, the one that matches, not every name before it. */
+static uint64_t name_hash(const char *name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 0x100000001b3ull;
+  return h;
+}
 
 /* How far ahead a sequential walk over the data blocks reads in one pread. */
 #define RUN_BYTES (256u << 10)
@@ -276,6 +287,7 @@ static int parse_meta(table_t *t, const block_handle_t *mh, const block_t *bp, e
     memcpy(m->name, c.key, c.key_len);
     m->name[c.key_len] = 0;
     m->h = h;
+    m->hash = name_hash(m->name);
     t->nmeta++;
   }
   if (!rc && block_cursor_corrupt(&c)) rc = corrupt(t, mh->offset, "malformed meta index", err);
@@ -284,8 +296,9 @@ static int parse_meta(table_t *t, const block_handle_t *mh, const block_t *bp, e
 }
 
 static const meta_entry_t *find_meta(const table_t *t, const char *name) {
+  const uint64_t h = name_hash(name);
   for (size_t i = 0; i < t->nmeta; i++)
-    if (strcmp(t->meta[i].name, name) == 0) return &t->meta[i];
+    if (t->meta[i].hash == h && strcmp(t->meta[i].name, name) == 0) return &t->meta[i];
   return NULL;
 }
 

@@ -182,10 +182,22 @@ static int count_entry(void *arg, const void *key, size_t key_len, const void *v
   return 0;
 }
 
+/* A ref that is no data block's handle: table_scan_value_blocks reports it as corrupt. */
+static void expect_names_no_block(table_t *t, uint64_t offset, uint64_t size) {
+  block_ref_t bad = {offset, size};
+  err_t err;
+  uint64_t cnt = 0;
+  assert_int_equal(table_scan_value_blocks(t, &bad, 1, "x", 1, count_entry, &cnt, NULL, &err),
+                   ST_E_CORRUPT);
+  assert_non_null(strstr(err.msg, "block filter names no data block"));
+  assert_int_equal(cnt, 0);
+}
+
 /* The hook's block_written calls tile the data blocks: one per block, in file order, with
    the adds before each; table_scan_value_blocks over each ref visits exactly the entries
    added in that block (here: the entries with a given value), over all refs the same as
-   table_scan_value; a ref that is not a data block's handle is ST_E_CORRUPT. */
+   table_scan_value; a ref that is not a data block's handle (an offset beside one's, the
+   right offset with another size, past the last block) is ST_E_CORRUPT. */
 static void expect_block_refs(table_t *t, const hook_ctx_t *hc, const ent_t *e, size_t n) {
   table_stats_t ts;
   table_get_stats(t, &ts);
@@ -194,6 +206,9 @@ static void expect_block_refs(table_t *t, const hook_ctx_t *hc, const ent_t *e, 
   assert_int_equal(hc->adds_before[hc->nrefs - 1], n);
   for (size_t b = 0; b < hc->nrefs; b++) {
     if (b) assert_int_equal(hc->refs[b].offset, hc->refs[b - 1].offset + hc->refs[b - 1].size + 5);
+    expect_names_no_block(t, hc->refs[b].offset + 1, hc->refs[b].size);
+    if (b) expect_names_no_block(t, hc->refs[b].offset - 1, hc->refs[b].size);
+    expect_names_no_block(t, hc->refs[b].offset, hc->refs[b].size + 1);
     /* every value entry of block b is found by a scan of block b alone */
     uint64_t first = b ? hc->adds_before[b - 1] : 0;
     for (uint64_t i = first; i < hc->adds_before[b]; i++) {
@@ -214,12 +229,9 @@ static void expect_block_refs(table_t *t, const hook_ctx_t *hc, const ent_t *e, 
       break; /* one value per block is enough */
     }
   }
-  block_ref_t bad = {hc->refs[0].offset + 1, hc->refs[0].size};
-  err_t err;
-  uint64_t cnt = 0;
-  assert_int_equal(table_scan_value_blocks(t, &bad, 1, "x", 1, count_entry, &cnt, NULL, &err),
-                   ST_E_CORRUPT);
-  assert_non_null(strstr(err.msg, "block filter names no data block"));
+  const block_ref_t *last = &hc->refs[hc->nrefs - 1];
+  expect_names_no_block(t, last->offset + last->size + 5, last->size);
+  expect_names_no_block(t, UINT64_MAX - 4096, 4096);
 }
 
 /* The chosen blocks of a search through a block cache (table_scan_value_blocks_kept's fill):
