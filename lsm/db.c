@@ -1072,6 +1072,7 @@ struct lsm_snapshot {
   lsm_table_info_t *tables;
   lsm_file_meta_t **metas; /* parallel to tables */
   size_t ntables;
+  size_t hint;       /* where snapshot_table's last lookup found its table */
   block_memo_t memo; /* the blocks its value scans matched in, for lsm_snapshot_get_latest */
   uint64_t fill;     /* bytes its reads of chosen blocks may still put into the block cache */
 };
@@ -1115,10 +1116,16 @@ size_t lsm_snapshot_tables(const lsm_snapshot_t *s, const lsm_table_info_t **tab
   return s->ntables;
 }
 
-/* The open table `number` of s. */
+/* The open table `number` of s. The lookup starts where the last one found its table: a search
+   asks for its tables in the snapshot's order, each for several pieces, so that each pass of
+   the search over its tables (read ahead, probe, scan) looks over the snapshot's once, not
+   once per piece. */
 static int snapshot_table(lsm_snapshot_t *s, uint64_t number, table_t **t, err_t *err) {
-  for (size_t i = 0; i < s->ntables; i++)
-    if (s->tables[i].number == number) return file_table(s->db, s->metas[i], t, err);
+  for (size_t k = 0, i = s->hint; k < s->ntables; k++, i = i + 1 < s->ntables ? i + 1 : 0)
+    if (s->tables[i].number == number) {
+      s->hint = i;
+      return file_table(s->db, s->metas[i], t, err);
+    }
   return err_set(err, ST_E_INVALID, "snapshot: table %06" PRIu64 " is not in the snapshot", number);
 }
 
