@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "filters/blocked_filter.h"
+#include "filters/hash.h"
 #include "lsm/block.h"
 #include "lsm/block_cache.h"
 #include "util/coding.h"
@@ -35,14 +36,11 @@ typedef struct meta_entry {
   uint64_t hash; /* name_hash(name): find_meta compares it first, in the entry */
 } meta_entry_t;
 
-/* FNV-1a of a NUL-terminated name. A search looks a meta block up by name for each chunk of a
-   map it reads, and each entry's name is an allocation of its own: comparing hashes first
+/* The hash of a NUL-terminated name. A search looks a meta block up by name for each chunk of
+   a map it reads, and each entry's name is an allocation of its own: comparing hashes first
    reads one name, the one that matches, not every name before it. */
 static uint64_t name_hash(const char *name) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    h = (h ^ *p) * 0x100000001b3ull;
-  return h;
+  return bfh_hash64(name, strlen(name), 0);
 }
 
 /* How far ahead a sequential walk over the data blocks reads in one pread. */
