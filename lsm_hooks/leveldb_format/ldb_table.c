@@ -522,6 +522,18 @@ static int read_refs_cached(reader_t *r, env_t *io, env_rfile_t **f, const block
   return rc;
 }
 
+void ldb_table_keep_block(const char *path, uint64_t file_size, block_ref_t ref, const uint8_t *raw,
+                          const block_cache_use_t *use) {
+  reader_t r = {.path = path, .size = file_size};
+  r.blocks_end = file_size > LDB_FOOTER_BYTES ? file_size - LDB_FOOTER_BYTES : 0;
+  const uint8_t *b;
+  size_t len;
+  if (check_handle(&r, ref.offset, ref.size) == BFH_OK &&
+      decode_block(&r, ref.offset, raw, ref.size, &r.data_buf, &b, &len) == BFH_OK)
+    block_cache_use_keep(use, ref.offset, b, len);
+  free(r.data_buf.p);
+}
+
 int ldb_table_read_blocks_cached(env_t *io, const char *path, const block_ref_t *refs, size_t n,
                                  const block_cache_use_t *use, const block_needle_t *nd, size_t nn,
                                  ldb_visit_fn fn, void *arg, ldb_read_stats_t *st, err_t *err) {

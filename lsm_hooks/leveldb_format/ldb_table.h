@@ -119,4 +119,13 @@ int ldb_table_read_blocks_rfile_cached(env_rfile_t *f, const char *path, const b
                                        const block_needle_t *nd, size_t nn, ldb_visit_fn fn,
                                        void *arg, ldb_read_stats_t *st, err_t *err);
 
+/* A data block read ahead of its read (engine_ops_t.read_ahead) from the table at path, of
+   file_size bytes: raw holds its ref.size bytes of contents and its trailer as the file holds
+   them. Checked as ldb_table_read_blocks checks a block's place, checksum and compression, its
+   decoded contents enter use's cache as the fill allows, to be walked by the read that
+   finds them there; a block that does not check out is left out, for that read to read
+   again and report. */
+void ldb_table_keep_block(const char *path, uint64_t file_size, block_ref_t ref, const uint8_t *raw,
+                          const struct block_cache_use *use);
+
 #endif

@@ -1222,6 +1222,23 @@ static int read_refs_cached(table_t *t, env_t *io, env_rfile_t **f, const rdb_ta
   return rc;
 }
 
+void rdb_table_keep_block(const char *path, const rdb_table_footer_t *ft, block_ref_t ref,
+                          const uint8_t *raw, const block_cache_use_t *use) {
+  table_t t = {.path = path,
+               .size = ft->size,
+               .footer_at = ft->footer_at,
+               .footer_len = ft->footer_len,
+               .fv = ft->format_version,
+               .cks = ft->checksum_type};
+  buf_t data = {0};
+  const uint8_t *b;
+  size_t len;
+  if (check_handle(&t, ref.offset, ref.size) == BFH_OK &&
+      decode_block(&t, ref.offset, raw, ref.size, &data, &b, &len) == BFH_OK)
+    block_cache_use_keep(use, ref.offset, b, len);
+  free(data.p);
+}
+
 int rdb_table_read_blocks_footer(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
                                  const block_ref_t *refs, size_t n, rdb_visit_fn fn, void *arg,
                                  rdb_read_stats_t *st, err_t *err) {

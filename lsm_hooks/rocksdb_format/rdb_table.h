@@ -236,6 +236,15 @@ int rdb_table_read_blocks_footer_cached(env_rfile_t *f, const char *path,
                                         const block_needle_t *nd, size_t nn, rdb_visit_fn fn,
                                         void *arg, rdb_read_stats_t *st, err_t *err);
 
+/* A data block read ahead of its read (engine_ops_t.read_ahead) from a table whose footer is
+   ft (rdb_table_footer_read_rfile): raw holds its ref.size bytes of contents and its trailer
+   as the file holds them. Checked as rdb_table_read_blocks_footer checks a block's place,
+   checksum and compression, its decoded contents enter use's cache as the fill allows, to be
+   walked by the read that finds them there; a block that does not check out is left out, for
+   that read to read again and report. */
+void rdb_table_keep_block(const char *path, const rdb_table_footer_t *ft, block_ref_t ref,
+                          const uint8_t *raw, const struct block_cache_use *use);
+
 /* Told each data block of a table in index order: the index entry's key as a user key (a
    separator: >= every key of the block, < every key of the next; borrowed, valid during the
    call) and the block's place (offset and size without the trailer). Return 0 to go on,

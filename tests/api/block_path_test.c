@@ -12,9 +12,10 @@
  *   - Every read-write engine: the blocks AUTO reads go through the handle's block cache, so a
  *     repeated search hits there, and answers as SCAN, with or without the cache and after
  *     overwrites.
- *   - Own engine: AUTO reads its tables' map chunks, then their blocks, ahead in batches
- *     (env_read_batch), and answers as SCAN; with every batch failing (a read ahead is only
- *     an optimisation) it still answers as SCAN, each piece read by the call that needs it.
+ *   - Every read-write engine: AUTO reads ahead in batches (env_read_batch) what it reads next
+ *     (the own engine its tables' map chunks, then their blocks; LevelDB and RocksDB their
+ *     blocks), and answers as SCAN; with every batch failing (a read ahead is only an
+ *     optimisation) it still answers as SCAN, each piece read by the call that needs it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +34,9 @@
 /* Not public (api/testbed.h): the LevelDB engine's counters of where leaves came from,
    and the cache file's layout. */
 #include "api/testbed.h"
+#include "lsm_hooks/engines/stock/stock.h"
+#include "lsm_hooks/leveldb_format/ldb_table.h"
+#include "lsm_hooks/rocksdb_format/rdb_table.h"
 #include "tests/env_fault.h"
 #include "tests/test_util.h"
 #include "tests/api/db_fixture.h"
@@ -342,37 +346,146 @@ static void open_io_ok(db_fixture_t *f, const bfh_options *o, env_t *io) {
 }
 
 /* AUTO reads ahead through the env (ENV_OP_BATCH counts its batches) and answers as SCAN;
-   with every batch failing, it answers as SCAN all the same. */
-static void test_lsm_read_ahead(void **state) {
-  db_fixture_t *f = *state;
+   with every batch failing, it answers as SCAN all the same. The own engine reads its map
+   chunks and its blocks ahead, the stock engines their blocks (their maps' chunks are read
+   from the filter cache). */
+static void expect_read_ahead(db_fixture_t *f, bfh_engine engine) {
   bfh_options o;
-  options(&o, BFH_ENGINE_LSM);
+  options(&o, engine);
   env_t *io = env_create_faulty();
   assert_non_null(io);
   open_io_ok(f, &o, io);
   load(f);
   err_t e;
-  assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(f->db), &e), BFH_OK);
-  close_ok(f);
+  if (engine == BFH_ENGINE_LSM)
+    assert_int_equal(engine_lsm_wait_idle(bfh_internal_engine(f->db), &e), BFH_OK);
+  close_ok(f); /* a stock engine's close indexes every table it leaves */
 
   char val[32];
   for (int failing = 0; failing < 2; failing++) {
     open_io_ok(f, &o, io); /* a block cache that holds nothing yet */
     if (failing) env_fail(io, ENV_OP_BATCH, 1, 1);
     uint64_t batches = env_op_count(io, ENV_OP_BATCH), blocks = 0, chunks = 0;
+    bfh_db_stats before, after;
+    assert_int_equal(bfh_stats(f->db, &before), BFH_OK);
     for (uint32_t v = 0; v < NVALUES; v += 61) {
       bfh_search_stats st = expect_auto_as_scan(f->db, val, value_of(v, val));
       blocks += st.blocks_read;
       chunks += st.map_chunks_read;
     }
+    assert_int_equal(bfh_stats(f->db, &after), BFH_OK);
     assert_true(blocks > 0);
     assert_true(chunks > 0);
     /* the pieces the cache lacked were read ahead (failed batches count too) */
     assert_true(env_op_count(io, ENV_OP_BATCH) > batches);
+    /* and every block a search then read was in the cache, read ahead (the own engine's gets
+       and chunks are hits too) */
+    uint64_t hits = after.block_cache_hits - before.block_cache_hits;
+    if (!failing && hits < blocks)
+      fail_msg("%llu blocks read, %llu of them from the cache", (unsigned long long)blocks,
+               (unsigned long long)hits);
     env_fail_none(io);
     close_ok(f);
   }
   env_destroy(io);
+}
+
+/* The first blocks of a stock table, as pieces to read ahead: a table reader's block_fn. */
+#define PLACES 8
+typedef struct places {
+  uint64_t number;
+  block_ahead_t p[PLACES];
+  size_t n;
+} places_t;
+
+static int take_place(void *arg, uint64_t offset, uint64_t size) {
+  places_t *pl = arg;
+  pl->p[pl->n++] = (block_ahead_t){pl->number, NULL, {offset, size}};
+  return pl->n == PLACES;
+}
+
+static int ldb_any(void *arg, const ldb_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+static int rdb_any(void *arg, const rdb_entry_t *e) {
+  (void)arg, (void)e;
+  return 0;
+}
+
+static int count_match(void *arg, const void *key, size_t key_len, uint64_t seq) {
+  (void)key, (void)key_len, (void)seq;
+  (*(uint64_t *)arg)++;
+  return 0;
+}
+
+/* A stock engine's read ahead keeps what it reads: blocks of a table read ahead enter the
+   block cache, and a scan of those blocks then finds every one of them there (no miss). */
+static void expect_blocks_kept(db_fixture_t *f, bfh_engine engine) {
+  bfh_options o;
+  options(&o, engine);
+  open_ok(f, &o);
+  load(f);
+  close_ok(f);
+  open_ok(f, &o);
+  engine_t *e = bfh_internal_engine(f->db);
+  engine_view_t *v;
+  err_t err;
+  assert_int_equal(engine_view_acquire(e, &v, &err), BFH_OK);
+  const engine_table_t *t;
+  assert_true(engine_view_tables(e, v, &t) > 0);
+  places_t pl = {.number = t[0].number};
+  int lev = engine == BFH_ENGINE_LEVELDB;
+  char *path;
+  assert_int_equal(
+      stock_table_path(f->dir, pl.number, lev ? "ldb" : "sst", lev ? "sst" : "ldb", &path, &err),
+      BFH_OK);
+  int rc = lev ? ldb_table_scan_blocks(env_default(), path, ldb_any, take_place, &pl, NULL, &err)
+               : rdb_table_scan_blocks(env_default(), path, rdb_any, take_place, &pl, NULL, &err);
+  free(path);
+  assert_int_equal(rc, BFH_OK);
+  assert_true(pl.n > 1);
+
+  bfh_db_stats s0, s1, s2;
+  assert_int_equal(bfh_stats(f->db, &s0), BFH_OK);
+  engine_read_ahead(e, v, pl.p, pl.n);
+  assert_int_equal(bfh_stats(f->db, &s1), BFH_OK);
+  assert_true(s1.block_cache_bytes > s0.block_cache_bytes);
+  block_ref_t refs[PLACES];
+  for (size_t i = 0; i < pl.n; i++) refs[i] = pl.p[i].block;
+  char val[32];
+  engine_value_test_t test = engine_value_test_equal(val, value_of(1, val));
+  uint64_t matched = 0;
+  engine_scan_stats_t ss = {0, 0};
+  assert_int_equal(
+      engine_scan_blocks(e, v, pl.number, refs, pl.n, &test, count_match, &matched, &ss, &err),
+      BFH_OK);
+  assert_int_equal(bfh_stats(f->db, &s2), BFH_OK);
+  assert_int_equal(s2.block_cache_misses, s1.block_cache_misses);
+  assert_int_equal(s2.block_cache_hits - s1.block_cache_hits, pl.n);
+  engine_view_release(e, v);
+  close_ok(f);
+}
+
+static void test_leveldb_blocks_kept(void **state) {
+  expect_blocks_kept(*state, BFH_ENGINE_LEVELDB);
+}
+
+static void test_rocksdb_blocks_kept(void **state) {
+  expect_blocks_kept(*state, BFH_ENGINE_ROCKSDB);
+}
+
+static void test_lsm_read_ahead(void **state) {
+  expect_read_ahead(*state, BFH_ENGINE_LSM);
+}
+
+static void test_leveldb_read_ahead(void **state) {
+  expect_read_ahead(*state, BFH_ENGINE_LEVELDB);
+}
+
+static void test_rocksdb_read_ahead(void **state) {
+  expect_read_ahead(*state, BFH_ENGINE_ROCKSDB);
 }
 
 static void test_lsm_repeat_hits(void **state) {
@@ -393,6 +506,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_lsm_memtable_index, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_lsm_repeat_hits, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_lsm_read_ahead, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_read_ahead, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_read_ahead, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_leveldb_blocks_kept, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_rocksdb_blocks_kept, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_repeat_hits, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_rocksdb_repeat_hits, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_leveldb_damaged_cache_blocks, setup,

@@ -147,11 +147,13 @@ int ldb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag,
 int ldb_table_match_rfile(env_rfile_t *f, const char *path, const block_ref_t *refs, size_t n,
                           const block_cache_use_t *use, const stock_match_t *m,
                           engine_scan_stats_t *st, err_t *err);
-/* stock_rw_format_t.file_open and .file_match: the read-write engine's table files held open
-   (a plain stock_file_t: its file_free is stock_file_free). */
+/* stock_rw_format_t.file_open, .file_match and .file_keep: the read-write engine's table files
+   held open (a plain stock_file_t: its file_free is stock_file_free). */
 int ldb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err);
 int ldb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,
                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+void ldb_file_keep(stock_file_t *f, block_ref_t ref, const uint8_t *raw,
+                   const block_cache_use_t *use);
 
 /* errors.c */
 /* stock_table_path and stock_table_path_write (stock.h) of table `number` of the database in

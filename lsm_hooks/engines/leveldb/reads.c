@@ -113,3 +113,8 @@ int ldb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const blo
                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err) {
   return ldb_table_match_rfile(f->f, f->path, refs, n, use, m, st, err);
 }
+
+void ldb_file_keep(stock_file_t *f, block_ref_t ref, const uint8_t *raw,
+                   const block_cache_use_t *use) {
+  ldb_table_keep_block(f->path, env_rfile_size(f->f), ref, raw, use);
+}

@@ -131,12 +131,14 @@ int rdb_table_tag_of(env_t *io, const char *dir, uint64_t number, uint64_t *tag,
 int rdb_table_match_rfile(env_rfile_t *f, const char *path, const rdb_table_footer_t *ft,
                           const block_ref_t *refs, size_t n, const block_cache_use_t *use,
                           const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
-/* stock_rw_format_t.file_open and .file_match: the read-write engine's table files held open,
-   each with its footer read once at its open (its file_free is stock_file_free: the footer
-   lives in the same allocation). */
+/* stock_rw_format_t.file_open, .file_match and .file_keep: the read-write engine's table files
+   held open, each with its footer read once at its open (its file_free is stock_file_free:
+   the footer lives in the same allocation). A file whose footer did not read keeps nothing. */
 int rdb_file_open(env_t *io, const char *dir, uint64_t number, stock_file_t **out, err_t *err);
 int rdb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const block_cache_use_t *use,
                    const stock_match_t *m, engine_scan_stats_t *st, err_t *err);
+void rdb_file_keep(stock_file_t *f, block_ref_t ref, const uint8_t *raw,
+                   const block_cache_use_t *use);
 /* BFH_E_UNSUPPORTED naming the table at path for an entry bfh cannot answer from (a merge
    operand, a blob reference, a wide-column entity); else BFH_OK. */
 int rdb_entry_refuse(const rdb_entry_t *e, const char *path, err_t *err);

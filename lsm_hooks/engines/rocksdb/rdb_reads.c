@@ -113,6 +113,12 @@ int rdb_file_match(stock_file_t *f, const block_ref_t *refs, size_t n, const blo
                                st, err);
 }
 
+void rdb_file_keep(stock_file_t *f, block_ref_t ref, const uint8_t *raw,
+                   const block_cache_use_t *use) {
+  const rdb_file_t *rf = (const rdb_file_t *)f;
+  if (rf->footer_ok) rdb_table_keep_block(f->path, &rf->footer, ref, raw, use);
+}
+
 static int visit_hash(void *arg, const rdb_entry_t *e) {
   stock_hashes_t *h = arg;
   if ((h->rc = rdb_entry_refuse(e, h->path, h->err)) != BFH_OK) return 1;

@@ -437,6 +437,75 @@ int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
   return live_table_read(s, number, rc, err);
 }
 
+/* ---- Reading ahead -------------------------------------------------------------------------
+   A search by blocks names the blocks of all its tables before it reads them (search.c,
+   "Reading ahead"). One pread each, those reads were a system call per block; read ahead,
+   STOCK_RW_AHEAD_BATCH of them go to the kernel together and enter the block cache, where
+   the reads that follow find them. */
+
+/* A block of a batch: its table (number and file, with a reference of its own) and place. */
+typedef struct ahead_read {
+  stock_file_t *f;
+  uint64_t number;
+  block_ref_t ref;
+} ahead_read_t;
+
+/* Makes the reads rd[0, k) and hands each block read whole to the format, which keeps it in
+   the cache; then lets go of the buffers and the files. */
+static void ahead_batch(stock_rw_t *s, engine_view_t *v, const ahead_read_t *a, env_read_t *rd,
+                        size_t k) {
+  (void)env_read_batch(s->io, rd, k, NULL); /* each read has its own result */
+  for (size_t j = 0; j < k; j++) {
+    if (rd[j].rc == BFH_OK && rd[j].got == rd[j].n) {
+      block_cache_use_t use = {s->blocks, a[j].number, &v->fill};
+      s->fmt->file_keep(a[j].f, a[j].ref, rd[j].buf, &use);
+    }
+    free(rd[j].buf);
+    file_unref(s, a[j].f);
+  }
+}
+
+void stock_rw_read_ahead(engine_t *e, engine_view_t *v, const block_ahead_t *r, size_t n) {
+  stock_rw_t *s = (stock_rw_t *)e;
+  if (!s->blocks || !s->fmt->file_keep) return;
+  ahead_read_t a[STOCK_RW_AHEAD_BATCH];
+  env_read_t rd[STOCK_RW_AHEAD_BATCH];
+  uint64_t budget = v->fill; /* no block is read that the cache would not take */
+  stock_file_t *f = NULL;    /* the file of r[i]'s table, or NULL (not in v, or gone) */
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i == 0 || r[i].number != r[i - 1].number) {
+      file_unref(s, f);
+      f = NULL;
+      if (engine_tables_contain(v->tables, v->ntables, r[i].number))
+        (void)file_get(s, r[i].number, &f, NULL); /* a table gone: its scan reports it */
+    }
+    block_ref_t ref = r[i].block;
+    uint64_t len = ref.size + STOCK_BLOCK_TRAILER_BYTES, size = f ? env_rfile_size(f->f) : 0;
+    block_cache_use_t use = {s->blocks, r[i].number, &v->fill};
+    block_cache_handle_t *h;
+    size_t kept;
+    if (f && !r[i].meta && len <= budget && ref.offset <= size && len <= size - ref.offset) {
+      if (block_cache_use_pin(&use, ref.offset, &kept, &h)) {
+        block_cache_release(h);
+      } else {
+        void *buf = malloc((size_t)len);
+        if (buf) {
+          budget -= len;
+          atomic_fetch_add(&f->refs, 1);
+          a[k] = (ahead_read_t){f, r[i].number, ref};
+          rd[k++] = (env_read_t){f->f, ref.offset, buf, (size_t)len, 0, BFH_OK};
+        }
+      }
+    }
+    if (k == STOCK_RW_AHEAD_BATCH || (i + 1 == n && k)) {
+      ahead_batch(s, v, a, rd, k);
+      k = 0;
+    }
+  }
+  file_unref(s, f);
+}
+
 int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
                           void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                           err_t *err) {

@@ -52,6 +52,12 @@ typedef struct stock_rw_format {
   int (*file_match)(stock_file_t *f, const block_ref_t *refs, size_t n,
                     const block_cache_use_t *use, const stock_match_t *m, engine_scan_stats_t *st,
                     err_t *err);
+  /* A data block of f read ahead (stock_rw_read_ahead): raw holds its ref.size bytes of
+     contents and its trailer, as read from the file. Checked and decoded as file_match reads
+     it, it enters use's cache as the fill allows; one that does not check out is left out,
+     for file_match to read again and report. */
+  void (*file_keep)(stock_file_t *f, block_ref_t ref, const uint8_t *raw,
+                    const block_cache_use_t *use);
   /* engine_ops_t.table_hashes: every value entry's item hashes under seed (terms: the
      database's items; NULL: the whole value's bfh_value_hash), to fn. */
   int (*table_hashes)(env_t *io, const char *dir, uint64_t number, uint64_t seed,
@@ -197,6 +203,14 @@ void stock_rw_stats(engine_t *e, bfh_db_stats *st);
 int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const block_ref_t *refs,
                          size_t n, const engine_value_test_t *test, engine_match_fn fn, void *arg,
                          engine_scan_stats_t *st, err_t *err);
+/* engine_ops_t.read_ahead of the read-write engines: the data blocks among r[0, n) of the
+   view's tables that the handle's block cache lacks, read STOCK_RW_AHEAD_BATCH at a time
+   (env_read_batch: one system call each where the env batches), each checked and decoded by
+   fmt->file_keep into the cache as the view's fill allows, where scan_blocks finds them.
+   Pieces of meta blocks are not read: a stock table's maps are read from the filter cache. */
+void stock_rw_read_ahead(engine_t *e, engine_view_t *v, const block_ahead_t *r, size_t n);
+#define STOCK_RW_AHEAD_BATCH 64
+#define STOCK_BLOCK_TRAILER_BYTES 5 /* a block's type byte and checksum, in both formats */
 int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
                           void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                           err_t *err);
@@ -210,7 +224,7 @@ int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64
   .view_tables = stock_view_tables, .scan_table = stock_scan_table,                               \
   .scan_memtables = stock_scan_memtables, .scan_blocks = stock_rw_scan_blocks,                    \
   .find_memtables = stock_find_memtables, .iter_create = e_iter_create, .stats = stock_rw_stats,  \
-  .table_hashes = stock_rw_table_hashes
+  .table_hashes = stock_rw_table_hashes, .read_ahead = stock_rw_read_ahead
 
 /* The end of engine_ops_t.get over a library's get, which returned v (malloc'd, n bytes; NULL:
    no such key): *val and *val_len set, a real pointer given for an empty value (malloc(0) may
