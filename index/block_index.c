@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bfh.h"
 #include "util/u64_map.h"
@@ -251,14 +252,114 @@ static int refs_reserve(block_refs_t *r, size_t n) {
   return BFH_OK;
 }
 
+/* ---- Chunks read ahead ------------------------------------------------------------------ */
+
+void block_chunks_ahead_release(block_chunks_ahead_t *a) {
+  for (size_t i = 0; i < a->n; i++) free(a->v[i].bytes);
+  free(a->v);
+  memset(a, 0, sizeof *a);
+}
+
+/* Makes the reads rd[0, k) of io; a read that fails or comes short leaves its chunk empty. */
+static void ahead_batch(env_t *io, env_read_t *rd, const size_t *at, size_t k,
+                        block_chunks_ahead_t *a) {
+  (void)env_read_batch(io, rd, k, NULL); /* each read has its own result */
+  for (size_t j = 0; j < k; j++)
+    if (rd[j].rc != BFH_OK || rd[j].got != rd[j].n) {
+      free(a->v[at[j]].bytes);
+      a->v[at[j]].bytes = NULL;
+    }
+}
+
+int block_index_read_ahead_own(block_index_t *bi, const uint64_t *numbers, size_t n,
+                               const uint64_t *hashes, size_t nh, block_chunks_ahead_t *a) {
+  env_read_t rd[BLOCK_INDEX_AHEAD_BATCH];
+  size_t at[BLOCK_INDEX_AHEAD_BATCH], k = 0;
+  env_t *batch_io = NULL;
+  int rc = BFH_OK;
+  pthread_rwlock_rdlock(&bi->lock); /* the maps' files stay open while it is held */
+  for (size_t i = 0; i < n && rc == BFH_OK && u64_map_count(&bi->maps); i++) {
+    const value_block_map_t *m = find_map(bi, numbers[i]);
+    size_t first = a->n; /* this table's chunks: a->v[first, a->n) */
+    for (size_t j = 0; m && j < nh && rc == BFH_OK; j++) {
+      uint64_t off, pos;
+      size_t len, q = first;
+      env_t *io;
+      env_rfile_t *f;
+      if (!value_block_map_sure_span(m, hashes[j], &off, &len) ||
+          !value_block_map_own_place(m, off, len, &io, &f, &pos))
+        continue;
+      while (q < a->n && a->v[q].off != off) q++;
+      if (q < a->n) continue; /* another hash's chunk too */
+      if (k == BLOCK_INDEX_AHEAD_BATCH || (k && io != batch_io)) {
+        ahead_batch(batch_io, rd, at, k, a);
+        k = 0;
+      }
+      uint8_t *b = NULL;
+      if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        block_chunk_ahead_t *v = realloc(a->v, cap * sizeof *v);
+        if (!v)
+          rc = BFH_E_NOMEM;
+        else
+          a->v = v, a->cap = cap;
+      }
+      if (rc == BFH_OK && !(b = malloc(len ? len : 1))) rc = BFH_E_NOMEM;
+      if (rc != BFH_OK) break;
+      a->v[a->n] = (block_chunk_ahead_t){numbers[i], off, len, b};
+      at[k] = a->n++;
+      rd[k++] = (env_read_t){f, pos, b, len, 0, BFH_OK};
+      batch_io = io;
+    }
+  }
+  if (k) ahead_batch(batch_io, rd, at, k, a);
+  pthread_rwlock_unlock(&bi->lock);
+  return rc;
+}
+
+/* Copies the chunk of table `number` at [off, off + len) into buf if a holds it: 1, else 0. */
+static int ahead_take(block_chunks_ahead_t *a, uint64_t number, uint64_t off, size_t len,
+                      void *buf) {
+  for (size_t k = 0, i = a->hint; k < a->n; k++, i = i + 1 < a->n ? i + 1 : 0) {
+    const block_chunk_ahead_t *c = &a->v[i];
+    if (c->number != number || c->off != off || c->len != len) continue;
+    a->hint = i;
+    if (!c->bytes) return 0;
+    memcpy(buf, c->bytes, len);
+    return 1;
+  }
+  return 0;
+}
+
+/* The reader of a map with its own reader during a search that read ahead: the chunks read
+   ahead, else the map's own reader. */
+typedef struct ahead_reader {
+  const value_block_map_t *m;
+  block_chunks_ahead_t *a;
+  uint64_t number;
+} ahead_reader_t;
+
+static int read_ahead_or_own(void *arg, uint64_t off, size_t len, void *buf, err_t *err) {
+  ahead_reader_t *r = arg;
+  if (ahead_take(r->a, r->number, off, len, buf)) return BFH_OK;
+  return value_block_map_read_own(r->m, off, len, buf, err);
+}
+
 /* Probes table number's map: out gets the blocks it names. REQUIRES the read lock. */
-static int probe_map(const value_block_map_t *m, uint64_t value_hash, block_refs_t *out,
-                     uint32_t *blocks, block_map_io_t *io, err_t *err) {
+static int probe_map(const value_block_map_t *m, uint64_t number, uint64_t value_hash,
+                     block_refs_t *out, uint32_t *blocks, block_map_io_t *io, err_t *err) {
   if (refs_reserve(out, value_block_map_blocks(m)) != BFH_OK)
     return err_set(err, BFH_E_NOMEM, "block index: out of memory");
   uint32_t n = 0;
-  int rc = value_block_map_probe(m, value_hash, io->read, io->arg, out->scratch, out->bound, &n,
-                                 &io->chunks_read, &io->bytes_read, err);
+  int rc;
+  if (io->ahead && io->ahead->n && value_block_map_has_reader(m)) {
+    ahead_reader_t r = {m, io->ahead, number};
+    rc = value_block_map_probe_through(m, value_hash, read_ahead_or_own, &r, out->scratch,
+                                       out->bound, &n, &io->chunks_read, &io->bytes_read, err);
+  } else {
+    rc = value_block_map_probe(m, value_hash, io->read, io->arg, out->scratch, out->bound, &n,
+                               &io->chunks_read, &io->bytes_read, err);
+  }
   if (rc != BFH_OK) return rc;
   for (uint32_t i = 0; i < n; i++) out->v[i] = value_block_map_ref(m, out->scratch[i]);
   out->n = n;
@@ -272,7 +373,7 @@ int block_index_probe(block_index_t *bi, uint64_t number, uint64_t value_hash, b
   pthread_rwlock_rdlock(&bi->lock);
   const value_block_map_t *m = map_to_read(bi, number, io && io->read);
   if (m) {
-    int rc = probe_map(m, value_hash, out, blocks, io, err);
+    int rc = probe_map(m, number, value_hash, out, blocks, io, err);
     pthread_rwlock_unlock(&bi->lock);
     return rc;
   }

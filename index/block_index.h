@@ -94,11 +94,37 @@ typedef struct block_span {
 size_t block_index_sure_spans(block_index_t *bi, uint64_t number, const uint64_t *hashes, size_t n,
                               block_span_t *out);
 
+/* Chunks of maps that read their own files (the stock engines' cache files), read ahead by a
+   search (block_index_read_ahead_own) for its probes to take instead of a read each. Zeroed:
+   empty. One search's: not thread-safe. */
+typedef struct block_chunk_ahead {
+  uint64_t number, off; /* table `number`'s chunks at [off, off + len) */
+  size_t len;
+  uint8_t *bytes; /* malloc'd; NULL: the read failed (the probe reads again, and reports) */
+} block_chunk_ahead_t;
+typedef struct block_chunks_ahead {
+  block_chunk_ahead_t *v;
+  size_t n, cap;
+  size_t hint; /* where the last chunk taken was: the probes ask in the order read */
+} block_chunks_ahead_t;
+void block_chunks_ahead_release(block_chunks_ahead_t *a);
+
+/* Reads ahead into a, all together (env_read_batch, BLOCK_INDEX_AHEAD_BATCH a call), the
+   chunks that probes of hashes[0, nh) surely read first (value_block_map_sure_span) in the
+   maps of tables numbers[0, n) that read their own files from a place they can name
+   (value_block_map_own_place). Only an optimisation: a chunk not read ahead, or whose read
+   failed, is read by its probe, which checks every chunk it is given as it checks one it
+   reads. BFH_OK, or BFH_E_NOMEM (what was read is kept). */
+#define BLOCK_INDEX_AHEAD_BATCH 64
+int block_index_read_ahead_own(block_index_t *bi, const uint64_t *numbers, size_t n,
+                               const uint64_t *hashes, size_t nh, block_chunks_ahead_t *a);
+
 /* How a probe reads a table's map: read (with arg) reads bytes of the table's
    "bfh.value_chunks" meta block (value_block_map.h); chunks_read and bytes_read count the
-   chunks read and their bytes, through read or a map's own reader.
+   chunks read and their bytes, through read or a map's own reader (or taken from ahead).
    read may be NULL: only maps with their own reader (value_block_map_set_reader: the
-   LevelDB engines', from their cache files) are read then. */
+   LevelDB engines', from their cache files) are read then. ahead (NULL: none): chunks of such
+   maps read ahead, taken there first. */
 typedef struct block_map_io {
   value_block_map_read_fn read;
   void *arg;
@@ -106,6 +132,7 @@ typedef struct block_map_io {
   uint64_t bytes_read;
   uint64_t range_pieces_read; /* pieces of range filters read (block_index_range; their bytes
                                  are in bytes_read) */
+  block_chunks_ahead_t *ahead;
 } block_map_io_t;
 
 /* The blocks of table `number` that may hold a value of this hash, in file order, with their

@@ -420,6 +420,7 @@ struct value_block_map {
   uint32_t nzones;
   /* Its own chunk reader (value_block_map_set_reader), or NULL. */
   value_block_map_read_fn own_read;
+  value_block_map_place_fn own_place; /* where own_read reads (value_block_map_set_place) */
   void *own_arg;
   void (*own_release)(void *arg);
   size_t own_bytes;
@@ -653,6 +654,20 @@ int value_block_map_has_reader(const value_block_map_t *m) {
   return m->own_read != NULL;
 }
 
+int value_block_map_read_own(const value_block_map_t *m, uint64_t off, size_t len, void *buf,
+                             err_t *err) {
+  return m->own_read(m->own_arg, off, len, buf, err);
+}
+
+void value_block_map_set_place(value_block_map_t *m, value_block_map_place_fn place) {
+  m->own_place = place;
+}
+
+int value_block_map_own_place(const value_block_map_t *m, uint64_t off, size_t len, env_t **io,
+                              env_rfile_t **f, uint64_t *at) {
+  return m->own_read && m->own_place && m->own_place(m->own_arg, off, len, io, f, at);
+}
+
 size_t value_block_map_memory(const value_block_map_t *m) {
   size_t ranges = 0;
   for (uint32_t i = 0; m->ranges && i < m->nzones; i++)
@@ -853,11 +868,19 @@ static int sort_blocks(uint32_t *out, uint64_t *bounds, uint32_t *n) {
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint64_t *bounds,
                           uint32_t *n, uint64_t *chunks_read, uint64_t *bytes_read, err_t *err) {
-  *n = 0;
   if (m->own_read) { /* the map's own chunks (the file its head was loaded from) */
     read = m->own_read;
     arg = m->own_arg;
   }
+  return value_block_map_probe_through(m, value_hash, read, arg, out, bounds, n, chunks_read,
+                                       bytes_read, err);
+}
+
+int value_block_map_probe_through(const value_block_map_t *m, uint64_t value_hash,
+                                  value_block_map_read_fn read, void *arg, uint32_t *out,
+                                  uint64_t *bounds, uint32_t *n, uint64_t *chunks_read,
+                                  uint64_t *bytes_read, err_t *err) {
+  *n = 0;
   uint32_t fp = value_block_map_fingerprint(value_hash);
   uint32_t c = first_chunk(m, fp);
   if (c >= m->nchunks) return BFH_OK;

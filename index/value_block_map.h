@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include "util/block_ref.h"
+#include "util/env.h"
 #include "util/err.h"
 
 #define VALUE_BLOCK_MAP_HEAD_NAME "bfh.value_blocks"
@@ -173,6 +174,21 @@ typedef int (*value_block_map_read_fn)(void *arg, uint64_t off, size_t len, void
 void value_block_map_set_reader(value_block_map_t *m, value_block_map_read_fn read, void *arg,
                                 void (*release)(void *arg), size_t bytes);
 int value_block_map_has_reader(const value_block_map_t *m);
+/* A read through the map's own reader. REQUIRES value_block_map_has_reader(m). */
+int value_block_map_read_own(const value_block_map_t *m, uint64_t off, size_t len, void *buf,
+                             err_t *err);
+/* Where a map's own reader (given its arg) reads bytes [off, off + len) of the chunks from:
+   1 with *io, *f (held open by the reader while the map lives: borrowed) and *at (the offset in
+   f) set; 0 when it cannot say (it opens its file at each read, or the span lies outside the
+   chunks). Set after value_block_map_set_reader, for a search that reads the spans of many
+   maps ahead, together (env_read_batch: block_index_read_ahead_own). */
+typedef int (*value_block_map_place_fn)(void *arg, uint64_t off, size_t len, env_t **io,
+                                        env_rfile_t **f, uint64_t *at);
+void value_block_map_set_place(value_block_map_t *m, value_block_map_place_fn place);
+/* The place of bytes [off, off + len) of m's chunks, by its own reader's place function: 1 with
+ *io, *f and *at set, or 0 (no own reader, no place function, or one that cannot say). */
+int value_block_map_own_place(const value_block_map_t *m, uint64_t off, size_t len, env_t **io,
+                              env_rfile_t **f, uint64_t *at);
 
 /* 1 if the map keeps a range filter for attr_id (a map of version 6 whose table recorded a
    code of it); else 0. */
@@ -201,6 +217,13 @@ int value_block_map_range(const value_block_map_t *m, uint64_t attr_id, uint64_t
 int value_block_map_probe(const value_block_map_t *m, uint64_t value_hash,
                           value_block_map_read_fn read, void *arg, uint32_t *out, uint64_t *bounds,
                           uint32_t *n, uint64_t *chunks_read, uint64_t *bytes_read, err_t *err);
+/* value_block_map_probe reading the chunks through read (with arg) even where the map has its
+   own reader: a caller that read some of them ahead from the own reader's place
+   (value_block_map_own_place) reads the rest through value_block_map_read_own. */
+int value_block_map_probe_through(const value_block_map_t *m, uint64_t value_hash,
+                                  value_block_map_read_fn read, void *arg, uint32_t *out,
+                                  uint64_t *bounds, uint32_t *n, uint64_t *chunks_read,
+                                  uint64_t *bytes_read, err_t *err);
 
 /* Starts loading the memory value_block_map_probe will test first for this hash (the
    sketch byte of a map of version 3 to 6): called for several tables before probing them, their

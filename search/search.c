@@ -114,6 +114,8 @@ typedef struct reader {
   leaf_ref_t *tagged;
   size_t ntagged, cap_tagged;
   uint8_t *marks; /* nleaves bytes */
+  /* The chunks read ahead of maps that read their own files (read_tables_ahead), or NULL. */
+  block_chunks_ahead_t *own_ahead;
 } reader_t;
 
 static void reader_release(reader_t *rd) {
@@ -210,7 +212,8 @@ static int probe_table(engine_t *e, engine_view_t *view, reader_t *rd, uint64_t 
                        uint32_t *nblocks, bfh_search_stats *st, uint64_t *bytes_read, err_t *err) {
   map_read_t mr = {e, view, number};
   /* No read_meta (the LevelDB engines): only maps with their own reader are read. */
-  block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0, 0};
+  block_map_io_t io = {
+      engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0, 0, rd->own_ahead};
   int rc = rd->pred ? probe_pred(rd, number, nblocks, &io, err)
                     : block_index_probe(rd->blocks, number, rd->hash, &rd->refs, nblocks, &io, err);
   st->map_chunks_read += io.chunks_read;
@@ -370,23 +373,29 @@ static int ahead_keep(ahead_t *a, size_t i, uint64_t number, const reader_t *rd)
   return BFH_OK;
 }
 
-/* The first step: the chunks the probes of the selected tables surely read, read ahead. */
+/* The first step: the chunks the probes of the selected tables surely read, read ahead: from
+   the tables, by the engine; from the files of maps that read their own (the stock engines'
+   cache files), by the block index, into own. */
 static int ahead_chunks(engine_t *e, engine_view_t *view, const reader_t *rd,
                         const engine_table_t *tables, size_t n, const uint8_t *scan, ahead_t *a,
-                        err_t *err) {
+                        block_chunks_ahead_t *own, err_t *err) {
   const uint64_t *hashes = rd->pred ? rd->pred->hash : &rd->hash;
-  size_t nhashes = rd->pred ? rd->pred->nleaves : 1;
+  size_t nhashes = rd->pred ? rd->pred->nleaves : 1, nselected = 0;
   block_span_t *span = malloc(nhashes * sizeof *span);
-  if (!span) return err_set(err, BFH_E_NOMEM, "search: out of memory");
-  int rc = BFH_OK;
+  uint64_t *selected = malloc((n ? n : 1) * sizeof *selected);
+  int rc = span && selected ? BFH_OK : BFH_E_NOMEM;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
-    size_t k =
-        scan[i] ? block_index_sure_spans(rd->blocks, tables[i].number, hashes, nhashes, span) : 0;
+    if (!scan[i]) continue;
+    selected[nselected++] = tables[i].number;
+    size_t k = block_index_sure_spans(rd->blocks, tables[i].number, hashes, nhashes, span);
     for (size_t j = 0; j < k && rc == BFH_OK; j++)
       rc = ahead_push(a, tables[i].number, VALUE_BLOCK_MAP_CHUNKS_NAME,
                       (block_ref_t){span[j].offset, span[j].len});
   }
+  if (rc == BFH_OK)
+    rc = block_index_read_ahead_own(rd->blocks, selected, nselected, hashes, nhashes, own);
   free(span);
+  free(selected);
   if (rc != BFH_OK) return err_set(err, rc, "search: out of memory");
   engine_read_ahead(e, view, a->piece, a->npieces);
   a->npieces = 0;
@@ -399,7 +408,9 @@ static int read_tables_ahead(engine_t *e, engine_view_t *view, reader_t *rd,
                              const engine_value_test_t *test, collect_t *c, engine_scan_stats_t *ss,
                              bfh_search_stats *st, err_t *err) {
   ahead_t a = {0};
-  int rc = ahead_chunks(e, view, rd, tables, n, scan, &a, err);
+  block_chunks_ahead_t own = {0};
+  int rc = ahead_chunks(e, view, rd, tables, n, scan, &a, &own, err);
+  rd->own_ahead = &own;
   for (size_t i = 0; i < n && rc == BFH_OK; i++) {
     if (!scan[i]) continue;
     uint64_t before = c->matches;
@@ -416,6 +427,8 @@ static int read_tables_ahead(engine_t *e, engine_view_t *view, reader_t *rd,
     }
     if (c->matches > before) st->tables_matched++;
   }
+  rd->own_ahead = NULL;
+  block_chunks_ahead_release(&own);
   if (rc == BFH_OK) engine_read_ahead(e, view, a.piece, a.npieces);
   block_refs_t refs = {0};
   for (size_t k = 0; k < a.nnamed && rc == BFH_OK; k++) {
@@ -994,7 +1007,7 @@ static int apply_ranges(const planned_t *p, engine_view_t *view, const engine_ta
   for (size_t j = 0; j < n && ng > 0 && rc == BFH_OK; j++) {
     if (!scan[j]) continue;
     map_read_t mr = {e, view, tables[j].number};
-    block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0, 0};
+    block_map_io_t io = {engine_has_read_meta(e) ? read_map_chunk : NULL, &mr, 0, 0, 0, NULL};
     int changed = 0;
     for (size_t k = 0; k < ng && rc == BFH_OK; k++) {
       int live = 0; /* an item of the range still says maybe here */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bfh.h"
+#include "index/block_index.h"
 #include "index/leaf_cache.h"
 #include "tests/test_util.h"
 #include "util/coding.h"
@@ -259,6 +260,122 @@ static void test_leaf_cache_map_versions(void **state) {
   }
 }
 
+/* Writes the fixture's file with a map (version 6) and loads it: its map reads its chunks from
+   the file, held open. */
+static value_block_map_t *load_map_ok(const fixture_t *fx) {
+  leaf_cache_map_bytes_t mb;
+  memset(&mb, 0, sizeof mb);
+  make_map(3, (uint8_t **)&mb.head, &mb.head_len, (uint8_t **)&mb.chunks, &mb.chunks_len);
+  uint8_t *buf;
+  size_t n;
+  err_t err;
+  assert_int_equal(leaf_cache_encode_map(&TABLE, fx->leaf, fx->blocks, &mb, &buf, &n, &err),
+                   BFH_OK);
+  assert_int_equal(leaf_cache_write(env_default(), fx->path, buf, n, &err), BFH_OK);
+  free(buf);
+  free((void *)mb.head);
+  free((void *)mb.chunks);
+  leaf_cache_table_t t = TABLE;
+  value_filter_t *f = NULL;
+  block_filter_t *blocks = NULL;
+  value_block_map_t *map = NULL;
+  assert_int_equal(
+      leaf_cache_load_map(env_default(), fx->path, &t, 0, M, K, SEED, &f, &blocks, &map, &err),
+      BFH_OK);
+  assert_non_null(map);
+  assert_int_equal(value_block_map_own_place(map, 0, 1, &(env_t *){NULL}, &(env_rfile_t *){NULL},
+                                             &(uint64_t){0}),
+                   1);
+  block_filter_destroy(blocks);
+  value_filter_destroy(f);
+  return map;
+}
+
+/* Probes table NUMBER of bi for value id through io: the probe's return, and whether it named
+   the value's block. */
+static int probe_names(block_index_t *bi, uint32_t id, block_map_io_t *io, int *named, err_t *err) {
+  block_refs_t refs = {0};
+  int rc = block_index_probe(bi, NUMBER, value_hash(id), &refs, NULL, io, err);
+  *named = 0;
+  for (size_t q = 0; rc == BFH_OK && q < refs.n; q++)
+    *named |= refs.v[q].offset == 4096ull * (id / 1000);
+  block_refs_release(&refs);
+  return rc;
+}
+
+/* A search reads the chunks of maps that read their own cache files ahead, together
+   (block_index_read_ahead_own), and its probes take them there: with the file emptied after
+   the read ahead, a probe given the chunks still names its value's block, where one without
+   them fails, as damage. A chunk read ahead is checked as one read by its probe: damaged in
+   the file before the read ahead, its probe fails. */
+static void test_leaf_cache_map_chunks_read_ahead(void **state) {
+  fixture_t *fx = *state;
+  block_index_t *bi = block_index_create();
+  assert_non_null(bi);
+  value_block_map_t *m0 = load_map_ok(fx);
+  assert_int_equal(block_index_put_map(bi, NUMBER, m0), BFH_OK);
+  uint64_t number = NUMBER, hashes[NBLOCKS * VALUES_PER_BLOCK], spans[NBLOCKS * VALUES_PER_BLOCK];
+  uint32_t ids[NBLOCKS * VALUES_PER_BLOCK];
+  size_t nh = 0, nspans = 0;
+  for (uint32_t blk = 0; blk < NBLOCKS; blk++)
+    for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
+      ids[nh] = blk * 1000 + v;
+      hashes[nh] = value_hash(blk * 1000 + v);
+      uint64_t off;
+      size_t len, q = 0;
+      assert_int_equal(value_block_map_sure_span(m0, hashes[nh++], &off, &len), 1);
+      while (q < nspans && spans[q] != off) q++;
+      if (q == nspans) spans[nspans++] = off;
+    }
+  block_chunks_ahead_t a = {0};
+  assert_int_equal(block_index_read_ahead_own(bi, &number, 1, hashes, nh, &a), BFH_OK);
+  assert_int_equal(a.n, nspans); /* each chunk once, however many hashes fall in it */
+  for (size_t i = 0; i < a.n; i++) assert_non_null(a.v[i].bytes);
+  assert_int_equal(truncate(fx->path, 0), 0);
+  err_t err;
+  int named;
+  for (size_t i = 0; i < nh; i++) {
+    block_map_io_t io = {NULL, NULL, 0, 0, 0, &a};
+    int rc = probe_names(bi, ids[i], &io, &named, &err);
+    if (rc != BFH_OK) fail_msg("value %u: %d %s", ids[i], rc, err.msg);
+    assert_true(named);
+    assert_int_equal(io.chunks_read, 1);
+  }
+  block_map_io_t own = {NULL, NULL, 0, 0, 0, NULL};
+  assert_int_equal(probe_names(bi, ids[0], &own, &named, &err), BFH_E_CORRUPT);
+  block_chunks_ahead_release(&a);
+  block_index_destroy(bi);
+
+  /* A byte of the first chunk flipped in the file, then read ahead: its probe fails. */
+  bi = block_index_create();
+  assert_non_null(bi);
+  value_block_map_t *map = load_map_ok(fx);
+  uint64_t off;
+  size_t len;
+  assert_int_equal(value_block_map_sure_span(map, hashes[0], &off, &len), 1);
+  env_t *io;
+  env_rfile_t *f;
+  uint64_t at;
+  assert_int_equal(value_block_map_own_place(map, off, len, &io, &f, &at), 1);
+  assert_int_equal(block_index_put_map(bi, NUMBER, map), BFH_OK);
+  size_t n;
+  uint8_t *p = read_all(fx->path, &n);
+  assert_true(at + 1 < n);
+  p[at + 1] ^= 0x40;
+  FILE *fp = fopen(fx->path, "r+b"); /* in place: the map's descriptor reads the same file */
+  assert_non_null(fp);
+  assert_int_equal(fseek(fp, (long)(at + 1), SEEK_SET), 0);
+  assert_int_equal(fputc(p[at + 1], fp), p[at + 1]);
+  assert_int_equal(fclose(fp), 0);
+  free(p);
+  assert_int_equal(block_index_read_ahead_own(bi, &number, 1, hashes, 1, &a), BFH_OK);
+  assert_int_equal(a.n, 1);
+  block_map_io_t io1 = {NULL, NULL, 0, 0, 0, &a};
+  assert_int_equal(probe_names(bi, ids[0], &io1, &named, &err), BFH_E_CORRUPT);
+  block_chunks_ahead_release(&a);
+  block_index_destroy(bi);
+}
+
 /* A file of version 1 or 2, written byte by byte as the old code wrote it: a 32-byte header
    with the table's number and size but no tag. */
 static void write_old(const fixture_t *fx, uint32_t version, uint32_t flags,
@@ -460,6 +577,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_leaf_cache_round_trip_with_blocks, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_old_versions_are_stale, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_map_versions, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_leaf_cache_map_chunks_read_ahead, setup, teardown),
       cmocka_unit_test_setup_teardown(test_leaf_cache_stamp_binds, setup, teardown),
       cmocka_unit_test(test_leaf_cache_stamp_fields_and_margin),
       cmocka_unit_test_setup_teardown(test_leaf_cache_damaged_block_filter_is_stale, setup,
