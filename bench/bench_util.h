@@ -43,6 +43,17 @@ static inline uint64_t bench_median_u64(uint64_t *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Median of v[0, n) (sorts v; n > 0). */
+static inline double bench_median_double(double *v, size_t n) {
+  qsort(v, n, sizeof *v, bench_cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The monotonic clock in microseconds. */
+static inline double bench_now_us(void) {
+  return (double)clock_now_ns() * 1e-3;
+}
+
 /* Median over n runs (0 < n <= 64) of num[i] / den[i]. */
 static inline double bench_median_ratio(const uint64_t *num, const uint64_t *den, int n) {
   double r[64];

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
+#include "bench/bench_util.h"
 #include "bfh.h"
 /* Not public (api/testbed.h): the engine behind the handle, whose ops the plain side swaps
    for a copy without read_ahead, and the waits for its indexing. */
@@ -38,22 +38,6 @@
 #include "workloads/workload.h"
 
 #define SEED 0x7261686561646265ull /* "raheadbe" */
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
 
 static void die(const char *what, bfh_db *db) {
   fprintf(stderr, "read_ahead_bench: %s: %s\n", what, bfh_last_error(db));
@@ -101,13 +85,13 @@ static double side(bfh_db *db, const uint64_t *vals, size_t q, double *t) {
     char v[32];
     int vl = snprintf(v, sizeof v, "v%015llu", (unsigned long long)vals[i]);
     uint64_t keys = 0;
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (bfh_search(db, v, (size_t)vl, BFH_SEARCH_AUTO, count_key, &keys, NULL) != BFH_OK)
       die("search", db);
-    t[i] = now_us() - t0;
+    t[i] = bench_now_us() - t0;
     if (keys == 0) die("a value searched has no key: not a database of this bench's form", NULL);
   }
-  return median(t, q);
+  return bench_median_double(t, q);
 }
 
 int main(int argc, char **argv) {
@@ -197,7 +181,7 @@ int main(int argc, char **argv) {
     e->ops = with;
     fprintf(stderr, "round %zu: ahead %.1f us, plain %.1f us\n", r, ahead[r], plain[r]);
   }
-  double a = median(ahead, rounds), p = median(plain, rounds);
+  double a = bench_median_double(ahead, rounds), p = bench_median_double(plain, rounds);
   printf("commit,engine,records,queries,rounds,ahead_us,plain_us,plain_over_ahead\n");
   printf("%s,%s,%llu,%zu,%zu,%.1f,%.1f,%.3f\n", commit, engine_name, (unsigned long long)n, q,
          rounds, a, p, p / a);

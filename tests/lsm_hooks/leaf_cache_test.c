@@ -211,66 +211,24 @@ static void make_map(uint32_t version, uint8_t **head, size_t *hl, uint8_t **chu
   value_block_map_builder_destroy(b);
 }
 
-/* Version 6 files carry version 3 map heads (1024-bit sketches); a version 5 file, as
-   earlier builds wrote it (a version 2 head, 512-bit sketches), still loads with its map,
-   which names every block of its values. */
-static void test_leaf_cache_map_versions(void **state) {
-  fixture_t *fx = *state;
-  for (uint32_t file_version = 5; file_version <= 6; file_version++) {
-    leaf_cache_map_bytes_t mb;
-    memset(&mb, 0, sizeof mb);
-    make_map(file_version == 5 ? 2 : 3, (uint8_t **)&mb.head, &mb.head_len,
-             (uint8_t **)&mb.chunks, &mb.chunks_len);
-    uint8_t *buf;
-    size_t n;
-    err_t err;
-    assert_int_equal(leaf_cache_encode_map(&TABLE, fx->leaf, fx->blocks, &mb, &buf, &n, &err),
-                     BFH_OK);
-    assert_int_equal(decode_fixed32(buf + 4), LEAF_CACHE_VERSION);
-    if (file_version == 5) {
-      encode_fixed32(buf + 4, LEAF_CACHE_VERSION_MAP_V2);
-      encode_fixed32(buf + 44, crc32c_mask(crc32c_value(buf, 44)));
-    }
-    assert_int_equal(leaf_cache_write(env_default(), fx->path, buf, n, &err), BFH_OK);
-    free(buf);
-    free((void *)mb.head);
-    free((void *)mb.chunks);
-    leaf_cache_table_t t = TABLE;
-    value_filter_t *f = NULL;
-    block_filter_t *blocks = NULL;
-    value_block_map_t *map = NULL;
-    assert_int_equal(leaf_cache_load_map(env_default(), fx->path, &t, 0, M, K, SEED, &f, &blocks,
-                                         &map, &err),
-                     BFH_OK);
-    assert_non_null(map);
-    assert_int_equal(value_block_map_sketch_bits(map), file_version == 5 ? 512 : VALUE_BLOCK_MAP_SKETCH_BITS);
-    for (uint32_t blk = 0; blk < NBLOCKS; blk++)
-      for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
-        uint32_t out[NBLOCKS], nb = 0;
-        assert_int_equal(value_block_map_probe(map, value_hash(blk * 1000 + v), NULL, NULL, out, NULL,
-                                               &nb, NULL, NULL, &err),
-                         BFH_OK);
-        int hit = 0;
-        for (uint32_t q = 0; q < nb; q++) hit |= value_block_map_ref(map, out[q]).offset == 4096ull * blk;
-        assert_true(hit);
-      }
-    value_block_map_destroy(map);
-    block_filter_destroy(blocks);
-    value_filter_destroy(f);
-  }
-}
-
-/* Writes the fixture's file with a map (version 6) and loads it: its map reads its chunks from
-   the file, held open. */
-static value_block_map_t *load_map_ok(const fixture_t *fx) {
+/* Writes the fixture's file with a map, as a file of version file_version (5: as earlier builds
+   wrote it, a version 2 head with 512-bit sketches; 6: a version 3 head with 1024-bit ones),
+   and loads it: its map reads its chunks from the file, held open. */
+static value_block_map_t *load_map_ok(const fixture_t *fx, uint32_t file_version) {
   leaf_cache_map_bytes_t mb;
   memset(&mb, 0, sizeof mb);
-  make_map(3, (uint8_t **)&mb.head, &mb.head_len, (uint8_t **)&mb.chunks, &mb.chunks_len);
+  make_map(file_version == 5 ? 2 : 3, (uint8_t **)&mb.head, &mb.head_len, (uint8_t **)&mb.chunks,
+           &mb.chunks_len);
   uint8_t *buf;
   size_t n;
   err_t err;
   assert_int_equal(leaf_cache_encode_map(&TABLE, fx->leaf, fx->blocks, &mb, &buf, &n, &err),
                    BFH_OK);
+  assert_int_equal(decode_fixed32(buf + 4), LEAF_CACHE_VERSION);
+  if (file_version == 5) {
+    encode_fixed32(buf + 4, LEAF_CACHE_VERSION_MAP_V2);
+    encode_fixed32(buf + 44, crc32c_mask(crc32c_value(buf, 44)));
+  }
   assert_int_equal(leaf_cache_write(env_default(), fx->path, buf, n, &err), BFH_OK);
   free(buf);
   free((void *)mb.head);
@@ -283,12 +241,34 @@ static value_block_map_t *load_map_ok(const fixture_t *fx) {
       leaf_cache_load_map(env_default(), fx->path, &t, 0, M, K, SEED, &f, &blocks, &map, &err),
       BFH_OK);
   assert_non_null(map);
-  assert_int_equal(value_block_map_own_place(map, 0, 1, &(env_t *){NULL}, &(env_rfile_t *){NULL},
-                                             &(uint64_t){0}),
-                   1);
   block_filter_destroy(blocks);
   value_filter_destroy(f);
   return map;
+}
+
+/* Version 6 files carry version 3 map heads (1024-bit sketches); a version 5 file, as
+   earlier builds wrote it (a version 2 head, 512-bit sketches), still loads with its map,
+   which names every block of its values. */
+static void test_leaf_cache_map_versions(void **state) {
+  fixture_t *fx = *state;
+  for (uint32_t file_version = 5; file_version <= 6; file_version++) {
+    err_t err;
+    value_block_map_t *map = load_map_ok(fx, file_version);
+    assert_int_equal(value_block_map_sketch_bits(map),
+                     file_version == 5 ? 512 : VALUE_BLOCK_MAP_SKETCH_BITS);
+    for (uint32_t blk = 0; blk < NBLOCKS; blk++)
+      for (uint32_t v = 0; blk != 3 && v < VALUES_PER_BLOCK; v++) {
+        uint32_t out[NBLOCKS], nb = 0;
+        assert_int_equal(value_block_map_probe(map, value_hash(blk * 1000 + v), NULL, NULL, out,
+                                               NULL, &nb, NULL, NULL, &err),
+                         BFH_OK);
+        int hit = 0;
+        for (uint32_t q = 0; q < nb; q++)
+          hit |= value_block_map_ref(map, out[q]).offset == 4096ull * blk;
+        assert_true(hit);
+      }
+    value_block_map_destroy(map);
+  }
 }
 
 /* Probes table NUMBER of bi for value id through io: the probe's return, and whether it named
@@ -312,7 +292,10 @@ static void test_leaf_cache_map_chunks_read_ahead(void **state) {
   fixture_t *fx = *state;
   block_index_t *bi = block_index_create();
   assert_non_null(bi);
-  value_block_map_t *m0 = load_map_ok(fx);
+  value_block_map_t *m0 = load_map_ok(fx, 6);
+  assert_int_equal(
+      value_block_map_own_place(m0, 0, 1, &(env_t *){NULL}, &(env_rfile_t *){NULL}, &(uint64_t){0}),
+      1);
   assert_int_equal(block_index_put_map(bi, NUMBER, m0), BFH_OK);
   uint64_t number = NUMBER, hashes[NBLOCKS * VALUES_PER_BLOCK], spans[NBLOCKS * VALUES_PER_BLOCK];
   uint32_t ids[NBLOCKS * VALUES_PER_BLOCK];
@@ -349,7 +332,7 @@ static void test_leaf_cache_map_chunks_read_ahead(void **state) {
   /* A byte of the first chunk flipped in the file, then read ahead: its probe fails. */
   bi = block_index_create();
   assert_non_null(bi);
-  value_block_map_t *map = load_map_ok(fx);
+  value_block_map_t *map = load_map_ok(fx, 6);
   uint64_t off;
   size_t len;
   assert_int_equal(value_block_map_sure_span(map, hashes[0], &off, &len), 1);
