@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lsm/block.h" /* BLOCK_TRAILER_BYTES: LevelDB's and RocksDB's trailer too */
 #include "lsm_hooks/engines/engine_detect.h"
 
 /* ---- The background indexer ----------------------------------------------------------------- */
@@ -481,7 +482,7 @@ void stock_rw_read_ahead(engine_t *e, engine_view_t *v, const block_ahead_t *r, 
         (void)file_get(s, r[i].number, &f, NULL); /* a table gone: its scan reports it */
     }
     block_ref_t ref = r[i].block;
-    uint64_t len = ref.size + STOCK_BLOCK_TRAILER_BYTES, size = f ? env_rfile_size(f->f) : 0;
+    uint64_t len = ref.size + BLOCK_TRAILER_BYTES, size = f ? env_rfile_size(f->f) : 0;
     block_cache_use_t use = {s->blocks, r[i].number, &v->fill};
     block_cache_handle_t *h;
     size_t kept;

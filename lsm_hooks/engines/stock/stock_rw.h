@@ -210,7 +210,6 @@ int stock_rw_scan_blocks(engine_t *e, engine_view_t *v, uint64_t number, const b
    Pieces of meta blocks are not read: a stock table's maps are read from the filter cache. */
 void stock_rw_read_ahead(engine_t *e, engine_view_t *v, const block_ahead_t *r, size_t n);
 #define STOCK_RW_AHEAD_BATCH 64
-#define STOCK_BLOCK_TRAILER_BYTES 5 /* a block's type byte and checksum, in both formats */
 int stock_rw_table_hashes(engine_t *e, engine_view_t *v, uint64_t number, uint64_t seed,
                           void (*fn)(void *arg, uint64_t hash), void *arg, engine_scan_stats_t *st,
                           err_t *err);
