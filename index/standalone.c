@@ -403,21 +403,29 @@ int standalone_holds_whole(const standalone_t *s) {
   return s->whole;
 }
 
-int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, const uint64_t *hash,
-                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
-  if (entries) *entries = 0;
+/* The keys the index holds for the whole value val into *f (items, in the index's key order),
+   the index entries read into *entries. */
+static int value_key_items(standalone_t *s, const void *val, size_t val_len, const uint64_t *hash,
+                           items_t *f, uint64_t *entries, err_t *err) {
+  *entries = 0;
   if (!s->whole)
     return err_set(err, BFH_E_INVALID,
                    "stand-alone index %s: it holds the declared attributes' terms, not whole "
                    "values (declare an attribute with the extractor value for that)",
                    s->dir);
-  items_t f = {NULL, 0, 0};
-  uint64_t n = 0;
   uint8_t *prefix = malloc(prefix_bytes(val_len));
   int rc = prefix ? BFH_OK : err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
   if (rc == BFH_OK)
-    rc = seek_keys(s, prefix, encode_prefix(prefix, val, val_len, hash), &f, &n, err);
+    rc = seek_keys(s, prefix, encode_prefix(prefix, val, val_len, hash), f, entries, err);
   free(prefix);
+  return rc;
+}
+
+int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, const uint64_t *hash,
+                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+  items_t f = {NULL, 0, 0};
+  uint64_t n = 0;
+  int rc = value_key_items(s, val, val_len, hash, &f, &n, err);
   if (entries) *entries = n;
   const uint8_t *p = f.data, *end = f.data + f.n, *key;
   size_t key_len;
@@ -427,26 +435,33 @@ int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, cons
   return rc;
 }
 
-/* Each candidate standalone_search_hashed validates, in turn (the index's key order). */
-typedef struct validating {
-  standalone_t *s;
-  const void *val;
-  size_t val_len;
-  bfh_match_fn fn;
-  void *arg;
-  bfh_search_stats *st;
-  int rc;
-  err_t *err;
-} validating_t;
-
-static int validate_key(void *arg, const void *key, size_t key_len) {
-  validating_t *v = arg;
-  v->st->candidates++;
-  int holds = engine_key_holds(v->s->engine, NULL, key, key_len, v->val, v->val_len, v->err);
-  if (holds < 0) v->rc = holds;
-  if (holds <= 0) return holds < 0;
-  v->st->results++;
-  return v->fn && v->fn(v->arg, key, key_len);
+/* standalone_search_hashed's validation of the keys items [p, end) hold, in the index's key
+   order, their gets read ahead ENGINE_GET_AHEAD_KEYS keys at a time: each that holds val is
+   reported to fn (until it returns nonzero); candidates and results are counted in st. */
+static int validate_items(standalone_t *s, const uint8_t *p, const uint8_t *end, const void *val,
+                          size_t val_len, bfh_match_fn fn, void *arg, bfh_search_stats *st,
+                          err_t *err) {
+  int rc = BFH_OK, stop = 0;
+  while (rc == BFH_OK && !stop && p < end) {
+    key_ref_t ahead[ENGINE_GET_AHEAD_KEYS];
+    size_t m = 0;
+    const uint8_t *key;
+    size_t key_len;
+    while (m < ENGINE_GET_AHEAD_KEYS && (key = items_next(&p, end, &key_len)))
+      ahead[m++] = (key_ref_t){key, key_len};
+    if (m == 0) break;
+    engine_get_ahead(s->engine, ahead, m);
+    for (size_t i = 0; i < m && rc == BFH_OK && !stop; i++) {
+      st->candidates++;
+      int holds =
+          engine_key_holds(s->engine, NULL, ahead[i].bytes, ahead[i].len, val, val_len, err);
+      if (holds < 0) rc = holds;
+      if (holds <= 0) continue;
+      st->results++;
+      stop = fn && fn(arg, ahead[i].bytes, ahead[i].len);
+    }
+  }
+  return rc;
 }
 
 int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
@@ -455,10 +470,10 @@ int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, u
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   st.method_used = BFH_SEARCH_STANDALONE;
-  validating_t v = {s, val, val_len, fn, arg, &st, BFH_OK, err};
-  int rc =
-      standalone_value_keys(s, val, val_len, &hash, validate_key, &v, &st.entries_scanned, err);
-  if (rc == BFH_OK) rc = v.rc;
+  items_t f = {NULL, 0, 0};
+  int rc = value_key_items(s, val, val_len, &hash, &f, &st.entries_scanned, err);
+  if (rc == BFH_OK) rc = validate_items(s, f.data, f.data + f.n, val, val_len, fn, arg, &st, err);
+  free(f.data);
   st.elapsed_ns = clock_now_ns() - t0;
   if (out) *out = st;
   return rc;

@@ -949,24 +949,31 @@ static void prefetch_filter(lsm_file_meta_t *f, uint64_t hash) {
   if (t) table_key_prefetch(t, hash);
 }
 
-/* Looks key up in the tables of v: L0 newest first, then one table per level. hash is
-   blocked_filter_key_hash(key), computed once for every filter probed. */
-static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
-                       uint64_t seq, block_memo_t *memo, void **val, size_t *val_len, err_t *err) {
-  lsm_lookup_t lk;
-  uint8_t stack[8192]; /* a data block of the default 4 KiB, and more */
-  table_buf_t buf;
-  table_buf_init(&buf, stack, sizeof stack);
-  int rc = ST_NOT_FOUND;
-  /* The tables the loop below may probe: every L0 table whose range holds the key, and the
-     one table of each deeper level whose range does (at[level], or nfiles if none). Their
-     key filters' lines are asked for together first (each probe is a miss of its own, and
-     the loop would take them one after another). */
-  size_t at[LSM_NUM_LEVELS];
+/* The tables a lookup of key in v probes, in order: every L0 table whose range holds the key,
+   newest first, then the one table of each deeper level whose range does. */
+typedef struct probe_order {
+  lsm_version_t *v;
+  const void *key;
+  size_t klen;
+  size_t at[LSM_NUM_LEVELS]; /* level >= 1: the index of its table, or nfiles if none */
+  int level;
+  size_t j; /* level 0: the tables looked at so far */
+} probe_order_t;
+
+/* Starts o for key, whose hash is blocked_filter_key_hash(key): the key filters' lines of
+   every table o will give are asked for together (each probe is a miss of its own, and the
+   lookup would take them one after another). */
+static void probe_order_init(probe_order_t *o, lsm_version_t *v, const void *key, size_t klen,
+                             uint64_t hash) {
+  o->v = v;
+  o->key = key;
+  o->klen = klen;
+  o->level = 0;
+  o->j = 0;
   for (int level = 0; level < LSM_NUM_LEVELS; level++) {
     size_t n = v->nfiles[level];
     lsm_file_meta_t *const *files = v->files[level];
-    at[level] = n;
+    o->at[level] = n;
     if (n == 0) continue;
     if (level == 0) {
       for (size_t j = 0; j < n; j++)
@@ -975,41 +982,59 @@ static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t k
     }
     size_t i = lsm_version_find_file(v, level, key, klen);
     if (i < n && bytewise_compare(key, klen, files[i]->smallest, files[i]->smallest_len - 8) >= 0) {
-      at[level] = i;
+      o->at[level] = i;
       prefetch_filter(files[i], hash);
     }
   }
-  for (int level = 0; level < LSM_NUM_LEVELS && rc == ST_NOT_FOUND; level++) {
-    size_t n = v->nfiles[level];
-    if (n == 0) continue;
-    lsm_file_meta_t *const *files = v->files[level];
-    for (size_t j = 0; j < n; j++) {
-      lsm_file_meta_t *f;
-      if (level == 0) {
-        f = files[n - 1 - j];
-        if (!in_range(f, key, klen)) continue;
-      } else {
-        if (at[level] >= n) break;
-        f = files[at[level]];
-        j = n; /* one table per level */
-      }
-      table_t *t;
-      rc = file_table(db, f, &t, err);
-      if (rc == ST_OK) rc = table_get_kept(t, key, klen, hash, seq, memo, &buf, &lk, err);
-      if (rc != ST_OK || lk.state == LSM_LOOKUP_DELETED) break;
-      if (lk.state == LSM_LOOKUP_VALUE) {
-        void *p = malloc(lk.val_len ? lk.val_len : 1);
-        if (!p) {
-          rc = err_set(err, ST_E_NOMEM, "get: out of memory");
-        } else {
-          if (lk.val_len) memcpy(p, lk.val, lk.val_len);
-          *val = p;
-          *val_len = lk.val_len;
-        }
-        break;
-      }
-      rc = ST_NOT_FOUND;
+}
+
+/* The next table to probe, or NULL after the last. */
+static lsm_file_meta_t *probe_order_next(probe_order_t *o) {
+  lsm_version_t *v = o->v;
+  for (; o->level < LSM_NUM_LEVELS; o->level++, o->j = 0) {
+    size_t n = v->nfiles[o->level];
+    lsm_file_meta_t *const *files = v->files[o->level];
+    if (o->level > 0) {
+      if (o->j++ == 0 && o->at[o->level] < n) return files[o->at[o->level]];
+      continue;
     }
+    while (o->j < n) {
+      lsm_file_meta_t *f = files[n - 1 - o->j++];
+      if (in_range(f, o->key, o->klen)) return f;
+    }
+  }
+  return NULL;
+}
+
+/* Looks key up in the tables of v, in probe_order. hash is blocked_filter_key_hash(key),
+   computed once for every filter probed. */
+static int version_get(lsm_db_t *db, lsm_version_t *v, const void *key, size_t klen, uint64_t hash,
+                       uint64_t seq, block_memo_t *memo, void **val, size_t *val_len, err_t *err) {
+  lsm_lookup_t lk;
+  uint8_t stack[8192]; /* a data block of the default 4 KiB, and more */
+  table_buf_t buf;
+  table_buf_init(&buf, stack, sizeof stack);
+  int rc = ST_NOT_FOUND;
+  probe_order_t o;
+  probe_order_init(&o, v, key, klen, hash);
+  lsm_file_meta_t *f;
+  while ((f = probe_order_next(&o))) {
+    table_t *t;
+    rc = file_table(db, f, &t, err);
+    if (rc == ST_OK) rc = table_get_kept(t, key, klen, hash, seq, memo, &buf, &lk, err);
+    if (rc != ST_OK || lk.state == LSM_LOOKUP_DELETED) break;
+    if (lk.state == LSM_LOOKUP_VALUE) {
+      void *p = malloc(lk.val_len ? lk.val_len : 1);
+      if (!p) {
+        rc = err_set(err, ST_E_NOMEM, "get: out of memory");
+      } else {
+        if (lk.val_len) memcpy(p, lk.val, lk.val_len);
+        *val = p;
+        *val_len = lk.val_len;
+      }
+      break;
+    }
+    rc = ST_NOT_FOUND;
   }
   table_buf_release(&buf);
   return rc == ST_OK && lk.state == LSM_LOOKUP_DELETED ? ST_NOT_FOUND : rc;
@@ -1062,6 +1087,68 @@ static int get_kept(lsm_db_t *db, block_memo_t *memo, const void *key, size_t ke
 int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len,
             err_t *err) {
   return get_kept(db, NULL, key, key_len, val, val_len, err);
+}
+
+/* The pieces go to the kernel AHEAD_BATCH at a time (env_read_batch's ring takes 64). */
+#define AHEAD_BATCH 64
+
+/* Makes the reads of a[0, k) (table_ahead_prepare, table_get_ahead) together and finishes
+   them. */
+static void ahead_batch(lsm_db_t *db, table_ahead_t *a, env_read_t *rd, size_t k) {
+  if (k == 0) return;
+  env_read_batch(db->io, rd, k, NULL);
+  for (size_t j = 0; j < k; j++) table_ahead_finish(&a[j], &rd[j]);
+}
+
+/* Is a[0, k) reading t's data block i already? */
+static int ahead_has(const table_ahead_t *a, size_t k, const table_t *t, uint32_t i) {
+  for (size_t j = 0; j < k; j++)
+    if (a[j].t == t && a[j].block == i) return 1;
+  return 0;
+}
+
+void lsm_get_ahead(lsm_db_t *db, const key_ref_t *keys, size_t n) {
+  if (n == 0) return;
+  pthread_mutex_lock(&db->mu);
+  read_state_t *rs = db->rs;
+  if (rs) atomic_fetch_add_explicit(&rs->refs, 1, memory_order_relaxed);
+  uint64_t seq = db->vs->last_sequence;
+  pthread_mutex_unlock(&db->mu);
+  if (!rs) return; /* no read state: each get reads for itself */
+  table_ahead_t a[AHEAD_BATCH];
+  env_read_t rd[AHEAD_BATCH];
+  size_t k = 0;
+  /* The gets put every block they miss into the cache: reading those blocks first puts in
+     no more. */
+  uint64_t fill = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const void *key = keys[i].bytes;
+    size_t klen = keys[i].len;
+    if (check_key(key, klen, NULL) != ST_OK) continue; /* the get says why */
+    uint64_t hash = blocked_filter_key_hash(key, klen);
+    lsm_lookup_t lk;
+    if (mem_filter_may_contain(rs->mf, hash) &&
+        memtable_get(rs->mem, key, klen, seq, &lk) != LSM_LOOKUP_ABSENT)
+      continue;
+    if (rs->imm && mem_filter_may_contain(rs->imf, hash) &&
+        memtable_get(rs->imm, key, klen, seq, &lk) != LSM_LOOKUP_ABSENT)
+      continue;
+    probe_order_t o;
+    probe_order_init(&o, rs->v, key, klen, hash);
+    lsm_file_meta_t *f;
+    table_t *t;
+    while ((f = probe_order_next(&o)) && file_table(db, f, &t, NULL) == ST_OK) {
+      int r = table_get_ahead(t, key, klen, hash, seq, &fill, &a[k], &rd[k]);
+      if (r == TABLE_AHEAD_ABSENT) continue;
+      if (r == TABLE_AHEAD_READ && ahead_has(a, k, t, a[k].block))
+        block_cache_release(a[k].e); /* unpublished: freed */
+      else if (r == TABLE_AHEAD_READ && ++k == AHEAD_BATCH)
+        ahead_batch(db, a, rd, k), k = 0;
+      break;
+    }
+  }
+  ahead_batch(db, a, rd, k);
+  read_state_unref(db, rs);
 }
 
 /* ---- snapshots ----------------------------------------------------------------------- */
@@ -1149,9 +1236,6 @@ int lsm_snapshot_read_meta_range(lsm_snapshot_t *s, uint64_t number, const char 
   int rc = snapshot_table(s, number, &t, err);
   return rc != ST_OK ? rc : table_read_meta_range(t, name, off, len, buf, &s->fill, err);
 }
-
-/* The pieces go to the kernel AHEAD_BATCH at a time (env_read_batch's ring takes 64). */
-#define AHEAD_BATCH 64
 
 void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const block_ahead_t *r, size_t n) {
   table_ahead_t a[AHEAD_BATCH];

@@ -107,6 +107,14 @@ int lsm_delete(lsm_db_t *db, const void *key, size_t key_len, err_t *err);
 /* On ST_OK, *val is malloc'd (non-NULL even for an empty value); free() it.
    ST_NOT_FOUND when the key has no live value. */
 int lsm_get(lsm_db_t *db, const void *key, size_t key_len, void **val, size_t *val_len, err_t *err);
+/* Reads the data blocks that lsm_get of keys[0, n) would read first, from the newest state,
+   into the block cache together (env_read_batch, 64 reads a batch), so that the gets that
+   follow find them there: a validation of many keys makes one batch of reads instead of a
+   system call each. Reads nothing for a key a memtable holds or every key filter rules out.
+   Only an optimisation, as lsm_snapshot_read_ahead: what it does not read (no block cache, a
+   table read through a mapping, a read that fails or comes up short, a block that does not
+   check out, a block a key filter passed falsely) the get reads and reports on. */
+void lsm_get_ahead(lsm_db_t *db, const key_ref_t *keys, size_t n);
 
 /* Writes the memtable out as L0 table(s) and waits until they are installed. */
 int lsm_flush(lsm_db_t *db, err_t *err);

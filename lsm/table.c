@@ -1081,36 +1081,58 @@ static int meta_at(const table_t *t, const char *name, uint64_t off, uint64_t le
   return ST_OK;
 }
 
-int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, uint64_t *fill,
-                        table_ahead_t *a, env_read_t *r) {
-  if (!t->cache || t->map || !fill) return 0;
-  uint64_t at, read;
-  size_t kept; /* the bytes the cache keeps: a data block without its trailer */
-  uint32_t i = t->nblocks;
-  if (meta) {
-    uint64_t block;
-    if (ref->size == 0 || meta_at(t, meta, ref->offset, ref->size, &at, &block, NULL) != ST_OK)
-      return 0;
-    read = kept = (size_t)ref->size;
-  } else {
-    i = block_at(t, ref);
-    if (i >= t->nblocks) return 0;
-    at = t->handles[i].offset;
-    kept = (size_t)t->handles[i].size;
-    read = kept + BLOCK_TRAILER_BYTES;
-  }
+/* The read ahead of [at, at + read) into a cache entry of kept bytes (table_ahead_prepare):
+   block is the data block's index, or t's nblocks for bytes of a meta block. */
+static int ahead_piece(table_t *t, uint32_t block, uint64_t at, size_t kept, size_t read,
+                       uint64_t *fill, table_ahead_t *a, env_read_t *r) {
   if (*fill < read) return 0;
   block_cache_handle_t *pin;
   if (block_cache_pin(t->cache, t->cache_id, at, kept, &pin)) {
     block_cache_release(pin);
     return 0;
   }
-  block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, at, (size_t)read);
+  block_cache_handle_t *e = block_cache_alloc(t->cache, t->cache_id, at, read);
   if (!e) return 0;
   *fill -= read;
-  *a = (table_ahead_t){t, i, at, kept, e};
-  *r = (env_read_t){t->file, at, block_cache_data(e), (size_t)read, 0, ST_OK};
+  *a = (table_ahead_t){t, block, at, kept, e};
+  *r = (env_read_t){t->file, at, block_cache_data(e), read, 0, ST_OK};
   return 1;
+}
+
+/* ahead_piece of data block i (the cache keeps it without its trailer). */
+static int ahead_data_block(table_t *t, uint32_t i, uint64_t *fill, table_ahead_t *a,
+                            env_read_t *r) {
+  const block_handle_t *h = &t->handles[i];
+  return ahead_piece(t, i, h->offset, (size_t)h->size, (size_t)h->size + BLOCK_TRAILER_BYTES, fill,
+                     a, r);
+}
+
+int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, uint64_t *fill,
+                        table_ahead_t *a, env_read_t *r) {
+  if (!t->cache || t->map || !fill) return 0;
+  if (!meta) {
+    uint32_t i = block_at(t, ref);
+    return i < t->nblocks && ahead_data_block(t, i, fill, a, r);
+  }
+  uint64_t at, block;
+  if (ref->size == 0 || meta_at(t, meta, ref->offset, ref->size, &at, &block, NULL) != ST_OK)
+    return 0;
+  return ahead_piece(t, t->nblocks, at, (size_t)ref->size, (size_t)ref->size, fill, a, r);
+}
+
+int table_get_ahead(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+                    uint64_t *fill, table_ahead_t *a, env_read_t *r) {
+  if (!table_key_may_match(t, key_hash)) return TABLE_AHEAD_ABSENT;
+  uint8_t stack[256], *ikey = stack;
+  size_t iklen = klen + INTERNAL_KEY_TAG_BYTES;
+  if (iklen > sizeof stack && !(ikey = malloc(iklen))) return TABLE_AHEAD_NONE;
+  internal_key_encode(ikey, key, klen, max_seq, LSM_TYPE_VALUE);
+  uint32_t i = index_find(t, ikey, iklen);
+  if (ikey != stack) free(ikey);
+  /* Past every block, table_get finds nothing here either. */
+  if (i >= t->nblocks) return TABLE_AHEAD_ABSENT;
+  if (!t->cache || t->map) return TABLE_AHEAD_NONE;
+  return ahead_data_block(t, i, fill, a, r) ? TABLE_AHEAD_READ : TABLE_AHEAD_NONE;
 }
 
 void table_ahead_finish(const table_ahead_t *a, const env_read_t *r) {

@@ -220,6 +220,15 @@ typedef struct table_ahead {
    piece is out of bounds: the read that needs it says so). */
 int table_ahead_prepare(table_t *t, const char *meta, const block_ref_t *ref, uint64_t *fill,
                         table_ahead_t *a, env_read_t *r);
+/* What table_get of key would read first, prepared as a read ahead (lsm_get_ahead):
+   TABLE_AHEAD_ABSENT when the key filter or the index rules the key out of t (the get looks
+   further), TABLE_AHEAD_READ with *a and *r set as by table_ahead_prepare (the data block the
+   index names, taken from *fill), TABLE_AHEAD_NONE when the get would read here but there is
+   nothing to read ahead (the cache holds the block or there is none, t reads through a
+   mapping, the fill does not cover it). Reads nothing but the key filter, as table_get does. */
+enum { TABLE_AHEAD_ABSENT, TABLE_AHEAD_READ, TABLE_AHEAD_NONE };
+int table_get_ahead(table_t *t, const void *key, size_t klen, uint64_t key_hash, uint64_t max_seq,
+                    uint64_t *fill, table_ahead_t *a, env_read_t *r);
 /* After r was made: publishes a's bytes in the cache when the read gave them all (and a data
    block checks out: CRC and parse), else drops them; releases the entry either way. */
 void table_ahead_finish(const table_ahead_t *a, const env_read_t *r);

@@ -128,23 +128,32 @@ static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cov
 }
 
 /* Validates the first n keys of k by test against their latest versions, reporting those
-   that pass to fn (until it returns nonzero), counted in st. The validation's time, without
+   that pass to fn (until it returns nonzero), counted in st; their gets are read ahead
+   ENGINE_GET_AHEAD_KEYS keys at a time. The validation's time, without
    the caller's (fn), is what the planner weighs the next candidates by
    (standalone_candidate_ns). */
 static int validate(const search_ctx_t *c, const key_list_t *k, size_t n,
                     const engine_value_test_t *test, bfh_match_fn fn, void *arg,
                     bfh_search_stats *st, err_t *err) {
   uint64_t validating = 0;
-  int rc = BFH_OK;
-  for (size_t i = 0; i < n && rc == BFH_OK; i++) {
-    st->candidates++;
+  int rc = BFH_OK, stop = 0;
+  for (size_t at = 0; at < n && rc == BFH_OK && !stop; at += ENGINE_GET_AHEAD_KEYS) {
+    size_t m = n - at < ENGINE_GET_AHEAD_KEYS ? n - at : ENGINE_GET_AHEAD_KEYS;
+    key_ref_t ahead[ENGINE_GET_AHEAD_KEYS];
+    for (size_t i = 0; i < m; i++) ahead[i] = (key_ref_t){k->v[at + i].bytes, k->v[at + i].len};
     uint64_t t0 = clock_now_ns();
-    int holds = engine_key_passes(c->engine, NULL, k->v[i].bytes, k->v[i].len, test, err);
+    engine_get_ahead(c->engine, ahead, m);
     validating += clock_now_ns() - t0;
-    if (holds < 0) rc = holds;
-    if (holds <= 0) continue;
-    st->results++;
-    if (fn && fn(arg, k->v[i].bytes, k->v[i].len) != 0) break;
+    for (size_t i = 0; i < m && rc == BFH_OK && !stop; i++) {
+      st->candidates++;
+      t0 = clock_now_ns();
+      int holds = engine_key_passes(c->engine, NULL, ahead[i].bytes, ahead[i].len, test, err);
+      validating += clock_now_ns() - t0;
+      if (holds < 0) rc = holds;
+      if (holds <= 0) continue;
+      st->results++;
+      stop = fn && fn(arg, ahead[i].bytes, ahead[i].len) != 0;
+    }
   }
   if (rc == BFH_OK) standalone_note_validation(c->standalone, st->candidates, validating);
   return rc;

@@ -1,8 +1,9 @@
 /* block_ref_t: where a data block lies in its table file. The key path reads blocks by it
  * (lsm/table.h: table_scan_value_blocks) and a block filter names its blocks by it
  * (filters/block_filter.h), so that neither has to know the other; block_ahead_t likewise
- * names what a search reads ahead, for the search and the own engine alike, and block_needle_t
- * the bytes a search looks for in the blocks it reads.
+ * names what a search reads ahead, for the search and the own engine alike, key_ref_t the keys
+ * whose gets it reads ahead, and block_needle_t the bytes a search looks for in the blocks it
+ * reads.
  */
 #ifndef BFH_UTIL_BLOCK_REF_H
 #define BFH_UTIL_BLOCK_REF_H
@@ -23,6 +24,13 @@ typedef struct block_ahead {
   const char *meta;
   block_ref_t block;
 } block_ahead_t;
+
+/* A key whose get a search will make next, which the engine may read ahead (lsm_get_ahead,
+   engine_ops_t.get_ahead): bytes[0, len). */
+typedef struct key_ref {
+  const void *bytes;
+  size_t len;
+} key_ref_t;
 
 /* Bytes a value that passes a search's test may be known to hold (bytes[0, len), len >= 1):
    a scan of a block looks for them before it decodes an entry (lsm/block.h

@@ -189,6 +189,10 @@ typedef struct engine_ops {
      optimisation: what it does not read is read by the call that needs it, which reports
      any error. */
   void (*read_ahead)(engine_t *e, engine_view_t *view, const block_ahead_t *r, size_t n);
+  /* Optional (NULL: none): reads ahead what the gets of keys[0, n) on the newest state will
+     read first, all together, where those gets find it. An optimisation only, as read_ahead;
+     validation calls it before the gets of its candidates (engine_get_ahead). */
+  void (*get_ahead)(engine_t *e, const key_ref_t *keys, size_t n);
   /* The retry capability (0: none). An engine whose files another process deletes under its
      views (the read-only engines) says so with BFH_E_BUSY from a scan; a search over it then
      starts over from a new view, with the same plan and hash, at most search_attempts times
@@ -426,6 +430,12 @@ static inline int engine_read_meta(engine_t *e, engine_view_t *view, uint64_t nu
                                    err_t *err) {
   return e->ops->read_meta(e, view, number, name, off, len, buf, err);
 }
+static inline void engine_get_ahead(engine_t *e, const key_ref_t *keys, size_t n) {
+  if (e->ops->get_ahead && n) e->ops->get_ahead(e, keys, n);
+}
+/* The keys validation reads ahead at a time (engine_get_ahead): a batch of reads, and few
+   keys validated past a caller that stops early. */
+#define ENGINE_GET_AHEAD_KEYS 64
 /* The retry capability: how many attempts a search over e makes in all (1: no retry). */
 static inline int engine_search_attempts(const engine_t *e) {
   return e->ops->search_attempts > 1 ? e->ops->search_attempts : 1;

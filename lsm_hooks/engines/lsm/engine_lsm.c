@@ -366,8 +366,13 @@ static void e_read_ahead(engine_t *e, engine_view_t *v, const block_ahead_t *r, 
   lsm_snapshot_read_ahead(v->snap, r, n);
 }
 
+static void e_get_ahead(engine_t *e, const key_ref_t *keys, size_t n) {
+  lsm_get_ahead(((engine_lsm_t *)e)->db, keys, n);
+}
+
 static const engine_ops_t lsm_ops = {ENGINE_OPS_FIELDS("lsm"), .table_hashes = e_table_hashes,
-                                     .read_meta = e_read_meta, .read_ahead = e_read_ahead};
+                                     .read_meta = e_read_meta, .read_ahead = e_read_ahead,
+                                     .get_ahead = e_get_ahead};
 
 /* table_filters_read_fn: through the database's table cache. */
 static int read_meta(void *arg, uint64_t number, const char *name, void **data, size_t *size,

@@ -1,0 +1,274 @@
+/* lsm_get_ahead: the read ahead of a validation's gets. It must read, in batches, the data
+ * block each get will read first (the newest table that may hold the key, not an older one
+ * or one whose range leaves the key out; nothing for a key a memtable holds), so that the
+ * gets then make no read of their own; and it must change no answer: a batch that fails or a
+ * block that does not check out leaves the get to read it and report on it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsm/db.h"
+#include "tests/env_fault.h"
+#include "tests/lsm/db_test_util.h"
+#include "tests/test_util.h"
+
+#define NKEYS 2000 /* table A: keys 0..1999 */
+#define NNEWER 200 /* table B, newer: keys 0..199 again */
+#define NABSENT 10 /* keys 5000..5009: no table's range holds them */
+#define VALUE_BYTES 100
+
+typedef struct fixture {
+  char dir[TEST_PATH_MAX];
+  env_t *io;
+  lsm_db_t *db;
+} fixture_t;
+
+static int setup(void **state) {
+  fixture_t *f = calloc(1, sizeof *f);
+  if (!f || test_tmpdir_create(f->dir, sizeof f->dir, "db_get_ahead") != 0) {
+    free(f);
+    return -1;
+  }
+  f->io = env_create_faulty();
+  if (!f->io) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *f = *state;
+  int rc = f->db && lsm_close(f->db) != ST_OK ? -1 : 0;
+  env_destroy(f->io);
+  if (test_rmrf(f->dir) != 0) rc = -1;
+  free(f);
+  return rc;
+}
+
+static void open_db(fixture_t *f) {
+  lsm_options_t o;
+  lsm_options_init(&o);
+  o.io = f->io;
+  err_t e;
+  err_clear(&e);
+  if (lsm_open(f->dir, &o, &f->db, &e) != ST_OK) fail_msg("open: %s", e.msg);
+}
+
+static void close_db(fixture_t *f) {
+  err_t e;
+  err_clear(&e);
+  if (lsm_close_err(f->db, &e) != ST_OK) fail_msg("close: %s", e.msg);
+  f->db = NULL;
+}
+
+/* The value of key id written in `round` ('a' table A, 'b' table B, 'c' the memtable). */
+static size_t value_of(char *buf, uint64_t id, char round) {
+  memset(buf, round, VALUE_BYTES);
+  snprintf(buf, VALUE_BYTES, "%c-%llu-", round, (unsigned long long)id);
+  buf[strlen(buf)] = round; /* the bytes after the digits stay `round` */
+  return VALUE_BYTES;
+}
+
+static void put(fixture_t *f, uint64_t id, char round) {
+  char k[32], v[VALUE_BYTES];
+  size_t kl = test_key(k, id), vl = value_of(v, id, round);
+  err_t e;
+  err_clear(&e);
+  if (lsm_put(f->db, k, kl, v, vl, &e) != ST_OK) fail_msg("put: %s", e.msg);
+}
+
+static void flush(fixture_t *f) {
+  err_t e;
+  err_clear(&e);
+  if (lsm_flush(f->db, &e) != ST_OK) fail_msg("flush: %s", e.msg);
+}
+
+/* Table A (keys 0..NKEYS-1), table B over it (keys 0..NNEWER-1), the database closed and
+   opened again, so that its block cache holds nothing. */
+static void two_tables(fixture_t *f) {
+  open_db(f);
+  for (uint64_t id = 0; id < NKEYS; id++) put(f, id, 'a');
+  flush(f);
+  for (uint64_t id = 0; id < NNEWER; id++) put(f, id, 'b');
+  flush(f);
+  close_db(f);
+  open_db(f);
+}
+
+/* What key id holds after two_tables and the memtable writes of the tests: 0 none, else the
+   round of its latest value. */
+static char latest(uint64_t id) {
+  if (id >= 300 && id < 310) return 0; /* deleted in the memtable */
+  if (id >= 400 && id < 410) return 'c';
+  if (id < NNEWER) return 'b';
+  return id < NKEYS ? 'a' : 0;
+}
+
+/* Every key of two_tables, then the absent ones, as key_ref_t (keys[i] holds the bytes). */
+typedef struct keyset {
+  char k[NKEYS + NABSENT][32];
+  key_ref_t ref[NKEYS + NABSENT];
+  size_t n;
+} keyset_t;
+
+static keyset_t *all_keys(void) {
+  keyset_t *ks = calloc(1, sizeof *ks);
+  assert_non_null(ks);
+  for (uint64_t id = 0; id < NKEYS + NABSENT; id++) {
+    uint64_t key_id = id < NKEYS ? id : 5000 + (id - NKEYS);
+    size_t len = test_key(ks->k[ks->n], key_id);
+    ks->ref[ks->n] = (key_ref_t){ks->k[ks->n], len};
+    ks->n++;
+  }
+  return ks;
+}
+
+static uint64_t id_of(size_t i) {
+  return i < NKEYS ? i : 5000 + (i - NKEYS);
+}
+
+/* Gets every key of ks and checks its answer (latest); returns how many gave ST_E_CORRUPT,
+   whose message must name a table file and an offset. */
+static uint64_t expect_answers(fixture_t *f, const keyset_t *ks) {
+  uint64_t corrupt = 0;
+  for (size_t i = 0; i < ks->n; i++) {
+    uint64_t id = id_of(i);
+    void *val = NULL;
+    size_t len = 0;
+    err_t e;
+    err_clear(&e);
+    int rc = lsm_get(f->db, ks->ref[i].bytes, ks->ref[i].len, &val, &len, &e);
+    if (rc == ST_E_CORRUPT) {
+      if (!strstr(e.msg, ".sst") || !strstr(e.msg, " at "))
+        fail_msg("corruption message lacks file or offset: %s", e.msg);
+      corrupt++;
+      continue;
+    }
+    char want = latest(id);
+    if (!want) {
+      if (rc != ST_NOT_FOUND) fail_msg("key %llu: %d, want none", (unsigned long long)id, rc);
+      continue;
+    }
+    if (rc != ST_OK) fail_msg("key %llu: %d %s", (unsigned long long)id, rc, e.msg);
+    char v[VALUE_BYTES];
+    size_t vl = value_of(v, id, want);
+    if (len != vl || memcmp(val, v, vl) != 0)
+      fail_msg("key %llu: wrong value '%.12s', want '%.12s'", (unsigned long long)id,
+               (const char *)val, v);
+    free(val);
+  }
+  return corrupt;
+}
+
+static void memtable_writes(fixture_t *f) {
+  for (uint64_t id = 300; id < 310; id++) {
+    char k[32];
+    size_t kl = test_key(k, id);
+    err_t e;
+    err_clear(&e);
+    if (lsm_delete(f->db, k, kl, &e) != ST_OK) fail_msg("delete: %s", e.msg);
+  }
+  for (uint64_t id = 400; id < 410; id++) put(f, id, 'c');
+}
+
+/* After the read ahead, the gets of every key (in the newer table, the older one, the
+   memtable, deleted, absent) answer as before and make no read of their own; a second read
+   ahead finds everything in the cache and reads nothing. */
+static void test_get_ahead_reads_what_the_gets_read(void **state) {
+  fixture_t *f = *state;
+  two_tables(f);
+  memtable_writes(f);
+  keyset_t *ks = all_keys();
+  uint64_t batches = env_op_count(f->io, ENV_OP_BATCH);
+  uint64_t reads = env_op_count(f->io, ENV_OP_READ);
+  lsm_get_ahead(f->db, ks->ref, ks->n);
+  uint64_t batched = env_op_count(f->io, ENV_OP_BATCH) - batches;
+  uint64_t ahead_reads = env_op_count(f->io, ENV_OP_READ) - reads;
+  /* Each batch takes at most 64 reads, and each block is read once: table A's blocks and
+     table B's, with the opens' reads of footers, indexes and filters. */
+  assert_true(batched > 0);
+  print_message("read ahead: %llu batches, %llu reads\n", (unsigned long long)batched,
+                (unsigned long long)ahead_reads);
+  reads = env_op_count(f->io, ENV_OP_READ);
+  assert_int_equal(expect_answers(f, ks), 0);
+  if (env_op_count(f->io, ENV_OP_READ) != reads)
+    fail_msg("the gets read %llu times after the read ahead",
+             (unsigned long long)(env_op_count(f->io, ENV_OP_READ) - reads));
+  batches = env_op_count(f->io, ENV_OP_BATCH);
+  lsm_get_ahead(f->db, ks->ref, ks->n);
+  assert_int_equal(env_op_count(f->io, ENV_OP_BATCH), batches);
+  assert_int_equal(env_op_count(f->io, ENV_OP_READ), reads);
+  free(ks);
+}
+
+/* Without the read ahead the same gets read: the test above would see it. */
+static void test_gets_read_without_it(void **state) {
+  fixture_t *f = *state;
+  two_tables(f);
+  memtable_writes(f);
+  keyset_t *ks = all_keys();
+  uint64_t reads = env_op_count(f->io, ENV_OP_READ);
+  assert_int_equal(expect_answers(f, ks), 0);
+  assert_true(env_op_count(f->io, ENV_OP_READ) > reads);
+  free(ks);
+}
+
+/* Every batch failing: the gets read for themselves and answer the same. */
+static void test_get_ahead_failed_batches(void **state) {
+  fixture_t *f = *state;
+  two_tables(f);
+  memtable_writes(f);
+  keyset_t *ks = all_keys();
+  env_fail(f->io, ENV_OP_BATCH, 1, 1);
+  lsm_get_ahead(f->db, ks->ref, ks->n);
+  assert_true(env_faults_injected(f->io) > 0);
+  env_fail_none(f->io);
+  uint64_t reads = env_op_count(f->io, ENV_OP_READ);
+  assert_int_equal(expect_answers(f, ks), 0);
+  assert_true(env_op_count(f->io, ENV_OP_READ) > reads);
+  free(ks);
+}
+
+/* A byte flipped in the middle of table A: the read ahead does not put the damaged block in
+   the cache, and the gets of its keys report the damage with file and offset, as they do
+   without the read ahead; every other key answers. */
+static void test_get_ahead_damaged_block(void **state) {
+  fixture_t *f = *state;
+  two_tables(f);
+  lsm_snapshot_t *s = lsm_snapshot_acquire(f->db);
+  assert_non_null(s);
+  const lsm_table_info_t *t;
+  assert_int_equal(lsm_snapshot_tables(s, &t), 2);
+  const lsm_table_info_t *a = t[0].number < t[1].number ? &t[0] : &t[1];
+  char path[TEST_PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%06llu.sst", f->dir, (unsigned long long)a->number);
+  uint64_t middle = a->size / 2; /* in its data blocks, which are most of it */
+  lsm_snapshot_release(s);
+  close_db(f);
+  assert_int_equal(test_file_xor_byte(path, middle, 0x5a), 0);
+  open_db(f);
+  memtable_writes(f);
+  keyset_t *ks = all_keys();
+  lsm_get_ahead(f->db, ks->ref, ks->n);
+  uint64_t corrupt = expect_answers(f, ks);
+  print_message("%llu of %zu gets reported the damaged block\n", (unsigned long long)corrupt,
+                ks->n);
+  assert_true(corrupt > 0 && corrupt < NKEYS - NNEWER);
+  free(ks);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_get_ahead_reads_what_the_gets_read, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gets_read_without_it, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_get_ahead_failed_batches, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_get_ahead_damaged_block, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
