@@ -818,11 +818,6 @@ static int index_worth(void *arg, uint64_t candidates) {
   return search_standalone_budget(w->c, bytes) >= candidates;
 }
 
-static int always_worth(void *arg, uint64_t candidates) {
-  (void)arg, (void)candidates;
-  return 1;
-}
-
 /* The stand-alone index's answer under trial: *st takes its method and counts when it
    answered; BFH_NOT_FOUND, having reported nothing, when the trial declined. */
 static int ask_index(const instead_t *in, const search_standalone_trial_t *trial, bfh_match_fn fn,
@@ -838,17 +833,33 @@ static int ask_index(const instead_t *in, const search_standalone_trial_t *trial
   return rc;
 }
 
-/* AUTO's trial of the stand-alone index before the selection (search_standalone_first_budget):
-   it answers within the candidates that cost less to validate than the selection of the
-   view's n tables would cost; BFH_NOT_FOUND, having reported nothing, when the selection is
-   too cheap to skip or the candidates too many. */
+/* AUTO's trial of the stand-alone index before the selection, when that selection would
+   cost more than twice the index's seeks (search_standalone_first_budget): it answers when its
+   candidates cost less to validate than the selection of the view's n tables and the tables
+   it would pass (search_standalone_first_worth); BFH_NOT_FOUND, having reported nothing, when
+   the selection is too cheap to skip or the candidates too many. */
+typedef struct first {
+  const search_ctx_t *c;
+  const search_pred_t *pred;
+  size_t ntables;
+} first_t;
+
+static int first_worth(void *arg, uint64_t candidates) {
+  const first_t *f = arg;
+  return search_standalone_first_worth(f->c, f->pred->nleaves, f->pred->range_pieces, f->ntables,
+                                       candidates);
+}
+
 static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
                      bfh_search_stats *st, err_t *err) {
   if (!in->pred) return BFH_NOT_FOUND; /* a value's selection is its one item's */
-  uint64_t budget = search_standalone_first_budget(
-      in->c, in->pred->nleaves, expr_leaf_count(in->pred->where), in->pred->range_pieces, n);
-  if (budget == 0) return BFH_NOT_FOUND;
-  search_standalone_trial_t trial = {budget, always_worth, NULL};
+  const search_pred_t *p = in->pred;
+  if (search_standalone_first_budget(in->c, p->nleaves, expr_leaf_count(p->where), p->range_pieces,
+                                     n) == 0)
+    return BFH_NOT_FOUND;
+  first_t f = {in->c, p, n};
+  search_standalone_trial_t trial = {
+      search_standalone_first_limit(in->c, p->nleaves, p->range_pieces, n), first_worth, &f};
   return ask_index(in, &trial, fn, arg, st, err);
 }
 
@@ -887,22 +898,24 @@ static int run(engine_t *e, uint32_t method_used, select_fn select, const void *
   memset(&st, 0, sizeof st);
   st.method_used = method_used;
   engine_view_t *view = NULL;
-  int rc = engine_view_acquire(e, &view, err);
-  if (rc == BFH_OK) {
+  int rc = BFH_OK, answered = 0;
+  /* The first trial needs no view (the index validates on the newest state): the tables the
+     planner counts (search_tables_planned) stand for the view's, and one answered takes
+     none. */
+  if (instead && !newest) {
+    rc = try_first(instead, search_tables_planned(instead->c), fn, arg, &st, err);
+    answered = rc != BFH_NOT_FOUND;
+    if (!answered) rc = BFH_OK;
+  }
+  if (rc == BFH_OK && !answered) rc = engine_view_acquire(e, &view, err);
+  if (rc == BFH_OK && !answered) {
     const engine_table_t *tables;
     size_t n = engine_view_tables(e, view, &tables);
     st.tables_live = (uint32_t)n;
     uint8_t *scan = malloc(n ? n : 1);
-    int answered = 0;
-    if (!scan) {
-      rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
-    } else if (instead && !newest) {
-      rc = try_first(instead, n, fn, arg, &st, err);
-      answered = rc != BFH_NOT_FOUND;
-      if (!answered) rc = BFH_OK;
-    }
-    if (rc == BFH_OK && !answered) rc = select(sel_arg, view, tables, n, scan, &st, err);
-    if (rc == BFH_OK && !answered && instead && !newest) {
+    if (!scan) rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
+    if (rc == BFH_OK) rc = select(sel_arg, view, tables, n, scan, &st, err);
+    if (rc == BFH_OK && instead && !newest) {
       rc = try_instead(instead, e, view, rd, tables, n, scan, fn, arg, &st, err);
       answered = rc != BFH_NOT_FOUND;
       if (!answered) rc = BFH_OK;

@@ -382,6 +382,15 @@ static void gather_costs(const search_ctx_t *c, search_costs_t *k, const search_
   k->leaves_on_disk = p->leaves_on_disk;
 }
 
+size_t search_tables_planned(const search_ctx_t *c) {
+  if (!c->index) return 0;
+  value_index_stats_t vs;
+  value_index_get_plan_stats(c->index, &vs);
+  uint64_t tables, maps, leaves = vs.leaves + vs.persisted;
+  block_index_counts(value_index_blocks(c->index), &tables, &maps);
+  return (size_t)(leaves > tables ? leaves : tables);
+}
+
 /* Fills q's provider, by_blocks and cost_ns for method (known and available). */
 static void plan(const search_ctx_t *c, const search_provider_t *asked, search_query_t *q) {
   q->by_blocks = 0;
@@ -421,13 +430,46 @@ uint64_t search_standalone_budget(const search_ctx_t *c, uint64_t selected_bytes
   return (uint64_t)((double)selected_bytes * COST_PRED_TABLE_BYTE_NS / candidate_ns(c));
 }
 
+/* The selection's cost that search_standalone_first_budget weighs. */
+static double first_select_ns(size_t nitems, size_t range_pieces, size_t ntables) {
+  return (double)ntables * ((double)nitems * COST_PRED_SELECT_ITEM_TABLE_NS +
+                            (double)range_pieces * COST_RANGE_PIECE_NS);
+}
+
 uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
                                         size_t range_pieces, size_t ntables) {
   if (!c->standalone || (nitems <= nwritten && range_pieces == 0)) return 0;
-  double select_ns = (double)ntables * ((double)nitems * COST_PRED_SELECT_ITEM_TABLE_NS +
-                                        (double)range_pieces * COST_RANGE_PIECE_NS);
+  double select_ns = first_select_ns(nitems, range_pieces, ntables);
   if (select_ns < FIRST_OVER_SEEK * (double)nwritten * standalone_cost_ns(c->standalone)) return 0;
   return (uint64_t)(select_ns / candidate_ns(c));
+}
+
+/* What a table the selection passes surely costs the weighing after it
+   (search_standalone_budget's rate): the chunk of its map (2 KiB) and one block (4 KiB), the
+   least a table holding a candidate is read by. */
+#define FIRST_TABLE_BYTES 6144.0
+
+/* The selection and the tables it would pass, `selected` of them, at what the weighing
+   counts. */
+static double first_bound_ns(size_t nitems, size_t range_pieces, size_t ntables, double selected) {
+  return first_select_ns(nitems, range_pieces, ntables) +
+         selected * FIRST_TABLE_BYTES * COST_PRED_TABLE_BYTE_NS;
+}
+
+uint64_t search_standalone_first_limit(const search_ctx_t *c, size_t nitems, size_t range_pieces,
+                                       size_t ntables) {
+  return (uint64_t)(first_bound_ns(nitems, range_pieces, ntables, (double)ntables) /
+                    candidate_ns(c));
+}
+
+int search_standalone_first_worth(const search_ctx_t *c, size_t nitems, size_t range_pieces,
+                                  size_t ntables, uint64_t ncand) {
+  if (ntables == 0) return 1;
+  /* ncand keys in ntables tables at random: the tables holding at least one. */
+  double n = (double)ntables;
+  double selected = n * -expm1((double)ncand * log1p(-1.0 / n));
+  if (ntables == 1) selected = ncand > 0;
+  return (double)ncand * candidate_ns(c) <= first_bound_ns(nitems, range_pieces, ntables, selected);
 }
 
 int search_standalone_after_worth(const search_ctx_t *c, size_t nwritten, size_t selected,

@@ -167,6 +167,24 @@ int search_standalone_after_worth(const search_ctx_t *c, size_t nwritten, size_t
 uint64_t search_standalone_first_budget(const search_ctx_t *c, size_t nitems, size_t nwritten,
                                         size_t range_pieces, size_t ntables);
 
+/* The tables the planner's estimates count: those the value index holds a leaf of or the
+   persisted index answers for, or the block index holds a map or block filter of, whichever
+   are more (0 without value filters). */
+size_t search_tables_planned(const search_ctx_t *c);
+/* The first trial's answer once the index found ncand candidates (after a nonzero
+   search_standalone_first_budget for the same predicate): 1 when validating them costs less
+   than the selection plus what the weighing after it (search_standalone_budget) would count
+   at least for the tables the selection would pass, those holding the candidates, so that
+   the index would answer after the selection too. ncand keys spread over ntables tables are
+   taken to fall in ntables (1 - (1 - 1/ntables)^ncand) of them, each surely read by a map
+   chunk and one block. */
+int search_standalone_first_worth(const search_ctx_t *c, size_t nitems, size_t range_pieces,
+                                  size_t ntables, uint64_t ncand);
+/* The most candidates search_standalone_first_worth can take (every table selected): the
+   first trial reads no more postings than that many candidates need. */
+uint64_t search_standalone_first_limit(const search_ctx_t *c, size_t nitems, size_t range_pieces,
+                                       size_t ntables);
+
 /* The row of method, or NULL for a value that names no method. */
 const search_provider_t *search_provider_of(bfh_method method);
 /* "0..5: scan, leaves, ..." for a message: the methods in enum order. buf gets at most n

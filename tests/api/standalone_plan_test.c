@@ -362,6 +362,30 @@ static void test_range_filter_pieces_weigh_the_selection(void **state) {
   assert_true(search_standalone_first_budget(&c, 1, 1, 2, 1) == 0); /* one table: select */
 }
 
+/* Past the selection's budget, the first trial still answers while its candidates cost less
+   than the selection plus the tables they are expected to be in, each read by a map chunk
+   and a block: with 60 items over 1,000 tables at the prior 11.1 us a candidate, the
+   selection alone is worth 810 candidates; 2,000 fall in about 865 tables, worth 30 ms more,
+   and are answered; 5,000 fall in about 993, and are not. */
+static void test_the_first_trial_counts_the_tables_selected(void **state) {
+  db_fixture_t *f = *state;
+  f->db = build_sized(f->dir, 32 << 10);
+  search_ctx_t c = {bfh_internal_engine(f->db), bfh_internal_index(f->db),
+                    bfh_internal_standalone(f->db), NULL};
+  const size_t items = 60, tables = 1000;
+  uint64_t budget = search_standalone_first_budget(&c, items, 1, 0, tables);
+  if (budget < 805 || budget > 815) fail_msg("budget %llu", (unsigned long long)budget);
+  assert_true(search_standalone_first_worth(&c, items, 0, tables, budget));
+  assert_true(search_standalone_first_worth(&c, items, 0, tables, 2000));
+  assert_false(search_standalone_first_worth(&c, items, 0, tables, 5000));
+  /* The limit: every table selected, (9 ms + 1,000 x 6 KiB x 5.7 ns) / 11.1 us. */
+  uint64_t limit = search_standalone_first_limit(&c, items, 0, tables);
+  if (limit < 3950 || limit > 3980) fail_msg("limit %llu", (unsigned long long)limit);
+  assert_false(search_standalone_first_worth(&c, items, 0, tables, limit + 1));
+  /* One table: a candidate selects it. */
+  assert_true(search_standalone_first_worth(&c, items, 0, 1, 1));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_narrows_an_and, setup, db_fixture_teardown),
@@ -372,6 +396,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_against_the_tables, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_the_budget_follows_the_measured_validations, setup,
+                                      db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_the_first_trial_counts_the_tables_selected, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_auto_weighs_the_index_for_a_whole_value, setup,
                                       db_fixture_teardown),
