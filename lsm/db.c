@@ -1245,13 +1245,11 @@ void lsm_snapshot_read_ahead(lsm_snapshot_t *s, const block_ahead_t *r, size_t n
   for (size_t i = 0; i < n; i++) {
     if (i == 0 || r[i].number != r[i - 1].number)
       if (snapshot_table(s, r[i].number, &t, NULL) != ST_OK) t = NULL;
-    if (t && table_ahead_prepare(t, r[i].meta, &r[i].block, &s->fill, &a[k], &rd[k])) k++;
-    if (k == AHEAD_BATCH || (i + 1 == n && k)) {
-      env_read_batch(s->db->io, rd, k, NULL);
-      for (size_t j = 0; j < k; j++) table_ahead_finish(&a[j], &rd[j]);
-      k = 0;
-    }
+    if (t && table_ahead_prepare(t, r[i].meta, &r[i].block, &s->fill, &a[k], &rd[k]) &&
+        ++k == AHEAD_BATCH)
+      ahead_batch(s->db, a, rd, k), k = 0;
   }
+  ahead_batch(s->db, a, rd, k);
 }
 
 int lsm_snapshot_scan_value_blocks(lsm_snapshot_t *s, uint64_t number, const block_ref_t *refs,
