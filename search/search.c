@@ -833,11 +833,7 @@ static int ask_index(const instead_t *in, const search_standalone_trial_t *trial
   return rc;
 }
 
-/* AUTO's trial of the stand-alone index before the selection, when that selection would
-   cost more than twice the index's seeks (search_standalone_first_budget): it answers when its
-   candidates cost less to validate than the selection of the view's n tables and the tables
-   it would pass (search_standalone_first_worth); BFH_NOT_FOUND, having reported nothing, when
-   the selection is too cheap to skip or the candidates too many. */
+/* The first trial's weighing of its candidates (search_standalone_first_worth). */
 typedef struct first {
   const search_ctx_t *c;
   const search_pred_t *pred;
@@ -850,6 +846,11 @@ static int first_worth(void *arg, uint64_t candidates) {
                                        candidates);
 }
 
+/* AUTO's trial of the stand-alone index before the selection, when selecting over n tables
+   would cost more than twice the index's seeks (search_standalone_first_budget): it answers
+   when its candidates cost less to validate than that selection and the tables it would pass
+   (search_standalone_first_worth); BFH_NOT_FOUND, having reported nothing, when the selection
+   is too cheap to skip or the candidates too many. */
 static int try_first(const instead_t *in, size_t n, bfh_match_fn fn, void *arg,
                      bfh_search_stats *st, err_t *err) {
   if (!in->pred) return BFH_NOT_FOUND; /* a value's selection is its one item's */
@@ -888,8 +889,8 @@ static int try_instead(const instead_t *in, engine_t *e, engine_view_t *view, re
 /* The frame every search shares: take a view, select the tables, scan them and the
    memtables, validate, release the view; time it all. newest: 0 every key, else the newest
    K (scan_newest). instead (may be NULL): AUTO's trial of the stand-alone index, before the
-   selection when that would cost more than twice the index's seeks (try_first), else between
-   the selection and the reads (try_instead). */
+   view and the selection when that would cost more than twice the index's seeks (try_first),
+   else between the selection and the reads (try_instead). */
 static int run(engine_t *e, uint32_t method_used, select_fn select, const void *sel_arg,
                const instead_t *instead, reader_t *rd, const engine_value_test_t *test,
                uint64_t newest, bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
