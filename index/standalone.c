@@ -12,6 +12,7 @@
 #include "filters/hash.h"
 #include "lsm/db.h"
 #include "lsm_hooks/engines/engine.h"
+#include "lsm_hooks/engines/validate.h"
 #include "query/terms.h"
 #include "util/coding.h"
 #include "util/env.h"
@@ -436,31 +437,24 @@ int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, cons
 }
 
 /* standalone_search_hashed's validation of the keys items [p, end) hold, in the index's key
-   order, their gets read ahead ENGINE_GET_AHEAD_KEYS keys at a time: each that holds val is
-   reported to fn (until it returns nonzero); candidates and results are counted in st. */
+   order (engine_validate_keys): each that holds val is reported to fn (until it returns
+   nonzero); candidates and results are counted in st. */
 static int validate_items(standalone_t *s, const uint8_t *p, const uint8_t *end, const void *val,
                           size_t val_len, bfh_match_fn fn, void *arg, bfh_search_stats *st,
                           err_t *err) {
-  int rc = BFH_OK, stop = 0;
-  while (rc == BFH_OK && !stop && p < end) {
-    key_ref_t ahead[ENGINE_GET_AHEAD_KEYS];
-    size_t m = 0;
-    const uint8_t *key;
-    size_t key_len;
-    while (m < ENGINE_GET_AHEAD_KEYS && (key = items_next(&p, end, &key_len)))
-      ahead[m++] = (key_ref_t){key, key_len};
-    if (m == 0) break;
-    engine_get_ahead(s->engine, ahead, m);
-    for (size_t i = 0; i < m && rc == BFH_OK && !stop; i++) {
-      st->candidates++;
-      int holds =
-          engine_key_holds(s->engine, NULL, ahead[i].bytes, ahead[i].len, val, val_len, err);
-      if (holds < 0) rc = holds;
-      if (holds <= 0) continue;
-      st->results++;
-      stop = fn && fn(arg, ahead[i].bytes, ahead[i].len);
-    }
-  }
+  size_t n = 0, key_len;
+  for (const uint8_t *q = p; items_next(&q, end, &key_len);) n++;
+  key_ref_t *keys = malloc((n ? n : 1) * sizeof *keys);
+  if (!keys) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
+  const uint8_t *key;
+  for (size_t i = 0; (key = items_next(&p, end, &key_len)); i++)
+    keys[i] = (key_ref_t){key, key_len};
+  engine_value_test_t test = engine_value_test_equal(val, val_len);
+  engine_validated_t v = {0, 0, 0};
+  int rc = engine_validate_keys(s->engine, keys, n, &test, fn, arg, &v, err);
+  free(keys);
+  st->candidates += v.candidates;
+  st->results += v.results;
   return rc;
 }
 

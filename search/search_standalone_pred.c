@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lsm_hooks/engines/validate.h"
 #include "search/key_list.h"
 #include "search/search_plan.h"
 #include "util/clock.h"
@@ -128,34 +129,21 @@ static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cov
 }
 
 /* Validates the first n keys of k by test against their latest versions, reporting those
-   that pass to fn (until it returns nonzero), counted in st; their gets are read ahead
-   ENGINE_GET_AHEAD_KEYS keys at a time. The validation's time, without
-   the caller's (fn), is what the planner weighs the next candidates by
-   (standalone_candidate_ns). */
+   that pass to fn (until it returns nonzero), counted in st (engine_validate_keys: their gets
+   read ahead together). The validation's time, without the caller's (fn), is what the
+   planner weighs the next candidates by (standalone_candidate_ns). */
 static int validate(const search_ctx_t *c, const key_list_t *k, size_t n,
                     const engine_value_test_t *test, bfh_match_fn fn, void *arg,
                     bfh_search_stats *st, err_t *err) {
-  uint64_t validating = 0;
-  int rc = BFH_OK, stop = 0;
-  for (size_t at = 0; at < n && rc == BFH_OK && !stop; at += ENGINE_GET_AHEAD_KEYS) {
-    size_t m = n - at < ENGINE_GET_AHEAD_KEYS ? n - at : ENGINE_GET_AHEAD_KEYS;
-    key_ref_t ahead[ENGINE_GET_AHEAD_KEYS];
-    for (size_t i = 0; i < m; i++) ahead[i] = (key_ref_t){k->v[at + i].bytes, k->v[at + i].len};
-    uint64_t t0 = clock_now_ns();
-    engine_get_ahead(c->engine, ahead, m);
-    validating += clock_now_ns() - t0;
-    for (size_t i = 0; i < m && rc == BFH_OK && !stop; i++) {
-      st->candidates++;
-      t0 = clock_now_ns();
-      int holds = engine_key_passes(c->engine, NULL, ahead[i].bytes, ahead[i].len, test, err);
-      validating += clock_now_ns() - t0;
-      if (holds < 0) rc = holds;
-      if (holds <= 0) continue;
-      st->results++;
-      stop = fn && fn(arg, ahead[i].bytes, ahead[i].len) != 0;
-    }
-  }
-  if (rc == BFH_OK) standalone_note_validation(c->standalone, st->candidates, validating);
+  key_ref_t *keys = malloc((n ? n : 1) * sizeof *keys);
+  if (!keys) return err_set(err, BFH_E_NOMEM, "search: out of memory for %zu keys", n);
+  for (size_t i = 0; i < n; i++) keys[i] = (key_ref_t){k->v[i].bytes, k->v[i].len};
+  engine_validated_t v = {0, 0, 0};
+  int rc = engine_validate_keys(c->engine, keys, n, test, fn, arg, &v, err);
+  free(keys);
+  st->candidates += v.candidates;
+  st->results += v.results;
+  if (rc == BFH_OK) standalone_note_validation(c->standalone, v.candidates, v.ns);
   return rc;
 }
 
