@@ -28,7 +28,8 @@
  * Query rows (kind "query"), over attrs3's database opened again with the stand-alone index
  * (built at that open from the tables), warm, each predicate once unmeasured then --queries
  * times (at least 5, at most 1,000; SCAN, the floor, 5 times), every query by every method in
- * turn within each round (so that the shared machine's slow spells fall on them alike), each
+ * turn within each round (so that the shared machine's slow spells fall on them alike; AUTO
+ * and STANDALONE take turns at going first), each
  * timed run of AUTO and STANDALONE right after an untimed one of the same query by the same
  * method (so that the one run first in a round does not alone pay for the blocks the query
  * before evicted), the median and quartiles:
@@ -40,18 +41,18 @@
  *   absent  tag = 't100'                     no key
  *   and_in  tag IN ('t7', 't8') AND age IN (17, 18)   4 pairs, 0.44%
  *   newest  tag = 't7', the newest 10 (doc/query.md "The newest K")
- * by AUTO, STANDALONE and SCAN (newest: by AUTO and SCAN; STANDALONE runs it as AUTO). Before those (the stand-alone index, once built, stays with
- * the database), tag, age, and and and_in by AUTO without the stand-alone index (the filters,
- * through the blocks reader): over attrs3's database (config attrs3-filters: the
- * per-attribute filters, an AND intersecting them), and over pair's (config pair: the filters
- * asked the composite's implied conjunct too). pair's rows state the same ratio, and
- * vs_per_attribute, their time over attrs3-filters'. wrong is 1 when
- * the keys found are not exactly those whose id satisfies the predicate (each key once). The goals
- * of the issue, as ratio and goal_met: AND at most 0.5x the faster of its two parts alone, OR at
- * most the sum of its parts (each by the same method), AUTO at most 1.0x STANDALONE on one
- * attribute's equality, present (tag) and absent, and AUTO's newest 10 at most 0.01x its
- * full answer (tag's row), in at most 1 ms and 16 blocks read. The newest's keys are wrong
- * unless they are the last 10 put with tag t7, newest first.
+ * by AUTO, STANDALONE and SCAN (newest: by AUTO and SCAN; STANDALONE runs it as AUTO). Before those
+ * (the stand-alone index, once built, stays with the database), tag, age, and and and_in by AUTO
+ * without the stand-alone index (the filters, through the blocks reader): over attrs3's database
+ * (config attrs3-filters: the per-attribute filters, an AND intersecting them), and over pair's
+ * (config pair: the filters asked the composite's implied conjunct too). pair's rows state the same
+ * ratio, and vs_per_attribute, their time over attrs3-filters'. wrong is 1 when the keys found are
+ * not exactly those whose id satisfies the predicate (each key once). The goals of the issue, as
+ * ratio and goal_met: AND at most 0.5x the faster of its two parts alone, OR at most the sum of its
+ * parts (each by the same method), AUTO at most 1.0x STANDALONE on one attribute's equality,
+ * present (tag) and absent, and AUTO's newest 10 at most 0.01x its full answer (tag's row), in at
+ * most 1 ms and 16 blocks read. The newest's keys are wrong unless they are the last 10 put with
+ * tag t7, newest first.
  *
  * N: small 100k, medium 1M, paper 10M.
  */
@@ -325,7 +326,10 @@ static int run_queries(bfh_db *db, uint64_t n, const int runs[NMETHODS], const i
     for (int mi = 0; mi < NMETHODS; mi++) out[qi][mi].wrong = 0;
   for (int r = -1; r < rounds && rc == BFH_OK; r++) /* r = -1: the unmeasured first round */
     for (int qi = 0; qi < NQUERIES && rc == BFH_OK; qi++)
-      for (int mi = 0; mi < NMETHODS && rc == BFH_OK; mi++) {
+      for (int i = 0; i < NMETHODS && rc == BFH_OK; i++) {
+        /* AUTO and STANDALONE take turns at going first, so that neither always follows
+           the query before (its SCAN) and the other always follows it. */
+        int mi = (r & 1) && i <= M_STANDALONE ? M_STANDALONE - i : i;
         if (r >= runs[mi] || runs[mi] == 0 || (only && !only[qi]) || !runs_by(qi, mi)) continue;
         measured_t *m = &out[qi][mi];
         memset(f.seen, 0, n / 8 + 1);
