@@ -5,6 +5,7 @@
  * after more writes. Also: the whole value's entries keep their format (no ATTRIBUTES record)
  * for a database without attributes, and a whole-value search is refused where the index
  * holds none; after bfh_index_add the next open builds the index again for the new set.
+ * Predicates of many leaves (IN lists, ranges, AND and OR) by STANDALONE against the oracle.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -212,6 +213,66 @@ static void test_standalone_attrs_oracle(void **state) {
   free(live);
 }
 
+/* Predicates whose leaves are many runs of postings (IN lists of up to twelve terms, ranges,
+   AND and OR) by STANDALONE find each key the oracle holds, once. */
+static int many_ages_and_tags(const live_t *l) {
+  return l->present && l->age >= 0 && (l->tag_mask & 0xd) != 0; /* red, blue or x */
+}
+
+static int any_city_or_middle_age(const live_t *l) {
+  return l->present && (l->city >= 0 || (l->age >= 3 && l->age <= 7));
+}
+
+static int tag_or_old_in_two_cities(const live_t *l) {
+  return l->present && ((l->tag_mask & 0x3) != 0 || l->age > 8) && (l->city == 0 || l->city == 4);
+}
+
+static void test_standalone_attrs_predicates_of_many_runs(void **state) {
+  const char *dir = ((db_fixture_t *)*state)->dir;
+  bfh_options o;
+  attr_options(&o);
+  bfh_db *db = open_or_fail(dir, &o);
+  live_t *live = calloc(NKEYS, sizeof *live);
+  assert_non_null(live);
+  rng_t r;
+  rng_init(&r, 4711);
+  run_ops(db, &r, live, 4000);
+  static const struct {
+    const char *where;
+    int (*holds)(const live_t *);
+  } preds[] = {
+      {"age IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) AND tags IN ('red', 'blue', 'x')",
+       many_ages_and_tags},
+      {"city IN ('Oslo', 'Lima', 'Pune', 'Kyiv', 'Rome', 'Cusco', '') OR age BETWEEN 3 AND 7",
+       any_city_or_middle_age},
+      {"(tags = 'red' OR tags = 'green' OR age > 8) AND city IN ('Oslo', 'Rome')",
+       tag_or_old_in_two_cities},
+  };
+  for (size_t p = 0; p < sizeof preds / sizeof preds[0]; p++) {
+    keyset_t got = {0};
+    bfh_search_stats st;
+    int rc = bfh_query(db, preds[p].where, BFH_SEARCH_STANDALONE, 0, collect, &got, &st);
+    if (rc != BFH_OK) fail_msg("%s: %d %s", preds[p].where, rc, bfh_last_error(db));
+    uint8_t seen[NKEYS] = {0};
+    size_t want = 0;
+    for (size_t i = 0; i < got.n; i++) {
+      if (seen[got.k[i]]) fail_msg("%s: key %d reported twice", preds[p].where, got.k[i]);
+      seen[got.k[i]] = 1;
+      if (!preds[p].holds(&live[got.k[i]]))
+        fail_msg("%s: key %d does not hold", preds[p].where, got.k[i]);
+    }
+    for (int k = 0; k < NKEYS; k++)
+      if (preds[p].holds(&live[k])) {
+        want++;
+        if (!seen[k]) fail_msg("%s: key %d missing", preds[p].where, k);
+      }
+    assert_int_equal(got.n, want);
+    assert_true(want > 10); /* bound: each predicate holds for about a quarter or more of ~270 */
+  }
+  assert_int_equal(bfh_close(db), BFH_OK);
+  free(live);
+}
+
 /* A database whose only attribute is the whole value keeps the untagged entries alone, and no
    ATTRIBUTES record: the directory of an index before attributes existed. */
 static void test_standalone_attrs_whole_value_format(void **state) {
@@ -275,6 +336,8 @@ static void test_standalone_attrs_rebuilt_after_index_add(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_standalone_attrs_oracle, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_standalone_attrs_predicates_of_many_runs, setup,
+                                      db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_standalone_attrs_whole_value_format, setup,
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_standalone_attrs_rebuilt_after_index_add, setup,
