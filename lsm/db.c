@@ -164,6 +164,17 @@ static int env_open_table(void *arg, lsm_file_meta_t *f, struct table **t, err_t
   return file_table(arg, f, t, err);
 }
 
+/* Opens table `number`, just written, through the table cache before it is installed: a table
+   that does not read back (its footer, index and meta blocks checked) fails its flush or
+   compaction instead of failing the searches and gets that meet it, as LevelDB checks its new
+   tables, and the first of those finds it open rather than paying for the open. */
+static int open_new_table(lsm_db_t *db, uint64_t number, err_t *err) {
+  table_t *t = NULL;
+  int rc = table_cache_get(db->tc, number, &t, err);
+  if (rc == ST_OK) table_unref(t);
+  return rc;
+}
+
 /* ---- obsolete files ------------------------------------------------------------------ */
 
 static void pending_remove(lsm_db_t *db, uint64_t number) {
@@ -414,8 +425,9 @@ static int write_level0(lsm_db_t *db, memtable_t *m, lsm_version_edit_t *edit, i
       memcpy(largest, l, llen);
     } else {
       rc = err_set(err, ST_E_NOMEM, "flush: out of memory");
-      call_table_removed(db, number); /* end(ok = 1) was called */
     }
+    if (rc == ST_OK) rc = open_new_table(db, number, err);
+    if (rc != ST_OK) call_table_removed(db, number); /* end(ok = 1) was called */
   }
   table_builder_destroy(tb);
   iterator_destroy(it);
@@ -543,6 +555,8 @@ static void background_compaction(lsm_db_t *db) {
   db->compacting = 1;
   pthread_mutex_unlock(&db->mu);
   rc = lsm_compaction_run(c, &env, &e);
+  for (size_t i = 0; rc == ST_OK && i < c->noutputs; i++)
+    rc = open_new_table(db, c->outputs[i].number, &e);
   pthread_mutex_lock(&db->mu);
   db->compacting = 0;
   if (rc == ST_OK) {
