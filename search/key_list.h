@@ -1,6 +1,6 @@
 /* A list of keys, each copied: what a search gathers before it reports (the retried search
  * keeps an attempt's keys until the attempt read every table; the stand-alone index's
- * predicate search keeps its candidates to sort them and validate each once).
+ * predicate search keeps each leaf's keys to merge them and validate each candidate once).
  *
  * The copies live in chunks of at least KEY_LIST_CHUNK bytes that never move, so a key's
  * bytes stay where they are while the list grows, and a hundred thousand keys cost a few
