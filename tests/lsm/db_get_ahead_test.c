@@ -16,6 +16,7 @@
 
 #include "lsm/db.h"
 #include "tests/env_fault.h"
+#include "tests/lsm/db_fault_fixture.h"
 #include "tests/lsm/db_test_util.h"
 #include "tests/test_util.h"
 
@@ -24,47 +25,10 @@
 #define NABSENT 10 /* keys 5000..5009: no table's range holds them */
 #define VALUE_BYTES 100
 
-typedef struct fixture {
-  char dir[TEST_PATH_MAX];
-  env_t *io;
-  lsm_db_t *db;
-} fixture_t;
+typedef db_fault_fixture_t fixture_t;
 
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof *f);
-  if (!f || test_tmpdir_create(f->dir, sizeof f->dir, "db_get_ahead") != 0) {
-    free(f);
-    return -1;
-  }
-  f->io = env_create_faulty();
-  if (!f->io) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  int rc = f->db && lsm_close(f->db) != ST_OK ? -1 : 0;
-  env_destroy(f->io);
-  if (test_rmrf(f->dir) != 0) rc = -1;
-  free(f);
-  return rc;
-}
-
-static void open_db(fixture_t *f) {
-  lsm_options_t o;
-  lsm_options_init(&o);
-  o.io = f->io;
-  err_t e;
-  err_clear(&e);
-  if (lsm_open(f->dir, &o, &f->db, &e) != ST_OK) fail_msg("open: %s", e.msg);
-}
-
-static void close_db(fixture_t *f) {
-  err_t e;
-  err_clear(&e);
-  if (lsm_close_err(f->db, &e) != ST_OK) fail_msg("close: %s", e.msg);
-  f->db = NULL;
+  return db_fault_fixture_setup(state, "db_get_ahead");
 }
 
 /* The value of key id written in `round` ('a' table A, 'b' table B, 'c' the memtable). */
@@ -92,13 +56,13 @@ static void flush(fixture_t *f) {
 /* Table A (keys 0..NKEYS-1), table B over it (keys 0..NNEWER-1), the database closed and
    opened again, so that its block cache holds nothing. */
 static void two_tables(fixture_t *f) {
-  open_db(f);
+  db_fault_open(f);
   for (uint64_t id = 0; id < NKEYS; id++) put(f, id, 'a');
   flush(f);
   for (uint64_t id = 0; id < NNEWER; id++) put(f, id, 'b');
   flush(f);
-  close_db(f);
-  open_db(f);
+  db_fault_close(f);
+  db_fault_open(f);
 }
 
 /* What key id holds after two_tables and the memtable writes of the tests: 0 none, else the
@@ -251,9 +215,9 @@ static void test_get_ahead_damaged_block(void **state) {
   snprintf(path, sizeof path, "%s/%06llu.sst", f->dir, (unsigned long long)a->number);
   uint64_t middle = a->size / 2; /* in its data blocks, which are most of it */
   lsm_snapshot_release(s);
-  close_db(f);
+  db_fault_close(f);
   assert_int_equal(test_file_xor_byte(path, middle, 0x5a), 0);
-  open_db(f);
+  db_fault_open(f);
   memtable_writes(f);
   keyset_t *ks = all_keys();
   lsm_get_ahead(f->db, ks->ref, ks->n);
@@ -266,10 +230,13 @@ static void test_get_ahead_damaged_block(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_get_ahead_reads_what_the_gets_read, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_gets_read_without_it, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_get_ahead_failed_batches, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_get_ahead_damaged_block, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_get_ahead_reads_what_the_gets_read, setup,
+                                      db_fault_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_gets_read_without_it, setup, db_fault_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_get_ahead_failed_batches, setup,
+                                      db_fault_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_get_ahead_damaged_block, setup,
+                                      db_fault_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,46 +14,17 @@
 
 #include "lsm/db.h"
 #include "tests/env_fault.h"
+#include "tests/lsm/db_fault_fixture.h"
 #include "tests/lsm/db_test_util.h"
 #include "tests/test_util.h"
 
 #define NKEYS 500
 #define VALUE_BYTES 64
 
-typedef struct fixture {
-  char dir[TEST_PATH_MAX];
-  env_t *io;
-  lsm_db_t *db;
-} fixture_t;
+typedef db_fault_fixture_t fixture_t;
 
 static int setup(void **state) {
-  fixture_t *f = calloc(1, sizeof *f);
-  if (!f || test_tmpdir_create(f->dir, sizeof f->dir, "db_new_table") != 0) {
-    free(f);
-    return -1;
-  }
-  f->io = env_create_faulty();
-  if (!f->io) return -1;
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture_t *f = *state;
-  if (f->db) (void)lsm_close(f->db); /* a database stopped by a failed flush may say so */
-  env_destroy(f->io);
-  int rc = test_rmrf(f->dir) != 0 ? -1 : 0;
-  free(f);
-  return rc;
-}
-
-static void open_db(fixture_t *f) {
-  lsm_options_t o;
-  lsm_options_init(&o);
-  o.io = f->io;
-  err_t e;
-  err_clear(&e);
-  if (lsm_open(f->dir, &o, &f->db, &e) != ST_OK) fail_msg("open: %s", e.msg);
+  return db_fault_fixture_setup(state, "db_new_table");
 }
 
 static void put_all(fixture_t *f) {
@@ -86,7 +57,7 @@ static void expect_all(fixture_t *f) {
 
 static void test_the_first_get_of_a_flushed_table_opens_no_file(void **state) {
   fixture_t *f = *state;
-  open_db(f);
+  db_fault_open(f);
   put_all(f);
   err_t e;
   err_clear(&e);
@@ -98,7 +69,7 @@ static void test_the_first_get_of_a_flushed_table_opens_no_file(void **state) {
 
 static void test_a_table_that_does_not_read_back_fails_its_flush(void **state) {
   fixture_t *f = *state;
-  open_db(f);
+  db_fault_open(f);
   put_all(f);
   /* The flush opens its table twice: to write it, then to read it back. */
   env_fault_t fault = {ENV_OP_OPEN, 2, 0, ENV_ERR_EIO, "*.sst"};
@@ -109,18 +80,18 @@ static void test_a_table_that_does_not_read_back_fails_its_flush(void **state) {
   assert_non_null(strstr(e.msg, ".sst"));
   assert_int_equal(env_faults_injected(f->io), 1);
   env_fail_none(f->io);
-  (void)lsm_close(f->db); /* it reports the failed flush */
+  (void)lsm_close(f->db); /* it may report the failed flush */
   f->db = NULL;
-  open_db(f);
+  db_fault_open(f);
   expect_all(f);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_the_first_get_of_a_flushed_table_opens_no_file, setup,
-                                      teardown),
+                                      db_fault_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_a_table_that_does_not_read_back_fails_its_flush, setup,
-                                      teardown),
+                                      db_fault_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
