@@ -534,10 +534,40 @@ static void check_torn_tail(void **state, bfh_engine engine) {
   assert_true(rep.torn_tail_bytes > 3);
 }
 
+/* Removes the table files that the current manifest of LevelDB database f does not list. A
+   compaction LevelDB abandons at the close leaves its partial output behind for the next
+   open to delete; a check finds it a leftover while the manifest says which tables are live,
+   and cannot tell it from a damaged live table once the manifest is damaged. */
+static void remove_leftover_tables(db_fixture_t *f) {
+  char manifest[64], path[TEST_PATH_MAX + 512];
+  assert_int_equal(test_current_manifest(f->dir, manifest, sizeof manifest), 0);
+  snprintf(path, sizeof path, "%s/%s", f->dir, manifest);
+  ldb_version_t v = {0};
+  uint64_t next;
+  err_t e;
+  assert_int_equal(ldb_version_read(env_default(), path, 0, &v, &next, &e), BFH_OK);
+  DIR *d = opendir(f->dir);
+  assert_non_null(d);
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    unsigned long long number;
+    char ext[8];
+    if (sscanf(de->d_name, "%llu.%7s", &number, ext) != 2 || strcmp(ext, "ldb") != 0) continue;
+    int live = 0;
+    for (size_t i = 0; i < v.nfiles; i++) live |= v.files[i].number == number;
+    if (live) continue;
+    snprintf(path, sizeof path, "%s/%s", f->dir, de->d_name);
+    assert_int_equal(unlink(path), 0);
+  }
+  closedir(d);
+  ldb_version_release(&v);
+}
+
 static void check_manifest_record(void **state, bfh_engine engine) {
   db_fixture_t *f = *state;
   fill(f, engine, 1);
   close_db(f);
+  if (engine == BFH_ENGINE_LEVELDB) remove_leftover_tables(f);
   char name[256]; /* the live one: an old one may linger */
   assert_int_equal(test_current_manifest(f->dir, name, sizeof name), 0);
   check_record(f, engine, name);
