@@ -586,6 +586,7 @@ static void background_compaction(lsm_db_t *db) {
        as orphans). */
     for (size_t i = 0; i < c->noutputs; i++) {
       call_table_removed(db, c->outputs[i].number);
+      table_cache_evict(db->tc, c->outputs[i].number); /* opened by open_new_table */
       if (logged) continue;
       char *path = table_file_path(db->dir, c->outputs[i].number);
       if (path) (void)env_unlink(db->io, path, NULL); /* else an orphan the next open deletes */

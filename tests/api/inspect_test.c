@@ -372,18 +372,23 @@ static uint64_t live_table(db_fixture_t *f, bfh_engine engine, char *out, size_t
    before the close may have been compacted away since, and yet still be in the directory
    (LevelDB deletes an obsolete file only when no reader holds it); bfh_check rightly skips
    it. */
+/* The live version of LevelDB database f, from its current manifest. */
+static void read_live_version(db_fixture_t *f, ldb_version_t *v) {
+  char path[TEST_PATH_MAX + 512], manifest[64];
+  assert_int_equal(test_current_manifest(f->dir, manifest, sizeof manifest), 0);
+  snprintf(path, sizeof path, "%s/%s", f->dir, manifest);
+  uint64_t next;
+  err_t e;
+  assert_int_equal(ldb_version_read(env_default(), path, 0, v, &next, &e), BFH_OK);
+}
+
 static void fill_closed(db_fixture_t *f, bfh_engine engine, char *name, size_t cap) {
   fill(f, engine, 1);
   live_table(f, engine, name, cap);
   close_db(f);
   if (engine == BFH_ENGINE_LSM) return;
-  char path[TEST_PATH_MAX + 512], manifest[64];
-  assert_int_equal(test_current_manifest(f->dir, manifest, sizeof manifest), 0);
-  snprintf(path, sizeof path, "%s/%s", f->dir, manifest);
   ldb_version_t v = {0};
-  uint64_t next;
-  err_t e;
-  assert_int_equal(ldb_version_read(env_default(), path, 0, &v, &next, &e), BFH_OK);
+  read_live_version(f, &v);
   assert_true(v.nfiles > 0);
   const ldb_file_t *largest = &v.files[0];
   for (size_t i = 1; i < v.nfiles; i++)
@@ -539,13 +544,9 @@ static void check_torn_tail(void **state, bfh_engine engine) {
    open to delete; a check finds it a leftover while the manifest says which tables are live,
    and cannot tell it from a damaged live table once the manifest is damaged. */
 static void remove_leftover_tables(db_fixture_t *f) {
-  char manifest[64], path[TEST_PATH_MAX + 512];
-  assert_int_equal(test_current_manifest(f->dir, manifest, sizeof manifest), 0);
-  snprintf(path, sizeof path, "%s/%s", f->dir, manifest);
+  char path[TEST_PATH_MAX + 512];
   ldb_version_t v = {0};
-  uint64_t next;
-  err_t e;
-  assert_int_equal(ldb_version_read(env_default(), path, 0, &v, &next, &e), BFH_OK);
+  read_live_version(f, &v);
   DIR *d = opendir(f->dir);
   assert_non_null(d);
   struct dirent *de;
