@@ -267,6 +267,9 @@ typedef struct bfh_search_stats {
                                  ruled out for a range or prefix */
   uint64_t range_pieces_read; /* pieces of those filters read from the tables (their bytes
                                  are in bytes_read) */
+  /* The stand-alone index (doc/standalone.md "Exact answers"): */
+  uint64_t trusted; /* results reported on the index's word, without a get: its entries
+                       were live (no write of the key in flight, no stale entry left) */
 } bfh_search_stats;
 
 /* Called by bfh_search once per key found. Return nonzero to stop the search early
@@ -331,7 +334,8 @@ static inline int bfh_search(bfh_db *db, const void *val, size_t val_len, bfh_me
    predicate on every value; LEAVES, HIERARCHY, SLICED and AUTO select the tables (and
    blocks) where it may hold from the filters, each (attribute, term) being an item of them;
    STANDALONE answers from the stand-alone index's per-attribute entries (equalities by their
-   terms, ranges and prefixes by scans of them), each key validated; AUTO takes the
+   terms, ranges and prefixes by scans of them), each key validated unless the index can
+   answer for it (stats->trusted; doc/standalone.md "Exact answers"); AUTO takes the
    stand-alone index instead of the tables its filters selected when its candidates cost less
    to validate (stats->method_used says so); CUCKOO answers whole values only
    (BFH_E_UNSUPPORTED). newest: 0 reports every key, in any order; K > 0 reports

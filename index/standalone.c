@@ -19,6 +19,7 @@
 #include "util/clock.h"
 
 #define CLEAN_MARKER "CLOSED-CLEANLY" /* in the index directory while nothing is open */
+#define EXACT_MARKER "EXACT"          /* in the index directory while it holds no stale entry */
 #define KEY_STRIPE_SEED 0x73747269706573ull
 #define VALUE_HASH_SEED 0x7361696478ull
 #define ATTRS_RECORD "ATTRIBUTES"  /* in the index directory: the attributes it holds */
@@ -46,6 +47,9 @@ struct standalone {
   char *dir;            /* path of bfh-standalone/ */
   env_t *io;
   pthread_mutex_t stripes[STANDALONE_STRIPES];
+  /* Each stripe's writes begun plus ended: odd while one is in flight (standalone_trust_t). */
+  _Atomic uint64_t writes[STANDALONE_STRIPES];
+  _Atomic int exact; /* the index holds no stale entry (EXACT_MARKER) */
   void (*step_hook)(void *arg, int step);
   void *step_arg;
   _Atomic uint64_t entries_put, old_reads, old_read_ns;
@@ -253,8 +257,21 @@ static int index_put(standalone_t *s, const void *key, size_t key_len, const voi
 
 /* ---- Writes ------------------------------------------------------------------------------ */
 
-static pthread_mutex_t *stripe(standalone_t *s, const void *key, size_t key_len) {
-  return &s->stripes[bfh_hash64(key, key_len, KEY_STRIPE_SEED) % STANDALONE_STRIPES];
+static size_t stripe_of(const void *key, size_t key_len) {
+  return (size_t)(bfh_hash64(key, key_len, KEY_STRIPE_SEED) % STANDALONE_STRIPES);
+}
+
+static char *join(const char *a, const char *b);
+
+/* The index may hold a stale entry from now on: no search trusts it again until a build. The
+   marker goes first, so that an open after a crash finds it gone too; if its removal fails,
+   the close leaves no clean marker (the next open removes it). */
+static void lose_exact(standalone_t *s) {
+  if (!atomic_exchange(&s->exact, 0)) return;
+  char *marker = join(s->dir, EXACT_MARKER);
+  err_t err;
+  if (marker && env_unlink(s->io, marker, &err) == BFH_OK) (void)env_sync_dir(s->io, s->dir, &err);
+  free(marker);
 }
 
 static void step(standalone_t *s, int where) {
@@ -322,13 +339,18 @@ static int write_locked(standalone_t *s, const void *key, size_t key_len, const 
                         int (*store)(standalone_t *s, const void *key, size_t key_len,
                                      const void *val, size_t val_len, err_t *err),
                         err_t *err) {
-  pthread_mutex_t *mu = stripe(s, key, key_len);
-  pthread_mutex_lock(mu);
+  size_t i = stripe_of(key, key_len);
+  pthread_mutex_lock(&s->stripes[i]);
+  atomic_fetch_add(&s->writes[i], 1); /* odd: in flight */
   void *old = NULL;
   size_t old_len = 0;
   int rc = read_old(s, key, key_len, &old, &old_len, err);
-  if (rc == BFH_OK) rc = write_entries(s, key, key_len, old, old_len, val, val_len, store, err);
-  pthread_mutex_unlock(mu);
+  if (rc == BFH_OK) {
+    rc = write_entries(s, key, key_len, old, old_len, val, val_len, store, err);
+    if (rc != BFH_OK) lose_exact(s); /* an entry of either value may be left stale */
+  }
+  atomic_fetch_add(&s->writes[i], 1);
+  pthread_mutex_unlock(&s->stripes[i]);
   free(old);
   return rc;
 }
@@ -341,6 +363,22 @@ int standalone_put(standalone_t *s, const void *key, size_t key_len, const void 
 
 int standalone_delete(standalone_t *s, const void *key, size_t key_len, err_t *err) {
   return write_locked(s, key, key_len, NULL, 0, store_delete, err);
+}
+
+void standalone_trust_begin(standalone_t *s, standalone_trust_t *t) {
+  t->exact = atomic_load(&s->exact);
+  for (int i = 0; i < STANDALONE_STRIPES; i++) t->writes[i] = atomic_load(&s->writes[i]);
+}
+
+int standalone_trusts(standalone_t *s, const standalone_trust_t *t, const void *key,
+                      size_t key_len) {
+  size_t i = stripe_of(key, key_len);
+  uint64_t w = t->writes[i];
+  return t->exact && w % 2 == 0 && atomic_load(&s->writes[i]) == w && atomic_load(&s->exact);
+}
+
+int standalone_is_exact(standalone_t *s) {
+  return atomic_load(&s->exact);
 }
 
 void standalone_set_step_hook(standalone_t *s, void (*fn)(void *arg, int step), void *arg) {
@@ -436,43 +474,6 @@ int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, cons
   return rc;
 }
 
-/* standalone_search_hashed's validation of the keys items [p, end) hold, in the index's key
-   order (engine_validate_keys): each that holds val is reported to fn (until it returns
-   nonzero); candidates and results are counted in st. */
-static int validate_items(standalone_t *s, const uint8_t *p, const uint8_t *end, const void *val,
-                          size_t val_len, bfh_match_fn fn, void *arg, bfh_search_stats *st,
-                          err_t *err) {
-  size_t n = 0, key_len;
-  for (const uint8_t *q = p; items_next(&q, end, &key_len);) n++;
-  key_ref_t *keys = malloc((n ? n : 1) * sizeof *keys);
-  if (!keys) return err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
-  const uint8_t *key;
-  for (size_t i = 0; (key = items_next(&p, end, &key_len)); i++)
-    keys[i] = (key_ref_t){key, key_len};
-  engine_value_test_t test = engine_value_test_equal(val, val_len);
-  engine_validated_t v = {0, 0, 0};
-  int rc = engine_validate_keys(s->engine, keys, n, &test, fn, arg, &v, err);
-  free(keys);
-  st->candidates += v.candidates;
-  st->results += v.results;
-  return rc;
-}
-
-int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
-                             bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
-  uint64_t t0 = clock_now_ns();
-  bfh_search_stats st;
-  memset(&st, 0, sizeof st);
-  st.method_used = BFH_SEARCH_STANDALONE;
-  items_t f = {NULL, 0, 0};
-  int rc = value_key_items(s, val, val_len, &hash, &f, &st.entries_scanned, err);
-  if (rc == BFH_OK) rc = validate_items(s, f.data, f.data + f.n, val, val_len, fn, arg, &st, err);
-  free(f.data);
-  st.elapsed_ns = clock_now_ns() - t0;
-  if (out) *out = st;
-  return rc;
-}
-
 /* Attribute attr of the index: *spec (NULL: the whole value of an index opened without
    attributes). BFH_OK or BFH_E_INVALID. */
 static int attr_spec_of(const standalone_t *s, size_t attr, const attr_spec_t **spec, err_t *err) {
@@ -506,6 +507,14 @@ int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_
   free(pre.data);
   free(f.data);
   return rc;
+}
+
+int standalone_term_whole(const standalone_t *s, size_t attr, size_t term_len) {
+  const attr_spec_t *spec;
+  err_t err;
+  if (attr_spec_of(s, attr, &spec, &err) != BFH_OK) return 0;
+  if (!spec || spec_is_whole(spec)) return term_len <= STANDALONE_INLINE_MAX;
+  return spec->is_int || term_len < STANDALONE_TERM_MAX;
 }
 
 /* ---- Range scans ------------------------------------------------------------------------- */
@@ -583,7 +592,8 @@ typedef struct scan {
   bfh_match_fn fn;
   void *arg;
   uint64_t entries;
-  int stopped; /* fn returned nonzero */
+  uint64_t inexact; /* keys reported under a term cut or hashed */
+  int stopped;      /* fn returned nonzero */
 } scan_t;
 
 /* Seeks a[0, an) || b[0, bn). */
@@ -597,9 +607,11 @@ static int seek2(scan_t *sc, const uint8_t *a, size_t an, const uint8_t *b, size
   return BFH_OK;
 }
 
-/* Reports key k[0, n) if its term is in (place PLACE_IN); 1 when the scan is to stop. */
-static int report(scan_t *sc, int where, const uint8_t *k, size_t n) {
+/* Reports key k[0, n) if its term is in (place PLACE_IN; inexact: the term is cut or
+   hashed); 1 when the scan is to stop. */
+static int report(scan_t *sc, int where, int inexact, const uint8_t *k, size_t n) {
   if (where != PLACE_IN) return where == PLACE_PAST;
+  sc->inexact += inexact != 0;
   if (sc->fn && sc->fn(sc->arg, k, n)) sc->stopped = 1;
   return sc->stopped;
 }
@@ -671,7 +683,7 @@ static int scan_tagged(standalone_t *s, const attr_spec_t *spec, const ends_t *e
                    "stand-alone index %s: an entry of attribute %s does "
                    "not decode",
                    s->dir, spec->name);
-    else if (sc->entries++, report(sc, place(e, t, tn, cut), key, keyn))
+    else if (sc->entries++, report(sc, place(e, t, tn, cut), cut, key, keyn))
       break;
   }
   free(a);
@@ -717,7 +729,7 @@ static int scan_whole(standalone_t *s, const ends_t *e, scan_t *sc, err_t *err) 
       }
       sc->entries++;
       int where = inline_v ? place(e, k + h, tn, 0) : PLACE_IN;
-      if (report(sc, where, k + h + tn, kn - h - tn)) break;
+      if (report(sc, where, !inline_v, k + h + tn, kn - h - tn)) break;
     }
     hdr[h - 1]++; /* the next length's entries */
     if (rc == BFH_OK && !sc->stopped) lsm_iter_seek(sc->it, hdr, h);
@@ -726,14 +738,16 @@ static int scan_whole(standalone_t *s, const ends_t *e, scan_t *sc, err_t *err) 
 }
 
 int standalone_scan_range(standalone_t *s, size_t attr, const standalone_range_t *r,
-                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err) {
+                          bfh_match_fn fn, void *arg, uint64_t *entries, uint64_t *inexact,
+                          err_t *err) {
   if (entries) *entries = 0;
+  if (inexact) *inexact = 0;
   const attr_spec_t *spec;
   int rc = attr_spec_of(s, attr, &spec, err);
   if (rc != BFH_OK) return rc;
   ends_t e;
   rc = ends_init(&e, spec, r, s->dir, err);
-  scan_t sc = {lsm_iter_create(s->index), fn, arg, 0, 0};
+  scan_t sc = {lsm_iter_create(s->index), fn, arg, 0, 0, 0};
   if (rc == BFH_OK && !sc.it) rc = err_set(err, BFH_E_NOMEM, "stand-alone search: out of memory");
   if (rc == BFH_OK)
     rc = !spec || spec_is_whole(spec) ? scan_whole(s, &e, &sc, err)
@@ -743,6 +757,7 @@ int standalone_scan_range(standalone_t *s, size_t attr, const standalone_range_t
   lsm_iter_destroy(sc.it);
   ends_release(&e);
   if (entries) *entries = sc.entries;
+  if (inexact) *inexact = sc.inexact;
   return rc;
 }
 
@@ -977,6 +992,10 @@ static int build(standalone_t *s, const char *path, const bfh_options *opt, err_
     s->index = NULL;
     if (rc == BFH_OK && rc2 != BFH_OK) rc = err_set(err, rc2, "closing the built index failed");
   }
+  /* Built from the database alone, the index holds no stale entry. */
+  char *exact = rc == BFH_OK ? join(tmp, EXACT_MARKER) : NULL;
+  if (rc == BFH_OK) rc = exact ? env_write_file(s->io, exact, "", 0, err) : BFH_E_NOMEM;
+  free(exact);
   if (rc == BFH_OK) rc = env_rename(s->io, tmp, s->dir, err);
   if (rc == BFH_OK) rc = env_sync_dir(s->io, path, err);
   if (rc != BFH_OK) err_prefix(err, "building the stand-alone index %s: ", tmp);
@@ -1010,22 +1029,29 @@ static void standalone_free(standalone_t *s) {
 }
 
 /* Opens the existing index, noting that it is open (the clean marker goes), and re-indexes
-   the replayed puts unless the last close was clean: then every write had reached both. */
-static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r, err_t *err) {
-  char *marker = join(s->dir, CLEAN_MARKER);
-  if (!marker) return err_set(err, BFH_E_NOMEM, "out of memory");
+   the replayed puts unless the last close was clean (or built: this open built it): then
+   every write had reached both. It is exact if it was so at that clean close or build; after
+   an unclean close, a write in flight may have left a stale entry, so the exact marker goes
+   before anything is written. */
+static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r, int built,
+                      err_t *err) {
+  char *marker = join(s->dir, CLEAN_MARKER), *exact = join(s->dir, EXACT_MARKER);
+  int rc = marker && exact ? BFH_OK : err_set(err, BFH_E_NOMEM, "out of memory");
   lsm_options_t lo;
   index_options(opt, s->io, &lo);
   lo.create_if_missing = 0;
-  int rc = lsm_open(s->dir, &lo, &s->index, err);
-  int clean = rc == BFH_OK && env_exists(s->io, marker);
-  if (clean) {
-    rc = env_unlink(s->io, marker, err);
-    if (rc == BFH_OK) rc = env_sync_dir(s->io, s->dir, err);
-  }
+  if (rc == BFH_OK) rc = lsm_open(s->dir, &lo, &s->index, err);
+  int had_marker = rc == BFH_OK && env_exists(s->io, marker);
+  int clean = had_marker || (rc == BFH_OK && built);
+  int was_exact = rc == BFH_OK && env_exists(s->io, exact);
+  if (had_marker) rc = env_unlink(s->io, marker, err);
+  if (rc == BFH_OK && was_exact && !clean) rc = env_unlink(s->io, exact, err);
+  if (rc == BFH_OK && (had_marker || (was_exact && !clean))) rc = env_sync_dir(s->io, s->dir, err);
   if (rc == BFH_OK && !clean) rc = index_replayed(s, r, err);
+  if (rc == BFH_OK) atomic_store(&s->exact, clean && was_exact);
   if (rc != BFH_OK) err_prefix(err, "stand-alone index %s: ", s->dir);
   free(marker);
+  free(exact);
   return rc;
 }
 
@@ -1090,7 +1116,7 @@ int standalone_open(const engine_kind_t *kind, const char *path, const bfh_optio
     }
   }
   /* A build read the database after its replay: nothing replayed is missing from it. */
-  if (rc == BFH_OK) rc = open_index(s, opt, built ? &none : &r, err);
+  if (rc == BFH_OK) rc = open_index(s, opt, built ? &none : &r, built, err);
   free(r.data);
   free(rest);
   if (rc != BFH_OK) {
@@ -1112,6 +1138,15 @@ int standalone_close(standalone_t *s) {
   /* An at_rest engine's marker holds the database as the close left it: the next open
      trusts the index only if the database is still so. */
   if (rc == BFH_OK && s->kind->at_rest) rc = s->kind->at_rest(s->path, s->io, &rest, &err);
+  /* An index that lost its exactness while open keeps no exact marker past a clean close
+     (lose_exact's removal may have failed). */
+  char *exact = join(s->dir, EXACT_MARKER);
+  if (rc == BFH_OK && !exact) rc = BFH_E_NOMEM;
+  if (rc == BFH_OK && !atomic_load(&s->exact) && env_exists(s->io, exact)) {
+    rc = env_unlink(s->io, exact, &err);
+    if (rc == BFH_OK) rc = env_sync_dir(s->io, s->dir, &err);
+  }
+  free(exact);
   if (rc == BFH_OK) {
     /* Every write reached both stores (the engine closed first): the next open need not
        re-index its replayed logs. */

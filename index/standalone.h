@@ -120,22 +120,22 @@ int standalone_holds_whole(const standalone_t *s);
    entries read. BFH_E_INVALID if the index holds no whole values. */
 int standalone_value_keys(standalone_t *s, const void *val, size_t val_len, const uint64_t *hash,
                           bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
-/* BFH_SEARCH_STANDALONE, for a whole value (BFH_E_INVALID if the index holds none): fills st
-   (method_used, entries_scanned: index entries read, candidates, results, elapsed_ns; st may be
-   NULL). fn may be NULL. hash == bfh_value_hash(val, val_len, standalone_value_seed()) (the
-   planner's one hash; used only for values too long to be stored inline). */
-int standalone_search_hashed(standalone_t *s, const void *val, size_t val_len, uint64_t hash,
-                             bfh_match_fn fn, void *arg, bfh_search_stats *st, err_t *err);
 /* The lookup of one (attribute, term): fn(arg, key, key_len) for each key whose entry for
    term[0, term_len) of attribute attr (an index into the terms given at open; 0 is the whole
    value when none were given) the index holds, in key order, until fn returns nonzero; the
    key is borrowed for the call. The keys are candidates, not validated: the keys whose live
    value holds the term (or, past STANDALONE_TERM_MAX bytes, a term that starts alike), plus,
-   after a crash, stale ones a write left (the caller validates, as every search does).
-   term is as terms_extract gives it (an :int attribute's 8-byte attr_int_term). *entries
-   (may be NULL) gets the index entries read. BFH_E_INVALID for an attr out of range. */
+   after a crash, stale ones a write left (the caller validates them unless the index
+   answers for them: standalone_trusts). standalone_term_whole tells whether a term of
+   term_len bytes is held whole. term is as terms_extract gives it (an :int attribute's 8-byte
+   attr_int_term). *entries (may be NULL) gets the index entries read. BFH_E_INVALID for an
+   attr out of range. */
 int standalone_lookup_term(standalone_t *s, size_t attr, const void *term, size_t term_len,
                            bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
+/* 1 when the entries of attribute attr's terms of term_len bytes (the whole value's when the
+   attribute is the whole value) hold the term whole, not cut or hashed: the keys a lookup of
+   such a term gives are those whose value holds exactly that term. */
+int standalone_term_whole(const standalone_t *s, size_t attr, size_t term_len);
 /* A range of one attribute's terms, in their order (memcmp, a proper prefix first; an :int
    attribute's 8-byte terms thus in the integers' order). Without prefix: the terms from lo
    to hi, lo NULL for no lower end and hi NULL for no upper one, each end included unless its
@@ -158,12 +158,14 @@ typedef struct standalone_range {
    once per term.
    The keys are candidates, as standalone_lookup_term's: exact for terms that are stored
    whole; a text term longer than STANDALONE_TERM_MAX is reported when its first bytes may
-   be in r, and a whole value longer than STANDALONE_INLINE_MAX (held by its hash) always.
-   *entries (may be NULL) gets the index entries read. BFH_E_INVALID for an attr out of
+   be in r, and a whole value longer than STANDALONE_INLINE_MAX (held by its hash) always;
+   *inexact (may be NULL) gets the count of keys reported under such terms. *entries (may be
+   NULL) gets the index entries read. BFH_E_INVALID for an attr out of
    range or an :int end that is not 8 bytes; BFH_E_CORRUPT naming the index for an entry of
    the attribute that does not decode. */
 int standalone_scan_range(standalone_t *s, size_t attr, const standalone_range_t *r,
-                          bfh_match_fn fn, void *arg, uint64_t *entries, err_t *err);
+                          bfh_match_fn fn, void *arg, uint64_t *entries, uint64_t *inexact,
+                          err_t *err);
 
 /* The term part of a format-2 entry, the bytes after its attribute's start (tests and
    fuzz_standalone_key check the order and the decoding). standalone_term_encode writes term
@@ -180,6 +182,27 @@ size_t standalone_term_encode(uint8_t *buf, int is_int, const void *t, size_t le
 size_t standalone_term_bytes(size_t len);
 int standalone_term_split(const uint8_t *r, size_t n, int is_int, const uint8_t **t, size_t *tn,
                           int *cut, const uint8_t **key, size_t *kn);
+
+/* Exact answers (doc/standalone.md "Exact answers"). The index is exact when it holds no
+   stale entry: it was built, every open since followed a clean close, and no write failed
+   between its first step and its last. bfh-standalone/EXACT records it: a build writes it;
+   an open after an unclean close and a write that fails past its read remove it (synced)
+   before anything else, and only a build brings it back. In an exact index, an entry whose
+   key had no write in flight while the search read the index names the key's live value, so
+   the search may report the key without reading it. Each stripe counts the starts and ends
+   of its writes (odd while one is in flight): standalone_trust_begin notes the counts before
+   a search's first read of the index, and standalone_trusts, after its last, is 1 when the
+   index was exact throughout and key's stripe had no write in flight at either moment nor
+   began one in between. Any thread; a search's trust is its own. */
+typedef struct standalone_trust {
+  int exact;
+  uint64_t writes[STANDALONE_STRIPES];
+} standalone_trust_t;
+void standalone_trust_begin(standalone_t *s, standalone_trust_t *t);
+int standalone_trusts(standalone_t *s, const standalone_trust_t *t, const void *key,
+                      size_t key_len);
+/* Is the index exact now (tests)? */
+int standalone_is_exact(standalone_t *s);
 
 /* The seed of the index's value hashes: part of its stored keys. */
 uint64_t standalone_value_seed(void);

@@ -824,12 +824,14 @@ static int ask_index(const instead_t *in, const search_standalone_trial_t *trial
                      void *arg, bfh_search_stats *st, err_t *err) {
   bfh_search_stats s;
   int rc = in->pred ? search_standalone_pred(in->c, in->pred, trial, fn, arg, &s, err)
-                    : search_standalone_value(in->c, in->val, in->val_len, trial, fn, arg, &s, err);
+                    : search_standalone_value(in->c, in->val, in->val_len, NULL, trial, fn, arg, &s,
+                                              err);
   if (rc == BFH_NOT_FOUND) return rc;
   st->method_used = s.method_used;
   st->entries_scanned = s.entries_scanned;
   st->candidates = s.candidates;
   st->results = s.results;
+  st->trusted = s.trusted;
   return rc;
 }
 

@@ -184,7 +184,7 @@ SELECT_BY(select_sliced, value_index_by_sliced)
 static int search_standalone(const search_ctx_t *c, const search_query_t *q, bfh_match_fn fn,
                              void *arg, bfh_search_stats *st, err_t *err) {
   if (q->pred) return search_standalone_pred(c, q->pred, NULL, fn, arg, st, err);
-  return standalone_search_hashed(c->standalone, q->val, q->val_len, q->hash, fn, arg, st, err);
+  return search_standalone_value(c, q->val, q->val_len, &q->hash, NULL, fn, arg, st, err);
 }
 
 /* ---- The Cuckoo Index (doc/search.md "The Cuckoo Index") ---------------------------------- */

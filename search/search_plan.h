@@ -109,21 +109,23 @@ typedef struct search_standalone_trial {
 /* BFH_SEARCH_STANDALONE for a predicate (search_standalone_pred.c): the keys the stand-alone
    index holds under the terms that satisfy the leaves of a cover of the predicate as written
    (pred->where), narrowed by the other leaves' postings, each validated against the whole
-   predicate. trial NULL: always; else, when the trial fails, BFH_NOT_FOUND before any key is
-   validated (nothing reported; *out counts the index entries read). out (may be NULL) as a
-   whole-value STANDALONE search fills it. */
+   predicate, or taken on the index's word where it can answer for it (doc/standalone.md
+   "Exact answers"). trial NULL: always; else, when the trial fails, BFH_NOT_FOUND before any
+   key is reported (*out counts the index entries read). out (may be NULL): the method, the
+   entries read, candidates, results, trusted and the time. */
 int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
                            bfh_search_stats *out, err_t *err);
 
-/* AUTO's trial of the stand-alone index for the whole value val[0, val_len), as
-   search_standalone_pred is for a predicate: the keys the index holds under it, and when the
-   trial (NULL: none) takes them, their validation (BFH_NOT_FOUND before any is validated when
-   it declines: more than max_candidates, or not worth). out (may be NULL) as
-   search_standalone_pred fills it. */
+/* BFH_SEARCH_STANDALONE for the whole value val[0, val_len), and AUTO's trial of the index
+   for it, as search_standalone_pred is for a predicate: the keys the index holds under it,
+   and when the trial (NULL: none) takes them, their answer (BFH_NOT_FOUND before any is
+   reported when it declines: more than max_candidates, or not worth). hash (may be NULL):
+   the value's hash under standalone_value_seed, the planner's one hash of the search (used
+   only for a value held by its hash). out (may be NULL) as search_standalone_pred fills it. */
 int search_standalone_value(const search_ctx_t *c, const void *val, size_t val_len,
-                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
-                            bfh_search_stats *out, err_t *err);
+                            const uint64_t *hash, const search_standalone_trial_t *trial,
+                            bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err);
 
 /* A planned search: made by search_prepare, run by search_execute (any number of times: a
    read-only search that restarts keeps its plan and its hash). */

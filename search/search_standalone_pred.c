@@ -14,10 +14,14 @@
  * one child's 1%. A leaf whose postings outnumber the candidates many times over costs more to
  * read than the gets it would save: it is read no further and counted as holding for every
  * key. Each candidate is then validated against the whole predicate on its latest version, as
- * every search validates.
+ * every search validates, unless the index can answer for it (doc/standalone.md "Exact
+ * answers"): when every leaf was read in full under terms held whole, the tree holding over a
+ * key's postings means its value satisfies the predicate, as far as those postings are live,
+ * and they are when the index is exact and no write of the key was in flight
+ * (standalone_trusts).
  *
- * AUTO's trial of the index for a whole value (search_standalone_value) is the same frame over
- * the value's one lookup: the keys, then the trial, then their validation.
+ * A whole value's search, and AUTO's trial of the index for it (search_standalone_value), is
+ * the same frame over the value's one lookup: the keys, then the trial, then their answer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,15 +69,17 @@ static int gather_key(void *arg, const void *key, size_t len) {
 }
 
 /* The keys the index holds under the terms that satisfy leaf l, into g; the index entries
-   read are added to *entries. */
+   read are added to *entries. *whole is cleared when a key may be there under a term the index
+   holds cut or hashed (its value may not satisfy l). */
 static int leaf_keys(standalone_t *s, const expr_leaf_t *l, gather_t *g, uint64_t *entries,
-                     err_t *err) {
-  uint64_t read = 0;
+                     int *whole, err_t *err) {
+  uint64_t read = 0, inexact = 0;
   int rc;
   if (l->cmp == EXPR_EQ) {
     rc =
         standalone_lookup_term(s, (size_t)l->attr, l->term, l->term_len, gather_key, g, &read, err);
     *entries += read;
+    if (!standalone_term_whole(s, (size_t)l->attr, l->term_len)) *whole = 0;
     return rc;
   }
   standalone_range_t r = {0};
@@ -84,8 +90,9 @@ static int leaf_keys(standalone_t *s, const expr_leaf_t *l, gather_t *g, uint64_
     r.hi = l->term, r.hi_len = l->term_len, r.hi_open = l->cmp == EXPR_LT;
   if (l->cmp == EXPR_BETWEEN) r.hi = l->term_hi, r.hi_len = l->term_hi_len;
   r.prefix = l->cmp == EXPR_PREFIX;
-  rc = standalone_scan_range(s, (size_t)l->attr, &r, gather_key, g, &read, err);
+  rc = standalone_scan_range(s, (size_t)l->attr, &r, gather_key, g, &read, &inexact, err);
   *entries += read;
+  if (inexact) *whole = 0;
   return rc;
 }
 
@@ -93,19 +100,22 @@ static int leaf_keys(standalone_t *s, const expr_leaf_t *l, gather_t *g, uint64_
    it), then the other leaves while each stays within its share; a leaf read no further is
    marked in unknown (nleaves bytes). Each leaf's keys are a run of k: runs[r] is where run r
    starts (nleaves + 1 entries), their count in *nruns. The index entries read are added to
-   *entries. */
+   *entries. *exact is 1 when every leaf was read in full, each under terms held whole: a key
+   the tree holds for over its postings then has a value that satisfies it, as far as the
+   index's entries for it are live (standalone_trusts). */
 static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cover,
                          size_t cover_limit, key_list_t *k, uint8_t *unknown, int *over,
-                         size_t *runs, size_t *nruns, uint64_t *entries, err_t *err) {
+                         size_t *runs, size_t *nruns, uint64_t *entries, int *exact, err_t *err) {
   size_t n = expr_leaf_count(e);
   int rc = BFH_OK;
   *nruns = 0;
+  *exact = 1;
   for (size_t i = 0; i < n && rc == BFH_OK && !*over; i++) {
     if (!in_cover[i]) continue;
     runs[(*nruns)++] = k->n;
     k->tag = (uint32_t)i;
     gather_t g = {k, cover_limit, 0};
-    rc = leaf_keys(s, expr_leaf(e, i), &g, entries, err);
+    rc = leaf_keys(s, expr_leaf(e, i), &g, entries, exact, err);
     *over = g.over;
   }
   size_t candidates = k->n;
@@ -114,10 +124,11 @@ static int read_postings(standalone_t *s, const expr_t *e, const uint8_t *in_cov
     size_t before = k->n;
     k->tag = (uint32_t)i;
     gather_t g = {k, before + LEAF_POSTINGS_PER_CANDIDATE * candidates + LEAF_SLACK, 0};
-    rc = leaf_keys(s, expr_leaf(e, i), &g, entries, err);
+    rc = leaf_keys(s, expr_leaf(e, i), &g, entries, exact, err);
     if (g.over) {
       key_list_truncate(k, before);
       unknown[i] = 1;
+      *exact = 0;
     } else {
       runs[(*nruns)++] = before;
     }
@@ -192,18 +203,37 @@ static int find_candidates(const expr_t *e, key_list_t *k, const size_t *runs, s
   return BFH_OK;
 }
 
-/* Validates the n keys by test against their latest versions, reporting those that pass to
-   fn (until it returns nonzero), counted in st (engine_validate_keys: their gets read ahead
-   together). The validation's time, without the caller's (fn), is what the planner weighs the
-   next candidates by (standalone_candidate_ns). */
-static int validate(const search_ctx_t *c, const key_ref_t *keys, size_t n,
-                    const engine_value_test_t *test, bfh_match_fn fn, void *arg,
-                    bfh_search_stats *st, err_t *err) {
-  engine_validated_t v = {0, 0, 0};
-  int rc = engine_validate_keys(c->engine, keys, n, test, fn, arg, &v, err);
+/* The n candidates: those the index answers for (exact, and standalone_trusts over trust)
+   are reported to fn as they are; the others are validated by test against their latest
+   versions, reporting those that pass (engine_validate_keys: their gets read ahead together).
+   Until fn returns nonzero; counted in st. keys is reordered. The time of both, without the
+   caller's (fn), is what the planner weighs the next candidates by
+   (standalone_candidate_ns). */
+static int validate(const search_ctx_t *c, const standalone_trust_t *trust, int exact,
+                    key_ref_t *keys, size_t n, const engine_value_test_t *test, bfh_match_fn fn,
+                    void *arg, bfh_search_stats *st, err_t *err) {
+  size_t left = 0;
+  uint64_t ns = 0;
+  int stop = 0;
+  for (size_t i = 0; i < n && !stop; i++) {
+    uint64_t t0 = clock_now_ns();
+    int trusted = exact && standalone_trusts(c->standalone, trust, keys[i].bytes, keys[i].len);
+    ns += clock_now_ns() - t0;
+    if (!trusted) {
+      keys[left++] = keys[i];
+      continue;
+    }
+    st->candidates++;
+    st->results++;
+    st->trusted++;
+    stop = fn && fn(arg, keys[i].bytes, keys[i].len) != 0;
+  }
+  if (stop) return BFH_OK;
+  engine_validated_t v = {0, 0, ns};
+  int rc = engine_validate_keys(c->engine, keys, left, test, fn, arg, &v, err);
   st->candidates += v.candidates;
   st->results += v.results;
-  if (rc == BFH_OK) standalone_note_validation(c->standalone, v.candidates, v.ns);
+  if (rc == BFH_OK) standalone_note_validation(c->standalone, n, v.ns);
   return rc;
 }
 
@@ -226,11 +256,13 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
                : err_set(err, BFH_E_NOMEM, "search: out of memory");
   size_t ncover = rc == BFH_OK ? where_cover(e, marks, cover) : 0;
   for (size_t i = 0; i < ncover; i++) in_cover[cover[i]] = 1;
-  int over = 0;
+  int over = 0, exact = 0;
   size_t cover_limit = trial ? LEAF_POSTINGS_PER_CANDIDATE * trial->max_candidates : 0;
+  standalone_trust_t trust;
+  standalone_trust_begin(c->standalone, &trust);
   if (rc == BFH_OK)
     rc = read_postings(c->standalone, e, in_cover, cover_limit, &k, unknown, &over, runs, &nruns,
-                       &st.entries_scanned, err);
+                       &st.entries_scanned, &exact, err);
   cursor_t *heap = rc == BFH_OK ? malloc((nruns + 1) * sizeof *heap) : NULL;
   if (rc == BFH_OK && !heap) rc = err_set(err, BFH_E_NOMEM, "search: out of memory");
   key_ref_t *cand = NULL;
@@ -244,7 +276,7 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
   search_pred_match_t m;
   engine_value_test_t test;
   if (rc == BFH_OK) search_pred_test(pred, marks, &m, &test);
-  if (rc == BFH_OK) rc = validate(c, cand, ncand, &test, fn, arg, &st, err);
+  if (rc == BFH_OK) rc = validate(c, &trust, exact, cand, ncand, &test, fn, arg, &st, err);
   free(cand);
   free(heap);
   free(marks);
@@ -260,16 +292,18 @@ int search_standalone_pred(const search_ctx_t *c, const search_pred_t *pred,
 }
 
 int search_standalone_value(const search_ctx_t *c, const void *val, size_t val_len,
-                            const search_standalone_trial_t *trial, bfh_match_fn fn, void *arg,
-                            bfh_search_stats *out, err_t *err) {
+                            const uint64_t *hash, const search_standalone_trial_t *trial,
+                            bfh_match_fn fn, void *arg, bfh_search_stats *out, err_t *err) {
   const uint64_t start = clock_now_ns();
   bfh_search_stats st;
   memset(&st, 0, sizeof st);
   key_list_t k = {0};
   gather_t g = {&k, trial ? trial->max_candidates : 0, 0};
   int rc = trial && trial->max_candidates == 0 ? BFH_NOT_FOUND : BFH_OK;
+  standalone_trust_t trust;
+  standalone_trust_begin(c->standalone, &trust);
   if (rc == BFH_OK)
-    rc = standalone_value_keys(c->standalone, val, val_len, NULL, gather_key, &g,
+    rc = standalone_value_keys(c->standalone, val, val_len, hash, gather_key, &g,
                                &st.entries_scanned, err);
   if (rc == BFH_OK && k.nomem) rc = err_set(err, BFH_E_NOMEM, "search: out of memory for keys");
   if (rc == BFH_OK && trial && (g.over || !trial->worth(trial->arg, k.n))) rc = BFH_NOT_FOUND;
@@ -279,7 +313,9 @@ int search_standalone_value(const search_ctx_t *c, const void *val, size_t val_l
     rc = err_set(err, BFH_E_NOMEM, "search: out of memory for %zu keys", k.n);
   for (size_t i = 0; rc == BFH_OK && i < k.n; i++) keys[i] = (key_ref_t){k.v[i].bytes, k.v[i].len};
   engine_value_test_t test = engine_value_test_equal(val, val_len);
-  if (rc == BFH_OK) rc = validate(c, keys, k.n, &test, fn, arg, &st, err);
+  /* A value longer than STANDALONE_INLINE_MAX is held by its hash: its keys are validated. */
+  int exact = val_len <= STANDALONE_INLINE_MAX;
+  if (rc == BFH_OK) rc = validate(c, &trust, exact, keys, k.n, &test, fn, arg, &st, err);
   free(keys);
   key_list_release(&k);
   st.method_used = BFH_SEARCH_STANDALONE;
