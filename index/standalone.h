@@ -39,8 +39,8 @@
  *     4. index: delete  len(o) o k        (when o exists and o != v)
  * A delete is 1, then the database's delete, then 4. The index gains an entry before the
  * database does and loses one only after the database no longer holds it, so a crash
- * between any two steps leaves at most a stale entry, which validation drops; no write
- * the database kept lacks its entry. With sync = 1 both stores sync each write, so this
+ * between any two steps leaves at most a stale entry, which validation drops (the open after
+ * it ends the index's exactness, below); no write the database kept lacks its entry. With sync = 1 both stores sync each write, so this
  * holds across a machine crash too. With sync = 0 a machine crash may keep a database
  * write whose index entry the OS had not written yet: the open re-indexes every record it
  * replays from the database's logs (the writes in no table yet), which closes that window
