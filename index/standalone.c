@@ -263,15 +263,25 @@ static size_t stripe_of(const void *key, size_t key_len) {
 
 static char *join(const char *a, const char *b);
 
-/* The index may hold a stale entry from now on: no search trusts it again until a build. The
-   marker goes first, so that an open after a crash finds it gone too; if its removal fails,
-   the close leaves no clean marker (the next open removes it). */
-static void lose_exact(standalone_t *s) {
-  if (!atomic_exchange(&s->exact, 0)) return;
+/* Removes the exact marker, if the index directory has one, and syncs the removal. */
+static int drop_exact_marker(standalone_t *s, err_t *err) {
   char *marker = join(s->dir, EXACT_MARKER);
-  err_t err;
-  if (marker && env_unlink(s->io, marker, &err) == BFH_OK) (void)env_sync_dir(s->io, s->dir, &err);
+  int rc = marker ? BFH_OK : err_set(err, BFH_E_NOMEM, "out of memory");
+  if (rc == BFH_OK && env_exists(s->io, marker)) {
+    rc = env_unlink(s->io, marker, err);
+    if (rc == BFH_OK) rc = env_sync_dir(s->io, s->dir, err);
+  }
   free(marker);
+  return rc;
+}
+
+/* The index may hold a stale entry from now on: no search trusts it again until a build. The
+   marker goes at once, so that an open after a crash finds it gone too; if its removal fails,
+   the close tries again, and leaves no clean marker if that fails too (the next open then
+   removes it). */
+static void lose_exact(standalone_t *s) {
+  err_t err;
+  if (atomic_exchange(&s->exact, 0)) (void)drop_exact_marker(s, &err);
 }
 
 static void step(standalone_t *s, int where) {
@@ -1044,9 +1054,11 @@ static int open_index(standalone_t *s, const bfh_options *opt, const items_t *r,
   int had_marker = rc == BFH_OK && env_exists(s->io, marker);
   int clean = had_marker || (rc == BFH_OK && built);
   int was_exact = rc == BFH_OK && env_exists(s->io, exact);
-  if (had_marker) rc = env_unlink(s->io, marker, err);
-  if (rc == BFH_OK && was_exact && !clean) rc = env_unlink(s->io, exact, err);
-  if (rc == BFH_OK && (had_marker || (was_exact && !clean))) rc = env_sync_dir(s->io, s->dir, err);
+  if (had_marker) {
+    rc = env_unlink(s->io, marker, err);
+    if (rc == BFH_OK) rc = env_sync_dir(s->io, s->dir, err);
+  }
+  if (rc == BFH_OK && !clean) rc = drop_exact_marker(s, err);
   if (rc == BFH_OK && !clean) rc = index_replayed(s, r, err);
   if (rc == BFH_OK) atomic_store(&s->exact, clean && was_exact);
   if (rc != BFH_OK) err_prefix(err, "stand-alone index %s: ", s->dir);
@@ -1140,13 +1152,7 @@ int standalone_close(standalone_t *s) {
   if (rc == BFH_OK && s->kind->at_rest) rc = s->kind->at_rest(s->path, s->io, &rest, &err);
   /* An index that lost its exactness while open keeps no exact marker past a clean close
      (lose_exact's removal may have failed). */
-  char *exact = join(s->dir, EXACT_MARKER);
-  if (rc == BFH_OK && !exact) rc = BFH_E_NOMEM;
-  if (rc == BFH_OK && !atomic_load(&s->exact) && env_exists(s->io, exact)) {
-    rc = env_unlink(s->io, exact, &err);
-    if (rc == BFH_OK) rc = env_sync_dir(s->io, s->dir, &err);
-  }
-  free(exact);
+  if (rc == BFH_OK && !atomic_load(&s->exact)) rc = drop_exact_marker(s, &err);
   if (rc == BFH_OK) {
     /* Every write reached both stores (the engine closed first): the next open need not
        re-index its replayed logs. */
