@@ -1077,14 +1077,19 @@ static int database_at_rest(standalone_t *s, char **id, err_t *err) {
 }
 
 /* Was the index closed cleanly with the database as `rest` says it is now (its clean marker
-   holds that identity)? 1, 0, or a negative status. */
-static int closed_with(standalone_t *s, const char *rest, err_t *err) {
+   holds that identity)? 1, 0, or a negative status. With replayed (the engine's open replays
+   its logs into the index), an unclean close counts as 1 too: the replay mends it. */
+static int closed_with(standalone_t *s, const char *rest, int replayed, err_t *err) {
   char *marker = join(s->dir, CLEAN_MARKER);
   void *data = NULL;
   size_t size = 0;
   if (!marker) return err_set(err, BFH_E_NOMEM, "out of memory");
-  int rc = env_exists(s->io, marker) ? env_read_file(s->io, marker, &data, &size, err) : BFH_OK;
-  if (rc == BFH_OK) rc = data && size == strlen(rest) && memcmp(data, rest, size) == 0;
+  int rc = BFH_OK, had = env_exists(s->io, marker);
+  if (had) rc = env_read_file(s->io, marker, &data, &size, err);
+  if (rc == BFH_OK && !had)
+    rc = replayed;
+  else if (rc == BFH_OK)
+    rc = size == strlen(rest) && (size == 0 || memcmp(data, rest, size) == 0);
   free(data);
   free(marker);
   return rc;
@@ -1101,24 +1106,23 @@ int standalone_open(const engine_kind_t *kind, const char *path, const bfh_optio
   char *rest = NULL; /* at_rest: the database as this open found it */
   int built = 0;
   int rc = BFH_OK;
-  if (!(kind->caps & ENGINE_CAP_STANDALONE) || !kind->open ||
-      !(kind->open_replaying || kind->at_rest))
+  if (!(kind->caps & ENGINE_CAP_STANDALONE) || !kind->open || !kind->at_rest)
     rc = err_set(err, BFH_E_UNSUPPORTED, "%s: the %s engine cannot keep a stand-alone index", path,
                  kind->name);
+  if (rc == BFH_OK) rc = database_at_rest(s, &rest, err);
   if (rc == BFH_OK && kind->open_replaying)
     rc = kind->open_replaying(path, opt, io, sync, remember_replayed, &r, e, err);
-  else if (rc == BFH_OK) {
-    rc = database_at_rest(s, &rest, err);
-    if (rc == BFH_OK) rc = kind->open(path, opt, io, sync, e, err);
-  }
+  else if (rc == BFH_OK)
+    rc = kind->open(path, opt, io, sync, e, err);
   if (rc == BFH_OK) {
     s->engine = *e;
     /* An index built for other attributes (declared or dropped since) is built again. */
     int same = env_exists(s->io, s->dir) ? attrs_record_matches(s, err) : 1;
-    /* So is one of an at_rest engine unless its last close was clean and left the database
-       as it is now: another program may have written it since, or a crash may have kept
-       writes of the database that the index lost, and there is no replay to tell. */
-    if (same == 1 && rest && env_exists(s->io, s->dir)) same = closed_with(s, rest, err);
+    /* So is one whose last clean close left the database otherwise than it is now: another
+       program wrote it since, or its files were put back from a copy. Without a replay, so is
+       one after any other close: a crash may have kept writes the index lost. */
+    if (same == 1 && env_exists(s->io, s->dir))
+      same = closed_with(s, rest, kind->open_replaying != NULL, err);
     if (same < 0) rc = same;
     if (same == 0) rc = remove_dir(s->io, s->dir, err);
     if (same == 0 && rc == BFH_OK) rc = env_sync_dir(s->io, path, err);
@@ -1147,9 +1151,9 @@ int standalone_close(standalone_t *s) {
   int rc = lsm_close(s->index);
   err_t err;
   char *rest = NULL;
-  /* An at_rest engine's marker holds the database as the close left it: the next open
-     trusts the index only if the database is still so. */
-  if (rc == BFH_OK && s->kind->at_rest) rc = s->kind->at_rest(s->path, s->io, &rest, &err);
+  /* The marker holds the database as the close left it: the next open trusts the index
+     only if the database is still so. */
+  if (rc == BFH_OK) rc = s->kind->at_rest(s->path, s->io, &rest, &err);
   /* An index that lost its exactness while open keeps no exact marker past a clean close
      (lose_exact's removal may have failed). */
   if (rc == BFH_OK && !atomic_load(&s->exact)) rc = drop_exact_marker(s, &err);
@@ -1157,8 +1161,7 @@ int standalone_close(standalone_t *s) {
     /* Every write reached both stores (the engine closed first): the next open need not
        re-index its replayed logs. */
     char *marker = join(s->dir, CLEAN_MARKER);
-    rc = marker ? env_write_file(s->io, marker, rest ? rest : "", rest ? strlen(rest) : 0, &err)
-                : BFH_E_NOMEM;
+    rc = marker ? env_write_file(s->io, marker, rest, strlen(rest), &err) : BFH_E_NOMEM;
     free(marker);
   }
   free(rest);

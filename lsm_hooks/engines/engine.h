@@ -259,10 +259,11 @@ enum {
   ENGINE_CAP_WRITES = 1u << 0,         /* put, delete and flush (else BFH_E_UNSUPPORTED) */
   ENGINE_CAP_READ_ONLY = 1u << 1,      /* the row bfh_options.read_only opens: no lock taken,
                                           nothing written into the database's directory */
-  ENGINE_CAP_STANDALONE = 1u << 2,     /* the stand-alone index can be kept: open_replaying
+  ENGINE_CAP_STANDALONE = 1u << 2,     /* the stand-alone index can be kept: at_rest (the
+                                          index is built again if the database changed since
+                                          bfh closed it cleanly), and either open_replaying
                                           (the index sees every write the open replays) or
-                                          at_rest (the index is built again unless no write
-                                          reached the database since bfh closed it) */
+                                          not (it is built again after any other close) */
   ENGINE_CAP_REPAIR = 1u << 3,         /* repair */
   ENGINE_CAP_CHECK = 1u << 4,          /* check */
   ENGINE_CAP_ITERATE = 1u << 5,        /* engine_ops_t.iter_create (bfh_iter_*) */
@@ -308,8 +309,7 @@ typedef struct engine_kind {
                         err_t *err);
   /* An identity of the closed database in path, *id (a malloc'd string the client frees):
      two are equal only if no write reached the database between them, this process's or
-     another's (ENGINE_CAP_STANDALONE without open_replaying: the stand-alone index of a
-     database another program may write). */
+     another's, and its files were not put back from a copy (ENGINE_CAP_STANDALONE: at_rest.h). */
   int (*at_rest)(const char *path, struct env *io, char **id, err_t *err);
   /* bfh_repair (api/repair.c), in three steps. repair_lock checks that path holds
      this engine's database, without writing (BFH_E_INVALID naming what it holds instead), and

@@ -30,6 +30,7 @@ static const engine_kind_t kinds[] = {
              ENGINE_CAP_REPAIR_REPORT | ENGINE_CAP_BLOCK_MAPS,
      .open = engine_lsm_open,
      .open_replaying = engine_lsm_open_replay,
+     .at_rest = engine_lsm_at_rest,
      .repair_lock = engine_lsm_repair_lock,
      .repair_unlock = engine_lsm_repair_unlock,
      .repair = engine_lsm_repair,

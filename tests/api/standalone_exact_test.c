@@ -8,7 +8,9 @@
  *     the database write and the one it has not yet removed are validated, not trusted;
  *   - a write that fails between its steps (an injected EIO on the database's log) and an open
  *     after a process killed without a close: the index is no longer exact, across a clean
- *     close and an open too, and every search validates; bfh_repair builds it exact again.
+ *     close and an open too, and every search validates; bfh_repair builds it exact again;
+ *   - the database's files put back from an older copy beside the index of a later clean
+ *     close: the open builds the index again (engine_kind_t.at_rest).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -314,6 +316,52 @@ static void test_unclean_open_ends_exactness(void **state) {
   expect_inexact_until_repair(f->dir, &o);
 }
 
+static uint64_t built_entries(bfh_db *db) {
+  standalone_stats_t st;
+  standalone_get_stats(bfh_internal_standalone(db), &st);
+  return st.built_entries;
+}
+
+/* The database's files put back from a copy taken before an overwrite, its index kept as the
+   last clean close left it (entries of the newer database): the open sees that the database
+   is not as the index was closed with and builds the index again, so that neither the
+   overwritten key's newer value (a false positive) nor its older one (a false negative, the
+   index having removed that entry) is answered wrong. */
+static void test_restored_database_is_indexed_again(void **state) {
+  db_fixture_t *f = *state;
+  char copy[TEST_PATH_MAX + 64], index[TEST_PATH_MAX + 256], kept[TEST_PATH_MAX + 64];
+  snprintf(copy, sizeof copy, "%s/copy", f->root);
+  snprintf(index, sizeof index, "%s/bfh-standalone", f->dir);
+  snprintf(kept, sizeof kept, "%s/kept-index", f->root);
+  bfh_options o;
+  options(&o, 0);
+  bfh_db *db = open_or_fail(f->dir, &o);
+  fill(db, 0);
+  assert_int_equal(bfh_close(db), BFH_OK);
+  assert_int_equal(test_copy_dir(f->dir, copy), 0);
+  db = open_or_fail(f->dir, &o);
+  assert_int_equal(built_entries(db), 0); /* a clean close, nothing changed: kept */
+  put_str(db, "k0000", "newer");
+  assert_int_equal(bfh_close(db), BFH_OK);
+
+  assert_int_equal(rename(index, kept), 0);
+  assert_int_equal(test_rmrf(f->dir), 0);
+  assert_int_equal(test_copy_dir(copy, f->dir), 0);
+  assert_int_equal(test_rmrf(index), 0);
+  assert_int_equal(rename(kept, index), 0);
+
+  db = open_or_fail(f->dir, &o);
+  assert_int_equal(built_entries(db), NKEYS);
+  assert_true(standalone_is_exact(bfh_internal_standalone(db)));
+  found_t r;
+  (void)search_value(db, "newer", NULL, &r);
+  assert_int_equal(r.n, 0);
+  (void)search_value(db, "v0", "k0000", &r);
+  assert_int_equal(r.watched, 1);
+  expect_values(db, 1);
+  assert_int_equal(bfh_close(db), BFH_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_exact_after_build_and_clean_close, setup,
@@ -323,6 +371,8 @@ int main(void) {
                                       db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_failed_write_ends_exactness, setup, db_fixture_teardown),
       cmocka_unit_test_setup_teardown(test_unclean_open_ends_exactness, setup, db_fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_restored_database_is_indexed_again, setup,
+                                      db_fixture_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "lsm/filename.h"
 #include "lsm/internal_key.h"
 #include "lsm/repair.h"
+#include "lsm_hooks/engines/at_rest.h"
 #include "lsm_hooks/engines/engine.h"
 #include "lsm_hooks/engines/lsm/engine_lsm.h"
 #include "lsm_hooks/engines/engine_detect.h"
@@ -460,6 +461,20 @@ int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env 
                            engine_t **e, err_t *err) {
   replay_ctx_t r = {replay, replay_arg}; /* replays run inside the open only */
   return engine_lsm_open_replaying(path, opt, io, sync, replay ? replay_one : NULL, &r, e, err);
+}
+
+/* The own engine's data files: CURRENT, the manifests, the logs and the tables (not LOCK,
+   IDENTITY, CURRENT.tmp or bfh's files beside them). */
+static int lsm_data_file(const char *name) {
+  uint64_t number;
+  lsm_file_type_t type;
+  if (!lsm_filename_parse(name, &number, &type)) return 0;
+  return type == LSM_FILE_CURRENT || type == LSM_FILE_MANIFEST || type == LSM_FILE_LOG ||
+         type == LSM_FILE_TABLE;
+}
+
+int engine_lsm_at_rest(const char *path, struct env *io, char **id, err_t *err) {
+  return at_rest_id(path, io, lsm_data_file, id, err);
 }
 
 int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct env *io,

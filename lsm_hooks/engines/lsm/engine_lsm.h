@@ -38,6 +38,9 @@ int engine_lsm_open_replaying(const char *path, const bfh_options *opt, struct e
 int engine_lsm_open_replay(const char *path, const bfh_options *opt, struct env *io,
                            index_sync_t *sync, engine_replay_fn replay, void *replay_arg,
                            engine_t **e, err_t *err);
+/* engine_kind_t.at_rest (at_rest.h): the own engine's data files, so that the stand-alone
+   index can tell a database changed or put back from a copy while it was closed. */
+int engine_lsm_at_rest(const char *path, struct env *io, char **id, err_t *err);
 int engine_lsm_repair_lock(const char *path, void **lock, err_t *err);
 void engine_lsm_repair_unlock(void *lock);
 int engine_lsm_repair(const char *dir, const bfh_options *opt, bfh_repair_report *rep, err_t *err);
