@@ -424,7 +424,8 @@ typedef struct bfh_db_stats {
                              the pieces of tables no longer live are dropped first */
   /* The value index of the entries no table holds yet, which AUTO searches besides the
      tables' (not in index_bytes): the own engine's memtables' value buckets (memtable_bytes /
-     8 to / 4 each, fixed at their creation), the LevelDB and RocksDB engines' index slots of
+     8 to / 4 each, fixed at their creation) and their links (16 bytes per item of each value
+     they hold, beside memtable_bytes of entries), the LevelDB and RocksDB engines' index slots of
      the log entries they read (16-32 bytes per entry); 0 without such an index. */
   uint64_t memtable_index_bytes;
   /* The handle's block cache (bfh_options.block_cache_bytes): lookups that found their data

@@ -54,6 +54,7 @@ struct memtable {
   atomic_int max_height;
   atomic_int refs;
   atomic_uint_fast64_t entries;
+  atomic_size_t link_bytes; /* the value links' share of the arena */
   rng_t rng;
 };
 
@@ -106,6 +107,7 @@ memtable_t *memtable_create_indexed_terms(size_t value_buckets, uint64_t seed,
   atomic_init(&m->max_height, 1);
   atomic_init(&m->refs, 1);
   atomic_init(&m->entries, 0);
+  atomic_init(&m->link_bytes, 0);
   rng_init(&m->rng, 0x6d656d7461626c65ull);
   return m;
 }
@@ -267,6 +269,7 @@ int memtable_add(memtable_t *m, uint64_t seq, int type, const void *key, size_t 
     index_value(m, l, items.h[i]);
   }
   if (items.h != items.stack) free(items.h);
+  atomic_fetch_add_explicit(&m->link_bytes, vlink, memory_order_relaxed);
   atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
   return ST_OK;
 }
@@ -295,15 +298,19 @@ int memtable_get(const memtable_t *m, const void *key, size_t klen, uint64_t max
 }
 
 size_t memtable_value_index_bytes(const memtable_t *m) {
-  return m->value_buckets ? (m->value_mask + 1) * sizeof *m->value_buckets : 0;
+  if (!m->value_buckets) return 0;
+  return (m->value_mask + 1) * sizeof *m->value_buckets +
+         atomic_load_explicit(&((memtable_t *)m)->link_bytes, memory_order_relaxed);
 }
 
 size_t memtable_entry_bytes(const memtable_t *m) {
-  return arena_bytes_used(&m->arena);
+  return arena_bytes_used(&m->arena) -
+         atomic_load_explicit(&((memtable_t *)m)->link_bytes, memory_order_relaxed);
 }
 
 size_t memtable_memory_usage(const memtable_t *m) {
-  return arena_memory_usage(&m->arena) + memtable_value_index_bytes(m);
+  return arena_memory_usage(&m->arena) +
+         (m->value_buckets ? (m->value_mask + 1) * sizeof *m->value_buckets : 0);
 }
 
 uint64_t memtable_entries(const memtable_t *m) {

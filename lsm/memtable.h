@@ -65,11 +65,14 @@ int memtable_get(const memtable_t *m, const void *key, size_t klen, uint64_t max
 
 /* Bytes in use: the arena plus the value index's bucket array; thread-safe. */
 size_t memtable_memory_usage(const memtable_t *m);
-/* The value index's bucket array, allocated whole at creation (0 without index): the part
-   of memtable_memory_usage that does not grow with the entries. */
+/* The value index's part of memtable_memory_usage (0 without index): its bucket array,
+   allocated whole at creation, and the links of the values added, one per item, in the
+   arena beside their nodes; thread-safe. */
 size_t memtable_value_index_bytes(const memtable_t *m);
-/* Bytes the entries take in the arena (arena_bytes_used): what a memtable size limit is
-   measured against. REQUIRES: the writer's thread. */
+/* Bytes the entries take in the arena (arena_bytes_used), the value index's links left out:
+   what a memtable size limit is measured against, so that a memtable with the index holds
+   as many entries as one without and the tables flushed from both are alike. REQUIRES: the
+   writer's thread. */
 size_t memtable_entry_bytes(const memtable_t *m);
 /* Entries added so far; thread-safe. */
 uint64_t memtable_entries(const memtable_t *m);

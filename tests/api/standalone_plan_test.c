@@ -130,7 +130,7 @@ static int json_value(unsigned i, int rare, char *val, size_t cap) {
 static bfh_db *build_sized(const char *dir, size_t table_bytes) {
   bfh_options o;
   bfh_options_init(&o);
-  o.memtable_bytes = 1 << 20;
+  o.memtable_bytes = 512 << 10;
   o.table_bytes = table_bytes;
   o.standalone_index = 1;
   o.attributes = attrs;
