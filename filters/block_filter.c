@@ -121,6 +121,13 @@ void block_filter_builder_destroy(block_filter_builder_t *b) {
   free(b);
 }
 
+void block_filter_builder_reset(block_filter_builder_t *b) {
+  b->hashes.n = 0;
+  b->block_ends.n = 0;
+  b->block_start = 0;
+  b->ended_until = 0;
+}
+
 void block_filter_builder_scale(block_filter_builder_t *b, uint32_t ref_blocks) {
   b->ref_blocks = ref_blocks ? ref_blocks : 1;
 }

@@ -46,6 +46,9 @@ typedef struct block_filter_builder block_filter_builder_t;
    memory is short. Client calls block_filter_builder_destroy(). */
 block_filter_builder_t *block_filter_builder_create(uint32_t bits_per_value);
 void block_filter_builder_destroy(block_filter_builder_t *b); /* NULL allowed */
+/* Makes b as block_filter_builder_create(bits_per_value) left it, keeping its memory for the
+   next table's values (its scale too). */
+void block_filter_builder_reset(block_filter_builder_t *b);
 /* States the builder's bits per value for a table of ref_blocks blocks (>= 1): a table found
    at finish to hold more blocks gets ceil(log2(blocks / ref_blocks) / log2(1 / 0.6185)) more,
    at most BLOCK_FILTER_MAX_BITS, so that the blocks a probe passes in vain stay about what

@@ -116,7 +116,7 @@ static int by_pair(const void *a, const void *b) {
 
 struct value_block_map_builder {
   uint64_t *pairs; /* fingerprint << 16 | block; at finish, the quantized bound above them */
-  uint64_t *seqs;  /* each pair's entry's sequence number */
+  uint64_t *seqs;  /* each pair's entry's sequence number (finish: the sort's scratch) */
   uint64_t seq_lo, seq_hi; /* the least and largest of them */
   size_t n, cap;
   block_ref_t *refs;
@@ -159,6 +159,20 @@ void value_block_map_builder_destroy(value_block_map_builder_t *b) {
   free(b->refs);
   for (uint32_t i = 0; i < b->nzones; i++) u64vec_release(&b->codes[i]);
   free(b);
+}
+
+void value_block_map_builder_reset(value_block_map_builder_t *b) {
+  b->n = 0;
+  b->nrefs = 0;
+  b->open_values = 0;
+  b->unmappable = 0;
+  b->seq_lo = UINT64_MAX;
+  b->seq_hi = 0;
+  for (uint32_t i = 0; i < b->nzones; i++) {
+    b->zones[i].lo = UINT64_MAX;
+    b->zones[i].hi = 0;
+    b->codes[i].n = 0;
+  }
 }
 
 int value_block_map_builder_add(value_block_map_builder_t *b, uint64_t value_hash, uint64_t seq) {
@@ -290,9 +304,12 @@ int value_block_map_builder_finish(value_block_map_builder_t *b, uint8_t **head,
   /* The pairs are sorted by their 48 bits (fingerprint << 16 | block), the bound riding
      above: 6 radix passes where qsort compared n log n times through a pointer, in every
      flush and compaction (a 10M load with maps took 23.2-23.6 s with qsort, 16.0-16.8 s so;
-     doc/search.md "Value-to-block maps"). pairs is NULL when empty; without the memory for
-     the scratch, qsort, by the same 48 bits. */
-  if (b->n && u64_radix_sort(b->pairs, b->n, KEY_BITS) != ST_OK)
+     doc/search.md "Value-to-block maps"). pairs is NULL when empty. From version 4 the
+     sequence numbers are in the pairs now, and their array is the sort's scratch; before,
+     without the memory for one, qsort, by the same 48 bits. */
+  if (b->n && b->version >= 4)
+    u64_radix_sort_into(b->pairs, b->n, KEY_BITS, b->seqs);
+  else if (b->n && u64_radix_sort(b->pairs, b->n, KEY_BITS) != ST_OK)
     qsort(b->pairs, b->n, sizeof *b->pairs, by_pair);
   /* One entry per distinct pair, with the largest bound of its entries. */
   size_t w = 0;

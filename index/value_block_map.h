@@ -103,6 +103,10 @@ uint32_t value_block_map_fingerprint(uint64_t value_hash);
 /* NULL on no memory. Client calls value_block_map_builder_destroy(). */
 value_block_map_builder_t *value_block_map_builder_create(void);
 void value_block_map_builder_destroy(value_block_map_builder_t *b); /* NULL allowed */
+/* Makes b as it was before its first value (its format and its zones kept, each empty; a
+   zone no longer declared stays, empty: reset only between tables of one set of
+   attributes), keeping its memory for the next table's pairs. */
+void value_block_map_builder_reset(value_block_map_builder_t *b);
 /* The map's format: version 6 (the default), 5, 4 or 3 with sketches of sketch_bits (a
    multiple of 8, 8..65536) per chunk, or version 2 with 512 (as earlier builds wrote, for
    tests and comparisons; version 5 holds no range filters, versions 2 to 4 no zones either:

@@ -12,6 +12,13 @@ int u64_radix_sort(uint64_t *v, size_t n, unsigned bits) {
   if (n < 2) return ST_OK;
   uint64_t *scratch = malloc(n * sizeof *scratch);
   if (!scratch) return ST_E_NOMEM;
+  u64_radix_sort_into(v, n, bits, scratch);
+  free(scratch);
+  return ST_OK;
+}
+
+void u64_radix_sort_into(uint64_t *v, size_t n, unsigned bits, uint64_t *scratch) {
+  if (n < 2) return;
   uint64_t *src = v, *dst = scratch;
   for (unsigned shift = 0; shift < bits && shift < 64; shift += 8) {
     size_t count[256] = {0};
@@ -29,6 +36,4 @@ int u64_radix_sort(uint64_t *v, size_t n, unsigned bits) {
     dst = t;
   }
   if (src != v) memcpy(v, src, n * sizeof *v);
-  free(scratch);
-  return ST_OK;
 }

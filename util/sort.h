@@ -14,6 +14,9 @@
    times through a function pointer (the value-to-block map's 85,000 pairs of 48 bits per
    table: 6 passes). Equal keys keep their order. ST_OK, or ST_E_NOMEM with v unchanged. */
 int u64_radix_sort(uint64_t *v, size_t n, unsigned bits);
+/* u64_radix_sort through the caller's scratch array of n words (its contents are lost), for
+   a caller that sorts arrays of alike sizes again and again. Cannot fail. */
+void u64_radix_sort_into(uint64_t *v, size_t n, unsigned bits, uint64_t *scratch);
 
 /* The first element of base[0, n) whose number is >= number (n if none): elements of stride
    bytes, ascending by the uint64_t at byte offset of each. Inline, as a search asks it for

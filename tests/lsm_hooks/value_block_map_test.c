@@ -492,6 +492,54 @@ static void test_value_block_map_zones_round_trip(void **state) {
   zones_round_trip(0, 5);
 }
 
+/* One table's pairs, blocks and zone codes into b, from seed: nblocks blocks of up to 40
+   values, each with a sequence number, and a code of zones 7 and 9 per value. */
+static void fill_table(value_block_map_builder_t *b, uint64_t seed, uint32_t nblocks) {
+  assert_int_equal(value_block_map_builder_declare_zone(b, 7), BFH_OK);
+  assert_int_equal(value_block_map_builder_declare_zone(b, 9), BFH_OK);
+  for (uint32_t j = 0; j < nblocks; j++) {
+    uint32_t values = (uint32_t)(hash_of((uint32_t)seed, j) % 40);
+    for (uint32_t i = 0; i < values; i++) {
+      uint64_t h = hash_of(j + (uint32_t)seed * 1000, i);
+      assert_int_equal(value_block_map_builder_add(b, h, seed * 100000 + j * 40 + i), BFH_OK);
+      assert_int_equal(value_block_map_builder_zone(b, 7, h % 5000), BFH_OK);
+      if (i % 3 == 0) assert_int_equal(value_block_map_builder_zone(b, 9, h >> 40), BFH_OK);
+    }
+    assert_int_equal(value_block_map_builder_end_block(b, (uint64_t)j * 4096, 4000), BFH_OK);
+  }
+}
+
+/* A builder reset after a table (the value hook keeps one for the next table) writes the next
+   table's head and chunks byte for byte as a new builder does: tables larger and smaller than
+   the one before, and an empty one. */
+static void test_value_block_map_builder_reset_as_new(void **state) {
+  (void)state;
+  value_block_map_builder_t *reused = value_block_map_builder_create();
+  assert_non_null(reused);
+  const uint32_t sizes[] = {500, 30, 0, 900, 3};
+  for (uint64_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    value_block_map_builder_t *fresh = value_block_map_builder_create();
+    assert_non_null(fresh);
+    fill_table(reused, s + 1, sizes[s]);
+    fill_table(fresh, s + 1, sizes[s]);
+    uint8_t *h1, *c1, *h2, *c2;
+    size_t hl1, cl1, hl2, cl2;
+    assert_int_equal(value_block_map_builder_finish(reused, &h1, &hl1, &c1, &cl1), BFH_OK);
+    assert_int_equal(value_block_map_builder_finish(fresh, &h2, &hl2, &c2, &cl2), BFH_OK);
+    assert_int_equal(hl1, hl2);
+    assert_memory_equal(h1, h2, hl1);
+    assert_int_equal(cl1, cl2);
+    assert_memory_equal(c1, c2, cl1);
+    free(h1);
+    free(c1);
+    free(h2);
+    free(c2);
+    value_block_map_builder_destroy(fresh);
+    value_block_map_builder_reset(reused);
+  }
+  value_block_map_builder_destroy(reused);
+}
+
 /* A map with one zone of each given model (by id), opened. */
 static value_block_map_t *map_with_zones(const zone_model_t *z, size_t n) {
   value_block_map_builder_t *b = value_block_map_builder_create();
@@ -1099,6 +1147,7 @@ int main(void) {
       cmocka_unit_test(test_value_block_map_head_formats),
       cmocka_unit_test(test_value_block_map_skewed_fingerprints),
       cmocka_unit_test(test_value_block_map_zones_round_trip),
+      cmocka_unit_test(test_value_block_map_builder_reset_as_new),
       cmocka_unit_test(test_value_block_map_zone_rules_out),
       cmocka_unit_test(test_value_block_map_zones_older_versions),
       cmocka_unit_test(test_value_block_map_zones_corrupt),
