@@ -63,7 +63,8 @@ static void put_record(bfh_db *db, unsigned key, long long n) {
 }
 
 /* The own engine flushes a table per memtable, and a memtable holds at least 64 KiB of
-   entries (about a third of these records): a flush every TABLE_PUTS puts gives it 50 tables. */
+   entries (about a twentieth of these records): a flush every TABLE_PUTS puts gives it 50
+   tables. */
 #define TABLE_PUTS (NKEYS / 50)
 
 static void put_table_by_table(bfh_db *db, const bfh_options *o, unsigned i) {
