@@ -6,6 +6,7 @@
 #   NUM        entries for the database benches (default 1000000; the goals are stated at
 #              1M and 10M: NUM=10000000)
 #   ONLY       space-separated subset: filter hierarchy db search leveldb beyond rocksdb ranges
+#              ingest
 # The questions `bfh run` answers (scripts/run-experiments.sh, doc/experiments.md) have no bench:
 # the own engine beyond the paper (`bfh run beyond`), index memory against latency and the
 # Cuckoo Index (`bfh run memory`), AUTO against the stand-alone index (`bfh run tradeoff`).
@@ -40,4 +41,6 @@ want beyond && run "leveldb_search_bench_beyond_$num" "$build/leveldb_search_ben
   --num "$num"
 want rocksdb && run "rocksdb_bench_$num" "$build/rocksdb_bench" --num "$num" --ingest-num 1000000
 want ranges && run "ranges_bench_$num" "$build/ranges_bench" --num "$num"
+want ingest && run "ingest_bench_$num" "$build/ingest_bench" --num "$num" --updates $((num / 3)) \
+  --rounds 5 --commit "$(git rev-parse --short=12 HEAD)"
 echo "results in $out" >&2
